@@ -1,0 +1,64 @@
+"""The lancelot error hierarchy: every failure a user can meet is a LanceError."""
+
+from __future__ import annotations
+
+
+class LanceError(Exception):
+    """Base class of every error lancelot raises on purpose.
+
+    ``path``, ``column`` and ``page`` say where the problem is, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        column: int | str | None = None,
+        page: int | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.column = column
+        self.page = page
+        where = []
+        if path is not None:
+            where.append(f"file {path!r}")
+        if column is not None:
+            where.append(f"column {column}")
+        if page is not None:
+            where.append(f"page {page}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+    def at(self, *, path=None, column=None, page=None) -> LanceError:
+        """Return a copy of this error with missing location fields filled in."""
+        return type(self)(
+            self.message,
+            path=self.path if self.path is not None else path,
+            column=self.column if self.column is not None else column,
+            page=self.page if self.page is not None else page,
+        )
+
+
+class NotALanceFileError(LanceError):
+    """The bytes are not a Lance file (too short, or no "LANC" magic)."""
+
+
+class UnsupportedVersionError(LanceError):
+    """The file's format version is one lancelot does not read or write."""
+
+
+class UnsupportedEncodingError(LanceError):
+    """An encoding, layout or type that lancelot does not (yet) handle."""
+
+
+class CorruptFileError(LanceError):
+    """The file claims something impossible: an offset past the end, a bad size..."""
+
+
+class SchemaMismatchError(LanceError):
+    """Data written does not match the writer's schema."""
+
+
+class UnsupportedTypeError(LanceError):
+    """An Arrow type the requested file version cannot hold."""

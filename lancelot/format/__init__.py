@@ -1,0 +1,1 @@
+"""The Lance container: footer, offset tables, column metadata, global buffers."""
