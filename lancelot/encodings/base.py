@@ -1,0 +1,65 @@
+"""The contract between the file reader and the per-version field decoders.
+
+The reader (lancelot/reader.py) maps each top-level Arrow field to the columns
+that hold it, then asks a ``FieldReader`` for rows.  Each format version has
+its own column allocation and its own FieldReader:
+
+* 2.0 (encodings/v2_0): every field in pre-order owns one column (structs and
+  lists included); a packed struct owns one column for itself and its children.
+* 2.1+ (encodings/structural): only leaves own columns (structs and lists are
+  carried by repetition/definition levels); a packed struct or blob owns one.
+
+A FieldReader follows plan -> fetch -> decode: it plans the byte ranges from the
+cached column metadata (and per-page search caches it builds once), fetches
+them with one ``ByteSource.read_ranges`` call, and decodes with numpy.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.format.pb import file2_pb2
+from lancelot.io.source import ByteSource
+
+
+@dataclass
+class ColumnInfo:
+    """One column of the file: its index and its metadata message."""
+
+    index: int
+    meta: file2_pb2.ColumnMetadata
+
+
+@dataclass
+class FieldContext:
+    """Everything a FieldReader needs to read one top-level field."""
+
+    src: ByteSource
+    version: str  # "2.0", "2.1" or "2.2"
+    field: pa.Field  # the top-level Arrow field (as in LanceFile.schema)
+    columns: list[ColumnInfo]  # the columns it owns, in file order
+    num_rows: int
+    cache: dict = field(default_factory=dict)  # per-file search cache, keyed freely
+
+    @property
+    def path(self) -> str:
+        return self.src.path
+
+
+class FieldReader(ABC):
+    """Reads rows of one top-level field."""
+
+    def __init__(self, ctx: FieldContext) -> None:
+        self.ctx = ctx
+
+    @abstractmethod
+    def read_range(self, start: int, stop: int) -> pa.Array:
+        """Rows [start, stop) as one Arrow array of ``ctx.field.type``."""
+
+    @abstractmethod
+    def take(self, rows: np.ndarray) -> pa.Array:
+        """Rows at ``rows`` (int64, sorted ascending, unique), in that order."""
