@@ -1,0 +1,153 @@
+"""Decoding 2.0 ArrayEncoding trees for row ranges of one page (plan, fetch, decode).
+
+Each decoder gets the rows it must produce as local (start, stop) ranges and
+fetches only the bytes those rows need where the encoding allows it (flat
+values, validity bits, binary offsets and bytes); dictionaries are read whole
+and cached per page.  Encodings (encodings_v2_0.proto): Nullable, Flat,
+FixedSizeList, Binary, Dictionary, FixedSizeBinary, PackedStruct, Constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.errors import UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+
+Ranges = Sequence[tuple[int, int]]
+
+
+def total(ranges: Ranges) -> int:
+    return sum(e - s for s, e in ranges)
+
+
+def bool_array(bits: np.ndarray, validity: np.ndarray | None = None) -> pa.Array:
+    """A pyarrow boolean array from a numpy bool array."""
+    buf = pa.py_buffer(np.packbits(bits, bitorder="little"))
+    vbuf = None if validity is None else pa.py_buffer(np.packbits(validity, bitorder="little"))
+    return pa.Array.from_buffers(pa.bool_(), len(bits), [vbuf, buf])
+
+
+def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Ranges) -> np.ndarray:
+    """LSB-first bits for the rows of ``ranges`` as one numpy bool array."""
+    byte_ranges = [(s // 8, (e + 7) // 8) for s, e in ranges]
+    parts = pbuf.read(buf, byte_ranges)
+    out = []
+    for (s, e), raw in zip(ranges, parts):
+        bits = np.unpackbits(raw, bitorder="little").astype(bool)
+        first = s - (s // 8) * 8
+        if len(bits) < first + (e - s):
+            raise pbuf.error("bitmap buffer is shorter than the page's rows")
+        out.append(bits[first : first + (e - s)])
+    return np.concatenate(out) if out else np.zeros(0, bool)
+
+
+def read_fixed(pbuf: PageBuffers, flat: pb.Flat, ranges: Ranges) -> np.ndarray:
+    """Raw bytes of fixed-width values (bits_per_value a multiple of 8)."""
+    if flat.HasField("compression") and flat.compression.scheme:
+        raise pbuf.error(f"flat compression {flat.compression.scheme!r} is not supported", UnsupportedEncodingError)
+    bits = flat.bits_per_value
+    if bits == 0 or bits % 8:
+        raise pbuf.error(f"flat values of {bits} bits are not supported", UnsupportedEncodingError)
+    w = bits // 8
+    parts = pbuf.read(flat.buffer, [(s * w, e * w) for s, e in ranges])
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+
+def _with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
+    """``arr`` (offset 0) with ``valid`` as its validity bitmap."""
+    vbuf = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    children = [arr.values] if pa.types.is_fixed_size_list(arr.type) else None
+    if children is not None:
+        return pa.Array.from_buffers(arr.type, len(arr), [vbuf], children=children)
+    if pa.types.is_null(arr.type):
+        return arr
+    return pa.Array.from_buffers(arr.type, len(arr), [vbuf, *arr.buffers()[1:]])
+
+
+def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+    """The rows ``ranges`` of this page, decoded into an Arrow array of ``dtype``."""
+    kind = enc.WhichOneof("array_encoding")
+    n = total(ranges)
+    if kind == "nullable":
+        nl = enc.nullable
+        which = nl.WhichOneof("nullability")
+        if which == "no_nulls":
+            return decode(nl.no_nulls.values, pbuf, ranges, dtype, cache)
+        if which == "all_nulls":
+            return pa.nulls(n, dtype)
+        if which == "some_nulls":
+            v = nl.some_nulls.validity
+            if v.WhichOneof("array_encoding") != "flat" or v.flat.bits_per_value != 1:
+                raise pbuf.error("validity must be a 1-bit flat buffer", UnsupportedEncodingError)
+            valid = read_bits(pbuf, v.flat.buffer, ranges)
+            values = decode(nl.some_nulls.values, pbuf, ranges, dtype, cache)
+            return _with_validity(values, valid)
+        raise pbuf.error("nullable encoding with no variant")
+    if kind == "flat":
+        if pa.types.is_null(dtype):
+            return pa.nulls(n)
+        if enc.flat.bits_per_value == 1:
+            return bool_array(read_bits(pbuf, enc.flat.buffer, ranges))
+        raw = read_fixed(pbuf, enc.flat, ranges)
+        width = enc.flat.bits_per_value // 8
+        if len(raw) != n * width:
+            raise pbuf.error("flat buffer is shorter than the page's rows")
+        if pa.types.is_fixed_size_list(dtype):  # flat-encoded vector (items stored contiguously)
+            inner = pa.Array.from_buffers(dtype.value_type, n * dtype.list_size, [None, pa.py_buffer(raw)])
+            return pa.FixedSizeListArray.from_arrays(inner, type=dtype)
+        return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
+    if kind == "fixed_size_list":
+        fsl = enc.fixed_size_list
+        d = fsl.dimension
+        if not pa.types.is_fixed_size_list(dtype) or dtype.list_size != d:
+            raise pbuf.error(f"fixed_size_list of dimension {d} for a field of type {dtype}")
+        items = decode(fsl.items, pbuf, [(s * d, e * d) for s, e in ranges], dtype.value_type, cache)
+        return pa.FixedSizeListArray.from_arrays(items, type=dtype)
+    if kind == "binary":
+        from lancelot.encodings.v2_0.binary import decode_binary
+
+        return decode_binary(enc.binary, pbuf, ranges, dtype, cache)
+    if kind == "dictionary":
+        from lancelot.encodings.v2_0.dictionary import decode_dictionary
+
+        return decode_dictionary(enc.dictionary, pbuf, ranges, dtype, cache)
+    if kind == "fixed_size_binary":
+        fsb = enc.fixed_size_binary
+        w = fsb.byte_width
+        inner = fsb.bytes
+        if inner.WhichOneof("array_encoding") != "flat":
+            raise pbuf.error("fixed_size_binary bytes must be flat", UnsupportedEncodingError)
+        raw = pbuf.read(inner.flat.buffer, [(s * w, e * w) for s, e in ranges])
+        raw = np.concatenate(raw) if raw else np.zeros(0, np.uint8)
+        if pa.types.is_fixed_size_binary(dtype):
+            return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
+        offsets = np.arange(n + 1, dtype=np.int64 if pa.types.is_large_binary(dtype) or
+                            pa.types.is_large_string(dtype) else np.int32) * w
+        return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])
+    if kind == "packed_struct":
+        from lancelot.encodings.v2_0.packed_struct import decode_packed_struct
+
+        return decode_packed_struct(enc.packed_struct, pbuf, ranges, dtype)
+    if kind == "constant":
+        value = enc.constant.value
+        scalar = pa.Array.from_buffers(dtype, 1, [None, pa.py_buffer(value)])
+        return pa.repeat(scalar[0], n) if n else pa.array([], dtype)
+    raise pbuf.error(f"2.0 array encoding {kind!r} is not supported", UnsupportedEncodingError)
+
+
+def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges) -> np.ndarray:
+    """Integer offsets (binary indices, list offsets) of ``ranges`` as uint64."""
+    while enc.WhichOneof("array_encoding") == "nullable":
+        if enc.nullable.WhichOneof("nullability") != "no_nulls":
+            raise pbuf.error("offsets must not be nullable")
+        enc = enc.nullable.no_nulls.values
+    if enc.WhichOneof("array_encoding") != "flat" or enc.flat.bits_per_value not in (8, 16, 32, 64):
+        raise pbuf.error("offsets must be flat 8/16/32/64-bit integers", UnsupportedEncodingError)
+    raw = read_fixed(pbuf, enc.flat, ranges)
+    dt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[enc.flat.bits_per_value]
+    return raw.view(dt).astype(np.uint64, copy=False)

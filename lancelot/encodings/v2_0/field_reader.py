@@ -1,0 +1,212 @@
+"""The 2.0 field reader: one node per column, pre-order (encodings_v2_0.proto).
+
+* leaf columns decode their pages' ArrayEncoding for the rows asked;
+* a struct column (``SimpleStruct`` pages, no buffers) combines its children;
+* a list column holds ``List`` offsets pages; its child column holds the items,
+  paged independently, so rows -> item ranges -> child rows.
+
+Every read is a list of (start, stop) row ranges; take() turns sorted rows into
+runs, so scattered rows read only the pages (and bytes) they touch.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.v2_0 import is_packed_struct
+from lancelot.encodings.v2_0.binary import ends_and_validity, extended
+from lancelot.encodings.v2_0.decode import decode, decode_offsets
+from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.format.container import unpack_encoding
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+
+Ranges = list[tuple[int, int]]
+
+
+def runs(rows: np.ndarray) -> Ranges:
+    """Sorted unique rows -> maximal (start, stop) runs."""
+    if len(rows) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    starts = rows[np.concatenate([[0], breaks])]
+    ends = rows[np.concatenate([breaks - 1, [len(rows) - 1]])] + 1
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+class Column:
+    """One column's pages: cumulative row starts and decoded page encodings."""
+
+    def __init__(self, ctx: FieldContext, info: ColumnInfo) -> None:
+        self.ctx, self.info = ctx, info
+        lengths = [p.length for p in info.meta.pages]
+        self.starts = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).tolist()
+        self._enc: dict[int, pb.ArrayEncoding] = {}
+
+    @property
+    def num_rows(self) -> int:
+        return self.starts[-1]
+
+    def encoding(self, i: int) -> pb.ArrayEncoding:
+        enc = self._enc.get(i)
+        if enc is None:
+            page = self.info.meta.pages[i]
+            enc = unpack_encoding(self.ctx.src, page.encoding, pb.ArrayEncoding, column=self.info.index, page=i)
+            if enc is None:
+                raise CorruptFileError("page has no encoding", path=self.ctx.path, column=self.info.index, page=i)
+            self._enc[i] = enc
+        return enc
+
+    def buffers(self, i: int) -> PageBuffers:
+        return PageBuffers(self.ctx.src, self.info.meta.pages[i], self.info.meta, self.info.index, i)
+
+    def split(self, ranges: Ranges) -> list[tuple[int, Ranges]]:
+        """Group global row ranges by page: [(page, local ranges)] in row order."""
+        out: list[tuple[int, Ranges]] = []
+        for s, e in ranges:
+            if s < 0 or e > self.num_rows:
+                raise LanceError(f"rows [{s}, {e}) out of range for {self.num_rows} rows",
+                                 path=self.ctx.path, column=self.info.index)
+            while s < e:
+                p = bisect.bisect_right(self.starts, s) - 1
+                pe = min(e, self.starts[p + 1])
+                if out and out[-1][0] == p:
+                    out[-1][1].append((s - self.starts[p], pe - self.starts[p]))
+                else:
+                    out.append((p, [(s - self.starts[p], pe - self.starts[p])]))
+                s = pe
+        return out
+
+
+class Node:
+    def read(self, ranges: Ranges) -> pa.Array:
+        raise NotImplementedError
+
+
+class LeafNode(Node):
+    def __init__(self, ctx: FieldContext, col: Column, dtype: pa.DataType) -> None:
+        self.ctx, self.col, self.dtype = ctx, col, dtype
+
+    def read(self, ranges: Ranges) -> pa.Array:
+        parts = []
+        for p, local in self.col.split(ranges):
+            try:
+                parts.append(decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache))
+            except LanceError as e:
+                raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+        if not parts:
+            return pa.array([], self.dtype)
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+
+class StructNode(Node):
+    def __init__(self, col: Column, dtype: pa.StructType, children: list[Node]) -> None:
+        self.col, self.dtype, self.children = col, dtype, children
+
+    def read(self, ranges: Ranges) -> pa.Array:
+        kids = [c.read(ranges) for c in self.children]
+        n = sum(e - s for s, e in ranges)
+        if not kids:
+            return pa.array([{}] * n, self.dtype)
+        return pa.StructArray.from_arrays(kids, fields=list(self.dtype))
+
+
+class ListNode(Node):
+    def __init__(self, ctx: FieldContext, col: Column, dtype: pa.DataType, child: Node) -> None:
+        self.ctx, self.col, self.dtype, self.child = ctx, col, dtype, child
+        self._items_before: list[int] | None = None
+
+    def items_before(self) -> list[int]:
+        """Item index of the first item of each offsets page."""
+        if self._items_before is None:
+            counts = []
+            for i in range(len(self.col.info.meta.pages)):
+                enc = self.col.encoding(i)
+                if enc.WhichOneof("array_encoding") != "list":
+                    raise UnsupportedEncodingError("list column page is not a List encoding",
+                                                   path=self.ctx.path, column=self.col.info.index, page=i)
+                counts.append(enc.list.num_items)
+            self._items_before = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
+        return self._items_before
+
+    def read(self, ranges: Ranges) -> pa.Array:
+        before = self.items_before()
+        item_ranges: Ranges = []
+        lengths, valid = [], []
+        for p, local in self.col.split(ranges):
+            lst = self.col.encoding(p).list
+            raw = decode_offsets(lst.offsets, self.col.buffers(p), extended(local))
+            pos = 0
+            for s, e in local:
+                k = e - max(s - 1, 0)
+                ends, ok = ends_and_validity(raw[pos : pos + k], lst.null_offset_adjustment)
+                pos += k
+                if s > 0:
+                    start, ends, ok = int(ends[0]), ends[1:], ok[1:]
+                else:
+                    start = 0
+                bounds = np.concatenate([[start], ends]).astype(np.int64)
+                ln = np.diff(bounds)
+                if (ln < 0).any() or bounds[-1] > lst.num_items:
+                    raise CorruptFileError("list offsets are not monotonic or exceed num_items",
+                                           path=self.ctx.path, column=self.col.info.index, page=p)
+                lengths.append(ln)
+                valid.append(ok)
+                if bounds[-1] > start:
+                    item_ranges.append((before[p] + start, before[p] + int(bounds[-1])))
+        merged: Ranges = []
+        for s, e in item_ranges:
+            if merged and merged[-1][1] == s:
+                merged[-1] = (merged[-1][0], e)
+            else:
+                merged.append((s, e))
+        items = self.child.read(merged) if merged else pa.array([], self.dtype.value_type)
+        n = sum(e - s for s, e in ranges)
+        lens = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        ok = np.concatenate(valid) if valid else np.zeros(0, bool)
+        large = pa.types.is_large_list(self.dtype)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        offsets = offsets.astype(np.int64 if large else np.int32)
+        vbuf = None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
+        return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets)], children=[items])
+
+
+class FieldReader20(FieldReader):
+    """Reads one top-level field of a 2.0 file."""
+
+    def __init__(self, ctx: FieldContext) -> None:
+        super().__init__(ctx)
+        cols = iter(ctx.columns)
+        self.root = self._build(ctx.field, cols)
+
+    def _build(self, field: pa.Field, cols) -> Node:
+        ctx = self.ctx
+        try:
+            col = Column(ctx, next(cols))
+        except StopIteration:
+            raise CorruptFileError("the file has fewer columns than its schema needs", path=ctx.path) from None
+        t = field.type
+        if is_packed_struct(field):
+            return LeafNode(ctx, col, t)
+        if pa.types.is_struct(t):
+            return StructNode(col, t, [self._build(t.field(i), cols) for i in range(t.num_fields)])
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return ListNode(ctx, col, t, self._build(t.value_field, cols))
+        if pa.types.is_map(t):
+            raise UnsupportedEncodingError("map columns need file version 2.2", path=ctx.path)
+        return LeafNode(ctx, col, t)
+
+    def read_range(self, start: int, stop: int) -> pa.Array:
+        if stop <= start:
+            return pa.array([], self.ctx.field.type)
+        return self.root.read([(start, stop)])
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        if len(rows) == 0:
+            return pa.array([], self.ctx.field.type)
+        return self.root.read(runs(np.asarray(rows, dtype=np.int64)))

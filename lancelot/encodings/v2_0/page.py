@@ -1,0 +1,53 @@
+"""Access to one 2.0 page's buffers, with every range checked against the page.
+
+A 2.0 ``Buffer`` names a page buffer by index (buffer_type page), or a column
+or file buffer; the byte positions come from the column metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.io.source import ByteSource
+
+
+class PageBuffers:
+    """The buffers of one page (plus the column's buffers) of one column."""
+
+    def __init__(self, src: ByteSource, page, column_meta, column: int, page_index: int) -> None:
+        self.src = src
+        self.page = list(zip(page.buffer_offsets, page.buffer_sizes))
+        self.column_buffers = list(zip(column_meta.buffer_offsets, column_meta.buffer_sizes))
+        self.column = column
+        self.page_index = page_index
+
+    def error(self, msg: str, cls=CorruptFileError) -> Exception:
+        return cls(msg, path=self.src.path, column=self.column, page=self.page_index)
+
+    def _locate(self, buf: pb.Buffer) -> tuple[int, int]:
+        table = self.page if buf.buffer_type == pb.Buffer.page else self.column_buffers
+        if buf.buffer_type == pb.Buffer.file:
+            raise self.error("file-level buffers are not supported", UnsupportedEncodingError)
+        if buf.buffer_index >= len(table):
+            raise self.error(f"buffer index {buf.buffer_index} out of {len(table)} buffers")
+        return table[buf.buffer_index]
+
+    def size(self, buf: pb.Buffer) -> int:
+        return self._locate(buf)[1]
+
+    def read(self, buf: pb.Buffer, ranges: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+        """Byte ranges (start, stop) inside buffer ``buf``, as uint8 arrays."""
+        off, size = self._locate(buf)
+        req = []
+        for s, e in ranges:
+            if s < 0 or e < s or e > size:
+                raise self.error(f"byte range [{s}, {e}) lies outside a {size}-byte buffer")
+            req.append((off + s, e - s))
+        return [np.frombuffer(m, dtype=np.uint8) for m in self.src.read_ranges(req)]
+
+    def read_all(self, buf: pb.Buffer) -> np.ndarray:
+        return self.read(buf, [(0, self.size(buf))])[0]

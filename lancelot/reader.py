@@ -1,0 +1,184 @@
+"""Reading Lance files: ``LanceFile`` and ``read_table`` (the file layer's read path).
+
+Opening a file reads its tail once (footer, offset tables, column metadata,
+schema in global buffer 0).  Each read plans per top-level field, fetches the
+byte ranges it needs through the ByteSource, and decodes them; the per-version
+FieldReaders live in encodings/v2_0 (2.0) and encodings/structural (2.1+).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionError
+from lancelot.format.container import FileMetadata, read_metadata
+from lancelot.format.pb import file_pb2
+from lancelot.io.source import ByteSource, open_source
+from lancelot.schema import from_descriptor
+
+
+def _version_module(version: str, path: str):
+    if version == "2.0":
+        from lancelot.encodings import v2_0
+
+        return v2_0
+    try:
+        from lancelot.encodings import structural
+    except ImportError:  # pragma: no cover - only while 2.1 support is being built
+        raise UnsupportedVersionError(f"reading version {version} files is not yet supported", path=path) from None
+    if not hasattr(structural, "make_field_reader"):
+        raise UnsupportedVersionError(f"reading version {version} files is not yet supported", path=path)
+    return structural
+
+
+class LanceFile:
+    """A Lance file opened for reading (like ``pyarrow.parquet.ParquetFile``).
+
+    ``source`` is a local path, an fsspec URL (``memory://``, ``s3://``...) or a ByteSource.
+    """
+
+    def __init__(self, source: str | os.PathLike | ByteSource, *, storage_options: dict | None = None) -> None:
+        self._src = open_source(source, storage_options)
+        self.path = self._src.path
+        try:
+            self.metadata: FileMetadata = read_metadata(self._src)
+            self._descriptor = self._read_descriptor()
+            self.schema: pa.Schema = from_descriptor(self._descriptor)
+        except LanceError as e:
+            self._src.close()
+            raise e.at(path=self.path) from None
+        self.num_rows: int = int(self._descriptor.length)
+        self.version: str = self.metadata.version
+        self._module = _version_module(self.version, self.path)
+        self._cache: dict = {}
+        self._readers: dict[str, FieldReader] = {}
+        self._columns: dict[str, list[ColumnInfo]] = {}
+        pos = 0
+        cols = self.metadata.columns
+        for f in self.schema:
+            n = self._module.column_count(f)
+            if pos + n > len(cols):
+                raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
+            self._columns[f.name] = [ColumnInfo(pos + i, cols[pos + i]) for i in range(n)]
+            pos += n
+
+    def _read_descriptor(self) -> file_pb2.FileDescriptor:
+        if not self.metadata.global_buffers:
+            raise CorruptFileError("no global buffer 0 (schema)", path=self.path)
+        raw = bytes(self._src.read(*self.metadata.global_buffers[0]))
+        fd = file_pb2.FileDescriptor()
+        try:
+            fd.ParseFromString(raw)
+        except Exception as e:
+            raise CorruptFileError(f"schema in global buffer 0 does not parse: {e}", path=self.path) from None
+        return fd
+
+    # -- the read API --------------------------------------------------------------------
+
+    def _fields(self, columns: Sequence[str] | None) -> list[pa.Field]:
+        if columns is None:
+            return list(self.schema)
+        out = []
+        for c in columns:
+            idx = self.schema.get_field_index(c)
+            if idx < 0:
+                raise LanceError(f"no column named {c!r} (columns: {self.schema.names})", path=self.path)
+            out.append(self.schema.field(idx))
+        return out
+
+    def _reader(self, field: pa.Field) -> FieldReader:
+        r = self._readers.get(field.name)
+        if r is None:
+            ctx = FieldContext(self._src, self.version, field, self._columns[field.name], self.num_rows, self._cache)
+            r = self._readers[field.name] = self._module.make_field_reader(ctx)
+        return r
+
+    def _table(self, fields: list[pa.Field], arrays: list[pa.Array], n: int) -> pa.Table:
+        schema = pa.schema(fields, metadata=self.schema.metadata)
+        if not fields:
+            return pa.table({}, schema=schema).slice(0, 0) if n == 0 else pa.Table.from_batches(
+                [pa.RecordBatch.from_pydict({}, schema=schema)]).slice(0, 0)
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows [start, stop) (clipped to the file) as a Table."""
+        start, stop = max(0, int(start)), min(self.num_rows, int(stop))
+        stop = max(start, stop)
+        fields = self._fields(columns)
+        return self._table(fields, [self._reader(f).read_range(start, stop) for f in fields], stop - start)
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The whole file (or some columns) as a Table."""
+        return self.read_range(0, self.num_rows, columns)
+
+    def take(self, indices, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows at ``indices`` (any order, duplicates allowed), in the order asked."""
+        idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
+        if idx.size and not np.issubdtype(idx.dtype, np.integer):
+            raise LanceError("take indices must be integers", path=self.path)
+        idx = idx.astype(np.int64, copy=False).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_rows):
+            raise LanceError(f"take index out of range for {self.num_rows} rows", path=self.path)
+        uniq, inverse = np.unique(idx, return_inverse=True)
+        fields = self._fields(columns)
+        arrays = []
+        for f in fields:
+            a = self._reader(f).take(uniq)
+            if len(uniq) != len(idx) or not np.array_equal(uniq, idx):
+                a = a.take(pa.array(inverse))
+            arrays.append(a)
+        return self._table(fields, arrays, len(idx))
+
+    def iter_batches(self, batch_size: int = 65536, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """Stream the file as RecordBatches of at most ``batch_size`` rows."""
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
+        for s in range(0, self.num_rows, batch_size):
+            t = self.read_range(s, s + batch_size, columns)
+            yield from t.combine_chunks().to_batches(max_chunksize=batch_size) or []
+
+    # -- metadata access -----------------------------------------------------------------
+
+    @property
+    def num_global_buffers(self) -> int:
+        return len(self.metadata.global_buffers)
+
+    def read_global_buffer(self, i: int) -> bytes:
+        if not 0 <= i < len(self.metadata.global_buffers):
+            raise LanceError(f"no global buffer {i}", path=self.path)
+        return bytes(self._src.read(*self.metadata.global_buffers[i]))
+
+    def zone_maps(self):
+        """Per-zone statistics written by lancelot (None if the file has none)."""
+        try:
+            from lancelot.zonemaps import MAGIC, parse_zone_maps
+        except ImportError:
+            return None
+        for i in range(1, self.num_global_buffers):
+            pos, size = self.metadata.global_buffers[i]
+            if size >= len(MAGIC) and bytes(self._src.read(pos, len(MAGIC))) == MAGIC:
+                return parse_zone_maps(self.read_global_buffer(i))
+        return None
+
+    def close(self) -> None:
+        self._src.close()
+
+    def __enter__(self) -> LanceFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LanceFile({self.path!r}, version={self.version}, rows={self.num_rows}, columns={self.schema.names})"
+
+
+def read_table(source, columns: Sequence[str] | None = None, *, storage_options: dict | None = None) -> pa.Table:
+    """Read a whole Lance file into a Table (like ``pyarrow.parquet.read_table``)."""
+    with LanceFile(source, storage_options=storage_options) as f:
+        return f.read(columns)

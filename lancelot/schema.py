@@ -1,0 +1,237 @@
+"""Arrow schema <-> the lance.file ``FileDescriptor`` stored in global buffer 0.
+
+The schema is a flat, pre-order list of ``Field`` messages linked by ``id`` and
+``parent_id`` (-1 at the top level); each field's Arrow type is a *logical type*
+string such as ``int64``, ``timestamp:us:UTC``, ``fixed_size_list:float:128``
+or ``dict:string:int32:false``.  Lists and structs carry their children as
+separate fields; fixed-size lists and dictionaries encode their inner type in
+the string.  Field and schema metadata are maps of bytes.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from lancelot.errors import CorruptFileError, UnsupportedTypeError
+from lancelot.format.pb import file_pb2
+
+EXT_NAME_KEY = b"ARROW:extension:name"
+
+_SIMPLE: dict[str, pa.DataType] = {
+    "null": pa.null(),
+    "bool": pa.bool_(),
+    "int8": pa.int8(),
+    "uint8": pa.uint8(),
+    "int16": pa.int16(),
+    "uint16": pa.uint16(),
+    "int32": pa.int32(),
+    "uint32": pa.uint32(),
+    "int64": pa.int64(),
+    "uint64": pa.uint64(),
+    "halffloat": pa.float16(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "large_string": pa.large_string(),
+    "large_binary": pa.large_binary(),
+    "json": pa.large_binary(),
+    "date32:day": pa.date32(),
+    "date64:ms": pa.date64(),
+}
+_SIMPLE_NAMES = {str(t): name for name, t in _SIMPLE.items() if name != "json"}
+_UNITS = {"s", "ms", "us", "ns"}
+
+
+def logical_type(t: pa.DataType) -> str:
+    """The logical type string of an Arrow type (children are separate fields)."""
+    if pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary_view(t):
+        return "binary"
+    key = str(t)
+    if key in _SIMPLE_NAMES and not pa.types.is_timestamp(t):
+        return _SIMPLE_NAMES[key]
+    if pa.types.is_decimal128(t):
+        return f"decimal:128:{t.precision}:{t.scale}"
+    if pa.types.is_decimal256(t):
+        return f"decimal:256:{t.precision}:{t.scale}"
+    if pa.types.is_time32(t):
+        return f"time32:{t.unit}"
+    if pa.types.is_time64(t):
+        return f"time64:{t.unit}"
+    if pa.types.is_timestamp(t):
+        return f"timestamp:{t.unit}:{t.tz if t.tz else '-'}"
+    if pa.types.is_duration(t):
+        return f"duration:{t.unit}"
+    if pa.types.is_struct(t):
+        return "struct"
+    if pa.types.is_map(t):
+        return "map"
+    if pa.types.is_list(t) or pa.types.is_list_view(t):
+        return "list.struct" if pa.types.is_struct(t.value_type) else "list"
+    if pa.types.is_large_list(t) or pa.types.is_large_list_view(t):
+        return "large_list.struct" if pa.types.is_struct(t.value_type) else "large_list"
+    if pa.types.is_fixed_size_list(t):
+        return f"fixed_size_list:{logical_type(t.value_type)}:{t.list_size}"
+    if pa.types.is_fixed_size_binary(t):
+        return f"fixed_size_binary:{t.byte_width}"
+    if pa.types.is_dictionary(t):
+        return f"dict:{logical_type(t.value_type)}:{logical_type(t.index_type)}:false"
+    raise UnsupportedTypeError(f"Arrow type {t} has no Lance logical type")
+
+
+def parse_logical_type(lt: str) -> pa.DataType:
+    """The Arrow type of a logical type string, for types without child fields."""
+    if lt in _SIMPLE:
+        return _SIMPLE[lt]
+    parts = lt.split(":")
+    head = parts[0]
+    try:
+        if head in ("time32", "time64", "duration") and len(parts) == 2 and parts[1] in _UNITS:
+            return getattr(pa, head)(parts[1])
+        if head == "timestamp" and len(parts) >= 3 and parts[1] in _UNITS:
+            tz = ":".join(parts[2:])
+            return pa.timestamp(parts[1], None if tz == "-" else tz)
+        if head == "decimal" and len(parts) == 4:
+            bits, p, s = int(parts[1]), int(parts[2]), int(parts[3])
+            return (pa.decimal128 if bits == 128 else pa.decimal256)(p, s)
+        if head == "fixed_size_binary" and len(parts) == 2:
+            return pa.binary(int(parts[1]))
+        if head == "fixed_size_list" and len(parts) >= 3:
+            inner = ":".join(parts[1:-1])
+            if inner == "lance.bfloat16":
+                raise UnsupportedTypeError("bfloat16 vectors are not supported yet")
+            return pa.list_(pa.field("item", parse_logical_type(inner), True), int(parts[-1]))
+        if head == "dict" and len(parts) >= 4:
+            value = parse_logical_type(":".join(parts[1:-2]))
+            index = parse_logical_type(parts[-2])
+            return pa.dictionary(index, value)
+    except (ValueError, TypeError) as e:
+        raise CorruptFileError(f"bad logical type {lt!r}: {e}") from None
+    raise UnsupportedTypeError(f"unknown logical type {lt!r}")
+
+
+def _encoding_tag(t: pa.DataType) -> int:
+    """The legacy Field.encoding tag pylance sets (PLAIN / VAR_BINARY / DICTIONARY)."""
+    if pa.types.is_dictionary(t):
+        return file_pb2.DICTIONARY
+    if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
+            or pa.types.is_large_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t)):
+        return file_pb2.VAR_BINARY
+    if pa.types.is_struct(t) or pa.types.is_map(t) or pa.types.is_null(t):
+        return file_pb2.NONE
+    return file_pb2.PLAIN
+
+
+def normalize_type(t: pa.DataType) -> pa.DataType:
+    """The type as stored: views become their plain equivalents, extensions their storage."""
+    if isinstance(t, pa.ExtensionType):
+        return normalize_type(t.storage_type)
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_list_view(t):
+        return pa.list_(normalize_field(t.value_field))
+    if pa.types.is_large_list_view(t):
+        return pa.large_list(normalize_field(t.value_field))
+    if pa.types.is_list(t):
+        return pa.list_(normalize_field(t.value_field))
+    if pa.types.is_large_list(t):
+        return pa.large_list(normalize_field(t.value_field))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(normalize_field(t.value_field), t.list_size)
+    if pa.types.is_map(t):
+        return pa.map_(normalize_field(t.key_field), normalize_field(t.item_field), t.keys_sorted)
+    if pa.types.is_struct(t):
+        return pa.struct([normalize_field(t.field(i)) for i in range(t.num_fields)])
+    return t
+
+
+def normalize_field(f: pa.Field) -> pa.Field:
+    md = dict(f.metadata or {})
+    if isinstance(f.type, pa.ExtensionType):
+        md[EXT_NAME_KEY] = f.type.extension_name.encode()
+        ser = f.type.__arrow_ext_serialize__()
+        if ser:
+            md[b"ARROW:extension:metadata"] = ser
+    return pa.field(f.name, normalize_type(f.type), f.nullable, md or None)
+
+
+def normalize_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema as a Lance file stores it (see ``normalize_type``)."""
+    return pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata)
+
+
+def _children(t: pa.DataType) -> list[pa.Field]:
+    if pa.types.is_struct(t):
+        return [t.field(i) for i in range(t.num_fields)]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [t.value_field]
+    if pa.types.is_map(t):
+        return [pa.field("entries", pa.struct([t.key_field, t.item_field]), False)]
+    return []
+
+
+def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
+    """Flatten an Arrow schema into the FileDescriptor pylance stores in global buffer 0."""
+    schema = normalize_schema(schema)
+    out = file_pb2.FileDescriptor(length=num_rows)
+    next_id = 0
+
+    def add(f: pa.Field, parent: int) -> None:
+        nonlocal next_id
+        fid = next_id
+        next_id += 1
+        md = {k.decode(): v for k, v in (f.metadata or {}).items()}
+        ext = md.pop(EXT_NAME_KEY.decode(), b"").decode()
+        pf = out.schema.fields.add(
+            name=f.name, id=fid, parent_id=parent, logical_type=logical_type(f.type),
+            nullable=f.nullable, encoding=_encoding_tag(f.type), extension_name=ext,
+        )
+        for k, v in md.items():
+            pf.metadata[k] = v
+        for c in _children(f.type):
+            add(c, fid)
+
+    for f in schema:
+        add(f, -1)
+    for k, v in (schema.metadata or {}).items():
+        out.schema.metadata[k.decode()] = v
+    return out
+
+
+def from_descriptor(fd: file_pb2.FileDescriptor) -> pa.Schema:
+    """Rebuild the Arrow schema from a FileDescriptor."""
+    fields = list(fd.schema.fields)
+    kids: dict[int, list[file_pb2.Field]] = {}
+    for f in fields:
+        kids.setdefault(f.parent_id, []).append(f)
+
+    def build(f: file_pb2.Field, depth: int = 0) -> pa.Field:
+        if depth > 64:
+            raise CorruptFileError("schema nests deeper than 64 levels (a cycle?)")
+        lt = f.logical_type
+        children = [build(c, depth + 1) for c in kids.get(f.id, []) if c.id != f.id]
+        if lt == "struct":
+            t = pa.struct(children)
+        elif lt in ("list", "list.struct", "large_list", "large_list.struct"):
+            if len(children) != 1:
+                raise CorruptFileError(f"list field {f.name!r} has {len(children)} children")
+            t = (pa.large_list if lt.startswith("large") else pa.list_)(children[0])
+        elif lt == "map":
+            if len(children) != 1 or not pa.types.is_struct(children[0].type) or children[0].type.num_fields != 2:
+                raise CorruptFileError(f"map field {f.name!r} does not hold a key/value struct")
+            entries = children[0].type
+            t = pa.map_(entries.field(0), entries.field(1))
+        else:
+            t = parse_logical_type(lt)
+        md = {k.encode(): bytes(v) for k, v in f.metadata.items()}
+        if f.extension_name:
+            md[EXT_NAME_KEY] = f.extension_name.encode()
+        return pa.field(f.name, t, f.nullable, md or None)
+
+    top = [build(f) for f in kids.get(-1, [])]
+    md = {k.encode(): bytes(v) for k, v in fd.schema.metadata.items()}
+    return pa.schema(top, metadata=md or None)
