@@ -15,6 +15,14 @@ from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
+def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
+    """Unsigned integer type of the stored indices (pylance picks the narrowest width)."""
+    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
+        enc = enc.nullable.no_nulls.values
+    bits = enc.flat.bits_per_value if enc.WhichOneof("array_encoding") == "flat" else 32
+    return {8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}.get(bits, pa.uint32())
+
+
 def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict):
     value_type = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
     key = ("v2_0-dict", pbuf.column, pbuf.page_index)
@@ -22,7 +30,7 @@ def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Ranges, dtype
     if items is None:
         items = decode(d.items, pbuf, [(0, d.num_dictionary_items)], value_type, cache)
         cache[key] = items
-    index_type = dtype.index_type if pa.types.is_dictionary(dtype) else pa.int32()
+    index_type = dtype.index_type if pa.types.is_dictionary(dtype) else _stored_index_type(d.indices)
     idx = decode(d.indices, pbuf, ranges, index_type, cache)
     idx_np = idx.to_numpy(zero_copy_only=False)
     if len(idx_np) and (idx_np.min() < 0 or idx_np.max() >= len(items)):

@@ -1,0 +1,129 @@
+"""Encoding one page of a 2.0 leaf column into an ArrayEncoding tree and buffers.
+
+What pylance writes at 2.0 (encodings_v2_0.proto): ``Nullable`` around ``Flat``
+for fixed-width values (1 bit for booleans), ``FixedSizeList`` for vectors,
+``Binary`` (u64 end offsets, +null_adjustment for nulls) for strings and
+binary, ``Dictionary`` for Arrow dictionary arrays, ``PackedStruct`` for
+structs marked packed, ``Nullable.AllNull`` for null columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.errors import UnsupportedTypeError
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+
+
+def _buffer(buffers: list, data) -> pb.Buffer:
+    buffers.append(data)
+    return pb.Buffer(buffer_index=len(buffers) - 1, buffer_type=pb.Buffer.page)
+
+
+def validity_bits(arr: pa.Array) -> np.ndarray:
+    return np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little")
+
+
+def fixed_width_bytes(arr: pa.Array) -> tuple[np.ndarray, int]:
+    """The value bytes of a fixed-width array (offset applied) and the width in bits."""
+    t = arr.type
+    if pa.types.is_boolean(t):
+        bits = pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
+        return np.packbits(bits, bitorder="little"), 1
+    width = t.bit_width // 8
+    raw = np.frombuffer(arr.buffers()[1], np.uint8)
+    return raw[arr.offset * width : (arr.offset + len(arr)) * width], t.bit_width
+
+
+def _nullable(arr: pa.Array, buffers: list, inner) -> pb.ArrayEncoding:
+    """Wrap ``inner(buffers)`` (the values encoder) in a Nullable node."""
+    nulls = arr.null_count
+    if nulls == len(arr) and len(arr) > 0:
+        return pb.ArrayEncoding(nullable=pb.Nullable(all_nulls=pb.Nullable.AllNull()))
+    if nulls == 0:
+        return pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=inner(buffers))))
+    validity = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=1, buffer=_buffer(buffers, validity_bits(arr))))
+    return pb.ArrayEncoding(nullable=pb.Nullable(some_nulls=pb.Nullable.SomeNull(validity=validity, values=inner(buffers))))
+
+
+def encode_flat(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
+    data, bits = fixed_width_bytes(arr)
+    return pb.ArrayEncoding(flat=pb.Flat(bits_per_value=bits, buffer=_buffer(buffers, data)))
+
+
+def encode_binary(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
+    """Binary: u64 end offsets (no leading 0), nulls shifted by null_adjustment."""
+    t = arr.type
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
+    data_buf = arr.buffers()[2]
+    data = np.frombuffer(data_buf, np.uint8)[offs[0] : offs[-1]] if data_buf is not None else np.zeros(0, np.uint8)
+    ends = (offs[1:] - offs[0]).astype(np.uint64)
+    adjustment = int(ends[-1]) + 1 if len(ends) else 1
+    if arr.null_count:
+        ends = np.where(arr.is_valid().to_numpy(zero_copy_only=False), ends, ends + np.uint64(adjustment))
+    indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
+        values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=_buffer(buffers, ends))))))
+    byts = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=8, buffer=_buffer(buffers, data)))
+    return pb.ArrayEncoding(binary=pb.Binary(indices=indices, bytes=byts, null_adjustment=adjustment))
+
+
+def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncoding:
+    """Dictionary: indices (nulls point at an extra null item) and the items."""
+    items = arr.dictionary
+    idx = arr.indices
+    if arr.null_count:
+        items = pa.concat_arrays([items, pa.nulls(1, items.type)])
+        idx = pc.fill_null(idx, len(items) - 1)
+    idx = idx.cast(arr.type.index_type)
+    indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
+    items_enc = encode_values(items, buffers)
+    return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc,
+                                                     num_dictionary_items=len(items)))
+
+
+def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding:
+    """PackedStruct: fixed-width children interleaved row by row."""
+    cols, inner = [], []
+    for i in range(arr.type.num_fields):
+        child = arr.field(i)
+        if pa.types.is_boolean(child.type):
+            raw, bits = np.asarray(pc.fill_null(child, False).to_numpy(zero_copy_only=False), np.uint8), 8
+        else:
+            raw, bits = fixed_width_bytes(child)
+        w = bits // 8
+        cols.append(raw.reshape(len(arr), w))
+        inner.append(pb.ArrayEncoding(flat=pb.Flat(bits_per_value=bits)))
+    rows = np.concatenate(cols, axis=1).reshape(-1) if cols else np.zeros(0, np.uint8)
+    return pb.ArrayEncoding(packed_struct=pb.PackedStruct(inner=inner, buffer=_buffer(buffers, rows)))
+
+
+def is_fixed_width(t: pa.DataType) -> bool:
+    return (pa.types.is_boolean(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
+            or (pa.types.is_primitive(t) and not pa.types.is_null(t)))
+
+
+def encode_values(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
+    """The encoding of a leaf page's values (the array may contain nulls)."""
+    t = arr.type
+    if pa.types.is_null(t):
+        return pb.ArrayEncoding(nullable=pb.Nullable(all_nulls=pb.Nullable.AllNull()))
+    if pa.types.is_dictionary(t):
+        return encode_dictionary(arr, buffers)
+    if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
+            or pa.types.is_large_binary(t)):
+        return encode_binary(arr, buffers)
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        items = arr.values.slice(arr.offset * d, len(arr) * d)
+
+        def fsl(bufs):
+            return pb.ArrayEncoding(fixed_size_list=pb.FixedSizeList(
+                dimension=d, items=encode_values(items, bufs), has_validity=False))
+
+        return _nullable(arr, buffers, fsl)
+    if is_fixed_width(t):
+        return _nullable(arr, buffers, lambda bufs: encode_flat(arr, bufs))
+    raise UnsupportedTypeError(f"Arrow type {t} cannot be written as a 2.0 leaf column")

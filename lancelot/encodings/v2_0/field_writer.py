@@ -1,0 +1,174 @@
+"""The 2.0 field writers: one column writer per field in pre-order.
+
+Leaf columns buffer arrays until ``max_page_bytes`` and then encode and write a
+page at once (only page metadata stays in memory); list columns write offsets
+pages and feed their items to the child column; struct columns write a single
+``SimpleStruct`` page (they have no buffers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf import empty_pb2
+
+from lancelot.encodings.v2_0 import is_packed_struct
+from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
+from lancelot.errors import UnsupportedTypeError
+from lancelot.format.container import ContainerWriter, pack_encoding
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.format.pb import file2_pb2
+
+
+class ColumnWriter:
+    """Writes the pages of one column and produces its ColumnMetadata."""
+
+    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int) -> None:
+        self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
+        self.pages: list[file2_pb2.ColumnMetadata.Page] = []
+        self.rows_written = 0
+
+    def write_page(self, enc: pb.ArrayEncoding, buffers: list, length: int) -> None:
+        locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
+        self.pages.append(file2_pb2.ColumnMetadata.Page(
+            buffer_offsets=[p for p, _ in locs], buffer_sizes=[s for _, s in locs],
+            length=length, encoding=pack_encoding(enc), priority=self.rows_written))
+        self.rows_written += length
+
+    def metadata(self) -> file2_pb2.ColumnMetadata:
+        return file2_pb2.ColumnMetadata(
+            encoding=pack_encoding(pb.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages)
+
+    def finish(self) -> list[ColumnWriter]:
+        """Flush what is pending; return this column and its descendants in pre-order."""
+        return [self]
+
+
+class LeafWriter(ColumnWriter):
+    def __init__(self, out, index, max_page_bytes, field: pa.Field) -> None:
+        super().__init__(out, index, max_page_bytes)
+        self.field = field
+        self.pending: list[pa.Array] = []
+        self.pending_bytes = 0
+
+    def append(self, arr: pa.Array) -> None:
+        if len(arr) == 0:
+            return
+        self.pending.append(arr)
+        self.pending_bytes += arr.nbytes
+        if self.pending_bytes >= self.max_page_bytes:
+            self.flush()
+
+    def _combined(self) -> pa.Array:
+        ch = pa.chunked_array(self.pending, type=self.pending[0].type)
+        if pa.types.is_dictionary(ch.type):
+            ch = ch.unify_dictionaries()
+        return ch.combine_chunks()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        arr = self._combined()
+        self.pending, self.pending_bytes = [], 0
+        nbytes = max(arr.nbytes, 1)
+        rows_per_page = max(1, int(len(arr) * self.max_page_bytes / nbytes)) if nbytes > self.max_page_bytes else len(arr)
+        for start in range(0, len(arr), rows_per_page):
+            chunk = arr.slice(start, rows_per_page)
+            buffers: list = []
+            if is_packed_struct(self.field):
+                enc = encode_packed_struct(chunk, buffers)
+            else:
+                enc = encode_values(chunk, buffers)
+            self.write_page(enc, buffers, len(chunk))
+
+    def finish(self) -> list[ColumnWriter]:
+        self.flush()
+        return [self]
+
+
+class StructWriter(ColumnWriter):
+    def __init__(self, out, index, max_page_bytes, field: pa.Field, children: list[ColumnWriter]) -> None:
+        super().__init__(out, index, max_page_bytes)
+        self.field, self.children, self.rows = field, children, 0
+
+    def append(self, arr: pa.StructArray) -> None:
+        if arr.null_count:
+            raise UnsupportedTypeError(
+                f"struct field {self.field.name!r} has {arr.null_count} null value(s); "
+                "file version 2.0 cannot hold null structs (use 2.1 or later)")
+        self.rows += len(arr)
+        for i, c in enumerate(self.children):
+            c.append(arr.field(i))
+
+    def finish(self) -> list[ColumnWriter]:
+        if self.rows:
+            self.write_page(pb.ArrayEncoding(struct=pb.SimpleStruct()), [], self.rows)
+        out: list[ColumnWriter] = [self]
+        for c in self.children:
+            out.extend(c.finish())
+        return out
+
+
+class ListWriter(ColumnWriter):
+    """Offsets pages: end offsets per row, + null_offset_adjustment for null lists."""
+
+    def __init__(self, out, index, max_page_bytes, field: pa.Field, child: ColumnWriter) -> None:
+        super().__init__(out, index, max_page_bytes)
+        self.field, self.child = field, child
+        self.lengths: list[np.ndarray] = []
+        self.valid: list[np.ndarray] = []
+        self.pending_rows = 0
+
+    def append(self, arr: pa.Array) -> None:
+        if len(arr) == 0:
+            return
+        large = pa.types.is_large_list(arr.type)
+        offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
+        self.lengths.append(np.diff(offs).astype(np.uint64))
+        self.valid.append(arr.is_valid().to_numpy(zero_copy_only=False))
+        self.pending_rows += len(arr)
+        self.child.append(arr.values.slice(int(offs[0]), int(offs[-1] - offs[0])))
+        if self.pending_rows * 8 >= self.max_page_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending_rows:
+            return
+        lengths, valid = np.concatenate(self.lengths), np.concatenate(self.valid)
+        self.lengths, self.valid, self.pending_rows = [], [], 0
+        rows_per_page = max(1, self.max_page_bytes // 8)
+        for s in range(0, len(lengths), rows_per_page):
+            ln, ok = lengths[s : s + rows_per_page], valid[s : s + rows_per_page]
+            ends = np.cumsum(ln, dtype=np.uint64)
+            num_items = int(ends[-1])
+            adj = num_items + 1
+            if not ok.all():
+                ends = np.where(ok, ends, ends + np.uint64(adj))
+            offsets = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
+                values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=pb.Buffer(buffer_index=0))))))
+            enc = pb.ArrayEncoding(list=pb.List(offsets=offsets, null_offset_adjustment=adj, num_items=num_items))
+            self.write_page(enc, [ends], len(ln))
+
+    def finish(self) -> list[ColumnWriter]:
+        self.flush()
+        return [self, *self.child.finish()]
+
+
+def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int):
+    """Build the writer tree of a top-level field, allocating column indices in pre-order."""
+    index = next_index[0]
+    next_index[0] += 1
+    t = field.type
+    if pa.types.is_map(t):
+        raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
+    if pa.types.is_struct(t) and not is_packed_struct(field):
+        kids = [make_field_writer(out, t.field(i), next_index, max_page_bytes) for i in range(t.num_fields)]
+        return StructWriter(out, index, max_page_bytes, field, kids)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        child = make_field_writer(out, t.value_field, next_index, max_page_bytes)
+        return ListWriter(out, index, max_page_bytes, field, child)
+    if pa.types.is_fixed_size_list(t) and not (
+            pa.types.is_primitive(t.value_type) or pa.types.is_fixed_size_list(t.value_type)
+            or pa.types.is_fixed_size_binary(t.value_type) or pa.types.is_decimal(t.value_type)):
+        raise UnsupportedTypeError(f"fixed_size_list<{t.value_type}> ({field.name!r}) cannot be written at 2.0")
+    return LeafWriter(out, index, max_page_bytes, field)

@@ -1,0 +1,1 @@
+"""Test helpers shipped with the package: seeded data generators and hypothesis strategies."""

@@ -1,0 +1,170 @@
+"""Writing Lance files: ``LanceWriter`` and ``write_table`` (the file layer's write path).
+
+Batches of any size arrive; each column buffers until a page is worth writing
+(``max_page_bytes``), encodes it and writes it at once, so memory is bounded
+by pages, not by the file.  The file is written under a temporary name beside
+the target and renamed into place by ``close()``: a failed write leaves nothing
+at the target path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+import pyarrow as pa
+
+from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionError
+from lancelot.format.container import ContainerWriter
+from lancelot.schema import normalize_schema, to_descriptor
+
+DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024
+#: public version names -> on-disk version; "stable" means what pylance means by it
+VERSION_ALIASES = {"2.0": "2.0", "2.1": "2.1", "2.2": "2.2", "stable": "2.2", "next": "2.2"}
+WRITABLE = {"2.0"}
+DEFAULT_VERSION = "2.0"
+
+
+def resolve_version(version: str | None) -> str:
+    v = VERSION_ALIASES.get(str(version if version is not None else DEFAULT_VERSION))
+    if v is None:
+        raise UnsupportedVersionError(f"unknown file version {version!r} (use one of {sorted(VERSION_ALIASES)})")
+    if v not in WRITABLE:
+        raise UnsupportedVersionError(f"writing version {v} files is not yet supported (writable: {sorted(WRITABLE)})")
+    return v
+
+
+def _field_writers(version: str):
+    from lancelot.encodings.v2_0.field_writer import make_field_writer
+
+    return make_field_writer
+
+
+class LanceWriter:
+    """Writes one Lance file (like ``pyarrow.parquet.ParquetWriter``); a context manager."""
+
+    def __init__(self, path: str | os.PathLike, schema: pa.Schema, *, version: str | None = None,
+                 max_page_bytes: int | None = None) -> None:
+        self.path = os.fspath(path)
+        self.version = resolve_version(version)
+        self.schema = schema
+        self._stored = normalize_schema(schema)
+        self.max_page_bytes = int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES)
+        if self.max_page_bytes <= 0:
+            raise ValueError("max_page_bytes must be positive")
+        self.num_rows = 0
+        self._out = ContainerWriter(self.path, self.version)
+        self._closed = False
+        try:
+            make = _field_writers(self.version)
+            counter = [0]
+            self._writers = [make(self._out, f, counter, self.max_page_bytes) for f in self._stored]
+            self._zones = self._zone_builder()
+        except BaseException:
+            self._out.abort()
+            raise
+
+    def _zone_builder(self):
+        try:
+            from lancelot.zonemaps import ZoneMapBuilder
+        except ImportError:
+            return None
+        return ZoneMapBuilder(self._stored)
+
+    def _check(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if batch.schema.names != self._stored.names:
+            raise SchemaMismatchError(
+                f"batch columns {batch.schema.names} do not match the writer's {self._stored.names}", path=self.path)
+        cols = []
+        for f, col in zip(self._stored, batch.columns):
+            if col.type != f.type:
+                try:
+                    col = col.cast(f.type) if normalize_schema(pa.schema([pa.field("x", col.type)]))[0].type == f.type \
+                        else None
+                except pa.ArrowInvalid:
+                    col = None
+                if col is None:
+                    raise SchemaMismatchError(
+                        f"column {f.name!r} has type {batch.column(batch.schema.get_field_index(f.name)).type}, "
+                        f"the writer's schema says {f.type}", path=self.path, column=f.name)
+            if not f.nullable and col.null_count:
+                raise SchemaMismatchError(f"non-nullable column {f.name!r} has {col.null_count} nulls",
+                                          path=self.path, column=f.name)
+            cols.append(col)
+        return pa.RecordBatch.from_arrays(cols, schema=self._stored)
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        """Append a Table or RecordBatch.  On any error the file is abandoned (nothing at the path)."""
+        if self._closed:
+            raise LanceError("writer is closed", path=self.path)
+        try:
+            batches = data.to_batches() if isinstance(data, pa.Table) else [data]
+            for b in batches:
+                b = self._check(b)
+                for w, col in zip(self._writers, b.columns):
+                    w.append(col)
+                if self._zones is not None:
+                    self._zones.update(b)
+                self.num_rows += b.num_rows
+        except BaseException:
+            self.abort()
+            raise
+
+    write_batch = write
+    write_table = write
+
+    def close(self) -> None:
+        """Finish the file and move it into place."""
+        if self._closed:
+            return
+        try:
+            columns = []
+            for w in self._writers:
+                columns.extend(w.finish())
+            columns.sort(key=lambda c: c.index)
+            gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
+            if self._zones is not None:
+                gbufs.append(self._zones.finish())
+            self._out.finish([c.metadata() for c in columns], gbufs)
+            self._closed = True
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Abandon the file: remove the temporary file, leave the target untouched."""
+        if not self._closed:
+            self._closed = True
+            self._out.abort()
+
+    def __enter__(self) -> LanceWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_table(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch],
+                path: str | os.PathLike, *, version: str | None = None, max_page_bytes: int | None = None,
+                schema: pa.Schema | None = None) -> None:
+    """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as one Lance file."""
+    if isinstance(data, pa.Table | pa.RecordBatch | pa.RecordBatchReader):
+        schema = schema or data.schema
+        batches: Iterable = data.to_batches() if not isinstance(data, pa.RecordBatchReader) else data
+    else:
+        it = iter(data)
+        if schema is None:
+            try:
+                first = next(it)
+            except StopIteration:
+                raise LanceError("write_table got no batches and no schema") from None
+            schema = first.schema
+            batches = (b for part in ([first], it) for b in part)
+        else:
+            batches = it
+    with LanceWriter(path, schema, version=version, max_page_bytes=max_page_bytes) as w:
+        for b in batches:
+            w.write(b)
