@@ -45,7 +45,8 @@ def _nullable(arr: pa.Array, buffers: list, inner) -> pb.ArrayEncoding:
     if nulls == 0:
         return pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=inner(buffers))))
     validity = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=1, buffer=_buffer(buffers, validity_bits(arr))))
-    return pb.ArrayEncoding(nullable=pb.Nullable(some_nulls=pb.Nullable.SomeNull(validity=validity, values=inner(buffers))))
+    some = pb.Nullable.SomeNull(validity=validity, values=inner(buffers))
+    return pb.ArrayEncoding(nullable=pb.Nullable(some_nulls=some))
 
 
 def encode_flat(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:

@@ -71,7 +71,9 @@ class LeafWriter(ColumnWriter):
         arr = self._combined()
         self.pending, self.pending_bytes = [], 0
         nbytes = max(arr.nbytes, 1)
-        rows_per_page = max(1, int(len(arr) * self.max_page_bytes / nbytes)) if nbytes > self.max_page_bytes else len(arr)
+        rows_per_page = len(arr)
+        if nbytes > self.max_page_bytes:
+            rows_per_page = max(1, int(len(arr) * self.max_page_bytes / nbytes))
         for start in range(0, len(arr), rows_per_page):
             chunk = arr.slice(start, rows_per_page)
             buffers: list = []
