@@ -91,6 +91,15 @@ class LanceFile:
             out.append(self.schema.field(idx))
         return out
 
+    def _guard(self, fn, *args):
+        """Run a decode step; any low-level failure on bad bytes becomes a CorruptFileError."""
+        try:
+            return fn(*args)
+        except LanceError as e:
+            raise e.at(path=self.path) from None
+        except (IndexError, ValueError, TypeError, OverflowError, KeyError, pa.ArrowException) as e:
+            raise CorruptFileError(f"cannot decode: {type(e).__name__}: {e}", path=self.path) from e
+
     def _reader(self, field: pa.Field) -> FieldReader:
         r = self._readers.get(field.name)
         if r is None:
@@ -110,7 +119,8 @@ class LanceFile:
         start, stop = max(0, int(start)), min(self.num_rows, int(stop))
         stop = max(start, stop)
         fields = self._fields(columns)
-        return self._table(fields, [self._reader(f).read_range(start, stop) for f in fields], stop - start)
+        arrays = [self._guard(lambda f=f: self._reader(f).read_range(start, stop)) for f in fields]
+        return self._table(fields, arrays, stop - start)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file (or some columns) as a Table."""
@@ -128,7 +138,7 @@ class LanceFile:
         fields = self._fields(columns)
         arrays = []
         for f in fields:
-            a = self._reader(f).take(uniq)
+            a = self._guard(lambda f=f: self._reader(f).take(uniq))
             if len(uniq) != len(idx) or not np.array_equal(uniq, idx):
                 a = a.take(pa.array(inverse))
             arrays.append(a)
@@ -152,6 +162,10 @@ class LanceFile:
         if not 0 <= i < len(self.metadata.global_buffers):
             raise LanceError(f"no global buffer {i}", path=self.path)
         return bytes(self._src.read(*self.metadata.global_buffers[i]))
+
+    def read_bytes(self, offset: int, length: int) -> bytes:
+        """Raw bytes of the file (checked against its size)."""
+        return bytes(self._src.read(offset, length))
 
     def zone_maps(self):
         """Per-zone statistics written by lancelot (None if the file has none)."""

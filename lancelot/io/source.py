@@ -84,7 +84,12 @@ class LocalFileSource(ByteSource):
             raise LanceError("is a directory, not a Lance file", path=self.path) from None
         except OSError as e:
             raise LanceError(f"cannot open: {e.strerror}", path=self.path) from None
-        self.size = os.fstat(self._fd).st_size
+        st = os.fstat(self._fd)
+        if not os.path.isfile(self.path):
+            os.close(self._fd)
+            self._fd = -1
+            raise LanceError("is a directory, not a Lance file", path=self.path)
+        self.size = st.st_size
 
     def _read(self, offset: int, length: int) -> bytes:
         return os.pread(self._fd, length, offset)
