@@ -44,12 +44,16 @@ class VariableWidthBlock:
 
 @dataclass
 class FixedSizeListBlock:
-    """A fixed-size-list data block: ``child`` holds num_values * dimension items."""
+    """A fixed-size-list data block: ``child`` holds num_values * dimension items.
+
+    ``validity`` (FixedSizeList.has_validity) is one bool per CHILD item
+    (num_values * dimension entries): whether each item of the lists is valid.
+    """
 
     child: DataBlock
     dimension: int
     num_values: int
-    validity: np.ndarray | None = None  # bool per value, when has_validity
+    validity: np.ndarray | None = None  # bool per child item, when has_validity
 
 
 @dataclass

@@ -1,0 +1,230 @@
+"""Bitpacking in the FastLanes 1024-value transposed layout.
+
+(lance.encodings21.InlineBitpacking and lance.encodings21.OutOfLineBitpacking.)
+
+Values of T bits (T = 8, 16, 32 or 64) are packed 1024 at a time into W bits
+each.  The 1024 values are seen as T rows of LANES = 1024 / T lanes: lane
+``l`` of row ``r`` is the value at index ``FL_ORDER[r // 8] * 16 + (r % 8) * 128
++ l``, with FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7).  Each lane is a little-endian
+bit stream of W words of T bits (word ``k`` of lane ``l`` is packed word
+``k * LANES + l``) holding its T rows, W bits each, LSB first.
+
+* Inline: each chunk of 1024 values is one T-bit word holding W, then the
+  ``1024 * W / T`` packed words; the last chunk is padded with zeros to 1024
+  values.  A mini-block chunk holds exactly one such chunk.
+* Out of line: W is ``values.flat.bits_per_value`` in the description; the
+  buffer holds ``1024 * W / T`` words per whole chunk; a partial last chunk is
+  either packed (padded) or, when that would waste space, its values stored
+  raw (T bits each): the buffer length tells which.
+
+Decoding expands the packed bits with ``np.unpackbits`` and regroups them, so
+it is vectorized over all chunks of one width at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
+from lancelot.errors import UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+CHUNK = 1024
+FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
+_GATHER: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
+    """(gather, scatter) for T-bit values.
+
+    ``by_lane`` is an (n, LANES, T) array of values in lane-major order;
+    ``out = by_lane.reshape(n, 1024)[:, gather]`` gives the values in order and
+    ``by_lane = values[:, scatter]`` goes back.
+    """
+    if t not in _GATHER:
+        lanes = CHUNK // t
+        row, lane = np.meshgrid(np.arange(t), np.arange(lanes), indexing="ij")
+        index = np.asarray(FL_ORDER)[row // 8] * 16 + (row % 8) * 128 + lane  # [row, lane] -> value index
+        scatter = index.T.reshape(-1)  # lane-major position -> value index
+        gather = np.empty(CHUNK, dtype=np.intp)
+        gather[scatter] = np.arange(CHUNK)
+        _GATHER[t] = (gather, scatter)
+    return _GATHER[t]
+
+
+def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
+    """Unpack ``n`` chunks (uint8, n * 128 * width bytes) into an (n, 1024) array of T-bit values."""
+    dt = uint_dtype(t, "bitpacked value")
+    lanes = CHUNK // t
+    nbytes = CHUNK * width // 8
+    n = len(packed) // nbytes if nbytes else 0
+    if width == 0:
+        raise ValueError("use zeros for width 0")
+    words = np.ascontiguousarray(packed[: n * nbytes]).view(dt).reshape(n, width, lanes)
+    streams = np.ascontiguousarray(words.transpose(0, 2, 1)).view(np.uint8)  # (n, lanes, width * t / 8)
+    bits = np.unpackbits(streams, axis=-1, bitorder="little").reshape(n, lanes, t, width)
+    if width < t:
+        full = np.zeros((n, lanes, t, t), dtype=np.uint8)
+        full[..., :width] = bits
+        bits = full
+    values = np.packbits(bits, axis=-1, bitorder="little").view(dt).reshape(n, CHUNK)
+    gather, _ = _permutations(t)
+    return values[:, gather]
+
+
+def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
+    """Pack an (n, 1024) array of T-bit values into ``width`` bits each (uint8 bytes)."""
+    dt = uint_dtype(t, "bitpacked value")
+    lanes = CHUNK // t
+    n = values.shape[0]
+    if width == 0:
+        return np.zeros(0, np.uint8)
+    _, scatter = _permutations(t)
+    by_lane = np.ascontiguousarray(values.astype(dt, copy=False)[:, scatter])  # (n, lanes * t)
+    bits = np.unpackbits(by_lane.view(np.uint8).reshape(n, lanes, t, t // 8), axis=-1, bitorder="little")
+    bits = np.ascontiguousarray(bits.reshape(n, lanes, t, t)[..., :width]).reshape(n, lanes, t * width)
+    streams = np.packbits(bits, axis=-1, bitorder="little").view(dt).reshape(n, lanes, width)
+    return np.ascontiguousarray(streams.transpose(0, 2, 1)).reshape(-1).view(np.uint8)
+
+
+def bit_widths(values: np.ndarray, t: int) -> np.ndarray:
+    """Bits needed by the largest (unsigned) value of each row of ``values``."""
+    m = values.max(axis=-1) if values.size else np.zeros(values.shape[:-1], values.dtype)
+    w = np.zeros(m.shape, dtype=np.int64)
+    for b in range(t):
+        w += (m >> b) != 0
+    return w
+
+
+def _as_uint(block: FixedWidthBlock, t: int) -> np.ndarray:
+    require(block.bits_per_value == t, f"bitpacking {block.bits_per_value}-bit values as {t}-bit")
+    return block.as_dtype(uint_dtype(t))
+
+
+def _chunked(vals: np.ndarray) -> np.ndarray:
+    n_chunks = -(-len(vals) // CHUNK)
+    padded = np.zeros(n_chunks * CHUNK, dtype=vals.dtype)
+    padded[: len(vals)] = vals
+    return padded.reshape(n_chunks, CHUNK)
+
+
+# ----------------------------------------------------------------------------- inline
+
+
+def _inline_bits(desc: pb.InlineBitpacking) -> int:
+    t = int(desc.uncompressed_bits_per_value)
+    if t not in (8, 16, 32, 64):
+        raise UnsupportedEncodingError(f"inline bitpacking of {t}-bit values")
+    if desc.HasField("values"):
+        raise UnsupportedEncodingError("inline bitpacking with per-buffer compression")
+    return t
+
+
+def decompress_inline_bitpacking(desc: pb.InlineBitpacking, buffers: list, num_values: int) -> FixedWidthBlock:
+    """Decode chunks of [bit width word][packed words] until ``num_values`` values."""
+    t = _inline_bits(desc)
+    require(len(buffers) >= 1, "inline bitpacking expects one buffer, got none")
+    buf = as_u8(buffers[0])
+    dt = uint_dtype(t)
+    wb = t // 8
+    n_chunks = -(-num_values // CHUNK)
+    check_size(n_chunks * CHUNK * wb, "bitpacked values")
+    out = np.zeros((n_chunks, CHUNK), dtype=dt)
+    pos = 0
+    widths, starts = np.empty(n_chunks, np.int64), np.empty(n_chunks, np.int64)
+    for c in range(n_chunks):  # one iteration per 1024 values: header walk only
+        require(pos + wb <= len(buf), "inline bitpacking: chunk header past the end of the buffer")
+        w = int(np.frombuffer(buf[pos:pos + wb].tobytes(), dtype=dt)[0])
+        require(w <= t, f"inline bitpacking: bit width {w} for {t}-bit values")
+        widths[c], starts[c] = w, pos + wb
+        pos += wb + CHUNK * w // 8
+        require(pos <= len(buf), "inline bitpacking: packed chunk past the end of the buffer")
+    for w in np.unique(widths):
+        rows = np.nonzero(widths == w)[0]
+        if w == 0:
+            continue
+        nb = CHUNK * int(w) // 8
+        if len(rows) == 1:
+            packed = buf[starts[rows[0]]:starts[rows[0]] + nb]
+        else:
+            packed = buf[(starts[rows][:, None] + np.arange(nb)).reshape(-1)]
+        out[rows] = unpack_chunks(packed, int(w), t)
+    return FixedWidthBlock(out.reshape(-1)[:num_values].view(np.uint8), t, num_values)
+
+
+def compress_inline_bitpacking(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Pack each 1024 values with its own width (the last chunk zero padded)."""
+    t = block.bits_per_value
+    vals = _chunked(_as_uint(block, t))
+    widths = bit_widths(vals, t)
+    dt = uint_dtype(t)
+    parts = []
+    for c in range(vals.shape[0]):
+        parts.append(np.array([widths[c]], dtype=dt).view(np.uint8))
+        parts.append(pack_chunks(vals[c:c + 1], int(widths[c]), t))
+    enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=t))
+    return enc, [np.concatenate(parts) if parts else np.zeros(0, np.uint8)]
+
+
+def inline_bitpacking_size(block: FixedWidthBlock) -> int:
+    """Bytes compress_inline_bitpacking would produce (for the writer's choice)."""
+    t = block.bits_per_value
+    widths = bit_widths(_chunked(_as_uint(block, t)), t)
+    return int(len(widths) * t // 8 + (widths * CHUNK // 8).sum())
+
+
+# ----------------------------------------------------------------------------- out of line
+
+
+def _out_of_line_bits(desc: pb.OutOfLineBitpacking) -> tuple[int, int]:
+    t = int(desc.uncompressed_bits_per_value)
+    if t not in (8, 16, 32, 64):
+        raise UnsupportedEncodingError(f"out-of-line bitpacking of {t}-bit values")
+    if desc.values.WhichOneof("compression") != "flat":
+        raise UnsupportedEncodingError("out-of-line bitpacking whose values are not flat")
+    w = int(desc.values.flat.bits_per_value)
+    require(w <= t, f"out-of-line bitpacking: bit width {w} for {t}-bit values")
+    return t, w
+
+
+def decompress_out_of_line_bitpacking(desc: pb.OutOfLineBitpacking, buffer, num_values: int) -> FixedWidthBlock:
+    """Decode a whole buffer packed with one width (tail packed or raw)."""
+    t, w = _out_of_line_bits(desc)
+    buf = as_u8(buffer)
+    dt = uint_dtype(t)
+    wb = t // 8
+    whole, tail = divmod(num_values, CHUNK)
+    chunk_bytes = CHUNK * w // 8
+    check_size((whole + 1) * CHUNK * wb, "bitpacked values")
+    full_len = whole * chunk_bytes
+    raw_tail = tail > 0 and len(buf) == full_len + tail * wb
+    n_packed = whole + (1 if tail and not raw_tail else 0)
+    require(len(buf) >= n_packed * chunk_bytes + (tail * wb if raw_tail else 0),
+            f"out-of-line bitpacking: {len(buf)} bytes is short for {num_values} values of {w} bits")
+    out = np.zeros(n_packed * CHUNK + (tail if raw_tail else 0), dtype=dt)
+    if w and n_packed:
+        out[: n_packed * CHUNK] = unpack_chunks(buf[: n_packed * chunk_bytes], w, t).reshape(-1)
+    if raw_tail:
+        out[n_packed * CHUNK:] = np.frombuffer(buf[full_len:full_len + tail * wb].tobytes(), dtype=dt)
+    return FixedWidthBlock(out[:num_values].view(np.uint8), t, num_values)
+
+
+def compress_out_of_line_bitpacking(
+    block: FixedWidthBlock, width: int | None = None
+) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Pack every value with one width (the page's largest); the tail packed or raw, whichever is smaller."""
+    t = block.bits_per_value
+    vals = _as_uint(block, t)
+    if width is None:
+        width = int(bit_widths(vals[None, :], t)[0]) if len(vals) else 0
+    whole, tail = divmod(len(vals), CHUNK)
+    parts = [pack_chunks(vals[: whole * CHUNK].reshape(whole, CHUNK), width, t)]
+    if tail:
+        if width * (CHUNK - tail) < (t - width) * tail:
+            parts.append(pack_chunks(_chunked(vals[whole * CHUNK:]), width, t))
+        else:
+            parts.append(vals[whole * CHUNK:].view(np.uint8))
+    enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
+        uncompressed_bits_per_value=t, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=width))))
+    return enc, [np.concatenate(parts)]

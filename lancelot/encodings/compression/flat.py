@@ -1,0 +1,50 @@
+"""Flat: fixed-width values stored as they are (lance.encodings21.Flat).
+
+``bits_per_value`` bits per value, packed contiguously, little endian; 1-bit
+values (booleans) are an LSB-first bitmap.  The same single-buffer layout
+serves mini-block chunks, whole-page blocks and full-zip values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.compression.buffers import as_u8, check_size, require
+from lancelot.errors import UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+#: sanity bound on one value's width (a wide fixed-size-list of doubles fits easily)
+MAX_BITS_PER_VALUE = 1 << 32
+
+
+def flat_nbytes(bits_per_value: int, num_values: int) -> int:
+    """Bytes that ``num_values`` values of ``bits_per_value`` bits occupy."""
+    return (bits_per_value * num_values + 7) // 8
+
+
+def check_flat(flat: pb.Flat) -> int:
+    """Validate a Flat message and return its bits_per_value."""
+    bits = flat.bits_per_value
+    require(0 < bits <= MAX_BITS_PER_VALUE, f"flat encoding with {bits} bits per value")
+    if flat.HasField("data"):
+        raise UnsupportedEncodingError("flat encoding with per-buffer compression")
+    return bits
+
+
+def decompress_flat(flat: pb.Flat, buffers: list, num_values: int) -> FixedWidthBlock:
+    """Decode one buffer of flat values."""
+    bits = check_flat(flat)
+    require(len(buffers) >= 1, "flat encoding expects one buffer, got none")
+    buf = as_u8(buffers[0])
+    need = flat_nbytes(bits, num_values)
+    check_size(need, "flat values")
+    require(need <= len(buf), f"flat values need {need} bytes, buffer has {len(buf)}")
+    return FixedWidthBlock(buf[:need], bits, num_values)
+
+
+def compress_flat(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Store a fixed-width block as it is."""
+    data = as_u8(block.data)[: flat_nbytes(block.bits_per_value, block.num_values)]
+    enc = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=block.bits_per_value))
+    return enc, [data]

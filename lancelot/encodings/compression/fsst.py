@@ -1,0 +1,135 @@
+"""FSST: Fast Static Symbol Table string compression (lance.encodings21.Fsst).
+
+``Fsst.symbol_table`` is the reference's own serialization (rust/compression/
+fsst), 2312 bytes, zero padded:
+
+* one u64 (little endian): bits 32..63 the magic ``0x46535354`` ("FSST"),
+  bit 24 ``encoder_switch`` (0: the strings were stored uncompressed, input
+  under 32 KiB), bits 16..23 suffix_lim, bits 8..15 terminator, bits 0..7
+  the number of symbols n (at most 255);
+* n u64 symbols (the symbol's bytes, first byte lowest);
+* n u8 symbol lengths (1..8).
+
+A compressed string is a sequence of codes: code c < 255 stands for symbol c;
+255 is an escape and the next byte is a literal.  ``Fsst.values`` (a Variable)
+describes how the compressed strings are stored: a mini-block chunk, or the
+full-zip values.  Decoding is vectorized over the whole data buffer: escape
+positions come from runs of 0xFF, output offsets from a cumulative sum of
+symbol lengths, and the bytes from at most eight scatter passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression.buffers import as_u8, check_size, require
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+MAGIC = 0x46535354
+ESCAPE = 255
+TABLE_SIZE = 8 + 256 * 8 + 256
+MAX_SYMBOL = 8
+#: below this many input bytes pylance keeps the strings uncompressed (switch off)
+LEAST_INPUT_SIZE = 32 * 1024
+
+
+@dataclass
+class SymbolTable:
+    """Decoded symbol table: symbol bytes (n, 8) and lengths (n,)."""
+
+    symbols: np.ndarray  # uint8 (n, 8)
+    lengths: np.ndarray  # uint8 (n,)
+    switch_on: bool
+    suffix_lim: int = 0
+    terminator: int = 0
+
+    @property
+    def n_symbols(self) -> int:
+        return len(self.lengths)
+
+
+def parse_symbol_table(raw: bytes) -> SymbolTable:
+    """Parse and validate the serialized table."""
+    buf = np.frombuffer(bytes(raw), np.uint8)
+    require(len(buf) >= 8, f"FSST symbol table of {len(buf)} bytes has no header")
+    info = int.from_bytes(buf[:8].tobytes(), "little")
+    require(info >> 32 == MAGIC, "FSST symbol table has a bad magic number")
+    n = info & 0xFF
+    require(len(buf) >= 8 + 9 * n, f"FSST symbol table of {len(buf)} bytes is short for {n} symbols")
+    symbols = buf[8:8 + 8 * n].reshape(n, 8)
+    lengths = buf[8 + 8 * n:8 + 9 * n]
+    switch_on = bool((info >> 24) & 1)
+    if switch_on:
+        require(bool(np.all((lengths >= 1) & (lengths <= MAX_SYMBOL))), "FSST symbol lengths outside 1..8")
+    return SymbolTable(symbols, lengths, switch_on, (info >> 16) & 0xFF, (info >> 8) & 0xFF)
+
+
+def serialize_symbol_table(table: SymbolTable) -> bytes:
+    """The 2312-byte serialization pylance stores in Fsst.symbol_table."""
+    n = table.n_symbols
+    out = np.zeros(TABLE_SIZE, np.uint8)
+    info = (MAGIC << 32) | (int(table.switch_on) << 24) | ((table.suffix_lim & 0xFF) << 16)
+    info |= ((table.terminator & 0xFF) << 8) | n
+    out[:8] = np.frombuffer(info.to_bytes(8, "little"), np.uint8)
+    out[8:8 + 8 * n] = table.symbols.reshape(-1)
+    out[8 + 8 * n:8 + 9 * n] = table.lengths
+    return out.tobytes()
+
+
+def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthBlock:
+    """Decompress every string of ``block`` (offsets into FSST-compressed bytes)."""
+    if not table.switch_on:
+        return block
+    offs = np.asarray(block.offsets, dtype=np.int64)
+    require(len(offs) == block.num_values + 1, "FSST: offsets do not match the value count")
+    start, end = (int(offs[0]), int(offs[-1])) if len(offs) else (0, 0)
+    data = as_u8(block.data)
+    require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
+    codes = data[start:end]
+    rel = offs - start
+    n = len(codes)
+    is_esc_byte = codes == ESCAPE
+    # position of each byte within its run of 0xFF bytes (runs start at a code position)
+    run_start = is_esc_byte.copy()
+    run_start[1:] &= ~is_esc_byte[:-1]
+    idx = np.arange(n)
+    last_start = np.maximum.accumulate(np.where(run_start, idx, 0)) if n else idx
+    in_run = idx - last_start
+    escape_code = is_esc_byte & (in_run % 2 == 0)
+    literal = np.zeros(n, dtype=bool)
+    literal[1:] = escape_code[:-1]
+    symbol = ~escape_code & ~literal
+    # every string must start at a code and end after a complete one
+    starts = rel[:-1][rel[:-1] < rel[1:]]
+    require(not bool(literal[starts].any()), "FSST: a string starts inside an escape")
+    require(not (n and bool(escape_code[-1])), "FSST: data ends with an escape")
+    ends = rel[1:][rel[:-1] < rel[1:]] - 1
+    require(not bool(escape_code[ends].any()), "FSST: a string ends with an escape")
+    code_vals = codes[symbol]
+    require(not (len(code_vals) and int(code_vals.max()) >= table.n_symbols),
+            f"FSST: code beyond the {table.n_symbols} symbols of the table")
+    out_len = np.zeros(n, dtype=np.int64)
+    out_len[symbol] = table.lengths[code_vals]
+    out_len[literal] = 1
+    out_pos = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(out_len, out=out_pos[1:])
+    total = int(out_pos[-1])
+    check_size(total, "FSST output")
+    out = np.empty(total, dtype=np.uint8)
+    out[out_pos[:-1][literal]] = codes[literal]
+    sym_pos = out_pos[:-1][symbol]
+    sym_len = out_len[symbol]
+    for k in range(MAX_SYMBOL):
+        m = sym_len > k
+        if not m.any():
+            break
+        out[sym_pos[m] + k] = table.symbols[code_vals[m], k]
+    return VariableWidthBlock(out_pos[rel].astype(np.uint64), out, block.num_values)
+
+
+def fsst_description(table: SymbolTable, values: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
+    """Fsst(symbol table, values) as pylance writes it."""
+    return pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=serialize_symbol_table(table), values=values))

@@ -1,0 +1,150 @@
+"""General-purpose buffer compression: zstd and lz4 (lance.encodings21.General, BufferCompression).
+
+Byte layouts of one compressed buffer, as pylance writes them:
+
+* LZ4: a u32 little-endian uncompressed size, then one raw LZ4 *block*
+  (not the LZ4 frame format) -- pyarrow's ``lz4_raw`` codec;
+* ZSTD: a u64 little-endian uncompressed size, then one zstd frame.  Older
+  files may hold a bare zstd frame (it starts with the zstd magic and its
+  header's reserved bit is clear); then its Frame_Content_Size gives the size.
+
+Where General sits decides what it covers: in a mini-block chunk it wraps the
+chunk's FIRST buffer only (the dispatcher then decodes ``values`` from it and
+the other buffers); in a block it wraps the whole buffer; in full-zip it wraps
+each value separately (``values`` is then a Variable).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES, as_u8, require
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+LZ4 = pb.COMPRESSION_ALGORITHM_LZ4
+ZSTD = pb.COMPRESSION_ALGORITHM_ZSTD
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: the largest expansion we accept: lz4 cannot exceed ~255x, zstd RLE blocks reach ~32768x
+_MAX_RATIO = {LZ4: 256, ZSTD: 65536}
+_CODECS: dict[str, pa.Codec] = {}
+
+
+def _codec(name: str) -> pa.Codec:
+    if name not in _CODECS:
+        _CODECS[name] = pa.Codec(name)
+    return _CODECS[name]
+
+
+def scheme_of(compression: pb.BufferCompression) -> int:
+    """The scheme of a BufferCompression, checked."""
+    scheme = compression.scheme
+    if scheme not in (LZ4, ZSTD):
+        raise UnsupportedEncodingError(f"general compression scheme {scheme} is not lz4 or zstd")
+    return scheme
+
+
+def _zstd_frame_content_size(buf: np.ndarray) -> int | None:
+    """Frame_Content_Size from a zstd frame header (RFC 8878 3.1.1.1), if present."""
+    require(len(buf) >= 6, "zstd frame header is truncated")
+    fhd = int(buf[4])
+    fcs_flag, single_segment, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
+    pos = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[dict_flag]
+    size = (1 if single_segment else 0, 2, 4, 8)[fcs_flag]
+    if size == 0:
+        return None
+    require(pos + size <= len(buf), "zstd frame header is truncated")
+    value = int.from_bytes(buf[pos:pos + size].tobytes(), "little")
+    return value + 256 if size == 2 else value
+
+
+def _is_bare_zstd(buf: np.ndarray) -> bool:
+    if len(buf) < 8:
+        return True
+    return buf[:4].tobytes() == ZSTD_MAGIC and not (int(buf[4]) & 0x10)
+
+
+def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
+    """Undo general compression of one buffer (with its size prefix)."""
+    scheme = scheme_of(compression)
+    buf = as_u8(buffer)
+    if scheme == LZ4:
+        require(len(buf) >= 4, "lz4 buffer is shorter than its size prefix")
+        size = int.from_bytes(buf[:4].tobytes(), "little")
+        body, name = buf[4:], "lz4_raw"
+    else:
+        if len(buf) == 0:
+            return np.zeros(0, np.uint8)
+        if _is_bare_zstd(buf):
+            size, body = _zstd_frame_content_size(buf), buf
+            if size is None:
+                raise UnsupportedEncodingError("zstd frame without a content size and without a size prefix")
+        else:
+            size, body = int.from_bytes(buf[:8].tobytes(), "little"), buf[8:]
+        name = "zstd"
+    require(size <= min(MAX_DECODED_BYTES, len(body) * _MAX_RATIO[scheme] + 4096),
+            f"{name} buffer of {len(body)} bytes claims {size} decompressed bytes")
+    if size == 0:
+        return np.zeros(0, np.uint8)
+    try:
+        out = _codec(name).decompress(body, decompressed_size=size)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise CorruptFileError(f"{name} decompression failed: {e}") from None
+    require(out.size == size, f"{name} decompressed {out.size} bytes, expected {size}")
+    return np.frombuffer(out, dtype=np.uint8)
+
+
+def compress_buffer(compression: pb.BufferCompression, data) -> np.ndarray:
+    """General-compress one buffer, with the size prefix pylance expects."""
+    scheme = scheme_of(compression)
+    raw = as_u8(data)
+    if scheme == LZ4:
+        body = pa.Codec("lz4_raw").compress(raw, asbytes=True) if len(raw) else b""
+        prefix = np.array([len(raw)], "<u4")
+    else:
+        level = compression.level if compression.HasField("level") else None
+        codec = pa.Codec("zstd", compression_level=level) if level is not None else _codec("zstd")
+        body = codec.compress(raw, asbytes=True)
+        prefix = np.array([len(raw)], "<u8")
+    return np.concatenate([prefix.view(np.uint8), np.frombuffer(body, np.uint8)])
+
+
+def buffer_compression(scheme: str, level: int | None = None) -> pb.BufferCompression:
+    """A BufferCompression for "lz4" or "zstd" (pylance writes zstd with level 0, lz4 without)."""
+    schemes = {"lz4": LZ4, "zstd": ZSTD}
+    if scheme not in schemes:
+        raise UnsupportedEncodingError(f"general compression scheme {scheme!r}")
+    bc = pb.BufferCompression(scheme=schemes[scheme])
+    if level is not None:
+        bc.level = level
+    return bc
+
+
+def general_encoding(compression: pb.BufferCompression, inner: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
+    """General(compression) wrapping ``inner``."""
+    return pb.CompressiveEncoding(general=pb.General(compression=compression, values=inner))
+
+
+def decompress_values(compression: pb.BufferCompression, block: VariableWidthBlock) -> VariableWidthBlock:
+    """Full-zip: undo general compression of each value separately."""
+    data = as_u8(block.data)
+    offs = np.asarray(block.offsets, dtype=np.int64)
+    require(len(offs) == block.num_values + 1, "general per-value: offsets do not match the value count")
+    parts = [decompress_buffer(compression, data[offs[i]:offs[i + 1]]) for i in range(block.num_values)]
+    new_offs = np.zeros(block.num_values + 1, dtype=np.uint64)
+    new_offs[1:] = np.cumsum([len(p) for p in parts])
+    out = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    return VariableWidthBlock(new_offs, out, block.num_values)
+
+
+def compress_values(compression: pb.BufferCompression, block: VariableWidthBlock) -> VariableWidthBlock:
+    """Full-zip: general-compress each value separately."""
+    data = as_u8(block.data)
+    offs = np.asarray(block.offsets, dtype=np.int64)
+    parts = [compress_buffer(compression, data[offs[i]:offs[i + 1]]) for i in range(block.num_values)]
+    new_offs = np.zeros(block.num_values + 1, dtype=np.uint64)
+    new_offs[1:] = np.cumsum([len(p) for p in parts])
+    out = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    return VariableWidthBlock(new_offs, out, block.num_values)

@@ -1,0 +1,211 @@
+"""From decoded data blocks to Arrow leaf arrays.
+
+A compressive encoding gives back a DataBlock (compression/block.py) holding
+the *visible* items of a page or chunk; the structural layer turns it into an
+Arrow array of the leaf type (no validity yet: that comes from the definition
+levels, see ``with_validity``).  Mini-block dictionaries (MiniBlockLayout
+buffer 2) and constant-layout scalars are decoded here too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.encodings.compression.block import (
+    ConstantBlock,
+    DataBlock,
+    FixedSizeListBlock,
+    FixedWidthBlock,
+    StructBlock,
+    VariableWidthBlock,
+)
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+
+
+def _bitmap(valid: np.ndarray) -> pa.Buffer:
+    return pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little"))
+
+
+def bit_width(t: pa.DataType) -> int:
+    """Bits per value of a fixed-width Arrow type (1 for booleans)."""
+    if pa.types.is_boolean(t):
+        return 1
+    try:
+        return t.bit_width
+    except ValueError:
+        raise UnsupportedEncodingError(f"type {t} is not fixed-width") from None
+
+
+def _storage(t: pa.DataType) -> pa.DataType:
+    return t.storage_type if isinstance(t, pa.ExtensionType) else t
+
+
+def _fixed(block: FixedWidthBlock, t: pa.DataType) -> pa.Array:
+    bits = bit_width(t)
+    n = block.num_values
+    if block.bits_per_value != bits:
+        raise CorruptFileError(f"values of {block.bits_per_value} bits cannot be {t} ({bits} bits)")
+    need = (n * bits + 7) // 8
+    if len(block.data) < need:
+        raise CorruptFileError(f"{n} values of {bits} bits need {need} bytes, block holds {len(block.data)}")
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(block.data[:need])])
+
+
+def _variable(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
+    n = block.num_values
+    offsets = np.asarray(block.offsets)
+    if len(offsets) < n + 1:
+        raise CorruptFileError(f"{n} variable-width values need {n + 1} offsets, block has {len(offsets)}")
+    offsets = offsets[: n + 1]
+    if n and (np.any(offsets[1:] < offsets[:-1]) or int(offsets[-1]) > len(block.data)):
+        raise CorruptFileError("variable-width offsets are not increasing or point past the data")
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if not large and n and int(offsets[-1]) - int(offsets[0]) >= 1 << 31:
+        raise UnsupportedEncodingError(f"{t} values of more than 2 GiB in one page; read as large_{t}")
+    base = int(offsets[0]) if n else 0
+    data = block.data[base: int(offsets[-1])] if n else block.data[:0]
+    out = (offsets.astype(np.int64) - base).astype(np.int64 if large else np.int32)
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out), pa.py_buffer(np.ascontiguousarray(data))])
+
+
+def _constant(block: ConstantBlock, t: pa.DataType) -> pa.Array:
+    if block.value is None:
+        return pa.nulls(block.num_values, t)
+    one = scalar_from_bytes(block.value, t)
+    return pa.repeat(one, block.num_values) if block.num_values else one.slice(0, 0)
+
+
+def block_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
+    """The Arrow array of type ``t`` holding the block's values (no validity)."""
+    st = _storage(t)
+    if isinstance(block, ConstantBlock):
+        arr = _constant(block, st)
+    elif pa.types.is_null(st):
+        arr = pa.nulls(block.num_values)
+    elif pa.types.is_fixed_size_list(st) and isinstance(block, FixedSizeListBlock):
+        if block.dimension != st.list_size:
+            raise CorruptFileError(f"fixed-size list of {block.dimension} items cannot be {st}")
+        child = block_to_arrow(block.child, st.value_type)
+        if block.validity is not None:
+            child = with_validity(child, block.validity[: len(child)])
+        arr = pa.FixedSizeListArray.from_arrays(child, type=st)
+    elif pa.types.is_struct(st) and isinstance(block, StructBlock):
+        if len(block.children) != st.num_fields:
+            raise CorruptFileError(f"packed struct of {len(block.children)} fields cannot be {st}")
+        children = [block_to_arrow(c, st.field(i).type) for i, c in enumerate(block.children)]
+        if st.num_fields == 0:
+            arr = pa.Array.from_buffers(st, block.num_values, [None])
+        else:
+            arr = pa.StructArray.from_arrays(children, fields=list(st))
+    elif isinstance(block, VariableWidthBlock):
+        if not (pa.types.is_string(st) or pa.types.is_binary(st) or pa.types.is_large_string(st)
+                or pa.types.is_large_binary(st)):
+            raise CorruptFileError(f"variable-width values cannot be {st}")
+        arr = _variable(block, st)
+    elif isinstance(block, FixedWidthBlock):
+        arr = _fixed(block, st)
+    else:
+        raise UnsupportedEncodingError(f"a {type(block).__name__} cannot be read as {st}")
+    if st is not t:
+        arr = pa.ExtensionArray.from_storage(t, arr)
+    return arr
+
+
+def indices_to_numpy(block: DataBlock) -> np.ndarray:
+    """Dictionary indices (a fixed-width block of unsigned ints) as int64."""
+    if isinstance(block, ConstantBlock):
+        v = int.from_bytes(block.value or b"\0", "little")
+        return np.full(block.num_values, v, dtype=np.int64)
+    if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
+        raise CorruptFileError("dictionary indices must be 8, 16, 32 or 64-bit integers")
+    dt = np.dtype(f"<u{block.bits_per_value // 8}")
+    need = block.num_values * dt.itemsize
+    if len(block.data) < need:
+        raise CorruptFileError("dictionary indices are truncated")
+    raw = np.ascontiguousarray(block.data[:need])
+    return raw.view(dt).astype(np.int64)
+
+
+def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) -> pa.Array:
+    """Look indices up in a page dictionary; a dictionary-typed field keeps the encoding.
+
+    Out-of-range indices (which pylance leaves under null items) read as item 0;
+    an empty dictionary can only serve null items.
+    """
+    n = len(dictionary)
+    if n == 0:
+        if pa.types.is_dictionary(t):
+            return pa.DictionaryArray.from_arrays(pa.nulls(len(indices), t.index_type), dictionary)
+        return pa.nulls(len(indices), t)
+    idx = np.where((indices >= 0) & (indices < n), indices, 0)
+    if pa.types.is_dictionary(t):
+        return pa.DictionaryArray.from_arrays(pa.array(idx.astype(t.index_type.to_pandas_dtype())), dictionary)
+    return dictionary.take(pa.array(idx))
+
+
+def leaf_value_type(t: pa.DataType) -> pa.DataType:
+    """The type the stored values have (a dictionary field stores its value type)."""
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def values_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
+    """Stored values (no dictionary involved) as an array of field type ``t``."""
+    if pa.types.is_dictionary(t):
+        return block_to_arrow(block, t.value_type).dictionary_encode().cast(t)
+    return block_to_arrow(block, t)
+
+
+def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    """``arr`` with the given validity (True = valid); None leaves it as is."""
+    if valid is None:
+        return arr
+    valid = np.asarray(valid, dtype=bool)
+    if len(valid) != len(arr):
+        raise CorruptFileError(f"{len(valid)} validity bits for {len(arr)} values")
+    if valid.all() and arr.null_count == 0:
+        return arr
+    t = arr.type
+    if pa.types.is_null(t):
+        return arr
+    if pa.types.is_dictionary(t):
+        ind = with_validity(arr.indices, valid)
+        return pa.DictionaryArray.from_arrays(ind, arr.dictionary)
+    if arr.null_count:
+        valid = valid & np.asarray(arr.is_valid(), dtype=bool)
+    simple = (pa.types.is_primitive(t) or pa.types.is_string(t) or pa.types.is_binary(t)
+              or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+              or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t))
+    if simple and not isinstance(t, pa.ExtensionType):
+        off = arr.offset
+        if off:
+            valid = np.concatenate([np.zeros(off, dtype=bool), valid])
+        bufs = arr.buffers()
+        return pa.Array.from_buffers(t, len(arr), [_bitmap(valid), *bufs[1:]], offset=off)
+    if pa.types.is_struct(t) and not isinstance(t, pa.ExtensionType):
+        children = [arr.field(i) for i in range(t.num_fields)]
+        if not children:
+            return pa.Array.from_buffers(t, len(arr), [_bitmap(valid)])
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=pa.array(~valid))
+    return pc.if_else(pa.array(valid), arr, pa.scalar(None, type=t))
+
+
+def scalar_from_bytes(raw: bytes, t: pa.DataType) -> pa.Array:
+    """One value of fixed-width type ``t`` from its little-endian bytes (length-1 array)."""
+    if pa.types.is_fixed_size_list(t):
+        child = scalar_run(raw, t.value_type, t.list_size)
+        return pa.FixedSizeListArray.from_arrays(child, type=t)
+    return scalar_run(raw, t, 1)
+
+
+def scalar_run(raw: bytes, t: pa.DataType, n: int) -> pa.Array:
+    """``n`` consecutive fixed-width values of type ``t`` from ``raw``."""
+    if pa.types.is_fixed_size_list(t):
+        child = scalar_run(raw, t.value_type, n * t.list_size)
+        return pa.FixedSizeListArray.from_arrays(child, type=t)
+    bits = bit_width(t)
+    need = (n * bits + 7) // 8
+    if len(raw) < need:
+        raise CorruptFileError(f"constant value of {len(raw)} bytes is short for {n} x {t}")
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(bytes(raw[:need]))])

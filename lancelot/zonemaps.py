@@ -1,0 +1,382 @@
+"""Zone maps: per-zone min / max / null count of a file's primitive columns.
+
+A lancelot extension, not part of the Lance format: the writer cuts the file's
+rows into zones of ``rows_per_zone`` rows, keeps the smallest and largest value
+and the null count of every primitive column (top-level, or reached through
+structs only) per zone, and stores them as one extra global buffer::
+
+    MAGIC | Arrow IPC stream of one table, one row per zone:
+            rows (int64) | c<j>.min | c<j>.max | c<j>.nulls (int64)  for each column j
+
+The schema metadata names the columns (``lancelot.columns``: a JSON list of paths)
+and the zone size.  pylance ignores global buffers it does not know, so files
+carrying zone maps stay readable everywhere.
+
+Bounds are conservative: a null bound in a zone that has non-null values means
+"unbounded on that side" (strings longer than ``MAX_BOUND_BYTES`` are stored
+truncated, float zones holding a NaN have no bounds), so ``row_ranges_matching``
+never drops a row a filter could select; callers still apply the filter.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.errors import CorruptFileError
+
+MAGIC = b"LANCELOT-ZONEMAPS\x01"
+DEFAULT_ROWS_PER_ZONE = 4096
+#: string / binary bounds are cut to this many bytes
+MAX_BOUND_BYTES = 64
+#: an ``in`` filter with more values is checked as a [min, max] range
+MAX_IN_VALUES = 64
+
+Path = tuple[str, ...]
+#: a filter: (column, op, value) with op one of OPS; column is a name or a path through structs
+Filter = tuple
+OPS = {"=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null", "starts_with"}
+
+
+def _stat_type(t: pa.DataType) -> pa.DataType | None:
+    """The type a column's bounds are kept in, or None if the column gets no statistics."""
+    if pa.types.is_dictionary(t):
+        return _stat_type(t.value_type)
+    if pa.types.is_float16(t):
+        return pa.float32()
+    if (pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+            or pa.types.is_temporal(t)):
+        return t
+    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+            or pa.types.is_string_view(t) or pa.types.is_binary_view(t)):
+        return pa.binary()
+    return None
+
+
+def _leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
+    """Every primitive column reachable from the top level through structs only."""
+    out: list[tuple[Path, pa.DataType]] = []
+
+    def visit(path: Path, t: pa.DataType) -> None:
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                visit(path + (t.field(i).name,), t.field(i).type)
+        elif _stat_type(t) is not None:
+            out.append((path, t))
+
+    for f in schema:
+        visit((f.name,), f.type)
+    return out
+
+
+def _leaf_array(table: pa.Table, path: Path) -> pa.Array:
+    """The values at ``path`` as one array, null wherever the value or any parent struct is null."""
+    col = table.column(path[0]).combine_chunks() if table.num_columns else pa.array([])
+    for name in path[1:]:
+        idx = col.type.get_field_index(name)
+        col = col.flatten()[idx]  # flatten() merges the parent's validity into the child
+    return col
+
+
+def _prepare(arr: pa.Array) -> pa.Array:
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if pa.types.is_float16(arr.type):
+        arr = arr.cast(pa.float32())
+    if pa.types.is_string_view(arr.type) or pa.types.is_binary_view(arr.type):
+        arr = arr.cast(pa.binary())
+    return arr
+
+
+def _truncate_upper(v: bytes) -> bytes | None:
+    """The smallest byte string of at most MAX_BOUND_BYTES that is >= every string starting with v's prefix."""
+    head = bytearray(v[:MAX_BOUND_BYTES])
+    while head and head[-1] == 0xFF:
+        head.pop()
+    if not head:
+        return None
+    head[-1] += 1
+    return bytes(head)
+
+
+def _cut_bounds(mins: pa.Array, maxs: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Byte-string bounds as binary, cut to MAX_BOUND_BYTES (min: prefix; max: rounded up)."""
+    mins = mins.cast(pa.binary()) if not pa.types.is_large_binary(mins.type) and not pa.types.is_large_string(
+        mins.type) else mins.cast(pa.large_binary()).cast(pa.binary())
+    maxs = maxs.cast(pa.binary()) if not pa.types.is_large_binary(maxs.type) and not pa.types.is_large_string(
+        maxs.type) else maxs.cast(pa.large_binary()).cast(pa.binary())
+    mins = pc.binary_slice(mins, 0, MAX_BOUND_BYTES)
+    long = pc.fill_null(pc.greater(pc.binary_length(maxs), MAX_BOUND_BYTES), False)
+    if pc.any(long).as_py():
+        vals = maxs.to_pylist()  # one value per zone, not per row
+        for i in np.flatnonzero(long.to_numpy(zero_copy_only=False)):
+            vals[i] = _truncate_upper(vals[i])
+        maxs = pa.array(vals, pa.binary())
+    return mins, maxs
+
+
+class ZoneMapBuilder:
+    """Collects zone maps while a file is written: ``update(batch)`` per batch, then ``finish()``."""
+
+    def __init__(self, schema: pa.Schema, rows_per_zone: int = DEFAULT_ROWS_PER_ZONE) -> None:
+        if rows_per_zone <= 0:
+            raise ValueError("rows_per_zone must be positive")
+        self.schema = schema
+        self.rows_per_zone = int(rows_per_zone)
+        self._columns = _leaf_columns(schema)
+        self._alive = [True] * len(self._columns)
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._rows: list[np.ndarray] = []
+        self._stats: list[list[tuple[pa.Array, pa.Array, np.ndarray]]] = [[] for _ in self._columns]
+
+    def update(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Account for the next rows of the file."""
+        if batch.num_rows == 0:
+            return
+        t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        self._pending.append(t)
+        self._pending_rows += t.num_rows
+        if self._pending_rows >= self.rows_per_zone:
+            whole = (self._pending_rows // self.rows_per_zone) * self.rows_per_zone
+            table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._add_zones(table.slice(0, whole))
+            rest = table.slice(whole)
+            self._pending = [rest] if rest.num_rows else []
+            self._pending_rows = rest.num_rows
+
+    def _add_zones(self, table: pa.Table) -> None:
+        """Statistics of ``table`` cut into zones of rows_per_zone rows (the last may be shorter)."""
+        n = table.num_rows
+        zone = pa.array(np.arange(n, dtype=np.int64) // self.rows_per_zone)
+        nzones = (n + self.rows_per_zone - 1) // self.rows_per_zone
+        self._rows.append(np.diff(np.minimum(np.arange(nzones + 1) * self.rows_per_zone, n)))
+        for j, (path, _) in enumerate(self._columns):
+            if not self._alive[j]:
+                continue
+            try:
+                self._stats[j].append(self._zone_stats(_prepare(_leaf_array(table, path)), zone, nzones))
+            except (pa.ArrowException, ValueError, TypeError):
+                self._alive[j] = False  # a type pyarrow cannot aggregate: no statistics for this column
+
+    @staticmethod
+    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+        t = pa.table({"z": zone, "v": arr})
+        aggs = [("v", "min_max"), ("v", "count", pc.CountOptions("only_null"))]
+        floating = pa.types.is_floating(arr.type)
+        if floating:
+            t = t.append_column("nan", pc.fill_null(pc.is_nan(arr), False).cast(pa.int64()))
+            aggs.append(("nan", "sum"))
+        g = t.group_by("z", use_threads=False).aggregate(aggs)
+        g = g.take(pc.sort_indices(g["z"]))
+        if g.num_rows != nzones:
+            raise ValueError("zone grouping lost zones")
+        mm = g["v_min_max"].combine_chunks()
+        mins, maxs = mm.field("min"), mm.field("max")
+        nulls = g["v_count"].to_numpy().astype(np.int64)
+        if floating:
+            no_nan = pa.array(g["nan_sum"].to_numpy() == 0)
+            mins = pc.if_else(no_nan, mins, pa.scalar(None, mins.type))
+            maxs = pc.if_else(no_nan, maxs, pa.scalar(None, maxs.type))
+        if _stat_type(arr.type) == pa.binary():
+            mins, maxs = _cut_bounds(mins, maxs)
+        return mins, maxs, nulls
+
+    def finish(self) -> bytes:
+        """Close the last (partial) zone and serialize everything (MAGIC + Arrow IPC stream)."""
+        if self._pending_rows:
+            table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._add_zones(table)
+            self._pending, self._pending_rows = [], 0
+        rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
+        arrays: list[pa.Array] = [pa.array(rows.astype(np.int64))]
+        names = ["rows"]
+        paths = []
+        for j, (path, t) in enumerate(self._columns):
+            if not self._alive[j]:
+                continue
+            st = _stat_type(t)
+            parts = self._stats[j]
+            mins = pa.concat_arrays([p[0].cast(st) for p in parts]) if parts else pa.array([], st)
+            maxs = pa.concat_arrays([p[1].cast(st) for p in parts]) if parts else pa.array([], st)
+            nulls = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
+            k = len(paths)
+            arrays += [mins, maxs, pa.array(nulls.astype(np.int64))]
+            names += [f"c{k}.min", f"c{k}.max", f"c{k}.nulls"]
+            paths.append(list(path))
+        meta = {"lancelot.columns": json.dumps(paths), "lancelot.rows_per_zone": str(self.rows_per_zone)}
+        table = pa.Table.from_arrays(arrays, names=names).replace_schema_metadata(meta)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table)
+        return MAGIC + sink.getvalue().to_pybytes()
+
+
+@dataclass
+class ColumnZones:
+    """The bounds of one column, one entry per zone."""
+
+    path: Path
+    min: pa.Array
+    max: pa.Array
+    nulls: np.ndarray
+
+
+class ZoneMaps:
+    """Parsed zone maps of one file (see ``parse_zone_maps``)."""
+
+    def __init__(self, rows: np.ndarray, columns: list[ColumnZones], rows_per_zone: int) -> None:
+        self.zone_rows = rows
+        self.zone_starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64) if len(rows) else rows
+        self.num_rows = int(rows.sum())
+        self.num_zones = len(rows)
+        self.rows_per_zone = rows_per_zone
+        self.columns = {c.path: c for c in columns}
+
+    def __repr__(self) -> str:
+        cols = [".".join(p) for p in self.columns]
+        return f"ZoneMaps(rows={self.num_rows}, zones={self.num_zones}, columns={cols})"
+
+    def column(self, name: str | Sequence[str]) -> ColumnZones | None:
+        """The zones of a column given as a name or a path through structs (None if it has no statistics)."""
+        path = (name,) if isinstance(name, str) else tuple(name)
+        return self.columns.get(path)
+
+    def zones_matching(self, filters: Iterable[Filter]) -> np.ndarray:
+        """A boolean per zone: False where the statistics prove no row passes all ``filters``."""
+        mask = np.ones(self.num_zones, dtype=bool)
+        for f in filters:
+            m = self._maybe(f)
+            if m is not None:
+                mask &= m
+        return mask
+
+    def row_ranges_matching(self, filters: Iterable[Filter]) -> list[tuple[int, int]]:
+        """Row ranges [start, stop) outside of which no row passes all ``filters`` (AND-ed)."""
+        mask = self.zones_matching(filters)
+        if not mask.any():
+            return []
+        edges = np.diff(np.concatenate([[0], mask.view(np.int8), [0]]))
+        first, last = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+        stops = self.zone_starts[last] + self.zone_rows[last]
+        return [(int(a), int(b)) for a, b in zip(self.zone_starts[first], stops)]
+
+    def _maybe(self, f: Filter) -> np.ndarray | None:
+        """Zones that may hold a row passing ``f``; None when the statistics cannot tell."""
+        if not isinstance(f, tuple) or len(f) not in (2, 3):
+            return None
+        name, op = f[0], f[1]
+        value = f[2] if len(f) == 3 else None
+        col = self.column(name)
+        if col is None or op not in OPS:
+            return None
+        nonnull = (self.zone_rows - col.nulls) > 0
+        if op == "is_null":
+            return col.nulls > 0
+        if op == "is_not_null":
+            return nonnull
+        lo_unknown = col.min.is_null().to_numpy(zero_copy_only=False)
+        hi_unknown = col.max.is_null().to_numpy(zero_copy_only=False)
+
+        def cmp(fn, bound: pa.Array, v: pa.Scalar) -> np.ndarray:
+            return pc.fill_null(fn(bound, v), False).to_numpy(zero_copy_only=False)
+
+        if op == "in":
+            vals = [v for v in (value or ()) if v is not None]
+            scalars = [_as_scalar(v, col.min.type) for v in vals]
+            if any(s is None for s in scalars):
+                return None
+            if not scalars:
+                return np.zeros(self.num_zones, dtype=bool)
+            if len(scalars) > MAX_IN_VALUES:
+                arr = pa.array([s.as_py() for s in scalars], col.min.type)
+                lo, hi = pc.min_max(arr).values()
+                return nonnull & (lo_unknown | cmp(pc.less_equal, col.min, hi)) & (
+                    hi_unknown | cmp(pc.greater_equal, col.max, lo))
+            out = np.zeros(self.num_zones, dtype=bool)
+            for s in scalars:
+                out |= (lo_unknown | cmp(pc.less_equal, col.min, s)) & (hi_unknown | cmp(pc.greater_equal, col.max, s))
+            return nonnull & out
+        s = _as_scalar(value, col.min.type)
+        if s is None:
+            return None
+        if op == "starts_with":
+            if not pa.types.is_binary(col.min.type):
+                return None
+            prefix_len = len(s.as_py())
+            lo = pc.binary_slice(col.min, 0, prefix_len)
+            return nonnull & (hi_unknown | cmp(pc.greater_equal, col.max, s)) & (
+                lo_unknown | cmp(pc.less_equal, lo, s))
+        if op == "=":
+            return nonnull & (lo_unknown | cmp(pc.less_equal, col.min, s)) & (
+                hi_unknown | cmp(pc.greater_equal, col.max, s))
+        if op == "!=":
+            return nonnull & ~(cmp(pc.equal, col.min, s) & cmp(pc.equal, col.max, s))
+        if op in ("<", "<="):
+            fn = pc.less if op == "<" else pc.less_equal
+            return nonnull & (lo_unknown | cmp(fn, col.min, s))
+        fn = pc.greater if op == ">" else pc.greater_equal
+        return nonnull & (hi_unknown | cmp(fn, col.max, s))
+
+
+def _as_scalar(value, t: pa.DataType) -> pa.Scalar | None:
+    """``value`` as a scalar of the bounds' type, or None when it cannot be compared safely."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None  # NaN sorts above everything in Spark: bounds that skip NaN cannot decide
+    if pa.types.is_binary(t):
+        if isinstance(value, str):
+            return pa.scalar(value.encode("utf-8"), pa.binary())
+        if isinstance(value, bytes | bytearray | memoryview):
+            return pa.scalar(bytes(value), pa.binary())
+        return None
+    if pa.types.is_timestamp(t) and isinstance(value, _dt.datetime):
+        if (value.tzinfo is None) != (t.tz is None):
+            return None  # a naive value against a zoned column (or back): the meaning is ambiguous
+    if isinstance(value, bool) != pa.types.is_boolean(t):
+        return None
+    try:
+        return pa.scalar(value, t)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        pass
+    try:
+        return pa.scalar(value).cast(t)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+
+
+def parse_zone_maps(data: bytes) -> ZoneMaps:
+    """Parse a zone-map global buffer written by ``ZoneMapBuilder.finish``."""
+    data = bytes(data)
+    if not data.startswith(MAGIC):
+        raise CorruptFileError("global buffer is not a lancelot zone map (bad magic)")
+    try:
+        table = pa.ipc.open_stream(pa.py_buffer(data[len(MAGIC):])).read_all()
+        meta = table.schema.metadata or {}
+        paths = json.loads(meta[b"lancelot.columns"])
+        rows_per_zone = int(meta[b"lancelot.rows_per_zone"])
+        rows = table.column("rows").to_numpy().astype(np.int64)
+        columns = []
+        for k, p in enumerate(paths):
+            if not isinstance(p, list) or not p or not all(isinstance(x, str) for x in p):
+                raise ValueError(f"bad column path {p!r}")
+            mins = table.column(f"c{k}.min").combine_chunks()
+            maxs = table.column(f"c{k}.max").combine_chunks()
+            nulls = table.column(f"c{k}.nulls").to_numpy().astype(np.int64)
+            columns.append(ColumnZones(tuple(p), mins, maxs, nulls))
+    except CorruptFileError:
+        raise
+    except (pa.ArrowException, KeyError, ValueError, TypeError) as e:
+        raise CorruptFileError(f"zone map buffer does not parse: {e}") from None
+    if (rows < 0).any() or any((c.nulls < 0).any() or (c.nulls > rows).any() for c in columns):
+        raise CorruptFileError("zone map counts are out of range")
+    return ZoneMaps(rows, columns, rows_per_zone)

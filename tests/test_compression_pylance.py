@@ -1,0 +1,240 @@
+"""Interop: our compression decoders read the value buffers pylance 14.0.2 writes.
+
+Each test writes one column with pylance (LanceFileWriter) at 2.1 and 2.2 with
+data that makes pylance choose a given technique, checks that it did choose it,
+cuts the page into mini-block chunks (a small test-only parser of the chunk
+envelope; the real one lives in encodings/structural) and checks that our
+decoders give back the source values.  Only non-null, non-nested columns, so
+the chunks carry no rep/def buffers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from lance.file import LanceFileWriter
+
+from lancelot.encodings.compression import (
+    ConstantBlock,
+    FixedSizeListBlock,
+    FixedWidthBlock,
+    VariableWidthBlock,
+    decompress,
+    decompress_block,
+    decompress_per_value,
+)
+from lancelot.format.container import read_metadata, unpack_encoding
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.io.source import open_source
+
+VERSIONS = ["2.1", "2.2"]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def write_pylance(path, arr: pa.Array, version: str, metadata: dict | None = None) -> str:
+    field = pa.field("c", arr.type, nullable=False, metadata=metadata)
+    table = pa.Table.from_arrays([arr], schema=pa.schema([field]))
+    w = LanceFileWriter(str(path), table.schema, version=version)
+    w.write_batch(table)
+    w.close()
+    return str(path)
+
+
+def read_pages(path: str):
+    """[(page, PageLayout, [buffer bytes as uint8 arrays])] of column 0."""
+    src = open_source(path)
+    md = read_metadata(src)
+    out = []
+    for page in md.columns[0].pages:
+        layout = unpack_encoding(src, page.encoding, pb.PageLayout)
+        bufs = [np.frombuffer(bytes(src.read(o, s)), np.uint8) for o, s in zip(page.buffer_offsets, page.buffer_sizes)]
+        out.append((page, layout, bufs))
+    return out
+
+
+def _pad8(n: int) -> int:
+    return -(-n // 8) * 8
+
+
+def miniblock_chunks(mb: pb.MiniBlockLayout, bufs: list[np.ndarray], with_levels: bool = False):
+    """[(num_values, [value buffers])] of a mini-block page.
+
+    With ``with_levels``: [(num_values, num_levels, rep buffer, def buffer, [value buffers])].
+    """
+    has_rep, has_def = mb.HasField("rep_compression"), mb.HasField("def_compression")
+    assert with_levels or not (has_rep or has_def)
+    large = mb.has_large_chunk
+    words = bufs[0].view("<u4" if large else "<u2")
+    data = bufs[1]
+    chunks, pos, seen = [], 0, 0
+    for i, word in enumerate(words):
+        nbytes = ((int(word) >> 4) + 1) * 8
+        log = int(word) & 0xF
+        n = (1 << log) if i < len(words) - 1 else mb.num_items - seen
+        seen += n
+        chunk = data[pos:pos + nbytes]
+        pos += nbytes
+        num_levels = int(chunk[:2].view("<u2")[0])
+        hdr = 2
+        level_sizes = []
+        for present in (has_rep, has_def):
+            if present:
+                level_sizes.append(int(chunk[hdr:hdr + 2].view("<u2")[0]))
+                hdr += 2
+            else:
+                level_sizes.append(None)
+        w = 4 if large else 2
+        sizes = chunk[hdr:hdr + w * mb.num_buffers].view("<u4" if large else "<u2")
+        off = _pad8(hdr + w * mb.num_buffers)
+        levels = []
+        for s in level_sizes:
+            if s is None:
+                levels.append(None)
+            else:
+                levels.append(chunk[off:off + s])
+                off = _pad8(off + s)
+        vbufs = []
+        for s in sizes:
+            vbufs.append(chunk[off:off + int(s)])
+            off = _pad8(off + int(s))
+        chunks.append((n, num_levels, levels[0], levels[1], vbufs) if with_levels else (n, vbufs))
+    assert seen == mb.num_items
+    return chunks
+
+
+def fixed_values(block, dtype) -> np.ndarray:
+    if isinstance(block, ConstantBlock):
+        return np.repeat(np.frombuffer(block.value, dtype), block.num_values)
+    assert isinstance(block, FixedWidthBlock)
+    if block.bits_per_value == 1:
+        return np.unpackbits(block.data, bitorder="little", count=block.num_values).astype(bool)
+    return block.as_dtype(dtype)
+
+
+def variable_values(block: VariableWidthBlock) -> list[bytes]:
+    data = block.data.tobytes()
+    offs = block.offsets.astype(np.int64)
+    return [data[offs[i]:offs[i + 1]] for i in range(block.num_values)]
+
+
+def decode_miniblock_page(layout: pb.PageLayout, bufs):
+    mb = layout.mini_block_layout
+    return [decompress(mb.value_compression, vbufs, n) for n, vbufs in miniblock_chunks(mb, bufs)]
+
+
+def only_page(path):
+    pages = read_pages(path)
+    assert len(pages) == 1
+    return pages[0]
+
+
+# ----------------------------------------------------------------------------- flat / variable / constant
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_flat_booleans(tmp_path, version):
+    rng = np.random.default_rng(1)
+    src = rng.random(5000) < 0.3
+    _, layout, bufs = only_page(write_pylance(tmp_path / "b.lance", pa.array(src), version))
+    assert layout.mini_block_layout.value_compression.flat.bits_per_value == 1
+    got = np.concatenate([fixed_values(b, bool) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_variable_strings(tmp_path, version):
+    src = [str(i) for i in range(9000)]  # max length < 5: no FSST
+    _, layout, bufs = only_page(write_pylance(tmp_path / "s.lance", pa.array(src), version))
+    assert layout.mini_block_layout.value_compression.WhichOneof("compression") == "variable"
+    blocks = decode_miniblock_page(layout, bufs)
+    assert len(blocks) > 1
+    got = [v for b in blocks for v in variable_values(b)]
+    assert got == [s.encode() for s in src]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_variable_large_binary(tmp_path, version):
+    src = [bytes([i % 251]) * (i % 17) for i in range(3000)]
+    _, layout, bufs = only_page(write_pylance(tmp_path / "lb.lance", pa.array(src, pa.large_binary()), version))
+    enc = layout.mini_block_layout.value_compression
+    assert enc.variable.offsets.flat.bits_per_value == 64
+    got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
+    assert got == src
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fixed_size_list_flat(tmp_path, version):
+    rng = np.random.default_rng(2)
+    items = rng.random(3000 * 4).astype(np.float32)
+    arr = pa.FixedSizeListArray.from_arrays(pa.array(items), 4)
+    _, layout, bufs = only_page(write_pylance(tmp_path / "fsl.lance", arr, version))
+    assert layout.mini_block_layout.value_compression.fixed_size_list.items_per_value == 4
+    blocks = decode_miniblock_page(layout, bufs)
+    assert all(isinstance(b, FixedSizeListBlock) and b.dimension == 4 for b in blocks)
+    got = np.concatenate([fixed_values(b.child, np.float32) for b in blocks])
+    np.testing.assert_array_equal(got, items)
+
+
+__all__ = ["decompress_block", "decompress_per_value", "read_pages", "write_pylance"]
+
+
+# ----------------------------------------------------------------------------- bitpacking
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("dtype,hi", [(np.int8, 50), (np.uint16, 3000), (np.int32, 1 << 20), (np.int64, 1 << 40),
+                                      (np.uint64, 1 << 50)])
+def test_inline_bitpacking(tmp_path, version, dtype, hi):
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, hi, 5000, dtype=np.uint64).astype(dtype)
+    src[1234] = 0
+    _, layout, bufs = only_page(write_pylance(tmp_path / "bp.lance", pa.array(src), version))
+    enc = layout.mini_block_layout.value_compression
+    assert enc.inline_bitpacking.uncompressed_bits_per_value == np.dtype(dtype).itemsize * 8
+    got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_inline_bitpacking_mixed_widths(tmp_path, version):
+    """Chunks of different widths (and a negative outlier: full width)."""
+    src = np.concatenate([np.arange(1024) % 3, np.arange(1024) * 1000, np.full(1024, -5), np.arange(999)])
+    src = src.astype(np.int32)
+    _, layout, bufs = only_page(write_pylance(tmp_path / "bpm.lance", pa.array(src), version))
+    assert layout.mini_block_layout.value_compression.WhichOneof("compression") == "inline_bitpacking"
+    got = np.concatenate([fixed_values(b, np.int32) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("n,kind", [(800, "inline_bitpacking"), (5000, "out_of_line_bitpacking"),
+                                    (70000, "out_of_line_bitpacking")])
+def test_definition_levels_block_bitpacking(tmp_path, version, n, kind):
+    """Def levels of mini-block chunks are block-compressed: inline or out-of-line bitpacking."""
+    rng = np.random.default_rng(5)
+    vals = rng.integers(0, 100, n).astype(np.int32)
+    nulls = rng.random(n) < 0.3
+    path = write_pylance_nullable(tmp_path / "nl.lance", pa.array(vals, mask=nulls), version)
+    for _, layout, bufs in read_pages(path):
+        mb = layout.mini_block_layout
+        assert mb.def_compression.WhichOneof("compression") == kind
+        got_nulls, got_vals = [], []
+        for num, num_levels, _, def_buf, vbufs in miniblock_chunks(mb, bufs, with_levels=True):
+            assert num_levels == num
+            levels = decompress_block(mb.def_compression, def_buf, num_levels)
+            got_nulls.append(levels.as_dtype("<u2") != 0)
+            got_vals.append(fixed_values(decompress(mb.value_compression, vbufs, num), np.int32))
+        got_nulls = np.concatenate(got_nulls)
+        np.testing.assert_array_equal(got_nulls, nulls[: len(got_nulls)])
+        np.testing.assert_array_equal(np.concatenate(got_vals)[~got_nulls], vals[: len(got_nulls)][~got_nulls])
+
+
+def write_pylance_nullable(path, arr: pa.Array, version: str) -> str:
+    table = pa.table({"c": arr})
+    w = LanceFileWriter(str(path), table.schema, version=version)
+    w.write_batch(table)
+    w.close()
+    return str(path)
