@@ -163,3 +163,24 @@ def test_null_struct_refused_at_2_0(tmp_path):
         lancelot.write_table(table, tmp_path / "x.lance")
     assert not (tmp_path / "x.lance").exists()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("key", ["packed", "lance-encoding:packed"])
+def test_packed_struct_both_ways(tmp_path, key):
+    st = pa.struct([("x", pa.int32()), ("y", pa.float64()), ("b", pa.uint8()), ("d", pa.decimal128(9, 2))])
+    table = gen_table(pa.schema([pa.field("p", st, True, {key: "true"})]), 500, "none", seed=3)
+    theirs, ours = tmp_path / "p.lance", tmp_path / "l.lance"
+    pylance_write(table, theirs, max_page_bytes=1024)
+    check_reads(theirs, table)
+    lancelot.write_table(table, ours, max_page_bytes=1024)
+    assert len(lancelot.LanceFile(ours).metadata.columns) == 1
+    assert pylance_read(ours).equals(table)
+    check_reads(ours, table)
+
+
+def test_packed_struct_with_bool_refused(tmp_path):
+    st = pa.struct([("x", pa.int32()), ("b", pa.bool_())])
+    table = pa.table({"p": pa.array([{"x": 1, "b": True}], st)}).cast(
+        pa.schema([pa.field("p", st, True, {"packed": "true"})]))
+    with pytest.raises(lancelot.UnsupportedTypeError, match="whole-byte"):
+        lancelot.write_table(table, tmp_path / "x.lance")

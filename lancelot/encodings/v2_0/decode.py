@@ -140,12 +140,18 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges, dtype: pa.D
     raise pbuf.error(f"2.0 array encoding {kind!r} is not supported", UnsupportedEncodingError)
 
 
+def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
+    """The values encoding under any Nullable.NoNull wrappers."""
+    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
+        enc = enc.nullable.no_nulls.values
+    return enc
+
+
 def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges) -> np.ndarray:
     """Integer offsets (binary indices, list offsets) of ``ranges`` as uint64."""
-    while enc.WhichOneof("array_encoding") == "nullable":
-        if enc.nullable.WhichOneof("nullability") != "no_nulls":
-            raise pbuf.error("offsets must not be nullable")
-        enc = enc.nullable.no_nulls.values
+    enc = unwrap_no_nulls(enc)
+    if enc.WhichOneof("array_encoding") == "nullable":
+        raise pbuf.error("offsets must not be nullable")
     if enc.WhichOneof("array_encoding") != "flat" or enc.flat.bits_per_value not in (8, 16, 32, 64):
         raise pbuf.error("offsets must be flat 8/16/32/64-bit integers", UnsupportedEncodingError)
     raw = read_fixed(pbuf, enc.flat, ranges)

@@ -10,15 +10,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.v2_0.decode import Ranges, decode
+from lancelot.encodings.v2_0.decode import Ranges, decode, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
 def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
     """Unsigned integer type of the stored indices (pylance picks the narrowest width)."""
-    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
-        enc = enc.nullable.no_nulls.values
+    enc = unwrap_no_nulls(enc)
     bits = enc.flat.bits_per_value if enc.WhichOneof("array_encoding") == "flat" else 32
     return {8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}.get(bits, pa.uint32())
 

@@ -96,7 +96,8 @@ def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding
             raw, bits = fixed_width_bytes(child)
         w = bits // 8
         cols.append(raw.reshape(len(arr), w))
-        inner.append(pb.ArrayEncoding(flat=pb.Flat(bits_per_value=bits)))
+        flat = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=bits, buffer=pb.Buffer()))
+        inner.append(pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=flat))))
     rows = np.concatenate(cols, axis=1).reshape(-1) if cols else np.zeros(0, np.uint8)
     return pb.ArrayEncoding(packed_struct=pb.PackedStruct(inner=inner, buffer=_buffer(buffers, rows)))
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 from google.protobuf import empty_pb2
 
 from lancelot.encodings.v2_0 import is_packed_struct
-from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
+from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values, is_fixed_width
 from lancelot.errors import UnsupportedTypeError
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -163,6 +163,11 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[in
     t = field.type
     if pa.types.is_map(t):
         raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
+    if is_packed_struct(field):
+        for c in t:
+            if not (is_fixed_width(c.type) and not pa.types.is_boolean(c.type)):
+                raise UnsupportedTypeError(f"packed struct {field.name!r}: child {c.name!r} ({c.type}) is not a "
+                                           "fixed-width, whole-byte type, which 2.0 packed structs require")
     if pa.types.is_struct(t) and not is_packed_struct(field):
         kids = [make_field_writer(out, t.field(i), next_index, max_page_bytes) for i in range(t.num_fields)]
         return StructWriter(out, index, max_page_bytes, field, kids)

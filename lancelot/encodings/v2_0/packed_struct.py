@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.v2_0.decode import Ranges, total
+from lancelot.encodings.v2_0.decode import Ranges, total, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -18,7 +18,7 @@ from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 def field_widths(ps: pb.PackedStruct, pbuf: PageBuffers) -> list[int]:
     widths = []
-    for inner in ps.inner:
+    for inner in map(unwrap_no_nulls, ps.inner):
         if inner.WhichOneof("array_encoding") != "flat" or inner.flat.bits_per_value % 8:
             raise pbuf.error("packed struct fields must be flat whole-byte values", UnsupportedEncodingError)
         widths.append(inner.flat.bits_per_value // 8)
