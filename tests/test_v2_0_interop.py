@@ -184,3 +184,32 @@ def test_packed_struct_with_bool_refused(tmp_path):
         pa.schema([pa.field("p", st, True, {"packed": "true"})]))
     with pytest.raises(lancelot.UnsupportedTypeError, match="whole-byte"):
         lancelot.write_table(table, tmp_path / "x.lance")
+
+
+def test_pylance_dictionary_for_low_cardinality_strings(tmp_path):
+    """pylance picks Dictionary (1-based indices, 0 = null) for plain low-cardinality strings."""
+    n = 20_000
+    rng = np.random.default_rng(0)
+    table = pa.table({"cat": pa.array(rng.choice(["aa", "bb", "cc"], n), mask=rng.random(n) < 0.1),
+                      "big": pa.array(["x" * 5000] * 100 + ["y"] * (n - 100)),
+                      "vv": pa.array([[[1, 2], [3, 4]]] * n, pa.list_(pa.list_(pa.int8(), 2), 2))})
+    path = tmp_path / "d.lance"
+    pylance_write(table, path, max_page_bytes=50_000)
+    from lancelot.inspect import inspect_file
+
+    assert "dictionary" in inspect_file(str(path))
+    check_reads(path, table)
+
+
+def test_footer_version_2_0_also_read(tmp_path):
+    """2.0 files carry 0.3 in the footer (pylance) or 2.0; both read the same."""
+    table = make_table("list_struct", "some")
+    path = tmp_path / "v.lance"
+    lancelot.write_table(table, path)
+    data = bytearray(path.read_bytes())
+    assert data[-8:-4] == b"\x00\x00\x03\x00"
+    data[-8:-4] = b"\x02\x00\x00\x00"
+    other = tmp_path / "v20.lance"
+    other.write_bytes(bytes(data))
+    f = lancelot.LanceFile(other)
+    assert f.version == "2.0" and tables_equal(f.read(), table)

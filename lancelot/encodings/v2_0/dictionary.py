@@ -29,8 +29,15 @@ def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Ranges, dtype
     if items is None:
         items = decode(d.items, pbuf, [(0, d.num_dictionary_items)], value_type, cache)
         cache[key] = items
-    index_type = dtype.index_type if pa.types.is_dictionary(dtype) else _stored_index_type(d.indices)
-    idx = decode(d.indices, pbuf, ranges, index_type, cache)
+    if not pa.types.is_dictionary(dtype):
+        # a dictionary chosen by the writer for a plain column: indices are 1-based, 0 is null
+        idx_np = decode(d.indices, pbuf, ranges, _stored_index_type(d.indices), cache).to_numpy().astype(np.int64)
+        if len(idx_np) and idx_np.max() > len(items):
+            raise pbuf.error(f"dictionary index {idx_np.max()} out of range of {len(items)} items")
+        valid = idx_np > 0
+        return items.take(pa.array(idx_np - 1, mask=~valid))
+    # an Arrow dictionary column: 0-based indices, nulls point at a null item
+    idx = decode(d.indices, pbuf, ranges, dtype.index_type, cache)
     idx_np = idx.to_numpy(zero_copy_only=False)
     if len(idx_np) and (idx_np.min() < 0 or idx_np.max() >= len(items)):
         raise pbuf.error(f"dictionary index out of range of {len(items)} items")
@@ -39,6 +46,4 @@ def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Ranges, dtype
         mask = null_items[idx_np.astype(np.int64)]
         if mask.any():
             idx = pc.if_else(pa.array(mask), pa.scalar(None, idx.type), idx)
-    if pa.types.is_dictionary(dtype):
-        return pa.DictionaryArray.from_arrays(idx.cast(dtype.index_type), items)
-    return items.take(idx)
+    return pa.DictionaryArray.from_arrays(idx, items)
