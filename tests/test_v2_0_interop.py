@@ -213,3 +213,18 @@ def test_footer_version_2_0_also_read(tmp_path):
     other.write_bytes(bytes(data))
     f = lancelot.LanceFile(other)
     assert f.version == "2.0" and tables_equal(f.read(), table)
+
+
+@pytest.mark.parametrize("t", [pa.string(), pa.large_binary()])
+def test_low_cardinality_strings_written_as_dictionary(tmp_path, t):
+    n = 5000
+    rng = np.random.default_rng(2)
+    vals = [v.encode() if t == pa.large_binary() else v for v in rng.choice(["red", "green", "blue"], n).tolist()]
+    table = pa.table({"c": pa.array(vals, t, mask=rng.random(n) < 0.2)})
+    path = tmp_path / "c.lance"
+    lancelot.write_table(table, path)
+    from lancelot.inspect import inspect_file
+
+    assert "ArrayEncoding dictionary" in inspect_file(str(path))
+    assert pylance_read(path).equals(table)
+    check_reads(path, table)

@@ -85,6 +85,28 @@ def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncodin
                                                      num_dictionary_items=len(items)))
 
 
+#: plain string pages with fewer distinct values than this are dictionary-encoded, as pylance does
+DICTIONARY_MAX_ITEMS = 100
+
+
+def encode_low_cardinality(arr: pa.Array, buffers: list) -> pb.ArrayEncoding | None:
+    """Dictionary for a plain string/binary page with few distinct values, else None.
+
+    Indices are 1-based u8 with 0 meaning null (what pylance writes for plain columns).
+    """
+    if len(arr) < 2 * DICTIONARY_MAX_ITEMS:
+        return None
+    encoded = pc.dictionary_encode(arr, null_encoding="mask")
+    items = encoded.dictionary
+    if len(items) >= DICTIONARY_MAX_ITEMS:
+        return None
+    idx = pc.fill_null(pc.add(encoded.indices.cast(pa.uint8()), pa.scalar(1, pa.uint8())), pa.scalar(0, pa.uint8()))
+    indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
+    items_enc = encode_binary(items, buffers)
+    return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc,
+                                                     num_dictionary_items=len(items)))
+
+
 def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding:
     """PackedStruct: fixed-width children interleaved row by row."""
     cols, inner = [], []
@@ -116,7 +138,7 @@ def encode_values(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
         return encode_dictionary(arr, buffers)
     if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
             or pa.types.is_large_binary(t)):
-        return encode_binary(arr, buffers)
+        return encode_low_cardinality(arr, buffers) or encode_binary(arr, buffers)
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         items = arr.values.slice(arr.offset * d, len(arr) * d)
