@@ -215,11 +215,11 @@ def test_footer_version_2_0_also_read(tmp_path):
     assert f.version == "2.0" and tables_equal(f.read(), table)
 
 
-@pytest.mark.parametrize("t", [pa.string(), pa.large_binary()])
+@pytest.mark.parametrize("t", [pa.string(), pa.binary()])
 def test_low_cardinality_strings_written_as_dictionary(tmp_path, t):
     n = 5000
     rng = np.random.default_rng(2)
-    vals = [v.encode() if t == pa.large_binary() else v for v in rng.choice(["red", "green", "blue"], n).tolist()]
+    vals = [v.encode() if t == pa.binary() else v for v in rng.choice(["red", "green", "blue"], n).tolist()]
     table = pa.table({"c": pa.array(vals, t, mask=rng.random(n) < 0.2)})
     path = tmp_path / "c.lance"
     lancelot.write_table(table, path)

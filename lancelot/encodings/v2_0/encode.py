@@ -94,11 +94,11 @@ def encode_low_cardinality(arr: pa.Array, buffers: list) -> pb.ArrayEncoding | N
 
     Indices are 1-based u8 with 0 meaning null (what pylance writes for plain columns).
     """
-    if len(arr) < 2 * DICTIONARY_MAX_ITEMS:
-        return None
+    if len(arr) < 2 * DICTIONARY_MAX_ITEMS or not (pa.types.is_string(arr.type) or pa.types.is_binary(arr.type)):
+        return None  # pylance 14 misreads dictionary items of large types
     encoded = pc.dictionary_encode(arr, null_encoding="mask")
     items = encoded.dictionary
-    if len(items) >= DICTIONARY_MAX_ITEMS:
+    if len(items) >= DICTIONARY_MAX_ITEMS or len(items) == 0:
         return None
     idx = pc.fill_null(pc.add(encoded.indices.cast(pa.uint8()), pa.scalar(1, pa.uint8())), pa.scalar(0, pa.uint8()))
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
