@@ -24,6 +24,7 @@ from lancelot.encodings.compression import (
     decompress_block,
     decompress_per_value,
 )
+from lancelot.encodings.compression.dictionary import take_dictionary
 from lancelot.format.container import read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
@@ -122,7 +123,11 @@ def variable_values(block: VariableWidthBlock) -> list[bytes]:
 
 def decode_miniblock_page(layout: pb.PageLayout, bufs):
     mb = layout.mini_block_layout
-    return [decompress(mb.value_compression, vbufs, n) for n, vbufs in miniblock_chunks(mb, bufs)]
+    blocks = [decompress(mb.value_compression, vbufs, n) for n, vbufs in miniblock_chunks(mb, bufs)]
+    if mb.HasField("dictionary"):
+        items = decompress_block(mb.dictionary, bufs[2], mb.num_dictionary_items)
+        blocks = [take_dictionary(items, b, mb.num_dictionary_items) for b in blocks]
+    return blocks
 
 
 def only_page(path):
@@ -178,7 +183,6 @@ def test_fixed_size_list_flat(tmp_path, version):
     np.testing.assert_array_equal(got, items)
 
 
-__all__ = ["decompress_block", "decompress_per_value", "read_pages", "write_pylance"]
 
 
 # ----------------------------------------------------------------------------- bitpacking
@@ -238,3 +242,200 @@ def write_pylance_nullable(path, arr: pa.Array, version: str) -> str:
     w.write_batch(table)
     w.close()
     return str(path)
+
+
+# ----------------------------------------------------------------------------- FSST, RLE, BSS, general
+
+
+def text_values(rng, n: int, words: int = 8) -> list[str]:
+    vocab = np.array(["lorem", "ipsum", "dolor", "sit", "amet", "ünïcødé", "x\xff", "consectetur", "42"])
+    return [" ".join(rng.choice(vocab, rng.integers(0, words))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("large", [False, True])
+def test_fsst_miniblock(tmp_path, version, large):
+    rng = np.random.default_rng(6)
+    src = text_values(rng, 8000)
+    arr = pa.array(src, pa.large_string() if large else pa.string())
+    _, layout, bufs = only_page(write_pylance(tmp_path / "f.lance", arr, version))
+    enc = layout.mini_block_layout.value_compression
+    assert enc.WhichOneof("compression") == "fsst"
+    got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
+    assert got == [s.encode() for s in src]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_binary_all_bytes(tmp_path, version):
+    """Binary data with every byte value (0xFF runs exercise the escape parsing)."""
+    rng = np.random.default_rng(7)
+    base = [b"\xff\xff\xffabc", b"\xff", b"hello world", b"\x00\xff\x01", b"\xff" * 9]
+    src = [base[i % 5] + bytes(rng.integers(0, 256, rng.integers(0, 12), dtype=np.uint8)) for i in range(6000)]
+    meta = {"lance-encoding:compression": "fsst"}  # pylance picks FSST for binary only when asked
+    _, layout, bufs = only_page(write_pylance(tmp_path / "fb.lance", pa.array(src, pa.binary()), version, meta))
+    assert layout.mini_block_layout.value_compression.WhichOneof("compression") == "fsst"
+    got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
+    assert got == src
+
+
+def full_zip_variable_values(layout: pb.PageLayout, bufs) -> VariableWidthBlock:
+    """Unzip a full-zip page of variable values without rep/def (test-only)."""
+    fz = layout.full_zip_layout
+    assert fz.bits_rep == 0 and fz.bits_def == 0 and fz.bits_per_offset == 32
+    width = len(bufs[1]) // (fz.num_items + 1)  # the repetition index is u16/u32/u64 as the data size needs
+    data, index = bufs[0], bufs[1].view(f"<u{width}")
+    starts, ends = index[:-1].astype(np.int64) + 4, index[1:].astype(np.int64)
+    offs = np.zeros(len(starts) + 1, np.uint64)
+    offs[1:] = np.cumsum(ends - starts)
+    body = np.concatenate([data[a:b] for a, b in zip(starts, ends)])
+    return VariableWidthBlock(offs, body, len(starts))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_full_zip(tmp_path, version):
+    src = [(f"abc {i} " * 100).encode() for i in range(300)]
+    _, layout, bufs = only_page(write_pylance(tmp_path / "fz.lance", pa.array(src, pa.string()), version))
+    enc = layout.full_zip_layout.value_compression
+    assert enc.WhichOneof("compression") == "fsst"
+    out = decompress_per_value(enc, full_zip_variable_values(layout, bufs))
+    assert variable_values(out) == src
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("meta", [None, {"lance-encoding:compression": "lz4"}])
+def test_general_zstd_full_zip(tmp_path, version, meta):
+    """Large values: each value zstd-compressed separately (pylance picks zstd even when lz4 is asked)."""
+    rng = np.random.default_rng(8)
+    src = [rng.bytes(100) * 400 + bytes([i]) for i in range(25)]
+    _, layout, bufs = only_page(write_pylance(tmp_path / "g.lance", pa.array(src, pa.binary()), version, meta))
+    enc = layout.full_zip_layout.value_compression
+    assert enc.general.compression.scheme == pb.COMPRESSION_ALGORITHM_ZSTD
+    out = decompress_per_value(enc, full_zip_variable_values(layout, bufs))
+    assert variable_values(out) == src
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.float64])
+def test_rle(tmp_path, version, dtype):
+    rng = np.random.default_rng(9)
+    src = np.repeat(rng.integers(-100, 100, 120), rng.integers(1, 600, 120)).astype(dtype)
+    _, layout, bufs = only_page(write_pylance(tmp_path / "r.lance", pa.array(src), version))
+    enc = layout.mini_block_layout.value_compression
+    assert enc.rle.run_lengths.flat.bits_per_value == 8
+    got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("scheme", ["zstd", "lz4"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_byte_stream_split_general(tmp_path, version, scheme, dtype):
+    rng = np.random.default_rng(10)
+    src = np.cumsum(rng.random(20000)).astype(dtype)
+    meta = {"lance-encoding:compression": scheme, "lance-encoding:bss": "on"}
+    _, layout, bufs = only_page(write_pylance(tmp_path / "bss.lance", pa.array(src), version, meta))
+    enc = layout.mini_block_layout.value_compression
+    assert enc.general.compression.scheme == (pb.COMPRESSION_ALGORITHM_ZSTD if scheme == "zstd"
+                                              else pb.COMPRESSION_ALGORITHM_LZ4)
+    assert enc.general.values.WhichOneof("compression") == "byte_stream_split"
+    got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("scheme", ["zstd", "lz4"])
+def test_general_over_bitpacking(tmp_path, version, scheme):
+    rng = np.random.default_rng(11)
+    src = rng.integers(0, 1 << 30, 20000).astype(np.int32)
+    _, layout, bufs = only_page(write_pylance(tmp_path / "gb.lance", pa.array(src), version,
+                                              {"lance-encoding:compression": scheme}))
+    enc = layout.mini_block_layout.value_compression
+    assert enc.general.values.WhichOneof("compression") == "inline_bitpacking"
+    got = np.concatenate([fixed_values(b, np.int32) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+# ----------------------------------------------------------------------------- dictionary
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("meta", [None, {"lance-encoding:compression": "zstd"}])
+def test_dictionary_strings(tmp_path, version, meta):
+    rng = np.random.default_rng(12)
+    words = np.array([f"category-{i}" for i in range(300)])
+    src = list(rng.choice(words, 20000))
+    _, layout, bufs = only_page(write_pylance(tmp_path / "d.lance", pa.array(src), version, meta))
+    mb = layout.mini_block_layout
+    assert mb.HasField("dictionary") and mb.num_dictionary_items == len(set(src))
+    if version == "2.2":
+        assert mb.dictionary.general.compression.scheme == pb.COMPRESSION_ALGORITHM_LZ4
+    else:
+        assert mb.dictionary.WhichOneof("compression") == "variable"
+    got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
+    assert got == [s.encode() for s in src]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_dictionary_fixed_width_2_2(tmp_path, dtype):
+    rng = np.random.default_rng(9)
+    src = np.repeat(rng.integers(-100, 100, 120), rng.integers(1, 600, 120)).astype(dtype)
+    _, layout, bufs = only_page(write_pylance(tmp_path / "df.lance", pa.array(src), "2.2"))
+    mb = layout.mini_block_layout
+    assert mb.HasField("dictionary")
+    assert mb.value_compression.WhichOneof("compression") == "rle"
+    got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
+    np.testing.assert_array_equal(got, src)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dictionary_with_nulls(tmp_path, version):
+    rng = np.random.default_rng(13)
+    words = np.array([f"w{i:04d}" for i in range(50)])
+    src = rng.choice(words, 6000)
+    nulls = rng.random(6000) < 0.2
+    arr = pa.array(src, mask=nulls)
+    for _, layout, bufs in read_pages(write_pylance_nullable(tmp_path / "dn.lance", arr, version)):
+        mb = layout.mini_block_layout
+        assert mb.HasField("dictionary")
+        items = decompress_block(mb.dictionary, bufs[2], mb.num_dictionary_items)
+        got_valid, got = [], []
+        for num, num_levels, _, def_buf, vbufs in miniblock_chunks(mb, bufs, with_levels=True):
+            valid = decompress_block(mb.def_compression, def_buf, num_levels).as_dtype("<u2") == 0
+            block = take_dictionary(items, decompress(mb.value_compression, vbufs, num), mb.num_dictionary_items,
+                                    valid)
+            got_valid.append(valid)
+            got += variable_values(block)
+        valid = np.concatenate(got_valid)
+        np.testing.assert_array_equal(valid, ~nulls[: len(valid)])
+        assert [g for g, v in zip(got, valid) if v] == [s.encode() for s, v in zip(src, valid) if v]
+
+
+# ----------------------------------------------------------------------------- packed structs
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_packed_struct(tmp_path, version):
+    rng = np.random.default_rng(14)
+    a, b, c = rng.integers(0, 1000, 3000).astype(np.int32), rng.random(3000), rng.integers(0, 9, 3000).astype(np.int8)
+    arr = pa.StructArray.from_arrays([pa.array(a), pa.array(b), pa.array(c)], ["a", "b", "c"])
+    _, layout, bufs = only_page(write_pylance(tmp_path / "ps.lance", arr, version, {"packed": "true"}))
+    enc = layout.mini_block_layout.value_compression
+    assert list(enc.packed_struct.bits_per_value) == [32, 64, 8]
+    blocks = decode_miniblock_page(layout, bufs)
+    for i, (src, dt) in enumerate([(a, np.int32), (b, np.float64), (c, np.int8)]):
+        np.testing.assert_array_equal(np.concatenate([fixed_values(blk.children[i], dt) for blk in blocks]), src)
+
+
+def test_variable_packed_struct_2_2(tmp_path):
+    rng = np.random.default_rng(15)
+    a = rng.integers(0, 1000, 3000).astype(np.int32)
+    c = [("x" * int(k)) + str(i) for i, k in enumerate(rng.integers(0, 20, 3000))]
+    d = rng.random(3000)
+    arr = pa.StructArray.from_arrays([pa.array(a), pa.array(c), pa.array(d)], ["a", "c", "d"])
+    _, layout, bufs = only_page(write_pylance(tmp_path / "vps.lance", arr, "2.2", {"packed": "true"}))
+    enc = layout.full_zip_layout.value_compression
+    assert enc.WhichOneof("compression") == "variable_packed_struct"
+    out = decompress_per_value(enc, full_zip_variable_values(layout, bufs))
+    np.testing.assert_array_equal(fixed_values(out.children[0], np.int32), a)
+    assert variable_values(out.children[1]) == [s.encode() for s in c]
+    np.testing.assert_array_equal(fixed_values(out.children[2], np.float64), d)

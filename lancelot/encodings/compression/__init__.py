@@ -15,6 +15,16 @@ there are three entry points, one per context the structural layer meets:
 
 Every failure on bad input raises CorruptFileError; an encoding pylance 14
 never writes (or that we do not know) raises UnsupportedEncodingError.
+
+Encoders live beside their decoders and return ``(CompressiveEncoding,
+buffers)`` for one mini-block chunk (``compress_flat``, ``compress_variable``,
+``compress_inline_bitpacking``, ``compress_rle``, ``compress_byte_stream_split``,
+``compress_fsst``, ``compress_fsl``, ``compress_packed_struct``), for one block
+(``compress_variable_block``, ``compress_out_of_line_bitpacking``), or the
+per-value form for full-zip (``compress_fsl_per_value``, ``compress_fsst_per_value``,
+``compress_variable_packed_struct``, ``general.compress_values``); General
+wrapping is ``general.compress_buffer`` + ``general.general_encoding``, and the
+mini-block dictionary split is ``dictionary.dictionary_encode``.
 """
 
 from __future__ import annotations
@@ -38,7 +48,9 @@ from lancelot.encodings.compression.byte_stream_split import decompress_byte_str
 from lancelot.encodings.compression.constant import decompress_constant
 from lancelot.encodings.compression.fixed_size_list import decompress_fsl, decompress_fsl_per_value
 from lancelot.encodings.compression.flat import decompress_flat
+from lancelot.encodings.compression.fsst import fsst_decode, parse_symbol_table
 from lancelot.encodings.compression.general import decompress_buffer, decompress_values
+from lancelot.encodings.compression.packed import decompress_packed_struct, decompress_variable_packed_struct
 from lancelot.encodings.compression.rle import decompress_rle
 from lancelot.encodings.compression.variable import (
     decompress_variable,
@@ -81,6 +93,12 @@ def _enter(num_values: int, depth: int) -> None:
     require(depth < MAX_DEPTH, "compressive encoding nests too deeply")
 
 
+def _variable(block: DataBlock) -> VariableWidthBlock:
+    if not isinstance(block, VariableWidthBlock):
+        raise UnsupportedEncodingError(f"expected variable-width values, the encoding gives {type(block).__name__}")
+    return block
+
+
 def decompress(enc: pb.CompressiveEncoding, buffers: list[np.ndarray], num_values: int, _depth: int = 0) -> DataBlock:
     """Decode ``num_values`` values from the buffers of one mini-block chunk."""
     _enter(num_values, _depth)
@@ -103,6 +121,11 @@ def decompress(enc: pb.CompressiveEncoding, buffers: list[np.ndarray], num_value
         require(len(buffers) >= 1, "general compression expects at least one buffer")
         first = decompress_buffer(enc.general.compression, buffers[0])
         return decompress(enc.general.values, [first, *buffers[1:]], num_values, _depth + 1)
+    if kind == "fsst":
+        table = parse_symbol_table(enc.fsst.symbol_table)
+        return fsst_decode(table, _variable(decompress(enc.fsst.values, buffers, num_values, _depth + 1)))
+    if kind == "packed_struct":
+        return decompress_packed_struct(enc.packed_struct, buffers, num_values)
     raise _unsupported(kind, "mini-block")
 
 
@@ -146,4 +169,10 @@ def decompress_per_value(enc: pb.CompressiveEncoding, block: FixedWidthBlock | V
     if kind == "general":
         inner = decompress_values(enc.general.compression, block)
         return decompress_per_value(enc.general.values, inner, _depth + 1)
+    if kind == "fsst":
+        table = parse_symbol_table(enc.fsst.symbol_table)
+        return fsst_decode(table, _variable(decompress_per_value(enc.fsst.values, block, _depth + 1)))
+    if kind == "variable_packed_struct":
+        return decompress_variable_packed_struct(
+            enc.variable_packed_struct, block, lambda e, b: decompress_per_value(e, b, _depth + 1))
     raise _unsupported(kind, "variable-width full-zip")

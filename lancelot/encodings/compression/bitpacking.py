@@ -17,8 +17,9 @@ bit stream of W words of T bits (word ``k`` of lane ``l`` is packed word
   either packed (padded) or, when that would waste space, its values stored
   raw (T bits each): the buffer length tells which.
 
-Decoding expands the packed bits with ``np.unpackbits`` and regroups them, so
-it is vectorized over all chunks of one width at once.
+Decoding works row by row with whole-array shifts over every lane of every
+chunk of one width at once; encoding expands the values into bits
+(``np.unpackbits``) and regroups them.
 """
 
 from __future__ import annotations
@@ -53,24 +54,46 @@ def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
     return _GATHER[t]
 
 
+_ROWS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _row_plan(t: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row r: the word holding its low bits, the shift, the next word, and the row-major gather."""
+    key = (t, width)
+    if key not in _ROWS:
+        dt = uint_dtype(t)
+        r = np.arange(t)
+        word = (r * width) // t
+        shift = ((r * width) % t).astype(dt)[:, None]
+        nxt = np.minimum(word + 1, width - 1)
+        gather, _ = _permutations(t)
+        lanes = CHUNK // t
+        row_major = (gather % t) * lanes + gather // t
+        _ROWS[key] = (word, shift, nxt, row_major)
+    return _ROWS[key]
+
+
 def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
-    """Unpack ``n`` chunks (uint8, n * 128 * width bytes) into an (n, 1024) array of T-bit values."""
+    """Unpack ``n`` chunks (uint8, n * 128 * width bytes) into an (n, 1024) array of T-bit values.
+
+    Row r of a lane starts at bit r * width of the lane's stream: its low bits
+    are in word (r * width) // t shifted right, the rest (if it spills) in the
+    next word shifted left; bits at or above ``width`` are masked away, so the
+    next word (clamped to the last) can be or-ed in unconditionally.
+    """
+    if width == 0:
+        raise ValueError("use zeros for width 0")
     dt = uint_dtype(t, "bitpacked value")
     lanes = CHUNK // t
     nbytes = CHUNK * width // 8
-    n = len(packed) // nbytes if nbytes else 0
-    if width == 0:
-        raise ValueError("use zeros for width 0")
+    n = len(packed) // nbytes
     words = np.ascontiguousarray(packed[: n * nbytes]).view(dt).reshape(n, width, lanes)
-    streams = np.ascontiguousarray(words.transpose(0, 2, 1)).view(np.uint8)  # (n, lanes, width * t / 8)
-    bits = np.unpackbits(streams, axis=-1, bitorder="little").reshape(n, lanes, t, width)
-    if width < t:
-        full = np.zeros((n, lanes, t, t), dtype=np.uint8)
-        full[..., :width] = bits
-        bits = full
-    values = np.packbits(bits, axis=-1, bitorder="little").view(dt).reshape(n, CHUNK)
-    gather, _ = _permutations(t)
-    return values[:, gather]
+    word, shift, nxt, row_major = _row_plan(t, width)
+    low = words[:, word, :] >> shift
+    high = (words[:, nxt, :] << (dt.type(t - 1) - shift)) << dt.type(1)
+    mask = dt.type(np.iinfo(dt).max) if width == t else dt.type((1 << width) - 1)
+    rows = (low | high) & mask  # (n, t, lanes)
+    return rows.reshape(n, CHUNK)[:, row_major]
 
 
 def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
@@ -130,27 +153,38 @@ def decompress_inline_bitpacking(desc: pb.InlineBitpacking, buffers: list, num_v
     wb = t // 8
     n_chunks = -(-num_values // CHUNK)
     check_size(n_chunks * CHUNK * wb, "bitpacked values")
+    require(n_chunks * wb <= len(buf), f"inline bitpacking: {len(buf)} bytes cannot hold {n_chunks} chunks")
+    widths, starts = _chunk_headers(buf, n_chunks, t)
+    if n_chunks == 1:  # the mini-block case: one chunk per call
+        w = int(widths[0])
+        if w == 0:
+            return FixedWidthBlock(np.zeros(num_values * wb, np.uint8), t, num_values)
+        vals = unpack_chunks(buf[starts[0]:starts[0] + CHUNK * w // 8], w, t)
+        return FixedWidthBlock(vals.reshape(-1)[:num_values].view(np.uint8), t, num_values)
     out = np.zeros((n_chunks, CHUNK), dtype=dt)
-    pos = 0
-    widths, starts = np.empty(n_chunks, np.int64), np.empty(n_chunks, np.int64)
-    for c in range(n_chunks):  # one iteration per 1024 values: header walk only
-        require(pos + wb <= len(buf), "inline bitpacking: chunk header past the end of the buffer")
-        w = int(np.frombuffer(buf[pos:pos + wb].tobytes(), dtype=dt)[0])
-        require(w <= t, f"inline bitpacking: bit width {w} for {t}-bit values")
-        widths[c], starts[c] = w, pos + wb
-        pos += wb + CHUNK * w // 8
-        require(pos <= len(buf), "inline bitpacking: packed chunk past the end of the buffer")
     for w in np.unique(widths):
         rows = np.nonzero(widths == w)[0]
         if w == 0:
             continue
         nb = CHUNK * int(w) // 8
-        if len(rows) == 1:
-            packed = buf[starts[rows[0]]:starts[rows[0]] + nb]
-        else:
-            packed = buf[(starts[rows][:, None] + np.arange(nb)).reshape(-1)]
+        packed = buf[(starts[rows][:, None] + np.arange(nb)).reshape(-1)]
         out[rows] = unpack_chunks(packed, int(w), t)
     return FixedWidthBlock(out.reshape(-1)[:num_values].view(np.uint8), t, num_values)
+
+
+def _chunk_headers(buf: np.ndarray, n_chunks: int, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bit width and packed-data start of each of ``n_chunks`` inline chunks in ``buf``."""
+    wb = t // 8
+    widths, starts = np.empty(n_chunks, np.int64), np.empty(n_chunks, np.int64)
+    pos = 0
+    for c in range(n_chunks):  # one iteration per 1024 values: header walk only
+        require(pos + wb <= len(buf), "inline bitpacking: chunk header past the end of the buffer")
+        w = int.from_bytes(buf[pos:pos + wb].tobytes(), "little")
+        require(w <= t, f"inline bitpacking: bit width {w} for {t}-bit values")
+        widths[c], starts[c] = w, pos + wb
+        pos += wb + CHUNK * w // 8
+        require(pos <= len(buf), "inline bitpacking: packed chunk past the end of the buffer")
+    return widths, starts
 
 
 def compress_inline_bitpacking(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:

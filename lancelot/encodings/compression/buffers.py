@@ -12,7 +12,7 @@ import numpy as np
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 
 #: The largest decoded buffer we are willing to allocate for one page or chunk.
-MAX_DECODED_BYTES = 1 << 34
+MAX_DECODED_BYTES = 1 << 32
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

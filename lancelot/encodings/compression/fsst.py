@@ -88,6 +88,7 @@ def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     start, end = (int(offs[0]), int(offs[-1])) if len(offs) else (0, 0)
     data = as_u8(block.data)
     require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
+    require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
     codes = data[start:end]
     rel = offs - start
     n = len(codes)

@@ -132,6 +132,9 @@ def decompress_values(compression: pb.BufferCompression, block: VariableWidthBlo
     data = as_u8(block.data)
     offs = np.asarray(block.offsets, dtype=np.int64)
     require(len(offs) == block.num_values + 1, "general per-value: offsets do not match the value count")
+    require(block.num_values == 0 or (int(offs[0]) >= 0 and int(offs[-1]) <= len(data)
+                                      and bool(np.all(offs[1:] >= offs[:-1]))),
+            "general per-value: offsets are out of order or past the data")
     parts = [decompress_buffer(compression, data[offs[i]:offs[i + 1]]) for i in range(block.num_values)]
     new_offs = np.zeros(block.num_values + 1, dtype=np.uint64)
     new_offs[1:] = np.cumsum([len(p) for p in parts])

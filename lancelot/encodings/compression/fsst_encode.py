@@ -1,0 +1,251 @@
+"""FSST training and compression (the writer side of lance.encodings21.Fsst).
+
+The symbol table is built like the FSST paper's: a few rounds over a ~16 KiB
+sample, each compressing the sample with the current table, counting how often
+each symbol (or escaped byte) and each pair of adjacent ones occurs, and
+keeping the 255 candidates (symbols and pair concatenations up to 8 bytes)
+with the largest gain (count x length, single bytes weighted x8).  Lookups use
+FSST's structures: a 1024-slot hash table on the first three bytes for
+symbols of 3+ bytes (one symbol per slot) and a 64 Ki table on the first two
+bytes for the shorter ones.
+
+Greedy longest-match parsing is inherently sequential, so training and
+encoding are numba kernels (cached on disk).  Any table in the reference's
+serialization decodes with pylance, whatever symbols we choose.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression.buffers import as_u8
+from lancelot.encodings.compression.fsst import LEAST_INPUT_SIZE, SymbolTable, fsst_description
+from lancelot.encodings.compression.variable import compress_variable, variable_encoding
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+SAMPLE_TARGET = 1 << 14
+SAMPLE_PIECE = 512
+ROUNDS = 5
+HASH_SLOTS = 1024
+CAND_SLOTS = 1 << 18
+
+
+@numba.njit(cache=True)
+def _hash3(w: np.int64) -> np.int64:
+    x = (w & 0xFFFFFF) * 2971215073
+    return (x ^ (x >> 15)) & (HASH_SLOTS - 1)
+
+
+@numba.njit(cache=True)
+def _load(data, pos, end):
+    """Up to 8 bytes at pos (not past end), little endian, and how many."""
+    n = min(8, end - pos)
+    w = np.int64(0)
+    for i in range(n):
+        w |= np.int64(data[pos + i]) << (8 * i)
+    return w, n
+
+
+@numba.njit(cache=True)
+def _mask(length):
+    if length >= 8:
+        return np.int64(-1)
+    return (np.int64(1) << (8 * length)) - 1
+
+
+@numba.njit(cache=True)
+def _build_lookup(sym_val, sym_len, n):
+    """Hash table (3+ byte symbols), 2-byte table and 1-byte table for n symbols."""
+    h_val = np.zeros(HASH_SLOTS, np.int64)
+    h_len = np.zeros(HASH_SLOTS, np.int64)
+    h_code = np.zeros(HASH_SLOTS, np.int64)
+    short_code = np.full(65536, -1, np.int64)
+    short_len = np.zeros(65536, np.int64)
+    byte_code = np.full(256, -1, np.int64)
+    for c in range(n):
+        if sym_len[c] == 1:
+            byte_code[sym_val[c] & 0xFF] = c
+    for c in range(n):
+        if sym_len[c] == 2:
+            short_code[sym_val[c] & 0xFFFF] = c
+            short_len[sym_val[c] & 0xFFFF] = 2
+        elif sym_len[c] >= 3:
+            h = _hash3(sym_val[c])
+            h_val[h], h_len[h], h_code[h] = sym_val[c], sym_len[c], c
+    for i in range(65536):
+        if short_len[i] == 0 and byte_code[i & 0xFF] >= 0:
+            short_code[i] = byte_code[i & 0xFF]
+            short_len[i] = 1
+    return h_val, h_len, h_code, short_code, short_len, byte_code
+
+
+@numba.njit(cache=True)
+def _match(data, pos, end, h_val, h_len, h_code, short_code, short_len, byte_code):
+    """(code, length) of the symbol to use at pos; code -1 means escape one byte."""
+    w, r = _load(data, pos, end)
+    if r >= 3:
+        h = _hash3(w)
+        ln = h_len[h]
+        if ln > 0 and ln <= r and (w & _mask(ln)) == h_val[h]:
+            return h_code[h], ln
+    if r >= 2:
+        i = w & 0xFFFF
+        if short_len[i] > 0:
+            return short_code[i], short_len[i]
+        return -1, 1
+    c = byte_code[w & 0xFF]
+    if c >= 0:
+        return c, 1
+    return -1, 1
+
+
+@numba.njit(cache=True)
+def _cand_add(keys_val, keys_len, gains, val, ln, gain):
+    h = ((val * -7046029254386353131) ^ ln) & (CAND_SLOTS - 1)
+    while True:
+        if keys_len[h] == 0:
+            keys_val[h], keys_len[h], gains[h] = val, ln, gain
+            return
+        if keys_len[h] == ln and keys_val[h] == val:
+            gains[h] += gain
+            return
+        h = (h + 1) & (CAND_SLOTS - 1)
+
+
+@numba.njit(cache=True)
+def _train(sample, offsets):
+    sym_val = np.zeros(255, np.int64)
+    sym_len = np.zeros(255, np.int64)
+    n = 0
+    for _ in range(ROUNDS):
+        h_val, h_len, h_code, short_code, short_len, byte_code = _build_lookup(sym_val, sym_len, n)
+        count1 = np.zeros(512, np.int64)
+        count2 = np.zeros((512, 512), np.int64)
+        for s in range(len(offsets) - 1):
+            pos, end, prev = offsets[s], offsets[s + 1], -1
+            while pos < end:
+                c, ln = _match(sample, pos, end, h_val, h_len, h_code, short_code, short_len, byte_code)
+                if c < 0:
+                    c = 256 + np.int64(sample[pos])
+                count1[c] += 1
+                if prev >= 0:
+                    count2[prev, c] += 1
+                prev = c
+                pos += ln
+        keys_val = np.zeros(CAND_SLOTS, np.int64)
+        keys_len = np.zeros(CAND_SLOTS, np.int64)
+        gains = np.zeros(CAND_SLOTS, np.int64)
+        for c1 in range(512):
+            if count1[c1] == 0:
+                continue
+            v1 = sym_val[c1] if c1 < 256 else np.int64(c1 - 256)
+            l1 = sym_len[c1] if c1 < 256 else 1
+            _cand_add(keys_val, keys_len, gains, v1, l1, count1[c1] * l1 * (8 if l1 == 1 else 1))
+            if l1 >= 8:
+                continue
+            for c2 in range(512):
+                if count2[c1, c2] == 0:
+                    continue
+                v2 = sym_val[c2] if c2 < 256 else np.int64(c2 - 256)
+                l2 = sym_len[c2] if c2 < 256 else 1
+                l3 = min(l1 + l2, 8)
+                v3 = (v1 | (v2 << (8 * l1))) & _mask(l3)
+                _cand_add(keys_val, keys_len, gains, v3, l3, count2[c1, c2] * l3)
+        order = np.argsort(-gains, kind="mergesort")
+        taken = np.zeros(HASH_SLOTS, np.bool_)
+        n = 0
+        for i in order:
+            if gains[i] <= 0 or n == 255:
+                break
+            ln = keys_len[i]
+            if ln >= 3:
+                h = _hash3(keys_val[i])
+                if taken[h]:
+                    continue
+                taken[h] = True
+            sym_val[n], sym_len[n] = keys_val[i], ln
+            n += 1
+    return sym_val[:n].copy(), sym_len[:n].copy()
+
+
+@numba.njit(cache=True)
+def _encode(data, offsets, sym_val, sym_len):
+    n = len(sym_len)
+    h_val, h_len, h_code, short_code, short_len, byte_code = _build_lookup(sym_val, sym_len, n)
+    out = np.empty(2 * (offsets[-1] - offsets[0]) + 8, np.uint8)
+    out_offs = np.zeros(len(offsets), np.int64)
+    o = 0
+    for s in range(len(offsets) - 1):
+        pos, end = offsets[s], offsets[s + 1]
+        while pos < end:
+            c, ln = _match(data, pos, end, h_val, h_len, h_code, short_code, short_len, byte_code)
+            if c < 0:
+                out[o] = 255
+                out[o + 1] = data[pos]
+                o += 2
+            else:
+                out[o] = c
+                o += 1
+            pos += ln
+        out_offs[s + 1] = o
+    return out[:o].copy(), out_offs
+
+
+def _sample(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """About SAMPLE_TARGET bytes of pieces (<= 512 bytes) of random strings."""
+    total = int(offsets[-1] - offsets[0])
+    if total <= SAMPLE_TARGET:
+        return data[int(offsets[0]):int(offsets[-1])], (offsets - offsets[0]).astype(np.int64)
+    rng = np.random.default_rng(seed)
+    n = len(offsets) - 1
+    picks = rng.integers(0, n, size=max(1, 4 * SAMPLE_TARGET // max(1, total // n)))
+    starts = offsets[picks]
+    lens = np.minimum(offsets[picks + 1] - starts, SAMPLE_PIECE)
+    keep = np.cumsum(lens) <= SAMPLE_TARGET
+    starts, lens = starts[keep], lens[keep]
+    s_offs = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=s_offs[1:])
+    src = np.arange(int(s_offs[-1]), dtype=np.int64) + np.repeat(starts - s_offs[:-1], lens)
+    return data[src], s_offs
+
+
+def _arrays(block: VariableWidthBlock) -> tuple[np.ndarray, np.ndarray]:
+    return as_u8(block.data), np.asarray(block.offsets, dtype=np.int64)
+
+
+def train_fsst(block: VariableWidthBlock) -> SymbolTable:
+    """A symbol table for the strings of ``block`` (switch off below 32 KiB, as pylance does)."""
+    data, offs = _arrays(block)
+    if len(offs) < 2 or offs[-1] - offs[0] < LEAST_INPUT_SIZE:
+        return SymbolTable(np.zeros((0, 8), np.uint8), np.zeros(0, np.uint8), False)
+    sample, s_offs = _sample(data, offs)
+    sym_val, sym_len = _train(np.ascontiguousarray(sample), s_offs)
+    symbols = sym_val.astype("<i8").view(np.uint8).reshape(-1, 8)
+    return SymbolTable(symbols, sym_len.astype(np.uint8), True)
+
+
+def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthBlock:
+    """The strings of ``block`` compressed with ``table`` (unchanged when its switch is off)."""
+    if not table.switch_on:
+        return block
+    data, offs = _arrays(block)
+    sym_val = np.ascontiguousarray(table.symbols).reshape(-1).view("<i8").astype(np.int64)
+    out, out_offs = _encode(data, offs, sym_val, table.lengths.astype(np.int64))
+    return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
+
+
+def compress_fsst(block: VariableWidthBlock, table: SymbolTable | None = None,
+                  bits: int = 32) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """One mini-block chunk: FSST-compressed strings in the Variable chunk layout."""
+    table = table if table is not None else train_fsst(block)
+    _, bufs = compress_variable(fsst_encode(table, block), bits)
+    return fsst_description(table, variable_encoding(bits)), bufs
+
+
+def compress_fsst_per_value(block: VariableWidthBlock, table: SymbolTable | None = None,
+                            bits: int = 32) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
+    """Full-zip: the compressed strings, to be zipped by the structural layer."""
+    table = table if table is not None else train_fsst(block)
+    return fsst_description(table, variable_encoding(bits)), fsst_encode(table, block)
