@@ -45,6 +45,11 @@ def _storage(t: pa.DataType) -> pa.DataType:
 def _fixed(block: FixedWidthBlock, t: pa.DataType) -> pa.Array:
     bits = bit_width(t)
     n = block.num_values
+    if bits == 1 and block.bits_per_value == 8:  # full-zip keeps booleans one per byte
+        if len(block.data) < n:
+            raise CorruptFileError(f"{n} byte-wide booleans need {n} bytes, block holds {len(block.data)}")
+        packed = np.packbits(np.asarray(block.data[:n]) != 0, bitorder="little")
+        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(packed)])
     if block.bits_per_value != bits:
         raise CorruptFileError(f"values of {block.bits_per_value} bits cannot be {t} ({bits} bits)")
     need = (n * bits + 7) // 8

@@ -1,0 +1,261 @@
+"""The 2.1+ FieldReader: one top-level field, read from the leaf columns it owns.
+
+Each column holds one leaf with the levels of the whole path above it
+(paths.py).  A read maps the field rows to page rows of every column, loads
+the search caches of the pages it touches (one fetch, kept in
+``FieldContext.cache``), fetches all data ranges in one more call, decodes
+each page into its path array (repdef.py) and, for fields of several
+columns, merges the path arrays into the field's array.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.structural.blob import BlobPage
+from lancelot.encodings.structural.constant import ConstantPage
+from lancelot.encodings.structural.fullzip import FullZipPage
+from lancelot.encodings.structural.leaf import with_validity
+from lancelot.encodings.structural.miniblock import MiniBlockPage
+from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader
+from lancelot.encodings.structural.paths import ColumnPath, column_paths
+from lancelot.encodings.structural.repdef import unravel
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.format.container import unpack_encoding
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+#: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
+_DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
+
+
+def make_page_reader(info: PageInfo, cache: dict, layout: pb.PageLayout, leaf_type: pa.DataType) -> PageReader:
+    """The reader for one page, by its PageLayout variant."""
+    kind = layout.WhichOneof("layout")
+    if kind == "mini_block_layout":
+        return MiniBlockPage(info, cache, layout.mini_block_layout, leaf_type)
+    if kind == "full_zip_layout":
+        return FullZipPage(info, cache, layout.full_zip_layout, leaf_type)
+    if kind == "constant_layout":
+        return ConstantPage(info, cache, layout.constant_layout, leaf_type)
+    if kind == "blob_layout":
+        return BlobPage(info, cache, layout.blob_layout, leaf_type, make_page_reader)
+    raise UnsupportedEncodingError(f"page layout {kind!r} is not supported")
+
+
+class ColumnReader:
+    """The pages of one leaf column."""
+
+    def __init__(self, ctx: FieldContext, col: ColumnInfo, path: ColumnPath) -> None:
+        self.ctx = ctx
+        self.col = col
+        self.path = path
+        lengths = np.array([p.length for p in col.meta.pages], dtype=np.int64)
+        self.page_ends = np.cumsum(lengths)
+        self.page_firsts = self.page_ends - lengths
+        self.scale = path.row_scale
+        total = int(self.page_ends[-1]) if len(lengths) else 0
+        if total != ctx.num_rows * self.scale:
+            raise CorruptFileError(f"pages hold {total} rows, the file has {ctx.num_rows}",
+                                   path=ctx.path, column=col.index)
+        self._pages: dict[int, PageReader] = {}
+
+    def page(self, i: int) -> PageReader:
+        r = self._pages.get(i)
+        if r is None:
+            meta = self.col.meta.pages[i]
+            try:
+                layout = unpack_encoding(self.ctx.src, meta.encoding, pb.PageLayout, column=self.col.index, page=i)
+                if layout is None:
+                    raise CorruptFileError("page has no encoding")
+                info = PageInfo(self.col.index, i, self.path, meta)
+                r = make_page_reader(info, self.ctx.cache, layout, self.path.leaf.type)
+                if len(r.meaning.layers) != len(self.path.steps) + 1:
+                    raise CorruptFileError(f"page has {len(r.meaning.layers)} rep/def layers, the field "
+                                           f"{self.ctx.field.name!r} needs {len(self.path.steps) + 1}")
+            except LanceError as e:
+                raise e.at(path=self.ctx.path, column=self.col.index, page=i) from None
+            self._pages[i] = r
+        return r
+
+    def split(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """(page index, sorted page-local rows) for the field rows ``rows``."""
+        if self.scale > 1:
+            rows = (rows[:, None] * self.scale + np.arange(self.scale)).reshape(-1)
+        page_of = np.searchsorted(self.page_ends, rows, side="right")
+        out = []
+        if len(rows) == 0:
+            return out
+        cuts = np.flatnonzero(np.diff(page_of)) + 1
+        for group in np.split(np.arange(len(rows)), cuts):
+            p = int(page_of[group[0]])
+            out.append((p, rows[group] - self.page_firsts[p]))
+        return out
+
+    def to_array(self, levels: PageLevels) -> pa.Array:
+        """The path array of decoded page rows."""
+        return unravel(self.path, levels.meaning, levels.rep, levels.dfn, levels.num_levels,
+                       lambda valid: with_validity(levels.values, valid))
+
+
+class StructuralFieldReader(FieldReader):
+    """Reads a top-level field of a 2.1/2.2 file."""
+
+    def __init__(self, ctx: FieldContext) -> None:
+        super().__init__(ctx)
+        paths = column_paths(ctx.field)
+        if len(paths) != len(ctx.columns):
+            raise CorruptFileError(f"field {ctx.field.name!r} needs {len(paths)} columns, got {len(ctx.columns)}",
+                                   path=ctx.path)
+        self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
+
+    def read_range(self, start: int, stop: int) -> pa.Array:
+        return self._read(np.arange(start, stop, dtype=np.int64))
+
+    def take(self, rows: np.ndarray) -> pa.Array:
+        return self._read(np.asarray(rows, dtype=np.int64))
+
+    def _guard(self, col: ColumnReader, page: int, fn, *args):
+        try:
+            return fn(*args)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=col.col.index, page=page) from None
+        except _DECODE_ERRORS as e:
+            raise CorruptFileError(f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path,
+                                   column=col.col.index, page=page) from None
+
+    def _read(self, rows: np.ndarray) -> pa.Array:
+        t = self.ctx.field.type
+        if len(rows) == 0:
+            return pa.nulls(0, t)
+        if rows[0] < 0 or rows[-1] >= self.ctx.num_rows:
+            raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
+        work = [(col, p, local) for col in self.columns for p, local in col.split(rows)]
+        decoded: list = [None] * len(work)
+
+        def decode(i: int, bufs: list) -> None:
+            col, p, local = work[i]
+            decoded[i] = col.page(p).decode(local, bufs)
+
+        def complete(i: int, bufs: list) -> None:
+            col, p, _ = work[i]
+            decoded[i] = col.page(p).complete(decoded[i], bufs)
+
+        # 1. search caches of the pages touched (loaded once per file)
+        searches = []
+        for col, p, _ in work:
+            ranges = self._guard(col, p, col.page(p).search_ranges)
+            if ranges:
+                searches.append((col, p, ranges, col.page(p).load_search))
+        self._fetch_round(searches)
+        # 2. the data of the rows
+        jobs = []
+        for i, (col, p, local) in enumerate(work):
+            jobs.append((col, p, self._guard(col, p, col.page(p).plan, local), partial(decode, i)))
+        self._fetch_round(jobs)
+        # 3. out-of-line data (blob pages)
+        extra = []
+        for i, (col, p, _) in enumerate(work):
+            decoded[i], ranges = self._guard(col, p, col.page(p).finish, decoded[i])
+            if ranges is not None:
+                extra.append((col, p, ranges, partial(complete, i)))
+        self._fetch_round(extra)
+        per_column: dict[int, list[pa.Array]] = {}
+        for i, (col, p, _) in enumerate(work):
+            arr = self._guard(col, p, col.to_array, decoded[i])
+            per_column.setdefault(id(col), []).append(arr)
+        spines = []
+        for col in self.columns:
+            arrs = per_column.get(id(col), [])
+            spines.append(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
+        out = merge(t, spines)
+        if len(out) != len(rows):
+            raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}",
+                                   path=self.ctx.path)
+        return out
+
+    def _fetch_round(self, jobs: list) -> None:
+        """Fetch every job's ranges in one read_ranges call, then hand each job its buffers."""
+        size = self.ctx.src.size
+        for col, p, ranges, _ in jobs:
+            for off, ln in ranges:
+                if off < 0 or ln < 0 or off + ln > size:
+                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file",
+                                           path=self.ctx.path, column=col.col.index, page=p)
+        flat = [r for _, _, ranges, _ in jobs for r in ranges]
+        if not flat:
+            for col, p, _ranges, cb in jobs:
+                self._guard(col, p, cb, [])
+            return
+        bufs = self.ctx.src.read_ranges(flat)
+        pos = 0
+        for col, p, ranges, cb in jobs:
+            part = bufs[pos:pos + len(ranges)]
+            pos += len(ranges)
+            self._guard(col, p, cb, part)
+
+
+def _children_by_field(t: pa.StructType, spines: list[pa.Array]) -> list[list[pa.Array]]:
+    groups: list[list[pa.Array]] = [[] for _ in range(t.num_fields)]
+    names = [t.field(i).name for i in range(t.num_fields)]
+    cursor = 0
+    for s in spines:
+        name = s.type.field(0).name
+        while cursor < len(names) and names[cursor] != name:
+            cursor += 1
+        if cursor == len(names):
+            raise CorruptFileError(f"struct child {name!r} does not belong to {t}")
+        groups[cursor].append(s.field(0))
+    return groups
+
+
+def _list_parts(spine: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray | None]:
+    """Offsets (starting at 0), values and null mask of a list-like spine."""
+    offsets = np.asarray(spine.offsets)
+    values = spine.values
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    if lo or hi != len(values):
+        values = values.slice(lo, hi - lo)
+        offsets = offsets - lo
+    mask = None if spine.null_count == 0 else np.asarray(spine.is_null())
+    return offsets, values, mask
+
+
+def _mask(mask: np.ndarray | None) -> pa.Array | None:
+    return None if mask is None else pa.array(mask, type=pa.bool_())
+
+
+def merge(t: pa.DataType, spines: list[pa.Array]) -> pa.Array:
+    """Merge the path arrays of a field's columns into one array of type ``t``."""
+    if len(spines) == 1 and spines[0].type == t:
+        return spines[0]
+    first = spines[0]
+    mask = None if first.null_count == 0 else np.asarray(first.is_null())
+    if pa.types.is_struct(t):
+        groups = _children_by_field(t, spines)
+        if any(not g for g in groups):
+            raise CorruptFileError(f"no column holds some child of {t}")
+        children = [merge(t.field(i).type, g) for i, g in enumerate(groups)]
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=_mask(mask))
+    if pa.types.is_map(t):
+        offsets, _, mask = _list_parts(first)
+        entries = merge(pa.struct([t.key_field, t.item_field]), [_list_parts(s)[1] for s in spines])
+        return pa.MapArray.from_arrays(pa.array(offsets.astype(np.int32)), entries.field(0), entries.field(1),
+                                       type=t, mask=_mask(mask))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        offsets, _, mask = _list_parts(first)
+        values = merge(t.value_type, [_list_parts(s)[1] for s in spines])
+        cls, dt = (pa.LargeListArray, np.int64) if pa.types.is_large_list(t) else (pa.ListArray, np.int32)
+        return cls.from_arrays(pa.array(offsets.astype(dt)), values, type=t, mask=_mask(mask))
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        values = merge(t.value_type, [s.values.slice(s.offset * d, len(s) * d) for s in spines])
+        return pa.FixedSizeListArray.from_arrays(values, type=t, mask=_mask(mask))
+    if len(spines) != 1:
+        raise CorruptFileError(f"{len(spines)} columns for the leaf type {t}")
+    if first.type != t:
+        return first.cast(t)
+    return first
