@@ -119,7 +119,7 @@ def _encoding_tag(t: pa.DataType) -> int:
     if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
             or pa.types.is_large_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t)):
         return file_pb2.VAR_BINARY
-    if pa.types.is_struct(t) or pa.types.is_map(t) or pa.types.is_null(t):
+    if pa.types.is_struct(t) or pa.types.is_null(t):
         return file_pb2.NONE
     return file_pb2.PLAIN
 
@@ -171,7 +171,14 @@ def _children(t: pa.DataType) -> list[pa.Field]:
         return [t.value_field]
     if pa.types.is_map(t):
         return [pa.field("entries", pa.struct([t.key_field, t.item_field]), False)]
+    if pa.types.is_fixed_size_list(t) and _nested(t.value_type):
+        return [t.value_field]  # pylance 14 lists the item field of a vector of structs/lists
     return []
+
+
+def _nested(t: pa.DataType) -> bool:
+    return (pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
+            or (pa.types.is_fixed_size_list(t) and _nested(t.value_type)))
 
 
 def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
@@ -225,6 +232,12 @@ def from_descriptor(fd: file_pb2.FileDescriptor) -> pa.Schema:
                 raise CorruptFileError(f"map field {f.name!r} does not hold a key/value struct")
             entries = children[0].type
             t = pa.map_(entries.field(0), entries.field(1))
+        elif lt.startswith("fixed_size_list:") and children:
+            try:
+                size = int(lt.rsplit(":", 1)[1])
+            except ValueError:
+                raise CorruptFileError(f"bad logical type {lt!r}") from None
+            t = pa.list_(children[0], size)
         else:
             t = parse_logical_type(lt)
         md = {k.encode(): bytes(v) for k, v in f.metadata.items()}
