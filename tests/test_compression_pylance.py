@@ -44,12 +44,12 @@ def write_pylance(path, arr: pa.Array, version: str, metadata: dict | None = Non
     return str(path)
 
 
-def read_pages(path: str):
-    """[(page, PageLayout, [buffer bytes as uint8 arrays])] of column 0."""
+def read_pages(path: str, column: int = 0):
+    """[(page, PageLayout, [buffer bytes as uint8 arrays])] of one column."""
     src = open_source(path)
     md = read_metadata(src)
     out = []
-    for page in md.columns[0].pages:
+    for page in md.columns[column].pages:
         layout = unpack_encoding(src, page.encoding, pb.PageLayout)
         bufs = [np.frombuffer(bytes(src.read(o, s)), np.uint8) for o, s in zip(page.buffer_offsets, page.buffer_sizes)]
         out.append((page, layout, bufs))

@@ -34,7 +34,7 @@ from lancelot.encodings.compression.general import (
     general_encoding,
 )
 from lancelot.encodings.compression.packed import compress_packed_struct, compress_variable_packed_struct
-from lancelot.encodings.compression.rle import compress_rle, rle_size
+from lancelot.encodings.compression.rle import compress_rle, compress_rle_block, rle_size
 from lancelot.encodings.compression.variable import variable_encoding
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -336,6 +336,32 @@ def test_packed_struct_round_trips():
             bits_per_value=[16, 64], values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=72)))), [bufs[0]], 100)
 
 
+def test_variable_packed_struct_zero_length_rows():
+    """A row of no bytes (a null item in full-zip) decodes as zeros / an empty value; other rows as written."""
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(1, 9, 50).astype(np.int32), rng.random(50)
+    strings = [b"z" * int(k) for k in rng.integers(0, 5, 50)]
+    enc, rows = compress_variable_packed_struct(StructBlock([fixed(a), var_block(strings), fixed(b)], 50))
+    offs = np.asarray(rows.offsets, np.int64)
+    null = rng.random(50) < 0.3
+    null[[0, 49]] = True
+    keep = np.repeat(~null, np.diff(offs))
+    lens = np.where(null, 0, np.diff(offs))
+    new_offs = np.concatenate([[0], np.cumsum(lens)]).astype(np.uint32)
+    out = decompress_per_value(enc, VariableWidthBlock(new_offs, rows.data[keep], 50))
+    np.testing.assert_array_equal(out.children[0].as_dtype(np.int32), np.where(null, 0, a))
+    assert var_list(out.children[1]) == [b"" if z else s for s, z in zip(strings, null)]
+    np.testing.assert_array_equal(out.children[2].as_dtype(np.float64), np.where(null, 0.0, b))
+    every = decompress_per_value(enc, VariableWidthBlock(np.zeros(51, np.uint32), np.zeros(0, np.uint8), 50))
+    assert every.children[0].as_dtype(np.int32).tolist() == [0] * 50 and var_list(every.children[1]) == [b""] * 50
+    # a row with bytes after its last field is corrupt
+    longer = offs.copy()
+    longer[1:] += 1
+    padded = np.concatenate([rows.data[: offs[1]], [0], rows.data[offs[1]:]]).astype(np.uint8)
+    with pytest.raises(CorruptFileError, match="past its last field"):
+        decompress_per_value(enc, VariableWidthBlock(longer.astype(np.uint32), padded, 50))
+
+
 @pytest.mark.parametrize("kind", ["dictionary", "out_of_line_bitpacking", "variable_packed_struct"])
 def test_unsupported_in_mini_block(kind):
     enc = pb.CompressiveEncoding()
@@ -365,6 +391,8 @@ def _fuzz_cases():
     cases.append(("mini", general_encoding(bc, inner), [compress_buffer(bc, bufs[0])], 100))
     enc, bufs = compress_out_of_line_bitpacking(fixed(ints))
     cases.append(("block", enc, bufs, 3000))
+    enc, buf = compress_rle_block(fixed(np.repeat(ints[:40].astype(np.uint16), 30)))
+    cases.append(("block", enc, [buf], 1200))
     enc, rows = compress_variable_packed_struct(StructBlock([fixed(ints[:80]), var_block(strings[:80])], 80))
     cases.append(("value", enc, rows, 80))
     enc, vals = compress_fsst_per_value(var_block(strings[:80]), table)
@@ -395,7 +423,7 @@ def _mutate_and_decode(context, enc, bufs, n, rng, trial) -> None:
         decompress_block(enc, mutated[0], count)
 
 
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", range(10))
 def test_fuzzed_buffers_raise_lance_errors_only(case):
     """Random byte flips, truncations and bad offsets: success or a LanceError, nothing else."""
     context, enc, bufs, n = _fuzz_cases()[case]

@@ -20,7 +20,8 @@ Encoders live beside their decoders and return ``(CompressiveEncoding,
 buffers)`` for one mini-block chunk (``compress_flat``, ``compress_variable``,
 ``compress_inline_bitpacking``, ``compress_rle``, ``compress_byte_stream_split``,
 ``compress_fsst``, ``compress_fsl``, ``compress_packed_struct``), for one block
-(``compress_variable_block``, ``compress_out_of_line_bitpacking``), or the
+(``compress_variable_block``, ``compress_out_of_line_bitpacking``,
+``compress_rle_block``), or the
 per-value form for full-zip (``compress_fsl_per_value``, ``compress_fsst_per_value``,
 ``compress_variable_packed_struct``, ``general.compress_values``); General
 wrapping is ``general.compress_buffer`` + ``general.general_encoding``, and the
@@ -51,7 +52,7 @@ from lancelot.encodings.compression.flat import decompress_flat
 from lancelot.encodings.compression.fsst import fsst_decode, parse_symbol_table
 from lancelot.encodings.compression.general import decompress_buffer, decompress_values
 from lancelot.encodings.compression.packed import decompress_packed_struct, decompress_variable_packed_struct
-from lancelot.encodings.compression.rle import decompress_rle
+from lancelot.encodings.compression.rle import decompress_rle, decompress_rle_block
 from lancelot.encodings.compression.variable import (
     decompress_variable,
     decompress_variable_block,
@@ -145,6 +146,8 @@ def decompress_block(enc: pb.CompressiveEncoding, buffer: np.ndarray, num_values
         return decompress_inline_bitpacking(enc.inline_bitpacking, [buffer], num_values)
     if kind == "out_of_line_bitpacking":
         return decompress_out_of_line_bitpacking(enc.out_of_line_bitpacking, buffer, num_values)
+    if kind == "rle":
+        return decompress_rle_block(enc.rle, buffer, num_values)
     if kind == "general":
         inner = decompress_buffer(enc.general.compression, buffer)
         return decompress_block(enc.general.values, inner, num_values, _depth + 1)

@@ -8,7 +8,7 @@
   row each field in order is either ``bits_per_value / 8`` bytes (fixed) or a
   little-endian length of ``bits_per_length`` bits followed by that many bytes
   (variable).  Each field's bytes are then decoded with its own per-value
-  ``value`` encoding.
+  ``value`` encoding.  A zero-length row (a null item) holds no fields.
 """
 
 from __future__ import annotations
@@ -76,7 +76,13 @@ def decompress_variable_packed_struct(
     block: VariableWidthBlock,
     per_value: Callable[[pb.CompressiveEncoding, DataBlock], DataBlock],
 ) -> StructBlock:
-    """Split full-zip rows into the fields, then decode each with ``per_value``."""
+    """Split full-zip rows into the fields, then decode each with ``per_value``.
+
+    A zero-length row carries no value (pylance writes null items that way): its
+    fixed fields decode as zero bytes and its variable fields as empty values;
+    the structural layer's definition levels mark it null.  Every other row must
+    be consumed exactly by its fields.
+    """
     require(0 < len(vps.fields) <= MAX_FIELDS, f"variable packed struct with {len(vps.fields)} fields")
     n = block.num_values
     offs = np.asarray(block.offsets, dtype=np.int64)
@@ -85,6 +91,7 @@ def decompress_variable_packed_struct(
     require(n == 0 or (int(offs[0]) >= 0 and int(offs[-1]) <= len(data) and bool(np.all(offs[1:] >= offs[:-1]))),
             "variable packed struct: row offsets are out of order or past the data")
     cursor, row_end = offs[:-1].copy(), offs[1:]
+    present = row_end > cursor  # rows that hold a value
     children = []
     for field in vps.fields:
         layout = field.WhichOneof("layout")
@@ -93,26 +100,34 @@ def decompress_variable_packed_struct(
             if bits % 8 or bits <= 0:
                 raise UnsupportedEncodingError(f"variable packed struct field of {bits} bits")
             nb = bits // 8
-            require(bool(np.all(cursor + nb <= row_end)), "variable packed struct: a fixed field overruns its row")
-            values, _ = _gather(data, cursor, np.full(n, nb, dtype=np.int64))
-            cursor = cursor + nb
-            children.append(per_value(field.value, FixedWidthBlock(values, bits, n)))
+            widths = np.where(present, nb, 0)
+            require(bool(np.all(cursor + widths <= row_end)), "variable packed struct: a fixed field overruns its row")
+            gathered, _ = _gather(data, cursor, widths)
+            cursor = cursor + widths
+            values = np.zeros((n, nb), np.uint8)
+            values[present] = gathered.reshape(-1, nb)
+            children.append(per_value(field.value, FixedWidthBlock(values.reshape(-1), bits, n)))
         elif layout == "bits_per_length":
             bits = int(field.bits_per_length)
             if bits not in (32, 64):
                 raise UnsupportedEncodingError(f"variable packed struct length prefix of {bits} bits")
             pw = bits // 8
-            require(bool(np.all(cursor + pw <= row_end)), "variable packed struct: a length overruns its row")
-            raw, _ = _gather(data, cursor, np.full(n, pw, dtype=np.int64))
-            lengths = raw.view(uint_dtype(bits)).astype(np.int64) if n else np.zeros(0, np.int64)
-            require(bool(np.all((lengths >= 0) & (cursor + pw + lengths <= row_end))),
+            widths = np.where(present, pw, 0)
+            require(bool(np.all(cursor + widths <= row_end)), "variable packed struct: a length overruns its row")
+            raw, _ = _gather(data, cursor, widths)
+            lengths = np.zeros(n, np.int64)
+            if len(raw):
+                lengths[present] = raw.view(uint_dtype(bits)).astype(np.int64)
+            cursor = cursor + widths
+            require(bool(np.all((lengths >= 0) & (cursor + lengths <= row_end))),
                     "variable packed struct: a value overruns its row")
-            values, voffs = _gather(data, cursor + pw, lengths)
-            cursor = cursor + pw + lengths
+            values, voffs = _gather(data, cursor, lengths)
+            cursor = cursor + lengths
             child = VariableWidthBlock(voffs.astype(np.uint64), values, n)
             children.append(per_value(field.value, child))
         else:
             raise UnsupportedEncodingError("variable packed struct field without a layout")
+    require(bool(np.all(cursor == row_end)), "variable packed struct: a row holds bytes past its last field")
     return StructBlock(children, n)
 
 

@@ -1,9 +1,16 @@
 """Run-length encoding of fixed-width values (lance.encodings21.Rle).
 
-Mini-block only.  Two buffers per chunk: the run values (``values.flat``
-bits each) and the run lengths, one u8 each (``run_lengths.flat`` of 8 bits);
-a run longer than 255 is split into runs of 255 and a remainder.  The runs
-may cover more values than the chunk holds; the surplus is dropped.
+Two parts: the run values (``values.flat`` bits each) and the run lengths
+(``run_lengths.flat`` bits each, pylance 14 writes u8); a run longer than the
+largest length is split into several runs of the same value.  The runs may
+cover more values than asked for; the surplus is dropped.
+
+Where the two parts live depends on the context:
+
+* mini-block chunk: two buffers, values then lengths;
+* block (one whole buffer, e.g. the rep/def levels of a mini-block chunk or of
+  a constant layout, 2.2): a little-endian u64 giving the byte size of the
+  values part, then the values, then the run lengths up to the buffer's end.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_RUN = 255
+#: bytes of the values-size prefix of a block-context RLE buffer
+BLOCK_HEADER = 8
 
 
 def _widths(rle: pb.Rle) -> tuple[int, int]:
@@ -27,30 +36,53 @@ def _widths(rle: pb.Rle) -> tuple[int, int]:
     if bits not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"RLE of {bits}-bit values")
     len_bits = int(rle.run_lengths.flat.bits_per_value)
-    if len_bits != 8:
+    if len_bits not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"RLE with {len_bits}-bit run lengths")
     return bits, len_bits
 
 
+def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, num_values: int) -> FixedWidthBlock:
+    """Repeat each run value by its run length; keep the first ``num_values``."""
+    wb, lb = bits // 8, len_bits // 8
+    require(len(values) % wb == 0, f"RLE values part of {len(values)} bytes for {bits}-bit values")
+    require(len(lengths) % lb == 0, f"RLE run lengths part of {len(lengths)} bytes for {len_bits}-bit lengths")
+    num_runs = len(values) // wb
+    require(num_runs == len(lengths) // lb, f"RLE has {num_runs} values but {len(lengths) // lb} run lengths")
+    check_size(num_values * wb, "RLE values")
+    # a run longer than num_values only adds surplus: clip first, so sums cannot overflow
+    raw = np.frombuffer(lengths.tobytes(), dtype=uint_dtype(len_bits)).astype(np.uint64)
+    counts = np.minimum(raw, np.uint64(num_values)).astype(np.int64)
+    ends = np.cumsum(counts, dtype=np.float64)  # exact below 2**53, and num_values is far below that
+    require(num_runs > 0 and ends[-1] >= num_values,
+            f"RLE runs cover {int(ends[-1]) if num_runs else 0} values, expected {num_values}")
+    keep = int(np.searchsorted(ends, num_values)) + 1  # runs needed to reach num_values
+    counts = counts[:keep]
+    counts[-1] = num_values - int(counts[:-1].sum())
+    vals = np.frombuffer(values[: keep * wb].tobytes(), dtype=uint_dtype(bits))
+    return FixedWidthBlock(np.repeat(vals, counts).view(np.uint8), bits, num_values)
+
+
 def decompress_rle(rle: pb.Rle, buffers: list, num_values: int) -> FixedWidthBlock:
-    """Expand the runs of one mini-block chunk."""
-    bits, _ = _widths(rle)
-    wb = bits // 8
+    """Expand the runs of one mini-block chunk (values buffer, lengths buffer)."""
+    bits, len_bits = _widths(rle)
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
-    values, lengths = as_u8(buffers[0]), as_u8(buffers[1])
-    require(len(values) % wb == 0, f"RLE values buffer of {len(values)} bytes for {bits}-bit values")
-    require(len(values) // wb == len(lengths), f"RLE has {len(values) // wb} values but {len(lengths)} run lengths")
-    check_size(num_values * wb, "RLE values")
-    ends = np.cumsum(lengths, dtype=np.int64)
-    require(len(ends) > 0 and int(ends[-1]) >= num_values,
-            f"RLE runs cover {int(ends[-1]) if len(ends) else 0} values, expected {num_values}")
-    keep = int(np.searchsorted(ends, num_values)) + 1  # runs needed to reach num_values
-    counts = lengths[:keep].astype(np.int64)
-    counts[-1] -= int(ends[keep - 1]) - num_values
-    vals = np.frombuffer(values[: keep * wb].tobytes(), dtype=uint_dtype(bits))
-    return FixedWidthBlock(np.repeat(vals, counts).view(np.uint8), bits, num_values)
+    return _expand(as_u8(buffers[0]), as_u8(buffers[1]), bits, len_bits, num_values)
+
+
+def decompress_rle_block(rle: pb.Rle, buffer, num_values: int) -> FixedWidthBlock:
+    """Expand the runs of one whole buffer: u64 values size, values, run lengths."""
+    bits, len_bits = _widths(rle)
+    buf = as_u8(buffer)
+    if num_values == 0:
+        return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
+    require(len(buf) >= BLOCK_HEADER, f"RLE block of {len(buf)} bytes has no values-size header")
+    values_size = int.from_bytes(buf[:BLOCK_HEADER].tobytes(), "little")
+    require(values_size <= len(buf) - BLOCK_HEADER,
+            f"RLE block values part of {values_size} bytes overruns the {len(buf)}-byte buffer")
+    start = BLOCK_HEADER + values_size
+    return _expand(buf[BLOCK_HEADER:start], buf[start:], bits, len_bits, num_values)
 
 
 def runs(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -62,8 +94,8 @@ def runs(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vals[starts], lengths
 
 
-def compress_rle(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
-    """Runs of one chunk: values then u8 lengths (long runs split at 255)."""
+def _split_runs(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray]:
+    """The encoding and the (values, u8 lengths) parts, runs longer than 255 split."""
     bits = block.bits_per_value
     vals = block.as_dtype(uint_dtype(bits, "RLE value"))
     run_vals, run_lens = runs(vals)
@@ -75,7 +107,20 @@ def compress_rle(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[n
     enc = pb.CompressiveEncoding(rle=pb.Rle(
         values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits)),
         run_lengths=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8))))
-    return enc, [out_vals.view(np.uint8), out_lens.astype(np.uint8)]
+    return enc, out_vals.view(np.uint8), out_lens.astype(np.uint8)
+
+
+def compress_rle(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Runs of one chunk: values then u8 lengths (long runs split at 255)."""
+    enc, values, lengths = _split_runs(block)
+    return enc, [values, lengths]
+
+
+def compress_rle_block(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, np.ndarray]:
+    """Runs of a whole block in one buffer: u64 values size, values, u8 lengths."""
+    enc, values, lengths = _split_runs(block)
+    header = np.array([len(values)], dtype="<u8").view(np.uint8)
+    return enc, np.concatenate([header, values, lengths])
 
 
 def rle_size(block: FixedWidthBlock) -> int:
