@@ -147,13 +147,25 @@ class ParquetHandle(Handle):
 
     def take(self, indices, columns):
         idx = np.asarray(indices, dtype=np.int64)
-        groups = self._groups(idx)
-        t = self._pf.read_row_groups(groups.tolist(), columns=columns)
-        # position of each wanted row inside the concatenation of the groups just read
-        sizes = self._starts[groups + 1] - self._starts[groups]
-        base = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        g = np.searchsorted(groups, np.searchsorted(self._starts, idx, side="right") - 1)
-        return t.take(pa.array(idx - self._starts[groups[g]] + base[g]))
+        order = np.argsort(idx, kind="stable")
+        srt = idx[order]
+        group_of = np.searchsorted(self._starts, srt, side="right") - 1
+        cuts = np.flatnonzero(np.diff(group_of)) + 1
+        # one row group at a time: read it, keep only the wanted rows (memory stays one group)
+        pieces = [
+            self._pf.read_row_group(int(group_of[run[0]]), columns=columns).take(
+                pa.array(srt[run] - self._starts[group_of[run[0]]])
+            )
+            for run in np.split(np.arange(len(srt)), cuts)
+            if len(run)
+        ]
+        if not pieces:
+            empty = self._pf.schema_arrow.empty_table()
+            return empty.select(columns) if columns is not None else empty
+        out = pa.concat_tables(pieces)
+        if not np.array_equal(order, np.arange(len(idx))):
+            out = out.take(pa.array(np.argsort(order, kind="stable")))
+        return out
 
     def read_range(self, start, num_rows, columns):
         groups = self._groups(np.array([start, start + num_rows - 1]))

@@ -134,7 +134,7 @@ def _writers(a: argparse.Namespace, write_skips: dict[str, str]) -> list[tuple[a
 def write_all(ds: datasets.Dataset, a, write_skips, log) -> tuple[dict, dict, dict[str, Path]]:
     """Write the dataset with every writer (interleaved reps, each in a probe subprocess)."""
     writers = _writers(a, write_skips)
-    paths = {w.name: a.data_dir / f"{ds.name}.{w.name.replace(' ', '-')}{w.suffix}" for w, _ in writers}
+    paths = {w.name: a.data_dir / f"{ds.name}-{w.name.replace(' ', '-')}{w.suffix}" for w, _ in writers}
     write: dict[str, dict] = {w.name: ({"skip": s} if s else {"samples": []}) for w, s in writers}
     live = [w for w, s in writers if not s]
     for rep in range(a.write_reps):
@@ -260,6 +260,14 @@ def ratios_of(ds: dict) -> dict[str, dict[str, float | None]]:
     return {r.key: r.values for r in rows}
 
 
+def _loadavg() -> list[float] | None:
+    """1/5/15-minute load averages: other work on the machine makes timings noisy."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def _save(results: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -268,7 +276,14 @@ def _save(results: dict, path: Path) -> None:
 
 
 def render(results: dict, markdown: bool, verbose: bool) -> str:
-    parts = []
+    m = results.get("meta", {})
+    v = m.get("versions", {})
+    parts = [
+        f"`{m.get('command')}` on {m.get('cpus')} CPUs, {m.get('date')} (commit {m.get('git_commit')}); "
+        f"pylance {v.get('pylance')}, pyarrow {v.get('pyarrow')}, lancelot {v.get('lancelot')}; "
+        f"load average {m.get('loadavg_start')} at start, {m.get('loadavg_end')} at end",
+        "",
+    ]
     lc = results.get("lancelot", {})
     for kind in ("write", "read"):
         for v, why in lc.get(f"{kind}_skips", {}).items():
@@ -295,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr if a.markdown else sys.stdout, flush=True)
 
     results: dict = {"meta": _meta(a, argv), "datasets": {}}
+    results["meta"]["loadavg_start"] = _loadavg()
     write_skips, read_skips = adapters.probe_lancelot(a.versions, a.data_dir / "probe")
     results["lancelot"] = {"write_skips": write_skips, "read_skips": read_skips}
     for kind, skips in (("write", write_skips), ("read", read_skips)):
@@ -318,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         results["memory_checks"] = memcheck.streaming_checks(
             a.data_dir, a.stream_bytes, version, a.seed, batch_rows=1024 if a.quick else datasets.BATCH_ROWS, log=log
         )
+    results["meta"]["loadavg_end"] = _loadavg()
     _save(results, a.out)
     print(render(results, a.markdown, a.verbose), flush=True)
     log(f"results written to {a.out}")

@@ -79,7 +79,7 @@ def _leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
 
 def _leaf_array(table: pa.Table, path: Path) -> pa.Array:
     """The values at ``path`` as one array, null wherever the value or any parent struct is null."""
-    col = table.column(path[0]).combine_chunks() if table.num_columns else pa.array([])
+    col = table.column(path[0]).combine_chunks()
     for name in path[1:]:
         idx = col.type.get_field_index(name)
         col = col.flatten()[idx]  # flatten() merges the parent's validity into the child
@@ -93,6 +93,8 @@ def _prepare(arr: pa.Array) -> pa.Array:
         arr = arr.cast(pa.float32())
     if pa.types.is_string_view(arr.type) or pa.types.is_binary_view(arr.type):
         arr = arr.cast(pa.binary())
+    if pa.types.is_duration(arr.type):
+        arr = arr.cast(pa.int64())  # pyarrow has no min/max kernel for durations; bounds are cast back
     return arr
 
 

@@ -1,0 +1,307 @@
+"""The read side of the "lance" data source: footers, partition planning, pushdown, read().
+
+Planning runs once on the driver (in a pyspark planner worker): every file's
+footer gives its schema and row count; each file's rows are cut into ranges of
+about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big
+file is read by many tasks and small files share one.  With filters pushed down,
+each file's zone maps (lancelot/zonemaps.py) first drop the row ranges they prove
+empty.  Spark applies every filter again after the scan: pruning is only ever a
+saving, never a semantic change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringStartsWith,
+)
+from pyspark.sql.datasource import Filter as SparkFilter
+from pyspark.sql.types import StructField, StructType
+
+from lancelot.errors import LanceError, SchemaMismatchError
+from lancelot.spark.files import paths_option, resolve_files
+from lancelot.spark.types import spark_arrow_schema, spark_schema, to_spark_batch
+
+DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
+DEFAULT_BATCH_SIZE = 16384
+#: a partition is never planned smaller than this in the bytes mode (Spark's spark.sql.files.openCostInBytes)
+MIN_PARTITION_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What planning needs of one file, from its footer."""
+
+    path: str
+    num_rows: int
+    size: int
+    schema: pa.Schema
+
+
+def read_footer(path: str) -> FileInfo:
+    from lancelot import LanceFile
+
+    with LanceFile(path) as f:
+        return FileInfo(path, f.num_rows, os.path.getsize(path), f.schema)
+
+
+def read_footers(paths: Sequence[str]) -> list[FileInfo]:
+    """Footers of many files (a few threads: this is I/O)."""
+    if len(paths) <= 2:
+        return [read_footer(p) for p in paths]
+    with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
+        return list(pool.map(read_footer, paths))
+
+
+def _without_nullability(schema: StructType) -> str:
+    """A schema's shape with every nullability flag set alike (files may differ only in those)."""
+    import json
+
+    def strip(node):
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in ("nullable", "containsNull",
+                                                                       "valueContainsNull", "metadata")}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return json.dumps(strip(schema.jsonValue()), sort_keys=True)
+
+
+def unified_schema(files: Sequence[FileInfo]) -> StructType:
+    """The Spark schema all files share (a column is nullable if it is in any file); else a clear error."""
+    first = files[0]
+    base = spark_schema(first.schema)
+    key = _without_nullability(base)
+    nullable = {f.name: f.nullable for f in base}
+    for info in files[1:]:
+        other = spark_schema(info.schema)
+        if _without_nullability(other) != key:
+            diff = [f"{a.name}: {a.dataType.simpleString()} vs {b.dataType.simpleString()}"
+                    for a, b in zip(base, other) if a.name != b.name or a.dataType.simpleString()
+                    != b.dataType.simpleString()]
+            if len(base) != len(other) or not diff:
+                diff = [f"columns {base.names} vs {other.names}"]
+            raise SchemaMismatchError(
+                f"files disagree on the schema: {first.path!r} and {info.path!r} differ in {'; '.join(diff)}",
+                path=info.path)
+        for f in other:
+            nullable[f.name] = nullable[f.name] or f.nullable
+    return StructType([StructField(f.name, f.dataType, nullable[f.name], f.metadata) for f in base])
+
+
+def resolve_column(schema: pa.Schema | StructType, name: str) -> str | None:
+    """The file's spelling of column ``name`` (exact match first, then ignoring case as Spark does)."""
+    names = schema.names if isinstance(schema, pa.Schema) else schema.fieldNames()
+    if name in names:
+        return name
+    folded = [n for n in names if n.lower() == name.lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _resolve_path(schema: pa.Schema, attr: Sequence[str]) -> tuple[str, ...] | None:
+    """A Spark column path (struct fields only) in the file's spelling, or None."""
+    top = resolve_column(schema, attr[0])
+    if top is None:
+        return None
+    path = [top]
+    t = schema.field(top).type
+    for part in attr[1:]:
+        if not pa.types.is_struct(t):
+            return None
+        names = [t.field(i).name for i in range(t.num_fields)]
+        match = part if part in names else next((n for n in names if n.lower() == part.lower()), None)
+        if match is None:
+            return None
+        path.append(match)
+        t = t.field(match).type
+    return tuple(path)
+
+
+_OPS = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
+
+
+def zone_filter(f: SparkFilter, schema: pa.Schema) -> tuple | None:
+    """A pyspark Filter as a zone-map filter tuple on the file's columns, or None if zone maps cannot use it."""
+    if isinstance(f, Not):
+        inner = f.child
+        if isinstance(inner, EqualTo):
+            out = zone_filter(inner, schema)
+            return (out[0], "!=", out[2]) if out else None
+        if isinstance(inner, IsNull):
+            return zone_filter(IsNotNull(inner.attribute), schema)
+        if isinstance(inner, IsNotNull):
+            return zone_filter(IsNull(inner.attribute), schema)
+        return None
+    attr = getattr(f, "attribute", None)
+    if not attr:
+        return None
+    path = _resolve_path(schema, attr)
+    if path is None:
+        return None
+    if isinstance(f, IsNull):
+        return (path, "is_null")
+    if isinstance(f, IsNotNull):
+        return (path, "is_not_null")
+    if isinstance(f, EqualNullSafe):
+        return (path, "is_null") if f.value is None else (path, "=", f.value)
+    if isinstance(f, In):
+        return (path, "in", list(f.value))
+    if isinstance(f, StringStartsWith):
+        return (path, "starts_with", f.value)
+    op = _OPS.get(type(f))
+    return (path, op, f.value) if op else None
+
+
+class LancePartition(InputPartition):
+    """Row ranges of one or more files: ``slices`` = ((path, start, stop), ...)."""
+
+    def __init__(self, slices: Sequence[tuple[str, int, int]]) -> None:
+        super().__init__(tuple(slices))
+
+    @property
+    def slices(self) -> tuple[tuple[str, int, int], ...]:
+        return self.value
+
+    @property
+    def num_rows(self) -> int:
+        return sum(stop - start for _, start, stop in self.slices)
+
+
+def plan_partitions(files: Sequence[FileInfo], ranges: Mapping[str, list[tuple[int, int]]] | None, *,
+                    rows_per_partition: int | None, bytes_per_partition: int,
+                    min_partitions: int = 1) -> list[LancePartition]:
+    """Cut every file's (remaining) row ranges into partitions of about one budget each.
+
+    The budget is ``rows_per_partition`` rows if given, else bytes estimated from
+    each file's size per row: ``bytes_per_partition``, lowered (not below
+    MIN_PARTITION_BYTES) so that all the files make at least ``min_partitions``
+    partitions, as Spark's file sources do with the default parallelism.  The
+    budget comes from the whole files, so pruned ranges only ever drop partitions.
+    A big file becomes several partitions; consecutive small pieces share one.
+    """
+    parts: list[LancePartition] = []
+    current: list[tuple[str, int, int]] = []
+    weight = 0.0
+    if rows_per_partition:
+        budget = int(rows_per_partition)
+    else:
+        total = sum(f.size for f in files if f.num_rows)
+        budget = int(min(bytes_per_partition, max(MIN_PARTITION_BYTES, -(-total // max(1, min_partitions)))))
+    for info in files:
+        if info.num_rows == 0:
+            continue
+        per_row = 1.0 if rows_per_partition else max(info.size / info.num_rows, 1e-9)
+        piece = max(1, budget if rows_per_partition else budget * info.num_rows // max(1, info.size))
+        for start, stop in (ranges[info.path] if ranges is not None else [(0, info.num_rows)]):
+            for a in range(start, stop, piece):
+                b = min(stop, a + piece)
+                w = (b - a) * per_row
+                if current and weight + w > budget * (1 + 1e-9):
+                    parts.append(LancePartition(current))
+                    current, weight = [], 0.0
+                current.append((info.path, a, b))
+                weight += w
+    if current:
+        parts.append(LancePartition(current))
+    return parts
+
+
+def _int_option(options: Mapping[str, str], name: str, default: int | None) -> int | None:
+    raw = options.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(str(raw).replace("_", ""))
+    except ValueError:
+        raise LanceError(f"option {name!r} must be an integer, not {raw!r}") from None
+    if value <= 0:
+        raise LanceError(f"option {name!r} must be positive, not {value}")
+    return value
+
+
+class LanceReader(DataSourceReader):
+    """Reads row ranges of Lance files as Arrow batches in the schema Spark asked for."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.files = read_footers(resolve_files(paths_option(options)))
+        file_schema = unified_schema(self.files)
+        arrow_schema = self.files[0].schema
+        self.columns: list[str] = []
+        for f in schema:
+            name = resolve_column(arrow_schema, f.name)
+            if name is None:
+                raise LanceError(f"column {f.name!r} is not in the files (columns: {file_schema.names})",
+                                 path=self.files[0].path)
+            self.columns.append(name)
+        self.target = spark_arrow_schema(schema)
+        self.rows_per_partition = _int_option(options, "rows_per_partition", None)
+        self.bytes_per_partition = _int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
+        self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
+        self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
+        self.zone_filters: list[tuple] = []
+
+    def _ranges(self) -> dict[str, list[tuple[int, int]]] | None:
+        """Each file's row ranges the zone maps cannot rule out (None: read everything)."""
+        if not self.zone_filters:
+            return None
+        from lancelot import LanceFile
+
+        out = {}
+        for info in self.files:
+            with LanceFile(info.path) as f:
+                zm = f.zone_maps() if hasattr(f, "zone_maps") else None
+            if zm is None or zm.num_rows != info.num_rows:
+                out[info.path] = [(0, info.num_rows)]
+            else:
+                out[info.path] = zm.row_ranges_matching(self.zone_filters)
+        return out
+
+    def partitions(self) -> list[LancePartition]:
+        return plan_partitions(self.files, self._ranges(), rows_per_partition=self.rows_per_partition,
+                               bytes_per_partition=self.bytes_per_partition, min_partitions=self.min_partitions)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from lancelot import LanceFile
+
+        if not isinstance(partition, LancePartition):
+            return  # Spark's placeholder partition when there is nothing to read
+        for path, start, stop in partition.slices:
+            with LanceFile(path) as f:
+                for a in range(start, stop, self.batch_size):
+                    table = f.read_range(a, min(stop, a + self.batch_size), self.columns)
+                    if table.num_rows:
+                        yield to_spark_batch(table, self.target)
+
+
+class LancePushdownReader(LanceReader):
+    """A LanceReader that also accepts filters (``spark.sql.python.filterPushdown.enabled``).
+
+    It keeps the filters zone maps can use to skip row ranges, and hands every
+    filter back to Spark, which applies them all after the scan.
+    """
+
+    def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
+        schema = self.files[0].schema
+        for f in filters:
+            zf = zone_filter(f, schema)
+            if zf is not None:
+                self.zone_filters.append(zf)
+        return list(filters)

@@ -1,0 +1,80 @@
+"""``LanceDataSource``: the "lance" PySpark data source (reads and writes directories of Lance files).
+
+The reader Spark gets depends on who asks.  pyspark refuses a reader that
+overrides ``pushFilters`` while ``spark.sql.python.filterPushdown.enabled`` is
+false, yet the data source is never told that setting.  Spark asks for a reader
+from two places: its filter-pushdown planner (only when the setting is true; it
+then calls ``pushFilters``) and its plain read planner (which never calls
+``pushFilters``).  So ``reader()`` hands the pushdown-capable reader only to the
+filter-pushdown planner, recognized by the pyspark module on the call stack, and
+a plain reader otherwise.  The ``filter_pushdown`` option ("auto", "true",
+"false") overrides that choice.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.types import StructType
+
+from lancelot.errors import LanceError
+from lancelot.spark.files import paths_option, resolve_files
+from lancelot.spark.reader import LancePushdownReader, LanceReader, read_footers, resolve_column, unified_schema
+from lancelot.spark.writer import LanceArrowWriter
+
+#: the pyspark worker that calls DataSourceReader.pushFilters (Spark 4.1+)
+PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
+
+
+def called_by_pushdown_planner(depth: int = 12) -> bool:
+    """Whether pyspark's filter-pushdown planner is on the call stack."""
+    frame = sys._getframe(1)
+    for _ in range(depth):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__") == PUSHDOWN_PLANNER:
+            return True
+        frame = frame.f_back
+    return False
+
+
+class LanceDataSource(DataSource):
+    """``spark.read.format("lance").load(path)`` and ``df.write.format("lance").mode(m).save(dir)``.
+
+    Read options: ``columns`` ("a,b": read only these), ``rows_per_partition`` or
+    ``bytes_per_partition`` (default 64 MiB) and ``min_partitions`` (default: the
+    CPU count), ``batch_size`` (rows per Arrow batch), ``filter_pushdown`` (auto/true/false).
+    Write options: ``version`` ("2.0"...), ``max_page_bytes``, ``save_mode``
+    (errorifexists / ignore, with Spark's append).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "lance"
+
+    def schema(self) -> StructType:
+        files = read_footers(resolve_files(paths_option(self.options)))
+        full = unified_schema(files)
+        cols = self.options.get("columns")
+        if not cols:
+            return full
+        picked = []
+        for c in (c.strip() for c in cols.split(",")):
+            if not c:
+                continue
+            name = resolve_column(full, c)
+            if name is None:
+                raise LanceError(f"option columns names {c!r}, which is not in the files (columns: {full.names})")
+            picked.append(full[name])
+        return StructType(picked)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        choice = str(self.options.get("filter_pushdown", "auto")).lower()
+        if choice not in ("auto", "true", "false"):
+            raise LanceError(f"option filter_pushdown must be auto, true or false, not {choice!r}")
+        pushdown = choice == "true" or (choice == "auto" and called_by_pushdown_planner())
+        return (LancePushdownReader if pushdown else LanceReader)(self.options, schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> LanceArrowWriter:
+        return LanceArrowWriter(self.options, schema, overwrite)

@@ -1,0 +1,117 @@
+"""Arrow types of Lance files <-> Spark SQL types (the table in docs/SPARK.md).
+
+Spark reads a Python data source's Arrow batches only in the exact Arrow form
+pyspark derives from the Spark schema (``to_arrow_schema(schema, timezone="UTC")``),
+so every stored type is first mapped to the Arrow type Spark understands
+(``spark_arrow_type``: unsigned integers widened, dictionaries decoded, large and
+view types narrowed, fixed-size lists as lists, times in nanoseconds...) and each
+batch is cast to that form on the way out (``to_spark_batch``).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.types import DataType, StructField, StructType
+
+from lancelot.errors import SchemaMismatchError, UnsupportedTypeError
+
+#: the session time zone does not matter: Spark's timestamps are instants, labelled UTC here
+ARROW_TIMEZONE = "UTC"
+
+
+def _element(name: str, t: pa.DataType, nullable: bool) -> pa.Field:
+    return pa.field(name, spark_arrow_type(t), nullable)
+
+
+def spark_arrow_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type Spark receives for a column stored as ``t`` (raises UnsupportedTypeError)."""
+    if isinstance(t, pa.ExtensionType):
+        return spark_arrow_type(t.storage_type)
+    if pa.types.is_dictionary(t):
+        return spark_arrow_type(t.value_type)
+    if pa.types.is_null(t) or pa.types.is_boolean(t):
+        return t
+    if pa.types.is_unsigned_integer(t):
+        widened = {8: pa.int16(), 16: pa.int32(), 32: pa.int64()}
+        return widened.get(t.bit_width, pa.decimal128(20, 0))
+    if pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t):
+        return t
+    if pa.types.is_float16(t):
+        return pa.float32()
+    if pa.types.is_decimal(t):
+        if t.precision > 38:
+            raise UnsupportedTypeError(f"{t} has more than the 38 digits of Spark's DecimalType")
+        return pa.decimal128(t.precision, t.scale)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t)):
+        return pa.binary()
+    if pa.types.is_date(t):
+        return pa.date32()
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", ARROW_TIMEZONE if t.tz else None)
+    if pa.types.is_time(t):
+        return pa.time64("ns")
+    if pa.types.is_duration(t):
+        return pa.duration("us")
+    if pa.types.is_map(t):
+        return pa.map_(_element("key", t.key_type, False), _element("value", t.item_type, t.item_field.nullable))
+    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+            or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)):
+        return pa.list_(_element("element", t.value_type, t.value_field.nullable))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, spark_arrow_type(f.type), f.nullable, f.metadata) for f in t])
+    raise UnsupportedTypeError(f"Arrow type {t} has no Spark SQL equivalent")
+
+
+def spark_type(t: pa.DataType) -> DataType:
+    """The Spark SQL type of a column stored as ``t``."""
+    return from_arrow_type(spark_arrow_type(t))
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark schema of a file with Arrow schema ``schema``."""
+    fields = []
+    for f in schema:
+        try:
+            fields.append(StructField(f.name, spark_type(f.type), f.nullable))
+        except UnsupportedTypeError as e:
+            raise UnsupportedTypeError(e.message, column=f.name) from None
+    return StructType(fields)
+
+
+def spark_arrow_schema(schema: StructType) -> pa.Schema:
+    """The exact Arrow schema Spark expects batches of ``schema`` in (and sends them in, up to the time zone)."""
+    return to_arrow_schema(schema, timezone=ARROW_TIMEZONE)
+
+
+def cast_column(col: pa.Array | pa.ChunkedArray, target: pa.DataType, name: str) -> pa.Array | pa.ChunkedArray:
+    """Cast one column; time units may be truncated to microseconds, nothing else may be lost."""
+    if col.type == target:
+        return col
+    if isinstance(col.type, pa.ExtensionType):
+        col = col.storage if isinstance(col, pa.Array) else pa.chunked_array(
+            [c.storage for c in col.chunks], col.type.storage_type)
+    try:
+        return pc.cast(col, options=pc.CastOptions(target, allow_time_truncate=True))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise SchemaMismatchError(f"cannot convert {col.type} to {target}: {e}", column=name) from None
+
+
+def to_spark_batch(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` (columns in ``target``'s order) cast to exactly ``target``."""
+    if isinstance(batch, pa.Table):
+        batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else pa.RecordBatch.from_pylist(
+            [], schema=batch.schema)
+    if batch.schema.equals(target):
+        return batch
+    cols = [cast_column(c, f.type, f.name) for c, f in zip(batch.columns, target)]
+    return pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def lance_arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark rows of ``schema`` are stored with in a Lance file."""
+    return spark_arrow_schema(schema)

@@ -1,0 +1,361 @@
+"""The "lance" data source's parts without a SparkSession: types, paths, planning, filters, commit protocol."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyspark")
+
+from pyspark.sql import types as T  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    In,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    Not,
+    StringContains,
+    StringStartsWith,
+)
+
+import lancelot  # noqa: E402
+from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
+from lancelot.spark import LanceDataSource  # noqa: E402
+from lancelot.spark.files import is_data_file, paths_option, resolve_files  # noqa: E402
+from lancelot.spark.reader import (  # noqa: E402
+    FileInfo,
+    LancePartition,
+    LancePushdownReader,
+    LanceReader,
+    plan_partitions,
+    read_footers,
+    unified_schema,
+    zone_filter,
+)
+from lancelot.spark.source import called_by_pushdown_planner  # noqa: E402
+from lancelot.spark.types import spark_arrow_schema, spark_type, to_spark_batch  # noqa: E402
+from lancelot.spark.writer import STAGING, LanceArrowWriter  # noqa: E402
+
+# the type table of docs/SPARK.md
+TYPE_TABLE = [
+    (pa.null(), T.NullType()),
+    (pa.bool_(), T.BooleanType()),
+    (pa.int8(), T.ByteType()),
+    (pa.int16(), T.ShortType()),
+    (pa.int32(), T.IntegerType()),
+    (pa.int64(), T.LongType()),
+    (pa.uint8(), T.ShortType()),
+    (pa.uint16(), T.IntegerType()),
+    (pa.uint32(), T.LongType()),
+    (pa.uint64(), T.DecimalType(20, 0)),
+    (pa.float16(), T.FloatType()),
+    (pa.float32(), T.FloatType()),
+    (pa.float64(), T.DoubleType()),
+    (pa.decimal128(38, 10), T.DecimalType(38, 10)),
+    (pa.decimal256(20, 2), T.DecimalType(20, 2)),
+    (pa.string(), T.StringType()),
+    (pa.large_string(), T.StringType()),
+    (pa.string_view(), T.StringType()),
+    (pa.binary(), T.BinaryType()),
+    (pa.large_binary(), T.BinaryType()),
+    (pa.binary(16), T.BinaryType()),
+    (pa.date32(), T.DateType()),
+    (pa.date64(), T.DateType()),
+    (pa.timestamp("s", "Europe/Paris"), T.TimestampType()),
+    (pa.timestamp("ns", "UTC"), T.TimestampType()),
+    (pa.timestamp("ms"), T.TimestampNTZType()),
+    (pa.time32("ms"), T.TimeType()),
+    (pa.time64("us"), T.TimeType()),
+    (pa.duration("ns"), T.DayTimeIntervalType()),
+    (pa.list_(pa.int32()), T.ArrayType(T.IntegerType(), True)),
+    (pa.large_list(pa.field("x", pa.uint8(), False)), T.ArrayType(T.ShortType(), False)),
+    (pa.list_(pa.float32(), 4), T.ArrayType(T.FloatType(), True)),
+    (pa.map_(pa.string(), pa.uint32()), T.MapType(T.StringType(), T.LongType(), True)),
+    (pa.struct([("a", pa.int8()), ("b", pa.list_(pa.string()))]),
+     T.StructType([T.StructField("a", T.ByteType()), T.StructField("b", T.ArrayType(T.StringType()))])),
+    (pa.dictionary(pa.int16(), pa.string()), T.StringType()),
+    (pa.dictionary(pa.int8(), pa.uint16()), T.IntegerType()),
+]
+
+
+@pytest.mark.parametrize(("arrow", "spark"), TYPE_TABLE, ids=[str(a) for a, _ in TYPE_TABLE])
+def test_type_table(arrow, spark):
+    assert spark_type(arrow) == spark
+
+
+def test_types_without_a_spark_equivalent_raise():
+    for t in [pa.decimal256(50, 2), pa.month_day_nano_interval()]:
+        with pytest.raises(UnsupportedTypeError):
+            spark_type(t)
+
+
+def test_values_survive_the_conversion_to_spark_arrow():
+    src = pa.table({
+        "u64": pa.array([0, 2**64 - 1, None], pa.uint64()),
+        "u8": pa.array([0, 255, None], pa.uint8()),
+        "dict": pa.array(["x", None, "y"]).dictionary_encode(),
+        "fsl": pa.array([[1, 2], None, [3, 4]], pa.list_(pa.int32(), 2)),
+        "ns": pa.array([1_000_001_999, None, 0], pa.timestamp("ns", "Asia/Tokyo")),
+        "half": pa.array(np.array([1.5, 0, -2], np.float16)),
+        "big": pa.array(["a", None, "ccc"], pa.large_string()),
+        "d64": pa.array([dt.date(2000, 1, 2), None, dt.date(1969, 12, 31)], pa.date64()),
+        "m": pa.array([[("k", 7)], None, []], pa.map_(pa.string(), pa.uint8())),
+    })
+    target = spark_arrow_schema(T.StructType([T.StructField(f.name, spark_type(f.type)) for f in src.schema]))
+    out = to_spark_batch(src, target)
+    assert out.schema.equals(target)
+    assert out.column("u64").to_pylist() == [Decimal(0), Decimal(2**64 - 1), None]
+    assert out.column("u8").to_pylist() == [0, 255, None]
+    assert out.column("dict").to_pylist() == ["x", None, "y"]
+    assert out.column("fsl").to_pylist() == [[1, 2], None, [3, 4]]
+    assert out.column("ns").cast(pa.int64()).to_pylist() == [1_000_001, None, 0]  # instants, in microseconds
+    assert out.column("half").to_pylist() == [1.5, 0.0, -2.0]
+    assert out.column("big").to_pylist() == ["a", None, "ccc"]
+    assert out.column("d64").to_pylist() == [dt.date(2000, 1, 2), None, dt.date(1969, 12, 31)]
+    assert out.column("m").to_pylist() == [[("k", 7)], None, []]
+
+
+def _write(path, table, **kw):
+    lancelot.write_table(table, str(path), **kw)
+    return str(path)
+
+
+def test_paths_files_directories_globs(tmp_path):
+    t = pa.table({"x": pa.array([1, 2], pa.int64())})
+    d = tmp_path / "d"
+    d.mkdir()
+    a, b = _write(d / "a.lance", t), _write(d / "b.lance", t)
+    _write(d / "_hidden.lance", t)
+    _write(d / ".tmp.lance", t)
+    (d / "notes.txt").write_text("not lance")
+    (d / STAGING).mkdir()
+    _write(d / STAGING / "c.lance", t)
+    assert resolve_files([str(d)]) == [a, b]
+    assert resolve_files([str(d / "*.lance")]) == [a, b]
+    assert resolve_files([b, a, b]) == [b, a]
+    assert resolve_files(["file://" + a]) == [a]
+    assert not is_data_file("_x.lance") and is_data_file("part-0.lance")
+    for bad in [str(tmp_path / "missing"), str(tmp_path / "nothing*.lance")]:
+        with pytest.raises(LanceError):
+            resolve_files([bad])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LanceError, match="no .lance files"):
+        resolve_files([str(tmp_path / "empty")])
+    with pytest.raises(LanceError):
+        resolve_files(["s3://bucket/x.lance"])
+    assert paths_option({"paths": '["x", "y"]', "path": "z"}) == ["x", "y", "z"]
+    with pytest.raises(LanceError, match="needs a path"):
+        paths_option({})
+
+
+def test_schema_agreement(tmp_path):
+    a = _write(tmp_path / "a.lance", pa.table({"x": pa.array([1], pa.int64()), "s": ["a"]}))
+    b = _write(tmp_path / "b.lance", pa.table({"x": pa.array([1], pa.uint32()), "s": ["b"]}))  # also LongType
+    c = _write(tmp_path / "c.lance", pa.table({"x": pa.array([1.0]), "s": ["c"]}))
+    nn = pa.schema([pa.field("x", pa.int64(), False), pa.field("s", pa.string(), False)])
+    d = _write(tmp_path / "d.lance", pa.table({"x": pa.array([1], pa.int64()), "s": ["d"]}, schema=nn))
+    schema = unified_schema(read_footers([d, a, b]))
+    assert schema == T.StructType([T.StructField("x", T.LongType(), True), T.StructField("s", T.StringType(), True)])
+    assert not unified_schema(read_footers([d]))["x"].nullable
+    with pytest.raises(SchemaMismatchError) as e:
+        unified_schema(read_footers([a, c]))
+    assert a in str(e.value) and c in str(e.value) and "bigint vs double" in str(e.value)
+
+
+def _infos(*rows, size_per_row=10):
+    return [FileInfo(f"f{i}", n, n * size_per_row, pa.schema([])) for i, n in enumerate(rows)]
+
+
+def _covered(parts):
+    return sorted(s for p in parts for s in p.slices)
+
+
+def test_planning_splits_big_files_and_packs_small_ones():
+    parts = plan_partitions(_infos(1000), None, rows_per_partition=300, bytes_per_partition=0)
+    assert [p.slices for p in parts] == [(("f0", 0, 300),), (("f0", 300, 600),), (("f0", 600, 900),),
+                                         (("f0", 900, 1000),)]
+    parts = plan_partitions(_infos(10, 20, 0, 30, 500), None, rows_per_partition=100, bytes_per_partition=0)
+    assert parts[0].slices == (("f0", 0, 10), ("f1", 0, 20), ("f3", 0, 30))  # small files share a task
+    assert [p.slices for p in parts[1:]] == [(("f4", a, a + 100),) for a in range(0, 500, 100)]
+    # bytes: 10 bytes per row, 2500-byte budget -> 250 rows per partition
+    parts = plan_partitions(_infos(1000), None, rows_per_partition=None, bytes_per_partition=2500)
+    assert [p.num_rows for p in parts] == [250] * 4
+    # bytes_per_partition is lowered so that the files make min_partitions partitions, not below 4 MiB
+    mib = 1 << 20
+    big = [FileInfo("a", 1000, 10 * mib, pa.schema([])), FileInfo("b", 1000, 10 * mib, pa.schema([]))]
+    parts = plan_partitions(big, None, rows_per_partition=None, bytes_per_partition=64 * mib, min_partitions=4)
+    assert [p.num_rows for p in parts] == [500, 500, 500, 500]
+    parts = plan_partitions(big, None, rows_per_partition=None, bytes_per_partition=64 * mib, min_partitions=100)
+    assert [p.num_rows for p in parts] == [400, 400, 200] * 2  # the 4 MiB floor: at most 400 rows each
+    parts = plan_partitions(big, None, rows_per_partition=None, bytes_per_partition=64 * mib, min_partitions=1)
+    assert len(parts) == 1
+    # pruned ranges: only those rows are planned
+    parts = plan_partitions(_infos(1000, 1000), {"f0": [(100, 200), (900, 1000)], "f1": []},
+                            rows_per_partition=150, bytes_per_partition=0)
+    assert [p.slices for p in parts] == [(("f0", 100, 200),), (("f0", 900, 1000),)]
+    assert plan_partitions(_infos(0), None, rows_per_partition=None, bytes_per_partition=1) == []
+
+
+def test_zone_filter_conversion():
+    schema = pa.schema([("Id", pa.int64()), ("s", pa.string()), ("st", pa.struct([("Y", pa.int32())]))])
+    assert zone_filter(EqualTo(("id",), 5), schema) == (("Id",), "=", 5)
+    assert zone_filter(GreaterThan(("Id",), 5), schema) == (("Id",), ">", 5)
+    assert zone_filter(LessThan(("st", "y"), 1), schema) == (("st", "Y"), "<", 1)
+    assert zone_filter(In(("Id",), (1, 2)), schema) == (("Id",), "in", [1, 2])
+    assert zone_filter(IsNull(("s",)), schema) == (("s",), "is_null")
+    assert zone_filter(Not(IsNull(("s",))), schema) == (("s",), "is_not_null")
+    assert zone_filter(Not(IsNotNull(("s",))), schema) == (("s",), "is_null")
+    assert zone_filter(Not(EqualTo(("s",), "a")), schema) == (("s",), "!=", "a")
+    assert zone_filter(EqualNullSafe(("s",), None), schema) == (("s",), "is_null")
+    assert zone_filter(StringStartsWith(("s",), "ab"), schema) == (("s",), "starts_with", "ab")
+    assert zone_filter(StringContains(("s",), "ab"), schema) is None
+    assert zone_filter(Not(In(("Id",), (1,))), schema) is None
+    assert zone_filter(EqualTo(("nope",), 1), schema) is None
+    assert zone_filter(EqualTo(("s", "x"), 1), schema) is None
+
+
+def test_pushdown_reader_plans_only_the_ranges_zone_maps_allow(tmp_path):
+    n = 50_000
+    t = pa.table({"k": pa.array(np.arange(n, dtype=np.int64)), "v": pa.array(np.arange(n) % 7, pa.uint8())})
+    _write(tmp_path / "a.lance", t)
+    opts = {"path": str(tmp_path), "rows_per_partition": "5000", "filter_pushdown": "true"}
+    ds = LanceDataSource(opts)
+    schema = ds.schema()
+    assert schema["v"].dataType == T.ShortType()
+    reader = ds.reader(schema)
+    assert isinstance(reader, LancePushdownReader)
+    everything = reader.partitions()
+    assert len(everything) == 10
+    back = list(reader.pushFilters([GreaterThan(("k",), 42_000), StringContains(("v",), "x")]))
+    assert len(back) == 2  # every filter goes back to Spark, which applies them again
+    parts = reader.partitions()
+    zone = lancelot.LanceFile(str(tmp_path / "a.lance")).zone_maps().rows_per_zone
+    first = (42_000 // zone) * zone
+    assert _covered(parts)[0][1] == first and sum(p.num_rows for p in parts) == n - first
+    assert len(parts) < len(everything)
+    got = pa.Table.from_batches([b for p in parts for b in reader.read(p)])
+    assert got.column("k").to_pylist() == list(range(first, n))
+    assert got.schema.field("v").type == pa.int16()
+
+
+def test_reader_choice_follows_the_caller():
+    assert not called_by_pushdown_planner()
+    assert LanceDataSource({"filter_pushdown": "false"}).name() == "lance"
+    with pytest.raises(LanceError):
+        LanceDataSource({"filter_pushdown": "maybe"}).reader(T.StructType([]))
+
+
+def test_columns_option_and_user_schema(tmp_path):
+    t = pa.table({"a": [1, 2, 3], "B": ["x", "y", "z"], "c": [1.0, 2.0, 3.0]})
+    _write(tmp_path / "t.lance", t)
+    ds = LanceDataSource({"path": str(tmp_path), "columns": "c, b"})
+    schema = ds.schema()
+    assert schema.names == ["c", "B"]
+    reader = ds.reader(schema)
+    assert isinstance(reader, LanceReader) and not isinstance(reader, LancePushdownReader)
+    (part,) = reader.partitions()
+    (batch,) = list(reader.read(part))
+    assert batch.to_pydict() == {"c": [1.0, 2.0, 3.0], "B": ["x", "y", "z"]}
+    with pytest.raises(LanceError, match="nope"):
+        LanceDataSource({"path": str(tmp_path), "columns": "a,nope"}).schema()
+    user = T.StructType([T.StructField("a", T.DoubleType())])  # a narrower, wider-typed view
+    (batch,) = list(LanceDataSource({"path": str(tmp_path)}).reader(user).read(part))
+    assert batch.to_pydict() == {"a": [1.0, 2.0, 3.0]}
+    with pytest.raises(LanceError, match="zzz"):
+        LanceDataSource({"path": str(tmp_path)}).reader(T.StructType([T.StructField("zzz", T.LongType())]))
+
+
+def _batches(n, start=0):
+    return [pa.RecordBatch.from_pydict({"x": pa.array(np.arange(start, start + n), pa.int64()),
+                                        "s": [str(i) for i in range(start, start + n)]})]
+
+
+SCHEMA = T.StructType([T.StructField("x", T.LongType()), T.StructField("s", T.StringType())])
+
+
+def test_commit_protocol_without_spark(tmp_path):
+    out = str(tmp_path / "out")
+    w = LanceArrowWriter({"path": out}, SCHEMA, overwrite=False)
+    m1, m2, m3 = w.write(iter(_batches(10))), w.write(iter(_batches(5, 10))), w.write(iter([]))
+    assert m3.files == []
+    staged = [f[0] for f in m1.files + m2.files]
+    assert all(os.path.exists(p) for p in staged)
+    assert not [f for f in os.listdir(out) if f.endswith(".lance")]  # nothing visible before commit
+    w.commit([m1, m2, m3])
+    files = sorted(f for f in os.listdir(out) if f.endswith(".lance"))
+    assert len(files) == 2 and not os.path.exists(os.path.join(out, STAGING))
+    got = [x for f in files for x in lancelot.read_table(os.path.join(out, f))["x"].to_pylist()]
+    assert sorted(got) == list(range(15))
+    # abort: staged files go, visible ones stay
+    w2 = LanceArrowWriter({"path": out}, SCHEMA, overwrite=True)
+    m = w2.write(iter(_batches(3)))
+    w2.abort([m, None])
+    assert sorted(f for f in os.listdir(out) if f.endswith(".lance")) == files
+    assert not os.path.exists(os.path.join(out, STAGING))
+    # overwrite: the old files go once the new are in
+    w3 = LanceArrowWriter({"path": out}, SCHEMA, overwrite=True)
+    w3.commit([w3.write(iter(_batches(4, 100)))])
+    (only,) = [f for f in os.listdir(out) if f.endswith(".lance")]
+    assert lancelot.read_table(os.path.join(out, only))["x"].to_pylist() == [100, 101, 102, 103]
+    # an empty overwrite still leaves a file with the schema
+    w4 = LanceArrowWriter({"path": out}, SCHEMA, overwrite=True)
+    w4.commit([w4.write(iter([]))])
+    (empty,) = [f for f in os.listdir(out) if f.endswith(".lance")]
+    f = lancelot.LanceFile(os.path.join(out, empty))
+    assert f.num_rows == 0 and f.schema.names == ["x", "s"]
+
+
+def test_save_modes_in_the_writer(tmp_path):
+    out = str(tmp_path / "o")
+    w = LanceArrowWriter({"path": out}, SCHEMA, overwrite=False)
+    w.commit([w.write(iter(_batches(2)))])
+    with pytest.raises(LanceError, match="errorifexists"):
+        LanceArrowWriter({"path": out, "save_mode": "errorifexists"}, SCHEMA, overwrite=False)
+    ign = LanceArrowWriter({"path": out, "save_mode": "ignore"}, SCHEMA, overwrite=False)
+    ign.commit([ign.write(iter(_batches(7)))])
+    assert len([f for f in os.listdir(out) if f.endswith(".lance")]) == 1
+    with pytest.raises(LanceError, match="contradicts"):
+        LanceArrowWriter({"path": out, "save_mode": "append"}, SCHEMA, overwrite=True)
+    with pytest.raises(LanceError, match="unknown save_mode"):
+        LanceArrowWriter({"path": out, "save_mode": "sometimes"}, SCHEMA, overwrite=False)
+    with pytest.raises(lancelot.UnsupportedVersionError):
+        LanceArrowWriter({"path": out, "version": "9.9"}, SCHEMA, overwrite=False)
+    fresh = str(tmp_path / "fresh")
+    w = LanceArrowWriter({"path": fresh, "save_mode": "errorifexists"}, SCHEMA, overwrite=False)
+    w.commit([w.write(iter(_batches(1)))])
+    assert len(os.listdir(fresh)) == 1
+
+
+def test_partition_pickles():
+    import pickle
+
+    p = LancePartition([("a.lance", 0, 10), ("b.lance", 5, 7)])
+    q = pickle.loads(pickle.dumps(p))
+    assert q.slices == p.slices and q.num_rows == 12
+
+
+def test_a_task_failing_mid_write_leaves_nothing_staged(tmp_path):
+    out = str(tmp_path / "o")
+    w = LanceArrowWriter({"path": out}, SCHEMA, overwrite=False)
+
+    def failing():
+        yield from _batches(100)
+        yield from _batches(100, 100)
+        raise RuntimeError("upstream failed")
+
+    with pytest.raises(RuntimeError, match="upstream failed"):
+        w.write(failing())
+    staging = os.path.join(out, STAGING)
+    leftovers = [f for _, _, fs in os.walk(staging) for f in fs] if os.path.exists(staging) else []
+    assert leftovers == []
+    w.abort([None])
+    assert not os.path.exists(staging)
+    assert not [f for f in os.listdir(out) if f.endswith(".lance")] if os.path.exists(out) else True

@@ -1,0 +1,255 @@
+"""Zone maps (lancelot/zonemaps.py): statistics, serialization, conservative pruning, writer integration."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from lancelot.errors import CorruptFileError
+from lancelot.zonemaps import MAGIC, MAX_BOUND_BYTES, ZoneMapBuilder, parse_zone_maps
+
+RNG_SEED = 1234
+
+
+def _build(table: pa.Table, rows_per_zone: int, chunk: int | None = None):
+    b = ZoneMapBuilder(table.schema, rows_per_zone=rows_per_zone)
+    for batch in table.to_batches(max_chunksize=chunk):
+        b.update(batch)
+    return b.finish()
+
+
+def _mixed_table(n: int, seed: int = RNG_SEED) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-1000, 1000, n)
+    ints_mask = rng.random(n) < 0.1
+    ints_mask[2000:2500] = True  # an all-null stretch
+    floats = rng.normal(size=n)
+    floats[rng.random(n) < 0.01] = np.nan
+    words = np.array(["apple", "banana", "cherry", "date", "elder" * 20, "fig", "\u00e9clair", ""])
+    strs = words[rng.integers(0, len(words), n)]
+    inner = pa.array(rng.integers(0, 50, n))
+    struct = pa.StructArray.from_arrays([inner], names=["y"], mask=pa.array(rng.random(n) < 0.2))
+    return pa.table({
+        "i": pa.array(ints, mask=ints_mask),
+        "f": pa.array(floats),
+        "s": pa.array(strs.tolist()),
+        "sorted": pa.array(np.arange(n, dtype=np.int64)),
+        "st": struct,
+        "b": pa.array(rng.random(n) < 0.3),
+        "ts": pa.array(np.sort(rng.integers(0, 10**12, n)), pa.timestamp("us", "UTC")),
+    })
+
+
+def _passes(table: pa.Table, f) -> np.ndarray:
+    """The rows passing filter f, evaluated with pyarrow (Spark's semantics for these cases)."""
+    name, op = f[0], f[1]
+    col = table.column(name[0]).combine_chunks() if isinstance(name, tuple) else table.column(name)
+    if isinstance(name, tuple):
+        col = col.flatten()[col.type.get_field_index(name[1])]
+    fns = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
+           ">=": pc.greater_equal}
+    if op in fns:
+        r = fns[op](col, pa.scalar(f[2], col.type))
+    elif op == "in":
+        r = pc.is_in(col, pa.array(f[2], col.type))
+    elif op == "is_null":
+        r = pc.is_null(col)
+    elif op == "is_not_null":
+        r = pc.is_valid(col)
+    elif op == "starts_with":
+        r = pc.starts_with(col, f[2])
+    else:
+        raise AssertionError(op)
+    return pc.fill_null(r, False).to_numpy(zero_copy_only=False)
+
+
+def _covered(ranges, n) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    for a, b in ranges:
+        m[a:b] = True
+    return m
+
+
+def test_stats_match_numpy_per_zone():
+    rng = np.random.default_rng(RNG_SEED)
+    vals = rng.integers(-10**6, 10**6, 10_000)
+    nulls = rng.random(10_000) < 0.05
+    t = pa.table({"x": pa.array(vals, mask=nulls)})
+    zm = parse_zone_maps(_build(t, 1000, chunk=333))
+    col = zm.column("x")
+    assert zm.num_zones == 10 and zm.num_rows == 10_000
+    for z in range(10):
+        v, m = vals[z * 1000:(z + 1) * 1000], nulls[z * 1000:(z + 1) * 1000]
+        assert col.min[z].as_py() == v[~m].min()
+        assert col.max[z].as_py() == v[~m].max()
+        assert col.nulls[z] == m.sum()
+
+
+def test_batch_boundaries_do_not_change_the_result():
+    t = _mixed_table(9_999)
+    a = _build(t, 1024, chunk=None)
+    b = _build(t, 1024, chunk=100)
+    c = _build(t, 1024, chunk=1024)
+    assert a == b == c
+    assert a.startswith(MAGIC)
+    zm = parse_zone_maps(a)
+    assert list(zm.zone_rows) == [1024] * 9 + [9_999 - 9 * 1024]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pruning_never_drops_a_matching_row(seed):
+    t = _mixed_table(6_000, seed)
+    zm = parse_zone_maps(_build(t, 500, chunk=777))
+    rng = np.random.default_rng(seed)
+    filters = []
+    for _ in range(25):
+        filters += [
+            ("i", ["<", "<=", ">", ">=", "=", "!="][rng.integers(0, 6)], int(rng.integers(-1100, 1100))),
+            ("f", ["<", ">", "="][rng.integers(0, 3)], float(rng.normal())),
+            ("sorted", [">=", "<"][rng.integers(0, 2)], int(rng.integers(0, 6000))),
+            (("st", "y"), ["=", ">", "<="][rng.integers(0, 3)], int(rng.integers(0, 50))),
+            ("s", ["=", "<", ">", "starts_with"][rng.integers(0, 4)], ["banana", "d", "elder", "\u00e9", ""][
+                rng.integers(0, 5)]),
+            ("i", "in", [int(x) for x in rng.integers(-1000, 1000, rng.integers(1, 80))]),
+        ]
+    filters += [("i", "is_null"), ("i", "is_not_null"), ("b", "=", True), ("s", "starts_with", "elder" * 20 + "x")]
+    for f in filters:
+        ranges = zm.row_ranges_matching([f])
+        assert not (_passes(t, f) & ~_covered(ranges, t.num_rows)).any(), f
+    # conjunctions prune at least as much as each part, and still keep every matching row
+    f1, f2 = ("sorted", ">=", 1000), ("sorted", "<", 1600)
+    both = _covered(zm.row_ranges_matching([f1, f2]), t.num_rows)
+    assert both.sum() == 1000 and both[1000:1600].all()
+
+
+def test_sorted_column_prunes_to_the_zones_that_hold_the_values():
+    t = pa.table({"k": pa.array(np.arange(100_000, dtype=np.int32))})
+    zm = parse_zone_maps(_build(t, 4096))
+    assert zm.row_ranges_matching([("k", ">=", 50_000), ("k", "<", 50_010)]) == [(49152, 53248)]
+    assert zm.row_ranges_matching([("k", "=", -5)]) == []
+    assert zm.row_ranges_matching([("k", "in", [10, 99_999])]) == [(0, 4096), (98304, 100_000)]
+    assert zm.row_ranges_matching([]) == [(0, 100_000)]
+
+
+def test_null_and_nan_zones():
+    x = np.arange(3000, dtype=np.float64)
+    x[1500] = np.nan
+    mask = np.zeros(3000, dtype=bool)
+    mask[:1000] = True  # zone 0 is all null
+    t = pa.table({"x": pa.array(x, mask=mask)})
+    zm = parse_zone_maps(_build(t, 1000))
+    assert zm.row_ranges_matching([("x", "is_null")]) == [(0, 1000)]
+    assert zm.row_ranges_matching([("x", "is_not_null")]) == [(1000, 3000)]
+    # NaN is above every number in Spark: the NaN zone must survive "x > 10**9" and "x < -1"
+    assert zm.row_ranges_matching([("x", ">", 1e9)]) == [(1000, 2000)]
+    assert zm.row_ranges_matching([("x", "<", -1.0)]) == [(1000, 2000)]
+    # a NaN filter value cannot be decided from bounds that skip NaN
+    assert zm.row_ranges_matching([("x", "<", float("nan"))]) == [(0, 3000)]
+
+
+def test_long_strings_keep_conservative_bounds():
+    long_a, long_b = "a" * 200 + "z", "b" * 200
+    t = pa.table({"s": pa.array([long_a] * 10 + [long_b] * 10)})
+    zm = parse_zone_maps(_build(t, 10))
+    col = zm.column("s")
+    assert all(len(v) <= MAX_BOUND_BYTES for v in col.min.to_pylist() + col.max.to_pylist())
+    assert zm.row_ranges_matching([("s", "=", long_a)]) == [(0, 10)]
+    assert zm.row_ranges_matching([("s", "=", long_b)]) == [(10, 20)]
+    assert zm.row_ranges_matching([("s", "starts_with", "b" * 100)]) == [(10, 20)]
+    assert zm.row_ranges_matching([("s", ">", "a" * 300)]) == [(0, 20)]
+    t2 = pa.table({"s": pa.array([b"\xff" * 100] * 4, pa.binary())})
+    zm2 = parse_zone_maps(_build(t2, 4))
+    assert zm2.column("s").max[0].as_py() is None  # no byte string of <= 64 bytes bounds it: unbounded
+    assert zm2.row_ranges_matching([("s", ">", b"\xff" * 200)]) == [(0, 4)]
+
+
+def test_types_with_statistics_and_without():
+    n = 8
+    t = pa.table({
+        "u8": pa.array(range(n), pa.uint8()),
+        "u64": pa.array([2**64 - 1 - i for i in range(n)], pa.uint64()),
+        "h": pa.array(np.arange(n, dtype=np.float16)),
+        "dec": pa.array([Decimal(i) / 4 for i in range(n)], pa.decimal128(10, 2)),
+        "d32": pa.array([dt.date(2020, 1, 1 + i) for i in range(n)], pa.date32()),
+        "t64": pa.array(range(n), pa.time64("us")),
+        "dur": pa.array(range(n), pa.duration("ms")),
+        "ts": pa.array(range(n), pa.timestamp("ns")),
+        "ls": pa.array([str(i) for i in range(n)], pa.large_string()),
+        "fsb": pa.array([bytes([i, i]) for i in range(n)], pa.binary(2)),
+        "dict": pa.array([f"v{i % 3}" for i in range(n)]).dictionary_encode(),
+        "bool": pa.array([i % 2 == 0 for i in range(n)]),
+        "lst": pa.array([[i] for i in range(n)]),
+        "mp": pa.array([[("k", i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
+        "nul": pa.nulls(n),
+    })
+    zm = parse_zone_maps(_build(t, 4))
+    have = {".".join(p) for p in zm.columns}
+    assert have == {"u8", "u64", "h", "dec", "d32", "t64", "dur", "ts", "ls", "fsb", "dict", "bool"}
+    assert zm.row_ranges_matching([("u64", ">", 2**64 - 3)]) == [(0, 4)]
+    assert zm.row_ranges_matching([("u8", ">", 300)]) == [(0, 8)]  # out of the type's range: no pruning
+    assert zm.row_ranges_matching([("dec", ">=", Decimal("1.25"))]) == [(4, 8)]
+    assert zm.row_ranges_matching([("d32", "<", dt.date(2020, 1, 3))]) == [(0, 4)]
+    assert zm.row_ranges_matching([("dict", "=", "v2")]) == [(0, 8)]
+    assert zm.row_ranges_matching([("ls", "=", "6")]) == [(4, 8)]
+    assert zm.row_ranges_matching([("fsb", "=", b"\x01\x01")]) == [(0, 4)]
+    assert zm.row_ranges_matching([("h", ">", 5.0)]) == [(4, 8)]
+    assert zm.row_ranges_matching([("dur", "<", dt.timedelta(milliseconds=2))]) == [(0, 4)]
+    assert zm.row_ranges_matching([("lst", "=", 1)]) == [(0, 8)]  # no statistics: no pruning
+    assert zm.row_ranges_matching([("missing", "=", 1)]) == [(0, 8)]
+
+
+def test_timestamps_compare_only_with_matching_zone_awareness():
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    t = pa.table({
+        "tz": pa.array([base + dt.timedelta(days=i) for i in range(8)], pa.timestamp("us", "UTC")),
+        "ntz": pa.array([base.replace(tzinfo=None) + dt.timedelta(days=i) for i in range(8)], pa.timestamp("us")),
+    })
+    zm = parse_zone_maps(_build(t, 4))
+    later = base + dt.timedelta(days=5)
+    assert zm.row_ranges_matching([("tz", ">", later)]) == [(4, 8)]
+    assert zm.row_ranges_matching([("ntz", ">", later.replace(tzinfo=None))]) == [(4, 8)]
+    assert zm.row_ranges_matching([("tz", ">", later.replace(tzinfo=None))]) == [(0, 8)]
+    assert zm.row_ranges_matching([("ntz", ">", later)]) == [(0, 8)]
+
+
+def test_empty_file_and_zero_row_batches():
+    schema = pa.schema([("x", pa.int64())])
+    b = ZoneMapBuilder(schema)
+    b.update(pa.RecordBatch.from_pydict({"x": []}, schema=schema))
+    zm = parse_zone_maps(b.finish())
+    assert zm.num_rows == 0 and zm.num_zones == 0
+    assert zm.row_ranges_matching([("x", ">", 1)]) == []
+
+
+def test_corrupt_buffers_raise_corrupt_file_error():
+    good = _build(pa.table({"x": pa.array(range(100))}), 10)
+    for bad in [b"", b"nonsense", MAGIC, MAGIC + b"\x00" * 10, good[: len(good) // 2]]:
+        with pytest.raises(CorruptFileError):
+            parse_zone_maps(bad)
+    with pytest.raises(ValueError):
+        ZoneMapBuilder(pa.schema([]), rows_per_zone=0)
+
+
+def test_writer_stores_zone_maps_and_pylance_still_reads_the_file(tmp_path):
+    lancelot = pytest.importorskip("lancelot")
+    if not hasattr(lancelot, "write_table"):
+        pytest.skip("lancelot.write_table is not available yet")
+    lance_file = pytest.importorskip("lance.file")
+    t = _mixed_table(20_000)
+    # version 2.0 cannot hold null structs: keep the struct column's parents valid
+    t = t.set_column(t.schema.get_field_index("st"), "st", pa.StructArray.from_arrays(
+        [t.column("st").combine_chunks().field(0)], names=["y"]))
+    p = str(tmp_path / "z.lance")
+    lancelot.write_table(t, p)
+    f = lancelot.LanceFile(p)
+    zm = f.zone_maps()
+    assert zm is not None and zm.num_rows == t.num_rows
+    assert zm.row_ranges_matching([("sorted", "<", 10)]) == [(0, zm.rows_per_zone)]
+    got = lance_file.LanceFileReader(p).read_all().to_table()
+    assert got.drop_columns(["f"]).equals(t.drop_columns(["f"]))
+    assert np.array_equal(got["f"].to_numpy(), t["f"].to_numpy(), equal_nan=True)  # NaN != NaN in equals()
