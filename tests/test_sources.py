@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 import lancelot
-from lancelot.io.source import CountingSource, LocalFileSource, coalesce
+from lancelot.io.source import coalesce
 
 
 def test_coalesce_merges_near_ranges():
@@ -26,18 +26,3 @@ def test_memory_and_file_urls(tmp_path):
     lf = lancelot.LanceFile("memory://bucket/t.lance")
     assert lf.read().equals(t)
     assert lf.take([4999, 3, 3]).equals(t.take([4999, 3, 3]))
-
-
-def test_take_reads_a_small_fraction(tmp_path):
-    n = 200_000
-    t = pa.table({"a": np.arange(n, dtype=np.int64)})
-    path = tmp_path / "big.lance"
-    lancelot.write_table(t, path)
-    src = CountingSource(LocalFileSource(path))
-    f = lancelot.LanceFile(src)
-    opened = src.bytes_read
-    rows = np.random.default_rng(0).choice(n, 10, replace=False)
-    got = f.take(rows)
-    assert got.column(0).to_numpy().tolist() == rows.tolist()
-    taken = src.bytes_read - opened
-    assert taken < 0.01 * n * 8, f"a 10-row take read {taken} bytes of a {n * 8}-byte column"
