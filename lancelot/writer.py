@@ -21,7 +21,7 @@ from lancelot.schema import normalize_schema, to_descriptor
 DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024
 #: public version names -> on-disk version; "stable" means what pylance means by it
 VERSION_ALIASES = {"2.0": "2.0", "2.1": "2.1", "2.2": "2.2", "stable": "2.2", "next": "2.2"}
-WRITABLE = {"2.0"}
+WRITABLE = {"2.0", "2.1", "2.2"}
 DEFAULT_VERSION = "2.0"
 
 
@@ -35,6 +35,12 @@ def resolve_version(version: str | None) -> str:
 
 
 def _field_writers(version: str):
+    if version in ("2.1", "2.2"):
+        from functools import partial
+
+        from lancelot.encodings.structural.write_field import make_field_writer as make_structural
+
+        return partial(make_structural, version=version)
     from lancelot.encodings.v2_0.field_writer import make_field_writer
 
     return make_field_writer

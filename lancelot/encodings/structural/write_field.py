@@ -1,0 +1,180 @@
+"""The 2.1/2.2 field writers: one column per leaf, pages of structural layouts.
+
+``make_field_writer`` gives the writer of one top-level field (the interface
+of lancelot/encodings/v2_0/field_writer.py: ``append(arr)`` and ``finish()``
+returning column writers with ``.index`` and ``.metadata()``).  Each batch is
+shredded into its leaf columns (write_repdef.py); every leaf column buffers
+its shreds until ``max_page_bytes`` and then writes pages at once, choosing
+per page (encoding.md, "Structural Encoding"):
+
+* all visible items null (or none): the all-null constant layout;
+* fields of an Arrow dictionary type: mini-block with a page dictionary;
+* values of 256 bytes or more: full-zip;
+* otherwise: mini-block (write_strategy.py picks the compression), or full-zip
+  when a run of null/empty lists is too long for any mini-block chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf import empty_pb2
+
+from lancelot.encodings.structural.write_constant import encode_all_null
+from lancelot.encodings.structural.write_fullzip import encode_full_zip
+from lancelot.encodings.structural.write_miniblock import ChunkTooLarge, encode_miniblock
+from lancelot.encodings.structural.write_repdef import (
+    LeafPath,
+    Shred,
+    concat_shreds,
+    leaf_paths,
+    page_levels,
+    shred,
+    slice_rows,
+)
+from lancelot.encodings.structural.write_values import is_variable, max_value_bytes, value_costs
+from lancelot.errors import LanceError, UnsupportedTypeError
+from lancelot.format.container import ContainerWriter, pack_encoding
+from lancelot.format.pb import encodings_v2_0_pb2 as pb20
+from lancelot.format.pb import file2_pb2
+
+#: values this wide or wider go to full-zip pages (pylance's mini-block limit)
+FULL_ZIP_MIN_BYTES = 256
+
+
+def _check_leaf_type(path: LeafPath) -> None:
+    t = path.leaf.type
+    if isinstance(t, pa.ExtensionType):
+        t = t.storage_type
+    if pa.types.is_dictionary(t):
+        if not is_variable(t.value_type):
+            raise UnsupportedTypeError(f"dictionary field {path.leaf.name!r} of {t.value_type} values "
+                                       "is not yet writable at 2.1+ (string/binary values are)")
+        return
+    if pa.types.is_fixed_size_list(t):
+        inner = t.value_type
+        while pa.types.is_fixed_size_list(inner):
+            inner = inner.value_type
+        return
+    if not (is_variable(t) or pa.types.is_null(t) or pa.types.is_boolean(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
+            or (pa.types.is_primitive(t) and not pa.types.is_null(t))):
+        raise UnsupportedTypeError(f"{t} ({path.leaf.name!r}) is not yet writable at 2.1+")
+
+
+def _has_map(t: pa.DataType) -> bool:
+    if pa.types.is_map(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_map(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _has_map(t.value_type)
+    return False
+
+
+class LeafColumnWriter:
+    """Writes the pages of one leaf column and produces its ColumnMetadata."""
+
+    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: str) -> None:
+        self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
+        self.path, self.version = path, version
+        self.dictionary = pa.types.is_dictionary(path.leaf.type)
+        self.pages: list[file2_pb2.ColumnMetadata.Page] = []
+        self.rows_written = 0
+        self.pending: list[Shred] = []
+        self.pending_bytes = 0
+
+    def _cost(self, s: Shred) -> int:
+        streams = int(s.rep is not None) + int(s.defc is not None)
+        return int(value_costs(s.values)[-1]) + 2 * streams * s.num_levels
+
+    def add(self, s: Shred) -> None:
+        if s.num_rows == 0:
+            return
+        self.pending.append(s)
+        self.pending_bytes += self._cost(s)
+        if self.pending_bytes >= self.max_page_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        s = concat_shreds(self.pending)
+        cost = self.pending_bytes
+        self.pending, self.pending_bytes = [], 0
+        if cost <= self.max_page_bytes or s.num_rows == 1:
+            self.write_page(s)
+            return
+        rows_per_page = max(1, int(s.num_rows * self.max_page_bytes // cost))
+        bounds = np.append(np.arange(0, s.num_rows, rows_per_page), s.num_rows)
+        for part in slice_rows(s, self.path, bounds):
+            self.write_page(part)
+
+    def write_page(self, s: Shred) -> None:
+        levels = page_levels(self.path, s.rep, s.defc)
+        values = s.values
+        try:
+            large_chunks = self.version != "2.1"
+            if values.null_count == len(values):
+                layout, buffers = encode_all_null(levels, self.version)
+            elif self.dictionary:
+                layout, buffers = encode_miniblock(values, levels, large_chunks, force_dictionary=True)
+            elif max_value_bytes(values) >= FULL_ZIP_MIN_BYTES:
+                layout, buffers = encode_full_zip(values, levels)
+            else:
+                try:
+                    layout, buffers = encode_miniblock(values, levels, large_chunks)
+                except ChunkTooLarge:  # levels that no chunk can hold: full-zip takes any levels
+                    layout, buffers = encode_full_zip(values, levels)
+        except LanceError as e:
+            raise e.at(column=self.index, page=len(self.pages)) from None
+        locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
+        self.pages.append(file2_pb2.ColumnMetadata.Page(
+            buffer_offsets=[p for p, _ in locs], buffer_sizes=[n for _, n in locs],
+            length=s.num_rows, encoding=pack_encoding(layout), priority=self.rows_written))
+        self.rows_written += s.num_rows
+
+    def metadata(self) -> file2_pb2.ColumnMetadata:
+        return file2_pb2.ColumnMetadata(
+            encoding=pack_encoding(pb20.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages)
+
+    def finish(self) -> list[LeafColumnWriter]:
+        self.flush()
+        return [self]
+
+
+class StructuralFieldWriter:
+    """Shreds each batch of a top-level field into its leaf columns."""
+
+    def __init__(self, out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
+                 version: str) -> None:
+        self.field = field
+        if version == "2.1" and _has_map(field.type):
+            raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
+        self.paths = leaf_paths(field)
+        for p in self.paths:
+            _check_leaf_type(p)
+        self.columns = []
+        for p in self.paths:
+            self.columns.append(LeafColumnWriter(out, next_index[0], max_page_bytes, p, version))
+            next_index[0] += 1
+
+    def append(self, arr: pa.Array) -> None:
+        if len(arr) == 0:
+            return
+        for p, col in zip(self.paths, self.columns):
+            col.add(shred(p, arr))
+
+    def finish(self) -> list[LeafColumnWriter]:
+        out: list[LeafColumnWriter] = []
+        for col in self.columns:
+            out.extend(col.finish())
+        return out
+
+
+def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
+                      version: str) -> StructuralFieldWriter:
+    """The writer of one top-level field of a 2.1/2.2 file, allocating its leaf columns in pre-order."""
+    if version not in ("2.1", "2.2"):
+        raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {version}")
+    return StructuralFieldWriter(out, field, next_index, max_page_bytes, version)

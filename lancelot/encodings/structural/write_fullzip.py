@@ -1,0 +1,140 @@
+"""Writing full-zip pages (lance.encodings21.FullZipLayout; encoding.md, "Full Zip Page Layout").
+
+For values of 256 bytes or more.  Buffer 0 zips, per level entry, a control
+word (repetition level above the definition level, in 1, 2 or 4 bytes; none
+when the page has no levels) with the entry's value:
+
+* fixed width (``bits_per_value``): the value bytes of every visible entry
+  (null items included);
+* variable width (``bits_per_offset``): for a visible valid item, its length
+  (u32, or u64 for large types) then its bytes; nothing for a null item.  The
+  bytes are FSST-compressed per value (one symbol table in the description)
+  when the page holds 32 KiB or more and that saves 10%.
+
+Buffer 1, the repetition index, holds the position in buffer 0 of every row
+start and finally the buffer's size, in the narrowest of 1, 2, 4, 8 bytes that
+holds the size.  Fixed-width pages without repetition have none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.fsst import fsst_description
+from lancelot.encodings.compression.variable import variable_encoding
+from lancelot.encodings.structural.write_repdef import PageLevels
+from lancelot.encodings.structural.write_strategy import FSST_MAX_RATIO, FSST_MIN_BYTES
+from lancelot.encodings.structural.write_values import compress_per_value, has_item_nulls, to_block
+from lancelot.errors import UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+
+def _word_bytes(bits: int) -> int:
+    if bits == 0:
+        return 0
+    return 1 if bits <= 8 else 2 if bits <= 16 else 4
+
+
+def _uint(nbytes: int) -> str:
+    return {1: "<u1", 2: "<u2", 4: "<u4", 8: "<u8"}[nbytes]
+
+
+def _rep_index(starts: np.ndarray, total: int) -> np.ndarray:
+    width = 1 if total <= 0xFF else 2 if total <= 0xFFFF else 4 if total <= 0xFFFFFFFF else 8
+    return np.append(starts, total).astype(_uint(width)).view(np.uint8)
+
+
+def _variable_values(block: VariableWidthBlock) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
+    """Variable values as they are, or FSST-compressed per value when the page is big enough and it pays."""
+    bits = 8 * block.offsets.dtype.itemsize
+    plain = variable_encoding(bits)
+    size = int(block.offsets[-1]) - int(block.offsets[0])
+    if size < FSST_MIN_BYTES:
+        return plain, block
+    from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
+
+    table = train_fsst(block)
+    if not table.switch_on:
+        return plain, block
+    packed = fsst_encode(table, block)
+    if int(packed.offsets[-1]) - int(packed.offsets[0]) >= FSST_MAX_RATIO * size:
+        return plain, block
+    return fsst_description(table, plain), packed
+
+
+def encode_full_zip(values: pa.Array, levels: PageLevels) -> tuple[pb.PageLayout, list[np.ndarray]]:
+    """The full-zip page of ``values`` (the visible items) with their levels."""
+    has_rep, has_def = levels.rep is not None, levels.defs is not None
+    num_entries = len(levels.rep) if has_rep else len(values)
+    bits_rep = int(levels.rep.max()).bit_length() if has_rep and num_entries else 0
+    bits_def = int(levels.defs.max()).bit_length() if has_def and num_entries else 0
+    cw = _word_bytes(bits_rep + bits_def)
+    if has_rep and has_def:
+        visible = levels.defs <= levels.max_visible
+    else:
+        visible = np.ones(num_entries, bool)
+    valid_item = levels.defs == 0 if has_def else np.ones(num_entries, bool)
+    if int(visible.sum()) != len(values):
+        raise UnsupportedEncodingError(f"{len(values)} values for {int(visible.sum())} visible level entries")
+
+    block = to_block(values, has_item_nulls(values))
+    if isinstance(block, VariableWidthBlock):
+        encoding, zipped = _variable_values(block)
+    else:
+        encoding, zipped = compress_per_value(block)
+    layout = pb.FullZipLayout(bits_rep=bits_rep, bits_def=bits_def, num_items=num_entries,
+                              num_visible_items=len(values), value_compression=encoding, layers=levels.layers)
+    if isinstance(zipped, FixedWidthBlock):
+        if zipped.bits_per_value % 8:
+            raise UnsupportedEncodingError(f"full-zip values of {zipped.bits_per_value} bits are not whole bytes")
+        layout.bits_per_value = zipped.bits_per_value
+        width = zipped.bits_per_value // 8
+        payload = np.where(visible, width, 0)
+        data = np.asarray(zipped.data, np.uint8)[: len(values) * width]
+        lengths, ob = None, 0
+    else:
+        assert isinstance(zipped, VariableWidthBlock)
+        ob = block.offsets.dtype.itemsize  # the length words are as wide as the Arrow type's offsets
+        layout.bits_per_offset = 8 * ob
+        offs = np.asarray(zipped.offsets, np.int64)
+        lens = np.diff(offs)
+        data = np.asarray(zipped.data, np.uint8)[offs[0]:offs[-1]]
+        valid = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else None
+        if valid is not None:
+            if (lens[~valid] > 0).any():  # bytes under null slots are not stored
+                data = data[np.repeat(valid, lens)]
+            lens = lens[valid]
+        lengths = np.zeros(num_entries, np.int64)
+        lengths[visible & valid_item] = lens
+        payload = np.where(visible & valid_item, ob + lengths, 0)
+
+    # each entry: [control word][length][bytes]; headers (control word + length) scattered, bytes in order
+    sizes = cw + payload
+    starts = np.cumsum(sizes) - sizes
+    total = int(sizes.sum())
+    head_len = np.full(num_entries, cw, np.int64)
+    if lengths is not None:
+        head_len += np.where(visible & valid_item, ob, 0)
+    heads = np.zeros((num_entries, cw + ob), np.uint8)
+    if cw:
+        rep = levels.rep.astype(np.uint32) if has_rep else np.zeros(num_entries, np.uint32)
+        dfn = levels.defs.astype(np.uint32) if has_def else np.zeros(num_entries, np.uint32)
+        words = (rep << bits_def) | dfn
+        heads[:, :cw] = words.astype(_uint(cw)).view(np.uint8).reshape(num_entries, cw)
+    if ob:
+        heads[:, cw:] = lengths.astype(_uint(ob)).view(np.uint8).reshape(num_entries, ob)
+    head_mask = np.arange(cw + ob)[None, :] < head_len[:, None]
+    is_head = np.zeros(total, bool)
+    pos = np.repeat(starts, head_len) + (np.arange(int(head_len.sum())) - np.repeat(np.cumsum(head_len) - head_len,
+                                                                                    head_len))
+    is_head[pos] = True
+    out = np.empty(total, np.uint8)
+    out[is_head] = heads[head_mask]
+    out[~is_head] = data
+    buffers = [out]
+    if lengths is not None or has_rep:
+        row_starts = starts[levels.rep == levels.max_rep] if has_rep else starts
+        buffers.append(_rep_index(row_starts, total))
+    return pb.PageLayout(full_zip_layout=layout), buffers

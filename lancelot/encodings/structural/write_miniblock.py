@@ -1,0 +1,189 @@
+"""Writing mini-block pages (lance.encodings21.MiniBlockLayout; encoding.md, "Mini Block Page Layout").
+
+Page buffers: 0 = chunk metadata, 1 = the chunks, 2 = the page dictionary
+(when the values are dictionary indices, see write_strategy.py), then (with
+repetition) the repetition index.
+
+* The visible values are cut into chunks of a power-of-two number of items
+  (at most 4096, or what the compression wants; the last chunk takes the rest), each small enough that the
+  whole chunk stays under 32 KiB.  Level entries go with the items: a chunk
+  holds the levels up to its last item, plus any null/empty lists that come
+  before its first item (and the last chunk every level left).
+* A chunk: u16 level count (0 without levels), u16 size of the repetition
+  levels, u16 size of the definition levels (each only when present), one
+  size per value buffer (u16 in 2.1, u32 in 2.2: ``has_large_chunk``), padding
+  to 8 bytes, then the levels and the value buffers, each padded to 8 bytes.
+* Chunk metadata: per chunk one word (u16 in 2.1, u32 in 2.2): the chunk size
+  in 8-byte words minus one, shifted left by 4, or log2 of the item count
+  (0 for the last chunk).
+* Repetition index: per chunk two u64, the rows that end in the chunk and the
+  level entries of a row left unfinished at its end.
+
+Levels are u16 values bit-packed out of line with the page's widest level
+(OutOfLineBitpacking in block context, as pylance writes them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpacking
+from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.structural.write_repdef import PageLevels
+from lancelot.encodings.structural.write_strategy import plan_miniblock
+from lancelot.errors import UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+ALIGN = 8
+FILL_BYTE = 0xFE
+#: chunks are cut to stay under this many bytes; the format's bound is 32 KiB in 2.1
+CHUNK_TARGET = 16 * 1024
+CHUNK_LIMIT = 32 * 1024
+
+
+class ChunkTooLarge(UnsupportedEncodingError):
+    """Not even one item fits a mini-block chunk (a long run of null/empty lists before it)."""
+
+
+def _pad(n: int) -> int:
+    return -n % ALIGN
+
+
+def _level_bounds(levels: PageLevels, num_items: int) -> np.ndarray | None:
+    """Level index where the chunk that starts at item k begins (k = 0..n), or None without levels."""
+    n_levels = len(levels.rep) if levels.rep is not None else (len(levels.defs) if levels.defs is not None else 0)
+    if n_levels == 0:
+        return None
+    if levels.rep is None or levels.defs is None:
+        return np.arange(num_items + 1, dtype=np.int64)
+    items = np.flatnonzero(levels.defs <= levels.max_visible)
+    bounds = np.empty(num_items + 1, np.int64)
+    bounds[0] = 0
+    bounds[1:] = items + 1
+    bounds[-1] = n_levels
+    return bounds
+
+
+def _chunk_cost(costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int, a: int, b: int) -> int:
+    """Bytes (an upper bound) of the chunk holding items [a, b)."""
+    levels = 0 if lev is None else streams * (2 * int(lev[b] - lev[a]) + ALIGN)
+    return header + levels + int(costs[b] - costs[a]) + 2 * ALIGN
+
+
+def _plan_chunks(costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int,
+                 max_items: int) -> list[tuple[int, int]]:
+    """(first item, item count) of each chunk."""
+    n = len(costs) - 1
+    chunks = []
+    a = 0
+    while a < n:
+        rest = n - a
+        size = 1 << min(int(rest).bit_length() - 1, max_items.bit_length() - 1)
+        if rest <= max_items and _chunk_cost(costs, lev, streams, header, a, n) <= CHUNK_TARGET:
+            chunks.append((a, rest))
+            break
+        while size > 1 and _chunk_cost(costs, lev, streams, header, a, a + size) > CHUNK_TARGET:
+            size //= 2
+        need = _chunk_cost(costs, lev, streams, header, a, a + size)
+        if need > CHUNK_LIMIT:
+            raise ChunkTooLarge(f"a mini-block chunk of one item would need {need} bytes (too many empty/null lists)")
+        chunks.append((a, size))
+        a += size
+    return chunks
+
+
+def _rep_index(rep: np.ndarray, max_rep: int, lev: np.ndarray, chunks: list[tuple[int, int]]) -> np.ndarray:
+    """Per chunk: rows ending in it, and level entries of the row it leaves unfinished."""
+    total = len(rep)
+    starts = np.append(np.flatnonzero(rep == max_rep), total)
+    out = np.zeros((len(chunks), 2), np.uint64)
+    for k, (a, count) in enumerate(chunks):
+        ls = int(lev[a])
+        le = int(lev[a + count]) if k < len(chunks) - 1 else total
+        lo = np.searchsorted(starts, ls, side="right")
+        hi = np.searchsorted(starts, le, side="right")
+        out[k, 0] = hi - lo
+        if le < total and rep[le] != max_rep:
+            last = starts[hi - 1] if hi > 0 else 0
+            out[k, 1] = le - max(int(last), ls)
+    return out.reshape(-1)
+
+
+def _levels_encoding(width: int) -> pb.CompressiveEncoding:
+    return compress_out_of_line_bitpacking(FixedWidthBlock(np.zeros(0, np.uint8), 16, 0), width)[0]
+
+
+def _pack_levels(levels: np.ndarray, width: int) -> bytes:
+    """One chunk's levels, bit-packed with the page's width (as pylance stores them)."""
+    block = FixedWidthBlock(levels.astype("<u2").view(np.uint8), 16, len(levels))
+    return compress_out_of_line_bitpacking(block, width)[1][0].tobytes()
+
+
+def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, force_dictionary: bool = False
+                     ) -> tuple[pb.PageLayout, list[np.ndarray]]:
+    """The mini-block page of ``values`` (the visible items) with their levels."""
+    num_items = len(values)
+    has_rep, has_def = levels.rep is not None, levels.defs is not None
+    streams = int(has_rep) + int(has_def)
+    lev = _level_bounds(levels, num_items)
+    word = 4 if large_chunks else 2
+    rep_width = int(levels.rep.max()).bit_length() if has_rep and len(levels.rep) else 0
+    def_width = int(levels.defs.max()).bit_length() if has_def and len(levels.defs) else 0
+    plan = plan_miniblock(values, force_dictionary)
+    probe_enc, probe_bufs = plan.chunk(0, min(num_items, 1))
+    num_buffers = len(probe_bufs)
+    header = 2 + 2 * streams + word * num_buffers
+    header += _pad(header)
+    chunks = _plan_chunks(plan.costs, lev, streams, header, plan.max_chunk_items)
+    value_encoding = None
+    parts: list[bytes] = []
+    words = np.zeros(len(chunks), np.uint32 if large_chunks else np.uint16)
+    size_dtype = "<u4" if large_chunks else "<u2"
+    for k, (a, count) in enumerate(chunks):
+        enc, bufs = plan.chunk(a, count)
+        if value_encoding is None:
+            value_encoding = enc
+        level_bufs = []
+        if lev is not None:
+            ls = int(lev[a])
+            le = int(lev[a + count]) if k < len(chunks) - 1 else len(levels.rep if has_rep else levels.defs)
+            if has_rep:
+                level_bufs.append(_pack_levels(levels.rep[ls:le], rep_width))
+            if has_def:
+                level_bufs.append(_pack_levels(levels.defs[ls:le], def_width))
+            n_levels = le - ls
+        else:
+            n_levels = 0
+        if n_levels > 0xFFFF:
+            raise ChunkTooLarge(f"a mini-block chunk of {n_levels} level entries")
+        bufs = [np.ascontiguousarray(b).view(np.uint8).tobytes() for b in bufs]
+        head = np.array([n_levels] + [len(b) for b in level_bufs], "<u2").tobytes()
+        head += np.array([len(b) for b in bufs], size_dtype).tobytes()
+        pieces = [head]
+        for b in [*level_bufs, *bufs]:
+            pieces.append(bytes([FILL_BYTE]) * _pad(sum(len(p) for p in pieces)))
+            pieces.append(b)
+        size = sum(len(p) for p in pieces)
+        pieces.append(bytes([FILL_BYTE]) * _pad(size))
+        size += _pad(size)
+        if size > CHUNK_LIMIT and not large_chunks:
+            raise ChunkTooLarge(f"mini-block chunk of {size} bytes exceeds the 32 KiB of version 2.1")
+        log = 0 if k == len(chunks) - 1 else count.bit_length() - 1
+        words[k] = ((size // ALIGN - 1) << 4) | log
+        parts.extend(pieces)
+    buffers = [words.astype(size_dtype).view(np.uint8), np.frombuffer(b"".join(parts), np.uint8)]
+    layout = pb.MiniBlockLayout(
+        value_compression=value_encoding or probe_enc, layers=levels.layers, num_buffers=num_buffers,
+        num_items=num_items, has_large_chunk=large_chunks)
+    if plan.dictionary is not None:
+        layout.dictionary.CopyFrom(plan.dictionary)
+        layout.num_dictionary_items = plan.num_dictionary_items
+        buffers.append(plan.dictionary_buffer)
+    if has_rep:
+        layout.rep_compression.CopyFrom(_levels_encoding(rep_width))
+        layout.repetition_index_depth = 1
+        buffers.append(_rep_index(levels.rep, levels.max_rep, lev, chunks).view(np.uint8))
+    if has_def:
+        layout.def_compression.CopyFrom(_levels_encoding(def_width))
+    return pb.PageLayout(mini_block_layout=layout), buffers

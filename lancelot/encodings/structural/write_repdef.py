@@ -1,0 +1,310 @@
+"""Shredding Arrow arrays into leaf columns with repetition/definition levels (writer side).
+
+(encoding.md, "Repetition and Definition Levels"; lance.encodings21.RepDefLayer.)
+Every leaf of a top-level field owns one column.  For each leaf we walk its path
+from the top-level array down (struct, list, fixed-size-list-of-values leaf)
+and produce one *level entry* per leaf item, plus one entry per null or empty
+list (a "special": it owns no item):
+
+* repetition: list layers count from the inside (innermost list = 1); an entry
+  that starts a list at layer ``r`` (and every layer inside it) has rep ``r``,
+  the outermost list's level marking a new row;
+* definition: 0 is a valid item; the outermost null wins.
+
+Levels are first computed with *canonical* definition codes that reserve one
+code per item layer and two per list layer (null, empty), numbered from the
+inside.  The codes a page really uses are only known when the page is cut, so
+``page_levels`` maps the canonical codes of one page onto the compact levels
+and ``RepDefLayer`` list pylance expects (a list layer without empties is
+``NULLABLE_LIST``, one without nulls or empties ``ALL_VALID_LIST``...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.errors import UnsupportedTypeError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+#: a fixed-size list of these item types is one leaf column (FixedSizeList compression)
+PACKED_KEYS = (b"lance-encoding:packed", b"packed")
+BLOB_KEY = b"lance-encoding:blob"
+
+
+def is_fixed_width(t: pa.DataType) -> bool:
+    """A type whose values have a fixed number of bits (fixed-size lists of such included)."""
+    if pa.types.is_boolean(t):
+        return True
+    if pa.types.is_fixed_size_list(t):
+        return is_fixed_width(t.value_type)
+    if pa.types.is_dictionary(t) or pa.types.is_null(t):
+        return False
+    try:
+        return t.bit_width > 0
+    except ValueError:
+        return False
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
+
+
+def is_leaf(field: pa.Field) -> bool:
+    """Whether a field owns a column itself (2.1+: leaves only)."""
+    t = field.type
+    if pa.types.is_struct(t):
+        return t.num_fields == 0
+    if pa.types.is_fixed_size_list(t):
+        return is_fixed_width(t.value_type)
+    return not _is_list(t)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One node on the path to a leaf: ``kind`` is item, struct or list; ``child`` the struct child taken."""
+
+    kind: str
+    child: int = 0
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class LeafPath:
+    """The path from a top-level field to one leaf and its canonical level codes."""
+
+    steps: tuple[Step, ...]  # outer first; the last step is the leaf ("item")
+    leaf: pa.Field
+    max_rep: int
+    codes: tuple[tuple[int, ...], ...]  # per step: (null,) for items, (null, empty) for lists
+    visible_codes: int  # canonical codes <= this own an item (layers inside the first list)
+    #: every page declares the layers the schema allows, not just those its data uses
+    stable_layers: bool = False
+
+    @property
+    def max_code(self) -> int:
+        return max((c for cs in self.codes for c in cs), default=0)
+
+
+def _walk(field: pa.Field, prefix: list[Step], out: list[tuple[list[Step], pa.Field]]) -> None:
+    t = field.type
+    if any((field.metadata or {}).get(k, b"").lower() == b"true" for k in PACKED_KEYS) and pa.types.is_struct(t):
+        raise UnsupportedTypeError(f"packed struct {field.name!r} is not yet writable at 2.1+")
+    if BLOB_KEY in (field.metadata or {}):
+        raise UnsupportedTypeError(f"blob field {field.name!r} is not yet writable at 2.1+")
+    nullable = field.nullable
+    if is_leaf(field):
+        if pa.types.is_struct(t):
+            raise UnsupportedTypeError(f"struct {field.name!r} without children is not yet writable at 2.1+")
+        out.append((prefix + [Step("item", 0, nullable)], field))
+    elif pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            _walk(t.field(i), prefix + [Step("struct", i, nullable)], out)
+    elif pa.types.is_map(t):
+        # a map is a list of non-null (key, value) entries structs
+        for i, child in enumerate((t.key_field, t.item_field)):
+            _walk(child, prefix + [Step("list", 0, nullable), Step("struct", i, False)], out)
+    elif _is_list(t):
+        _walk(t.value_field, prefix + [Step("list", 0, nullable)], out)
+    else:
+        raise UnsupportedTypeError(f"{t} ({field.name!r}) is not yet writable at 2.1+")
+
+
+def leaf_paths(field: pa.Field) -> list[LeafPath]:
+    """The leaf columns of a top-level field, in file (pre-order) order."""
+    found: list[tuple[list[Step], pa.Field]] = []
+    _walk(field, [], found)
+    paths = []
+    for steps, leaf in found:
+        codes: list[tuple[int, ...]] = [()] * len(steps)
+        nxt, visible, seen_list = 1, 0, False
+        for i in range(len(steps) - 1, -1, -1):  # inside out
+            if steps[i].kind == "list":
+                codes[i] = (nxt, nxt + 1)
+                nxt += 2
+                seen_list = True
+            else:
+                codes[i] = (nxt,)
+                nxt += 1
+                if not seen_list:
+                    visible = nxt - 1
+        max_rep = sum(s.kind == "list" for s in steps)
+        first_list = next((i for i, s in enumerate(steps) if s.kind == "list"), len(steps))
+        # pylance 14 misreads a struct above a list when its pages declare different layers
+        stable = max_rep > 0 and any(s.kind == "struct" for s in steps[:first_list])
+        paths.append(LeafPath(tuple(steps), leaf, max_rep, tuple(codes), visible, stable))
+    return paths
+
+
+@dataclass
+class Shred:
+    """One batch of one leaf column: levels (None when absent) and the visible values."""
+
+    rep: np.ndarray | None  # uint16 per level entry
+    defc: np.ndarray | None  # canonical codes (uint16) per level entry; None = all valid
+    values: pa.Array  # one per visible entry (null where any layer is null)
+    num_rows: int
+
+    @property
+    def num_levels(self) -> int:
+        if self.rep is not None:
+            return len(self.rep)
+        return len(self.defc) if self.defc is not None else len(self.values)
+
+
+def _validity(arr: pa.Array) -> np.ndarray | None:
+    if arr.null_count == 0:
+        return None
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _list_offsets(arr: pa.Array) -> np.ndarray:
+    return arr.offsets.to_numpy().astype(np.int64)
+
+
+def shred(path: LeafPath, arr: pa.Array) -> Shred:
+    """The levels and visible values of one leaf for one batch of the top-level array."""
+    n = len(arr)
+    elem = np.arange(n, dtype=np.int64)
+    defc = np.zeros(n, np.uint16)
+    rep = np.zeros(n, np.uint16) if path.max_rep else None
+    identity = True  # the values are exactly `cur` (no list, no null parent above the leaf)
+    cur = arr
+    rep_level = path.max_rep
+    for step, codes in zip(path.steps, path.codes):
+        valid = _validity(cur)
+        live = elem >= 0
+        if valid is not None:
+            nulls = live & ~valid[np.where(live, elem, 0)]
+            defc[nulls] = codes[0]
+            elem[nulls] = -1
+            identity &= step.kind == "item"  # the leaf's own nulls are already nulls of its values
+            live &= ~nulls
+        if step.kind == "struct":
+            cur = cur.field(step.child)
+        elif step.kind == "list":
+            offs = _list_offsets(cur)
+            safe = np.where(live, elem, 0)
+            starts, lens = offs[safe], offs[safe + 1] - offs[safe]
+            empty = live & (lens == 0)
+            defc[empty] = codes[1]
+            expand = live & ~empty
+            counts = np.where(expand, lens, 1)
+            total = int(counts.sum())
+            first = np.cumsum(counts) - counts
+            new_rep = np.zeros(total, np.uint16)
+            new_rep[first] = np.where(rep != 0, rep, rep_level)
+            rep = new_rep
+            defc = np.repeat(defc, counts)
+            within = np.arange(total, dtype=np.int64) - np.repeat(first, counts)
+            elem = np.where(np.repeat(expand, counts), np.repeat(starts, counts) + within, -1)
+            rep_level -= 1
+            identity = False
+            cur = cur.values
+    if path.max_rep:
+        visible = defc <= path.visible_codes
+        idx = elem[visible]
+    else:
+        idx = elem
+    if identity:
+        values = cur
+    elif len(idx) and idx[0] >= 0 and int(idx[-1] - idx[0]) == len(idx) - 1 and bool(np.all(np.diff(idx) == 1)):
+        values = cur.slice(int(idx[0]), len(idx))  # a contiguous run of live items (lists without nulls)
+    else:
+        values = cur.take(pa.array(idx, mask=idx < 0))
+    return Shred(rep, defc if defc.any() else None, values, n)
+
+
+def concat_shreds(parts: list[Shred]) -> Shred:
+    """Join consecutive shreds of one column."""
+    if len(parts) == 1:
+        return parts[0]
+    rep = None if parts[0].rep is None else np.concatenate([p.rep for p in parts])
+    if any(p.defc is not None for p in parts):
+        defc = np.concatenate([p.defc if p.defc is not None else np.zeros(p.num_levels, np.uint16) for p in parts])
+    else:
+        defc = None
+    values = pa.concat_arrays([p.values for p in parts])
+    return Shred(rep, defc, values, sum(p.num_rows for p in parts))
+
+
+def slice_rows(s: Shred, path: LeafPath, row_bounds: np.ndarray) -> list[Shred]:
+    """Cut a shred at the given row boundaries (``row_bounds`` ascending, from 0 to num_rows)."""
+    if s.rep is None:
+        lev = row_bounds
+    else:
+        starts = np.flatnonzero(s.rep == path.max_rep)
+        lev = np.append(starts, len(s.rep))[row_bounds]
+    if s.defc is None or not path.max_rep:
+        items = lev
+    else:
+        vis = np.concatenate([[0], np.cumsum(s.defc <= path.visible_codes)])
+        items = vis[lev]
+    out = []
+    for i in range(len(row_bounds) - 1):
+        a, b = int(lev[i]), int(lev[i + 1])
+        ia, ib = int(items[i]), int(items[i + 1])
+        out.append(Shred(None if s.rep is None else s.rep[a:b], None if s.defc is None else s.defc[a:b],
+                         s.values.slice(ia, ib - ia), int(row_bounds[i + 1] - row_bounds[i])))
+    return out
+
+
+@dataclass
+class PageLevels:
+    """The levels of one page as written: compact definition levels and the layers (innermost first)."""
+
+    rep: np.ndarray | None
+    defs: np.ndarray | None
+    layers: list[int]
+    max_rep: int
+    max_def: int
+    max_visible: int  # definition levels <= this own an item
+
+
+def page_levels(path: LeafPath, rep: np.ndarray | None, defc: np.ndarray | None) -> PageLevels:
+    """Map canonical codes onto the levels pylance writes for a page with these entries."""
+    present = np.zeros(path.max_code + 1, bool)
+    if defc is not None:
+        present[np.unique(defc)] = True
+    if path.stable_layers:
+        for step, codes in zip(path.steps, path.codes):
+            present[codes[0]] |= step.nullable
+            if step.kind == "list":
+                present[codes[1]] = True
+    table = np.zeros(path.max_code + 1, np.uint16)
+    layers, level, max_visible, seen_list = [], 0, 0, False
+    for step, codes in zip(reversed(path.steps), reversed(path.codes)):  # inside out
+        if step.kind == "list":
+            has_null, has_empty = present[codes[0]], present[codes[1]]
+            if has_null and has_empty:
+                table[codes[0]], table[codes[1]] = level + 1, level + 2
+                layers.append(pb.REPDEF_NULL_AND_EMPTY_LIST)
+                level += 2
+            elif has_null:
+                table[codes[0]] = level + 1
+                layers.append(pb.REPDEF_NULLABLE_LIST)
+                level += 1
+            elif has_empty:
+                table[codes[1]] = level + 1
+                layers.append(pb.REPDEF_EMPTYABLE_LIST)
+                level += 1
+            else:
+                layers.append(pb.REPDEF_ALL_VALID_LIST)
+            seen_list = True
+        else:
+            if present[codes[0]]:
+                level += 1
+                table[codes[0]] = level
+                layers.append(pb.REPDEF_NULLABLE_ITEM)
+            else:
+                layers.append(pb.REPDEF_ALL_VALID_ITEM)
+            if not seen_list:
+                max_visible = level
+    if defc is None and level and rep is not None:  # stable layers (which imply lists) over all-valid entries
+        defc = np.zeros(len(rep), np.uint16)
+    defs = table[defc] if defc is not None and level else None
+    if not path.max_rep:
+        max_visible = level
+    return PageLevels(rep, defs, layers, path.max_rep, level, max_visible)

@@ -1,0 +1,159 @@
+"""Leaf values of a 2.1+ page as data blocks, and their compression (writer side).
+
+The structural layer hands over the *visible* values of a page (one per level
+entry that owns an item; null where a layer above or the item itself is null)
+as an Arrow array.  Here they become the DataBlocks of compression/block.py:
+
+* fixed-width types (booleans as 1-bit values): ``FixedWidthBlock``;
+* strings and binary: ``VariableWidthBlock`` (offsets as wide as the Arrow
+  type's: 64 bits for large types, which pylance checks);
+* fixed-size lists of fixed-width items: ``FixedSizeListBlock`` with the item
+  validity when items are nullable (FixedSizeList ``has_validity``).
+
+The plain compression of one mini-block chunk and of fixed-width full-zip values
+calls the encoders of lancelot.encodings.compression (Flat, Variable,
+FixedSizeList); write_strategy.py chooses the others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.encodings.compression.block import (
+    DataBlock,
+    FixedSizeListBlock,
+    FixedWidthBlock,
+    VariableWidthBlock,
+)
+from lancelot.encodings.compression.fixed_size_list import compress_fsl, compress_fsl_per_value
+from lancelot.encodings.compression.flat import compress_flat
+from lancelot.encodings.compression.variable import compress_variable
+from lancelot.errors import UnsupportedTypeError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+
+def is_variable(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
+            or pa.types.is_large_binary(t))
+
+
+def storage(arr: pa.Array) -> pa.Array:
+    if isinstance(arr.type, pa.ExtensionType):
+        return arr.storage
+    if pa.types.is_dictionary(arr.type):
+        return arr.dictionary_decode()
+    return arr
+
+
+def item_bits(t: pa.DataType) -> int:
+    """Bits per value of a fixed-width type (a fixed-size list counts all its items)."""
+    if pa.types.is_boolean(t):
+        return 1
+    if pa.types.is_fixed_size_list(t):
+        return t.list_size * item_bits(t.value_type)
+    try:
+        return t.bit_width
+    except ValueError:
+        raise UnsupportedTypeError(f"type {t} is not fixed-width") from None
+
+
+def _fixed_bytes(arr: pa.Array) -> np.ndarray:
+    """The value bytes of a fixed-width array (offset applied; booleans bit-packed, nulls as False)."""
+    n = len(arr)
+    if pa.types.is_boolean(arr.type):
+        bits = pc.fill_null(arr, False).to_numpy(zero_copy_only=False) if n else np.zeros(0, bool)
+        return np.packbits(bits, bitorder="little")
+    width = arr.type.bit_width // 8
+    buf = arr.buffers()[1]
+    if buf is None:
+        return np.zeros(n * width, np.uint8)
+    raw = np.frombuffer(buf, np.uint8)
+    return raw[arr.offset * width : (arr.offset + n) * width]
+
+
+def has_item_nulls(arr: pa.Array) -> bool:
+    """Whether a fixed-size-list array's items hold nulls (the page then stores item validity)."""
+    arr = storage(arr)
+    if not pa.types.is_fixed_size_list(arr.type):
+        return False
+    d = arr.type.list_size
+    return arr.values.slice(arr.offset * d, len(arr) * d).null_count > 0
+
+
+def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
+    """The data block of a page's (or chunk's) visible values.
+
+    ``item_validity``: a fixed-size list keeps its items' validity (decided per page, so that
+    every chunk of a page has the same buffers).
+    """
+    arr = storage(arr)
+    t = arr.type
+    n = len(arr)
+    if is_variable(t):
+        large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+        offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
+        data_buf = arr.buffers()[2]
+        data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        offs = offs.astype(np.uint64 if large else np.uint32)
+        return VariableWidthBlock(offs, data, n)
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        items = arr.values.slice(arr.offset * d, n * d)
+        child = to_block(items)
+        validity = None
+        if isinstance(child, FixedSizeListBlock) and item_validity:
+            raise UnsupportedTypeError(f"nested fixed-size lists with null lists inside ({t}) are not yet writable")
+        if item_validity:
+            validity = items.is_valid().to_numpy(zero_copy_only=False) if items.null_count else np.ones(n * d, bool)
+        return FixedSizeListBlock(child, d, n, validity)
+    if pa.types.is_null(t):
+        return FixedWidthBlock(np.zeros(0, np.uint8), 0, n)
+    return FixedWidthBlock(_fixed_bytes(arr), item_bits(t), n)
+
+
+def compress_miniblock_chunk(block: DataBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Compress the values of one mini-block chunk (the encoding is the same for every chunk)."""
+    if isinstance(block, VariableWidthBlock):
+        return compress_variable(block, 8 * block.offsets.dtype.itemsize)
+    if isinstance(block, FixedSizeListBlock):
+        return compress_fsl(block)
+    return compress_flat(block)
+
+
+def compress_per_value(block: FixedWidthBlock | FixedSizeListBlock) -> tuple[pb.CompressiveEncoding, FixedWidthBlock]:
+    """Full-zip fixed-width values: Flat, or FixedSizeList rows (their validity bitmaps zipped in)."""
+    if isinstance(block, FixedSizeListBlock):
+        return compress_fsl_per_value(block)
+    return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=block.bits_per_value)), block
+
+
+def value_costs(arr: pa.Array) -> np.ndarray:
+    """Cumulative bytes of the first k values (k = 0..n), for cutting chunks and pages."""
+    arr = storage(arr)
+    t = arr.type
+    n = len(arr)
+    if is_variable(t):
+        large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+        offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
+        return (offs.astype(np.int64) - int(offs[0])) + 4 * np.arange(n + 1, dtype=np.int64)
+    if pa.types.is_null(t):
+        return np.zeros(n + 1, np.int64)
+    bits = item_bits(t)
+    if pa.types.is_fixed_size_list(t):
+        bits += t.list_size  # room for an item validity bitmap
+    return (np.arange(n + 1, dtype=np.int64) * bits + 7) // 8
+
+
+def max_value_bytes(arr: pa.Array) -> int:
+    """The widest value of a page in bytes (decides mini-block vs full-zip)."""
+    arr = storage(arr)
+    t = arr.type
+    if is_variable(t):
+        if len(arr) == 0:
+            return 0
+        return int(pc.max(pc.binary_length(arr)).as_py() or 0)
+    if pa.types.is_null(t):
+        return 0
+    return (item_bits(t) + 7) // 8
