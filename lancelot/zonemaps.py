@@ -36,6 +36,8 @@ MAGIC = b"LANCELOT-ZONEMAPS\x01"
 DEFAULT_ROWS_PER_ZONE = 4096
 #: string / binary bounds are cut to this many bytes
 MAX_BOUND_BYTES = 64
+#: statistics are computed once this many zones of rows are pending (fewer calls for small batches)
+FLUSH_ZONES = 16
 #: an ``in`` filter with more values is checked as a [min, max] range
 MAX_IN_VALUES = 64
 
@@ -125,6 +127,47 @@ def _cut_bounds(mins: pa.Array, maxs: pa.Array) -> tuple[pa.Array, pa.Array]:
     return mins, maxs
 
 
+#: fixed-width types whose bounds numpy computes directly (temporal types through their integer view)
+_INT_VIEW = {32: pa.int32(), 64: pa.int64()}
+
+
+def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
+                        nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+    """Zone bounds of an integer, float or temporal array with numpy (None for other types)."""
+    t = arr.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        values = arr
+    elif pa.types.is_temporal(t) and t.bit_width in _INT_VIEW:
+        values = arr.view(_INT_VIEW[t.bit_width])
+    else:
+        return None
+    n = len(arr)
+    size = nzones * rows_per_zone
+    vals = values.fill_null(0).to_numpy(zero_copy_only=False)
+    valid = np.ones(size, dtype=bool)
+    if arr.null_count:
+        valid[:n] = arr.is_valid().to_numpy(zero_copy_only=False)
+    valid[n:] = False
+    if size > n:
+        vals = np.concatenate([vals, np.zeros(size - n, vals.dtype)])
+    grid, ok = vals.reshape(nzones, rows_per_zone), valid.reshape(nzones, rows_per_zone)
+    if vals.dtype.kind == "f":
+        hi_fill, lo_fill = np.inf, -np.inf
+    else:
+        info = np.iinfo(vals.dtype)
+        hi_fill, lo_fill = info.max, info.min
+    mins = np.where(ok, grid, hi_fill).min(axis=1)
+    maxs = np.where(ok, grid, lo_fill).max(axis=1)
+    counts = ok.sum(axis=1)
+    nulls = (np.minimum(rows_per_zone, n - np.arange(nzones) * rows_per_zone) - counts).astype(np.int64)
+    unknown = counts == 0
+    if vals.dtype.kind == "f":
+        unknown |= (np.isnan(grid) & ok).any(axis=1)  # NaN zones get no bounds (see the module docstring)
+    lo = pa.array(mins, mask=unknown).view(t) if values is not arr else pa.array(mins, t, mask=unknown)
+    hi = pa.array(maxs, mask=unknown).view(t) if values is not arr else pa.array(maxs, t, mask=unknown)
+    return lo, hi, nulls
+
+
 class ZoneMapBuilder:
     """Collects zone maps while a file is written: ``update(batch)`` per batch, then ``finish()``."""
 
@@ -147,7 +190,7 @@ class ZoneMapBuilder:
         t = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
         self._pending.append(t)
         self._pending_rows += t.num_rows
-        if self._pending_rows >= self.rows_per_zone:
+        if self._pending_rows >= self.rows_per_zone * FLUSH_ZONES:
             whole = (self._pending_rows // self.rows_per_zone) * self.rows_per_zone
             table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
             self._add_zones(table.slice(0, whole))
@@ -158,14 +201,20 @@ class ZoneMapBuilder:
     def _add_zones(self, table: pa.Table) -> None:
         """Statistics of ``table`` cut into zones of rows_per_zone rows (the last may be shorter)."""
         n = table.num_rows
-        zone = pa.array(np.arange(n, dtype=np.int64) // self.rows_per_zone)
+        zone = None
         nzones = (n + self.rows_per_zone - 1) // self.rows_per_zone
         self._rows.append(np.diff(np.minimum(np.arange(nzones + 1) * self.rows_per_zone, n)))
         for j, (path, _) in enumerate(self._columns):
             if not self._alive[j]:
                 continue
             try:
-                self._stats[j].append(self._zone_stats(_prepare(_leaf_array(table, path)), zone, nzones))
+                arr = _prepare(_leaf_array(table, path))
+                stats = _numeric_zone_stats(arr, self.rows_per_zone, nzones)
+                if stats is None:
+                    if zone is None:
+                        zone = pa.array(np.arange(n, dtype=np.int64) // self.rows_per_zone)
+                    stats = self._zone_stats(arr, zone, nzones)
+                self._stats[j].append(stats)
             except (pa.ArrowException, ValueError, TypeError):
                 self._alive[j] = False  # a type pyarrow cannot aggregate: no statistics for this column
 

@@ -147,6 +147,9 @@ def test_round_trip_of_null_structs_and_maps(spark, tmp_path, version):
     back = spark.read.format("lance").load(out)
     assert back.schema == schema
     assert _rows(back) == _rows(df)
+    for f in _lance_files(out):  # pylance reads these files as lancelot does
+        p = os.path.join(out, f)
+        assert lance_file.LanceFileReader(p).read_all().to_table().equals(lancelot.read_table(p))
     if version == "2.1":
         with pytest.raises(Exception, match="needs file version 2.2"):
             spark.sql("select 1L as id, map('a', 1) as m").write.format("lance").option(

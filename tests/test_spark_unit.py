@@ -246,11 +246,30 @@ def test_pushdown_reader_plans_only_the_ranges_zone_maps_allow(tmp_path):
     assert got.schema.field("v").type == pa.int16()
 
 
-def test_reader_choice_follows_the_caller():
+def test_reader_choice_follows_the_caller(tmp_path):
+    _write(tmp_path / "a.lance", pa.table({"x": [1, 2]}))
+    schema = T.StructType([T.StructField("x", T.LongType())])
+
+    def reader_from(module: str, choice: str = "auto"):
+        """Call reader() from code whose module name is ``module``, as pyspark's planners do."""
+        scope = {"__name__": module, "source": LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
+                 "schema": schema}
+        exec("def plan():\n    return source.reader(schema)\nresult = plan()", scope)
+        return scope["result"]
+
+    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters")) is LancePushdownReader
+    assert type(reader_from("pyspark.sql.worker.plan_data_source_read")) is LanceReader
+    assert type(reader_from("some.other.caller")) is LanceReader
+    assert type(reader_from("pyspark.sql.worker.plan_data_source_read", "true")) is LancePushdownReader
+    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters", "false")) is LanceReader
     assert not called_by_pushdown_planner()
-    assert LanceDataSource({"filter_pushdown": "false"}).name() == "lance"
+    # pyspark's own check: the plain reader must not override pushFilters
+    from pyspark.sql.datasource import DataSourceReader
+
+    assert LanceReader.pushFilters is DataSourceReader.pushFilters
+    assert LancePushdownReader.pushFilters is not DataSourceReader.pushFilters
     with pytest.raises(LanceError):
-        LanceDataSource({"filter_pushdown": "maybe"}).reader(T.StructType([]))
+        LanceDataSource({"filter_pushdown": "maybe"}).reader(schema)
 
 
 def test_columns_option_and_user_schema(tmp_path):

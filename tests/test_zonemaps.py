@@ -253,3 +253,33 @@ def test_writer_stores_zone_maps_and_pylance_still_reads_the_file(tmp_path):
     got = lance_file.LanceFileReader(p).read_all().to_table()
     assert got.drop_columns(["f"]).equals(t.drop_columns(["f"]))
     assert np.array_equal(got["f"].to_numpy(), t["f"].to_numpy(), equal_nan=True)  # NaN != NaN in equals()
+
+
+@pytest.mark.parametrize("kind", ["int8", "uint64", "float32", "float64", "date32", "timestamp", "duration"])
+def test_numpy_bounds_equal_the_grouped_bounds(kind):
+    from lancelot.zonemaps import _numeric_zone_stats, _prepare
+
+    rng = np.random.default_rng(5)
+    n, rpz = 2500, 300  # a partial last zone
+    raw = rng.integers(-100, 100, n)
+    mask = rng.random(n) < 0.2
+    mask[600:900] = True  # an all-null zone
+    types = {"int8": pa.int8(), "uint64": pa.uint64(), "float32": pa.float32(), "float64": pa.float64(),
+             "date32": pa.date32(), "timestamp": pa.timestamp("ns", "UTC"), "duration": pa.duration("s")}
+    t = types[kind]
+    if kind.startswith("float"):
+        vals = raw.astype(np.float64)
+        vals[1500] = np.nan
+        arr = pa.array(vals, mask=mask).cast(t)
+    elif kind == "uint64":
+        arr = pa.array((raw + 100).astype(np.uint64) + np.uint64(2**63), mask=mask)
+    else:
+        arr = pa.array(raw.astype(np.int32 if kind == "date32" else np.int64), mask=mask).cast(t)
+    arr = _prepare(arr)
+    nz = -(-n // rpz)
+    zone = pa.array(np.arange(n) // rpz)
+    fast = _numeric_zone_stats(arr, rpz, nz)
+    slow = ZoneMapBuilder._zone_stats(arr, zone, nz)
+    assert fast is not None
+    assert fast[0].equals(slow[0]) and fast[1].equals(slow[1])
+    assert np.array_equal(fast[2], slow[2])
