@@ -99,9 +99,19 @@ def open_targets(targets: list[ReadTarget]) -> None:
 
 
 def time_cases(
-    cases: list[Case], targets: list[ReadTarget], table: pa.Table, reps: int, seed: int, log=print
+    cases: list[Case],
+    targets: list[ReadTarget],
+    table: pa.Table,
+    reps: int,
+    seed: int,
+    log=print,
+    budget_s: float | None = None,
 ) -> dict[str, dict[str, dict]]:
-    """Run every case on every target ``reps`` times, interleaved; returns {case: {target: result}}."""
+    """Run every case on every target ``reps`` times, interleaved; returns {case: {target: result}}.
+
+    ``budget_s`` caps one target's time per case: a target whose warm-up call took ``w`` seconds
+    gets ``max(1, budget_s // w)`` timed repetitions (at most ``reps``).
+    """
     live = [t for t in targets if t.skip is None and t.handle is not None]
     out: dict[str, dict[str, dict]] = {}
     for ci, case in enumerate(cases):
@@ -110,9 +120,12 @@ def time_cases(
         res: dict[str, dict] = {t.name: {"skip": t.skip} for t in targets if t not in live}
         running = []
         want = _expected(case, table, args[0])
+        allowed: dict[str, int] = {}
         for t in live:  # warm-up and correctness check
             try:
+                t0 = time.perf_counter()
                 got = _call(case, t, args[0])()
+                warm = time.perf_counter() - t0
             except Skip as e:
                 res[t.name] = {"skip": str(e)}
                 continue
@@ -124,10 +137,13 @@ def time_cases(
             if not ok:
                 log(f"  ! {t.name} {case.key}: result differs from the source table")
             res[t.name] = {"samples": [], "verified": ok}
+            allowed[t.name] = reps if not budget_s or warm <= 0 else max(1, min(reps, int(budget_s // warm)))
             running.append(t)
         for r in range(1, reps + 1):
             k = r % max(1, len(running))
             for t in running[k:] + running[:k]:
+                if len(res[t.name]["samples"]) >= allowed[t.name]:
+                    continue
                 fn = _call(case, t, args[r])
                 t0 = time.perf_counter()
                 try:

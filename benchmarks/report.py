@@ -110,11 +110,11 @@ def ratio_rows(rows: list[Row], targets: list[str]) -> list[Row]:
 def _num(v: float) -> str:
     if v == 0:
         return "0"
-    if abs(v) >= 1000:
+    if abs(v) >= 999.5:
         return f"{v:,.0f}"
-    if abs(v) >= 100:
+    if abs(v) >= 99.95:
         return f"{v:.0f}"
-    if abs(v) >= 10:
+    if abs(v) >= 9.995:
         return f"{v:.1f}"
     if abs(v) >= 0.01:
         return f"{v:.2f}"

@@ -59,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--versions", default=",".join(adapters.LANCE_VERSIONS), help="Lance versions (default 2.0,2.1,2.2)")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument(
+        "--case-budget",
+        type=float,
+        default=60.0,
+        help="seconds one implementation may spend on one read measurement: a slow one gets fewer "
+        "repetitions, at least 1 (default 60; 0 = no cap)",
+    )
     p.add_argument("--no-per-column", action="store_true", help="skip the per-column takes")
     p.add_argument("--rss-groups", default=None, help=f"peak-RSS groups (default {','.join(RSS_GROUPS)}; '' = none)")
     p.add_argument("--stream-bytes", type=parse_size, default=None, help="streaming-write check size (default 4GiB)")
@@ -113,6 +120,7 @@ def _meta(a: argparse.Namespace, argv: list[str]) -> dict:
                 "sf",
                 "reps",
                 "write_reps",
+                "case_budget",
                 "seed",
                 "rss_groups",
                 "stream_bytes",
@@ -191,7 +199,7 @@ def bench_dataset(ds: datasets.Dataset, a, write_skips: dict, read_skips: dict, 
     interop = _interop(a, paths, table)
     measure.open_targets(targets)
     cases = measure.build_cases(table.schema, TAKE_SIZES, min(RANGE_ROWS, table.num_rows), not a.no_per_column)
-    reads = measure.time_cases(cases, targets, table, a.reps, a.seed, log=log)
+    reads = measure.time_cases(cases, targets, table, a.reps, a.seed, log=log, budget_s=a.case_budget)
     num_rows, arrow_bytes = table.num_rows, table.nbytes
     del table
     for t in targets:

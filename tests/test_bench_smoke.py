@@ -14,7 +14,7 @@ import pytest
 
 # benchmarks/ is a package at the repo root, not installed: make it importable under any runner
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import adapters, datasets, probe, run  # noqa: E402
+from benchmarks import adapters, datasets, measure, probe, run  # noqa: E402
 
 ROWS = 2_000
 
@@ -155,3 +155,20 @@ def test_parse_size():
     assert run.parse_size("8MiB") == 8 * 2**20
     assert run.parse_size("100MB") == 100 * 10**6
     assert run.parse_size("12345") == 12345
+
+
+def test_case_budget_caps_repetitions(tmp_path):
+    t = pa.Table.from_batches(list(datasets.synthetic_batches(500, seed=1, batch_rows=500)))
+    targets = []
+    for ad in (adapters.PylanceAdapter("2.1"), adapters.ParquetAdapter(row_group_rows=100)):
+        p = tmp_path / f"t{ad.suffix}"
+        ad.write(t, p)
+        targets.append(measure.ReadTarget(ad.name, ad, p))
+    measure.open_targets(targets)
+    cases = measure.build_cases(t.schema, [10], 50, per_column=False)
+    full = measure.time_cases(cases, targets, t, reps=3, seed=0, log=lambda m: None)
+    capped = measure.time_cases(cases, targets, t, reps=3, seed=0, log=lambda m: None, budget_s=1e-12)
+    for case in full:
+        for name in ("pylance 2.1", "parquet"):
+            assert len(full[case][name]["samples"]) == 3 and full[case][name]["verified"]
+            assert len(capped[case][name]["samples"]) == 1
