@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-memcheck", action="store_true", help="skip the streaming-write / iter_batches checks")
     p.add_argument("--parquet-row-group-rows", type=int, default=adapters.PARQUET_ROW_GROUP_ROWS)
     p.add_argument("--data-dir", type=Path, default=BENCH_DIR / "data")
-    p.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "latest.json", help="JSON results path")
+    p.add_argument(
+        "--out", type=Path, default=None, help="JSON results path (default results/latest.json; --quick: quick.json)"
+    )
     p.add_argument("--markdown", action="store_true", help="print the tables as Markdown (for the README)")
     p.add_argument("--verbose", action="store_true", help="print the per-column takes of every size")
     return p
@@ -87,6 +89,7 @@ def _defaults(a: argparse.Namespace) -> argparse.Namespace:
     a.rss_groups = [g for g in (a.rss_groups if a.rss_groups is not None else ",".join(RSS_GROUPS)).split(",") if g]
     a.stream_bytes = a.stream_bytes if a.stream_bytes is not None else parse_size("4MiB" if q else "4GiB")
     a.versions = [v for v in a.versions.split(",") if v]
+    a.out = a.out or BENCH_DIR / "results" / ("quick.json" if q else "latest.json")
     return a
 
 

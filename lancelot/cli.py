@@ -29,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "convert":
             _convert(args)
         elif args.cmd == "bench":
+            from pathlib import Path
+
+            root = Path(__file__).resolve().parent.parent
+            if (root / "benchmarks" / "run.py").exists() and str(root) not in sys.path:
+                sys.path.insert(0, str(root))  # a source checkout: benchmarks/ sits beside the package
             try:
                 from benchmarks.run import main as bench_main
             except ImportError:

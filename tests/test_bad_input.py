@@ -150,3 +150,13 @@ def test_take_out_of_range(good):
         f.take([1000])
     with pytest.raises(LanceError, match="no column"):
         f.read(columns=["zzz"])
+
+
+def test_written_file_has_the_usual_mode(tmp_path):
+    import os
+
+    path = tmp_path / "m.lance"
+    lancelot.write_table(pa.table({"a": [1]}), path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask

@@ -174,6 +174,9 @@ class ContainerWriter:
         self.major, self.minor = WRITE_VERSIONS[version]
         d = os.path.dirname(os.path.abspath(self.path))
         fd, self._tmp = tempfile.mkstemp(prefix=".lancelot-", suffix=".tmp", dir=d)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a finished file gets the usual mode
         self._f = os.fdopen(fd, "wb", buffering=1 << 20)
         self.pos = 0
 
