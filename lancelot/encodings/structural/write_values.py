@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.encodings.arrays import arrow_offsets, is_large
 from lancelot.encodings.compression.block import (
     DataBlock,
     FixedSizeListBlock,
@@ -92,8 +93,8 @@ def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
     t = arr.type
     n = len(arr)
     if is_variable(t):
-        large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-        offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
+        large = is_large(t)
+        offs = arrow_offsets(arr)
         data_buf = arr.buffers()[2]
         data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
         offs = offs.astype(np.uint64 if large else np.uint32)
@@ -135,8 +136,7 @@ def value_costs(arr: pa.Array) -> np.ndarray:
     t = arr.type
     n = len(arr)
     if is_variable(t):
-        large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-        offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
+        offs = arrow_offsets(arr)
         return (offs.astype(np.int64) - int(offs[0])) + 4 * np.arange(n + 1, dtype=np.int64)
     if pa.types.is_null(t):
         return np.zeros(n + 1, np.int64)

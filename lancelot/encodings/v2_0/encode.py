@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.encodings.arrays import arrow_offsets
 from lancelot.errors import UnsupportedTypeError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
@@ -56,9 +57,7 @@ def encode_flat(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
 
 def encode_binary(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
     """Binary: u64 end offsets (no leading 0), nulls shifted by null_adjustment."""
-    t = arr.type
-    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
+    offs = arrow_offsets(arr)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, np.uint8)[offs[0] : offs[-1]] if data_buf is not None else np.zeros(0, np.uint8)
     ends = (offs[1:] - offs[0]).astype(np.uint64)
