@@ -228,3 +228,18 @@ def test_low_cardinality_strings_written_as_dictionary(tmp_path, t):
     assert "ArrayEncoding dictionary" in inspect_file(str(path))
     assert pylance_read(path).equals(table)
     check_reads(path, table)
+
+
+@pytest.mark.parametrize("t", [pa.large_list(pa.struct([("f", pa.float32())])), pa.list_(pa.int32()),
+                               pa.list_(pa.list_(pa.string())), pa.list_(pa.struct([("l", pa.list_(pa.int8()))]))])
+def test_lists_with_no_items(tmp_path, t):
+    """Lists that are all empty or null leave the item columns without values: pylance still
+    needs a (zero-row) page in each of them, as its own writer makes."""
+    table = pa.table({"c": pa.array([[], None, []] * 100, t)})
+    path = tmp_path / "e.lance"
+    lancelot.write_table(table, path)
+    assert pylance_read(path).equals(table)
+    check_reads(path, table)
+    empty = tmp_path / "z.lance"
+    lancelot.write_table(table.slice(0, 0), empty)
+    assert pylance_read(empty).num_rows == 0

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import empty_pb2
 
+from lancelot.encodings.arrays import arrow_offsets
 from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values, is_fixed_width
 from lancelot.errors import UnsupportedTypeError
@@ -42,6 +43,10 @@ class ColumnWriter:
     def finish(self) -> list[ColumnWriter]:
         """Flush what is pending; return this column and its descendants in pre-order."""
         return [self]
+
+    def ensure_page(self) -> None:
+        """Give a column that received no values one empty page (pylance cannot read a list
+        whose item columns have no pages)."""
 
 
 class LeafWriter(ColumnWriter):
@@ -87,6 +92,10 @@ class LeafWriter(ColumnWriter):
         self.flush()
         return [self]
 
+    def ensure_page(self) -> None:
+        if not self.pages:
+            self.write_page(pb.ArrayEncoding(nullable=pb.Nullable(all_nulls=pb.Nullable.AllNull())), [], 0)
+
 
 class StructWriter(ColumnWriter):
     def __init__(self, out, index, max_page_bytes, field: pa.Field, children: list[ColumnWriter]) -> None:
@@ -103,8 +112,8 @@ class StructWriter(ColumnWriter):
             c.append(arr.field(i))
 
     def finish(self) -> list[ColumnWriter]:
-        if self.rows:
-            self.write_page(pb.ArrayEncoding(struct=pb.SimpleStruct()), [], self.rows)
+        # like pylance: a struct column always has its page, even of zero rows
+        self.write_page(pb.ArrayEncoding(struct=pb.SimpleStruct()), [], self.rows)
         out: list[ColumnWriter] = [self]
         for c in self.children:
             out.extend(c.finish())
@@ -124,8 +133,7 @@ class ListWriter(ColumnWriter):
     def append(self, arr: pa.Array) -> None:
         if len(arr) == 0:
             return
-        large = pa.types.is_large_list(arr.type)
-        offs = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
+        offs = arrow_offsets(arr)
         self.lengths.append(np.diff(offs).astype(np.uint64))
         self.valid.append(arr.is_valid().to_numpy(zero_copy_only=False))
         self.pending_rows += len(arr)
@@ -140,20 +148,31 @@ class ListWriter(ColumnWriter):
         self.lengths, self.valid, self.pending_rows = [], [], 0
         rows_per_page = max(1, self.max_page_bytes // 8)
         for s in range(0, len(lengths), rows_per_page):
-            ln, ok = lengths[s : s + rows_per_page], valid[s : s + rows_per_page]
-            ends = np.cumsum(ln, dtype=np.uint64)
-            num_items = int(ends[-1])
-            adj = num_items + 1
-            if not ok.all():
-                ends = np.where(ok, ends, ends + np.uint64(adj))
-            offsets = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
-                values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=pb.Buffer(buffer_index=0))))))
-            enc = pb.ArrayEncoding(list=pb.List(offsets=offsets, null_offset_adjustment=adj, num_items=num_items))
-            self.write_page(enc, [ends], len(ln))
+            self._write_offsets(lengths[s : s + rows_per_page], valid[s : s + rows_per_page])
+
+    def _write_offsets(self, ln: np.ndarray, ok: np.ndarray) -> None:
+        """One offsets page for rows with item counts ``ln`` and validity ``ok``."""
+        ends = np.cumsum(ln, dtype=np.uint64)
+        num_items = int(ends[-1]) if len(ends) else 0
+        adj = num_items + 1
+        if not ok.all():
+            ends = np.where(ok, ends, ends + np.uint64(adj))
+        offsets = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
+            values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=pb.Buffer(buffer_index=0))))))
+        enc = pb.ArrayEncoding(list=pb.List(offsets=offsets, null_offset_adjustment=adj, num_items=num_items))
+        self.write_page(enc, [ends], len(ln))
 
     def finish(self) -> list[ColumnWriter]:
         self.flush()
-        return [self, *self.child.finish()]
+        kids = self.child.finish()
+        if self.pages:
+            for k in kids:
+                k.ensure_page()
+        return [self, *kids]
+
+    def ensure_page(self) -> None:
+        if not self.pages:
+            self._write_offsets(np.zeros(0, np.uint64), np.zeros(0, bool))
 
 
 def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int):
