@@ -57,8 +57,8 @@ class FieldReader(ABC):
         self.ctx = ctx
 
     @abstractmethod
-    def read_range(self, start: int, stop: int) -> pa.Array:
-        """Rows [start, stop) as one Arrow array of ``ctx.field.type``."""
+    def read_range(self, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
+        """Rows [start, stop) as an Arrow array of ``ctx.field.type`` (chunked: one chunk per page, no copy)."""
 
     @abstractmethod
     def take(self, rows: np.ndarray) -> pa.Array:

@@ -21,6 +21,7 @@ from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.binary import ends_and_validity, extended
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -92,15 +93,22 @@ class LeafNode(Node):
         self.ctx, self.col, self.dtype = ctx, col, dtype
 
     def read(self, ranges: Ranges) -> pa.Array:
+        parts = self.read_parts(ranges)
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+    def read_chunked(self, ranges: Ranges) -> pa.Array | pa.ChunkedArray:
+        """Like read(), but pages stay separate chunks (a scan need not copy them together)."""
+        parts = self.read_parts(ranges)
+        return parts[0] if len(parts) == 1 else pa.chunked_array(parts, self.dtype)
+
+    def read_parts(self, ranges: Ranges) -> list[pa.Array]:
         parts = []
         for p, local in self.col.split(ranges):
             try:
                 parts.append(decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache))
             except LanceError as e:
                 raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-        if not parts:
-            return pa.array([], self.dtype)
-        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+        return parts or [pa.array([], self.dtype)]
 
 
 class StructNode(Node):
@@ -183,6 +191,7 @@ class FieldReader20(FieldReader):
         super().__init__(ctx)
         cols = iter(ctx.columns)
         self.root = self._build(ctx.field, cols)
+        self._plan: TakePlan | None | bool = False  # built on the first take
 
     def _build(self, field: pa.Field, cols) -> Node:
         ctx = self.ctx
@@ -204,9 +213,18 @@ class FieldReader20(FieldReader):
     def read_range(self, start: int, stop: int) -> pa.Array:
         if stop <= start:
             return pa.array([], self.ctx.field.type)
+        if isinstance(self.root, LeafNode):
+            return self.root.read_chunked([(start, stop)])
         return self.root.read([(start, stop)])
 
     def take(self, rows: np.ndarray) -> pa.Array:
         if len(rows) == 0:
             return pa.array([], self.ctx.field.type)
-        return self.root.read(runs(np.asarray(rows, dtype=np.int64)))
+        rows = np.asarray(rows, dtype=np.int64)
+        if isinstance(self.root, LeafNode):
+            if self._plan is False:
+                self._plan = plan_take(self.root.col, self.root.dtype)
+            out = self._plan.take(self.ctx.src, rows) if self._plan is not None else None
+            if out is not None:
+                return out
+        return self.root.read(runs(rows))

@@ -1,0 +1,287 @@
+"""Vectorized take for the common 2.0 leaf columns (encodings_v2_0.proto).
+
+Most columns of real files are pages of one of three shapes, and for each the bytes of
+row ``r`` are found by arithmetic, not by walking the encoding tree page by page:
+
+* ``Nullable(no_nulls | some_nulls | all_nulls, Flat)`` of whole-byte values: the value at
+  ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``;
+* ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
+  indices, 0 = null): the index as above, the items decoded once per column;
+* ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the
+  row, then its bytes (two fetch rounds).
+
+A take computes every position with numpy and fetches each round with one ``read_ranges``
+call (near ranges coalesce).  Columns of any other shape use the generic decoder.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.v2_0.decode import decode
+from lancelot.errors import CorruptFileError
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+
+NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
+
+
+def _is_plain_fixed(dtype: pa.DataType) -> bool:
+    return (pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_decimal(dtype)
+            or pa.types.is_temporal(dtype) or pa.types.is_fixed_size_binary(dtype)) and dtype.bit_width % 8 == 0
+
+
+def _is_var(dtype: pa.DataType) -> bool:
+    return pa.types.is_string(dtype) or pa.types.is_binary(dtype) or pa.types.is_large_string(dtype) \
+        or pa.types.is_large_binary(dtype)
+
+
+def _flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
+    """Page-buffer index of a plain Flat of ``bits`` bits (any whole-byte width if None), else None."""
+    if enc.WhichOneof("array_encoding") != "flat":
+        return None
+    flat = enc.flat
+    if flat.buffer.buffer_type != pb.Buffer.page or flat.HasField("compression"):
+        return None
+    ok = flat.bits_per_value in (8, 16, 32, 64) if bits is None else flat.bits_per_value == bits
+    if not ok:
+        return None
+    return flat.buffer.buffer_index
+
+
+def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, int, int] | None:
+    """(kind, values buffer, validity buffer, bits per value) of a Nullable over a plain Flat."""
+    kind, validity = NO_VALIDITY, -1
+    if enc.WhichOneof("array_encoding") == "nullable":
+        which = enc.nullable.WhichOneof("nullability")
+        if which == "all_nulls":
+            return ALL_NULLS, -1, -1, bits or 0
+        if which == "no_nulls":
+            enc = enc.nullable.no_nulls.values
+        elif which == "some_nulls":
+            validity = _flat_buffer(enc.nullable.some_nulls.validity, 1)
+            if validity is None:
+                return None
+            kind, enc = SOME_NULLS, enc.nullable.some_nulls.values
+        else:
+            return None
+    values = _flat_buffer(enc, bits)
+    return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
+
+
+class PageTable:
+    """Row starts and, per page, the file positions of the buffers a plan reads."""
+
+    def __init__(self, column) -> None:
+        self.column = column
+        self.path = column.ctx.path
+        self.index = column.info.index
+        self.starts = np.asarray(column.starts, np.int64)
+        self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in column.info.meta.pages]
+
+    def buffer(self, page: int, i: int) -> tuple[int, int] | None:
+        return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
+
+    def locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        page = np.searchsorted(self.starts, rows, side="right") - 1
+        return page, rows - self.starts[page]
+
+    def error(self, msg: str, page: int) -> CorruptFileError:
+        return CorruptFileError(msg, path=self.path, column=self.index, page=page)
+
+
+def _check(table: PageTable, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
+    if bad.any():
+        raise table.error(msg, int(page[bad][0]))
+
+
+def _fetch(src, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The bytes at each (pos, length), concatenated in order."""
+    keep = np.flatnonzero(lengths)
+    got = src.read_ranges(list(zip(pos[keep].tolist(), lengths[keep].tolist())))
+    return np.frombuffer(b"".join(got), np.uint8)
+
+
+class FixedValues:
+    """Values and validity of Nullable/Flat pages of one width (also dictionary indices)."""
+
+    def __init__(self, table: PageTable, plans: list[tuple[int, int, int, int]], width: int) -> None:
+        self.table, self.width = table, width
+        n = len(plans)
+        self.kinds = np.array([p[0] for p in plans], np.int8)
+        self.values = np.zeros((n, 2), np.int64)
+        self.validity = np.zeros((n, 2), np.int64)
+        for i, (kind, vi, bi, _) in enumerate(plans):
+            if kind != ALL_NULLS:
+                loc = table.buffer(i, vi)
+                if loc is None:
+                    raise table.error(f"buffer index {vi} out of {len(table.bufs[i])} buffers", i)
+                self.values[i] = loc
+            if kind == SOME_NULLS:
+                loc = table.buffer(i, bi)
+                if loc is None:
+                    raise table.error(f"buffer index {bi} out of {len(table.bufs[i])} buffers", i)
+                self.validity[i] = loc
+
+    def read(self, src, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(raw bytes, rows x width; validity or None when every row is valid)."""
+        w, kinds = self.width, self.kinds[page]
+        has = kinds != ALL_NULLS
+        _check(self.table, has & ((local + 1) * w > self.values[page, 1]), page,
+               "flat buffer is shorter than the page's rows")
+        some = kinds == SOME_NULLS
+        _check(self.table, some & (local // 8 >= self.validity[page, 1]), page,
+               "validity buffer is shorter than the page's rows")
+        pos = np.concatenate([self.values[page, 0] + local * w, self.validity[page, 0] + local // 8])
+        lengths = np.concatenate([np.where(has, w, 0), some.astype(np.int64)])
+        raw = _fetch(src, pos, lengths)
+        out = np.zeros((len(page), w), np.uint8)
+        nv = int(has.sum())
+        out[has] = raw[: nv * w].reshape(-1, w)
+        if has.all() and not some.any():
+            return out, None
+        valid = has.copy()
+        if some.any():
+            byte = raw[nv * w:]
+            valid[some] = (byte >> (local[some] % 8).astype(np.uint8)) & 1 == 1
+        return out, valid
+
+
+class TakePlan:
+    """A vectorized take for one leaf column."""
+
+    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+        """The rows (sorted, unique, in range), or None to fall back to the generic decoder."""
+        raise NotImplementedError
+
+
+class FlatPlan(TakePlan):
+    def __init__(self, table: PageTable, values: FixedValues, dtype: pa.DataType) -> None:
+        self.table, self.values, self.dtype = table, values, dtype
+
+    def take(self, src, rows: np.ndarray) -> pa.Array:
+        page, local = self.table.locate(rows)
+        raw, valid = self.values.read(src, page, local)
+        vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return pa.Array.from_buffers(self.dtype, len(rows), [vbuf, pa.py_buffer(raw)])
+
+
+class DictionaryPlan(TakePlan):
+    """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
+
+    def __init__(self, table: PageTable, indices: FixedValues, items: pa.Array, base: np.ndarray,
+                 counts: np.ndarray) -> None:
+        self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
+
+    def take(self, src, rows: np.ndarray) -> pa.Array:
+        page, local = self.table.locate(rows)
+        raw, valid = self.indices.read(src, page, local)
+        idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
+        _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
+        present = idx > 0 if valid is None else valid & (idx > 0)
+        glob = np.where(present, self.base[page] + idx - 1, 0)
+        return self.items.take(pa.array(glob, mask=~present))
+
+
+class BinaryPlan(TakePlan):
+    """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes."""
+
+    def __init__(self, table: PageTable, offsets: np.ndarray, widths: np.ndarray, data: np.ndarray,
+                 adjust: np.ndarray, dtype: pa.DataType) -> None:
+        self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
+        self.dtype = dtype
+
+    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+        page, local = self.table.locate(rows)
+        w = self.widths[page]
+        _check(self.table, (local + 1) * w > self.offsets[page, 1], page, "binary offsets are shorter than the rows")
+        first = local > 0
+        pos = self.offsets[page, 0] + (local - first) * w
+        raw = _fetch(src, pos, w * (1 + first))
+        if (w == w[0]).all():
+            ends = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(w[0])]).astype(np.uint64)
+        else:  # pages with different offset widths: decode entry by entry width
+            counts = 1 + first
+            ends = np.concatenate([np.frombuffer(raw[int(o):int(o) + int(c * wi)].tobytes(),
+                                                 {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(wi)])
+                                   for o, c, wi in zip(np.cumsum(np.r_[0, (counts * w)[:-1]]), counts, w)]
+                                  ).astype(np.uint64)
+        last = np.cumsum(1 + first) - 1
+        adj = np.repeat(self.adjust[page], 1 + first)
+        real = np.where((adj > 0) & (ends >= adj), ends - adj, ends).astype(np.int64)
+        valid = ~((self.adjust[page] > 0) & (ends[last] >= self.adjust[page]))
+        stop = real[last]
+        start = np.where(first, real[last - 1], 0)
+        _check(self.table, (stop < start) | (stop > self.data[page, 1]), page, "binary offsets are not monotonic")
+        data = _fetch(src, self.data[page, 0] + start, stop - start)
+        n = len(rows)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(stop - start, out=offsets[1:])
+        large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
+        if not large:
+            if offsets[-1] > np.iinfo(np.int32).max:
+                return None  # let the generic path raise its error
+            offsets = offsets.astype(np.int32)
+        vbuf = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _flat_plan(table: PageTable, dtype: pa.DataType) -> TakePlan | None:
+    width = dtype.bit_width // 8
+    plans = [_nullable_flat(table.column.encoding(i), width * 8) for i in range(len(table.bufs))]
+    if any(p is None for p in plans):
+        return None
+    return FlatPlan(table, FixedValues(table, plans, width), dtype)
+
+
+def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict) -> TakePlan | None:
+    encs = [table.column.encoding(i) for i in range(len(table.bufs))]
+    if not all(e.WhichOneof("array_encoding") == "dictionary" for e in encs):
+        return None
+    plans = [_nullable_flat(e.dictionary.indices, None) for e in encs]
+    if any(p is None for p in plans) or len({p[3] for p in plans if p[0] != ALL_NULLS}) > 1:
+        return None
+    width = max(p[3] for p in plans) // 8 or 1
+    items = []
+    for i, e in enumerate(encs):
+        key = ("v2_0-dict", table.index, i)
+        if key not in cache:
+            cache[key] = decode(e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)],
+                                dtype, cache)
+        items.append(cache[key])
+    counts = np.array([len(a) for a in items], np.int64)
+    base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return DictionaryPlan(table, FixedValues(table, plans, width), pa.concat_arrays(items), base, counts)
+
+
+def _binary_plan(table: PageTable, dtype: pa.DataType) -> TakePlan | None:
+    n = len(table.bufs)
+    offsets, data = np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64)
+    widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
+    for i in range(n):
+        enc = table.column.encoding(i)
+        if enc.WhichOneof("array_encoding") != "binary":
+            return None
+        b = enc.binary
+        plan = _nullable_flat(b.indices, None)
+        di = _flat_buffer(b.bytes, 8)
+        if plan is None or plan[0] != NO_VALIDITY or di is None:
+            return None
+        o, d = table.buffer(i, plan[1]), table.buffer(i, di)
+        if o is None or d is None:
+            return None  # the generic path reports the bad buffer index
+        offsets[i], data[i], widths[i], adjust[i] = o, d, plan[3] // 8, b.null_adjustment
+    return BinaryPlan(table, offsets, widths, data, adjust, dtype)
+
+
+def plan_take(column, dtype: pa.DataType) -> TakePlan | None:
+    """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path."""
+    if len(column.info.meta.pages) == 0:
+        return None
+    table = PageTable(column)
+    if _is_plain_fixed(dtype):
+        return _flat_plan(table, dtype)
+    if _is_var(dtype):
+        return _dictionary_plan(table, dtype, column.ctx.cache) or _binary_plan(table, dtype)
+    return None
+
