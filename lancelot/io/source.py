@@ -7,7 +7,6 @@ coalesced into one request (``coalesce``) so that many small reads cost few I/Os
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 from collections.abc import Sequence
@@ -73,17 +72,7 @@ class ByteSource:
 
 
 class LocalFileSource(ByteSource):
-    """A local file: small reads copy from a read-only memory map, large ones use ``os.pread``.
-
-    A point lookup issues many reads of a few bytes; through the map each costs a memcpy
-    instead of a system call (measured 3-10x faster per read).  Large reads (scans) use
-    pread, so a streaming scan does not keep the file's pages mapped into the process.
-    Both are thread-safe (no shared file position).  The map is read-only and the file is
-    never written in place by lancelot (writes go to a temporary name, then rename).
-    """
-
-    #: reads up to this size go through the memory map
-    small_read: int = 1 << 16
+    """A local file read with ``os.pread`` (thread-safe, no shared file position)."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
@@ -101,22 +90,11 @@ class LocalFileSource(ByteSource):
             self._fd = -1
             raise LanceError("is a directory, not a Lance file", path=self.path)
         self.size = st.st_size
-        self._map: mmap.mmap | None = None
-        if self.size:
-            try:
-                self._map = mmap.mmap(self._fd, self.size, access=mmap.ACCESS_READ)
-            except (OSError, ValueError):  # e.g. a special file: pread only
-                self._map = None
 
     def _read(self, offset: int, length: int) -> bytes:
-        if length <= self.small_read and self._map is not None:
-            return self._map[offset : offset + length]
         return os.pread(self._fd, length, offset)
 
     def close(self) -> None:
-        if self._map is not None:
-            self._map.close()
-            self._map = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
