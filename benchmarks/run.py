@@ -315,6 +315,10 @@ def render(results: dict, markdown: bool, verbose: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--spark" in argv:  # `lancelot bench --spark ...`: the Spark benchmark (benchmarks/spark_bench.py)
+        from benchmarks.spark_bench import main as spark_main
+
+        return spark_main([x for x in argv if x != "--spark"])
     a = _defaults(build_parser().parse_args(argv))
 
     def log(msg: str) -> None:

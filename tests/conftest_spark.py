@@ -13,6 +13,9 @@ def spark_session():
     """The shared session: local[2], small shuffles, a non-UTC session time zone, "lance" registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers must use this virtualenv
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # workers import benchmarks/ too
+    os.environ["PYTHONPATH"] = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(
+        os.pathsep) if p and p != root])
     from pyspark.sql import SparkSession
 
     from lancelot.spark import LanceDataSource

@@ -299,6 +299,27 @@ def test_errorifexists_and_ignore(spark, tmp_path):
     assert sorted(r.id for r in spark.read.format("lance").load(out).collect()) == [7, 8]
 
 
+def test_errorifexists_and_ignore_on_an_empty_directory_match_parquet(spark, tmp_path):
+    """Spark's file sources decide both modes on whether the path exists, files or not."""
+    df = spark.range(3)
+    outcomes = {}
+    for fmt in ("parquet", "lance"):
+        got = []
+        for mode in ("errorifexists", "ignore"):
+            d = tmp_path / f"{fmt}-{mode}"
+            d.mkdir()
+            try:
+                if fmt == "parquet":
+                    df.write.mode(mode).parquet(str(d))
+                else:
+                    save(df, str(d), mode=mode)
+                got.append(sorted(os.listdir(d)))
+            except Exception as e:  # noqa: BLE001 - both formats' errors are compared by kind below
+                got.append("exists" if "exist" in str(e).lower() else repr(e))
+        outcomes[fmt] = got
+    assert outcomes["lance"] == outcomes["parquet"] == ["exists", []]
+
+
 def _sorted_file(tmp_path, n=100_000) -> str:
     path = str(tmp_path / "sorted.lance")
     lancelot.write_table(pa.table({"k": pa.array(np.arange(n), pa.int64()),

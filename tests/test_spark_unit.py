@@ -378,3 +378,21 @@ def test_a_task_failing_mid_write_leaves_nothing_staged(tmp_path):
     w.abort([None])
     assert not os.path.exists(staging)
     assert not [f for f in os.listdir(out) if f.endswith(".lance")] if os.path.exists(out) else True
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+def test_read_steps_are_sliced_into_batches_of_batch_size(tmp_path, monkeypatch, version):
+    import lancelot.spark.reader as R
+
+    t = pa.table({"x": pa.array(np.arange(10_000), pa.int64()), "s": [f"v{i % 97}" for i in range(10_000)]})
+    p = str(tmp_path / "f.lance")
+    lancelot.write_table(t, p, version=version)
+    monkeypatch.setattr(R, "READ_ROWS", 4096)  # several read steps per partition
+    opts = {"path": p, "batch_size": "1000", "rows_per_partition": "6500"}
+    r = LanceReader(opts, LanceDataSource(opts).schema())
+    assert r.read_step(p) == 4000  # whole batches, at most READ_ROWS
+    parts = r.partitions()
+    batches = [b for part in parts for b in r.read(part)]
+    # rows 0-4000 and 4000-6500 (partition 1), 6500-10000 (partition 2)
+    assert [b.num_rows for b in batches] == [1000] * 4 + [1000, 1000, 500] + [1000, 1000, 1000, 500]
+    assert pa.Table.from_batches(batches).equals(t.cast(pa.Table.from_batches(batches).schema))

@@ -23,20 +23,20 @@ def save(df, path: str, mode: str = "errorifexists", **options) -> None:
 
     Spark lets Python data sources be written only in append and overwrite mode;
     this decides errorifexists and ignore on the driver first, like Spark's own
-    file sources, then writes in append mode.
+    file sources (on whether ``path`` exists), then writes in append mode.
     """
     from lancelot.errors import LanceError
-    from lancelot.spark.files import list_data_files, local_path
-    from lancelot.spark.writer import SAVE_MODES
+    from lancelot.spark.files import local_path
+    from lancelot.spark.writer import SAVE_MODES, path_exists
 
     m = mode.lower().replace("_", "")
     m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
     if m not in SAVE_MODES:
         raise LanceError(f"unknown save mode {mode!r} (use one of {SAVE_MODES})")
-    existing = list_data_files(local_path(path))
-    if existing and m == "errorifexists":
-        raise LanceError(f"path already holds {len(existing)} Lance file(s) (save mode errorifexists)", path=path)
-    if existing and m == "ignore":
+    exists = path_exists(local_path(path))
+    if exists and m == "errorifexists":
+        raise LanceError("the output path already exists (save mode errorifexists)", path=path)
+    if exists and m == "ignore":
         return
     writer = df.write.format("lance").mode("overwrite" if m == "overwrite" else "append")
     for k, v in options.items():

@@ -2,7 +2,9 @@
 
 Like Spark's file sources, names starting with ``_`` or ``.`` are hidden (the
 writer's staging directory and temporary files live under such names), and a
-directory is not searched recursively.  Local paths and ``file://`` URLs only:
+directory is not searched recursively.  The files of a job still committing into
+a directory are hidden too, and those it replaces stay visible until its commit
+point (lancelot/spark/commit.py), so a listing never shows half a commit.  Local paths and ``file://`` URLs only:
 the writer commits with renames, which only a local (or mounted) file system has.
 """
 
@@ -14,6 +16,7 @@ import os
 from collections.abc import Mapping
 
 from lancelot.errors import LanceError
+from lancelot.spark.commit import visible_names
 
 SUFFIX = ".lance"
 GLOB_CHARS = set("*?[")
@@ -34,18 +37,22 @@ def is_data_file(name: str) -> bool:
     return base.endswith(SUFFIX) and not base.startswith(("_", "."))
 
 
+def _data_file_names(directory: str) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(directory) if is_data_file(e.name) and e.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def list_data_files(directory: str) -> list[str]:
     """The visible ``.lance`` files directly in ``directory``, sorted by name ([] if it does not exist)."""
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except FileNotFoundError:
-        return []
-    return [e.path for e in entries if is_data_file(e.name) and e.is_file()]
+    return [os.path.join(directory, n) for n in visible_names(directory, _data_file_names)]
 
 
 def resolve_files(paths: list[str]) -> list[str]:
     """Expand files, directories and globs into the data files they name, in a stable order."""
     out: list[str] = []
+    visible: dict[str, set[str]] = {}
     for raw in paths:
         p = local_path(raw)
         if GLOB_CHARS & set(p):
@@ -56,7 +63,11 @@ def resolve_files(paths: list[str]) -> list[str]:
                 if os.path.isdir(m):
                     out += list_data_files(m)
                 elif is_data_file(m):
-                    out.append(m)
+                    parent = os.path.dirname(m) or "."
+                    if parent not in visible:
+                        visible[parent] = {os.path.basename(p) for p in list_data_files(parent)}
+                    if os.path.basename(m) in visible[parent]:
+                        out.append(m)
         elif os.path.isdir(p):
             found = list_data_files(p)
             if not found:

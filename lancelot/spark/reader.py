@@ -41,6 +41,11 @@ from lancelot.spark.types import spark_arrow_schema, spark_schema, to_spark_batc
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
 DEFAULT_BATCH_SIZE = 16384
+#: each read_range call covers about this many bytes of the file (then sliced into batch_size batches): a
+#: call has a fixed cost (page planning, and in 2.1+ the mini-block chunks it straddles), so small calls are slow
+READ_BYTES = 16 * 1024 * 1024
+#: ... and at most this many rows (compressed files decode to many times their size)
+READ_ROWS = 256 * 1024
 #: a partition is never planned smaller than this in the bytes mode (Spark's spark.sql.files.openCostInBytes)
 MIN_PARTITION_BYTES = 4 * 1024 * 1024
 
@@ -278,17 +283,31 @@ class LanceReader(DataSourceReader):
         return plan_partitions(self.files, self._ranges(), rows_per_partition=self.rows_per_partition,
                                bytes_per_partition=self.bytes_per_partition, min_partitions=self.min_partitions)
 
+    def read_step(self, path: str) -> int:
+        """Rows per read_range call in ``path``: about READ_BYTES of the file (at most READ_ROWS rows), in
+        whole batches of batch_size."""
+        info = next((f for f in self.files if f.path == path), None)
+        if info is None or not info.num_rows:
+            return self.batch_size
+        rows = min(READ_ROWS, READ_BYTES * info.num_rows // max(1, info.size))
+        return max(1, rows // self.batch_size) * self.batch_size
+
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """The partition's rows, read in steps of about READ_BYTES and handed over in batches of batch_size."""
         from lancelot import LanceFile
 
         if not isinstance(partition, LancePartition):
             return  # Spark's placeholder partition when there is nothing to read
         for path, start, stop in partition.slices:
+            step = self.read_step(path)
             with LanceFile(path) as f:
-                for a in range(start, stop, self.batch_size):
-                    table = f.read_range(a, min(stop, a + self.batch_size), self.columns)
-                    if table.num_rows:
-                        yield to_spark_batch(table, self.target)
+                for a in range(start, stop, step):
+                    table = f.read_range(a, min(stop, a + step), self.columns)
+                    if not table.num_rows:
+                        continue
+                    batch = to_spark_batch(table, self.target)
+                    for b in range(0, batch.num_rows, self.batch_size):
+                        yield batch.slice(b, self.batch_size)
 
 
 class LancePushdownReader(LanceReader):

@@ -2,21 +2,20 @@
 
 Each task writes its rows as one Lance file into the job's staging directory
 ``<dir>/_lancelot_staging/<job id>/`` (hidden from readers by its ``_`` prefix).
-The driver's ``commit`` then renames the staged files into ``<dir>`` (and, for
-overwrite, removes the files that were there before); ``abort`` deletes the
-staging directory, so a failed job leaves no visible output.  Renames within one
-directory are cheap and each is atomic, but a reader listing ``<dir>`` during the
-commit's rename loop can see part of the new files.
+The driver's ``commit`` publishes them with one atomic switch (lancelot/spark/commit.py:
+renames into ``<dir>``, then the job's record renamed to committed, then, for
+overwrite, the old files deleted); ``abort`` removes whatever the job staged or
+renamed, so a failed job leaves no visible output.
 
 Spark accepts only the append and overwrite modes for Python data sources;
 ``errorifexists`` and ``ignore`` are available through the ``save_mode`` option
-or ``lancelot.spark.save``.
+or ``lancelot.spark.save``; like Spark's file sources, they look at whether the
+output path exists.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,10 +25,19 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError
+from lancelot.spark.commit import (
+    STAGING,
+    abort_job,
+    commit_job,
+    directory_lock,
+    finish_committed,
+    job_dir,
+    remove_staging_root,
+)
 from lancelot.spark.files import list_data_files, local_path
 from lancelot.spark.types import spark_arrow_schema, to_spark_batch
 
-STAGING = "_lancelot_staging"
+__all__ = ["STAGING", "SAVE_MODES", "LanceArrowWriter", "LanceCommitMessage", "save_mode", "path_exists"]
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
 
 
@@ -52,6 +60,11 @@ def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
     return mode
 
 
+def path_exists(path: str) -> bool:
+    """Whether the output path exists (Spark's file sources decide errorifexists and ignore on this alone)."""
+    return os.path.lexists(path)
+
+
 class LanceArrowWriter(DataSourceArrowWriter):
     """Writes each task's Arrow batches as one Lance file and publishes them all at commit."""
 
@@ -70,11 +83,10 @@ class LanceArrowWriter(DataSourceArrowWriter):
         self.schema = spark_arrow_schema(schema)
         self.job_id = uuid.uuid4().hex
         self.skip = False
-        existing = list_data_files(self.directory)
-        if existing and self.mode == "errorifexists":
-            raise LanceError(f"path already holds {len(existing)} Lance file(s) (save mode errorifexists)",
-                             path=self.directory)
-        if existing and self.mode == "ignore":
+        exists = path_exists(self.directory)
+        if exists and self.mode == "errorifexists":
+            raise LanceError("the output path already exists (save mode errorifexists)", path=self.directory)
+        if exists and self.mode == "ignore":
             self.skip = True
         if not self.skip:
             self._check_writable()
@@ -89,7 +101,7 @@ class LanceArrowWriter(DataSourceArrowWriter):
 
     @property
     def staging(self) -> str:
-        return os.path.join(self.directory, STAGING, self.job_id)
+        return job_dir(self.directory, self.job_id)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         from pyspark import TaskContext
@@ -126,34 +138,33 @@ class LanceArrowWriter(DataSourceArrowWriter):
         return LanceCommitMessage([(staged, name, writer.num_rows)])
 
     def commit(self, messages: list[LanceCommitMessage | None]) -> None:
-        """Publish every staged file; for overwrite, then remove what was there before."""
+        """Publish every staged file in one atomic switch; for overwrite, the files there before go."""
         if self.skip:
             return
         os.makedirs(self.directory, exist_ok=True)
-        old = list_data_files(self.directory) if self.mode == "overwrite" else []
-        files = [f for m in messages if m is not None for f in m.files]
-        for staged, name, _ in files:
-            os.replace(staged, os.path.join(self.directory, name))
-        if not files and (self.mode == "overwrite" or not list_data_files(self.directory)):
-            self._write_empty_file()
-        for p in old:
-            os.remove(p)
-        self._remove_staging()
+        staged = [(path, name) for m in messages if m is not None for path, name, _ in m.files]
+        with directory_lock(self.directory):
+            finish_committed(self.directory)
+            visible = [os.path.basename(p) for p in list_data_files(self.directory)]
+            if not staged and (self.mode == "overwrite" or not visible):
+                staged = [self._write_empty_file()]
+            commit_job(self.directory, self.job_id, staged, visible if self.mode == "overwrite" else [])
+        remove_staging_root(self.directory)
 
-    def _write_empty_file(self) -> None:
+    def _write_empty_file(self) -> tuple[str, str]:
         """An empty result still leaves a file, so the directory keeps its schema (as Spark's Parquet does)."""
         from lancelot import LanceWriter
 
-        path = os.path.join(self.directory, f"part-00000-{self.job_id}.lance")
+        name = f"part-00000-{self.job_id}.lance"
+        path = os.path.join(self.staging, name)
+        os.makedirs(self.staging, exist_ok=True)
         LanceWriter(path, self.schema, version=self.version, max_page_bytes=self.max_page_bytes).close()
+        return path, name
 
     def abort(self, messages: list[LanceCommitMessage | None]) -> None:
-        """Remove everything this job staged; the directory's visible files are untouched."""
-        self._remove_staging()
-
-    def _remove_staging(self) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)
-        try:
-            os.rmdir(os.path.dirname(self.staging))  # only if no other job is staging
-        except OSError:
-            pass
+        """Remove everything this job staged (or renamed, if its commit failed midway); nothing else changes."""
+        names = [name for m in messages if m is not None for _, name, _ in m.files]
+        if os.path.isdir(self.directory):
+            with directory_lock(self.directory):
+                abort_job(self.directory, self.job_id, names)
+            remove_staging_root(self.directory)
