@@ -116,11 +116,17 @@ class LanceFile:
 
     def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows [start, stop) (clipped to the file) as a Table."""
-        start, stop = max(0, int(start)), min(self.num_rows, int(stop))
+        start, stop = min(max(0, int(start)), self.num_rows), min(self.num_rows, int(stop))
         stop = max(start, stop)
         fields = self._fields(columns)
-        arrays = [self._guard(lambda f=f: self._reader(f).read_range(start, stop)) for f in fields]
+        arrays = [self._guard(lambda f=f: self._read_range(self._reader(f), start, stop)) for f in fields]
         return self._table(fields, arrays, stop - start)
+
+    @staticmethod
+    def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
+        """A field's rows; readers that can return one chunk per page skip concatenating them."""
+        chunked = getattr(reader, "read_range_chunked", None)
+        return chunked(start, stop) if chunked is not None else reader.read_range(start, stop)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file (or some columns) as a Table."""
@@ -134,12 +140,13 @@ class LanceFile:
         idx = idx.astype(np.int64, copy=False).reshape(-1)
         if idx.size and (idx.min() < 0 or idx.max() >= self.num_rows):
             raise LanceError(f"take index out of range for {self.num_rows} rows", path=self.path)
-        uniq, inverse = np.unique(idx, return_inverse=True)
+        ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
+        uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
         arrays = []
         for f in fields:
             a = self._guard(lambda f=f: self._reader(f).take(uniq))
-            if len(uniq) != len(idx) or not np.array_equal(uniq, idx):
+            if inverse is not None:
                 a = a.take(pa.array(inverse))
             arrays.append(a)
         return self._table(fields, arrays, len(idx))

@@ -46,10 +46,11 @@ from lancelot.encodings.compression.block import (
 )
 from lancelot.encodings.compression.buffers import require
 from lancelot.encodings.compression.byte_stream_split import decompress_byte_stream_split
+from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.constant import decompress_constant
 from lancelot.encodings.compression.fixed_size_list import decompress_fsl, decompress_fsl_per_value
 from lancelot.encodings.compression.flat import decompress_flat
-from lancelot.encodings.compression.fsst import fsst_decode, parse_symbol_table
+from lancelot.encodings.compression.fsst import fsst_decode
 from lancelot.encodings.compression.general import decompress_buffer, decompress_values
 from lancelot.encodings.compression.packed import decompress_packed_struct, decompress_variable_packed_struct
 from lancelot.encodings.compression.rle import decompress_rle, decompress_rle_block
@@ -123,7 +124,7 @@ def decompress(enc: pb.CompressiveEncoding, buffers: list[np.ndarray], num_value
         first = decompress_buffer(enc.general.compression, buffers[0])
         return decompress(enc.general.values, [first, *buffers[1:]], num_values, _depth + 1)
     if kind == "fsst":
-        table = parse_symbol_table(enc.fsst.symbol_table)
+        table = symbol_table(bytes(enc.fsst.symbol_table))
         return fsst_decode(table, _variable(decompress(enc.fsst.values, buffers, num_values, _depth + 1)))
     if kind == "packed_struct":
         return decompress_packed_struct(enc.packed_struct, buffers, num_values)
@@ -173,7 +174,7 @@ def decompress_per_value(enc: pb.CompressiveEncoding, block: FixedWidthBlock | V
         inner = decompress_values(enc.general.compression, block)
         return decompress_per_value(enc.general.values, inner, _depth + 1)
     if kind == "fsst":
-        table = parse_symbol_table(enc.fsst.symbol_table)
+        table = symbol_table(bytes(enc.fsst.symbol_table))
         return fsst_decode(table, _variable(decompress_per_value(enc.fsst.values, block, _depth + 1)))
     if kind == "variable_packed_struct":
         return decompress_variable_packed_struct(

@@ -54,22 +54,29 @@ def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
     return _GATHER[t]
 
 
-_ROWS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_ROWS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
-def _row_plan(t: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per row r: the word holding its low bits, the shift, the next word, and the row-major gather."""
+def _row_plan(t: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per output row j: the word holding the low bits of its row, the shift, and the next word.
+
+    Row r = 8a + b of every lane holds the values at ``FL_ORDER[a] * 16 + b * 128 + lane``;
+    output row j = b * (t / 8) + FL_ORDER[a] * t / 64 lists those rows in value order, so
+    unpacking rows in the order j gives the values in order without a gather.
+    """
     key = (t, width)
     if key not in _ROWS:
         dt = uint_dtype(t)
-        r = np.arange(t)
+        groups = t // 8
+        a, b = np.meshgrid(np.arange(groups), np.arange(8), indexing="ij")
+        j = b * groups + np.asarray(FL_ORDER)[a] * t // 64
+        order = np.empty(t, dtype=np.int64)
+        order[j.reshape(-1)] = (8 * a + b).reshape(-1)  # output row -> row of the lanes
+        r = order
         word = (r * width) // t
         shift = ((r * width) % t).astype(dt)[:, None]
         nxt = np.minimum(word + 1, width - 1)
-        gather, _ = _permutations(t)
-        lanes = CHUNK // t
-        row_major = (gather % t) * lanes + gather // t
-        _ROWS[key] = (word, shift, nxt, row_major)
+        _ROWS[key] = (word, shift, nxt)
     return _ROWS[key]
 
 
@@ -88,27 +95,39 @@ def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
     nbytes = CHUNK * width // 8
     n = len(packed) // nbytes
     words = np.ascontiguousarray(packed[: n * nbytes]).view(dt).reshape(n, width, lanes)
-    word, shift, nxt, row_major = _row_plan(t, width)
-    low = words[:, word, :] >> shift
-    high = (words[:, nxt, :] << (dt.type(t - 1) - shift)) << dt.type(1)
-    mask = dt.type(np.iinfo(dt).max) if width == t else dt.type((1 << width) - 1)
-    rows = (low | high) & mask  # (n, t, lanes)
-    return rows.reshape(n, CHUNK)[:, row_major]
+    word, shift, nxt = _row_plan(t, width)
+    rows = words[:, word, :]
+    rows >>= shift
+    if width < t:
+        high = words[:, nxt, :]
+        high <<= dt.type(t - 1) - shift
+        high <<= dt.type(1)
+        rows |= high
+        rows &= dt.type((1 << width) - 1)
+    return rows.reshape(n, CHUNK)
 
 
 def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
-    """Pack an (n, 1024) array of T-bit values into ``width`` bits each (uint8 bytes)."""
+    """Pack an (n, 1024) array of T-bit values, each below ``2**width``, into ``width`` bits each (uint8 bytes).
+
+    The mirror of ``unpack_chunks``: row r of every lane is shifted to bit ``r * width`` of the
+    lane's stream, or-ed into its word and, when it spills, into the next one.
+    """
     dt = uint_dtype(t, "bitpacked value")
     lanes = CHUNK // t
     n = values.shape[0]
     if width == 0:
         return np.zeros(0, np.uint8)
-    _, scatter = _permutations(t)
-    by_lane = np.ascontiguousarray(values.astype(dt, copy=False)[:, scatter])  # (n, lanes * t)
-    bits = np.unpackbits(by_lane.view(np.uint8).reshape(n, lanes, t, t // 8), axis=-1, bitorder="little")
-    bits = np.ascontiguousarray(bits.reshape(n, lanes, t, t)[..., :width]).reshape(n, lanes, t * width)
-    streams = np.packbits(bits, axis=-1, bitorder="little").view(dt).reshape(n, lanes, width)
-    return np.ascontiguousarray(streams.transpose(0, 2, 1)).reshape(-1).view(np.uint8)
+    values = np.ascontiguousarray(values, dtype=dt)
+    words = np.zeros((n, width, lanes), dt)
+    for r in range(t):
+        first = FL_ORDER[r // 8] * 16 + (r % 8) * 128  # row r of lane l is value first + l
+        row = values[:, first:first + lanes]
+        k, sh = divmod(r * width, t)
+        words[:, k, :] |= row << dt.type(sh)
+        if sh + width > t:
+            words[:, k + 1, :] |= row >> dt.type(t - sh)
+    return words.reshape(-1).view(np.uint8)
 
 
 def bit_widths(values: np.ndarray, t: int) -> np.ndarray:
@@ -187,18 +206,41 @@ def _chunk_headers(buf: np.ndarray, n_chunks: int, t: int) -> tuple[np.ndarray, 
     return widths, starts
 
 
-def compress_inline_bitpacking(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
-    """Pack each 1024 values with its own width (the last chunk zero padded)."""
+def pack_inline_chunks(block: FixedWidthBlock) -> tuple[np.ndarray, np.ndarray]:
+    """Inline-pack every 1024 values of a block at once: (bytes, start of each chunk and the end).
+
+    Chunks of the same width are packed together (one ``pack_chunks`` per distinct width), so a
+    whole page costs a few vector operations, not one call per chunk.
+    """
     t = block.bits_per_value
     vals = _chunked(_as_uint(block, t))
     widths = bit_widths(vals, t)
-    dt = uint_dtype(t)
-    parts = []
-    for c in range(vals.shape[0]):
-        parts.append(np.array([widths[c]], dtype=dt).view(np.uint8))
-        parts.append(pack_chunks(vals[c:c + 1], int(widths[c]), t))
+    hb = t // 8
+    sizes = hb + widths * (CHUNK // 8)
+    starts = np.zeros(len(widths) + 1, np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    out = np.empty(int(starts[-1]), np.uint8)
+    out[(starts[:-1, None] + np.arange(hb)).reshape(-1)] = widths.astype(uint_dtype(t)).view(np.uint8)
+    for w in np.unique(widths):
+        w = int(w)
+        if w == 0:
+            continue
+        sel = np.flatnonzero(widths == w)
+        packed = pack_chunks(vals[sel], w, t).reshape(len(sel), CHUNK * w // 8)
+        first = starts[sel] + hb
+        if len(sel) == len(widths):  # one width: the chunks follow each other
+            out.reshape(len(sel), -1)[:, hb:] = packed
+        else:
+            out[(first[:, None] + np.arange(packed.shape[1])).reshape(-1)] = packed.reshape(-1)
+    return out, starts
+
+
+def compress_inline_bitpacking(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Pack each 1024 values with its own width (the last chunk zero padded)."""
+    t = block.bits_per_value
+    out, _ = pack_inline_chunks(block)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=t))
-    return enc, [np.concatenate(parts) if parts else np.zeros(0, np.uint8)]
+    return enc, [out]
 
 
 def inline_bitpacking_size(block: FixedWidthBlock) -> int:

@@ -13,9 +13,8 @@ fsst), 2312 bytes, zero padded:
 A compressed string is a sequence of codes: code c < 255 stands for symbol c;
 255 is an escape and the next byte is a literal.  ``Fsst.values`` (a Variable)
 describes how the compressed strings are stored: a mini-block chunk, or the
-full-zip values.  Decoding is vectorized over the whole data buffer: escape
-positions come from runs of 0xFF, output offsets from a cumulative sum of
-symbol lengths, and the bytes from at most eight scatter passes.
+full-zip values.  Decoding walks the codes of the whole data buffer once in a
+numba kernel (fsst_kernel.py), after checking the offsets.
 """
 
 from __future__ import annotations
@@ -89,46 +88,18 @@ def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     data = as_u8(block.data)
     require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
     require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
-    codes = data[start:end]
-    rel = offs - start
-    n = len(codes)
-    is_esc_byte = codes == ESCAPE
-    # position of each byte within its run of 0xFF bytes (runs start at a code position)
-    run_start = is_esc_byte.copy()
-    run_start[1:] &= ~is_esc_byte[:-1]
-    idx = np.arange(n)
-    last_start = np.maximum.accumulate(np.where(run_start, idx, 0)) if n else idx
-    in_run = idx - last_start
-    escape_code = is_esc_byte & (in_run % 2 == 0)
-    literal = np.zeros(n, dtype=bool)
-    literal[1:] = escape_code[:-1]
-    symbol = ~escape_code & ~literal
-    # every string must start at a code and end after a complete one
-    starts = rel[:-1][rel[:-1] < rel[1:]]
-    require(not bool(literal[starts].any()), "FSST: a string starts inside an escape")
-    require(not (n and bool(escape_code[-1])), "FSST: data ends with an escape")
-    ends = rel[1:][rel[:-1] < rel[1:]] - 1
-    require(not bool(escape_code[ends].any()), "FSST: a string ends with an escape")
-    code_vals = codes[symbol]
-    require(not (len(code_vals) and int(code_vals.max()) >= table.n_symbols),
-            f"FSST: code beyond the {table.n_symbols} symbols of the table")
-    out_len = np.zeros(n, dtype=np.int64)
-    out_len[symbol] = table.lengths[code_vals]
-    out_len[literal] = 1
-    out_pos = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(out_len, out=out_pos[1:])
-    total = int(out_pos[-1])
-    check_size(total, "FSST output")
-    out = np.empty(total, dtype=np.uint8)
-    out[out_pos[:-1][literal]] = codes[literal]
-    sym_pos = out_pos[:-1][symbol]
-    sym_len = out_len[symbol]
-    for k in range(MAX_SYMBOL):
-        m = sym_len > k
-        if not m.any():
-            break
-        out[sym_pos[m] + k] = table.symbols[code_vals[m], k]
-    return VariableWidthBlock(out_pos[rel].astype(np.uint64), out, block.num_values)
+    from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
+
+    out_offs = np.empty(len(offs), dtype=np.int64)
+    capacity = MAX_SYMBOL * (end - start) + MAX_SYMBOL  # a code yields at most 8 bytes, written 8 at a time
+    check_size(capacity, "FSST output")
+    out = np.empty(capacity, dtype=np.uint8)
+    status = fsst_kernel.decode(data, offs, np.ascontiguousarray(table.symbols), table.lengths, table.n_symbols,
+                                out, out_offs)
+    require(status != fsst_kernel.ESCAPE_AT_END, "FSST: a string ends inside an escape")
+    require(status != fsst_kernel.BAD_CODE, f"FSST: code beyond the {table.n_symbols} symbols of the table")
+    # the unused tail of ``out`` was never written, so it costs address space, not memory
+    return VariableWidthBlock(out_offs, out[:int(out_offs[-1])], block.num_values)
 
 
 def fsst_description(table: SymbolTable, values: pb.CompressiveEncoding) -> pb.CompressiveEncoding:

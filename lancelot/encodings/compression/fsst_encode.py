@@ -29,7 +29,8 @@ SAMPLE_TARGET = 1 << 14
 SAMPLE_PIECE = 512
 ROUNDS = 5
 HASH_SLOTS = 1024
-CAND_SLOTS = 1 << 18
+CAND_SLOTS = 1 << 16  # > 512 symbols + every adjacent pair of a 16 KiB sample
+ESCAPE = 255
 
 
 @numba.njit(cache=True)
@@ -38,10 +39,15 @@ def _hash3(w: np.int64) -> np.int64:
     return (x ^ (x >> 15)) & (HASH_SLOTS - 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _load(data, pos, end):
     """Up to 8 bytes at pos (not past end), little endian, and how many."""
-    n = min(8, end - pos)
+    if end - pos >= 8:
+        w = (np.int64(data[pos]) | (np.int64(data[pos + 1]) << 8) | (np.int64(data[pos + 2]) << 16)
+             | (np.int64(data[pos + 3]) << 24) | (np.int64(data[pos + 4]) << 32) | (np.int64(data[pos + 5]) << 40)
+             | (np.int64(data[pos + 6]) << 48) | (np.int64(data[pos + 7]) << 56))
+        return w, 8
+    n = end - pos
     w = np.int64(0)
     for i in range(n):
         w |= np.int64(data[pos + i]) << (8 * i)
@@ -57,48 +63,57 @@ def _mask(length):
 
 @numba.njit(cache=True)
 def _build_lookup(sym_val, sym_len, n):
-    """Hash table (3+ byte symbols), 2-byte table and 1-byte table for n symbols."""
+    """Lookup tables for n symbols, entries ``length << 8 | code`` (0: none).
+
+    A 1024-slot hash table on the first three bytes (3+ byte symbols, with their
+    values), a 64 Ki table on the first two bytes (2-byte symbols, else the 1-byte
+    symbol of the first byte) and a 256 table for the last byte of a string.
+    """
     h_val = np.zeros(HASH_SLOTS, np.int64)
-    h_len = np.zeros(HASH_SLOTS, np.int64)
-    h_code = np.zeros(HASH_SLOTS, np.int64)
-    short_code = np.full(65536, -1, np.int64)
-    short_len = np.zeros(65536, np.int64)
-    byte_code = np.full(256, -1, np.int64)
+    h_info = np.zeros(HASH_SLOTS, np.uint16)
+    short = np.zeros(65536, np.uint16)
+    byte = np.zeros(256, np.uint16)
     for c in range(n):
         if sym_len[c] == 1:
-            byte_code[sym_val[c] & 0xFF] = c
+            byte[sym_val[c] & 0xFF] = (1 << 8) | c
     for c in range(n):
         if sym_len[c] == 2:
-            short_code[sym_val[c] & 0xFFFF] = c
-            short_len[sym_val[c] & 0xFFFF] = 2
+            short[sym_val[c] & 0xFFFF] = (2 << 8) | c
         elif sym_len[c] >= 3:
             h = _hash3(sym_val[c])
-            h_val[h], h_len[h], h_code[h] = sym_val[c], sym_len[c], c
+            h_val[h], h_info[h] = sym_val[c], (sym_len[c] << 8) | c
     for i in range(65536):
-        if short_len[i] == 0 and byte_code[i & 0xFF] >= 0:
-            short_code[i] = byte_code[i & 0xFF]
-            short_len[i] = 1
-    return h_val, h_len, h_code, short_code, short_len, byte_code
+        if short[i] == 0:
+            short[i] = byte[i & 0xFF]
+    return h_val, h_info, short, byte
+
+
+@numba.njit(cache=True, inline="always")
+def _match(data, pos, end, h_val, h_info, short, byte, masks):
+    """``length << 8 | code`` of the symbol to use at pos; code 255 means escape one byte.
+
+    One int, one exit: numba compiles tuple returns and early exits of this kernel several times slower.
+    """
+    w, r = _load(data, pos, end)
+    found = 0
+    if r >= 3:
+        h = _hash3(w)
+        info = np.int64(h_info[h])
+        ln = info >> 8
+        if ln > 0 and ln <= r and (w & masks[ln]) == h_val[h]:
+            found = info
+    if found == 0:
+        e = np.int64(short[w & 0xFFFF]) if r >= 2 else np.int64(byte[w & 0xFF])
+        found = e if e != 0 else (1 << 8) | ESCAPE
+    return found
 
 
 @numba.njit(cache=True)
-def _match(data, pos, end, h_val, h_len, h_code, short_code, short_len, byte_code):
-    """(code, length) of the symbol to use at pos; code -1 means escape one byte."""
-    w, r = _load(data, pos, end)
-    if r >= 3:
-        h = _hash3(w)
-        ln = h_len[h]
-        if ln > 0 and ln <= r and (w & _mask(ln)) == h_val[h]:
-            return h_code[h], ln
-    if r >= 2:
-        i = w & 0xFFFF
-        if short_len[i] > 0:
-            return short_code[i], short_len[i]
-        return -1, 1
-    c = byte_code[w & 0xFF]
-    if c >= 0:
-        return c, 1
-    return -1, 1
+def _masks():
+    m = np.zeros(9, np.int64)
+    for i in range(9):
+        m[i] = _mask(i)
+    return m
 
 
 @numba.njit(cache=True)
@@ -120,14 +135,16 @@ def _train(sample, offsets):
     sym_len = np.zeros(255, np.int64)
     n = 0
     for _ in range(ROUNDS):
-        h_val, h_len, h_code, short_code, short_len, byte_code = _build_lookup(sym_val, sym_len, n)
+        h_val, h_info, short, byte = _build_lookup(sym_val, sym_len, n)
+        masks = _masks()
         count1 = np.zeros(512, np.int64)
         count2 = np.zeros((512, 512), np.int64)
         for s in range(len(offsets) - 1):
             pos, end, prev = offsets[s], offsets[s + 1], -1
             while pos < end:
-                c, ln = _match(sample, pos, end, h_val, h_len, h_code, short_code, short_len, byte_code)
-                if c < 0:
+                m = _match(sample, pos, end, h_val, h_info, short, byte, masks)
+                c, ln = m & 0xFF, m >> 8
+                if c == ESCAPE:
                     c = 256 + np.int64(sample[pos])
                 count1[c] += 1
                 if prev >= 0:
@@ -153,7 +170,8 @@ def _train(sample, offsets):
                 l3 = min(l1 + l2, 8)
                 v3 = (v1 | (v2 << (8 * l1))) & _mask(l3)
                 _cand_add(keys_val, keys_len, gains, v3, l3, count2[c1, c2] * l3)
-        order = np.argsort(-gains, kind="mergesort")
+        filled = np.flatnonzero(keys_len)  # sort only the candidates met, not every slot
+        order = filled[np.argsort(-gains[filled], kind="mergesort")]
         taken = np.zeros(HASH_SLOTS, np.bool_)
         n = 0
         for i in order:
@@ -173,22 +191,34 @@ def _train(sample, offsets):
 @numba.njit(cache=True)
 def _encode(data, offsets, sym_val, sym_len):
     n = len(sym_len)
-    h_val, h_len, h_code, short_code, short_len, byte_code = _build_lookup(sym_val, sym_len, n)
+    h_val, h_info, short, byte = _build_lookup(sym_val, sym_len, n)
+    masks = _masks()
     out = np.empty(2 * (offsets[-1] - offsets[0]) + 8, np.uint8)
     out_offs = np.zeros(len(offsets), np.int64)
     o = 0
     for s in range(len(offsets) - 1):
         pos, end = offsets[s], offsets[s + 1]
         while pos < end:
-            c, ln = _match(data, pos, end, h_val, h_len, h_code, short_code, short_len, byte_code)
-            if c < 0:
-                out[o] = 255
+            # _match, written out: numba compiles the call about 4x slower than this inline form
+            w, r = _load(data, pos, end)
+            m = 0
+            if r >= 3:
+                h = _hash3(w)
+                info = np.int64(h_info[h])
+                ln = info >> 8
+                if ln > 0 and ln <= r and (w & masks[ln]) == h_val[h]:
+                    m = info
+            if m == 0:
+                e = np.int64(short[w & 0xFFFF]) if r >= 2 else np.int64(byte[w & 0xFF])
+                m = e if e != 0 else (1 << 8) | ESCAPE
+            c = m & 0xFF
+            out[o] = c
+            if c == ESCAPE:
                 out[o + 1] = data[pos]
                 o += 2
             else:
-                out[o] = c
                 o += 1
-            pos += ln
+            pos += m >> 8
         out_offs[s + 1] = o
     return out[:o].copy(), out_offs
 

@@ -86,7 +86,10 @@ def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
         name = "zstd"
     require(size <= min(MAX_DECODED_BYTES, len(body) * _MAX_RATIO[scheme] + 4096),
             f"{name} buffer of {len(body)} bytes claims {size} decompressed bytes")
-    if size == 0:
+    if size == 0:  # an empty value: no body, or a body that itself decodes to nothing
+        empty = len(body) == 0 or (name == "zstd" and _zstd_frame_content_size(body) == 0) or \
+            (name == "lz4_raw" and body.tobytes() == b"\x00")
+        require(empty, f"{name} buffer of {len(body)} bytes claims 0 decompressed bytes")
         return np.zeros(0, np.uint8)
     try:
         out = _codec(name).decompress(body, decompressed_size=size)

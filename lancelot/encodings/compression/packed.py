@@ -132,7 +132,7 @@ def decompress_variable_packed_struct(
 
 
 def compress_variable_packed_struct(block: StructBlock) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
-    """Rows of flat fixed-width children and length-prefixed variable children (u32 lengths)."""
+    """Rows of flat fixed-width children and length-prefixed variable children (lengths as wide as offsets)."""
     n = block.num_values
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (bytes, starts, lengths) per field
     fields = []
@@ -146,12 +146,13 @@ def compress_variable_packed_struct(block: StructBlock) -> tuple[pb.CompressiveE
         elif isinstance(child, VariableWidthBlock):
             offs = np.asarray(child.offsets, dtype=np.int64)
             lengths = offs[1:] - offs[:-1]
-            prefixes = lengths.astype("<u4").view(np.uint8)
-            pieces.append((prefixes, np.arange(n, dtype=np.int64) * 4, np.full(n, 4, np.int64)))
+            nb = np.asarray(child.offsets).dtype.itemsize  # as wide as the Arrow type's offsets (pylance checks)
+            prefixes = lengths.astype(f"<u{nb}").view(np.uint8)
+            pieces.append((prefixes, np.arange(n, dtype=np.int64) * nb, np.full(n, nb, np.int64)))
             pieces.append((as_u8(child.data), offs[:-1], lengths))
-            offsets_enc = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))
+            offsets_enc = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8 * nb))
             fields.append(pb.VariablePackedStruct.FieldEncoding(
-                value=pb.CompressiveEncoding(variable=pb.Variable(offsets=offsets_enc)), bits_per_length=32))
+                value=pb.CompressiveEncoding(variable=pb.Variable(offsets=offsets_enc)), bits_per_length=8 * nb))
         else:
             raise UnsupportedEncodingError(f"variable packed struct child {type(child).__name__}")
     lens = np.stack([p[2] for p in pieces], axis=1) if pieces else np.zeros((n, 0), np.int64)

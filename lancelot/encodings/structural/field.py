@@ -10,6 +10,7 @@ columns, merges the path arrays into the field's array.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -17,13 +18,15 @@ import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.structural.blob import BlobPage
+from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
 from lancelot.encodings.structural.constant import ConstantPage
 from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import with_validity
 from lancelot.encodings.structural.miniblock import MiniBlockPage
-from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader
+from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, is_contiguous
 from lancelot.encodings.structural.paths import ColumnPath, column_paths
-from lancelot.encodings.structural.repdef import unravel
+from lancelot.encodings.structural.repdef import LevelMeaning, unravel
+from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -46,6 +49,41 @@ def make_page_reader(info: PageInfo, cache: dict, layout: pb.PageLayout, leaf_ty
     raise UnsupportedEncodingError(f"page layout {kind!r} is not supported")
 
 
+@dataclass
+class NullRows:
+    """``count`` field rows that are null as a whole."""
+
+    count: int
+
+
+class NullRowsPage(PageReader):
+    """A constant page of one nullable-item layer under a nested path: every row of it is null.
+
+    pylance 14 writes all-null batches of a fixed_size_list of strings this way: one
+    layer instead of one per level, and page rows counting field rows, not the
+    fixed-size list's items.
+    """
+
+    def __init__(self, info: PageInfo, cache: dict, scale: int) -> None:
+        super().__init__(info, cache)
+        self.scale = scale
+        self.meaning = LevelMeaning.of([pb.REPDEF_NULLABLE_ITEM])
+
+    @staticmethod
+    def stands_for(layout: pb.PageLayout, path: ColumnPath) -> bool:
+        return (layout.WhichOneof("layout") == "constant_layout" and bool(path.steps)
+                and list(layout.constant_layout.layers) == [pb.REPDEF_NULLABLE_ITEM]
+                and not layout.constant_layout.HasField("inline_value"))
+
+    def plan(self, rows: np.ndarray) -> list[Range]:
+        return []
+
+    def decode(self, rows: np.ndarray, bufs: list) -> NullRows:
+        if len(rows) % self.scale:
+            raise CorruptFileError("a read of part of a fixed-size list")
+        return NullRows(len(rows) // self.scale)
+
+
 class ColumnReader:
     """The pages of one leaf column."""
 
@@ -53,15 +91,19 @@ class ColumnReader:
         self.ctx = ctx
         self.col = col
         self.path = path
+        self._pages: dict[int, PageReader] = {}
+        self.scale = path.row_scale
         lengths = np.array([p.length for p in col.meta.pages], dtype=np.int64)
+        if self.scale > 1 and int(lengths.sum()) != ctx.num_rows * self.scale:
+            # pages of whole null rows count field rows, not fixed-size-list items
+            null_rows = [isinstance(self.page(i), NullRowsPage) for i in range(len(lengths))]
+            lengths = np.where(null_rows, lengths * self.scale, lengths)
         self.page_ends = np.cumsum(lengths)
         self.page_firsts = self.page_ends - lengths
-        self.scale = path.row_scale
         total = int(self.page_ends[-1]) if len(lengths) else 0
         if total != ctx.num_rows * self.scale:
             raise CorruptFileError(f"pages hold {total} rows, the file has {ctx.num_rows}",
                                    path=ctx.path, column=col.index)
-        self._pages: dict[int, PageReader] = {}
 
     def page(self, i: int) -> PageReader:
         r = self._pages.get(i)
@@ -74,29 +116,51 @@ class ColumnReader:
                 info = PageInfo(self.col.index, i, self.path, meta)
                 r = make_page_reader(info, self.ctx.cache, layout, self.path.leaf.type)
                 if len(r.meaning.layers) != len(self.path.steps) + 1:
-                    raise CorruptFileError(f"page has {len(r.meaning.layers)} rep/def layers, the field "
-                                           f"{self.ctx.field.name!r} needs {len(self.path.steps) + 1}")
+                    if not NullRowsPage.stands_for(layout, self.path):
+                        raise CorruptFileError(f"page has {len(r.meaning.layers)} rep/def layers, the field "
+                                               f"{self.ctx.field.name!r} needs {len(self.path.steps) + 1}")
+                    r = NullRowsPage(info, self.ctx.cache, self.scale)
             except LanceError as e:
                 raise e.at(path=self.ctx.path, column=self.col.index, page=i) from None
             self._pages[i] = r
         return r
 
     def split(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
-        """(page index, sorted page-local rows) for the field rows ``rows``."""
+        """(page index, sorted page-local rows) for the field rows ``rows`` (sorted, unique)."""
+        if len(rows) == 0:
+            return []
+        if is_contiguous(rows):
+            return self.split_range(int(rows[0]), int(rows[-1]) + 1)
         if self.scale > 1:
             rows = (rows[:, None] * self.scale + np.arange(self.scale)).reshape(-1)
         page_of = np.searchsorted(self.page_ends, rows, side="right")
+        if page_of[0] == page_of[-1]:
+            p = int(page_of[0])
+            return [(p, rows - self.page_firsts[p])]
         out = []
-        if len(rows) == 0:
-            return out
         cuts = np.flatnonzero(np.diff(page_of)) + 1
         for group in np.split(np.arange(len(rows)), cuts):
             p = int(page_of[group[0]])
             out.append((p, rows[group] - self.page_firsts[p]))
         return out
 
+    def split_range(self, start: int, stop: int) -> list[tuple[int, np.ndarray]]:
+        """(page index, page-local rows) for the field rows [start, stop), cut at page boundaries."""
+        if stop <= start:
+            return []
+        a, b = start * self.scale, stop * self.scale
+        first, last = np.searchsorted(self.page_ends, [a, b - 1], side="right").tolist()
+        out = []
+        for p in range(first, last + 1):
+            base = int(self.page_firsts[p])
+            lo, hi = max(a, base), min(b, int(self.page_ends[p]))
+            out.append((p, row_range(lo - base, hi - base)))
+        return out
+
     def to_array(self, levels: PageLevels) -> pa.Array:
         """The path array of decoded page rows."""
+        if isinstance(levels, NullRows):
+            return pa.nulls(levels.count, self.path.steps[0].type)
         return unravel(self.path, levels.meaning, levels.rep, levels.dfn, levels.num_levels,
                        lambda valid: with_validity(levels.values, valid))
 
@@ -111,12 +175,95 @@ class StructuralFieldReader(FieldReader):
             raise CorruptFileError(f"field {ctx.field.name!r} needs {len(paths)} columns, got {len(ctx.columns)}",
                                    path=ctx.path)
         self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
+        self._warm = False
+        self._points: ColumnPoints | ColumnFullZipPoints | None | bool = False  # False: not looked at yet
+
+    def _load_search_caches(self) -> None:
+        """Load the search cache of every page of the field at once (first read only).
+
+        One fetch for all pages, as the reference does when it opens a column: later
+        reads of any rows need only their data.  A page whose metadata or search
+        buffers are bad is left for the read that needs it to report.
+        """
+        self._warm = True
+        size = self.ctx.src.size
+        jobs = []
+        for col in self.columns:
+            for p in range(len(col.col.meta.pages)):
+                try:
+                    page = col.page(p)
+                    ranges = page.search_ranges()
+                except (LanceError, *_DECODE_ERRORS):
+                    continue
+                if ranges and all(0 <= off and 0 <= ln and off + ln <= size for off, ln in ranges):
+                    jobs.append((page, ranges))
+        if not jobs:
+            return
+        bufs = self.ctx.src.read_ranges([r for _, ranges in jobs for r in ranges])
+        pos = 0
+        for page, ranges in jobs:
+            part = bufs[pos:pos + len(ranges)]
+            pos += len(ranges)
+            try:
+                page.load_search(part)
+            except (LanceError, *_DECODE_ERRORS):
+                continue
 
     def read_range(self, start: int, stop: int) -> pa.Array:
-        return self._read(np.arange(start, stop, dtype=np.int64))
+        return self.read_range_chunked(start, stop, chunked=False)
+
+    def read_range_chunked(self, start: int, stop: int, chunked: bool = True) -> pa.Array | pa.ChunkedArray:
+        """Rows [start, stop); a field of one column spanning pages comes back as one chunk per page."""
+        if stop <= start:
+            return pa.nulls(0, self.ctx.field.type)
+        if start < 0 or stop > self.ctx.num_rows:
+            raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
+        return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked)
 
     def take(self, rows: np.ndarray) -> pa.Array:
-        return self._read(np.asarray(rows, dtype=np.int64))
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
+            raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
+        if len(rows) and not is_contiguous(rows):
+            points = self._column_points()
+            if points is not None:
+                return self._take_points(points, rows)
+        return self._read(len(rows), lambda col: col.split(rows))
+
+    def _column_points(self) -> ColumnPoints | ColumnFullZipPoints | None:
+        """The whole-column point reader of a top-level primitive field, when its pages allow one."""
+        if self._points is False:
+            if not self._warm:
+                self._load_search_caches()
+            self._points = None
+            col = self.columns[0]
+            if len(self.columns) == 1 and not col.path.steps and not col.path.blob:
+                try:
+                    pages = [col.page(p) for p in range(len(col.col.meta.pages))]
+                    self._points = ColumnPoints.of(pages, col.page_firsts, col.path.leaf.type, col.col.index) \
+                        or ColumnFullZipPoints.of(pages, col.page_ends)
+                except (LanceError, *_DECODE_ERRORS):
+                    self._points = None  # the page-by-page path reports the problem where it is met
+        return self._points
+
+    def _take_points(self, points: ColumnPoints | ColumnFullZipPoints, rows: np.ndarray) -> pa.Array:
+        col = self.columns[0]
+        try:
+            chunks, ranges = points.plan(rows)
+            size = self.ctx.src.size
+            for off, ln in ranges:
+                if off < 0 or ln < 0 or off + ln > size:
+                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file")
+            out = points.decode(rows, chunks, self.ctx.src.read_ranges(ranges))
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=col.col.index) from None
+        except _DECODE_ERRORS as e:
+            raise CorruptFileError(f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path,
+                                   column=col.col.index) from None
+        if len(out) != len(rows):
+            raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}",
+                                   path=self.ctx.path)
+        return out
 
     def _guard(self, col: ColumnReader, page: int, fn, *args):
         try:
@@ -127,13 +274,18 @@ class StructuralFieldReader(FieldReader):
             raise CorruptFileError(f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path,
                                    column=col.col.index, page=page) from None
 
-    def _read(self, rows: np.ndarray) -> pa.Array:
+    def _read(self, n_rows: int, split, chunked: bool = False) -> pa.Array | pa.ChunkedArray:
+        """Rows of the field: ``split(column)`` gives each column's (page, page-local rows).
+
+        ``chunked``: a field of one column read from several pages may come back as a
+        ChunkedArray of its pages (no concatenation copy).
+        """
         t = self.ctx.field.type
-        if len(rows) == 0:
+        if n_rows == 0:
             return pa.nulls(0, t)
-        if rows[0] < 0 or rows[-1] >= self.ctx.num_rows:
-            raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        work = [(col, p, local) for col in self.columns for p, local in col.split(rows)]
+        if not self._warm:
+            self._load_search_caches()
+        work = [(col, p, local) for col in self.columns for p, local in split(col)]
         decoded: list = [None] * len(work)
 
         def decode(i: int, bufs: list) -> None:
@@ -144,36 +296,49 @@ class StructuralFieldReader(FieldReader):
             col, p, _ = work[i]
             decoded[i] = col.page(p).complete(decoded[i], bufs)
 
+        pages = [col.page(p) for col, p, _ in work]
         # 1. search caches of the pages touched (loaded once per file)
         searches = []
-        for col, p, _ in work:
-            ranges = self._guard(col, p, col.page(p).search_ranges)
+        for (col, p, _), page in zip(work, pages):
+            ranges = self._guard(col, p, page.search_ranges)
             if ranges:
-                searches.append((col, p, ranges, col.page(p).load_search))
-        self._fetch_round(searches)
+                searches.append((col, p, ranges, page.load_search))
+        if searches:
+            self._fetch_round(searches)
         # 2. the data of the rows
         jobs = []
-        for i, (col, p, local) in enumerate(work):
-            jobs.append((col, p, self._guard(col, p, col.page(p).plan, local), partial(decode, i)))
+        for i, ((col, p, local), page) in enumerate(zip(work, pages)):
+            jobs.append((col, p, self._guard(col, p, page.plan, local), partial(decode, i)))
         self._fetch_round(jobs)
         # 3. out-of-line data (blob pages)
         extra = []
-        for i, (col, p, _) in enumerate(work):
-            decoded[i], ranges = self._guard(col, p, col.page(p).finish, decoded[i])
+        for i, ((col, p, _), page) in enumerate(zip(work, pages)):
+            if type(page).finish is PageReader.finish:
+                continue
+            decoded[i], ranges = self._guard(col, p, page.finish, decoded[i])
             if ranges is not None:
                 extra.append((col, p, ranges, partial(complete, i)))
-        self._fetch_round(extra)
+        if extra:
+            self._fetch_round(extra)
         per_column: dict[int, list[pa.Array]] = {}
         for i, (col, p, _) in enumerate(work):
             arr = self._guard(col, p, col.to_array, decoded[i])
             per_column.setdefault(id(col), []).append(arr)
+        if chunked and len(self.columns) == 1:
+            arrs = per_column.get(id(self.columns[0]), [])
+            if len(arrs) > 1 and all(a.type == t for a in arrs):
+                out = pa.chunked_array(arrs, type=t)
+                if len(out) != n_rows:
+                    raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, "
+                                           f"expected {n_rows}", path=self.ctx.path)
+                return out
         spines = []
         for col in self.columns:
             arrs = per_column.get(id(col), [])
             spines.append(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
         out = merge(t, spines)
-        if len(out) != len(rows):
-            raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}",
+        if len(out) != n_rows:
+            raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
                                    path=self.ctx.path)
         return out
 

@@ -22,8 +22,9 @@ import pyarrow as pa
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.segments import gather
 from lancelot.encodings.structural.leaf import values_to_arrow
-from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, ranges_to_index
+from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
 from lancelot.encodings.structural.repdef import LevelMeaning
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -117,6 +118,8 @@ class FullZipPage(PageReader):
         return [(pos + int(a), int(b - a)) for a, b in zip(run_lo, run_hi)]
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
+        if not self.meaning.max_rep and not self.variable:
+            return self._decode_fixed(rows, bufs)
         lo, hi, run_lo, run_hi = self._runs(rows)
         if len(bufs) != len(run_lo):
             raise CorruptFileError(f"fetched {len(bufs)} ranges, planned {len(run_lo)}")
@@ -126,7 +129,62 @@ class FullZipPage(PageReader):
         run_base = np.cumsum(run_hi - run_lo) - (run_hi - run_lo)
         start = lo - run_lo[run_of] + run_base[run_of]
         end = start + (hi - lo)
+        if not self.meaning.max_rep:
+            return self._decode_variable(data, start, end)
         return self._unzip(data, start, end)
+
+    def _decode_fixed(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
+        """No lists, fixed width: every row is one control word and one value (null items too)."""
+        n = len(rows)
+        stride = self.cw + self.value_bytes
+        data_size = self.info.buffer(0)[1]
+        if self.info.num_rows * stride > data_size:
+            raise CorruptFileError(f"{self.info.num_rows} rows of {stride} bytes overrun the {data_size}-byte buffer")
+        data = np.concatenate([as_u8(b) for b in bufs]) if len(bufs) != 1 else as_u8(bufs[0])
+        return self.fixed_rows(data, n)
+
+    def fixed_rows(self, data: np.ndarray, n: int) -> PageLevels:
+        """``n`` whole rows of a fixed-width page without lists, back to back in ``data``."""
+        stride = self.cw + self.value_bytes
+        if len(data) != n * stride:
+            raise CorruptFileError(f"fetched {len(data)} bytes for {n} full-zip rows of {stride} bytes")
+        table = data.reshape(n, stride)
+        dfn = None
+        if self.cw:
+            cw = _read_uint(table[:, :self.cw].reshape(-1), np.arange(n) * self.cw, self.cw)
+            dfn = (cw & np.uint64((1 << self.bits_def) - 1)).astype(np.uint16) if self.bits_def else None
+            body = np.ascontiguousarray(table[:, self.cw:]).reshape(-1)
+        else:
+            body = data
+        block = FixedWidthBlock(body, self.value_bytes * 8, n)
+        return self._levels(None, dfn, n, block)
+
+    def _decode_variable(self, data: np.ndarray, start: np.ndarray, end: np.ndarray) -> PageLevels:
+        """No lists, variable width: a control word, then a length and bytes for valid items."""
+        n = len(start)
+        if np.any(start + self.cw > end):
+            raise CorruptFileError("a full-zip control word runs past its row")
+        cw = _read_uint(data, start, self.cw) if self.cw else np.zeros(n, dtype=np.uint64)
+        dfn = (cw & np.uint64((1 << self.bits_def) - 1)).astype(np.int64)
+        has_len = dfn == 0
+        body = start + self.cw
+        lens = np.zeros(n, dtype=np.int64)
+        lp = body[has_len]
+        if np.any(lp + self.len_bytes > end[has_len]):
+            raise CorruptFileError("a full-zip value length runs past its row")
+        lens[has_len] = _read_uint(data, lp, self.len_bytes).astype(np.int64)
+        if np.any(lens < 0) or np.any(body + has_len * self.len_bytes + lens != end):
+            raise CorruptFileError("a full-zip row is not one control word and one value")
+        offsets = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(lens, out=offsets[1:])
+        values = gather(data, body + self.len_bytes, np.where(has_len, lens, 0))
+        block = VariableWidthBlock(offsets, values, n)
+        return self._levels(None, dfn.astype(np.uint16) if self.bits_def else None, n, block)
+
+    def _levels(self, rep, dfn, n: int, block) -> PageLevels:
+        decoded = compression.decompress_per_value(self.layout.value_compression, block)
+        values = values_to_arrow(decoded, self.leaf_type)
+        return PageLevels(self.meaning, rep, dfn, n, values)
 
     def _unzip(self, data: np.ndarray, start: np.ndarray, end: np.ndarray) -> PageLevels:
         n_rows = len(start)
@@ -194,14 +252,11 @@ class FullZipPage(PageReader):
         dfn = (cw & np.uint64((1 << self.bits_def) - 1)).astype(np.uint16) if self.bits_def else None
         vis = vl >= 0
         vs, vl = vs[vis], vl[vis]
+        body = gather(data, vs, vl)
         if self.variable:
             offsets = np.zeros(len(vl) + 1, dtype=np.uint64)
             np.cumsum(vl, out=offsets[1:])
-            body = data[ranges_to_index(vs, vs + vl)]
             block = VariableWidthBlock(offsets, body, len(vl))
         else:
-            body = data[ranges_to_index(vs, vs + vl)] if len(vs) else data[:0]
             block = FixedWidthBlock(body, self.value_bytes * 8, len(vs))
-        decoded = compression.decompress_per_value(self.layout.value_compression, block)
-        values = values_to_arrow(decoded, self.leaf_type)
-        return PageLevels(self.meaning, rep, dfn, n, values)
+        return self._levels(rep, dfn, n, block)

@@ -17,7 +17,10 @@ Page buffers: 0 = chunk metadata, 1 = the chunks, 2 = dictionary (when
   (a row that spills into the next chunk).
 
 The search cache (chunk table, per-chunk row counts, dictionary) is decoded
-once per page; a read fetches only the chunks that hold the requested rows.
+once per page; a read fetches only the chunks that hold the requested rows
+(one byte range per run of consecutive chunks), decodes all of them at once
+(miniblock_chunks.py) and picks the requested rows out of the concatenated
+levels with index arithmetic over whole arrays.
 """
 
 from __future__ import annotations
@@ -28,32 +31,35 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
+from lancelot.encodings.compression.segments import ranges_index
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
     block_to_arrow,
+    check_dictionary_slots,
     indices_to_numpy,
     leaf_value_type,
     values_to_arrow,
 )
-from lancelot.encodings.structural.page import (
-    PageInfo,
-    PageLevels,
-    PageReader,
-    Range,
-    as_u8,
-    concat_levels,
-    levels_u16,
-    select_rows,
+from lancelot.encodings.structural.miniblock_chunks import (
+    ALIGN,
+    ChunkFormat,
+    DecodedChunks,
+    decode_chunks,
 )
+from lancelot.encodings.structural.miniblock_points import PointReader
+from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, is_contiguous
 from lancelot.encodings.structural.repdef import LevelMeaning, visible_mask
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
-ALIGN = 8
+#: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
+POINT_ROWS = 256
 
 
-def _pad(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
 
 
 @dataclass
@@ -68,6 +74,11 @@ class ChunkTable:
     has_preamble: np.ndarray  # bool per chunk
     dictionary: pa.Array | None
 
+    def __post_init__(self) -> None:
+        self.row_ends = self.first_row + self.row_starts  # rows that start before the next chunk
+        self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
+        self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
+
 
 class MiniBlockPage(PageReader):
     """Reads rows of a mini-block page."""
@@ -77,13 +88,15 @@ class MiniBlockPage(PageReader):
         self.layout = layout
         self.value_type = value_type  # the leaf type (a dictionary field keeps its dictionary type)
         self.meaning = LevelMeaning.of(layout.layers)
-        self.has_rep = layout.HasField("rep_compression")
-        self.has_def = layout.HasField("def_compression")
-        self.word = 4 if layout.has_large_chunk else 2
+        self.fmt = ChunkFormat(layout, layout.HasField("rep_compression"), layout.HasField("def_compression"),
+                               4 if layout.has_large_chunk else 2)
+        self.word = self.fmt.word
         if not layout.HasField("value_compression"):
             raise CorruptFileError("mini-block layout without value compression")
         if layout.num_buffers > 64:
             raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
+        self._planned: tuple | None = None  # (rows, their chunks, byte ranges) of the last plan
+        self.points = PointReader.of(layout, self.fmt.word) if self.meaning.max_rep == 0 else None
 
     # -- search cache -------------------------------------------------------------------
 
@@ -168,108 +181,171 @@ class MiniBlockPage(PageReader):
 
     # -- plan / decode ----------------------------------------------------------------
 
+    def _last_chunks(self, first: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The last chunk each row needs: a row that is the last to start in a chunk with a
+        trailer spills into the following chunks, up to the first of them without one."""
+        t = self.table
+        last = first.copy()
+        spill = (rows == t.row_ends[first] - 1) & t.trailer[first]
+        if spill.any():
+            last[spill] = t.stops[np.searchsorted(t.stops, first[spill] + 1)]
+        return last
+
     def _chunks_for(self, rows: np.ndarray) -> np.ndarray:
         """The chunks holding ``rows`` (sorted unique chunk indices)."""
         t = self.table
-        cum = np.cumsum(t.row_starts)
-        first = np.searchsorted(cum, rows, side="right")
-        # the last row to start in a chunk with a trailer spills over into the following
-        # chunks, up to the first of them that has no trailer itself
-        trailer = np.append(t.has_preamble[1:], False)
-        last = first.copy()
-        spill = (rows == cum[first] - 1) & trailer[first]
-        if spill.any():
-            stops = np.flatnonzero(~trailer)
-            last[spill] = stops[np.searchsorted(stops, first[spill] + 1)]
+        if is_contiguous(rows):
+            ends = rows[[0, -1]]
+            first = np.searchsorted(t.row_ends, ends, side="right")
+            last = self._last_chunks(first, ends)
+            return np.arange(int(first[0]), int(last[1]) + 1, dtype=np.int64)
+        first = np.searchsorted(t.row_ends, rows, side="right")
+        last = self._last_chunks(first, rows)
+        if np.array_equal(first, last):  # sorted: keep the first of each repeat
+            keep = np.empty(len(first), dtype=bool)
+            keep[0] = True
+            np.not_equal(first[1:], first[:-1], out=keep[1:])
+            return first[keep]
         need = np.zeros(len(t.row_starts) + 1, dtype=np.int64)
         np.add.at(need, first, 1)
         np.add.at(need, last + 1, -1)
         return np.flatnonzero(np.cumsum(need)[:-1] > 0)
 
-    def plan(self, rows: np.ndarray) -> list[Range]:
-        chunks = self._chunks_for(rows)
+    def _planned_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, list[Range]]:
+        """The chunks of ``rows`` and their byte ranges (one per run of consecutive chunks),
+        remembered from ``plan`` for the same rows array."""
+        planned = self._planned
+        if planned is not None and planned[0] is rows:
+            return planned[1], planned[2]
         t = self.table
-        return [(int(t.offsets[c]), int(t.sizes[c])) for c in chunks]
+        chunks = self._chunks_for(rows)
+        a, b = _spans(chunks)
+        lo = t.offsets[a]
+        ranges = list(zip(lo.tolist(), (t.offsets[b] + t.sizes[b] - lo).tolist()))
+        self._planned = (rows, chunks, ranges)
+        return chunks, ranges
+
+    def plan(self, rows: np.ndarray) -> list[Range]:
+        if len(rows) == 0:
+            return []
+        return self._planned_chunks(rows)[1]
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
-        chunks = self._chunks_for(rows)  # as planned (recomputed: readers keep no per-request state)
+        if len(rows) == 0:
+            return self._empty()
+        chunks, ranges = self._planned_chunks(rows)
         t = self.table
-        if len(bufs) != len(chunks):
-            raise CorruptFileError(f"fetched {len(bufs)} chunks, planned {len(chunks)}")
-        decoded = [self._decode_chunk(int(c), as_u8(b)) for c, b in zip(chunks, bufs)]
-        # consecutive chunks form spans; each span is cut to the rows asked
-        breaks = np.flatnonzero(np.diff(chunks) != 1) + 1
-        parts = []
-        for span in np.split(np.arange(len(chunks)), breaks):
-            c0 = int(chunks[span[0]])
-            levels = concat_levels([decoded[i] for i in span])
-            if t.has_preamble[c0]:
-                levels = self._skip_preamble(levels)
-            lo = t.first_row[c0]
-            hi = t.first_row[int(chunks[span[-1]])] + t.row_starts[int(chunks[span[-1]])]
-            sel = rows[(rows >= lo) & (rows < hi)]
-            parts.append(select_rows(levels, int(lo), sel))
-        return concat_levels(parts) if parts else self._empty()
+        if len(bufs) != len(ranges):
+            raise CorruptFileError(f"fetched {len(bufs)} chunk runs, planned {len(ranges)}")
+        data = as_u8(bufs[0]) if len(bufs) == 1 else np.concatenate([as_u8(b) for b in bufs])
+        size = t.sizes[chunks]
+        pos = _offsets(size)
+        if len(data) != int(pos[-1]):
+            raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1])}")
+        if self.points is not None and (len(rows) <= POINT_ROWS or not is_contiguous(rows)):
+            return self._decode_points(rows, chunks, data, pos[:-1], size)
+        dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], self._to_arrow)
+        if t.dictionary is not None and dec.values.null_count:
+            vis = visible_mask(self.meaning, dec.dfn, len(dec.dfn) if dec.dfn is not None else 0)
+            check_dictionary_slots(dec.values, None if dec.dfn is None else
+                                   (dec.dfn == 0) if vis is None else (dec.dfn[vis] == 0))
+        return self._select(rows, chunks, dec)
+
+    def _decode_points(self, rows: np.ndarray, chunks: np.ndarray, data: np.ndarray, pos: np.ndarray,
+                       size: np.ndarray) -> PageLevels:
+        """Scattered rows of a page without lists: read each row's value where it lies (miniblock_points.py)."""
+        t = self.table
+        chunk_of = np.searchsorted(t.row_ends, rows, side="right")
+        k_of = np.searchsorted(chunks, chunk_of)
+        idx = rows - t.first_row[chunk_of]
+        dfn, block = self.points.read(data, pos, size, t.items[chunks], k_of, idx)
+        values = self._to_arrow(block)
+        if len(values) != len(rows):
+            raise CorruptFileError(f"decoded {len(values)} values, expected {len(rows)}")
+        if t.dictionary is not None:
+            check_dictionary_slots(values, None if dfn is None else dfn == 0)
+        return PageLevels(self.meaning, None, dfn, len(rows), values)
+
+    def _to_arrow(self, block: compression.DataBlock) -> pa.Array:
+        dictionary = self.table.dictionary
+        if dictionary is not None:
+            return apply_dictionary(indices_to_numpy(block), dictionary, self.value_type)
+        return values_to_arrow(block, self.value_type)
 
     def _empty(self) -> PageLevels:
         return PageLevels(self.meaning, None, None, 0, pa.nulls(0, self.value_type))
 
-    def _skip_preamble(self, levels: PageLevels) -> PageLevels:
-        rep = levels.rep
-        starts = np.flatnonzero(rep == self.meaning.max_rep)
-        cut = int(starts[0]) if len(starts) else levels.num_levels
-        vis = visible_mask(self.meaning, levels.dfn, levels.num_levels)
-        vcut = cut if vis is None else int(vis[:cut].sum())
-        dfn = None if levels.dfn is None else levels.dfn[cut:]
-        return PageLevels(self.meaning, rep[cut:], dfn, levels.num_levels - cut,
-                          levels.values.slice(vcut))
-
-    def _decode_chunk(self, c: int, buf: np.ndarray) -> PageLevels:
+    def _select(self, rows: np.ndarray, chunks: np.ndarray, dec: DecodedChunks) -> PageLevels:
+        """The levels and values of ``rows`` out of the decoded chunks."""
         t = self.table
-        n_items = int(t.items[c])
-        size = len(buf)
-        nb = int(self.layout.num_buffers)
-        head = 2 + 2 * self.has_rep + 2 * self.has_def + self.word * nb
-        if head > size:
-            raise CorruptFileError(f"chunk {c}: header of {head} bytes in a chunk of {size}")
-        hdr = bytes(buf[:head])
-        num_levels = int.from_bytes(hdr[0:2], "little")
-        pos = 2
-        rep_size = def_size = 0
-        if self.has_rep:
-            rep_size = int.from_bytes(hdr[pos:pos + 2], "little")
-            pos += 2
-        if self.has_def:
-            def_size = int.from_bytes(hdr[pos:pos + 2], "little")
-            pos += 2
-        sizes = [int.from_bytes(hdr[pos + i * self.word: pos + (i + 1) * self.word], "little") for i in range(nb)]
-        pos = _pad(head)
-
-        def take(n: int, what: str) -> np.ndarray:
-            nonlocal pos
-            if pos + n > size:
-                raise CorruptFileError(f"chunk {c}: {what} of {n} bytes runs past the chunk end ({size} bytes)")
-            out = buf[pos:pos + n]
-            pos = _pad(pos + n)
-            return out
-
-        rep_buf = take(rep_size, "repetition levels") if self.has_rep else None
-        def_buf = take(def_size, "definition levels") if self.has_def else None
-        value_bufs = [take(s, f"value buffer {i}") for i, s in enumerate(sizes)]
-        rep = dfn = None
-        if self.has_rep:
-            rep = levels_u16(compression.decompress_block(self.layout.rep_compression, rep_buf, num_levels),
-                             num_levels, "repetition")
-        if self.has_def:
-            dfn = levels_u16(compression.decompress_block(self.layout.def_compression, def_buf, num_levels),
-                             num_levels, "definition")
-        if not (self.has_rep or self.has_def):
-            num_levels = n_items
-        block = compression.decompress(self.layout.value_compression, value_bufs, n_items)
-        if t.dictionary is not None:
-            values = apply_dictionary(indices_to_numpy(block), t.dictionary, self.value_type)
+        level_base = _offsets(dec.num_levels)
+        n = int(level_base[-1])
+        if self.meaning.max_rep == 0:  # one level per row
+            contiguous = is_contiguous(rows)
+            ends = rows[[0, -1]] if contiguous else rows
+            k = np.searchsorted(chunks, np.searchsorted(t.row_ends, ends, side="right"))
+            lo = level_base[k] + ends - t.first_row[chunks[k]]
+            hi = lo + 1
+            if contiguous:
+                lo, hi = lo[:1], hi[1:]
         else:
-            values = values_to_arrow(block, self.value_type)
-        if len(values) != n_items:
-            raise CorruptFileError(f"chunk {c}: decoded {len(values)} values, expected {n_items}")
-        return PageLevels(self.meaning, rep, dfn, num_levels, values)
+            lo, hi = self._row_levels(rows, chunks, dec.rep, level_base)
+        vis = visible_mask(self.meaning, dec.dfn, n)
+        if vis is None:
+            vis_before = None
+        else:
+            vis_before = _offsets(vis)
+            per_chunk = np.diff(vis_before[level_base])
+            if np.any(per_chunk != t.items[chunks]):
+                raise CorruptFileError("a mini-block chunk holds a different number of visible levels and values")
+        if len(lo) == 1 or is_contiguous_ranges(lo, hi):
+            a, b = int(lo[0]), int(hi[-1])
+            if a == 0 and b == n:
+                return PageLevels(self.meaning, dec.rep, dec.dfn, n, dec.values)
+            va, vb = (a, b) if vis_before is None else (int(vis_before[a]), int(vis_before[b]))
+            return PageLevels(self.meaning, _cut(dec.rep, a, b), _cut(dec.dfn, a, b), b - a,
+                              dec.values.slice(va, vb - va))
+        idx = ranges_index(lo, hi - lo)
+        vidx = idx if vis_before is None else ranges_index(vis_before[lo], vis_before[hi] - vis_before[lo])
+        values = dec.values.take(pa.array(vidx))
+        rep = None if dec.rep is None else dec.rep[idx]
+        dfn = None if dec.dfn is None else dec.dfn[idx]
+        return PageLevels(self.meaning, rep, dfn, len(idx), values)
+
+    def _row_levels(self, rows: np.ndarray, chunks: np.ndarray, rep: np.ndarray,
+                    level_base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Level bounds [lo, hi) of each row in the concatenated levels of ``chunks``."""
+        t = self.table
+        n = int(level_base[-1])
+        starts = np.flatnonzero(rep == self.meaning.max_rep)
+        k_of = np.searchsorted(level_base[1:], starts, side="right")
+        per_chunk = np.bincount(k_of, minlength=len(chunks))
+        if np.any(per_chunk != t.row_starts[chunks]):
+            raise CorruptFileError("mini-block chunks start a different number of rows than the repetition index says")
+        rank = np.arange(len(starts)) - _offsets(per_chunk)[k_of]
+        row_id = t.first_row[chunks][k_of] + rank
+        nxt = np.append(starts[1:], n)
+        end = np.where(t.trailer[chunks][k_of], nxt, np.minimum(nxt, level_base[k_of + 1]))
+        j = np.searchsorted(row_id, rows)
+        if np.any(j >= len(row_id)) or np.any(row_id[np.minimum(j, len(row_id) - 1)] != rows):
+            raise CorruptFileError("rows are missing from the decoded mini-block chunks")
+        return starts[j], end[j]
+
+
+def _spans(chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and last chunk of each run of consecutive chunks."""
+    if len(chunks) == 1 or int(chunks[-1]) - int(chunks[0]) + 1 == len(chunks):
+        return chunks[:1], chunks[-1:]
+    brk = np.flatnonzero(np.diff(chunks) != 1) + 1
+    first = np.concatenate([chunks[:1], chunks[brk]])
+    last = np.concatenate([chunks[brk - 1], chunks[-1:]])
+    return first, last
+
+
+def is_contiguous_ranges(lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether the ranges [lo[i], hi[i]) follow each other without gaps."""
+    return bool(np.array_equal(lo[1:], hi[:-1]))
+
+
+def _cut(levels: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
+    return None if levels is None else levels[a:b]

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.structural.paths import ColumnPath
+from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -105,7 +106,7 @@ def check_levels(meaning: LevelMeaning, rep: np.ndarray | None, dfn: np.ndarray 
 def row_starts(meaning: LevelMeaning, rep: np.ndarray | None, num_levels: int) -> np.ndarray:
     """Level index where each page row starts."""
     if meaning.max_rep == 0:
-        return np.arange(num_levels, dtype=np.int64)
+        return row_range(0, num_levels)
     starts = np.flatnonzero(rep == meaning.max_rep)
     if num_levels and (len(starts) == 0 or starts[0] != 0):
         raise CorruptFileError("levels do not start at the beginning of a row")

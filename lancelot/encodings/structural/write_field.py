@@ -7,7 +7,11 @@ shredded into its leaf columns (write_repdef.py); every leaf column buffers
 its shreds until ``max_page_bytes`` and then writes pages at once, choosing
 per page (encoding.md, "Structural Encoding"):
 
+* binary fields with ``lance-encoding:blob``: the blob layout (bytes out of line);
 * all visible items null (or none): the all-null constant layout;
+* (2.2) every valid visible item the same value: the constant layout with that value;
+* packed structs: mini-block PackedStruct rows (whole-byte fixed-width children),
+  or (2.2) full-zip VariablePackedStruct rows (string/binary children too);
 * fields of an Arrow dictionary type: mini-block with a page dictionary;
 * values of 256 bytes or more: full-zip;
 * otherwise: mini-block (write_strategy.py picks the compression), or full-zip
@@ -20,7 +24,9 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import empty_pb2
 
-from lancelot.encodings.structural.write_constant import encode_all_null
+from lancelot.encodings.strategy import options_for
+from lancelot.encodings.structural.write_blob import check_blob_type, encode_blob
+from lancelot.encodings.structural.write_constant import constant_value, encode_all_null, encode_constant
 from lancelot.encodings.structural.write_fullzip import encode_full_zip
 from lancelot.encodings.structural.write_miniblock import ChunkTooLarge, encode_miniblock
 from lancelot.encodings.structural.write_repdef import (
@@ -32,7 +38,13 @@ from lancelot.encodings.structural.write_repdef import (
     shred,
     slice_rows,
 )
-from lancelot.encodings.structural.write_values import is_variable, max_value_bytes, value_costs
+from lancelot.encodings.structural.write_values import (
+    check_packed_children,
+    is_variable,
+    max_value_bytes,
+    packed_struct_kind,
+    value_bytes,
+)
 from lancelot.errors import LanceError, UnsupportedTypeError
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb20
@@ -40,12 +52,20 @@ from lancelot.format.pb import file2_pb2
 
 #: values this wide or wider go to full-zip pages (pylance's mini-block limit)
 FULL_ZIP_MIN_BYTES = 256
+#: pages of many rows are cut at multiples of this many rows (a bitpacking chunk)
+PAGE_ROW_ALIGN = 1024
 
 
-def _check_leaf_type(path: LeafPath) -> None:
+def _check_leaf_type(path: LeafPath, version: str) -> str | None:
+    """Refuse the leaf types 2.1+ writing does not cover; "fixed" / "variable" for a packed struct."""
     t = path.leaf.type
     if isinstance(t, pa.ExtensionType):
         t = t.storage_type
+    if pa.types.is_struct(t):  # write_repdef admits no other struct leaf
+        return packed_struct_kind(path.leaf, version)
+    if options_for(path.leaf, version).blob:
+        check_blob_type(t, path.leaf.name, path.max_rep)
+        return None
     if pa.types.is_dictionary(t):
         if not is_variable(t.value_type):
             raise UnsupportedTypeError(f"dictionary field {path.leaf.name!r} of {t.value_type} values "
@@ -75,10 +95,13 @@ def _has_map(t: pa.DataType) -> bool:
 class LeafColumnWriter:
     """Writes the pages of one leaf column and produces its ColumnMetadata."""
 
-    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: str) -> None:
+    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: str,
+                 packed: str | None = None) -> None:
         self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
         self.path, self.version = path, version
+        self.packed = packed  # "fixed" / "variable" for a packed struct
         self.dictionary = pa.types.is_dictionary(path.leaf.type)
+        self.opts = options_for(path.leaf, version)
         self.pages: list[file2_pb2.ColumnMetadata.Page] = []
         self.rows_written = 0
         self.pending: list[Shred] = []
@@ -86,7 +109,7 @@ class LeafColumnWriter:
 
     def _cost(self, s: Shred) -> int:
         streams = int(s.rep is not None) + int(s.defc is not None)
-        return int(value_costs(s.values)[-1]) + 2 * streams * s.num_levels
+        return value_bytes(s.values) + 2 * streams * s.num_levels
 
     def add(self, s: Shred) -> None:
         if s.num_rows == 0:
@@ -94,20 +117,30 @@ class LeafColumnWriter:
         self.pending.append(s)
         self.pending_bytes += self._cost(s)
         if self.pending_bytes >= self.max_page_bytes:
-            self.flush()
+            self.flush(final=False)
 
-    def flush(self) -> None:
+    def flush(self, final: bool = True) -> None:
+        """Write the pending rows as pages of about ``max_page_bytes``; unless ``final``, a last partial page
+        stays pending (to be filled by the next batches), so pages do not end wherever a batch does."""
         if not self.pending:
             return
         s = concat_shreds(self.pending)
         cost = self.pending_bytes
         self.pending, self.pending_bytes = [], 0
-        if cost <= self.max_page_bytes or s.num_rows == 1:
+        per_row = self.path.items_per_row  # rows below fixed-size lists of structs are counted in entries
+        if cost <= self.max_page_bytes or s.num_rows == per_row:
             self.write_page(s)
             return
-        rows_per_page = max(1, int(s.num_rows * self.max_page_bytes // cost))
+        rows_per_page = max(1, int(s.num_rows * self.max_page_bytes // cost) // per_row) * per_row
+        align = PAGE_ROW_ALIGN * per_row
+        if rows_per_page >= 4 * align:  # whole 1024-value bitpacking chunks: no padded chunk ends a page
+            rows_per_page -= rows_per_page % align
         bounds = np.append(np.arange(0, s.num_rows, rows_per_page), s.num_rows)
-        for part in slice_rows(s, self.path, bounds):
+        parts = slice_rows(s, self.path, bounds)
+        if not final and len(parts) > 1:
+            rest = parts.pop()
+            self.pending, self.pending_bytes = [rest], self._cost(rest)
+        for part in parts:
             self.write_page(part)
 
     def write_page(self, s: Shred) -> None:
@@ -115,17 +148,32 @@ class LeafColumnWriter:
         values = s.values
         try:
             large_chunks = self.version != "2.1"
-            if values.null_count == len(values):
+            opts = self.opts
+            constant = None
+            if self.version != "2.1" and not (self.dictionary or opts.blob) and opts.structural_encoding is None:
+                constant = constant_value(values)
+            if opts.blob:
+                layout, buffers = encode_blob(values, levels, large_chunks, self.out.write_buffer)
+            elif values.null_count == len(values):
                 layout, buffers = encode_all_null(levels, self.version)
+            elif constant is not None:
+                layout, buffers = encode_constant(levels, *constant)
+            elif self.packed is not None:
+                check_packed_children(values)
+                if self.packed == "variable":
+                    layout, buffers = encode_full_zip(values, levels, opts)
+                else:
+                    layout, buffers = encode_miniblock(values, levels, large_chunks, False, opts)
             elif self.dictionary:
-                layout, buffers = encode_miniblock(values, levels, large_chunks, force_dictionary=True)
-            elif max_value_bytes(values) >= FULL_ZIP_MIN_BYTES:
-                layout, buffers = encode_full_zip(values, levels)
+                layout, buffers = encode_miniblock(values, levels, large_chunks, True, opts)
+            elif opts.structural_encoding == "fullzip" or (
+                    opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES):
+                layout, buffers = encode_full_zip(values, levels, opts)
             else:
                 try:
-                    layout, buffers = encode_miniblock(values, levels, large_chunks)
-                except ChunkTooLarge:  # levels that no chunk can hold: full-zip takes any levels
-                    layout, buffers = encode_full_zip(values, levels)
+                    layout, buffers = encode_miniblock(values, levels, large_chunks, False, opts)
+                except ChunkTooLarge:  # levels or values that no chunk can hold: full-zip takes any
+                    layout, buffers = encode_full_zip(values, levels, opts)
         except LanceError as e:
             raise e.at(column=self.index, page=len(self.pages)) from None
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
@@ -152,11 +200,12 @@ class StructuralFieldWriter:
         if version == "2.1" and _has_map(field.type):
             raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
         self.paths = leaf_paths(field)
-        for p in self.paths:
-            _check_leaf_type(p)
+        if version == "2.1" and any(st.kind == "fsl" for p in self.paths for st in p.steps):
+            raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
+        packed = [_check_leaf_type(p, version) for p in self.paths]
         self.columns = []
-        for p in self.paths:
-            self.columns.append(LeafColumnWriter(out, next_index[0], max_page_bytes, p, version))
+        for p, kind in zip(self.paths, packed):
+            self.columns.append(LeafColumnWriter(out, next_index[0], max_page_bytes, p, version, kind))
             next_index[0] += 1
 
     def append(self, arr: pa.Array) -> None:

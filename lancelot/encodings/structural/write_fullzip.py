@@ -9,7 +9,9 @@ when the page has no levels) with the entry's value:
 * variable width (``bits_per_offset``): for a visible valid item, its length
   (u32, or u64 for large types) then its bytes; nothing for a null item.  The
   bytes are FSST-compressed per value (one symbol table in the description)
-  when the page holds 32 KiB or more and that saves 10%.
+  when the page holds 32 KiB or more and that saves 10%, or General-compressed
+  each (``compression`` lz4/zstd: zstd either way, as pylance writes); packed struct rows (VariablePackedStruct,
+  2.2) are variable values with u32 lengths.
 
 Buffer 1, the repetition index, holds the position in buffer 0 of every row
 start and finally the buffer's size, in the narrowest of 1, 2, 4, 8 bytes that
@@ -21,11 +23,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, VariableWidthBlock
 from lancelot.encodings.compression.fsst import fsst_description
+from lancelot.encodings.compression.general import buffer_compression, compress_values, general_encoding
+from lancelot.encodings.compression.packed import compress_variable_packed_struct
 from lancelot.encodings.compression.variable import variable_encoding
+from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_repdef import PageLevels
-from lancelot.encodings.structural.write_strategy import FSST_MAX_RATIO, FSST_MIN_BYTES
+from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, FSST_MAX_RATIO, FSST_MIN_BYTES
 from lancelot.encodings.structural.write_values import compress_per_value, has_item_nulls, to_block
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -46,12 +51,21 @@ def _rep_index(starts: np.ndarray, total: int) -> np.ndarray:
     return np.append(starts, total).astype(_uint(width)).view(np.uint8)
 
 
-def _variable_values(block: VariableWidthBlock) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
-    """Variable values as they are, or FSST-compressed per value when the page is big enough and it pays."""
+def _variable_values(block: VariableWidthBlock, opts: EncodingOptions
+                     ) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
+    """Variable values as they are, General-compressed each (``compression`` lz4/zstd), or FSST-compressed
+    per value when the page is big enough and it pays."""
     bits = 8 * block.offsets.dtype.itemsize
     plain = variable_encoding(bits)
+    if opts.general:
+        # zstd even when lz4 is asked, as pylance does: its reader decompresses null (empty) values
+        # too, which an lz4 buffer without its size prefix fails
+        compression = buffer_compression("zstd", opts.compression_level if opts.general == "zstd" else None)
+        packed = compress_values(compression, block)
+        return general_encoding(compression, plain), VariableWidthBlock(
+            packed.offsets.astype(block.offsets.dtype), packed.data, packed.num_values)
     size = int(block.offsets[-1]) - int(block.offsets[0])
-    if size < FSST_MIN_BYTES:
+    if size < FSST_MIN_BYTES or opts.compression not in (None, "fsst"):
         return plain, block
     from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
 
@@ -64,7 +78,8 @@ def _variable_values(block: VariableWidthBlock) -> tuple[pb.CompressiveEncoding,
     return fsst_description(table, plain), packed
 
 
-def encode_full_zip(values: pa.Array, levels: PageLevels) -> tuple[pb.PageLayout, list[np.ndarray]]:
+def encode_full_zip(values: pa.Array, levels: PageLevels, opts: EncodingOptions = DEFAULT_OPTIONS
+                    ) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The full-zip page of ``values`` (the visible items) with their levels."""
     has_rep, has_def = levels.rep is not None, levels.defs is not None
     num_entries = len(levels.rep) if has_rep else len(values)
@@ -81,7 +96,9 @@ def encode_full_zip(values: pa.Array, levels: PageLevels) -> tuple[pb.PageLayout
 
     block = to_block(values, has_item_nulls(values))
     if isinstance(block, VariableWidthBlock):
-        encoding, zipped = _variable_values(block)
+        encoding, zipped = _variable_values(block, opts)
+    elif isinstance(block, StructBlock):  # a packed struct with string/binary children (2.2)
+        encoding, zipped = compress_variable_packed_struct(block)
     else:
         encoding, zipped = compress_per_value(block)
     layout = pb.FullZipLayout(bits_rep=bits_rep, bits_def=bits_def, num_items=num_entries,
@@ -96,7 +113,8 @@ def encode_full_zip(values: pa.Array, levels: PageLevels) -> tuple[pb.PageLayout
         lengths, ob = None, 0
     else:
         assert isinstance(zipped, VariableWidthBlock)
-        ob = block.offsets.dtype.itemsize  # the length words are as wide as the Arrow type's offsets
+        # the length words are as wide as the Arrow type's offsets (u32 for packed struct rows)
+        ob = block.offsets.dtype.itemsize if isinstance(block, VariableWidthBlock) else 4
         layout.bits_per_offset = 8 * ob
         offs = np.asarray(zipped.offsets, np.int64)
         lens = np.diff(offs)
@@ -110,6 +128,8 @@ def encode_full_zip(values: pa.Array, levels: PageLevels) -> tuple[pb.PageLayout
         lengths[visible & valid_item] = lens
         payload = np.where(visible & valid_item, ob + lengths, 0)
 
+    if cw == 0 and lengths is None:  # fixed-width values without levels: the values are the buffer
+        return pb.PageLayout(full_zip_layout=layout), [np.ascontiguousarray(data)]
     # each entry: [control word][length][bytes]; headers (control word + length) scattered, bytes in order
     sizes = cw + payload
     starts = np.cumsum(sizes) - sizes

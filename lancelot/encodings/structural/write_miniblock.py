@@ -30,8 +30,9 @@ import pyarrow as pa
 
 from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_repdef import PageLevels
-from lancelot.encodings.structural.write_strategy import plan_miniblock
+from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, plan_miniblock
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -65,31 +66,42 @@ def _level_bounds(levels: PageLevels, num_items: int) -> np.ndarray | None:
     return bounds
 
 
-def _chunk_cost(costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int, a: int, b: int) -> int:
-    """Bytes (an upper bound) of the chunk holding items [a, b)."""
-    levels = 0 if lev is None else streams * (2 * int(lev[b] - lev[a]) + ALIGN)
-    return header + levels + int(costs[b] - costs[a]) + 2 * ALIGN
-
-
 def _plan_chunks(costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int,
                  max_items: int) -> list[tuple[int, int]]:
-    """(first item, item count) of each chunk."""
+    """(first item, item count) of each chunk.
+
+    A chunk of items [a, b) needs at most ``header + 2 * ALIGN`` + the values' bytes
+    ``costs[b] - costs[a]`` + per level stream ``2 * (lev[b] - lev[a]) + ALIGN``: each
+    chunk takes the largest power-of-two item count whose bound stays under CHUNK_TARGET
+    (found with one search in the cumulative bound), and the chunks after it the same
+    count as long as it fits; the last chunk takes the rest.
+    """
     n = len(costs) - 1
+    cum = np.asarray(costs, np.int64)
+    fixed = header + 2 * ALIGN
+    if lev is not None:
+        cum = cum + 2 * streams * lev
+        fixed += streams * ALIGN
+    budget = CHUNK_TARGET - fixed
+    top = max_items.bit_length() - 1
     chunks = []
     a = 0
     while a < n:
         rest = n - a
-        size = 1 << min(int(rest).bit_length() - 1, max_items.bit_length() - 1)
-        if rest <= max_items and _chunk_cost(costs, lev, streams, header, a, n) <= CHUNK_TARGET:
+        if rest <= max_items and int(cum[n] - cum[a]) <= budget:
             chunks.append((a, rest))
             break
-        while size > 1 and _chunk_cost(costs, lev, streams, header, a, a + size) > CHUNK_TARGET:
-            size //= 2
-        need = _chunk_cost(costs, lev, streams, header, a, a + size)
+        fit = int(cum.searchsorted(cum[a] + budget, side="right")) - 1 - a
+        size = 1 << min(max(fit, 1).bit_length() - 1, top, rest.bit_length() - 1)
+        need = fixed + int(cum[a + size] - cum[a])
         if need > CHUNK_LIMIT:
             raise ChunkTooLarge(f"a mini-block chunk of one item would need {need} bytes (too many empty/null lists)")
-        chunks.append((a, size))
-        a += size
+        # the same size again while it fits (all at once: pages of even values are one pass)
+        starts = a + size * np.arange(rest // size, dtype=np.int64)
+        fits = cum[starts + size] - cum[starts] <= budget
+        take = max(1, int(np.argmin(fits)) if not fits.all() else len(starts))
+        chunks.extend((int(x), size) for x in starts[:take])
+        a += take * size
     return chunks
 
 
@@ -114,14 +126,14 @@ def _levels_encoding(width: int) -> pb.CompressiveEncoding:
     return compress_out_of_line_bitpacking(FixedWidthBlock(np.zeros(0, np.uint8), 16, 0), width)[0]
 
 
-def _pack_levels(levels: np.ndarray, width: int) -> bytes:
+def _pack_levels(levels: np.ndarray, width: int) -> np.ndarray:
     """One chunk's levels, bit-packed with the page's width (as pylance stores them)."""
     block = FixedWidthBlock(levels.astype("<u2").view(np.uint8), 16, len(levels))
-    return compress_out_of_line_bitpacking(block, width)[1][0].tobytes()
+    return compress_out_of_line_bitpacking(block, width)[1][0]
 
 
-def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, force_dictionary: bool = False
-                     ) -> tuple[pb.PageLayout, list[np.ndarray]]:
+def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, force_dictionary: bool = False,
+                     opts: EncodingOptions = DEFAULT_OPTIONS) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The mini-block page of ``values`` (the visible items) with their levels."""
     num_items = len(values)
     has_rep, has_def = levels.rep is not None, levels.defs is not None
@@ -130,49 +142,58 @@ def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, f
     word = 4 if large_chunks else 2
     rep_width = int(levels.rep.max()).bit_length() if has_rep and len(levels.rep) else 0
     def_width = int(levels.defs.max()).bit_length() if has_def and len(levels.defs) else 0
-    plan = plan_miniblock(values, force_dictionary)
+    plan = plan_miniblock(values, force_dictionary, opts)
     probe_enc, probe_bufs = plan.chunk(0, min(num_items, 1))
     num_buffers = len(probe_bufs)
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
     chunks = _plan_chunks(plan.costs, lev, streams, header, plan.max_chunk_items)
+    n_chunks = len(chunks)
+    total_levels = len(levels.rep if has_rep else levels.defs) if lev is not None else 0
+    # every chunk's buffers (levels first), then one vectorized layout pass
     value_encoding = None
-    parts: list[bytes] = []
-    words = np.zeros(len(chunks), np.uint32 if large_chunks else np.uint16)
-    size_dtype = "<u4" if large_chunks else "<u2"
+    pieces: list[np.ndarray] = []
+    n_levels = np.zeros(n_chunks, np.int64)
     for k, (a, count) in enumerate(chunks):
         enc, bufs = plan.chunk(a, count)
         if value_encoding is None:
             value_encoding = enc
-        level_bufs = []
         if lev is not None:
             ls = int(lev[a])
-            le = int(lev[a + count]) if k < len(chunks) - 1 else len(levels.rep if has_rep else levels.defs)
+            le = int(lev[a + count]) if k < n_chunks - 1 else total_levels
             if has_rep:
-                level_bufs.append(_pack_levels(levels.rep[ls:le], rep_width))
+                pieces.append(_pack_levels(levels.rep[ls:le], rep_width))
             if has_def:
-                level_bufs.append(_pack_levels(levels.defs[ls:le], def_width))
-            n_levels = le - ls
-        else:
-            n_levels = 0
-        if n_levels > 0xFFFF:
-            raise ChunkTooLarge(f"a mini-block chunk of {n_levels} level entries")
-        bufs = [np.ascontiguousarray(b).view(np.uint8).tobytes() for b in bufs]
-        head = np.array([n_levels] + [len(b) for b in level_bufs], "<u2").tobytes()
-        head += np.array([len(b) for b in bufs], size_dtype).tobytes()
-        pieces = [head]
-        for b in [*level_bufs, *bufs]:
-            pieces.append(bytes([FILL_BYTE]) * _pad(sum(len(p) for p in pieces)))
-            pieces.append(b)
-        size = sum(len(p) for p in pieces)
-        pieces.append(bytes([FILL_BYTE]) * _pad(size))
-        size += _pad(size)
-        if size > CHUNK_LIMIT and not large_chunks:
-            raise ChunkTooLarge(f"mini-block chunk of {size} bytes exceeds the 32 KiB of version 2.1")
-        log = 0 if k == len(chunks) - 1 else count.bit_length() - 1
-        words[k] = ((size // ALIGN - 1) << 4) | log
-        parts.extend(pieces)
-    buffers = [words.astype(size_dtype).view(np.uint8), np.frombuffer(b"".join(parts), np.uint8)]
+                pieces.append(_pack_levels(levels.defs[ls:le], def_width))
+            n_levels[k] = le - ls
+        pieces.extend(bufs)
+    if n_levels.max(initial=0) > 0xFFFF:
+        raise ChunkTooLarge(f"a mini-block chunk of {int(n_levels.max())} level entries")
+    per_chunk = streams + num_buffers
+    lens = np.fromiter((b.nbytes for b in pieces), np.int64, len(pieces)).reshape(n_chunks, per_chunk)
+    padded = lens + (-lens % ALIGN)
+    sizes = header + padded.sum(axis=1)
+    if not large_chunks and n_chunks and int(sizes.max()) > CHUNK_LIMIT:
+        raise ChunkTooLarge(f"mini-block chunk of {int(sizes.max())} bytes exceeds the 32 KiB of version 2.1")
+    starts = np.zeros(n_chunks + 1, np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    out = np.full(int(starts[-1]), FILL_BYTE, np.uint8)
+    size_dtype = "<u4" if large_chunks else "<u2"
+    head = np.zeros(n_chunks, np.dtype([("n", "<u2"), ("levels", "<u2", (streams,)),
+                                        ("sizes", size_dtype, (num_buffers,))]))
+    head["n"] = n_levels
+    head["levels"] = lens[:, :streams]
+    head["sizes"] = lens[:, streams:]
+    hb = head.dtype.itemsize
+    out[(starts[:-1, None] + np.arange(hb)).reshape(-1)] = head.view(np.uint8)
+    pos = (starts[:-1, None] + header + np.cumsum(padded, axis=1) - padded).reshape(-1).tolist()
+    for p, b in zip(pos, pieces):
+        out[p:p + b.nbytes] = b if b.dtype == np.uint8 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
+    logs = np.array([count.bit_length() - 1 for _, count in chunks], np.int64)
+    if n_chunks:
+        logs[-1] = 0
+    words = ((sizes // ALIGN - 1) << 4) | logs
+    buffers = [words.astype(size_dtype).view(np.uint8), out]
     layout = pb.MiniBlockLayout(
         value_compression=value_encoding or probe_enc, layers=levels.layers, num_buffers=num_buffers,
         num_items=num_items, has_large_chunk=large_chunks)

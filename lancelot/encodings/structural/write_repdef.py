@@ -31,7 +31,6 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 #: a fixed-size list of these item types is one leaf column (FixedSizeList compression)
 PACKED_KEYS = (b"lance-encoding:packed", b"packed")
-BLOB_KEY = b"lance-encoding:blob"
 
 
 def is_fixed_width(t: pa.DataType) -> bool:
@@ -52,11 +51,17 @@ def _is_list(t: pa.DataType) -> bool:
     return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
 
 
+def is_packed(field: pa.Field) -> bool:
+    """A struct stored row by row in one column (``lance-encoding:packed`` or ``packed`` = true)."""
+    meta = field.metadata or {}
+    return pa.types.is_struct(field.type) and any(meta.get(k, b"").lower() == b"true" for k in PACKED_KEYS)
+
+
 def is_leaf(field: pa.Field) -> bool:
-    """Whether a field owns a column itself (2.1+: leaves only)."""
+    """Whether a field owns a column itself (2.1+: leaves only; a packed struct is one)."""
     t = field.type
     if pa.types.is_struct(t):
-        return t.num_fields == 0
+        return t.num_fields == 0 or is_packed(field)
     if pa.types.is_fixed_size_list(t):
         return is_fixed_width(t.value_type)
     return not _is_list(t)
@@ -64,11 +69,13 @@ def is_leaf(field: pa.Field) -> bool:
 
 @dataclass(frozen=True)
 class Step:
-    """One node on the path to a leaf: ``kind`` is item, struct or list; ``child`` the struct child taken."""
+    """One node on the path to a leaf: ``kind`` is item, struct, list or fsl; ``child`` the struct child
+    taken, ``size`` the list size of a fixed-size list (of structs)."""
 
     kind: str
     child: int = 0
     nullable: bool = True
+    size: int = 1
 
 
 @dataclass(frozen=True)
@@ -87,16 +94,17 @@ class LeafPath:
     def max_code(self) -> int:
         return max((c for cs in self.codes for c in cs), default=0)
 
+    @property
+    def items_per_row(self) -> int:
+        """Level entries per row below fixed-size lists (of structs): pylance counts a page's rows in them."""
+        return int(np.prod([s.size for s in self.steps if s.kind == "fsl"], dtype=np.int64))
+
 
 def _walk(field: pa.Field, prefix: list[Step], out: list[tuple[list[Step], pa.Field]]) -> None:
     t = field.type
-    if any((field.metadata or {}).get(k, b"").lower() == b"true" for k in PACKED_KEYS) and pa.types.is_struct(t):
-        raise UnsupportedTypeError(f"packed struct {field.name!r} is not yet writable at 2.1+")
-    if BLOB_KEY in (field.metadata or {}):
-        raise UnsupportedTypeError(f"blob field {field.name!r} is not yet writable at 2.1+")
     nullable = field.nullable
     if is_leaf(field):
-        if pa.types.is_struct(t):
+        if pa.types.is_struct(t) and not is_packed(field):
             raise UnsupportedTypeError(f"struct {field.name!r} without children is not yet writable at 2.1+")
         out.append((prefix + [Step("item", 0, nullable)], field))
     elif pa.types.is_struct(t):
@@ -108,8 +116,16 @@ def _walk(field: pa.Field, prefix: list[Step], out: list[tuple[list[Step], pa.Fi
             _walk(child, prefix + [Step("list", 0, nullable), Step("struct", i, False)], out)
     elif _is_list(t):
         _walk(t.value_field, prefix + [Step("list", 0, nullable)], out)
+    elif pa.types.is_fixed_size_list(t) and _fsl_of_struct(t):
+        # (2.2) a layer that multiplies the entries, no repetition level: pylance reads it only with structs
+        _walk(t.value_field, prefix + [Step("fsl", 0, nullable, t.list_size)], out)
     else:
         raise UnsupportedTypeError(f"{t} ({field.name!r}) is not yet writable at 2.1+")
+
+
+def _fsl_of_struct(t: pa.DataType) -> bool:
+    """A fixed-size list whose items are structs (pylance supports no other nested fixed-size list)."""
+    return pa.types.is_struct(t.value_type)
 
 
 def leaf_paths(field: pa.Field) -> list[LeafPath]:
@@ -131,6 +147,9 @@ def leaf_paths(field: pa.Field) -> list[LeafPath]:
                 if not seen_list:
                     visible = nxt - 1
         max_rep = sum(s.kind == "list" for s in steps)
+        if max_rep and any(s.kind == "fsl" for s in steps):
+            raise UnsupportedTypeError(f"{field.name!r}: a fixed-size list of structs with lists above or below "
+                                       "it is not writable (pylance writes none)")
         first_list = next((i for i, s in enumerate(steps) if s.kind == "list"), len(steps))
         # pylance 14 misreads a struct above a list when its pages declare different layers
         stable = max_rep > 0 and any(s.kind == "struct" for s in steps[:first_list])
@@ -167,6 +186,10 @@ def _list_offsets(arr: pa.Array) -> np.ndarray:
 def shred(path: LeafPath, arr: pa.Array) -> Shred:
     """The levels and visible values of one leaf for one batch of the top-level array."""
     n = len(arr)
+    if len(path.steps) == 1:  # a top-level leaf: its own nulls are its only levels
+        valid = _validity(arr)
+        defc = None if valid is None else np.where(valid, 0, path.codes[0][0]).astype(np.uint16)
+        return Shred(None, defc, arr, n)
     elem = np.arange(n, dtype=np.int64)
     defc = np.zeros(n, np.uint16)
     rep = np.zeros(n, np.uint16) if path.max_rep else None
@@ -184,6 +207,13 @@ def shred(path: LeafPath, arr: pa.Array) -> Shred:
             live &= ~nulls
         if step.kind == "struct":
             cur = cur.field(step.child)
+        elif step.kind == "fsl":  # every entry becomes `size` entries (a null one `size` nulls)
+            d = step.size
+            base = np.repeat(np.where(elem >= 0, (elem + cur.offset) * d, -1), d)
+            elem = np.where(base >= 0, base + np.tile(np.arange(d, dtype=np.int64), len(elem)), -1)
+            defc = np.repeat(defc, d)
+            identity = False
+            cur = cur.values
         elif step.kind == "list":
             offs = _list_offsets(cur)
             safe = np.where(live, elem, 0)
@@ -214,7 +244,7 @@ def shred(path: LeafPath, arr: pa.Array) -> Shred:
         values = cur.slice(int(idx[0]), len(idx))  # a contiguous run of live items (lists without nulls)
     else:
         values = cur.take(pa.array(idx, mask=idx < 0))
-    return Shred(rep, defc if defc.any() else None, values, n)
+    return Shred(rep, defc if defc.any() else None, values, n * path.items_per_row)
 
 
 def concat_shreds(parts: list[Shred]) -> Shred:

@@ -1,18 +1,24 @@
 """The writer's choice of compression for the values of one mini-block page.
 
 (encoding.md, "Compression" and "Dictionary Encoding"; the reference's
-PrimitiveStructuralEncoder.)  Per page, from cheap statistics:
+PrimitiveStructuralEncoder and CompressionStrategy.)  Per page, from cheap
+statistics and size estimates, honouring the field's EncodingOptions
+(lancelot/encodings/strategy.py):
 
-* strings/binary of low cardinality (at least 100 values, the estimated
-  dictionary-encoded size under 0.8 of the plain size), and always for fields
-  of an Arrow dictionary type: a page dictionary (MiniBlockLayout.dictionary,
-  a Variable block in page buffer 2) and indices in the chunks (u32, or the
-  key width of the dictionary type);
-* fixed-width values of 8/16/32/64 bits (and dictionary indices): the smallest
-  of Flat, InlineBitpacking (1024 values per chunk) and Rle (when there are
-  fewer runs than half the values; 2048 values per chunk);
-* other strings of 32 KiB or more (longest at least 5 bytes): Fsst with one
-  symbol table per page, when it saves 10%;
+* a page dictionary (MiniBlockLayout.dictionary, page buffer 2) for strings and
+  binary, 128-bit values (decimals) and, at 2.2, 64-bit values, when a sample
+  says the cardinality is at most values / ``dict-divisor``, and the
+  dictionary form (bit-packed or RLE indices + the dictionary, lz4-compressed at
+  2.2 when that is smaller) is under ``dict-size-ratio`` of the plain size and,
+  for fixed-width values, smaller than their best plain compression.  Always for
+  fields of an Arrow dictionary type (indices as wide as its keys);
+* 8..64-bit values: the smallest of Flat, InlineBitpacking (1024 values per chunk)
+  and Rle (up to 4096 per chunk, cut by their RLE size);
+* strings of 32 KiB or more (longest at least 5 bytes): Fsst with one symbol
+  table per page, when it saves 10%;
+* ``compression`` lz4/zstd: General around Flat (or ByteStreamSplit for floats,
+  per ``bss``) or Variable in every chunk; ``none``: Flat / Variable only;
+* packed structs: PackedStruct rows;
 * otherwise the plain techniques: Flat, Variable, FixedSizeList.
 """
 
@@ -25,12 +31,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.compression.bitpacking import compress_inline_bitpacking, inline_bitpacking_size
-from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.bitpacking import (
+    CHUNK,
+    compress_inline_bitpacking,
+    compress_out_of_line_bitpacking,
+    inline_bitpacking_size,
+    pack_inline_chunks,
+)
+from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, VariableWidthBlock
+from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
 from lancelot.encodings.compression.flat import compress_flat
 from lancelot.encodings.compression.fsst import fsst_description
+from lancelot.encodings.compression.general import buffer_compression, compress_buffer, general_encoding
+from lancelot.encodings.compression.packed import compress_packed_struct
 from lancelot.encodings.compression.rle import compress_rle, rle_size
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_block, variable_encoding
+from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_values import (
     compress_miniblock_chunk,
     has_item_nulls,
@@ -38,6 +54,7 @@ from lancelot.encodings.structural.write_values import (
     max_value_bytes,
     storage,
     to_block,
+    value_bytes,
     value_costs,
 )
 from lancelot.errors import UnsupportedTypeError
@@ -45,61 +62,39 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_CHUNK_ITEMS = 4096
 BITPACK_CHUNK_ITEMS = 1024
-RLE_CHUNK_ITEMS = 2048
-#: dictionaries are considered from this many values on, and kept below this size ratio
+RLE_CHUNK_ITEMS = 4096
+#: dictionaries are considered from this many values on
 DICT_MIN_VALUES = 100
-DICT_SIZE_RATIO = 0.8
+#: the cardinality probe: this many values in 32 runs spread over the page; near-unique samples stop it
 DICT_SAMPLE = 4096
+DICT_SAMPLE_BLOCKS = 32
+DICT_SAMPLE_MIN = 1024
+DICT_SAMPLE_UNIQUE = 0.98
+#: without an rle-threshold, RLE is measured only when runs are fewer than this share of the values
 RLE_RUN_RATIO = 0.5
 #: FSST for pages of at least this many string bytes whose longest value has this many (pylance's thresholds)
 FSST_MIN_BYTES = 32 * 1024
 FSST_MIN_MAX_LENGTH = 5
 FSST_MAX_RATIO = 0.9
+#: the sample General compression is tried on to decide byte-stream-split (bss=auto)
+BSS_PROBE_BYTES = 64 * 1024
 
 Compressed = tuple[pb.CompressiveEncoding, list[np.ndarray]]
 ChunkEncoder = Callable[[int, int], Compressed]
+DEFAULT_OPTIONS = EncodingOptions()
 
 
 @dataclass
 class MiniBlockValues:
     """How the visible values of a page go into mini-block chunks."""
 
-    costs: np.ndarray  # cumulative bytes of the first k items, k = 0..n
+    costs: np.ndarray  # cumulative bytes of the first k items, k = 0..n (an upper bound, for cutting chunks)
     max_chunk_items: int
     chunk: ChunkEncoder  # items [a, a + n) -> (encoding, buffers); the same encoding for every chunk
+    size: int = 0  # estimated bytes of the whole page's values (dictionary included)
     dictionary: pb.CompressiveEncoding | None = None
     dictionary_buffer: np.ndarray | None = None
     num_dictionary_items: int = 0
-
-
-def _bit_lengths(m: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(m), np.int64)
-    m = m.astype(np.uint64)
-    for b in range(64):
-        out += (m >> np.uint64(b)) != 0
-    return out
-
-
-def _bitpacked(block: FixedWidthBlock) -> ChunkEncoder:
-    """InlineBitpacking of the whole page at once, cut into 1024-value chunks (packed per chunk otherwise)."""
-    t = block.bits_per_value
-    enc, (packed,) = compress_inline_bitpacking(block)
-    n = block.num_values
-    vals = block.as_dtype(f"<u{t // 8}")
-    maxima = np.zeros(-(-n // BITPACK_CHUNK_ITEMS), vals.dtype)
-    if n:
-        maxima = np.maximum.reduceat(vals, np.arange(0, n, BITPACK_CHUNK_ITEMS))
-    sizes = t // 8 + _bit_lengths(maxima) * BITPACK_CHUNK_ITEMS // 8
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    width = t // 8
-
-    def chunk(a: int, count: int) -> Compressed:
-        k = a // BITPACK_CHUNK_ITEMS
-        if a % BITPACK_CHUNK_ITEMS == 0 and (count == BITPACK_CHUNK_ITEMS or a + count == n):
-            return enc, [packed[starts[k]:starts[k + 1]]]
-        return compress_inline_bitpacking(FixedWidthBlock(block.data[a * width:(a + count) * width], t, count))
-
-    return chunk
 
 
 def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compressed]) -> ChunkEncoder:
@@ -111,84 +106,245 @@ def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compre
     return chunk
 
 
-def _integers(block: FixedWidthBlock) -> tuple[ChunkEncoder, int]:
-    """The cheapest of Flat, InlineBitpacking and Rle for a page of 8..64-bit values, and its chunk size."""
-    n = block.num_values
-    best = (n * block.bits_per_value // 8, "flat")
+class BitpackedPage:
+    """InlineBitpacking of a whole page at once, handed out as 1024-value chunks (others packed on demand)."""
+
+    def __init__(self, block: FixedWidthBlock) -> None:
+        self.block = block
+        self.packed, self.starts = pack_inline_chunks(block)
+        self.encoding = pb.CompressiveEncoding(
+            inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=block.bits_per_value))
+
+    def chunk(self, a: int, count: int) -> Compressed:
+        n = self.block.num_values
+        k, width = a // CHUNK, self.block.bits_per_value // 8
+        if a % CHUNK == 0 and (count == CHUNK or a + count == n):
+            return self.encoding, [self.packed[self.starts[k]:self.starts[k + 1]]]
+        part = FixedWidthBlock(self.block.data[a * width:(a + count) * width], self.block.bits_per_value, count)
+        return compress_inline_bitpacking(part)
+
+
+def _with_general(inner: ChunkEncoder, compression: pb.BufferCompression) -> ChunkEncoder:
+    """General compression of the first buffer of every chunk ``inner`` makes."""
+
+    def chunk(a: int, count: int) -> Compressed:
+        enc, bufs = inner(a, count)
+        return general_encoding(compression, enc), [compress_buffer(compression, bufs[0]), *bufs[1:]]
+
+    return chunk
+
+
+def _general_compression(opts: EncodingOptions) -> pb.BufferCompression:
+    scheme = opts.general or "zstd"
+    level = opts.compression_level if scheme == "zstd" else None
+    return buffer_compression(scheme, level)
+
+
+def _use_bss(block: FixedWidthBlock, opts: EncodingOptions, is_float: bool, compression: pb.BufferCompression) -> bool:
+    """Byte-stream-split under General compression: bss=on for 32/64-bit values, auto when it compresses better."""
+    if block.bits_per_value not in (32, 64) or opts.bss == "off":
+        return False
+    if opts.bss == "on":
+        return True
+    if not is_float:
+        return False
+    nb = block.bits_per_value // 8
+    k = min(block.num_values, BSS_PROBE_BYTES // nb)
+    if k < 64:
+        return False
+    probe = FixedWidthBlock(np.asarray(block.data)[:k * nb], block.bits_per_value, k)
+    split = compress_byte_stream_split(probe)[1][0]
+    return len(compress_buffer(compression, split)) < 0.95 * len(compress_buffer(compression, probe.data))
+
+
+@dataclass
+class FixedPlan:
+    """The compression of a page of 8..64-bit values (or dictionary indices)."""
+
+    chunk: ChunkEncoder
+    max_items: int
+    size: int  # estimated bytes of the page's values
+    costs: np.ndarray | None = None  # cumulative chunk bytes when they differ from the raw width (RLE)
+
+
+def _rle_costs(vals: np.ndarray, nbytes: int) -> np.ndarray:
+    """Cumulative RLE bytes of the first k values, a bound: one (value, u8 length) piece per run start
+    and per multiple of 255 (a run of L values needs ceil(L / 255) pieces, at most one more than the
+    multiples of 255 it covers)."""
+    n = len(vals)
+    new = np.zeros(n, bool)
+    new[::255] = True
+    new[1:] |= vals[1:] != vals[:-1]
+    costs = np.zeros(n + 1, np.int64)
+    np.cumsum(new, out=costs[1:])
+    return costs * (nbytes + 1)
+
+
+def _cheapest(block: FixedWidthBlock, opts: EncodingOptions) -> tuple[int, str]:
+    """(bytes, kind) of the smallest of Flat, InlineBitpacking and Rle for 8..64-bit values."""
+    n, t = block.num_values, block.bits_per_value
+    best = (n * t // 8, "flat")
     packed = inline_bitpacking_size(block)
     if packed < best[0]:
         best = (packed, "bitpacking")
-    vals = block.as_dtype(f"<u{block.bits_per_value // 8}")
+    vals = block.as_dtype(f"<u{t // 8}")
     runs = 1 + int(np.count_nonzero(vals[1:] != vals[:-1])) if n else 0
-    if runs < RLE_RUN_RATIO * n:
+    gate = opts.rle_threshold if opts.rle_threshold is not None else RLE_RUN_RATIO
+    if runs < gate * n:
         size = rle_size(block)
         if size < best[0]:
             best = (size, "rle")
-    if best[1] == "bitpacking":
-        return _bitpacked(block), BITPACK_CHUNK_ITEMS
-    if best[1] == "rle":
-        return _sliced(block, compress_rle), RLE_CHUNK_ITEMS
-    return _sliced(block, compress_flat), MAX_CHUNK_ITEMS
+    return best
 
 
-def _fixed_page(values: pa.Array) -> MiniBlockValues | None:
+def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS, is_float: bool = False) -> FixedPlan:
+    """The cheapest of Flat, InlineBitpacking and Rle for 8..64-bit values; Flat only for ``compression=none``;
+    General around Flat or ByteStreamSplit for ``compression`` lz4/zstd (its size estimated as the cheapest
+    plain technique's: general compression does at least as well on what they compress)."""
+    n, t = block.num_values, block.bits_per_value
+    if opts.plain_only:
+        return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, n * t // 8)
+    size, kind = _cheapest(block, opts)
+    if opts.general:
+        compression = _general_compression(opts)
+        inner = compress_byte_stream_split if _use_bss(block, opts, is_float, compression) else compress_flat
+        return FixedPlan(_with_general(_sliced(block, inner), compression), MAX_CHUNK_ITEMS, size)
+    if kind == "bitpacking":
+        return FixedPlan(BitpackedPage(block).chunk, BITPACK_CHUNK_ITEMS, size)
+    if kind == "rle":
+        return FixedPlan(_sliced(block, compress_rle), RLE_CHUNK_ITEMS, size,
+                         _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8))
+    return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, size)
+
+
+def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
+    """The page's 8..128-bit values as a block, null slots zeroed (they pack better); None for other types."""
     arr = storage(values)
     t = arr.type
-    if pa.types.is_boolean(t) or not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)):
+    if pa.types.is_boolean(t) or pa.types.is_fixed_size_list(t) or pa.types.is_null(t) or is_variable(t):
         return None
-    if t.bit_width not in (8, 16, 32, 64):
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+            or pa.types.is_decimal(t) or pa.types.is_fixed_size_binary(t)):
+        return None
+    if t.bit_width not in (8, 16, 32, 64, 128):
         return None
     block = to_block(arr)
     assert isinstance(block, FixedWidthBlock)
-    data = np.ascontiguousarray(block.data)
-    if arr.null_count:  # null slots may hold anything: zero them, they pack better
-        data = data.copy()
+    if arr.null_count:
+        data = np.array(block.data, copy=True)
         data.reshape(len(arr), -1)[~arr.is_valid().to_numpy(zero_copy_only=False)] = 0
         block = FixedWidthBlock(data, block.bits_per_value, len(arr))
-    encoder, max_items = _integers(block)
-    return MiniBlockValues(value_costs(values), max_items, encoder)
+    return block
 
 
-def _dictionary_page(values: pa.Array, force: bool = False) -> MiniBlockValues | None:
-    arr = storage(values)
-    if not is_variable(arr.type) or (len(arr) < DICT_MIN_VALUES and not force):
-        return None
+def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions) -> MiniBlockValues:
+    if block.bits_per_value > 64:
+        return MiniBlockValues(value_costs(values), MAX_CHUNK_ITEMS, _sliced(block, compress_flat),
+                               block.num_values * block.bits_per_value // 8)
+    plan = fixed_plan(block, opts, pa.types.is_floating(storage(values).type))
+    costs = plan.costs if plan.costs is not None else value_costs(values)
+    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size)
+
+
+# ----------------------------------------------------------------------------- dictionaries
+
+
+def _sample_unique_ratio(arr: pa.Array) -> float | None:
+    """Distinct share of a sample of DICT_SAMPLE values taken in 32 runs across the page (None: too few)."""
     n = len(arr)
-    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
-    ob = 8 if large else 4
-    data_size = int(value_costs(arr)[-1]) + ob
-    avg = data_size // max(n, 1)
+    if n < DICT_SAMPLE_MIN:
+        return None
+    per = min(n, DICT_SAMPLE) // DICT_SAMPLE_BLOCKS
+    starts = np.arange(DICT_SAMPLE_BLOCKS, dtype=np.int64) * n // DICT_SAMPLE_BLOCKS
+    idx = (starts[:, None] + np.arange(per)[None, :]).reshape(-1)
+    return pc.count_distinct(arr.take(pa.array(idx)), mode="all").as_py() / len(idx)
 
-    def too_big(c: int) -> bool:
-        return c * (avg + ob) + n * 4 >= DICT_SIZE_RATIO * data_size and not force
 
-    if n > DICT_SAMPLE and too_big(pc.count_distinct(arr.slice(0, DICT_SAMPLE)).as_py()):
-        return None  # the page has at least as many distinct values as its first values
-    encoded = pc.dictionary_encode(arr, null_encoding="mask")
-    items = encoded.dictionary
-    c = len(items)
-    if too_big(c):
+def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: EncodingOptions) -> Compressed:
+    """The page dictionary in block context: plain, out-of-line bit-packed (integers) or General, the smallest.
+
+    General (lz4 unless ``dict-values-compression`` says otherwise) only at 2.2, as pylance writes it,
+    unless the field asks for it.
+    """
+    if isinstance(items, VariableWidthBlock):
+        candidates = [compress_variable_block(items, 8 * items.offsets.dtype.itemsize)]
+    else:
+        candidates = [compress_flat(items)]
+        if items.bits_per_value == 64 and opts.version != "2.1":
+            candidates.append(compress_out_of_line_bitpacking(items))
+    plain_enc, (plain,) = candidates[0]
+    scheme = opts.dict_values_compression
+    if scheme != "none" and (scheme is not None or opts.version != "2.1"):
+        level = opts.dict_values_compression_level if scheme == "zstd" else None
+        compression = buffer_compression(scheme or "lz4", level)
+        general = (general_encoding(compression, plain_enc), [compress_buffer(compression, plain)])
+        if scheme is not None:
+            return general
+        candidates.append(general)
+    if scheme == "none":
+        return candidates[0]
+    return min(candidates, key=lambda c: len(c[1][0]))
+
+
+def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
+                     fixed: FixedWidthBlock | None) -> MiniBlockValues | None:
+    """A page dictionary with bit-packed / RLE indices, if the page qualifies (see the module docstring)."""
+    arr = storage(values)
+    n = len(arr)
+    variable = is_variable(arr.type)
+    if fixed is not None:
+        if fixed.bits_per_value not in ((64, 128) if opts.version != "2.1" else (128,)):
+            return None
+        nb = fixed.bits_per_value // 8
+        keys = (pa.array(fixed.as_dtype("<u8")) if nb == 8 else
+                pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), n, [None, pa.py_buffer(np.asarray(fixed.data))]))
+        plain = n * nb
+    elif variable:
+        keys = arr
+        plain = value_bytes(arr)
+    else:
+        return None
+    if not force:
+        if n < DICT_MIN_VALUES:
+            return None
+        limit = n // max(opts.dict_divisor, 1)
+        ratio = _sample_unique_ratio(keys)
+        if limit == 0 or (ratio is not None and (ratio >= DICT_SAMPLE_UNIQUE or np.ceil(ratio * n) > limit)):
+            return None
+    encoded = pc.dictionary_encode(keys, null_encoding="mask")
+    c = len(encoded.dictionary)
+    if not force and c > limit:
         return None
     # indices as wide as the Arrow key type of a dictionary field (pylance checks), else u32
     bits = values.type.index_type.bit_width if pa.types.is_dictionary(values.type) else 32
     if c > (1 << (bits - 1)):
         raise UnsupportedTypeError(f"a page dictionary of {c} items does not fit {values.type.index_type} keys")
-    indices = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(f"<u{bits // 8}")
-    dict_enc, (dict_buf,) = compress_variable_block(to_block(items), 8 * ob)
-    encoder, max_items = _integers(FixedWidthBlock(indices.view(np.uint8), bits, n))
-    costs = (bits // 8) * np.arange(n + 1, dtype=np.int64)
-    return MiniBlockValues(costs, max_items, encoder, dict_enc, dict_buf, c)
-
-
-def _fsst_page(values: pa.Array) -> MiniBlockValues | None:
-    """FSST with one symbol table per page, when the strings are long and many enough (and it pays)."""
-    arr = storage(values)
-    if not is_variable(arr.type) or len(arr) == 0:
+    indices = encoded.indices
+    indices = (pc.fill_null(indices, 0) if indices.null_count else indices).to_numpy(zero_copy_only=False)
+    indices = indices.astype(f"<u{bits // 8}")
+    index_block = FixedWidthBlock(indices.view(np.uint8), bits, n)
+    index_opts = opts if opts.plain_only or opts.general else DEFAULT_OPTIONS
+    index_plan = fixed_plan(index_block, index_opts)
+    if not force and index_plan.size >= opts.dict_size_ratio * plain:
         return None
-    block = to_block(arr)
-    assert isinstance(block, VariableWidthBlock)
+    items = to_block(encoded.dictionary)
+    if fixed is not None:
+        items = FixedWidthBlock(items.data, fixed.bits_per_value, c)
+    dict_enc, (dict_buf,) = _dictionary_block(items, opts)
+    size = index_plan.size + len(dict_buf)
+    if not force and size >= opts.dict_size_ratio * plain:
+        return None
+    costs = index_plan.costs if index_plan.costs is not None else (bits // 8) * np.arange(n + 1, dtype=np.int64)
+    return MiniBlockValues(costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c)
+
+
+# ----------------------------------------------------------------------------- strings
+
+
+def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOptions) -> MiniBlockValues | None:
+    """FSST with one symbol table per page, when the strings are long and many enough (and it pays)."""
     size = int(block.offsets[-1]) - int(block.offsets[0])
-    if size < FSST_MIN_BYTES or max_value_bytes(arr) < FSST_MIN_MAX_LENGTH:
+    if size < FSST_MIN_BYTES or max_value_bytes(values) < FSST_MIN_MAX_LENGTH:
         return None
     from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
 
@@ -207,21 +363,69 @@ def _fsst_page(values: pa.Array) -> MiniBlockValues | None:
         part = VariableWidthBlock(packed.offsets[a:a + n + 1], packed.data, n)
         return encoding, compress_variable(part, bits)[1]
 
-    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk)
+    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
 
 
-def plan_miniblock(values: pa.Array, force_dictionary: bool = False) -> MiniBlockValues:
+def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
+    """Strings and binary without a dictionary: FSST when it pays, General when asked, else Variable."""
+    block = to_block(values)
+    assert isinstance(block, VariableWidthBlock)
+    if opts.compression in (None, "fsst") and len(values):
+        plan = _fsst_page(values, block, opts)
+        if plan is not None:
+            return plan
+    bits = 8 * block.offsets.dtype.itemsize
+
+    def chunk(a: int, n: int) -> Compressed:
+        return compress_variable(VariableWidthBlock(block.offsets[a:a + n + 1], block.data, n), bits)
+
+    costs = value_costs(values)
+    if opts.general:
+        chunk = _with_general(chunk, _general_compression(opts))
+    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
+
+
+def _packed_page(values: pa.Array) -> MiniBlockValues:
+    """A packed struct of whole-byte fixed-width children: its rows interleaved once, chunks are slices."""
+    block = to_block(values)
+    assert isinstance(block, StructBlock)
+    enc, (rows,) = compress_packed_struct(block)
+    width = sum(c.bits_per_value for c in block.children) // 8
+
+    def chunk(a: int, n: int) -> Compressed:
+        return enc, [rows[a * width:(a + n) * width]]
+
+    costs = width * np.arange(block.num_values + 1, dtype=np.int64)
+    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
+
+
+def plan_miniblock(values: pa.Array, force_dictionary: bool = False,
+                   opts: EncodingOptions = DEFAULT_OPTIONS) -> MiniBlockValues:
     """The compression of a page's visible values in mini-block chunks.
 
     ``force_dictionary``: the field has an Arrow dictionary type, whose pages pylance
     reads only as dictionary pages.
     """
-    plan = _dictionary_page(values, force_dictionary) or _fixed_page(values) or _fsst_page(values)
-    if plan is not None:
-        return plan
+    arr = storage(values)
+    if pa.types.is_struct(arr.type):
+        return _packed_page(values)
+    fixed = _fixed_block(values)
+    plain = None
+    if fixed is not None and fixed.bits_per_value <= 64:
+        plain = _fixed_page(values, fixed, opts)
+    dictionary = _dictionary_page(values, opts, force_dictionary, fixed)
+    if dictionary is not None and (plain is None or force_dictionary or dictionary.size < plain.size):
+        return dictionary
+    if plain is not None:
+        return plain
+    if fixed is not None:
+        return _fixed_page(values, fixed, opts)
+    if is_variable(arr.type):
+        return _variable_page(values, opts)
     item_validity = has_item_nulls(values)
 
     def chunk(a: int, n: int) -> Compressed:
         return compress_miniblock_chunk(to_block(values.slice(a, n), item_validity))
 
-    return MiniBlockValues(value_costs(values), MAX_CHUNK_ITEMS, chunk)
+    costs = value_costs(values)
+    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))

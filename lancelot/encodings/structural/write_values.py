@@ -8,7 +8,9 @@ as an Arrow array.  Here they become the DataBlocks of compression/block.py:
 * strings and binary: ``VariableWidthBlock`` (offsets as wide as the Arrow
   type's: 64 bits for large types, which pylance checks);
 * fixed-size lists of fixed-width items: ``FixedSizeListBlock`` with the item
-  validity when items are nullable (FixedSizeList ``has_validity``).
+  validity when items are nullable (FixedSizeList ``has_validity``);
+* packed structs: ``StructBlock`` of one block per child (values under null
+  rows kept as they are).
 
 The plain compression of one mini-block chunk and of fixed-width full-zip values
 calls the encoders of lancelot.encodings.compression (Flat, Variable,
@@ -26,6 +28,7 @@ from lancelot.encodings.compression.block import (
     DataBlock,
     FixedSizeListBlock,
     FixedWidthBlock,
+    StructBlock,
     VariableWidthBlock,
 )
 from lancelot.encodings.compression.fixed_size_list import compress_fsl, compress_fsl_per_value
@@ -111,7 +114,14 @@ def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
         return FixedSizeListBlock(child, d, n, validity)
     if pa.types.is_null(t):
         return FixedWidthBlock(np.zeros(0, np.uint8), 0, n)
+    if pa.types.is_struct(t):
+        return StructBlock([to_block(c) for c in struct_children(arr)], n)
     return FixedWidthBlock(_fixed_bytes(arr), item_bits(t), n)
+
+
+def struct_children(arr: pa.StructArray) -> list[pa.Array]:
+    """The children of a struct array, its slice applied (``field`` does), their own validity only."""
+    return [arr.field(i) for i in range(arr.type.num_fields)]
 
 
 def compress_miniblock_chunk(block: DataBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
@@ -140,10 +150,30 @@ def value_costs(arr: pa.Array) -> np.ndarray:
         return (offs.astype(np.int64) - int(offs[0])) + 4 * np.arange(n + 1, dtype=np.int64)
     if pa.types.is_null(t):
         return np.zeros(n + 1, np.int64)
+    if pa.types.is_struct(t):
+        return sum((value_costs(c) for c in struct_children(arr)), np.zeros(n + 1, np.int64))
     bits = item_bits(t)
     if pa.types.is_fixed_size_list(t):
         bits += t.list_size  # room for an item validity bitmap
     return (np.arange(n + 1, dtype=np.int64) * bits + 7) // 8
+
+
+def value_bytes(arr: pa.Array) -> int:
+    """``value_costs(arr)[-1]`` without the array: the bytes a page's values count for."""
+    arr = storage(arr)
+    t = arr.type
+    n = len(arr)
+    if is_variable(t):
+        if n == 0:
+            return 0
+        offs = arrow_offsets(arr)
+        return int(offs[-1]) - int(offs[0]) + 4 * n
+    if pa.types.is_null(t):
+        return 0
+    if pa.types.is_struct(t):
+        return sum(value_bytes(c) for c in struct_children(arr))
+    bits = item_bits(t) + (t.list_size if pa.types.is_fixed_size_list(t) else 0)
+    return (n * bits + 7) // 8
 
 
 def max_value_bytes(arr: pa.Array) -> int:
@@ -156,4 +186,45 @@ def max_value_bytes(arr: pa.Array) -> int:
         return int(pc.max(pc.binary_length(arr)).as_py() or 0)
     if pa.types.is_null(t):
         return 0
+    if pa.types.is_struct(t):
+        return sum(max_value_bytes(c) for c in struct_children(arr))
     return (item_bits(t) + 7) // 8
+
+
+def _whole_bytes(t: pa.DataType) -> bool:
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+            or pa.types.is_decimal(t) or pa.types.is_fixed_size_binary(t)):
+        return False
+    return t.bit_width % 8 == 0
+
+
+def packed_struct_kind(field: pa.Field, version: str) -> str:
+    """"fixed" (mini-block PackedStruct) or "variable" (2.2 full-zip VariablePackedStruct) for a packed struct.
+
+    Children must be whole-byte fixed-width values (pylance reads no packed booleans), or at 2.2
+    also strings / binary; anything else raises UnsupportedTypeError.
+    """
+    kinds = set()
+    for child in field.type:
+        ct = child.type.storage_type if isinstance(child.type, pa.ExtensionType) else child.type
+        if _whole_bytes(ct):
+            kinds.add("fixed")
+        elif is_variable(ct):
+            kinds.add("variable")
+        else:
+            raise UnsupportedTypeError(f"packed struct {field.name!r}: child {child.name!r} of type {ct} cannot be "
+                                       "packed (whole-byte fixed-width values, or strings and binary at 2.2)")
+    if not kinds:
+        raise UnsupportedTypeError(f"packed struct {field.name!r} has no children")
+    if "variable" in kinds and version == "2.1":
+        raise UnsupportedTypeError(f"packed struct {field.name!r} with string/binary children needs file version 2.2")
+    return "variable" if "variable" in kinds else "fixed"
+
+
+def check_packed_children(values: pa.Array) -> None:
+    """Packed struct children hold no nulls of their own (pylance cannot store them)."""
+    arr = storage(values)
+    for i, child in enumerate(struct_children(arr)):
+        if child.null_count and (not arr.null_count or pc.sum(pc.and_(arr.is_valid(), child.is_null())).as_py()):
+            raise UnsupportedTypeError(f"packed struct child {arr.type.field(i).name!r} has nulls "
+                                       "(a packed struct stores only whole rows as null)")

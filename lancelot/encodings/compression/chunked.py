@@ -1,0 +1,296 @@
+"""Many mini-block chunks decoded at once (MiniBlockLayout.value_compression, rep/def compression).
+
+``decompress`` (compression/__init__.py) decodes one chunk per call; a page scan
+meets hundreds of chunks, so these kernels decode every fetched chunk of a page
+in one vectorized pass per technique.  Buffer ``i`` of all chunks is a
+``Segments``; the result is the concatenation of the chunks' values, exactly
+what decoding each chunk and concatenating would give.
+
+* ``decompress_chunks(enc, buffers, counts)``: value buffers (chunk context);
+* ``decompress_level_chunks(enc, segments, counts)``: one level buffer per
+  chunk (block context: rep/def levels), as uint16.
+
+A technique (or a shape, e.g. inline bitpacking of more than 1024 values per
+chunk) without a kernel here returns None: the caller then decodes chunk by
+chunk with the per-chunk entry points.  Every length is checked as in the
+per-chunk decoders (CorruptFileError).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, unpack_chunks
+from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.buffers import check_size, corrupt, require, uint_dtype
+from lancelot.encodings.compression.byte_stream_split import _bits as bss_bits
+from lancelot.encodings.compression.flat import check_flat
+from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table
+from lancelot.encodings.compression.general import decompress_buffer
+from lancelot.encodings.compression.rle import _widths as rle_widths
+from lancelot.encodings.compression.segments import Segments, gather, read_uints, segments_mask
+from lancelot.encodings.compression.variable import offset_bits
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+MAX_DEPTH = 16
+
+
+@lru_cache(maxsize=256)
+def symbol_table(raw: bytes) -> SymbolTable:
+    """A parsed FSST symbol table, parsed once per distinct table."""
+    return parse_symbol_table(raw)
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def decompress_chunks(enc: pb.CompressiveEncoding, buffers: list[Segments], counts: np.ndarray,
+                      _depth: int = 0) -> DataBlock | None:
+    """The values of every chunk (``counts[k]`` in chunk k), concatenated; None = no batch kernel.
+
+    The segments must lie inside their data and the counts be plausible (the
+    mini-block layer checks both against the chunk table and chunk headers).
+    """
+    require(_depth < MAX_DEPTH, "compressive encoding nests too deeply")
+    kind = enc.WhichOneof("compression")
+    if kind == "flat":
+        return _flat(enc.flat, buffers, counts)
+    if kind == "inline_bitpacking":
+        return _inline_bitpacking(enc.inline_bitpacking, buffers, counts)
+    if kind == "variable":
+        return _variable(enc.variable, buffers, counts)
+    if kind == "fsst":
+        inner = decompress_chunks(enc.fsst.values, buffers, counts, _depth + 1)
+        if inner is None:
+            return None
+        require(isinstance(inner, VariableWidthBlock), "FSST values must be variable-width")
+        return fsst_decode(symbol_table(bytes(enc.fsst.symbol_table)), inner)
+    if kind == "rle":
+        return _rle(enc.rle, buffers, counts)
+    if kind == "byte_stream_split":
+        return _byte_stream_split(enc.byte_stream_split, buffers, counts)
+    if kind == "general":
+        require(len(buffers) >= 1, "general compression expects at least one buffer")
+        if enc.general.values.WhichOneof("compression") not in _KERNELS:
+            return None  # decoded chunk by chunk: decompress nothing here
+        first = _general(enc.general.compression, buffers[0])
+        return decompress_chunks(enc.general.values, [first, *buffers[1:]], counts, _depth + 1)
+    return None
+
+
+#: the value techniques with a batch kernel
+_KERNELS = ("flat", "inline_bitpacking", "variable", "fsst", "rle", "byte_stream_split", "general")
+
+
+def decompress_level_chunks(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray,
+                            _depth: int = 0) -> np.ndarray | None:
+    """The rep or def levels of every chunk (block context), concatenated as uint16; None = no kernel."""
+    require(_depth < MAX_DEPTH, "compressive encoding nests too deeply")
+    kind = enc.WhichOneof("compression")
+    block: DataBlock | None = None
+    if kind == "out_of_line_bitpacking":
+        block = _out_of_line(enc.out_of_line_bitpacking, seg, counts)
+    elif kind == "flat":
+        block = _flat(enc.flat, [seg], counts)
+    elif kind == "inline_bitpacking":
+        block = _inline_bitpacking(enc.inline_bitpacking, [seg], counts)
+    elif kind == "general":
+        return decompress_level_chunks(enc.general.values, _general(enc.general.compression, seg), counts,
+                                       _depth + 1)
+    if block is None or not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16):
+        return None
+    return block.data.view("<u2" if block.bits_per_value == 16 else "u1").astype(np.uint16, copy=False)
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _flat(flat: pb.Flat, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock | None:
+    bits = check_flat(flat)
+    require(len(buffers) >= 1, "flat encoding expects one buffer, got none")
+    seg = buffers[0]
+    total = int(counts.sum())
+    if bits % 8 == 0:
+        need = counts * (bits // 8)
+        check_size(int(need.sum()), "flat values")
+        require(bool(np.all(need <= seg.sizes)), "flat values are longer than their chunk buffer")
+        return FixedWidthBlock(gather(seg.data, seg.starts, need), bits, total)
+    if bits != 1:
+        return None
+    nbytes = (counts + 7) // 8
+    require(bool(np.all(nbytes <= seg.sizes)), "a chunk's bitmap is shorter than its values")
+    raw = gather(seg.data, seg.starts, nbytes)
+    bits_all = np.unpackbits(raw, bitorder="little")
+    keep = gather(bits_all, _offsets(nbytes)[:-1] * 8, counts)
+    return FixedWidthBlock(np.packbits(keep, bitorder="little"), 1, total)
+
+
+def _inline_bitpacking(desc: pb.InlineBitpacking, buffers: list[Segments], counts: np.ndarray) -> DataBlock | None:
+    t = _inline_bits(desc)
+    if len(counts) == 0 or int(counts.max()) > CHUNK:
+        return None  # several FastLanes chunks per mini-block chunk: decoded chunk by chunk
+    require(len(buffers) >= 1, "inline bitpacking expects one buffer, got none")
+    seg = buffers[0]
+    live = counts > 0
+    if not live.all():  # chunks without values have no header
+        seg = Segments(seg.data, seg.starts[live], seg.sizes[live])
+        counts = counts[live]
+        if len(counts) == 0:
+            return FixedWidthBlock(np.zeros(0, np.uint8), t, 0)
+    wb = t // 8
+    dt = uint_dtype(t)
+    require(bool(np.all(seg.sizes >= wb)), "inline bitpacking: chunk header past the end of the buffer")
+    widths = read_uints(seg.data, seg.starts, wb)
+    bad = (widths < 0) | (widths > t)
+    if bad.any():
+        raise corrupt(f"inline bitpacking: bit width {int(widths[bad][0])} for {t}-bit values")
+    require(not np.any(wb + CHUNK * widths // 8 > seg.sizes),
+            "inline bitpacking: packed chunk past the end of the buffer")
+    n = len(counts)
+    distinct = set(widths.tolist())
+    if len(distinct) == 1:  # one width: no regrouping
+        w = distinct.pop()
+        if w == 0:
+            out = np.zeros((n, CHUNK), dtype=dt)
+        else:
+            out = unpack_chunks(gather(seg.data, seg.starts + wb, np.full(n, CHUNK * w // 8)), w, t)
+    else:
+        out = np.zeros((n, CHUNK), dtype=dt)
+        for w in distinct:
+            if w == 0:
+                continue
+            rows = np.flatnonzero(widths == w)
+            packed = gather(seg.data, seg.starts[rows] + wb, np.full(len(rows), CHUNK * w // 8))
+            out[rows] = unpack_chunks(packed, w, t)
+    flat = out.reshape(-1)
+    total = int(counts.sum())
+    if n == 1 or bool(np.all(counts[:-1] == CHUNK)):
+        vals = flat[:total]
+    else:
+        vals = gather(flat, np.arange(n, dtype=np.int64) * CHUNK, counts)
+    return FixedWidthBlock(vals.view(np.uint8), t, total)
+
+
+def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> VariableWidthBlock:
+    bits = offset_bits(var)
+    require(len(buffers) >= 1, "variable encoding expects one buffer, got none")
+    from lancelot.encodings.compression import variable_kernel as vk  # numba: imported when first needed
+
+    seg = buffers[0]
+    ow = bits // 8
+    first = np.empty(len(counts), dtype=np.int64)
+    last = np.empty(len(counts), dtype=np.int64)
+    status = vk.extents(seg.data, seg.starts, seg.sizes, counts, ow, first, last)
+    require(status == vk.OK, vk.MESSAGES.get(status, ""))
+    total = int((last - first).sum())
+    check_size(total, "variable values")
+    offsets = np.empty(int(counts.sum()) + 1, dtype=np.int64)
+    data = np.empty(total, dtype=np.uint8)
+    raw = seg.data
+    aligned = raw.ctypes.data % ow == 0 and not np.any(seg.starts % ow)
+    words = raw[:len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else np.zeros(0, uint_dtype(bits))
+    status = vk.join(raw, words, seg.starts, counts, ow, first, last, offsets, data)
+    require(status == vk.OK, vk.MESSAGES.get(status, ""))
+    return VariableWidthBlock(offsets, data, int(counts.sum()))
+
+
+def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock:
+    bits, len_bits = rle_widths(rle)
+    wb, lb = bits // 8, len_bits // 8
+    total = int(counts.sum())
+    check_size(total * wb, "RLE values")
+    live = counts > 0
+    if not live.any():
+        return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
+    require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
+    vseg, lseg = buffers
+    vsz, lsz = np.where(live, vseg.sizes, 0), np.where(live, lseg.sizes, 0)
+    require(bool(np.all(vsz % wb == 0)), "RLE values part is not a whole number of values")
+    require(bool(np.all(lsz % lb == 0)), "RLE run lengths part is not a whole number of lengths")
+    runs = vsz // wb
+    require(bool(np.all(runs == lsz // lb)), "RLE has a different number of values and run lengths")
+    require(bool(np.all(runs[live] > 0)), "RLE chunk without runs")
+    vals = np.ascontiguousarray(gather(vseg.data, vseg.starts, vsz)).view(uint_dtype(bits))
+    lens = np.ascontiguousarray(gather(lseg.data, lseg.starts, lsz)).view(uint_dtype(len_bits))
+    chunk_count = np.repeat(counts, runs)
+    lens = np.minimum(lens.astype(np.uint64), chunk_count.astype(np.uint64)).astype(np.int64)
+    cum = np.cumsum(lens)
+    run_base = _offsets(runs)
+    before_chunk = np.concatenate([[0], cum])[run_base]  # run-length sum before each chunk
+    covered = before_chunk[1:] - before_chunk[:-1]
+    require(bool(np.all(covered >= counts)), "RLE runs cover fewer values than the chunk holds")
+    start_in_chunk = cum - lens - np.repeat(before_chunk[:-1], runs)
+    keep = np.clip(chunk_count - start_in_chunk, 0, lens)
+    return FixedWidthBlock(np.repeat(vals, keep).view(np.uint8), bits, total)
+
+
+def _byte_stream_split(bss: pb.ByteStreamSplit, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock:
+    """Byte streams back into values, the chunks grouped by value count (one transpose per group)."""
+    bits = bss_bits(bss)
+    nb = bits // 8
+    total = int(counts.sum())
+    check_size(total * nb, "byte stream split values")
+    require(len(buffers) == 1, f"byte stream split expects 1 buffer, got {len(buffers)}")
+    seg = buffers[0]
+    require(not np.any((seg.sizes != counts * nb) & (counts > 0)),
+            "byte stream split: a chunk's buffer does not hold its values")
+    out = np.empty(total * nb, dtype=np.uint8)
+    first = _offsets(counts)[:-1] * nb
+    for n in set(counts.tolist()):
+        if n == 0:
+            continue
+        ks = np.flatnonzero(counts == n)
+        streams = gather(seg.data, seg.starts[ks], np.full(len(ks), n * nb)).reshape(len(ks), nb, n)
+        values = streams.transpose(0, 2, 1).reshape(len(ks), n * nb)
+        if len(ks) == len(counts):
+            out[:] = values.reshape(-1)
+        else:
+            out[(first[ks][:, None] + np.arange(n * nb)).reshape(-1)] = values.reshape(-1)
+    return FixedWidthBlock(out, bits, total)
+
+
+def _out_of_line(desc: pb.OutOfLineBitpacking, seg: Segments, counts: np.ndarray) -> FixedWidthBlock:
+    """Out-of-line bitpacking of each chunk's buffer (one width; each tail packed or raw)."""
+    t, w = _out_of_line_bits(desc)
+    wb = t // 8
+    dt = uint_dtype(t)
+    total = int(counts.sum())
+    check_size(total * wb, "bitpacked values")
+    whole, tail = counts // CHUNK, counts % CHUNK
+    chunk_bytes = CHUNK * w // 8
+    full_len = whole * chunk_bytes
+    raw_tail = (tail > 0) & (seg.sizes == full_len + tail * wb)
+    n_packed = whole + ((tail > 0) & ~raw_tail)
+    raw_len = np.where(raw_tail, tail, 0)
+    require(bool(np.all(seg.sizes >= n_packed * chunk_bytes + raw_len * wb)),
+            f"out-of-line bitpacking: a chunk buffer is short for its values of {w} bits")
+    packed_vals = np.minimum(counts, n_packed * CHUNK)  # values from the packed part, per chunk
+    groups = int(n_packed.sum())
+    if w == 0 or groups == 0:
+        unpacked = np.zeros(groups * CHUNK, dtype=dt)
+    else:
+        packed = gather(seg.data, seg.starts, n_packed * chunk_bytes)
+        unpacked = unpack_chunks(packed, w, t).reshape(-1)
+    from_packed = gather(unpacked, _offsets(n_packed)[:-1] * CHUNK, packed_vals)
+    if not raw_tail.any():
+        return FixedWidthBlock(from_packed.view(np.uint8), t, total)
+    raw = np.ascontiguousarray(gather(seg.data, seg.starts + full_len, raw_len * wb)).view(dt)
+    out = np.empty(total, dtype=dt)
+    base = _offsets(counts)[:-1]
+    packed_mask = segments_mask(base, packed_vals, 0, total)
+    out[packed_mask] = from_packed
+    out[~packed_mask] = raw
+    return FixedWidthBlock(out.view(np.uint8), t, total)
+
+
+def _general(compression: pb.BufferCompression, seg: Segments) -> Segments:
+    """Undo general compression of each chunk's buffer (one codec call per chunk)."""
+    parts = [decompress_buffer(compression, seg.chunk(k)) for k in range(len(seg))]
+    sizes = np.array([len(p) for p in parts], dtype=np.int64)
+    data = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    return Segments(data, _offsets(sizes)[:-1], sizes)

@@ -1,0 +1,57 @@
+"""The FSST decoding loop as numba kernels (lance.encodings21.Fsst; see fsst.py for the format).
+
+Decoding is a walk over the codes: a code below 255 emits its symbol (1..8
+bytes), 255 escapes the next byte.  The output position of each code depends on
+every code before it, which numpy can only express with a dozen full-size passes
+(runs of 0xFF, cumulative lengths, eight scatters); this scalar loop touches
+each byte once (measured on 200k short texts, 1.3 MB of codes: 5 ms against
+120 ms for the former numpy formulation).
+
+The kernel returns a status instead of raising: 0 = fine, 1 = a string ends
+inside an escape, 2 = a code beyond the symbol table.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def decode(codes: np.ndarray, offsets: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, n_symbols: int,
+           out: np.ndarray, out_offsets: np.ndarray) -> int:
+    """Decode the strings ``codes[offsets[s]:offsets[s + 1]]`` into ``out``, their bounds into ``out_offsets``.
+
+    ``out`` must hold 8 bytes per code plus 8 (every symbol is written as 8 bytes and
+    the position advances by its length).  Returns a status; stops at the first error.
+    """
+    p = 0
+    out_offsets[0] = 0
+    for s in range(len(offsets) - 1):
+        i = offsets[s]
+        end = offsets[s + 1]
+        while i < end:
+            c = codes[i]
+            if c == 255:
+                if i + 1 >= end:
+                    return ESCAPE_AT_END
+                out[p] = codes[i + 1]
+                p += 1
+                i += 2
+            else:
+                if c >= n_symbols:
+                    return BAD_CODE
+                out[p] = symbols[c, 0]
+                out[p + 1] = symbols[c, 1]
+                out[p + 2] = symbols[c, 2]
+                out[p + 3] = symbols[c, 3]
+                out[p + 4] = symbols[c, 4]
+                out[p + 5] = symbols[c, 5]
+                out[p + 6] = symbols[c, 6]
+                out[p + 7] = symbols[c, 7]
+                p += lengths[c]
+                i += 1
+        out_offsets[s + 1] = p
+    return OK

@@ -1,0 +1,102 @@
+"""Byte segments of one fetched buffer: the same buffer of many mini-block chunks.
+
+A read of a mini-block page fetches many chunks at once; buffer ``i`` of every
+chunk (its repetition levels, its definition levels, its ``i``-th value buffer)
+is a segment ``data[starts[k]:starts[k] + sizes[k]]`` of the fetched bytes.
+``gather`` concatenates segments without a per-segment Python step: sorted,
+disjoint segments are cut out with a boolean mask built by ``np.repeat`` (one
+byte of work per byte, no int64 index per byte).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lancelot.encodings.compression.buffers import require
+
+
+@dataclass
+class Segments:
+    """One buffer of each of many chunks, inside the fetched bytes ``data``."""
+
+    data: np.ndarray  # uint8
+    starts: np.ndarray  # int64, position of chunk k's buffer in data
+    sizes: np.ndarray  # int64, its length
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def chunk(self, k: int) -> np.ndarray:
+        s = int(self.starts[k])
+        return self.data[s:s + int(self.sizes[k])]
+
+    def check(self, what: str) -> None:
+        """Every segment must lie inside ``data``."""
+        if len(self.starts):
+            ends = self.starts + self.sizes
+            require(bool(np.all(self.sizes >= 0)) and int(self.starts.min()) >= 0
+                    and int(ends.max()) <= len(self.data), f"{what} lies outside the fetched chunks")
+
+
+def ranges_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(starts[i], starts[i] + lengths[i])``, vectorized."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+
+
+def segments_mask(starts: np.ndarray, lengths: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Boolean mask over ``[lo, hi)`` of the bytes inside sorted, disjoint segments."""
+    ends = starts + lengths
+    counts = np.empty(2 * len(starts) + 1, dtype=np.int64)
+    counts[0] = starts[0] - lo
+    counts[1::2] = lengths
+    counts[2:-1:2] = starts[1:] - ends[:-1]
+    counts[-1] = hi - ends[-1]
+    pattern = np.zeros(len(counts), dtype=bool)
+    pattern[1::2] = True
+    return np.repeat(pattern, counts)
+
+
+def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The bytes of segments ``[starts[i], starts[i] + lengths[i])`` of ``data``, concatenated.
+
+    Contiguous segments come back as a view; sorted disjoint ones through a mask;
+    anything else through an index (callers check the bounds).
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(starts)
+    if n == 0:
+        return data[:0]
+    if n == 1:
+        s = int(starts[0])
+        return data[s:s + int(lengths[0])]
+    keep = lengths > 0
+    if not keep.all():
+        starts, lengths = starts[keep], lengths[keep]
+        if len(starts) <= 1:
+            return gather(data, starts, lengths)
+    ends = starts + lengths
+    gaps = starts[1:] - ends[:-1]
+    lo, hi = int(starts[0]), int(ends[-1])
+    if not np.any(gaps):
+        return data[lo:hi]
+    total = int(lengths.sum())
+    if np.all(gaps >= 0) and hi - lo <= 8 * total:
+        return data[lo:hi][segments_mask(starts, lengths, lo, hi)]
+    return data[ranges_index(starts, lengths)]
+
+
+def read_uints(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    """Little-endian unsigned ints of ``width`` bytes at byte positions ``pos`` (as int64)."""
+    out = data[pos].astype(np.int64)
+    for b in range(1, width):
+        out |= data[pos + b].astype(np.int64) << (8 * b)
+    return out

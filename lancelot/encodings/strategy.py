@@ -1,0 +1,131 @@
+"""The writer's encoding options of one field, from its Arrow field metadata (2.1/2.2).
+
+pylance 14 reads these ``lance-encoding:*`` keys from a field's metadata
+(the reference's ``constants.rs`` / ``compression_config.rs``); lancelot honours
+the same keys with the same meaning:
+
+* ``compression``: ``lz4`` / ``zstd`` wrap the page's values in General
+  compression (mini-block chunks, or each full-zip value); ``fsst`` asks for FSST
+  on strings; ``none`` turns every value compression off (Flat / Variable only;
+  dictionaries stay allowed, as in pylance);
+* ``compression-level``: the zstd level (``BufferCompression.level``);
+* ``rle-threshold``: RLE is considered only when runs < threshold x values
+  (default: whenever it is the smallest);
+* ``bss``: ``on`` / ``off`` / ``auto`` byte-stream-split of 32/64-bit floats,
+  which only pays under General compression, so (as in pylance) it is used only
+  together with ``compression`` lz4/zstd; ``auto`` keeps it when it compresses better;
+* ``dict-divisor`` (default 2) and ``dict-size-ratio`` (default 0.8): a page is
+  dictionary-encoded only when its cardinality is at most values / divisor and the
+  dictionary form is under ratio x the plain size (pylance also caps the cardinality
+  at 100,000; lancelot compares the sizes instead, the page size bounds the dictionary);
+* ``dict-values-compression`` (``lz4``, ``zstd``, ``none``) and
+  ``dict-values-compression-level``: the compression of the page dictionary
+  (default: the smaller of plain and lz4 at 2.2, plain at 2.1);
+* ``structural-encoding``: ``miniblock`` or ``fullzip`` forces the page layout;
+* ``packed`` (also the bare key ``packed``) on a struct: one packed-struct column;
+* ``blob`` on a binary field: the blob layout (values out of line).
+
+A bad value raises UnsupportedEncodingError naming the field and the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from lancelot.errors import UnsupportedEncodingError
+
+PREFIX = "lance-encoding:"
+COMPRESSIONS = ("lz4", "zstd", "fsst", "none")
+BSS_MODES = ("auto", "on", "off")
+STRUCTURAL = ("miniblock", "fullzip")
+
+
+@dataclass(frozen=True)
+class EncodingOptions:
+    """What a field's metadata asks of its pages (defaults: lancelot's own choice)."""
+
+    version: str = "2.2"
+    compression: str | None = None
+    compression_level: int | None = None
+    rle_threshold: float | None = None
+    bss: str = "auto"
+    dict_divisor: int = 2
+    dict_size_ratio: float = 0.8
+    dict_values_compression: str | None = None
+    dict_values_compression_level: int | None = None
+    structural_encoding: str | None = None
+    packed: bool = False
+    blob: bool = False
+
+    @property
+    def general(self) -> str | None:
+        """The General compression scheme asked for the values ("lz4", "zstd"), if any."""
+        return self.compression if self.compression in ("lz4", "zstd") else None
+
+    @property
+    def plain_only(self) -> bool:
+        return self.compression == "none"
+
+
+def _meta(field: pa.Field) -> dict[str, str]:
+    out = {}
+    for k, v in (field.metadata or {}).items():
+        key = k.decode() if isinstance(k, bytes) else str(k)
+        out[key] = (v.decode() if isinstance(v, bytes) else str(v)).strip()
+    return out
+
+
+def _bad(field: pa.Field, key: str, value: str, want: str) -> UnsupportedEncodingError:
+    return UnsupportedEncodingError(f"field {field.name!r}: {PREFIX}{key}={value!r} (expected {want})",
+                                    column=field.name)
+
+
+def _choice(field: pa.Field, meta: dict[str, str], key: str, allowed: tuple[str, ...]) -> str | None:
+    value = meta.get(PREFIX + key)
+    if value is None:
+        return None
+    if value.lower() not in allowed:
+        raise _bad(field, key, value, " / ".join(allowed))
+    return value.lower()
+
+
+def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: float, hi: float):
+    value = meta.get(PREFIX + key)
+    if value is None:
+        return None
+    try:
+        x = kind(value)
+    except ValueError:
+        raise _bad(field, key, value, f"a {kind.__name__}") from None
+    if not lo <= x <= hi:
+        raise _bad(field, key, value, f"a number in [{lo}, {hi}]")
+    return x
+
+
+def _flag(meta: dict[str, str], *keys: str) -> bool:
+    return any(meta.get(k, "").lower() == "true" for k in keys)
+
+
+def options_for(field: pa.Field, version: str) -> EncodingOptions:
+    """The EncodingOptions of one (leaf or struct) field for a file of ``version``."""
+    meta = _meta(field)
+    if not any(k.startswith(PREFIX) or k == "packed" for k in meta):
+        return EncodingOptions(version=version)
+    ratio = _number(field, meta, "dict-size-ratio", float, 1e-9, 1.0)
+    divisor = _number(field, meta, "dict-divisor", int, 1, 1 << 62)
+    return EncodingOptions(
+        version=version,
+        compression=_choice(field, meta, "compression", COMPRESSIONS),
+        compression_level=_number(field, meta, "compression-level", int, -(1 << 17), 22),
+        rle_threshold=_number(field, meta, "rle-threshold", float, 0.0, 1.0),
+        bss=_choice(field, meta, "bss", BSS_MODES) or "auto",
+        dict_divisor=divisor if divisor is not None else 2,
+        dict_size_ratio=ratio if ratio is not None else 0.8,
+        dict_values_compression=_choice(field, meta, "dict-values-compression", ("lz4", "zstd", "none")),
+        dict_values_compression_level=_number(field, meta, "dict-values-compression-level", int, -(1 << 17), 22),
+        structural_encoding=_choice(field, meta, "structural-encoding", STRUCTURAL),
+        packed=_flag(meta, PREFIX + "packed", "packed"),
+        blob=PREFIX + "blob" in meta and meta[PREFIX + "blob"].lower() not in ("false", "0", ""),
+    )

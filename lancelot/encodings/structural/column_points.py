@@ -1,0 +1,215 @@
+"""Takes of a few rows from a whole leaf column, across its pages, in one pass.
+
+(``ColumnPoints`` for mini-block columns, ``ColumnFullZipPoints`` for fixed-width full-zip ones.)
+
+A take of ten rows from a big file touches a different page of each column for
+almost every row; reading page by page costs a plan, a decode and an Arrow
+array per page.  When every page of a top-level primitive field is a mini-block
+page without lists whose techniques the point kernel reads
+(miniblock_points.PointReader, same technique codes on every page), the
+column's chunk tables are joined once into one table of the whole column, and a
+take maps rows to chunks with one ``searchsorted``, fetches the chunks in one
+call, reads every row with one kernel call, and builds one Arrow array (page
+dictionaries joined, FSST strings decoded per page table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.structural.fullzip import FullZipPage
+from lancelot.encodings.structural.leaf import (
+    apply_dictionary,
+    check_dictionary_slots,
+    indices_to_numpy,
+    values_to_arrow,
+    with_validity,
+)
+from lancelot.encodings.structural.miniblock import MiniBlockPage
+from lancelot.encodings.structural.miniblock_points import VARIABLE, PointReadError
+from lancelot.errors import CorruptFileError, LanceError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+
+@dataclass
+class ColumnChunks:
+    """The chunk tables of every page of a column, joined (rows are column rows)."""
+
+    row_ends: np.ndarray  # rows that start before the next chunk
+    first_row: np.ndarray
+    offsets: np.ndarray  # file position of each chunk
+    sizes: np.ndarray
+    items: np.ndarray
+    page: np.ndarray  # page index of each chunk
+    def_w: np.ndarray  # definition levels' bit width of each chunk
+
+
+class ColumnPoints:
+    """Point reads over all pages of one leaf column (see the module docstring)."""
+
+    def __init__(self, pages: list[MiniBlockPage], page_firsts: np.ndarray, value_type: pa.DataType,
+                 column: int) -> None:
+        self.pages = pages
+        self.reader = pages[0].points
+        self.value_type = value_type
+        self.column = column
+        tables = [p.table for p in pages]
+        first = [np.full(len(t.items), int(page_firsts[i]), dtype=np.int64) for i, t in enumerate(tables)]
+        cat = np.concatenate
+        self.chunks = ColumnChunks(
+            cat([t.row_ends for t in tables]) + cat(first),
+            cat([t.first_row for t in tables]) + cat(first),
+            cat([t.offsets for t in tables]),
+            cat([t.sizes for t in tables]),
+            cat([t.items for t in tables]),
+            cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
+            cat([np.full(len(t.items), p.points.def_w, dtype=np.int64) for p, t in zip(pages, tables)]),
+        )
+        self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
+        self.nullable = bool(self.reader.has_def)
+
+    @classmethod
+    def of(cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int) -> ColumnPoints | None:
+        """The point reader of a column, or None when its pages do not all qualify."""
+        if not pages or not all(isinstance(p, MiniBlockPage) and p.points is not None and p.table is not None
+                                for p in pages):
+            return None
+        codes = {p.points.codes for p in pages}
+        layers = {tuple(p.meaning.layers) for p in pages}
+        if len(codes) != 1 or len(layers) != 1 or next(iter(layers))[0] not in (
+                pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_NULLABLE_ITEM) or len(next(iter(layers))) != 1:
+            return None
+        with_dict = {p.table.dictionary is not None for p in pages}
+        if len(with_dict) != 1 or pa.types.is_dictionary(value_type):
+            return None
+        return cls(pages, page_firsts, value_type, column)
+
+    @staticmethod
+    def _join_dictionaries(tables) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
+        dicts = [t.dictionary for t in tables]
+        if dicts[0] is None:
+            return None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        sizes = np.array([len(d) for d in dicts], dtype=np.int64)
+        base = np.cumsum(sizes) - sizes
+        return (dicts[0] if len(dicts) == 1 else pa.concat_arrays(dicts)), base, sizes
+
+    def plan(self, rows: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """The chunks holding ``rows`` (sorted, unique) and their byte ranges (one per run of adjacent chunks)."""
+        c = self.chunks
+        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+        keep = np.empty(len(chunk_of), dtype=bool)
+        keep[0] = True
+        np.not_equal(chunk_of[1:], chunk_of[:-1], out=keep[1:])
+        chunks = chunk_of[keep]
+        starts, ends = c.offsets[chunks], c.offsets[chunks] + c.sizes[chunks]
+        brk = np.flatnonzero(starts[1:] != ends[:-1]) + 1
+        lo = starts[np.concatenate([[0], brk])]
+        hi = ends[np.concatenate([brk - 1, [len(chunks) - 1]])]
+        return chunks, list(zip(lo.tolist(), (hi - lo).tolist()))
+
+    def decode(self, rows: np.ndarray, chunks: np.ndarray, bufs: list) -> pa.Array:
+        """Rows ``rows`` from the fetched chunk runs (as planned)."""
+        c = self.chunks
+        data = np.frombuffer(bufs[0], np.uint8) if len(bufs) == 1 else \
+            np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
+        size = c.sizes[chunks]
+        pos = np.zeros(len(chunks), dtype=np.int64)
+        np.cumsum(size[:-1], out=pos[1:])
+        if len(data) != int(pos[-1] + size[-1]):
+            raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1] + size[-1])}")
+        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+        k_of = np.searchsorted(chunks, chunk_of)
+        idx = rows - c.first_row[chunk_of]
+        try:
+            dfn, fixed, var_start, var_len = self.reader.run(data, pos, size, c.items[chunks], k_of, idx,
+                                                             c.def_w[chunks])
+        except PointReadError as e:
+            raise CorruptFileError(e.message, page=int(c.page[chunk_of[e.row]])) from None
+        page_of_row = c.page[chunk_of]
+        values = self._values(data, fixed, var_start, var_len, page_of_row)
+        valid = None if not self.nullable else dfn == 0
+        if self.dictionary is not None:
+            try:
+                check_dictionary_slots(values, valid)
+            except LanceError as e:
+                raise e.at(page=int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])) from None
+        return with_validity(values, valid)
+
+    def _values(self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray,
+                page_of_row: np.ndarray) -> pa.Array:
+        r = self.reader
+        if r.vkind == VARIABLE and r.fsst is not None:  # one FSST table per page: decode page by page
+            cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+            parts = []
+            for a, b in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()):
+                page = self.pages[int(page_of_row[a])]
+                parts.append(r.block(data, fixed, var_start[a:b], var_len[a:b], page.points.fsst))
+            block = _join_variable(parts) if len(parts) > 1 else parts[0]
+        else:
+            block = r.block(data, fixed, var_start, var_len, None)
+        if self.dictionary is None:
+            return values_to_arrow(block, self.value_type)
+        local = indices_to_numpy(block)
+        local = np.where((local >= 0) & (local < self.dict_size[page_of_row]), local + self.dict_base[page_of_row], -1)
+        return apply_dictionary(local, self.dictionary, self.value_type)
+
+
+def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:
+    data = np.concatenate([np.asarray(p.data)[int(p.offsets[0]):int(p.offsets[-1])] for p in parts])
+    offsets = [np.zeros(1, np.int64)]
+    base = 0
+    for p in parts:
+        o = np.asarray(p.offsets, dtype=np.int64)
+        offsets.append(o[1:] - o[0] + base)
+        base += int(o[-1] - o[0])
+    return VariableWidthBlock(np.concatenate(offsets), data, sum(p.num_values for p in parts))
+
+
+
+class ColumnFullZipPoints:
+    """Point reads over all pages of a fixed-width full-zip column without lists (vectors, wide values).
+
+    Every row is ``control word + value`` at ``row * stride`` of its page's buffer 0,
+    so a take is one byte range per row (adjacent rows merged) and one decode.
+    """
+
+    def __init__(self, pages: list[FullZipPage], page_ends: np.ndarray) -> None:
+        self.pages = pages
+        self.page_ends = page_ends
+        self.page_firsts = page_ends - np.array([p.info.num_rows for p in pages], dtype=np.int64)
+        self.base = np.array([p.info.buffer(0)[0] for p in pages], dtype=np.int64)
+        self.stride = pages[0].cw + pages[0].value_bytes
+
+    @classmethod
+    def of(cls, pages: list, page_ends: np.ndarray) -> ColumnFullZipPoints | None:
+        """The reader, or None unless every page is fixed-width full-zip of one shape without lists."""
+        if not pages or not all(isinstance(p, FullZipPage) and not p.variable and not p.meaning.max_rep
+                                and not p.has_index for p in pages):
+            return None
+        shape = {(p.cw, p.value_bytes, p.bits_def, tuple(p.meaning.layers),
+                  p.layout.value_compression.SerializeToString()) for p in pages}
+        if len(shape) != 1 or len(pages[0].meaning.layers) != 1:
+            return None
+        stride = pages[0].cw + pages[0].value_bytes
+        if any(p.info.num_rows * stride > p.info.buffer(0)[1] for p in pages):
+            return None  # the page-by-page path reports it
+        return cls(pages, page_ends)
+
+    def plan(self, rows: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        page = np.searchsorted(self.page_ends, rows, side="right")
+        starts = self.base[page] + (rows - self.page_firsts[page]) * self.stride
+        brk = np.flatnonzero(starts[1:] != starts[:-1] + self.stride) + 1
+        lo = starts[np.concatenate([[0], brk])]
+        hi = starts[np.concatenate([brk - 1, [len(rows) - 1]])] + self.stride
+        return page, list(zip(lo.tolist(), (hi - lo).tolist()))
+
+    def decode(self, rows: np.ndarray, page: np.ndarray, bufs: list) -> pa.Array:
+        data = np.frombuffer(bufs[0], np.uint8) if len(bufs) == 1 else \
+            np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
+        levels = self.pages[0].fixed_rows(data, len(rows))
+        valid = None if levels.dfn is None else levels.dfn == 0
+        return with_validity(levels.values, valid)

@@ -1,0 +1,160 @@
+"""Mini-block chunks, many at once (lance.encodings21.MiniBlockLayout; encoding.md, "Mini Block Page Layout").
+
+A chunk is: u16 level count; u16 rep size (if ``rep_compression``); u16 def
+size (if ``def_compression``); one size per value buffer (u16, or u32 when
+``has_large_chunk``); then, each padded to 8 bytes from the chunk start: the
+header, the repetition levels, the definition levels and the value buffers.
+
+``decode_chunks`` reads the headers of every fetched chunk with a few numpy
+gathers, then decodes all chunks' levels and values in one pass per technique
+(compression/chunked.py), falling back to one chunk at a time for techniques
+without a batch kernel.  The result holds the concatenated levels and values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings import compression
+from lancelot.encodings.compression.chunked import decompress_chunks, decompress_level_chunks
+from lancelot.encodings.compression.segments import Segments
+from lancelot.encodings.structural.page import levels_u16
+from lancelot.errors import CorruptFileError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+ALIGN = 8
+
+#: values of one chunk (or of all chunks) as Arrow: block -> array
+ToArrow = Callable[[compression.DataBlock], pa.Array]
+
+
+def _pad(n: np.ndarray) -> np.ndarray:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass
+class DecodedChunks:
+    """The levels and values of consecutive fetched chunks, concatenated."""
+
+    num_levels: np.ndarray  # int64 per chunk
+    rep: np.ndarray | None  # uint16, all chunks
+    dfn: np.ndarray | None
+    values: pa.Array  # the chunks' values (visible items), in order
+
+
+@dataclass
+class ChunkFormat:
+    """What a page's layout says about the shape of its chunks."""
+
+    layout: pb.MiniBlockLayout
+    has_rep: bool
+    has_def: bool
+    word: int  # bytes per value-buffer size (2, or 4 with has_large_chunk)
+
+    @property
+    def num_buffers(self) -> int:
+        return int(self.layout.num_buffers)
+
+    @property
+    def header_size(self) -> int:
+        return 2 + 2 * self.has_rep + 2 * self.has_def + self.word * self.num_buffers
+
+
+@dataclass
+class ChunkBuffers:
+    """Where the buffers of each fetched chunk lie (from the chunk headers)."""
+
+    num_levels: np.ndarray  # int64 per chunk (the header's level count)
+    rep: Segments | None
+    dfn: Segments | None
+    values: list[Segments]
+
+
+def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> ChunkBuffers:
+    """Parse the headers of the chunks at ``data[pos[k]:pos[k] + size[k]]`` (all checked against the sizes)."""
+    n = len(pos)
+    head = fmt.header_size
+    if n and int(size.min()) < head:
+        k = int(np.argmin(size))
+        raise CorruptFileError(f"chunk {k} of the read: header of {head} bytes in a chunk of {int(size[k])}")
+    words = _header_words(data, pos, head // 2)  # (n, head / 2) u16 fields
+    col = 1 + fmt.has_rep + fmt.has_def
+    if fmt.word == 2:
+        value_sizes = words[:, col:]
+    else:
+        value_sizes = words[:, col::2] | (words[:, col + 1::2] << 16)
+    sizes = np.concatenate([words[:, 1:col], value_sizes], axis=1)  # every buffer, in order
+    cursor = np.empty_like(sizes)
+    if sizes.shape[1]:
+        cursor[:, 0] = _pad(np.int64(head))
+        np.cumsum(_pad(sizes[:, :-1]), axis=1, out=cursor[:, 1:])
+        cursor[:, 1:] += cursor[:, :1]
+    over = cursor + sizes > size[:, None]
+    if over.any():
+        k, i = (int(x[0]) for x in np.nonzero(over))
+        raise CorruptFileError(f"chunk {k} of the read: buffer {i} of {int(sizes[k, i])} bytes runs past the chunk "
+                               f"end ({int(size[k])} bytes)")
+    starts = pos[:, None] + cursor
+    segs = [Segments(data, starts[:, i], sizes[:, i]) for i in range(sizes.shape[1])]
+    rep = segs.pop(0) if fmt.has_rep else None
+    dfn = segs.pop(0) if fmt.has_def else None
+    return ChunkBuffers(words[:, 0], rep, dfn, segs)
+
+
+def decode_chunks(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray, items: np.ndarray,
+                  to_arrow: ToArrow) -> DecodedChunks:
+    """Decode the chunks at ``data[pos[k]:pos[k] + size[k]]`` holding ``items[k]`` values each."""
+    bufs = chunk_buffers(fmt, data, pos, size)
+    num_levels = bufs.num_levels
+    rep = dfn = None
+    if fmt.has_rep:
+        rep = _levels(fmt.layout.rep_compression, bufs.rep, num_levels, "repetition")
+    if fmt.has_def:
+        dfn = _levels(fmt.layout.def_compression, bufs.dfn, num_levels, "definition")
+    if not (fmt.has_rep or fmt.has_def):
+        num_levels = items.astype(np.int64)
+    elif not fmt.has_rep and np.any(num_levels != items):
+        raise CorruptFileError("a mini-block chunk holds a different number of levels and values")
+    values = _values(fmt.layout.value_compression, bufs.values, items, to_arrow)
+    return DecodedChunks(num_levels, rep, dfn, values)
+
+
+def _header_words(data: np.ndarray, pos: np.ndarray, count: int) -> np.ndarray:
+    """The first ``count`` u16 words of each chunk (chunks start at even positions), as int64."""
+    if data.ctypes.data % 2 or len(data) % 2:
+        data = np.concatenate([data, np.zeros(len(data) % 2, np.uint8)])
+    d16 = data.view("<u2")
+    return d16[(pos // 2)[:, None] + np.arange(count)].astype(np.int64)
+
+
+def _levels(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray, what: str) -> np.ndarray:
+    out = decompress_level_chunks(enc, seg, counts)
+    if out is None:
+        parts = [levels_u16(compression.decompress_block(enc, seg.chunk(k), int(counts[k])), int(counts[k]), what)
+                 for k in range(len(seg))]
+        out = np.concatenate(parts) if parts else np.zeros(0, np.uint16)
+    if len(out) != int(counts.sum()):
+        raise CorruptFileError(f"{what} levels: decoded {len(out)}, the chunk headers say {int(counts.sum())}")
+    return out
+
+
+def _values(enc: pb.CompressiveEncoding, segs: list[Segments], items: np.ndarray, to_arrow: ToArrow) -> pa.Array:
+    block = decompress_chunks(enc, segs, items)
+    if block is not None:
+        values = to_arrow(block)
+    else:
+        parts = []
+        for k in range(len(items)):
+            one = compression.decompress(enc, [s.chunk(k) for s in segs], int(items[k]))
+            arr = to_arrow(one)
+            if len(arr) != int(items[k]):
+                raise CorruptFileError(f"chunk {k} of the read: decoded {len(arr)} values, expected {int(items[k])}")
+            parts.append(arr)
+        values = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+    if len(values) != int(items.sum()):
+        raise CorruptFileError(f"decoded {len(values)} values, the chunks hold {int(items.sum())}")
+    return values

@@ -1,0 +1,288 @@
+"""Scattered rows of a mini-block page without lists, in one numba call (MiniBlockLayout).
+
+For the techniques pylance writes most (values: Flat, InlineBitpacking,
+Variable and FSST over it, Rle; definition levels: none, OutOfLineBitpacking
+or Flat), ``PointReader`` parses each fetched chunk's header (u16 level count,
+u16 def size, one u16/u32 size per value buffer, buffers padded to 8 bytes),
+reads the row's definition level and value where they lie, and checks every
+size against the chunk.  Other shapes go through miniblock_chunks.decode_points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits
+from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.chunked import symbol_table
+from lancelot.encodings.compression.flat import check_flat
+from lancelot.encodings.compression.fsst import fsst_decode
+from lancelot.encodings.compression.points import _le, _unpack_one, lane_positions
+from lancelot.encodings.compression.rle import _widths as rle_widths
+from lancelot.encodings.compression.segments import gather
+from lancelot.encodings.compression.variable import offset_bits
+from lancelot.errors import CorruptFileError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+# value techniques
+FLAT, BITS, INLINE, VARIABLE, RLE = 0, 1, 2, 3, 4
+# definition level techniques
+NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT = 0, 1, 2
+
+OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = range(7)
+MESSAGES = {
+    SHORT_CHUNK: "a chunk's header or buffers run past the chunk end",
+    LEVELS: "a chunk holds a different number of levels and values",
+    BAD_WIDTH: "bit width larger than the values",
+    SHORT_BUFFER: "a chunk buffer is too short for its values",
+    BAD_OFFSETS: "variable-width offsets out of order or past the chunk",
+    SHORT_RUNS: "RLE runs cover fewer values than the chunk holds",
+}
+
+
+@numba.njit(cache=True, nogil=True)
+def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def_t, def_ws, def_rows, def_lanes,
+            vkind, vparam, vparam2, rows, lanes, dfn_out, fixed_out, var_start, var_len, where) -> int:
+    head = 2 + 2 * has_def + word * nb
+    for j in range(len(k_of)):
+        where[0] = j
+        k = k_of[j]
+        def_w = def_ws[k]
+        p0 = pos[k]
+        csize = size[k]
+        if csize < head:
+            return SHORT_CHUNK
+        cursor = (head + 7) // 8 * 8
+        def_start = 0
+        def_size = 0
+        if has_def:
+            if int(_le(data, p0, 2)) != counts[k]:
+                return LEVELS
+            def_size = int(_le(data, p0 + 2, 2))
+            def_start = cursor
+            cursor = (cursor + def_size + 7) // 8 * 8
+            if def_start + def_size > csize:
+                return SHORT_CHUNK
+        field = 2 + 2 * has_def
+        v0 = cursor
+        v0_size = int(_le(data, p0 + field, word))
+        v1 = 0
+        v1_size = 0
+        end = v0 + v0_size
+        if nb > 1:
+            v1 = (end + 7) // 8 * 8
+            v1_size = int(_le(data, p0 + field + word, word))
+            end = v1 + v1_size
+        if end > csize:
+            return SHORT_CHUNK
+        i = idx[j]
+        n = counts[k]
+        # the definition level
+        if def_kind == DEF_OUT_OF_LINE:
+            tb = def_t // 8
+            group_bytes = (CHUNK // 8) * def_w
+            whole = n // CHUNK
+            tail = n % CHUNK
+            full = whole * group_bytes
+            raw_tail = tail > 0 and def_size == full + tail * tb
+            packed = whole + (1 if tail > 0 and not raw_tail else 0)
+            if def_size < packed * group_bytes + (tail * tb if raw_tail else 0):
+                return SHORT_BUFFER
+            g = i // CHUNK
+            if g >= packed:
+                dfn_out[j] = _le(data, p0 + def_start + full + (i - whole * CHUNK) * tb, tb)
+            elif def_w == 0:
+                dfn_out[j] = 0
+            else:
+                r = i % CHUNK
+                dfn_out[j] = _unpack_one(data, p0 + def_start + g * group_bytes, def_t, def_w, def_rows[r],
+                                         def_lanes[r])
+        elif def_kind == DEF_FLAT:
+            tb = def_t // 8
+            if (i + 1) * tb > def_size:
+                return SHORT_BUFFER
+            dfn_out[j] = _le(data, p0 + def_start + i * tb, tb)
+        # the value
+        s = p0 + v0
+        if vkind == FLAT:
+            if (i + 1) * vparam > v0_size:
+                return SHORT_BUFFER
+            for b in range(vparam):
+                fixed_out[j * vparam + b] = data[s + i * vparam + b]
+        elif vkind == BITS:
+            if i // 8 >= v0_size:
+                return SHORT_BUFFER
+            fixed_out[j] = (data[s + i // 8] >> (i % 8)) & 1
+        elif vkind == INLINE:
+            t = vparam
+            tb = t // 8
+            if v0_size < tb:
+                return SHORT_BUFFER
+            w = int(_le(data, s, tb))
+            if w > t:
+                return BAD_WIDTH
+            if tb + (CHUNK // 8) * w > v0_size:
+                return SHORT_BUFFER
+            value = np.uint64(0)
+            if w > 0:
+                value = _unpack_one(data, s + tb, t, w, rows[i], lanes[i])
+            for b in range(tb):
+                fixed_out[j * tb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
+        elif vkind == VARIABLE:
+            ow = vparam
+            if (n + 1) * ow > v0_size:
+                return SHORT_BUFFER
+            a = int(_le(data, s + i * ow, ow))
+            b = int(_le(data, s + (i + 1) * ow, ow))
+            if a < (n + 1) * ow or b < a or b > v0_size:
+                return BAD_OFFSETS
+            var_start[j] = s + a
+            var_len[j] = b - a
+        else:  # RLE: values in buffer 0, run lengths in buffer 1
+            vb = vparam
+            lb = vparam2
+            runs = v1_size // lb
+            if v0_size < runs * vb:
+                return SHORT_BUFFER
+            covered = 0
+            found = False
+            for r in range(runs):
+                covered += int(_le(data, p0 + v1 + r * lb, lb))
+                if covered > i:
+                    value = _le(data, s + r * vb, vb)
+                    for b in range(vb):
+                        fixed_out[j * vb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
+                    found = True
+                    break
+            if not found:
+                return SHORT_RUNS
+    return OK
+
+
+@dataclass
+class PointReader:
+    """The technique codes of one page, for ``_points``."""
+
+    has_def: int
+    word: int
+    nb: int
+    def_kind: int
+    def_t: int
+    def_w: int
+    vkind: int
+    vparam: int
+    vparam2: int
+    fsst: bytes | None  # the FSST symbol table over Variable values
+
+    @classmethod
+    def of(cls, layout: pb.MiniBlockLayout, word: int) -> PointReader | None:
+        """The reader for a page's layout, or None when a technique has no point kernel here."""
+        if layout.HasField("rep_compression") or layout.num_buffers not in (1, 2):
+            return None
+        def_kind, def_t, def_w = NO_DEF, 0, 0
+        if layout.HasField("def_compression"):
+            d = layout.def_compression
+            kind = d.WhichOneof("compression")
+            if kind == "out_of_line_bitpacking":
+                def_kind = DEF_OUT_OF_LINE
+                def_t, def_w = _out_of_line_bits(d.out_of_line_bitpacking)
+            elif kind == "flat" and check_flat(d.flat) in (8, 16):
+                def_kind, def_t = DEF_FLAT, int(d.flat.bits_per_value)
+            else:
+                return None
+        enc = layout.value_compression
+        kind = enc.WhichOneof("compression")
+        fsst = None
+        if kind == "fsst":
+            fsst = bytes(enc.fsst.symbol_table)
+            enc = enc.fsst.values
+            kind = enc.WhichOneof("compression")
+            if kind != "variable":
+                return None
+        vparam2 = 0
+        if kind == "flat":
+            bits = check_flat(enc.flat)
+            if bits != 1 and bits % 8:
+                return None
+            vkind, vparam = (BITS, 1) if bits == 1 else (FLAT, bits // 8)
+        elif kind == "inline_bitpacking":
+            vkind, vparam = INLINE, _inline_bits(enc.inline_bitpacking)
+        elif kind == "variable":
+            vkind, vparam = VARIABLE, offset_bits(enc.variable) // 8
+        elif kind == "rle":
+            bits, len_bits = rle_widths(enc.rle)
+            vkind, vparam, vparam2 = RLE, bits // 8, len_bits // 8
+        else:
+            return None
+        if (vkind == RLE) != (layout.num_buffers == 2):
+            return None
+        return cls(int(layout.HasField("def_compression")), word, int(layout.num_buffers), def_kind, def_t, def_w,
+                   vkind, vparam, vparam2, fsst)
+
+    @property
+    def codes(self) -> tuple:
+        """What must agree for pages to be read by one kernel call (widths of levels may differ)."""
+        return (self.has_def, self.word, self.nb, self.def_kind, self.def_t, self.vkind, self.vparam, self.vparam2)
+
+    @property
+    def value_bytes(self) -> int:
+        """Bytes per value the kernel writes (0 for variable width)."""
+        return {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(self.vkind, 0)
+
+    def run(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, counts: np.ndarray, k_of: np.ndarray,
+            idx: np.ndarray, def_ws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The kernel over item ``idx[j]`` of chunk ``k_of[j]``: (def levels, fixed bytes, value starts, lengths).
+
+        ``def_ws`` is the definition levels' bit width of each chunk.  A bad chunk raises
+        PointReadError naming the row ``j`` that met it.
+        """
+        n = len(k_of)
+        if self.vkind == INLINE and len(counts) and int(counts.max()) > CHUNK:
+            raise CorruptFileError(f"an inline-bitpacked mini-block chunk holds more than {CHUNK} values")
+        dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)
+        fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
+        var_start = np.empty(n if self.vkind == VARIABLE else 0, dtype=np.int64)
+        var_len = np.empty_like(var_start)
+        rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
+        def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
+        where = np.zeros(1, dtype=np.int64)
+        status = _points(data, pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
+                         self.def_t, def_ws, def_rows, def_lanes, self.vkind, self.vparam, self.vparam2, rows,
+                         lanes, dfn, fixed, var_start, var_len, where)
+        if status != OK:
+            raise PointReadError(f"mini-block point read: {MESSAGES[status]}", int(where[0]))
+        return dfn, fixed, var_start, var_len
+
+    def block(self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray,
+              fsst: bytes | None) -> DataBlock:
+        """The values the kernel found as a data block (FSST strings decoded with table ``fsst``)."""
+        n = len(var_start) if self.vkind == VARIABLE else len(fixed) // max(self.value_bytes, 1)
+        if self.vkind == BITS:
+            return FixedWidthBlock(np.packbits(fixed, bitorder="little"), 1, n)
+        if self.vkind == VARIABLE:
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(var_len, out=offsets[1:])
+            block = VariableWidthBlock(offsets, gather(data, var_start, var_len), n)
+            return block if fsst is None else fsst_decode(symbol_table(fsst), block)
+        return FixedWidthBlock(fixed, self.value_bytes * 8, n)
+
+    def read(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, counts: np.ndarray, k_of: np.ndarray,
+             idx: np.ndarray) -> tuple[np.ndarray | None, DataBlock]:
+        """Definition levels (None without) and values of item ``idx[j]`` of chunk ``k_of[j]`` of one page.
+
+        The caller ensures ``idx[j] < counts[k_of[j]]`` and that the chunks lie inside ``data``.
+        """
+        dfn, fixed, var_start, var_len = self.run(data, pos, size, counts, k_of, idx,
+                                                  np.full(len(pos), self.def_w, dtype=np.int64))
+        return (dfn if self.has_def else None), self.block(data, fixed, var_start, var_len, self.fsst)
+
+
+class PointReadError(CorruptFileError):
+    """A bad chunk met by the point kernel at row ``row`` of the read."""
+
+    def __init__(self, message: str, row: int | None = None, **where) -> None:
+        super().__init__(message, **where)
+        self.row = row
