@@ -2,7 +2,9 @@
 
 Batches of any size arrive; each column buffers until a page is worth writing
 (``max_page_bytes``), encodes it and writes it at once, so memory is bounded
-by pages, not by the file.  The file is written under a temporary name beside
+by pages, not by the file.  At 2.1/2.2 pages are encoded and written on one
+background thread (encodings/structural/write_pipeline.py) while the caller's
+thread goes on with the next batches.  The file is written under a temporary name beside
 the target and renamed into place by ``close()``: a failed write leaves nothing
 at the target path.
 """
@@ -34,16 +36,25 @@ def resolve_version(version: str | None) -> str:
     return v
 
 
-def _field_writers(version: str):
+def _field_writers(version: str, worker):
     if version in ("2.1", "2.2"):
         from functools import partial
 
         from lancelot.encodings.structural.write_field import make_field_writer as make_structural
 
-        return partial(make_structural, version=version)
+        return partial(make_structural, version=version, worker=worker)
     from lancelot.encodings.v2_0.field_writer import make_field_writer
 
     return make_field_writer
+
+
+def _page_worker(version: str):
+    """2.1/2.2 pages are encoded and written on a background thread (write_pipeline.py)."""
+    if version not in ("2.1", "2.2"):
+        return None
+    from lancelot.encodings.structural.write_pipeline import PageWorker
+
+    return PageWorker()
 
 
 class LanceWriter:
@@ -61,14 +72,22 @@ class LanceWriter:
         self.num_rows = 0
         self._out = ContainerWriter(self.path, self.version)
         self._closed = False
+        self._worker = None
         try:
-            make = _field_writers(self.version)
+            self._worker = _page_worker(self.version)
+            make = _field_writers(self.version, self._worker)
             counter = [0]
             self._writers = [make(self._out, f, counter, self.max_page_bytes) for f in self._stored]
             self._zones = self._zone_builder()
         except BaseException:
+            self._stop_worker()
             self._out.abort()
             raise
+
+    def _stop_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
 
     def _zone_builder(self):
         try:
@@ -127,6 +146,9 @@ class LanceWriter:
             columns = []
             for w in self._writers:
                 columns.extend(w.finish())
+            if self._worker is not None:
+                self._worker.drain()
+                self._stop_worker()
             columns.sort(key=lambda c: c.index)
             gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
             if self._zones is not None:
@@ -141,6 +163,7 @@ class LanceWriter:
         """Abandon the file: remove the temporary file, leave the target untouched."""
         if not self._closed:
             self._closed = True
+            self._stop_worker()
             self._out.abort()
 
     def __enter__(self) -> LanceWriter:

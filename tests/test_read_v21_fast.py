@@ -401,3 +401,30 @@ def test_blobs_inside_lists_are_refused(tmp_path):
     with pytest.raises(UnsupportedEncodingError, match="blob values inside lists") as info:
         lancelot.LanceFile(path).read()
     assert info.value.column == 0 and info.value.page == 0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_pages_with_their_own_tables(tmp_path, version):
+    """A take across many FSST pages (one symbol table each) decodes every string with its page's table."""
+    from lancelot.format.container import read_metadata, unpack_encoding
+    from lancelot.io.source import LocalFileSource
+
+    arr = pa.array(_vocab(np.random.default_rng(21), 40000))
+    table = pa.table({"c": arr})
+    path = str(tmp_path / "f.lance")
+    w = LanceFileWriter(path, table.schema, version=version, data_cache_bytes=1)  # a page per batch
+    for start in range(0, len(arr), 10000):
+        w.write_batch(table.slice(start, 10000))
+    w.close()
+    src = LocalFileSource(path)
+    pages = read_metadata(src).columns[0].pages
+    tables = {unpack_encoding(src, p.encoding, pb.PageLayout).mini_block_layout.value_compression.fsst.symbol_table
+              for p in pages}
+    assert len(pages) >= 3 and len(tables) >= 3
+    f = lancelot.LanceFile(path)
+    reader = f._reader(f.schema.field("c"))
+    f.take([0])
+    assert reader._column_points().fsst_tables is not None
+    rows = np.unique(np.random.default_rng(2).integers(0, len(arr), 200))
+    assert f.take(rows).column("c").combine_chunks().equals(_pl(path, "take_rows", rows.tolist()))
+    assert f.read_range(777, 9999).column("c").combine_chunks().equals(arr.slice(777, 9999 - 777))

@@ -30,7 +30,7 @@ from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table
 from lancelot.encodings.compression.general import decompress_buffer
 from lancelot.encodings.compression.rle import _widths as rle_widths
-from lancelot.encodings.compression.segments import Segments, gather, read_uints, segments_mask
+from lancelot.encodings.compression.segments import Segments, gather, read_uints, readonly, segments_mask
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -183,17 +183,17 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
 
     seg = buffers[0]
     ow = bits // 8
+    raw = readonly(seg.data)
     first = np.empty(len(counts), dtype=np.int64)
     last = np.empty(len(counts), dtype=np.int64)
-    status = vk.extents(seg.data, seg.starts, seg.sizes, counts, ow, first, last)
+    status = vk.extents(raw, seg.starts, seg.sizes, counts, ow, first, last)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     total = int((last - first).sum())
     check_size(total, "variable values")
     offsets = np.empty(int(counts.sum()) + 1, dtype=np.int64)
     data = np.empty(total, dtype=np.uint8)
-    raw = seg.data
     aligned = raw.ctypes.data % ow == 0 and not np.any(seg.starts % ow)
-    words = raw[:len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else np.zeros(0, uint_dtype(bits))
+    words = raw[:len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
     status = vk.join(raw, words, seg.starts, counts, ow, first, last, offsets, data)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return VariableWidthBlock(offsets, data, int(counts.sum()))

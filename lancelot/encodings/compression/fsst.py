@@ -25,6 +25,7 @@ import numpy as np
 
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
+from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAGIC = 0x46535354
@@ -94,11 +95,55 @@ def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     capacity = MAX_SYMBOL * (end - start) + MAX_SYMBOL  # a code yields at most 8 bytes, written 8 at a time
     check_size(capacity, "FSST output")
     out = np.empty(capacity, dtype=np.uint8)
-    status = fsst_kernel.decode(data, offs, np.ascontiguousarray(table.symbols), table.lengths, table.n_symbols,
-                                out, out_offs)
+    status = fsst_kernel.decode(readonly(data), offs, readonly(np.ascontiguousarray(table.symbols)),
+                                readonly(np.ascontiguousarray(table.lengths)), table.n_symbols, out, out_offs)
     require(status != fsst_kernel.ESCAPE_AT_END, "FSST: a string ends inside an escape")
     require(status != fsst_kernel.BAD_CODE, f"FSST: code beyond the {table.n_symbols} symbols of the table")
     # the unused tail of ``out`` was never written, so it costs address space, not memory
+    return VariableWidthBlock(out_offs, out[:int(out_offs[-1])], block.num_values)
+
+
+@dataclass
+class StackedTables:
+    """Several symbol tables side by side, for strings of several pages decoded at once."""
+
+    symbols: np.ndarray  # uint8 (t, 256, 8)
+    lengths: np.ndarray  # uint8 (t, 256)
+    n_symbols: np.ndarray  # int64 (t,)
+
+
+def stack_tables(tables: list[SymbolTable]) -> StackedTables:
+    """Stack tables that all compress (switch on)."""
+    if not all(t.switch_on for t in tables):
+        raise ValueError("only tables that compress can be stacked")
+    symbols = np.zeros((len(tables), 256, MAX_SYMBOL), dtype=np.uint8)
+    lengths = np.zeros((len(tables), 256), dtype=np.uint8)
+    for i, t in enumerate(tables):
+        symbols[i, :t.n_symbols] = t.symbols
+        lengths[i, :t.n_symbols] = t.lengths
+    n_symbols = np.array([t.n_symbols for t in tables], dtype=np.int64)
+    return StackedTables(readonly(symbols), readonly(lengths), n_symbols)
+
+
+def fsst_decode_tables(tables: StackedTables, table_of: np.ndarray, block: VariableWidthBlock) -> VariableWidthBlock:
+    """Decompress string ``s`` of ``block`` with table ``table_of[s]`` (strings of several pages at once)."""
+    offs = np.asarray(block.offsets, dtype=np.int64)
+    require(len(offs) == block.num_values + 1 and len(table_of) == block.num_values,
+            "FSST: offsets do not match the value count")
+    start, end = int(offs[0]), int(offs[-1])
+    data = as_u8(block.data)
+    require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
+    require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
+    from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
+
+    out_offs = np.empty(len(offs), dtype=np.int64)
+    capacity = MAX_SYMBOL * (end - start) + MAX_SYMBOL
+    check_size(capacity, "FSST output")
+    out = np.empty(capacity, dtype=np.uint8)
+    status = fsst_kernel.decode_tables(readonly(data), offs, np.asarray(table_of, dtype=np.int64), tables.symbols,
+                                       tables.lengths, tables.n_symbols, out, out_offs)
+    require(status != fsst_kernel.ESCAPE_AT_END, "FSST: a string ends inside an escape")
+    require(status != fsst_kernel.BAD_CODE, "FSST: code beyond the symbols of its table")
     return VariableWidthBlock(out_offs, out[:int(out_offs[-1])], block.num_values)
 
 

@@ -10,7 +10,8 @@ symbols of 3+ bytes (one symbol per slot) and a 64 Ki table on the first two
 bytes for the shorter ones.
 
 Greedy longest-match parsing is inherently sequential, so training and
-encoding are numba kernels (cached on disk).  Any table in the reference's
+encoding are numba kernels (cached on disk, releasing the GIL: the writer
+encodes pages on a background thread).  Any table in the reference's
 serialization decodes with pylance, whatever symbols we choose.
 """
 
@@ -129,7 +130,7 @@ def _cand_add(keys_val, keys_len, gains, val, ln, gain):
         h = (h + 1) & (CAND_SLOTS - 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _train(sample, offsets):
     sym_val = np.zeros(255, np.int64)
     sym_len = np.zeros(255, np.int64)
@@ -188,7 +189,7 @@ def _train(sample, offsets):
     return sym_val[:n].copy(), sym_len[:n].copy()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _encode(data, offsets, sym_val, sym_len):
     n = len(sym_len)
     h_val, h_info, short, byte = _build_lookup(sym_val, sym_len, n)

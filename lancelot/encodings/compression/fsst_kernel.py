@@ -55,3 +55,32 @@ def decode(codes: np.ndarray, offsets: np.ndarray, symbols: np.ndarray, lengths:
                 i += 1
         out_offsets[s + 1] = p
     return OK
+
+
+@numba.njit(cache=True, nogil=True)
+def decode_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, symbols: np.ndarray,
+                  lengths: np.ndarray, n_symbols: np.ndarray, out: np.ndarray, out_offsets: np.ndarray) -> int:
+    """``decode``, string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8) and ``lengths`` (t, 256)."""
+    p = 0
+    out_offsets[0] = 0
+    for s in range(len(offsets) - 1):
+        t = table_of[s]
+        i = offsets[s]
+        end = offsets[s + 1]
+        while i < end:
+            c = codes[i]
+            if c == 255:
+                if i + 1 >= end:
+                    return ESCAPE_AT_END
+                out[p] = codes[i + 1]
+                p += 1
+                i += 2
+            else:
+                if c >= n_symbols[t]:
+                    return BAD_CODE
+                for b in range(8):
+                    out[p + b] = symbols[t, c, b]
+                p += lengths[t, c]
+                i += 1
+        out_offsets[s + 1] = p
+    return OK

@@ -100,3 +100,12 @@ def read_uints(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     for b in range(1, width):
         out |= data[pos + b].astype(np.int64) << (8 * b)
     return out
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (numba compiles one specialization per writability: keep it one)."""
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v

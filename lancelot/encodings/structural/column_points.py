@@ -21,6 +21,8 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression.chunked import symbol_table
+from lancelot.encodings.compression.fsst import fsst_decode_tables, stack_tables
 from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
@@ -48,6 +50,15 @@ class ColumnChunks:
     def_w: np.ndarray  # definition levels' bit width of each chunk
 
 
+@dataclass
+class PointPlan:
+    """The chunks a read touches and, per row, its chunk (column-wide and among those fetched)."""
+
+    chunks: np.ndarray
+    chunk_of: np.ndarray
+    k_of: np.ndarray
+
+
 class ColumnPoints:
     """Point reads over all pages of one leaf column (see the module docstring)."""
 
@@ -71,6 +82,11 @@ class ColumnPoints:
         )
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self.nullable = bool(self.reader.has_def)
+        self.fsst_tables = None  # every page's FSST table, when all of them compress
+        if self.reader.fsst is not None:
+            tables = [symbol_table(p.points.fsst) for p in pages]
+            if all(t.switch_on for t in tables):
+                self.fsst_tables = stack_tables(tables)
 
     @classmethod
     def of(cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int) -> ColumnPoints | None:
@@ -97,32 +113,40 @@ class ColumnPoints:
         base = np.cumsum(sizes) - sizes
         return (dicts[0] if len(dicts) == 1 else pa.concat_arrays(dicts)), base, sizes
 
-    def plan(self, rows: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
-        """The chunks holding ``rows`` (sorted, unique) and their byte ranges (one per run of adjacent chunks)."""
+    def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
+        """Where ``rows`` (sorted, unique) lie, and the byte ranges of their chunks (one per run of adjacent chunks)."""
         c = self.chunks
-        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
-        keep = np.empty(len(chunk_of), dtype=bool)
-        keep[0] = True
-        np.not_equal(chunk_of[1:], chunk_of[:-1], out=keep[1:])
-        chunks = chunk_of[keep]
+        if len(rows) > 1 and int(rows[-1]) - int(rows[0]) + 1 == len(rows):  # a range: chunk by chunk
+            first, last = np.searchsorted(c.row_ends, rows[[0, -1]], side="right").tolist()
+            chunks = np.arange(first, last + 1, dtype=np.int64)
+            lo = np.maximum(c.first_row[chunks], rows[0])
+            hi = np.minimum(c.row_ends[chunks], rows[-1] + 1)
+            k_of = np.repeat(np.arange(len(chunks), dtype=np.int64), hi - lo)
+            chunk_of = chunks[k_of]
+        else:
+            chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+            keep = np.empty(len(chunk_of), dtype=bool)
+            keep[0] = True
+            np.not_equal(chunk_of[1:], chunk_of[:-1], out=keep[1:])
+            chunks = chunk_of[keep]
+            k_of = np.cumsum(keep) - 1
         starts, ends = c.offsets[chunks], c.offsets[chunks] + c.sizes[chunks]
         brk = np.flatnonzero(starts[1:] != ends[:-1]) + 1
         lo = starts[np.concatenate([[0], brk])]
         hi = ends[np.concatenate([brk - 1, [len(chunks) - 1]])]
-        return chunks, list(zip(lo.tolist(), (hi - lo).tolist()))
+        return PointPlan(chunks, chunk_of, k_of), list(zip(lo.tolist(), (hi - lo).tolist()))
 
-    def decode(self, rows: np.ndarray, chunks: np.ndarray, bufs: list) -> pa.Array:
+    def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list) -> pa.Array:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
         c = self.chunks
+        chunks, chunk_of, k_of = plan.chunks, plan.chunk_of, plan.k_of
         data = np.frombuffer(bufs[0], np.uint8) if len(bufs) == 1 else \
             np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
         size = c.sizes[chunks]
         pos = np.zeros(len(chunks), dtype=np.int64)
         np.cumsum(size[:-1], out=pos[1:])
-        if len(data) != int(pos[-1] + size[-1]):
+        if len(data) != int(pos[-1] + size[-1]) or len(k_of) != len(rows):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1] + size[-1])}")
-        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
-        k_of = np.searchsorted(chunks, chunk_of)
         idx = rows - c.first_row[chunk_of]
         try:
             dfn, fixed, var_start, var_len = self.reader.run(data, pos, size, c.items[chunks], k_of, idx,
@@ -142,13 +166,18 @@ class ColumnPoints:
     def _values(self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray,
                 page_of_row: np.ndarray) -> pa.Array:
         r = self.reader
-        if r.vkind == VARIABLE and r.fsst is not None:  # one FSST table per page: decode page by page
-            cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
-            parts = []
-            for a, b in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()):
-                page = self.pages[int(page_of_row[a])]
-                parts.append(r.block(data, fixed, var_start[a:b], var_len[a:b], page.points.fsst))
-            block = _join_variable(parts) if len(parts) > 1 else parts[0]
+        if r.vkind == VARIABLE and r.fsst is not None:  # one FSST table per page
+            if self.fsst_tables is not None:
+                codes = r.block(data, fixed, var_start, var_len, None)
+                block = fsst_decode_tables(self.fsst_tables, page_of_row, codes)
+            else:  # some page keeps its strings uncompressed: decode page by page
+                cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+                parts = []
+                for a, b in zip(np.concatenate([[0], cuts]).tolist(),
+                                np.concatenate([cuts, [len(var_start)]]).tolist()):
+                    page = self.pages[int(page_of_row[a])]
+                    parts.append(r.block(data, fixed, var_start[a:b], var_len[a:b], page.points.fsst))
+                block = _join_variable(parts) if len(parts) > 1 else parts[0]
         else:
             block = r.block(data, fixed, var_start, var_len, None)
         if self.dictionary is None:

@@ -1,11 +1,15 @@
 """The 2.1+ FieldReader: one top-level field, read from the leaf columns it owns.
 
 Each column holds one leaf with the levels of the whole path above it
-(paths.py).  A read maps the field rows to page rows of every column, loads
-the search caches of the pages it touches (one fetch, kept in
-``FieldContext.cache``), fetches all data ranges in one more call, decodes
-each page into its path array (repdef.py) and, for fields of several
+(paths.py).  The first read loads the search caches of every page of the
+field in one fetch (kept in ``FieldContext.cache``).  A read then maps the
+field rows to page rows of every column, fetches all data ranges in one call,
+decodes each page into its path array (repdef.py) and, for fields of several
 columns, merges the path arrays into the field's array.
+
+Takes and short ranges of a top-level primitive field whose pages allow it go
+around the page-by-page path: column_points.py reads the rows value by value
+over the whole column (one plan, one fetch, one kernel call).
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+#: ranges of at most this many rows are read value by value over the whole column (column_points.py):
+#: cheaper than decoding whole chunks page by page up to about this size
+POINT_RANGE_ROWS = 16384
 
 #: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
 _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
@@ -218,6 +226,10 @@ class StructuralFieldReader(FieldReader):
             return pa.nulls(0, self.ctx.field.type)
         if start < 0 or stop > self.ctx.num_rows:
             raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
+        if stop - start <= POINT_RANGE_ROWS:
+            points = self._column_points()
+            if points is not None:
+                return self._take_points(points, row_range(start, stop))
         return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked)
 
     def take(self, rows: np.ndarray) -> pa.Array:

@@ -18,8 +18,10 @@ Page buffers: 0 = chunk metadata, 1 = the chunks, 2 = dictionary (when
 
 The search cache (chunk table, per-chunk row counts, dictionary) is decoded
 once per page; a read fetches only the chunks that hold the requested rows
-(one byte range per run of consecutive chunks), decodes all of them at once
-(miniblock_chunks.py) and picks the requested rows out of the concatenated
+(one byte range per run of consecutive chunks).  Scattered or few rows of a
+page without lists are read value by value where they lie
+(miniblock_points.py); otherwise all fetched chunks are decoded at once
+(miniblock_chunks.py) and the requested rows picked out of the concatenated
 levels with index arithmetic over whole arrays.
 """
 

@@ -22,7 +22,7 @@ from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import fsst_decode
 from lancelot.encodings.compression.points import _le, _unpack_one, lane_positions
 from lancelot.encodings.compression.rle import _widths as rle_widths
-from lancelot.encodings.compression.segments import gather
+from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -47,39 +47,71 @@ MESSAGES = {
 def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def_t, def_ws, def_rows, def_lanes,
             vkind, vparam, vparam2, rows, lanes, dfn_out, fixed_out, var_start, var_len, where) -> int:
     head = 2 + 2 * has_def + word * nb
+    last_k = -1
+    # the current chunk's layout (parsed once per run of rows in one chunk)
+    p0 = def_start = def_size = v0 = v0_size = v1 = v1_size = n = def_w = w = 0
+    run = covered = 0  # RLE: the run reached so far and the values it and the runs before cover
     for j in range(len(k_of)):
         where[0] = j
         k = k_of[j]
-        def_w = def_ws[k]
-        p0 = pos[k]
-        csize = size[k]
-        if csize < head:
-            return SHORT_CHUNK
-        cursor = (head + 7) // 8 * 8
-        def_start = 0
-        def_size = 0
-        if has_def:
-            if int(_le(data, p0, 2)) != counts[k]:
-                return LEVELS
-            def_size = int(_le(data, p0 + 2, 2))
-            def_start = cursor
-            cursor = (cursor + def_size + 7) // 8 * 8
-            if def_start + def_size > csize:
-                return SHORT_CHUNK
-        field = 2 + 2 * has_def
-        v0 = cursor
-        v0_size = int(_le(data, p0 + field, word))
-        v1 = 0
-        v1_size = 0
-        end = v0 + v0_size
-        if nb > 1:
-            v1 = (end + 7) // 8 * 8
-            v1_size = int(_le(data, p0 + field + word, word))
-            end = v1 + v1_size
-        if end > csize:
-            return SHORT_CHUNK
         i = idx[j]
-        n = counts[k]
+        if k != last_k:
+            last_k = k
+            def_w = def_ws[k]
+            p0 = pos[k]
+            csize = size[k]
+            n = counts[k]
+            if csize < head:
+                return SHORT_CHUNK
+            cursor = (head + 7) // 8 * 8
+            def_start = 0
+            def_size = 0
+            if has_def:
+                if np.int64(_le(data, p0, 2)) != n:
+                    return LEVELS
+                def_size = np.int64(_le(data, p0 + 2, 2))
+                def_start = cursor
+                cursor = (cursor + def_size + 7) // 8 * 8
+                if def_start + def_size > csize:
+                    return SHORT_CHUNK
+            field = 2 + 2 * has_def
+            v0 = cursor
+            v0_size = np.int64(_le(data, p0 + field, word))
+            v1 = 0
+            v1_size = 0
+            end = v0 + v0_size
+            if nb > 1:
+                v1 = (end + 7) // 8 * 8
+                v1_size = np.int64(_le(data, p0 + field + word, word))
+                end = v1 + v1_size
+            if end > csize:
+                return SHORT_CHUNK
+            if def_kind == DEF_OUT_OF_LINE:
+                tb = def_t // 8
+                group_bytes = (CHUNK // 8) * def_w
+                whole = n // CHUNK
+                tail = n % CHUNK
+                raw_tail = tail > 0 and def_size == whole * group_bytes + tail * tb
+                packed = whole + (1 if tail > 0 and not raw_tail else 0)
+                if def_size < packed * group_bytes + (tail * tb if raw_tail else 0):
+                    return SHORT_BUFFER
+            if vkind == INLINE:
+                tb = vparam // 8
+                if v0_size < tb:
+                    return SHORT_BUFFER
+                w = np.int64(_le(data, p0 + v0, tb))
+                if w > vparam:
+                    return BAD_WIDTH
+                if tb + (CHUNK // 8) * w > v0_size:
+                    return SHORT_BUFFER
+            elif vkind == VARIABLE:
+                if (n + 1) * vparam > v0_size:
+                    return SHORT_BUFFER
+            elif vkind == RLE:
+                if v0_size < (v1_size // vparam2) * vparam:
+                    return SHORT_BUFFER
+                run = 0
+                covered = 0
         # the definition level
         if def_kind == DEF_OUT_OF_LINE:
             tb = def_t // 8
@@ -89,8 +121,6 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
             full = whole * group_bytes
             raw_tail = tail > 0 and def_size == full + tail * tb
             packed = whole + (1 if tail > 0 and not raw_tail else 0)
-            if def_size < packed * group_bytes + (tail * tb if raw_tail else 0):
-                return SHORT_BUFFER
             g = i // CHUNK
             if g >= packed:
                 dfn_out[j] = _le(data, p0 + def_start + full + (i - whole * CHUNK) * tb, tb)
@@ -117,48 +147,35 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
                 return SHORT_BUFFER
             fixed_out[j] = (data[s + i // 8] >> (i % 8)) & 1
         elif vkind == INLINE:
-            t = vparam
-            tb = t // 8
-            if v0_size < tb:
-                return SHORT_BUFFER
-            w = int(_le(data, s, tb))
-            if w > t:
-                return BAD_WIDTH
-            if tb + (CHUNK // 8) * w > v0_size:
-                return SHORT_BUFFER
+            tb = vparam // 8
             value = np.uint64(0)
             if w > 0:
-                value = _unpack_one(data, s + tb, t, w, rows[i], lanes[i])
+                value = _unpack_one(data, s + tb, vparam, w, rows[i], lanes[i])
             for b in range(tb):
                 fixed_out[j * tb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
         elif vkind == VARIABLE:
             ow = vparam
-            if (n + 1) * ow > v0_size:
-                return SHORT_BUFFER
-            a = int(_le(data, s + i * ow, ow))
-            b = int(_le(data, s + (i + 1) * ow, ow))
+            a = np.int64(_le(data, s + i * ow, ow))
+            b = np.int64(_le(data, s + (i + 1) * ow, ow))
             if a < (n + 1) * ow or b < a or b > v0_size:
                 return BAD_OFFSETS
             var_start[j] = s + a
             var_len[j] = b - a
-        else:  # RLE: values in buffer 0, run lengths in buffer 1
+        else:  # RLE: values in buffer 0, run lengths in buffer 1; rows of a chunk come in order
             vb = vparam
             lb = vparam2
             runs = v1_size // lb
-            if v0_size < runs * vb:
-                return SHORT_BUFFER
-            covered = 0
-            found = False
-            for r in range(runs):
-                covered += int(_le(data, p0 + v1 + r * lb, lb))
-                if covered > i:
-                    value = _le(data, s + r * vb, vb)
-                    for b in range(vb):
-                        fixed_out[j * vb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
-                    found = True
-                    break
-            if not found:
+            if run < runs and covered == 0:
+                covered = np.int64(_le(data, p0 + v1, lb))
+            while run < runs and covered <= i:
+                run += 1
+                if run < runs:
+                    covered += np.int64(_le(data, p0 + v1 + run * lb, lb))
+            if run >= runs:
                 return SHORT_RUNS
+            value = _le(data, s + run * vb, vb)
+            for b in range(vb):
+                fixed_out[j * vb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
     return OK
 
 
@@ -249,7 +266,7 @@ class PointReader:
         rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
         def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
         where = np.zeros(1, dtype=np.int64)
-        status = _points(data, pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
+        status = _points(readonly(data), pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
                          self.def_t, def_ws, def_rows, def_lanes, self.vkind, self.vparam, self.vparam2, rows,
                          lanes, dfn, fixed, var_start, var_len, where)
         if status != OK:

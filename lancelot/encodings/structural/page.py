@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.compression.segments import ranges_index
 from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
 from lancelot.errors import CorruptFileError
@@ -95,13 +96,7 @@ class PageReader(ABC):
 def ranges_to_index(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(lo[i], hi[i])`` for all i, vectorized."""
     lo = np.asarray(lo, dtype=np.int64)
-    lengths = np.asarray(hi, dtype=np.int64) - lo
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(lengths)
-    shift = np.repeat(lo - (ends - lengths), lengths)
-    return np.arange(total, dtype=np.int64) + shift
+    return ranges_index(lo, np.asarray(hi, dtype=np.int64) - lo)
 
 
 def is_contiguous(rows: np.ndarray) -> bool:
@@ -151,24 +146,6 @@ def select_rows(span: PageLevels, span_first_row: int, rows: np.ndarray) -> Page
 
 def _cut(levels: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
     return None if levels is None else levels[a:b]
-
-
-def concat_levels(parts: list[PageLevels]) -> PageLevels:
-    """Join level runs of the same page (each starting at a row start)."""
-    if len(parts) == 1:
-        return parts[0]
-    meaning = parts[0].meaning
-    n = sum(p.num_levels for p in parts)
-
-    def join(attr: str) -> np.ndarray | None:
-        arrs = [getattr(p, attr) for p in parts]
-        if all(a is None for a in arrs):
-            return None
-        return np.concatenate([a if a is not None else np.zeros(p.num_levels, np.uint16)
-                               for a, p in zip(arrs, parts)])
-
-    values = pa.concat_arrays([p.values for p in parts])
-    return PageLevels(meaning, join("rep"), join("dfn"), n, values)
 
 
 def as_u8(buf) -> np.ndarray:

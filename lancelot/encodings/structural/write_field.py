@@ -29,6 +29,7 @@ from lancelot.encodings.structural.write_blob import check_blob_type, encode_blo
 from lancelot.encodings.structural.write_constant import constant_value, encode_all_null, encode_constant
 from lancelot.encodings.structural.write_fullzip import encode_full_zip
 from lancelot.encodings.structural.write_miniblock import ChunkTooLarge, encode_miniblock
+from lancelot.encodings.structural.write_pipeline import PageWorker
 from lancelot.encodings.structural.write_repdef import (
     LeafPath,
     Shred,
@@ -96,9 +97,10 @@ class LeafColumnWriter:
     """Writes the pages of one leaf column and produces its ColumnMetadata."""
 
     def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: str,
-                 packed: str | None = None) -> None:
+                 packed: str | None = None, worker: PageWorker | None = None) -> None:
         self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
         self.path, self.version = path, version
+        self.worker = worker  # pages are encoded and written there (in order) when given
         self.packed = packed  # "fixed" / "variable" for a packed struct
         self.dictionary = pa.types.is_dictionary(path.leaf.type)
         self.opts = options_for(path.leaf, version)
@@ -129,7 +131,7 @@ class LeafColumnWriter:
         self.pending, self.pending_bytes = [], 0
         per_row = self.path.items_per_row  # rows below fixed-size lists of structs are counted in entries
         if cost <= self.max_page_bytes or s.num_rows == per_row:
-            self.write_page(s)
+            self._emit(s)
             return
         rows_per_page = max(1, int(s.num_rows * self.max_page_bytes // cost) // per_row) * per_row
         align = PAGE_ROW_ALIGN * per_row
@@ -141,7 +143,13 @@ class LeafColumnWriter:
             rest = parts.pop()
             self.pending, self.pending_bytes = [rest], self._cost(rest)
         for part in parts:
-            self.write_page(part)
+            self._emit(part)
+
+    def _emit(self, s: Shred) -> None:
+        if self.worker is not None:
+            self.worker.submit(self.write_page, s)
+        else:
+            self.write_page(s)
 
     def write_page(self, s: Shred) -> None:
         levels = page_levels(self.path, s.rep, s.defc)
@@ -195,7 +203,7 @@ class StructuralFieldWriter:
     """Shreds each batch of a top-level field into its leaf columns."""
 
     def __init__(self, out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
-                 version: str) -> None:
+                 version: str, worker: PageWorker | None = None) -> None:
         self.field = field
         if version == "2.1" and _has_map(field.type):
             raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
@@ -205,7 +213,7 @@ class StructuralFieldWriter:
         packed = [_check_leaf_type(p, version) for p in self.paths]
         self.columns = []
         for p, kind in zip(self.paths, packed):
-            self.columns.append(LeafColumnWriter(out, next_index[0], max_page_bytes, p, version, kind))
+            self.columns.append(LeafColumnWriter(out, next_index[0], max_page_bytes, p, version, kind, worker))
             next_index[0] += 1
 
     def append(self, arr: pa.Array) -> None:
@@ -222,8 +230,11 @@ class StructuralFieldWriter:
 
 
 def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
-                      version: str) -> StructuralFieldWriter:
-    """The writer of one top-level field of a 2.1/2.2 file, allocating its leaf columns in pre-order."""
+                      version: str, worker: PageWorker | None = None) -> StructuralFieldWriter:
+    """The writer of one top-level field of a 2.1/2.2 file, allocating its leaf columns in pre-order.
+
+    With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``.
+    """
     if version not in ("2.1", "2.2"):
         raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {version}")
-    return StructuralFieldWriter(out, field, next_index, max_page_bytes, version)
+    return StructuralFieldWriter(out, field, next_index, max_page_bytes, version, worker)
