@@ -139,6 +139,8 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
         values = arr
     elif pa.types.is_temporal(t) and t.bit_width in _INT_VIEW:
         values = arr.view(_INT_VIEW[t.bit_width])
+    elif pa.types.is_decimal128(t) and t.precision <= 18:
+        return _small_decimal_zone_stats(arr, rows_per_zone, nzones)
     else:
         return None
     n = len(arr)
@@ -166,6 +168,25 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
     lo = pa.array(mins, mask=unknown).view(t) if values is not arr else pa.array(mins, t, mask=unknown)
     hi = pa.array(maxs, mask=unknown).view(t) if values is not arr else pa.array(maxs, t, mask=unknown)
     return lo, hi, nulls
+
+
+def _small_decimal_zone_stats(arr: pa.Array, rows_per_zone: int,
+                              nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+    """Bounds of a decimal128 of precision <= 18: every unscaled value fits the low 64-bit word."""
+    words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset: 2 * (arr.offset + len(arr))]
+    low = pa.array(words[0::2], mask=None if not arr.null_count else ~arr.is_valid().to_numpy(zero_copy_only=False))
+    stats = _numeric_zone_stats(low, rows_per_zone, nzones)
+    if stats is None:
+        return None
+    lo, hi, nulls = stats
+
+    def back(bound: pa.Array) -> pa.Array:
+        v = bound.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        raw = np.stack([v, np.where(v < 0, -1, 0)], axis=1).astype(np.int64)
+        validity = bound.buffers()[0]
+        return pa.Array.from_buffers(arr.type, len(bound), [validity, pa.py_buffer(raw.tobytes())])
+
+    return back(lo), back(hi), nulls
 
 
 class ZoneMapBuilder:
@@ -218,8 +239,16 @@ class ZoneMapBuilder:
             except (pa.ArrowException, ValueError, TypeError):
                 self._alive[j] = False  # a type pyarrow cannot aggregate: no statistics for this column
 
-    @staticmethod
-    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    def _zone_stats(self, arr: pa.Array, zone: pa.Array, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+        if _stat_type(arr.type) == pa.binary():  # one min_max per zone: cheaper than a hash group-by
+            lo, hi, nulls = [], [], np.zeros(nzones, np.int64)
+            for k in range(nzones):
+                part = arr.slice(k * self.rows_per_zone, self.rows_per_zone)
+                mm = pc.min_max(part)
+                lo.append(mm["min"].as_py())
+                hi.append(mm["max"].as_py())
+                nulls[k] = part.null_count
+            return _cut_bounds(pa.array(lo, arr.type), pa.array(hi, arr.type)) + (nulls,)
         t = pa.table({"z": zone, "v": arr})
         aggs = [("v", "min_max"), ("v", "count", pc.CountOptions("only_null"))]
         floating = pa.types.is_floating(arr.type)
