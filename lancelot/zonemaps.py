@@ -234,16 +234,20 @@ class ZoneMapBuilder:
                 if stats is None:
                     if zone is None:
                         zone = pa.array(np.arange(n, dtype=np.int64) // self.rows_per_zone)
-                    stats = self._zone_stats(arr, zone, nzones)
+                    stats = self._zone_stats(arr, zone, nzones, self.rows_per_zone)
                 self._stats[j].append(stats)
             except (pa.ArrowException, ValueError, TypeError):
                 self._alive[j] = False  # a type pyarrow cannot aggregate: no statistics for this column
 
-    def _zone_stats(self, arr: pa.Array, zone: pa.Array, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
-        if _stat_type(arr.type) == pa.binary():  # one min_max per zone: cheaper than a hash group-by
+    @staticmethod
+    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int,
+                    rows_per_zone: int | None = None) -> tuple[pa.Array, pa.Array, np.ndarray]:
+        """Bounds per zone (``zone`` = each row's zone); byte strings with ``rows_per_zone`` given
+        take one min_max per zone slice, cheaper than the hash group-by."""
+        if rows_per_zone and _stat_type(arr.type) == pa.binary():
             lo, hi, nulls = [], [], np.zeros(nzones, np.int64)
             for k in range(nzones):
-                part = arr.slice(k * self.rows_per_zone, self.rows_per_zone)
+                part = arr.slice(k * rows_per_zone, rows_per_zone)
                 mm = pc.min_max(part)
                 lo.append(mm["min"].as_py())
                 hi.append(mm["max"].as_py())

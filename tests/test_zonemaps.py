@@ -283,3 +283,32 @@ def test_numpy_bounds_equal_the_grouped_bounds(kind):
     assert fast is not None
     assert fast[0].equals(slow[0]) and fast[1].equals(slow[1])
     assert np.array_equal(fast[2], slow[2])
+
+
+def test_per_zone_string_bounds_equal_the_grouped_bounds():
+    rng = np.random.default_rng(6)
+    n, rpz = 2500, 300
+    words = np.array(["", "a", "b" * 40, "zz", "\u00e9t\u00e9", "m" * 70])
+    mask = rng.random(n) < 0.2
+    mask[600:900] = True  # an all-null zone
+    for t in (pa.string(), pa.large_binary()):
+        arr = pa.array(words[rng.integers(0, len(words), n)], mask=mask).cast(t)
+        nz = -(-n // rpz)
+        zone = pa.array(np.arange(n) // rpz)
+        fast = ZoneMapBuilder._zone_stats(arr, zone, nz, rpz)
+        slow = ZoneMapBuilder._zone_stats(arr, zone, nz)
+        assert fast[0].equals(slow[0]) and fast[1].equals(slow[1]) and fast[0].null_count == 1
+        assert np.array_equal(fast[2], slow[2])
+
+
+def test_small_decimal_bounds():
+    from lancelot.zonemaps import _numeric_zone_stats
+
+    vals = [None if i % 7 == 0 else (i * 37 % 1000 - 500) for i in range(1000)]
+    arr = pa.array([None if v is None else Decimal(v) / 100 for v in vals], pa.decimal128(12, 2))
+    lo, hi, nulls = _numeric_zone_stats(arr, 300, 4)
+    for k in range(4):
+        part = arr.slice(k * 300, 300)
+        mm = pc.min_max(part)
+        assert lo[k].as_py() == mm["min"].as_py() and hi[k].as_py() == mm["max"].as_py()
+        assert nulls[k] == part.null_count
