@@ -16,6 +16,11 @@ import numpy as np
 
 from lancelot.encodings.compression.buffers import require
 
+#: up to this many segments of at least SLICE_BYTES bytes on average are joined slice by slice
+#: (a list of views and one concatenate: 10x faster than a mask for 512 segments of 32 KiB)
+MAX_SLICES = 4096
+SLICE_BYTES = 512
+
 
 @dataclass
 class Segments:
@@ -89,6 +94,8 @@ def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndar
     if not np.any(gaps):
         return data[lo:hi]
     total = int(lengths.sum())
+    if len(starts) <= MAX_SLICES and total >= SLICE_BYTES * len(starts):  # few long segments: copy slices
+        return np.concatenate([data[a:a + n] for a, n in zip(starts.tolist(), lengths.tolist())])
     if np.all(gaps >= 0) and hi - lo <= 8 * total:
         return data[lo:hi][segments_mask(starts, lengths, lo, hi)]
     return data[ranges_index(starts, lengths)]

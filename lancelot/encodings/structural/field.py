@@ -236,7 +236,7 @@ class StructuralFieldReader(FieldReader):
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
             raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        if len(rows) and not is_contiguous(rows):
+        if len(rows) and (len(rows) <= POINT_RANGE_ROWS or not is_contiguous(rows)):
             points = self._column_points()
             if points is not None:
                 return self._take_points(points, rows)
