@@ -9,7 +9,9 @@ FieldReaders live in encodings/v2_0 (2.0) and encodings/structural (2.1+).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +38,22 @@ def _version_module(version: str, path: str):
     return structural
 
 
+#: reads of at least this many rows (takes of this many rows) decode their fields in parallel
+PARALLEL_MIN_ROWS = 32_768
+PARALLEL_MIN_TAKE = 256
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The process-wide decode pool (one thread per CPU, at most 8), created on first use."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="lancelot-read")
+        return _POOL
+
+
 class LanceFile:
     """A Lance file opened for reading (like ``pyarrow.parquet.ParquetFile``).
 
@@ -56,6 +74,8 @@ class LanceFile:
         self.version: str = self.metadata.version
         self._module = _version_module(self.version, self.path)
         self._cache: dict = {}
+        #: decode the fields of large reads on the shared thread pool (set False to stay on the caller's thread)
+        self.parallel: bool = True
         self._readers: dict[str, FieldReader] = {}
         self._columns: dict[str, list[ColumnInfo]] = {}
         pos = 0
@@ -119,8 +139,17 @@ class LanceFile:
         start, stop = min(max(0, int(start)), self.num_rows), min(self.num_rows, int(stop))
         stop = max(start, stop)
         fields = self._fields(columns)
-        arrays = [self._guard(lambda f=f: self._read_range(self._reader(f), start, stop)) for f in fields]
+        readers = [self._reader(f) for f in fields]
+        arrays = self._map(lambda r: self._guard(lambda: self._read_range(r, start, stop)), readers,
+                           parallel=stop - start >= PARALLEL_MIN_ROWS)
         return self._table(fields, arrays, stop - start)
+
+    def _map(self, fn, items: list, parallel: bool) -> list:
+        """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
+        and the numba kernels release the GIL, so columns decode side by side)."""
+        if not parallel or len(items) < 2 or not self.parallel:
+            return [fn(x) for x in items]
+        return list(_pool().map(fn, items))
 
     @staticmethod
     def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
@@ -143,12 +172,12 @@ class LanceFile:
         ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
-        arrays = []
-        for f in fields:
-            a = self._guard(lambda f=f: self._reader(f).take(uniq))
-            if inverse is not None:
-                a = a.take(pa.array(inverse))
-            arrays.append(a)
+        readers = [self._reader(f) for f in fields]
+        arrays = self._map(lambda r: self._guard(lambda: r.take(uniq)), readers,
+                           parallel=len(uniq) >= PARALLEL_MIN_TAKE)
+        if inverse is not None:
+            order = pa.array(inverse)
+            arrays = [a.take(order) for a in arrays]
         return self._table(fields, arrays, len(idx))
 
     def iter_batches(self, batch_size: int = 65536, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
