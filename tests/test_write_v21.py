@@ -246,7 +246,8 @@ def test_refused_types(tmp_path):
         write_table(pa.table({"m": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int32()))}),
                     tmp_path / "m.lance", version="2.1")
     with pytest.raises(UnsupportedTypeError):
-        write_table(pa.table({"d": pa.array([1, 2]).dictionary_encode()}), tmp_path / "d.lance", version="2.1")
+        write_table(pa.table({"d": pa.array([1, 2], pa.int32()).cast(pa.decimal128(12, 2)).dictionary_encode()}),
+                    tmp_path / "d.lance", version="2.1")
     assert not (tmp_path / "m.lance").exists()
 
 

@@ -5,15 +5,17 @@ pylance 14 reads these ``lance-encoding:*`` keys from a field's metadata
 the same keys with the same meaning:
 
 * ``compression``: ``lz4`` / ``zstd`` wrap the page's values in General
-  compression (mini-block chunks, or each full-zip value); ``fsst`` asks for FSST
-  on strings; ``none`` turns every value compression off (Flat / Variable only;
-  dictionaries stay allowed, as in pylance);
-* ``compression-level``: the zstd level (``BufferCompression.level``);
+  compression (mini-block chunks, or each full-zip value); ``fsst`` forces FSST
+  on strings and binary, whatever the page size; ``none`` turns every value
+  compression off (Flat / Variable only; dictionaries stay allowed, as in pylance);
+* ``compression-level``: the zstd level (``BufferCompression.level``; stored
+  with lz4 too, as pylance does);
 * ``rle-threshold``: RLE is considered only when runs < threshold x values
   (default: whenever it is the smallest);
-* ``bss``: ``on`` / ``off`` / ``auto`` byte-stream-split of 32/64-bit floats,
+* ``bss``: ``on`` / ``off`` / ``auto`` byte-stream-split of 32/64-bit values,
   which only pays under General compression, so (as in pylance) it is used only
-  together with ``compression`` lz4/zstd; ``auto`` keeps it when it compresses better;
+  together with ``compression`` lz4/zstd; ``auto`` keeps it when a sample
+  compresses 5% smaller (pylance guesses from byte entropy instead);
 * ``dict-divisor`` (default 2) and ``dict-size-ratio`` (default 0.8): a page is
   dictionary-encoded only when its cardinality is at most values / divisor and the
   dictionary form is under ratio x the plain size (pylance also caps the cardinality
@@ -21,7 +23,8 @@ the same keys with the same meaning:
 * ``dict-values-compression`` (``lz4``, ``zstd``, ``none``) and
   ``dict-values-compression-level``: the compression of the page dictionary
   (default: the smaller of plain and lz4 at 2.2, plain at 2.1);
-* ``structural-encoding``: ``miniblock`` or ``fullzip`` forces the page layout;
+* ``structural-encoding``: ``miniblock`` or ``fullzip`` forces the page layout
+  (as in pylance, the top-level field's setting holds for all its leaves);
 * ``packed`` (also the bare key ``packed``) on a struct: one packed-struct column;
 * ``blob`` on a binary field: the blob layout (values out of line).
 

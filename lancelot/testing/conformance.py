@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -287,6 +288,18 @@ STRUCT_STRUCT = pa.struct([("s", pa.struct([("l", pa.large_list(pa.float32())), 
 LIST_FSL = pa.list_(pa.list_(pa.int32(), 3))
 MAP = pa.map_(pa.string(), pa.int64())
 LIST_MAP = pa.list_(pa.map_(pa.int32(), pa.string()))
+
+
+def case_seed(case: Case, version: str, nulls: str) -> int:
+    """The seed of one cell of the matrix."""
+    return zlib.crc32(f"{case.name}/{version}/{nulls}".encode())
+
+
+def case_table(case: Case, version: str, nulls: str, metadata: dict[str, str] | None = None) -> pa.Table:
+    """The table ``{id: int64, c: <case>}`` of one cell of the matrix, ``metadata`` on field ``c``."""
+    arr = case.make(np.random.default_rng(case_seed(case, version, nulls)), case.rows, nulls)
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("c", arr.type, metadata=metadata)])
+    return pa.Table.from_arrays([pa.array(np.arange(case.rows), pa.int64()), arr], schema=schema)
 
 
 # ----------------------------------------------------------------------------- pylance, files

@@ -246,10 +246,11 @@ def _arrays(block: VariableWidthBlock) -> tuple[np.ndarray, np.ndarray]:
     return as_u8(block.data), np.asarray(block.offsets, dtype=np.int64)
 
 
-def train_fsst(block: VariableWidthBlock) -> SymbolTable:
-    """A symbol table for the strings of ``block`` (switch off below 32 KiB, as pylance does)."""
+def train_fsst(block: VariableWidthBlock, force: bool = False) -> SymbolTable:
+    """A symbol table for the strings of ``block`` (switched off below 32 KiB, as pylance does, unless
+    ``force``: then trained on any non-empty input)."""
     data, offs = _arrays(block)
-    if len(offs) < 2 or offs[-1] - offs[0] < LEAST_INPUT_SIZE:
+    if len(offs) < 2 or offs[-1] - offs[0] < (1 if force else LEAST_INPUT_SIZE):
         return SymbolTable(np.zeros((0, 8), np.uint8), np.zeros(0, np.uint8), False)
     sample, s_offs = _sample(data, offs)
     sym_val, sym_len = _train(np.ascontiguousarray(sample), s_offs)

@@ -8,7 +8,9 @@ its shreds until ``max_page_bytes`` and then writes pages at once, choosing
 per page (encoding.md, "Structural Encoding"):
 
 * binary fields with ``lance-encoding:blob``: the blob layout (bytes out of line);
-* all visible items null (or none): the all-null constant layout;
+* all visible items null (or none): the all-null constant layout (the only
+  page pylance writes for fixed-size lists of strings, and for a top-level
+  struct without children);
 * (2.2) every valid visible item the same value: the constant layout with that value;
 * packed structs: mini-block PackedStruct rows (whole-byte fixed-width children),
   or (2.2) full-zip VariablePackedStruct rows (string/binary children too);
@@ -19,6 +21,8 @@ per page (encoding.md, "Structural Encoding"):
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +36,7 @@ from lancelot.encodings.structural.write_miniblock import ChunkTooLarge, encode_
 from lancelot.encodings.structural.write_pipeline import PageWorker
 from lancelot.encodings.structural.write_repdef import (
     LeafPath,
+    PageLevels,
     Shred,
     concat_shreds,
     leaf_paths,
@@ -41,14 +46,17 @@ from lancelot.encodings.structural.write_repdef import (
 )
 from lancelot.encodings.structural.write_values import (
     check_packed_children,
+    fsl_of_variable,
     is_variable,
     max_value_bytes,
     packed_struct_kind,
+    storage,
     value_bytes,
 )
 from lancelot.errors import LanceError, UnsupportedTypeError
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb20
+from lancelot.format.pb import encodings_v2_1_pb2 as pb21
 from lancelot.format.pb import file2_pb2
 
 #: values this wide or wider go to full-zip pages (pylance's mini-block limit)
@@ -62,15 +70,23 @@ def _check_leaf_type(path: LeafPath, version: str) -> str | None:
     t = path.leaf.type
     if isinstance(t, pa.ExtensionType):
         t = t.storage_type
+    if pa.types.is_struct(t) and t.num_fields == 0:
+        if len(path.steps) > 1:
+            raise UnsupportedTypeError(f"struct {path.leaf.name!r} without children inside another type is not "
+                                       "writable (pylance 14 does not read it back, not even from its own files)")
+        return "empty"
     if pa.types.is_struct(t):  # write_repdef admits no other struct leaf
         return packed_struct_kind(path.leaf, version)
     if options_for(path.leaf, version).blob:
         check_blob_type(t, path.leaf.name, path.max_rep)
         return None
     if pa.types.is_dictionary(t):
-        if not is_variable(t.value_type):
-            raise UnsupportedTypeError(f"dictionary field {path.leaf.name!r} of {t.value_type} values "
-                                       "is not yet writable at 2.1+ (string/binary values are)")
+        v = t.value_type
+        # pylance 14 parses the logical type "dict:<values>:<keys>:<ordered>" by splitting at ':', so it reads
+        # no dictionary of values whose own logical type has one (decimals, dates, timestamps, fixed-size binary)
+        if not (is_variable(v) or pa.types.is_integer(v) or pa.types.is_floating(v)):
+            raise UnsupportedTypeError(f"dictionary field {path.leaf.name!r} of {v} values is not writable at 2.1+ "
+                                       "(string, binary, integer and float values are; pylance reads no other)")
         return
     if pa.types.is_fixed_size_list(t):
         inner = t.value_type
@@ -81,6 +97,15 @@ def _check_leaf_type(path: LeafPath, version: str) -> str | None:
             or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
             or (pa.types.is_primitive(t) and not pa.types.is_null(t))):
         raise UnsupportedTypeError(f"{t} ({path.leaf.name!r}) is not yet writable at 2.1+")
+
+
+def encode_empty_struct(levels: PageLevels, name: str) -> tuple[pb21.PageLayout, list[np.ndarray]]:
+    """A struct without children holds nothing: an all-null page without buffers, as pylance writes it, which
+    also refuses such a struct with nulls or inside a list (its levels would need a place)."""
+    if levels.rep is not None or levels.defs is not None:
+        raise UnsupportedTypeError(f"struct {name!r} without children has nulls or is inside a list: not writable "
+                                   "(pylance 14 refuses it too)")
+    return pb21.PageLayout(constant_layout=pb21.ConstantLayout(layers=[pb21.REPDEF_NULLABLE_ITEM])), []
 
 
 def _has_map(t: pa.DataType) -> bool:
@@ -101,7 +126,7 @@ class LeafColumnWriter:
         self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
         self.path, self.version = path, version
         self.worker = worker  # pages are encoded and written there (in order) when given
-        self.packed = packed  # "fixed" / "variable" for a packed struct
+        self.packed = packed  # "fixed" / "variable" for a packed struct, "empty" for a struct without children
         self.dictionary = pa.types.is_dictionary(path.leaf.type)
         self.opts = options_for(path.leaf, version)
         self.pages: list[file2_pb2.ColumnMetadata.Page] = []
@@ -160,10 +185,15 @@ class LeafColumnWriter:
             constant = None
             if self.version != "2.1" and not (self.dictionary or opts.blob) and opts.structural_encoding is None:
                 constant = constant_value(values)
-            if opts.blob:
+            if self.packed == "empty":
+                layout, buffers = encode_empty_struct(levels, self.path.leaf.name)
+            elif opts.blob:
                 layout, buffers = encode_blob(values, levels, large_chunks, self.out.write_buffer)
             elif values.null_count == len(values):
                 layout, buffers = encode_all_null(levels, self.version)
+            elif fsl_of_variable(storage(values).type):
+                raise UnsupportedTypeError(f"{values.type} with non-null values is not writable (pylance 14 writes "
+                                           "fixed-size lists of strings/binary only when all null)")
             elif constant is not None:
                 layout, buffers = encode_constant(levels, *constant)
             elif self.packed is not None:
@@ -211,9 +241,14 @@ class StructuralFieldWriter:
         if version == "2.1" and any(st.kind == "fsl" for p in self.paths for st in p.steps):
             raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
         packed = [_check_leaf_type(p, version) for p in self.paths]
+        # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
+        layout = options_for(field, version).structural_encoding
         self.columns = []
         for p, kind in zip(self.paths, packed):
-            self.columns.append(LeafColumnWriter(out, next_index[0], max_page_bytes, p, version, kind, worker))
+            col = LeafColumnWriter(out, next_index[0], max_page_bytes, p, version, kind, worker)
+            if layout is not None:
+                col.opts = replace(col.opts, structural_encoding=layout)
+            self.columns.append(col)
             next_index[0] += 1
 
     def append(self, arr: pa.Array) -> None:

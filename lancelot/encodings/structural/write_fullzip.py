@@ -10,7 +10,8 @@ when the page has no levels) with the entry's value:
   (u32, or u64 for large types) then its bytes; nothing for a null item.  The
   bytes are FSST-compressed per value (one symbol table in the description)
   when the page holds 32 KiB or more and that saves 10%, or General-compressed
-  each (``compression`` lz4/zstd: zstd either way, as pylance writes); packed struct rows (VariablePackedStruct,
+  each (``compression`` lz4/zstd: zstd either way, as pylance writes; or without a
+  setting when a value exceeds 32 KiB); packed struct rows (VariablePackedStruct,
   2.2) are variable values with u32 lengths.
 
 Buffer 1, the repetition index, holds the position in buffer 0 of every row
@@ -35,6 +36,9 @@ from lancelot.encodings.structural.write_values import compress_per_value, has_i
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
+#: variable values longer than this are General-compressed (zstd) one by one (pylance's threshold)
+GENERAL_MIN_VALUE_BYTES = 32 * 1024
+
 
 def _word_bytes(bits: int) -> int:
     if bits == 0:
@@ -53,27 +57,32 @@ def _rep_index(starts: np.ndarray, total: int) -> np.ndarray:
 
 def _variable_values(block: VariableWidthBlock, opts: EncodingOptions
                      ) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
-    """Variable values as they are, General-compressed each (``compression`` lz4/zstd), or FSST-compressed
-    per value when the page is big enough and it pays."""
+    """Variable values as they are, General-compressed each (``compression`` lz4/zstd, or values over
+    32 KiB in a page of 32 KiB or more, as pylance does), or FSST-compressed per value when the page is big
+    enough and it pays."""
     bits = 8 * block.offsets.dtype.itemsize
     plain = variable_encoding(bits)
-    if opts.general:
+    size = int(block.offsets[-1]) - int(block.offsets[0])
+    huge = (opts.compression != "none" and size >= FSST_MIN_BYTES and block.num_values > 0
+            and int(np.diff(np.asarray(block.offsets, np.int64)).max()) > GENERAL_MIN_VALUE_BYTES)
+    if opts.general or huge:
         # zstd even when lz4 is asked, as pylance does: its reader decompresses null (empty) values
-        # too, which an lz4 buffer without its size prefix fails
-        compression = buffer_compression("zstd", opts.compression_level if opts.general == "zstd" else None)
+        # too, which an lz4 buffer without its size prefix fails; level 0 (zstd's default) unless asked
+        compression = buffer_compression(
+            "zstd", opts.compression_level if opts.general == "zstd" and opts.compression_level is not None else 0)
         packed = compress_values(compression, block)
         return general_encoding(compression, plain), VariableWidthBlock(
             packed.offsets.astype(block.offsets.dtype), packed.data, packed.num_values)
-    size = int(block.offsets[-1]) - int(block.offsets[0])
-    if size < FSST_MIN_BYTES or opts.compression not in (None, "fsst"):
+    forced = opts.compression == "fsst"
+    if not forced and (size < FSST_MIN_BYTES or opts.compression is not None):
         return plain, block
     from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
 
-    table = train_fsst(block)
-    if not table.switch_on:
+    table = train_fsst(block, force=forced)
+    if not (table.switch_on or forced):
         return plain, block
     packed = fsst_encode(table, block)
-    if int(packed.offsets[-1]) - int(packed.offsets[0]) >= FSST_MAX_RATIO * size:
+    if not forced and int(packed.offsets[-1]) - int(packed.offsets[0]) >= FSST_MAX_RATIO * size:
         return plain, block
     return fsst_description(table, plain), packed
 

@@ -62,8 +62,10 @@ def is_leaf(field: pa.Field) -> bool:
     t = field.type
     if pa.types.is_struct(t):
         return t.num_fields == 0 or is_packed(field)
-    if pa.types.is_fixed_size_list(t):
-        return is_fixed_width(t.value_type)
+    if pa.types.is_fixed_size_list(t):  # of fixed-width values, or of strings / binary (all-null pages only)
+        v = t.value_type
+        return is_fixed_width(v) or pa.types.is_string(v) or pa.types.is_binary(v) or pa.types.is_large_string(v) \
+            or pa.types.is_large_binary(v)
     return not _is_list(t)
 
 
@@ -103,9 +105,7 @@ class LeafPath:
 def _walk(field: pa.Field, prefix: list[Step], out: list[tuple[list[Step], pa.Field]]) -> None:
     t = field.type
     nullable = field.nullable
-    if is_leaf(field):
-        if pa.types.is_struct(t) and not is_packed(field):
-            raise UnsupportedTypeError(f"struct {field.name!r} without children is not yet writable at 2.1+")
+    if is_leaf(field):  # a struct leaf is packed, or has no children
         out.append((prefix + [Step("item", 0, nullable)], field))
     elif pa.types.is_struct(t):
         for i in range(t.num_fields):

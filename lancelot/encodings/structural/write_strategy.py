@@ -15,9 +15,11 @@ statistics and size estimates, honouring the field's EncodingOptions
 * 8..64-bit values: the smallest of Flat, InlineBitpacking (1024 values per chunk)
   and Rle (up to 4096 per chunk, cut by their RLE size);
 * strings of 32 KiB or more (longest at least 5 bytes): Fsst with one symbol
-  table per page, when it saves 10%;
-* ``compression`` lz4/zstd: General around Flat (or ByteStreamSplit for floats,
-  per ``bss``) or Variable in every chunk; ``none``: Flat / Variable only;
+  table per page, when it saves 10% (always with ``compression=fsst``);
+* ``compression`` lz4/zstd: General around Flat (or ByteStreamSplit of 32/64-bit
+  values, per ``bss``) or Variable in every chunk; ``none``: Flat / Variable only;
+* null slots of fixed-width values repeat the value before them (runs and bit
+  widths stay as they are);
 * packed structs: PackedStruct rows;
 * otherwise the plain techniques: Flat, Variable, FixedSizeList.
 """
@@ -135,19 +137,17 @@ def _with_general(inner: ChunkEncoder, compression: pb.BufferCompression) -> Chu
 
 
 def _general_compression(opts: EncodingOptions) -> pb.BufferCompression:
-    scheme = opts.general or "zstd"
-    level = opts.compression_level if scheme == "zstd" else None
-    return buffer_compression(scheme, level)
+    # the level is stored for lz4 too, as pylance does (lz4 itself has none)
+    return buffer_compression(opts.general or "zstd", opts.compression_level)
 
 
-def _use_bss(block: FixedWidthBlock, opts: EncodingOptions, is_float: bool, compression: pb.BufferCompression) -> bool:
-    """Byte-stream-split under General compression: bss=on for 32/64-bit values, auto when it compresses better."""
+def _use_bss(block: FixedWidthBlock, opts: EncodingOptions, compression: pb.BufferCompression) -> bool:
+    """Byte-stream-split under General compression of 32/64-bit values: always with bss=on; with auto when a
+    sample compresses 5% smaller split (floats mostly, but integers and timestamps too, as pylance considers)."""
     if block.bits_per_value not in (32, 64) or opts.bss == "off":
         return False
     if opts.bss == "on":
         return True
-    if not is_float:
-        return False
     nb = block.bits_per_value // 8
     k = min(block.num_values, BSS_PROBE_BYTES // nb)
     if k < 64:
@@ -197,7 +197,7 @@ def _cheapest(block: FixedWidthBlock, opts: EncodingOptions) -> tuple[int, str]:
     return best
 
 
-def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS, is_float: bool = False) -> FixedPlan:
+def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) -> FixedPlan:
     """The cheapest of Flat, InlineBitpacking and Rle for 8..64-bit values; Flat only for ``compression=none``;
     General around Flat or ByteStreamSplit for ``compression`` lz4/zstd (its size estimated as the cheapest
     plain technique's: general compression does at least as well on what they compress)."""
@@ -207,7 +207,7 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS, 
     size, kind = _cheapest(block, opts)
     if opts.general:
         compression = _general_compression(opts)
-        inner = compress_byte_stream_split if _use_bss(block, opts, is_float, compression) else compress_flat
+        inner = compress_byte_stream_split if _use_bss(block, opts, compression) else compress_flat
         return FixedPlan(_with_general(_sliced(block, inner), compression), MAX_CHUNK_ITEMS, size)
     if kind == "bitpacking":
         return FixedPlan(BitpackedPage(block).chunk, BITPACK_CHUNK_ITEMS, size)
@@ -218,7 +218,7 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS, 
 
 
 def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
-    """The page's 8..128-bit values as a block, null slots zeroed (they pack better); None for other types."""
+    """The page's 8..128-bit values as a block, null slots filled from the value before; None for other types."""
     arr = storage(values)
     t = arr.type
     if pa.types.is_boolean(t) or pa.types.is_fixed_size_list(t) or pa.types.is_null(t) or is_variable(t):
@@ -231,17 +231,26 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     block = to_block(arr)
     assert isinstance(block, FixedWidthBlock)
     if arr.null_count:
-        data = np.array(block.data, copy=True)
-        data.reshape(len(arr), -1)[~arr.is_valid().to_numpy(zero_copy_only=False)] = 0
-        block = FixedWidthBlock(data, block.bits_per_value, len(arr))
+        rows = np.asarray(block.data)[: len(arr) * (t.bit_width // 8)].reshape(len(arr), -1)
+        block = FixedWidthBlock(rows[fill_positions(arr.is_valid().to_numpy(zero_copy_only=False))].reshape(-1),
+                                block.bits_per_value, len(arr))
     return block
+
+
+def fill_positions(valid: np.ndarray) -> np.ndarray:
+    """For each slot, the last valid slot at or before it (the first valid one for leading nulls): null slots
+    repeat their neighbour, which keeps runs (RLE) and bit widths (bitpacking) as they are."""
+    pos = np.where(valid, np.arange(len(valid)), -1)
+    np.maximum.accumulate(pos, out=pos)
+    pos[pos < 0] = int(np.argmax(valid)) if valid.any() else 0
+    return pos
 
 
 def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions) -> MiniBlockValues:
     if block.bits_per_value > 64:
         return MiniBlockValues(value_costs(values), MAX_CHUNK_ITEMS, _sliced(block, compress_flat),
                                block.num_values * block.bits_per_value // 8)
-    plan = fixed_plan(block, opts, pa.types.is_floating(storage(values).type))
+    plan = fixed_plan(block, opts)
     costs = plan.costs if plan.costs is not None else value_costs(values)
     return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size)
 
@@ -293,10 +302,10 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
     n = len(arr)
     variable = is_variable(arr.type)
     if fixed is not None:
-        if fixed.bits_per_value not in ((64, 128) if opts.version != "2.1" else (128,)):
+        if not force and fixed.bits_per_value not in ((64, 128) if opts.version != "2.1" else (128,)):
             return None
         nb = fixed.bits_per_value // 8
-        keys = (pa.array(fixed.as_dtype("<u8")) if nb == 8 else
+        keys = (pa.array(fixed.as_dtype(f"<u{nb}")) if nb in (1, 2, 4, 8) else
                 pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), n, [None, pa.py_buffer(np.asarray(fixed.data))]))
         plain = n * nb
     elif variable:
@@ -320,11 +329,14 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
     if c > (1 << (bits - 1)):
         raise UnsupportedTypeError(f"a page dictionary of {c} items does not fit {values.type.index_type} keys")
     indices = encoded.indices
-    indices = (pc.fill_null(indices, 0) if indices.null_count else indices).to_numpy(zero_copy_only=False)
+    if indices.null_count:
+        valid = indices.is_valid().to_numpy(zero_copy_only=False)
+        indices = pc.fill_null(indices, 0).to_numpy(zero_copy_only=False)[fill_positions(valid)]
+    else:
+        indices = indices.to_numpy(zero_copy_only=False)
     indices = indices.astype(f"<u{bits // 8}")
     index_block = FixedWidthBlock(indices.view(np.uint8), bits, n)
-    index_opts = opts if opts.plain_only or opts.general else DEFAULT_OPTIONS
-    index_plan = fixed_plan(index_block, index_opts)
+    index_plan = fixed_plan(index_block, opts)  # the field's settings (rle-threshold...) hold for the indices
     if not force and index_plan.size >= opts.dict_size_ratio * plain:
         return None
     items = to_block(encoded.dictionary)
@@ -342,18 +354,20 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
 
 
 def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOptions) -> MiniBlockValues | None:
-    """FSST with one symbol table per page, when the strings are long and many enough (and it pays)."""
+    """FSST with one symbol table per page, when the strings are long and many enough (and it pays), or
+    whenever the field asks for it (``compression=fsst``, as pylance does)."""
     size = int(block.offsets[-1]) - int(block.offsets[0])
-    if size < FSST_MIN_BYTES or max_value_bytes(values) < FSST_MIN_MAX_LENGTH:
+    forced = opts.compression == "fsst"
+    if not forced and (size < FSST_MIN_BYTES or max_value_bytes(values) < FSST_MIN_MAX_LENGTH):
         return None
     from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
 
-    table = train_fsst(block)
-    if not table.switch_on:
+    table = train_fsst(block, force=forced)
+    if not (table.switch_on or forced):
         return None
     packed = fsst_encode(table, block)
     offs = np.asarray(packed.offsets, np.int64)
-    if int(offs[-1] - offs[0]) >= FSST_MAX_RATIO * size:
+    if not forced and int(offs[-1] - offs[0]) >= FSST_MAX_RATIO * size:
         return None
     bits = 8 * block.offsets.dtype.itemsize
     encoding = fsst_description(table, variable_encoding(bits))

@@ -78,19 +78,21 @@ def _fixed_bytes(arr: pa.Array) -> np.ndarray:
 
 
 def has_item_nulls(arr: pa.Array) -> bool:
-    """Whether a fixed-size-list array's items hold nulls (the page then stores item validity)."""
+    """Whether a fixed-size-list array's items, at any nested layer, hold nulls (the page then stores the
+    validity of every layer's items)."""
     arr = storage(arr)
     if not pa.types.is_fixed_size_list(arr.type):
         return False
     d = arr.type.list_size
-    return arr.values.slice(arr.offset * d, len(arr) * d).null_count > 0
+    items = arr.values.slice(arr.offset * d, len(arr) * d)
+    return items.null_count > 0 or has_item_nulls(items)
 
 
 def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
     """The data block of a page's (or chunk's) visible values.
 
-    ``item_validity``: a fixed-size list keeps its items' validity (decided per page, so that
-    every chunk of a page has the same buffers).
+    ``item_validity``: a fixed-size list keeps its items' validity, at every nested layer (decided
+    per page, so that every chunk of a page has the same buffers).
     """
     arr = storage(arr)
     t = arr.type
@@ -105,10 +107,8 @@ def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         items = arr.values.slice(arr.offset * d, n * d)
-        child = to_block(items)
+        child = to_block(items, item_validity)
         validity = None
-        if isinstance(child, FixedSizeListBlock) and item_validity:
-            raise UnsupportedTypeError(f"nested fixed-size lists with null lists inside ({t}) are not yet writable")
         if item_validity:
             validity = items.is_valid().to_numpy(zero_copy_only=False) if items.null_count else np.ones(n * d, bool)
         return FixedSizeListBlock(child, d, n, validity)
@@ -152,9 +152,9 @@ def value_costs(arr: pa.Array) -> np.ndarray:
         return np.zeros(n + 1, np.int64)
     if pa.types.is_struct(t):
         return sum((value_costs(c) for c in struct_children(arr)), np.zeros(n + 1, np.int64))
-    bits = item_bits(t)
-    if pa.types.is_fixed_size_list(t):
-        bits += t.list_size  # room for an item validity bitmap
+    if fsl_of_variable(t):
+        return value_costs(fsl_items(arr))[::t.list_size]
+    bits = item_bits(t) + validity_bits(t)  # room for the item validity bitmaps
     return (np.arange(n + 1, dtype=np.int64) * bits + 7) // 8
 
 
@@ -172,7 +172,9 @@ def value_bytes(arr: pa.Array) -> int:
         return 0
     if pa.types.is_struct(t):
         return sum(value_bytes(c) for c in struct_children(arr))
-    bits = item_bits(t) + (t.list_size if pa.types.is_fixed_size_list(t) else 0)
+    if fsl_of_variable(t):
+        return value_bytes(fsl_items(arr))
+    bits = item_bits(t) + validity_bits(t)
     return (n * bits + 7) // 8
 
 
@@ -188,7 +190,27 @@ def max_value_bytes(arr: pa.Array) -> int:
         return 0
     if pa.types.is_struct(t):
         return sum(max_value_bytes(c) for c in struct_children(arr))
+    if fsl_of_variable(t):
+        return t.list_size * max_value_bytes(fsl_items(arr))
     return (item_bits(t) + 7) // 8
+
+
+def validity_bits(t: pa.DataType) -> int:
+    """Bits of item validity a fixed-size-list row may carry (one per item at every nested layer)."""
+    if not pa.types.is_fixed_size_list(t):
+        return 0
+    return t.list_size * (1 + validity_bits(t.value_type))
+
+
+def fsl_of_variable(t: pa.DataType) -> bool:
+    """A fixed-size list of strings / binary: one leaf column, which pylance writes only when all null."""
+    return pa.types.is_fixed_size_list(t) and is_variable(t.value_type)
+
+
+def fsl_items(arr: pa.Array) -> pa.Array:
+    """The items of a fixed-size-list array, its slice applied."""
+    d = arr.type.list_size
+    return arr.values.slice(arr.offset * d, len(arr) * d)
 
 
 def _whole_bytes(t: pa.DataType) -> bool:
