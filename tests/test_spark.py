@@ -160,8 +160,11 @@ def test_null_structs_in_version_2_0_fail_clearly(spark, tmp_path):
     df = spark.createDataFrame([(1, None), (2, {"a": 1})], "id long, st struct<a: int>")
     out = str(tmp_path / "nullstruct")
     with pytest.raises(Exception, match="cannot hold null structs"):
-        df.write.format("lance").mode("overwrite").save(out)
+        df.write.format("lance").mode("overwrite").option("version", "2.0").save(out)
     assert _lance_files(out) == []
+    df.write.format("lance").mode("overwrite").save(out)  # the default version (2.2) holds them
+    back = spark.read.format("lance").load(out)
+    assert sorted(back.collect(), key=lambda r: r.id) == sorted(df.collect(), key=lambda r: r.id)
 
 
 def test_one_file_read_by_many_tasks_equals_one_task(spark, tmp_path):

@@ -125,7 +125,7 @@ def test_lancelot_writes_pylance_reads(tmp_path, name, nulls, page_bytes):
 def test_zero_rows(tmp_path):
     table = make_table("list_struct", "some").slice(0, 0)
     path = tmp_path / "z.lance"
-    lancelot.write_table(table, path)
+    lancelot.write_table(table, path, version="2.0")
     assert pylance_read(path).num_rows == 0
     assert lancelot.read_table(path).equals(table)
     pylance_write(table, tmp_path / "pz.lance")
@@ -136,7 +136,7 @@ def test_many_batches_and_metadata(tmp_path):
     schema = pa.schema([pa.field("a", pa.int64(), False, {"k": "v"}), ("s", pa.string())], metadata={"m": "1"})
     batches = [gen_table(schema, 100, "some", seed=i).to_batches()[0] for i in range(7)]
     path = tmp_path / "b.lance"
-    lancelot.write_table(iter(batches), path, max_page_bytes=512)
+    lancelot.write_table(iter(batches), path, max_page_bytes=512, version="2.0")
     expected = pa.Table.from_batches(batches)
     got = pylance_read(path)
     assert got.equals(expected)
@@ -151,7 +151,7 @@ def test_views_written_as_plain_types(tmp_path):
     table = pa.table({"s": pa.array(["a", None, "ccc"], pa.string_view()),
                       "b": pa.array([b"x", b"", None], pa.binary_view())})
     path = tmp_path / "v.lance"
-    lancelot.write_table(table, path)
+    lancelot.write_table(table, path, version="2.0")
     got = pylance_read(path)
     assert got.schema == pa.schema([("s", pa.string()), ("b", pa.binary())])
     assert got.to_pylist() == table.to_pylist()
@@ -160,7 +160,7 @@ def test_views_written_as_plain_types(tmp_path):
 def test_null_struct_refused_at_2_0(tmp_path):
     table = pa.table({"s": pa.array([{"a": 1}, None], pa.struct([("a", pa.int32())]))})
     with pytest.raises(lancelot.UnsupportedTypeError, match="null struct"):
-        lancelot.write_table(table, tmp_path / "x.lance")
+        lancelot.write_table(table, tmp_path / "x.lance", version="2.0")
     assert not (tmp_path / "x.lance").exists()
     assert list(tmp_path.iterdir()) == []
 
@@ -172,7 +172,7 @@ def test_packed_struct_both_ways(tmp_path, key):
     theirs, ours = tmp_path / "p.lance", tmp_path / "l.lance"
     pylance_write(table, theirs, max_page_bytes=1024)
     check_reads(theirs, table)
-    lancelot.write_table(table, ours, max_page_bytes=1024)
+    lancelot.write_table(table, ours, max_page_bytes=1024, version="2.0")
     assert len(lancelot.LanceFile(ours).metadata.columns) == 1
     assert pylance_read(ours).equals(table)
     check_reads(ours, table)
@@ -183,7 +183,7 @@ def test_packed_struct_with_bool_refused(tmp_path):
     table = pa.table({"p": pa.array([{"x": 1, "b": True}], st)}).cast(
         pa.schema([pa.field("p", st, True, {"packed": "true"})]))
     with pytest.raises(lancelot.UnsupportedTypeError, match="whole-byte"):
-        lancelot.write_table(table, tmp_path / "x.lance")
+        lancelot.write_table(table, tmp_path / "x.lance", version="2.0")
 
 
 def test_pylance_dictionary_for_low_cardinality_strings(tmp_path):
@@ -205,7 +205,7 @@ def test_footer_version_2_0_also_read(tmp_path):
     """2.0 files carry 0.3 in the footer (pylance) or 2.0; both read the same."""
     table = make_table("list_struct", "some")
     path = tmp_path / "v.lance"
-    lancelot.write_table(table, path)
+    lancelot.write_table(table, path, version="2.0")
     data = bytearray(path.read_bytes())
     assert data[-8:-4] == b"\x00\x00\x03\x00"
     data[-8:-4] = b"\x02\x00\x00\x00"
@@ -222,7 +222,7 @@ def test_low_cardinality_strings_written_as_dictionary(tmp_path, t):
     vals = [v.encode() if t == pa.binary() else v for v in rng.choice(["red", "green", "blue"], n).tolist()]
     table = pa.table({"c": pa.array(vals, t, mask=rng.random(n) < 0.2)})
     path = tmp_path / "c.lance"
-    lancelot.write_table(table, path)
+    lancelot.write_table(table, path, version="2.0")
     from lancelot.inspect import inspect_file
 
     assert "ArrayEncoding dictionary" in inspect_file(str(path))
@@ -237,9 +237,9 @@ def test_lists_with_no_items(tmp_path, t):
     needs a (zero-row) page in each of them, as its own writer makes."""
     table = pa.table({"c": pa.array([[], None, []] * 100, t)})
     path = tmp_path / "e.lance"
-    lancelot.write_table(table, path)
+    lancelot.write_table(table, path, version="2.0")
     assert pylance_read(path).equals(table)
     check_reads(path, table)
     empty = tmp_path / "z.lance"
-    lancelot.write_table(table.slice(0, 0), empty)
+    lancelot.write_table(table.slice(0, 0), empty, version="2.0")
     assert pylance_read(empty).num_rows == 0
