@@ -181,12 +181,16 @@ class LanceFile:
         return self._table(fields, arrays, len(idx))
 
     def iter_batches(self, batch_size: int = 65536, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
-        """Stream the file as RecordBatches of at most ``batch_size`` rows."""
+        """Stream the file as RecordBatches of at most ``batch_size`` rows.
+
+        Each step reads ``batch_size`` rows; where a column's pages end inside the step the
+        batch is cut there too (no copy to glue pages together), so memory stays one step.
+        """
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
         for s in range(0, self.num_rows, batch_size):
             t = self.read_range(s, s + batch_size, columns)
-            yield from t.combine_chunks().to_batches(max_chunksize=batch_size) or []
+            yield from t.to_batches(max_chunksize=batch_size) or []
 
     # -- metadata access -----------------------------------------------------------------
 
