@@ -41,6 +41,10 @@ def _version_module(version: str, path: str):
 #: reads of at least this many rows (takes of this many rows) decode their fields in parallel
 PARALLEL_MIN_ROWS = 32_768
 PARALLEL_MIN_TAKE = 256
+#: reads of at least this many rows of several fields first tell the OS every field's byte ranges
+#: (unless they add up to more than READ_AHEAD_MAX_BYTES: no flooding the page cache on huge reads)
+READ_AHEAD_MIN_ROWS = 512
+READ_AHEAD_MAX_BYTES = 256 << 20
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -140,6 +144,8 @@ class LanceFile:
         stop = max(start, stop)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]
+        if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1:
+            self._read_ahead(readers, start, stop)
         arrays = self._map(lambda r: self._guard(lambda: self._read_range(r, start, stop)), readers,
                            parallel=stop - start >= PARALLEL_MIN_ROWS)
         return self._table(fields, arrays, stop - start)
@@ -150,6 +156,17 @@ class LanceFile:
         if not parallel or len(items) < 2 or not self.parallel:
             return [fn(x) for x in items]
         return list(_pool().map(fn, items))
+
+    def _read_ahead(self, readers: list[FieldReader], start: int, stop: int) -> None:
+        """Announce the byte ranges every field will read (``ByteSource.will_need``: posix_fadvise
+        WILLNEED on local files), so the disk reads of all columns overlap instead of queueing."""
+        ranges = []
+        for r in readers:
+            hint = getattr(r, "range_hint", None)
+            if hint is not None:
+                ranges.extend((off, ln) for off, ln in hint(start, stop) if ln > 0 and off >= 0)
+        if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
+            self._src.will_need(ranges)
 
     @staticmethod
     def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:

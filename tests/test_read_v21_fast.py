@@ -185,7 +185,58 @@ def test_column_point_reader_is_used(written):
     assert (reader._column_points() is not None) == expected, case
 
 
+def test_ranges_either_side_of_the_point_span(written, monkeypatch):
+    """Ranges up to POINT_SPAN_ROWS go value by value over the column, longer ones chunk by chunk: both equal
+    pylance, and a long range forced through the point path equals the chunk path."""
+    import lancelot.encodings.structural.field as fld
+
+    case, path = written
+    f = lancelot.LanceFile(path)
+    n = f.num_rows
+    span = fld.POINT_SPAN_ROWS
+    for a, k in [(n // 5, span), (n // 5, span + 1), (n // 2 + 17, 3 * span + 5)]:
+        a, b = min(a, n - 1), min(a + k, n)
+        got = f.read_range(a, b).column("c").combine_chunks()
+        assert got.equals(_pl(path, "read_range", a, b - a)), f"{case}: read_range({a}, {b})"
+    a, b = n // 7, min(n, n // 7 + 10_000)
+    chunks = f.read_range(a, b).column("c").combine_chunks()
+    monkeypatch.setattr(fld, "POINT_SPAN_ROWS", 1 << 20)
+    points = lancelot.LanceFile(path).read_range(a, b).column("c").combine_chunks()
+    assert points.equals(chunks), case
+
+
 # ----------------------------------------------------------------------------- kernels
+
+
+def _unpack_reference(packed: np.ndarray, width: int, t: int) -> np.ndarray:
+    """FastLanes unpacking spelled out bit by bit (bitpacking.py's module docstring), for checking the kernel."""
+    lanes = 1024 // t
+    words = packed.view(f"<u{t // 8}").reshape(-1, width, lanes)
+    bits = np.unpackbits(words.transpose(0, 2, 1).copy().view(np.uint8), bitorder="little")
+    bits = bits.reshape(len(words), lanes, width * t)[:, :, :t * width].reshape(len(words), lanes, t, width)
+    rows = (bits.astype(np.uint64) << np.arange(width, dtype=np.uint64)).sum(axis=-1, dtype=np.uint64)
+    out = np.zeros((len(words), 1024), dtype=np.uint64)
+    order = np.array([0, 4, 2, 6, 1, 5, 3, 7])
+    for r in range(t):
+        first = order[r // 8] * 16 + (r % 8) * 128
+        out[:, first:first + lanes] = rows[:, :, r]
+    return out
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+def test_unpack_kernel_matches_bit_by_bit_reference(t):
+    from lancelot.encodings.compression.bitpacking import unpack_chunks
+
+    rng = np.random.default_rng(t)
+    for width in sorted({1, 2, 3, t // 2 - 1, t // 2, t // 2 + 1, t - 1, t} - {0}):
+        packed = rng.integers(0, 256, 3 * 128 * width, dtype=np.uint8)
+        got = unpack_chunks(packed, width, t)
+        assert got.dtype == np.dtype(f"uint{t}") and got.shape == (3, 1024)
+        assert np.array_equal(got.astype(np.uint64), _unpack_reference(packed, width, t)), (t, width)
+    with pytest.raises(ValueError):
+        from lancelot.encodings.compression.bitpacking_kernel import unpack_words
+
+        unpack_words(np.zeros((1, t + 1, 1024 // t), dtype=f"uint{t}"), t + 1)
 
 
 def test_gather_matches_concatenation():
@@ -428,3 +479,85 @@ def test_fsst_pages_with_their_own_tables(tmp_path, version):
     rows = np.unique(np.random.default_rng(2).integers(0, len(arr), 200))
     assert f.take(rows).column("c").combine_chunks().equals(_pl(path, "take_rows", rows.tolist()))
     assert f.read_range(777, 9999).column("c").combine_chunks().equals(arr.slice(777, 9999 - 777))
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
+    """The byte ranges a multi-field read_range announces up front (range_hint) hold every byte it then reads."""
+    rng = np.random.default_rng(21)
+    n = 60_000
+    table = pa.table({
+        "i": pa.array(rng.integers(0, 1 << 40, n)),
+        "s": pa.array(_words(rng, n)),
+        "q": pa.array(_nullify(rng, rng.integers(0, 50, n).tolist(), 0.1), pa.int32()),
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4, dtype=np.float32)), 4),
+    })
+    path = str(tmp_path / "multi.lance")
+    w = LanceFileWriter(path, table.schema, version=version, max_page_bytes=64 * 1024)
+    w.write_batch(table)
+    w.close()
+    f = lancelot.LanceFile(path)
+    f.read_range(0, 1)
+    reads = []
+    inner = f._src._read
+    f._src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
+    hinted = set()
+    for a, b in [(0, 600), (n // 3, n // 3 + 10_000), (n - 5000, n), (12_345, 12_345 + 40_000)]:
+        assert f.read_range(a, b).equals(LanceFileReader(path).read_range(a, b - a).to_table()), (a, b)
+        for name in table.column_names:
+            hints = f._reader(f.schema.field(name)).range_hint(a, b)
+            if not hints:  # no whole-column chunk table: no hint
+                continue
+            hinted.add(name)
+            reads.clear()
+            f.read_range(a, b, [name])
+            for off, ln in reads:  # a coalesced read may bridge a small gap between two hinted ranges
+                covered = sum(max(0, min(off + ln, h + m) - max(off, h)) for h, m in hints)
+                assert ln - covered <= f._src.coalesce_gap, (name, a, b, off, ln, hints)
+    assert {"i", "q"} <= hinted
+    import lancelot.reader as rd
+
+    advised = []
+    monkeypatch.setattr(rd.os, "posix_fadvise", lambda fd, off, ln, how: advised.append((off, ln, how)))
+    f.read_range(100, 100 + rd.READ_AHEAD_MIN_ROWS)
+    assert advised and all(how == rd.os.POSIX_FADV_WILLNEED for *_, how in advised)
+    advised.clear()
+    f.read_range(100, 100 + rd.READ_AHEAD_MIN_ROWS, ["i"])  # one field: nothing to overlap
+    f.read_range(100, 100 + rd.READ_AHEAD_MIN_ROWS - 1)
+    monkeypatch.setattr(rd, "READ_AHEAD_MAX_BYTES", 0)
+    f.read_range(0, n)
+    assert advised == []
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+def test_inline_chunks_kernel(t):
+    """Inline-bitpacked chunks of mixed widths (0 included), partial and empty chunks, decoded in one call."""
+    from lancelot.encodings.compression.bitpacking import pack_chunks
+    from lancelot.encodings.compression.bitpacking_kernel import BAD_WIDTH, OK, SHORT_PACKED, inline_chunks
+
+    rng = np.random.default_rng(t + 1)
+    dt = np.dtype(f"<u{t // 8}")
+    parts, want, counts = [], [], []
+    for width, n in [(3, 1024), (0, 1024), (t, 1024), (1, 0), (t // 2, 700), (5 % t or 1, 1)]:
+        v = np.zeros(1024, dtype=dt)
+        if width:
+            v[:] = rng.integers(0, 1 << min(width, 63), 1024, dtype=np.uint64).astype(dt)
+        counts.append(n)
+        if n == 0:
+            parts.append(np.zeros(0, np.uint8))
+            continue
+        want.append(v[:n])
+        body = pack_chunks(v[None, :], width, t) if width else np.zeros(0, np.uint8)
+        chunk = np.concatenate([np.frombuffer(width.to_bytes(t // 8, "little"), np.uint8), body])
+        parts.append(np.concatenate([chunk, np.zeros(-len(chunk) % 8, np.uint8)]))
+    seg = _segments(parts)
+    counts = np.array(counts, dtype=np.int64)
+    status, vals, _, _ = inline_chunks(seg.data, seg.starts, seg.sizes, counts, dt)
+    assert status == OK and np.array_equal(vals, np.concatenate(want))
+    data = seg.data.copy()
+    data[seg.starts[0]] = t + 1  # a width beyond T
+    status, _, k, w = inline_chunks(data, seg.starts, seg.sizes, counts, dt)
+    assert (status, k, w) == (BAD_WIDTH, 0, t + 1)
+    sizes = seg.sizes.copy()
+    sizes[2] = 8  # the full-width chunk cut short
+    assert inline_chunks(seg.data, seg.starts, sizes, counts, dt)[0] == SHORT_PACKED

@@ -17,8 +17,8 @@ bit stream of W words of T bits (word ``k`` of lane ``l`` is packed word
   either packed (padded) or, when that would waste space, its values stored
   raw (T bits each): the buffer length tells which.
 
-Decoding works row by row with whole-array shifts over every lane of every
-chunk of one width at once; encoding expands the values into bits
+Decoding runs one numba loop over every chunk of one width at once
+(bitpacking_kernel.py); encoding expands the values into bits
 (``np.unpackbits``) and regroups them.
 """
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.compression.bitpacking_kernel import unpack_words
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
 from lancelot.errors import UnsupportedEncodingError
@@ -54,39 +55,12 @@ def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
     return _GATHER[t]
 
 
-_ROWS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-
-def _row_plan(t: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per output row j: the word holding the low bits of its row, the shift, and the next word.
-
-    Row r = 8a + b of every lane holds the values at ``FL_ORDER[a] * 16 + b * 128 + lane``;
-    output row j = b * (t / 8) + FL_ORDER[a] * t / 64 lists those rows in value order, so
-    unpacking rows in the order j gives the values in order without a gather.
-    """
-    key = (t, width)
-    if key not in _ROWS:
-        dt = uint_dtype(t)
-        groups = t // 8
-        a, b = np.meshgrid(np.arange(groups), np.arange(8), indexing="ij")
-        j = b * groups + np.asarray(FL_ORDER)[a] * t // 64
-        order = np.empty(t, dtype=np.int64)
-        order[j.reshape(-1)] = (8 * a + b).reshape(-1)  # output row -> row of the lanes
-        r = order
-        word = (r * width) // t
-        shift = ((r * width) % t).astype(dt)[:, None]
-        nxt = np.minimum(word + 1, width - 1)
-        _ROWS[key] = (word, shift, nxt)
-    return _ROWS[key]
-
-
 def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
     """Unpack ``n`` chunks (uint8, n * 128 * width bytes) into an (n, 1024) array of T-bit values.
 
     Row r of a lane starts at bit r * width of the lane's stream: its low bits
     are in word (r * width) // t shifted right, the rest (if it spills) in the
-    next word shifted left; bits at or above ``width`` are masked away, so the
-    next word (clamped to the last) can be or-ed in unconditionally.
+    next word shifted left; bits at or above ``width`` are masked away.
     """
     if width == 0:
         raise ValueError("use zeros for width 0")
@@ -95,16 +69,7 @@ def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
     nbytes = CHUNK * width // 8
     n = len(packed) // nbytes
     words = np.ascontiguousarray(packed[: n * nbytes]).view(dt).reshape(n, width, lanes)
-    word, shift, nxt = _row_plan(t, width)
-    rows = words[:, word, :]
-    rows >>= shift
-    if width < t:
-        high = words[:, nxt, :]
-        high <<= dt.type(t - 1) - shift
-        high <<= dt.type(1)
-        rows |= high
-        rows &= dt.type((1 << width) - 1)
-    return rows.reshape(n, CHUNK)
+    return unpack_words(words, width)  # the loop above, in numba (bitpacking_kernel.py)
 
 
 def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:

@@ -23,6 +23,8 @@ from functools import lru_cache
 import numpy as np
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, unpack_chunks
+from lancelot.encodings.compression.bitpacking_kernel import INLINE_MESSAGES, inline_chunks
+from lancelot.encodings.compression.bitpacking_kernel import OK as INLINE_OK
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.buffers import check_size, corrupt, require, uint_dtype
 from lancelot.encodings.compression.byte_stream_split import _bits as bss_bits
@@ -30,7 +32,10 @@ from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table
 from lancelot.encodings.compression.general import decompress_buffer
 from lancelot.encodings.compression.rle import _widths as rle_widths
-from lancelot.encodings.compression.segments import Segments, gather, read_uints, readonly, segments_mask
+from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
+from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
+from lancelot.encodings.compression.rle_kernel import decode_runs
+from lancelot.encodings.compression.segments import Segments, gather, readonly, segments_mask
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -136,44 +141,10 @@ def _inline_bitpacking(desc: pb.InlineBitpacking, buffers: list[Segments], count
         return None  # several FastLanes chunks per mini-block chunk: decoded chunk by chunk
     require(len(buffers) >= 1, "inline bitpacking expects one buffer, got none")
     seg = buffers[0]
-    live = counts > 0
-    if not live.all():  # chunks without values have no header
-        seg = Segments(seg.data, seg.starts[live], seg.sizes[live])
-        counts = counts[live]
-        if len(counts) == 0:
-            return FixedWidthBlock(np.zeros(0, np.uint8), t, 0)
-    wb = t // 8
-    dt = uint_dtype(t)
-    require(bool(np.all(seg.sizes >= wb)), "inline bitpacking: chunk header past the end of the buffer")
-    widths = read_uints(seg.data, seg.starts, wb)
-    bad = (widths < 0) | (widths > t)
-    if bad.any():
-        raise corrupt(f"inline bitpacking: bit width {int(widths[bad][0])} for {t}-bit values")
-    require(not np.any(wb + CHUNK * widths // 8 > seg.sizes),
-            "inline bitpacking: packed chunk past the end of the buffer")
-    n = len(counts)
-    distinct = set(widths.tolist())
-    if len(distinct) == 1:  # one width: no regrouping
-        w = distinct.pop()
-        if w == 0:
-            out = np.zeros((n, CHUNK), dtype=dt)
-        else:
-            out = unpack_chunks(gather(seg.data, seg.starts + wb, np.full(n, CHUNK * w // 8)), w, t)
-    else:
-        out = np.zeros((n, CHUNK), dtype=dt)
-        for w in distinct:
-            if w == 0:
-                continue
-            rows = np.flatnonzero(widths == w)
-            packed = gather(seg.data, seg.starts[rows] + wb, np.full(len(rows), CHUNK * w // 8))
-            out[rows] = unpack_chunks(packed, w, t)
-    flat = out.reshape(-1)
-    total = int(counts.sum())
-    if n == 1 or bool(np.all(counts[:-1] == CHUNK)):
-        vals = flat[:total]
-    else:
-        vals = gather(flat, np.arange(n, dtype=np.int64) * CHUNK, counts)
-    return FixedWidthBlock(vals.view(np.uint8), t, total)
+    status, vals, _, width = inline_chunks(readonly(seg.data), seg.starts, seg.sizes, counts, uint_dtype(t))
+    if status != INLINE_OK:  # chunks are checked in order: the first bad one is reported
+        raise corrupt(INLINE_MESSAGES[status].format(width, t))
+    return FixedWidthBlock(vals.view(np.uint8), t, len(vals))
 
 
 def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> VariableWidthBlock:
@@ -209,24 +180,11 @@ def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidth
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
     vseg, lseg = buffers
-    vsz, lsz = np.where(live, vseg.sizes, 0), np.where(live, lseg.sizes, 0)
-    require(bool(np.all(vsz % wb == 0)), "RLE values part is not a whole number of values")
-    require(bool(np.all(lsz % lb == 0)), "RLE run lengths part is not a whole number of lengths")
-    runs = vsz // wb
-    require(bool(np.all(runs == lsz // lb)), "RLE has a different number of values and run lengths")
-    require(bool(np.all(runs[live] > 0)), "RLE chunk without runs")
-    vals = np.ascontiguousarray(gather(vseg.data, vseg.starts, vsz)).view(uint_dtype(bits))
-    lens = np.ascontiguousarray(gather(lseg.data, lseg.starts, lsz)).view(uint_dtype(len_bits))
-    chunk_count = np.repeat(counts, runs)
-    lens = np.minimum(lens.astype(np.uint64), chunk_count.astype(np.uint64)).astype(np.int64)
-    cum = np.cumsum(lens)
-    run_base = _offsets(runs)
-    before_chunk = np.concatenate([[0], cum])[run_base]  # run-length sum before each chunk
-    covered = before_chunk[1:] - before_chunk[:-1]
-    require(bool(np.all(covered >= counts)), "RLE runs cover fewer values than the chunk holds")
-    start_in_chunk = cum - lens - np.repeat(before_chunk[:-1], runs)
-    keep = np.clip(chunk_count - start_in_chunk, 0, lens)
-    return FixedWidthBlock(np.repeat(vals, keep).view(np.uint8), bits, total)
+    status, vals = decode_runs(readonly(vseg.data), vseg.starts, vseg.sizes, readonly(lseg.data), lseg.starts,
+                               lseg.sizes, counts, uint_dtype(bits), lb)
+    if status != RLE_OK:
+        raise corrupt(RLE_MESSAGES[status])
+    return FixedWidthBlock(vals.view(np.uint8), bits, total)
 
 
 def _byte_stream_split(bss: pb.ByteStreamSplit, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock:

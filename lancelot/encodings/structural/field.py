@@ -35,9 +35,12 @@ from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingErr
 from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
-#: ranges of at most this many rows are read value by value over the whole column (column_points.py):
+#: takes of at most this many rows are read value by value over the whole column (column_points.py):
 #: cheaper than decoding whole chunks page by page up to about this size
 POINT_RANGE_ROWS = 16384
+#: contiguous ranges go value by value only up to this many rows: past it, decoding the covered
+#: chunks whole (miniblock_chunks.py) is faster than one point read per row
+POINT_SPAN_ROWS = 1024
 
 #: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
 _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
@@ -226,11 +229,22 @@ class StructuralFieldReader(FieldReader):
             return pa.nulls(0, self.ctx.field.type)
         if start < 0 or stop > self.ctx.num_rows:
             raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        if stop - start <= POINT_RANGE_ROWS:
+        if stop - start <= POINT_SPAN_ROWS:
             points = self._column_points()
             if points is not None:
                 return self._take_points(points, row_range(start, stop))
         return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked)
+
+    def range_hint(self, start: int, stop: int) -> list[Range]:
+        """Byte ranges rows [start, stop) will read, as far as the whole-column chunk table tells
+        cheaply (empty when it does not): for read-ahead, not checked against the file."""
+        if stop <= start:
+            return []
+        try:
+            points = self._column_points()
+            return [] if points is None else points.span_ranges(start, stop)
+        except (LanceError, *_DECODE_ERRORS):
+            return []
 
     def take(self, rows: np.ndarray) -> pa.Array:
         rows = np.asarray(rows, dtype=np.int64)

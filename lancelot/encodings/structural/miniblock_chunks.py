@@ -5,8 +5,8 @@ size (if ``def_compression``); one size per value buffer (u16, or u32 when
 ``has_large_chunk``); then, each padded to 8 bytes from the chunk start: the
 header, the repetition levels, the definition levels and the value buffers.
 
-``decode_chunks`` reads the headers of every fetched chunk with a few numpy
-gathers, then decodes all chunks' levels and values in one pass per technique
+``decode_chunks`` reads the headers of every fetched chunk in one numba loop,
+then decodes all chunks' levels and values in one pass per technique
 (compression/chunked.py), falling back to one chunk at a time for techniques
 without a batch kernel.  The result holds the concatenated levels and values.
 """
@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.chunked import decompress_chunks, decompress_level_chunks
-from lancelot.encodings.compression.segments import Segments
+from lancelot.encodings.compression.segments import Segments, readonly
 from lancelot.encodings.structural.page import levels_u16
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -30,10 +31,6 @@ ALIGN = 8
 
 #: values of one chunk (or of all chunks) as Arrow: block -> array
 ToArrow = Callable[[compression.DataBlock], pa.Array]
-
-
-def _pad(n: np.ndarray) -> np.ndarray:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
 @dataclass
@@ -74,35 +71,63 @@ class ChunkBuffers:
     values: list[Segments]
 
 
+@numba.njit(cache=True, nogil=True)
+def _parse_headers(data, pos, size, head, nlev, word, nbuf, levels, starts, sizes, bad) -> int:
+    """Each chunk's level count and the start and size of its buffers (levels first, then values).
+
+    Returns 0, or 1 (a chunk shorter than its header) / 2 (a buffer past its chunk's end)
+    with the chunk and buffer in ``bad``.
+    """
+    for k in range(len(pos)):
+        p = pos[k]
+        if size[k] < head:
+            bad[0] = k
+            return 1
+        levels[k] = np.int64(data[p]) | (np.int64(data[p + 1]) << 8)
+        cursor = (head + ALIGN - 1) // ALIGN * ALIGN
+        for i in range(nbuf):
+            if i < nlev:
+                f = p + 2 + 2 * i
+                n = np.int64(data[f]) | (np.int64(data[f + 1]) << 8)
+            else:
+                f = p + 2 + 2 * nlev + word * (i - nlev)
+                n = 0
+                for b in range(word):
+                    n |= np.int64(data[f + b]) << (8 * b)
+            if cursor + n > size[k]:
+                bad[0] = k
+                bad[1] = i
+                bad[2] = n
+                return 2
+            starts[k, i] = p + cursor
+            sizes[k, i] = n
+            cursor = (cursor + n + ALIGN - 1) // ALIGN * ALIGN
+    return 0
+
+
 def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> ChunkBuffers:
     """Parse the headers of the chunks at ``data[pos[k]:pos[k] + size[k]]`` (all checked against the sizes)."""
     n = len(pos)
     head = fmt.header_size
-    if n and int(size.min()) < head:
-        k = int(np.argmin(size))
+    nlev = int(fmt.has_rep) + int(fmt.has_def)
+    nbuf = nlev + fmt.num_buffers
+    levels = np.empty(n, dtype=np.int64)
+    starts = np.empty((n, nbuf), dtype=np.int64)
+    sizes = np.empty((n, nbuf), dtype=np.int64)
+    bad = np.zeros(3, dtype=np.int64)
+    status = _parse_headers(readonly(data), pos.astype(np.int64, copy=False), size.astype(np.int64, copy=False),
+                            head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
+    if status == 1:
+        k = int(bad[0])
         raise CorruptFileError(f"chunk {k} of the read: header of {head} bytes in a chunk of {int(size[k])}")
-    words = _header_words(data, pos, head // 2)  # (n, head / 2) u16 fields
-    col = 1 + fmt.has_rep + fmt.has_def
-    if fmt.word == 2:
-        value_sizes = words[:, col:]
-    else:
-        value_sizes = words[:, col::2] | (words[:, col + 1::2] << 16)
-    sizes = np.concatenate([words[:, 1:col], value_sizes], axis=1)  # every buffer, in order
-    cursor = np.empty_like(sizes)
-    if sizes.shape[1]:
-        cursor[:, 0] = _pad(np.int64(head))
-        np.cumsum(_pad(sizes[:, :-1]), axis=1, out=cursor[:, 1:])
-        cursor[:, 1:] += cursor[:, :1]
-    over = cursor + sizes > size[:, None]
-    if over.any():
-        k, i = (int(x[0]) for x in np.nonzero(over))
-        raise CorruptFileError(f"chunk {k} of the read: buffer {i} of {int(sizes[k, i])} bytes runs past the chunk "
+    if status == 2:
+        k, i, ln = (int(x) for x in bad)
+        raise CorruptFileError(f"chunk {k} of the read: buffer {i} of {ln} bytes runs past the chunk "
                                f"end ({int(size[k])} bytes)")
-    starts = pos[:, None] + cursor
-    segs = [Segments(data, starts[:, i], sizes[:, i]) for i in range(sizes.shape[1])]
+    segs = [Segments(data, starts[:, i], sizes[:, i]) for i in range(nbuf)]
     rep = segs.pop(0) if fmt.has_rep else None
     dfn = segs.pop(0) if fmt.has_def else None
-    return ChunkBuffers(words[:, 0], rep, dfn, segs)
+    return ChunkBuffers(levels, rep, dfn, segs)
 
 
 def decode_chunks(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray, items: np.ndarray,
@@ -121,14 +146,6 @@ def decode_chunks(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.
         raise CorruptFileError("a mini-block chunk holds a different number of levels and values")
     values = _values(fmt.layout.value_compression, bufs.values, items, to_arrow)
     return DecodedChunks(num_levels, rep, dfn, values)
-
-
-def _header_words(data: np.ndarray, pos: np.ndarray, count: int) -> np.ndarray:
-    """The first ``count`` u16 words of each chunk (chunks start at even positions), as int64."""
-    if data.ctypes.data % 2 or len(data) % 2:
-        data = np.concatenate([data, np.zeros(len(data) % 2, np.uint8)])
-    d16 = data.view("<u2")
-    return d16[(pos // 2)[:, None] + np.arange(count)].astype(np.int64)
 
 
 def _levels(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray, what: str) -> np.ndarray:

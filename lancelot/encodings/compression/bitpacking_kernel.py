@@ -1,0 +1,118 @@
+"""The FastLanes unpack loop in numba (bitpacking.py's layout; lance.encodings21.InlineBitpacking).
+
+Lane ``l`` of row ``r`` of a chunk is value ``FL_ORDER[r // 8] * 16 + (r % 8) * 128 + l``;
+row ``r`` starts at bit ``r * W`` of each lane's stream of T-bit words.  One pass
+per chunk writes the values straight into their places (no row gather, no
+temporary arrays), the inner loop running over the lanes of a word row.
+``inline_chunks`` decodes a whole run of inline-bitpacked mini-block chunks
+(width word + packed words each) in one call, checking every header.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_ORDER = np.array((0, 4, 2, 6, 1, 5, 3, 7), dtype=np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _unpack(words, width, t, order, out) -> None:
+    """``words``: (n, W * LANES) T-bit words, one row per chunk; ``out``: n * 1024 T-bit values."""
+    for c in range(words.shape[0]):
+        _unpack_into(words[c], width, t, order, out, c * 1024, 1024)
+
+
+def unpack_words(words: np.ndarray, width: int) -> np.ndarray:
+    """Values (n, 1024) of the packed words ``words`` (n, width, 1024 / T) of ``width`` bits each."""
+    if words.ndim != 3 or words.shape[1] != width or not 0 < width <= words.dtype.itemsize * 8 \
+            or words.shape[2] * words.dtype.itemsize * 8 != 1024:
+        raise ValueError(f"{width}-bit packed words of shape {words.shape} ({words.dtype})")
+    n, _, lanes = words.shape
+    out = np.empty(n * 1024, dtype=words.dtype)
+    _unpack(np.ascontiguousarray(words).reshape(n, width * lanes), int(width), 1024 // lanes, _ORDER, out)
+    return out.reshape(n, 1024)
+
+
+# statuses of ``inline_chunks``
+OK, SHORT_HEADER, BAD_WIDTH, SHORT_PACKED, TOO_MANY = 0, 1, 2, 3, 4
+INLINE_MESSAGES = {
+    SHORT_HEADER: "inline bitpacking: chunk header past the end of the buffer",
+    BAD_WIDTH: "inline bitpacking: bit width {} for {}-bit values",
+    SHORT_PACKED: "inline bitpacking: packed chunk past the end of the buffer",
+    TOO_MANY: "inline bitpacking: a chunk holds more than 1024 values",
+}
+
+
+@numba.njit(cache=True, nogil=True)
+def _unpack_into(words, width, t, order, out, p, n) -> None:
+    """The first ``n`` values of one chunk (``words``: its W * LANES packed words, flat) into ``out[p:p + n]``."""
+    lanes = 1024 // t
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    mask = full if width >= 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    for r in range(t):
+        bit = r * width
+        wi = bit // t
+        sh = np.uint64(bit % t)
+        base = order[r // 8] * 16 + (r % 8) * 128
+        if base >= n:
+            continue
+        m = min(lanes, n - base)
+        lo_row = wi * lanes
+        if bit % t + width <= t:
+            for lane in range(m):
+                out[p + base + lane] = (np.uint64(words[lo_row + lane]) >> sh) & mask
+        else:
+            up = np.uint64(t) - sh
+            for lane in range(m):
+                v = (np.uint64(words[lo_row + lane]) >> sh) | (np.uint64(words[lo_row + lanes + lane]) << up)
+                out[p + base + lane] = v & mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _inline_chunks(data, starts, sizes, counts, order, scratch, scratch_bytes, out, bad) -> int:
+    """Every inline-bitpacked chunk ``data[starts[k]:starts[k] + sizes[k]]`` (a T-bit width word, then
+    ``128 * W`` bytes of packed words) into ``out``, ``counts[k]`` values each.  ``scratch`` is a
+    1024-word buffer (T-bit words) and ``scratch_bytes`` the same memory as bytes."""
+    t = scratch_bytes.shape[0] * 8 // 1024
+    tb = t // 8
+    p = 0
+    for k in range(len(starts)):
+        n = counts[k]
+        if n == 0:
+            continue
+        bad[0] = k
+        if n > 1024:
+            return TOO_MANY
+        s = starts[k]
+        if sizes[k] < tb:
+            return SHORT_HEADER
+        w = 0
+        for b in range(tb):
+            w |= np.int64(data[s + b]) << (8 * b)
+        if w > t:
+            bad[1] = w
+            return BAD_WIDTH
+        nbytes = 128 * w
+        if tb + nbytes > sizes[k]:
+            return SHORT_PACKED
+        if w == 0:
+            for i in range(n):
+                out[p + i] = 0
+        else:
+            scratch_bytes[:nbytes] = data[s + tb:s + tb + nbytes]
+            _unpack_into(scratch, w, t, order, out, p, n)
+        p += n
+    return OK
+
+
+def inline_chunks(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                  dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
+    """Decode inline-bitpacked chunks: (status, values of ``dtype``, bad chunk, bad width)."""
+    dtype = np.dtype(dtype)
+    out = np.empty(int(counts.sum()), dtype=dtype)
+    scratch = np.empty(1024, dtype=dtype)
+    bad = np.zeros(2, dtype=np.int64)
+    status = _inline_chunks(data, starts.astype(np.int64, copy=False), sizes.astype(np.int64, copy=False),
+                            counts.astype(np.int64, copy=False), _ORDER, scratch, scratch.view(np.uint8), out, bad)
+    return status, out, int(bad[0]), int(bad[1])
