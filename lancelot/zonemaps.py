@@ -38,6 +38,8 @@ DEFAULT_ROWS_PER_ZONE = 4096
 MAX_BOUND_BYTES = 64
 #: statistics are computed once this many zones of rows are pending (fewer calls for small batches)
 FLUSH_ZONES = 16
+#: byte-string bounds of at least this many zones at once go through the numba kernel (zonemap_bounds.py)
+KERNEL_MIN_ZONES = 16
 #: an ``in`` filter with more values is checked as a [min, max] range
 MAX_IN_VALUES = 64
 
@@ -81,7 +83,8 @@ def _leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
 
 def _leaf_array(table: pa.Table, path: Path) -> pa.Array:
     """The values at ``path`` as one array, null wherever the value or any parent struct is null."""
-    col = table.column(path[0]).combine_chunks()
+    col = table.column(path[0])
+    col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     for name in path[1:]:
         idx = col.type.get_field_index(name)
         col = col.flatten()[idx]  # flatten() merges the parent's validity into the child
@@ -144,6 +147,8 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
     else:
         return None
     n = len(arr)
+    if not arr.null_count and values.type.bit_width >= 8:
+        return _dense_zone_stats(values.to_numpy(zero_copy_only=False), t, values is not arr, rows_per_zone, nzones)
     size = nzones * rows_per_zone
     vals = values.fill_null(0).to_numpy(zero_copy_only=False)
     valid = np.ones(size, dtype=bool)
@@ -170,12 +175,36 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
     return lo, hi, nulls
 
 
+def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int,
+                      nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """Zone bounds of values without nulls: whole zones as one 2-D min/max, the partial last zone apart."""
+    n = len(vals)
+    full = min(n // rows_per_zone, nzones)
+    grid = vals[:full * rows_per_zone].reshape(full, rows_per_zone)
+    mins, maxs = grid.min(axis=1), grid.max(axis=1)
+    if full < nzones:
+        tail = vals[full * rows_per_zone:]
+        mins = np.append(mins, tail.min()).astype(vals.dtype, copy=False)
+        maxs = np.append(maxs, tail.max()).astype(vals.dtype, copy=False)
+    unknown = None
+    if vals.dtype.kind == "f":
+        nan = np.isnan(mins) | np.isnan(maxs)  # min/max propagate NaN: NaN zones get no bounds
+        unknown = nan if nan.any() else None
+    lo = pa.array(mins, mask=unknown).view(t) if viewed else pa.array(mins, t, mask=unknown)
+    hi = pa.array(maxs, mask=unknown).view(t) if viewed else pa.array(maxs, t, mask=unknown)
+    return lo, hi, np.zeros(nzones, np.int64)
+
+
 def _small_decimal_zone_stats(arr: pa.Array, rows_per_zone: int,
                               nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
     """Bounds of a decimal128 of precision <= 18: every unscaled value fits the low 64-bit word."""
     words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset: 2 * (arr.offset + len(arr))]
-    low = pa.array(words[0::2], mask=None if not arr.null_count else ~arr.is_valid().to_numpy(zero_copy_only=False))
-    stats = _numeric_zone_stats(low, rows_per_zone, nzones)
+    low = np.ascontiguousarray(words[0::2])  # pyarrow converts a strided array value by value
+    if not arr.null_count:
+        stats = _dense_zone_stats(low, pa.int64(), False, rows_per_zone, nzones)
+    else:
+        stats = _numeric_zone_stats(pa.array(low, mask=~arr.is_valid().to_numpy(zero_copy_only=False)),
+                                    rows_per_zone, nzones)
     if stats is None:
         return None
     lo, hi, nulls = stats
@@ -243,10 +272,15 @@ class ZoneMapBuilder:
     def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int,
                     rows_per_zone: int | None = None) -> tuple[pa.Array, pa.Array, np.ndarray]:
         """Bounds per zone (``zone`` = each row's zone); byte strings with ``rows_per_zone`` given
-        take one min_max per zone slice, cheaper than the hash group-by."""
+        take one numba pass (zonemap_bounds.py; a few zones: one min_max each), cheaper than the hash group-by."""
         if rows_per_zone and _stat_type(arr.type) == pa.binary():
+            if nzones >= KERNEL_MIN_ZONES:
+                from lancelot.zonemap_bounds import string_zone_bounds  # imports numba: only when worth it
+
+                lo, hi, nulls = string_zone_bounds(arr, rows_per_zone, nzones)
+                return _cut_bounds(lo, hi) + (nulls,)
             lo, hi, nulls = [], [], np.zeros(nzones, np.int64)
-            for k in range(nzones):
+            for k in range(nzones):  # a few zones: one min_max each, no numba start-up in a small write
                 part = arr.slice(k * rows_per_zone, rows_per_zone)
                 mm = pc.min_max(part)
                 lo.append(mm["min"].as_py())

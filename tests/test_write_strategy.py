@@ -369,3 +369,21 @@ def test_fixed_size_list_of_structs_22(tmp_path, pages):
     with pytest.raises(UnsupportedTypeError):
         write_table(pa.table({"l": pa.array([[[{"a": 1, "s": "x"}]]], pa.list_(pa.list_(st, 1)))}),
                     tmp_path / "y.lance", version="2.2")
+
+
+def test_constant_value_sampled_check_is_only_a_shortcut():
+    """constant_value looks at a sample first; a page that differs only off the sample is still not
+    constant, and constant pages (nulls included) are still found."""
+    from lancelot.encodings.structural.write_constant import constant_value
+
+    n = 10_000
+    for arr in (pa.array(["abc"] * n), pa.array([7] * n, pa.int64()),
+                pa.array([None if i % 3 == 0 else 1.5 for i in range(n)])):
+        assert constant_value(arr) is not None
+    odd = ["abc"] * n
+    odd[5001] = "abd"  # not one of the 256 evenly spaced sample positions
+    assert constant_value(pa.array(odd)) is None
+    ints = np.full(n, 7, np.int64)
+    ints[5001] = 8
+    assert constant_value(pa.array(ints)) is None
+    assert constant_value(pa.array(np.arange(n))) is None

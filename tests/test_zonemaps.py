@@ -285,7 +285,11 @@ def test_numpy_bounds_equal_the_grouped_bounds(kind):
     assert np.array_equal(fast[2], slow[2])
 
 
-def test_per_zone_string_bounds_equal_the_grouped_bounds():
+@pytest.mark.parametrize("kernel", [True, False])
+def test_per_zone_string_bounds_equal_the_grouped_bounds(kernel, monkeypatch):
+    import lancelot.zonemaps as zm
+
+    monkeypatch.setattr(zm, "KERNEL_MIN_ZONES", 1 if kernel else 10**9)
     rng = np.random.default_rng(6)
     n, rpz = 2500, 300
     words = np.array(["", "a", "b" * 40, "zz", "\u00e9t\u00e9", "m" * 70])
@@ -312,3 +316,85 @@ def test_small_decimal_bounds():
         mm = pc.min_max(part)
         assert lo[k].as_py() == mm["min"].as_py() and hi[k].as_py() == mm["max"].as_py()
         assert nulls[k] == part.null_count
+
+
+@pytest.mark.parametrize("kind", ["int16", "uint64", "float64", "date32", "timestamp"])
+def test_dense_bounds_equal_the_grouped_bounds(kind):
+    """Columns without nulls take the 2-D numpy path; a partial last zone and NaN zones included."""
+    from lancelot.zonemaps import _numeric_zone_stats, _prepare
+
+    rng = np.random.default_rng(11)
+    n, rpz = 2500, 300
+    raw = rng.integers(-1000, 1000, n)
+    types = {"int16": pa.int16(), "uint64": pa.uint64(), "float64": pa.float64(), "date32": pa.date32(),
+             "timestamp": pa.timestamp("us")}
+    if kind == "float64":
+        vals = raw.astype(np.float64)
+        vals[[105, 2450]] = np.nan  # NaN in the first and in the partial last zone
+        arr = pa.array(vals)
+    elif kind == "uint64":
+        arr = pa.array((raw + 1000).astype(np.uint64) + np.uint64(2**63))
+    else:
+        arr = pa.array(raw.astype(np.int32 if kind == "date32" else np.int64)).cast(types[kind])
+    arr = _prepare(arr).slice(100)  # a sliced array: the offset must be honoured
+    n = len(arr)
+    nz = -(-n // rpz)
+    fast = _numeric_zone_stats(arr, rpz, nz)
+    slow = ZoneMapBuilder._zone_stats(arr, pa.array(np.arange(n) // rpz), nz)
+    assert fast is not None and fast[0].type == arr.type
+    assert fast[0].equals(slow[0]) and fast[1].equals(slow[1])
+    assert np.array_equal(fast[2], slow[2]) and not fast[2].any()
+    if kind == "float64":
+        assert fast[0].null_count == 2
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+@pytest.mark.parametrize("t", [pa.binary(), pa.large_binary(), pa.binary(3)])
+def test_string_kernel_bounds_on_sliced_and_fixed_width(t, kernel, monkeypatch):
+    import lancelot.zonemaps as zm
+
+    monkeypatch.setattr(zm, "KERNEL_MIN_ZONES", 1 if kernel else 10**9)
+    rng = np.random.default_rng(12)
+    n, rpz = 1300, 128
+    alphabet = np.array([b"abc", b"ab\x00", b"\xff\xff\xff", b"aaa", b"zzz", b"ab\x01"], dtype=object)
+    vals = list(alphabet[rng.integers(0, len(alphabet), n)])
+    if t != pa.binary(3):
+        vals = [v[: rng.integers(0, 4)] for v in vals]  # prefixes: shorter sorts first
+    mask = rng.random(n) < 0.1
+    mask[263:391] = True  # zone 2 of the slice is all null
+    arr = pa.array(vals, t, mask=mask).slice(7, 1200)
+    nz = -(-len(arr) // rpz)
+    zone = pa.array(np.arange(len(arr)) // rpz)
+    fast = ZoneMapBuilder._zone_stats(arr, zone, nz, rpz)
+    slow = ZoneMapBuilder._zone_stats(arr, zone, nz)
+    assert fast[0].equals(slow[0]) and fast[1].equals(slow[1])
+    assert np.array_equal(fast[2], slow[2]) and fast[0].null_count >= 1
+
+
+def test_written_file_zone_bounds_of_many_zones(tmp_path):
+    """A file large enough for the numba string kernel and the dense numeric path: every zone's bounds
+    equal pyarrow's min_max of that zone; the file still reads back in pylance."""
+    from lance import file as lance_file
+
+    import lancelot
+
+    rng = np.random.default_rng(13)
+    n = 20 * 4096 + 77
+    words = np.array([f"w{i:03d}" * (i % 5 + 1) for i in range(300)])
+    t = pa.table({"s": pa.array(words[rng.integers(0, 300, n)]), "i": pa.array(rng.integers(-5, 10**6, n)),
+                  "d": pa.array([Decimal(int(v)) / 100 for v in rng.integers(-999, 999, n)], pa.decimal128(10, 2))})
+    p = str(tmp_path / "zones.lance")
+    lancelot.write_table(t, p, version="2.2")
+    zm = lancelot.LanceFile(p).zone_maps()
+    assert zm is not None and zm.num_zones == 21
+    for name in ("s", "i", "d"):
+        c = zm.columns[(name,)]
+        for k in range(zm.num_zones):
+            part = t[name].slice(k * zm.rows_per_zone, zm.rows_per_zone)
+            mm = pc.min_max(part)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            if name == "s":
+                lo, hi = lo.encode(), hi.encode()
+            assert c.min[k].as_py() == lo and c.max[k].as_py() == hi, (name, k)
+        assert not c.nulls.any()
+    assert lance_file.LanceFileReader(p).read_all().to_table().equals(t)

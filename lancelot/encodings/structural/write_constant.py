@@ -70,6 +70,23 @@ def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
     return raw[valid.offset * width:(valid.offset + len(valid)) * width].reshape(len(valid), width)
 
 
+#: values compared before a page is checked in full for one constant value
+CONSTANT_SAMPLE = 256
+
+
+def _sample_varies(arr: pa.Array) -> bool:
+    """Do evenly spaced values of ``arr`` (nulls ignored) hold two different values?  A cheap no-go for
+    constant pages; a False proves nothing."""
+    n = len(arr)
+    if n <= 2 * CONSTANT_SAMPLE:
+        return False
+    sample = arr.take(pa.array(np.linspace(0, n - 1, CONSTANT_SAMPLE).astype(np.int64)))
+    try:
+        return pc.count_distinct(sample, mode="only_valid").as_py() > 1
+    except pa.ArrowException:  # a type without a distinct-count kernel: the full check decides
+        return False
+
+
 def constant_value(values: pa.Array) -> tuple[bytes | None, np.ndarray | None] | None:
     """(inline value, value buffer) when every valid value of the page is the same one, else None.
 
@@ -79,6 +96,8 @@ def constant_value(values: pa.Array) -> tuple[bytes | None, np.ndarray | None] |
     if pa.types.is_dictionary(values.type) or values.null_count == len(values):
         return None
     arr = storage(values)
+    if _sample_varies(arr):
+        return None  # the common case, decided on a few hundred values
     if is_variable(arr.type):
         if arr.null_count == 0 and len(arr) > 2 and arr[0] != arr[len(arr) - 1]:
             return None

@@ -1,0 +1,91 @@
+"""Per-zone min / max of byte strings in one numba pass (for lancelot/zonemaps.py).
+
+Zones are consecutive runs of ``rows_per_zone`` rows (the last may be shorter).  The
+kernel returns, per zone, the row of its smallest and largest non-null value (bytewise
+order, a prefix sorting first), or -1 for a zone with no values; the caller takes those
+rows, so no per-zone Python work remains.  It releases the GIL: the writer's page
+thread keeps encoding meanwhile.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pyarrow as pa
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> bool:
+    """Is data[a0:a1] < data[b0:b1] bytewise?"""
+    n = min(a1 - a0, b1 - b0)
+    for k in range(n):
+        x = data[a0 + k]
+        y = data[b0 + k]
+        if x != y:
+            return x < y
+    return (a1 - a0) < (b1 - b0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _zone_extremes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
+                   rows_per_zone: int, nzones: int) -> tuple[np.ndarray, np.ndarray]:
+    n = len(offsets) - 1
+    lo = np.full(nzones, -1, np.int64)
+    hi = np.full(nzones, -1, np.int64)
+    for z in range(nzones):
+        start = z * rows_per_zone
+        end = min(start + rows_per_zone, n)
+        best_lo = -1
+        best_hi = -1
+        for i in range(start, end):
+            if not valid[i]:
+                continue
+            if best_lo < 0:
+                best_lo = i
+                best_hi = i
+                continue
+            s, e = offsets[i], offsets[i + 1]
+            if _less(data, s, e, offsets[best_lo], offsets[best_lo + 1]):
+                best_lo = i
+            elif _less(data, offsets[best_hi], offsets[best_hi + 1], s, e):
+                best_hi = i
+        lo[z] = best_lo
+        hi[z] = best_hi
+    return lo, hi
+
+
+def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """int64 value offsets (relative to the returned data) and the data bytes of a binary-like array."""
+    n = len(arr)
+    bufs = arr.buffers()
+    if pa.types.is_fixed_size_binary(arr.type):
+        w = arr.type.byte_width
+        data = np.frombuffer(bufs[1], np.uint8)[arr.offset * w:(arr.offset + n) * w] if bufs[1] else \
+            np.zeros(0, np.uint8)
+        return np.arange(n + 1, dtype=np.int64) * w, data
+    large = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
+    offsets = np.frombuffer(bufs[1], np.int64 if large else np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def string_zone_bounds(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """(mins, maxs, null counts) per zone of a string / binary / fixed-size-binary array (bounds uncut)."""
+    n = len(arr)
+    if n == 0:
+        empty = pa.array([None] * nzones, arr.type)
+        return empty, empty, np.zeros(nzones, np.int64)
+    offsets, data = _offsets_and_data(arr)
+    if arr.null_count:
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    else:
+        valid = np.ones(n, dtype=np.bool_)
+    lo, hi = _zone_extremes(offsets, data, valid, int(rows_per_zone), int(nzones))
+    starts = np.arange(nzones, dtype=np.int64) * rows_per_zone
+    sizes = np.minimum(starts + rows_per_zone, n) - starts
+    nulls = np.zeros(nzones, np.int64)
+    if arr.null_count and nzones:
+        nulls = (sizes - np.add.reduceat(valid.astype(np.int64), starts)).astype(np.int64)
+    mins = arr.take(pa.array(lo, mask=lo < 0))
+    maxs = arr.take(pa.array(hi, mask=hi < 0))
+    return mins, maxs, nulls
