@@ -168,6 +168,16 @@ class LanceFile:
         if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
+    def _take_ahead(self, readers: list[FieldReader], rows: np.ndarray) -> None:
+        """Announce the byte ranges of every field's take before any is read (as _read_ahead)."""
+        ranges = []
+        for r in readers:
+            hint = getattr(r, "take_hint", None)
+            if hint is not None:
+                ranges.extend((off, ln) for off, ln in hint(rows) if ln > 0 and off >= 0)
+        if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
+            self._src.will_need(ranges)
+
     @staticmethod
     def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
         """A field's rows; readers that can return one chunk per page skip concatenating them."""
@@ -190,6 +200,8 @@ class LanceFile:
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]
+        if len(readers) > 1 and len(uniq):
+            self._take_ahead(readers, uniq)
         arrays = self._map(lambda r: self._guard(lambda: r.take(uniq)), readers,
                            parallel=len(uniq) >= PARALLEL_MIN_TAKE)
         if inverse is not None:

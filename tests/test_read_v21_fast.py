@@ -561,3 +561,42 @@ def test_inline_chunks_kernel(t):
     sizes = seg.sizes.copy()
     sizes[2] = 8  # the full-width chunk cut short
     assert inline_chunks(seg.data, seg.starts, sizes, counts, dt)[0] == SHORT_PACKED
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_take_hints_cover_every_read(tmp_path, version):
+    """A multi-field take announces its byte ranges first (ByteSource.will_need) and then reads
+    only inside them, with the plan the hint made; the result equals pylance's."""
+    rng = np.random.default_rng(22)
+    n = 50_000
+    table = pa.table({
+        "i": pa.array(rng.integers(0, 1 << 40, n)),
+        "s": pa.array(_words(rng, n)),
+        "q": pa.array(_nullify(rng, rng.integers(0, 50, n).tolist(), 0.1), pa.int32()),
+    })
+    path = str(tmp_path / "take.lance")
+    w = LanceFileWriter(path, table.schema, version=version, max_page_bytes=64 * 1024)
+    w.write_batch(table)
+    w.close()
+    f = lancelot.LanceFile(path)
+    f.take([0])
+    hinted, reads = [], []
+    f._src.will_need = lambda ranges: hinted.extend(ranges)
+    inner = f._src._read
+    f._src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
+    rows = np.sort(rng.choice(n, 40, replace=False))
+    got = f.take(rows)
+    assert got.equals(LanceFileReader(path).take_rows(rows).to_table())
+    assert hinted and reads
+    spans = sorted((h, h + m) for h, m in hinted)
+    for off, ln in reads:  # a coalesced read may bridge gaps of at most coalesce_gap between hinted ranges
+        pos = off
+        for a, b in spans:
+            if b <= pos or a >= off + ln:
+                continue
+            assert a - pos <= f._src.coalesce_gap, (off, ln, a, pos)
+            pos = max(pos, b)
+        assert pos >= off + ln, (off, ln, pos)
+    hinted.clear()
+    assert f.take(rows, columns=["s"]).equals(table.select(["s"]).take(pa.array(rows)))  # one field: no hint
+    assert hinted == []

@@ -188,6 +188,7 @@ class StructuralFieldReader(FieldReader):
         self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
         self._warm = False
         self._points: ColumnPoints | ColumnFullZipPoints | None | bool = False  # False: not looked at yet
+        self._planned: tuple[np.ndarray, object, list[Range]] | None = None  # take_hint's plan, for take
 
     def _load_search_caches(self) -> None:
         """Load the search cache of every page of the field at once (first read only).
@@ -246,6 +247,22 @@ class StructuralFieldReader(FieldReader):
         except (LanceError, *_DECODE_ERRORS):
             return []
 
+    def take_hint(self, rows: np.ndarray) -> list[Range]:
+        """Byte ranges a take of ``rows`` (sorted, unique) will read, when the whole-column point
+        path serves it (empty otherwise); the plan is kept for the take that follows."""
+        self._planned = None
+        if not len(rows) or len(rows) > POINT_RANGE_ROWS:
+            return []
+        try:
+            points = self._column_points()
+            if points is None:
+                return []
+            plan, ranges = points.plan(rows)
+        except (LanceError, *_DECODE_ERRORS):
+            return []
+        self._planned = (rows, plan, ranges)
+        return ranges
+
     def take(self, rows: np.ndarray) -> pa.Array:
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows) and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
@@ -274,8 +291,12 @@ class StructuralFieldReader(FieldReader):
 
     def _take_points(self, points: ColumnPoints | ColumnFullZipPoints, rows: np.ndarray) -> pa.Array:
         col = self.columns[0]
+        planned, self._planned = self._planned, None
         try:
-            chunks, ranges = points.plan(rows)
+            if planned is not None and planned[0] is rows:
+                chunks, ranges = planned[1], planned[2]
+            else:
+                chunks, ranges = points.plan(rows)
             size = self.ctx.src.size
             for off, ln in ranges:
                 if off < 0 or ln < 0 or off + ln > size:
