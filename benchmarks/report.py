@@ -7,7 +7,10 @@ the pure reader comparison); ``parquet`` is pyarrow.parquet.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 #: a value cell: a number, or a short note ("skip", "ERR")
 Cell = float | str | None
@@ -202,3 +205,11 @@ def render_memcheck(mc: dict, markdown: bool) -> str:
     cols = ["seconds", "rows", "file MB", "peak RSS MB", "RSS + MB"]
     table = format_table(rows, cols, markdown)
     return "\n".join([f"### {title}" if markdown else f"== {title}", "", table])
+
+
+def save_json(results: dict, path: Path) -> None:
+    """Write ``results`` as JSON atomically (temporary file, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(results, indent=1, default=str))
+    os.replace(tmp, path)

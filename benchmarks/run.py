@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import json
 import os
 import platform
 import re
@@ -279,13 +278,6 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def _save(results: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=1, default=str))
-    os.replace(tmp, path)
-
-
 def render(results: dict, markdown: bool, verbose: bool) -> str:
     m = results.get("meta", {})
     v = m.get("versions", {})
@@ -342,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     for ds in sets:
         res = results["datasets"][ds.name] = bench_dataset(ds, a, write_skips, read_skips, log)
         res["ratios"] = ratios_of(res)
-        _save(results, a.out)
+        report.save_json(results, a.out)
     if not a.no_memcheck:
         ok = [v for v in a.versions if v not in write_skips]
         version = ok[-1] if ok else a.versions[-1]
@@ -350,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             a.data_dir, a.stream_bytes, version, a.seed, batch_rows=1024 if a.quick else datasets.BATCH_ROWS, log=log
         )
     results["meta"]["loadavg_end"] = _loadavg()
-    _save(results, a.out)
+    report.save_json(results, a.out)
     print(render(results, a.markdown, a.verbose), flush=True)
     log(f"results written to {a.out}")
     return 0

@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from benchmarks import datasets  # noqa: E402
+from benchmarks import datasets, report  # noqa: E402
 from benchmarks.adapters import PARQUET_ROW_GROUP_ROWS  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -410,13 +410,6 @@ def _git_commit() -> str | None:
         return None
 
 
-def _save(results: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=1, default=str))
-    os.replace(tmp, path)
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     a = build_parser().parse_args(argv)
@@ -450,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     results["ratios"] = ratios_of(results)
     results["notes"] = goal_notes(results["ratios"], [n for n in files if n.startswith("lance ")][0])
     results["meta"]["loadavg_end"] = list(os.getloadavg())
-    _save(results, a.out)
+    report.save_json(results, a.out)
     print(render(results, a.markdown), flush=True)
     log(f"results written to {a.out}")
     return 0
