@@ -131,6 +131,7 @@ class LeafColumnWriter:
         self.opts = options_for(path.leaf, version)
         self.pages: list[file2_pb2.ColumnMetadata.Page] = []
         self.rows_written = 0
+        self.pages_submitted = 0
         self.pending: list[Shred] = []
         self.pending_bytes = 0
 
@@ -171,12 +172,19 @@ class LeafColumnWriter:
             self._emit(part)
 
     def _emit(self, s: Shred) -> None:
-        if self.worker is not None:
-            self.worker.submit(self.write_page, s)
+        page = self.pages_submitted
+        self.pages_submitted += 1
+        if self.opts.blob:  # blob values are written while encoding: in order, on the commit step
+            encode, commit = (lambda: None), (lambda _: self._commit(s, self._encode(s, page)))
         else:
-            self.write_page(s)
+            encode, commit = (lambda: self._encode(s, page)), (lambda r: self._commit(s, r))
+        if self.worker is not None:
+            self.worker.submit(encode, commit)
+        else:
+            commit(encode())
 
-    def write_page(self, s: Shred) -> None:
+    def _encode(self, s: Shred, page: int) -> tuple[pb21.PageLayout, list]:
+        """The layout and buffers of one page (thread-safe: reads only the writer's settings)."""
         levels = page_levels(self.path, s.rep, s.defc)
         values = s.values
         try:
@@ -186,34 +194,36 @@ class LeafColumnWriter:
             if self.version != "2.1" and not (self.dictionary or opts.blob) and opts.structural_encoding is None:
                 constant = constant_value(values)
             if self.packed == "empty":
-                layout, buffers = encode_empty_struct(levels, self.path.leaf.name)
-            elif opts.blob:
-                layout, buffers = encode_blob(values, levels, large_chunks, self.out.write_buffer)
-            elif values.null_count == len(values):
-                layout, buffers = encode_all_null(levels, self.version)
-            elif fsl_of_variable(storage(values).type):
+                return encode_empty_struct(levels, self.path.leaf.name)
+            if opts.blob:
+                return encode_blob(values, levels, large_chunks, self.out.write_buffer)
+            if values.null_count == len(values):
+                return encode_all_null(levels, self.version)
+            if fsl_of_variable(storage(values).type):
                 raise UnsupportedTypeError(f"{values.type} with non-null values is not writable (pylance 14 writes "
                                            "fixed-size lists of strings/binary only when all null)")
-            elif constant is not None:
-                layout, buffers = encode_constant(levels, *constant)
-            elif self.packed is not None:
+            if constant is not None:
+                return encode_constant(levels, *constant)
+            if self.packed is not None:
                 check_packed_children(values)
                 if self.packed == "variable":
-                    layout, buffers = encode_full_zip(values, levels, opts)
-                else:
-                    layout, buffers = encode_miniblock(values, levels, large_chunks, False, opts)
-            elif self.dictionary:
-                layout, buffers = encode_miniblock(values, levels, large_chunks, True, opts)
-            elif opts.structural_encoding == "fullzip" or (
+                    return encode_full_zip(values, levels, opts)
+                return encode_miniblock(values, levels, large_chunks, False, opts)
+            if self.dictionary:
+                return encode_miniblock(values, levels, large_chunks, True, opts)
+            if opts.structural_encoding == "fullzip" or (
                     opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES):
-                layout, buffers = encode_full_zip(values, levels, opts)
-            else:
-                try:
-                    layout, buffers = encode_miniblock(values, levels, large_chunks, False, opts)
-                except ChunkTooLarge:  # levels or values that no chunk can hold: full-zip takes any
-                    layout, buffers = encode_full_zip(values, levels, opts)
+                return encode_full_zip(values, levels, opts)
+            try:
+                return encode_miniblock(values, levels, large_chunks, False, opts)
+            except ChunkTooLarge:  # levels or values that no chunk can hold: full-zip takes any
+                return encode_full_zip(values, levels, opts)
         except LanceError as e:
-            raise e.at(column=self.index, page=len(self.pages)) from None
+            raise e.at(column=self.index, page=page) from None
+
+    def _commit(self, s: Shred, encoded: tuple[pb21.PageLayout, list]) -> None:
+        """Write the page's buffers and record it (in page order)."""
+        layout, buffers = encoded
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
         self.pages.append(file2_pb2.ColumnMetadata.Page(
             buffer_offsets=[p for p, _ in locs], buffer_sizes=[n for _, n in locs],

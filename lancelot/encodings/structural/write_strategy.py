@@ -295,6 +295,23 @@ def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: Encodin
     return min(candidates, key=lambda c: len(c[1][0]))
 
 
+def _sorted_runs_dictionary(fixed: FixedWidthBlock) -> pa.DictionaryArray | None:
+    """The dictionary encoding of sorted 8..64-bit values (ids, keys) from their runs, without hashing: each
+    distinct value is one run, so first-appearance order (pc.dictionary_encode's) is run order.  None when
+    the values are not sorted."""
+    nb = fixed.bits_per_value // 8
+    if nb not in (1, 2, 4, 8) or fixed.num_values < 2:
+        return None
+    vals = fixed.as_dtype(f"<u{nb}")
+    if not bool(np.all(vals[1:] >= vals[:-1])):
+        return None
+    new = np.empty(len(vals), bool)
+    new[0] = True
+    np.not_equal(vals[1:], vals[:-1], out=new[1:])
+    indices = np.cumsum(new, dtype=np.int32) - 1
+    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(vals[new]))
+
+
 def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
                      fixed: FixedWidthBlock | None) -> MiniBlockValues | None:
     """A page dictionary with bit-packed / RLE indices, if the page qualifies (see the module docstring)."""
@@ -320,7 +337,9 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
         ratio = _sample_unique_ratio(keys)
         if limit == 0 or (ratio is not None and (ratio >= DICT_SAMPLE_UNIQUE or np.ceil(ratio * n) > limit)):
             return None
-    encoded = pc.dictionary_encode(keys, null_encoding="mask")
+    encoded = _sorted_runs_dictionary(fixed) if fixed is not None else None
+    if encoded is None:
+        encoded = pc.dictionary_encode(keys, null_encoding="mask")
     c = len(encoded.dictionary)
     if not force and c > limit:
         return None
