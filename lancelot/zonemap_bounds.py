@@ -55,7 +55,7 @@ def _zone_extremes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
 
 
 def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """int64 value offsets (relative to the returned data) and the data bytes of a binary-like array."""
+    """Value offsets (int32 or int64, relative to the returned data) and the data bytes of a binary-like array."""
     n = len(arr)
     bufs = arr.buffers()
     if pa.types.is_fixed_size_binary(arr.type):
@@ -64,7 +64,7 @@ def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
             np.zeros(0, np.uint8)
         return np.arange(n + 1, dtype=np.int64) * w, data
     large = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
-    offsets = np.frombuffer(bufs[1], np.int64 if large else np.int32)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    offsets = np.frombuffer(bufs[1], np.int64 if large else np.int32)[arr.offset:arr.offset + n + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
     return offsets, data
 

@@ -34,6 +34,28 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
     return merged
 
 
+#: the OS page size hints are rounded to
+OS_PAGE = 4096
+#: a read_ranges of several requests adding up to at most this many bytes hints them all first
+PREFETCH_MAX_BYTES = 16 << 20
+
+
+def page_spans(ranges: Sequence[Range], page: int = OS_PAGE) -> list[Range]:
+    """The ranges widened to whole OS pages, sorted, touching ones merged: one hint per span
+    (many small ranges of a take often share pages)."""
+    spans: list[Range] = []
+    for off, ln in sorted(ranges):
+        if ln <= 0:
+            continue
+        s, e = off - off % page, -(-(off + ln) // page) * page
+        if spans and s <= spans[-1][0] + spans[-1][1]:
+            ps = spans[-1][0]
+            spans[-1] = (ps, max(spans[-1][1], e - ps))
+        else:
+            spans.append((s, e - s))
+    return spans
+
+
 class ByteSource:
     """Random-access bytes of one file.  Subclasses implement ``_read``."""
 
@@ -58,7 +80,10 @@ class ByteSource:
                     path=self.path,
                 )
         out: list[memoryview] = [memoryview(b"")] * len(ranges)
-        for off, ln, members in coalesce(ranges, self.coalesce_gap):
+        merged = coalesce(ranges, self.coalesce_gap)
+        if len(merged) > 1:  # the requests are read one by one: let the OS fetch them side by side
+            self._prefetch([(off, ln) for off, ln, _ in merged])
+        for off, ln, members in merged:
             data = memoryview(self._read(off, ln)) if ln else memoryview(b"")
             if len(data) != ln:
                 raise CorruptFileError(f"short read at offset {off}", path=self.path)
@@ -69,6 +94,9 @@ class ByteSource:
 
     def will_need(self, ranges: Sequence[Range]) -> None:
         """A hint that ``ranges`` are about to be read (default: ignored)."""
+
+    def _prefetch(self, ranges: Sequence[Range]) -> None:
+        """Within one ``read_ranges``: its requests, before they are read one by one (default: nothing)."""
 
     def close(self) -> None:
         pass
@@ -99,13 +127,22 @@ class LocalFileSource(ByteSource):
 
     def will_need(self, ranges: Sequence[Range]) -> None:
         """``posix_fadvise(WILLNEED)`` each range, so the OS reads them ahead, side by side."""
+        self._fadvise(ranges)
+
+    def _fadvise(self, ranges: Sequence[Range]) -> None:
         if self._fd < 0 or not hasattr(os, "posix_fadvise"):
             return
         try:
-            for off, ln in ranges:
+            for off, ln in page_spans(ranges):
                 os.posix_fadvise(self._fd, off, ln, os.POSIX_FADV_WILLNEED)
         except OSError:
             return  # only a hint: the read itself reports any problem
+
+    def _prefetch(self, ranges: Sequence[Range]) -> None:
+        """Many scattered requests of a few bytes each (a take) cost one disk latency together,
+        not one each; big reads are left to the kernel's own read-ahead."""
+        if sum(ln for _, ln in ranges) <= PREFETCH_MAX_BYTES:
+            self._fadvise(ranges)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -171,6 +208,9 @@ class CountingSource(ByteSource):
 
     def will_need(self, ranges: Sequence[Range]) -> None:
         self.inner.will_need(ranges)
+
+    def _prefetch(self, ranges: Sequence[Range]) -> None:
+        self.inner._prefetch(ranges)
 
     def close(self) -> None:
         self.inner.close()

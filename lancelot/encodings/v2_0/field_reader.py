@@ -217,14 +217,31 @@ class FieldReader20(FieldReader):
             return self.root.read_chunked([(start, stop)])
         return self.root.read([(start, stop)])
 
+    def _take_plan(self) -> TakePlan | None:
+        """The leaf column's vectorized take plan (built once), or None."""
+        if self._plan is False:
+            root = self.root
+            self._plan = plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows))) \
+                if isinstance(root, LeafNode) else None
+        return self._plan
+
+    def take_hint(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        """Byte ranges the first fetch of a take of ``rows`` (sorted, unique) reads, for read-ahead
+        (``LanceFile._take_ahead``); empty when no vectorized plan serves the column."""
+        if not len(rows):
+            return []
+        try:
+            plan = self._take_plan()
+            return [] if plan is None else plan.ranges(np.asarray(rows, dtype=np.int64))
+        except (LanceError, IndexError, ValueError, TypeError, pa.ArrowException):
+            return []  # only a hint: the take itself reports the problem
+
     def take(self, rows: np.ndarray) -> pa.Array:
         if len(rows) == 0:
             return pa.array([], self.ctx.field.type)
         rows = np.asarray(rows, dtype=np.int64)
-        if isinstance(self.root, LeafNode):
-            if self._plan is False:
-                self._plan = plan_take(self.root.col, self.root.dtype)
-            out = self._plan.take(self.ctx.src, rows) if self._plan is not None else None
-            if out is not None:
-                return out
+        plan = self._take_plan()
+        out = plan.take(self.ctx.src, rows) if plan is not None else None
+        if out is not None:
+            return out
         return self.root.read(runs(rows))

@@ -75,12 +75,14 @@ class LeafWriter(ColumnWriter):
             return
         arr = self._combined()
         self.pending, self.pending_bytes = [], 0
-        nbytes = max(arr.nbytes, 1)
-        rows_per_page = len(arr)
-        if nbytes > self.max_page_bytes:
-            rows_per_page = max(1, int(len(arr) * self.max_page_bytes / nbytes))
-        for start in range(0, len(arr), rows_per_page):
-            chunk = arr.slice(start, rows_per_page)
+        # Like pylance, what is pending when it reaches max_page_bytes becomes one page; only a
+        # flush of many times that size is cut, into pages of equal rows (no small remainder
+        # page, which would be encoded differently from its neighbours: a string page of few
+        # rows is not dictionary-encoded).
+        pages = max(1, min(len(arr), round(arr.nbytes / self.max_page_bytes)))
+        bounds = np.linspace(0, len(arr), pages + 1).round().astype(np.int64).tolist()
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            chunk = arr.slice(start, stop - start)
             buffers: list = []
             if is_packed_struct(self.field):
                 enc = encode_packed_struct(chunk, buffers)

@@ -16,6 +16,8 @@ call (near ranges coalesce).  Columns of any other shape use the generic decoder
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 
@@ -95,11 +97,15 @@ def _check(table: PageTable, bad: np.ndarray, page: np.ndarray, msg: str) -> Non
         raise table.error(msg, int(page[bad][0]))
 
 
+def _ranges(pos: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
+    """The non-empty (pos, length) pairs, in order."""
+    keep = np.flatnonzero(lengths)
+    return list(zip(pos[keep].tolist(), lengths[keep].tolist()))
+
+
 def _fetch(src, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The bytes at each (pos, length), concatenated in order."""
-    keep = np.flatnonzero(lengths)
-    got = src.read_ranges(list(zip(pos[keep].tolist(), lengths[keep].tolist())))
-    return np.frombuffer(b"".join(got), np.uint8)
+    return np.frombuffer(b"".join(src.read_ranges(_ranges(pos, lengths))), np.uint8)
 
 
 class FixedValues:
@@ -123,8 +129,8 @@ class FixedValues:
                     raise table.error(f"buffer index {bi} out of {len(table.bufs[i])} buffers", i)
                 self.validity[i] = loc
 
-    def read(self, src, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """(raw bytes, rows x width; validity or None when every row is valid)."""
+    def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
         w, kinds = self.width, self.kinds[page]
         has = kinds != ALL_NULLS
         _check(self.table, has & ((local + 1) * w > self.values[page, 1]), page,
@@ -134,7 +140,15 @@ class FixedValues:
                "validity buffer is shorter than the page's rows")
         pos = np.concatenate([self.values[page, 0] + local * w, self.validity[page, 0] + local // 8])
         lengths = np.concatenate([np.where(has, w, 0), some.astype(np.int64)])
-        raw = _fetch(src, pos, lengths)
+        return pos, lengths
+
+    def read(self, src, page: np.ndarray, local: np.ndarray,
+             positions: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(raw bytes, rows x width; validity or None when every row is valid); ``positions`` as
+        ``positions(page, local)`` gives them, when already computed."""
+        w, kinds = self.width, self.kinds[page]
+        has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
+        raw = _fetch(src, *(positions or self.positions(page, local)))
         out = np.zeros((len(page), w), np.uint8)
         nv = int(has.sum())
         out[has] = raw[: nv * w].reshape(-1, w)
@@ -148,34 +162,65 @@ class FixedValues:
 
 
 class TakePlan:
-    """A vectorized take for one leaf column."""
+    """A vectorized take for one leaf column (or for some of its pages, inside a MixedPlan)."""
 
     def take(self, src, rows: np.ndarray) -> pa.Array | None:
         """The rows (sorted, unique, in range), or None to fall back to the generic decoder."""
         raise NotImplementedError
 
+    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        """The byte ranges the first fetch round of ``take(rows)`` reads (for read-ahead hints)."""
+        return []
 
-class FlatPlan(TakePlan):
+
+class _FixedPlan(TakePlan):
+    """A plan whose first round is a FixedValues read; the positions a hint computed for
+    ``rows`` are kept for the take of the same ``rows`` object that follows."""
+
+    table: PageTable
+    _fixed: FixedValues
+    _memo: tuple | None = None
+
+    def _locate(self, rows: np.ndarray) -> tuple:
+        memo = self._memo
+        if memo is not None and memo[0] is rows:
+            return memo[1:]
+        page, local = self.table.locate(rows)
+        return page, local, self._fixed.positions(page, local)
+
+    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        page, local, positions = self._locate(rows)
+        self._memo = (rows, page, local, positions)
+        return _ranges(*positions)
+
+    def _read(self, src, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(page, local row, raw values, validity) of the rows."""
+        page, local, positions = self._locate(rows)
+        self._memo = None
+        return (page, local, *self._fixed.read(src, page, local, positions))
+
+
+class FlatPlan(_FixedPlan):
     def __init__(self, table: PageTable, values: FixedValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
+        self._fixed = values
 
     def take(self, src, rows: np.ndarray) -> pa.Array:
-        page, local = self.table.locate(rows)
-        raw, valid = self.values.read(src, page, local)
+        _, _, raw, valid = self._read(src, rows)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
         return pa.Array.from_buffers(self.dtype, len(rows), [vbuf, pa.py_buffer(raw)])
 
 
-class DictionaryPlan(TakePlan):
+class DictionaryPlan(_FixedPlan):
     """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
 
     def __init__(self, table: PageTable, indices: FixedValues, items: pa.Array, base: np.ndarray,
                  counts: np.ndarray) -> None:
         self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
+        self._fixed = indices
 
     def take(self, src, rows: np.ndarray) -> pa.Array:
-        page, local = self.table.locate(rows)
-        raw, valid = self.indices.read(src, page, local)
+        page, _, raw, valid = self._read(src, rows)
         idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
         present = idx > 0 if valid is None else valid & (idx > 0)
@@ -191,13 +236,19 @@ class BinaryPlan(TakePlan):
         self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
         self.dtype = dtype
 
-    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+    def _offset_positions(self, rows: np.ndarray):
         page, local = self.table.locate(rows)
         w = self.widths[page]
         _check(self.table, (local + 1) * w > self.offsets[page, 1], page, "binary offsets are shorter than the rows")
         first = local > 0
-        pos = self.offsets[page, 0] + (local - first) * w
-        raw = _fetch(src, pos, w * (1 + first))
+        return page, w, first, self.offsets[page, 0] + (local - first) * w, w * (1 + first)
+
+    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        return _ranges(*self._offset_positions(rows)[3:])
+
+    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+        page, w, first, pos, lengths = self._offset_positions(rows)
+        raw = _fetch(src, pos, lengths)
         if (w == w[0]).all():
             ends = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(w[0])]).astype(np.uint64)
         else:  # pages with different offset widths: decode entry by entry width
@@ -226,62 +277,141 @@ class BinaryPlan(TakePlan):
         return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _flat_plan(table: PageTable, dtype: pa.DataType) -> TakePlan | None:
-    width = dtype.bit_width // 8
-    plans = [_nullable_flat(table.column.encoding(i), width * 8) for i in range(len(table.bufs))]
-    if any(p is None for p in plans):
+class GenericPlan(TakePlan):
+    """Pages of no vectorized shape, inside a MixedPlan: the generic decoder, run by run."""
+
+    def __init__(self, read: Callable[[np.ndarray], pa.Array]) -> None:
+        self.read = read
+
+    def take(self, src, rows: np.ndarray) -> pa.Array:
+        return self.read(rows)
+
+
+class MixedPlan(TakePlan):
+    """A column whose pages differ in shape (e.g. dictionary pages and a binary tail page):
+    each row goes to the plan of its page's group, the parts are put back in row order."""
+
+    def __init__(self, table: PageTable, group: np.ndarray, plans: list[TakePlan]) -> None:
+        self.table, self.group, self.plans = table, group, plans
+
+    def _groups(self, rows: np.ndarray) -> list[tuple[TakePlan, np.ndarray]]:
+        g = self.group[self.table.locate(rows)[0]]
+        if (g == g[0]).all():
+            return [(self.plans[int(g[0])], np.arange(len(rows)))]
+        return [(self.plans[int(k)], np.flatnonzero(g == k)) for k in np.unique(g)]
+
+    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        return [r for plan, sel in self._groups(rows) for r in plan.ranges(rows[sel])]
+
+    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+        groups = self._groups(rows)
+        if len(groups) == 1:
+            return groups[0][0].take(src, rows)
+        parts = []
+        for plan, sel in groups:
+            part = plan.take(src, rows[sel])
+            if part is None:
+                return None
+            parts.append(part)
+        where = np.empty(len(rows), np.int64)
+        where[np.concatenate([sel for _, sel in groups])] = np.arange(len(rows))
+        return pa.concat_arrays(parts).take(pa.array(where))
+
+
+#: page shapes (the kind keys of ``_page_kind``)
+FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
+
+
+def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple | None:
+    """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
+    enc = table.column.encoding(i)
+    if _is_plain_fixed(dtype):
+        return (FLAT,) if _nullable_flat(enc, dtype.bit_width) is not None else None
+    if not _is_var(dtype):
         return None
-    return FlatPlan(table, FixedValues(table, plans, width), dtype)
-
-
-def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict) -> TakePlan | None:
-    encs = [table.column.encoding(i) for i in range(len(table.bufs))]
-    if not all(e.WhichOneof("array_encoding") == "dictionary" for e in encs):
-        return None
-    plans = [_nullable_flat(e.dictionary.indices, None) for e in encs]
-    if any(p is None for p in plans) or len({p[3] for p in plans if p[0] != ALL_NULLS}) > 1:
-        return None
-    width = max(p[3] for p in plans) // 8 or 1
-    items = []
-    for i, e in enumerate(encs):
-        key = ("v2_0-dict", table.index, i)
-        if key not in cache:
-            cache[key] = decode(e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)],
-                                dtype, cache)
-        items.append(cache[key])
-    counts = np.array([len(a) for a in items], np.int64)
-    base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return DictionaryPlan(table, FixedValues(table, plans, width), pa.concat_arrays(items), base, counts)
-
-
-def _binary_plan(table: PageTable, dtype: pa.DataType) -> TakePlan | None:
-    n = len(table.bufs)
-    offsets, data = np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64)
-    widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
-    for i in range(n):
-        enc = table.column.encoding(i)
-        if enc.WhichOneof("array_encoding") != "binary":
+    which = enc.WhichOneof("array_encoding")
+    if which == "dictionary":
+        plan = _nullable_flat(enc.dictionary.indices, None)
+        if plan is None:
             return None
+        return (DICTIONARY, 0) if plan[0] == ALL_NULLS else (DICTIONARY, plan[3])
+    if which == "binary":
         b = enc.binary
         plan = _nullable_flat(b.indices, None)
         di = _flat_buffer(b.bytes, 8)
         if plan is None or plan[0] != NO_VALIDITY or di is None:
             return None
-        o, d = table.buffer(i, plan[1]), table.buffer(i, di)
-        if o is None or d is None:
+        if table.buffer(i, plan[1]) is None or table.buffer(i, di) is None:
             return None  # the generic path reports the bad buffer index
-        offsets[i], data[i], widths[i], adjust[i] = o, d, plan[3] // 8, b.null_adjustment
+        return (BINARY,)
+    return None
+
+
+def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
+    width = dtype.bit_width // 8
+    plans = [(ALL_NULLS, -1, -1, width * 8)] * len(table.bufs)  # pages of other groups are never asked
+    for i in pages:
+        plans[i] = _nullable_flat(table.column.encoding(i), width * 8)
+    return FlatPlan(table, FixedValues(table, plans, width), dtype)
+
+
+def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict, pages: list[int]) -> TakePlan:
+    n = len(table.bufs)
+    plans = [(ALL_NULLS, -1, -1, 8)] * n
+    counts = np.zeros(n, np.int64)
+    items = []
+    for i in pages:
+        e = table.column.encoding(i)
+        plans[i] = _nullable_flat(e.dictionary.indices, None)
+        key = ("v2_0-dict", table.index, i)
+        if key not in cache:
+            cache[key] = decode(e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)],
+                                dtype, cache)
+        items.append(cache[key])
+        counts[i] = len(cache[key])
+    width = max(p[3] for p in plans) // 8 or 1
+    base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return DictionaryPlan(table, FixedValues(table, plans, width), pa.concat_arrays(items), base, counts)
+
+
+def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
+    n = len(table.bufs)
+    offsets, data = np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64)
+    widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
+    for i in pages:
+        b = table.column.encoding(i).binary
+        plan = _nullable_flat(b.indices, None)
+        offsets[i], data[i] = table.buffer(i, plan[1]), table.buffer(i, _flat_buffer(b.bytes, 8))
+        widths[i], adjust[i] = plan[3] // 8, b.null_adjustment
     return BinaryPlan(table, offsets, widths, data, adjust, dtype)
 
 
-def plan_take(column, dtype: pa.DataType) -> TakePlan | None:
-    """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path."""
-    if len(column.info.meta.pages) == 0:
+def plan_take(column, dtype: pa.DataType, generic: Callable[[np.ndarray], pa.Array] | None = None) -> TakePlan | None:
+    """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path.
+
+    Pages are grouped by shape; a column of one shape gets that shape's plan, a column of
+    several a MixedPlan (pages of no vectorized shape then use ``generic``, rows -> array).
+    """
+    n = len(column.info.meta.pages)
+    if n == 0:
         return None
     table = PageTable(column)
-    if _is_plain_fixed(dtype):
-        return _flat_plan(table, dtype)
-    if _is_var(dtype):
-        return _dictionary_plan(table, dtype, column.ctx.cache) or _binary_plan(table, dtype)
-    return None
-
+    kinds = [_page_kind(table, i, dtype) for i in range(n)]
+    keys = list(dict.fromkeys(kinds))
+    if keys == [None] or (None in keys and generic is None):
+        return None
+    plans: list[TakePlan] = []
+    for k in keys:
+        pages = [i for i in range(n) if kinds[i] == k]
+        if k is None:
+            plans.append(GenericPlan(generic))
+        elif k[0] == FLAT:
+            plans.append(_flat_plan(table, dtype, pages))
+        elif k[0] == DICTIONARY:
+            plans.append(_dictionary_plan(table, dtype, column.ctx.cache, pages))
+        else:
+            plans.append(_binary_plan(table, dtype, pages))
+    if len(plans) == 1:
+        return plans[0]
+    group = np.array([keys.index(k) for k in kinds], np.int64)
+    return MixedPlan(table, group, plans)
