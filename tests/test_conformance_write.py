@@ -1,7 +1,7 @@
 """Conformance, write side: lancelot writes the 2.1/2.2 matrix, pylance 14.0.2 reads it equal to the source.
 
-The mirror of tests/test_conformance_v21.py, over the same cases (its SHAPES, NESTED and
-SETTINGS lists; the data from lancelot.testing.conformance): each table
+The mirror of tests/test_conformance_v21.py, over the same cases (SHAPES, NESTED and
+SETTINGS of lancelot.testing.conformance_matrix; the data from lancelot.testing.conformance): each table
 ``{id: int64, c: <case>}`` is written by ``lancelot.LanceWriter`` at 2.1 and 2.2 in
 batches of odd sizes with a small ``max_page_bytes`` (every leaf column of ``c`` gets
 several pages), then
@@ -30,7 +30,6 @@ import dataclasses
 import numpy as np
 import pyarrow as pa
 import pytest
-import test_conformance_v21 as R  # the matrix (tests/ is on sys.path under pytest)
 from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
@@ -38,6 +37,7 @@ from lancelot.encodings.structural.write_repdef import leaf_paths, shred
 from lancelot.encodings.structural.write_values import value_bytes
 from lancelot.errors import UnsupportedTypeError
 from lancelot.testing import conformance as C
+from lancelot.testing import conformance_matrix as M
 from lancelot.testing.conformance import Case, both
 from lancelot.testing.data import gen_array
 
@@ -52,7 +52,7 @@ OURS = {
     # guesses from byte entropy and splits); test_bss_auto checks data where it pays
     "bss=auto/float32": dict(expect=both("zstd"), baseline=None),
     # smooth doubles: bss=auto splits them already, so "on" is compared with "off"
-    "bss=on/float64": dict(baseline={**R.ZSTD, "lance-encoding:bss": "off"}),
+    "bss=on/float64": dict(baseline={**M.ZSTD, "lance-encoding:bss": "off"}),
     # text pages of 32 KiB or more get FSST whether binary or string: the setting forces it on any page
     "compression=fsst/binary": dict(baseline=None),
     # bss=auto splits integers only where zstd gains 5% (not on these pages): "off" changes nothing here
@@ -187,7 +187,7 @@ def _params(cases: list[Case]):
     return [pytest.param(ours(c), v, z, id=f"{c.name}-{v}-{z}") for c in cases for v in c.versions for z in c.nulls]
 
 
-@pytest.mark.parametrize("case,version,nulls", _params(R.SHAPES + R.NESTED))
+@pytest.mark.parametrize("case,version,nulls", _params(M.SHAPES + M.NESTED))
 def test_values_and_nesting(tmp_path, case: Case, version: str, nulls: str):
     table = C.case_table(case, version, nulls)
     mpb = page_bytes_for(table)
@@ -195,22 +195,22 @@ def test_values_and_nesting(tmp_path, case: Case, version: str, nulls: str):
     check_pages(path, table, mpb)
     tokens = _tokens(path)
     if nulls != "all":
-        R._check_tokens(case, version, tokens, path)
+        M.check_tokens(case, version, tokens, path)
     else:  # all-null pages are constant layouts (blob columns keep their blob layout)
         kinds = {t for t in tokens if not t.startswith("levels:")}
         assert "constant_layout" in kinds and ("blob_layout" in kinds or kinds == {"constant_layout"}), sorted(tokens)
     seed = C.case_seed(case, version, nulls)
     check_pylance(path, table, seed)
-    R.check_reads(path, table, seed)
+    M.check_reads(path, table, seed)
 
 
-@pytest.mark.parametrize("case,version,nulls", _params(R.SETTINGS))
+@pytest.mark.parametrize("case,version,nulls", _params(M.SETTINGS))
 def test_field_metadata_settings(tmp_path, case: Case, version: str, nulls: str):
     table = C.case_table(case, version, nulls, case.metadata)
     mpb = page_bytes_for(table)
     path = write_ours(tmp_path / "set.lance", table, version, mpb)
     tokens = _tokens(path)
-    R._check_tokens(case, version, tokens, path)
+    M.check_tokens(case, version, tokens, path)
     if case.baseline is not None:  # the same data without the setting lacks what it brings (or has what it removes)
         base = write_ours(tmp_path / "base.lance", C.case_table(case, version, nulls, case.baseline or None), version,
                           mpb)
@@ -219,7 +219,7 @@ def test_field_metadata_settings(tmp_path, case: Case, version: str, nulls: str)
             f"{case.name}: the setting changed nothing lancelot wrote ({sorted(tokens)} vs {sorted(base_tokens)})")
     seed = C.case_seed(case, version, nulls)
     check_pylance(path, table, seed)
-    R.check_reads(path, table, seed)
+    M.check_reads(path, table, seed)
 
 
 @pytest.mark.parametrize("nulls", C.NULLS)
@@ -236,7 +236,7 @@ def test_more_types_in_one_table(tmp_path, version: str, nulls: str):
         got = LanceFileReader(path, columns=[name]).read_all().to_table()
         _fail_if(C.difference(C.normalize(got), exp.select([name])), f"pylance read of column {name}", path)
     check_pylance(path, table, 5)
-    R.check_reads(path, table, 5, ["list_fsl_big", "dictionary", "int8"])
+    M.check_reads(path, table, 5, ["list_fsl_big", "dictionary", "int8"])
 
 
 def test_nested_fixed_size_list_nulls(tmp_path):
@@ -276,7 +276,7 @@ def test_bss_auto(tmp_path, version: str):
 @pytest.mark.parametrize("version", C.VERSIONS)
 @pytest.mark.parametrize("batch", [True, False], ids=["empty_batch", "no_batch"])
 def test_zero_rows(tmp_path, version: str, batch: bool):
-    types = R.ZERO_ROW_TYPES + ([C.MAP, C.FSL_STRUCT] if version == "2.2" else [])
+    types = M.ZERO_ROW_TYPES + ([C.MAP, C.FSL_STRUCT] if version == "2.2" else [])
     schema = pa.schema([pa.field(f"c{i}", t) for i, t in enumerate(types)])
     path = str(tmp_path / "zero.lance")
     with lancelot.LanceWriter(path, schema, version=version) as w:
@@ -404,7 +404,7 @@ def test_blob_in_list_refused(tmp_path, version: str):
 
 @pytest.fixture(scope="module")
 def tpch(tmp_path_factory) -> dict[str, pa.Table]:
-    paths = C.tpch_parquet(tmp_path_factory.mktemp("tpch"), R.TPCH_SCALE, ["lineitem", "orders"])
+    paths = C.tpch_parquet(tmp_path_factory.mktemp("tpch"), M.TPCH_SCALE, ["lineitem", "orders"])
     return {name: C.read_tpch(p) for name, p in paths.items()}
 
 
