@@ -62,6 +62,9 @@ class Adapter:
     def name(self) -> str:
         return f"{self.lib} {self.version}" if self.version else self.lib
 
+    def load(self) -> None:
+        """Import the library (the probe does it before timing: an import is not part of a write)."""
+
     def write(self, table: pa.Table, path: Path) -> None:
         raise NotImplementedError
 
@@ -110,6 +113,9 @@ class PylanceAdapter(Adapter):
 
     def __init__(self, version: str) -> None:
         self.version = version
+
+    def load(self) -> None:
+        import lance.file  # noqa: F401
 
     def write_stream(self, schema, batches, path):
         from lance.file import LanceFileWriter
@@ -277,6 +283,9 @@ class LancelotAdapter(Adapter):
 
     def __init__(self, version: str) -> None:
         self.version = version
+
+    def load(self) -> None:
+        lancelot_api("write_table")
 
     def write(self, table, path):
         write_table = lancelot_api("write_table")

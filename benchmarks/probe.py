@@ -62,6 +62,7 @@ def _run(spec: dict) -> dict:
     op = spec["op"]
     path = Path(spec["path"])
     table = datasets.load_arrow(spec["source"]) if op == "write" else None
+    adapter.load()
     handle: adapters.Handle | None = None
     if op in ("scan", "take", "range", "iter_batches"):
         handle = adapter.open(path)

@@ -43,6 +43,7 @@ from lancelot.encodings.structural.write_repdef import (
     page_levels,
     shred,
     slice_rows,
+    split_flat_parts,
 )
 from lancelot.encodings.structural.write_values import (
     check_packed_children,
@@ -149,35 +150,51 @@ class LeafColumnWriter:
 
     def flush(self, final: bool = True) -> None:
         """Write the pending rows as pages of about ``max_page_bytes``; unless ``final``, a last partial page
-        stays pending (to be filled by the next batches), so pages do not end wherever a batch does."""
+        stays pending (to be filled by the next batches), so pages do not end wherever a batch does.
+
+        Columns without repetition are cut without joining their batches first: each page's slices are
+        joined by the thread that encodes it."""
         if not self.pending:
             return
-        s = concat_shreds(self.pending)
-        cost = self.pending_bytes
+        parts, cost = self.pending, self.pending_bytes
         self.pending, self.pending_bytes = [], 0
+        num_rows = sum(p.num_rows for p in parts)
         per_row = self.path.items_per_row  # rows below fixed-size lists of structs are counted in entries
-        if cost <= self.max_page_bytes or s.num_rows == per_row:
-            self._emit(s)
+        if cost <= self.max_page_bytes or num_rows == per_row:
+            self._emit(parts)
             return
-        rows_per_page = max(1, int(s.num_rows * self.max_page_bytes // cost) // per_row) * per_row
+        rows_per_page = max(1, int(num_rows * self.max_page_bytes // cost) // per_row) * per_row
         align = PAGE_ROW_ALIGN * per_row
         if rows_per_page >= 4 * align:  # whole 1024-value bitpacking chunks: no padded chunk ends a page
             rows_per_page -= rows_per_page % align
-        bounds = np.append(np.arange(0, s.num_rows, rows_per_page), s.num_rows)
-        parts = slice_rows(s, self.path, bounds)
-        if not final and len(parts) > 1:
-            rest = parts.pop()
-            self.pending, self.pending_bytes = [rest], self._cost(rest)
-        for part in parts:
-            self._emit(part)
+        bounds = np.append(np.arange(0, num_rows, rows_per_page), num_rows)
+        if self.path.max_rep == 0 and per_row == 1:
+            pages = split_flat_parts(parts, bounds)
+        else:
+            pages = [[part] for part in slice_rows(concat_shreds(parts), self.path, bounds)]
+        if not final and len(pages) > 1:
+            rest = pages.pop()
+            self.pending, self.pending_bytes = rest, sum(self._cost(r) for r in rest)
+        for page in pages:
+            self._emit(page)
 
-    def _emit(self, s: Shred) -> None:
+    def _emit(self, parts: list[Shred]) -> None:
         page = self.pages_submitted
         self.pages_submitted += 1
         if self.opts.blob:  # blob values are written while encoding: in order, on the commit step
-            encode, commit = (lambda: None), (lambda _: self._commit(s, self._encode(s, page)))
+            def encode():
+                return None
+
+            def commit(_) -> None:
+                s = concat_shreds(parts)
+                self._commit(s, self._encode(s, page))
         else:
-            encode, commit = (lambda: self._encode(s, page)), (lambda r: self._commit(s, r))
+            def encode():
+                s = concat_shreds(parts)
+                return s, self._encode(s, page)
+
+            def commit(r) -> None:
+                self._commit(*r)
         if self.worker is not None:
             self.worker.submit(encode, commit)
         else:

@@ -260,6 +260,27 @@ def concat_shreds(parts: list[Shred]) -> Shred:
     return Shred(rep, defc, values, sum(p.num_rows for p in parts))
 
 
+def split_flat_parts(parts: list[Shred], row_bounds: np.ndarray) -> list[list[Shred]]:
+    """Cut consecutive shreds of a column without repetition (one level entry and one value per row) at the
+    given row boundaries: per page, the slices of the parts it spans, left to be joined where the page is
+    encoded."""
+    ends = np.cumsum([p.num_rows for p in parts])
+    starts = ends - np.array([p.num_rows for p in parts])
+    pages = []
+    for a, b in zip(row_bounds[:-1].tolist(), row_bounds[1:].tolist()):
+        page = []
+        for k in range(int(np.searchsorted(ends, a, side="right")), len(parts)):
+            p0 = int(starts[k])
+            if p0 >= b:
+                break
+            lo, hi = max(a, p0) - p0, min(b, int(ends[k])) - p0
+            part = parts[k]
+            page.append(part if (lo, hi) == (0, part.num_rows) else Shred(
+                None, None if part.defc is None else part.defc[lo:hi], part.values.slice(lo, hi - lo), hi - lo))
+        pages.append(page)
+    return pages
+
+
 def slice_rows(s: Shred, path: LeafPath, row_bounds: np.ndarray) -> list[Shred]:
     """Cut a shred at the given row boundaries (``row_bounds`` ascending, from 0 to num_rows)."""
     if s.rep is None:
