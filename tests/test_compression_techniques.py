@@ -250,6 +250,19 @@ def test_fsst_round_trip_and_table_serialization():
     assert var_list(decompress_per_value(enc, values)) == strings
 
 
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 9, 1001])
+def test_fsst_encode_groups_edges(n):
+    """The encoder parses strings in interleaved groups: any count (fewer than the groups too), empty strings,
+    strings ending in the last bytes of the data, and blocks whose offsets do not start at 0."""
+    table = train_fsst(var_block(sample_strings(4000, seed=3)))
+    strings = [b"", *sample_strings(n, seed=n), b"alpha\x00"][: n + 2 if n else 0]
+    offs = np.concatenate([[0], np.cumsum([len(x) for x in strings], dtype=np.int64)]).astype(np.uint32)
+    data = np.frombuffer(b"".join(strings), np.uint8)
+    for shift in (0, 5):  # offsets starting at 5 within the data buffer
+        block = VariableWidthBlock(offs + shift, np.concatenate([np.full(shift, 7, np.uint8), data]), len(strings))
+        assert var_list(fsst_decode(table, fsst_encode(table, block))) == strings
+
+
 def test_fsst_small_input_switch_off():
     strings = [b"tiny", b"strings"]
     table = train_fsst(var_block(strings))

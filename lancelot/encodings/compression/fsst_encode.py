@@ -189,39 +189,76 @@ def _train(sample, offsets):
     return sym_val[:n].copy(), sym_len[:n].copy()
 
 
+#: strings are encoded in this many interleaved groups: each greedy parse is one long chain of dependent
+#: table lookups, and advancing several independent chains per step lets the CPU overlap them (~1.6x)
+GROUPS = 4
+
+
 @numba.njit(cache=True, nogil=True)
 def _encode(data, offsets, sym_val, sym_len):
-    n = len(sym_len)
-    h_val, h_info, short, byte = _build_lookup(sym_val, sym_len, n)
+    """Codes and offsets of strings ``data[offsets[i]:offsets[i + 1]]``; ``data`` must hold 8 readable bytes
+    past ``offsets[-1]`` (whole words are loaded, then masked to the bytes left in the string)."""
+    h_val, h_info, short, byte = _build_lookup(sym_val, sym_len, len(sym_len))
     masks = _masks()
-    out = np.empty(2 * (offsets[-1] - offsets[0]) + 8, np.uint8)
-    out_offs = np.zeros(len(offsets), np.int64)
-    o = 0
-    for s in range(len(offsets) - 1):
-        pos, end = offsets[s], offsets[s + 1]
-        while pos < end:
-            # _match, written out: numba compiles the call about 4x slower than this inline form
-            w, r = _load(data, pos, end)
-            m = 0
-            if r >= 3:
-                h = _hash3(w)
-                info = np.int64(h_info[h])
-                ln = info >> 8
-                if ln > 0 and ln <= r and (w & masks[ln]) == h_val[h]:
-                    m = info
-            if m == 0:
-                e = np.int64(short[w & 0xFFFF]) if r >= 2 else np.int64(byte[w & 0xFF])
-                m = e if e != 0 else (1 << 8) | ESCAPE
+    base = offsets[0]
+    ns = len(offsets) - 1
+    out = np.empty(2 * (offsets[-1] - base) + 8 * GROUPS, np.uint8)  # group g writes from 2 * its first byte
+    out_offs = np.zeros(ns + 1, np.int64)
+    first = np.zeros(GROUPS + 1, np.int64)  # group g encodes strings first[g] .. first[g + 1] - 1
+    for g in range(GROUPS + 1):
+        first[g] = ns * g // GROUPS
+    cur = first[:GROUPS].copy()  # the string each group is in
+    pos = np.zeros(GROUPS, np.int64)
+    end = np.zeros(GROUPS, np.int64)
+    o = np.zeros(GROUPS, np.int64)
+    o0 = np.zeros(GROUPS, np.int64)
+    for g in range(GROUPS):
+        pos[g] = end[g] = offsets[first[g]]
+        o[g] = o0[g] = 2 * (offsets[first[g]] - base) + 8 * g
+        cur[g] -= 1  # "before the first string": the loop below moves to it
+    active = GROUPS
+    while active > 0:
+        active = 0
+        for g in range(GROUPS):
+            p, e = pos[g], end[g]
+            while p >= e and cur[g] < first[g + 1]:  # string done (or empty): record it, go to the next
+                if cur[g] >= first[g]:
+                    out_offs[cur[g] + 1] = o[g] - o0[g]
+                cur[g] += 1
+                if cur[g] < first[g + 1]:
+                    p, e = offsets[cur[g]], offsets[cur[g] + 1]
+            if cur[g] >= first[g + 1]:
+                continue
+            active += 1
+            # the longest symbol at p (written out: numba compiles a helper call several times slower)
+            w = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
+                 | (np.int64(data[p + 3]) << 24) | (np.int64(data[p + 4]) << 32) | (np.int64(data[p + 5]) << 40)
+                 | (np.int64(data[p + 6]) << 48) | (np.int64(data[p + 7]) << 56))
+            r = min(e - p, 8)
+            w &= masks[r]
+            h = _hash3(w)
+            info = np.int64(h_info[h])
+            ln = info >> 8
+            hit = (ln > 0) & (ln <= r) & ((w & masks[ln]) == h_val[h])
+            short_or_byte = np.int64(short[w & 0xFFFF]) if r >= 2 else np.int64(byte[w & 0xFF])
+            m = info if hit else (short_or_byte if short_or_byte != 0 else (1 << 8) | ESCAPE)
             c = m & 0xFF
-            out[o] = c
-            if c == ESCAPE:
-                out[o + 1] = data[pos]
-                o += 2
-            else:
-                o += 1
-            pos += m >> 8
-        out_offs[s + 1] = o
-    return out[:o].copy(), out_offs
+            out[o[g]] = c
+            out[o[g] + 1] = data[p]  # the escaped byte (overwritten by the next code otherwise)
+            o[g] += 1 + (c == ESCAPE)
+            pos[g], end[g] = p + (m >> 8), e
+    size = 0
+    for g in range(GROUPS):
+        size += o[g] - o0[g]
+    codes = np.empty(size, np.uint8)
+    at = 0
+    for g in range(GROUPS):
+        n = o[g] - o0[g]
+        codes[at:at + n] = out[o0[g]:o[g]]
+        for k in range(first[g] + 1, first[g + 1] + 1):
+            out_offs[k] += at
+        at += n
+    return codes, out_offs
 
 
 def _sample(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -263,8 +300,11 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     if not table.switch_on:
         return block
     data, offs = _arrays(block)
+    a, b = int(offs[0]), int(offs[-1])
+    padded = np.zeros(b - a + 8, np.uint8)  # _encode loads whole words
+    padded[:b - a] = data[a:b]
     sym_val = np.ascontiguousarray(table.symbols).reshape(-1).view("<i8").astype(np.int64)
-    out, out_offs = _encode(data, offs, sym_val, table.lengths.astype(np.int64))
+    out, out_offs = _encode(padded, offs - a, sym_val, table.lengths.astype(np.int64))
     return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
 
 
