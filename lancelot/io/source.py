@@ -21,39 +21,29 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
 
     Returns (offset, length, member indices) for each merged request.
     """
-    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    order = sorted(range(len(ranges)), key=ranges.__getitem__)
     merged: list[tuple[int, int, list[int]]] = []
+    start = end = 0
+    members: list[int] | None = None
     for i in order:
         off, ln = ranges[i]
-        if merged and off <= merged[-1][0] + merged[-1][1] + gap:
-            m_off, m_len, members = merged[-1]
-            end = max(m_off + m_len, off + ln)
-            merged[-1] = (m_off, end - m_off, members + [i])
+        if members is not None and off <= end + gap:
+            members.append(i)
+            end = max(end, off + ln)
         else:
-            merged.append((off, ln, [i]))
+            if members is not None:
+                merged.append((start, end - start, members))
+            start, end, members = off, off + ln, [i]
+    if members is not None:
+        merged.append((start, end - start, members))
     return merged
 
 
-#: the OS page size hints are rounded to
-OS_PAGE = 4096
 #: a read_ranges of several requests adding up to at most this many bytes hints them all first
 PREFETCH_MAX_BYTES = 16 << 20
-
-
-def page_spans(ranges: Sequence[Range], page: int = OS_PAGE) -> list[Range]:
-    """The ranges widened to whole OS pages, sorted, touching ones merged: one hint per span
-    (many small ranges of a take often share pages)."""
-    spans: list[Range] = []
-    for off, ln in sorted(ranges):
-        if ln <= 0:
-            continue
-        s, e = off - off % page, -(-(off + ln) // page) * page
-        if spans and s <= spans[-1][0] + spans[-1][1]:
-            ps = spans[-1][0]
-            spans[-1] = (ps, max(spans[-1][1], e - ps))
-        else:
-            spans.append((s, e - s))
-    return spans
+#: will_need remembers the offsets of at most this many ranges (read_ranges does not hint them again;
+#: an offset hinted long ago and read again only misses a hint)
+HINTED_MAX = 4096
 
 
 class ByteSource:
@@ -121,28 +111,37 @@ class LocalFileSource(ByteSource):
             self._fd = -1
             raise LanceError("is a directory, not a Lance file", path=self.path)
         self.size = st.st_size
+        self._hinted: set[int] = set()
 
     def _read(self, offset: int, length: int) -> bytes:
         return os.pread(self._fd, length, offset)
 
     def will_need(self, ranges: Sequence[Range]) -> None:
         """``posix_fadvise(WILLNEED)`` each range, so the OS reads them ahead, side by side."""
+        if len(self._hinted) + len(ranges) > HINTED_MAX:
+            self._hinted = set()
+        if len(ranges) <= HINTED_MAX:
+            self._hinted.update(off for off, _ in ranges)
         self._fadvise(ranges)
 
     def _fadvise(self, ranges: Sequence[Range]) -> None:
         if self._fd < 0 or not hasattr(os, "posix_fadvise"):
             return
+        advise, fd, willneed = os.posix_fadvise, self._fd, os.POSIX_FADV_WILLNEED
         try:
-            for off, ln in page_spans(ranges):
-                os.posix_fadvise(self._fd, off, ln, os.POSIX_FADV_WILLNEED)
+            for off, ln in ranges:
+                advise(fd, off, ln, willneed)
         except OSError:
             return  # only a hint: the read itself reports any problem
 
     def _prefetch(self, ranges: Sequence[Range]) -> None:
         """Many scattered requests of a few bytes each (a take) cost one disk latency together,
-        not one each; big reads are left to the kernel's own read-ahead."""
-        if sum(ln for _, ln in ranges) <= PREFETCH_MAX_BYTES:
-            self._fadvise(ranges)
+        not one each; big reads are left to the kernel's own read-ahead, and requests the last
+        ``will_need`` announced are not announced again."""
+        hinted = self._hinted
+        todo = [r for r in ranges if r[0] not in hinted] if hinted else ranges
+        if len(todo) > 1 and sum(ln for _, ln in todo) <= PREFETCH_MAX_BYTES:
+            self._fadvise(todo)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -11,7 +11,11 @@ row ``r`` are found by arithmetic, not by walking the encoding tree page by page
   row, then its bytes (two fetch rounds).
 
 A take computes every position with numpy and fetches each round with one ``read_ranges``
-call (near ranges coalesce).  Columns of any other shape use the generic decoder.
+call (near ranges coalesce).  Pages are grouped by shape: a column whose pages differ (pylance
+writes dictionary pages next to binary ones when a batch has many distinct strings) gets a
+``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
+generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
+of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
 """
 
 from __future__ import annotations
@@ -132,6 +136,10 @@ class FixedValues:
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
         w, kinds = self.width, self.kinds[page]
+        if not kinds.any():  # every page asked has no validity (the common case)
+            _check(self.table, (local + 1) * w > self.values[page, 1], page,
+                   "flat buffer is shorter than the page's rows")
+            return self.values[page, 0] + local * w, np.full(len(page), w, np.int64)
         has = kinds != ALL_NULLS
         _check(self.table, has & ((local + 1) * w > self.values[page, 1]), page,
                "flat buffer is shorter than the page's rows")
@@ -149,6 +157,8 @@ class FixedValues:
         w, kinds = self.width, self.kinds[page]
         has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
         raw = _fetch(src, *(positions or self.positions(page, local)))
+        if not kinds.any():
+            return raw.reshape(-1, w), None
         out = np.zeros((len(page), w), np.uint8)
         nv = int(has.sum())
         out[has] = raw[: nv * w].reshape(-1, w)
@@ -246,7 +256,8 @@ class BinaryPlan(TakePlan):
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
         return _ranges(*self._offset_positions(rows)[3:])
 
-    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+    def _bounds(self, src, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """First round: (page, start, stop, valid) of each row's bytes in its page's data buffer."""
         page, w, first, pos, lengths = self._offset_positions(rows)
         raw = _fetch(src, pos, lengths)
         if (w == w[0]).all():
@@ -264,6 +275,10 @@ class BinaryPlan(TakePlan):
         stop = real[last]
         start = np.where(first, real[last - 1], 0)
         _check(self.table, (stop < start) | (stop > self.data[page, 1]), page, "binary offsets are not monotonic")
+        return page, start, stop, valid
+
+    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+        page, start, stop, valid = self._bounds(src, rows)
         data = _fetch(src, self.data[page, 0] + start, stop - start)
         n = len(rows)
         offsets = np.zeros(n + 1, np.int64)
@@ -294,27 +309,39 @@ class MixedPlan(TakePlan):
     def __init__(self, table: PageTable, group: np.ndarray, plans: list[TakePlan]) -> None:
         self.table, self.group, self.plans = table, group, plans
 
-    def _groups(self, rows: np.ndarray) -> list[tuple[TakePlan, np.ndarray]]:
+    _memo: tuple | None = None
+
+    def _groups(self, rows: np.ndarray) -> list[tuple[TakePlan, np.ndarray, np.ndarray]]:
+        """(plan, positions in ``rows``, those rows) per page group; the same objects for the
+        same ``rows`` object, so the groups' plans find what their hints computed."""
+        memo = self._memo
+        if memo is not None and memo[0] is rows:
+            return memo[1]
         g = self.group[self.table.locate(rows)[0]]
         if (g == g[0]).all():
-            return [(self.plans[int(g[0])], np.arange(len(rows)))]
-        return [(self.plans[int(k)], np.flatnonzero(g == k)) for k in np.unique(g)]
+            groups = [(self.plans[int(g[0])], np.arange(len(rows)), rows)]
+        else:
+            sels = [(int(k), np.flatnonzero(g == k)) for k in np.unique(g)]
+            groups = [(self.plans[k], sel, rows[sel]) for k, sel in sels]
+        self._memo = (rows, groups)
+        return groups
 
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        return [r for plan, sel in self._groups(rows) for r in plan.ranges(rows[sel])]
+        return [r for plan, _, sub in self._groups(rows) for r in plan.ranges(sub)]
 
     def take(self, src, rows: np.ndarray) -> pa.Array | None:
         groups = self._groups(rows)
+        self._memo = None
         if len(groups) == 1:
             return groups[0][0].take(src, rows)
         parts = []
-        for plan, sel in groups:
-            part = plan.take(src, rows[sel])
+        for plan, _, sub in groups:
+            part = plan.take(src, sub)
             if part is None:
                 return None
             parts.append(part)
         where = np.empty(len(rows), np.int64)
-        where[np.concatenate([sel for _, sel in groups])] = np.arange(len(rows))
+        where[np.concatenate([sel for _, sel, _ in groups])] = np.arange(len(rows))
         return pa.concat_arrays(parts).take(pa.array(where))
 
 
