@@ -20,6 +20,7 @@ from lancelot.encodings.compression.bitpacking import (
     compress_out_of_line_bitpacking,
     inline_bitpacking_size,
     pack_chunks,
+    pack_inline_chunks,
     unpack_chunks,
 )
 from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
@@ -70,6 +71,27 @@ def test_fastlanes_kernels_all_widths(dtype):
         packed = pack_chunks(vals, w, t)
         assert len(packed) == 3 * 128 * w
         np.testing.assert_array_equal(unpack_chunks(packed, w, t), vals)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 1023, 1024, 5000])
+def test_inline_page_pack_matches_per_chunk_pack(dtype, n):
+    """The one-pass page packer (numba) gives the bytes of packing each chunk with ``pack_chunks``: every bit
+    width (one per chunk), a zero-width chunk, a zero-padded last chunk."""
+    t = np.dtype(dtype).itemsize * 8
+    rng = np.random.default_rng(n + t)
+    widths = np.arange(n) // 1024 * 7 % (t + 1)  # chunk k: width 7k mod (t + 1), 0 first
+    vals = (rng.integers(0, 1 << 63, n, dtype=np.uint64) & ((np.uint64(1) << widths.astype(np.uint64))
+                                                            - np.uint64(1))).astype(dtype)
+    packed, starts = pack_inline_chunks(FixedWidthBlock(vals.view(np.uint8), t, n))
+    padded = np.zeros(-(-n // 1024) * 1024, dtype)
+    padded[:n] = vals
+    expected = []
+    for chunk in padded.reshape(-1, 1024):
+        w = int(chunk.max()).bit_length()
+        expected += [np.array([w], dtype).view(np.uint8), pack_chunks(chunk[None, :], w, t)]
+    np.testing.assert_array_equal(packed, np.concatenate(expected))
+    assert starts[-1] == len(packed)
 
 
 def test_fastlanes_layout_known_value():

@@ -18,15 +18,15 @@ bit stream of W words of T bits (word ``k`` of lane ``l`` is packed word
   raw (T bits each): the buffer length tells which.
 
 Decoding runs one numba loop over every chunk of one width at once
-(bitpacking_kernel.py); encoding expands the values into bits
-(``np.unpackbits``) and regroups them.
+(bitpacking_kernel.py); inline encoding is one numba pass over a page, out-of-line
+encoding shifts and ors whole rows of lanes with numpy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking_kernel import unpack_words
+from lancelot.encodings.compression.bitpacking_kernel import pack_inline, unpack_words
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
 from lancelot.errors import UnsupportedEncodingError
@@ -174,30 +174,24 @@ def _chunk_headers(buf: np.ndarray, n_chunks: int, t: int) -> tuple[np.ndarray, 
 def pack_inline_chunks(block: FixedWidthBlock) -> tuple[np.ndarray, np.ndarray]:
     """Inline-pack every 1024 values of a block at once: (bytes, start of each chunk and the end).
 
-    Chunks of the same width are packed together (one ``pack_chunks`` per distinct width), so a
-    whole page costs a few vector operations, not one call per chunk.
+    The widths come from one reduction over the chunks; one numba pass (bitpacking_kernel.pack_inline)
+    writes every chunk's width word and packed words.
     """
     t = block.bits_per_value
-    vals = _chunked(_as_uint(block, t))
-    widths = bit_widths(vals, t)
+    raw = _as_uint(block, t)
+    n_chunks = -(-len(raw) // CHUNK)
+    whole = len(raw) // CHUNK
+    maxes = np.zeros(n_chunks, raw.dtype)
+    if whole:
+        maxes[:whole] = raw[: whole * CHUNK].reshape(whole, CHUNK).max(axis=1)
+    if n_chunks > whole:
+        maxes[whole] = raw[whole * CHUNK:].max()
+    widths = bit_widths(maxes[:, None], t)
     hb = t // 8
     sizes = hb + widths * (CHUNK // 8)
     starts = np.zeros(len(widths) + 1, np.int64)
     np.cumsum(sizes, out=starts[1:])
-    out = np.empty(int(starts[-1]), np.uint8)
-    out[(starts[:-1, None] + np.arange(hb)).reshape(-1)] = widths.astype(uint_dtype(t)).view(np.uint8)
-    for w in np.unique(widths):
-        w = int(w)
-        if w == 0:
-            continue
-        sel = np.flatnonzero(widths == w)
-        packed = pack_chunks(vals[sel], w, t).reshape(len(sel), CHUNK * w // 8)
-        first = starts[sel] + hb
-        if len(sel) == len(widths):  # one width: the chunks follow each other
-            out.reshape(len(sel), -1)[:, hb:] = packed
-        else:
-            out[(first[:, None] + np.arange(packed.shape[1])).reshape(-1)] = packed.reshape(-1)
-    return out, starts
+    return pack_inline(raw, widths, starts[:-1] // hb, int(starts[-1]) // hb), starts
 
 
 def compress_inline_bitpacking(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:

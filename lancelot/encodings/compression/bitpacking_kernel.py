@@ -116,3 +116,45 @@ def inline_chunks(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, count
     status = _inline_chunks(data, starts.astype(np.int64, copy=False), sizes.astype(np.int64, copy=False),
                             counts.astype(np.int64, copy=False), _ORDER, scratch, scratch.view(np.uint8), out, bad)
     return status, out, int(bad[0]), int(bad[1])
+
+
+@numba.njit(cache=True, nogil=True)
+def _pack_inline(vals, n, widths, word_starts, order, out) -> None:
+    """Inline-pack chunk k of ``vals`` (its first ``n - 1024 * k`` values, zeros after) into ``out`` (T-bit
+    words): the width word at ``word_starts[k]``, then ``widths[k] * LANES`` packed words."""
+    t = out.itemsize * 8
+    lanes = 1024 // t
+    for k in range(len(widths)):
+        w = widths[k]
+        p = word_starts[k]
+        out[p] = w
+        if w == 0:
+            continue
+        base_val = k * 1024
+        words = out[p + 1:p + 1 + w * lanes]
+        words[:] = 0
+        for r in range(t):
+            bit = r * w
+            wi = bit // t
+            sh = np.uint64(bit % t)
+            up = np.uint64(t) - sh
+            first = base_val + order[r // 8] * 16 + (r % 8) * 128
+            lo_row = wi * lanes
+            spill = bit % t + w > t
+            for lane in range(lanes):
+                i = first + lane
+                if i >= n:
+                    break  # the zero padding of the last chunk
+                v = np.uint64(vals[i])
+                words[lo_row + lane] |= v << sh  # stored as T bits: what spills goes to the next word
+                if spill:
+                    words[lo_row + lanes + lane] |= v >> up
+
+
+def pack_inline(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndarray, total_words: int) -> np.ndarray:
+    """Inline-bitpacked chunks of the unsigned values ``vals`` (1024 per chunk, the last zero-padded) with the
+    given bit widths, each chunk starting at word ``word_starts[k]``; returned as bytes."""
+    out = np.empty(total_words, dtype=vals.dtype)
+    _pack_inline(np.ascontiguousarray(vals), len(vals), widths.astype(np.int64), word_starts.astype(np.int64),
+                 _ORDER, out)
+    return out.view(np.uint8)
