@@ -179,14 +179,7 @@ def pack_inline_chunks(block: FixedWidthBlock) -> tuple[np.ndarray, np.ndarray]:
     """
     t = block.bits_per_value
     raw = _as_uint(block, t)
-    n_chunks = -(-len(raw) // CHUNK)
-    whole = len(raw) // CHUNK
-    maxes = np.zeros(n_chunks, raw.dtype)
-    if whole:
-        maxes[:whole] = raw[: whole * CHUNK].reshape(whole, CHUNK).max(axis=1)
-    if n_chunks > whole:
-        maxes[whole] = raw[whole * CHUNK:].max()
-    widths = bit_widths(maxes[:, None], t)
+    widths = _chunk_widths(raw, t)
     hb = t // 8
     sizes = hb + widths * (CHUNK // 8)
     starts = np.zeros(len(widths) + 1, np.int64)
@@ -202,10 +195,22 @@ def compress_inline_bitpacking(block: FixedWidthBlock) -> tuple[pb.CompressiveEn
     return enc, [out]
 
 
+def _chunk_widths(raw: np.ndarray, t: int) -> np.ndarray:
+    """Bit width of each 1024 values of ``raw`` (unsigned; the last chunk may be shorter)."""
+    n_chunks = -(-len(raw) // CHUNK)
+    whole = len(raw) // CHUNK
+    maxes = np.zeros(n_chunks, raw.dtype)
+    if whole:
+        maxes[:whole] = raw[: whole * CHUNK].reshape(whole, CHUNK).max(axis=1)
+    if n_chunks > whole:
+        maxes[whole] = raw[whole * CHUNK:].max()
+    return bit_widths(maxes[:, None], t)
+
+
 def inline_bitpacking_size(block: FixedWidthBlock) -> int:
     """Bytes compress_inline_bitpacking would produce (for the writer's choice)."""
     t = block.bits_per_value
-    widths = bit_widths(_chunked(_as_uint(block, t)), t)
+    widths = _chunk_widths(_as_uint(block, t), t)
     return int(len(widths) * t // 8 + (widths * CHUNK // 8).sum())
 
 

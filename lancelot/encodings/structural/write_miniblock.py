@@ -147,7 +147,8 @@ def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, f
     num_buffers = len(probe_bufs)
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
-    chunks = _plan_chunks(plan.costs, lev, streams, header, plan.max_chunk_items)
+    costs = plan.costs() if callable(plan.costs) else plan.costs
+    chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items)
     n_chunks = len(chunks)
     total_levels = len(levels.rep if has_rep else levels.defs) if lev is not None else 0
     # every chunk's buffers (levels first), then one vectorized layout pass

@@ -39,7 +39,7 @@ class PageWorker:
 
     def __init__(self, workers: int | None = None, max_pending: int | None = None) -> None:
         self.workers = workers or default_workers()
-        self.max_pending = max_pending or 2 * self.workers
+        self.max_pending = max_pending or 4 * self.workers
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lancelot-pages")
         self._futures: deque[tuple[Future, threading.Event]] = deque()
         self._last: threading.Event | None = None

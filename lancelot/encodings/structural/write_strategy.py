@@ -90,7 +90,9 @@ DEFAULT_OPTIONS = EncodingOptions()
 class MiniBlockValues:
     """How the visible values of a page go into mini-block chunks."""
 
-    costs: np.ndarray  # cumulative bytes of the first k items, k = 0..n (an upper bound, for cutting chunks)
+    #: cumulative bytes of the first k items, k = 0..n (an upper bound, for cutting chunks), or a function
+    #: computing them (only the chosen plan's are needed)
+    costs: np.ndarray | Callable[[], np.ndarray]
     max_chunk_items: int
     chunk: ChunkEncoder  # items [a, a + n) -> (encoding, buffers); the same encoding for every chunk
     size: int = 0  # estimated bytes of the whole page's values (dictionary included)
@@ -164,7 +166,7 @@ class FixedPlan:
     chunk: ChunkEncoder
     max_items: int
     size: int  # estimated bytes of the page's values
-    costs: np.ndarray | None = None  # cumulative chunk bytes when they differ from the raw width (RLE)
+    costs: Callable[[], np.ndarray] | None = None  # cumulative chunk bytes when not the raw width (RLE)
 
 
 def _rle_costs(vals: np.ndarray, nbytes: int) -> np.ndarray:
@@ -213,7 +215,7 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) 
         return FixedPlan(BitpackedPage(block).chunk, BITPACK_CHUNK_ITEMS, size)
     if kind == "rle":
         return FixedPlan(_sliced(block, compress_rle), RLE_CHUNK_ITEMS, size,
-                         _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8))
+                         lambda: _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8))
     return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, size)
 
 
@@ -251,7 +253,7 @@ def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions)
         return MiniBlockValues(value_costs(values), MAX_CHUNK_ITEMS, _sliced(block, compress_flat),
                                block.num_values * block.bits_per_value // 8)
     plan = fixed_plan(block, opts)
-    costs = plan.costs if plan.costs is not None else value_costs(values)
+    costs = plan.costs if plan.costs is not None else (lambda: value_costs(values))
     return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size)
 
 
@@ -365,7 +367,8 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
     size = index_plan.size + len(dict_buf)
     if not force and size >= opts.dict_size_ratio * plain:
         return None
-    costs = index_plan.costs if index_plan.costs is not None else (bits // 8) * np.arange(n + 1, dtype=np.int64)
+    costs = index_plan.costs if index_plan.costs is not None else \
+        (lambda: (bits // 8) * np.arange(n + 1, dtype=np.int64))
     return MiniBlockValues(costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c)
 
 
