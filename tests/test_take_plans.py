@@ -1,10 +1,10 @@
 """The vectorized 2.0 take plans (lancelot/encodings/v2_0/take_plans.py).
 
 For the column shapes pylance 14.0.2 writes at 2.0 (flat values with no/some/all nulls,
-low-cardinality strings as 1-based dictionaries, binary with null-adjusted offsets), the
-plan must be chosen (asserted, so a silent fallback to the generic decoder is caught) and
-give exactly what pylance's own take gives, over several pages; a corrupt offset must raise
-a CorruptFileError naming the column and page.
+fixed-size lists of them (vectors), low-cardinality strings as 1-based dictionaries, binary
+with null-adjusted offsets), the plan must be chosen (asserted, so a silent fallback to the
+generic decoder is caught) and give exactly what pylance's own take gives, over several
+pages; a corrupt offset must raise a CorruptFileError naming the column and page.
 """
 
 from __future__ import annotations
@@ -37,11 +37,14 @@ def _table() -> pa.Table:
         "text": pa.array(text, mask=some),
         "ltext": pa.array(text, pa.large_string()),
         "nulls_text": pa.array([None] * ROWS, pa.string()),
+        "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(ROWS * 8).astype(np.float32)), 8),
+        "vec_some": pa.FixedSizeListArray.from_arrays(pa.array(rng.integers(0, 9, ROWS * 3), pa.int16()), 3,
+                                                      mask=pa.array(some)),
     })
 
 
 EXPECTED = {"i64": FlatPlan, "f32_some": FlatPlan, "i16_half": FlatPlan, "dec": FlatPlan, "ts": FlatPlan,
-            "cat": DictionaryPlan, "text": BinaryPlan, "ltext": BinaryPlan}
+            "cat": DictionaryPlan, "text": BinaryPlan, "ltext": BinaryPlan, "vec": FlatPlan, "vec_some": FlatPlan}
 
 
 @pytest.fixture(scope="module")

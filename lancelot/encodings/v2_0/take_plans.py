@@ -4,7 +4,8 @@ Most columns of real files are pages of one of three shapes, and for each the by
 row ``r`` are found by arithmetic, not by walking the encoding tree page by page:
 
 * ``Nullable(no_nulls | some_nulls | all_nulls, Flat)`` of whole-byte values: the value at
-  ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``;
+  ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``
+  (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``);
 * ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
   indices, 0 = null): the index as above, the items decoded once per column;
 * ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the
@@ -71,8 +72,25 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
             kind, enc = SOME_NULLS, enc.nullable.some_nulls.values
         else:
             return None
+    if enc.WhichOneof("array_encoding") == "fixed_size_list" and bits is not None:
+        return _fixed_size_list_flat(enc.fixed_size_list, kind, validity, bits)
     values = _flat_buffer(enc, bits)
     return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
+
+
+def _fixed_size_list_flat(fsl: pb.FixedSizeList, kind: int, validity: int,
+                          bits: int) -> tuple[int, int, int, int] | None:
+    """A FixedSizeList of ``bits // dimension``-bit no-null flat items as one flat value of ``bits`` bits."""
+    dim = fsl.dimension
+    if dim <= 0 or bits % dim:
+        return None
+    items = fsl.items
+    if items.WhichOneof("array_encoding") == "nullable":
+        if items.nullable.WhichOneof("nullability") != "no_nulls":
+            return None
+        items = items.nullable.no_nulls.values
+    values = _flat_buffer(items, bits // dim)
+    return None if values is None else (kind, values, validity, bits)
 
 
 class PageTable:
@@ -218,7 +236,11 @@ class FlatPlan(_FixedPlan):
     def take(self, src, rows: np.ndarray) -> pa.Array:
         _, _, raw, valid = self._read(src, rows)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-        return pa.Array.from_buffers(self.dtype, len(rows), [vbuf, pa.py_buffer(raw)])
+        t = self.dtype
+        if pa.types.is_fixed_size_list(t):
+            items = pa.Array.from_buffers(t.value_type, len(rows) * t.list_size, [None, pa.py_buffer(raw)])
+            return pa.Array.from_buffers(t, len(rows), [vbuf], children=[items])
+        return pa.Array.from_buffers(t, len(rows), [vbuf, pa.py_buffer(raw)])
 
 
 class DictionaryPlan(_FixedPlan):
@@ -352,8 +374,9 @@ FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple | None:
     """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
     enc = table.column.encoding(i)
-    if _is_plain_fixed(dtype):
-        return (FLAT,) if _nullable_flat(enc, dtype.bit_width) is not None else None
+    bits = _fixed_bits(dtype)
+    if bits is not None:
+        return (FLAT,) if _nullable_flat(enc, bits) is not None else None
     if not _is_var(dtype):
         return None
     which = enc.WhichOneof("array_encoding")
@@ -374,8 +397,17 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple | None:
     return None
 
 
+def _fixed_bits(dtype: pa.DataType) -> int | None:
+    """Bits of one value of a plain fixed-width type, or of a fixed-size list of one (None otherwise)."""
+    if _is_plain_fixed(dtype):
+        return dtype.bit_width
+    if pa.types.is_fixed_size_list(dtype) and _is_plain_fixed(dtype.value_type) and dtype.list_size > 0:
+        return dtype.list_size * dtype.value_type.bit_width
+    return None
+
+
 def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    width = dtype.bit_width // 8
+    width = _fixed_bits(dtype) // 8
     plans = [(ALL_NULLS, -1, -1, width * 8)] * len(table.bufs)  # pages of other groups are never asked
     for i in pages:
         plans[i] = _nullable_flat(table.column.encoding(i), width * 8)
