@@ -21,6 +21,7 @@ from google.protobuf import any_pb2
 
 from lancelot.errors import CorruptFileError, NotALanceFileError, UnsupportedVersionError
 from lancelot.format.pb import file2_pb2
+from lancelot.io.sink import BackgroundWriter
 from lancelot.io.source import ByteSource
 
 MAGIC = b"LANC"
@@ -178,12 +179,13 @@ class ContainerWriter:
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a finished file gets the usual mode
         self._f = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._sink = BackgroundWriter(self._f)  # disk writes overlap the encoding of the next pages
         self.pos = 0
 
     def _pad(self) -> None:
         rem = self.pos % ALIGNMENT
         if rem:
-            self._f.write(b"\0" * (ALIGNMENT - rem))
+            self._sink.write(b"\0" * (ALIGNMENT - rem))
             self.pos += ALIGNMENT - rem
 
     def write_buffer(self, data) -> tuple[int, int]:
@@ -191,7 +193,7 @@ class ContainerWriter:
         self._pad()
         pos = self.pos
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        self._f.write(mv)
+        self._sink.write(mv)
         self.pos += len(mv)
         return pos, len(mv)
 
@@ -203,28 +205,30 @@ class ContainerWriter:
         for cm in columns:
             raw = cm.SerializeToString()
             cmo.append((self.pos, len(raw)))
-            self._f.write(raw)
+            self._sink.write(raw)
             self.pos += len(raw)
         self._pad()
         cmo_pos = self.pos
         self._write_table(cmo)
         gbo_pos = self.pos
         self._write_table(gbo)
-        self._f.write(
+        self._sink.write(
             _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC)
         )
-        self._f.flush()
+        self._sink.flush()
+        self._sink.close()
         os.fsync(self._f.fileno())
         self._f.close()
         os.replace(self._tmp, self.path)
 
     def _write_table(self, entries: list[tuple[int, int]]) -> None:
         for p, s in entries:
-            self._f.write(struct.pack("<QQ", p, s))
+            self._sink.write(struct.pack("<QQ", p, s))
             self.pos += 16
 
     def abort(self) -> None:
         try:
+            self._sink.abort()
             self._f.close()
         finally:
             if os.path.exists(self._tmp):
