@@ -1,12 +1,20 @@
 """Interleaved timing of read operations: every repetition runs each implementation once, in a
 rotating order, on the same random rows; the result is the median over repetitions.
 
+Page cache (``cache``), for takes and ranges: ``warm`` (default) runs each timed call once
+untimed just before, so every implementation finds its own pages cached; ``cold`` drops the
+file from the OS page cache (posix_fadvise DONTNEED) before each timed call; ``as-is`` does
+neither.  Without one of the first two the comparison is biased on a machine whose page cache
+is small: two implementations reading the same file (pylance and lancelot on pylance's file)
+warm each other's pages, while a file read by one implementation only stays cold.
+
 Before timing, one warm-up call per implementation is checked against the source table, so a
 fast wrong answer is reported as such (``verified: false``) rather than as a win.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -98,6 +106,20 @@ def open_targets(targets: list[ReadTarget]) -> None:
             t.skip = f"failed to open: {type(e).__name__}: {e}"
 
 
+CACHE_MODES = ("warm", "cold", "as-is")
+
+
+def _drop_cache(path: Path) -> None:
+    """Ask the OS to drop ``path``'s pages from its cache (a no-op where unsupported)."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
 def time_cases(
     cases: list[Case],
     targets: list[ReadTarget],
@@ -106,6 +128,7 @@ def time_cases(
     seed: int,
     log=print,
     budget_s: float | None = None,
+    cache: str = "warm",
 ) -> dict[str, dict[str, dict]]:
     """Run every case on every target ``reps`` times, interleaved; returns {case: {target: result}}.
 
@@ -145,6 +168,14 @@ def time_cases(
                 if len(res[t.name]["samples"]) >= allowed[t.name]:
                     continue
                 fn = _call(case, t, args[r])
+                if case.kind in ("take", "range"):
+                    if cache == "warm":
+                        try:
+                            fn()
+                        except Exception:  # noqa: BLE001 - reported by the timed call below
+                            pass
+                    elif cache == "cold":
+                        _drop_cache(t.path)
                 t0 = time.perf_counter()
                 try:
                     fn()

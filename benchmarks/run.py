@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds one implementation may spend on one read measurement: a slow one gets fewer "
         "repetitions, at least 1 (default 60; 0 = no cap)",
     )
+    p.add_argument("--cache", choices=measure.CACHE_MODES, default="warm",
+                   help="page cache for timed takes and ranges: warm (an untimed call of the same rows first; "
+                   "default), cold (the file dropped from the OS cache first) or as-is")
     p.add_argument("--no-per-column", action="store_true", help="skip the per-column takes")
     p.add_argument("--rss-groups", default=None, help=f"peak-RSS groups (default {','.join(RSS_GROUPS)}; '' = none)")
     p.add_argument("--stream-bytes", type=parse_size, default=None, help="streaming-write check size (default 4GiB)")
@@ -123,6 +126,7 @@ def _meta(a: argparse.Namespace, argv: list[str]) -> dict:
                 "reps",
                 "write_reps",
                 "case_budget",
+                "cache",
                 "seed",
                 "rss_groups",
                 "stream_bytes",
@@ -201,7 +205,8 @@ def bench_dataset(ds: datasets.Dataset, a, write_skips: dict, read_skips: dict, 
     interop = _interop(a, paths, table)
     measure.open_targets(targets)
     cases = measure.build_cases(table.schema, TAKE_SIZES, min(RANGE_ROWS, table.num_rows), not a.no_per_column)
-    reads = measure.time_cases(cases, targets, table, a.reps, a.seed, log=log, budget_s=a.case_budget)
+    reads = measure.time_cases(cases, targets, table, a.reps, a.seed, log=log, budget_s=a.case_budget,
+                               cache=a.cache)
     num_rows, arrow_bytes = table.num_rows, table.nbytes
     del table
     for t in targets:

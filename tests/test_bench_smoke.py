@@ -172,3 +172,24 @@ def test_case_budget_caps_repetitions(tmp_path):
         for name in ("pylance 2.1", "parquet"):
             assert len(full[case][name]["samples"]) == 3 and full[case][name]["verified"]
             assert len(capped[case][name]["samples"]) == 1
+
+
+@pytest.mark.parametrize("cache", ["warm", "cold", "as-is"])
+def test_cache_modes(tmp_path, monkeypatch, cache):
+    """warm: an untimed call before each timed take/range; cold: the file dropped first; as-is: neither."""
+    t = pa.Table.from_batches(list(datasets.synthetic_batches(300, seed=2, batch_rows=300)))
+    ad = adapters.ParquetAdapter(row_group_rows=100)
+    p = tmp_path / f"t{ad.suffix}"
+    ad.write(t, p)
+    target = measure.ReadTarget(ad.name, ad, p)
+    measure.open_targets([target])
+    calls, drops = [], []
+    take = target.handle.take
+    monkeypatch.setattr(target.handle, "take", lambda idx, cols: calls.append(1) or take(idx, cols))
+    real_drop = measure._drop_cache
+    monkeypatch.setattr(measure, "_drop_cache", lambda path: drops.append(path) or real_drop(path))
+    cases = [measure.Case("take5/all", "take", 5)]
+    res = measure.time_cases(cases, [target], t, reps=3, seed=0, log=lambda m: None, cache=cache)
+    assert res["take5/all"]["parquet"]["verified"] and len(res["take5/all"]["parquet"]["samples"]) == 3
+    assert len(calls) == 1 + 3 * (2 if cache == "warm" else 1)  # the checked warm-up call, then the reps
+    assert drops == ([p] * 3 if cache == "cold" else [])
