@@ -2,9 +2,10 @@
 
 Batches of any size arrive; each column buffers until a page is worth writing
 (``max_page_bytes``), encodes it and writes it at once, so memory is bounded
-by pages, not by the file.  At 2.1/2.2 pages are encoded and written on one
-background thread (encodings/structural/write_pipeline.py) while the caller's
-thread goes on with the next batches.  The file is written under a temporary name beside
+by pages, not by the file.  At 2.1/2.2 pages are encoded on a small thread pool
+(encodings/structural/write_pipeline.py) while the caller's thread goes on with
+the next batches; the file's bytes are written by a background thread
+(io/sink.py).  The file is written under a temporary name beside
 the target and renamed into place by ``close()``: a failed write leaves nothing
 at the target path.
 """
