@@ -176,6 +176,15 @@ class LanceWriter:
         else:
             self.abort()
 
+    def __del__(self) -> None:
+        """A writer dropped without ``close()`` is abandoned: no file at the path, no temporary file
+        left behind, its threads stopped."""
+        try:
+            if not getattr(self, "_closed", True) and hasattr(self, "_out"):
+                self.abort()
+        except Exception:  # noqa: BLE001 - nothing may escape a finalizer (e.g. at interpreter exit)
+            pass
+
 
 def write_table(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch],
                 path: str | os.PathLike, *, version: str | None = None, max_page_bytes: int | None = None,

@@ -70,3 +70,20 @@ def test_commits_in_submission_order():
     worker.drain()
     worker.close()
     assert order == list(range(12))
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_abandoned_writer_leaves_nothing(tmp_path, version):
+    """A LanceWriter dropped without close(): no target file, no temporary file, no writer threads left."""
+    import gc
+    import threading
+
+    t = _table(5_000)
+    w = lancelot.LanceWriter(tmp_path / "t.lance", t.schema, version=version)
+    w.write(t)
+    assert os.listdir(tmp_path)  # the temporary file exists while writing
+    del w
+    gc.collect()
+    assert os.listdir(tmp_path) == []
+    names = {th.name for th in threading.enumerate()}
+    assert not any(n.startswith(("lancelot-file", "lancelot-pages")) for n in names), names
