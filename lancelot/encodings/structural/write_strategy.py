@@ -46,7 +46,7 @@ from lancelot.encodings.compression.flat import compress_flat
 from lancelot.encodings.compression.fsst import fsst_description
 from lancelot.encodings.compression.general import buffer_compression, compress_buffer, general_encoding
 from lancelot.encodings.compression.packed import compress_packed_struct
-from lancelot.encodings.compression.rle import compress_rle, rle_size
+from lancelot.encodings.compression.rle import compress_rle, rle_size, runs
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_block, variable_encoding
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_values import (
@@ -307,11 +307,9 @@ def _sorted_runs_dictionary(fixed: FixedWidthBlock) -> pa.DictionaryArray | None
     vals = fixed.as_dtype(f"<u{nb}")
     if not bool(np.all(vals[1:] >= vals[:-1])):
         return None
-    new = np.empty(len(vals), bool)
-    new[0] = True
-    np.not_equal(vals[1:], vals[:-1], out=new[1:])
-    indices = np.cumsum(new, dtype=np.int32) - 1
-    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(vals[new]))
+    run_values, lengths = runs(vals)
+    indices = np.repeat(np.arange(len(run_values), dtype=np.int32), lengths)
+    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(run_values))
 
 
 def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
