@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.v2_0.page import PageBuffers
-from lancelot.errors import UnsupportedEncodingError
+from lancelot.errors import LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 Ranges = Sequence[tuple[int, int]]
@@ -46,15 +46,40 @@ def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Ranges) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, bool)
 
 
+def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Ranges) -> list[np.ndarray]:
+    """Byte ranges of a Flat buffer, undoing its general compression (``Flat.compression``).
+
+    pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's
+    metadata sets ``lance-encoding:compression`` to zstd or lz4: the whole buffer is one
+    compressed unit (a size prefix, then the zstd frame / lz4 block, as in 2.1's
+    BufferCompression), so it is fetched and decompressed whole, then sliced.
+    """
+    if not flat.HasField("compression") or flat.compression.scheme in ("", "none"):
+        return pbuf.read(flat.buffer, byte_ranges)
+    from lancelot.encodings.compression.general import buffer_compression, decompress_buffer
+
+    scheme = flat.compression.scheme
+    if scheme not in ("zstd", "lz4"):
+        raise pbuf.error(f"flat compression {flat.compression.scheme!r} is not supported", UnsupportedEncodingError)
+    try:
+        data = decompress_buffer(buffer_compression(scheme), pbuf.read_all(flat.buffer))
+    except LanceError as e:
+        raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
+    out = []
+    for s, e in byte_ranges:
+        if s < 0 or e < s or e > len(data):
+            raise pbuf.error(f"byte range [{s}, {e}) lies outside a {len(data)}-byte {scheme}-decompressed buffer")
+        out.append(data[s:e])
+    return out
+
+
 def read_fixed(pbuf: PageBuffers, flat: pb.Flat, ranges: Ranges) -> np.ndarray:
     """Raw bytes of fixed-width values (bits_per_value a multiple of 8)."""
-    if flat.HasField("compression") and flat.compression.scheme:
-        raise pbuf.error(f"flat compression {flat.compression.scheme!r} is not supported", UnsupportedEncodingError)
     bits = flat.bits_per_value
     if bits == 0 or bits % 8:
         raise pbuf.error(f"flat values of {bits} bits are not supported", UnsupportedEncodingError)
     w = bits // 8
-    parts = pbuf.read(flat.buffer, [(s * w, e * w) for s, e in ranges])
+    parts = read_flat(pbuf, flat, [(s * w, e * w) for s, e in ranges])
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 

@@ -55,8 +55,19 @@ def encode_flat(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
     return pb.ArrayEncoding(flat=pb.Flat(bits_per_value=bits, buffer=_buffer(buffers, data)))
 
 
-def encode_binary(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
-    """Binary: u64 end offsets (no leading 0), nulls shifted by null_adjustment."""
+def compress_flat(data: np.ndarray, compression: pb.Compression | None) -> np.ndarray:
+    """A Flat buffer under ``Flat.compression`` (zstd / lz4: size prefix + frame, as pylance 2.0)."""
+    if compression is None or compression.scheme not in ("zstd", "lz4"):
+        return data
+    from lancelot.encodings.compression.general import buffer_compression, compress_buffer
+
+    level = compression.level if compression.HasField("level") else None
+    return compress_buffer(buffer_compression(compression.scheme, level), data)
+
+
+def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | None = None) -> pb.ArrayEncoding:
+    """Binary: u64 end offsets (no leading 0), nulls shifted by null_adjustment; the bytes
+    under ``compression`` when the field asks for it (pylance compresses only these)."""
     offs = arrow_offsets(arr)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, np.uint8)[offs[0] : offs[-1]] if data_buf is not None else np.zeros(0, np.uint8)
@@ -66,7 +77,8 @@ def encode_binary(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
         ends = np.where(arr.is_valid().to_numpy(zero_copy_only=False), ends, ends + np.uint64(adjustment))
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
         values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=_buffer(buffers, ends))))))
-    byts = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=8, buffer=_buffer(buffers, data)))
+    byts = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=8, buffer=_buffer(buffers, compress_flat(data, compression)),
+                                         compression=compression))
     return pb.ArrayEncoding(binary=pb.Binary(indices=indices, bytes=byts, null_adjustment=adjustment))
 
 
@@ -128,8 +140,9 @@ def is_fixed_width(t: pa.DataType) -> bool:
             or (pa.types.is_primitive(t) and not pa.types.is_null(t)))
 
 
-def encode_values(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
-    """The encoding of a leaf page's values (the array may contain nulls)."""
+def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | None = None) -> pb.ArrayEncoding:
+    """The encoding of a leaf page's values (the array may contain nulls); ``compression``
+    (from the field's metadata) applies to the bytes of Binary pages."""
     t = arr.type
     if pa.types.is_null(t):
         return pb.ArrayEncoding(nullable=pb.Nullable(all_nulls=pb.Nullable.AllNull()))
@@ -137,7 +150,7 @@ def encode_values(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
         return encode_dictionary(arr, buffers)
     if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
             or pa.types.is_large_binary(t)):
-        return encode_low_cardinality(arr, buffers) or encode_binary(arr, buffers)
+        return encode_low_cardinality(arr, buffers) or encode_binary(arr, buffers, compression)
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         items = arr.values.slice(arr.offset * d, len(arr) * d)

@@ -15,7 +15,7 @@ from google.protobuf import empty_pb2
 from lancelot.encodings.arrays import arrow_offsets
 from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values, is_fixed_width
-from lancelot.errors import UnsupportedTypeError
+from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
@@ -49,10 +49,25 @@ class ColumnWriter:
         whose item columns have no pages)."""
 
 
+def flat_compression(field: pa.Field) -> pb.Compression | None:
+    """``lance-encoding:compression`` (and ``-level``) as pylance 2.0 honours them: exactly
+    "zstd", "lz4" or "none" (recorded as is), on the bytes of string/binary pages."""
+    md = field.metadata or {}
+    scheme = md.get(b"lance-encoding:compression", b"").decode()
+    if scheme not in ("zstd", "lz4", "none"):
+        return None
+    level = md.get(b"lance-encoding:compression-level")
+    try:
+        return pb.Compression(scheme=scheme, level=int(level)) if level is not None else pb.Compression(scheme=scheme)
+    except ValueError:
+        raise UnsupportedEncodingError(f"field {field.name!r}: compression-level {level!r} is not an integer") from None
+
+
 class LeafWriter(ColumnWriter):
     def __init__(self, out, index, max_page_bytes, field: pa.Field) -> None:
         super().__init__(out, index, max_page_bytes)
         self.field = field
+        self.compression = flat_compression(field)
         self.pending: list[pa.Array] = []
         self.pending_bytes = 0
 
@@ -87,7 +102,7 @@ class LeafWriter(ColumnWriter):
             if is_packed_struct(self.field):
                 enc = encode_packed_struct(chunk, buffers)
             else:
-                enc = encode_values(chunk, buffers)
+                enc = encode_values(chunk, buffers, self.compression)
             self.write_page(enc, buffers, len(chunk))
 
     def finish(self) -> list[ColumnWriter]:
