@@ -25,8 +25,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/lancelot bench
 
-protos: $(STAMP)
-	PATH=$(BIN):$$PATH bash scripts/gen_protos.sh
+protos:
+	bash scripts/gen_protos.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
-# Regenerate lancelot/format/pb/*_pb2.py from lancelot/format/protos/*.proto.
-# Needs grpcio-tools (in the "dev" extra).  The generated modules are committed.
+# Regenerate lancelot/format/pb/*_pb2.py(i) from every lancelot/format/protos/*.proto.
+#
+# The generated modules are committed.  Generated code refuses protobuf runtimes older than the
+# protoc that made it, so it is made with the protoc bundled in grpcio-tools $GRPCIO_TOOLS, whose
+# gencode is protobuf 6.31.0: the lower bound of "protobuf" in pyproject.toml (runtimes 6.31.0 up
+# to 7.x load it; tests/test_packaging.py checks the two agree).  The tool lives in its own
+# throwaway virtualenv (.venv-protoc), so the project's venvs keep the newest protobuf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+GRPCIO_TOOLS=1.73.1
+PY=${PY:-python3}
+venv=.venv-protoc
+if ! "$venv/bin/python" -c "import grpc_tools, importlib.metadata as m; \
+assert m.version('grpcio-tools') == '$GRPCIO_TOOLS'" 2>/dev/null; then
+  rm -rf "$venv"
+  "$PY" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q "grpcio-tools==$GRPCIO_TOOLS"
+fi
 src=lancelot/format/protos
 out=lancelot/format/pb
-python -m grpc_tools.protoc -I "$src" --python_out="$out" --pyi_out="$out" "$src"/*.proto
+"$venv/bin/python" -m grpc_tools.protoc -I "$src" --python_out="$out" --pyi_out="$out" "$src"/*.proto
+grep -H "Protobuf Python Version" "$out"/*_pb2.py

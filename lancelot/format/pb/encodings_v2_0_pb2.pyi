@@ -67,7 +67,7 @@ class FixedSizeList(_message.Message):
     dimension: int
     items: ArrayEncoding
     has_validity: bool
-    def __init__(self, dimension: _Optional[int] = ..., items: _Optional[_Union[ArrayEncoding, _Mapping]] = ..., has_validity: _Optional[bool] = ...) -> None: ...
+    def __init__(self, dimension: _Optional[int] = ..., items: _Optional[_Union[ArrayEncoding, _Mapping]] = ..., has_validity: bool = ...) -> None: ...
 
 class Compression(_message.Message):
     __slots__ = ("scheme", "level")
@@ -103,7 +103,7 @@ class Bitpacked(_message.Message):
     uncompressed_bits_per_value: int
     buffer: Buffer
     signed: bool
-    def __init__(self, compressed_bits_per_value: _Optional[int] = ..., uncompressed_bits_per_value: _Optional[int] = ..., buffer: _Optional[_Union[Buffer, _Mapping]] = ..., signed: _Optional[bool] = ...) -> None: ...
+    def __init__(self, compressed_bits_per_value: _Optional[int] = ..., uncompressed_bits_per_value: _Optional[int] = ..., buffer: _Optional[_Union[Buffer, _Mapping]] = ..., signed: bool = ...) -> None: ...
 
 class BitpackedForNonNeg(_message.Message):
     __slots__ = ("compressed_bits_per_value", "uncompressed_bits_per_value", "buffer")
