@@ -100,3 +100,51 @@ def test_v20_compressed_bytes_corrupt(tmp_path):
     bad.write_bytes(bytes(data))
     with pytest.raises(lancelot.CorruptFileError, match="column 0, page 0"):
         lancelot.read_table(str(bad))
+
+
+# -- bug 4: 2.0 blob columns -------------------------------------------------------------------
+
+def _blob_table(n: int = 600) -> pa.Table:
+    vals = [None if i % 7 == 0 else (b"" if i % 5 == 0 else bytes([i % 256]) * (i * 37 % 3000)) for i in range(n)]
+    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    return pa.table({"id": pa.array(range(n), pa.int64()), "b": pa.array(vals, pa.large_binary())},
+                    schema=pa.schema([pa.field("id", pa.int64()), blob]))
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_blob_pylance_to_lancelot(tmp_path, version):
+    """pylance reads a blob column as the values themselves (nulls and empties kept); so do we."""
+    t = _blob_table()
+    p = str(tmp_path / "f.lance")
+    with lance_file.LanceFileWriter(p, t.schema, version=version) as w:
+        for b in t.to_batches(max_chunksize=150):
+            w.write_batch(b)
+    if version == "2.0":
+        assert "blob" in inspect_file(p)  # ColumnEncoding.blob with PackedStruct descriptions
+    expected = pr(p)
+    assert expected.column("b").combine_chunks().equals(t.column("b").combine_chunks())
+    f = lancelot.LanceFile(p)
+    assert f.read().equals(expected)
+    idx = [0, 1, 5, 7, 148, 149, 150, 599]
+    assert f.take(idx).equals(expected.take(idx))
+    assert f.read_range(140, 170).equals(expected.slice(140, 30))
+    assert pa.Table.from_batches(list(f.iter_batches(64))).equals(expected)
+
+
+def test_v20_blob_bad_position(tmp_path):
+    """A blob description pointing past the end of the file is a CorruptFileError."""
+    import numpy as np
+
+    t = _blob_table(20).select(["b"])
+    p = pw(t, "2.0", tmp_path / "f.lance")
+    data = bytearray(open(p, "rb").read())
+    meta = lance_file.LanceFileReader(p).metadata()
+    desc = meta.columns[0].pages[0].buffers[0]
+    rows = np.frombuffer(bytes(data[desc.position:desc.position + desc.size]), "<u8").reshape(-1, 2).copy()
+    i = int(np.flatnonzero(rows[:, 1] > 0)[0])
+    rows[i, 0] = len(data) + 10
+    data[desc.position:desc.position + desc.size] = rows.tobytes()
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(lancelot.CorruptFileError, match="outside the file"):
+        lancelot.read_table(str(bad))

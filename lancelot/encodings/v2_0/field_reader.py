@@ -111,6 +111,56 @@ class LeafNode(Node):
         return parts or [pa.array([], self.dtype)]
 
 
+#: a 2.0 blob page's descriptions: absolute file position and size of each value
+BLOB_DESCRIPTION = pa.struct([("position", pa.uint64()), ("size", pa.uint64())])
+MAX_BLOB = 1 << 40
+
+
+class BlobNode(LeafNode):
+    """A 2.0 blob column (``ColumnEncoding.blob``): the pages hold a PackedStruct description
+    per value, (u64 position, u64 size) of its bytes anywhere in the file; an empty value is
+    (0, 0) and a null (1, 0).  Reads return the values themselves, as pylance does."""
+
+    def read_parts(self, ranges: Ranges) -> list[pa.Array]:
+        parts = []
+        for p, local in self.col.split(ranges):
+            try:
+                desc = decode(self.col.encoding(p), self.col.buffers(p), local, BLOB_DESCRIPTION, self.ctx.cache)
+                parts.append(self._values(desc))
+            except LanceError as e:
+                raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+        return parts or [pa.array([], self.dtype)]
+
+    def _values(self, desc: pa.StructArray) -> pa.Array:
+        pos = np.asarray(desc.field("position").to_numpy(zero_copy_only=False), dtype=np.uint64)
+        size = np.asarray(desc.field("size").to_numpy(zero_copy_only=False), dtype=np.uint64)
+        valid = (pos != 1) | (size != 0)
+        if np.any(size > MAX_BLOB):
+            raise CorruptFileError("implausible blob size")
+        fetch = np.flatnonzero(size > 0)
+        reqs = list(zip(pos[fetch].astype(np.int64).tolist(), size[fetch].astype(np.int64).tolist()))
+        bufs = self.ctx.src.read_ranges(reqs) if reqs else []
+        data = np.concatenate([np.frombuffer(b, np.uint8) for b in bufs]) if bufs else np.zeros(0, np.uint8)
+        n = len(desc)
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(size.astype(np.int64), out=offsets[1:])
+        large = pa.types.is_large_binary(self.dtype) or pa.types.is_large_string(self.dtype)
+        if not large:
+            if offsets[-1] >= 1 << 31:
+                raise UnsupportedEncodingError("blobs of more than 2 GiB in one read need large_binary")
+            offsets = offsets.astype(np.int32)
+        vbuf = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def is_blob_column(ctx: FieldContext, info: ColumnInfo) -> bool:
+    """Whether the column's ColumnEncoding is ``blob`` (what pylance writes for a 2.0 blob field)."""
+    if not info.meta.HasField("encoding"):
+        return False
+    enc = unpack_encoding(ctx.src, info.meta.encoding, pb.ColumnEncoding, column=info.index)
+    return enc is not None and enc.WhichOneof("column_encoding") == "blob"
+
+
 class StructNode(Node):
     def __init__(self, col: Column, dtype: pa.StructType, children: list[Node]) -> None:
         self.col, self.dtype, self.children = col, dtype, children
@@ -208,6 +258,10 @@ class FieldReader20(FieldReader):
             return ListNode(ctx, col, t, self._build(t.value_field, cols))
         if pa.types.is_map(t):
             raise UnsupportedEncodingError("map columns need file version 2.2", path=ctx.path)
+        if is_blob_column(ctx, col.info):
+            if not (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
+                raise UnsupportedEncodingError(f"a blob column of type {t}", path=ctx.path, column=col.info.index)
+            return BlobNode(ctx, col, t)
         return LeafNode(ctx, col, t)
 
     def read_range(self, start: int, stop: int) -> pa.Array:
@@ -222,7 +276,7 @@ class FieldReader20(FieldReader):
         if self._plan is False:
             root = self.root
             self._plan = plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows))) \
-                if isinstance(root, LeafNode) else None
+                if isinstance(root, LeafNode) and not isinstance(root, BlobNode) else None
         return self._plan
 
     def take_hint(self, rows: np.ndarray) -> list[tuple[int, int]]:
