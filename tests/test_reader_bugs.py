@@ -148,3 +148,42 @@ def test_v20_blob_bad_position(tmp_path):
     bad.write_bytes(bytes(data))
     with pytest.raises(lancelot.CorruptFileError, match="outside the file"):
         lancelot.read_table(str(bad))
+
+
+# -- bug 5: fixed-size lists whose items are all null (FixedSizeList over Constant) --------------
+
+def _fsl_all_null_items() -> dict[str, pa.Array]:
+    import numpy as np
+
+    n = 2000
+    return {
+        "issue": pa.FixedSizeListArray.from_arrays(pa.nulls(12, pa.int32()), 2,
+                                                   mask=pa.array([False, True, False, False, True, False])),
+        "many_rows": pa.FixedSizeListArray.from_arrays(pa.nulls(n * 4, pa.float32()), 4,
+                                                       mask=pa.array(np.arange(n) % 3 == 0)),
+        "no_row_nulls": pa.FixedSizeListArray.from_arrays(pa.nulls(n * 4, pa.float64()), 4),
+        "nested": pa.FixedSizeListArray.from_arrays(
+            pa.FixedSizeListArray.from_arrays(pa.nulls(n * 6, pa.int16()), 3), 2),
+        "wide": pa.FixedSizeListArray.from_arrays(pa.nulls(100 * 1024, pa.float32()), 1024,
+                                                  mask=pa.array(np.arange(100) % 2 == 0)),
+    }
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("name", list(_fsl_all_null_items()))
+def test_fsl_all_null_items(tmp_path, version, name):
+    t = pa.table({"f": _fsl_all_null_items()[name]})
+    p = pw(t, version, tmp_path / "f.lance")
+    if name == "issue":
+        assert "constant" in "\n".join(line for line in inspect_file(p).splitlines() if "PageLayout" in line)
+    expected = pr(p)
+    assert expected.equals(t)
+    f = lancelot.LanceFile(p)
+    n = len(t)
+    assert f.read().equals(expected)
+    idx = [0, 1, n - 1]
+    assert f.take(idx).equals(expected.take(idx))
+    assert f.read_range(1, n - 1).equals(expected.slice(1, n - 2))
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version=version)
+    assert pr(ours).equals(t)

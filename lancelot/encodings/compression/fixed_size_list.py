@@ -12,6 +12,10 @@ layer) carry a validity bitmap.  Layouts:
   its ``cum_dim * bytes_per_item`` item bytes;
 * block: the flat items buffer (no validity).
 
+The chain may also end in a ``Constant`` instead of a Flat: every item is that
+value (``value`` unset: every item is null, as pylance writes a list whose items are
+all null); a constant item takes no bytes (no items buffer, nothing zipped per row).
+
 Decoded as nested FixedSizeListBlocks; ``validity`` is one bool per child item.
 """
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lancelot.encodings.compression.block import FixedSizeListBlock, FixedWidthBlock
+from lancelot.encodings.compression.block import ConstantBlock, FixedSizeListBlock, FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, bitmap_to_bool, bool_to_bitmap, check_size, require
 from lancelot.encodings.compression.flat import check_flat, decompress_flat, flat_nbytes
 from lancelot.errors import UnsupportedEncodingError
@@ -36,8 +40,8 @@ class FslLayer:
     has_validity: bool
 
 
-def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat]:
-    """The layers of a FixedSizeList chain (outer first) and its items' Flat."""
+def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat | pb.Constant]:
+    """The layers of a FixedSizeList chain (outer first) and its items' Flat (or Constant)."""
     layers: list[FslLayer] = []
     node = fsl
     while True:
@@ -50,6 +54,8 @@ def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat]:
         elif kind == "flat":
             check_flat(node.values.flat)
             return layers, node.values.flat
+        elif kind == "constant":
+            return layers, node.values.constant
         else:
             raise UnsupportedEncodingError(f"fixed-size-list values compressed with {kind!r}")
 
@@ -65,11 +71,17 @@ def _build(layers: list[FslLayer], items: FixedWidthBlock, validity: list[np.nda
     return block
 
 
+def _constant_items(const: pb.Constant, n: int) -> ConstantBlock:
+    return ConstantBlock(bytes(const.value) if const.HasField("value") else None, n)
+
+
 def decompress_fsl(fsl: pb.FixedSizeList, buffers: list, num_rows: int) -> FixedSizeListBlock:
     """Decode one mini-block chunk (validity buffers, then the items buffer)."""
     layers, flat = fsl_layers(fsl)
     n_valid = sum(layer.has_validity for layer in layers)
-    require(len(buffers) == n_valid + 1, f"fixed-size list expects {n_valid + 1} buffers, got {len(buffers)}")
+    n_items = 0 if isinstance(flat, pb.Constant) else 1
+    require(len(buffers) == n_valid + n_items,
+            f"fixed-size list expects {n_valid + n_items} buffers, got {len(buffers)}")
     cum = 1
     validity: list[np.ndarray | None] = []
     it = iter(buffers[:n_valid])
@@ -77,6 +89,8 @@ def decompress_fsl(fsl: pb.FixedSizeList, buffers: list, num_rows: int) -> Fixed
         cum *= layer.dimension
         check_size(num_rows * cum, "fixed-size-list items")
         validity.append(bitmap_to_bool(as_u8(next(it)), num_rows * cum) if layer.has_validity else None)
+    if isinstance(flat, pb.Constant):
+        return _build(layers, _constant_items(flat, num_rows * cum), validity, num_rows)
     items = decompress_flat(flat, buffers[n_valid:], num_rows * cum)
     return _build(layers, items, validity, num_rows)
 
@@ -85,13 +99,16 @@ def decompress_fsl_per_value(fsl: pb.FixedSizeList, block: FixedWidthBlock) -> F
     """Unzip full-zip rows (validity bitmaps then item bytes per row)."""
     layers, flat = fsl_layers(fsl)
     rows = block.num_values
-    item_bits = flat.bits_per_value
+    constant = isinstance(flat, pb.Constant)
+    item_bits = 0 if constant else flat.bits_per_value
     cum, valid_bytes, widths = 1, 0, []
     for layer in layers:
         cum *= layer.dimension
         widths.append(cum)
         if layer.has_validity:
             valid_bytes += (cum + 7) // 8
+    if valid_bytes == 0 and constant:
+        return _build(layers, _constant_items(flat, rows * cum), [None] * len(layers), rows)
     if valid_bytes == 0:
         return _build(layers, decompress_flat(flat, [block.data], rows * cum), [None] * len(layers), rows)
     require(item_bits % 8 == 0, "zipped fixed-size list with validity needs whole-byte items")
@@ -111,6 +128,8 @@ def decompress_fsl_per_value(fsl: pb.FixedSizeList, block: FixedWidthBlock) -> F
         bits = np.unpackbits(table[:, pos:pos + nb], axis=1, bitorder="little")[:, :width]
         validity.append(bits.reshape(-1).astype(bool))
         pos += nb
+    if constant:
+        return _build(layers, _constant_items(flat, rows * cum), validity, rows)
     items = FixedWidthBlock(np.ascontiguousarray(table[:, pos:]).reshape(-1), item_bits, rows * cum)
     return _build(layers, items, validity, rows)
 
