@@ -1,0 +1,504 @@
+"""The object store under a dataset: reads, listings, plain writes and the commit primitive.
+
+A Lance dataset is a directory of objects (table format: ``data/``, ``_versions/``,
+``_transactions/``, ``_deletions/``).  A new version becomes visible only when its
+manifest is *created*, never overwritten: ``put_if_not_exists`` is the one primitive the
+commit protocol needs (table format, "Commit Protocol"), and this module provides it
+where the store can do it atomically:
+
+- local disks: the bytes go to a temporary file beside the target (a name that never ends
+  in ``.manifest``), are synced, then ``os.link``-ed to the target name: the link fails if
+  the name exists, and a reader sees the whole file or nothing (pylance does the same);
+- S3 (s3fs): a conditional put (``If-None-Match: *``), what pylance's object store sends;
+- ``memory://`` (one process): a lock-protected check and write;
+- any other store: refused with ``UnsafeCommitError`` rather than risking lost commits.
+
+Every path given to an ``ObjectStore`` is relative to the dataset root; ``..``, absolute
+paths and other schemes are refused (``UnsafePathError``), so a manifest cannot make
+lancelot read or write outside its dataset.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lancelot.errors import CorruptFileError, LanceError
+from lancelot.io.source import ByteSource, LocalFileSource, Range, coalesce
+
+try:  # the shared "missing file" error (errors.py); older trees lack it
+    from lancelot.errors import LanceFileNotFoundError
+except ImportError:  # pragma: no cover
+    class LanceFileNotFoundError(LanceError, FileNotFoundError):  # type: ignore[no-redef]
+        """No object at the path."""
+
+__all__ = [
+    "ObjectAlreadyExistsError",
+    "ObjectStore",
+    "UnsafeCommitError",
+    "UnsafePathError",
+    "s3_options",
+]
+
+
+class UnsafePathError(LanceError):
+    """A path that would leave the dataset's root (``..``, an absolute path, another scheme)."""
+
+
+class UnsafeCommitError(LanceError):
+    """The store offers no atomic create-if-absent, so a commit could silently lose another's."""
+
+
+class ObjectAlreadyExistsError(LanceError, FileExistsError):
+    """``put_if_not_exists`` found the object already there (another writer won the race)."""
+
+    __str__ = BaseException.__str__
+
+
+#: test hook: called with a point name at each step of a write (tests pause or kill the process there)
+fault_hook: Callable[[str], None] | None = None
+
+
+def _fault(point: str) -> None:
+    if fault_hook is not None:
+        fault_hook(point)
+
+
+_MEMORY_LOCK = threading.Lock()
+
+#: pylance / object_store option names -> s3fs's
+_S3_KEYS = {
+    "aws_access_key_id": "key", "access_key_id": "key",
+    "aws_secret_access_key": "secret", "secret_access_key": "secret",
+    "aws_session_token": "token", "session_token": "token", "aws_token": "token",
+    "aws_endpoint": "endpoint_url", "aws_endpoint_url": "endpoint_url", "endpoint": "endpoint_url",
+    "aws_endpoint_url_s3": "endpoint_url",
+}
+_S3_REGION_KEYS = ("aws_region", "region", "aws_default_region")
+#: pylance options with no s3fs meaning (plain http needs no switch in s3fs)
+_S3_DROPPED = {"allow_http", "aws_allow_http", "aws_virtual_hosted_style_request", "virtual_hosted_style_request",
+               "aws_s3_express", "s3_express", "conditional_put", "aws_conditional_put"}
+
+
+def _truthy(v: Any) -> bool:
+    return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
+
+
+def s3_options(options: dict | None) -> dict:
+    """Map storage options to s3fs's: pylance-style keys (``aws_endpoint``, ``aws_access_key_id``,
+    ``aws_secret_access_key``, ``aws_region``, ``allow_http``...) are translated, s3fs keys pass."""
+    out: dict = {}
+    client_kwargs: dict = {}
+    for k, v in (options or {}).items():
+        lk = k.lower()
+        if lk in _S3_KEYS:
+            out[_S3_KEYS[lk]] = v
+        elif lk in _S3_REGION_KEYS:
+            client_kwargs["region_name"] = v
+        elif lk in _S3_DROPPED:
+            continue
+        elif lk in ("anon", "skip_signature", "aws_skip_signature"):
+            out["anon"] = _truthy(v)
+        elif k == "client_kwargs":
+            client_kwargs.update(v)
+        else:
+            out[k] = v
+    if client_kwargs:
+        out["client_kwargs"] = client_kwargs
+    return out
+
+
+def _split_uri(uri: str) -> tuple[str, str]:
+    """(scheme, rest) of a dataset URI; plain paths are ``file``."""
+    if "://" in uri:
+        scheme, rest = uri.split("://", 1)
+        return scheme.lower(), rest
+    return "file", uri
+
+
+class ObjectStore:
+    """The objects under one dataset root (a local path or an fsspec URL)."""
+
+    def __init__(self, uri: str | os.PathLike, storage_options: dict | None = None) -> None:
+        raw = os.fspath(uri)
+        scheme, rest = _split_uri(raw)
+        self.scheme = scheme
+        self.storage_options = dict(storage_options or {})
+        self.fs: Any = None
+        if scheme == "file":
+            self.root = os.path.abspath(os.path.expanduser(rest)).rstrip("/") or "/"
+            self.uri = self.root
+        else:
+            import fsspec
+
+            opts = s3_options(self.storage_options) if scheme in ("s3", "s3a") else self.storage_options
+            if scheme == "memory":
+                opts = {}
+            try:
+                self.fs, root = fsspec.core.url_to_fs(raw, **opts)
+            except (ImportError, ValueError) as e:
+                raise LanceError(f"cannot open the object store: {e}", path=raw) from None
+            self.root = root.rstrip("/")
+            self.uri = raw.rstrip("/")
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def is_local(self) -> bool:
+        return self.fs is None
+
+    def _rel(self, path: str) -> str:
+        """Check and normalise a dataset-relative path (``a/b``; no ``..``, scheme or root)."""
+        p = os.fspath(path)
+        if not isinstance(p, str) or not p or "\x00" in p or "\\" in p:
+            raise UnsafePathError(f"invalid path {p!r} in the dataset", path=self.uri)
+        if "://" in p or p.startswith("/") or (len(p) > 1 and p[1] == ":"):
+            raise UnsafePathError(f"path {p!r} is not relative to the dataset root", path=self.uri)
+        parts = [s for s in p.split("/") if s not in ("", ".")]
+        if ".." in parts or not parts:
+            raise UnsafePathError(f"path {p!r} would leave the dataset root", path=self.uri)
+        return "/".join(parts)
+
+    def full_path(self, path: str) -> str:
+        """The store's own path of a dataset-relative path (a local path for local stores)."""
+        rel = self._rel(path)
+        return os.path.join(self.root, rel) if self.fs is None else f"{self.root}/{rel}"
+
+    def url(self, path: str) -> str:
+        """A full URL (local: an absolute path) naming ``path``, for messages and other libraries."""
+        rel = self._rel(path)
+        return f"{self.uri}/{rel}"
+
+    def _missing(self, path: str) -> LanceFileNotFoundError:
+        return LanceFileNotFoundError("no such file in the dataset", path=self.url(path))
+
+    # ------------------------------------------------------------------ reads
+    def read(self, path: str) -> bytes:
+        """All bytes of one object."""
+        full = self.full_path(path)
+        try:
+            if self.fs is None:
+                with open(full, "rb") as f:
+                    return f.read()
+            return self.fs.cat_file(full)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise self._missing(path) from None
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset``; a range past the end is a CorruptFileError."""
+        if offset < 0 or length < 0:
+            raise LanceError(f"invalid byte range ({offset}, {length})", path=self.url(path))
+        full = self.full_path(path)
+        try:
+            if self.fs is None:
+                with open(full, "rb") as f:
+                    data = os.pread(f.fileno(), length, offset)
+            else:
+                data = self.fs.cat_file(full, start=offset, end=offset + length) if length else b""
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise self._missing(path) from None
+        if len(data) != length:
+            raise CorruptFileError(f"byte range [{offset}, {offset + length}) lies past the end of the object "
+                                   f"({len(data)} bytes read)", path=self.url(path))
+        return data
+
+    def size(self, path: str) -> int:
+        full = self.full_path(path)
+        try:
+            if self.fs is None:
+                return os.stat(full).st_size
+            self.fs.invalidate_cache(full)
+            return int(self.fs.size(full))
+        except (FileNotFoundError, NotADirectoryError):
+            raise self._missing(path) from None
+
+    def exists(self, path: str) -> bool:
+        full = self.full_path(path)
+        if self.fs is None:
+            return os.path.exists(full)
+        self.fs.invalidate_cache(full)
+        return bool(self.fs.exists(full))
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Names (not paths) of the objects directly under the directory ``prefix``, sorted;
+        ``[]`` if there is none.  Never served from a cache: commits depend on it."""
+        full = self.full_path(prefix) if prefix not in ("", ".", "/") else self.root
+        if self.fs is None:
+            try:
+                with os.scandir(full) as it:
+                    return sorted(e.name for e in it if not e.is_dir())
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        self.fs.invalidate_cache(full)
+        try:
+            entries = self.fs.ls(full, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
+
+    def open_input(self, path: str, size: int | None = None) -> ByteSource:
+        """A ByteSource over one object, for ``lancelot.LanceFile`` (``size`` saves a request)."""
+        full = self.full_path(path)
+        if self.fs is None:
+            try:
+                return LocalFileSource(full)
+            except LanceError as e:
+                if not os.path.exists(full):
+                    raise self._missing(path) from None
+                raise e
+        return _StoreSource(self, path, full, size)
+
+    # ------------------------------------------------------------------ writes
+    def _makedirs(self, full: str) -> None:
+        if self.fs is None:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+
+    def put(self, path: str, data: bytes) -> None:
+        """Write (or replace) one object whole; readers never see part of it."""
+        full = self.full_path(path)
+        _fault("put:before")
+        if self.fs is None:
+            self._makedirs(full)
+            tmp = self._local_temp(full, data)
+            try:
+                os.replace(tmp, full)
+            except BaseException:
+                _unlink(tmp)
+                raise
+        else:
+            self.fs.pipe_file(full, bytes(data))
+        _fault("put:after")
+
+    def put_if_not_exists(self, path: str, data: bytes) -> None:
+        """Create ``path`` with ``data`` only if nothing is there: the commit primitive.
+
+        Raises ``ObjectAlreadyExistsError`` (a FileExistsError) when another writer created it
+        first, and ``UnsafeCommitError`` on a store that cannot create atomically.
+        """
+        full = self.full_path(path)
+        data = bytes(data)
+        if self.fs is None:
+            self._put_if_not_exists_local(path, full, data)
+        elif self.scheme == "memory":
+            _fault("create:before")
+            with _MEMORY_LOCK:
+                if self.fs.exists(full):
+                    raise self._exists(path)
+                self.fs.pipe_file(full, data)
+        elif self.scheme in ("s3", "s3a") and _is_s3fs(self.fs):
+            _fault("create:before")
+            try:
+                self.fs.pipe_file(full, data, mode="create")
+            except FileExistsError:
+                raise self._exists(path) from None
+            except OSError as e:  # a concurrent conditional write in flight (HTTP 409): someone else's
+                if "ConditionalRequestConflict" in str(e) or "409" in str(e):
+                    raise self._exists(path) from None
+                raise
+        else:
+            raise UnsafeCommitError(
+                f"the {self.scheme}:// store has no atomic create-if-absent that lancelot can use, so a "
+                "commit could overwrite a concurrent writer's; use a local path, s3:// (s3fs) or memory://",
+                path=self.uri)
+        _fault("create:after")
+
+    def _exists(self, path: str) -> ObjectAlreadyExistsError:
+        return ObjectAlreadyExistsError("already exists (a concurrent writer created it)", path=self.url(path))
+
+    def _put_if_not_exists_local(self, path: str, full: str, data: bytes) -> None:
+        self._makedirs(full)
+        tmp = self._local_temp(full, data)
+        _fault("create:before")
+        try:
+            try:
+                os.link(tmp, full)
+            except FileExistsError:
+                raise self._exists(path) from None
+            except OSError as e:
+                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                    raise
+                self._create_exclusive(path, full, data)  # no hard links here: O_EXCL
+        finally:
+            _unlink(tmp)
+        _fsync_dir(os.path.dirname(full))
+
+    def _create_exclusive(self, path: str, full: str, data: bytes) -> None:
+        try:
+            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise self._exists(path) from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _local_temp(self, full: str, data: bytes) -> str:
+        """Write ``data`` to a synced temporary file beside ``full`` (its name never ends in .manifest)."""
+        d = os.path.dirname(full)
+        tmp = os.path.join(d, f".tmp-{uuid.uuid4().hex}.partial")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                _fault("temp:written")
+                os.fsync(f.fileno())
+        except BaseException:
+            _unlink(tmp)
+            raise
+        return tmp
+
+    def delete(self, path: str) -> None:
+        """Remove one object (nothing happens if it is not there)."""
+        full = self.full_path(path)
+        if self.fs is None:
+            _unlink(full)
+            return
+        try:
+            self.fs.rm_file(full)
+        except FileNotFoundError:
+            pass
+        self.fs.invalidate_cache(full)
+
+    def open_output(self, path: str, schema: pa.Schema, **writer_options: Any):
+        """A ``lancelot.LanceWriter`` whose ``close()`` makes the file appear at ``path`` whole
+        (``abort()`` leaves nothing); ``writer_options`` go to LanceWriter (version, max_page_bytes).
+        After ``close()``, ``.file_size`` is the file's size in bytes."""
+        full = self.full_path(path)
+        if self.fs is None:
+            self._makedirs(full)
+            return _local_writer()(full, schema, **writer_options)
+        return _upload_writer()(self, path, full, schema, **writer_options)
+
+
+def _is_s3fs(fs: Any) -> bool:
+    return type(fs).__module__.split(".")[0] == "s3fs"
+
+
+def _unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(d: str) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class _StoreSource(ByteSource):
+    """A ByteSource over an fsspec object: coalesced ranges fetched side by side (``cat_ranges``)."""
+
+    coalesce_gap = 1 << 20
+
+    def __init__(self, store: ObjectStore, rel: str, full: str, size: int | None) -> None:
+        self._fs, self._full = store.fs, full
+        self.path = store.url(rel)
+        if size is None:
+            try:
+                size = int(self._fs.size(full))
+            except FileNotFoundError:
+                raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
+        self.size = int(size)
+
+    def _read(self, offset: int, length: int) -> bytes:
+        try:
+            return self._fs.cat_file(self._full, start=offset, end=offset + length)
+        except FileNotFoundError:
+            raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
+
+    def read_ranges(self, ranges: Sequence[Range]) -> list[memoryview]:
+        for off, ln in ranges:
+            if off < 0 or ln < 0 or off + ln > self.size:
+                raise CorruptFileError(f"byte range [{off}, {off + ln}) lies outside the file of {self.size} bytes",
+                                       path=self.path)
+        merged = [m for m in coalesce(ranges, self.coalesce_gap) if m[1]]
+        out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        if not merged:
+            return out
+        if len(merged) == 1:
+            blobs = [self._read(merged[0][0], merged[0][1])]
+        else:
+            try:
+                blobs = self._fs.cat_ranges([self._full] * len(merged), [m[0] for m in merged],
+                                            [m[0] + m[1] for m in merged], on_error="raise")
+            except FileNotFoundError:
+                raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
+        for (off, ln, members), blob in zip(merged, blobs):
+            data = memoryview(blob)
+            if len(data) != ln:
+                raise CorruptFileError(f"short read at offset {off}", path=self.path)
+            for i in members:
+                o, n = ranges[i]
+                out[i] = data[o - off: o - off + n]
+        return out
+
+
+def _local_writer():
+    from lancelot.writer import LanceWriter
+
+    class _LocalWriter(LanceWriter):
+        def close(self) -> None:
+            super().close()
+            self.file_size = os.stat(self.path).st_size
+
+    return _LocalWriter
+
+
+def _upload_writer():
+    """A LanceWriter that writes a local temporary file and uploads it whole on ``close()``
+    (s3fs: a multipart upload, visible only once complete)."""
+    from lancelot.writer import LanceWriter
+
+    class _UploadWriter(LanceWriter):
+        def __init__(self, store: ObjectStore, rel: str, full: str, schema: pa.Schema, **kw: Any) -> None:
+            self._store, self._full = store, full
+            self._tmpdir = tempfile.mkdtemp(prefix="lancelot-upload-")
+            try:
+                super().__init__(os.path.join(self._tmpdir, "f.lance"), schema, **kw)
+            except BaseException:
+                _rmtree(self._tmpdir)
+                raise
+            self.target = store.url(rel)
+
+        def close(self) -> None:
+            if self._closed:
+                return
+            try:
+                super().close()
+                self.file_size = os.stat(self.path).st_size
+                _fault("output:before-upload")
+                self._store.fs.put_file(self.path, self._full)
+            finally:
+                _rmtree(self._tmpdir)
+
+        def abort(self) -> None:
+            try:
+                super().abort()
+            finally:
+                _rmtree(getattr(self, "_tmpdir", ""))
+
+    return _UploadWriter
+
+
+def _rmtree(d: str) -> None:
+    if d and os.path.isdir(d):
+        import shutil
+
+        shutil.rmtree(d, ignore_errors=True)
