@@ -396,3 +396,50 @@ def test_read_steps_are_sliced_into_batches_of_batch_size(tmp_path, monkeypatch,
     # rows 0-4000 and 4000-6500 (partition 1), 6500-10000 (partition 2)
     assert [b.num_rows for b in batches] == [1000] * 4 + [1000, 1000, 500] + [1000, 1000, 1000, 500]
     assert pa.Table.from_batches(batches).equals(t.cast(pa.Table.from_batches(batches).schema))
+
+
+def test_import_without_pyspark_says_which_extra_to_install():
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['pyspark'] = None\nimport lancelot.spark"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "ImportError" in out.stderr
+    assert "pip install 'lancelot[spark]'" in out.stderr
+
+
+def test_arrow_schema_labels_timestamps_utc_in_this_pyspark():
+    """pyspark 4.1 takes timestamp_utc=, 4.2+ timezone=: both must give UTC instants and zone-less NTZ."""
+    from lancelot.spark.types import TO_ARROW_OPTIONS, spark_arrow_schema, spark_type
+
+    assert TO_ARROW_OPTIONS in ({"timezone": "UTC"}, {"timestamp_utc": True})
+    s = spark_arrow_schema(T.StructType([T.StructField("ts", T.TimestampType()),
+                                         T.StructField("ntz", T.TimestampNTZType())]))
+    assert s.field("ts").type == pa.timestamp("us", "UTC")
+    assert s.field("ntz").type == pa.timestamp("us")
+    assert spark_type(pa.timestamp("ns")) == T.TimestampNTZType()
+    assert spark_type(pa.timestamp("ms", "Europe/Paris")) == T.TimestampType()
+
+
+def test_register_turns_filter_pushdown_on():
+    from lancelot.spark import PUSHDOWN_SETTING, register
+
+    class Conf(dict):
+        def set(self, k, v):
+            self[k] = v
+
+    class Registry(list):
+        def register(self, cls):
+            self.append(cls)
+
+    class Session:
+        conf, dataSource = Conf(), Registry()
+
+    s = Session()
+    register(s)
+    assert s.dataSource == [LanceDataSource] and s.conf == {PUSHDOWN_SETTING: "true"}
+    s2 = Session()
+    s2.conf, s2.dataSource = Conf(), Registry()
+    register(s2, filter_pushdown=False)
+    assert s2.dataSource == [LanceDataSource] and s2.conf == {}

@@ -1,21 +1,42 @@
 """The "lance" PySpark data source (needs pyspark >= 4.1; see docs/SPARK.md).
 
-    from lancelot.spark import LanceDataSource
-    spark.dataSource.register(LanceDataSource)
-    df = spark.read.format("lance").load("dir/")          # a file, a directory or a glob
+    import lancelot.spark
+    lancelot.spark.register(spark)                       # also turns filter pushdown on
+    df = spark.read.format("lance").load("dataset/")      # a dataset, a file, a directory or a glob
     df.write.format("lance").mode("overwrite").save("out/")
 """
 
 from __future__ import annotations
 
-from lancelot.spark.source import LanceDataSource
+try:
+    import pyspark
+except ImportError as e:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "lancelot.spark needs pyspark (4.1 or later), which is not installed: "
+        "pip install 'lancelot[spark]'", name="pyspark") from e
+if tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit()) < (4, 1):
+    raise ImportError(f"lancelot.spark needs pyspark 4.1 or later, not {pyspark.__version__}: "
+                      "pip install 'lancelot[spark]'", name="pyspark")
+
+from lancelot.spark.source import LanceDataSource  # noqa: E402
 
 __all__ = ["LanceDataSource", "register", "save"]
 
 
-def register(spark) -> None:
-    """Register the "lance" format with a SparkSession."""
+#: Spark's setting that lets Python data sources receive filters (off by default in pyspark 4.1-4.3)
+PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
+
+
+def register(spark, *, filter_pushdown: bool = True) -> None:
+    """Register the "lance" format with ``spark`` (a classic or Spark Connect session).
+
+    Also turns on ``spark.sql.python.filterPushdown.enabled`` for the session, so
+    filters reach the source (zone maps then skip row ranges); pass
+    ``filter_pushdown=False`` to leave the setting alone.  The source works either way.
+    """
     spark.dataSource.register(LanceDataSource)
+    if filter_pushdown:
+        spark.conf.set(PUSHDOWN_SETTING, "true")
 
 
 def save(df, path: str, mode: str = "errorifexists", **options) -> None:

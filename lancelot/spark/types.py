@@ -1,7 +1,7 @@
 """Arrow types of Lance files <-> Spark SQL types (the table in docs/SPARK.md).
 
 Spark reads a Python data source's Arrow batches only in the exact Arrow form
-pyspark derives from the Spark schema (``to_arrow_schema(schema, timezone="UTC")``),
+pyspark derives from the Spark schema (``to_arrow_schema``, timestamps labelled UTC),
 so every stored type is first mapped to the Arrow type Spark understands
 (``spark_arrow_type``: unsigned integers widened, dictionaries decoded, large and
 view types narrowed, fixed-size lists as lists, times in nanoseconds...) and each
@@ -9,6 +9,8 @@ batch is cast to that form on the way out (``to_spark_batch``).
 """
 
 from __future__ import annotations
+
+import inspect
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +21,23 @@ from lancelot.errors import SchemaMismatchError, UnsupportedTypeError
 
 #: the session time zone does not matter: Spark's timestamps are instants, labelled UTC here
 ARROW_TIMEZONE = "UTC"
+
+
+def _to_arrow_schema_options() -> dict:
+    """Keyword arguments that make pyspark's ``to_arrow_schema`` label timestamps UTC, in every pyspark.
+
+    pyspark 4.1 takes ``timestamp_utc`` (default True: UTC); 4.2 and 4.3 take
+    ``timezone`` (default None, which 4.2 refuses for a TimestampType).
+    """
+    params = inspect.signature(to_arrow_schema).parameters
+    if "timezone" in params:
+        return {"timezone": ARROW_TIMEZONE}
+    if "timestamp_utc" in params:
+        return {"timestamp_utc": True}
+    return {}
+
+
+TO_ARROW_OPTIONS = _to_arrow_schema_options()
 
 
 def _element(name: str, t: pa.DataType, nullable: bool) -> pa.Field:
@@ -69,7 +88,8 @@ def spark_arrow_type(t: pa.DataType) -> pa.DataType:
 
 def spark_type(t: pa.DataType) -> DataType:
     """The Spark SQL type of a column stored as ``t``."""
-    return from_arrow_type(spark_arrow_type(t))
+    # prefer_timestamp_ntz: a zone-less timestamp is TIMESTAMP_NTZ (4.2+'s default; 4.1 defaults to False)
+    return from_arrow_type(spark_arrow_type(t), prefer_timestamp_ntz=True)
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
@@ -85,7 +105,7 @@ def spark_schema(schema: pa.Schema) -> StructType:
 
 def spark_arrow_schema(schema: StructType) -> pa.Schema:
     """The exact Arrow schema Spark expects batches of ``schema`` in (and sends them in, up to the time zone)."""
-    return to_arrow_schema(schema, timezone=ARROW_TIMEZONE)
+    return to_arrow_schema(schema, **TO_ARROW_OPTIONS)
 
 
 def cast_column(col: pa.Array | pa.ChunkedArray, target: pa.DataType, name: str) -> pa.Array | pa.ChunkedArray:
