@@ -26,47 +26,26 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from lancelot import field_metadata
 from lancelot.errors import UnsupportedTypeError
+from lancelot.field_metadata import is_list_like, is_variable_width
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-
-#: a fixed-size list of these item types is one leaf column (FixedSizeList compression)
-PACKED_KEYS = (b"lance-encoding:packed", b"packed")
-
-
-def is_fixed_width(t: pa.DataType) -> bool:
-    """A type whose values have a fixed number of bits (fixed-size lists of such included)."""
-    if pa.types.is_boolean(t):
-        return True
-    if pa.types.is_fixed_size_list(t):
-        return is_fixed_width(t.value_type)
-    if pa.types.is_dictionary(t) or pa.types.is_null(t):
-        return False
-    try:
-        return t.bit_width > 0
-    except ValueError:
-        return False
-
-
-def _is_list(t: pa.DataType) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
 
 
 def is_packed(field: pa.Field) -> bool:
-    """A struct stored row by row in one column (``lance-encoding:packed`` or ``packed`` = true)."""
-    meta = field.metadata or {}
-    return pa.types.is_struct(field.type) and any(meta.get(k, b"").lower() == b"true" for k in PACKED_KEYS)
+    """A struct stored row by row in one column (``field_metadata.is_packed_struct`` at 2.1+)."""
+    return field_metadata.is_packed_struct(field, "2.1")
 
 
 def is_leaf(field: pa.Field) -> bool:
-    """Whether a field owns a column itself (2.1+: leaves only; a packed struct is one)."""
+    """Whether a field owns a column itself (``field_metadata.owns_column`` at 2.1+).
+
+    The writer also takes a fixed-size list of strings / binary as one leaf (all-null pages only; the
+    reader walks it as a fixed-size list over a string leaf: the same one column)."""
     t = field.type
-    if pa.types.is_struct(t):
-        return t.num_fields == 0 or is_packed(field)
-    if pa.types.is_fixed_size_list(t):  # of fixed-width values, or of strings / binary (all-null pages only)
-        v = t.value_type
-        return is_fixed_width(v) or pa.types.is_string(v) or pa.types.is_binary(v) or pa.types.is_large_string(v) \
-            or pa.types.is_large_binary(v)
-    return not _is_list(t)
+    if pa.types.is_fixed_size_list(t) and is_variable_width(t.value_type):
+        return True
+    return field_metadata.owns_column(field, "2.1")
 
 
 @dataclass(frozen=True)
@@ -114,7 +93,7 @@ def _walk(field: pa.Field, prefix: list[Step], out: list[tuple[list[Step], pa.Fi
         # a map is a list of non-null (key, value) entries structs
         for i, child in enumerate((t.key_field, t.item_field)):
             _walk(child, prefix + [Step("list", 0, nullable), Step("struct", i, False)], out)
-    elif _is_list(t):
+    elif is_list_like(t):
         _walk(t.value_field, prefix + [Step("list", 0, nullable)], out)
     elif pa.types.is_fixed_size_list(t) and _fsl_of_struct(t):
         # (2.2) a layer that multiplies the entries, no repetition level: pylance reads it only with structs
@@ -197,10 +176,13 @@ def shred(path: LeafPath, arr: pa.Array) -> Shred:
     cur = arr
     rep_level = path.max_rep
     for step, codes in zip(path.steps, path.codes):
+        # entries under a null or empty parent are dead (elem -1): they index nothing, which matters when
+        # the layer below has no items at all (e.g. lists of lists whose inner lists are all null or empty)
         valid = _validity(cur)
         live = elem >= 0
         if valid is not None:
-            nulls = live & ~valid[np.where(live, elem, 0)]
+            nulls = np.zeros(len(elem), bool)
+            nulls[live] = ~valid[elem[live]]
             defc[nulls] = codes[0]
             elem[nulls] = -1
             identity &= step.kind == "item"  # the leaf's own nulls are already nulls of its values
@@ -216,8 +198,11 @@ def shred(path: LeafPath, arr: pa.Array) -> Shred:
             cur = cur.values
         elif step.kind == "list":
             offs = _list_offsets(cur)
-            safe = np.where(live, elem, 0)
-            starts, lens = offs[safe], offs[safe + 1] - offs[safe]
+            starts = np.zeros(len(elem), np.int64)
+            lens = np.zeros(len(elem), np.int64)
+            at = elem[live]
+            starts[live] = offs[at]
+            lens[live] = offs[at + 1] - starts[live]
             empty = live & (lens == 0)
             defc[empty] = codes[1]
             expand = live & ~empty

@@ -1,0 +1,141 @@
+"""Both-ways checks against pylance (the oracle): lancelot writes -> both read; pylance writes -> both read.
+
+``crosscheck`` writes one table with each writer (batch by batch) and reads each file with each reader,
+returning what differed as a ``Crosscheck`` so a test can assert all four are equal, or that exactly the
+documented pylance failures happen.  ``pylance_read_isolated`` reads in a child process, for files on
+which pylance 14.0.2 aborts the process (a Rust panic across the FFI boundary).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+import lancelot
+from lancelot.testing.conformance import difference, normalize, write_pylance
+
+#: the four directions, writer -> reader
+DIRECTIONS = ("lancelot->lancelot", "lancelot->pylance", "pylance->lancelot", "pylance->pylance")
+
+
+@dataclass
+class Crosscheck:
+    """Per direction: None when the read equals the source, else what went wrong."""
+
+    problems: dict[str, str | None] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+
+    def failed(self) -> dict[str, str]:
+        return {k: v for k, v in self.problems.items() if v is not None}
+
+    def assert_equal(self, pylance_own_failure: str | None = None) -> None:
+        """All four reads equal the source; with ``pylance_own_failure`` (a substring of pylance's error),
+        pylance must fail to read its own file with that error and everything else must be equal."""
+        bad = self.failed()
+        if pylance_own_failure is not None:
+            own = bad.pop("pylance->pylance", None)
+            assert own is not None, "pylance now reads its own file: drop the documented failure"
+            assert pylance_own_failure in own, f"pylance fails differently: {own}"
+        assert not bad, "\n".join(f"{k}: {v}" for k, v in bad.items())
+
+
+def batch_sizes(n: int, parts: int) -> list[int]:
+    """``parts`` batch sizes (some maybe 0) adding up to ``n``."""
+    cuts = np.linspace(0, n, parts + 1).round().astype(int)
+    return [int(b - a) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def write_lancelot(path: str | Path, table: pa.Table, version: str, batches: list[int] | None = None,
+                   max_page_bytes: int | None = None) -> str:
+    """Write ``table`` with lancelot, one ``write`` call per batch size."""
+    with lancelot.LanceWriter(path, table.schema, version=version, max_page_bytes=max_page_bytes) as w:
+        pos = 0
+        for b in batches or [table.num_rows]:
+            w.write(table.slice(pos, b))
+            pos += b
+    return str(path)
+
+
+def read_pylance(path: str) -> pa.Table:
+    from lance.file import LanceFileReader
+
+    return LanceFileReader(str(path)).read_all().to_table()
+
+
+def _compare(read, path: str, exp: pa.Table, rows: np.ndarray | None) -> str | None:
+    try:
+        got = read(path)
+    except Exception as e:  # noqa: BLE001 - any failure is the finding
+        return f"{type(e).__name__}: {e}"
+    diff = difference(normalize(got), exp)
+    if diff is None and rows is not None and len(rows):
+        with lancelot.LanceFile(path) as f:
+            diff = difference(normalize(f.take(rows)), exp.take(pa.array(rows)))
+            if diff is not None:
+                diff = f"take({rows.tolist()}): {diff}"
+            else:
+                a, b = len(rows) // 2, exp.num_rows - 1
+                d = difference(normalize(f.read_range(a, b)), exp.slice(a, b - a))
+                diff = None if d is None else f"read_range({a}, {b}): {d}"
+    return diff
+
+
+def crosscheck(tmp: str | Path, table: pa.Table, version: str, batches: list[int] | None = None,
+               max_page_bytes: int | None = None, pylance_page_bytes: int | None = 64 * 1024,
+               takes: bool = True) -> Crosscheck:
+    """Write ``table`` with both writers at ``version`` and read each file with both readers.
+
+    lancelot's reads also take a few rows and a range (``takes``).  A writer that fails is recorded
+    against both of its directions."""
+    tmp = Path(tmp)
+    exp = normalize(table)
+    rows = None
+    if takes and table.num_rows:
+        rows = np.unique(np.array([0, table.num_rows // 2, table.num_rows - 1, table.num_rows // 3]))
+    out = Crosscheck()
+    for writer in ("lancelot", "pylance"):
+        path = str(tmp / f"{writer}_{version}.lance")
+        out.paths[writer] = path
+        try:
+            if writer == "lancelot":
+                write_lancelot(path, table, version, batches, max_page_bytes)
+            else:
+                write_pylance(path, table, version, batches, max_page_bytes=pylance_page_bytes)
+        except Exception as e:  # noqa: BLE001
+            for reader in ("lancelot", "pylance"):
+                out.problems[f"{writer}->{reader}"] = f"write failed: {type(e).__name__}: {e}"
+            continue
+        out.problems[f"{writer}->lancelot"] = _compare(lancelot.read_table, path, exp, rows)
+        out.problems[f"{writer}->pylance"] = _compare(read_pylance, path, exp, None)
+    return out
+
+
+_CHILD = """
+import json, sys
+from lance.file import LanceFileReader
+t = LanceFileReader(sys.argv[1]).read_all().to_table()
+print(json.dumps(t.to_pylist(), default=repr))
+"""
+
+
+def pylance_read_isolated(path: str, timeout: float = 120) -> tuple[int, str]:
+    """Read ``path`` with pylance in a child process: (return code, rows as JSON or the error's last line).
+
+    A negative return code is a signal (pylance 14.0.2 aborts on some files: SIGABRT is -6)."""
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, timeout=timeout)
+    if r.returncode == 0:
+        return 0, r.stdout.strip()
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    panic = next((ln for ln in lines if "panicked at" in ln), None)
+    return r.returncode, (panic or (lines[-1] if lines else ""))
+
+
+def rows_json(table: pa.Table) -> str:
+    """A table's rows as ``pylance_read_isolated`` prints them."""
+    return json.dumps(table.to_pylist(), default=repr)
