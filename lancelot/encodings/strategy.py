@@ -28,6 +28,8 @@ the same keys with the same meaning:
 * ``packed`` (also the bare key ``packed``) on a struct: one packed-struct column;
 * ``blob`` on a binary field: the blob layout (values out of line).
 
+(What counts as packed or blob is ``lancelot.field_metadata``'s rule, shared with the readers.)
+
 A bad value raises UnsupportedEncodingError naming the field and the key.
 """
 
@@ -37,9 +39,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lancelot import field_metadata
 from lancelot.errors import UnsupportedEncodingError
+from lancelot.field_metadata import PREFIX
 
-PREFIX = "lance-encoding:"
 COMPRESSIONS = ("lz4", "zstd", "fsst", "none")
 BSS_MODES = ("auto", "on", "off")
 STRUCTURAL = ("miniblock", "fullzip")
@@ -107,14 +110,10 @@ def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: flo
     return x
 
 
-def _flag(meta: dict[str, str], *keys: str) -> bool:
-    return any(meta.get(k, "").lower() == "true" for k in keys)
-
-
 def options_for(field: pa.Field, version: str) -> EncodingOptions:
     """The EncodingOptions of one (leaf or struct) field for a file of ``version``."""
     meta = _meta(field)
-    if not any(k.startswith(PREFIX) or k == "packed" for k in meta):
+    if not any(k.startswith(PREFIX) or k == field_metadata.LEGACY_PACKED_KEY for k in meta):
         return EncodingOptions(version=version)
     ratio = _number(field, meta, "dict-size-ratio", float, 1e-9, 1.0)
     divisor = _number(field, meta, "dict-divisor", int, 1, 1 << 62)
@@ -129,6 +128,6 @@ def options_for(field: pa.Field, version: str) -> EncodingOptions:
         dict_values_compression=_choice(field, meta, "dict-values-compression", ("lz4", "zstd", "none")),
         dict_values_compression_level=_number(field, meta, "dict-values-compression-level", int, -(1 << 17), 22),
         structural_encoding=_choice(field, meta, "structural-encoding", STRUCTURAL),
-        packed=_flag(meta, PREFIX + "packed", "packed"),
-        blob=PREFIX + "blob" in meta and meta[PREFIX + "blob"].lower() not in ("false", "0", ""),
+        packed=field_metadata.is_packed_struct(field, version),
+        blob=field_metadata.asks_blob(field),
     )

@@ -21,43 +21,22 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from lancelot import field_metadata
 from lancelot.errors import UnsupportedTypeError
+from lancelot.field_metadata import is_fixed_width, is_list_like
 
-PACKED_KEYS = (b"lance-encoding:packed", b"packed")
-BLOB_KEY = b"lance-encoding:blob"
-
-
-def _meta(field: pa.Field, key: bytes) -> bytes | None:
-    md = field.metadata or {}
-    return md.get(key)
+__all__ = ["ColumnPath", "Step", "column_count", "column_paths", "is_blob", "is_fixed_width", "is_list_like",
+           "is_packed"]
 
 
 def is_packed(field: pa.Field) -> bool:
-    """A struct stored row-major in one column (``packed`` or ``lance-encoding:packed`` = true)."""
-    if not pa.types.is_struct(field.type):
-        return False
-    return any((_meta(field, key) or b"").lower() == b"true" for key in PACKED_KEYS)
+    """A struct stored row-major in one column of a 2.1+ file (``field_metadata.is_packed_struct``)."""
+    return field_metadata.is_packed_struct(field, "2.1")
 
 
 def is_blob(field: pa.Field) -> bool:
-    """A binary field stored out of line (the ``lance-encoding:blob`` key is present)."""
-    return _meta(field, BLOB_KEY) is not None
-
-
-def is_fixed_width(t: pa.DataType) -> bool:
-    """A type whose values have a fixed number of bits (boolean included)."""
-    if pa.types.is_boolean(t):
-        return True
-    if pa.types.is_fixed_size_list(t):
-        return is_fixed_width(t.value_type)
-    try:
-        return t.bit_width > 0
-    except ValueError:
-        return False
-
-
-def is_list_like(t: pa.DataType) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
+    """A binary field stored out of line (``field_metadata.is_blob``)."""
+    return field_metadata.is_blob(field)
 
 
 @dataclass(frozen=True)
@@ -100,14 +79,7 @@ class ColumnPath:
 
 
 def _is_leaf(field: pa.Field) -> bool:
-    t = field.type
-    if is_packed(field) or is_blob(field):
-        return True
-    if pa.types.is_struct(t):
-        return t.num_fields == 0
-    if pa.types.is_fixed_size_list(t):
-        return is_fixed_width(t.value_type)
-    return not is_list_like(t)
+    return field_metadata.owns_column(field, "2.1")
 
 
 def _walk(field: pa.Field, out: list[tuple[list[tuple[str, pa.DataType, int]], pa.Field]],
@@ -162,6 +134,4 @@ def column_paths(field: pa.Field) -> list[ColumnPath]:
 
 def column_count(field: pa.Field) -> int:
     """How many columns a top-level field owns in a 2.1/2.2 file."""
-    found: list = []
-    _walk(field, found, [])
-    return len(found)
+    return field_metadata.column_count(field, "2.1")

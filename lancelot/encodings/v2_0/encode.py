@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from lancelot.encodings.arrays import arrow_offsets
 from lancelot.errors import UnsupportedTypeError
+from lancelot.field_metadata import is_fixed_width
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
@@ -133,11 +134,6 @@ def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding
         inner.append(pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=flat))))
     rows = np.concatenate(cols, axis=1).reshape(-1) if cols else np.zeros(0, np.uint8)
     return pb.ArrayEncoding(packed_struct=pb.PackedStruct(inner=inner, buffer=_buffer(buffers, rows)))
-
-
-def is_fixed_width(t: pa.DataType) -> bool:
-    return (pa.types.is_boolean(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
-            or (pa.types.is_primitive(t) and not pa.types.is_null(t)))
 
 
 def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | None = None) -> pb.ArrayEncoding:

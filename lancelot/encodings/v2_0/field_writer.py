@@ -14,8 +14,9 @@ from google.protobuf import empty_pb2
 
 from lancelot.encodings.arrays import arrow_offsets
 from lancelot.encodings.v2_0 import is_packed_struct
-from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values, is_fixed_width
+from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
 from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
+from lancelot.field_metadata import is_fixed_width
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
@@ -201,7 +202,7 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[in
         raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
     if is_packed_struct(field):
         for c in t:
-            if not (is_fixed_width(c.type) and not pa.types.is_boolean(c.type)):
+            if not is_fixed_width(c.type) or pa.types.is_boolean(c.type) or pa.types.is_fixed_size_list(c.type):
                 raise UnsupportedTypeError(f"packed struct {field.name!r}: child {c.name!r} ({c.type}) is not a "
                                            "fixed-width, whole-byte type, which 2.0 packed structs require")
     if pa.types.is_struct(t) and not is_packed_struct(field):
