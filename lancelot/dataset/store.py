@@ -455,8 +455,12 @@ def _local_writer():
 
     class _LocalWriter(LanceWriter):
         def close(self) -> None:
+            if self._closed:
+                return
+            _fault("output:before-close")
             super().close()
             self.file_size = os.stat(self.path).st_size
+            _fault("output:closed")
 
     return _LocalWriter
 
