@@ -187,3 +187,47 @@ def test_fsl_all_null_items(tmp_path, version, name):
     ours = str(tmp_path / "ours.lance")
     lancelot.write_table(t, ours, version=version)
     assert pr(ours).equals(t)
+
+
+# -- bug 6: full reads of FSST pages whose codes barely compress -------------------------------
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_fsst_full_read_output_sized_exactly(tmp_path, monkeypatch, version):
+    """The issue's column (``str(i) * 1280``), scaled down: FSST codes are about as long as the
+    strings, so the former bound of 8 bytes per code asked for ~8x the real output and, on the
+    issue's 630 MB column, passed the 4 GiB limit.  With the limit lowered to twice the real
+    size, the same code path must now decode (the output is sized exactly by a first pass)."""
+    import lancelot.encodings.compression.buffers as buffers
+
+    t = pa.table({"s": [str(i) * 1280 for i in range(400)]})
+    p = pw(t, version, tmp_path / "f.lance")
+    assert "fsst" in inspect_file(p)
+    raw = t.column("s").combine_chunks().nbytes
+    assert lancelot.LanceFile(p)._src.size * 8 > 2 * raw  # the old capacity would have exceeded the limit
+    monkeypatch.setattr(buffers, "MAX_DECODED_BYTES", 2 * raw)
+    f = lancelot.LanceFile(p)
+    assert f.read().equals(t)
+    assert f.take([0, 7, 399]).equals(t.take([0, 7, 399]))
+    assert pa.Table.from_batches(list(f.iter_batches(64))).equals(t)
+    # a page whose real output is over the limit still gets the clear error
+    monkeypatch.setattr(buffers, "MAX_DECODED_BYTES", raw // 4)
+    with pytest.raises(lancelot.CorruptFileError, match="implausible decoded size"):
+        lancelot.LanceFile(p).read()
+
+
+def test_fsst_spans_bad_code():
+    """Codes beyond the symbol table, or spans outside the buffer, are CorruptFileErrors."""
+    import numpy as np
+
+    from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode_spans
+
+    table = SymbolTable(np.frombuffer(b"abcdefgh", np.uint8).reshape(1, 8).copy(), np.array([3], np.uint8), True)
+    data = np.array([0, 0, 255, ord("z"), 0], np.uint8)
+    out = fsst_decode_spans(table, data, np.array([0, 2, 4, 9]), np.array([2, 2, 1, 0]))
+    assert out.data.tobytes() == b"abcabczabc" and out.offsets.tolist() == [0, 6, 7, 10, 10]
+    with pytest.raises(lancelot.CorruptFileError, match="code beyond"):
+        fsst_decode_spans(table, np.array([1], np.uint8), np.array([0]), np.array([1]))
+    with pytest.raises(lancelot.CorruptFileError, match="inside an escape"):
+        fsst_decode_spans(table, np.array([255], np.uint8), np.array([0]), np.array([1]))
+    with pytest.raises(lancelot.CorruptFileError, match="outside the data"):
+        fsst_decode_spans(table, data, np.array([3]), np.array([5]))

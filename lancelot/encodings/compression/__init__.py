@@ -50,10 +50,11 @@ from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.constant import decompress_constant
 from lancelot.encodings.compression.fixed_size_list import decompress_fsl, decompress_fsl_per_value
 from lancelot.encodings.compression.flat import decompress_flat
-from lancelot.encodings.compression.fsst import fsst_decode
+from lancelot.encodings.compression.fsst import fsst_decode, fsst_decode_spans
 from lancelot.encodings.compression.general import decompress_buffer, decompress_values
 from lancelot.encodings.compression.packed import decompress_packed_struct, decompress_variable_packed_struct
 from lancelot.encodings.compression.rle import decompress_rle, decompress_rle_block
+from lancelot.encodings.compression.segments import gather
 from lancelot.encodings.compression.variable import (
     decompress_variable,
     decompress_variable_block,
@@ -180,3 +181,15 @@ def decompress_per_value(enc: pb.CompressiveEncoding, block: FixedWidthBlock | V
         return decompress_variable_packed_struct(
             enc.variable_packed_struct, block, lambda e, b: decompress_per_value(e, b, _depth + 1))
     raise _unsupported(kind, "variable-width full-zip")
+
+
+def decompress_per_value_spans(enc: pb.CompressiveEncoding, data: np.ndarray, starts: np.ndarray,
+                               lengths: np.ndarray) -> DataBlock:
+    """``decompress_per_value`` of the variable-width values ``data[starts[i]:starts[i] + lengths[i]]``
+    (full-zip rows in their fetched buffer): FSST strings are decoded where they lie (no gathered
+    copy of the compressed bytes, whose size can approach the page's); others are gathered first."""
+    if technique(enc) == "fsst" and technique(enc.fsst.values) == "variable":
+        return fsst_decode_spans(symbol_table(bytes(enc.fsst.symbol_table)), data, starts, lengths)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.uint64)
+    np.cumsum(lengths, out=offsets[1:])
+    return decompress_per_value(enc, VariableWidthBlock(offsets, gather(data, starts, lengths), len(lengths)))

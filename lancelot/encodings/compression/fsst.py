@@ -34,6 +34,8 @@ TABLE_SIZE = 8 + 256 * 8 + 256
 MAX_SYMBOL = 8
 #: below this many input bytes pylance keeps the strings uncompressed (switch off)
 LEAST_INPUT_SIZE = 32 * 1024
+#: fsst_kernel's status codes (that module imports numba, so it is imported lazily)
+_OK, _ESCAPE_AT_END, _BAD_CODE = 0, 1, 2
 
 
 @dataclass
@@ -89,18 +91,55 @@ def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     data = as_u8(block.data)
     require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
     require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
+    return _decode_spans(table, data, offs[:-1], offs[1:])
+
+
+def fsst_decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray,
+                      lengths: np.ndarray) -> VariableWidthBlock:
+    """Decompress the strings ``data[starts[s]:starts[s] + lengths[s]]`` (codes scattered in a
+    buffer, as full-zip rows hold them) without first gathering them into one buffer."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    require(len(starts) == len(lengths), "FSST: starts and lengths differ in count")
+    starts = np.where(lengths > 0, np.asarray(starts, dtype=np.int64), 0)  # an empty string may point anywhere
+    data = as_u8(data)
+    ends = starts + lengths
+    require(not len(starts) or (int(starts.min()) >= 0 and int(lengths.min()) >= 0 and int(ends.max()) <= len(data)),
+            "FSST: strings lie outside the data")
+    if not table.switch_on:
+        from lancelot.encodings.compression.segments import gather
+
+        offs = np.zeros(len(starts) + 1, dtype=np.uint64)
+        np.cumsum(lengths, out=offs[1:])
+        return VariableWidthBlock(offs, gather(data, starts, lengths), len(starts))
+    return _decode_spans(table, data, starts, ends)
+
+
+def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> VariableWidthBlock:
     from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
 
-    out_offs = np.empty(len(offs), dtype=np.int64)
-    capacity = MAX_SYMBOL * (end - start) + MAX_SYMBOL  # a code yields at most 8 bytes, written 8 at a time
-    check_size(capacity, "FSST output")
-    out = np.empty(capacity, dtype=np.uint8)
-    status = fsst_kernel.decode(readonly(data), offs, readonly(np.ascontiguousarray(table.symbols)),
-                                readonly(np.ascontiguousarray(table.lengths)), table.n_symbols, out, out_offs)
-    require(status != fsst_kernel.ESCAPE_AT_END, "FSST: a string ends inside an escape")
-    require(status != fsst_kernel.BAD_CODE, f"FSST: code beyond the {table.n_symbols} symbols of the table")
-    # the unused tail of ``out`` was never written, so it costs address space, not memory
-    return VariableWidthBlock(out_offs, out[:int(out_offs[-1])], block.num_values)
+    codes, lengths = readonly(data), readonly(np.ascontiguousarray(table.lengths))
+    starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
+    size = fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols)
+    _check_status(-1 - size if size < 0 else _OK, f"the {table.n_symbols} symbols of the table")
+    out_offs = np.empty(len(starts) + 1, dtype=np.int64)
+    out = _output(size)
+    status = fsst_kernel.decode(codes, starts, ends, readonly(np.ascontiguousarray(table.symbols)),
+                                lengths, table.n_symbols, out, out_offs)
+    _check_status(status, f"the {table.n_symbols} symbols of the table")
+    return VariableWidthBlock(out_offs, out[:size], len(starts))
+
+
+def _check_status(status: int, table: str) -> None:
+    require(status != _ESCAPE_AT_END, "FSST: a string ends inside an escape")
+    require(status != _BAD_CODE, f"FSST: code beyond {table}")
+
+
+def _output(size: int) -> np.ndarray:
+    """The output buffer of ``size`` decoded bytes (computed exactly by a first pass over the
+    codes, so never more than the strings need), plus the 8 bytes the kernel may write past
+    the last symbol."""
+    check_size(size, "FSST output")
+    return np.empty(size + MAX_SYMBOL, dtype=np.uint8)
 
 
 @dataclass
@@ -136,15 +175,15 @@ def fsst_decode_tables(tables: StackedTables, table_of: np.ndarray, block: Varia
     require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
     from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
 
+    codes, table_of = readonly(data), np.asarray(table_of, dtype=np.int64)
+    size = fsst_kernel.decoded_size_tables(codes, offs, table_of, tables.lengths, tables.n_symbols)
+    _check_status(-1 - size if size < 0 else _OK, "the symbols of its table")
     out_offs = np.empty(len(offs), dtype=np.int64)
-    capacity = MAX_SYMBOL * (end - start) + MAX_SYMBOL
-    check_size(capacity, "FSST output")
-    out = np.empty(capacity, dtype=np.uint8)
-    status = fsst_kernel.decode_tables(readonly(data), offs, np.asarray(table_of, dtype=np.int64), tables.symbols,
+    out = _output(size)
+    status = fsst_kernel.decode_tables(codes, offs, table_of, tables.symbols,
                                        tables.lengths, tables.n_symbols, out, out_offs)
-    require(status != fsst_kernel.ESCAPE_AT_END, "FSST: a string ends inside an escape")
-    require(status != fsst_kernel.BAD_CODE, "FSST: code beyond the symbols of its table")
-    return VariableWidthBlock(out_offs, out[:int(out_offs[-1])], block.num_values)
+    _check_status(status, "the symbols of its table")
+    return VariableWidthBlock(out_offs, out[:size], block.num_values)
 
 
 def fsst_description(table: SymbolTable, values: pb.CompressiveEncoding) -> pb.CompressiveEncoding:

@@ -20,18 +20,66 @@ OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
 
 
 @numba.njit(cache=True, nogil=True)
-def decode(codes: np.ndarray, offsets: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, n_symbols: int,
-           out: np.ndarray, out_offsets: np.ndarray) -> int:
-    """Decode the strings ``codes[offsets[s]:offsets[s + 1]]`` into ``out``, their bounds into ``out_offsets``.
+def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray,
+                 n_symbols: int) -> int:
+    """The exact number of bytes ``decode`` writes, or -1 - status on bad codes (a first pass,
+    so the output is allocated at its real size rather than 8 bytes per code)."""
+    total = 0
+    for s in range(len(starts)):
+        i = starts[s]
+        end = ends[s]
+        while i < end:
+            c = codes[i]
+            if c == 255:
+                if i + 1 >= end:
+                    return -1 - ESCAPE_AT_END
+                total += 1
+                i += 2
+            else:
+                if c >= n_symbols:
+                    return -1 - BAD_CODE
+                total += lengths[c]
+                i += 1
+    return total
 
-    ``out`` must hold 8 bytes per code plus 8 (every symbol is written as 8 bytes and
-    the position advances by its length).  Returns a status; stops at the first error.
+
+@numba.njit(cache=True, nogil=True)
+def decoded_size_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, lengths: np.ndarray,
+                        n_symbols: np.ndarray) -> int:
+    """``decoded_size`` with string ``s`` decoded by table ``table_of[s]``."""
+    total = 0
+    for s in range(len(offsets) - 1):
+        t = table_of[s]
+        i = offsets[s]
+        end = offsets[s + 1]
+        while i < end:
+            c = codes[i]
+            if c == 255:
+                if i + 1 >= end:
+                    return -1 - ESCAPE_AT_END
+                total += 1
+                i += 2
+            else:
+                if c >= n_symbols[t]:
+                    return -1 - BAD_CODE
+                total += lengths[t, c]
+                i += 1
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def decode(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,
+           n_symbols: int, out: np.ndarray, out_offsets: np.ndarray) -> int:
+    """Decode the strings ``codes[starts[s]:ends[s]]`` into ``out``, their bounds into ``out_offsets``.
+
+    ``out`` must hold the decoded size (``decoded_size``) plus 8 (every symbol is written as
+    8 bytes and the position advances by its length).  Returns a status; stops at the first error.
     """
     p = 0
     out_offsets[0] = 0
-    for s in range(len(offsets) - 1):
-        i = offsets[s]
-        end = offsets[s + 1]
+    for s in range(len(starts)):
+        i = starts[s]
+        end = ends[s]
         while i < end:
             c = codes[i]
             if c == 255:

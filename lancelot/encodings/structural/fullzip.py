@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
-from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.segments import gather
 from lancelot.encodings.structural.leaf import values_to_arrow
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
@@ -175,14 +175,15 @@ class FullZipPage(PageReader):
         lens[has_len] = _read_uint(data, lp, self.len_bytes).astype(np.int64)
         if np.any(lens < 0) or np.any(body + has_len * self.len_bytes + lens != end):
             raise CorruptFileError("a full-zip row is not one control word and one value")
-        offsets = np.zeros(n + 1, dtype=np.uint64)
-        np.cumsum(lens, out=offsets[1:])
-        values = gather(data, body + self.len_bytes, np.where(has_len, lens, 0))
-        block = VariableWidthBlock(offsets, values, n)
-        return self._levels(None, dfn.astype(np.uint16) if self.bits_def else None, n, block)
+        decoded = compression.decompress_per_value_spans(self.layout.value_compression, data,
+                                                         body + self.len_bytes, np.where(has_len, lens, 0))
+        return self._levels(None, dfn.astype(np.uint16) if self.bits_def else None, n, decoded=decoded)
 
-    def _levels(self, rep, dfn, n: int, block) -> PageLevels:
-        decoded = compression.decompress_per_value(self.layout.value_compression, block)
+    def _levels(self, rep, dfn, n: int, block=None, decoded=None) -> PageLevels:
+        """The page levels with the values of ``block`` (zipped values, still compressed per
+        value) or ``decoded`` (already decompressed)."""
+        if decoded is None:
+            decoded = compression.decompress_per_value(self.layout.value_compression, block)
         values = values_to_arrow(decoded, self.leaf_type)
         return PageLevels(self.meaning, rep, dfn, n, values)
 
@@ -252,11 +253,8 @@ class FullZipPage(PageReader):
         dfn = (cw & np.uint64((1 << self.bits_def) - 1)).astype(np.uint16) if self.bits_def else None
         vis = vl >= 0
         vs, vl = vs[vis], vl[vis]
-        body = gather(data, vs, vl)
         if self.variable:
-            offsets = np.zeros(len(vl) + 1, dtype=np.uint64)
-            np.cumsum(vl, out=offsets[1:])
-            block = VariableWidthBlock(offsets, body, len(vl))
-        else:
-            block = FixedWidthBlock(body, self.value_bytes * 8, len(vs))
+            decoded = compression.decompress_per_value_spans(self.layout.value_compression, data, vs, vl)
+            return self._levels(rep, dfn, n, decoded=decoded)
+        block = FixedWidthBlock(gather(data, vs, vl), self.value_bytes * 8, len(vs))
         return self._levels(rep, dfn, n, block)
