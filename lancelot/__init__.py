@@ -1,5 +1,6 @@
 """lancelot: a pure-Python reader and writer for the Lance columnar file format."""
 
+from lancelot.dataset import LanceDataset, write_dataset  # lancelot.dataset(uri) opens a dataset
 from lancelot.errors import (
     CorruptFileError,
     LanceError,
@@ -21,6 +22,9 @@ __all__ = [
     "UnsupportedTypeError",
     "UnsupportedVersionError",
     "read_table",
+    "LanceDataset",
+    "dataset",
+    "write_dataset",
 ]
 
 try:  # the writer is optional while it is being built

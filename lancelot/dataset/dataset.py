@@ -1,0 +1,221 @@
+"""``LanceDataset``: one version of a Lance dataset, read through its manifest (table format).
+
+``lancelot.dataset(uri, version=None)`` opens the latest version (or ``version``); reads see
+exactly that version's fragments, minus deleted rows.  ``delete`` commits a new version.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
+from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
+from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.manifest import check_reader_flags
+from lancelot.dataset.operation import build_delete
+from lancelot.dataset.scan import check_filter
+from lancelot.dataset.store import ObjectStore
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import LanceError
+from lancelot.format.pb import file_pb2, table_pb2
+from lancelot.schema import from_descriptor
+
+
+def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
+    fd = file_pb2.FileDescriptor()
+    fd.schema.fields.extend(m.fields)
+    for k, v in m.schema_metadata.items():
+        fd.schema.metadata[k] = v
+    return from_descriptor(fd)
+
+
+class LanceDataset:
+    """One version of a dataset (like ``lance.dataset(...)``)."""
+
+    def __init__(self, uri, *, version: int | None = None, storage_options: dict | None = None,
+                 _store: ObjectStore | None = None) -> None:
+        self._store = _store or ObjectStore(uri, storage_options)
+        self.uri: str = self._store.uri
+        self.storage_options = storage_options
+        self._versions = list_versions(self._store, self.uri)
+        if self._versions.latest is None:
+            raise LanceError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
+        v = self._versions.latest if version is None else int(version)
+        self._mf = load_manifest(self._store, self.uri, self._versions, v)
+        self.manifest: table_pb2.Manifest = self._mf.manifest
+        self.version: int = int(self.manifest.version)
+        check_reader_flags(self.manifest, f"dataset {self.uri!r} version {self.version}")
+        try:
+            self.schema: pa.Schema = manifest_schema(self.manifest)
+        except LanceError as e:
+            raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
+        self._index_fields()
+        self._files: dict[str, object] = {}
+        self._lock = threading.Lock()
+        self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
+
+    def _index_fields(self) -> None:
+        """Top-level field name of every field id, and the ids under each top-level field."""
+        parent = {int(f.id): int(f.parent_id) for f in self.manifest.fields}
+        name = {int(f.id): f.name for f in self.manifest.fields}
+        self._top_by_id: dict[int, str] = {}
+        self._subtree_ids: dict[str, set[int]] = {}
+        for fid in parent:
+            top, hops = fid, 0
+            while parent.get(top, -1) != -1 and hops < 256:
+                top, hops = parent[top], hops + 1
+            if parent.get(top, -1) == -1:
+                self._subtree_ids.setdefault(name[top], set()).add(fid)
+                if top == fid:
+                    self._top_by_id[fid] = name[fid]
+
+    def _open_file(self, path: str, where: str):
+        from lancelot.reader import LanceFile
+
+        with self._lock:
+            lf = self._files.get(path)
+        if lf is not None:
+            return lf
+        try:
+            lf = LanceFile(self._store.open_input(path))
+        except FileNotFoundError:
+            raise LanceError(f"{where}: data file {path} is missing") from None
+        except LanceError as e:
+            raise type(e)(f"{where}: data file {path}: {e.message}", path=e.path) from None
+        with self._lock:
+            self._files.setdefault(path, lf)
+        return lf
+
+    def __repr__(self) -> str:
+        return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
+
+    # -- versions ----------------------------------------------------------------------------
+    @property
+    def latest_version(self) -> int:
+        return int(list_versions(self._store, self.uri).latest)
+
+    def versions(self) -> list[dict]:
+        out = []
+        versions = list_versions(self._store, self.uri)
+        for v in sorted(versions.names):
+            m = load_manifest(self._store, self.uri, versions, v).manifest
+            ts = _dt.datetime.fromtimestamp(m.timestamp.seconds + m.timestamp.nanos / 1e9)
+            out.append({"version": v, "timestamp": ts, "metadata": dict(m.table_metadata),
+                        "writer": f"{m.writer_version.library} {m.writer_version.version}"})
+        return out
+
+    def checkout_version(self, version: int) -> LanceDataset:
+        return LanceDataset(self.uri, version=version, storage_options=self.storage_options, _store=self._store)
+
+    @property
+    def data_storage_version(self) -> str:
+        return self.manifest.data_format.version
+
+    # -- reads -------------------------------------------------------------------------------
+    def get_fragments(self) -> list[Fragment]:
+        return list(self._fragments)
+
+    def get_fragment(self, fragment_id: int) -> Fragment | None:
+        return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
+
+    def count_rows(self, filter=None) -> int:
+        filter = check_filter(filter)
+        return sum(f.count_rows(filter) for f in self._fragments)
+
+    def _empty(self, columns) -> pa.Table:
+        cols = list(self.schema.names) if columns is None else list(columns)
+        for c in cols:
+            if c not in self.schema.names:
+                raise LanceError(f"dataset {self.uri!r}: no column named {c!r} (columns: {self.schema.names})")
+        return pa.schema([self.schema.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
+
+    def to_table(self, columns=None, filter=None) -> pa.Table:
+        filter = check_filter(filter)
+        parts = [f.read(columns, filter) for f in self._fragments]
+        parts = [p for p in parts if p.num_rows] or [self._empty(columns)]
+        return pa.concat_tables(parts)
+
+    def to_batches(self, batch_size: int = 65536, columns=None, filter=None):
+        filter = check_filter(filter)
+        for f in self._fragments:
+            yield from f.to_batches(batch_size, columns, filter)
+
+    def scanner(self, columns=None, filter=None):
+        return pa.RecordBatchReader.from_batches(self._empty(columns).schema, self.to_batches(columns=columns,
+                                                                                                filter=filter))
+
+    def take(self, indices, columns=None) -> pa.Table:
+        """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
+        idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
+        idx = idx.astype(np.int64, copy=False).reshape(-1)
+        counts = np.array([f.count_rows() for f in self._fragments], dtype=np.int64)
+        total = int(counts.sum())
+        if idx.size and (idx.min() < 0 or idx.max() >= total):
+            bad = int(idx[(idx < 0) | (idx >= total)][0])
+            raise LanceError(f"dataset {self.uri!r} version {self.version}: take index {bad} is out of range "
+                             f"for {total} rows")
+        if not idx.size:
+            return self._empty(columns)
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        which = np.searchsorted(starts, idx, side="right") - 1
+        order = np.argsort(which, kind="stable")
+        parts = []
+        for fi in np.unique(which):
+            sel = order[which[order] == fi]
+            parts.append(self._fragments[fi].take(idx[sel] - starts[fi], columns))
+        t = pa.concat_tables(parts)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        return t.take(pa.array(inverse))
+
+    def head(self, n: int, columns=None) -> pa.Table:
+        return self.take(np.arange(min(n, self.count_rows())), columns)
+
+    # -- writes ------------------------------------------------------------------------------
+    def delete(self, predicate) -> LanceDataset:
+        """Delete the rows matching ``predicate`` (a pyarrow.compute.Expression) as a new version."""
+        predicate = check_filter(predicate)
+        if predicate is None:
+            raise LanceError("delete needs a predicate")
+        from lancelot.dataset.scan import filter_columns
+
+        cols = filter_columns(predicate, self.schema.names)
+        updated, removed = [], []
+        for f in self._fragments:
+            t = f._read_physical(cols, 0, f.physical_rows)
+            t = t.append_column("__lancelot_pos", pa.array(np.arange(f.physical_rows, dtype=np.int64)))
+            newly = t.filter(predicate).column("__lancelot_pos").to_numpy()
+            if not len(newly):
+                continue
+            old = f.deleted_positions().astype(np.int64)
+            allpos = np.union1d(old, newly)
+            if len(allpos) == len(old):
+                continue
+            if len(allpos) >= f.physical_rows:
+                removed.append(f.fragment_id)
+                continue
+            ftype, data = serialize_deletions(allpos)
+            d = new_deletion_file(ftype, self.version, len(allpos))
+            self._store.put(deletion_path(f.fragment_id, d), data)
+            nf = table_pb2.DataFragment()
+            nf.CopyFrom(f._pb)
+            nf.deletion_file.CopyFrom(d)
+            updated.append(nf)
+        if not updated and not removed:
+            return self
+        txn = new_transaction(self.version)
+        txn.delete.updated_fragments.extend(updated)
+        txn.delete.deleted_fragment_ids.extend(removed)
+        txn.delete.predicate = str(predicate)
+        v = commit_transaction(self._store, self.uri, txn, build_delete(updated, removed, self.uri),
+                               read_version=self.version)
+        return self.checkout_version(v)
+
+
+def dataset(uri, *, version: int | None = None, storage_options: dict | None = None) -> LanceDataset:
+    """Open a Lance dataset (a local path or an fsspec URL) at its latest version or ``version``."""
+    return LanceDataset(uri, version=version, storage_options=storage_options)

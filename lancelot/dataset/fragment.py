@@ -1,0 +1,303 @@
+"""Fragments: a set of rows stored as one or more data files plus an optional deletion file
+(table format, "Fragments" and "Data files").
+
+``FragmentMetadata`` is the picklable description that travels between processes (Spark
+executors to the driver); ``Fragment`` reads one fragment of one dataset version: the
+columns of each data file are matched to dataset fields by the field ids in the file's
+schema, fields in no data file read as nulls, deleted rows are never returned.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf import json_format
+
+from lancelot.dataset.deletion import deletion_path, parse_deletions
+from lancelot.errors import CorruptFileError, LanceError
+from lancelot.format.pb import table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
+DATA_DIR = "data"
+
+
+@dataclass(frozen=True)
+class FragmentMetadata:
+    """One fragment's metadata (a serialized DataFragment message): picklable, JSON-able."""
+
+    message: bytes
+
+    @classmethod
+    def from_pb(cls, frag: table_pb2.DataFragment) -> FragmentMetadata:
+        return cls(frag.SerializeToString())
+
+    def to_pb(self) -> table_pb2.DataFragment:
+        f = table_pb2.DataFragment()
+        f.ParseFromString(self.message)
+        return f
+
+    def to_json(self) -> str:
+        return json_format.MessageToJson(self.to_pb(), indent=None)
+
+    @classmethod
+    def from_json(cls, s: str) -> FragmentMetadata:
+        return cls.from_pb(json_format.Parse(s, table_pb2.DataFragment()))
+
+    @property
+    def id(self) -> int:
+        return int(self.to_pb().id)
+
+    @property
+    def physical_rows(self) -> int:
+        return int(self.to_pb().physical_rows)
+
+    @property
+    def files(self) -> list[table_pb2.DataFile]:
+        return list(self.to_pb().files)
+
+    @property
+    def num_deleted_rows(self) -> int:
+        f = self.to_pb()
+        return int(f.deletion_file.num_deleted_rows) if f.HasField("deletion_file") else 0
+
+    def __repr__(self) -> str:
+        f = self.to_pb()
+        return (f"FragmentMetadata(id={f.id}, physical_rows={f.physical_rows}, files={[d.path for d in f.files]}, "
+                f"deleted={self.num_deleted_rows})")
+
+
+def check_relative_path(p: str, where: str) -> str:
+    """A data-file path must stay inside the dataset's data directory."""
+    if (not p or p.startswith(("/", "\\")) or "://" in p or ":" in p.split("/", 1)[0]
+            or any(part in ("..", "") for part in p.replace("\\", "/").split("/"))):
+        raise CorruptFileError(f"{where}: data file path {p!r} escapes the dataset root (not a plain relative path)")
+    return posixpath.normpath(p)
+
+
+class Fragment:
+    """One fragment of a dataset version (``LanceDataset.get_fragments()``)."""
+
+    def __init__(self, ds: LanceDataset, frag: table_pb2.DataFragment) -> None:
+        self._ds = ds
+        self._pb = frag
+        self.fragment_id: int = int(frag.id)
+        self.physical_rows: int = int(frag.physical_rows)
+        self._deleted: np.ndarray | None = None
+        self._live: np.ndarray | None = None
+
+    @property
+    def metadata(self) -> FragmentMetadata:
+        return FragmentMetadata.from_pb(self._pb)
+
+    @property
+    def where(self) -> str:
+        return f"dataset {self._ds.uri!r} version {self._ds.version} fragment {self.fragment_id}"
+
+    def __repr__(self) -> str:
+        return f"Fragment(id={self.fragment_id}, physical_rows={self.physical_rows}, files={len(self._pb.files)})"
+
+    # -- deletions ---------------------------------------------------------------------------
+    def deleted_positions(self) -> np.ndarray:
+        if self._deleted is None:
+            if not self._pb.HasField("deletion_file"):
+                self._deleted = np.empty(0, np.uint32)
+            else:
+                d = self._pb.deletion_file
+                if d.HasField("base_id"):
+                    raise LanceError(f"{self.where}: deletion file on another base path (base_id {d.base_id}) "
+                                     "is not supported")
+                path = deletion_path(self.fragment_id, d)
+                try:
+                    data = self._ds._store.read(path)
+                except FileNotFoundError:
+                    raise CorruptFileError(f"{self.where}: deletion file {path} is missing") from None
+                self._deleted = parse_deletions(data, d.file_type, self.physical_rows, f"{self.where} ({path})")
+                if d.num_deleted_rows and d.num_deleted_rows != len(self._deleted):
+                    raise CorruptFileError(f"{self.where}: deletion file {path} holds {len(self._deleted)} rows, "
+                                           f"the manifest says {d.num_deleted_rows}")
+        return self._deleted
+
+    def count_rows(self, filter=None) -> int:
+        if filter is not None:
+            return self.read(columns=[], filter=filter).num_rows
+        if self._pb.HasField("deletion_file") and self._pb.deletion_file.num_deleted_rows:
+            return self.physical_rows - int(self._pb.deletion_file.num_deleted_rows)
+        return self.physical_rows - len(self.deleted_positions())
+
+    def live_positions(self) -> np.ndarray:
+        """Physical positions of the live rows, ascending (int64)."""
+        if self._live is None:
+            deleted = self.deleted_positions()
+            allrows = np.arange(self.physical_rows, dtype=np.int64)
+            self._live = allrows if not len(deleted) else np.delete(allrows, deleted.astype(np.int64))
+        return self._live
+
+    # -- column mapping ------------------------------------------------------------------------
+    def _file_columns(self) -> list[tuple[object, dict[str, str]]]:
+        """For each data file: (LanceFile, {dataset column name: file column name})."""
+        out = []
+        ds = self._ds
+        for df in self._pb.files:
+            if df.HasField("base_id"):
+                raise LanceError(f"{self.where}: data file {df.path!r} on another base path (base_id {df.base_id}) "
+                                 "is not supported")
+            rel = check_relative_path(df.path, self.where)
+            lf = ds._open_file(f"{DATA_DIR}/{rel}", self.where)
+            if lf.num_rows != self.physical_rows:
+                raise CorruptFileError(f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment "
+                                       f"has {self.physical_rows}")
+            listed = {int(x) for x in df.fields if x >= 0}
+            names: dict[str, str] = {}
+            for fld in lf._descriptor.schema.fields:
+                if fld.parent_id != -1:
+                    continue
+                top = ds._top_by_id.get(int(fld.id))
+                if top is None:
+                    continue
+                if listed & ds._subtree_ids[top]:
+                    names[top] = fld.name
+            out.append((lf, names))
+        return out
+
+    def _columns(self, columns) -> list[str]:
+        names = self._ds.schema.names
+        if columns is None:
+            return list(names)
+        for c in columns:
+            if c not in names:
+                raise LanceError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
+        return list(columns)
+
+    def _assemble(self, columns: list[str], n: int, read) -> pa.Table:
+        """Build a table of ``columns`` from ``read(lancefile, file_names) -> Table`` per data file."""
+        got: dict[str, pa.ChunkedArray | pa.Array] = {}
+        try:
+            for lf, names in self._file_columns():
+                want = [c for c in columns if c in names and c not in got]
+                if not want:
+                    continue
+                t = read(lf, [names[c] for c in want])
+                for c, col in zip(want, t.columns):
+                    got[c] = col
+        except LanceError as e:
+            if self.where in str(e):
+                raise
+            raise type(e)(f"{self.where}: {e.message}", path=e.path, column=e.column, page=e.page) from None
+        schema = self._ds.schema
+        fields = [schema.field(c) for c in columns]
+        arrays = []
+        for f in fields:
+            a = got.get(f.name)
+            if a is None:
+                a = pa.nulls(n, f.type)
+            elif a.type != f.type:
+                a = a.cast(f.type)
+            arrays.append(a)
+        out_schema = pa.schema(fields, metadata=schema.metadata)
+        if not fields:
+            # (replace_schema_metadata would drop the rows of a column-less table)
+            return pa.table({"_": pa.nulls(n)}, metadata=schema.metadata).drop_columns(["_"])
+        return pa.Table.from_arrays(arrays, schema=out_schema)
+
+    # -- reads -------------------------------------------------------------------------------
+    def _read_physical(self, columns: list[str], start: int, stop: int) -> pa.Table:
+        return self._assemble(columns, stop - start, lambda lf, names: lf.read_range(start, stop, names))
+
+    def _take_physical(self, columns: list[str], positions: np.ndarray) -> pa.Table:
+        return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
+
+    def _zone_ranges(self, filters: list) -> list[tuple[int, int]]:
+        ranges = [(0, self.physical_rows)]
+        if not filters:
+            return ranges
+        for lf, names in self._file_columns():
+            zm = lf.zone_maps()
+            if zm is None:
+                continue
+            own = [f for f in filters if names.get(f[0]) == f[0]]
+            if not own:
+                continue
+            ranges = _intersect(ranges, zm.row_ranges_matching(own))
+        return ranges
+
+    def read(self, columns=None, filter=None) -> pa.Table:
+        """The fragment's live rows (``filter``: a pyarrow.compute.Expression)."""
+        cols = self._columns(columns)
+        if filter is None:
+            t = self._read_physical(cols, 0, self.physical_rows)
+            deleted = self.deleted_positions()
+            if len(deleted):
+                mask = np.ones(self.physical_rows, dtype=bool)
+                mask[deleted] = False
+                t = t.filter(pa.array(mask))
+            return t
+        from lancelot.dataset.scan import filter_columns, zone_filters
+
+        need = cols + [c for c in filter_columns(filter, self._ds.schema.names) if c not in cols]
+        parts = []
+        deleted = self.deleted_positions()
+        for a, b in self._zone_ranges(zone_filters(filter)):
+            t = self._read_physical(need, a, b)
+            if len(deleted):
+                d = deleted[(deleted >= a) & (deleted < b)].astype(np.int64) - a
+                if len(d):
+                    mask = np.ones(b - a, dtype=bool)
+                    mask[d] = False
+                    t = t.filter(pa.array(mask))
+            parts.append(t.filter(filter).select(cols))
+        if not parts:
+            return self._read_physical(cols, 0, 0)
+        if not cols:  # concat_tables drops the rows of column-less tables
+            return self._read_physical([], 0, sum(p.num_rows for p in parts))
+        return pa.concat_tables(parts)
+
+    def read_range(self, offset: int, length: int, columns=None) -> pa.Table:
+        """``length`` live rows from live row ``offset`` on (deleted rows are skipped)."""
+        cols = self._columns(columns)
+        if not len(self.deleted_positions()):
+            a = min(max(0, int(offset)), self.physical_rows)
+            return self._read_physical(cols, a, min(self.physical_rows, a + max(0, int(length))))
+        live = self.live_positions()[max(0, int(offset)): max(0, int(offset)) + max(0, int(length))]
+        if not len(live):
+            return self._read_physical(cols, 0, 0)
+        a, b = int(live[0]), int(live[-1]) + 1
+        t = self._read_physical(cols, a, b)
+        return t if b - a == len(live) else t.take(pa.array(live - a))
+
+    def take(self, indices, columns=None) -> pa.Table:
+        """Live rows by their index among the fragment's live rows (any order, duplicates)."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        n = self.count_rows()
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise LanceError(f"{self.where}: take index out of range for {n} live rows")
+        pos = self.live_positions()[idx] if len(self.deleted_positions()) else idx
+        return self._take_physical(self._columns(columns), pos)
+
+    def to_batches(self, batch_size: int = 65536, columns=None, filter=None):
+        cols = self._columns(columns)
+        if filter is not None:
+            t = self.read(cols, filter)
+            yield from t.to_batches(max_chunksize=batch_size)
+            return
+        n = self.count_rows()
+        for off in range(0, n, batch_size):
+            yield from self.read_range(off, batch_size, cols).combine_chunks().to_batches(max_chunksize=batch_size)
+
+
+def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo < hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out

@@ -1,0 +1,181 @@
+"""Manifests: the file ``_versions/<name>.manifest`` that defines one version of a dataset.
+
+Layout (table format, "Manifest"): optional sections first (an inline Transaction, an
+IndexSection), each a u32 little-endian length and a protobuf message; then the
+Manifest message the same way; then a 16-byte footer: the manifest's position (i64),
+two i16 version numbers (0, 2 as pylance 14 writes them) and the magic ``LANC``.
+
+Two naming schemes: ``{version}.manifest`` (V1) and ``{u64::MAX - version:020}.manifest``
+(V2, pylance 14's default: the newest sorts first).  A dataset keeps the scheme it has.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionError
+from lancelot.format.pb import table_pb2, transaction_pb2
+
+MAGIC = b"LANC"
+FOOTER = 16
+MANIFEST_MAJOR, MANIFEST_MINOR = 0, 2
+U64_MAX = (1 << 64) - 1
+VERSIONS_DIR = "_versions"
+HINT_FILE = "latest_version_hint.json"
+
+# -- feature flags (table format, "Feature flags") ---------------------------------------
+FLAG_DELETION_FILES = 1
+FLAG_STABLE_ROW_IDS = 2
+FLAG_USE_V2_FORMAT_DEPRECATED = 4
+FLAG_TABLE_CONFIG = 8
+FLAG_BASE_PATHS = 16
+FLAG_DISABLE_TRANSACTION_FILE = 32
+FLAG_NAMES = {1: "deletion_files", 2: "stable_row_ids", 4: "use_v2_format", 8: "table_config",
+              16: "base_paths", 32: "disable_transaction_file"}
+#: reader flags lancelot honours
+READABLE_FLAGS = FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG
+#: writer flags lancelot maintains when it commits on top of a version
+WRITABLE_FLAGS = READABLE_FLAGS | FLAG_DISABLE_TRANSACTION_FILE
+
+
+class ManifestError(CorruptFileError):
+    """A manifest that cannot be read (truncated, bad footer, bad protobuf)."""
+
+
+def flag_names(bits: int) -> list[str]:
+    out, b = [], 1
+    while b <= bits:
+        if bits & b:
+            out.append(FLAG_NAMES.get(b, f"unknown flag {b}"))
+        b <<= 1
+    return out
+
+
+def check_reader_flags(m: table_pb2.Manifest, where: str) -> None:
+    """Refuse a version whose reader feature flags lancelot does not understand."""
+    bad = m.reader_feature_flags & ~READABLE_FLAGS
+    if bad:
+        raise UnsupportedVersionError(
+            f"{where}: reader feature flag(s) {', '.join(flag_names(bad))} (bits {bad}) are not supported by lancelot")
+
+
+def check_writer_flags(m: table_pb2.Manifest, where: str) -> None:
+    bad = m.writer_feature_flags & ~WRITABLE_FLAGS
+    if bad:
+        raise UnsupportedVersionError(
+            f"{where}: writer feature flag(s) {', '.join(flag_names(bad))} (bits {bad}): lancelot cannot write to it")
+
+
+def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool) -> None:
+    """Recompute the flags from the manifest's content, as the table format defines them."""
+    r = w = 0
+    if any(f.HasField("deletion_file") for f in m.fragments):
+        r |= FLAG_DELETION_FILES
+        w |= FLAG_DELETION_FILES
+    if stable_row_ids:
+        r |= FLAG_STABLE_ROW_IDS
+        w |= FLAG_STABLE_ROW_IDS
+    if m.config:
+        w |= FLAG_TABLE_CONFIG
+    m.reader_feature_flags, m.writer_feature_flags = r, w
+
+
+# -- names ------------------------------------------------------------------------------
+
+def manifest_name(version: int, scheme: str) -> str:
+    if scheme == "v2":
+        return f"{U64_MAX - version:020d}.manifest"
+    return f"{version}.manifest"
+
+
+def parse_manifest_name(name: str) -> tuple[int, str] | None:
+    """(version, scheme) of a manifest file name, None for other files."""
+    if not name.endswith(".manifest"):
+        return None
+    stem = name[: -len(".manifest")]
+    if not stem.isdigit():
+        return None
+    if len(stem) == 20:
+        return U64_MAX - int(stem), "v2"
+    return int(stem), "v1"
+
+
+# -- the container ---------------------------------------------------------------------------
+
+@dataclass
+class ManifestFile:
+    """A parsed manifest file: the message, the raw index section (carried over on commit)
+    and the inline transaction, if any."""
+
+    manifest: table_pb2.Manifest
+    index_section: bytes | None
+    transaction: transaction_pb2.Transaction | None
+
+
+def _message_at(data: bytes, pos: int, end: int, what: str) -> bytes:
+    if not 0 <= pos <= end - 4:
+        raise ManifestError(f"{what} position {pos} outside the manifest's {end} bytes")
+    (n,) = struct.unpack_from("<I", data, pos)
+    if pos + 4 + n > end:
+        raise ManifestError(f"{what} of {n} bytes at {pos} runs past the end ({end})")
+    return data[pos + 4: pos + 4 + n]
+
+
+def parse_manifest(data: bytes, path: str) -> ManifestFile:
+    """Parse a manifest file's bytes; any inconsistency is a ManifestError naming ``path``."""
+    try:
+        if len(data) < FOOTER + 4:
+            raise ManifestError(f"only {len(data)} bytes: too short for a manifest")
+        if data[-4:] != MAGIC:
+            raise ManifestError("no LANC magic at the end (truncated or not a manifest)")
+        pos, major, minor = struct.unpack_from("<qhh", data, len(data) - FOOTER)
+        end = len(data) - FOOTER
+        raw = _message_at(data, pos, end, "manifest")
+        if pos + 4 + len(raw) != end:
+            raise ManifestError(f"manifest message ends at {pos + 4 + len(raw)}, the footer starts at {end}")
+        m = table_pb2.Manifest()
+        try:
+            m.ParseFromString(raw)
+        except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError and others
+            raise ManifestError(f"manifest protobuf does not parse: {e}") from None
+        index = None
+        if m.HasField("index_section"):
+            index = _message_at(data, m.index_section, pos, "index section")
+        txn = None
+        if m.HasField("transaction_section"):
+            txn = transaction_pb2.Transaction()
+            try:
+                txn.ParseFromString(_message_at(data, m.transaction_section, pos, "transaction section"))
+            except ManifestError:
+                raise
+            except Exception as e:  # noqa: BLE001
+                raise ManifestError(f"inline transaction does not parse: {e}") from None
+        return ManifestFile(m, index, txn)
+    except LanceError as e:
+        raise e.at(path=path) from None
+
+
+def serialize_manifest(m: table_pb2.Manifest, index_section: bytes | None = None,
+                       transaction: transaction_pb2.Transaction | None = None) -> bytes:
+    """The bytes of a manifest file (sets ``m.index_section`` / ``m.transaction_section``)."""
+    parts: list[bytes] = []
+    pos = 0
+
+    def add(raw: bytes) -> int:
+        nonlocal pos
+        at = pos
+        parts.append(struct.pack("<I", len(raw)))
+        parts.append(raw)
+        pos += 4 + len(raw)
+        return at
+
+    m.ClearField("index_section")
+    m.ClearField("transaction_section")
+    if transaction is not None:
+        m.transaction_section = add(transaction.SerializeToString())
+    if index_section is not None:
+        m.index_section = add(index_section)
+    at = add(m.SerializeToString())
+    parts.append(struct.pack("<qhh", at, MANIFEST_MAJOR, MANIFEST_MINOR) + MAGIC)
+    return b"".join(parts)

@@ -1,0 +1,122 @@
+"""Operations: how a commit turns the latest manifest into the next one (table format,
+"Transaction types": Append, Overwrite, Delete).
+
+Each ``build_*`` returns a builder for commit.py: called with the latest manifest (None for
+a new dataset) and the version being created, it returns the new manifest and the index
+section to store.  Everything the operation does not change is carried over: config,
+table metadata, schema metadata, the index section, stable row ids.
+"""
+
+from __future__ import annotations
+
+import lancelot
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, apply_feature_flags
+from lancelot.errors import LanceError
+from lancelot.format.pb import file_pb2, rowids_pb2, table_pb2
+
+
+def _start(base: ManifestFile | None) -> table_pb2.Manifest:
+    m = table_pb2.Manifest()
+    if base is not None:
+        m.CopyFrom(base.manifest)
+        m.DiscardUnknownFields()  # fields of newer writers may point into the old file's layout
+    for name in ("version_aux_data", "tag", "transaction_file", "index_section", "transaction_section"):
+        m.ClearField(name)
+    return m
+
+
+def _finish(m: table_pb2.Manifest, version: int, stable: bool) -> None:
+    m.version = version
+    m.timestamp.GetCurrentTime()
+    m.writer_version.library = "lancelot"
+    m.writer_version.version = lancelot.__version__
+    apply_feature_flags(m, stable)
+
+
+def _next_fragment_id(m: table_pb2.Manifest) -> int:
+    if m.HasField("max_fragment_id"):
+        return int(m.max_fragment_id) + 1
+    return max((int(f.id) for f in m.fragments), default=-1) + 1
+
+
+def _range(start: int, end: int) -> rowids_pb2.U64Segment:
+    return rowids_pb2.U64Segment(range=rowids_pb2.U64Segment.Range(start=start, end=end))
+
+
+def _add_fragments(m: table_pb2.Manifest, frags: list[table_pb2.DataFragment], version: int, stable: bool) -> None:
+    """Append ``frags`` with fresh ids (and, with stable row ids, fresh row ids and versions)."""
+    nid = _next_fragment_id(m)
+    for f in frags:
+        nf = m.fragments.add()
+        nf.CopyFrom(f)
+        nf.id = nid
+        nid += 1
+        if stable:
+            n = int(nf.physical_rows)
+            start = int(m.next_row_id)
+            nf.inline_row_ids = rowids_pb2.RowIdSequence(segments=[_range(start, start + n)]).SerializeToString()
+            runs = rowids_pb2.RowDatasetVersionSequence(
+                runs=[rowids_pb2.RowDatasetVersionRun(span=_range(0, n), version=version)]).SerializeToString()
+            nf.inline_created_at_versions = runs
+            nf.inline_last_updated_at_versions = runs
+            m.next_row_id = start + n
+    if frags:
+        m.max_fragment_id = nid - 1
+
+
+def build_append(frags: list[table_pb2.DataFragment], uri: str):
+    def build(base: ManifestFile | None, version: int):
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist: create it first (mode='create')")
+        m = _start(base)
+        stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        _add_fragments(m, frags, version, stable)
+        _finish(m, version, stable)
+        return m, base.index_section
+
+    return build
+
+
+def build_overwrite(frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field], schema_metadata: dict,
+                    data_version: str, *, stable_row_ids: bool = False):
+    """A new version holding only ``frags`` (also the first version of a new dataset)."""
+
+    def build(base: ManifestFile | None, version: int):
+        m = _start(base)
+        stable = stable_row_ids or bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        del m.fragments[:]
+        del m.fields[:]
+        m.fields.extend(fields)
+        m.schema_metadata.clear()
+        for k, v in schema_metadata.items():
+            m.schema_metadata[k] = v
+        m.data_format.file_format = "lance"
+        m.data_format.version = data_version
+        _add_fragments(m, frags, version, stable)
+        _finish(m, version, stable)
+        return m, None  # indices of the old data do not describe the new
+
+    return build
+
+
+def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri: str):
+    def build(base: ManifestFile | None, version: int):
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist")
+        m = _start(base)
+        by_id = {int(f.id): f for f in updated}
+        gone = set(removed)
+        keep = []
+        for f in m.fragments:
+            if int(f.id) in gone:
+                continue
+            c = table_pb2.DataFragment()
+            c.CopyFrom(by_id.get(int(f.id), f))
+            keep.append(c)
+        del m.fragments[:]
+        m.fragments.extend(keep)
+        stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        _finish(m, version, stable)
+        return m, base.index_section
+
+    return build

@@ -1,0 +1,92 @@
+"""Filters on dataset scans: which columns a ``pyarrow.compute.Expression`` needs, and the
+simple conjuncts zone maps can use to skip rows (lancelot/zonemaps.py).
+
+pyarrow exposes no walk over an Expression, so both are read from its text form, and
+conservatively: a column whose name appears in the text is read; only conjuncts of the
+shape ``(column op literal)`` joined by ``and`` are given to zone maps (anything else
+prunes nothing).  The filter itself is always applied by pyarrow afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pyarrow.compute as pc
+
+_CMP = re.compile(r"^\((\w+) (==|!=|<=|>=|<|>) (.+)\)$")
+_OPS = {"==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def check_filter(filter) -> pc.Expression | None:
+    if filter is None or isinstance(filter, pc.Expression):
+        return filter
+    raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
+
+
+def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:
+    """Dataset columns the expression may reference (a superset)."""
+    text = str(filter)
+    out = []
+    for n in names:
+        if re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w])", text) or f"FieldRef.Name({n})" in text:
+            out.append(n)
+    return out
+
+
+def _split_and(text: str) -> list[str]:
+    """Split ``((x) and (y))`` into its top-level conjuncts."""
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        inner = text[1:-1]
+        depth, quote, parts, start, i = 0, False, [], 0, 0
+        while i < len(inner):
+            ch = inner[i]
+            if ch == '"' and (i == 0 or inner[i - 1] != "\\"):
+                quote = not quote
+            elif not quote:
+                if ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                elif depth == 0 and inner.startswith(" and ", i):
+                    parts.append(inner[start:i])
+                    start = i + 5
+                    i += 5
+                    continue
+            i += 1
+        if parts:
+            parts.append(inner[start:])
+            return [p for part in parts for p in _split_and(part)]
+    return [text]
+
+
+def _literal(text: str):
+    if text.startswith('"') and text.endswith('"'):
+        return json.loads(text)
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def zone_filters(filter: pc.Expression | None) -> list[tuple]:
+    """(column, op, value) conjuncts of the expression that zone maps understand."""
+    if filter is None:
+        return []
+    out = []
+    for part in _split_and(str(filter)):
+        m = _CMP.match(part.strip())
+        if not m:
+            continue
+        value = _literal(m.group(3))
+        if value is None or isinstance(value, bool):
+            continue
+        out.append((m.group(1), _OPS[m.group(2)], value))
+    return out

@@ -1,0 +1,257 @@
+"""Writing datasets: data files under ``data/`` (``write_fragments``: nothing becomes
+visible), then one commit (``commit``); ``write_dataset`` does both.
+
+Data files are ordinary Lance files whose schema carries the dataset's field ids; each
+fragment's DataFile lists the ids and the file column of each (table format, "Data files":
+at 2.0 every field owns a column, at 2.1+ only leaf fields do).  Input is streamed: at
+most one batch and the open file's pending pages are in memory.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+
+import pyarrow as pa
+
+from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
+from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
+from lancelot.dataset.operation import build_append, build_overwrite
+from lancelot.dataset.store import ObjectStore
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedEncodingError
+from lancelot.format.pb import file_pb2, table_pb2
+from lancelot.schema import normalize_schema, to_descriptor
+from lancelot.writer import resolve_version
+
+DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+
+
+def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """(schema, batches) of a Table, RecordBatch, RecordBatchReader or iterable of batches."""
+    if isinstance(data, pa.Table):
+        return schema or data.schema, iter(data.to_batches())
+    if isinstance(data, pa.RecordBatch):
+        return schema or data.schema, iter([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return schema or data.schema, iter(data)
+    if hasattr(data, "__arrow_c_stream__") and not isinstance(data, Iterable):
+        r = pa.RecordBatchReader.from_stream(data)
+        return schema or r.schema, iter(r)
+    it = iter(data)
+    if schema is None:
+        try:
+            first = next(it)
+        except StopIteration:
+            raise LanceError("no data and no schema given") from None
+        schema = first.schema
+
+        def chain():
+            yield first
+            yield from it
+
+        return schema, chain()
+    return schema, it
+
+
+def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
+    """The manifest's fields of a new schema: pre-order, ids from 0 (what pylance assigns)."""
+    return list(to_descriptor(schema, 0).schema.fields)
+
+
+def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
+    return {k.decode(): v for k, v in (schema.metadata or {}).items()}
+
+
+def _same_fields(a: list[file_pb2.Field], b: list[file_pb2.Field]) -> bool:
+    key = lambda f: (f.name, f.parent_id, f.logical_type, f.id)  # noqa: E731
+    return [key(f) for f in a] == [key(f) for f in b]
+
+
+def _type_key(fields) -> list:
+    return [(f.name, f.logical_type, f.nullable) for f in fields]
+
+
+def file_field_lists(fields: list[file_pb2.Field], version: str) -> tuple[list[int], list[int]]:
+    """(DataFile.fields, DataFile.column_indices) of a file holding ``fields`` at ``version``."""
+    if version == "2.0":
+        ids = [int(f.id) for f in fields]
+    else:
+        parents = {int(f.parent_id) for f in fields}
+        ids = [int(f.id) for f in fields if int(f.id) not in parents]
+    return ids, list(range(len(ids)))
+
+
+def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
+    versions = list_versions(store, uri)
+    if versions.latest is None:
+        return None
+    return load_manifest(store, uri, versions, versions.latest)
+
+
+def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_version: str | None = None,
+                    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE, storage_options: dict | None = None,
+                    _store: ObjectStore | None = None, _base=...
+                    ) -> list[FragmentMetadata]:
+    """Write data files under ``uri/data/`` and return their fragments (ids unassigned).
+
+    Nothing becomes visible until ``commit``.  Field ids are the dataset's when ``uri``
+    holds a dataset with the same schema, else fresh; the file version defaults to the
+    dataset's (2.2 for a new dataset).
+    """
+    if max_rows_per_file <= 0:
+        raise ValueError("max_rows_per_file must be positive")
+    store = _store or ObjectStore(uri, storage_options)
+    uri = store.uri
+    schema, batches = as_batches(data, schema)
+    stored = normalize_schema(schema)
+    fields = schema_fields(stored)
+    base = _base if _base is not ... else _existing(store, uri)
+    if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
+        if not _same_fields(base.manifest.fields, fields):
+            raise UnsupportedEncodingError(
+                f"dataset {uri!r}: its field ids are not in schema order (columns were dropped or added "
+                "inside structs); lancelot cannot append to it yet")
+    if data_storage_version is None:
+        data_storage_version = base.manifest.data_format.version if base is not None and \
+            base.manifest.data_format.version else None
+    version = resolve_version(data_storage_version)
+    major, minor = (int(x) for x in version.split("."))
+    ids, cols = file_field_lists(fields, version)
+    out: list[FragmentMetadata] = []
+    writer = None
+
+    def close() -> None:
+        nonlocal writer
+        w, writer = writer, None
+        w.close()
+        df = table_pb2.DataFile(path=w._lancelot_name, fields=ids, column_indices=cols, file_major_version=major,
+                                file_minor_version=minor, file_size_bytes=int(getattr(w, "file_size", 0)))
+        out.append(FragmentMetadata.from_pb(table_pb2.DataFragment(files=[df], physical_rows=w.num_rows)))
+
+    try:
+        for batch in batches:
+            if batch.schema.names != stored.names:
+                raise SchemaMismatchError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
+            while batch.num_rows:
+                if writer is None:
+                    name = f"{uuid.uuid4().hex}.lance"
+                    writer = store.open_output(f"{DATA_DIR}/{name}", stored, version=version)
+                    writer._lancelot_name = name
+                room = max_rows_per_file - writer.num_rows
+                part, batch = batch.slice(0, room), batch.slice(room)
+                writer.write(part)
+                if writer.num_rows >= max_rows_per_file:
+                    close()
+        if writer is not None and writer.num_rows:
+            close()
+        elif writer is not None:
+            writer.abort()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    return out
+
+
+def commit(uri, operation: str, *, fragments: list[FragmentMetadata], schema: pa.Schema | None = None,
+           read_version: int | None = None, storage_options: dict | None = None,
+           data_storage_version: str | None = None, enable_stable_row_ids: bool = False):
+    """Commit fragments written by ``write_fragments`` as one new version; returns the dataset.
+
+    ``operation``: "create" (fails if the dataset exists), "append" or "overwrite".
+    """
+    from lancelot.dataset.dataset import LanceDataset
+
+    store = ObjectStore(uri, storage_options)
+    uri = store.uri
+    frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
+    txn = new_transaction(read_version or 0)
+    if operation == "append":
+        base = _existing(store, uri)
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist: use mode 'create'")
+        if schema is not None:
+            check_append_schema(base, normalize_schema(schema), uri)
+        if read_version is None:
+            txn.read_version = read_version = int(base.manifest.version)
+        for f in frags:
+            f.ClearField("id")
+        txn.append.fragments.extend(frags)
+        build = build_append(frags, uri)
+        create = False
+    elif operation in ("create", "overwrite"):
+        if schema is None:
+            raise LanceError(f"{operation} needs the schema")
+        stored = normalize_schema(schema)
+        base = _existing(store, uri)
+        if operation == "create" and base is not None:
+            from lancelot.dataset.commit import CommitConflictError
+
+            raise CommitConflictError(f"dataset {uri!r} already exists (version {base.manifest.version})")
+        fields = schema_fields(stored)
+        if read_version is None and base is not None:
+            txn.read_version = read_version = int(base.manifest.version)
+        versions = {f"{d.file_major_version}.{d.file_minor_version}" for f in frags for d in f.files}
+        dv = data_storage_version or (max(versions) if versions else None) or \
+            (base.manifest.data_format.version if base is not None else None) or resolve_version(None)
+        md = schema_metadata(stored)
+        txn.overwrite.fragments.extend(frags)
+        txn.overwrite.schema.extend(fields)
+        for k, v in md.items():
+            txn.overwrite.schema_metadata[k] = v
+        stable = enable_stable_row_ids or (base is not None and
+                                           bool(base.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        build = build_overwrite(frags, fields, md, dv, stable_row_ids=stable)
+        create = operation == "create"
+    else:
+        raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
+    version = commit_transaction(store, uri, txn, build, read_version=read_version if not create else None,
+                                 create=create)
+    return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
+
+
+def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> None:
+    theirs = _type_key(base.manifest.fields)
+    if _type_key(schema_fields(schema)) != theirs:
+        from lancelot.dataset.dataset import manifest_schema
+
+        raise SchemaMismatchError(f"dataset {uri!r}: appended data's schema\n{schema}\ndiffers from the dataset's\n"
+                                  f"{manifest_schema(base.manifest)}")
+
+
+def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str | None = None,
+                  max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE, storage_options: dict | None = None,
+                  schema: pa.Schema | None = None, enable_stable_row_ids: bool = False):
+    """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as a dataset version.
+
+    ``mode``: "create" (error if the dataset exists), "append" (schema must match; files keep
+    the dataset's data storage version unless asked otherwise) or "overwrite" (a new version
+    with only the new data; older versions stay readable).
+    """
+    if mode not in ("create", "append", "overwrite"):
+        raise ValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
+    store = ObjectStore(uri, storage_options)
+    uri = store.uri
+    base = _existing(store, uri)
+    schema, batches = as_batches(data, schema)
+    stored = normalize_schema(schema)
+    if mode == "create" and base is not None:
+        from lancelot.dataset.commit import CommitConflictError
+
+        raise CommitConflictError(f"dataset {uri!r} already exists (version {base.manifest.version})")
+    if mode == "append":
+        if base is None:
+            mode = "create"
+        else:
+            check_append_schema(base, stored, uri)
+    if mode != "append" and data_storage_version is None and base is not None and mode == "overwrite":
+        data_storage_version = base.manifest.data_format.version or None
+    frags = write_fragments(batches, uri, schema=schema, data_storage_version=data_storage_version,
+                            max_rows_per_file=max_rows_per_file, _store=store,
+                            _base=base if mode == "append" else None)
+    read_version = int(base.manifest.version) if base is not None else None
+    return commit(uri, mode, fragments=frags, schema=schema, read_version=read_version,
+                  storage_options=storage_options, data_storage_version=data_storage_version,
+                  enable_stable_row_ids=enable_stable_row_ids)
