@@ -231,3 +231,42 @@ def test_fsst_spans_bad_code():
         fsst_decode_spans(table, np.array([255], np.uint8), np.array([0]), np.array([1]))
     with pytest.raises(lancelot.CorruptFileError, match="outside the data"):
         fsst_decode_spans(table, data, np.array([3]), np.array([5]))
+
+
+# -- bug 7: small reads of dictionary pages hold only the rows read ----------------------------
+
+def _dictionary_columns() -> dict[str, pa.Array]:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    vals = [bytes(rng.integers(0, 256, size=20_000, dtype=np.uint8)) for _ in range(5)]
+    n = 1009
+    return {
+        "nullable_binary": pa.array([None if i % 3 == 0 else vals[i % 5] for i in range(n)], pa.binary()),
+        "string": pa.array([None if i % 3 == 0 else vals[i % 5].hex() for i in range(n)], pa.string()),
+        "list_binary": pa.array([[vals[i % 5]] for i in range(n)], pa.list_(pa.binary())),
+    }
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("name", list(_dictionary_columns()))
+def test_dictionary_small_reads_hold_only_their_rows(tmp_path, version, name):
+    """A 1-row take of a page of 1009 dictionary-encoded ~20-40 KB values holds one value,
+    not the whole chunk looked up through the dictionary (formerly 13-27 MB here)."""
+    t = pa.table({"b": _dictionary_columns()[name]})
+    p = pw(t, version, tmp_path / "f.lance")
+    assert "dictionary" in inspect_file(p)
+    expected = pr(p)
+    f = lancelot.LanceFile(p)
+    one_value = 40_000 if name == "string" else 20_000  # bytes of one value
+    took = f.take([5])
+    assert took.equals(expected.take([5]))
+    assert took.get_total_buffer_size() < 3 * one_value
+    rng = f.read_range(3, 5)
+    assert rng.equals(expected.slice(3, 2))
+    assert rng.get_total_buffer_size() < 4 * one_value
+    batches = list(f.iter_batches(10))
+    assert pa.Table.from_batches(batches).equals(expected)
+    assert max(b.get_total_buffer_size() for b in batches) < 12 * one_value
+    assert f.take([0, 5, 6, 900]).equals(expected.take([0, 5, 6, 900]))
+    assert f.read().equals(expected)

@@ -246,12 +246,21 @@ class MiniBlockPage(PageReader):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1])}")
         if self.points is not None and (len(rows) <= POINT_ROWS or not is_contiguous(rows)):
             return self._decode_points(rows, chunks, data, pos[:-1], size)
-        dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], self._to_arrow)
-        if t.dictionary is not None and dec.values.null_count:
+        if t.dictionary is None:
+            dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], self._to_arrow)
+            return self._select(rows, chunks, dec)
+        # a dictionary page: select the rows' indices first, then look up only those (looking up
+        # whole chunks first made a 1-row read hold every value of its chunks)
+        dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], _indices)
+        idx = dec.values.to_numpy(zero_copy_only=False)
+        bad = (idx < 0) | (idx >= len(t.dictionary))
+        if bad.any():
             vis = visible_mask(self.meaning, dec.dfn, len(dec.dfn) if dec.dfn is not None else 0)
-            check_dictionary_slots(dec.values, None if dec.dfn is None else
+            check_dictionary_slots(pa.array(idx, mask=bad), None if dec.dfn is None else
                                    (dec.dfn == 0) if vis is None else (dec.dfn[vis] == 0))
-        return self._select(rows, chunks, dec)
+        sel = self._select(rows, chunks, dec)
+        values = apply_dictionary(sel.values.to_numpy(zero_copy_only=False), t.dictionary, self.value_type)
+        return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
     def _decode_points(self, rows: np.ndarray, chunks: np.ndarray, data: np.ndarray, pos: np.ndarray,
                        size: np.ndarray) -> PageLevels:
@@ -332,6 +341,11 @@ class MiniBlockPage(PageReader):
         if np.any(j >= len(row_id)) or np.any(row_id[np.minimum(j, len(row_id) - 1)] != rows):
             raise CorruptFileError("rows are missing from the decoded mini-block chunks")
         return starts[j], end[j]
+
+
+def _indices(block: compression.DataBlock) -> pa.Array:
+    """A chunk's dictionary indices as an int64 array (looked up after the rows are selected)."""
+    return pa.array(indices_to_numpy(block), pa.int64())
 
 
 def _spans(chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
