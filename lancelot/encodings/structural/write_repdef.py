@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot import field_metadata
+from lancelot.encodings.dictionary_pages import join_values
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_list_like, is_variable_width
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -241,8 +242,9 @@ def concat_shreds(parts: list[Shred]) -> Shred:
         defc = np.concatenate([p.defc if p.defc is not None else np.zeros(p.num_levels, np.uint16) for p in parts])
     else:
         defc = None
-    values = pa.concat_arrays([p.values for p in parts])
+    values = join_values([p.values for p in parts])
     return Shred(rep, defc, values, sum(p.num_rows for p in parts))
+
 
 
 def split_flat_parts(parts: list[Shred], row_bounds: np.ndarray) -> list[list[Shred]]:

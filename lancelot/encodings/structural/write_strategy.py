@@ -312,6 +312,23 @@ def _sorted_runs_dictionary(fixed: FixedWidthBlock) -> pa.DictionaryArray | None
     return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(run_values))
 
 
+def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | None:
+    """The page dictionary of an Arrow dictionary page as pylance keeps it: the array's own dictionary, unused
+    entries included, without null entries (None when a valid index points at one: re-encoded then)."""
+    d = values.dictionary
+    if not d.null_count:
+        return values
+    keep = d.is_valid().to_numpy(zero_copy_only=False)
+    idx = values.indices
+    used = np.asarray(pc.fill_null(idx, 0).to_numpy(zero_copy_only=False), np.int64)
+    valid = idx.is_valid().to_numpy(zero_copy_only=False)
+    if not bool(np.all(keep[used[valid]])):
+        return None
+    remap = (np.cumsum(keep) - 1).astype(np.int64)
+    new_idx = pa.array(remap[used], mask=~valid).cast(values.type.index_type)
+    return pa.DictionaryArray.from_arrays(new_idx, d.filter(pa.array(keep)))
+
+
 def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
                      fixed: FixedWidthBlock | None) -> MiniBlockValues | None:
     """A page dictionary with bit-packed / RLE indices, if the page qualifies (see the module docstring)."""
@@ -337,7 +354,11 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
         ratio = _sample_unique_ratio(keys)
         if limit == 0 or (ratio is not None and (ratio >= DICT_SAMPLE_UNIQUE or np.ceil(ratio * n) > limit)):
             return None
-    encoded = _sorted_runs_dictionary(fixed) if fixed is not None else None
+    encoded = _arrow_page_dictionary(values) if pa.types.is_dictionary(values.type) else None
+    if encoded is not None:
+        fixed = None  # the items are the dictionary's values, not keys derived from them
+    elif fixed is not None:
+        encoded = _sorted_runs_dictionary(fixed)
     if encoded is None:
         encoded = pc.dictionary_encode(keys, null_encoding="mask")
     c = len(encoded.dictionary)

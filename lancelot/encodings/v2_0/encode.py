@@ -84,12 +84,17 @@ def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | No
 
 
 def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncoding:
-    """Dictionary: indices (nulls point at an extra null item) and the items."""
+    """Dictionary: indices (nulls point at the first null item, one added when there is none) and the
+    items (all of them, used or not, as pylance keeps them)."""
     items = arr.dictionary
     idx = arr.indices
     if arr.null_count:
-        items = pa.concat_arrays([items, pa.nulls(1, items.type)])
-        idx = pc.fill_null(idx, len(items) - 1)
+        if items.null_count:
+            null_item = int(np.argmin(items.is_valid().to_numpy(zero_copy_only=False)))
+        else:
+            items = pa.concat_arrays([items, pa.nulls(1, items.type)])
+            null_item = len(items) - 1
+        idx = pc.fill_null(idx, null_item)
     idx = idx.cast(arr.type.index_type)
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
     items_enc = encode_values(items, buffers)

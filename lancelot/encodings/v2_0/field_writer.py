@@ -13,6 +13,7 @@ import pyarrow as pa
 from google.protobuf import empty_pb2
 
 from lancelot.encodings.arrays import arrow_offsets
+from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
 from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
@@ -81,10 +82,9 @@ class LeafWriter(ColumnWriter):
             self.flush()
 
     def _combined(self) -> pa.Array:
-        ch = pa.chunked_array(self.pending, type=self.pending[0].type)
-        if pa.types.is_dictionary(ch.type):
-            ch = ch.unify_dictionaries()
-        return ch.combine_chunks()
+        if pa.types.is_dictionary(self.pending[0].type):
+            return join_values(self.pending)
+        return pa.chunked_array(self.pending, type=self.pending[0].type).combine_chunks()
 
     def flush(self) -> None:
         if not self.pending:
