@@ -23,9 +23,11 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.cmd == "inspect":
+            from lancelot.dataset.describe import describe_dataset, is_dataset
             from lancelot.inspect import inspect_file
 
-            print(inspect_file(args.file, max_pages=args.pages))
+            ds = is_dataset(args.file)
+            print(describe_dataset(args.file) if ds else inspect_file(args.file, max_pages=args.pages))
         elif args.cmd == "convert":
             _convert(args)
         elif args.cmd == "bench":
