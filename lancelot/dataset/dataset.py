@@ -177,7 +177,8 @@ class LanceDataset:
 
     # -- writes ------------------------------------------------------------------------------
     def delete(self, predicate) -> LanceDataset:
-        """Delete the rows matching ``predicate`` (a pyarrow.compute.Expression) as a new version."""
+        """Delete the rows matching ``predicate`` (a pyarrow.compute.Expression) as a new version;
+        this object then shows the new version (as pylance's ``delete``) and is returned."""
         predicate = check_filter(predicate)
         if predicate is None:
             raise LanceError("delete needs a predicate")
@@ -213,7 +214,8 @@ class LanceDataset:
         txn.delete.predicate = str(predicate)
         v = commit_transaction(self._store, self.uri, txn, build_delete(updated, removed, self.uri),
                                read_version=self.version)
-        return self.checkout_version(v)
+        self.__dict__.update(self.checkout_version(v).__dict__)  # like pylance: this object moves on
+        return self
 
 
 def dataset(uri, *, version: int | None = None, storage_options: dict | None = None) -> LanceDataset:

@@ -1,0 +1,67 @@
+"""Commit rules in one process: two writers that read the same version (conflict resolution)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lancelot
+from lancelot.dataset import CommitConflictError, commit, write_fragments
+
+
+def _t(n, start=0):
+    return pa.table({"a": np.arange(start, start + n, dtype=np.int64)})
+
+
+def test_two_appends_from_the_same_version_both_land(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(10), uri)
+    f1 = write_fragments(_t(5, 10), uri)
+    f2 = write_fragments(_t(5, 20), uri)
+    commit(uri, "append", fragments=f1, schema=_t(0).schema, read_version=1)
+    ds = commit(uri, "append", fragments=f2, schema=_t(0).schema, read_version=1)  # rebased on version 2
+    assert ds.version == 3
+    assert [f.fragment_id for f in ds.get_fragments()] == [0, 1, 2]
+    assert sorted(ds.to_table().column("a").to_pylist()) == list(range(15)) + list(range(20, 25))
+
+
+def test_append_against_a_concurrent_overwrite_conflicts(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(10), uri)
+    frags = write_fragments(_t(5, 10), uri)
+    lancelot.write_dataset(_t(3), uri, mode="overwrite")
+    with pytest.raises(CommitConflictError, match="conflicts with version 2: a concurrent overwrite"):
+        commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+    assert lancelot.dataset(uri).version == 2
+
+
+def test_deletes_conflict_only_on_the_same_fragment(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
+    a, b, c = lancelot.dataset(uri), lancelot.dataset(uri), lancelot.dataset(uri)
+    a.delete(pc.field("a") == 1)  # fragment 0
+    b.delete(pc.field("a") == 15)  # fragment 1: no conflict, rebased
+    assert b.version == 3 and b.count_rows() == 18
+    with pytest.raises(CommitConflictError, match=r"fragment\(s\) \[0\]"):
+        c.delete(pc.field("a") == 2)  # fragment 0 again
+    assert lancelot.dataset(uri).count_rows() == 18
+
+
+def test_delete_rebases_over_an_append(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(10), uri)
+    old = lancelot.dataset(uri)
+    lancelot.write_dataset(_t(10, 10), uri, mode="append")
+    old.delete(pc.field("a") < 5)
+    assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == list(range(5, 20))
+
+
+def test_streaming_input_and_file_rolling(tmp_path):
+    uri = str(tmp_path / "ds")
+    batches = (pa.record_batch([pa.array(np.arange(i * 7, i * 7 + 7, dtype=np.int64))], names=["a"])
+               for i in range(10))
+    ds = lancelot.write_dataset(batches, uri, max_rows_per_file=20)
+    assert [f.physical_rows for f in ds.get_fragments()] == [20, 20, 20, 10]
+    assert ds.to_table().column("a").to_pylist() == list(range(70))
