@@ -18,7 +18,7 @@ from pyspark.sql import types as T  # noqa: E402
 
 import lancelot  # noqa: E402
 from lancelot.spark import save  # noqa: E402
-from lancelot.spark.writer import STAGING  # noqa: E402
+from lancelot.spark.writer import ATTEMPTS_DIR  # noqa: E402
 
 lance_file = pytest.importorskip("lance.file")
 
@@ -39,8 +39,12 @@ def pushdown(spark):
 
 
 def _lance_files(d) -> list[str]:
-    return sorted(f for f in os.listdir(d) if f.endswith(".lance") and not f.startswith(("_", "."))) \
-        if os.path.isdir(d) else []
+    """The data files of the dataset at ``d`` (its latest version), per pylance."""
+    import lance
+
+    if not os.path.isdir(os.path.join(d, "_versions")):
+        return []
+    return sorted(f.path for fr in lance.dataset(d).get_fragments() for f in fr.data_files())
 
 
 def _rows(df, key="id"):
@@ -143,12 +147,12 @@ def test_round_trip_of_null_structs_and_maps(spark, tmp_path, version):
     df = spark.createDataFrame(rows, schema)
     out = str(tmp_path / version)
     df.write.format("lance").option("version", version).mode("overwrite").save(out)
-    assert {lancelot.LanceFile(os.path.join(out, f)).version for f in _lance_files(out)} == {version}
+    assert {lancelot.LanceFile(os.path.join(out, "data", f)).version for f in _lance_files(out)} == {version}
     back = spark.read.format("lance").load(out)
     assert back.schema == schema
     assert _rows(back) == _rows(df)
     for f in _lance_files(out):  # pylance reads these files as lancelot does
-        p = os.path.join(out, f)
+        p = os.path.join(out, "data", f)
         assert lance_file.LanceFileReader(p).read_all().to_table().equals(lancelot.read_table(p))
     if version == "2.1":
         with pytest.raises(Exception, match="needs file version 2.2"):
@@ -190,11 +194,9 @@ def test_pylance_reads_what_spark_wrote(spark, tmp_path):
         F.struct(F.col("id").cast("int").alias("a")).alias("st"),
         F.timestamp_seconds(F.col("id")).alias("ts"))
     out = str(tmp_path / "for_pylance")
-    df.write.format("lance").mode("overwrite").option("max_page_bytes", 4096).save(out)
-    files = _lance_files(out)
-    assert len(files) == 2
-    got = pa.concat_tables([lance_file.LanceFileReader(os.path.join(out, f)).read_all().to_table() for f in files])
-    got = got.sort_by("id")
+    df.write.format("lance").mode("overwrite").save(out)
+    assert len(_lance_files(out)) == 2
+    got = __import__("lance").dataset(out).to_table().sort_by("id")
     assert got.num_rows == 5000
     assert got.column("id").to_pylist() == list(range(5000))
     assert got.column("x").to_pylist() == [i * 0.25 for i in range(5000)]
@@ -243,6 +245,8 @@ def test_spark_reads_what_pylance_wrote(spark, tmp_path, version):
 
 
 def test_failing_task_leaves_no_visible_output(spark, tmp_path):
+    import lance
+
     out = str(tmp_path / "failed")
 
     @F.udf("long")
@@ -255,12 +259,13 @@ def test_failing_task_leaves_no_visible_output(spark, tmp_path):
     with pytest.raises(Exception, match="boom"):
         df.write.format("lance").mode("append").save(out)
     assert _lance_files(out) == []
-    # and an existing directory keeps exactly its files when an overwrite fails
+    # and an existing dataset keeps its version and rows when an overwrite fails
     spark.range(3).write.format("lance").mode("append").save(out)
     before = _lance_files(out)
     with pytest.raises(Exception, match="boom"):
         df.write.format("lance").mode("overwrite").save(out)
-    assert _lance_files(out) == before
+    assert _lance_files(out) == before and lance.dataset(out).version == 1
+    assert sorted(os.listdir(os.path.join(out, "data"))) == before  # the failed job's files are gone
     assert sorted(r.id for r in spark.read.format("lance").load(out).collect()) == [0, 1, 2]
 
 
@@ -282,7 +287,8 @@ def test_append_and_overwrite_behave_like_parquet(spark, tmp_path):
         seen[fmt] = steps
     assert seen["lance"] == seen["parquet"]
     assert seen["lance"][1] == list(range(8)) and seen["lance"][2] == [100, 101]
-    assert not os.path.exists(os.path.join(str(tmp_path / "lance"), STAGING))
+    assert not os.path.exists(os.path.join(str(tmp_path / "lance"), ATTEMPTS_DIR))
+    assert __import__("lance").dataset(str(tmp_path / "lance")).version == 4  # one version per job
 
 
 def test_errorifexists_and_ignore(spark, tmp_path):
@@ -298,29 +304,18 @@ def test_errorifexists_and_ignore(spark, tmp_path):
         df.write.format("lance").mode("append").option("save_mode", "errorifexists").save(out)
     spark.range(50, 60).write.format("lance").mode("append").option("save_mode", "ignore").save(out)
     assert sorted(r.id for r in spark.read.format("lance").load(out).collect()) == [0, 1, 2]
-    save(spark.range(7, 9), out, mode="overwrite", max_page_bytes=1024)
+    save(spark.range(7, 9), out, mode="overwrite", data_storage_version="2.1")
     assert sorted(r.id for r in spark.read.format("lance").load(out).collect()) == [7, 8]
 
 
-def test_errorifexists_and_ignore_on_an_empty_directory_match_parquet(spark, tmp_path):
-    """Spark's file sources decide both modes on whether the path exists, files or not."""
+def test_errorifexists_and_ignore_look_for_a_dataset(spark, tmp_path):
+    """An empty directory (or one of loose files) holds no dataset: both modes write there."""
     df = spark.range(3)
-    outcomes = {}
-    for fmt in ("parquet", "lance"):
-        got = []
-        for mode in ("errorifexists", "ignore"):
-            d = tmp_path / f"{fmt}-{mode}"
-            d.mkdir()
-            try:
-                if fmt == "parquet":
-                    df.write.mode(mode).parquet(str(d))
-                else:
-                    save(df, str(d), mode=mode)
-                got.append(sorted(os.listdir(d)))
-            except Exception as e:  # noqa: BLE001 - both formats' errors are compared by kind below
-                got.append("exists" if "exist" in str(e).lower() else repr(e))
-        outcomes[fmt] = got
-    assert outcomes["lance"] == outcomes["parquet"] == ["exists", []]
+    for mode in ("errorifexists", "ignore"):
+        d = tmp_path / mode
+        d.mkdir()
+        save(df, str(d), mode=mode)
+        assert spark.read.format("lance").load(str(d)).count() == 3
 
 
 def _sorted_file(tmp_path, n=100_000) -> str:

@@ -42,7 +42,7 @@ from lancelot.spark.reader import (  # noqa: E402
 )
 from lancelot.spark.source import called_by_pushdown_planner  # noqa: E402
 from lancelot.spark.types import spark_arrow_schema, spark_type, to_spark_batch  # noqa: E402
-from lancelot.spark.writer import STAGING, LanceArrowWriter  # noqa: E402
+from lancelot.spark.writer import ATTEMPTS_DIR, LanceDatasetWriter  # noqa: E402
 
 # the type table of docs/SPARK.md
 TYPE_TABLE = [
@@ -136,8 +136,8 @@ def test_paths_files_directories_globs(tmp_path):
     _write(d / "_hidden.lance", t)
     _write(d / ".tmp.lance", t)
     (d / "notes.txt").write_text("not lance")
-    (d / STAGING).mkdir()
-    _write(d / STAGING / "c.lance", t)
+    (d / "_staging").mkdir()
+    _write(d / "_staging" / "c.lance", t)
     assert resolve_files([str(d)]) == [a, b]
     assert resolve_files([str(d / "*.lance")]) == [a, b]
     assert resolve_files([b, a, b]) == [b, a]
@@ -300,57 +300,80 @@ def _batches(n, start=0):
 SCHEMA = T.StructType([T.StructField("x", T.LongType()), T.StructField("s", T.StringType())])
 
 
-def test_commit_protocol_without_spark(tmp_path):
+def _files_on_disk(ds_dir) -> set[str]:
+    d = os.path.join(ds_dir, "data")
+    return set(os.listdir(d)) if os.path.isdir(d) else set()
+
+
+def test_dataset_writer_without_spark(tmp_path):
+    import lance
+
     out = str(tmp_path / "out")
-    w = LanceArrowWriter({"path": out}, SCHEMA, overwrite=False)
+    w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)
     m1, m2, m3 = w.write(iter(_batches(10))), w.write(iter(_batches(5, 10))), w.write(iter([]))
-    assert m3.files == []
-    staged = [f[0] for f in m1.files + m2.files]
-    assert all(os.path.exists(p) for p in staged)
-    assert not [f for f in os.listdir(out) if f.endswith(".lance")]  # nothing visible before commit
+    assert m3.fragments == [] and m1.rows == 10
+    assert len(_files_on_disk(out)) == 2
+    assert not os.path.exists(os.path.join(out, "_versions"))  # nothing visible before commit
     w.commit([m1, m2, m3])
-    files = sorted(f for f in os.listdir(out) if f.endswith(".lance"))
-    assert len(files) == 2 and not os.path.exists(os.path.join(out, STAGING))
-    got = [x for f in files for x in lancelot.read_table(os.path.join(out, f))["x"].to_pylist()]
-    assert sorted(got) == list(range(15))
-    # abort: staged files go, visible ones stay
-    w2 = LanceArrowWriter({"path": out}, SCHEMA, overwrite=True)
-    m = w2.write(iter(_batches(3)))
-    w2.abort([m, None])
-    assert sorted(f for f in os.listdir(out) if f.endswith(".lance")) == files
-    assert not os.path.exists(os.path.join(out, STAGING))
-    # overwrite: the old files go once the new are in
-    w3 = LanceArrowWriter({"path": out}, SCHEMA, overwrite=True)
+    ds = lance.dataset(out)
+    assert ds.version == 1 and sorted(ds.to_table()["x"].to_pylist()) == list(range(15))
+    assert not os.path.exists(os.path.join(out, ATTEMPTS_DIR))
+    # abort: the job's files go, no version is made
+    w2 = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=True)
+    before = _files_on_disk(out)
+    w2.abort([w2.write(iter(_batches(3))), None])
+    assert _files_on_disk(out) == before and lance.dataset(out).version == 1
+    # overwrite: one new version with only the new rows; the old version stays readable
+    w3 = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=True)
     w3.commit([w3.write(iter(_batches(4, 100)))])
-    (only,) = [f for f in os.listdir(out) if f.endswith(".lance")]
-    assert lancelot.read_table(os.path.join(out, only))["x"].to_pylist() == [100, 101, 102, 103]
-    # an empty overwrite still leaves a file with the schema
-    w4 = LanceArrowWriter({"path": out}, SCHEMA, overwrite=True)
+    assert lance.dataset(out).to_table()["x"].to_pylist() == [100, 101, 102, 103]
+    assert lance.dataset(out, version=1).count_rows() == 15
+    # an empty job is still one version (with no rows)
+    w4 = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=True)
     w4.commit([w4.write(iter([]))])
-    (empty,) = [f for f in os.listdir(out) if f.endswith(".lance")]
-    f = lancelot.LanceFile(os.path.join(out, empty))
-    assert f.num_rows == 0 and f.schema.names == ["x", "s"]
+    ds = lance.dataset(out)
+    assert ds.version == 3 and ds.count_rows() == 0 and ds.schema.names == ["x", "s"]
+
+
+def test_attempts_spark_did_not_commit_are_removed(tmp_path):
+    """A retried or speculative attempt's files are not in the version and are deleted at commit."""
+    import lance
+
+    out = str(tmp_path / "o")
+    w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)
+    kept, lost = w.write(iter(_batches(10))), w.write(iter(_batches(10)))  # two attempts of one partition
+    lost_files = {d.path for s in lost.fragments for d in lancelot.dataset.FragmentMetadata.from_json(s).files}
+    assert lost_files <= _files_on_disk(out)
+    w.commit([kept])  # Spark hands the driver one committed attempt per partition
+    assert lance.dataset(out).count_rows() == 10
+    assert not (lost_files & _files_on_disk(out)) and len(_files_on_disk(out)) == 1
+    assert not os.path.exists(os.path.join(out, ATTEMPTS_DIR))
 
 
 def test_save_modes_in_the_writer(tmp_path):
+    import lance
+
     out = str(tmp_path / "o")
-    w = LanceArrowWriter({"path": out}, SCHEMA, overwrite=False)
+    w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)
     w.commit([w.write(iter(_batches(2)))])
     with pytest.raises(LanceError, match="errorifexists"):
-        LanceArrowWriter({"path": out, "save_mode": "errorifexists"}, SCHEMA, overwrite=False)
-    ign = LanceArrowWriter({"path": out, "save_mode": "ignore"}, SCHEMA, overwrite=False)
+        LanceDatasetWriter({"path": out, "save_mode": "errorifexists"}, SCHEMA, overwrite=False)
+    ign = LanceDatasetWriter({"path": out, "save_mode": "ignore"}, SCHEMA, overwrite=False)
     ign.commit([ign.write(iter(_batches(7)))])
-    assert len([f for f in os.listdir(out) if f.endswith(".lance")]) == 1
+    assert lance.dataset(out).version == 1 and lance.dataset(out).count_rows() == 2
     with pytest.raises(LanceError, match="contradicts"):
-        LanceArrowWriter({"path": out, "save_mode": "append"}, SCHEMA, overwrite=True)
+        LanceDatasetWriter({"path": out, "save_mode": "append"}, SCHEMA, overwrite=True)
     with pytest.raises(LanceError, match="unknown save_mode"):
-        LanceArrowWriter({"path": out, "save_mode": "sometimes"}, SCHEMA, overwrite=False)
+        LanceDatasetWriter({"path": out, "save_mode": "sometimes"}, SCHEMA, overwrite=False)
     with pytest.raises(lancelot.UnsupportedVersionError):
-        LanceArrowWriter({"path": out, "version": "9.9"}, SCHEMA, overwrite=False)
+        LanceDatasetWriter({"path": out, "data_storage_version": "9.9"}, SCHEMA, overwrite=False)
+    with pytest.raises(LanceError, match="dataset version"):
+        LanceDatasetWriter({"path": out, "version": "3"}, SCHEMA, overwrite=False)
     fresh = str(tmp_path / "fresh")
-    w = LanceArrowWriter({"path": fresh, "save_mode": "errorifexists"}, SCHEMA, overwrite=False)
+    w = LanceDatasetWriter({"path": fresh, "save_mode": "errorifexists", "version": "2.1"}, SCHEMA,
+                           overwrite=False)
     w.commit([w.write(iter(_batches(1)))])
-    assert len(os.listdir(fresh)) == 1
+    assert lance.dataset(fresh).data_storage_version == "2.1"
 
 
 def test_partition_pickles():
@@ -361,9 +384,9 @@ def test_partition_pickles():
     assert q.slices == p.slices and q.num_rows == 12
 
 
-def test_a_task_failing_mid_write_leaves_nothing_staged(tmp_path):
+def test_a_task_failing_mid_write_leaves_no_file(tmp_path):
     out = str(tmp_path / "o")
-    w = LanceArrowWriter({"path": out}, SCHEMA, overwrite=False)
+    w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)
 
     def failing():
         yield from _batches(100)
@@ -372,12 +395,8 @@ def test_a_task_failing_mid_write_leaves_nothing_staged(tmp_path):
 
     with pytest.raises(RuntimeError, match="upstream failed"):
         w.write(failing())
-    staging = os.path.join(out, STAGING)
-    leftovers = [f for _, _, fs in os.walk(staging) for f in fs] if os.path.exists(staging) else []
-    assert leftovers == []
     w.abort([None])
-    assert not os.path.exists(staging)
-    assert not [f for f in os.listdir(out) if f.endswith(".lance")] if os.path.exists(out) else True
+    assert _files_on_disk(out) == set() and not os.path.exists(os.path.join(out, "_versions"))
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1"])
@@ -443,3 +462,67 @@ def test_register_turns_filter_pushdown_on():
     s2.conf, s2.dataSource = Conf(), Registry()
     register(s2, filter_pushdown=False)
     assert s2.dataSource == [LanceDataSource] and s2.conf == {}
+
+
+def _pylance_dataset(path: str):
+    """Three versions: 2 fragments, then a deletion, then a column added (multi-file fragments)."""
+    import lance
+
+    t = pa.table({"id": pa.array(np.arange(3000), pa.int64()), "s": [f"s{i}" for i in range(3000)]})
+    lance.write_dataset(t, path, max_rows_per_file=2000)
+    ds = lance.dataset(path)
+    ds.delete("id % 7 = 0 OR (id >= 100 AND id < 1900)")
+    ds = lance.dataset(path)
+    ds.add_columns({"twice": "id * 2"})
+    return lance.dataset(path)
+
+
+def test_reader_on_a_pylance_dataset_skips_deleted_rows(tmp_path):
+    path = str(tmp_path / "ds")
+    ds = _pylance_dataset(path)
+    assert ds.version == 3 and all(len(f.data_files()) == 2 for f in ds.get_fragments())
+    for version in (1, 2, 3):
+        want = __import__("lance").dataset(path, version=version).to_table()
+        opts = {"path": path, "version": str(version), "rows_per_partition": "300"}
+        schema = LanceDataSource(opts).schema()
+        r = LanceReader(opts, schema)
+        parts = r.partitions()
+        got = pa.Table.from_batches([b for p in parts for b in r.read(p)], schema=r.target)
+        assert got.num_rows == want.num_rows
+        assert got.column("id").to_pylist() == want.column("id").to_pylist()
+        assert schema.names == want.schema.names
+        if "twice" in schema.names:
+            assert got.column("twice").to_pylist() == want.column("twice").to_pylist()
+        assert all(p.num_rows <= 300 for p in parts)
+
+
+def test_live_ranges_follow_deletions():
+    from lancelot.spark.dataset_scan import FragmentInfo, _to_live, plan
+
+    deleted = np.array([0, 5, 6, 50], np.uint32)
+    assert _to_live([(0, 10)], deleted) == [(0, 7)]
+    assert _to_live([(5, 7)], deleted) == []  # only deleted rows
+    assert _to_live([(7, 60), (70, 80)], deleted) == [(4, 56), (66, 76)]
+    infos = [FragmentInfo(3, 10, 12, 1200), FragmentInfo(4, 0, 5, 100), FragmentInfo(9, 25, 25, 2500)]
+    parts = plan(infos, None, rows_per_partition=15, bytes_per_partition=1, min_partitions=1,
+                 min_partition_bytes=1)
+    assert [p.slices for p in parts] == [((3, 0, 10),), ((9, 0, 15),), ((9, 15, 25),)]
+
+
+def test_pushdown_prunes_fragments_of_a_dataset(tmp_path):
+    path = str(tmp_path / "ds")
+    t = pa.table({"k": pa.array(np.arange(40_000), pa.int64())})
+    lancelot.write_dataset(t, path, max_rows_per_file=10_000)
+    import pyarrow.compute as pc
+
+    lancelot.dataset(path).delete(pc.field("k") < 5000)
+    opts = {"path": path, "rows_per_partition": "100000"}
+    r = LancePushdownReader(opts, LanceDataSource(opts).schema())
+    assert r.pushFilters([GreaterThan(("k",), 35_000)])
+    parts = r.partitions()
+    rows = [v for p in parts for b in r.read(p) for v in b.column(0).to_pylist()]
+    assert len(parts) == 1 and rows[0] <= 35_001 and rows[-1] == 39_999 and len(rows) < 10_000
+    r = LancePushdownReader(opts, LanceDataSource(opts).schema())
+    r.pushFilters([LessThan(("k",), 6000)])  # fragment 0 has deletions: ranges are live rows
+    rows = [v for p in r.partitions() for b in r.read(p) for v in b.column(0).to_pylist()]
+    assert rows[0] == 5000 and 5999 in rows and len(rows) < 10_000

@@ -40,26 +40,32 @@ def register(spark, *, filter_pushdown: bool = True) -> None:
 
 
 def save(df, path: str, mode: str = "errorifexists", **options) -> None:
-    """``df`` written as Lance files in ``path`` with any of Spark's four save modes.
+    """``df`` written as a Lance dataset at ``path`` with any of Spark's four save modes.
 
     Spark lets Python data sources be written only in append and overwrite mode;
-    this decides errorifexists and ignore on the driver first, like Spark's own
-    file sources (on whether ``path`` exists), then writes in append mode.
+    this decides errorifexists and ignore on the driver first (on whether a dataset
+    exists at ``path``; no job runs when ``ignore`` finds one), then writes.
+    ``options`` are the source's write options (``storage_options`` may be a dict).
     """
+    import json
+
     from lancelot.errors import LanceError
-    from lancelot.spark.files import local_path
-    from lancelot.spark.writer import SAVE_MODES, path_exists
+    from lancelot.spark.options import dataset_version, storage_options
+    from lancelot.spark.writer import SAVE_MODES
 
     m = mode.lower().replace("_", "")
     m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
     if m not in SAVE_MODES:
         raise LanceError(f"unknown save mode {mode!r} (use one of {SAVE_MODES})")
-    exists = path_exists(local_path(path))
+    opts = {k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in options.items()}
+    exists = dataset_version(path, storage_options(opts)) is not None
     if exists and m == "errorifexists":
-        raise LanceError("the output path already exists (save mode errorifexists)", path=path)
+        raise LanceError("a dataset already exists at the output path (save mode errorifexists)", path=path)
     if exists and m == "ignore":
         return
     writer = df.write.format("lance").mode("overwrite" if m == "overwrite" else "append")
-    for k, v in options.items():
+    for k, v in opts.items():
         writer = writer.option(k, v)
+    if m in ("errorifexists", "ignore"):
+        writer = writer.option("save_mode", m)  # re-checked at planning, against a job racing this one
     writer.save(path)

@@ -1,11 +1,9 @@
 """Which files a path names: a file, a directory of ``.lance`` files, or a glob.
 
-Like Spark's file sources, names starting with ``_`` or ``.`` are hidden (the
-writer's staging directory and temporary files live under such names), and a
-directory is not searched recursively.  The files of a job still committing into
-a directory are hidden too, and those it replaces stay visible until its commit
-point (lancelot/spark/commit.py), so a listing never shows half a commit.  Local paths and ``file://`` URLs only:
-the writer commits with renames, which only a local (or mounted) file system has.
+Like Spark's file sources, names starting with ``_`` or ``.`` are hidden (temporary
+files live under such names), and a directory is not searched recursively.  Local
+paths and ``file://`` URLs only (datasets, read through lancelot/spark/dataset_scan.py,
+may live on any store).
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ import os
 from collections.abc import Mapping
 
 from lancelot.errors import LanceError
-from lancelot.spark.commit import visible_names
 
 SUFFIX = ".lance"
 GLOB_CHARS = set("*?[")
@@ -46,7 +43,7 @@ def _data_file_names(directory: str) -> list[str]:
 
 def list_data_files(directory: str) -> list[str]:
     """The visible ``.lance`` files directly in ``directory``, sorted by name ([] if it does not exist)."""
-    return [os.path.join(directory, n) for n in visible_names(directory, _data_file_names)]
+    return [os.path.join(directory, n) for n in sorted(_data_file_names(directory))]
 
 
 def resolve_files(paths: list[str]) -> list[str]:

@@ -1,4 +1,8 @@
-"""The read side of the "lance" data source: footers, partition planning, pushdown, read().
+"""The read side of the "lance" data source: a dataset or loose files, partition planning, pushdown, read().
+
+A path holding a Lance dataset is read through lancelot/spark/dataset_scan.py (one
+pinned version, live-row ranges per fragment).  Otherwise the path names Lance files
+(a file, a directory of them, a glob), read as below.
 
 Planning runs once on the driver (in a pyspark planner worker): every file's
 footer gives its schema and row count; each file's rows are cut into ranges of
@@ -36,7 +40,7 @@ from pyspark.sql.datasource import Filter as SparkFilter
 from pyspark.sql.types import StructField, StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
-from lancelot.spark.files import paths_option, resolve_files
+from lancelot.spark.files import GLOB_CHARS, paths_option, resolve_files
 from lancelot.spark.types import spark_arrow_schema, spark_schema, to_spark_batch
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
@@ -242,19 +246,57 @@ def _int_option(options: Mapping[str, str], name: str, default: int | None) -> i
     return value
 
 
+def dataset_path(paths: Sequence[str], storage: dict | None) -> str | None:
+    """The dataset ``paths`` name (one path holding a ``_versions/`` directory), or None for Lance files."""
+    from lancelot.spark.options import is_dataset, is_url
+
+    found = [p for p in paths if not (GLOB_CHARS & set(p)) and is_dataset(p, storage)]
+    if not found:
+        urls = [p for p in paths if is_url(p) and not p.startswith("file://")]
+        if urls:
+            raise LanceError(f"no Lance dataset at {urls[0]!r} (files outside datasets are read from local "
+                             "paths only)", path=urls[0])
+        return None
+    if len(paths) > 1:
+        raise LanceError(f"a dataset must be the only path of a read, not one of {list(paths)}", path=found[0])
+    return found[0]
+
+
+def open_source(options: Mapping[str, str]):
+    """(dataset uri or None, pinned version or None, storage options, footers of loose files, Arrow schema,
+    Spark schema) for the paths the options name."""
+    from lancelot.spark.dataset_scan import open_version, resolve_version
+    from lancelot.spark.options import read_version_option, storage_options
+
+    storage = storage_options(options)
+    paths = paths_option(options)
+    uri = dataset_path(paths, storage)
+    version, timestamp = read_version_option(options)
+    if uri is None:
+        if version is not None or timestamp is not None:
+            raise LanceError("options version and timestamp need a dataset; the path holds Lance files",
+                             path=paths[0])
+        files = read_footers(resolve_files(paths))
+        return None, None, storage, files, files[0].schema, unified_schema(files)
+    pinned = resolve_version(uri, storage, version, timestamp)
+    arrow = open_version(uri, pinned, storage).schema
+    return uri, pinned, storage, [], arrow, spark_schema(arrow)
+
+
 class LanceReader(DataSourceReader):
-    """Reads row ranges of Lance files as Arrow batches in the schema Spark asked for."""
+    """Reads a pinned version of a Lance dataset, or row ranges of Lance files, as Arrow batches in the
+    schema Spark asked for."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.files = read_footers(resolve_files(paths_option(options)))
-        file_schema = unified_schema(self.files)
-        arrow_schema = self.files[0].schema
+        (self.dataset_uri, self.dataset_version, self.storage, self.files, arrow_schema,
+         file_schema) = open_source(options)
+        self.arrow_schema = arrow_schema
         self.columns: list[str] = []
         for f in schema:
             name = resolve_column(arrow_schema, f.name)
             if name is None:
-                raise LanceError(f"column {f.name!r} is not in the files (columns: {file_schema.names})",
-                                 path=self.files[0].path)
+                raise LanceError(f"column {f.name!r} is not in the data (columns: {file_schema.names})",
+                                 path=self.dataset_uri or self.files[0].path)
             self.columns.append(name)
         self.target = spark_arrow_schema(schema)
         self.rows_per_partition = _int_option(options, "rows_per_partition", None)
@@ -279,7 +321,17 @@ class LanceReader(DataSourceReader):
                 out[info.path] = zm.row_ranges_matching(self.zone_filters)
         return out
 
-    def partitions(self) -> list[LancePartition]:
+    def partitions(self) -> list[InputPartition]:
+        if self.dataset_uri is not None:
+            from lancelot.spark.dataset_scan import fragment_infos, live_ranges, open_version, plan
+
+            ds = open_version(self.dataset_uri, self.dataset_version, self.storage)
+            infos = fragment_infos(ds)
+            ranges = {i.fragment_id: live_ranges(ds, i.fragment_id, self.zone_filters) for i in infos} \
+                if self.zone_filters else None
+            return plan(infos, ranges, rows_per_partition=self.rows_per_partition,
+                        bytes_per_partition=self.bytes_per_partition, min_partitions=self.min_partitions,
+                        min_partition_bytes=MIN_PARTITION_BYTES)
         return plan_partitions(self.files, self._ranges(), rows_per_partition=self.rows_per_partition,
                                bytes_per_partition=self.bytes_per_partition, min_partitions=self.min_partitions)
 
@@ -295,7 +347,12 @@ class LanceReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """The partition's rows, read in steps of about READ_BYTES and handed over in batches of batch_size."""
         from lancelot import LanceFile
+        from lancelot.spark.dataset_scan import DatasetPartition, read_partition
 
+        if isinstance(partition, DatasetPartition):
+            yield from read_partition(self.dataset_uri, self.dataset_version, self.storage, partition,
+                                      self.columns, lambda t: to_spark_batch(t, self.target), self.batch_size)
+            return
         if not isinstance(partition, LancePartition):
             return  # Spark's placeholder partition when there is nothing to read
         for path, start, stop in partition.slices:
@@ -318,7 +375,7 @@ class LancePushdownReader(LanceReader):
     """
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
-        schema = self.files[0].schema
+        schema = self.arrow_schema
         for f in filters:
             zf = zone_filter(f, schema)
             if zf is not None:

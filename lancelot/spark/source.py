@@ -1,4 +1,4 @@
-"""``LanceDataSource``: the "lance" PySpark data source (reads and writes directories of Lance files).
+"""``LanceDataSource``: the "lance" PySpark data source (reads Lance datasets and files, writes datasets).
 
 The reader Spark gets depends on who asks.  pyspark refuses a reader that
 overrides ``pushFilters`` while ``spark.sql.python.filterPushdown.enabled`` is
@@ -19,9 +19,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError
-from lancelot.spark.files import paths_option, resolve_files
-from lancelot.spark.reader import LancePushdownReader, LanceReader, read_footers, resolve_column, unified_schema
-from lancelot.spark.writer import LanceArrowWriter
+from lancelot.spark.reader import LancePushdownReader, LanceReader, open_source, resolve_column
+from lancelot.spark.writer import LanceDatasetWriter
 
 #: the pyspark worker that calls DataSourceReader.pushFilters (Spark 4.1+)
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
@@ -40,13 +39,15 @@ def called_by_pushdown_planner(depth: int = 12) -> bool:
 
 
 class LanceDataSource(DataSource):
-    """``spark.read.format("lance").load(path)`` and ``df.write.format("lance").mode(m).save(dir)``.
+    """``spark.read.format("lance").load(path)`` and ``df.write.format("lance").mode(m).save(uri)``.
 
-    Read options: ``columns`` ("a,b": read only these), ``rows_per_partition`` or
-    ``bytes_per_partition`` (default 64 MiB) and ``min_partitions`` (default: the
-    CPU count), ``batch_size`` (rows per Arrow batch), ``filter_pushdown`` (auto/true/false).
-    Write options: ``version`` ("2.0"...), ``max_page_bytes``, ``save_mode``
-    (errorifexists / ignore, with Spark's append).
+    Read options: ``version`` or ``timestamp`` (time travel in a dataset), ``columns``
+    ("a,b": read only these), ``rows_per_partition`` or ``bytes_per_partition``
+    (default 64 MiB) and ``min_partitions`` (default: the CPU count), ``batch_size``
+    (rows per Arrow batch), ``filter_pushdown`` (auto/true/false).
+    Write options: ``data_storage_version`` ("2.0", "2.1", "2.2"), ``max_rows_per_file``,
+    ``save_mode`` (errorifexists / ignore, with Spark's append).
+    Both: ``storage_options`` (JSON) or ``storage.<key>`` (object-store settings, s3:// paths).
     """
 
     @classmethod
@@ -54,8 +55,7 @@ class LanceDataSource(DataSource):
         return "lance"
 
     def schema(self) -> StructType:
-        files = read_footers(resolve_files(paths_option(self.options)))
-        full = unified_schema(files)
+        full = open_source(self.options)[5]
         cols = self.options.get("columns")
         if not cols:
             return full
@@ -76,5 +76,5 @@ class LanceDataSource(DataSource):
         pushdown = choice == "true" or (choice == "auto" and called_by_pushdown_planner())
         return (LancePushdownReader if pushdown else LanceReader)(self.options, schema)
 
-    def writer(self, schema: StructType, overwrite: bool) -> LanceArrowWriter:
-        return LanceArrowWriter(self.options, schema, overwrite)
+    def writer(self, schema: StructType, overwrite: bool) -> LanceDatasetWriter:
+        return LanceDatasetWriter(self.options, schema, overwrite)

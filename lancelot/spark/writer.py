@@ -1,21 +1,28 @@
-"""The write side of the "lance" data source: one file per task, published by the driver's commit.
+"""The write side of the "lance" data source: Spark jobs write Lance datasets, one version per job.
 
-Each task writes its rows as one Lance file into the job's staging directory
-``<dir>/_lancelot_staging/<job id>/`` (hidden from readers by its ``_`` prefix).
-The driver's ``commit`` publishes them with one atomic switch (lancelot/spark/commit.py:
-renames into ``<dir>``, then the job's record renamed to committed, then, for
-overwrite, the old files deleted); ``abort`` removes whatever the job staged or
-renamed, so a failed job leaves no visible output.
+Each task writes its rows as data files under ``<uri>/data/``
+(``lancelot.dataset.write_fragments``; nothing becomes visible) and returns their
+fragment metadata as its commit message.  Spark hands the driver's ``commit`` the
+messages of exactly one committed attempt per partition; ``lancelot.dataset.commit``
+then makes one new version out of them (an append, an overwrite or the dataset's
+creation), so a reader sees the job's rows all at once or not at all.
 
-Spark accepts only the append and overwrite modes for Python data sources;
-``errorifexists`` and ``ignore`` are available through the ``save_mode`` option
-or ``lancelot.spark.save``; like Spark's file sources, they look at whether the
-output path exists.
+Task attempts whose output Spark does not commit (a retried or speculative attempt,
+a job that fails or aborts) leave data files no manifest names: invisible to every
+reader.  Each attempt also records its file names under
+``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort delete the files of
+the job's attempts that did not make it into the version, then the records (an
+attempt still running when the job ends can leave its files behind: they stay
+invisible).
+
+Spark passes Python data sources only the append and overwrite modes;
+``errorifexists`` and ``ignore`` are available through the ``save_mode`` option or
+``lancelot.spark.save`` (decided on whether a dataset exists at the path).
 """
 
 from __future__ import annotations
 
-import os
+import json
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,27 +32,22 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError
-from lancelot.spark.commit import (
-    STAGING,
-    abort_job,
-    commit_job,
-    directory_lock,
-    finish_committed,
-    job_dir,
-    remove_staging_root,
-)
-from lancelot.spark.files import list_data_files, local_path
+from lancelot.spark.options import dataset_version, storage_options
 from lancelot.spark.types import spark_arrow_schema, to_spark_batch
 
-__all__ = ["STAGING", "SAVE_MODES", "LanceArrowWriter", "LanceCommitMessage", "save_mode", "path_exists"]
+__all__ = ["ATTEMPTS_DIR", "SAVE_MODES", "LanceDatasetWriter", "LanceCommitMessage", "save_mode", "write_options"]
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
+#: per-job records of every task attempt's data files (for cleaning up the attempts Spark did not commit)
+ATTEMPTS_DIR = "_lancelot_spark"
 
 
 @dataclass
 class LanceCommitMessage(WriterCommitMessage):
-    """What one task wrote: (staged path, final file name, rows) per file."""
+    """What one task attempt wrote: its fragments' metadata as JSON (ids unassigned) and its rows."""
 
-    files: list[tuple[str, str, int]] = field(default_factory=list)
+    fragments: list[str] = field(default_factory=list)
+    rows: int = 0
+    attempt: str = ""
 
 
 def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
@@ -60,111 +62,155 @@ def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
     return mode
 
 
-def path_exists(path: str) -> bool:
-    """Whether the output path exists (Spark's file sources decide errorifexists and ignore on this alone)."""
-    return os.path.lexists(path)
+def write_options(options: Mapping[str, str]) -> dict:
+    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1") and
+    ``max_rows_per_file``, checked on the driver."""
+    from lancelot.writer import resolve_version
+
+    out: dict = {}
+    v = options.get("data_storage_version") or options.get("file_version")
+    raw_version = options.get("version")
+    if not v and raw_version and "." in str(raw_version):
+        v = raw_version
+    elif raw_version and not v:
+        raise LanceError(f"option version={raw_version!r} names a dataset version, which only reads take; "
+                         'write a file format version with option data_storage_version ("2.0", "2.1", "2.2")')
+    if v:
+        out["data_storage_version"] = resolve_version(str(v))
+    rows = options.get("max_rows_per_file")
+    if rows:
+        try:
+            out["max_rows_per_file"] = int(rows)
+        except ValueError:
+            raise LanceError(f"option max_rows_per_file must be an integer, not {rows!r}") from None
+        if out["max_rows_per_file"] <= 0:
+            raise LanceError(f"option max_rows_per_file must be positive, not {rows!r}")
+    return out
 
 
-class LanceArrowWriter(DataSourceArrowWriter):
-    """Writes each task's Arrow batches as one Lance file and publishes them all at commit."""
+def _uri(options: Mapping[str, str]) -> str:
+    raw = options.get("path")
+    if not raw:
+        raise LanceError('the "lance" data source needs a path: df.write.format("lance").save(path)')
+    if "://" not in raw:
+        import os
+
+        if os.path.isfile(raw):
+            raise LanceError("the output path is a file; the lance data source writes a dataset (a directory)",
+                             path=raw)
+    return raw
+
+
+class LanceDatasetWriter(DataSourceArrowWriter):
+    """Writes each task's Arrow batches as data files; the driver commits them as one dataset version."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
-        raw = options.get("path")
-        if not raw:
-            raise LanceError('the "lance" data source needs a path: df.write.format("lance").save(path)')
-        self.directory = os.path.abspath(local_path(raw))
-        if os.path.isfile(self.directory):
-            raise LanceError("the output path is a file; the lance data source writes a directory",
-                             path=self.directory)
+        self.uri = _uri(options)
+        self.storage = storage_options(options)
         self.mode = save_mode(options, overwrite)
-        self.version = options.get("version") or None
-        page = options.get("max_page_bytes")
-        self.max_page_bytes = int(page) if page else None
+        self.write_options = write_options(options)
         self.schema = spark_arrow_schema(schema)
         self.job_id = uuid.uuid4().hex
+        #: the version the job read (None: no dataset yet); commits check conflicts against it
+        self.read_version = dataset_version(self.uri, self.storage)
         self.skip = False
-        exists = path_exists(self.directory)
+        exists = self.read_version is not None
         if exists and self.mode == "errorifexists":
-            raise LanceError("the output path already exists (save mode errorifexists)", path=self.directory)
+            raise LanceError("a dataset already exists at the output path (save mode errorifexists)", path=self.uri)
         if exists and self.mode == "ignore":
             self.skip = True
-        if not self.skip:
-            self._check_writable()
 
-    def _check_writable(self) -> None:
-        """Fail on the driver, before any task runs, if the version or options are unusable."""
-        from lancelot.writer import resolve_version
+    def _store(self):
+        from lancelot.dataset.store import ObjectStore
 
-        resolve_version(self.version)
-        if self.max_page_bytes is not None and self.max_page_bytes <= 0:
-            raise LanceError(f"max_page_bytes must be positive, not {self.max_page_bytes}")
+        return ObjectStore(self.uri, self.storage)
 
-    @property
-    def staging(self) -> str:
-        return job_dir(self.directory, self.job_id)
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
+    def _attempt_name(self) -> str:
         from pyspark import TaskContext
 
-        from lancelot import LanceWriter
+        ctx = TaskContext.get()
+        tag = uuid.uuid4().hex[:8]
+        if ctx is None:  # outside a Spark task (tests, tools)
+            return f"local-{tag}"
+        return f"p{ctx.partitionId()}-s{ctx.stageId()}-a{ctx.attemptNumber()}-{tag}"
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
+        """Runs in a task: the batches become data files under ``<uri>/data/`` (invisible until commit)."""
+        from lancelot.dataset import write_fragments
 
         if self.skip:
             return LanceCommitMessage()
-        ctx = TaskContext.get()
-        if ctx is not None:
-            part, attempt = ctx.partitionId(), ctx.attemptNumber()
-            name = f"part-{part:05d}-{self.job_id}.lance"
-        else:  # called outside a Spark task (tests, tools): any unique name
-            part, attempt = 0, 0
-            name = f"part-{uuid.uuid4().hex[:8]}-{self.job_id}.lance"
-        staged = os.path.join(self.staging, f"{name}.attempt{attempt}")
-        writer = None
-        try:
-            for batch in iterator:
-                if batch.num_rows == 0:
-                    continue
-                if writer is None:
-                    os.makedirs(self.staging, exist_ok=True)
-                    writer = LanceWriter(staged, self.schema, version=self.version,
-                                         max_page_bytes=self.max_page_bytes)
-                writer.write(to_spark_batch(batch, self.schema))
-            if writer is None:
-                return LanceCommitMessage()
-            writer.close()
-        except BaseException:
-            if writer is not None:
-                writer.abort()
-            raise
-        return LanceCommitMessage([(staged, name, writer.num_rows)])
+        batches = (to_spark_batch(b, self.schema) for b in iterator if b.num_rows)
+        frags = write_fragments(batches, self.uri, schema=self.schema, storage_options=self.storage,
+                                **self.write_options)
+        if not frags:
+            return LanceCommitMessage()
+        name = self._attempt_name()
+        files = [d.path for f in frags for d in f.files]
+        self._store().put(f"{ATTEMPTS_DIR}/{self.job_id}/{name}.json", json.dumps({"files": files}).encode())
+        return LanceCommitMessage([f.to_json() for f in frags], sum(f.physical_rows for f in frags), name)
 
     def commit(self, messages: list[LanceCommitMessage | None]) -> None:
-        """Publish every staged file in one atomic switch; for overwrite, the files there before go."""
+        """On the driver, after every task succeeded: one new dataset version with every task's fragments."""
+        from lancelot.dataset import FragmentMetadata, commit
+        from lancelot.dataset.commit import CommitConflictError
+
         if self.skip:
             return
-        os.makedirs(self.directory, exist_ok=True)
-        staged = [(path, name) for m in messages if m is not None for path, name, _ in m.files]
-        with directory_lock(self.directory):
-            finish_committed(self.directory)
-            visible = [os.path.basename(p) for p in list_data_files(self.directory)]
-            if not staged and (self.mode == "overwrite" or not visible):
-                staged = [self._write_empty_file()]
-            commit_job(self.directory, self.job_id, staged, visible if self.mode == "overwrite" else [])
-        remove_staging_root(self.directory)
+        frags = [FragmentMetadata.from_json(s) for m in messages if m is not None for s in m.fragments]
+        committed = {d.path for f in frags for d in f.files}
+        if self.read_version is None:
+            try:
+                commit(self.uri, "create", fragments=frags, schema=self.schema, storage_options=self.storage)
+            except CommitConflictError:  # another job created it meanwhile: add to it instead
+                if self.mode == "errorifexists":
+                    raise
+                if self.mode == "ignore":
+                    self._cleanup(set())
+                    return
+                self.read_version = dataset_version(self.uri, self.storage)
+                self._commit_existing(frags)
+        else:
+            self._commit_existing(frags)
+        self._cleanup(committed)
 
-    def _write_empty_file(self) -> tuple[str, str]:
-        """An empty result still leaves a file, so the directory keeps its schema (as Spark's Parquet does)."""
-        from lancelot import LanceWriter
+    def _commit_existing(self, frags) -> None:
+        from lancelot.dataset import commit
 
-        name = f"part-00000-{self.job_id}.lance"
-        path = os.path.join(self.staging, name)
-        os.makedirs(self.staging, exist_ok=True)
-        LanceWriter(path, self.schema, version=self.version, max_page_bytes=self.max_page_bytes).close()
-        return path, name
+        op = "overwrite" if self.mode == "overwrite" else "append"
+        commit(self.uri, op, fragments=frags, schema=self.schema, read_version=self.read_version,
+               storage_options=self.storage)
 
     def abort(self, messages: list[LanceCommitMessage | None]) -> None:
-        """Remove everything this job staged (or renamed, if its commit failed midway); nothing else changes."""
-        names = [name for m in messages if m is not None for _, name, _ in m.files]
-        if os.path.isdir(self.directory):
-            with directory_lock(self.directory):
-                abort_job(self.directory, self.job_id, names)
-            remove_staging_root(self.directory)
+        """The job failed: no version is made; every data file its attempts wrote is removed."""
+        store = self._store()
+        for m in messages:
+            for s in (m.fragments if m is not None else []):
+                from lancelot.dataset import FragmentMetadata
+
+                for d in FragmentMetadata.from_json(s).files:
+                    store.delete(f"data/{d.path}")
+        self._cleanup(set())
+
+    def _cleanup(self, committed: set[str]) -> None:
+        """Delete the data files of this job's attempts that are not in ``committed``, then the records."""
+        store = self._store()
+        prefix = f"{ATTEMPTS_DIR}/{self.job_id}"
+        for rec in store.list(prefix):
+            path = f"{prefix}/{rec}"
+            try:
+                files = json.loads(store.read(path)).get("files", [])
+            except (FileNotFoundError, ValueError):
+                files = []
+            for f in files:
+                if f not in committed:
+                    store.delete(f"data/{f}")
+            store.delete(path)
+        if store.is_local:
+            import os
+
+            for d in (store.full_path(prefix), store.full_path(ATTEMPTS_DIR)):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass

@@ -1,0 +1,168 @@
+"""Reading a Lance dataset through Spark: one pinned version, partitions of live rows per fragment.
+
+The driver opens the dataset once, when the scan is planned, and pins that version
+(or the one the ``version`` / ``timestamp`` options name): every task then reads
+exactly that version, whatever commits happen meanwhile.  A partition is a list of
+``(fragment id, first live row, end live row)`` slices, so deleted rows are never
+returned (``Fragment.read_range`` counts live rows).  With filters pushed down, each
+fragment's zone maps (lancelot's extension in the files it wrote) drop the physical
+row ranges they prove empty; those are mapped to live-row ranges through the
+fragment's deletion vector before partitions are cut.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import InputPartition
+
+from lancelot.errors import LanceError
+
+#: a partition reads at most this many rows per Fragment.read_range call (then sliced into batches)
+READ_ROWS = 256 * 1024
+
+
+@dataclass(frozen=True)
+class FragmentInfo:
+    """What planning needs of one fragment."""
+
+    fragment_id: int
+    live_rows: int
+    physical_rows: int
+    size: int  # bytes of its data files (an estimate of its rows' cost)
+
+
+class DatasetPartition(InputPartition):
+    """Live-row ranges of fragments of the pinned version: ``slices`` = ((fragment id, start, stop), ...)."""
+
+    def __init__(self, slices: Sequence[tuple[int, int, int]]) -> None:
+        super().__init__(tuple(slices))
+
+    @property
+    def slices(self) -> tuple[tuple[int, int, int], ...]:
+        return self.value
+
+    @property
+    def num_rows(self) -> int:
+        return sum(b - a for _, a, b in self.slices)
+
+
+@functools.lru_cache(maxsize=16)
+def _open(uri: str, version: int, storage_json: str):
+    """A dataset version, opened once per Python worker (workers are reused across tasks)."""
+    from lancelot.dataset import dataset
+
+    return dataset(uri, version=version, storage_options=json.loads(storage_json) or None)
+
+
+def open_version(uri: str, version: int, storage: dict | None):
+    return _open(uri, int(version), json.dumps(storage or {}, sort_keys=True))
+
+
+def resolve_version(uri: str, storage: dict | None, version: int | None, timestamp: dt.datetime | None) -> int:
+    """The version to pin: ``version``, the latest one committed at or before ``timestamp``, or the latest."""
+    from lancelot.dataset import dataset
+
+    ds = dataset(uri, version=version, storage_options=storage)
+    if timestamp is None:
+        return ds.version
+    best = None
+    for v in ds.versions():
+        t = v["timestamp"]
+        t = t.astimezone(dt.timezone.utc) if t.tzinfo is None else t  # naive: the machine's local time
+        if t <= timestamp:
+            best = v["version"]
+    if best is None:
+        raise LanceError(f"dataset {uri!r} has no version committed at or before {timestamp.isoformat()}")
+    return int(best)
+
+
+def fragment_infos(ds) -> list[FragmentInfo]:
+    out = []
+    for f in ds.get_fragments():
+        files = f.metadata.files
+        size = sum(int(d.file_size_bytes) for d in files)
+        if not size:
+            size = sum(ds._store.size(f"data/{d.path}") for d in files)
+        out.append(FragmentInfo(f.fragment_id, f.count_rows(), f.physical_rows, size))
+    return out
+
+
+def _to_live(ranges: list[tuple[int, int]], deleted: np.ndarray) -> list[tuple[int, int]]:
+    """Physical row ranges as ranges of live-row positions (deleted positions sorted ascending)."""
+    if not len(deleted):
+        return ranges
+    d = np.asarray(deleted, dtype=np.int64)
+    out = []
+    for a, b in ranges:
+        la, lb = a - int(np.searchsorted(d, a)), b - int(np.searchsorted(d, b))
+        if la < lb:
+            out.append((la, lb))
+    return out
+
+
+def live_ranges(ds, fragment_id: int, zone_filters: list[tuple]) -> list[tuple[int, int]]:
+    """The live-row ranges of one fragment that the zone maps cannot rule out."""
+    frag = ds.get_fragment(fragment_id)
+    top = [(f[0][0], *f[1:]) if isinstance(f[0], tuple) and len(f[0]) == 1 else f for f in zone_filters]
+    usable = [f for f in top if isinstance(f[0], str)]
+    zone_ranges = getattr(frag, "_zone_ranges", None)
+    if not usable or zone_ranges is None:
+        return [(0, frag.count_rows())]
+    return _to_live(zone_ranges(usable), frag.deleted_positions())
+
+
+def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]] | None, *,
+         rows_per_partition: int | None, bytes_per_partition: int, min_partitions: int,
+         min_partition_bytes: int) -> list[DatasetPartition]:
+    """Cut the fragments' live-row ranges into partitions of about one budget each (reader.plan_partitions'
+    rule: rows, or bytes estimated from each fragment's data size per row)."""
+    parts: list[DatasetPartition] = []
+    current: list[tuple[int, int, int]] = []
+    weight = 0.0
+    if rows_per_partition:
+        budget = float(rows_per_partition)
+    else:
+        total = sum(f.size for f in infos if f.live_rows)
+        budget = float(min(bytes_per_partition, max(min_partition_bytes, -(-total // max(1, min_partitions)))))
+    for info in infos:
+        if not info.live_rows:
+            continue
+        per_row = 1.0 if rows_per_partition else max(info.size / max(1, info.physical_rows), 1e-9)
+        piece = max(1, int(budget / per_row))
+        for start, stop in (ranges[info.fragment_id] if ranges is not None else [(0, info.live_rows)]):
+            for a in range(start, stop, piece):
+                b = min(stop, a + piece)
+                w = (b - a) * per_row
+                if current and weight + w > budget * (1 + 1e-9):
+                    parts.append(DatasetPartition(current))
+                    current, weight = [], 0.0
+                current.append((info.fragment_id, a, b))
+                weight += w
+    if current:
+        parts.append(DatasetPartition(current))
+    return parts
+
+
+def read_partition(uri: str, version: int, storage: dict | None, partition: DatasetPartition,
+                   columns: list[str], convert, batch_size: int) -> Iterator[pa.RecordBatch]:
+    """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch)."""
+    ds = open_version(uri, version, storage)
+    for fid, start, stop in partition.slices:
+        frag = ds.get_fragment(fid)
+        if frag is None:
+            raise LanceError(f"dataset {uri!r} version {version} has no fragment {fid}")
+        step = max(batch_size, READ_ROWS // batch_size * batch_size)
+        for a in range(start, stop, step):
+            table = frag.read_range(a, min(stop, a + step) - a, columns)
+            if not table.num_rows:
+                continue
+            batch = convert(table)
+            for b in range(0, batch.num_rows, batch_size):
+                yield batch.slice(b, batch_size)
