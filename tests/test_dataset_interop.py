@@ -142,3 +142,15 @@ def test_config_metadata_and_indices_carried_over(tmp_path):
     assert ds.config()["lancelot.test"] == "yes"
     assert [i.name for i in ds.describe_indices()] == ["a_idx"]
     assert ds.to_table(filter="a = 105").num_rows == 1
+
+
+def test_append_after_pylance_dropped_a_column(tmp_path):
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"a": [1, 2], "b": [3, 4], "c": ["x", "y"]}), uri, data_storage_version="2.1")
+    lance.dataset(uri).drop_columns(["b"])  # field ids now 0 and 2
+    ds = lancelot.write_dataset(pa.table({"a": [5], "c": ["z"]}), uri, mode="append")
+    assert ds.get_fragments()[1].metadata.files[0].fields == [0, 2]
+    theirs = lance.dataset(uri)
+    theirs.validate()
+    assert theirs.to_table().to_pydict() == {"a": [1, 2, 5], "c": ["x", "y", "z"]}
+    assert ds.to_table().equals(theirs.to_table())

@@ -63,6 +63,7 @@ class LanceDataset:
         parent = {int(f.id): int(f.parent_id) for f in self.manifest.fields}
         name = {int(f.id): f.name for f in self.manifest.fields}
         self._top_by_id: dict[int, str] = {}
+        self._top_of_id: dict[int, str] = {}
         self._subtree_ids: dict[str, set[int]] = {}
         for fid in parent:
             top, hops = fid, 0
@@ -70,6 +71,7 @@ class LanceDataset:
                 top, hops = parent[top], hops + 1
             if parent.get(top, -1) == -1:
                 self._subtree_ids.setdefault(name[top], set()).add(fid)
+                self._top_of_id[fid] = name[top]
                 if top == fid:
                     self._top_by_id[fid] = name[fid]
 

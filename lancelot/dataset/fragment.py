@@ -90,6 +90,7 @@ class Fragment:
         self.physical_rows: int = int(frag.physical_rows)
         self._deleted: np.ndarray | None = None
         self._live: np.ndarray | None = None
+        self._fc: list | None = None
 
     @property
     def metadata(self) -> FragmentMetadata:
@@ -141,6 +142,8 @@ class Fragment:
     # -- column mapping ------------------------------------------------------------------------
     def _file_columns(self) -> list[tuple[object, dict[str, str]]]:
         """For each data file: (LanceFile, {dataset column name: file column name})."""
+        if self._fc is not None:
+            return self._fc
         out = []
         ds = self._ds
         for df in self._pb.files:
@@ -152,18 +155,41 @@ class Fragment:
             if lf.num_rows != self.physical_rows:
                 raise CorruptFileError(f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment "
                                        f"has {self.physical_rows}")
-            listed = {int(x) for x in df.fields if x >= 0}
-            names: dict[str, str] = {}
-            for fld in lf._descriptor.schema.fields:
-                if fld.parent_id != -1:
-                    continue
-                top = ds._top_by_id.get(int(fld.id))
-                if top is None:
-                    continue
-                if listed & ds._subtree_ids[top]:
-                    names[top] = fld.name
+            names = self._map_file(lf, df)
             out.append((lf, names))
+        self._fc = out
         return out
+
+    def _map_file(self, lf, df: table_pb2.DataFile) -> dict[str, str]:
+        """{dataset column: file column} of one data file.
+
+        ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that
+        own columns (at 2.0 every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field.
+        Files whose lists do not line up are matched by the field ids in their own schema."""
+        ds = self._ds
+        desc = list(lf._descriptor.schema.fields)
+        parents = {int(f.parent_id) for f in desc}
+        owners = desc if lf.version == "2.0" else [f for f in desc if int(f.id) not in parents]
+        fparent = {int(f.id): int(f.parent_id) for f in desc}
+
+        def file_top(fid: int) -> int:
+            hops = 0
+            while fparent.get(fid, -1) != -1 and hops < 256:
+                fid, hops = fparent[fid], hops + 1
+            return fid
+
+        fname = {int(f.id): f.name for f in desc if int(f.parent_id) == -1}
+        if len(owners) == len(df.fields):
+            pairs = [(int(f.id), int(d)) for f, d in zip(owners, df.fields)]
+        else:
+            listed = {int(x) for x in df.fields}
+            pairs = [(int(f.id), int(f.id)) for f in owners if int(f.id) in listed]
+        names: dict[str, str] = {}
+        for fid, did in pairs:
+            top = ds._top_of_id.get(did) if did >= 0 else None
+            if top is not None and top not in names:
+                names[top] = fname.get(file_top(fid), "")
+        return {k: v for k, v in names.items() if v}
 
     def _columns(self, columns) -> list[str]:
         names = self._ds.schema.names

@@ -20,7 +20,7 @@ from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedEncodingError
+from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.writer import resolve_version
@@ -109,10 +109,7 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
     fields = schema_fields(stored)
     base = _base if _base is not ... else _existing(store, uri)
     if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
-        if not _same_fields(base.manifest.fields, fields):
-            raise UnsupportedEncodingError(
-                f"dataset {uri!r}: its field ids are not in schema order (columns were dropped or added "
-                "inside structs); lancelot cannot append to it yet")
+        fields = list(base.manifest.fields)  # the dataset's ids (gaps where columns were dropped)
     if data_storage_version is None:
         data_storage_version = base.manifest.data_format.version if base is not None and \
             base.manifest.data_format.version else None
