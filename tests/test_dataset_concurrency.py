@@ -208,3 +208,36 @@ def test_writers_killed_at_random_times(tmp_path):
     history = _history(uri, None, None)
     assert {(500, 0), (600, 0)} <= history[-1]
     assert len(history) >= 3
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_threads_appending_in_one_process_lose_no_commit(kind, tmp_path):
+    """The same commit protocol between threads (memory:// has only its in-process lock)."""
+    import threading
+
+    uri = str(tmp_path / "ds") if kind == "local" else f"memory://lancelot-threads-{time.time_ns()}/ds"
+    lancelot.write_dataset(_batch(-1, 0), uri)
+    errors: list = []
+    barrier = threading.Barrier(4)
+
+    def writer(w):
+        try:
+            barrier.wait()
+            for k in range(5):
+                lancelot.write_dataset(_batch(w, k), uri, mode="append")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    me = lancelot.dataset(uri)
+    assert me.version == 21 and [v["version"] for v in me.versions()] == list(range(1, 22))
+    seen = [_groups(lancelot.dataset(uri, version=v).to_table()) for v in range(1, 22)]
+    assert all(a < b and len(b - a) == 1 for a, b in zip(seen, seen[1:]))
+    assert seen[-1] == {(-1, 0)} | {(w, k) for w in range(4) for k in range(5)}
+    if kind == "local":
+        assert _groups(lance.dataset(uri).to_table()) == seen[-1]
