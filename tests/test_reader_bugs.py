@@ -270,3 +270,19 @@ def test_dictionary_small_reads_hold_only_their_rows(tmp_path, version, name):
     assert max(b.get_total_buffer_size() for b in batches) < 12 * one_value
     assert f.take([0, 5, 6, 900]).equals(expected.take([0, 5, 6, 900]))
     assert f.read().equals(expected)
+
+
+@pytest.mark.parametrize("version", ["2.2"])
+def test_constant_page_small_reads_hold_only_their_rows(tmp_path, version):
+    """A 2.2 constant page (the same big value in every row) read 10 rows at a time holds 10
+    copies of the value, not one per row of the page."""
+    value = b"0" * 29_959
+    t = pa.table({"val": [[value] for _ in range(1009)]})
+    p = pw(t, version, tmp_path / "f.lance")
+    assert "constant_layout" in inspect_file(p)
+    f = lancelot.LanceFile(p)
+    assert f.take([5]).get_total_buffer_size() < 2 * len(value)
+    batches = list(f.iter_batches(10))
+    assert pa.Table.from_batches(batches).equals(t)
+    assert max(b.get_total_buffer_size() for b in batches) < 11 * len(value)
+    assert f.read().equals(t)

@@ -152,16 +152,21 @@ class ConstantPage(PageReader):
         s = self.state
         vis = visible_mask(self.meaning, s.dfn, s.num_levels)
         n_vis = s.num_levels if vis is None else int(vis.sum())
+        # select the rows' levels first (over a placeholder without buffers), then repeat the
+        # value only as many times as they need: a 10-row read of a page of big constant values
+        # must not hold the whole page's
+        span = PageLevels(self.meaning, s.rep, s.dfn, s.num_levels, pa.nulls(n_vis))
+        sel = select_rows(span, 0, rows)
+        n = len(sel.values)
         t = self.leaf_type
         if s.scalar is None:
-            values = _nulls(n_vis, t)
+            values = _nulls(n, t)
         else:
             one = s.scalar
             if pa.types.is_dictionary(t):
                 one = one.dictionary_encode().cast(t)
-            values = one.take(pa.array(np.zeros(n_vis, dtype=np.int64)))
-        span = PageLevels(self.meaning, s.rep, s.dfn, s.num_levels, values)
-        return select_rows(span, 0, rows)
+            values = one.take(pa.array(np.zeros(n, dtype=np.int64)))
+        return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
 
 def _nulls(n: int, t: pa.DataType) -> pa.Array:
