@@ -137,6 +137,8 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges, dtype: pa.D
         from lancelot.encodings.v2_0.binary import decode_binary
 
         return decode_binary(enc.binary, pbuf, ranges, dtype, cache)
+    if kind == "fsst":
+        return decode_fsst(enc.fsst, pbuf, ranges, dtype, cache)
     if kind == "dictionary":
         from lancelot.encodings.v2_0.dictionary import decode_dictionary
 
@@ -163,6 +165,38 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges, dtype: pa.D
         scalar = pa.Array.from_buffers(dtype, 1, [None, pa.py_buffer(value)])
         return pa.repeat(scalar[0], n) if n else pa.array([], dtype)
     raise pbuf.error(f"2.0 array encoding {kind!r} is not supported", UnsupportedEncodingError)
+
+
+def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+    """2.0 ``Fsst`` (pylance writes it for ``lance-encoding:compression=fsst`` on string and
+    binary): the inner encoding holds each string's FSST codes; the symbol table has the same
+    serialization as 2.1's (compression/fsst.py), so the same kernel decodes them."""
+    from lancelot.encodings.compression.chunked import symbol_table
+    from lancelot.encodings.compression.fsst import fsst_decode_spans
+
+    if not (pa.types.is_string(dtype) or pa.types.is_binary(dtype) or pa.types.is_large_string(dtype)
+            or pa.types.is_large_binary(dtype)):
+        raise pbuf.error(f"an FSST page for a field of type {dtype}", UnsupportedEncodingError)
+    codes = decode(fsst.binary, pbuf, ranges, pa.large_binary(), cache)
+    try:
+        table = symbol_table(bytes(fsst.symbol_table))
+        offs = np.frombuffer(codes.buffers()[1], np.int64)[codes.offset:codes.offset + len(codes) + 1]
+        data = np.frombuffer(codes.buffers()[2], np.uint8) if codes.buffers()[2] is not None \
+            else np.zeros(0, np.uint8)
+        block = fsst_decode_spans(table, data, offs[:-1], np.diff(offs))
+    except LanceError as e:
+        raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
+    n = len(codes)
+    out_offs = np.asarray(block.offsets, dtype=np.int64)
+    large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
+    if not large:
+        if n and int(out_offs[-1]) > np.iinfo(np.int32).max:
+            raise pbuf.error("more than 2 GiB of values for a 32-bit offset type", UnsupportedEncodingError)
+        out_offs = out_offs.astype(np.int32)
+    validity = codes.buffers()[0] if codes.null_count else None
+    if validity is not None and codes.offset:
+        validity = pa.py_buffer(np.packbits(codes.is_valid().to_numpy(zero_copy_only=False), bitorder="little"))
+    return pa.Array.from_buffers(dtype, n, [validity, pa.py_buffer(out_offs), pa.py_buffer(block.data)])
 
 
 def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
