@@ -126,7 +126,26 @@ def test_lancelot_appends_to_stable_row_ids(tmp_path):
     ds.validate()
     rowids = ds.to_table(columns=["a"], with_row_id=True).column("_rowid").to_pylist()
     assert rowids == list(range(100))
+    lancelot.dataset(uri).delete(pc.field("a") < 3)
+    lancelot.write_dataset(_table(5, 100), uri, mode="append")
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert ds.to_table(columns=["a"], with_row_id=True).column("_rowid").to_pylist() == list(range(3, 105))
     _assert_all_versions(uri)
+    lancelot.write_dataset(_table(2, 500), uri, mode="overwrite")
+    lance.write_dataset(_table(1, 600), uri, mode="append")
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert ds.to_table(columns=["a"], with_row_id=True).column("_rowid").to_pylist() == [105, 106, 107]
+
+
+def test_empty_dataset(tmp_path):
+    uri = str(tmp_path / "ds")
+    ds = lancelot.write_dataset(pa.table({"a": pa.array([], pa.int64())}), uri)
+    assert ds.count_rows() == 0 and ds.to_table().num_rows == 0 and ds.get_fragments() == []
+    lance.dataset(uri).validate()
+    lancelot.write_dataset(pa.table({"a": [1]}), uri, mode="append")
+    assert lance.dataset(uri).to_table().to_pydict() == {"a": [1]}
 
 
 def test_config_metadata_and_indices_carried_over(tmp_path):
