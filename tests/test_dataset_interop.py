@@ -173,3 +173,16 @@ def test_append_after_pylance_dropped_a_column(tmp_path):
     theirs.validate()
     assert theirs.to_table().to_pydict() == {"a": [1, 2, 5], "c": ["x", "y", "z"]}
     assert ds.to_table().equals(theirs.to_table())
+
+
+def test_field_in_no_data_file_reads_as_nulls(tmp_path):
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"a": [1, 2]}), uri)
+    lance.dataset(uri).add_columns(pa.field("n", pa.string()))  # schema only: no data file holds "n"
+    assert [len(f.metadata.files) for f in lance.dataset(uri).get_fragments()] == [1]
+    assert lancelot.dataset(uri).to_table().to_pydict() == {"a": [1, 2], "n": [None, None]}
+    lancelot.write_dataset(pa.table({"a": [3], "n": ["x"]}), uri, mode="append")
+    theirs = lance.dataset(uri)
+    theirs.validate()
+    assert lancelot.dataset(uri).to_table().equals(theirs.to_table())
+    assert lancelot.dataset(uri).take([2, 0], columns=["n"]).to_pydict() == {"n": ["x", None]}

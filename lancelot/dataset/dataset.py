@@ -184,14 +184,14 @@ class LanceDataset:
         predicate = check_filter(predicate)
         if predicate is None:
             raise LanceError("delete needs a predicate")
-        from lancelot.dataset.scan import filter_columns
+        from lancelot.dataset.scan import apply_filter, filter_columns
 
         cols = filter_columns(predicate, self.schema.names)
         updated, removed = [], []
         for f in self._fragments:
             t = f._read_physical(cols, 0, f.physical_rows)
             t = t.append_column("__lancelot_pos", pa.array(np.arange(f.physical_rows, dtype=np.int64)))
-            newly = t.filter(predicate).column("__lancelot_pos").to_numpy()
+            newly = apply_filter(t, predicate, f.where).column("__lancelot_pos").to_numpy()
             if not len(newly):
                 continue
             old = f.deleted_positions().astype(np.int64)

@@ -263,7 +263,7 @@ class Fragment:
                 mask[deleted] = False
                 t = t.filter(pa.array(mask))
             return t
-        from lancelot.dataset.scan import filter_columns, zone_filters
+        from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
         need = cols + [c for c in filter_columns(filter, self._ds.schema.names) if c not in cols]
         parts = []
@@ -276,7 +276,7 @@ class Fragment:
                     mask = np.ones(b - a, dtype=bool)
                     mask[d] = False
                     t = t.filter(pa.array(mask))
-            parts.append(t.filter(filter).select(cols))
+            parts.append(apply_filter(t, filter, self.where).select(cols))
         if not parts:
             return self._read_physical(cols, 0, 0)
         if not cols:  # concat_tables drops the rows of column-less tables

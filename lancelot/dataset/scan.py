@@ -90,3 +90,15 @@ def zone_filters(filter: pc.Expression | None) -> list[tuple]:
             continue
         out.append((m.group(1), _OPS[m.group(2)], value))
     return out
+
+
+def apply_filter(table, filter: pc.Expression, where: str):
+    """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types) as a LanceError."""
+    import pyarrow as pa
+
+    from lancelot.errors import LanceError
+
+    try:
+        return table.filter(filter)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise LanceError(f"{where}: cannot apply the filter {filter}: {e}") from None
