@@ -293,6 +293,9 @@ class ObjectStore:
                     raise self._exists(path)
                 self.fs.pipe_file(full, data)
         elif self.scheme in ("s3", "s3a") and _is_s3fs(self.fs):
+            if not _has_exclusive_pipe(self.fs):
+                raise UnsafeCommitError("this s3fs has no conditional put (pipe_file mode='create'); "
+                                        "install s3fs >= 2024.12 to commit to S3", path=self.uri)
             _fault("create:before")
             try:
                 self.fs.pipe_file(full, data, mode="create")
@@ -380,6 +383,13 @@ class ObjectStore:
 
 def _is_s3fs(fs: Any) -> bool:
     return type(fs).__module__.split(".")[0] == "s3fs"
+
+
+def _has_exclusive_pipe(fs: Any) -> bool:
+    """s3fs sends pipe_file(mode="create") as If-None-Match: * since 2024.12; older ones lack ``mode``."""
+    import inspect
+
+    return "mode" in inspect.signature(type(fs)._pipe_file).parameters
 
 
 def _unlink(p: str) -> None:
