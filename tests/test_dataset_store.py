@@ -207,3 +207,14 @@ def test_open_output_abort_leaves_nothing(store, tmp_path):
     if store.is_local:
         d = os.path.join(store.root, "data")
         assert not os.path.exists(d) or os.listdir(d) == []
+
+
+def test_file_urls_and_relative_roots_are_local(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    a = ObjectStore(f"file://{tmp_path}/ds")
+    b = ObjectStore("ds")
+    assert a.is_local and b.is_local and a.root == b.root == str(tmp_path / "ds")
+    a.put_if_not_exists("_versions/1.manifest", b"m")
+    with pytest.raises(FileExistsError):
+        b.put_if_not_exists("_versions/1.manifest", b"n")
+    assert b.read("_versions/1.manifest") == b"m"
