@@ -29,7 +29,10 @@ DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 
 
 def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """(schema, batches) of a Table, RecordBatch, RecordBatchReader or iterable of batches."""
+    """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame or iterable
+    of batches."""
+    if type(data).__module__.split(".")[0] == "pandas":
+        data = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
     if isinstance(data, pa.Table):
         return schema or data.schema, iter(data.to_batches())
     if isinstance(data, pa.RecordBatch):
@@ -62,11 +65,6 @@ def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
 
 def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
     return {k.decode(): v for k, v in (schema.metadata or {}).items()}
-
-
-def _same_fields(a: list[file_pb2.Field], b: list[file_pb2.Field]) -> bool:
-    key = lambda f: (f.name, f.parent_id, f.logical_type, f.id)  # noqa: E731
-    return [key(f) for f in a] == [key(f) for f in b]
 
 
 def _type_key(fields) -> list:
