@@ -1,9 +1,10 @@
 """Writing blob pages (lance.encodings21.BlobLayout; encoding.md, "Blob Page Layout").
 
 For large_binary fields with the ``lance-encoding:blob`` metadata key (pylance
-accepts no other type).  The values'
-bytes go out of line: the page's data buffer is written to the file first, as
-one buffer, so value k sits at that buffer's position + its offset.  The page
+accepts no other type).  The values' bytes go out of line: each batch's bytes are
+written to the file as one buffer when the batch arrives (``blob_relative``), so a
+value sits at that buffer's position + its offset, and pages, which hold only the
+descriptions, are cut like pylance's (by description bytes, encodings/paging.py).  The page
 itself is the ``inner_layout``: a mini-block page (one all-valid item per
 level entry, no levels) of descriptions, a packed struct of u64 ``position``
 (absolute file offset) and u64 ``size``.  The blob layout's own ``layers``
@@ -16,8 +17,6 @@ Blobs inside lists are not written (lancelot does not read them either).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -40,19 +39,42 @@ def check_blob_type(t: pa.DataType, name: str, max_rep: int) -> None:
         raise UnsupportedTypeError(f"blob field {name!r} inside a list is not writable")
 
 
-def encode_blob(values: pa.Array, levels: PageLevels, large_chunks: bool,
-                write_buffer: Callable[[np.ndarray], tuple[int, int]]) -> tuple[pb.PageLayout, list[np.ndarray]]:
-    """The blob page of ``values`` (one per level entry); ``write_buffer`` puts the blob bytes in the file."""
+#: a blob value as a page holds it until its batch's bytes have a file position
+RELATIVE = pa.struct([("start", pa.uint64()), ("size", pa.uint64()), ("part", pa.int64())])
+
+
+def blob_relative(values: pa.Array, part: int) -> tuple[pa.StructArray, np.ndarray | None]:
+    """One batch of blob values as (start in the batch's bytes, size, batch number) and those bytes (None
+    when there are none): the bytes are written at once, the page keeps the small part."""
     arr = storage(values)
     n = len(arr)
     offs = arrow_offsets(arr).astype(np.int64)
     valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(n, bool)
     size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
+    start = (offs[:-1] - offs[0]).astype(np.uint64)
+    data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]):int(offs[-1])] if int(size.sum()) else None
+    rel = pa.StructArray.from_arrays([pa.array(start), pa.array(size), pa.array(np.full(n, part, np.int64))],
+                                     fields=list(RELATIVE), mask=pa.array(~valid) if not valid.all() else None)
+    return rel, data
+
+
+def encode_blob(values: pa.StructArray, levels: PageLevels, large_chunks: bool,
+                bases: dict[int, int]) -> tuple[pb.PageLayout, list[np.ndarray]]:
+    """The blob page of ``values`` (``blob_relative`` rows, one per level entry); ``bases`` gives the file
+    position of each batch's bytes (written before this page is committed)."""
+    n = len(values)
+    start = np.asarray(values.field("start").to_numpy(zero_copy_only=False), np.uint64)
+    size = np.asarray(values.field("size").to_numpy(zero_copy_only=False), np.uint64)
+    part = np.asarray(values.field("part").to_numpy(zero_copy_only=False), np.int64)
+    if values.null_count:
+        size = np.where(values.is_valid().to_numpy(zero_copy_only=False), size, 0).astype(np.uint64)
     position = np.zeros(n, np.uint64)
-    if int(size.sum()):
-        data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]):int(offs[-1])]
-        base, _ = write_buffer(data)
-        position = np.where(size > 0, base + (offs[:-1] - offs[0]), 0).astype(np.uint64)
+    has = size > 0
+    if has.any():
+        used = np.unique(part[has])
+        table = np.zeros(int(used.max()) + 1, np.uint64)
+        table[used] = [bases[int(k)] for k in used]
+        position[has] = table[part[has]] + start[has]
     if levels.defs is not None:
         null = levels.defs > 0
         position[null] = levels.defs[null].astype(np.uint64) << np.uint64(16)

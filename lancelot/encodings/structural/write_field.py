@@ -4,7 +4,7 @@
 of lancelot/encodings/v2_0/field_writer.py: ``append(arr)`` and ``finish()``
 returning column writers with ``.index`` and ``.metadata()``).  Each batch is
 shredded into its leaf columns (write_repdef.py); every leaf column buffers
-its shreds until ``max_page_bytes`` and then writes pages at once, choosing
+its shreds until it holds a page's worth (encodings/paging.py) and then writes pages at once, choosing
 per page (encoding.md, "Structural Encoding"):
 
 * binary fields with ``lance-encoding:blob``: the blob layout (bytes out of line);
@@ -28,8 +28,9 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import empty_pb2
 
+from lancelot.encodings.paging import BLOB_DESCRIPTION_BYTES, gather_bytes, page_count
 from lancelot.encodings.strategy import options_for
-from lancelot.encodings.structural.write_blob import check_blob_type, encode_blob
+from lancelot.encodings.structural.write_blob import blob_relative, check_blob_type, encode_blob
 from lancelot.encodings.structural.write_constant import constant_value, encode_all_null, encode_constant
 from lancelot.encodings.structural.write_fullzip import encode_full_zip
 from lancelot.encodings.structural.write_miniblock import ChunkTooLarge, encode_miniblock
@@ -135,21 +136,43 @@ class LeafColumnWriter:
         self.pages_submitted = 0
         self.pending: list[Shred] = []
         self.pending_bytes = 0
+        self.blob_parts = 0
+        self.blob_bases: dict[int, int] = {}  # blob batch -> file position of its bytes
 
     def _cost(self, s: Shred) -> int:
         streams = int(s.rep is not None) + int(s.defc is not None)
-        return value_bytes(s.values) + 2 * streams * s.num_levels
+        values = BLOB_DESCRIPTION_BYTES * len(s.values) if self.opts.blob else value_bytes(s.values)
+        return values + 2 * streams * s.num_levels
+
+    def _blob_out_of_line(self, s: Shred) -> Shred:
+        """Queue the blob bytes of one batch for the file (in order, before any page that follows) and keep
+        only where each value sits in them: pages hold descriptions, as pylance's do."""
+        part = self.blob_parts
+        self.blob_parts += 1
+        relative, data = blob_relative(s.values, part)
+
+        def commit(_) -> None:
+            self.blob_bases[part] = self.out.write_buffer(data)[0]
+
+        if data is not None:
+            if self.worker is not None:
+                self.worker.submit(lambda: None, commit)
+            else:
+                commit(None)
+        return Shred(s.rep, s.defc, relative, s.num_rows)
 
     def add(self, s: Shred) -> None:
         if s.num_rows == 0:
             return
+        if self.opts.blob:
+            s = self._blob_out_of_line(s)
         self.pending.append(s)
         self.pending_bytes += self._cost(s)
-        if self.pending_bytes >= self.max_page_bytes:
+        if self.pending_bytes >= gather_bytes(self.max_page_bytes):
             self.flush(final=False)
 
     def flush(self, final: bool = True) -> None:
-        """Write the pending rows as pages of about ``max_page_bytes``; unless ``final``, a last partial page
+        """Write the pending rows as pages of at most ``max_page_bytes``; unless ``final``, a last partial page
         stays pending (to be filled by the next batches), so pages do not end wherever a batch does.
 
         Columns without repetition are cut without joining their batches first: each page's slices are
@@ -163,10 +186,16 @@ class LeafColumnWriter:
         if cost <= self.max_page_bytes or num_rows == per_row:
             self._emit(parts)
             return
-        rows_per_page = max(1, int(num_rows * self.max_page_bytes // cost) // per_row) * per_row
         align = PAGE_ROW_ALIGN * per_row
-        if rows_per_page >= 4 * align:  # whole 1024-value bitpacking chunks: no padded chunk ends a page
-            rows_per_page -= rows_per_page % align
+        if final:  # equal pages (the last maybe a little shorter)
+            pages = page_count(cost, self.max_page_bytes, num_rows // per_row)
+            rows_per_page = -(-(num_rows // per_row) // pages) * per_row
+            if rows_per_page >= 4 * align:  # whole 1024-value bitpacking chunks: no padded chunk ends a page
+                rows_per_page += -rows_per_page % align
+        else:  # pages of about max_page_bytes, the remainder waits for the next batches
+            rows_per_page = max(1, int(num_rows * self.max_page_bytes // cost) // per_row) * per_row
+            if rows_per_page >= 4 * align:
+                rows_per_page -= rows_per_page % align
         bounds = np.append(np.arange(0, num_rows, rows_per_page), num_rows)
         if self.path.max_rep == 0 and per_row == 1:
             pages = split_flat_parts(parts, bounds)
@@ -213,7 +242,7 @@ class LeafColumnWriter:
             if self.packed == "empty":
                 return encode_empty_struct(levels, self.path.leaf.name)
             if opts.blob:
-                return encode_blob(values, levels, large_chunks, self.out.write_buffer)
+                return encode_blob(values, levels, large_chunks, self.blob_bases)
             if values.null_count == len(values):
                 return encode_all_null(levels, self.version)
             if fsl_of_variable(storage(values).type):

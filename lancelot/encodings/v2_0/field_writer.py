@@ -1,7 +1,7 @@
 """The 2.0 field writers: one column writer per field in pre-order.
 
-Leaf columns buffer arrays until ``max_page_bytes`` and then encode and write a
-page at once (only page metadata stays in memory); list columns write offsets
+Leaf columns buffer arrays until they hold a page's worth (encodings/paging.py) and then encode and
+write pages at once (only page metadata stays in memory); list columns write offsets
 pages and feed their items to the child column; struct columns write a single
 ``SimpleStruct`` page (they have no buffers).
 """
@@ -14,6 +14,7 @@ from google.protobuf import empty_pb2
 
 from lancelot.encodings.arrays import arrow_offsets
 from lancelot.encodings.dictionary_pages import join_values
+from lancelot.encodings.paging import gather_bytes, page_count
 from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
 from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
@@ -78,7 +79,7 @@ class LeafWriter(ColumnWriter):
             return
         self.pending.append(arr)
         self.pending_bytes += arr.nbytes
-        if self.pending_bytes >= self.max_page_bytes:
+        if self.pending_bytes >= gather_bytes(self.max_page_bytes):
             self.flush()
 
     def _combined(self) -> pa.Array:
@@ -87,14 +88,15 @@ class LeafWriter(ColumnWriter):
         return pa.chunked_array(self.pending, type=self.pending[0].type).combine_chunks()
 
     def flush(self) -> None:
+        """Write what is pending as pages (encodings/paging.py): gathered batches make one page (whole
+        batches, as pylance's 2.0 writer does); a gathering of many times ``max_page_bytes`` (one big batch)
+        is cut into ``round(size / max_page_bytes)`` pages of equal rows, with no small remainder page,
+        which would be encoded differently from its neighbours (a string page of few rows is not
+        dictionary-encoded)."""
         if not self.pending:
             return
         arr = self._combined()
         self.pending, self.pending_bytes = [], 0
-        # Like pylance, what is pending when it reaches max_page_bytes becomes one page; only a
-        # flush of many times that size is cut, into pages of equal rows (no small remainder
-        # page, which would be encoded differently from its neighbours: a string page of few
-        # rows is not dictionary-encoded).
         pages = max(1, min(len(arr), round(arr.nbytes / self.max_page_bytes)))
         bounds = np.linspace(0, len(arr), pages + 1).round().astype(np.int64).tolist()
         for start, stop in zip(bounds[:-1], bounds[1:]):
@@ -156,7 +158,7 @@ class ListWriter(ColumnWriter):
         self.valid.append(arr.is_valid().to_numpy(zero_copy_only=False))
         self.pending_rows += len(arr)
         self.child.append(arr.values.slice(int(offs[0]), int(offs[-1] - offs[0])))
-        if self.pending_rows * 8 >= self.max_page_bytes:
+        if self.pending_rows * 8 >= gather_bytes(self.max_page_bytes):
             self.flush()
 
     def flush(self) -> None:
@@ -164,7 +166,8 @@ class ListWriter(ColumnWriter):
             return
         lengths, valid = np.concatenate(self.lengths), np.concatenate(self.valid)
         self.lengths, self.valid, self.pending_rows = [], [], 0
-        rows_per_page = max(1, self.max_page_bytes // 8)
+        pages = page_count(8 * len(lengths), self.max_page_bytes, len(lengths))
+        rows_per_page = -(-len(lengths) // pages)
         for s in range(0, len(lengths), rows_per_page):
             self._write_offsets(lengths[s : s + rows_per_page], valid[s : s + rows_per_page])
 
