@@ -55,7 +55,7 @@ def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.Dat
             raise pbuf.error("binary offsets are not monotonic")
     if b.bytes.WhichOneof("array_encoding") != "flat" or b.bytes.flat.bits_per_value != 8:
         raise pbuf.error("binary bytes must be flat 8-bit", UnsupportedEncodingError)
-    data_parts = read_flat(pbuf, b.bytes.flat, [(s, e) for s, e, _, _ in spans]) if spans else []
+    data_parts = read_flat(pbuf, b.bytes.flat, [(s, e) for s, e, _, _ in spans], cache) if spans else []
     data = np.concatenate(data_parts) if len(data_parts) != 1 else data_parts[0]
     lengths = np.concatenate([sp[2] for sp in spans]) if spans else np.zeros(0, np.int64)
     valid = np.concatenate([sp[3] for sp in spans]) if spans else np.zeros(0, bool)

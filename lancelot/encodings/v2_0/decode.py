@@ -46,13 +46,15 @@ def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Ranges) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, bool)
 
 
-def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Ranges) -> list[np.ndarray]:
+def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Ranges, cache: dict | None = None) -> list[np.ndarray]:
     """Byte ranges of a Flat buffer, undoing its general compression (``Flat.compression``).
 
     pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's
     metadata sets ``lance-encoding:compression`` to zstd or lz4: the whole buffer is one
     compressed unit (a size prefix, then the zstd frame / lz4 block, as in 2.1's
-    BufferCompression), so it is fetched and decompressed whole, then sliced.
+    BufferCompression), so it is fetched and decompressed whole, then sliced.  ``cache`` keeps
+    the last decompressed buffer of each column, so reading a page batch by batch decompresses
+    it once.
     """
     if not flat.HasField("compression") or flat.compression.scheme in ("", "none"):
         return pbuf.read(flat.buffer, byte_ranges)
@@ -61,10 +63,18 @@ def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Ranges) -> list[np.
     scheme = flat.compression.scheme
     if scheme not in ("zstd", "lz4"):
         raise pbuf.error(f"flat compression {flat.compression.scheme!r} is not supported", UnsupportedEncodingError)
-    try:
-        data = decompress_buffer(buffer_compression(scheme), pbuf.read_all(flat.buffer))
-    except LanceError as e:
-        raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
+    key = ("v2_0-flat", pbuf.column)
+    which = (pbuf.page_index, flat.buffer.buffer_index, flat.buffer.buffer_type)
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None and hit[0] == which:
+        data = hit[1]
+    else:
+        try:
+            data = decompress_buffer(buffer_compression(scheme), pbuf.read_all(flat.buffer))
+        except LanceError as e:
+            raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
+        if cache is not None:
+            cache[key] = (which, data)  # one buffer per column: bounded by the page size
     out = []
     for s, e in byte_ranges:
         if s < 0 or e < s or e > len(data):
