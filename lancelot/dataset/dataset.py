@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
+from collections import OrderedDict
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +24,11 @@ from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
+
+#: data files kept open across dataset objects (immutable: their names are never reused)
+MAX_OPEN_FILES = 128
+_FILES: OrderedDict = OrderedDict()
+_FILES_LOCK = threading.Lock()
 
 
 def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
@@ -54,8 +60,6 @@ class LanceDataset:
         except LanceError as e:
             raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
         self._index_fields()
-        self._files: dict[str, object] = {}
-        self._lock = threading.Lock()
         self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
 
     def _index_fields(self) -> None:
@@ -76,20 +80,25 @@ class LanceDataset:
                     self._top_by_id[fid] = name[fid]
 
     def _open_file(self, path: str, where: str):
+        """The data file at ``path`` (opened once per process: data files never change)."""
         from lancelot.reader import LanceFile
 
-        with self._lock:
-            lf = self._files.get(path)
-        if lf is not None:
-            return lf
+        key = (self.uri, path, repr(sorted((self.storage_options or {}).items())))
+        with _FILES_LOCK:
+            lf = _FILES.get(key)
+            if lf is not None:
+                _FILES.move_to_end(key)
+                return lf
         try:
             lf = LanceFile(self._store.open_input(path))
         except FileNotFoundError:
             raise LanceError(f"{where}: data file {path} is missing") from None
         except LanceError as e:
             raise type(e)(f"{where}: data file {path}: {e.message}", path=e.path) from None
-        with self._lock:
-            self._files.setdefault(path, lf)
+        with _FILES_LOCK:
+            lf = _FILES.setdefault(key, lf)
+            while len(_FILES) > MAX_OPEN_FILES:
+                _FILES.popitem(last=False)[1].close()
         return lf
 
     def __repr__(self) -> str:

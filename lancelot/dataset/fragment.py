@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 DATA_DIR = "data"
+_POS = "__lancelot_position"
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,6 @@ class Fragment:
         self.fragment_id: int = int(frag.id)
         self.physical_rows: int = int(frag.physical_rows)
         self._deleted: np.ndarray | None = None
-        self._live: np.ndarray | None = None
         self._fc: list | None = None
 
     @property
@@ -131,13 +131,19 @@ class Fragment:
             return self.physical_rows - int(self._pb.deletion_file.num_deleted_rows)
         return self.physical_rows - len(self.deleted_positions())
 
+    def physical_of_live(self, live: np.ndarray) -> np.ndarray:
+        """Physical positions of live-row indices (int64), without materialising all live rows:
+        the k-th live row sits at k + (number of deleted rows at or before it)."""
+        live = np.asarray(live, dtype=np.int64)
+        deleted = self.deleted_positions()
+        if not len(deleted):
+            return live
+        before = deleted.astype(np.int64) - np.arange(len(deleted), dtype=np.int64)  # live rows before each
+        return live + np.searchsorted(before, live, side="right")
+
     def live_positions(self) -> np.ndarray:
         """Physical positions of the live rows, ascending (int64)."""
-        if self._live is None:
-            deleted = self.deleted_positions()
-            allrows = np.arange(self.physical_rows, dtype=np.int64)
-            self._live = allrows if not len(deleted) else np.delete(allrows, deleted.astype(np.int64))
-        return self._live
+        return self.physical_of_live(np.arange(self.count_rows(), dtype=np.int64))
 
     # -- column mapping ------------------------------------------------------------------------
     def _file_columns(self) -> list[tuple[object, dict[str, str]]]:
@@ -265,18 +271,31 @@ class Fragment:
             return t
         from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
-        need = cols + [c for c in filter_columns(filter, self._ds.schema.names) if c not in cols]
+        fcols = filter_columns(filter, self._ds.schema.names)
+        rest = [c for c in cols if c not in fcols]
         parts = []
         deleted = self.deleted_positions()
         for a, b in self._zone_ranges(zone_filters(filter)):
-            t = self._read_physical(need, a, b)
+            # the filter's columns first; the other columns only for the rows that pass (late materialisation)
+            t = self._read_physical(fcols, a, b).append_column(_POS, pa.array(np.arange(a, b, dtype=np.int64)))
             if len(deleted):
                 d = deleted[(deleted >= a) & (deleted < b)].astype(np.int64) - a
                 if len(d):
                     mask = np.ones(b - a, dtype=bool)
                     mask[d] = False
                     t = t.filter(pa.array(mask))
-            parts.append(apply_filter(t, filter, self.where).select(cols))
+            t = apply_filter(t, filter, self.where)
+            if rest and t.num_rows:
+                pos = t.column(_POS).to_numpy()
+                if t.num_rows * 4 < b - a:
+                    more = self._take_physical(rest, pos)
+                else:
+                    more = self._read_physical(rest, a, b).take(pa.array(pos - a))
+                for c in rest:
+                    t = t.append_column(self._ds.schema.field(c), more.column(c))
+            elif rest:
+                t = self._read_physical(cols, 0, 0)
+            parts.append(t.select(cols))
         if not parts:
             return self._read_physical(cols, 0, 0)
         if not cols:  # concat_tables drops the rows of column-less tables
@@ -289,7 +308,8 @@ class Fragment:
         if not len(self.deleted_positions()):
             a = min(max(0, int(offset)), self.physical_rows)
             return self._read_physical(cols, a, min(self.physical_rows, a + max(0, int(length))))
-        live = self.live_positions()[max(0, int(offset)): max(0, int(offset)) + max(0, int(length))]
+        a = min(max(0, int(offset)), self.count_rows())
+        live = self.physical_of_live(np.arange(a, min(self.count_rows(), a + max(0, int(length))), dtype=np.int64))
         if not len(live):
             return self._read_physical(cols, 0, 0)
         a, b = int(live[0]), int(live[-1]) + 1
@@ -302,7 +322,7 @@ class Fragment:
         n = self.count_rows()
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise LanceError(f"{self.where}: take index out of range for {n} live rows")
-        pos = self.live_positions()[idx] if len(self.deleted_positions()) else idx
+        pos = self.physical_of_live(idx)
         return self._take_physical(self._columns(columns), pos)
 
     def to_batches(self, batch_size: int = 65536, columns=None, filter=None):
