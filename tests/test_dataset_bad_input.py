@@ -110,7 +110,7 @@ def test_data_file_path_escaping_the_root(tmp_path, path):
 def test_deletion_on_unknown_base_refused(tmp_path):
     uri = _make(tmp_path, deletes=True)
     _rewrite(uri, lambda m: setattr(m.fragments[1].deletion_file, "base_id", 3))
-    with pytest.raises(LanceError, match="fragment 1: deletion file on another base path"):
+    with pytest.raises(CorruptFileError, match="version 2 fragment 1: base path id 3 is not declared"):
         lancelot.dataset(uri).to_table()
 
 
@@ -137,3 +137,10 @@ def test_schema_mismatch_and_missing_dataset(tmp_path):
         lancelot.dataset(uri).to_table(columns=["zz"])
     with pytest.raises(LanceError, match="out of range"):
         lancelot.dataset(uri).take([20])
+
+
+def test_undeclared_base_path_refused(tmp_path):
+    uri = _make(tmp_path)
+    _rewrite(uri, lambda m: setattr(m.fragments[0].files[0], "base_id", 7))
+    with pytest.raises(CorruptFileError, match="version 1 fragment 0: base path id 7 is not declared"):
+        lancelot.dataset(uri).to_table()

@@ -186,3 +186,18 @@ def test_field_in_no_data_file_reads_as_nulls(tmp_path):
     theirs.validate()
     assert lancelot.dataset(uri).to_table().equals(theirs.to_table())
     assert lancelot.dataset(uri).take([2, 0], columns=["n"]).to_pydict() == {"n": ["x", None]}
+
+
+def test_shallow_clone_reads_files_of_a_declared_base_path(tmp_path):
+    src, clone = str(tmp_path / "src"), str(tmp_path / "clone")
+    lance.write_dataset(pa.table({"a": [1, 2, 3]}), src)
+    lance.dataset(src).delete("a = 2")
+    ds = lance.dataset(src)
+    ds.shallow_clone(clone, ds.version)  # fragments point at src's data and deletion files (base_id)
+    assert lancelot.dataset(clone).to_table().to_pydict() == {"a": [1, 3]}
+    lancelot.write_dataset(pa.table({"a": [10]}), clone, mode="append")
+    lancelot.dataset(clone).delete(pc.field("a") == 3)
+    theirs = lance.dataset(clone)
+    theirs.validate()
+    assert theirs.to_table().to_pydict() == lancelot.dataset(clone).to_table().to_pydict() == {"a": [1, 10]}
+    assert lance.dataset(src).to_table().to_pydict() == {"a": [1, 3]}  # the source is untouched

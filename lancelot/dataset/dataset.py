@@ -15,13 +15,13 @@ import pyarrow as pa
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
-from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import check_reader_flags
 from lancelot.dataset.operation import build_delete
 from lancelot.dataset.scan import check_filter
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError
+from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
@@ -60,6 +60,7 @@ class LanceDataset:
         except LanceError as e:
             raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
         self._index_fields()
+        self._bases: dict[int, ObjectStore] = {}
         self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
 
     def _index_fields(self) -> None:
@@ -79,18 +80,37 @@ class LanceDataset:
                 if top == fid:
                     self._top_by_id[fid] = name[fid]
 
-    def _open_file(self, path: str, where: str):
+    def _base(self, base_id: int | None, where: str) -> tuple[ObjectStore, str]:
+        """(store, path prefix) of the files of a base path (None: this dataset, under data/).
+
+        Files may live outside the dataset's root only where the manifest declares a base path
+        (shallow clones): ``base_paths[id]`` is a dataset root (files under data/) or a directory."""
+        if base_id is None:
+            return self._store, f"{DATA_DIR}/"
+        bp = next((b for b in self.manifest.base_paths if b.id == base_id), None)
+        if bp is None:
+            raise CorruptFileError(f"{where}: base path id {base_id} is not declared by the manifest")
+        store = self._bases.get(base_id)
+        if store is None:
+            try:
+                store = self._bases[base_id] = ObjectStore(bp.path, self.storage_options)
+            except LanceError as e:
+                raise LanceError(f"{where}: base path {bp.path!r}: {e}") from None
+        return store, f"{DATA_DIR}/" if bp.is_dataset_root else ""
+
+    def _open_file(self, path: str, where: str, store: ObjectStore | None = None):
         """The data file at ``path`` (opened once per process: data files never change)."""
         from lancelot.reader import LanceFile
 
-        key = (self.uri, path, repr(sorted((self.storage_options or {}).items())))
+        store = store or self._store
+        key = (store.uri, path, repr(sorted((self.storage_options or {}).items())))
         with _FILES_LOCK:
             lf = _FILES.get(key)
             if lf is not None:
                 _FILES.move_to_end(key)
                 return lf
         try:
-            lf = LanceFile(self._store.open_input(path))
+            lf = LanceFile(store.open_input(path))
         except FileNotFoundError:
             raise LanceError(f"{where}: data file {path} is missing") from None
         except LanceError as e:

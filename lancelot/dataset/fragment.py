@@ -110,12 +110,12 @@ class Fragment:
                 self._deleted = np.empty(0, np.uint32)
             else:
                 d = self._pb.deletion_file
-                if d.HasField("base_id"):
-                    raise LanceError(f"{self.where}: deletion file on another base path (base_id {d.base_id}) "
-                                     "is not supported")
+                store, prefix = self._ds._base(d.base_id if d.HasField("base_id") else None, self.where)
                 path = deletion_path(self.fragment_id, d)
+                if prefix == "":
+                    path = path.split("/", 1)[1]  # a base that is a plain directory holds the file itself
                 try:
-                    data = self._ds._store.read(path)
+                    data = store.read(path)
                 except FileNotFoundError:
                     raise CorruptFileError(f"{self.where}: deletion file {path} is missing") from None
                 self._deleted = parse_deletions(data, d.file_type, self.physical_rows, f"{self.where} ({path})")
@@ -153,11 +153,9 @@ class Fragment:
         out = []
         ds = self._ds
         for df in self._pb.files:
-            if df.HasField("base_id"):
-                raise LanceError(f"{self.where}: data file {df.path!r} on another base path (base_id {df.base_id}) "
-                                 "is not supported")
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, self.where)
             rel = check_relative_path(df.path, self.where)
-            lf = ds._open_file(f"{DATA_DIR}/{rel}", self.where)
+            lf = ds._open_file(f"{prefix}{rel}", self.where, store)
             if lf.num_rows != self.physical_rows:
                 raise CorruptFileError(f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment "
                                        f"has {self.physical_rows}")

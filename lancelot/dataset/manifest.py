@@ -34,7 +34,8 @@ FLAG_DISABLE_TRANSACTION_FILE = 32
 FLAG_NAMES = {1: "deletion_files", 2: "stable_row_ids", 4: "use_v2_format", 8: "table_config",
               16: "base_paths", 32: "disable_transaction_file"}
 #: reader flags lancelot honours
-READABLE_FLAGS = FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG
+READABLE_FLAGS = (FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG
+                  | FLAG_BASE_PATHS)
 #: writer flags lancelot maintains when it commits on top of a version
 WRITABLE_FLAGS = READABLE_FLAGS | FLAG_DISABLE_TRANSACTION_FILE
 
@@ -78,6 +79,9 @@ def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool) -> None:
         w |= FLAG_STABLE_ROW_IDS
     if m.config:
         w |= FLAG_TABLE_CONFIG
+    if m.base_paths:
+        r |= FLAG_BASE_PATHS
+        w |= FLAG_BASE_PATHS
     m.reader_feature_flags, m.writer_feature_flags = r, w
 
 
