@@ -37,7 +37,7 @@ from benchmarks.datasets import tpch_lineitem
 DEFAULT_DATA_DIR = Path(__file__).parent / "data"
 APPEND_ROWS = 1_000_000
 #: deletions: a few rows of the first fragment, then ~2% of the rows of the last fragments
-DELETES = ["l_orderkey < 60000 AND l_linenumber = 3", "l_orderkey > {cut} AND l_quantity < 2"]
+DELETES = ["l_orderkey < 20000 AND l_linenumber = 3", "l_orderkey > {cut} AND l_quantity < 2"]
 
 
 def build_dataset(data_dir: Path, sf: float, fragments: int, log=print) -> tuple[Path, pa.Table]:
