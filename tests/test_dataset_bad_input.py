@@ -144,3 +144,28 @@ def test_undeclared_base_path_refused(tmp_path):
     _rewrite(uri, lambda m: setattr(m.fragments[0].files[0], "base_id", 7))
     with pytest.raises(CorruptFileError, match="version 1 fragment 0: base path id 7 is not declared"):
         lancelot.dataset(uri).to_table()
+
+
+def test_schema_with_a_missing_parent(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"st": [{"x": 1}]}), uri)
+    _rewrite(uri, lambda m: setattr(m.fields[1], "parent_id", 99))
+    with pytest.raises(CorruptFileError, match="version 1: schema: field 1 names parent 99"):
+        lancelot.dataset(uri)
+
+
+def test_random_manifest_damage_is_always_a_lance_error(tmp_path):
+    uri = _make(tmp_path, deletes=True)
+    p = _manifest_path(uri)
+    orig = open(p, "rb").read()
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        d = bytearray(orig)
+        for i in rng.integers(0, len(d) - 16, 3):
+            d[i] = int(rng.integers(0, 256))
+        open(p, "wb").write(bytes(d))
+        try:
+            t = lancelot.dataset(uri).to_table()
+        except LanceError:
+            continue
+        assert t.num_rows <= 20

@@ -70,6 +70,12 @@ class LanceDataset:
         self._top_by_id: dict[int, str] = {}
         self._top_of_id: dict[int, str] = {}
         self._subtree_ids: dict[str, set[int]] = {}
+        where = f"dataset {self.uri!r} version {self.version}: schema"
+        if len(parent) != len(self.manifest.fields):
+            raise CorruptFileError(f"{where}: field ids repeat")
+        for fid, p in parent.items():
+            if p != -1 and p not in parent:
+                raise CorruptFileError(f"{where}: field {fid} names parent {p}, which is not in the schema")
         for fid in parent:
             top, hops = fid, 0
             while parent.get(top, -1) != -1 and hops < 256:

@@ -38,7 +38,10 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
             with pa.ipc.open_file(pa.py_buffer(data)) as r:
                 if len(r.schema) != 1 or not pa.types.is_integer(r.schema.field(0).type):
                     raise CorruptFileError(f"{where}: deletion file schema {r.schema} is not one integer column")
-                arrays = [r.get_batch(i).column(0) for i in range(r.num_record_batches)]
+                batches = [r.get_batch(i) for i in range(r.num_record_batches)]
+                for b in batches:
+                    b.validate(full=True)
+                arrays = [b.column(0) for b in batches]
             col = pa.chunked_array(arrays, type=r.schema.field(0).type) if arrays else pa.chunked_array([], pa.uint32())
             if col.null_count:
                 raise CorruptFileError(f"{where}: deletion file holds nulls")
