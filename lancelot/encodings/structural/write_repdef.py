@@ -130,9 +130,11 @@ def leaf_paths(field: pa.Field) -> list[LeafPath]:
         if max_rep and any(s.kind == "fsl" for s in steps):
             raise UnsupportedTypeError(f"{field.name!r}: a fixed-size list of structs with lists above or below "
                                        "it is not writable (pylance writes none)")
-        first_list = next((i for i, s in enumerate(steps) if s.kind == "list"), len(steps))
-        # pylance 14 misreads a struct above a list when its pages declare different layers
-        stable = max_rep > 0 and any(s.kind == "struct" for s in steps[:first_list])
+        # pylance 14 misreads a struct above a list when its pages declare different layers, or declare a
+        # list below the struct all-valid where its Arrow array has nulls (under null structs), so such paths
+        # declare every layer the schema allows
+        last_list = max((i for i, s in enumerate(steps) if s.kind == "list"), default=-1)
+        stable = max_rep > 0 and any(s.kind == "struct" for s in steps[:last_list])
         paths.append(LeafPath(tuple(steps), leaf, max_rep, tuple(codes), visible, stable))
     return paths
 

@@ -1,0 +1,74 @@
+"""Hypothesis strategies for nested Arrow data rich in empty and null shapes (reusable by others).
+
+``nested_types(version)`` draws lists, large lists, structs and (2.2) maps nested a few levels over
+small leaves; ``nested_values(t)`` draws Python values of such a type where nulls and empty lists are
+as likely as items at every level, so batches with no inner item at all (the shapes of issue 11 bug 2)
+come up often; ``nested_tables(version)`` draws a small table of one such column plus an id column,
+with the batch sizes to write it in.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from hypothesis import strategies as st
+
+LEAVES = [pa.int32(), pa.int64(), pa.string(), pa.bool_(), pa.float64(), pa.large_binary()]
+MAP_KEYS = [pa.string(), pa.int32()]
+
+
+def nested_types(version: str = "2.2", max_leaves: int = 4) -> st.SearchStrategy[pa.DataType]:
+    """Nested types over small leaves (maps only at 2.2, where Lance has them); at least one nested layer."""
+    leaves = st.sampled_from(LEAVES)
+
+    def extend(children: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[pa.DataType]:
+        names = st.lists(st.sampled_from("abcde"), min_size=1, max_size=2, unique=True)
+        out = (st.builds(pa.list_, children)
+               | st.builds(pa.large_list, children)
+               | st.builds(lambda ns, ts: pa.struct(list(zip(ns, ts))), names, st.lists(children, min_size=2,
+                                                                                       max_size=2)))
+        if version == "2.2":
+            out = out | st.builds(pa.map_, st.sampled_from(MAP_KEYS), children)
+        return out
+
+    return st.recursive(leaves, extend, max_leaves=max_leaves).filter(pa.types.is_nested)
+
+
+def _leaf_values(t: pa.DataType) -> st.SearchStrategy:
+    if pa.types.is_boolean(t):
+        return st.booleans()
+    if pa.types.is_integer(t):
+        return st.integers(-1000, 1000)
+    if pa.types.is_floating(t):
+        return st.floats(-1e6, 1e6, allow_nan=False)
+    if pa.types.is_string(t):
+        return st.text("abcxyz", max_size=4)
+    return st.binary(max_size=4)
+
+
+def nested_values(t: pa.DataType, nullable: bool = True, max_len: int = 3) -> st.SearchStrategy:
+    """Python values of type ``t``: lists often empty, nulls (where allowed) at every level."""
+    if pa.types.is_struct(t):
+        inner = st.fixed_dictionaries({t.field(i).name: nested_values(t.field(i).type, t.field(i).nullable,
+                                                                      max_len) for i in range(t.num_fields)})
+    elif pa.types.is_map(t):
+        entry = st.tuples(_leaf_values(t.key_type), nested_values(t.item_type, True, max_len))
+        inner = st.just([]) | st.lists(entry, max_size=max_len)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        inner = st.just([]) | st.lists(nested_values(t.value_type, t.value_field.nullable, max_len),
+                                       max_size=max_len)
+    else:
+        inner = _leaf_values(t)
+    return (st.none() | inner) if nullable else inner
+
+
+@st.composite
+def nested_tables(draw, version: str = "2.2", max_rows: int = 12) -> tuple[pa.Table, list[int]]:
+    """A table ``{id: int64, c: <nested>}`` and batch sizes (some batches hold only empty / null rows)."""
+    t = draw(nested_types(version))
+    rows = draw(st.lists(nested_values(t), min_size=1, max_size=max_rows))
+    n = len(rows)
+    cuts = sorted(set(draw(st.lists(st.integers(0, n), max_size=3))))
+    bounds = [0, *cuts, n]
+    sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "c": pa.array(rows, t)})
+    return table, sizes
