@@ -201,3 +201,14 @@ def test_shallow_clone_reads_files_of_a_declared_base_path(tmp_path):
     theirs.validate()
     assert theirs.to_table().to_pydict() == lancelot.dataset(clone).to_table().to_pydict() == {"a": [1, 10]}
     assert lance.dataset(src).to_table().to_pydict() == {"a": [1, 3]}  # the source is untouched
+
+
+def test_lancelot_creates_stable_row_ids(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_table(30), uri, enable_stable_row_ids=True, max_rows_per_file=10)
+    lance.write_dataset(_table(5, 30), uri, mode="append")
+    lancelot.write_dataset(_table(5, 35), uri, mode="append")
+    ds = lance.dataset(uri)
+    ds.validate()
+    assert ds.to_table(columns=["a"], with_row_id=True).column("_rowid").to_pylist() == list(range(40))
+    assert lancelot.dataset(uri).manifest.next_row_id == 40
