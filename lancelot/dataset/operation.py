@@ -34,9 +34,12 @@ def _finish(m: table_pb2.Manifest, version: int, stable: bool) -> None:
 
 
 def _next_fragment_id(m: table_pb2.Manifest) -> int:
+    """One past ``max_fragment_id`` (ids are never reused, even of removed fragments); never an id
+    still in use, should a manifest's ``max_fragment_id`` lag behind its fragments."""
+    used = max((int(f.id) for f in m.fragments), default=-1)
     if m.HasField("max_fragment_id"):
-        return int(m.max_fragment_id) + 1
-    return max((int(f.id) for f in m.fragments), default=-1) + 1
+        return max(int(m.max_fragment_id), used) + 1
+    return used + 1
 
 
 def _range(start: int, end: int) -> rowids_pb2.U64Segment:
