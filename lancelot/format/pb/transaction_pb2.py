@@ -22,8 +22,8 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-import file_pb2 as file__pb2
-import table_pb2 as table__pb2
+from . import file_pb2 as file__pb2
+from . import table_pb2 as table__pb2
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 
 

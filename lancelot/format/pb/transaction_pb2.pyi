@@ -1,5 +1,5 @@
-import file_pb2 as _file_pb2
-import table_pb2 as _table_pb2
+from . import file_pb2 as _file_pb2
+from . import table_pb2 as _table_pb2
 from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
