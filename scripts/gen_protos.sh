@@ -20,4 +20,6 @@ fi
 src=lancelot/format/protos
 out=lancelot/format/pb
 "$venv/bin/python" -m grpc_tools.protoc -I "$src" --python_out="$out" --pyi_out="$out" "$src"/*.proto
+# protos importing each other (table.proto imports file.proto): make those imports package-relative
+sed -i -E 's/^import ([a-z0-9_]+_pb2) as /from . import \1 as /' "$out"/*_pb2.py "$out"/*_pb2.pyi
 grep -H "Protobuf Python Version" "$out"/*_pb2.py
