@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -360,3 +362,33 @@ def test_full_zip_zstd_values_pylance_to_lancelot(tmp_path, version):
     f = lancelot.LanceFile(p)
     assert f.read().equals(expected)
     assert f.take([0, 1, 13, 2999]).equals(expected.take([0, 1, 13, 2999]))
+
+
+@pytest.mark.parametrize("ty", [pa.string(), pa.binary(), pa.large_string()], ids=str)
+@pytest.mark.parametrize("n", [300, 20_000], ids=["switch-off", "compressed"])
+def test_v20_fsst_lancelot_to_pylance(tmp_path, ty, n):
+    """lancelot's 2.0 writer honours compression=fsst as pylance does (an Fsst page of the same
+    shape); large types, which pylance 14 cannot write so, stay plain Binary."""
+    import re
+
+    field = pa.field("a", ty, metadata={"lance-encoding:compression": "fsst"})
+    vals = [None if i % 13 == 0 else f"value {i} hello" for i in range(n)]
+    t = pa.table([pa.array(vals, pa.string()).cast(ty)], schema=pa.schema([field]))
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version="2.0")
+    assert pr(ours).equals(t)
+    assert lancelot.read_table(ours).equals(t)
+
+    def shape(path):
+        return [re.sub(r"symbol_table: \".*\"|null_adjustment: \d+", "", e) for e in encodings(path)]
+
+    if pa.types.is_large_string(ty):
+        assert "fsst" not in "\n".join(encodings(ours))
+        return
+    theirs = pw(t, "2.0", tmp_path / "theirs.lance")
+    assert shape(ours) == shape(theirs)
+    assert "ArrayEncoding fsst" in shape(ours)[0]
+    if n > 1000:  # the strings really are compressed
+        plain = str(tmp_path / "plain.lance")
+        lancelot.write_table(t.cast(pa.schema([pa.field("a", ty)])), plain, version="2.0")
+        assert os.path.getsize(ours) < os.path.getsize(plain)

@@ -83,6 +83,28 @@ def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | No
     return pb.ArrayEncoding(binary=pb.Binary(indices=indices, bytes=byts, null_adjustment=adjustment))
 
 
+def encode_fsst(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
+    """Fsst (``compression=fsst`` at 2.0, as pylance writes it): a symbol table trained on the
+    page (switched off below 32 KiB of strings) and a Binary of each string's codes."""
+    from lancelot.encodings.compression.block import VariableWidthBlock
+    from lancelot.encodings.compression.fsst import serialize_symbol_table
+    from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst
+
+    offs = arrow_offsets(arr).astype(np.int64)
+    raw = arr.buffers()[2]
+    data = np.frombuffer(raw, np.uint8)[offs[0]:offs[-1]] if raw is not None else np.zeros(0, np.uint8)
+    block = VariableWidthBlock((offs - offs[0]).astype(np.uint64), data, len(arr))
+    table = train_fsst(block)
+    codes = fsst_encode(table, block)
+    code_offs = np.asarray(codes.offsets, dtype=np.int64)
+    validity = pa.py_buffer(np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little")) \
+        if arr.null_count else None
+    coded = pa.Array.from_buffers(pa.large_binary(), len(arr),
+                                  [validity, pa.py_buffer(code_offs), pa.py_buffer(np.ascontiguousarray(codes.data))])
+    return pb.ArrayEncoding(fsst=pb.Fsst(binary=encode_binary(coded, buffers),
+                                         symbol_table=serialize_symbol_table(table)))
+
+
 def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncoding:
     """Dictionary: indices (nulls point at the first null item, one added when there is none) and the
     items (all of them, used or not, as pylance keeps them)."""
@@ -151,6 +173,11 @@ def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | No
         return encode_dictionary(arr, buffers)
     if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
             or pa.types.is_large_binary(t)):
+        if compression is not None and compression.scheme == "fsst":
+            # pylance 14 panics on FSST of large types at 2.0: those stay plain Binary
+            large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+            return encode_low_cardinality(arr, buffers) or (encode_binary(arr, buffers) if large
+                                                            else encode_fsst(arr, buffers))
         return encode_low_cardinality(arr, buffers) or encode_binary(arr, buffers, compression)
     if pa.types.is_fixed_size_list(t):
         d = t.list_size

@@ -54,10 +54,11 @@ class ColumnWriter:
 
 def flat_compression(field: pa.Field) -> pb.Compression | None:
     """``lance-encoding:compression`` (and ``-level``) as pylance 2.0 honours them: exactly
-    "zstd", "lz4" or "none" (recorded as is), on the bytes of string/binary pages."""
+    "zstd", "lz4" or "none" (recorded as is) on the bytes of string/binary pages, or "fsst"
+    (an Fsst page instead of Binary)."""
     md = field.metadata or {}
     scheme = md.get(b"lance-encoding:compression", b"").decode()
-    if scheme not in ("zstd", "lz4", "none"):
+    if scheme not in ("zstd", "lz4", "none", "fsst"):
         return None
     level = md.get(b"lance-encoding:compression-level")
     try:
