@@ -169,3 +169,11 @@ def test_random_manifest_damage_is_always_a_lance_error(tmp_path):
         except LanceError:
             continue
         assert t.num_rows <= 20
+
+
+def test_data_file_type_disagreeing_with_the_schema(tmp_path):
+    uri = _make(tmp_path)
+    _rewrite(uri, lambda m: setattr(m.fields[0], "logical_type", "string"))  # int64 data, strings in the schema
+    with pytest.raises(CorruptFileError, match="fragment 0: column 'a' is int64 in its data file, the dataset's "
+                                               "schema says string"):
+        lancelot.dataset(uri).to_table()

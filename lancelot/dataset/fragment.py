@@ -226,8 +226,9 @@ class Fragment:
             a = got.get(f.name)
             if a is None:
                 a = pa.nulls(n, f.type)
-            elif a.type != f.type:
-                a = a.cast(f.type)
+            elif a.type != f.type:  # never converted: a disagreement is damage, not a cast
+                raise CorruptFileError(f"{self.where}: column {f.name!r} is {a.type} in its data file, "
+                                       f"the dataset's schema says {f.type}")
             arrays.append(a)
         out_schema = pa.schema(fields, metadata=schema.metadata)
         if not fields:
