@@ -72,12 +72,18 @@ def resolve_version(uri: str, storage: dict | None, version: int | None, timesta
     ds = dataset(uri, version=version, storage_options=storage)
     if timestamp is None:
         return ds.version
+    from lancelot.dataset.commit import list_versions, load_manifest
+
+    store = ds._store
+    versions = list_versions(store, ds.uri)
     best = None
-    for v in ds.versions():
-        t = v["timestamp"]
-        t = t.astimezone(dt.timezone.utc) if t.tzinfo is None else t  # naive: the machine's local time
+    for v in sorted(versions.names):
+        ts = load_manifest(store, ds.uri, versions, v).manifest.timestamp
+        # to the millisecond, rounded down: a version's time as printed by pylance (which may lose the
+        # last microsecond in a float) still selects it
+        t = dt.datetime.fromtimestamp(ts.seconds, dt.timezone.utc) + dt.timedelta(milliseconds=ts.nanos // 10**6)
         if t <= timestamp:
-            best = v["version"]
+            best = v
     if best is None:
         raise LanceError(f"dataset {uri!r} has no version committed at or before {timestamp.isoformat()}")
     return int(best)

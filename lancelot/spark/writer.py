@@ -10,10 +10,11 @@ creation), so a reader sees the job's rows all at once or not at all.
 Task attempts whose output Spark does not commit (a retried or speculative attempt,
 a job that fails or aborts) leave data files no manifest names: invisible to every
 reader.  Each attempt also records its file names under
-``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort delete the files of
-the job's attempts that did not make it into the version, then the records (an
-attempt still running when the job ends can leave its files behind: they stay
-invisible).
+``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort mark the job ended
+(``<job id>.ended``, kept a day), then delete the files of the job's attempts that
+did not make it into the version, and the records; an attempt that finishes after
+that sees the marker and deletes its own files.  Only an attempt killed in the
+middle of writing a file can leave one behind (invisible: no manifest names it).
 
 Spark passes Python data sources only the append and overwrite modes;
 ``errorifexists`` and ``ignore`` are available through the ``save_mode`` option or
@@ -23,6 +24,7 @@ Spark passes Python data sources only the append and overwrite modes;
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +41,9 @@ __all__ = ["ATTEMPTS_DIR", "SAVE_MODES", "LanceDatasetWriter", "LanceCommitMessa
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
 #: per-job records of every task attempt's data files (for cleaning up the attempts Spark did not commit)
 ATTEMPTS_DIR = "_lancelot_spark"
+#: ``<ATTEMPTS_DIR>/<job id><ENDED>`` marks a job whose commit or abort ran; kept for MARKER_SECONDS
+ENDED = ".ended"
+MARKER_SECONDS = 24 * 3600
 
 
 @dataclass
@@ -147,7 +152,17 @@ class LanceDatasetWriter(DataSourceArrowWriter):
             return LanceCommitMessage()
         name = self._attempt_name()
         files = [d.path for f in frags for d in f.files]
-        self._store().put(f"{ATTEMPTS_DIR}/{self.job_id}/{name}.json", json.dumps({"files": files}).encode())
+        store = self._store()
+        record = f"{ATTEMPTS_DIR}/{self.job_id}/{name}.json"
+        store.put(record, json.dumps({"files": files}).encode())
+        # An attempt that ends after its job (killed, lost, speculative) removes its own files: the
+        # driver writes the marker before listing the records, and this looks after writing the record.
+        if store.exists(f"{ATTEMPTS_DIR}/{self.job_id}{ENDED}"):
+            for f in files:
+                store.delete(f"data/{f}")
+            store.delete(record)
+            _remove_empty_dir(store, f"{ATTEMPTS_DIR}/{self.job_id}")
+            raise LanceError(f"job {self.job_id} already ended: this task attempt's output was discarded")
         return LanceCommitMessage([f.to_json() for f in frags], sum(f.physical_rows for f in frags), name)
 
     def commit(self, messages: list[LanceCommitMessage | None]) -> None:
@@ -193,9 +208,21 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self._cleanup(set())
 
     def _cleanup(self, committed: set[str]) -> None:
-        """Delete the data files of this job's attempts that are not in ``committed``, then the records."""
+        """Delete the data files of this job's attempts that are not in ``committed``, then the records.
+
+        First the job's end marker is written (attempts finishing later see it and delete their own
+        files); markers of jobs that ended over a day ago are removed.
+        """
         store = self._store()
         prefix = f"{ATTEMPTS_DIR}/{self.job_id}"
+        store.put(f"{prefix}{ENDED}", str(time.time()).encode())
+        for name in store.list(ATTEMPTS_DIR):
+            if name.endswith(ENDED) and name != f"{self.job_id}{ENDED}":
+                try:
+                    if time.time() - float(store.read(f"{ATTEMPTS_DIR}/{name}")) > MARKER_SECONDS:
+                        store.delete(f"{ATTEMPTS_DIR}/{name}")
+                except (FileNotFoundError, ValueError):
+                    pass
         for rec in store.list(prefix):
             path = f"{prefix}/{rec}"
             try:
@@ -206,11 +233,15 @@ class LanceDatasetWriter(DataSourceArrowWriter):
                 if f not in committed:
                     store.delete(f"data/{f}")
             store.delete(path)
-        if store.is_local:
-            import os
+        _remove_empty_dir(store, prefix)
 
-            for d in (store.full_path(prefix), store.full_path(ATTEMPTS_DIR)):
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    pass
+
+def _remove_empty_dir(store, path: str) -> None:
+    """Local stores keep empty directories (object stores have none)."""
+    if store.is_local:
+        import os
+
+        try:
+            os.rmdir(store.full_path(path))
+        except OSError:
+            pass
