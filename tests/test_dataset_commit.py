@@ -65,3 +65,23 @@ def test_streaming_input_and_file_rolling(tmp_path):
     ds = lancelot.write_dataset(batches, uri, max_rows_per_file=20)
     assert [f.physical_rows for f in ds.get_fragments()] == [20, 20, 20, 10]
     assert ds.to_table().column("a").to_pylist() == list(range(70))
+
+
+def test_conflicts_read_from_pylance_transactions(tmp_path):
+    import lance
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
+    ours = lancelot.dataset(uri)
+    lance.dataset(uri).delete("a = 3")  # pylance's transaction touches fragment 0
+    ours.delete(pc.field("a") == 14)  # fragment 1: rebased over pylance's delete
+    assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == [
+        i for i in range(20) if i not in (3, 14)]
+    stale = lancelot.dataset(uri, version=1)
+    with pytest.raises(CommitConflictError, match=r"fragment\(s\) \[0\]"):
+        stale.delete(pc.field("a") == 4)
+    frags = write_fragments(_t(5, 100), uri)
+    lance.write_dataset(_t(2, 50), uri, mode="overwrite")
+    with pytest.raises(CommitConflictError, match="a concurrent overwrite"):
+        commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=3)
+    lance.dataset(uri).validate()
