@@ -212,3 +212,20 @@ def test_lancelot_creates_stable_row_ids(tmp_path):
     ds.validate()
     assert ds.to_table(columns=["a"], with_row_id=True).column("_rowid").to_pylist() == list(range(40))
     assert lancelot.dataset(uri).manifest.next_row_id == 40
+
+
+@pytest.mark.parametrize("how", ["write_dataset", "write_fragments+commit"])
+def test_overwrite_after_pylance_dropped_a_column(tmp_path, how):
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"a": [1, 2], "b": [3, 4], "c": ["x", "y"]}), uri)
+    lance.dataset(uri).drop_columns(["b"])  # field ids now 0 and 2
+    new = pa.table({"a": [7], "c": ["q"]})
+    if how == "write_dataset":
+        lancelot.write_dataset(new, uri, mode="overwrite")
+    else:
+        from lancelot.dataset import commit, write_fragments
+
+        commit(uri, "overwrite", fragments=write_fragments(new, uri), schema=new.schema)
+    theirs = lance.dataset(uri)
+    theirs.validate()
+    assert theirs.to_table().to_pydict() == lancelot.dataset(uri).to_table().to_pydict() == {"a": [7], "c": ["q"]}

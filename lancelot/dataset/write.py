@@ -63,6 +63,16 @@ def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
     return list(to_descriptor(schema, 0).schema.fields)
 
 
+def dataset_fields(schema: pa.Schema, base: ManifestFile | None) -> list[file_pb2.Field]:
+    """The fields (with ids) data of ``schema`` is written and committed with: the dataset's own
+    when it has the same schema (its ids may have gaps where columns were dropped), else fresh.
+    write_fragments and commit both use this rule, so files and manifest always agree."""
+    fields = schema_fields(schema)
+    if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
+        return list(base.manifest.fields)
+    return fields
+
+
 def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
     return {k.decode(): v for k, v in (schema.metadata or {}).items()}
 
@@ -104,10 +114,8 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
     uri = store.uri
     schema, batches = as_batches(data, schema)
     stored = normalize_schema(schema)
-    fields = schema_fields(stored)
     base = _base if _base is not ... else _existing(store, uri)
-    if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
-        fields = list(base.manifest.fields)  # the dataset's ids (gaps where columns were dropped)
+    fields = dataset_fields(stored, base)
     if data_storage_version is None:
         data_storage_version = base.manifest.data_format.version if base is not None and \
             base.manifest.data_format.version else None
@@ -185,7 +193,7 @@ def commit(uri, operation: str, *, fragments: list[FragmentMetadata], schema: pa
             from lancelot.dataset.commit import CommitConflictError
 
             raise CommitConflictError(f"dataset {uri!r} already exists (version {base.manifest.version})")
-        fields = schema_fields(stored)
+        fields = dataset_fields(stored, base)
         if read_version is None and base is not None:
             txn.read_version = read_version = int(base.manifest.version)
         versions = {f"{d.file_major_version}.{d.file_minor_version}" for f in frags for d in f.files}
@@ -245,7 +253,7 @@ def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str 
         data_storage_version = base.manifest.data_format.version or None
     frags = write_fragments(batches, uri, schema=schema, data_storage_version=data_storage_version,
                             max_rows_per_file=max_rows_per_file, _store=store,
-                            _base=base if mode == "append" else None)
+                            _base=base)
     read_version = int(base.manifest.version) if base is not None else None
     return commit(uri, mode, fragments=frags, schema=schema, read_version=read_version,
                   storage_options=storage_options, data_storage_version=data_storage_version,
