@@ -87,3 +87,10 @@ def test_memory_uri():
     ds = lancelot.write_dataset(_table(5, 10), uri, mode="append")
     assert ds.to_table().equals(pa.concat_tables([_table(10), _table(5, 10)]))
     assert ds.delete(pc.field("a") > 3).count_rows() == 4
+
+
+def test_append_reorders_columns_to_the_dataset(tmp_path):
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": [1], "b": ["x"]}), uri)
+    ds = lancelot.write_dataset(pa.table({"b": ["y"], "a": [2]}), uri, mode="append")
+    assert ds.to_table().to_pydict() == {"a": [1, 2], "b": ["x", "y"]}

@@ -248,8 +248,13 @@ def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str 
         if base is None:
             mode = "create"
         else:
+            names = [f.name for f in base.manifest.fields if f.parent_id == -1]
+            if stored.names != names and sorted(stored.names) == sorted(names):  # same columns, other order
+                schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
+                stored = normalize_schema(schema)
+                batches = (b.select(names) for b in batches)
             check_append_schema(base, stored, uri)
-    if mode != "append" and data_storage_version is None and base is not None and mode == "overwrite":
+    if data_storage_version is None and base is not None and mode == "overwrite":
         data_storage_version = base.manifest.data_format.version or None
     frags = write_fragments(batches, uri, schema=schema, data_storage_version=data_storage_version,
                             max_rows_per_file=max_rows_per_file, _store=store,
