@@ -62,3 +62,31 @@ class SchemaMismatchError(LanceError):
 
 class UnsupportedTypeError(LanceError):
     """An Arrow type the requested file version cannot hold."""
+
+
+class LanceFileNotFoundError(LanceError, FileNotFoundError):
+    """No file (or no directory to write into) at the path: catchable as ``FileNotFoundError`` too."""
+
+    def __init__(self, message: str, *, path: str | None = None, column=None, page=None) -> None:
+        LanceError.__init__(self, message, path=path, column=column, page=page)
+        self.filename = path
+
+    __str__ = BaseException.__str__  # the LanceError message, not OSError's "[Errno None] ..."
+
+
+class TruncatedFileError(CorruptFileError):
+    """The file is shorter than its own layout says (``expected`` and ``actual`` sizes in bytes)."""
+
+    def __init__(self, message: str, *, path: str | None = None, column=None, page=None,
+                 expected: int | None = None, actual: int | None = None) -> None:
+        super().__init__(message, path=path, column=column, page=page)
+        self.expected, self.actual = expected, actual
+
+    def at(self, *, path=None, column=None, page=None) -> TruncatedFileError:
+        e = super().at(path=path, column=column, page=page)
+        e.expected, e.actual = self.expected, self.actual
+        return e
+
+
+class OutOfRangeError(LanceError, IndexError):
+    """A row index or row range outside the file (or a negative / inverted range)."""

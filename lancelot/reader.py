@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
-from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError, UnsupportedVersionError
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
 from lancelot.io.source import ByteSource, open_source
@@ -139,9 +139,16 @@ class LanceFile:
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:
-        """Rows [start, stop) (clipped to the file) as a Table."""
-        start, stop = min(max(0, int(start)), self.num_rows), min(self.num_rows, int(stop))
-        stop = max(start, stop)
+        """Rows [start, stop) as a Table; ``stop`` past the end is clipped to the file (as a slice).
+
+        A negative ``start`` or a ``stop`` before ``start`` raises OutOfRangeError.
+        """
+        start, stop = int(start), int(stop)
+        if start < 0 or stop < start:
+            raise OutOfRangeError(
+                f"read_range({start}, {stop}): " + ("start is negative" if start < 0 else "stop is before start"),
+                path=self.path)
+        start, stop = min(start, self.num_rows), min(self.num_rows, stop)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]
         if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1:
@@ -195,7 +202,11 @@ class LanceFile:
             raise LanceError("take indices must be integers", path=self.path)
         idx = idx.astype(np.int64, copy=False).reshape(-1)
         if idx.size and (idx.min() < 0 or idx.max() >= self.num_rows):
-            raise LanceError(f"take index out of range for {self.num_rows} rows", path=self.path)
+            bad = idx[(idx < 0) | (idx >= self.num_rows)]
+            raise OutOfRangeError(
+                f"take index {int(bad[0])} (position {int(np.flatnonzero(idx == bad[0])[0])}) is out of range "
+                f"for a file of {self.num_rows} rows" + (f" ({bad.size} indices are)" if bad.size > 1 else ""),
+                path=self.path)
         ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)

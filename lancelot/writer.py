@@ -6,13 +6,14 @@ by pages, not by the file.  At 2.1/2.2 pages are encoded on a small thread pool
 (encodings/structural/write_pipeline.py) while the caller's thread goes on with
 the next batches; the file's bytes are written by a background thread
 (io/sink.py).  The file is written under a temporary name beside
-the target and renamed into place by ``close()``: a failed write leaves nothing
-at the target path.
+the target and renamed into place by ``close()`` (or, for another fsspec URL, uploaded
+in one put): a failed write leaves nothing at the target path.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 
 import pyarrow as pa
@@ -21,7 +22,7 @@ from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionE
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
 
-DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
+DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024
 #: public version names -> on-disk version; "stable" means what pylance means by it
 VERSION_ALIASES = {"2.0": "2.0", "2.1": "2.1", "2.2": "2.2", "stable": "2.2", "next": "2.2"}
 WRITABLE = {"2.0", "2.1", "2.2"}
@@ -59,10 +60,16 @@ def _page_worker(version: str):
 
 
 class LanceWriter:
-    """Writes one Lance file (like ``pyarrow.parquet.ParquetWriter``); a context manager."""
+    """Writes one Lance file (like ``pyarrow.parquet.ParquetWriter``); a context manager.
+
+    Safe to share between threads: each ``write`` call appends its batches whole (one lock
+    orders the calls; the encoding work inside a call still runs on the page pool).
+    """
 
     def __init__(self, path: str | os.PathLike, schema: pa.Schema, *, version: str | None = None,
-                 max_page_bytes: int | None = None) -> None:
+                 max_page_bytes: int | None = None, storage_options: dict | None = None) -> None:
+        if not isinstance(schema, pa.Schema):
+            raise TypeError(f"LanceWriter expects a pyarrow Schema, got {_type_name(schema)}")
         self.path = os.fspath(path)
         self.version = resolve_version(version)
         self.schema = schema
@@ -71,7 +78,8 @@ class LanceWriter:
         if self.max_page_bytes <= 0:
             raise ValueError("max_page_bytes must be positive")
         self.num_rows = 0
-        self._out = ContainerWriter(self.path, self.version)
+        self._lock = threading.RLock()  # one write/close/abort at a time: batches stay whole
+        self._out = ContainerWriter(self.path, self.version, storage_options)
         self._closed = False
         self._worker = None
         try:
@@ -120,52 +128,60 @@ class LanceWriter:
         return pa.RecordBatch.from_arrays(cols, schema=self._stored)
 
     def write(self, data: pa.Table | pa.RecordBatch) -> None:
-        """Append a Table or RecordBatch.  On any error the file is abandoned (nothing at the path)."""
-        if self._closed:
-            raise LanceError("writer is closed", path=self.path)
-        try:
-            batches = data.to_batches() if isinstance(data, pa.Table) else [data]
-            for b in batches:
-                b = self._check(b)
-                for w, col in zip(self._writers, b.columns):
-                    w.append(col)
-                if self._zones is not None:
-                    self._zones.update(b)
-                self.num_rows += b.num_rows
-        except BaseException:
-            self.abort()
-            raise
+        """Append a Table or RecordBatch (whole, even when other threads write too).
+
+        On any error the file is abandoned (nothing at the path).
+        """
+        if not isinstance(data, pa.Table | pa.RecordBatch):
+            raise TypeError(f"LanceWriter.write expects a pyarrow Table or RecordBatch, got {_type_name(data)}")
+        with self._lock:
+            if self._closed:
+                raise LanceError("writer is closed", path=self.path)
+            try:
+                batches = data.to_batches() if isinstance(data, pa.Table) else [data]
+                for b in batches:
+                    b = self._check(b)
+                    for w, col in zip(self._writers, b.columns):
+                        w.append(col)
+                    if self._zones is not None:
+                        self._zones.update(b)
+                    self.num_rows += b.num_rows
+            except BaseException:
+                self.abort()
+                raise
 
     write_batch = write
     write_table = write
 
     def close(self) -> None:
         """Finish the file and move it into place."""
-        if self._closed:
-            return
-        try:
-            columns = []
-            for w in self._writers:
-                columns.extend(w.finish())
-            if self._worker is not None:
-                self._worker.drain()
-                self._stop_worker()
-            columns.sort(key=lambda c: c.index)
-            gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
-            if self._zones is not None:
-                gbufs.append(self._zones.finish())
-            self._out.finish([c.metadata() for c in columns], gbufs)
-            self._closed = True
-        except BaseException:
-            self.abort()
-            raise
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                columns = []
+                for w in self._writers:
+                    columns.extend(w.finish())
+                if self._worker is not None:
+                    self._worker.drain()
+                    self._stop_worker()
+                columns.sort(key=lambda c: c.index)
+                gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
+                if self._zones is not None:
+                    gbufs.append(self._zones.finish())
+                self._out.finish([c.metadata() for c in columns], gbufs)
+                self._closed = True
+            except BaseException:
+                self.abort()
+                raise
 
     def abort(self) -> None:
         """Abandon the file: remove the temporary file, leave the target untouched."""
-        if not self._closed:
-            self._closed = True
-            self._stop_worker()
-            self._out.abort()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._stop_worker()
+                self._out.abort()
 
     def __enter__(self) -> LanceWriter:
         return self
@@ -186,24 +202,63 @@ class LanceWriter:
             pass
 
 
-def write_table(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch],
-                path: str | os.PathLike, *, version: str | None = None, max_page_bytes: int | None = None,
-                schema: pa.Schema | None = None) -> None:
-    """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as one Lance file."""
-    if isinstance(data, pa.Table | pa.RecordBatch | pa.RecordBatchReader):
-        schema = schema or data.schema
-        batches: Iterable = data.to_batches() if not isinstance(data, pa.RecordBatchReader) else data
-    else:
-        it = iter(data)
-        if schema is None:
-            try:
-                first = next(it)
-            except StopIteration:
-                raise LanceError("write_table got no batches and no schema") from None
-            schema = first.schema
-            batches = (b for part in ([first], it) for b in part)
-        else:
-            batches = it
-    with LanceWriter(path, schema, version=version, max_page_bytes=max_page_bytes) as w:
+def _type_name(x) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+_EXPECTED = ("a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of RecordBatches or Tables, "
+             "or a pandas DataFrame")
+
+
+def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None, Iterable[pa.RecordBatch]]:
+    """What ``pyarrow.parquet.write_table`` users pass, as (schema, batches); TypeError for anything else.
+
+    The schema is None only for an empty iterable with no ``schema`` given.
+    """
+    if isinstance(data, pa.Table | pa.RecordBatch):
+        return schema or data.schema, (data.to_batches() if isinstance(data, pa.Table) else [data])
+    if isinstance(data, pa.RecordBatchReader):
+        return schema or data.schema, data
+    if type(data).__module__.startswith("pandas.") and type(data).__name__ == "DataFrame":
+        t = pa.Table.from_pandas(data, preserve_index=None)
+        return schema or t.schema, t.to_batches()
+    if isinstance(data, str | bytes | bytearray | dict) or not isinstance(data, Iterable):
+        raise TypeError(f"write_table expects {_EXPECTED}; got {_type_name(data)}")
+
+    def parts(it):
+        for i, b in enumerate(it):
+            if isinstance(b, pa.Table):
+                yield from b.to_batches()
+            elif isinstance(b, pa.RecordBatch):
+                yield b
+            else:
+                raise TypeError(f"write_table expects an iterable of pyarrow RecordBatches or Tables; "
+                                f"item {i} is {_type_name(b)}")
+
+    it = parts(iter(data))
+    if schema is not None:
+        return schema, it
+    try:
+        first = next(it)
+    except StopIteration:
+        return None, iter(())
+    return first.schema, (b for part in ([first], it) for b in part)
+
+
+def write_table(data, path: str | os.PathLike, *, version: str | None = None, max_page_bytes: int | None = None,
+                schema: pa.Schema | None = None, storage_options: dict | None = None) -> None:
+    """Write ``data`` as one Lance file at ``path`` (a local path or any fsspec URL).
+
+    ``data`` is a Table, RecordBatch, RecordBatchReader, an iterable of RecordBatches (or Tables),
+    or a pandas DataFrame (converted by ``pyarrow.Table.from_pandas``); anything else is a TypeError.
+    The file appears at ``path`` whole or not at all.
+    """
+    schema, batches = as_batches(data, schema)
+    if schema is None:
+        raise LanceError("write_table got no batches and no schema (pass schema= to write an empty file)",
+                         path=os.fspath(path))
+    with LanceWriter(path, schema, version=version, max_page_bytes=max_page_bytes,
+                     storage_options=storage_options) as w:
         for b in batches:
             w.write(b)

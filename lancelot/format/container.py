@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 
 from google.protobuf import any_pb2
 
-from lancelot.errors import CorruptFileError, NotALanceFileError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, NotALanceFileError, TruncatedFileError, UnsupportedVersionError
 from lancelot.format.pb import file2_pb2
-from lancelot.io.sink import BackgroundWriter
+from lancelot.io.sink import BackgroundWriter, open_target
 from lancelot.io.source import ByteSource
 
 MAGIC = b"LANC"
@@ -58,6 +57,29 @@ def _check_range(path: str, what: str, off: int, size: int, limit: int) -> None:
         )
 
 
+def _truncated_size(tail: bytes, size: int) -> int | None:
+    """The full size of a file whose end was cut inside its footer, or None.
+
+    A cut of k <= 16 bytes leaves the footer's three offsets at ``size - 40 + k``; they are
+    believed only when they fit the layout (column metadata <= CMO table <= GBO table, the
+    tables ending where the footer starts, counts matching the bytes still there).
+    """
+    for k in range(1, 17):
+        f = size - FOOTER_SIZE + k
+        if f < 0 or f + 24 > size or len(tail) < size - f:
+            continue
+        cm, cmo, gbo = struct.unpack_from("<QQQ", tail, len(tail) - (size - f))
+        if not (0 < cmo <= gbo < f and cm <= cmo and (f - gbo) % 16 == 0 and (gbo - cmo) % 16 == 0):
+            continue
+        n_gb = (f - gbo) // 16
+        if f + 28 <= size and struct.unpack_from("<I", tail, len(tail) - (size - f - 24))[0] != n_gb:
+            continue
+        if f + 32 <= size and struct.unpack_from("<I", tail, len(tail) - (size - f - 28))[0] != (gbo - cmo) // 16:
+            continue
+        return f + FOOTER_SIZE
+    return None
+
+
 def read_metadata(src: ByteSource) -> FileMetadata:
     """Parse the footer, offset tables and every column's metadata."""
     path, size = src.path, src.size
@@ -70,7 +92,14 @@ def read_metadata(src: ByteSource) -> FileMetadata:
         tail[-FOOTER_SIZE:]
     )
     if magic != MAGIC:
-        raise NotALanceFileError(f"bad magic {magic!r} (expected {MAGIC!r})", path=path)
+        expected = _truncated_size(tail, size)
+        if expected is not None:
+            raise TruncatedFileError(
+                f"the file is truncated: its footer says {expected} bytes, found {size}",
+                path=path, expected=expected, actual=size)
+        raise NotALanceFileError(
+            f"no Lance footer magic: the file ends in {magic!r}, not {MAGIC!r} (it is truncated or not a Lance file)",
+            path=path)
     if (major, minor) not in VERSIONS:
         if (major, minor) in ((0, 1), (0, 2)):
             raise UnsupportedVersionError(
@@ -166,26 +195,29 @@ def pack_encoding(msg) -> file2_pb2.Encoding:
 class ContainerWriter:
     """Writes buffers, then column metadata, offset tables and footer.
 
-    The file is written under a temporary name in the target's directory and
-    renamed into place by ``finish``; ``abort`` removes it.
+    The bytes go to a FileTarget (io/sink.py): a temporary file beside a local target renamed
+    into place by ``finish``, or one upload to an fsspec URL; ``abort`` leaves nothing behind.
+    Every I/O error is a LanceError naming the user's path.
     """
 
-    def __init__(self, path: str | os.PathLike, version: str) -> None:
-        self.path = os.fspath(path)
+    def __init__(self, path: str | os.PathLike, version: str, storage_options: dict | None = None) -> None:
         self.major, self.minor = WRITE_VERSIONS[version]
-        d = os.path.dirname(os.path.abspath(self.path))
-        fd, self._tmp = tempfile.mkstemp(prefix=".lancelot-", suffix=".tmp", dir=d)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a finished file gets the usual mode
-        self._f = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._target = open_target(path, storage_options)
+        self.path = self._target.path
+        self._f = self._target.file
         self._sink = BackgroundWriter(self._f)  # disk writes overlap the encoding of the next pages
         self.pos = 0
+
+    def _io(self, fn, *args):
+        try:
+            return fn(*args)
+        except OSError as e:
+            raise self._target.error(e, "write the file") from None
 
     def _pad(self) -> None:
         rem = self.pos % ALIGNMENT
         if rem:
-            self._sink.write(b"\0" * (ALIGNMENT - rem))
+            self._io(self._sink.write, b"\0" * (ALIGNMENT - rem))
             self.pos += ALIGNMENT - rem
 
     def write_buffer(self, data) -> tuple[int, int]:
@@ -193,7 +225,7 @@ class ContainerWriter:
         self._pad()
         pos = self.pos
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        self._sink.write(mv)
+        self._io(self._sink.write, mv)
         self.pos += len(mv)
         return pos, len(mv)
 
@@ -205,31 +237,26 @@ class ContainerWriter:
         for cm in columns:
             raw = cm.SerializeToString()
             cmo.append((self.pos, len(raw)))
-            self._sink.write(raw)
+            self._io(self._sink.write, raw)
             self.pos += len(raw)
         self._pad()
         cmo_pos = self.pos
         self._write_table(cmo)
         gbo_pos = self.pos
         self._write_table(gbo)
-        self._sink.write(
-            _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC)
-        )
-        self._sink.flush()
+        self._io(self._sink.write,
+                 _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC))
+        self._io(self._sink.flush)
         self._sink.close()
-        os.fsync(self._f.fileno())
-        self._f.close()
-        os.replace(self._tmp, self.path)
+        self._target.commit()
 
     def _write_table(self, entries: list[tuple[int, int]]) -> None:
         for p, s in entries:
-            self._sink.write(struct.pack("<QQ", p, s))
+            self._io(self._sink.write, struct.pack("<QQ", p, s))
             self.pos += 16
 
     def abort(self) -> None:
         try:
             self._sink.abort()
-            self._f.close()
         finally:
-            if os.path.exists(self._tmp):
-                os.unlink(self._tmp)
+            self._target.abort()

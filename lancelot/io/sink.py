@@ -1,4 +1,5 @@
-"""Ordered background writes to a local file (the writer's side of lancelot/io/source.py).
+"""Where written bytes go: ``open_target`` (a local path or any fsspec URL, made to appear at once
+on commit) and ``BackgroundWriter`` (ordered background writes; the writer's side of source.py).
 
 ``BackgroundWriter.write`` queues bytes and returns at once; one thread writes them to the
 file in the order they were queued, so encoding the next page overlaps the disk write of
@@ -12,9 +13,12 @@ buffers.
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from collections import deque
 from typing import BinaryIO
+
+from lancelot.errors import LanceError, LanceFileNotFoundError
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: the writer thread syncs the data written so far every this many bytes, so the closing fsync
@@ -99,3 +103,117 @@ class BackgroundWriter:
             self._closing = True
             self._cond.notify_all()
         self._thread.join()
+
+
+class FileTarget:
+    """Where a new file's bytes go until ``commit`` makes them appear at ``path`` at once.
+
+    ``file`` is a local binary file to write to.  ``path`` is the user's path or URL: every
+    error names it (never the temporary file).
+    """
+
+    path: str
+    file: BinaryIO
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def error(self, e: OSError, doing: str) -> LanceError:
+        """An OSError met while ``doing`` something, as a LanceError naming the user's path."""
+        why = e.strerror or str(e) or type(e).__name__
+        return LanceError(f"cannot {doing}: {why}", path=self.path)
+
+
+class LocalTarget(FileTarget):
+    """A local file: written under a temporary name beside the target, fsynced and renamed into
+    place by ``commit`` (atomic: readers see the old file or the whole new one)."""
+
+    def __init__(self, path: str, shown: str | None = None) -> None:
+        self.path = shown or path
+        self._dst = path
+        d = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            raise LanceError("is a directory: give a file path to write", path=self.path)
+        if not os.path.isdir(d):
+            raise LanceFileNotFoundError(f"directory {d!r} does not exist", path=self.path)
+        try:
+            fd, self._tmp = tempfile.mkstemp(prefix=".lancelot-", suffix=".tmp", dir=d)
+        except OSError as e:
+            raise self.error(e, "create the file") from None
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a finished file gets the usual mode
+        self.file = os.fdopen(fd, "wb", buffering=1 << 20)
+
+    def commit(self) -> None:
+        try:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+            os.replace(self._tmp, self._dst)
+        except OSError as e:
+            self.abort()
+            raise self.error(e, "finish the file") from None
+
+    def abort(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            pass
+        if os.path.exists(self._tmp):
+            os.unlink(self._tmp)
+
+
+class FsspecTarget(FileTarget):
+    """Any other fsspec URL (memory://, s3://...): written to a local temporary file, then
+    uploaded by ``commit`` in one ``put`` (an object store shows the whole object or none)."""
+
+    def __init__(self, url: str, storage_options: dict | None = None) -> None:
+        import fsspec
+
+        self.path = url
+        self._fs, self._p = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        try:
+            if self._fs.isdir(self._p):
+                raise LanceError("is a directory: give a file path to write", path=url)
+        except OSError as e:
+            raise self.error(e, "reach the target") from None
+        f = tempfile.NamedTemporaryFile(prefix="lancelot-", suffix=".tmp", delete=False)  # noqa: SIM115
+        self.file, self._tmp = f, f.name
+
+    def commit(self) -> None:
+        try:
+            self.file.close()
+            parent = self._fs._parent(self._p)
+            if parent and not self._fs.exists(parent):
+                self._fs.makedirs(parent, exist_ok=True)
+            self._fs.put_file(self._tmp, self._p)
+        except OSError as e:
+            raise self.error(e, "upload the file") from None
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            pass
+        if os.path.exists(self._tmp):
+            os.unlink(self._tmp)
+
+
+def open_target(path_or_url: str | os.PathLike, storage_options: dict | None = None) -> FileTarget:
+    """A FileTarget for a local path, a ``file://`` URL or any other fsspec URL."""
+    s = os.fspath(path_or_url)
+    if "://" not in s:
+        return LocalTarget(s)
+    import fsspec
+    from fsspec.implementations.local import LocalFileSystem
+
+    fs, p = fsspec.core.url_to_fs(s, **(storage_options or {}))
+    if isinstance(fs, LocalFileSystem):
+        return LocalTarget(p, shown=s)
+    return FsspecTarget(s, storage_options)

@@ -11,7 +11,7 @@ import os
 import threading
 from collections.abc import Sequence
 
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, TruncatedFileError
 
 Range = tuple[int, int]  # (offset, length)
 
@@ -76,11 +76,22 @@ class ByteSource:
         for off, ln, members in merged:
             data = memoryview(self._read(off, ln)) if ln else memoryview(b"")
             if len(data) != ln:
-                raise CorruptFileError(f"short read at offset {off}", path=self.path)
+                now = self._current_size()
+                if now is not None and now < self.size:
+                    raise TruncatedFileError(
+                        f"the file is truncated: expected {self.size} bytes (its size when opened), found {now}",
+                        path=self.path, expected=self.size, actual=now)
+                raise TruncatedFileError(
+                    f"the file is truncated: expected {ln} bytes at offset {off}, got {len(data)}",
+                    path=self.path, expected=off + ln, actual=off + len(data))
             for i in members:
                 o, n = ranges[i]
                 out[i] = data[o - off : o - off + n]
         return out
+
+    def _current_size(self) -> int | None:
+        """The file's size now (None when unknown): tells a truncated file from a short read."""
+        return None
 
     def will_need(self, ranges: Sequence[Range]) -> None:
         """A hint that ``ranges`` are about to be read (default: ignored)."""
@@ -95,18 +106,19 @@ class ByteSource:
 class LocalFileSource(ByteSource):
     """A local file read with ``os.pread`` (thread-safe, no shared file position)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = os.fspath(path)
+    def __init__(self, path: str | os.PathLike, shown: str | None = None) -> None:
+        local = os.fspath(path)
+        self.path = shown or local  # errors name what the user gave (a file:// URL stays one)
         try:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            self._fd = os.open(local, os.O_RDONLY)
         except FileNotFoundError:
-            raise LanceError("no such file", path=self.path) from None
+            raise LanceFileNotFoundError("no such file", path=self.path) from None
         except IsADirectoryError:
             raise LanceError("is a directory, not a Lance file", path=self.path) from None
         except OSError as e:
             raise LanceError(f"cannot open: {e.strerror}", path=self.path) from None
         st = os.fstat(self._fd)
-        if not os.path.isfile(self.path):
+        if not os.path.isfile(local):
             os.close(self._fd)
             self._fd = -1
             raise LanceError("is a directory, not a Lance file", path=self.path)
@@ -115,6 +127,9 @@ class LocalFileSource(ByteSource):
 
     def _read(self, offset: int, length: int) -> bytes:
         return os.pread(self._fd, length, offset)
+
+    def _current_size(self) -> int | None:
+        return os.fstat(self._fd).st_size if self._fd >= 0 else None
 
     def will_need(self, ranges: Sequence[Range]) -> None:
         """``posix_fadvise(WILLNEED)`` each range, so the OS reads them ahead, side by side."""
@@ -179,9 +194,19 @@ class FsspecSource(ByteSource):
         fs, p = fsspec.core.url_to_fs(url, **(storage_options or {}))
         self._fs, self._p = fs, p
         try:
+            if fs.isdir(p):
+                raise LanceError("is a directory, not a Lance file", path=url)
             self.size = int(fs.size(p))
         except FileNotFoundError:
-            raise LanceError("no such file", path=url) from None
+            raise LanceFileNotFoundError("no such file", path=url) from None
+        except OSError as e:
+            raise LanceError(f"cannot open: {e.strerror or e}", path=url) from None
+
+    def _current_size(self) -> int | None:
+        try:
+            return int(self._fs.size(self._p))
+        except OSError:
+            return None
 
     def _read(self, offset: int, length: int) -> bytes:
         return self._fs.cat_file(self._p, start=offset, end=offset + length)
@@ -223,5 +248,7 @@ def open_source(path_or_url, storage_options: dict | None = None) -> ByteSource:
     if "://" in s and not s.startswith("file://"):
         return FsspecSource(s, storage_options)
     if s.startswith("file://"):
-        s = s[len("file://") :]
+        import fsspec
+
+        return LocalFileSource(fsspec.core.url_to_fs(s)[1], shown=s)
     return LocalFileSource(s)
