@@ -229,3 +229,19 @@ def test_overwrite_after_pylance_dropped_a_column(tmp_path, how):
     theirs = lance.dataset(uri)
     theirs.validate()
     assert theirs.to_table().to_pydict() == lancelot.dataset(uri).to_table().to_pydict() == {"a": [7], "c": ["q"]}
+
+
+def test_pylance_update_rename_compaction(tmp_path):
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"a": list(range(30)), "s": [str(i) for i in range(30)]}), uri,
+                        max_rows_per_file=10, data_storage_version="2.1")
+    lance.dataset(uri).update({"s": "'u'"}, where="a < 5")  # deletion files + a new fragment
+    lance.dataset(uri).alter_columns({"path": "s", "name": "s2"})  # files still say "s"
+    lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=100)
+    _assert_all_versions_simple(uri)
+    assert lancelot.dataset(uri).schema.names == ["a", "s2"]
+    lancelot.write_dataset(pa.table({"a": [99], "s2": ["z"]}), uri, mode="append")
+    lancelot.dataset(uri).delete(pc.field("a") == 7)
+    theirs = lance.dataset(uri)
+    theirs.validate()
+    assert theirs.to_table().equals(lancelot.dataset(uri).to_table())
