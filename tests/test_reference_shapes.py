@@ -57,6 +57,14 @@ def random_of(t: pa.DataType, n: int = 300, batches: int = 3) -> Callable[[str],
     return make
 
 
+def _batches(make: Callable[[str], list[pa.Array]], size: int) -> Callable[[str], list[pa.Array]]:
+    """``make``'s data re-cut into batches of ``size`` rows."""
+    def remade(version: str) -> list[pa.Array]:
+        arr = pa.concat_arrays(make(version))
+        return [arr.slice(k, size) for k in range(0, len(arr), size)]
+    return remade
+
+
 def fixed(*arrays: pa.Array) -> Callable[[str], list[pa.Array]]:
     return lambda version: list(arrays)
 
@@ -216,6 +224,15 @@ SHAPES: list[Shape] = [
         ("outer_binary", pa.binary())]))),
     Shape("ragged scheduling: 10k null lists beside ints, 437-row batches", lambda v: _ragged(), ALL,
           reads=Reads([(430, 880), (9990, 10_000)], [[0, 436, 437, 9999]], 1000)),
+    # ---- primitive.rs, blob.rs
+    Shape("fuzz issue 4492: list<fixed_size_binary(32)> miniblock", _batches(random_of(
+        pa.list_(pa.binary(32)), 2741, 1), 100), ALL, MB, Reads([(0, 500)], [[0, 1370, 2740]], 100)),
+    Shape("large low-cardinality dictionary of 500-byte strings", fixed(pa.array(
+        [f"value_{i % 100:04}_{'x' * 500}" for i in range(10_000)])), ALL, reads=Reads([(9990, 10_000)], [[0, 5000]])),
+    Shape("blob round trip", fixed(pa.array([b"\1" * 1024, None, b"\2" * 10240, b"\3" * 102400], pa.large_binary())),
+          ALL, {"lance-encoding:blob": "true"}),
+    Shape("blob encoding simple", fixed(pa.array([b"hello world", None, bytes(100 * 1024), b""], pa.large_binary())),
+          ALL, {"lance-encoding:blob": "true"}),
     # ---- fuzz_tests.rs edge cases
     Shape("single int32", fixed(pa.array([42], pa.int32()))),
     Shape("single string", fixed(pa.array(["test"]))),
