@@ -22,7 +22,7 @@ from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionE
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
 
-DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
 #: public version names -> on-disk version; "stable" means what pylance means by it
 VERSION_ALIASES = {"2.0": "2.0", "2.1": "2.1", "2.2": "2.2", "stable": "2.2", "next": "2.2"}
 WRITABLE = {"2.0", "2.1", "2.2"}
