@@ -1,67 +1,188 @@
-"""The ``lancelot`` command: inspect | convert | bench."""
+"""The ``lancelot`` command: inspect | convert | bench.
+
+Arguments are parsed strictly (an unknown option is an error, with the nearest known one
+suggested); every failure is one ``lancelot: error: ...`` line on stderr and a non-zero exit
+status (``--debug`` shows the traceback instead).  Exit status: 0 done, 1 failed, 2 bad usage,
+130 interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import sys
+
+from lancelot.convert import FORMATS
+
+VERSIONS = ("2.0", "2.1", "2.2", "stable", "next")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" suggestions for misspelled options and commands."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        hint = _suggestion(self, message)
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def _known_options(parser: argparse.ArgumentParser) -> list[str]:
+    opts = [o for a in parser._actions for o in a.option_strings]
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub in a.choices.values():
+                opts += _known_options(sub)
+    return sorted(set(opts))
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    words: list[str] = []
+    if message.startswith("unrecognized arguments:"):
+        words = [w.split("=", 1)[0] for w in message.split(":", 1)[1].split() if w.startswith("-")]
+        choices = _known_options(parser)
+    elif "invalid choice:" in message and "'" in message:
+        words = [message.split("'")[1]] if "'" in message else []
+        choices = ["inspect", "convert", "bench", "auto", *FORMATS, *VERSIONS, "always", "never"]
+    else:
+        return ""
+    hints = []
+    for w in words:
+        near = difflib.get_close_matches(w, choices, n=1, cutoff=0.6)
+        if near:
+            hints.append(f"{w} -> {near[0]}")
+    return f" (did you mean: {', '.join(hints)}?)" if hints else ""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number of bytes")
+    return v
+
+
+def _pages(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < -1:
+        raise argparse.ArgumentTypeError(f"{text}: give a count >= 0, or -1 for every page")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from lancelot import __version__
+
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback on errors (default: off)")
+    p = _Parser(prog="lancelot", description="Lance files in pure Python", allow_abbrev=False,
+                formatter_class=fmt, parents=[common])
+    p.add_argument("--version", action="version", version=f"lancelot {__version__}",
+                   help="print lancelot's version and exit")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{inspect,convert,bench}",
+                           parser_class=_Parser)
+    i = sub.add_parser("inspect", help="show what a Lance file (or dataset) holds", allow_abbrev=False,
+                       formatter_class=fmt, parents=[common],
+                       description="A table of the file's columns (path, type, pages, rows, bytes, encoding, "
+                                   "compression ratio); --verbose adds every page's encoding tree.")
+    i.add_argument("file", help="a Lance file (local path or fsspec URL) or a dataset directory")
+    i.add_argument("-v", "--verbose", action="store_true", help="also print the schema and full encoding trees")
+    i.add_argument("--pages", type=_pages, default=5, metavar="N",
+                   help="pages shown per column with --verbose (-1: all, 0: none)")
+    c = sub.add_parser("convert", help="convert a Parquet, CSV, Arrow IPC or Lance file to Lance",
+                       allow_abbrev=False, formatter_class=fmt, parents=[common],
+                       description="Reads SRC (its format told by its content, not its name) and writes DST as "
+                                   "one Lance file; shows a progress bar on a terminal and a summary line.")
+    c.add_argument("src", help="input file")
+    c.add_argument("dst", help="output Lance file (local path or fsspec URL); replaced atomically")
+    c.add_argument("--version", dest="file_version", default="2.2", choices=VERSIONS, metavar="V",
+                   help=f"Lance file version to write, one of {', '.join(VERSIONS)}")
+    c.add_argument("--max-page-bytes", type=_positive_int, default=8 * 1024 * 1024, metavar="N",
+                   help="largest page the writer buffers per column, in bytes")
+    c.add_argument("--from", dest="src_format", default="auto", choices=("auto", *FORMATS),
+                   help="input format (auto: told by the file's first and last bytes)")
+    c.add_argument("--progress", default="auto", choices=("auto", "always", "never"),
+                   help="progress bar on stderr (auto: only when stderr is a terminal)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    sub.add_parser("bench", help="run the benchmark suite (lancelot bench --help; see benchmarks/README.md)",
+                   add_help=False)
+    return p
+
+
+def _bench(rest: list[str]) -> int:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    if (root / "benchmarks" / "run.py").exists() and str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # a source checkout: benchmarks/ sits beside the package
+    try:
+        from benchmarks.run import main as bench_main
+    except ImportError:
+        print("lancelot: error: lancelot bench runs from a source checkout (benchmarks/ is not installed)",
+              file=sys.stderr)
+        return 2
+    return bench_main(rest) or 0
+
+
+def _message(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror and not str(e).startswith("file "):
+        where = f": {e.filename}" if e.filename else ""
+        return f"{e.strerror}{where}"
+    text = str(e) or type(e).__name__
+    return text.splitlines()[0] if text.strip() else type(e).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lancelot", description="Lance files in pure Python")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    i = sub.add_parser("inspect", help="print a file's version, schema, pages and encodings")
-    i.add_argument("file")
-    i.add_argument("--pages", type=int, default=5, help="pages shown per column")
-    c = sub.add_parser("convert", help="convert a Parquet or Lance file to Lance")
-    c.add_argument("src")
-    c.add_argument("dst")
-    c.add_argument("--version", default=None)
-    c.add_argument("--max-page-bytes", type=int, default=None)
-    sub.add_parser("bench", help="run the benchmark suite (see benchmarks/README.md)", add_help=False)
-    args, rest = p.parse_known_args(argv)
-    from lancelot.errors import LanceError
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    # bench passes every argument after it to the benchmark runner's own parser
+    first = next((k for k, a in enumerate(argv) if a != "--debug"), None)
+    if first is not None and argv[first] == "bench":
+        return _run(lambda: _bench(argv[first + 1:]), debug)
+    args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
+    if args.cmd == "inspect":
+        def work():
+            from lancelot.inspect import inspect_path
 
-    try:
-        if args.cmd == "inspect":
-            from lancelot.dataset.describe import describe_dataset, is_dataset
-            from lancelot.inspect import inspect_file
-
-            ds = is_dataset(args.file)
-            print(describe_dataset(args.file) if ds else inspect_file(args.file, max_pages=args.pages))
-        elif args.cmd == "convert":
-            _convert(args)
-        elif args.cmd == "bench":
-            from pathlib import Path
-
-            root = Path(__file__).resolve().parent.parent
-            if (root / "benchmarks" / "run.py").exists() and str(root) not in sys.path:
-                sys.path.insert(0, str(root))  # a source checkout: benchmarks/ sits beside the package
-            try:
-                from benchmarks.run import main as bench_main
-            except ImportError:
-                print("lancelot bench runs from a source checkout (benchmarks/ is not installed)", file=sys.stderr)
-                return 2
-            return bench_main(rest) or 0
-    except LanceError as e:
-        print(f"lancelot: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _convert(args) -> None:
-    import pyarrow.parquet as pq
-
-    from lancelot.reader import LanceFile
-    from lancelot.writer import write_table
-
-    if args.src.endswith(".parquet"):
-        pf = pq.ParquetFile(args.src)
-        write_table(pf.iter_batches(), args.dst, version=args.version, max_page_bytes=args.max_page_bytes,
-                    schema=pf.schema_arrow)
+            print(inspect_path(args.file, verbose=args.verbose, max_pages=args.pages))
+            return 0
     else:
-        f = LanceFile(args.src)
-        write_table(f.iter_batches(), args.dst, version=args.version, max_page_bytes=args.max_page_bytes,
-                    schema=f.schema)
+        def work():
+            from lancelot.convert import convert
+
+            convert(args.src, args.dst, version=args.file_version, max_page_bytes=args.max_page_bytes,
+                    src_format=None if args.src_format == "auto" else args.src_format, progress=args.progress,
+                    quiet=args.quiet)
+            return 0
+    return _run(work, debug)
+
+
+def _run(work, debug: bool) -> int:
+    try:
+        return work()
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("lancelot: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `lancelot inspect f | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as e:
+        if debug:
+            raise
+        from lancelot.errors import LanceError
+
+        kind = "" if isinstance(e, LanceError | OSError | ValueError | TypeError) else f"{type(e).__name__}: "
+        print(f"lancelot: error: {kind}{_message(e)} (--debug shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

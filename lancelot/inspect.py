@@ -1,10 +1,25 @@
-"""A human-readable description of a Lance file: version, schema, and per column
-its pages with row counts, buffer sizes and encoding tree (``lancelot inspect``)."""
+"""``lancelot inspect``: what a Lance file holds, for people.
+
+``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header
+(version, rows, size), then one table row per physical column — column path (struct children and
+list items by their own names), type, pages, rows, stored bytes, the encoding in a few words and
+the compression ratio (Arrow bytes / stored bytes).  ``verbose`` adds every column's full encoding
+tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view
+for another kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
+"""
 
 from __future__ import annotations
 
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
 from google.protobuf import any_pb2, text_format
 
+from lancelot import field_metadata
+from lancelot.errors import LanceError
 from lancelot.format.pb import encodings_v2_0_pb2, encodings_v2_1_pb2
 from lancelot.reader import LanceFile
 
@@ -13,13 +28,24 @@ _MESSAGES = {
     "lance.encodings.ColumnEncoding": encodings_v2_0_pb2.ColumnEncoding,
     "lance.encodings21.PageLayout": encodings_v2_1_pb2.PageLayout,
 }
+#: message fields that only wrap the part that matters (skipped in the few-words summary)
+_WRAPPERS = {"nullable", "no_nulls", "some_nulls", "values", "validity", "indices", "items", "offsets", "bytes",
+             "buffer", "inner", "layers", "direct", "value"}
+#: 2.1+ sub-trees that are not the values' encoding
+_SKIP = {"rep_compression", "def_compression", "dictionary"}
+_WORDS = {"mini_block_layout": "miniblock", "full_zip_layout": "fullzip", "all_null_layout": "all-null",
+          "constant_layout": "constant", "blob_layout": "blob", "inline_bitpacking": "bitpack",
+          "out_of_line_bitpacking": "bitpack", "dictionary": "dict", "fixed_size_list": "fsl",
+          "packed_struct": "packed", "fixed_size_binary": "fixed-binary", "byte_stream_split": "bss"}
+#: files with more rows than this get their compression ratio estimated from their first rows
+RATIO_SAMPLE_ROWS = 1 << 20
 
 
-def describe_encoding(f: LanceFile, enc) -> str:
-    """One line: the encoding message's type and its text form."""
+def _decode(f: LanceFile, enc):
+    """The encoding's message (or None) and its type name."""
     kind = enc.WhichOneof("location")
     if kind is None or kind == "none":
-        return "none"
+        return None, "none"
     if kind == "indirect":
         raw = f.read_bytes(enc.indirect.buffer_location, enc.indirect.buffer_length)
     else:
@@ -29,33 +55,241 @@ def describe_encoding(f: LanceFile, enc) -> str:
     name = a.type_url.rsplit("/", 1)[-1]
     cls = _MESSAGES.get(name)
     if cls is None:
-        return f"{name} ({len(a.value)} bytes)"
+        return None, name
     msg = cls()
     a.Unpack(msg)
+    return msg, name
+
+
+def describe_encoding(f: LanceFile, enc) -> str:
+    """One line: the encoding message's type and its text form."""
+    msg, name = _decode(f, enc)
+    if msg is None:
+        return name
     return f"{name.rsplit('.', 1)[-1]} {text_format.MessageToString(msg, as_one_line=True)}"
 
 
-def inspect_file(path: str, *, max_pages: int = 5) -> str:
-    """The description of the file at ``path`` as text."""
-    f = LanceFile(path)
-    md = f.metadata
-    lines = [
-        f"file: {path}",
-        f"version: {f.version} (on disk {md.major}.{md.minor}), {f.num_rows} rows, {md.file_size} bytes, "
-        f"{len(md.columns)} columns, {len(md.global_buffers)} global buffers",
-        "schema:",
-        *("  " + ln for ln in f.schema.to_string(show_schema_metadata=True).splitlines()),
-    ]
-    for name, cols in f._columns.items():
-        for info in cols:
+def encoding_tree(f: LanceFile, enc, indent: str = "", label: str = "") -> list[str]:
+    """The encoding message as an indented tree (``--verbose``)."""
+    msg, name = _decode(f, enc)
+    if msg is None:
+        return [indent + label + name]
+    body = text_format.MessageToString(msg).rstrip("\n").splitlines() or [""]
+    return [f"{indent}{label}{name.rsplit('.', 1)[-1]} {body[0]}".rstrip()] + [indent + ln for ln in body[1:]]
+
+
+def encoding_words(msg) -> str:
+    """An encoding in a few words: the kinds chosen in its tree, wrappers left out
+    (e.g. ``miniblock bitpack+dict``, ``dictionary binary``)."""
+    words: list[str] = []
+    extra: list[str] = []
+
+    def walk(m) -> None:
+        for fd, v in m.ListFields():
+            if fd.message_type is None:
+                continue
+            if fd.name in _SKIP:
+                if fd.name == "dictionary":
+                    extra.append("dict")
+                continue
+            if fd.containing_oneof is not None and fd.name not in _WRAPPERS:
+                w = _WORDS.get(fd.name, fd.name)
+                if w not in words:
+                    words.append(w)
+            for item in ([v] if hasattr(v, "ListFields") else v):  # a message or a repeated field
+                walk(item)
+
+    walk(msg)
+    layout = words[:1] if words and words[0] in ("miniblock", "fullzip", "all-null", "constant", "blob") else []
+    rest = words[len(layout):]
+    if len(rest) > 1 and "flat" in rest:
+        rest.remove("flat")
+    rest = rest[:3] + extra
+    return " ".join(layout + (["+".join(rest)] if rest else [])) or "-"
+
+
+def column_paths(field: pa.Field, version: str, prefix: str | None = None) -> Iterator[tuple[str, pa.Field]]:
+    """(path, field) of every column ``field`` owns, in file order: a 2.0 struct or list first owns a
+    column of its own, then its children's (``s.a``, ``l.item``, ``m.key``)."""
+    path = prefix or field.name
+    if field_metadata.owns_column(field, version):
+        yield path, field
+        return
+    if not field_metadata.is_structural(version):
+        yield path, field
+    for c in field_metadata.children(field):
+        yield from column_paths(c, version, f"{path}.{c.name}")
+
+
+def _child_arrays(arr: pa.Array) -> list[pa.Array]:
+    t = arr.type
+    if pa.types.is_struct(t):
+        return [arr.field(i) for i in range(t.num_fields)]
+    if pa.types.is_map(t):
+        return [arr.keys, arr.items]
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return [arr.flatten()]
+    return []
+
+
+def _logical_bytes(field: pa.Field, arr: pa.Array, version: str) -> Iterator[int | None]:
+    """Arrow bytes of each of the field's columns (None for a 2.0 struct/list's own column)."""
+    if field_metadata.owns_column(field, version):
+        yield arr.nbytes
+        return
+    if not field_metadata.is_structural(version):
+        yield None
+    for c, a in zip(field_metadata.children(field), _child_arrays(arr)):
+        yield from _logical_bytes(c, a, version)
+
+
+@dataclass
+class ColumnRow:
+    path: str
+    type: str
+    pages: int
+    rows: int
+    stored: int
+    encoding: str
+    logical: int | None
+
+    def ratio(self, estimated: bool) -> str:
+        if self.logical is None or not self.stored:
+            return "-"
+        return f"{'~' if estimated else ''}{self.logical / self.stored:.2f}x"
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def fmt(r):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+    return [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)]
+
+
+class FileView:
+    """The view of one Lance file."""
+
+    def __init__(self, f: LanceFile) -> None:
+        self.f = f
+
+    def columns(self) -> tuple[list[ColumnRow], bool]:
+        """One ColumnRow per physical column, and whether the ratios are estimates."""
+        f = self.f
+        sample = min(f.num_rows, RATIO_SAMPLE_ROWS)
+        scale = f.num_rows / sample if sample else 0.0
+        data = f.read_range(0, sample) if sample else None
+        out = []
+        for field in f.schema:
+            infos = f._columns[field.name]
+            paths = list(column_paths(field, f.version))
+            if data is not None:
+                arr = data.column(field.name).combine_chunks()
+                logical = [None if b is None else int(b * scale) for b in _logical_bytes(field, arr, f.version)]
+            else:
+                logical = [0] * len(infos)
+            if len(paths) != len(infos) or len(logical) != len(infos):  # a layout this view does not know
+                paths = [(f"{field.name}#{i}", field) for i in range(len(infos))]
+                logical = [None] * len(infos)
+            for (path, fld), info, lb in zip(paths, infos, logical):
+                cm = info.meta
+                stored = sum(sum(p.buffer_sizes) for p in cm.pages) + sum(cm.buffer_sizes)
+                words = Counter(self._page_words(p.encoding) for p in cm.pages)
+                enc = words.most_common(1)[0][0] if words else "-"
+                if len(words) > 1:
+                    enc += f" (+{len(words) - 1} other)"
+                out.append(ColumnRow(path, str(fld.type), len(cm.pages), sum(p.length for p in cm.pages), stored,
+                                     enc, lb))
+        return out, sample < f.num_rows
+
+    def _page_words(self, enc) -> str:
+        msg, name = _decode(self.f, enc)
+        return encoding_words(msg) if msg is not None else name
+
+    def render(self, *, verbose: bool = False, max_pages: int = 5) -> str:
+        f, md = self.f, self.f.metadata
+        lines = [
+            f"file: {f.path}",
+            f"version {f.version} (on disk {md.major}.{md.minor}), {f.num_rows:,} rows, {_human(md.file_size)}, "
+            f"{len(f.schema)} fields in {len(md.columns)} columns, {len(md.global_buffers)} global buffers",
+        ]
+        rows, estimated = self.columns()
+        lines.append("")
+        lines += _table(["column", "type", "pages", "rows", "bytes", "encoding", "ratio"],
+                        [[r.path, r.type, f"{r.pages:,}", f"{r.rows:,}", _human(r.stored), r.encoding,
+                          r.ratio(estimated)] for r in rows], right={2, 3, 4, 6})
+        if estimated:
+            lines.append(f"(~ ratios estimated from the first {RATIO_SAMPLE_ROWS:,} rows)")
+        if verbose:
+            lines += ["", "schema:", *("  " + ln for ln in f.schema.to_string(show_schema_metadata=True).splitlines())]
+            lines += self._trees(rows, max_pages)
+        return "\n".join(lines)
+
+    def _trees(self, rows: list[ColumnRow], max_pages: int) -> list[str]:
+        f = self.f
+        lines: list[str] = []
+        infos = [info for field in f.schema for info in f._columns[field.name]]
+        for row, info in zip(rows, infos):
             cm = info.meta
-            nbytes = sum(sum(p.buffer_sizes) for p in cm.pages)
-            lines.append(f"column {info.index} ({name}): {len(cm.pages)} pages, {nbytes} bytes; "
-                         f"column encoding {describe_encoding(f, cm.encoding)}")
-            for j, p in enumerate(cm.pages[:max_pages]):
-                lines.append(f"  page {j}: rows {p.length} at {p.priority}, buffers {list(p.buffer_sizes)}")
-                lines.append(f"    {describe_encoding(f, p.encoding)}")
-            if len(cm.pages) > max_pages:
-                lines.append(f"  ... {len(cm.pages) - max_pages} more pages")
-    f.close()
-    return "\n".join(lines)
+            lines += ["", f"column {info.index} ({row.path}): {len(cm.pages)} pages, {_human(row.stored)}"]
+            if cm.encoding.WhichOneof("location") not in (None, "none"):
+                lines += encoding_tree(f, cm.encoding, "  ", "column encoding: ")
+            shown = cm.pages if max_pages < 0 else cm.pages[:max_pages]
+            for j, p in enumerate(shown):
+                lines.append(f"  page {j}: {p.length:,} rows, priority {p.priority}, buffers {list(p.buffer_sizes)}")
+                lines += encoding_tree(f, p.encoding, "    ")
+            if len(cm.pages) > len(shown):
+                lines.append(f"  ({len(cm.pages) - len(shown)} more pages not shown; --pages -1 shows all)")
+        return lines
+
+
+def _file_view(path: str, verbose: bool, max_pages: int) -> str:
+    with LanceFile(path) as f:
+        return FileView(f).render(verbose=verbose, max_pages=max_pages)
+
+
+def _is_dataset(path: str) -> bool:
+    from lancelot.dataset.describe import is_dataset
+
+    return is_dataset(path)
+
+
+def _dataset_view(path: str, verbose: bool, max_pages: int) -> str:
+    from lancelot.dataset.describe import describe_dataset
+
+    return describe_dataset(path)
+
+
+def _directory(path: str, verbose: bool, max_pages: int) -> str:
+    raise LanceError("is a directory, neither a Lance file nor a Lance dataset", path=path)
+
+
+#: (does this view handle the path?, render it) tried in order; the file view is the last resort
+VIEWS: list[tuple[Callable[[str], bool], Callable[[str, bool, int], str]]] = [
+    (_is_dataset, _dataset_view),  # a directory holding _versions/*.manifest (lancelot/dataset/describe.py)
+    (lambda p: "://" not in p and os.path.isdir(p), _directory),
+    (lambda p: True, _file_view),
+]
+
+
+def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str:
+    """The description of what is at ``path`` (``max_pages`` < 0: every page in ``verbose`` trees)."""
+    for handles, render in VIEWS:
+        if handles(path):
+            return render(path, verbose, max_pages)
+    raise LanceError("nothing to inspect", path=path)  # pragma: no cover - the file view takes every path
+
+
+def inspect_file(path: str, *, max_pages: int = 5, verbose: bool = True) -> str:
+    """A file's description (the full view by default, as before the table view existed)."""
+    with LanceFile(path) as f:
+        return FileView(f).render(verbose=verbose, max_pages=max_pages)
