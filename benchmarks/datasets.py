@@ -1,4 +1,4 @@
-"""Benchmark datasets: a seeded synthetic table and TPC-H lineitem, cached as Arrow IPC files.
+"""Benchmark datasets: a seeded synthetic table, constant columns, TPC-H tables, cached as Arrow IPC files.
 
 Every dataset is built once under the data directory (``benchmarks/data/`` by default, gitignored)
 and reused by later runs.  The cache is an uncompressed Arrow IPC file so that a measurement
@@ -151,19 +151,19 @@ def tpchgen_cli() -> str:
     return found
 
 
-def tpch_lineitem(data_dir: Path, sf: float, log=print) -> Dataset:
-    """TPC-H lineitem at scale factor ``sf`` from tpchgen-cli (built if missing)."""
+def tpch_table(data_dir: Path, sf: float, table: str = "lineitem", log=print) -> Dataset:
+    """TPC-H ``table`` (lineitem, orders, ...) at scale factor ``sf`` from tpchgen-cli (built if missing)."""
     sf_tag = f"{sf:g}"
-    name = f"tpch-sf{sf_tag}-lineitem"
+    name = f"tpch-sf{sf_tag}-{table}"
     path = data_dir / f"{name}.arrow"
     if not path.exists():
         gen_dir = data_dir / f"tpch-sf{sf_tag}"
-        pq_path = gen_dir / "lineitem.parquet"
+        pq_path = gen_dir / f"{table}.parquet"
         if not pq_path.exists():
             gen_dir.mkdir(parents=True, exist_ok=True)
-            log(f"generating TPC-H lineitem SF{sf_tag} with tpchgen-cli -> {gen_dir}")
+            log(f"generating TPC-H {table} SF{sf_tag} with tpchgen-cli -> {gen_dir}")
             subprocess.run(
-                [tpchgen_cli(), "parquet", "-s", sf_tag, "-T", "lineitem", "-o", str(gen_dir), "--overwrite"],
+                [tpchgen_cli(), "parquet", "-s", sf_tag, "-T", table, "-o", str(gen_dir), "--overwrite"],
                 check=True,
             )
         log(f"converting {pq_path} -> {path}")
@@ -171,4 +171,57 @@ def tpch_lineitem(data_dir: Path, sf: float, log=print) -> Dataset:
         schema = _plain_types(pf.schema_arrow)
         batches = (b.cast(schema) for b in pf.iter_batches(BATCH_ROWS))
         _write_ipc(path, schema, batches)
+    return _dataset_from_cache(name, path)
+
+
+def tpch_lineitem(data_dir: Path, sf: float, log=print) -> Dataset:
+    """TPC-H lineitem at scale factor ``sf`` (see ``tpch_table``)."""
+    return tpch_table(data_dir, sf, "lineitem", log)
+
+
+CONSTANTS_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("const_int", pa.int32(), nullable=False),
+        pa.field("const_str", pa.string(), nullable=False),
+        pa.field("flag", pa.bool_(), nullable=False),
+        pa.field("nearly_int", pa.int64(), nullable=True),
+        pa.field("nearly_str", pa.string(), nullable=True),
+        pa.field("mostly_null", pa.float64(), nullable=True),
+    ]
+)
+
+
+def constants_batch(start_row: int, num_rows: int, seed: int) -> pa.RecordBatch:
+    """Columns real tables are full of: a constant (2.2 constant page), a partition-key string, a rare
+    flag, a default value with rare exceptions (long runs), a default label with rare others, mostly null."""
+    rng = np.random.default_rng(seed)
+    rare = rng.random(num_rows) < 0.001
+    nearly = np.where(rare, rng.integers(1, 1_000_000, num_rows), 0)
+    labels = np.where(rng.random(num_rows) < 0.002, "returned", "none")
+    null = rng.random(num_rows) >= 0.01
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(np.arange(start_row, start_row + num_rows, dtype=np.int64)),
+            pa.array(np.zeros(num_rows, dtype=np.int32)),
+            pa.array(["region=emea"] * num_rows, pa.string()),
+            pa.array(rare),
+            pa.array(nearly, pa.int64(), mask=rng.random(num_rows) < 0.0005),
+            pa.array(labels.tolist(), pa.string()),
+            pa.array(rng.normal(size=num_rows), pa.float64(), mask=null),
+        ],
+        schema=CONSTANTS_SCHEMA,
+    )
+
+
+def constants(data_dir: Path, num_rows: int, seed: int = 42, log=print) -> Dataset:
+    """The constant and nearly-constant columns table (built if missing)."""
+    name = f"constants-{num_rows}"
+    path = data_dir / f"{name}-seed{seed}.arrow"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        log(f"building {name} -> {path}")
+        batches = (constants_batch(s, min(BATCH_ROWS, num_rows - s), seed + i)
+                   for i, s in enumerate(range(0, num_rows, BATCH_ROWS)))
+        _write_ipc(path, CONSTANTS_SCHEMA, batches)
     return _dataset_from_cache(name, path)

@@ -50,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lancelot bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--rows", type=int, default=None, help="synthetic rows (default 1,000,000; --quick: 3,000)")
     p.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor for lineitem (default 1)")
-    p.add_argument("--datasets", default=None, help="comma list of synthetic,tpch (default both; --quick: synthetic)")
+    p.add_argument("--datasets", default=None,
+                   help="comma list of synthetic, tpch (lineitem), tpch-TABLE (e.g. tpch-orders), constants "
+                   "(constant and nearly constant columns, --rows rows) (default synthetic,tpch; --quick: synthetic)")
     p.add_argument("--quick", action="store_true", help="smoke run: tiny data, 2 repetitions, small memory checks")
     p.add_argument("--reps", type=int, default=None, help="timed repetitions per read (default 5)")
     p.add_argument(
@@ -334,8 +336,12 @@ def main(argv: list[str] | None = None) -> int:
             sets.append(datasets.synthetic(a.data_dir, a.rows, a.seed, log=log))
         elif name == "tpch":
             sets.append(datasets.tpch_lineitem(a.data_dir, a.sf, log=log))
+        elif name.startswith("tpch-"):
+            sets.append(datasets.tpch_table(a.data_dir, a.sf, name.removeprefix("tpch-"), log=log))
+        elif name == "constants":
+            sets.append(datasets.constants(a.data_dir, a.rows, a.seed, log=log))
         else:
-            raise SystemExit(f"unknown dataset {name!r} (synthetic, tpch)")
+            raise SystemExit(f"unknown dataset {name!r} (synthetic, tpch, tpch-TABLE, constants)")
     for ds in sets:
         res = results["datasets"][ds.name] = bench_dataset(ds, a, write_skips, read_skips, log)
         res["ratios"] = ratios_of(res)

@@ -9,12 +9,13 @@ thread keeps encoding meanwhile.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.compression.jit import njit
 
-@numba.njit(cache=True, nogil=True, inline="always")
+
+@njit(cache=True, nogil=True, inline="always")
 def _less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> bool:
     """Is data[a0:a1] < data[b0:b1] bytewise?"""
     n = min(a1 - a0, b1 - b0)
@@ -26,7 +27,7 @@ def _less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> bool:
     return (a1 - a0) < (b1 - b0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _zone_extremes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
                    rows_per_zone: int, nzones: int) -> tuple[np.ndarray, np.ndarray]:
     n = len(offsets) - 1

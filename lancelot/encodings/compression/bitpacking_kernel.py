@@ -10,13 +10,14 @@ temporary arrays), the inner loop running over the lanes of a word row.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from lancelot.encodings.compression.jit import njit
 
 _ORDER = np.array((0, 4, 2, 6, 1, 5, 3, 7), dtype=np.int64)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _unpack(words, width, t, order, out) -> None:
     """``words``: (n, W * LANES) T-bit words, one row per chunk; ``out``: n * 1024 T-bit values."""
     for c in range(words.shape[0]):
@@ -44,7 +45,7 @@ INLINE_MESSAGES = {
 }
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _unpack_into(words, width, t, order, out, p, n) -> None:
     """The first ``n`` values of one chunk (``words``: its W * LANES packed words, flat) into ``out[p:p + n]``."""
     lanes = 1024 // t
@@ -69,7 +70,7 @@ def _unpack_into(words, width, t, order, out, p, n) -> None:
                 out[p + base + lane] = v & mask
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _inline_chunks(data, starts, sizes, counts, order, scratch, scratch_bytes, out, bad) -> int:
     """Every inline-bitpacked chunk ``data[starts[k]:starts[k] + sizes[k]]`` (a T-bit width word, then
     ``128 * W`` bytes of packed words) into ``out``, ``counts[k]`` values each.  ``scratch`` is a
@@ -118,7 +119,7 @@ def inline_chunks(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, count
     return status, out, int(bad[0]), int(bad[1])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _pack_inline(vals, n, widths, word_starts, order, out) -> None:
     """Inline-pack chunk k of ``vals`` (its first ``n - 1024 * k`` values, zeros after) into ``out`` (T-bit
     words): the width word at ``word_starts[k]``, then ``widths[k] * LANES`` packed words."""

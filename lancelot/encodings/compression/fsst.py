@@ -25,6 +25,8 @@ import numpy as np
 
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
+from lancelot.encodings.compression.fsst_numpy import NUMPY_CODES, decode_numpy
+from lancelot.encodings.compression.jit import compiled
 from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -119,6 +121,12 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
 
     codes, lengths = readonly(data), readonly(np.ascontiguousarray(table.lengths))
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
+    if _small(fsst_kernel.decode, int((ends - starts).sum()) if len(starts) else 0):
+        symbols = np.asarray(table.symbols)[None]
+        status, out, out_offs = decode_numpy(codes, starts, ends, symbols, np.asarray(table.lengths)[None],
+                                             np.array([table.n_symbols]), np.zeros(len(starts), np.int64))
+        _check_status(status, f"the {table.n_symbols} symbols of the table")
+        return VariableWidthBlock(out_offs, out, len(starts))
     size = fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, f"the {table.n_symbols} symbols of the table")
     out_offs = np.empty(len(starts) + 1, dtype=np.int64)
@@ -127,6 +135,18 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
                                 lengths, table.n_symbols, out, out_offs)
     _check_status(status, f"the {table.n_symbols} symbols of the table")
     return VariableWidthBlock(out_offs, out[:size], len(starts))
+
+
+#: "auto" (numpy for a few codes until the kernel is loaded), "numpy" or "kernel" (tests)
+mode = {"decode": "auto"}
+
+
+def _small(kernel, n_codes: int) -> bool:
+    """Whether ``n_codes`` codes are decoded in numpy rather than by ``kernel`` (fsst_numpy.py)."""
+    m = mode["decode"]
+    if m != "auto":
+        return m == "numpy"
+    return n_codes <= NUMPY_CODES and not compiled(kernel)
 
 
 def _check_status(status: int, table: str) -> None:
@@ -176,6 +196,11 @@ def fsst_decode_tables(tables: StackedTables, table_of: np.ndarray, block: Varia
     from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
 
     codes, table_of = readonly(data), np.asarray(table_of, dtype=np.int64)
+    if _small(fsst_kernel.decode_tables, end - start):
+        status, out, out_offs = decode_numpy(codes, offs[:-1], offs[1:], tables.symbols, tables.lengths,
+                                             tables.n_symbols, table_of)
+        _check_status(status, "the symbols of its table")
+        return VariableWidthBlock(out_offs, out, block.num_values)
     size = fsst_kernel.decoded_size_tables(codes, offs, table_of, tables.lengths, tables.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, "the symbols of its table")
     out_offs = np.empty(len(offs), dtype=np.int64)

@@ -17,12 +17,12 @@ serialization decodes with pylance, whatever symbols we choose.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.fsst import LEAST_INPUT_SIZE, SymbolTable, fsst_description
+from lancelot.encodings.compression.jit import njit
 from lancelot.encodings.compression.variable import compress_variable, variable_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -34,13 +34,13 @@ CAND_SLOTS = 1 << 16  # > 512 symbols + every adjacent pair of a 16 KiB sample
 ESCAPE = 255
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _hash3(w: np.int64) -> np.int64:
     x = (w & 0xFFFFFF) * 2971215073
     return (x ^ (x >> 15)) & (HASH_SLOTS - 1)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _load(data, pos, end):
     """Up to 8 bytes at pos (not past end), little endian, and how many."""
     if end - pos >= 8:
@@ -55,14 +55,14 @@ def _load(data, pos, end):
     return w, n
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _mask(length):
     if length >= 8:
         return np.int64(-1)
     return (np.int64(1) << (8 * length)) - 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _build_lookup(sym_val, sym_len, n):
     """Lookup tables for n symbols, entries ``length << 8 | code`` (0: none).
 
@@ -89,7 +89,7 @@ def _build_lookup(sym_val, sym_len, n):
     return h_val, h_info, short, byte
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _match(data, pos, end, h_val, h_info, short, byte, masks):
     """``length << 8 | code`` of the symbol to use at pos; code 255 means escape one byte.
 
@@ -109,7 +109,7 @@ def _match(data, pos, end, h_val, h_info, short, byte, masks):
     return found
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _masks():
     m = np.zeros(9, np.int64)
     for i in range(9):
@@ -117,7 +117,7 @@ def _masks():
     return m
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _cand_add(keys_val, keys_len, gains, val, ln, gain):
     h = ((val * -7046029254386353131) ^ ln) & (CAND_SLOTS - 1)
     while True:
@@ -130,7 +130,7 @@ def _cand_add(keys_val, keys_len, gains, val, ln, gain):
         h = (h + 1) & (CAND_SLOTS - 1)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _train(sample, offsets):
     sym_val = np.zeros(255, np.int64)
     sym_len = np.zeros(255, np.int64)
@@ -194,7 +194,7 @@ def _train(sample, offsets):
 GROUPS = 4
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _encode(data, offsets, sym_val, sym_len):
     """Codes and offsets of strings ``data[offsets[i]:offsets[i + 1]]``; ``data`` must hold 8 readable bytes
     past ``offsets[-1]`` (whole words are loaded, then masked to the bytes left in the string)."""

@@ -13,13 +13,14 @@ inside an escape, 2 = a code beyond the symbol table.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from lancelot.encodings.compression.jit import njit
 
 OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray,
                  n_symbols: int) -> int:
     """The exact number of bytes ``decode`` writes, or -1 - status on bad codes (a first pass,
@@ -43,7 +44,7 @@ def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, length
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def decoded_size_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, lengths: np.ndarray,
                         n_symbols: np.ndarray) -> int:
     """``decoded_size`` with string ``s`` decoded by table ``table_of[s]``."""
@@ -67,7 +68,7 @@ def decoded_size_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.nda
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def decode(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,
            n_symbols: int, out: np.ndarray, out_offsets: np.ndarray) -> int:
     """Decode the strings ``codes[starts[s]:ends[s]]`` into ``out``, their bounds into ``out_offsets``.
@@ -105,7 +106,7 @@ def decode(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.
     return OK
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def decode_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, symbols: np.ndarray,
                   lengths: np.ndarray, n_symbols: np.ndarray, out: np.ndarray, out_offsets: np.ndarray) -> int:
     """``decode``, string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8) and ``lengths`` (t, 256)."""

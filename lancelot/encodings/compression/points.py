@@ -13,10 +13,10 @@ of structural/miniblock_points.py:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _permutations
+from lancelot.encodings.compression.jit import njit
 
 _LANE_OF: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -29,7 +29,7 @@ def lane_positions(t: int) -> tuple[np.ndarray, np.ndarray]:
     return _LANE_OF[t]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _le(data: np.ndarray, pos: int, nbytes: int) -> np.uint64:
     v = np.uint64(0)
     for b in range(nbytes):
@@ -37,7 +37,7 @@ def _le(data: np.ndarray, pos: int, nbytes: int) -> np.uint64:
     return v
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _unpack_one(data: np.ndarray, base: int, t: int, w: int, row: int, lane: int) -> np.uint64:
     """Value at (row, lane) of the packed words starting at ``base`` (width w > 0)."""
     tb = t // 8

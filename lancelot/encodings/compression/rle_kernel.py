@@ -8,8 +8,9 @@ dozen passes (repeats, cumulative sums, clips); this loop reads each run once.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from lancelot.encodings.compression.jit import njit
 
 OK, PART_VALUES, PART_LENGTHS, MISMATCH, NO_RUNS, SHORT_RUNS = range(6)
 MESSAGES = {
@@ -21,7 +22,7 @@ MESSAGES = {
 }
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _le(data, pos, nbytes) -> np.uint64:
     v = np.uint64(0)
     for b in range(nbytes):
@@ -29,7 +30,7 @@ def _le(data, pos, nbytes) -> np.uint64:
     return v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, wb, lb, out) -> int:
     p = 0
     for k in range(len(counts)):

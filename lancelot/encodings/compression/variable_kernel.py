@@ -9,8 +9,9 @@ repeats, masks), this loop one (measured on a page of 1M one-byte strings:
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from lancelot.encodings.compression.jit import njit
 
 OK, SHORT_BUFFER, OVERLAP, PAST_END, DECREASING = 0, 1, 2, 3, 4
 
@@ -22,7 +23,7 @@ MESSAGES = {
 }
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _offset(data: np.ndarray, pos: int, ow: int) -> int:
     v = 0
     for b in range(ow):
@@ -30,7 +31,7 @@ def _offset(data: np.ndarray, pos: int, ow: int) -> int:
     return v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def extents(data, starts, sizes, counts, ow, first, last) -> int:
     """The first and last offset of every chunk, checked against the chunk's buffer."""
     for k in range(len(starts)):
@@ -48,7 +49,7 @@ def extents(data, starts, sizes, counts, ow, first, last) -> int:
     return OK
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def join(data, words, starts, counts, ow, first, last, out_offsets, out_data) -> int:
     """Rebased offsets (``sum(counts) + 1``) and the bytes of every chunk, in order.
 

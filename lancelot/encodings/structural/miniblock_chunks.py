@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.chunked import decompress_chunks, decompress_level_chunks
+from lancelot.encodings.compression.jit import njit
 from lancelot.encodings.compression.segments import Segments, readonly
 from lancelot.encodings.structural.page import levels_u16
 from lancelot.errors import CorruptFileError
@@ -71,7 +71,7 @@ class ChunkBuffers:
     values: list[Segments]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _parse_headers(data, pos, size, head, nlev, word, nbuf, levels, starts, sizes, bad) -> int:
     """Each chunk's level count and the start and size of its buffers (levels first, then values).
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits
@@ -20,10 +19,12 @@ from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, Var
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import fsst_decode
+from lancelot.encodings.compression.jit import compiled, njit
 from lancelot.encodings.compression.points import _le, _unpack_one, lane_positions
 from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
+from lancelot.encodings.structural.miniblock_points_numpy import points_numpy
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -43,7 +44,7 @@ MESSAGES = {
 }
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def_t, def_ws, def_rows, def_lanes,
             vkind, vparam, vparam2, rows, lanes, dfn_out, fixed_out, var_start, var_len, where) -> int:
     head = 2 + 2 * has_def + word * nb
@@ -179,6 +180,21 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
     return OK
 
 
+#: takes of at most this many rows use the numpy formulation while the kernel is not loaded
+NUMPY_ROWS = 64
+#: "auto" (numpy for few rows until the kernel is loaded), "numpy" or "kernel" (tests)
+mode = {"points": "auto"}
+
+
+def use_kernel(n: int) -> bool:
+    """Whether a read of ``n`` rows runs the numba kernel (a few rows in a process that has not
+    loaded it yet run the numpy formulation: no numba import or compilation for a first take)."""
+    m = mode["points"]
+    if m != "auto":
+        return m == "kernel"
+    return n > NUMPY_ROWS or compiled(_points)
+
+
 @dataclass
 class PointReader:
     """The technique codes of one page, for ``_points``."""
@@ -266,7 +282,8 @@ class PointReader:
         rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
         def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
         where = np.zeros(1, dtype=np.int64)
-        status = _points(readonly(data), pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
+        kernel = _points if use_kernel(n) else points_numpy
+        status = kernel(readonly(data), pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
                          self.def_t, def_ws, def_rows, def_lanes, self.vkind, self.vparam, self.vparam2, rows,
                          lanes, dfn, fixed, var_start, var_len, where)
         if status != OK:

@@ -1,0 +1,92 @@
+"""numba kernels that cost nothing until they are first called.
+
+Importing numba takes 0.3-0.5 s and compiling a kernel up to seconds (on an empty
+cache: a fresh install, a new Spark executor, a container).  ``njit`` here is
+``numba.njit`` made lazy: decorating records the function and returns a
+``LazyKernel``; the first call of any lazy kernel imports numba, turns every
+recorded function into a real dispatcher (same options: ``cache=True`` keeps the
+on-disk cache) and rebinds the module globals that named the lazy kernels to the
+dispatchers, so kernels calling kernels compile as plain numba code.  Until then
+a process that only opens files and takes a few rows (numpy paths,
+miniblock_points / fsst small-input paths) never imports numba.
+
+``compiled(kernel)`` says whether a kernel already has a machine-code
+specialization in this process (the take paths use it to choose numpy for a few
+rows while the kernel would still have to be loaded or compiled).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+_KERNELS: list[LazyKernel] = []
+_LOCK = threading.RLock()
+#: set once numba has been imported by a lazy kernel (tests read it)
+state = {"numba_loaded": False}
+
+
+class LazyKernel:
+    """A function to be compiled by ``numba.njit(**options)`` on first use."""
+
+    def __init__(self, fn: Callable, options: dict[str, Any]) -> None:
+        self.py_func = fn
+        self.options = options
+        self.dispatcher: Any = None
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+
+    def __call__(self, *args):
+        d = self.dispatcher
+        if d is None:
+            d = _materialize(self)
+        return d(*args)
+
+    def __repr__(self) -> str:
+        state = "compiled on first call" if self.dispatcher is None else "dispatcher"
+        return f"<lazy numba kernel {self.__module__}.{self.__qualname__} ({state})>"
+
+
+def njit(**options) -> Callable[[Callable], LazyKernel]:
+    """``numba.njit(**options)``, deferred to the first call (see the module docstring)."""
+
+    def wrap(fn: Callable) -> LazyKernel:
+        kernel = LazyKernel(fn, options)
+        with _LOCK:
+            _KERNELS.append(kernel)
+        return kernel
+
+    return wrap
+
+
+def _materialize(kernel: LazyKernel) -> Any:
+    """Give every recorded kernel its dispatcher and rebind module globals to them."""
+    with _LOCK:
+        if kernel.dispatcher is None:
+            import numba
+
+            state["numba_loaded"] = True
+            fresh = [k for k in _KERNELS if k.dispatcher is None]
+            for k in fresh:
+                k.dispatcher = numba.njit(**k.options)(k.py_func)
+            # rebind every lancelot module global naming a lazy kernel (the kernels' own
+            # modules and those that imported them by name): numba resolves globals at compile time
+            for name, module in list(sys.modules.items()):
+                if not name.startswith("lancelot") or module is None:
+                    continue
+                namespace = vars(module)
+                for attr, value in list(namespace.items()):
+                    if isinstance(value, LazyKernel) and value.dispatcher is not None:
+                        namespace[attr] = value.dispatcher
+        return kernel.dispatcher
+
+
+def compiled(kernel: Any) -> bool:
+    """True when ``kernel`` (lazy or a dispatcher) has machine code loaded in this process."""
+    if isinstance(kernel, LazyKernel):
+        kernel = kernel.dispatcher
+    return kernel is not None and bool(getattr(kernel, "signatures", ()))
