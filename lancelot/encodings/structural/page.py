@@ -110,6 +110,8 @@ def select_rows(span: PageLevels, span_first_row: int, rows: np.ndarray) -> Page
     """
     meaning = span.meaning
     n = span.num_levels
+    if meaning.max_rep == 0:  # a level per row, every level owns a value: no page-sized index
+        return _select_flat(span, rows - span_first_row)
     starts = row_starts(meaning, span.rep, n)
     local = rows - span_first_row
     if len(local) and (local[0] < 0 or local[-1] >= len(starts)):
@@ -142,6 +144,23 @@ def select_rows(span: PageLevels, span_first_row: int, rows: np.ndarray) -> Page
     rep = None if span.rep is None else span.rep[idx]
     dfn = None if span.dfn is None else span.dfn[idx]
     return PageLevels(meaning, rep, dfn, len(idx), values)
+
+
+def _select_flat(span: PageLevels, local: np.ndarray) -> PageLevels:
+    """``select_rows`` without repetition: costs follow the rows asked, not the page."""
+    n = span.num_levels
+    if len(local) and (local[0] < 0 or local[-1] >= n):
+        raise CorruptFileError(f"rows {local[0]}..{local[-1]} are not in the decoded span of {n} rows")
+    if len(span.values) != n:
+        raise CorruptFileError(f"{n} items but {len(span.values)} values")
+    if len(local) == n:
+        return span
+    if is_contiguous(local):
+        a = int(local[0]) if len(local) else 0
+        b = a + len(local)
+        return PageLevels(span.meaning, None, _cut(span.dfn, a, b), b - a, span.values.slice(a, b - a))
+    dfn = None if span.dfn is None else span.dfn[local]
+    return PageLevels(span.meaning, None, dfn, len(local), span.values.take(pa.array(local)))
 
 
 def _cut(levels: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
