@@ -3,8 +3,9 @@
 Reads pyproject.toml: each ``name>=X`` of the core dependencies and of the extras named on
 the command line becomes ``name==X`` (the lowest version lancelot claims to work with), so a
 venv installed with ``pip install -c <this> -e '.[spark]'`` proves the claims (Makefile's
-``smoke-min`` step).  Pins for the test oracle (pylance) come from the ``dev`` extra as they
-are (``==``).  Usage: ``python scripts/min_constraints.py [extra ...] > constraints.txt``.
+``smoke-min`` step; the test oracle pylance 14.0.2 is installed beside them).
+Usage: ``python scripts/min_constraints.py [extra ...] > constraints.txt``;
+``python scripts/min_constraints.py --check constraints.txt`` checks a venv holds exactly those.
 """
 
 from __future__ import annotations
@@ -39,7 +40,28 @@ def lowest_pins(requirements: list[str]) -> dict[str, str]:
 
 
 def _key(version: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.]", version))
+    """A comparable release tuple; trailing zeros do not count (2024.2 == 2024.2.0)."""
+    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def check(constraints: str) -> int:
+    """Exit status 0 if every pin of the ``constraints`` file is what is installed (else list the others)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    bad = []
+    for line in Path(constraints).read_text().split():
+        name, want = line.split("==")
+        try:
+            have = version(name)
+        except PackageNotFoundError:
+            have = None
+        if have is None or _key(have) != _key(want):
+            bad.append(f"{name}: want {want}, installed {have}")
+    print("\n".join(bad) if bad else f"lowest versions installed: {' '.join(Path(constraints).read_text().split())}")
+    return 1 if bad else 0
 
 
 def main(extras: list[str]) -> None:
@@ -53,4 +75,6 @@ def main(extras: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check"]:
+        sys.exit(check(sys.argv[2]))
     main(sys.argv[1:])

@@ -1,3 +1,5 @@
+import datetime
+
 from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from . import file_pb2 as _file_pb2
