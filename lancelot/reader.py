@@ -185,6 +185,18 @@ class LanceFile:
         if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
+    def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
+        """On a remote source: the search caches of every field in one round, then every field's
+        planned take ranges in one round (``ByteSource.stage``), before any field decodes."""
+        for hint_name, arg in (("search_hint", ()), ("take_hint", (rows,))):
+            hints = [getattr(r, hint_name, None) for r in readers]
+            # side by side: a hint that loads what it needs itself (2.0 dictionaries) overlaps the others
+            found = self._map(lambda h, arg=arg: [] if h is None else self._guard(h, *arg), hints, parallel=True)
+            ranges = [(off, ln) for rs in found for off, ln in rs
+                      if ln > 0 and off >= 0 and off + ln <= self._src.size]
+            if ranges:
+                self._src.stage(ranges)
+
     @staticmethod
     def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
         """A field's rows; readers that can return one chunk per page skip concatenating them."""
@@ -211,10 +223,15 @@ class LanceFile:
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]
-        if len(readers) > 1 and len(uniq):
+        if self._src.round_trip_costly and len(uniq):
+            self._stage_take(readers, uniq)
+        elif len(readers) > 1 and len(uniq):
             self._take_ahead(readers, uniq)
-        arrays = self._map(lambda r: self._guard(lambda: r.take(uniq)), readers,
-                           parallel=len(uniq) >= PARALLEL_MIN_TAKE)
+        try:  # remote: fields decode side by side, so their own later rounds overlap too
+            arrays = self._map(lambda r: self._guard(lambda: r.take(uniq)), readers,
+                               parallel=len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly)
+        finally:
+            self._src.unstage()
         if inverse is not None:
             order = pa.array(inverse)
             arrays = [a.take(order) for a in arrays]

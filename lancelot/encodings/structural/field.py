@@ -221,6 +221,22 @@ class StructuralFieldReader(FieldReader):
             except (LanceError, *_DECODE_ERRORS):
                 continue
 
+    def search_hint(self) -> list[Range]:
+        """Byte ranges the first read will load the search caches from (empty once loaded): a
+        reader on a remote source fetches those of every field in one round (``ByteSource.stage``)."""
+        if self._warm:
+            return []
+        size = self.ctx.src.size
+        out = []
+        for col in self.columns:
+            for p in range(len(col.col.meta.pages)):
+                try:
+                    ranges = col.page(p).search_ranges()
+                except (LanceError, *_DECODE_ERRORS):
+                    continue
+                out.extend((off, ln) for off, ln in ranges if 0 <= off and 0 <= ln and off + ln <= size)
+        return out
+
     def read_range(self, start: int, stop: int) -> pa.Array:
         return self.read_range_chunked(start, stop, chunked=False)
 
@@ -248,17 +264,17 @@ class StructuralFieldReader(FieldReader):
             return []
 
     def take_hint(self, rows: np.ndarray) -> list[Range]:
-        """Byte ranges a take of ``rows`` (sorted, unique) will read, when the whole-column point
-        path serves it (empty otherwise); the plan is kept for the take that follows."""
+        """Byte ranges a take of ``rows`` (sorted, unique) will read first: the whole-column point
+        plan (kept for the take that follows) or the pages' own plans."""
         self._planned = None
         if not len(rows) or len(rows) > POINT_RANGE_ROWS:
             return []
         try:
             points = self._column_points()
             if points is None:
-                return []
+                return [r for col in self.columns for p, local in col.split(rows) for r in col.page(p).plan(local)]
             plan, ranges = points.plan(rows)
-        except (LanceError, *_DECODE_ERRORS):
+        except Exception:  # only a hint: the take itself reports any problem where it meets it
             return []
         self._planned = (rows, plan, ranges)
         return ranges

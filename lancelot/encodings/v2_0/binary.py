@@ -47,7 +47,39 @@ def value_spans(raw_parts: list[np.ndarray], ranges: Ranges, adjustment: int):
     return out
 
 
+#: a remote whole-page read (a dictionary) fetches a bytes buffer up to this size with its offsets
+WHOLE_BYTES_MAX = 4 << 20
+
+
+def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges) -> tuple:
+    """On a remote source, a read of rows [0, e) (a dictionary's items) fetches the offsets and the
+    whole bytes buffer in one round instead of two (``ByteSource.stage``)."""
+    if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
+        return ()
+    idx, data = b.indices, b.bytes
+    if idx.WhichOneof("array_encoding") != "flat" or idx.flat.bits_per_value % 8 \
+            or data.WhichOneof("array_encoding") != "flat" or data.flat.HasField("compression"):
+        return ()
+    try:
+        o_off, o_size = pbuf._locate(idx.flat.buffer)
+        b_off, b_size = pbuf._locate(data.flat.buffer)
+    except Exception:
+        return ()
+    n = min(ranges[0][1] * (idx.flat.bits_per_value // 8), o_size)
+    if b_size > WHOLE_BYTES_MAX:
+        return ()
+    return pbuf.src.stage([(o_off, n), (b_off, b_size)])
+
+
 def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+    staged = _stage_whole(b, pbuf, ranges)
+    try:
+        return _decode_binary(b, pbuf, ranges, dtype, cache)
+    finally:
+        pbuf.src.unstage(staged)
+
+
+def _decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
     raw = decode_offsets(b.indices, pbuf, extended(ranges))
     spans = value_spans(raw, ranges, b.null_adjustment)
     for start, end, lengths, _ in spans:
