@@ -223,11 +223,12 @@ class LanceFile:
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]
-        if self._src.round_trip_costly and len(uniq):
-            self._stage_take(readers, uniq)
-        elif len(readers) > 1 and len(uniq):
-            self._take_ahead(readers, uniq)
-        try:  # remote: fields decode side by side, so their own later rounds overlap too
+        try:
+            if self._src.round_trip_costly and len(uniq):
+                self._stage_take(readers, uniq)
+            elif len(readers) > 1 and len(uniq):
+                self._take_ahead(readers, uniq)
+            # remote: fields decode side by side, so their own later rounds overlap too
             arrays = self._map(lambda r: self._guard(lambda: r.take(uniq)), readers,
                                parallel=len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly)
         finally:
