@@ -5,8 +5,9 @@
 One local SparkSession (``local[2]`` by default) scans the synthetic table's scalar columns
 (benchmarks/datasets.py; the vector column is left out) through:
 
-* ``lance <writer> <version>``: the "lance" source on a lancelot-written 2.0 file and on 2.1/2.2
-  files written by pylance (``--lance-files``);
+* ``lance <writer> <version>``: the "lance" source on a lancelot-written 2.0 file, on 2.1/2.2
+  files written by pylance, and on a Lance dataset written by lancelot (``dataset:2.2``: fragments of
+  1Mi rows, read through the dataset path: pinned version, live-row ranges) (``--lance-files``);
 * ``parquet``: Spark's own (JVM, vectorized) Parquet reader on a pyarrow-written file;
 * ``floor``: benchmarks/spark_floor.py, a minimal Python data source that yields pyarrow's batches
   of the same Parquet file, split into as many partitions as the lance source plans.
@@ -46,7 +47,7 @@ from benchmarks.adapters import PARQUET_ROW_GROUP_ROWS  # noqa: E402
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 DEFAULT_COLUMNS = "id,small,value,category,text"
-DEFAULT_LANCE_FILES = "lancelot:2.0,pylance:2.1,pylance:2.2"
+DEFAULT_LANCE_FILES = "lancelot:2.0,pylance:2.1,pylance:2.2,dataset:2.2"
 REF_SPARK, REF_PYTHON = "spark.range(1) (Spark's fixed cost)", "one-row Python source (fixed cost)"
 #: the issue's goals: scan at most this times the floor; lookup at least this times faster than Parquet
 SCAN_GOAL, LOOKUP_GOAL = 1.2, 10.0
@@ -108,6 +109,36 @@ class _PylanceSink:
         self.writer.close()
 
 
+class _DatasetSink:
+    """A lancelot dataset: fragments of ``rows_per_file`` rows (write_fragments), one commit at close."""
+
+    def __init__(self, uri: str, schema: pa.Schema, version: str, rows_per_file: int = 1 << 20) -> None:
+        self.uri, self.schema, self.version, self.rows_per_file = uri, schema, version, rows_per_file
+        self.pending: list[pa.RecordBatch] = []
+        self.rows = 0
+        self.fragments: list = []
+
+    def _flush(self) -> None:
+        from lancelot.dataset import write_fragments
+
+        if self.pending:
+            self.fragments += write_fragments(self.pending, self.uri, schema=self.schema,
+                                              data_storage_version=self.version, max_rows_per_file=self.rows_per_file)
+        self.pending, self.rows = [], 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.pending.append(batch)
+        self.rows += batch.num_rows
+        if self.rows >= self.rows_per_file:
+            self._flush()
+
+    def close(self) -> None:
+        from lancelot.dataset import commit
+
+        self._flush()
+        commit(self.uri, "create", fragments=self.fragments, schema=self.schema)
+
+
 def _sink(name: str, path: str, schema: pa.Schema, a: argparse.Namespace):
     """A writer with ``write(batch)`` / ``close()`` for the file called ``name``."""
     if name == "parquet":
@@ -121,7 +152,9 @@ def _sink(name: str, path: str, schema: pa.Schema, a: argparse.Namespace):
         from lance.file import LanceFileWriter
 
         return _PylanceSink(LanceFileWriter(path, schema, version=version))
-    raise SystemExit(f"unknown Lance writer {writer!r} (lancelot, pylance)")
+    if writer == "dataset":
+        return _DatasetSink(path, schema, version)
+    raise SystemExit(f"unknown Lance writer {writer!r} (lancelot, pylance, dataset)")
 
 
 def prepare_files(a: argparse.Namespace, log) -> dict[str, Path]:

@@ -25,14 +25,14 @@ lance_file = pytest.importorskip("lance.file")
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 
 
-@pytest.fixture(scope="session")
 def _only_markers(d: str) -> bool:
     """The writer's attempt records are gone; only the ended-job markers stay."""
     return all(n.endswith(ENDED) for n in os.listdir(d)) if os.path.isdir(d) else True
 
 
+@pytest.fixture
 def spark():
-    return spark_session()
+    return spark_session()  # the shared local[2] session (restarted if another mode's test stopped it)
 
 
 @pytest.fixture

@@ -46,6 +46,9 @@ def files(tmp_path_factory):
             continue
         if "pylance" in name:
             got = lance_file.LanceFileReader(str(path)).read_all().to_table()
+        elif "dataset" in name:
+            got = lancelot.dataset(str(path)).to_table()
+            assert __import__("lance").dataset(str(path)).to_table().equals(expected)
         else:
             got = lancelot.read_table(str(path))
         assert got.equals(expected), name
@@ -55,7 +58,8 @@ def files(tmp_path_factory):
 def test_files_and_parquet_row_groups(files):
     md = pq.ParquetFile(files["parquet"]).metadata
     assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [1000, 1000, 1000]
-    assert sorted(files) == ["lance lancelot 2.0", "lance pylance 2.1", "lance pylance 2.2", "parquet"]
+    assert sorted(files) == ["lance dataset 2.2", "lance lancelot 2.0", "lance pylance 2.1", "lance pylance 2.2",
+                             "parquet"]
 
 
 def test_floor_reader_partitions_cover_every_row_group_once(files):

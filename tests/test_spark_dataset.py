@@ -103,6 +103,13 @@ def test_spark_reads_a_pylance_dataset_equal(spark, tmp_path):
     # the latest version, filtered: pushdown on or off gives the rows pylance gives
     got = _ids(spark.read.format("lance").load(uri).filter("id >= 2990 or id < 5"))
     assert got == sorted(lance.dataset(uri).to_table(filter="id >= 2990 or id < 5").column("id").to_pylist())
+    # Spark appends to pylance's dataset (its columns are non-null where pylance's are nullable)
+    before = lance.dataset(uri).to_table().column("id").to_pylist()
+    spark.range(5000, 5003).selectExpr("id", "concat('s', id) as s", "id * 2 as twice").write.format(
+        "lance").mode("append").save(uri)
+    ds = lance.dataset(uri)
+    assert ds.version == 4 and sorted(ds.to_table().column("id").to_pylist()) == sorted(before + [5000, 5001, 5002])
+    assert ds.to_table(filter="id = 5001").to_pylist() == [{"id": 5001, "s": "s5001", "twice": 10002}]
 
 
 def test_a_failing_task_leaves_the_version_unchanged(spark, tmp_path, mode):

@@ -542,3 +542,16 @@ def test_an_attempt_finishing_after_its_job_removes_its_files(tmp_path):
         w.write(iter(_batches(7)))  # a straggler of the same job (e.g. a speculative copy)
     assert len(_files_on_disk(out)) == 1 and lancelot.dataset(out).count_rows() == 5
     assert _only_markers(os.path.join(out, ATTEMPTS_DIR))
+
+
+def test_appended_schema_takes_the_datasets_nullability_and_item_names():
+    from lancelot.spark.types import align_to_dataset
+
+    ours = pa.schema([pa.field("id", pa.int64(), False), pa.field("l", pa.list_(pa.field("element", pa.int32(),
+                                                                                          False)), False),
+                      pa.field("st", pa.struct([pa.field("a", pa.int64(), False)])), pa.field("new", pa.int8())])
+    theirs = pa.schema([pa.field("id", pa.int64()), pa.field("l", pa.list_(pa.int32())),
+                        pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False)])
+    got = align_to_dataset(ours, theirs)
+    assert got == pa.schema([pa.field("id", pa.int64()), pa.field("l", pa.list_(pa.int32())),
+                             pa.field("st", pa.struct([pa.field("a", pa.int64(), False)])), pa.field("new", pa.int8())])

@@ -135,3 +135,33 @@ def to_spark_batch(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> pa.Re
 def lance_arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark rows of ``schema`` are stored with in a Lance file."""
     return spark_arrow_schema(schema)
+
+
+def _align_type(ours: pa.DataType, theirs: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(ours) and pa.types.is_struct(theirs):
+        names = [theirs.field(i).name for i in range(theirs.num_fields)]
+        return pa.struct([_align_field(f, theirs.field(f.name)) if f.name in names else f for f in ours])
+    if pa.types.is_map(ours) and pa.types.is_map(theirs):
+        return pa.map_(_align_field(ours.key_field, theirs.key_field), _align_field(ours.item_field,
+                                                                                    theirs.item_field))
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    if any(f(ours) for f in lists) and any(f(theirs) for f in lists):
+        item = _align_field(ours.value_field, theirs.value_field).with_name(theirs.value_field.name)
+        if pa.types.is_large_list(ours):
+            return pa.large_list(item)
+        if pa.types.is_fixed_size_list(ours):
+            return pa.list_(item, ours.list_size)
+        return pa.list_(item)
+    return ours
+
+
+def _align_field(ours: pa.Field, theirs: pa.Field) -> pa.Field:
+    return pa.field(ours.name, _align_type(ours.type, theirs.type), ours.nullable or theirs.nullable, ours.metadata)
+
+
+def align_to_dataset(ours: pa.Schema, theirs: pa.Schema) -> pa.Schema:
+    """``ours`` (Spark's Arrow schema of appended rows) with the dataset's list item names and, where the
+    dataset allows nulls, nullable fields: Spark marks computed columns non-null (``spark.range``'s id)
+    and names list items ``element``, which alone would make an append's schema differ from the dataset's."""
+    return pa.schema([_align_field(f, theirs.field(f.name)) if f.name in theirs.names else f for f in ours],
+                     metadata=ours.metadata)

@@ -35,7 +35,7 @@ from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError
 from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import spark_arrow_schema, to_spark_batch
+from lancelot.spark.types import align_to_dataset, spark_arrow_schema, to_spark_batch
 
 __all__ = ["ATTEMPTS_DIR", "SAVE_MODES", "LanceDatasetWriter", "LanceCommitMessage", "save_mode", "write_options"]
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
@@ -120,6 +120,10 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self.read_version = dataset_version(self.uri, self.storage)
         self.skip = False
         exists = self.read_version is not None
+        if exists and self.mode != "overwrite":
+            from lancelot.spark.dataset_scan import open_version
+
+            self.schema = align_to_dataset(self.schema, open_version(self.uri, self.read_version, self.storage).schema)
         if exists and self.mode == "errorifexists":
             raise LanceError("a dataset already exists at the output path (save mode errorifexists)", path=self.uri)
         if exists and self.mode == "ignore":
