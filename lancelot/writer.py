@@ -38,6 +38,15 @@ def resolve_version(version: str | None) -> str:
     return v
 
 
+def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
+    """``col.cast(to)``; pyarrow < 18 cannot cast view types (string_view, binary_view, list_view)
+    to their plain forms, so there they are rebuilt from Python values (a compatibility path only)."""
+    try:
+        return col.cast(to)
+    except pa.ArrowNotImplementedError:
+        return pa.array(col.to_pylist(), to)
+
+
 def _field_writers(version: str, worker):
     if version in ("2.1", "2.2"):
         from functools import partial
@@ -113,8 +122,8 @@ class LanceWriter:
         for f, col in zip(self._stored, batch.columns):
             if col.type != f.type:
                 try:
-                    col = col.cast(f.type) if normalize_schema(pa.schema([pa.field("x", col.type)]))[0].type == f.type \
-                        else None
+                    plain = normalize_schema(pa.schema([pa.field("x", col.type)]))[0].type
+                    col = _cast(col, f.type) if plain == f.type else None
                 except pa.ArrowInvalid:
                     col = None
                 if col is None:

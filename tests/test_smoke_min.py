@@ -110,3 +110,17 @@ def test_spark_write_and_read_through_lance(spark, tmp_path):
         w.write_batch(t)
     got = spark.read.format("lance").load(str(inp)).orderBy("k").collect()
     assert [(r.k, r.v) for r in got] == list(zip(range(20), [f"x{i}" for i in range(20)]))
+
+
+def test_view_types_written_as_plain_types(tmp_path):
+    """pyarrow < 18 cannot cast views: the writer's compatibility path keeps pyarrow 16 enough."""
+    from lance.file import LanceFileReader
+
+    t = pa.table({"s": pa.array(["a", None, "ccc"], pa.string_view()),
+                  "b": pa.array([b"x", b"", None], pa.binary_view())})
+    for version in ("2.0", "2.2"):
+        path = tmp_path / f"v{version}.lance"
+        lancelot.write_table(t, path, version=version)
+        got = LanceFileReader(str(path)).read_all().to_table()
+        assert got.schema == pa.schema([("s", pa.string()), ("b", pa.binary())])
+        assert got.to_pylist() == lancelot.read_table(path).to_pylist() == t.to_pylist()
