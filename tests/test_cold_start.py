@@ -105,11 +105,34 @@ def test_numpy_points_match_the_kernel(written, modes):
 
 def test_auto_mode_picks_numpy_for_few_rows_until_the_kernel_is_loaded(modes, monkeypatch):
     _set("auto")
-    monkeypatch.setattr(miniblock_points, "compiled", lambda k: False)
+    monkeypatch.setattr(miniblock_points.HOT, "ready", lambda: False)
     assert not miniblock_points.use_kernel(10)
     assert miniblock_points.use_kernel(miniblock_points.NUMPY_ROWS + 1)
-    monkeypatch.setattr(miniblock_points, "compiled", lambda k: True)
+    monkeypatch.setattr(miniblock_points.HOT, "ready", lambda: True)
     assert miniblock_points.use_kernel(10)
+
+
+def test_a_hot_numpy_path_prepares_its_kernel_in_the_background(written):
+    """In a fresh process, after HOT_CALLS numpy takes the point kernel is prepared on a thread
+    with a real call's arguments; then few-row takes switch to it."""
+    path, _ = written
+    code = (
+        "import lancelot\n"
+        "from lancelot.encodings.compression import jit\n"
+        "from lancelot.encodings.structural import miniblock_points as mp\n"
+        f"f = lancelot.LanceFile({path!r})\n"
+        "assert not mp.HOT.ready()\n"
+        "for k in range(jit.HOT_CALLS - 1):\n"
+        "    f.take([k, 3000 + k], columns=['id'])\n"
+        "assert mp.HOT.thread is None and not mp.use_kernel(2)\n"
+        "f.take([5, 7], columns=['id'])\n"
+        "mp.HOT.thread.join()\n"
+        "assert mp.HOT.ready() and mp.use_kernel(2)\n"
+        "assert f.take([1, 4000], columns=['id']).column(0).to_pylist() == [1, 4000]\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
 
 
 def _outcome(read):

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lancelot.encodings.compression import fsst_kernel
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
 from lancelot.encodings.compression.fsst_numpy import NUMPY_CODES, decode_numpy
-from lancelot.encodings.compression.jit import compiled
+from lancelot.encodings.compression.jit import NumpyUntilHot
 from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -36,7 +37,7 @@ TABLE_SIZE = 8 + 256 * 8 + 256
 MAX_SYMBOL = 8
 #: below this many input bytes pylance keeps the strings uncompressed (switch off)
 LEAST_INPUT_SIZE = 32 * 1024
-#: fsst_kernel's status codes (that module imports numba, so it is imported lazily)
+#: fsst_kernel's status codes (its kernels are lazy: numba is imported when they first run)
 _OK, _ESCAPE_AT_END, _BAD_CODE = 0, 1, 2
 
 
@@ -117,15 +118,19 @@ def fsst_decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray,
 
 
 def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> VariableWidthBlock:
-    from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
-
     codes, lengths = readonly(data), readonly(np.ascontiguousarray(table.lengths))
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
-    if _small(fsst_kernel.decode, int((ends - starts).sum()) if len(starts) else 0):
+    if _small(HOT_ONE, int((ends - starts).sum()) if len(starts) else 0):
         symbols = np.asarray(table.symbols)[None]
         status, out, out_offs = decode_numpy(codes, starts, ends, symbols, np.asarray(table.lengths)[None],
                                              np.array([table.n_symbols]), np.zeros(len(starts), np.int64))
         _check_status(status, f"the {table.n_symbols} symbols of the table")
+        if mode["decode"] == "auto":
+            sym = readonly(np.ascontiguousarray(table.symbols))
+            HOT_ONE.numpy_call(lambda: (fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols),
+                                        fsst_kernel.decode(codes, starts, ends, sym, lengths, table.n_symbols,
+                                                           np.empty(len(out) + MAX_SYMBOL, np.uint8),
+                                                           np.empty_like(out_offs))))
         return VariableWidthBlock(out_offs, out, len(starts))
     size = fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, f"the {table.n_symbols} symbols of the table")
@@ -141,12 +146,17 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
 mode = {"decode": "auto"}
 
 
-def _small(kernel, n_codes: int) -> bool:
-    """Whether ``n_codes`` codes are decoded in numpy rather than by ``kernel`` (fsst_numpy.py)."""
+HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode)
+HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables)
+
+
+def _small(hot: NumpyUntilHot, n_codes: int) -> bool:
+    """Whether ``n_codes`` codes are decoded in numpy (fsst_numpy.py) rather than by the kernels
+    (a few codes while the kernels are not loaded in this process)."""
     m = mode["decode"]
     if m != "auto":
         return m == "numpy"
-    return n_codes <= NUMPY_CODES and not compiled(kernel)
+    return n_codes <= NUMPY_CODES and not hot.ready()
 
 
 def _check_status(status: int, table: str) -> None:
@@ -193,13 +203,16 @@ def fsst_decode_tables(tables: StackedTables, table_of: np.ndarray, block: Varia
     data = as_u8(block.data)
     require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
     require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
-    from lancelot.encodings.compression import fsst_kernel  # numba: imported when FSST data is first met
-
     codes, table_of = readonly(data), np.asarray(table_of, dtype=np.int64)
-    if _small(fsst_kernel.decode_tables, end - start):
+    if _small(HOT_TABLES, end - start):
         status, out, out_offs = decode_numpy(codes, offs[:-1], offs[1:], tables.symbols, tables.lengths,
                                              tables.n_symbols, table_of)
         _check_status(status, "the symbols of its table")
+        if mode["decode"] == "auto":
+            HOT_TABLES.numpy_call(lambda: (fsst_kernel.decoded_size_tables(
+                codes, offs, table_of, tables.lengths, tables.n_symbols), fsst_kernel.decode_tables(
+                codes, offs, table_of, tables.symbols, tables.lengths, tables.n_symbols,
+                np.empty(len(out) + MAX_SYMBOL, np.uint8), np.empty_like(out_offs))))
         return VariableWidthBlock(out_offs, out, block.num_values)
     size = fsst_kernel.decoded_size_tables(codes, offs, table_of, tables.lengths, tables.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, "the symbols of its table")

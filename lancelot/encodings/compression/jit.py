@@ -12,7 +12,11 @@ miniblock_points / fsst small-input paths) never imports numba.
 
 ``compiled(kernel)`` says whether a kernel already has a machine-code
 specialization in this process (the take paths use it to choose numpy for a few
-rows while the kernel would still have to be loaded or compiled).
+rows while the kernel would still have to be loaded or compiled).  A path that
+keeps running its numpy formulation (``NumpyUntilHot``: ``HOT_CALLS`` calls) has the
+kernel compiled, or loaded from the cache, on a background thread with the
+arguments of a real call, and switches to it once it is ready: short scripts never
+pay for numba, long-running processes end up on the kernels.
 """
 
 from __future__ import annotations
@@ -83,6 +87,48 @@ def _materialize(kernel: LazyKernel) -> Any:
                     if isinstance(value, LazyKernel) and value.dispatcher is not None:
                         namespace[attr] = value.dispatcher
         return kernel.dispatcher
+
+
+#: numpy calls of a path before its kernel is prepared in the background
+HOT_CALLS = 32
+_WARMING: set[int] = set()
+
+
+def warm_in_background(key: object, warm: Callable[[], object]) -> threading.Thread | None:
+    """Run ``warm`` (real kernel calls on copies of a real call's arguments: the kernels compile,
+    or load from the cache, for exactly those types) on a daemon thread, once per ``key``."""
+    with _LOCK:
+        if id(key) in _WARMING:
+            return None
+        _WARMING.add(id(key))
+
+    def run() -> None:
+        try:
+            warm()
+        except Exception:  # only a warm-up: the calls that use the kernel report problems
+            pass
+
+    t = threading.Thread(target=run, name="lancelot-jit-warm-up", daemon=True)
+    t.start()
+    return t
+
+
+class NumpyUntilHot:
+    """Counts a path's numpy calls and starts the kernels' background preparation when it gets hot."""
+
+    def __init__(self, *kernels: LazyKernel) -> None:
+        self.kernels = kernels
+        self.calls = 0
+        self.thread: threading.Thread | None = None  # the background preparation, once started
+
+    def ready(self) -> bool:
+        return all(compiled(k) for k in self.kernels)
+
+    def numpy_call(self, warm: Callable[[], object]) -> None:
+        """Record a numpy call; on the ``HOT_CALLS``-th, ``warm()`` runs in the background."""
+        self.calls += 1
+        if self.calls == HOT_CALLS:
+            self.thread = warm_in_background(self, warm)
 
 
 def compiled(kernel: Any) -> bool:

@@ -63,8 +63,9 @@ class ColumnPoints:
     """Point reads over all pages of one leaf column (see the module docstring)."""
 
     def __init__(self, pages: list[MiniBlockPage], page_firsts: np.ndarray, value_type: pa.DataType,
-                 column: int) -> None:
+                 column: int, page_base: int = 0) -> None:
         self.pages = pages
+        self.page_base = page_base  # index of pages[0] in the column (errors name the column's page)
         self.reader = pages[0].points
         self.value_type = value_type
         self.column = column
@@ -88,21 +89,26 @@ class ColumnPoints:
             if all(t.switch_on for t in tables):
                 self.fsst_tables = stack_tables(tables)
 
+    @staticmethod
+    def shape(page) -> tuple | None:
+        """What pages read by one ColumnPoints must share (None: the page has no point reader)."""
+        if not isinstance(page, MiniBlockPage) or page.points is None or page.table is None:
+            return None
+        layers = tuple(page.meaning.layers)
+        if len(layers) != 1 or layers[0] not in (pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_NULLABLE_ITEM):
+            return None
+        return page.points.codes, layers, page.table.dictionary is not None
+
     @classmethod
-    def of(cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int) -> ColumnPoints | None:
+    def of(cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int,
+           page_base: int = 0) -> ColumnPoints | None:
         """The point reader of a column, or None when its pages do not all qualify."""
-        if not pages or not all(isinstance(p, MiniBlockPage) and p.points is not None and p.table is not None
-                                for p in pages):
+        if not pages or pa.types.is_dictionary(value_type):
             return None
-        codes = {p.points.codes for p in pages}
-        layers = {tuple(p.meaning.layers) for p in pages}
-        if len(codes) != 1 or len(layers) != 1 or next(iter(layers))[0] not in (
-                pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_NULLABLE_ITEM) or len(next(iter(layers))) != 1:
+        shapes = {cls.shape(p) for p in pages}
+        if len(shapes) != 1 or None in shapes:
             return None
-        with_dict = {p.table.dictionary is not None for p in pages}
-        if len(with_dict) != 1 or pa.types.is_dictionary(value_type):
-            return None
-        return cls(pages, page_firsts, value_type, column)
+        return cls(pages, page_firsts, value_type, column, page_base)
 
     @staticmethod
     def _join_dictionaries(tables) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
@@ -167,7 +173,7 @@ class ColumnPoints:
             dfn, fixed, var_start, var_len = self.reader.run(data, pos, size, c.items[chunks], k_of, idx,
                                                              c.def_w[chunks])
         except PointReadError as e:
-            raise CorruptFileError(e.message, page=int(c.page[chunk_of[e.row]])) from None
+            raise CorruptFileError(e.message, page=self.page_base + int(c.page[chunk_of[e.row]])) from None
         page_of_row = c.page[chunk_of]
         values = self._values(data, fixed, var_start, var_len, page_of_row)
         valid = None if not self.nullable else dfn == 0
@@ -175,7 +181,8 @@ class ColumnPoints:
             try:
                 check_dictionary_slots(values, valid)
             except LanceError as e:
-                raise e.at(page=int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])) from None
+                raise e.at(page=self.page_base + int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])) \
+                    from None
         return with_validity(values, valid)
 
     def _values(self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray,

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.structural.blob import BlobPage
+from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
 from lancelot.encodings.structural.constant import ConstantPage
 from lancelot.encodings.structural.fullzip import FullZipPage
@@ -300,7 +301,9 @@ class StructuralFieldReader(FieldReader):
                 try:
                     pages = [col.page(p) for p in range(len(col.col.meta.pages))]
                     self._points = ColumnPoints.of(pages, col.page_firsts, col.path.leaf.type, col.col.index) \
-                        or ColumnFullZipPoints.of(pages, col.page_ends)
+                        or ColumnFullZipPoints.of(pages, col.page_ends) \
+                        or ColumnPointGroups.of(pages, col.page_firsts, col.page_ends, col.path.leaf.type,
+                                                col.col.index)
                 except (LanceError, *_DECODE_ERRORS):
                     self._points = None  # the page-by-page path reports the problem where it is met
         return self._points

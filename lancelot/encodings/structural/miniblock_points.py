@@ -19,7 +19,7 @@ from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, Var
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import fsst_decode
-from lancelot.encodings.compression.jit import compiled, njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.points import _le, _unpack_one, lane_positions
 from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.segments import gather, readonly
@@ -192,7 +192,10 @@ def use_kernel(n: int) -> bool:
     m = mode["points"]
     if m != "auto":
         return m == "kernel"
-    return n > NUMPY_ROWS or compiled(_points)
+    return n > NUMPY_ROWS or HOT.ready()
+
+
+HOT = NumpyUntilHot(_points)
 
 
 @dataclass
@@ -282,10 +285,15 @@ class PointReader:
         rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
         def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
         where = np.zeros(1, dtype=np.int64)
-        kernel = _points if use_kernel(n) else points_numpy
-        status = kernel(readonly(data), pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
-                         self.def_t, def_ws, def_rows, def_lanes, self.vkind, self.vparam, self.vparam2, rows,
-                         lanes, dfn, fixed, var_start, var_len, where)
+        args = (readonly(data), pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
+                self.def_t, def_ws, def_rows, def_lanes, self.vkind, self.vparam, self.vparam2, rows, lanes, dfn,
+                fixed, var_start, var_len, where)
+        if use_kernel(n):
+            status = _points(*args)
+        else:
+            status = points_numpy(*args)
+            if mode["points"] == "auto":
+                HOT.numpy_call(lambda: _points(*args[:19], *(np.empty_like(a) for a in args[19:])))
         if status != OK:
             raise PointReadError(f"mini-block point read: {MESSAGES[status]}", int(where[0]))
         return dfn, fixed, var_start, var_len
