@@ -215,7 +215,9 @@ class FileView:
         msg, name = _decode(self.f, enc)
         return encoding_words(msg) if msg is not None else name
 
-    def render(self, *, verbose: bool = False, max_pages: int = 5) -> str:
+    def render(self, *, verbose: bool = False, max_pages: int = 5, one_line: bool = False) -> str:
+        """The header and column table; ``verbose`` adds the schema and encoding trees (``one_line``:
+        each tree on one line, as protobuf's text format prints it)."""
         f, md = self.f, self.f.metadata
         lines = [
             f"file: {f.path}",
@@ -231,10 +233,10 @@ class FileView:
             lines.append(f"(~ ratios estimated from the first {RATIO_SAMPLE_ROWS:,} rows)")
         if verbose:
             lines += ["", "schema:", *("  " + ln for ln in f.schema.to_string(show_schema_metadata=True).splitlines())]
-            lines += self._trees(rows, max_pages)
+            lines += self._trees(rows, max_pages, one_line)
         return "\n".join(lines)
 
-    def _trees(self, rows: list[ColumnRow], max_pages: int) -> list[str]:
+    def _trees(self, rows: list[ColumnRow], max_pages: int, one_line: bool = False) -> list[str]:
         f = self.f
         lines: list[str] = []
         infos = [info for field in f.schema for info in f._columns[field.name]]
@@ -242,11 +244,13 @@ class FileView:
             cm = info.meta
             lines += ["", f"column {info.index} ({row.path}): {len(cm.pages)} pages, {_human(row.stored)}"]
             if cm.encoding.WhichOneof("location") not in (None, "none"):
-                lines += encoding_tree(f, cm.encoding, "  ", "column encoding: ")
+                lines += ([f"  column encoding {describe_encoding(f, cm.encoding)}"] if one_line
+                          else encoding_tree(f, cm.encoding, "  ", "column encoding: "))
             shown = cm.pages if max_pages < 0 else cm.pages[:max_pages]
             for j, p in enumerate(shown):
                 lines.append(f"  page {j}: {p.length:,} rows, priority {p.priority}, buffers {list(p.buffer_sizes)}")
-                lines += encoding_tree(f, p.encoding, "    ")
+                lines += ([f"    {describe_encoding(f, p.encoding)}"] if one_line
+                          else encoding_tree(f, p.encoding, "    "))
             if len(cm.pages) > len(shown):
                 lines.append(f"  ({len(cm.pages) - len(shown)} more pages not shown; --pages -1 shows all)")
         return lines
@@ -290,6 +294,7 @@ def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str
 
 
 def inspect_file(path: str, *, max_pages: int = 5, verbose: bool = True) -> str:
-    """A file's description (the full view by default, as before the table view existed)."""
+    """A file's description for programs and tests: the table, then every page's encoding on one
+    line (``ArrayEncoding dictionary { ... }``), as before the table view existed."""
     with LanceFile(path) as f:
-        return FileView(f).render(verbose=verbose, max_pages=max_pages)
+        return FileView(f).render(verbose=verbose, max_pages=max_pages, one_line=True)
