@@ -45,6 +45,8 @@ def _table(seed: int = 0) -> pa.Table:
         "text": pa.array([None if m else t for m, t in zip(mask, text)]),
         "day": pa.array(rng.integers(8000, 9000, N).astype(np.int32), pa.date32()),
         "price": pa.array([int(v) for v in rng.integers(0, 10**9, N)], pa.decimal128(15, 2)),
+        "rare_null": pa.array(np.where(rng.random(N) < 0.002, rng.integers(1, 10**6, N), 0),
+                              mask=rng.random(N) < 0.002),  # RLE values and RLE definition levels at 2.2
     })
 
 

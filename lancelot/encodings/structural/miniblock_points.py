@@ -30,8 +30,9 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 # value techniques
 FLAT, BITS, INLINE, VARIABLE, RLE = 0, 1, 2, 3, 4
-# definition level techniques
-NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT = 0, 1, 2
+# definition level techniques (DEF_RLE: a block-context Rle, u64 values size, values, run lengths;
+# its run lengths' byte width travels as the chunk's "def width")
+NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT, DEF_RLE = 0, 1, 2, 3
 
 OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = range(7)
 MESSAGES = {
@@ -52,6 +53,7 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
     # the current chunk's layout (parsed once per run of rows in one chunk)
     p0 = def_start = def_size = v0 = v0_size = v1 = v1_size = n = def_w = w = 0
     run = covered = 0  # RLE: the run reached so far and the values it and the runs before cover
+    d_run = d_cov = d_runs = d_vs = 0  # the same for RLE definition levels
     for j in range(len(k_of)):
         where[0] = j
         k = k_of[j]
@@ -96,6 +98,18 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
                 packed = whole + (1 if tail > 0 and not raw_tail else 0)
                 if def_size < packed * group_bytes + (tail * tb if raw_tail else 0):
                     return SHORT_BUFFER
+            if def_kind == DEF_RLE:
+                tb = def_t // 8
+                if def_size < 8:
+                    return SHORT_BUFFER
+                d_vs = np.int64(_le(data, p0 + def_start, 8))
+                if d_vs > def_size - 8:
+                    return SHORT_BUFFER
+                d_runs = (def_size - 8 - d_vs) // def_w
+                if d_vs < d_runs * tb:
+                    return SHORT_BUFFER
+                d_run = 0
+                d_cov = 0
             if vkind == INLINE:
                 tb = vparam // 8
                 if v0_size < tb:
@@ -136,6 +150,18 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
             if (i + 1) * tb > def_size:
                 return SHORT_BUFFER
             dfn_out[j] = _le(data, p0 + def_start + i * tb, tb)
+        elif def_kind == DEF_RLE:  # rows of a chunk come in order
+            tb = def_t // 8
+            lens_at = p0 + def_start + 8 + d_vs
+            if d_run < d_runs and d_cov == 0:
+                d_cov = np.int64(_le(data, lens_at, def_w))
+            while d_run < d_runs and d_cov <= i:
+                d_run += 1
+                if d_run < d_runs:
+                    d_cov += np.int64(_le(data, lens_at + d_run * def_w, def_w))
+            if d_run >= d_runs:
+                return SHORT_RUNS
+            dfn_out[j] = _le(data, p0 + def_start + 8 + d_run * tb, tb)
         # the value
         s = p0 + v0
         if vkind == FLAT:
@@ -227,6 +253,11 @@ class PointReader:
                 def_t, def_w = _out_of_line_bits(d.out_of_line_bitpacking)
             elif kind == "flat" and check_flat(d.flat) in (8, 16):
                 def_kind, def_t = DEF_FLAT, int(d.flat.bits_per_value)
+            elif kind == "rle":
+                bits, len_bits = rle_widths(d.rle)
+                if bits not in (8, 16) or len_bits % 8 or not 0 < len_bits <= 64:
+                    return None
+                def_kind, def_t, def_w = DEF_RLE, bits, len_bits // 8
             else:
                 return None
         enc = layout.value_compression

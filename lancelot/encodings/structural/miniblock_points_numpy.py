@@ -16,7 +16,7 @@ import numpy as np
 from lancelot.encodings.compression.bitpacking import CHUNK
 
 FLAT, BITS, INLINE, VARIABLE, RLE = 0, 1, 2, 3, 4
-NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT = 0, 1, 2
+NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT, DEF_RLE = 0, 1, 2, 3
 OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = range(7)
 
 _U = {1: np.uint8, 2: "<u2", 4: "<u4", 8: "<u8"}
@@ -52,6 +52,26 @@ def unpack_one(data: np.ndarray, base: np.ndarray, t: int, w: np.ndarray, row: n
     mask = np.where(w < 64, (np.uint64(1) << np.minimum(w, 63).astype(np.uint64)) - np.uint64(1),
                     np.uint64(0xFFFFFFFFFFFFFFFF))
     return v & mask
+
+
+def _run_of(data: np.ndarray, lens_at: np.ndarray, runs: np.ndarray, lb: np.ndarray, k: np.ndarray,
+            i: np.ndarray) -> np.ndarray:
+    """Per row: the run of chunk ``k`` holding item ``i`` (the first whose cumulative length exceeds
+    i; ``runs[k]`` or more when the runs end first).  Chunk c's run lengths are ``runs[c]`` integers
+    of ``lb[c]`` bytes at ``lens_at[c]``."""
+    run_base = np.zeros(len(runs) + 1, dtype=np.int64)
+    np.cumsum(runs, out=run_base[1:])
+    if run_base[-1] == 0:
+        return np.zeros(len(k), dtype=np.int64)
+    owner = np.repeat(np.arange(len(runs)), runs)
+    at = lens_at[owner] + (np.arange(run_base[-1]) - run_base[owner]) * lb[owner]
+    lengths = np.zeros(len(at), dtype=np.int64)
+    for width in np.unique(lb[owner]).tolist():
+        sel = lb[owner] == width
+        lengths[sel] = le(data, at[sel], int(width)).astype(np.int64)
+    cum = np.cumsum(lengths)
+    before = np.where(run_base[:-1] > 0, cum[np.maximum(run_base[:-1] - 1, 0)], 0)
+    return np.searchsorted(cum, before[k] + i, side="right") - run_base[k]
 
 
 def _bytes_of(values: np.ndarray, nbytes: int) -> np.ndarray:
@@ -100,6 +120,17 @@ def points_numpy(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind
         packed = whole + ((tail > 0) & ~raw_tail)
         need = packed * group_bytes + np.where(raw_tail, tail * tb, 0)
         cst = np.where((cst == OK) & (def_size < need), SHORT_BUFFER, cst)
+    d_vs = np.zeros(len(pos), dtype=np.int64)
+    d_runs = np.zeros(len(pos), dtype=np.int64)
+    if def_kind == DEF_RLE:
+        tb = def_t // 8
+        lb = np.maximum(def_ws, 1)
+        cst = np.where((cst == OK) & (def_size < 8), SHORT_BUFFER, cst)
+        d_vs = le(data, pos + def_start, 8).astype(np.int64)
+        cst = np.where((cst == OK) & (d_vs > def_size - 8), SHORT_BUFFER, cst)
+        d_runs = np.where(cst == OK, (def_size - 8 - d_vs) // lb, 0)
+        cst = np.where((cst == OK) & (d_vs < d_runs * tb), SHORT_BUFFER, cst)
+        d_runs = np.where(cst == OK, d_runs, 0)
     w = np.zeros(len(pos), dtype=np.int64)
     if vkind == INLINE:
         tb = vparam // 8
@@ -137,6 +168,12 @@ def points_numpy(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind
         tb = def_t // 8
         rst = np.where((rst == OK) & ((i + 1) * tb > def_size[k]), SHORT_BUFFER, rst)
         dfn_out[:] = le(data, p0 + def_start[k] + i * tb, tb)
+    elif def_kind == DEF_RLE:
+        tb = def_t // 8
+        lb = np.maximum(def_ws, 1)
+        run = _run_of(data, pos + def_start + 8 + d_vs, d_runs, lb, k, i)
+        rst = np.where((rst == OK) & (run >= d_runs[k]), SHORT_RUNS, rst)
+        dfn_out[:] = le(data, p0 + def_start[k] + 8 + run * tb, tb)
     s = p0 + v0[k]
     if vkind == FLAT:
         rst = np.where((rst == OK) & ((i + 1) * vparam > v0_size[k]), SHORT_BUFFER, rst)
@@ -159,16 +196,7 @@ def points_numpy(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind
         var_len[:] = b - a
     else:  # RLE: the run holding item i is the first whose cumulative length exceeds i
         runs = np.where(cst == OK, v1_size // vparam2, 0)  # a rejected chunk's sizes are not trusted
-        run_base = np.zeros(len(pos) + 1, dtype=np.int64)
-        np.cumsum(runs, out=run_base[1:])
-        owner = np.repeat(np.arange(len(pos)), runs)
-        lengths = le(data, pos[owner] + v1[owner] + (np.arange(run_base[-1]) - run_base[owner]) * vparam2,
-                     vparam2).astype(np.int64)
-        cum = np.cumsum(lengths)
-        before = np.where(run_base[:-1] > 0, cum[np.maximum(run_base[:-1] - 1, 0)], 0) if len(cum) else \
-            np.zeros(len(pos), dtype=np.int64)
-        run = np.searchsorted(cum, before[k] + i, side="right") - run_base[k] if len(cum) else \
-            np.zeros(n_rows, dtype=np.int64)
+        run = _run_of(data, pos + v1, runs, np.full(len(pos), vparam2, dtype=np.int64), k, i)
         rst = np.where((rst == OK) & (run >= runs[k]), SHORT_RUNS, rst)
         fixed_out[:] = _bytes_of(le(data, s + run * vparam, vparam), vparam)
     rst = np.where(bad_chunk & ~first, OK, rst)
