@@ -1,10 +1,10 @@
 """Hypothesis strategies for nested Arrow data rich in empty and null shapes (reusable by others).
 
 ``nested_types(version)`` draws lists, large lists, structs and (2.2) maps nested a few levels over
-small leaves; ``nested_values(t)`` draws Python values of such a type where nulls and empty lists are
-as likely as items at every level, so batches with no inner item at all (the shapes of issue 11 bug 2)
-come up often; ``nested_tables(version)`` draws a small table of one such column plus an id column,
-with the batch sizes to write it in.
+small leaves (vectors and dictionary strings among them); ``nested_values(t)`` draws Python values of
+such a type where nulls and empty lists are as likely as items at every level, so batches with no
+inner item at all (the shapes of issue 11 bug 2) come up often; ``nested_tables(version)`` draws a
+small table of one such column plus an id column, with the batch sizes to write it in.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import pyarrow as pa
 from hypothesis import strategies as st
 
-LEAVES = [pa.int32(), pa.int64(), pa.string(), pa.bool_(), pa.float64(), pa.large_binary()]
+LEAVES = [pa.int32(), pa.int64(), pa.string(), pa.bool_(), pa.float64(), pa.large_binary(),
+          pa.list_(pa.float32(), 2), pa.dictionary(pa.int16(), pa.string())]
 MAP_KEYS = [pa.string(), pa.int32()]
 
 
@@ -53,12 +54,38 @@ def nested_values(t: pa.DataType, nullable: bool = True, max_len: int = 3) -> st
     elif pa.types.is_map(t):
         entry = st.tuples(_leaf_values(t.key_type), nested_values(t.item_type, True, max_len))
         inner = st.just([]) | st.lists(entry, max_size=max_len)
+    elif pa.types.is_fixed_size_list(t):
+        inner = st.lists(st.none() | _leaf_values(t.value_type), min_size=t.list_size, max_size=t.list_size)
+    elif pa.types.is_dictionary(t):
+        inner = st.sampled_from(["red", "green", "blue"])
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
         inner = st.just([]) | st.lists(nested_values(t.value_type, t.value_field.nullable, max_len),
                                        max_size=max_len)
     else:
         inner = _leaf_values(t)
     return (st.none() | inner) if nullable else inner
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """``t`` with dictionaries replaced by their value type."""
+    if pa.types.is_dictionary(t):
+        return t.value_type
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_type, _plain(t.item_type))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_plain(t.value_type)))
+    if pa.types.is_list(t) and not pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(_plain(t.value_type)))
+    return t
+
+
+def _array(rows: list, t: pa.DataType) -> pa.Array:
+    """The values as an array of ``t``; dictionaries are encoded from plain values (pyarrow's converter
+    leaves out-of-range indices under null structs)."""
+    plain = _plain(t)
+    return pa.array(rows, t) if plain == t else pa.array(rows, plain).cast(t)
 
 
 @st.composite
@@ -70,5 +97,5 @@ def nested_tables(draw, version: str = "2.2", max_rows: int = 12) -> tuple[pa.Ta
     cuts = sorted(set(draw(st.lists(st.integers(0, n), max_size=3))))
     bounds = [0, *cuts, n]
     sizes = [b - a for a, b in zip(bounds, bounds[1:])]
-    table = pa.table({"id": pa.array(range(n), pa.int64()), "c": pa.array(rows, t)})
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "c": _array(rows, t)})
     return table, sizes
