@@ -113,7 +113,7 @@ def test_spark_write_and_read_through_lance(spark, tmp_path):
 
 
 def test_view_types_written_as_plain_types(tmp_path):
-    """pyarrow < 18 cannot cast views: the writer's compatibility path keeps pyarrow 16 enough."""
+    """pyarrow < 18 cannot cast views: the writer's compatibility path keeps the pyarrow 17 floor true."""
     from lance.file import LanceFileReader
 
     t = pa.table({"s": pa.array(["a", None, "ccc"], pa.string_view()),
