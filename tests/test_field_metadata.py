@@ -126,6 +126,33 @@ def test_blob_flag_is_the_key(tmp_path, version, flag):
         assert LanceFileReader(p).read_all().to_table().equals(t)
 
 
+@pytest.mark.parametrize("flag", ["true", "false"])
+def test_blob_at_2_0_like_pylance(tmp_path, flag):
+    """2.0 blobs as pylance writes them: a ``blob`` column encoding over packed (position, size)
+    descriptions, the bytes out of line; each reader reads both files."""
+    from lancelot.format.container import read_metadata, unpack_encoding
+    from lancelot.format.pb import encodings_v2_0_pb2 as pb20
+    from lancelot.io.source import open_source
+
+    b = pa.array([b"x" * 10, None, b"y" * 1000, b""], pa.large_binary())
+    t = pa.Table.from_arrays([b], schema=pa.schema([pa.field("b", b.type, metadata={"lance-encoding:blob": flag})]))
+    ours, theirs = str(tmp_path / "ours.lance"), str(tmp_path / "theirs.lance")
+    lancelot.write_table(t, ours, version="2.0")
+    write_pylance(theirs, t, "2.0")
+    from lance.file import LanceFileReader
+
+    for p in (ours, theirs):
+        src = open_source(p)
+        try:
+            col = read_metadata(src).columns[0]
+            enc = unpack_encoding(src, col.encoding, pb20.ColumnEncoding)
+        finally:
+            src.close()
+        assert enc.WhichOneof("column_encoding") == "blob", p
+        assert lancelot.read_table(p).equals(t)
+        assert LanceFileReader(p).read_all().to_table().equals(t)
+
+
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_blob_key_on_other_types(tmp_path, version):
     """The key on a non-binary type is no blob to the readers; the 2.1+ writers refuse it, as pylance does."""

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import empty_pb2
 
+from lancelot import field_metadata
 from lancelot.encodings.arrays import arrow_offsets
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.paging import gather_bytes, page_count
@@ -103,11 +104,12 @@ class LeafWriter(ColumnWriter):
         for start, stop in zip(bounds[:-1], bounds[1:]):
             chunk = arr.slice(start, stop - start)
             buffers: list = []
-            if is_packed_struct(self.field):
-                enc = encode_packed_struct(chunk, buffers)
-            else:
-                enc = encode_values(chunk, buffers, self.compression)
-            self.write_page(enc, buffers, len(chunk))
+            self.write_page(self._encode(chunk, buffers), buffers, len(chunk))
+
+    def _encode(self, chunk: pa.Array, buffers: list) -> pb.ArrayEncoding:
+        if is_packed_struct(self.field):
+            return encode_packed_struct(chunk, buffers)
+        return encode_values(chunk, buffers, self.compression)
 
     def finish(self) -> list[ColumnWriter]:
         self.flush()
@@ -116,6 +118,38 @@ class LeafWriter(ColumnWriter):
     def ensure_page(self) -> None:
         if not self.pages:
             self.write_page(pb.ArrayEncoding(nullable=pb.Nullable(all_nulls=pb.Nullable.AllNull())), [], 0)
+
+
+#: a 2.0 blob page's descriptions, as pylance writes them: absolute file position and size of each value
+BLOB_DESCRIPTION = pa.struct([pa.field("position", pa.uint64(), False), pa.field("size", pa.uint64(), False)])
+
+
+class BlobWriter(LeafWriter):
+    """A 2.0 blob column (``lance-encoding:blob`` on binary), as pylance writes it: each batch's bytes go
+    to the file at once, the pages hold PackedStruct descriptions (u64 position, u64 size; an empty value
+    (0, 0), a null (1, 0)) and the column encoding is ``blob`` (encodings_v2_0.proto ``Blob``)."""
+
+    def append(self, arr: pa.Array) -> None:
+        if len(arr) == 0:
+            return
+        offs = arrow_offsets(arr).astype(np.int64)
+        valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), bool)
+        size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
+        position = np.where(valid, 0, 1).astype(np.uint64)
+        if int(size.sum()):
+            data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]):int(offs[-1])]
+            base, _ = self.out.write_buffer(data)
+            position = np.where(size > 0, np.uint64(base) + (offs[:-1] - offs[0]).astype(np.uint64), position)
+        desc = pa.StructArray.from_arrays([pa.array(position), pa.array(size)], fields=list(BLOB_DESCRIPTION))
+        super().append(desc)
+
+    def _encode(self, chunk: pa.Array, buffers: list) -> pb.ArrayEncoding:
+        return encode_packed_struct(chunk, buffers)
+
+    def metadata(self) -> file2_pb2.ColumnMetadata:
+        inner = pb.ColumnEncoding(values=empty_pb2.Empty())
+        return file2_pb2.ColumnMetadata(encoding=pack_encoding(pb.ColumnEncoding(blob=pb.Blob(inner=inner))),
+                                        pages=self.pages)
 
 
 class StructWriter(ColumnWriter):
@@ -219,4 +253,6 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[in
             pa.types.is_primitive(t.value_type) or pa.types.is_fixed_size_list(t.value_type)
             or pa.types.is_fixed_size_binary(t.value_type) or pa.types.is_decimal(t.value_type)):
         raise UnsupportedTypeError(f"fixed_size_list<{t.value_type}> ({field.name!r}) cannot be written at 2.0")
+    if field_metadata.is_blob(field):
+        return BlobWriter(out, index, max_page_bytes, field)
     return LeafWriter(out, index, max_page_bytes, field)
