@@ -443,6 +443,11 @@ def _git_commit() -> str | None:
         return None
 
 
+def _size(p: Path) -> int:
+    """A file's size, or the sum of the files under a directory (a dataset)."""
+    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     a = build_parser().parse_args(argv)
@@ -462,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         "floor_threads": a.floor_threads, "loadavg_start": list(os.getloadavg()),
     }}
     files = prepare_files(a, log)
-    results["file_mb"] = {n: round(p.stat().st_size / 1e6, 2) for n, p in files.items()}
+    results["file_mb"] = {n: round(_size(p) / 1e6, 2) for n, p in files.items()}
     spark = spark_session(a.master)
     try:
         c = Cases(spark, files, a)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from decimal import Decimal
 
 import numpy as np
@@ -23,6 +24,10 @@ from lancelot.spark.writer import ATTEMPTS_DIR, ENDED  # noqa: E402
 lance_file = pytest.importorskip("lance.file")
 
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
+
+
+def _visible_data(d: str) -> list[str]:
+    return sorted(f for f in os.listdir(os.path.join(d, "data")) if not f.startswith("."))
 
 
 def _only_markers(d: str) -> bool:
@@ -270,7 +275,12 @@ def test_failing_task_leaves_no_visible_output(spark, tmp_path):
     with pytest.raises(Exception, match="boom"):
         df.write.format("lance").mode("overwrite").save(out)
     assert _lance_files(out) == before and lance.dataset(out).version == 1
-    assert sorted(os.listdir(os.path.join(out, "data"))) == before  # the failed job's files are gone
+    # the failed job's files are gone (its cancelled task may still be finishing: it then finds the job
+    # ended and deletes its own; a killed one may leave a hidden temporary, which no reader lists)
+    deadline = time.monotonic() + 20
+    while _visible_data(out) != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _visible_data(out) == before
     assert sorted(r.id for r in spark.read.format("lance").load(out).collect()) == [0, 1, 2]
 
 
