@@ -512,6 +512,11 @@ def test_live_ranges_follow_deletions():
     parts = plan(infos, None, rows_per_partition=15, bytes_per_partition=1, min_partitions=1,
                  min_partition_bytes=1)
     assert [p.slices for p in parts] == [((3, 0, 10),), ((9, 0, 15),), ((9, 15, 25),)]
+    # bytes: half the data per partition (min_partitions=2) cuts one fragment in two, not two and a sliver
+    big = [FragmentInfo(0, 1_000_000, 1_000_000, 12_345_678)]
+    parts = plan(big, None, rows_per_partition=None, bytes_per_partition=64 << 20, min_partitions=2,
+                 min_partition_bytes=1)
+    assert [p.slices for p in parts] == [((0, 0, 500_000),), ((0, 500_000, 1_000_000),)]
 
 
 def test_pushdown_prunes_fragments_of_a_dataset(tmp_path):

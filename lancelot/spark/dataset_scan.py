@@ -141,7 +141,9 @@ def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]]
         if not info.live_rows:
             continue
         per_row = 1.0 if rows_per_partition else max(info.size / max(1, info.physical_rows), 1e-9)
-        piece = max(1, int(budget / per_row))
+        # rows per piece, rounded up: a budget of half the data cuts it in two pieces, not two and a sliver
+        piece = int(budget) if rows_per_partition else -(-int(budget) * max(1, info.physical_rows) // max(1, info.size))
+        piece = max(1, piece)
         for start, stop in (ranges[info.fragment_id] if ranges is not None else [(0, info.live_rows)]):
             for a in range(start, stop, piece):
                 b = min(stop, a + piece)
