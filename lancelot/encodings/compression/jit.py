@@ -92,6 +92,7 @@ def _materialize(kernel: LazyKernel) -> Any:
 #: numpy calls of a path before its kernel is prepared in the background
 HOT_CALLS = 32
 _WARMING: set[int] = set()
+_THREADS: list[threading.Thread] = []
 
 
 def warm_in_background(key: object, warm: Callable[[], object]) -> threading.Thread | None:
@@ -109,8 +110,15 @@ def warm_in_background(key: object, warm: Callable[[], object]) -> threading.Thr
             pass
 
     t = threading.Thread(target=run, name="lancelot-jit-warm-up", daemon=True)
+    _THREADS.append(t)
     t.start()
     return t
+
+
+def wait_for_warm_ups(timeout: float | None = None) -> None:
+    """Wait until every background kernel preparation started so far has finished (benchmarks)."""
+    for t in list(_THREADS):
+        t.join(timeout)
 
 
 class NumpyUntilHot:
