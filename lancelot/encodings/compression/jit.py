@@ -128,9 +128,13 @@ class NumpyUntilHot:
         self.kernels = kernels
         self.calls = 0
         self.thread: threading.Thread | None = None  # the background preparation, once started
+        self._ready = False  # once loaded, a kernel stays loaded
 
     def ready(self) -> bool:
-        return all(compiled(k) for k in self.kernels)
+        if self._ready:
+            return True
+        self._ready = all(compiled(k) for k in self.kernels)
+        return self._ready
 
     def numpy_call(self, warm: Callable[[], object]) -> None:
         """Record a numpy call; on the ``HOT_CALLS``-th, ``warm()`` runs in the background."""
@@ -143,4 +147,4 @@ def compiled(kernel: Any) -> bool:
     """True when ``kernel`` (lazy or a dispatcher) has machine code loaded in this process."""
     if isinstance(kernel, LazyKernel):
         kernel = kernel.dispatcher
-    return kernel is not None and bool(getattr(kernel, "signatures", ()))
+    return kernel is not None and bool(getattr(kernel, "overloads", None))  # (``signatures`` costs ~20 us)
