@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest_s3 import s3_dataset, s3_server  # noqa: F401
 
 import lancelot
 from lancelot.errors import LanceError, LanceFileNotFoundError, OutOfRangeError, TruncatedFileError
@@ -184,3 +185,20 @@ def test_pandas_metadata_round_trips(tmp_path):
     p = tmp_path / "pd.lance"
     lancelot.write_table(df, p)
     assert lancelot.read_table(p).to_pandas().equals(df)
+
+
+def test_write_and_read_s3_url(s3_dataset):  # noqa: F811 - the fixture
+    """An object store (moto's S3 on localhost): one put of the finished file, read back by both."""
+    from lance.file import LanceFileReader
+
+    url = f"s3://{s3_dataset.bucket}/files/t.lance"
+    opts = s3_dataset.lancelot_options()
+    lancelot.write_table(T, url, version="2.1", storage_options=opts)
+    assert lancelot.read_table(url, storage_options=opts).equals(T)
+    assert LanceFileReader(url, storage_options=s3_dataset.pylance_options()).read_all().to_table().equals(T)
+    with pytest.raises(LanceError):  # a failed write leaves the object as it was
+        with lancelot.LanceWriter(url, T.schema, storage_options=opts) as w:
+            w.write(pa.table({"zzz": [1]}))
+    assert lancelot.read_table(url, storage_options=opts).equals(T)
+    with pytest.raises(FileNotFoundError):
+        lancelot.LanceFile(f"s3://{s3_dataset.bucket}/files/nope.lance", storage_options=opts)
