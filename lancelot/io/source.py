@@ -303,8 +303,9 @@ class FsspecSource(ByteSource):
 
     def _read(self, offset: int, length: int) -> bytes:
         data = self._fs.cat_file(self._p, start=offset, end=offset + length)
-        if offset + length == self.size and len(data) == length and not self._kept:
-            self._kept = ((offset, memoryview(data)),)  # the tail: metadata reads after open hit it
+        if offset + length == self.size and len(data) == length and \
+                (not self._kept or offset < self._kept[0][0]):
+            self._kept = ((offset, memoryview(data)),)  # the (longest) tail: metadata reads after open hit it
         return data
 
 
