@@ -49,6 +49,18 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
+_REMOTE_POOL: ThreadPoolExecutor | None = None
+
+
+def _remote_pool() -> ThreadPoolExecutor:
+    """Fields of a remote read side by side (16 threads; their requests run on io.source's own pool)."""
+    global _REMOTE_POOL
+    with _POOL_LOCK:
+        if _REMOTE_POOL is None:
+            _REMOTE_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="lancelot-remote")
+        return _REMOTE_POOL
+
+
 def _pool() -> ThreadPoolExecutor:
     """The process-wide decode pool (one thread per CPU, at most 8), created on first use."""
     global _POOL
@@ -159,10 +171,12 @@ class LanceFile:
 
     def _map(self, fn, items: list, parallel: bool) -> list:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
-        and the numba kernels release the GIL, so columns decode side by side)."""
+        and the numba kernels release the GIL, so columns decode side by side).  On a remote
+        source the fields mostly wait for round trips: a wider pool lets every field's requests
+        go out together."""
         if not parallel or len(items) < 2 or not self.parallel:
             return [fn(x) for x in items]
-        return list(_pool().map(fn, items))
+        return list((_remote_pool() if self._src.round_trip_costly else _pool()).map(fn, items))
 
     def _read_ahead(self, readers: list[FieldReader], start: int, stop: int) -> None:
         """Announce the byte ranges every field will read (``ByteSource.will_need``: posix_fadvise

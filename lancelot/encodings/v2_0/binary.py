@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.v2_0.decode import Ranges, decode_offsets, read_flat, total
+from lancelot.encodings.v2_0.decode import Ranges, decode_offsets, read_flat, total, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -56,7 +56,7 @@ def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges) -> tuple:
     whole bytes buffer in one round instead of two (``ByteSource.stage``)."""
     if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
         return ()
-    idx, data = b.indices, b.bytes
+    idx, data = unwrap_no_nulls(b.indices), b.bytes
     if idx.WhichOneof("array_encoding") != "flat" or idx.flat.bits_per_value % 8 \
             or data.WhichOneof("array_encoding") != "flat" or data.flat.HasField("compression"):
         return ()
