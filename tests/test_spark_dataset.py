@@ -149,6 +149,22 @@ def test_a_failing_task_leaves_the_version_unchanged(spark, tmp_path, mode):
         time.sleep(0.5)
     assert _data_files(uri) == files
     assert _ids(spark.read.format("lance").load(uri)) == list(range(10))
+    if mode == "local-cluster":  # spark.task.maxFailures=2 there: a task failing once is retried
+        @F.udf("long")
+        def flaky(x):
+            from pyspark import TaskContext
+
+            if x == 1500 and TaskContext.get().attemptNumber() == 0:
+                raise ValueError("first attempt fails")
+            return x
+
+        spark.range(0, 2000, 1, 2).select(flaky("id").alias("id"), F.lit(0.5).alias("x"), F.lit("s").alias(
+            "s")).write.format("lance").mode("append").save(uri)
+        ds = lance.dataset(uri)
+        assert ds.version == 2 and sorted(ds.to_table().column("id").to_pylist()) == sorted(
+            list(range(10)) + list(range(2000)))  # the retried partition's rows once
+        in_manifest = {f.path for fr in ds.get_fragments() for f in fr.data_files()}
+        assert _data_files(uri) == in_manifest
 
 
 def test_s3_round_trip(spark, s3_dataset):  # noqa: F811

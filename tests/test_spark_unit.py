@@ -559,4 +559,24 @@ def test_appended_schema_takes_the_datasets_nullability_and_item_names():
                         pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False)])
     got = align_to_dataset(ours, theirs)
     assert got == pa.schema([pa.field("id", pa.int64()), pa.field("l", pa.list_(pa.int32())),
-                             pa.field("st", pa.struct([pa.field("a", pa.int64(), False)])), pa.field("new", pa.int8())])
+                             pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False),
+                             pa.field("new", pa.int8())])
+
+
+def test_appends_of_nullable_spark_columns_to_non_null_ones(tmp_path):
+    """A UDF's result is nullable for Spark; the dataset's column is non-null: rows without nulls append,
+    a null is refused naming the column."""
+    out = str(tmp_path / "o")
+    strict = T.StructType([T.StructField("x", T.LongType(), False), T.StructField("s", T.StringType(), False)])
+    w = LanceDatasetWriter({"path": out}, strict, overwrite=False)
+    w.commit([w.write(iter(_batches(3)))])
+    w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)  # both columns nullable
+    assert w.check_nulls and not w.schema.field("x").nullable
+    w.commit([w.write(iter(_batches(2, 10)))])
+    assert sorted(lancelot.dataset(out).to_table()["x"].to_pylist()) == [0, 1, 2, 10, 11]
+    w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)
+    bad = pa.RecordBatch.from_pydict({"x": pa.array([5, None], pa.int64()), "s": ["a", "b"]})
+    with pytest.raises(SchemaMismatchError, match="null values in column 'x'"):
+        w.write(iter([bad]))
+    w.abort([None])
+    assert lancelot.dataset(out).count_rows() == 5

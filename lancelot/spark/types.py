@@ -156,12 +156,37 @@ def _align_type(ours: pa.DataType, theirs: pa.DataType) -> pa.DataType:
 
 
 def _align_field(ours: pa.Field, theirs: pa.Field) -> pa.Field:
-    return pa.field(ours.name, _align_type(ours.type, theirs.type), ours.nullable or theirs.nullable, ours.metadata)
+    return pa.field(ours.name, _align_type(ours.type, theirs.type), theirs.nullable, ours.metadata)
 
 
 def align_to_dataset(ours: pa.Schema, theirs: pa.Schema) -> pa.Schema:
-    """``ours`` (Spark's Arrow schema of appended rows) with the dataset's list item names and, where the
-    dataset allows nulls, nullable fields: Spark marks computed columns non-null (``spark.range``'s id)
-    and names list items ``element``, which alone would make an append's schema differ from the dataset's."""
+    """``ours`` (Spark's Arrow schema of appended rows) with the dataset's list item names and nullability.
+
+    Spark's nullability says little about the data (``spark.range``'s id is non-null, a UDF's
+    result nullable) and it names list items ``element``: either alone would make an append's
+    schema differ from the dataset's.  Where the dataset's field is non-null and Spark's is
+    not, ``check_not_null`` refuses a batch that really holds a null.
+    """
     return pa.schema([_align_field(f, theirs.field(f.name)) if f.name in theirs.names else f for f in ours],
                      metadata=ours.metadata)
+
+
+def _check_array(arr: pa.Array, field: pa.Field, path: str) -> None:
+    if not field.nullable and arr.null_count:
+        raise SchemaMismatchError(f"{arr.null_count} null values in column {path!r}, which the dataset "
+                                  "declares non-null", column=path)
+    t = field.type
+    if pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            child = arr.field(i)
+            if arr.null_count:  # children under null structs do not count
+                child = child.filter(arr.is_valid())
+            _check_array(child, t.field(i), f"{path}.{t.field(i).name}")
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        _check_array(arr.flatten(), t.value_field, f"{path}[]")
+
+
+def check_not_null(batch: pa.RecordBatch, schema: pa.Schema) -> None:
+    """Raise SchemaMismatchError if ``batch`` holds a null where ``schema`` declares a field non-null."""
+    for col, field in zip(batch.columns, schema):
+        _check_array(col, field, field.name)

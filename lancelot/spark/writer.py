@@ -35,7 +35,7 @@ from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError
 from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import align_to_dataset, spark_arrow_schema, to_spark_batch
+from lancelot.spark.types import align_to_dataset, check_not_null, spark_arrow_schema, to_spark_batch
 
 __all__ = ["ATTEMPTS_DIR", "SAVE_MODES", "LanceDatasetWriter", "LanceCommitMessage", "save_mode", "write_options"]
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
@@ -116,6 +116,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self.write_options = write_options(options)
         self.schema = spark_arrow_schema(schema)
         self.job_id = uuid.uuid4().hex
+        self.check_nulls = False
         #: the version the job read (None: no dataset yet); commits check conflicts against it
         self.read_version = dataset_version(self.uri, self.storage)
         self.skip = False
@@ -123,7 +124,10 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         if exists and self.mode != "overwrite":
             from lancelot.spark.dataset_scan import open_version
 
-            self.schema = align_to_dataset(self.schema, open_version(self.uri, self.read_version, self.storage).schema)
+            aligned = align_to_dataset(self.schema, open_version(self.uri, self.read_version, self.storage).schema)
+            #: non-null fields Spark did not promise: each batch is checked for nulls there
+            self.check_nulls = _tightened(self.schema, aligned)
+            self.schema = aligned
         if exists and self.mode == "errorifexists":
             raise LanceError("a dataset already exists at the output path (save mode errorifexists)", path=self.uri)
         if exists and self.mode == "ignore":
@@ -150,6 +154,8 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         if self.skip:
             return LanceCommitMessage()
         batches = (to_spark_batch(b, self.schema) for b in iterator if b.num_rows)
+        if self.check_nulls:
+            batches = (_checked(b, self.schema) for b in batches)
         frags = write_fragments(batches, self.uri, schema=self.schema, storage_options=self.storage,
                                 **self.write_options)
         if not frags:
@@ -238,6 +244,24 @@ class LanceDatasetWriter(DataSourceArrowWriter):
                     store.delete(f"data/{f}")
             store.delete(path)
         _remove_empty_dir(store, prefix)
+
+
+def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
+    """Whether ``aligned`` declares non-null a field (at any depth) that ``ours`` lets hold nulls."""
+    def walk(a: pa.DataType, b: pa.DataType) -> bool:
+        if pa.types.is_struct(a) and pa.types.is_struct(b):
+            return any(fa.nullable and not fb.nullable or walk(fa.type, fb.type) for fa, fb in zip(a, b))
+        if hasattr(a, "value_field") and hasattr(b, "value_field"):
+            fa, fb = a.value_field, b.value_field
+            return fa.nullable and not fb.nullable or walk(fa.type, fb.type)
+        return False
+
+    return any(fa.nullable and not fb.nullable or walk(fa.type, fb.type) for fa, fb in zip(ours, aligned))
+
+
+def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    check_not_null(batch, schema)
+    return batch
 
 
 def _remove_empty_dir(store, path: str) -> None:
