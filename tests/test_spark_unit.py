@@ -580,3 +580,20 @@ def test_appends_of_nullable_spark_columns_to_non_null_ones(tmp_path):
         w.write(iter([bad]))
     w.abort([None])
     assert lancelot.dataset(out).count_rows() == 5
+
+
+def test_a_dataset_written_again_at_the_same_path_is_not_read_from_the_cache(tmp_path):
+    import shutil
+
+    path = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"x": pa.array([1, 2], pa.int64())}), path)
+    opts = {"path": path}
+    first = LanceReader(opts, LanceDataSource(opts).schema())
+    parts = first.partitions()
+    assert [v for p in parts for b in first.read(p) for v in b.column(0).to_pylist()] == [1, 2]
+    shutil.rmtree(path)  # same path, same version number 1, another manifest
+    lancelot.write_dataset(pa.table({"x": pa.array([7, 8, 9], pa.int64())}), path)
+    again = LanceReader(opts, LanceDataSource(opts).schema())
+    assert [v for p in again.partitions() for b in again.read(p) for v in b.column(0).to_pylist()] == [7, 8, 9]
+    with pytest.raises(LanceError, match="changed while it was being read"):
+        list(first.read(parts[0]))  # a scan planned before the rewrite does not mix the two

@@ -13,8 +13,8 @@ fragment's deletion vector before partitions are cut.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -53,25 +53,47 @@ class DatasetPartition(InputPartition):
         return sum(b - a for _, a, b in self.slices)
 
 
-@functools.lru_cache(maxsize=16)
-def _open(uri: str, version: int, storage_json: str):
-    """A dataset version, opened once per Python worker (workers are reused across tasks)."""
+#: datasets opened in this process, by (uri, version, storage options): Python workers are reused across tasks
+_OPENED: dict[tuple[str, int, str], object] = {}
+_OPENED_MAX = 16
+_LOCK = threading.Lock()
+
+
+def stamp_of(ds) -> tuple[int, int]:
+    """What tells two manifests of one version number apart (a dataset deleted and written again)."""
+    ts = ds.manifest.timestamp
+    return int(ts.seconds), int(ts.nanos)
+
+
+def open_version(uri: str, version: int, storage: dict | None, stamp: tuple[int, int] | None = None):
+    """A dataset version, opened once per Python worker; ``stamp`` (``stamp_of`` when the scan was
+    planned) makes sure it is the same manifest, not a new dataset written at the same path since."""
     from lancelot.dataset import dataset
 
-    return dataset(uri, version=version, storage_options=json.loads(storage_json) or None)
+    key = (uri, int(version), json.dumps(storage or {}, sort_keys=True))
+    with _LOCK:
+        ds = _OPENED.get(key)
+    if ds is not None and (stamp is None or stamp_of(ds) == tuple(stamp)):
+        return ds
+    ds = dataset(uri, version=int(version), storage_options=storage)
+    if stamp is not None and stamp_of(ds) != tuple(stamp):
+        raise LanceError(f"dataset {uri!r} version {version} changed while it was being read (the dataset "
+                         "was deleted and written again): run the query again")
+    with _LOCK:
+        if len(_OPENED) >= _OPENED_MAX:
+            _OPENED.pop(next(iter(_OPENED)))
+        _OPENED[key] = ds
+    return ds
 
 
-def open_version(uri: str, version: int, storage: dict | None):
-    return _open(uri, int(version), json.dumps(storage or {}, sort_keys=True))
-
-
-def resolve_version(uri: str, storage: dict | None, version: int | None, timestamp: dt.datetime | None) -> int:
-    """The version to pin: ``version``, the latest one committed at or before ``timestamp``, or the latest."""
+def pin_version(uri: str, storage: dict | None, version: int | None, timestamp: dt.datetime | None):
+    """The version to read, freshly opened: ``version``, the latest one committed at or before
+    ``timestamp``, or the latest."""
     from lancelot.dataset import dataset
 
     ds = dataset(uri, version=version, storage_options=storage)
     if timestamp is None:
-        return ds.version
+        return ds
     from lancelot.dataset.commit import list_versions, load_manifest
 
     store = ds._store
@@ -86,7 +108,7 @@ def resolve_version(uri: str, storage: dict | None, version: int | None, timesta
             best = v
     if best is None:
         raise LanceError(f"dataset {uri!r} has no version committed at or before {timestamp.isoformat()}")
-    return int(best)
+    return ds.checkout_version(int(best))
 
 
 def fragment_infos(ds) -> list[FragmentInfo]:
@@ -158,10 +180,11 @@ def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]]
     return parts
 
 
-def read_partition(uri: str, version: int, storage: dict | None, partition: DatasetPartition,
-                   columns: list[str], convert, batch_size: int) -> Iterator[pa.RecordBatch]:
+def read_partition(uri: str, version: int, storage: dict | None, stamp: tuple[int, int] | None,
+                   partition: DatasetPartition, columns: list[str], convert, batch_size: int
+                   ) -> Iterator[pa.RecordBatch]:
     """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch)."""
-    ds = open_version(uri, version, storage)
+    ds = open_version(uri, version, storage, stamp)
     for fid, start, stop in partition.slices:
         frag = ds.get_fragment(fid)
         if frag is None:

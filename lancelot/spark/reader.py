@@ -263,9 +263,9 @@ def dataset_path(paths: Sequence[str], storage: dict | None) -> str | None:
 
 
 def open_source(options: Mapping[str, str]):
-    """(dataset uri or None, pinned version or None, storage options, footers of loose files, Arrow schema,
-    Spark schema) for the paths the options name."""
-    from lancelot.spark.dataset_scan import open_version, resolve_version
+    """(dataset uri or None, pinned (version, stamp) or None, storage options, footers of loose files,
+    Arrow schema, Spark schema) for the paths the options name."""
+    from lancelot.spark.dataset_scan import pin_version, stamp_of
     from lancelot.spark.options import read_version_option, storage_options
 
     storage = storage_options(options)
@@ -278,9 +278,8 @@ def open_source(options: Mapping[str, str]):
                              path=paths[0])
         files = read_footers(resolve_files(paths))
         return None, None, storage, files, files[0].schema, unified_schema(files)
-    pinned = resolve_version(uri, storage, version, timestamp)
-    arrow = open_version(uri, pinned, storage).schema
-    return uri, pinned, storage, [], arrow, spark_schema(arrow)
+    ds = pin_version(uri, storage, version, timestamp)
+    return uri, (ds.version, stamp_of(ds)), storage, [], ds.schema, spark_schema(ds.schema)
 
 
 class LanceReader(DataSourceReader):
@@ -288,8 +287,8 @@ class LanceReader(DataSourceReader):
     schema Spark asked for."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        (self.dataset_uri, self.dataset_version, self.storage, self.files, arrow_schema,
-         file_schema) = open_source(options)
+        (self.dataset_uri, pinned, self.storage, self.files, arrow_schema, file_schema) = open_source(options)
+        self.dataset_version, self.dataset_stamp = pinned if pinned else (None, None)
         self.arrow_schema = arrow_schema
         self.columns: list[str] = []
         for f in schema:
@@ -325,7 +324,7 @@ class LanceReader(DataSourceReader):
         if self.dataset_uri is not None:
             from lancelot.spark.dataset_scan import fragment_infos, live_ranges, open_version, plan
 
-            ds = open_version(self.dataset_uri, self.dataset_version, self.storage)
+            ds = open_version(self.dataset_uri, self.dataset_version, self.storage, self.dataset_stamp)
             infos = fragment_infos(ds)
             ranges = {i.fragment_id: live_ranges(ds, i.fragment_id, self.zone_filters) for i in infos} \
                 if self.zone_filters else None
@@ -350,8 +349,9 @@ class LanceReader(DataSourceReader):
         from lancelot.spark.dataset_scan import DatasetPartition, read_partition
 
         if isinstance(partition, DatasetPartition):
-            yield from read_partition(self.dataset_uri, self.dataset_version, self.storage, partition,
-                                      self.columns, lambda t: to_spark_batch(t, self.target), self.batch_size)
+            yield from read_partition(self.dataset_uri, self.dataset_version, self.storage, self.dataset_stamp,
+                                      partition, self.columns, lambda t: to_spark_batch(t, self.target),
+                                      self.batch_size)
             return
         if not isinstance(partition, LancePartition):
             return  # Spark's placeholder partition when there is nothing to read

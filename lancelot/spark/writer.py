@@ -122,9 +122,10 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self.skip = False
         exists = self.read_version is not None
         if exists and self.mode != "overwrite":
-            from lancelot.spark.dataset_scan import open_version
+            from lancelot.dataset import dataset
 
-            aligned = align_to_dataset(self.schema, open_version(self.uri, self.read_version, self.storage).schema)
+            theirs = dataset(self.uri, version=self.read_version, storage_options=self.storage).schema
+            aligned = align_to_dataset(self.schema, theirs)
             #: non-null fields Spark did not promise: each batch is checked for nulls there
             self.check_nulls = _tightened(self.schema, aligned)
             self.schema = aligned
