@@ -597,3 +597,17 @@ def test_a_dataset_written_again_at_the_same_path_is_not_read_from_the_cache(tmp
     assert [v for p in again.partitions() for b in again.read(p) for v in b.column(0).to_pylist()] == [7, 8, 9]
     with pytest.raises(LanceError, match="changed while it was being read"):
         list(first.read(parts[0]))  # a scan planned before the rewrite does not mix the two
+
+
+def test_file_urls_name_datasets_too(tmp_path):
+    import lance
+
+    uri = "file://" + str(tmp_path / "ds")
+    w = LanceDatasetWriter({"path": uri}, SCHEMA, overwrite=False)
+    w.commit([w.write(iter(_batches(3)))])
+    assert lance.dataset(str(tmp_path / "ds")).count_rows() == 3
+    opts = {"path": uri, "version": "1"}
+    r = LanceReader(opts, LanceDataSource(opts).schema())
+    assert [v for p in r.partitions() for b in r.read(p) for v in b.column(0).to_pylist()] == [0, 1, 2]
+    with pytest.raises(LanceError, match="need a dataset"):
+        LanceDataSource({"path": str(tmp_path), "version": "1"}).schema()  # a directory of no dataset
