@@ -63,9 +63,9 @@ def test_spark_writes_versions_pylance_reads_equal(spark, tmp_path, mode):
     jobs = [("append", 0, 300), ("append", 300, 200), ("overwrite", 1000, 50)]
     expected: list[list[int]] = []
     current: list[int] = []
-    for mode, start, n in jobs:
-        _frame(spark, start, n).write.format("lance").mode(mode).save(uri)
-        current = (current if mode == "append" else []) + list(range(start, start + n))
+    for write_mode, start, n in jobs:
+        _frame(spark, start, n).write.format("lance").mode(write_mode).save(uri)
+        current = (current if write_mode == "append" else []) + list(range(start, start + n))
         expected.append(sorted(current))
         ds = lance.dataset(uri)
         assert ds.version == len(expected)  # exactly one version per job
