@@ -26,13 +26,13 @@ import posixpath
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 
 from lancelot.errors import CorruptFileError, LanceError
-from lancelot.io.source import ByteSource, LocalFileSource, Range, coalesce
+from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
 
 try:  # the shared "missing file" error (errors.py); older trees lack it
     from lancelot.errors import LanceFileNotFoundError
@@ -412,13 +412,12 @@ def _fsync_dir(d: str) -> None:
         os.close(fd)
 
 
-class _StoreSource(ByteSource):
-    """A ByteSource over an fsspec object: coalesced ranges fetched side by side (``cat_ranges``)."""
-
-    coalesce_gap = 1 << 20
+class _StoreSource(FsspecSource):
+    """A ByteSource over an object of the store's filesystem (FsspecSource's rounds: coalesced
+    ranges fetched side by side, the tail kept), opened without a request when the size is known."""
 
     def __init__(self, store: ObjectStore, rel: str, full: str, size: int | None) -> None:
-        self._fs, self._full = store.fs, full
+        self._fs, self._p = store.fs, full
         self.path = store.url(rel)
         if size is None:
             try:
@@ -429,35 +428,9 @@ class _StoreSource(ByteSource):
 
     def _read(self, offset: int, length: int) -> bytes:
         try:
-            return self._fs.cat_file(self._full, start=offset, end=offset + length)
+            return super()._read(offset, length)
         except FileNotFoundError:
             raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
-
-    def read_ranges(self, ranges: Sequence[Range]) -> list[memoryview]:
-        for off, ln in ranges:
-            if off < 0 or ln < 0 or off + ln > self.size:
-                raise CorruptFileError(f"byte range [{off}, {off + ln}) lies outside the file of {self.size} bytes",
-                                       path=self.path)
-        merged = [m for m in coalesce(ranges, self.coalesce_gap) if m[1]]
-        out: list[memoryview] = [memoryview(b"")] * len(ranges)
-        if not merged:
-            return out
-        if len(merged) == 1:
-            blobs = [self._read(merged[0][0], merged[0][1])]
-        else:
-            try:
-                blobs = self._fs.cat_ranges([self._full] * len(merged), [m[0] for m in merged],
-                                            [m[0] + m[1] for m in merged], on_error="raise")
-            except FileNotFoundError:
-                raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
-        for (off, ln, members), blob in zip(merged, blobs):
-            data = memoryview(blob)
-            if len(data) != ln:
-                raise CorruptFileError(f"short read at offset {off}", path=self.path)
-            for i in members:
-                o, n = ranges[i]
-                out[i] = data[o - off: o - off + n]
-        return out
 
 
 def _local_writer():
