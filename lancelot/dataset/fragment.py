@@ -127,7 +127,9 @@ class Fragment:
     def count_rows(self, filter=None) -> int:
         if filter is not None:
             return self.read(columns=[], filter=filter).num_rows
-        if self._pb.HasField("deletion_file") and self._pb.deletion_file.num_deleted_rows:
+        if not self._pb.HasField("deletion_file"):
+            return self.physical_rows
+        if self._pb.deletion_file.num_deleted_rows:
             return self.physical_rows - int(self._pb.deletion_file.num_deleted_rows)
         return self.physical_rows - len(self.deleted_positions())
 
