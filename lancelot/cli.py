@@ -43,7 +43,8 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
         choices = _known_options(parser)
     elif "invalid choice:" in message and "'" in message:
         words = [message.split("'")[1]] if "'" in message else []
-        choices = ["inspect", "convert", "bench", "auto", *FORMATS, *VERSIONS, "always", "never"]
+        choices = ["inspect", "convert", "bench", "auto", *FORMATS, *VERSIONS, "always", "never", "create", "append",
+                   "overwrite"]
     else:
         return ""
     hints = []
@@ -74,10 +75,17 @@ def _pages(text: str) -> int:
     return v
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults in every option's help; an option whose default is None says its own."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return action.help if action.default is None else super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from lancelot import __version__
 
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _Help
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the full traceback on errors (default: off)")
@@ -98,13 +106,20 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("convert", help="convert a Parquet, CSV, Arrow IPC or Lance file to Lance",
                        allow_abbrev=False, formatter_class=fmt, parents=[common],
                        description="Reads SRC (its format told by its content, not its name) and writes DST as "
-                                   "one Lance file; shows a progress bar on a terminal and a summary line.")
+                                   "one Lance file (or, with --dataset, a new version of a Lance dataset); shows a "
+                                   "progress bar on a terminal and a summary line.")
     c.add_argument("src", help="input file")
-    c.add_argument("dst", help="output Lance file (local path or fsspec URL); replaced atomically")
-    c.add_argument("--version", dest="file_version", default="2.2", choices=VERSIONS, metavar="V",
-                   help=f"Lance file version to write, one of {', '.join(VERSIONS)}")
-    c.add_argument("--max-page-bytes", type=_positive_int, default=8 * 1024 * 1024, metavar="N",
-                   help="largest page the writer buffers per column, in bytes")
+    c.add_argument("dst", help="output Lance file (local path or fsspec URL; replaced atomically), "
+                               "or dataset with --dataset")
+    c.add_argument("--version", dest="file_version", default=None, choices=VERSIONS, metavar="V",
+                   help=f"Lance file version to write, one of {', '.join(VERSIONS)} (default: 2.2; appending "
+                        "to a dataset: the dataset's own)")
+    c.add_argument("--max-page-bytes", type=_positive_int, default=None, metavar="N",
+                   help="largest page per column, in bytes (default: the writer's, 32 MiB)")
+    c.add_argument("--dataset", dest="dataset_mode", nargs="?", const="create", default=None,
+                   choices=("create", "append", "overwrite"),
+                   help="write DST as a Lance dataset instead of one file: a new version by create (the "
+                        "default with the bare flag), append or overwrite (default: a file)")
     c.add_argument("--from", dest="src_format", default="auto", choices=("auto", *FORMATS),
                    help="input format (auto: told by the file's first and last bytes)")
     c.add_argument("--progress", default="auto", choices=("auto", "always", "never"),
@@ -159,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
             convert(args.src, args.dst, version=args.file_version, max_page_bytes=args.max_page_bytes,
                     src_format=None if args.src_format == "auto" else args.src_format, progress=args.progress,
-                    quiet=args.quiet)
+                    quiet=args.quiet, dataset_mode=args.dataset_mode)
             return 0
     return _run(work, debug)
 

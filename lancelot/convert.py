@@ -155,22 +155,32 @@ def _terminal_size(err) -> tuple[int, int]:
             lines or int(os.environ.get("LINES", "0") or 0) or 24)
 
 
-def _output_size(dst: str) -> int | None:
+def _is_dataset(dst: str) -> bool:
     try:
-        if "://" in dst:
-            import fsspec
+        import fsspec
 
-            fs, p = fsspec.core.url_to_fs(dst)
-            return int(fs.size(p))
-        return os.path.getsize(dst)
+        fs, p = fsspec.core.url_to_fs(dst)
+        return fs.isdir(p.rstrip("/") + "/_versions")
+    except (OSError, ValueError):
+        return False
+
+
+def _output_size(dst: str) -> int | None:
+    """Bytes at ``dst``: a file's size, or a dataset directory's total."""
+    try:
+        import fsspec
+
+        fs, p = fsspec.core.url_to_fs(dst)
+        return int(fs.du(p, total=True)) if fs.isdir(p) else int(fs.size(p))
     except (OSError, ValueError):
         return None
 
 
 def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: int | None = None,
             src_format: str | None = None, progress: str = "auto", quiet: bool = False,
-            out=None, err=None) -> int:
-    """Convert ``src`` to a Lance file at ``dst``; returns the rows written.
+            dataset_mode: str | None = None, out=None, err=None) -> int:
+    """Convert ``src`` to a Lance file at ``dst`` (or, with ``dataset_mode`` "create", "append" or
+    "overwrite", to a new version of the Lance dataset at ``dst``); returns the rows written.
 
     ``progress``: "auto" (a bar when ``err`` is a terminal), "always" or "never".
     """
@@ -180,6 +190,8 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
 
     out = out or sys.stdout
     err = err or sys.stderr
+    if dataset_mode is None and _is_dataset(dst):
+        raise LanceError(f"{dst!r} is a Lance dataset: convert with --dataset append or --dataset overwrite")
     t0 = time.perf_counter()
     with ExitStack() as stack:
         f = stack.enter_context(_open(src))
@@ -193,15 +205,30 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
             unit_divisor=1000 if by_rows else 1024, file=err, disable=not show, ncols=width, nrows=height,
             desc=f"{_NAMES[fmt]} -> Lance", mininterval=0.2, leave=False))
         rows = 0
-        with LanceWriter(dst, inp.schema, version=version, max_page_bytes=max_page_bytes) as w:
-            for b in inp.batches():
-                w.write(b)
-                rows += b.num_rows
-                if show:
-                    done = f"wrote {human_bytes(w._out.pos)}"
-                    bar.set_postfix_str(done if by_rows else f"{rows:,} rows, {done}", refresh=False)
-                    bar.update(b.num_rows if by_rows else inp.position() - bar.n)
-            written_version = w.version
+
+        def tick(b: pa.RecordBatch, done: str) -> None:
+            nonlocal rows
+            rows += b.num_rows
+            if show:
+                bar.set_postfix_str(done if by_rows else f"{rows:,} rows, {done}", refresh=False)
+                bar.update(b.num_rows if by_rows else inp.position() - bar.n)
+
+        if dataset_mode is not None:
+            from lancelot.dataset import write_dataset
+
+            def counted() -> Iterator[pa.RecordBatch]:
+                for b in inp.batches():
+                    yield b
+                    tick(b, "")
+
+            ds = write_dataset(counted(), dst, mode=dataset_mode, data_storage_version=version, schema=inp.schema)
+            written_version = f"dataset version {ds.version}"
+        else:
+            with LanceWriter(dst, inp.schema, version=version, max_page_bytes=max_page_bytes) as w:
+                for b in inp.batches():
+                    w.write(b)
+                    tick(b, f"wrote {human_bytes(w._out.pos)}")
+                written_version = w.version
         in_size = inp.size
     secs = time.perf_counter() - t0
     if not quiet:
