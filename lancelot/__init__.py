@@ -14,11 +14,13 @@ from lancelot.errors import (
     UnsupportedVersionError,
 )
 from lancelot.reader import LanceFile, read_table
+from lancelot.writer import LanceWriter, write_table
 
 __all__ = [
     "CorruptFileError",
     "LanceError",
     "LanceFile",
+    "LanceWriter",
     "LanceFileNotFoundError",
     "NotALanceFileError",
     "OutOfRangeError",
@@ -31,13 +33,7 @@ __all__ = [
     "LanceDataset",
     "dataset",
     "write_dataset",
+    "write_table",
 ]
-
-try:  # the writer is optional while it is being built
-    from lancelot.writer import LanceWriter, write_table  # noqa: F401
-
-    __all__ += ["LanceWriter", "write_table"]
-except ImportError:  # pragma: no cover
-    pass
 
 __version__ = "0.1.0"

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
-from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
 from lancelot.io.source import ByteSource, open_source
@@ -29,12 +29,8 @@ def _version_module(version: str, path: str):
         from lancelot.encodings import v2_0
 
         return v2_0
-    try:
-        from lancelot.encodings import structural
-    except ImportError:  # pragma: no cover - only while 2.1 support is being built
-        raise UnsupportedVersionError(f"reading version {version} files is not yet supported", path=path) from None
-    if not hasattr(structural, "make_field_reader"):
-        raise UnsupportedVersionError(f"reading version {version} files is not yet supported", path=path)
+    from lancelot.encodings import structural
+
     return structural
 
 
@@ -281,10 +277,8 @@ class LanceFile:
 
     def zone_maps(self):
         """Per-zone statistics written by lancelot (None if the file has none)."""
-        try:
-            from lancelot.zonemaps import MAGIC, parse_zone_maps
-        except ImportError:
-            return None
+        from lancelot.zonemaps import MAGIC, parse_zone_maps
+
         for i in range(1, self.num_global_buffers):
             pos, size = self.metadata.global_buffers[i]
             if size >= len(MAGIC) and bytes(self._src.read(pos, len(MAGIC))) == MAGIC:

@@ -21,6 +21,7 @@ import pyarrow as pa
 from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionError
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
+from lancelot.zonemaps import ZoneMapBuilder
 
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
 #: public version names -> on-disk version; "stable" means what pylance means by it
@@ -96,7 +97,7 @@ class LanceWriter:
             make = _field_writers(self.version, self._worker)
             counter = [0]
             self._writers = [make(self._out, f, counter, self.max_page_bytes) for f in self._stored]
-            self._zones = self._zone_builder()
+            self._zones = ZoneMapBuilder(self._stored)
         except BaseException:
             self._stop_worker()
             self._out.abort()
@@ -106,13 +107,6 @@ class LanceWriter:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
-
-    def _zone_builder(self):
-        try:
-            from lancelot.zonemaps import ZoneMapBuilder
-        except ImportError:
-            return None
-        return ZoneMapBuilder(self._stored)
 
     def _check(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         if batch.schema.names != self._stored.names:

@@ -31,14 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
-
-try:  # the shared "missing file" error (errors.py); older trees lack it
-    from lancelot.errors import LanceFileNotFoundError
-except ImportError:  # pragma: no cover
-    class LanceFileNotFoundError(LanceError, FileNotFoundError):  # type: ignore[no-redef]
-        """No object at the path."""
 
 __all__ = [
     "ObjectAlreadyExistsError",
