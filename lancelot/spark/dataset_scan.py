@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import InputPartition
 
 from lancelot.errors import LanceError
+from lancelot.spark.reader import SlicesPartition
 
 #: a partition reads at most this many rows per Fragment.read_range call (then sliced into batches)
 READ_ROWS = 256 * 1024
@@ -38,19 +38,8 @@ class FragmentInfo:
     size: int  # bytes of its data files (an estimate of its rows' cost)
 
 
-class DatasetPartition(InputPartition):
+class DatasetPartition(SlicesPartition):
     """Live-row ranges of fragments of the pinned version: ``slices`` = ((fragment id, start, stop), ...)."""
-
-    def __init__(self, slices: Sequence[tuple[int, int, int]]) -> None:
-        super().__init__(tuple(slices))
-
-    @property
-    def slices(self) -> tuple[tuple[int, int, int], ...]:
-        return self.value
-
-    @property
-    def num_rows(self) -> int:
-        return sum(b - a for _, a, b in self.slices)
 
 
 #: datasets opened in this process, by (uri, version, storage options): Python workers are reused across tasks

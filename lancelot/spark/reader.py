@@ -179,19 +179,23 @@ def zone_filter(f: SparkFilter, schema: pa.Schema) -> tuple | None:
     return (path, op, f.value) if op else None
 
 
-class LancePartition(InputPartition):
-    """Row ranges of one or more files: ``slices`` = ((path, start, stop), ...)."""
+class SlicesPartition(InputPartition):
+    """Row ranges of a scan: ``slices`` = ((where, start, stop), ...), what a task reads."""
 
-    def __init__(self, slices: Sequence[tuple[str, int, int]]) -> None:
+    def __init__(self, slices: Sequence[tuple]) -> None:
         super().__init__(tuple(slices))
 
     @property
-    def slices(self) -> tuple[tuple[str, int, int], ...]:
+    def slices(self) -> tuple:
         return self.value
 
     @property
     def num_rows(self) -> int:
         return sum(stop - start for _, start, stop in self.slices)
+
+
+class LancePartition(SlicesPartition):
+    """Row ranges of one or more files: ``slices`` = ((path, start, stop), ...)."""
 
 
 def plan_partitions(files: Sequence[FileInfo], ranges: Mapping[str, list[tuple[int, int]]] | None, *,
