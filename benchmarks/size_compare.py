@@ -1,0 +1,110 @@
+"""File sizes, per table and per column: lancelot and pylance against Parquet (snappy and zstd).
+
+    python -m benchmarks.size_compare --sf 1 --tables lineitem,orders --version 2.2 [--profile compact]
+
+Each table is written once by each writer at default settings (pylance at the same data storage
+version; Parquet with pyarrow's defaults, snappy, and again with zstd).  Prints the total sizes and
+ratios against Parquet, then one row per top-level column: bytes per value in each file and the
+encoding lancelot chose (``lancelot inspect`` words).  Parquet's column bytes are its column chunks'
+compressed sizes summed over row groups; Lance's are the column's page and column buffers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect as _inspect
+import os
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchmarks.datasets import tpch_table
+from lancelot import write_table
+from lancelot.inspect import FileView
+from lancelot.reader import LanceFile
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+def lance_columns(path: str) -> tuple[dict[str, int], dict[str, str]]:
+    """Stored bytes and the most common encoding words per top-level column of a Lance file."""
+    with LanceFile(path) as f:
+        rows, _ = FileView(f).columns()
+    size: dict[str, int] = defaultdict(int)
+    enc: dict[str, str] = {}
+    for r in rows:
+        top = r.path.split(".", 1)[0].split("#", 1)[0]
+        size[top] += r.stored
+        enc.setdefault(top, r.encoding)
+    return dict(size), enc
+
+
+def parquet_columns(path: str) -> dict[str, int]:
+    """Compressed column-chunk bytes per top-level column, summed over row groups."""
+    md = pq.ParquetFile(path).metadata
+    size: dict[str, int] = defaultdict(int)
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            size[col.path_in_schema.split(".", 1)[0]] += col.total_compressed_size
+    return dict(size)
+
+
+def write_all(table: pa.Table, out: str, version: str, profile: str | None) -> dict[str, str]:
+    """Write the table with every writer; the paths by writer name."""
+    import lance  # the peer, never imported by the library
+
+    paths = {k: os.path.join(out, f"{k}.{'parquet' if k.startswith('parquet') else 'lance'}")
+             for k in ("lancelot", "pylance", "parquet", "parquet-zstd")}
+    kwargs = {"version": version}
+    if profile is not None:
+        if "profile" not in _inspect.signature(write_table).parameters:
+            raise SystemExit("this lancelot has no writer profiles yet")
+        kwargs["profile"] = profile
+    write_table(table, paths["lancelot"], **kwargs)
+    with lance.file.LanceFileWriter(paths["pylance"], table.schema, version=version) as w:
+        w.write_batch(table)
+    pq.write_table(table, paths["parquet"])
+    pq.write_table(table, paths["parquet-zstd"], compression="zstd")
+    return paths
+
+
+def report(name: str, table: pa.Table, paths: dict[str, str]) -> list[str]:
+    total = {k: os.path.getsize(p) for k, p in paths.items()}
+    ours, enc = lance_columns(paths["lancelot"])
+    theirs, _ = lance_columns(paths["pylance"])
+    pqs, pqz = parquet_columns(paths["parquet"]), parquet_columns(paths["parquet-zstd"])
+    n = max(table.num_rows, 1)
+    lines = [f"{name}: {table.num_rows:,} rows; " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in total.items()),
+             f"  lancelot / parquet-snappy {total['lancelot'] / total['parquet']:.2f}x, "
+             f"/ parquet-zstd {total['lancelot'] / total['parquet-zstd']:.2f}x, "
+             f"/ pylance {total['lancelot'] / total['pylance']:.2f}x",
+             f"  {'column':<18} {'lancelot':>9} {'pylance':>9} {'pq-snappy':>9} {'pq-zstd':>9}  bytes/value; encoding"]
+    for field in table.schema:
+        c = field.name
+        lines.append(f"  {c:<18} {ours.get(c, 0) / n:>9.2f} {theirs.get(c, 0) / n:>9.2f} "
+                     f"{pqs.get(c, 0) / n:>9.2f} {pqz.get(c, 0) / n:>9.2f}  {enc.get(c, '-')}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sf", type=float, default=1.0)
+    ap.add_argument("--tables", default="lineitem,orders,customer,part,partsupp,supplier")
+    ap.add_argument("--version", default="2.2")
+    ap.add_argument("--profile", default=None, help="lancelot writer profile (when the writer has profiles)")
+    args = ap.parse_args(argv)
+    DATA_DIR.mkdir(exist_ok=True)
+    for name in args.tables.split(","):
+        table = tpch_table(DATA_DIR, args.sf, name).load()
+        with tempfile.TemporaryDirectory() as out:
+            paths = write_all(table, out, args.version, args.profile)
+            print("\n".join(report(f"TPC-H {name} SF{args.sf:g} at {args.version}", table, paths)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
