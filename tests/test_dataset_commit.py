@@ -85,3 +85,41 @@ def test_conflicts_read_from_pylance_transactions(tmp_path):
     with pytest.raises(CommitConflictError, match="a concurrent overwrite"):
         commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=3)
     lance.dataset(uri).validate()
+
+
+def _count_syncs(monkeypatch) -> list[str]:
+    """Record what every os.fsync / os.fdatasync syncs (the path behind the descriptor)."""
+    import os
+
+    synced: list[str] = []
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
+
+    def record(real):
+        def sync(fd):
+            synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+            return real(fd)
+        return sync
+
+    monkeypatch.setattr(os, "fsync", record(real_fsync))
+    monkeypatch.setattr(os, "fdatasync", record(real_fdatasync))
+    return synced
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="needs /proc to name synced files")
+def test_local_durability_is_pylances_unless_fsync_is_asked(tmp_path, monkeypatch):
+    """pylance's local store (object_store LocalFileSystem) never fsyncs; lancelot's dataset writes
+    match it by default, and the ``fsync`` storage option syncs files and directories."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(10), uri)
+    synced = _count_syncs(monkeypatch)
+    lancelot.write_dataset(_t(10, 10), uri, mode="append")
+    lancelot.dataset(uri).delete(pc.field("a") < 3)
+    assert synced == []
+    ds = lancelot.write_dataset(_t(10, 20), uri, mode="append", storage_options={"fsync": True})
+    ds.delete(pc.field("a") == 25)
+    where = {p.removeprefix(uri + "/").split("/")[0] for p in synced}
+    assert {"data", "_versions", "_transactions", "_deletions"} <= where, synced
+    assert {f"{uri}/data", f"{uri}/_versions"} <= set(synced)  # the directories, after the new names
+    assert any(p.startswith(f"{uri}/data/") and p.endswith(".tmp") for p in synced)  # the file, before its rename
+    assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == \
+        [a for a in range(30) if a >= 3 and a != 25]

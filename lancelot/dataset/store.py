@@ -7,11 +7,18 @@ commit protocol needs (table format, "Commit Protocol"), and this module provide
 where the store can do it atomically:
 
 - local disks: the bytes go to a temporary file beside the target (a name that never ends
-  in ``.manifest``), are synced, then ``os.link``-ed to the target name: the link fails if
-  the name exists, and a reader sees the whole file or nothing (pylance does the same);
+  in ``.manifest``), then ``os.link``-ed to the target name: the link fails if the name
+  exists, and a reader sees the whole file or nothing (pylance does the same);
 - S3 (s3fs): a conditional put (``If-None-Match: *``), what pylance's object store sends;
 - ``memory://`` (one process): a lock-protected check and write;
 - any other store: refused with ``UnsafeCommitError`` rather than risking lost commits.
+
+Durability on local disks is pylance's: its object store (rust object_store 0.12
+``LocalFileSystem``) never fsyncs, so a commit is atomic and safe against crashed or killed
+processes (the page cache outlives them) but not against power loss.  lancelot does the same
+by default (no fsync of data files, deletion and transaction files, manifests or directories);
+the storage option ``{"fsync": True}`` syncs every file before it is published and the
+directory after, for commits that must survive power loss.
 
 Every path given to an ``ObjectStore`` is relative to the dataset root; ``..``, absolute
 paths and other schemes are refused (``UnsafePathError``), so a manifest cannot make
@@ -126,6 +133,8 @@ class ObjectStore:
         scheme, rest = _split_uri(raw)
         self.scheme = scheme
         self.storage_options = dict(storage_options or {})
+        #: sync files and directories before publishing them (local disks; see the module docstring)
+        self.sync = _truthy(self.storage_options.pop("fsync", False))
         self.fs: Any = None
         if scheme == "file":
             self.root = os.path.abspath(os.path.expanduser(rest)).rstrip("/") or "/"
@@ -266,6 +275,8 @@ class ObjectStore:
             except BaseException:
                 _unlink(tmp)
                 raise
+            if self.sync:
+                _fsync_dir(os.path.dirname(full))
         else:
             self.fs.pipe_file(full, bytes(data))
         _fault("put:after")
@@ -324,7 +335,8 @@ class ObjectStore:
                 self._create_exclusive(path, full, data)  # no hard links here: O_EXCL
         finally:
             _unlink(tmp)
-        _fsync_dir(os.path.dirname(full))
+        if self.sync:
+            _fsync_dir(os.path.dirname(full))
 
     def _create_exclusive(self, path: str, full: str, data: bytes) -> None:
         try:
@@ -334,10 +346,12 @@ class ObjectStore:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if self.sync:
+                os.fsync(f.fileno())
 
     def _local_temp(self, full: str, data: bytes) -> str:
-        """Write ``data`` to a synced temporary file beside ``full`` (its name never ends in .manifest)."""
+        """Write ``data`` to a temporary file beside ``full`` (its name never ends in .manifest; synced
+        with the ``fsync`` option)."""
         d = os.path.dirname(full)
         tmp = os.path.join(d, f".tmp-{uuid.uuid4().hex}.partial")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -346,7 +360,8 @@ class ObjectStore:
                 f.write(data)
                 f.flush()
                 _fault("temp:written")
-                os.fsync(f.fileno())
+                if self.sync:
+                    os.fsync(f.fileno())
         except BaseException:
             _unlink(tmp)
             raise
@@ -371,7 +386,7 @@ class ObjectStore:
         full = self.full_path(path)
         if self.fs is None:
             self._makedirs(full)
-            return _local_writer()(full, schema, **writer_options)
+            return _local_writer()(full, schema, sync=self.sync, **writer_options)
         return _upload_writer()(self, path, full, schema, **writer_options)
 
 
@@ -431,15 +446,49 @@ def _local_writer():
     from lancelot.writer import LanceWriter
 
     class _LocalWriter(LanceWriter):
+        def __init__(self, path: str, schema: pa.Schema, *, sync: bool, **kw: Any) -> None:
+            super().__init__(path, schema, **kw)
+            self._sync = sync
+            if not sync:
+                _skip_file_sync(self)
+
         def close(self) -> None:
             if self._closed:
                 return
             _fault("output:before-close")
             super().close()
             self.file_size = os.stat(self.path).st_size
+            if self._sync:
+                _fsync_dir(os.path.dirname(self.path))
             _fault("output:closed")
 
     return _LocalWriter
+
+
+def _skip_file_sync(writer: Any) -> None:
+    """Let a data file be published without fsync (pylance's durability, module docstring).
+
+    A LanceWriter syncs its file while writing (io/sink.py ``BackgroundWriter``) and before
+    renaming it into place (``LocalTarget.commit``); a dataset's data file needs neither to be
+    safe against crashed processes (it is visible only once a manifest names it).  Anything
+    but the expected sink and target is left syncing (tests/test_dataset_commit.py checks)."""
+    from lancelot.io.sink import BackgroundWriter, LocalTarget
+
+    out = getattr(writer, "_out", None)
+    sink, target = getattr(out, "_sink", None), getattr(out, "_target", None)
+    if type(sink) is not BackgroundWriter or type(target) is not LocalTarget:
+        return
+    sink._sync_every = float("inf")
+
+    def commit() -> None:
+        try:
+            target.file.close()
+            os.replace(target._tmp, target._dst)
+        except OSError as e:
+            target.abort()
+            raise target.error(e, "finish the file") from None
+
+    target.commit = commit
 
 
 def _upload_writer():
