@@ -13,9 +13,10 @@ import difflib
 import os
 import sys
 
+from lancelot import versions
 from lancelot.convert import FORMATS
 
-VERSIONS = ("2.0", "2.1", "2.2", "stable", "next")
+VERSIONS = tuple(versions.ALIASES)  # 2.0, 2.1, 2.2, stable, next
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,8 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("dst", help="output Lance file (local path or fsspec URL; replaced atomically), "
                                "or dataset with --dataset")
     c.add_argument("--version", dest="file_version", default=None, choices=VERSIONS, metavar="V",
-                   help=f"Lance file version to write, one of {', '.join(VERSIONS)} (default: 2.2; appending "
-                        "to a dataset: the dataset's own)")
+                   help=f"Lance file version to write, one of {', '.join(VERSIONS)} (default: {versions.DEFAULT}; "
+                        "appending to a dataset: the dataset's own)")
     c.add_argument("--max-page-bytes", type=_positive_int, default=None, metavar="N",
                    help="largest page per column, in bytes (default: the writer's, 32 MiB)")
     c.add_argument("--dataset", dest="dataset_mode", nargs="?", const="create", default=None,

@@ -22,17 +22,7 @@ from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
 from lancelot.io.source import ByteSource, open_source
 from lancelot.schema import from_descriptor
-
-
-def _version_module(version: str, path: str):
-    if version == "2.0":
-        from lancelot.encodings import v2_0
-
-        return v2_0
-    from lancelot.encodings import structural
-
-    return structural
-
+from lancelot.versions import FileVersion
 
 #: reads of at least this many rows (takes of this many rows) decode their fields in parallel
 PARALLEL_MIN_ROWS = 32_768
@@ -83,8 +73,8 @@ class LanceFile:
             self._src.close()
             raise e.at(path=self.path) from None
         self.num_rows: int = int(self._descriptor.length)
-        self.version: str = self.metadata.version
-        self._module = _version_module(self.version, self.path)
+        self.version: FileVersion = self.metadata.version
+        self._module = self.version.field_package()
         self._cache: dict = {}
         #: decode the fields of large reads on the shared thread pool (set False to stay on the caller's thread)
         self.parallel: bool = True

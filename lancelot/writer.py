@@ -18,25 +18,22 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionError
+from lancelot import versions
+from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
+from lancelot.versions import FileVersion
 from lancelot.zonemaps import ZoneMapBuilder
 
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
-#: public version names -> on-disk version; "stable" means what pylance means by it
-VERSION_ALIASES = {"2.0": "2.0", "2.1": "2.1", "2.2": "2.2", "stable": "2.2", "next": "2.2"}
-WRITABLE = {"2.0", "2.1", "2.2"}
-DEFAULT_VERSION = "2.2"  # the newest version the whole interop suite passes (as pylance's "stable")
+#: re-exported for callers of the writer (spark, dataset): lancelot/versions.py owns them
+DEFAULT_VERSION = versions.DEFAULT
+WRITABLE = versions.WRITABLE
 
 
-def resolve_version(version: str | None) -> str:
-    v = VERSION_ALIASES.get(str(version if version is not None else DEFAULT_VERSION))
-    if v is None:
-        raise UnsupportedVersionError(f"unknown file version {version!r} (use one of {sorted(VERSION_ALIASES)})")
-    if v not in WRITABLE:
-        raise UnsupportedVersionError(f"writing version {v} files is not yet supported (writable: {sorted(WRITABLE)})")
-    return v
+def resolve_version(version: str | FileVersion | None) -> FileVersion:
+    """The version a public name (``2.0``...``2.2``, ``stable``, ``next``; None: the default) writes."""
+    return versions.resolve_writable(version)
 
 
 def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
@@ -48,27 +45,6 @@ def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
         return pa.array(col.to_pylist(), to)
 
 
-def _field_writers(version: str, worker):
-    if version in ("2.1", "2.2"):
-        from functools import partial
-
-        from lancelot.encodings.structural.write_field import make_field_writer as make_structural
-
-        return partial(make_structural, version=version, worker=worker)
-    from lancelot.encodings.v2_0.field_writer import make_field_writer
-
-    return make_field_writer
-
-
-def _page_worker(version: str):
-    """2.1/2.2 pages are encoded and written on a background thread (write_pipeline.py)."""
-    if version not in ("2.1", "2.2"):
-        return None
-    from lancelot.encodings.structural.write_pipeline import PageWorker
-
-    return PageWorker()
-
-
 class LanceWriter:
     """Writes one Lance file (like ``pyarrow.parquet.ParquetWriter``); a context manager.
 
@@ -76,7 +52,7 @@ class LanceWriter:
     orders the calls; the encoding work inside a call still runs on the page pool).
     """
 
-    def __init__(self, path: str | os.PathLike, schema: pa.Schema, *, version: str | None = None,
+    def __init__(self, path: str | os.PathLike, schema: pa.Schema, *, version: str | FileVersion | None = None,
                  max_page_bytes: int | None = None, storage_options: dict | None = None) -> None:
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"LanceWriter expects a pyarrow Schema, got {_type_name(schema)}")
@@ -93,8 +69,8 @@ class LanceWriter:
         self._closed = False
         self._worker = None
         try:
-            self._worker = _page_worker(self.version)
-            make = _field_writers(self.version, self._worker)
+            self._worker = self.version.page_worker()
+            make = self.version.field_writer_factory(self._worker)
             counter = [0]
             self._writers = [make(self._out, f, counter, self.max_page_bytes) for f in self._stored]
             self._zones = ZoneMapBuilder(self._stored)

@@ -39,9 +39,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from lancelot import field_metadata
+from lancelot import field_metadata, versions
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.field_metadata import PREFIX
+from lancelot.versions import FileVersion
 
 COMPRESSIONS = ("lz4", "zstd", "fsst", "none")
 BSS_MODES = ("auto", "on", "off")
@@ -52,7 +53,7 @@ STRUCTURAL = ("miniblock", "fullzip")
 class EncodingOptions:
     """What a field's metadata asks of its pages (defaults: lancelot's own choice)."""
 
-    version: str = "2.2"
+    version: FileVersion = versions.DEFAULT
     compression: str | None = None
     compression_level: int | None = None
     rle_threshold: float | None = None
@@ -64,6 +65,9 @@ class EncodingOptions:
     structural_encoding: str | None = None
     packed: bool = False
     blob: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "version", versions.parse(self.version))  # "2.1" -> FileVersion.V2_1
 
     @property
     def general(self) -> str | None:
@@ -110,8 +114,9 @@ def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: flo
     return x
 
 
-def options_for(field: pa.Field, version: str) -> EncodingOptions:
+def options_for(field: pa.Field, version: str | FileVersion) -> EncodingOptions:
     """The EncodingOptions of one (leaf or struct) field for a file of ``version``."""
+    version = versions.parse(version)
     meta = _meta(field)
     if not any(k.startswith(PREFIX) or k == field_metadata.LEGACY_PACKED_KEY for k in meta):
         return EncodingOptions(version=version)

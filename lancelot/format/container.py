@@ -18,18 +18,16 @@ from dataclasses import dataclass, field
 
 from google.protobuf import any_pb2
 
-from lancelot.errors import CorruptFileError, NotALanceFileError, TruncatedFileError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, NotALanceFileError, TruncatedFileError
 from lancelot.format.pb import file2_pb2
 from lancelot.io.sink import BackgroundWriter, open_target
 from lancelot.io.source import ByteSource
+from lancelot.versions import FileVersion, from_disk, parse
 
 MAGIC = b"LANC"
 FOOTER_SIZE = 40
 ALIGNMENT = 64
 _FOOTER = struct.Struct("<QQQIIHH4s")
-#: (major, minor) on disk -> public version string.  2.0 files carry 0.3 or 2.0.
-VERSIONS = {(0, 3): "2.0", (2, 0): "2.0", (2, 1): "2.1", (2, 2): "2.2"}
-WRITE_VERSIONS = {"2.0": (0, 3), "2.1": (2, 1), "2.2": (2, 2)}
 #: how much of the file's tail to read on open: usually all the metadata
 TAIL_READ = 64 * 1024
 
@@ -44,10 +42,10 @@ class FileMetadata:
     minor: int
     columns: list[file2_pb2.ColumnMetadata]
     global_buffers: list[tuple[int, int]]
-    version: str = field(init=False)
+    version: FileVersion = field(init=False)
 
     def __post_init__(self) -> None:
-        self.version = VERSIONS[(self.major, self.minor)]
+        self.version = from_disk(self.major, self.minor, self.path)
 
 
 def _check_range(path: str, what: str, off: int, size: int, limit: int) -> None:
@@ -100,12 +98,7 @@ def read_metadata(src: ByteSource) -> FileMetadata:
         raise NotALanceFileError(
             f"no Lance footer magic: the file ends in {magic!r}, not {MAGIC!r} (it is truncated or not a Lance file)",
             path=path)
-    if (major, minor) not in VERSIONS:
-        if (major, minor) in ((0, 1), (0, 2)):
-            raise UnsupportedVersionError(
-                f"legacy Lance format {major}.{minor} (v1) is not supported", path=path
-            )
-        raise UnsupportedVersionError(f"unknown file version {major}.{minor}", path=path)
+    from_disk(major, minor, path)  # refuses legacy and unknown versions before anything else is read
     meta_end = size - FOOTER_SIZE
     _check_range(path, "column metadata offset table", cmo_pos, n_cols * 16, meta_end)
     _check_range(path, "global buffer offset table", gbo_pos, n_gb * 16, meta_end)
@@ -200,8 +193,9 @@ class ContainerWriter:
     Every I/O error is a LanceError naming the user's path.
     """
 
-    def __init__(self, path: str | os.PathLike, version: str, storage_options: dict | None = None) -> None:
-        self.major, self.minor = WRITE_VERSIONS[version]
+    def __init__(self, path: str | os.PathLike, version: str | FileVersion,
+                 storage_options: dict | None = None) -> None:
+        self.major, self.minor = parse(version).disk
         self._target = open_target(path, storage_options)
         self.path = self._target.path
         self._f = self._target.file

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import empty_pb2
 
+from lancelot import versions
 from lancelot.encodings.paging import BLOB_DESCRIPTION_BYTES, gather_bytes, page_count
 from lancelot.encodings.strategy import options_for
 from lancelot.encodings.structural.write_blob import blob_relative, check_blob_type, encode_blob
@@ -60,6 +61,7 @@ from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import encodings_v2_1_pb2 as pb21
 from lancelot.format.pb import file2_pb2
+from lancelot.versions import FileVersion
 
 #: values this wide or wider go to full-zip pages (pylance's mini-block limit)
 FULL_ZIP_MIN_BYTES = 256
@@ -67,7 +69,7 @@ FULL_ZIP_MIN_BYTES = 256
 PAGE_ROW_ALIGN = 1024
 
 
-def _check_leaf_type(path: LeafPath, version: str) -> str | None:
+def _check_leaf_type(path: LeafPath, version: FileVersion) -> str | None:
     """Refuse the leaf types 2.1+ writing does not cover; "fixed" / "variable" for a packed struct."""
     t = path.leaf.type
     if isinstance(t, pa.ExtensionType):
@@ -123,7 +125,7 @@ def _has_map(t: pa.DataType) -> bool:
 class LeafColumnWriter:
     """Writes the pages of one leaf column and produces its ColumnMetadata."""
 
-    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: str,
+    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: FileVersion,
                  packed: str | None = None, worker: PageWorker | None = None) -> None:
         self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
         self.path, self.version = path, version
@@ -234,10 +236,10 @@ class LeafColumnWriter:
         levels = page_levels(self.path, s.rep, s.defc)
         values = s.values
         try:
-            large_chunks = self.version != "2.1"
+            large_chunks = self.version.large_chunks
             opts = self.opts
             constant = None
-            if self.version != "2.1" and not (self.dictionary or opts.blob) and opts.structural_encoding is None:
+            if self.version.constant_values and not (self.dictionary or opts.blob) and opts.structural_encoding is None:
                 constant = constant_value(values)
             if self.packed == "empty":
                 return encode_empty_struct(levels, self.path.leaf.name)
@@ -289,12 +291,12 @@ class StructuralFieldWriter:
     """Shreds each batch of a top-level field into its leaf columns."""
 
     def __init__(self, out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
-                 version: str, worker: PageWorker | None = None) -> None:
+                 version: FileVersion, worker: PageWorker | None = None) -> None:
         self.field = field
-        if version == "2.1" and _has_map(field.type):
+        if not version.maps and _has_map(field.type):
             raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
         self.paths = leaf_paths(field)
-        if version == "2.1" and any(st.kind == "fsl" for p in self.paths for st in p.steps):
+        if not version.fixed_size_list_structs and any(st.kind == "fsl" for p in self.paths for st in p.steps):
             raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
         packed = [_check_leaf_type(p, version) for p in self.paths]
         # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
@@ -321,11 +323,12 @@ class StructuralFieldWriter:
 
 
 def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
-                      version: str, worker: PageWorker | None = None) -> StructuralFieldWriter:
+                      version: str | FileVersion, worker: PageWorker | None = None) -> StructuralFieldWriter:
     """The writer of one top-level field of a 2.1/2.2 file, allocating its leaf columns in pre-order.
 
     With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``.
     """
-    if version not in ("2.1", "2.2"):
+    version = versions.parse(version)
+    if not version.structural:
         raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {version}")
     return StructuralFieldWriter(out, field, next_index, max_page_bytes, version, worker)

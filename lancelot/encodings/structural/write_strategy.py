@@ -281,11 +281,11 @@ def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: Encodin
         candidates = [compress_variable_block(items, 8 * items.offsets.dtype.itemsize)]
     else:
         candidates = [compress_flat(items)]
-        if items.bits_per_value == 64 and opts.version != "2.1":
+        if items.bits_per_value == 64 and opts.version.compressed_dictionaries:
             candidates.append(compress_out_of_line_bitpacking(items))
     plain_enc, (plain,) = candidates[0]
     scheme = opts.dict_values_compression
-    if scheme != "none" and (scheme is not None or opts.version != "2.1"):
+    if scheme != "none" and (scheme is not None or opts.version.compressed_dictionaries):
         level = opts.dict_values_compression_level if scheme == "zstd" else None
         compression = buffer_compression(scheme or "lz4", level)
         general = (general_encoding(compression, plain_enc), [compress_buffer(compression, plain)])
@@ -336,7 +336,7 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
     n = len(arr)
     variable = is_variable(arr.type)
     if fixed is not None:
-        if not force and fixed.bits_per_value not in ((64, 128) if opts.version != "2.1" else (128,)):
+        if not force and fixed.bits_per_value not in ((64, 128) if opts.version.dictionary_64bit else (128,)):
             return None
         nb = fixed.bits_per_value // 8
         keys = (pa.array(fixed.as_dtype(f"<u{nb}")) if nb in (1, 2, 4, 8) else

@@ -1,0 +1,174 @@
+"""The Lance file format versions lancelot reads and writes, and what differs between them.
+
+Seeds 000/002 ("File Layout", "Format Versions"): the footer carries a (major, minor)
+pair; 2.0 files carry 0.3 (or 2.0) and use the 2.0 ``ArrayEncoding`` trees, one column
+per field; 2.1 and 2.2 use the structural encodings (only leaves own columns); 2.2 adds
+maps, fixed-size lists of structs, variable-width packed structs, constant pages with a
+value, large mini-block chunks and more dictionary compression.
+
+Everything that depends on the version is here: parsing the public names (``stable``,
+``next``), the (major, minor) on disk, the reader's and writer's per-version factories
+and the feature switches the encoders ask (``version.large_chunks``...), so no other
+module compares version strings.
+
+``FileVersion`` is a ``str`` enum: it compares and prints as "2.0" / "2.1" / "2.2".
+"""
+
+from __future__ import annotations
+
+import enum
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from lancelot.errors import UnsupportedVersionError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lancelot.encodings.structural.write_pipeline import PageWorker
+
+
+class FileVersion(enum.StrEnum):
+    """One Lance file format version (ordered by (major, minor))."""
+
+    V2_0 = "2.0"
+    V2_1 = "2.1"
+    V2_2 = "2.2"
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """(major, minor) of the public name, for ordering."""
+        major, minor = self.value.split(".")
+        return int(major), int(minor)
+
+    # ordered by (major, minor), only against other FileVersions (equality stays str's: == "2.1" holds)
+    def __lt__(self, other: object) -> bool:
+        return self.key < other.key if isinstance(other, FileVersion) else NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        return self.key <= other.key if isinstance(other, FileVersion) else NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        return self.key > other.key if isinstance(other, FileVersion) else NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        return self.key >= other.key if isinstance(other, FileVersion) else NotImplemented
+
+    @property
+    def disk(self) -> tuple[int, int]:
+        """The (major, minor) written in the footer (2.0 files are written as 0.3, as pylance does)."""
+        return (0, 3) if self is FileVersion.V2_0 else self.key
+
+    # -- feature switches -------------------------------------------------------------------------------
+    @property
+    def structural(self) -> bool:
+        """2.1+: structural encodings (mini-block, full-zip...); only leaves own columns."""
+        return self is not FileVersion.V2_0
+
+    @property
+    def large_chunks(self) -> bool:
+        """2.2: mini-block chunks over 32 KiB (chunk sizes in u32 words, not u16)."""
+        return self >= FileVersion.V2_2
+
+    @property
+    def constant_values(self) -> bool:
+        """2.2: constant-layout pages holding a value (2.1 has only all-null constant pages)."""
+        return self >= FileVersion.V2_2
+
+    @property
+    def maps(self) -> bool:
+        """2.2: map fields."""
+        return self >= FileVersion.V2_2
+
+    @property
+    def fixed_size_list_structs(self) -> bool:
+        """2.2: fixed-size lists of structs."""
+        return self >= FileVersion.V2_2
+
+    @property
+    def variable_packed_structs(self) -> bool:
+        """2.2: packed structs with string/binary children (full-zip VariablePackedStruct)."""
+        return self >= FileVersion.V2_2
+
+    @property
+    def compressed_dictionaries(self) -> bool:
+        """2.2: page dictionaries may be General-compressed (lz4 by default) or, of 64-bit values,
+        out-of-line bit-packed, as pylance writes them; 2.1 page dictionaries are plain."""
+        return self >= FileVersion.V2_2
+
+    @property
+    def dictionary_64bit(self) -> bool:
+        """2.2: 64-bit values are dictionary candidates (2.1: only 128-bit fixed-width values, as pylance)."""
+        return self >= FileVersion.V2_2
+
+    # -- per-version factories ----------------------------------------------------------------------------
+    def field_package(self) -> ModuleType:
+        """The reader's field package: ``column_count(field)`` and ``make_field_reader(ctx)`` (encodings/base.py)."""
+        if self.structural:
+            from lancelot.encodings import structural
+
+            return structural
+        from lancelot.encodings import v2_0
+
+        return v2_0
+
+    def page_worker(self) -> PageWorker | None:
+        """The background page encoder of a writer (2.1+, write_pipeline.py); 2.0 pages encode in line."""
+        if not self.structural:
+            return None
+        from lancelot.encodings.structural.write_pipeline import PageWorker
+
+        return PageWorker()
+
+    def field_writer_factory(self, worker: PageWorker | None = None) -> Callable[..., Any]:
+        """``make(out, field, next_index, max_page_bytes)``: the writer of one top-level field."""
+        if self.structural:
+            from functools import partial
+
+            from lancelot.encodings.structural.write_field import make_field_writer
+
+            return partial(make_field_writer, version=self, worker=worker)
+        from lancelot.encodings.v2_0.field_writer import make_field_writer as make_v2_0
+
+        return make_v2_0
+
+
+#: the newest version the whole interop suite passes (what pylance 14 calls "stable")
+DEFAULT = FileVersion.V2_2
+#: public names -> version; "stable" and "next" mean what pylance means by them
+ALIASES: dict[str, FileVersion] = {
+    **{v.value: v for v in FileVersion}, "stable": FileVersion.V2_2, "next": FileVersion.V2_2}
+#: the versions lancelot writes (all it reads)
+WRITABLE: frozenset[FileVersion] = frozenset(FileVersion)
+#: (major, minor) in a footer -> version; 2.0 files carry 0.3 or 2.0
+ON_DISK: dict[tuple[int, int], FileVersion] = {
+    (0, 3): FileVersion.V2_0, (2, 0): FileVersion.V2_0, (2, 1): FileVersion.V2_1, (2, 2): FileVersion.V2_2}
+
+
+def parse(version: str | FileVersion | None) -> FileVersion:
+    """The version a public name means (None: the default); UnsupportedVersionError for any other name."""
+    if isinstance(version, FileVersion):
+        return version
+    v = ALIASES.get(str(version if version is not None else DEFAULT.value))
+    if v is None:
+        raise UnsupportedVersionError(f"unknown file version {version!r} (use one of {sorted(ALIASES)})")
+    return v
+
+
+def resolve_writable(version: str | FileVersion | None) -> FileVersion:
+    """``parse``, refusing versions lancelot does not write."""
+    v = parse(version)
+    if v not in WRITABLE:
+        raise UnsupportedVersionError(f"writing version {v} files is not yet supported "
+                                      f"(writable: {sorted(w.value for w in WRITABLE)})")
+    return v
+
+
+def from_disk(major: int, minor: int, path: str | None = None) -> FileVersion:
+    """The version of a footer's (major, minor); UnsupportedVersionError for legacy (v1) and unknown ones."""
+    v = ON_DISK.get((major, minor))
+    if v is not None:
+        return v
+    if (major, minor) in ((0, 1), (0, 2)):
+        raise UnsupportedVersionError(f"legacy Lance format {major}.{minor} (v1) is not supported", path=path)
+    raise UnsupportedVersionError(f"unknown file version {major}.{minor}", path=path)

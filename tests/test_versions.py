@@ -1,0 +1,48 @@
+"""lancelot/versions.py: the one place that knows what differs between 2.0, 2.1 and 2.2."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from lancelot import versions
+from lancelot.errors import UnsupportedVersionError
+from lancelot.versions import FileVersion
+
+
+def test_parse_names_and_aliases():
+    assert versions.parse(None) is FileVersion.V2_2
+    assert versions.parse("stable") is versions.parse("next") is FileVersion.V2_2
+    assert [versions.parse(v) for v in ("2.0", "2.1", "2.2")] == list(FileVersion)
+    with pytest.raises(UnsupportedVersionError, match="unknown file version '2.3'"):
+        versions.parse("2.3")
+
+
+def test_a_version_is_its_public_string():
+    v = versions.parse("2.1")
+    assert v == "2.1" and str(v) == "2.1" and f"{v}" == "2.1" and {"2.1": 1}[v] == 1
+    assert pickle.loads(pickle.dumps(v)) is v
+    assert FileVersion.V2_0 < FileVersion.V2_1 < FileVersion.V2_2
+    assert sorted([FileVersion.V2_2, FileVersion.V2_0, FileVersion.V2_1]) == list(FileVersion)
+
+
+def test_footer_versions():
+    assert versions.from_disk(0, 3) is versions.from_disk(2, 0) is FileVersion.V2_0
+    assert [v.disk for v in FileVersion] == [(0, 3), (2, 1), (2, 2)]
+    assert all(versions.from_disk(*v.disk) is v for v in FileVersion)
+    with pytest.raises(UnsupportedVersionError, match="legacy"):
+        versions.from_disk(0, 2)
+    with pytest.raises(UnsupportedVersionError, match="unknown file version 3.0"):
+        versions.from_disk(3, 0)
+
+
+def test_feature_switches():
+    v20, v21, v22 = FileVersion
+    assert not v20.structural and v21.structural and v22.structural
+    for switch in ("large_chunks", "constant_values", "maps", "fixed_size_list_structs", "variable_packed_structs",
+                   "compressed_dictionaries", "dictionary_64bit"):
+        assert not getattr(v21, switch) and getattr(v22, switch), switch
+    assert v20.page_worker() is None
+    assert v20.field_package().__name__ == "lancelot.encodings.v2_0"
+    assert v21.field_package() is v22.field_package()
