@@ -4,15 +4,19 @@ Zones are consecutive runs of ``rows_per_zone`` rows (the last may be shorter). 
 kernel returns, per zone, the row of its smallest and largest non-null value (bytewise
 order, a prefix sorting first), or -1 for a zone with no values; the caller takes those
 rows, so no per-zone Python work remains.  It releases the GIL: the writer's page
-thread keeps encoding meanwhile.
+thread keeps encoding meanwhile.  Until the kernel is loaded (a fresh process), the same
+rows come from numpy (``_zone_extremes_numpy``: 8-byte big-endian words compared word by
+word among each zone's remaining candidates), and the kernel is prepared in the
+background once the path is hot.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from numpy.lib.stride_tricks import as_strided
 
-from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -55,6 +59,59 @@ def _zone_extremes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
     return lo, hi
 
 
+def _zone_extreme(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, win: np.ndarray, rows_per_zone: int,
+                  largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(zones, the row of each zone's smallest / largest value) among ``rows`` (ascending)."""
+    best = np.minimum.reduceat if not largest else np.maximum.reduceat
+    k = 0
+    done_z, done_r = [], []
+    while len(rows):
+        zone = rows // rows_per_zone
+        heads = np.flatnonzero(np.concatenate([[True], zone[1:] != zone[:-1]]))
+        sizes = np.diff(np.append(heads, len(rows)))
+        pos = starts[rows] + 8 * k
+        count = np.clip(ends[rows] - pos, 0, 8)
+        word = np.ascontiguousarray(win[np.minimum(pos, len(win) - 1)]).view(">u8").reshape(-1).astype(np.uint64)
+        shift = (8 * (8 - np.maximum(count, 1))).astype(np.uint64)
+        word = np.where(count > 0, (word >> shift) << shift, np.uint64(0))  # the bytes past the value read as 0
+        keep = word == np.repeat(best(word, heads), sizes)
+        rows, count, zone = rows[keep], count[keep], zone[keep]
+        heads = np.flatnonzero(np.concatenate([[True], zone[1:] != zone[:-1]]))
+        sizes = np.diff(np.append(heads, len(rows)))
+        keep = count == np.repeat(best(count, heads), sizes)  # equal words: the shorter value sorts first
+        rows, count, zone = rows[keep], count[keep], zone[keep]
+        ended = count < 8  # a zone's survivors share their count: all ended (equal values) or none
+        first = ended & np.concatenate([[True], zone[1:] != zone[:-1]])
+        done_z.append(zone[first])
+        done_r.append(rows[first])
+        rows = rows[~ended]
+        k += 1
+    return np.concatenate(done_z), np.concatenate(done_r)
+
+
+def _zone_extremes_numpy(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray, rows_per_zone: int,
+                         nzones: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_zone_extremes`` in numpy (the same values; among equal values any row)."""
+    padded = np.zeros(len(data) + 8, np.uint8)
+    padded[:len(data)] = data
+    win = as_strided(padded, shape=(len(data) + 1, 8), strides=(1, 1))
+    starts = np.asarray(offsets[:-1], np.int64)
+    ends = np.asarray(offsets[1:], np.int64)
+    rows = np.flatnonzero(valid[:len(starts)])
+    out = []
+    for largest in (False, True):
+        res = np.full(nzones, -1, np.int64)
+        if len(rows):
+            z, r = _zone_extreme(rows, starts, ends, win, rows_per_zone, largest)
+            res[z] = r
+        out.append(res)
+    return out[0], out[1]
+
+
+#: writes before the kernel is prepared in the background
+HOT = NumpyUntilHot(_zone_extremes)
+
+
 def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Value offsets (int32 or int64, relative to the returned data) and the data bytes of a binary-like array."""
     n = len(arr)
@@ -81,7 +138,11 @@ def string_zone_bounds(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
     else:
         valid = np.ones(n, dtype=np.bool_)
-    lo, hi = _zone_extremes(offsets, data, valid, int(rows_per_zone), int(nzones))
+    if HOT.ready():
+        lo, hi = _zone_extremes(offsets, data, valid, int(rows_per_zone), int(nzones))
+    else:
+        HOT.numpy_call(lambda: _zone_extremes(offsets[:1].copy(), data[:0].copy(), valid[:0].copy(), 1, 0))
+        lo, hi = _zone_extremes_numpy(offsets, data, valid, int(rows_per_zone), int(nzones))
     starts = np.arange(nzones, dtype=np.int64) * rows_per_zone
     sizes = np.minimum(starts + rows_per_zone, n) - starts
     nulls = np.zeros(nzones, np.int64)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 
 _ORDER = np.array((0, 4, 2, 6, 1, 5, 3, 7), dtype=np.int64)
 
@@ -154,8 +154,46 @@ def _pack_inline(vals, n, widths, word_starts, order, out) -> None:
 
 def pack_inline(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndarray, total_words: int) -> np.ndarray:
     """Inline-bitpacked chunks of the unsigned values ``vals`` (1024 per chunk, the last zero-padded) with the
-    given bit widths, each chunk starting at word ``word_starts[k]``; returned as bytes."""
+    given bit widths, each chunk starting at word ``word_starts[k]``; returned as bytes.
+
+    Until the kernel is loaded (a fresh process), the chunks of each width are packed together with numpy
+    (``pack_inline_numpy``: the same words); the kernel is prepared in the background once the path is hot."""
     out = np.empty(total_words, dtype=vals.dtype)
-    _pack_inline(np.ascontiguousarray(vals), len(vals), widths.astype(np.int64), word_starts.astype(np.int64),
-                 _ORDER, out)
+    args = (np.ascontiguousarray(vals), len(vals), widths.astype(np.int64), word_starts.astype(np.int64), _ORDER)
+    if HOT_PACK.ready():
+        _pack_inline(*args, out)
+    else:
+        HOT_PACK.numpy_call(lambda: _pack_inline(args[0][:0].copy(), 0, args[2][:0].copy(), args[3][:0].copy(),
+                                                 _ORDER, out[:0].copy()))
+        pack_inline_numpy(args[0], args[2], args[3], out)
     return out.view(np.uint8)
+
+
+def pack_inline_numpy(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndarray, out: np.ndarray) -> None:
+    """``_pack_inline`` in numpy: the chunks of one width at a time, shifted and or-ed row by row."""
+    t = out.itemsize * 8
+    lanes = 1024 // t
+    n_chunks = len(widths)
+    out[word_starts] = widths.astype(out.dtype)
+    if not n_chunks or not widths.any():
+        return
+    padded = np.zeros(n_chunks * 1024, dtype=vals.dtype)
+    padded[:len(vals)] = vals
+    chunks = padded.reshape(n_chunks, 1024)
+    for w in np.unique(widths[widths > 0]).tolist():
+        rows = np.flatnonzero(widths == w)
+        values = chunks[rows]
+        words = np.zeros((len(rows), w, lanes), out.dtype)
+        for r in range(t):
+            first = int(_ORDER[r // 8]) * 16 + (r % 8) * 128  # row r of lane l is value first + l
+            row = values[:, first:first + lanes]
+            k, sh = divmod(r * w, t)
+            words[:, k, :] |= row << out.dtype.type(sh)
+            if sh + w > t:
+                words[:, k + 1, :] |= row >> out.dtype.type(t - sh)
+        at = word_starts[rows][:, None] + 1 + np.arange(w * lanes)
+        out[at.reshape(-1)] = words.reshape(-1)
+
+
+#: pages packed with numpy before the kernel is prepared in the background
+HOT_PACK = NumpyUntilHot(_pack_inline)

@@ -9,20 +9,25 @@ FSST's structures: a 1024-slot hash table on the first three bytes for
 symbols of 3+ bytes (one symbol per slot) and a 64 Ki table on the first two
 bytes for the shorter ones.
 
-Greedy longest-match parsing is inherently sequential, so training and
+Greedy longest-match parsing is sequential within a string, so training and
 encoding are numba kernels (cached on disk, releasing the GIL: the writer
-encodes pages on a background thread).  Any table in the reference's
-serialization decodes with pylance, whatever symbols we choose.
+encodes pages on a background thread).  Until they are loaded, the same parse
+runs across all strings at once in numpy (fsst_encode_numpy.py: the same symbols
+and codes), so a fresh process writes without compiling; after ``HOT_CALLS`` pages
+the kernels are prepared in the background (jit.py ``NumpyUntilHot``).  Any
+table in the reference's serialization decodes with pylance, whatever symbols we
+choose.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.compression import fsst_encode_numpy
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.fsst import LEAST_INPUT_SIZE, SymbolTable, fsst_description
-from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.variable import compress_variable, variable_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -261,6 +266,11 @@ def _encode(data, offsets, sym_val, sym_len):
     return codes, out_offs
 
 
+#: fresh processes train and encode in numpy until this many pages (then the kernels, prepared meanwhile)
+HOT_TRAIN = NumpyUntilHot(_train)
+HOT_ENCODE = NumpyUntilHot(_encode)
+
+
 def _sample(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """About SAMPLE_TARGET bytes of pieces (<= 512 bytes) of random strings."""
     total = int(offsets[-1] - offsets[0])
@@ -290,7 +300,12 @@ def train_fsst(block: VariableWidthBlock, force: bool = False) -> SymbolTable:
     if len(offs) < 2 or offs[-1] - offs[0] < (1 if force else LEAST_INPUT_SIZE):
         return SymbolTable(np.zeros((0, 8), np.uint8), np.zeros(0, np.uint8), False)
     sample, s_offs = _sample(data, offs)
-    sym_val, sym_len = _train(np.ascontiguousarray(sample), s_offs)
+    sample = np.ascontiguousarray(sample)
+    if HOT_TRAIN.ready():
+        sym_val, sym_len = _train(sample, s_offs)
+    else:
+        HOT_TRAIN.numpy_call(lambda: _train(sample.copy(), s_offs.copy()))
+        sym_val, sym_len = fsst_encode_numpy.train(sample, s_offs)
     symbols = sym_val.astype("<i8").view(np.uint8).reshape(-1, 8)
     return SymbolTable(symbols, sym_len.astype(np.uint8), True)
 
@@ -304,7 +319,13 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     padded = np.zeros(b - a + 8, np.uint8)  # _encode loads whole words
     padded[:b - a] = data[a:b]
     sym_val = np.ascontiguousarray(table.symbols).reshape(-1).view("<i8").astype(np.int64)
-    out, out_offs = _encode(padded, offs - a, sym_val, table.lengths.astype(np.int64))
+    rel, lengths = offs - a, table.lengths.astype(np.int64)
+    if HOT_ENCODE.ready():
+        out, out_offs = _encode(padded, rel, sym_val, lengths)
+    else:
+        HOT_ENCODE.numpy_call(lambda: _encode(padded[:8].copy(), np.zeros(1, np.int64), sym_val.copy(),
+                                              lengths.copy()))
+        out, out_offs = fsst_encode_numpy.encode(padded, rel, sym_val, lengths)
     return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
 
 
