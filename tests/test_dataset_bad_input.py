@@ -85,6 +85,16 @@ def test_missing_deletion_file(tmp_path):
         lancelot.dataset(uri).to_table()
 
 
+def test_deletion_file_without_a_count_is_counted_from_the_file(tmp_path):
+    """Older writers leave num_deleted_rows 0: count_rows reads the deletion file instead."""
+    uri = _make(tmp_path, deletes=True)
+    _rewrite(uri, lambda m: setattr(m.fragments[1].deletion_file, "num_deleted_rows", 0))
+    ds = lancelot.dataset(uri)
+    assert [f.count_rows() for f in ds.get_fragments()] == [10, 9]
+    assert ds.count_rows() == 19 == ds.to_table().num_rows
+    assert lancelot.dataset(uri).take([11, 12]).column("a").to_pylist() == [11, 13]  # the deleted 12 is skipped
+
+
 def test_unknown_reader_flag(tmp_path):
     uri = _make(tmp_path)
     _rewrite(uri, lambda m: setattr(m, "reader_feature_flags", m.reader_feature_flags | (1 << 6)))

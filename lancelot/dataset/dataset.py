@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +30,20 @@ from lancelot.schema import from_descriptor
 MAX_OPEN_FILES = 128
 _FILES: OrderedDict = OrderedDict()
 _FILES_LOCK = threading.Lock()
+#: fragments a scan reads at once
+FRAGMENT_READAHEAD = 2
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _fragment_pool() -> ThreadPoolExecutor:
+    """Fragments read side by side (their fields decode on the reader's own pool)."""
+    global _POOL
+    with _FILES_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=FRAGMENT_READAHEAD, thread_name_prefix="lancelot-fragments")
+        return _POOL
 
 
 def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
@@ -62,6 +77,10 @@ class LanceDataset:
         self._index_fields()
         self._bases: dict[int, ObjectStore] = {}
         self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
+        #: the live row count when every fragment's manifest entry gives it (else counted on demand)
+        self._live_rows: int | None = None
+        if all(f._live is not None for f in self._fragments):
+            self._live_rows = sum(f._live for f in self._fragments)
 
     def _index_fields(self) -> None:
         """Top-level field name of every field id, and the ids under each top-level field."""
@@ -160,6 +179,10 @@ class LanceDataset:
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
     def count_rows(self, filter=None) -> int:
+        if filter is None:
+            if self._live_rows is None:
+                self._live_rows = sum(f.count_rows() for f in self._fragments)
+            return self._live_rows
         filter = check_filter(filter)
         return sum(f.count_rows(filter) for f in self._fragments)
 
@@ -171,8 +194,14 @@ class LanceDataset:
         return pa.schema([self.schema.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
 
     def to_table(self, columns=None, filter=None) -> pa.Table:
+        """The live rows of every fragment, in order; fragments are read two at a time (like
+        pylance's fragment read-ahead), so one fragment's deletion filter overlaps the next's decode."""
         filter = check_filter(filter)
-        parts = [f.read(columns, filter) for f in self._fragments]
+        frags = self._fragments
+        if len(frags) > 1 and self._store.is_local:
+            parts = list(_fragment_pool().map(lambda f: f.read(columns, filter), frags))
+        else:
+            parts = [f.read(columns, filter) for f in frags]
         parts = [p for p in parts if p.num_rows] or [self._empty(columns)]
         return pa.concat_tables(parts)
 

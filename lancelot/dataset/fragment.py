@@ -91,6 +91,10 @@ class Fragment:
         self.physical_rows: int = int(frag.physical_rows)
         self._deleted: np.ndarray | None = None
         self._fc: list | None = None
+        #: live rows when the manifest says (a deletion file without a count is read on demand)
+        d = frag.deletion_file if frag.HasField("deletion_file") else None
+        self._live: int | None = self.physical_rows if d is None else \
+            self.physical_rows - int(d.num_deleted_rows) if d.num_deleted_rows else None
 
     @property
     def metadata(self) -> FragmentMetadata:
@@ -127,11 +131,9 @@ class Fragment:
     def count_rows(self, filter=None) -> int:
         if filter is not None:
             return self.read(columns=[], filter=filter).num_rows
-        if not self._pb.HasField("deletion_file"):
-            return self.physical_rows
-        if self._pb.deletion_file.num_deleted_rows:
-            return self.physical_rows - int(self._pb.deletion_file.num_deleted_rows)
-        return self.physical_rows - len(self.deleted_positions())
+        if self._live is None:
+            self._live = self.physical_rows - len(self.deleted_positions())
+        return self._live
 
     def physical_of_live(self, live: np.ndarray) -> np.ndarray:
         """Physical positions of live-row indices (int64), without materialising all live rows:
