@@ -120,17 +120,19 @@ class FileVersion(enum.StrEnum):
 
         return PageWorker()
 
-    def field_writer_factory(self, worker: PageWorker | None = None) -> Callable[..., Any]:
-        """``make(out, field, next_index, max_page_bytes)``: the writer of one top-level field."""
+    def field_writer_factory(self) -> Callable[..., Any]:
+        """``make(out, field, *, first_column, settings, worker)``: the writer of one top-level field
+        (a 2.0 field's pages are encoded in line: no worker)."""
         if self.structural:
-            from functools import partial
-
             from lancelot.encodings.structural.write_field import make_field_writer
 
-            return partial(make_field_writer, version=self, worker=worker)
+            return make_field_writer
         from lancelot.encodings.v2_0.field_writer import make_field_writer as make_v2_0
 
-        return make_v2_0
+        def make(out: Any, field: Any, *, first_column: int, settings: Any, worker: Any = None) -> Any:
+            return make_v2_0(out, field, first_column=first_column, max_page_bytes=settings.max_page_bytes)
+
+        return make
 
 
 #: the newest version the whole interop suite passes (what pylance 14 calls "stable")

@@ -18,7 +18,8 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from lancelot import versions
+from lancelot import field_metadata, versions
+from lancelot.encodings.strategy import WriteSettings
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
@@ -60,9 +61,9 @@ class LanceWriter:
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
-        self.max_page_bytes = int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES)
-        if self.max_page_bytes <= 0:
-            raise ValueError("max_page_bytes must be positive")
+        self.settings = WriteSettings(version=self.version,
+                                      max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES))
+        self.max_page_bytes = self.settings.max_page_bytes
         self.num_rows = 0
         self._lock = threading.RLock()  # one write/close/abort at a time: batches stay whole
         self._out = ContainerWriter(self.path, self.version, storage_options)
@@ -70,9 +71,14 @@ class LanceWriter:
         self._worker = None
         try:
             self._worker = self.version.page_worker()
-            make = self.version.field_writer_factory(self._worker)
-            counter = [0]
-            self._writers = [make(self._out, f, counter, self.max_page_bytes) for f in self._stored]
+            make = self.version.field_writer_factory()
+            self._writers = []
+            first = 0  # each field's columns follow the columns of the fields before it (the readers' rule)
+            for f in self._stored:
+                self._writers.append(make(self._out, f, first_column=first, settings=self.settings,
+                                          worker=self._worker))
+                first += field_metadata.column_count(f, self.version)
+            self._num_columns = first
             self._zones = ZoneMapBuilder(self._stored)
         except BaseException:
             self._stop_worker()
@@ -145,6 +151,9 @@ class LanceWriter:
                     self._worker.drain()
                     self._stop_worker()
                 columns.sort(key=lambda c: c.index)
+                if [c.index for c in columns] != list(range(self._num_columns)):  # a field writer broke the rule
+                    raise LanceError(f"internal error: column numbers {[c.index for c in columns]} are not "
+                                     f"0..{self._num_columns - 1}", path=self.path)
                 gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
                 if self._zones is not None:
                     gbufs.append(self._zones.finish())

@@ -30,12 +30,15 @@ the same keys with the same meaning:
 
 (What counts as packed or blob is ``lancelot.field_metadata``'s rule, shared with the readers.)
 
+``WriteSettings`` is what the writer sets for every field (version, ``max_page_bytes``); the field
+writers get it by keyword and resolve each leaf's ``EncodingOptions`` once, when they are built.
+
 A bad value raises UnsupportedEncodingError naming the field and the key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -47,6 +50,19 @@ from lancelot.versions import FileVersion
 COMPRESSIONS = ("lz4", "zstd", "fsst", "none")
 BSS_MODES = ("auto", "on", "off")
 STRUCTURAL = ("miniblock", "fullzip")
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """What a writer sets for every field of a file: its version and the largest page (bytes)."""
+
+    version: FileVersion
+    max_page_bytes: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "version", versions.parse(self.version))
+        if self.max_page_bytes <= 0:
+            raise ValueError("max_page_bytes must be positive")
 
 
 @dataclass(frozen=True)
@@ -114,15 +130,20 @@ def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: flo
     return x
 
 
-def options_for(field: pa.Field, version: str | FileVersion) -> EncodingOptions:
-    """The EncodingOptions of one (leaf or struct) field for a file of ``version``."""
+def options_for(field: pa.Field, version: str | FileVersion, *,
+                structural_encoding: str | None = None) -> EncodingOptions:
+    """The EncodingOptions of one (leaf or struct) field for a file of ``version``.
+
+    ``structural_encoding``, when given, overrides the field's own (pylance takes the layout from
+    the top-level field for all its leaves).
+    """
     version = versions.parse(version)
     meta = _meta(field)
     if not any(k.startswith(PREFIX) or k == field_metadata.LEGACY_PACKED_KEY for k in meta):
-        return EncodingOptions(version=version)
+        return EncodingOptions(version=version, structural_encoding=structural_encoding)
     ratio = _number(field, meta, "dict-size-ratio", float, 1e-9, 1.0)
     divisor = _number(field, meta, "dict-divisor", int, 1, 1 << 62)
-    return EncodingOptions(
+    opts = EncodingOptions(
         version=version,
         compression=_choice(field, meta, "compression", COMPRESSIONS),
         compression_level=_number(field, meta, "compression-level", int, -(1 << 17), 22),
@@ -132,7 +153,8 @@ def options_for(field: pa.Field, version: str | FileVersion) -> EncodingOptions:
         dict_size_ratio=ratio if ratio is not None else 0.8,
         dict_values_compression=_choice(field, meta, "dict-values-compression", ("lz4", "zstd", "none")),
         dict_values_compression_level=_number(field, meta, "dict-values-compression-level", int, -(1 << 17), 22),
-        structural_encoding=_choice(field, meta, "structural-encoding", STRUCTURAL),
+        structural_encoding=_choice(field, meta, "structural-encoding", STRUCTURAL),  # checked even if overridden
         packed=field_metadata.is_packed_struct(field, version),
         blob=field_metadata.asks_blob(field),
     )
+    return replace(opts, structural_encoding=structural_encoding) if structural_encoding else opts

@@ -22,15 +22,12 @@ per page (encoding.md, "Structural Encoding"):
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pyarrow as pa
 from google.protobuf import empty_pb2
 
-from lancelot import versions
 from lancelot.encodings.paging import BLOB_DESCRIPTION_BYTES, gather_bytes, page_count
-from lancelot.encodings.strategy import options_for
+from lancelot.encodings.strategy import EncodingOptions, WriteSettings, options_for
 from lancelot.encodings.structural.write_blob import blob_relative, check_blob_type, encode_blob
 from lancelot.encodings.structural.write_constant import constant_value, encode_all_null, encode_constant
 from lancelot.encodings.structural.write_fullzip import encode_full_zip
@@ -69,7 +66,7 @@ FULL_ZIP_MIN_BYTES = 256
 PAGE_ROW_ALIGN = 1024
 
 
-def _check_leaf_type(path: LeafPath, version: FileVersion) -> str | None:
+def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions) -> str | None:
     """Refuse the leaf types 2.1+ writing does not cover; "fixed" / "variable" for a packed struct."""
     t = path.leaf.type
     if isinstance(t, pa.ExtensionType):
@@ -81,7 +78,7 @@ def _check_leaf_type(path: LeafPath, version: FileVersion) -> str | None:
         return "empty"
     if pa.types.is_struct(t):  # write_repdef admits no other struct leaf
         return packed_struct_kind(path.leaf, version)
-    if options_for(path.leaf, version).blob:
+    if opts.blob:
         check_blob_type(t, path.leaf.name, path.max_rep)
         return None
     if pa.types.is_dictionary(t):
@@ -125,14 +122,14 @@ def _has_map(t: pa.DataType) -> bool:
 class LeafColumnWriter:
     """Writes the pages of one leaf column and produces its ColumnMetadata."""
 
-    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, path: LeafPath, version: FileVersion,
-                 packed: str | None = None, worker: PageWorker | None = None) -> None:
-        self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
-        self.path, self.version = path, version
+    def __init__(self, out: ContainerWriter, path: LeafPath, *, index: int, settings: WriteSettings,
+                 opts: EncodingOptions, packed: str | None = None, worker: PageWorker | None = None) -> None:
+        self.out, self.path, self.index = out, path, index
+        self.version, self.max_page_bytes = settings.version, settings.max_page_bytes
+        self.opts = opts  # the leaf's options, resolved once (StructuralFieldWriter)
         self.worker = worker  # pages are encoded and written there (in order) when given
         self.packed = packed  # "fixed" / "variable" for a packed struct, "empty" for a struct without children
         self.dictionary = pa.types.is_dictionary(path.leaf.type)
-        self.opts = options_for(path.leaf, version)
         self.pages: list[file2_pb2.ColumnMetadata.Page] = []
         self.rows_written = 0
         self.pages_submitted = 0
@@ -290,24 +287,24 @@ class LeafColumnWriter:
 class StructuralFieldWriter:
     """Shreds each batch of a top-level field into its leaf columns."""
 
-    def __init__(self, out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
-                 version: FileVersion, worker: PageWorker | None = None) -> None:
+    def __init__(self, out: ContainerWriter, field: pa.Field, *, first_column: int, settings: WriteSettings,
+                 worker: PageWorker | None = None) -> None:
         self.field = field
+        version = settings.version
         if not version.maps and _has_map(field.type):
             raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
         self.paths = leaf_paths(field)
         if not version.fixed_size_list_structs and any(st.kind == "fsl" for p in self.paths for st in p.steps):
             raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
-        packed = [_check_leaf_type(p, version) for p in self.paths]
         # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
-        layout = options_for(field, version).structural_encoding
+        top = options_for(field, version)
         self.columns = []
-        for p, kind in zip(self.paths, packed):
-            col = LeafColumnWriter(out, next_index[0], max_page_bytes, p, version, kind, worker)
-            if layout is not None:
-                col.opts = replace(col.opts, structural_encoding=layout)
-            self.columns.append(col)
-            next_index[0] += 1
+        for i, p in enumerate(self.paths):  # leaf columns in pre-order, numbered from the field's first
+            # options resolved once per leaf (a top-level leaf's are the field's)
+            opts = top if p.leaf is field else options_for(p.leaf, version, structural_encoding=top.structural_encoding)
+            kind = _check_leaf_type(p, version, opts)
+            self.columns.append(LeafColumnWriter(out, p, index=first_column + i, settings=settings, opts=opts,
+                                                 packed=kind, worker=worker))
 
     def append(self, arr: pa.Array) -> None:
         if len(arr) == 0:
@@ -322,13 +319,13 @@ class StructuralFieldWriter:
         return out
 
 
-def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int,
-                      version: str | FileVersion, worker: PageWorker | None = None) -> StructuralFieldWriter:
-    """The writer of one top-level field of a 2.1/2.2 file, allocating its leaf columns in pre-order.
+def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: int, settings: WriteSettings,
+                      worker: PageWorker | None = None) -> StructuralFieldWriter:
+    """The writer of one top-level field of a 2.1/2.2 file; its leaf columns are numbered in pre-order from
+    ``first_column`` (``field_metadata.column_count`` of the fields before it).
 
     With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``.
     """
-    version = versions.parse(version)
-    if not version.structural:
-        raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {version}")
-    return StructuralFieldWriter(out, field, next_index, max_page_bytes, version, worker)
+    if not settings.version.structural:
+        raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {settings.version}")
+    return StructuralFieldWriter(out, field, first_column=first_column, settings=settings, worker=worker)

@@ -16,7 +16,7 @@ from lancelot import field_metadata
 from lancelot.encodings.arrays import arrow_offsets
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.paging import gather_bytes, page_count
-from lancelot.encodings.v2_0 import is_packed_struct
+from lancelot.encodings.v2_0 import column_count, is_packed_struct
 from lancelot.encodings.v2_0.encode import encode_packed_struct, encode_values
 from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
 from lancelot.field_metadata import is_fixed_width
@@ -231,10 +231,10 @@ class ListWriter(ColumnWriter):
             self._write_offsets(np.zeros(0, np.uint64), np.zeros(0, bool))
 
 
-def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[int], max_page_bytes: int):
-    """Build the writer tree of a top-level field, allocating column indices in pre-order."""
-    index = next_index[0]
-    next_index[0] += 1
+def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: int, max_page_bytes: int):
+    """Build the writer tree of a field whose columns are numbered in pre-order from ``first_column``
+    (each child after the columns of the siblings before it: ``column_count``, the readers' rule)."""
+    index = first_column
     t = field.type
     if pa.types.is_map(t):
         raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
@@ -244,10 +244,13 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, next_index: list[in
                 raise UnsupportedTypeError(f"packed struct {field.name!r}: child {c.name!r} ({c.type}) is not a "
                                            "fixed-width, whole-byte type, which 2.0 packed structs require")
     if pa.types.is_struct(t) and not is_packed_struct(field):
-        kids = [make_field_writer(out, t.field(i), next_index, max_page_bytes) for i in range(t.num_fields)]
+        kids, nxt = [], index + 1
+        for kid in t:
+            kids.append(make_field_writer(out, kid, first_column=nxt, max_page_bytes=max_page_bytes))
+            nxt += column_count(kid)
         return StructWriter(out, index, max_page_bytes, field, kids)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        child = make_field_writer(out, t.value_field, next_index, max_page_bytes)
+        child = make_field_writer(out, t.value_field, first_column=index + 1, max_page_bytes=max_page_bytes)
         return ListWriter(out, index, max_page_bytes, field, child)
     if pa.types.is_fixed_size_list(t) and not (
             pa.types.is_primitive(t.value_type) or pa.types.is_fixed_size_list(t.value_type)
