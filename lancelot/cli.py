@@ -131,19 +131,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+BENCH_COMMAND = "python -m benchmarks.run"
+
+
 def _bench(rest: list[str]) -> int:
+    """Run the benchmark suite of a source checkout (``python -m benchmarks.run``) in a child process.
+
+    The suite is a developer tool (pylance, tpchgen-cli, psutil, gigabytes of data) that lives beside
+    the package in a checkout and is not installed with it, so the library never imports it: from a
+    checkout (or an editable install) this runs it there; an installed package says how to run it.
+    """
+    import subprocess
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    if (root / "benchmarks" / "run.py").exists() and str(root) not in sys.path:
-        sys.path.insert(0, str(root))  # a source checkout: benchmarks/ sits beside the package
-    try:
-        from benchmarks.run import main as bench_main
-    except ImportError:
-        print("lancelot: error: lancelot bench runs from a source checkout (benchmarks/ is not installed)",
-              file=sys.stderr)
+    if not (root / "benchmarks" / "run.py").is_file():
+        print(f"lancelot: error: the benchmark suite is not installed with the package; from a source checkout "
+              f"run `{BENCH_COMMAND} {' '.join(rest)}`".rstrip() + " (see benchmarks/README.md)", file=sys.stderr)
         return 2
-    return bench_main(rest) or 0
+    env = dict(os.environ)  # the child finds benchmarks/ through its path; relative paths stay the caller's
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "benchmarks.run", *rest], env=env).returncode
 
 
 def _message(e: BaseException) -> str:

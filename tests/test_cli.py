@@ -213,7 +213,27 @@ def test_inspect_table(tmp_path, version):
 
 def test_bench_still_reaches_the_benchmark_runner():
     p = run("bench", "--help")
-    assert "usage" in p.stdout.lower()
+    assert "usage: lancelot bench" in p.stdout.lower()
+
+
+def test_bench_runs_the_suite_without_the_library_importing_it(tmp_path):
+    """The library never imports benchmarks/ nor touches sys.path: the suite runs in a child process."""
+    code = ("import sys; before = list(sys.path); from lancelot.cli import main; rc = main(['bench', '--help']); "
+            "assert rc == 0, rc; assert sys.path == before, 'sys.path changed'; "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'benchmarks'], 'benchmarks imported'")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "usage: lancelot bench" in p.stdout
+
+
+def test_bench_from_an_installed_package_says_how_to_run_it(tmp_path, monkeypatch, capsys):
+    import lancelot.cli as cli
+
+    monkeypatch.setattr(cli, "__file__", str(tmp_path / "site-packages" / "lancelot" / "cli.py"))
+    assert cli._bench(["--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lancelot: error: the benchmark suite is not installed")
+    assert "`python -m benchmarks.run --quick`" in err
 
 
 def test_convert_to_a_dataset(tmp_path):
