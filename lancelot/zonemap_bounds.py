@@ -7,7 +7,9 @@ rows, so no per-zone Python work remains.  It releases the GIL: the writer's pag
 thread keeps encoding meanwhile.  Until the kernel is loaded (a fresh process), the same
 rows come from numpy (``_zone_extremes_numpy``: 8-byte big-endian words compared word by
 word among each zone's remaining candidates), and the kernel is prepared in the
-background once the path is hot.
+background once the path is hot: after ``HOT_CALLS`` calls or ``WARM_ROWS`` rows, whichever
+comes first (the numpy path costs 10-20x the kernel per row, so a bulk write, e.g. one
+file of 1M rows, switches within its first file; a small write never loads numba).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.lib.stride_tricks import as_strided
 
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit, warm_in_background
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -108,8 +110,11 @@ def _zone_extremes_numpy(offsets: np.ndarray, data: np.ndarray, valid: np.ndarra
     return out[0], out[1]
 
 
-#: writes before the kernel is prepared in the background
+#: calls before the kernel is prepared in the background
 HOT = NumpyUntilHot(_zone_extremes)
+#: rows (over all calls) the numpy path handles before the kernel is prepared in the background
+WARM_ROWS = 1 << 20
+_numpy_rows = [0]
 
 
 def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -141,7 +146,14 @@ def string_zone_bounds(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[
     if HOT.ready():
         lo, hi = _zone_extremes(offsets, data, valid, int(rows_per_zone), int(nzones))
     else:
-        HOT.numpy_call(lambda: _zone_extremes(offsets[:1].copy(), data[:0].copy(), valid[:0].copy(), 1, 0))
+        def warm():
+            return _zone_extremes(offsets[:1].copy(), data[:0].copy(), valid[:0].copy(), 1, 0)
+
+        _numpy_rows[0] += n
+        if _numpy_rows[0] >= WARM_ROWS and HOT.thread is None:
+            HOT.thread = warm_in_background(HOT, warm)
+        else:
+            HOT.numpy_call(warm)
         lo, hi = _zone_extremes_numpy(offsets, data, valid, int(rows_per_zone), int(nzones))
     starts = np.arange(nzones, dtype=np.int64) * rows_per_zone
     sizes = np.minimum(starts + rows_per_zone, n) - starts

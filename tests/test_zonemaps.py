@@ -398,3 +398,28 @@ def test_written_file_zone_bounds_of_many_zones(tmp_path):
             assert c.min[k].as_py() == lo and c.max[k].as_py() == hi, (name, k)
         assert not c.nulls.any()
     assert lance_file.LanceFileReader(p).read_all().to_table().equals(t)
+
+
+def test_string_bounds_switch_to_the_kernel_after_warm_rows():
+    """A fresh process: small calls stay on numpy (no numba import); once WARM_ROWS rows went through
+    the numpy path the kernel is prepared in the background, and its bounds equal numpy's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, pyarrow as pa\n"
+        "from lancelot import zonemap_bounds as zb\n"
+        "from lancelot.encodings.compression import jit\n"
+        "zb.WARM_ROWS = 50_000\n"
+        "a = pa.array([str(x) for x in np.random.default_rng(5).integers(0, 10**9, 30_000)])\n"
+        "first = zb.string_zone_bounds(a, 4096, 8)\n"
+        "assert zb.HOT.thread is None and not jit.state['numba_loaded']\n"
+        "zb.string_zone_bounds(a, 4096, 8)\n"
+        "assert zb.HOT.thread is not None\n"
+        "zb.HOT.thread.join()\n"
+        "assert zb.HOT.ready()\n"
+        "kernel = zb.string_zone_bounds(a, 4096, 8)\n"
+        "assert all(x.equals(y) for x, y in zip(first[:2], kernel[:2]))\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
