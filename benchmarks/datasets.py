@@ -8,9 +8,6 @@ subprocess can load the exact same table quickly before it writes it.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from lancelot.testing import tpch
 
 #: rows per generated batch; batch ``i`` is generated from ``seed + i`` so any prefix is reproducible
 BATCH_ROWS = 65_536
@@ -127,30 +126,6 @@ def synthetic(data_dir: Path, num_rows: int, seed: int = 42, log=print) -> Datas
     return _dataset_from_cache(name, path)
 
 
-def _plain_types(schema: pa.Schema) -> pa.Schema:
-    """string_view -> string (Lance files hold utf8); drop the Parquet field-id metadata."""
-    fields = []
-    for f in schema:
-        t = f.type
-        if t == pa.string_view():
-            t = pa.string()
-        elif t == pa.binary_view():
-            t = pa.binary()
-        fields.append(pa.field(f.name, t, f.nullable))
-    return pa.schema(fields)
-
-
-def tpchgen_cli() -> str:
-    """The tpchgen-cli executable: next to this interpreter (the venv) or on PATH."""
-    beside = Path(sys.executable).parent / "tpchgen-cli"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("tpchgen-cli")
-    if found is None:
-        raise FileNotFoundError("tpchgen-cli not found (pip install tpchgen-cli)")
-    return found
-
-
 def tpch_table(data_dir: Path, sf: float, table: str = "lineitem", log=print) -> Dataset:
     """TPC-H ``table`` (lineitem, orders, ...) at scale factor ``sf`` from tpchgen-cli (built if missing)."""
     sf_tag = f"{sf:g}"
@@ -162,13 +137,10 @@ def tpch_table(data_dir: Path, sf: float, table: str = "lineitem", log=print) ->
         if not pq_path.exists():
             gen_dir.mkdir(parents=True, exist_ok=True)
             log(f"generating TPC-H {table} SF{sf_tag} with tpchgen-cli -> {gen_dir}")
-            subprocess.run(
-                [tpchgen_cli(), "parquet", "-s", sf_tag, "-T", table, "-o", str(gen_dir), "--overwrite"],
-                check=True,
-            )
+            tpch.generate(gen_dir, sf, [table], quiet=False)
         log(f"converting {pq_path} -> {path}")
         pf = pq.ParquetFile(pq_path)
-        schema = _plain_types(pf.schema_arrow)
+        schema = tpch.plain_schema(pf.schema_arrow)
         batches = (b.cast(schema) for b in pf.iter_batches(BATCH_ROWS))
         _write_ipc(path, schema, batches)
     return _dataset_from_cache(name, path)

@@ -16,8 +16,6 @@ compression schemes ``zstd`` / ``lz4`` (``zstd@7`` when a level is stored), and
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ import pyarrow.parquet as pq
 from lancelot.format.container import read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
+from lancelot.testing import tpch
 from lancelot.testing.data import gen_array
 
 VERSIONS = ("2.1", "2.2")
@@ -433,13 +432,8 @@ def difference(got: pa.Table, exp: pa.Table) -> str | None:
 
 
 def tpch_parquet(out_dir: str | Path, scale: float, tables: Iterable[str]) -> dict[str, Path]:
-    """Generate TPC-H tables as Parquet with the venv's tpchgen-cli; their paths by name."""
-    exe = Path(sys.executable).parent / "tpchgen-cli"
-    out = Path(out_dir)
-    names = list(tables)
-    subprocess.run([str(exe), "parquet", "-s", f"{scale:g}", "-T", ",".join(names), "-o", str(out), "--overwrite"],
-                   check=True, capture_output=True)
-    return {name: out / f"{name}.parquet" for name in names}
+    """Generate TPC-H tables as Parquet (lancelot/testing/tpch.py); their paths by name."""
+    return tpch.generate(out_dir, scale, tables)
 
 
 def read_tpch(path: Path) -> pa.Table:
