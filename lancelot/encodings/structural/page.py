@@ -20,8 +20,7 @@ from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import file2_pb2
-
-Range = tuple[int, int]
+from lancelot.io.source import Range  # (offset, length) byte ranges, as ByteSource.read_ranges takes them
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.v2_0.decode import Ranges, decode_offsets, read_flat, total, unwrap_no_nulls
+from lancelot.encodings.v2_0.decode import Spans, decode_offsets, read_flat, total, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -24,12 +24,12 @@ def ends_and_validity(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.
     return raw, np.ones(len(raw), bool)
 
 
-def extended(ranges: Ranges) -> list[tuple[int, int]]:
+def extended(ranges: Spans) -> list[tuple[int, int]]:
     """Each range widened by one row on the left (the previous end), when it exists."""
     return [(max(s - 1, 0), e) for s, e in ranges]
 
 
-def value_spans(raw_parts: list[np.ndarray], ranges: Ranges, adjustment: int):
+def value_spans(raw_parts: list[np.ndarray], ranges: Spans, adjustment: int):
     """For each range: (first byte, last byte, lengths, validity) of its values."""
     out = []
     pos = 0
@@ -51,7 +51,7 @@ def value_spans(raw_parts: list[np.ndarray], ranges: Ranges, adjustment: int):
 WHOLE_BYTES_MAX = 4 << 20
 
 
-def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges) -> tuple:
+def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> tuple:
     """On a remote source, a read of rows [0, e) (a dictionary's items) fetches the offsets and the
     whole bytes buffer in one round instead of two (``ByteSource.stage``)."""
     if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
@@ -71,7 +71,7 @@ def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges) -> tuple:
     return pbuf.src.stage([(o_off, n), (b_off, b_size)])
 
 
-def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
     staged = _stage_whole(b, pbuf, ranges)
     try:
         return _decode_binary(b, pbuf, ranges, dtype, cache)
@@ -79,7 +79,7 @@ def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.Dat
         pbuf.src.unstage(staged)
 
 
-def _decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+def _decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
     raw = decode_offsets(b.indices, pbuf, extended(ranges))
     spans = value_spans(raw, ranges, b.null_adjustment)
     for start, end, lengths, _ in spans:

@@ -18,10 +18,11 @@ from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
-Ranges = Sequence[tuple[int, int]]
+#: half-open (start, stop) spans of rows or bytes (io.source.Range is an (offset, length) byte range)
+Spans = Sequence[tuple[int, int]]
 
 
-def total(ranges: Ranges) -> int:
+def total(ranges: Spans) -> int:
     return sum(e - s for s, e in ranges)
 
 
@@ -32,7 +33,7 @@ def bool_array(bits: np.ndarray, validity: np.ndarray | None = None) -> pa.Array
     return pa.Array.from_buffers(pa.bool_(), len(bits), [vbuf, buf])
 
 
-def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Ranges) -> np.ndarray:
+def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Spans) -> np.ndarray:
     """LSB-first bits for the rows of ``ranges`` as one numpy bool array."""
     byte_ranges = [(s // 8, (e + 7) // 8) for s, e in ranges]
     parts = pbuf.read(buf, byte_ranges)
@@ -46,7 +47,7 @@ def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Ranges) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, bool)
 
 
-def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Ranges, cache: dict | None = None) -> list[np.ndarray]:
+def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Spans, cache: dict | None = None) -> list[np.ndarray]:
     """Byte ranges of a Flat buffer, undoing its general compression (``Flat.compression``).
 
     pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's
@@ -83,7 +84,7 @@ def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Ranges, cache: dict
     return out
 
 
-def read_fixed(pbuf: PageBuffers, flat: pb.Flat, ranges: Ranges) -> np.ndarray:
+def read_fixed(pbuf: PageBuffers, flat: pb.Flat, ranges: Spans) -> np.ndarray:
     """Raw bytes of fixed-width values (bits_per_value a multiple of 8)."""
     bits = flat.bits_per_value
     if bits == 0 or bits % 8:
@@ -104,7 +105,7 @@ def _with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(arr.type, len(arr), [vbuf, *arr.buffers()[1:]])
 
 
-def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
     """The rows ``ranges`` of this page, decoded into an Arrow array of ``dtype``."""
     kind = enc.WhichOneof("array_encoding")
     n = total(ranges)
@@ -177,7 +178,7 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges, dtype: pa.D
     raise pbuf.error(f"2.0 array encoding {kind!r} is not supported", UnsupportedEncodingError)
 
 
-def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict) -> pa.Array:
+def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
     """2.0 ``Fsst`` (pylance writes it for ``lance-encoding:compression=fsst`` on string and
     binary): the inner encoding holds each string's FSST codes; the symbol table has the same
     serialization as 2.1's (compression/fsst.py), so the same kernel decodes them."""
@@ -216,7 +217,7 @@ def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
     return enc
 
 
-def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Ranges) -> np.ndarray:
+def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans) -> np.ndarray:
     """Integer offsets (binary indices, list offsets) of ``ranges`` as uint64."""
     enc = unwrap_no_nulls(enc)
     if enc.WhichOneof("array_encoding") == "nullable":

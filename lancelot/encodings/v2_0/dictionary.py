@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.v2_0.decode import Ranges, decode, unwrap_no_nulls
+from lancelot.encodings.v2_0.decode import Spans, decode, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
@@ -22,7 +22,7 @@ def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
     return {8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}.get(bits, pa.uint32())
 
 
-def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType, cache: dict):
+def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict):
     value_type = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
     key = ("v2_0-dict", pbuf.column, pbuf.page_index)
     items = cache.get(key)

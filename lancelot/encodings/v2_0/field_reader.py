@@ -26,10 +26,11 @@ from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingErr
 from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
-Ranges = list[tuple[int, int]]
+#: half-open (start, stop) row spans (io.source.Range is an (offset, length) byte range)
+Spans = list[tuple[int, int]]
 
 
-def runs(rows: np.ndarray) -> Ranges:
+def runs(rows: np.ndarray) -> Spans:
     """Sorted unique rows -> maximal (start, stop) runs."""
     if len(rows) == 0:
         return []
@@ -65,9 +66,9 @@ class Column:
     def buffers(self, i: int) -> PageBuffers:
         return PageBuffers(self.ctx.src, self.info.meta.pages[i], self.info.meta, self.info.index, i)
 
-    def split(self, ranges: Ranges) -> list[tuple[int, Ranges]]:
+    def split(self, ranges: Spans) -> list[tuple[int, Spans]]:
         """Group global row ranges by page: [(page, local ranges)] in row order."""
-        out: list[tuple[int, Ranges]] = []
+        out: list[tuple[int, Spans]] = []
         for s, e in ranges:
             if s < 0 or e > self.num_rows:
                 raise LanceError(f"rows [{s}, {e}) out of range for {self.num_rows} rows",
@@ -84,7 +85,7 @@ class Column:
 
 
 class Node:
-    def read(self, ranges: Ranges) -> pa.Array:
+    def read(self, ranges: Spans) -> pa.Array:
         raise NotImplementedError
 
 
@@ -92,16 +93,16 @@ class LeafNode(Node):
     def __init__(self, ctx: FieldContext, col: Column, dtype: pa.DataType) -> None:
         self.ctx, self.col, self.dtype = ctx, col, dtype
 
-    def read(self, ranges: Ranges) -> pa.Array:
+    def read(self, ranges: Spans) -> pa.Array:
         parts = self.read_parts(ranges)
         return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
-    def read_chunked(self, ranges: Ranges) -> pa.Array | pa.ChunkedArray:
+    def read_chunked(self, ranges: Spans) -> pa.Array | pa.ChunkedArray:
         """Like read(), but pages stay separate chunks (a scan need not copy them together)."""
         parts = self.read_parts(ranges)
         return parts[0] if len(parts) == 1 else pa.chunked_array(parts, self.dtype)
 
-    def read_parts(self, ranges: Ranges) -> list[pa.Array]:
+    def read_parts(self, ranges: Spans) -> list[pa.Array]:
         parts = []
         for p, local in self.col.split(ranges):
             try:
@@ -121,7 +122,7 @@ class BlobNode(LeafNode):
     per value, (u64 position, u64 size) of its bytes anywhere in the file; an empty value is
     (0, 0) and a null (1, 0).  Reads return the values themselves, as pylance does."""
 
-    def read_parts(self, ranges: Ranges) -> list[pa.Array]:
+    def read_parts(self, ranges: Spans) -> list[pa.Array]:
         parts = []
         for p, local in self.col.split(ranges):
             try:
@@ -165,7 +166,7 @@ class StructNode(Node):
     def __init__(self, col: Column, dtype: pa.StructType, children: list[Node]) -> None:
         self.col, self.dtype, self.children = col, dtype, children
 
-    def read(self, ranges: Ranges) -> pa.Array:
+    def read(self, ranges: Spans) -> pa.Array:
         kids = [c.read(ranges) for c in self.children]
         n = sum(e - s for s, e in ranges)
         if not kids:
@@ -191,9 +192,9 @@ class ListNode(Node):
             self._items_before = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
         return self._items_before
 
-    def read(self, ranges: Ranges) -> pa.Array:
+    def read(self, ranges: Spans) -> pa.Array:
         before = self.items_before()
-        item_ranges: Ranges = []
+        item_ranges: Spans = []
         lengths, valid = [], []
         for p, local in self.col.split(ranges):
             lst = self.col.encoding(p).list
@@ -216,7 +217,7 @@ class ListNode(Node):
                 valid.append(ok)
                 if bounds[-1] > start:
                     item_ranges.append((before[p] + start, before[p] + int(bounds[-1])))
-        merged: Ranges = []
+        merged: Spans = []
         for s, e in item_ranges:
             if merged and merged[-1][1] == s:
                 merged[-1] = (merged[-1][0], e)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.v2_0.decode import Ranges, total, unwrap_no_nulls
+from lancelot.encodings.v2_0.decode import Spans, total, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -25,7 +25,7 @@ def field_widths(ps: pb.PackedStruct, pbuf: PageBuffers) -> list[int]:
     return widths
 
 
-def decode_packed_struct(ps: pb.PackedStruct, pbuf: PageBuffers, ranges: Ranges, dtype: pa.DataType):
+def decode_packed_struct(ps: pb.PackedStruct, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType):
     widths = field_widths(ps, pbuf)
     if len(widths) != dtype.num_fields:
         raise pbuf.error(f"packed struct has {len(widths)} fields, the schema {dtype.num_fields}")
