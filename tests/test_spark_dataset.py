@@ -209,3 +209,63 @@ def test_concurrent_appends_all_land(spark, tmp_path, mode):
     assert lance.dataset(uri).version == 4
     assert sorted(lance.dataset(uri).to_table().column("id").to_pylist()) == want
     assert _ids(spark.read.format("lance").load(uri)) == want
+
+
+def _attempts_source(log_path: str):
+    """A "lance" source whose partition 1 fails on attempt 0 after writing its data files (the retry,
+    attempt 1, writes them again); every attempt logs the files it wrote to ``log_path`` (the executors
+    share this machine's disk)."""
+    from lancelot.spark.source import LanceDataSource
+    from lancelot.spark.writer import LanceDatasetWriter
+
+    class AttemptsWriter(LanceDatasetWriter):
+        def write(self, iterator):
+            from pyspark import TaskContext
+
+            msg = super().write(iterator)
+            ctx = TaskContext.get()
+            files = [d["path"] for f in msg.fragments for d in json.loads(f)["files"]]
+            with open(log_path, "a") as out:
+                out.write(json.dumps({"partition": ctx.partitionId(), "attempt": ctx.attemptNumber(),
+                                      "files": files}) + "\n")
+            if ctx.partitionId() == 1 and ctx.attemptNumber() == 0:
+                raise RuntimeError("attempt 0 of partition 1 fails after writing its files")
+            return msg
+
+    class AttemptsSource(LanceDataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "lance_attempts"
+
+        def writer(self, schema, overwrite):
+            return AttemptsWriter(self.options, schema, overwrite)
+
+    return AttemptsSource
+
+
+def test_two_attempts_of_a_task_both_write_and_the_version_holds_each_row_once(tmp_path):
+    """local-cluster (tasks retried once: tests/conftest_spark.py): both attempts of one task write data
+    files (the first fails after writing them); the committed version holds every row once, pylance
+    reads it equal, and the failed attempt's files are in no manifest and deleted.  (Speculative copies
+    cannot be run here: Spark never starts a copy on a host where the task ran, and local-cluster's
+    executors share one host; the writer's unit tests cover uncommitted attempts of any origin.)"""
+    spark = classic_session("local-cluster[2,1,1024]")
+    uri = str(tmp_path / "ds")
+    _frame(spark, 0, 100).write.format("lance").mode("append").save(uri)
+    log = tmp_path / "attempts.jsonl"
+    spark.dataSource.register(_attempts_source(str(log)))
+    _frame(spark, 1000, 2000).write.format("lance_attempts").mode("append").save(uri)
+    attempts = [json.loads(line) for line in log.read_text().splitlines()]
+    p1 = {a["attempt"]: set(a["files"]) for a in attempts if a["partition"] == 1}
+    assert set(p1) == {0, 1} and all(p1.values()), attempts  # both attempts of partition 1 wrote files
+    ds = lance.dataset(uri)
+    assert ds.version == 2  # one version for the job
+    want = list(range(100)) + list(range(1000, 3000))
+    got = ds.to_table().sort_by("id")
+    assert got.column("id").to_pylist() == want  # each row exactly once
+    assert got.column("x").to_pylist() == [i * 0.5 for i in want]
+    assert got.column("s").to_pylist() == [f"s{i}" for i in want]
+    in_manifest = {f.path for fr in ds.get_fragments() for f in fr.data_files()}
+    assert not p1[0] & in_manifest and p1[1] <= in_manifest  # the failed attempt's files are not committed
+    assert _data_files(uri) == in_manifest  # ... and the driver's commit deleted them
+    assert _ids(spark.read.format("lance").load(uri)) == want
