@@ -6,7 +6,7 @@ fragment, a larger share of the last ones, so both deletion-file forms occur).  
 then run, interleaved (each repetition runs every library once, in a rotating order):
 
 - ``open``: open the latest version (for information);
-- ``count_rows``: on an open dataset;
+- ``count_rows``: open the latest version and count its live rows (``dataset(uri).count_rows()``);
 - ``take10``: 10 new random live rows per call, all columns;
 - ``scan``: the whole dataset to one Arrow table;
 - ``append1M``: append 1M rows (each library to its own hard-linked clone of the dataset).
@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     ap.add_argument("--fragments", type=int, default=6, help="fragments in the base dataset (default 6)")
     ap.add_argument("--repeats", type=int, default=7, help="repetitions of the read operations (default 7)")
-    ap.add_argument("--take-repeats", type=int, default=51, help="repetitions of the 10-row take (default 51)")
+    ap.add_argument("--take-repeats", type=int, default=51,
+                    help="repetitions of the quick operations: open, count_rows, 10-row take (default 51)")
     ap.add_argument("--append-repeats", type=int, default=5, help="timed appends of 1M rows per library (default 5)")
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     ap.add_argument("--seed", type=int, default=16)
@@ -133,13 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     log(f"dataset {uri}: {len(lance.dataset(uri).get_fragments())} fragments, "
         f"{lance.dataset(uri).count_rows()} live rows of {table.num_rows}; interleaved medians")
 
-    bench.run("open", {"lancelot": lambda r: lancelot.dataset(uri), "pylance": lambda r: lance.dataset(uri)})
-    # count_rows: the first call on a just-opened dataset (opened untimed), as `lance.dataset(u).count_rows()`
-    fresh = {"lancelot": [lancelot.dataset(uri) for _ in range(args.repeats + 1)],
-             "pylance": [lance.dataset(uri) for _ in range(args.repeats + 1)]}
-    live = fresh["pylance"][0].count_rows()
-    bench.run("count_rows", {n: (lambda r, h=h: h[r].count_rows()) for n, h in fresh.items()},
-              check=lambda f: f["lancelot"] == f["pylance"] == live)
+    bench.run("open", {"lancelot": lambda r: lancelot.dataset(uri), "pylance": lambda r: lance.dataset(uri)},
+              repeats=args.take_repeats)
+    # count_rows: what a user sees, `lance.dataset(uri).count_rows()`: open the latest version and count
+    live = lance.dataset(uri).count_rows()
+    bench.run("count_rows", {"lancelot": lambda r: lancelot.dataset(uri).count_rows(),
+                             "pylance": lambda r: lance.dataset(uri).count_rows()},
+              check=lambda f: f["lancelot"] == f["pylance"] == live, repeats=args.take_repeats)
     mine, theirs = lancelot.dataset(uri), lance.dataset(uri)
 
     picks = [rng.choice(live, 10, replace=True).astype(np.int64) for _ in range(args.take_repeats + 1)]

@@ -70,10 +70,7 @@ class LanceDataset:
         self.manifest: table_pb2.Manifest = self._mf.manifest
         self.version: int = int(self.manifest.version)
         check_reader_flags(self.manifest, f"dataset {self.uri!r} version {self.version}")
-        try:
-            self.schema: pa.Schema = manifest_schema(self.manifest)
-        except LanceError as e:
-            raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
+        self._schema: pa.Schema | None = None  # built on first use (count_rows needs none)
         self._index_fields()
         self._bases: dict[int, ObjectStore] = {}
         self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
@@ -81,6 +78,16 @@ class LanceDataset:
         self._live_rows: int | None = None
         if all(f._live is not None for f in self._fragments):
             self._live_rows = sum(f._live for f in self._fragments)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of this version (from the manifest's fields)."""
+        if self._schema is None:
+            try:
+                self._schema = manifest_schema(self.manifest)
+            except LanceError as e:
+                raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
+        return self._schema
 
     def _index_fields(self) -> None:
         """Top-level field name of every field id, and the ids under each top-level field."""
