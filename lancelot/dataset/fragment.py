@@ -247,7 +247,14 @@ class Fragment:
     def _take_physical(self, columns: list[str], positions: np.ndarray) -> pa.Table:
         return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
 
-    def _zone_ranges(self, filters: list) -> list[tuple[int, int]]:
+    def zone_ranges(self, filters: list) -> list[tuple[int, int]]:
+        """Physical row ranges ``[start, stop)`` that may hold rows matching every filter, ascending.
+
+        ``filters`` are zone-map filters, ``(column, op, value)`` tuples (lancelot/zonemaps.py;
+        ``lancelot.dataset.scan.zone_filters`` turns a pyarrow Expression into them).  Ranges come
+        from the zone maps of the data files that hold each filter's column (files without zone
+        maps prune nothing); deleted rows are not removed (``deleted_positions`` gives them), and
+        the filter must still be applied to the rows read."""
         ranges = [(0, self.physical_rows)]
         if not filters:
             return ranges
@@ -260,6 +267,8 @@ class Fragment:
                 continue
             ranges = _intersect(ranges, zm.row_ranges_matching(own))
         return ranges
+
+    _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
 
     def read(self, columns=None, filter=None) -> pa.Table:
         """The fragment's live rows (``filter``: a pyarrow.compute.Expression)."""
@@ -278,7 +287,7 @@ class Fragment:
         rest = [c for c in cols if c not in fcols]
         parts = []
         deleted = self.deleted_positions()
-        for a, b in self._zone_ranges(zone_filters(filter)):
+        for a, b in self.zone_ranges(zone_filters(filter)):
             # the filter's columns first; the other columns only for the rows that pass (late materialisation)
             t = self._read_physical(fcols, a, b).append_column(_POS, pa.array(np.arange(a, b, dtype=np.int64)))
             if len(deleted):
