@@ -54,6 +54,15 @@ def stamp_of(ds) -> tuple[int, int]:
     return int(ts.seconds), int(ts.nanos)
 
 
+def remember(uri: str, storage: dict | None, ds) -> None:
+    """Keep a version opened on the driver (pin_version) for this process's later open_version calls:
+    pyspark plans the scan (reader, then partitions) in one Python process."""
+    with _LOCK:
+        if len(_OPENED) >= _OPENED_MAX:
+            _OPENED.pop(next(iter(_OPENED)))
+        _OPENED[(uri, int(ds.version), json.dumps(storage or {}, sort_keys=True))] = ds
+
+
 def open_version(uri: str, version: int, storage: dict | None, stamp: tuple[int, int] | None = None):
     """A dataset version, opened once per Python worker; ``stamp`` (``stamp_of`` when the scan was
     planned) makes sure it is the same manifest, not a new dataset written at the same path since."""
@@ -129,7 +138,8 @@ def live_ranges(ds, fragment_id: int, zone_filters: list[tuple]) -> list[tuple[i
     frag = ds.get_fragment(fragment_id)
     top = [(f[0][0], *f[1:]) if isinstance(f[0], tuple) and len(f[0]) == 1 else f for f in zone_filters]
     usable = [f for f in top if isinstance(f[0], str)]
-    zone_ranges = getattr(frag, "_zone_ranges", None)
+    # Fragment.zone_ranges (the private name in older lancelot.dataset)
+    zone_ranges = getattr(frag, "zone_ranges", None) or getattr(frag, "_zone_ranges", None)
     if not usable or zone_ranges is None:
         return [(0, frag.count_rows())]
     return _to_live(zone_ranges(usable), frag.deleted_positions())
@@ -178,6 +188,12 @@ def read_partition(uri: str, version: int, storage: dict | None, stamp: tuple[in
         frag = ds.get_fragment(fid)
         if frag is None:
             raise LanceError(f"dataset {uri!r} version {version} has no fragment {fid}")
+        if not columns:
+            # no column asked (a count through an empty schema): the slice is live rows already, so one
+            # zero-column batch of its length, nothing read
+            if stop > start:
+                yield convert(pa.RecordBatch.from_pydict({"_": pa.nulls(stop - start)}).drop_columns(["_"]))
+            continue
         step = max(batch_size, READ_ROWS // batch_size * batch_size)
         for a in range(start, stop, step):
             table = frag.read_range(a, min(stop, a + step) - a, columns)

@@ -269,7 +269,7 @@ def dataset_path(paths: Sequence[str], storage: dict | None) -> str | None:
 def open_source(options: Mapping[str, str]):
     """(dataset uri or None, pinned (version, stamp) or None, storage options, footers of loose files,
     Arrow schema, Spark schema) for the paths the options name."""
-    from lancelot.spark.dataset_scan import pin_version, stamp_of
+    from lancelot.spark.dataset_scan import pin_version, remember, stamp_of
     from lancelot.spark.options import read_version_option, storage_options
 
     storage = storage_options(options)
@@ -283,6 +283,7 @@ def open_source(options: Mapping[str, str]):
         files = read_footers(resolve_files(paths))
         return None, None, storage, files, files[0].schema, unified_schema(files)
     ds = pin_version(uri, storage, version, timestamp)
+    remember(uri, storage, ds)
     return uri, (ds.version, stamp_of(ds)), storage, [], ds.schema, spark_schema(ds.schema)
 
 
