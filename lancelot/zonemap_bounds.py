@@ -61,21 +61,29 @@ def _zone_extremes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
     return lo, hi
 
 
+def _words(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, win: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
+    """Bytes 8k .. 8k + 7 of the values of ``rows`` as big-endian words (past the value: 0) and how many."""
+    pos = starts[rows] + 8 * k
+    count = np.clip(ends[rows] - pos, 0, 8)
+    word = np.ascontiguousarray(win[np.minimum(pos, len(win) - 1)]).view(">u8").reshape(-1).astype(np.uint64)
+    shift = (8 * (8 - np.maximum(count, 1))).astype(np.uint64)
+    return np.where(count > 0, (word >> shift) << shift, np.uint64(0)), count
+
+
 def _zone_extreme(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, win: np.ndarray, rows_per_zone: int,
-                  largest: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(zones, the row of each zone's smallest / largest value) among ``rows`` (ascending)."""
+                  largest: bool, first_words: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(zones, the row of each zone's smallest / largest value) among ``rows`` (ascending), given the
+    first words of ``rows`` (``_words(..., 0)``)."""
     best = np.minimum.reduceat if not largest else np.maximum.reduceat
     k = 0
     done_z, done_r = [], []
+    word, count = first_words
     while len(rows):
+        if k:
+            word, count = _words(rows, starts, ends, win, k)
         zone = rows // rows_per_zone
         heads = np.flatnonzero(np.concatenate([[True], zone[1:] != zone[:-1]]))
         sizes = np.diff(np.append(heads, len(rows)))
-        pos = starts[rows] + 8 * k
-        count = np.clip(ends[rows] - pos, 0, 8)
-        word = np.ascontiguousarray(win[np.minimum(pos, len(win) - 1)]).view(">u8").reshape(-1).astype(np.uint64)
-        shift = (8 * (8 - np.maximum(count, 1))).astype(np.uint64)
-        word = np.where(count > 0, (word >> shift) << shift, np.uint64(0))  # the bytes past the value read as 0
         keep = word == np.repeat(best(word, heads), sizes)
         rows, count, zone = rows[keep], count[keep], zone[keep]
         heads = np.flatnonzero(np.concatenate([[True], zone[1:] != zone[:-1]]))
@@ -100,11 +108,12 @@ def _zone_extremes_numpy(offsets: np.ndarray, data: np.ndarray, valid: np.ndarra
     starts = np.asarray(offsets[:-1], np.int64)
     ends = np.asarray(offsets[1:], np.int64)
     rows = np.flatnonzero(valid[:len(starts)])
+    first_words = _words(rows, starts, ends, win, 0)  # shared by the minimum and the maximum
     out = []
     for largest in (False, True):
         res = np.full(nzones, -1, np.int64)
         if len(rows):
-            z, r = _zone_extreme(rows, starts, ends, win, rows_per_zone, largest)
+            z, r = _zone_extreme(rows, starts, ends, win, rows_per_zone, largest, first_words)
             res[z] = r
         out.append(res)
     return out[0], out[1]

@@ -82,3 +82,22 @@ def test_zone_string_bounds_numpy_match_the_kernel(seed: int) -> None:
             assert np.array_equal(lo < 0, lo2 < 0) and np.array_equal(hi < 0, hi2 < 0)
             assert a.take(pa.array(lo, mask=lo < 0)).equals(a.take(pa.array(lo2, mask=lo2 < 0)))
             assert a.take(pa.array(hi, mask=hi < 0)).equals(a.take(pa.array(hi2, mask=hi2 < 0)))
+
+
+def test_numpy_until_hot_prepares_after_enough_work() -> None:
+    from lancelot.encodings.compression.jit import HOT_CALLS, NumpyUntilHot, njit
+
+    @njit(cache=False)
+    def _k(x):  # never called: only the bookkeeping is tested
+        return x
+
+    ran = []
+    hot = NumpyUntilHot(_k, warm_work=100)
+    hot.numpy_call(lambda: ran.append(1), 60)
+    assert hot.thread is None
+    hot.numpy_call(lambda: ran.append(2), 60)  # 120 >= 100: prepared in the background, once
+    hot.thread.join(5)
+    assert ran == [2]
+    for _ in range(HOT_CALLS):
+        hot.numpy_call(lambda: ran.append(3), 0)
+    assert ran == [2]

@@ -267,8 +267,11 @@ def _encode(data, offsets, sym_val, sym_len):
 
 
 #: fresh processes train and encode in numpy until this many pages (then the kernels, prepared meanwhile)
+#: or this many input bytes (the numpy encode costs ~4x the kernel per byte: ~0.7 s for 64 MiB; compiling
+#: both kernels costs several seconds of a background thread)
+WARM_BYTES = 64 << 20
 HOT_TRAIN = NumpyUntilHot(_train)
-HOT_ENCODE = NumpyUntilHot(_encode)
+HOT_ENCODE = NumpyUntilHot(_encode, _train, warm_work=WARM_BYTES)
 
 
 def _sample(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -323,8 +326,11 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     if HOT_ENCODE.ready():
         out, out_offs = _encode(padded, rel, sym_val, lengths)
     else:
-        HOT_ENCODE.numpy_call(lambda: _encode(padded[:8].copy(), np.zeros(1, np.int64), sym_val.copy(),
-                                              lengths.copy()))
+        def warm() -> None:
+            _encode(padded[:8].copy(), np.zeros(1, np.int64), sym_val.copy(), lengths.copy())
+            _train(padded[:0].copy(), np.zeros(1, np.int64))
+
+        HOT_ENCODE.numpy_call(warm, b - a)
         out, out_offs = fsst_encode_numpy.encode(padded, rel, sym_val, lengths)
     return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
 

@@ -12,12 +12,13 @@ kernels once the path is hot (compression/jit.py ``NumpyUntilHot``).
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 HASH_SLOTS = 1024
 CAND_SLOTS = 1 << 16
 ESCAPE = 255
 ROUNDS = 5
+#: strings parsed together (their temporaries stay in cache and are reused by the allocator)
+BLOCK = 16384
 _MASKS = np.array([0] + [(1 << (8 * i)) - 1 for i in range(1, 8)] + [-1], dtype=np.int64)
 
 
@@ -47,68 +48,133 @@ def build_lookup(sym_val: np.ndarray, sym_len: np.ndarray) -> tuple[np.ndarray, 
     return h_val, h_info, short, byte
 
 
-def _words(padded: np.ndarray) -> np.ndarray:
-    """An (len - 7, 8) view: row p is the 8 bytes at p (``padded`` has 8 bytes past the data)."""
-    return as_strided(padded, shape=(len(padded) - 7, 8), strides=(padded.strides[0], padded.strides[0]))
+def _word_at(padded: np.ndarray) -> np.ndarray:
+    """Little-endian int64 of the 8 bytes at every position of ``padded`` but its last 7 (an (n - 7) array)."""
+    n = len(padded) - 7
+    per = -(-n // 8)
+    buf = np.zeros(8 * per + 8, np.uint8)
+    buf[:len(padded)] = padded
+    words = np.empty(8 * per, np.int64)
+    for j in range(8):  # positions j, j + 8, ...: the aligned words of the bytes from j
+        words[j::8] = buf[j:j + 8 * per].view("<i8")
+    return words[:n]
 
 
-def parse(padded: np.ndarray, offsets: np.ndarray, tables: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Greedy parse of every string ``padded[offsets[i]:offsets[i + 1]]``.
+class Matcher:
+    """The kernel's lookup of the longest symbol at a position, as array operations over many positions."""
 
-    Returns, step by step concatenated, (string, step, matched entry ``length << 8 | code``, position):
-    within a string the steps are in order.
+    def __init__(self, sym_val: np.ndarray, sym_len: np.ndarray) -> None:
+        h_val, h_info, short, byte = build_lookup(sym_val, sym_len)
+        slots = np.flatnonzero(h_info)
+        # a symbol holding a 0 byte could match the bytes past a string's end, which read as 0 once masked:
+        # only then are lengths checked against what is left and the last byte looked up in ``byte``
+        self.sym_zero = _has_zero_byte(h_val[slots], h_info[slots].astype(np.int64) >> 8) or \
+            bool((np.flatnonzero((short >> 8) == 2) >> 8 == 0).any())
+        self.entry_of_slot = np.zeros(HASH_SLOTS, np.int64)
+        self.entry_of_slot[slots] = np.arange(1, len(slots) + 1)
+        self.info = np.concatenate([[0], h_info[slots].astype(np.int64)])
+        self.val = np.concatenate([[-1], h_val[slots]])  # entry 0 (an empty slot) never matches
+        self.mask = _MASKS[self.info >> 8]
+        escape = np.int64((1 << 8) | ESCAPE)
+        self.fall = np.where(short == 0, escape, short.astype(np.int64))
+        self.fall1 = np.where(byte == 0, escape, byte.astype(np.int64))
+
+    def match(self, w: np.ndarray, rem: np.ndarray | None) -> np.ndarray:
+        """``length << 8 | code`` at words ``w`` (bytes past the string zeroed; ``rem``: bytes left, needed
+        only with ``sym_zero``)."""
+        x = (w & 0xFFFFFF) * 2971215073
+        e = self.entry_of_slot[(x ^ (x >> 15)) & (HASH_SLOTS - 1)]
+        info = self.info[e]
+        hit = (w & self.mask[e]) == self.val[e]
+        fb = self.fall[w & 0xFFFF]
+        if self.sym_zero:
+            hit &= (info >> 8) <= rem
+            fb = np.where(rem >= 2, fb, self.fall1[w & 0xFF])
+        return np.where(hit, info, fb)
+
+
+def _mask_ends(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+    """Zero the bytes of ``words`` that lie past the end of their string (the last 7 positions of each)."""
+    back = np.arange(1, 8)
+    at = ends[:, None] - back
+    inside = at >= starts[:, None]
+    words[at[inside]] &= np.broadcast_to(_MASKS[back], at.shape)[inside]
+
+
+def parse(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, matcher: Matcher,
+          pairs: bool = False) -> tuple[np.ndarray, ...]:
+    """Greedy parse of the non-empty strings ``padded[starts[i]:ends[i]]`` (8 readable bytes past the last).
+
+    Returns, step by step concatenated, (string, matched entry ``length << 8 | code``, position, output byte
+    of the code within its string); with ``pairs`` the last is the previous symbol (-1 at a string's start,
+    an escaped byte b as 256 + b).
     """
-    h_val, h_info, short, byte = tables
-    win = _words(padded)
-    idx = np.flatnonzero(offsets[1:] > offsets[:-1])
-    pos = offsets[:-1][idx].astype(np.int64)
-    end = offsets[1:][idx].astype(np.int64)
-    out_s, out_m, out_p = [], [], []
+    words = _word_at(padded[:int(ends[-1]) + 8] if len(ends) else padded[:8])
+    _mask_ends(words, starts, ends)
+    idx = np.arange(len(starts))
+    pos, end = starts.astype(np.int64), ends.astype(np.int64)
+    o = np.full(len(idx), -1, np.int64) if pairs else np.zeros(len(idx), np.int64)
+    parts = []
     while len(idx):
-        w = np.ascontiguousarray(win[pos]).view("<i8").reshape(-1)
-        r = np.minimum(end - pos, 8)
-        w &= _MASKS[r]
-        h = _hash3(w)
-        info = h_info[h].astype(np.int64)
-        ln = info >> 8
-        hit = (ln > 0) & (ln <= r) & ((w & _MASKS[ln]) == h_val[h])
-        sb = np.where(r >= 2, short[w & 0xFFFF], byte[w & 0xFF]).astype(np.int64)
-        m = np.where(hit, info, np.where(sb != 0, sb, (1 << 8) | ESCAPE))
-        out_s.append(idx)
-        out_m.append(m)
-        out_p.append(pos)
+        w = words[pos]
+        m = matcher.match(w, end - pos if matcher.sym_zero else None)
+        parts.append((idx, m, pos, o))
+        if pairs:
+            c = m & 0xFF
+            o = np.where(c == ESCAPE, 256 + (w & 0xFF), c)  # the previous symbol of the next step
+        else:
+            o = o + 1 + ((m & 0xFF) == ESCAPE)
         pos = pos + (m >> 8)
         more = pos < end
         if not more.all():
-            idx, pos, end = idx[more], pos[more], end[more]
-    if not out_s:
+            idx, pos, end, o = idx[more], pos[more], end[more], o[more]
+    if not parts:
         z = np.zeros(0, np.int64)
-        return z, z, z
-    return np.concatenate(out_s), np.concatenate(out_m), np.concatenate(out_p)
+        return z, z, z, z
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
+
+
+def _has_zero_byte(vals: np.ndarray, lens: np.ndarray) -> bool:
+    """Does any symbol (values, lengths) hold a 0 byte among its ``length`` bytes?"""
+    b = vals.astype("<i8").view(np.uint8).reshape(-1, 8)
+    return bool(((b == 0) & (np.arange(8) < lens[:, None])).any())
 
 
 def encode(data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray,
            sym_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``fsst_encode._encode`` in numpy: (codes, offsets) of the strings ``data[offsets[i]:offsets[i + 1]]``
-    (``data`` with 8 readable bytes past ``offsets[-1]``, ``offsets[0] == 0``)."""
+    (``data`` with 8 readable bytes past ``offsets[-1]``, ``offsets[0] == 0``).
+
+    Blocks of ``BLOCK`` strings at a time: every temporary stays small (reused by the allocator, no page
+    faults of fresh memory) and only the codes are gathered.
+    """
     offsets = np.asarray(offsets, np.int64)
     ns = len(offsets) - 1
-    s, m, p = parse(data, offsets, build_lookup(sym_val, sym_len))
-    code = (m & 0xFF).astype(np.uint8)
-    esc = code == ESCAPE
-    nbytes = 1 + esc.astype(np.int64)
-    per_string = np.bincount(s, weights=nbytes, minlength=ns).astype(np.int64) if len(s) else np.zeros(ns, np.int64)
+    matcher = Matcher(sym_val, sym_len)
+    sizes = np.zeros(ns, np.int64)
+    out = np.empty(2 * int(offsets[-1] - offsets[0]) + 8, np.uint8)  # a code and an escaped byte at most
+    filled = 0
+    for b0 in range(0, ns, BLOCK):
+        b1 = min(b0 + BLOCK, ns)
+        base = int(offsets[b0])
+        block = offsets[b0:b1 + 1] - base
+        live = np.flatnonzero(block[1:] > block[:-1])
+        s, m, p, at = parse(data[base:int(offsets[b1]) + 8], block[:-1][live], block[1:][live], matcher)
+        s = live[s]
+        code = (m & 0xFF).astype(np.uint8)
+        esc = code == ESCAPE
+        size = np.zeros(b1 - b0, np.int64)
+        size[s] = at + 1 + esc  # the steps of a string come in order: its last one gives its size
+        first = np.zeros(b1 - b0, np.int64)
+        np.cumsum(size[:-1], out=first[1:])
+        at += first[s] + filled
+        out[at] = code
+        out[at[esc] + 1] = data[base + p[esc]]
+        sizes[b0:b1] = size
+        filled += int(size.sum())
     out_offs = np.zeros(ns + 1, np.int64)
-    np.cumsum(per_string, out=out_offs[1:])
-    # the steps are grouped by step, not by string: a stable sort by string puts each string's steps in order
-    order = np.argsort(s, kind="stable")
-    nb = nbytes[order]
-    at = np.cumsum(nb) - nb  # strings are consecutive after the sort, so this is each code's place
-    codes = np.empty(int(out_offs[-1]), np.uint8)
-    codes[at] = code[order]
-    e = esc[order]
-    codes[at[e] + 1] = data[p[order][e]]
-    return codes, out_offs
+    np.cumsum(sizes, out=out_offs[1:])
+    return out[:filled].copy(), out_offs
 
 
 def _candidates(count1: np.ndarray, count2: np.ndarray, sym_val: np.ndarray,
@@ -167,14 +233,13 @@ def train(sample: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarr
     sym_val = np.zeros(0, np.int64)
     sym_len = np.zeros(0, np.int64)
     for _ in range(ROUNDS):
-        s, m, p = parse(padded, offsets, build_lookup(sym_val, sym_len))
+        live = np.flatnonzero(offsets[1:] > offsets[:-1])
+        s, m, p, prev = parse(padded, offsets[:-1][live], offsets[1:][live], Matcher(sym_val, sym_len), pairs=True)
         c = m & 0xFF
         c = np.where(c == ESCAPE, 256 + padded[p].astype(np.int64), c)
         count1 = np.bincount(c, minlength=512).astype(np.int64)
-        order = np.argsort(s, kind="stable")
-        s_o, c_o = s[order], c[order]
-        follows = s_o[1:] == s_o[:-1]  # adjacent symbols of one string
-        pairs = c_o[:-1][follows] * 512 + c_o[1:][follows]
+        follows = prev >= 0  # adjacent symbols of one string
+        pairs = prev[follows] * 512 + c[follows]
         count2 = np.bincount(pairs, minlength=512 * 512).astype(np.int64).reshape(512, 512)
         v, ln, g = _candidates(count1, count2, sym_val, sym_len)
         dv, dl, gains, slots = _slots(v, ln, g)

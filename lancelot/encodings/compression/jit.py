@@ -124,9 +124,11 @@ def wait_for_warm_ups(timeout: float | None = None) -> None:
 class NumpyUntilHot:
     """Counts a path's numpy calls and starts the kernels' background preparation when it gets hot."""
 
-    def __init__(self, *kernels: LazyKernel) -> None:
+    def __init__(self, *kernels: LazyKernel, warm_work: int | None = None) -> None:
         self.kernels = kernels
         self.calls = 0
+        self.work = 0  # the numpy calls' total ``work`` (bytes, rows: what the path counts)
+        self.warm_work = warm_work  # prepare the kernels once this much work went through numpy
         self.thread: threading.Thread | None = None  # the background preparation, once started
         self._ready = False  # once loaded, a kernel stays loaded
 
@@ -136,10 +138,13 @@ class NumpyUntilHot:
         self._ready = all(compiled(k) for k in self.kernels)
         return self._ready
 
-    def numpy_call(self, warm: Callable[[], object]) -> None:
-        """Record a numpy call; on the ``HOT_CALLS``-th, ``warm()`` runs in the background."""
+    def numpy_call(self, warm: Callable[[], object], work: int = 0) -> None:
+        """Record a numpy call doing ``work``; on the ``HOT_CALLS``-th call, or once the work reaches
+        ``warm_work``, ``warm()`` runs in the background (few large calls cost as much as many small ones)."""
         self.calls += 1
-        if self.calls == HOT_CALLS:
+        self.work += work
+        if self.thread is None and (self.calls >= HOT_CALLS or (self.warm_work is not None
+                                                                 and self.work >= self.warm_work)):
             self.thread = warm_in_background(self, warm)
 
 
