@@ -28,12 +28,22 @@ if TYPE_CHECKING:
     from lancelot.encodings.structural.write_pipeline import PageWorker
 
 
-class FileVersion(enum.StrEnum):
-    """One Lance file format version (ordered by (major, minor))."""
+class FileVersion(str, enum.Enum):
+    """One Lance file format version (ordered by (major, minor)).
+
+    A ``str`` enum (``enum.StrEnum`` needs Python 3.11; lancelot supports 3.10): ``str()`` and
+    f-strings give the public name.
+    """
 
     V2_0 = "2.0"
     V2_1 = "2.1"
     V2_2 = "2.2"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
     @property
     def key(self) -> tuple[int, int]:
