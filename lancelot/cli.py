@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     from lancelot import __version__
 
     fmt = _Help
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the full traceback on errors (default: off)")
     p = _Parser(prog="lancelot", description="Lance files in pure Python", allow_abbrev=False,

@@ -167,7 +167,7 @@ class LanceFile:
     def _read_ahead(self, readers: list[FieldReader], start: int, stop: int) -> None:
         """Announce the byte ranges every field will read (``ByteSource.will_need``: posix_fadvise
         WILLNEED on local files), so the disk reads of all columns overlap instead of queueing."""
-        ranges = []
+        ranges: list[tuple[int, int]] = []
         for r in readers:
             hint = getattr(r, "range_hint", None)
             if hint is not None:
@@ -177,7 +177,7 @@ class LanceFile:
 
     def _take_ahead(self, readers: list[FieldReader], rows: np.ndarray) -> None:
         """Announce the byte ranges of every field's take before any is read (as _read_ahead)."""
-        ranges = []
+        ranges: list[tuple[int, int]] = []
         for r in readers:
             hint = getattr(r, "take_hint", None)
             if hint is not None:

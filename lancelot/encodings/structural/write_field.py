@@ -88,16 +88,14 @@ def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions
         if not (is_variable(v) or pa.types.is_integer(v) or pa.types.is_floating(v)):
             raise UnsupportedTypeError(f"dictionary field {path.leaf.name!r} of {v} values is not writable at 2.1+ "
                                        "(string, binary, integer and float values are; pylance reads no other)")
-        return
+        return None
     if pa.types.is_fixed_size_list(t):
-        inner = t.value_type
-        while pa.types.is_fixed_size_list(inner):
-            inner = inner.value_type
-        return
+        return None
     if not (is_variable(t) or pa.types.is_null(t) or pa.types.is_boolean(t)
             or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
             or (pa.types.is_primitive(t) and not pa.types.is_null(t))):
         raise UnsupportedTypeError(f"{t} ({path.leaf.name!r}) is not yet writable at 2.1+")
+    return None
 
 
 def encode_empty_struct(levels: PageLevels, name: str) -> tuple[pb21.PageLayout, list[np.ndarray]]:
@@ -187,8 +185,8 @@ class LeafColumnWriter:
             return
         align = PAGE_ROW_ALIGN * per_row
         if final:  # equal pages (the last maybe a little shorter)
-            pages = page_count(cost, self.max_page_bytes, num_rows // per_row)
-            rows_per_page = -(-(num_rows // per_row) // pages) * per_row
+            n_pages = page_count(cost, self.max_page_bytes, num_rows // per_row)
+            rows_per_page = -(-(num_rows // per_row) // n_pages) * per_row
             if rows_per_page >= 4 * align:  # whole 1024-value bitpacking chunks: no padded chunk ends a page
                 rows_per_page += -rows_per_page % align
         else:  # pages of about max_page_bytes, the remainder waits for the next batches
@@ -213,7 +211,7 @@ class LeafColumnWriter:
             def encode():
                 return None
 
-            def commit(_) -> None:
+            def commit(r) -> None:
                 s = concat_shreds(parts)
                 self._commit(s, self._encode(s, page))
         else:

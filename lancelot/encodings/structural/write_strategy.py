@@ -380,6 +380,7 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
     if not force and index_plan.size >= opts.dict_size_ratio * plain:
         return None
     items = to_block(encoded.dictionary)
+    assert isinstance(items, FixedWidthBlock | VariableWidthBlock)  # a dictionary of fixed or variable values
     if fixed is not None:
         items = FixedWidthBlock(items.data, fixed.bits_per_value, c)
     dict_enc, (dict_buf,) = _dictionary_block(items, opts)
@@ -431,12 +432,11 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
             return plan
     bits = 8 * block.offsets.dtype.itemsize
 
-    def chunk(a: int, n: int) -> Compressed:
+    def plain(a: int, n: int) -> Compressed:
         return compress_variable(VariableWidthBlock(block.offsets[a:a + n + 1], block.data, n), bits)
 
     costs = value_costs(values)
-    if opts.general:
-        chunk = _with_general(chunk, _general_compression(opts))
+    chunk = _with_general(plain, _general_compression(opts)) if opts.general else plain
     return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
 
 
