@@ -12,14 +12,18 @@ from __future__ import annotations
 import pyarrow as pa
 from hypothesis import strategies as st
 
+from lancelot import versions
+from lancelot.versions import FileVersion
+
 LEAVES = [pa.int32(), pa.int64(), pa.string(), pa.bool_(), pa.float64(), pa.large_binary(),
           pa.list_(pa.float32(), 2), pa.dictionary(pa.int16(), pa.string())]
 MAP_KEYS = [pa.string(), pa.int32()]
 
 
-def nested_types(version: str = "2.2", max_leaves: int = 4) -> st.SearchStrategy[pa.DataType]:
+def nested_types(version: str | FileVersion = "2.2", max_leaves: int = 4) -> st.SearchStrategy[pa.DataType]:
     """Nested types over small leaves (maps only at 2.2, where Lance has them); at least one nested layer."""
     leaves = st.sampled_from(LEAVES)
+    maps = versions.parse(version).maps
 
     def extend(children: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[pa.DataType]:
         names = st.lists(st.sampled_from("abcde"), min_size=1, max_size=2, unique=True)
@@ -27,7 +31,7 @@ def nested_types(version: str = "2.2", max_leaves: int = 4) -> st.SearchStrategy
                | st.builds(pa.large_list, children)
                | st.builds(lambda ns, ts: pa.struct(list(zip(ns, ts))), names, st.lists(children, min_size=2,
                                                                                        max_size=2)))
-        if version == "2.2":
+        if maps:
             out = out | st.builds(pa.map_, st.sampled_from(MAP_KEYS), children)
         return out
 
