@@ -138,11 +138,9 @@ def live_ranges(ds, fragment_id: int, zone_filters: list[tuple]) -> list[tuple[i
     frag = ds.get_fragment(fragment_id)
     top = [(f[0][0], *f[1:]) if isinstance(f[0], tuple) and len(f[0]) == 1 else f for f in zone_filters]
     usable = [f for f in top if isinstance(f[0], str)]
-    # Fragment.zone_ranges (the private name in older lancelot.dataset)
-    zone_ranges = getattr(frag, "zone_ranges", None) or getattr(frag, "_zone_ranges", None)
-    if not usable or zone_ranges is None:
+    if not usable:
         return [(0, frag.count_rows())]
-    return _to_live(zone_ranges(usable), frag.deleted_positions())
+    return _to_live(frag.zone_ranges(usable), frag.deleted_positions())
 
 
 def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]] | None, *,
