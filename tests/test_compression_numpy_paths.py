@@ -11,7 +11,8 @@ from lancelot import zonemap_bounds
 from lancelot.encodings.compression import bitpacking_kernel as bk
 from lancelot.encodings.compression import fsst_encode as fk
 from lancelot.encodings.compression import fsst_encode_numpy as fn
-from lancelot.encodings.compression.bitpacking import CHUNK, _chunk_widths
+from lancelot.encodings.compression.bitpacking import CHUNK, _chunk_widths, pack_inline_chunks
+from lancelot.encodings.compression.block import FixedWidthBlock
 
 
 def _strings(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,3 +102,144 @@ def test_numpy_until_hot_prepares_after_enough_work() -> None:
     for _ in range(HOT_CALLS):
         hot.numpy_call(lambda: ran.append(3), 0)
     assert ran == [2]
+
+
+# ------------------------------------------------------------------ reads (the first scan of a fresh process)
+
+
+def _inline_chunks_input(t: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Inline-bitpacked chunks of random widths (some chunks short of 1024 values, some empty), laid out
+    with gaps in one buffer, as a page read gives them."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(f"uint{t}")
+    n_chunks = int(rng.integers(1, 12))
+    parts, starts, sizes, counts = [], [], [], []
+    pos = 0
+    for k in range(n_chunks):
+        bits = int(rng.integers(0, t + 1))
+        n = 1024 if k < n_chunks - 1 or seed % 2 else int(rng.integers(1, 1025))
+        if seed % 3 == 0 and k == 1:
+            n = int(rng.integers(0, 1025))  # a partial or empty chunk in the middle
+        vals = (rng.integers(0, 1 << 62, 1024, dtype=np.uint64) >> np.uint64(64 - bits)).astype(dt) if bits else \
+            np.zeros(1024, dt)
+        vals[n:] = 0
+        packed, _ = pack_inline_chunks(FixedWidthBlock(vals.view(np.uint8), t, 1024))
+        gap = np.zeros(int(rng.integers(0, 9)), np.uint8)
+        parts += [gap, packed]
+        starts.append(pos + len(gap))
+        sizes.append(len(packed))
+        counts.append(n)
+        pos += len(gap) + len(packed)
+    data = np.concatenate(parts)
+    return data, np.array(starts, np.int64), np.array(sizes, np.int64), np.array(counts, np.int64)
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+@pytest.mark.parametrize("seed", range(4))
+def test_inline_unpack_numpy_matches_the_kernel(t: int, seed: int) -> None:
+    data, starts, sizes, counts = _inline_chunks_input(t, seed)
+    dt = np.dtype(f"uint{t}")
+    cases = [(data, starts, sizes, counts)]
+    bad_width = data.copy()
+    bad_width[starts[-1]] = t + 1  # a width beyond the values' bits
+    short = sizes.copy()
+    short[len(short) // 2] = t // 8 + 1  # packed words past the chunk (or the header, for width 0: fine)
+    cases += [(bad_width, starts, sizes, counts), (data, starts, short, counts),
+              (data, starts, np.minimum(sizes, t // 8 - 1), counts),  # headers past the chunk (t > 8)
+              (data, starts, sizes, counts + 1025)]
+    for d, s, z, c in cases:
+        ks, kv, kk, kw = bk.inline_chunks_kernel(d, s, z, c, dt)
+        ns, nv, nk, nw = bk.inline_chunks_numpy(d, s, z, c, dt)
+        assert ks == ns
+        if ks != bk.OK:  # the first bad chunk (and its width)
+            assert (kk, kw) == (nk, nw)
+        else:
+            assert kv.dtype == nv.dtype and np.array_equal(kv, nv)
+
+
+@pytest.mark.parametrize("ow", [4, 8])
+@pytest.mark.parametrize("seed", range(4))
+def test_variable_join_numpy_matches_the_kernels(ow: int, seed: int) -> None:
+    from lancelot.encodings.compression import variable_kernel as vk
+    from lancelot.encodings.compression import variable_numpy as vn
+
+    rng = np.random.default_rng(seed)
+    parts, starts, sizes, counts = [], [], [], []
+    pos = 0
+    for _ in range(int(rng.integers(1, 10))):
+        n = int(rng.integers(0, 50))
+        lens = rng.integers(0, 9, n)
+        offs = (n + 1) * ow + np.concatenate([[0], np.cumsum(lens)])
+        buf = np.concatenate([offs.astype(f"<u{ow}").view(np.uint8), rng.integers(0, 256, int(lens.sum()), np.uint8)])
+        gap = np.zeros(int(rng.integers(0, 5)) * (seed % 2), np.uint8)  # unaligned chunks on odd seeds
+        parts += [gap, buf]
+        starts.append(pos + len(gap))
+        sizes.append(len(buf))
+        counts.append(n)
+        pos += len(gap) + len(buf)
+    data = np.concatenate(parts)
+    starts, sizes, counts = (np.array(a, np.int64) for a in (starts, sizes, counts))
+    k = len(starts) - 1
+    decreasing = data.copy()
+    if counts[k] > 1:
+        decreasing[starts[k] + ow:starts[k] + 2 * ow] = 255  # offset 1 beyond offset 2
+    past = data.copy()
+    past[starts[k] + counts[k] * ow] = 255  # the last offset past the chunk
+    overlap = data.copy()
+    overlap[starts[k]:starts[k] + ow] = 0  # the first offset inside the offsets
+    short = sizes.copy()
+    short[k] = counts[k] * ow
+    for d, z in ((data, sizes), (decreasing, sizes), (past, sizes), (overlap, sizes), (data, short)):
+        fk, lk, fn, ln = (np.full(len(starts), -1, np.int64) for _ in range(4))
+        sk = vk.extents(d, starts, z, counts, ow, fk, lk)
+        assert sk == vn.extents_numpy(d, starts, z, counts, ow, fn, ln)
+        if sk != vk.OK:
+            continue
+        assert np.array_equal(fk, fn) and np.array_equal(lk, ln)
+        total = int((lk - fk).sum())
+        ok, dk = np.empty(int(counts.sum()) + 1, np.int64), np.empty(total, np.uint8)
+        on, dn = np.empty_like(ok), np.empty_like(dk)
+        sk = vk.join(d, np.zeros(0, f"<u{ow}"), starts, counts, ow, fk, lk, ok, dk)
+        assert sk == vn.join_numpy(d, starts, counts, ow, fn, ln, on, dn)
+        if sk == vk.OK:
+            assert np.array_equal(ok, on) and np.array_equal(dk, dn)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunk_headers_numpy_match_the_kernel(seed: int) -> None:
+    from lancelot.encodings.structural import miniblock_chunks as mc
+
+    rng = np.random.default_rng(seed)
+    nlev, nvals, word = seed % 3, 1 + seed % 2, (2, 4)[seed % 2]
+    nbuf = nlev + nvals
+    head = 2 + 2 * nlev + word * nvals
+    chunks, pos, size = [], [], []
+    at = 0
+    for _ in range(int(rng.integers(1, 20))):
+        lens = rng.integers(0, 40, nbuf)
+        hdr = [int(rng.integers(0, 1024)).to_bytes(2, "little")] + \
+            [int(x).to_bytes(2 if i < nlev else word, "little") for i, x in enumerate(lens)]
+        body = -(-head // 8) * 8 + sum(-(-int(x) // 8) * 8 for x in lens)
+        chunk = np.zeros(body, np.uint8)
+        chunk[:head] = np.frombuffer(b"".join(hdr), np.uint8)
+        chunks.append(chunk)
+        pos.append(at)
+        size.append(body)
+        at += body
+    data, pos, size = np.concatenate(chunks), np.array(pos, np.int64), np.array(size, np.int64)
+    short_body, short_head = size.copy(), size.copy()
+    short_body[-1] -= 9
+    short_head[len(size) // 2] = head - 1
+    for z in (size, short_body, short_head):
+        out = []
+        for f in (mc._parse_headers, mc.parse_headers_numpy):
+            res = (np.empty(len(pos), np.int64), np.empty((len(pos), nbuf), np.int64),
+                   np.empty((len(pos), nbuf), np.int64), np.zeros(3, np.int64))
+            status = f(data, pos, z, head, nlev, word, nbuf, *res)
+            out.append((status, res))
+        (sk, rk), (sn, rn) = out
+        assert sk == sn
+        if sk:
+            assert np.array_equal(rk[3], rn[3])
+        else:
+            assert all(np.array_equal(a, b) for a, b in zip(rk[:3], rn[:3]))

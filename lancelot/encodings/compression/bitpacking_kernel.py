@@ -111,12 +111,66 @@ def inline_chunks(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, count
                   dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
     """Decode inline-bitpacked chunks: (status, values of ``dtype``, bad chunk, bad width)."""
     dtype = np.dtype(dtype)
+    starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, sizes, counts))
+    if not HOT_UNPACK.ready():  # a fresh process: numpy until the kernel is loaded (same values and statuses)
+        HOT_UNPACK.numpy_call(lambda: inline_chunks_kernel(data, starts[:0].copy(), sizes[:0].copy(),
+                                                           counts[:0].copy(), dtype), work=len(data))
+        return inline_chunks_numpy(data, starts, sizes, counts, dtype)
+    return inline_chunks_kernel(data, starts, sizes, counts, dtype)
+
+
+def inline_chunks_kernel(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                         dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
+    """``inline_chunks`` by the numba kernel (int64 ``starts``, ``sizes``, ``counts``)."""
     out = np.empty(int(counts.sum()), dtype=dtype)
     scratch = np.empty(1024, dtype=dtype)
     bad = np.zeros(2, dtype=np.int64)
-    status = _inline_chunks(data, starts.astype(np.int64, copy=False), sizes.astype(np.int64, copy=False),
-                            counts.astype(np.int64, copy=False), _ORDER, scratch, scratch.view(np.uint8), out, bad)
+    status = _inline_chunks(data, starts, sizes, counts, _ORDER, scratch, scratch.view(np.uint8), out, bad)
     return status, out, int(bad[0]), int(bad[1])
+
+
+def inline_chunks_numpy(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                        dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
+    """``inline_chunks`` in numpy: headers checked all at once (the first bad chunk reported, as the kernel
+    does), then the chunks of each width unpacked together, row by row of the FastLanes layout."""
+    dtype = np.dtype(dtype)
+    t = dtype.itemsize * 8
+    tb, lanes = t // 8, 1024 // t
+    n_chunks = len(starts)
+    live = counts > 0
+    has_head = live & (counts <= 1024) & (sizes >= tb)
+    head_at = np.where(has_head, starts, 0)
+    width = np.zeros(n_chunks, dtype=np.int64)
+    for b in range(tb):
+        width |= np.where(has_head, data[np.minimum(head_at + b, max(len(data) - 1, 0))], 0).astype(np.int64) << (8 * b)
+    status = np.zeros(n_chunks, dtype=np.int64)
+    status[live & (width > t) & has_head] = BAD_WIDTH
+    status[live & (width <= t) & has_head & (tb + 128 * width > sizes)] = SHORT_PACKED
+    status[live & (sizes < tb)] = SHORT_HEADER
+    status[live & (counts > 1024)] = TOO_MANY
+    bad = np.flatnonzero(status)
+    if len(bad):
+        k = int(bad[0])
+        return int(status[k]), np.empty(0, dtype), k, int(width[k]) if status[k] == BAD_WIDTH else 0
+    values = np.zeros((n_chunks, 1024), dtype=dtype)
+    for w in np.unique(width[live & (width > 0)]).tolist():
+        rows = np.flatnonzero(live & (width == w))
+        at = starts[rows][:, None] + tb + np.arange(128 * w)
+        words = data[at].view(dtype).reshape(len(rows), w, lanes)
+        mask = dtype.type(np.iinfo(dtype).max >> (t - w))
+        for r in range(t):
+            first = int(_ORDER[r // 8]) * 16 + (r % 8) * 128  # row r of lane l is value first + l
+            k, sh = divmod(r * w, t)
+            row = words[:, k, :] >> dtype.type(sh)
+            if sh + w > t:
+                row |= words[:, k + 1, :] << dtype.type(t - sh)
+            values[rows, first:first + lanes] = row & mask
+    if n_chunks and bool(np.all(counts[:-1] == 1024)):
+        out = values.reshape(-1)[:int(counts.sum())]
+    else:
+        out = values[np.repeat(np.arange(n_chunks), counts),
+                     np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)]
+    return OK, np.ascontiguousarray(out), 0, 0
 
 
 @njit(cache=True, nogil=True)
@@ -197,3 +251,5 @@ def pack_inline_numpy(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndar
 
 #: pages packed with numpy before the kernel is prepared in the background
 HOT_PACK = NumpyUntilHot(_pack_inline)
+#: inline-bitpacked reads decoded with numpy before the kernel is prepared in the background (or 16 MiB read)
+HOT_UNPACK = NumpyUntilHot(_inline_chunks, warm_work=16 << 20)

@@ -22,6 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from lancelot.encodings.compression import variable_kernel as vk
+from lancelot.encodings.compression import variable_numpy as vn
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, unpack_chunks
 from lancelot.encodings.compression.bitpacking_kernel import INLINE_MESSAGES, inline_chunks
 from lancelot.encodings.compression.bitpacking_kernel import OK as INLINE_OK
@@ -31,6 +33,7 @@ from lancelot.encodings.compression.byte_stream_split import _bits as bss_bits
 from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table
 from lancelot.encodings.compression.general import decompress_buffer
+from lancelot.encodings.compression.jit import NumpyUntilHot
 from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
 from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
@@ -40,6 +43,8 @@ from lancelot.encodings.compression.variable import offset_bits
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_DEPTH = 16
+#: variable-width reads joined with numpy before the kernels are prepared in the background (or 16 MiB read)
+HOT_VARIABLE = NumpyUntilHot(vk.extents, vk.join, warm_work=16 << 20)
 
 
 @lru_cache(maxsize=256)
@@ -150,24 +155,39 @@ def _inline_bitpacking(desc: pb.InlineBitpacking, buffers: list[Segments], count
 def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> VariableWidthBlock:
     bits = offset_bits(var)
     require(len(buffers) >= 1, "variable encoding expects one buffer, got none")
-    from lancelot.encodings.compression import variable_kernel as vk  # numba: imported when first needed
-
     seg = buffers[0]
     ow = bits // 8
     raw = readonly(seg.data)
     first = np.empty(len(counts), dtype=np.int64)
     last = np.empty(len(counts), dtype=np.int64)
-    status = vk.extents(raw, seg.starts, seg.sizes, counts, ow, first, last)
+    starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (seg.starts, seg.sizes, counts))
+    numpy = not HOT_VARIABLE.ready()  # a fresh process: numpy until the kernels are loaded (same output)
+    if numpy:
+        HOT_VARIABLE.numpy_call(lambda: _variable_warm(raw, ow), work=len(raw))
+        status = vn.extents_numpy(raw, starts, sizes, counts, ow, first, last)
+    else:
+        status = vk.extents(raw, starts, sizes, counts, ow, first, last)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     total = int((last - first).sum())
     check_size(total, "variable values")
     offsets = np.empty(int(counts.sum()) + 1, dtype=np.int64)
     data = np.empty(total, dtype=np.uint8)
-    aligned = raw.ctypes.data % ow == 0 and not np.any(seg.starts % ow)
-    words = raw[:len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
-    status = vk.join(raw, words, seg.starts, counts, ow, first, last, offsets, data)
+    if numpy:
+        status = vn.join_numpy(raw, starts, counts, ow, first, last, offsets, data)
+    else:
+        aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
+        words = raw[:len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
+        status = vk.join(raw, words, starts, counts, ow, first, last, offsets, data)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return VariableWidthBlock(offsets, data, int(counts.sum()))
+
+
+def _variable_warm(raw: np.ndarray, ow: int) -> None:
+    """Load (or compile) the variable-width kernels for the types of a real call (no chunk: nothing read)."""
+    z = np.zeros(0, np.int64)
+    words = readonly(np.zeros(0, uint_dtype(ow * 8)))
+    vk.extents(raw, z, z, z, ow, z.copy(), z.copy())
+    vk.join(raw, words, z, z, ow, z, z, np.zeros(1, np.int64), np.zeros(0, np.uint8))
 
 
 def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock:

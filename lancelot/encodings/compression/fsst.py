@@ -26,7 +26,7 @@ import numpy as np
 from lancelot.encodings.compression import fsst_kernel
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
-from lancelot.encodings.compression.fsst_numpy import NUMPY_CODES, decode_numpy
+from lancelot.encodings.compression.fsst_numpy import decode_numpy_blocks
 from lancelot.encodings.compression.jit import NumpyUntilHot
 from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -122,7 +122,7 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
     if _small(HOT_ONE, int((ends - starts).sum()) if len(starts) else 0):
         symbols = np.asarray(table.symbols)[None]
-        status, out, out_offs = decode_numpy(codes, starts, ends, symbols, np.asarray(table.lengths)[None],
+        status, out, out_offs = decode_numpy_blocks(codes, starts, ends, symbols, np.asarray(table.lengths)[None],
                                              np.array([table.n_symbols]), np.zeros(len(starts), np.int64))
         _check_status(status, f"the {table.n_symbols} symbols of the table")
         if mode["decode"] == "auto":
@@ -130,7 +130,7 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
             HOT_ONE.numpy_call(lambda: (fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols),
                                         fsst_kernel.decode(codes, starts, ends, sym, lengths, table.n_symbols,
                                                            np.empty(len(out) + MAX_SYMBOL, np.uint8),
-                                                           np.empty_like(out_offs))))
+                                                           np.empty_like(out_offs))), work=len(out))
         return VariableWidthBlock(out_offs, out, len(starts))
     size = fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, f"the {table.n_symbols} symbols of the table")
@@ -146,17 +146,17 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
 mode = {"decode": "auto"}
 
 
-HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode)
-HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables)
+HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode, warm_work=16 << 20)
+HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables, warm_work=16 << 20)
 
 
 def _small(hot: NumpyUntilHot, n_codes: int) -> bool:
     """Whether ``n_codes`` codes are decoded in numpy (fsst_numpy.py) rather than by the kernels
-    (a few codes while the kernels are not loaded in this process)."""
+    (while the kernels are not loaded in this process: a fresh process's first takes and scans)."""
     m = mode["decode"]
     if m != "auto":
         return m == "numpy"
-    return n_codes <= NUMPY_CODES and not hot.ready()
+    return not hot.ready()
 
 
 def _check_status(status: int, table: str) -> None:
@@ -205,14 +205,14 @@ def fsst_decode_tables(tables: StackedTables, table_of: np.ndarray, block: Varia
     require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
     codes, table_of = readonly(data), np.asarray(table_of, dtype=np.int64)
     if _small(HOT_TABLES, end - start):
-        status, out, out_offs = decode_numpy(codes, offs[:-1], offs[1:], tables.symbols, tables.lengths,
+        status, out, out_offs = decode_numpy_blocks(codes, offs[:-1], offs[1:], tables.symbols, tables.lengths,
                                              tables.n_symbols, table_of)
         _check_status(status, "the symbols of its table")
         if mode["decode"] == "auto":
             HOT_TABLES.numpy_call(lambda: (fsst_kernel.decoded_size_tables(
                 codes, offs, table_of, tables.lengths, tables.n_symbols), fsst_kernel.decode_tables(
                 codes, offs, table_of, tables.symbols, tables.lengths, tables.n_symbols,
-                np.empty(len(out) + MAX_SYMBOL, np.uint8), np.empty_like(out_offs))))
+                np.empty(len(out) + MAX_SYMBOL, np.uint8), np.empty_like(out_offs))), work=len(out))
         return VariableWidthBlock(out_offs, out, block.num_values)
     size = fsst_kernel.decoded_size_tables(codes, offs, table_of, tables.lengths, tables.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, "the symbols of its table")

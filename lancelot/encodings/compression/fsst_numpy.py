@@ -1,10 +1,9 @@
 """FSST decoding of a few strings in numpy (fsst_kernel.py's loops without numba).
 
-For the strings of a small take (a few hundred codes) a dozen numpy passes cost
-less than importing numba and loading the kernel, which a fresh process would pay
-on its first take.  The walk's only sequential rule, "255 escapes the next byte",
-is resolved per run of 0xFF bytes: inside a string, the first byte of such a run
-is always an escape (it follows a symbol, a literal or the string start), the
+For the strings of a take, or of a fresh process's first scans, a dozen numpy passes
+cost less than importing numba and loading (or compiling) the kernel.  The walk's only
+sequential rule, "255 escapes the next byte", is resolved per run of 0xFF bytes: inside
+a string, the first byte of such a run is always an escape (it follows a symbol, a literal or the string start), the
 run alternates escape / literal, and the byte after a run of odd length is a
 literal.  Same statuses as the kernels: OK, ESCAPE_AT_END, BAD_CODE.
 """
@@ -14,8 +13,34 @@ from __future__ import annotations
 import numpy as np
 
 OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
-#: inputs of at most this many code bytes are decoded here while the kernel is not loaded
-NUMPY_CODES = 4096
+#: larger inputs (a scan while the kernel is not loaded) are decoded in groups of strings of about this many codes
+BLOCK_CODES = 1 << 18
+
+
+def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray,
+                        lengths: np.ndarray, n_symbols: np.ndarray,
+                        table_of: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """``decode_numpy`` over groups of whole strings of about ``BLOCK_CODES`` codes each (its temporaries
+    are a few int64 per code): the same bytes, offsets and first error."""
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    table_of = np.asarray(table_of, dtype=np.int64)
+    cum = np.cumsum(ends - starts)
+    total = int(cum[-1]) if len(cum) else 0
+    if total <= BLOCK_CODES:
+        return decode_numpy(codes, starts, ends, symbols, lengths, n_symbols, table_of)
+    cuts = np.unique(np.searchsorted(cum, np.arange(BLOCK_CODES, total, BLOCK_CODES), side="right"))
+    bounds = [0, *cuts[(cuts > 0) & (cuts < len(starts))].tolist(), len(starts)]
+    outs, offs = [], [np.zeros(1, np.int64)]
+    base = 0
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        status, out, o = decode_numpy(codes, starts[a:b], ends[a:b], symbols, lengths, n_symbols, table_of[a:b])
+        if status != OK:
+            return status, np.zeros(0, np.uint8), np.zeros(0, np.int64)
+        outs.append(out)
+        offs.append(o[1:] + base)
+        base += len(out)
+    return OK, np.concatenate(outs), np.concatenate(offs)
 
 
 def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.chunked import decompress_chunks, decompress_level_chunks
-from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.segments import Segments, readonly
 from lancelot.encodings.structural.page import levels_u16
 from lancelot.errors import CorruptFileError
@@ -105,6 +105,46 @@ def _parse_headers(data, pos, size, head, nlev, word, nbuf, levels, starts, size
     return 0
 
 
+def parse_headers_numpy(data, pos, size, head, nlev, word, nbuf, levels, starts, sizes, bad) -> int:
+    """``_parse_headers`` in numpy: one pass per buffer over all chunks; the first bad chunk (and, in it,
+    the first bad buffer) is reported, as the kernel does."""
+    n = len(pos)
+    fits = size >= head
+    p = np.where(fits, pos, 0)  # a chunk shorter than its header is not read
+    hi = max(len(data) - 1, 0)
+
+    def u(at: np.ndarray, nbytes: int) -> np.ndarray:
+        v = np.zeros(n, dtype=np.int64)
+        for b in range(nbytes):
+            v |= np.where(fits, data[np.minimum(at + b, hi)], 0).astype(np.int64) << (8 * b)
+        return v
+
+    levels[:] = u(p, 2)
+    cursor = np.full(n, (head + ALIGN - 1) // ALIGN * ALIGN, dtype=np.int64)
+    over = np.full(n, nbuf, dtype=np.int64)  # each chunk's first buffer past its end (nbuf: none)
+    for i in range(nbuf):
+        ln = u(p + 2 + 2 * i, 2) if i < nlev else u(p + 2 + 2 * nlev + word * (i - nlev), word)
+        past = (cursor + ln > size) & (over == nbuf)
+        over[past] = i
+        starts[:, i] = p + cursor
+        sizes[:, i] = ln
+        cursor = (cursor + ln + ALIGN - 1) // ALIGN * ALIGN
+    bad_chunks = np.flatnonzero(~fits | (over < nbuf))
+    if not len(bad_chunks):
+        return 0
+    k = int(bad_chunks[0])
+    bad[0] = k
+    if not fits[k]:
+        return 1
+    i = int(over[k])
+    bad[1], bad[2] = i, sizes[k, i]
+    return 2
+
+
+#: mini-block reads whose chunk headers are parsed with numpy before the kernel is prepared in the background
+HOT_HEADERS = NumpyUntilHot(_parse_headers, warm_work=100_000)
+
+
 def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> ChunkBuffers:
     """Parse the headers of the chunks at ``data[pos[k]:pos[k] + size[k]]`` (all checked against the sizes)."""
     n = len(pos)
@@ -115,8 +155,14 @@ def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.
     starts = np.empty((n, nbuf), dtype=np.int64)
     sizes = np.empty((n, nbuf), dtype=np.int64)
     bad = np.zeros(3, dtype=np.int64)
-    status = _parse_headers(readonly(data), pos.astype(np.int64, copy=False), size.astype(np.int64, copy=False),
-                            head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
+    data, pos, size = readonly(data), np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(size, np.int64)
+    if HOT_HEADERS.ready():
+        status = _parse_headers(data, pos, size, head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
+    else:  # a fresh process: numpy until the kernel is loaded (same results)
+        HOT_HEADERS.numpy_call(lambda: _parse_headers(data, pos[:0].copy(), size[:0].copy(), head, nlev, fmt.word,
+                                                      nbuf, levels[:0].copy(), starts[:0].copy(), sizes[:0].copy(),
+                                                      bad.copy()), work=n)
+        status = parse_headers_numpy(data, pos, size, head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
     if status == 1:
         k = int(bad[0])
         raise CorruptFileError(f"chunk {k} of the read: header of {head} bytes in a chunk of {int(size[k])}")
