@@ -203,7 +203,7 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
         bar = stack.enter_context(tqdm(
             total=inp.total_rows if by_rows else inp.size, unit=" rows" if by_rows else "B", unit_scale=True,
             unit_divisor=1000 if by_rows else 1024, file=err, disable=not show, ncols=width, nrows=height,
-            desc=f"{_NAMES[fmt]} -> Lance", mininterval=0.2, leave=False))
+            desc=f"{_NAMES[fmt]} -> Lance", mininterval=0.2, leave=True))  # the last frame stays: rows, rate, bytes
         rows = 0
 
         def tick(b: pa.RecordBatch, done: str) -> None:

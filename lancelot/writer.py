@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from lancelot import field_metadata, versions
-from lancelot.encodings.strategy import WriteSettings
+from lancelot.encodings.strategy import WriteSettings, check_profile
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
@@ -54,7 +54,8 @@ class LanceWriter:
     """
 
     def __init__(self, path: str | os.PathLike, schema: pa.Schema, *, version: str | FileVersion | None = None,
-                 max_page_bytes: int | None = None, storage_options: dict | None = None) -> None:
+                 max_page_bytes: int | None = None, storage_options: dict | None = None,
+                 profile: str | None = None) -> None:
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"LanceWriter expects a pyarrow Schema, got {_type_name(schema)}")
         self.path = os.fspath(path)
@@ -62,7 +63,8 @@ class LanceWriter:
         self.schema = schema
         self._stored = normalize_schema(schema)
         self.settings = WriteSettings(version=self.version,
-                                      max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES))
+                                      max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
+                                      profile=check_profile(profile))
         self.max_page_bytes = self.settings.max_page_bytes
         self.num_rows = 0
         self._lock = threading.RLock()  # one write/close/abort at a time: batches stay whole
@@ -235,7 +237,8 @@ def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None,
 
 
 def write_table(data, path: str | os.PathLike, *, version: str | None = None, max_page_bytes: int | None = None,
-                schema: pa.Schema | None = None, storage_options: dict | None = None) -> None:
+                schema: pa.Schema | None = None, storage_options: dict | None = None,
+                profile: str | None = None) -> None:
     """Write ``data`` as one Lance file at ``path`` (a local path or any fsspec URL).
 
     ``data`` is a Table, RecordBatch, RecordBatchReader, an iterable of RecordBatches (or Tables),
@@ -247,6 +250,6 @@ def write_table(data, path: str | os.PathLike, *, version: str | None = None, ma
         raise LanceError("write_table got no batches and no schema (pass schema= to write an empty file)",
                          path=os.fspath(path))
     with LanceWriter(path, schema, version=version, max_page_bytes=max_page_bytes,
-                     storage_options=storage_options) as w:
+                     storage_options=storage_options, profile=profile) as w:
         for b in batches:
             w.write(b)

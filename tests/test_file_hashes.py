@@ -98,17 +98,17 @@ CASES = [(name, None) for name in TABLES] + [("primitive", 4096)]
 #: (table, version, max_page_bytes) -> sha256 of the written file
 EXPECTED: dict[tuple[str, str, int | None], str] = {
     ("primitive", "2.0", None): "c39f8250b17cb2933403c7b79e79e73692d97a4b3b4563fe0ef97df0b9ec03aa",
-    ("primitive", "2.1", None): "cb09fce4e29672783aefa3c26a2442eff9a8c79fbbb8deb5340ccb4b04dc5386",
-    ("primitive", "2.2", None): "598050d6b7ccd867ea5cf9c7e2742e73258b12d015e82e1396b30d63891ce5f6",
+    ("primitive", "2.1", None): "317a69433caa8e8940bba49bf550943ca32dc3fba3d61896d8681077f2e07737",
+    ("primitive", "2.2", None): "8d4c4604a3336a9ada303a06274d04d3dea4228dfd3db66534617c1e13209aad",
     ("strings", "2.0", None): "d747fba9f9fba0215102d11c7f51822838605a593e41700372e9ec92e41739ec",
-    ("strings", "2.1", None): "91cc84e92d72c040ce1cca4cd018e399c6976bf2524ac177603f4ed87b5335b8",
-    ("strings", "2.2", None): "381fdca41c01d132287755a2f9d18d30e92642e4b9601770dd4ca29edc2a37d9",
+    ("strings", "2.1", None): "30c8ca492070ffcb7f7c3b9f8bbbd4745ef26a61ca69d84ace012f16852033eb",
+    ("strings", "2.2", None): "f88266626863d2b390d6e60d3bd42eba299a8472a979b035141f5e2cae81f875",
     ("nested", "2.0", None): "62af9f2aae3af8dda2d2caf0241dd456f7680b777160848ce5e9405496d382f7",
     ("nested", "2.1", None): "7914a7ffdf9203c7698110fb11decaf65d09f85d2e1519e0197f5e348e8f4c13",
     ("nested", "2.2", None): "e71d329a2feece29aa1d338415af22b6bf2cdb7a0be20095bc968f692db7f822",
     ("primitive", "2.0", 4096): "4c327da8b768b734edc6a220fd2f9457ebb28a420016d7e2b85874adc68a2d47",
-    ("primitive", "2.1", 4096): "9562b235c6c082d5d9e48eab139da597e8d54b2203bd21746bb4d4705705ae11",
-    ("primitive", "2.2", 4096): "1ceb5ac7f940d027e0ef424583b0b278a018f44903df013bd8321c8ece09c3f6",
+    ("primitive", "2.1", 4096): "334f4b3ba299af593408f3c1526841d446cd8aabb41812b0bf2c2dc1caaad105",
+    ("primitive", "2.2", 4096): "1a9cdf71d2cd82381942a2a3972b38c35e17d19b0dd14278c8ebb81f2792705e",
 }
 
 

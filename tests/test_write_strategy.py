@@ -64,7 +64,10 @@ def _kind(enc: pb.CompressiveEncoding) -> str:
 
 
 def _write(tmp_path, table: pa.Table, version: str, **kw) -> str:
+    """Written with the ``fast`` profile unless asked otherwise: these tests check the technique chosen
+    for a page, before the profile's General compression (tests/test_write_profile.py)."""
     path = str(tmp_path / f"t{version}.lance")
+    kw.setdefault("profile", "fast")
     write_table(table, path, version=version, **kw)
     return path
 

@@ -30,8 +30,11 @@ the same keys with the same meaning:
 
 (What counts as packed or blob is ``lancelot.field_metadata``'s rule, shared with the readers.)
 
-``WriteSettings`` is what the writer sets for every field (version, ``max_page_bytes``); the field
-writers get it by keyword and resolve each leaf's ``EncodingOptions`` once, when they are built.
+``WriteSettings`` is what the writer sets for every field (version, ``max_page_bytes``, ``profile``);
+the field writers get it by keyword and resolve each leaf's ``EncodingOptions`` once, when they are
+built.  The ``profile`` ("fast", "balanced" (default), "compact") is how hard the 2.1+ writer works
+for small pages where the field's metadata does not decide
+(lancelot/encodings/structural/write_profile.py).
 
 A bad value raises UnsupportedEncodingError naming the field and the key.
 """
@@ -50,6 +53,17 @@ from lancelot.versions import FileVersion
 COMPRESSIONS = ("lz4", "zstd", "fsst", "none")
 BSS_MODES = ("auto", "on", "off")
 STRUCTURAL = ("miniblock", "fullzip")
+PROFILES = ("fast", "balanced", "compact")
+DEFAULT_PROFILE = "balanced"
+
+
+def check_profile(profile: str | None) -> str:
+    """``profile`` or the default, checked (a ValueError names the choices)."""
+    if profile is None:
+        return DEFAULT_PROFILE
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+    return profile
 
 
 @dataclass(frozen=True)
@@ -58,9 +72,11 @@ class WriteSettings:
 
     version: FileVersion
     max_page_bytes: int
+    profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "version", versions.parse(self.version))
+        object.__setattr__(self, "profile", check_profile(self.profile))
         if self.max_page_bytes <= 0:
             raise ValueError("max_page_bytes must be positive")
 
@@ -81,6 +97,7 @@ class EncodingOptions:
     structural_encoding: str | None = None
     packed: bool = False
     blob: bool = False
+    profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "version", versions.parse(self.version))  # "2.1" -> FileVersion.V2_1
@@ -131,16 +148,16 @@ def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: flo
 
 
 def options_for(field: pa.Field, version: str | FileVersion, *,
-                structural_encoding: str | None = None) -> EncodingOptions:
+                structural_encoding: str | None = None, profile: str = DEFAULT_PROFILE) -> EncodingOptions:
     """The EncodingOptions of one (leaf or struct) field for a file of ``version``.
 
     ``structural_encoding``, when given, overrides the field's own (pylance takes the layout from
-    the top-level field for all its leaves).
+    the top-level field for all its leaves); ``profile`` is the writer's.
     """
     version = versions.parse(version)
     meta = _meta(field)
     if not any(k.startswith(PREFIX) or k == field_metadata.LEGACY_PACKED_KEY for k in meta):
-        return EncodingOptions(version=version, structural_encoding=structural_encoding)
+        return EncodingOptions(version=version, structural_encoding=structural_encoding, profile=profile)
     ratio = _number(field, meta, "dict-size-ratio", float, 1e-9, 1.0)
     divisor = _number(field, meta, "dict-divisor", int, 1, 1 << 62)
     opts = EncodingOptions(
@@ -156,5 +173,6 @@ def options_for(field: pa.Field, version: str | FileVersion, *,
         structural_encoding=_choice(field, meta, "structural-encoding", STRUCTURAL),  # checked even if overridden
         packed=field_metadata.is_packed_struct(field, version),
         blob=field_metadata.asks_blob(field),
+        profile=profile,
     )
     return replace(opts, structural_encoding=structural_encoding) if structural_encoding else opts

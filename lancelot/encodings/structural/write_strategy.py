@@ -49,6 +49,7 @@ from lancelot.encodings.compression.packed import compress_packed_struct
 from lancelot.encodings.compression.rle import compress_rle, rle_size, runs
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_block, variable_encoding
 from lancelot.encodings.strategy import EncodingOptions
+from lancelot.encodings.structural.write_profile import apply_profile, with_general
 from lancelot.encodings.structural.write_values import (
     compress_miniblock_chunk,
     has_item_nulls,
@@ -128,16 +129,6 @@ class BitpackedPage:
         return compress_inline_bitpacking(part)
 
 
-def _with_general(inner: ChunkEncoder, compression: pb.BufferCompression) -> ChunkEncoder:
-    """General compression of the first buffer of every chunk ``inner`` makes."""
-
-    def chunk(a: int, count: int) -> Compressed:
-        enc, bufs = inner(a, count)
-        return general_encoding(compression, enc), [compress_buffer(compression, bufs[0]), *bufs[1:]]
-
-    return chunk
-
-
 def _general_compression(opts: EncodingOptions) -> pb.BufferCompression:
     # the level is stored for lz4 too, as pylance does (lz4 itself has none)
     return buffer_compression(opts.general or "zstd", opts.compression_level)
@@ -210,7 +201,7 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) 
     if opts.general:
         compression = _general_compression(opts)
         inner = compress_byte_stream_split if _use_bss(block, opts, compression) else compress_flat
-        return FixedPlan(_with_general(_sliced(block, inner), compression), MAX_CHUNK_ITEMS, size)
+        return FixedPlan(with_general(_sliced(block, inner), compression), MAX_CHUNK_ITEMS, size)
     if kind == "bitpacking":
         return FixedPlan(BitpackedPage(block).chunk, BITPACK_CHUNK_ITEMS, size)
     if kind == "rle":
@@ -436,7 +427,7 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
         return compress_variable(VariableWidthBlock(block.offsets[a:a + n + 1], block.data, n), bits)
 
     costs = value_costs(values)
-    chunk = _with_general(plain, _general_compression(opts)) if opts.general else plain
+    chunk = with_general(plain, _general_compression(opts)) if opts.general else plain
     return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
 
 
@@ -464,6 +455,12 @@ def plan_miniblock(values: pa.Array, force_dictionary: bool = False,
     arr = storage(values)
     if pa.types.is_struct(arr.type):
         return _packed_page(values)
+    return apply_profile(_plain_or_dictionary(values, arr, force_dictionary, opts), len(values), opts)
+
+
+def _plain_or_dictionary(values: pa.Array, arr: pa.Array, force_dictionary: bool,
+                         opts: EncodingOptions) -> MiniBlockValues:
+    """The page's technique before the profile's General compression."""
     fixed = _fixed_block(values)
     plain = None
     if fixed is not None and fixed.bits_per_value <= 64:

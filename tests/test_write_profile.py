@@ -1,0 +1,115 @@
+"""Writer profiles (lancelot/encodings/structural/write_profile.py): General compression of mini-block
+chunks where it pays, every choice a file pylance reads equal, takes included."""
+
+from __future__ import annotations
+
+import decimal
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lancelot.format.container import read_metadata, unpack_encoding
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.io.source import open_source
+from lancelot.reader import LanceFile
+from lancelot.writer import write_table
+
+lance_file = pytest.importorskip("lance.file")
+
+N = 20_000
+VERSIONS = ["2.1", "2.2"]
+
+
+def _table(seed: int = 7) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    cents = rng.integers(100, 10_000_000, N)
+    prices = pa.array([decimal.Decimal(int(c)).scaleb(-2) for c in cents], pa.decimal128(15, 2))
+    words = np.array("lance pylance arrow parquet column page chunk buffer quick brown fox".split())
+    text = [" ".join(words[rng.integers(0, len(words), 6)]) for _ in range(N)]
+    keys = np.sort(rng.integers(0, 1 << 40, N))  # sorted: small deltas, General pays over Flat
+    price_null = rng.random(N) < 0.05
+    return pa.table({
+        "price": prices,
+        "price_nulls": pa.array([None if m else v for m, v in zip(price_null, prices.to_pylist())],
+                                pa.decimal128(15, 2)),
+        "text": pa.array(text),
+        "key": pa.array(keys, pa.int64()),
+        "noise": pa.array(rng.integers(-(1 << 62), 1 << 62, N), pa.int64()),  # incompressible: left alone
+    })
+
+
+def _value_compression(path: str, column: int) -> pb.CompressiveEncoding:
+    src = open_source(path)
+    md = read_metadata(src)
+    layout = unpack_encoding(src, md.columns[column].pages[0].encoding, pb.PageLayout)
+    assert layout.WhichOneof("layout") == "mini_block_layout"
+    return layout.mini_block_layout.value_compression
+
+
+def _write(tmp_path, table: pa.Table, version: str, profile: str | None) -> str:
+    path = str(tmp_path / f"{profile}-{version}.lance")
+    write_table(table, path, version=version, profile=profile)
+    return path
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_profiles_read_equal_by_both_libraries_and_shrink(tmp_path, version):
+    table = _table()
+    sizes = {}
+    rows = np.unique(np.random.default_rng(1).integers(0, N, 50))  # pylance takes ascending rows
+    for profile in ("fast", "balanced", "compact"):
+        path = _write(tmp_path, table, version, profile)
+        sizes[profile] = os.path.getsize(path)
+        assert lance_file.LanceFileReader(path).read_all().to_table().equals(table), profile
+        with LanceFile(path) as f:
+            assert f.read().equals(table), profile
+            assert f.take(rows).equals(table.take(rows)), profile
+        theirs = lance_file.LanceFileReader(path).take_rows(rows.tolist()).to_table()
+        assert theirs.equals(table.take(rows)), profile
+    assert sizes["compact"] < sizes["balanced"] < sizes["fast"], sizes
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_what_each_profile_chooses(tmp_path, version):
+    table = _table()
+    fast = _write(tmp_path, table, version, "fast")
+    balanced = _write(tmp_path, table, version, "balanced")
+    compact = _write(tmp_path, table, version, "compact")
+    # decimals: flat under fast (as pylance writes them), General lz4 / zstd around them otherwise
+    assert _value_compression(fast, 0).WhichOneof("compression") == "flat"
+    for path, scheme in ((balanced, pb.COMPRESSION_ALGORITHM_LZ4), (compact, pb.COMPRESSION_ALGORITHM_ZSTD)):
+        for column in (0, 1):
+            enc = _value_compression(path, column)
+            assert enc.WhichOneof("compression") == "general"
+            assert enc.general.compression.scheme == scheme
+            assert enc.general.values.WhichOneof("compression") == "flat"
+    # random 64-bit integers do not compress: no profile wraps them
+    for path in (fast, balanced, compact):
+        assert _value_compression(path, 4).WhichOneof("compression") != "general"
+
+
+def test_the_default_profile_is_balanced(tmp_path):
+    table = _table()
+    default = str(tmp_path / "default.lance")
+    write_table(table, default, version="2.2")
+    balanced = _write(tmp_path, table, "2.2", "balanced")
+    with open(default, "rb") as a, open(balanced, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_field_metadata_compression_wins_over_the_profile(tmp_path):
+    table = _table()
+    schema = table.schema.set(0, table.schema.field(0).with_metadata({"lance-encoding:compression": "none"}))
+    table = table.cast(schema)
+    path = _write(tmp_path, table, "2.2", "compact")
+    assert _value_compression(path, 0).WhichOneof("compression") == "flat"
+    assert _value_compression(path, 1).WhichOneof("compression") == "general"
+    assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
+
+
+def test_an_unknown_profile_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="profile must be one of fast, balanced, compact"):
+        write_table(_table(), str(tmp_path / "x.lance"), profile="tiny")
+    assert not os.path.exists(tmp_path / "x.lance")
