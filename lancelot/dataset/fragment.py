@@ -326,7 +326,11 @@ class Fragment:
             return self._read_physical(cols, 0, 0)
         a, b = int(live[0]), int(live[-1]) + 1
         t = self._read_physical(cols, a, b)
-        return t if b - a == len(live) else t.take(pa.array(live - a))
+        if b - a == len(live):
+            return t
+        if not t.num_columns:  # Table.take of no columns loses the row count: slice one to length
+            return t.slice(0, len(live))
+        return t.take(pa.array(live - a))
 
     def take(self, indices, columns=None) -> pa.Table:
         """Live rows by their index among the fragment's live rows (any order, duplicates)."""
