@@ -1,12 +1,16 @@
 """File sizes, per table and per column: lancelot and pylance against Parquet (snappy and zstd).
 
-    python -m benchmarks.size_compare --sf 1 --tables lineitem,orders --version 2.2 [--profile compact]
+    python -m benchmarks.size_compare --sf 1 --tables lineitem,orders --version 2.2 [--profile compact] [--speed]
 
 Each table is written once by each writer at default settings (pylance at the same data storage
 version; Parquet with pyarrow's defaults, snappy, and again with zstd).  Prints the total sizes and
 ratios against Parquet, then one row per top-level column: bytes per value in each file and the
 encoding lancelot chose (``lancelot inspect`` words).  Parquet's column bytes are its column chunks'
 compressed sizes summed over row groups; Lance's are the column's page and column buffers.
+
+``--speed`` also writes the table with each lancelot profile and times, interleaved in rotating order,
+takes of 10 new random rows per call (all columns) and full reads: lancelot on each profile's file
+against pylance on its own file (medians, ratios to pylance and to the balanced profile).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import argparse
 import inspect as _inspect
 import os
+import statistics
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -91,12 +97,53 @@ def report(name: str, table: pa.Table, paths: dict[str, str]) -> list[str]:
     return lines
 
 
+def _median_times(fns: dict[str, object], reps: int, make_arg) -> dict[str, float]:
+    """Median seconds of each ``fn(arg)``, every repetition a new ``arg`` for all, in rotating order."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    names = list(fns)
+    for r in range(reps):
+        arg = make_arg(r)
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            fns[k](arg)
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def speed(table: pa.Table, out: str, version: str, paths: dict[str, str], reps: int) -> list[str]:
+    """Takes of 10 new rows and full reads: each lancelot profile's file against pylance's own."""
+    import lance
+    import numpy as np
+
+    files = {"pylance": paths["pylance"]}
+    for profile in ("fast", "balanced", "compact"):
+        files[profile] = os.path.join(out, f"lancelot-{profile}.lance")
+        write_table(table, files[profile], version=version, profile=profile)
+    readers = {k: (lance.file.LanceFileReader(p) if k == "pylance" else LanceFile(p)) for k, p in files.items()}
+    takes = {k: ((lambda rows, r=r: r.take_rows(rows.tolist()).to_table()) if k == "pylance"
+                 else (lambda rows, r=r: r.take(rows))) for k, r in readers.items()}
+    scans = {k: ((lambda _, r=r: r.read_all().to_table()) if k == "pylance" else (lambda _, r=r: r.read()))
+             for k, r in readers.items()}
+    rng = np.random.default_rng(0)
+    for fn in takes.values():  # warm-up: kernels loaded, footers read
+        fn(np.arange(10))
+    take = _median_times(takes, reps, lambda _: np.sort(rng.choice(table.num_rows, 10, replace=False)))
+    scan = _median_times(scans, max(3, reps // 10), lambda _: None)
+    lines = [f"  {'':<10} {'take10 ms':>10} {'/pylance':>9} {'/balanced':>10} {'scan ms':>9} {'/pylance':>9}"]
+    for k in files:
+        lines.append(f"  {k:<10} {take[k] * 1e3:>10.2f} {take[k] / take['pylance']:>8.2f}x "
+                     f"{take[k] / take['balanced']:>9.2f}x {scan[k] * 1e3:>9.1f} {scan[k] / scan['pylance']:>8.2f}x")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sf", type=float, default=1.0)
     ap.add_argument("--tables", default="lineitem,orders,customer,part,partsupp,supplier")
     ap.add_argument("--version", default="2.2")
     ap.add_argument("--profile", default=None, help="lancelot writer profile (when the writer has profiles)")
+    ap.add_argument("--speed", action="store_true", help="also time takes and full reads of each profile")
+    ap.add_argument("--reps", type=int, default=51)
     args = ap.parse_args(argv)
     DATA_DIR.mkdir(exist_ok=True)
     for name in args.tables.split(","):
@@ -104,6 +151,8 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as out:
             paths = write_all(table, out, args.version, args.profile)
             print("\n".join(report(f"TPC-H {name} SF{args.sf:g} at {args.version}", table, paths)), flush=True)
+            if args.speed:
+                print("\n".join(speed(table, out, args.version, paths, args.reps)), flush=True)
 
 
 if __name__ == "__main__":
