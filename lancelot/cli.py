@@ -15,6 +15,7 @@ import sys
 
 from lancelot import versions
 from lancelot.convert import FORMATS
+from lancelot.encodings.strategy import PROFILES
 
 VERSIONS = tuple(versions.ALIASES)  # 2.0, 2.1, 2.2, stable, next
 
@@ -117,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "appending to a dataset: the dataset's own)")
     c.add_argument("--max-page-bytes", type=_positive_int, default=None, metavar="N",
                    help="largest page per column, in bytes (default: the writer's, 32 MiB)")
+    c.add_argument("--profile", default=None, choices=PROFILES,
+                   help="how hard the 2.1+ writer compresses: fast, balanced (default) or compact (smallest, "
+                        "slower writes)")
     c.add_argument("--dataset", dest="dataset_mode", nargs="?", const="create", default=None,
                    choices=("create", "append", "overwrite"),
                    help="write DST as a Lance dataset instead of one file: a new version by create (the "
@@ -182,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             from lancelot.convert import convert
 
             convert(args.src, args.dst, version=args.file_version, max_page_bytes=args.max_page_bytes,
+                    profile=args.profile,
                     src_format=None if args.src_format == "auto" else args.src_format, progress=args.progress,
                     quiet=args.quiet, dataset_mode=args.dataset_mode)
             return 0

@@ -177,6 +177,7 @@ def _output_size(dst: str) -> int | None:
 
 
 def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: int | None = None,
+            profile: str | None = None,
             src_format: str | None = None, progress: str = "auto", quiet: bool = False,
             dataset_mode: str | None = None, out=None, err=None) -> int:
     """Convert ``src`` to a Lance file at ``dst`` (or, with ``dataset_mode`` "create", "append" or
@@ -221,10 +222,11 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
                     yield b
                     tick(b, "")
 
-            ds = write_dataset(counted(), dst, mode=dataset_mode, data_storage_version=version, schema=inp.schema)
+            ds = write_dataset(counted(), dst, mode=dataset_mode, data_storage_version=version, schema=inp.schema,
+                               profile=profile, max_page_bytes=max_page_bytes)
             written_version = f"dataset version {ds.version}"
         else:
-            with LanceWriter(dst, inp.schema, version=version, max_page_bytes=max_page_bytes) as w:
+            with LanceWriter(dst, inp.schema, version=version, max_page_bytes=max_page_bytes, profile=profile) as w:
                 for b in inp.batches():
                     w.write(b)
                     tick(b, f"wrote {human_bytes(w._out.pos)}")

@@ -254,3 +254,25 @@ def test_convert_to_a_dataset(tmp_path):
     assert d.to_table().equals(pa.concat_tables([pq.read_table(src), pq.read_table(src2)]))
     run("convert", src2, ds, "--dataset", "overwrite")
     assert lancelot.dataset(str(ds)).to_table().equals(pq.read_table(src2))
+
+
+def test_convert_profile(tmp_path):
+    """--profile reaches the writer (a file and a dataset); compact is smaller than fast; a bad name is refused."""
+    lance = pytest.importorskip("lance", reason="pylance (the test oracle) is not installed")
+    rng = np.random.default_rng(3)
+    src = tmp_path / "in.parquet"
+    table = pa.table({"price": pa.array(rng.integers(0, 10**7, 20_000), pa.int64()).cast(pa.decimal128(19, 0))})
+    pq.write_table(table, src)
+    sizes = {}
+    for profile in ("fast", "compact"):
+        out = tmp_path / f"{profile}.lance"
+        run("convert", src, out, "--profile", profile)
+        sizes[profile] = out.stat().st_size
+        assert lance.file.LanceFileReader(str(out)).read_all().to_table().equals(table)
+    assert sizes["compact"] < 0.5 * sizes["fast"], sizes
+    ds = tmp_path / "ds"
+    run("convert", src, ds, "--dataset", "--profile", "compact")
+    files = list((ds / "data").glob("*.lance"))
+    assert len(files) == 1 and files[0].stat().st_size < 0.5 * sizes["fast"]
+    assert lance.dataset(str(ds)).to_table().equals(table)
+    assert "invalid choice" in run("convert", src, tmp_path / "x.lance", "--profile", "tiny", check_rc=2).stderr

@@ -627,3 +627,14 @@ def test_file_urls_name_datasets_too(tmp_path):
     assert [v for p in r.partitions() for b in r.read(p) for v in b.column(0).to_pylist()] == [0, 1, 2]
     with pytest.raises(LanceError, match="need a dataset"):
         LanceDataSource({"path": str(tmp_path), "version": "1"}).schema()  # a directory of no dataset
+
+
+def test_write_options_profile():
+    """The writer's profile option is checked on the driver and reaches write_fragments."""
+    from lancelot.spark.writer import write_options
+
+    assert write_options({"profile": "compact", "max_rows_per_file": "10"}) == {"profile": "compact",
+                                                                                 "max_rows_per_file": 10}
+    assert "profile" not in write_options({})
+    with pytest.raises(LanceError, match="option profile must be one of fast, balanced, compact"):
+        write_options({"profile": "smallest"})

@@ -100,13 +100,15 @@ def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
 
 def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_version: str | None = None,
                     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE, storage_options: dict | None = None,
+                    profile: str | None = None, max_page_bytes: int | None = None,
                     _store: ObjectStore | None = None, _base=...
                     ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` and return their fragments (ids unassigned).
 
     Nothing becomes visible until ``commit``.  Field ids are the dataset's when ``uri``
     holds a dataset with the same schema, else fresh; the file version defaults to the
-    dataset's (2.2 for a new dataset).
+    dataset's (2.2 for a new dataset).  ``profile`` and ``max_page_bytes`` go to every file's
+    LanceWriter.
     """
     if max_rows_per_file <= 0:
         raise ValueError("max_rows_per_file must be positive")
@@ -140,7 +142,8 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
             while batch.num_rows:
                 if writer is None:
                     name = f"{uuid.uuid4().hex}.lance"
-                    writer = store.open_output(f"{DATA_DIR}/{name}", stored, version=version)
+                    writer = store.open_output(f"{DATA_DIR}/{name}", stored, version=version, profile=profile,
+                                               max_page_bytes=max_page_bytes)
                     writer._lancelot_name = name
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
@@ -226,12 +229,14 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> None
 
 def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str | None = None,
                   max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE, storage_options: dict | None = None,
-                  schema: pa.Schema | None = None, enable_stable_row_ids: bool = False):
+                  schema: pa.Schema | None = None, enable_stable_row_ids: bool = False,
+                  profile: str | None = None, max_page_bytes: int | None = None):
     """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as a dataset version.
 
     ``mode``: "create" (error if the dataset exists), "append" (schema must match; files keep
     the dataset's data storage version unless asked otherwise) or "overwrite" (a new version
-    with only the new data; older versions stay readable).
+    with only the new data; older versions stay readable).  ``profile`` ("fast", "balanced" (default),
+    "compact") and ``max_page_bytes`` are the data files' writer settings (``lancelot.write_table``).
     """
     if mode not in ("create", "append", "overwrite"):
         raise ValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
@@ -257,8 +262,8 @@ def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str 
     if data_storage_version is None and base is not None and mode == "overwrite":
         data_storage_version = base.manifest.data_format.version or None
     frags = write_fragments(batches, uri, schema=schema, data_storage_version=data_storage_version,
-                            max_rows_per_file=max_rows_per_file, _store=store,
-                            _base=base)
+                            max_rows_per_file=max_rows_per_file, profile=profile, max_page_bytes=max_page_bytes,
+                            _store=store, _base=base)
     read_version = int(base.manifest.version) if base is not None else None
     return commit(uri, mode, fragments=frags, schema=schema, read_version=read_version,
                   storage_options=storage_options, data_storage_version=data_storage_version,

@@ -68,8 +68,8 @@ def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
 
 
 def write_options(options: Mapping[str, str]) -> dict:
-    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1") and
-    ``max_rows_per_file``, checked on the driver."""
+    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1"),
+    ``max_rows_per_file`` and ``profile`` ("fast", "balanced", "compact"), checked on the driver."""
     from lancelot.writer import resolve_version
 
     out: dict = {}
@@ -90,6 +90,13 @@ def write_options(options: Mapping[str, str]) -> dict:
             raise LanceError(f"option max_rows_per_file must be an integer, not {rows!r}") from None
         if out["max_rows_per_file"] <= 0:
             raise LanceError(f"option max_rows_per_file must be positive, not {rows!r}")
+    profile = options.get("profile")
+    if profile:
+        from lancelot.encodings.strategy import PROFILES
+
+        if profile not in PROFILES:
+            raise LanceError(f"option profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+        out["profile"] = profile
     return out
 
 
