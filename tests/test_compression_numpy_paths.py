@@ -243,3 +243,50 @@ def test_chunk_headers_numpy_match_the_kernel(seed: int) -> None:
             assert np.array_equal(rk[3], rn[3])
         else:
             assert all(np.array_equal(a, b) for a, b in zip(rk[:3], rn[:3]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fsst_decode_numpy_blocks_match_the_kernels(seed: int, monkeypatch) -> None:
+    """Several tables (strings of several pages), strings scattered with gaps (full-zip rows), escapes and
+    literal 0xFF bytes, bad codes and escapes at a string's end; decoded in groups smaller than the input."""
+    from lancelot.encodings.compression import fsst_kernel
+    from lancelot.encodings.compression import fsst_numpy as fnp
+
+    monkeypatch.setattr(fnp, "BLOCK_CODES", 64)
+    rng = np.random.default_rng(seed)
+    contiguous = seed % 3 != 1  # else one table's strings scattered with gaps (what the one-table kernel reads)
+    n_tables = 1 + seed % 3 if contiguous else 1
+    n_symbols = rng.integers(1, 255, n_tables)
+    symbols = rng.integers(0, 256, (n_tables, 256, 8)).astype(np.uint8)
+    lengths = rng.integers(1, 9, (n_tables, 256)).astype(np.uint8)
+    parts, starts, ends, table_of, pos = [], [], [], [], 0
+    for _ in range(int(rng.integers(1, 400))):
+        t = int(rng.integers(0, n_tables))
+        k = int(rng.integers(0, 30))
+        codes = rng.integers(0, int(n_symbols[t]) + (2 if seed % 2 else 0), k)
+        codes[rng.random(k) < 0.2] = 255
+        gap = 0 if contiguous else int(rng.integers(0, 3))
+        parts += [np.full(gap, 7, np.uint8), codes.astype(np.uint8)]
+        starts.append(pos + gap)
+        pos += gap + k
+        ends.append(pos)
+        table_of.append(t)
+    codes = np.concatenate(parts)
+    starts, ends, table_of = (np.array(a, np.int64) for a in (starts, ends, table_of))
+    status, out, offs = fnp.decode_numpy_blocks(codes, starts, ends, symbols, lengths, n_symbols, table_of)
+    koffs = np.concatenate([starts, ends[-1:]])
+    if contiguous:  # the kernel for strings of several tables (back to back)
+        size = fsst_kernel.decoded_size_tables(codes, koffs, table_of, lengths, n_symbols)
+    else:
+        size = fsst_kernel.decoded_size(codes, starts, ends, lengths[0], int(n_symbols[0]))
+    if size < 0:
+        assert status == -1 - size
+        return
+    assert status == fnp.OK
+    k_out = np.empty(size + 8, np.uint8)
+    k_offs = np.empty(len(starts) + 1, np.int64)
+    if contiguous:
+        assert fsst_kernel.decode_tables(codes, koffs, table_of, symbols, lengths, n_symbols, k_out, k_offs) == 0
+    else:
+        assert fsst_kernel.decode(codes, starts, ends, symbols[0], lengths[0], int(n_symbols[0]), k_out, k_offs) == 0
+    assert np.array_equal(out, k_out[:size]) and np.array_equal(offs, k_offs)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.compression.segments import gather
+
 OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
 #: larger inputs (a scan while the kernel is not loaded) are decoded in groups of strings of about this many codes
 BLOCK_CODES = 1 << 18
@@ -46,42 +48,71 @@ def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
 def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,
                  n_symbols: np.ndarray, table_of: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """(status, decoded bytes, offsets) of strings ``codes[starts[s]:ends[s]]``, string ``s`` by table
-    ``table_of[s]`` of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,)."""
+    ``table_of[s]`` of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,).
+
+    Every code becomes an entry of one flat table (each table's symbols, then the 256 literal bytes,
+    then the empty entry of an escape); the output is one gather from that table."""
     starts = np.asarray(starts, dtype=np.int64)
-    lens = np.asarray(ends, dtype=np.int64) - starts
+    ends = np.asarray(ends, dtype=np.int64)
+    lens = ends - starts
     n_str = len(starts)
     bounds = np.zeros(n_str + 1, dtype=np.int64)
     np.cumsum(lens, out=bounds[1:])
     total = int(bounds[-1])
     if total == 0:
         return OK, np.zeros(0, np.uint8), np.zeros(n_str + 1, np.int64)
-    owner = np.repeat(np.arange(n_str), lens)
-    at = np.arange(total, dtype=np.int64)
-    c = codes[starts[owner] + at - bounds[owner]].astype(np.int64)
-    head = np.zeros(total, dtype=bool)  # the first code of each string
-    head[bounds[:-1][lens > 0]] = True
-    ff = c == 255
-    run_start = ff & (head | ~np.concatenate([[False], ff[:-1]]))
-    first_of_run = np.maximum.accumulate(np.where(run_start, at, 0))
-    escape = ff & ((at - first_of_run) % 2 == 0)
-    literal = np.zeros(total, dtype=bool)
-    literal[1:] = escape[:-1] & ~head[1:]
-    last = bounds[1:][lens > 0] - 1
-    symbol = ~escape & ~literal
-    t = np.asarray(table_of, dtype=np.int64)[owner]
-    bad_escape = last[escape[last]]
-    bad_code = np.flatnonzero(symbol & (c >= np.asarray(n_symbols)[t]))
+    if n_str == 1 or bool(np.all(starts[1:] == ends[:-1])):  # the strings of a page lie back to back
+        c = codes[int(starts[0]):int(starts[0]) + total]
+    else:
+        c = gather(codes, starts, lens)
+    n_tables, width = symbols.shape[0], symbols.shape[1]
+    table_of = np.asarray(table_of, dtype=np.int64)
+    one_table = n_tables == 1 or not len(table_of) or bool(np.all(table_of == table_of[0]))
+    t0 = int(table_of[0]) if len(table_of) else 0
+    nonempty = lens > 0
+    head = np.zeros(total + 1, dtype=bool)  # the first code of each string (and the end)
+    head[bounds[:-1][nonempty]] = True
+    head[total] = True
+    # escapes: in a run of 0xFF bytes inside a string the 1st, 3rd, ... are escapes, the others literals
+    ff = np.flatnonzero(c == 255)
+    run_start = head[ff] | np.concatenate([[True], ff[1:] != ff[:-1] + 1])
+    first_of_run = ff[run_start][np.cumsum(run_start) - 1]
+    escape = ff[(ff - first_of_run) % 2 == 0]
+    bad_escape = escape[head[escape + 1]]  # the last code of its string
+    literal = escape[~head[escape + 1]] + 1
+    if one_table:
+        bad_code = np.flatnonzero(c >= int(np.asarray(n_symbols)[t0]))
+        t = None
+    else:
+        t = np.repeat(table_of, lens)
+        bad_code = np.flatnonzero(c >= np.asarray(n_symbols)[t])
+    if len(bad_code) and len(ff):  # an escape, or the byte after it, is no symbol
+        bad_code = np.setdiff1d(bad_code, np.concatenate([escape, literal]), assume_unique=True)
     if len(bad_escape) or len(bad_code):  # the walk's first error
         first_escape = bad_escape[0] if len(bad_escape) else total
         first_code = bad_code[0] if len(bad_code) else total
         return (ESCAPE_AT_END if first_escape < first_code else BAD_CODE), np.zeros(0, np.uint8), \
             np.zeros(0, np.int64)
-    cs = np.where(symbol, c, 0)
-    out_len = np.where(literal, 1, np.where(symbol, lengths[t, cs].astype(np.int64), 0))
+    # the flat table: symbol k of table i at (i * width + k) * 8, literal byte b at lit + b; escapes empty
+    width = min(width, 256)  # (codes are bytes: the entries of codes 0-255, padded to 256 per table)
+    table = np.zeros((n_tables, 256, 8), dtype=np.uint8)
+    table[:, :width] = np.asarray(symbols)[:, :width]
+    entry_len = np.zeros((n_tables, 256), dtype=np.int64)
+    entry_len[:, :width] = np.asarray(lengths)[:, :width]
+    lit = n_tables * 256 * 8
+    flat = np.concatenate([table.reshape(-1), np.arange(256, dtype=np.uint8)])
+    entry = c.astype(np.int64)
+    entry += t0 * 256 if t is None else t * 256
+    src = entry * 8
+    out_len = entry_len.reshape(-1)[entry]
+    if len(ff):
+        src[literal] = lit + c[literal].astype(np.int64)
+        out_len[literal] = 1
+        out_len[escape] = 0
     out_at = np.zeros(total + 1, dtype=np.int64)
     np.cumsum(out_len, out=out_at[1:])
     size = int(out_at[-1])
-    src = np.repeat(at, out_len)
-    byte = np.arange(size, dtype=np.int64) - out_at[src]
-    out = np.where(literal[src], c[src], symbols[t[src], cs[src], np.minimum(byte, 7)]).astype(np.uint8)
-    return OK, out, out_at[bounds]
+    idx_type = np.int32 if len(flat) + size < 2**31 else np.int64
+    shift = np.repeat((src - out_at[:-1]).astype(idx_type), out_len)
+    shift += np.arange(size, dtype=idx_type)
+    return OK, flat[shift], out_at[bounds]
