@@ -113,3 +113,27 @@ def test_an_unknown_profile_is_refused(tmp_path):
     with pytest.raises(ValueError, match="profile must be one of fast, balanced, compact"):
         write_table(_table(), str(tmp_path / "x.lance"), profile="tiny")
     assert not os.path.exists(tmp_path / "x.lance")
+
+
+def test_inflating_bad_chunks_is_a_clear_error():
+    """The take path's inflation of General chunks checks every size it reads (miniblock_general)."""
+    from lancelot.encodings.compression.general import buffer_compression, compress_buffer
+    from lancelot.encodings.structural.miniblock_general import inflate_chunks
+    from lancelot.errors import CorruptFileError
+
+    lz4 = buffer_compression("lz4")
+    body = compress_buffer(lz4, np.arange(64, dtype=np.uint8))
+    header = np.zeros(8, np.uint8)
+    header[2:4] = np.frombuffer(len(body).to_bytes(2, "little"), np.uint8)
+    good = np.concatenate([header, body])
+    data, pos, size = inflate_chunks(good, np.array([0]), np.array([len(good)]), has_def=0, word=2, nb=1,
+                                     compression=lz4)
+    assert data[8:8 + 64].tolist() == list(range(64)) and size.tolist() == [72]
+    with pytest.raises(CorruptFileError, match="shorter than its header"):
+        inflate_chunks(good, np.array([0]), np.array([3]), has_def=0, word=2, nb=1, compression=lz4)
+    with pytest.raises(CorruptFileError, match="runs past its chunk"):
+        inflate_chunks(good, np.array([0]), np.array([len(good) - 1]), has_def=0, word=2, nb=1, compression=lz4)
+    garbage = good.copy()
+    garbage[8:12] = 255  # the size prefix claims far more than the body can hold
+    with pytest.raises(CorruptFileError):
+        inflate_chunks(garbage, np.array([0]), np.array([len(good)]), has_def=0, word=2, nb=1, compression=lz4)

@@ -169,6 +169,7 @@ class ColumnPoints:
         if len(data) != int(pos[-1] + size[-1]) or len(k_of) != len(rows):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1] + size[-1])}")
         idx = rows - c.first_row[chunk_of]
+        data, pos, size = self.reader.inflate(data, pos, size)
         try:
             dfn, fixed, var_start, var_len = self.reader.run(data, pos, size, c.items[chunks], k_of, idx,
                                                              c.def_w[chunks])

@@ -238,6 +238,7 @@ class PointReader:
     vparam: int
     vparam2: int
     fsst: bytes | None  # the FSST symbol table over Variable values
+    general: pb.BufferCompression | None = None  # General compression of each chunk's first value buffer
 
     @classmethod
     def of(cls, layout: pb.MiniBlockLayout, word: int) -> PointReader | None:
@@ -262,6 +263,11 @@ class PointReader:
                 return None
         enc = layout.value_compression
         kind = enc.WhichOneof("compression")
+        general = None
+        if kind == "general":  # the touched chunks are inflated first (miniblock_general)
+            general = enc.general.compression
+            enc = enc.general.values
+            kind = enc.WhichOneof("compression")
         fsst = None
         if kind == "fsst":
             fsst = bytes(enc.fsst.symbol_table)
@@ -287,12 +293,24 @@ class PointReader:
         if (vkind == RLE) != (layout.num_buffers == 2):
             return None
         return cls(int(layout.HasField("def_compression")), word, int(layout.num_buffers), def_kind, def_t, def_w,
-                   vkind, vparam, vparam2, fsst)
+                   vkind, vparam, vparam2, fsst, general)
 
     @property
     def codes(self) -> tuple:
         """What must agree for pages to be read by one kernel call (widths of levels may differ)."""
-        return (self.has_def, self.word, self.nb, self.def_kind, self.def_t, self.vkind, self.vparam, self.vparam2)
+        general = None if self.general is None else (int(self.general.scheme), self.general.level)
+        return (self.has_def, self.word, self.nb, self.def_kind, self.def_t, self.vkind, self.vparam, self.vparam2,
+                general)
+
+    def inflate(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                    np.ndarray]:
+        """The fetched chunks as the kernel reads them: unchanged, or with General undone."""
+        if self.general is None:
+            return data, pos, size
+        from lancelot.encodings.structural.miniblock_general import inflate_chunks
+
+        return inflate_chunks(data, pos, size, has_def=self.has_def, word=self.word, nb=self.nb,
+                              compression=self.general)
 
     @property
     def value_bytes(self) -> int:
@@ -348,6 +366,7 @@ class PointReader:
 
         The caller ensures ``idx[j] < counts[k_of[j]]`` and that the chunks lie inside ``data``.
         """
+        data, pos, size = self.inflate(data, pos, size)
         dfn, fixed, var_start, var_len = self.run(data, pos, size, counts, k_of, idx,
                                                   np.full(len(pos), self.def_w, dtype=np.int64))
         return (dfn if self.has_def else None), self.block(data, fixed, var_start, var_len, self.fsst)
