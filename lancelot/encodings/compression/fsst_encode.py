@@ -267,9 +267,11 @@ def _encode(data, offsets, sym_val, sym_len):
 
 
 #: fresh processes train and encode in numpy until this many pages (then the kernels, prepared meanwhile)
-#: or this many input bytes (the numpy encode costs ~4x the kernel per byte: ~0.7 s for 64 MiB; compiling
-#: both kernels costs several seconds of a background thread)
-WARM_BYTES = 64 << 20
+#: or this many input bytes: the numpy encode costs ~4x the kernel per byte (~0.17 s more per 16 MiB), so a
+#: bulk writer (a 1M-row TPC-H append is ~25 MB of l_comment) switches within its first file, while a
+#: first write of a few hundred thousand rows (TPC-H orders 200k: ~10 MB of o_comment) never starts a
+#: compilation (several seconds of a background thread, holding the GIL much of the time)
+WARM_BYTES = 16 << 20
 HOT_TRAIN = NumpyUntilHot(_train)
 HOT_ENCODE = NumpyUntilHot(_encode, _train, warm_work=WARM_BYTES)
 
