@@ -78,6 +78,25 @@ def test_fresh_process_take_imports_no_numba(written, tmp_path):
     assert not os.path.exists(tmp_path / "empty-cache")  # nothing compiled
 
 
+def test_fresh_process_full_read_imports_no_numba_nor_pandas(written, tmp_path):
+    """The first scan of a fresh process runs the numpy decoders (mini-block headers, bitpacking, variable,
+    FSST, RLE) and builds Arrow arrays from numpy buffers (``pa.array`` on numpy imports pandas)."""
+    path, table = written
+    result = str(tmp_path / "result.arrow")
+    code = (
+        "import sys, pyarrow as pa, lancelot\n"
+        f"t = lancelot.LanceFile({path!r}).read()\n"
+        f"with pa.OSFile({result!r}, 'wb') as f, pa.ipc.new_file(f, t.schema) as w:\n"
+        "    w.write_table(t)\n"
+        "print('numba' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty-cache"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False False"
+    assert pa.ipc.open_file(result).read_all().equals(table)
+    assert not os.path.exists(tmp_path / "empty-cache")
+
+
 @pytest.fixture
 def modes():
     saved = dict(miniblock_points.mode), dict(fsst.mode)

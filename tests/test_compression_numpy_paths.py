@@ -290,3 +290,75 @@ def test_fsst_decode_numpy_blocks_match_the_kernels(seed: int, monkeypatch) -> N
     else:
         assert fsst_kernel.decode(codes, starts, ends, symbols[0], lengths[0], int(n_symbols[0]), k_out, k_offs) == 0
     assert np.array_equal(out, k_out[:size]) and np.array_equal(offs, k_offs)
+
+
+@pytest.mark.parametrize("t", [8, 16, 32, 64])
+def test_out_of_line_unpack_numpy_matches_the_kernel(t: int) -> None:
+    rng = np.random.default_rng(t)
+    dt = np.dtype(f"uint{t}")
+    for w in (1, t // 2 + 1, t):
+        words = rng.integers(0, 1 << 62, (3, w, 1024 // t), dtype=np.uint64).astype(dt)
+        out = np.empty((3, 1024), dt)
+        bk._unpack_rows_numpy(words, w, out)
+        kernel = np.empty(3 * 1024, dt)
+        bk._unpack(words.reshape(3, -1), w, t, bk._ORDER, kernel)
+        assert np.array_equal(out.reshape(-1), kernel)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rle_numpy_matches_the_kernel(seed: int) -> None:
+    from lancelot.encodings.compression import rle_kernel as rk
+
+    rng = np.random.default_rng(seed)
+    dt, lb = np.dtype(["uint8", "uint16", "uint32", "uint64"][seed % 4]), (1, 2)[seed % 2]
+    vparts, lparts, vstarts, vsizes, lstarts, lsizes, counts = [], [], [], [], [], [], []
+    vpos = lpos = 0
+    for _ in range(int(rng.integers(1, 30))):
+        runs = int(rng.integers(0 if seed > 5 else 1, 20))
+        lens = rng.integers(0, 1 << (8 * lb), runs)
+        n = int(rng.integers(0, int(lens.sum()) + 1)) if seed < 4 else int(lens.sum()) + int(rng.integers(0, 2))
+        vals = rng.integers(0, 1 << 62, runs, dtype=np.uint64).astype(dt).view(np.uint8)
+        vparts.append(vals)
+        lparts.append(lens.astype(f"<u{lb}").view(np.uint8))
+        vstarts.append(vpos)
+        vsizes.append(len(vals))
+        lstarts.append(lpos)
+        lsizes.append(runs * lb)
+        counts.append(n)
+        vpos += len(vals)
+        lpos += runs * lb
+    vdata, ldata = np.concatenate(vparts), np.concatenate(lparts)
+    args = [np.array(a, np.int64) for a in (vstarts, vsizes, lstarts, lsizes, counts)]
+    cases = [args]
+    if len(counts) > 2 and dt.itemsize > 1:
+        odd = [a.copy() for a in args]
+        odd[1][1] += 1  # a part value in chunk 1
+        cases.append(odd)
+    for vs, vz, ls, lz, c in cases:
+        ok = np.empty(int(c.sum()), dt)
+        sk = rk._runs(vdata, vs, vz, ldata, ls, lz, c, dt.itemsize, lb, ok)
+        sn, on = rk.decode_runs_numpy(vdata, vs, vz, ldata, ls, lz, c, dt, lb)
+        assert sk == sn
+        if sk == rk.OK:
+            assert np.array_equal(ok, on)
+
+
+def test_from_numpy_and_to_numpy_match_pyarrow() -> None:
+    from lancelot.encodings.arrays import from_numpy, to_numpy
+
+    mask = np.array([0, 1, 0, 1], bool)
+    cases = [(np.arange(5), None, None), (np.arange(5, dtype=np.int32), pa.int64(), None),
+             (np.array([True, False, True]), pa.bool_(), None), (np.arange(4), None, mask),
+             (np.arange(10)[::2], pa.int64(), None), (np.array([1.5, -0.0]), None, None),
+             (np.arange(4, dtype=np.uint8), pa.int32(), mask), (np.arange(4, dtype=np.int64), pa.int32(), None),
+             (np.array([True, False, True, True]), None, mask)]
+    for values, t, m in cases:
+        got = from_numpy(values, t, m)
+        got.validate(full=True)
+        assert got.equals(pa.array(values, t, mask=m))
+    with pytest.raises(pa.ArrowInvalid):
+        from_numpy(np.array([2**40]), pa.int32())  # pa.array's overflow error kept
+    arr = pa.array([1, 2, 3, 4], pa.int16()).slice(1, 2)
+    assert np.array_equal(to_numpy(arr), [2, 3]) and to_numpy(arr).dtype == np.int16
+    with_nulls = pa.array([1, None, 3])
+    assert np.array_equal(to_numpy(with_nulls), with_nulls.to_numpy(zero_copy_only=False), equal_nan=True)

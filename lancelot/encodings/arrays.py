@@ -15,3 +15,51 @@ def arrow_offsets(arr: pa.Array) -> np.ndarray:
     """The len+1 offsets of a variable-width or list array, its slice offset applied (not rebased)."""
     dtype = np.int64 if is_large(arr.type) else np.int32
     return np.frombuffer(arr.buffers()[1], dtype)[arr.offset : arr.offset + len(arr) + 1]
+
+
+def from_numpy(values: np.ndarray, type: pa.DataType | None = None, mask: np.ndarray | None = None) -> pa.Array:
+    """``pa.array(values, type, mask=mask)`` for a 1-D numpy array of numbers or booleans, built from its
+    buffers: ``pa.array`` on a numpy array imports pandas (pyarrow's pandas checks: ~0.15 s, a fresh
+    process's first read would pay it).  Other inputs go to ``pa.array``."""
+    values = np.asarray(values)
+    natural = None
+    if values.ndim == 1 and values.dtype.kind in "iufb" and values.dtype.byteorder in "=|<":
+        natural = pa.bool_() if values.dtype.kind == "b" else pa.from_numpy_dtype(values.dtype)
+    if natural is None or (type is not None and type != natural):
+        if natural is not None and type is not None and _fits(values, type):
+            return from_numpy(values.astype(type.to_pandas_dtype()), None, mask)
+        return pa.array(values, type, mask=mask)
+    n = len(values)
+    validity, nulls = None, 0
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        nulls = int(mask.sum())
+        if nulls:
+            validity = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    if values.dtype.kind == "b":
+        data = pa.py_buffer(np.packbits(values, bitorder="little"))
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(values))
+    return pa.Array.from_buffers(natural, n, [validity, data], null_count=nulls)
+
+
+def to_numpy(arr: pa.Array) -> np.ndarray:
+    """``arr.to_numpy(zero_copy_only=False)``, read straight from the buffers of a null-free integer or
+    floating-point array (pyarrow's conversion imports pandas: see ``from_numpy``)."""
+    t = arr.type
+    if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)) and len(arr.buffers()) == 2:
+        dtype = np.dtype(t.to_pandas_dtype())
+        return np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize) \
+            if len(arr) else np.zeros(0, dtype)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _fits(values: np.ndarray, type: pa.DataType) -> bool:
+    """Whether integers cast to an integer ``type`` (or floats to a floating one) keep every value (else
+    ``pa.array`` is left to raise its error)."""
+    if pa.types.is_floating(type):
+        return values.dtype.kind == "f"
+    if not pa.types.is_integer(type) or values.dtype.kind not in "iu":
+        return False
+    info = np.iinfo(type.to_pandas_dtype())
+    return not len(values) or (int(values.min()) >= info.min and int(values.max()) <= info.max)

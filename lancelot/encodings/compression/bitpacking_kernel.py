@@ -30,9 +30,31 @@ def unpack_words(words: np.ndarray, width: int) -> np.ndarray:
             or words.shape[2] * words.dtype.itemsize * 8 != 1024:
         raise ValueError(f"{width}-bit packed words of shape {words.shape} ({words.dtype})")
     n, _, lanes = words.shape
+    words = np.ascontiguousarray(words)
+    if not HOT_WORDS.ready():  # a fresh process: numpy until the kernel is loaded (same values)
+        HOT_WORDS.numpy_call(lambda: _unpack(words[:0].reshape(0, width * lanes).copy(), int(width), 1024 // lanes,
+                                             _ORDER, np.empty(0, words.dtype)), work=words.nbytes)
+        out = np.empty((n, 1024), dtype=words.dtype)
+        _unpack_rows_numpy(words, width, out)
+        return out
     out = np.empty(n * 1024, dtype=words.dtype)
-    _unpack(np.ascontiguousarray(words).reshape(n, width * lanes), int(width), 1024 // lanes, _ORDER, out)
+    _unpack(words.reshape(n, width * lanes), int(width), 1024 // lanes, _ORDER, out)
     return out.reshape(n, 1024)
+
+
+def _unpack_rows_numpy(words: np.ndarray, w: int, out: np.ndarray) -> None:
+    """``_unpack`` in numpy: packed words (n, w, LANES) into ``out`` (n, 1024), row by row of the layout."""
+    dtype = words.dtype
+    t = dtype.itemsize * 8
+    lanes = 1024 // t
+    mask = dtype.type(np.iinfo(dtype).max >> (t - w))
+    for r in range(t):
+        first = int(_ORDER[r // 8]) * 16 + (r % 8) * 128  # row r of lane l is value first + l
+        k, sh = divmod(r * w, t)
+        row = words[:, k, :] >> dtype.type(sh)
+        if sh + w > t:
+            row |= words[:, k + 1, :] << dtype.type(t - sh)
+        out[:, first:first + lanes] = row & mask
 
 
 # statuses of ``inline_chunks``
@@ -157,14 +179,12 @@ def inline_chunks_numpy(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
         rows = np.flatnonzero(live & (width == w))
         at = starts[rows][:, None] + tb + np.arange(128 * w)
         words = data[at].view(dtype).reshape(len(rows), w, lanes)
-        mask = dtype.type(np.iinfo(dtype).max >> (t - w))
-        for r in range(t):
-            first = int(_ORDER[r // 8]) * 16 + (r % 8) * 128  # row r of lane l is value first + l
-            k, sh = divmod(r * w, t)
-            row = words[:, k, :] >> dtype.type(sh)
-            if sh + w > t:
-                row |= words[:, k + 1, :] << dtype.type(t - sh)
-            values[rows, first:first + lanes] = row & mask
+        if len(rows) == n_chunks:
+            _unpack_rows_numpy(words, w, values)
+        else:
+            part = np.empty((len(rows), 1024), dtype=dtype)
+            _unpack_rows_numpy(words, w, part)
+            values[rows] = part
     if n_chunks and bool(np.all(counts[:-1] == 1024)):
         out = values.reshape(-1)[:int(counts.sum())]
     else:
@@ -253,3 +273,5 @@ def pack_inline_numpy(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndar
 HOT_PACK = NumpyUntilHot(_pack_inline)
 #: inline-bitpacked reads decoded with numpy before the kernel is prepared in the background (or 16 MiB read)
 HOT_UNPACK = NumpyUntilHot(_inline_chunks, warm_work=16 << 20)
+#: out-of-line bitpacked words unpacked with numpy before the kernel is prepared in the background
+HOT_WORDS = NumpyUntilHot(_unpack, warm_work=16 << 20)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 
 OK, PART_VALUES, PART_LENGTHS, MISMATCH, NO_RUNS, SHORT_RUNS = range(6)
 MESSAGES = {
@@ -66,9 +66,59 @@ def decode_runs(vdata: np.ndarray, vstarts: np.ndarray, vsizes: np.ndarray, ldat
     """(status, values of ``dtype``) of every chunk: values at ``vdata[vstarts[k]:...]``, run lengths of
     ``len_bytes`` bytes at ``ldata[lstarts[k]:...]``, ``counts[k]`` values each."""
     dtype = np.dtype(dtype)
-    out = np.empty(int(counts.sum()), dtype=dtype)
     i64 = np.int64
-    status = _runs(vdata, vstarts.astype(i64, copy=False), vsizes.astype(i64, copy=False), ldata,
-                   lstarts.astype(i64, copy=False), lsizes.astype(i64, copy=False), counts.astype(i64, copy=False),
-                   dtype.itemsize, int(len_bytes), out)
+    vstarts, vsizes, lstarts, lsizes, counts = (np.ascontiguousarray(a, dtype=i64)
+                                                for a in (vstarts, vsizes, lstarts, lsizes, counts))
+    if not HOT_RUNS.ready():  # a fresh process: numpy until the kernel is loaded (same values and statuses)
+        z = counts[:0].copy()
+        HOT_RUNS.numpy_call(lambda: _runs(vdata, z, z, ldata, z, z, z, dtype.itemsize, int(len_bytes),
+                                          np.empty(0, dtype)), work=len(counts))
+        return decode_runs_numpy(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype, len_bytes)
+    out = np.empty(int(counts.sum()), dtype=dtype)
+    status = _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype.itemsize, int(len_bytes), out)
     return status, out
+
+
+def decode_runs_numpy(vdata: np.ndarray, vstarts: np.ndarray, vsizes: np.ndarray, ldata: np.ndarray,
+                      lstarts: np.ndarray, lsizes: np.ndarray, counts: np.ndarray, dtype: np.dtype,
+                      len_bytes: int) -> tuple[int, np.ndarray]:
+    """``decode_runs`` in numpy: every chunk's checks at once (the first bad chunk decides, as in the
+    kernel), then each run's length cut to what its chunk still needs and one repeat."""
+    from lancelot.encodings.compression.segments import gather
+
+    dtype = np.dtype(dtype)
+    wb, lb = dtype.itemsize, int(len_bytes)
+    live = counts > 0
+    runs = vsizes // wb
+    status = np.zeros(len(counts), dtype=np.int64)
+    status[live & (runs == 0)] = NO_RUNS
+    status[live & (runs != lsizes // lb)] = MISMATCH
+    status[live & (lsizes % lb != 0)] = PART_LENGTHS
+    status[live & (vsizes % wb != 0)] = PART_VALUES
+    bad = np.flatnonzero(status)
+    limit = int(bad[0]) if len(bad) else len(counts)  # chunks before the first bad one are decoded
+    ks = np.flatnonzero(live[:limit])
+    n_runs = runs[ks]
+    values = np.ascontiguousarray(gather(vdata, vstarts[ks], n_runs * wb)).view(dtype.newbyteorder("<"))
+    lengths = np.ascontiguousarray(gather(ldata, lstarts[ks], n_runs * lb)).view(f"<u{lb}")
+    need = np.repeat(counts[ks], n_runs)  # the values of each run's chunk
+    lengths = np.minimum(lengths.astype(np.uint64), need.astype(np.uint64)).astype(np.int64)
+    ends = np.cumsum(lengths)
+    first = np.cumsum(n_runs) - n_runs  # each chunk's first run
+    before = np.repeat(ends[first] - lengths[first], n_runs)  # the values of the chunks before
+    done = np.minimum(ends - before, need)  # a run's chunk's values out after it
+    took = np.diff(np.concatenate([[0], done]))
+    took[first] = done[first]
+    got = np.add.reduceat(took, first) if len(first) else np.zeros(0, np.int64)
+    short = np.flatnonzero(got < counts[ks])
+    if len(short):
+        k = int(ks[short[0]])
+        if k < limit:
+            return SHORT_RUNS, np.empty(0, dtype)
+    if len(bad):
+        return int(status[limit]), np.empty(0, dtype)
+    return OK, np.repeat(values, took).astype(dtype, copy=False)
+
+
+#: RLE reads decoded with numpy before the kernel is prepared in the background (or 100k chunks)
+HOT_RUNS = NumpyUntilHot(_runs, warm_work=100_000)

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
+from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
 from lancelot.encodings.structural.page import (
     PageInfo,
@@ -165,7 +166,7 @@ class ConstantPage(PageReader):
             one = s.scalar
             if pa.types.is_dictionary(t):
                 one = one.dictionary_encode().cast(t)
-            values = one.take(pa.array(np.zeros(n, dtype=np.int64)))
+            values = one.take(from_numpy(np.zeros(n, dtype=np.int64)))
         return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
 

@@ -20,6 +20,7 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.structural.blob import BlobPage
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
@@ -456,7 +457,7 @@ def _list_parts(spine: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray | None]
 
 
 def _mask(mask: np.ndarray | None) -> pa.Array | None:
-    return None if mask is None else pa.array(mask, type=pa.bool_())
+    return None if mask is None else from_numpy(mask, type=pa.bool_())
 
 
 def merge(t: pa.DataType, spines: list[pa.Array]) -> pa.Array:
@@ -474,13 +475,13 @@ def merge(t: pa.DataType, spines: list[pa.Array]) -> pa.Array:
     if pa.types.is_map(t):
         offsets, _, mask = _list_parts(first)
         entries = merge(pa.struct([t.key_field, t.item_field]), [_list_parts(s)[1] for s in spines])
-        return pa.MapArray.from_arrays(pa.array(offsets.astype(np.int32)), entries.field(0), entries.field(1),
+        return pa.MapArray.from_arrays(from_numpy(offsets.astype(np.int32)), entries.field(0), entries.field(1),
                                        type=t, mask=_mask(mask))
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets, _, mask = _list_parts(first)
         values = merge(t.value_type, [_list_parts(s)[1] for s in spines])
         cls, dt = (pa.LargeListArray, np.int64) if pa.types.is_large_list(t) else (pa.ListArray, np.int32)
-        return cls.from_arrays(pa.array(offsets.astype(dt)), values, type=t, mask=_mask(mask))
+        return cls.from_arrays(from_numpy(offsets.astype(dt)), values, type=t, mask=_mask(mask))
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         values = merge(t.value_type, [s.values.slice(s.offset * d, len(s) * d) for s in spines])

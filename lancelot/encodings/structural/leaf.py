@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.compression.block import (
     ConstantBlock,
     DataBlock,
@@ -149,17 +150,18 @@ def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) 
             return pa.DictionaryArray.from_arrays(pa.nulls(len(indices), t.index_type), dictionary)
         return pa.nulls(len(indices), t)
     bad = (indices < 0) | (indices >= n)
-    mask = pa.array(bad) if bad.any() else None
+    mask = from_numpy(bad) if bad.any() else None
     idx = np.where(bad, 0, indices) if mask is not None else indices
     if pa.types.is_dictionary(t):
-        return pa.DictionaryArray.from_arrays(pa.array(idx.astype(t.index_type.to_pandas_dtype()), mask=mask),
+        keep = bad if mask is not None else None
+        return pa.DictionaryArray.from_arrays(from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=keep),
                                               dictionary)
     rows = _fixed_rows(dictionary)
     if rows is not None:  # numpy gathers fixed-width items several times faster than Arrow's take
         validity = None if mask is None else _bitmap(~bad)
         out = np.take(rows, idx, axis=0)
         return pa.Array.from_buffers(dictionary.type, len(idx), [validity, pa.py_buffer(out)])
-    return dictionary.take(pa.array(idx, mask=mask))
+    return dictionary.take(from_numpy(idx, mask=bad if mask is not None else None))
 
 
 def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
@@ -229,8 +231,8 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
         children = [arr.field(i) for i in range(t.num_fields)]
         if not children:
             return pa.Array.from_buffers(t, len(arr), [_bitmap(valid)])
-        return pa.StructArray.from_arrays(children, fields=list(t), mask=pa.array(~valid))
-    return pc.if_else(pa.array(valid), arr, pa.scalar(None, type=t))
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=from_numpy(~valid))
+    return pc.if_else(from_numpy(valid), arr, pa.scalar(None, type=t))
 
 
 def scalar_from_bytes(raw: bytes, t: pa.DataType) -> pa.Array:

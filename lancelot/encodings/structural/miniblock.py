@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
+from lancelot.encodings.arrays import from_numpy, to_numpy
 from lancelot.encodings.compression.segments import ranges_index
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
@@ -252,14 +253,14 @@ class MiniBlockPage(PageReader):
         # a dictionary page: select the rows' indices first, then look up only those (looking up
         # whole chunks first made a 1-row read hold every value of its chunks)
         dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], _indices)
-        idx = dec.values.to_numpy(zero_copy_only=False)
+        idx = to_numpy(dec.values)
         bad = (idx < 0) | (idx >= len(t.dictionary))
         if bad.any():
             vis = visible_mask(self.meaning, dec.dfn, len(dec.dfn) if dec.dfn is not None else 0)
-            check_dictionary_slots(pa.array(idx, mask=bad), None if dec.dfn is None else
+            check_dictionary_slots(from_numpy(idx, mask=bad), None if dec.dfn is None else
                                    (dec.dfn == 0) if vis is None else (dec.dfn[vis] == 0))
         sel = self._select(rows, chunks, dec)
-        values = apply_dictionary(sel.values.to_numpy(zero_copy_only=False), t.dictionary, self.value_type)
+        values = apply_dictionary(to_numpy(sel.values), t.dictionary, self.value_type)
         return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
     def _decode_points(self, rows: np.ndarray, chunks: np.ndarray, data: np.ndarray, pos: np.ndarray,
@@ -318,7 +319,7 @@ class MiniBlockPage(PageReader):
                               dec.values.slice(va, vb - va))
         idx = ranges_index(lo, hi - lo)
         vidx = idx if vis_before is None else ranges_index(vis_before[lo], vis_before[hi] - vis_before[lo])
-        values = dec.values.take(pa.array(vidx))
+        values = dec.values.take(from_numpy(vidx))
         rep = None if dec.rep is None else dec.rep[idx]
         dfn = None if dec.dfn is None else dec.dfn[idx]
         return PageLevels(self.meaning, rep, dfn, len(idx), values)
@@ -345,7 +346,7 @@ class MiniBlockPage(PageReader):
 
 def _indices(block: compression.DataBlock) -> pa.Array:
     """A chunk's dictionary indices as an int64 array (looked up after the rows are selected)."""
-    return pa.array(indices_to_numpy(block), pa.int64())
+    return from_numpy(indices_to_numpy(block), pa.int64())
 
 
 def _spans(chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

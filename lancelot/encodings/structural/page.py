@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.compression.segments import ranges_index
 from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
@@ -139,7 +140,7 @@ def select_rows(span: PageLevels, span_first_row: int, rows: np.ndarray) -> Page
         vidx = idx
     else:
         vidx = ranges_to_index(vis_before[lo], vis_before[hi])
-    values = span.values.take(pa.array(vidx))
+    values = span.values.take(from_numpy(vidx))
     rep = None if span.rep is None else span.rep[idx]
     dfn = None if span.dfn is None else span.dfn[idx]
     return PageLevels(meaning, rep, dfn, len(idx), values)
@@ -159,7 +160,7 @@ def _select_flat(span: PageLevels, local: np.ndarray) -> PageLevels:
         b = a + len(local)
         return PageLevels(span.meaning, None, _cut(span.dfn, a, b), b - a, span.values.slice(a, b - a))
     dfn = None if span.dfn is None else span.dfn[local]
-    return PageLevels(span.meaning, None, dfn, len(local), span.values.take(pa.array(local)))
+    return PageLevels(span.meaning, None, dfn, len(local), span.values.take(from_numpy(local)))
 
 
 def _cut(levels: np.ndarray | None, a: int, b: int) -> np.ndarray | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError
@@ -155,7 +156,7 @@ def _defs_at(dfn: np.ndarray | None, idx: np.ndarray) -> np.ndarray | None:
 def _mask(invalid: np.ndarray | None) -> pa.Array | None:
     if invalid is None or not invalid.any():
         return None
-    return pa.array(invalid, type=pa.bool_())
+    return from_numpy(invalid, type=pa.bool_())
 
 
 def _build(path: ColumnPath, meaning: LevelMeaning, rep, dfn, num_levels: int, leaf: LeafBuilder,
@@ -201,7 +202,7 @@ def _build(path: ColumnPath, meaning: LevelMeaning, rep, dfn, num_levels: int, l
     large = pa.types.is_large_list(step.type)
     if not large and len(children) >= 1 << 31:
         raise CorruptFileError("more than 2^31 list items in one page")
-    off = pa.array(offsets, type=pa.int64() if large else pa.int32())
+    off = from_numpy(offsets, type=pa.int64() if large else pa.int32())
     t = step.type
     if pa.types.is_map(step.full_type) or pa.types.is_map(t):
         t = pa.list_(pa.field("entries", child.type, nullable=False))
