@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.compression.buffers import check_size
 from lancelot.encodings.compression.segments import gather
 
 OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
@@ -36,7 +37,8 @@ def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     outs, offs = [], [np.zeros(1, np.int64)]
     base = 0
     for a, b in zip(bounds[:-1], bounds[1:]):
-        status, out, o = decode_numpy(codes, starts[a:b], ends[a:b], symbols, lengths, n_symbols, table_of[a:b])
+        status, out, o = decode_numpy(codes, starts[a:b], ends[a:b], symbols, lengths, n_symbols, table_of[a:b],
+                                      base)
         if status != OK:
             return status, np.zeros(0, np.uint8), np.zeros(0, np.int64)
         outs.append(out)
@@ -46,9 +48,10 @@ def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
 
 
 def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,
-                 n_symbols: np.ndarray, table_of: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+                 n_symbols: np.ndarray, table_of: np.ndarray, done: int = 0) -> tuple[int, np.ndarray, np.ndarray]:
     """(status, decoded bytes, offsets) of strings ``codes[starts[s]:ends[s]]``, string ``s`` by table
-    ``table_of[s]`` of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,).
+    ``table_of[s]`` of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,);
+    ``done`` bytes already decoded before these strings count towards the output size limit.
 
     Every code becomes an entry of one flat table (each table's symbols, then the 256 literal bytes,
     then the empty entry of an escape); the output is one gather from that table."""
@@ -112,6 +115,7 @@ def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbol
     out_at = np.zeros(total + 1, dtype=np.int64)
     np.cumsum(out_len, out=out_at[1:])
     size = int(out_at[-1])
+    check_size(size + done, "FSST output")
     idx_type = np.int32 if len(flat) + size < 2**31 else np.int64
     shift = np.repeat((src - out_at[:-1]).astype(idx_type), out_len)
     shift += np.arange(size, dtype=idx_type)
