@@ -37,6 +37,7 @@ def _table(seed: int = 7) -> pa.Table:
         "text": pa.array(text),
         "key": pa.array(keys, pa.int64()),
         "noise": pa.array(rng.integers(-(1 << 62), 1 << 62, N), pa.int64()),  # incompressible: left alone
+        "runs": pa.array(np.repeat(rng.integers(0, 1 << 30, N // 40), 40), pa.int64()),  # RLE: two buffers
     })
 
 
@@ -85,6 +86,9 @@ def test_what_each_profile_chooses(tmp_path, version):
             assert enc.WhichOneof("compression") == "general"
             assert enc.general.compression.scheme == scheme
             assert enc.general.values.WhichOneof("compression") == "flat"
+    # RLE (values and run lengths: General compresses the first buffer only) under compact
+    rle = _value_compression(compact, 5)
+    assert rle.WhichOneof("compression") == "general" and rle.general.values.WhichOneof("compression") == "rle"
     # random 64-bit integers do not compress: no profile wraps them
     for path in (fast, balanced, compact):
         assert _value_compression(path, 4).WhichOneof("compression") != "general"

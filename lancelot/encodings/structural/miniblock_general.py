@@ -18,66 +18,59 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 ALIGN = 8
 
 
-def _pad(n: int) -> int:
+def _pad(n):
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def _le(data: np.ndarray, at: int, width: int) -> int:
-    return int.from_bytes(data[at:at + width].tobytes(), "little")
+def _fields(data: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """The little-endian ``width``-byte unsigned integers at positions ``at`` of ``data``."""
+    b = data[at[:, None] + np.arange(width)].astype(np.int64)
+    return (b << (8 * np.arange(width))).sum(axis=1)
 
 
 def inflate_chunks(data: np.ndarray, pos: np.ndarray, size: np.ndarray, *, has_def: int, word: int, nb: int,
                    compression: pb.BufferCompression) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The chunks at ``pos``/``size`` in ``data`` with their first value buffer decompressed:
-    (new data, new positions, new sizes)."""
+    (new data, new positions, new sizes).  Headers are read and checked for all chunks at once; the
+    one loop decompresses and places each chunk's buffers."""
+    pos, size = np.asarray(pos, np.int64), np.asarray(size, np.int64)
+    n = len(pos)
+    if n == 0:
+        return np.zeros(0, np.uint8), pos, size
     head = 2 + 2 * has_def + word * nb
     field = 2 + 2 * has_def
-    limit = (1 << (8 * word)) - 1
-    pieces: list[np.ndarray] = []
-    new_size = np.empty(len(pos), np.int64)
-    for k in range(len(pos)):
-        p0, csize = int(pos[k]), int(size[k])
-        if csize < head or p0 + csize > len(data):
-            raise CorruptFileError("a General-compressed mini-block chunk is shorter than its header")
-        chunk = data[p0:p0 + csize]
-        cursor = _pad(head)
-        levels = chunk[0:0]
-        if has_def:
-            def_size = _le(chunk, 2, 2)
-            levels = chunk[cursor:cursor + def_size]
-            cursor = _pad(cursor + def_size)
-        v0_size = _le(chunk, field, word)
-        if cursor + v0_size > csize:
-            raise CorruptFileError("a General-compressed mini-block buffer runs past its chunk")
-        raw = decompress_buffer(compression, chunk[cursor:cursor + v0_size])
-        if len(raw) > limit:
-            raise CorruptFileError(f"a General-compressed mini-block buffer inflates to {len(raw)} bytes, "
-                                   f"more than its chunk header can hold")
-        rest = []
-        if nb > 1:
-            start = _pad(cursor + v0_size)
-            v1_size = _le(chunk, field + word, word)
-            if start + v1_size > csize:
-                raise CorruptFileError("a mini-block buffer runs past its chunk")
-            rest.append(chunk[start:start + v1_size])
-        header = np.zeros(_pad(head), np.uint8)
-        header[:head] = chunk[:head]
-        header[field:field + word] = np.frombuffer(len(raw).to_bytes(word, "little"), np.uint8)
-        parts = [header]
-        if has_def:
-            parts.append(_padded(levels))
-        parts.append(_padded(raw))
-        parts.extend(_padded(b) for b in rest)
-        body = np.concatenate(parts)
-        pieces.append(body)
-        new_size[k] = len(body)
-    new_pos = np.zeros(len(pos), np.int64)
-    if len(pos):
-        np.cumsum(new_size[:-1], out=new_pos[1:])
-    return (np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)), new_pos, new_size
-
-
-def _padded(b: np.ndarray) -> np.ndarray:
-    out = np.zeros(_pad(len(b)), np.uint8)
-    out[:len(b)] = b
-    return out
+    if (size < head).any() or (pos + size > len(data)).any():
+        raise CorruptFileError("a General-compressed mini-block chunk is shorter than its header")
+    def_size = _fields(data, pos + 2, 2) if has_def else np.zeros(n, np.int64)
+    v0_at = _pad(head) + (_pad(def_size) if has_def else 0)
+    v0_size = _fields(data, pos + field, word)
+    if (v0_at + v0_size > size).any():
+        raise CorruptFileError("a General-compressed mini-block buffer runs past its chunk")
+    v1_at = _pad(v0_at + v0_size)
+    v1_size = _fields(data, pos + field + word, word) if nb > 1 else np.zeros(n, np.int64)
+    if nb > 1 and (v1_at + v1_size > size).any():
+        raise CorruptFileError("a mini-block buffer runs past its chunk")
+    raws = [decompress_buffer(compression, data[p:p + s])
+            for p, s in zip((pos + v0_at).tolist(), v0_size.tolist())]
+    raw_size = np.fromiter(map(len, raws), np.int64, n)
+    if int(raw_size.max()) >= 1 << (8 * word):
+        raise CorruptFileError(f"a General-compressed mini-block buffer inflates to {int(raw_size.max())} bytes, "
+                               f"more than its chunk header can hold")
+    new_size = v0_at + _pad(raw_size) + (_pad(v1_size) if nb > 1 else 0)
+    new_pos = np.zeros(n, np.int64)
+    np.cumsum(new_size[:-1], out=new_pos[1:])
+    out = np.zeros(int(new_pos[-1] + new_size[-1]), np.uint8)
+    # everything before the first value buffer (header, definition levels) is copied as it is
+    front = int(_pad(head))
+    out[new_pos[:, None] + np.arange(head)] = data[pos[:, None] + np.arange(head)]
+    out[new_pos[:, None] + field + np.arange(word)] = (raw_size[:, None] >> (8 * np.arange(word))) & 0xFF
+    rows = zip(new_pos.tolist(), pos.tolist(), def_size.tolist(), v0_at.tolist() if has_def else [front] * n,
+               raws, (v1_at.tolist() if nb > 1 else [0] * n), v1_size.tolist(), raw_size.tolist())
+    for np0, p0, ds, at, raw, a1, s1, rs in rows:
+        if ds:
+            out[np0 + front:np0 + front + ds] = data[p0 + front:p0 + front + ds]
+        out[np0 + at:np0 + at + rs] = raw
+        if s1:
+            b1 = np0 + at + _pad(rs)
+            out[b1:b1 + s1] = data[p0 + a1:p0 + a1 + s1]
+    return out, new_pos, new_size
