@@ -40,14 +40,16 @@ demo: java $(STAMP)
 	$(BIN)/python -m lancelot.demo
 
 test: java $(STAMP)
-	$(BIN)/ruff check lancelot tests benchmarks
+	$(BIN)/ruff check lancelot tests benchmarks scripts
+	$(BIN)/ruff format --check lancelot tests benchmarks scripts
 	$(BIN)/python -m pytest -q tests
 	$(MAKE) --no-print-directory smoke-min
 
 # ruff check, then mypy on lancelot/ ([tool.mypy] in pyproject.toml; the generated lancelot/format/pb is
 # excluded). Not yet part of `make test`: mypy still reports ~200 errors (issue 14).
 lint: $(STAMP)
-	$(BIN)/ruff check lancelot tests benchmarks
+	$(BIN)/ruff check lancelot tests benchmarks scripts
+	$(BIN)/ruff format --check lancelot tests benchmarks scripts
 	$(BIN)/mypy
 
 bench: $(STAMP)

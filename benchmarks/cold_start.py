@@ -108,8 +108,13 @@ def run_once(impl: str, case: str, files: tuple[Path, Path, Path], cache_dir: Pa
     if impl.startswith("lancelot"):
         env["NUMBA_CACHE_DIR"] = str(cache_dir)
     path = big if case == "take" else small
-    proc = subprocess.run([sys.executable, "-c", _CHILD, impl.split("-")[0], case, str(path), str(arrow), str(out),
-                           str(seed)], env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, impl.split("-")[0], case, str(path), str(arrow), str(out), str(seed)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{impl} {case} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -136,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             run_once("lancelot-warm", case, files, warm, tmp / "w.lance", 0)
         for rep in range(a.reps):
             for case in cases:
-                order = IMPLS[rep % 3:] + IMPLS[:rep % 3]
+                order = IMPLS[rep % 3 :] + IMPLS[: rep % 3]
                 for impl in order:
                     empty = tmp / f"empty-{rep}-{case}"
                     cache = warm if impl == "lancelot-warm" else empty
@@ -156,13 +161,22 @@ def main(argv: list[str] | None = None) -> int:
             imp = statistics.median(s["import"] for s in samples[case][impl])
             ratio = med[impl] / med["pylance"]
             loaded = any(s["numba"] for s in samples[case][impl])
-            summary[case][impl] = {"median_s": med[impl], "import_median_s": imp, "ratio_to_pylance": ratio,
-                                   "numba_imported": loaded}
+            summary[case][impl] = {
+                "median_s": med[impl],
+                "import_median_s": imp,
+                "ratio_to_pylance": ratio,
+                "numba_imported": loaded,
+            }
             lines.append(f"{case:6} {impl:15} {med[impl]:9.3f} {imp:9.3f} {ratio:10.2f} {loaded}")
     print("\n".join(lines))
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"dataset": a.dataset, "rows": a.rows, "reps": a.reps, "loadavg": os.getloadavg(),
-            "command": " ".join([sys.executable, "-m", "benchmarks.cold_start", *(argv or sys.argv[1:])])}
+    meta = {
+        "dataset": a.dataset,
+        "rows": a.rows,
+        "reps": a.reps,
+        "loadavg": os.getloadavg(),
+        "command": " ".join([sys.executable, "-m", "benchmarks.cold_start", *(argv or sys.argv[1:])]),
+    }
     a.out.write_text(json.dumps({"meta": meta, "summary": summary, "samples": samples}, indent=1))
     return 0
 

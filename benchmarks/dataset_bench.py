@@ -74,8 +74,11 @@ def clone(src: Path, dst: Path) -> None:
 
 
 def _tables_equal(a: pa.Table, b: pa.Table) -> bool:
-    return a.num_rows == b.num_rows and a.schema.names == b.schema.names and all(
-        a.column(i).equals(b.column(i)) for i in range(a.num_columns))
+    return (
+        a.num_rows == b.num_rows
+        and a.schema.names == b.schema.names
+        and all(a.column(i).equals(b.column(i)) for i in range(a.num_columns))
+    )
 
 
 class Bench:
@@ -86,8 +89,14 @@ class Bench:
         self.log = log
         self.results: dict[str, dict] = {}
 
-    def run(self, op: str, calls: dict[str, Callable[[int], object]], check: Callable[[dict], bool] | None = None,
-            warm: bool = True, repeats: int | None = None) -> None:
+    def run(
+        self,
+        op: str,
+        calls: dict[str, Callable[[int], object]],
+        check: Callable[[dict], bool] | None = None,
+        warm: bool = True,
+        repeats: int | None = None,
+    ) -> None:
         names = list(calls)
         verified = True
         if warm:
@@ -96,7 +105,7 @@ class Bench:
             del first
         times: dict[str, list[float]] = {n: [] for n in names}
         for r in range(repeats or self.repeats):
-            order = names[r % len(names):] + names[: r % len(names)]
+            order = names[r % len(names) :] + names[: r % len(names)]
             for n in order:
                 t0 = time.perf_counter()
                 calls[n](r)
@@ -105,8 +114,10 @@ class Bench:
         ratio = med["lancelot"] / med["pylance"]
         self.results[op] = {"median_s": med, "ratio": ratio, "verified": verified, "repeats": len(times[names[0]])}
         flag = "" if verified else "  (NOT VERIFIED: results differ)"
-        self.log(f"{op:>12}  lancelot {med['lancelot'] * 1e3:10.3f} ms   pylance {med['pylance'] * 1e3:10.3f} ms"
-                 f"   ratio {ratio:5.2f}x{flag}")
+        self.log(
+            f"{op:>12}  lancelot {med['lancelot'] * 1e3:10.3f} ms   pylance {med['pylance'] * 1e3:10.3f} ms"
+            f"   ratio {ratio:5.2f}x{flag}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,8 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     ap.add_argument("--fragments", type=int, default=6, help="fragments in the base dataset (default 6)")
     ap.add_argument("--repeats", type=int, default=7, help="repetitions of the read operations (default 7)")
-    ap.add_argument("--take-repeats", type=int, default=51,
-                    help="repetitions of the quick operations: open, count_rows, 10-row take (default 51)")
+    ap.add_argument(
+        "--take-repeats",
+        type=int,
+        default=51,
+        help="repetitions of the quick operations: open, count_rows, 10-row take (default 51)",
+    )
     ap.add_argument("--append-repeats", type=int, default=5, help="timed appends of 1M rows per library (default 5)")
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     ap.add_argument("--seed", type=int, default=16)
@@ -131,23 +146,41 @@ def main(argv: list[str] | None = None) -> int:
     uri = str(path)
     rng = np.random.default_rng(args.seed)
     bench = Bench(args.repeats, log=log)
-    log(f"dataset {uri}: {len(lance.dataset(uri).get_fragments())} fragments, "
-        f"{lance.dataset(uri).count_rows()} live rows of {table.num_rows}; interleaved medians")
+    log(
+        f"dataset {uri}: {len(lance.dataset(uri).get_fragments())} fragments, "
+        f"{lance.dataset(uri).count_rows()} live rows of {table.num_rows}; interleaved medians"
+    )
 
-    bench.run("open", {"lancelot": lambda r: lancelot.dataset(uri), "pylance": lambda r: lance.dataset(uri)},
-              repeats=args.take_repeats)
+    bench.run(
+        "open",
+        {"lancelot": lambda r: lancelot.dataset(uri), "pylance": lambda r: lance.dataset(uri)},
+        repeats=args.take_repeats,
+    )
     # count_rows: what a user sees, `lance.dataset(uri).count_rows()`: open the latest version and count
     live = lance.dataset(uri).count_rows()
-    bench.run("count_rows", {"lancelot": lambda r: lancelot.dataset(uri).count_rows(),
-                             "pylance": lambda r: lance.dataset(uri).count_rows()},
-              check=lambda f: f["lancelot"] == f["pylance"] == live, repeats=args.take_repeats)
+    bench.run(
+        "count_rows",
+        {
+            "lancelot": lambda r: lancelot.dataset(uri).count_rows(),
+            "pylance": lambda r: lance.dataset(uri).count_rows(),
+        },
+        check=lambda f: f["lancelot"] == f["pylance"] == live,
+        repeats=args.take_repeats,
+    )
     mine, theirs = lancelot.dataset(uri), lance.dataset(uri)
 
     picks = [rng.choice(live, 10, replace=True).astype(np.int64) for _ in range(args.take_repeats + 1)]
-    bench.run("take10", {"lancelot": lambda r: mine.take(picks[r]), "pylance": lambda r: theirs.take(picks[r])},
-              check=lambda f: _tables_equal(f["lancelot"], f["pylance"]), repeats=args.take_repeats)
-    bench.run("scan", {"lancelot": lambda r: mine.to_table(), "pylance": lambda r: theirs.to_table()},
-              check=lambda f: _tables_equal(f["lancelot"], f["pylance"]))
+    bench.run(
+        "take10",
+        {"lancelot": lambda r: mine.take(picks[r]), "pylance": lambda r: theirs.take(picks[r])},
+        check=lambda f: _tables_equal(f["lancelot"], f["pylance"]),
+        repeats=args.take_repeats,
+    )
+    bench.run(
+        "scan",
+        {"lancelot": lambda r: mine.to_table(), "pylance": lambda r: theirs.to_table()},
+        check=lambda f: _tables_equal(f["lancelot"], f["pylance"]),
+    )
 
     work = args.data_dir / "dataset-bench-append"
     targets = {"lancelot": work / "lancelot", "pylance": work / "pylance"}
@@ -162,8 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         # one untimed append each first (compiled encoders, thread pools), as for the reads
         bench.run("append1M", appenders, repeats=args.append_repeats)
         after = {n: lance.dataset(str(t)) for n, t in targets.items()}
-        ok = after["lancelot"].count_rows() == after["pylance"].count_rows() == live + (1 + args.append_repeats) * \
-            chunk.num_rows and after["lancelot"].version == after["pylance"].version
+        ok = (
+            after["lancelot"].count_rows()
+            == after["pylance"].count_rows()
+            == live + (1 + args.append_repeats) * chunk.num_rows
+            and after["lancelot"].version == after["pylance"].version
+        )
         after["lancelot"].validate()
         bench.results["append1M"]["verified"] = ok
         if not ok:
@@ -172,12 +209,24 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     worst = max(v["ratio"] for k, v in bench.results.items() if k != "open")
-    log(f"worst ratio (count_rows, take10, scan, append1M): {worst:.2f}x pylance "
-        f"({'goal met' if worst <= 1.0 else 'goal <= 1.0x missed'})")
+    log(
+        f"worst ratio (count_rows, take10, scan, append1M): {worst:.2f}x pylance "
+        f"({'goal met' if worst <= 1.0 else 'goal <= 1.0x missed'})"
+    )
     if args.out:
-        args.out.write_text(json.dumps({"sf": args.sf, "fragments": args.fragments, "live_rows": live,
-                                        "python": sys.version.split()[0], "lance": lance.__version__,
-                                        "results": bench.results}, indent=1))
+        args.out.write_text(
+            json.dumps(
+                {
+                    "sf": args.sf,
+                    "fragments": args.fragments,
+                    "live_rows": live,
+                    "python": sys.version.split()[0],
+                    "lance": lance.__version__,
+                    "results": bench.results,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -193,7 +193,9 @@ def constants(data_dir: Path, num_rows: int, seed: int = 42, log=print) -> Datas
     if not path.exists():
         data_dir.mkdir(parents=True, exist_ok=True)
         log(f"building {name} -> {path}")
-        batches = (constants_batch(s, min(BATCH_ROWS, num_rows - s), seed + i)
-                   for i, s in enumerate(range(0, num_rows, BATCH_ROWS)))
+        batches = (
+            constants_batch(s, min(BATCH_ROWS, num_rows - s), seed + i)
+            for i, s in enumerate(range(0, num_rows, BATCH_ROWS))
+        )
         _write_ipc(path, CONSTANTS_SCHEMA, batches)
     return _dataset_from_cache(name, path)

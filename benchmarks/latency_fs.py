@@ -66,7 +66,7 @@ class LatencyFileSystem(LocalFileSystem):
     @classmethod
     def _strip_protocol(cls, path):
         if isinstance(path, str) and path.startswith("latency://"):
-            path = path[len("latency://"):]
+            path = path[len("latency://") :]
         return LocalFileSystem._strip_protocol(path)
 
     def cat_file(self, path, start=None, end=None, **kwargs):

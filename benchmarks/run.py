@@ -50,9 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lancelot bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--rows", type=int, default=None, help="synthetic rows (default 1,000,000; --quick: 3,000)")
     p.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor for lineitem (default 1)")
-    p.add_argument("--datasets", default=None,
-                   help="comma list of synthetic, tpch (lineitem), tpch-TABLE (e.g. tpch-orders), constants "
-                   "(constant and nearly constant columns, --rows rows) (default synthetic,tpch; --quick: synthetic)")
+    p.add_argument(
+        "--datasets",
+        default=None,
+        help="comma list of synthetic, tpch (lineitem), tpch-TABLE (e.g. tpch-orders), constants "
+        "(constant and nearly constant columns, --rows rows) (default synthetic,tpch; --quick: synthetic)",
+    )
     p.add_argument("--quick", action="store_true", help="smoke run: tiny data, 2 repetitions, small memory checks")
     p.add_argument("--reps", type=int, default=None, help="timed repetitions per read (default 5)")
     p.add_argument(
@@ -67,9 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds one implementation may spend on one read measurement: a slow one gets fewer "
         "repetitions, at least 1 (default 60; 0 = no cap)",
     )
-    p.add_argument("--cache", choices=measure.CACHE_MODES, default="warm",
-                   help="page cache for timed takes and ranges: warm (an untimed call of the same rows first; "
-                   "default), cold (the file dropped from the OS cache first) or as-is")
+    p.add_argument(
+        "--cache",
+        choices=measure.CACHE_MODES,
+        default="warm",
+        help="page cache for timed takes and ranges: warm (an untimed call of the same rows first; "
+        "default), cold (the file dropped from the OS cache first) or as-is",
+    )
     p.add_argument("--no-per-column", action="store_true", help="skip the per-column takes")
     p.add_argument("--rss-groups", default=None, help=f"peak-RSS groups (default {','.join(RSS_GROUPS)}; '' = none)")
     p.add_argument("--stream-bytes", type=parse_size, default=None, help="streaming-write check size (default 4GiB)")
@@ -207,8 +214,7 @@ def bench_dataset(ds: datasets.Dataset, a, write_skips: dict, read_skips: dict, 
     interop = _interop(a, paths, table)
     measure.open_targets(targets)
     cases = measure.build_cases(table.schema, TAKE_SIZES, min(RANGE_ROWS, table.num_rows), not a.no_per_column)
-    reads = measure.time_cases(cases, targets, table, a.reps, a.seed, log=log, budget_s=a.case_budget,
-                               cache=a.cache)
+    reads = measure.time_cases(cases, targets, table, a.reps, a.seed, log=log, budget_s=a.case_budget, cache=a.cache)
     num_rows, arrow_bytes = table.num_rows, table.nbytes
     del table
     for t in targets:

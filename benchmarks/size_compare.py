@@ -64,8 +64,10 @@ def write_all(table: pa.Table, out: str, version: str, profile: str | None) -> d
     """Write the table with every writer; the paths by writer name."""
     import lance  # the peer, never imported by the library
 
-    paths = {k: os.path.join(out, f"{k}.{'parquet' if k.startswith('parquet') else 'lance'}")
-             for k in ("lancelot", "pylance", "parquet", "parquet-zstd")}
+    paths = {
+        k: os.path.join(out, f"{k}.{'parquet' if k.startswith('parquet') else 'lance'}")
+        for k in ("lancelot", "pylance", "parquet", "parquet-zstd")
+    }
     kwargs = {"version": version}
     if profile is not None:
         if "profile" not in _inspect.signature(write_table).parameters:
@@ -85,15 +87,19 @@ def report(name: str, table: pa.Table, paths: dict[str, str]) -> list[str]:
     theirs, _ = lance_columns(paths["pylance"])
     pqs, pqz = parquet_columns(paths["parquet"]), parquet_columns(paths["parquet-zstd"])
     n = max(table.num_rows, 1)
-    lines = [f"{name}: {table.num_rows:,} rows; " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in total.items()),
-             f"  lancelot / parquet-snappy {total['lancelot'] / total['parquet']:.2f}x, "
-             f"/ parquet-zstd {total['lancelot'] / total['parquet-zstd']:.2f}x, "
-             f"/ pylance {total['lancelot'] / total['pylance']:.2f}x",
-             f"  {'column':<18} {'lancelot':>9} {'pylance':>9} {'pq-snappy':>9} {'pq-zstd':>9}  bytes/value; encoding"]
+    lines = [
+        f"{name}: {table.num_rows:,} rows; " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in total.items()),
+        f"  lancelot / parquet-snappy {total['lancelot'] / total['parquet']:.2f}x, "
+        f"/ parquet-zstd {total['lancelot'] / total['parquet-zstd']:.2f}x, "
+        f"/ pylance {total['lancelot'] / total['pylance']:.2f}x",
+        f"  {'column':<18} {'lancelot':>9} {'pylance':>9} {'pq-snappy':>9} {'pq-zstd':>9}  bytes/value; encoding",
+    ]
     for field in table.schema:
         c = field.name
-        lines.append(f"  {c:<18} {ours.get(c, 0) / n:>9.2f} {theirs.get(c, 0) / n:>9.2f} "
-                     f"{pqs.get(c, 0) / n:>9.2f} {pqz.get(c, 0) / n:>9.2f}  {enc.get(c, '-')}")
+        lines.append(
+            f"  {c:<18} {ours.get(c, 0) / n:>9.2f} {theirs.get(c, 0) / n:>9.2f} "
+            f"{pqs.get(c, 0) / n:>9.2f} {pqz.get(c, 0) / n:>9.2f}  {enc.get(c, '-')}"
+        )
     return lines
 
 
@@ -103,7 +109,7 @@ def _median_times(fns: dict[str, object], reps: int, make_arg) -> dict[str, floa
     names = list(fns)
     for r in range(reps):
         arg = make_arg(r)
-        for k in names[r % len(names):] + names[:r % len(names)]:
+        for k in names[r % len(names) :] + names[: r % len(names)]:
             t0 = time.perf_counter()
             fns[k](arg)
             times[k].append(time.perf_counter() - t0)
@@ -120,10 +126,18 @@ def speed(table: pa.Table, out: str, version: str, paths: dict[str, str], reps: 
         files[profile] = os.path.join(out, f"lancelot-{profile}.lance")
         write_table(table, files[profile], version=version, profile=profile)
     readers = {k: (lance.file.LanceFileReader(p) if k == "pylance" else LanceFile(p)) for k, p in files.items()}
-    takes = {k: ((lambda rows, r=r: r.take_rows(rows.tolist()).to_table()) if k == "pylance"
-                 else (lambda rows, r=r: r.take(rows))) for k, r in readers.items()}
-    scans = {k: ((lambda _, r=r: r.read_all().to_table()) if k == "pylance" else (lambda _, r=r: r.read()))
-             for k, r in readers.items()}
+    takes = {
+        k: (
+            (lambda rows, r=r: r.take_rows(rows.tolist()).to_table())
+            if k == "pylance"
+            else (lambda rows, r=r: r.take(rows))
+        )
+        for k, r in readers.items()
+    }
+    scans = {
+        k: ((lambda _, r=r: r.read_all().to_table()) if k == "pylance" else (lambda _, r=r: r.read()))
+        for k, r in readers.items()
+    }
     rng = np.random.default_rng(0)
     for fn in takes.values():  # warm-up: kernels loaded, footers read
         fn(np.arange(10))
@@ -131,8 +145,10 @@ def speed(table: pa.Table, out: str, version: str, paths: dict[str, str], reps: 
     scan = _median_times(scans, max(3, reps // 10), lambda _: None)
     lines = [f"  {'':<10} {'take10 ms':>10} {'/pylance':>9} {'/balanced':>10} {'scan ms':>9} {'/pylance':>9}"]
     for k in files:
-        lines.append(f"  {k:<10} {take[k] * 1e3:>10.2f} {take[k] / take['pylance']:>8.2f}x "
-                     f"{take[k] / take['balanced']:>9.2f}x {scan[k] * 1e3:>9.1f} {scan[k] / scan['pylance']:>8.2f}x")
+        lines.append(
+            f"  {k:<10} {take[k] * 1e3:>10.2f} {take[k] / take['pylance']:>8.2f}x "
+            f"{take[k] / take['balanced']:>9.2f}x {scan[k] * 1e3:>9.1f} {scan[k] / scan['pylance']:>8.2f}x"
+        )
     return lines
 
 

@@ -58,8 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rows", type=int, default=1_000_000, help="synthetic rows (default 1,000,000)")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions of every case (default 5)")
     p.add_argument("--columns", default=DEFAULT_COLUMNS, help=f"columns scanned (default {DEFAULT_COLUMNS})")
-    p.add_argument("--lance-files", default=DEFAULT_LANCE_FILES,
-                   help=f"writer:version of the Lance files scanned (default {DEFAULT_LANCE_FILES})")
+    p.add_argument(
+        "--lance-files",
+        default=DEFAULT_LANCE_FILES,
+        help=f"writer:version of the Lance files scanned (default {DEFAULT_LANCE_FILES})",
+    )
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     p.add_argument("--batch-size", type=int, default=None, help="lance source batch_size option (default: its own)")
     p.add_argument("--floor-threads", action="store_true", help="let pyarrow use threads in the floor source")
@@ -122,8 +125,13 @@ class _DatasetSink:
         from lancelot.dataset import write_fragments
 
         if self.pending:
-            self.fragments += write_fragments(self.pending, self.uri, schema=self.schema,
-                                              data_storage_version=self.version, max_rows_per_file=self.rows_per_file)
+            self.fragments += write_fragments(
+                self.pending,
+                self.uri,
+                schema=self.schema,
+                data_storage_version=self.version,
+                max_rows_per_file=self.rows_per_file,
+            )
         self.pending, self.rows = [], 0
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -167,8 +175,11 @@ def prepare_files(a: argparse.Namespace, log) -> dict[str, Path]:
     out_dir = a.data_dir / "spark"
     out_dir.mkdir(parents=True, exist_ok=True)
     tag = f"synthetic-{a.rows}-seed{a.seed}-{'_'.join(cols)}"
-    files = {f"lance {spec.replace(':', ' ')}": out_dir / f"{tag}-{spec.replace(':', '-')}.lance"
-             for spec in a.lance_files.split(",") if spec}
+    files = {
+        f"lance {spec.replace(':', ' ')}": out_dir / f"{tag}-{spec.replace(':', '-')}.lance"
+        for spec in a.lance_files.split(",")
+        if spec
+    }
     files["parquet"] = out_dir / f"{tag}-rg{a.parquet_row_group_rows}.parquet"
     missing = {n: p for n, p in files.items() if not p.exists()}
     if missing:
@@ -231,8 +242,9 @@ class Cases:
             return s.read.parquet(path).select(*self.cols)
         if name == "floor":
             r = s.read.format("parquet_floor").option("num_partitions", self.floor_partitions)
-            return r.option("columns", ",".join(self.cols)).option(
-                "threads", str(self.a.floor_threads).lower()).load(path)
+            return (
+                r.option("columns", ",".join(self.cols)).option("threads", str(self.a.floor_threads).lower()).load(path)
+            )
         r = s.read.format("lance").option("columns", ",".join(self.cols))
         if self.a.batch_size:
             r = r.option("batch_size", self.a.batch_size)
@@ -315,8 +327,12 @@ def lookup_rows_planned(path: Path, cols: list[str], key: int) -> dict:
         t0 = time.perf_counter()
         rows = sum(b.num_rows for p in parts for b in reader.read(p))
         times.append(time.perf_counter() - t0)
-    return {"partitions": len(parts), "rows": sum(p.num_rows for p in parts), "rows_read": rows,
-            "python_read_ms": round(statistics.median(times) * 1000, 3)}
+    return {
+        "partitions": len(parts),
+        "rows": sum(p.num_rows for p in parts),
+        "rows_read": rows,
+        "python_read_ms": round(statistics.median(times) * 1000, 3),
+    }
 
 
 def run_scans(c: Cases, results: dict, log) -> None:
@@ -349,7 +365,8 @@ def run_lookups(c: Cases, results: dict, log) -> None:
         fn()
     results["partitions"]["lookup"] = {
         f"{lance} pushdown": c.df(lance).filter(col("id") == key[0]).rdd.getNumPartitions(),
-        f"{lance} full scan": c.df(lance, filter_pushdown="false").rdd.getNumPartitions()}
+        f"{lance} full scan": c.df(lance, filter_pushdown="false").rdd.getNumPartitions(),
+    }
     results["lookup_plan"] = lookup_rows_planned(c.files[lance], c.cols, key[0])
     log(f"lookups (filter(col('id') == k).collect()); lance plans {results['lookup_plan']}:")
 
@@ -367,10 +384,12 @@ def goal_notes(r: dict[str, float], lance: str) -> list[str]:
         notes.append(f"scan goal (lance / floor <= {SCAN_GOAL}): {lance}: {r[k]:.2f}x")
     k = f"lookup speedup: parquet pushdown / {lance} pushdown"
     if k in r:
-        notes.append(f"lookup goal (>= {LOOKUP_GOAL}x faster than Spark's Parquet): {r[k]:.1f}x vs its pushdown, "
-                     f"{r[f'lookup speedup: parquet full scan / {lance} pushdown']:.1f}x vs its full scan; the "
-                     f"lookup takes {r[f'lookup {lance} pushdown / {REF_PYTHON}']:.2f}x the fixed cost of a "
-                     f"one-row Python source query")
+        notes.append(
+            f"lookup goal (>= {LOOKUP_GOAL}x faster than Spark's Parquet): {r[k]:.1f}x vs its pushdown, "
+            f"{r[f'lookup speedup: parquet full scan / {lance} pushdown']:.1f}x vs its full scan; the "
+            f"lookup takes {r[f'lookup {lance} pushdown / {REF_PYTHON}']:.2f}x the fixed cost of a "
+            f"one-row Python source query"
+        )
     return notes
 
 
@@ -415,21 +434,34 @@ def ratios_of(res: dict) -> dict[str, float]:
 
 def render(results: dict, markdown: bool) -> str:
     m = results["meta"]
-    parts = [f"Spark benchmark: {m['rows']:,} rows, columns {m['columns']}, {m['master']}, "
-             f"{m['reps']} interleaved repetitions (medians, seconds)", ""]
+    parts = [
+        f"Spark benchmark: {m['rows']:,} rows, columns {m['columns']}, {m['master']}, "
+        f"{m['reps']} interleaved repetitions (medians, seconds)",
+        "",
+    ]
     for kind in ("scan", "lookup"):
         cases = results.get(kind)
         if not cases:
             continue
-        rows = [[n, _num(c["median"]), _num(min(c["samples"])), _num(max(c["samples"])),
-                 str(results["partitions"].get(kind, {}).get(n, "-"))] for n, c in cases.items()]
+        rows = [
+            [
+                n,
+                _num(c["median"]),
+                _num(min(c["samples"])),
+                _num(max(c["samples"])),
+                str(results["partitions"].get(kind, {}).get(n, "-")),
+            ]
+            for n, c in cases.items()
+        ]
         parts += [_table(rows, [kind, "median s", "min s", "max s", "partitions"], markdown), ""]
     rows = [[k, _num(v)] for k, v in results["ratios"].items()]
     parts += [_table(rows, ["ratio", "x"], markdown), ""]
     plan = results.get("lookup_plan")
     if plan:
-        parts.append(f"- the lance lookup (zone maps) plans {plan['partitions']} partition(s), {plan['rows']:,} of "
-                     f"{m['rows']:,} rows; reading them in Python takes {plan['python_read_ms']} ms")
+        parts.append(
+            f"- the lance lookup (zone maps) plans {plan['partitions']} partition(s), {plan['rows']:,} of "
+            f"{m['rows']:,} rows; reading them in Python takes {plan['python_read_ms']} ms"
+        )
     for line in results.get("notes", []):
         parts.append(f"- {line}")
     return "\n".join(parts).rstrip() + "\n"
@@ -457,15 +489,25 @@ def main(argv: list[str] | None = None) -> int:
 
     from importlib.metadata import version
 
-    results: dict = {"meta": {
-        "command": "python -m benchmarks.spark_bench " + " ".join(argv),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "git_commit": _git_commit(), "python": platform.python_version(), "cpus": os.cpu_count(),
-        "versions": {p: version(p) for p in ("pyspark", "pylance", "pyarrow", "lancelot")},
-        "rows": a.rows, "columns": a.columns, "master": a.master, "reps": a.reps, "seed": a.seed,
-        "batch_size": a.batch_size, "parquet_row_group_rows": a.parquet_row_group_rows,
-        "floor_threads": a.floor_threads, "loadavg_start": list(os.getloadavg()),
-    }}
+    results: dict = {
+        "meta": {
+            "command": "python -m benchmarks.spark_bench " + " ".join(argv),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "git_commit": _git_commit(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "versions": {p: version(p) for p in ("pyspark", "pylance", "pyarrow", "lancelot")},
+            "rows": a.rows,
+            "columns": a.columns,
+            "master": a.master,
+            "reps": a.reps,
+            "seed": a.seed,
+            "batch_size": a.batch_size,
+            "parquet_row_group_rows": a.parquet_row_group_rows,
+            "floor_threads": a.floor_threads,
+            "loadavg_start": list(os.getloadavg()),
+        }
+    }
     files = prepare_files(a, log)
     results["file_mb"] = {n: round(_size(p) / 1e6, 2) for n, p in files.items()}
     spark = spark_session(a.master)

@@ -48,8 +48,9 @@ class ParquetFloorReader(DataSourceReader):
 
         first, stop = partition.value
         pf = pq.ParquetFile(self.path)
-        yield from pf.iter_batches(self.batch_size, row_groups=range(first, stop), columns=self.columns,
-                                   use_threads=self.threads)
+        yield from pf.iter_batches(
+            self.batch_size, row_groups=range(first, stop), columns=self.columns, use_threads=self.threads
+        )
 
 
 class ParquetFloorDataSource(DataSource):
@@ -70,10 +71,13 @@ class ParquetFloorDataSource(DataSource):
         return StructType([StructField(f.name, from_arrow_type(f.type), f.nullable) for f in self._arrow_schema()])
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return ParquetFloorReader(self.options["path"], schema.fieldNames(),
-                                  int(self.options.get("num_partitions", 2)),
-                                  int(self.options.get("batch_size", DEFAULT_BATCH_SIZE)),
-                                  str(self.options.get("threads", "false")).lower() == "true")
+        return ParquetFloorReader(
+            self.options["path"],
+            schema.fieldNames(),
+            int(self.options.get("num_partitions", 2)),
+            int(self.options.get("batch_size", DEFAULT_BATCH_SIZE)),
+            str(self.options.get("threads", "false")).lower() == "true",
+        )
 
 
 class OneRowReader(DataSourceReader):

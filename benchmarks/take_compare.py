@@ -65,14 +65,15 @@ def _time(fn) -> float:
     return time.perf_counter() - t
 
 
-def measure_takes(handles: dict, n: int, columns: list[str] | None, k: int, reps: int, clustered: bool,
-                  seed: int) -> dict[str, list[float]]:
+def measure_takes(
+    handles: dict, n: int, columns: list[str] | None, k: int, reps: int, clustered: bool, seed: int
+) -> dict[str, list[float]]:
     rng = np.random.default_rng(seed)
     times: dict[str, list[float]] = {i: [] for i in handles}
     names = list(handles)
     for rep in range(reps):
         rows = _rows(rng, n, k, clustered)
-        for impl in names[rep % len(names):] + names[:rep % len(names)]:
+        for impl in names[rep % len(names) :] + names[: rep % len(names)]:
             times[impl].append(_time(lambda h=handles[impl], rows=rows: h.take(rows, columns)))
     return times
 
@@ -123,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
             ds = datasets.synthetic(a.data_dir, a.constants_rows)
         for version in [v for v in a.versions.split(",") if v]:
             lance_path, pq_path = _files(ds, version, work)
-            handles = {"lancelot": adapters.LancelotHandle(lance_path), "pylance": adapters.PylanceHandle(lance_path),
-                       "parquet": adapters.ParquetHandle(pq_path)}
+            handles = {
+                "lancelot": adapters.LancelotHandle(lance_path),
+                "pylance": adapters.PylanceHandle(lance_path),
+                "parquet": adapters.ParquetHandle(pq_path),
+            }
             n = handles["lancelot"].num_rows
             _steady(handles["lancelot"], n, ds.schema.names)
             key = f"{ds.name} {version}"
@@ -138,17 +142,23 @@ def main(argv: list[str] | None = None) -> int:
                     times = measure_takes(handles, n, columns, a.rows, a.reps, clustered, seed=len(res))
                     res[label] = _summary(times)
                     s = res[label]
-                    print(f"{key:28} {label:30} lancelot {s['lancelot_ms']:8.3f} ms  pylance {s['pylance_ms']:8.3f} "
-                          f"ms  parquet {s['parquet_ms']:9.3f} ms  x pylance {s['x_pylance']:5.2f}  "
-                          f"x parquet {s['x_parquet']:6.3f}", flush=True)
+                    print(
+                        f"{key:28} {label:30} lancelot {s['lancelot_ms']:8.3f} ms  pylance {s['pylance_ms']:8.3f} "
+                        f"ms  parquet {s['parquet_ms']:9.3f} ms  x pylance {s['x_pylance']:5.2f}  "
+                        f"x parquet {s['x_parquet']:6.3f}",
+                        flush=True,
+                    )
             scans: dict[str, list[float]] = {"lancelot": [], "pylance": []}
             for rep in range(a.scan_reps):
-                for impl in (("lancelot", "pylance") if rep % 2 == 0 else ("pylance", "lancelot")):
+                for impl in ("lancelot", "pylance") if rep % 2 == 0 else ("pylance", "lancelot"):
                     scans[impl].append(_time(lambda h=handles[impl]: h.scan(None)))
             res["full read"] = _summary(scans)
             s = res["full read"]
-            print(f"{key:28} {'full read':30} lancelot {s['lancelot_ms']:8.1f} ms  pylance {s['pylance_ms']:8.1f} ms"
-                  f"  x pylance {s['x_pylance']:5.2f}", flush=True)
+            print(
+                f"{key:28} {'full read':30} lancelot {s['lancelot_ms']:8.1f} ms  pylance {s['pylance_ms']:8.1f} ms"
+                f"  x pylance {s['x_pylance']:5.2f}",
+                flush=True,
+            )
             a.out.parent.mkdir(parents=True, exist_ok=True)
             a.out.write_text(json.dumps(results, indent=1))
     results["meta"]["loadavg_end"] = os.getloadavg()

@@ -67,8 +67,10 @@ def _median_takes(path: Path, rows: int, reps: int, rng: np.random.Generator) ->
     times: dict[str, list[float]] = {"lancelot": [], "pylance": []}
     for i in range(reps + 1):
         idx = np.sort(rng.choice(rows, 10, replace=False))
-        for name, fn in (("lancelot", lambda idx=idx: ours.take(idx)),
-                         ("pylance", lambda idx=idx: ref.take_rows(idx).to_table())):
+        for name, fn in (
+            ("lancelot", lambda idx=idx: ours.take(idx)),
+            ("pylance", lambda idx=idx: ref.take_rows(idx).to_table()),
+        ):
             t0 = time.perf_counter()
             fn()
             if i:  # the first round warms caches (metadata, chunk tables)
@@ -100,8 +102,16 @@ def main(argv: list[str] | None = None) -> dict:
             med = {rows: _median_takes(paths[rows], rows, args.reps, rng) for rows in paths}
             for reader in ("lancelot", "pylance"):
                 s, b = med[args.small][reader], med[args.large][reader]
-                results.append({"writer": writer, "version": version, "reader": reader,
-                                "small_ms": s * 1e3, "large_ms": b * 1e3, "ratio": b / s})
+                results.append(
+                    {
+                        "writer": writer,
+                        "version": version,
+                        "reader": reader,
+                        "small_ms": s * 1e3,
+                        "large_ms": b * 1e3,
+                        "ratio": b / s,
+                    }
+                )
                 print(f"{writer + ' ' + version:<22} {reader:<9} {s * 1e3:>10.2f}ms {b * 1e3:>10.2f}ms  {b / s:>6.2f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     doc = {"small_rows": args.small, "large_rows": args.large, "reps": args.reps, "results": results}

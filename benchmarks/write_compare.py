@@ -39,8 +39,9 @@ def main() -> None:
 
     with pa.memory_map(DATA) as src:
         t = ipc.open_file(src).read_all().slice(0, rows)
-    t = pa.table([c.cast(pa.string()) if pa.types.is_string_view(c.type) else c for c in t.columns],
-                 names=t.column_names).combine_chunks()
+    t = pa.table(
+        [c.cast(pa.string()) if pa.types.is_string_view(c.type) else c for c in t.columns], names=t.column_names
+    ).combine_chunks()
 
     def write_lancelot(p: str) -> None:
         lancelot.write_table(t, p, version=version)
@@ -67,9 +68,11 @@ def main() -> None:
     wall = {k: statistics.median(x[0] for x in v) for k, v in res.items()}
     cpu = {k: statistics.median(x[1] for x in v) for k, v in res.items()}
     print(f"{lancelot.__file__} rows={rows} version={version} reps={reps}")
-    print(f"wall {wall['lancelot']:.3f}s / {wall['pylance']:.3f}s = {wall['lancelot'] / wall['pylance']:.2f}x  "
-          f"cpu {cpu['lancelot']:.3f}s / {cpu['pylance']:.3f}s = {cpu['lancelot'] / cpu['pylance']:.2f}x  "
-          f"size {sizes['lancelot']} / {sizes['pylance']} = {sizes['lancelot'] / sizes['pylance']:.3f}")
+    print(
+        f"wall {wall['lancelot']:.3f}s / {wall['pylance']:.3f}s = {wall['lancelot'] / wall['pylance']:.2f}x  "
+        f"cpu {cpu['lancelot']:.3f}s / {cpu['pylance']:.3f}s = {cpu['lancelot'] / cpu['pylance']:.2f}x  "
+        f"size {sizes['lancelot']} / {sizes['pylance']} = {sizes['lancelot'] / sizes['pylance']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,19 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
         choices = _known_options(parser)
     elif "invalid choice:" in message and "'" in message:
         words = [message.split("'")[1]] if "'" in message else []
-        choices = ["inspect", "convert", "bench", "auto", *FORMATS, *VERSIONS, "always", "never", "create", "append",
-                   "overwrite"]
+        choices = [
+            "inspect",
+            "convert",
+            "bench",
+            "auto",
+            *FORMATS,
+            *VERSIONS,
+            "always",
+            "never",
+            "create",
+            "append",
+            "overwrite",
+        ]
     else:
         return ""
     hints = []
@@ -89,49 +100,100 @@ def build_parser() -> argparse.ArgumentParser:
 
     fmt = _Help
     common = _Parser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the full traceback on errors (default: off)")
-    p = _Parser(prog="lancelot", description="Lance files in pure Python", allow_abbrev=False,
-                formatter_class=fmt, parents=[common])
-    p.add_argument("--version", action="version", version=f"lancelot {__version__}",
-                   help="print lancelot's version and exit")
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="{inspect,convert,bench}",
-                           parser_class=_Parser)
-    i = sub.add_parser("inspect", help="show what a Lance file (or dataset) holds", allow_abbrev=False,
-                       formatter_class=fmt, parents=[common],
-                       description="A table of the file's columns (path, type, pages, rows, bytes, encoding, "
-                                   "compression ratio); --verbose adds every page's encoding tree.")
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback on errors (default: off)",
+    )
+    p = _Parser(
+        prog="lancelot",
+        description="Lance files in pure Python",
+        allow_abbrev=False,
+        formatter_class=fmt,
+        parents=[common],
+    )
+    p.add_argument(
+        "--version", action="version", version=f"lancelot {__version__}", help="print lancelot's version and exit"
+    )
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{inspect,convert,bench}", parser_class=_Parser)
+    i = sub.add_parser(
+        "inspect",
+        help="show what a Lance file (or dataset) holds",
+        allow_abbrev=False,
+        formatter_class=fmt,
+        parents=[common],
+        description="A table of the file's columns (path, type, pages, rows, bytes, encoding, "
+        "compression ratio); --verbose adds every page's encoding tree.",
+    )
     i.add_argument("file", help="a Lance file (local path or fsspec URL) or a dataset directory")
     i.add_argument("-v", "--verbose", action="store_true", help="also print the schema and full encoding trees")
-    i.add_argument("--pages", type=_pages, default=5, metavar="N",
-                   help="pages shown per column with --verbose (-1: all, 0: none)")
-    c = sub.add_parser("convert", help="convert a Parquet, CSV, Arrow IPC or Lance file to Lance",
-                       allow_abbrev=False, formatter_class=fmt, parents=[common],
-                       description="Reads SRC (its format told by its content, not its name) and writes DST as "
-                                   "one Lance file (or, with --dataset, a new version of a Lance dataset); shows a "
-                                   "progress bar on a terminal and a summary line.")
+    i.add_argument(
+        "--pages", type=_pages, default=5, metavar="N", help="pages shown per column with --verbose (-1: all, 0: none)"
+    )
+    c = sub.add_parser(
+        "convert",
+        help="convert a Parquet, CSV, Arrow IPC or Lance file to Lance",
+        allow_abbrev=False,
+        formatter_class=fmt,
+        parents=[common],
+        description="Reads SRC (its format told by its content, not its name) and writes DST as "
+        "one Lance file (or, with --dataset, a new version of a Lance dataset); shows a "
+        "progress bar on a terminal and a summary line.",
+    )
     c.add_argument("src", help="input file")
-    c.add_argument("dst", help="output Lance file (local path or fsspec URL; replaced atomically), "
-                               "or dataset with --dataset")
-    c.add_argument("--version", dest="file_version", default=None, choices=VERSIONS, metavar="V",
-                   help=f"Lance file version to write, one of {', '.join(VERSIONS)} (default: {versions.DEFAULT}; "
-                        "appending to a dataset: the dataset's own)")
-    c.add_argument("--max-page-bytes", type=_positive_int, default=None, metavar="N",
-                   help="largest page per column, in bytes (default: the writer's, 32 MiB)")
-    c.add_argument("--profile", default=None, choices=PROFILES,
-                   help="how hard the 2.1+ writer compresses: fast, balanced (default) or compact (smallest, "
-                        "slower writes)")
-    c.add_argument("--dataset", dest="dataset_mode", nargs="?", const="create", default=None,
-                   choices=("create", "append", "overwrite"),
-                   help="write DST as a Lance dataset instead of one file: a new version by create (the "
-                        "default with the bare flag), append or overwrite (default: a file)")
-    c.add_argument("--from", dest="src_format", default="auto", choices=("auto", *FORMATS),
-                   help="input format (auto: told by the file's first and last bytes)")
-    c.add_argument("--progress", default="auto", choices=("auto", "always", "never"),
-                   help="progress bar on stderr (auto: only when stderr is a terminal)")
+    c.add_argument(
+        "dst", help="output Lance file (local path or fsspec URL; replaced atomically), or dataset with --dataset"
+    )
+    c.add_argument(
+        "--version",
+        dest="file_version",
+        default=None,
+        choices=VERSIONS,
+        metavar="V",
+        help=f"Lance file version to write, one of {', '.join(VERSIONS)} (default: {versions.DEFAULT}; "
+        "appending to a dataset: the dataset's own)",
+    )
+    c.add_argument(
+        "--max-page-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="largest page per column, in bytes (default: the writer's, 32 MiB)",
+    )
+    c.add_argument(
+        "--profile",
+        default=None,
+        choices=PROFILES,
+        help="how hard the 2.1+ writer compresses: fast, balanced (default) or compact (smallest, slower writes)",
+    )
+    c.add_argument(
+        "--dataset",
+        dest="dataset_mode",
+        nargs="?",
+        const="create",
+        default=None,
+        choices=("create", "append", "overwrite"),
+        help="write DST as a Lance dataset instead of one file: a new version by create (the "
+        "default with the bare flag), append or overwrite (default: a file)",
+    )
+    c.add_argument(
+        "--from",
+        dest="src_format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="input format (auto: told by the file's first and last bytes)",
+    )
+    c.add_argument(
+        "--progress",
+        default="auto",
+        choices=("auto", "always", "never"),
+        help="progress bar on stderr (auto: only when stderr is a terminal)",
+    )
     c.add_argument("-q", "--quiet", action="store_true", help="no summary line")
-    sub.add_parser("bench", help="run the benchmark suite (lancelot bench --help; see benchmarks/README.md)",
-                   add_help=False)
+    sub.add_parser(
+        "bench", help="run the benchmark suite (lancelot bench --help; see benchmarks/README.md)", add_help=False
+    )
     return p
 
 
@@ -150,8 +212,12 @@ def _bench(rest: list[str]) -> int:
 
     root = Path(__file__).resolve().parent.parent
     if not (root / "benchmarks" / "run.py").is_file():
-        print(f"lancelot: error: the benchmark suite is not installed with the package; from a source checkout "
-              f"run `{BENCH_COMMAND} {' '.join(rest)}`".rstrip() + " (see benchmarks/README.md)", file=sys.stderr)
+        print(
+            f"lancelot: error: the benchmark suite is not installed with the package; from a source checkout "
+            f"run `{BENCH_COMMAND} {' '.join(rest)}`".rstrip()
+            + " (see benchmarks/README.md)",
+            file=sys.stderr,
+        )
         return 2
     env = dict(os.environ)  # the child finds benchmarks/ through its path; relative paths stay the caller's
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
@@ -172,24 +238,34 @@ def main(argv: list[str] | None = None) -> int:
     # bench passes every argument after it to the benchmark runner's own parser
     first = next((k for k, a in enumerate(argv) if a != "--debug"), None)
     if first is not None and argv[first] == "bench":
-        return _run(lambda: _bench(argv[first + 1:]), debug)
+        return _run(lambda: _bench(argv[first + 1 :]), debug)
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     if args.cmd == "inspect":
+
         def work():
             from lancelot.inspect import inspect_path
 
             print(inspect_path(args.file, verbose=args.verbose, max_pages=args.pages))
             return 0
     else:
+
         def work():
             from lancelot.convert import convert
 
-            convert(args.src, args.dst, version=args.file_version, max_page_bytes=args.max_page_bytes,
-                    profile=args.profile,
-                    src_format=None if args.src_format == "auto" else args.src_format, progress=args.progress,
-                    quiet=args.quiet, dataset_mode=args.dataset_mode)
+            convert(
+                args.src,
+                args.dst,
+                version=args.file_version,
+                max_page_bytes=args.max_page_bytes,
+                profile=args.profile,
+                src_format=None if args.src_format == "auto" else args.src_format,
+                progress=args.progress,
+                quiet=args.quiet,
+                dataset_mode=args.dataset_mode,
+            )
             return 0
+
     return _run(work, debug)
 
 

@@ -70,8 +70,12 @@ def sniff(f: BinaryIO, path: str) -> str:
         except UnicodeDecodeError as e:
             if e.start >= len(head) - 4:  # a character cut by the 64 KiB sample
                 return "csv"
-    raise LanceError("cannot tell the format: not Parquet, Arrow IPC, Lance or CSV text "
-                     f"(use --from {{{','.join(FORMATS)}}})" if head else "the file is empty", path=path)
+    raise LanceError(
+        f"cannot tell the format: not Parquet, Arrow IPC, Lance or CSV text (use --from {{{','.join(FORMATS)}}})"
+        if head
+        else "the file is empty",
+        path=path,
+    )
 
 
 class _Input:
@@ -85,8 +89,9 @@ class _Input:
         except LanceError:
             raise
         except (pa.ArrowException, ValueError, OSError) as e:
-            raise LanceError(f"cannot read as {_NAMES[fmt]}: {str(e).splitlines()[0] if str(e) else e!r}",
-                             path=path) from e
+            raise LanceError(
+                f"cannot read as {_NAMES[fmt]}: {str(e).splitlines()[0] if str(e) else e!r}", path=path
+            ) from e
 
     def _open(self, stack: ExitStack) -> None:
         fmt, f = self.format, self.f
@@ -124,8 +129,7 @@ class _Input:
         except LanceError:
             raise
         except (pa.ArrowException, ValueError, OSError) as e:
-            raise LanceError(f"cannot read as {_NAMES[self.format]}: {str(e).splitlines()[0]}",
-                             path=self.path) from e
+            raise LanceError(f"cannot read as {_NAMES[self.format]}: {str(e).splitlines()[0]}", path=self.path) from e
 
     def position(self) -> int:
         """Bytes of the input consumed so far (CSV's progress measure)."""
@@ -151,8 +155,10 @@ def _terminal_size(err) -> tuple[int, int]:
         cols, lines = size.columns, size.lines
     except (OSError, ValueError, AttributeError):
         cols = lines = 0
-    return (cols or int(os.environ.get("COLUMNS", "0") or 0) or 80,
-            lines or int(os.environ.get("LINES", "0") or 0) or 24)
+    return (
+        cols or int(os.environ.get("COLUMNS", "0") or 0) or 80,
+        lines or int(os.environ.get("LINES", "0") or 0) or 24,
+    )
 
 
 def _is_dataset(dst: str) -> bool:
@@ -176,10 +182,20 @@ def _output_size(dst: str) -> int | None:
         return None
 
 
-def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: int | None = None,
-            profile: str | None = None,
-            src_format: str | None = None, progress: str = "auto", quiet: bool = False,
-            dataset_mode: str | None = None, out=None, err=None) -> int:
+def convert(
+    src: str,
+    dst: str,
+    *,
+    version: str | None = None,
+    max_page_bytes: int | None = None,
+    profile: str | None = None,
+    src_format: str | None = None,
+    progress: str = "auto",
+    quiet: bool = False,
+    dataset_mode: str | None = None,
+    out=None,
+    err=None,
+) -> int:
     """Convert ``src`` to a Lance file at ``dst`` (or, with ``dataset_mode`` "create", "append" or
     "overwrite", to a new version of the Lance dataset at ``dst``); returns the rows written.
 
@@ -201,10 +217,21 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
         show = progress == "always" or (progress == "auto" and hasattr(err, "isatty") and err.isatty())
         by_rows = inp.total_rows is not None
         width, height = _terminal_size(err) if show else (80, 24)
-        bar = stack.enter_context(tqdm(
-            total=inp.total_rows if by_rows else inp.size, unit=" rows" if by_rows else "B", unit_scale=True,
-            unit_divisor=1000 if by_rows else 1024, file=err, disable=not show, ncols=width, nrows=height,
-            desc=f"{_NAMES[fmt]} -> Lance", mininterval=0.2, leave=True))  # the last frame stays: rows, rate, bytes
+        bar = stack.enter_context(
+            tqdm(
+                total=inp.total_rows if by_rows else inp.size,
+                unit=" rows" if by_rows else "B",
+                unit_scale=True,
+                unit_divisor=1000 if by_rows else 1024,
+                file=err,
+                disable=not show,
+                ncols=width,
+                nrows=height,
+                desc=f"{_NAMES[fmt]} -> Lance",
+                mininterval=0.2,
+                leave=True,
+            )
+        )  # the last frame stays: rows, rate, bytes
         rows = 0
 
         def tick(b: pa.RecordBatch, done: str) -> None:
@@ -222,8 +249,15 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
                     yield b
                     tick(b, "")
 
-            ds = write_dataset(counted(), dst, mode=dataset_mode, data_storage_version=version, schema=inp.schema,
-                               profile=profile, max_page_bytes=max_page_bytes)
+            ds = write_dataset(
+                counted(),
+                dst,
+                mode=dataset_mode,
+                data_storage_version=version,
+                schema=inp.schema,
+                profile=profile,
+                max_page_bytes=max_page_bytes,
+            )
             written_version = f"dataset version {ds.version}"
         else:
             with LanceWriter(dst, inp.schema, version=version, max_page_bytes=max_page_bytes, profile=profile) as w:
@@ -235,6 +269,9 @@ def convert(src: str, dst: str, *, version: str | None = None, max_page_bytes: i
     secs = time.perf_counter() - t0
     if not quiet:
         size = _output_size(dst)
-        print(f"{src} -> {dst}: {rows:,} rows, {_NAMES[fmt]} {human_bytes(in_size)} -> Lance {written_version} "
-              f"{human_bytes(size) if size is not None else '?'} in {secs:.2f} s", file=out)
+        print(
+            f"{src} -> {dst}: {rows:,} rows, {_NAMES[fmt]} {human_bytes(in_size)} -> Lance {written_version} "
+            f"{human_bytes(size) if size is not None else '?'} in {secs:.2f} s",
+            file=out,
+        )
     return rows

@@ -76,12 +76,16 @@ def _say(msg: str) -> None:
 
 # -- 1. data -----------------------------------------------------------------------------
 
+
 def generate_tpch(out: str, scale: float) -> str:
     """TPC-H tables as Parquet files in ``out``; says which generator made them."""
     exe = shutil.which("tpchgen-cli") or os.path.join(os.path.dirname(sys.executable), "tpchgen-cli")
     if os.path.exists(exe):
-        subprocess.run([exe, "parquet", "-s", str(scale), f"--tables={','.join(TABLES)}", f"--output-dir={out}",
-                        "--overwrite"], check=True, capture_output=True)
+        subprocess.run(
+            [exe, "parquet", "-s", str(scale), f"--tables={','.join(TABLES)}", f"--output-dir={out}", "--overwrite"],
+            check=True,
+            capture_output=True,
+        )
         return f"tpchgen-cli, scale factor {scale}"
     seeded_tpch(out, scale)
     return f"seeded numpy generator (tpchgen-cli not found), scale factor {scale}"
@@ -91,25 +95,73 @@ def seeded_tpch(out: str, scale: float, seed: int = 42) -> None:
     """A TPC-H-shaped stand-in: the demo's columns with plausible, seeded values."""
     rng = np.random.default_rng(seed)
     n_cust, n_orders = max(10, int(150_000 * scale)), max(10, int(1_500_000 * scale))
-    names = ["ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT", "ETHIOPIA", "FRANCE", "GERMANY", "INDIA",
-             "INDONESIA", "IRAN", "IRAQ", "JAPAN", "JORDAN", "KENYA", "MOROCCO", "MOZAMBIQUE", "PERU", "CHINA",
-             "ROMANIA", "SAUDI ARABIA", "VIETNAM", "RUSSIA", "UNITED KINGDOM", "UNITED STATES"]
-    pq.write_table(pa.table({"n_nationkey": pa.array(np.arange(25), pa.int64()), "n_name": names,
-                             "n_regionkey": pa.array(np.arange(25) % 5, pa.int64())}), f"{out}/nation.parquet")
-    pq.write_table(pa.table({
-        "c_custkey": pa.array(np.arange(1, n_cust + 1), pa.int64()),
-        "c_nationkey": pa.array(rng.integers(0, 25, n_cust), pa.int64()),
-        "c_mktsegment": pa.array(np.array(["AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY"])[
-            rng.integers(0, 5, n_cust)]),
-    }), f"{out}/customer.parquet")
+    names = [
+        "ALGERIA",
+        "ARGENTINA",
+        "BRAZIL",
+        "CANADA",
+        "EGYPT",
+        "ETHIOPIA",
+        "FRANCE",
+        "GERMANY",
+        "INDIA",
+        "INDONESIA",
+        "IRAN",
+        "IRAQ",
+        "JAPAN",
+        "JORDAN",
+        "KENYA",
+        "MOROCCO",
+        "MOZAMBIQUE",
+        "PERU",
+        "CHINA",
+        "ROMANIA",
+        "SAUDI ARABIA",
+        "VIETNAM",
+        "RUSSIA",
+        "UNITED KINGDOM",
+        "UNITED STATES",
+    ]
+    pq.write_table(
+        pa.table(
+            {
+                "n_nationkey": pa.array(np.arange(25), pa.int64()),
+                "n_name": names,
+                "n_regionkey": pa.array(np.arange(25) % 5, pa.int64()),
+            }
+        ),
+        f"{out}/nation.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "c_custkey": pa.array(np.arange(1, n_cust + 1), pa.int64()),
+                "c_nationkey": pa.array(rng.integers(0, 25, n_cust), pa.int64()),
+                "c_mktsegment": pa.array(
+                    np.array(["AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY"])[
+                        rng.integers(0, 5, n_cust)
+                    ]
+                ),
+            }
+        ),
+        f"{out}/customer.parquet",
+    )
     odate = rng.integers(8035, 10591, n_orders).astype("int32")  # 1992-01-01 .. 1998-12-31
-    pq.write_table(pa.table({
-        "o_orderkey": pa.array(np.arange(1, n_orders + 1), pa.int64()),
-        "o_custkey": pa.array(rng.integers(1, n_cust + 1, n_orders), pa.int64()),
-        "o_orderdate": pa.array(odate, pa.date32()),
-        "o_orderpriority": pa.array(np.array(["1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"])[
-            rng.integers(0, 5, n_orders)]),
-    }), f"{out}/orders.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "o_orderkey": pa.array(np.arange(1, n_orders + 1), pa.int64()),
+                "o_custkey": pa.array(rng.integers(1, n_cust + 1, n_orders), pa.int64()),
+                "o_orderdate": pa.array(odate, pa.date32()),
+                "o_orderpriority": pa.array(
+                    np.array(["1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"])[
+                        rng.integers(0, 5, n_orders)
+                    ]
+                ),
+            }
+        ),
+        f"{out}/orders.parquet",
+    )
     lines = rng.integers(1, 8, n_orders)
     okey = np.repeat(np.arange(1, n_orders + 1), lines)
     n = len(okey)
@@ -119,23 +171,30 @@ def seeded_tpch(out: str, scale: float, seed: int = 42) -> None:
     def money(x: np.ndarray) -> pa.Array:
         return pa.array(np.round(x, 2)).cast(pa.decimal128(38, 2)).cast(dec)
 
-    pq.write_table(pa.table({
-        "l_orderkey": pa.array(okey, pa.int64()),
-        "l_linenumber": pa.array(np.concatenate([np.arange(1, k + 1) for k in lines]), pa.int32()),
-        "l_quantity": money(rng.integers(1, 51, n).astype("float64")),
-        "l_extendedprice": money(rng.uniform(900, 105_000, n)),
-        "l_discount": money(rng.integers(0, 11, n) / 100),
-        "l_tax": money(rng.integers(0, 9, n) / 100),
-        "l_returnflag": pa.array(np.array(["A", "N", "R"])[rng.integers(0, 3, n)]),
-        "l_shipdate": pa.array(ship, pa.date32()),
-        "l_commitdate": pa.array(ship + rng.integers(-30, 60, n).astype("int32"), pa.date32()),
-        "l_receiptdate": pa.array(ship + rng.integers(1, 31, n).astype("int32"), pa.date32()),
-        "l_shipmode": pa.array(np.array(["AIR", "FOB", "MAIL", "RAIL", "REG AIR", "SHIP", "TRUCK"])[
-            rng.integers(0, 7, n)]),
-    }), f"{out}/lineitem.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "l_orderkey": pa.array(okey, pa.int64()),
+                "l_linenumber": pa.array(np.concatenate([np.arange(1, k + 1) for k in lines]), pa.int32()),
+                "l_quantity": money(rng.integers(1, 51, n).astype("float64")),
+                "l_extendedprice": money(rng.uniform(900, 105_000, n)),
+                "l_discount": money(rng.integers(0, 11, n) / 100),
+                "l_tax": money(rng.integers(0, 9, n) / 100),
+                "l_returnflag": pa.array(np.array(["A", "N", "R"])[rng.integers(0, 3, n)]),
+                "l_shipdate": pa.array(ship, pa.date32()),
+                "l_commitdate": pa.array(ship + rng.integers(-30, 60, n).astype("int32"), pa.date32()),
+                "l_receiptdate": pa.array(ship + rng.integers(1, 31, n).astype("int32"), pa.date32()),
+                "l_shipmode": pa.array(
+                    np.array(["AIR", "FOB", "MAIL", "RAIL", "REG AIR", "SHIP", "TRUCK"])[rng.integers(0, 7, n)]
+                ),
+            }
+        ),
+        f"{out}/lineitem.parquet",
+    )
 
 
 # -- 2. the Spark pipeline ---------------------------------------------------------------
+
 
 def spark_session():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's Python workers: this interpreter
@@ -143,12 +202,15 @@ def spark_session():
 
     import lancelot.spark
 
-    spark = (SparkSession.builder.master("local[2]").appName("lancelot-demo")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("lancelot-demo")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     lancelot.spark.register(spark)  # the "lance" format, and spark.sql.python.filterPushdown.enabled
     return spark
@@ -160,15 +222,21 @@ def warm_up(spark, workdir: str) -> float:
 
     t0 = time.perf_counter()
     n = 20_000
-    t = pa.table({"k": pa.array(np.arange(n), pa.int64()), "s": [f"warm{i % 977}" for i in range(n)],
-                  "x": pa.array(np.linspace(0, 1, n))})
+    t = pa.table(
+        {
+            "k": pa.array(np.arange(n), pa.int64()),
+            "s": [f"warm{i % 977}" for i in range(n)],
+            "x": pa.array(np.linspace(0, 1, n)),
+        }
+    )
     lancelot.write_dataset(t, os.path.join(workdir, "warm-driver"), mode="overwrite")
     lancelot.dataset(os.path.join(workdir, "warm-driver")).to_table()
     parts = 2 * max(2, spark.sparkContext.defaultParallelism)  # every Python worker gets a task
     df = spark.range(0, n * parts, 1, parts).selectExpr("id", "concat('warm', id % 977) as s", "id * 0.5 as x")
     df.write.format("lance").mode("overwrite").save(os.path.join(workdir, "warm-spark"))
     spark.read.format("lance").option("rows_per_partition", n).load(os.path.join(workdir, "warm-spark")).filter(
-        "id = 7").collect()
+        "id = 7"
+    ).collect()
     shutil.rmtree(os.path.join(workdir, "warm-driver"), ignore_errors=True)
     shutil.rmtree(os.path.join(workdir, "warm-spark"), ignore_errors=True)
     return time.perf_counter() - t0
@@ -188,8 +256,17 @@ def transform(spark, src: str):
         .join(c, o.o_custkey == c.c_custkey)
         .join(F.broadcast(n), c.c_nationkey == n.n_nationkey)
         .select(
-            "l_orderkey", "l_linenumber", "o_orderdate", "o_orderpriority", "c_custkey", "c_mktsegment",
-            F.col("n_name").alias("nation"), "l_shipmode", "l_returnflag", "l_quantity", "l_shipdate",
+            "l_orderkey",
+            "l_linenumber",
+            "o_orderdate",
+            "o_orderpriority",
+            "c_custkey",
+            "c_mktsegment",
+            F.col("n_name").alias("nation"),
+            "l_shipmode",
+            "l_returnflag",
+            "l_quantity",
+            "l_shipdate",
             revenue.cast("decimal(18,4)").alias("revenue"),
             (revenue * (1 + F.col("l_tax"))).cast("decimal(18,4)").alias("charge"),
             F.datediff("l_receiptdate", "l_shipdate").alias("ship_days"),
@@ -205,29 +282,50 @@ def report_query(df):
     """Revenue and lateness per nation for the shipments of 1995."""
     from pyspark.sql import functions as F
 
-    return (df.filter((F.col("l_shipdate") >= "1995-01-01") & (F.col("l_shipdate") < "1996-01-01"))
-            .groupBy("nation")
-            .agg(F.sum("revenue").alias("revenue"), F.avg(F.col("is_late").cast("int")).alias("late_share"),
-                 F.count("*").alias("lines"))
-            .orderBy(F.desc("revenue")))
+    return (
+        df.filter((F.col("l_shipdate") >= "1995-01-01") & (F.col("l_shipdate") < "1996-01-01"))
+        .groupBy("nation")
+        .agg(
+            F.sum("revenue").alias("revenue"),
+            F.avg(F.col("is_late").cast("int")).alias("late_share"),
+            F.count("*").alias("lines"),
+        )
+        .orderBy(F.desc("revenue"))
+    )
 
 
 # -- 5. the dataset's summary ------------------------------------------------------------
 
-_LAYOUTS = {"mini_block_layout": "mini-block", "full_zip_layout": "full-zip", "constant_layout": "constant",
-            "all_null_layout": "all-null", "blob_layout": "blob"}
-_TECHNIQUES = {"inline_bitpacking": "bitpacked", "out_of_line_bitpacking": "bitpacked", "bitpacking": "bitpacked",
-               "bitpacked": "bitpacked", "dictionary": "dictionary", "fsst": "FSST", "rle": "RLE",
-               "byte_stream_split": "byte-stream-split", "fixed_size_list": "fixed-size list",
-               "constant": "constant", "packed_struct": "packed struct", "variable": "variable-width",
-               "flat": "flat"}
+_LAYOUTS = {
+    "mini_block_layout": "mini-block",
+    "full_zip_layout": "full-zip",
+    "constant_layout": "constant",
+    "all_null_layout": "all-null",
+    "blob_layout": "blob",
+}
+_TECHNIQUES = {
+    "inline_bitpacking": "bitpacked",
+    "out_of_line_bitpacking": "bitpacked",
+    "bitpacking": "bitpacked",
+    "bitpacked": "bitpacked",
+    "dictionary": "dictionary",
+    "fsst": "FSST",
+    "rle": "RLE",
+    "byte_stream_split": "byte-stream-split",
+    "fixed_size_list": "fixed-size list",
+    "constant": "constant",
+    "packed_struct": "packed struct",
+    "variable": "variable-width",
+    "flat": "flat",
+}
 
 
 def encoding_words(text: str) -> str:
     """An encoding tree's one-line text form (lancelot.inspect) in a few words."""
     words: list[str] = []
-    for token in re.findall(r"(\w+) \{", text) + [f"general:{m.lower()}" for m in
-                                                     re.findall(r"COMPRESSION_ALGORITHM_(\w+)", text)]:
+    for token in re.findall(r"(\w+) \{", text) + [
+        f"general:{m.lower()}" for m in re.findall(r"COMPRESSION_ALGORITHM_(\w+)", text)
+    ]:
         w = _LAYOUTS.get(token) or _TECHNIQUES.get(token) or (token.split(":")[1] if ":" in token else None)
         if w and w not in words:
             words.append(w)
@@ -244,8 +342,10 @@ def dataset_summary(uri: str) -> str:
 
     ds = lancelot.dataset(uri)
     frags = ds.get_fragments()
-    lines = [f"dataset {uri}: version {ds.version}, {ds.count_rows():,} rows in {len(frags)} fragments, "
-             f"files in Lance format {ds.data_storage_version}"]
+    lines = [
+        f"dataset {uri}: version {ds.version}, {ds.count_rows():,} rows in {len(frags)} fragments, "
+        f"files in Lance format {ds.data_storage_version}"
+    ]
     for v in ds.versions():
         rows = ds.checkout_version(v["version"]).count_rows()
         lines.append(f"  version {v['version']}: committed {v['timestamp']:%Y-%m-%d %H:%M:%S}, {rows:,} rows")
@@ -275,15 +375,16 @@ def dir_size(d: str) -> int:
 
 # -- the run -----------------------------------------------------------------------------
 
+
 def vectors(n: int, dim: int, seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
     flat = pa.array(rng.standard_normal(n * dim, dtype=np.float32))
-    return pa.table({"id": pa.array(np.arange(n), pa.int64()),
-                     "vector": pa.FixedSizeListArray.from_arrays(flat, dim)})
+    return pa.table({"id": pa.array(np.arange(n), pa.int64()), "vector": pa.FixedSizeListArray.from_arrays(flat, dim)})
 
 
-def run(scale: float, workdir: str, take_rows: int, seed: int, version: str | None, spark=None,
-        lookups: int = 5) -> None:
+def run(
+    scale: float, workdir: str, take_rows: int, seed: int, version: str | None, spark=None, lookups: int = 5
+) -> None:
     """The whole demo; with ``spark`` given, that session is used (and left running)."""
     import lancelot
 
@@ -293,8 +394,10 @@ def run(scale: float, workdir: str, take_rows: int, seed: int, version: str | No
     os.makedirs(src, exist_ok=True)
     t0 = time.perf_counter()
     how = generate_tpch(src, scale)
-    _say(f"1. generated TPC-H ({how}) in {time.perf_counter() - t0:.1f}s: "
-         + ", ".join(f"{t} {pq.ParquetFile(f'{src}/{t}.parquet').metadata.num_rows:,} rows" for t in TABLES))
+    _say(
+        f"1. generated TPC-H ({how}) in {time.perf_counter() - t0:.1f}s: "
+        + ", ".join(f"{t} {pq.ParquetFile(f'{src}/{t}.parquet').metadata.num_rows:,} rows" for t in TABLES)
+    )
 
     t0 = time.perf_counter()
     own = spark is None
@@ -303,9 +406,11 @@ def run(scale: float, workdir: str, take_rows: int, seed: int, version: str | No
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     started = time.perf_counter() - t0
     warm = warm_up(spark, workdir)
-    _say(f"2. Spark {spark.version} in local[2] started in {started:.1f}s; warm-up (not timed, {warm:.1f}s): "
-         "numba compiles lancelot's encoders once per Python process, so a small write and read ran first "
-         "in the driver and in Spark's Python workers")
+    _say(
+        f"2. Spark {spark.version} in local[2] started in {started:.1f}s; warm-up (not timed, {warm:.1f}s): "
+        "numba compiles lancelot's encoders once per Python process, so a small write and read ran first "
+        "in the driver and in Spark's Python workers"
+    )
     df = transform(spark, src).cache()
     n_rows = df.count()
 
@@ -314,14 +419,20 @@ def run(scale: float, workdir: str, take_rows: int, seed: int, version: str | No
         df.write.format("lance").options(**lance_options).mode("overwrite").save(out_lance)
     with step("write (Spark)", "parquet"):
         df.write.mode("overwrite").parquet(out_parquet)
-    why("write (Spark)", "Lance: rows cross to Python workers as Arrow and lancelot encodes them; Parquet's "
-        "writer runs inside the JVM")
-    readers = {"lance": lambda: spark.read.format("lance").load(out_lance),
-               "parquet": lambda: spark.read.parquet(out_parquet)}
+    why(
+        "write (Spark)",
+        "Lance: rows cross to Python workers as Arrow and lancelot encodes them; Parquet's writer runs inside the JVM",
+    )
+    readers = {
+        "lance": lambda: spark.read.format("lance").load(out_lance),
+        "parquet": lambda: spark.read.parquet(out_parquet),
+    }
     from pyspark.sql.types import StructType
 
-    no_columns = {"lance": lambda: spark.read.format("lance").schema(StructType()).load(out_lance),
-                  "parquet": lambda: spark.read.schema(StructType()).parquet(out_parquet)}
+    no_columns = {
+        "lance": lambda: spark.read.format("lance").schema(StructType()).load(out_lance),
+        "parquet": lambda: spark.read.schema(StructType()).parquet(out_parquet),
+    }
     results = {}
     for fmt, read in readers.items():
         with step("count rows (Spark)", fmt):
@@ -330,27 +441,43 @@ def run(scale: float, workdir: str, take_rows: int, seed: int, version: str | No
             assert no_columns[fmt]().count() == n_rows
         with step("1995 report: filter + group by (Spark)", fmt):
             results[fmt] = [tuple(r) for r in report_query(read()).collect()]
-    why("count rows (Spark)", "Parquet counts rows from its footers; a Python source gets no column pruning "
-        "(pyspark passes it the full schema for a count), so every column is decoded and handed to the JVM")
-    why("count rows, no column asked (Spark, empty schema)", "with .schema(StructType()) the lance source reads "
-        "no column: row counts from the manifest's fragments; what is left is a Python source's fixed cost")
-    why("1995 report: filter + group by (Spark)", "a scan: sorted by key, zone maps cannot skip dates; every "
-        "column crosses from Python to the JVM (no pruning for Python sources up to pyspark 4.3)")
-    _say(f"3. wrote {n_rows:,} rows: lance dataset {dir_size(out_lance) / 2**20:.1f} MiB, parquet "
-         f"{dir_size(out_parquet) / 2**20:.1f} MiB; the 1995 report is the same from both formats: "
-         f"{results['lance'] == results['parquet']}")
+    why(
+        "count rows (Spark)",
+        "Parquet counts rows from its footers; a Python source gets no column pruning "
+        "(pyspark passes it the full schema for a count), so every column is decoded and handed to the JVM",
+    )
+    why(
+        "count rows, no column asked (Spark, empty schema)",
+        "with .schema(StructType()) the lance source reads "
+        "no column: row counts from the manifest's fragments; what is left is a Python source's fixed cost",
+    )
+    why(
+        "1995 report: filter + group by (Spark)",
+        "a scan: sorted by key, zone maps cannot skip dates; every "
+        "column crosses from Python to the JVM (no pruning for Python sources up to pyspark 4.3)",
+    )
+    _say(
+        f"3. wrote {n_rows:,} rows: lance dataset {dir_size(out_lance) / 2**20:.1f} MiB, parquet "
+        f"{dir_size(out_parquet) / 2**20:.1f} MiB; the 1995 report is the same from both formats: "
+        f"{results['lance'] == results['parquet']}"
+    )
     for nation, revenue, late, lines in results["lance"][:3]:
         _say(f"     {nation:<15} revenue {revenue:>18,.2f}  late {late:.1%}  lines {lines:,}")
 
     rng = np.random.default_rng(seed)
-    keys = [int(k) for k in rng.choice(pq.read_table(out_parquet, columns=[KEY]).column(KEY).to_numpy(),
-                                       lookups, replace=False)]
+    keys = [
+        int(k)
+        for k in rng.choice(pq.read_table(out_parquet, columns=[KEY]).column(KEY).to_numpy(), lookups, replace=False)
+    ]
     found = {}
     for fmt, read in readers.items():
         with step(f"lookup {KEY} = k (Spark, pushdown), per key", fmt, repeat=lookups):
             found[fmt] = [sorted(tuple(r) for r in read().filter(f"{KEY} = {k}").collect()) for k in keys]
-    why(f"lookup {KEY} = k (Spark, pushdown), per key", "Lance: zone maps leave one 4,096-row zone to read; "
-        "most of the time is Spark's fixed cost of a query with a Python source; Parquet reads a row group")
+    why(
+        f"lookup {KEY} = k (Spark, pushdown), per key",
+        "Lance: zone maps leave one 4,096-row zone to read; "
+        "most of the time is Spark's fixed cost of a query with a Python source; Parquet reads a row group",
+    )
     ds = lancelot.dataset(out_lance)
     pq_ds = pads.dataset(out_parquet, format="parquet")
     direct = {}
@@ -358,39 +485,57 @@ def run(scale: float, workdir: str, take_rows: int, seed: int, version: str | No
         direct["lance"] = [ds.to_table(filter=pc.field(KEY) == k).num_rows for k in keys]
     with step(f"lookup {KEY} = k (lancelot / pyarrow), per key", "parquet", repeat=lookups):
         direct["parquet"] = [pq_ds.to_table(filter=pc.field(KEY) == k).num_rows for k in keys]
-    why(f"lookup {KEY} = k (lancelot / pyarrow), per key", "Lance decodes one zone of one fragment; pyarrow "
-        "decodes every row group whose min/max admits the key (here a whole file's)")
+    why(
+        f"lookup {KEY} = k (lancelot / pyarrow), per key",
+        "Lance decodes one zone of one fragment; pyarrow "
+        "decodes every row group whose min/max admits the key (here a whole file's)",
+    )
     idx = np.sort(rng.choice(n_rows, size=min(take_rows, n_rows), replace=False))
     with step(f"take {len(idx):,} random rows (lancelot / pyarrow)", "lance"):
         got_l = ds.take(idx)
     with step(f"take {len(idx):,} random rows (lancelot / pyarrow)", "parquet"):
         got_p = pq_ds.take(pa.array(idx))
-    why(f"take {len(idx):,} random rows (lancelot / pyarrow)", "Lance reads only the bytes of the rows asked "
-        "for; Parquet must decode whole pages (and row groups) around each one")
+    why(
+        f"take {len(idx):,} random rows (lancelot / pyarrow)",
+        "Lance reads only the bytes of the rows asked "
+        "for; Parquet must decode whole pages (and row groups) around each one",
+    )
     nvec = min(100_000, max(10_000, n_rows // 4))
     vec = vectors(nvec, 128, seed)
     lancelot.write_dataset(vec, os.path.join(workdir, "vectors.lance"), mode="overwrite")
     pq.write_table(vec, os.path.join(workdir, "vectors.parquet"))
     vidx = np.sort(rng.choice(nvec, size=min(take_rows, nvec), replace=False))
-    vds, vpq = lancelot.dataset(os.path.join(workdir, "vectors.lance")), pads.dataset(
-        os.path.join(workdir, "vectors.parquet"))
+    vds, vpq = (
+        lancelot.dataset(os.path.join(workdir, "vectors.lance")),
+        pads.dataset(os.path.join(workdir, "vectors.parquet")),
+    )
     with step(f"read {len(vidx):,} of {nvec:,} 128-d vectors", "lance"):
         v_l = vds.take(vidx, columns=["vector"])
     with step(f"read {len(vidx):,} of {nvec:,} 128-d vectors", "parquet"):
         v_p = vpq.take(pa.array(vidx), columns=["vector"])
-    why(f"read {len(vidx):,} of {nvec:,} 128-d vectors", "a vector is 512 contiguous bytes in Lance (one "
-        "read each); Parquet stores list items in pages that are decoded whole")
-    same = (found["lance"] == found["parquet"] and direct["lance"] == direct["parquet"]
-            and got_l.column(KEY).to_pylist() == got_p.column(KEY).to_pylist()
-            and v_l.column("vector").equals(v_p.column("vector")))
-    _say(f"4. {lookups} key lookups (through Spark and directly), {len(idx):,} random rows and {len(vidx):,} "
-         f"vectors read from both formats; same results: {same}")
+    why(
+        f"read {len(vidx):,} of {nvec:,} 128-d vectors",
+        "a vector is 512 contiguous bytes in Lance (one "
+        "read each); Parquet stores list items in pages that are decoded whole",
+    )
+    same = (
+        found["lance"] == found["parquet"]
+        and direct["lance"] == direct["parquet"]
+        and got_l.column(KEY).to_pylist() == got_p.column(KEY).to_pylist()
+        and v_l.column("vector").equals(v_p.column("vector"))
+    )
+    _say(
+        f"4. {lookups} key lookups (through Spark and directly), {len(idx):,} random rows and {len(vidx):,} "
+        f"vectors read from both formats; same results: {same}"
+    )
     _say("\ntimings (wall clock, this machine, after the warm-up):\n" + timings.table())
     late = df.limit(1000)
     late.write.format("lance").mode("append").save(out_lance)
     before = spark.read.format("lance").option("version", 1).load(out_lance).count()
-    _say(f"\n5. appended {late.count():,} more rows (one Spark job: version 2); Spark still reads version 1 "
-         f"by time travel: {before:,} rows")
+    _say(
+        f"\n5. appended {late.count():,} more rows (one Spark job: version 2); Spark still reads version 1 "
+        f"by time travel: {before:,} rows"
+    )
     _say(dataset_summary(out_lance))
     df.unpersist()
     spark.conf.set("spark.sql.python.filterPushdown.enabled", pushdown_before)

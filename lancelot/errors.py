@@ -77,8 +77,16 @@ class LanceFileNotFoundError(LanceError, FileNotFoundError):
 class TruncatedFileError(CorruptFileError):
     """The file is shorter than its own layout says (``expected`` and ``actual`` sizes in bytes)."""
 
-    def __init__(self, message: str, *, path: str | None = None, column=None, page=None,
-                 expected: int | None = None, actual: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        column=None,
+        page=None,
+        expected: int | None = None,
+        actual: int | None = None,
+    ) -> None:
         super().__init__(message, path=path, column=column, page=page)
         self.expected, self.actual = expected, actual
 

@@ -76,8 +76,9 @@ def is_packed_struct(field: pa.Field, version: str) -> bool:
 
 def is_blob(field: pa.Field) -> bool:
     """A binary field whose values are stored out of line (the blob key is present, any value)."""
-    return value(field, BLOB_KEY) is not None and (pa.types.is_binary(field.type)
-                                                   or pa.types.is_large_binary(field.type))
+    return value(field, BLOB_KEY) is not None and (
+        pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type)
+    )
 
 
 def asks_blob(field: pa.Field) -> bool:
@@ -102,8 +103,7 @@ def is_fixed_width(t: pa.DataType) -> bool:
 
 def is_variable_width(t: pa.DataType) -> bool:
     """Strings and binary, small or large."""
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t))
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
 
 
 def is_list_like(t: pa.DataType) -> bool:

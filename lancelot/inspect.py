@@ -29,14 +29,38 @@ _MESSAGES = {
     "lance.encodings21.PageLayout": encodings_v2_1_pb2.PageLayout,
 }
 #: message fields that only wrap the part that matters (skipped in the few-words summary)
-_WRAPPERS = {"nullable", "no_nulls", "some_nulls", "values", "validity", "indices", "items", "offsets", "bytes",
-             "buffer", "inner", "layers", "direct", "value"}
+_WRAPPERS = {
+    "nullable",
+    "no_nulls",
+    "some_nulls",
+    "values",
+    "validity",
+    "indices",
+    "items",
+    "offsets",
+    "bytes",
+    "buffer",
+    "inner",
+    "layers",
+    "direct",
+    "value",
+}
 #: 2.1+ sub-trees that are not the values' encoding
 _SKIP = {"rep_compression", "def_compression", "dictionary"}
-_WORDS = {"mini_block_layout": "miniblock", "full_zip_layout": "fullzip", "all_null_layout": "all-null",
-          "constant_layout": "constant", "blob_layout": "blob", "inline_bitpacking": "bitpack",
-          "out_of_line_bitpacking": "bitpack", "dictionary": "dict", "fixed_size_list": "fsl",
-          "packed_struct": "packed", "fixed_size_binary": "fixed-binary", "byte_stream_split": "bss"}
+_WORDS = {
+    "mini_block_layout": "miniblock",
+    "full_zip_layout": "fullzip",
+    "all_null_layout": "all-null",
+    "constant_layout": "constant",
+    "blob_layout": "blob",
+    "inline_bitpacking": "bitpack",
+    "out_of_line_bitpacking": "bitpack",
+    "dictionary": "dict",
+    "fixed_size_list": "fsl",
+    "packed_struct": "packed",
+    "fixed_size_binary": "fixed-binary",
+    "byte_stream_split": "bss",
+}
 #: files with more rows than this get their compression ratio estimated from their first rows
 RATIO_SAMPLE_ROWS = 1 << 20
 
@@ -96,12 +120,12 @@ def encoding_words(msg) -> str:
                 w = _WORDS.get(fd.name, fd.name)
                 if w not in words:
                     words.append(w)
-            for item in ([v] if hasattr(v, "ListFields") else v):  # a message or a repeated field
+            for item in [v] if hasattr(v, "ListFields") else v:  # a message or a repeated field
                 walk(item)
 
     walk(msg)
     layout = words[:1] if words and words[0] in ("miniblock", "fullzip", "all-null", "constant", "blob") else []
-    rest = words[len(layout):]
+    rest = words[len(layout) :]
     if len(rest) > 1 and "flat" in rest:
         rest.remove("flat")
     rest = rest[:3] + extra
@@ -207,8 +231,9 @@ class FileView:
                 enc = words.most_common(1)[0][0] if words else "-"
                 if len(words) > 1:
                     enc += f" (+{len(words) - 1} other)"
-                out.append(ColumnRow(path, str(fld.type), len(cm.pages), sum(p.length for p in cm.pages), stored,
-                                     enc, lb))
+                out.append(
+                    ColumnRow(path, str(fld.type), len(cm.pages), sum(p.length for p in cm.pages), stored, enc, lb)
+                )
         return out, sample < f.num_rows
 
     def _page_words(self, enc) -> str:
@@ -226,9 +251,14 @@ class FileView:
         ]
         rows, estimated = self.columns()
         lines.append("")
-        lines += _table(["column", "type", "pages", "rows", "bytes", "encoding", "ratio"],
-                        [[r.path, r.type, f"{r.pages:,}", f"{r.rows:,}", _human(r.stored), r.encoding,
-                          r.ratio(estimated)] for r in rows], right={2, 3, 4, 6})
+        lines += _table(
+            ["column", "type", "pages", "rows", "bytes", "encoding", "ratio"],
+            [
+                [r.path, r.type, f"{r.pages:,}", f"{r.rows:,}", _human(r.stored), r.encoding, r.ratio(estimated)]
+                for r in rows
+            ],
+            right={2, 3, 4, 6},
+        )
         if estimated:
             lines.append(f"(~ ratios estimated from the first {RATIO_SAMPLE_ROWS:,} rows)")
         if verbose:
@@ -244,13 +274,17 @@ class FileView:
             cm = info.meta
             lines += ["", f"column {info.index} ({row.path}): {len(cm.pages)} pages, {_human(row.stored)}"]
             if cm.encoding.WhichOneof("location") not in (None, "none"):
-                lines += ([f"  column encoding {describe_encoding(f, cm.encoding)}"] if one_line
-                          else encoding_tree(f, cm.encoding, "  ", "column encoding: "))
+                lines += (
+                    [f"  column encoding {describe_encoding(f, cm.encoding)}"]
+                    if one_line
+                    else encoding_tree(f, cm.encoding, "  ", "column encoding: ")
+                )
             shown = cm.pages if max_pages < 0 else cm.pages[:max_pages]
             for j, p in enumerate(shown):
                 lines.append(f"  page {j}: {p.length:,} rows, priority {p.priority}, buffers {list(p.buffer_sizes)}")
-                lines += ([f"    {describe_encoding(f, p.encoding)}"] if one_line
-                          else encoding_tree(f, p.encoding, "    "))
+                lines += (
+                    [f"    {describe_encoding(f, p.encoding)}"] if one_line else encoding_tree(f, p.encoding, "    ")
+                )
             if len(cm.pages) > len(shown):
                 lines.append(f"  ({len(cm.pages) - len(shown)} more pages not shown; --pages -1 shows all)")
         return lines

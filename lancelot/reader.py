@@ -132,8 +132,11 @@ class LanceFile:
     def _table(self, fields: list[pa.Field], arrays: list[pa.Array], n: int) -> pa.Table:
         schema = pa.schema(fields, metadata=self.schema.metadata)
         if not fields:
-            return pa.table({}, schema=schema).slice(0, 0) if n == 0 else pa.Table.from_batches(
-                [pa.RecordBatch.from_pydict({}, schema=schema)]).slice(0, 0)
+            return (
+                pa.table({}, schema=schema).slice(0, 0)
+                if n == 0
+                else pa.Table.from_batches([pa.RecordBatch.from_pydict({}, schema=schema)]).slice(0, 0)
+            )
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:
@@ -145,14 +148,18 @@ class LanceFile:
         if start < 0 or stop < start:
             raise OutOfRangeError(
                 f"read_range({start}, {stop}): " + ("start is negative" if start < 0 else "stop is before start"),
-                path=self.path)
+                path=self.path,
+            )
         start, stop = min(start, self.num_rows), min(self.num_rows, stop)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]
         if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1:
             self._read_ahead(readers, start, stop)
-        arrays = self._map(lambda r: self._guard(lambda: self._read_range(r, start, stop)), readers,
-                           parallel=stop - start >= PARALLEL_MIN_ROWS)
+        arrays = self._map(
+            lambda r: self._guard(lambda: self._read_range(r, start, stop)),
+            readers,
+            parallel=stop - start >= PARALLEL_MIN_ROWS,
+        )
         return self._table(fields, arrays, stop - start)
 
     def _map(self, fn, items: list, parallel: bool) -> list:
@@ -192,8 +199,7 @@ class LanceFile:
             hints = [getattr(r, hint_name, None) for r in readers]
             # side by side: a hint that loads what it needs itself (2.0 dictionaries) overlaps the others
             found = self._map(lambda h, arg=arg: [] if h is None else self._guard(h, *arg), hints, parallel=True)
-            ranges = [(off, ln) for rs in found for off, ln in rs
-                      if ln > 0 and off >= 0 and off + ln <= self._src.size]
+            ranges = [(off, ln) for rs in found for off, ln in rs if ln > 0 and off >= 0 and off + ln <= self._src.size]
             if ranges:
                 self._src.stage(ranges)
 
@@ -218,7 +224,8 @@ class LanceFile:
             raise OutOfRangeError(
                 f"take index {int(bad[0])} (position {int(np.flatnonzero(idx == bad[0])[0])}) is out of range "
                 f"for a file of {self.num_rows} rows" + (f" ({bad.size} indices are)" if bad.size > 1 else ""),
-                path=self.path)
+                path=self.path,
+            )
         ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
@@ -229,8 +236,11 @@ class LanceFile:
             elif len(readers) > 1 and len(uniq):
                 self._take_ahead(readers, uniq)
             # remote: fields decode side by side, so their own later rounds overlap too
-            arrays = self._map(lambda r: self._guard(lambda: r.take(uniq)), readers,
-                               parallel=len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly)
+            arrays = self._map(
+                lambda r: self._guard(lambda: r.take(uniq)),
+                readers,
+                parallel=len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly,
+            )
         finally:
             self._src.unstage()
         if inverse is not None:

@@ -116,8 +116,14 @@ def _encoding_tag(t: pa.DataType) -> int:
     """The legacy Field.encoding tag pylance sets (PLAIN / VAR_BINARY / DICTIONARY)."""
     if pa.types.is_dictionary(t):
         return file_pb2.DICTIONARY
-    if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-            or pa.types.is_large_binary(t) or pa.types.is_string_view(t) or pa.types.is_binary_view(t)):
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary_view(t)
+    ):
         return file_pb2.VAR_BINARY
     if pa.types.is_struct(t) or pa.types.is_null(t):
         return file_pb2.NONE
@@ -177,8 +183,13 @@ def _children(t: pa.DataType) -> list[pa.Field]:
 
 
 def _nested(t: pa.DataType) -> bool:
-    return (pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
-            or (pa.types.is_fixed_size_list(t) and _nested(t.value_type)))
+    return (
+        pa.types.is_struct(t)
+        or pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_map(t)
+        or (pa.types.is_fixed_size_list(t) and _nested(t.value_type))
+    )
 
 
 def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
@@ -194,8 +205,13 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
         md = {k.decode(): v for k, v in (f.metadata or {}).items()}
         ext = md.pop(EXT_NAME_KEY.decode(), b"").decode()
         pf = out.schema.fields.add(
-            name=f.name, id=fid, parent_id=parent, logical_type=logical_type(f.type),
-            nullable=f.nullable, encoding=_encoding_tag(f.type), extension_name=ext,
+            name=f.name,
+            id=fid,
+            parent_id=parent,
+            logical_type=logical_type(f.type),
+            nullable=f.nullable,
+            encoding=_encoding_tag(f.type),
+            extension_name=ext,
         )
         for k, v in md.items():
             pf.metadata[k] = v

@@ -149,12 +149,19 @@ class FileVersion(str, enum.Enum):
 DEFAULT = FileVersion.V2_2
 #: public names -> version; "stable" and "next" mean what pylance means by them
 ALIASES: dict[str, FileVersion] = {
-    **{v.value: v for v in FileVersion}, "stable": FileVersion.V2_2, "next": FileVersion.V2_2}
+    **{v.value: v for v in FileVersion},
+    "stable": FileVersion.V2_2,
+    "next": FileVersion.V2_2,
+}
 #: the versions lancelot writes (all it reads)
 WRITABLE: frozenset[FileVersion] = frozenset(FileVersion)
 #: (major, minor) in a footer -> version; 2.0 files carry 0.3 or 2.0
 ON_DISK: dict[tuple[int, int], FileVersion] = {
-    (0, 3): FileVersion.V2_0, (2, 0): FileVersion.V2_0, (2, 1): FileVersion.V2_1, (2, 2): FileVersion.V2_2}
+    (0, 3): FileVersion.V2_0,
+    (2, 0): FileVersion.V2_0,
+    (2, 1): FileVersion.V2_1,
+    (2, 2): FileVersion.V2_2,
+}
 
 
 def parse(version: str | FileVersion | None) -> FileVersion:
@@ -171,8 +178,9 @@ def resolve_writable(version: str | FileVersion | None) -> FileVersion:
     """``parse``, refusing versions lancelot does not write."""
     v = parse(version)
     if v not in WRITABLE:
-        raise UnsupportedVersionError(f"writing version {v} files is not yet supported "
-                                      f"(writable: {sorted(w.value for w in WRITABLE)})")
+        raise UnsupportedVersionError(
+            f"writing version {v} files is not yet supported (writable: {sorted(w.value for w in WRITABLE)})"
+        )
     return v
 
 

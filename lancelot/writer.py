@@ -53,18 +53,27 @@ class LanceWriter:
     orders the calls; the encoding work inside a call still runs on the page pool).
     """
 
-    def __init__(self, path: str | os.PathLike, schema: pa.Schema, *, version: str | FileVersion | None = None,
-                 max_page_bytes: int | None = None, storage_options: dict | None = None,
-                 profile: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        schema: pa.Schema,
+        *,
+        version: str | FileVersion | None = None,
+        max_page_bytes: int | None = None,
+        storage_options: dict | None = None,
+        profile: str | None = None,
+    ) -> None:
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"LanceWriter expects a pyarrow Schema, got {_type_name(schema)}")
         self.path = os.fspath(path)
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
-        self.settings = WriteSettings(version=self.version,
-                                      max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
-                                      profile=check_profile(profile))
+        self.settings = WriteSettings(
+            version=self.version,
+            max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
+            profile=check_profile(profile),
+        )
         self.max_page_bytes = self.settings.max_page_bytes
         self.num_rows = 0
         self._lock = threading.RLock()  # one write/close/abort at a time: batches stay whole
@@ -77,8 +86,9 @@ class LanceWriter:
             self._writers = []
             first = 0  # each field's columns follow the columns of the fields before it (the readers' rule)
             for f in self._stored:
-                self._writers.append(make(self._out, f, first_column=first, settings=self.settings,
-                                          worker=self._worker))
+                self._writers.append(
+                    make(self._out, f, first_column=first, settings=self.settings, worker=self._worker)
+                )
                 first += field_metadata.column_count(f, self.version)
             self._num_columns = first
             self._zones = ZoneMapBuilder(self._stored)
@@ -95,7 +105,8 @@ class LanceWriter:
     def _check(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         if batch.schema.names != self._stored.names:
             raise SchemaMismatchError(
-                f"batch columns {batch.schema.names} do not match the writer's {self._stored.names}", path=self.path)
+                f"batch columns {batch.schema.names} do not match the writer's {self._stored.names}", path=self.path
+            )
         cols = []
         for f, col in zip(self._stored, batch.columns):
             if col.type != f.type:
@@ -107,10 +118,14 @@ class LanceWriter:
                 if col is None:
                     raise SchemaMismatchError(
                         f"column {f.name!r} has type {batch.column(batch.schema.get_field_index(f.name)).type}, "
-                        f"the writer's schema says {f.type}", path=self.path, column=f.name)
+                        f"the writer's schema says {f.type}",
+                        path=self.path,
+                        column=f.name,
+                    )
             if not f.nullable and col.null_count:
-                raise SchemaMismatchError(f"non-nullable column {f.name!r} has {col.null_count} nulls",
-                                          path=self.path, column=f.name)
+                raise SchemaMismatchError(
+                    f"non-nullable column {f.name!r} has {col.null_count} nulls", path=self.path, column=f.name
+                )
             cols.append(col)
         return pa.RecordBatch.from_arrays(cols, schema=self._stored)
 
@@ -154,8 +169,11 @@ class LanceWriter:
                     self._stop_worker()
                 columns.sort(key=lambda c: c.index)
                 if [c.index for c in columns] != list(range(self._num_columns)):  # a field writer broke the rule
-                    raise LanceError(f"internal error: column numbers {[c.index for c in columns]} are not "
-                                     f"0..{self._num_columns - 1}", path=self.path)
+                    raise LanceError(
+                        f"internal error: column numbers {[c.index for c in columns]} are not "
+                        f"0..{self._num_columns - 1}",
+                        path=self.path,
+                    )
                 gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
                 if self._zones is not None:
                     gbufs.append(self._zones.finish())
@@ -197,8 +215,9 @@ def _type_name(x) -> str:
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-_EXPECTED = ("a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of RecordBatches or Tables, "
-             "or a pandas DataFrame")
+_EXPECTED = (
+    "a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of RecordBatches or Tables, or a pandas DataFrame"
+)
 
 
 def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None, Iterable[pa.RecordBatch]]:
@@ -223,8 +242,9 @@ def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None,
             elif isinstance(b, pa.RecordBatch):
                 yield b
             else:
-                raise TypeError(f"write_table expects an iterable of pyarrow RecordBatches or Tables; "
-                                f"item {i} is {_type_name(b)}")
+                raise TypeError(
+                    f"write_table expects an iterable of pyarrow RecordBatches or Tables; item {i} is {_type_name(b)}"
+                )
 
     it = parts(iter(data))
     if schema is not None:
@@ -236,9 +256,16 @@ def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None,
     return first.schema, (b for part in ([first], it) for b in part)
 
 
-def write_table(data, path: str | os.PathLike, *, version: str | None = None, max_page_bytes: int | None = None,
-                schema: pa.Schema | None = None, storage_options: dict | None = None,
-                profile: str | None = None) -> None:
+def write_table(
+    data,
+    path: str | os.PathLike,
+    *,
+    version: str | None = None,
+    max_page_bytes: int | None = None,
+    schema: pa.Schema | None = None,
+    storage_options: dict | None = None,
+    profile: str | None = None,
+) -> None:
     """Write ``data`` as one Lance file at ``path`` (a local path or any fsspec URL).
 
     ``data`` is a Table, RecordBatch, RecordBatchReader, an iterable of RecordBatches (or Tables),
@@ -247,9 +274,11 @@ def write_table(data, path: str | os.PathLike, *, version: str | None = None, ma
     """
     schema, batches = as_batches(data, schema)
     if schema is None:
-        raise LanceError("write_table got no batches and no schema (pass schema= to write an empty file)",
-                         path=os.fspath(path))
-    with LanceWriter(path, schema, version=version, max_page_bytes=max_page_bytes,
-                     storage_options=storage_options, profile=profile) as w:
+        raise LanceError(
+            "write_table got no batches and no schema (pass schema= to write an empty file)", path=os.fspath(path)
+        )
+    with LanceWriter(
+        path, schema, version=version, max_page_bytes=max_page_bytes, storage_options=storage_options, profile=profile
+    ) as w:
         for b in batches:
             w.write(b)

@@ -34,8 +34,9 @@ def _less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _zone_extremes(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray,
-                   rows_per_zone: int, nzones: int) -> tuple[np.ndarray, np.ndarray]:
+def _zone_extremes(
+    offsets: np.ndarray, data: np.ndarray, valid: np.ndarray, rows_per_zone: int, nzones: int
+) -> tuple[np.ndarray, np.ndarray]:
     n = len(offsets) - 1
     lo = np.full(nzones, -1, np.int64)
     hi = np.full(nzones, -1, np.int64)
@@ -70,8 +71,15 @@ def _words(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, win: np.ndarr
     return np.where(count > 0, (word >> shift) << shift, np.uint64(0)), count
 
 
-def _zone_extreme(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, win: np.ndarray, rows_per_zone: int,
-                  largest: bool, first_words: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _zone_extreme(
+    rows: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    win: np.ndarray,
+    rows_per_zone: int,
+    largest: bool,
+    first_words: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
     """(zones, the row of each zone's smallest / largest value) among ``rows`` (ascending), given the
     first words of ``rows`` (``_words(..., 0)``)."""
     best = np.minimum.reduceat if not largest else np.maximum.reduceat
@@ -99,15 +107,16 @@ def _zone_extreme(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, win: n
     return np.concatenate(done_z), np.concatenate(done_r)
 
 
-def _zone_extremes_numpy(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray, rows_per_zone: int,
-                         nzones: int) -> tuple[np.ndarray, np.ndarray]:
+def _zone_extremes_numpy(
+    offsets: np.ndarray, data: np.ndarray, valid: np.ndarray, rows_per_zone: int, nzones: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``_zone_extremes`` in numpy (the same values; among equal values any row)."""
     padded = np.zeros(len(data) + 8, np.uint8)
-    padded[:len(data)] = data
+    padded[: len(data)] = data
     win = as_strided(padded, shape=(len(data) + 1, 8), strides=(1, 1))
     starts = np.asarray(offsets[:-1], np.int64)
     ends = np.asarray(offsets[1:], np.int64)
-    rows = np.flatnonzero(valid[:len(starts)])
+    rows = np.flatnonzero(valid[: len(starts)])
     first_words = _words(rows, starts, ends, win, 0)  # shared by the minimum and the maximum
     out = []
     for largest in (False, True):
@@ -132,11 +141,14 @@ def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     bufs = arr.buffers()
     if pa.types.is_fixed_size_binary(arr.type):
         w = arr.type.byte_width
-        data = np.frombuffer(bufs[1], np.uint8)[arr.offset * w:(arr.offset + n) * w] if bufs[1] else \
-            np.zeros(0, np.uint8)
+        data = (
+            np.frombuffer(bufs[1], np.uint8)[arr.offset * w : (arr.offset + n) * w]
+            if bufs[1]
+            else np.zeros(0, np.uint8)
+        )
         return np.arange(n + 1, dtype=np.int64) * w, data
     large = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
-    offsets = np.frombuffer(bufs[1], np.int64 if large else np.int32)[arr.offset:arr.offset + n + 1]
+    offsets = np.frombuffer(bufs[1], np.int64 if large else np.int32)[arr.offset : arr.offset + n + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
     return offsets, data
 
@@ -155,6 +167,7 @@ def string_zone_bounds(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[
     if HOT.ready():
         lo, hi = _zone_extremes(offsets, data, valid, int(rows_per_zone), int(nzones))
     else:
+
         def warm():
             return _zone_extremes(offsets[:1].copy(), data[:0].copy(), valid[:0].copy(), 1, 0)
 

@@ -55,12 +55,23 @@ def _stat_type(t: pa.DataType) -> pa.DataType | None:
         return _stat_type(t.value_type)
     if pa.types.is_float16(t):
         return pa.float32()
-    if (pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
-            or pa.types.is_temporal(t)):
+    if (
+        pa.types.is_boolean(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_temporal(t)
+    ):
         return t
-    if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
-            or pa.types.is_string_view(t) or pa.types.is_binary_view(t)):
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary_view(t)
+    ):
         return pa.binary()
     return None
 
@@ -116,10 +127,16 @@ def _truncate_upper(v: bytes) -> bytes | None:
 
 def _cut_bounds(mins: pa.Array, maxs: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Byte-string bounds as binary, cut to MAX_BOUND_BYTES (min: prefix; max: rounded up)."""
-    mins = mins.cast(pa.binary()) if not pa.types.is_large_binary(mins.type) and not pa.types.is_large_string(
-        mins.type) else mins.cast(pa.large_binary()).cast(pa.binary())
-    maxs = maxs.cast(pa.binary()) if not pa.types.is_large_binary(maxs.type) and not pa.types.is_large_string(
-        maxs.type) else maxs.cast(pa.large_binary()).cast(pa.binary())
+    mins = (
+        mins.cast(pa.binary())
+        if not pa.types.is_large_binary(mins.type) and not pa.types.is_large_string(mins.type)
+        else mins.cast(pa.large_binary()).cast(pa.binary())
+    )
+    maxs = (
+        maxs.cast(pa.binary())
+        if not pa.types.is_large_binary(maxs.type) and not pa.types.is_large_string(maxs.type)
+        else maxs.cast(pa.large_binary()).cast(pa.binary())
+    )
     mins = pc.binary_slice(mins, 0, MAX_BOUND_BYTES)
     long = pc.fill_null(pc.greater(pc.binary_length(maxs), MAX_BOUND_BYTES), False)
     if pc.any(long).as_py():
@@ -134,8 +151,7 @@ def _cut_bounds(mins: pa.Array, maxs: pa.Array) -> tuple[pa.Array, pa.Array]:
 _INT_VIEW = {32: pa.int32(), 64: pa.int64()}
 
 
-def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
-                        nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
     """Zone bounds of an integer, float or temporal array with numpy (None for other types)."""
     t = arr.type
     if pa.types.is_integer(t) or pa.types.is_floating(t):
@@ -175,15 +191,16 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int,
     return lo, hi, nulls
 
 
-def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int,
-                      nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+def _dense_zone_stats(
+    vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int, nzones: int
+) -> tuple[pa.Array, pa.Array, np.ndarray]:
     """Zone bounds of values without nulls: whole zones as one 2-D min/max, the partial last zone apart."""
     n = len(vals)
     full = min(n // rows_per_zone, nzones)
-    grid = vals[:full * rows_per_zone].reshape(full, rows_per_zone)
+    grid = vals[: full * rows_per_zone].reshape(full, rows_per_zone)
     mins, maxs = grid.min(axis=1), grid.max(axis=1)
     if full < nzones:
-        tail = vals[full * rows_per_zone:]
+        tail = vals[full * rows_per_zone :]
         mins = np.append(mins, tail.min()).astype(vals.dtype, copy=False)
         maxs = np.append(maxs, tail.max()).astype(vals.dtype, copy=False)
     unknown = None
@@ -195,16 +212,18 @@ def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_z
     return lo, hi, np.zeros(nzones, np.int64)
 
 
-def _small_decimal_zone_stats(arr: pa.Array, rows_per_zone: int,
-                              nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+def _small_decimal_zone_stats(
+    arr: pa.Array, rows_per_zone: int, nzones: int
+) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
     """Bounds of a decimal128 of precision <= 18: every unscaled value fits the low 64-bit word."""
-    words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset: 2 * (arr.offset + len(arr))]
+    words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset : 2 * (arr.offset + len(arr))]
     low = np.ascontiguousarray(words[0::2])  # pyarrow converts a strided array value by value
     if not arr.null_count:
         stats = _dense_zone_stats(low, pa.int64(), False, rows_per_zone, nzones)
     else:
-        stats = _numeric_zone_stats(pa.array(low, mask=~arr.is_valid().to_numpy(zero_copy_only=False)),
-                                    rows_per_zone, nzones)
+        stats = _numeric_zone_stats(
+            pa.array(low, mask=~arr.is_valid().to_numpy(zero_copy_only=False)), rows_per_zone, nzones
+        )
     if stats is None:
         return None
     lo, hi, nulls = stats
@@ -269,8 +288,9 @@ class ZoneMapBuilder:
                 self._alive[j] = False  # a type pyarrow cannot aggregate: no statistics for this column
 
     @staticmethod
-    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int,
-                    rows_per_zone: int | None = None) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    def _zone_stats(
+        arr: pa.Array, zone: pa.Array, nzones: int, rows_per_zone: int | None = None
+    ) -> tuple[pa.Array, pa.Array, np.ndarray]:
         """Bounds per zone (``zone`` = each row's zone); byte strings with ``rows_per_zone`` given
         take one numba pass (zonemap_bounds.py; a few zones: one min_max each), cheaper than the hash group-by."""
         if rows_per_zone and _stat_type(arr.type) == pa.binary():
@@ -417,8 +437,11 @@ class ZoneMaps:
             if len(scalars) > MAX_IN_VALUES:
                 arr = pa.array([s.as_py() for s in scalars], col.min.type)
                 lo, hi = pc.min_max(arr).values()
-                return nonnull & (lo_unknown | cmp(pc.less_equal, col.min, hi)) & (
-                    hi_unknown | cmp(pc.greater_equal, col.max, lo))
+                return (
+                    nonnull
+                    & (lo_unknown | cmp(pc.less_equal, col.min, hi))
+                    & (hi_unknown | cmp(pc.greater_equal, col.max, lo))
+                )
             out = np.zeros(self.num_zones, dtype=bool)
             for s in scalars:
                 out |= (lo_unknown | cmp(pc.less_equal, col.min, s)) & (hi_unknown | cmp(pc.greater_equal, col.max, s))
@@ -431,11 +454,13 @@ class ZoneMaps:
                 return None
             prefix_len = len(s.as_py())
             lo = pc.binary_slice(col.min, 0, prefix_len)
-            return nonnull & (hi_unknown | cmp(pc.greater_equal, col.max, s)) & (
-                lo_unknown | cmp(pc.less_equal, lo, s))
+            return nonnull & (hi_unknown | cmp(pc.greater_equal, col.max, s)) & (lo_unknown | cmp(pc.less_equal, lo, s))
         if op == "=":
-            return nonnull & (lo_unknown | cmp(pc.less_equal, col.min, s)) & (
-                hi_unknown | cmp(pc.greater_equal, col.max, s))
+            return (
+                nonnull
+                & (lo_unknown | cmp(pc.less_equal, col.min, s))
+                & (hi_unknown | cmp(pc.greater_equal, col.max, s))
+            )
         if op == "!=":
             return nonnull & ~(cmp(pc.equal, col.min, s) & cmp(pc.equal, col.max, s))
         if op in ("<", "<="):
@@ -478,7 +503,7 @@ def parse_zone_maps(data: bytes) -> ZoneMaps:
     if not data.startswith(MAGIC):
         raise CorruptFileError("global buffer is not a lancelot zone map (bad magic)")
     try:
-        table = pa.ipc.open_stream(pa.py_buffer(data[len(MAGIC):])).read_all()
+        table = pa.ipc.open_stream(pa.py_buffer(data[len(MAGIC) :])).read_all()
         meta = table.schema.metadata or {}
         paths = json.loads(meta[b"lancelot.columns"])
         rows_per_zone = int(meta[b"lancelot.rows_per_zone"])

@@ -28,15 +28,21 @@ class S3Endpoint:
 
     def pylance_options(self) -> dict:
         """What pylance takes (object_store's names); lancelot takes these too."""
-        return {"aws_endpoint": self.url, "allow_http": "true", "aws_region": REGION,
-                "aws_access_key_id": KEY, "aws_secret_access_key": SECRET}
+        return {
+            "aws_endpoint": self.url,
+            "allow_http": "true",
+            "aws_region": REGION,
+            "aws_access_key_id": KEY,
+            "aws_secret_access_key": SECRET,
+        }
 
     def new_bucket(self) -> str:
         import boto3
 
         name = f"lancelot-{uuid.uuid4().hex[:12]}"
-        boto3.client("s3", endpoint_url=self.url, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                     region_name=REGION).create_bucket(Bucket=name)
+        boto3.client(
+            "s3", endpoint_url=self.url, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name=REGION
+        ).create_bucket(Bucket=name)
         return name
 
 

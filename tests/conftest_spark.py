@@ -34,8 +34,9 @@ def _python_env() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers must use this virtualenv
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # workers import benchmarks/ too
-    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(
-        os.pathsep) if p and p != ROOT])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != ROOT]
+    )
 
 
 def classic_session(master: str = "local[2]"):
@@ -91,12 +92,27 @@ def start_connect_server(timeout: float = 120.0) -> tuple[str, subprocess.Popen,
     log = os.path.join(logdir, "server.log")
     env = dict(os.environ, SPARK_HOME=home, SPARK_CONNECT_MODE="0")
     env.pop(CONNECT_ENV, None)
-    cmd = [os.path.join(home, "bin", "spark-submit"), "--class",
-           "org.apache.spark.sql.connect.service.SparkConnectServer", "--name", "lancelot-connect-tests",
-           "--master", "local[2]", "--driver-memory", "1g",
-           "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false",
-           "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.sql.ansi.enabled=true",
-           "--conf", "spark.sql.session.timeZone=America/Los_Angeles"]
+    cmd = [
+        os.path.join(home, "bin", "spark-submit"),
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--name",
+        "lancelot-connect-tests",
+        "--master",
+        "local[2]",
+        "--driver-memory",
+        "1g",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=2",
+        "--conf",
+        "spark.sql.ansi.enabled=true",
+        "--conf",
+        "spark.sql.session.timeZone=America/Los_Angeles",
+    ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + timeout

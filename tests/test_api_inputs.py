@@ -42,8 +42,9 @@ def test_write_table_inputs(tmp_path, kind):
     assert got.select(["a", "s"]).equals(T) if kind != "table_from_pandas" else got.column("a").equals(T.column("a"))
 
 
-@pytest.mark.parametrize("bad, name", [({"a": [1, 2]}, "dict"), ("a.parquet", "str"), (42, "int"),
-                                       (b"bytes", "bytes"), (None, "NoneType")])
+@pytest.mark.parametrize(
+    "bad, name", [({"a": [1, 2]}, "dict"), ("a.parquet", "str"), (42, "int"), (b"bytes", "bytes"), (None, "NoneType")]
+)
 def test_write_table_refuses_with_type_error(tmp_path, bad, name):
     with pytest.raises(TypeError, match=f"expects a pyarrow Table.*got {name}"):
         lancelot.write_table(bad, tmp_path / "x.lance")
@@ -115,8 +116,11 @@ def test_write_errors_name_the_users_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("where", ["local", "file_url", "memory_url"])
 def test_missing_file_is_file_not_found(tmp_path, where):
-    path = {"local": str(tmp_path / "nope.lance"), "file_url": "file://" + str(tmp_path / "nope.lance"),
-            "memory_url": "memory://lancelot-tests/nope.lance"}[where]
+    path = {
+        "local": str(tmp_path / "nope.lance"),
+        "file_url": "file://" + str(tmp_path / "nope.lance"),
+        "memory_url": "memory://lancelot-tests/nope.lance",
+    }[where]
     with pytest.raises(FileNotFoundError) as e:
         lancelot.LanceFile(path)
     assert isinstance(e.value, LanceError) and isinstance(e.value, LanceFileNotFoundError)
@@ -163,8 +167,9 @@ def test_take_names_the_bad_index(tmp_path):
         f.take([-1])
 
 
-@pytest.mark.parametrize("start, stop, why", [(-5, 3, "start is negative"), (5, 3, "stop is before start"),
-                                              (-1, -1, "start is negative")])
+@pytest.mark.parametrize(
+    "start, stop, why", [(-5, 3, "start is negative"), (5, 3, "stop is before start"), (-1, -1, "start is negative")]
+)
 def test_bad_read_range_raises(tmp_path, start, stop, why):
     p = tmp_path / "t.lance"
     lancelot.write_table(T, p)

@@ -14,8 +14,13 @@ from lancelot.errors import CorruptFileError, LanceError, NotALanceFileError, Un
 
 @pytest.fixture()
 def good(tmp_path):
-    t = pa.table({"a": pa.array(np.arange(1000)), "s": pa.array([f"v{i}" for i in range(1000)]),
-                  "l": pa.array([[i, i + 1] if i % 3 else None for i in range(1000)])})
+    t = pa.table(
+        {
+            "a": pa.array(np.arange(1000)),
+            "s": pa.array([f"v{i}" for i in range(1000)]),
+            "l": pa.array([[i, i + 1] if i % 3 else None for i in range(1000)]),
+        }
+    )
     p = tmp_path / "good.lance"
     lancelot.write_table(t, p, max_page_bytes=1024)
     return p, t
@@ -79,10 +84,12 @@ def test_page_buffer_past_end(tmp_path):
     out = ContainerWriter(path, "2.0")
     bufs: list = []
     enc = encode_values(pa.array([1, 2, 3]), bufs)
-    page = file2_pb2.ColumnMetadata.Page(buffer_offsets=[10**12], buffer_sizes=[24], length=3,
-                                         encoding=pack_encoding(enc))
-    out.finish([file2_pb2.ColumnMetadata(pages=[page])],
-               [to_descriptor(pa.schema([("a", pa.int64())]), 3).SerializeToString()])
+    page = file2_pb2.ColumnMetadata.Page(
+        buffer_offsets=[10**12], buffer_sizes=[24], length=3, encoding=pack_encoding(enc)
+    )
+    out.finish(
+        [file2_pb2.ColumnMetadata(pages=[page])], [to_descriptor(pa.schema([("a", pa.int64())]), 3).SerializeToString()]
+    )
     with pytest.raises(CorruptFileError, match=r"c.lance.*column 0.*page 0"):
         lancelot.LanceFile(path)
 

@@ -24,8 +24,9 @@ T = pa.table({"a": pa.array(np.arange(3000), pa.int64()), "s": [f"v{i % 17}" for
 
 
 def run(*args, check_rc: int | None = 0, **kw) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "lancelot.cli", *map(str, args)], capture_output=True, text=True,
-                       timeout=120, **kw)
+    p = subprocess.run(
+        [sys.executable, "-m", "lancelot.cli", *map(str, args)], capture_output=True, text=True, timeout=120, **kw
+    )
     if check_rc is not None:
         assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
     return p
@@ -75,8 +76,10 @@ def test_every_option_has_help_with_its_default():
     assert "(default: None)" not in flat
 
 
-@pytest.mark.parametrize("case", ["missing_source", "missing_dir", "target_is_dir", "negative_page_bytes",
-                                  "not_a_known_format", "bad_version"])
+@pytest.mark.parametrize(
+    "case",
+    ["missing_source", "missing_dir", "target_is_dir", "negative_page_bytes", "not_a_known_format", "bad_version"],
+)
 def test_convert_errors_are_one_line(tmp_path, case):
     src = tmp_path / "a.parquet"
     pq.write_table(T, src)
@@ -91,9 +94,14 @@ def test_convert_errors_are_one_line(tmp_path, case):
         "bad_version": (src, tmp_path / "b.lance", "--version", "3.0"),
     }[case]
     line = one_line_error(run("convert", *args, check_rc=None))
-    want = {"missing_source": "nope.parquet': no such file", "missing_dir": "does not exist",
-            "target_is_dir": "is a directory", "negative_page_bytes": "must be a positive number",
-            "not_a_known_format": "cannot tell the format", "bad_version": "invalid choice: '3.0'"}[case]
+    want = {
+        "missing_source": "nope.parquet': no such file",
+        "missing_dir": "does not exist",
+        "target_is_dir": "is a directory",
+        "negative_page_bytes": "must be a positive number",
+        "not_a_known_format": "cannot tell the format",
+        "bad_version": "invalid choice: '3.0'",
+    }[case]
     assert want in line
     assert not (tmp_path / "b.lance").exists()
 
@@ -129,10 +137,16 @@ def test_convert_reads_by_content(tmp_path):
         assert lancelot.read_table(dst).equals(T), kind
         assert lancelot.LanceFile(dst).version == "2.1"
         # the summary: rows, input format and size, output size, time
-        name = {"parquet": "Parquet", "csv": "CSV", "arrow_file": "Arrow IPC", "arrow_stream": "Arrow IPC",
-                "lance": "Lance"}[kind]
-        assert re.fullmatch(rf".* -> .*: 3,000 rows, {name} [\d.]+ (B|KiB) -> Lance 2.1 [\d.]+ (B|KiB) in [\d.]+ s",
-                            p.stdout.strip()), p.stdout
+        name = {
+            "parquet": "Parquet",
+            "csv": "CSV",
+            "arrow_file": "Arrow IPC",
+            "arrow_stream": "Arrow IPC",
+            "lance": "Lance",
+        }[kind]
+        assert re.fullmatch(
+            rf".* -> .*: 3,000 rows, {name} [\d.]+ (B|KiB) -> Lance 2.1 [\d.]+ (B|KiB) in [\d.]+ s", p.stdout.strip()
+        ), p.stdout
         assert p.stderr == ""  # piped: no progress bar
     p = run("convert", tmp_path / "csv.dat", tmp_path / "q.lance", "-q")
     assert p.stdout == "" and p.stderr == ""
@@ -157,9 +171,14 @@ def test_convert_progress_bar_on_a_terminal(tmp_path):
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
-        p = subprocess.run([sys.executable, "-m", "lancelot.cli", "convert", str(src), str(tmp_path / "o.lance")],
-                           stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120,
-                           env={**os.environ, "COLUMNS": "120"})
+        p = subprocess.run(
+            [sys.executable, "-m", "lancelot.cli", "convert", str(src), str(tmp_path / "o.lance")],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "120"},
+        )
     finally:
         os.close(slave)
         reader.join(10)
@@ -205,8 +224,11 @@ def test_inspect_table(tmp_path, version):
     hidden = sum(int(n) for n in re.findall(r"\((\d+) more pages not shown", none))
     assert hidden == pages
     two = run("inspect", path, "-v", "--pages", "2").stdout
-    assert len(re.findall(r"^  page \d+:", two, re.M)) + sum(
-        int(n) for n in re.findall(r"\((\d+) more pages not shown", two)) == pages
+    assert (
+        len(re.findall(r"^  page \d+:", two, re.M))
+        + sum(int(n) for n in re.findall(r"\((\d+) more pages not shown", two))
+        == pages
+    )
     p = run("inspect", path, "--pages", "-2", check_rc=2)
     assert "give a count >= 0, or -1" in p.stderr
 
@@ -218,9 +240,11 @@ def test_bench_still_reaches_the_benchmark_runner():
 
 def test_bench_runs_the_suite_without_the_library_importing_it(tmp_path):
     """The library never imports benchmarks/ nor touches sys.path: the suite runs in a child process."""
-    code = ("import sys; before = list(sys.path); from lancelot.cli import main; rc = main(['bench', '--help']); "
-            "assert rc == 0, rc; assert sys.path == before, 'sys.path changed'; "
-            "assert not [m for m in sys.modules if m.split('.')[0] == 'benchmarks'], 'benchmarks imported'")
+    code = (
+        "import sys; before = list(sys.path); from lancelot.cli import main; rc = main(['bench', '--help']); "
+        "assert rc == 0, rc; assert sys.path == before, 'sys.path changed'; "
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'benchmarks'], 'benchmarks imported'"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "usage: lancelot bench" in p.stdout

@@ -30,24 +30,29 @@ N = 6000
 def _table(seed: int = 0) -> pa.Table:
     rng = np.random.default_rng(seed)
     words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "\u00e9t\u00e9", "na\u00efve"])
-    text = [" ".join(rng.choice(words, int(rng.integers(1, 9)))) + bytes(rng.integers(0, 256, 3, dtype=np.uint8))
-            .hex() for _ in range(N)]
+    text = [
+        " ".join(rng.choice(words, int(rng.integers(1, 9)))) + bytes(rng.integers(0, 256, 3, dtype=np.uint8)).hex()
+        for _ in range(N)
+    ]
     mask = rng.random(N) < 0.1
-    return pa.table({
-        "id": pa.array(np.arange(N, dtype=np.int64)),
-        "small": pa.array(rng.integers(0, 50, N).astype(np.int32), mask=mask),
-        "wide": pa.array(rng.integers(-2**40, 2**40, N)),
-        "value": pa.array(rng.normal(size=N)),
-        "flag": pa.array(rng.random(N) < 0.3),
-        "const": pa.array(np.full(N, 7, dtype=np.int32)),
-        "runs": pa.array(np.repeat(rng.integers(0, 5, N // 100), 100).astype(np.int64)),
-        "label": pa.array(rng.choice(["none", "returned", "open"], N, p=[0.9, 0.05, 0.05]).tolist()),
-        "text": pa.array([None if m else t for m, t in zip(mask, text)]),
-        "day": pa.array(rng.integers(8000, 9000, N).astype(np.int32), pa.date32()),
-        "price": pa.array([int(v) for v in rng.integers(0, 10**9, N)], pa.decimal128(15, 2)),
-        "rare_null": pa.array(np.where(rng.random(N) < 0.002, rng.integers(1, 10**6, N), 0),
-                              mask=rng.random(N) < 0.002),  # RLE values and RLE definition levels at 2.2
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(N, dtype=np.int64)),
+            "small": pa.array(rng.integers(0, 50, N).astype(np.int32), mask=mask),
+            "wide": pa.array(rng.integers(-(2**40), 2**40, N)),
+            "value": pa.array(rng.normal(size=N)),
+            "flag": pa.array(rng.random(N) < 0.3),
+            "const": pa.array(np.full(N, 7, dtype=np.int32)),
+            "runs": pa.array(np.repeat(rng.integers(0, 5, N // 100), 100).astype(np.int64)),
+            "label": pa.array(rng.choice(["none", "returned", "open"], N, p=[0.9, 0.05, 0.05]).tolist()),
+            "text": pa.array([None if m else t for m, t in zip(mask, text)]),
+            "day": pa.array(rng.integers(8000, 9000, N).astype(np.int32), pa.date32()),
+            "price": pa.array([int(v) for v in rng.integers(0, 10**9, N)], pa.decimal128(15, 2)),
+            "rare_null": pa.array(
+                np.where(rng.random(N) < 0.002, rng.integers(1, 10**6, N), 0), mask=rng.random(N) < 0.002
+            ),  # RLE values and RLE definition levels at 2.2
+        }
+    )
 
 
 @pytest.fixture(scope="module", params=["2.1", "2.2"])
@@ -205,8 +210,11 @@ def _random_codes(rng, n_strings: int, n_symbols: int, with_errors: bool):
         starts.append(pos)
         pos += k
         ends.append(pos)
-    return (np.concatenate(parts) if parts else np.zeros(0, np.uint8), np.array(starts, dtype=np.int64),
-            np.array(ends, dtype=np.int64))
+    return (
+        np.concatenate(parts) if parts else np.zeros(0, np.uint8),
+        np.array(starts, dtype=np.int64),
+        np.array(ends, dtype=np.int64),
+    )
 
 
 @pytest.mark.parametrize("with_errors", [False, True])
@@ -218,8 +226,9 @@ def test_fsst_numpy_matches_the_kernel(with_errors):
         lengths = rng.integers(1, 9, n_symbols).astype(np.uint8)
         codes, starts, ends = _random_codes(rng, int(rng.integers(0, 20)), n_symbols, with_errors)
         size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
-        status, out, offs = decode_numpy(codes, starts, ends, symbols[None], lengths[None], np.array([n_symbols]),
-                                         np.zeros(len(starts), np.int64))
+        status, out, offs = decode_numpy(
+            codes, starts, ends, symbols[None], lengths[None], np.array([n_symbols]), np.zeros(len(starts), np.int64)
+        )
         if size < 0:
             assert status == -1 - size, trial
             continue

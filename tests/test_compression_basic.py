@@ -30,7 +30,7 @@ def var_block(values: list[bytes], bits: int = 32) -> VariableWidthBlock:
 
 def var_list(block: VariableWidthBlock) -> list[bytes]:
     d = block.data.tobytes()
-    return [d[int(a):int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
+    return [d[int(a) : int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.float64])
@@ -139,8 +139,11 @@ def test_fsl_round_trip_with_validity():
 
 
 def test_fsl_wrong_buffer_count_is_corrupt():
-    enc = pb.CompressiveEncoding(fixed_size_list=pb.FixedSizeList(
-        items_per_value=2, has_validity=True, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8))))
+    enc = pb.CompressiveEncoding(
+        fixed_size_list=pb.FixedSizeList(
+            items_per_value=2, has_validity=True, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8))
+        )
+    )
     with pytest.raises(CorruptFileError):
         decompress(enc, [np.zeros(8, np.uint8)], 4)
     with pytest.raises(CorruptFileError):

@@ -77,8 +77,10 @@ def test_constant_layout_definition_levels(tmp_path, n):
 
 def _long_lists(n_rows: int, seed: int) -> list:
     rng = np.random.default_rng(seed)
-    return [None if i % 13 == 0 else [] if i % 17 == 0 else rng.random(int(rng.integers(0, 2500))).tolist()
-            for i in range(n_rows)]
+    return [
+        None if i % 13 == 0 else [] if i % 17 == 0 else rng.random(int(rng.integers(0, 2500))).tolist()
+        for i in range(n_rows)
+    ]
 
 
 def _expected_levels(rows: list) -> tuple[np.ndarray, np.ndarray]:
@@ -116,19 +118,24 @@ def test_mini_block_chunk_levels(tmp_path, version):
 def test_all_null_nested_columns_read(tmp_path, version):
     """All-null lists / structs / nested lists read through the public API equal pylance's read."""
     n = 3000
-    table = pa.table({
-        "l": pa.array([None] * n, pa.list_(pa.int32())),
-        "s": pa.array([None] * n, pa.struct([("x", pa.float64()), ("y", pa.list_(pa.string()))])),
-        "ll": pa.array([None if i % 3 else [] for i in range(n)], pa.list_(pa.list_(pa.int64()))),
-    })
+    table = pa.table(
+        {
+            "l": pa.array([None] * n, pa.list_(pa.int32())),
+            "s": pa.array([None] * n, pa.struct([("x", pa.float64()), ("y", pa.list_(pa.string()))])),
+            "ll": pa.array([None if i % 3 else [] for i in range(n)], pa.list_(pa.list_(pa.int64()))),
+        }
+    )
     path = write(tmp_path / "a.lance", table, version, [1000, 2000])
     if version == "2.2":
         kinds = set()
         for col in range(len(read_metadata(open_source(path)).columns)):
             for _, layout, _ in read_pages(path, col):
                 const = layout.constant_layout
-                kinds |= {(f, getattr(const, f).WhichOneof("compression"))
-                          for f in ("rep_compression", "def_compression") if const.HasField(f)}
+                kinds |= {
+                    (f, getattr(const, f).WhichOneof("compression"))
+                    for f in ("rep_compression", "def_compression")
+                    if const.HasField(f)
+                }
         assert {("rep_compression", "rle"), ("def_compression", "rle")} <= kinds
     same_as_pylance(path, [0, 999, 1000, 2999])
 
@@ -153,8 +160,12 @@ def test_block_rle_round_trip_and_layout():
 
 def test_block_rle_wider_run_lengths():
     """Run lengths are read at the width the encoding names (pylance may widen them for long runs)."""
-    enc = pb.CompressiveEncoding(rle=pb.Rle(values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=16)),
-                                            run_lengths=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))))
+    enc = pb.CompressiveEncoding(
+        rle=pb.Rle(
+            values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=16)),
+            run_lengths=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32)),
+        )
+    )
     values, lengths = np.array([5, 6], "<u2"), np.array([70000, 3], "<u4")
     buf = np.concatenate([np.array([4], "<u8").view(np.uint8), values.view(np.uint8), lengths.view(np.uint8)])
     np.testing.assert_array_equal(levels(enc, buf, 70003), np.repeat(values, lengths))
@@ -212,8 +223,7 @@ def test_variable_packed_struct_null_rows_2_2(tmp_path):
     s = ["y" * int(k) for k in rng.integers(0, 30, n)]
     d = rng.random(n)
     nulls = rng.random(n) < 0.25
-    arr = pa.StructArray.from_arrays([pa.array(a), pa.array(s), pa.array(d)], ["a", "s", "d"],
-                                     mask=pa.array(nulls))
+    arr = pa.StructArray.from_arrays([pa.array(a), pa.array(s), pa.array(d)], ["a", "s", "d"], mask=pa.array(nulls))
     field = pa.field("c", arr.type, metadata={"packed": "true"})
     path = write(tmp_path / "vps.lance", pa.Table.from_arrays([arr], schema=pa.schema([field])), "2.2", [1000, 2000])
     pages = read_pages(path)
@@ -260,10 +270,12 @@ def test_pylance_reads_our_block_rle_levels(tmp_path, monkeypatch):
 
     monkeypatch.setattr(write_field, "encode_all_null", rle_levels)
     n = 2000
-    table = pa.table({
-        "s": pa.array([None] * n, pa.struct([("x", pa.int32())])),
-        "l": pa.array([None if i % 3 else [] for i in range(n)], pa.list_(pa.int64())),
-    })
+    table = pa.table(
+        {
+            "s": pa.array([None] * n, pa.struct([("x", pa.int32())])),
+            "l": pa.array([None if i % 3 else [] for i in range(n)], pa.list_(pa.int64())),
+        }
+    )
     path = str(tmp_path / "ours.lance")
     lancelot.write_table(table, path, version="2.2")
     assert {"rep_compression", "def_compression"} <= set(used)

@@ -20,7 +20,9 @@ def _strings(seed: int) -> tuple[np.ndarray, np.ndarray]:
     n = int(rng.integers(1, 1500))
     lens = rng.integers(0, int(rng.integers(1, 120)), n)
     if seed % 3 == 0:  # text-like: few distinct bytes, long repeats
-        data = np.frombuffer((b"the quick brown fox, jumps " * (int(lens.sum()) // 27 + 1))[:int(lens.sum())], np.uint8)
+        data = np.frombuffer(
+            (b"the quick brown fox, jumps " * (int(lens.sum()) // 27 + 1))[: int(lens.sum())], np.uint8
+        )
     else:
         data = rng.integers(0, int(rng.integers(2, 257)), int(lens.sum())).astype(np.uint8)
     offs = np.zeros(n + 1, np.int64)
@@ -37,7 +39,7 @@ def test_fsst_train_and_encode_match_the_kernels(seed: int) -> None:
     nv, nl = fn.train(sample, s_offs)
     assert np.array_equal(kv, nv) and np.array_equal(kl, nl)
     padded = np.zeros(len(data) + 8, np.uint8)
-    padded[:len(data)] = data
+    padded[: len(data)] = data
     kc, ko = fk._encode(padded, offs, kv, kl)
     nc, no = fn.encode(padded, offs, kv, kl)
     assert np.array_equal(ko, no)
@@ -50,8 +52,11 @@ def test_inline_pack_numpy_matches_the_kernel(t: int) -> None:
     dt = np.dtype(f"uint{t}")
     for bits in (0, 1, t // 2, t):
         n = int(rng.integers(1, 5000))
-        vals = (rng.integers(0, 1 << 62, n, dtype=np.uint64) >> np.uint64(64 - bits)).astype(dt) if bits else \
-            np.zeros(n, dt)
+        vals = (
+            (rng.integers(0, 1 << 62, n, dtype=np.uint64) >> np.uint64(64 - bits)).astype(dt)
+            if bits
+            else np.zeros(n, dt)
+        )
         vals[: n // 3] = 0  # chunks of different widths
         widths = _chunk_widths(vals, t).astype(np.int64)
         sizes = t // 8 + widths * (CHUNK // 8)
@@ -67,11 +72,24 @@ def test_inline_pack_numpy_matches_the_kernel(t: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_zone_string_bounds_numpy_match_the_kernel(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    alpha = [b"", b"\x00", b"a", b"a\x00", b"ab", b"abcdefgh", b"abcdefgh\x00", b"abcdefghi", b"\xff" * 9,
-             b"abcdefgabcdefgh", b"abcdefgabcdefgi"]
+    alpha = [
+        b"",
+        b"\x00",
+        b"a",
+        b"a\x00",
+        b"ab",
+        b"abcdefgh",
+        b"abcdefgh\x00",
+        b"abcdefghi",
+        b"\xff" * 9,
+        b"abcdefgabcdefgh",
+        b"abcdefgabcdefgi",
+    ]
     n = int(rng.integers(1, 3000))
-    vals = [alpha[i] + bytes(rng.integers(0, 256, int(rng.integers(0, 12)) * (seed % 2)).astype(np.uint8))
-            for i in rng.integers(0, len(alpha), n)]
+    vals = [
+        alpha[i] + bytes(rng.integers(0, 256, int(rng.integers(0, 12)) * (seed % 2)).astype(np.uint8))
+        for i in rng.integers(0, len(alpha), n)
+    ]
     arr = pa.array(vals, pa.binary(), mask=rng.random(n) < 0.2 * (seed % 3))
     for a in (arr, arr.slice(min(5, n - 1))):
         offsets, data = zonemap_bounds._offsets_and_data(a)
@@ -120,8 +138,11 @@ def _inline_chunks_input(t: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.
         n = 1024 if k < n_chunks - 1 or seed % 2 else int(rng.integers(1, 1025))
         if seed % 3 == 0 and k == 1:
             n = int(rng.integers(0, 1025))  # a partial or empty chunk in the middle
-        vals = (rng.integers(0, 1 << 62, 1024, dtype=np.uint64) >> np.uint64(64 - bits)).astype(dt) if bits else \
-            np.zeros(1024, dt)
+        vals = (
+            (rng.integers(0, 1 << 62, 1024, dtype=np.uint64) >> np.uint64(64 - bits)).astype(dt)
+            if bits
+            else np.zeros(1024, dt)
+        )
         vals[n:] = 0
         packed, _ = pack_inline_chunks(FixedWidthBlock(vals.view(np.uint8), t, 1024))
         gap = np.zeros(int(rng.integers(0, 9)), np.uint8)
@@ -144,9 +165,12 @@ def test_inline_unpack_numpy_matches_the_kernel(t: int, seed: int) -> None:
     bad_width[starts[-1]] = t + 1  # a width beyond the values' bits
     short = sizes.copy()
     short[len(short) // 2] = t // 8 + 1  # packed words past the chunk (or the header, for width 0: fine)
-    cases += [(bad_width, starts, sizes, counts), (data, starts, short, counts),
-              (data, starts, np.minimum(sizes, t // 8 - 1), counts),  # headers past the chunk (t > 8)
-              (data, starts, sizes, counts + 1025)]
+    cases += [
+        (bad_width, starts, sizes, counts),
+        (data, starts, short, counts),
+        (data, starts, np.minimum(sizes, t // 8 - 1), counts),  # headers past the chunk (t > 8)
+        (data, starts, sizes, counts + 1025),
+    ]
     for d, s, z, c in cases:
         ks, kv, kk, kw = bk.inline_chunks_kernel(d, s, z, c, dt)
         ns, nv, nk, nw = bk.inline_chunks_numpy(d, s, z, c, dt)
@@ -182,11 +206,11 @@ def test_variable_join_numpy_matches_the_kernels(ow: int, seed: int) -> None:
     k = len(starts) - 1
     decreasing = data.copy()
     if counts[k] > 1:
-        decreasing[starts[k] + ow:starts[k] + 2 * ow] = 255  # offset 1 beyond offset 2
+        decreasing[starts[k] + ow : starts[k] + 2 * ow] = 255  # offset 1 beyond offset 2
     past = data.copy()
     past[starts[k] + counts[k] * ow] = 255  # the last offset past the chunk
     overlap = data.copy()
-    overlap[starts[k]:starts[k] + ow] = 0  # the first offset inside the offsets
+    overlap[starts[k] : starts[k] + ow] = 0  # the first offset inside the offsets
     short = sizes.copy()
     short[k] = counts[k] * ow
     for d, z in ((data, sizes), (decreasing, sizes), (past, sizes), (overlap, sizes), (data, short)):
@@ -217,8 +241,9 @@ def test_chunk_headers_numpy_match_the_kernel(seed: int) -> None:
     at = 0
     for _ in range(int(rng.integers(1, 20))):
         lens = rng.integers(0, 40, nbuf)
-        hdr = [int(rng.integers(0, 1024)).to_bytes(2, "little")] + \
-            [int(x).to_bytes(2 if i < nlev else word, "little") for i, x in enumerate(lens)]
+        hdr = [int(rng.integers(0, 1024)).to_bytes(2, "little")] + [
+            int(x).to_bytes(2 if i < nlev else word, "little") for i, x in enumerate(lens)
+        ]
         body = -(-head // 8) * 8 + sum(-(-int(x) // 8) * 8 for x in lens)
         chunk = np.zeros(body, np.uint8)
         chunk[:head] = np.frombuffer(b"".join(hdr), np.uint8)
@@ -233,8 +258,12 @@ def test_chunk_headers_numpy_match_the_kernel(seed: int) -> None:
     for z in (size, short_body, short_head):
         out = []
         for f in (mc._parse_headers, mc.parse_headers_numpy):
-            res = (np.empty(len(pos), np.int64), np.empty((len(pos), nbuf), np.int64),
-                   np.empty((len(pos), nbuf), np.int64), np.zeros(3, np.int64))
+            res = (
+                np.empty(len(pos), np.int64),
+                np.empty((len(pos), nbuf), np.int64),
+                np.empty((len(pos), nbuf), np.int64),
+                np.zeros(3, np.int64),
+            )
             status = f(data, pos, z, head, nlev, word, nbuf, *res)
             out.append((status, res))
         (sk, rk), (sn, rn) = out
@@ -347,11 +376,17 @@ def test_from_numpy_and_to_numpy_match_pyarrow() -> None:
     from lancelot.encodings.arrays import from_numpy, to_numpy
 
     mask = np.array([0, 1, 0, 1], bool)
-    cases = [(np.arange(5), None, None), (np.arange(5, dtype=np.int32), pa.int64(), None),
-             (np.array([True, False, True]), pa.bool_(), None), (np.arange(4), None, mask),
-             (np.arange(10)[::2], pa.int64(), None), (np.array([1.5, -0.0]), None, None),
-             (np.arange(4, dtype=np.uint8), pa.int32(), mask), (np.arange(4, dtype=np.int64), pa.int32(), None),
-             (np.array([True, False, True, True]), None, mask)]
+    cases = [
+        (np.arange(5), None, None),
+        (np.arange(5, dtype=np.int32), pa.int64(), None),
+        (np.array([True, False, True]), pa.bool_(), None),
+        (np.arange(4), None, mask),
+        (np.arange(10)[::2], pa.int64(), None),
+        (np.array([1.5, -0.0]), None, None),
+        (np.arange(4, dtype=np.uint8), pa.int32(), mask),
+        (np.arange(4, dtype=np.int64), pa.int32(), None),
+        (np.array([True, False, True, True]), None, mask),
+    ]
     for values, t, m in cases:
         got = from_numpy(values, t, m)
         got.validate(full=True)

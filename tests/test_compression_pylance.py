@@ -76,30 +76,30 @@ def miniblock_chunks(mb: pb.MiniBlockLayout, bufs: list[np.ndarray], with_levels
         log = int(word) & 0xF
         n = (1 << log) if i < len(words) - 1 else mb.num_items - seen
         seen += n
-        chunk = data[pos:pos + nbytes]
+        chunk = data[pos : pos + nbytes]
         pos += nbytes
         num_levels = int(chunk[:2].view("<u2")[0])
         hdr = 2
         level_sizes = []
         for present in (has_rep, has_def):
             if present:
-                level_sizes.append(int(chunk[hdr:hdr + 2].view("<u2")[0]))
+                level_sizes.append(int(chunk[hdr : hdr + 2].view("<u2")[0]))
                 hdr += 2
             else:
                 level_sizes.append(None)
         w = 4 if large else 2
-        sizes = chunk[hdr:hdr + w * mb.num_buffers].view("<u4" if large else "<u2")
+        sizes = chunk[hdr : hdr + w * mb.num_buffers].view("<u4" if large else "<u2")
         off = _pad8(hdr + w * mb.num_buffers)
         levels = []
         for s in level_sizes:
             if s is None:
                 levels.append(None)
             else:
-                levels.append(chunk[off:off + s])
+                levels.append(chunk[off : off + s])
                 off = _pad8(off + s)
         vbufs = []
         for s in sizes:
-            vbufs.append(chunk[off:off + int(s)])
+            vbufs.append(chunk[off : off + int(s)])
             off = _pad8(off + int(s))
         chunks.append((n, num_levels, levels[0], levels[1], vbufs) if with_levels else (n, vbufs))
     assert seen == mb.num_items
@@ -118,7 +118,7 @@ def fixed_values(block, dtype) -> np.ndarray:
 def variable_values(block: VariableWidthBlock) -> list[bytes]:
     data = block.data.tobytes()
     offs = block.offsets.astype(np.int64)
-    return [data[offs[i]:offs[i + 1]] for i in range(block.num_values)]
+    return [data[offs[i] : offs[i + 1]] for i in range(block.num_values)]
 
 
 def decode_miniblock_page(layout: pb.PageLayout, bufs):
@@ -183,14 +183,13 @@ def test_fixed_size_list_flat(tmp_path, version):
     np.testing.assert_array_equal(got, items)
 
 
-
-
 # ----------------------------------------------------------------------------- bitpacking
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("dtype,hi", [(np.int8, 50), (np.uint16, 3000), (np.int32, 1 << 20), (np.int64, 1 << 40),
-                                      (np.uint64, 1 << 50)])
+@pytest.mark.parametrize(
+    "dtype,hi", [(np.int8, 50), (np.uint16, 3000), (np.int32, 1 << 20), (np.int64, 1 << 40), (np.uint64, 1 << 50)]
+)
 def test_inline_bitpacking(tmp_path, version, dtype, hi):
     rng = np.random.default_rng(4)
     src = rng.integers(0, hi, 5000, dtype=np.uint64).astype(dtype)
@@ -214,8 +213,9 @@ def test_inline_bitpacking_mixed_widths(tmp_path, version):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("n,kind", [(800, "inline_bitpacking"), (5000, "out_of_line_bitpacking"),
-                                    (70000, "out_of_line_bitpacking")])
+@pytest.mark.parametrize(
+    "n,kind", [(800, "inline_bitpacking"), (5000, "out_of_line_bitpacking"), (70000, "out_of_line_bitpacking")]
+)
 def test_definition_levels_block_bitpacking(tmp_path, version, n, kind):
     """Def levels of mini-block chunks are block-compressed: inline or out-of-line bitpacking."""
     rng = np.random.default_rng(5)
@@ -335,8 +335,9 @@ def test_byte_stream_split_general(tmp_path, version, scheme, dtype):
     meta = {"lance-encoding:compression": scheme, "lance-encoding:bss": "on"}
     _, layout, bufs = only_page(write_pylance(tmp_path / "bss.lance", pa.array(src), version, meta))
     enc = layout.mini_block_layout.value_compression
-    assert enc.general.compression.scheme == (pb.COMPRESSION_ALGORITHM_ZSTD if scheme == "zstd"
-                                              else pb.COMPRESSION_ALGORITHM_LZ4)
+    assert enc.general.compression.scheme == (
+        pb.COMPRESSION_ALGORITHM_ZSTD if scheme == "zstd" else pb.COMPRESSION_ALGORITHM_LZ4
+    )
     assert enc.general.values.WhichOneof("compression") == "byte_stream_split"
     got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
     np.testing.assert_array_equal(got, src)
@@ -347,8 +348,9 @@ def test_byte_stream_split_general(tmp_path, version, scheme, dtype):
 def test_general_over_bitpacking(tmp_path, version, scheme):
     rng = np.random.default_rng(11)
     src = rng.integers(0, 1 << 30, 20000).astype(np.int32)
-    _, layout, bufs = only_page(write_pylance(tmp_path / "gb.lance", pa.array(src), version,
-                                              {"lance-encoding:compression": scheme}))
+    _, layout, bufs = only_page(
+        write_pylance(tmp_path / "gb.lance", pa.array(src), version, {"lance-encoding:compression": scheme})
+    )
     enc = layout.mini_block_layout.value_compression
     assert enc.general.values.WhichOneof("compression") == "inline_bitpacking"
     got = np.concatenate([fixed_values(b, np.int32) for b in decode_miniblock_page(layout, bufs)])
@@ -401,8 +403,7 @@ def test_dictionary_with_nulls(tmp_path, version):
         got_valid, got = [], []
         for num, num_levels, _, def_buf, vbufs in miniblock_chunks(mb, bufs, with_levels=True):
             valid = decompress_block(mb.def_compression, def_buf, num_levels).as_dtype("<u2") == 0
-            block = take_dictionary(items, decompress(mb.value_compression, vbufs, num), mb.num_dictionary_items,
-                                    valid)
+            block = take_dictionary(items, decompress(mb.value_compression, vbufs, num), mb.num_dictionary_items, valid)
             got_valid.append(valid)
             got += variable_values(block)
         valid = np.concatenate(got_valid)

@@ -55,7 +55,7 @@ def var_block(values: list[bytes]) -> VariableWidthBlock:
 
 def var_list(block: VariableWidthBlock) -> list[bytes]:
     d = block.data.tobytes()
-    return [d[int(a):int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
+    return [d[int(a) : int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
 
 
 # ----------------------------------------------------------------------------- bitpacking
@@ -81,8 +81,9 @@ def test_inline_page_pack_matches_per_chunk_pack(dtype, n):
     t = np.dtype(dtype).itemsize * 8
     rng = np.random.default_rng(n + t)
     widths = np.arange(n) // 1024 * 7 % (t + 1)  # chunk k: width 7k mod (t + 1), 0 first
-    vals = (rng.integers(0, 1 << 63, n, dtype=np.uint64) & ((np.uint64(1) << widths.astype(np.uint64))
-                                                            - np.uint64(1))).astype(dtype)
+    vals = (
+        rng.integers(0, 1 << 63, n, dtype=np.uint64) & ((np.uint64(1) << widths.astype(np.uint64)) - np.uint64(1))
+    ).astype(dtype)
     packed, starts = pack_inline_chunks(FixedWidthBlock(vals.view(np.uint8), t, n))
     padded = np.zeros(-(-n // 1024) * 1024, dtype)
     padded[:n] = vals
@@ -157,8 +158,10 @@ def test_out_of_line_bad_input():
 # ----------------------------------------------------------------------------- RLE and BSS
 
 
-@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(1, 700)), min_size=1, max_size=30),
-       st.sampled_from([np.int8, np.int16, np.int32, np.float64]))
+@given(
+    st.lists(st.tuples(st.integers(-3, 3), st.integers(1, 700)), min_size=1, max_size=30),
+    st.sampled_from([np.int8, np.int16, np.int32, np.float64]),
+)
 @settings(max_examples=40, deadline=None)
 def test_rle_round_trip(runs, dtype):
     vals = np.repeat([v for v, _ in runs], [k for _, k in runs]).astype(dtype)
@@ -186,7 +189,7 @@ def test_rle_bad_input():
 def test_byte_stream_split_round_trip(dtype):
     vals = np.random.default_rng(1).random(999).astype(dtype)
     enc, bufs = compress_byte_stream_split(fixed(vals))
-    assert bufs[0][:999].tobytes() == vals.view(np.uint8)[0::vals.itemsize].tobytes()
+    assert bufs[0][:999].tobytes() == vals.view(np.uint8)[0 :: vals.itemsize].tobytes()
     np.testing.assert_array_equal(decompress(enc, bufs, 999).as_dtype(dtype), vals)
     with pytest.raises(CorruptFileError):
         decompress(enc, bufs, 998)
@@ -251,8 +254,11 @@ def test_general_miniblock_and_per_value():
 def sample_strings(n: int, seed: int = 0) -> list[bytes]:
     rng = np.random.default_rng(seed)
     vocab = [b"alpha", b"beta", b"\xff\xff", b"gamma delta", b"\x00", b"epsilon", b"\xffz"]
-    return [b" ".join(rng.choice(vocab, rng.integers(0, 8))) + bytes(rng.integers(0, 256, rng.integers(0, 3),
-                                                                              dtype=np.uint8)) for _ in range(n)]
+    return [
+        b" ".join(rng.choice(vocab, rng.integers(0, 8)))
+        + bytes(rng.integers(0, 256, rng.integers(0, 3), dtype=np.uint8))
+        for _ in range(n)
+    ]
 
 
 def test_fsst_round_trip_and_table_serialization():
@@ -294,8 +300,9 @@ def test_fsst_small_input_switch_off():
 
 
 def test_fsst_handmade_table():
-    table = SymbolTable(np.array([list(b"hello\0\0\0"), list(b"ab\0\0\0\0\0\0")], np.uint8),
-                        np.array([5, 2], np.uint8), True)
+    table = SymbolTable(
+        np.array([list(b"hello\0\0\0"), list(b"ab\0\0\0\0\0\0")], np.uint8), np.array([5, 2], np.uint8), True
+    )
     codes = bytes([0, 255, 0xFF, 1, 255, ord("!")])  # hello, escaped 0xFF, ab, escaped !
     block = VariableWidthBlock(np.array([0, 6], np.uint32), np.frombuffer(codes, np.uint8), 1)
     assert var_list(fsst_decode(parse_symbol_table(serialize_symbol_table(table)), block)) == [b"hello\xffab!"]
@@ -367,8 +374,15 @@ def test_packed_struct_round_trips():
     with pytest.raises(CorruptFileError):
         decompress_per_value(enc, cut)
     with pytest.raises(CorruptFileError):
-        decompress(pb.CompressiveEncoding(packed_struct=pb.PackedStruct(
-            bits_per_value=[16, 64], values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=72)))), [bufs[0]], 100)
+        decompress(
+            pb.CompressiveEncoding(
+                packed_struct=pb.PackedStruct(
+                    bits_per_value=[16, 64], values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=72))
+                )
+            ),
+            [bufs[0]],
+            100,
+        )
 
 
 def test_variable_packed_struct_zero_length_rows():
@@ -392,7 +406,7 @@ def test_variable_packed_struct_zero_length_rows():
     # a row with bytes after its last field is corrupt
     longer = offs.copy()
     longer[1:] += 1
-    padded = np.concatenate([rows.data[: offs[1]], [0], rows.data[offs[1]:]]).astype(np.uint8)
+    padded = np.concatenate([rows.data[: offs[1]], [0], rows.data[offs[1] :]]).astype(np.uint8)
     with pytest.raises(CorruptFileError, match="past its last field"):
         decompress_per_value(enc, VariableWidthBlock(longer.astype(np.uint32), padded, 50))
 
@@ -407,7 +421,6 @@ def test_unsupported_in_mini_block(kind):
         decompress(pb.CompressiveEncoding(), [], 1)
 
 
-
 # ----------------------------------------------------------------------------- fuzzing: bad bytes never crash
 
 
@@ -417,9 +430,13 @@ def _fuzz_cases():
     strings = sample_strings(2000, seed=3)
     table = train_fsst(var_block(strings * 10))
     cases = []
-    for mini in (compress_inline_bitpacking(fixed(ints[:1024])), compress_rle(fixed(np.repeat(ints[:20], 30))),
-                 compress_byte_stream_split(fixed(rng.random(100))), compress_fsst(var_block(strings[:200]), table),
-                 compress_packed_struct(StructBlock([fixed(ints[:50]), fixed(ints[50:100])], 50))):
+    for mini in (
+        compress_inline_bitpacking(fixed(ints[:1024])),
+        compress_rle(fixed(np.repeat(ints[:20], 30))),
+        compress_byte_stream_split(fixed(rng.random(100))),
+        compress_fsst(var_block(strings[:200]), table),
+        compress_packed_struct(StructBlock([fixed(ints[:50]), fixed(ints[50:100])], 50)),
+    ):
         cases.append(("mini", mini[0], mini[1], 1024 if "inline" in str(mini[0]) else None))
     bc = buffer_compression("lz4")
     inner, bufs = compress_byte_stream_split(fixed(rng.random(100)))

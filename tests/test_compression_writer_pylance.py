@@ -62,20 +62,36 @@ def write_file(path, field: pa.Field, version: str, layout: pb.PageLayout, bufs:
     cw = ContainerWriter(str(path), version)
     pos = [cw.write_buffer(b) for b in bufs]
     page = file2_pb2.ColumnMetadata.Page(
-        buffer_offsets=[p for p, _ in pos], buffer_sizes=[s for _, s in pos], length=num_rows,
-        encoding=pack_encoding(layout), priority=0)
+        buffer_offsets=[p for p, _ in pos],
+        buffer_sizes=[s for _, s in pos],
+        length=num_rows,
+        encoding=pack_encoding(layout),
+        priority=0,
+    )
     cm = file2_pb2.ColumnMetadata(
-        encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=COLUMN_ENCODING)), pages=[page])
+        encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=COLUMN_ENCODING)), pages=[page]
+    )
     cw.finish([cm], [to_descriptor(pa.schema([field]), num_rows).SerializeToString()])
     return str(path)
 
 
-def write_miniblock(path, arr: pa.Array, version: str, chunks, enc: pb.CompressiveEncoding,
-                    dictionary: tuple[pb.CompressiveEncoding, bytes, int] | None = None) -> str:
+def write_miniblock(
+    path,
+    arr: pa.Array,
+    version: str,
+    chunks,
+    enc: pb.CompressiveEncoding,
+    dictionary: tuple[pb.CompressiveEncoding, bytes, int] | None = None,
+) -> str:
     large = version == "2.2"
     meta, data = miniblock_buffers(chunks, large)
-    mb = pb.MiniBlockLayout(value_compression=enc, layers=[pb.REPDEF_ALL_VALID_ITEM],
-                            num_buffers=len(chunks[0][1]), num_items=len(arr), has_large_chunk=large)
+    mb = pb.MiniBlockLayout(
+        value_compression=enc,
+        layers=[pb.REPDEF_ALL_VALID_ITEM],
+        num_buffers=len(chunks[0][1]),
+        num_items=len(arr),
+        has_large_chunk=large,
+    )
     bufs = [meta, data]
     if dictionary is not None:
         mb.dictionary.CopyFrom(dictionary[0])
@@ -85,26 +101,39 @@ def write_miniblock(path, arr: pa.Array, version: str, chunks, enc: pb.Compressi
     return write_file(path, field, version, pb.PageLayout(mini_block_layout=mb), bufs, len(arr))
 
 
-def write_full_zip_variable(path, arr: pa.Array, version: str, enc: pb.CompressiveEncoding,
-                            values: VariableWidthBlock) -> str:
+def write_full_zip_variable(
+    path, arr: pa.Array, version: str, enc: pb.CompressiveEncoding, values: VariableWidthBlock
+) -> str:
     """Full-zip of variable values: each value as a u32 length + bytes; u64 repetition index."""
     offs = np.asarray(values.offsets, np.int64)
     data = values.data.tobytes()
     zipped, index = b"", [0]
     for i in range(values.num_values):
-        zipped += np.array([offs[i + 1] - offs[i]], "<u4").tobytes() + data[offs[i]:offs[i + 1]]
+        zipped += np.array([offs[i + 1] - offs[i]], "<u4").tobytes() + data[offs[i] : offs[i + 1]]
         index.append(len(zipped))
-    fz = pb.FullZipLayout(bits_per_offset=32, num_items=len(arr), num_visible_items=len(arr),
-                          value_compression=enc, layers=[pb.REPDEF_ALL_VALID_ITEM])
+    fz = pb.FullZipLayout(
+        bits_per_offset=32,
+        num_items=len(arr),
+        num_visible_items=len(arr),
+        value_compression=enc,
+        layers=[pb.REPDEF_ALL_VALID_ITEM],
+    )
     field = pa.field("c", arr.type, nullable=False)
-    return write_file(path, field, version, pb.PageLayout(full_zip_layout=fz),
-                      [zipped, np.array(index, "<u8").tobytes()], len(arr))
+    return write_file(
+        path, field, version, pb.PageLayout(full_zip_layout=fz), [zipped, np.array(index, "<u8").tobytes()], len(arr)
+    )
 
 
-def write_full_zip_fixed(path, arr: pa.Array, version: str, enc: pb.CompressiveEncoding,
-                         values: FixedWidthBlock) -> str:
-    fz = pb.FullZipLayout(bits_per_value=values.bits_per_value, num_items=len(arr), num_visible_items=len(arr),
-                          value_compression=enc, layers=[pb.REPDEF_ALL_VALID_ITEM])
+def write_full_zip_fixed(
+    path, arr: pa.Array, version: str, enc: pb.CompressiveEncoding, values: FixedWidthBlock
+) -> str:
+    fz = pb.FullZipLayout(
+        bits_per_value=values.bits_per_value,
+        num_items=len(arr),
+        num_visible_items=len(arr),
+        value_compression=enc,
+        layers=[pb.REPDEF_ALL_VALID_ITEM],
+    )
     field = pa.field("c", arr.type, nullable=False)
     return write_file(path, field, version, pb.PageLayout(full_zip_layout=fz), [values.data.tobytes()], len(arr))
 
@@ -229,7 +258,7 @@ def test_fixed_size_list(tmp_path, version):
     arr = pa.FixedSizeListArray.from_arrays(pa.array(items), 3)
     chunks, enc = [], None
     for s in chunked(2000, 256):
-        sub = items[s.start * 3:s.stop * 3]
+        sub = items[s.start * 3 : s.stop * 3]
         enc, bufs = compress_fsl(FixedSizeListBlock(fixed_block(sub), 3, s.stop - s.start))
         chunks.append((s.stop - s.start, bufs))
     assert read_back(write_miniblock(tmp_path / "fsl.lance", arr, version, chunks, enc)).equals(arr)
@@ -249,8 +278,13 @@ def test_packed_struct(tmp_path, version):
         chunks.append((s.stop - s.start, bufs))
     field = pa.field("c", arr.type, nullable=False, metadata={"packed": "true"})
     meta, data = miniblock_buffers(chunks, version == "2.2")
-    mb = pb.MiniBlockLayout(value_compression=enc, layers=[pb.REPDEF_ALL_VALID_ITEM], num_buffers=1,
-                            num_items=3000, has_large_chunk=version == "2.2")
+    mb = pb.MiniBlockLayout(
+        value_compression=enc,
+        layers=[pb.REPDEF_ALL_VALID_ITEM],
+        num_buffers=1,
+        num_items=3000,
+        has_large_chunk=version == "2.2",
+    )
     path = write_file(tmp_path / "ps.lance", field, version, pb.PageLayout(mini_block_layout=mb), [meta, data], 3000)
     assert read_back(path).equals(arr)
 
@@ -261,17 +295,28 @@ def test_variable_packed_struct_2_2(tmp_path):
     c = [("y" * int(k)).encode() for k in rng.integers(0, 30, 500)]
     arr = pa.StructArray.from_arrays([pa.array(a), pa.array([v.decode() for v in c])], ["a", "c"])
     enc, rows = compress_variable_packed_struct(StructBlock([fixed_block(a), var_block(c)], 500))
-    fz = pb.FullZipLayout(bits_per_offset=32, num_items=500, num_visible_items=500,
-                          value_compression=enc, layers=[pb.REPDEF_ALL_VALID_ITEM])
+    fz = pb.FullZipLayout(
+        bits_per_offset=32,
+        num_items=500,
+        num_visible_items=500,
+        value_compression=enc,
+        layers=[pb.REPDEF_ALL_VALID_ITEM],
+    )
     offs = np.asarray(rows.offsets, np.int64)
     data = rows.data.tobytes()
     zipped, index = b"", [0]
     for i in range(500):
-        zipped += np.array([offs[i + 1] - offs[i]], "<u4").tobytes() + data[offs[i]:offs[i + 1]]
+        zipped += np.array([offs[i + 1] - offs[i]], "<u4").tobytes() + data[offs[i] : offs[i + 1]]
         index.append(len(zipped))
     field = pa.field("c", arr.type, nullable=False, metadata={"packed": "true"})
-    path = write_file(tmp_path / "vps.lance", field, "2.2", pb.PageLayout(full_zip_layout=fz),
-                      [zipped, np.array(index, "<u8").tobytes()], 500)
+    path = write_file(
+        tmp_path / "vps.lance",
+        field,
+        "2.2",
+        pb.PageLayout(full_zip_layout=fz),
+        [zipped, np.array(index, "<u8").tobytes()],
+        500,
+    )
     assert read_back(path).equals(arr)
 
 

@@ -89,8 +89,14 @@ def guarded():
         assert peak < MAX_TRACED, f"the read allocated {peak} bytes"
 
 
-def read_damaged(data: bytes, layout_damage: Callable[[pb.PageLayout], None] | None = None, col: int = 1,
-                 page: int = 1, rows=None, meta_damage: Callable | None = None):
+def read_damaged(
+    data: bytes,
+    layout_damage: Callable[[pb.PageLayout], None] | None = None,
+    col: int = 1,
+    page: int = 1,
+    rows=None,
+    meta_damage: Callable | None = None,
+):
     """Open ``data`` with lancelot, damage one page's layout / metadata, read column c (all rows or a take)."""
     lf = lancelot.LanceFile(MemorySource(bytes(data), "f.lance"))
     pm = lf.metadata.columns[col].pages[page]
@@ -105,8 +111,16 @@ def read_damaged(data: bytes, layout_damage: Callable[[pb.PageLayout], None] | N
     return lf.take(rows, columns=["c"])
 
 
-def expect_error(data: bytes, layout_damage=None, *, col: int = 1, page: int = 1, rows=None, meta_damage=None,
-                 kind: type[LanceError] = LanceError) -> LanceError:
+def expect_error(
+    data: bytes,
+    layout_damage=None,
+    *,
+    col: int = 1,
+    page: int = 1,
+    rows=None,
+    meta_damage=None,
+    kind: type[LanceError] = LanceError,
+) -> LanceError:
     with guarded(), pytest.raises(LanceError) as info:
         read_damaged(data, layout_damage, col, page, rows, meta_damage)
     err = info.value
@@ -128,7 +142,7 @@ def find(enc: pb.CompressiveEncoding, kind: str) -> pb.CompressiveEncoding:
     if enc.WhichOneof("compression") == kind:
         return enc
     technique = enc.WhichOneof("compression")
-    for _, sub in (getattr(enc, technique).ListFields() if technique else []):
+    for _, sub in getattr(enc, technique).ListFields() if technique else []:
         if isinstance(sub, pb.CompressiveEncoding):
             try:
                 return find(sub, kind)
@@ -146,9 +160,10 @@ def first_chunk_buffer(data: bytes, layout: pb.PageLayout, col: int = 1, page: i
     word = 4 if mb.has_large_chunk else 2
     n_levels = int(mb.HasField("rep_compression")) + int(mb.HasField("def_compression"))
     hdr = 2 + 2 * n_levels
-    sizes = [int.from_bytes(data[pos + hdr + word * i:pos + hdr + word * (i + 1)], "little")
-             for i in range(mb.num_buffers)]
-    level_sizes = [int.from_bytes(data[pos + 2 + 2 * i:pos + 4 + 2 * i], "little") for i in range(n_levels)]
+    sizes = [
+        int.from_bytes(data[pos + hdr + word * i : pos + hdr + word * (i + 1)], "little") for i in range(mb.num_buffers)
+    ]
+    level_sizes = [int.from_bytes(data[pos + 2 + 2 * i : pos + 4 + 2 * i], "little") for i in range(n_levels)]
     off = -(-(hdr + word * mb.num_buffers) // 8) * 8
     for s in level_sizes:
         off = -(-(off + s) // 8) * 8
@@ -165,8 +180,11 @@ def _clear(enc: pb.CompressiveEncoding) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("make", [C.floats_smooth, C.strings_text, C.strings_big, C.binary_huge],
-                         ids=["flat", "fsst", "fullzip_fsst", "fullzip_general"])
+@pytest.mark.parametrize(
+    "make",
+    [C.floats_smooth, C.strings_text, C.strings_big, C.binary_huge],
+    ids=["flat", "fsst", "fullzip_fsst", "fullzip_general"],
+)
 def test_value_compression_missing(tmp_path, version, make):
     """A CompressiveEncoding with no technique set (what an unknown, newer technique parses as)."""
     data = pylance_bytes(tmp_path, make, version, rows=60 if make is C.binary_huge else ROWS)
@@ -180,19 +198,25 @@ def test_unknown_technique_deep_in_the_tree(tmp_path, version):
 
     def damage(lay):
         _clear(find(values_of(lay), "general").general.values)
+
     expect_error(data, damage)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("make,meta,rows", [
-    (C.floats_smooth, {"lance-encoding:compression": "zstd"}, 6000),  # mini-block chunks
-    (C.binary_huge, None, 60),  # full-zip, per value
-], ids=["miniblock", "per_value"])
+@pytest.mark.parametrize(
+    "make,meta,rows",
+    [
+        (C.floats_smooth, {"lance-encoding:compression": "zstd"}, 6000),  # mini-block chunks
+        (C.binary_huge, None, 60),  # full-zip, per value
+    ],
+    ids=["miniblock", "per_value"],
+)
 def test_unknown_general_compression_scheme(tmp_path, version, make, meta, rows):
     data = pylance_bytes(tmp_path, make, version, meta, rows)
 
     def damage(lay):
         find(values_of(lay), "general").general.compression.scheme = 7
+
     expect_error(data, damage, kind=UnsupportedEncodingError)
 
 
@@ -204,6 +228,7 @@ def test_unknown_dictionary_compression(tmp_path, version):
         assert lay.mini_block_layout.HasField("dictionary")
         lay.mini_block_layout.dictionary.Clear()
         lay.mini_block_layout.dictionary.SetInParent()
+
     expect_error(data, damage)
 
 
@@ -214,6 +239,7 @@ def _fsst_damage(cut: Callable[[bytes], bytes]):
     def damage(lay):
         fsst = find(values_of(lay), "fsst").fsst
         fsst.symbol_table = cut(bytes(fsst.symbol_table))
+
     return damage
 
 
@@ -225,6 +251,7 @@ def _set_header(n_symbols: int | None = None, magic: int | None = None):
         if magic is not None:
             info = (info & 0xFFFFFFFF) | (magic << 32)
         return info.to_bytes(8, "little") + table[8:]
+
     return cut
 
 
@@ -232,11 +259,11 @@ FSST_DAMAGE = {
     "empty": lambda t: b"",
     "header_only_4_bytes": lambda t: t[:4],
     "no_symbols": lambda t: t[:8],
-    "one_byte_short_of_its_symbols": lambda t: t[:8 + 9 * (t[0]) - 1],
+    "one_byte_short_of_its_symbols": lambda t: t[: 8 + 9 * (t[0]) - 1],
     "bad_magic": _set_header(magic=0x12345678),
-    "more_symbols_than_bytes": lambda t: _set_header(n_symbols=255)(t[:8 + 9 * t[0]]),
-    "symbol_of_length_zero": lambda t: t[:8 + 8 * t[0]] + b"\x00" * t[0] + t[8 + 9 * t[0]:],
-    "symbol_of_length_nine": lambda t: t[:8 + 8 * t[0]] + b"\x09" * t[0] + t[8 + 9 * t[0]:],
+    "more_symbols_than_bytes": lambda t: _set_header(n_symbols=255)(t[: 8 + 9 * t[0]]),
+    "symbol_of_length_zero": lambda t: t[: 8 + 8 * t[0]] + b"\x00" * t[0] + t[8 + 9 * t[0] :],
+    "symbol_of_length_nine": lambda t: t[: 8 + 8 * t[0]] + b"\x09" * t[0] + t[8 + 9 * t[0] :],
 }
 
 
@@ -256,8 +283,9 @@ def test_fsst_symbol_table_of_the_wrong_length(tmp_path, version, layout_kind, h
 def test_fsst_codes_past_a_shortened_table(tmp_path, version):
     """A well-formed table with fewer symbols than the codes use."""
     data = pylance_bytes(tmp_path, C.strings_text, version)
-    err = expect_error(data, _fsst_damage(lambda t: _set_header(n_symbols=2)(t[:8 + 16] + t[8 + 8 * t[0]:])),
-                       kind=CorruptFileError)
+    err = expect_error(
+        data, _fsst_damage(lambda t: _set_header(n_symbols=2)(t[: 8 + 16] + t[8 + 8 * t[0] :])), kind=CorruptFileError
+    )
     assert "FSST" in err.message
 
 
@@ -271,6 +299,7 @@ def test_dictionary_item_count(tmp_path, version, items):
 
     def damage(lay):
         lay.mini_block_layout.num_dictionary_items = items
+
     expect_error(data, damage, kind=CorruptFileError)
 
 
@@ -280,6 +309,7 @@ def test_dictionary_buffer_truncated(tmp_path, version):
 
     def damage(pm):
         pm.buffer_sizes[2] //= 3  # buffers: chunk words, chunks, dictionary
+
     expect_error(data, meta_damage=damage, kind=CorruptFileError)
 
 
@@ -291,10 +321,10 @@ def test_variable_offset_past_the_chunk(tmp_path, version, which):
     _, lay = page_of(data)
     assert find(values_of(lay), "variable")
     pos, size = first_chunk_buffer(data, lay)
-    n_values = int.from_bytes(data[pos:pos + 4], "little") // 4 - 1  # offsets[0] = (n + 1) * 4
+    n_values = int.from_bytes(data[pos : pos + 4], "little") // 4 - 1  # offsets[0] = (n + 1) * 4
     at = pos + 4 * (1 if which == "second" else n_values)
     broken = bytearray(data)
-    broken[at:at + 4] = struct.pack("<I", size + 1000)
+    broken[at : at + 4] = struct.pack("<I", size + 1000)
     expect_error(bytes(broken), kind=CorruptFileError)
 
 
@@ -305,6 +335,7 @@ def test_mini_block_item_count_huge(tmp_path, version, num_items):
 
     def damage(lay):
         lay.mini_block_layout.num_items = num_items
+
     expect_error(data, damage)
 
 
@@ -315,6 +346,7 @@ def test_flat_width(tmp_path, version, bits):
 
     def damage(lay):
         values_of(lay).flat.bits_per_value = bits
+
     expect_error(data, damage)
 
 
@@ -325,6 +357,7 @@ def test_bitpacking_width(tmp_path, version, bits):
 
     def damage(lay):
         values_of(lay).inline_bitpacking.uncompressed_bits_per_value = bits
+
     expect_error(data, damage)
 
 
@@ -336,8 +369,8 @@ def test_bitpacked_chunk_claims_a_width_above_the_type(tmp_path, version):
     assert values_of(lay).inline_bitpacking.uncompressed_bits_per_value == 32
     pos, _ = first_chunk_buffer(data, lay)
     broken = bytearray(data)
-    assert int.from_bytes(data[pos:pos + 4], "little") <= 32
-    broken[pos:pos + 4] = struct.pack("<I", 40)
+    assert int.from_bytes(data[pos : pos + 4], "little") <= 32
+    broken[pos : pos + 4] = struct.pack("<I", 40)
     expect_error(bytes(broken), kind=CorruptFileError)
 
 
@@ -348,7 +381,7 @@ def test_rle_run_lengths_short_of_the_values(tmp_path, version):
     assert values_of(lay).WhichOneof("compression") == "rle"
     pos, size = first_chunk_buffer(data, lay, k=1)  # buffers: values, run lengths (u8)
     broken = bytearray(data)
-    broken[pos:pos + size] = b"\x01" * size
+    broken[pos : pos + size] = b"\x01" * size
     expect_error(bytes(broken), kind=CorruptFileError)
 
 
@@ -357,6 +390,7 @@ def test_rle_run_length_width(tmp_path):
 
     def damage(lay):
         values_of(lay).rle.run_lengths.flat.bits_per_value = 12
+
     expect_error(data, damage)
 
 
@@ -376,11 +410,11 @@ def test_general_value_claims_a_size(tmp_path, version, claim):
         first_valid += ctl
     value = first_valid + ctl + 4
     broken = bytearray(data)
-    if bytes(data[value:value + 4]) == b"\x28\xb5\x2f\xfd":  # a bare zstd frame: damage its content size
+    if bytes(data[value : value + 4]) == b"\x28\xb5\x2f\xfd":  # a bare zstd frame: damage its content size
         broken[value + 4] |= 0xC0
-        broken[value + 6:value + 14] = struct.pack("<Q", claim)
+        broken[value + 6 : value + 14] = struct.pack("<Q", claim)
     else:
-        broken[value:value + 8] = struct.pack("<Q", claim)
+        broken[value : value + 8] = struct.pack("<Q", claim)
     expect_error(bytes(broken), kind=CorruptFileError)
 
 
@@ -392,7 +426,7 @@ def test_general_chunk_garbage(tmp_path, version):
     assert find(values_of(lay), "general")
     pos, size = first_chunk_buffer(data, lay)
     broken = bytearray(data)
-    broken[pos + 8:pos + size] = bytes(np.random.default_rng(1).integers(0, 256, size - 8, dtype=np.uint8))
+    broken[pos + 8 : pos + size] = bytes(np.random.default_rng(1).integers(0, 256, size - 8, dtype=np.uint8))
     expect_error(bytes(broken), kind=CorruptFileError)
 
 
@@ -405,6 +439,7 @@ def test_constant_value_of_the_wrong_width(tmp_path, value):
 
     def damage(lay):
         lay.constant_layout.inline_value = value
+
     expect_error(data, damage, kind=CorruptFileError)
 
 
@@ -416,6 +451,7 @@ def test_full_zip_value_width(tmp_path, version, bits):
 
     def damage(lay):
         lay.full_zip_layout.bits_per_value = bits
+
     expect_error(data, damage)
 
 
@@ -426,20 +462,29 @@ def test_packed_struct_widths(tmp_path, version):
     def damage(lay):
         ps = values_of(lay).packed_struct
         ps.bits_per_value[:] = [64, 64, 64]
+
     expect_error(data, damage)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("make,meta,rows,buffer", [
-    (C.strings_text, None, ROWS, 1), (C.strings_low_cardinality, None, ROWS, 2), (C.strings_big, None, ROWS, 0),
-    (C.binary_huge, None, 60, 0), (C.blobs, {"lance-encoding:blob": "true"}, 600, 1),
-    (C.vectors, None, 400, 0),
-], ids=["fsst_chunks", "dictionary", "fullzip_fsst", "fullzip_general", "blob_descriptions", "fullzip_vectors"])
+@pytest.mark.parametrize(
+    "make,meta,rows,buffer",
+    [
+        (C.strings_text, None, ROWS, 1),
+        (C.strings_low_cardinality, None, ROWS, 2),
+        (C.strings_big, None, ROWS, 0),
+        (C.binary_huge, None, 60, 0),
+        (C.blobs, {"lance-encoding:blob": "true"}, 600, 1),
+        (C.vectors, None, 400, 0),
+    ],
+    ids=["fsst_chunks", "dictionary", "fullzip_fsst", "fullzip_general", "blob_descriptions", "fullzip_vectors"],
+)
 def test_truncated_page_buffer(tmp_path, version, make, meta, rows, buffer):
     data = pylance_bytes(tmp_path, make, version, meta, rows)
 
     def damage(pm):
         pm.buffer_sizes[buffer] = pm.buffer_sizes[buffer] // 2
+
     expect_error(data, meta_damage=damage)
 
 
@@ -449,6 +494,7 @@ def test_page_buffer_past_the_file(tmp_path, version):
 
     def damage(pm):
         pm.buffer_offsets[1] = len(data) + (1 << 30)
+
     expect_error(data, meta_damage=damage)
 
 
@@ -482,15 +528,20 @@ def test_random_damage_never_crashes(tmp_path, version, kind):
     src = MemorySource(data, "f.lance")
     columns = read_metadata(src).columns
     rng = np.random.default_rng(zlib.crc32(f"{kind}/{version}".encode()))
-    regions = [(c, p, o, s) for c in range(1, len(columns)) for p, pm in enumerate(columns[c].pages)
-               for o, s in zip(pm.buffer_offsets, pm.buffer_sizes) if s]
+    regions = [
+        (c, p, o, s)
+        for c in range(1, len(columns))
+        for p, pm in enumerate(columns[c].pages)
+        for o, s in zip(pm.buffer_offsets, pm.buffer_sizes)
+        if s
+    ]
     for trial in range(12):
         c, p, o, s = regions[int(rng.integers(0, len(regions)))]
         broken = bytearray(data)
         for _ in range(int(rng.integers(1, 5))):
             at = o + int(rng.integers(0, s))
             width = int(rng.integers(1, 5))
-            broken[at:at + width] = bytes(rng.integers(0, 256, len(broken[at:at + width]), dtype=np.uint8))
+            broken[at : at + width] = bytes(rng.integers(0, 256, len(broken[at : at + width]), dtype=np.uint8))
         rows_ = None if trial % 2 else np.sort(rng.choice(rows, 7, replace=False))
         try:
             with guarded():

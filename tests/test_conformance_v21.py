@@ -93,10 +93,12 @@ def test_field_metadata_settings(tmp_path, case: Case, version: str, nulls: str)
     base = _write(tmp_path, "base", _table(case, version, nulls, case.baseline or None), version)
     base_tokens = tokens_of(base)
     assert (case.expected_tokens(version) - base_tokens) or (case.absent & base_tokens), (
-        f"{case.name}: the setting changed nothing pylance wrote ({sorted(tokens)} vs {sorted(base_tokens)})")
+        f"{case.name}: the setting changed nothing pylance wrote ({sorted(tokens)} vs {sorted(base_tokens)})"
+    )
     with lancelot.LanceFile(path) as lf:  # the field metadata is the writer's
-        assert (lf.schema.field("c").metadata or {}) == (LanceFileReader(path).metadata().schema.field("c").metadata
-                                                         or {})
+        assert (lf.schema.field("c").metadata or {}) == (
+            LanceFileReader(path).metadata().schema.field("c").metadata or {}
+        )
     check_reads(path, table, zlib.crc32(f"{case.name}/{version}/{nulls}".encode()))
 
 
@@ -134,12 +136,18 @@ def test_zero_rows(tmp_path, version: str, batch: bool):
         assert list(lf.iter_batches()) == []
 
 
-@pytest.mark.parametrize("t,version,message", [
-    (C.MAP, "2.1", "Map data type is not enabled by the selected file format"),
-    (C.FSL_STRUCT, "2.1", "FixedSizeList<Struct> is not enabled by the selected file format"),
-    (pa.struct([("a", pa.int32()), ("s", pa.string())]), "2.1",
-     "Variable packed struct encoding is not enabled by the selected file format"),
-])
+@pytest.mark.parametrize(
+    "t,version,message",
+    [
+        (C.MAP, "2.1", "Map data type is not enabled by the selected file format"),
+        (C.FSL_STRUCT, "2.1", "FixedSizeList<Struct> is not enabled by the selected file format"),
+        (
+            pa.struct([("a", pa.int32()), ("s", pa.string())]),
+            "2.1",
+            "Variable packed struct encoding is not enabled by the selected file format",
+        ),
+    ],
+)
 def test_pylance_refuses(tmp_path, t, version, message):
     """What the matrix leaves out, because pylance 14.0.2 will not write it."""
     meta = {"lance-encoding:packed": "true"} if pa.types.is_struct(t) else None
@@ -161,14 +169,17 @@ def tpch(tmp_path_factory) -> dict[str, pa.Table]:
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)
-@pytest.mark.parametrize("name,projection", [("lineitem", ["l_comment", "l_shipdate", "l_orderkey"]),
-                                             ("orders", ["o_totalprice", "o_comment"])])
+@pytest.mark.parametrize(
+    "name,projection",
+    [("lineitem", ["l_comment", "l_shipdate", "l_orderkey"]), ("orders", ["o_totalprice", "o_comment"])],
+)
 def test_tpch(tmp_path, tpch, name: str, projection: list[str], version: str):
     """TPC-H tables from tpchgen-cli, written by pylance with several pages per column."""
     table = tpch[name]
     assert table.num_rows > 10_000
-    path = C.write_pylance(tmp_path / f"{name}.lance", table, version, C.split_rows(table.num_rows, 5),
-                           data_cache_bytes=64 * 1024)
+    path = C.write_pylance(
+        tmp_path / f"{name}.lance", table, version, C.split_rows(table.num_rows, 5), data_cache_bytes=64 * 1024
+    )
     assert all(len(p) >= 5 for p in C.page_lengths(path))
     tokens = C.file_encodings(path)
     assert {"fsst", "mini_block_dictionary", "inline_bitpacking"} <= tokens, sorted(tokens)

@@ -125,8 +125,13 @@ def rows_to_take(n: int, starts: list[int], seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     random_rows = np.sort(rng.choice(n, min(n, 37), replace=False))
     near = [b + d for b in [0, *starts[:3]] for d in (0, 1024, 2048, 4096)]
-    clustered = np.unique(np.clip(np.concatenate(
-        [np.arange(b - 3, b + 3) for b in near] + [np.arange(n // 2, n // 2 + 20), [0, n - 1]]), 0, n - 1))
+    clustered = np.unique(
+        np.clip(
+            np.concatenate([np.arange(b - 3, b + 3) for b in near] + [np.arange(n // 2, n // 2 + 20), [0, n - 1]]),
+            0,
+            n - 1,
+        )
+    )
     return {"random": random_rows, "clustered": clustered}
 
 
@@ -154,12 +159,14 @@ def check_pylance(path: str, source: pa.Table, seed: int) -> None:
             a, b = max(0, min(a, n)), max(0, min(b, n))
             if b > a:
                 got = reader.read_range(a, b - a).to_table()
-                _fail_if(C.difference(C.normalize(got), want.slice(a, b - a)), f"pylance read_range({a}, {b}) {cols}",
-                         path)
+                _fail_if(
+                    C.difference(C.normalize(got), want.slice(a, b - a)), f"pylance read_range({a}, {b}) {cols}", path
+                )
         for what, idx in rows.items():
             got = reader.take_rows(idx.tolist()).to_table()
-            _fail_if(C.difference(C.normalize(got), want.take(pa.array(idx))), f"pylance take of {what} rows {cols}",
-                     path)
+            _fail_if(
+                C.difference(C.normalize(got), want.take(pa.array(idx))), f"pylance take of {what} rows {cols}", path
+            )
     theirs = LanceFileReader(path).metadata().schema
     for f in source.schema:  # the field metadata is the writer's
         assert (theirs.field(f.name).metadata or {}) == (f.metadata or {}), f.name
@@ -212,11 +219,13 @@ def test_field_metadata_settings(tmp_path, case: Case, version: str, nulls: str)
     tokens = _tokens(path)
     M.check_tokens(case, version, tokens, path)
     if case.baseline is not None:  # the same data without the setting lacks what it brings (or has what it removes)
-        base = write_ours(tmp_path / "base.lance", C.case_table(case, version, nulls, case.baseline or None), version,
-                          mpb)
+        base = write_ours(
+            tmp_path / "base.lance", C.case_table(case, version, nulls, case.baseline or None), version, mpb
+        )
         base_tokens = _tokens(base)
         assert (case.expected_tokens(version) - base_tokens) or (case.absent & base_tokens), (
-            f"{case.name}: the setting changed nothing lancelot wrote ({sorted(tokens)} vs {sorted(base_tokens)})")
+            f"{case.name}: the setting changed nothing lancelot wrote ({sorted(tokens)} vs {sorted(base_tokens)})"
+        )
     seed = C.case_seed(case, version, nulls)
     check_pylance(path, table, seed)
     M.check_reads(path, table, seed)
@@ -245,7 +254,8 @@ def test_nested_fixed_size_list_nulls(tmp_path):
     rng = np.random.default_rng(4)
     n = 700
     inner = pa.FixedSizeListArray.from_arrays(
-        pa.array(rng.integers(0, 99, n * 6).astype(np.int16), mask=rng.random(n * 6) < 0.2), 2)
+        pa.array(rng.integers(0, 99, n * 6).astype(np.int16), mask=rng.random(n * 6) < 0.2), 2
+    )
     table = pa.table({"id": pa.array(np.arange(n)), "c": pa.FixedSizeListArray.from_arrays(inner, 3)})
     for version in C.VERSIONS:
         path = write_ours(tmp_path / f"ff{version}.lance", table, version, 1000)
@@ -261,8 +271,11 @@ def test_bss_auto(tmp_path, version: str):
     rng = np.random.default_rng(8)
     n = 6000
     auto = {"lance-encoding:compression": "zstd", "lance-encoding:bss": "auto"}
-    fields = [pa.field("smooth", pa.float64(), metadata=auto), pa.field("noise", pa.float64(), metadata=auto),
-              pa.field("plain", pa.float64(), metadata={"lance-encoding:bss": "auto"})]
+    fields = [
+        pa.field("smooth", pa.float64(), metadata=auto),
+        pa.field("noise", pa.float64(), metadata=auto),
+        pa.field("plain", pa.float64(), metadata={"lance-encoding:bss": "auto"}),
+    ]
     noise = rng.integers(0, 1 << 63, n, dtype=np.int64).view(np.float64)
     noise[~np.isfinite(noise)] = 0.0
     cols = [pa.array(np.cumsum(rng.random(n))), pa.array(noise), pa.array(np.cumsum(rng.random(n)))]
@@ -303,13 +316,15 @@ def test_dictionaries_of_numbers(tmp_path, version: str):
     """Arrow dictionary fields of integers and floats: page dictionaries of fixed-width values."""
     rng = np.random.default_rng(12)
     n = 3000
-    table = pa.table({
-        "i64": _dictionary(rng, n, pa.int32(), pa.array([10, 20, 30, 1 << 40, -5]), 0.2),
-        "f32": _dictionary(rng, n, pa.int8(), pa.array([1.5, 2.5, 3.5], pa.float32()), 0.0),
-        "u8": _dictionary(rng, n, pa.int16(), pa.array([1, 2, 3], pa.uint8()), 0.1),
-        "f64": _dictionary(rng, n, pa.int16(), pa.array(rng.random(2000)), 0.0),
-        "none": _dictionary(rng, n, pa.int32(), pa.array([4, 5], pa.int32()), 1.0),
-    })
+    table = pa.table(
+        {
+            "i64": _dictionary(rng, n, pa.int32(), pa.array([10, 20, 30, 1 << 40, -5]), 0.2),
+            "f32": _dictionary(rng, n, pa.int8(), pa.array([1.5, 2.5, 3.5], pa.float32()), 0.0),
+            "u8": _dictionary(rng, n, pa.int16(), pa.array([1, 2, 3], pa.uint8()), 0.1),
+            "f64": _dictionary(rng, n, pa.int16(), pa.array(rng.random(2000)), 0.0),
+            "none": _dictionary(rng, n, pa.int32(), pa.array([4, 5], pa.int32()), 1.0),
+        }
+    )
     path = write_ours(tmp_path / "d.lance", table, version, 2000)
     for col in range(4):
         assert "mini_block_dictionary" in C.file_encodings(path, [col])
@@ -348,8 +363,9 @@ def test_empty_struct(tmp_path, version: str):
     with pytest.raises(UnsupportedTypeError, match="without children inside"):
         lancelot.write_table(pa.table({"s": inner}), tmp_path / "s.lance", version=version)
     _pylance_write(tmp_path / "s2.lance", inner, version)
-    assert not LanceFileReader(str(tmp_path / "s2.lance")).read_all().to_table().column(0).combine_chunks().equals(
-        inner)
+    assert (
+        not LanceFileReader(str(tmp_path / "s2.lance")).read_all().to_table().column(0).combine_chunks().equals(inner)
+    )
 
 
 # ----------------------------------------------------------------------------- refusals
@@ -366,14 +382,22 @@ _PACKED = {"lance-encoding:packed": "true"}
 _BLOB_LIST = pa.list_(pa.field("item", pa.large_binary(), metadata={"lance-encoding:blob": "true"}))
 
 
-@pytest.mark.parametrize("t,version,metadata,message", [
-    (C.MAP, "2.1", None, "Map data type is not enabled by the selected file format"),
-    (C.FSL_STRUCT, "2.1", None, "FixedSizeList<Struct> is not enabled by the selected file format"),
-    (pa.struct([("a", pa.int32()), ("s", pa.string())]), "2.1", _PACKED,
-     "Variable packed struct encoding is not enabled by the selected file format"),
-    (pa.list_(pa.string(), 3), "2.1", None, "compute_stat should only be called once"),
-    (pa.list_(pa.string(), 3), "2.2", None, "compute_stat should only be called once"),
-], ids=["map-2.1", "fsl_struct-2.1", "variable_packed-2.1", "fsl_string-2.1", "fsl_string-2.2"])
+@pytest.mark.parametrize(
+    "t,version,metadata,message",
+    [
+        (C.MAP, "2.1", None, "Map data type is not enabled by the selected file format"),
+        (C.FSL_STRUCT, "2.1", None, "FixedSizeList<Struct> is not enabled by the selected file format"),
+        (
+            pa.struct([("a", pa.int32()), ("s", pa.string())]),
+            "2.1",
+            _PACKED,
+            "Variable packed struct encoding is not enabled by the selected file format",
+        ),
+        (pa.list_(pa.string(), 3), "2.1", None, "compute_stat should only be called once"),
+        (pa.list_(pa.string(), 3), "2.2", None, "compute_stat should only be called once"),
+    ],
+    ids=["map-2.1", "fsl_struct-2.1", "variable_packed-2.1", "fsl_string-2.1", "fsl_string-2.2"],
+)
 def test_refusals(tmp_path, t, version, metadata, message):
     """What lancelot refuses to write (UnsupportedTypeError), pylance refuses too (an error, or a panic)."""
     arr = C.fresh(C.nested(t)(np.random.default_rng(0), 50, "some"))
@@ -409,9 +433,13 @@ def tpch(tmp_path_factory) -> dict[str, pa.Table]:
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)
-@pytest.mark.parametrize("name,projection,page_bytes", [
-    ("lineitem", ["l_comment", "l_shipdate", "l_orderkey"], 96 * 1024),
-    ("orders", ["o_totalprice", "o_comment"], 48 * 1024)])
+@pytest.mark.parametrize(
+    "name,projection,page_bytes",
+    [
+        ("lineitem", ["l_comment", "l_shipdate", "l_orderkey"], 96 * 1024),
+        ("orders", ["o_totalprice", "o_comment"], 48 * 1024),
+    ],
+)
 def test_tpch(tmp_path, tpch, name: str, projection: list[str], page_bytes: int, version: str):
     """TPC-H tables from tpchgen-cli written by lancelot with several pages per column, read by pylance."""
     table = tpch[name]
@@ -431,6 +459,9 @@ def test_tpch(tmp_path, tpch, name: str, projection: list[str], page_bytes: int,
         _fail_if(C.difference(C.normalize(got), exp.take(pa.array(idx))), f"pylance take of {what} rows", path)
     for a, b in [(starts[0] - 3, starts[0] + 4), (n // 2, n // 2 + 777), (n - 9, n)]:
         got = LanceFileReader(path, columns=projection).read_range(a, b - a).to_table()
-        _fail_if(C.difference(C.normalize(got), exp.select(projection).slice(a, b - a)),
-                 f"pylance read_range({a}, {b}) of {projection}", path)
+        _fail_if(
+            C.difference(C.normalize(got), exp.select(projection).slice(a, b - a)),
+            f"pylance read_range({a}, {b}) of {projection}",
+            path,
+        )
     _fail_if(C.difference(lancelot.LanceFile(path).read(), exp), "lancelot read", path)

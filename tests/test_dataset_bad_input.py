@@ -102,12 +102,15 @@ def test_unknown_reader_flag(tmp_path):
         lancelot.dataset(uri)
 
 
-@pytest.mark.parametrize("path", ["../outside.lance", "/etc/passwd", "s3://bucket/x.lance", "a/../../x.lance",
-                                  "file:///etc/passwd", "C:/x.lance"])
+@pytest.mark.parametrize(
+    "path",
+    ["../outside.lance", "/etc/passwd", "s3://bucket/x.lance", "a/../../x.lance", "file:///etc/passwd", "C:/x.lance"],
+)
 def test_data_file_path_escaping_the_root(tmp_path, path):
     uri = _make(tmp_path)
-    (tmp_path / "outside.lance").write_bytes(open(os.path.join(uri, "data", os.listdir(
-        os.path.join(uri, "data"))[0]), "rb").read())
+    (tmp_path / "outside.lance").write_bytes(
+        open(os.path.join(uri, "data", os.listdir(os.path.join(uri, "data"))[0]), "rb").read()
+    )
 
     def change(m):
         m.fragments[0].files[0].path = path
@@ -128,11 +131,16 @@ def test_old_manifest_names_kept_and_mixing_refused(tmp_path):
     uri = str(tmp_path / "ds")
     lance.write_dataset(pa.table({"a": [1, 2]}), uri, enable_v2_manifest_paths=False)
     lancelot.write_dataset(pa.table({"a": [3]}), uri, mode="append")
-    assert sorted(os.listdir(os.path.join(uri, "_versions"))) == ["1.manifest", "2.manifest",
-                                                                   "latest_version_hint.json"]
+    assert sorted(os.listdir(os.path.join(uri, "_versions"))) == [
+        "1.manifest",
+        "2.manifest",
+        "latest_version_hint.json",
+    ]
     assert lance.dataset(uri).to_table().column("a").to_pylist() == [1, 2, 3]
-    os.link(os.path.join(uri, "_versions", "2.manifest"),
-            os.path.join(uri, "_versions", f"{(1 << 64) - 1 - 3:020d}.manifest"))
+    os.link(
+        os.path.join(uri, "_versions", "2.manifest"),
+        os.path.join(uri, "_versions", f"{(1 << 64) - 1 - 3:020d}.manifest"),
+    )
     with pytest.raises(CorruptFileError, match="mixes both manifest naming schemes"):
         lancelot.dataset(uri)
 
@@ -184,6 +192,7 @@ def test_random_manifest_damage_is_always_a_lance_error(tmp_path):
 def test_data_file_type_disagreeing_with_the_schema(tmp_path):
     uri = _make(tmp_path)
     _rewrite(uri, lambda m: setattr(m.fields[0], "logical_type", "string"))  # int64 data, strings in the schema
-    with pytest.raises(CorruptFileError, match="fragment 0: column 'a' is int64 in its data file, the dataset's "
-                                               "schema says string"):
+    with pytest.raises(
+        CorruptFileError, match="fragment 0: column 'a' is int64 in its data file, the dataset's schema says string"
+    ):
         lancelot.dataset(uri).to_table()

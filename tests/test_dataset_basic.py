@@ -16,8 +16,13 @@ from lancelot.errors import LanceError, SchemaMismatchError
 
 def _table(n: int, start: int = 0) -> pa.Table:
     a = np.arange(start, start + n, dtype=np.int64)
-    return pa.table({"a": a, "s": pa.array([f"v{i}" for i in a], pa.string()),
-                     "st": pa.StructArray.from_arrays([pa.array(a.astype(np.int32))], ["x"])})
+    return pa.table(
+        {
+            "a": a,
+            "s": pa.array([f"v{i}" for i in a], pa.string()),
+            "st": pa.StructArray.from_arrays([pa.array(a.astype(np.int32))], ["x"]),
+        }
+    )
 
 
 def test_write_fragments_then_commit(tmp_path):
@@ -57,8 +62,7 @@ def test_modes_time_travel_take_filter(tmp_path):
     idx = [5, 0, 120, 5, live.num_rows - 1]
     assert ds.take(idx).equals(live.take(idx))
     assert ds.take(idx, columns=["s"]).equals(live.select(["s"]).take(idx))
-    assert ds.to_table(columns=["st"], filter=pc.field("a") > 90).equals(
-        live.filter(pc.field("a") > 90).select(["st"]))
+    assert ds.to_table(columns=["st"], filter=pc.field("a") > 90).equals(live.filter(pc.field("a") > 90).select(["st"]))
     assert ds.count_rows(filter=pc.field("a") < 10) == 8  # 0 and 8 deleted
     assert pa.Table.from_batches(list(ds.to_batches(batch_size=7))).equals(live)
     ds2 = lancelot.write_dataset(_table(3), uri, mode="overwrite")

@@ -60,8 +60,7 @@ def test_delete_rebases_over_an_append(tmp_path):
 
 def test_streaming_input_and_file_rolling(tmp_path):
     uri = str(tmp_path / "ds")
-    batches = (pa.record_batch([pa.array(np.arange(i * 7, i * 7 + 7, dtype=np.int64))], names=["a"])
-               for i in range(10))
+    batches = (pa.record_batch([pa.array(np.arange(i * 7, i * 7 + 7, dtype=np.int64))], names=["a"]) for i in range(10))
     ds = lancelot.write_dataset(batches, uri, max_rows_per_file=20)
     assert [f.physical_rows for f in ds.get_fragments()] == [20, 20, 20, 10]
     assert ds.to_table().column("a").to_pylist() == list(range(70))
@@ -76,7 +75,8 @@ def test_conflicts_read_from_pylance_transactions(tmp_path):
     lance.dataset(uri).delete("a = 3")  # pylance's transaction touches fragment 0
     ours.delete(pc.field("a") == 14)  # fragment 1: rebased over pylance's delete
     assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == [
-        i for i in range(20) if i not in (3, 14)]
+        i for i in range(20) if i not in (3, 14)
+    ]
     stale = lancelot.dataset(uri, version=1)
     with pytest.raises(CommitConflictError, match=r"fragment\(s\) \[0\]"):
         stale.delete(pc.field("a") == 4)
@@ -98,6 +98,7 @@ def _count_syncs(monkeypatch) -> list[str]:
         def sync(fd):
             synced.append(os.readlink(f"/proc/self/fd/{fd}"))
             return real(fd)
+
         return sync
 
     monkeypatch.setattr(os, "fsync", record(real_fsync))
@@ -121,5 +122,6 @@ def test_local_durability_is_pylances_unless_fsync_is_asked(tmp_path, monkeypatc
     assert {"data", "_versions", "_transactions", "_deletions"} <= where, synced
     assert {f"{uri}/data", f"{uri}/_versions"} <= set(synced)  # the directories, after the new names
     assert any(p.startswith(f"{uri}/data/") and p.endswith(".tmp") for p in synced)  # the file, before its rename
-    assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == \
-        [a for a in range(30) if a >= 3 and a != 25]
+    assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == [
+        a for a in range(30) if a >= 3 and a != 25
+    ]

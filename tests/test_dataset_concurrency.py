@@ -64,14 +64,16 @@ print(json.dumps(points))
 
 
 def _batch(w: int, k: int, n: int = ROWS) -> pa.Table:
-    return pa.table({"w": pa.array([w] * n, pa.int32()), "k": pa.array([k] * n, pa.int32()),
-                     "r": pa.array(range(n), pa.int32())})
+    return pa.table(
+        {"w": pa.array([w] * n, pa.int32()), "k": pa.array([k] * n, pa.int32()), "r": pa.array(range(n), pa.int32())}
+    )
 
 
 def _spawn(uri, lib, w, n, opts, **extra) -> subprocess.Popen:
     args = {"uri": uri, "lib": lib, "w": w, "n": n, "rows": ROWS, "opts": opts, **extra}
-    p = subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(args)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", WORKER, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     line = p.stdout.readline()  # the worker is warmed up (or died: then its error is reported)
     if line.strip() != "ready":
         _, err = p.communicate(timeout=60)
@@ -109,8 +111,10 @@ def _history(uri: str, lo: dict | None, po: dict | None) -> list[set[tuple[int, 
     history: list[set[tuple[int, int]]] = []
     prev: list[int] = []
     for v in range(1, n + 1):
-        ours, theirs = lancelot.dataset(uri, version=v, storage_options=lo), lance.dataset(uri, version=v,
-                                                                                          storage_options=po)
+        ours, theirs = (
+            lancelot.dataset(uri, version=v, storage_options=lo),
+            lance.dataset(uri, version=v, storage_options=po),
+        )
         ids = [f.fragment_id for f in ours.get_fragments()]
         assert ids == [f.fragment_id for f in theirs.get_fragments()], f"version {v}: the libraries disagree"
         assert ids[:-1] == prev and len(ids) == v, f"version {v} is not one more append: {prev} -> {ids}"
@@ -144,19 +148,24 @@ def _run_all(procs, timeout=240):
     return outs
 
 
-@pytest.mark.parametrize("kind,libs", [
-    ("local", ["lancelot"] * 4),
-    ("local", ["lancelot", "pylance", "lancelot", "pylance"]),
-    ("s3", ["lancelot", "pylance", "lancelot", "lancelot"]),
-])
+@pytest.mark.parametrize(
+    "kind,libs",
+    [
+        ("local", ["lancelot"] * 4),
+        ("local", ["lancelot", "pylance", "lancelot", "pylance"]),
+        ("s3", ["lancelot", "pylance", "lancelot", "lancelot"]),
+    ],
+)
 def test_concurrent_appends_lose_no_commit(kind, libs, tmp_path, request):
     uri, lo, po = _where(kind, tmp_path, request)
     lancelot.write_dataset(_batch(-1, 0), uri, storage_options=lo)
     per_writer = 4
     go = str(tmp_path / "go")
     # lancelot writers pause 5 ms at each step of a write, so their commits overlap for sure
-    procs = [_spawn(uri, lib, w, per_writer, lo if lib == "lancelot" else po, go=go, slow=0.005)
-             for w, lib in enumerate(libs)]
+    procs = [
+        _spawn(uri, lib, w, per_writer, lo if lib == "lancelot" else po, go=go, slow=0.005)
+        for w, lib in enumerate(libs)
+    ]
     open(go, "w").close()  # all writers start committing together
     outs = _run_all(procs)
     history = _history(uri, lo, po)

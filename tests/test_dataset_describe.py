@@ -12,16 +12,26 @@ from lancelot.cli import main
 
 def test_inspect_dataset(tmp_path, capsys):
     uri = str(tmp_path / "ds")
-    lance.write_dataset(pa.table({"a": list(range(10)), "st": [{"x": i} for i in range(10)]}), uri,
-                        data_storage_version="2.1")
+    lance.write_dataset(
+        pa.table({"a": list(range(10)), "st": [{"x": i} for i in range(10)]}), uri, data_storage_version="2.1"
+    )
     lancelot.write_dataset(pa.table({"a": [10, 11], "st": [{"x": 1}, {"x": 2}]}), uri, mode="append")
     lancelot.dataset(uri).delete(pc.field("a") < 3)
     assert main(["inspect", uri]) == 0
     out = capsys.readouterr().out
     assert "version 3 (of 1..3" in out
     assert "data storage version 2.1" in out
-    for line in ("overwrite", "append", "delete", "fragments: 2, 9 rows (3 deleted)", "3 deleted (_deletions/0-2-",
-                 "x: int64  (id 2)", "v2.1", "fields [0, 2]", "written by lancelot"):
+    for line in (
+        "overwrite",
+        "append",
+        "delete",
+        "fragments: 2, 9 rows (3 deleted)",
+        "3 deleted (_deletions/0-2-",
+        "x: int64  (id 2)",
+        "v2.1",
+        "fields [0, 2]",
+        "written by lancelot",
+    ):
         assert line in out, line
 
 

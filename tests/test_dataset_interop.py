@@ -51,8 +51,9 @@ def _assert_all_versions(uri: str) -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_pylance_writes_lancelot_reads(tmp_path, version, stable):
     uri = str(tmp_path / "ds")
-    lance.write_dataset(_table(250), uri, data_storage_version=version, max_rows_per_file=100,
-                        enable_stable_row_ids=stable)
+    lance.write_dataset(
+        _table(250), uri, data_storage_version=version, max_rows_per_file=100, enable_stable_row_ids=stable
+    )
     lance.write_dataset(_table(60, 250), uri, mode="append")
     ds = lance.dataset(uri)
     ds.delete("a % 5 = 0 OR a = 101")
@@ -92,8 +93,10 @@ def test_lancelot_writes_pylance_reads_alternating(tmp_path, version):
     lance.dataset(uri).validate()
     assert lance.dataset(uri).to_table().equals(_table(10, 900))
     _assert_all_versions(uri)
-    assert {f.metadata.files[0].file_major_version * 10 + f.metadata.files[0].file_minor_version
-            for f in lance.dataset(uri).get_fragments()} == {int(version.replace(".", ""))}
+    assert {
+        f.metadata.files[0].file_major_version * 10 + f.metadata.files[0].file_minor_version
+        for f in lance.dataset(uri).get_fragments()
+    } == {int(version.replace(".", ""))}
 
 
 def test_large_deletions_use_bitmaps_both_ways(tmp_path):
@@ -233,8 +236,12 @@ def test_overwrite_after_pylance_dropped_a_column(tmp_path, how):
 
 def test_pylance_update_rename_compaction(tmp_path):
     uri = str(tmp_path / "ds")
-    lance.write_dataset(pa.table({"a": list(range(30)), "s": [str(i) for i in range(30)]}), uri,
-                        max_rows_per_file=10, data_storage_version="2.1")
+    lance.write_dataset(
+        pa.table({"a": list(range(30)), "s": [str(i) for i in range(30)]}),
+        uri,
+        max_rows_per_file=10,
+        data_storage_version="2.1",
+    )
     lance.dataset(uri).update({"s": "'u'"}, where="a < 5")  # deletion files + a new fragment
     lance.dataset(uri).alter_columns({"path": "s", "name": "s2"})  # files still say "s"
     lance.dataset(uri).optimize.compact_files(target_rows_per_fragment=100)

@@ -55,5 +55,8 @@ def test_random_operations_alternating(tmp_path, seed):
             idx = rng.integers(0, expected.num_rows, 6)
             assert ours.take(idx).equals(theirs.take(idx))
     for v in lance.dataset(uri).versions():
-        assert lancelot.dataset(uri, version=v["version"]).to_table().equals(
-            lance.dataset(uri, version=v["version"]).to_table())
+        assert (
+            lancelot.dataset(uri, version=v["version"])
+            .to_table()
+            .equals(lance.dataset(uri, version=v["version"]).to_table())
+        )

@@ -15,13 +15,16 @@ import lancelot
 
 def _table(start: int, n: int) -> pa.Table:
     ids = pa.array(range(start, start + n), pa.int64())
-    return pa.table({
-        "id": ids,
-        "name": pa.array([f"row-{i}" for i in range(start, start + n)]),
-        "score": pc.multiply(pc.cast(ids, pa.float64()), 0.5),
-        "tags": pa.array([[i % 3, i % 5] if i % 7 else None for i in range(start, start + n)],
-                         pa.list_(pa.int32())),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "name": pa.array([f"row-{i}" for i in range(start, start + n)]),
+            "score": pc.multiply(pc.cast(ids, pa.float64()), 0.5),
+            "tags": pa.array(
+                [[i % 3, i % 5] if i % 7 else None for i in range(start, start + n)], pa.list_(pa.int32())
+            ),
+        }
+    )
 
 
 def _sorted(t: pa.Table) -> pa.Table:
@@ -52,8 +55,9 @@ def test_lancelot_writes_pylance_reads_on_s3(s3_dataset, version):  # noqa: F811
     me = lancelot.dataset(uri, storage_options=lo)
     assert _sorted(me.to_table()).equals(expected)
     assert me.take([0, 5, 2999]).equals(expected.take([0, 5, 2999]))
-    assert me.to_table(columns=["name"], filter=pc.field("id") < 5).column("name").to_pylist() == \
-        [f"row-{i}" for i in (0, 1, 2, 4)]
+    assert me.to_table(columns=["name"], filter=pc.field("id") < 5).column("name").to_pylist() == [
+        f"row-{i}" for i in (0, 1, 2, 4)
+    ]
 
 
 def test_pylance_writes_lancelot_reads_on_s3_and_they_alternate(s3_dataset):  # noqa: F811

@@ -33,7 +33,8 @@ def test_zone_maps_skip_rows(tmp_path):
     ds = ds.delete(pc.field("a") == 39500)
     got = ds.to_table(filter=(pc.field("a") >= 39000) & (pc.field("b") == 3))
     expect = pa.table({"a": np.arange(n, dtype=np.int64), "b": np.arange(n) % 7}).filter(
-        (pc.field("a") >= 39000) & (pc.field("b") == 3) & (pc.field("a") != 39500))
+        (pc.field("a") >= 39000) & (pc.field("b") == 3) & (pc.field("a") != 39500)
+    )
     assert got.equals(expect)
     assert ds.count_rows(filter=pc.field("a") < 10) == 10
 

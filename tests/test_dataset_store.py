@@ -33,15 +33,35 @@ def store(request, tmp_path):
     return ObjectStore(s3.uri, storage_options=s3.pylance_options())
 
 
-ESCAPES = ["../x", "data/../../x", "data/..", "..", "/etc/passwd", "s3://other-bucket/x", "file:///etc/passwd",
-           "memory://elsewhere/x", "", "a\\..\\b", "C:/x", "data/x\x00"]
+ESCAPES = [
+    "../x",
+    "data/../../x",
+    "data/..",
+    "..",
+    "/etc/passwd",
+    "s3://other-bucket/x",
+    "file:///etc/passwd",
+    "memory://elsewhere/x",
+    "",
+    "a\\..\\b",
+    "C:/x",
+    "data/x\x00",
+]
 
 
 @pytest.mark.parametrize("bad", ESCAPES)
 def test_paths_leaving_the_root_are_refused(store, bad):
-    for op in (store.read, store.exists, store.delete, store.size, store.open_input,
-               lambda p: store.put(p, b"x"), lambda p: store.put_if_not_exists(p, b"x"),
-               lambda p: store.read_range(p, 0, 1), store.list if bad else (lambda p: store._rel(p))):
+    for op in (
+        store.read,
+        store.exists,
+        store.delete,
+        store.size,
+        store.open_input,
+        lambda p: store.put(p, b"x"),
+        lambda p: store.put_if_not_exists(p, b"x"),
+        lambda p: store.read_range(p, 0, 1),
+        store.list if bad else (lambda p: store._rel(p)),
+    ):
         with pytest.raises(UnsafePathError) as ei:
             op(bad)
         assert isinstance(ei.value, LanceError)
@@ -163,11 +183,25 @@ def test_store_without_atomic_create_is_refused():
 
 
 def test_pylance_style_s3_options_are_mapped():
-    opts = s3_options({"aws_endpoint": "http://127.0.0.1:9", "allow_http": "true", "aws_region": "eu-west-1",
-                       "aws_access_key_id": "AK", "aws_secret_access_key": "SK", "aws_session_token": "T",
-                       "max_concurrency": 4})
-    assert opts == {"endpoint_url": "http://127.0.0.1:9", "key": "AK", "secret": "SK", "token": "T",
-                    "max_concurrency": 4, "client_kwargs": {"region_name": "eu-west-1"}}
+    opts = s3_options(
+        {
+            "aws_endpoint": "http://127.0.0.1:9",
+            "allow_http": "true",
+            "aws_region": "eu-west-1",
+            "aws_access_key_id": "AK",
+            "aws_secret_access_key": "SK",
+            "aws_session_token": "T",
+            "max_concurrency": 4,
+        }
+    )
+    assert opts == {
+        "endpoint_url": "http://127.0.0.1:9",
+        "key": "AK",
+        "secret": "SK",
+        "token": "T",
+        "max_concurrency": 4,
+        "client_kwargs": {"region_name": "eu-west-1"},
+    }
     assert s3_options({"endpoint_url": "u", "key": "k"}) == {"endpoint_url": "u", "key": "k"}
 
 

@@ -35,17 +35,19 @@ def _strings(values: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
 
 def _primitive(rng: np.random.Generator, version: str) -> pa.Table:
     valid = rng.random(ROWS) > 0.2
-    return pa.table({
-        "id": pa.array(np.arange(ROWS, dtype=np.int32)),
-        "small": pa.array(rng.integers(0, 50, ROWS, dtype=np.int64)),
-        "wide": pa.array(rng.integers(-(2**62), 2**62, ROWS, dtype=np.int64)),
-        "price": pa.array(np.round(rng.random(ROWS) * 1000, 2)),
-        "ratio": pa.array(rng.standard_normal(ROWS).astype(np.float32), mask=~valid),
-        "flag": pa.array(rng.random(ROWS) > 0.5),
-        "day": pa.array(rng.integers(8000, 9000, ROWS, dtype=np.int32), pa.int32()).cast(pa.date32()),
-        "constant": pa.array(np.full(ROWS, 7, dtype=np.int64)),
-        "nothing": pa.nulls(ROWS, pa.int32()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(ROWS, dtype=np.int32)),
+            "small": pa.array(rng.integers(0, 50, ROWS, dtype=np.int64)),
+            "wide": pa.array(rng.integers(-(2**62), 2**62, ROWS, dtype=np.int64)),
+            "price": pa.array(np.round(rng.random(ROWS) * 1000, 2)),
+            "ratio": pa.array(rng.standard_normal(ROWS).astype(np.float32), mask=~valid),
+            "flag": pa.array(rng.random(ROWS) > 0.5),
+            "day": pa.array(rng.integers(8000, 9000, ROWS, dtype=np.int32), pa.int32()).cast(pa.date32()),
+            "constant": pa.array(np.full(ROWS, 7, dtype=np.int64)),
+            "nothing": pa.nulls(ROWS, pa.int32()),
+        }
+    )
 
 
 def _strings_table(rng: np.random.Generator, version: str) -> pa.Table:
@@ -57,15 +59,18 @@ def _strings_table(rng: np.random.Generator, version: str) -> pa.Table:
     urls = np.array([f"https://example.com/catalog/item/{i:06d}?ref=search&page={i % 17}" for i in range(ROWS)])
     long_text = np.array([" ".join(words[picks[i]]) * 30 for i in range(ROWS // 10)])
     valid = rng.random(ROWS) > 0.1
-    return pa.table({
-        "status": _strings(status[rng.integers(0, 3, ROWS)]),
-        "comment": _strings(text, valid),
-        "url": _strings(urls),
-        "blob": pa.array([bytes(rng.integers(0, 256, int(k), dtype=np.uint8)) for k in rng.integers(0, 40, ROWS)],
-                         pa.binary()),
-        "long": pa.chunked_array([_strings(np.tile(long_text, 10))]),
-        "same": _strings(np.full(ROWS, "constant value")),
-    })
+    return pa.table(
+        {
+            "status": _strings(status[rng.integers(0, 3, ROWS)]),
+            "comment": _strings(text, valid),
+            "url": _strings(urls),
+            "blob": pa.array(
+                [bytes(rng.integers(0, 256, int(k), dtype=np.uint8)) for k in rng.integers(0, 40, ROWS)], pa.binary()
+            ),
+            "long": pa.chunked_array([_strings(np.tile(long_text, 10))]),
+            "same": _strings(np.full(ROWS, "constant value")),
+        }
+    )
 
 
 def _nested(rng: np.random.Generator, version: str) -> pa.Table:
@@ -84,7 +89,8 @@ def _nested(rng: np.random.Generator, version: str) -> pa.Table:
     inner_offsets = np.concatenate([[0], np.cumsum(inner_lengths)]).astype(np.int32)
     k = int(inner_offsets[-1])
     inner = pa.StructArray.from_arrays(
-        [pa.array(rng.integers(0, 9, k, dtype=np.int16)), pa.array(rng.random(k))], names=["a", "b"])
+        [pa.array(rng.integers(0, 9, k, dtype=np.int16)), pa.array(rng.random(k))], names=["a", "b"]
+    )
     list_struct = pa.ListArray.from_arrays(pa.array(inner_offsets), inner)
     vec = pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(ROWS * 8).astype(np.float32)), 8)
     return pa.table({"tags": lists, "person": structs, "parts": list_struct, "embedding": vec})
@@ -136,4 +142,5 @@ def test_file_hash(tmp_path, name, version, max_page_bytes):
         print(f"    {key!r}: {digest!r},".replace("'", '"'))
     assert EXPECTED.get(key) == digest, (
         f"the bytes written for {key} changed (sha256 {digest}). If the change is intended, update "
-        "EXPECTED in tests/test_file_hashes.py and say why the written bytes changed in the commit message.")
+        "EXPECTED in tests/test_file_hashes.py and say why the written bytes changed in the commit message."
+    )

@@ -31,8 +31,12 @@ ISSUE_SHAPES = [
     ("list<list> empty inner lists", [[[], []], [None], [], None], LL, ("2.1", "2.2")),
     ("list<list> one item after empties", [[[], None], [], [[7]]], LL, ("2.1", "2.2")),
     ("list<struct<list>> no items", [[], None, [None, {"x": None}, {"x": []}]], LSL, ("2.1", "2.2")),
-    ("struct<list<list>> null struct", [None, {"m": [], "k": 1}, {"m": None, "k": None}, {"m": [None, []], "k": 2}],
-     SLL, ("2.1", "2.2")),
+    (
+        "struct<list<list>> null struct",
+        [None, {"m": [], "k": 1}, {"m": None, "k": None}, {"m": [None, []], "k": 2}],
+        SLL,
+        ("2.1", "2.2"),
+    ),
     ("struct<list<list>> all null", [None, None], SLL, ("2.1", "2.2")),
     ("list<map> no entries", [[], None, [None, []]], LMAP, ("2.2",)),
     ("list<map> one entry", [[], [[("a", 1)]], [None]], LMAP, ("2.2",)),
@@ -61,8 +65,9 @@ def test_issue_shapes_both_ways(tmp_path, shape, version, batches):
 
 # ----------------------------------------------------------------------------- property test
 
-PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                         HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def _struct_above_list(t: pa.DataType) -> bool:

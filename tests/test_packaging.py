@@ -50,8 +50,12 @@ def test_min_constraints_pin_every_lower_bound():
     for name in ("pyarrow", "numpy", "protobuf", "fsspec", "numba", "tqdm"):
         assert name in pins, name
     assert pins["pyspark"] == "4.1"
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "min_constraints.py"), "spark"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "min_constraints.py"), "spark"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert f"protobuf=={'.'.join(map(str, _bound('protobuf', '>=')))}" in out
     assert any(line.startswith("pyspark==4.1") for line in out)
 

@@ -50,8 +50,9 @@ def file_stat_table() -> pa.Table:
     """test_file_stat's data: 1M int64 and 1M vectors of 8 float64 (64 MB)."""
     n = 1_000_000
     rng = np.random.default_rng(0)
-    return pa.table({"a": pa.array(np.arange(n)),
-                     "b": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8)), 8)})
+    return pa.table(
+        {"a": pa.array(np.arange(n)), "b": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8)), 8)}
+    )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -78,8 +79,10 @@ def _shapes(n: int, rng: np.random.Generator) -> dict[str, pa.Array]:
         "int64": pa.array(rng.integers(0, 1 << 60, n)),
         "float32 vectors": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 16, np.float32)), 16),
         "strings": pa.array([f"{w}-{i}" for i, w in enumerate(words[rng.integers(0, 5, n)])]),
-        "list<int32>": pa.ListArray.from_arrays(pa.array(np.arange(0, 4 * n + 1, 4, dtype=np.int32)),
-                                               pa.array(rng.integers(0, 1 << 30, 4 * n).astype(np.int32))),
+        "list<int32>": pa.ListArray.from_arrays(
+            pa.array(np.arange(0, 4 * n + 1, 4, dtype=np.int32)),
+            pa.array(rng.integers(0, 1 << 30, 4 * n).astype(np.int32)),
+        ),
     }
 
 
@@ -139,8 +142,10 @@ def test_blob_pages_like_pylance(tmp_path, version, batches):
     rng = np.random.default_rng(3)
     vals = [rng.bytes(int(s)) if i % 7 else None for i, s in enumerate(rng.integers(50_000, 200_000, 120))]
     field = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
-    table = pa.Table.from_arrays([pa.array(np.arange(120)), pa.array(vals, pa.large_binary())],
-                                 schema=pa.schema([pa.field("i", pa.int64()), field]))
+    table = pa.Table.from_arrays(
+        [pa.array(np.arange(120)), pa.array(vals, pa.large_binary())],
+        schema=pa.schema([pa.field("i", pa.int64()), field]),
+    )
     sizes = [len(b) for b in table.to_batches(max_chunksize=-(-120 // batches))]
     ours = write_lancelot(tmp_path / "ours.lance", table, version, sizes)
     theirs = pylance_write(tmp_path / "theirs.lance", table, version, batches)

@@ -84,37 +84,55 @@ def _lst(rng, nulls, make, max_len=5):
 
 
 def _list_int(rng, n, nulls):
-    return pa.array([_maybe(rng, nulls, _lst(rng, nulls, lambda: int(rng.integers(0, 1000))))
-                     for _ in range(n)], pa.list_(pa.int32()))
+    return pa.array(
+        [_maybe(rng, nulls, _lst(rng, nulls, lambda: int(rng.integers(0, 1000)))) for _ in range(n)],
+        pa.list_(pa.int32()),
+    )
 
 
 def _large_list_float(rng, n, nulls):
-    return pa.array([_maybe(rng, nulls, _lst(rng, nulls, lambda: float(rng.random()))) for _ in range(n)],
-                    pa.large_list(pa.float64()))
+    return pa.array(
+        [_maybe(rng, nulls, _lst(rng, nulls, lambda: float(rng.random()))) for _ in range(n)],
+        pa.large_list(pa.float64()),
+    )
 
 
 def _list_string(rng, n, nulls):
-    return pa.array([_maybe(rng, nulls, _lst(rng, nulls, lambda: _word(rng))) for _ in range(n)],
-                    pa.list_(pa.string()))
+    return pa.array([_maybe(rng, nulls, _lst(rng, nulls, lambda: _word(rng))) for _ in range(n)], pa.list_(pa.string()))
 
 
 STRUCT = pa.struct([("a", pa.int32()), ("b", pa.string()), ("c", pa.float64())])
 
 
 def _struct(rng, n, nulls):
-    return pa.array([_maybe(rng, nulls, {"a": _inner(rng, nulls, int(rng.integers(0, 99))),
-                                         "b": _inner(rng, nulls, _word(rng)),
-                                         "c": _inner(rng, nulls, float(rng.random()))}) for _ in range(n)], STRUCT)
+    return pa.array(
+        [
+            _maybe(
+                rng,
+                nulls,
+                {
+                    "a": _inner(rng, nulls, int(rng.integers(0, 99))),
+                    "b": _inner(rng, nulls, _word(rng)),
+                    "c": _inner(rng, nulls, float(rng.random())),
+                },
+            )
+            for _ in range(n)
+        ],
+        STRUCT,
+    )
 
 
 def _fsl(rng, n, nulls):
-    return pa.array([_maybe(rng, nulls, [_inner(rng, nulls, float(x)) for x in rng.random(4)]) for _ in range(n)],
-                    pa.list_(pa.float32(), 4))
+    return pa.array(
+        [_maybe(rng, nulls, [_inner(rng, nulls, float(x)) for x in rng.random(4)]) for _ in range(n)],
+        pa.list_(pa.float32(), 4),
+    )
 
 
 def _vectors(rng, n, nulls):  # 64 x f32 = 256 bytes: full-zip
-    return pa.array([_maybe(rng, nulls, rng.random(64).astype(np.float32)) for _ in range(n)],
-                    pa.list_(pa.float32(), 64))
+    return pa.array(
+        [_maybe(rng, nulls, rng.random(64).astype(np.float32)) for _ in range(n)], pa.list_(pa.float32(), 64)
+    )
 
 
 NESTED = pa.list_(pa.struct([("x", pa.list_(pa.int64())), ("y", pa.string())]))
@@ -122,9 +140,13 @@ NESTED = pa.list_(pa.struct([("x", pa.list_(pa.int64())), ("y", pa.string())]))
 
 def _nested(rng, n, nulls):
     """list<struct<x: list<int64>, y: string>>: three levels deep, nulls and empties everywhere."""
+
     def item():
-        return {"x": _inner(rng, nulls, _lst(rng, nulls, lambda: int(rng.integers(0, 1 << 50)), 4)),
-                "y": _inner(rng, nulls, _word(rng))}
+        return {
+            "x": _inner(rng, nulls, _lst(rng, nulls, lambda: int(rng.integers(0, 1 << 50)), 4)),
+            "y": _inner(rng, nulls, _word(rng)),
+        }
+
     return pa.array([_maybe(rng, nulls, _lst(rng, nulls, item, 4)) for _ in range(n)], NESTED)
 
 
@@ -134,15 +156,28 @@ STRUCT_LIST_LIST = pa.struct([("m", pa.list_(pa.list_(pa.int16()))), ("k", pa.in
 def _struct_list_list(rng, n, nulls):
     def inner():
         return _lst(rng, nulls, lambda: int(rng.integers(-100, 100)), 3)
-    return pa.array([_maybe(rng, nulls, {"m": _inner(rng, nulls, _lst(rng, nulls, inner, 3)),
-                                         "k": _inner(rng, nulls, int(rng.integers(-100, 100)))})
-                     for _ in range(n)], STRUCT_LIST_LIST)
+
+    return pa.array(
+        [
+            _maybe(
+                rng,
+                nulls,
+                {
+                    "m": _inner(rng, nulls, _lst(rng, nulls, inner, 3)),
+                    "k": _inner(rng, nulls, int(rng.integers(-100, 100))),
+                },
+            )
+            for _ in range(n)
+        ],
+        STRUCT_LIST_LIST,
+    )
 
 
 def _map(rng, n, nulls):
     def entries():
         k = int(rng.integers(0, 4))
         return [(f"k{j}", _inner(rng, nulls, int(rng.integers(0, 1000)))) for j in range(k)]
+
     return pa.array([_maybe(rng, nulls, entries()) for _ in range(n)], pa.map_(pa.string(), pa.int64()))
 
 
@@ -162,14 +197,24 @@ def _constant(rng, n, nulls):
 
 def _packed(rng, n, nulls):
     t = pa.struct([("p", pa.int32()), ("q", pa.float64())])
-    return pa.array([_maybe(rng, nulls, {"p": int(rng.integers(0, 1 << 30)), "q": float(rng.random())})
-                     for _ in range(n)], t)
+    return pa.array(
+        [_maybe(rng, nulls, {"p": int(rng.integers(0, 1 << 30)), "q": float(rng.random())}) for _ in range(n)], t
+    )
 
 
 def _fsl_struct(rng, n, nulls):
     t = pa.list_(pa.struct([("a", pa.int64()), ("b", pa.float32())]), 2)
-    return pa.array([_maybe(rng, nulls, [_inner(rng, nulls, {"a": int(rng.integers(0, 99)), "b": float(rng.random())})
-                                         for _ in range(2)]) for _ in range(n)], t)
+    return pa.array(
+        [
+            _maybe(
+                rng,
+                nulls,
+                [_inner(rng, nulls, {"a": int(rng.integers(0, 99)), "b": float(rng.random())}) for _ in range(2)],
+            )
+            for _ in range(n)
+        ],
+        t,
+    )
 
 
 def _blob(rng, n, nulls):
@@ -181,8 +226,9 @@ def _timestamps(rng, n, nulls):
 
 
 def _decimals(rng, n, nulls):
-    return pa.array([_maybe(rng, nulls, int(v)) for v in rng.integers(-(1 << 40), 1 << 40, n)],
-                    pa.int64()).cast(pa.decimal128(24, 2))
+    return pa.array([_maybe(rng, nulls, int(v)) for v in rng.integers(-(1 << 40), 1 << 40, n)], pa.int64()).cast(
+        pa.decimal128(24, 2)
+    )
 
 
 def _wide_binary(rng, n, nulls):  # 300-byte fixed-size values: full-zip
@@ -310,8 +356,14 @@ def _check(reader, path: str, n: int, rng) -> None:
     got = reader.read_range(0, n)
     assert same(got, full), f"full read differs:\n{got}\n{full}"
     cuts = np.cumsum(BATCHES)
-    for a, b in [(1, n - 1), (int(cuts[0]) - 1, int(cuts[0]) + 1), (int(cuts[1]) - 3, int(cuts[2]) + 5),
-                 (n // 3, n // 3 + 1), (n - 1, n), (7, 7)]:
+    for a, b in [
+        (1, n - 1),
+        (int(cuts[0]) - 1, int(cuts[0]) + 1),
+        (int(cuts[1]) - 3, int(cuts[2]) + 5),
+        (n // 3, n // 3 + 1),
+        (n - 1, n),
+        (7, 7),
+    ]:
         exp = _pylance(partial(pl.read_range, a, b - a), partial(full.slice, a, b - a)) if b > a else full[:0]
         assert same(reader.read_range(a, b), exp), f"read_range({a}, {b}) differs"
     random_rows = np.unique(rng.integers(0, n, 40))
@@ -344,11 +396,19 @@ def test_conformance(tmp_path, case, version, nulls):
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("case,expect", [
-    ("int64", "mini_block_layout"), ("big_string", "full_zip_layout"), ("int64_fullzip", "full_zip_layout"),
-    ("list_int_fullzip", "full_zip_layout"), ("vectors", "full_zip_layout"), ("constant", "constant_layout"),
-    ("blob", "blob_layout"), ("low_cardinality", "mini_block_layout"),
-])
+@pytest.mark.parametrize(
+    "case,expect",
+    [
+        ("int64", "mini_block_layout"),
+        ("big_string", "full_zip_layout"),
+        ("int64_fullzip", "full_zip_layout"),
+        ("list_int_fullzip", "full_zip_layout"),
+        ("vectors", "full_zip_layout"),
+        ("constant", "constant_layout"),
+        ("blob", "blob_layout"),
+        ("low_cardinality", "mini_block_layout"),
+    ],
+)
 def test_layout_coverage(tmp_path, case, expect, version):
     """The suite above really meets each page layout (2.1 writes constants as mini-block RLE)."""
     if case == "constant" and version == "2.1":
@@ -371,8 +431,10 @@ def test_all_null_pages_are_constant_layouts(tmp_path, version):
 def test_long_lists_span_chunks(tmp_path, version):
     """Rows of thousands of items cross mini-block chunks (preamble / trailer in the repetition index)."""
     rng = np.random.default_rng(3)
-    rows = [None if i % 13 == 0 else [] if i % 17 == 0 else rng.random(int(rng.integers(0, 2500))).tolist()
-            for i in range(120)]
+    rows = [
+        None if i % 13 == 0 else [] if i % 17 == 0 else rng.random(int(rng.integers(0, 2500))).tolist()
+        for i in range(120)
+    ]
     arr = pa.array(rows, pa.list_(pa.float64()))
     path = write(tmp_path / "f.lance", arr, version, batches=[50, 70])
     reader, _ = open_reader(path)
@@ -404,7 +466,8 @@ def test_take_reads_only_what_it_needs(tmp_path, case, version):
     assert first_bytes < size / 4, f"take read {first_bytes} of {size} bytes"
     src.calls, src.bytes_read = 0, 0
     assert reader.take(rows + 1).equals(
-        LanceFileReader(path).take_rows((rows + 1).tolist()).to_table().column("c").combine_chunks())
+        LanceFileReader(path).take_rows((rows + 1).tolist()).to_table().column("c").combine_chunks()
+    )
     assert src.calls == 1  # the search cache is decoded once
     assert src.bytes_read < size / 8
 
@@ -463,8 +526,9 @@ def test_every_layer_kind_is_read(tmp_path):
         "all_valid": [[{"v": i}] * (1 + i % 3) for i in range(N)],
         "nullable": [None if i % 5 == 0 else [{"v": i}] * (1 + i % 3) for i in range(N)],
         "emptyable": [[{"v": i}] * (i % 3) for i in range(N)],
-        "both": [None if i % 5 == 0 else [None if i % 7 == 0 else {"v": None if i % 2 else i}] * (i % 3)
-                 for i in range(N)],
+        "both": [
+            None if i % 5 == 0 else [None if i % 7 == 0 else {"v": None if i % 2 else i}] * (i % 3) for i in range(N)
+        ],
     }
     seen = set()
     for name, rows in datasets.items():
@@ -477,15 +541,26 @@ def test_every_layer_kind_is_read(tmp_path):
                     seen.update(getattr(layout, layout.WhichOneof("layout")).layers)
             reader, _ = open_reader(path)
             _check(reader, path, N, rng)
-    assert seen == {pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_ALL_VALID_LIST, pb.REPDEF_NULLABLE_ITEM,
-                    pb.REPDEF_NULLABLE_LIST, pb.REPDEF_EMPTYABLE_LIST, pb.REPDEF_NULL_AND_EMPTY_LIST}
+    assert seen == {
+        pb.REPDEF_ALL_VALID_ITEM,
+        pb.REPDEF_ALL_VALID_LIST,
+        pb.REPDEF_NULLABLE_ITEM,
+        pb.REPDEF_NULLABLE_LIST,
+        pb.REPDEF_EMPTYABLE_LIST,
+        pb.REPDEF_NULL_AND_EMPTY_LIST,
+    }
 
 
 def test_fsl_of_struct_of_list_which_pylance_cannot_read(tmp_path):
     """pylance 2.2 writes fixed_size_list<struct<list>> but panics reading it; we read the data written."""
     t = pa.list_(pa.struct([("a", pa.list_(pa.int32()))]), 2)
-    arr = pa.array([None if i % 5 == 0 else [{"a": [1, 2][: i % 3]}, None if i % 4 == 0 else
-                                             {"a": None if i % 7 == 0 else [i]}] for i in range(N)], t)
+    arr = pa.array(
+        [
+            None if i % 5 == 0 else [{"a": [1, 2][: i % 3]}, None if i % 4 == 0 else {"a": None if i % 7 == 0 else [i]}]
+            for i in range(N)
+        ],
+        t,
+    )
     path = write(tmp_path / "f.lance", arr, "2.2", batches=[N])
     reader, _ = open_reader(path)
     assert reader.read_range(0, N).equals(arr)
@@ -499,8 +574,14 @@ def test_public_api_reads_v21(tmp_path, version):
     import lancelot
 
     rng = np.random.default_rng(12)
-    table = pa.table({"i": _ints(rng, N, "some"), "s": _strings(rng, N, "some"), "l": _list_int(rng, N, "none"),
-                      "st": _struct(rng, N, "some")})
+    table = pa.table(
+        {
+            "i": _ints(rng, N, "some"),
+            "s": _strings(rng, N, "some"),
+            "l": _list_int(rng, N, "none"),
+            "st": _struct(rng, N, "some"),
+        }
+    )
     path = str(tmp_path / "t.lance")
     w = LanceFileWriter(path, table.schema, version=version)
     w.write_batch(table)

@@ -31,8 +31,13 @@ N = 30_000
 
 
 def _vocab(rng, size: int) -> list[str]:
-    return [" ".join("".join(chr(c) for c in rng.integers(97, 123, int(rng.integers(2, 9))))
-                     for _ in range(int(rng.integers(1, 6)))) for _ in range(size)]
+    return [
+        " ".join(
+            "".join(chr(c) for c in rng.integers(97, 123, int(rng.integers(2, 9))))
+            for _ in range(int(rng.integers(1, 6)))
+        )
+        for _ in range(size)
+    ]
 
 
 def _words(rng, n: int, vocab: int = 400) -> list[str]:
@@ -47,7 +52,7 @@ def _nullify(rng, values: list, p: float) -> list:
 def _column(case: str, rng) -> pa.Array:
     if case == "int64_widths":  # chunk bit widths differ: small and huge values by region
         v = rng.integers(0, 1 << 10, N)
-        v[N // 3: N // 2] = rng.integers(0, 1 << 40, N // 2 - N // 3)
+        v[N // 3 : N // 2] = rng.integers(0, 1 << 40, N // 2 - N // 3)
         return pa.array(v, pa.int64())
     if case == "int32_nullable":
         return pa.array(_nullify(rng, rng.integers(-5000, 5000, N).tolist(), 0.3), pa.int32())
@@ -70,20 +75,36 @@ def _column(case: str, rng) -> pa.Array:
     if case == "binary":
         return pa.array([rng.bytes(int(rng.integers(0, 40))) for _ in range(N)], pa.binary())
     if case == "list_int":
-        return pa.array([None if rng.random() < 0.1 else rng.integers(0, 99, int(rng.integers(0, 6))).tolist()
-                         for _ in range(N)], pa.list_(pa.int32()))
+        return pa.array(
+            [None if rng.random() < 0.1 else rng.integers(0, 99, int(rng.integers(0, 6))).tolist() for _ in range(N)],
+            pa.list_(pa.int32()),
+        )
     if case == "long_lists":  # rows spanning several chunks
-        return pa.array([None if i % 11 == 5 else [] if i % 13 == 7 else
-                         rng.integers(0, 1 << 20, int(rng.integers(0, 3000))).tolist() for i in range(300)],
-                        pa.list_(pa.int64()))
+        return pa.array(
+            [
+                None
+                if i % 11 == 5
+                else []
+                if i % 13 == 7
+                else rng.integers(0, 1 << 20, int(rng.integers(0, 3000))).tolist()
+                for i in range(300)
+            ],
+            pa.list_(pa.int64()),
+        )
     if case == "list_string":
         base = _vocab(rng, 2000)
-        return pa.array([None if rng.random() < 0.1 else [base[int(i)] for i in rng.integers(0, 2000, rng.integers(4))]
-                         for _ in range(N)], pa.list_(pa.string()))
+        return pa.array(
+            [
+                None if rng.random() < 0.1 else [base[int(i)] for i in rng.integers(0, 2000, rng.integers(4))]
+                for _ in range(N)
+            ],
+            pa.list_(pa.string()),
+        )
     if case == "struct":
         t = pa.struct([("a", pa.int32()), ("b", pa.string())])
-        return pa.array([None if rng.random() < 0.1 else {"a": int(rng.integers(0, 99)), "b": f"s{i % 17}"}
-                         for i in range(N)], t)
+        return pa.array(
+            [None if rng.random() < 0.1 else {"a": int(rng.integers(0, 99)), "b": f"s{i % 17}"} for i in range(N)], t
+        )
     if case == "big_strings":  # full-zip, variable
         return pa.array(_nullify(rng, [rng.bytes(int(rng.integers(300, 600))).hex() for _ in range(2000)], 0.2))
     if case == "vectors":  # full-zip, fixed, no control word
@@ -94,11 +115,30 @@ def _column(case: str, rng) -> pa.Array:
     raise KeyError(case)
 
 
-CASES = ["int64_widths", "int32_nullable", "float64", "bool_nullable", "runs", "text", "text_nullable",
-         "low_cardinality", "binary", "list_int", "long_lists", "list_string", "struct", "big_strings", "vectors",
-         "vectors_nullable", "general_zstd", "bss_lz4"]
-METADATA = {"general_zstd": {"lance-encoding:compression": "zstd"},
-            "bss_lz4": {"lance-encoding:compression": "lz4", "lance-encoding:bss": "on"}}
+CASES = [
+    "int64_widths",
+    "int32_nullable",
+    "float64",
+    "bool_nullable",
+    "runs",
+    "text",
+    "text_nullable",
+    "low_cardinality",
+    "binary",
+    "list_int",
+    "long_lists",
+    "list_string",
+    "struct",
+    "big_strings",
+    "vectors",
+    "vectors_nullable",
+    "general_zstd",
+    "bss_lz4",
+]
+METADATA = {
+    "general_zstd": {"lance-encoding:compression": "zstd"},
+    "bss_lz4": {"lance-encoding:compression": "lz4", "lance-encoding:bss": "on"},
+}
 
 
 def _write(path, arr: pa.Array, version: str, metadata: dict | None = None) -> str:
@@ -133,9 +173,13 @@ def test_full_read_ranges_and_takes(written):
         a, b = min(a, n - 1), min(b, n)
         got = f.read_range(a, b).column("c").combine_chunks()
         assert got.equals(_pl(path, "read_range", a, b - a)), f"{case}: read_range({a}, {b})"
-    takes = [np.unique(rng.integers(0, n, 10)), np.unique(rng.integers(0, n, 300)), np.array([n - 1]),
-             np.array([0, n - 1]), np.unique(np.concatenate([np.arange(n // 3, n // 3 + 100) % n,
-                                                             rng.integers(0, n, 20)]))]
+    takes = [
+        np.unique(rng.integers(0, n, 10)),
+        np.unique(rng.integers(0, n, 300)),
+        np.array([n - 1]),
+        np.array([0, n - 1]),
+        np.unique(np.concatenate([np.arange(n // 3, n // 3 + 100) % n, rng.integers(0, n, 20)])),
+    ]
     for rows in takes:
         got = f.take(rows).column("c").combine_chunks()
         assert got.equals(_pl(path, "take_rows", rows.tolist())), f"{case}: take {rows[:8]}..."
@@ -161,8 +205,13 @@ def test_point_reads_equal_chunk_reads(written, monkeypatch):
     case, path = written
     n = lancelot.LanceFile(path).num_rows
     rng = np.random.default_rng(9)
-    takes = [np.unique(rng.integers(0, n, 25)), np.array([0]), np.array([n - 1]), np.arange(min(n, 40)),
-             np.unique(rng.integers(0, n, 1500))]
+    takes = [
+        np.unique(rng.integers(0, n, 25)),
+        np.array([0]),
+        np.array([n - 1]),
+        np.arange(min(n, 40)),
+        np.unique(rng.integers(0, n, 1500)),
+    ]
     column = [lancelot.LanceFile(path).take(r) for r in takes]
     monkeypatch.setattr(fld.StructuralFieldReader, "_column_points", lambda self: None)
     paged = [lancelot.LanceFile(path).take(r) for r in takes]
@@ -180,8 +229,20 @@ def test_column_point_reader_is_used(written):
     f = lancelot.LanceFile(path)
     f.take([0, 3])
     reader = f._reader(f.schema.field("c"))
-    expected = case in {"int64_widths", "int32_nullable", "float64", "bool_nullable", "runs", "text",
-                        "text_nullable", "low_cardinality", "binary", "vectors", "vectors_nullable", "general_zstd"}
+    expected = case in {
+        "int64_widths",
+        "int32_nullable",
+        "float64",
+        "bool_nullable",
+        "runs",
+        "text",
+        "text_nullable",
+        "low_cardinality",
+        "binary",
+        "vectors",
+        "vectors_nullable",
+        "general_zstd",
+    }
     assert (reader._column_points() is not None) == expected, case
 
 
@@ -213,13 +274,13 @@ def _unpack_reference(packed: np.ndarray, width: int, t: int) -> np.ndarray:
     lanes = 1024 // t
     words = packed.view(f"<u{t // 8}").reshape(-1, width, lanes)
     bits = np.unpackbits(words.transpose(0, 2, 1).copy().view(np.uint8), bitorder="little")
-    bits = bits.reshape(len(words), lanes, width * t)[:, :, :t * width].reshape(len(words), lanes, t, width)
+    bits = bits.reshape(len(words), lanes, width * t)[:, :, : t * width].reshape(len(words), lanes, t, width)
     rows = (bits.astype(np.uint64) << np.arange(width, dtype=np.uint64)).sum(axis=-1, dtype=np.uint64)
     out = np.zeros((len(words), 1024), dtype=np.uint64)
     order = np.array([0, 4, 2, 6, 1, 5, 3, 7])
     for r in range(t):
         first = order[r // 8] * 16 + (r % 8) * 128
-        out[:, first:first + lanes] = rows[:, :, r]
+        out[:, first : first + lanes] = rows[:, :, r]
     return out
 
 
@@ -250,7 +311,7 @@ def test_gather_matches_concatenation():
         else:  # anything, overlaps included
             starts = rng.integers(0, 4000, k)
             lengths = rng.integers(0, 900, k)
-        want = np.concatenate([data[s:s + n] for s, n in zip(starts, lengths)]) if k else data[:0]
+        want = np.concatenate([data[s : s + n] for s, n in zip(starts, lengths)]) if k else data[:0]
         assert np.array_equal(gather(data, starts, lengths), want)
         assert np.array_equal(data[ranges_index(starts, lengths)], want)
     m = segments_mask(np.array([2, 5]), np.array([2, 0]), 0, 8)
@@ -309,18 +370,29 @@ def test_fsst_symbol_table_is_parsed_once():
 def test_unsupported_batch_kernel_falls_back():
     """A technique without a batch kernel answers None (the caller goes chunk by chunk), and General over it
     decompresses nothing (the bytes here are not even valid zstd)."""
-    fsl = pb.CompressiveEncoding(fixed_size_list=pb.FixedSizeList(
-        items_per_value=2, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))))
+    fsl = pb.CompressiveEncoding(
+        fixed_size_list=pb.FixedSizeList(
+            items_per_value=2, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))
+        )
+    )
     seg = _segments([np.zeros(16, np.uint8)])
     assert chunked.decompress_chunks(fsl, [seg], np.array([2])) is None
-    general = pb.CompressiveEncoding(general=pb.General(
-        compression=pb.BufferCompression(scheme=pb.COMPRESSION_ALGORITHM_ZSTD), values=fsl))
+    general = pb.CompressiveEncoding(
+        general=pb.General(compression=pb.BufferCompression(scheme=pb.COMPRESSION_ALGORITHM_ZSTD), values=fsl)
+    )
     assert chunked.decompress_chunks(general, [seg], np.array([2])) is None
 
 
 #: what pylance 14 chose for some cases (the kernels these tests are meant to reach)
-EXPECTED = {"text": "fsst", "general_zstd": "general", "bss_lz4": "general", "runs": "rle", "binary": "variable",
-            "int32_nullable": "flat", "int64_widths": "inline_bitpacking"}
+EXPECTED = {
+    "text": "fsst",
+    "general_zstd": "general",
+    "bss_lz4": "general",
+    "runs": "rle",
+    "binary": "variable",
+    "int32_nullable": "flat",
+    "int64_widths": "inline_bitpacking",
+}
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))
@@ -357,13 +429,14 @@ def _damaged_file(tmp_path, case: str, version: str, damage) -> bytes:
 
 def _value_size_field(layout) -> tuple[int, int]:
     """(byte offset in a chunk, width) of the first value buffer's size in the chunk header."""
-    return 2 + 2 * layout.HasField("rep_compression") + 2 * layout.HasField("def_compression"), \
-        4 if layout.has_large_chunk else 2
+    return 2 + 2 * layout.HasField("rep_compression") + 2 * layout.HasField(
+        "def_compression"
+    ), 4 if layout.has_large_chunk else 2
 
 
 def _huge_value_buffer(data, pos, layout):
     at, width = _value_size_field(layout)
-    data[pos + at:pos + at + width] = b"\xff" * width
+    data[pos + at : pos + at + width] = b"\xff" * width
 
 
 def _bad_bit_width(data, pos, layout):
@@ -377,21 +450,32 @@ def _bad_offset(data, pos, layout):
     at, width = _value_size_field(layout)
     head = at + width * layout.num_buffers
     start = pos + (head + 7) // 8 * 8
-    data[start + 4:start + 8] = b"\xff\xff\xff\x7f"  # the second string offset of the first chunk
+    data[start + 4 : start + 8] = b"\xff\xff\xff\x7f"  # the second string offset of the first chunk
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("case,damage", [("int64_widths", _huge_value_buffer), ("binary", _huge_value_buffer),
-                                         ("int64_widths", _bad_bit_width), ("binary", _bad_offset),
-                                         ("int32_nullable", _huge_value_buffer)],
-                         ids=["bitpacked-size", "variable-size", "bit-width", "offset", "nullable-size"])
+@pytest.mark.parametrize(
+    "case,damage",
+    [
+        ("int64_widths", _huge_value_buffer),
+        ("binary", _huge_value_buffer),
+        ("int64_widths", _bad_bit_width),
+        ("binary", _bad_offset),
+        ("int32_nullable", _huge_value_buffer),
+    ],
+    ids=["bitpacked-size", "variable-size", "bit-width", "offset", "nullable-size"],
+)
 def test_damaged_chunks_raise_corrupt_file_error(tmp_path, version, case, damage):
     from lancelot.errors import CorruptFileError
     from lancelot.io.source import MemorySource
 
     data = _damaged_file(tmp_path, case, version, damage)
-    for read in (lambda f: f.read(), lambda f: f.take([0, 1, 2]), lambda f: f.take([0, 5000, 9000]),
-                 lambda f: f.read_range(0, 10)):
+    for read in (
+        lambda f: f.read(),
+        lambda f: f.take([0, 1, 2]),
+        lambda f: f.take([0, 5000, 9000]),
+        lambda f: f.read_range(0, 10),
+    ):
         f = lancelot.LanceFile(MemorySource(data, "bad.lance"))
         with pytest.raises(CorruptFileError) as info:
             read(f)
@@ -426,8 +510,9 @@ def test_rle_levels_of_constant_pages(tmp_path, case):
             layout = unpack_encoding(src, page.encoding, pb.PageLayout)
             assert layout.WhichOneof("layout") == "constant_layout"
             c = layout.constant_layout
-            kinds.update(getattr(c, f).WhichOneof("compression") for f in ("rep_compression", "def_compression")
-                         if c.HasField(f))
+            kinds.update(
+                getattr(c, f).WhichOneof("compression") for f in ("rep_compression", "def_compression") if c.HasField(f)
+            )
     if case != "struct_of_list":
         assert "rle" in kinds
     f = lancelot.LanceFile(path)
@@ -444,8 +529,9 @@ def test_blobs_inside_lists_are_refused(tmp_path):
 
     item = pa.field("item", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
     rng = np.random.default_rng(4)
-    arr = pa.array([[rng.bytes(int(rng.integers(1, 3000))) for _ in range(1 + i % 3)] for i in range(200)],
-                   pa.list_(item))
+    arr = pa.array(
+        [[rng.bytes(int(rng.integers(1, 3000))) for _ in range(1 + i % 3)] for i in range(200)], pa.list_(item)
+    )
     path = _write(tmp_path / "f.lance", arr, "2.2")
     with pytest.raises(pa.ArrowInvalid, match="repetition"):  # pylance cannot read its own file
         LanceFileReader(path).read_all().to_table()
@@ -469,8 +555,10 @@ def test_fsst_pages_with_their_own_tables(tmp_path, version):
     w.close()
     src = LocalFileSource(path)
     pages = read_metadata(src).columns[0].pages
-    tables = {unpack_encoding(src, p.encoding, pb.PageLayout).mini_block_layout.value_compression.fsst.symbol_table
-              for p in pages}
+    tables = {
+        unpack_encoding(src, p.encoding, pb.PageLayout).mini_block_layout.value_compression.fsst.symbol_table
+        for p in pages
+    }
     assert len(pages) >= 3 and len(tables) >= 3
     f = lancelot.LanceFile(path)
     reader = f._reader(f.schema.field("c"))
@@ -486,12 +574,14 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
     """The byte ranges a multi-field read_range announces up front (range_hint) hold every byte it then reads."""
     rng = np.random.default_rng(21)
     n = 60_000
-    table = pa.table({
-        "i": pa.array(rng.integers(0, 1 << 40, n)),
-        "s": pa.array(_words(rng, n)),
-        "q": pa.array(_nullify(rng, rng.integers(0, 50, n).tolist(), 0.1), pa.int32()),
-        "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4, dtype=np.float32)), 4),
-    })
+    table = pa.table(
+        {
+            "i": pa.array(rng.integers(0, 1 << 40, n)),
+            "s": pa.array(_words(rng, n)),
+            "q": pa.array(_nullify(rng, rng.integers(0, 50, n).tolist(), 0.1), pa.int32()),
+            "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4, dtype=np.float32)), 4),
+        }
+    )
     path = str(tmp_path / "multi.lance")
     w = LanceFileWriter(path, table.schema, version=version, max_page_bytes=64 * 1024)
     w.write_batch(table)
@@ -569,11 +659,13 @@ def test_take_hints_cover_every_read(tmp_path, version):
     only inside them, with the plan the hint made; the result equals pylance's."""
     rng = np.random.default_rng(22)
     n = 50_000
-    table = pa.table({
-        "i": pa.array(rng.integers(0, 1 << 40, n)),
-        "s": pa.array(_words(rng, n)),
-        "q": pa.array(_nullify(rng, rng.integers(0, 50, n).tolist(), 0.1), pa.int32()),
-    })
+    table = pa.table(
+        {
+            "i": pa.array(rng.integers(0, 1 << 40, n)),
+            "s": pa.array(_words(rng, n)),
+            "q": pa.array(_nullify(rng, rng.integers(0, 50, n).tolist(), 0.1), pa.int32()),
+        }
+    )
     path = str(tmp_path / "take.lance")
     w = LanceFileWriter(path, table.schema, version=version, max_page_bytes=64 * 1024)
     w.write_batch(table)

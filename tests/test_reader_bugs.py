@@ -33,8 +33,11 @@ def pr(path) -> pa.Table:
 
 def encodings(path) -> list[str]:
     """The page encodings of a file, as ``lancelot inspect`` prints them."""
-    return [line.strip() for line in inspect_file(str(path), max_pages=100).splitlines()
-            if line.strip().startswith("ArrayEncoding")]
+    return [
+        line.strip()
+        for line in inspect_file(str(path), max_pages=100).splitlines()
+        if line.strip().startswith("ArrayEncoding")
+    ]
 
 
 # -- bug 3: 2.0 Binary bytes under Flat.compression --------------------------------------------
@@ -43,8 +46,7 @@ COMPRESSED_TYPES = [pa.large_string(), pa.string(), pa.binary(), pa.large_binary
 
 
 def _compressible(ty: pa.DataType, n: int = 1500) -> pa.Table:
-    vals = [None if i % 11 == 3 else ("" if i % 13 == 5 else f"value {i} of a compressible column")
-            for i in range(n)]
+    vals = [None if i % 11 == 3 else ("" if i % 13 == 5 else f"value {i} of a compressible column") for i in range(n)]
     arr = pa.array(vals, pa.large_string()).cast(ty)
     return arr
 
@@ -64,10 +66,16 @@ def test_v20_compressed_bytes_pylance_to_lancelot(tmp_path, scheme, ty):
     assert f.read_range(100, 130).equals(expected.slice(100, 30))
 
 
-@pytest.mark.parametrize("md", [{"lance-encoding:compression": "zstd"},
-                                {"lance-encoding:compression": "zstd", "lance-encoding:compression-level": "9"},
-                                {"lance-encoding:compression": "lz4"},
-                                {"lance-encoding:compression": "none"}], ids=str)
+@pytest.mark.parametrize(
+    "md",
+    [
+        {"lance-encoding:compression": "zstd"},
+        {"lance-encoding:compression": "zstd", "lance-encoding:compression-level": "9"},
+        {"lance-encoding:compression": "lz4"},
+        {"lance-encoding:compression": "none"},
+    ],
+    ids=str,
+)
 @pytest.mark.parametrize("ty", COMPRESSED_TYPES, ids=str)
 def test_v20_compressed_bytes_lancelot_to_pylance(tmp_path, md, ty):
     """lancelot's 2.0 writer honours the compression as pylance does: same encoding tree."""
@@ -97,7 +105,7 @@ def test_v20_compressed_bytes_corrupt(tmp_path):
     data = bytearray(open(p, "rb").read())
     at = data.find(b"\x28\xb5\x2f\xfd")  # the zstd frame; the u64 size prefix precedes it
     assert at > 8
-    data[at - 8:at] = (10**6).to_bytes(8, "little")
+    data[at - 8 : at] = (10**6).to_bytes(8, "little")
     bad = tmp_path / "bad.lance"
     bad.write_bytes(bytes(data))
     with pytest.raises(lancelot.CorruptFileError, match="column 0, page 0"):
@@ -106,11 +114,14 @@ def test_v20_compressed_bytes_corrupt(tmp_path):
 
 # -- bug 4: 2.0 blob columns -------------------------------------------------------------------
 
+
 def _blob_table(n: int = 600) -> pa.Table:
     vals = [None if i % 7 == 0 else (b"" if i % 5 == 0 else bytes([i % 256]) * (i * 37 % 3000)) for i in range(n)]
     blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
-    return pa.table({"id": pa.array(range(n), pa.int64()), "b": pa.array(vals, pa.large_binary())},
-                    schema=pa.schema([pa.field("id", pa.int64()), blob]))
+    return pa.table(
+        {"id": pa.array(range(n), pa.int64()), "b": pa.array(vals, pa.large_binary())},
+        schema=pa.schema([pa.field("id", pa.int64()), blob]),
+    )
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
@@ -142,10 +153,10 @@ def test_v20_blob_bad_position(tmp_path):
     data = bytearray(open(p, "rb").read())
     meta = lance_file.LanceFileReader(p).metadata()
     desc = meta.columns[0].pages[0].buffers[0]
-    rows = np.frombuffer(bytes(data[desc.position:desc.position + desc.size]), "<u8").reshape(-1, 2).copy()
+    rows = np.frombuffer(bytes(data[desc.position : desc.position + desc.size]), "<u8").reshape(-1, 2).copy()
     i = int(np.flatnonzero(rows[:, 1] > 0)[0])
     rows[i, 0] = len(data) + 10
-    data[desc.position:desc.position + desc.size] = rows.tobytes()
+    data[desc.position : desc.position + desc.size] = rows.tobytes()
     bad = tmp_path / "bad.lance"
     bad.write_bytes(bytes(data))
     with pytest.raises(lancelot.CorruptFileError, match="outside the file"):
@@ -154,20 +165,25 @@ def test_v20_blob_bad_position(tmp_path):
 
 # -- bug 5: fixed-size lists whose items are all null (FixedSizeList over Constant) --------------
 
+
 def _fsl_all_null_items() -> dict[str, pa.Array]:
     import numpy as np
 
     n = 2000
     return {
-        "issue": pa.FixedSizeListArray.from_arrays(pa.nulls(12, pa.int32()), 2,
-                                                   mask=pa.array([False, True, False, False, True, False])),
-        "many_rows": pa.FixedSizeListArray.from_arrays(pa.nulls(n * 4, pa.float32()), 4,
-                                                       mask=pa.array(np.arange(n) % 3 == 0)),
+        "issue": pa.FixedSizeListArray.from_arrays(
+            pa.nulls(12, pa.int32()), 2, mask=pa.array([False, True, False, False, True, False])
+        ),
+        "many_rows": pa.FixedSizeListArray.from_arrays(
+            pa.nulls(n * 4, pa.float32()), 4, mask=pa.array(np.arange(n) % 3 == 0)
+        ),
         "no_row_nulls": pa.FixedSizeListArray.from_arrays(pa.nulls(n * 4, pa.float64()), 4),
         "nested": pa.FixedSizeListArray.from_arrays(
-            pa.FixedSizeListArray.from_arrays(pa.nulls(n * 6, pa.int16()), 3), 2),
-        "wide": pa.FixedSizeListArray.from_arrays(pa.nulls(100 * 1024, pa.float32()), 1024,
-                                                  mask=pa.array(np.arange(100) % 2 == 0)),
+            pa.FixedSizeListArray.from_arrays(pa.nulls(n * 6, pa.int16()), 3), 2
+        ),
+        "wide": pa.FixedSizeListArray.from_arrays(
+            pa.nulls(100 * 1024, pa.float32()), 1024, mask=pa.array(np.arange(100) % 2 == 0)
+        ),
     }
 
 
@@ -192,6 +208,7 @@ def test_fsl_all_null_items(tmp_path, version, name):
 
 
 # -- bug 6: full reads of FSST pages whose codes barely compress -------------------------------
+
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_fsst_full_read_output_sized_exactly(tmp_path, monkeypatch, version):
@@ -236,6 +253,7 @@ def test_fsst_spans_bad_code():
 
 
 # -- bug 7: small reads of dictionary pages hold only the rows read ----------------------------
+
 
 def _dictionary_columns() -> dict[str, pa.Array]:
     import numpy as np
@@ -292,6 +310,7 @@ def test_constant_page_small_reads_hold_only_their_rows(tmp_path, version):
 
 # -- found while porting: 2.0 FSST pages (``lance-encoding:compression=fsst`` at 2.0) ----------
 
+
 @pytest.mark.parametrize("ty", [pa.string(), pa.binary()], ids=str)
 @pytest.mark.parametrize("n", [300, 20_000], ids=["switch-off", "compressed"])
 def test_v20_fsst_pylance_to_lancelot(tmp_path, ty, n):
@@ -315,13 +334,15 @@ def test_v20_fsst_large_string_pylance_fails(tmp_path):
     """pylance 14 panics writing FSST at 2.0 for large_string (an assertion on offset widths):
     nothing for lancelot to read; recorded so a fixed pylance is noticed."""
     field = pa.field("a", pa.large_string(), metadata={"lance-encoding:compression": "fsst"})
-    t = pa.table([pa.array([f"xyzzy hello world {i}" for i in range(300)], pa.large_string())],
-                 schema=pa.schema([field]))
+    t = pa.table(
+        [pa.array([f"xyzzy hello world {i}" for i in range(300)], pa.large_string())], schema=pa.schema([field])
+    )
     with pytest.raises(Exception, match="Encoding task failed|left == right"):
         pw(t, "2.0", tmp_path / "f.lance")
 
 
 # -- full-zip values under per-value zstd: decoded in one checked pass -------------------------
+
 
 def test_general_per_value_zstd_round_trip_and_corruption():
     import numpy as np
@@ -336,17 +357,17 @@ def test_general_per_value_zstd_round_trip_and_corruption():
         bc = buffer_compression(scheme, 0 if scheme == "zstd" else None)
         packed = compress_values(bc, VariableWidthBlock(offs, data, len(vals)))
         out = decompress_values(bc, packed)
-        got = [out.data[int(a):int(b)].tobytes() for a, b in zip(out.offsets[:-1], out.offsets[1:])]
+        got = [out.data[int(a) : int(b)].tobytes() for a, b in zip(out.offsets[:-1], out.offsets[1:])]
         assert got == vals
     bc = buffer_compression("zstd", 0)
     packed = compress_values(bc, VariableWidthBlock(offs, data, len(vals)))
     bad = packed.data.copy()
     third = int(packed.offsets[2])
-    bad[third:third + 8] = np.frombuffer((10**9).to_bytes(8, "little"), np.uint8)  # a lying size prefix
+    bad[third : third + 8] = np.frombuffer((10**9).to_bytes(8, "little"), np.uint8)  # a lying size prefix
     with pytest.raises(lancelot.CorruptFileError, match="implausible|size"):
         decompress_values(bc, VariableWidthBlock(packed.offsets, bad, len(vals)))
     bad = packed.data.copy()
-    bad[third + 14:third + 20] ^= 0xFF  # a damaged frame
+    bad[third + 14 : third + 20] ^= 0xFF  # a damaged frame
     with pytest.raises(lancelot.CorruptFileError):
         decompress_values(bc, VariableWidthBlock(packed.offsets, bad, len(vals)))
 
@@ -354,8 +375,9 @@ def test_general_per_value_zstd_round_trip_and_corruption():
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_full_zip_zstd_values_pylance_to_lancelot(tmp_path, version):
     field = pa.field("a", pa.string(), metadata={"lance-encoding:compression": "zstd"})
-    t = pa.table([pa.array([None if i % 13 == 0 else (f"value {i} " * 40) for i in range(3000)])],
-                 schema=pa.schema([field]))
+    t = pa.table(
+        [pa.array([None if i % 13 == 0 else (f"value {i} " * 40) for i in range(3000)])], schema=pa.schema([field])
+    )
     p = pw(t, version, tmp_path / "f.lance")
     assert "full_zip_layout" in inspect_file(p) and "COMPRESSION_ALGORITHM_ZSTD" in inspect_file(p)
     expected = pr(p)

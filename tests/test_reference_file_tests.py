@@ -47,6 +47,7 @@ ON_DISK = {"2.0": (0, 3), "2.1": (2, 1), "2.2": (2, 2)}
 
 # -- helpers ------------------------------------------------------------------------------------
 
+
 def pylance_write(path, data, version: str, schema: pa.Schema | None = None, **kw) -> str:
     """pylance writes ``data`` (a Table, written batch by batch, or a list of Tables)."""
     parts = data if isinstance(data, list) else [pa.table(b) for b in data.to_batches()] or [data]
@@ -69,8 +70,9 @@ def pylance_read(path, **kw) -> pa.Table:
     return lance_file.LanceFileReader(str(path), **kw).read_all().to_table()
 
 
-def both_ways(tmp_path, table: pa.Table, version: str, expected: pa.Table | None = None,
-              parts: list[pa.Table] | None = None) -> tuple[str, str]:
+def both_ways(
+    tmp_path, table: pa.Table, version: str, expected: pa.Table | None = None, parts: list[pa.Table] | None = None
+) -> tuple[str, str]:
     """Write ``table`` with each library, read each file with both; all reads equal ``expected``."""
     expected = table if expected is None else expected
     data = parts if parts is not None else table
@@ -93,6 +95,7 @@ def pages(path) -> list[int]:
 
 
 # -- the ported cases ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_file_read_projection(tmp_path, version):
@@ -220,8 +223,7 @@ def test_take(tmp_path, version):
             lance_file.LanceFileReader(path).take_rows([0, 100]).to_table()
         with pytest.raises(lancelot.LanceError, match="out of range"):  # lancelot: OutOfRangeError
             lancelot.LanceFile(path).take([0, 100])
-        assert lance_file.LanceFileReader(path).take_rows([0, 77, 83]).to_table().equals(
-            pa.table({"a": [0, 77, 83]}))
+        assert lance_file.LanceFileReader(path).take_rows([0, 77, 83]).to_table().equals(pa.table({"a": [0, 77, 83]}))
         assert lancelot.LanceFile(path).take([0, 77, 83]).equals(pa.table({"a": [0, 77, 83]}))
 
 
@@ -243,24 +245,28 @@ def _round_trip(tmp_path, table: pa.Table, version: str) -> None:
 def test_different_types(tmp_path, version):
     dict_values = pa.array(["foo", "bar", "baz"], pa.string())
     dict_indices = pa.array([2, 1, 0], pa.uint8())
-    table = pa.table({
-        "large_string": pa.array(["foo", "bar", "baz"], pa.large_string()),
-        "large_binary": pa.array([b"foo", b"bar", b"baz"], pa.large_binary()),
-        "dict_string": pa.DictionaryArray.from_arrays(dict_indices, dict_values),
-    })
+    table = pa.table(
+        {
+            "large_string": pa.array(["foo", "bar", "baz"], pa.large_string()),
+            "large_binary": pa.array([b"foo", b"bar", b"baz"], pa.large_binary()),
+            "dict_string": pa.DictionaryArray.from_arrays(dict_indices, dict_values),
+        }
+    )
     _round_trip(tmp_path, table, version)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_with_nulls(tmp_path, version):
-    table = pa.table({
-        "some_null_1": pa.array([1, 2, None], pa.int64()),
-        "some_null_2": pa.array([None, None, 3], pa.int64()),
-        "nullable_list": pa.array([[1, 2], None, [None, 3]], pa.list_(pa.int64())),
-        "nullable_fsl": pa.array([[1, 2], None, [None, 3]], pa.list_(pa.int64(), 2)),
-        "all_null": pa.array([None, None, None], pa.int64()),
-        "null_strings": pa.array([None, "foo", None], pa.string()),
-    })
+    table = pa.table(
+        {
+            "some_null_1": pa.array([1, 2, None], pa.int64()),
+            "some_null_2": pa.array([None, None, 3], pa.int64()),
+            "nullable_list": pa.array([[1, 2], None, [None, 3]], pa.list_(pa.int64())),
+            "nullable_fsl": pa.array([[1, 2], None, [None, 3]], pa.list_(pa.int64(), 2)),
+            "all_null": pa.array([None, None, None], pa.int64()),
+            "null_strings": pa.array([None, "foo", None], pa.string()),
+        }
+    )
     _round_trip(tmp_path, table, version)
 
 
@@ -314,8 +320,7 @@ def test_metadata(tmp_path, version):
         ours = lancelot.LanceFile(path)
         assert ours.schema == schema and ours.num_rows == 3
         our_page = ours.metadata.columns[0].pages[0]
-        assert [(b.position, b.size) for b in page.buffers] == \
-            list(zip(our_page.buffer_offsets, our_page.buffer_sizes))
+        assert [(b.position, b.size) for b in page.buffers] == list(zip(our_page.buffer_offsets, our_page.buffer_sizes))
         assert [(g.position, g.size) for g in meta.global_buffers] == list(ours.metadata.global_buffers)
         if version == "2.0":  # the reference's exact expectation: three int64s at the file's start
             assert [(b.position, b.size) for b in page.buffers] == [(0, 24)]
@@ -365,14 +370,19 @@ def test_list_field_name(tmp_path, version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_field_meta(tmp_path, version):
-    schema = pa.schema([
-        pa.field("primitive", pa.int64(), metadata={"foo": "bar"}),
-        pa.field("list", pa.list_(pa.field("item", pa.int64(), metadata={"list": "yes"})), metadata={"foo": "baz"}),
-        pa.field("struct", pa.struct([pa.field("a", pa.int64(), metadata={"struct": "yes"})]),
-                 metadata={"foo": "qux"}),
-    ])
-    table = pa.table({"primitive": [1, 2, 3], "list": [[1, 2], [3, 4], [5, 6]],
-                      "struct": [{"a": 1}, {"a": 2}, {"a": 3}]}, schema=schema)
+    schema = pa.schema(
+        [
+            pa.field("primitive", pa.int64(), metadata={"foo": "bar"}),
+            pa.field("list", pa.list_(pa.field("item", pa.int64(), metadata={"list": "yes"})), metadata={"foo": "baz"}),
+            pa.field(
+                "struct", pa.struct([pa.field("a", pa.int64(), metadata={"struct": "yes"})]), metadata={"foo": "qux"}
+            ),
+        ]
+    )
+    table = pa.table(
+        {"primitive": [1, 2, 3], "list": [[1, 2], [3, 4], [5, 6]], "struct": [{"a": 1}, {"a": 2}, {"a": 3}]},
+        schema=schema,
+    )
     for path in both_ways(tmp_path, table, version):
         for got in (lancelot.read_table(path), pylance_read(path)):
             assert got.schema.equals(schema, check_metadata=True)
@@ -397,8 +407,7 @@ def test_dictionary(tmp_path, version):
     for got in _dict_round_trip(tmp_path, dict_arr, version):
         assert got.equals(dict_arr)
         assert got.type == dict_arr.type
-    for data_type in [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
-                      pa.int8(), pa.int16(), pa.int32(), pa.int64()]:
+    for data_type in [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(), pa.int8(), pa.int16(), pa.int32(), pa.int64()]:
         dict_arr = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 0, 1, 2], data_type), dictionary)
         for got in _dict_round_trip(tmp_path, dict_arr, version):
             assert got.equals(dict_arr)
@@ -453,8 +462,7 @@ def test_write_read_additional_schema_metadata(tmp_path, version):
         w.add_schema_metadata("foo", "bar")
     assert lancelot.LanceFile(theirs).schema.metadata[b"foo"] == b"bar"
     assert lancelot.read_table(theirs).equals(table)
-    ours = lancelot_write(tmp_path / "ours.lance", table, version,
-                          schema=table.schema.with_metadata({"foo": "bar"}))
+    ours = lancelot_write(tmp_path / "ours.lance", table, version, schema=table.schema.with_metadata({"foo": "bar"}))
     reader = lance_file.LanceFileReader(ours)
     assert reader.read_all().to_table().equals(table)
     assert reader.metadata().schema.metadata[b"foo"] == b"bar"
@@ -476,8 +484,7 @@ def test_compression(tmp_path, version):
     with either writer, and each reader reads the compressed file of the other."""
     strings = [f"compress_me_please-{i}" for i in range(10 * 1024)]
     plain = pa.table({"compressible_strings": strings})
-    schema = pa.schema([pa.field("compressible_strings", pa.string(),
-                                 metadata={"lance-encoding:compression": "zstd"})])
+    schema = pa.schema([pa.field("compressible_strings", pa.string(), metadata={"lance-encoding:compression": "zstd"})])
     compressed = pa.table({"compressible_strings": strings}, schema=schema)
     sizes = {}
     for name, write in (("pylance", pylance_write), ("lancelot", lancelot_write)):
@@ -515,14 +522,20 @@ def test_blob(tmp_path, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_multithreaded_writer(tmp_path, version):
     """Five threads writing batches to one writer: every row whole, each thread's rows in order."""
-    schema = pa.schema([pa.field("thread_id", pa.int64()), pa.field("value", pa.int64()),
-                        pa.field("data", pa.string())])
+    schema = pa.schema(
+        [pa.field("thread_id", pa.int64()), pa.field("value", pa.int64()), pa.field("data", pa.string())]
+    )
     num_threads, per_thread = 5, 100
 
     def batch(tid: int) -> pa.Table:
-        return pa.table({"thread_id": [tid] * per_thread,
-                         "value": [tid * 1000 + i for i in range(per_thread)],
-                         "data": [f"thread_{tid}_record_{i}" for i in range(per_thread)]}, schema=schema)
+        return pa.table(
+            {
+                "thread_id": [tid] * per_thread,
+                "value": [tid * 1000 + i for i in range(per_thread)],
+                "data": [f"thread_{tid}_record_{i}" for i in range(per_thread)],
+            },
+            schema=schema,
+        )
 
     def run(writer_write) -> None:
         threads = [threading.Thread(target=writer_write, args=(batch(t),)) for t in range(num_threads)]

@@ -20,16 +20,18 @@ N = 20_000
 def _table() -> pa.Table:
     rng = np.random.default_rng(0)
     words = ["ok", "pending", "failed", "returned"]
-    return pa.table({
-        "id": pa.array(np.arange(N, dtype=np.int64)),
-        "key": pa.array(rng.integers(0, 10**6, N)),
-        "status": pa.array(rng.choice(words, N).tolist()),
-        "price": pa.array(rng.normal(size=N)),
-        "flag": pa.array(rng.random(N) < 0.5),
-        "const": pa.array(np.zeros(N, dtype=np.int32)),
-        "comment": pa.array([f"comment {i} " + "x" * int(i % 37) for i in range(N)]),
-        "maybe": pa.array(rng.integers(0, 100, N), mask=rng.random(N) < 0.2),
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(N, dtype=np.int64)),
+            "key": pa.array(rng.integers(0, 10**6, N)),
+            "status": pa.array(rng.choice(words, N).tolist()),
+            "price": pa.array(rng.normal(size=N)),
+            "flag": pa.array(rng.random(N) < 0.5),
+            "const": pa.array(np.zeros(N, dtype=np.int32)),
+            "comment": pa.array([f"comment {i} " + "x" * int(i % 37) for i in range(N)]),
+            "maybe": pa.array(rng.integers(0, 100, N), mask=rng.random(N) < 0.2),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -84,5 +86,5 @@ def test_far_ranges_go_out_side_by_side(stats, tmp_path):
     ranges = [(o, 1000) for o in range(0, 9 << 20, 2 << 20)]
     stats.reset()
     got = [bytes(b) for b in src.read_ranges(ranges)]
-    assert got == [raw[o:o + n] for o, n in ranges]
+    assert got == [raw[o : o + n] for o, n in ranges]
     assert stats.requests == len(ranges) and stats.round_trips == 1

@@ -13,11 +13,22 @@ from lancelot.schema import from_descriptor, logical_type, parse_logical_type, t
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
 SCHEMAS = {
-    "flat": pa.schema([pa.field("a", pa.int64(), False, {"k": "v"}), ("b", pa.timestamp("ns", "Asia/Tokyo")),
-                       ("c", pa.decimal256(50, 10)), ("d", pa.dictionary(pa.int16(), pa.string()))],
-                      metadata={"owner": "me"}),
-    "nested": pa.schema([("l", pa.list_(pa.struct([("x", pa.large_list(pa.float16()))]))),
-                         ("v", pa.list_(pa.float32(), 4)), ("f", pa.binary(7))]),
+    "flat": pa.schema(
+        [
+            pa.field("a", pa.int64(), False, {"k": "v"}),
+            ("b", pa.timestamp("ns", "Asia/Tokyo")),
+            ("c", pa.decimal256(50, 10)),
+            ("d", pa.dictionary(pa.int16(), pa.string())),
+        ],
+        metadata={"owner": "me"},
+    ),
+    "nested": pa.schema(
+        [
+            ("l", pa.list_(pa.struct([("x", pa.large_list(pa.float16()))]))),
+            ("v", pa.list_(pa.float32(), 4)),
+            ("f", pa.binary(7)),
+        ]
+    ),
     "fsl_struct": pa.schema([("f", pa.list_(pa.struct([("a", pa.int32()), ("b", pa.string())]), 2))]),
     "map": pa.schema([("m", pa.map_(pa.string(), pa.list_(pa.int8())))]),
 }
@@ -38,6 +49,13 @@ def test_descriptor_identical_to_pylance(tmp_path, name):
 
 
 def test_logical_types_round_trip():
-    for t in [pa.time32("ms"), pa.duration("ns"), pa.timestamp("s"), pa.date64(), pa.large_binary(),
-              pa.list_(pa.int8(), 3), pa.dictionary(pa.uint8(), pa.binary())]:
+    for t in [
+        pa.time32("ms"),
+        pa.duration("ns"),
+        pa.timestamp("s"),
+        pa.date64(),
+        pa.large_binary(),
+        pa.list_(pa.int8(), 3),
+        pa.dictionary(pa.uint8(), pa.binary()),
+    ]:
         assert parse_logical_type(logical_type(t)) == t

@@ -23,14 +23,16 @@ pytestmark = pytest.mark.smoke
 def _table(n: int = 2000) -> pa.Table:
     rng = np.random.default_rng(7)
     ints = rng.integers(-1000, 1000, n)
-    return pa.table({
-        "i": pa.array(ints, pa.int64(), mask=ints % 11 == 0),
-        "f": pa.array(rng.random(n), pa.float32()),
-        "s": pa.array([None if k % 13 == 0 else f"s{k % 50}" * (k % 4) for k in range(n)]),
-        "l": pa.array([None if k % 7 == 0 else list(range(k % 5)) for k in range(n)], pa.list_(pa.int32())),
-        "st": pa.array([{"a": k, "b": str(k)} for k in range(n)]),
-        "fsl": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4), pa.float32()), 4),
-    })
+    return pa.table(
+        {
+            "i": pa.array(ints, pa.int64(), mask=ints % 11 == 0),
+            "f": pa.array(rng.random(n), pa.float32()),
+            "s": pa.array([None if k % 13 == 0 else f"s{k % 50}" * (k % 4) for k in range(n)]),
+            "l": pa.array([None if k % 7 == 0 else list(range(k % 5)) for k in range(n)], pa.list_(pa.int32())),
+            "st": pa.array([{"a": k, "b": str(k)} for k in range(n)]),
+            "fsl": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4), pa.float32()), 4),
+        }
+    )
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
@@ -71,8 +73,12 @@ def test_url_write_and_cli_convert(tmp_path):
     assert lancelot.read_table("memory://smoke/t.lance").equals(t)
     src = tmp_path / "t.parquet"
     pq.write_table(t, src)
-    p = subprocess.run([sys.executable, "-m", "lancelot.cli", "convert", str(src), str(tmp_path / "c.lance")],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "lancelot.cli", "convert", str(src), str(tmp_path / "c.lance")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     assert "300 rows" in p.stdout
     assert lancelot.read_table(tmp_path / "c.lance").equals(t)
@@ -89,8 +95,9 @@ def test_spark_write_and_read_through_lance(spark, tmp_path):
     from lance.file import LanceFileReader, LanceFileWriter
 
     out = str(tmp_path / "spark_out")
-    df = spark.sql("select id, cast(id * 2 as int) as twice, concat('r', id) as name, array(id, id + 1) as arr "
-                   "from range(0, 50)").repartition(2)
+    df = spark.sql(
+        "select id, cast(id * 2 as int) as twice, concat('r', id) as name, array(id, id + 1) as arr from range(0, 50)"
+    ).repartition(2)
     df.write.format("lance").mode("overwrite").save(out)
     back = spark.read.format("lance").load(out)
     assert sorted(tuple(r) for r in back.collect()) == sorted(tuple(r) for r in df.collect())
@@ -116,8 +123,9 @@ def test_view_types_written_as_plain_types(tmp_path):
     """pyarrow < 18 cannot cast views: the writer's compatibility path keeps the pyarrow 17 floor true."""
     from lance.file import LanceFileReader
 
-    t = pa.table({"s": pa.array(["a", None, "ccc"], pa.string_view()),
-                  "b": pa.array([b"x", b"", None], pa.binary_view())})
+    t = pa.table(
+        {"s": pa.array(["a", None, "ccc"], pa.string_view()), "b": pa.array([b"x", b"", None], pa.binary_view())}
+    )
     for version in ("2.0", "2.2"):
         path = tmp_path / f"v{version}.lance"
         lancelot.write_table(t, path, version=version)

@@ -62,32 +62,40 @@ def _rows(df, key="id"):
     return [repr(r) for r in df.orderBy(key).collect()]
 
 
-ALL_TYPES = T.StructType([
-    T.StructField("id", T.LongType(), False),
-    T.StructField("b", T.BooleanType()),
-    T.StructField("i8", T.ByteType()),
-    T.StructField("i16", T.ShortType()),
-    T.StructField("i32", T.IntegerType()),
-    T.StructField("f32", T.FloatType()),
-    T.StructField("f64", T.DoubleType()),
-    T.StructField("dec", T.DecimalType(10, 2)),
-    T.StructField("dec38", T.DecimalType(38, 18)),
-    T.StructField("s", T.StringType()),
-    T.StructField("bin", T.BinaryType()),
-    T.StructField("d", T.DateType()),
-    T.StructField("ts", T.TimestampType()),
-    T.StructField("ntz", T.TimestampNTZType()),
-    T.StructField("dti", T.DayTimeIntervalType()),
-    T.StructField("tm", T.TimeType()),
-    T.StructField("nul", T.NullType()),
-    T.StructField("arr", T.ArrayType(T.IntegerType())),
-    T.StructField("arr2", T.ArrayType(T.ArrayType(T.StringType()))),
-    T.StructField("st", T.StructType([
-        T.StructField("a", T.IntegerType()),
-        T.StructField("b", T.ArrayType(T.StructType([T.StructField("c", T.StringType())]))),
-    ]), False),
-    T.StructField("arr_st", T.ArrayType(T.StructType([T.StructField("x", T.DoubleType())]), False)),
-])
+ALL_TYPES = T.StructType(
+    [
+        T.StructField("id", T.LongType(), False),
+        T.StructField("b", T.BooleanType()),
+        T.StructField("i8", T.ByteType()),
+        T.StructField("i16", T.ShortType()),
+        T.StructField("i32", T.IntegerType()),
+        T.StructField("f32", T.FloatType()),
+        T.StructField("f64", T.DoubleType()),
+        T.StructField("dec", T.DecimalType(10, 2)),
+        T.StructField("dec38", T.DecimalType(38, 18)),
+        T.StructField("s", T.StringType()),
+        T.StructField("bin", T.BinaryType()),
+        T.StructField("d", T.DateType()),
+        T.StructField("ts", T.TimestampType()),
+        T.StructField("ntz", T.TimestampNTZType()),
+        T.StructField("dti", T.DayTimeIntervalType()),
+        T.StructField("tm", T.TimeType()),
+        T.StructField("nul", T.NullType()),
+        T.StructField("arr", T.ArrayType(T.IntegerType())),
+        T.StructField("arr2", T.ArrayType(T.ArrayType(T.StringType()))),
+        T.StructField(
+            "st",
+            T.StructType(
+                [
+                    T.StructField("a", T.IntegerType()),
+                    T.StructField("b", T.ArrayType(T.StructType([T.StructField("c", T.StringType())]))),
+                ]
+            ),
+            False,
+        ),
+        T.StructField("arr_st", T.ArrayType(T.StructType([T.StructField("x", T.DoubleType())]), False)),
+    ]
+)
 
 
 def _all_types_rows(n: int):
@@ -96,29 +104,31 @@ def _all_types_rows(n: int):
     for i in range(n):
         null = i % 5 == 4  # every fifth row: nulls wherever a null is allowed
         pick = int(rng.integers(0, 1000))
-        rows.append((
-            i,
-            None if null else bool(pick % 2),
-            None if null else pick % 128 - 64,
-            None if null else pick * 31 - 15000,
-            None if null else pick * 1_000_003 - 2**30,
-            None if null else [1.5, float("nan"), float("-inf"), -0.0][i % 4],
-            None if null else [float(pick) / 7, float("inf"), 1e308][i % 3],
-            None if null else Decimal(pick) / 4,
-            None if null else Decimal("12345678901234567890.123456789012345678") * (-1 if i % 2 else 1),
-            None if null else ["", "h\u00e9llo", "\u4e16\u754c", "x" * 300][i % 4],
-            None if null else bytes([pick % 256]) * (i % 4),
-            None if null else dt.date(1900 + pick % 300, 1 + i % 12, 1 + i % 28),
-            None if null else dt.datetime(2024, 3, 10, 2, 30, 0, pick) + dt.timedelta(hours=i),
-            None if null else dt.datetime(1950, 1, 1, 12, 0, 0, pick) + dt.timedelta(days=i),
-            None if null else dt.timedelta(days=pick, microseconds=i),
-            None if null else dt.time(i % 24, pick % 60, 0, pick),
-            None,
-            None if null else [pick, None, i][: i % 4],
-            None if null else [["a", None], [], None][: i % 3],
-            {"a": None if null else pick, "b": None if null else [{"c": str(i)}, {"c": None}]},
-            None if null else [{"x": float(i)}, {"x": None}],
-        ))
+        rows.append(
+            (
+                i,
+                None if null else bool(pick % 2),
+                None if null else pick % 128 - 64,
+                None if null else pick * 31 - 15000,
+                None if null else pick * 1_000_003 - 2**30,
+                None if null else [1.5, float("nan"), float("-inf"), -0.0][i % 4],
+                None if null else [float(pick) / 7, float("inf"), 1e308][i % 3],
+                None if null else Decimal(pick) / 4,
+                None if null else Decimal("12345678901234567890.123456789012345678") * (-1 if i % 2 else 1),
+                None if null else ["", "h\u00e9llo", "\u4e16\u754c", "x" * 300][i % 4],
+                None if null else bytes([pick % 256]) * (i % 4),
+                None if null else dt.date(1900 + pick % 300, 1 + i % 12, 1 + i % 28),
+                None if null else dt.datetime(2024, 3, 10, 2, 30, 0, pick) + dt.timedelta(hours=i),
+                None if null else dt.datetime(1950, 1, 1, 12, 0, 0, pick) + dt.timedelta(days=i),
+                None if null else dt.timedelta(days=pick, microseconds=i),
+                None if null else dt.time(i % 24, pick % 60, 0, pick),
+                None,
+                None if null else [pick, None, i][: i % 4],
+                None if null else [["a", None], [], None][: i % 3],
+                {"a": None if null else pick, "b": None if null else [{"c": str(i)}, {"c": None}]},
+                None if null else [{"x": float(i)}, {"x": None}],
+            )
+        )
     return rows
 
 
@@ -143,8 +153,10 @@ def test_round_trip_of_every_spark_type(spark, tmp_path):
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_round_trip_of_null_structs_and_maps(spark, tmp_path, version):
     """Null structs need version 2.1, maps 2.2 (as in pylance)."""
-    fields = [T.StructField("id", T.LongType()),
-              T.StructField("st", T.StructType([T.StructField("a", T.IntegerType())]))]
+    fields = [
+        T.StructField("id", T.LongType()),
+        T.StructField("st", T.StructType([T.StructField("a", T.IntegerType())])),
+    ]
     rows = [(i, None if i % 3 == 0 else {"a": i}) for i in range(30)]
     if version == "2.2":
         fields.append(T.StructField("m", T.MapType(T.StringType(), T.ArrayType(T.LongType()))))
@@ -162,8 +174,9 @@ def test_round_trip_of_null_structs_and_maps(spark, tmp_path, version):
         assert lance_file.LanceFileReader(p).read_all().to_table().equals(lancelot.read_table(p))
     if version == "2.1":
         with pytest.raises(Exception, match="needs file version 2.2"):
-            spark.sql("select 1L as id, map('a', 1) as m").write.format("lance").option(
-                "version", version).mode("overwrite").save(str(tmp_path / "map21"))
+            spark.sql("select 1L as id, map('a', 1) as m").write.format("lance").option("version", version).mode(
+                "overwrite"
+            ).save(str(tmp_path / "map21"))
 
 
 def test_null_structs_in_version_2_0_fail_clearly(spark, tmp_path):
@@ -179,8 +192,13 @@ def test_null_structs_in_version_2_0_fail_clearly(spark, tmp_path):
 
 def test_one_file_read_by_many_tasks_equals_one_task(spark, tmp_path):
     n = 30_000
-    t = pa.table({"id": pa.array(np.arange(n), pa.int64()), "s": [f"row{i}" for i in range(n)],
-                  "u": pa.array(np.arange(n) % 65536, pa.uint16())})
+    t = pa.table(
+        {
+            "id": pa.array(np.arange(n), pa.int64()),
+            "s": [f"row{i}" for i in range(n)],
+            "u": pa.array(np.arange(n) % 65536, pa.uint16()),
+        }
+    )
     path = str(tmp_path / "one.lance")
     lancelot.write_table(t, path)
     many = spark.read.format("lance").option("rows_per_partition", 4000).load(path)
@@ -195,10 +213,13 @@ def test_one_file_read_by_many_tasks_equals_one_task(spark, tmp_path):
 
 def test_pylance_reads_what_spark_wrote(spark, tmp_path):
     df = spark.range(0, 5000, 1, 2).select(
-        "id", (F.col("id") * 0.25).alias("x"), F.concat(F.lit("v"), F.col("id").cast("string")).alias("s"),
+        "id",
+        (F.col("id") * 0.25).alias("x"),
+        F.concat(F.lit("v"), F.col("id").cast("string")).alias("s"),
         F.when(F.col("id") % 3 == 0, None).otherwise(F.array("id", "id")).alias("arr"),
         F.struct(F.col("id").cast("int").alias("a")).alias("st"),
-        F.timestamp_seconds(F.col("id")).alias("ts"))
+        F.timestamp_seconds(F.col("id")).alias("ts"),
+    )
     out = str(tmp_path / "for_pylance")
     df.write.format("lance").mode("overwrite").save(out)
     assert len(_lance_files(out)) == 2
@@ -214,15 +235,17 @@ def test_pylance_reads_what_spark_wrote(spark, tmp_path):
 
 
 def _pylance_table(n: int) -> pa.Table:
-    return pa.table({
-        "id": pa.array(np.arange(n), pa.int64()),
-        "u32": pa.array(np.arange(n) * 7, pa.uint32()),
-        "f": pa.array(np.linspace(0, 1, n), pa.float32()),
-        "s": pa.array([None if i % 11 == 0 else f"s{i}" for i in range(n)]),
-        "l": pa.array([[i] * (i % 3) for i in range(n)], pa.list_(pa.int16())),
-        "vec": pa.array([[float(i)] * 4 for i in range(n)], pa.list_(pa.float32(), 4)),
-        "d": pa.array(["a", "b", "c"] * (n // 3) + ["a"] * (n % 3)).dictionary_encode(),
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(n), pa.int64()),
+            "u32": pa.array(np.arange(n) * 7, pa.uint32()),
+            "f": pa.array(np.linspace(0, 1, n), pa.float32()),
+            "s": pa.array([None if i % 11 == 0 else f"s{i}" for i in range(n)]),
+            "l": pa.array([[i] * (i % 3) for i in range(n)], pa.list_(pa.int16())),
+            "vec": pa.array([[float(i)] * 4 for i in range(n)], pa.list_(pa.float32(), 4)),
+            "d": pa.array(["a", "b", "c"] * (n // 3) + ["a"] * (n % 3)).dictionary_encode(),
+        }
+    )
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
@@ -234,9 +257,15 @@ def test_spark_reads_what_pylance_wrote(spark, tmp_path, version):
     w.close()
     df = spark.read.format("lance").option("rows_per_partition", 1000).load(path)
     assert df.rdd.getNumPartitions() == 3
-    assert [f.dataType for f in df.schema] == [T.LongType(), T.LongType(), T.FloatType(), T.StringType(),
-                                               T.ArrayType(T.ShortType()), T.ArrayType(T.FloatType()),
-                                               T.StringType()]
+    assert [f.dataType for f in df.schema] == [
+        T.LongType(),
+        T.LongType(),
+        T.FloatType(),
+        T.StringType(),
+        T.ArrayType(T.ShortType()),
+        T.ArrayType(T.FloatType()),
+        T.StringType(),
+    ]
     rows = df.orderBy("id").collect()
     assert [r.id for r in rows] == list(range(3000))
     assert [r.u32 for r in rows] == [i * 7 for i in range(3000)]
@@ -327,9 +356,16 @@ def test_errorifexists_and_ignore_look_for_a_dataset(spark, tmp_path):
 
 def _sorted_file(tmp_path, n=100_000) -> str:
     path = str(tmp_path / "sorted.lance")
-    lancelot.write_table(pa.table({"k": pa.array(np.arange(n), pa.int64()),
-                                   "g": pa.array(np.arange(n) // 10_000, pa.int32()),
-                                   "s": pa.array([f"key{i:06d}" for i in range(n)])}), path)
+    lancelot.write_table(
+        pa.table(
+            {
+                "k": pa.array(np.arange(n), pa.int64()),
+                "g": pa.array(np.arange(n) // 10_000, pa.int32()),
+                "s": pa.array([f"key{i:06d}" for i in range(n)]),
+            }
+        ),
+        path,
+    )
     return path
 
 

@@ -36,7 +36,8 @@ def files(tmp_path_factory):
     lance_file = pytest.importorskip("lance.file")
     d = tmp_path_factory.mktemp("spark_bench")
     a = spark_bench.build_parser().parse_args(
-        ["--rows", str(ROWS), "--data-dir", str(d), "--parquet-row-group-rows", "1000"])
+        ["--rows", str(ROWS), "--data-dir", str(d), "--parquet-row-group-rows", "1000"]
+    )
     out = spark_bench.prepare_files(a, log=lambda m: None)
     expected = pq.read_table(out["parquet"])
     assert expected.num_rows == ROWS and expected.column_names == a.columns.split(",")
@@ -58,8 +59,13 @@ def files(tmp_path_factory):
 def test_files_and_parquet_row_groups(files):
     md = pq.ParquetFile(files["parquet"]).metadata
     assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [1000, 1000, 1000]
-    assert sorted(files) == ["lance dataset 2.2", "lance lancelot 2.0", "lance pylance 2.1", "lance pylance 2.2",
-                             "parquet"]
+    assert sorted(files) == [
+        "lance dataset 2.2",
+        "lance lancelot 2.0",
+        "lance pylance 2.1",
+        "lance pylance 2.2",
+        "parquet",
+    ]
 
 
 def test_floor_reader_partitions_cover_every_row_group_once(files):
@@ -98,11 +104,16 @@ def test_ratios_and_report():
     res = {
         "meta": {"rows": 10, "columns": "id", "master": "local[2]", "reps": 3},
         "partitions": {"scan": {"lance lancelot 2.0": 2}},
-        "scan": {"lance lancelot 2.0": {"median": 1.1, "samples": [1.0, 1.1, 1.2]},
-                 "parquet": {"median": 0.5, "samples": [0.5]}, "floor": {"median": 1.0, "samples": [1.0]}},
-        "lookup": {"lance lancelot 2.0 pushdown": {"median": 0.2, "samples": [0.2]},
-                   "parquet pushdown": {"median": 0.4, "samples": [0.4]},
-                   spark_bench.REF_PYTHON: {"median": 0.25, "samples": [0.25]}},
+        "scan": {
+            "lance lancelot 2.0": {"median": 1.1, "samples": [1.0, 1.1, 1.2]},
+            "parquet": {"median": 0.5, "samples": [0.5]},
+            "floor": {"median": 1.0, "samples": [1.0]},
+        },
+        "lookup": {
+            "lance lancelot 2.0 pushdown": {"median": 0.2, "samples": [0.2]},
+            "parquet pushdown": {"median": 0.4, "samples": [0.4]},
+            spark_bench.REF_PYTHON: {"median": 0.25, "samples": [0.25]},
+        },
     }
     r = spark_bench.ratios_of(res)
     assert r["scan lance lancelot 2.0 / floor"] == pytest.approx(1.1)

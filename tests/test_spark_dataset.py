@@ -55,7 +55,8 @@ def _frame(spark, start: int, n: int, parts: int = 2):
     from pyspark.sql import functions as F
 
     return spark.range(start, start + n, 1, parts).select(
-        "id", (F.col("id") * 0.5).alias("x"), F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
+        "id", (F.col("id") * 0.5).alias("x"), F.concat(F.lit("s"), F.col("id").cast("string")).alias("s")
+    )
 
 
 def test_spark_writes_versions_pylance_reads_equal(spark, tmp_path, mode):
@@ -127,8 +128,9 @@ def test_spark_reads_a_pylance_dataset_equal(spark, tmp_path):
         spark.conf.set(PUSHDOWN, "false")
     # Spark appends to pylance's dataset (its columns are non-null where pylance's are nullable)
     before = lance.dataset(uri).to_table().column("id").to_pylist()
-    spark.range(5000, 5003).selectExpr("id", "concat('s', id) as s", "id * 2 as twice").write.format(
-        "lance").mode("append").save(uri)
+    spark.range(5000, 5003).selectExpr("id", "concat('s', id) as s", "id * 2 as twice").write.format("lance").mode(
+        "append"
+    ).save(uri)
     ds = lance.dataset(uri)
     assert ds.version == 4 and sorted(ds.to_table().column("id").to_pylist()) == sorted(before + [5000, 5001, 5002])
     assert ds.to_table(filter="id = 5001").to_pylist() == [{"id": 5001, "s": "s5001", "twice": 10002}]
@@ -160,6 +162,7 @@ def test_a_failing_task_leaves_the_version_unchanged(spark, tmp_path, mode):
     assert _data_files(uri) == files
     assert _ids(spark.read.format("lance").load(uri)) == list(range(10))
     if mode == "local-cluster":  # spark.task.maxFailures=2 there: a task failing once is retried
+
         @F.udf("long")
         def flaky(x):
             from pyspark import TaskContext
@@ -168,11 +171,13 @@ def test_a_failing_task_leaves_the_version_unchanged(spark, tmp_path, mode):
                 raise ValueError("first attempt fails")
             return x
 
-        spark.range(0, 2000, 1, 2).select(flaky("id").alias("id"), F.lit(0.5).alias("x"), F.lit("s").alias(
-            "s")).write.format("lance").mode("append").save(uri)
+        spark.range(0, 2000, 1, 2).select(
+            flaky("id").alias("id"), F.lit(0.5).alias("x"), F.lit("s").alias("s")
+        ).write.format("lance").mode("append").save(uri)
         ds = lance.dataset(uri)
         assert ds.version == 2 and sorted(ds.to_table().column("id").to_pylist()) == sorted(
-            list(range(10)) + list(range(2000)))  # the retried partition's rows once
+            list(range(10)) + list(range(2000))
+        )  # the retried partition's rows once
         in_manifest = {f.path for fr in ds.get_fragments() for f in fr.data_files()}
         assert _data_files(uri) == in_manifest
 
@@ -231,8 +236,9 @@ def _attempts_source(log_path: str):
             ctx = TaskContext.get()
             files = [d["path"] for f in msg.fragments for d in json.loads(f)["files"]]
             with open(log_path, "a") as out:
-                out.write(json.dumps({"partition": ctx.partitionId(), "attempt": ctx.attemptNumber(),
-                                      "files": files}) + "\n")
+                out.write(
+                    json.dumps({"partition": ctx.partitionId(), "attempt": ctx.attemptNumber(), "files": files}) + "\n"
+                )
             if ctx.partitionId() == 1 and ctx.attemptNumber() == 0:
                 raise RuntimeError("attempt 0 of partition 1 fails after writing its files")
             return msg

@@ -19,8 +19,13 @@ def test_demo_pipeline_runs_and_both_formats_agree(tmp_path, capsys):
     assert "the 1995 report is the same from both formats: True" in out
     assert "same results: True" in out
     assert "warm-up (not timed" in out
-    for workload in ("write (Spark)", "count rows, no column asked", "lookup l_orderkey = k (Spark, pushdown)",
-                     "take 50 random rows", "read 50 of "):
+    for workload in (
+        "write (Spark)",
+        "count rows, no column asked",
+        "lookup l_orderkey = k (Spark, pushdown)",
+        "take 50 random rows",
+        "read 50 of ",
+    ):
         line = next(ln for ln in out.splitlines() if ln.startswith(workload))
         assert line.rstrip().endswith("x")  # both formats timed, a ratio printed
     summary = out.split("\n5. ")[1]
@@ -28,14 +33,18 @@ def test_demo_pipeline_runs_and_both_formats_agree(tmp_path, capsys):
     assert "version 1: committed" in summary and "version 2: committed" in summary and "fragments" in summary
     rows = {ln.split()[0]: ln for ln in summary.splitlines()[1:] if ln.startswith("  l_") or ln.startswith("  n")}
     assert {"l_orderkey", "l_shipdate", "nation"} <= set(rows)
-    assert all(any(w in ln for w in ("bitpacked", "dictionary", "FSST", "flat", "RLE", "constant", "variable"))
-               for ln in rows.values())
+    assert all(
+        any(w in ln for w in ("bitpacked", "dictionary", "FSST", "flat", "RLE", "constant", "variable"))
+        for ln in rows.values()
+    )
 
 
 def test_encoding_words():
-    text = ("PageLayout mini_block_layout { value_compression { inline_bitpacking { uncompressed_bits_per_value: "
-            "32 } } dictionary { general { compression { scheme: COMPRESSION_ALGORITHM_LZ4 } values { variable { "
-            "offsets { flat { bits_per_value: 32 } } } } } } }")
+    text = (
+        "PageLayout mini_block_layout { value_compression { inline_bitpacking { uncompressed_bits_per_value: "
+        "32 } } dictionary { general { compression { scheme: COMPRESSION_ALGORITHM_LZ4 } values { variable { "
+        "offsets { flat { bits_per_value: 32 } } } } } } }"
+    )
     assert demo.encoding_words(text) == "mini-block, bitpacked, dictionary, variable-width"
 
 

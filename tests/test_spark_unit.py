@@ -79,8 +79,10 @@ TYPE_TABLE = [
     (pa.large_list(pa.field("x", pa.uint8(), False)), T.ArrayType(T.ShortType(), False)),
     (pa.list_(pa.float32(), 4), T.ArrayType(T.FloatType(), True)),
     (pa.map_(pa.string(), pa.uint32()), T.MapType(T.StringType(), T.LongType(), True)),
-    (pa.struct([("a", pa.int8()), ("b", pa.list_(pa.string()))]),
-     T.StructType([T.StructField("a", T.ByteType()), T.StructField("b", T.ArrayType(T.StringType()))])),
+    (
+        pa.struct([("a", pa.int8()), ("b", pa.list_(pa.string()))]),
+        T.StructType([T.StructField("a", T.ByteType()), T.StructField("b", T.ArrayType(T.StringType()))]),
+    ),
     (pa.dictionary(pa.int16(), pa.string()), T.StringType()),
     (pa.dictionary(pa.int8(), pa.uint16()), T.IntegerType()),
 ]
@@ -98,17 +100,19 @@ def test_types_without_a_spark_equivalent_raise():
 
 
 def test_values_survive_the_conversion_to_spark_arrow():
-    src = pa.table({
-        "u64": pa.array([0, 2**64 - 1, None], pa.uint64()),
-        "u8": pa.array([0, 255, None], pa.uint8()),
-        "dict": pa.array(["x", None, "y"]).dictionary_encode(),
-        "fsl": pa.array([[1, 2], None, [3, 4]], pa.list_(pa.int32(), 2)),
-        "ns": pa.array([1_000_001_999, None, 0], pa.timestamp("ns", "Asia/Tokyo")),
-        "half": pa.array(np.array([1.5, 0, -2], np.float16)),
-        "big": pa.array(["a", None, "ccc"], pa.large_string()),
-        "d64": pa.array([dt.date(2000, 1, 2), None, dt.date(1969, 12, 31)], pa.date64()),
-        "m": pa.array([[("k", 7)], None, []], pa.map_(pa.string(), pa.uint8())),
-    })
+    src = pa.table(
+        {
+            "u64": pa.array([0, 2**64 - 1, None], pa.uint64()),
+            "u8": pa.array([0, 255, None], pa.uint8()),
+            "dict": pa.array(["x", None, "y"]).dictionary_encode(),
+            "fsl": pa.array([[1, 2], None, [3, 4]], pa.list_(pa.int32(), 2)),
+            "ns": pa.array([1_000_001_999, None, 0], pa.timestamp("ns", "Asia/Tokyo")),
+            "half": pa.array(np.array([1.5, 0, -2], np.float16)),
+            "big": pa.array(["a", None, "ccc"], pa.large_string()),
+            "d64": pa.array([dt.date(2000, 1, 2), None, dt.date(1969, 12, 31)], pa.date64()),
+            "m": pa.array([[("k", 7)], None, []], pa.map_(pa.string(), pa.uint8())),
+        }
+    )
     target = spark_arrow_schema(T.StructType([T.StructField(f.name, spark_type(f.type)) for f in src.schema]))
     out = to_spark_batch(src, target)
     assert out.schema.equals(target)
@@ -180,8 +184,12 @@ def _covered(parts):
 
 def test_planning_splits_big_files_and_packs_small_ones():
     parts = plan_partitions(_infos(1000), None, rows_per_partition=300, bytes_per_partition=0)
-    assert [p.slices for p in parts] == [(("f0", 0, 300),), (("f0", 300, 600),), (("f0", 600, 900),),
-                                         (("f0", 900, 1000),)]
+    assert [p.slices for p in parts] == [
+        (("f0", 0, 300),),
+        (("f0", 300, 600),),
+        (("f0", 600, 900),),
+        (("f0", 900, 1000),),
+    ]
     parts = plan_partitions(_infos(10, 20, 0, 30, 500), None, rows_per_partition=100, bytes_per_partition=0)
     assert parts[0].slices == (("f0", 0, 10), ("f1", 0, 20), ("f3", 0, 30))  # small files share a task
     assert [p.slices for p in parts[1:]] == [(("f4", a, a + 100),) for a in range(0, 500, 100)]
@@ -198,8 +206,9 @@ def test_planning_splits_big_files_and_packs_small_ones():
     parts = plan_partitions(big, None, rows_per_partition=None, bytes_per_partition=64 * mib, min_partitions=1)
     assert len(parts) == 1
     # pruned ranges: only those rows are planned
-    parts = plan_partitions(_infos(1000, 1000), {"f0": [(100, 200), (900, 1000)], "f1": []},
-                            rows_per_partition=150, bytes_per_partition=0)
+    parts = plan_partitions(
+        _infos(1000, 1000), {"f0": [(100, 200), (900, 1000)], "f1": []}, rows_per_partition=150, bytes_per_partition=0
+    )
     assert [p.slices for p in parts] == [(("f0", 100, 200),), (("f0", 900, 1000),)]
     assert plan_partitions(_infos(0), None, rows_per_partition=None, bytes_per_partition=1) == []
 
@@ -252,8 +261,11 @@ def test_reader_choice_follows_the_caller(tmp_path):
 
     def reader_from(module: str, choice: str = "auto"):
         """Call reader() from code whose module name is ``module``, as pyspark's planners do."""
-        scope = {"__name__": module, "source": LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
-                 "schema": schema}
+        scope = {
+            "__name__": module,
+            "source": LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
+            "schema": schema,
+        }
         exec("def plan():\n    return source.reader(schema)\nresult = plan()", scope)
         return scope["result"]
 
@@ -293,8 +305,11 @@ def test_columns_option_and_user_schema(tmp_path):
 
 
 def _batches(n, start=0):
-    return [pa.RecordBatch.from_pydict({"x": pa.array(np.arange(start, start + n), pa.int64()),
-                                        "s": [str(i) for i in range(start, start + n)]})]
+    return [
+        pa.RecordBatch.from_pydict(
+            {"x": pa.array(np.arange(start, start + n), pa.int64()), "s": [str(i) for i in range(start, start + n)]}
+        )
+    ]
 
 
 SCHEMA = T.StructType([T.StructField("x", T.LongType()), T.StructField("s", T.StringType())])
@@ -370,8 +385,7 @@ def test_save_modes_in_the_writer(tmp_path):
     with pytest.raises(LanceError, match="dataset version"):
         LanceDatasetWriter({"path": out, "version": "3"}, SCHEMA, overwrite=False)
     fresh = str(tmp_path / "fresh")
-    w = LanceDatasetWriter({"path": fresh, "save_mode": "errorifexists", "version": "2.1"}, SCHEMA,
-                           overwrite=False)
+    w = LanceDatasetWriter({"path": fresh, "save_mode": "errorifexists", "version": "2.1"}, SCHEMA, overwrite=False)
     w.commit([w.write(iter(_batches(1)))])
     assert lance.dataset(fresh).data_storage_version == "2.1"
 
@@ -433,8 +447,9 @@ def test_arrow_schema_labels_timestamps_utc_in_this_pyspark():
     from lancelot.spark.types import TO_ARROW_OPTIONS, spark_arrow_schema, spark_type
 
     assert TO_ARROW_OPTIONS in ({"timezone": "UTC"}, {"timestamp_utc": True})
-    s = spark_arrow_schema(T.StructType([T.StructField("ts", T.TimestampType()),
-                                         T.StructField("ntz", T.TimestampNTZType())]))
+    s = spark_arrow_schema(
+        T.StructType([T.StructField("ts", T.TimestampType()), T.StructField("ntz", T.TimestampNTZType())])
+    )
     assert s.field("ts").type == pa.timestamp("us", "UTC")
     assert s.field("ntz").type == pa.timestamp("us")
     assert spark_type(pa.timestamp("ns")) == T.TimestampNTZType()
@@ -525,13 +540,13 @@ def test_live_ranges_follow_deletions():
     assert _to_live([(5, 7)], deleted) == []  # only deleted rows
     assert _to_live([(7, 60), (70, 80)], deleted) == [(4, 56), (66, 76)]
     infos = [FragmentInfo(3, 10, 12, 1200), FragmentInfo(4, 0, 5, 100), FragmentInfo(9, 25, 25, 2500)]
-    parts = plan(infos, None, rows_per_partition=15, bytes_per_partition=1, min_partitions=1,
-                 min_partition_bytes=1)
+    parts = plan(infos, None, rows_per_partition=15, bytes_per_partition=1, min_partitions=1, min_partition_bytes=1)
     assert [p.slices for p in parts] == [((3, 0, 10),), ((9, 0, 15),), ((9, 15, 25),)]
     # bytes: half the data per partition (min_partitions=2) cuts one fragment in two, not two and a sliver
     big = [FragmentInfo(0, 1_000_000, 1_000_000, 12_345_678)]
-    parts = plan(big, None, rows_per_partition=None, bytes_per_partition=64 << 20, min_partitions=2,
-                 min_partition_bytes=1)
+    parts = plan(
+        big, None, rows_per_partition=None, bytes_per_partition=64 << 20, min_partitions=2, min_partition_bytes=1
+    )
     assert [p.slices for p in parts] == [((0, 0, 500_000),), ((0, 500_000, 1_000_000),)]
 
 
@@ -568,15 +583,30 @@ def test_an_attempt_finishing_after_its_job_removes_its_files(tmp_path):
 def test_appended_schema_takes_the_datasets_nullability_and_item_names():
     from lancelot.spark.types import align_to_dataset
 
-    ours = pa.schema([pa.field("id", pa.int64(), False), pa.field("l", pa.list_(pa.field("element", pa.int32(),
-                                                                                          False)), False),
-                      pa.field("st", pa.struct([pa.field("a", pa.int64(), False)])), pa.field("new", pa.int8())])
-    theirs = pa.schema([pa.field("id", pa.int64()), pa.field("l", pa.list_(pa.int32())),
-                        pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False)])
+    ours = pa.schema(
+        [
+            pa.field("id", pa.int64(), False),
+            pa.field("l", pa.list_(pa.field("element", pa.int32(), False)), False),
+            pa.field("st", pa.struct([pa.field("a", pa.int64(), False)])),
+            pa.field("new", pa.int8()),
+        ]
+    )
+    theirs = pa.schema(
+        [
+            pa.field("id", pa.int64()),
+            pa.field("l", pa.list_(pa.int32())),
+            pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False),
+        ]
+    )
     got = align_to_dataset(ours, theirs)
-    assert got == pa.schema([pa.field("id", pa.int64()), pa.field("l", pa.list_(pa.int32())),
-                             pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False),
-                             pa.field("new", pa.int8())])
+    assert got == pa.schema(
+        [
+            pa.field("id", pa.int64()),
+            pa.field("l", pa.list_(pa.int32())),
+            pa.field("st", pa.struct([pa.field("a", pa.int64(), False)]), False),
+            pa.field("new", pa.int8()),
+        ]
+    )
 
 
 def test_appends_of_nullable_spark_columns_to_non_null_ones(tmp_path):
@@ -633,8 +663,10 @@ def test_write_options_profile():
     """The writer's profile option is checked on the driver and reaches write_fragments."""
     from lancelot.spark.writer import write_options
 
-    assert write_options({"profile": "compact", "max_rows_per_file": "10"}) == {"profile": "compact",
-                                                                                 "max_rows_per_file": 10}
+    assert write_options({"profile": "compact", "max_rows_per_file": "10"}) == {
+        "profile": "compact",
+        "max_rows_per_file": 10,
+    }
     assert "profile" not in write_options({})
     with pytest.raises(LanceError, match="option profile must be one of fast, balanced, compact"):
         write_options({"profile": "smallest"})

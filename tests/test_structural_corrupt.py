@@ -89,8 +89,9 @@ def _floats(n=500, seed=0):
 
 def _lists(n=500, seed=0):
     rng = np.random.default_rng(seed)
-    return pa.array([None if i % 9 == 0 else rng.random(int(rng.integers(0, 6))).tolist() for i in range(n)],
-                    pa.list_(pa.float64()))
+    return pa.array(
+        [None if i % 9 == 0 else rng.random(int(rng.integers(0, 6))).tolist() for i in range(n)], pa.list_(pa.float64())
+    )
 
 
 def _big_strings(n=500, seed=0):
@@ -104,7 +105,7 @@ def test_chunk_size_past_the_chunk_buffer(tmp_path, version):
     off, _ = d.page(0, 1).buffer_offsets[0], d.page(0, 1).buffer_sizes[0]
     word = 4 if version == "2.2" else 2
     last = off + d.page(0, 1).buffer_sizes[0] - word
-    d.data[last:last + word] = (0xFFF0).to_bytes(word, "little")  # last chunk: 4096 words
+    d.data[last : last + word] = (0xFFF0).to_bytes(word, "little")  # last chunk: 4096 words
     err = _expect_corrupt(d, page=1)
     assert "chunk" in err.message
 
@@ -114,7 +115,7 @@ def test_chunk_buffer_size_past_the_chunk(tmp_path, version):
     d = _damaged(tmp_path, _floats(), version)
     pos = d.page(0, 0).buffer_offsets[1]
     # header: u16 levels, u16 def size, then the value buffer's size
-    d.data[pos + 4:pos + 6] = b"\xff\x7f"
+    d.data[pos + 4 : pos + 6] = b"\xff\x7f"
     _expect_corrupt(d, page=0)
 
 
@@ -147,7 +148,7 @@ def test_repetition_index_row_count_mismatch(tmp_path, version):
     d = _damaged(tmp_path, _lists(), version)
     p = d.page(0, 0)
     pos = p.buffer_offsets[len(p.buffer_offsets) - 1]
-    d.data[pos:pos + 8] = struct.pack("<Q", 10**6)
+    d.data[pos : pos + 8] = struct.pack("<Q", 10**6)
     err = _expect_corrupt(d, page=0, rows=[3])
     assert "rows" in err.message
 
@@ -159,7 +160,7 @@ def test_fullzip_repetition_index_past_the_data(tmp_path, version):
     p = d.page(0, 1)
     pos, size = p.buffer_offsets[1], p.buffer_sizes[1]
     width = size // (p.length + 1)
-    d.data[pos + size - width:pos + size] = b"\xff" * width
+    d.data[pos + size - width : pos + size] = b"\xff" * width
     _expect_corrupt(d, page=1, rows=[450])
 
 
@@ -177,7 +178,7 @@ def test_fullzip_value_length_past_the_row(tmp_path, version):
     p = d.page(0, 0)
     pos = p.buffer_offsets[0]
     # row 0 is null (control word only); row 1 is: control word, u32 length, bytes
-    d.data[pos + 2:pos + 6] = struct.pack("<I", 1 << 30)
+    d.data[pos + 2 : pos + 6] = struct.pack("<I", 1 << 30)
     _expect_corrupt(d, page=0)
 
 
@@ -249,6 +250,6 @@ def test_blob_position_past_the_file(tmp_path, version):
     assert layout.WhichOneof("layout") == "blob_layout"
     # the descriptions are (u64 position, u64 size) after the 8-byte chunk header: move row 0 far away
     pos = d.page(0, 0).buffer_offsets[1] + 8
-    d.data[pos:pos + 8] = struct.pack("<Q", 1 << 40)
+    d.data[pos : pos + 8] = struct.pack("<Q", 1 << 40)
     err = _expect_corrupt(d, page=0, rows=[0])
     assert "outside" in err.message

@@ -104,8 +104,9 @@ def test_list_of_lists_nullable():
 
 def test_all_valid_lists_need_no_definition_levels():
     t = pa.large_list(pa.float32())
-    got = _unravel(t, [ALL_VALID_ITEM, ALL_VALID_LIST], [1, 0, 1, 1, 0, 0], None,
-                   pa.array([1, 2, 3, 4, 5, 6], pa.float32()))
+    got = _unravel(
+        t, [ALL_VALID_ITEM, ALL_VALID_LIST], [1, 0, 1, 1, 0, 0], None, pa.array([1, 2, 3, 4, 5, 6], pa.float32())
+    )
     assert got.type == t
     assert got.to_pylist() == [[1, 2], [3], [4, 5, 6]]
 
@@ -176,13 +177,27 @@ STRUCT2 = pa.struct([("a", pa.int32()), ("b", pa.string())])
 ALLOCATION = [
     ("int", pa.array([1, 2], pa.int32()), None, "2.1", 1),
     ("struct", pa.array([{"a": 1, "b": "x"}], STRUCT2), None, "2.1", 2),
-    ("packed", pa.array([{"a": 1, "b": 2.0}], pa.struct([("a", pa.int32()), ("b", pa.float64())])),
-     {"lance-encoding:packed": "true"}, "2.1", 1),
-    ("packed-false", pa.array([{"a": 1, "b": 2.0}], pa.struct([("a", pa.int32()), ("b", pa.float64())])),
-     {"lance-encoding:packed": "false"}, "2.1", 2),
-    ("list<struct<list, string>>", pa.array([[{"x": [1], "y": "a"}]],
-                                            pa.list_(pa.struct([("x", pa.list_(pa.int64())), ("y", pa.string())]))),
-     None, "2.1", 2),
+    (
+        "packed",
+        pa.array([{"a": 1, "b": 2.0}], pa.struct([("a", pa.int32()), ("b", pa.float64())])),
+        {"lance-encoding:packed": "true"},
+        "2.1",
+        1,
+    ),
+    (
+        "packed-false",
+        pa.array([{"a": 1, "b": 2.0}], pa.struct([("a", pa.int32()), ("b", pa.float64())])),
+        {"lance-encoding:packed": "false"},
+        "2.1",
+        2,
+    ),
+    (
+        "list<struct<list, string>>",
+        pa.array([[{"x": [1], "y": "a"}]], pa.list_(pa.struct([("x", pa.list_(pa.int64())), ("y", pa.string())]))),
+        None,
+        "2.1",
+        2,
+    ),
     ("fsl<float>", pa.array([[1.0, 2.0]], pa.list_(pa.float32(), 2)), None, "2.1", 1),
     ("fsl<fsl<int>>", pa.array([[[1, 2], [3, 4]]], pa.list_(pa.list_(pa.int32(), 2), 2)), None, "2.1", 1),
     ("fsl<struct>", pa.array([[{"a": 1, "b": "x"}] * 2], pa.list_(STRUCT2, 2)), None, "2.2", 2),

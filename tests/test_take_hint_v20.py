@@ -29,14 +29,16 @@ def _table(rows: int = ROWS, seed: int = 3) -> pa.Table:
     rng = np.random.default_rng(seed)
     some = rng.random(rows) < 0.1
     words = np.array(["DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"])
-    return pa.table({
-        "key": pa.array(rng.integers(0, 2**40, rows), pa.int64()),
-        "price": pa.array(rng.integers(0, 10**9, rows)).cast(pa.decimal128(19, 0)).cast(pa.decimal128(15, 2)),
-        "qty": pa.array(rng.random(rows), pa.float64(), mask=some),
-        "day": pa.array(rng.integers(0, 20_000, rows).astype(np.int32), pa.date32()),
-        "instr": pa.array(words[rng.integers(0, 4, rows)]),
-        "comment": pa.array([f"c{i} " + "z" * int(k) for i, k in enumerate(rng.integers(0, 40, rows))]),
-    })
+    return pa.table(
+        {
+            "key": pa.array(rng.integers(0, 2**40, rows), pa.int64()),
+            "price": pa.array(rng.integers(0, 10**9, rows)).cast(pa.decimal128(19, 0)).cast(pa.decimal128(15, 2)),
+            "qty": pa.array(rng.random(rows), pa.float64(), mask=some),
+            "day": pa.array(rng.integers(0, 20_000, rows).astype(np.int32), pa.date32()),
+            "instr": pa.array(words[rng.integers(0, 4, rows)]),
+            "comment": pa.array([f"c{i} " + "z" * int(k) for i, k in enumerate(rng.integers(0, 40, rows))]),
+        }
+    )
 
 
 def _write(writer: str, table: pa.Table, path, batch: int = 4096, page: int = 32 * 1024) -> str:
@@ -122,8 +124,11 @@ def test_mixed_page_shapes_pylance(tmp_path):
     assert kinds == {"dictionary", "binary"}, kinds
     rng = np.random.default_rng(2)
     ref = LanceFileReader(path)
-    for rows in (rng.choice(12_000, 40, replace=False), np.array([11_999, 0, 3000, 2999, 6001, 0]),
-                 np.arange(2990, 3010)):
+    for rows in (
+        rng.choice(12_000, 40, replace=False),
+        np.array([11_999, 0, 3000, 2999, 6001, 0]),
+        np.arange(2990, 3010),
+    ):
         got = f.take(rows)
         assert got.column(0).combine_chunks().equals(table.column("s").take(pa.array(rows)).combine_chunks()), rows
         uniq = np.unique(rows)
@@ -201,8 +206,11 @@ class _Recording(MemorySource):
 def test_read_ranges_prefetches_scattered_requests():
     src = _Recording(bytes(range(256)) * 1024)
     got = src.read_ranges([(100_000, 4), (10, 2), (200_000, 3)])
-    assert [bytes(g) for g in got] == [bytes([(100_000 + i) % 256 for i in range(4)]), bytes([10, 11]),
-                                       bytes([(200_000 + i) % 256 for i in range(3)])]
+    assert [bytes(g) for g in got] == [
+        bytes([(100_000 + i) % 256 for i in range(4)]),
+        bytes([10, 11]),
+        bytes([(200_000 + i) % 256 for i in range(3)]),
+    ]
     assert src.prefetched == [[(10, 2), (100_000, 4), (200_000, 3)]]
     src.read_ranges([(10, 2), (20, 5)])  # one coalesced request: nothing to overlap
     assert len(src.prefetched) == 1

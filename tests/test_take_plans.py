@@ -27,24 +27,37 @@ def _table() -> pa.Table:
     half = np.arange(ROWS) >= ROWS // 2  # first half all valid, second half nulls: pages of each kind
     words = np.array(["alpha", "beta", "gamma", "delta"])
     text = [f"row {i} " + "x" * int(rng.integers(0, 40)) for i in range(ROWS)]
-    return pa.table({
-        "i64": pa.array(rng.integers(-(2**40), 2**40, ROWS), pa.int64()),
-        "f32_some": pa.array(rng.random(ROWS).astype(np.float32), mask=some),
-        "i16_half": pa.array(rng.integers(-100, 100, ROWS).astype(np.int16), mask=half),
-        "dec": pa.array([None if s else i for i, s in zip(range(ROWS), some)], pa.decimal128(12, 2)),
-        "ts": pa.array(rng.integers(0, 2**40, ROWS), pa.timestamp("us", "UTC")),
-        "cat": pa.array(words[rng.integers(0, 4, ROWS)], mask=some),
-        "text": pa.array(text, mask=some),
-        "ltext": pa.array(text, pa.large_string()),
-        "nulls_text": pa.array([None] * ROWS, pa.string()),
-        "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(ROWS * 8).astype(np.float32)), 8),
-        "vec_some": pa.FixedSizeListArray.from_arrays(pa.array(rng.integers(0, 9, ROWS * 3), pa.int16()), 3,
-                                                      mask=pa.array(some)),
-    })
+    return pa.table(
+        {
+            "i64": pa.array(rng.integers(-(2**40), 2**40, ROWS), pa.int64()),
+            "f32_some": pa.array(rng.random(ROWS).astype(np.float32), mask=some),
+            "i16_half": pa.array(rng.integers(-100, 100, ROWS).astype(np.int16), mask=half),
+            "dec": pa.array([None if s else i for i, s in zip(range(ROWS), some)], pa.decimal128(12, 2)),
+            "ts": pa.array(rng.integers(0, 2**40, ROWS), pa.timestamp("us", "UTC")),
+            "cat": pa.array(words[rng.integers(0, 4, ROWS)], mask=some),
+            "text": pa.array(text, mask=some),
+            "ltext": pa.array(text, pa.large_string()),
+            "nulls_text": pa.array([None] * ROWS, pa.string()),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(ROWS * 8).astype(np.float32)), 8),
+            "vec_some": pa.FixedSizeListArray.from_arrays(
+                pa.array(rng.integers(0, 9, ROWS * 3), pa.int16()), 3, mask=pa.array(some)
+            ),
+        }
+    )
 
 
-EXPECTED = {"i64": FlatPlan, "f32_some": FlatPlan, "i16_half": FlatPlan, "dec": FlatPlan, "ts": FlatPlan,
-            "cat": DictionaryPlan, "text": BinaryPlan, "ltext": BinaryPlan, "vec": FlatPlan, "vec_some": FlatPlan}
+EXPECTED = {
+    "i64": FlatPlan,
+    "f32_some": FlatPlan,
+    "i16_half": FlatPlan,
+    "dec": FlatPlan,
+    "ts": FlatPlan,
+    "cat": DictionaryPlan,
+    "text": BinaryPlan,
+    "ltext": BinaryPlan,
+    "vec": FlatPlan,
+    "vec_some": FlatPlan,
+}
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +79,11 @@ def test_plans_chosen_and_equal_to_pylance(files, writer):
     f = lancelot.LanceFile(path)
     ref = LanceFileReader(str(path))
     rng = np.random.default_rng(1)
-    for rows in (rng.choice(ROWS, 50, replace=False), np.arange(ROWS // 2 - 5, ROWS // 2 + 5),
-                 np.array([0, ROWS - 1, 0, 17, 17])):
+    for rows in (
+        rng.choice(ROWS, 50, replace=False),
+        np.arange(ROWS // 2 - 5, ROWS // 2 + 5),
+        np.array([0, ROWS - 1, 0, 17, 17]),
+    ):
         got = f.take(rows)
         want = ref.take_rows(np.sort(np.unique(rows))).to_table()
         order = np.searchsorted(np.sort(np.unique(rows)), rows)

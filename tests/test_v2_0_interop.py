@@ -61,6 +61,7 @@ TYPES = {
     "deep": pa.list_(pa.list_(pa.list_(pa.int32()))),
 }
 
+
 def make_table(name: str, nulls: str, n: int = N, seed: int = 1) -> pa.Table:
     """An id column and one column of type ``name`` (2.0 holds no null structs)."""
     tab = gen_table(pa.schema([(name, TYPES[name])]), n, nulls, seed, null_structs=False)
@@ -148,8 +149,9 @@ def test_many_batches_and_metadata(tmp_path):
 
 
 def test_views_written_as_plain_types(tmp_path):
-    table = pa.table({"s": pa.array(["a", None, "ccc"], pa.string_view()),
-                      "b": pa.array([b"x", b"", None], pa.binary_view())})
+    table = pa.table(
+        {"s": pa.array(["a", None, "ccc"], pa.string_view()), "b": pa.array([b"x", b"", None], pa.binary_view())}
+    )
     path = tmp_path / "v.lance"
     lancelot.write_table(table, path, version="2.0")
     got = pylance_read(path)
@@ -181,7 +183,8 @@ def test_packed_struct_both_ways(tmp_path, key):
 def test_packed_struct_with_bool_refused(tmp_path):
     st = pa.struct([("x", pa.int32()), ("b", pa.bool_())])
     table = pa.table({"p": pa.array([{"x": 1, "b": True}], st)}).cast(
-        pa.schema([pa.field("p", st, True, {"packed": "true"})]))
+        pa.schema([pa.field("p", st, True, {"packed": "true"})])
+    )
     with pytest.raises(lancelot.UnsupportedTypeError, match="whole-byte"):
         lancelot.write_table(table, tmp_path / "x.lance", version="2.0")
 
@@ -190,9 +193,13 @@ def test_pylance_dictionary_for_low_cardinality_strings(tmp_path):
     """pylance picks Dictionary (1-based indices, 0 = null) for plain low-cardinality strings."""
     n = 20_000
     rng = np.random.default_rng(0)
-    table = pa.table({"cat": pa.array(rng.choice(["aa", "bb", "cc"], n), mask=rng.random(n) < 0.1),
-                      "big": pa.array(["x" * 5000] * 100 + ["y"] * (n - 100)),
-                      "vv": pa.array([[[1, 2], [3, 4]]] * n, pa.list_(pa.list_(pa.int8(), 2), 2))})
+    table = pa.table(
+        {
+            "cat": pa.array(rng.choice(["aa", "bb", "cc"], n), mask=rng.random(n) < 0.1),
+            "big": pa.array(["x" * 5000] * 100 + ["y"] * (n - 100)),
+            "vv": pa.array([[[1, 2], [3, 4]]] * n, pa.list_(pa.list_(pa.int8(), 2), 2)),
+        }
+    )
     path = tmp_path / "d.lance"
     pylance_write(table, path, max_page_bytes=50_000)
     from lancelot.inspect import inspect_file
@@ -230,8 +237,15 @@ def test_low_cardinality_strings_written_as_dictionary(tmp_path, t):
     check_reads(path, table)
 
 
-@pytest.mark.parametrize("t", [pa.large_list(pa.struct([("f", pa.float32())])), pa.list_(pa.int32()),
-                               pa.list_(pa.list_(pa.string())), pa.list_(pa.struct([("l", pa.list_(pa.int8()))]))])
+@pytest.mark.parametrize(
+    "t",
+    [
+        pa.large_list(pa.struct([("f", pa.float32())])),
+        pa.list_(pa.int32()),
+        pa.list_(pa.list_(pa.string())),
+        pa.list_(pa.struct([("l", pa.list_(pa.int8()))])),
+    ],
+)
 def test_lists_with_no_items(tmp_path, t):
     """Lists that are all empty or null leave the item columns without values: pylance still
     needs a (zero-row) page in each of them, as its own writer makes."""

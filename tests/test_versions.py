@@ -40,8 +40,15 @@ def test_footer_versions():
 def test_feature_switches():
     v20, v21, v22 = FileVersion
     assert not v20.structural and v21.structural and v22.structural
-    for switch in ("large_chunks", "constant_values", "maps", "fixed_size_list_structs", "variable_packed_structs",
-                   "compressed_dictionaries", "dictionary_64bit"):
+    for switch in (
+        "large_chunks",
+        "constant_values",
+        "maps",
+        "fixed_size_list_structs",
+        "variable_packed_structs",
+        "compressed_dictionaries",
+        "dictionary_64bit",
+    ):
         assert not getattr(v21, switch) and getattr(v22, switch), switch
     assert v20.page_worker() is None
     assert v20.field_package().__name__ == "lancelot.encodings.v2_0"

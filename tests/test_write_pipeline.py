@@ -18,14 +18,16 @@ from lancelot.errors import LanceError
 def _table(n: int = 60_000) -> pa.Table:
     rng = np.random.default_rng(7)
     words = np.array(["alpha", "beta", "gamma", "delta", "epsilon quickly", "zeta"])
-    return pa.table({
-        "id": pa.array(np.arange(n, dtype=np.int64)),
-        "key": pa.array(np.repeat(np.arange(n // 4, dtype=np.int64), 4)),
-        "small": pa.array(rng.integers(0, 100, n, dtype=np.int32), mask=rng.random(n) < 0.1),
-        "cat": pa.array(words[rng.integers(0, 4, n)]),
-        "text": pa.array([" ".join(words[rng.integers(0, 6, 5)]) + str(i) for i in range(n)]),
-        "lst": pa.array([list(range(i % 5)) if i % 7 else None for i in range(n)], pa.list_(pa.int32())),
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(n, dtype=np.int64)),
+            "key": pa.array(np.repeat(np.arange(n // 4, dtype=np.int64), 4)),
+            "small": pa.array(rng.integers(0, 100, n, dtype=np.int32), mask=rng.random(n) < 0.1),
+            "cat": pa.array(words[rng.integers(0, 4, n)]),
+            "text": pa.array([" ".join(words[rng.integers(0, 6, 5)]) + str(i) for i in range(n)]),
+            "lst": pa.array([list(range(i % 5)) if i % 7 else None for i in range(n)], pa.list_(pa.int32())),
+        }
+    )
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])

@@ -30,15 +30,18 @@ def _table(seed: int = 7) -> pa.Table:
     text = [" ".join(words[rng.integers(0, len(words), 6)]) for _ in range(N)]
     keys = np.sort(rng.integers(0, 1 << 40, N))  # sorted: small deltas, General pays over Flat
     price_null = rng.random(N) < 0.05
-    return pa.table({
-        "price": prices,
-        "price_nulls": pa.array([None if m else v for m, v in zip(price_null, prices.to_pylist())],
-                                pa.decimal128(15, 2)),
-        "text": pa.array(text),
-        "key": pa.array(keys, pa.int64()),
-        "noise": pa.array(rng.integers(-(1 << 62), 1 << 62, N), pa.int64()),  # incompressible: left alone
-        "runs": pa.array(np.repeat(rng.integers(0, 1 << 30, N // 40), 40), pa.int64()),  # RLE: two buffers
-    })
+    return pa.table(
+        {
+            "price": prices,
+            "price_nulls": pa.array(
+                [None if m else v for m, v in zip(price_null, prices.to_pylist())], pa.decimal128(15, 2)
+            ),
+            "text": pa.array(text),
+            "key": pa.array(keys, pa.int64()),
+            "noise": pa.array(rng.integers(-(1 << 62), 1 << 62, N), pa.int64()),  # incompressible: left alone
+            "runs": pa.array(np.repeat(rng.integers(0, 1 << 30, N // 40), 40), pa.int64()),  # RLE: two buffers
+        }
+    )
 
 
 def _value_compression(path: str, column: int) -> pb.CompressiveEncoding:
@@ -130,9 +133,10 @@ def test_inflating_bad_chunks_is_a_clear_error():
     header = np.zeros(8, np.uint8)
     header[2:4] = np.frombuffer(len(body).to_bytes(2, "little"), np.uint8)
     good = np.concatenate([header, body])
-    data, pos, size = inflate_chunks(good, np.array([0]), np.array([len(good)]), has_def=0, word=2, nb=1,
-                                     compression=lz4)
-    assert data[8:8 + 64].tolist() == list(range(64)) and size.tolist() == [72]
+    data, pos, size = inflate_chunks(
+        good, np.array([0]), np.array([len(good)]), has_def=0, word=2, nb=1, compression=lz4
+    )
+    assert data[8 : 8 + 64].tolist() == list(range(64)) and size.tolist() == [72]
     with pytest.raises(CorruptFileError, match="shorter than its header"):
         inflate_chunks(good, np.array([0]), np.array([3]), has_def=0, word=2, nb=1, compression=lz4)
     with pytest.raises(CorruptFileError, match="runs past its chunk"):

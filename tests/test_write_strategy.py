@@ -34,7 +34,7 @@ def _check(path, table: pa.Table, columns: list[str] | None = None) -> None:
     """pylance reads ``table`` back (each of ``columns`` alone when given), and so does lancelot."""
     n = table.num_rows
     idx = sorted({0, 1, n // 3, n // 2, n - 2, n - 1} & set(range(n)))
-    for cols in ([[c] for c in columns] if columns else [None]):
+    for cols in [[c] for c in columns] if columns else [None]:
         r = lance_file.LanceFileReader(str(path), columns=cols)
         want = table.select(cols) if cols else table
         assert r.read_all().to_table().equals(want)
@@ -83,8 +83,12 @@ def _column_bytes(path) -> list[int]:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_low_cardinality_strings_are_dictionary_encoded(tmp_path, version):
     rng = np.random.default_rng(1)
-    table = pa.table({"flag": pa.array(rng.choice(["A", "N", "R"], N)),
-                      "mode": pa.array(rng.choice(["TRUCK", "MAIL", "SHIP", "AIR", "RAIL"], N), pa.large_string())})
+    table = pa.table(
+        {
+            "flag": pa.array(rng.choice(["A", "N", "R"], N)),
+            "mode": pa.array(rng.choice(["TRUCK", "MAIL", "SHIP", "AIR", "RAIL"], N), pa.large_string()),
+        }
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     for col, items in ((0, 3), (1, 5)):
@@ -98,8 +102,12 @@ def test_low_cardinality_strings_are_dictionary_encoded(tmp_path, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_integers_bitpacked_or_rle(tmp_path, version):
     rng = np.random.default_rng(2)
-    table = pa.table({"narrow": pa.array(rng.integers(0, 1000, N).astype(np.int32)),
-                      "sorted_runs": pa.array(np.repeat(np.arange(N // 100, dtype=np.int64) << 40, 100))})
+    table = pa.table(
+        {
+            "narrow": pa.array(rng.integers(0, 1000, N).astype(np.int32)),
+            "sorted_runs": pa.array(np.repeat(np.arange(N // 100, dtype=np.int64) << 40, 100)),
+        }
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     assert _kind(_mini(path, 0).value_compression) == "inline_bitpacking"
@@ -112,8 +120,12 @@ def test_low_cardinality_decimals_and_int64(tmp_path, version):
     rng = np.random.default_rng(3)
     n = 20000
     keys = (1 << 22) + np.repeat(rng.integers(1, 32, n // 4).cumsum(), 4)  # sorted, 4 times each: like orderkey
-    table = pa.table({"quantity": pa.array(rng.integers(1, 51, n).astype(np.int32)).cast(pa.decimal128(15, 2)),
-                      "orderkey": pa.array(keys)})
+    table = pa.table(
+        {
+            "quantity": pa.array(rng.integers(1, 51, n).astype(np.int32)).cast(pa.decimal128(15, 2)),
+            "orderkey": pa.array(keys),
+        }
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     dec = _mini(path, 0)
@@ -139,9 +151,14 @@ def test_kilobyte_values_are_full_zip(tmp_path, version):
 
 def test_constant_pages_22(tmp_path):
     """2.2: a page of one repeated value is a constant page (inline value, or a value buffer for strings)."""
-    table = pa.table({"i": pa.array(np.full(N, 7, np.int64)), "s": pa.array(["hello"] * N),
-                      "n": pa.array([None if i % 3 else 1.5 for i in range(N)]),
-                      "l": pa.array([[True, True] if i % 4 else None for i in range(N)], pa.list_(pa.bool_()))})
+    table = pa.table(
+        {
+            "i": pa.array(np.full(N, 7, np.int64)),
+            "s": pa.array(["hello"] * N),
+            "n": pa.array([None if i % 3 else 1.5 for i in range(N)]),
+            "l": pa.array([[True, True] if i % 4 else None for i in range(N)], pa.list_(pa.bool_())),
+        }
+    )
     path = _write(tmp_path, table, "2.2")
     _check(path, table)
     assert _page(path, 0).constant_layout.inline_value == np.int64(7).tobytes()
@@ -160,15 +177,17 @@ def test_sizes_at_most_pylances(tmp_path):
     rng = np.random.default_rng(5)
     n = 40000
     words = np.array("the quick brown fox jumps over lazy dogs and furious packages sleep".split())
-    table = pa.table({
-        "orderkey": pa.array(np.repeat(np.arange(n // 4) * 32, 4)),
-        "partkey": pa.array(rng.integers(1, 200000, n)),
-        "quantity": pa.array(rng.integers(1, 51, n).astype(np.int32)).cast(pa.decimal128(15, 2)),
-        "price": pa.array(rng.integers(100, 10000000, n).astype(np.int32)).cast(pa.decimal128(15, 2)),
-        "flag": pa.array(rng.choice(["A", "N", "R"], n)),
-        "date": pa.array(rng.integers(8000, 10500, n).astype("int32")).cast(pa.date32()),
-        "comment": pa.array([" ".join(rng.choice(words, 5)) for _ in range(n)]),
-    })
+    table = pa.table(
+        {
+            "orderkey": pa.array(np.repeat(np.arange(n // 4) * 32, 4)),
+            "partkey": pa.array(rng.integers(1, 200000, n)),
+            "quantity": pa.array(rng.integers(1, 51, n).astype(np.int32)).cast(pa.decimal128(15, 2)),
+            "price": pa.array(rng.integers(100, 10000000, n).astype(np.int32)).cast(pa.decimal128(15, 2)),
+            "flag": pa.array(rng.choice(["A", "N", "R"], n)),
+            "date": pa.array(rng.integers(8000, 10500, n).astype("int32")).cast(pa.date32()),
+            "comment": pa.array([" ".join(rng.choice(words, 5)) for _ in range(n)]),
+        }
+    )
     for version in VERSIONS:
         path = _write(tmp_path, table, version)
         ref = str(tmp_path / f"ref{version}.lance")
@@ -190,9 +209,11 @@ def test_general_compression(tmp_path, version, scheme):
     words = np.array(["alpha", "beta", "gamma", "delta", "epsilon"])
     text = pa.array([" ".join(rng.choice(words, 6)) for _ in range(N)])
     big = pa.array([None if i % 3 == 0 else f"row {i} " * 60 for i in range(400)] * (N // 400) + ["x"] * (N % 400))
-    table = _table((_field("text", pa.string(), compression=scheme), text),
-                   (_field("ints", pa.int64(), compression=scheme), pa.array(rng.integers(0, 1 << 50, N))),
-                   (_field("big", pa.string(), compression=scheme), big))
+    table = _table(
+        (_field("text", pa.string(), compression=scheme), text),
+        (_field("ints", pa.int64(), compression=scheme), pa.array(rng.integers(0, 1 << 50, N))),
+        (_field("big", pa.string(), compression=scheme), big),
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     want = pb.COMPRESSION_ALGORITHM_LZ4 if scheme == "lz4" else pb.COMPRESSION_ALGORITHM_ZSTD
@@ -213,9 +234,11 @@ def test_zstd_level_and_byte_stream_split(tmp_path, version):
     rng = np.random.default_rng(7)
     floats = pa.array(rng.normal(size=N).astype(np.float32))
     doubles = pa.array(rng.normal(size=N))
-    table = _table((_field("on", pa.float32(), compression="zstd", bss="on", compression_level="9"), floats),
-                   (_field("off", pa.float64(), compression="zstd", bss="off"), doubles),
-                   (_field("alone", pa.float64(), bss="on"), doubles))
+    table = _table(
+        (_field("on", pa.float32(), compression="zstd", bss="on", compression_level="9"), floats),
+        (_field("off", pa.float64(), compression="zstd", bss="off"), doubles),
+        (_field("alone", pa.float64(), bss="on"), doubles),
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     on = _mini(path, 0).value_compression
@@ -231,8 +254,10 @@ def test_compression_none(tmp_path, version):
     rng = np.random.default_rng(8)
     words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"])
     text = pa.array([" ".join(rng.choice(words, 8)) for _ in range(N)])
-    table = _table((_field("text", pa.string(), compression="none"), text),
-                   (_field("ints", pa.int32(), compression="none"), pa.array(rng.integers(0, 10, N).astype("int32"))))
+    table = _table(
+        (_field("text", pa.string(), compression="none"), text),
+        (_field("ints", pa.int32(), compression="none"), pa.array(rng.integers(0, 10, N).astype("int32"))),
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     assert _kind(_mini(path, 0).value_compression) == "variable"
@@ -244,12 +269,14 @@ def test_dictionary_and_rle_keys(tmp_path, version):
     rng = np.random.default_rng(9)
     cats = pa.array(rng.choice(["red", "green", "blue", "yellowish"], N))
     runs = pa.array(np.repeat(np.arange(N // 50, dtype=np.int32), 50))
-    table = _table((_field("no_dict", pa.string(), dict_divisor="100000"), cats),
-                   (_field("tiny_ratio", pa.string(), dict_size_ratio="0.001"), cats),
-                   (_field("zstd_dict", pa.string(), dict_values_compression="zstd"), cats),
-                   (_field("plain_dict", pa.string(), dict_values_compression="none"), cats),
-                   (_field("no_rle", pa.int32(), rle_threshold="0.001"), runs),
-                   (_field("rle", pa.int32(), rle_threshold="0.5"), runs))
+    table = _table(
+        (_field("no_dict", pa.string(), dict_divisor="100000"), cats),
+        (_field("tiny_ratio", pa.string(), dict_size_ratio="0.001"), cats),
+        (_field("zstd_dict", pa.string(), dict_values_compression="zstd"), cats),
+        (_field("plain_dict", pa.string(), dict_values_compression="none"), cats),
+        (_field("no_rle", pa.int32(), rle_threshold="0.001"), runs),
+        (_field("rle", pa.int32(), rle_threshold="0.5"), runs),
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     assert not _mini(path, 0).HasField("dictionary")
@@ -265,8 +292,10 @@ def test_dictionary_and_rle_keys(tmp_path, version):
 def test_structural_encoding_key(tmp_path, version):
     rng = np.random.default_rng(10)
     big = pa.array([f"v{i:05d}" + "x" * 1000 for i in range(300)])
-    table = _table((_field("ints", pa.int32(), structural_encoding="fullzip"), pa.array(rng.integers(0, 9, 300))),
-                   (_field("big", pa.string(), structural_encoding="miniblock"), big))
+    table = _table(
+        (_field("ints", pa.int32(), structural_encoding="fullzip"), pa.array(rng.integers(0, 9, 300))),
+        (_field("big", pa.string(), structural_encoding="miniblock"), big),
+    )
     path = _write(tmp_path, table, version)
     _check(path, table)
     assert _page(path, 0).WhichOneof("layout") == "full_zip_layout"
@@ -292,15 +321,23 @@ MIXED = pa.struct([("a", pa.int32()), ("s", pa.string()), ("bin", pa.large_binar
 def test_packed_structs(tmp_path, version, pages):
     n = 2000
     cols = [
-        (pa.field("p", FIXED, metadata=PACKED),
-         [None if i % 5 == 0 else {"a": i, "b": i / 2, "d": i} for i in range(n)]),
+        (
+            pa.field("p", FIXED, metadata=PACKED),
+            [None if i % 5 == 0 else {"a": i, "b": i / 2, "d": i} for i in range(n)],
+        ),
         (pa.field("bare", FIXED, metadata={"packed": "true"}), [{"a": -i, "b": 1.0, "d": 1} for i in range(n)]),
-        (pa.field("lp", pa.list_(pa.field("item", FIXED, metadata=PACKED))),
-         [[{"a": i, "b": 1.0, "d": 2}] * (i % 3) if i % 7 else None for i in range(n)]),
+        (
+            pa.field("lp", pa.list_(pa.field("item", FIXED, metadata=PACKED))),
+            [[{"a": i, "b": 1.0, "d": 2}] * (i % 3) if i % 7 else None for i in range(n)],
+        ),
     ]
     if version == "2.2":
-        cols.append((pa.field("pv", MIXED, metadata=PACKED),
-                     [None if i % 5 == 0 else {"a": i, "s": "x" * (i % 7), "bin": b"y" * (i % 4)} for i in range(n)]))
+        cols.append(
+            (
+                pa.field("pv", MIXED, metadata=PACKED),
+                [None if i % 5 == 0 else {"a": i, "s": "x" * (i % 7), "bin": b"y" * (i % 4)} for i in range(n)],
+            )
+        )
     table = pa.table([pa.array(v, f.type) for f, v in cols], schema=pa.schema([f for f, _ in cols]))
     path = _write(tmp_path, table, version, max_page_bytes=pages)
     _check(path, table)
@@ -312,12 +349,14 @@ def test_packed_structs(tmp_path, version, pages):
 
 
 def test_packed_structs_refused(tmp_path):
-    mixed = pa.table([pa.array([{"a": 1, "s": "x", "bin": b""}], MIXED)],
-                     schema=pa.schema([pa.field("pv", MIXED, metadata=PACKED)]))
+    mixed = pa.table(
+        [pa.array([{"a": 1, "s": "x", "bin": b""}], MIXED)], schema=pa.schema([pa.field("pv", MIXED, metadata=PACKED)])
+    )
     with pytest.raises(UnsupportedTypeError, match="2.2"):
         write_table(mixed, tmp_path / "a.lance", version="2.1")
-    child_nulls = pa.table([pa.array([{"a": None, "b": 1.0, "d": 1}], FIXED)],
-                           schema=pa.schema([pa.field("p", FIXED, metadata=PACKED)]))
+    child_nulls = pa.table(
+        [pa.array([{"a": None, "b": 1.0, "d": 1}], FIXED)], schema=pa.schema([pa.field("p", FIXED, metadata=PACKED)])
+    )
     with pytest.raises(UnsupportedTypeError, match="nulls"):  # raised on the page thread, seen by the caller
         write_table(child_nulls, tmp_path / "b.lance", version="2.2")
     assert not (tmp_path / "b.lance").exists() and not list(tmp_path.glob("*b.lance*"))
@@ -332,12 +371,22 @@ def test_packed_structs_refused(tmp_path):
 def test_blobs(tmp_path, version, pages):
     rng = np.random.default_rng(11)
     blob = {"lance-encoding:blob": "true"}
-    vals = [None if i % 5 == 0 else b"" if i % 7 == 0 else bytes(rng.integers(0, 255, int(rng.integers(1, 4000)),
-                                                                             dtype=np.uint8)) for i in range(300)]
+    vals = [
+        None
+        if i % 5 == 0
+        else b""
+        if i % 7 == 0
+        else bytes(rng.integers(0, 255, int(rng.integers(1, 4000)), dtype=np.uint8))
+        for i in range(300)
+    ]
     st = pa.struct([pa.field("blob", pa.large_binary(), metadata=blob), pa.field("k", pa.int32())])
-    table = pa.table([pa.array(vals, pa.large_binary()),
-                      pa.array([None if i % 11 == 0 else {"blob": vals[-i], "k": i} for i in range(300)], st)],
-                     schema=pa.schema([pa.field("b", pa.large_binary(), metadata=blob), pa.field("s", st)]))
+    table = pa.table(
+        [
+            pa.array(vals, pa.large_binary()),
+            pa.array([None if i % 11 == 0 else {"blob": vals[-i], "k": i} for i in range(300)], st),
+        ],
+        schema=pa.schema([pa.field("b", pa.large_binary(), metadata=blob), pa.field("s", st)]),
+    )
     path = _write(tmp_path, table, version, max_page_bytes=pages)
     _check(path, table)
     for col in (0, 1):
@@ -346,8 +395,11 @@ def test_blobs(tmp_path, version, pages):
         assert _kind(layout.blob_layout.inner_layout.mini_block_layout.value_compression) == "packed_struct"
     assert sum(_column_bytes(path)) < 20 * 300 * 2  # the descriptions; the bytes live out of line
     with pytest.raises(UnsupportedTypeError, match="large_binary"):
-        write_table(pa.table([pa.array([b"x"])], schema=pa.schema([pa.field("b", pa.binary(), metadata=blob)])),
-                    tmp_path / "bad.lance", version=version)
+        write_table(
+            pa.table([pa.array([b"x"])], schema=pa.schema([pa.field("b", pa.binary(), metadata=blob)])),
+            tmp_path / "bad.lance",
+            version=version,
+        )
 
 
 @pytest.mark.parametrize("pages", [None, 5000])
@@ -356,13 +408,22 @@ def test_fixed_size_list_of_structs_22(tmp_path, pages):
     column alone, lancelot the whole table."""
     st = pa.struct([("a", pa.int32()), ("s", pa.string())])
     n = 2000
-    table = pa.table({
-        "fs": pa.array([[{"a": i, "s": "x" * (i % 5)}, {"a": -i, "s": "q"}] for i in range(n)], pa.list_(st, 2)),
-        "fsn": pa.array([None if i % 3 == 0 else [{"a": i, "s": None}, None if i % 2 else {"a": None, "s": "z"}]
-                         for i in range(n)], pa.list_(st, 2)),
-        "sfs": pa.array([None if i % 4 == 0 else {"x": [{"a": i, "s": "w"}] * 3} for i in range(n)],
-                        pa.struct([("x", pa.list_(st, 3))])),
-    })
+    table = pa.table(
+        {
+            "fs": pa.array([[{"a": i, "s": "x" * (i % 5)}, {"a": -i, "s": "q"}] for i in range(n)], pa.list_(st, 2)),
+            "fsn": pa.array(
+                [
+                    None if i % 3 == 0 else [{"a": i, "s": None}, None if i % 2 else {"a": None, "s": "z"}]
+                    for i in range(n)
+                ],
+                pa.list_(st, 2),
+            ),
+            "sfs": pa.array(
+                [None if i % 4 == 0 else {"x": [{"a": i, "s": "w"}] * 3} for i in range(n)],
+                pa.struct([("x", pa.list_(st, 3))]),
+            ),
+        }
+    )
     path = _write(tmp_path, table, "2.2", max_page_bytes=pages)
     _check(path, table, columns=table.column_names)
     md = read_metadata(open_source(path))
@@ -370,8 +431,11 @@ def test_fixed_size_list_of_structs_22(tmp_path, pages):
     with pytest.raises(UnsupportedTypeError, match="2.2"):
         write_table(table.select(["fs"]), tmp_path / "x.lance", version="2.1")
     with pytest.raises(UnsupportedTypeError):
-        write_table(pa.table({"l": pa.array([[[{"a": 1, "s": "x"}]]], pa.list_(pa.list_(st, 1)))}),
-                    tmp_path / "y.lance", version="2.2")
+        write_table(
+            pa.table({"l": pa.array([[[{"a": 1, "s": "x"}]]], pa.list_(pa.list_(st, 1)))}),
+            tmp_path / "y.lance",
+            version="2.2",
+        )
 
 
 def test_constant_value_sampled_check_is_only_a_shortcut():
@@ -380,8 +444,11 @@ def test_constant_value_sampled_check_is_only_a_shortcut():
     from lancelot.encodings.structural.write_constant import constant_value
 
     n = 10_000
-    for arr in (pa.array(["abc"] * n), pa.array([7] * n, pa.int64()),
-                pa.array([None if i % 3 == 0 else 1.5 for i in range(n)])):
+    for arr in (
+        pa.array(["abc"] * n),
+        pa.array([7] * n, pa.int64()),
+        pa.array([None if i % 3 == 0 else 1.5 for i in range(n)]),
+    ):
         assert constant_value(arr) is not None
     odd = ["abc"] * n
     odd[5001] = "abd"  # not one of the 256 evenly spaced sample positions

@@ -29,20 +29,43 @@ ROWS = 600
 
 _ST = pa.struct([("x", pa.int32()), ("y", pa.string())])
 TYPES = {
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-    "uint8": pa.uint8(), "uint32": pa.uint32(), "uint64": pa.uint64(),
-    "float16": pa.float16(), "float32": pa.float32(), "float64": pa.float64(), "bool": pa.bool_(),
-    "date32": pa.date32(), "date64": pa.date64(), "time32": pa.time32("ms"), "time64": pa.time64("ns"),
-    "timestamp": pa.timestamp("us"), "timestamp_tz": pa.timestamp("ns", "UTC"), "duration": pa.duration("s"),
-    "decimal128": pa.decimal128(12, 3), "fixed_binary": pa.binary(5),
-    "string": pa.string(), "large_string": pa.large_string(), "binary": pa.binary(),
-    "large_binary": pa.large_binary(), "null": pa.null(),
-    "vector": pa.list_(pa.float32(), 4), "bool_vector": pa.list_(pa.bool_(), 3),
-    "struct": _ST, "list": pa.list_(pa.int64()), "large_list": pa.large_list(pa.string()),
-    "list_struct": pa.list_(_ST), "struct_list": pa.struct([("a", pa.list_(pa.float64())), ("b", pa.bool_())]),
-    "list_list": pa.list_(pa.list_(pa.int16())), "list_vector": pa.list_(pa.list_(pa.float32(), 3)),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "uint8": pa.uint8(),
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "float16": pa.float16(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "date32": pa.date32(),
+    "date64": pa.date64(),
+    "time32": pa.time32("ms"),
+    "time64": pa.time64("ns"),
+    "timestamp": pa.timestamp("us"),
+    "timestamp_tz": pa.timestamp("ns", "UTC"),
+    "duration": pa.duration("s"),
+    "decimal128": pa.decimal128(12, 3),
+    "fixed_binary": pa.binary(5),
+    "string": pa.string(),
+    "large_string": pa.large_string(),
+    "binary": pa.binary(),
+    "large_binary": pa.large_binary(),
+    "null": pa.null(),
+    "vector": pa.list_(pa.float32(), 4),
+    "bool_vector": pa.list_(pa.bool_(), 3),
+    "struct": _ST,
+    "list": pa.list_(pa.int64()),
+    "large_list": pa.large_list(pa.string()),
+    "list_struct": pa.list_(_ST),
+    "struct_list": pa.struct([("a", pa.list_(pa.float64())), ("b", pa.bool_())]),
+    "list_list": pa.list_(pa.list_(pa.int16())),
+    "list_vector": pa.list_(pa.list_(pa.float32(), 3)),
     "deep": pa.struct([("s", pa.struct([("l", pa.list_(_ST))]))]),
-    "dictionary": pa.dictionary(pa.int32(), pa.string()), "dictionary_int8": pa.dictionary(pa.int8(), pa.binary()),
+    "dictionary": pa.dictionary(pa.int32(), pa.string()),
+    "dictionary_int8": pa.dictionary(pa.int8(), pa.binary()),
     "list_dictionary": pa.list_(pa.dictionary(pa.int16(), pa.large_string())),
 }
 
@@ -151,8 +174,9 @@ def _full_zip_table(kind: str, nulls: str, rng: np.random.Generator) -> pa.Table
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("pages", [None, 30000])
 @pytest.mark.parametrize("nulls", NULLS)
-@pytest.mark.parametrize("kind", ["string", "large_string", "text", "vector", "list_string", "list_vector",
-                                  "struct_list"])
+@pytest.mark.parametrize(
+    "kind", ["string", "large_string", "text", "vector", "list_string", "list_vector", "struct_list"]
+)
 def test_full_zip(tmp_path, kind, nulls, pages, version):
     table = _full_zip_table(kind, nulls, np.random.default_rng(len(kind)))
     path = tmp_path / "t.lance"
@@ -171,12 +195,14 @@ def test_full_zip(tmp_path, kind, nulls, pages, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_layout_choices(tmp_path, version):
     rng = np.random.default_rng(1)
-    table = pa.table({
-        "ints": pa.array(np.arange(10000, dtype=np.int64)),
-        "nulls": pa.nulls(10000, pa.int32()),
-        "big": _big_strings(10000, 0.1, rng),
-        "null_lists": pa.array([None, []] * 5000, pa.list_(pa.int32())),
-    })
+    table = pa.table(
+        {
+            "ints": pa.array(np.arange(10000, dtype=np.int64)),
+            "nulls": pa.nulls(10000, pa.int32()),
+            "big": _big_strings(10000, 0.1, rng),
+            "null_lists": pa.array([None, []] * 5000, pa.list_(pa.int32())),
+        }
+    )
     path = tmp_path / "t.lance"
     write_table(table, path, version=version)
     check_pylance(path, table)
@@ -198,11 +224,15 @@ def test_rows_spanning_chunks(tmp_path, version):
     lens = rng.integers(0, 9000, 30)
     lens[3] = 0
     offs = pa.array(np.concatenate([[0], np.cumsum(lens)]).astype(np.int32))
-    big = pa.ListArray.from_arrays(offs, pa.array(rng.integers(0, 100, offs[-1].as_py())),
-                                   mask=pa.array(rng.random(30) < 0.2))
+    big = pa.ListArray.from_arrays(
+        offs, pa.array(rng.integers(0, 100, offs[-1].as_py())), mask=pa.array(rng.random(30) < 0.2)
+    )
     inner_offs = pa.array(np.concatenate([[0], np.cumsum(rng.integers(0, 5, 30000))]).astype(np.int32))
-    inner = pa.ListArray.from_arrays(inner_offs, pa.array(rng.integers(0, 9, inner_offs[-1].as_py()), pa.int32()),
-                                     mask=pa.array(rng.random(30000) < 0.1))
+    inner = pa.ListArray.from_arrays(
+        inner_offs,
+        pa.array(rng.integers(0, 9, inner_offs[-1].as_py()), pa.int32()),
+        mask=pa.array(rng.random(30000) < 0.1),
+    )
     outer_offs = np.sort(rng.choice(np.arange(1, 30000), 29, replace=False))
     outer = pa.ListArray.from_arrays(pa.array(np.concatenate([[0], outer_offs, [30000]]).astype(np.int32)), inner)
     table = pa.table({"big": big, "nested": outer})
@@ -218,8 +248,11 @@ def test_rows_spanning_chunks(tmp_path, version):
 def test_batches_and_garbage_under_nulls(tmp_path, version):
     x = pa.array(np.arange(1000, dtype=np.int32))
     struct = pa.StructArray.from_arrays([x], names=["x"], mask=pa.array(np.arange(1000) % 3 == 0))
-    lists = pa.ListArray.from_arrays(pa.array(np.arange(0, 2001, 2, dtype=np.int32)), pa.array(np.arange(2000)),
-                                     mask=pa.array(np.arange(1000) % 4 == 0))
+    lists = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, 2001, 2, dtype=np.int32)),
+        pa.array(np.arange(2000)),
+        mask=pa.array(np.arange(1000) % 4 == 0),
+    )
     strings = pa.array([str(i) if i % 7 else None for i in range(1000)])
     table = pa.table({"s": struct, "l": lists, "str": strings}).slice(13, 900)
     path = tmp_path / "t.lance"
@@ -243,11 +276,17 @@ def test_empty_and_multi_column(tmp_path, version):
 
 def test_refused_types(tmp_path):
     with pytest.raises(UnsupportedTypeError):
-        write_table(pa.table({"m": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int32()))}),
-                    tmp_path / "m.lance", version="2.1")
+        write_table(
+            pa.table({"m": pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int32()))}),
+            tmp_path / "m.lance",
+            version="2.1",
+        )
     with pytest.raises(UnsupportedTypeError):
-        write_table(pa.table({"d": pa.array([1, 2], pa.int32()).cast(pa.decimal128(12, 2)).dictionary_encode()}),
-                    tmp_path / "d.lance", version="2.1")
+        write_table(
+            pa.table({"d": pa.array([1, 2], pa.int32()).cast(pa.decimal128(12, 2)).dictionary_encode()}),
+            tmp_path / "d.lance",
+            version="2.1",
+        )
     assert not (tmp_path / "m.lance").exists()
 
 
@@ -270,14 +309,16 @@ def test_compression_choices(tmp_path, version):
     rng = np.random.default_rng(0)
     n = 20000
     mask = rng.random(n) < 0.2
-    table = pa.table({
-        "small": pa.array(rng.integers(0, 100, n), mask=mask),
-        "runs": pa.array(np.repeat(rng.integers(0, 1 << 40, n // 50), 50)),
-        "cat": pa.array(rng.choice(["apple", "banana", "cherry", "durian"], n), mask=mask),
-        "lcat": pa.array(rng.choice(["apple", "banana", "cherry"], n), pa.large_string()),
-        "lists": pa.array([list(rng.choice(["x", "yy", "zzz"], int(k))) for k in rng.integers(0, 4, n)]),
-        "words": gen_array(pa.string(), n, "some", rng),
-    })
+    table = pa.table(
+        {
+            "small": pa.array(rng.integers(0, 100, n), mask=mask),
+            "runs": pa.array(np.repeat(rng.integers(0, 1 << 40, n // 50), 50)),
+            "cat": pa.array(rng.choice(["apple", "banana", "cherry", "durian"], n), mask=mask),
+            "lcat": pa.array(rng.choice(["apple", "banana", "cherry"], n), pa.large_string()),
+            "lists": pa.array([list(rng.choice(["x", "yy", "zzz"], int(k))) for k in rng.integers(0, 4, n)]),
+            "words": gen_array(pa.string(), n, "some", rng),
+        }
+    )
     path = tmp_path / "t.lance"
     write_table(table, path, version=version)
     check_pylance(path, table)
@@ -304,11 +345,13 @@ def test_dictionary_fields(tmp_path, version):
     """Arrow dictionary fields always get dictionary pages, with indices as wide as the key type."""
     rng = np.random.default_rng(3)
     keys = pa.array(rng.integers(0, 3, 300), pa.int16())
-    table = pa.table({
-        "k16": pa.DictionaryArray.from_arrays(keys, pa.array(["a", "bb", "c"], pa.large_string())),
-        "high": pa.array([f"v{i}" for i in range(300)]).dictionary_encode(),
-        "null": pa.nulls(300, pa.dictionary(pa.int32(), pa.string())),
-    })
+    table = pa.table(
+        {
+            "k16": pa.DictionaryArray.from_arrays(keys, pa.array(["a", "bb", "c"], pa.large_string())),
+            "high": pa.array([f"v{i}" for i in range(300)]).dictionary_encode(),
+            "null": pa.nulls(300, pa.dictionary(pa.int32(), pa.string())),
+        }
+    )
     path = tmp_path / "t.lance"
     with LanceWriter(path, table.schema, version=version, max_page_bytes=500) as w:
         for b in table.to_batches(max_chunksize=70):

@@ -22,12 +22,14 @@ THREADS, BATCHES, ROWS = 5, 8, 97
 
 def _batch(thread_id: int, k: int) -> pa.RecordBatch:
     value = thread_id * 1_000_000 + k * 1000 + np.arange(ROWS)
-    return pa.record_batch({
-        "thread_id": pa.array(np.full(ROWS, thread_id), pa.int64()),
-        "value": pa.array(value, pa.int64()),
-        "data": pa.array([f"thread_{thread_id}_record_{v}" for v in value.tolist()]),
-        "tags": pa.array([[int(v), int(v) + 1] if v % 3 else None for v in value.tolist()], pa.list_(pa.int64())),
-    })
+    return pa.record_batch(
+        {
+            "thread_id": pa.array(np.full(ROWS, thread_id), pa.int64()),
+            "value": pa.array(value, pa.int64()),
+            "data": pa.array([f"thread_{thread_id}_record_{v}" for v in value.tolist()]),
+            "tags": pa.array([[int(v), int(v) + 1] if v % 3 else None for v in value.tolist()], pa.list_(pa.int64())),
+        }
+    )
 
 
 def _check(t: pa.Table) -> None:
@@ -42,10 +44,11 @@ def _check(t: pa.Table) -> None:
     assert tags == [[v, v + 1] if v % 3 else None for v in value.tolist()]
     # every batch's rows are contiguous and in order
     for s in range(0, t.num_rows, ROWS):
-        v = value[s:s + ROWS]
+        v = value[s : s + ROWS]
         assert (np.diff(v) == 1).all() and v[0] % 1000 == 0, f"batch starting at row {s} is not whole"
-    assert sorted(set(value[::ROWS].tolist())) == sorted(a * 1_000_000 + k * 1000 for a in range(THREADS)
-                                                           for k in range(BATCHES))
+    assert sorted(set(value[::ROWS].tolist())) == sorted(
+        a * 1_000_000 + k * 1000 for a in range(THREADS) for k in range(BATCHES)
+    )
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
@@ -55,6 +58,7 @@ def test_multithreaded_writer(tmp_path, version):
     start = threading.Barrier(THREADS)
     errors: list[BaseException] = []
     with lancelot.LanceWriter(path, schema, version=version, max_page_bytes=4096) as w:
+
         def work(thread_id: int) -> None:
             try:
                 start.wait()

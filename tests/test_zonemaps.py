@@ -34,15 +34,17 @@ def _mixed_table(n: int, seed: int = RNG_SEED) -> pa.Table:
     strs = words[rng.integers(0, len(words), n)]
     inner = pa.array(rng.integers(0, 50, n))
     struct = pa.StructArray.from_arrays([inner], names=["y"], mask=pa.array(rng.random(n) < 0.2))
-    return pa.table({
-        "i": pa.array(ints, mask=ints_mask),
-        "f": pa.array(floats),
-        "s": pa.array(strs.tolist()),
-        "sorted": pa.array(np.arange(n, dtype=np.int64)),
-        "st": struct,
-        "b": pa.array(rng.random(n) < 0.3),
-        "ts": pa.array(np.sort(rng.integers(0, 10**12, n)), pa.timestamp("us", "UTC")),
-    })
+    return pa.table(
+        {
+            "i": pa.array(ints, mask=ints_mask),
+            "f": pa.array(floats),
+            "s": pa.array(strs.tolist()),
+            "sorted": pa.array(np.arange(n, dtype=np.int64)),
+            "st": struct,
+            "b": pa.array(rng.random(n) < 0.3),
+            "ts": pa.array(np.sort(rng.integers(0, 10**12, n)), pa.timestamp("us", "UTC")),
+        }
+    )
 
 
 def _passes(table: pa.Table, f) -> np.ndarray:
@@ -51,8 +53,14 @@ def _passes(table: pa.Table, f) -> np.ndarray:
     col = table.column(name[0]).combine_chunks() if isinstance(name, tuple) else table.column(name)
     if isinstance(name, tuple):
         col = col.flatten()[col.type.get_field_index(name[1])]
-    fns = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
-           ">=": pc.greater_equal}
+    fns = {
+        "=": pc.equal,
+        "!=": pc.not_equal,
+        "<": pc.less,
+        "<=": pc.less_equal,
+        ">": pc.greater,
+        ">=": pc.greater_equal,
+    }
     if op in fns:
         r = fns[op](col, pa.scalar(f[2], col.type))
     elif op == "in":
@@ -77,14 +85,14 @@ def _covered(ranges, n) -> np.ndarray:
 
 def test_stats_match_numpy_per_zone():
     rng = np.random.default_rng(RNG_SEED)
-    vals = rng.integers(-10**6, 10**6, 10_000)
+    vals = rng.integers(-(10**6), 10**6, 10_000)
     nulls = rng.random(10_000) < 0.05
     t = pa.table({"x": pa.array(vals, mask=nulls)})
     zm = parse_zone_maps(_build(t, 1000, chunk=333))
     col = zm.column("x")
     assert zm.num_zones == 10 and zm.num_rows == 10_000
     for z in range(10):
-        v, m = vals[z * 1000:(z + 1) * 1000], nulls[z * 1000:(z + 1) * 1000]
+        v, m = vals[z * 1000 : (z + 1) * 1000], nulls[z * 1000 : (z + 1) * 1000]
         assert col.min[z].as_py() == v[~m].min()
         assert col.max[z].as_py() == v[~m].max()
         assert col.nulls[z] == m.sum()
@@ -113,8 +121,11 @@ def test_pruning_never_drops_a_matching_row(seed):
             ("f", ["<", ">", "="][rng.integers(0, 3)], float(rng.normal())),
             ("sorted", [">=", "<"][rng.integers(0, 2)], int(rng.integers(0, 6000))),
             (("st", "y"), ["=", ">", "<="][rng.integers(0, 3)], int(rng.integers(0, 50))),
-            ("s", ["=", "<", ">", "starts_with"][rng.integers(0, 4)], ["banana", "d", "elder", "\u00e9", ""][
-                rng.integers(0, 5)]),
+            (
+                "s",
+                ["=", "<", ">", "starts_with"][rng.integers(0, 4)],
+                ["banana", "d", "elder", "\u00e9", ""][rng.integers(0, 5)],
+            ),
             ("i", "in", [int(x) for x in rng.integers(-1000, 1000, rng.integers(1, 80))]),
         ]
     filters += [("i", "is_null"), ("i", "is_not_null"), ("b", "=", True), ("s", "starts_with", "elder" * 20 + "x")]
@@ -170,23 +181,25 @@ def test_long_strings_keep_conservative_bounds():
 
 def test_types_with_statistics_and_without():
     n = 8
-    t = pa.table({
-        "u8": pa.array(range(n), pa.uint8()),
-        "u64": pa.array([2**64 - 1 - i for i in range(n)], pa.uint64()),
-        "h": pa.array(np.arange(n, dtype=np.float16)),
-        "dec": pa.array([Decimal(i) / 4 for i in range(n)], pa.decimal128(10, 2)),
-        "d32": pa.array([dt.date(2020, 1, 1 + i) for i in range(n)], pa.date32()),
-        "t64": pa.array(range(n), pa.time64("us")),
-        "dur": pa.array(range(n), pa.duration("ms")),
-        "ts": pa.array(range(n), pa.timestamp("ns")),
-        "ls": pa.array([str(i) for i in range(n)], pa.large_string()),
-        "fsb": pa.array([bytes([i, i]) for i in range(n)], pa.binary(2)),
-        "dict": pa.array([f"v{i % 3}" for i in range(n)]).dictionary_encode(),
-        "bool": pa.array([i % 2 == 0 for i in range(n)]),
-        "lst": pa.array([[i] for i in range(n)]),
-        "mp": pa.array([[("k", i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
-        "nul": pa.nulls(n),
-    })
+    t = pa.table(
+        {
+            "u8": pa.array(range(n), pa.uint8()),
+            "u64": pa.array([2**64 - 1 - i for i in range(n)], pa.uint64()),
+            "h": pa.array(np.arange(n, dtype=np.float16)),
+            "dec": pa.array([Decimal(i) / 4 for i in range(n)], pa.decimal128(10, 2)),
+            "d32": pa.array([dt.date(2020, 1, 1 + i) for i in range(n)], pa.date32()),
+            "t64": pa.array(range(n), pa.time64("us")),
+            "dur": pa.array(range(n), pa.duration("ms")),
+            "ts": pa.array(range(n), pa.timestamp("ns")),
+            "ls": pa.array([str(i) for i in range(n)], pa.large_string()),
+            "fsb": pa.array([bytes([i, i]) for i in range(n)], pa.binary(2)),
+            "dict": pa.array([f"v{i % 3}" for i in range(n)]).dictionary_encode(),
+            "bool": pa.array([i % 2 == 0 for i in range(n)]),
+            "lst": pa.array([[i] for i in range(n)]),
+            "mp": pa.array([[("k", i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
+            "nul": pa.nulls(n),
+        }
+    )
     zm = parse_zone_maps(_build(t, 4))
     have = {".".join(p) for p in zm.columns}
     assert have == {"u8", "u64", "h", "dec", "d32", "t64", "dur", "ts", "ls", "fsb", "dict", "bool"}
@@ -205,10 +218,12 @@ def test_types_with_statistics_and_without():
 
 def test_timestamps_compare_only_with_matching_zone_awareness():
     base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-    t = pa.table({
-        "tz": pa.array([base + dt.timedelta(days=i) for i in range(8)], pa.timestamp("us", "UTC")),
-        "ntz": pa.array([base.replace(tzinfo=None) + dt.timedelta(days=i) for i in range(8)], pa.timestamp("us")),
-    })
+    t = pa.table(
+        {
+            "tz": pa.array([base + dt.timedelta(days=i) for i in range(8)], pa.timestamp("us", "UTC")),
+            "ntz": pa.array([base.replace(tzinfo=None) + dt.timedelta(days=i) for i in range(8)], pa.timestamp("us")),
+        }
+    )
     zm = parse_zone_maps(_build(t, 4))
     later = base + dt.timedelta(days=5)
     assert zm.row_ranges_matching([("tz", ">", later)]) == [(4, 8)]
@@ -241,8 +256,11 @@ def test_writer_stores_zone_maps_and_pylance_still_reads_the_file(tmp_path):
     lance_file = pytest.importorskip("lance.file")
     t = _mixed_table(20_000)
     # version 2.0 cannot hold null structs: keep the struct column's parents valid
-    t = t.set_column(t.schema.get_field_index("st"), "st", pa.StructArray.from_arrays(
-        [t.column("st").combine_chunks().field(0)], names=["y"]))
+    t = t.set_column(
+        t.schema.get_field_index("st"),
+        "st",
+        pa.StructArray.from_arrays([t.column("st").combine_chunks().field(0)], names=["y"]),
+    )
     p = str(tmp_path / "z.lance")
     lancelot.write_table(t, p)
     f = lancelot.LanceFile(p)
@@ -263,8 +281,15 @@ def test_numpy_bounds_equal_the_grouped_bounds(kind):
     raw = rng.integers(-100, 100, n)
     mask = rng.random(n) < 0.2
     mask[600:900] = True  # an all-null zone
-    types = {"int8": pa.int8(), "uint64": pa.uint64(), "float32": pa.float32(), "float64": pa.float64(),
-             "date32": pa.date32(), "timestamp": pa.timestamp("ns", "UTC"), "duration": pa.duration("s")}
+    types = {
+        "int8": pa.int8(),
+        "uint64": pa.uint64(),
+        "float32": pa.float32(),
+        "float64": pa.float64(),
+        "date32": pa.date32(),
+        "timestamp": pa.timestamp("ns", "UTC"),
+        "duration": pa.duration("s"),
+    }
     t = types[kind]
     if kind.startswith("float"):
         vals = raw.astype(np.float64)
@@ -325,8 +350,13 @@ def test_dense_bounds_equal_the_grouped_bounds(kind):
     rng = np.random.default_rng(11)
     n, rpz = 2500, 300
     raw = rng.integers(-1000, 1000, n)
-    types = {"int16": pa.int16(), "uint64": pa.uint64(), "float64": pa.float64(), "date32": pa.date32(),
-             "timestamp": pa.timestamp("us")}
+    types = {
+        "int16": pa.int16(),
+        "uint64": pa.uint64(),
+        "float64": pa.float64(),
+        "date32": pa.date32(),
+        "timestamp": pa.timestamp("us"),
+    }
     if kind == "float64":
         vals = raw.astype(np.float64)
         vals[[105, 2450]] = np.nan  # NaN in the first and in the partial last zone
@@ -380,8 +410,13 @@ def test_written_file_zone_bounds_of_many_zones(tmp_path):
     rng = np.random.default_rng(13)
     n = 20 * 4096 + 77
     words = np.array([f"w{i:03d}" * (i % 5 + 1) for i in range(300)])
-    t = pa.table({"s": pa.array(words[rng.integers(0, 300, n)]), "i": pa.array(rng.integers(-5, 10**6, n)),
-                  "d": pa.array([Decimal(int(v)) / 100 for v in rng.integers(-999, 999, n)], pa.decimal128(10, 2))})
+    t = pa.table(
+        {
+            "s": pa.array(words[rng.integers(0, 300, n)]),
+            "i": pa.array(rng.integers(-5, 10**6, n)),
+            "d": pa.array([Decimal(int(v)) / 100 for v in rng.integers(-999, 999, n)], pa.decimal128(10, 2)),
+        }
+    )
     p = str(tmp_path / "zones.lance")
     lancelot.write_table(t, p, version="2.2")
     zm = lancelot.LanceFile(p).zone_maps()
@@ -419,6 +454,7 @@ def test_string_bounds_switch_to_the_kernel_after_warm_rows():
         "assert zb.HOT.ready()\n"
         "kernel = zb.string_zone_bounds(a, 4096, 8)\n"
         "assert all(x.equals(y) for x, y in zip(first[:2], kernel[:2]))\n"
-        "print('ok')\n")
+        "print('ok')\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -12,8 +12,16 @@ from lancelot.dataset.dataset import LanceDataset, dataset
 from lancelot.dataset.fragment import Fragment, FragmentMetadata
 from lancelot.dataset.write import commit, write_dataset, write_fragments
 
-__all__ = ["CommitConflictError", "Fragment", "FragmentMetadata", "LanceDataset", "commit", "dataset",
-           "write_dataset", "write_fragments"]
+__all__ = [
+    "CommitConflictError",
+    "Fragment",
+    "FragmentMetadata",
+    "LanceDataset",
+    "commit",
+    "dataset",
+    "write_dataset",
+    "write_fragments",
+]
 
 
 class _CallableModule(types.ModuleType):

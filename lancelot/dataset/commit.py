@@ -66,8 +66,10 @@ def list_versions(store, uri: str) -> Versions:
 def load_manifest(store, uri: str, versions: Versions, version: int) -> ManifestFile:
     name = versions.names.get(version)
     if name is None:
-        raise LanceError(f"dataset {uri!r}: version {version} does not exist "
-                         f"(versions: {sorted(versions.names)[:20]}{'...' if len(versions.names) > 20 else ''})")
+        raise LanceError(
+            f"dataset {uri!r}: version {version} does not exist "
+            f"(versions: {sorted(versions.names)[:20]}{'...' if len(versions.names) > 20 else ''})"
+        )
     path = f"{VERSIONS_DIR}/{name}"
     try:
         data = store.read(path)
@@ -100,8 +102,16 @@ def load_transaction(store, mf: ManifestFile) -> transaction_pb2.Transaction | N
 Builder = Callable[[ManifestFile | None, int], tuple[table_pb2.Manifest, bytes | None]]
 
 
-def commit_transaction(store, uri: str, txn: transaction_pb2.Transaction, build: Builder, *,
-                       read_version: int | None, create: bool = False, scheme: str = "v2") -> int:
+def commit_transaction(
+    store,
+    uri: str,
+    txn: transaction_pb2.Transaction,
+    build: Builder,
+    *,
+    read_version: int | None,
+    create: bool = False,
+    scheme: str = "v2",
+) -> int:
     """Write ``txn`` and commit the manifest ``build`` makes; return the new version."""
     name = transaction_name(txn)
     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
@@ -122,7 +132,8 @@ def commit_transaction(store, uri: str, txn: transaction_pb2.Transaction, build:
                 why = conflicts(txn, load_transaction(store, load_manifest(store, uri, versions, v)))
                 if why:
                     raise CommitConflictError(
-                        f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: {why}")
+                        f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: {why}"
+                    )
             checked = latest
             base = load_manifest(store, uri, versions, latest)
             check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")

@@ -57,8 +57,9 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
 class LanceDataset:
     """One version of a dataset (like ``lance.dataset(...)``)."""
 
-    def __init__(self, uri, *, version: int | None = None, storage_options: dict | None = None,
-                 _store: ObjectStore | None = None) -> None:
+    def __init__(
+        self, uri, *, version: int | None = None, storage_options: dict | None = None, _store: ObjectStore | None = None
+    ) -> None:
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
@@ -167,8 +168,14 @@ class LanceDataset:
         for v in sorted(versions.names):
             m = load_manifest(self._store, self.uri, versions, v).manifest
             ts = _dt.datetime.fromtimestamp(m.timestamp.seconds + m.timestamp.nanos / 1e9)
-            out.append({"version": v, "timestamp": ts, "metadata": dict(m.table_metadata),
-                        "writer": f"{m.writer_version.library} {m.writer_version.version}"})
+            out.append(
+                {
+                    "version": v,
+                    "timestamp": ts,
+                    "metadata": dict(m.table_metadata),
+                    "writer": f"{m.writer_version.library} {m.writer_version.version}",
+                }
+            )
         return out
 
     def checkout_version(self, version: int) -> LanceDataset:
@@ -218,8 +225,9 @@ class LanceDataset:
             yield from f.to_batches(batch_size, columns, filter)
 
     def scanner(self, columns=None, filter=None):
-        return pa.RecordBatchReader.from_batches(self._empty(columns).schema, self.to_batches(columns=columns,
-                                                                                                filter=filter))
+        return pa.RecordBatchReader.from_batches(
+            self._empty(columns).schema, self.to_batches(columns=columns, filter=filter)
+        )
 
     def take(self, indices, columns=None) -> pa.Table:
         """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
@@ -229,8 +237,9 @@ class LanceDataset:
         total = int(counts.sum())
         if idx.size and (idx.min() < 0 or idx.max() >= total):
             bad = int(idx[(idx < 0) | (idx >= total)][0])
-            raise LanceError(f"dataset {self.uri!r} version {self.version}: take index {bad} is out of range "
-                             f"for {total} rows")
+            raise LanceError(
+                f"dataset {self.uri!r} version {self.version}: take index {bad} is out of range for {total} rows"
+            )
         if not idx.size:
             return self._empty(columns)
         starts = np.concatenate([[0], np.cumsum(counts)])
@@ -285,8 +294,9 @@ class LanceDataset:
         txn.delete.updated_fragments.extend(updated)
         txn.delete.deleted_fragment_ids.extend(removed)
         txn.delete.predicate = str(predicate)
-        v = commit_transaction(self._store, self.uri, txn, build_delete(updated, removed, self.uri),
-                               read_version=self.version)
+        v = commit_transaction(
+            self._store, self.uri, txn, build_delete(updated, removed, self.uri), read_version=self.version
+        )
         self.__dict__.update(self.checkout_version(v).__dict__)  # like pylance: this object moves on
         return self
 

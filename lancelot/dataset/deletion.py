@@ -59,7 +59,8 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
     if len(pos) and (pos[0] < 0 or pos[-1] >= physical_rows):
         raise CorruptFileError(
             f"{where}: deletion file marks row {int(pos[-1] if pos[-1] >= physical_rows else pos[0])} "
-            f"but the fragment has {physical_rows} rows")
+            f"but the fragment has {physical_rows} rows"
+        )
     return pos.astype(np.uint32)
 
 
@@ -80,5 +81,6 @@ def serialize_deletions(positions: np.ndarray) -> tuple[int, bytes]:
 
 
 def new_deletion_file(file_type: int, read_version: int, count: int) -> table_pb2.DeletionFile:
-    return table_pb2.DeletionFile(file_type=file_type, read_version=read_version,
-                                  id=random.getrandbits(64), num_deleted_rows=count)
+    return table_pb2.DeletionFile(
+        file_type=file_type, read_version=read_version, id=random.getrandbits(64), num_deleted_rows=count
+    )

@@ -37,13 +37,15 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
     m = ds.manifest
     store = ds._store
     versions = list_versions(store, ds.uri)
-    out = [f"dataset {ds.uri}",
-           f"  version {ds.version} (of {min(versions.names)}..{versions.latest}, manifest names "
-           f"{'inverted (v2)' if versions.scheme == 'v2' else 'plain (v1)'})",
-           f"  data storage version {m.data_format.version or '?'}, written by {m.writer_version.library} "
-           f"{m.writer_version.version} at {_when(m.timestamp)}",
-           f"  reader flags: {', '.join(flag_names(m.reader_feature_flags)) or '-'}; "
-           f"writer flags: {', '.join(flag_names(m.writer_feature_flags)) or '-'}"]
+    out = [
+        f"dataset {ds.uri}",
+        f"  version {ds.version} (of {min(versions.names)}..{versions.latest}, manifest names "
+        f"{'inverted (v2)' if versions.scheme == 'v2' else 'plain (v1)'})",
+        f"  data storage version {m.data_format.version or '?'}, written by {m.writer_version.library} "
+        f"{m.writer_version.version} at {_when(m.timestamp)}",
+        f"  reader flags: {', '.join(flag_names(m.reader_feature_flags)) or '-'}; "
+        f"writer flags: {', '.join(flag_names(m.writer_feature_flags)) or '-'}",
+    ]
     if m.config:
         out.append(f"  config: {dict(m.config)}")
     if m.table_metadata:
@@ -59,8 +61,10 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
             mf = load_manifest(store, ds.uri, versions, v)
             op = operation(load_transaction(store, mf)) if load_transaction(store, mf) else "?"
             rows = sum(int(f.physical_rows) - int(f.deletion_file.num_deleted_rows) for f in mf.manifest.fragments)
-            out.append(f"  {v:>6}  {_when(mf.manifest.timestamp)}  {op or '?':<10} {len(mf.manifest.fragments):>5} "
-                       f"fragments {rows:>12} rows  ({mf.manifest.writer_version.library})")
+            out.append(
+                f"  {v:>6}  {_when(mf.manifest.timestamp)}  {op or '?':<10} {len(mf.manifest.fragments):>5} "
+                f"fragments {rows:>12} rows  ({mf.manifest.writer_version.library})"
+            )
         except LanceError as e:
             out.append(f"  {v:>6}  unreadable: {e}")
     out.append("schema:")
@@ -79,8 +83,10 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
             line += ", stable row ids"
         out.append(line)
         for d in frag.files:
-            out.append(f"    data/{d.path}  v{d.file_major_version}.{d.file_minor_version}  "
-                       f"{d.file_size_bytes} bytes  fields {list(d.fields)}")
+            out.append(
+                f"    data/{d.path}  v{d.file_major_version}.{d.file_minor_version}  "
+                f"{d.file_size_bytes} bytes  fields {list(d.fields)}"
+            )
     if len(m.fragments) > MAX_FRAGMENTS:
         out.append(f"  ... {len(m.fragments) - MAX_FRAGMENTS} more fragments")
     return "\n".join(out)

@@ -70,14 +70,21 @@ class FragmentMetadata:
 
     def __repr__(self) -> str:
         f = self.to_pb()
-        return (f"FragmentMetadata(id={f.id}, physical_rows={f.physical_rows}, files={[d.path for d in f.files]}, "
-                f"deleted={self.num_deleted_rows})")
+        return (
+            f"FragmentMetadata(id={f.id}, physical_rows={f.physical_rows}, files={[d.path for d in f.files]}, "
+            f"deleted={self.num_deleted_rows})"
+        )
 
 
 def check_relative_path(p: str, where: str) -> str:
     """A data-file path must stay inside the dataset's data directory."""
-    if (not p or p.startswith(("/", "\\")) or "://" in p or ":" in p.split("/", 1)[0]
-            or any(part in ("..", "") for part in p.replace("\\", "/").split("/"))):
+    if (
+        not p
+        or p.startswith(("/", "\\"))
+        or "://" in p
+        or ":" in p.split("/", 1)[0]
+        or any(part in ("..", "") for part in p.replace("\\", "/").split("/"))
+    ):
         raise CorruptFileError(f"{where}: data file path {p!r} escapes the dataset root (not a plain relative path)")
     return posixpath.normpath(p)
 
@@ -94,8 +101,13 @@ class Fragment:
         self._fc: list | None = None
         #: live rows when the manifest says (a deletion file without a count is read on demand)
         d = frag.deletion_file if frag.HasField("deletion_file") else None
-        self._live: int | None = self.physical_rows if d is None else \
-            self.physical_rows - int(d.num_deleted_rows) if d.num_deleted_rows else None
+        self._live: int | None = (
+            self.physical_rows
+            if d is None
+            else self.physical_rows - int(d.num_deleted_rows)
+            if d.num_deleted_rows
+            else None
+        )
 
     @property
     def metadata(self) -> FragmentMetadata:
@@ -125,8 +137,10 @@ class Fragment:
                     raise CorruptFileError(f"{self.where}: deletion file {path} is missing") from None
                 self._deleted = parse_deletions(data, d.file_type, self.physical_rows, f"{self.where} ({path})")
                 if d.num_deleted_rows and d.num_deleted_rows != len(self._deleted):
-                    raise CorruptFileError(f"{self.where}: deletion file {path} holds {len(self._deleted)} rows, "
-                                           f"the manifest says {d.num_deleted_rows}")
+                    raise CorruptFileError(
+                        f"{self.where}: deletion file {path} holds {len(self._deleted)} rows, "
+                        f"the manifest says {d.num_deleted_rows}"
+                    )
         return self._deleted
 
     def count_rows(self, filter=None) -> int:
@@ -162,8 +176,9 @@ class Fragment:
             rel = check_relative_path(df.path, self.where)
             lf = ds._open_file(f"{prefix}{rel}", self.where, store)
             if lf.num_rows != self.physical_rows:
-                raise CorruptFileError(f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment "
-                                       f"has {self.physical_rows}")
+                raise CorruptFileError(
+                    f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
+                )
             names = self._map_file(lf, df)
             out.append((lf, names))
         self._fc = out
@@ -232,8 +247,9 @@ class Fragment:
             if a is None:
                 a = pa.nulls(n, f.type)
             elif a.type != f.type:  # never converted: a disagreement is damage, not a cast
-                raise CorruptFileError(f"{self.where}: column {f.name!r} is {a.type} in its data file, "
-                                       f"the dataset's schema says {f.type}")
+                raise CorruptFileError(
+                    f"{self.where}: column {f.name!r} is {a.type} in its data file, the dataset's schema says {f.type}"
+                )
             arrays.append(a)
         out_schema = pa.schema(fields, metadata=schema.metadata)
         if not fields:

@@ -31,11 +31,18 @@ FLAG_USE_V2_FORMAT_DEPRECATED = 4
 FLAG_TABLE_CONFIG = 8
 FLAG_BASE_PATHS = 16
 FLAG_DISABLE_TRANSACTION_FILE = 32
-FLAG_NAMES = {1: "deletion_files", 2: "stable_row_ids", 4: "use_v2_format", 8: "table_config",
-              16: "base_paths", 32: "disable_transaction_file"}
+FLAG_NAMES = {
+    1: "deletion_files",
+    2: "stable_row_ids",
+    4: "use_v2_format",
+    8: "table_config",
+    16: "base_paths",
+    32: "disable_transaction_file",
+}
 #: reader flags lancelot honours
-READABLE_FLAGS = (FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG
-                  | FLAG_BASE_PATHS)
+READABLE_FLAGS = (
+    FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG | FLAG_BASE_PATHS
+)
 #: writer flags lancelot maintains when it commits on top of a version
 WRITABLE_FLAGS = READABLE_FLAGS | FLAG_DISABLE_TRANSACTION_FILE
 
@@ -58,14 +65,16 @@ def check_reader_flags(m: table_pb2.Manifest, where: str) -> None:
     bad = m.reader_feature_flags & ~READABLE_FLAGS
     if bad:
         raise UnsupportedVersionError(
-            f"{where}: reader feature flag(s) {', '.join(flag_names(bad))} (bits {bad}) are not supported by lancelot")
+            f"{where}: reader feature flag(s) {', '.join(flag_names(bad))} (bits {bad}) are not supported by lancelot"
+        )
 
 
 def check_writer_flags(m: table_pb2.Manifest, where: str) -> None:
     bad = m.writer_feature_flags & ~WRITABLE_FLAGS
     if bad:
         raise UnsupportedVersionError(
-            f"{where}: writer feature flag(s) {', '.join(flag_names(bad))} (bits {bad}): lancelot cannot write to it")
+            f"{where}: writer feature flag(s) {', '.join(flag_names(bad))} (bits {bad}): lancelot cannot write to it"
+        )
 
 
 def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool) -> None:
@@ -87,6 +96,7 @@ def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool) -> None:
 
 # -- names ------------------------------------------------------------------------------
 
+
 def manifest_name(version: int, scheme: str) -> str:
     if scheme == "v2":
         return f"{U64_MAX - version:020d}.manifest"
@@ -107,6 +117,7 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
 
 # -- the container ---------------------------------------------------------------------------
 
+
 @dataclass
 class ManifestFile:
     """A parsed manifest file: the message, the raw index section (carried over on commit)
@@ -123,7 +134,7 @@ def _message_at(data: bytes, pos: int, end: int, what: str) -> bytes:
     (n,) = struct.unpack_from("<I", data, pos)
     if pos + 4 + n > end:
         raise ManifestError(f"{what} of {n} bytes at {pos} runs past the end ({end})")
-    return data[pos + 4: pos + 4 + n]
+    return data[pos + 4 : pos + 4 + n]
 
 
 def parse_manifest(data: bytes, path: str) -> ManifestFile:
@@ -160,8 +171,9 @@ def parse_manifest(data: bytes, path: str) -> ManifestFile:
         raise e.at(path=path) from None
 
 
-def serialize_manifest(m: table_pb2.Manifest, index_section: bytes | None = None,
-                       transaction: transaction_pb2.Transaction | None = None) -> bytes:
+def serialize_manifest(
+    m: table_pb2.Manifest, index_section: bytes | None = None, transaction: transaction_pb2.Transaction | None = None
+) -> bytes:
     """The bytes of a manifest file (sets ``m.index_section`` / ``m.transaction_section``)."""
     parts: list[bytes] = []
     pos = 0

@@ -59,7 +59,8 @@ def _add_fragments(m: table_pb2.Manifest, frags: list[table_pb2.DataFragment], v
             start = int(m.next_row_id)
             nf.inline_row_ids = rowids_pb2.RowIdSequence(segments=[_range(start, start + n)]).SerializeToString()
             runs = rowids_pb2.RowDatasetVersionSequence(
-                runs=[rowids_pb2.RowDatasetVersionRun(span=_range(0, n), version=version)]).SerializeToString()
+                runs=[rowids_pb2.RowDatasetVersionRun(span=_range(0, n), version=version)]
+            ).SerializeToString()
             nf.inline_created_at_versions = runs
             nf.inline_last_updated_at_versions = runs
             m.next_row_id = start + n
@@ -80,8 +81,14 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str):
     return build
 
 
-def build_overwrite(frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field], schema_metadata: dict,
-                    data_version: str, *, stable_row_ids: bool = False):
+def build_overwrite(
+    frags: list[table_pb2.DataFragment],
+    fields: list[file_pb2.Field],
+    schema_metadata: dict,
+    data_version: str,
+    *,
+    stable_row_ids: bool = False,
+):
     """A new version holding only ``frags`` (also the first version of a new dataset)."""
 
     def build(base: ManifestFile | None, version: int):

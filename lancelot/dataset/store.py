@@ -77,16 +77,30 @@ _MEMORY_LOCK = threading.Lock()
 
 #: pylance / object_store option names -> s3fs's
 _S3_KEYS = {
-    "aws_access_key_id": "key", "access_key_id": "key",
-    "aws_secret_access_key": "secret", "secret_access_key": "secret",
-    "aws_session_token": "token", "session_token": "token", "aws_token": "token",
-    "aws_endpoint": "endpoint_url", "aws_endpoint_url": "endpoint_url", "endpoint": "endpoint_url",
+    "aws_access_key_id": "key",
+    "access_key_id": "key",
+    "aws_secret_access_key": "secret",
+    "secret_access_key": "secret",
+    "aws_session_token": "token",
+    "session_token": "token",
+    "aws_token": "token",
+    "aws_endpoint": "endpoint_url",
+    "aws_endpoint_url": "endpoint_url",
+    "endpoint": "endpoint_url",
     "aws_endpoint_url_s3": "endpoint_url",
 }
 _S3_REGION_KEYS = ("aws_region", "region", "aws_default_region")
 #: pylance options with no s3fs meaning (plain http needs no switch in s3fs)
-_S3_DROPPED = {"allow_http", "aws_allow_http", "aws_virtual_hosted_style_request", "virtual_hosted_style_request",
-               "aws_s3_express", "s3_express", "conditional_put", "aws_conditional_put"}
+_S3_DROPPED = {
+    "allow_http",
+    "aws_allow_http",
+    "aws_virtual_hosted_style_request",
+    "virtual_hosted_style_request",
+    "aws_s3_express",
+    "s3_express",
+    "conditional_put",
+    "aws_conditional_put",
+}
 
 
 def _truthy(v: Any) -> bool:
@@ -208,8 +222,10 @@ class ObjectStore:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise self._missing(path) from None
         if len(data) != length:
-            raise CorruptFileError(f"byte range [{offset}, {offset + length}) lies past the end of the object "
-                                   f"({len(data)} bytes read)", path=self.url(path))
+            raise CorruptFileError(
+                f"byte range [{offset}, {offset + length}) lies past the end of the object ({len(data)} bytes read)",
+                path=self.url(path),
+            )
         return data
 
     def size(self, path: str) -> int:
@@ -299,8 +315,11 @@ class ObjectStore:
                 self.fs.pipe_file(full, data)
         elif self.scheme in ("s3", "s3a") and _is_s3fs(self.fs):
             if not _has_exclusive_pipe(self.fs):
-                raise UnsafeCommitError("this s3fs has no conditional put (pipe_file mode='create'); "
-                                        "install s3fs >= 2024.12 to commit to S3", path=self.uri)
+                raise UnsafeCommitError(
+                    "this s3fs has no conditional put (pipe_file mode='create'); "
+                    "install s3fs >= 2024.12 to commit to S3",
+                    path=self.uri,
+                )
             _fault("create:before")
             try:
                 self.fs.pipe_file(full, data, mode="create")
@@ -314,7 +333,8 @@ class ObjectStore:
             raise UnsafeCommitError(
                 f"the {self.scheme}:// store has no atomic create-if-absent that lancelot can use, so a "
                 "commit could overwrite a concurrent writer's; use a local path, s3:// (s3fs) or memory://",
-                path=self.uri)
+                path=self.uri,
+            )
         _fault("create:after")
 
     def _exists(self, path: str) -> ObjectAlreadyExistsError:

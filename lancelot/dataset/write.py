@@ -98,11 +98,19 @@ def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
     return load_manifest(store, uri, versions, versions.latest)
 
 
-def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_version: str | None = None,
-                    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE, storage_options: dict | None = None,
-                    profile: str | None = None, max_page_bytes: int | None = None,
-                    _store: ObjectStore | None = None, _base=...
-                    ) -> list[FragmentMetadata]:
+def write_fragments(
+    data,
+    uri,
+    *,
+    schema: pa.Schema | None = None,
+    data_storage_version: str | None = None,
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    storage_options: dict | None = None,
+    profile: str | None = None,
+    max_page_bytes: int | None = None,
+    _store: ObjectStore | None = None,
+    _base=...,
+) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` and return their fragments (ids unassigned).
 
     Nothing becomes visible until ``commit``.  Field ids are the dataset's when ``uri``
@@ -119,8 +127,9 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
     base = _base if _base is not ... else _existing(store, uri)
     fields = dataset_fields(stored, base)
     if data_storage_version is None:
-        data_storage_version = base.manifest.data_format.version if base is not None and \
-            base.manifest.data_format.version else None
+        data_storage_version = (
+            base.manifest.data_format.version if base is not None and base.manifest.data_format.version else None
+        )
     version = resolve_version(data_storage_version)
     major, minor = (int(x) for x in version.split("."))
     ids, cols = file_field_lists(fields, version)
@@ -131,8 +140,14 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
         nonlocal writer
         w, writer = writer, None
         w.close()
-        df = table_pb2.DataFile(path=w._lancelot_name, fields=ids, column_indices=cols, file_major_version=major,
-                                file_minor_version=minor, file_size_bytes=int(getattr(w, "file_size", 0)))
+        df = table_pb2.DataFile(
+            path=w._lancelot_name,
+            fields=ids,
+            column_indices=cols,
+            file_major_version=major,
+            file_minor_version=minor,
+            file_size_bytes=int(getattr(w, "file_size", 0)),
+        )
         out.append(FragmentMetadata.from_pb(table_pb2.DataFragment(files=[df], physical_rows=w.num_rows)))
 
     try:
@@ -142,8 +157,9 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
             while batch.num_rows:
                 if writer is None:
                     name = f"{uuid.uuid4().hex}.lance"
-                    writer = store.open_output(f"{DATA_DIR}/{name}", stored, version=version, profile=profile,
-                                               max_page_bytes=max_page_bytes)
+                    writer = store.open_output(
+                        f"{DATA_DIR}/{name}", stored, version=version, profile=profile, max_page_bytes=max_page_bytes
+                    )
                     writer._lancelot_name = name
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
@@ -161,9 +177,17 @@ def write_fragments(data, uri, *, schema: pa.Schema | None = None, data_storage_
     return out
 
 
-def commit(uri, operation: str, *, fragments: list[FragmentMetadata], schema: pa.Schema | None = None,
-           read_version: int | None = None, storage_options: dict | None = None,
-           data_storage_version: str | None = None, enable_stable_row_ids: bool = False):
+def commit(
+    uri,
+    operation: str,
+    *,
+    fragments: list[FragmentMetadata],
+    schema: pa.Schema | None = None,
+    read_version: int | None = None,
+    storage_options: dict | None = None,
+    data_storage_version: str | None = None,
+    enable_stable_row_ids: bool = False,
+):
     """Commit fragments written by ``write_fragments`` as one new version; returns the dataset.
 
     ``operation``: "create" (fails if the dataset exists), "append" or "overwrite".
@@ -200,21 +224,27 @@ def commit(uri, operation: str, *, fragments: list[FragmentMetadata], schema: pa
         if read_version is None and base is not None:
             txn.read_version = read_version = int(base.manifest.version)
         versions = {f"{d.file_major_version}.{d.file_minor_version}" for f in frags for d in f.files}
-        dv = data_storage_version or (max(versions) if versions else None) or \
-            (base.manifest.data_format.version if base is not None else None) or resolve_version(None)
+        dv = (
+            data_storage_version
+            or (max(versions) if versions else None)
+            or (base.manifest.data_format.version if base is not None else None)
+            or resolve_version(None)
+        )
         md = schema_metadata(stored)
         txn.overwrite.fragments.extend(frags)
         txn.overwrite.schema.extend(fields)
         for k, v in md.items():
             txn.overwrite.schema_metadata[k] = v
-        stable = enable_stable_row_ids or (base is not None and
-                                           bool(base.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        stable = enable_stable_row_ids or (
+            base is not None and bool(base.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        )
         build = build_overwrite(frags, fields, md, dv, stable_row_ids=stable)
         create = operation == "create"
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
-    version = commit_transaction(store, uri, txn, build, read_version=read_version if not create else None,
-                                 create=create)
+    version = commit_transaction(
+        store, uri, txn, build, read_version=read_version if not create else None, create=create
+    )
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
 
 
@@ -223,14 +253,25 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> None
     if _type_key(schema_fields(schema)) != theirs:
         from lancelot.dataset.dataset import manifest_schema
 
-        raise SchemaMismatchError(f"dataset {uri!r}: appended data's schema\n{schema}\ndiffers from the dataset's\n"
-                                  f"{manifest_schema(base.manifest)}")
+        raise SchemaMismatchError(
+            f"dataset {uri!r}: appended data's schema\n{schema}\ndiffers from the dataset's\n"
+            f"{manifest_schema(base.manifest)}"
+        )
 
 
-def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str | None = None,
-                  max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE, storage_options: dict | None = None,
-                  schema: pa.Schema | None = None, enable_stable_row_ids: bool = False,
-                  profile: str | None = None, max_page_bytes: int | None = None):
+def write_dataset(
+    data,
+    uri,
+    *,
+    mode: str = "create",
+    data_storage_version: str | None = None,
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    storage_options: dict | None = None,
+    schema: pa.Schema | None = None,
+    enable_stable_row_ids: bool = False,
+    profile: str | None = None,
+    max_page_bytes: int | None = None,
+):
     """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as a dataset version.
 
     ``mode``: "create" (error if the dataset exists), "append" (schema must match; files keep
@@ -261,10 +302,25 @@ def write_dataset(data, uri, *, mode: str = "create", data_storage_version: str 
             check_append_schema(base, stored, uri)
     if data_storage_version is None and base is not None and mode == "overwrite":
         data_storage_version = base.manifest.data_format.version or None
-    frags = write_fragments(batches, uri, schema=schema, data_storage_version=data_storage_version,
-                            max_rows_per_file=max_rows_per_file, profile=profile, max_page_bytes=max_page_bytes,
-                            _store=store, _base=base)
+    frags = write_fragments(
+        batches,
+        uri,
+        schema=schema,
+        data_storage_version=data_storage_version,
+        max_rows_per_file=max_rows_per_file,
+        profile=profile,
+        max_page_bytes=max_page_bytes,
+        _store=store,
+        _base=base,
+    )
     read_version = int(base.manifest.version) if base is not None else None
-    return commit(uri, mode, fragments=frags, schema=schema, read_version=read_version,
-                  storage_options=storage_options, data_storage_version=data_storage_version,
-                  enable_stable_row_ids=enable_stable_row_ids)
+    return commit(
+        uri,
+        mode,
+        fragments=frags,
+        schema=schema,
+        read_version=read_version,
+        storage_options=storage_options,
+        data_storage_version=data_storage_version,
+        enable_stable_row_ids=enable_stable_row_ids,
+    )

@@ -49,8 +49,11 @@ def to_numpy(arr: pa.Array) -> np.ndarray:
     t = arr.type
     if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)) and len(arr.buffers()) == 2:
         dtype = np.dtype(t.to_pandas_dtype())
-        return np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize) \
-            if len(arr) else np.zeros(0, dtype)
+        return (
+            np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+            if len(arr)
+            else np.zeros(0, dtype)
+        )
     return arr.to_numpy(zero_copy_only=False)
 
 

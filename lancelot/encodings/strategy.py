@@ -121,8 +121,9 @@ def _meta(field: pa.Field) -> dict[str, str]:
 
 
 def _bad(field: pa.Field, key: str, value: str, want: str) -> UnsupportedEncodingError:
-    return UnsupportedEncodingError(f"field {field.name!r}: {PREFIX}{key}={value!r} (expected {want})",
-                                    column=field.name)
+    return UnsupportedEncodingError(
+        f"field {field.name!r}: {PREFIX}{key}={value!r} (expected {want})", column=field.name
+    )
 
 
 def _choice(field: pa.Field, meta: dict[str, str], key: str, allowed: tuple[str, ...]) -> str | None:
@@ -147,8 +148,13 @@ def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: flo
     return x
 
 
-def options_for(field: pa.Field, version: str | FileVersion, *,
-                structural_encoding: str | None = None, profile: str = DEFAULT_PROFILE) -> EncodingOptions:
+def options_for(
+    field: pa.Field,
+    version: str | FileVersion,
+    *,
+    structural_encoding: str | None = None,
+    profile: str = DEFAULT_PROFILE,
+) -> EncodingOptions:
     """The EncodingOptions of one (leaf or struct) field for a file of ``version``.
 
     ``structural_encoding``, when given, overrides the field's own (pylance takes the layout from

@@ -50,9 +50,7 @@ class FileMetadata:
 
 def _check_range(path: str, what: str, off: int, size: int, limit: int) -> None:
     if off < 0 or size < 0 or off + size > limit:
-        raise CorruptFileError(
-            f"{what} [{off}, {off + size}) lies outside the {limit}-byte file", path=path
-        )
+        raise CorruptFileError(f"{what} [{off}, {off + size}) lies outside the {limit}-byte file", path=path)
 
 
 def _truncated_size(tail: bytes, size: int) -> int | None:
@@ -86,18 +84,20 @@ def read_metadata(src: ByteSource) -> FileMetadata:
     tail_len = min(size, TAIL_READ)
     tail_start = size - tail_len
     tail = bytes(src.read(tail_start, tail_len))
-    cm_start, cmo_pos, gbo_pos, n_gb, n_cols, major, minor, magic = _FOOTER.unpack(
-        tail[-FOOTER_SIZE:]
-    )
+    cm_start, cmo_pos, gbo_pos, n_gb, n_cols, major, minor, magic = _FOOTER.unpack(tail[-FOOTER_SIZE:])
     if magic != MAGIC:
         expected = _truncated_size(tail, size)
         if expected is not None:
             raise TruncatedFileError(
                 f"the file is truncated: its footer says {expected} bytes, found {size}",
-                path=path, expected=expected, actual=size)
+                path=path,
+                expected=expected,
+                actual=size,
+            )
         raise NotALanceFileError(
             f"no Lance footer magic: the file ends in {magic!r}, not {MAGIC!r} (it is truncated or not a Lance file)",
-            path=path)
+            path=path,
+        )
     from_disk(major, minor, path)  # refuses legacy and unknown versions before anything else is read
     meta_end = size - FOOTER_SIZE
     _check_range(path, "column metadata offset table", cmo_pos, n_cols * 16, meta_end)
@@ -139,7 +139,9 @@ def read_metadata(src: ByteSource) -> FileMetadata:
                 if bo + bs > meta_end:
                     raise CorruptFileError(
                         f"page buffer [{bo}, {bo + bs}) lies past the data region",
-                        path=path, column=i, page=j,
+                        path=path,
+                        column=i,
+                        page=j,
                     )
         for bo, bs in zip(cm.buffer_offsets, cm.buffer_sizes):
             _check_range(path, "column buffer", bo, bs, meta_end)
@@ -169,7 +171,9 @@ def unpack_encoding(src: ByteSource, enc: file2_pb2.Encoding, message_cls, *, co
         if not any_msg.Unpack(msg):
             raise CorruptFileError(
                 f"encoding is a {any_msg.type_url!r}, expected {message_cls.DESCRIPTOR.full_name}",
-                path=src.path, column=column, page=page,
+                path=src.path,
+                column=column,
+                page=page,
             )
     except CorruptFileError:
         raise
@@ -193,8 +197,9 @@ class ContainerWriter:
     Every I/O error is a LanceError naming the user's path.
     """
 
-    def __init__(self, path: str | os.PathLike, version: str | FileVersion,
-                 storage_options: dict | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike, version: str | FileVersion, storage_options: dict | None = None
+    ) -> None:
         self.major, self.minor = parse(version).disk
         self._target = open_target(path, storage_options)
         self.path = self._target.path
@@ -238,8 +243,10 @@ class ContainerWriter:
         self._write_table(cmo)
         gbo_pos = self.pos
         self._write_table(gbo)
-        self._io(self._sink.write,
-                 _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC))
+        self._io(
+            self._sink.write,
+            _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC),
+        )
         self._io(self._sink.flush)
         self._sink.close()
         self._target.commit()

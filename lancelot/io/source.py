@@ -115,10 +115,16 @@ class ByteSource:
                 if now is not None and now < self.size:
                     raise TruncatedFileError(
                         f"the file is truncated: expected {self.size} bytes (its size when opened), found {now}",
-                        path=self.path, expected=self.size, actual=now)
+                        path=self.path,
+                        expected=self.size,
+                        actual=now,
+                    )
                 raise TruncatedFileError(
                     f"the file is truncated: expected {ln} bytes at offset {off}, got {len(data)}",
-                    path=self.path, expected=off + ln, actual=off + len(data))
+                    path=self.path,
+                    expected=off + ln,
+                    actual=off + len(data),
+                )
             for i in members:
                 o, n = ranges[i]
                 out[i] = data[o - off : o - off + n]
@@ -164,7 +170,7 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
     """The bytes [off, off + ln) when one held block contains them."""
     for start, data in held:
         if start <= off and off + ln <= start + len(data):
-            return data[off - start: off - start + ln]
+            return data[off - start : off - start + ln]
     return None
 
 
@@ -303,8 +309,7 @@ class FsspecSource(ByteSource):
 
     def _read(self, offset: int, length: int) -> bytes:
         data = self._fs.cat_file(self._p, start=offset, end=offset + length)
-        if offset + length == self.size and len(data) == length and \
-                (not self._kept or offset < self._kept[0][0]):
+        if offset + length == self.size and len(data) == length and (not self._kept or offset < self._kept[0][0]):
             self._kept = ((offset, memoryview(data)),)  # the (longest) tail: metadata reads after open hit it
         return data
 

@@ -1,9 +1,9 @@
 """The "lance" PySpark data source (needs pyspark >= 4.1; see docs/SPARK.md).
 
-    import lancelot.spark
-    lancelot.spark.register(spark)                       # also turns filter pushdown on
-    df = spark.read.format("lance").load("dataset/")      # a dataset, a file, a directory or a glob
-    df.write.format("lance").mode("overwrite").save("out/")
+import lancelot.spark
+lancelot.spark.register(spark)                       # also turns filter pushdown on
+df = spark.read.format("lance").load("dataset/")      # a dataset, a file, a directory or a glob
+df.write.format("lance").mode("overwrite").save("out/")
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ try:
     import pyspark
 except ImportError as e:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
-        "lancelot.spark needs pyspark (4.1 or later), which is not installed: "
-        "pip install 'lancelot[spark]'", name="pyspark") from e
+        "lancelot.spark needs pyspark (4.1 or later), which is not installed: pip install 'lancelot[spark]'",
+        name="pyspark",
+    ) from e
 if tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit()) < (4, 1):
-    raise ImportError(f"lancelot.spark needs pyspark 4.1 or later, not {pyspark.__version__}: "
-                      "pip install 'lancelot[spark]'", name="pyspark")
+    raise ImportError(
+        f"lancelot.spark needs pyspark 4.1 or later, not {pyspark.__version__}: pip install 'lancelot[spark]'",
+        name="pyspark",
+    )
 
 from lancelot.spark.source import LanceDataSource  # noqa: E402
 

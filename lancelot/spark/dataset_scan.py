@@ -75,8 +75,10 @@ def open_version(uri: str, version: int, storage: dict | None, stamp: tuple[int,
         return ds
     ds = dataset(uri, version=int(version), storage_options=storage)
     if stamp is not None and stamp_of(ds) != tuple(stamp):
-        raise LanceError(f"dataset {uri!r} version {version} changed while it was being read (the dataset "
-                         "was deleted and written again): run the query again")
+        raise LanceError(
+            f"dataset {uri!r} version {version} changed while it was being read (the dataset "
+            "was deleted and written again): run the query again"
+        )
     with _LOCK:
         if len(_OPENED) >= _OPENED_MAX:
             _OPENED.pop(next(iter(_OPENED)))
@@ -143,9 +145,15 @@ def live_ranges(ds, fragment_id: int, zone_filters: list[tuple]) -> list[tuple[i
     return _to_live(frag.zone_ranges(usable), frag.deleted_positions())
 
 
-def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]] | None, *,
-         rows_per_partition: int | None, bytes_per_partition: int, min_partitions: int,
-         min_partition_bytes: int) -> list[DatasetPartition]:
+def plan(
+    infos: Sequence[FragmentInfo],
+    ranges: dict[int, list[tuple[int, int]]] | None,
+    *,
+    rows_per_partition: int | None,
+    bytes_per_partition: int,
+    min_partitions: int,
+    min_partition_bytes: int,
+) -> list[DatasetPartition]:
     """Cut the fragments' live-row ranges into partitions of about one budget each (reader.plan_partitions'
     rule: rows, or bytes estimated from each fragment's data size per row)."""
     parts: list[DatasetPartition] = []
@@ -163,7 +171,7 @@ def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]]
         # rows per piece, rounded up: a budget of half the data cuts it in two pieces, not two and a sliver
         piece = int(budget) if rows_per_partition else -(-int(budget) * max(1, info.physical_rows) // max(1, info.size))
         piece = max(1, piece)
-        for start, stop in (ranges[info.fragment_id] if ranges is not None else [(0, info.live_rows)]):
+        for start, stop in ranges[info.fragment_id] if ranges is not None else [(0, info.live_rows)]:
             for a in range(start, stop, piece):
                 b = min(stop, a + piece)
                 w = (b - a) * per_row
@@ -177,9 +185,16 @@ def plan(infos: Sequence[FragmentInfo], ranges: dict[int, list[tuple[int, int]]]
     return parts
 
 
-def read_partition(uri: str, version: int, storage: dict | None, stamp: tuple[int, int] | None,
-                   partition: DatasetPartition, columns: list[str], convert, batch_size: int
-                   ) -> Iterator[pa.RecordBatch]:
+def read_partition(
+    uri: str,
+    version: int,
+    storage: dict | None,
+    stamp: tuple[int, int] | None,
+    partition: DatasetPartition,
+    columns: list[str],
+    convert,
+    batch_size: int,
+) -> Iterator[pa.RecordBatch]:
     """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch)."""
     ds = open_version(uri, version, storage, stamp)
     for fid, start, stop in partition.slices:

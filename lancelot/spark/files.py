@@ -22,7 +22,7 @@ GLOB_CHARS = set("*?[")
 def local_path(path: str) -> str:
     """A local path for ``path`` (``file://`` URLs accepted); other URLs are refused."""
     if path.startswith("file://"):
-        return path[len("file://"):]
+        return path[len("file://") :]
     if "://" in path:
         raise LanceError(f"only local paths are supported by the Spark data source, not {path!r}")
     return path

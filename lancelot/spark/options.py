@@ -34,7 +34,7 @@ def storage_options(options: Mapping[str, str]) -> dict | None:
         out.update(parsed)
     for k, v in options.items():
         if k.lower().startswith(STORAGE_PREFIX):
-            out[k[len(STORAGE_PREFIX):]] = v
+            out[k[len(STORAGE_PREFIX) :]] = v
     return out or None
 
 

@@ -85,8 +85,11 @@ def _without_nullability(schema: StructType) -> str:
 
     def strip(node):
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in ("nullable", "containsNull",
-                                                                       "valueContainsNull", "metadata")}
+            return {
+                k: strip(v)
+                for k, v in node.items()
+                if k not in ("nullable", "containsNull", "valueContainsNull", "metadata")
+            }
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node
@@ -103,14 +106,17 @@ def unified_schema(files: Sequence[FileInfo]) -> StructType:
     for info in files[1:]:
         other = spark_schema(info.schema)
         if _without_nullability(other) != key:
-            diff = [f"{a.name}: {a.dataType.simpleString()} vs {b.dataType.simpleString()}"
-                    for a, b in zip(base, other) if a.name != b.name or a.dataType.simpleString()
-                    != b.dataType.simpleString()]
+            diff = [
+                f"{a.name}: {a.dataType.simpleString()} vs {b.dataType.simpleString()}"
+                for a, b in zip(base, other)
+                if a.name != b.name or a.dataType.simpleString() != b.dataType.simpleString()
+            ]
             if len(base) != len(other) or not diff:
                 diff = [f"columns {base.names} vs {other.names}"]
             raise SchemaMismatchError(
                 f"files disagree on the schema: {first.path!r} and {info.path!r} differ in {'; '.join(diff)}",
-                path=info.path)
+                path=info.path,
+            )
         for f in other:
             nullable[f.name] = nullable[f.name] or f.nullable
     return StructType([StructField(f.name, f.dataType, nullable[f.name], f.metadata) for f in base])
@@ -198,9 +204,14 @@ class LancePartition(SlicesPartition):
     """Row ranges of one or more files: ``slices`` = ((path, start, stop), ...)."""
 
 
-def plan_partitions(files: Sequence[FileInfo], ranges: Mapping[str, list[tuple[int, int]]] | None, *,
-                    rows_per_partition: int | None, bytes_per_partition: int,
-                    min_partitions: int = 1) -> list[LancePartition]:
+def plan_partitions(
+    files: Sequence[FileInfo],
+    ranges: Mapping[str, list[tuple[int, int]]] | None,
+    *,
+    rows_per_partition: int | None,
+    bytes_per_partition: int,
+    min_partitions: int = 1,
+) -> list[LancePartition]:
     """Cut every file's (remaining) row ranges into partitions of about one budget each.
 
     The budget is ``rows_per_partition`` rows if given, else bytes estimated from
@@ -223,7 +234,7 @@ def plan_partitions(files: Sequence[FileInfo], ranges: Mapping[str, list[tuple[i
             continue
         per_row = 1.0 if rows_per_partition else max(info.size / info.num_rows, 1e-9)
         piece = max(1, budget if rows_per_partition else budget * info.num_rows // max(1, info.size))
-        for start, stop in (ranges[info.path] if ranges is not None else [(0, info.num_rows)]):
+        for start, stop in ranges[info.path] if ranges is not None else [(0, info.num_rows)]:
             for a in range(start, stop, piece):
                 b = min(stop, a + piece)
                 w = (b - a) * per_row
@@ -258,8 +269,9 @@ def dataset_path(paths: Sequence[str], storage: dict | None) -> str | None:
     if not found:
         urls = [p for p in paths if is_url(p) and not p.startswith("file://")]
         if urls:
-            raise LanceError(f"no Lance dataset at {urls[0]!r} (files outside datasets are read from local "
-                             "paths only)", path=urls[0])
+            raise LanceError(
+                f"no Lance dataset at {urls[0]!r} (files outside datasets are read from local paths only)", path=urls[0]
+            )
         return None
     if len(paths) > 1:
         raise LanceError(f"a dataset must be the only path of a read, not one of {list(paths)}", path=found[0])
@@ -278,8 +290,7 @@ def open_source(options: Mapping[str, str]):
     version, timestamp = read_version_option(options)
     if uri is None:
         if version is not None or timestamp is not None:
-            raise LanceError("options version and timestamp need a dataset; the path holds Lance files",
-                             path=paths[0])
+            raise LanceError("options version and timestamp need a dataset; the path holds Lance files", path=paths[0])
         files = read_footers(resolve_files(paths))
         return None, None, storage, files, files[0].schema, unified_schema(files)
     ds = pin_version(uri, storage, version, timestamp)
@@ -299,8 +310,10 @@ class LanceReader(DataSourceReader):
         for f in schema:
             name = resolve_column(arrow_schema, f.name)
             if name is None:
-                raise LanceError(f"column {f.name!r} is not in the data (columns: {file_schema.names})",
-                                 path=self.dataset_uri or self.files[0].path)
+                raise LanceError(
+                    f"column {f.name!r} is not in the data (columns: {file_schema.names})",
+                    path=self.dataset_uri or self.files[0].path,
+                )
             self.columns.append(name)
         self.target = spark_arrow_schema(schema)
         self.rows_per_partition = _int_option(options, "rows_per_partition", None)
@@ -331,13 +344,26 @@ class LanceReader(DataSourceReader):
 
             ds = open_version(self.dataset_uri, self.dataset_version, self.storage, self.dataset_stamp)
             infos = fragment_infos(ds)
-            ranges = {i.fragment_id: live_ranges(ds, i.fragment_id, self.zone_filters) for i in infos} \
-                if self.zone_filters else None
-            return plan(infos, ranges, rows_per_partition=self.rows_per_partition,
-                        bytes_per_partition=self.bytes_per_partition, min_partitions=self.min_partitions,
-                        min_partition_bytes=MIN_PARTITION_BYTES)
-        return plan_partitions(self.files, self._ranges(), rows_per_partition=self.rows_per_partition,
-                               bytes_per_partition=self.bytes_per_partition, min_partitions=self.min_partitions)
+            ranges = (
+                {i.fragment_id: live_ranges(ds, i.fragment_id, self.zone_filters) for i in infos}
+                if self.zone_filters
+                else None
+            )
+            return plan(
+                infos,
+                ranges,
+                rows_per_partition=self.rows_per_partition,
+                bytes_per_partition=self.bytes_per_partition,
+                min_partitions=self.min_partitions,
+                min_partition_bytes=MIN_PARTITION_BYTES,
+            )
+        return plan_partitions(
+            self.files,
+            self._ranges(),
+            rows_per_partition=self.rows_per_partition,
+            bytes_per_partition=self.bytes_per_partition,
+            min_partitions=self.min_partitions,
+        )
 
     def read_step(self, path: str) -> int:
         """Rows per read_range call in ``path``: about READ_BYTES of the file (at most READ_ROWS rows), in
@@ -354,9 +380,16 @@ class LanceReader(DataSourceReader):
         from lancelot.spark.dataset_scan import DatasetPartition, read_partition
 
         if isinstance(partition, DatasetPartition):
-            yield from read_partition(self.dataset_uri, self.dataset_version, self.storage, self.dataset_stamp,
-                                      partition, self.columns, lambda t: to_spark_batch(t, self.target),
-                                      self.batch_size)
+            yield from read_partition(
+                self.dataset_uri,
+                self.dataset_version,
+                self.storage,
+                self.dataset_stamp,
+                partition,
+                self.columns,
+                lambda t: to_spark_batch(t, self.target),
+                self.batch_size,
+            )
             return
         if not isinstance(partition, LancePartition):
             return  # Spark's placeholder partition when there is nothing to read

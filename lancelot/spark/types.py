@@ -65,8 +65,12 @@ def spark_arrow_type(t: pa.DataType) -> pa.DataType:
         return pa.decimal128(t.precision, t.scale)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return pa.string()
-    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t)):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return pa.binary()
     if pa.types.is_date(t):
         return pa.date32()
@@ -78,8 +82,13 @@ def spark_arrow_type(t: pa.DataType) -> pa.DataType:
         return pa.duration("us")
     if pa.types.is_map(t):
         return pa.map_(_element("key", t.key_type, False), _element("value", t.item_type, t.item_field.nullable))
-    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)):
+    if (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    ):
         return pa.list_(_element("element", t.value_type, t.value_field.nullable))
     if pa.types.is_struct(t):
         return pa.struct([pa.field(f.name, spark_arrow_type(f.type), f.nullable, f.metadata) for f in t])
@@ -113,8 +122,11 @@ def cast_column(col: pa.Array | pa.ChunkedArray, target: pa.DataType, name: str)
     if col.type == target:
         return col
     if isinstance(col.type, pa.ExtensionType):
-        col = col.storage if isinstance(col, pa.Array) else pa.chunked_array(
-            [c.storage for c in col.chunks], col.type.storage_type)
+        col = (
+            col.storage
+            if isinstance(col, pa.Array)
+            else pa.chunked_array([c.storage for c in col.chunks], col.type.storage_type)
+        )
     try:
         return pc.cast(col, options=pc.CastOptions(target, allow_time_truncate=True))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
@@ -124,8 +136,11 @@ def cast_column(col: pa.Array | pa.ChunkedArray, target: pa.DataType, name: str)
 def to_spark_batch(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> pa.RecordBatch:
     """``batch`` (columns in ``target``'s order) cast to exactly ``target``."""
     if isinstance(batch, pa.Table):
-        batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else pa.RecordBatch.from_pylist(
-            [], schema=batch.schema)
+        batch = (
+            batch.combine_chunks().to_batches()[0]
+            if batch.num_rows
+            else pa.RecordBatch.from_pylist([], schema=batch.schema)
+        )
     if batch.schema.equals(target):
         return batch
     cols = [cast_column(c, f.type, f.name) for c, f in zip(batch.columns, target)]
@@ -142,8 +157,7 @@ def _align_type(ours: pa.DataType, theirs: pa.DataType) -> pa.DataType:
         names = [theirs.field(i).name for i in range(theirs.num_fields)]
         return pa.struct([_align_field(f, theirs.field(f.name)) if f.name in names else f for f in ours])
     if pa.types.is_map(ours) and pa.types.is_map(theirs):
-        return pa.map_(_align_field(ours.key_field, theirs.key_field), _align_field(ours.item_field,
-                                                                                    theirs.item_field))
+        return pa.map_(_align_field(ours.key_field, theirs.key_field), _align_field(ours.item_field, theirs.item_field))
     lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
     if any(f(ours) for f in lists) and any(f(theirs) for f in lists):
         item = _align_field(ours.value_field, theirs.value_field).with_name(theirs.value_field.name)
@@ -167,14 +181,16 @@ def align_to_dataset(ours: pa.Schema, theirs: pa.Schema) -> pa.Schema:
     schema differ from the dataset's.  Where the dataset's field is non-null and Spark's is
     not, ``check_not_null`` refuses a batch that really holds a null.
     """
-    return pa.schema([_align_field(f, theirs.field(f.name)) if f.name in theirs.names else f for f in ours],
-                     metadata=ours.metadata)
+    return pa.schema(
+        [_align_field(f, theirs.field(f.name)) if f.name in theirs.names else f for f in ours], metadata=ours.metadata
+    )
 
 
 def _check_array(arr: pa.Array, field: pa.Field, path: str) -> None:
     if not field.nullable and arr.null_count:
-        raise SchemaMismatchError(f"{arr.null_count} null values in column {path!r}, which the dataset "
-                                  "declares non-null", column=path)
+        raise SchemaMismatchError(
+            f"{arr.null_count} null values in column {path!r}, which the dataset declares non-null", column=path
+        )
     t = field.type
     if pa.types.is_struct(t):
         for i in range(t.num_fields):

@@ -78,8 +78,10 @@ def write_options(options: Mapping[str, str]) -> dict:
     if not v and raw_version and "." in str(raw_version):
         v = raw_version
     elif raw_version and not v:
-        raise LanceError(f"option version={raw_version!r} names a dataset version, which only reads take; "
-                         'write a file format version with option data_storage_version ("2.0", "2.1", "2.2")')
+        raise LanceError(
+            f"option version={raw_version!r} names a dataset version, which only reads take; "
+            'write a file format version with option data_storage_version ("2.0", "2.1", "2.2")'
+        )
     if v:
         out["data_storage_version"] = resolve_version(str(v))
     rows = options.get("max_rows_per_file")
@@ -108,8 +110,9 @@ def _uri(options: Mapping[str, str]) -> str:
         import os
 
         if os.path.isfile(raw):
-            raise LanceError("the output path is a file; the lance data source writes a dataset (a directory)",
-                             path=raw)
+            raise LanceError(
+                "the output path is a file; the lance data source writes a dataset (a directory)", path=raw
+            )
     return raw
 
 
@@ -164,8 +167,9 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         batches = (to_spark_batch(b, self.schema) for b in iterator if b.num_rows)
         if self.check_nulls:
             batches = (_checked(b, self.schema) for b in batches)
-        frags = write_fragments(batches, self.uri, schema=self.schema, storage_options=self.storage,
-                                **self.write_options)
+        frags = write_fragments(
+            batches, self.uri, schema=self.schema, storage_options=self.storage, **self.write_options
+        )
         if not frags:
             return LanceCommitMessage()
         name = self._attempt_name()
@@ -211,14 +215,20 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         from lancelot.dataset import commit
 
         op = "overwrite" if self.mode == "overwrite" else "append"
-        commit(self.uri, op, fragments=frags, schema=self.schema, read_version=self.read_version,
-               storage_options=self.storage)
+        commit(
+            self.uri,
+            op,
+            fragments=frags,
+            schema=self.schema,
+            read_version=self.read_version,
+            storage_options=self.storage,
+        )
 
     def abort(self, messages: list[LanceCommitMessage | None]) -> None:
         """The job failed: no version is made; every data file its attempts wrote is removed."""
         store = self._store()
         for m in messages:
-            for s in (m.fragments if m is not None else []):
+            for s in m.fragments if m is not None else []:
                 from lancelot.dataset import FragmentMetadata
 
                 for d in FragmentMetadata.from_json(s).files:
@@ -256,6 +266,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
 
 def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
     """Whether ``aligned`` declares non-null a field (at any depth) that ``ours`` lets hold nulls."""
+
     def walk(a: pa.DataType, b: pa.DataType) -> bool:
         if pa.types.is_struct(a) and pa.types.is_struct(b):
             return any(fa.nullable and not fb.nullable or walk(fa.type, fb.type) for fa, fb in zip(a, b))

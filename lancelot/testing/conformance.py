@@ -78,14 +78,30 @@ def _arr(values, t: pa.DataType, rng: np.random.Generator, nulls: str) -> pa.Arr
     return pa.array(values, t, mask=mask_for(rng, len(values), nulls))
 
 
-def _strings(rng: np.random.Generator, n: int, nulls: str, values: list[str], t: pa.DataType | None = None
-             ) -> pa.Array:
+def _strings(rng: np.random.Generator, n: int, nulls: str, values: list[str], t: pa.DataType | None = None) -> pa.Array:
     mask = mask_for(rng, n, nulls)
     return pa.array([None if mask is not None and mask[i] else v for i, v in enumerate(values)], t or pa.string())
 
 
-_VOCAB = np.array(["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do",
-                   "eiusmod", "tempor", "ünïcødé", "€uro", "42"])
+_VOCAB = np.array(
+    [
+        "lorem",
+        "ipsum",
+        "dolor",
+        "sit",
+        "amet",
+        "consectetur",
+        "adipiscing",
+        "elit",
+        "sed",
+        "do",
+        "eiusmod",
+        "tempor",
+        "ünïcødé",
+        "€uro",
+        "42",
+    ]
+)
 
 
 def text(rng: np.random.Generator, n: int, words: tuple[int, int] = (6, 20)) -> list[str]:
@@ -93,7 +109,7 @@ def text(rng: np.random.Generator, n: int, words: tuple[int, int] = (6, 20)) -> 
     lens = rng.integers(words[0], words[1], n)
     picks = rng.choice(_VOCAB, int(lens.sum()))
     ends = np.cumsum(lens)
-    return [" ".join(picks[e - k:e]) for e, k in zip(ends.tolist(), lens.tolist())]
+    return [" ".join(picks[e - k : e]) for e, k in zip(ends.tolist(), lens.tolist())]
 
 
 # -- flat values
@@ -168,13 +184,15 @@ def binary_huge(rng, n, nulls):
 
 def binary_fixed_300(rng, n, nulls):
     raw = rng.integers(0, 4, n * 300, dtype=np.uint8).tobytes()
-    return _arr([raw[i * 300:(i + 1) * 300] for i in range(n)], pa.binary(300), rng, nulls)
+    return _arr([raw[i * 300 : (i + 1) * 300] for i in range(n)], pa.binary(300), rng, nulls)
 
 
 def blobs(rng, n, nulls):
     mask = mask_for(rng, n, nulls)
-    return pa.array([None if mask is not None and mask[i] else rng.bytes(int(k))
-                     for i, k in enumerate(rng.integers(0, 3000, n))], pa.large_binary())
+    return pa.array(
+        [None if mask is not None and mask[i] else rng.bytes(int(k)) for i, k in enumerate(rng.integers(0, 3000, n))],
+        pa.large_binary(),
+    )
 
 
 def timestamps(rng, n, nulls):
@@ -182,7 +200,7 @@ def timestamps(rng, n, nulls):
 
 
 def decimals(rng, n, nulls):
-    return _arr(rng.integers(-(10 ** 9), 10 ** 9, n), pa.int64(), rng, nulls).cast(pa.decimal128(24, 3))
+    return _arr(rng.integers(-(10**9), 10**9, n), pa.int64(), rng, nulls).cast(pa.decimal128(24, 3))
 
 
 def dates(rng, n, nulls):
@@ -207,8 +225,9 @@ def nested(t: pa.DataType) -> Maker:
 def empty_lists(rng, n, nulls):
     """list<int32> whose valid rows are all empty."""
     m = mask_for(rng, n, nulls)
-    return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], pa.int32()),
-                                    mask=None if m is None else pa.array(m))
+    return pa.ListArray.from_arrays(
+        pa.array(np.zeros(n + 1, np.int32)), pa.array([], pa.int32()), mask=None if m is None else pa.array(m)
+    )
 
 
 def mostly_empty_list_structs(rng, n, nulls):
@@ -226,8 +245,9 @@ def long_lists(rng, n, nulls):
     lens = np.where(rng.random(n) < 0.1, 0, rng.integers(0, 2500, n))
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
     m = mask_for(rng, n, nulls, 0.1)
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(rng.random(int(offsets[-1]))),
-                                    mask=None if m is None else pa.array(m))
+    return pa.ListArray.from_arrays(
+        pa.array(offsets), pa.array(rng.random(int(offsets[-1]))), mask=None if m is None else pa.array(m)
+    )
 
 
 def list_of_big_strings(rng, n, nulls):
@@ -240,15 +260,21 @@ def list_of_big_strings(rng, n, nulls):
 
 
 def packed_fixed(rng, n, nulls):
-    kids = [pa.array(rng.integers(0, 1 << 20, n).astype(np.int32)), pa.array(rng.random(n)),
-            pa.array(rng.integers(0, 9, n).astype(np.int8))]
+    kids = [
+        pa.array(rng.integers(0, 1 << 20, n).astype(np.int32)),
+        pa.array(rng.random(n)),
+        pa.array(rng.integers(0, 9, n).astype(np.int8)),
+    ]
     m = mask_for(rng, n, nulls)
     return pa.StructArray.from_arrays(kids, ["a", "b", "c"], mask=None if m is None else pa.array(m))
 
 
 def packed_variable(rng, n, nulls):
-    kids = [pa.array(rng.integers(0, 1 << 20, n).astype(np.int32)), pa.array(text(rng, n, (0, 4))),
-            pa.array(rng.random(n))]
+    kids = [
+        pa.array(rng.integers(0, 1 << 20, n).astype(np.int32)),
+        pa.array(text(rng, n, (0, 4))),
+        pa.array(rng.random(n)),
+    ]
     m = mask_for(rng, n, nulls)
     return pa.StructArray.from_arrays(kids, ["a", "s", "d"], mask=None if m is None else pa.array(m))
 
@@ -258,19 +284,32 @@ def struct_with_blob(rng, n, nulls):
     b = blobs(rng, n, "some" if nulls == "some" else "none")
     t = pa.struct([pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"}), ("i", pa.int32())])
     m = mask_for(rng, n, nulls)
-    return pa.StructArray.from_arrays([b, pa.array(rng.integers(0, 99, n).astype(np.int32))], fields=list(t),
-                                      mask=None if m is None else pa.array(m))
+    return pa.StructArray.from_arrays(
+        [b, pa.array(rng.integers(0, 99, n).astype(np.int32))], fields=list(t), mask=None if m is None else pa.array(m)
+    )
 
 
 #: more types, read together as the columns of one table (data from lancelot.testing.data.gen_array)
 MORE_TYPES = {
-    "int8": pa.int8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "float16": pa.float16(),
-    "time32_ms": pa.time32("ms"), "time64_ns": pa.time64("ns"), "duration_s": pa.duration("s"),
-    "date64": pa.date64(), "timestamp_ns": pa.timestamp("ns"), "decimal256": pa.decimal256(40, 5),
-    "null": pa.null(), "fixed_binary_4": pa.binary(4), "dictionary": pa.dictionary(pa.int32(), pa.string()),
-    "fsl_f32x64_null_items": pa.list_(pa.float32(), 64), "fsl_fsl": pa.list_(pa.list_(pa.int16(), 2), 3),
-    "list_fsl_big": pa.list_(pa.list_(pa.float32(), 100)), "list_fixed_binary_400": pa.list_(pa.binary(400)),
-    "list_bool": pa.list_(pa.bool_()), "large_list_struct": pa.large_list(pa.struct([("a", pa.uint8())])),
+    "int8": pa.int8(),
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "float16": pa.float16(),
+    "time32_ms": pa.time32("ms"),
+    "time64_ns": pa.time64("ns"),
+    "duration_s": pa.duration("s"),
+    "date64": pa.date64(),
+    "timestamp_ns": pa.timestamp("ns"),
+    "decimal256": pa.decimal256(40, 5),
+    "null": pa.null(),
+    "fixed_binary_4": pa.binary(4),
+    "dictionary": pa.dictionary(pa.int32(), pa.string()),
+    "fsl_f32x64_null_items": pa.list_(pa.float32(), 64),
+    "fsl_fsl": pa.list_(pa.list_(pa.int16(), 2), 3),
+    "list_fsl_big": pa.list_(pa.list_(pa.float32(), 100)),
+    "list_fixed_binary_400": pa.list_(pa.binary(400)),
+    "list_bool": pa.list_(pa.bool_()),
+    "large_list_struct": pa.large_list(pa.struct([("a", pa.uint8())])),
     "struct_bool_null": pa.struct([("b", pa.bool_()), ("n", pa.null())]),
     "list_list_list": pa.list_(pa.list_(pa.list_(pa.int8()))),
 }
@@ -282,8 +321,9 @@ LIST_LIST = pa.list_(pa.list_(pa.int16()))
 FSL_STRUCT = pa.list_(pa.struct([("a", pa.int64()), ("b", pa.float32())]), 2)
 THREE_DEEP = pa.list_(pa.struct([("x", pa.list_(pa.int64())), ("y", pa.string())]))
 STRUCT_LIST_LIST = pa.struct([("m", pa.list_(pa.list_(pa.string()))), ("k", pa.int8())])
-STRUCT_STRUCT = pa.struct([("s", pa.struct([("l", pa.large_list(pa.float32())), ("t", pa.bool_())])),
-                           ("u", pa.uint32())])
+STRUCT_STRUCT = pa.struct(
+    [("s", pa.struct([("l", pa.large_list(pa.float32())), ("t", pa.bool_())])), ("u", pa.uint32())]
+)
 LIST_FSL = pa.list_(pa.list_(pa.int32(), 3))
 MAP = pa.map_(pa.string(), pa.int64())
 LIST_MAP = pa.list_(pa.map_(pa.int32(), pa.string()))
@@ -319,8 +359,14 @@ def split_rows(n: int, parts: int) -> list[int]:
     return [b - a for a, b in zip(bounds, bounds[1:])]
 
 
-def write_pylance(path: str | Path, table: pa.Table, version: str, batches: list[int] | None = None,
-                  data_cache_bytes: int | None = 1, max_page_bytes: int | None = 64 * 1024) -> str:
+def write_pylance(
+    path: str | Path,
+    table: pa.Table,
+    version: str,
+    batches: list[int] | None = None,
+    data_cache_bytes: int | None = 1,
+    max_page_bytes: int | None = 64 * 1024,
+) -> str:
     """Write ``table`` with pylance's LanceFileWriter, batch by batch (fresh copies).
 
     With a tiny ``data_cache_bytes`` pylance 14.0.2 ends a page at every batch; ``max_page_bytes`` alone
@@ -328,8 +374,9 @@ def write_pylance(path: str | Path, table: pa.Table, version: str, batches: list
     """
     from lance.file import LanceFileWriter
 
-    w = LanceFileWriter(str(path), table.schema, version=version, data_cache_bytes=data_cache_bytes,
-                        max_page_bytes=max_page_bytes)
+    w = LanceFileWriter(
+        str(path), table.schema, version=version, data_cache_bytes=data_cache_bytes, max_page_bytes=max_page_bytes
+    )
     pos = 0
     for b in batches or [table.num_rows]:
         part = table.slice(pos, b)
@@ -362,7 +409,7 @@ def _walk(msg: Any, out: set[str], prefix: str) -> None:
         if fd.type != fd.TYPE_MESSAGE:
             continue
         sub = "levels:" if fd.name in ("rep_compression", "def_compression") else prefix
-        for v in (value if fd.is_repeated else [value]):
+        for v in value if fd.is_repeated else [value]:
             _walk(v, out, sub)
 
 
@@ -372,7 +419,7 @@ def file_encodings(path: str, columns: Iterable[int] | None = None) -> set[str]:
     try:
         md = read_metadata(src)
         out: set[str] = set()
-        for i in (range(len(md.columns)) if columns is None else columns):
+        for i in range(len(md.columns)) if columns is None else columns:
             for page in md.columns[i].pages:
                 layout = unpack_encoding(src, page.encoding, pb.PageLayout)
                 out.add(layout.WhichOneof("layout"))

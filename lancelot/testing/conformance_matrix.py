@@ -76,8 +76,9 @@ NESTED = [
 SOME = ("none", "some")
 
 
-def setting(name: str, make, metadata: dict[str, str], expect=None, *, baseline: dict[str, str], nulls=SOME,
-            **kw) -> Case:
+def setting(
+    name: str, make, metadata: dict[str, str], expect=None, *, baseline: dict[str, str], nulls=SOME, **kw
+) -> Case:
     """A field-metadata setting: with nulls none / some (all-null pages are constant layouts whatever the setting)."""
     return Case(name, make, metadata, expect or {}, nulls=nulls, baseline=baseline, **kw)
 
@@ -86,48 +87,156 @@ def setting(name: str, make, metadata: dict[str, str], expect=None, *, baseline:
 #: metadata of the same data without it (the baseline file must lack what the setting brings)
 SETTINGS = [
     setting("compression=zstd", C.floats_smooth, ZSTD, both("general", "zstd"), rows=6000, baseline={}),
-    setting("compression=zstd,level=7", C.floats_smooth, {**ZSTD, "lance-encoding:compression-level": "7"},
-         both("zstd@7"), rows=6000, baseline=ZSTD),
+    setting(
+        "compression=zstd,level=7",
+        C.floats_smooth,
+        {**ZSTD, "lance-encoding:compression-level": "7"},
+        both("zstd@7"),
+        rows=6000,
+        baseline=ZSTD,
+    ),
     setting("compression=lz4", C.floats_rounded, LZ4, both("general", "lz4"), rows=6000, baseline={}),
-    setting("compression=lz4,level=3/string", C.strings_text, {**LZ4, "lance-encoding:compression-level": "3"},
-         both("lz4@3"), rows=2400, baseline=LZ4),
-    setting("compression=zstd/string", C.strings_text, ZSTD, both("general", "zstd"), absent=frozenset({"fsst"}),
-         rows=2400, baseline={}),
-    setting("compression=none/string", C.strings_text, NONE, both("variable"),
-         absent=frozenset({"fsst", "general"}), rows=2400, baseline={}),
-    setting("compression=none/over_32k", C.binary_huge, NONE, both("full_zip_layout"),
-         absent=frozenset({"general"}), rows=45, baseline={}),
-    setting("compression=fsst/binary", lambda r, n, z: C.strings_text(r, n, z).cast(pa.binary()),
-         {"lance-encoding:compression": "fsst"}, both("fsst"), rows=2400, baseline={}),
-    setting("rle-threshold=0", C.ints_runs, {"lance-encoding:rle-threshold": "0"}, both("mini_block_layout"),
-         absent=frozenset({"rle"}), baseline={}),
-    setting("bss=on/float64", C.floats_smooth, {**ZSTD, "lance-encoding:bss": "on"},
-         both("byte_stream_split", "zstd"), rows=6000, baseline=ZSTD),
-    setting("bss=auto/float32", C.floats_rounded, {**ZSTD, "lance-encoding:bss": "auto"},
-         both("byte_stream_split", "zstd"), rows=6000, baseline={**ZSTD, "lance-encoding:bss": "off"}),
-    setting("bss=off/int64", C.ints_medium, {**ZSTD, "lance-encoding:bss": "off"}, both("zstd"),
-         absent=frozenset({"byte_stream_split"}), rows=6000, baseline=ZSTD),
-    setting("dict-divisor=100000", C.strings_low_cardinality, {"lance-encoding:dict-divisor": "100000"},
-         both("variable"), absent=frozenset({"mini_block_dictionary"}), baseline={}),
-    setting("dict-size-ratio=0.0001", C.strings_low_cardinality, {"lance-encoding:dict-size-ratio": "0.0001"},
-         absent=frozenset({"mini_block_dictionary"}), baseline={}),
+    setting(
+        "compression=lz4,level=3/string",
+        C.strings_text,
+        {**LZ4, "lance-encoding:compression-level": "3"},
+        both("lz4@3"),
+        rows=2400,
+        baseline=LZ4,
+    ),
+    setting(
+        "compression=zstd/string",
+        C.strings_text,
+        ZSTD,
+        both("general", "zstd"),
+        absent=frozenset({"fsst"}),
+        rows=2400,
+        baseline={},
+    ),
+    setting(
+        "compression=none/string",
+        C.strings_text,
+        NONE,
+        both("variable"),
+        absent=frozenset({"fsst", "general"}),
+        rows=2400,
+        baseline={},
+    ),
+    setting(
+        "compression=none/over_32k",
+        C.binary_huge,
+        NONE,
+        both("full_zip_layout"),
+        absent=frozenset({"general"}),
+        rows=45,
+        baseline={},
+    ),
+    setting(
+        "compression=fsst/binary",
+        lambda r, n, z: C.strings_text(r, n, z).cast(pa.binary()),
+        {"lance-encoding:compression": "fsst"},
+        both("fsst"),
+        rows=2400,
+        baseline={},
+    ),
+    setting(
+        "rle-threshold=0",
+        C.ints_runs,
+        {"lance-encoding:rle-threshold": "0"},
+        both("mini_block_layout"),
+        absent=frozenset({"rle"}),
+        baseline={},
+    ),
+    setting(
+        "bss=on/float64",
+        C.floats_smooth,
+        {**ZSTD, "lance-encoding:bss": "on"},
+        both("byte_stream_split", "zstd"),
+        rows=6000,
+        baseline=ZSTD,
+    ),
+    setting(
+        "bss=auto/float32",
+        C.floats_rounded,
+        {**ZSTD, "lance-encoding:bss": "auto"},
+        both("byte_stream_split", "zstd"),
+        rows=6000,
+        baseline={**ZSTD, "lance-encoding:bss": "off"},
+    ),
+    setting(
+        "bss=off/int64",
+        C.ints_medium,
+        {**ZSTD, "lance-encoding:bss": "off"},
+        both("zstd"),
+        absent=frozenset({"byte_stream_split"}),
+        rows=6000,
+        baseline=ZSTD,
+    ),
+    setting(
+        "dict-divisor=100000",
+        C.strings_low_cardinality,
+        {"lance-encoding:dict-divisor": "100000"},
+        both("variable"),
+        absent=frozenset({"mini_block_dictionary"}),
+        baseline={},
+    ),
+    setting(
+        "dict-size-ratio=0.0001",
+        C.strings_low_cardinality,
+        {"lance-encoding:dict-size-ratio": "0.0001"},
+        absent=frozenset({"mini_block_dictionary"}),
+        baseline={},
+    ),
     setting("packed=true", C.packed_fixed, {"lance-encoding:packed": "true"}, both("packed_struct"), baseline={}),
     setting("packed=true/legacy_key", C.packed_fixed, {"packed": "true"}, both("packed_struct"), baseline={}),
-    setting("packed=true/variable", C.packed_variable, {"lance-encoding:packed": "true"},
-         both("variable_packed_struct", "full_zip_layout"), versions=("2.2",), baseline={}),
-    setting("structural-encoding=fullzip", C.ints_small, {"lance-encoding:structural-encoding": "fullzip"},
-         both("full_zip_layout"), absent=frozenset({"mini_block_layout"}), baseline={}),
-    setting("structural-encoding=fullzip/list", C.nested(pa.list_(pa.int32())),
-         {"lance-encoding:structural-encoding": "fullzip"}, both("full_zip_layout"), baseline={}),
-    setting("structural-encoding=miniblock", C.strings_big, {"lance-encoding:structural-encoding": "miniblock"},
-         both("mini_block_layout"), absent=frozenset({"full_zip_layout"}), rows=600, baseline={}),
-    setting("blob=true", C.blobs, {"lance-encoding:blob": "true"}, both("blob_layout"), rows=600, baseline={},
-            nulls=C.NULLS),
+    setting(
+        "packed=true/variable",
+        C.packed_variable,
+        {"lance-encoding:packed": "true"},
+        both("variable_packed_struct", "full_zip_layout"),
+        versions=("2.2",),
+        baseline={},
+    ),
+    setting(
+        "structural-encoding=fullzip",
+        C.ints_small,
+        {"lance-encoding:structural-encoding": "fullzip"},
+        both("full_zip_layout"),
+        absent=frozenset({"mini_block_layout"}),
+        baseline={},
+    ),
+    setting(
+        "structural-encoding=fullzip/list",
+        C.nested(pa.list_(pa.int32())),
+        {"lance-encoding:structural-encoding": "fullzip"},
+        both("full_zip_layout"),
+        baseline={},
+    ),
+    setting(
+        "structural-encoding=miniblock",
+        C.strings_big,
+        {"lance-encoding:structural-encoding": "miniblock"},
+        both("mini_block_layout"),
+        absent=frozenset({"full_zip_layout"}),
+        rows=600,
+        baseline={},
+    ),
+    setting(
+        "blob=true", C.blobs, {"lance-encoding:blob": "true"}, both("blob_layout"), rows=600, baseline={}, nulls=C.NULLS
+    ),
 ]
 
 #: types of the zero-row files
-ZERO_ROW_TYPES = [pa.int32(), pa.string(), pa.large_binary(), C.LIST_STRUCT, C.STRUCT_LIST, C.THREE_DEEP,
-                  pa.list_(pa.float32(), 4), C.LIST_FSL]
+ZERO_ROW_TYPES = [
+    pa.int32(),
+    pa.string(),
+    pa.large_binary(),
+    C.LIST_STRUCT,
+    C.STRUCT_LIST,
+    C.THREE_DEEP,
+    pa.list_(pa.float32(), 4),
+    C.LIST_FSL,
+]
 
 TPCH_SCALE = 0.01
 
@@ -167,22 +276,32 @@ def check_reads(path: str, source: pa.Table, seed: int, projection: list[str] | 
         random_rows = rng.choice(n, min(n, 37), replace=False) if n else np.zeros(0, np.int64)
         dup_rows = np.concatenate([random_rows[:6], random_rows[:3][::-1]])
         near = [b + d for b in [0, *starts[:2]] for d in (0, 1024, 2048, 4096)]  # pages, chunks of 2^k values
-        clustered = np.unique(np.clip(np.concatenate(
-            [np.arange(b - 3, b + 3) for b in near] + [np.arange(n // 2, n // 2 + 20), [0, n - 1]]), 0, n - 1))
+        clustered = np.unique(
+            np.clip(
+                np.concatenate([np.arange(b - 3, b + 3) for b in near] + [np.arange(n // 2, n // 2 + 20), [0, n - 1]]),
+                0,
+                n - 1,
+            )
+        )
         for what, rows in (("random", random_rows), ("duplicated", dup_rows), ("clustered", clustered)):
             rows = rows.astype(np.int64) if n else np.zeros(0, np.int64)
-            fail_if(C.difference(lf.take(rows), exp.take(pa.array(rows))), f"take of {what} rows {rows.tolist()}",
-                     path)
+            fail_if(C.difference(lf.take(rows), exp.take(pa.array(rows))), f"take of {what} rows {rows.tolist()}", path)
 
         cols = projection or list(reversed(exp.column_names))
         fail_if(C.difference(lf.read(columns=cols), exp.select(cols)), f"projection {cols}", path)
         one = cols[:1]
         a, b = n // 4, n // 4 + max(1, n // 3)
         b = min(b, n)
-        fail_if(C.difference(lf.read_range(a, b, columns=one), exp.select(one).slice(a, b - a)),
-                 f"projection {one} of read_range({a}, {b})", path)
-        fail_if(C.difference(lf.take(random_rows, columns=one), exp.select(one).take(pa.array(random_rows))),
-                 f"projection {one} of a take", path)
+        fail_if(
+            C.difference(lf.read_range(a, b, columns=one), exp.select(one).slice(a, b - a)),
+            f"projection {one} of read_range({a}, {b})",
+            path,
+        )
+        fail_if(
+            C.difference(lf.take(random_rows, columns=one), exp.select(one).take(pa.array(random_rows))),
+            f"projection {one} of a take",
+            path,
+        )
         batches = list(lf.iter_batches(batch_size=max(1, n // 3 + 1)))
         if n:
             fail_if(C.difference(pa.Table.from_batches(batches), exp), "iter_batches", path)

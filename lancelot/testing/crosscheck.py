@@ -51,8 +51,9 @@ def batch_sizes(n: int, parts: int) -> list[int]:
     return [int(b - a) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def write_lancelot(path: str | Path, table: pa.Table, version: str, batches: list[int] | None = None,
-                   max_page_bytes: int | None = None) -> str:
+def write_lancelot(
+    path: str | Path, table: pa.Table, version: str, batches: list[int] | None = None, max_page_bytes: int | None = None
+) -> str:
     """Write ``table`` with lancelot, one ``write`` call per batch size."""
     with lancelot.LanceWriter(path, table.schema, version=version, max_page_bytes=max_page_bytes) as w:
         pos = 0
@@ -170,9 +171,16 @@ def _compare(read, partial, path: str, exp: pa.Table, reads: Reads | None) -> st
     return diff
 
 
-def crosscheck(tmp: str | Path, table: pa.Table, version: str, batches: list[int] | None = None,
-               max_page_bytes: int | None = None, pylance_page_bytes: int | None = 64 * 1024,
-               reads: Reads | None = None, pylance_cache_bytes: int | None = 1) -> Crosscheck:
+def crosscheck(
+    tmp: str | Path,
+    table: pa.Table,
+    version: str,
+    batches: list[int] | None = None,
+    max_page_bytes: int | None = None,
+    pylance_page_bytes: int | None = 64 * 1024,
+    reads: Reads | None = None,
+    pylance_cache_bytes: int | None = 1,
+) -> Crosscheck:
     """Write ``table`` with both writers at ``version`` and read each file with both readers.
 
     pylance writes with ``data_cache_bytes=pylance_cache_bytes`` (1: a page per batch) and
@@ -190,8 +198,14 @@ def crosscheck(tmp: str | Path, table: pa.Table, version: str, batches: list[int
             if writer == "lancelot":
                 write_lancelot(path, table, version, batches, max_page_bytes)
             else:
-                write_pylance(path, table, version, batches, data_cache_bytes=pylance_cache_bytes,
-                              max_page_bytes=pylance_page_bytes)
+                write_pylance(
+                    path,
+                    table,
+                    version,
+                    batches,
+                    data_cache_bytes=pylance_cache_bytes,
+                    max_page_bytes=pylance_page_bytes,
+                )
         except Exception as e:  # noqa: BLE001
             for reader in ("lancelot", "pylance"):
                 out.problems[f"{writer}->{reader}"] = f"write failed: {type(e).__name__}: {e}"

@@ -35,8 +35,14 @@ def _words(n: int, rng: np.random.Generator, max_len: int = 12) -> list[str]:
     return out
 
 
-def gen_array(t: pa.DataType, n: int, nulls: str = "some", rng: np.random.Generator | None = None,
-              child_nulls: str | None = None, null_structs: bool = True) -> pa.Array:
+def gen_array(
+    t: pa.DataType,
+    n: int,
+    nulls: str = "some",
+    rng: np.random.Generator | None = None,
+    child_nulls: str | None = None,
+    null_structs: bool = True,
+) -> pa.Array:
     """A seeded array of type ``t`` and length ``n`` with the given null pattern.
 
     ``null_structs=False`` keeps every struct valid (file version 2.0 holds no
@@ -68,8 +74,12 @@ def gen_array(t: pa.DataType, n: int, nulls: str = "some", rng: np.random.Genera
         return pa.array(vals, type=t, mask=mask)
     if pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t) or pa.types.is_duration(t):
         storage = pa.int32() if t.bit_width == 32 else pa.int64()
-        hi = {pa.time32("s"): 86399, pa.time32("ms"): 86399999, pa.time64("us"): 86399999999,
-              pa.time64("ns"): 86399999999999}.get(t, 10**9)
+        hi = {
+            pa.time32("s"): 86399,
+            pa.time32("ms"): 86399999,
+            pa.time64("us"): 86399999999,
+            pa.time64("ns"): 86399999999999,
+        }.get(t, 10**9)
         vals = rng.integers(0, hi, n)
         if getattr(t, "unit", "") == "ns":
             vals = vals // 1000 * 1000  # keep values convertible to datetime for readable diffs
@@ -100,8 +110,12 @@ def gen_array(t: pa.DataType, n: int, nulls: str = "some", rng: np.random.Genera
         off_t = pa.int64() if pa.types.is_large_list(t) else pa.int32()
         return cls.from_arrays(pa.array(offsets, off_t), items, type=t, mask=m)
     if pa.types.is_struct(t):
-        kids = [gen_array(t.field(i).type, n, child_nulls if t.field(i).nullable else "none", rng,
-                          null_structs=null_structs) for i in range(t.num_fields)]
+        kids = [
+            gen_array(
+                t.field(i).type, n, child_nulls if t.field(i).nullable else "none", rng, null_structs=null_structs
+            )
+            for i in range(t.num_fields)
+        ]
         return pa.StructArray.from_arrays(kids, fields=list(t), mask=m)
     raise NotImplementedError(f"no generator for {t}")
 

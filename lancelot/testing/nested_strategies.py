@@ -15,8 +15,16 @@ from hypothesis import strategies as st
 from lancelot import versions
 from lancelot.versions import FileVersion
 
-LEAVES = [pa.int32(), pa.int64(), pa.string(), pa.bool_(), pa.float64(), pa.large_binary(),
-          pa.list_(pa.float32(), 2), pa.dictionary(pa.int16(), pa.string())]
+LEAVES = [
+    pa.int32(),
+    pa.int64(),
+    pa.string(),
+    pa.bool_(),
+    pa.float64(),
+    pa.large_binary(),
+    pa.list_(pa.float32(), 2),
+    pa.dictionary(pa.int16(), pa.string()),
+]
 MAP_KEYS = [pa.string(), pa.int32()]
 
 
@@ -27,10 +35,11 @@ def nested_types(version: str | FileVersion = "2.2", max_leaves: int = 4) -> st.
 
     def extend(children: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[pa.DataType]:
         names = st.lists(st.sampled_from("abcde"), min_size=1, max_size=2, unique=True)
-        out = (st.builds(pa.list_, children)
-               | st.builds(pa.large_list, children)
-               | st.builds(lambda ns, ts: pa.struct(list(zip(ns, ts))), names, st.lists(children, min_size=2,
-                                                                                       max_size=2)))
+        out = (
+            st.builds(pa.list_, children)
+            | st.builds(pa.large_list, children)
+            | st.builds(lambda ns, ts: pa.struct(list(zip(ns, ts))), names, st.lists(children, min_size=2, max_size=2))
+        )
         if maps:
             out = out | st.builds(pa.map_, st.sampled_from(MAP_KEYS), children)
         return out
@@ -53,8 +62,9 @@ def _leaf_values(t: pa.DataType) -> st.SearchStrategy:
 def nested_values(t: pa.DataType, nullable: bool = True, max_len: int = 3) -> st.SearchStrategy:
     """Python values of type ``t``: lists often empty, nulls (where allowed) at every level."""
     if pa.types.is_struct(t):
-        inner = st.fixed_dictionaries({t.field(i).name: nested_values(t.field(i).type, t.field(i).nullable,
-                                                                      max_len) for i in range(t.num_fields)})
+        inner = st.fixed_dictionaries(
+            {t.field(i).name: nested_values(t.field(i).type, t.field(i).nullable, max_len) for i in range(t.num_fields)}
+        )
     elif pa.types.is_map(t):
         entry = st.tuples(_leaf_values(t.key_type), nested_values(t.item_type, True, max_len))
         inner = st.just([]) | st.lists(entry, max_size=max_len)
@@ -63,8 +73,7 @@ def nested_values(t: pa.DataType, nullable: bool = True, max_len: int = 3) -> st
     elif pa.types.is_dictionary(t):
         inner = st.sampled_from(["red", "green", "blue"])
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        inner = st.just([]) | st.lists(nested_values(t.value_type, t.value_field.nullable, max_len),
-                                       max_size=max_len)
+        inner = st.just([]) | st.lists(nested_values(t.value_type, t.value_field.nullable, max_len), max_size=max_len)
     else:
         inner = _leaf_values(t)
     return (st.none() | inner) if nullable else inner

@@ -13,25 +13,47 @@ from hypothesis import strategies as st
 from lancelot.testing.data import gen_array
 
 PRIMITIVES = [
-    pa.bool_(), pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
-    pa.uint64(), pa.float16(), pa.float32(), pa.float64(), pa.decimal128(9, 2), pa.date32(),
-    pa.timestamp("us", tz="UTC"), pa.time64("us"), pa.duration("ms"), pa.string(), pa.large_string(),
-    pa.binary(), pa.binary(4),
+    pa.bool_(),
+    pa.int8(),
+    pa.int16(),
+    pa.int32(),
+    pa.int64(),
+    pa.uint8(),
+    pa.uint16(),
+    pa.uint32(),
+    pa.uint64(),
+    pa.float16(),
+    pa.float32(),
+    pa.float64(),
+    pa.decimal128(9, 2),
+    pa.date32(),
+    pa.timestamp("us", tz="UTC"),
+    pa.time64("us"),
+    pa.duration("ms"),
+    pa.string(),
+    pa.large_string(),
+    pa.binary(),
+    pa.binary(4),
 ]
 
 
 def arrow_types(max_depth: int = 3) -> st.SearchStrategy[pa.DataType]:
     """Arrow types nested up to ``max_depth`` (lists, large lists, structs, vectors)."""
     leaves = st.sampled_from(PRIMITIVES) | st.builds(
-        lambda t, n: pa.list_(t, n), st.sampled_from([pa.float32(), pa.int16(), pa.float64()]),
-        st.integers(1, 6))
+        lambda t, n: pa.list_(t, n), st.sampled_from([pa.float32(), pa.int16(), pa.float64()]), st.integers(1, 6)
+    )
 
     def extend(children):
         names = st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=3, unique=True)
-        return (st.builds(pa.list_, children)
-                | st.builds(pa.large_list, children)
-                | st.builds(lambda ns, ts: pa.struct([(n, t) for n, t in zip(ns, ts)]),
-                            names, st.lists(children, min_size=3, max_size=3)))
+        return (
+            st.builds(pa.list_, children)
+            | st.builds(pa.large_list, children)
+            | st.builds(
+                lambda ns, ts: pa.struct([(n, t) for n, t in zip(ns, ts)]),
+                names,
+                st.lists(children, min_size=3, max_size=3),
+            )
+        )
 
     return st.recursive(leaves, extend, max_leaves=max_depth + 1)
 

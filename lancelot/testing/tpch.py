@@ -42,8 +42,11 @@ def generate(out_dir: str | Path, scale: float, tables: Iterable[str], *, quiet:
     unknown = sorted(set(names) - set(TABLES))
     if unknown:
         raise ValueError(f"unknown TPC-H tables {unknown} (known: {', '.join(TABLES)})")
-    subprocess.run([exe, "parquet", "-s", f"{scale:g}", "-T", ",".join(names), "-o", str(out), "--overwrite"],
-                   check=True, capture_output=quiet)
+    subprocess.run(
+        [exe, "parquet", "-s", f"{scale:g}", "-T", ",".join(names), "-o", str(out), "--overwrite"],
+        check=True,
+        capture_output=quiet,
+    )
     return {name: out / f"{name}.parquet" for name in names}
 
 

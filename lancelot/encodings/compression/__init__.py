@@ -156,8 +156,9 @@ def decompress_block(enc: pb.CompressiveEncoding, buffer: np.ndarray, num_values
     raise _unsupported(kind, "block")
 
 
-def decompress_per_value(enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock,
-                         _depth: int = 0) -> DataBlock:
+def decompress_per_value(
+    enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, _depth: int = 0
+) -> DataBlock:
     """Undo per-value (full-zip) compression of an unzipped block of values."""
     _enter(block.num_values, _depth)
     kind = technique(enc)
@@ -179,12 +180,14 @@ def decompress_per_value(enc: pb.CompressiveEncoding, block: FixedWidthBlock | V
         return fsst_decode(table, _variable(decompress_per_value(enc.fsst.values, block, _depth + 1)))
     if kind == "variable_packed_struct":
         return decompress_variable_packed_struct(
-            enc.variable_packed_struct, block, lambda e, b: decompress_per_value(e, b, _depth + 1))
+            enc.variable_packed_struct, block, lambda e, b: decompress_per_value(e, b, _depth + 1)
+        )
     raise _unsupported(kind, "variable-width full-zip")
 
 
-def decompress_per_value_spans(enc: pb.CompressiveEncoding, data: np.ndarray, starts: np.ndarray,
-                               lengths: np.ndarray) -> DataBlock:
+def decompress_per_value_spans(
+    enc: pb.CompressiveEncoding, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+) -> DataBlock:
     """``decompress_per_value`` of the variable-width values ``data[starts[i]:starts[i] + lengths[i]]``
     (full-zip rows in their fetched buffer): FSST strings are decoded where they lie (no gathered
     copy of the compressed bytes, whose size can approach the page's); others are gathered first."""

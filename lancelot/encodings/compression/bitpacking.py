@@ -87,7 +87,7 @@ def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
     words = np.zeros((n, width, lanes), dt)
     for r in range(t):
         first = FL_ORDER[r // 8] * 16 + (r % 8) * 128  # row r of lane l is value first + l
-        row = values[:, first:first + lanes]
+        row = values[:, first : first + lanes]
         k, sh = divmod(r * width, t)
         words[:, k, :] |= row << dt.type(sh)
         if sh + width > t:
@@ -143,7 +143,7 @@ def decompress_inline_bitpacking(desc: pb.InlineBitpacking, buffers: list, num_v
         w = int(widths[0])
         if w == 0:
             return FixedWidthBlock(np.zeros(num_values * wb, np.uint8), t, num_values)
-        vals = unpack_chunks(buf[starts[0]:starts[0] + CHUNK * w // 8], w, t)
+        vals = unpack_chunks(buf[starts[0] : starts[0] + CHUNK * w // 8], w, t)
         return FixedWidthBlock(vals.reshape(-1)[:num_values].view(np.uint8), t, num_values)
     out = np.zeros((n_chunks, CHUNK), dtype=dt)
     for w in np.unique(widths):
@@ -163,7 +163,7 @@ def _chunk_headers(buf: np.ndarray, n_chunks: int, t: int) -> tuple[np.ndarray, 
     pos = 0
     for c in range(n_chunks):  # one iteration per 1024 values: header walk only
         require(pos + wb <= len(buf), "inline bitpacking: chunk header past the end of the buffer")
-        w = int.from_bytes(buf[pos:pos + wb].tobytes(), "little")
+        w = int.from_bytes(buf[pos : pos + wb].tobytes(), "little")
         require(w <= t, f"inline bitpacking: bit width {w} for {t}-bit values")
         widths[c], starts[c] = w, pos + wb
         pos += wb + CHUNK * w // 8
@@ -203,7 +203,7 @@ def _chunk_widths(raw: np.ndarray, t: int) -> np.ndarray:
     if whole:
         maxes[:whole] = raw[: whole * CHUNK].reshape(whole, CHUNK).max(axis=1)
     if n_chunks > whole:
-        maxes[whole] = raw[whole * CHUNK:].max()
+        maxes[whole] = raw[whole * CHUNK :].max()
     return bit_widths(maxes[:, None], t)
 
 
@@ -240,13 +240,15 @@ def decompress_out_of_line_bitpacking(desc: pb.OutOfLineBitpacking, buffer, num_
     full_len = whole * chunk_bytes
     raw_tail = tail > 0 and len(buf) == full_len + tail * wb
     n_packed = whole + (1 if tail and not raw_tail else 0)
-    require(len(buf) >= n_packed * chunk_bytes + (tail * wb if raw_tail else 0),
-            f"out-of-line bitpacking: {len(buf)} bytes is short for {num_values} values of {w} bits")
+    require(
+        len(buf) >= n_packed * chunk_bytes + (tail * wb if raw_tail else 0),
+        f"out-of-line bitpacking: {len(buf)} bytes is short for {num_values} values of {w} bits",
+    )
     out = np.zeros(n_packed * CHUNK + (tail if raw_tail else 0), dtype=dt)
     if w and n_packed:
         out[: n_packed * CHUNK] = unpack_chunks(buf[: n_packed * chunk_bytes], w, t).reshape(-1)
     if raw_tail:
-        out[n_packed * CHUNK:] = np.frombuffer(buf[full_len:full_len + tail * wb].tobytes(), dtype=dt)
+        out[n_packed * CHUNK :] = np.frombuffer(buf[full_len : full_len + tail * wb].tobytes(), dtype=dt)
     return FixedWidthBlock(out[:num_values].view(np.uint8), t, num_values)
 
 
@@ -262,9 +264,12 @@ def compress_out_of_line_bitpacking(
     parts = [pack_chunks(vals[: whole * CHUNK].reshape(whole, CHUNK), width, t)]
     if tail:
         if width * (CHUNK - tail) < (t - width) * tail:
-            parts.append(pack_chunks(_chunked(vals[whole * CHUNK:]), width, t))
+            parts.append(pack_chunks(_chunked(vals[whole * CHUNK :]), width, t))
         else:
-            parts.append(vals[whole * CHUNK:].view(np.uint8))
-    enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
-        uncompressed_bits_per_value=t, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=width))))
+            parts.append(vals[whole * CHUNK :].view(np.uint8))
+    enc = pb.CompressiveEncoding(
+        out_of_line_bitpacking=pb.OutOfLineBitpacking(
+            uncompressed_bits_per_value=t, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=width))
+        )
+    )
     return enc, [np.concatenate(parts)]

@@ -26,14 +26,22 @@ def _unpack(words, width, t, order, out) -> None:
 
 def unpack_words(words: np.ndarray, width: int) -> np.ndarray:
     """Values (n, 1024) of the packed words ``words`` (n, width, 1024 / T) of ``width`` bits each."""
-    if words.ndim != 3 or words.shape[1] != width or not 0 < width <= words.dtype.itemsize * 8 \
-            or words.shape[2] * words.dtype.itemsize * 8 != 1024:
+    if (
+        words.ndim != 3
+        or words.shape[1] != width
+        or not 0 < width <= words.dtype.itemsize * 8
+        or words.shape[2] * words.dtype.itemsize * 8 != 1024
+    ):
         raise ValueError(f"{width}-bit packed words of shape {words.shape} ({words.dtype})")
     n, _, lanes = words.shape
     words = np.ascontiguousarray(words)
     if not HOT_WORDS.ready():  # a fresh process: numpy until the kernel is loaded (same values)
-        HOT_WORDS.numpy_call(lambda: _unpack(words[:0].reshape(0, width * lanes).copy(), int(width), 1024 // lanes,
-                                             _ORDER, np.empty(0, words.dtype)), work=words.nbytes)
+        HOT_WORDS.numpy_call(
+            lambda: _unpack(
+                words[:0].reshape(0, width * lanes).copy(), int(width), 1024 // lanes, _ORDER, np.empty(0, words.dtype)
+            ),
+            work=words.nbytes,
+        )
         out = np.empty((n, 1024), dtype=words.dtype)
         _unpack_rows_numpy(words, width, out)
         return out
@@ -54,7 +62,7 @@ def _unpack_rows_numpy(words: np.ndarray, w: int, out: np.ndarray) -> None:
         row = words[:, k, :] >> dtype.type(sh)
         if sh + w > t:
             row |= words[:, k + 1, :] << dtype.type(t - sh)
-        out[:, first:first + lanes] = row & mask
+        out[:, first : first + lanes] = row & mask
 
 
 # statuses of ``inline_chunks``
@@ -123,26 +131,30 @@ def _inline_chunks(data, starts, sizes, counts, order, scratch, scratch_bytes, o
             for i in range(n):
                 out[p + i] = 0
         else:
-            scratch_bytes[:nbytes] = data[s + tb:s + tb + nbytes]
+            scratch_bytes[:nbytes] = data[s + tb : s + tb + nbytes]
             _unpack_into(scratch, w, t, order, out, p, n)
         p += n
     return OK
 
 
-def inline_chunks(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                  dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
+def inline_chunks(
+    data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray, dtype: np.dtype
+) -> tuple[int, np.ndarray, int, int]:
     """Decode inline-bitpacked chunks: (status, values of ``dtype``, bad chunk, bad width)."""
     dtype = np.dtype(dtype)
     starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, sizes, counts))
     if not HOT_UNPACK.ready():  # a fresh process: numpy until the kernel is loaded (same values and statuses)
-        HOT_UNPACK.numpy_call(lambda: inline_chunks_kernel(data, starts[:0].copy(), sizes[:0].copy(),
-                                                           counts[:0].copy(), dtype), work=len(data))
+        HOT_UNPACK.numpy_call(
+            lambda: inline_chunks_kernel(data, starts[:0].copy(), sizes[:0].copy(), counts[:0].copy(), dtype),
+            work=len(data),
+        )
         return inline_chunks_numpy(data, starts, sizes, counts, dtype)
     return inline_chunks_kernel(data, starts, sizes, counts, dtype)
 
 
-def inline_chunks_kernel(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                         dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
+def inline_chunks_kernel(
+    data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray, dtype: np.dtype
+) -> tuple[int, np.ndarray, int, int]:
     """``inline_chunks`` by the numba kernel (int64 ``starts``, ``sizes``, ``counts``)."""
     out = np.empty(int(counts.sum()), dtype=dtype)
     scratch = np.empty(1024, dtype=dtype)
@@ -151,8 +163,9 @@ def inline_chunks_kernel(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray
     return status, out, int(bad[0]), int(bad[1])
 
 
-def inline_chunks_numpy(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
-                        dtype: np.dtype) -> tuple[int, np.ndarray, int, int]:
+def inline_chunks_numpy(
+    data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray, dtype: np.dtype
+) -> tuple[int, np.ndarray, int, int]:
     """``inline_chunks`` in numpy: headers checked all at once (the first bad chunk reported, as the kernel
     does), then the chunks of each width unpacked together, row by row of the FastLanes layout."""
     dtype = np.dtype(dtype)
@@ -186,10 +199,12 @@ def inline_chunks_numpy(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
             _unpack_rows_numpy(words, w, part)
             values[rows] = part
     if n_chunks and bool(np.all(counts[:-1] == 1024)):
-        out = values.reshape(-1)[:int(counts.sum())]
+        out = values.reshape(-1)[: int(counts.sum())]
     else:
-        out = values[np.repeat(np.arange(n_chunks), counts),
-                     np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)]
+        out = values[
+            np.repeat(np.arange(n_chunks), counts),
+            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts),
+        ]
     return OK, np.ascontiguousarray(out), 0, 0
 
 
@@ -206,7 +221,7 @@ def _pack_inline(vals, n, widths, word_starts, order, out) -> None:
         if w == 0:
             continue
         base_val = k * 1024
-        words = out[p + 1:p + 1 + w * lanes]
+        words = out[p + 1 : p + 1 + w * lanes]
         words[:] = 0
         for r in range(t):
             bit = r * w
@@ -237,8 +252,9 @@ def pack_inline(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndarray, t
     if HOT_PACK.ready():
         _pack_inline(*args, out)
     else:
-        HOT_PACK.numpy_call(lambda: _pack_inline(args[0][:0].copy(), 0, args[2][:0].copy(), args[3][:0].copy(),
-                                                 _ORDER, out[:0].copy()))
+        HOT_PACK.numpy_call(
+            lambda: _pack_inline(args[0][:0].copy(), 0, args[2][:0].copy(), args[3][:0].copy(), _ORDER, out[:0].copy())
+        )
         pack_inline_numpy(args[0], args[2], args[3], out)
     return out.view(np.uint8)
 
@@ -252,7 +268,7 @@ def pack_inline_numpy(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndar
     if not n_chunks or not widths.any():
         return
     padded = np.zeros(n_chunks * 1024, dtype=vals.dtype)
-    padded[:len(vals)] = vals
+    padded[: len(vals)] = vals
     chunks = padded.reshape(n_chunks, 1024)
     for w in np.unique(widths[widths > 0]).tolist():
         rows = np.flatnonzero(widths == w)
@@ -260,7 +276,7 @@ def pack_inline_numpy(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndar
         words = np.zeros((len(rows), w, lanes), out.dtype)
         for r in range(t):
             first = int(_ORDER[r // 8]) * 16 + (r % 8) * 128  # row r of lane l is value first + l
-            row = values[:, first:first + lanes]
+            row = values[:, first : first + lanes]
             k, sh = divmod(r * w, t)
             words[:, k, :] |= row << out.dtype.type(sh)
             if sh + w > t:

@@ -33,8 +33,7 @@ def decompress_byte_stream_split(bss: pb.ByteStreamSplit, buffers: list, num_val
     require(len(buffers) == 1, f"byte stream split expects 1 buffer, got {len(buffers)}")
     buf = as_u8(buffers[0])
     check_size(num_values * nb, "byte stream split values")
-    require(len(buf) == num_values * nb,
-            f"byte stream split: {len(buf)} bytes for {num_values} values of {nb} bytes")
+    require(len(buf) == num_values * nb, f"byte stream split: {len(buf)} bytes for {num_values} values of {nb} bytes")
     data = np.ascontiguousarray(buf.reshape(nb, num_values).T).reshape(-1)
     return FixedWidthBlock(data, bits, num_values)
 
@@ -47,6 +46,7 @@ def compress_byte_stream_split(block: FixedWidthBlock) -> tuple[pb.CompressiveEn
     nb = bits // 8
     data = as_u8(block.data)[: block.num_values * nb]
     streams = np.ascontiguousarray(data.reshape(block.num_values, nb).T).reshape(-1)
-    enc = pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(
-        values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits))))
+    enc = pb.CompressiveEncoding(
+        byte_stream_split=pb.ByteStreamSplit(values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits)))
+    )
     return enc, [streams]

@@ -59,8 +59,9 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def decompress_chunks(enc: pb.CompressiveEncoding, buffers: list[Segments], counts: np.ndarray,
-                      _depth: int = 0) -> DataBlock | None:
+def decompress_chunks(
+    enc: pb.CompressiveEncoding, buffers: list[Segments], counts: np.ndarray, _depth: int = 0
+) -> DataBlock | None:
     """The values of every chunk (``counts[k]`` in chunk k), concatenated; None = no batch kernel.
 
     The segments must lie inside their data and the counts be plausible (the
@@ -97,8 +98,9 @@ def decompress_chunks(enc: pb.CompressiveEncoding, buffers: list[Segments], coun
 _KERNELS = ("flat", "inline_bitpacking", "variable", "fsst", "rle", "byte_stream_split", "general")
 
 
-def decompress_level_chunks(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray,
-                            _depth: int = 0) -> np.ndarray | None:
+def decompress_level_chunks(
+    enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray, _depth: int = 0
+) -> np.ndarray | None:
     """The rep or def levels of every chunk (block context), concatenated as uint16; None = no kernel."""
     require(_depth < MAX_DEPTH, "compressive encoding nests too deeply")
     kind = enc.WhichOneof("compression")
@@ -110,8 +112,7 @@ def decompress_level_chunks(enc: pb.CompressiveEncoding, seg: Segments, counts: 
     elif kind == "inline_bitpacking":
         block = _inline_bitpacking(enc.inline_bitpacking, [seg], counts)
     elif kind == "general":
-        return decompress_level_chunks(enc.general.values, _general(enc.general.compression, seg), counts,
-                                       _depth + 1)
+        return decompress_level_chunks(enc.general.values, _general(enc.general.compression, seg), counts, _depth + 1)
     if block is None or not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16):
         return None
     return block.data.view("<u2" if block.bits_per_value == 16 else "u1").astype(np.uint16, copy=False)
@@ -176,7 +177,9 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
         status = vn.join_numpy(raw, starts, counts, ow, first, last, offsets, data)
     else:
         aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
-        words = raw[:len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
+        words = (
+            raw[: len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
+        )
         status = vk.join(raw, words, starts, counts, ow, first, last, offsets, data)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return VariableWidthBlock(offsets, data, int(counts.sum()))
@@ -200,8 +203,17 @@ def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidth
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
     vseg, lseg = buffers
-    status, vals = decode_runs(readonly(vseg.data), vseg.starts, vseg.sizes, readonly(lseg.data), lseg.starts,
-                               lseg.sizes, counts, uint_dtype(bits), lb)
+    status, vals = decode_runs(
+        readonly(vseg.data),
+        vseg.starts,
+        vseg.sizes,
+        readonly(lseg.data),
+        lseg.starts,
+        lseg.sizes,
+        counts,
+        uint_dtype(bits),
+        lb,
+    )
     if status != RLE_OK:
         raise corrupt(RLE_MESSAGES[status])
     return FixedWidthBlock(vals.view(np.uint8), bits, total)
@@ -215,8 +227,10 @@ def _byte_stream_split(bss: pb.ByteStreamSplit, buffers: list[Segments], counts:
     check_size(total * nb, "byte stream split values")
     require(len(buffers) == 1, f"byte stream split expects 1 buffer, got {len(buffers)}")
     seg = buffers[0]
-    require(not np.any((seg.sizes != counts * nb) & (counts > 0)),
-            "byte stream split: a chunk's buffer does not hold its values")
+    require(
+        not np.any((seg.sizes != counts * nb) & (counts > 0)),
+        "byte stream split: a chunk's buffer does not hold its values",
+    )
     out = np.empty(total * nb, dtype=np.uint8)
     first = _offsets(counts)[:-1] * nb
     for n in set(counts.tolist()):
@@ -245,8 +259,10 @@ def _out_of_line(desc: pb.OutOfLineBitpacking, seg: Segments, counts: np.ndarray
     raw_tail = (tail > 0) & (seg.sizes == full_len + tail * wb)
     n_packed = whole + ((tail > 0) & ~raw_tail)
     raw_len = np.where(raw_tail, tail, 0)
-    require(bool(np.all(seg.sizes >= n_packed * chunk_bytes + raw_len * wb)),
-            f"out-of-line bitpacking: a chunk buffer is short for its values of {w} bits")
+    require(
+        bool(np.all(seg.sizes >= n_packed * chunk_bytes + raw_len * wb)),
+        f"out-of-line bitpacking: a chunk buffer is short for its values of {w} bits",
+    )
     packed_vals = np.minimum(counts, n_packed * CHUNK)  # values from the packed part, per chunk
     groups = int(n_packed.sum())
     if w == 0 or groups == 0:

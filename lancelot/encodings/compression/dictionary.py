@@ -39,8 +39,7 @@ def dictionary_indices(indices: DataBlock) -> np.ndarray:
     return indices.as_dtype(uint_dtype(indices.bits_per_value, "dictionary index")).astype(np.int64)
 
 
-def take_dictionary(items: DataBlock, indices: DataBlock, num_items: int,
-                    valid: np.ndarray | None = None) -> DataBlock:
+def take_dictionary(items: DataBlock, indices: DataBlock, num_items: int, valid: np.ndarray | None = None) -> DataBlock:
     """Gather dictionary ``items`` at ``indices``.
 
     ``valid`` (one bool per index, optional) marks null slots, whose indices may
@@ -49,8 +48,10 @@ def take_dictionary(items: DataBlock, indices: DataBlock, num_items: int,
     idx = dictionary_indices(indices)
     if valid is not None:
         idx = np.where(valid, idx, 0)
-    require(not (len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= max(num_items, 1) or num_items == 0)),
-            f"dictionary index out of range for {num_items} items")
+    require(
+        not (len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= max(num_items, 1) or num_items == 0)),
+        f"dictionary index out of range for {num_items} items",
+    )
     if isinstance(items, FixedWidthBlock):
         require(items.bits_per_value % 8 == 0, "dictionary of sub-byte items")
         nb = items.bits_per_value // 8
@@ -86,18 +87,21 @@ def dictionary_encode(values: DataBlock) -> tuple[FixedWidthBlock, DataBlock]:
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
         items = rows[first[order]].reshape(-1)
-        return (FixedWidthBlock(rank[inverse].astype("<u4").view(np.uint8), 32, values.num_values),
-                FixedWidthBlock(np.ascontiguousarray(items), values.bits_per_value, len(order)))
+        return (
+            FixedWidthBlock(rank[inverse].astype("<u4").view(np.uint8), 32, values.num_values),
+            FixedWidthBlock(np.ascontiguousarray(items), values.bits_per_value, len(order)),
+        )
     if isinstance(values, VariableWidthBlock):
         offs = np.asarray(values.offsets, dtype=np.int64)
         arr = pa.LargeBinaryArray.from_buffers(
-            pa.large_binary(), values.num_values, [None, pa.py_buffer(offs), pa.py_buffer(as_u8(values.data))])
+            pa.large_binary(), values.num_values, [None, pa.py_buffer(offs), pa.py_buffer(as_u8(values.data))]
+        )
         encoded = arr.dictionary_encode()
         idx = np.asarray(encoded.indices, dtype=np.int64)
         uniq = encoded.dictionary
-        u_offs = np.frombuffer(uniq.buffers()[1], np.int64)[uniq.offset:uniq.offset + len(uniq) + 1]
+        u_offs = np.frombuffer(uniq.buffers()[1], np.int64)[uniq.offset : uniq.offset + len(uniq) + 1]
         u_data = np.frombuffer(uniq.buffers()[2], np.uint8) if uniq.buffers()[2] is not None else np.zeros(0, np.uint8)
         rebased = (u_offs - u_offs[0]).astype(np.uint32 if u_offs[-1] - u_offs[0] < (1 << 32) else np.uint64)
-        items = VariableWidthBlock(rebased, u_data[u_offs[0]:u_offs[-1]], len(uniq))
+        items = VariableWidthBlock(rebased, u_data[u_offs[0] : u_offs[-1]], len(uniq))
         return FixedWidthBlock(idx.astype("<u4").view(np.uint8), 32, values.num_values), items
     raise UnsupportedEncodingError(f"dictionary encoding of {type(values).__name__}")

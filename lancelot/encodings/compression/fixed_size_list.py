@@ -60,8 +60,9 @@ def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat | pb.Cons
             raise UnsupportedEncodingError(f"fixed-size-list values compressed with {kind!r}")
 
 
-def _build(layers: list[FslLayer], items: FixedWidthBlock, validity: list[np.ndarray | None],
-           num_rows: int) -> FixedSizeListBlock:
+def _build(
+    layers: list[FslLayer], items: FixedWidthBlock, validity: list[np.ndarray | None], num_rows: int
+) -> FixedSizeListBlock:
     block = items
     cum = [1]
     for layer in layers:
@@ -80,8 +81,9 @@ def decompress_fsl(fsl: pb.FixedSizeList, buffers: list, num_rows: int) -> Fixed
     layers, flat = fsl_layers(fsl)
     n_valid = sum(layer.has_validity for layer in layers)
     n_items = 0 if isinstance(flat, pb.Constant) else 1
-    require(len(buffers) == n_valid + n_items,
-            f"fixed-size list expects {n_valid + n_items} buffers, got {len(buffers)}")
+    require(
+        len(buffers) == n_valid + n_items, f"fixed-size list expects {n_valid + n_items} buffers, got {len(buffers)}"
+    )
     cum = 1
     validity: list[np.ndarray | None] = []
     it = iter(buffers[:n_valid])
@@ -113,8 +115,10 @@ def decompress_fsl_per_value(fsl: pb.FixedSizeList, block: FixedWidthBlock) -> F
         return _build(layers, decompress_flat(flat, [block.data], rows * cum), [None] * len(layers), rows)
     require(item_bits % 8 == 0, "zipped fixed-size list with validity needs whole-byte items")
     row_bytes = valid_bytes + cum * item_bits // 8
-    require(block.bits_per_value == row_bytes * 8,
-            f"zipped fixed-size-list rows are {block.bits_per_value} bits, expected {row_bytes * 8}")
+    require(
+        block.bits_per_value == row_bytes * 8,
+        f"zipped fixed-size-list rows are {block.bits_per_value} bits, expected {row_bytes * 8}",
+    )
     check_size(rows * row_bytes, "fixed-size-list rows")
     data = as_u8(block.data)
     require(len(data) >= rows * row_bytes, "zipped fixed-size-list rows are truncated")
@@ -125,7 +129,7 @@ def decompress_fsl_per_value(fsl: pb.FixedSizeList, block: FixedWidthBlock) -> F
             validity.append(None)
             continue
         nb = (width + 7) // 8
-        bits = np.unpackbits(table[:, pos:pos + nb], axis=1, bitorder="little")[:, :width]
+        bits = np.unpackbits(table[:, pos : pos + nb], axis=1, bitorder="little")[:, :width]
         validity.append(bits.reshape(-1).astype(bool))
         pos += nb
     if constant:
@@ -140,8 +144,11 @@ def _flatten(block: FixedSizeListBlock) -> tuple[pb.CompressiveEncoding, list[np
     if not isinstance(block, FixedSizeListBlock):
         raise UnsupportedEncodingError(f"fixed-size list of {type(block).__name__} cannot be flattened")
     inner, validity, items = _flatten(block.child)
-    enc = pb.CompressiveEncoding(fixed_size_list=pb.FixedSizeList(
-        items_per_value=block.dimension, has_validity=block.validity is not None, values=inner))
+    enc = pb.CompressiveEncoding(
+        fixed_size_list=pb.FixedSizeList(
+            items_per_value=block.dimension, has_validity=block.validity is not None, values=inner
+        )
+    )
     return enc, [block.validity, *validity], items
 
 

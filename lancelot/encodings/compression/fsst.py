@@ -64,8 +64,8 @@ def parse_symbol_table(raw: bytes) -> SymbolTable:
     require(info >> 32 == MAGIC, "FSST symbol table has a bad magic number")
     n = info & 0xFF
     require(len(buf) >= 8 + 9 * n, f"FSST symbol table of {len(buf)} bytes is short for {n} symbols")
-    symbols = buf[8:8 + 8 * n].reshape(n, 8)
-    lengths = buf[8 + 8 * n:8 + 9 * n]
+    symbols = buf[8 : 8 + 8 * n].reshape(n, 8)
+    lengths = buf[8 + 8 * n : 8 + 9 * n]
     switch_on = bool((info >> 24) & 1)
     if switch_on:
         require(bool(np.all((lengths >= 1) & (lengths <= MAX_SYMBOL))), "FSST symbol lengths outside 1..8")
@@ -79,8 +79,8 @@ def serialize_symbol_table(table: SymbolTable) -> bytes:
     info = (MAGIC << 32) | (int(table.switch_on) << 24) | ((table.suffix_lim & 0xFF) << 16)
     info |= ((table.terminator & 0xFF) << 8) | n
     out[:8] = np.frombuffer(info.to_bytes(8, "little"), np.uint8)
-    out[8:8 + 8 * n] = table.symbols.reshape(-1)
-    out[8 + 8 * n:8 + 9 * n] = table.lengths
+    out[8 : 8 + 8 * n] = table.symbols.reshape(-1)
+    out[8 + 8 * n : 8 + 9 * n] = table.lengths
     return out.tobytes()
 
 
@@ -97,8 +97,9 @@ def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     return _decode_spans(table, data, offs[:-1], offs[1:])
 
 
-def fsst_decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray,
-                      lengths: np.ndarray) -> VariableWidthBlock:
+def fsst_decode_spans(
+    table: SymbolTable, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+) -> VariableWidthBlock:
     """Decompress the strings ``data[starts[s]:starts[s] + lengths[s]]`` (codes scattered in a
     buffer, as full-zip rows hold them) without first gathering them into one buffer."""
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -106,8 +107,10 @@ def fsst_decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray,
     starts = np.where(lengths > 0, np.asarray(starts, dtype=np.int64), 0)  # an empty string may point anywhere
     data = as_u8(data)
     ends = starts + lengths
-    require(not len(starts) or (int(starts.min()) >= 0 and int(lengths.min()) >= 0 and int(ends.max()) <= len(data)),
-            "FSST: strings lie outside the data")
+    require(
+        not len(starts) or (int(starts.min()) >= 0 and int(lengths.min()) >= 0 and int(ends.max()) <= len(data)),
+        "FSST: strings lie outside the data",
+    )
     if not table.switch_on:
         from lancelot.encodings.compression.segments import gather
 
@@ -122,22 +125,42 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
     if _small(HOT_ONE, int((ends - starts).sum()) if len(starts) else 0):
         symbols = np.asarray(table.symbols)[None]
-        status, out, out_offs = decode_numpy_blocks(codes, starts, ends, symbols, np.asarray(table.lengths)[None],
-                                             np.array([table.n_symbols]), np.zeros(len(starts), np.int64))
+        status, out, out_offs = decode_numpy_blocks(
+            codes,
+            starts,
+            ends,
+            symbols,
+            np.asarray(table.lengths)[None],
+            np.array([table.n_symbols]),
+            np.zeros(len(starts), np.int64),
+        )
         _check_status(status, f"the {table.n_symbols} symbols of the table")
         if mode["decode"] == "auto":
             sym = readonly(np.ascontiguousarray(table.symbols))
-            HOT_ONE.numpy_call(lambda: (fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols),
-                                        fsst_kernel.decode(codes, starts, ends, sym, lengths, table.n_symbols,
-                                                           np.empty(len(out) + MAX_SYMBOL, np.uint8),
-                                                           np.empty_like(out_offs))), work=len(out))
+            HOT_ONE.numpy_call(
+                lambda: (
+                    fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols),
+                    fsst_kernel.decode(
+                        codes,
+                        starts,
+                        ends,
+                        sym,
+                        lengths,
+                        table.n_symbols,
+                        np.empty(len(out) + MAX_SYMBOL, np.uint8),
+                        np.empty_like(out_offs),
+                    ),
+                ),
+                work=len(out),
+            )
         return VariableWidthBlock(out_offs, out, len(starts))
     size = fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, f"the {table.n_symbols} symbols of the table")
     out_offs = np.empty(len(starts) + 1, dtype=np.int64)
     out = _output(size)
-    status = fsst_kernel.decode(codes, starts, ends, readonly(np.ascontiguousarray(table.symbols)),
-                                lengths, table.n_symbols, out, out_offs)
+    status = fsst_kernel.decode(
+        codes, starts, ends, readonly(np.ascontiguousarray(table.symbols)), lengths, table.n_symbols, out, out_offs
+    )
     _check_status(status, f"the {table.n_symbols} symbols of the table")
     return VariableWidthBlock(out_offs, out[:size], len(starts))
 
@@ -188,8 +211,8 @@ def stack_tables(tables: list[SymbolTable]) -> StackedTables:
     symbols = np.zeros((len(tables), 256, MAX_SYMBOL), dtype=np.uint8)
     lengths = np.zeros((len(tables), 256), dtype=np.uint8)
     for i, t in enumerate(tables):
-        symbols[i, :t.n_symbols] = t.symbols
-        lengths[i, :t.n_symbols] = t.lengths
+        symbols[i, : t.n_symbols] = t.symbols
+        lengths[i, : t.n_symbols] = t.lengths
     n_symbols = np.array([t.n_symbols for t in tables], dtype=np.int64)
     return StackedTables(readonly(symbols), readonly(lengths), n_symbols)
 
@@ -197,29 +220,45 @@ def stack_tables(tables: list[SymbolTable]) -> StackedTables:
 def fsst_decode_tables(tables: StackedTables, table_of: np.ndarray, block: VariableWidthBlock) -> VariableWidthBlock:
     """Decompress string ``s`` of ``block`` with table ``table_of[s]`` (strings of several pages at once)."""
     offs = np.asarray(block.offsets, dtype=np.int64)
-    require(len(offs) == block.num_values + 1 and len(table_of) == block.num_values,
-            "FSST: offsets do not match the value count")
+    require(
+        len(offs) == block.num_values + 1 and len(table_of) == block.num_values,
+        "FSST: offsets do not match the value count",
+    )
     start, end = int(offs[0]), int(offs[-1])
     data = as_u8(block.data)
     require(0 <= start <= end <= len(data), "FSST: offsets lie outside the data")
     require(bool(np.all(offs[1:] >= offs[:-1])), "FSST: offsets decrease")
     codes, table_of = readonly(data), np.asarray(table_of, dtype=np.int64)
     if _small(HOT_TABLES, end - start):
-        status, out, out_offs = decode_numpy_blocks(codes, offs[:-1], offs[1:], tables.symbols, tables.lengths,
-                                             tables.n_symbols, table_of)
+        status, out, out_offs = decode_numpy_blocks(
+            codes, offs[:-1], offs[1:], tables.symbols, tables.lengths, tables.n_symbols, table_of
+        )
         _check_status(status, "the symbols of its table")
         if mode["decode"] == "auto":
-            HOT_TABLES.numpy_call(lambda: (fsst_kernel.decoded_size_tables(
-                codes, offs, table_of, tables.lengths, tables.n_symbols), fsst_kernel.decode_tables(
-                codes, offs, table_of, tables.symbols, tables.lengths, tables.n_symbols,
-                np.empty(len(out) + MAX_SYMBOL, np.uint8), np.empty_like(out_offs))), work=len(out))
+            HOT_TABLES.numpy_call(
+                lambda: (
+                    fsst_kernel.decoded_size_tables(codes, offs, table_of, tables.lengths, tables.n_symbols),
+                    fsst_kernel.decode_tables(
+                        codes,
+                        offs,
+                        table_of,
+                        tables.symbols,
+                        tables.lengths,
+                        tables.n_symbols,
+                        np.empty(len(out) + MAX_SYMBOL, np.uint8),
+                        np.empty_like(out_offs),
+                    ),
+                ),
+                work=len(out),
+            )
         return VariableWidthBlock(out_offs, out, block.num_values)
     size = fsst_kernel.decoded_size_tables(codes, offs, table_of, tables.lengths, tables.n_symbols)
     _check_status(-1 - size if size < 0 else _OK, "the symbols of its table")
     out_offs = np.empty(len(offs), dtype=np.int64)
     out = _output(size)
-    status = fsst_kernel.decode_tables(codes, offs, table_of, tables.symbols,
-                                       tables.lengths, tables.n_symbols, out, out_offs)
+    status = fsst_kernel.decode_tables(
+        codes, offs, table_of, tables.symbols, tables.lengths, tables.n_symbols, out, out_offs
+    )
     _check_status(status, "the symbols of its table")
     return VariableWidthBlock(out_offs, out[:size], block.num_values)
 

@@ -49,9 +49,16 @@ def _hash3(w: np.int64) -> np.int64:
 def _load(data, pos, end):
     """Up to 8 bytes at pos (not past end), little endian, and how many."""
     if end - pos >= 8:
-        w = (np.int64(data[pos]) | (np.int64(data[pos + 1]) << 8) | (np.int64(data[pos + 2]) << 16)
-             | (np.int64(data[pos + 3]) << 24) | (np.int64(data[pos + 4]) << 32) | (np.int64(data[pos + 5]) << 40)
-             | (np.int64(data[pos + 6]) << 48) | (np.int64(data[pos + 7]) << 56))
+        w = (
+            np.int64(data[pos])
+            | (np.int64(data[pos + 1]) << 8)
+            | (np.int64(data[pos + 2]) << 16)
+            | (np.int64(data[pos + 3]) << 24)
+            | (np.int64(data[pos + 4]) << 32)
+            | (np.int64(data[pos + 5]) << 40)
+            | (np.int64(data[pos + 6]) << 48)
+            | (np.int64(data[pos + 7]) << 56)
+        )
         return w, 8
     n = end - pos
     w = np.int64(0)
@@ -236,9 +243,16 @@ def _encode(data, offsets, sym_val, sym_len):
                 continue
             active += 1
             # the longest symbol at p (written out: numba compiles a helper call several times slower)
-            w = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
-                 | (np.int64(data[p + 3]) << 24) | (np.int64(data[p + 4]) << 32) | (np.int64(data[p + 5]) << 40)
-                 | (np.int64(data[p + 6]) << 48) | (np.int64(data[p + 7]) << 56))
+            w = (
+                np.int64(data[p])
+                | (np.int64(data[p + 1]) << 8)
+                | (np.int64(data[p + 2]) << 16)
+                | (np.int64(data[p + 3]) << 24)
+                | (np.int64(data[p + 4]) << 32)
+                | (np.int64(data[p + 5]) << 40)
+                | (np.int64(data[p + 6]) << 48)
+                | (np.int64(data[p + 7]) << 56)
+            )
             r = min(e - p, 8)
             w &= masks[r]
             h = _hash3(w)
@@ -259,7 +273,7 @@ def _encode(data, offsets, sym_val, sym_len):
     at = 0
     for g in range(GROUPS):
         n = o[g] - o0[g]
-        codes[at:at + n] = out[o0[g]:o[g]]
+        codes[at : at + n] = out[o0[g] : o[g]]
         for k in range(first[g] + 1, first[g + 1] + 1):
             out_offs[k] += at
         at += n
@@ -280,7 +294,7 @@ def _sample(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> tuple[np.nd
     """About SAMPLE_TARGET bytes of pieces (<= 512 bytes) of random strings."""
     total = int(offsets[-1] - offsets[0])
     if total <= SAMPLE_TARGET:
-        return data[int(offsets[0]):int(offsets[-1])], (offsets - offsets[0]).astype(np.int64)
+        return data[int(offsets[0]) : int(offsets[-1])], (offsets - offsets[0]).astype(np.int64)
     rng = np.random.default_rng(seed)
     n = len(offsets) - 1
     picks = rng.integers(0, n, size=max(1, 4 * SAMPLE_TARGET // max(1, total // n)))
@@ -322,12 +336,13 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     data, offs = _arrays(block)
     a, b = int(offs[0]), int(offs[-1])
     padded = np.zeros(b - a + 8, np.uint8)  # _encode loads whole words
-    padded[:b - a] = data[a:b]
+    padded[: b - a] = data[a:b]
     sym_val = np.ascontiguousarray(table.symbols).reshape(-1).view("<i8").astype(np.int64)
     rel, lengths = offs - a, table.lengths.astype(np.int64)
     if HOT_ENCODE.ready():
         out, out_offs = _encode(padded, rel, sym_val, lengths)
     else:
+
         def warm() -> None:
             _encode(padded[:8].copy(), np.zeros(1, np.int64), sym_val.copy(), lengths.copy())
             _train(padded[:0].copy(), np.zeros(1, np.int64))
@@ -337,16 +352,18 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
 
 
-def compress_fsst(block: VariableWidthBlock, table: SymbolTable | None = None,
-                  bits: int = 32) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+def compress_fsst(
+    block: VariableWidthBlock, table: SymbolTable | None = None, bits: int = 32
+) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
     """One mini-block chunk: FSST-compressed strings in the Variable chunk layout."""
     table = table if table is not None else train_fsst(block)
     _, bufs = compress_variable(fsst_encode(table, block), bits)
     return fsst_description(table, variable_encoding(bits)), bufs
 
 
-def compress_fsst_per_value(block: VariableWidthBlock, table: SymbolTable | None = None,
-                            bits: int = 32) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
+def compress_fsst_per_value(
+    block: VariableWidthBlock, table: SymbolTable | None = None, bits: int = 32
+) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
     """Full-zip: the compressed strings, to be zipped by the structural layer."""
     table = table if table is not None else train_fsst(block)
     return fsst_description(table, variable_encoding(bits)), fsst_encode(table, block)

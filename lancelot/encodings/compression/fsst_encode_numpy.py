@@ -53,10 +53,10 @@ def _word_at(padded: np.ndarray) -> np.ndarray:
     n = len(padded) - 7
     per = -(-n // 8)
     buf = np.zeros(8 * per + 8, np.uint8)
-    buf[:len(padded)] = padded
+    buf[: len(padded)] = padded
     words = np.empty(8 * per, np.int64)
     for j in range(8):  # positions j, j + 8, ...: the aligned words of the bytes from j
-        words[j::8] = buf[j:j + 8 * per].view("<i8")
+        words[j::8] = buf[j : j + 8 * per].view("<i8")
     return words[:n]
 
 
@@ -68,8 +68,9 @@ class Matcher:
         slots = np.flatnonzero(h_info)
         # a symbol holding a 0 byte could match the bytes past a string's end, which read as 0 once masked:
         # only then are lengths checked against what is left and the last byte looked up in ``byte``
-        self.sym_zero = _has_zero_byte(h_val[slots], h_info[slots].astype(np.int64) >> 8) or \
-            bool((np.flatnonzero((short >> 8) == 2) >> 8 == 0).any())
+        self.sym_zero = _has_zero_byte(h_val[slots], h_info[slots].astype(np.int64) >> 8) or bool(
+            (np.flatnonzero((short >> 8) == 2) >> 8 == 0).any()
+        )
         self.entry_of_slot = np.zeros(HASH_SLOTS, np.int64)
         self.entry_of_slot[slots] = np.arange(1, len(slots) + 1)
         self.info = np.concatenate([[0], h_info[slots].astype(np.int64)])
@@ -101,15 +102,16 @@ def _mask_ends(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
     words[at[inside]] &= np.broadcast_to(_MASKS[back], at.shape)[inside]
 
 
-def parse(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, matcher: Matcher,
-          pairs: bool = False) -> tuple[np.ndarray, ...]:
+def parse(
+    padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, matcher: Matcher, pairs: bool = False
+) -> tuple[np.ndarray, ...]:
     """Greedy parse of the non-empty strings ``padded[starts[i]:ends[i]]`` (8 readable bytes past the last).
 
     Returns, step by step concatenated, (string, matched entry ``length << 8 | code``, position, output byte
     of the code within its string); with ``pairs`` the last is the previous symbol (-1 at a string's start,
     an escaped byte b as 256 + b).
     """
-    words = _word_at(padded[:int(ends[-1]) + 8] if len(ends) else padded[:8])
+    words = _word_at(padded[: int(ends[-1]) + 8] if len(ends) else padded[:8])
     _mask_ends(words, starts, ends)
     idx = np.arange(len(starts))
     pos, end = starts.astype(np.int64), ends.astype(np.int64)
@@ -140,8 +142,9 @@ def _has_zero_byte(vals: np.ndarray, lens: np.ndarray) -> bool:
     return bool(((b == 0) & (np.arange(8) < lens[:, None])).any())
 
 
-def encode(data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray,
-           sym_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def encode(
+    data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray, sym_len: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``fsst_encode._encode`` in numpy: (codes, offsets) of the strings ``data[offsets[i]:offsets[i + 1]]``
     (``data`` with 8 readable bytes past ``offsets[-1]``, ``offsets[0] == 0``).
 
@@ -157,9 +160,9 @@ def encode(data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray,
     for b0 in range(0, ns, BLOCK):
         b1 = min(b0 + BLOCK, ns)
         base = int(offsets[b0])
-        block = offsets[b0:b1 + 1] - base
+        block = offsets[b0 : b1 + 1] - base
         live = np.flatnonzero(block[1:] > block[:-1])
-        s, m, p, at = parse(data[base:int(offsets[b1]) + 8], block[:-1][live], block[1:][live], matcher)
+        s, m, p, at = parse(data[base : int(offsets[b1]) + 8], block[:-1][live], block[1:][live], matcher)
         s = live[s]
         code = (m & 0xFF).astype(np.uint8)
         esc = code == ESCAPE
@@ -177,8 +180,9 @@ def encode(data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray,
     return out[:filled].copy(), out_offs
 
 
-def _candidates(count1: np.ndarray, count2: np.ndarray, sym_val: np.ndarray,
-                sym_len: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _candidates(
+    count1: np.ndarray, count2: np.ndarray, sym_val: np.ndarray, sym_len: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(values, lengths, gains) of the kernel's candidates in its insertion order (c1, then its pairs by c2)."""
     vals = np.concatenate([np.zeros(256, np.int64), np.arange(256, dtype=np.int64)])
     lens = np.ones(512, np.int64)
@@ -229,7 +233,7 @@ def train(sample: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """``fsst_encode._train`` in numpy: the symbol table (values, lengths) of a sample."""
     offsets = np.asarray(offsets, np.int64)
     padded = np.zeros(len(sample) + 8, np.uint8)
-    padded[:len(sample)] = sample
+    padded[: len(sample)] = sample
     sym_val = np.zeros(0, np.int64)
     sym_len = np.zeros(0, np.int64)
     for _ in range(ROUNDS):
@@ -249,7 +253,7 @@ def train(sample: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarr
         dv, dl, gains = dv[order], dl[order], gains[order]
         stop = np.flatnonzero(gains <= 0)
         if len(stop):
-            dv, dl, gains = dv[:stop[0]], dl[:stop[0]], gains[:stop[0]]
+            dv, dl, gains = dv[: stop[0]], dl[: stop[0]], gains[: stop[0]]
         keep = np.ones(len(dv), bool)
         long = np.flatnonzero(dl >= 3)
         if len(long):

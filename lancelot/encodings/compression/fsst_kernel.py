@@ -21,8 +21,7 @@ OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray,
-                 n_symbols: int) -> int:
+def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, n_symbols: int) -> int:
     """The exact number of bytes ``decode`` writes, or -1 - status on bad codes (a first pass,
     so the output is allocated at its real size rather than 8 bytes per code)."""
     total = 0
@@ -45,8 +44,9 @@ def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, length
 
 
 @njit(cache=True, nogil=True)
-def decoded_size_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, lengths: np.ndarray,
-                        n_symbols: np.ndarray) -> int:
+def decoded_size_tables(
+    codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, lengths: np.ndarray, n_symbols: np.ndarray
+) -> int:
     """``decoded_size`` with string ``s`` decoded by table ``table_of[s]``."""
     total = 0
     for s in range(len(offsets) - 1):
@@ -69,8 +69,16 @@ def decoded_size_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.nda
 
 
 @njit(cache=True, nogil=True)
-def decode(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,
-           n_symbols: int, out: np.ndarray, out_offsets: np.ndarray) -> int:
+def decode(
+    codes: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    symbols: np.ndarray,
+    lengths: np.ndarray,
+    n_symbols: int,
+    out: np.ndarray,
+    out_offsets: np.ndarray,
+) -> int:
     """Decode the strings ``codes[starts[s]:ends[s]]`` into ``out``, their bounds into ``out_offsets``.
 
     ``out`` must hold the decoded size (``decoded_size``) plus 8 (every symbol is written as
@@ -107,8 +115,16 @@ def decode(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.
 
 
 @njit(cache=True, nogil=True)
-def decode_tables(codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, symbols: np.ndarray,
-                  lengths: np.ndarray, n_symbols: np.ndarray, out: np.ndarray, out_offsets: np.ndarray) -> int:
+def decode_tables(
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    table_of: np.ndarray,
+    symbols: np.ndarray,
+    lengths: np.ndarray,
+    n_symbols: np.ndarray,
+    out: np.ndarray,
+    out_offsets: np.ndarray,
+) -> int:
     """``decode``, string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8) and ``lengths`` (t, 256)."""
     p = 0
     out_offsets[0] = 0

@@ -20,9 +20,15 @@ OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
 BLOCK_CODES = 1 << 18
 
 
-def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray,
-                        lengths: np.ndarray, n_symbols: np.ndarray,
-                        table_of: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+def decode_numpy_blocks(
+    codes: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    symbols: np.ndarray,
+    lengths: np.ndarray,
+    n_symbols: np.ndarray,
+    table_of: np.ndarray,
+) -> tuple[int, np.ndarray, np.ndarray]:
     """``decode_numpy`` over groups of whole strings of about ``BLOCK_CODES`` codes each (its temporaries
     are a few int64 per code): the same bytes, offsets and first error."""
     starts = np.asarray(starts, dtype=np.int64)
@@ -37,8 +43,7 @@ def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     outs, offs = [], [np.zeros(1, np.int64)]
     base = 0
     for a, b in zip(bounds[:-1], bounds[1:]):
-        status, out, o = decode_numpy(codes, starts[a:b], ends[a:b], symbols, lengths, n_symbols, table_of[a:b],
-                                      base)
+        status, out, o = decode_numpy(codes, starts[a:b], ends[a:b], symbols, lengths, n_symbols, table_of[a:b], base)
         if status != OK:
             return status, np.zeros(0, np.uint8), np.zeros(0, np.int64)
         outs.append(out)
@@ -47,8 +52,16 @@ def decode_numpy_blocks(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     return OK, np.concatenate(outs), np.concatenate(offs)
 
 
-def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbols: np.ndarray, lengths: np.ndarray,
-                 n_symbols: np.ndarray, table_of: np.ndarray, done: int = 0) -> tuple[int, np.ndarray, np.ndarray]:
+def decode_numpy(
+    codes: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    symbols: np.ndarray,
+    lengths: np.ndarray,
+    n_symbols: np.ndarray,
+    table_of: np.ndarray,
+    done: int = 0,
+) -> tuple[int, np.ndarray, np.ndarray]:
     """(status, decoded bytes, offsets) of strings ``codes[starts[s]:ends[s]]``, string ``s`` by table
     ``table_of[s]`` of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,);
     ``done`` bytes already decoded before these strings count towards the output size limit.
@@ -65,7 +78,7 @@ def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbol
     if total == 0:
         return OK, np.zeros(0, np.uint8), np.zeros(n_str + 1, np.int64)
     if n_str == 1 or bool(np.all(starts[1:] == ends[:-1])):  # the strings of a page lie back to back
-        c = codes[int(starts[0]):int(starts[0]) + total]
+        c = codes[int(starts[0]) : int(starts[0]) + total]
     else:
         c = gather(codes, starts, lens)
     n_tables, width = symbols.shape[0], symbols.shape[1]
@@ -94,8 +107,7 @@ def decode_numpy(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, symbol
     if len(bad_escape) or len(bad_code):  # the walk's first error
         first_escape = bad_escape[0] if len(bad_escape) else total
         first_code = bad_code[0] if len(bad_code) else total
-        return (ESCAPE_AT_END if first_escape < first_code else BAD_CODE), np.zeros(0, np.uint8), \
-            np.zeros(0, np.int64)
+        return (ESCAPE_AT_END if first_escape < first_code else BAD_CODE), np.zeros(0, np.uint8), np.zeros(0, np.int64)
     # the flat table: symbol k of table i at (i * width + k) * 8, literal byte b at lit + b; escapes empty
     width = min(width, 256)  # (codes are bytes: the entries of codes 0-255, padded to 256 per table)
     table = np.zeros((n_tables, 256, 8), dtype=np.uint8)

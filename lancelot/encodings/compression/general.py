@@ -71,7 +71,7 @@ def _zstd_frame_content_size(buf: np.ndarray) -> int | None:
     if size == 0:
         return None
     require(pos + size <= len(buf), "zstd frame header is truncated")
-    value = int.from_bytes(buf[pos:pos + size].tobytes(), "little")
+    value = int.from_bytes(buf[pos : pos + size].tobytes(), "little")
     return value + 256 if size == 2 else value
 
 
@@ -99,11 +99,16 @@ def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
         else:
             size, body = int.from_bytes(buf[:8].tobytes(), "little"), buf[8:]
         name = "zstd"
-    require(size <= min(MAX_DECODED_BYTES, len(body) * _MAX_RATIO[scheme] + 4096),
-            f"{name} buffer of {len(body)} bytes claims {size} decompressed bytes")
+    require(
+        size <= min(MAX_DECODED_BYTES, len(body) * _MAX_RATIO[scheme] + 4096),
+        f"{name} buffer of {len(body)} bytes claims {size} decompressed bytes",
+    )
     if size == 0:  # an empty value: no body, or a body that itself decodes to nothing
-        empty = len(body) == 0 or (name == "zstd" and _zstd_frame_content_size(body) == 0) or \
-            (name == "lz4_raw" and body.tobytes() == b"\x00")
+        empty = (
+            len(body) == 0
+            or (name == "zstd" and _zstd_frame_content_size(body) == 0)
+            or (name == "lz4_raw" and body.tobytes() == b"\x00")
+        )
         require(empty, f"{name} buffer of {len(body)} bytes claims 0 decompressed bytes")
         return np.zeros(0, np.uint8)
     try:
@@ -155,13 +160,15 @@ def decompress_values(compression: pb.BufferCompression, block: VariableWidthBlo
     data = as_u8(block.data)
     offs = np.asarray(block.offsets, dtype=np.int64)
     require(len(offs) == block.num_values + 1, "general per-value: offsets do not match the value count")
-    require(block.num_values == 0 or (int(offs[0]) >= 0 and int(offs[-1]) <= len(data)
-                                      and bool(np.all(offs[1:] >= offs[:-1]))),
-            "general per-value: offsets are out of order or past the data")
+    require(
+        block.num_values == 0
+        or (int(offs[0]) >= 0 and int(offs[-1]) <= len(data) and bool(np.all(offs[1:] >= offs[:-1]))),
+        "general per-value: offsets are out of order or past the data",
+    )
     fast = _decompress_zstd_values(compression, data, offs)
     if fast is not None:
         return fast
-    parts = [decompress_buffer(compression, data[offs[i]:offs[i + 1]]) for i in range(block.num_values)]
+    parts = [decompress_buffer(compression, data[offs[i] : offs[i + 1]]) for i in range(block.num_values)]
     new_offs = np.zeros(block.num_values + 1, dtype=np.uint64)
     new_offs[1:] = np.cumsum([len(p) for p in parts])
     out = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
@@ -173,8 +180,9 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return _zstd()
 
 
-def _decompress_zstd_values(compression: pb.BufferCompression, data: np.ndarray,
-                            offs: np.ndarray) -> VariableWidthBlock | None:
+def _decompress_zstd_values(
+    compression: pb.BufferCompression, data: np.ndarray, offs: np.ndarray
+) -> VariableWidthBlock | None:
     """Full-zip zstd values (u64 size prefix + frame each), their headers parsed and checked with
     numpy and each frame decompressed by python-zstandard; None when this path does not apply
     (lz4, bare frames of older files, empty values with a body: the general path handles them)."""
@@ -189,8 +197,10 @@ def _decompress_zstd_values(compression: pb.BufferCompression, data: np.ndarray,
         return None  # possibly bare frames: the careful per-value path decides
     sizes = np.ascontiguousarray(head).view("<u8").reshape(-1).astype(np.int64)
     body = lens - 8
-    require(bool(np.all((sizes >= 0) & (sizes <= body * _MAX_RATIO[ZSTD] + 4096))),
-            "zstd value claims an implausible decompressed size")
+    require(
+        bool(np.all((sizes >= 0) & (sizes <= body * _MAX_RATIO[ZSTD] + 4096))),
+        "zstd value claims an implausible decompressed size",
+    )
     if np.any((sizes == 0) & (body > 0)):
         return None
     new_offs = np.zeros(len(sizes) + 1, dtype=np.uint64)
@@ -215,7 +225,7 @@ def compress_values(compression: pb.BufferCompression, block: VariableWidthBlock
     """Full-zip: general-compress each value separately."""
     data = as_u8(block.data)
     offs = np.asarray(block.offsets, dtype=np.int64)
-    parts = [compress_buffer(compression, data[offs[i]:offs[i + 1]]) for i in range(block.num_values)]
+    parts = [compress_buffer(compression, data[offs[i] : offs[i + 1]]) for i in range(block.num_values)]
     new_offs = np.zeros(block.num_values + 1, dtype=np.uint64)
     new_offs[1:] = np.cumsum([len(p) for p in parts])
     out = np.concatenate(parts) if parts else np.zeros(0, np.uint8)

@@ -143,8 +143,9 @@ class NumpyUntilHot:
         ``warm_work``, ``warm()`` runs in the background (few large calls cost as much as many small ones)."""
         self.calls += 1
         self.work += work
-        if self.thread is None and (self.calls >= HOT_CALLS or (self.warm_work is not None
-                                                                 and self.work >= self.warm_work)):
+        if self.thread is None and (
+            self.calls >= HOT_CALLS or (self.warm_work is not None and self.work >= self.warm_work)
+        ):
             self.thread = warm_in_background(self, warm)
 
 

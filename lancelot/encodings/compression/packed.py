@@ -35,13 +35,15 @@ def decompress_packed_struct(ps: pb.PackedStruct, buffers: list, num_values: int
     if any(w % 8 or w <= 0 for w in widths):
         raise UnsupportedEncodingError(f"packed struct with child widths {widths} (not whole bytes)")
     row_bits = sum(widths)
-    require(ps.values.flat.bits_per_value == row_bits,
-            f"packed struct rows of {ps.values.flat.bits_per_value} bits, children add up to {row_bits}")
+    require(
+        ps.values.flat.bits_per_value == row_bits,
+        f"packed struct rows of {ps.values.flat.bits_per_value} bits, children add up to {row_bits}",
+    )
     rows = decompress_flat(ps.values.flat, buffers, num_values).data.reshape(num_values, row_bits // 8)
     children, pos = [], 0
     for w in widths:
         nb = w // 8
-        children.append(FixedWidthBlock(np.ascontiguousarray(rows[:, pos:pos + nb]).reshape(-1), w, num_values))
+        children.append(FixedWidthBlock(np.ascontiguousarray(rows[:, pos : pos + nb]).reshape(-1), w, num_values))
         pos += nb
     return StructBlock(children, num_values)
 
@@ -56,8 +58,11 @@ def compress_packed_struct(block: StructBlock) -> tuple[pb.CompressiveEncoding, 
         cols.append(as_u8(child.data)[: block.num_values * nb].reshape(block.num_values, nb))
     rows = np.concatenate(cols, axis=1) if cols else np.zeros((block.num_values, 0), np.uint8)
     widths = [c.bits_per_value for c in block.children]
-    enc = pb.CompressiveEncoding(packed_struct=pb.PackedStruct(
-        bits_per_value=widths, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=sum(widths)))))
+    enc = pb.CompressiveEncoding(
+        packed_struct=pb.PackedStruct(
+            bits_per_value=widths, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=sum(widths)))
+        )
+    )
     return enc, [rows.reshape(-1)]
 
 
@@ -88,8 +93,10 @@ def decompress_variable_packed_struct(
     offs = np.asarray(block.offsets, dtype=np.int64)
     require(len(offs) == n + 1, "variable packed struct: offsets do not match the row count")
     data = as_u8(block.data)
-    require(n == 0 or (int(offs[0]) >= 0 and int(offs[-1]) <= len(data) and bool(np.all(offs[1:] >= offs[:-1]))),
-            "variable packed struct: row offsets are out of order or past the data")
+    require(
+        n == 0 or (int(offs[0]) >= 0 and int(offs[-1]) <= len(data) and bool(np.all(offs[1:] >= offs[:-1]))),
+        "variable packed struct: row offsets are out of order or past the data",
+    )
     cursor, row_end = offs[:-1].copy(), offs[1:]
     present = row_end > cursor  # rows that hold a value
     children = []
@@ -119,8 +126,10 @@ def decompress_variable_packed_struct(
             if len(raw):
                 lengths[present] = raw.view(uint_dtype(bits)).astype(np.int64)
             cursor = cursor + widths
-            require(bool(np.all((lengths >= 0) & (cursor + lengths <= row_end))),
-                    "variable packed struct: a value overruns its row")
+            require(
+                bool(np.all((lengths >= 0) & (cursor + lengths <= row_end))),
+                "variable packed struct: a value overruns its row",
+            )
             values, voffs = _gather(data, cursor, lengths)
             cursor = cursor + lengths
             child = VariableWidthBlock(voffs.astype(np.uint64), values, n)
@@ -140,9 +149,12 @@ def compress_variable_packed_struct(block: StructBlock) -> tuple[pb.CompressiveE
         if isinstance(child, FixedWidthBlock) and child.bits_per_value % 8 == 0:
             nb = child.bits_per_value // 8
             pieces.append((as_u8(child.data), np.arange(n, dtype=np.int64) * nb, np.full(n, nb, np.int64)))
-            fields.append(pb.VariablePackedStruct.FieldEncoding(
-                value=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=child.bits_per_value)),
-                bits_per_value=child.bits_per_value))
+            fields.append(
+                pb.VariablePackedStruct.FieldEncoding(
+                    value=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=child.bits_per_value)),
+                    bits_per_value=child.bits_per_value,
+                )
+            )
         elif isinstance(child, VariableWidthBlock):
             offs = np.asarray(child.offsets, dtype=np.int64)
             lengths = offs[1:] - offs[:-1]
@@ -151,8 +163,11 @@ def compress_variable_packed_struct(block: StructBlock) -> tuple[pb.CompressiveE
             pieces.append((prefixes, np.arange(n, dtype=np.int64) * nb, np.full(n, nb, np.int64)))
             pieces.append((as_u8(child.data), offs[:-1], lengths))
             offsets_enc = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8 * nb))
-            fields.append(pb.VariablePackedStruct.FieldEncoding(
-                value=pb.CompressiveEncoding(variable=pb.Variable(offsets=offsets_enc)), bits_per_length=8 * nb))
+            fields.append(
+                pb.VariablePackedStruct.FieldEncoding(
+                    value=pb.CompressiveEncoding(variable=pb.Variable(offsets=offsets_enc)), bits_per_length=8 * nb
+                )
+            )
         else:
             raise UnsupportedEncodingError(f"variable packed struct child {type(child).__name__}")
     lens = np.stack([p[2] for p in pieces], axis=1) if pieces else np.zeros((n, 0), np.int64)

@@ -53,8 +53,10 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
     raw = np.frombuffer(lengths.tobytes(), dtype=uint_dtype(len_bits)).astype(np.uint64)
     counts = np.minimum(raw, np.uint64(num_values)).astype(np.int64)
     ends = np.cumsum(counts, dtype=np.float64)  # exact below 2**53, and num_values is far below that
-    require(num_runs > 0 and ends[-1] >= num_values,
-            f"RLE runs cover {int(ends[-1]) if num_runs else 0} values, expected {num_values}")
+    require(
+        num_runs > 0 and ends[-1] >= num_values,
+        f"RLE runs cover {int(ends[-1]) if num_runs else 0} values, expected {num_values}",
+    )
     keep = int(np.searchsorted(ends, num_values)) + 1  # runs needed to reach num_values
     counts = counts[:keep]
     counts[-1] = num_values - int(counts[:-1].sum())
@@ -79,8 +81,10 @@ def decompress_rle_block(rle: pb.Rle, buffer, num_values: int) -> FixedWidthBloc
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buf) >= BLOCK_HEADER, f"RLE block of {len(buf)} bytes has no values-size header")
     values_size = int.from_bytes(buf[:BLOCK_HEADER].tobytes(), "little")
-    require(values_size <= len(buf) - BLOCK_HEADER,
-            f"RLE block values part of {values_size} bytes overruns the {len(buf)}-byte buffer")
+    require(
+        values_size <= len(buf) - BLOCK_HEADER,
+        f"RLE block values part of {values_size} bytes overruns the {len(buf)}-byte buffer",
+    )
     start = BLOCK_HEADER + values_size
     return _expand(buf[BLOCK_HEADER:start], buf[start:], bits, len_bits, num_values)
 
@@ -104,9 +108,12 @@ def _split_runs(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, np.ndar
     out_lens = np.full(int(pieces.sum()), MAX_RUN, dtype=np.int64)
     last = np.cumsum(pieces) - 1
     out_lens[last] = run_lens - (pieces - 1) * MAX_RUN
-    enc = pb.CompressiveEncoding(rle=pb.Rle(
-        values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits)),
-        run_lengths=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8))))
+    enc = pb.CompressiveEncoding(
+        rle=pb.Rle(
+            values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits)),
+            run_lengths=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8)),
+        )
+    )
     return enc, out_vals.view(np.uint8), out_lens.astype(np.uint8)
 
 

@@ -61,27 +61,47 @@ def _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, wb, lb, out) -
     return OK
 
 
-def decode_runs(vdata: np.ndarray, vstarts: np.ndarray, vsizes: np.ndarray, ldata: np.ndarray, lstarts: np.ndarray,
-                lsizes: np.ndarray, counts: np.ndarray, dtype: np.dtype, len_bytes: int) -> tuple[int, np.ndarray]:
+def decode_runs(
+    vdata: np.ndarray,
+    vstarts: np.ndarray,
+    vsizes: np.ndarray,
+    ldata: np.ndarray,
+    lstarts: np.ndarray,
+    lsizes: np.ndarray,
+    counts: np.ndarray,
+    dtype: np.dtype,
+    len_bytes: int,
+) -> tuple[int, np.ndarray]:
     """(status, values of ``dtype``) of every chunk: values at ``vdata[vstarts[k]:...]``, run lengths of
     ``len_bytes`` bytes at ``ldata[lstarts[k]:...]``, ``counts[k]`` values each."""
     dtype = np.dtype(dtype)
     i64 = np.int64
-    vstarts, vsizes, lstarts, lsizes, counts = (np.ascontiguousarray(a, dtype=i64)
-                                                for a in (vstarts, vsizes, lstarts, lsizes, counts))
+    vstarts, vsizes, lstarts, lsizes, counts = (
+        np.ascontiguousarray(a, dtype=i64) for a in (vstarts, vsizes, lstarts, lsizes, counts)
+    )
     if not HOT_RUNS.ready():  # a fresh process: numpy until the kernel is loaded (same values and statuses)
         z = counts[:0].copy()
-        HOT_RUNS.numpy_call(lambda: _runs(vdata, z, z, ldata, z, z, z, dtype.itemsize, int(len_bytes),
-                                          np.empty(0, dtype)), work=len(counts))
+        HOT_RUNS.numpy_call(
+            lambda: _runs(vdata, z, z, ldata, z, z, z, dtype.itemsize, int(len_bytes), np.empty(0, dtype)),
+            work=len(counts),
+        )
         return decode_runs_numpy(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype, len_bytes)
     out = np.empty(int(counts.sum()), dtype=dtype)
     status = _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype.itemsize, int(len_bytes), out)
     return status, out
 
 
-def decode_runs_numpy(vdata: np.ndarray, vstarts: np.ndarray, vsizes: np.ndarray, ldata: np.ndarray,
-                      lstarts: np.ndarray, lsizes: np.ndarray, counts: np.ndarray, dtype: np.dtype,
-                      len_bytes: int) -> tuple[int, np.ndarray]:
+def decode_runs_numpy(
+    vdata: np.ndarray,
+    vstarts: np.ndarray,
+    vsizes: np.ndarray,
+    ldata: np.ndarray,
+    lstarts: np.ndarray,
+    lsizes: np.ndarray,
+    counts: np.ndarray,
+    dtype: np.dtype,
+    len_bytes: int,
+) -> tuple[int, np.ndarray]:
     """``decode_runs`` in numpy: every chunk's checks at once (the first bad chunk decides, as in the
     kernel), then each run's length cut to what its chunk still needs and one repeat."""
     from lancelot.encodings.compression.segments import gather

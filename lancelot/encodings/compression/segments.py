@@ -35,14 +35,16 @@ class Segments:
 
     def chunk(self, k: int) -> np.ndarray:
         s = int(self.starts[k])
-        return self.data[s:s + int(self.sizes[k])]
+        return self.data[s : s + int(self.sizes[k])]
 
     def check(self, what: str) -> None:
         """Every segment must lie inside ``data``."""
         if len(self.starts):
             ends = self.starts + self.sizes
-            require(bool(np.all(self.sizes >= 0)) and int(self.starts.min()) >= 0
-                    and int(ends.max()) <= len(self.data), f"{what} lies outside the fetched chunks")
+            require(
+                bool(np.all(self.sizes >= 0)) and int(self.starts.min()) >= 0 and int(ends.max()) <= len(self.data),
+                f"{what} lies outside the fetched chunks",
+            )
 
 
 def ranges_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -82,7 +84,7 @@ def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndar
         return data[:0]
     if n == 1:
         s = int(starts[0])
-        return data[s:s + int(lengths[0])]
+        return data[s : s + int(lengths[0])]
     keep = lengths > 0
     if not keep.all():
         starts, lengths = starts[keep], lengths[keep]
@@ -95,7 +97,7 @@ def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndar
         return data[lo:hi]
     total = int(lengths.sum())
     if len(starts) <= MAX_SLICES and total >= SLICE_BYTES * len(starts):  # few long segments: copy slices
-        return np.concatenate([data[a:a + n] for a, n in zip(starts.tolist(), lengths.tolist())])
+        return np.concatenate([data[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())])
     if np.all(gaps >= 0) and hi - lo <= 8 * total:
         return data[lo:hi][segments_mask(starts, lengths, lo, hi)]
     return data[ranges_index(starts, lengths)]

@@ -62,8 +62,9 @@ def decompress_variable(var: pb.Variable, buffers: list, num_values: int) -> Var
     buf = as_u8(buffers[0])
     offsets = view_uint(buf, bits, num_values + 1, "variable offsets")
     check_offsets(offsets, len(buf), "variable chunk")
-    require(int(offsets[0]) >= (num_values + 1) * bits // 8 or num_values == 0,
-            "variable chunk: values overlap the offsets")
+    require(
+        int(offsets[0]) >= (num_values + 1) * bits // 8 or num_values == 0, "variable chunk: values overlap the offsets"
+    )
     return rebase(offsets, buf, num_values)
 
 
@@ -80,7 +81,7 @@ def decompress_variable_block(var: pb.Variable | None, buffer, num_values: int) 
         require(bits in (32, 64), f"variable block with {bits}-bit offsets")
         hdr = 1 + 2 * w
         require(len(buf) >= hdr, "variable block header is truncated")
-        start = int(view_uint(buf[1 + w:], bits, 1, "variable block header")[0])
+        start = int(view_uint(buf[1 + w :], bits, 1, "variable block header")[0])
     else:
         bits = int(view_uint(buf, 32, 1, "variable block header")[0])
         require(bits in (32, 64), f"variable block with {bits}-bit offsets")
@@ -88,8 +89,10 @@ def decompress_variable_block(var: pb.Variable | None, buffer, num_values: int) 
         hdr = 2 * w
         require(len(buf) >= hdr, "variable block header is truncated")
         start = int(view_uint(buf[w:], bits, 1, "variable block header")[0])
-    require(hdr <= start <= len(buf) and (start - hdr) % w == 0,
-            f"variable block: bytes start {start} is not after the offsets")
+    require(
+        hdr <= start <= len(buf) and (start - hdr) % w == 0,
+        f"variable block: bytes start {start} is not after the offsets",
+    )
     n_offsets = (start - hdr) // w
     require(n_offsets >= num_values + 1, f"variable block has {n_offsets} offsets for {num_values} values")
     offsets = view_uint(buf[hdr:start], bits, num_values + 1, "variable block offsets")
@@ -108,13 +111,11 @@ def _offsets_of(block: VariableWidthBlock, bits: int) -> np.ndarray:
     return offs - offs[0] if len(offs) else np.zeros(1, np.uint64)
 
 
-def compress_variable(
-    block: VariableWidthBlock, bits: int = 32
-) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+def compress_variable(block: VariableWidthBlock, bits: int = 32) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
     """One mini-block chunk buffer: offsets (from the chunk start), bytes, padding."""
     w = bits // 8
     offs = _offsets_of(block, bits)
-    data = as_u8(block.data)[int(block.offsets[0]):int(block.offsets[-1])] if len(block.offsets) else as_u8(b"")
+    data = as_u8(block.data)[int(block.offsets[0]) : int(block.offsets[-1])] if len(block.offsets) else as_u8(b"")
     header = (len(offs)) * w
     check_size(header + len(data), "variable chunk")
     out_offs = (offs + header).astype(f"<u{w}")
@@ -132,11 +133,11 @@ def compress_variable_block(
     """The whole-buffer layout: header words, offsets, bytes."""
     w = bits // 8
     offs = _offsets_of(block, bits)
-    data = as_u8(block.data)[int(block.offsets[0]):int(block.offsets[-1])] if len(block.offsets) else as_u8(b"")
+    data = as_u8(block.data)[int(block.offsets[0]) : int(block.offsets[-1])] if len(block.offsets) else as_u8(b"")
     start = 2 * w + len(offs) * w
     out = np.empty(start + len(data), dtype=np.uint8)
-    out[:2 * w] = np.array([bits, start], dtype=f"<u{w}").view(np.uint8)
-    out[2 * w:start] = offs.astype(f"<u{w}").view(np.uint8)
+    out[: 2 * w] = np.array([bits, start], dtype=f"<u{w}").view(np.uint8)
+    out[2 * w : start] = offs.astype(f"<u{w}").view(np.uint8)
     out[start:] = data
     return variable_encoding(bits), [out]
 

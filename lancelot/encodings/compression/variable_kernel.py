@@ -73,6 +73,6 @@ def join(data, words, starts, counts, ow, first, last, out_offsets, out_data) ->
             o += 1
             out_offsets[o] = v + base
         n = last[k] - first[k]
-        out_data[p:p + n] = data[s + first[k]:s + last[k]]
+        out_data[p : p + n] = data[s + first[k] : s + last[k]]
         p += n
     return OK

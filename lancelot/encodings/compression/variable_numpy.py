@@ -22,8 +22,15 @@ def _words(data: np.ndarray, at: np.ndarray, ow: int) -> np.ndarray:
     return v.astype(np.int64)
 
 
-def extents_numpy(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray, ow: int,
-                  first: np.ndarray, last: np.ndarray) -> int:
+def extents_numpy(
+    data: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    counts: np.ndarray,
+    ow: int,
+    first: np.ndarray,
+    last: np.ndarray,
+) -> int:
     """``variable_kernel.extents``: each chunk's first and last offset into ``first`` / ``last``."""
     short = np.flatnonzero((counts + 1) * ow > sizes)
     n = int(short[0]) if len(short) else len(starts)  # chunks before the first short one are checked
@@ -40,8 +47,16 @@ def extents_numpy(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, count
     return SHORT_BUFFER if n < len(starts) else OK
 
 
-def join_numpy(data: np.ndarray, starts: np.ndarray, counts: np.ndarray, ow: int, first: np.ndarray,
-               last: np.ndarray, out_offsets: np.ndarray, out_data: np.ndarray) -> int:
+def join_numpy(
+    data: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    ow: int,
+    first: np.ndarray,
+    last: np.ndarray,
+    out_offsets: np.ndarray,
+    out_data: np.ndarray,
+) -> int:
     """``variable_kernel.join``: rebased offsets and the chunks' bytes, or DECREASING."""
     each = counts + 1
     allw = np.ascontiguousarray(gather(data, starts, each * ow)).view(f"<u{ow}").astype(np.int64)

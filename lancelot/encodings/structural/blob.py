@@ -29,8 +29,9 @@ MAX_BLOB = 1 << 40
 class BlobPage(PageReader):
     """Reads rows of a blob page through the reader of its inner layout."""
 
-    def __init__(self, info: PageInfo, cache: dict, layout: pb.BlobLayout, leaf_type: pa.DataType,
-                 make_reader: Callable) -> None:
+    def __init__(
+        self, info: PageInfo, cache: dict, layout: pb.BlobLayout, leaf_type: pa.DataType, make_reader: Callable
+    ) -> None:
         super().__init__(info, cache)
         self.meaning = LevelMeaning.of(layout.layers)
         if self.meaning.max_rep:
@@ -82,7 +83,9 @@ class BlobPage(PageReader):
         large = pa.types.is_large_binary(self.leaf_type)
         if not large and offsets[-1] >= 1 << 31:
             raise UnsupportedEncodingError("blobs of more than 2 GiB in one read need large_binary")
-        values = pa.Array.from_buffers(self.leaf_type, levels.num_levels,
-                                       [None, pa.py_buffer(offsets.astype(np.int64 if large else np.int32)),
-                                        pa.py_buffer(data)])
+        values = pa.Array.from_buffers(
+            self.leaf_type,
+            levels.num_levels,
+            [None, pa.py_buffer(offsets.astype(np.int64 if large else np.int32)), pa.py_buffer(data)],
+        )
         return PageLevels(self.meaning, None, self._dfn, levels.num_levels, values)

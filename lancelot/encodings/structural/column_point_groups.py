@@ -38,8 +38,9 @@ class ColumnPointGroups:
         self.run_firsts = run_firsts
 
     @classmethod
-    def of(cls, pages: list, page_firsts: np.ndarray, page_ends: np.ndarray, value_type: pa.DataType,
-           column: int) -> ColumnPointGroups | None:
+    def of(
+        cls, pages: list, page_firsts: np.ndarray, page_ends: np.ndarray, value_type: pa.DataType, column: int
+    ) -> ColumnPointGroups | None:
         """The grouped reader, or None unless every page has a point reader and there are 2+ runs."""
         if len(pages) < 2 or pa.types.is_dictionary(value_type):
             return None
@@ -84,7 +85,7 @@ class ColumnPointGroups:
     def decode(self, rows: np.ndarray, plan: GroupPlan, bufs: list) -> pa.Array:
         arrays, pos = [], 0
         for g, sub, sub_plan, n in plan.parts:
-            arrays.append(self.runs[g].decode(sub, sub_plan, bufs[pos:pos + n]))
+            arrays.append(self.runs[g].decode(sub, sub_plan, bufs[pos : pos + n]))
             pos += n
         if len(arrays) == 1:
             return arrays[0]

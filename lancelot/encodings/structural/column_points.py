@@ -62,8 +62,14 @@ class PointPlan:
 class ColumnPoints:
     """Point reads over all pages of one leaf column (see the module docstring)."""
 
-    def __init__(self, pages: list[MiniBlockPage], page_firsts: np.ndarray, value_type: pa.DataType,
-                 column: int, page_base: int = 0) -> None:
+    def __init__(
+        self,
+        pages: list[MiniBlockPage],
+        page_firsts: np.ndarray,
+        value_type: pa.DataType,
+        column: int,
+        page_base: int = 0,
+    ) -> None:
         self.pages = pages
         self.page_base = page_base  # index of pages[0] in the column (errors name the column's page)
         self.reader = pages[0].points
@@ -100,8 +106,9 @@ class ColumnPoints:
         return page.points.codes, layers, page.table.dictionary is not None
 
     @classmethod
-    def of(cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int,
-           page_base: int = 0) -> ColumnPoints | None:
+    def of(
+        cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int, page_base: int = 0
+    ) -> ColumnPoints | None:
         """The point reader of a column, or None when its pages do not all qualify."""
         if not pages or pa.types.is_dictionary(value_type):
             return None
@@ -152,17 +159,22 @@ class ColumnPoints:
         if c.page[first] == c.page[last]:
             cuts = [first, last + 1]
         else:
-            page = c.page[first:last + 1]
+            page = c.page[first : last + 1]
             cuts = [first, *(np.flatnonzero(page[1:] != page[:-1]) + 1 + first).tolist(), last + 1]
-        return [(int(c.offsets[a]), int(c.offsets[b - 1] + c.sizes[b - 1] - c.offsets[a]))
-                for a, b in zip(cuts[:-1], cuts[1:])]
+        return [
+            (int(c.offsets[a]), int(c.offsets[b - 1] + c.sizes[b - 1] - c.offsets[a]))
+            for a, b in zip(cuts[:-1], cuts[1:])
+        ]
 
     def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list) -> pa.Array:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
         c = self.chunks
         chunks, chunk_of, k_of = plan.chunks, plan.chunk_of, plan.k_of
-        data = np.frombuffer(bufs[0], np.uint8) if len(bufs) == 1 else \
-            np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
+        data = (
+            np.frombuffer(bufs[0], np.uint8)
+            if len(bufs) == 1
+            else np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
+        )
         size = c.sizes[chunks]
         pos = np.zeros(len(chunks), dtype=np.int64)
         np.cumsum(size[:-1], out=pos[1:])
@@ -171,8 +183,9 @@ class ColumnPoints:
         idx = rows - c.first_row[chunk_of]
         data, pos, size = self.reader.inflate(data, pos, size)
         try:
-            dfn, fixed, var_start, var_len = self.reader.run(data, pos, size, c.items[chunks], k_of, idx,
-                                                             c.def_w[chunks])
+            dfn, fixed, var_start, var_len = self.reader.run(
+                data, pos, size, c.items[chunks], k_of, idx, c.def_w[chunks]
+            )
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_base + int(c.page[chunk_of[e.row]])) from None
         page_of_row = c.page[chunk_of]
@@ -182,12 +195,14 @@ class ColumnPoints:
             try:
                 check_dictionary_slots(values, valid)
             except LanceError as e:
-                raise e.at(page=self.page_base + int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])) \
-                    from None
+                raise e.at(
+                    page=self.page_base + int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])
+                ) from None
         return with_validity(values, valid)
 
-    def _values(self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray,
-                page_of_row: np.ndarray) -> pa.Array:
+    def _values(
+        self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray
+    ) -> pa.Array:
         r = self.reader
         if r.vkind == VARIABLE and r.fsst is not None:  # one FSST table per page
             if self.fsst_tables is not None:
@@ -196,8 +211,9 @@ class ColumnPoints:
             else:  # some page keeps its strings uncompressed: decode page by page
                 cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
                 parts = []
-                for a, b in zip(np.concatenate([[0], cuts]).tolist(),
-                                np.concatenate([cuts, [len(var_start)]]).tolist()):
+                for a, b in zip(
+                    np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()
+                ):
                     page = self.pages[int(page_of_row[a])]
                     parts.append(r.block(data, fixed, var_start[a:b], var_len[a:b], page.points.fsst))
                 block = _join_variable(parts) if len(parts) > 1 else parts[0]
@@ -211,7 +227,7 @@ class ColumnPoints:
 
 
 def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:
-    data = np.concatenate([np.asarray(p.data)[int(p.offsets[0]):int(p.offsets[-1])] for p in parts])
+    data = np.concatenate([np.asarray(p.data)[int(p.offsets[0]) : int(p.offsets[-1])] for p in parts])
     offsets = [np.zeros(1, np.int64)]
     base = 0
     for p in parts:
@@ -219,7 +235,6 @@ def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:
         offsets.append(o[1:] - o[0] + base)
         base += int(o[-1] - o[0])
     return VariableWidthBlock(np.concatenate(offsets), data, sum(p.num_values for p in parts))
-
 
 
 class ColumnFullZipPoints:
@@ -239,11 +254,14 @@ class ColumnFullZipPoints:
     @classmethod
     def of(cls, pages: list, page_ends: np.ndarray) -> ColumnFullZipPoints | None:
         """The reader, or None unless every page is fixed-width full-zip of one shape without lists."""
-        if not pages or not all(isinstance(p, FullZipPage) and not p.variable and not p.meaning.max_rep
-                                and not p.has_index for p in pages):
+        if not pages or not all(
+            isinstance(p, FullZipPage) and not p.variable and not p.meaning.max_rep and not p.has_index for p in pages
+        ):
             return None
-        shape = {(p.cw, p.value_bytes, p.bits_def, tuple(p.meaning.layers),
-                  p.layout.value_compression.SerializeToString()) for p in pages}
+        shape = {
+            (p.cw, p.value_bytes, p.bits_def, tuple(p.meaning.layers), p.layout.value_compression.SerializeToString())
+            for p in pages
+        }
         if len(shape) != 1 or len(pages[0].meaning.layers) != 1:
             return None
         stride = pages[0].cw + pages[0].value_bytes
@@ -270,8 +288,11 @@ class ColumnFullZipPoints:
         return page, list(zip(lo.tolist(), (hi - lo).tolist()))
 
     def decode(self, rows: np.ndarray, page: np.ndarray, bufs: list) -> pa.Array:
-        data = np.frombuffer(bufs[0], np.uint8) if len(bufs) == 1 else \
-            np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
+        data = (
+            np.frombuffer(bufs[0], np.uint8)
+            if len(bufs) == 1
+            else np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
+        )
         levels = self.pages[0].fixed_rows(data, len(rows))
         valid = None if levels.dfn is None else levels.dfn == 0
         return with_validity(levels.values, valid)

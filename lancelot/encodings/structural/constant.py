@@ -58,23 +58,25 @@ def scalar_from_value_buffer(raw: np.ndarray, t: pa.DataType) -> pa.Array:
     n = int(raw[:4].view("<u4")[0]) if raw[:4].ctypes.data % 4 == 0 else int.from_bytes(bytes(raw[:4]), "little")
     if n > MAX_SCALAR_BUFFERS or len(raw) < 4 + 4 * n:
         raise CorruptFileError(f"constant value buffer claims {n} buffers")
-    sizes = np.frombuffer(bytes(raw[4:4 + 4 * n]), dtype="<u4").astype(np.int64)
+    sizes = np.frombuffer(bytes(raw[4 : 4 + 4 * n]), dtype="<u4").astype(np.int64)
     pos = 4 + 4 * n
     if pos + int(sizes.sum()) > len(raw):
         raise CorruptFileError("constant value buffers run past the value buffer")
     bufs = []
     for s in sizes:
-        bufs.append(pa.py_buffer(bytes(raw[pos:pos + int(s)])))
+        bufs.append(pa.py_buffer(bytes(raw[pos : pos + int(s)])))
         pos += int(s)
     vt = leaf_value_type(t)
-    if pa.types.is_string(vt) or pa.types.is_binary(vt) or pa.types.is_large_string(vt) \
-            or pa.types.is_large_binary(vt):
+    if pa.types.is_string(vt) or pa.types.is_binary(vt) or pa.types.is_large_string(vt) or pa.types.is_large_binary(vt):
         if n != 2:
             raise CorruptFileError(f"a {vt} constant needs 2 buffers, found {n}")
         wide = len(bufs[0]) == 16
-        stored = {(True, True): pa.large_string(), (True, False): pa.string(),
-                  (False, True): pa.large_binary(), (False, False): pa.binary()}[
-            (pa.types.is_string(vt) or pa.types.is_large_string(vt), wide)]
+        stored = {
+            (True, True): pa.large_string(),
+            (True, False): pa.string(),
+            (False, True): pa.large_binary(),
+            (False, False): pa.binary(),
+        }[(pa.types.is_string(vt) or pa.types.is_large_string(vt), wide)]
         if len(bufs[0]) not in (8, 16):
             raise CorruptFileError("constant string offsets must hold two offsets")
         arr = pa.Array.from_buffers(stored, 1, [None, *bufs])

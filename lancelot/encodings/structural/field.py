@@ -84,9 +84,12 @@ class NullRowsPage(PageReader):
 
     @staticmethod
     def stands_for(layout: pb.PageLayout, path: ColumnPath) -> bool:
-        return (layout.WhichOneof("layout") == "constant_layout" and bool(path.steps)
-                and list(layout.constant_layout.layers) == [pb.REPDEF_NULLABLE_ITEM]
-                and not layout.constant_layout.HasField("inline_value"))
+        return (
+            layout.WhichOneof("layout") == "constant_layout"
+            and bool(path.steps)
+            and list(layout.constant_layout.layers) == [pb.REPDEF_NULLABLE_ITEM]
+            and not layout.constant_layout.HasField("inline_value")
+        )
 
     def plan(self, rows: np.ndarray) -> list[Range]:
         return []
@@ -115,8 +118,9 @@ class ColumnReader:
         self.page_firsts = self.page_ends - lengths
         total = int(self.page_ends[-1]) if len(lengths) else 0
         if total != ctx.num_rows * self.scale:
-            raise CorruptFileError(f"pages hold {total} rows, the file has {ctx.num_rows}",
-                                   path=ctx.path, column=col.index)
+            raise CorruptFileError(
+                f"pages hold {total} rows, the file has {ctx.num_rows}", path=ctx.path, column=col.index
+            )
 
     def page(self, i: int) -> PageReader:
         r = self._pages.get(i)
@@ -130,8 +134,10 @@ class ColumnReader:
                 r = make_page_reader(info, self.ctx.cache, layout, self.path.leaf.type)
                 if len(r.meaning.layers) != len(self.path.steps) + 1:
                     if not NullRowsPage.stands_for(layout, self.path):
-                        raise CorruptFileError(f"page has {len(r.meaning.layers)} rep/def layers, the field "
-                                               f"{self.ctx.field.name!r} needs {len(self.path.steps) + 1}")
+                        raise CorruptFileError(
+                            f"page has {len(r.meaning.layers)} rep/def layers, the field "
+                            f"{self.ctx.field.name!r} needs {len(self.path.steps) + 1}"
+                        )
                     r = NullRowsPage(info, self.ctx.cache, self.scale)
             except LanceError as e:
                 raise e.at(path=self.ctx.path, column=self.col.index, page=i) from None
@@ -174,8 +180,14 @@ class ColumnReader:
         """The path array of decoded page rows."""
         if isinstance(levels, NullRows):
             return pa.nulls(levels.count, self.path.steps[0].type)
-        return unravel(self.path, levels.meaning, levels.rep, levels.dfn, levels.num_levels,
-                       lambda valid: with_validity(levels.values, valid))
+        return unravel(
+            self.path,
+            levels.meaning,
+            levels.rep,
+            levels.dfn,
+            levels.num_levels,
+            lambda valid: with_validity(levels.values, valid),
+        )
 
 
 class StructuralFieldReader(FieldReader):
@@ -185,8 +197,9 @@ class StructuralFieldReader(FieldReader):
         super().__init__(ctx)
         paths = column_paths(ctx.field)
         if len(paths) != len(ctx.columns):
-            raise CorruptFileError(f"field {ctx.field.name!r} needs {len(paths)} columns, got {len(ctx.columns)}",
-                                   path=ctx.path)
+            raise CorruptFileError(
+                f"field {ctx.field.name!r} needs {len(paths)} columns, got {len(ctx.columns)}", path=ctx.path
+            )
         self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
         self._warm = False
         self._points: ColumnPoints | ColumnFullZipPoints | None | bool = False  # False: not looked at yet
@@ -216,7 +229,7 @@ class StructuralFieldReader(FieldReader):
         bufs = self.ctx.src.read_ranges([r for _, ranges in jobs for r in ranges])
         pos = 0
         for page, ranges in jobs:
-            part = bufs[pos:pos + len(ranges)]
+            part = bufs[pos : pos + len(ranges)]
             pos += len(ranges)
             try:
                 page.load_search(part)
@@ -301,10 +314,13 @@ class StructuralFieldReader(FieldReader):
             if len(self.columns) == 1 and not col.path.steps and not col.path.blob:
                 try:
                     pages = [col.page(p) for p in range(len(col.col.meta.pages))]
-                    self._points = ColumnPoints.of(pages, col.page_firsts, col.path.leaf.type, col.col.index) \
-                        or ColumnFullZipPoints.of(pages, col.page_ends) \
-                        or ColumnPointGroups.of(pages, col.page_firsts, col.page_ends, col.path.leaf.type,
-                                                col.col.index)
+                    self._points = (
+                        ColumnPoints.of(pages, col.page_firsts, col.path.leaf.type, col.col.index)
+                        or ColumnFullZipPoints.of(pages, col.page_ends)
+                        or ColumnPointGroups.of(
+                            pages, col.page_firsts, col.page_ends, col.path.leaf.type, col.col.index
+                        )
+                    )
                 except (LanceError, *_DECODE_ERRORS):
                     self._points = None  # the page-by-page path reports the problem where it is met
         return self._points
@@ -325,11 +341,13 @@ class StructuralFieldReader(FieldReader):
         except LanceError as e:
             raise e.at(path=self.ctx.path, column=col.col.index) from None
         except _DECODE_ERRORS as e:
-            raise CorruptFileError(f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path,
-                                   column=col.col.index) from None
+            raise CorruptFileError(
+                f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index
+            ) from None
         if len(out) != len(rows):
-            raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}",
-                                   path=self.ctx.path)
+            raise CorruptFileError(
+                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}", path=self.ctx.path
+            )
         return out
 
     def _guard(self, col: ColumnReader, page: int, fn, *args):
@@ -338,8 +356,9 @@ class StructuralFieldReader(FieldReader):
         except LanceError as e:
             raise e.at(path=self.ctx.path, column=col.col.index, page=page) from None
         except _DECODE_ERRORS as e:
-            raise CorruptFileError(f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path,
-                                   column=col.col.index, page=page) from None
+            raise CorruptFileError(
+                f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index, page=page
+            ) from None
 
     def _read(self, n_rows: int, split, chunked: bool = False) -> pa.Array | pa.ChunkedArray:
         """Rows of the field: ``split(column)`` gives each column's (page, page-local rows).
@@ -396,8 +415,10 @@ class StructuralFieldReader(FieldReader):
             if len(arrs) > 1 and all(a.type == t for a in arrs):
                 out = pa.chunked_array(arrs, type=t)
                 if len(out) != n_rows:
-                    raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, "
-                                           f"expected {n_rows}", path=self.ctx.path)
+                    raise CorruptFileError(
+                        f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
+                        path=self.ctx.path,
+                    )
                 return out
         spines = []
         for col in self.columns:
@@ -405,8 +426,9 @@ class StructuralFieldReader(FieldReader):
             spines.append(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
         out = merge(t, spines)
         if len(out) != n_rows:
-            raise CorruptFileError(f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
-                                   path=self.ctx.path)
+            raise CorruptFileError(
+                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}", path=self.ctx.path
+            )
         return out
 
     def _fetch_round(self, jobs: list) -> None:
@@ -415,8 +437,12 @@ class StructuralFieldReader(FieldReader):
         for col, p, ranges, _ in jobs:
             for off, ln in ranges:
                 if off < 0 or ln < 0 or off + ln > size:
-                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file",
-                                           path=self.ctx.path, column=col.col.index, page=p)
+                    raise CorruptFileError(
+                        f"page data [{off}, {off + ln}) lies outside the {size}-byte file",
+                        path=self.ctx.path,
+                        column=col.col.index,
+                        page=p,
+                    )
         flat = [r for _, _, ranges, _ in jobs for r in ranges]
         if not flat:
             for col, p, _ranges, cb in jobs:
@@ -425,7 +451,7 @@ class StructuralFieldReader(FieldReader):
         bufs = self.ctx.src.read_ranges(flat)
         pos = 0
         for col, p, ranges, cb in jobs:
-            part = bufs[pos:pos + len(ranges)]
+            part = bufs[pos : pos + len(ranges)]
             pos += len(ranges)
             self._guard(col, p, cb, part)
 
@@ -475,8 +501,9 @@ def merge(t: pa.DataType, spines: list[pa.Array]) -> pa.Array:
     if pa.types.is_map(t):
         offsets, _, mask = _list_parts(first)
         entries = merge(pa.struct([t.key_field, t.item_field]), [_list_parts(s)[1] for s in spines])
-        return pa.MapArray.from_arrays(from_numpy(offsets.astype(np.int32)), entries.field(0), entries.field(1),
-                                       type=t, mask=_mask(mask))
+        return pa.MapArray.from_arrays(
+            from_numpy(offsets.astype(np.int32)), entries.field(0), entries.field(1), type=t, mask=_mask(mask)
+        )
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         offsets, _, mask = _list_parts(first)
         values = merge(t.value_type, [_list_parts(s)[1] for s in spines])

@@ -151,9 +151,9 @@ class FullZipPage(PageReader):
         table = data.reshape(n, stride)
         dfn = None
         if self.cw:
-            cw = _read_uint(table[:, :self.cw].reshape(-1), np.arange(n) * self.cw, self.cw)
+            cw = _read_uint(table[:, : self.cw].reshape(-1), np.arange(n) * self.cw, self.cw)
             dfn = (cw & np.uint64((1 << self.bits_def) - 1)).astype(np.uint16) if self.bits_def else None
-            body = np.ascontiguousarray(table[:, self.cw:]).reshape(-1)
+            body = np.ascontiguousarray(table[:, self.cw :]).reshape(-1)
         else:
             body = data
         block = FixedWidthBlock(body, self.value_bytes * 8, n)
@@ -175,8 +175,9 @@ class FullZipPage(PageReader):
         lens[has_len] = _read_uint(data, lp, self.len_bytes).astype(np.int64)
         if np.any(lens < 0) or np.any(body + has_len * self.len_bytes + lens != end):
             raise CorruptFileError("a full-zip row is not one control word and one value")
-        decoded = compression.decompress_per_value_spans(self.layout.value_compression, data,
-                                                         body + self.len_bytes, np.where(has_len, lens, 0))
+        decoded = compression.decompress_per_value_spans(
+            self.layout.value_compression, data, body + self.len_bytes, np.where(has_len, lens, 0)
+        )
         return self._levels(None, dfn.astype(np.uint16) if self.bits_def else None, n, decoded=decoded)
 
     def _levels(self, rep, dfn, n: int, block=None, decoded=None) -> PageLevels:
@@ -204,8 +205,11 @@ class FullZipPage(PageReader):
                 raise CorruptFileError("a full-zip control word runs past its row")
             cw = _read_uint(data, pos, self.cw) if self.cw else np.zeros(len(pos), dtype=np.uint64)
             dfn = (cw & np.uint64((1 << self.bits_def) - 1)).astype(np.int64)
-            visible = dfn <= self.meaning.max_visible if (self.bits_def and self.meaning.max_rep) else \
-                np.ones(len(pos), dtype=bool)
+            visible = (
+                dfn <= self.meaning.max_visible
+                if (self.bits_def and self.meaning.max_rep)
+                else np.ones(len(pos), dtype=bool)
+            )
             body = pos + self.cw
             if self.variable:
                 has_len = visible & (dfn == 0)

@@ -71,7 +71,7 @@ def _variable(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
     if not large and n and int(offsets[-1]) - int(offsets[0]) >= 1 << 31:
         raise UnsupportedEncodingError(f"{t} values of more than 2 GiB in one page; read as large_{t}")
     base = int(offsets[0]) if n else 0
-    data = block.data[base: int(offsets[-1])] if n else block.data[:0]
+    data = block.data[base : int(offsets[-1])] if n else block.data[:0]
     out = offsets.astype(np.int64, copy=False)
     if base:
         out = out - base
@@ -109,8 +109,12 @@ def block_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
         else:
             arr = pa.StructArray.from_arrays(children, fields=list(st))
     elif isinstance(block, VariableWidthBlock):
-        if not (pa.types.is_string(st) or pa.types.is_binary(st) or pa.types.is_large_string(st)
-                or pa.types.is_large_binary(st)):
+        if not (
+            pa.types.is_string(st)
+            or pa.types.is_binary(st)
+            or pa.types.is_large_string(st)
+            or pa.types.is_large_binary(st)
+        ):
             raise CorruptFileError(f"variable-width values cannot be {st}")
         arr = _variable(block, st)
     elif isinstance(block, FixedWidthBlock):
@@ -154,8 +158,9 @@ def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) 
     idx = np.where(bad, 0, indices) if mask is not None else indices
     if pa.types.is_dictionary(t):
         keep = bad if mask is not None else None
-        return pa.DictionaryArray.from_arrays(from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=keep),
-                                              dictionary)
+        return pa.DictionaryArray.from_arrays(
+            from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=keep), dictionary
+        )
     rows = _fixed_rows(dictionary)
     if rows is not None:  # numpy gathers fixed-width items several times faster than Arrow's take
         validity = None if mask is None else _bitmap(~bad)
@@ -176,7 +181,7 @@ def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
     if nb == 0 or t.bit_width % 8 or len(arr.buffers()) != 2:
         return None
     word = next(w for w in (8, 4, 2, 1) if nb % w == 0)
-    raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8)[arr.offset * nb:(arr.offset + len(arr)) * nb]
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8)[arr.offset * nb : (arr.offset + len(arr)) * nb]
     return raw.view(f"<u{word}").reshape(len(arr), nb // word)
 
 
@@ -218,9 +223,15 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
         return pa.DictionaryArray.from_arrays(ind, arr.dictionary)
     if arr.null_count:
         valid = valid & np.asarray(arr.is_valid(), dtype=bool)
-    simple = (pa.types.is_primitive(t) or pa.types.is_string(t) or pa.types.is_binary(t)
-              or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-              or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t))
+    simple = (
+        pa.types.is_primitive(t)
+        or pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_decimal(t)
+    )
     if simple and not isinstance(t, pa.ExtensionType):
         off = arr.offset
         if off:

@@ -91,8 +91,12 @@ class MiniBlockPage(PageReader):
         self.layout = layout
         self.value_type = value_type  # the leaf type (a dictionary field keeps its dictionary type)
         self.meaning = LevelMeaning.of(layout.layers)
-        self.fmt = ChunkFormat(layout, layout.HasField("rep_compression"), layout.HasField("def_compression"),
-                               4 if layout.has_large_chunk else 2)
+        self.fmt = ChunkFormat(
+            layout,
+            layout.HasField("rep_compression"),
+            layout.HasField("def_compression"),
+            4 if layout.has_large_chunk else 2,
+        )
         self.word = self.fmt.word
         if not layout.HasField("value_compression"):
             raise CorruptFileError("mini-block layout without value compression")
@@ -257,14 +261,17 @@ class MiniBlockPage(PageReader):
         bad = (idx < 0) | (idx >= len(t.dictionary))
         if bad.any():
             vis = visible_mask(self.meaning, dec.dfn, len(dec.dfn) if dec.dfn is not None else 0)
-            check_dictionary_slots(from_numpy(idx, mask=bad), None if dec.dfn is None else
-                                   (dec.dfn == 0) if vis is None else (dec.dfn[vis] == 0))
+            check_dictionary_slots(
+                from_numpy(idx, mask=bad),
+                None if dec.dfn is None else (dec.dfn == 0) if vis is None else (dec.dfn[vis] == 0),
+            )
         sel = self._select(rows, chunks, dec)
         values = apply_dictionary(to_numpy(sel.values), t.dictionary, self.value_type)
         return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
-    def _decode_points(self, rows: np.ndarray, chunks: np.ndarray, data: np.ndarray, pos: np.ndarray,
-                       size: np.ndarray) -> PageLevels:
+    def _decode_points(
+        self, rows: np.ndarray, chunks: np.ndarray, data: np.ndarray, pos: np.ndarray, size: np.ndarray
+    ) -> PageLevels:
         """Scattered rows of a page without lists: read each row's value where it lies (miniblock_points.py)."""
         t = self.table
         chunk_of = np.searchsorted(t.row_ends, rows, side="right")
@@ -315,8 +322,9 @@ class MiniBlockPage(PageReader):
             if a == 0 and b == n:
                 return PageLevels(self.meaning, dec.rep, dec.dfn, n, dec.values)
             va, vb = (a, b) if vis_before is None else (int(vis_before[a]), int(vis_before[b]))
-            return PageLevels(self.meaning, _cut(dec.rep, a, b), _cut(dec.dfn, a, b), b - a,
-                              dec.values.slice(va, vb - va))
+            return PageLevels(
+                self.meaning, _cut(dec.rep, a, b), _cut(dec.dfn, a, b), b - a, dec.values.slice(va, vb - va)
+            )
         idx = ranges_index(lo, hi - lo)
         vidx = idx if vis_before is None else ranges_index(vis_before[lo], vis_before[hi] - vis_before[lo])
         values = dec.values.take(from_numpy(vidx))
@@ -324,8 +332,9 @@ class MiniBlockPage(PageReader):
         dfn = None if dec.dfn is None else dec.dfn[idx]
         return PageLevels(self.meaning, rep, dfn, len(idx), values)
 
-    def _row_levels(self, rows: np.ndarray, chunks: np.ndarray, rep: np.ndarray,
-                    level_base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _row_levels(
+        self, rows: np.ndarray, chunks: np.ndarray, rep: np.ndarray, level_base: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Level bounds [lo, hi) of each row in the concatenated levels of ``chunks``."""
         t = self.table
         n = int(level_base[-1])

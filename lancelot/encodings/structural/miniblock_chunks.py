@@ -159,25 +159,40 @@ def chunk_buffers(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.
     if HOT_HEADERS.ready():
         status = _parse_headers(data, pos, size, head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
     else:  # a fresh process: numpy until the kernel is loaded (same results)
-        HOT_HEADERS.numpy_call(lambda: _parse_headers(data, pos[:0].copy(), size[:0].copy(), head, nlev, fmt.word,
-                                                      nbuf, levels[:0].copy(), starts[:0].copy(), sizes[:0].copy(),
-                                                      bad.copy()), work=n)
+        HOT_HEADERS.numpy_call(
+            lambda: _parse_headers(
+                data,
+                pos[:0].copy(),
+                size[:0].copy(),
+                head,
+                nlev,
+                fmt.word,
+                nbuf,
+                levels[:0].copy(),
+                starts[:0].copy(),
+                sizes[:0].copy(),
+                bad.copy(),
+            ),
+            work=n,
+        )
         status = parse_headers_numpy(data, pos, size, head, nlev, fmt.word, nbuf, levels, starts, sizes, bad)
     if status == 1:
         k = int(bad[0])
         raise CorruptFileError(f"chunk {k} of the read: header of {head} bytes in a chunk of {int(size[k])}")
     if status == 2:
         k, i, ln = (int(x) for x in bad)
-        raise CorruptFileError(f"chunk {k} of the read: buffer {i} of {ln} bytes runs past the chunk "
-                               f"end ({int(size[k])} bytes)")
+        raise CorruptFileError(
+            f"chunk {k} of the read: buffer {i} of {ln} bytes runs past the chunk end ({int(size[k])} bytes)"
+        )
     segs = [Segments(data, starts[:, i], sizes[:, i]) for i in range(nbuf)]
     rep = segs.pop(0) if fmt.has_rep else None
     dfn = segs.pop(0) if fmt.has_def else None
     return ChunkBuffers(levels, rep, dfn, segs)
 
 
-def decode_chunks(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray, items: np.ndarray,
-                  to_arrow: ToArrow) -> DecodedChunks:
+def decode_chunks(
+    fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.ndarray, items: np.ndarray, to_arrow: ToArrow
+) -> DecodedChunks:
     """Decode the chunks at ``data[pos[k]:pos[k] + size[k]]`` holding ``items[k]`` values each."""
     bufs = chunk_buffers(fmt, data, pos, size)
     num_levels = bufs.num_levels
@@ -197,8 +212,10 @@ def decode_chunks(fmt: ChunkFormat, data: np.ndarray, pos: np.ndarray, size: np.
 def _levels(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray, what: str) -> np.ndarray:
     out = decompress_level_chunks(enc, seg, counts)
     if out is None:
-        parts = [levels_u16(compression.decompress_block(enc, seg.chunk(k), int(counts[k])), int(counts[k]), what)
-                 for k in range(len(seg))]
+        parts = [
+            levels_u16(compression.decompress_block(enc, seg.chunk(k), int(counts[k])), int(counts[k]), what)
+            for k in range(len(seg))
+        ]
         out = np.concatenate(parts) if parts else np.zeros(0, np.uint16)
     if len(out) != int(counts.sum()):
         raise CorruptFileError(f"{what} levels: decoded {len(out)}, the chunk headers say {int(counts.sum())}")

@@ -28,8 +28,16 @@ def _fields(data: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     return (b << (8 * np.arange(width))).sum(axis=1)
 
 
-def inflate_chunks(data: np.ndarray, pos: np.ndarray, size: np.ndarray, *, has_def: int, word: int, nb: int,
-                   compression: pb.BufferCompression) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def inflate_chunks(
+    data: np.ndarray,
+    pos: np.ndarray,
+    size: np.ndarray,
+    *,
+    has_def: int,
+    word: int,
+    nb: int,
+    compression: pb.BufferCompression,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The chunks at ``pos``/``size`` in ``data`` with their first value buffer decompressed:
     (new data, new positions, new sizes).  Headers are read and checked for all chunks at once; the
     one loop decompresses and places each chunk's buffers."""
@@ -50,12 +58,13 @@ def inflate_chunks(data: np.ndarray, pos: np.ndarray, size: np.ndarray, *, has_d
     v1_size = _fields(data, pos + field + word, word) if nb > 1 else np.zeros(n, np.int64)
     if nb > 1 and (v1_at + v1_size > size).any():
         raise CorruptFileError("a mini-block buffer runs past its chunk")
-    raws = [decompress_buffer(compression, data[p:p + s])
-            for p, s in zip((pos + v0_at).tolist(), v0_size.tolist())]
+    raws = [decompress_buffer(compression, data[p : p + s]) for p, s in zip((pos + v0_at).tolist(), v0_size.tolist())]
     raw_size = np.fromiter(map(len, raws), np.int64, n)
     if int(raw_size.max()) >= 1 << (8 * word):
-        raise CorruptFileError(f"a General-compressed mini-block buffer inflates to {int(raw_size.max())} bytes, "
-                               f"more than its chunk header can hold")
+        raise CorruptFileError(
+            f"a General-compressed mini-block buffer inflates to {int(raw_size.max())} bytes, "
+            f"more than its chunk header can hold"
+        )
     new_size = v0_at + _pad(raw_size) + (_pad(v1_size) if nb > 1 else 0)
     new_pos = np.zeros(n, np.int64)
     np.cumsum(new_size[:-1], out=new_pos[1:])
@@ -64,13 +73,21 @@ def inflate_chunks(data: np.ndarray, pos: np.ndarray, size: np.ndarray, *, has_d
     front = int(_pad(head))
     out[new_pos[:, None] + np.arange(head)] = data[pos[:, None] + np.arange(head)]
     out[new_pos[:, None] + field + np.arange(word)] = (raw_size[:, None] >> (8 * np.arange(word))) & 0xFF
-    rows = zip(new_pos.tolist(), pos.tolist(), def_size.tolist(), v0_at.tolist() if has_def else [front] * n,
-               raws, (v1_at.tolist() if nb > 1 else [0] * n), v1_size.tolist(), raw_size.tolist())
+    rows = zip(
+        new_pos.tolist(),
+        pos.tolist(),
+        def_size.tolist(),
+        v0_at.tolist() if has_def else [front] * n,
+        raws,
+        (v1_at.tolist() if nb > 1 else [0] * n),
+        v1_size.tolist(),
+        raw_size.tolist(),
+    )
     for np0, p0, ds, at, raw, a1, s1, rs in rows:
         if ds:
-            out[np0 + front:np0 + front + ds] = data[p0 + front:p0 + front + ds]
-        out[np0 + at:np0 + at + rs] = raw
+            out[np0 + front : np0 + front + ds] = data[p0 + front : p0 + front + ds]
+        out[np0 + at : np0 + at + rs] = raw
         if s1:
             b1 = np0 + at + _pad(rs)
-            out[b1:b1 + s1] = data[p0 + a1:p0 + a1 + s1]
+            out[b1 : b1 + s1] = data[p0 + a1 : p0 + a1 + s1]
     return out, new_pos, new_size

@@ -46,8 +46,32 @@ MESSAGES = {
 
 
 @njit(cache=True, nogil=True)
-def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def_t, def_ws, def_rows, def_lanes,
-            vkind, vparam, vparam2, rows, lanes, dfn_out, fixed_out, var_start, var_len, where) -> int:
+def _points(
+    data,
+    pos,
+    size,
+    counts,
+    k_of,
+    idx,
+    has_def,
+    word,
+    nb,
+    def_kind,
+    def_t,
+    def_ws,
+    def_rows,
+    def_lanes,
+    vkind,
+    vparam,
+    vparam2,
+    rows,
+    lanes,
+    dfn_out,
+    fixed_out,
+    var_start,
+    var_len,
+    where,
+) -> int:
     head = 2 + 2 * has_def + word * nb
     last_k = -1
     # the current chunk's layout (parsed once per run of rows in one chunk)
@@ -143,8 +167,9 @@ def _points(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def
                 dfn_out[j] = 0
             else:
                 r = i % CHUNK
-                dfn_out[j] = _unpack_one(data, p0 + def_start + g * group_bytes, def_t, def_w, def_rows[r],
-                                         def_lanes[r])
+                dfn_out[j] = _unpack_one(
+                    data, p0 + def_start + g * group_bytes, def_t, def_w, def_rows[r], def_lanes[r]
+                )
         elif def_kind == DEF_FLAT:
             tb = def_t // 8
             if (i + 1) * tb > def_size:
@@ -292,33 +317,61 @@ class PointReader:
             return None
         if (vkind == RLE) != (layout.num_buffers == 2):
             return None
-        return cls(int(layout.HasField("def_compression")), word, int(layout.num_buffers), def_kind, def_t, def_w,
-                   vkind, vparam, vparam2, fsst, general)
+        return cls(
+            int(layout.HasField("def_compression")),
+            word,
+            int(layout.num_buffers),
+            def_kind,
+            def_t,
+            def_w,
+            vkind,
+            vparam,
+            vparam2,
+            fsst,
+            general,
+        )
 
     @property
     def codes(self) -> tuple:
         """What must agree for pages to be read by one kernel call (widths of levels may differ)."""
         general = None if self.general is None else (int(self.general.scheme), self.general.level)
-        return (self.has_def, self.word, self.nb, self.def_kind, self.def_t, self.vkind, self.vparam, self.vparam2,
-                general)
+        return (
+            self.has_def,
+            self.word,
+            self.nb,
+            self.def_kind,
+            self.def_t,
+            self.vkind,
+            self.vparam,
+            self.vparam2,
+            general,
+        )
 
-    def inflate(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                                                    np.ndarray]:
+    def inflate(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The fetched chunks as the kernel reads them: unchanged, or with General undone."""
         if self.general is None:
             return data, pos, size
         from lancelot.encodings.structural.miniblock_general import inflate_chunks
 
-        return inflate_chunks(data, pos, size, has_def=self.has_def, word=self.word, nb=self.nb,
-                              compression=self.general)
+        return inflate_chunks(
+            data, pos, size, has_def=self.has_def, word=self.word, nb=self.nb, compression=self.general
+        )
 
     @property
     def value_bytes(self) -> int:
         """Bytes per value the kernel writes (0 for variable width)."""
         return {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(self.vkind, 0)
 
-    def run(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, counts: np.ndarray, k_of: np.ndarray,
-            idx: np.ndarray, def_ws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def run(
+        self,
+        data: np.ndarray,
+        pos: np.ndarray,
+        size: np.ndarray,
+        counts: np.ndarray,
+        k_of: np.ndarray,
+        idx: np.ndarray,
+        def_ws: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The kernel over item ``idx[j]`` of chunk ``k_of[j]``: (def levels, fixed bytes, value starts, lengths).
 
         ``def_ws`` is the definition levels' bit width of each chunk.  A bad chunk raises
@@ -334,9 +387,32 @@ class PointReader:
         rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
         def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
         where = np.zeros(1, dtype=np.int64)
-        args = (readonly(data), pos, size, counts, k_of, idx, self.has_def, self.word, self.nb, self.def_kind,
-                self.def_t, def_ws, def_rows, def_lanes, self.vkind, self.vparam, self.vparam2, rows, lanes, dfn,
-                fixed, var_start, var_len, where)
+        args = (
+            readonly(data),
+            pos,
+            size,
+            counts,
+            k_of,
+            idx,
+            self.has_def,
+            self.word,
+            self.nb,
+            self.def_kind,
+            self.def_t,
+            def_ws,
+            def_rows,
+            def_lanes,
+            self.vkind,
+            self.vparam,
+            self.vparam2,
+            rows,
+            lanes,
+            dfn,
+            fixed,
+            var_start,
+            var_len,
+            where,
+        )
         if use_kernel(n):
             status = _points(*args)
         else:
@@ -347,8 +423,9 @@ class PointReader:
             raise PointReadError(f"mini-block point read: {MESSAGES[status]}", int(where[0]))
         return dfn, fixed, var_start, var_len
 
-    def block(self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray,
-              fsst: bytes | None) -> DataBlock:
+    def block(
+        self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, fsst: bytes | None
+    ) -> DataBlock:
         """The values the kernel found as a data block (FSST strings decoded with table ``fsst``)."""
         n = len(var_start) if self.vkind == VARIABLE else len(fixed) // max(self.value_bytes, 1)
         if self.vkind == BITS:
@@ -360,15 +437,17 @@ class PointReader:
             return block if fsst is None else fsst_decode(symbol_table(fsst), block)
         return FixedWidthBlock(fixed, self.value_bytes * 8, n)
 
-    def read(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, counts: np.ndarray, k_of: np.ndarray,
-             idx: np.ndarray) -> tuple[np.ndarray | None, DataBlock]:
+    def read(
+        self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, counts: np.ndarray, k_of: np.ndarray, idx: np.ndarray
+    ) -> tuple[np.ndarray | None, DataBlock]:
         """Definition levels (None without) and values of item ``idx[j]`` of chunk ``k_of[j]`` of one page.
 
         The caller ensures ``idx[j] < counts[k_of[j]]`` and that the chunks lie inside ``data``.
         """
         data, pos, size = self.inflate(data, pos, size)
-        dfn, fixed, var_start, var_len = self.run(data, pos, size, counts, k_of, idx,
-                                                  np.full(len(pos), self.def_w, dtype=np.int64))
+        dfn, fixed, var_start, var_len = self.run(
+            data, pos, size, counts, k_of, idx, np.full(len(pos), self.def_w, dtype=np.int64)
+        )
         return (dfn if self.has_def else None), self.block(data, fixed, var_start, var_len, self.fsst)
 
 

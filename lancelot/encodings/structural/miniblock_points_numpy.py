@@ -31,12 +31,13 @@ def le(data: np.ndarray, pos: np.ndarray, nbytes: int) -> np.ndarray:
     raw = data[idx]
     if nbytes in _U:
         return np.ascontiguousarray(raw).view(_U[nbytes])[..., 0].astype(np.uint64)
-    shifts = (np.arange(nbytes, dtype=np.uint64) * np.uint64(8))
+    shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
     return np.bitwise_or.reduce(raw.astype(np.uint64) << shifts, axis=-1)
 
 
-def unpack_one(data: np.ndarray, base: np.ndarray, t: int, w: np.ndarray, row: np.ndarray,
-               lane: np.ndarray) -> np.ndarray:
+def unpack_one(
+    data: np.ndarray, base: np.ndarray, t: int, w: np.ndarray, row: np.ndarray, lane: np.ndarray
+) -> np.ndarray:
     """``points._unpack_one`` for many values: value (row, lane) of the packed words at ``base``, width w > 0."""
     tb = t // 8
     lanes = CHUNK // t
@@ -49,13 +50,15 @@ def unpack_one(data: np.ndarray, base: np.ndarray, t: int, w: np.ndarray, row: n
         hi = le(data, base + ((word + 1) * lanes + lane) * tb, tb)
         up = np.where(spill, t - shift, 0).astype(np.uint64)
         v = np.where(spill, v | (hi << up), v)
-    mask = np.where(w < 64, (np.uint64(1) << np.minimum(w, 63).astype(np.uint64)) - np.uint64(1),
-                    np.uint64(0xFFFFFFFFFFFFFFFF))
+    mask = np.where(
+        w < 64, (np.uint64(1) << np.minimum(w, 63).astype(np.uint64)) - np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF)
+    )
     return v & mask
 
 
-def _run_of(data: np.ndarray, lens_at: np.ndarray, runs: np.ndarray, lb: np.ndarray, k: np.ndarray,
-            i: np.ndarray) -> np.ndarray:
+def _run_of(
+    data: np.ndarray, lens_at: np.ndarray, runs: np.ndarray, lb: np.ndarray, k: np.ndarray, i: np.ndarray
+) -> np.ndarray:
     """Per row: the run of chunk ``k`` holding item ``i`` (the first whose cumulative length exceeds
     i; ``runs[k]`` or more when the runs end first).  Chunk c's run lengths are ``runs[c]`` integers
     of ``lb[c]`` bytes at ``lens_at[c]``."""
@@ -79,8 +82,32 @@ def _bytes_of(values: np.ndarray, nbytes: int) -> np.ndarray:
     return np.ascontiguousarray(values.astype("<u8")).view(np.uint8).reshape(-1, 8)[:, :nbytes].reshape(-1)
 
 
-def points_numpy(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind, def_t, def_ws, def_rows, def_lanes,
-                 vkind, vparam, vparam2, rows, lanes, dfn_out, fixed_out, var_start, var_len, where) -> int:
+def points_numpy(
+    data,
+    pos,
+    size,
+    counts,
+    k_of,
+    idx,
+    has_def,
+    word,
+    nb,
+    def_kind,
+    def_t,
+    def_ws,
+    def_rows,
+    def_lanes,
+    vkind,
+    vparam,
+    vparam2,
+    rows,
+    lanes,
+    dfn_out,
+    fixed_out,
+    var_start,
+    var_len,
+    where,
+) -> int:
     """``miniblock_points._points`` (same arguments, outputs and status), vectorized with numpy."""
     n_rows = len(k_of)
     if n_rows == 0:
@@ -161,8 +188,9 @@ def points_numpy(data, pos, size, counts, k_of, idx, has_def, word, nb, def_kind
         g = i // CHUNK
         r = i % CHUNK
         raw = le(data, p0 + def_start[k] + full + (i - whole * CHUNK) * tb, tb)
-        bits = unpack_one(data, p0 + def_start[k] + g * group_bytes, def_t, np.maximum(dw, 1),
-                          def_rows[r], def_lanes[r])
+        bits = unpack_one(
+            data, p0 + def_start[k] + g * group_bytes, def_t, np.maximum(dw, 1), def_rows[r], def_lanes[r]
+        )
         dfn_out[:] = np.where(g >= packed, raw, np.where(dw == 0, 0, bits))
     elif def_kind == DEF_FLAT:
         tb = def_t // 8

@@ -25,8 +25,16 @@ from lancelot import field_metadata
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_fixed_width, is_list_like
 
-__all__ = ["ColumnPath", "Step", "column_count", "column_paths", "is_blob", "is_fixed_width", "is_list_like",
-           "is_packed"]
+__all__ = [
+    "ColumnPath",
+    "Step",
+    "column_count",
+    "column_paths",
+    "is_blob",
+    "is_fixed_width",
+    "is_list_like",
+    "is_packed",
+]
 
 
 def is_packed(field: pa.Field) -> bool:
@@ -82,8 +90,11 @@ def _is_leaf(field: pa.Field) -> bool:
     return field_metadata.owns_column(field, "2.1")
 
 
-def _walk(field: pa.Field, out: list[tuple[list[tuple[str, pa.DataType, int]], pa.Field]],
-          prefix: list[tuple[str, pa.DataType, int]]) -> None:
+def _walk(
+    field: pa.Field,
+    out: list[tuple[list[tuple[str, pa.DataType, int]], pa.Field]],
+    prefix: list[tuple[str, pa.DataType, int]],
+) -> None:
     t = field.type
     if _is_leaf(field):
         out.append((prefix, field))
@@ -112,8 +123,9 @@ def _prune(steps: list[tuple[str, pa.DataType, int]], leaf: pa.Field) -> pa.Data
         elif kind == "list" and pa.types.is_map(t):
             child = pa.field("_", pa.list_(pa.field("entries", child.type, nullable=False)))
         elif kind == "list":
-            child = pa.field("_", (pa.large_list if pa.types.is_large_list(t) else pa.list_)(
-                t.value_field.with_type(child.type)))
+            child = pa.field(
+                "_", (pa.large_list if pa.types.is_large_list(t) else pa.list_)(t.value_field.with_type(child.type))
+            )
         else:
             child = pa.field("_", pa.list_(t.value_field.with_type(child.type), t.list_size))
     return child.type
@@ -125,9 +137,7 @@ def column_paths(field: pa.Field) -> list[ColumnPath]:
     _walk(field, found, [])
     paths = []
     for prefix, leaf in found:
-        steps = tuple(
-            Step(kind, _prune(prefix[i:], leaf), t, idx) for i, (kind, t, idx) in enumerate(prefix)
-        )
+        steps = tuple(Step(kind, _prune(prefix[i:], leaf), t, idx) for i, (kind, t, idx) in enumerate(prefix))
         paths.append(ColumnPath(steps, leaf, is_blob(leaf)))
     return paths
 

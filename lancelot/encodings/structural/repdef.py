@@ -39,8 +39,14 @@ NULLABLE_LIST = pb.REPDEF_NULLABLE_LIST
 EMPTYABLE_LIST = pb.REPDEF_EMPTYABLE_LIST
 NULL_AND_EMPTY_LIST = pb.REPDEF_NULL_AND_EMPTY_LIST
 
-_DEF_LEVELS = {ALL_VALID_ITEM: 0, ALL_VALID_LIST: 0, NULLABLE_ITEM: 1, NULLABLE_LIST: 1,
-               EMPTYABLE_LIST: 1, NULL_AND_EMPTY_LIST: 2}
+_DEF_LEVELS = {
+    ALL_VALID_ITEM: 0,
+    ALL_VALID_LIST: 0,
+    NULLABLE_ITEM: 1,
+    NULLABLE_LIST: 1,
+    EMPTYABLE_LIST: 1,
+    NULL_AND_EMPTY_LIST: 2,
+}
 _LISTS = (ALL_VALID_LIST, NULLABLE_LIST, EMPTYABLE_LIST, NULL_AND_EMPTY_LIST)
 
 
@@ -124,8 +130,14 @@ def visible_mask(meaning: LevelMeaning, dfn: np.ndarray | None, num_levels: int)
 LeafBuilder = Callable[[np.ndarray | None], pa.Array]
 
 
-def unravel(path: ColumnPath, meaning: LevelMeaning, rep: np.ndarray | None, dfn: np.ndarray | None,
-            num_levels: int, leaf: LeafBuilder) -> pa.Array:
+def unravel(
+    path: ColumnPath,
+    meaning: LevelMeaning,
+    rep: np.ndarray | None,
+    dfn: np.ndarray | None,
+    num_levels: int,
+    leaf: LeafBuilder,
+) -> pa.Array:
     """The column's path array (types pruned to the path) from its levels.
 
     ``leaf(valid)`` must return the leaf array for the visible entries, in order,
@@ -133,8 +145,7 @@ def unravel(path: ColumnPath, meaning: LevelMeaning, rep: np.ndarray | None, dfn
     """
     steps = path.steps
     if len(meaning.layers) != len(steps) + 1:
-        raise CorruptFileError(
-            f"page has {len(meaning.layers)} rep/def layers but the field needs {len(steps) + 1}")
+        raise CorruptFileError(f"page has {len(meaning.layers)} rep/def layers but the field needs {len(steps) + 1}")
     check_levels(meaning, rep, dfn)
     for i, step in enumerate(steps):
         k = len(steps) - i
@@ -159,8 +170,17 @@ def _mask(invalid: np.ndarray | None) -> pa.Array | None:
     return from_numpy(invalid, type=pa.bool_())
 
 
-def _build(path: ColumnPath, meaning: LevelMeaning, rep, dfn, num_levels: int, leaf: LeafBuilder,
-           i: int, starts: np.ndarray, scale: int) -> pa.Array:
+def _build(
+    path: ColumnPath,
+    meaning: LevelMeaning,
+    rep,
+    dfn,
+    num_levels: int,
+    leaf: LeafBuilder,
+    i: int,
+    starts: np.ndarray,
+    scale: int,
+) -> pa.Array:
     steps = path.steps
     k = len(steps) - i  # layer index of this node
     elems = starts[::scale] if scale > 1 else starts

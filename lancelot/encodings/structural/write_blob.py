@@ -52,14 +52,18 @@ def blob_relative(values: pa.Array, part: int) -> tuple[pa.StructArray, np.ndarr
     valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(n, bool)
     size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
     start = (offs[:-1] - offs[0]).astype(np.uint64)
-    data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]):int(offs[-1])] if int(size.sum()) else None
-    rel = pa.StructArray.from_arrays([pa.array(start), pa.array(size), pa.array(np.full(n, part, np.int64))],
-                                     fields=list(RELATIVE), mask=pa.array(~valid) if not valid.all() else None)
+    data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])] if int(size.sum()) else None
+    rel = pa.StructArray.from_arrays(
+        [pa.array(start), pa.array(size), pa.array(np.full(n, part, np.int64))],
+        fields=list(RELATIVE),
+        mask=pa.array(~valid) if not valid.all() else None,
+    )
     return rel, data
 
 
-def encode_blob(values: pa.StructArray, levels: PageLevels, large_chunks: bool,
-                bases: dict[int, int]) -> tuple[pb.PageLayout, list[np.ndarray]]:
+def encode_blob(
+    values: pa.StructArray, levels: PageLevels, large_chunks: bool, bases: dict[int, int]
+) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The blob page of ``values`` (``blob_relative`` rows, one per level entry); ``bases`` gives the file
     position of each batch's bytes (written before this page is committed)."""
     n = len(values)

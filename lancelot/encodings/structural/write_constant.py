@@ -62,12 +62,17 @@ def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
     valid = arr.drop_null() if arr.null_count else arr
     if pa.types.is_boolean(t):
         return valid.to_numpy(zero_copy_only=False).astype(np.uint8).reshape(-1, 1)
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
-            or pa.types.is_decimal(t) or pa.types.is_fixed_size_binary(t)):
+    if not (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_temporal(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return None
     width = t.bit_width // 8
     raw = np.frombuffer(valid.buffers()[1], np.uint8)
-    return raw[valid.offset * width:(valid.offset + len(valid)) * width].reshape(len(valid), width)
+    return raw[valid.offset * width : (valid.offset + len(valid)) * width].reshape(len(valid), width)
 
 
 #: values compared before a page is checked in full for one constant value
@@ -109,7 +114,7 @@ def constant_value(values: pa.Array) -> tuple[bytes | None, np.ndarray | None] |
         offs = arrow_offsets(one)
         size = int(offs[1] - offs[0])
         wide = "<i8" if is_large(arr.type) else "<i4"
-        data = np.frombuffer(one.buffers()[2], np.uint8)[int(offs[0]):int(offs[1])] if size else np.zeros(0, np.uint8)
+        data = np.frombuffer(one.buffers()[2], np.uint8)[int(offs[0]) : int(offs[1])] if size else np.zeros(0, np.uint8)
         offsets = np.array([0, size], wide).view(np.uint8)
         head = np.array([2, len(offsets), size], "<u4").view(np.uint8)
         return None, np.concatenate([head, offsets, data])
@@ -119,8 +124,9 @@ def constant_value(values: pa.Array) -> tuple[bytes | None, np.ndarray | None] |
     return rows[0].tobytes(), None
 
 
-def encode_constant(levels: PageLevels, inline: bytes | None, buffer: np.ndarray | None
-                    ) -> tuple[pb.PageLayout, list[np.ndarray]]:
+def encode_constant(
+    levels: PageLevels, inline: bytes | None, buffer: np.ndarray | None
+) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The 2.2 constant page of one value (``constant_value``'s result) with these levels."""
     layout = pb.ConstantLayout(layers=levels.layers)
     buffers = []

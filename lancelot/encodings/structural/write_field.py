@@ -73,8 +73,10 @@ def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions
         t = t.storage_type
     if pa.types.is_struct(t) and t.num_fields == 0:
         if len(path.steps) > 1:
-            raise UnsupportedTypeError(f"struct {path.leaf.name!r} without children inside another type is not "
-                                       "writable (pylance 14 does not read it back, not even from its own files)")
+            raise UnsupportedTypeError(
+                f"struct {path.leaf.name!r} without children inside another type is not "
+                "writable (pylance 14 does not read it back, not even from its own files)"
+            )
         return "empty"
     if pa.types.is_struct(t):  # write_repdef admits no other struct leaf
         return packed_struct_kind(path.leaf, version)
@@ -86,14 +88,21 @@ def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions
         # pylance 14 parses the logical type "dict:<values>:<keys>:<ordered>" by splitting at ':', so it reads
         # no dictionary of values whose own logical type has one (decimals, dates, timestamps, fixed-size binary)
         if not (is_variable(v) or pa.types.is_integer(v) or pa.types.is_floating(v)):
-            raise UnsupportedTypeError(f"dictionary field {path.leaf.name!r} of {v} values is not writable at 2.1+ "
-                                       "(string, binary, integer and float values are; pylance reads no other)")
+            raise UnsupportedTypeError(
+                f"dictionary field {path.leaf.name!r} of {v} values is not writable at 2.1+ "
+                "(string, binary, integer and float values are; pylance reads no other)"
+            )
         return None
     if pa.types.is_fixed_size_list(t):
         return None
-    if not (is_variable(t) or pa.types.is_null(t) or pa.types.is_boolean(t)
-            or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
-            or (pa.types.is_primitive(t) and not pa.types.is_null(t))):
+    if not (
+        is_variable(t)
+        or pa.types.is_null(t)
+        or pa.types.is_boolean(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_decimal(t)
+        or (pa.types.is_primitive(t) and not pa.types.is_null(t))
+    ):
         raise UnsupportedTypeError(f"{t} ({path.leaf.name!r}) is not yet writable at 2.1+")
     return None
 
@@ -102,8 +111,9 @@ def encode_empty_struct(levels: PageLevels, name: str) -> tuple[pb21.PageLayout,
     """A struct without children holds nothing: an all-null page without buffers, as pylance writes it, which
     also refuses such a struct with nulls or inside a list (its levels would need a place)."""
     if levels.rep is not None or levels.defs is not None:
-        raise UnsupportedTypeError(f"struct {name!r} without children has nulls or is inside a list: not writable "
-                                   "(pylance 14 refuses it too)")
+        raise UnsupportedTypeError(
+            f"struct {name!r} without children has nulls or is inside a list: not writable (pylance 14 refuses it too)"
+        )
     return pb21.PageLayout(constant_layout=pb21.ConstantLayout(layers=[pb21.REPDEF_NULLABLE_ITEM])), []
 
 
@@ -120,8 +130,17 @@ def _has_map(t: pa.DataType) -> bool:
 class LeafColumnWriter:
     """Writes the pages of one leaf column and produces its ColumnMetadata."""
 
-    def __init__(self, out: ContainerWriter, path: LeafPath, *, index: int, settings: WriteSettings,
-                 opts: EncodingOptions, packed: str | None = None, worker: PageWorker | None = None) -> None:
+    def __init__(
+        self,
+        out: ContainerWriter,
+        path: LeafPath,
+        *,
+        index: int,
+        settings: WriteSettings,
+        opts: EncodingOptions,
+        packed: str | None = None,
+        worker: PageWorker | None = None,
+    ) -> None:
         self.out, self.path, self.index = out, path, index
         self.version, self.max_page_bytes = settings.version, settings.max_page_bytes
         self.opts = opts  # the leaf's options, resolved once (StructuralFieldWriter)
@@ -208,6 +227,7 @@ class LeafColumnWriter:
         page = self.pages_submitted
         self.pages_submitted += 1
         if self.opts.blob:  # blob values are written while encoding: in order, on the commit step
+
             def encode():
                 return None
 
@@ -215,12 +235,14 @@ class LeafColumnWriter:
                 s = concat_shreds(parts)
                 self._commit(s, self._encode(s, page))
         else:
+
             def encode():
                 s = concat_shreds(parts)
                 return s, self._encode(s, page)
 
             def commit(r) -> None:
                 self._commit(*r)
+
         if self.worker is not None:
             self.worker.submit(encode, commit)
         else:
@@ -243,8 +265,10 @@ class LeafColumnWriter:
             if values.null_count == len(values):
                 return encode_all_null(levels, self.version)
             if fsl_of_variable(storage(values).type):
-                raise UnsupportedTypeError(f"{values.type} with non-null values is not writable (pylance 14 writes "
-                                           "fixed-size lists of strings/binary only when all null)")
+                raise UnsupportedTypeError(
+                    f"{values.type} with non-null values is not writable (pylance 14 writes "
+                    "fixed-size lists of strings/binary only when all null)"
+                )
             if constant is not None:
                 return encode_constant(levels, *constant)
             if self.packed is not None:
@@ -255,7 +279,8 @@ class LeafColumnWriter:
             if self.dictionary:
                 return encode_miniblock(values, levels, large_chunks, True, opts)
             if opts.structural_encoding == "fullzip" or (
-                    opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES):
+                opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES
+            ):
                 return encode_full_zip(values, levels, opts)
             try:
                 return encode_miniblock(values, levels, large_chunks, False, opts)
@@ -268,14 +293,21 @@ class LeafColumnWriter:
         """Write the page's buffers and record it (in page order)."""
         layout, buffers = encoded
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
-        self.pages.append(file2_pb2.ColumnMetadata.Page(
-            buffer_offsets=[p for p, _ in locs], buffer_sizes=[n for _, n in locs],
-            length=s.num_rows, encoding=pack_encoding(layout), priority=self.rows_written))
+        self.pages.append(
+            file2_pb2.ColumnMetadata.Page(
+                buffer_offsets=[p for p, _ in locs],
+                buffer_sizes=[n for _, n in locs],
+                length=s.num_rows,
+                encoding=pack_encoding(layout),
+                priority=self.rows_written,
+            )
+        )
         self.rows_written += s.num_rows
 
     def metadata(self) -> file2_pb2.ColumnMetadata:
         return file2_pb2.ColumnMetadata(
-            encoding=pack_encoding(pb20.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages)
+            encoding=pack_encoding(pb20.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages
+        )
 
     def finish(self) -> list[LeafColumnWriter]:
         self.flush()
@@ -285,8 +317,15 @@ class LeafColumnWriter:
 class StructuralFieldWriter:
     """Shreds each batch of a top-level field into its leaf columns."""
 
-    def __init__(self, out: ContainerWriter, field: pa.Field, *, first_column: int, settings: WriteSettings,
-                 worker: PageWorker | None = None) -> None:
+    def __init__(
+        self,
+        out: ContainerWriter,
+        field: pa.Field,
+        *,
+        first_column: int,
+        settings: WriteSettings,
+        worker: PageWorker | None = None,
+    ) -> None:
         self.field = field
         version = settings.version
         if not version.maps and _has_map(field.type):
@@ -299,11 +338,17 @@ class StructuralFieldWriter:
         self.columns = []
         for i, p in enumerate(self.paths):  # leaf columns in pre-order, numbered from the field's first
             # options resolved once per leaf (a top-level leaf's are the field's)
-            opts = top if p.leaf is field else options_for(p.leaf, version, structural_encoding=top.structural_encoding,
-                                                          profile=settings.profile)
+            opts = (
+                top
+                if p.leaf is field
+                else options_for(p.leaf, version, structural_encoding=top.structural_encoding, profile=settings.profile)
+            )
             kind = _check_leaf_type(p, version, opts)
-            self.columns.append(LeafColumnWriter(out, p, index=first_column + i, settings=settings, opts=opts,
-                                                 packed=kind, worker=worker))
+            self.columns.append(
+                LeafColumnWriter(
+                    out, p, index=first_column + i, settings=settings, opts=opts, packed=kind, worker=worker
+                )
+            )
 
     def append(self, arr: pa.Array) -> None:
         if len(arr) == 0:
@@ -318,8 +363,14 @@ class StructuralFieldWriter:
         return out
 
 
-def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: int, settings: WriteSettings,
-                      worker: PageWorker | None = None) -> StructuralFieldWriter:
+def make_field_writer(
+    out: ContainerWriter,
+    field: pa.Field,
+    *,
+    first_column: int,
+    settings: WriteSettings,
+    worker: PageWorker | None = None,
+) -> StructuralFieldWriter:
     """The writer of one top-level field of a 2.1/2.2 file; its leaf columns are numbered in pre-order from
     ``first_column`` (``field_metadata.column_count`` of the fields before it).
 

@@ -55,24 +55,31 @@ def _rep_index(starts: np.ndarray, total: int) -> np.ndarray:
     return np.append(starts, total).astype(_uint(width)).view(np.uint8)
 
 
-def _variable_values(block: VariableWidthBlock, opts: EncodingOptions
-                     ) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
+def _variable_values(
+    block: VariableWidthBlock, opts: EncodingOptions
+) -> tuple[pb.CompressiveEncoding, VariableWidthBlock]:
     """Variable values as they are, General-compressed each (``compression`` lz4/zstd, or values over
     32 KiB in a page of 32 KiB or more, as pylance does), or FSST-compressed per value when the page is big
     enough and it pays."""
     bits = 8 * block.offsets.dtype.itemsize
     plain = variable_encoding(bits)
     size = int(block.offsets[-1]) - int(block.offsets[0])
-    huge = (opts.compression != "none" and size >= FSST_MIN_BYTES and block.num_values > 0
-            and int(np.diff(np.asarray(block.offsets, np.int64)).max()) > GENERAL_MIN_VALUE_BYTES)
+    huge = (
+        opts.compression != "none"
+        and size >= FSST_MIN_BYTES
+        and block.num_values > 0
+        and int(np.diff(np.asarray(block.offsets, np.int64)).max()) > GENERAL_MIN_VALUE_BYTES
+    )
     if opts.general or huge:
         # zstd even when lz4 is asked, as pylance does: its reader decompresses null (empty) values
         # too, which an lz4 buffer without its size prefix fails; level 0 (zstd's default) unless asked
         compression = buffer_compression(
-            "zstd", opts.compression_level if opts.general == "zstd" and opts.compression_level is not None else 0)
+            "zstd", opts.compression_level if opts.general == "zstd" and opts.compression_level is not None else 0
+        )
         packed = compress_values(compression, block)
         return general_encoding(compression, plain), VariableWidthBlock(
-            packed.offsets.astype(block.offsets.dtype), packed.data, packed.num_values)
+            packed.offsets.astype(block.offsets.dtype), packed.data, packed.num_values
+        )
     forced = opts.compression == "fsst"
     if not forced and (size < FSST_MIN_BYTES or opts.compression is not None):
         return plain, block
@@ -87,8 +94,9 @@ def _variable_values(block: VariableWidthBlock, opts: EncodingOptions
     return fsst_description(table, plain), packed
 
 
-def encode_full_zip(values: pa.Array, levels: PageLevels, opts: EncodingOptions = DEFAULT_OPTIONS
-                    ) -> tuple[pb.PageLayout, list[np.ndarray]]:
+def encode_full_zip(
+    values: pa.Array, levels: PageLevels, opts: EncodingOptions = DEFAULT_OPTIONS
+) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The full-zip page of ``values`` (the visible items) with their levels."""
     has_rep, has_def = levels.rep is not None, levels.defs is not None
     num_entries = len(levels.rep) if has_rep else len(values)
@@ -110,8 +118,14 @@ def encode_full_zip(values: pa.Array, levels: PageLevels, opts: EncodingOptions 
         encoding, zipped = compress_variable_packed_struct(block)
     else:
         encoding, zipped = compress_per_value(block)
-    layout = pb.FullZipLayout(bits_rep=bits_rep, bits_def=bits_def, num_items=num_entries,
-                              num_visible_items=len(values), value_compression=encoding, layers=levels.layers)
+    layout = pb.FullZipLayout(
+        bits_rep=bits_rep,
+        bits_def=bits_def,
+        num_items=num_entries,
+        num_visible_items=len(values),
+        value_compression=encoding,
+        layers=levels.layers,
+    )
     if isinstance(zipped, FixedWidthBlock):
         if zipped.bits_per_value % 8:
             raise UnsupportedEncodingError(f"full-zip values of {zipped.bits_per_value} bits are not whole bytes")
@@ -127,7 +141,7 @@ def encode_full_zip(values: pa.Array, levels: PageLevels, opts: EncodingOptions 
         layout.bits_per_offset = 8 * ob
         offs = np.asarray(zipped.offsets, np.int64)
         lens = np.diff(offs)
-        data = np.asarray(zipped.data, np.uint8)[offs[0]:offs[-1]]
+        data = np.asarray(zipped.data, np.uint8)[offs[0] : offs[-1]]
         valid = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else None
         if valid is not None:
             if (lens[~valid] > 0).any():  # bytes under null slots are not stored
@@ -156,8 +170,9 @@ def encode_full_zip(values: pa.Array, levels: PageLevels, opts: EncodingOptions 
         heads[:, cw:] = lengths.astype(_uint(ob)).view(np.uint8).reshape(num_entries, ob)
     head_mask = np.arange(cw + ob)[None, :] < head_len[:, None]
     is_head = np.zeros(total, bool)
-    pos = np.repeat(starts, head_len) + (np.arange(int(head_len.sum())) - np.repeat(np.cumsum(head_len) - head_len,
-                                                                                    head_len))
+    pos = np.repeat(starts, head_len) + (
+        np.arange(int(head_len.sum())) - np.repeat(np.cumsum(head_len) - head_len, head_len)
+    )
     is_head[pos] = True
     out = np.empty(total, np.uint8)
     out[is_head] = heads[head_mask]

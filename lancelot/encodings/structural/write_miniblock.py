@@ -66,8 +66,9 @@ def _level_bounds(levels: PageLevels, num_items: int) -> np.ndarray | None:
     return bounds
 
 
-def _plan_chunks(costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int,
-                 max_items: int) -> list[tuple[int, int]]:
+def _plan_chunks(
+    costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int, max_items: int
+) -> list[tuple[int, int]]:
     """(first item, item count) of each chunk.
 
     A chunk of items [a, b) needs at most ``header + 2 * ALIGN`` + the values' bytes
@@ -132,8 +133,13 @@ def _pack_levels(levels: np.ndarray, width: int) -> np.ndarray:
     return compress_out_of_line_bitpacking(block, width)[1][0]
 
 
-def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, force_dictionary: bool = False,
-                     opts: EncodingOptions = DEFAULT_OPTIONS) -> tuple[pb.PageLayout, list[np.ndarray]]:
+def encode_miniblock(
+    values: pa.Array,
+    levels: PageLevels,
+    large_chunks: bool,
+    force_dictionary: bool = False,
+    opts: EncodingOptions = DEFAULT_OPTIONS,
+) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The mini-block page of ``values`` (the visible items) with their levels."""
     num_items = len(values)
     has_rep, has_def = levels.rep is not None, levels.defs is not None
@@ -180,8 +186,9 @@ def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, f
     np.cumsum(sizes, out=starts[1:])
     out = np.full(int(starts[-1]), FILL_BYTE, np.uint8)
     size_dtype = "<u4" if large_chunks else "<u2"
-    head = np.zeros(n_chunks, np.dtype([("n", "<u2"), ("levels", "<u2", (streams,)),
-                                        ("sizes", size_dtype, (num_buffers,))]))
+    head = np.zeros(
+        n_chunks, np.dtype([("n", "<u2"), ("levels", "<u2", (streams,)), ("sizes", size_dtype, (num_buffers,))])
+    )
     head["n"] = n_levels
     head["levels"] = lens[:, :streams]
     head["sizes"] = lens[:, streams:]
@@ -189,15 +196,19 @@ def encode_miniblock(values: pa.Array, levels: PageLevels, large_chunks: bool, f
     out[(starts[:-1, None] + np.arange(hb)).reshape(-1)] = head.view(np.uint8)
     pos = (starts[:-1, None] + header + np.cumsum(padded, axis=1) - padded).reshape(-1).tolist()
     for p, b in zip(pos, pieces):
-        out[p:p + b.nbytes] = b if b.dtype == np.uint8 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
+        out[p : p + b.nbytes] = b if b.dtype == np.uint8 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
     logs = np.array([count.bit_length() - 1 for _, count in chunks], np.int64)
     if n_chunks:
         logs[-1] = 0
     words = ((sizes // ALIGN - 1) << 4) | logs
     buffers = [words.astype(size_dtype).view(np.uint8), out]
     layout = pb.MiniBlockLayout(
-        value_compression=value_encoding or probe_enc, layers=levels.layers, num_buffers=num_buffers,
-        num_items=num_items, has_large_chunk=large_chunks)
+        value_compression=value_encoding or probe_enc,
+        layers=levels.layers,
+        num_buffers=num_buffers,
+        num_items=num_items,
+        has_large_chunk=large_chunks,
+    )
     if plan.dictionary is not None:
         layout.dictionary.CopyFrom(plan.dictionary)
         layout.num_dictionary_items = plan.num_dictionary_items

@@ -128,8 +128,10 @@ def leaf_paths(field: pa.Field) -> list[LeafPath]:
                     visible = nxt - 1
         max_rep = sum(s.kind == "list" for s in steps)
         if max_rep and any(s.kind == "fsl" for s in steps):
-            raise UnsupportedTypeError(f"{field.name!r}: a fixed-size list of structs with lists above or below "
-                                       "it is not writable (pylance writes none)")
+            raise UnsupportedTypeError(
+                f"{field.name!r}: a fixed-size list of structs with lists above or below "
+                "it is not writable (pylance writes none)"
+            )
         # pylance 14 misreads a struct above a list when its pages declare different layers, or declare a
         # list below the struct all-valid where its Arrow array has nulls (under null structs), so such paths
         # declare every layer the schema allows
@@ -248,7 +250,6 @@ def concat_shreds(parts: list[Shred]) -> Shred:
     return Shred(rep, defc, values, sum(p.num_rows for p in parts))
 
 
-
 def split_flat_parts(parts: list[Shred], row_bounds: np.ndarray) -> list[list[Shred]]:
     """Cut consecutive shreds of a column without repetition (one level entry and one value per row) at the
     given row boundaries: per page, the slices of the parts it spans, left to be joined where the page is
@@ -264,8 +265,13 @@ def split_flat_parts(parts: list[Shred], row_bounds: np.ndarray) -> list[list[Sh
                 break
             lo, hi = max(a, p0) - p0, min(b, int(ends[k])) - p0
             part = parts[k]
-            page.append(part if (lo, hi) == (0, part.num_rows) else Shred(
-                None, None if part.defc is None else part.defc[lo:hi], part.values.slice(lo, hi - lo), hi - lo))
+            page.append(
+                part
+                if (lo, hi) == (0, part.num_rows)
+                else Shred(
+                    None, None if part.defc is None else part.defc[lo:hi], part.values.slice(lo, hi - lo), hi - lo
+                )
+            )
         pages.append(page)
     return pages
 
@@ -286,8 +292,14 @@ def slice_rows(s: Shred, path: LeafPath, row_bounds: np.ndarray) -> list[Shred]:
     for i in range(len(row_bounds) - 1):
         a, b = int(lev[i]), int(lev[i + 1])
         ia, ib = int(items[i]), int(items[i + 1])
-        out.append(Shred(None if s.rep is None else s.rep[a:b], None if s.defc is None else s.defc[a:b],
-                         s.values.slice(ia, ib - ia), int(row_bounds[i + 1] - row_bounds[i])))
+        out.append(
+            Shred(
+                None if s.rep is None else s.rep[a:b],
+                None if s.defc is None else s.defc[a:b],
+                s.values.slice(ia, ib - ia),
+                int(row_bounds[i + 1] - row_bounds[i]),
+            )
+        )
     return out
 
 

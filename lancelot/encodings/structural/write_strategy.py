@@ -106,7 +106,7 @@ def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compre
     width = block.bits_per_value // 8
 
     def chunk(a: int, count: int) -> Compressed:
-        return compress(FixedWidthBlock(block.data[a * width:(a + count) * width], block.bits_per_value, count))
+        return compress(FixedWidthBlock(block.data[a * width : (a + count) * width], block.bits_per_value, count))
 
     return chunk
 
@@ -118,14 +118,15 @@ class BitpackedPage:
         self.block = block
         self.packed, self.starts = pack_inline_chunks(block)
         self.encoding = pb.CompressiveEncoding(
-            inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=block.bits_per_value))
+            inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=block.bits_per_value)
+        )
 
     def chunk(self, a: int, count: int) -> Compressed:
         n = self.block.num_values
         k, width = a // CHUNK, self.block.bits_per_value // 8
         if a % CHUNK == 0 and (count == CHUNK or a + count == n):
-            return self.encoding, [self.packed[self.starts[k]:self.starts[k + 1]]]
-        part = FixedWidthBlock(self.block.data[a * width:(a + count) * width], self.block.bits_per_value, count)
+            return self.encoding, [self.packed[self.starts[k] : self.starts[k + 1]]]
+        part = FixedWidthBlock(self.block.data[a * width : (a + count) * width], self.block.bits_per_value, count)
         return compress_inline_bitpacking(part)
 
 
@@ -145,7 +146,7 @@ def _use_bss(block: FixedWidthBlock, opts: EncodingOptions, compression: pb.Buff
     k = min(block.num_values, BSS_PROBE_BYTES // nb)
     if k < 64:
         return False
-    probe = FixedWidthBlock(np.asarray(block.data)[:k * nb], block.bits_per_value, k)
+    probe = FixedWidthBlock(np.asarray(block.data)[: k * nb], block.bits_per_value, k)
     split = compress_byte_stream_split(probe)[1][0]
     return len(compress_buffer(compression, split)) < 0.95 * len(compress_buffer(compression, probe.data))
 
@@ -205,8 +206,12 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) 
     if kind == "bitpacking":
         return FixedPlan(BitpackedPage(block).chunk, BITPACK_CHUNK_ITEMS, size)
     if kind == "rle":
-        return FixedPlan(_sliced(block, compress_rle), RLE_CHUNK_ITEMS, size,
-                         lambda: _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8))
+        return FixedPlan(
+            _sliced(block, compress_rle),
+            RLE_CHUNK_ITEMS,
+            size,
+            lambda: _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8),
+        )
     return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, size)
 
 
@@ -216,8 +221,13 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     t = arr.type
     if pa.types.is_boolean(t) or pa.types.is_fixed_size_list(t) or pa.types.is_null(t) or is_variable(t):
         return None
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
-            or pa.types.is_decimal(t) or pa.types.is_fixed_size_binary(t)):
+    if not (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_temporal(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return None
     if t.bit_width not in (8, 16, 32, 64, 128):
         return None
@@ -225,8 +235,11 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     assert isinstance(block, FixedWidthBlock)
     if arr.null_count:
         rows = np.asarray(block.data)[: len(arr) * (t.bit_width // 8)].reshape(len(arr), -1)
-        block = FixedWidthBlock(rows[fill_positions(arr.is_valid().to_numpy(zero_copy_only=False))].reshape(-1),
-                                block.bits_per_value, len(arr))
+        block = FixedWidthBlock(
+            rows[fill_positions(arr.is_valid().to_numpy(zero_copy_only=False))].reshape(-1),
+            block.bits_per_value,
+            len(arr),
+        )
     return block
 
 
@@ -241,8 +254,12 @@ def fill_positions(valid: np.ndarray) -> np.ndarray:
 
 def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions) -> MiniBlockValues:
     if block.bits_per_value > 64:
-        return MiniBlockValues(value_costs(values), MAX_CHUNK_ITEMS, _sliced(block, compress_flat),
-                               block.num_values * block.bits_per_value // 8)
+        return MiniBlockValues(
+            value_costs(values),
+            MAX_CHUNK_ITEMS,
+            _sliced(block, compress_flat),
+            block.num_values * block.bits_per_value // 8,
+        )
     plan = fixed_plan(block, opts)
     costs = plan.costs if plan.costs is not None else (lambda: value_costs(values))
     return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size)
@@ -320,8 +337,9 @@ def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | N
     return pa.DictionaryArray.from_arrays(new_idx, d.filter(pa.array(keep)))
 
 
-def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
-                     fixed: FixedWidthBlock | None) -> MiniBlockValues | None:
+def _dictionary_page(
+    values: pa.Array, opts: EncodingOptions, force: bool, fixed: FixedWidthBlock | None
+) -> MiniBlockValues | None:
     """A page dictionary with bit-packed / RLE indices, if the page qualifies (see the module docstring)."""
     arr = storage(values)
     n = len(arr)
@@ -330,8 +348,11 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
         if not force and fixed.bits_per_value not in ((64, 128) if opts.version.dictionary_64bit else (128,)):
             return None
         nb = fixed.bits_per_value // 8
-        keys = (pa.array(fixed.as_dtype(f"<u{nb}")) if nb in (1, 2, 4, 8) else
-                pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), n, [None, pa.py_buffer(np.asarray(fixed.data))]))
+        keys = (
+            pa.array(fixed.as_dtype(f"<u{nb}"))
+            if nb in (1, 2, 4, 8)
+            else pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), n, [None, pa.py_buffer(np.asarray(fixed.data))])
+        )
         plain = n * nb
     elif variable:
         keys = arr
@@ -378,8 +399,9 @@ def _dictionary_page(values: pa.Array, opts: EncodingOptions, force: bool,
     size = index_plan.size + len(dict_buf)
     if not force and size >= opts.dict_size_ratio * plain:
         return None
-    costs = index_plan.costs if index_plan.costs is not None else \
-        (lambda: (bits // 8) * np.arange(n + 1, dtype=np.int64))
+    costs = (
+        index_plan.costs if index_plan.costs is not None else (lambda: (bits // 8) * np.arange(n + 1, dtype=np.int64))
+    )
     return MiniBlockValues(costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c)
 
 
@@ -407,7 +429,7 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
     costs = (offs - offs[0]) + (bits // 8) * np.arange(len(offs), dtype=np.int64)
 
     def chunk(a: int, n: int) -> Compressed:
-        part = VariableWidthBlock(packed.offsets[a:a + n + 1], packed.data, n)
+        part = VariableWidthBlock(packed.offsets[a : a + n + 1], packed.data, n)
         return encoding, compress_variable(part, bits)[1]
 
     return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
@@ -424,7 +446,7 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
     bits = 8 * block.offsets.dtype.itemsize
 
     def plain(a: int, n: int) -> Compressed:
-        return compress_variable(VariableWidthBlock(block.offsets[a:a + n + 1], block.data, n), bits)
+        return compress_variable(VariableWidthBlock(block.offsets[a : a + n + 1], block.data, n), bits)
 
     costs = value_costs(values)
     chunk = with_general(plain, _general_compression(opts)) if opts.general else plain
@@ -439,14 +461,15 @@ def _packed_page(values: pa.Array) -> MiniBlockValues:
     width = sum(c.bits_per_value for c in block.children) // 8
 
     def chunk(a: int, n: int) -> Compressed:
-        return enc, [rows[a * width:(a + n) * width]]
+        return enc, [rows[a * width : (a + n) * width]]
 
     costs = width * np.arange(block.num_values + 1, dtype=np.int64)
     return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
 
 
-def plan_miniblock(values: pa.Array, force_dictionary: bool = False,
-                   opts: EncodingOptions = DEFAULT_OPTIONS) -> MiniBlockValues:
+def plan_miniblock(
+    values: pa.Array, force_dictionary: bool = False, opts: EncodingOptions = DEFAULT_OPTIONS
+) -> MiniBlockValues:
     """The compression of a page's visible values in mini-block chunks.
 
     ``force_dictionary``: the field has an Arrow dictionary type, whose pages pylance
@@ -458,8 +481,9 @@ def plan_miniblock(values: pa.Array, force_dictionary: bool = False,
     return apply_profile(_plain_or_dictionary(values, arr, force_dictionary, opts), len(values), opts)
 
 
-def _plain_or_dictionary(values: pa.Array, arr: pa.Array, force_dictionary: bool,
-                         opts: EncodingOptions) -> MiniBlockValues:
+def _plain_or_dictionary(
+    values: pa.Array, arr: pa.Array, force_dictionary: bool, opts: EncodingOptions
+) -> MiniBlockValues:
     """The page's technique before the profile's General compression."""
     fixed = _fixed_block(values)
     plain = None

@@ -39,8 +39,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 
 def is_variable(t: pa.DataType) -> bool:
-    return (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-            or pa.types.is_large_binary(t))
+    return pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
 
 
 def storage(arr: pa.Array) -> pa.Array:
@@ -153,7 +152,7 @@ def value_costs(arr: pa.Array) -> np.ndarray:
     if pa.types.is_struct(t):
         return sum((value_costs(c) for c in struct_children(arr)), np.zeros(n + 1, np.int64))
     if fsl_of_variable(t):
-        return value_costs(fsl_items(arr))[::t.list_size]
+        return value_costs(fsl_items(arr))[:: t.list_size]
     bits = item_bits(t) + validity_bits(t)  # room for the item validity bitmaps
     return (np.arange(n + 1, dtype=np.int64) * bits + 7) // 8
 
@@ -214,14 +213,19 @@ def fsl_items(arr: pa.Array) -> pa.Array:
 
 
 def _whole_bytes(t: pa.DataType) -> bool:
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
-            or pa.types.is_decimal(t) or pa.types.is_fixed_size_binary(t)):
+    if not (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_temporal(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return False
     return t.bit_width % 8 == 0
 
 
 def packed_struct_kind(field: pa.Field, version: str) -> str:
-    """"fixed" (mini-block PackedStruct) or "variable" (2.2 full-zip VariablePackedStruct) for a packed struct.
+    """ "fixed" (mini-block PackedStruct) or "variable" (2.2 full-zip VariablePackedStruct) for a packed struct.
 
     Children must be whole-byte fixed-width values (pylance reads no packed booleans), or at 2.2
     also strings / binary; anything else raises UnsupportedTypeError.
@@ -234,8 +238,10 @@ def packed_struct_kind(field: pa.Field, version: str) -> str:
         elif is_variable(ct):
             kinds.add("variable")
         else:
-            raise UnsupportedTypeError(f"packed struct {field.name!r}: child {child.name!r} of type {ct} cannot be "
-                                       "packed (whole-byte fixed-width values, or strings and binary at 2.2)")
+            raise UnsupportedTypeError(
+                f"packed struct {field.name!r}: child {child.name!r} of type {ct} cannot be "
+                "packed (whole-byte fixed-width values, or strings and binary at 2.2)"
+            )
     if not kinds:
         raise UnsupportedTypeError(f"packed struct {field.name!r} has no children")
     if "variable" in kinds and version == "2.1":
@@ -248,5 +254,7 @@ def check_packed_children(values: pa.Array) -> None:
     arr = storage(values)
     for i, child in enumerate(struct_children(arr)):
         if child.null_count and (not arr.null_count or pc.sum(pc.and_(arr.is_valid(), child.is_null())).as_py()):
-            raise UnsupportedTypeError(f"packed struct child {arr.type.field(i).name!r} has nulls "
-                                       "(a packed struct stores only whole rows as null)")
+            raise UnsupportedTypeError(
+                f"packed struct child {arr.type.field(i).name!r} has nulls "
+                "(a packed struct stores only whole rows as null)"
+            )

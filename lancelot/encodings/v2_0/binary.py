@@ -57,8 +57,12 @@ def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> tuple:
     if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
         return ()
     idx, data = unwrap_no_nulls(b.indices), b.bytes
-    if idx.WhichOneof("array_encoding") != "flat" or idx.flat.bits_per_value % 8 \
-            or data.WhichOneof("array_encoding") != "flat" or data.flat.HasField("compression"):
+    if (
+        idx.WhichOneof("array_encoding") != "flat"
+        or idx.flat.bits_per_value % 8
+        or data.WhichOneof("array_encoding") != "flat"
+        or data.flat.HasField("compression")
+    ):
         return ()
     try:
         o_off, o_size = pbuf._locate(idx.flat.buffer)

@@ -164,8 +164,13 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.Da
         raw = np.concatenate(raw) if raw else np.zeros(0, np.uint8)
         if pa.types.is_fixed_size_binary(dtype):
             return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
-        offsets = np.arange(n + 1, dtype=np.int64 if pa.types.is_large_binary(dtype) or
-                            pa.types.is_large_string(dtype) else np.int32) * w
+        offsets = (
+            np.arange(
+                n + 1,
+                dtype=np.int64 if pa.types.is_large_binary(dtype) or pa.types.is_large_string(dtype) else np.int32,
+            )
+            * w
+        )
         return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])
     if kind == "packed_struct":
         from lancelot.encodings.v2_0.packed_struct import decode_packed_struct
@@ -185,15 +190,18 @@ def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataT
     from lancelot.encodings.compression.chunked import symbol_table
     from lancelot.encodings.compression.fsst import fsst_decode_spans
 
-    if not (pa.types.is_string(dtype) or pa.types.is_binary(dtype) or pa.types.is_large_string(dtype)
-            or pa.types.is_large_binary(dtype)):
+    if not (
+        pa.types.is_string(dtype)
+        or pa.types.is_binary(dtype)
+        or pa.types.is_large_string(dtype)
+        or pa.types.is_large_binary(dtype)
+    ):
         raise pbuf.error(f"an FSST page for a field of type {dtype}", UnsupportedEncodingError)
     codes = decode(fsst.binary, pbuf, ranges, pa.large_binary(), cache)
     try:
         table = symbol_table(bytes(fsst.symbol_table))
-        offs = np.frombuffer(codes.buffers()[1], np.int64)[codes.offset:codes.offset + len(codes) + 1]
-        data = np.frombuffer(codes.buffers()[2], np.uint8) if codes.buffers()[2] is not None \
-            else np.zeros(0, np.uint8)
+        offs = np.frombuffer(codes.buffers()[1], np.int64)[codes.offset : codes.offset + len(codes) + 1]
+        data = np.frombuffer(codes.buffers()[2], np.uint8) if codes.buffers()[2] is not None else np.zeros(0, np.uint8)
         block = fsst_decode_spans(table, data, offs[:-1], np.diff(offs))
     except LanceError as e:
         raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None

@@ -76,10 +76,18 @@ def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | No
     adjustment = int(ends[-1]) + 1 if len(ends) else 1
     if arr.null_count:
         ends = np.where(arr.is_valid().to_numpy(zero_copy_only=False), ends, ends + np.uint64(adjustment))
-    indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
-        values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=_buffer(buffers, ends))))))
-    byts = pb.ArrayEncoding(flat=pb.Flat(bits_per_value=8, buffer=_buffer(buffers, compress_flat(data, compression)),
-                                         compression=compression))
+    indices = pb.ArrayEncoding(
+        nullable=pb.Nullable(
+            no_nulls=pb.Nullable.NoNull(
+                values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=_buffer(buffers, ends)))
+            )
+        )
+    )
+    byts = pb.ArrayEncoding(
+        flat=pb.Flat(
+            bits_per_value=8, buffer=_buffer(buffers, compress_flat(data, compression)), compression=compression
+        )
+    )
     return pb.ArrayEncoding(binary=pb.Binary(indices=indices, bytes=byts, null_adjustment=adjustment))
 
 
@@ -92,17 +100,22 @@ def encode_fsst(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
 
     offs = arrow_offsets(arr).astype(np.int64)
     raw = arr.buffers()[2]
-    data = np.frombuffer(raw, np.uint8)[offs[0]:offs[-1]] if raw is not None else np.zeros(0, np.uint8)
+    data = np.frombuffer(raw, np.uint8)[offs[0] : offs[-1]] if raw is not None else np.zeros(0, np.uint8)
     block = VariableWidthBlock((offs - offs[0]).astype(np.uint64), data, len(arr))
     table = train_fsst(block)
     codes = fsst_encode(table, block)
     code_offs = np.asarray(codes.offsets, dtype=np.int64)
-    validity = pa.py_buffer(np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little")) \
-        if arr.null_count else None
-    coded = pa.Array.from_buffers(pa.large_binary(), len(arr),
-                                  [validity, pa.py_buffer(code_offs), pa.py_buffer(np.ascontiguousarray(codes.data))])
-    return pb.ArrayEncoding(fsst=pb.Fsst(binary=encode_binary(coded, buffers),
-                                         symbol_table=serialize_symbol_table(table)))
+    validity = (
+        pa.py_buffer(np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little"))
+        if arr.null_count
+        else None
+    )
+    coded = pa.Array.from_buffers(
+        pa.large_binary(), len(arr), [validity, pa.py_buffer(code_offs), pa.py_buffer(np.ascontiguousarray(codes.data))]
+    )
+    return pb.ArrayEncoding(
+        fsst=pb.Fsst(binary=encode_binary(coded, buffers), symbol_table=serialize_symbol_table(table))
+    )
 
 
 def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncoding:
@@ -120,8 +133,7 @@ def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncodin
     idx = idx.cast(arr.type.index_type)
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
     items_enc = encode_values(items, buffers)
-    return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc,
-                                                     num_dictionary_items=len(items)))
+    return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc, num_dictionary_items=len(items)))
 
 
 #: plain string pages with fewer distinct values than this are dictionary-encoded, as pylance does
@@ -142,8 +154,7 @@ def encode_low_cardinality(arr: pa.Array, buffers: list) -> pb.ArrayEncoding | N
     idx = pc.fill_null(pc.add(encoded.indices.cast(pa.uint8()), pa.scalar(1, pa.uint8())), pa.scalar(0, pa.uint8()))
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
     items_enc = encode_binary(items, buffers)
-    return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc,
-                                                     num_dictionary_items=len(items)))
+    return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc, num_dictionary_items=len(items)))
 
 
 def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding:
@@ -171,21 +182,22 @@ def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | No
         return pb.ArrayEncoding(nullable=pb.Nullable(all_nulls=pb.Nullable.AllNull()))
     if pa.types.is_dictionary(t):
         return encode_dictionary(arr, buffers)
-    if (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-            or pa.types.is_large_binary(t)):
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
         if compression is not None and compression.scheme == "fsst":
             # pylance 14 panics on FSST of large types at 2.0: those stay plain Binary
             large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-            return encode_low_cardinality(arr, buffers) or (encode_binary(arr, buffers) if large
-                                                            else encode_fsst(arr, buffers))
+            return encode_low_cardinality(arr, buffers) or (
+                encode_binary(arr, buffers) if large else encode_fsst(arr, buffers)
+            )
         return encode_low_cardinality(arr, buffers) or encode_binary(arr, buffers, compression)
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         items = arr.values.slice(arr.offset * d, len(arr) * d)
 
         def fsl(bufs):
-            return pb.ArrayEncoding(fixed_size_list=pb.FixedSizeList(
-                dimension=d, items=encode_values(items, bufs), has_validity=False))
+            return pb.ArrayEncoding(
+                fixed_size_list=pb.FixedSizeList(dimension=d, items=encode_values(items, bufs), has_validity=False)
+            )
 
         return _nullable(arr, buffers, fsl)
     if is_fixed_width(t):

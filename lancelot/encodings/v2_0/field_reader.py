@@ -71,8 +71,9 @@ class Column:
         out: list[tuple[int, Spans]] = []
         for s, e in ranges:
             if s < 0 or e > self.num_rows:
-                raise LanceError(f"rows [{s}, {e}) out of range for {self.num_rows} rows",
-                                 path=self.ctx.path, column=self.info.index)
+                raise LanceError(
+                    f"rows [{s}, {e}) out of range for {self.num_rows} rows", path=self.ctx.path, column=self.info.index
+                )
             while s < e:
                 p = bisect.bisect_right(self.starts, s) - 1
                 pe = min(e, self.starts[p + 1])
@@ -186,8 +187,12 @@ class ListNode(Node):
             for i in range(len(self.col.info.meta.pages)):
                 enc = self.col.encoding(i)
                 if enc.WhichOneof("array_encoding") != "list":
-                    raise UnsupportedEncodingError("list column page is not a List encoding",
-                                                   path=self.ctx.path, column=self.col.info.index, page=i)
+                    raise UnsupportedEncodingError(
+                        "list column page is not a List encoding",
+                        path=self.ctx.path,
+                        column=self.col.info.index,
+                        page=i,
+                    )
                 counts.append(enc.list.num_items)
             self._items_before = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
         return self._items_before
@@ -211,8 +216,12 @@ class ListNode(Node):
                 bounds = np.concatenate([[start], ends]).astype(np.int64)
                 ln = np.diff(bounds)
                 if (ln < 0).any() or bounds[-1] > lst.num_items:
-                    raise CorruptFileError("list offsets are not monotonic or exceed num_items",
-                                           path=self.ctx.path, column=self.col.info.index, page=p)
+                    raise CorruptFileError(
+                        "list offsets are not monotonic or exceed num_items",
+                        path=self.ctx.path,
+                        column=self.col.info.index,
+                        page=p,
+                    )
                 lengths.append(ln)
                 valid.append(ok)
                 if bounds[-1] > start:
@@ -276,8 +285,11 @@ class FieldReader20(FieldReader):
         """The leaf column's vectorized take plan (built once), or None."""
         if self._plan is False:
             root = self.root
-            self._plan = plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows))) \
-                if isinstance(root, LeafNode) and not isinstance(root, BlobNode) else None
+            self._plan = (
+                plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows)))
+                if isinstance(root, LeafNode) and not isinstance(root, BlobNode)
+                else None
+            )
         return self._plan
 
     def take_hint(self, rows: np.ndarray) -> list[tuple[int, int]]:

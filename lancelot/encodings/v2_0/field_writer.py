@@ -35,14 +35,21 @@ class ColumnWriter:
 
     def write_page(self, enc: pb.ArrayEncoding, buffers: list, length: int) -> None:
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
-        self.pages.append(file2_pb2.ColumnMetadata.Page(
-            buffer_offsets=[p for p, _ in locs], buffer_sizes=[s for _, s in locs],
-            length=length, encoding=pack_encoding(enc), priority=self.rows_written))
+        self.pages.append(
+            file2_pb2.ColumnMetadata.Page(
+                buffer_offsets=[p for p, _ in locs],
+                buffer_sizes=[s for _, s in locs],
+                length=length,
+                encoding=pack_encoding(enc),
+                priority=self.rows_written,
+            )
+        )
         self.rows_written += length
 
     def metadata(self) -> file2_pb2.ColumnMetadata:
         return file2_pb2.ColumnMetadata(
-            encoding=pack_encoding(pb.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages)
+            encoding=pack_encoding(pb.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages
+        )
 
     def finish(self) -> list[ColumnWriter]:
         """Flush what is pending; return this column and its descendants in pre-order."""
@@ -137,7 +144,7 @@ class BlobWriter(LeafWriter):
         size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
         position = np.where(valid, 0, 1).astype(np.uint64)
         if int(size.sum()):
-            data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]):int(offs[-1])]
+            data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
             base, _ = self.out.write_buffer(data)
             position = np.where(size > 0, np.uint64(base) + (offs[:-1] - offs[0]).astype(np.uint64), position)
         desc = pa.StructArray.from_arrays([pa.array(position), pa.array(size)], fields=list(BLOB_DESCRIPTION))
@@ -148,8 +155,9 @@ class BlobWriter(LeafWriter):
 
     def metadata(self) -> file2_pb2.ColumnMetadata:
         inner = pb.ColumnEncoding(values=empty_pb2.Empty())
-        return file2_pb2.ColumnMetadata(encoding=pack_encoding(pb.ColumnEncoding(blob=pb.Blob(inner=inner))),
-                                        pages=self.pages)
+        return file2_pb2.ColumnMetadata(
+            encoding=pack_encoding(pb.ColumnEncoding(blob=pb.Blob(inner=inner))), pages=self.pages
+        )
 
 
 class StructWriter(ColumnWriter):
@@ -161,7 +169,8 @@ class StructWriter(ColumnWriter):
         if arr.null_count:
             raise UnsupportedTypeError(
                 f"struct field {self.field.name!r} has {arr.null_count} null value(s); "
-                "file version 2.0 cannot hold null structs (use 2.1 or later)")
+                "file version 2.0 cannot hold null structs (use 2.1 or later)"
+            )
         self.rows += len(arr)
         for i, c in enumerate(self.children):
             c.append(arr.field(i))
@@ -213,8 +222,13 @@ class ListWriter(ColumnWriter):
         adj = num_items + 1
         if not ok.all():
             ends = np.where(ok, ends, ends + np.uint64(adj))
-        offsets = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(
-            values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=pb.Buffer(buffer_index=0))))))
+        offsets = pb.ArrayEncoding(
+            nullable=pb.Nullable(
+                no_nulls=pb.Nullable.NoNull(
+                    values=pb.ArrayEncoding(flat=pb.Flat(bits_per_value=64, buffer=pb.Buffer(buffer_index=0)))
+                )
+            )
+        )
         enc = pb.ArrayEncoding(list=pb.List(offsets=offsets, null_offset_adjustment=adj, num_items=num_items))
         self.write_page(enc, [ends], len(ln))
 
@@ -241,8 +255,10 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: in
     if is_packed_struct(field):
         for c in t:
             if not is_fixed_width(c.type) or pa.types.is_boolean(c.type) or pa.types.is_fixed_size_list(c.type):
-                raise UnsupportedTypeError(f"packed struct {field.name!r}: child {c.name!r} ({c.type}) is not a "
-                                           "fixed-width, whole-byte type, which 2.0 packed structs require")
+                raise UnsupportedTypeError(
+                    f"packed struct {field.name!r}: child {c.name!r} ({c.type}) is not a "
+                    "fixed-width, whole-byte type, which 2.0 packed structs require"
+                )
     if pa.types.is_struct(t) and not is_packed_struct(field):
         kids, nxt = [], index + 1
         for kid in t:
@@ -253,8 +269,11 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: in
         child = make_field_writer(out, t.value_field, first_column=index + 1, max_page_bytes=max_page_bytes)
         return ListWriter(out, index, max_page_bytes, field, child)
     if pa.types.is_fixed_size_list(t) and not (
-            pa.types.is_primitive(t.value_type) or pa.types.is_fixed_size_list(t.value_type)
-            or pa.types.is_fixed_size_binary(t.value_type) or pa.types.is_decimal(t.value_type)):
+        pa.types.is_primitive(t.value_type)
+        or pa.types.is_fixed_size_list(t.value_type)
+        or pa.types.is_fixed_size_binary(t.value_type)
+        or pa.types.is_decimal(t.value_type)
+    ):
         raise UnsupportedTypeError(f"fixed_size_list<{t.value_type}> ({field.name!r}) cannot be written at 2.0")
     if field_metadata.is_blob(field):
         return BlobWriter(out, index, max_page_bytes, field)

@@ -34,13 +34,22 @@ NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
 
 
 def _is_plain_fixed(dtype: pa.DataType) -> bool:
-    return (pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_decimal(dtype)
-            or pa.types.is_temporal(dtype) or pa.types.is_fixed_size_binary(dtype)) and dtype.bit_width % 8 == 0
+    return (
+        pa.types.is_integer(dtype)
+        or pa.types.is_floating(dtype)
+        or pa.types.is_decimal(dtype)
+        or pa.types.is_temporal(dtype)
+        or pa.types.is_fixed_size_binary(dtype)
+    ) and dtype.bit_width % 8 == 0
 
 
 def _is_var(dtype: pa.DataType) -> bool:
-    return pa.types.is_string(dtype) or pa.types.is_binary(dtype) or pa.types.is_large_string(dtype) \
+    return (
+        pa.types.is_string(dtype)
+        or pa.types.is_binary(dtype)
+        or pa.types.is_large_string(dtype)
         or pa.types.is_large_binary(dtype)
+    )
 
 
 def _flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
@@ -78,8 +87,9 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
     return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
 
 
-def _fixed_size_list_flat(fsl: pb.FixedSizeList, kind: int, validity: int,
-                          bits: int) -> tuple[int, int, int, int] | None:
+def _fixed_size_list_flat(
+    fsl: pb.FixedSizeList, kind: int, validity: int, bits: int
+) -> tuple[int, int, int, int] | None:
     """A FixedSizeList of ``bits // dimension``-bit no-null flat items as one flat value of ``bits`` bits."""
     dim = fsl.dimension
     if dim <= 0 or bits % dim:
@@ -155,21 +165,31 @@ class FixedValues:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
         w, kinds = self.width, self.kinds[page]
         if not kinds.any():  # every page asked has no validity (the common case)
-            _check(self.table, (local + 1) * w > self.values[page, 1], page,
-                   "flat buffer is shorter than the page's rows")
+            _check(
+                self.table, (local + 1) * w > self.values[page, 1], page, "flat buffer is shorter than the page's rows"
+            )
             return self.values[page, 0] + local * w, np.full(len(page), w, np.int64)
         has = kinds != ALL_NULLS
-        _check(self.table, has & ((local + 1) * w > self.values[page, 1]), page,
-               "flat buffer is shorter than the page's rows")
+        _check(
+            self.table,
+            has & ((local + 1) * w > self.values[page, 1]),
+            page,
+            "flat buffer is shorter than the page's rows",
+        )
         some = kinds == SOME_NULLS
-        _check(self.table, some & (local // 8 >= self.validity[page, 1]), page,
-               "validity buffer is shorter than the page's rows")
+        _check(
+            self.table,
+            some & (local // 8 >= self.validity[page, 1]),
+            page,
+            "validity buffer is shorter than the page's rows",
+        )
         pos = np.concatenate([self.values[page, 0] + local * w, self.validity[page, 0] + local // 8])
         lengths = np.concatenate([np.where(has, w, 0), some.astype(np.int64)])
         return pos, lengths
 
-    def read(self, src, page: np.ndarray, local: np.ndarray,
-             positions: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def read(
+        self, src, page: np.ndarray, local: np.ndarray, positions: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """(raw bytes, rows x width; validity or None when every row is valid); ``positions`` as
         ``positions(page, local)`` gives them, when already computed."""
         w, kinds = self.width, self.kinds[page]
@@ -184,7 +204,7 @@ class FixedValues:
             return out, None
         valid = has.copy()
         if some.any():
-            byte = raw[nv * w:]
+            byte = raw[nv * w :]
             valid[some] = (byte >> (local[some] % 8).astype(np.uint8)) & 1 == 1
         return out, valid
 
@@ -246,8 +266,9 @@ class FlatPlan(_FixedPlan):
 class DictionaryPlan(_FixedPlan):
     """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
 
-    def __init__(self, table: PageTable, indices: FixedValues, items: pa.Array, base: np.ndarray,
-                 counts: np.ndarray) -> None:
+    def __init__(
+        self, table: PageTable, indices: FixedValues, items: pa.Array, base: np.ndarray, counts: np.ndarray
+    ) -> None:
         self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
         self._fixed = indices
 
@@ -263,8 +284,15 @@ class DictionaryPlan(_FixedPlan):
 class BinaryPlan(TakePlan):
     """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes."""
 
-    def __init__(self, table: PageTable, offsets: np.ndarray, widths: np.ndarray, data: np.ndarray,
-                 adjust: np.ndarray, dtype: pa.DataType) -> None:
+    def __init__(
+        self,
+        table: PageTable,
+        offsets: np.ndarray,
+        widths: np.ndarray,
+        data: np.ndarray,
+        adjust: np.ndarray,
+        dtype: pa.DataType,
+    ) -> None:
         self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
         self.dtype = dtype
 
@@ -286,10 +314,15 @@ class BinaryPlan(TakePlan):
             ends = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(w[0])]).astype(np.uint64)
         else:  # pages with different offset widths: decode entry by entry width
             counts = 1 + first
-            ends = np.concatenate([np.frombuffer(raw[int(o):int(o) + int(c * wi)].tobytes(),
-                                                 {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(wi)])
-                                   for o, c, wi in zip(np.cumsum(np.r_[0, (counts * w)[:-1]]), counts, w)]
-                                  ).astype(np.uint64)
+            ends = np.concatenate(
+                [
+                    np.frombuffer(
+                        raw[int(o) : int(o) + int(c * wi)].tobytes(),
+                        {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(wi)],
+                    )
+                    for o, c, wi in zip(np.cumsum(np.r_[0, (counts * w)[:-1]]), counts, w)
+                ]
+            ).astype(np.uint64)
         last = np.cumsum(1 + first) - 1
         adj = np.repeat(self.adjust[page], 1 + first)
         real = np.where((adj > 0) & (ends >= adj), ends - adj, ends).astype(np.int64)
@@ -424,8 +457,9 @@ def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict, pages: l
         plans[i] = _nullable_flat(e.dictionary.indices, None)
         key = ("v2_0-dict", table.index, i)
         if key not in cache:
-            cache[key] = decode(e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)],
-                                dtype, cache)
+            cache[key] = decode(
+                e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)], dtype, cache
+            )
         items.append(cache[key])
         counts[i] = len(cache[key])
     width = max(p[3] for p in plans) // 8 or 1
