@@ -82,9 +82,11 @@ def page_bytes_for(table: pa.Table, pages: int = 3) -> int:
     return max(256, (min(c for c in costs if c) // pages) if any(costs) else 1024)
 
 
-def write_ours(path, table: pa.Table, version: str, max_page_bytes: int, parts: int = 4) -> str:
+def write_ours(
+    path, table: pa.Table, version: str, max_page_bytes: int, parts: int = 4, profile: str | None = None
+) -> str:
     """Write ``table`` with lancelot in batches of odd sizes."""
-    with lancelot.LanceWriter(path, table.schema, version=version, max_page_bytes=max_page_bytes) as w:
+    with lancelot.LanceWriter(path, table.schema, version=version, max_page_bytes=max_page_bytes, profile=profile) as w:
         pos = 0
         for b in C.split_rows(table.num_rows, parts):
             w.write(table.slice(pos, b))
@@ -207,6 +209,21 @@ def test_values_and_nesting(tmp_path, case: Case, version: str, nulls: str):
         kinds = {t for t in tokens if not t.startswith("levels:")}
         assert "constant_layout" in kinds and ("blob_layout" in kinds or kinds == {"constant_layout"}), sorted(tokens)
     seed = C.case_seed(case, version, nulls)
+    check_pylance(path, table, seed)
+    M.check_reads(path, table, seed)
+
+
+@pytest.mark.parametrize("profile", ["fast", "compact"])
+@pytest.mark.parametrize(
+    "case", [pytest.param(ours(c), id=c.name) for c in M.SHAPES + M.NESTED if "2.2" in c.versions and "some" in c.nulls]
+)
+def test_values_and_nesting_other_profiles(tmp_path, case: Case, profile: str):
+    """The matrix's shapes (2.2, some nulls) under the writer profiles other than the default:
+    pylance and lancelot read every file equal (the default, balanced, is test_values_and_nesting)."""
+    table = C.case_table(case, "2.2", "some")
+    mpb = page_bytes_for(table)
+    path = write_ours(tmp_path / "f.lance", table, "2.2", mpb, profile=profile)
+    seed = C.case_seed(case, "2.2", "some")
     check_pylance(path, table, seed)
     M.check_reads(path, table, seed)
 
