@@ -2,8 +2,8 @@
 
 ``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header
 (version, rows, size), then one table row per physical column — column path (struct children and
-list items by their own names), type, pages, rows, stored bytes, the encoding in a few words and
-the compression ratio (Arrow bytes / stored bytes).  ``verbose`` adds every column's full encoding
+list items by their own names), type, pages, rows, stored bytes, bytes per value, the encoding in a
+few words and the compression ratio (Arrow bytes / stored bytes).  ``verbose`` adds every column's full encoding
 tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view
 for another kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
 """
@@ -252,12 +252,21 @@ class FileView:
         rows, estimated = self.columns()
         lines.append("")
         lines += _table(
-            ["column", "type", "pages", "rows", "bytes", "encoding", "ratio"],
+            ["column", "type", "pages", "rows", "bytes", "B/value", "encoding", "ratio"],
             [
-                [r.path, r.type, f"{r.pages:,}", f"{r.rows:,}", _human(r.stored), r.encoding, r.ratio(estimated)]
+                [
+                    r.path,
+                    r.type,
+                    f"{r.pages:,}",
+                    f"{r.rows:,}",
+                    _human(r.stored),
+                    f"{r.stored / r.rows:.2f}" if r.rows else "-",
+                    r.encoding,
+                    r.ratio(estimated),
+                ]
                 for r in rows
             ],
-            right={2, 3, 4, 6},
+            right={2, 3, 4, 5, 7},
         )
         if estimated:
             lines.append(f"(~ ratios estimated from the first {RATIO_SAMPLE_ROWS:,} rows)")

@@ -208,12 +208,14 @@ def test_inspect_table(tmp_path, version):
     lines = out.splitlines()
     assert len(lines) < 30  # 16 fields: a readable table, not pages of protobuf text
     header = lines[3].split()
-    assert header == ["column", "type", "pages", "rows", "bytes", "encoding", "ratio"]
+    assert header == ["column", "type", "pages", "rows", "bytes", "B/value", "encoding", "ratio"]
     paths = [ln.split()[0] for ln in lines[5:] if ln.strip()]
     assert "st.x" in paths and "st.y" in paths and "l.item" in paths  # struct children by their own names
     assert "mini_block_layout" not in out and "bits_per_value" not in out
     row = next(ln for ln in lines if ln.startswith("c3 "))
-    assert re.search(r"int64\s+\d+\s+500\s+[\d.]+ (B|KiB)\s+\S.*\d+\.\d\dx$", row), row
+    assert re.search(r"int64\s+\d+\s+500\s+[\d.]+ (B|KiB)\s+\d+\.\d\d\s+\S.*\d+\.\d\dx$", row), row
+    stored, unit, per_value = re.search(r"500\s+([\d.]+) (B|KiB)\s+(\d+\.\d\d)", row).groups()
+    assert abs(float(stored) * (1024 if unit == "KiB" else 1) / 500 - float(per_value)) < 0.3  # KiB: rounded
     with lancelot.LanceFile(path) as f:
         pages = sum(len(c.pages) for c in f.metadata.columns)
     verbose = run("inspect", path, "--verbose", "--pages", "-1").stdout
