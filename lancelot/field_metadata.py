@@ -59,7 +59,9 @@ def is_truthy(text: str | None) -> bool:
 
 def is_structural(version: str) -> bool:
     """2.1 and later: only leaves own columns."""
-    return version != "2.0"
+    from lancelot.versions import parse  # versions imports the error classes only: no cycle at run time
+
+    return parse(version).structural
 
 
 def is_packed_struct(field: pa.Field, version: str) -> bool:

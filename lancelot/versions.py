@@ -86,6 +86,12 @@ class FileVersion(str, enum.Enum):
         return self >= FileVersion.V2_2
 
     @property
+    def flat_null_levels(self) -> bool:
+        """2.2: an all-null (constant) page stores its levels as Flat u16 buffers in the layout
+        (2.1: only the layers, or the levels in the page's own buffers)."""
+        return self >= FileVersion.V2_2
+
+    @property
     def maps(self) -> bool:
         """2.2: map fields."""
         return self >= FileVersion.V2_2

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import json_format
 
+from lancelot import versions
 from lancelot.dataset.deletion import deletion_path, parse_deletions
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import table_pb2
@@ -193,7 +194,7 @@ class Fragment:
         ds = self._ds
         desc = list(lf._descriptor.schema.fields)
         parents = {int(f.parent_id) for f in desc}
-        owners = desc if lf.version == "2.0" else [f for f in desc if int(f.id) not in parents]
+        owners = desc if not versions.parse(lf.version).structural else [f for f in desc if int(f.id) not in parents]
         fparent = {int(f.id): int(f.parent_id) for f in desc}
 
         def file_top(fid: int) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
+from lancelot import versions
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
@@ -83,7 +84,7 @@ def _type_key(fields) -> list:
 
 def file_field_lists(fields: list[file_pb2.Field], version: str) -> tuple[list[int], list[int]]:
     """(DataFile.fields, DataFile.column_indices) of a file holding ``fields`` at ``version``."""
-    if version == "2.0":
+    if not versions.parse(version).structural:
         ids = [int(f.id) for f in fields]
     else:
         parents = {int(f.parent_id) for f in fields}
@@ -131,7 +132,7 @@ def write_fragments(
             base.manifest.data_format.version if base is not None and base.manifest.data_format.version else None
         )
     version = resolve_version(data_storage_version)
-    major, minor = (int(x) for x in version.split("."))
+    major, minor = versions.parse(version).key
     ids, cols = file_field_lists(fields, version)
     out: list[FragmentMetadata] = []
     writer = None

@@ -24,6 +24,7 @@ import pyarrow as pa
 from lancelot import field_metadata
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_fixed_width, is_list_like
+from lancelot.versions import FileVersion
 
 __all__ = [
     "ColumnPath",
@@ -39,7 +40,7 @@ __all__ = [
 
 def is_packed(field: pa.Field) -> bool:
     """A struct stored row-major in one column of a 2.1+ file (``field_metadata.is_packed_struct``)."""
-    return field_metadata.is_packed_struct(field, "2.1")
+    return field_metadata.is_packed_struct(field, FileVersion.V2_1)
 
 
 def is_blob(field: pa.Field) -> bool:
@@ -87,7 +88,7 @@ class ColumnPath:
 
 
 def _is_leaf(field: pa.Field) -> bool:
-    return field_metadata.owns_column(field, "2.1")
+    return field_metadata.owns_column(field, FileVersion.V2_1)
 
 
 def _walk(
@@ -144,4 +145,4 @@ def column_paths(field: pa.Field) -> list[ColumnPath]:
 
 def column_count(field: pa.Field) -> int:
     """How many columns a top-level field owns in a 2.1/2.2 file."""
-    return field_metadata.column_count(field, "2.1")
+    return field_metadata.column_count(field, FileVersion.V2_1)

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot import versions
 from lancelot.encodings.arrays import arrow_offsets, is_large
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_values import is_variable, storage
@@ -43,7 +44,7 @@ def encode_all_null(levels: PageLevels, version: str) -> tuple[pb.PageLayout, li
         return pb.PageLayout(constant_layout=layout), []
     rep = levels.rep.astype("<u2") if levels.rep is not None else np.zeros(0, "<u2")
     defs = levels.defs.astype("<u2") if levels.defs is not None else np.zeros(0, "<u2")
-    if version != "2.1":
+    if versions.parse(version).flat_null_levels:
         flat16 = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=16))
         if len(rep):
             layout.rep_compression.CopyFrom(flat16)

@@ -31,11 +31,12 @@ from lancelot.encodings.dictionary_pages import join_values
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_list_like, is_variable_width
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.versions import FileVersion
 
 
 def is_packed(field: pa.Field) -> bool:
     """A struct stored row by row in one column (``field_metadata.is_packed_struct`` at 2.1+)."""
-    return field_metadata.is_packed_struct(field, "2.1")
+    return field_metadata.is_packed_struct(field, FileVersion.V2_1)
 
 
 def is_leaf(field: pa.Field) -> bool:
@@ -46,7 +47,7 @@ def is_leaf(field: pa.Field) -> bool:
     t = field.type
     if pa.types.is_fixed_size_list(t) and is_variable_width(t.value_type):
         return True
-    return field_metadata.owns_column(field, "2.1")
+    return field_metadata.owns_column(field, FileVersion.V2_1)
 
 
 @dataclass(frozen=True)

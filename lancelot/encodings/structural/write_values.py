@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot import versions
 from lancelot.encodings.arrays import arrow_offsets, is_large
 from lancelot.encodings.compression.block import (
     DataBlock,
@@ -244,7 +245,7 @@ def packed_struct_kind(field: pa.Field, version: str) -> str:
             )
     if not kinds:
         raise UnsupportedTypeError(f"packed struct {field.name!r} has no children")
-    if "variable" in kinds and version == "2.1":
+    if "variable" in kinds and not versions.parse(version).variable_packed_structs:
         raise UnsupportedTypeError(f"packed struct {field.name!r} with string/binary children needs file version 2.2")
     return "variable" if "variable" in kinds else "fixed"
 

@@ -8,16 +8,17 @@ from __future__ import annotations
 import pyarrow as pa
 
 from lancelot import field_metadata
+from lancelot.versions import FileVersion
 
 
 def is_packed_struct(field: pa.Field) -> bool:
     """A struct stored as one packed-struct column in a 2.0 file (``field_metadata.is_packed_struct``)."""
-    return field_metadata.is_packed_struct(field, "2.0")
+    return field_metadata.is_packed_struct(field, FileVersion.V2_0)
 
 
 def column_count(field: pa.Field) -> int:
     """Columns a field occupies in a 2.0 file (itself plus its descendants)."""
-    return field_metadata.column_count(field, "2.0")
+    return field_metadata.column_count(field, FileVersion.V2_0)
 
 
 def make_field_reader(ctx):
