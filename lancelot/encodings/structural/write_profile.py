@@ -10,7 +10,7 @@ whether the page's chunks are then wrapped:
   chunk in microseconds, so a take pays little; in TPC-H this takes decimals (16 bytes a value, flat,
   pylance's choice too) to about 5;
 * ``compact``: zstd level 15, when the probe shrinks by at least 5%: the smallest files (TPC-H at about
-  Parquet-with-zstd's size), writes about twice as slow as balanced (zstd inflates as fast at any
+  Parquet-with-zstd's size), writes about 6x as slow as balanced (zstd inflates as fast at any
   level), takes a bit slower (a chunk is inflated per row asked).
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
