@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from lancelot.encodings.compression.general import decompress_buffer
+from lancelot.encodings.structural.miniblock_chunks import ALIGN
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-
-ALIGN = 8
 
 
 def _pad(n):
