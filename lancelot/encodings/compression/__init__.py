@@ -13,7 +13,9 @@ there are three entry points, one per context the structural layer meets:
   layer has unzipped them into a FixedWidthBlock (``bits_per_value`` layout) or
   a VariableWidthBlock (``bits_per_offset`` layout).
 
-Every failure on bad input raises CorruptFileError; an encoding pylance 14
+Which technique decodes in which context is one table, ``registry.TECHNIQUES`` (one entry per
+oneof case, checked against the proto descriptor by a test).  Every failure on bad input raises
+CorruptFileError; an encoding pylance 14
 never writes (or that we do not know) raises UnsupportedEncodingError.
 
 Encoders live beside their decoders and return ``(CompressiveEncoding,
@@ -32,10 +34,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking import (
-    decompress_inline_bitpacking,
-    decompress_out_of_line_bitpacking,
-)
 from lancelot.encodings.compression.block import (
     ConstantBlock,
     DataBlock,
@@ -45,20 +43,10 @@ from lancelot.encodings.compression.block import (
     VariableWidthBlock,
 )
 from lancelot.encodings.compression.buffers import require
-from lancelot.encodings.compression.byte_stream_split import decompress_byte_stream_split
 from lancelot.encodings.compression.chunked import symbol_table
-from lancelot.encodings.compression.constant import decompress_constant
-from lancelot.encodings.compression.fixed_size_list import decompress_fsl, decompress_fsl_per_value
-from lancelot.encodings.compression.flat import decompress_flat
-from lancelot.encodings.compression.fsst import fsst_decode, fsst_decode_spans
-from lancelot.encodings.compression.general import decompress_buffer, decompress_values
-from lancelot.encodings.compression.packed import decompress_packed_struct, decompress_variable_packed_struct
-from lancelot.encodings.compression.rle import decompress_rle, decompress_rle_block
+from lancelot.encodings.compression.fsst import fsst_decode_spans
+from lancelot.encodings.compression.registry import TECHNIQUES
 from lancelot.encodings.compression.segments import gather
-from lancelot.encodings.compression.variable import (
-    decompress_variable,
-    decompress_variable_block,
-)
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -96,64 +84,25 @@ def _enter(num_values: int, depth: int) -> None:
     require(depth < MAX_DEPTH, "compressive encoding nests too deeply")
 
 
-def _variable(block: DataBlock) -> VariableWidthBlock:
-    if not isinstance(block, VariableWidthBlock):
-        raise UnsupportedEncodingError(f"expected variable-width values, the encoding gives {type(block).__name__}")
-    return block
+def _decoder(kind: str, context: str, label: str):
+    fn = getattr(TECHNIQUES[kind], context) if kind in TECHNIQUES else None
+    if fn is None:
+        raise _unsupported(kind, label)
+    return fn
 
 
 def decompress(enc: pb.CompressiveEncoding, buffers: list[np.ndarray], num_values: int, _depth: int = 0) -> DataBlock:
     """Decode ``num_values`` values from the buffers of one mini-block chunk."""
     _enter(num_values, _depth)
-    kind = technique(enc)
-    if kind == "flat":
-        return decompress_flat(enc.flat, buffers, num_values)
-    if kind == "variable":
-        return decompress_variable(enc.variable, buffers, num_values)
-    if kind == "constant":
-        return decompress_constant(enc.constant, num_values)
-    if kind == "fixed_size_list":
-        return decompress_fsl(enc.fixed_size_list, buffers, num_values)
-    if kind == "inline_bitpacking":
-        return decompress_inline_bitpacking(enc.inline_bitpacking, buffers, num_values)
-    if kind == "rle":
-        return decompress_rle(enc.rle, buffers, num_values)
-    if kind == "byte_stream_split":
-        return decompress_byte_stream_split(enc.byte_stream_split, buffers, num_values)
-    if kind == "general":
-        require(len(buffers) >= 1, "general compression expects at least one buffer")
-        first = decompress_buffer(enc.general.compression, buffers[0])
-        return decompress(enc.general.values, [first, *buffers[1:]], num_values, _depth + 1)
-    if kind == "fsst":
-        table = symbol_table(bytes(enc.fsst.symbol_table))
-        return fsst_decode(table, _variable(decompress(enc.fsst.values, buffers, num_values, _depth + 1)))
-    if kind == "packed_struct":
-        return decompress_packed_struct(enc.packed_struct, buffers, num_values)
-    raise _unsupported(kind, "mini-block")
+    fn = _decoder(technique(enc), "mini_block", "mini-block")
+    return fn(enc, buffers, num_values, lambda e, b, n: decompress(e, b, n, _depth + 1))
 
 
 def decompress_block(enc: pb.CompressiveEncoding, buffer: np.ndarray, num_values: int, _depth: int = 0) -> DataBlock:
     """Decode ``num_values`` values from one whole buffer (block context)."""
     _enter(num_values, _depth)
-    kind = technique(enc)
-    if kind == "flat":
-        return decompress_flat(enc.flat, [buffer], num_values)
-    if kind == "variable":
-        return decompress_variable_block(enc.variable, buffer, num_values)
-    if kind == "constant":
-        return decompress_constant(enc.constant, num_values)
-    if kind == "fixed_size_list":
-        return decompress_fsl(enc.fixed_size_list, [buffer], num_values)
-    if kind == "inline_bitpacking":
-        return decompress_inline_bitpacking(enc.inline_bitpacking, [buffer], num_values)
-    if kind == "out_of_line_bitpacking":
-        return decompress_out_of_line_bitpacking(enc.out_of_line_bitpacking, buffer, num_values)
-    if kind == "rle":
-        return decompress_rle_block(enc.rle, buffer, num_values)
-    if kind == "general":
-        inner = decompress_buffer(enc.general.compression, buffer)
-        return decompress_block(enc.general.values, inner, num_values, _depth + 1)
-    raise _unsupported(kind, "block")
+    fn = _decoder(technique(enc), "block", "block")
+    return fn(enc, buffer, num_values, lambda e, b, n: decompress_block(e, b, n, _depth + 1))
 
 
 def decompress_per_value(
@@ -161,28 +110,9 @@ def decompress_per_value(
 ) -> DataBlock:
     """Undo per-value (full-zip) compression of an unzipped block of values."""
     _enter(block.num_values, _depth)
-    kind = technique(enc)
-    if kind == "constant":
-        return decompress_constant(enc.constant, block.num_values)
-    if isinstance(block, FixedWidthBlock):
-        if kind == "flat":
-            return decompress_flat(enc.flat, [block.data], block.num_values)
-        if kind == "fixed_size_list":
-            return decompress_fsl_per_value(enc.fixed_size_list, block)
-        raise _unsupported(kind, "fixed-width full-zip")
-    if kind == "variable":
-        return block
-    if kind == "general":
-        inner = decompress_values(enc.general.compression, block)
-        return decompress_per_value(enc.general.values, inner, _depth + 1)
-    if kind == "fsst":
-        table = symbol_table(bytes(enc.fsst.symbol_table))
-        return fsst_decode(table, _variable(decompress_per_value(enc.fsst.values, block, _depth + 1)))
-    if kind == "variable_packed_struct":
-        return decompress_variable_packed_struct(
-            enc.variable_packed_struct, block, lambda e, b: decompress_per_value(e, b, _depth + 1)
-        )
-    raise _unsupported(kind, "variable-width full-zip")
+    width = "fixed-width" if isinstance(block, FixedWidthBlock) else "variable-width"
+    fn = _decoder(technique(enc), "per_value", f"{width} full-zip")
+    return fn(enc, block, lambda e, b: decompress_per_value(e, b, _depth + 1))
 
 
 def decompress_per_value_spans(

@@ -1,0 +1,235 @@
+"""One entry per case of ``CompressiveEncoding.compression`` (encodings_v2_1.proto), with the
+contexts lancelot decodes it in.
+
+The 2.1+ structural layer meets a compression tree in three contexts (see the package
+docstring): the buffers of one mini-block chunk, one whole block (dictionaries, rep/def
+levels), and per value (full-zip).  Two faster paths serve subsets: ``chunked`` decodes all
+the chunks of a mini-block page in one pass (``chunk_batch``), and the numba point kernel
+(structural/miniblock_points.py) reads single values where a technique lays them out
+(``point``).  A context a technique does not support is ``None`` and the dispatcher raises
+UnsupportedEncodingError naming it; ``note`` says why it is missing.
+
+tests/test_compression_registry.py walks the proto descriptor: a new oneof case without an
+entry here fails that test, not a user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from lancelot.encodings.compression.bitpacking import (
+    decompress_inline_bitpacking,
+    decompress_out_of_line_bitpacking,
+)
+from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.buffers import require
+from lancelot.encodings.compression.byte_stream_split import decompress_byte_stream_split
+from lancelot.encodings.compression.chunked import symbol_table
+from lancelot.encodings.compression.constant import decompress_constant
+from lancelot.encodings.compression.fixed_size_list import decompress_fsl, decompress_fsl_per_value
+from lancelot.encodings.compression.flat import decompress_flat
+from lancelot.encodings.compression.fsst import fsst_decode
+from lancelot.encodings.compression.general import decompress_buffer, decompress_values
+from lancelot.encodings.compression.packed import decompress_packed_struct, decompress_variable_packed_struct
+from lancelot.encodings.compression.rle import decompress_rle, decompress_rle_block
+from lancelot.encodings.compression.variable import decompress_variable, decompress_variable_block
+from lancelot.errors import UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+Buffers = list[np.ndarray]
+#: decode the nested encoding of a chunk / block / value set (the dispatcher, one level deeper)
+Recurse = Callable[[pb.CompressiveEncoding, Buffers, int], DataBlock]
+RecurseBlock = Callable[[pb.CompressiveEncoding, np.ndarray, int], DataBlock]
+RecursePerValue = Callable[[pb.CompressiveEncoding, FixedWidthBlock | VariableWidthBlock], DataBlock]
+
+MiniBlockDecoder = Callable[[pb.CompressiveEncoding, Buffers, int, Recurse], DataBlock]
+BlockDecoder = Callable[[pb.CompressiveEncoding, np.ndarray, int, RecurseBlock], DataBlock]
+PerValueDecoder = Callable[[pb.CompressiveEncoding, FixedWidthBlock | VariableWidthBlock, RecursePerValue], DataBlock]
+
+#: the contexts a technique can be decoded in
+CONTEXTS = ("mini_block", "block", "per_value", "chunk_batch", "point")
+
+
+@dataclass(frozen=True)
+class Technique:
+    """How lancelot decodes one CompressiveEncoding case."""
+
+    name: str  # the oneof case
+    mini_block: MiniBlockDecoder | None  # one mini-block chunk's buffers
+    block: BlockDecoder | None  # one whole buffer
+    per_value: PerValueDecoder | None  # full-zip values
+    chunk_batch: bool = False  # compression/chunked.py decodes a page's chunks in one pass
+    point: bool = False  # the point kernel reads single values (as the value technique)
+    note: str = ""  # why a context is missing
+
+    def supports(self, context: str) -> bool:
+        """Whether this technique decodes in ``context`` (one of CONTEXTS)."""
+        if context not in CONTEXTS:
+            raise ValueError(f"unknown context {context!r}")
+        value = getattr(self, context)
+        return bool(value) if isinstance(value, bool) else value is not None
+
+
+def _variable(block: DataBlock) -> VariableWidthBlock:
+    if not isinstance(block, VariableWidthBlock):
+        raise UnsupportedEncodingError(f"expected variable-width values, the encoding gives {type(block).__name__}")
+    return block
+
+
+def _general_chunk(enc: pb.CompressiveEncoding, buffers: Buffers, n: int, rec: Recurse) -> DataBlock:
+    require(len(buffers) >= 1, "general compression expects at least one buffer")
+    first = decompress_buffer(enc.general.compression, buffers[0])
+    return rec(enc.general.values, [first, *buffers[1:]], n)
+
+
+def _fsst_chunk(enc: pb.CompressiveEncoding, buffers: Buffers, n: int, rec: Recurse) -> DataBlock:
+    return fsst_decode(symbol_table(bytes(enc.fsst.symbol_table)), _variable(rec(enc.fsst.values, buffers, n)))
+
+
+def _fsst_values(enc: pb.CompressiveEncoding, block: VariableWidthBlock, rec: RecursePerValue) -> DataBlock:
+    return fsst_decode(symbol_table(bytes(enc.fsst.symbol_table)), _variable(rec(enc.fsst.values, block)))
+
+
+def _variable_packed_struct(enc: pb.CompressiveEncoding, block: VariableWidthBlock, rec: RecursePerValue) -> DataBlock:
+    return decompress_variable_packed_struct(enc.variable_packed_struct, block, rec)
+
+
+def _fixed(kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, RecursePerValue], DataBlock]):
+    """A per-value decoder of fixed-width values only."""
+
+    def decode(enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue):
+        if not isinstance(block, FixedWidthBlock):
+            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in variable-width full-zip")
+        return fn(enc, block, rec)
+
+    return decode
+
+
+def _var(kind: str, fn: Callable[[pb.CompressiveEncoding, VariableWidthBlock, RecursePerValue], DataBlock]):
+    """A per-value decoder of variable-width values only."""
+
+    def decode(enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue):
+        if not isinstance(block, VariableWidthBlock):
+            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in fixed-width full-zip")
+        return fn(enc, block, rec)
+
+    return decode
+
+
+def _entries() -> dict[str, Technique]:
+    t = [
+        Technique(
+            "flat",
+            lambda e, b, n, r: decompress_flat(e.flat, b, n),
+            lambda e, b, n, r: decompress_flat(e.flat, [b], n),
+            _fixed("flat", lambda e, v, r: decompress_flat(e.flat, [v.data], v.num_values)),
+            chunk_batch=True,
+            point=True,
+        ),
+        Technique(
+            "variable",
+            lambda e, b, n, r: decompress_variable(e.variable, b, n),
+            lambda e, b, n, r: decompress_variable_block(e.variable, b, n),
+            _var("variable", lambda e, v, r: v),
+            chunk_batch=True,
+            point=True,
+        ),
+        Technique(
+            "constant",
+            lambda e, b, n, r: decompress_constant(e.constant, n),
+            lambda e, b, n, r: decompress_constant(e.constant, n),
+            lambda e, blk, r: decompress_constant(e.constant, blk.num_values),
+            note="a constant page is a layout (structural/constant.py), which takes rows without any kernel",
+        ),
+        Technique(
+            "out_of_line_bitpacking",
+            None,
+            lambda e, b, n, r: decompress_out_of_line_bitpacking(e.out_of_line_bitpacking, b, n),
+            None,
+            note="pylance writes it for whole blocks only (rep/def levels); the point kernel reads it as def levels",
+        ),
+        Technique(
+            "inline_bitpacking",
+            lambda e, b, n, r: decompress_inline_bitpacking(e.inline_bitpacking, b, n),
+            lambda e, b, n, r: decompress_inline_bitpacking(e.inline_bitpacking, [b], n),
+            None,
+            chunk_batch=True,
+            point=True,
+            note="full-zip values are never bitpacked",
+        ),
+        Technique(
+            "fsst",
+            _fsst_chunk,
+            None,
+            _var(
+                "fsst",
+                lambda e, v, r: fsst_decode(symbol_table(bytes(e.fsst.symbol_table)), _variable(r(e.fsst.values, v))),
+            ),
+            chunk_batch=True,
+            point=True,
+            note="FSST compresses values, never a block of levels or a dictionary buffer pylance writes",
+        ),
+        Technique(
+            "dictionary",
+            None,
+            None,
+            None,
+            note="the reference neither writes nor reads this case; 2.1+ dictionaries are MiniBlockLayout.dictionary",
+        ),
+        Technique(
+            "rle",
+            lambda e, b, n, r: decompress_rle(e.rle, b, n),
+            lambda e, b, n, r: decompress_rle_block(e.rle, b, n),
+            None,
+            chunk_batch=True,
+            point=True,
+            note="full-zip values are never run-length encoded",
+        ),
+        Technique(
+            "byte_stream_split",
+            lambda e, b, n, r: decompress_byte_stream_split(e.byte_stream_split, b, n),
+            None,
+            None,
+            chunk_batch=True,
+            note="pylance writes it for float mini-block chunks only; points read such pages chunk by chunk",
+        ),
+        Technique(
+            "general",
+            _general_chunk,
+            lambda e, b, n, r: r(e.general.values, decompress_buffer(e.general.compression, b), n),
+            _var("general", lambda e, v, r: r(e.general.values, decompress_values(e.general.compression, v))),
+            chunk_batch=True,
+            point=True,
+        ),
+        Technique(
+            "fixed_size_list",
+            lambda e, b, n, r: decompress_fsl(e.fixed_size_list, b, n),
+            lambda e, b, n, r: decompress_fsl(e.fixed_size_list, [b], n),
+            _fixed("fixed_size_list", lambda e, v, r: decompress_fsl_per_value(e.fixed_size_list, v)),
+        ),
+        Technique(
+            "packed_struct",
+            lambda e, b, n, r: decompress_packed_struct(e.packed_struct, b, n),
+            None,
+            None,
+            note="fixed-width packed structs are mini-block values; variable ones are variable_packed_struct",
+        ),
+        Technique(
+            "variable_packed_struct",
+            None,
+            None,
+            _var(
+                "variable_packed_struct",
+                lambda e, v, r: decompress_variable_packed_struct(e.variable_packed_struct, v, r),
+            ),
+            note="pylance writes variable packed structs as full-zip only",
+        ),
+    ]
+    return {x.name: x for x in t}
+
+
+#: every CompressiveEncoding case, by name
+TECHNIQUES: dict[str, Technique] = _entries()
