@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -20,7 +20,7 @@ from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
-from lancelot.io.source import ByteSource, open_source
+from lancelot.io.source import ByteSource, Range, open_source
 from lancelot.schema import from_descriptor
 from lancelot.versions import FileVersion
 
@@ -176,9 +176,7 @@ class LanceFile:
         WILLNEED on local files), so the disk reads of all columns overlap instead of queueing."""
         ranges: list[tuple[int, int]] = []
         for r in readers:
-            hint = getattr(r, "range_hint", None)
-            if hint is not None:
-                ranges.extend((off, ln) for off, ln in hint(start, stop) if ln > 0 and off >= 0)
+            ranges.extend((off, ln) for off, ln in r.range_hint(start, stop) if ln > 0 and off >= 0)
         if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
@@ -186,19 +184,20 @@ class LanceFile:
         """Announce the byte ranges of every field's take before any is read (as _read_ahead)."""
         ranges: list[tuple[int, int]] = []
         for r in readers:
-            hint = getattr(r, "take_hint", None)
-            if hint is not None:
-                ranges.extend((off, ln) for off, ln in hint(rows) if ln > 0 and off >= 0)
+            ranges.extend((off, ln) for off, ln in r.take_hint(rows) if ln > 0 and off >= 0)
         if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
     def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
         """On a remote source: the search caches of every field in one round, then every field's
         planned take ranges in one round (``ByteSource.stage``), before any field decodes."""
-        for hint_name, arg in (("search_hint", ()), ("take_hint", (rows,))):
-            hints = [getattr(r, hint_name, None) for r in readers]
+        hint_rounds: list[Callable[[FieldReader], list[Range]]] = [
+            lambda r: r.search_hint(),
+            lambda r: r.take_hint(rows),
+        ]
+        for hint in hint_rounds:
             # side by side: a hint that loads what it needs itself (2.0 dictionaries) overlaps the others
-            found = self._map(lambda h, arg=arg: [] if h is None else self._guard(h, *arg), hints, parallel=True)
+            found = self._map(lambda r, hint=hint: self._guard(lambda: hint(r)), readers, parallel=True)
             ranges = [(off, ln) for rs in found for off, ln in rs if ln > 0 and off >= 0 and off + ln <= self._src.size]
             if ranges:
                 self._src.stage(ranges)
@@ -206,8 +205,7 @@ class LanceFile:
     @staticmethod
     def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
         """A field's rows; readers that can return one chunk per page skip concatenating them."""
-        chunked = getattr(reader, "read_range_chunked", None)
-        return chunked(start, stop) if chunked is not None else reader.read_range(start, stop)
+        return reader.read_range_chunked(start, stop)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file (or some columns) as a Table."""

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.format.pb import file2_pb2
-from lancelot.io.source import ByteSource
+from lancelot.io.source import ByteSource, Range
 
 
 @dataclass
@@ -63,3 +63,23 @@ class FieldReader(ABC):
     @abstractmethod
     def take(self, rows: np.ndarray) -> pa.Array:
         """Rows at ``rows`` (int64, sorted ascending, unique), in that order."""
+
+    def read_range_chunked(self, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
+        """``read_range``, but a reader may return one chunk per page instead of concatenating."""
+        return self.read_range(start, stop)
+
+    # Hints: byte ranges (offset, length) a read will fetch, announced before any field reads so
+    # the reader can overlap them (posix_fadvise locally, one round of requests remotely).  They
+    # are only hints: never checked against the file, empty when unknown, and they never raise.
+
+    def search_hint(self) -> list[Range]:
+        """Ranges the first read loads per-page search caches from (empty once loaded)."""
+        return []
+
+    def range_hint(self, start: int, stop: int) -> list[Range]:
+        """Ranges ``read_range(start, stop)`` will read."""
+        return []
+
+    def take_hint(self, rows: np.ndarray) -> list[Range]:
+        """Ranges ``take(rows)`` (sorted, unique) will read first."""
+        return []
