@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.served import recording
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
@@ -245,6 +246,13 @@ class LanceFile:
             order = pa.array(inverse)
             arrays = [a.take(order) for a in arrays]
         return self._table(fields, arrays, len(idx))
+
+    def explain_take(self, indices, columns: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """Take ``indices`` and say, per field, which decode path served it (encodings/served.py:
+        e.g. ``points/ColumnPoints``, ``pages/MiniBlockPage``, ``plan/...`` at 2.0)."""
+        with recording() as rec:
+            self.take(indices, columns)
+        return {f.name: rec.paths(f.name, "take") for f in self._fields(columns)}
 
     def iter_batches(self, batch_size: int = 65536, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
         """Stream the file as RecordBatches of at most ``batch_size`` rows.

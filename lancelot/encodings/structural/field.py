@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.served import served
 from lancelot.encodings.structural.blob import BlobPage
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
@@ -264,8 +265,9 @@ class StructuralFieldReader(FieldReader):
         if stop - start <= POINT_SPAN_ROWS:
             points = self._column_points()
             if points is not None:
+                served(self.ctx.field.name, "range", f"points/{type(points).__name__}")
                 return self._take_points(points, row_range(start, stop))
-        return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked)
+        return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked, op="range")
 
     def range_hint(self, start: int, stop: int) -> list[Range]:
         """Byte ranges rows [start, stop) will read, as far as the whole-column chunk table tells
@@ -301,8 +303,9 @@ class StructuralFieldReader(FieldReader):
         if len(rows) and (len(rows) <= POINT_RANGE_ROWS or not is_contiguous(rows)):
             points = self._column_points()
             if points is not None:
+                served(self.ctx.field.name, "take", f"points/{type(points).__name__}")
                 return self._take_points(points, rows)
-        return self._read(len(rows), lambda col: col.split(rows))
+        return self._read(len(rows), lambda col: col.split(rows), op="take")
 
     def _column_points(self) -> ColumnPoints | ColumnFullZipPoints | None:
         """The whole-column point reader of a top-level primitive field, when its pages allow one."""
@@ -360,7 +363,7 @@ class StructuralFieldReader(FieldReader):
                 f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index, page=page
             ) from None
 
-    def _read(self, n_rows: int, split, chunked: bool = False) -> pa.Array | pa.ChunkedArray:
+    def _read(self, n_rows: int, split, chunked: bool = False, op: str = "range") -> pa.Array | pa.ChunkedArray:
         """Rows of the field: ``split(column)`` gives each column's (page, page-local rows).
 
         ``chunked``: a field of one column read from several pages may come back as a
@@ -383,6 +386,7 @@ class StructuralFieldReader(FieldReader):
             decoded[i] = col.page(p).complete(decoded[i], bufs)
 
         pages = [col.page(p) for col, p, _ in work]
+        served(self.ctx.field.name, op, "pages/" + "+".join(sorted({type(page).__name__ for page in pages})))
         # 1. search caches of the pages touched (loaded once per file)
         searches = []
         for (col, p, _), page in zip(work, pages):

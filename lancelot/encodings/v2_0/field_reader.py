@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.served import served
 from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.binary import ends_and_validity, extended
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
@@ -277,6 +278,7 @@ class FieldReader20(FieldReader):
     def read_range(self, start: int, stop: int) -> pa.Array:
         if stop <= start:
             return pa.array([], self.ctx.field.type)
+        served(self.ctx.field.name, "range", f"decoder/{type(self.root).__name__}")
         if isinstance(self.root, LeafNode):
             return self.root.read_chunked([(start, stop)])
         return self.root.read([(start, stop)])
@@ -310,5 +312,7 @@ class FieldReader20(FieldReader):
         plan = self._take_plan()
         out = plan.take(self.ctx.src, rows) if plan is not None else None
         if out is not None:
+            served(self.ctx.field.name, "take", f"plan/{type(plan).__name__}")
             return out
+        served(self.ctx.field.name, "take", f"decoder/{type(self.root).__name__}")
         return self.root.read(runs(rows))
