@@ -138,38 +138,66 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
         if mode["decode"] == "auto":
             sym = readonly(np.ascontiguousarray(table.symbols))
             HOT_ONE.numpy_call(
-                lambda: (
-                    fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols),
-                    fsst_kernel.decode(
-                        codes,
-                        starts,
-                        ends,
-                        sym,
-                        lengths,
-                        table.n_symbols,
-                        np.empty(len(out) + MAX_SYMBOL, np.uint8),
-                        np.empty_like(out_offs),
-                    ),
-                ),
+                lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table.n_symbols),
                 work=len(out),
             )
         return VariableWidthBlock(out_offs, out, len(starts))
-    size = fsst_kernel.decoded_size(codes, starts, ends, lengths, table.n_symbols)
-    _check_status(-1 - size if size < 0 else _OK, f"the {table.n_symbols} symbols of the table")
-    out_offs = np.empty(len(starts) + 1, dtype=np.int64)
-    out = _output(size)
-    status = fsst_kernel.decode(
-        codes, starts, ends, readonly(np.ascontiguousarray(table.symbols)), lengths, table.n_symbols, out, out_offs
-    )
-    _check_status(status, f"the {table.n_symbols} symbols of the table")
+    sym = readonly(np.ascontiguousarray(table.symbols))
+    out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table.n_symbols)
     return VariableWidthBlock(out_offs, out[:size], len(starts))
+
+
+#: strings whose decoded size is measured exactly to size the output of a large decode
+SAMPLE_STRINGS = 4096
+
+
+def _decode_kernel(
+    codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, sym: np.ndarray, lengths: np.ndarray, n_symbols: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(output, offsets, size): one pass of ``fsst_kernel.decode_from`` into an output sized from an exact
+    count over a sample of the strings (every string when there are few), grown if it fills up: the
+    full first pass over all codes that an exact size needs would cost almost as much as the decode."""
+    n = len(starts)
+    total_codes = int((ends - starts).sum()) if n else 0
+    step = max(1, n // SAMPLE_STRINGS)
+    if step == 1:
+        size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
+        _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
+        cap = size
+    else:
+        s_starts, s_ends = np.ascontiguousarray(starts[::step]), np.ascontiguousarray(ends[::step])
+        size = fsst_kernel.decoded_size(codes, s_starts, s_ends, lengths, n_symbols)
+        _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
+        sampled = int((s_ends - s_starts).sum())
+        cap = int(total_codes * (size / max(sampled, 1)) * 1.02) + 256
+        cap = min(cap, total_codes * MAX_SYMBOL)
+    out = _output(cap)
+    out_offs = np.empty(n + 1, dtype=np.int64)
+    out_offs[0] = 0
+    first, pos = 0, 0
+    while True:
+        status, first, pos = fsst_kernel.decode_from(
+            codes, starts, ends, sym, lengths, n_symbols, out, out_offs, first, pos
+        )
+        if status != fsst_kernel.NO_ROOM:
+            break
+        done = max(int(starts[first] - starts[0]), 0) if first else 0  # codes decoded so far (strings in order)
+        left = max(total_codes - done, 1)
+        grown = pos + int(left * max(pos / max(done, 1), 1.0) * 1.25) + 4096
+        bigger = _output(min(max(grown, 2 * pos), pos + left * MAX_SYMBOL))
+        bigger[:pos] = out[:pos]
+        out = bigger
+    _check_status(status, f"the {n_symbols} symbols of the table")
+    if len(out) > 2 * pos + (1 << 20):  # a poor estimate: give the memory back
+        out = out[: pos + MAX_SYMBOL].copy()
+    return out, out_offs, pos
 
 
 #: "auto" (numpy for a few codes until the kernel is loaded), "numpy" or "kernel" (tests)
 mode = {"decode": "auto"}
 
 
-HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode, warm_work=16 << 20)
+HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode_from, warm_work=16 << 20)
 HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables, warm_work=16 << 20)
 
 

@@ -10,6 +10,10 @@ dispatchers, so kernels calling kernels compile as plain numba code.  Until then
 a process that only opens files and takes a few rows (numpy paths,
 miniblock_points / fsst small-input paths) never imports numba.
 
+``lazy_intrinsic(module, name)`` is the same for a numba ``@intrinsic`` (which cannot be
+defined without importing numba): a placeholder the kernels name as a global, replaced by
+the real intrinsic from ``module`` when numba is loaded, before any kernel compiles.
+
 ``compiled(kernel)`` says whether a kernel already has a machine-code
 specialization in this process (the take paths use it to choose numpy for a few
 rows while the kernel would still have to be loaded or compiled).  A path that
@@ -21,12 +25,14 @@ pay for numba, long-running processes end up on the kernels.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 _KERNELS: list[LazyKernel] = []
+_INTRINSICS: list[LazyIntrinsic] = []
 _LOCK = threading.RLock()
 #: set once numba has been imported by a lazy kernel (tests read it)
 state = {"numba_loaded": False}
@@ -67,6 +73,29 @@ def njit(**options) -> Callable[[Callable], LazyKernel]:
     return wrap
 
 
+class LazyIntrinsic:
+    """A numba intrinsic defined in ``module`` (imported with numba, see ``lazy_intrinsic``)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        self.real: Any = None
+
+    def __call__(self, *args):
+        raise RuntimeError(f"{self.module}.{self.name} is a numba intrinsic: callable only from a kernel")
+
+    def __repr__(self) -> str:
+        return f"<lazy numba intrinsic {self.module}.{self.name}>"
+
+
+def lazy_intrinsic(module: str, name: str) -> LazyIntrinsic:
+    """A placeholder for the intrinsic ``module.name``, bound when numba is loaded."""
+    lazy = LazyIntrinsic(module, name)
+    with _LOCK:
+        _INTRINSICS.append(lazy)
+    return lazy
+
+
 def _materialize(kernel: LazyKernel) -> Any:
     """Give every recorded kernel its dispatcher and rebind module globals to them."""
     with _LOCK:
@@ -74,6 +103,9 @@ def _materialize(kernel: LazyKernel) -> Any:
             import numba
 
             state["numba_loaded"] = True
+            for lazy in _INTRINSICS:
+                if lazy.real is None:
+                    lazy.real = getattr(importlib.import_module(lazy.module), lazy.name)
             fresh = [k for k in _KERNELS if k.dispatcher is None]
             for k in fresh:
                 k.dispatcher = numba.njit(**k.options)(k.py_func)
@@ -86,6 +118,8 @@ def _materialize(kernel: LazyKernel) -> Any:
                 for attr, value in list(namespace.items()):
                     if isinstance(value, LazyKernel) and value.dispatcher is not None:
                         namespace[attr] = value.dispatcher
+                    elif isinstance(value, LazyIntrinsic) and value.real is not None:
+                        namespace[attr] = value.real
         return kernel.dispatcher
 
 

@@ -1,0 +1,119 @@
+"""FSST decode through the kernels: the one-pass decode into an estimated output (grown when the
+sample underestimates), the resumable kernel, equal to the numpy formulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lancelot.encodings.compression import fsst, fsst_kernel
+from lancelot.encodings.compression.fsst_numpy import decode_numpy_blocks
+from lancelot.errors import LanceError
+
+
+def _table(rng: np.random.Generator, n: int) -> fsst.SymbolTable:
+    symbols = rng.integers(0, 256, (n, 8)).astype(np.uint8)
+    lengths = rng.integers(1, 9, n).astype(np.uint8)
+    return fsst.SymbolTable(symbols, lengths, True)
+
+
+def _strings(rng: np.random.Generator, table: fsst.SymbolTable, n: int, long_every: int = 0):
+    """Codes of ``n`` strings back to back; every ``long_every``-th string is long (64 codes of the
+    table's longest symbol), the others short, so a strided sample can miss all the long ones."""
+    longest = int(np.argmax(table.lengths))
+    shortest = int(np.argmin(table.lengths))
+    parts, starts, ends, pos = [], [], [], 0
+    for s in range(n):
+        if long_every and s % long_every == long_every // 2:
+            codes = np.full(64, longest)
+        else:
+            tokens = []
+            for _ in range(int(rng.integers(0, 6))):
+                if rng.random() < 0.1:  # an escape and its literal byte (0xFF included)
+                    tokens += [255, int(rng.integers(0, 256))]
+                else:
+                    c = int(rng.integers(0, table.n_symbols))
+                    tokens.append(shortest if c == longest else c)
+            codes = np.array(tokens, np.int64)
+        parts.append(codes.astype(np.uint8))
+        starts.append(pos)
+        pos += len(parts[-1])
+        ends.append(pos)
+    return np.concatenate(parts), np.array(starts, np.int64), np.array(ends, np.int64)
+
+
+def _numpy(table, codes, starts, ends):
+    status, out, offs = decode_numpy_blocks(
+        codes,
+        starts,
+        ends,
+        table.symbols[None],
+        table.lengths[None],
+        np.array([table.n_symbols]),
+        np.zeros(len(starts), np.int64),
+    )
+    assert status == 0
+    return out, offs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_decode_grows_an_underestimated_output(seed: int, monkeypatch) -> None:
+    rng = np.random.default_rng(seed)
+    table = _table(rng, int(rng.integers(8, 255)))
+    codes, starts, ends = _strings(rng, table, 3000, long_every=30)
+    monkeypatch.setattr(fsst, "SAMPLE_STRINGS", 100)  # a stride of 30: never a long string
+    monkeypatch.setitem(fsst.mode, "decode", "kernel")
+    calls = []
+    real = fsst_kernel.decode_from
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(fsst_kernel, "decode_from", spy)
+    block = fsst._decode_spans(table, codes, starts, ends)
+    out, offs = _numpy(table, codes, starts, ends)
+    assert len(calls) > 1  # the output filled up and was grown
+    assert np.array_equal(np.asarray(block.data), out) and np.array_equal(block.offsets, offs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_decode_equals_numpy(seed: int, monkeypatch) -> None:
+    rng = np.random.default_rng(100 + seed)
+    table = _table(rng, int(rng.integers(1, 255)))
+    codes, starts, ends = _strings(rng, table, int(rng.integers(1, 20000)))
+    monkeypatch.setitem(fsst.mode, "decode", "kernel")
+    block = fsst._decode_spans(table, codes, starts, ends)
+    out, offs = _numpy(table, codes, starts, ends)
+    assert np.array_equal(np.asarray(block.data), out) and np.array_equal(block.offsets, offs)
+
+
+def test_decode_from_stops_at_a_string_that_does_not_fit() -> None:
+    symbols = np.zeros((2, 8), np.uint8)
+    symbols[0, :3] = [1, 2, 3]
+    symbols[1, :8] = np.arange(10, 18)
+    lengths = np.array([3, 8], np.uint8)
+    codes = np.array([0, 0, 1, 1, 0], np.uint8)  # strings: [0 0] [1 1] [0] -> 6, 16, 3 bytes
+    starts, ends = np.array([0, 2, 4]), np.array([2, 4, 5])
+    out = np.zeros(20 + 8, np.uint8)  # room for 20 bytes: the first string only
+    offs = np.zeros(4, np.int64)
+    status, nxt, pos = fsst_kernel.decode_from(codes, starts, ends, symbols, lengths, 2, out, offs, 0, 0)
+    assert (status, nxt, pos) == (fsst_kernel.NO_ROOM, 1, 6)
+    bigger = np.zeros(6 + 19 + 8, np.uint8)
+    bigger[:6] = out[:6]
+    status, nxt, pos = fsst_kernel.decode_from(codes, starts, ends, symbols, lengths, 2, bigger, offs, nxt, pos)
+    assert (status, nxt, pos) == (fsst_kernel.OK, 3, 25)
+    assert list(offs) == [0, 6, 22, 25]
+    assert list(bigger[:25]) == [1, 2, 3, 1, 2, 3, *range(10, 18), *range(10, 18), 1, 2, 3]
+
+
+@pytest.mark.parametrize("bad", [np.array([0, 255], np.uint8), np.array([0, 7], np.uint8)])
+def test_kernel_decode_reports_bad_codes(bad, monkeypatch) -> None:
+    table = _table(np.random.default_rng(1), 5)
+    codes = np.concatenate([np.zeros(50_000, np.uint8), bad])
+    starts = np.arange(0, 50_000, 5, dtype=np.int64)
+    ends = starts + 5
+    ends[-1] = len(codes)
+    monkeypatch.setitem(fsst.mode, "decode", "kernel")
+    with pytest.raises(LanceError, match="FSST"):
+        fsst._decode_spans(table, codes, starts, ends)
