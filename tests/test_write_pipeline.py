@@ -74,6 +74,51 @@ def test_commits_in_submission_order():
     assert order == list(range(12))
 
 
+def test_long_page_does_not_stall_other_workers():
+    """A page still encoding does not hold the other threads: later pages encode meanwhile (their
+    commits wait for it). Page 0 waits for page 5's encode, which needs a free second thread."""
+    import threading
+
+    worker = PageWorker(workers=2)
+    reached = threading.Event()
+    order: list[int] = []
+    seen: list[bool] = []
+    worker.submit(lambda: seen.append(reached.wait(timeout=10)) or 0, order.append)
+    for i in range(1, 7):
+        worker.submit(lambda i=i: (reached.set() if i == 5 else None) or i, order.append)
+    worker.drain()
+    worker.close()
+    assert seen == [True]
+    assert order == list(range(7))
+
+
+def test_first_error_in_page_order_and_sticky():
+    """Errors surface in page order (a later page failing first does not hide an earlier one), and
+    a failed worker keeps failing: no later drain passes."""
+    import threading
+
+    worker = PageWorker(workers=2)
+    late_failed = threading.Event()
+    committed: list[int] = []
+
+    def first():
+        late_failed.wait(timeout=10)
+        raise ValueError("page 0")
+
+    def second():
+        late_failed.set()
+        raise KeyError("page 1")
+
+    worker.submit(first, committed.append)
+    worker.submit(second, committed.append)
+    with pytest.raises(ValueError, match="page 0"):
+        worker.drain()
+    with pytest.raises(ValueError, match="page 0"):
+        worker.drain()
+    worker.close()
+    assert committed == []
+
+
 @pytest.mark.parametrize("version", ["2.0", "2.2"])
 def test_abandoned_writer_leaves_nothing(tmp_path, version):
     """A LanceWriter dropped without close(): no target file, no temporary file, no writer threads left."""

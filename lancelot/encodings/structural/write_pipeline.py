@@ -6,23 +6,26 @@ lancelot's zone maps; a page task then runs in two steps on a small pool:
 * ``encode`` (numpy, pyarrow and numba kernels, which mostly release the GIL)
   runs on any of ``workers`` threads, several pages at once;
 * ``commit`` (writing the page's buffers, recording its metadata) runs in
-  submission order: each task waits for the commit of the task before it, so
-  the file's bytes and metadata are the same whatever the thread timing.
+  submission order, one at a time, so the file's bytes and metadata are the
+  same whatever the thread timing.
 
-Tasks start in submission order (the pool's queue is FIFO), so the oldest
-unfinished task never waits: no deadlock.  At most ``max_pending`` pages wait
-or run at once (the writer's memory stays bounded by pages); the first error of
-a page is raised in the main thread by the next ``submit`` or by ``drain``, and
-no page commits after a failed one.
+No thread ever waits for another page's commit: a task that finishes encoding
+out of order leaves its result behind and its thread takes the next page; the
+thread that commits a page goes on to commit every later page already encoded.
+(A worker blocked until the page before its own committed left a core idle
+behind one long page, e.g. the FSST page of a long text column.)  At most
+``max_pending`` pages are submitted and not yet committed (the writer's memory
+stays bounded by pages); the first error in page order is raised in the main
+thread by the next ``submit`` or by ``drain``, and no page commits after a
+failed one.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
@@ -41,49 +44,80 @@ class PageWorker:
         self.workers = workers or default_workers()
         self.max_pending = max_pending or 4 * self.workers
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lancelot-pages")
-        self._futures: deque[tuple[Future, threading.Event]] = deque()
-        self._last: threading.Event | None = None
+        self._cond = threading.Condition()
+        #: encoded pages waiting for the pages before them: seq -> (commit, result, error)
+        self._ready: dict[int, tuple[Callable[[Any], None], Any, BaseException | None]] = {}
+        self._submitted = 0
+        self._committed = 0  # pages committed (or dropped after a failure), a prefix of the submitted ones
+        self._committing = False
         self._failed = False
+        self._error: BaseException | None = None
 
     def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None]) -> None:
         """Queue ``commit(encode())``; wait while too many pages are in flight (re-raising their errors)."""
-        prev, done = self._last, threading.Event()
-        self._last = done
+        with self._cond:
+            self._raise()
+            seq = self._submitted
+            self._submitted += 1
 
         def run() -> None:
+            if self._failed:  # closed or failed: the page is dropped
+                return
+            result, error = None, None
             try:
-                result, error = None, None
-                try:
-                    result = encode()
-                except BaseException as e:  # committed (raised) in order, after the pages before it
-                    error = e
-                if prev is not None:
-                    prev.wait()
-                if self._failed:
-                    return
-                if error is not None:
-                    raise error
-                commit(result)
-            except BaseException:
-                self._failed = True
-                raise
-            finally:
-                done.set()
+                result = encode()
+            except BaseException as e:  # raised in order, after the pages before it
+                error = e
+            with self._cond:
+                self._ready[seq] = (commit, result, error)
+            self._commit_ready()
 
-        self._futures.append((self._pool.submit(run), done))
-        while len(self._futures) > self.max_pending:
-            self._futures.popleft()[0].result()
+        self._pool.submit(run)
+        with self._cond:
+            while self._submitted - self._committed > self.max_pending and not self._failed:
+                self._cond.wait()
+            self._raise()
+
+    def _commit_ready(self) -> None:
+        """Commit the next pages in order while they are encoded (one thread commits at a time)."""
+        while True:
+            with self._cond:
+                if self._committing or self._committed not in self._ready:
+                    return
+                self._committing = True
+                seq = self._committed
+                commit, result, error = self._ready.pop(seq)
+            try:
+                if not self._failed:
+                    if error is not None:
+                        raise error
+                    commit(result)
+            except BaseException as e:
+                with self._cond:
+                    if not self._failed:
+                        self._failed, self._error = True, e
+            finally:
+                with self._cond:
+                    self._committed += 1
+                    self._committing = False
+                    self._cond.notify_all()
+
+    def _raise(self) -> None:
+        """(With the lock held.) Re-raise the first failure (every time: a failed file stays failed)."""
+        if self._error is not None:
+            raise self._error
 
     def drain(self) -> None:
         """Wait for every queued page (re-raising the first error)."""
-        while self._futures:
-            self._futures.popleft()[0].result()
+        with self._cond:
+            while self._committed < self._submitted and not self._failed:
+                self._cond.wait()
+            self._raise()
 
     def close(self) -> None:
         """Stop: queued pages are dropped, running ones finish without committing; errors are not raised."""
-        self._failed = True
-        for f, done in self._futures:
-            f.cancel()
-            done.set()  # a task started after a cancelled one must not wait for it
-        self._pool.shutdown(wait=True)
-        self._futures.clear()
+        with self._cond:
+            self._failed = True
+            self._cond.notify_all()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._ready.clear()
