@@ -70,7 +70,7 @@ def test_inline_pack_numpy_matches_the_kernel(t: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_zone_string_bounds_numpy_match_the_kernel(seed: int) -> None:
+def test_zone_string_bounds_per_zone_match_the_kernel(seed: int) -> None:
     rng = np.random.default_rng(seed)
     alpha = [
         b"",
@@ -91,16 +91,24 @@ def test_zone_string_bounds_numpy_match_the_kernel(seed: int) -> None:
         for i in rng.integers(0, len(alpha), n)
     ]
     arr = pa.array(vals, pa.binary(), mask=rng.random(n) < 0.2 * (seed % 3))
-    for a in (arr, arr.slice(min(5, n - 1))):
-        offsets, data = zonemap_bounds._offsets_and_data(a)
-        valid = a.is_valid().to_numpy(zero_copy_only=False)
-        for rpz in (1, 7, 256):
-            nz = -(-len(a) // rpz)
-            lo, hi = zonemap_bounds._zone_extremes(offsets, data, valid, rpz, nz)
-            lo2, hi2 = zonemap_bounds._zone_extremes_numpy(offsets, data, valid, rpz, nz)
-            assert np.array_equal(lo < 0, lo2 < 0) and np.array_equal(hi < 0, hi2 < 0)
-            assert a.take(pa.array(lo, mask=lo < 0)).equals(a.take(pa.array(lo2, mask=lo2 < 0)))
-            assert a.take(pa.array(hi, mask=hi < 0)).equals(a.take(pa.array(hi2, mask=hi2 < 0)))
+    for t in (pa.binary(), pa.large_binary(), pa.binary(16)):
+        if t == pa.binary(16):
+            fixed = [v[:16].ljust(16, b"\xfe") for v in vals]
+            arr_t = pa.array(fixed, t, mask=rng.random(n) < 0.2 * (seed % 3))
+        else:
+            arr_t = arr.cast(t)
+        for a in (arr_t, arr_t.slice(min(5, n - 1))):
+            offsets, data = zonemap_bounds._offsets_and_data(a)
+            valid = a.is_valid().to_numpy(zero_copy_only=False)
+            for rpz in (1, 7, 256):
+                nz = -(-len(a) // rpz)
+                lo, hi = zonemap_bounds._zone_extremes(offsets, data, valid, rpz, nz)
+                lo2, hi2 = zonemap_bounds._bounds_per_zone(a, rpz, nz)  # the path until the kernel is loaded
+                lo2.validate(full=True)
+                hi2.validate(full=True)
+                assert lo2.type == hi2.type == a.type
+                assert a.take(pa.array(lo, mask=lo < 0)).equals(lo2)
+                assert a.take(pa.array(hi, mask=hi < 0)).equals(hi2)
 
 
 def test_numpy_until_hot_prepares_after_enough_work() -> None:
@@ -395,5 +403,10 @@ def test_from_numpy_and_to_numpy_match_pyarrow() -> None:
         from_numpy(np.array([2**40]), pa.int32())  # pa.array's overflow error kept
     arr = pa.array([1, 2, 3, 4], pa.int16()).slice(1, 2)
     assert np.array_equal(to_numpy(arr), [2, 3]) and to_numpy(arr).dtype == np.int16
+    flags = pa.array([i % 3 == 0 or i % 7 == 1 for i in range(40)])
+    for a, b in [(0, 40), (3, 17), (8, 0), (9, 31), (39, 1)]:
+        part = flags.slice(a, b)
+        got = to_numpy(part)
+        assert got.dtype == bool and np.array_equal(got, part.to_numpy(zero_copy_only=False))
     with_nulls = pa.array([1, None, 3])
     assert np.array_equal(to_numpy(with_nulls), with_nulls.to_numpy(zero_copy_only=False), equal_nan=True)

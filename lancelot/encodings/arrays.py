@@ -44,9 +44,15 @@ def from_numpy(values: np.ndarray, type: pa.DataType | None = None, mask: np.nda
 
 
 def to_numpy(arr: pa.Array) -> np.ndarray:
-    """``arr.to_numpy(zero_copy_only=False)``, read straight from the buffers of a null-free integer or
-    floating-point array (pyarrow's conversion imports pandas: see ``from_numpy``)."""
+    """``arr.to_numpy(zero_copy_only=False)``, read straight from the buffers of a null-free integer,
+    floating-point or boolean array (pyarrow's conversion imports pandas: see ``from_numpy``)."""
     t = arr.type
+    if arr.null_count == 0 and pa.types.is_boolean(t):
+        n, first = len(arr), arr.offset
+        if not n:
+            return np.zeros(0, bool)
+        bits = np.frombuffer(arr.buffers()[1], np.uint8)[first // 8 : (first + n + 7) // 8 + 1]
+        return np.unpackbits(bits, bitorder="little")[first % 8 : first % 8 + n].view(bool)
     if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)) and len(arr.buffers()) == 2:
         dtype = np.dtype(t.to_pandas_dtype())
         return (

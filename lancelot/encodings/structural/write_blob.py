@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.arrays import arrow_offsets
+from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy
 from lancelot.encodings.structural.write_miniblock import encode_miniblock
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_values import storage
@@ -49,14 +49,14 @@ def blob_relative(values: pa.Array, part: int) -> tuple[pa.StructArray, np.ndarr
     arr = storage(values)
     n = len(arr)
     offs = arrow_offsets(arr).astype(np.int64)
-    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(n, bool)
+    valid = to_numpy(arr.is_valid()) if arr.null_count else np.ones(n, bool)
     size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
     start = (offs[:-1] - offs[0]).astype(np.uint64)
     data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])] if int(size.sum()) else None
     rel = pa.StructArray.from_arrays(
-        [pa.array(start), pa.array(size), pa.array(np.full(n, part, np.int64))],
+        [from_numpy(start), from_numpy(size), from_numpy(np.full(n, part, np.int64))],
         fields=list(RELATIVE),
-        mask=pa.array(~valid) if not valid.all() else None,
+        mask=from_numpy(~valid) if not valid.all() else None,
     )
     return rel, data
 
@@ -67,11 +67,11 @@ def encode_blob(
     """The blob page of ``values`` (``blob_relative`` rows, one per level entry); ``bases`` gives the file
     position of each batch's bytes (written before this page is committed)."""
     n = len(values)
-    start = np.asarray(values.field("start").to_numpy(zero_copy_only=False), np.uint64)
-    size = np.asarray(values.field("size").to_numpy(zero_copy_only=False), np.uint64)
-    part = np.asarray(values.field("part").to_numpy(zero_copy_only=False), np.int64)
+    start = np.asarray(to_numpy(values.field("start")), np.uint64)
+    size = np.asarray(to_numpy(values.field("size")), np.uint64)
+    part = np.asarray(to_numpy(values.field("part")), np.int64)
     if values.null_count:
-        size = np.where(values.is_valid().to_numpy(zero_copy_only=False), size, 0).astype(np.uint64)
+        size = np.where(to_numpy(values.is_valid()), size, 0).astype(np.uint64)
     position = np.zeros(n, np.uint64)
     has = size > 0
     if has.any():
@@ -82,7 +82,7 @@ def encode_blob(
     if levels.defs is not None:
         null = levels.defs > 0
         position[null] = levels.defs[null].astype(np.uint64) << np.uint64(16)
-    desc = pa.StructArray.from_arrays([pa.array(position), pa.array(size)], fields=list(DESCRIPTION))
+    desc = pa.StructArray.from_arrays([from_numpy(position), from_numpy(size)], fields=list(DESCRIPTION))
     inner_levels = PageLevels(None, None, [pb.REPDEF_ALL_VALID_ITEM], 0, 0, 0)
     inner, buffers = encode_miniblock(desc, inner_levels, large_chunks)
     layout = pb.BlobLayout(inner_layout=inner, layers=levels.layers)

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot import versions
-from lancelot.encodings.arrays import arrow_offsets, is_large
+from lancelot.encodings.arrays import arrow_offsets, from_numpy, is_large, to_numpy
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_values import is_variable, storage
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -62,7 +62,7 @@ def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
         return None  # the common case, decided without a copy
     valid = arr.drop_null() if arr.null_count else arr
     if pa.types.is_boolean(t):
-        return valid.to_numpy(zero_copy_only=False).astype(np.uint8).reshape(-1, 1)
+        return to_numpy(valid).astype(np.uint8).reshape(-1, 1)
     if not (
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
@@ -86,7 +86,7 @@ def _sample_varies(arr: pa.Array) -> bool:
     n = len(arr)
     if n <= 2 * CONSTANT_SAMPLE:
         return False
-    sample = arr.take(pa.array(np.linspace(0, n - 1, CONSTANT_SAMPLE).astype(np.int64)))
+    sample = arr.take(from_numpy(np.linspace(0, n - 1, CONSTANT_SAMPLE).astype(np.int64)))
     try:
         return pc.count_distinct(sample, mode="only_valid").as_py() > 1
     except pa.ArrowException:  # a type without a distinct-count kernel: the full check decides

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.arrays import to_numpy
 from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, VariableWidthBlock
 from lancelot.encodings.compression.fsst import fsst_description
 from lancelot.encodings.compression.general import buffer_compression, compress_values, general_encoding
@@ -142,7 +143,7 @@ def encode_full_zip(
         offs = np.asarray(zipped.offsets, np.int64)
         lens = np.diff(offs)
         data = np.asarray(zipped.data, np.uint8)[offs[0] : offs[-1]]
-        valid = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else None
+        valid = to_numpy(values.is_valid()) if values.null_count else None
         if valid is not None:
             if (lens[~valid] > 0).any():  # bytes under null slots are not stored
                 data = data[np.repeat(valid, lens)]

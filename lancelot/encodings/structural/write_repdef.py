@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot import field_metadata
+from lancelot.encodings.arrays import from_numpy, to_numpy
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_list_like, is_variable_width
@@ -161,11 +162,11 @@ class Shred:
 def _validity(arr: pa.Array) -> np.ndarray | None:
     if arr.null_count == 0:
         return None
-    return arr.is_valid().to_numpy(zero_copy_only=False)
+    return to_numpy(arr.is_valid())
 
 
 def _list_offsets(arr: pa.Array) -> np.ndarray:
-    return arr.offsets.to_numpy().astype(np.int64)
+    return to_numpy(arr.offsets).astype(np.int64)
 
 
 def shred(path: LeafPath, arr: pa.Array) -> Shred:
@@ -234,7 +235,7 @@ def shred(path: LeafPath, arr: pa.Array) -> Shred:
     elif len(idx) and idx[0] >= 0 and int(idx[-1] - idx[0]) == len(idx) - 1 and bool(np.all(np.diff(idx) == 1)):
         values = cur.slice(int(idx[0]), len(idx))  # a contiguous run of live items (lists without nulls)
     else:
-        values = cur.take(pa.array(idx, mask=idx < 0))
+        values = cur.take(from_numpy(idx, mask=idx < 0))
     return Shred(rep, defc if defc.any() else None, values, n * path.items_per_row)
 
 

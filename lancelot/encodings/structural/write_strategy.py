@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.encodings.arrays import from_numpy, to_numpy
 from lancelot.encodings.compression.bitpacking import (
     CHUNK,
     compress_inline_bitpacking,
@@ -236,7 +237,7 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     if arr.null_count:
         rows = np.asarray(block.data)[: len(arr) * (t.bit_width // 8)].reshape(len(arr), -1)
         block = FixedWidthBlock(
-            rows[fill_positions(arr.is_valid().to_numpy(zero_copy_only=False))].reshape(-1),
+            rows[fill_positions(to_numpy(arr.is_valid()))].reshape(-1),
             block.bits_per_value,
             len(arr),
         )
@@ -276,7 +277,7 @@ def _sample_unique_ratio(arr: pa.Array) -> float | None:
     per = min(n, DICT_SAMPLE) // DICT_SAMPLE_BLOCKS
     starts = np.arange(DICT_SAMPLE_BLOCKS, dtype=np.int64) * n // DICT_SAMPLE_BLOCKS
     idx = (starts[:, None] + np.arange(per)[None, :]).reshape(-1)
-    return pc.count_distinct(arr.take(pa.array(idx)), mode="all").as_py() / len(idx)
+    return pc.count_distinct(arr.take(from_numpy(idx)), mode="all").as_py() / len(idx)
 
 
 def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: EncodingOptions) -> Compressed:
@@ -317,7 +318,7 @@ def _sorted_runs_dictionary(fixed: FixedWidthBlock) -> pa.DictionaryArray | None
         return None
     run_values, lengths = runs(vals)
     indices = np.repeat(np.arange(len(run_values), dtype=np.int32), lengths)
-    return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(run_values))
+    return pa.DictionaryArray.from_arrays(from_numpy(indices), from_numpy(run_values))
 
 
 def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | None:
@@ -326,15 +327,15 @@ def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | N
     d = values.dictionary
     if not d.null_count:
         return values
-    keep = d.is_valid().to_numpy(zero_copy_only=False)
+    keep = to_numpy(d.is_valid())
     idx = values.indices
-    used = np.asarray(pc.fill_null(idx, 0).to_numpy(zero_copy_only=False), np.int64)
-    valid = idx.is_valid().to_numpy(zero_copy_only=False)
+    used = np.asarray(to_numpy(pc.fill_null(idx, 0)), np.int64)
+    valid = to_numpy(idx.is_valid())
     if not bool(np.all(keep[used[valid]])):
         return None
     remap = (np.cumsum(keep) - 1).astype(np.int64)
-    new_idx = pa.array(remap[used], mask=~valid).cast(values.type.index_type)
-    return pa.DictionaryArray.from_arrays(new_idx, d.filter(pa.array(keep)))
+    new_idx = from_numpy(remap[used], mask=~valid).cast(values.type.index_type)
+    return pa.DictionaryArray.from_arrays(new_idx, d.filter(from_numpy(keep)))
 
 
 def _dictionary_page(
@@ -349,7 +350,7 @@ def _dictionary_page(
             return None
         nb = fixed.bits_per_value // 8
         keys = (
-            pa.array(fixed.as_dtype(f"<u{nb}"))
+            from_numpy(fixed.as_dtype(f"<u{nb}"))
             if nb in (1, 2, 4, 8)
             else pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), n, [None, pa.py_buffer(np.asarray(fixed.data))])
         )
@@ -382,10 +383,10 @@ def _dictionary_page(
         raise UnsupportedTypeError(f"a page dictionary of {c} items does not fit {values.type.index_type} keys")
     indices = encoded.indices
     if indices.null_count:
-        valid = indices.is_valid().to_numpy(zero_copy_only=False)
-        indices = pc.fill_null(indices, 0).to_numpy(zero_copy_only=False)[fill_positions(valid)]
+        valid = to_numpy(indices.is_valid())
+        indices = to_numpy(pc.fill_null(indices, 0))[fill_positions(valid)]
     else:
-        indices = indices.to_numpy(zero_copy_only=False)
+        indices = to_numpy(indices)
     indices = indices.astype(f"<u{bits // 8}")
     index_block = FixedWidthBlock(indices.view(np.uint8), bits, n)
     index_plan = fixed_plan(index_block, opts)  # the field's settings (rle-threshold...) hold for the indices

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot import versions
-from lancelot.encodings.arrays import arrow_offsets, is_large
+from lancelot.encodings.arrays import arrow_offsets, is_large, to_numpy
 from lancelot.encodings.compression.block import (
     DataBlock,
     FixedSizeListBlock,
@@ -67,7 +67,7 @@ def _fixed_bytes(arr: pa.Array) -> np.ndarray:
     """The value bytes of a fixed-width array (offset applied; booleans bit-packed, nulls as False)."""
     n = len(arr)
     if pa.types.is_boolean(arr.type):
-        bits = pc.fill_null(arr, False).to_numpy(zero_copy_only=False) if n else np.zeros(0, bool)
+        bits = to_numpy(pc.fill_null(arr, False)) if n else np.zeros(0, bool)
         return np.packbits(bits, bitorder="little")
     width = arr.type.bit_width // 8
     buf = arr.buffers()[1]
@@ -110,7 +110,7 @@ def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
         child = to_block(items, item_validity)
         validity = None
         if item_validity:
-            validity = items.is_valid().to_numpy(zero_copy_only=False) if items.null_count else np.ones(n * d, bool)
+            validity = to_numpy(items.is_valid()) if items.null_count else np.ones(n * d, bool)
         return FixedSizeListBlock(child, d, n, validity)
     if pa.types.is_null(t):
         return FixedWidthBlock(np.zeros(0, np.uint8), 0, n)
