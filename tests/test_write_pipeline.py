@@ -109,9 +109,9 @@ def test_first_error_in_page_order_and_sticky():
         late_failed.set()
         raise KeyError("page 1")
 
-    worker.submit(first, committed.append)
-    worker.submit(second, committed.append)
-    with pytest.raises(ValueError, match="page 0"):
+    with pytest.raises(ValueError, match="page 0"):  # raised by the second submit or by drain
+        worker.submit(first, committed.append)
+        worker.submit(second, committed.append)
         worker.drain()
     with pytest.raises(ValueError, match="page 0"):
         worker.drain()
