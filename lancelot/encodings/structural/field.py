@@ -23,6 +23,7 @@ import pyarrow as pa
 from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import served
+from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
@@ -399,7 +400,7 @@ class StructuralFieldReader(FieldReader):
         jobs = []
         for i, ((col, p, local), page) in enumerate(zip(work, pages)):
             jobs.append((col, p, self._guard(col, p, page.plan, local), partial(decode, i)))
-        self._fetch_round(jobs)
+        self._fetch_round(jobs, parallel=True)
         # 3. out-of-line data (blob pages)
         extra = []
         for i, ((col, p, _), page) in enumerate(zip(work, pages)):
@@ -435,8 +436,9 @@ class StructuralFieldReader(FieldReader):
             )
         return out
 
-    def _fetch_round(self, jobs: list) -> None:
-        """Fetch every job's ranges in one read_ranges call, then hand each job its buffers."""
+    def _fetch_round(self, jobs: list, parallel: bool = False) -> None:
+        """Fetch every job's ranges in one read_ranges call, then hand each job its buffers
+        (``parallel``: side by side when there are several and they are large, page_pool.py)."""
         size = self.ctx.src.size
         for col, p, ranges, _ in jobs:
             for off, ln in ranges:
@@ -454,10 +456,16 @@ class StructuralFieldReader(FieldReader):
             return
         bufs = self.ctx.src.read_ranges(flat)
         pos = 0
+        tasks = []
         for col, p, ranges, cb in jobs:
             part = bufs[pos : pos + len(ranges)]
             pos += len(ranges)
-            self._guard(col, p, cb, part)
+            tasks.append(partial(self._guard, col, p, cb, part))
+        if parallel and len(tasks) > 1 and sum(ln for _, ln in flat) >= page_pool.PARALLEL_MIN_BYTES:
+            page_pool.run_all(tasks)
+        else:
+            for task in tasks:
+                task()
 
 
 def _children_by_field(t: pa.StructType, spines: list[pa.Array]) -> list[list[pa.Array]]:
