@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+_E = TypeVar("_E", bound="LanceError")
+
 
 class LanceError(Exception):
     """Base class of every error lancelot raises on purpose.
@@ -30,7 +34,7 @@ class LanceError(Exception):
             where.append(f"page {page}")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
-    def at(self, *, path=None, column=None, page=None) -> LanceError:
+    def at(self: _E, *, path: str | None = None, column: int | str | None = None, page: int | None = None) -> _E:
         """Return a copy of this error with missing location fields filled in."""
         return type(self)(
             self.message,
@@ -67,7 +71,9 @@ class UnsupportedTypeError(LanceError):
 class LanceFileNotFoundError(LanceError, FileNotFoundError):
     """No file (or no directory to write into) at the path: catchable as ``FileNotFoundError`` too."""
 
-    def __init__(self, message: str, *, path: str | None = None, column=None, page=None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None
+    ) -> None:
         LanceError.__init__(self, message, path=path, column=column, page=page)
         self.filename = path
 
@@ -82,15 +88,17 @@ class TruncatedFileError(CorruptFileError):
         message: str,
         *,
         path: str | None = None,
-        column=None,
-        page=None,
+        column: int | str | None = None,
+        page: int | None = None,
         expected: int | None = None,
         actual: int | None = None,
     ) -> None:
         super().__init__(message, path=path, column=column, page=page)
         self.expected, self.actual = expected, actual
 
-    def at(self, *, path=None, column=None, page=None) -> TruncatedFileError:
+    def at(
+        self, *, path: str | None = None, column: int | str | None = None, page: int | None = None
+    ) -> TruncatedFileError:
         e = super().at(path=path, column=column, page=page)
         e.expected, e.actual = self.expected, self.actual
         return e

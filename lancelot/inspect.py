@@ -184,11 +184,12 @@ class ColumnRow:
 
 
 def _human(n: int) -> str:
+    x: float = n  # still the int when it is printed in bytes
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+        if x < 1024 or unit == "GiB":
+            return f"{x} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1024
+    return str(x)
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:

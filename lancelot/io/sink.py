@@ -16,7 +16,7 @@ import os
 import tempfile
 import threading
 from collections import deque
-from typing import BinaryIO
+from typing import IO
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
 
@@ -29,7 +29,7 @@ SYNC_EVERY = 64 * 1024 * 1024
 class BackgroundWriter:
     """Writes queued buffers to ``f`` on one thread, in order."""
 
-    def __init__(self, f: BinaryIO, max_bytes: int = DEFAULT_MAX_BYTES, sync_every: int = SYNC_EVERY) -> None:
+    def __init__(self, f: IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES, sync_every: int = SYNC_EVERY) -> None:
         self._f = f
         self._max = max_bytes
         self._sync_every = sync_every
@@ -113,7 +113,7 @@ class FileTarget:
     """
 
     path: str
-    file: BinaryIO
+    file: IO[bytes]
 
     def commit(self) -> None:
         raise NotImplementedError

@@ -61,7 +61,8 @@ class ByteSource:
     _staged: tuple[tuple[int, memoryview], ...] = ()
     _kept: tuple[tuple[int, memoryview], ...] = ()
 
-    def _read(self, offset: int, length: int) -> bytes:
+    def _read(self, offset: int, length: int) -> bytes | memoryview:
+        """The bytes of one range (any buffer: callers wrap it in a memoryview)."""
         raise NotImplementedError
 
     def read(self, offset: int, length: int) -> memoryview:
@@ -265,7 +266,7 @@ class MemorySource(ByteSource):
         self.path = path
         self.size = len(data)
 
-    def _read(self, offset: int, length: int) -> bytes:
+    def _read(self, offset: int, length: int) -> memoryview:
         return self._data[offset : offset + length]
 
 
@@ -326,7 +327,7 @@ class CountingSource(ByteSource):
         self.bytes_read = 0
         self._lock = threading.Lock()
 
-    def _read(self, offset: int, length: int) -> bytes:
+    def _read(self, offset: int, length: int) -> bytes | memoryview:
         with self._lock:
             self.requests += 1
             self.bytes_read += length

@@ -70,8 +70,8 @@ def gen_array(
     if pa.types.is_decimal(t):
         scale = t.scale
         ints = rng.integers(-(10**6), 10**6, n)
-        vals = [decimal.Decimal(int(i)).scaleb(-scale) for i in ints]
-        return pa.array(vals, type=t, mask=mask)
+        decimals = [decimal.Decimal(int(i)).scaleb(-scale) for i in ints]
+        return pa.array(decimals, type=t, mask=mask)
     if pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t) or pa.types.is_duration(t):
         storage = pa.int32() if t.bit_width == 32 else pa.int64()
         hi = {
@@ -80,10 +80,10 @@ def gen_array(
             pa.time64("us"): 86399999999,
             pa.time64("ns"): 86399999999999,
         }.get(t, 10**9)
-        vals = rng.integers(0, hi, n)
+        ticks = rng.integers(0, hi, n)
         if getattr(t, "unit", "") == "ns":
-            vals = vals // 1000 * 1000  # keep values convertible to datetime for readable diffs
-        return pa.array(vals, type=storage, mask=mask).cast(t)
+            ticks = ticks // 1000 * 1000  # keep values convertible to datetime for readable diffs
+        return pa.array(ticks, type=storage, mask=mask).cast(t)
     if pa.types.is_fixed_size_binary(t):
         raw = rng.integers(0, 256, n * t.byte_width, dtype=np.uint8).tobytes()
         return pa.array([raw[i * t.byte_width : (i + 1) * t.byte_width] for i in range(n)], type=t, mask=mask)

@@ -9,6 +9,8 @@ small table of one such column plus an id column, with the batch sizes to write 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from hypothesis import strategies as st
 
@@ -61,19 +63,23 @@ def _leaf_values(t: pa.DataType) -> st.SearchStrategy:
 
 def nested_values(t: pa.DataType, nullable: bool = True, max_len: int = 3) -> st.SearchStrategy:
     """Python values of type ``t``: lists often empty, nulls (where allowed) at every level."""
+    inner: st.SearchStrategy[Any]
+    empty: st.SearchStrategy[list[Any]]
     if pa.types.is_struct(t):
         inner = st.fixed_dictionaries(
             {t.field(i).name: nested_values(t.field(i).type, t.field(i).nullable, max_len) for i in range(t.num_fields)}
         )
     elif pa.types.is_map(t):
         entry = st.tuples(_leaf_values(t.key_type), nested_values(t.item_type, True, max_len))
-        inner = st.just([]) | st.lists(entry, max_size=max_len)
+        empty = st.just([])
+        inner = empty | st.lists(entry, max_size=max_len)
     elif pa.types.is_fixed_size_list(t):
         inner = st.lists(st.none() | _leaf_values(t.value_type), min_size=t.list_size, max_size=t.list_size)
     elif pa.types.is_dictionary(t):
         inner = st.sampled_from(["red", "green", "blue"])
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        inner = st.just([]) | st.lists(nested_values(t.value_type, t.value_field.nullable, max_len), max_size=max_len)
+        empty = st.just([])
+        inner = empty | st.lists(nested_values(t.value_type, t.value_field.nullable, max_len), max_size=max_len)
     else:
         inner = _leaf_values(t)
     return (st.none() | inner) if nullable else inner
