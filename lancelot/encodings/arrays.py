@@ -63,6 +63,12 @@ def to_numpy(arr: pa.Array) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False)
 
 
+def zero(t: pa.DataType) -> pa.Scalar:
+    """The zero (False for booleans) of a fixed-width type as an Arrow scalar, e.g. for ``pc.fill_null``:
+    a Python value there becomes ``pa.scalar(value)``, which imports pandas (see ``from_numpy``)."""
+    return pa.Array.from_buffers(t, 1, [None, pa.py_buffer(bytes(max(1, t.bit_width // 8)))])[0]
+
+
 def _fits(values: np.ndarray, type: pa.DataType) -> bool:
     """Whether integers cast to an integer ``type`` (or floats to a floating one) keep every value (else
     ``pa.array`` is left to raise its error)."""

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import from_numpy, to_numpy
+from lancelot.encodings.arrays import from_numpy, to_numpy, zero
 from lancelot.encodings.compression.bitpacking import (
     CHUNK,
     compress_inline_bitpacking,
@@ -329,7 +329,7 @@ def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | N
         return values
     keep = to_numpy(d.is_valid())
     idx = values.indices
-    used = np.asarray(to_numpy(pc.fill_null(idx, 0)), np.int64)
+    used = np.asarray(to_numpy(pc.fill_null(idx, zero(idx.type))), np.int64)
     valid = to_numpy(idx.is_valid())
     if not bool(np.all(keep[used[valid]])):
         return None
@@ -384,7 +384,7 @@ def _dictionary_page(
     indices = encoded.indices
     if indices.null_count:
         valid = to_numpy(indices.is_valid())
-        indices = to_numpy(pc.fill_null(indices, 0))[fill_positions(valid)]
+        indices = to_numpy(pc.fill_null(indices, zero(indices.type)))[fill_positions(valid)]
     else:
         indices = to_numpy(indices)
     indices = indices.astype(f"<u{bits // 8}")

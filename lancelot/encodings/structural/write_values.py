@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot import versions
-from lancelot.encodings.arrays import arrow_offsets, is_large, to_numpy
+from lancelot.encodings.arrays import arrow_offsets, is_large, to_numpy, zero
 from lancelot.encodings.compression.block import (
     DataBlock,
     FixedSizeListBlock,
@@ -67,7 +67,7 @@ def _fixed_bytes(arr: pa.Array) -> np.ndarray:
     """The value bytes of a fixed-width array (offset applied; booleans bit-packed, nulls as False)."""
     n = len(arr)
     if pa.types.is_boolean(arr.type):
-        bits = to_numpy(pc.fill_null(arr, False)) if n else np.zeros(0, bool)
+        bits = to_numpy(pc.fill_null(arr, zero(pa.bool_()))) if n else np.zeros(0, bool)
         return np.packbits(bits, bitorder="little")
     width = arr.type.bit_width // 8
     buf = arr.buffers()[1]
