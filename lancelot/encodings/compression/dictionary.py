@@ -24,13 +24,14 @@ from lancelot.encodings.compression.block import (
     VariableWidthBlock,
 )
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
-from lancelot.errors import UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 
 
 def dictionary_indices(indices: DataBlock) -> np.ndarray:
     """The decoded index block as an int64 array."""
     if isinstance(indices, ConstantBlock):
-        require(indices.value is not None, "dictionary indices are all null")
+        if indices.value is None:
+            raise CorruptFileError("dictionary indices are all null")
         raw = np.frombuffer(indices.value, np.uint8)
         require(len(raw) in (1, 2, 4, 8), f"dictionary index of {len(raw)} bytes")
         return np.full(indices.num_values, int(raw.view(uint_dtype(len(raw) * 8))[0]), dtype=np.int64)
@@ -86,10 +87,10 @@ def dictionary_encode(values: DataBlock) -> tuple[FixedWidthBlock, DataBlock]:
         order = np.argsort(first, kind="stable")
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
-        items = rows[first[order]].reshape(-1)
+        item_bytes = rows[first[order]].reshape(-1)
         return (
             FixedWidthBlock(rank[inverse].astype("<u4").view(np.uint8), 32, values.num_values),
-            FixedWidthBlock(np.ascontiguousarray(items), values.bits_per_value, len(order)),
+            FixedWidthBlock(np.ascontiguousarray(item_bytes), values.bits_per_value, len(order)),
         )
     if isinstance(values, VariableWidthBlock):
         offs = np.asarray(values.offsets, dtype=np.int64)

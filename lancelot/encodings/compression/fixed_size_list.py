@@ -21,11 +21,12 @@ Decoded as nested FixedSizeListBlocks; ``validity`` is one bool per child item.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from lancelot.encodings.compression.block import ConstantBlock, FixedSizeListBlock, FixedWidthBlock
+from lancelot.encodings.compression.block import ConstantBlock, DataBlock, FixedSizeListBlock, FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, bitmap_to_bool, bool_to_bitmap, check_size, require
 from lancelot.encodings.compression.flat import check_flat, decompress_flat, flat_nbytes
 from lancelot.errors import UnsupportedEncodingError
@@ -61,14 +62,18 @@ def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat | pb.Cons
 
 
 def _build(
-    layers: list[FslLayer], items: FixedWidthBlock, validity: list[np.ndarray | None], num_rows: int
+    layers: list[FslLayer],
+    items: FixedWidthBlock | ConstantBlock,
+    validity: Sequence[np.ndarray | None],
+    num_rows: int,
 ) -> FixedSizeListBlock:
-    block = items
+    block: DataBlock = items
     cum = [1]
     for layer in layers:
         cum.append(cum[-1] * layer.dimension)
     for depth in range(len(layers) - 1, -1, -1):
         block = FixedSizeListBlock(block, layers[depth].dimension, num_rows * cum[depth], validity[depth])
+    assert isinstance(block, FixedSizeListBlock)  # fsl_layers returns at least one layer
     return block
 
 
@@ -123,7 +128,8 @@ def decompress_fsl_per_value(fsl: pb.FixedSizeList, block: FixedWidthBlock) -> F
     data = as_u8(block.data)
     require(len(data) >= rows * row_bytes, "zipped fixed-size-list rows are truncated")
     table = data[: rows * row_bytes].reshape(rows, row_bytes)
-    pos, validity = 0, []
+    pos = 0
+    validity: list[np.ndarray | None] = []
     for layer, width in zip(layers, widths):
         if not layer.has_validity:
             validity.append(None)
@@ -138,7 +144,7 @@ def decompress_fsl_per_value(fsl: pb.FixedSizeList, block: FixedWidthBlock) -> F
     return _build(layers, items, validity, rows)
 
 
-def _flatten(block: FixedSizeListBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray | None], FixedWidthBlock]:
+def _flatten(block: DataBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray | None], FixedWidthBlock]:
     if isinstance(block, FixedWidthBlock):
         return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=block.bits_per_value)), [], block
     if not isinstance(block, FixedSizeListBlock):

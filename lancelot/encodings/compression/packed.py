@@ -40,7 +40,8 @@ def decompress_packed_struct(ps: pb.PackedStruct, buffers: list, num_values: int
         f"packed struct rows of {ps.values.flat.bits_per_value} bits, children add up to {row_bits}",
     )
     rows = decompress_flat(ps.values.flat, buffers, num_values).data.reshape(num_values, row_bits // 8)
-    children, pos = [], 0
+    children: list[DataBlock] = []
+    pos = 0
     for w in widths:
         nb = w // 8
         children.append(FixedWidthBlock(np.ascontiguousarray(rows[:, pos : pos + nb]).reshape(-1), w, num_values))
@@ -50,14 +51,14 @@ def decompress_packed_struct(ps: pb.PackedStruct, buffers: list, num_values: int
 
 def compress_packed_struct(block: StructBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
     """Interleave fixed-width children into rows."""
-    cols = []
+    cols, widths = [], []
     for child in block.children:
         if not isinstance(child, FixedWidthBlock) or child.bits_per_value % 8:
             raise UnsupportedEncodingError("packed struct children must be whole-byte fixed width")
         nb = child.bits_per_value // 8
         cols.append(as_u8(child.data)[: block.num_values * nb].reshape(block.num_values, nb))
+        widths.append(child.bits_per_value)
     rows = np.concatenate(cols, axis=1) if cols else np.zeros((block.num_values, 0), np.uint8)
-    widths = [c.bits_per_value for c in block.children]
     enc = pb.CompressiveEncoding(
         packed_struct=pb.PackedStruct(
             bits_per_value=widths, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=sum(widths)))
@@ -79,7 +80,7 @@ def _gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[
 def decompress_variable_packed_struct(
     vps: pb.VariablePackedStruct,
     block: VariableWidthBlock,
-    per_value: Callable[[pb.CompressiveEncoding, DataBlock], DataBlock],
+    per_value: Callable[[pb.CompressiveEncoding, FixedWidthBlock | VariableWidthBlock], DataBlock],
 ) -> StructBlock:
     """Split full-zip rows into the fields, then decode each with ``per_value``.
 
