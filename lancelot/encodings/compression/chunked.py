@@ -34,6 +34,7 @@ from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table
 from lancelot.encodings.compression.general import decompress_buffer
 from lancelot.encodings.compression.jit import NumpyUntilHot
+from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
 from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
 from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
@@ -111,6 +112,8 @@ def decompress_level_chunks(
         block = _flat(enc.flat, [seg], counts)
     elif kind == "inline_bitpacking":
         block = _inline_bitpacking(enc.inline_bitpacking, [seg], counts)
+    elif kind == "rle":
+        block = _rle_block(enc.rle, seg, counts)
     elif kind == "general":
         return decompress_level_chunks(enc.general.values, _general(enc.general.compression, seg), counts, _depth + 1)
     if block is None or not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16):
@@ -217,6 +220,31 @@ def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidth
     if status != RLE_OK:
         raise corrupt(RLE_MESSAGES[status])
     return FixedWidthBlock(vals.view(np.uint8), bits, total)
+
+
+def _rle_block(rle: pb.Rle, seg: Segments, counts: np.ndarray) -> FixedWidthBlock:
+    """RLE in block context, one buffer per chunk (rle.py: u64 values size, values, run lengths): the
+    buffers are cut into their two parts, then decoded as chunk-context runs.  Chunks without values
+    are not read (as decompress_rle_block)."""
+    rle_widths(rle)
+    live = counts > 0
+    sizes = np.where(live, seg.sizes, RLE_HEADER)
+    short = np.flatnonzero(sizes < RLE_HEADER)
+    require(not len(short), f"RLE block of {int(sizes[short[0]]) if len(short) else 0} bytes has no values-size header")
+    head = gather(seg.data, seg.starts[live], np.full(int(live.sum()), RLE_HEADER, np.int64))
+    vsize = np.zeros(len(counts), np.uint64)
+    vsize[live] = np.ascontiguousarray(head).view("<u8")
+    over = np.flatnonzero(vsize > (sizes - RLE_HEADER).astype(np.uint64))
+    require(
+        not len(over),
+        f"RLE block values part of {int(vsize[over[0]]) if len(over) else 0} bytes overruns the "
+        f"{int(sizes[over[0]]) if len(over) else 0}-byte buffer",
+    )
+    vs = vsize.astype(np.int64)
+    vstarts = seg.starts + RLE_HEADER
+    values = Segments(seg.data, vstarts, vs)
+    lengths = Segments(seg.data, vstarts + vs, sizes - RLE_HEADER - vs)
+    return _rle(rle, [values, lengths], counts)
 
 
 def _byte_stream_split(bss: pb.ByteStreamSplit, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock:
