@@ -12,7 +12,9 @@ Implementations, interleaved (every repetition runs each once, rotating the orde
 executor, a container), ``lancelot-warm`` (a cache directory warmed by an untimed run of each
 case) and ``pylance``.  The time is measured inside the process from before the library's
 import to the end of the operation (interpreter start-up excluded, the same for both);
-the table prints medians and the ratios of medians to pylance.
+the table prints medians and the ratios of medians to pylance, and the same for the process's CPU
+time (all threads; steadier than wall time on a loaded machine).  Children may write bytecode
+caches (``PYTHONDONTWRITEBYTECODE`` is dropped), as a pip install compiles them.
 
     .venv/bin/python -m benchmarks.cold_start                 # TPC-H orders (200k rows), 5 repetitions
     .venv/bin/python -m benchmarks.cold_start --reps 3 --dataset constants
@@ -42,7 +44,7 @@ if case == "write":
     with pa.memory_map(arrow) as f:
         table = pa.ipc.open_file(f).read_all()
     table = table.combine_chunks()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 if impl == "pylance":
     import lance.file
     t1 = time.perf_counter()
@@ -69,8 +71,8 @@ else:
             res = f.take(rows)
         else:
             res = f.read()
-t2 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "op": t2 - t1, "total": t2 - t0,
+t2, c2 = time.perf_counter(), time.process_time()
+print(json.dumps({"import": t1 - t0, "op": t2 - t1, "total": t2 - t0, "cpu": c2 - c0,
                   "numba": "numba" in sys.modules}))
 """
 
@@ -105,6 +107,9 @@ def prepare(data_dir: Path, dataset: str, rows: int, work: Path, log=print) -> t
 def run_once(impl: str, case: str, files: tuple[Path, Path, Path], cache_dir: Path, out: Path, seed: int) -> dict:
     big, small, arrow = files
     env = dict(os.environ)
+    # bytecode caches as after a pip install (the untimed warm-up runs write lancelot's): a process that
+    # may not write them recompiles every changed module on every start
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if impl.startswith("lancelot"):
         env["NUMBA_CACHE_DIR"] = str(cache_dir)
     path = big if case == "take" else small
@@ -153,9 +158,13 @@ def main(argv: list[str] | None = None) -> int:
                         out.unlink()
             print(f"rep {rep + 1}/{a.reps} done", file=sys.stderr)
     summary = {}
-    lines = [f"{'case':6} {'implementation':15} {'median s':>9} {'import s':>9} {'x pylance':>10} numba imported"]
+    lines = [
+        f"{'case':6} {'implementation':15} {'median s':>9} {'import s':>9} {'x pylance':>10} {'cpu s':>7} "
+        f"{'cpu x':>6} numba imported"
+    ]
     for case in cases:
         med = {i: statistics.median(s["total"] for s in samples[case][i]) for i in IMPLS}
+        cpu = {i: statistics.median(s["cpu"] for s in samples[case][i]) for i in IMPLS}
         summary[case] = {}
         for impl in IMPLS:
             imp = statistics.median(s["import"] for s in samples[case][impl])
@@ -165,9 +174,14 @@ def main(argv: list[str] | None = None) -> int:
                 "median_s": med[impl],
                 "import_median_s": imp,
                 "ratio_to_pylance": ratio,
+                "cpu_median_s": cpu[impl],
+                "cpu_ratio_to_pylance": cpu[impl] / cpu["pylance"],
                 "numba_imported": loaded,
             }
-            lines.append(f"{case:6} {impl:15} {med[impl]:9.3f} {imp:9.3f} {ratio:10.2f} {loaded}")
+            lines.append(
+                f"{case:6} {impl:15} {med[impl]:9.3f} {imp:9.3f} {ratio:10.2f} {cpu[impl]:7.3f} "
+                f"{cpu[impl] / cpu['pylance']:6.2f} {loaded}"
+            )
     print("\n".join(lines))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
