@@ -29,13 +29,14 @@ def extended(ranges: Spans) -> list[tuple[int, int]]:
     return [(max(s - 1, 0), e) for s, e in ranges]
 
 
-def value_spans(raw_parts: list[np.ndarray], ranges: Spans, adjustment: int):
-    """For each range: (first byte, last byte, lengths, validity) of its values."""
+def value_spans(raw: np.ndarray, ranges: Spans, adjustment: int) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """For each range: (first byte, last byte, lengths, validity) of its values, from the stored
+    end offsets ``raw`` of the ``extended`` ranges."""
     out = []
     pos = 0
     for s, e in ranges:
         k = e - max(s - 1, 0)
-        ends, valid = ends_and_validity(raw_parts[pos : pos + k], adjustment)
+        ends, valid = ends_and_validity(raw[pos : pos + k], adjustment)
         pos += k
         if s > 0:
             start, ends, valid = int(ends[0]), ends[1:], valid[1:]

@@ -72,8 +72,8 @@ def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Spans, cache: dict 
     else:
         try:
             data = decompress_buffer(buffer_compression(scheme), pbuf.read_all(flat.buffer))
-        except LanceError as e:
-            raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
+        except LanceError as err:
+            raise err.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
         if cache is not None:
             cache[key] = (which, data)  # one buffer per column: bounded by the page size
     out = []
@@ -160,8 +160,8 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.Da
         inner = fsb.bytes
         if inner.WhichOneof("array_encoding") != "flat":
             raise pbuf.error("fixed_size_binary bytes must be flat", UnsupportedEncodingError)
-        raw = pbuf.read(inner.flat.buffer, [(s * w, e * w) for s, e in ranges])
-        raw = np.concatenate(raw) if raw else np.zeros(0, np.uint8)
+        parts = pbuf.read(inner.flat.buffer, [(s * w, e * w) for s, e in ranges])
+        raw = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
         if pa.types.is_fixed_size_binary(dtype):
             return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
         offsets = (

@@ -12,6 +12,7 @@ runs, so scattered rows read only the pages (and bytes) they touch.
 from __future__ import annotations
 
 import bisect
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -252,7 +253,7 @@ class FieldReader20(FieldReader):
         super().__init__(ctx)
         cols = iter(ctx.columns)
         self.root = self._build(ctx.field, cols)
-        self._plan: TakePlan | None | bool = False  # built on the first take
+        self._plan: TakePlan | None | Literal[False] = False  # built on the first take
 
     def _build(self, field: pa.Field, cols) -> Node:
         ctx = self.ctx

@@ -22,6 +22,7 @@ of ``LanceFile.take``); the positions it computed are kept for the take of the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +32,15 @@ from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
+
+_T = TypeVar("_T")
+
+
+def _checked(found: _T | None) -> _T:
+    """A page's buffer or flat plan that ``_page_kind`` already found present (plans are built
+    only for the pages it gave a shape)."""
+    assert found is not None, "a plan was built for a page _page_kind did not accept"
+    return found
 
 
 def _is_plain_fixed(dtype: pa.DataType) -> bool:
@@ -75,10 +85,10 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
         if which == "no_nulls":
             enc = enc.nullable.no_nulls.values
         elif which == "some_nulls":
-            validity = _flat_buffer(enc.nullable.some_nulls.validity, 1)
-            if validity is None:
+            bitmap = _flat_buffer(enc.nullable.some_nulls.validity, 1)
+            if bitmap is None:
                 return None
-            kind, enc = SOME_NULLS, enc.nullable.some_nulls.values
+            kind, validity, enc = SOME_NULLS, bitmap, enc.nullable.some_nulls.values
         else:
             return None
     if enc.WhichOneof("array_encoding") == "fixed_size_list" and bits is not None:
@@ -440,10 +450,10 @@ def _fixed_bits(dtype: pa.DataType) -> int | None:
 
 
 def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    width = _fixed_bits(dtype) // 8
+    width = _checked(_fixed_bits(dtype)) // 8
     plans = [(ALL_NULLS, -1, -1, width * 8)] * len(table.bufs)  # pages of other groups are never asked
     for i in pages:
-        plans[i] = _nullable_flat(table.column.encoding(i), width * 8)
+        plans[i] = _checked(_nullable_flat(table.column.encoding(i), width * 8))
     return FlatPlan(table, FixedValues(table, plans, width), dtype)
 
 
@@ -454,7 +464,7 @@ def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict, pages: l
     items = []
     for i in pages:
         e = table.column.encoding(i)
-        plans[i] = _nullable_flat(e.dictionary.indices, None)
+        plans[i] = _checked(_nullable_flat(e.dictionary.indices, None))
         key = ("v2_0-dict", table.index, i)
         if key not in cache:
             cache[key] = decode(
@@ -473,8 +483,9 @@ def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> Take
     widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
     for i in pages:
         b = table.column.encoding(i).binary
-        plan = _nullable_flat(b.indices, None)
-        offsets[i], data[i] = table.buffer(i, plan[1]), table.buffer(i, _flat_buffer(b.bytes, 8))
+        plan = _checked(_nullable_flat(b.indices, None))
+        offsets[i] = _checked(table.buffer(i, plan[1]))
+        data[i] = _checked(table.buffer(i, _checked(_flat_buffer(b.bytes, 8))))
         widths[i], adjust[i] = plan[3] // 8, b.null_adjustment
     return BinaryPlan(table, offsets, widths, data, adjust, dtype)
 
@@ -497,6 +508,7 @@ def plan_take(column, dtype: pa.DataType, generic: Callable[[np.ndarray], pa.Arr
     for k in keys:
         pages = [i for i in range(n) if kinds[i] == k]
         if k is None:
+            assert generic is not None  # returned None above otherwise
             plans.append(GenericPlan(generic))
         elif k[0] == FLAT:
             plans.append(_flat_plan(table, dtype, pages))
