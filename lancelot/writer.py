@@ -91,7 +91,8 @@ class LanceWriter:
                 )
                 first += field_metadata.column_count(f, self.version)
             self._num_columns = first
-            self._zones = ZoneMapBuilder(self._stored)
+            # zone statistics computed on the page pool (the caller's thread goes on shredding)
+            self._zones = ZoneMapBuilder(self._stored, run=self._worker.run if self._worker is not None else None)
         except BaseException:
             self._stop_worker()
             self._out.abort()
@@ -164,6 +165,7 @@ class LanceWriter:
                 columns = []
                 for w in self._writers:
                     columns.extend(w.finish())
+                zones = self._zones.finish() if self._zones is not None else None  # (its jobs run on the pool)
                 if self._worker is not None:
                     self._worker.drain()
                     self._stop_worker()
@@ -175,8 +177,8 @@ class LanceWriter:
                         path=self.path,
                     )
                 gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
-                if self._zones is not None:
-                    gbufs.append(self._zones.finish())
+                if zones is not None:
+                    gbufs.append(zones)
                 self._out.finish([c.metadata() for c in columns], gbufs)
                 self._closed = True
             except BaseException:

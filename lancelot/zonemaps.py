@@ -23,8 +23,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -240,17 +242,27 @@ def _small_decimal_zone_stats(
 class ZoneMapBuilder:
     """Collects zone maps while a file is written: ``update(batch)`` per batch, then ``finish()``."""
 
-    def __init__(self, schema: pa.Schema, rows_per_zone: int = DEFAULT_ROWS_PER_ZONE) -> None:
+    def __init__(
+        self,
+        schema: pa.Schema,
+        rows_per_zone: int = DEFAULT_ROWS_PER_ZONE,
+        run: Callable[[Callable[[], Any]], Future] | None = None,
+    ) -> None:
+        """``run`` (e.g. the writer's page pool): computes each column's statistics of each block of
+        zones in the background, so the caller's thread goes on with its batches; ``finish`` collects
+        them in order (the bytes do not depend on it)."""
         if rows_per_zone <= 0:
             raise ValueError("rows_per_zone must be positive")
         self.schema = schema
         self.rows_per_zone = int(rows_per_zone)
+        self._run = run
         self._columns = _leaf_columns(schema)
         self._alive = [True] * len(self._columns)
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
         self._rows: list[np.ndarray] = []
-        self._stats: list[list[tuple[pa.Array, pa.Array, np.ndarray]]] = [[] for _ in self._columns]
+        #: per column, each block's (min, max, nulls), a Future of it, or None (the column's type failed)
+        self._stats: list[list] = [[] for _ in self._columns]
 
     def update(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Account for the next rows of the file."""
@@ -267,25 +279,31 @@ class ZoneMapBuilder:
             self._pending = [rest] if rest.num_rows else []
             self._pending_rows = rest.num_rows
 
-    def _add_zones(self, table: pa.Table) -> None:
-        """Statistics of ``table`` cut into zones of rows_per_zone rows (the last may be shorter)."""
+    def _add_zones(self, table: pa.Table, inline: bool = False) -> None:
+        """Statistics of ``table`` cut into zones of rows_per_zone rows (the last may be shorter):
+        one job per column, on ``run`` unless ``inline``."""
         n = table.num_rows
-        zone = None
         nzones = (n + self.rows_per_zone - 1) // self.rows_per_zone
         self._rows.append(np.diff(np.minimum(np.arange(nzones + 1) * self.rows_per_zone, n)))
         for j, (path, _) in enumerate(self._columns):
             if not self._alive[j]:
                 continue
-            try:
-                arr = _prepare(_leaf_array(table, path))
-                stats = _numeric_zone_stats(arr, self.rows_per_zone, nzones)
-                if stats is None:
-                    if zone is None:
-                        zone = pa.array(np.arange(n, dtype=np.int64) // self.rows_per_zone)
-                    stats = self._zone_stats(arr, zone, nzones, self.rows_per_zone)
-                self._stats[j].append(stats)
-            except (pa.ArrowException, ValueError, TypeError):
-                self._alive[j] = False  # a type pyarrow cannot aggregate: no statistics for this column
+            if self._run is None or inline:
+                self._stats[j].append(self._column_stats(table, path, nzones))
+            else:
+                self._stats[j].append(self._run(lambda path=path: self._column_stats(table, path, nzones)))
+
+    def _column_stats(self, table: pa.Table, path: Path, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+        """(mins, maxs, nulls) of one column of ``table``'s zones; None for a type pyarrow cannot aggregate."""
+        try:
+            arr = _prepare(_leaf_array(table, path))
+            stats = _numeric_zone_stats(arr, self.rows_per_zone, nzones)
+            if stats is None:
+                zone = pa.array(np.arange(table.num_rows, dtype=np.int64) // self.rows_per_zone)
+                stats = self._zone_stats(arr, zone, nzones, self.rows_per_zone)
+            return stats
+        except (pa.ArrowException, ValueError, TypeError):
+            return None  # a type pyarrow cannot aggregate: no statistics for this column
 
     @staticmethod
     def _zone_stats(
@@ -332,8 +350,12 @@ class ZoneMapBuilder:
         """Close the last (partial) zone and serialize everything (MAGIC + Arrow IPC stream)."""
         if self._pending_rows:
             table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
-            self._add_zones(table)
+            self._add_zones(table, inline=True)  # the caller would only wait for it
             self._pending, self._pending_rows = [], 0
+        for j, parts in enumerate(self._stats):
+            parts[:] = [p.result() if isinstance(p, Future) else p for p in parts]
+            if any(p is None for p in parts):
+                self._alive[j] = False
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         arrays: list[pa.Array] = [pa.array(rows.astype(np.int64))]
         names = ["rows"]

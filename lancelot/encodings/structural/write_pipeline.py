@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 
@@ -77,6 +77,10 @@ class PageWorker:
             while self._submitted - self._committed > self.max_pending and not self._failed:
                 self._cond.wait()
             self._raise()
+
+    def run(self, job: Callable[[], Any]) -> Future:
+        """Run ``job`` on the pool, outside the page order (e.g. zone statistics); its Future."""
+        return self._pool.submit(job)
 
     def _commit_ready(self) -> None:
         """Commit the next pages in order while they are encoded (one thread commits at a time)."""
