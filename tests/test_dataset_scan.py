@@ -45,3 +45,43 @@ def test_filter_must_be_an_expression(tmp_path):
         ds.to_table(filter="a > 1")
     with pytest.raises(LanceError, match="filter"):
         ds.to_table(filter=pc.field("nope") > 1)
+
+
+def test_segments_cover_rows_and_keep_long_clean_runs():
+    from lancelot.dataset.fragment import CLEAN_RUN_ROWS, _segments
+
+    n = 5 * CLEAN_RUN_ROWS
+    deleted = np.array([3, 10, 2 * CLEAN_RUN_ROWS + 5, n - 1])
+    segs = _segments(deleted, n)
+    assert segs[0][0] == 0 and segs[-1][1] == n
+    assert all(segs[i][1] == segs[i + 1][0] for i in range(len(segs) - 1))  # contiguous, in order
+    for a, b, dirty in segs:  # every deletion in a segment that is filtered; clean segments are long
+        inside = deleted[(deleted >= a) & (deleted < b)]
+        assert dirty or (not len(inside) and b - a >= CLEAN_RUN_ROWS)
+    assert [d for a, b, d in segs] == [True, False, True, False, True]
+    assert _segments(np.array([], np.int64), n) == [(0, n, False)]
+    assert _segments(np.array([0, 1, 2]), 3) == [(0, 3, True)]
+
+
+@pytest.mark.parametrize("where", ["head", "tail", "middle", "spread"])
+def test_scan_drops_deleted_rows_wherever_they_are(tmp_path, where):
+    """Deletions clustered in one region (the rest kept as zero-copy slices) or spread over the
+    fragment: the scan equals the source minus the deleted rows, strings and nulls included."""
+    n = 200_000
+    rng = np.random.default_rng(3)
+    src = pa.table(
+        {
+            "i": np.arange(n, dtype=np.int64),
+            "s": pa.array([f"v{k % 997}" for k in range(n)]),
+            "m": pa.array(rng.integers(0, 9, n), mask=rng.random(n) < 0.1),
+        }
+    )
+    ds = lancelot.write_dataset(src, str(tmp_path / "ds"))
+    lo, hi = {"head": (0, 3000), "tail": (n - 3000, n), "middle": (90_000, 93_000), "spread": (0, n)}[where]
+    gone = (pc.field("i") >= lo) & (pc.field("i") < hi) & pc.equal(pc.bit_wise_and(pc.field("i"), 7), 2)
+    ds = ds.delete(gone)
+    expect = src.filter(~gone)
+    got = ds.to_table()
+    assert got.num_rows == expect.num_rows < n
+    assert got.equals(expect)
+    assert ds.to_table(columns=["s"]).column("s").equals(expect.column("s"))
