@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.jit import lazy_intrinsic, njit
+
+load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
+store_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "store_u64")
 
 OK, SHORT_BUFFER, OVERLAP, PAST_END, DECREASING = 0, 1, 2, 3, 4
 
@@ -76,3 +79,32 @@ def join(data, words, starts, counts, ow, first, last, out_offsets, out_data) ->
         out_data[p : p + n] = data[s + first[k] : s + last[k]]
         p += n
     return OK
+
+
+@njit(cache=True, nogil=True)
+def gather_values(
+    data: np.ndarray, starts: np.ndarray, idx: np.ndarray, out_offsets: np.ndarray, out: np.ndarray, words: int
+) -> None:
+    """Value ``idx[i]`` (``data[starts[idx[i]]:...]``, its length given by ``out_offsets``) to
+    ``out[out_offsets[i]:out_offsets[i + 1]]``, 8 bytes at a time.  ``words`` > 0: every value is copied
+    as that many 8-byte words (no value is longer; ``data`` and ``out`` hold ``8 * words`` bytes more than
+    they use), a loop of fixed length whatever the values; else ``out`` holds 8 bytes more and values are
+    copied to their length (the last bytes of ``data`` one by one).  A dictionary lookup;
+    variable_numpy.gather_values_numpy is the same in numpy."""
+    size = len(data)
+    for i in range(len(idx)):
+        s = starts[idx[i]]
+        p = out_offsets[i]
+        if words > 0:
+            for w in range(words):
+                store_u64(out, p + 8 * w, load_u64(data, s + 8 * w))
+            continue
+        n = out_offsets[i + 1] - p
+        j = 0
+        while j < n:
+            if s + j + 8 <= size:
+                store_u64(out, p + j, load_u64(data, s + j))
+            else:
+                for b in range(n - j):
+                    out[p + j + b] = data[s + j + b]
+            j += 8

@@ -74,3 +74,8 @@ def join_numpy(
     out_offsets[1:] = v + (base - first)[chunk]
     out_data[:] = gather(data, starts + first, lens)
     return OK
+
+
+def gather_values_numpy(data: np.ndarray, starts: np.ndarray, idx: np.ndarray, out_offsets: np.ndarray) -> np.ndarray:
+    """``variable_kernel.gather_values`` in numpy: the bytes of values ``idx`` (lengths from ``out_offsets``)."""
+    return gather(data, starts[idx], np.diff(out_offsets))
