@@ -48,16 +48,10 @@ def build_lookup(sym_val: np.ndarray, sym_len: np.ndarray) -> tuple[np.ndarray, 
     return h_val, h_info, short, byte
 
 
-def _word_at(padded: np.ndarray) -> np.ndarray:
-    """Little-endian int64 of the 8 bytes at every position of ``padded`` but its last 7 (an (n - 7) array)."""
-    n = len(padded) - 7
-    per = -(-n // 8)
-    buf = np.zeros(8 * per + 8, np.uint8)
-    buf[: len(padded)] = padded
-    words = np.empty(8 * per, np.int64)
-    for j in range(8):  # positions j, j + 8, ...: the aligned words of the bytes from j
-        words[j::8] = buf[j : j + 8 * per].view("<i8")
-    return words[:n]
+def _unaligned_words(padded: np.ndarray) -> np.ndarray:
+    """A view of the little-endian int64 at every position of ``padded`` but its last 7 (unaligned loads:
+    a gather reads the bytes in place, which stay in cache, instead of an 8x larger array of words)."""
+    return np.ndarray((len(padded) - 7,), "<i8", buffer=np.ascontiguousarray(padded), strides=(1,))
 
 
 class Matcher:
@@ -94,14 +88,6 @@ class Matcher:
         return np.where(hit, info, fb)
 
 
-def _mask_ends(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
-    """Zero the bytes of ``words`` that lie past the end of their string (the last 7 positions of each)."""
-    back = np.arange(1, 8)
-    at = ends[:, None] - back
-    inside = at >= starts[:, None]
-    words[at[inside]] &= np.broadcast_to(_MASKS[back], at.shape)[inside]
-
-
 def parse(
     padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, matcher: Matcher, pairs: bool = False
 ) -> tuple[np.ndarray, ...]:
@@ -111,15 +97,15 @@ def parse(
     of the code within its string); with ``pairs`` the last is the previous symbol (-1 at a string's start,
     an escaped byte b as 256 + b).
     """
-    words = _word_at(padded[: int(ends[-1]) + 8] if len(ends) else padded[:8])
-    _mask_ends(words, starts, ends)
+    words = _unaligned_words(padded[: int(ends[-1]) + 8] if len(ends) else padded[:8])
     idx = np.arange(len(starts))
     pos, end = starts.astype(np.int64), ends.astype(np.int64)
     o = np.full(len(idx), -1, np.int64) if pairs else np.zeros(len(idx), np.int64)
     parts = []
     while len(idx):
-        w = words[pos]
-        m = matcher.match(w, end - pos if matcher.sym_zero else None)
+        rem = end - pos
+        w = words[pos] & _MASKS[np.minimum(rem, 8)]  # the bytes past the string read as 0
+        m = matcher.match(w, rem if matcher.sym_zero else None)
         parts.append((idx, m, pos, o))
         if pairs:
             c = m & 0xFF
@@ -148,36 +134,53 @@ def encode(
     """``fsst_encode._encode`` in numpy: (codes, offsets) of the strings ``data[offsets[i]:offsets[i + 1]]``
     (``data`` with 8 readable bytes past ``offsets[-1]``, ``offsets[0] == 0``).
 
-    Blocks of ``BLOCK`` strings at a time: every temporary stays small (reused by the allocator, no page
-    faults of fresh memory) and only the codes are gathered.
+    Each step loads 8 bytes at every unfinished string's position (unaligned, masked to the string),
+    looks its symbol up and writes the code straight into that string's slot of a scratch buffer
+    (twice its input bytes: a code and an escaped byte at most per byte), as the kernel does; the
+    slots' used prefixes are gathered once at the end.  Blocks of ``BLOCK`` strings at a time keep
+    each step's arrays in cache.
     """
     offsets = np.asarray(offsets, np.int64)
     ns = len(offsets) - 1
     matcher = Matcher(sym_val, sym_len)
-    sizes = np.zeros(ns, np.int64)
-    out = np.empty(2 * int(offsets[-1] - offsets[0]) + 8, np.uint8)  # a code and an escaped byte at most
-    filled = 0
+    slot = 2 * (offsets[:-1] - offsets[0])  # where each string's codes start in the scratch buffer
+    scratch = np.empty(2 * int(offsets[-1] - offsets[0]) + 8, np.uint8)
+    cursor = slot.copy()  # where each string's codes end, once parsed (empty strings: at their start)
     for b0 in range(0, ns, BLOCK):
         b1 = min(b0 + BLOCK, ns)
         base = int(offsets[b0])
         block = offsets[b0 : b1 + 1] - base
         live = np.flatnonzero(block[1:] > block[:-1])
-        s, m, p, at = parse(data[base : int(offsets[b1]) + 8], block[:-1][live], block[1:][live], matcher)
-        s = live[s]
-        code = (m & 0xFF).astype(np.uint8)
-        esc = code == ESCAPE
-        size = np.zeros(b1 - b0, np.int64)
-        size[s] = at + 1 + esc  # the steps of a string come in order: its last one gives its size
-        first = np.zeros(b1 - b0, np.int64)
-        np.cumsum(size[:-1], out=first[1:])
-        at += first[s] + filled
-        out[at] = code
-        out[at[esc] + 1] = data[base + p[esc]]
-        sizes[b0:b1] = size
-        filled += int(size.sum())
+        if not len(live):
+            continue
+        pos, end = block[:-1][live], block[1:][live]
+        words = _unaligned_words(data[base : int(end[-1]) + base + 8])
+        idx = live + b0
+        o = slot[idx]
+        while True:
+            rem = end - pos
+            w = words[pos] & _MASKS[np.minimum(rem, 8)]  # the bytes past the string read as 0
+            m = matcher.match(w, rem if matcher.sym_zero else None)
+            code = m & 0xFF
+            scratch[o] = code
+            esc = code == ESCAPE
+            if esc.any():
+                scratch[o[esc] + 1] = w[esc] & 0xFF  # the escaped byte (w holds the bytes from pos)
+            o = o + 1 + esc
+            pos = pos + (m >> 8)
+            more = pos < end
+            if not more.all():
+                cursor[idx] = o  # the strings still going overwrite theirs later
+                keep = np.flatnonzero(more)
+                if not len(keep):
+                    break
+                idx, pos, end, o = idx[keep], pos[keep], end[keep], o[keep]
+    sizes = cursor - slot
     out_offs = np.zeros(ns + 1, np.int64)
     np.cumsum(sizes, out=out_offs[1:])
-    return out[:filled].copy(), out_offs
+    total = int(out_offs[-1])
+    src = np.arange(total, dtype=np.int64) + np.repeat(slot - out_offs[:-1], sizes)
+    return scratch[src], out_offs
 
 
 def _candidates(
