@@ -383,6 +383,10 @@ def test_pushdown_prunes_planned_partitions(spark, tmp_path, pushdown):
     assert df.filter("k < 0").count() == 0
     # filters zone maps cannot use are still applied by Spark
     assert df.filter(F.col("s").endswith("99")).count() == 1000
+    # lookups: tasks return only the rows passing the filters (lancelot/spark/row_filter.py)
+    assert [tuple(r) for r in df.filter("k = 12345").collect()] == [(12345, 1, "key012345")]
+    assert [r.k for r in df.filter(F.col("s") == "key054321").collect()] == [54321]
+    assert sorted(r.k for r in df.filter("k IN (7, 99999, 123456) AND g != 5").collect()) == [7, 99999]
 
 
 def test_reads_without_pushdown_setting(spark, tmp_path):

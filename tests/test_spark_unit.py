@@ -251,7 +251,8 @@ def test_pushdown_reader_plans_only_the_ranges_zone_maps_allow(tmp_path):
     assert _covered(parts)[0][1] == first and sum(p.num_rows for p in parts) == n - first
     assert len(parts) < len(everything)
     got = pa.Table.from_batches([b for p in parts for b in reader.read(p)])
-    assert got.column("k").to_pylist() == list(range(first, n))
+    # the planned zones are read from `first` on, and the rows failing k > 42,000 dropped (row_filter.py)
+    assert got.column("k").to_pylist() == list(range(42_001, n))
     assert got.schema.field("v").type == pa.int16()
 
 

@@ -194,8 +194,12 @@ def read_partition(
     columns: list[str],
     convert,
     batch_size: int,
+    row_filter=None,
 ) -> Iterator[pa.RecordBatch]:
-    """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch)."""
+    """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch);
+    with ``row_filter`` (lancelot/spark/row_filter.py) only the rows passing it."""
+    from lancelot.spark.row_filter import filtered_read
+
     ds = open_version(uri, version, storage, stamp)
     for fid, start, stop in partition.slices:
         frag = ds.get_fragment(fid)
@@ -209,8 +213,14 @@ def read_partition(
             continue
         step = max(batch_size, READ_ROWS // batch_size * batch_size)
         for a in range(start, stop, step):
-            table = frag.read_range(a, min(stop, a + step) - a, columns)
-            if not table.num_rows:
+            b = min(stop, a + step)
+            if row_filter is None:
+                table = frag.read_range(a, b - a, columns)
+            else:
+                table = filtered_read(
+                    lambda x, y, cols, frag=frag: frag.read_range(x, y - x, cols), frag.take, a, b, columns, row_filter
+                )
+            if table is None or not table.num_rows:
                 continue
             batch = convert(table)
             for b in range(0, batch.num_rows, batch_size):

@@ -321,6 +321,9 @@ class LanceReader(DataSourceReader):
         self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
         self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
         self.zone_filters: list[tuple] = []
+        #: the pushed filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
+        self.row_filter = None
+        self._spark_types = {name: f.dataType for name, f in zip(self.columns, schema)}
 
     def _ranges(self) -> dict[str, list[tuple[int, int]]] | None:
         """Each file's row ranges the zone maps cannot rule out (None: read everything)."""
@@ -378,6 +381,7 @@ class LanceReader(DataSourceReader):
         """The partition's rows, read in steps of about READ_BYTES and handed over in batches of batch_size."""
         from lancelot import LanceFile
         from lancelot.spark.dataset_scan import DatasetPartition, read_partition
+        from lancelot.spark.row_filter import filtered_read
 
         if isinstance(partition, DatasetPartition):
             yield from read_partition(
@@ -389,16 +393,22 @@ class LanceReader(DataSourceReader):
                 self.columns,
                 lambda t: to_spark_batch(t, self.target),
                 self.batch_size,
+                self.row_filter,
             )
             return
         if not isinstance(partition, LancePartition):
             return  # Spark's placeholder partition when there is nothing to read
+        rf = self.row_filter if self.columns else None
         for path, start, stop in partition.slices:
             step = self.read_step(path)
             with LanceFile(path) as f:
                 for a in range(start, stop, step):
-                    table = f.read_range(a, min(stop, a + step), self.columns)
-                    if not table.num_rows:
+                    b = min(stop, a + step)
+                    if rf is None:
+                        table = f.read_range(a, b, self.columns)
+                    else:
+                        table = filtered_read(f.read_range, f.take, a, b, self.columns, rf)
+                    if table is None or not table.num_rows:
                         continue
                     batch = to_spark_batch(table, self.target)
                     for b in range(0, batch.num_rows, self.batch_size):
@@ -408,14 +418,18 @@ class LanceReader(DataSourceReader):
 class LancePushdownReader(LanceReader):
     """A LanceReader that also accepts filters (``spark.sql.python.filterPushdown.enabled``).
 
-    It keeps the filters zone maps can use to skip row ranges, and hands every
+    It keeps the filters zone maps can use to skip row ranges (and applies those it can
+    evaluate exactly to the rows it reads: lancelot/spark/row_filter.py), and hands every
     filter back to Spark, which applies them all after the scan.
     """
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
+        from lancelot.spark.row_filter import row_filter
+
         schema = self.arrow_schema
         for f in filters:
             zf = zone_filter(f, schema)
             if zf is not None:
                 self.zone_filters.append(zf)
+        self.row_filter = row_filter(self.zone_filters, schema, self._spark_types)
         return list(filters)
