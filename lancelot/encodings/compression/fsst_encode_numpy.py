@@ -65,10 +65,9 @@ class Matcher:
         self.sym_zero = _has_zero_byte(h_val[slots], h_info[slots].astype(np.int64) >> 8) or bool(
             (np.flatnonzero((short >> 8) == 2) >> 8 == 0).any()
         )
-        self.entry_of_slot = np.zeros(HASH_SLOTS, np.int64)
-        self.entry_of_slot[slots] = np.arange(1, len(slots) + 1)
-        self.info = np.concatenate([[0], h_info[slots].astype(np.int64)])
-        self.val = np.concatenate([[-1], h_val[slots]])  # entry 0 (an empty slot) never matches
+        # per hash slot: the symbol's ``length << 8 | code``, value and the mask of its length
+        self.info = h_info.astype(np.int64)
+        self.val = np.where(self.info > 0, h_val, -1)  # an empty slot (mask 0) never matches
         self.mask = _MASKS[self.info >> 8]
         escape = np.int64((1 << 8) | ESCAPE)
         self.fall = np.where(short == 0, escape, short.astype(np.int64))
@@ -77,10 +76,12 @@ class Matcher:
     def match(self, w: np.ndarray, rem: np.ndarray | None) -> np.ndarray:
         """``length << 8 | code`` at words ``w`` (bytes past the string zeroed; ``rem``: bytes left, needed
         only with ``sym_zero``)."""
-        x = (w & 0xFFFFFF) * 2971215073
-        e = self.entry_of_slot[(x ^ (x >> 15)) & (HASH_SLOTS - 1)]
-        info = self.info[e]
-        hit = (w & self.mask[e]) == self.val[e]
+        x = w & 0xFFFFFF
+        x *= 2971215073
+        x ^= x >> 15
+        x &= HASH_SLOTS - 1
+        info = self.info[x]
+        hit = (w & self.mask[x]) == self.val[x]
         fb = self.fall[w & 0xFFFF]
         if self.sym_zero:
             hit &= (info >> 8) <= rem
