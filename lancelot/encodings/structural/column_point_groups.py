@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.structural.column_points import ColumnPoints
+from lancelot.encodings.structural.column_points import ColumnPoints, PointPlan
 
 #: more runs than this and the column keeps the page-by-page path
 MAX_RUNS = 64
@@ -26,7 +26,7 @@ MAX_RUNS = 64
 class GroupPlan:
     """Per run touched: (run index, its rows, its plan, how many of the fetched ranges are its)."""
 
-    parts: list[tuple[int, np.ndarray, object, int]]
+    parts: list[tuple[int, np.ndarray, PointPlan, int]]
 
 
 class ColumnPointGroups:

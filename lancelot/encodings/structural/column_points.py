@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression.block import DataBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import symbol_table
-from lancelot.encodings.compression.fsst import fsst_decode_tables, stack_tables
+from lancelot.encodings.compression.fsst import StackedTables, fsst_decode_tables, stack_tables
 from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
@@ -31,8 +31,8 @@ from lancelot.encodings.structural.leaf import (
     values_to_arrow,
     with_validity,
 )
-from lancelot.encodings.structural.miniblock import MiniBlockPage
-from lancelot.encodings.structural.miniblock_points import VARIABLE, PointReadError
+from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
+from lancelot.encodings.structural.miniblock_points import VARIABLE, PointReader, PointReadError
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -72,10 +72,15 @@ class ColumnPoints:
     ) -> None:
         self.pages = pages
         self.page_base = page_base  # index of pages[0] in the column (errors name the column's page)
-        self.reader = pages[0].points
+        readers: list[PointReader] = []
+        tables: list[ChunkTable] = []
+        for p in pages:
+            assert p.points is not None and p.table is not None  # ColumnPoints.of checked each page's shape
+            readers.append(p.points)
+            tables.append(p.table)
+        self.reader = readers[0]
         self.value_type = value_type
         self.column = column
-        tables = [p.table for p in pages]
         first = [np.full(len(t.items), int(page_firsts[i]), dtype=np.int64) for i, t in enumerate(tables)]
         cat = np.concatenate
         self.chunks = ColumnChunks(
@@ -85,15 +90,18 @@ class ColumnPoints:
             cat([t.sizes for t in tables]),
             cat([t.items for t in tables]),
             cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
-            cat([np.full(len(t.items), p.points.def_w, dtype=np.int64) for p, t in zip(pages, tables)]),
+            cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
         )
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self.nullable = bool(self.reader.has_def)
-        self.fsst_tables = None  # every page's FSST table, when all of them compress
-        if self.reader.fsst is not None:
-            tables = [symbol_table(p.points.fsst) for p in pages]
-            if all(t.switch_on for t in tables):
-                self.fsst_tables = stack_tables(tables)
+        # pylance chooses FSST page by page (not for a page of little or short strings), so a
+        # column's pages may differ: each page's symbol table (None: its strings are plain)
+        self.page_fsst = [r.fsst for r in readers]
+        self.any_fsst = any(f is not None for f in self.page_fsst)
+        self.fsst_tables: StackedTables | None = None  # every page's FSST table, when all of them compress
+        symbols = [symbol_table(f) for f in self.page_fsst if f is not None]
+        if self.any_fsst and len(symbols) == len(readers) and all(t.switch_on for t in symbols):
+            self.fsst_tables = stack_tables(symbols)
 
     @staticmethod
     def shape(page) -> tuple | None:
@@ -204,18 +212,17 @@ class ColumnPoints:
         self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray
     ) -> pa.Array:
         r = self.reader
-        if r.vkind == VARIABLE and r.fsst is not None:  # one FSST table per page
+        if r.vkind == VARIABLE and self.any_fsst:  # one FSST table per page
             if self.fsst_tables is not None:
-                codes = r.block(data, fixed, var_start, var_len, None)
-                block = fsst_decode_tables(self.fsst_tables, page_of_row, codes)
-            else:  # some page keeps its strings uncompressed: decode page by page
+                codes = r.strings(data, var_start, var_len, None)
+                block: DataBlock = fsst_decode_tables(self.fsst_tables, page_of_row, codes)
+            else:  # some page keeps its strings plain or uncompressed: decode page by page
                 cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
                 parts = []
                 for a, b in zip(
                     np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()
                 ):
-                    page = self.pages[int(page_of_row[a])]
-                    parts.append(r.block(data, fixed, var_start[a:b], var_len[a:b], page.points.fsst))
+                    parts.append(r.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[int(page_of_row[a])]))
                 block = _join_variable(parts) if len(parts) > 1 else parts[0]
         else:
             block = r.block(data, fixed, var_start, var_len, None)

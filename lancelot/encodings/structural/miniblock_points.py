@@ -427,15 +427,22 @@ class PointReader:
         self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, fsst: bytes | None
     ) -> DataBlock:
         """The values the kernel found as a data block (FSST strings decoded with table ``fsst``)."""
-        n = len(var_start) if self.vkind == VARIABLE else len(fixed) // max(self.value_bytes, 1)
+        if self.vkind == VARIABLE:
+            return self.strings(data, var_start, var_len, fsst)
+        n = len(fixed) // max(self.value_bytes, 1)
         if self.vkind == BITS:
             return FixedWidthBlock(np.packbits(fixed, bitorder="little"), 1, n)
-        if self.vkind == VARIABLE:
-            offsets = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(var_len, out=offsets[1:])
-            block = VariableWidthBlock(offsets, gather(data, var_start, var_len), n)
-            return block if fsst is None else fsst_decode(symbol_table(fsst), block)
         return FixedWidthBlock(fixed, self.value_bytes * 8, n)
+
+    def strings(
+        self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, fsst: bytes | None
+    ) -> VariableWidthBlock:
+        """The variable-width values the kernel found (``vkind == VARIABLE``), FSST-decoded with table ``fsst``."""
+        n = len(var_start)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(var_len, out=offsets[1:])
+        block = VariableWidthBlock(offsets, gather(data, var_start, var_len), n)
+        return block if fsst is None else fsst_decode(symbol_table(fsst), block)
 
     def read(
         self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, counts: np.ndarray, k_of: np.ndarray, idx: np.ndarray

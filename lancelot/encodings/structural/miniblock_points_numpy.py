@@ -19,7 +19,7 @@ FLAT, BITS, INLINE, VARIABLE, RLE = 0, 1, 2, 3, 4
 NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT, DEF_RLE = 0, 1, 2, 3
 OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = range(7)
 
-_U = {1: np.uint8, 2: "<u2", 4: "<u4", 8: "<u8"}
+_U = {1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}
 
 
 def le(data: np.ndarray, pos: np.ndarray, nbytes: int) -> np.ndarray:
