@@ -209,11 +209,15 @@ class LanceDataset:
 
     def to_table(self, columns=None, filter=None) -> pa.Table:
         """The live rows of every fragment, in order; fragments are read two at a time (like
-        pylance's fragment read-ahead), so one fragment's deletion filter overlaps the next's decode."""
+        pylance's fragment read-ahead), so one fragment's deletion filter overlaps the next's decode.
+        Fragments with deletions to filter start first: a scan does not end on one thread filtering."""
         filter = check_filter(filter)
         frags = self._fragments
         if len(frags) > 1 and self._store.is_local:
-            parts = list(_fragment_pool().map(lambda f: f.read(columns, filter), frags))
+            pool = _fragment_pool()
+            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filter is None else 0)
+            futures = {i: pool.submit(frags[i].read, columns, filter) for i in order}
+            parts = [futures[i].result() for i in range(len(frags))]
         else:
             parts = [f.read(columns, filter) for f in frags]
         parts = [p for p in parts if p.num_rows] or [self._empty(columns)]

@@ -9,7 +9,10 @@ schema, fields in no data file read as nulls, deleted rows are never returned.
 
 from __future__ import annotations
 
+import os
 import posixpath
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -143,6 +146,12 @@ class Fragment:
                         f"the manifest says {d.num_deleted_rows}"
                     )
         return self._deleted
+
+    def filter_cost(self) -> int:
+        """Rows a full read must filter for deletions (those outside long clean runs; 0: none)."""
+        if not self._pb.HasField("deletion_file"):
+            return 0
+        return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
     def count_rows(self, filter=None) -> int:
         if filter is not None:
@@ -406,14 +415,37 @@ def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
     segments = [(a, b, pa.array(mask[a:b]) if dirty else None) for a, b, dirty in _segments(deleted, n)]
     cols, schema = t.columns, t.schema
     del t
-    for i in range(len(cols)):
+
+    def drop(i: int) -> None:
         col, parts = cols[i], []
         for a, b, keep in segments:
             part = col.slice(a, b - a)
             parts.extend((pc.filter(part, keep) if keep is not None else part).chunks)
         cols[i] = pa.chunked_array(parts, col.type)
-        del col
+
+    dirty_rows = sum(b - a for a, b, keep in segments if keep is not None)
+    if len(cols) > 1 and dirty_rows * len(cols) >= PARALLEL_FILTER_CELLS:
+        list(_filter_pool().map(drop, range(len(cols))))  # pc.filter releases the GIL
+    else:
+        for i in range(len(cols)):
+            drop(i)
     return pa.Table.from_arrays(cols, schema=schema)
+
+
+#: deletion filters of at least this many cells (rows x columns) run a column per thread
+PARALLEL_FILTER_CELLS = 1 << 20
+_FILTER_POOL: ThreadPoolExecutor | None = None
+_FILTER_LOCK = threading.Lock()
+
+
+def _filter_pool() -> ThreadPoolExecutor:
+    """Threads that filter a fragment's columns side by side (one per CPU, at most 4)."""
+    global _FILTER_POOL
+    with _FILTER_LOCK:
+        if _FILTER_POOL is None:
+            workers = max(1, min(4, os.cpu_count() or 1))
+            _FILTER_POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lancelot-filter")
+        return _FILTER_POOL
 
 
 def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
