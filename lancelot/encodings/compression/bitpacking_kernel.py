@@ -270,7 +270,9 @@ def pack_inline_numpy(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndar
     padded = np.zeros(n_chunks * 1024, dtype=vals.dtype)
     padded[: len(vals)] = vals
     chunks = padded.reshape(n_chunks, 1024)
-    for w in np.unique(widths[widths > 0]).tolist():
+    for w in np.flatnonzero(np.bincount(widths.astype(np.intp))).tolist():  # (np.unique imports numpy.ma)
+        if not w:
+            continue
         rows = np.flatnonzero(widths == w)
         values = chunks[rows]
         words = np.zeros((len(rows), w, lanes), out.dtype)

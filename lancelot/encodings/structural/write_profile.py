@@ -69,7 +69,7 @@ def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
     n = len(costs) - 1
     starts = np.linspace(0, n, PROBE_CHUNKS, endpoint=False).astype(np.int64)
     out = []
-    for a in np.unique(starts).tolist():
+    for a in sorted(set(starts.tolist())):  # (np.unique imports numpy.ma: ~30 ms in a fresh process)
         b = int(np.searchsorted(costs, costs[a] + PROBE_BYTES, side="right")) - 1
         count = max(1, min(b - a, max_items, n - a))
         out.append((a, count))

@@ -321,7 +321,7 @@ def page_levels(path: LeafPath, rep: np.ndarray | None, defc: np.ndarray | None)
     """Map canonical codes onto the levels pylance writes for a page with these entries."""
     present = np.zeros(path.max_code + 1, bool)
     if defc is not None:
-        present[np.unique(defc)] = True
+        present[defc] = True
     if path.stable_layers:
         for step, codes in zip(path.steps, path.codes):
             present[codes[0]] |= step.nullable
