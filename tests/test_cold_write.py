@@ -1,4 +1,5 @@
-"""The first write of a fresh process: page encoding imports neither numba nor pandas.
+"""The first write of a fresh process: page encoding imports neither numba nor pandas (nor numpy.random,
+numpy.ma).
 
 Until their kernels are loaded, FSST training and encoding, bitpacking and the rest run numpy
 formulations (the same bytes); Arrow arrays are built from and read into numpy through their
@@ -63,7 +64,7 @@ w = lancelot.LanceWriter(sys.argv[2], table.schema, version=sys.argv[3])
 w._zones = None  # zone maps (lancelot/zonemaps.py) are not page encoding
 w.write(table)
 w.close()
-print('numba' in sys.modules, 'pandas' in sys.modules)
+print('numba' in sys.modules, 'pandas' in sys.modules, 'numpy.random' in sys.modules, 'numpy.ma' in sys.modules)
 """
 
 
@@ -79,7 +80,7 @@ def test_fresh_process_write_imports_no_numba_nor_pandas(tmp_path, version):
         [sys.executable, "-c", _CHILD, src, fresh, version], env=env, capture_output=True, text=True, check=False
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().splitlines()[-1] == "False False"
+    assert out.stdout.strip().splitlines()[-1] == "False False False False"  # numba, pandas, numpy.random, .ma
     assert not os.path.exists(tmp_path / "empty-cache")  # nothing compiled
     here = str(tmp_path / "here.lance")
     w = lancelot.LanceWriter(here, table.schema, version=version)
@@ -100,3 +101,35 @@ def _plain(t: pa.Table) -> pa.Table:
             for n, c in zip(t.column_names, t.columns)
         }
     )
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 1000, 200_000, 2**31 - 1, 2**32 - 1, 2**32])
+def test_pcg64_draws_are_numpys(n):
+    """FSST's sample draws its strings through pcg64.py: numpy.random.default_rng(0).integers(0, n)."""
+    import itertools
+
+    from lancelot.encodings.compression import pcg64
+
+    want = np.random.default_rng(0).integers(0, n, size=3000)
+    assert np.array_equal(np.fromiter(itertools.islice(pcg64.integers(n), 3000), np.int64), want)
+
+
+@pytest.mark.parametrize("mean_len", [1, 3, 40, 600])
+def test_fsst_sample_is_the_numpy_generators(mean_len):
+    from lancelot.encodings.compression import fsst_encode
+
+    rng = np.random.default_rng(mean_len)
+    lens = rng.integers(0, 2 * mean_len + 1, 50_000)
+    offs = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=offs[1:])
+    data = rng.integers(0, 256, int(offs[-1])).astype(np.uint8)
+    got, got_offs = fsst_encode._sample(data, offs)
+    n = len(offs) - 1
+    picks = np.random.default_rng(0).integers(
+        0, n, size=max(1, 4 * fsst_encode.SAMPLE_TARGET // max(1, int(offs[-1]) // n))
+    )
+    starts = offs[picks]
+    piece = np.minimum(offs[picks + 1] - starts, fsst_encode.SAMPLE_PIECE)
+    keep = np.cumsum(piece) <= fsst_encode.SAMPLE_TARGET
+    want = b"".join(data[s : s + k].tobytes() for s, k in zip(starts[keep], piece[keep]))
+    assert got.tobytes() == want and np.array_equal(np.diff(got_offs), piece[keep])
