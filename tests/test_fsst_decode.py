@@ -19,7 +19,7 @@ def _table(rng: np.random.Generator, n: int) -> fsst.SymbolTable:
 
 def _strings(rng: np.random.Generator, table: fsst.SymbolTable, n: int, long_every: int = 0):
     """Codes of ``n`` strings back to back; every ``long_every``-th string is long (64 codes of the
-    table's longest symbol), the others short, so a strided sample can miss all the long ones."""
+    table's longest symbol), the others short."""
     longest = int(np.argmax(table.lengths))
     shortest = int(np.argmin(table.lengths))
     parts, starts, ends, pos = [], [], [], 0
@@ -60,8 +60,8 @@ def _numpy(table, codes, starts, ends):
 def test_kernel_decode_grows_an_underestimated_output(seed: int, monkeypatch) -> None:
     rng = np.random.default_rng(seed)
     table = _table(rng, int(rng.integers(8, 255)))
-    codes, starts, ends = _strings(rng, table, 3000, long_every=30)
-    monkeypatch.setattr(fsst, "SAMPLE_STRINGS", 100)  # a stride of 30: never a long string
+    codes, starts, ends = _strings(rng, table, 3000, long_every=7)
+    monkeypatch.setattr(fsst, "_estimate", lambda *a: 50)  # far too small: grown several times
     monkeypatch.setitem(fsst.mode, "decode", "kernel")
     calls = []
     real = fsst_kernel.decode_from
@@ -117,3 +117,72 @@ def test_kernel_decode_reports_bad_codes(bad, monkeypatch) -> None:
     monkeypatch.setitem(fsst.mode, "decode", "kernel")
     with pytest.raises(LanceError, match="FSST"):
         fsst._decode_spans(table, codes, starts, ends)
+
+
+def _variable_chunks(rng: np.random.Generator, n_chunks: int, ow: int, hi: int = 256):
+    """Mini-block chunk buffers of the Variable layout ((count + 1) offsets of ``ow`` bytes from the
+    buffer start, then the values), 8-byte aligned, with gaps between them."""
+    from lancelot.encodings.compression.segments import Segments
+
+    parts, starts, sizes, counts, pos = [], [], [], [], 0
+    for _ in range(n_chunks):
+        n = int(rng.integers(0, 50))
+        lens = rng.integers(0, 30, n)
+        offs = (n + 1) * ow + np.concatenate([[0], np.cumsum(lens)])
+        buf = np.concatenate(
+            [offs.astype(f"<u{ow}").view(np.uint8), rng.integers(0, hi, int(lens.sum())).astype(np.uint8)]
+        )
+        pad = (-pos) % 8 + 8 * int(rng.integers(0, 2))
+        parts += [np.zeros(pad, np.uint8), buf]
+        pos += pad
+        starts.append(pos)
+        sizes.append(len(buf))
+        counts.append(n)
+        pos += len(buf)
+    data = np.concatenate(parts)
+    return Segments(data, np.array(starts, np.int64), np.array(sizes, np.int64)), np.array(counts, np.int64)
+
+
+@pytest.mark.parametrize("ow", [4, 8])
+def test_spans_kernel_equals_numpy(ow: int) -> None:
+    from lancelot.encodings.compression import variable_kernel as vk
+    from lancelot.encodings.compression import variable_numpy as vn
+
+    seg, counts = _variable_chunks(np.random.default_rng(ow), 40, ow)
+    first, last = np.empty(len(counts), np.int64), np.empty(len(counts), np.int64)
+    assert vk.extents(seg.data, seg.starts, seg.sizes, counts, ow, first, last) == vk.OK
+    n = int(counts.sum())
+    ks, ke, ns, ne = (np.empty(n, np.int64) for _ in range(4))
+    words = seg.data[: len(seg.data) // ow * ow].view(f"<u{ow}")
+    assert vk.spans(seg.data, words, seg.starts, counts, ow, first, ks, ke) == vk.OK
+    assert vn.spans_numpy(seg.data, seg.starts, counts, ow, ns, ne) == vk.OK
+    assert np.array_equal(ks, ns) and np.array_equal(ke, ne)
+    joined = np.concatenate([seg.data[a:b] for a, b in zip(ks, ke)])
+    offsets = np.zeros(n + 1, np.int64)
+    data = np.empty(int((last - first).sum()), np.uint8)
+    assert vk.join(seg.data, words, seg.starts, counts, ow, first, last, offsets, data) == vk.OK
+    assert np.array_equal(joined, data) and np.array_equal(np.diff(offsets), ke - ks)
+
+
+def test_fsst_chunks_decoded_where_they_lie_equal_the_joined_path(monkeypatch) -> None:
+    """chunked.decompress_chunks on FSST over Variable: the spans path (kernels loaded) gives the strings
+    of the join-then-decode path."""
+    from lancelot.encodings.compression import chunked
+    from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+    rng = np.random.default_rng(11)
+    table = _table(rng, 200)
+    seg, counts = _variable_chunks(rng, 60, 4, hi=table.n_symbols)  # codes of symbols only
+    offsets = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))
+    enc = fsst.fsst_description(table, pb.CompressiveEncoding(variable=pb.Variable(offsets=offsets)))
+    monkeypatch.setitem(fsst.mode, "decode", "kernel")
+    spans_calls = []
+    real = chunked._fsst_variable
+    monkeypatch.setattr(chunked, "_fsst_variable", lambda *a: spans_calls.append(1) or real(*a))
+    monkeypatch.setattr(chunked.HOT_VARIABLE, "ready", lambda: True)
+    fast = chunked.decompress_chunks(enc, [seg], counts)
+    monkeypatch.setattr(chunked.HOT_VARIABLE, "ready", lambda: False)
+    slow = chunked.decompress_chunks(enc, [seg], counts)
+    assert spans_calls == [1]
+    assert np.array_equal(np.asarray(fast.data), np.asarray(slow.data))
+    assert np.array_equal(np.asarray(fast.offsets, np.int64), np.asarray(slow.offsets, np.int64))

@@ -31,7 +31,13 @@ from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, Var
 from lancelot.encodings.compression.buffers import check_size, corrupt, require, uint_dtype
 from lancelot.encodings.compression.byte_stream_split import _bits as bss_bits
 from lancelot.encodings.compression.flat import check_flat
-from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table
+from lancelot.encodings.compression.fsst import (
+    SymbolTable,
+    fsst_decode,
+    fsst_decode_where,
+    fsst_kernels_ready,
+    parse_symbol_table,
+)
 from lancelot.encodings.compression.general import decompress_buffer
 from lancelot.encodings.compression.jit import NumpyUntilHot
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
@@ -77,11 +83,19 @@ def decompress_chunks(
     if kind == "variable":
         return _variable(enc.variable, buffers, counts)
     if kind == "fsst":
+        table = symbol_table(bytes(enc.fsst.symbol_table))
+        if (
+            table.switch_on
+            and enc.fsst.values.WhichOneof("compression") == "variable"
+            and HOT_VARIABLE.ready()
+            and fsst_kernels_ready()
+        ):
+            return _fsst_variable(table, enc.fsst.values.variable, buffers, counts)
         inner = decompress_chunks(enc.fsst.values, buffers, counts, _depth + 1)
         if inner is None:
             return None
         require(isinstance(inner, VariableWidthBlock), "FSST values must be variable-width")
-        return fsst_decode(symbol_table(bytes(enc.fsst.symbol_table)), inner)
+        return fsst_decode(table, inner)
     if kind == "rle":
         return _rle(enc.rle, buffers, counts)
     if kind == "byte_stream_split":
@@ -186,6 +200,30 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
         status = vk.join(raw, words, starts, counts, ow, first, last, offsets, data)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return VariableWidthBlock(offsets, data, int(counts.sum()))
+
+
+def _fsst_variable(table: SymbolTable, var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> DataBlock:
+    """FSST strings of many chunks decoded where they lie in the fetched chunks (variable_kernel.spans):
+    no joined copy of the codes first.  Only once the kernels are loaded (else ``_variable`` then
+    ``fsst_decode``, the same strings)."""
+    bits = offset_bits(var)
+    require(len(buffers) >= 1, "variable encoding expects one buffer, got none")
+    seg = buffers[0]
+    ow = bits // 8
+    raw = readonly(seg.data)
+    starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (seg.starts, seg.sizes, counts))
+    first = np.empty(len(counts), dtype=np.int64)
+    last = np.empty(len(counts), dtype=np.int64)
+    status = vk.extents(raw, starts, sizes, counts, ow, first, last)
+    require(status == vk.OK, vk.MESSAGES.get(status, ""))
+    n = int(counts.sum())
+    s_starts = np.empty(n, dtype=np.int64)
+    s_ends = np.empty(n, dtype=np.int64)
+    aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
+    words = raw[: len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
+    status = vk.spans(raw, words, starts, counts, ow, first, s_starts, s_ends)
+    require(status == vk.OK, vk.MESSAGES.get(status, ""))
+    return fsst_decode_where(table, raw, s_starts, s_ends)
 
 
 def _variable_warm(raw: np.ndarray, ow: int) -> None:

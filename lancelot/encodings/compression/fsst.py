@@ -120,6 +120,17 @@ def fsst_decode_spans(
     return _decode_spans(table, data, starts, ends)
 
 
+def fsst_decode_where(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> VariableWidthBlock:
+    """Decompress the strings ``data[starts[s]:ends[s]]`` (checked by the caller: inside ``data``, in
+    order, not overlapping), e.g. the strings of many mini-block chunks where they were fetched."""
+    return _decode_spans(table, data, starts, ends)
+
+
+def fsst_kernels_ready() -> bool:
+    """Whether one-table decodes run the kernels (loaded in this process) rather than numpy."""
+    return mode["decode"] == "kernel" or (mode["decode"] == "auto" and HOT_ONE.ready())
+
+
 def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> VariableWidthBlock:
     codes, lengths = readonly(data), readonly(np.ascontiguousarray(table.lengths))
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
@@ -147,8 +158,28 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
     return VariableWidthBlock(out_offs, out[:size], len(starts))
 
 
-#: strings whose decoded size is measured exactly to size the output of a large decode
+#: strings whose decoded size is measured exactly to size the output of a large decode (in SAMPLE_BLOCKS runs)
 SAMPLE_STRINGS = 4096
+SAMPLE_BLOCKS = 16
+
+
+def _estimate(
+    codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, n_symbols: int, total_codes: int
+) -> int:
+    """The decoded size: exact for up to SAMPLE_STRINGS strings, else extrapolated (+2%) from SAMPLE_BLOCKS
+    runs of consecutive strings spread over the input (runs rather than a stride: cache-friendly)."""
+    n = len(starts)
+    if n <= SAMPLE_STRINGS:
+        size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
+        _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
+        return size
+    run = SAMPLE_STRINGS // SAMPLE_BLOCKS
+    at = (np.linspace(0, n - run, SAMPLE_BLOCKS).astype(np.int64)[:, None] + np.arange(run)).reshape(-1)
+    s_starts, s_ends = starts[at], ends[at]
+    size = fsst_kernel.decoded_size(codes, s_starts, s_ends, lengths, n_symbols)
+    _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
+    sampled = int((s_ends - s_starts).sum())
+    return min(int(total_codes * (size / max(sampled, 1)) * 1.02) + 256, total_codes * MAX_SYMBOL)
 
 
 def _decode_kernel(
@@ -159,18 +190,7 @@ def _decode_kernel(
     full first pass over all codes that an exact size needs would cost almost as much as the decode."""
     n = len(starts)
     total_codes = int((ends - starts).sum()) if n else 0
-    step = max(1, n // SAMPLE_STRINGS)
-    if step == 1:
-        size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
-        _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
-        cap = size
-    else:
-        s_starts, s_ends = np.ascontiguousarray(starts[::step]), np.ascontiguousarray(ends[::step])
-        size = fsst_kernel.decoded_size(codes, s_starts, s_ends, lengths, n_symbols)
-        _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
-        sampled = int((s_ends - s_starts).sum())
-        cap = int(total_codes * (size / max(sampled, 1)) * 1.02) + 256
-        cap = min(cap, total_codes * MAX_SYMBOL)
+    cap = _estimate(codes, starts, ends, lengths, n_symbols, total_codes)
     out = _output(cap)
     out_offs = np.empty(n + 1, dtype=np.int64)
     out_offs[0] = 0
@@ -181,9 +201,9 @@ def _decode_kernel(
         )
         if status != fsst_kernel.NO_ROOM:
             break
-        done = max(int(starts[first] - starts[0]), 0) if first else 0  # codes decoded so far (strings in order)
-        left = max(total_codes - done, 1)
-        grown = pos + int(left * max(pos / max(done, 1), 1.0) * 1.25) + 4096
+        left = int((ends[first:] - starts[first:]).sum())  # codes still to decode (string ``first`` on)
+        ratio = pos / max(total_codes - left, 1)  # bytes per code so far
+        grown = pos + int(left * max(ratio, 1.0) * 1.25) + 4096
         bigger = _output(min(max(grown, 2 * pos), pos + left * MAX_SYMBOL))
         bigger[:pos] = out[:pos]
         out = bigger

@@ -82,6 +82,28 @@ def join(data, words, starts, counts, ow, first, last, out_offsets, out_data) ->
 
 
 @njit(cache=True, nogil=True)
+def spans(data, words, starts, counts, ow, first, out_starts, out_ends) -> int:
+    """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute
+    positions), without copying the bytes (``join``'s offsets and checks; ``words`` as there).  FSST
+    decodes the strings where they lie."""
+    o = 0
+    aligned = len(words) > 0
+    for k in range(len(starts)):
+        s = starts[k]
+        prev = first[k]
+        w0 = s // ow
+        for i in range(1, counts[k] + 1):
+            v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
+            if v < prev:
+                return DECREASING
+            out_starts[o] = s + prev
+            out_ends[o] = s + v
+            prev = v
+            o += 1
+    return OK
+
+
+@njit(cache=True, nogil=True)
 def gather_values(
     data: np.ndarray, starts: np.ndarray, idx: np.ndarray, out_offsets: np.ndarray, out: np.ndarray, words: int
 ) -> None:

@@ -76,6 +76,29 @@ def join_numpy(
     return OK
 
 
+def spans_numpy(
+    data: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    ow: int,
+    out_starts: np.ndarray,
+    out_ends: np.ndarray,
+) -> int:
+    """``variable_kernel.spans``: every value's absolute start and end in ``data``, or DECREASING."""
+    each = counts + 1
+    allw = np.ascontiguousarray(gather(data, starts, each * ow)).view(f"<u{ow}").astype(np.int64)
+    keep = np.ones(len(allw), dtype=bool)
+    keep[np.cumsum(each) - each] = False  # each chunk's first offset
+    at = np.flatnonzero(keep)
+    v, prev = allw[at], allw[at - 1]
+    if np.any(v < prev):
+        return DECREASING
+    base = np.repeat(starts, counts)
+    out_starts[:] = base + prev
+    out_ends[:] = base + v
+    return OK
+
+
 def gather_values_numpy(data: np.ndarray, starts: np.ndarray, idx: np.ndarray, out_offsets: np.ndarray) -> np.ndarray:
     """``variable_kernel.gather_values`` in numpy: the bytes of values ``idx`` (lengths from ``out_offsets``)."""
     return gather(data, starts[idx], np.diff(out_offsets))
