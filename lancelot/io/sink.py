@@ -68,7 +68,7 @@ class BackgroundWriter:
         if self._error is not None:
             raise self._error
 
-    def write(self, data) -> None:
+    def write(self, data: bytes | memoryview) -> None:
         """Queue ``data`` (bytes or a byte memoryview); blocks while ``max_bytes`` are already waiting."""
         self._raise()
         n = len(data)

@@ -10,8 +10,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, TruncatedFileError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 Range = tuple[int, int]  # (offset, length)
 
@@ -176,11 +180,11 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
 
 
 _STAGE_LOCK = threading.Lock()
-_POOLS: dict[int, object] = {}
+_POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOL_LOCK = threading.Lock()
 
 
-def _pool(workers: int):
+def _pool(workers: int) -> ThreadPoolExecutor:
     """A shared thread pool for the side-by-side requests of remote sources."""
     with _POOL_LOCK:
         pool = _POOLS.get(workers)
@@ -343,7 +347,7 @@ class CountingSource(ByteSource):
         self.inner.close()
 
 
-def open_source(path_or_url, storage_options: dict | None = None) -> ByteSource:
+def open_source(path_or_url: str | os.PathLike[str] | ByteSource, storage_options: dict | None = None) -> ByteSource:
     """Open a local path or an fsspec URL as a ByteSource."""
     if isinstance(path_or_url, ByteSource):
         return path_or_url

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 
 @dataclass
@@ -28,7 +29,7 @@ class FixedWidthBlock:
     bits_per_value: int
     num_values: int
 
-    def as_dtype(self, dtype) -> np.ndarray:
+    def as_dtype(self, dtype: npt.DTypeLike) -> np.ndarray:
         """View the values as numpy ``dtype`` (whole bytes only)."""
         return self.data[: self.num_values * (self.bits_per_value // 8)].view(dtype)
 

@@ -28,7 +28,7 @@ def require(condition: bool, message: str) -> None:
         raise CorruptFileError(message)
 
 
-def as_u8(buf) -> np.ndarray:
+def as_u8(buf: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
     """View any bytes-like object or numpy array as a flat uint8 array (no copy)."""
     if isinstance(buf, np.ndarray):
         if buf.dtype == np.uint8 and buf.ndim == 1:

@@ -5,10 +5,15 @@ Which fields own columns is decided by ``lancelot.field_metadata`` (shared with 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
 from lancelot import field_metadata
 from lancelot.versions import FileVersion
+
+if TYPE_CHECKING:
+    from lancelot.encodings.base import FieldContext, FieldReader
 
 
 def is_packed_struct(field: pa.Field) -> bool:
@@ -21,7 +26,7 @@ def column_count(field: pa.Field) -> int:
     return field_metadata.column_count(field, FileVersion.V2_0)
 
 
-def make_field_reader(ctx):
+def make_field_reader(ctx: FieldContext) -> FieldReader:
     from lancelot.encodings.v2_0.field_reader import FieldReader20
 
     return FieldReader20(ctx)

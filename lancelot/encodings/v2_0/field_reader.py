@@ -12,6 +12,7 @@ runs, so scattered rows read only the pages (and bytes) they touch.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
@@ -255,7 +256,7 @@ class FieldReader20(FieldReader):
         self.root = self._build(ctx.field, cols)
         self._plan: TakePlan | None | Literal[False] = False  # built on the first take
 
-    def _build(self, field: pa.Field, cols) -> Node:
+    def _build(self, field: pa.Field, cols: Iterator[ColumnInfo]) -> Node:
         ctx = self.ctx
         try:
             col = Column(ctx, next(cols))

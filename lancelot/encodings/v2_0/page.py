@@ -10,22 +10,30 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.format.pb import file2_pb2
 from lancelot.io.source import ByteSource
 
 
 class PageBuffers:
     """The buffers of one page (plus the column's buffers) of one column."""
 
-    def __init__(self, src: ByteSource, page, column_meta, column: int, page_index: int) -> None:
+    def __init__(
+        self,
+        src: ByteSource,
+        page: file2_pb2.ColumnMetadata.Page,
+        column_meta: file2_pb2.ColumnMetadata,
+        column: int,
+        page_index: int,
+    ) -> None:
         self.src = src
         self.page = list(zip(page.buffer_offsets, page.buffer_sizes))
         self.column_buffers = list(zip(column_meta.buffer_offsets, column_meta.buffer_sizes))
         self.column = column
         self.page_index = page_index
 
-    def error(self, msg: str, cls=CorruptFileError) -> Exception:
+    def error(self, msg: str, cls: type[LanceError] = CorruptFileError) -> LanceError:
         return cls(msg, path=self.src.path, column=self.column, page=self.page_index)
 
     def _locate(self, buf: pb.Buffer) -> tuple[int, int]:

@@ -22,7 +22,7 @@ of ``LanceFile.take``); the positions it computed are kept for the take of the s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,10 @@ import pyarrow as pa
 from lancelot.encodings.v2_0.decode import decode
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.io.source import ByteSource
+
+if TYPE_CHECKING:
+    from lancelot.encodings.v2_0.field_reader import Column
 
 NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
 
@@ -116,7 +120,7 @@ def _fixed_size_list_flat(
 class PageTable:
     """Row starts and, per page, the file positions of the buffers a plan reads."""
 
-    def __init__(self, column) -> None:
+    def __init__(self, column: Column) -> None:
         self.column = column
         self.path = column.ctx.path
         self.index = column.info.index
@@ -145,7 +149,7 @@ def _ranges(pos: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(pos[keep].tolist(), lengths[keep].tolist()))
 
 
-def _fetch(src, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _fetch(src: ByteSource, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The bytes at each (pos, length), concatenated in order."""
     return np.frombuffer(b"".join(src.read_ranges(_ranges(pos, lengths))), np.uint8)
 
@@ -198,7 +202,11 @@ class FixedValues:
         return pos, lengths
 
     def read(
-        self, src, page: np.ndarray, local: np.ndarray, positions: tuple[np.ndarray, np.ndarray] | None = None
+        self,
+        src: ByteSource,
+        page: np.ndarray,
+        local: np.ndarray,
+        positions: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """(raw bytes, rows x width; validity or None when every row is valid); ``positions`` as
         ``positions(page, local)`` gives them, when already computed."""
@@ -222,7 +230,7 @@ class FixedValues:
 class TakePlan:
     """A vectorized take for one leaf column (or for some of its pages, inside a MixedPlan)."""
 
-    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
         """The rows (sorted, unique, in range), or None to fall back to the generic decoder."""
         raise NotImplementedError
 
@@ -251,7 +259,7 @@ class _FixedPlan(TakePlan):
         self._memo = (rows, page, local, positions)
         return _ranges(*positions)
 
-    def _read(self, src, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    def _read(self, src: ByteSource, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """(page, local row, raw values, validity) of the rows."""
         page, local, positions = self._locate(rows)
         self._memo = None
@@ -263,7 +271,7 @@ class FlatPlan(_FixedPlan):
         self.table, self.values, self.dtype = table, values, dtype
         self._fixed = values
 
-    def take(self, src, rows: np.ndarray) -> pa.Array:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
         _, _, raw, valid = self._read(src, rows)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
         t = self.dtype
@@ -282,7 +290,7 @@ class DictionaryPlan(_FixedPlan):
         self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
         self._fixed = indices
 
-    def take(self, src, rows: np.ndarray) -> pa.Array:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
         page, _, raw, valid = self._read(src, rows)
         idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
@@ -306,7 +314,7 @@ class BinaryPlan(TakePlan):
         self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
         self.dtype = dtype
 
-    def _offset_positions(self, rows: np.ndarray):
+    def _offset_positions(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         page, local = self.table.locate(rows)
         w = self.widths[page]
         _check(self.table, (local + 1) * w > self.offsets[page, 1], page, "binary offsets are shorter than the rows")
@@ -316,7 +324,7 @@ class BinaryPlan(TakePlan):
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
         return _ranges(*self._offset_positions(rows)[3:])
 
-    def _bounds(self, src, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _bounds(self, src: ByteSource, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """First round: (page, start, stop, valid) of each row's bytes in its page's data buffer."""
         page, w, first, pos, lengths = self._offset_positions(rows)
         raw = _fetch(src, pos, lengths)
@@ -342,7 +350,7 @@ class BinaryPlan(TakePlan):
         _check(self.table, (stop < start) | (stop > self.data[page, 1]), page, "binary offsets are not monotonic")
         return page, start, stop, valid
 
-    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
         page, start, stop, valid = self._bounds(src, rows)
         data = _fetch(src, self.data[page, 0] + start, stop - start)
         n = len(rows)
@@ -363,7 +371,7 @@ class GenericPlan(TakePlan):
     def __init__(self, read: Callable[[np.ndarray], pa.Array]) -> None:
         self.read = read
 
-    def take(self, src, rows: np.ndarray) -> pa.Array:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
         return self.read(rows)
 
 
@@ -394,7 +402,7 @@ class MixedPlan(TakePlan):
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
         return [r for plan, _, sub in self._groups(rows) for r in plan.ranges(sub)]
 
-    def take(self, src, rows: np.ndarray) -> pa.Array | None:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
         groups = self._groups(rows)
         self._memo = None
         if len(groups) == 1:
@@ -490,7 +498,9 @@ def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> Take
     return BinaryPlan(table, offsets, widths, data, adjust, dtype)
 
 
-def plan_take(column, dtype: pa.DataType, generic: Callable[[np.ndarray], pa.Array] | None = None) -> TakePlan | None:
+def plan_take(
+    column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], pa.Array] | None = None
+) -> TakePlan | None:
     """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path.
 
     Pages are grouped by shape; a column of one shape gets that shape's plan, a column of
