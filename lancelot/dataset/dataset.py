@@ -17,12 +17,12 @@ import pyarrow as pa
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.fragment import DATA_DIR, Fragment
-from lancelot.dataset.manifest import check_reader_flags
+from lancelot.dataset.manifest import check_reader_flags, data_version
 from lancelot.dataset.operation import build_delete
 from lancelot.dataset.scan import check_filter
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
@@ -52,6 +52,12 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
     return from_descriptor(fd)
+
+
+def _version_time(ns: int) -> _dt.datetime:
+    """A manifest's timestamp as pylance's ``versions()`` gives it: local time, whole seconds plus
+    microseconds truncated, with its float arithmetic on the nanoseconds (the two agree to the microsecond)."""
+    return _dt.datetime.fromtimestamp(ns // 1e9) + _dt.timedelta(microseconds=(ns % 1e9) // 1e3)
 
 
 class LanceDataset:
@@ -145,7 +151,7 @@ class LanceDataset:
         try:
             lf = LanceFile(store.open_input(path))
         except FileNotFoundError:
-            raise LanceError(f"{where}: data file {path} is missing") from None
+            raise LanceFileNotFoundError(f"{where}: data file {path} is missing", path=path) from None
         except LanceError as e:
             raise type(e)(f"{where}: data file {path}: {e.message}", path=e.path) from None
         with _FILES_LOCK:
@@ -167,7 +173,7 @@ class LanceDataset:
         versions = list_versions(self._store, self.uri)
         for v in sorted(versions.names):
             m = load_manifest(self._store, self.uri, versions, v).manifest
-            ts = _dt.datetime.fromtimestamp(m.timestamp.seconds + m.timestamp.nanos / 1e9)
+            ts = _version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
             out.append(
                 {
                     "version": v,
@@ -183,7 +189,8 @@ class LanceDataset:
 
     @property
     def data_storage_version(self) -> str:
-        return self.manifest.data_format.version
+        """As pylance reports it (manifests before Lance 0.16 have none: from their files or flags)."""
+        return data_version(self.manifest, f"dataset {self.uri!r} version {self.version}")
 
     # -- reads -------------------------------------------------------------------------------
     def get_fragments(self) -> list[Fragment]:

@@ -6,7 +6,8 @@ import datetime as _dt
 
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 from lancelot.dataset.deletion import deletion_path
-from lancelot.dataset.manifest import VERSIONS_DIR, flag_names, parse_manifest_name
+from lancelot.dataset.fragment import manifest_rows_trusted
+from lancelot.dataset.manifest import VERSIONS_DIR, data_version, flag_names, parse_manifest_name
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import operation
 from lancelot.errors import LanceError
@@ -37,12 +38,15 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
     m = ds.manifest
     store = ds._store
     versions = list_versions(store, ds.uri)
+    try:
+        dv = data_version(m, f"dataset {ds.uri!r} version {ds.version}")
+    except LanceError as e:
+        dv = f"? ({e})"
     out = [
         f"dataset {ds.uri}",
         f"  version {ds.version} (of {min(versions.names)}..{versions.latest}, manifest names "
         f"{'inverted (v2)' if versions.scheme == 'v2' else 'plain (v1)'})",
-        f"  data storage version {m.data_format.version or '?'}, written by {m.writer_version.library} "
-        f"{m.writer_version.version} at {_when(m.timestamp)}",
+        f"  data storage version {dv}, written by {_writer(m)} at {_when(m.timestamp)}",
         f"  reader flags: {', '.join(flag_names(m.reader_feature_flags)) or '-'}; "
         f"writer flags: {', '.join(flag_names(m.writer_feature_flags)) or '-'}",
     ]
@@ -60,10 +64,10 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
         try:
             mf = load_manifest(store, ds.uri, versions, v)
             op = operation(load_transaction(store, mf)) if load_transaction(store, mf) else "?"
-            rows = sum(int(f.physical_rows) - int(f.deletion_file.num_deleted_rows) for f in mf.manifest.fragments)
+            rows = _manifest_rows(mf.manifest)
             out.append(
                 f"  {v:>6}  {_when(mf.manifest.timestamp)}  {op or '?':<10} {len(mf.manifest.fragments):>5} "
-                f"fragments {rows:>12} rows  ({mf.manifest.writer_version.library})"
+                f"fragments {'?' if rows is None else rows:>12} rows  ({mf.manifest.writer_version.library or '?'})"
             )
         except LanceError as e:
             out.append(f"  {v:>6}  unreadable: {e}")
@@ -71,14 +75,18 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
     for f in m.fields:
         indent = "  " * (1 + _depth(m, f))
         out.append(f"{indent}{f.name}: {f.logical_type}{'' if f.nullable else ' not null'}  (id {f.id})")
-    live = ds.count_rows()
-    phys = sum(f.physical_rows for f in ds.get_fragments())
-    out.append(f"fragments: {len(m.fragments)}, {live} rows ({phys - live} deleted)")
+    try:
+        live = ds.count_rows()
+        phys = sum(f.physical_rows for f in ds.get_fragments())
+        out.append(f"fragments: {len(m.fragments)}, {live} rows ({phys - live} deleted)")
+    except LanceError as e:  # row counts the manifest does not record, in files lancelot cannot open
+        out.append(f"fragments: {len(m.fragments)}, rows unknown ({e})")
     for frag in list(m.fragments)[:MAX_FRAGMENTS]:
         dels = int(frag.deletion_file.num_deleted_rows) if frag.HasField("deletion_file") else 0
-        line = f"  fragment {frag.id}: {frag.physical_rows} rows"
+        phys_s = frag.physical_rows if manifest_rows_trusted(m, frag) else "? (not recorded reliably)"
+        line = f"  fragment {frag.id}: {phys_s} rows"
         if frag.HasField("deletion_file"):
-            line += f", {dels} deleted ({deletion_path(int(frag.id), frag.deletion_file)})"
+            line += f", {dels or '?'} deleted ({deletion_path(int(frag.id), frag.deletion_file)})"
         if frag.WhichOneof("row_id_sequence"):
             line += ", stable row ids"
         out.append(line)
@@ -90,6 +98,23 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
     if len(m.fragments) > MAX_FRAGMENTS:
         out.append(f"  ... {len(m.fragments) - MAX_FRAGMENTS} more fragments")
     return "\n".join(out)
+
+
+def _writer(m) -> str:
+    if not m.HasField("writer_version"):
+        return "an unrecorded writer (an early Lance)"
+    return f"{m.writer_version.library} {m.writer_version.version}"
+
+
+def _manifest_rows(m) -> int | None:
+    """Live rows as the manifest records them (None where it does not, or not reliably)."""
+    rows = 0
+    for f in m.fragments:
+        d = f.deletion_file if f.HasField("deletion_file") else None
+        if not manifest_rows_trusted(m, f) or (d is not None and not d.num_deleted_rows):
+            return None
+        rows += int(f.physical_rows) - (int(d.num_deleted_rows) if d is not None else 0)
+    return rows
 
 
 def _depth(m, field) -> int:

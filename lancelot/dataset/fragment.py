@@ -23,7 +23,7 @@ from google.protobuf import json_format
 
 from lancelot import versions
 from lancelot.dataset.deletion import deletion_path, parse_deletions
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -80,6 +80,13 @@ class FragmentMetadata:
         )
 
 
+def manifest_rows_trusted(m: table_pb2.Manifest, frag: table_pb2.DataFragment) -> bool:
+    """Whether a fragment's ``physical_rows`` can be used as it is: 0 means "not recorded" (Lance
+    before 0.8), and manifests without a writer version (before 0.8.x) may hold wrong counts
+    (Lance 0.8.0 stored live rows there), so the reference counts the data file instead."""
+    return frag.physical_rows > 0 and m.HasField("writer_version")
+
+
 def check_relative_path(p: str, where: str) -> str:
     """A data-file path must stay inside the dataset's data directory."""
     if (
@@ -100,18 +107,37 @@ class Fragment:
         self._ds = ds
         self._pb = frag
         self.fragment_id: int = int(frag.id)
-        self.physical_rows: int = int(frag.physical_rows)
         self._deleted: np.ndarray | None = None
         self._fc: list | None = None
+        #: the manifest's row count, unless it cannot be trusted (then counted from a data file)
+        self._physical: int | None = int(frag.physical_rows) if manifest_rows_trusted(ds.manifest, frag) else None
         #: live rows when the manifest says (a deletion file without a count is read on demand)
         d = frag.deletion_file if frag.HasField("deletion_file") else None
         self._live: int | None = (
-            self.physical_rows
+            None
+            if self._physical is None
+            else self._physical
             if d is None
-            else self.physical_rows - int(d.num_deleted_rows)
+            else self._physical - int(d.num_deleted_rows)
             if d.num_deleted_rows
             else None
         )
+
+    @property
+    def physical_rows(self) -> int:
+        """Rows in the fragment's data files, deleted ones included."""
+        if self._physical is None:
+            self._physical = self._count_physical()
+        return self._physical
+
+    def _count_physical(self) -> int:
+        """The row count of the fragment's first data file (manifests that lack or mistrust it)."""
+        if not len(self._pb.files):
+            raise CorruptFileError(f"{self.where}: the fragment has no data files and no row count")
+        df = self._pb.files[0]
+        store, prefix = self._ds._base(df.base_id if df.HasField("base_id") else None, self.where)
+        lf = self._ds._open_file(f"{prefix}{check_relative_path(df.path, self.where)}", self.where, store)
+        return int(lf.num_rows)
 
     @property
     def metadata(self) -> FragmentMetadata:
@@ -215,6 +241,7 @@ class Fragment:
         fname = {int(f.id): f.name for f in desc if int(f.parent_id) == -1}
         if len(owners) == len(df.fields):
             pairs = [(int(f.id), int(d)) for f, d in zip(owners, df.fields)]
+            self._check_columns(lf, df, owners)
         else:
             listed = {int(x) for x in df.fields}
             pairs = [(int(f.id), int(f.id)) for f in owners if int(f.id) in listed]
@@ -224,6 +251,23 @@ class Fragment:
             if top is not None and top not in names:
                 names[top] = fname.get(file_top(fid), "")
         return {k: v for k, v in names.items() if v}
+
+    def _check_columns(self, lf, df: table_pb2.DataFile, owners: list) -> None:
+        """Refuse a 2.0 data file whose manifest places a top-level field at another column than
+        the file reader does (Lance 0.13 stored a string as two columns, offsets and bytes):
+        reading it by the reader's layout would decode one field's column as another's."""
+        if versions.parse(lf.version).structural or len(df.column_indices) != len(owners):
+            return
+        for f, col in zip(owners, df.column_indices):
+            if int(f.parent_id) != -1 or col < 0:
+                continue
+            mine = lf._columns.get(f.name)
+            if mine and mine[0].index != col:
+                raise UnsupportedEncodingError(
+                    f"{self.where}: data file {df.path} stores field {f.name!r} at column {col}, lancelot's "
+                    f"2.0 reader expects column {mine[0].index} (a column layout of an early 2.0 writer, "
+                    f"such as Lance 0.13's two-column strings, which lancelot does not read)"
+                )
 
     def _columns(self, columns) -> list[str]:
         names = self._ds.schema.names

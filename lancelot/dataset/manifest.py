@@ -94,6 +94,86 @@ def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool) -> None:
     m.reader_feature_flags, m.writer_feature_flags = r, w
 
 
+# -- data storage version (table format, "Data storage version") -------------------------------
+
+LEGACY_DATA_VERSION = "0.1"
+#: DataFile (major, minor) -> the data storage version pylance reports for it
+_FILE_VERSIONS = {
+    (0, 0): "0.1",
+    (0, 1): "0.1",
+    (0, 2): "0.1",
+    (0, 3): "2.0",
+    (2, 0): "2.0",
+    (2, 1): "2.1",
+    (2, 2): "2.2",
+}
+
+
+def files_data_version(m: table_pb2.Manifest, where: str) -> str | None:
+    """The data storage version of the manifest's data files (None without any); files of two
+    versions in one dataset are refused, as pylance refuses them."""
+    seen: str | None = None
+    for frag in m.fragments:
+        for d in frag.files:
+            v = _FILE_VERSIONS.get((int(d.file_major_version), int(d.file_minor_version)))
+            if v is None:
+                raise UnsupportedVersionError(
+                    f"{where}: fragment {frag.id} data file {d.path} has unknown file version "
+                    f"{d.file_major_version}.{d.file_minor_version}"
+                )
+            if seen is not None and v != seen:
+                raise UnsupportedVersionError(
+                    f"{where}: the dataset mixes data files of versions {seen} and {v} "
+                    f"(fragment {frag.id}, {d.path}); roll back to a version before the mixture"
+                )
+            seen = v
+    return seen
+
+
+def data_version(m: table_pb2.Manifest, where: str) -> str:
+    """The dataset's data storage version as pylance reports it: ``data_format`` when the manifest
+    has it; else (manifests before Lance 0.16) the version of its data files, or without files
+    the writer flag ``use_v2_format`` (the current default version) or the legacy format."""
+    if m.HasField("data_format") and m.data_format.version:
+        return m.data_format.version
+    found = files_data_version(m, where)
+    if found is not None:
+        return found
+    if m.writer_feature_flags & FLAG_USE_V2_FORMAT_DEPRECATED:
+        from lancelot.writer import resolve_version
+
+        return str(resolve_version(None))
+    return LEGACY_DATA_VERSION
+
+
+def writable_data_version(m: table_pb2.Manifest, where: str) -> str | None:
+    """The file version new data files of this dataset get (None: lancelot's default).
+
+    A legacy version is what Lance 0.15-0.16 wrote for datasets whose files are 2.0 (pylance
+    corrects it from the files, so does this); legacy data files themselves cannot be written
+    by lancelot, and appending 2.x files beside them would make a dataset pylance refuses."""
+    v = data_version(m, where)
+    if v != LEGACY_DATA_VERSION:
+        return v
+    found = files_data_version(m, where)
+    if found == LEGACY_DATA_VERSION:
+        raise UnsupportedVersionError(
+            f"{where}: the dataset's data files are legacy Lance files (format 0.1, before Lance 2.0); "
+            f"lancelot reads and writes 2.x files only, and a dataset may not mix the two"
+        )
+    return found
+
+
+def fix_data_format(m: table_pb2.Manifest, where: str) -> None:
+    """Record the data storage version of a manifest being committed: a legacy (or absent) one is
+    replaced by the version of its data files, as pylance's commit does (its files must agree)."""
+    files = files_data_version(m, where)
+    declared = m.data_format.version if m.HasField("data_format") else ""
+    if files is not None and files != LEGACY_DATA_VERSION and declared in ("", LEGACY_DATA_VERSION):
+        m.data_format.file_format = "lance"
+        m.data_format.version = files
+
+
 # -- names ------------------------------------------------------------------------------
 
 

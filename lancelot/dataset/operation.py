@@ -10,7 +10,7 @@ table metadata, schema metadata, the index section, stable row ids.
 from __future__ import annotations
 
 import lancelot
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, apply_feature_flags
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, apply_feature_flags, fix_data_format
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, rowids_pb2, table_pb2
 
@@ -75,6 +75,7 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str):
         m = _start(base)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         _add_fragments(m, frags, version, stable)
+        fix_data_format(m, f"dataset {uri!r} version {version}")
         _finish(m, version, stable)
         return m, base.index_section
 
@@ -126,6 +127,7 @@ def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri:
         del m.fragments[:]
         m.fragments.extend(keep)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        fix_data_format(m, f"dataset {uri!r} version {version}")
         _finish(m, version, stable)
         return m, base.index_section
 

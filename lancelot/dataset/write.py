@@ -17,7 +17,12 @@ import pyarrow as pa
 from lancelot import versions
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
+from lancelot.dataset.manifest import (
+    FLAG_STABLE_ROW_IDS,
+    LEGACY_DATA_VERSION,
+    ManifestFile,
+    writable_data_version,
+)
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
@@ -129,7 +134,9 @@ def write_fragments(
     fields = dataset_fields(stored, base)
     if data_storage_version is None:
         data_storage_version = (
-            base.manifest.data_format.version if base is not None and base.manifest.data_format.version else None
+            writable_data_version(base.manifest, f"dataset {uri!r} version {base.manifest.version}")
+            if base is not None
+            else None
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
@@ -303,6 +310,8 @@ def write_dataset(
             check_append_schema(base, stored, uri)
     if data_storage_version is None and base is not None and mode == "overwrite":
         data_storage_version = base.manifest.data_format.version or None
+        if data_storage_version == LEGACY_DATA_VERSION:  # lancelot writes no legacy files: its default
+            data_storage_version = str(resolve_version(None))
     frags = write_fragments(
         batches,
         uri,
