@@ -158,22 +158,24 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
     return VariableWidthBlock(out_offs, out[:size], len(starts))
 
 
-#: strings whose decoded size is measured exactly to size the output of a large decode (in SAMPLE_BLOCKS runs)
+#: strings whose decoded size is measured exactly to size the output of a large decode (in SAMPLE_BLOCKS runs;
+#: at most an eighth of the strings); up to EXACT_STRINGS strings are all measured
 SAMPLE_STRINGS = 4096
+EXACT_STRINGS = 512
 SAMPLE_BLOCKS = 16
 
 
 def _estimate(
     codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, n_symbols: int, total_codes: int
 ) -> int:
-    """The decoded size: exact for up to SAMPLE_STRINGS strings, else extrapolated (+2%) from SAMPLE_BLOCKS
+    """The decoded size: exact for up to EXACT_STRINGS strings, else extrapolated (+2%) from SAMPLE_BLOCKS
     runs of consecutive strings spread over the input (runs rather than a stride: cache-friendly)."""
     n = len(starts)
-    if n <= SAMPLE_STRINGS:
+    if n <= EXACT_STRINGS:
         size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
         _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
         return size
-    run = SAMPLE_STRINGS // SAMPLE_BLOCKS
+    run = max(min(SAMPLE_STRINGS, n // 8) // SAMPLE_BLOCKS, 1)
     at = (np.linspace(0, n - run, SAMPLE_BLOCKS).astype(np.int64)[:, None] + np.arange(run)).reshape(-1)
     s_starts, s_ends = starts[at], ends[at]
     size = fsst_kernel.decoded_size(codes, s_starts, s_ends, lengths, n_symbols)
