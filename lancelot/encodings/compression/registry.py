@@ -97,10 +97,14 @@ def _variable_packed_struct(enc: pb.CompressiveEncoding, block: VariableWidthBlo
     return decompress_variable_packed_struct(enc.variable_packed_struct, block, rec)
 
 
-def _fixed(kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, RecursePerValue], DataBlock]):
+def _fixed(
+    kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, RecursePerValue], DataBlock]
+) -> PerValueDecoder:
     """A per-value decoder of fixed-width values only."""
 
-    def decode(enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue):
+    def decode(
+        enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue
+    ) -> DataBlock:
         if not isinstance(block, FixedWidthBlock):
             raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in variable-width full-zip")
         return fn(enc, block, rec)
@@ -108,10 +112,14 @@ def _fixed(kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, Rec
     return decode
 
 
-def _var(kind: str, fn: Callable[[pb.CompressiveEncoding, VariableWidthBlock, RecursePerValue], DataBlock]):
+def _var(
+    kind: str, fn: Callable[[pb.CompressiveEncoding, VariableWidthBlock, RecursePerValue], DataBlock]
+) -> PerValueDecoder:
     """A per-value decoder of variable-width values only."""
 
-    def decode(enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue):
+    def decode(
+        enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue
+    ) -> DataBlock:
         if not isinstance(block, VariableWidthBlock):
             raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in fixed-width full-zip")
         return fn(enc, block, rec)

@@ -15,6 +15,7 @@ dictionaries joined, FSST strings decoded per page table).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ from lancelot.encodings.structural.leaf import (
 )
 from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
 from lancelot.encodings.structural.miniblock_points import VARIABLE, PointReader, PointReadError
+from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -104,7 +106,7 @@ class ColumnPoints:
             self.fsst_tables = stack_tables(symbols)
 
     @staticmethod
-    def shape(page) -> tuple | None:
+    def shape(page: PageReader) -> tuple | None:
         """What pages read by one ColumnPoints must share (None: the page has no point reader)."""
         if not isinstance(page, MiniBlockPage) or page.points is None or page.table is None:
             return None
@@ -115,7 +117,12 @@ class ColumnPoints:
 
     @classmethod
     def of(
-        cls, pages: list, page_firsts: np.ndarray, value_type: pa.DataType, column: int, page_base: int = 0
+        cls,
+        pages: Sequence[PageReader],
+        page_firsts: np.ndarray,
+        value_type: pa.DataType,
+        column: int,
+        page_base: int = 0,
     ) -> ColumnPoints | None:
         """The point reader of a column, or None when its pages do not all qualify."""
         if not pages or pa.types.is_dictionary(value_type):
@@ -123,12 +130,13 @@ class ColumnPoints:
         shapes = {cls.shape(p) for p in pages}
         if len(shapes) != 1 or None in shapes:
             return None
-        return cls(pages, page_firsts, value_type, column, page_base)
+        mini = [p for p in pages if isinstance(p, MiniBlockPage)]  # all of them: shape() checked
+        return cls(mini, page_firsts, value_type, column, page_base)
 
     @staticmethod
-    def _join_dictionaries(tables) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
-        dicts = [t.dictionary for t in tables]
-        if dicts[0] is None:
+    def _join_dictionaries(tables: list[ChunkTable]) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
+        dicts = [t.dictionary for t in tables if t.dictionary is not None]
+        if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
             return None, np.zeros(0, np.int64), np.zeros(0, np.int64)
         sizes = np.array([len(d) for d in dicts], dtype=np.int64)
         base = np.cumsum(sizes) - sizes

@@ -47,30 +47,30 @@ MESSAGES = {
 
 @njit(cache=True, nogil=True)
 def _points(
-    data,
-    pos,
-    size,
-    counts,
-    k_of,
-    idx,
-    has_def,
-    word,
-    nb,
-    def_kind,
-    def_t,
-    def_ws,
-    def_rows,
-    def_lanes,
-    vkind,
-    vparam,
-    vparam2,
-    rows,
-    lanes,
-    dfn_out,
-    fixed_out,
-    var_start,
-    var_len,
-    where,
+    data: np.ndarray,
+    pos: np.ndarray,
+    size: np.ndarray,
+    counts: np.ndarray,
+    k_of: np.ndarray,
+    idx: np.ndarray,
+    has_def: int,
+    word: int,
+    nb: int,
+    def_kind: int,
+    def_t: int,
+    def_ws: np.ndarray,
+    def_rows: np.ndarray,
+    def_lanes: np.ndarray,
+    vkind: int,
+    vparam: int,
+    vparam2: int,
+    rows: np.ndarray,
+    lanes: np.ndarray,
+    dfn_out: np.ndarray,
+    fixed_out: np.ndarray,
+    var_start: np.ndarray,
+    var_len: np.ndarray,
+    where: np.ndarray,
 ) -> int:
     head = 2 + 2 * has_def + word * nb
     last_k = -1
@@ -461,6 +461,14 @@ class PointReader:
 class PointReadError(CorruptFileError):
     """A bad chunk met by the point kernel at row ``row`` of the read."""
 
-    def __init__(self, message: str, row: int | None = None, **where) -> None:
-        super().__init__(message, **where)
+    def __init__(
+        self,
+        message: str,
+        row: int | None = None,
+        *,
+        path: str | None = None,
+        column: int | str | None = None,
+        page: int | None = None,
+    ) -> None:
+        super().__init__(message, path=path, column=column, page=page)
         self.row = row
