@@ -83,8 +83,9 @@ class LanceFile:
         self._columns: dict[str, list[ColumnInfo]] = {}
         pos = 0
         cols = self.metadata.columns
+        in_file = getattr(self._module, "columns_in_file", None)  # 2.0: a few early layouts differ
         for f in self.schema:
-            n = self._module.column_count(f)
+            n = self._module.column_count(f) if in_file is None else in_file(f, self._src, cols, pos)
             if pos + n > len(cols):
                 raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
             self._columns[f.name] = [ColumnInfo(pos + i, cols[pos + i]) for i in range(n)]

@@ -4,9 +4,9 @@ Each dataset, written by an old Lance release, is opened with lancelot and with 
 every version and compared: versions, schema, data storage version, row counts, fragments
 (physical rows, deleted rows), whole tables, projections and takes.  Datasets whose data files
 lancelot reads are then appended to and deleted from with lancelot (on a copy), and pylance must
-read the result equal and validate it.  Where lancelot cannot follow (legacy 0.1 data files, data
-files the reference repository does not keep, Lance 0.13's two-column strings) it must raise a
-clear LanceError subclass naming the dataset: never a wrong answer, never a raw exception.
+read the result equal and validate it.  Where lancelot cannot follow (legacy 0.1 / 0.2 data files,
+data files the reference repository does not keep) it must raise a clear LanceError subclass
+naming the dataset: never a wrong answer, never a raw exception.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ READABLE = [
     "0.27.0/legacy_fts_index",
     "v0.27.1/pq_in_schema",
     "0.36.0/btree_in_index_pkg.lance",
+    # Lance 0.13 stored each string / binary field of a 2.0 file as two columns (List<UInt8>)
+    "0.13.0/0.13.0_string_encoding.lance",
 ]
 #: legacy (0.1) data files, which pylance reads and lancelot refuses (UnsupportedVersionError)
 LEGACY = [
@@ -51,8 +53,6 @@ LEGACY = [
 ]
 #: the reference repository keeps these datasets' manifests and indices but not their data files
 NO_DATA_FILES = ["v0.5.9/dataset_with_fragments", "v0.30.0_pre_created_at/index_without_created_at"]
-#: Lance 0.13 stored each string / binary field of a 2.0 file as two columns (a gap of lancelot's)
-TWO_COLUMN_STRINGS = "0.13.0/0.13.0_string_encoding.lance"
 
 #: per dataset: a filter selecting some rows to delete
 DELETE = {
@@ -67,6 +67,7 @@ DELETE = {
     "0.27.0/legacy_fts_index": pc.field("text") == "frodo was a puppy",
     "v0.27.1/pq_in_schema": pc.is_in(pc.field("id"), pa.array([1, 5, 100, 511])),
     "0.36.0/btree_in_index_pkg.lance": (pc.field("x") > 10) & (pc.field("x") < 600),
+    "0.13.0/0.13.0_string_encoding.lance": pc.field("strings") == "bar",
 }
 
 
@@ -132,7 +133,7 @@ def assert_same_version(ours, theirs) -> None:
 def test_reference_datasets_present():
     """Every dataset directory is listed once, with a manifest, and the copies stay small."""
     found = sorted(str(p.parent.relative_to(DATA)) for p in DATA.glob("*/*/_versions"))
-    listed = sorted(READABLE + LEGACY + NO_DATA_FILES + [TWO_COLUMN_STRINGS])
+    listed = sorted(READABLE + LEGACY + NO_DATA_FILES)
     assert found == listed
     assert set(DELETE) == set(READABLE)
     assert sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file()) < 1024 * 1024
@@ -309,34 +310,39 @@ def test_missing_data_files_refused_clearly(name):
                 o.count_rows()
 
 
-def test_two_column_strings_refused_clearly(tmp_path):
+def test_two_column_strings_read_as_pylance_reads(tmp_path):
     """Lance 0.13 wrote each string / binary field of a 2.0 file as two columns (offsets, then
-    bytes; the manifest's column_indices say 0, 1, 3, 5).  pylance's dataset reads them; lancelot's
-    2.0 reader assigns one column per field, so it refuses the file rather than decode one field's
-    column as another's.  Everything else of the dataset agrees, and appends work both ways."""
-    name = TWO_COLUMN_STRINGS
+    bytes; the manifest's column_indices say 0, 1, 3, 5); lancelot's appends beside them are
+    ordinary 2.0 files with one column per string, and both kinds read in one dataset."""
+    name = "0.13.0/0.13.0_string_encoding.lance"
     uri = _copy(name, tmp_path)
-    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
-    assert _versions(ours) == _versions(theirs)
-    assert ours.schema.equals(theirs.schema, check_metadata=True)
-    assert ours.data_storage_version == theirs.data_storage_version == "2.0"
-    assert ours.count_rows() == theirs.count_rows() == 3
-    expected = theirs.to_table()
+    ours = lancelot.dataset(uri)
+    assert list(ours.get_fragments()[0].metadata.files[0].column_indices) == [0, 1, 3, 5]
+    expected = lance.dataset(uri).to_table()
     assert expected.column("strings").to_pylist() == ["foo", "bar", "baz"]
-    refused = f"{_named(name)} version 1 fragment 0: data file .* stores field 'bins' at column 3.*two-column strings"
-    for columns in (None, ["numbers"], ["more_numbers"]):
-        with pytest.raises(UnsupportedEncodingError, match=refused):
-            ours.to_table(columns=columns)
-    with pytest.raises(UnsupportedEncodingError, match=refused):
-        ours.take([1])
+    assert ours.to_table().equals(expected)
+    lancelot.write_dataset(expected, uri, mode="append")
+    assert list(lancelot.dataset(uri).get_fragments()[1].metadata.files[0].column_indices) == [0, 1, 2, 3]
+    assert lance.dataset(uri).to_table().equals(pa.concat_tables([expected, expected]))
+    assert lancelot.dataset(uri).take([4, 1]).equals(expected.take([1, 1]))
 
-    new = expected.slice(0, 2)
-    lancelot.write_dataset(new, uri, mode="append")
-    assert _validate(uri) is None
-    theirs = lance.dataset(uri)
-    assert theirs.to_table().equals(pa.concat_tables([expected, new]))
-    assert lancelot.dataset(uri).get_fragments()[1].read().equals(new)
-    assert lancelot.dataset(uri).data_storage_version == "2.0"
+
+def test_column_layout_disagreeing_with_the_manifest_is_refused(tmp_path):
+    """A 2.0 data file whose manifest places a field at another column than lancelot's reader
+    does is refused (UnsupportedEncodingError naming the dataset), never decoded as another field."""
+    from lancelot.dataset.manifest import manifest_name, parse_manifest, serialize_manifest
+
+    uri = str(tmp_path / "ds")
+    t = pa.table({"a": pa.array([1, 2, 3], pa.int64()), "b": pa.array([4, 5, 6], pa.int64())})
+    ds = lancelot.write_dataset(t, uri, data_storage_version="2.0")
+    path = Path(uri, "_versions", manifest_name(ds.version, "v2"))
+    mf = parse_manifest(path.read_bytes(), str(path))
+    assert list(mf.manifest.fragments[0].files[0].column_indices) == [0, 1]
+    mf.manifest.fragments[0].files[0].column_indices[:] = [0, 2]
+    path.write_bytes(serialize_manifest(mf.manifest, mf.index_section, mf.transaction))
+    refused = r"ds' version 1 fragment 0: data file .* stores field 'b' at column 2, lancelot's 2.0 reader expects 1"
+    with pytest.raises(UnsupportedEncodingError, match=refused):
+        lancelot.dataset(uri).to_table()
 
 
 def test_unrecorded_row_counts_come_from_the_data_files(tmp_path):
@@ -360,7 +366,7 @@ def test_unrecorded_row_counts_come_from_the_data_files(tmp_path):
     assert_same_version(lancelot.dataset(uri), theirs)
 
 
-@pytest.mark.parametrize("name", LEGACY + NO_DATA_FILES + [TWO_COLUMN_STRINGS])
+@pytest.mark.parametrize("name", LEGACY + NO_DATA_FILES + ["0.13.0/0.13.0_string_encoding.lance"])
 def test_inspect_describes_what_it_cannot_read(name):
     """``lancelot inspect`` shows the manifest of datasets whose data lancelot cannot read."""
     from lancelot.dataset.describe import describe_dataset

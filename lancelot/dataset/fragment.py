@@ -254,8 +254,9 @@ class Fragment:
 
     def _check_columns(self, lf, df: table_pb2.DataFile, owners: list) -> None:
         """Refuse a 2.0 data file whose manifest places a top-level field at another column than
-        the file reader does (Lance 0.13 stored a string as two columns, offsets and bytes):
-        reading it by the reader's layout would decode one field's column as another's."""
+        the file reader does (as for Lance 0.13's two-column strings, had the reader not
+        recognised them): reading it by the reader's layout would decode one field's column as
+        another's."""
         if versions.parse(lf.version).structural or len(df.column_indices) != len(owners):
             return
         for f, col in zip(owners, df.column_indices):
@@ -265,8 +266,8 @@ class Fragment:
             if mine and mine[0].index != col:
                 raise UnsupportedEncodingError(
                     f"{self.where}: data file {df.path} stores field {f.name!r} at column {col}, lancelot's "
-                    f"2.0 reader expects column {mine[0].index} (a column layout of an early 2.0 writer, "
-                    f"such as Lance 0.13's two-column strings, which lancelot does not read)"
+                    f"2.0 reader expects {mine[0].index} (a column layout of some 2.0 writer that lancelot "
+                    f"does not know)"
                 )
 
     def _columns(self, columns) -> list[str]:

@@ -30,3 +30,24 @@ def make_field_reader(ctx: FieldContext) -> FieldReader:
     from lancelot.encodings.v2_0.field_reader import FieldReader20
 
     return FieldReader20(ctx)
+
+
+def _binary_like(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+
+
+def columns_in_file(field: pa.Field, src, cols, pos: int) -> int:
+    """Columns a top-level field occupies in this 2.0 file: ``column_count``, except a string or
+    binary field that an early 2.0 writer (Lance 0.13) stored as a List of UInt8, an offsets
+    column then a bytes column (its first page's encoding is ``list``)."""
+    n = column_count(field)
+    if n != 1 or not _binary_like(field.type) or pos + 1 >= len(cols) or not cols[pos].pages:
+        return n
+    enc = cols[pos].pages[0].encoding
+    if enc.WhichOneof("location") != "direct":  # what such writers wrote; never fetch more at open
+        return n
+    from lancelot.format.container import unpack_encoding
+    from lancelot.format.pb import encodings_v2_0_pb2 as pb
+
+    msg = unpack_encoding(src, enc, pb.ArrayEncoding, column=pos, page=0)
+    return 2 if msg is not None and msg.WhichOneof("array_encoding") == "list" else n

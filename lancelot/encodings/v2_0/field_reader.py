@@ -247,6 +247,30 @@ class ListNode(Node):
         return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets)], children=[items])
 
 
+class ListBytesNode(Node):
+    """A string / binary field stored as List<UInt8> in two columns (Lance 0.13's 2.0 files): the
+    list's offsets and validity become the string's, its items the bytes."""
+
+    def __init__(self, ctx: FieldContext, col: Column, dtype: pa.DataType, items: Column) -> None:
+        large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
+        ltype = pa.large_list(pa.uint8()) if large else pa.list_(pa.uint8())
+        self.dtype, self.col = dtype, col
+        self.inner = ListNode(ctx, col, ltype, LeafNode(ctx, items, pa.uint8()))
+
+    def read(self, ranges: Spans) -> pa.Array:
+        lists = self.inner.read(ranges)
+        values = lists.values
+        if values.null_count:
+            raise CorruptFileError("null bytes inside a string", path=self.inner.ctx.path, column=self.col.info.index)
+        data = values.buffers()[1]
+        if data is None:
+            data = pa.py_buffer(b"")
+        elif values.offset:
+            data = data.slice(values.offset)
+        validity, offsets = lists.buffers()[:2]
+        return pa.Array.from_buffers(self.dtype, len(lists), [validity, offsets, data], offset=lists.offset)
+
+
 class FieldReader20(FieldReader):
     """Reads one top-level field of a 2.0 file."""
 
@@ -269,6 +293,8 @@ class FieldReader20(FieldReader):
             return StructNode(col, t, [self._build(t.field(i), cols) for i in range(t.num_fields)])
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             return ListNode(ctx, col, t, self._build(t.value_field, cols))
+        if field is ctx.field and len(ctx.columns) == 2 and not pa.types.is_nested(t):  # columns_in_file
+            return ListBytesNode(ctx, col, t, Column(ctx, next(cols)))
         if pa.types.is_map(t):
             raise UnsupportedEncodingError("map columns need file version 2.2", path=ctx.path)
         if is_blob_column(ctx, col.info):
