@@ -1,6 +1,5 @@
 """lancelot: a pure-Python reader and writer for the Lance columnar file format."""
 
-from lancelot.dataset import LanceDataset, write_dataset  # lancelot.dataset(uri) opens a dataset
 from lancelot.errors import (
     CorruptFileError,
     LanceError,
@@ -37,3 +36,17 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+#: imported on first use (``lancelot.dataset(uri)`` opens a dataset): a script that only reads or writes
+#: files does not pay for the table format's modules (manifests, commits, their protobufs: ~30 ms)
+_LAZY = {"LanceDataset": "LanceDataset", "write_dataset": "write_dataset", "dataset": None}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module("lancelot.dataset")
+        return module if _LAZY[name] is None else getattr(module, _LAZY[name])
+    raise AttributeError(f"module 'lancelot' has no attribute {name!r}")
