@@ -52,3 +52,17 @@ def test_gather_kernel_equals_numpy(words: int) -> None:
     out = np.full(total + 8 * max(words, 1), 7, np.uint8)
     vk.gather_values(padded if words else data, offs[:-1].copy(), idx, out_offs, out, words)
     assert np.array_equal(out[:total], gather_values_numpy(data, offs[:-1], idx, out_offs))
+
+
+def test_pooled_empty_is_writable_aligned_and_typed() -> None:
+    from lancelot.encodings import arrays
+
+    small = arrays.empty(10, np.int32)
+    big = arrays.empty((arrays.POOL_MIN_BYTES // 8) + 3, np.int64)
+    assert small.dtype == np.int32 and len(small) == 10
+    assert big.dtype == np.int64 and len(big) == arrays.POOL_MIN_BYTES // 8 + 3
+    assert big.flags.writeable and big.flags.c_contiguous and big.ctypes.data % 64 == 0
+    big[:] = 7
+    arr = pa.Array.from_buffers(pa.int64(), len(big), [None, pa.py_buffer(big)])
+    del big
+    assert arr.to_pylist()[-1] == 7

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 
 _ORDER = np.array((0, 4, 2, 6, 1, 5, 3, 7), dtype=np.int64)
@@ -156,7 +157,7 @@ def inline_chunks_kernel(
     data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray, dtype: np.dtype
 ) -> tuple[int, np.ndarray, int, int]:
     """``inline_chunks`` by the numba kernel (int64 ``starts``, ``sizes``, ``counts``)."""
-    out = np.empty(int(counts.sum()), dtype=dtype)
+    out = empty(int(counts.sum()), dtype)
     scratch = np.empty(1024, dtype=dtype)
     bad = np.zeros(2, dtype=np.int64)
     status = _inline_chunks(data, starts, sizes, counts, _ORDER, scratch, scratch.view(np.uint8), out, bad)

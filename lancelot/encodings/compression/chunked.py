@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.encodings.compression import variable_numpy as vn
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, unpack_chunks
@@ -147,7 +148,7 @@ def _flat(flat: pb.Flat, buffers: list[Segments], counts: np.ndarray) -> FixedWi
         need = counts * (bits // 8)
         check_size(int(need.sum()), "flat values")
         require(bool(np.all(need <= seg.sizes)), "flat values are longer than their chunk buffer")
-        return FixedWidthBlock(gather(seg.data, seg.starts, need), bits, total)
+        return FixedWidthBlock(gather(seg.data, seg.starts, need, alloc=empty), bits, total)
     if bits != 1:
         return None
     nbytes = (counts + 7) // 8
@@ -188,8 +189,8 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     total = int((last - first).sum())
     check_size(total, "variable values")
-    offsets = np.empty(int(counts.sum()) + 1, dtype=np.int64)
-    data = np.empty(total, dtype=np.uint8)
+    offsets = empty(int(counts.sum()) + 1, np.int64)
+    data = empty(total, np.uint8)
     if numpy:
         status = vn.join_numpy(raw, starts, counts, ow, first, last, offsets, data)
     else:
@@ -217,8 +218,8 @@ def _fsst_variable(table: SymbolTable, var: pb.Variable, buffers: list[Segments]
     status = vk.extents(raw, starts, sizes, counts, ow, first, last)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     n = int(counts.sum())
-    s_starts = np.empty(n, dtype=np.int64)
-    s_ends = np.empty(n, dtype=np.int64)
+    s_starts = empty(n, np.int64)
+    s_ends = empty(n, np.int64)
     aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
     words = raw[: len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
     status = vk.spans(raw, words, starts, counts, ow, first, s_starts, s_ends)
@@ -297,7 +298,7 @@ def _byte_stream_split(bss: pb.ByteStreamSplit, buffers: list[Segments], counts:
         not np.any((seg.sizes != counts * nb) & (counts > 0)),
         "byte stream split: a chunk's buffer does not hold its values",
     )
-    out = np.empty(total * nb, dtype=np.uint8)
+    out = empty(total * nb, np.uint8)
     first = _offsets(counts)[:-1] * nb
     for n in set(counts.tolist()):
         if n == 0:
@@ -340,7 +341,7 @@ def _out_of_line(desc: pb.OutOfLineBitpacking, seg: Segments, counts: np.ndarray
     if not raw_tail.any():
         return FixedWidthBlock(from_packed.view(np.uint8), t, total)
     raw = np.ascontiguousarray(gather(seg.data, seg.starts + full_len, raw_len * wb)).view(dt)
-    out = np.empty(total, dtype=dt)
+    out = empty(total, dt)
     base = _offsets(counts)[:-1]
     packed_mask = segments_mask(base, packed_vals, 0, total)
     out[packed_mask] = from_packed

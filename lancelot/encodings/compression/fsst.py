@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import fsst_kernel
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
@@ -194,7 +195,7 @@ def _decode_kernel(
     total_codes = int((ends - starts).sum()) if n else 0
     cap = _estimate(codes, starts, ends, lengths, n_symbols, total_codes)
     out = _output(cap)
-    out_offs = np.empty(n + 1, dtype=np.int64)
+    out_offs = empty(n + 1, np.int64)
     out_offs[0] = 0
     first, pos = 0, 0
     while True:
@@ -242,7 +243,7 @@ def _output(size: int) -> np.ndarray:
     codes, so never more than the strings need), plus the 8 bytes the kernel may write past
     the last symbol."""
     check_size(size, "FSST output")
-    return np.empty(size + MAX_SYMBOL, dtype=np.uint8)
+    return empty(size + MAX_SYMBOL, np.uint8)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 
 OK, PART_VALUES, PART_LENGTHS, MISMATCH, NO_RUNS, SHORT_RUNS = range(6)
@@ -86,7 +87,7 @@ def decode_runs(
             work=len(counts),
         )
         return decode_runs_numpy(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype, len_bytes)
-    out = np.empty(int(counts.sum()), dtype=dtype)
+    out = empty(int(counts.sum()), dtype)
     status = _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype.itemsize, int(len_bytes), out)
     return status, out
 

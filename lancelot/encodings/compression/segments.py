@@ -71,11 +71,12 @@ def segments_mask(starts: np.ndarray, lengths: np.ndarray, lo: int, hi: int) -> 
     return np.repeat(pattern, counts)
 
 
-def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, alloc=None) -> np.ndarray:
     """The bytes of segments ``[starts[i], starts[i] + lengths[i])`` of ``data``, concatenated.
 
     Contiguous segments come back as a view; sorted disjoint ones through a mask;
-    anything else through an index (callers check the bounds).
+    anything else through an index (callers check the bounds).  ``alloc(n, dtype)``, when given,
+    allocates the output of a copy of few long segments (arrays.empty: pooled memory).
     """
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -89,7 +90,7 @@ def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndar
     if not keep.all():
         starts, lengths = starts[keep], lengths[keep]
         if len(starts) <= 1:
-            return gather(data, starts, lengths)
+            return gather(data, starts, lengths, alloc)
     ends = starts + lengths
     gaps = starts[1:] - ends[:-1]
     lo, hi = int(starts[0]), int(ends[-1])
@@ -97,7 +98,8 @@ def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndar
         return data[lo:hi]
     total = int(lengths.sum())
     if len(starts) <= MAX_SLICES and total >= SLICE_BYTES * len(starts):  # few long segments: copy slices
-        return np.concatenate([data[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())])
+        parts = [data[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())]
+        return np.concatenate(parts) if alloc is None else np.concatenate(parts, out=alloc(total, data.dtype))
     if np.all(gaps >= 0) and hi - lo <= 8 * total:
         return data[lo:hi][segments_mask(starts, lengths, lo, hi)]
     return data[ranges_index(starts, lengths)]

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy
+from lancelot.encodings.arrays import arrow_offsets, empty, from_numpy
 from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.encodings.compression.block import (
     ConstantBlock,
@@ -75,10 +75,11 @@ def _variable(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
         raise UnsupportedEncodingError(f"{t} values of more than 2 GiB in one page; read as large_{t}")
     base = int(offsets[0]) if n else 0
     data = block.data[base : int(offsets[-1])] if n else block.data[:0]
-    out = offsets.astype(np.int64, copy=False)
+    out = empty(n + 1, np.int64 if large else np.int32)
     if base:
-        out = out - base
-    out = out.astype(np.int64 if large else np.int32, copy=False)
+        np.subtract(offsets, base, out=out, casting="unsafe")
+    else:
+        np.copyto(out, offsets, casting="unsafe")
     return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out), pa.py_buffer(np.ascontiguousarray(data))])
 
 
@@ -197,7 +198,8 @@ def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray |
     if bad is not None:
         out_lens[bad] = 0
     n = len(idx)
-    out_offs = np.zeros(n + 1, np.int64)
+    out_offs = empty(n + 1, np.int64)
+    out_offs[0] = 0
     np.cumsum(out_lens, out=out_offs[1:])
     total = int(out_offs[-1])
     if not large and total >= 2**31:
@@ -208,7 +210,7 @@ def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray |
         words = -(-longest // 8) if longest <= 32 and len(data) <= max(n, 1 << 16) else 0
         if words:  # short values: each copied as a fixed number of words from a padded copy
             data = np.concatenate([data, np.zeros(8 * words, np.uint8)])
-        out = np.empty(total + 8 * max(words, 1), np.uint8)
+        out = empty(total + 8 * max(words, 1), np.uint8)
         vk.gather_values(data, starts, np.ascontiguousarray(idx, dtype=np.int64), out_offs, out, words)
         out = out[:total]
     else:  # a fresh process: numpy until the kernel is loaded (the same bytes)
@@ -217,7 +219,11 @@ def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray |
             lambda: vk.gather_values(data, starts, z, np.zeros(1, np.int64), np.zeros(8, np.uint8), 0), work=total
         )
         out = gather_values_numpy(data, starts, idx, out_offs)
-    offsets = out_offs if large else out_offs.astype(np.int32)
+    if large:
+        offsets = out_offs
+    else:
+        offsets = empty(n + 1, np.int32)
+        np.copyto(offsets, out_offs, casting="unsafe")
     validity = None if bad is None else _bitmap(~bad)
     nulls = 0 if bad is None else int(bad.sum())
     return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets), pa.py_buffer(out)], null_count=nulls)
