@@ -6,8 +6,7 @@ import datetime as _dt
 
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 from lancelot.dataset.deletion import deletion_path
-from lancelot.dataset.fragment import manifest_rows_trusted
-from lancelot.dataset.manifest import VERSIONS_DIR, data_version, flag_names, parse_manifest_name
+from lancelot.dataset.manifest import VERSIONS_DIR, data_version, flag_names, parse_manifest_name, rows_trusted
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import operation
 from lancelot.errors import LanceError
@@ -83,7 +82,7 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
         out.append(f"fragments: {len(m.fragments)}, rows unknown ({e})")
     for frag in list(m.fragments)[:MAX_FRAGMENTS]:
         dels = int(frag.deletion_file.num_deleted_rows) if frag.HasField("deletion_file") else 0
-        phys_s = frag.physical_rows if manifest_rows_trusted(m, frag) else "? (not recorded reliably)"
+        phys_s = frag.physical_rows if rows_trusted(m, frag) else "? (not recorded reliably)"
         line = f"  fragment {frag.id}: {phys_s} rows"
         if frag.HasField("deletion_file"):
             line += f", {dels or '?'} deleted ({deletion_path(int(frag.id), frag.deletion_file)})"
@@ -111,7 +110,7 @@ def _manifest_rows(m) -> int | None:
     rows = 0
     for f in m.fragments:
         d = f.deletion_file if f.HasField("deletion_file") else None
-        if not manifest_rows_trusted(m, f) or (d is not None and not d.num_deleted_rows):
+        if not rows_trusted(m, f) or (d is not None and not d.num_deleted_rows):
             return None
         rows += int(f.physical_rows) - (int(d.num_deleted_rows) if d is not None else 0)
     return rows

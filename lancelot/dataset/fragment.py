@@ -23,6 +23,7 @@ from google.protobuf import json_format
 
 from lancelot import versions
 from lancelot.dataset.deletion import deletion_path, parse_deletions
+from lancelot.dataset.manifest import rows_trusted
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import table_pb2
 
@@ -80,13 +81,6 @@ class FragmentMetadata:
         )
 
 
-def manifest_rows_trusted(m: table_pb2.Manifest, frag: table_pb2.DataFragment) -> bool:
-    """Whether a fragment's ``physical_rows`` can be used as it is: 0 means "not recorded" (Lance
-    before 0.8), and manifests without a writer version (before 0.8.x) may hold wrong counts
-    (Lance 0.8.0 stored live rows there), so the reference counts the data file instead."""
-    return frag.physical_rows > 0 and m.HasField("writer_version")
-
-
 def check_relative_path(p: str, where: str) -> str:
     """A data-file path must stay inside the dataset's data directory."""
     if (
@@ -110,7 +104,7 @@ class Fragment:
         self._deleted: np.ndarray | None = None
         self._fc: list | None = None
         #: the manifest's row count, unless it cannot be trusted (then counted from a data file)
-        self._physical: int | None = int(frag.physical_rows) if manifest_rows_trusted(ds.manifest, frag) else None
+        self._physical: int | None = int(frag.physical_rows) if rows_trusted(ds.manifest, frag) else None
         #: live rows when the manifest says (a deletion file without a count is read on demand)
         d = frag.deletion_file if frag.HasField("deletion_file") else None
         self._live: int | None = (

@@ -174,6 +174,21 @@ def fix_data_format(m: table_pb2.Manifest, where: str) -> None:
         m.data_format.version = files
 
 
+def rows_trusted(m: table_pb2.Manifest, frag: table_pb2.DataFragment) -> bool:
+    """Whether a fragment's ``physical_rows`` can be used as it is: 0 means "not recorded" (Lance
+    before 0.8), and manifests without a writer version (before 0.8.x) may hold wrong counts
+    (Lance 0.8.0 stored live rows there), so the reference counts the data file instead."""
+    return frag.physical_rows > 0 and m.HasField("writer_version")
+
+
+def forget_untrusted_rows(m: table_pb2.Manifest) -> None:
+    """Before a commit stamps lancelot's writer version on a manifest that had none: its row
+    counts become "not recorded" (0), so no reader starts trusting counts it must not trust."""
+    if not m.HasField("writer_version"):
+        for f in m.fragments:
+            f.physical_rows = 0
+
+
 # -- names ------------------------------------------------------------------------------
 
 

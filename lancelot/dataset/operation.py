@@ -10,7 +10,13 @@ table metadata, schema metadata, the index section, stable row ids.
 from __future__ import annotations
 
 import lancelot
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, apply_feature_flags, fix_data_format
+from lancelot.dataset.manifest import (
+    FLAG_STABLE_ROW_IDS,
+    ManifestFile,
+    apply_feature_flags,
+    fix_data_format,
+    forget_untrusted_rows,
+)
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, rowids_pb2, table_pb2
 
@@ -73,6 +79,7 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str):
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist: create it first (mode='create')")
         m = _start(base)
+        forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         _add_fragments(m, frags, version, stable)
         fix_data_format(m, f"dataset {uri!r} version {version}")
@@ -126,6 +133,7 @@ def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri:
             keep.append(c)
         del m.fragments[:]
         m.fragments.extend(keep)
+        forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         fix_data_format(m, f"dataset {uri!r} version {version}")
         _finish(m, version, stable)
