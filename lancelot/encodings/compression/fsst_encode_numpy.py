@@ -212,11 +212,11 @@ def _candidates(
 
 def _slots(v: np.ndarray, ln: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distinct candidates with summed gains, and the slot the kernel's linear probing gives each."""
-    both = np.stack([v, ln], axis=1)
-    _, first, inverse = np.unique(both, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    gains = np.zeros(len(first), np.int64)
-    np.add.at(gains, inverse, g)
+    order = np.lexsort((ln, v))  # equal (value, length) pairs together, each group in input order
+    sv, sl = v[order], ln[order]
+    heads = np.flatnonzero(np.concatenate([[True], (sv[1:] != sv[:-1]) | (sl[1:] != sl[:-1])]))
+    first = order[heads]  # each distinct candidate's first position
+    gains = np.add.reduceat(g[order], heads) if len(heads) else np.zeros(0, np.int64)
     ins = np.argsort(first, kind="stable")  # distinct keys in first-insertion order
     first = first[ins]
     gains = gains[ins]
