@@ -33,7 +33,7 @@ def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=max(1, threads() - 1), thread_name_prefix="lancelot-pages")
+            _POOL = ThreadPoolExecutor(max_workers=max(1, threads() - 1), thread_name_prefix="lancelot-read-pages")
         return _POOL
 
 
