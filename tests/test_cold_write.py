@@ -68,7 +68,7 @@ print('numba' in sys.modules, 'pandas' in sys.modules, 'numpy.random' in sys.mod
 """
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
 def test_fresh_process_write_imports_no_numba_nor_pandas(tmp_path, version):
     table = _table()
     src = str(tmp_path / "t.arrow")

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets
+from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy, zero
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_fixed_width
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -25,14 +25,14 @@ def _buffer(buffers: list, data) -> pb.Buffer:
 
 
 def validity_bits(arr: pa.Array) -> np.ndarray:
-    return np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little")
+    return np.packbits(to_numpy(arr.is_valid()), bitorder="little")
 
 
 def fixed_width_bytes(arr: pa.Array) -> tuple[np.ndarray, int]:
     """The value bytes of a fixed-width array (offset applied) and the width in bits."""
     t = arr.type
     if pa.types.is_boolean(t):
-        bits = pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
+        bits = to_numpy(pc.fill_null(arr, zero(pa.bool_())))
         return np.packbits(bits, bitorder="little"), 1
     width = t.bit_width // 8
     raw = np.frombuffer(arr.buffers()[1], np.uint8)
@@ -75,7 +75,7 @@ def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | No
     ends = (offs[1:] - offs[0]).astype(np.uint64)
     adjustment = int(ends[-1]) + 1 if len(ends) else 1
     if arr.null_count:
-        ends = np.where(arr.is_valid().to_numpy(zero_copy_only=False), ends, ends + np.uint64(adjustment))
+        ends = np.where(to_numpy(arr.is_valid()), ends, ends + np.uint64(adjustment))
     indices = pb.ArrayEncoding(
         nullable=pb.Nullable(
             no_nulls=pb.Nullable.NoNull(
@@ -105,11 +105,7 @@ def encode_fsst(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
     table = train_fsst(block)
     codes = fsst_encode(table, block)
     code_offs = np.asarray(codes.offsets, dtype=np.int64)
-    validity = (
-        pa.py_buffer(np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little"))
-        if arr.null_count
-        else None
-    )
+    validity = pa.py_buffer(np.packbits(to_numpy(arr.is_valid()), bitorder="little")) if arr.null_count else None
     coded = pa.Array.from_buffers(
         pa.large_binary(), len(arr), [validity, pa.py_buffer(code_offs), pa.py_buffer(np.ascontiguousarray(codes.data))]
     )
@@ -125,11 +121,11 @@ def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncodin
     idx = arr.indices
     if arr.null_count:
         if items.null_count:
-            null_item = int(np.argmin(items.is_valid().to_numpy(zero_copy_only=False)))
+            null_item = int(np.argmin(to_numpy(items.is_valid())))
         else:
             items = pa.concat_arrays([items, pa.nulls(1, items.type)])
             null_item = len(items) - 1
-        idx = pc.fill_null(idx, null_item)
+        idx = pc.fill_null(idx, from_numpy(np.array([null_item]), idx.type)[0])  # (pa.scalar imports pandas)
     idx = idx.cast(arr.type.index_type)
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
     items_enc = encode_values(items, buffers)
@@ -151,7 +147,8 @@ def encode_low_cardinality(arr: pa.Array, buffers: list) -> pb.ArrayEncoding | N
     items = encoded.dictionary
     if len(items) >= DICTIONARY_MAX_ITEMS or len(items) == 0:
         return None
-    idx = pc.fill_null(pc.add(encoded.indices.cast(pa.uint8()), pa.scalar(1, pa.uint8())), pa.scalar(0, pa.uint8()))
+    one = from_numpy(np.ones(1, np.uint8))[0]  # (pa.scalar imports pandas)
+    idx = pc.fill_null(pc.add(encoded.indices.cast(pa.uint8()), one), zero(pa.uint8()))
     indices = pb.ArrayEncoding(nullable=pb.Nullable(no_nulls=pb.Nullable.NoNull(values=encode_flat(idx, buffers))))
     items_enc = encode_binary(items, buffers)
     return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc, num_dictionary_items=len(items)))
@@ -163,7 +160,7 @@ def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding
     for i in range(arr.type.num_fields):
         child = arr.field(i)
         if pa.types.is_boolean(child.type):
-            raw, bits = np.asarray(pc.fill_null(child, False).to_numpy(zero_copy_only=False), np.uint8), 8
+            raw, bits = np.asarray(to_numpy(pc.fill_null(child, zero(pa.bool_()))), np.uint8), 8
         else:
             raw, bits = fixed_width_bytes(child)
         w = bits // 8

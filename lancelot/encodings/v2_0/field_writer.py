@@ -13,7 +13,7 @@ import pyarrow as pa
 from google.protobuf import empty_pb2
 
 from lancelot import field_metadata
-from lancelot.encodings.arrays import arrow_offsets
+from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.paging import gather_bytes, page_count
 from lancelot.encodings.v2_0 import column_count, is_packed_struct
@@ -140,14 +140,14 @@ class BlobWriter(LeafWriter):
         if len(arr) == 0:
             return
         offs = arrow_offsets(arr).astype(np.int64)
-        valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), bool)
+        valid = to_numpy(arr.is_valid()) if arr.null_count else np.ones(len(arr), bool)
         size = np.where(valid, offs[1:] - offs[:-1], 0).astype(np.uint64)
         position = np.where(valid, 0, 1).astype(np.uint64)
         if int(size.sum()):
             data = np.frombuffer(arr.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
             base, _ = self.out.write_buffer(data)
             position = np.where(size > 0, np.uint64(base) + (offs[:-1] - offs[0]).astype(np.uint64), position)
-        desc = pa.StructArray.from_arrays([pa.array(position), pa.array(size)], fields=list(BLOB_DESCRIPTION))
+        desc = pa.StructArray.from_arrays([from_numpy(position), from_numpy(size)], fields=list(BLOB_DESCRIPTION))
         super().append(desc)
 
     def _encode(self, chunk: pa.Array, buffers: list) -> pb.ArrayEncoding:
@@ -199,7 +199,7 @@ class ListWriter(ColumnWriter):
             return
         offs = arrow_offsets(arr)
         self.lengths.append(np.diff(offs).astype(np.uint64))
-        self.valid.append(arr.is_valid().to_numpy(zero_copy_only=False))
+        self.valid.append(to_numpy(arr.is_valid()))
         self.pending_rows += len(arr)
         self.child.append(arr.values.slice(int(offs[0]), int(offs[-1] - offs[0])))
         if self.pending_rows * 8 >= gather_bytes(self.max_page_bytes):
