@@ -61,7 +61,6 @@ from lancelot.encodings.compression import jit
 jit.HOT_CALLS = 10**9  # no background preparation of hot kernels: every page runs the numpy paths
 table = pa.ipc.open_file(sys.argv[1]).read_all()
 w = lancelot.LanceWriter(sys.argv[2], table.schema, version=sys.argv[3])
-w._zones = None  # zone maps (lancelot/zonemaps.py) are not page encoding
 w.write(table)
 w.close()
 print('numba' in sys.modules, 'pandas' in sys.modules, 'numpy.random' in sys.modules, 'numpy.ma' in sys.modules)
@@ -84,7 +83,6 @@ def test_fresh_process_write_imports_no_numba_nor_pandas(tmp_path, version):
     assert not os.path.exists(tmp_path / "empty-cache")  # nothing compiled
     here = str(tmp_path / "here.lance")
     w = lancelot.LanceWriter(here, table.schema, version=version)
-    w._zones = None
     w.write(table)
     w.close()
     with open(fresh, "rb") as a, open(here, "rb") as b:
