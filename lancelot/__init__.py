@@ -1,5 +1,7 @@
 """lancelot: a pure-Python reader and writer for the Lance columnar file format."""
 
+from typing import Any
+
 from lancelot.errors import (
     CorruptFileError,
     LanceError,
@@ -43,10 +45,11 @@ __version__ = "0.1.0"
 _LAZY = {"LanceDataset": "LanceDataset", "write_dataset": "write_dataset", "dataset": None}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
         module = importlib.import_module("lancelot.dataset")
-        return module if _LAZY[name] is None else getattr(module, _LAZY[name])
+        attr = _LAZY[name]
+        return module if attr is None else getattr(module, attr)
     raise AttributeError(f"module 'lancelot' has no attribute {name!r}")

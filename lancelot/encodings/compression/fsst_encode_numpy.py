@@ -84,6 +84,7 @@ class Matcher:
         hit = (w & self.mask[x]) == self.val[x]
         fb = self.fall[w & 0xFFFF]
         if self.sym_zero:
+            assert rem is not None  # callers pass the bytes left whenever sym_zero
             hit &= (info >> 8) <= rem
             fb = np.where(rem >= 2, fb, self.fall1[w & 0xFF])
         return np.where(hit, info, fb)

@@ -130,10 +130,11 @@ def encode_constant(
 ) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The 2.2 constant page of one value (``constant_value``'s result) with these levels."""
     layout = pb.ConstantLayout(layers=levels.layers)
-    buffers = []
+    buffers: list[np.ndarray] = []
     if inline is not None:
         layout.inline_value = inline
     else:
+        assert buffer is not None  # constant_value gives either an inline value or a value buffer
         buffers.append(buffer)
     if levels.rep is not None or levels.defs is not None:
         rep = levels.rep.astype("<u2") if levels.rep is not None else np.zeros(0, "<u2")

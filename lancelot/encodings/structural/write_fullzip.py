@@ -99,20 +99,22 @@ def encode_full_zip(
     values: pa.Array, levels: PageLevels, opts: EncodingOptions = DEFAULT_OPTIONS
 ) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The full-zip page of ``values`` (the visible items) with their levels."""
-    has_rep, has_def = levels.rep is not None, levels.defs is not None
-    num_entries = len(levels.rep) if has_rep else len(values)
-    bits_rep = int(levels.rep.max()).bit_length() if has_rep and num_entries else 0
-    bits_def = int(levels.defs.max()).bit_length() if has_def and num_entries else 0
+    rep_levels, def_levels = levels.rep, levels.defs
+    num_entries = len(rep_levels) if rep_levels is not None else len(values)
+    bits_rep = int(rep_levels.max()).bit_length() if rep_levels is not None and num_entries else 0
+    bits_def = int(def_levels.max()).bit_length() if def_levels is not None and num_entries else 0
     cw = _word_bytes(bits_rep + bits_def)
-    if has_rep and has_def:
-        visible = levels.defs <= levels.max_visible
+    visible: np.ndarray
+    if rep_levels is not None and def_levels is not None:
+        visible = def_levels <= levels.max_visible
     else:
         visible = np.ones(num_entries, bool)
-    valid_item = levels.defs == 0 if has_def else np.ones(num_entries, bool)
+    valid_item: np.ndarray = def_levels == 0 if def_levels is not None else np.ones(num_entries, bool)
     if int(visible.sum()) != len(values):
         raise UnsupportedEncodingError(f"{len(values)} values for {int(visible.sum())} visible level entries")
 
     block = to_block(values, has_item_nulls(values))
+    zipped: FixedWidthBlock | VariableWidthBlock
     if isinstance(block, VariableWidthBlock):
         encoding, zipped = _variable_values(block, opts)
     elif isinstance(block, StructBlock):  # a packed struct with string/binary children (2.2)
@@ -134,7 +136,8 @@ def encode_full_zip(
         width = zipped.bits_per_value // 8
         payload = np.where(visible, width, 0)
         data = np.asarray(zipped.data, np.uint8)[: len(values) * width]
-        lengths, ob = None, 0
+        lengths: np.ndarray | None = None
+        ob = 0
     else:
         assert isinstance(zipped, VariableWidthBlock)
         # the length words are as wide as the Arrow type's offsets (u32 for packed struct rows)
@@ -163,11 +166,11 @@ def encode_full_zip(
         head_len += np.where(visible & valid_item, ob, 0)
     heads = np.zeros((num_entries, cw + ob), np.uint8)
     if cw:
-        rep = levels.rep.astype(np.uint32) if has_rep else np.zeros(num_entries, np.uint32)
-        dfn = levels.defs.astype(np.uint32) if has_def else np.zeros(num_entries, np.uint32)
+        rep = rep_levels.astype(np.uint32) if rep_levels is not None else np.zeros(num_entries, np.uint32)
+        dfn = def_levels.astype(np.uint32) if def_levels is not None else np.zeros(num_entries, np.uint32)
         words = (rep << bits_def) | dfn
         heads[:, :cw] = words.astype(_uint(cw)).view(np.uint8).reshape(num_entries, cw)
-    if ob:
+    if lengths is not None:  # ob > 0: variable-width values
         heads[:, cw:] = lengths.astype(_uint(ob)).view(np.uint8).reshape(num_entries, ob)
     head_mask = np.arange(cw + ob)[None, :] < head_len[:, None]
     is_head = np.zeros(total, bool)
@@ -179,7 +182,7 @@ def encode_full_zip(
     out[is_head] = heads[head_mask]
     out[~is_head] = data
     buffers = [out]
-    if lengths is not None or has_rep:
-        row_starts = starts[levels.rep == levels.max_rep] if has_rep else starts
+    if lengths is not None or rep_levels is not None:
+        row_starts = starts[rep_levels == levels.max_rep] if rep_levels is not None else starts
         buffers.append(_rep_index(row_starts, total))
     return pb.PageLayout(full_zip_layout=layout), buffers

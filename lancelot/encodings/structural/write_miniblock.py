@@ -106,8 +106,10 @@ def _plan_chunks(
     return chunks
 
 
-def _rep_index(rep: np.ndarray, max_rep: int, lev: np.ndarray, chunks: list[tuple[int, int]]) -> np.ndarray:
+def _rep_index(rep: np.ndarray, max_rep: int, lev: np.ndarray | None, chunks: list[tuple[int, int]]) -> np.ndarray:
     """Per chunk: rows ending in it, and level entries of the row it leaves unfinished."""
+    if lev is None:  # no level entries: no items, so no chunks either
+        return np.zeros(0, np.uint64)
     total = len(rep)
     starts = np.append(np.flatnonzero(rep == max_rep), total)
     out = np.zeros((len(chunks), 2), np.uint64)
@@ -142,12 +144,12 @@ def encode_miniblock(
 ) -> tuple[pb.PageLayout, list[np.ndarray]]:
     """The mini-block page of ``values`` (the visible items) with their levels."""
     num_items = len(values)
-    has_rep, has_def = levels.rep is not None, levels.defs is not None
-    streams = int(has_rep) + int(has_def)
+    rep, defs = levels.rep, levels.defs
+    streams = int(rep is not None) + int(defs is not None)
     lev = _level_bounds(levels, num_items)
     word = 4 if large_chunks else 2
-    rep_width = int(levels.rep.max()).bit_length() if has_rep and len(levels.rep) else 0
-    def_width = int(levels.defs.max()).bit_length() if has_def and len(levels.defs) else 0
+    rep_width = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
+    def_width = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
     plan = plan_miniblock(values, force_dictionary, opts)
     probe_enc, probe_bufs = plan.chunk(0, min(num_items, 1))
     num_buffers = len(probe_bufs)
@@ -156,7 +158,7 @@ def encode_miniblock(
     costs = plan.costs() if callable(plan.costs) else plan.costs
     chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items)
     n_chunks = len(chunks)
-    total_levels = len(levels.rep if has_rep else levels.defs) if lev is not None else 0
+    total_levels = len(rep) if rep is not None else (len(defs) if defs is not None else 0)
     # every chunk's buffers (levels first), then one vectorized layout pass
     value_encoding = None
     pieces: list[np.ndarray] = []
@@ -168,10 +170,10 @@ def encode_miniblock(
         if lev is not None:
             ls = int(lev[a])
             le = int(lev[a + count]) if k < n_chunks - 1 else total_levels
-            if has_rep:
-                pieces.append(_pack_levels(levels.rep[ls:le], rep_width))
-            if has_def:
-                pieces.append(_pack_levels(levels.defs[ls:le], def_width))
+            if rep is not None:
+                pieces.append(_pack_levels(rep[ls:le], rep_width))
+            if defs is not None:
+                pieces.append(_pack_levels(defs[ls:le], def_width))
             n_levels[k] = le - ls
         pieces.extend(bufs)
     if n_levels.max(initial=0) > 0xFFFF:
@@ -213,10 +215,10 @@ def encode_miniblock(
         layout.dictionary.CopyFrom(plan.dictionary)
         layout.num_dictionary_items = plan.num_dictionary_items
         buffers.append(plan.dictionary_buffer)
-    if has_rep:
+    if rep is not None:
         layout.rep_compression.CopyFrom(_levels_encoding(rep_width))
         layout.repetition_index_depth = 1
-        buffers.append(_rep_index(levels.rep, levels.max_rep, lev, chunks).view(np.uint8))
-    if has_def:
+        buffers.append(_rep_index(rep, levels.max_rep, lev, chunks).view(np.uint8))
+    if defs is not None:
         layout.def_compression.CopyFrom(_levels_encoding(def_width))
     return pb.PageLayout(mini_block_layout=layout), buffers

@@ -216,6 +216,7 @@ def shred(path: LeafPath, arr: pa.Array) -> Shred:
             counts = np.where(expand, lens, 1)
             total = int(counts.sum())
             first = np.cumsum(counts) - counts
+            assert rep is not None  # a list step means path.max_rep > 0, so `rep` was allocated
             new_rep = np.zeros(total, np.uint16)
             new_rep[first] = np.where(rep != 0, rep, rep_level)
             rep = new_rep
@@ -311,7 +312,7 @@ class PageLevels:
 
     rep: np.ndarray | None
     defs: np.ndarray | None
-    layers: list[int]
+    layers: list[pb.RepDefLayer]
     max_rep: int
     max_def: int
     max_visible: int  # definition levels <= this own an item
@@ -328,7 +329,8 @@ def page_levels(path: LeafPath, rep: np.ndarray | None, defc: np.ndarray | None)
             if step.kind == "list":
                 present[codes[1]] = True
     table = np.zeros(path.max_code + 1, np.uint16)
-    layers, level, max_visible, seen_list = [], 0, 0, False
+    layers: list[pb.RepDefLayer] = []
+    level, max_visible, seen_list = 0, 0, False
     for step, codes in zip(reversed(path.steps), reversed(path.codes)):  # inside out
         if step.kind == "list":
             has_null, has_empty = present[codes[0]], present[codes[1]]

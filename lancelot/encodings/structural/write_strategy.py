@@ -459,7 +459,7 @@ def _packed_page(values: pa.Array) -> MiniBlockValues:
     block = to_block(values)
     assert isinstance(block, StructBlock)
     enc, (rows,) = compress_packed_struct(block)
-    width = sum(c.bits_per_value for c in block.children) // 8
+    width = sum(enc.packed_struct.bits_per_value) // 8  # the children's widths (all whole-byte fixed width)
 
     def chunk(a: int, n: int) -> Compressed:
         return enc, [rows[a * width : (a + n) * width]]

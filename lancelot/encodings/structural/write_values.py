@@ -26,7 +26,6 @@ import pyarrow.compute as pc
 from lancelot import versions
 from lancelot.encodings.arrays import arrow_offsets, is_large, to_numpy, zero
 from lancelot.encodings.compression.block import (
-    DataBlock,
     FixedSizeListBlock,
     FixedWidthBlock,
     StructBlock,
@@ -35,8 +34,11 @@ from lancelot.encodings.compression.block import (
 from lancelot.encodings.compression.fixed_size_list import compress_fsl, compress_fsl_per_value
 from lancelot.encodings.compression.flat import compress_flat
 from lancelot.encodings.compression.variable import compress_variable
-from lancelot.errors import UnsupportedTypeError
+from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+#: the blocks ``to_block`` builds (a DataBlock other than ConstantBlock)
+ValueBlock = FixedWidthBlock | VariableWidthBlock | FixedSizeListBlock | StructBlock
 
 
 def is_variable(t: pa.DataType) -> bool:
@@ -88,7 +90,7 @@ def has_item_nulls(arr: pa.Array) -> bool:
     return items.null_count > 0 or has_item_nulls(items)
 
 
-def to_block(arr: pa.Array, item_validity: bool = False) -> DataBlock:
+def to_block(arr: pa.Array, item_validity: bool = False) -> ValueBlock:
     """The data block of a page's (or chunk's) visible values.
 
     ``item_validity``: a fixed-size list keeps its items' validity, at every nested layer (decided
@@ -124,12 +126,14 @@ def struct_children(arr: pa.StructArray) -> list[pa.Array]:
     return [arr.field(i) for i in range(arr.type.num_fields)]
 
 
-def compress_miniblock_chunk(block: DataBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+def compress_miniblock_chunk(block: ValueBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
     """Compress the values of one mini-block chunk (the encoding is the same for every chunk)."""
     if isinstance(block, VariableWidthBlock):
         return compress_variable(block, 8 * block.offsets.dtype.itemsize)
     if isinstance(block, FixedSizeListBlock):
         return compress_fsl(block)
+    if isinstance(block, StructBlock):  # packed structs are planned whole (write_strategy._packed_page)
+        raise UnsupportedEncodingError("a struct block has no plain mini-block chunk compression")
     return compress_flat(block)
 
 

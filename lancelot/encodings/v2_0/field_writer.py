@@ -51,6 +51,10 @@ class ColumnWriter:
             encoding=pack_encoding(pb.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages
         )
 
+    def append(self, arr: pa.Array) -> None:
+        """Take the column's next values (each kind of column writer implements it)."""
+        raise NotImplementedError
+
     def finish(self) -> list[ColumnWriter]:
         """Flush what is pending; return this column and its descendants in pre-order."""
         return [self]
@@ -245,7 +249,7 @@ class ListWriter(ColumnWriter):
             self._write_offsets(np.zeros(0, np.uint64), np.zeros(0, bool))
 
 
-def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: int, max_page_bytes: int):
+def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: int, max_page_bytes: int) -> ColumnWriter:
     """Build the writer tree of a field whose columns are numbered in pre-order from ``first_column``
     (each child after the columns of the siblings before it: ``column_count``, the readers' rule)."""
     index = first_column
@@ -260,7 +264,8 @@ def make_field_writer(out: ContainerWriter, field: pa.Field, *, first_column: in
                     "fixed-width, whole-byte type, which 2.0 packed structs require"
                 )
     if pa.types.is_struct(t) and not is_packed_struct(field):
-        kids, nxt = [], index + 1
+        kids: list[ColumnWriter] = []
+        nxt = index + 1
         for kid in t:
             kids.append(make_field_writer(out, kid, first_column=nxt, max_page_bytes=max_page_bytes))
             nxt += column_count(kid)
