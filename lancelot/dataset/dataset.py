@@ -311,6 +311,25 @@ class LanceDataset:
         self.__dict__.update(self.checkout_version(v).__dict__)  # like pylance: this object moves on
         return self
 
+    # -- maintenance (compact.py, cleanup.py) ---------------------------------------------------
+    def compact_files(self, **options):
+        """Merge small fragments and materialise deletions (pylance's ``optimize.compact_files``)."""
+        from lancelot.dataset.compact import compact_files
+
+        return compact_files(self, **options)
+
+    @property
+    def optimize(self):
+        from lancelot.dataset.compact import Optimizer
+
+        return Optimizer(self)
+
+    def cleanup_old_versions(self, older_than=None, *, delete_unverified: bool = False, **options):
+        """Remove versions older than ``older_than`` and the files only they use (pylance's name)."""
+        from lancelot.dataset.cleanup import cleanup_old_versions
+
+        return cleanup_old_versions(self, older_than, delete_unverified=delete_unverified, **options)
+
 
 def dataset(uri, *, version: int | None = None, storage_options: dict | None = None) -> LanceDataset:
     """Open a Lance dataset (a local path or an fsspec URL) at its latest version or ``version``."""

@@ -262,6 +262,34 @@ class ObjectStore:
             return []
         return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
 
+    def list_files(self, prefix: str) -> list[tuple[str, int, float]]:
+        """(dataset-relative path, size, modification time in epoch seconds) of every object under
+        the directory ``prefix``, recursively; ``[]`` if there is none (cleanup uses it)."""
+        full = self.full_path(prefix)
+        out: list[tuple[str, int, float]] = []
+        if self.fs is None:
+            for d, _, names in os.walk(full):
+                for n in names:
+                    p = os.path.join(d, n)
+                    try:
+                        st = os.stat(p)
+                    except FileNotFoundError:
+                        continue
+                    out.append((os.path.relpath(p, self.root).replace(os.sep, "/"), st.st_size, st.st_mtime))
+            return sorted(out)
+        self.fs.invalidate_cache(full)
+        try:
+            found = self.fs.find(full, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        for name, info in found.items():
+            if info.get("type") == "directory":
+                continue
+            m = info.get("LastModified") or info.get("mtime") or info.get("created") or 0
+            ts = m.timestamp() if hasattr(m, "timestamp") else float(m)
+            out.append((name[len(self.root) :].lstrip("/"), int(info.get("size") or 0), ts))
+        return sorted(out)
+
     def open_input(self, path: str, size: int | None = None) -> ByteSource:
         """A ByteSource over one object, for ``lancelot.LanceFile`` (``size`` saves a request)."""
         full = self.full_path(path)

@@ -4,7 +4,7 @@
 A writer that loses the race for version N reads the transactions of the versions that
 won, and retries on top of them only if none conflicts with its own operation: two
 appends never conflict; anything against an overwrite (or a restore, or a schema
-change) does; deletes conflict with operations that touched the same fragments.
+change) does; deletes and rewrites (compaction) conflict with operations that touched the same fragments.
 """
 
 from __future__ import annotations
@@ -58,9 +58,11 @@ def conflicts(mine: transaction_pb2.Transaction, other: transaction_pb2.Transact
         return None  # an overwrite replaces everything: last writer wins
     if theirs in _REPLACING:
         return f"a concurrent {theirs} replaced the table"
+    if op == "rewrite" and theirs == "create_index":
+        return "a concurrent create_index may cover the rewritten fragments"
     if op == "append" or theirs in _HARMLESS or theirs == "append":
         return None
-    if op == "delete":
+    if op in ("delete", "rewrite"):
         both = touched_fragments(mine) & touched_fragments(other)
         if both:
             return f"a concurrent {theirs} modified fragment(s) {sorted(both)}"

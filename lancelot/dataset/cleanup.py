@@ -1,0 +1,171 @@
+"""Cleanup: remove old versions and the files no remaining version uses (pylance's
+``cleanup_old_versions``; table format, "Version cleanup").
+
+A manifest is removed when it is older than the cutoff, is not the dataset's (latest) version
+and carries no tag (``_refs/tags/*.json``).  Every manifest is read: the data, deletion,
+transaction and index files of the kept ones are "referenced", those of removed ones
+"verified".  Then every file under ``data/``, ``_deletions/``, ``_transactions/`` and
+``_indices/`` is considered (as pylance 14.0.2 does; newer Lance also skips files modified
+after the oldest kept manifest): a referenced file stays; a verified one goes; one no manifest
+names (a commit that failed, or one in flight) goes only when it is at least 7 days old or
+``delete_unverified`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid as _uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from lancelot.dataset.commit import list_versions, load_manifest
+from lancelot.dataset.deletion import deletion_path
+from lancelot.dataset.fragment import DATA_DIR
+from lancelot.dataset.manifest import VERSIONS_DIR
+from lancelot.dataset.transaction import TRANSACTIONS_DIR
+from lancelot.errors import LanceError
+from lancelot.format.pb import table_pb2
+
+#: unreferenced files younger than this may belong to a commit in flight
+UNVERIFIED_AGE = timedelta(days=7)
+#: pylance's default cutoff when neither ``older_than`` nor ``retain_versions`` is given
+DEFAULT_OLDER_THAN = timedelta(days=14)
+TAGS_DIR = "_refs/tags"
+INDICES_DIR = "_indices"
+
+
+class CleanupError(LanceError):
+    """Cleanup refused (e.g. tagged versions older than the cutoff)."""
+
+
+@dataclass
+class CleanupStats:
+    """What ``cleanup_old_versions`` removed (the fields of pylance's CleanupStats)."""
+
+    bytes_removed: int = 0
+    old_versions: int = 0
+    data_files_removed: int = 0
+    transaction_files_removed: int = 0
+    index_files_removed: int = 0
+    deletion_files_removed: int = 0
+    removed: list[str] = field(default_factory=list, repr=False)  # dataset-relative paths
+
+
+@dataclass
+class _Files:
+    paths: set[str] = field(default_factory=set)
+    index_uuids: set[str] = field(default_factory=set)
+
+
+def tagged_versions(store) -> dict[int, list[str]]:
+    """version -> tag names, from ``_refs/tags/<name>.json``."""
+    out: dict[int, list[str]] = {}
+    for name in store.list(TAGS_DIR):
+        if not name.endswith(".json"):
+            continue
+        try:
+            v = int(json.loads(store.read(f"{TAGS_DIR}/{name}"))["version"])
+        except Exception as e:  # noqa: BLE001 - a tag we cannot read must not let its version go
+            raise CleanupError(f"tag file {TAGS_DIR}/{name} cannot be read ({e}): refusing to clean up") from None
+        out.setdefault(v, []).append(name[: -len(".json")])
+    return out
+
+
+def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -> None:
+    for f in m.fragments:
+        for d in f.files:
+            if not d.HasField("base_id"):
+                into.paths.add(f"{DATA_DIR}/{d.path}")
+        if f.HasField("deletion_file") and not f.deletion_file.HasField("base_id"):
+            into.paths.add(deletion_path(int(f.id), f.deletion_file))
+    if m.transaction_file:
+        into.paths.add(f"{TRANSACTIONS_DIR}/{m.transaction_file}")
+    if index_section:
+        sec = table_pb2.IndexSection()
+        sec.ParseFromString(index_section)
+        for idx in sec.indices:
+            into.index_uuids.add(str(_uuid.UUID(bytes=bytes(idx.uuid.uuid))))
+
+
+def cleanup_old_versions(
+    ds,
+    older_than: timedelta | None = None,
+    retain_versions: int | None = None,
+    *,
+    delete_unverified: bool = False,
+    error_if_tagged_old_versions: bool = True,
+) -> CleanupStats:
+    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` (default two
+    weeks, as pylance) or beyond the last ``retain_versions``, and the files only they used."""
+    if retain_versions is not None and retain_versions <= 0:
+        raise ValueError("retain_versions must be positive")
+    if older_than is None and retain_versions is None:
+        older_than = DEFAULT_OLDER_THAN
+    store, uri = ds._store, ds.uri
+    now = time.time()
+    cutoff = None if older_than is None else now - older_than.total_seconds()
+    versions = list_versions(store, uri)
+    current = int(ds.version)
+    before_version = None if retain_versions is None else (versions.latest or 0) - retain_versions + 1
+    tags = tagged_versions(store)
+    kept, verified = _Files(), _Files()
+    old: list[int] = []
+    tagged_old: list[int] = []
+    for v in sorted(versions.names):
+        mf = load_manifest(store, uri, versions, v)  # an unreadable manifest stops the cleanup
+        m = mf.manifest
+        ts = m.timestamp.seconds + m.timestamp.nanos / 1e9
+        should = (cutoff is None or ts < cutoff) and (before_version is None or v < before_version)
+        is_latest = current <= v
+        if v in tags and should and not is_latest:
+            tagged_old.append(v)
+        keep = is_latest or not should or v in tags
+        _collect(m, mf.index_section, kept if keep else verified)
+        if not keep:
+            old.append(v)
+    if tagged_old and error_if_tagged_old_versions:
+        names = sorted(n for v in tagged_old for n in tags[v])
+        raise CleanupError(
+            f"dataset {uri!r}: {len(tagged_old)} tagged version(s) are older than the cutoff; delete the tags "
+            f"{names} or pass error_if_tagged_old_versions=False"
+        )
+    stats = CleanupStats()
+    threshold = now - UNVERIFIED_AGE.total_seconds()
+    for top, kind in (
+        (DATA_DIR, "data"),
+        ("_deletions", "deletion"),
+        (TRANSACTIONS_DIR, "transaction"),
+        (INDICES_DIR, "index"),
+    ):
+        for path, size, mtime in store.list_files(top):
+            in_flight = not delete_unverified and mtime >= threshold
+            if kind == "index":
+                parts = path.split("/")
+                if len(parts) < 3:
+                    continue
+                if parts[1] in kept.index_uuids or (in_flight and parts[1] not in verified.index_uuids):
+                    continue
+            else:
+                if kind == "data" and not path.endswith(".lance"):
+                    continue
+                if kind == "deletion" and not path.endswith((".arrow", ".bin")):
+                    continue
+                if kind == "transaction" and not path.endswith(".txn"):
+                    continue
+                if path in kept.paths or (in_flight and path not in verified.paths):
+                    continue
+            store.delete(path)
+            stats.bytes_removed += size
+            stats.removed.append(path)
+            setattr(stats, f"{kind}_files_removed", getattr(stats, f"{kind}_files_removed") + 1)
+    for v in old:
+        path = f"{VERSIONS_DIR}/{versions.names[v]}"
+        try:
+            stats.bytes_removed += store.size(path)
+        except FileNotFoundError:
+            continue
+        store.delete(path)
+        stats.removed.append(path)
+        stats.old_versions += 1
+    return stats

@@ -1,0 +1,254 @@
+"""Compaction: rewrite runs of small fragments (or fragments with many deleted rows) into new
+data files, committed as one Rewrite transaction (table format, "Transaction types": Rewrite,
+ReserveFragments; pylance's ``optimize.compact_files``).
+
+Planning follows pylance: walking the fragments in order, a fragment is a candidate when its
+share of deleted rows exceeds ``materialize_deletions_threshold`` ("compact itself") or when it
+has fewer physical rows than ``target_rows_per_fragment`` ("compact with neighbours"); adjacent
+candidates form a bin; a bin of one neighbour-only fragment is dropped; a bin is split into
+groups of at least ``target_rows_per_fragment`` live rows (the remainder joins the last group).
+Each group's live rows are written, in order, in the dataset's data storage version, as
+pylance 14 writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments of
+``ceil(rows / k)`` rows (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536).
+
+The commit is two versions, as pylance makes them: ReserveFragments (ids for the new
+fragments), then Rewrite (each group's old fragments replaced by its new ones, fragments kept in
+id order as pylance keeps them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lancelot.dataset.commit import CommitConflictError, commit_transaction
+from lancelot.dataset.deletion import deletion_path
+from lancelot.dataset.fragment import DATA_DIR
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
+from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import LanceError, LanceFileNotFoundError
+from lancelot.format.pb import table_pb2
+
+
+@dataclass
+class CompactionMetrics:
+    """What ``compact_files`` did (the fields of pylance's CompactionMetrics)."""
+
+    fragments_removed: int = 0
+    fragments_added: int = 0
+    files_removed: int = 0  # data files and deletion files of the removed fragments
+    files_added: int = 0
+
+
+def plan_compaction(ds, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float) -> list[list]:
+    """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them."""
+    if materialize_deletions and threshold >= 1.0:
+        materialize_deletions = False
+    bins: list[list[tuple[object, bool, int]]] = []  # (fragment, compacts itself, live rows)
+    cur: list | None = None
+    for f in ds.get_fragments():
+        phys = f.physical_rows
+        live = f.count_rows()
+        deleted_share = (phys - live) / phys if phys else 0.0
+        if materialize_deletions and deleted_share > threshold:
+            cand: bool | None = True
+        elif phys < target_rows_per_fragment:
+            cand = False
+        else:
+            cand = None
+        if cand is None:
+            if cur:
+                bins.append(cur)
+            cur = None
+            continue
+        cur = (cur or []) + [(f, cand, live)]
+    if cur:
+        bins.append(cur)
+    groups: list[list] = []
+    for b in bins:
+        if len(b) == 1 and not b[0][1]:
+            continue  # a lone small fragment has no neighbour to merge with
+        rows = [r for _, _, r in b]
+        start = 0
+        while start < len(b):
+            n, acc = 0, 0
+            while acc < target_rows_per_fragment and start + n < len(b):
+                acc += rows[start + n]
+                n += 1
+            if sum(rows[start + n :]) >= target_rows_per_fragment:
+                groups.append([f for f, _, _ in b[start : start + n]])
+                start += n
+            else:
+                groups.append([f for f, _, _ in b[start:]])
+                break
+    return groups
+
+
+def _has_indices(mf: ManifestFile) -> bool:
+    if not mf.index_section:
+        return False
+    sec = table_pb2.IndexSection()
+    sec.ParseFromString(mf.index_section)
+    return len(sec.indices) > 0
+
+
+def _same_fragment(a: table_pb2.DataFragment, b: table_pb2.DataFragment) -> bool:
+    """Whether a fragment is still what the compaction read (files and deletions unchanged)."""
+    return (
+        [d.path for d in a.files] == [d.path for d in b.files]
+        and a.HasField("deletion_file") == b.HasField("deletion_file")
+        and (not a.HasField("deletion_file") or a.deletion_file.id == b.deletion_file.id)
+    )
+
+
+def _check_files(ds, groups: list[list], where: str) -> None:
+    """Every file a group reads must be there (a file opened earlier by this process could still
+    be read from its open handle after its removal: compaction must not trust that)."""
+    for group in groups:
+        for f in group:
+            paths = [f"{DATA_DIR}/{d.path}" for d in f._pb.files if not d.HasField("base_id")]
+            if f._pb.HasField("deletion_file") and not f._pb.deletion_file.HasField("base_id"):
+                paths.append(deletion_path(f.fragment_id, f._pb.deletion_file))
+            for p in paths:
+                if not ds._store.exists(p):
+                    raise LanceFileNotFoundError(
+                        f"compaction of {where}: fragment {f.fragment_id}: {p} is missing", path=ds._store.url(p)
+                    )
+
+
+def build_reserve(n: int, uri: str):
+    """ReserveFragments: ``max_fragment_id`` moves on by ``n`` (ids for fragments not yet committed)."""
+
+    def build(base: ManifestFile | None, version: int):
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist")
+        m = _start(base)
+        used = max([int(f.id) for f in m.fragments] + [int(m.max_fragment_id) if m.HasField("max_fragment_id") else -1])
+        m.max_fragment_id = used + n
+        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        return m, base.index_section
+
+    return build
+
+
+def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]], uri: str):
+    """Rewrite: each group's old fragments (still unchanged in the latest version, else a conflict)
+    replaced by its new ones; the fragments end in id order, as pylance orders them after every
+    commit (so a group's rows move behind a fragment it skipped: compaction may reorder rows)."""
+
+    def build(base: ManifestFile | None, version: int):
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist")
+        m = _start(base)
+        frags = [table_pb2.DataFragment() for _ in m.fragments]
+        for c, f in zip(frags, m.fragments, strict=True):
+            c.CopyFrom(f)
+        for old, new in groups:
+            pos = {int(f.id): i for i, f in enumerate(frags)}
+            for o in old:
+                i = pos.get(int(o.id))
+                if i is None or not _same_fragment(frags[i], o):
+                    raise CommitConflictError(
+                        f"dataset {uri!r}: compaction conflicts with a concurrent commit: fragment {o.id} "
+                        f"was {'removed' if i is None else 'changed'} since version {base.manifest.version}"
+                    )
+            first = pos[int(old[0].id)]
+            gone = {int(o.id) for o in old}
+            kept = [f for f in frags if int(f.id) not in gone]
+            at = sum(1 for f in frags[:first] if int(f.id) not in gone)
+            frags = kept[:at] + list(new) + kept[at:]
+        frags.sort(key=lambda f: int(f.id))  # pylance keeps every manifest's fragments in id order
+        del m.fragments[:]
+        m.fragments.extend(frags)
+        top = max(int(f.id) for g in groups for f in g[1]) if any(g[1] for g in groups) else -1
+        if top > int(m.max_fragment_id):
+            m.max_fragment_id = top
+        _finish(m, version, False)
+        return m, base.index_section
+
+    return build
+
+
+def compact_files(
+    ds,
+    *,
+    target_rows_per_fragment: int = 1024 * 1024,
+    max_rows_per_group: int = 1024,
+    materialize_deletions: bool = True,
+    materialize_deletions_threshold: float = 0.1,
+    num_threads: int | None = None,
+) -> CompactionMetrics:
+    """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
+
+    ``max_rows_per_group`` and ``num_threads`` are accepted for pylance's signature (2.x files have
+    no row groups; groups are rewritten one after another)."""
+    from lancelot.dataset.write import write_fragments
+
+    del max_rows_per_group, num_threads
+    if target_rows_per_fragment <= 0:
+        raise ValueError("target_rows_per_fragment must be positive")
+    where = f"dataset {ds.uri!r} version {ds.version}"
+    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        raise LanceError(f"{where}: compaction of datasets with stable row ids is not supported by lancelot yet")
+    if _has_indices(ds._mf):
+        raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
+    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+    metrics = CompactionMetrics()
+    if not groups:
+        return metrics
+    dv = writable_data_version(ds.manifest, where)
+    _check_files(ds, groups, where)
+    written: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]] = []
+    for group in groups:
+
+        def rows(group=group):
+            for f in group:
+                yield from f.to_batches()
+
+        live = sum(f.count_rows() for f in group)
+        per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
+        try:
+            new = write_fragments(
+                rows(),
+                ds.uri,
+                schema=ds.schema,
+                data_storage_version=dv,
+                max_rows_per_file=per_file,
+                _store=ds._store,
+                _base=ds._mf,
+            )
+        except LanceError as e:
+            raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
+        written.append(([f._pb for f in group], [n.to_pb() for n in new]))
+        metrics.fragments_removed += len(group)
+        metrics.files_removed += sum(len(f._pb.files) + f._pb.HasField("deletion_file") for f in group)
+        metrics.fragments_added += len(new)
+        metrics.files_added += sum(len(n.to_pb().files) for n in new)
+    n_new = sum(len(new) for _, new in written)
+    if n_new:
+        reserve = new_transaction(ds.version)
+        reserve.reserve_fragments.num_fragments = n_new
+        v = commit_transaction(ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
+        top = int(ds.checkout_version(v).manifest.max_fragment_id)
+        nid = top - n_new + 1
+        for _, new in written:
+            for f in new:
+                f.id = nid
+                nid += 1
+    txn = new_transaction(ds.version)
+    for old, new in written:
+        g = txn.rewrite.groups.add()
+        g.old_fragments.extend(old)
+        g.new_fragments.extend(new)
+    commit_transaction(ds._store, ds.uri, txn, build_rewrite(written, ds.uri), read_version=ds.version)
+    return metrics
+
+
+class Optimizer:
+    """``ds.optimize``: pylance's spelling, ``ds.optimize.compact_files(...)``."""
+
+    def __init__(self, ds) -> None:
+        self._ds = ds
+
+    def compact_files(self, **kwargs) -> CompactionMetrics:
+        return self._ds.compact_files(**kwargs)
