@@ -14,15 +14,21 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 
 from lancelot.errors import CorruptFileError, NotALanceFileError, TruncatedFileError
 from lancelot.format.pb import file2_pb2
 from lancelot.io.sink import BackgroundWriter, open_target
 from lancelot.io.source import ByteSource
 from lancelot.versions import FileVersion, from_disk, parse
+
+_M = TypeVar("_M", bound=Message)
+_R = TypeVar("_R")
 
 MAGIC = b"LANC"
 FOOTER_SIZE = 40
@@ -149,7 +155,14 @@ def read_metadata(src: ByteSource) -> FileMetadata:
     return FileMetadata(path, size, major, minor, columns, gbo)
 
 
-def unpack_encoding(src: ByteSource, enc: file2_pb2.Encoding, message_cls, *, column=None, page=None):
+def unpack_encoding(
+    src: ByteSource,
+    enc: file2_pb2.Encoding,
+    message_cls: type[_M],
+    *,
+    column: int | str | None = None,
+    page: int | None = None,
+) -> _M | None:
     """Resolve a direct or deferred (indirect) Encoding into ``message_cls``.
 
     The bytes are a serialized ``google.protobuf.Any`` holding the message.
@@ -182,7 +195,7 @@ def unpack_encoding(src: ByteSource, enc: file2_pb2.Encoding, message_cls, *, co
     return msg
 
 
-def pack_encoding(msg) -> file2_pb2.Encoding:
+def pack_encoding(msg: Message) -> file2_pb2.Encoding:
     """Wrap a message as a direct Encoding (serialized Any), as pylance does."""
     a = any_pb2.Any()
     a.Pack(msg, type_url_prefix="/")
@@ -207,7 +220,7 @@ class ContainerWriter:
         self._sink = BackgroundWriter(self._f)  # disk writes overlap the encoding of the next pages
         self.pos = 0
 
-    def _io(self, fn, *args):
+    def _io(self, fn: Callable[..., _R], *args: Any) -> _R:
         try:
             return fn(*args)
         except OSError as e:
@@ -220,7 +233,8 @@ class ContainerWriter:
             self.pos += ALIGNMENT - rem
 
     def write_buffer(self, data) -> tuple[int, int]:
-        """Write one 64-byte aligned buffer; return (position, size)."""
+        """Write one 64-byte aligned buffer (bytes, a memoryview or a contiguous numpy array); return
+        (position, size)."""
         self._pad()
         pos = self.pos
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lancelot.errors import CorruptFileError
 from lancelot.format.container import read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
@@ -422,6 +423,8 @@ def file_encodings(path: str, columns: Iterable[int] | None = None) -> set[str]:
         for i in range(len(md.columns)) if columns is None else columns:
             for page in md.columns[i].pages:
                 layout = unpack_encoding(src, page.encoding, pb.PageLayout)
+                if layout is None:
+                    raise CorruptFileError("page has no layout", path=path, column=i)
                 out.add(layout.WhichOneof("layout"))
                 _walk(layout, out, "")
         return out
