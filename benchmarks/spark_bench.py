@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"writer:version of the Lance files scanned (default {DEFAULT_LANCE_FILES})",
     )
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an extra Spark setting for the session (repeatable), e.g. spark.python.unix.domain.socket.enabled=true",
+    )
     p.add_argument("--batch-size", type=int, default=None, help="lance source batch_size option (default: its own)")
     p.add_argument("--floor-threads", action="store_true", help="let pyarrow use threads in the floor source")
     p.add_argument("--no-lookup", action="store_true", help="skip the point lookups")
@@ -200,8 +207,9 @@ def prepare_files(a: argparse.Namespace, log) -> dict[str, Path]:
 # -- Spark --------------------------------------------------------------------------------------
 
 
-def spark_session(master: str):
-    """One local session; workers run this interpreter and can import benchmarks/ and lancelot."""
+def spark_session(master: str, conf: list[str] | tuple[str, ...] = ()):
+    """One local session; workers run this interpreter and can import benchmarks/ and lancelot.
+    ``conf``: extra ``key=value`` settings."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -211,7 +219,7 @@ def spark_session(master: str):
     from benchmarks.spark_floor import OneRowDataSource, ParquetFloorDataSource
     from lancelot.spark import LanceDataSource
 
-    spark = (
+    builder = (
         SparkSession.builder.master(master)
         .appName("lancelot-spark-bench")
         .config("spark.ui.enabled", "false")
@@ -219,8 +227,13 @@ def spark_session(master: str):
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.python.filterPushdown.enabled", "true")
-        .getOrCreate()
     )
+    for kv in conf:
+        key, sep, value = kv.partition("=")
+        if not sep:
+            raise SystemExit(f"--conf takes KEY=VALUE, not {kv!r}")
+        builder = builder.config(key.strip(), value.strip())
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(LanceDataSource)
     spark.dataSource.register(ParquetFloorDataSource)
@@ -436,7 +449,8 @@ def render(results: dict, markdown: bool) -> str:
     m = results["meta"]
     parts = [
         f"Spark benchmark: {m['rows']:,} rows, columns {m['columns']}, {m['master']}, "
-        f"{m['reps']} interleaved repetitions (medians, seconds)",
+        + "".join(f"{c}, " for c in m.get("conf", []))
+        + f"{m['reps']} interleaved repetitions (medians, seconds)",
         "",
     ]
     for kind in ("scan", "lookup"):
@@ -500,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows": a.rows,
             "columns": a.columns,
             "master": a.master,
+            "conf": list(a.conf),
             "reps": a.reps,
             "seed": a.seed,
             "batch_size": a.batch_size,
@@ -510,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     files = prepare_files(a, log)
     results["file_mb"] = {n: round(_size(p) / 1e6, 2) for n, p in files.items()}
-    spark = spark_session(a.master)
+    spark = spark_session(a.master, a.conf)
     try:
         c = Cases(spark, files, a)
         results["partitions"] = {}
