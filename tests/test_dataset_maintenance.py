@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from conftest_s3 import s3_dataset, s3_server  # noqa: F401
 
 import lancelot
 from lancelot.dataset.commit import CommitConflictError
@@ -274,3 +275,21 @@ def test_maintenance_on_memory_store():
     assert [v["version"] for v in ds.versions()] == [ds.version]
     assert ds.to_table().equals(expected)
     assert len(ds._store.list_files("data")) == 1
+
+
+def test_maintenance_on_s3(s3_dataset):  # noqa: F811
+    """Compaction and cleanup through the S3 store (moto's server): pylance reads the result."""
+    uri, lo, po = s3_dataset.uri, s3_dataset.lancelot_options(), s3_dataset.pylance_options()
+    for i in range(4):
+        lancelot.write_dataset(_table(15, i * 15), uri, mode="append" if i else "create", storage_options=lo)
+    lancelot.dataset(uri, storage_options=lo).delete(pc.field("a") < 4)
+    expected = lance.dataset(uri, storage_options=po).to_table()
+    m = lancelot.dataset(uri, storage_options=lo).compact_files(target_rows_per_fragment=TARGET)
+    assert (m.fragments_removed, m.fragments_added) == (4, 1)
+    stats = lancelot.dataset(uri, storage_options=lo).cleanup_old_versions(timedelta(0))
+    assert stats.old_versions == 6 and stats.data_files_removed == 4 and stats.deletion_files_removed == 1
+    pl = lance.dataset(uri, storage_options=po)
+    pl.validate()
+    assert [v["version"] for v in pl.versions()] == [pl.version]
+    assert pl.to_table().equals(expected)
+    assert len(lancelot.dataset(uri, storage_options=lo)._store.list_files("data")) == 1
