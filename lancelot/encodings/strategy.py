@@ -42,6 +42,7 @@ A bad value raises UnsupportedEncodingError naming the field and the key.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -49,6 +50,8 @@ from lancelot import field_metadata, versions
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.field_metadata import PREFIX
 from lancelot.versions import FileVersion
+
+_Num = TypeVar("_Num", int, float)
 
 COMPRESSIONS = ("lz4", "zstd", "fsst", "none")
 BSS_MODES = ("auto", "on", "off")
@@ -135,7 +138,7 @@ def _choice(field: pa.Field, meta: dict[str, str], key: str, allowed: tuple[str,
     return value.lower()
 
 
-def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type, lo: float, hi: float):
+def _number(field: pa.Field, meta: dict[str, str], key: str, kind: type[_Num], lo: float, hi: float) -> _Num | None:
     value = meta.get(PREFIX + key)
     if value is None:
         return None

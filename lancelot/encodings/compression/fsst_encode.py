@@ -48,7 +48,7 @@ def _hash3(w: np.int64) -> np.int64:
 
 
 @njit(cache=True, inline="always")
-def _load(data, pos, end):
+def _load(data: np.ndarray, pos: int, end: int) -> tuple[np.int64, int]:
     """Up to 8 bytes at pos (not past end), little endian, and how many."""
     if end - pos >= 8:
         w = (
@@ -70,14 +70,16 @@ def _load(data, pos, end):
 
 
 @njit(cache=True)
-def _mask(length):
+def _mask(length: int) -> np.int64:
     if length >= 8:
         return np.int64(-1)
     return (np.int64(1) << (8 * length)) - 1
 
 
 @njit(cache=True)
-def _build_lookup(sym_val, sym_len, n):
+def _build_lookup(
+    sym_val: np.ndarray, sym_len: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Lookup tables for n symbols, entries ``length << 8 | code`` (0: none).
 
     A 1024-slot hash table on the first three bytes (3+ byte symbols, with their
@@ -104,7 +106,16 @@ def _build_lookup(sym_val, sym_len, n):
 
 
 @njit(cache=True, inline="always")
-def _match(data, pos, end, h_val, h_info, short, byte, masks):
+def _match(
+    data: np.ndarray,
+    pos: int,
+    end: int,
+    h_val: np.ndarray,
+    h_info: np.ndarray,
+    short: np.ndarray,
+    byte: np.ndarray,
+    masks: np.ndarray,
+) -> int:
     """``length << 8 | code`` of the symbol to use at pos; code 255 means escape one byte.
 
     One int, one exit: numba compiles tuple returns and early exits of this kernel several times slower.
@@ -124,7 +135,7 @@ def _match(data, pos, end, h_val, h_info, short, byte, masks):
 
 
 @njit(cache=True)
-def _masks():
+def _masks() -> np.ndarray:
     m = np.zeros(9, np.int64)
     for i in range(9):
         m[i] = _mask(i)
@@ -132,7 +143,7 @@ def _masks():
 
 
 @njit(cache=True)
-def _cand_add(keys_val, keys_len, gains, val, ln, gain):
+def _cand_add(keys_val: np.ndarray, keys_len: np.ndarray, gains: np.ndarray, val: int, ln: int, gain: int) -> None:
     h = ((val * -7046029254386353131) ^ ln) & (CAND_SLOTS - 1)
     while True:
         if keys_len[h] == 0:
@@ -145,7 +156,7 @@ def _cand_add(keys_val, keys_len, gains, val, ln, gain):
 
 
 @njit(cache=True, nogil=True)
-def _train(sample, offsets):
+def _train(sample: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sym_val = np.zeros(255, np.int64)
     sym_len = np.zeros(255, np.int64)
     n = 0
@@ -209,7 +220,9 @@ GROUPS = 4
 
 
 @njit(cache=True, nogil=True)
-def _encode(data, offsets, sym_val, sym_len):
+def _encode(
+    data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray, sym_len: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Codes and offsets of strings ``data[offsets[i]:offsets[i + 1]]``; ``data`` must hold 8 readable bytes
     past ``offsets[-1]`` (whole words are loaded, then masked to the bytes left in the string)."""
     h_val, h_info, short, byte = _build_lookup(sym_val, sym_len, len(sym_len))

@@ -64,6 +64,9 @@ from lancelot.versions import FileVersion
 FULL_ZIP_MIN_BYTES = 256
 #: pages of many rows are cut at multiples of this many rows (a bitpacking chunk)
 PAGE_ROW_ALIGN = 1024
+#: one encoded page of a shred, as the page worker carries it from encode to commit: the shred, its layout
+#: and buffers
+EncodedShred = tuple[Shred, tuple[pb21.PageLayout, list]]
 
 
 def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions) -> str | None:
@@ -167,7 +170,7 @@ class LeafColumnWriter:
         self.blob_parts += 1
         relative, data = blob_relative(s.values, part)
 
-        def commit(_) -> None:
+        def commit(_: None) -> None:
             self.blob_bases[part] = self.out.write_buffer(data)[0]
 
         if data is not None:
@@ -228,23 +231,24 @@ class LeafColumnWriter:
         self.pages_submitted += 1
         if self.opts.blob:  # blob values are written while encoding: in order, on the commit step
 
-            def encode():
+            def encode() -> EncodedShred | None:
                 return None
 
-            def commit(r) -> None:
+            def commit(r: EncodedShred | None) -> None:
                 s = concat_shreds(parts)
                 self._commit(s, self._encode(s, page))
         else:
 
-            def encode():
+            def encode() -> EncodedShred | None:
                 s = concat_shreds(parts)
                 return s, self._encode(s, page)
 
-            def commit(r) -> None:
+            def commit(r: EncodedShred | None) -> None:
+                assert r is not None  # this branch's encode() always returns the page
                 self._commit(*r)
 
         if self.worker is not None:
-            self.worker.submit(encode, commit)
+            self.worker.submit(encode, commit, cost=sum(self._cost(p) for p in parts))  # big pages start first
         else:
             commit(encode())
 

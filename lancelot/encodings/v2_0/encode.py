@@ -9,6 +9,8 @@ structs marked packed, ``Nullable.AllNull`` for null columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,7 +21,7 @@ from lancelot.field_metadata import is_fixed_width
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
-def _buffer(buffers: list, data) -> pb.Buffer:
+def _buffer(buffers: list, data: np.ndarray) -> pb.Buffer:
     buffers.append(data)
     return pb.Buffer(buffer_index=len(buffers) - 1, buffer_type=pb.Buffer.page)
 
@@ -39,7 +41,7 @@ def fixed_width_bytes(arr: pa.Array) -> tuple[np.ndarray, int]:
     return raw[arr.offset * width : (arr.offset + len(arr)) * width], t.bit_width
 
 
-def _nullable(arr: pa.Array, buffers: list, inner) -> pb.ArrayEncoding:
+def _nullable(arr: pa.Array, buffers: list, inner: Callable[[list], pb.ArrayEncoding]) -> pb.ArrayEncoding:
     """Wrap ``inner(buffers)`` (the values encoder) in a Nullable node."""
     nulls = arr.null_count
     if nulls == len(arr) and len(arr) > 0:
@@ -191,7 +193,7 @@ def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | No
         d = t.list_size
         items = arr.values.slice(arr.offset * d, len(arr) * d)
 
-        def fsl(bufs):
+        def fsl(bufs: list) -> pb.ArrayEncoding:
             return pb.ArrayEncoding(
                 fixed_size_list=pb.FixedSizeList(dimension=d, items=encode_values(items, bufs), has_validity=False)
             )

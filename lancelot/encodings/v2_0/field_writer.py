@@ -80,7 +80,7 @@ def flat_compression(field: pa.Field) -> pb.Compression | None:
 
 
 class LeafWriter(ColumnWriter):
-    def __init__(self, out, index, max_page_bytes, field: pa.Field) -> None:
+    def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int, field: pa.Field) -> None:
         super().__init__(out, index, max_page_bytes)
         self.field = field
         self.compression = flat_compression(field)
@@ -165,7 +165,9 @@ class BlobWriter(LeafWriter):
 
 
 class StructWriter(ColumnWriter):
-    def __init__(self, out, index, max_page_bytes, field: pa.Field, children: list[ColumnWriter]) -> None:
+    def __init__(
+        self, out: ContainerWriter, index: int, max_page_bytes: int, field: pa.Field, children: list[ColumnWriter]
+    ) -> None:
         super().__init__(out, index, max_page_bytes)
         self.field, self.children, self.rows = field, children, 0
 
@@ -191,7 +193,9 @@ class StructWriter(ColumnWriter):
 class ListWriter(ColumnWriter):
     """Offsets pages: end offsets per row, + null_offset_adjustment for null lists."""
 
-    def __init__(self, out, index, max_page_bytes, field: pa.Field, child: ColumnWriter) -> None:
+    def __init__(
+        self, out: ContainerWriter, index: int, max_page_bytes: int, field: pa.Field, child: ColumnWriter
+    ) -> None:
         super().__init__(out, index, max_page_bytes)
         self.field, self.child = field, child
         self.lengths: list[np.ndarray] = []
