@@ -162,6 +162,21 @@ def test_compaction_concurrent_with_append(tmp_path):
     _assert_same(uri, ds.version)
 
 
+def test_pylance_compaction_rebases_over_lancelot_append(tmp_path):
+    """The other direction: pylance compacts a version older than lancelot's append."""
+    uri = str(tmp_path / "ds")
+    _build(uri, "lancelot", "2.0")
+    stale = lance.dataset(uri)
+    lancelot.write_dataset(_table(4, 7000), uri, mode="append")
+    expected = lancelot.dataset(uri).to_table()
+    assert stale.optimize.compact_files(target_rows_per_fragment=TARGET).fragments_removed > 0
+    lance.dataset(uri).validate()
+    ours = lancelot.dataset(uri)
+    assert ours.to_table().sort_by("a").equals(expected.sort_by("a"))
+    lancelot.write_dataset(_table(2, 8000), uri, mode="append")  # and lancelot appends on top
+    _assert_same(uri, lance.dataset(uri).version)
+
+
 def test_compaction_conflicts_with_delete_of_same_fragment(tmp_path):
     uri = str(tmp_path / "ds")
     _build(uri, "lancelot", "2.1")
