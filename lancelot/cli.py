@@ -12,6 +12,8 @@ import argparse
 import difflib
 import os
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 from lancelot import versions
 from lancelot.convert import FORMATS
@@ -23,7 +25,7 @@ VERSIONS = tuple(versions.ALIASES)  # 2.0, 2.1, 2.2, stable, next
 class _Parser(argparse.ArgumentParser):
     """argparse with "did you mean" suggestions for misspelled options and commands."""
 
-    def error(self, message: str):  # noqa: D401 - argparse's hook
+    def error(self, message: str) -> NoReturn:  # noqa: D401 - argparse's hook
         hint = _suggestion(self, message)
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
@@ -243,14 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     debug = getattr(args, "debug", False)
     if args.cmd == "inspect":
 
-        def work():
+        def work() -> int:
             from lancelot.inspect import inspect_path
 
             print(inspect_path(args.file, verbose=args.verbose, max_pages=args.pages))
             return 0
     else:
 
-        def work():
+        def work() -> int:
             from lancelot.convert import convert
 
             convert(
@@ -269,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     return _run(work, debug)
 
 
-def _run(work, debug: bool) -> int:
+def _run(work: Callable[[], int], debug: bool) -> int:
     try:
         return work()
     except KeyboardInterrupt:

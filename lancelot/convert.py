@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 import pyarrow as pa
 
@@ -147,7 +147,7 @@ def human_bytes(n: float) -> str:
     return f"{n}"
 
 
-def _terminal_size(err) -> tuple[int, int]:
+def _terminal_size(err: TextIO) -> tuple[int, int]:
     """The terminal's (columns, lines); a new pseudo-terminal says 0x0 (tqdm then shows nothing):
     $COLUMNS/$LINES or 80x24 instead."""
     try:
@@ -193,8 +193,8 @@ def convert(
     progress: str = "auto",
     quiet: bool = False,
     dataset_mode: str | None = None,
-    out=None,
-    err=None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
     """Convert ``src`` to a Lance file at ``dst`` (or, with ``dataset_mode`` "create", "append" or
     "overwrite", to a new version of the Lance dataset at ``dst``); returns the rows written.

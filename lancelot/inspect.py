@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 from google.protobuf import any_pb2, text_format
+from google.protobuf.message import Message
 
 from lancelot import field_metadata
 from lancelot.errors import LanceError
-from lancelot.format.pb import encodings_v2_0_pb2, encodings_v2_1_pb2
+from lancelot.format.pb import encodings_v2_0_pb2, encodings_v2_1_pb2, file2_pb2
 from lancelot.reader import LanceFile
 
 _MESSAGES = {
@@ -65,7 +66,7 @@ _WORDS = {
 RATIO_SAMPLE_ROWS = 1 << 20
 
 
-def _decode(f: LanceFile, enc):
+def _decode(f: LanceFile, enc: file2_pb2.Encoding) -> tuple[Message | None, str]:
     """The encoding's message (or None) and its type name."""
     kind = enc.WhichOneof("location")
     if kind is None or kind == "none":
@@ -85,7 +86,7 @@ def _decode(f: LanceFile, enc):
     return msg, name
 
 
-def describe_encoding(f: LanceFile, enc) -> str:
+def describe_encoding(f: LanceFile, enc: file2_pb2.Encoding) -> str:
     """One line: the encoding message's type and its text form."""
     msg, name = _decode(f, enc)
     if msg is None:
@@ -93,7 +94,7 @@ def describe_encoding(f: LanceFile, enc) -> str:
     return f"{name.rsplit('.', 1)[-1]} {text_format.MessageToString(msg, as_one_line=True)}"
 
 
-def encoding_tree(f: LanceFile, enc, indent: str = "", label: str = "") -> list[str]:
+def encoding_tree(f: LanceFile, enc: file2_pb2.Encoding, indent: str = "", label: str = "") -> list[str]:
     """The encoding message as an indented tree (``--verbose``)."""
     msg, name = _decode(f, enc)
     if msg is None:
@@ -102,13 +103,13 @@ def encoding_tree(f: LanceFile, enc, indent: str = "", label: str = "") -> list[
     return [f"{indent}{label}{name.rsplit('.', 1)[-1]} {body[0]}".rstrip()] + [indent + ln for ln in body[1:]]
 
 
-def encoding_words(msg) -> str:
+def encoding_words(msg: Message) -> str:
     """An encoding in a few words: the kinds chosen in its tree, wrappers left out
     (e.g. ``miniblock bitpack+dict``, ``dictionary binary``)."""
     words: list[str] = []
     extra: list[str] = []
 
-    def walk(m) -> None:
+    def walk(m: Message) -> None:
         for fd, v in m.ListFields():
             if fd.message_type is None:
                 continue
@@ -195,7 +196,7 @@ def _human(n: int) -> str:
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
-    def fmt(r):
+    def fmt(r: list[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
 
     return [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)]
@@ -237,7 +238,7 @@ class FileView:
                 )
         return out, sample < f.num_rows
 
-    def _page_words(self, enc) -> str:
+    def _page_words(self, enc: file2_pb2.Encoding) -> str:
         msg, name = _decode(self.f, enc)
         return encoding_words(msg) if msg is not None else name
 
