@@ -11,8 +11,8 @@ them: random over the file, or clustered in a window of 1,000 rows) and runs lan
 (``LanceFile.take`` on pylance's file), pylance (``take_rows``) and Parquet (only the row
 groups holding the rows) on the same rows, rotating the order; the table prints medians and
 the ratios of medians, for all columns and for each column alone, plus a full read (lancelot
-``read`` against pylance ``read_all``).  Readers are opened once, before timing.  Results go
-to ``benchmarks/results/take_compare.json``.
+``read`` against pylance ``read_all``; of each column alone too with ``--scan-columns``).
+Readers are opened once, before timing.  Results go to ``benchmarks/results/take_compare.json``.
 """
 
 from __future__ import annotations
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=10, help="rows per take (default 10)")
     p.add_argument("--reps", type=int, default=21)
     p.add_argument("--scan-reps", type=int, default=3)
+    p.add_argument("--scan-columns", action="store_true", help="also a full read of each column alone")
     p.add_argument("--constants-rows", type=int, default=1_000_000)
     p.add_argument("--no-per-column", action="store_true")
     p.add_argument("--data-dir", type=Path, default=BENCH_DIR / "data")
@@ -148,17 +149,18 @@ def main(argv: list[str] | None = None) -> int:
                         f"x parquet {s['x_parquet']:6.3f}",
                         flush=True,
                     )
-            scans: dict[str, list[float]] = {"lancelot": [], "pylance": []}
-            for rep in range(a.scan_reps):
-                for impl in ("lancelot", "pylance") if rep % 2 == 0 else ("pylance", "lancelot"):
-                    scans[impl].append(_time(lambda h=handles[impl]: h.scan(None)))
-            res["full read"] = _summary(scans)
-            s = res["full read"]
-            print(
-                f"{key:28} {'full read':30} lancelot {s['lancelot_ms']:8.1f} ms  pylance {s['pylance_ms']:8.1f} ms"
-                f"  x pylance {s['x_pylance']:5.2f}",
-                flush=True,
-            )
+            for columns in [None] + ([[c] for c in ds.schema.names] if a.scan_columns else []):
+                scans: dict[str, list[float]] = {"lancelot": [], "pylance": []}
+                for rep in range(a.scan_reps):
+                    for impl in ("lancelot", "pylance") if rep % 2 == 0 else ("pylance", "lancelot"):
+                        scans[impl].append(_time(lambda h=handles[impl], c=columns: h.scan(c)))
+                label = "full read" + ("" if columns is None else f" {columns[0]}")
+                res[label] = s = _summary(scans)
+                print(
+                    f"{key:28} {label:30} lancelot {s['lancelot_ms']:8.1f} ms  pylance {s['pylance_ms']:8.1f} ms"
+                    f"  x pylance {s['x_pylance']:5.2f}",
+                    flush=True,
+                )
             a.out.parent.mkdir(parents=True, exist_ok=True)
             a.out.write_text(json.dumps(results, indent=1))
     results["meta"]["loadavg_end"] = os.getloadavg()
