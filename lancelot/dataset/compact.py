@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from lancelot.dataset.commit import CommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment import DATA_DIR
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
+from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2
@@ -163,10 +166,34 @@ def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb
         top = max(int(f.id) for g in groups for f in g[1]) if any(g[1] for g in groups) else -1
         if top > int(m.max_fragment_id):
             m.max_fragment_id = top
-        _finish(m, version, False)
+        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         return m, base.index_section
 
     return build
+
+
+def _carry_row_ids(group: list, new: list[table_pb2.DataFragment]) -> None:
+    """Stable row ids: the live rows keep their ids and their created-at / last-updated-at versions,
+    re-chunked over the new fragments (what pylance's compaction does; ``next_row_id`` is unchanged)."""
+    ids, created, updated = [], [], []
+    for f in group:
+        live = f.live_positions()
+        rid = row_ids(f._pb, f.where)
+        c = row_versions(f._pb, "created_at", None, f.where)
+        u = row_versions(f._pb, "last_updated_at", c, f.where)
+        ids.append(rid[live])
+        created.append(c[live])
+        updated.append(u[live])
+    ids_a, c_a, u_a = (np.concatenate(x) for x in (ids, created, updated))
+    at = 0
+    for nf in new:
+        n = int(nf.physical_rows)
+        nf.inline_row_ids = encode_row_ids(ids_a[at : at + n])
+        nf.inline_created_at_versions = encode_versions(c_a[at : at + n])
+        nf.inline_last_updated_at_versions = encode_versions(u_a[at : at + n])
+        at += n
+    if at != len(ids_a):
+        raise LanceError(f"compaction wrote {at} rows for {len(ids_a)} live rows")
 
 
 def compact_files(
@@ -188,8 +215,7 @@ def compact_files(
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
     where = f"dataset {ds.uri!r} version {ds.version}"
-    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        raise LanceError(f"{where}: compaction of datasets with stable row ids is not supported by lancelot yet")
+    stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
     if _has_indices(ds._mf):
         raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
     groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
@@ -219,7 +245,10 @@ def compact_files(
             )
         except LanceError as e:
             raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
-        written.append(([f._pb for f in group], [n.to_pb() for n in new]))
+        new_pb = [n.to_pb() for n in new]
+        if stable:
+            _carry_row_ids(group, new_pb)
+        written.append(([f._pb for f in group], new_pb))
         metrics.fragments_removed += len(group)
         metrics.files_removed += sum(len(f._pb.files) + f._pb.HasField("deletion_file") for f in group)
         metrics.fragments_added += len(new)
