@@ -134,3 +134,21 @@ def test_abandoned_writer_leaves_nothing(tmp_path, version):
     assert os.listdir(tmp_path) == []
     names = {th.name for th in threading.enumerate()}
     assert not any(n.startswith(("lancelot-file", "lancelot-pages")) for n in names), names
+
+
+def test_caller_keeps_submitting_behind_a_long_page():
+    """Encoded pages waiting behind a long first page do not count against ``max_pending`` (only
+    twice as many): the caller queues page 4 while page 0 still encodes (it waits for page 4)."""
+    import threading
+
+    worker = PageWorker(workers=2, max_pending=2)
+    reached = threading.Event()
+    order: list[int] = []
+    seen: list[bool] = []
+    worker.submit(lambda: seen.append(reached.wait(timeout=10)) or 0, order.append)
+    for i in range(1, 5):
+        worker.submit(lambda i=i: (reached.set() if i == 4 else None) or i, order.append)
+    worker.drain()
+    worker.close()
+    assert seen == [True]
+    assert order == list(range(5))

@@ -14,8 +14,9 @@ out of order leaves its result behind and its thread takes the next page; the
 thread that commits a page goes on to commit every later page already encoded.
 (A worker blocked until the page before its own committed left a core idle
 behind one long page, e.g. the FSST page of a long text column.)  At most
-``max_pending`` pages are submitted and not yet committed (the writer's memory
-stays bounded by pages); the first error in page order is raised in the main
+``max_pending`` pages wait for or run their encode, and at most twice that many
+are not yet committed (encoded pages may wait behind a long one, while the caller
+queues the next; the writer's memory stays bounded by pages); the first error in page order is raised in the main
 thread by the next ``submit`` or by ``drain``, and no page commits after a
 failed one.
 """
@@ -48,6 +49,7 @@ class PageWorker:
         #: encoded pages waiting for the pages before them: seq -> (commit, result, error)
         self._ready: dict[int, tuple[Callable[[Any], None], Any, BaseException | None]] = {}
         self._submitted = 0
+        self._encoded = 0  # pages encoded (committed or waiting for the pages before them)
         self._committed = 0  # pages committed (or dropped after a failure), a prefix of the submitted ones
         self._committing = False
         self._failed = False
@@ -70,11 +72,16 @@ class PageWorker:
                 error = e
             with self._cond:
                 self._ready[seq] = (commit, result, error)
+                self._encoded += 1
+                self._cond.notify_all()
             self._commit_ready()
 
         self._pool.submit(run)
         with self._cond:
-            while self._submitted - self._committed > self.max_pending and not self._failed:
+            while not self._failed and (
+                self._submitted - self._encoded > self.max_pending
+                or self._submitted - self._committed > 2 * self.max_pending
+            ):
                 self._cond.wait()
             self._raise()
 
