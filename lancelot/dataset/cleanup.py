@@ -8,7 +8,8 @@ transaction and index files of the kept ones are "referenced", those of removed 
 ``_indices/`` is considered (as pylance 14.0.2 does; newer Lance also skips files modified
 after the oldest kept manifest): a referenced file stays; a verified one goes; one no manifest
 names (a commit that failed, or one in flight) goes only when it is at least 7 days old or
-``delete_unverified`` is set.
+``delete_unverified`` is set.  Temporary manifests of commits that died (``_versions/.tmp*``)
+stay, as pylance 14.0.2 leaves them.
 """
 
 from __future__ import annotations
