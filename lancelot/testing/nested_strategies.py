@@ -108,7 +108,7 @@ def _array(rows: list, t: pa.DataType) -> pa.Array:
 
 
 @st.composite
-def nested_tables(draw, version: str = "2.2", max_rows: int = 12) -> tuple[pa.Table, list[int]]:
+def nested_tables(draw: st.DrawFn, version: str = "2.2", max_rows: int = 12) -> tuple[pa.Table, list[int]]:
     """A table ``{id: int64, c: <nested>}`` and batch sizes (some batches hold only empty / null rows)."""
     t = draw(nested_types(version))
     rows = draw(st.lists(nested_values(t), min_size=1, max_size=max_rows))

@@ -43,7 +43,7 @@ def arrow_types(max_depth: int = 3) -> st.SearchStrategy[pa.DataType]:
         lambda t, n: pa.list_(t, n), st.sampled_from([pa.float32(), pa.int16(), pa.float64()]), st.integers(1, 6)
     )
 
-    def extend(children):
+    def extend(children: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[pa.DataType]:
         names = st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=3, unique=True)
         return (
             st.builds(pa.list_, children)
@@ -59,7 +59,7 @@ def arrow_types(max_depth: int = 3) -> st.SearchStrategy[pa.DataType]:
 
 
 @st.composite
-def tables(draw, max_rows: int = 200, max_columns: int = 4, null_structs: bool = True) -> pa.Table:
+def tables(draw: st.DrawFn, max_rows: int = 200, max_columns: int = 4, null_structs: bool = True) -> pa.Table:
     """A random table: random types, lengths, null patterns and seed."""
     ncols = draw(st.integers(1, max_columns))
     n = draw(st.integers(0, max_rows))

@@ -10,6 +10,7 @@ byte of work per byte, no int64 index per byte).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +72,12 @@ def segments_mask(starts: np.ndarray, lengths: np.ndarray, lo: int, hi: int) -> 
     return np.repeat(pattern, counts)
 
 
-def gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, alloc=None) -> np.ndarray:
+def gather(
+    data: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    alloc: Callable[[int, np.dtype], np.ndarray] | None = None,
+) -> np.ndarray:
     """The bytes of segments ``[starts[i], starts[i] + lengths[i])`` of ``data``, concatenated.
 
     Contiguous segments come back as a view; sorted disjoint ones through a mask;

@@ -13,7 +13,11 @@ from lancelot import field_metadata
 from lancelot.versions import FileVersion
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lancelot.encodings.base import FieldContext, FieldReader
+    from lancelot.format.pb import file2_pb2
+    from lancelot.io.source import ByteSource
 
 
 def is_packed_struct(field: pa.Field) -> bool:
@@ -36,7 +40,7 @@ def _binary_like(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
 
 
-def columns_in_file(field: pa.Field, src, cols, pos: int) -> int:
+def columns_in_file(field: pa.Field, src: ByteSource, cols: Sequence[file2_pb2.ColumnMetadata], pos: int) -> int:
     """Columns a top-level field occupies in this 2.0 file: ``column_count``, except a string or
     binary field that an early 2.0 writer (Lance 0.13) stored as a List of UInt8, an offsets
     column then a bytes column (its first page's encoding is ``list``)."""
