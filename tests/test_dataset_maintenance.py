@@ -336,3 +336,30 @@ def test_maintenance_on_s3(s3_dataset):  # noqa: F811
     assert [v["version"] for v in pl.versions()] == [pl.version]
     assert pl.to_table().equals(expected)
     assert len(lancelot.dataset(uri, storage_options=lo)._store.list_files("data")) == 1
+
+
+def test_compaction_against_concurrent_overwrite_and_stale_delete(tmp_path):
+    uri = str(tmp_path / "ds")
+    _build(uri, "lancelot", "2.2")
+    stale = lancelot.dataset(uri)
+    lancelot.write_dataset(_table(5, 100), uri, mode="overwrite")
+    with pytest.raises(CommitConflictError, match="overwrite"):
+        stale.compact_files(target_rows_per_fragment=TARGET)
+    assert lance.dataset(uri).count_rows() == 5
+    # a delete planned before a compaction must not land on the rewritten fragments
+    uri2 = str(tmp_path / "ds2")
+    _build(uri2, "lancelot", "2.2")
+    old = lancelot.dataset(uri2)
+    lancelot.dataset(uri2).compact_files(target_rows_per_fragment=TARGET)
+    with pytest.raises(CommitConflictError, match="rewrite"):
+        old.delete(pc.field("a") == 1)
+    lance.dataset(uri2).validate()
+    assert 1 in lance.dataset(uri2).to_table()["a"].to_pylist()
+
+
+def test_compaction_refuses_indexed_dataset(tmp_path):
+    uri = str(tmp_path / "ds")
+    _build(uri, "pylance", "2.1")
+    lance.dataset(uri).create_scalar_index("a", "BTREE")
+    with pytest.raises(LanceError, match="indices"):
+        lancelot.dataset(uri).compact_files(target_rows_per_fragment=TARGET)
