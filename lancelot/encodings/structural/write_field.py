@@ -66,7 +66,7 @@ FULL_ZIP_MIN_BYTES = 256
 PAGE_ROW_ALIGN = 1024
 #: one encoded page of a shred, as the page worker carries it from encode to commit: the shred, its layout
 #: and buffers
-EncodedShred = tuple[Shred, tuple[pb21.PageLayout, list]]
+EncodedShred = tuple[Shred, tuple[pb21.PageLayout, list[np.ndarray]]]
 
 
 def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions) -> str | None:
@@ -252,7 +252,7 @@ class LeafColumnWriter:
         else:
             commit(encode())
 
-    def _encode(self, s: Shred, page: int) -> tuple[pb21.PageLayout, list]:
+    def _encode(self, s: Shred, page: int) -> tuple[pb21.PageLayout, list[np.ndarray]]:
         """The layout and buffers of one page (thread-safe: reads only the writer's settings)."""
         levels = page_levels(self.path, s.rep, s.defc)
         values = s.values
@@ -293,7 +293,7 @@ class LeafColumnWriter:
         except LanceError as e:
             raise e.at(column=self.index, page=page) from None
 
-    def _commit(self, s: Shred, encoded: tuple[pb21.PageLayout, list]) -> None:
+    def _commit(self, s: Shred, encoded: tuple[pb21.PageLayout, list[np.ndarray]]) -> None:
         """Write the page's buffers and record it (in page order)."""
         layout, buffers = encoded
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]

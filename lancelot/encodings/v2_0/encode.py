@@ -21,7 +21,7 @@ from lancelot.field_metadata import is_fixed_width
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
-def _buffer(buffers: list, data: np.ndarray) -> pb.Buffer:
+def _buffer(buffers: list[np.ndarray], data: np.ndarray) -> pb.Buffer:
     buffers.append(data)
     return pb.Buffer(buffer_index=len(buffers) - 1, buffer_type=pb.Buffer.page)
 
@@ -41,7 +41,9 @@ def fixed_width_bytes(arr: pa.Array) -> tuple[np.ndarray, int]:
     return raw[arr.offset * width : (arr.offset + len(arr)) * width], t.bit_width
 
 
-def _nullable(arr: pa.Array, buffers: list, inner: Callable[[list], pb.ArrayEncoding]) -> pb.ArrayEncoding:
+def _nullable(
+    arr: pa.Array, buffers: list[np.ndarray], inner: Callable[[list[np.ndarray]], pb.ArrayEncoding]
+) -> pb.ArrayEncoding:
     """Wrap ``inner(buffers)`` (the values encoder) in a Nullable node."""
     nulls = arr.null_count
     if nulls == len(arr) and len(arr) > 0:
@@ -53,7 +55,7 @@ def _nullable(arr: pa.Array, buffers: list, inner: Callable[[list], pb.ArrayEnco
     return pb.ArrayEncoding(nullable=pb.Nullable(some_nulls=some))
 
 
-def encode_flat(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
+def encode_flat(arr: pa.Array, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
     data, bits = fixed_width_bytes(arr)
     return pb.ArrayEncoding(flat=pb.Flat(bits_per_value=bits, buffer=_buffer(buffers, data)))
 
@@ -68,7 +70,9 @@ def compress_flat(data: np.ndarray, compression: pb.Compression | None) -> np.nd
     return compress_buffer(buffer_compression(compression.scheme, level), data)
 
 
-def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | None = None) -> pb.ArrayEncoding:
+def encode_binary(
+    arr: pa.Array, buffers: list[np.ndarray], compression: pb.Compression | None = None
+) -> pb.ArrayEncoding:
     """Binary: u64 end offsets (no leading 0), nulls shifted by null_adjustment; the bytes
     under ``compression`` when the field asks for it (pylance compresses only these)."""
     offs = arrow_offsets(arr)
@@ -93,7 +97,7 @@ def encode_binary(arr: pa.Array, buffers: list, compression: pb.Compression | No
     return pb.ArrayEncoding(binary=pb.Binary(indices=indices, bytes=byts, null_adjustment=adjustment))
 
 
-def encode_fsst(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
+def encode_fsst(arr: pa.Array, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
     """Fsst (``compression=fsst`` at 2.0, as pylance writes it): a symbol table trained on the
     page (switched off below 32 KiB of strings) and a Binary of each string's codes."""
     from lancelot.encodings.compression.block import VariableWidthBlock
@@ -116,7 +120,7 @@ def encode_fsst(arr: pa.Array, buffers: list) -> pb.ArrayEncoding:
     )
 
 
-def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncoding:
+def encode_dictionary(arr: pa.DictionaryArray, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
     """Dictionary: indices (nulls point at the first null item, one added when there is none) and the
     items (all of them, used or not, as pylance keeps them)."""
     items = arr.dictionary
@@ -138,7 +142,7 @@ def encode_dictionary(arr: pa.DictionaryArray, buffers: list) -> pb.ArrayEncodin
 DICTIONARY_MAX_ITEMS = 100
 
 
-def encode_low_cardinality(arr: pa.Array, buffers: list) -> pb.ArrayEncoding | None:
+def encode_low_cardinality(arr: pa.Array, buffers: list[np.ndarray]) -> pb.ArrayEncoding | None:
     """Dictionary for a plain string/binary page with few distinct values, else None.
 
     Indices are 1-based u8 with 0 meaning null (what pylance writes for plain columns).
@@ -156,7 +160,7 @@ def encode_low_cardinality(arr: pa.Array, buffers: list) -> pb.ArrayEncoding | N
     return pb.ArrayEncoding(dictionary=pb.Dictionary(indices=indices, items=items_enc, num_dictionary_items=len(items)))
 
 
-def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding:
+def encode_packed_struct(arr: pa.StructArray, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
     """PackedStruct: fixed-width children interleaved row by row."""
     cols, inner = [], []
     for i in range(arr.type.num_fields):
@@ -173,7 +177,9 @@ def encode_packed_struct(arr: pa.StructArray, buffers: list) -> pb.ArrayEncoding
     return pb.ArrayEncoding(packed_struct=pb.PackedStruct(inner=inner, buffer=_buffer(buffers, rows)))
 
 
-def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | None = None) -> pb.ArrayEncoding:
+def encode_values(
+    arr: pa.Array, buffers: list[np.ndarray], compression: pb.Compression | None = None
+) -> pb.ArrayEncoding:
     """The encoding of a leaf page's values (the array may contain nulls); ``compression``
     (from the field's metadata) applies to the bytes of Binary pages."""
     t = arr.type
@@ -193,7 +199,7 @@ def encode_values(arr: pa.Array, buffers: list, compression: pb.Compression | No
         d = t.list_size
         items = arr.values.slice(arr.offset * d, len(arr) * d)
 
-        def fsl(bufs: list) -> pb.ArrayEncoding:
+        def fsl(bufs: list[np.ndarray]) -> pb.ArrayEncoding:
             return pb.ArrayEncoding(
                 fixed_size_list=pb.FixedSizeList(dimension=d, items=encode_values(items, bufs), has_validity=False)
             )

@@ -33,7 +33,7 @@ class ColumnWriter:
         self.pages: list[file2_pb2.ColumnMetadata.Page] = []
         self.rows_written = 0
 
-    def write_page(self, enc: pb.ArrayEncoding, buffers: list, length: int) -> None:
+    def write_page(self, enc: pb.ArrayEncoding, buffers: list[np.ndarray], length: int) -> None:
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
         self.pages.append(
             file2_pb2.ColumnMetadata.Page(
@@ -114,10 +114,10 @@ class LeafWriter(ColumnWriter):
         bounds = np.linspace(0, len(arr), pages + 1).round().astype(np.int64).tolist()
         for start, stop in zip(bounds[:-1], bounds[1:]):
             chunk = arr.slice(start, stop - start)
-            buffers: list = []
+            buffers: list[np.ndarray] = []
             self.write_page(self._encode(chunk, buffers), buffers, len(chunk))
 
-    def _encode(self, chunk: pa.Array, buffers: list) -> pb.ArrayEncoding:
+    def _encode(self, chunk: pa.Array, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
         if is_packed_struct(self.field):
             return encode_packed_struct(chunk, buffers)
         return encode_values(chunk, buffers, self.compression)
@@ -154,7 +154,7 @@ class BlobWriter(LeafWriter):
         desc = pa.StructArray.from_arrays([from_numpy(position), from_numpy(size)], fields=list(BLOB_DESCRIPTION))
         super().append(desc)
 
-    def _encode(self, chunk: pa.Array, buffers: list) -> pb.ArrayEncoding:
+    def _encode(self, chunk: pa.Array, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
         return encode_packed_struct(chunk, buffers)
 
     def metadata(self) -> file2_pb2.ColumnMetadata:
