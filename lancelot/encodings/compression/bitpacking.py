@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking_kernel import pack_inline, unpack_words
+from lancelot.encodings.compression.bitpacking_kernel import CHUNK, pack_inline, unpack_words
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
-CHUNK = 1024
 FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
 _GATHER: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -273,3 +272,15 @@ def compress_out_of_line_bitpacking(
         )
     )
     return enc, [np.concatenate(parts)]
+
+
+_LANE_OF: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def lane_positions(t: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, lane) of each of the 1024 values of a FastLanes chunk of T-bit values (for
+    ``bitpacking_kernel.unpack_one``)."""
+    if t not in _LANE_OF:
+        gather, _ = _permutations(t)  # value index -> lane-major position (lane * t + row)
+        _LANE_OF[t] = ((gather % t).astype(np.int64), (gather // t).astype(np.int64))
+    return _LANE_OF[t]

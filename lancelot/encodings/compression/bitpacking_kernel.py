@@ -13,7 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from lancelot.encodings.arrays import empty
+from lancelot.encodings.compression import points
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+from lancelot.encodings.compression.points import le
+
+#: values per FastLanes chunk
+CHUNK = 1024
 
 _ORDER = np.array((0, 4, 2, 6, 1, 5, 3, 7), dtype=np.int64)
 
@@ -294,3 +299,81 @@ HOT_PACK = NumpyUntilHot(_pack_inline)
 HOT_UNPACK = NumpyUntilHot(_inline_chunks, warm_work=16 << 20)
 #: out-of-line bitpacked words unpacked with numpy before the kernel is prepared in the background
 HOT_WORDS = NumpyUntilHot(_unpack, warm_work=16 << 20)
+
+
+# -- point reads (compression/points.py): one value of a FastLanes-packed chunk
+
+
+@njit(cache=True, nogil=True, inline="always")
+def unpack_one(data: np.ndarray, base: int, t: int, w: int, row: int, lane: int) -> np.uint64:
+    """Value at (row, lane) of the T-bit words packed at ``base`` with width w > 0
+    (bits ``row * w`` of the lane's stream; ``bitpacking.lane_positions`` gives (row, lane))."""
+    tb = t // 8
+    lanes = CHUNK // t
+    bit = row * w
+    word = bit // t
+    shift = bit % t
+    v = le(data, base + (word * lanes + lane) * tb, tb) >> np.uint64(shift)
+    if shift + w > t:
+        v |= le(data, base + ((word + 1) * lanes + lane) * tb, tb) << np.uint64(t - shift)
+    if w < 64:
+        v &= (np.uint64(1) << np.uint64(w)) - np.uint64(1)
+    return v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def inline_chunk_width(data: np.ndarray, at: int, size: int, t: int) -> tuple[int, int]:
+    """(status, bit width) of the InlineBitpacking chunk buffer of T-bit values at ``data[at:at + size]``."""
+    tb = t // 8
+    if size < tb:
+        return points.SHORT_BUFFER, 0
+    w = np.int64(le(data, at, tb))
+    if w > t:
+        return points.BAD_WIDTH, 0
+    if tb + (CHUNK // 8) * w > size:
+        return points.SHORT_BUFFER, 0
+    return points.OK, w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def inline_point(data: np.ndarray, at: int, t: int, w: int, row: int, lane: int) -> np.uint64:
+    """Value (row, lane) of the InlineBitpacking chunk buffer at ``at`` (width from ``inline_chunk_width``)."""
+    if w == 0:
+        return np.uint64(0)
+    return unpack_one(data, at + t // 8, t, w, row, lane)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _out_of_line_shape(n: int, size: int, t: int, w: int) -> tuple[int, int, int, bool]:
+    """(bytes per packed group, whole groups, packed groups, raw tail?) of ``n`` levels in ``size`` bytes."""
+    tb = t // 8
+    group_bytes = (CHUNK // 8) * w
+    whole = n // CHUNK
+    tail = n % CHUNK
+    raw_tail = tail > 0 and size == whole * group_bytes + tail * tb
+    packed = whole + (1 if tail > 0 and not raw_tail else 0)
+    return group_bytes, whole, packed, raw_tail
+
+
+@njit(cache=True, nogil=True, inline="always")
+def out_of_line_fits(n: int, size: int, t: int, w: int) -> int:
+    """Whether ``size`` bytes hold ``n`` OutOfLineBitpacking levels of width ``w`` (a status)."""
+    group_bytes, whole, packed, raw_tail = _out_of_line_shape(n, size, t, w)
+    if size < packed * group_bytes + ((n % CHUNK) * (t // 8) if raw_tail else 0):
+        return points.SHORT_BUFFER
+    return points.OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def out_of_line_point(
+    data: np.ndarray, at: int, n: int, size: int, t: int, w: int, i: int, rows: np.ndarray, lanes: np.ndarray
+) -> np.uint64:
+    """Level ``i`` of the OutOfLineBitpacking block at ``data[at:at + size]`` (checked by ``out_of_line_fits``)."""
+    group_bytes, whole, packed, _ = _out_of_line_shape(n, size, t, w)
+    g = i // CHUNK
+    if g >= packed:  # the unpacked tail
+        return le(data, at + whole * group_bytes + (i - whole * CHUNK) * (t // 8), t // 8)
+    if w == 0:
+        return np.uint64(0)
+    r = i % CHUNK
+    return unpack_one(data, at + g * group_bytes, t, w, rows[r], lanes[r])

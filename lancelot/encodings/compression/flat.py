@@ -11,6 +11,8 @@ import numpy as np
 
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
+from lancelot.encodings.compression.jit import njit
+from lancelot.encodings.compression.points import OK, SHORT_BUFFER, le
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -48,3 +50,33 @@ def compress_flat(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[
     data = as_u8(block.data)[: flat_nbytes(block.bits_per_value, block.num_values)]
     enc = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=block.bits_per_value))
     return enc, [data]
+
+
+# -- point reads (compression/points.py): one value of a mini-block chunk's Flat buffer
+
+
+@njit(cache=True, nogil=True, inline="always")
+def flat_point(data: np.ndarray, at: int, size: int, i: int, nbytes: int, out: np.ndarray, j: int) -> int:
+    """Copy value ``i`` (``nbytes`` bytes) of the Flat buffer at ``data[at:at + size]`` to slot ``j`` of ``out``."""
+    if (i + 1) * nbytes > size:
+        return SHORT_BUFFER
+    for b in range(nbytes):
+        out[j * nbytes + b] = data[at + i * nbytes + b]
+    return OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bit_point(data: np.ndarray, at: int, size: int, i: int, out: np.ndarray, j: int) -> int:
+    """Bit ``i`` of the 1-bit Flat buffer at ``data[at:at + size]`` as byte ``j`` of ``out``."""
+    if i // 8 >= size:
+        return SHORT_BUFFER
+    out[j] = (data[at + i // 8] >> (i % 8)) & 1
+    return OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def flat_level_point(data: np.ndarray, at: int, size: int, i: int, nbytes: int) -> tuple[int, np.uint64]:
+    """(status, level ``i``) of Flat levels of ``nbytes`` bytes each at ``data[at:at + size]``."""
+    if (i + 1) * nbytes > size:
+        return SHORT_BUFFER, np.uint64(0)
+    return OK, le(data, at + i * nbytes, nbytes)

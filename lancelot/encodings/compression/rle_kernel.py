@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from lancelot.encodings.arrays import empty
+from lancelot.encodings.compression import points
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 
 OK, PART_VALUES, PART_LENGTHS, MISMATCH, NO_RUNS, SHORT_RUNS = range(6)
@@ -23,12 +24,7 @@ MESSAGES = {
 }
 
 
-@njit(cache=True, nogil=True)
-def _le(data, pos, nbytes) -> np.uint64:
-    v = np.uint64(0)
-    for b in range(nbytes):
-        v |= np.uint64(data[pos + b]) << np.uint64(8 * b)
-    return v
+_le = points.le  # a little-endian unsigned integer of 1..8 bytes
 
 
 @njit(cache=True, nogil=True)
@@ -143,3 +139,45 @@ def decode_runs_numpy(
 
 #: RLE reads decoded with numpy before the kernel is prepared in the background (or 100k chunks)
 HOT_RUNS = NumpyUntilHot(_runs, warm_work=100_000)
+
+
+# -- point reads (compression/points.py): one value of run-length encoded values or levels
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rle_fits(values_size: int, lengths_size: int, vb: int, lb: int) -> int:
+    """Whether a chunk's values buffer holds one value of ``vb`` bytes per run length of ``lb`` bytes."""
+    if values_size < (lengths_size // lb) * vb:
+        return points.SHORT_BUFFER
+    return points.OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rle_block_layout(data: np.ndarray, at: int, size: int, vb: int, lb: int) -> tuple[int, int, int]:
+    """(status, values size, runs) of a block-context Rle (u64 values size, values, run lengths)."""
+    if size < 8:
+        return points.SHORT_BUFFER, 0, 0
+    values_size = np.int64(points.le(data, at, 8))
+    if values_size > size - 8:
+        return points.SHORT_BUFFER, 0, 0
+    runs = (size - 8 - values_size) // lb
+    if values_size < runs * vb:
+        return points.SHORT_BUFFER, 0, 0
+    return points.OK, values_size, runs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rle_point(
+    data: np.ndarray, values_at: int, lengths_at: int, runs: int, i: int, vb: int, lb: int, run: int, covered: int
+) -> tuple[int, int, int, np.uint64]:
+    """(status, run, covered, value) of item ``i``: rows of a chunk come in order, so the search resumes
+    from the caller's ``run`` and ``covered`` (the items runs 0..run cover; 0 = not started)."""
+    if run < runs and covered == 0:
+        covered = np.int64(points.le(data, lengths_at, lb))
+    while run < runs and covered <= i:
+        run += 1
+        if run < runs:
+            covered += np.int64(points.le(data, lengths_at + run * lb, lb))
+    if run >= runs:
+        return points.SHORT_RUNS, run, covered, np.uint64(0)
+    return points.OK, run, covered, points.le(data, values_at + run * vb, vb)

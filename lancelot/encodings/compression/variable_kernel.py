@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lancelot.encodings.compression import points
 from lancelot.encodings.compression.jit import lazy_intrinsic, njit
+from lancelot.encodings.compression.points import le
 
 load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
 store_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "store_u64")
@@ -130,3 +132,24 @@ def gather_values(
                 for b in range(n - j):
                     out[p + j + b] = data[s + j + b]
             j += 8
+
+
+# -- point reads (compression/points.py): one value of a Variable chunk buffer
+
+
+@njit(cache=True, nogil=True, inline="always")
+def variable_fits(n: int, size: int, ow: int) -> int:
+    """Whether a Variable chunk buffer of ``size`` bytes holds the ``n + 1`` offsets of ``ow`` bytes (a status)."""
+    if (n + 1) * ow > size:
+        return points.SHORT_BUFFER
+    return points.OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def variable_point(data: np.ndarray, at: int, size: int, n: int, i: int, ow: int) -> tuple[int, int, int]:
+    """(status, start in ``data``, length) of value ``i`` of the Variable chunk buffer at ``data[at:at + size]``."""
+    a = np.int64(le(data, at + i * ow, ow))
+    b = np.int64(le(data, at + (i + 1) * ow, ow))
+    if a < (n + 1) * ow or b < a or b > size:
+        return points.BAD_OFFSETS, 0, 0
+    return points.OK, at + a, b - a

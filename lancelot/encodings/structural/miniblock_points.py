@@ -14,16 +14,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits
+from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, lane_positions
+from lancelot.encodings.compression.bitpacking_kernel import (
+    inline_chunk_width,
+    inline_point,
+    out_of_line_fits,
+    out_of_line_point,
+)
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import symbol_table
-from lancelot.encodings.compression.flat import check_flat
+from lancelot.encodings.compression.flat import bit_point, check_flat, flat_level_point, flat_point
 from lancelot.encodings.compression.fsst import fsst_decode
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
-from lancelot.encodings.compression.points import _le, _unpack_one, lane_positions
+from lancelot.encodings.compression.points import (
+    BAD_OFFSETS,
+    BAD_WIDTH,
+    LEVELS,
+    MESSAGES,
+    OK,
+    SHORT_BUFFER,
+    SHORT_CHUNK,
+    SHORT_RUNS,
+    le,
+    store_le,
+)
 from lancelot.encodings.compression.rle import _widths as rle_widths
+from lancelot.encodings.compression.rle_kernel import rle_block_layout, rle_fits, rle_point
 from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
+from lancelot.encodings.compression.variable_kernel import variable_fits, variable_point
 from lancelot.encodings.structural.miniblock_points_numpy import points_numpy
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -33,16 +52,8 @@ FLAT, BITS, INLINE, VARIABLE, RLE = 0, 1, 2, 3, 4
 # definition level techniques (DEF_RLE: a block-context Rle, u64 values size, values, run lengths;
 # its run lengths' byte width travels as the chunk's "def width")
 NO_DEF, DEF_OUT_OF_LINE, DEF_FLAT, DEF_RLE = 0, 1, 2, 3
-
-OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = range(7)
-MESSAGES = {
-    SHORT_CHUNK: "a chunk's header or buffers run past the chunk end",
-    LEVELS: "a chunk holds a different number of levels and values",
-    BAD_WIDTH: "bit width larger than the values",
-    SHORT_BUFFER: "a chunk buffer is too short for its values",
-    BAD_OFFSETS: "variable-width offsets out of order or past the chunk",
-    SHORT_RUNS: "RLE runs cover fewer values than the chunk holds",
-}
+#: the statuses (compression/points.py), named here for the numpy twin and the callers
+STATUSES = (OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS)
 
 
 @njit(cache=True, nogil=True)
@@ -72,16 +83,19 @@ def _points(
     var_len: np.ndarray,
     where: np.ndarray,
 ) -> int:
+    """Item ``idx[j]`` of chunk ``k_of[j]`` for every j: this kernel parses the chunk headers (the
+    mini-block layout); each technique's point helpers read the levels and values (points.py)."""
     head = 2 + 2 * has_def + word * nb
     last_k = -1
     # the current chunk's layout (parsed once per run of rows in one chunk)
     p0 = def_start = def_size = v0 = v0_size = v1 = v1_size = n = def_w = w = 0
-    run = covered = 0  # RLE: the run reached so far and the values it and the runs before cover
+    run = covered = 0  # RLE values: the run reached so far and the values it and the runs before cover
     d_run = d_cov = d_runs = d_vs = 0  # the same for RLE definition levels
     for j in range(len(k_of)):
         where[0] = j
         k = k_of[j]
         i = idx[j]
+        status = OK
         if k != last_k:
             last_k = k
             def_w = def_ws[k]
@@ -94,140 +108,76 @@ def _points(
             def_start = 0
             def_size = 0
             if has_def:
-                if np.int64(_le(data, p0, 2)) != n:
+                if np.int64(le(data, p0, 2)) != n:
                     return LEVELS
-                def_size = np.int64(_le(data, p0 + 2, 2))
+                def_size = np.int64(le(data, p0 + 2, 2))
                 def_start = cursor
                 cursor = (cursor + def_size + 7) // 8 * 8
                 if def_start + def_size > csize:
                     return SHORT_CHUNK
             field = 2 + 2 * has_def
             v0 = cursor
-            v0_size = np.int64(_le(data, p0 + field, word))
+            v0_size = np.int64(le(data, p0 + field, word))
             v1 = 0
             v1_size = 0
             end = v0 + v0_size
             if nb > 1:
                 v1 = (end + 7) // 8 * 8
-                v1_size = np.int64(_le(data, p0 + field + word, word))
+                v1_size = np.int64(le(data, p0 + field + word, word))
                 end = v1 + v1_size
             if end > csize:
                 return SHORT_CHUNK
             if def_kind == DEF_OUT_OF_LINE:
-                tb = def_t // 8
-                group_bytes = (CHUNK // 8) * def_w
-                whole = n // CHUNK
-                tail = n % CHUNK
-                raw_tail = tail > 0 and def_size == whole * group_bytes + tail * tb
-                packed = whole + (1 if tail > 0 and not raw_tail else 0)
-                if def_size < packed * group_bytes + (tail * tb if raw_tail else 0):
-                    return SHORT_BUFFER
-            if def_kind == DEF_RLE:
-                tb = def_t // 8
-                if def_size < 8:
-                    return SHORT_BUFFER
-                d_vs = np.int64(_le(data, p0 + def_start, 8))
-                if d_vs > def_size - 8:
-                    return SHORT_BUFFER
-                d_runs = (def_size - 8 - d_vs) // def_w
-                if d_vs < d_runs * tb:
-                    return SHORT_BUFFER
+                status = out_of_line_fits(n, def_size, def_t, def_w)
+            elif def_kind == DEF_RLE:
+                status, d_vs, d_runs = rle_block_layout(data, p0 + def_start, def_size, def_t // 8, def_w)
                 d_run = 0
                 d_cov = 0
+            if status != OK:
+                return status
             if vkind == INLINE:
-                tb = vparam // 8
-                if v0_size < tb:
-                    return SHORT_BUFFER
-                w = np.int64(_le(data, p0 + v0, tb))
-                if w > vparam:
-                    return BAD_WIDTH
-                if tb + (CHUNK // 8) * w > v0_size:
-                    return SHORT_BUFFER
+                status, w = inline_chunk_width(data, p0 + v0, v0_size, vparam)
             elif vkind == VARIABLE:
-                if (n + 1) * vparam > v0_size:
-                    return SHORT_BUFFER
+                status = variable_fits(n, v0_size, vparam)
             elif vkind == RLE:
-                if v0_size < (v1_size // vparam2) * vparam:
-                    return SHORT_BUFFER
+                status = rle_fits(v0_size, v1_size, vparam, vparam2)
                 run = 0
                 covered = 0
+            if status != OK:
+                return status
         # the definition level
         if def_kind == DEF_OUT_OF_LINE:
-            tb = def_t // 8
-            group_bytes = (CHUNK // 8) * def_w
-            whole = n // CHUNK
-            tail = n % CHUNK
-            full = whole * group_bytes
-            raw_tail = tail > 0 and def_size == full + tail * tb
-            packed = whole + (1 if tail > 0 and not raw_tail else 0)
-            g = i // CHUNK
-            if g >= packed:
-                dfn_out[j] = _le(data, p0 + def_start + full + (i - whole * CHUNK) * tb, tb)
-            elif def_w == 0:
-                dfn_out[j] = 0
-            else:
-                r = i % CHUNK
-                dfn_out[j] = _unpack_one(
-                    data, p0 + def_start + g * group_bytes, def_t, def_w, def_rows[r], def_lanes[r]
-                )
+            dfn_out[j] = out_of_line_point(data, p0 + def_start, n, def_size, def_t, def_w, i, def_rows, def_lanes)
         elif def_kind == DEF_FLAT:
-            tb = def_t // 8
-            if (i + 1) * tb > def_size:
-                return SHORT_BUFFER
-            dfn_out[j] = _le(data, p0 + def_start + i * tb, tb)
+            status, level = flat_level_point(data, p0 + def_start, def_size, i, def_t // 8)
+            dfn_out[j] = level
         elif def_kind == DEF_RLE:  # rows of a chunk come in order
-            tb = def_t // 8
-            lens_at = p0 + def_start + 8 + d_vs
-            if d_run < d_runs and d_cov == 0:
-                d_cov = np.int64(_le(data, lens_at, def_w))
-            while d_run < d_runs and d_cov <= i:
-                d_run += 1
-                if d_run < d_runs:
-                    d_cov += np.int64(_le(data, lens_at + d_run * def_w, def_w))
-            if d_run >= d_runs:
-                return SHORT_RUNS
-            dfn_out[j] = _le(data, p0 + def_start + 8 + d_run * tb, tb)
+            values_at = p0 + def_start + 8
+            status, d_run, d_cov, level = rle_point(
+                data, values_at, values_at + d_vs, d_runs, i, def_t // 8, def_w, d_run, d_cov
+            )
+            dfn_out[j] = level
+        if status != OK:
+            return status
         # the value
         s = p0 + v0
         if vkind == FLAT:
-            if (i + 1) * vparam > v0_size:
-                return SHORT_BUFFER
-            for b in range(vparam):
-                fixed_out[j * vparam + b] = data[s + i * vparam + b]
+            status = flat_point(data, s, v0_size, i, vparam, fixed_out, j)
         elif vkind == BITS:
-            if i // 8 >= v0_size:
-                return SHORT_BUFFER
-            fixed_out[j] = (data[s + i // 8] >> (i % 8)) & 1
+            status = bit_point(data, s, v0_size, i, fixed_out, j)
         elif vkind == INLINE:
-            tb = vparam // 8
-            value = np.uint64(0)
-            if w > 0:
-                value = _unpack_one(data, s + tb, vparam, w, rows[i], lanes[i])
-            for b in range(tb):
-                fixed_out[j * tb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
+            store_le(inline_point(data, s, vparam, w, rows[i], lanes[i]), vparam // 8, fixed_out, j * (vparam // 8))
         elif vkind == VARIABLE:
-            ow = vparam
-            a = np.int64(_le(data, s + i * ow, ow))
-            b = np.int64(_le(data, s + (i + 1) * ow, ow))
-            if a < (n + 1) * ow or b < a or b > v0_size:
-                return BAD_OFFSETS
-            var_start[j] = s + a
-            var_len[j] = b - a
+            status, start, length = variable_point(data, s, v0_size, n, i, vparam)
+            var_start[j] = start
+            var_len[j] = length
         else:  # RLE: values in buffer 0, run lengths in buffer 1; rows of a chunk come in order
-            vb = vparam
-            lb = vparam2
-            runs = v1_size // lb
-            if run < runs and covered == 0:
-                covered = np.int64(_le(data, p0 + v1, lb))
-            while run < runs and covered <= i:
-                run += 1
-                if run < runs:
-                    covered += np.int64(_le(data, p0 + v1 + run * lb, lb))
-            if run >= runs:
-                return SHORT_RUNS
-            value = _le(data, s + run * vb, vb)
-            for b in range(vb):
-                fixed_out[j * vb + b] = (value >> np.uint64(8 * b)) & np.uint64(0xFF)
+            status, run, covered, value = rle_point(
+                data, s, p0 + v1, v1_size // vparam2, i, vparam, vparam2, run, covered
+            )
+            store_le(value, vparam, fixed_out, j * vparam)
+        if status != OK:
+            return status
     return OK
 
 
