@@ -474,7 +474,8 @@ def render(results: dict, markdown: bool) -> str:
     if plan:
         parts.append(
             f"- the lance lookup (zone maps) plans {plan['partitions']} partition(s), {plan['rows']:,} of "
-            f"{m['rows']:,} rows; reading them in Python takes {plan['python_read_ms']} ms"
+            f"{m['rows']:,} rows; reading them in Python (filters applied: {plan['rows_read']:,} rows returned) "
+            f"takes {plan['python_read_ms']} ms"
         )
     for line in results.get("notes", []):
         parts.append(f"- {line}")
