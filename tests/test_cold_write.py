@@ -114,20 +114,20 @@ def test_pcg64_draws_are_numpys(n):
 
 @pytest.mark.parametrize("mean_len", [1, 3, 40, 600])
 def test_fsst_sample_is_the_numpy_generators(mean_len):
-    from lancelot.encodings.compression import fsst_encode
+    from lancelot.encodings.compression import write_fsst
 
     rng = np.random.default_rng(mean_len)
     lens = rng.integers(0, 2 * mean_len + 1, 50_000)
     offs = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=offs[1:])
     data = rng.integers(0, 256, int(offs[-1])).astype(np.uint8)
-    got, got_offs = fsst_encode._sample(data, offs)
+    got, got_offs = write_fsst._sample(data, offs)
     n = len(offs) - 1
     picks = np.random.default_rng(0).integers(
-        0, n, size=max(1, 4 * fsst_encode.SAMPLE_TARGET // max(1, int(offs[-1]) // n))
+        0, n, size=max(1, 4 * write_fsst.SAMPLE_TARGET // max(1, int(offs[-1]) // n))
     )
     starts = offs[picks]
-    piece = np.minimum(offs[picks + 1] - starts, fsst_encode.SAMPLE_PIECE)
-    keep = np.cumsum(piece) <= fsst_encode.SAMPLE_TARGET
+    piece = np.minimum(offs[picks + 1] - starts, write_fsst.SAMPLE_PIECE)
+    keep = np.cumsum(piece) <= write_fsst.SAMPLE_TARGET
     want = b"".join(data[s : s + k].tobytes() for s, k in zip(starts[keep], piece[keep]))
     assert got.tobytes() == want and np.array_equal(np.diff(got_offs), piece[keep])

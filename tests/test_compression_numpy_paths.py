@@ -9,8 +9,8 @@ import pytest
 
 from lancelot import zonemap_bounds
 from lancelot.encodings.compression import bitpacking_kernel as bk
-from lancelot.encodings.compression import fsst_encode as fk
-from lancelot.encodings.compression import fsst_encode_numpy as fn
+from lancelot.encodings.compression import write_fsst as fk
+from lancelot.encodings.compression import write_fsst_numpy as fn
 from lancelot.encodings.compression.bitpacking import CHUNK, _chunk_widths, pack_inline_chunks
 from lancelot.encodings.compression.block import FixedWidthBlock
 

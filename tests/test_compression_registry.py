@@ -25,7 +25,6 @@ from lancelot.encodings.compression.byte_stream_split import compress_byte_strea
 from lancelot.encodings.compression.constant import compress_constant
 from lancelot.encodings.compression.fixed_size_list import compress_fsl, compress_fsl_per_value
 from lancelot.encodings.compression.flat import compress_flat
-from lancelot.encodings.compression.fsst_encode import compress_fsst, compress_fsst_per_value
 from lancelot.encodings.compression.general import (
     buffer_compression,
     compress_buffer,
@@ -36,6 +35,7 @@ from lancelot.encodings.compression.packed import compress_packed_struct, compre
 from lancelot.encodings.compression.registry import CONTEXTS, TECHNIQUES
 from lancelot.encodings.compression.rle import compress_rle, compress_rle_block
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_block, variable_encoding
+from lancelot.encodings.compression.write_fsst import compress_fsst, compress_fsst_per_value
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 

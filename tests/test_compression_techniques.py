@@ -26,7 +26,6 @@ from lancelot.encodings.compression.bitpacking import (
 from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
 from lancelot.encodings.compression.dictionary import dictionary_encode, take_dictionary
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table, serialize_symbol_table
-from lancelot.encodings.compression.fsst_encode import compress_fsst, compress_fsst_per_value, fsst_encode, train_fsst
 from lancelot.encodings.compression.general import (
     buffer_compression,
     compress_buffer,
@@ -37,6 +36,7 @@ from lancelot.encodings.compression.general import (
 from lancelot.encodings.compression.packed import compress_packed_struct, compress_variable_packed_struct
 from lancelot.encodings.compression.rle import compress_rle, compress_rle_block, rle_size
 from lancelot.encodings.compression.variable import variable_encoding
+from lancelot.encodings.compression.write_fsst import compress_fsst, compress_fsst_per_value, fsst_encode, train_fsst
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 

@@ -18,7 +18,6 @@ from lancelot.encodings.compression.byte_stream_split import compress_byte_strea
 from lancelot.encodings.compression.dictionary import dictionary_encode
 from lancelot.encodings.compression.fixed_size_list import compress_fsl, compress_fsl_per_value
 from lancelot.encodings.compression.flat import compress_flat
-from lancelot.encodings.compression.fsst_encode import compress_fsst, compress_fsst_per_value, train_fsst
 from lancelot.encodings.compression.general import (
     buffer_compression,
     compress_buffer,
@@ -28,6 +27,7 @@ from lancelot.encodings.compression.general import (
 from lancelot.encodings.compression.packed import compress_packed_struct, compress_variable_packed_struct
 from lancelot.encodings.compression.rle import compress_rle
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_block, variable_encoding
+from lancelot.encodings.compression.write_fsst import compress_fsst, compress_fsst_per_value, train_fsst
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2

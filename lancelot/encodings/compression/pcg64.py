@@ -1,6 +1,6 @@
 """``numpy.random.default_rng(0).integers(0, n)``, draw by draw, without importing numpy.random.
 
-FSST training samples its strings with that generator (fsst_encode.py ``_sample``); importing
+FSST training samples its strings with that generator (write_fsst.py ``_sample``); importing
 ``numpy.random`` costs 30-50 ms in a fresh process, more than the draws a sample needs (about a
 thousand: ~0.5 ms here).  The same numbers as numpy's, for ``n`` up to 2**32:
 

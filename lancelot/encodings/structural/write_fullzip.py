@@ -84,7 +84,7 @@ def _variable_values(
     forced = opts.compression == "fsst"
     if not forced and (size < FSST_MIN_BYTES or opts.compression is not None):
         return plain, block
-    from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
+    from lancelot.encodings.compression.write_fsst import fsst_encode, train_fsst  # numba: load on demand
 
     table = train_fsst(block, force=forced)
     if not (table.switch_on or forced):

@@ -416,7 +416,7 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
     forced = opts.compression == "fsst"
     if not forced and (size < FSST_MIN_BYTES or max_value_bytes(values) < FSST_MIN_MAX_LENGTH):
         return None
-    from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst  # numba: load on demand
+    from lancelot.encodings.compression.write_fsst import fsst_encode, train_fsst  # numba: load on demand
 
     table = train_fsst(block, force=forced)
     if not (table.switch_on or forced):

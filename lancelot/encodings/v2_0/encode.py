@@ -102,7 +102,7 @@ def encode_fsst(arr: pa.Array, buffers: list[np.ndarray]) -> pb.ArrayEncoding:
     page (switched off below 32 KiB of strings) and a Binary of each string's codes."""
     from lancelot.encodings.compression.block import VariableWidthBlock
     from lancelot.encodings.compression.fsst import serialize_symbol_table
-    from lancelot.encodings.compression.fsst_encode import fsst_encode, train_fsst
+    from lancelot.encodings.compression.write_fsst import fsst_encode, train_fsst
 
     offs = arrow_offsets(arr).astype(np.int64)
     raw = arr.buffers()[2]

@@ -12,7 +12,7 @@ bytes for the shorter ones.
 Greedy longest-match parsing is sequential within a string, so training and
 encoding are numba kernels (cached on disk, releasing the GIL: the writer
 encodes pages on a background thread).  Until they are loaded, the same parse
-runs across all strings at once in numpy (fsst_encode_numpy.py: the same symbols
+runs across all strings at once in numpy (write_fsst_numpy.py: the same symbols
 and codes), so a fresh process writes without compiling; after ``HOT_CALLS`` pages
 the kernels are prepared in the background (jit.py ``NumpyUntilHot``).  Any
 table in the reference's serialization decodes with pylance, whatever symbols we
@@ -25,7 +25,7 @@ import itertools
 
 import numpy as np
 
-from lancelot.encodings.compression import fsst_encode_numpy, pcg64
+from lancelot.encodings.compression import pcg64, write_fsst_numpy
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.fsst import LEAST_INPUT_SIZE, SymbolTable, fsst_description
@@ -354,7 +354,7 @@ def train_fsst(block: VariableWidthBlock, force: bool = False) -> SymbolTable:
         sym_val, sym_len = _train(sample, s_offs)
     else:
         HOT_TRAIN.numpy_call(lambda: _train(sample.copy(), s_offs.copy()))
-        sym_val, sym_len = fsst_encode_numpy.train(sample, s_offs)
+        sym_val, sym_len = write_fsst_numpy.train(sample, s_offs)
     symbols = sym_val.astype("<i8").view(np.uint8).reshape(-1, 8)
     return SymbolTable(symbols, sym_len.astype(np.uint8), True)
 
@@ -378,7 +378,7 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
             _train(padded[:0].copy(), np.zeros(1, np.int64))
 
         HOT_ENCODE.numpy_call(warm, b - a)
-        out, out_offs = fsst_encode_numpy.encode(padded, rel, sym_val, lengths)
+        out, out_offs = write_fsst_numpy.encode(padded, rel, sym_val, lengths)
     return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
 
 

@@ -1,11 +1,11 @@
-"""FSST training and compression in numpy: the same symbols and codes as fsst_encode.py's kernels.
+"""FSST training and compression in numpy: the same symbols and codes as write_fsst.py's kernels.
 
 A greedy longest-match parse is sequential within a string but independent across strings, so
 these run it as steps over every unfinished string at once (one symbol per string per step).
 Training replays the kernel's candidate table exactly: candidates in the kernel's insertion
 order, their slots in its linear-probing hash table (only the probing is a Python loop, over
 distinct candidates), the stable sort of gains and the 3-byte-hash collision rule.  A fresh
-process writes with these (no numba import, no compilation); fsst_encode.py switches to the
+process writes with these (no numba import, no compilation); write_fsst.py switches to the
 kernels once the path is hot (compression/jit.py ``NumpyUntilHot``).
 """
 
@@ -133,7 +133,7 @@ def _has_zero_byte(vals: np.ndarray, lens: np.ndarray) -> bool:
 def encode(
     data: np.ndarray, offsets: np.ndarray, sym_val: np.ndarray, sym_len: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``fsst_encode._encode`` in numpy: (codes, offsets) of the strings ``data[offsets[i]:offsets[i + 1]]``
+    """``write_fsst._encode`` in numpy: (codes, offsets) of the strings ``data[offsets[i]:offsets[i + 1]]``
     (``data`` with 8 readable bytes past ``offsets[-1]``, ``offsets[0] == 0``).
 
     Each step loads 8 bytes at every unfinished string's position (unaligned, masked to the string),
@@ -235,7 +235,7 @@ def _slots(v: np.ndarray, ln: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np
 
 
 def train(sample: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``fsst_encode._train`` in numpy: the symbol table (values, lengths) of a sample."""
+    """``write_fsst._train`` in numpy: the symbol table (values, lengths) of a sample."""
     offsets = np.asarray(offsets, np.int64)
     padded = np.zeros(len(sample) + 8, np.uint8)
     padded[: len(sample)] = sample
