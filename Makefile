@@ -37,19 +37,19 @@ smoke-min: java $(MIN_STAMP)
 	$(VENV_MIN)/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/test_smoke_min.py
 
 demo: java $(STAMP)
-	$(BIN)/python -m lancelot.demo
+	$(BIN)/python -m examples.demo
 
 test: java $(STAMP)
-	$(BIN)/ruff check lancelot tests benchmarks scripts
-	$(BIN)/ruff format --check lancelot tests benchmarks scripts
+	$(BIN)/ruff check lancelot tests benchmarks scripts examples
+	$(BIN)/ruff format --check lancelot tests benchmarks scripts examples
 	$(BIN)/python -m pytest -q tests
 	$(MAKE) --no-print-directory smoke-min
 
 # ruff check, then mypy on lancelot/ ([tool.mypy] in pyproject.toml; the generated lancelot/format/pb is
 # excluded). Not yet part of `make test`: mypy still reports ~200 errors (issue 14).
 lint: $(STAMP)
-	$(BIN)/ruff check lancelot tests benchmarks scripts
-	$(BIN)/ruff format --check lancelot tests benchmarks scripts
+	$(BIN)/ruff check lancelot tests benchmarks scripts examples
+	$(BIN)/ruff format --check lancelot tests benchmarks scripts examples
 	$(BIN)/mypy
 
 bench: $(STAMP)

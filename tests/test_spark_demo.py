@@ -1,4 +1,4 @@
-"""The README's main command, ``python -m lancelot.demo``, at a tiny scale on the shared SparkSession."""
+"""The README's main command, ``python -m examples.demo``, at a tiny scale on the shared SparkSession."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ pytest.importorskip("pyspark")
 
 from conftest_spark import spark_session  # noqa: E402
 
-from lancelot import demo  # noqa: E402
+from examples import demo  # noqa: E402
 
 
 def test_demo_pipeline_runs_and_both_formats_agree(tmp_path, capsys):

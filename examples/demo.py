@@ -1,4 +1,4 @@
-"""``python -m lancelot.demo``: one Spark pipeline, stored as a Lance dataset and as Parquet, side by side.
+"""``python -m examples.demo``: one Spark pipeline, stored as a Lance dataset and as Parquet, side by side.
 
 1. generate TPC-H tables (``tpchgen-cli``; a seeded numpy generator if it is missing);
 2. transform with Spark in local mode: lineitem joined with orders, customer and
@@ -20,7 +20,6 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
+
+from lancelot.testing import tpch
 
 TABLES = ("lineitem", "orders", "customer", "nation")
 KEY = "l_orderkey"
@@ -79,13 +80,8 @@ def _say(msg: str) -> None:
 
 def generate_tpch(out: str, scale: float) -> str:
     """TPC-H tables as Parquet files in ``out``; says which generator made them."""
-    exe = shutil.which("tpchgen-cli") or os.path.join(os.path.dirname(sys.executable), "tpchgen-cli")
-    if os.path.exists(exe):
-        subprocess.run(
-            [exe, "parquet", "-s", str(scale), f"--tables={','.join(TABLES)}", f"--output-dir={out}", "--overwrite"],
-            check=True,
-            capture_output=True,
-        )
+    if tpch.tpchgen_cli() is not None:
+        tpch.generate(out, scale, TABLES)
         return f"tpchgen-cli, scale factor {scale}"
     seeded_tpch(out, scale)
     return f"seeded numpy generator (tpchgen-cli not found), scale factor {scale}"
@@ -549,7 +545,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lancelot.demo", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m examples.demo", description=__doc__.split("\n")[0])
     p.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1: 600k lineitems)")
     p.add_argument("--workdir", default=None, help="where data goes (default: a temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")

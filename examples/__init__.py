@@ -1,0 +1,1 @@
+"""Examples that use lancelot from a source checkout (not part of the installed package)."""
