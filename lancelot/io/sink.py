@@ -16,7 +16,7 @@ import os
 import tempfile
 import threading
 from collections import deque
-from typing import IO
+from typing import IO, Any
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
 
@@ -34,7 +34,7 @@ class BackgroundWriter:
         self._max = max_bytes
         self._sync_every = sync_every
         self._unsynced = 0
-        self._queue: deque = deque()
+        self._queue: deque[bytes | memoryview] = deque()
         self._pending = 0  # bytes queued or being written
         self._cond = threading.Condition()
         self._error: BaseException | None = None
@@ -171,7 +171,7 @@ class FsspecTarget(FileTarget):
     """Any other fsspec URL (memory://, s3://...): written to a local temporary file, then
     uploaded by ``commit`` in one ``put`` (an object store shows the whole object or none)."""
 
-    def __init__(self, url: str, storage_options: dict | None = None) -> None:
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
         import fsspec
 
         self.path = url
@@ -205,7 +205,7 @@ class FsspecTarget(FileTarget):
             os.unlink(self._tmp)
 
 
-def open_target(path_or_url: str | os.PathLike, storage_options: dict | None = None) -> FileTarget:
+def open_target(path_or_url: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> FileTarget:
     """A FileTarget for a local path, a ``file://`` URL or any other fsspec URL."""
     s = os.fspath(path_or_url)
     if "://" not in s:
