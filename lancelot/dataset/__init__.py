@@ -28,7 +28,9 @@ class _CallableModule(types.ModuleType):
     """``lancelot.dataset(uri, ...)`` opens a dataset while ``lancelot.dataset.write_fragments``
     and the other names stay reachable as module attributes."""
 
-    def __call__(self, uri, *, version: int | None = None, storage_options: dict | None = None) -> LanceDataset:
+    def __call__(
+        self, uri: str, *, version: int | None = None, storage_options: dict[str, object] | None = None
+    ) -> LanceDataset:
         return dataset(uri, version=version, storage_options=storage_options)
 
 
