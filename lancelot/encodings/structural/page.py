@@ -61,6 +61,8 @@ class PageInfo:
 class PageReader(ABC):
     """Reads rows of one page of one layout."""
 
+    meaning: LevelMeaning  # the page's rep/def layers (set by each layout's reader)
+
     def __init__(self, info: PageInfo, cache: dict) -> None:
         self.info = info
         self.cache = cache
