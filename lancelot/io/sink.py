@@ -32,7 +32,7 @@ class BackgroundWriter:
     def __init__(self, f: IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES, sync_every: int = SYNC_EVERY) -> None:
         self._f = f
         self._max = max_bytes
-        self._sync_every = sync_every
+        self._sync_every: float = sync_every  # inf: never (dataset/store.py)
         self._unsynced = 0
         self._queue: deque[bytes | memoryview] = deque()
         self._pending = 0  # bytes queued or being written
@@ -131,6 +131,8 @@ class LocalTarget(FileTarget):
     """A local file: written under a temporary name beside the target, fsynced and renamed into
     place by ``commit`` (atomic: readers see the old file or the whole new one)."""
 
+    sync = True  # False: renamed into place without fsync (a dataset's data file, dataset/store.py)
+
     def __init__(self, path: str, shown: str | None = None) -> None:
         self.path = shown or path
         self._dst = path
@@ -150,8 +152,9 @@ class LocalTarget(FileTarget):
 
     def commit(self) -> None:
         try:
-            self.file.flush()
-            os.fsync(self.file.fileno())
+            if self.sync:
+                self.file.flush()
+                os.fsync(self.file.fileno())
             self.file.close()
             os.replace(self._tmp, self._dst)
         except OSError as e:

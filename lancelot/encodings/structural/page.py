@@ -66,6 +66,8 @@ class PageInfo:
 class PageReader(ABC):
     """Reads rows of one page of one layout."""
 
+    meaning: LevelMeaning  # the page's rep/def layers (set by each layout's reader)
+
     def __init__(self, info: PageInfo, cache: dict[Any, Any]) -> None:
         self.info = info
         self.cache = cache
