@@ -56,7 +56,7 @@ def _rows(rng: np.random.Generator, n: int, k: int, clustered: bool) -> np.ndarr
     if clustered:
         start = int(rng.integers(0, max(n - 1000, 1)))
         return np.sort(start + rng.choice(min(1000, n), min(k, n), replace=False))
-    return np.sort(rng.choice(n, k, replace=False))
+    return np.sort(rng.choice(n, min(k, n), replace=False))
 
 
 def _time(fn) -> float:

@@ -52,6 +52,10 @@ class ColumnChunks:
     def_w: np.ndarray  # definition levels' bit width of each chunk
 
 
+#: takes of at most this many scattered rows are planned in Python lists (``ColumnPoints._plan_few``)
+FEW_ROWS = 64
+
+
 @dataclass
 class PointPlan:
     """The chunks a read touches and, per row, its chunk (column-wide and among those fetched)."""
@@ -152,6 +156,8 @@ class ColumnPoints:
             hi = np.minimum(c.row_ends[chunks], rows[-1] + 1)
             k_of = np.repeat(np.arange(len(chunks), dtype=np.int64), hi - lo)
             chunk_of = chunks[k_of]
+        elif len(rows) <= FEW_ROWS:
+            return self._plan_few(rows)
         else:
             chunk_of = np.searchsorted(c.row_ends, rows, side="right")
             keep = np.empty(len(chunk_of), dtype=bool)
@@ -164,6 +170,26 @@ class ColumnPoints:
         lo = starts[np.concatenate([[0], brk])]
         hi = ends[np.concatenate([brk - 1, [len(chunks) - 1]])]
         return PointPlan(chunks, chunk_of, k_of), list(zip(lo.tolist(), (hi - lo).tolist()))
+
+    def _plan_few(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
+        """``plan`` of a few scattered rows, its bookkeeping in Python lists (a dozen numpy calls on
+        arrays of ten cost more than the loops)."""
+        c = self.chunks
+        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+        chunk_list: list[int] = []
+        k_list: list[int] = []
+        for x in chunk_of.tolist():
+            if not chunk_list or chunk_list[-1] != x:
+                chunk_list.append(x)
+            k_list.append(len(chunk_list) - 1)
+        chunks = np.array(chunk_list, dtype=np.int64)
+        ranges: list[tuple[int, int]] = []
+        for off, size in zip(c.offsets[chunks].tolist(), c.sizes[chunks].tolist()):
+            if ranges and sum(ranges[-1]) == off:  # adjacent chunks: one range
+                ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
+            else:
+                ranges.append((off, size))
+        return PointPlan(chunks, chunk_of, np.array(k_list, dtype=np.int64)), ranges
 
     def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """The byte ranges (one per page) of the chunks holding rows [start, stop): a cheap read-ahead hint."""
