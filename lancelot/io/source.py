@@ -179,6 +179,17 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
     return None
 
 
+def _merged(ranges: Sequence[Range], gap: int) -> list[Range]:
+    """``ranges`` sorted, those closer than ``gap`` bytes merged (``coalesce`` without the members)."""
+    out: list[list[int]] = []
+    for off, ln in sorted(ranges):
+        if out and off <= out[-1][1] + gap:
+            out[-1][1] = max(out[-1][1], off + ln)
+        else:
+            out.append([off, off + ln])
+    return [(a, b - a) for a, b in out]
+
+
 _STAGE_LOCK = threading.Lock()
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOL_LOCK = threading.Lock()
@@ -224,12 +235,13 @@ class LocalFileSource(ByteSource):
         return os.fstat(self._fd).st_size if self._fd >= 0 else None
 
     def will_need(self, ranges: Sequence[Range]) -> None:
-        """``posix_fadvise(WILLNEED)`` each range, so the OS reads them ahead, side by side."""
+        """``posix_fadvise(WILLNEED)`` the ranges, so the OS reads them ahead, side by side (ranges
+        closer than ``coalesce_gap`` as one: a clustered take's rows cost a call per run, not per row)."""
         if len(self._hinted) + len(ranges) > HINTED_MAX:
             self._hinted = set()
         if len(ranges) <= HINTED_MAX:
             self._hinted.update(off for off, _ in ranges)
-        self._fadvise(ranges)
+        self._fadvise(_merged(ranges, self.coalesce_gap) if len(ranges) > 1 else ranges)
 
     def _fadvise(self, ranges: Sequence[Range]) -> None:
         if self._fd < 0 or not hasattr(os, "posix_fadvise"):
