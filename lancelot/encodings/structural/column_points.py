@@ -52,7 +52,7 @@ class ColumnChunks:
     def_w: np.ndarray  # definition levels' bit width of each chunk
 
 
-#: takes of at most this many scattered rows are planned in Python lists (``ColumnPoints._plan_few``)
+#: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
 
 
@@ -149,15 +149,15 @@ class ColumnPoints:
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """Where ``rows`` (sorted, unique) lie, and the byte ranges of their chunks (one per run of adjacent chunks)."""
         c = self.chunks
-        if len(rows) > 1 and int(rows[-1]) - int(rows[0]) + 1 == len(rows):  # a range: chunk by chunk
+        if len(rows) <= FEW_ROWS:
+            return self._plan_few(rows)
+        if int(rows[-1]) - int(rows[0]) + 1 == len(rows):  # a range: chunk by chunk
             first, last = np.searchsorted(c.row_ends, rows[[0, -1]], side="right").tolist()
             chunks = np.arange(first, last + 1, dtype=np.int64)
             lo = np.maximum(c.first_row[chunks], rows[0])
             hi = np.minimum(c.row_ends[chunks], rows[-1] + 1)
             k_of = np.repeat(np.arange(len(chunks), dtype=np.int64), hi - lo)
             chunk_of = chunks[k_of]
-        elif len(rows) <= FEW_ROWS:
-            return self._plan_few(rows)
         else:
             chunk_of = np.searchsorted(c.row_ends, rows, side="right")
             keep = np.empty(len(chunk_of), dtype=bool)
@@ -172,7 +172,7 @@ class ColumnPoints:
         return PointPlan(chunks, chunk_of, k_of), list(zip(lo.tolist(), (hi - lo).tolist()))
 
     def _plan_few(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
-        """``plan`` of a few scattered rows, its bookkeeping in Python lists (a dozen numpy calls on
+        """``plan`` of a few rows, its bookkeeping in Python lists (a dozen numpy calls on
         arrays of ten cost more than the loops)."""
         c = self.chunks
         chunk_of = np.searchsorted(c.row_ends, rows, side="right")
