@@ -58,7 +58,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 #: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
 POINT_ROWS = 256
 #: plans of row ranges a page keeps (a scan, or a batch stream read again, asks for the same ranges)
-RANGE_PLANS = 8
+RANGE_PLANS = 4
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
