@@ -671,3 +671,28 @@ def test_write_options_profile():
     assert "profile" not in write_options({})
     with pytest.raises(LanceError, match="option profile must be one of fast, balanced, compact"):
         write_options({"profile": "smallest"})
+
+
+def test_a_pinned_version_is_reused_only_while_its_manifest_is_unchanged(tmp_path):
+    """Planning opens the dataset once per Python process; a new version, or a dataset deleted and written
+    again at the same path (same version number, another manifest), is opened afresh."""
+    import shutil
+
+    from lancelot.spark.dataset_scan import pin_version
+    from lancelot.spark.reader import open_source
+
+    path = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"k": [1, 2]}), path)
+    opts = {"path": path}
+    _, (v1, stamp1), *_ = open_source(opts)
+    first = pin_version(path, None, None, None)
+    assert first.version == v1 == 1 and pin_version(path, None, None, None) is first
+    assert pin_version(path, None, 1, None) is first
+    lancelot.write_dataset(pa.table({"k": [3]}), path, mode="append")
+    assert pin_version(path, None, None, None).version == 2 and pin_version(path, None, 1, None) is first
+    shutil.rmtree(path)
+    lancelot.write_dataset(pa.table({"k": [7, 8, 9]}), path)
+    again = open_source(opts)[1]
+    assert again[0] == 1 and again[1] != stamp1
+    ds = pin_version(path, None, None, None)
+    assert ds is not first and ds.to_table().column("k").to_pylist() == [7, 8, 9]
