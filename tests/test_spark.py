@@ -421,6 +421,20 @@ def test_filters_the_reader_applies_are_not_applied_again(spark, tmp_path, pushd
         assert want and sorted(map(tuple, df().filter(cond).collect())) == want, cond
 
 
+def test_a_dataframe_queried_again_without_pushdown_option(spark, tmp_path, pushdown):
+    """The workaround docs/SPARK.md gives for the Spark issue below: with filter_pushdown false, a
+    DataFrame reused after a filtered query still reads every row."""
+    df = spark.read.format("lance").option("filter_pushdown", "false").load(_sorted_file(tmp_path, 30_000))
+    assert df.filter("k = 12345").count() == 1 and df.count() == 30_000
+
+
+@pytest.mark.xfail(strict=True, reason="Spark reuses a DataFrame's last pushed-down read (docs/SPARK.md)")
+def test_a_dataframe_queried_again_after_a_pushed_down_query(spark, tmp_path, pushdown):
+    df = spark.read.format("lance").load(_sorted_file(tmp_path, 30_000))
+    assert df.filter("k = 12345").count() == 1
+    assert df.count() == 30_000  # pyspark 4.1-4.3: 1, the previous query's pushed-down read
+
+
 def test_reads_without_pushdown_setting(spark, tmp_path):
     assert spark.conf.get(PUSHDOWN) == "false"
     path = _sorted_file(tmp_path)
