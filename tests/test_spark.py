@@ -389,6 +389,52 @@ def test_pushdown_prunes_planned_partitions(spark, tmp_path, pushdown):
     assert sorted(r.k for r in df.filter("k IN (7, 99999, 123456) AND g != 5").collect()) == [7, 99999]
 
 
+def _has_filter(df) -> bool:
+    """Whether Spark's physical plan of ``df`` filters rows after the scan."""
+    return "Filter " in df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_filters_the_reader_applies_are_not_applied_again(spark, tmp_path, pushdown):
+    """Filters the reader evaluates exactly are not handed back: Spark plans no Filter for them, and every
+    result equals the same query without pushdown (where Spark applies them all)."""
+    path = _sorted_file(tmp_path, 30_000)
+    # a new DataFrame per query: Spark reuses one DataFrame's last pushed-down read (docs/SPARK.md)
+    df = lambda: spark.read.format("lance").load(path)  # noqa: E731
+    assert not _has_filter(df().filter("k = 12345")) and not _has_filter(df().filter("g IN (1, 2) AND s >= 'key015'"))
+    assert _has_filter(df().filter(F.col("s").endswith("99")))  # not evaluated by the reader: Spark filters
+    # a user schema that casts k: the reader's test on the stored int64 is left to Spark
+    cast = lambda: spark.read.format("lance").schema("k int, g int, s string").load(path)  # noqa: E731
+    assert _has_filter(cast().filter("k = 7")) and not _has_filter(cast().filter("g = 1"))
+    assert [tuple(r) for r in cast().filter("k = 7").collect()] == [(7, 0, "key000007")]
+    plain = spark.read.format("lance").option("filter_pushdown", "false").load(path)
+    for cond in [
+        "k = 12345",
+        "k < 100 OR k > 29990",
+        "k IN (5, 6, 40000) AND g = 0",
+        "NOT (k = 3) AND k < 10",
+        "s LIKE 'key0123%'",
+        "s > 'key029995' AND s IS NOT NULL",
+        "g <=> 2 AND k >= 29999",
+        "s LIKE '%99' AND k < 1000",
+    ]:
+        want = sorted(map(tuple, plain.filter(cond).collect()))
+        assert want and sorted(map(tuple, df().filter(cond).collect())) == want, cond
+
+
+def test_a_dataframe_queried_again_without_pushdown_option(spark, tmp_path, pushdown):
+    """The workaround docs/SPARK.md gives for the Spark issue below: with filter_pushdown false, a
+    DataFrame reused after a filtered query still reads every row."""
+    df = spark.read.format("lance").option("filter_pushdown", "false").load(_sorted_file(tmp_path, 30_000))
+    assert df.filter("k = 12345").count() == 1 and df.count() == 30_000
+
+
+@pytest.mark.xfail(strict=True, reason="Spark reuses a DataFrame's last pushed-down read (docs/SPARK.md)")
+def test_a_dataframe_queried_again_after_a_pushed_down_query(spark, tmp_path, pushdown):
+    df = spark.read.format("lance").load(_sorted_file(tmp_path, 30_000))
+    assert df.filter("k = 12345").count() == 1
+    assert df.count() == 30_000  # pyspark 4.1-4.3: 1, the previous query's pushed-down read
+
+
 def test_reads_without_pushdown_setting(spark, tmp_path):
     assert spark.conf.get(PUSHDOWN) == "false"
     path = _sorted_file(tmp_path)

@@ -1,7 +1,7 @@
 """Pushed filters applied to the rows a task reads (lancelot/spark/row_filter.py), without a SparkSession.
 
-Spark applies every filter again after the scan, so the reader may only drop rows a filter
-rejects: each test compares with Spark's semantics written out in Python (a null never
+The reader hands the filters it evaluates back to Spark as applied, so each must keep exactly
+the rows Spark keeps: each test compares with Spark's semantics written out in Python (a null never
 passes a comparison; strings compare in code-point order, which is UTF-8 byte order).
 """
 
@@ -17,7 +17,15 @@ import pytest
 pytest.importorskip("pyspark")
 
 from pyspark.sql import types as T  # noqa: E402
-from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, LessThan, Not, StringStartsWith  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    EqualTo,
+    GreaterThanOrEqual,
+    In,
+    LessThan,
+    Not,
+    StringContains,
+    StringStartsWith,
+)
 
 import lancelot  # noqa: E402
 from lancelot.spark import LanceDataSource  # noqa: E402
@@ -171,7 +179,9 @@ def test_a_lookup_reads_only_the_matching_row_of_a_dataset_with_deletions(tmp_pa
 
     def read(filters):
         r = LancePushdownReader(opts, LanceDataSource(opts).schema())
-        assert len(list(r.pushFilters(filters))) == len(filters)  # all handed back to Spark
+        back = list(r.pushFilters(filters))
+        # handed back to Spark: exactly the filters the reader does not evaluate
+        assert back == [f for f in filters if isinstance(f, StringContains)]
         return pa.Table.from_batches([b for p in r.partitions() for b in r.read(p)], schema=r.target)
 
     assert read([EqualTo(("k",), 12_346)]).to_pylist() == [{"k": 12_346, "s": f"v{12_346 % 97}"}]
@@ -179,12 +189,22 @@ def test_a_lookup_reads_only_the_matching_row_of_a_dataset_with_deletions(tmp_pa
     got = read([GreaterThanOrEqual(("k",), 30_000), In(("s",), ("v3", "v4")), Not(EqualTo(("k",), 30_073))])
     want = [k for k in range(30_000, n) if k % 5 and k % 97 in (3, 4) and k != 30_073]
     assert got.column("k").to_pylist() == want
-    # a filter it cannot evaluate exactly still prunes zones, and Spark filters the rest
     got = read([LessThan(("k",), 5000), StringStartsWith(("s",), "v1")])
     assert got.column("k").to_pylist() == [k for k in range(5000) if k % 5 and str(k % 97).startswith("1")]
+    # a filter it does not evaluate is left to Spark (handed back); the others still apply
+    got = read([LessThan(("k",), 50), StringContains(("s",), "9")])
+    assert got.column("k").to_pylist() == [k for k in range(50) if k % 5]
 
 
 def test_zone_filter_paths_reach_row_filters():
     schema = pa.schema([("Id", pa.int64())])
     zf = zone_filter(EqualTo(("id",), 5), schema)
     assert row_filter([zf], schema, {}) == RowFilter((("Id", "=", 5),))
+
+
+def test_a_column_cast_by_a_user_schema_is_left_to_spark():
+    schema = pa.schema([("i64", pa.int64()), ("u32", pa.uint32())])
+    assert exact_test((("i64",), "=", 5), schema, {"i64": T.LongType()}) is not None
+    assert exact_test((("u32",), "=", 5), schema, {"u32": T.LongType()}) is not None  # Spark's type of uint32
+    assert exact_test((("i64",), "=", 5), schema, {"i64": T.IntegerType()}) is None
+    assert exact_test((("i64",), "=", 5), schema, {"i64": T.DecimalType(20, 0)}) is None

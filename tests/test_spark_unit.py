@@ -243,8 +243,9 @@ def test_pushdown_reader_plans_only_the_ranges_zone_maps_allow(tmp_path):
     assert isinstance(reader, LancePushdownReader)
     everything = reader.partitions()
     assert len(everything) == 10
-    back = list(reader.pushFilters([GreaterThan(("k",), 42_000), StringContains(("v",), "x")]))
-    assert len(back) == 2  # every filter goes back to Spark, which applies them again
+    contains = StringContains(("v",), "x")
+    back = list(reader.pushFilters([GreaterThan(("k",), 42_000), contains]))
+    assert back == [contains]  # k > 42,000 is applied by the reader; Spark applies the other one
     parts = reader.partitions()
     zone = lancelot.LanceFile(str(tmp_path / "a.lance")).zone_maps().rows_per_zone
     first = (42_000 // zone) * zone
@@ -560,7 +561,7 @@ def test_pushdown_prunes_fragments_of_a_dataset(tmp_path):
     lancelot.dataset(path).delete(pc.field("k") < 5000)
     opts = {"path": path, "rows_per_partition": "100000"}
     r = LancePushdownReader(opts, LanceDataSource(opts).schema())
-    assert r.pushFilters([GreaterThan(("k",), 35_000)])
+    assert r.pushFilters([GreaterThan(("k",), 35_000)]) == []  # applied by the reader
     parts = r.partitions()
     rows = [v for p in parts for b in r.read(p) for v in b.column(0).to_pylist()]
     assert len(parts) == 1 and rows[0] <= 35_001 and rows[-1] == 39_999 and len(rows) < 10_000
@@ -671,3 +672,28 @@ def test_write_options_profile():
     assert "profile" not in write_options({})
     with pytest.raises(LanceError, match="option profile must be one of fast, balanced, compact"):
         write_options({"profile": "smallest"})
+
+
+def test_a_pinned_version_is_reused_only_while_its_manifest_is_unchanged(tmp_path):
+    """Planning opens the dataset once per Python process; a new version, or a dataset deleted and written
+    again at the same path (same version number, another manifest), is opened afresh."""
+    import shutil
+
+    from lancelot.spark.dataset_scan import pin_version
+    from lancelot.spark.reader import open_source
+
+    path = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"k": [1, 2]}), path)
+    opts = {"path": path}
+    _, (v1, stamp1), *_ = open_source(opts)
+    first = pin_version(path, None, None, None)
+    assert first.version == v1 == 1 and pin_version(path, None, None, None) is first
+    assert pin_version(path, None, 1, None) is first
+    lancelot.write_dataset(pa.table({"k": [3]}), path, mode="append")
+    assert pin_version(path, None, None, None).version == 2 and pin_version(path, None, 1, None) is first
+    shutil.rmtree(path)
+    lancelot.write_dataset(pa.table({"k": [7, 8, 9]}), path)
+    again = open_source(opts)[1]
+    assert again[0] == 1 and again[1] != stamp1
+    ds = pin_version(path, None, None, None)
+    assert ds is not first and ds.to_table().column("k").to_pylist() == [7, 8, 9]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -93,6 +94,23 @@ def check_relative_path(p: str, where: str) -> str:
     ):
         raise CorruptFileError(f"{where}: data file path {p!r} escapes the dataset root (not a plain relative path)")
     return posixpath.normpath(p)
+
+
+#: parsed zone maps of open data files (None: the file has none); a data file never changes, and an entry
+#: goes with its LanceFile (LanceDataset._open_file keeps the recently used ones open across datasets)
+_ZONE_MAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ZONE_MAPS_LOCK = threading.Lock()
+
+
+def _zone_maps(lf):
+    """``lf.zone_maps()``, parsed once per open data file."""
+    with _ZONE_MAPS_LOCK:
+        if lf in _ZONE_MAPS:
+            return _ZONE_MAPS[lf]
+    zm = lf.zone_maps()
+    with _ZONE_MAPS_LOCK:
+        _ZONE_MAPS[lf] = zm
+    return zm
 
 
 class Fragment:
@@ -326,7 +344,7 @@ class Fragment:
         if not filters:
             return ranges
         for lf, names in self._file_columns():
-            zm = lf.zone_maps()
+            zm = _zone_maps(lf)
             if zm is None:
                 continue
             own = [f for f in filters if names.get(f[0]) == f[0]]

@@ -59,13 +59,18 @@ def stamp_of(ds: LanceDataset) -> tuple[int, int]:
     return int(ts.seconds), int(ts.nanos)
 
 
+def _key(uri: str, version: int, storage: dict[str, Any] | None) -> tuple[str, int, str]:
+    return (uri, int(version), json.dumps(storage or {}, sort_keys=True))
+
+
 def remember(uri: str, storage: dict[str, Any] | None, ds: LanceDataset) -> None:
-    """Keep a version opened on the driver (pin_version) for this process's later open_version calls:
-    pyspark plans the scan (reader, then partitions) in one Python process."""
+    """Keep a version opened on the driver (pin_version) for this process's later open_version and
+    pin_version calls: pyspark plans the scan (reader, then partitions) in one Python process, and
+    reuses that process for the next queries."""
     with _LOCK:
         if len(_OPENED) >= _OPENED_MAX:
             _OPENED.pop(next(iter(_OPENED)))
-        _OPENED[(uri, int(ds.version), json.dumps(storage or {}, sort_keys=True))] = ds
+        _OPENED[_key(uri, ds.version, storage)] = ds
 
 
 def open_version(
@@ -75,7 +80,7 @@ def open_version(
     planned) makes sure it is the same manifest, not a new dataset written at the same path since."""
     from lancelot.dataset import dataset
 
-    key = (uri, int(version), json.dumps(storage or {}, sort_keys=True))
+    key = _key(uri, version, storage)
     with _LOCK:
         ds = _OPENED.get(key)
     if ds is not None and (stamp is None or stamp_of(ds) == tuple(stamp)):
@@ -93,13 +98,37 @@ def open_version(
     return ds
 
 
+def _still_current(uri: str, storage: dict[str, Any] | None, version: int | None) -> LanceDataset | None:
+    """The dataset this process opened at ``version`` (None: the latest one now), if that version's
+    manifest is still the one it read (same stamp); else None.  Costs a listing of ``_versions/`` and
+    one manifest read, not a new LanceDataset (whose fragments keep their open files and zone maps)."""
+    from lancelot.dataset.commit import list_versions, load_manifest
+    from lancelot.dataset.store import ObjectStore
+
+    store = ObjectStore(uri, storage)
+    versions = list_versions(store, store.uri)
+    v = versions.latest if version is None else int(version)
+    if v is None or v not in versions.names:
+        return None
+    with _LOCK:
+        ds = _OPENED.get(_key(uri, v, storage))
+    if ds is None:
+        return None
+    ts = load_manifest(store, store.uri, versions, v).manifest.timestamp
+    return ds if stamp_of(ds) == (int(ts.seconds), int(ts.nanos)) else None
+
+
 def pin_version(
     uri: str, storage: dict[str, Any] | None, version: int | None, timestamp: dt.datetime | None
 ) -> LanceDataset:
-    """The version to read, freshly opened: ``version``, the latest one committed at or before
-    ``timestamp``, or the latest."""
+    """The version to read: ``version``, the latest one committed at or before ``timestamp``, or the
+    latest (the one this process opened before when its manifest is unchanged)."""
     from lancelot.dataset import dataset
 
+    if timestamp is None:
+        ds = _still_current(uri, storage, version)
+        if ds is not None:
+            return ds
     ds = dataset(uri, version=version, storage_options=storage)
     if timestamp is None:
         return ds

@@ -9,8 +9,8 @@ footer gives its schema and row count; each file's rows are cut into ranges of
 about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big
 file is read by many tasks and small files share one.  With filters pushed down,
 each file's zone maps (lancelot/zonemaps.py) first drop the row ranges they prove
-empty.  Spark applies every filter again after the scan: pruning is only ever a
-saving, never a semantic change.
+empty.  Tasks then apply the filters they can evaluate exactly as Spark does
+(lancelot/spark/row_filter.py); Spark applies every other filter after the scan.
 """
 
 from __future__ import annotations
@@ -436,18 +436,23 @@ class LanceReader(DataSourceReader):
 class LancePushdownReader(LanceReader):
     """A LanceReader that also accepts filters (``spark.sql.python.filterPushdown.enabled``).
 
-    It keeps the filters zone maps can use to skip row ranges (and applies those it can
-    evaluate exactly to the rows it reads: lancelot/spark/row_filter.py), and hands every
-    filter back to Spark, which applies them all after the scan.
+    It keeps the filters zone maps can use to skip row ranges, and applies those it can
+    evaluate exactly as Spark does to the rows it reads (lancelot/spark/row_filter.py).
+    Those it evaluates are not handed back: Spark then plans no Filter over the scan (a
+    lookup's plan no longer embeds its key, so Spark compiles no new code per key).  Every
+    other filter is handed back, and Spark applies it after the scan.
     """
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
-        from lancelot.spark.row_filter import row_filter
+        from lancelot.spark.row_filter import exact_test, row_filter
 
         schema = self.arrow_schema
+        back = []
         for f in filters:
             zf = zone_filter(f, schema)
             if zf is not None:
                 self.zone_filters.append(zf)
+            if zf is None or exact_test(zf, schema, self._spark_types) is None:
+                back.append(f)
         self.row_filter = row_filter(self.zone_filters, schema, self._spark_types)
-        return list(filters)
+        return back

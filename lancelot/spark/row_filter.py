@@ -4,9 +4,10 @@ Zone maps only narrow a scan to 4,096-row zones.  A point lookup then still read
 whole zone of every column and handed all of it to Spark, which filtered it down to
 one row.  A task that has received filters now reads the filters' columns first,
 keeps the rows that pass, and reads the other columns only for those (a take when few
-pass).  Spark still applies every filter after the scan (they are all handed back),
-so this must only ever drop rows a filter rejects; it is therefore limited to tests
-whose Arrow semantics equal Spark's exactly, and ignores any other filter:
+pass).  The reader hands these filters back to Spark as applied (Spark does not apply
+them again), so each must keep exactly the rows Spark would keep; this is therefore
+limited to tests whose Arrow semantics equal Spark's exactly, on columns Spark sees with
+their own type (not cast by a user schema), and ignores any other filter (handed back):
 
 * integers (signed and unsigned), ``date32`` and booleans: compared in numpy
   (a value that does not fit the column's type is not used);
@@ -151,8 +152,9 @@ def _as_number(t: pa.DataType, v):
 def exact_test(zone_filter: tuple, schema: pa.Schema, spark_types: dict) -> tuple[str, str, object] | None:
     """A zone-map filter tuple as a test this module evaluates exactly as Spark does, or None.
 
-    ``spark_types``: the Spark type of each column the reader returns (a string column with a
-    non-default collation is left to Spark)."""
+    ``spark_types``: the Spark type of each column the reader returns (a column a user schema
+    gives another type, which the reader casts to, and a string column with a non-default
+    collation are left to Spark)."""
     path, op = zone_filter[0], zone_filter[1]
     name = path[0] if isinstance(path, tuple) and len(path) == 1 else path
     if not isinstance(name, str) or name not in schema.names:
@@ -162,12 +164,12 @@ def exact_test(zone_filter: tuple, schema: pa.Schema, spark_types: dict) -> tupl
     fixed = pa.types.is_integer(t) or pa.types.is_date32(t) or pa.types.is_boolean(t)
     if not (string or fixed):
         return None
-    if string:
-        from pyspark.sql.types import StringType
+    st = spark_types.get(name)
+    if st is not None:
+        from lancelot.spark.types import spark_type
 
-        st = spark_types.get(name)
-        if st is not None and st != StringType():
-            return None  # a collation other than Spark's default (byte order)
+        if st != spark_type(t):
+            return None  # cast by a user schema, or a collation other than Spark's default (byte order)
     if op in _NULL_TESTS:
         return (name, op, None)
     value = zone_filter[2]
