@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import json_format
+from numpy.typing import ArrayLike
 
 from lancelot import versions
 from lancelot.dataset.deletion import deletion_path, parse_deletions
@@ -29,7 +31,9 @@ from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.format.pb import file_pb2
     from lancelot.reader import LanceFile
+    from lancelot.zonemaps import Filter
 
 DATA_DIR = "data"
 _POS = "__lancelot_position"
@@ -51,7 +55,8 @@ class FragmentMetadata:
         return f
 
     def to_json(self) -> str:
-        return json_format.MessageToJson(self.to_pb(), indent=None)
+        text: str = json_format.MessageToJson(self.to_pb(), indent=None)
+        return text
 
     @classmethod
     def from_json(cls, s: str) -> FragmentMetadata:
@@ -174,9 +179,9 @@ class Fragment:
             return 0
         return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
-    def count_rows(self, filter=None) -> int:
+    def count_rows(self, filter: pc.Expression | None = None) -> int:
         if filter is not None:
-            return self.read(columns=[], filter=filter).num_rows
+            return int(self.read(columns=[], filter=filter).num_rows)
         if self._live is None:
             self._live = self.physical_rows - len(self.deleted_positions())
         return self._live
@@ -215,7 +220,7 @@ class Fragment:
         self._fc = out
         return out
 
-    def _map_file(self, lf, df: table_pb2.DataFile) -> dict[str, str]:
+    def _map_file(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
 
         ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that
@@ -247,7 +252,7 @@ class Fragment:
                 names[top] = fname.get(file_top(fid), "")
         return {k: v for k, v in names.items() if v}
 
-    def _check_columns(self, lf, df: table_pb2.DataFile, owners: list) -> None:
+    def _check_columns(self, lf: LanceFile, df: table_pb2.DataFile, owners: list[file_pb2.Field]) -> None:
         """Refuse a 2.0 data file whose manifest places a top-level field at another column than
         the file reader does (as for Lance 0.13's two-column strings, had the reader not
         recognised them): reading it by the reader's layout would decode one field's column as
@@ -265,7 +270,7 @@ class Fragment:
                     f"does not know)"
                 )
 
-    def _columns(self, columns) -> list[str]:
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
         names = self._ds.schema.names
         if columns is None:
             return list(names)
@@ -274,7 +279,7 @@ class Fragment:
                 raise LanceError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
         return list(columns)
 
-    def _assemble(self, columns: list[str], n: int, read) -> pa.Table:
+    def _assemble(self, columns: list[str], n: int, read: Callable[[LanceFile, list[str]], pa.Table]) -> pa.Table:
         """Build a table of ``columns`` from ``read(lancefile, file_names) -> Table`` per data file."""
         got: dict[str, pa.ChunkedArray | pa.Array] = {}
         try:
@@ -314,7 +319,7 @@ class Fragment:
     def _take_physical(self, columns: list[str], positions: np.ndarray) -> pa.Table:
         return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
 
-    def zone_ranges(self, filters: list) -> list[tuple[int, int]]:
+    def zone_ranges(self, filters: list[Filter]) -> list[tuple[int, int]]:
         """Physical row ranges ``[start, stop)`` that may hold rows matching every filter, ascending.
 
         ``filters`` are zone-map filters, ``(column, op, value)`` tuples (lancelot/zonemaps.py;
@@ -337,7 +342,7 @@ class Fragment:
 
     _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
 
-    def read(self, columns=None, filter=None) -> pa.Table:
+    def read(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """The fragment's live rows (``filter``: a pyarrow.compute.Expression)."""
         cols = self._columns(columns)
         if filter is None:
@@ -378,7 +383,7 @@ class Fragment:
             return self._read_physical([], 0, sum(p.num_rows for p in parts))
         return pa.concat_tables(parts)
 
-    def read_range(self, offset: int, length: int, columns=None) -> pa.Table:
+    def read_range(self, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
         """``length`` live rows from live row ``offset`` on (deleted rows are skipped)."""
         cols = self._columns(columns)
         if not len(self.deleted_positions()):
@@ -396,7 +401,7 @@ class Fragment:
             return t.slice(0, len(live))
         return t.take(pa.array(live - a))
 
-    def take(self, indices, columns=None) -> pa.Table:
+    def take(self, indices: ArrayLike, columns: Sequence[str] | None = None) -> pa.Table:
         """Live rows by their index among the fragment's live rows (any order, duplicates)."""
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         n = self.count_rows()
@@ -405,7 +410,9 @@ class Fragment:
         pos = self.physical_of_live(idx)
         return self._take_physical(self._columns(columns), pos)
 
-    def to_batches(self, batch_size: int = 65536, columns=None, filter=None):
+    def to_batches(
+        self, batch_size: int = 65536, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
+    ) -> Iterator[pa.RecordBatch]:
         cols = self._columns(columns)
         if filter is not None:
             t = self.read(cols, filter)
