@@ -36,6 +36,8 @@ _T = TypeVar("_T")
 #: reads of at least this many rows (takes of this many rows) decode their fields in parallel
 PARALLEL_MIN_ROWS = 32_768
 PARALLEL_MIN_TAKE = 256
+#: takes of at most this many indices check them in Python lists
+FEW_INDICES = 64
 #: reads of at least this many rows of several fields first tell the OS every field's byte ranges
 #: (unless they add up to more than READ_AHEAD_MAX_BYTES: no flooding the page cache on huge reads)
 READ_AHEAD_MIN_ROWS = 512
@@ -232,14 +234,23 @@ class LanceFile:
         if idx.size and not np.issubdtype(idx.dtype, np.integer):
             raise LanceError("take indices must be integers", path=self.path)
         idx = idx.astype(np.int64, copy=False).reshape(-1)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.num_rows):
+        ordered = None
+        if 0 < idx.size <= FEW_INDICES:  # checked in Python: cheaper than numpy's reductions on a few
+            listed = idx.tolist()
+            ordered = all(a < b for a, b in zip(listed, listed[1:]))
+            lo, hi = (listed[0], listed[-1]) if ordered else (min(listed), max(listed))
+            in_range = lo >= 0 and hi < self.num_rows
+        else:
+            in_range = not idx.size or (idx.min() >= 0 and idx.max() < self.num_rows)
+        if not in_range:
             bad = idx[(idx < 0) | (idx >= self.num_rows)]
             raise OutOfRangeError(
                 f"take index {int(bad[0])} (position {int(np.flatnonzero(idx == bad[0])[0])}) is out of range "
                 f"for a file of {self.num_rows} rows" + (f" ({bad.size} indices are)" if bad.size > 1 else ""),
                 path=self.path,
             )
-        ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
+        if ordered is None:
+            ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields = self._fields(columns)
         readers = [self._reader(f) for f in fields]

@@ -56,6 +56,24 @@ def _numpy(table, codes, starts, ends):
     return out, offs
 
 
+@pytest.mark.parametrize("learned", [0.01, 1.0, 8.0])
+def test_kernel_decode_sized_from_a_learned_ratio(learned: float, monkeypatch) -> None:
+    """A table's bytes per code, learned from its last decode, sizes the next output (no sampling
+    pass); a wrong ratio (far too small or too large) still gives the right strings."""
+    rng = np.random.default_rng(7)
+    table = _table(rng, 200)
+    codes, starts, ends = _strings(rng, table, 3000, long_every=5)
+    monkeypatch.setitem(fsst.mode, "decode", "kernel")
+    first = fsst._decode_spans(table, codes, starts, ends)
+    out, offs = _numpy(table, codes, starts, ends)
+    assert table.bytes_per_code == pytest.approx(len(out) / len(codes))
+    monkeypatch.setattr(fsst, "_estimate", lambda *a: pytest.fail("sampled again"))
+    table.bytes_per_code = learned
+    again = fsst._decode_spans(table, codes, starts, ends)
+    for block in (first, again):
+        assert np.array_equal(np.asarray(block.data), out) and np.array_equal(block.offsets, offs)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_kernel_decode_grows_an_underestimated_output(seed: int, monkeypatch) -> None:
     rng = np.random.default_rng(seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fsspec
 import numpy as np
 import pyarrow as pa
+import pytest
 
 import lancelot
 from lancelot.io.source import coalesce
@@ -26,3 +27,23 @@ def test_memory_and_file_urls(tmp_path):
     lf = lancelot.LanceFile("memory://bucket/t.lance")
     assert lf.read().equals(t)
     assert lf.take([4999, 3, 3]).equals(t.take([4999, 3, 3]))
+
+
+def test_large_local_reads_land_in_pooled_memory(tmp_path):
+    """Ranges of POOLED_READ_BYTES or more are read into pyarrow's memory pool: same bytes, and a
+    file cut short after opening still reports the truncation."""
+    from lancelot.errors import TruncatedFileError
+    from lancelot.io.source import POOLED_READ_BYTES, LocalFileSource
+
+    data = np.random.default_rng(3).integers(0, 256, 3 * POOLED_READ_BYTES, dtype=np.uint8).tobytes()
+    path = tmp_path / "big.bin"
+    path.write_bytes(data)
+    src = LocalFileSource(path)
+    ranges = [(7, POOLED_READ_BYTES + 5), (2 * POOLED_READ_BYTES + 100, 64), (POOLED_READ_BYTES * 2, 3)]
+    got = src.read_ranges(ranges)
+    assert [bytes(g) for g in got] == [data[o : o + n] for o, n in ranges]
+    with open(path, "r+b") as f:
+        f.truncate(POOLED_READ_BYTES)
+    with pytest.raises(TruncatedFileError):
+        src.read_ranges([(10, 2 * POOLED_READ_BYTES)])
+    src.close()

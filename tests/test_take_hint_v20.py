@@ -194,6 +194,21 @@ def test_read_ranges_does_not_hint_what_will_need_announced(tmp_path):
     src.close()
 
 
+def test_will_need_announces_near_ranges_as_one(tmp_path):
+    """A clustered take's rows lie a few bytes apart: one hint per run of near ranges, not per row."""
+    path = tmp_path / "f.bin"
+    path.write_bytes(bytes(100_000))
+    src = LocalFileSource(path)
+    advised: list[list[tuple[int, int]]] = []
+    src._fadvise = lambda ranges: advised.append(list(ranges))
+    gap = src.coalesce_gap
+    src.will_need([(1000, 8), (0, 8), (500, 8), (1000 + gap + 100, 8), (90_000, 16), (90_004, 4)])
+    assert advised == [[(0, 1008), (1000 + gap + 100, 8), (90_000, 16)]]
+    src.read_ranges([(500, 8), (90_004, 4)])  # inside announced ranges: no second hint
+    assert len(advised) == 1
+    src.close()
+
+
 class _Recording(MemorySource):
     def __init__(self, data: bytes) -> None:
         super().__init__(data)

@@ -29,7 +29,7 @@ from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_
 from lancelot.encodings.compression.bitpacking_kernel import INLINE_MESSAGES, inline_chunks
 from lancelot.encodings.compression.bitpacking_kernel import OK as INLINE_OK
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
-from lancelot.encodings.compression.buffers import check_size, corrupt, require, uint_dtype
+from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES, check_size, corrupt, require, uint_dtype
 from lancelot.encodings.compression.byte_stream_split import _bits as bss_bits
 from lancelot.encodings.compression.flat import check_flat
 from lancelot.encodings.compression.fsst import (
@@ -39,8 +39,9 @@ from lancelot.encodings.compression.fsst import (
     fsst_kernels_ready,
     parse_symbol_table,
 )
-from lancelot.encodings.compression.general import decompress_buffer
+from lancelot.encodings.compression.general import LZ4, decompress_buffer
 from lancelot.encodings.compression.jit import NumpyUntilHot
+from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
 from lancelot.encodings.compression.rle import _widths as rle_widths
 from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
@@ -351,8 +352,31 @@ def _out_of_line(desc: pb.OutOfLineBitpacking, seg: Segments, counts: np.ndarray
 
 
 def _general(compression: pb.BufferCompression, seg: Segments) -> Segments:
-    """Undo general compression of each chunk's buffer (one codec call per chunk)."""
+    """Undo general compression of each chunk's buffer (LZ4: every chunk in one kernel call, else one
+    codec call per chunk)."""
+    if compression.scheme == LZ4 and len(seg) > 1:
+        fast = _lz4_chunks(seg)
+        if fast is not None:
+            return fast
     parts = [decompress_buffer(compression, seg.chunk(k)) for k in range(len(seg))]
     sizes = np.array([len(p) for p in parts], dtype=np.int64)
     data = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
     return Segments(data, _offsets(sizes)[:-1], sizes)
+
+
+def _lz4_chunks(seg: Segments) -> Segments | None:
+    """LZ4 chunk buffers (u32 size prefix, raw block) inflated by lz4_kernel; None when a prefix is
+    missing or implausible, a block is bad or the kernel is not loaded yet (the caller goes chunk by
+    chunk: the same bytes, or the same error, as ``decompress_buffer``)."""
+    sizes = np.asarray(seg.sizes, dtype=np.int64)
+    if not len(sizes) or int(sizes.min()) < 4:
+        return None
+    starts = np.asarray(seg.starts, dtype=np.int64)
+    head = np.ascontiguousarray(seg.data[starts[:, None] + np.arange(4)])
+    out_sizes = head.view("<u4").reshape(-1).astype(np.int64)
+    if np.any(out_sizes > (sizes - 4) * 256 + 4096) or int(out_sizes.sum()) > MAX_DECODED_BYTES:
+        return None
+    out = inflate_blocks(seg.data, starts, sizes, out_sizes)
+    if out is None:
+        return None
+    return Segments(out, _offsets(out_sizes)[:-1], out_sizes)

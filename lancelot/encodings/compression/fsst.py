@@ -51,6 +51,9 @@ class SymbolTable:
     switch_on: bool
     suffix_lim: int = 0
     terminator: int = 0
+    #: decoded bytes per code of the last large decode with this table (0: none yet): sizes the next
+    #: one's output without a sampling pass (a hint only: a short output is grown)
+    bytes_per_code: float = 0.0
 
     @property
     def n_symbols(self) -> int:
@@ -150,12 +153,12 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
         if mode["decode"] == "auto":
             sym = readonly(np.ascontiguousarray(table.symbols))
             HOT_ONE.numpy_call(
-                lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table.n_symbols),
+                lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table),
                 work=len(out),
             )
         return VariableWidthBlock(out_offs, out, len(starts))
     sym = readonly(np.ascontiguousarray(table.symbols))
-    out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table.n_symbols)
+    out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table)
     return VariableWidthBlock(out_offs, out[:size], len(starts))
 
 
@@ -177,7 +180,8 @@ def _estimate(
         _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
         return size
     run = max(min(SAMPLE_STRINGS, n // 8) // SAMPLE_BLOCKS, 1)
-    at = (np.linspace(0, n - run, SAMPLE_BLOCKS).astype(np.int64)[:, None] + np.arange(run)).reshape(-1)
+    firsts = np.arange(SAMPLE_BLOCKS, dtype=np.int64) * (n - run) // (SAMPLE_BLOCKS - 1)
+    at = (firsts[:, None] + np.arange(run)).reshape(-1)
     s_starts, s_ends = starts[at], ends[at]
     size = fsst_kernel.decoded_size(codes, s_starts, s_ends, lengths, n_symbols)
     _check_status(-1 - size if size < 0 else _OK, f"the {n_symbols} symbols of the table")
@@ -186,14 +190,21 @@ def _estimate(
 
 
 def _decode_kernel(
-    codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, sym: np.ndarray, lengths: np.ndarray, n_symbols: int
+    codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, sym: np.ndarray, lengths: np.ndarray, table: SymbolTable
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(output, offsets, size): one pass of ``fsst_kernel.decode_from`` into an output sized from an exact
     count over a sample of the strings (every string when there are few), grown if it fills up: the
-    full first pass over all codes that an exact size needs would cost almost as much as the decode."""
+    full first pass over all codes that an exact size needs would cost almost as much as the decode.
+    A table that already decoded many strings sizes the output from its bytes per code instead (a
+    scan reads the same pages again and again: no sampling pass then)."""
     n = len(starts)
+    n_symbols = table.n_symbols
     total_codes = int((ends - starts).sum()) if n else 0
-    cap = _estimate(codes, starts, ends, lengths, n_symbols, total_codes)
+    learned = table.bytes_per_code
+    if learned and n > EXACT_STRINGS:
+        cap = min(int(total_codes * learned * 1.02) + 256, total_codes * MAX_SYMBOL)
+    else:
+        cap = _estimate(codes, starts, ends, lengths, n_symbols, total_codes)
     out = _output(cap)
     out_offs = empty(n + 1, np.int64)
     out_offs[0] = 0
@@ -211,6 +222,8 @@ def _decode_kernel(
         bigger[:pos] = out[:pos]
         out = bigger
     _check_status(status, f"the {n_symbols} symbols of the table")
+    if n > EXACT_STRINGS and total_codes:
+        table.bytes_per_code = pos / total_codes
     if len(out) > 2 * pos + (1 << 20):  # a poor estimate: give the memory back
         out = out[: pos + MAX_SYMBOL].copy()
     return out, out_offs, pos

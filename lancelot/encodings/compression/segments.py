@@ -23,6 +23,9 @@ from lancelot.encodings.compression.buffers import require
 #: (a list of views and one concatenate: 10x faster than a mask for 512 segments of 32 KiB)
 MAX_SLICES = 4096
 SLICE_BYTES = 512
+#: up to this many segments adding up to at most FEW_BYTES are joined slice by slice too (a take)
+FEW_SEGMENTS = 64
+FEW_BYTES = 1 << 16
 
 _T = TypeVar("_T", bound=np.generic)
 
@@ -97,6 +100,12 @@ def gather(
     if n == 1:
         s = int(starts[0])
         return data[s : s + int(lengths[0])]
+    if n <= FEW_SEGMENTS:  # a take's few values: slicing in Python beats a dozen numpy calls
+        sizes = lengths.tolist()
+        total = sum(sizes)
+        if total <= FEW_BYTES:
+            parts = [data[a : a + m] for a, m in zip(starts.tolist(), sizes)]
+            return np.concatenate(parts) if alloc is None else np.concatenate(parts, out=alloc(total, data.dtype))
     keep = lengths > 0
     if not keep.all():
         starts, lengths = starts[keep], lengths[keep]

@@ -52,6 +52,10 @@ class ColumnChunks:
     def_w: np.ndarray  # definition levels' bit width of each chunk
 
 
+#: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
+FEW_ROWS = 64
+
+
 @dataclass
 class PointPlan:
     """The chunks a read touches and, per row, its chunk (column-wide and among those fetched)."""
@@ -145,7 +149,9 @@ class ColumnPoints:
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """Where ``rows`` (sorted, unique) lie, and the byte ranges of their chunks (one per run of adjacent chunks)."""
         c = self.chunks
-        if len(rows) > 1 and int(rows[-1]) - int(rows[0]) + 1 == len(rows):  # a range: chunk by chunk
+        if len(rows) <= FEW_ROWS:
+            return self._plan_few(rows)
+        if int(rows[-1]) - int(rows[0]) + 1 == len(rows):  # a range: chunk by chunk
             first, last = np.searchsorted(c.row_ends, rows[[0, -1]], side="right").tolist()
             chunks = np.arange(first, last + 1, dtype=np.int64)
             lo = np.maximum(c.first_row[chunks], rows[0])
@@ -164,6 +170,26 @@ class ColumnPoints:
         lo = starts[np.concatenate([[0], brk])]
         hi = ends[np.concatenate([brk - 1, [len(chunks) - 1]])]
         return PointPlan(chunks, chunk_of, k_of), list(zip(lo.tolist(), (hi - lo).tolist()))
+
+    def _plan_few(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
+        """``plan`` of a few rows, its bookkeeping in Python lists (a dozen numpy calls on
+        arrays of ten cost more than the loops)."""
+        c = self.chunks
+        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+        chunk_list: list[int] = []
+        k_list: list[int] = []
+        for x in chunk_of.tolist():
+            if not chunk_list or chunk_list[-1] != x:
+                chunk_list.append(x)
+            k_list.append(len(chunk_list) - 1)
+        chunks = np.array(chunk_list, dtype=np.int64)
+        ranges: list[tuple[int, int]] = []
+        for off, size in zip(c.offsets[chunks].tolist(), c.sizes[chunks].tolist()):
+            if ranges and sum(ranges[-1]) == off:  # adjacent chunks: one range
+                ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
+            else:
+                ranges.append((off, size))
+        return PointPlan(chunks, chunk_of, np.array(k_list, dtype=np.int64)), ranges
 
     def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """The byte ranges (one per page) of the chunks holding rows [start, stop): a cheap read-ahead hint."""

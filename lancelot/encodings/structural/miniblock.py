@@ -59,6 +59,8 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 #: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
 POINT_ROWS = 256
+#: plans of row ranges a page keeps (a scan, or a batch stream read again, asks for the same ranges)
+RANGE_PLANS = 4
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -85,6 +87,18 @@ class ChunkTable:
         self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
 
 
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What a read of some rows of a page needs: their chunks, the byte ranges holding them (one per
+    run of consecutive chunks), each chunk's size, its position in the fetched bytes and its values."""
+
+    chunks: np.ndarray
+    ranges: list[Range]
+    size: np.ndarray
+    pos: np.ndarray  # len(chunks) + 1 offsets into the fetched bytes
+    items: np.ndarray
+
+
 class MiniBlockPage(PageReader):
     """Reads rows of a mini-block page."""
 
@@ -106,8 +120,9 @@ class MiniBlockPage(PageReader):
             raise CorruptFileError("mini-block layout without value compression")
         if layout.num_buffers > 64:
             raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
-        #: (rows, their chunks, byte ranges) of the last plan
-        self._planned: tuple[np.ndarray, np.ndarray, list[Range]] | None = None
+        #: (rows, their ChunkPlan) of the last plan
+        self._planned: tuple[np.ndarray, ChunkPlan] | None = None
+        self._range_plans: dict[tuple[int, int], ChunkPlan] = {}  # plans of row ranges (a scan repeats them)
         self.points = PointReader.of(layout, self.fmt.word) if self.meaning.max_rep == 0 else None
 
     # -- search cache -------------------------------------------------------------------
@@ -231,45 +246,53 @@ class MiniBlockPage(PageReader):
         np.add.at(need, last + 1, -1)
         return np.flatnonzero(np.cumsum(need)[:-1] > 0)
 
-    def _planned_chunks(self, rows: np.ndarray) -> tuple[np.ndarray, list[Range]]:
+    def _planned_chunks(self, rows: np.ndarray) -> ChunkPlan:
         """The chunks of ``rows`` and their byte ranges (one per run of consecutive chunks),
-        remembered from ``plan`` for the same rows array."""
+        remembered from ``plan`` for the same rows array, and for the last few row ranges."""
         planned = self._planned
         if planned is not None and planned[0] is rows:
-            return planned[1], planned[2]
-        t = self.table
-        chunks = self._chunks_for(rows)
-        a, b = _spans(chunks)
-        lo = t.offsets[a]
-        ranges = list(zip(lo.tolist(), (t.offsets[b] + t.sizes[b] - lo).tolist()))
-        self._planned = (rows, chunks, ranges)
-        return chunks, ranges
+            return planned[1]
+        key = (int(rows[0]), len(rows)) if is_contiguous(rows) else None
+        plan = self._range_plans.get(key) if key is not None else None
+        if plan is None:
+            t = self.table
+            chunks = self._chunks_for(rows)
+            a, b = _spans(chunks)
+            lo = t.offsets[a]
+            ranges = list(zip(lo.tolist(), (t.offsets[b] + t.sizes[b] - lo).tolist()))
+            size = t.sizes[chunks]
+            plan = ChunkPlan(chunks, ranges, size, _offsets(size), t.items[chunks])
+            if key is not None:
+                if len(self._range_plans) >= RANGE_PLANS:
+                    self._range_plans.clear()
+                self._range_plans[key] = plan
+        self._planned = (rows, plan)
+        return plan
 
     def plan(self, rows: np.ndarray) -> list[Range]:
         if len(rows) == 0:
             return []
-        return self._planned_chunks(rows)[1]
+        return self._planned_chunks(rows).ranges
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
         if len(rows) == 0:
             return self._empty()
-        chunks, ranges = self._planned_chunks(rows)
+        plan = self._planned_chunks(rows)
+        chunks, ranges, size, pos, items = plan.chunks, plan.ranges, plan.size, plan.pos, plan.items
         t = self.table
         if len(bufs) != len(ranges):
             raise CorruptFileError(f"fetched {len(bufs)} chunk runs, planned {len(ranges)}")
         data = as_u8(bufs[0]) if len(bufs) == 1 else np.concatenate([as_u8(b) for b in bufs])
-        size = t.sizes[chunks]
-        pos = _offsets(size)
         if len(data) != int(pos[-1]):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1])}")
         if self.points is not None and (len(rows) <= POINT_ROWS or not is_contiguous(rows)):
             return self._decode_points(self.points, rows, chunks, data, pos[:-1], size)
         if t.dictionary is None:
-            dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], self._to_arrow)
+            dec = decode_chunks(self.fmt, data, pos[:-1], size, items, self._to_arrow)
             return self._select(rows, chunks, dec)
         # a dictionary page: select the rows' indices first, then look up only those (looking up
         # whole chunks first made a 1-row read hold every value of its chunks)
-        dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], _indices)
+        dec = decode_chunks(self.fmt, data, pos[:-1], size, items, _indices)
         idx = to_numpy(dec.values)
         bad = (idx < 0) | (idx >= len(t.dictionary))
         if bad.any():
@@ -318,7 +341,9 @@ class MiniBlockPage(PageReader):
         t = self.table
         level_base = _offsets(dec.num_levels)
         n = int(level_base[-1])
-        if self.meaning.max_rep == 0:  # one level per row
+        if self.meaning.max_rep == 0 and len(rows) == n and int(rows[0]) == int(t.first_row[chunks[0]]):
+            lo, hi = level_base[:1], level_base[-1:]  # every row of the chunks (contiguous: n rows from the first)
+        elif self.meaning.max_rep == 0:  # one level per row
             contiguous = is_contiguous(rows)
             ends = rows[[0, -1]] if contiguous else rows
             k = np.searchsorted(chunks, np.searchsorted(t.row_ends, ends, side="right"))

@@ -148,8 +148,10 @@ def _check(table: PageTable, bad: np.ndarray, page: np.ndarray, msg: str) -> Non
 
 def _ranges(pos: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
     """The non-empty (pos, length) pairs, in order."""
-    keep = np.flatnonzero(lengths)
-    return list(zip(pos[keep].tolist(), lengths[keep].tolist()))
+    sizes = lengths.tolist()
+    if all(sizes):
+        return list(zip(pos.tolist(), sizes))
+    return [(p, n) for p, n in zip(pos.tolist(), sizes) if n]
 
 
 def _fetch(src: ByteSource, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -164,6 +166,7 @@ class FixedValues:
         self.table, self.width = table, width
         n = len(plans)
         self.kinds = np.array([p[0] for p in plans], np.int8)
+        self.all_valid = not self.kinds.any()  # no page of the column has a validity buffer or is all null
         self.values = np.zeros((n, 2), np.int64)
         self.validity = np.zeros((n, 2), np.int64)
         for i, (kind, vi, bi, _) in enumerate(plans):
@@ -177,15 +180,17 @@ class FixedValues:
                 if loc is None:
                     raise table.error(f"buffer index {bi} out of {len(table.bufs[i])} buffers", i)
                 self.validity[i] = loc
+        self.value_pos = self.values[:, 0].copy()
+        self.value_end = self.value_pos + self.values[:, 1]
 
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
-        w, kinds = self.width, self.kinds[page]
-        if not kinds.any():  # every page asked has no validity (the common case)
-            _check(
-                self.table, (local + 1) * w > self.values[page, 1], page, "flat buffer is shorter than the page's rows"
-            )
-            return self.values[page, 0] + local * w, np.full(len(page), w, np.int64)
+        w = self.width
+        kinds = None if self.all_valid else self.kinds[page]
+        if kinds is None or not kinds.any():  # every page asked has no validity (the common case)
+            at = self.value_pos[page] + local * w
+            _check(self.table, at + w > self.value_end[page], page, "flat buffer is shorter than the page's rows")
+            return at, np.full(len(page), w, np.int64)
         has = kinds != ALL_NULLS
         _check(
             self.table,
@@ -213,9 +218,12 @@ class FixedValues:
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """(raw bytes, rows x width; validity or None when every row is valid); ``positions`` as
         ``positions(page, local)`` gives them, when already computed."""
-        w, kinds = self.width, self.kinds[page]
-        has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
+        w = self.width
         raw = _fetch(src, *(positions or self.positions(page, local)))
+        if self.all_valid:
+            return raw.reshape(-1, w), None
+        kinds = self.kinds[page]
+        has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
         if not kinds.any():
             return raw.reshape(-1, w), None
         out = np.zeros((len(page), w), np.uint8)
@@ -298,6 +306,8 @@ class DictionaryPlan(_FixedPlan):
         idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
         present = idx > 0 if valid is None else valid & (idx > 0)
+        if present.all():
+            return self.items.take(pa.array(self.base[page] + idx - 1))
         glob = np.where(present, self.base[page] + idx - 1, 0)
         return self.items.take(pa.array(glob, mask=~present))
 
