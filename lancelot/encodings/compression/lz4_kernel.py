@@ -16,6 +16,7 @@ by chunk, and pyarrow's codec reports the problem.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
@@ -28,7 +29,13 @@ SLACK = 8
 
 
 @njit(cache=True, nogil=True)
-def _inflate(data, starts, sizes, out_starts, out) -> int:
+def _inflate(
+    data: NDArray[np.uint8],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    out_starts: NDArray[np.int64],
+    out: NDArray[np.uint8],
+) -> int:
     """Inflate block k (``data[starts[k] + 4 : starts[k] + sizes[k]]``) into
     ``out[out_starts[k] : out_starts[k + 1]]``; -1 when all fit exactly, else the bad block's index."""
     for k in range(len(starts)):
