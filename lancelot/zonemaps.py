@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy, zero
 from lancelot.errors import CorruptFileError
@@ -48,8 +49,10 @@ KERNEL_MIN_ZONES = 16
 MAX_IN_VALUES = 64
 
 Path = tuple[str, ...]
+#: one block of zones of a column: (mins, maxs, null counts)
+_Stats = tuple[pa.Array, pa.Array, np.ndarray]
 #: a filter: (column, op, value) with op one of OPS; column is a name or a path through structs
-Filter = tuple
+Filter = tuple[Any, ...]
 OPS = {"=", "!=", "<", "<=", ">", ">=", "in", "is_null", "is_not_null", "starts_with"}
 
 
@@ -275,7 +278,7 @@ class ZoneMapBuilder:
         self,
         schema: pa.Schema,
         rows_per_zone: int = DEFAULT_ROWS_PER_ZONE,
-        run: Callable[[Callable[[], Any]], Future] | None = None,
+        run: Callable[[Callable[[], Any]], Future[Any]] | None = None,
     ) -> None:
         """``run`` (e.g. the writer's page pool): computes each column's statistics of each block of
         zones in the background, so the caller's thread goes on with its batches; ``finish`` collects
@@ -291,7 +294,7 @@ class ZoneMapBuilder:
         self._pending_rows = 0
         self._rows: list[np.ndarray] = []
         #: per column, each block's (min, max, nulls), a Future of it, or None (the column's type failed)
-        self._stats: list[list] = [[] for _ in self._columns]
+        self._stats: list[list[_Stats | Future[_Stats | None] | None]] = [[] for _ in self._columns]
 
     def update(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Account for the next rows of the file."""
@@ -390,10 +393,10 @@ class ZoneMapBuilder:
             if not self._alive[j]:
                 continue
             st = _stat_type(t)
-            parts = self._stats[j]
-            mins = pa.concat_arrays([p[0].cast(st) for p in parts]) if parts else pa.nulls(0, st)
-            maxs = pa.concat_arrays([p[1].cast(st) for p in parts]) if parts else pa.nulls(0, st)
-            nulls = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
+            blocks = [p for p in self._stats[j] if isinstance(p, tuple)]  # all: resolved above, none None
+            mins = pa.concat_arrays([p[0].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
+            maxs = pa.concat_arrays([p[1].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
+            nulls = np.concatenate([p[2] for p in blocks]) if blocks else np.zeros(0, np.int64)
             k = len(paths)
             arrays += [mins, maxs, from_numpy(nulls.astype(np.int64))]
             names += [f"c{k}.min", f"c{k}.max", f"c{k}.nulls"]
@@ -403,7 +406,8 @@ class ZoneMapBuilder:
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as w:
             w.write_table(table)
-        return MAGIC + sink.getvalue().to_pybytes()
+        stream: bytes = sink.getvalue().to_pybytes()
+        return MAGIC + stream
 
 
 @dataclass
@@ -464,16 +468,17 @@ class ZoneMaps:
         col = self.column(name)
         if col is None or op not in OPS:
             return None
-        nonnull = (self.zone_rows - col.nulls) > 0
+        nonnull: NDArray[np.bool_] = (self.zone_rows - col.nulls) > 0
         if op == "is_null":
             return col.nulls > 0
         if op == "is_not_null":
             return nonnull
-        lo_unknown = col.min.is_null().to_numpy(zero_copy_only=False)
-        hi_unknown = col.max.is_null().to_numpy(zero_copy_only=False)
+        lo_unknown: NDArray[np.bool_] = col.min.is_null().to_numpy(zero_copy_only=False)
+        hi_unknown: NDArray[np.bool_] = col.max.is_null().to_numpy(zero_copy_only=False)
 
-        def cmp(fn, bound: pa.Array, v: pa.Scalar) -> np.ndarray:
-            return pc.fill_null(fn(bound, v), False).to_numpy(zero_copy_only=False)
+        def cmp(fn: Callable[[pa.Array, pa.Scalar], pa.Array], bound: pa.Array, v: pa.Scalar) -> NDArray[np.bool_]:
+            out: NDArray[np.bool_] = pc.fill_null(fn(bound, v), False).to_numpy(zero_copy_only=False)
+            return out
 
         if op == "in":
             vals = [v for v in (value or ()) if v is not None]
@@ -519,7 +524,7 @@ class ZoneMaps:
         return nonnull & (hi_unknown | cmp(fn, col.max, s))
 
 
-def _as_scalar(value, t: pa.DataType) -> pa.Scalar | None:
+def _as_scalar(value: object, t: pa.DataType) -> pa.Scalar | None:
     """``value`` as a scalar of the bounds' type, or None when it cannot be compared safely."""
     if value is None:
         return None

@@ -18,19 +18,26 @@ id order as pylance keeps them).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
 from lancelot.dataset.commit import CommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path
-from lancelot.dataset.fragment import DATA_DIR
+from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.commit import Builder
+    from lancelot.dataset.dataset import LanceDataset
 
 
 @dataclass
@@ -43,12 +50,14 @@ class CompactionMetrics:
     files_added: int = 0
 
 
-def plan_compaction(ds, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float) -> list[list]:
+def plan_compaction(
+    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float
+) -> list[list[Fragment]]:
     """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them."""
     if materialize_deletions and threshold >= 1.0:
         materialize_deletions = False
-    bins: list[list[tuple[object, bool, int]]] = []  # (fragment, compacts itself, live rows)
-    cur: list | None = None
+    bins: list[list[tuple[Fragment, bool, int]]] = []  # (fragment, compacts itself, live rows)
+    cur: list[tuple[Fragment, bool, int]] | None = None
     for f in ds.get_fragments():
         phys = f.physical_rows
         live = f.count_rows()
@@ -67,7 +76,7 @@ def plan_compaction(ds, target_rows_per_fragment: int, materialize_deletions: bo
         cur = (cur or []) + [(f, cand, live)]
     if cur:
         bins.append(cur)
-    groups: list[list] = []
+    groups: list[list[Fragment]] = []
     for b in bins:
         if len(b) == 1 and not b[0][1]:
             continue  # a lone small fragment has no neighbour to merge with
@@ -104,7 +113,7 @@ def _same_fragment(a: table_pb2.DataFragment, b: table_pb2.DataFragment) -> bool
     )
 
 
-def _check_files(ds, groups: list[list], where: str) -> None:
+def _check_files(ds: LanceDataset, groups: list[list[Fragment]], where: str) -> None:
     """Every file a group reads must be there (a file opened earlier by this process could still
     be read from its open handle after its removal: compaction must not trust that)."""
     for group in groups:
@@ -119,10 +128,10 @@ def _check_files(ds, groups: list[list], where: str) -> None:
                     )
 
 
-def build_reserve(n: int, uri: str):
+def build_reserve(n: int, uri: str) -> Builder:
     """ReserveFragments: ``max_fragment_id`` moves on by ``n`` (ids for fragments not yet committed)."""
 
-    def build(base: ManifestFile | None, version: int):
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
         m = _start(base)
@@ -134,12 +143,12 @@ def build_reserve(n: int, uri: str):
     return build
 
 
-def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]], uri: str):
+def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]], uri: str) -> Builder:
     """Rewrite: each group's old fragments (still unchanged in the latest version, else a conflict)
     replaced by its new ones; the fragments end in id order, as pylance orders them after every
     commit (so a group's rows move behind a fragment it skipped: compaction may reorder rows)."""
 
-    def build(base: ManifestFile | None, version: int):
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
         m = _start(base)
@@ -172,7 +181,7 @@ def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb
     return build
 
 
-def _carry_row_ids(group: list, new: list[table_pb2.DataFragment]) -> None:
+def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> None:
     """Stable row ids: the live rows keep their ids and their created-at / last-updated-at versions,
     re-chunked over the new fragments (what pylance's compaction does; ``next_row_id`` is unchanged)."""
     ids, created, updated = [], [], []
@@ -197,7 +206,7 @@ def _carry_row_ids(group: list, new: list[table_pb2.DataFragment]) -> None:
 
 
 def compact_files(
-    ds,
+    ds: LanceDataset,
     *,
     target_rows_per_fragment: int = 1024 * 1024,
     max_rows_per_group: int = 1024,
@@ -227,7 +236,7 @@ def compact_files(
     written: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]] = []
     for group in groups:
 
-        def rows(group=group):
+        def rows(group: list[Fragment] = group) -> Iterator[pa.RecordBatch]:
             for f in group:
                 yield from f.to_batches()
 
@@ -276,8 +285,8 @@ def compact_files(
 class Optimizer:
     """``ds.optimize``: pylance's spelling, ``ds.optimize.compact_files(...)``."""
 
-    def __init__(self, ds) -> None:
+    def __init__(self, ds: LanceDataset) -> None:
         self._ds = ds
 
-    def compact_files(self, **kwargs) -> CompactionMetrics:
+    def compact_files(self, **kwargs: Any) -> CompactionMetrics:
         return self._ds.compact_files(**kwargs)

@@ -7,12 +7,17 @@ exactly that version's fragments, minus deleted rows.  ``delete`` commits a new 
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+from numpy.typing import ArrayLike
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
@@ -26,9 +31,14 @@ from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
+if TYPE_CHECKING:
+    from lancelot.dataset.cleanup import CleanupStats
+    from lancelot.dataset.compact import CompactionMetrics, Optimizer
+    from lancelot.reader import LanceFile
+
 #: data files kept open across dataset objects (immutable: their names are never reused)
 MAX_OPEN_FILES = 128
-_FILES: OrderedDict = OrderedDict()
+_FILES: OrderedDict[tuple[str, str, str], LanceFile] = OrderedDict()
 _FILES_LOCK = threading.Lock()
 #: fragments a scan reads at once
 FRAGMENT_READAHEAD = 2
@@ -64,7 +74,12 @@ class LanceDataset:
     """One version of a dataset (like ``lance.dataset(...)``)."""
 
     def __init__(
-        self, uri, *, version: int | None = None, storage_options: dict | None = None, _store: ObjectStore | None = None
+        self,
+        uri: str | os.PathLike[str],
+        *,
+        version: int | None = None,
+        storage_options: dict[str, Any] | None = None,
+        _store: ObjectStore | None = None,
     ) -> None:
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
@@ -138,7 +153,7 @@ class LanceDataset:
                 raise LanceError(f"{where}: base path {bp.path!r}: {e}") from None
         return store, f"{DATA_DIR}/" if bp.is_dataset_root else ""
 
-    def _open_file(self, path: str, where: str, store: ObjectStore | None = None):
+    def _open_file(self, path: str, where: str, store: ObjectStore | None = None) -> LanceFile:
         """The data file at ``path`` (opened once per process: data files never change)."""
         from lancelot.reader import LanceFile
 
@@ -172,7 +187,7 @@ class LanceDataset:
             raise LanceError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
         return int(latest)
 
-    def versions(self) -> list[dict]:
+    def versions(self) -> list[dict[str, Any]]:
         out = []
         versions = list_versions(self._store, self.uri)
         for v in sorted(versions.names):
@@ -203,7 +218,7 @@ class LanceDataset:
     def get_fragment(self, fragment_id: int) -> Fragment | None:
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
-    def count_rows(self, filter=None) -> int:
+    def count_rows(self, filter: pc.Expression | None = None) -> int:
         if filter is None:
             if self._live_rows is None:
                 self._live_rows = sum(f.count_rows() for f in self._fragments)
@@ -211,14 +226,14 @@ class LanceDataset:
         filter = check_filter(filter)
         return sum(f.count_rows(filter) for f in self._fragments)
 
-    def _empty(self, columns) -> pa.Table:
+    def _empty(self, columns: Sequence[str] | None) -> pa.Table:
         cols = list(self.schema.names) if columns is None else list(columns)
         for c in cols:
             if c not in self.schema.names:
                 raise LanceError(f"dataset {self.uri!r}: no column named {c!r} (columns: {self.schema.names})")
         return pa.schema([self.schema.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
 
-    def to_table(self, columns=None, filter=None) -> pa.Table:
+    def to_table(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """The live rows of every fragment, in order; fragments are read two at a time (like
         pylance's fragment read-ahead), so one fragment's deletion filter overlaps the next's decode.
         Fragments with deletions to filter start first: a scan does not end on one thread filtering."""
@@ -234,17 +249,21 @@ class LanceDataset:
         parts = [p for p in parts if p.num_rows] or [self._empty(columns)]
         return pa.concat_tables(parts)
 
-    def to_batches(self, batch_size: int = 65536, columns=None, filter=None):
+    def to_batches(
+        self, batch_size: int = 65536, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
+    ) -> Iterator[pa.RecordBatch]:
         filter = check_filter(filter)
         for f in self._fragments:
             yield from f.to_batches(batch_size, columns, filter)
 
-    def scanner(self, columns=None, filter=None):
+    def scanner(
+        self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
+    ) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(
             self._empty(columns).schema, self.to_batches(columns=columns, filter=filter)
         )
 
-    def take(self, indices, columns=None) -> pa.Table:
+    def take(self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
         idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
         idx = idx.astype(np.int64, copy=False).reshape(-1)
@@ -269,11 +288,11 @@ class LanceDataset:
         inverse[order] = np.arange(len(order))
         return t.take(pa.array(inverse))
 
-    def head(self, n: int, columns=None) -> pa.Table:
+    def head(self, n: int, columns: Sequence[str] | None = None) -> pa.Table:
         return self.take(np.arange(min(n, self.count_rows())), columns)
 
     # -- writes ------------------------------------------------------------------------------
-    def delete(self, predicate) -> LanceDataset:
+    def delete(self, predicate: pc.Expression) -> LanceDataset:
         """Delete the rows matching ``predicate`` (a pyarrow.compute.Expression) as a new version;
         this object then shows the new version (as pylance's ``delete``) and is returned."""
         predicate = check_filter(predicate)
@@ -316,25 +335,29 @@ class LanceDataset:
         return self
 
     # -- maintenance (compact.py, cleanup.py) ---------------------------------------------------
-    def compact_files(self, **options):
+    def compact_files(self, **options: Any) -> CompactionMetrics:
         """Merge small fragments and materialise deletions (pylance's ``optimize.compact_files``)."""
         from lancelot.dataset.compact import compact_files
 
         return compact_files(self, **options)
 
     @property
-    def optimize(self):
+    def optimize(self) -> Optimizer:
         from lancelot.dataset.compact import Optimizer
 
         return Optimizer(self)
 
-    def cleanup_old_versions(self, older_than=None, *, delete_unverified: bool = False, **options):
+    def cleanup_old_versions(
+        self, older_than: _dt.timedelta | None = None, *, delete_unverified: bool = False, **options: Any
+    ) -> CleanupStats:
         """Remove versions older than ``older_than`` and the files only they use (pylance's name)."""
         from lancelot.dataset.cleanup import cleanup_old_versions
 
         return cleanup_old_versions(self, older_than, delete_unverified=delete_unverified, **options)
 
 
-def dataset(uri, *, version: int | None = None, storage_options: dict | None = None) -> LanceDataset:
+def dataset(
+    uri: str | os.PathLike[str], *, version: int | None = None, storage_options: dict[str, Any] | None = None
+) -> LanceDataset:
     """Open a Lance dataset (a local path or an fsspec URL) at its latest version or ``version``."""
     return LanceDataset(uri, version=version, storage_options=storage_options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 from lancelot.dataset.deletion import deletion_path
@@ -11,11 +12,16 @@ from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import operation
 from lancelot.errors import LanceError
 
+if TYPE_CHECKING:
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    from lancelot.format.pb import file_pb2, table_pb2
+
 MAX_VERSIONS = 20
 MAX_FRAGMENTS = 50
 
 
-def is_dataset(uri: str, storage_options: dict | None = None) -> bool:
+def is_dataset(uri: str, storage_options: dict[str, Any] | None = None) -> bool:
     """True if ``uri`` is a directory holding ``_versions/*.manifest``."""
     try:
         store = ObjectStore(uri, storage_options)
@@ -24,12 +30,12 @@ def is_dataset(uri: str, storage_options: dict | None = None) -> bool:
         return False
 
 
-def _when(ts) -> str:
+def _when(ts: Timestamp) -> str:
     t = _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc)
     return t.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def describe_dataset(uri: str, *, version: int | None = None, storage_options: dict | None = None) -> str:
+def describe_dataset(uri: str, *, version: int | None = None, storage_options: dict[str, Any] | None = None) -> str:
     """A readable description of one version of a dataset and the list of its versions."""
     from lancelot.dataset.dataset import LanceDataset
 
@@ -100,13 +106,13 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
     return "\n".join(out)
 
 
-def _writer(m) -> str:
+def _writer(m: table_pb2.Manifest) -> str:
     if not m.HasField("writer_version"):
         return "an unrecorded writer (an early Lance)"
     return f"{m.writer_version.library} {m.writer_version.version}"
 
 
-def _manifest_rows(m) -> int | None:
+def _manifest_rows(m: table_pb2.Manifest) -> int | None:
     """Live rows as the manifest records them (None where it does not, or not reliably)."""
     rows = 0
     for f in m.fragments:
@@ -117,7 +123,7 @@ def _manifest_rows(m) -> int | None:
     return rows
 
 
-def _depth(m, field) -> int:
+def _depth(m: table_pb2.Manifest, field: file_pb2.Field) -> int:
     parents = {f.id: f.parent_id for f in m.fields}
     d, p = 0, field.parent_id
     while p != -1 and d < 64:

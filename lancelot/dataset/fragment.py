@@ -13,6 +13,7 @@ import os
 import posixpath
 import threading
 import weakref
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf import json_format
+from numpy.typing import ArrayLike
 
 from lancelot import versions
 from lancelot.dataset.deletion import deletion_path, parse_deletions
@@ -30,7 +32,9 @@ from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.format.pb import file_pb2
     from lancelot.reader import LanceFile
+    from lancelot.zonemaps import Filter, ZoneMaps
 
 DATA_DIR = "data"
 _POS = "__lancelot_position"
@@ -52,7 +56,8 @@ class FragmentMetadata:
         return f
 
     def to_json(self) -> str:
-        return json_format.MessageToJson(self.to_pb(), indent=None)
+        text: str = json_format.MessageToJson(self.to_pb(), indent=None)
+        return text
 
     @classmethod
     def from_json(cls, s: str) -> FragmentMetadata:
@@ -98,11 +103,11 @@ def check_relative_path(p: str, where: str) -> str:
 
 #: parsed zone maps of open data files (None: the file has none); a data file never changes, and an entry
 #: goes with its LanceFile (LanceDataset._open_file keeps the recently used ones open across datasets)
-_ZONE_MAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ZONE_MAPS: weakref.WeakKeyDictionary[LanceFile, ZoneMaps | None] = weakref.WeakKeyDictionary()
 _ZONE_MAPS_LOCK = threading.Lock()
 
 
-def _zone_maps(lf):
+def _zone_maps(lf: LanceFile) -> ZoneMaps | None:
     """``lf.zone_maps()``, parsed once per open data file."""
     with _ZONE_MAPS_LOCK:
         if lf in _ZONE_MAPS:
@@ -192,9 +197,9 @@ class Fragment:
             return 0
         return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
-    def count_rows(self, filter=None) -> int:
+    def count_rows(self, filter: pc.Expression | None = None) -> int:
         if filter is not None:
-            return self.read(columns=[], filter=filter).num_rows
+            return int(self.read(columns=[], filter=filter).num_rows)
         if self._live is None:
             self._live = self.physical_rows - len(self.deleted_positions())
         return self._live
@@ -233,7 +238,7 @@ class Fragment:
         self._fc = out
         return out
 
-    def _map_file(self, lf, df: table_pb2.DataFile) -> dict[str, str]:
+    def _map_file(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
 
         ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that
@@ -265,7 +270,7 @@ class Fragment:
                 names[top] = fname.get(file_top(fid), "")
         return {k: v for k, v in names.items() if v}
 
-    def _check_columns(self, lf, df: table_pb2.DataFile, owners: list) -> None:
+    def _check_columns(self, lf: LanceFile, df: table_pb2.DataFile, owners: list[file_pb2.Field]) -> None:
         """Refuse a 2.0 data file whose manifest places a top-level field at another column than
         the file reader does (as for Lance 0.13's two-column strings, had the reader not
         recognised them): reading it by the reader's layout would decode one field's column as
@@ -283,7 +288,7 @@ class Fragment:
                     f"does not know)"
                 )
 
-    def _columns(self, columns) -> list[str]:
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
         names = self._ds.schema.names
         if columns is None:
             return list(names)
@@ -292,7 +297,7 @@ class Fragment:
                 raise LanceError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
         return list(columns)
 
-    def _assemble(self, columns: list[str], n: int, read) -> pa.Table:
+    def _assemble(self, columns: list[str], n: int, read: Callable[[LanceFile, list[str]], pa.Table]) -> pa.Table:
         """Build a table of ``columns`` from ``read(lancefile, file_names) -> Table`` per data file."""
         got: dict[str, pa.ChunkedArray | pa.Array] = {}
         try:
@@ -332,7 +337,7 @@ class Fragment:
     def _take_physical(self, columns: list[str], positions: np.ndarray) -> pa.Table:
         return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
 
-    def zone_ranges(self, filters: list) -> list[tuple[int, int]]:
+    def zone_ranges(self, filters: list[Filter]) -> list[tuple[int, int]]:
         """Physical row ranges ``[start, stop)`` that may hold rows matching every filter, ascending.
 
         ``filters`` are zone-map filters, ``(column, op, value)`` tuples (lancelot/zonemaps.py;
@@ -355,7 +360,7 @@ class Fragment:
 
     _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
 
-    def read(self, columns=None, filter=None) -> pa.Table:
+    def read(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """The fragment's live rows (``filter``: a pyarrow.compute.Expression)."""
         cols = self._columns(columns)
         if filter is None:
@@ -396,7 +401,7 @@ class Fragment:
             return self._read_physical([], 0, sum(p.num_rows for p in parts))
         return pa.concat_tables(parts)
 
-    def read_range(self, offset: int, length: int, columns=None) -> pa.Table:
+    def read_range(self, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
         """``length`` live rows from live row ``offset`` on (deleted rows are skipped)."""
         cols = self._columns(columns)
         if not len(self.deleted_positions()):
@@ -414,7 +419,7 @@ class Fragment:
             return t.slice(0, len(live))
         return t.take(pa.array(live - a))
 
-    def take(self, indices, columns=None) -> pa.Table:
+    def take(self, indices: ArrayLike, columns: Sequence[str] | None = None) -> pa.Table:
         """Live rows by their index among the fragment's live rows (any order, duplicates)."""
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         n = self.count_rows()
@@ -423,7 +428,9 @@ class Fragment:
         pos = self.physical_of_live(idx)
         return self._take_physical(self._columns(columns), pos)
 
-    def to_batches(self, batch_size: int = 65536, columns=None, filter=None):
+    def to_batches(
+        self, batch_size: int = 65536, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
+    ) -> Iterator[pa.RecordBatch]:
         cols = self._columns(columns)
         if filter is not None:
             t = self.read(cols, filter)

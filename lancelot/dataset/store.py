@@ -111,11 +111,11 @@ def _truthy(v: Any) -> bool:
     return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
 
 
-def s3_options(options: dict | None) -> dict:
+def s3_options(options: dict[str, Any] | None) -> dict[str, Any]:
     """Map storage options to s3fs's: pylance-style keys (``aws_endpoint``, ``aws_access_key_id``,
     ``aws_secret_access_key``, ``aws_region``, ``allow_http``...) are translated, s3fs keys pass."""
-    out: dict = {}
-    client_kwargs: dict = {}
+    out: dict[str, Any] = {}
+    client_kwargs: dict[str, Any] = {}
     for k, v in (options or {}).items():
         lk = k.lower()
         if lk in _S3_KEYS:
@@ -146,7 +146,7 @@ def _split_uri(uri: str) -> tuple[str, str]:
 class ObjectStore:
     """The objects under one dataset root (a local path or an fsspec URL)."""
 
-    def __init__(self, uri: str | os.PathLike, storage_options: dict | None = None) -> None:
+    def __init__(self, uri: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> None:
         raw = os.fspath(uri)
         scheme, rest = _split_uri(raw)
         self.scheme = scheme
@@ -208,7 +208,8 @@ class ObjectStore:
             if self.fs is None:
                 with open(full, "rb") as f:
                     return f.read()
-            return self.fs.cat_file(full)
+            data: bytes = self.fs.cat_file(full)
+            return data
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise self._missing(path) from None
 
@@ -494,7 +495,7 @@ class _StoreSource(FsspecSource):
             raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
 
 
-def _local_writer():
+def _local_writer() -> Callable[..., LanceWriter]:
     from lancelot.writer import LanceWriter
 
     class _LocalWriter(LanceWriter):
@@ -534,7 +535,7 @@ def _skip_file_sync(writer: Any) -> None:
     target.sync = False
 
 
-def _upload_writer():
+def _upload_writer() -> Callable[..., LanceWriter]:
     """A LanceWriter that writes a local temporary file and uploads it whole on ``close()``
     (s3fs: a multipart upload, visible only once complete)."""
     from lancelot.writer import LanceWriter

@@ -9,8 +9,11 @@ most one batch and the open file's pending pages are in memory.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterable, Iterator
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -31,10 +34,13 @@ from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.writer import LanceWriter, resolve_version
 
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 
 
-def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame or iterable
     of batches."""
     if type(data).__module__.split(".")[0] == "pandas":
@@ -56,7 +62,7 @@ def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterat
             raise LanceError("no data and no schema given") from None
         schema = first.schema
 
-        def chain():
+        def chain() -> Iterator[pa.RecordBatch]:
             yield first
             yield from it
 
@@ -83,7 +89,7 @@ def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
     return {k.decode(): v for k, v in (schema.metadata or {}).items()}
 
 
-def _type_key(fields) -> list:
+def _type_key(fields: Iterable[file_pb2.Field]) -> list[tuple[str, str, bool]]:
     return [(f.name, f.logical_type, f.nullable) for f in fields]
 
 
@@ -105,17 +111,17 @@ def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
 
 
 def write_fragments(
-    data,
-    uri,
+    data: object,
+    uri: str | os.PathLike[str],
     *,
     schema: pa.Schema | None = None,
     data_storage_version: str | None = None,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    storage_options: dict | None = None,
+    storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
     max_page_bytes: int | None = None,
     _store: ObjectStore | None = None,
-    _base=...,
+    _base: ManifestFile | None | EllipsisType = ...,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` and return their fragments (ids unassigned).
 
@@ -186,16 +192,16 @@ def write_fragments(
 
 
 def commit(
-    uri,
+    uri: str | os.PathLike[str],
     operation: str,
     *,
     fragments: list[FragmentMetadata],
     schema: pa.Schema | None = None,
     read_version: int | None = None,
-    storage_options: dict | None = None,
+    storage_options: dict[str, Any] | None = None,
     data_storage_version: str | None = None,
     enable_stable_row_ids: bool = False,
-):
+) -> LanceDataset:
     """Commit fragments written by ``write_fragments`` as one new version; returns the dataset.
 
     ``operation``: "create" (fails if the dataset exists), "append" or "overwrite".
@@ -268,18 +274,18 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> None
 
 
 def write_dataset(
-    data,
-    uri,
+    data: object,
+    uri: str | os.PathLike[str],
     *,
     mode: str = "create",
     data_storage_version: str | None = None,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    storage_options: dict | None = None,
+    storage_options: dict[str, Any] | None = None,
     schema: pa.Schema | None = None,
     enable_stable_row_ids: bool = False,
     profile: str | None = None,
     max_page_bytes: int | None = None,
-):
+) -> LanceDataset:
     """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as a dataset version.
 
     ``mode``: "create" (error if the dataset exists), "append" (schema must match; files keep

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -46,6 +46,7 @@ from lancelot.spark.types import spark_arrow_schema, spark_schema, to_spark_batc
 
 if TYPE_CHECKING:
     from lancelot.spark.row_filter import RowFilter
+    from lancelot.zonemaps import Filter
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
 DEFAULT_BATCH_SIZE = 16384
@@ -68,6 +69,12 @@ class FileInfo:
     schema: pa.Schema
 
 
+#: what open_source finds (see there)
+Source = tuple[
+    str | None, tuple[int, tuple[int, int]] | None, dict[str, Any] | None, list[FileInfo], pa.Schema, StructType
+]
+
+
 def read_footer(path: str) -> FileInfo:
     from lancelot import LanceFile
 
@@ -87,7 +94,7 @@ def _without_nullability(schema: StructType) -> str:
     """A schema's shape with every nullability flag set alike (files may differ only in those)."""
     import json
 
-    def strip(node):
+    def strip(node: object) -> object:
         if isinstance(node, dict):
             return {
                 k: strip(v)
@@ -158,7 +165,7 @@ _COMPARISONS = (EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEq
 _OPS = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
 
 
-def zone_filter(f: SparkFilter, schema: pa.Schema) -> tuple | None:
+def zone_filter(f: SparkFilter, schema: pa.Schema) -> Filter | None:
     """A pyspark Filter as a zone-map filter tuple on the file's columns, or None if zone maps cannot use it."""
     if isinstance(f, Not):
         inner = f.child
@@ -193,12 +200,13 @@ def zone_filter(f: SparkFilter, schema: pa.Schema) -> tuple | None:
 class SlicesPartition(InputPartition):
     """Row ranges of a scan: ``slices`` = ((where, start, stop), ...), what a task reads."""
 
-    def __init__(self, slices: Sequence[tuple]) -> None:
+    def __init__(self, slices: Sequence[tuple[Any, int, int]]) -> None:
         super().__init__(tuple(slices))
 
     @property
-    def slices(self) -> tuple:
-        return self.value
+    def slices(self) -> tuple[tuple[Any, int, int], ...]:
+        slices: tuple[tuple[Any, int, int], ...] = self.value
+        return slices
 
     @property
     def num_rows(self) -> int:
@@ -270,7 +278,7 @@ def _int_option(options: Mapping[str, str], name: str, default: int | None) -> i
     return value
 
 
-def dataset_path(paths: Sequence[str], storage: dict | None) -> str | None:
+def dataset_path(paths: Sequence[str], storage: dict[str, Any] | None) -> str | None:
     """The dataset ``paths`` name (one path holding a ``_versions/`` directory), or None for Lance files."""
     from lancelot.spark.options import is_dataset, is_url
 
@@ -287,7 +295,7 @@ def dataset_path(paths: Sequence[str], storage: dict | None) -> str | None:
     return found[0]
 
 
-def open_source(options: Mapping[str, str]):
+def open_source(options: Mapping[str, str]) -> Source:
     """(dataset uri or None, pinned (version, stamp) or None, storage options, footers of loose files,
     Arrow schema, Spark schema) for the paths the options name."""
     from lancelot.spark.dataset_scan import pin_version, remember, stamp_of
@@ -332,7 +340,7 @@ class LanceReader(DataSourceReader):
         self.bytes_per_partition = _int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
         self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
         self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
-        self.zone_filters: list[tuple] = []
+        self.zone_filters: list[Filter] = []
         #: the pushed filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
         self.row_filter: RowFilter | None = None
         self._spark_types = {name: f.dataType for name, f in zip(self.columns, schema)}
@@ -402,6 +410,8 @@ class LanceReader(DataSourceReader):
         from lancelot.spark.row_filter import filtered_read
 
         if isinstance(partition, DatasetPartition):
+            if self.dataset_uri is None:  # partitions() plans dataset partitions only for a dataset
+                raise LanceError("a dataset partition in a read of Lance files")
             yield from read_partition(
                 self.dataset_uri,
                 self._pinned_version(),

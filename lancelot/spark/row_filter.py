@@ -22,11 +22,18 @@ never passes a comparison, as in Spark's three-valued logic.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType
+
+    from lancelot.zonemaps import Filter
 
 #: comparisons this module evaluates, per kind of column
 _COMPARE = ("=", "!=", "<", "<=", ">", ">=")
@@ -85,23 +92,26 @@ def _values(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(arr.buffers()[1], dtype, count=n, offset=first * dtype.itemsize)
 
 
-def _numeric(op: str, values: np.ndarray, value) -> np.ndarray:
+def _numeric(op: str, values: np.ndarray, value: Any) -> NDArray[np.bool_]:
+    mask: NDArray[np.bool_]
     if op == "in":
-        return np.isin(values, np.asarray(value, dtype=values.dtype))
-    if op == "=":
-        return values == value
-    if op == "!=":
-        return values != value
-    if op == "<":
-        return values < value
-    if op == "<=":
-        return values <= value
-    if op == ">":
-        return values > value
-    return values >= value
+        mask = np.isin(values, np.asarray(value, dtype=values.dtype))
+    elif op == "=":
+        mask = values == value
+    elif op == "!=":
+        mask = values != value
+    elif op == "<":
+        mask = values < value
+    elif op == "<=":
+        mask = values <= value
+    elif op == ">":
+        mask = values > value
+    else:
+        mask = values >= value
+    return mask
 
 
-def _strings(op: str, arr: pa.Array, value) -> np.ndarray:
+def _strings(op: str, arr: pa.Array, value: Any) -> NDArray[np.bool_]:
     import pyarrow.compute as pc
 
     if op == "in":
@@ -118,22 +128,24 @@ def _strings(op: str, arr: pa.Array, value) -> np.ndarray:
             ">=": pc.greater_equal,
         }[op]
         mask = fn(arr, pa.array([value], arr.type)[0])
-    return _values(mask) & _valid(mask)
+    passing: NDArray[np.bool_] = _values(mask) & _valid(mask)
+    return passing
 
 
-def _test(arr: pa.Array, op: str, value) -> np.ndarray:
+def _test(arr: pa.Array, op: str, value: object) -> NDArray[np.bool_]:
     """Rows of ``arr`` passing ``op value`` (``exact_test`` checked the combination)."""
-    valid = _valid(arr)
+    valid: NDArray[np.bool_] = _valid(arr)
     if op == "is_null":
         return ~valid
     if op == "is_not_null":
         return valid
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
         return _strings(op, arr, value)
-    return _numeric(op, _values(arr), value) & valid
+    passing: NDArray[np.bool_] = _numeric(op, _values(arr), value) & valid
+    return passing
 
 
-def _fits(t: pa.DataType, v) -> bool:
+def _fits(t: pa.DataType, v: object) -> bool:
     """Whether ``v`` is a value of an integer (or date32, or boolean) column of type ``t``, exactly."""
     if pa.types.is_boolean(t):
         return isinstance(v, bool)
@@ -145,11 +157,13 @@ def _fits(t: pa.DataType, v) -> bool:
     return info.min <= v <= info.max
 
 
-def _as_number(t: pa.DataType, v):
+def _as_number(t: pa.DataType, v: Any) -> object:
     return (v - _EPOCH).days if pa.types.is_date32(t) else v
 
 
-def exact_test(zone_filter: tuple, schema: pa.Schema, spark_types: dict) -> tuple[str, str, object] | None:
+def exact_test(
+    zone_filter: Filter, schema: pa.Schema, spark_types: dict[str, DataType]
+) -> tuple[str, str, object] | None:
     """A zone-map filter tuple as a test this module evaluates exactly as Spark does, or None.
 
     ``spark_types``: the Spark type of each column the reader returns (a column a user schema
@@ -190,13 +204,20 @@ def exact_test(zone_filter: tuple, schema: pa.Schema, spark_types: dict) -> tupl
     return None
 
 
-def row_filter(zone_filters: Sequence[tuple], schema: pa.Schema, spark_types: dict) -> RowFilter | None:
+def row_filter(zone_filters: Sequence[Filter], schema: pa.Schema, spark_types: dict[str, DataType]) -> RowFilter | None:
     """The exact part of the pushed filters (None: none of them)."""
     tests = [t for t in (exact_test(f, schema, spark_types) for f in zone_filters) if t is not None]
     return RowFilter(tuple(tests)) if tests else None
 
 
-def filtered_read(read, take, start: int, stop: int, columns: list[str], rf: RowFilter) -> pa.Table | None:
+def filtered_read(
+    read: Callable[..., pa.Table],  # (start, stop, cols); dataset_scan passes a lambda binding its fragment
+    take: Callable[[NDArray[np.int64], list[str]], pa.Table],
+    start: int,
+    stop: int,
+    columns: list[str],
+    rf: RowFilter,
+) -> pa.Table | None:
     """Rows ``[start, stop)`` of ``columns`` that pass ``rf``: the filter's columns first, then the others
     only for the passing rows (``take`` when under a quarter pass).  ``read(start, stop, cols)`` and
     ``take(positions, cols)`` read the source.  None when no row passes."""

@@ -56,7 +56,7 @@ class LanceDataSource(DataSource):
         return "lance"
 
     def schema(self) -> StructType:
-        full = open_source(self.options)[5]
+        full: StructType = open_source(self.options)[5]
         cols = self.options.get("columns")
         if not cols:
             return full

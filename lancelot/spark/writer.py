@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -36,6 +37,10 @@ from pyspark.sql.types import StructType
 from lancelot.errors import LanceError
 from lancelot.spark.options import dataset_version, storage_options
 from lancelot.spark.types import align_to_dataset, check_not_null, spark_arrow_schema, to_spark_batch
+
+if TYPE_CHECKING:
+    from lancelot.dataset import FragmentMetadata
+    from lancelot.dataset.store import ObjectStore
 
 __all__ = ["ATTEMPTS_DIR", "SAVE_MODES", "LanceDatasetWriter", "LanceCommitMessage", "save_mode", "write_options"]
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
@@ -79,12 +84,12 @@ def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
     return mode
 
 
-def write_options(options: Mapping[str, str]) -> dict:
+def write_options(options: Mapping[str, str]) -> dict[str, Any]:
     """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1"),
     ``max_rows_per_file`` and ``profile`` ("fast", "balanced", "compact"), checked on the driver."""
     from lancelot.writer import resolve_version
 
-    out: dict = {}
+    out: dict[str, Any] = {}
     v = options.get("data_storage_version") or options.get("file_version")
     raw_version = options.get("version")
     if not v and raw_version and "." in str(raw_version):
@@ -156,7 +161,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         if exists and self.mode == "ignore":
             self.skip = True
 
-    def _store(self):
+    def _store(self) -> ObjectStore:
         from lancelot.dataset.store import ObjectStore
 
         return ObjectStore(self.uri, self.storage)
@@ -223,7 +228,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
             self._commit_existing(frags)
         self._cleanup(committed)
 
-    def _commit_existing(self, frags) -> None:
+    def _commit_existing(self, frags: list[FragmentMetadata]) -> None:
         from lancelot.dataset import commit
 
         op = "overwrite" if self.mode == "overwrite" else "append"
@@ -295,7 +300,7 @@ def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return batch
 
 
-def _remove_empty_dir(store, path: str) -> None:
+def _remove_empty_dir(store: ObjectStore, path: str) -> None:
     """Local stores keep empty directories (object stores have none)."""
     if store.is_local:
         import os

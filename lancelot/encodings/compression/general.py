@@ -81,7 +81,9 @@ def _is_bare_zstd(buf: np.ndarray) -> bool:
     return buf[:4].tobytes() == ZSTD_MAGIC and not (int(buf[4]) & 0x10)
 
 
-def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
+def decompress_buffer(
+    compression: pb.BufferCompression, buffer: np.ndarray | bytes | bytearray | memoryview
+) -> np.ndarray:
     """Undo general compression of one buffer (with its size prefix)."""
     scheme = scheme_of(compression)
     buf = as_u8(buffer)
@@ -125,7 +127,7 @@ def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
     return np.frombuffer(out, dtype=np.uint8)
 
 
-def compress_buffer(compression: pb.BufferCompression, data) -> np.ndarray:
+def compress_buffer(compression: pb.BufferCompression, data: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
     """General-compress one buffer, with the size prefix pylance expects."""
     scheme = scheme_of(compression)
     raw = as_u8(data)

@@ -17,6 +17,7 @@ once into the search cache; reads fetch nothing more.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -90,7 +91,9 @@ def scalar_from_value_buffer(raw: np.ndarray, t: pa.DataType) -> pa.Array:
 class ConstantPage(PageReader):
     """Reads rows of a constant (or all-null) page."""
 
-    def __init__(self, info: PageInfo, cache: dict, layout: pb.ConstantLayout, leaf_type: pa.DataType) -> None:
+    def __init__(
+        self, info: PageInfo, cache: dict[Any, Any], layout: pb.ConstantLayout, leaf_type: pa.DataType
+    ) -> None:
         super().__init__(info, cache)
         self.layout = layout
         self.leaf_type = leaf_type
@@ -105,7 +108,7 @@ class ConstantPage(PageReader):
     @property
     def state(self) -> ConstantState:
         """The decoded page; ``load_search`` fills it before any decode."""
-        state = self.cache.get(self.cache_key)
+        state: ConstantState | None = self.cache.get(self.cache_key)
         if state is None:
             raise LanceError("constant page decoded before load_search", column=self.info.column, page=self.info.index)
         return state

@@ -48,6 +48,7 @@ POINT_RANGE_ROWS = 16384
 POINT_SPAN_ROWS = 1024
 
 _Plan = TypeVar("_Plan")
+_T = TypeVar("_T")
 
 
 class _Points(Protocol[_Plan]):
@@ -55,7 +56,7 @@ class _Points(Protocol[_Plan]):
 
     def plan(self, rows: np.ndarray) -> tuple[_Plan, list[Range]]: ...
 
-    def decode(self, rows: np.ndarray, plan: _Plan, bufs: list) -> pa.Array: ...
+    def decode(self, rows: np.ndarray, plan: _Plan, bufs: list[memoryview]) -> pa.Array: ...
 
     def span_ranges(self, start: int, stop: int) -> list[Range]: ...
 
@@ -64,7 +65,9 @@ class _Points(Protocol[_Plan]):
 _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
 
 
-def make_page_reader(info: PageInfo, cache: dict, layout: pb.PageLayout, leaf_type: pa.DataType) -> PageReader:
+def make_page_reader(
+    info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout, leaf_type: pa.DataType
+) -> PageReader:
     """The reader for one page, by its PageLayout variant."""
     kind = layout.WhichOneof("layout")
     if kind == "mini_block_layout":
@@ -98,7 +101,7 @@ class NullRowsPage(PageReader):
     fixed-size list's items.
     """
 
-    def __init__(self, info: PageInfo, cache: dict, scale: int) -> None:
+    def __init__(self, info: PageInfo, cache: dict[Any, Any], scale: int) -> None:
         super().__init__(info, cache)
         self.scale = scale
         self.meaning = LevelMeaning.of([pb.REPDEF_NULLABLE_ITEM])
@@ -115,7 +118,7 @@ class NullRowsPage(PageReader):
     def plan(self, rows: np.ndarray) -> list[Range]:
         return []
 
-    def decode(self, rows: np.ndarray, bufs: list) -> NullRows:
+    def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> NullRows:
         if len(rows) % self.scale:
             raise CorruptFileError("a read of part of a fixed-size list")
         return NullRows(self.meaning, len(rows) // self.scale)
@@ -209,6 +212,10 @@ class ColumnReader:
             levels.num_levels,
             lambda valid: with_validity(levels.values, valid),
         )
+
+
+#: one fetch of a read: (column, page, byte ranges, what receives their buffers)
+_Job = tuple[ColumnReader, int, list[Range], Callable[[list[memoryview]], None]]
 
 
 class StructuralFieldReader(FieldReader):
@@ -373,7 +380,7 @@ class StructuralFieldReader(FieldReader):
             )
         return out
 
-    def _guard(self, col: ColumnReader, page: int, fn, *args):
+    def _guard(self, col: ColumnReader, page: int, fn: Callable[..., _T], *args: object) -> _T:
         try:
             return fn(*args)
         except LanceError as e:
@@ -383,7 +390,13 @@ class StructuralFieldReader(FieldReader):
                 f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index, page=page
             ) from None
 
-    def _read(self, n_rows: int, split, chunked: bool = False, op: str = "range") -> pa.Array | pa.ChunkedArray:
+    def _read(
+        self,
+        n_rows: int,
+        split: Callable[[ColumnReader], list[tuple[int, np.ndarray]]],
+        chunked: bool = False,
+        op: str = "range",
+    ) -> pa.Array | pa.ChunkedArray:
         """Rows of the field: ``split(column)`` gives each column's (page, page-local rows).
 
         ``chunked``: a field of one column read from several pages may come back as a
@@ -395,20 +408,24 @@ class StructuralFieldReader(FieldReader):
         if not self._warm:
             self._load_search_caches()
         work = [(col, p, local) for col in self.columns for p, local in split(col)]
-        decoded: list = [None] * len(work)
+        decoded: list[PageLevels | None] = [None] * len(work)
 
-        def decode(i: int, bufs: list) -> None:
+        def decode(i: int, bufs: list[memoryview]) -> None:
             col, p, local = work[i]
             decoded[i] = col.page(p).decode(local, bufs)
 
-        def complete(i: int, bufs: list) -> None:
+        def complete(i: int, bufs: list[memoryview]) -> None:
             col, p, _ = work[i]
-            decoded[i] = col.page(p).complete(decoded[i], bufs)
+            levels = decoded[i]
+            if levels is None:  # step 2 decoded every page
+                raise LanceError("page completed before it was decoded", column=col.col.index, page=p)
+            decoded[i] = col.page(p).complete(levels, bufs)
 
         pages = [col.page(p) for col, p, _ in work]
         served(self.ctx.field.name, op, "pages/" + "+".join(sorted({type(page).__name__ for page in pages})))
         # 1. search caches of the pages touched (loaded once per file)
-        searches = []
+        searches: list[_Job] = []
+        ranges: list[Range] | None
         for (col, p, _), page in zip(work, pages):
             ranges = self._guard(col, p, page.search_ranges)
             if ranges:
@@ -416,12 +433,12 @@ class StructuralFieldReader(FieldReader):
         if searches:
             self._fetch_round(searches)
         # 2. the data of the rows
-        jobs = []
+        jobs: list[_Job] = []
         for i, ((col, p, local), page) in enumerate(zip(work, pages)):
             jobs.append((col, p, self._guard(col, p, page.plan, local), partial(decode, i)))
         self._fetch_round(jobs, parallel=True)
         # 3. out-of-line data (blob pages)
-        extra = []
+        extra: list[_Job] = []
         for i, ((col, p, _), page) in enumerate(zip(work, pages)):
             if type(page).finish is PageReader.finish:
                 continue
@@ -455,7 +472,7 @@ class StructuralFieldReader(FieldReader):
             )
         return out
 
-    def _fetch_round(self, jobs: list, parallel: bool = False) -> None:
+    def _fetch_round(self, jobs: list[_Job], parallel: bool = False) -> None:
         """Fetch every job's ranges in one read_ranges call, then hand each job its buffers
         (``parallel``: side by side when there are several and they are large, page_pool.py)."""
         size = self.ctx.src.size

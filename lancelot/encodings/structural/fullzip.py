@@ -17,11 +17,14 @@ over rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lancelot.encodings import compression
-from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock
 from lancelot.encodings.compression.segments import gather
 from lancelot.encodings.structural.leaf import values_to_arrow
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
@@ -43,7 +46,7 @@ def _read_uint(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
 class FullZipPage(PageReader):
     """Reads rows of a full-zip page."""
 
-    def __init__(self, info: PageInfo, cache: dict, layout: pb.FullZipLayout, leaf_type: pa.DataType) -> None:
+    def __init__(self, info: PageInfo, cache: dict[Any, Any], layout: pb.FullZipLayout, leaf_type: pa.DataType) -> None:
         super().__init__(info, cache)
         self.layout = layout
         self.leaf_type = leaf_type
@@ -184,10 +187,19 @@ class FullZipPage(PageReader):
         )
         return self._levels(None, dfn.astype(np.uint16) if self.bits_def else None, n, decoded=decoded)
 
-    def _levels(self, rep, dfn, n: int, block=None, decoded=None) -> PageLevels:
+    def _levels(
+        self,
+        rep: np.ndarray | None,
+        dfn: np.ndarray | None,
+        n: int,
+        block: FixedWidthBlock | None = None,
+        decoded: DataBlock | None = None,
+    ) -> PageLevels:
         """The page levels with the values of ``block`` (zipped values, still compressed per
         value) or ``decoded`` (already decompressed)."""
         if decoded is None:
+            if block is None:
+                raise LanceError("full-zip levels without values", column=self.info.column, page=self.info.index)
             decoded = compression.decompress_per_value(self.layout.value_compression, block)
         values = values_to_arrow(decoded, self.leaf_type)
         return PageLevels(self.meaning, rep, dfn, n, values)
@@ -246,7 +258,15 @@ class FullZipPage(PageReader):
             k += 1
         return self._assemble(data, row_ids, rounds, cws, vstart, vlen)
 
-    def _assemble(self, data, row_ids, rounds, cws, vstart, vlen) -> PageLevels:
+    def _assemble(
+        self,
+        data: NDArray[np.uint8],
+        row_ids: list[NDArray[np.intp]],
+        rounds: list[NDArray[np.int64]],
+        cws: list[NDArray[np.uint64]],
+        vstart: list[NDArray[np.int64]],
+        vlen: list[NDArray[np.int64]],
+    ) -> PageLevels:
         if row_ids:
             rid, rnd = np.concatenate(row_ids), np.concatenate(rounds)
             order = np.lexsort((rnd, rid)) if len(row_ids) > 1 else np.arange(len(rid))

@@ -28,9 +28,11 @@ levels with index arithmetic over whole arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lancelot.encodings import compression
 from lancelot.encodings.arrays import from_numpy, to_numpy
@@ -100,7 +102,9 @@ class ChunkPlan:
 class MiniBlockPage(PageReader):
     """Reads rows of a mini-block page."""
 
-    def __init__(self, info: PageInfo, cache: dict, layout: pb.MiniBlockLayout, value_type: pa.DataType) -> None:
+    def __init__(
+        self, info: PageInfo, cache: dict[Any, Any], layout: pb.MiniBlockLayout, value_type: pa.DataType
+    ) -> None:
         super().__init__(info, cache)
         self.layout = layout
         self.value_type = value_type  # the leaf type (a dictionary field keeps its dictionary type)
@@ -116,7 +120,8 @@ class MiniBlockPage(PageReader):
             raise CorruptFileError("mini-block layout without value compression")
         if layout.num_buffers > 64:
             raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
-        self._planned: tuple | None = None  # (rows, their ChunkPlan) of the last plan
+        #: (rows, their ChunkPlan) of the last plan
+        self._planned: tuple[np.ndarray, ChunkPlan] | None = None
         self._range_plans: dict[tuple[int, int], ChunkPlan] = {}  # plans of row ranges (a scan repeats them)
         self.points = PointReader.of(layout, self.fmt.word) if self.meaning.max_rep == 0 else None
 
@@ -125,7 +130,7 @@ class MiniBlockPage(PageReader):
     @property
     def table(self) -> ChunkTable:
         """The search cache; ``load_search`` fills it before any plan or decode."""
-        table = self.cache.get(self.cache_key)
+        table: ChunkTable | None = self.cache.get(self.cache_key)
         if table is None:
             raise LanceError(
                 "mini-block search cache used before load_search", column=self.info.column, page=self.info.index
@@ -159,7 +164,7 @@ class MiniBlockPage(PageReader):
         block = compression.decompress_block(self.layout.dictionary, buf, n)
         return block_to_arrow(block, leaf_value_type(self.value_type))
 
-    def _chunk_table(self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary) -> ChunkTable:
+    def _chunk_table(self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: pa.Array | None) -> ChunkTable:
         if len(meta) % self.word:
             raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not a whole number of words")
         words = np.ascontiguousarray(meta).view("<u4" if self.word == 4 else "<u2").astype(np.int64)
@@ -192,7 +197,9 @@ class MiniBlockPage(PageReader):
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
 
-    def _rep_index(self, raw: np.ndarray, n_chunks: int):
+    def _rep_index(
+        self, raw: np.ndarray, n_chunks: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
         stride = int(self.layout.repetition_index_depth) + 1
         if len(raw) != n_chunks * stride * 8:
             raise CorruptFileError(f"repetition index of {len(raw)} bytes for {n_chunks} chunks of depth {stride - 1}")
@@ -213,7 +220,7 @@ class MiniBlockPage(PageReader):
         """The last chunk each row needs: a row that is the last to start in a chunk with a
         trailer spills into the following chunks, up to the first of them without one."""
         t = self.table
-        last = first.copy()
+        last: np.ndarray = first.copy()
         spill = (rows == t.row_ends[first] - 1) & t.trailer[first]
         if spill.any():
             last[spill] = t.stops[np.searchsorted(t.stops, first[spill] + 1)]

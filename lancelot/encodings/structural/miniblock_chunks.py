@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.chunked import decompress_chunks, decompress_level_chunks
@@ -72,7 +73,19 @@ class ChunkBuffers:
 
 
 @njit(cache=True, nogil=True)
-def _parse_headers(data, pos, size, head, nlev, word, nbuf, levels, starts, sizes, bad) -> int:
+def _parse_headers(
+    data: NDArray[np.uint8],
+    pos: NDArray[np.int64],
+    size: NDArray[np.int64],
+    head: int,
+    nlev: int,
+    word: int,
+    nbuf: int,
+    levels: NDArray[np.int64],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    bad: NDArray[np.int64],
+) -> int:
     """Each chunk's level count and the start and size of its buffers (levels first, then values).
 
     Returns 0, or 1 (a chunk shorter than its header) / 2 (a buffer past its chunk's end)
@@ -105,7 +118,19 @@ def _parse_headers(data, pos, size, head, nlev, word, nbuf, levels, starts, size
     return 0
 
 
-def parse_headers_numpy(data, pos, size, head, nlev, word, nbuf, levels, starts, sizes, bad) -> int:
+def parse_headers_numpy(
+    data: NDArray[np.uint8],
+    pos: NDArray[np.int64],
+    size: NDArray[np.int64],
+    head: int,
+    nlev: int,
+    word: int,
+    nbuf: int,
+    levels: NDArray[np.int64],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    bad: NDArray[np.int64],
+) -> int:
     """``_parse_headers`` in numpy: one pass per buffer over all chunks; the first bad chunk (and, in it,
     the first bad buffer) is reported, as the kernel does."""
     n = len(pos)

@@ -173,8 +173,8 @@ def _mask(invalid: np.ndarray | None) -> pa.Array | None:
 def _build(
     path: ColumnPath,
     meaning: LevelMeaning,
-    rep,
-    dfn,
+    rep: np.ndarray | None,
+    dfn: np.ndarray | None,
     num_levels: int,
     leaf: LeafBuilder,
     i: int,
@@ -209,6 +209,8 @@ def _build(
     # a list (or map) level
     if scale != 1:
         raise CorruptFileError("a fixed-size list of lists cannot be read")
+    if rep is None:  # check_levels rejects such pages
+        raise CorruptFileError("page has list layers but no repetition levels")
     r = meaning.rep_level(k)
     inside = meaning.base[k]
     sel = rep >= r - 1
