@@ -45,7 +45,7 @@ from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, V
 from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
 from lancelot.encodings.compression.flat import compress_flat
-from lancelot.encodings.compression.fsst import fsst_description
+from lancelot.encodings.compression.fsst import SymbolTable, fsst_description
 from lancelot.encodings.compression.general import buffer_compression, compress_buffer, general_encoding
 from lancelot.encodings.compression.packed import compress_packed_struct
 from lancelot.encodings.compression.rle import compress_rle, rle_size, runs
@@ -56,6 +56,7 @@ from lancelot.encodings.compression.variable import (
     variable_encoding,
 )
 from lancelot.encodings.strategy import EncodingOptions
+from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.write_profile import apply_profile, general_bulk, with_general
 from lancelot.encodings.structural.write_values import (
     compress_miniblock_chunk,
@@ -86,6 +87,9 @@ RLE_RUN_RATIO = 0.5
 FSST_MIN_BYTES = 32 * 1024
 FSST_MIN_MAX_LENGTH = 5
 FSST_MAX_RATIO = 0.9
+#: FSST pages of at least two pieces of this many bytes are encoded in up to FSST_PIECES pieces side by side
+FSST_PIECE_BYTES = 2 << 20
+FSST_PIECES = 4
 #: the sample General compression is tried on to decide byte-stream-split (bss=auto)
 BSS_PROBE_BYTES = 64 * 1024
 
@@ -482,12 +486,12 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
     forced = opts.compression == "fsst"
     if not forced and (size < FSST_MIN_BYTES or max_value_bytes(values) < FSST_MIN_MAX_LENGTH):
         return None
-    from lancelot.encodings.compression.write_fsst import fsst_encode, train_fsst  # numba: load on demand
+    from lancelot.encodings.compression.write_fsst import train_fsst  # numba: load on demand
 
     table = train_fsst(block, force=forced)
     if not (table.switch_on or forced):
         return None
-    packed = fsst_encode(table, block)
+    packed = _fsst_encode_pieces(table, block)
     offs = np.asarray(packed.offsets, np.int64)
     if not forced and int(offs[-1] - offs[0]) >= FSST_MAX_RATIO * size:
         return None
@@ -503,6 +507,35 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
         return encoding, *compress_variable_chunks(packed, items, bits)
 
     return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]), bulk=bulk)
+
+
+def _fsst_encode_pieces(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthBlock:
+    """``fsst_encode(table, block)``; a large page once the kernel is loaded is encoded in pieces side by side
+    (page_pool.run_all: the page's thread and idle helpers), the pieces' codes joined (the same codes: each
+    string's are its own)."""
+    from lancelot.encodings.compression.write_fsst import HOT_ENCODE, fsst_encode
+
+    offs = np.asarray(block.offsets, np.int64)
+    size = int(offs[-1] - offs[0]) if len(offs) else 0
+    pieces = min(FSST_PIECES, size // FSST_PIECE_BYTES)
+    if pieces <= 1 or page_pool.threads() <= 1 or not HOT_ENCODE.ready():
+        return fsst_encode(table, block)
+    cuts = np.searchsorted(offs, offs[0] + size * np.arange(1, pieces) // pieces)  # about equal bytes each
+    bounds = sorted({0, block.num_values, *cuts.tolist()})
+    parts: list[VariableWidthBlock | None] = [None] * (len(bounds) - 1)
+
+    def encode(k: int) -> None:
+        a, b = bounds[k], bounds[k + 1]
+        parts[k] = fsst_encode(table, VariableWidthBlock(block.offsets[a : b + 1], block.data, b - a))
+
+    page_pool.run_all([lambda k=k: encode(k) for k in range(len(parts))])
+    done = [p for p in parts if p is not None]
+    shift = np.cumsum([0] + [len(p.data) for p in done[:-1]])
+    offsets = np.concatenate(
+        [np.asarray(done[0].offsets[:1], np.uint64)]
+        + [np.asarray(p.offsets[1:], np.uint64) + np.uint64(d) for p, d in zip(done, shift.tolist())]
+    )
+    return VariableWidthBlock(offsets, np.concatenate([p.data for p in done]), block.num_values)
 
 
 def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
