@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy, zero
+from lancelot.encodings.arrays import from_numpy, to_numpy, zero
 from lancelot.encodings.compression.bitpacking import (
     CHUNK,
     compress_inline_bitpacking,
@@ -55,6 +55,7 @@ from lancelot.encodings.compression.variable import (
     compress_variable_chunks,
     variable_encoding,
 )
+from lancelot.encodings.compression.write_dictionary import dictionary_encode
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.write_profile import apply_profile, general_bulk, with_general
@@ -366,29 +367,6 @@ def _sorted_runs_dictionary(fixed: FixedWidthBlock) -> pa.DictionaryArray | None
     return pa.DictionaryArray.from_arrays(from_numpy(indices), from_numpy(run_values))
 
 
-def _dictionary_encode(keys: pa.Array) -> pa.DictionaryArray:
-    """``pc.dictionary_encode(keys, null_encoding="mask")``; strings (or binary) without nulls that all have the
-    same 1, 2, 4 or 8 bytes (flags, codes) are hashed as those bytes' integers, ~5x as fast, the same indices and
-    dictionary (first-appearance order either way)."""
-    n = len(keys)
-    if not is_variable(keys.type) or keys.null_count or n == 0 or pa.types.is_dictionary(keys.type):
-        return pc.dictionary_encode(keys, null_encoding="mask")
-    offs = arrow_offsets(keys)
-    width = int(offs[-1] - offs[0]) // n
-    if width not in (1, 2, 4, 8) or not bool(np.all(np.diff(offs) == width)):
-        return pc.dictionary_encode(keys, null_encoding="mask")
-    data = np.frombuffer(keys.buffers()[2], np.uint8)[int(offs[0]) : int(offs[-1])]
-    ints = pc.dictionary_encode(from_numpy(data.copy().view(f"<u{width}")))  # (a copy: aligned for Arrow)
-    words = to_numpy(ints.dictionary)
-    c = len(words)
-    dictionary = pa.Array.from_buffers(
-        keys.type,
-        c,
-        [None, pa.py_buffer((width * np.arange(c + 1)).astype(offs.dtype)), pa.py_buffer(words.astype(f"<u{width}"))],
-    )
-    return pa.DictionaryArray.from_arrays(ints.indices, dictionary)
-
-
 def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | None:
     """The page dictionary of an Arrow dictionary page as pylance keeps it: the array's own dictionary, unused
     entries included, without null entries (None when a valid index points at one: re-encoded then)."""
@@ -441,7 +419,9 @@ def _dictionary_page(
     elif fixed is not None:
         encoded = _sorted_runs_dictionary(fixed)
     if encoded is None:
-        encoded = _dictionary_encode(keys)
+        encoded = dictionary_encode(keys, n if force else limit)
+        if encoded is None:  # more distinct values than the limit
+            return None
     c = len(encoded.dictionary)
     if not force and c > limit:
         return None
