@@ -28,7 +28,7 @@ HOT = NumpyUntilHot(_copy_slices, warm_work=1 << 20)
 def copy_slices(out: np.ndarray, dst: np.ndarray, src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> None:
     """``out[dst[k]:dst[k] + lens[k]] = src[starts[k]:starts[k] + lens[k]]`` for every k (uint8 arrays;
     int64 positions)."""
-    dst, starts, lens = (np.ascontiguousarray(x, np.int64) for x in (dst, starts, lens))
+    dst, starts, lens = (np.require(x, np.int64, ["C", "W"]) for x in (dst, starts, lens))  # the warmed types
     src = np.ascontiguousarray(src)
     if HOT.ready():
         _copy_slices(out, dst, src, starts, lens)
