@@ -22,7 +22,8 @@ def _copy_slices(out: np.ndarray, dst: np.ndarray, src: np.ndarray, starts: np.n
         out[d : d + lens[k]] = src[s : s + lens[k]]
 
 
-HOT = NumpyUntilHot(_copy_slices, warm_work=1 << 20)
+#: kernel prepared in the background after 32 calls or 16 MiB copied (a small first write never loads numba)
+HOT = NumpyUntilHot(_copy_slices, warm_work=16 << 20)
 
 
 def copy_slices(out: np.ndarray, dst: np.ndarray, src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> None:
