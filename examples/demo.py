@@ -23,7 +23,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +34,9 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from lancelot.testing import tpch
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 TABLES = ("lineitem", "orders", "customer", "nation")
 KEY = "l_orderkey"
@@ -45,7 +50,7 @@ class Timings:
         self.why: dict[str, str] = {}
 
     @contextmanager
-    def measure(self, step: str, fmt: str, repeat: int = 1):
+    def measure(self, step: str, fmt: str, repeat: int = 1) -> Iterator[None]:
         """Time the block; with ``repeat``, the time per repetition is recorded."""
         t0 = time.perf_counter()
         yield
@@ -192,7 +197,7 @@ def seeded_tpch(out: str, scale: float, seed: int = 42) -> None:
 # -- 2. the Spark pipeline ---------------------------------------------------------------
 
 
-def spark_session():
+def spark_session() -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's Python workers: this interpreter
     from pyspark.sql import SparkSession
 
@@ -212,7 +217,7 @@ def spark_session():
     return spark
 
 
-def warm_up(spark, workdir: str) -> float:
+def warm_up(spark: SparkSession, workdir: str) -> float:
     """Untimed: numba compiles lancelot's encoders on first use in each process (driver and workers)."""
     import lancelot
 
@@ -243,11 +248,11 @@ def warm_up(spark, workdir: str) -> float:
     return time.perf_counter() - t0
 
 
-def transform(spark, src: str):
+def transform(spark: SparkSession, src: str) -> DataFrame:
     """lineitem x orders x customer x nation with derived columns, range-partitioned and sorted by key."""
     from pyspark.sql import functions as F
 
-    def read(name):
+    def read(name: str) -> DataFrame:
         return spark.read.parquet(f"{src}/{name}.parquet")
 
     li, o, c, n = read("lineitem"), read("orders"), read("customer"), read("nation")
@@ -279,7 +284,7 @@ def transform(spark, src: str):
     )
 
 
-def report_query(df):
+def report_query(df: DataFrame) -> DataFrame:
     """Revenue and lateness per nation for the shipments of 1995."""
     from pyspark.sql import functions as F
 
@@ -350,7 +355,7 @@ def dataset_summary(uri: str) -> str:
     for v in ds.versions():
         rows = ds.checkout_version(v["version"]).count_rows()
         lines.append(f"  version {v['version']}: committed {v['timestamp']:%Y-%m-%d %H:%M:%S}, {rows:,} rows")
-    stats: dict[str, list] = {}
+    stats: dict[str, list[Any]] = {}
     for frag in frags:
         for df in frag.metadata.files:
             with LanceFile(os.path.join(uri, "data", df.path)) as f:
@@ -384,7 +389,13 @@ def vectors(n: int, dim: int, seed: int) -> pa.Table:
 
 
 def run(
-    scale: float, workdir: str, take_rows: int, seed: int, version: str | None, spark=None, lookups: int = 5
+    scale: float,
+    workdir: str,
+    take_rows: int,
+    seed: int,
+    version: str | None,
+    spark: SparkSession | None = None,
+    lookups: int = 5,
 ) -> None:
     """The whole demo; with ``spark`` given, that session is used (and left running)."""
     import lancelot
@@ -402,7 +413,7 @@ def run(
 
     t0 = time.perf_counter()
     own = spark is None
-    spark = spark_session() if own else spark
+    spark = spark_session() if spark is None else spark
     pushdown_before = spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     started = time.perf_counter() - t0
@@ -424,13 +435,13 @@ def run(
         "write (Spark)",
         "Lance: rows cross to Python workers as Arrow and lancelot encodes them; Parquet's writer runs inside the JVM",
     )
-    readers = {
+    readers: dict[str, Callable[[], DataFrame]] = {
         "lance": lambda: spark.read.format("lance").load(out_lance),
         "parquet": lambda: spark.read.parquet(out_parquet),
     }
     from pyspark.sql.types import StructType
 
-    no_columns = {
+    no_columns: dict[str, Callable[[], DataFrame]] = {
         "lance": lambda: spark.read.format("lance").schema(StructType()).load(out_lance),
         "parquet": lambda: spark.read.schema(StructType()).parquet(out_parquet),
     }
@@ -539,7 +550,8 @@ def run(
     )
     _say(dataset_summary(out_lance))
     df.unpersist()
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", pushdown_before)
+    if pushdown_before is not None:  # (always: get returns the default when the setting is unset)
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", pushdown_before)
     if own:
         spark.stop()
 

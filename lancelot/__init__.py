@@ -1,6 +1,6 @@
 """lancelot: a pure-Python reader and writer for the Lance columnar file format."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lancelot.errors import (
     CorruptFileError,
@@ -38,6 +38,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what __getattr__ returns, for type checkers: mypy cannot call a module, so
+    # ``lancelot.dataset`` is declared as the subpackage's callable module class (lancelot/dataset/__init__.py)
+    from lancelot.dataset import LanceDataset, _CallableModule, write_dataset
+
+    dataset: _CallableModule
 
 
 #: imported on first use (``lancelot.dataset(uri)`` opens a dataset): a script that only reads or writes

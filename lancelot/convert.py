@@ -30,7 +30,8 @@ def _open(path: str) -> BinaryIO:
         if "://" in path:
             import fsspec
 
-            return fsspec.open(path, "rb").open()
+            f: BinaryIO = fsspec.open(path, "rb").open()  # (fsspec has no type information)
+            return f
         if os.path.isdir(path):
             raise LanceError("is a directory, not an input file", path=path)
         return open(path, "rb")  # noqa: SIM115 - closed by the caller's ExitStack
@@ -166,7 +167,7 @@ def _is_dataset(dst: str) -> bool:
         import fsspec
 
         fs, p = fsspec.core.url_to_fs(dst)
-        return fs.isdir(p.rstrip("/") + "/_versions")
+        return bool(fs.isdir(p.rstrip("/") + "/_versions"))
     except (OSError, ValueError):
         return False
 

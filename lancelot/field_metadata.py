@@ -98,19 +98,21 @@ def is_fixed_width(t: pa.DataType) -> bool:
     if pa.types.is_boolean(t):
         return True
     try:
-        return t.bit_width > 0
+        return int(t.bit_width) > 0
     except ValueError:
         return False
 
 
 def is_variable_width(t: pa.DataType) -> bool:
     """Strings and binary, small or large."""
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    return bool(
+        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    )
 
 
 def is_list_like(t: pa.DataType) -> bool:
     """Types stored through repetition levels (2.1+) or an offsets column (2.0): lists and maps."""
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t))
 
 
 def owns_column(field: pa.Field, version: str) -> bool:

@@ -12,9 +12,11 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import ArrayLike
 
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import recording
@@ -24,6 +26,12 @@ from lancelot.format.pb import file_pb2
 from lancelot.io.source import ByteSource, Range, open_source
 from lancelot.schema import from_descriptor
 from lancelot.versions import FileVersion
+
+if TYPE_CHECKING:
+    from lancelot.zonemaps import ZoneMaps
+
+_S = TypeVar("_S")
+_T = TypeVar("_T")
 
 #: reads of at least this many rows (takes of this many rows) decode their fields in parallel
 PARALLEL_MIN_ROWS = 32_768
@@ -63,7 +71,9 @@ class LanceFile:
     ``source`` is a local path, an fsspec URL (``memory://``, ``s3://``...) or a ByteSource.
     """
 
-    def __init__(self, source: str | os.PathLike | ByteSource, *, storage_options: dict | None = None) -> None:
+    def __init__(
+        self, source: str | os.PathLike[str] | ByteSource, *, storage_options: dict[str, Any] | None = None
+    ) -> None:
         self._src = open_source(source, storage_options)
         self.path = self._src.path
         try:
@@ -76,7 +86,7 @@ class LanceFile:
         self.num_rows: int = int(self._descriptor.length)
         self.version: FileVersion = self.metadata.version
         self._module = self.version.field_package()
-        self._cache: dict = {}
+        self._cache: dict[Any, Any] = {}
         #: decode the fields of large reads on the shared thread pool (set False to stay on the caller's thread)
         self.parallel: bool = True
         self._readers: dict[str, FieldReader] = {}
@@ -115,7 +125,7 @@ class LanceFile:
             out.append(self.schema.field(idx))
         return out
 
-    def _guard(self, fn, *args):
+    def _guard(self, fn: Callable[..., _T], *args: object) -> _T:
         """Run a decode step; any low-level failure on bad bytes becomes a CorruptFileError."""
         try:
             return fn(*args)
@@ -164,7 +174,7 @@ class LanceFile:
         )
         return self._table(fields, arrays, stop - start)
 
-    def _map(self, fn, items: list, parallel: bool) -> list:
+    def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
         and the numba kernels release the GIL, so columns decode side by side).  On a remote
         source the fields mostly wait for round trips: a wider pool lets every field's requests
@@ -199,7 +209,10 @@ class LanceFile:
         ]
         for hint in hint_rounds:
             # side by side: a hint that loads what it needs itself (2.0 dictionaries) overlaps the others
-            found = self._map(lambda r, hint=hint: self._guard(lambda: hint(r)), readers, parallel=True)
+            def run(r: FieldReader, hint: Callable[[FieldReader], list[Range]] = hint) -> list[Range]:
+                return self._guard(lambda: hint(r))
+
+            found = self._map(run, readers, parallel=True)
             ranges = [(off, ln) for rs in found for off, ln in rs if ln > 0 and off >= 0 and off + ln <= self._src.size]
             if ranges:
                 self._src.stage(ranges)
@@ -213,7 +226,7 @@ class LanceFile:
         """The whole file (or some columns) as a Table."""
         return self.read_range(0, self.num_rows, columns)
 
-    def take(self, indices, columns: Sequence[str] | None = None) -> pa.Table:
+    def take(self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows at ``indices`` (any order, duplicates allowed), in the order asked."""
         idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
         if idx.size and not np.issubdtype(idx.dtype, np.integer):
@@ -248,7 +261,9 @@ class LanceFile:
             arrays = [a.take(order) for a in arrays]
         return self._table(fields, arrays, len(idx))
 
-    def explain_take(self, indices, columns: Sequence[str] | None = None) -> dict[str, list[str]]:
+    def explain_take(
+        self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None
+    ) -> dict[str, list[str]]:
         """Take ``indices`` and say, per field, which decode path served it (encodings/served.py:
         e.g. ``points/ColumnPoints``, ``pages/MiniBlockPage``, ``plan/...`` at 2.0)."""
         with recording() as rec:
@@ -282,7 +297,7 @@ class LanceFile:
         """Raw bytes of the file (checked against its size)."""
         return bytes(self._src.read(offset, length))
 
-    def zone_maps(self):
+    def zone_maps(self) -> ZoneMaps | None:
         """Per-zone statistics written by lancelot (None if the file has none)."""
         from lancelot.zonemaps import MAGIC, parse_zone_maps
 
@@ -298,14 +313,19 @@ class LanceFile:
     def __enter__(self) -> LanceFile:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
         return f"LanceFile({self.path!r}, version={self.version}, rows={self.num_rows}, columns={self.schema.names})"
 
 
-def read_table(source, columns: Sequence[str] | None = None, *, storage_options: dict | None = None) -> pa.Table:
+def read_table(
+    source: str | os.PathLike[str] | ByteSource,
+    columns: Sequence[str] | None = None,
+    *,
+    storage_options: dict[str, Any] | None = None,
+) -> pa.Table:
     """Read a whole Lance file into a Table (like ``pyarrow.parquet.read_table``)."""
     with LanceFile(source, storage_options=storage_options) as f:
         return f.read(columns)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import Any
 
 import pyarrow as pa
 
@@ -55,12 +57,12 @@ class LanceWriter:
 
     def __init__(
         self,
-        path: str | os.PathLike,
+        path: str | os.PathLike[str],
         schema: pa.Schema,
         *,
         version: str | FileVersion | None = None,
         max_page_bytes: int | None = None,
-        storage_options: dict | None = None,
+        storage_options: dict[str, Any] | None = None,
         profile: str | None = None,
     ) -> None:
         if not isinstance(schema, pa.Schema):
@@ -196,7 +198,9 @@ class LanceWriter:
     def __enter__(self) -> LanceWriter:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if exc_type is None:
             self.close()
         else:
@@ -212,7 +216,7 @@ class LanceWriter:
             pass
 
 
-def _type_name(x) -> str:
+def _type_name(x: object) -> str:
     t = type(x)
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
@@ -222,7 +226,7 @@ _EXPECTED = (
 )
 
 
-def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None, Iterable[pa.RecordBatch]]:
+def as_batches(data: object, schema: pa.Schema | None = None) -> tuple[pa.Schema | None, Iterable[pa.RecordBatch]]:
     """What ``pyarrow.parquet.write_table`` users pass, as (schema, batches); TypeError for anything else.
 
     The schema is None only for an empty iterable with no ``schema`` given.
@@ -237,7 +241,7 @@ def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None,
     if isinstance(data, str | bytes | bytearray | dict) or not isinstance(data, Iterable):
         raise TypeError(f"write_table expects {_EXPECTED}; got {_type_name(data)}")
 
-    def parts(it):
+    def parts(it: Iterator[object]) -> Iterator[pa.RecordBatch]:
         for i, b in enumerate(it):
             if isinstance(b, pa.Table):
                 yield from b.to_batches()
@@ -259,13 +263,13 @@ def as_batches(data, schema: pa.Schema | None = None) -> tuple[pa.Schema | None,
 
 
 def write_table(
-    data,
-    path: str | os.PathLike,
+    data: object,
+    path: str | os.PathLike[str],
     *,
     version: str | None = None,
     max_page_bytes: int | None = None,
     schema: pa.Schema | None = None,
-    storage_options: dict | None = None,
+    storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
 ) -> None:
     """Write ``data`` as one Lance file at ``path`` (a local path or any fsspec URL).

@@ -14,9 +14,12 @@ switches within its first file; a small write never loads numba).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import from_numpy, to_numpy
 from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit, warm_in_background
@@ -25,19 +28,20 @@ load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int) -> bool:
+def _less(data: NDArray[np.uint8], a0: int, a1: int, b0: int, b1: int) -> bool:
     """Is data[a0:a1] < data[b0:b1] bytewise?"""
     n = min(a1 - a0, b1 - b0)
     for k in range(n):
         x = data[a0 + k]
         y = data[b0 + k]
         if x != y:
-            return x < y
+            less: bool = x < y  # (numpy's stubs type scalars as Any for Python 3.10)
+            return less
     return (a1 - a0) < (b1 - b0)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prefix(data: np.ndarray, s: int, e: int) -> np.uint64:
+def _prefix(data: NDArray[np.uint8], s: int, e: int) -> np.uint64:
     """The first min(8, e - s) bytes at s as a big-endian word, zero padded: words compare as the bytes do
     (``data`` holds at least 8 bytes)."""
     n = min(e - s, 8)
@@ -50,7 +54,7 @@ def _prefix(data: np.ndarray, s: int, e: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tie_less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, words: bool) -> bool:
+def _tie_less(data: NDArray[np.uint8], a0: int, a1: int, b0: int, b1: int, words: bool) -> bool:
     """``_less``, 8 bytes at a time when ``data`` holds a word (the callers' values tie on their first word)."""
     if not words:
         return _less(data, a0, a1, b0, b1)
@@ -67,8 +71,8 @@ def _tie_less(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, words: bool)
 
 @njit(cache=True, nogil=True)
 def _zone_extremes(
-    offsets: np.ndarray, data: np.ndarray, valid: np.ndarray, rows_per_zone: int, nzones: int
-) -> tuple[np.ndarray, np.ndarray]:
+    offsets: NDArray[Any], data: NDArray[np.uint8], valid: NDArray[np.bool_], rows_per_zone: int, nzones: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Rows of each zone's smallest and largest value (the first of equal ones).  With 8 bytes of data or more,
     each value's big-endian 8-byte prefix is compared with the current bounds' (kept at hand) and the bytes only
     on a tie: few data-dependent branches per row."""
@@ -187,11 +191,13 @@ def string_zone_bounds(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[
         valid = to_numpy(arr.is_valid())
     else:
         valid = np.ones(n, dtype=np.bool_)
+    lo: NDArray[np.int64] | None
+    hi: NDArray[np.int64] | None
     if HOT.ready():
         lo, hi = _zone_extremes(offsets, data, valid, int(rows_per_zone), int(nzones))
     else:
 
-        def warm():
+        def warm() -> tuple[NDArray[np.int64], NDArray[np.int64]]:
             return _zone_extremes(offsets[:1].copy(), data[:0].copy(), valid[:0].copy(), 1, 0)
 
         _numpy_rows[0] += n
@@ -205,7 +211,7 @@ def string_zone_bounds(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[
     nulls = np.zeros(nzones, np.int64)
     if arr.null_count and nzones:
         nulls = (sizes - np.add.reduceat(valid.astype(np.int64), starts)).astype(np.int64)
-    if lo is None:
+    if lo is None or hi is None:  # (both or neither)
         mins, maxs = _bounds_per_zone(arr, int(rows_per_zone), int(nzones))
     else:
         mins = arr.take(from_numpy(lo, mask=lo < 0))

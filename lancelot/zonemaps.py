@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -216,7 +217,7 @@ def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[pa
     grid, ok = vals.reshape(nzones, rows_per_zone), valid.reshape(nzones, rows_per_zone)
     counts = ok.sum(axis=1)
     unknown = counts == 0
-    maxs = (grid & ok).any(axis=1)
+    maxs = np.asarray((grid & ok).any(axis=1))  # (the stubs allow a numpy scalar)
     mins = ~(~grid & ok).any(axis=1) & ~unknown  # (a zone without values: null, its bit 0)
     nulls = (np.minimum(rows_per_zone, n - np.arange(nzones) * rows_per_zone) - counts).astype(np.int64)
     return from_numpy(mins, mask=unknown), from_numpy(maxs, mask=unknown), nulls
@@ -249,6 +250,7 @@ def _small_decimal_zone_stats(
     """Bounds of a decimal128 of precision <= 18: every unscaled value fits the low 64-bit word."""
     words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset : 2 * (arr.offset + len(arr))]
     low = np.ascontiguousarray(words[0::2])  # pyarrow converts a strided array value by value
+    stats: tuple[pa.Array, pa.Array, np.ndarray] | None
     if not arr.null_count:
         stats = _dense_zone_stats(low, pa.int64(), False, rows_per_zone, nzones)
     else:
@@ -318,7 +320,7 @@ class ZoneMapBuilder:
             if self._run is None or inline:
                 self._stats[j].append(self._column_stats(table, path, nzones))
             else:
-                self._stats[j].append(self._run(lambda path=path: self._column_stats(table, path, nzones)))
+                self._stats[j].append(self._run(partial(self._column_stats, table, path, nzones)))
 
     def _column_stats(self, table: pa.Table, path: Path, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
         """(mins, maxs, nulls) of one column of ``table``'s zones; None for a type pyarrow cannot aggregate."""
@@ -383,7 +385,7 @@ class ZoneMapBuilder:
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         arrays: list[pa.Array] = [from_numpy(rows.astype(np.int64))]
         names = ["rows"]
-        paths = []
+        paths: list[list[str]] = []
         for j, (path, t) in enumerate(self._columns):
             if not self._alive[j]:
                 continue
@@ -475,8 +477,9 @@ class ZoneMaps:
 
         if op == "in":
             vals = [v for v in (value or ()) if v is not None]
-            scalars = [_as_scalar(v, col.min.type) for v in vals]
-            if any(s is None for s in scalars):
+            maybe = [_as_scalar(v, col.min.type) for v in vals]
+            scalars = [s for s in maybe if s is not None]
+            if len(scalars) < len(maybe):
                 return None
             if not scalars:
                 return np.zeros(self.num_zones, dtype=bool)

@@ -6,6 +6,7 @@
 
 import sys
 import types
+from typing import TYPE_CHECKING
 
 from lancelot.dataset.commit import CommitConflictError
 from lancelot.dataset.dataset import LanceDataset, dataset
@@ -28,8 +29,20 @@ class _CallableModule(types.ModuleType):
     """``lancelot.dataset(uri, ...)`` opens a dataset while ``lancelot.dataset.write_fragments``
     and the other names stay reachable as module attributes."""
 
-    def __call__(self, uri, *, version: int | None = None, storage_options: dict | None = None) -> LanceDataset:
+    def __call__(
+        self, uri: str, *, version: int | None = None, storage_options: dict[str, object] | None = None
+    ) -> LanceDataset:
         return dataset(uri, version=version, storage_options=storage_options)
+
+    if TYPE_CHECKING:  # the module's names, for type checkers (at run time they are its globals)
+        CommitConflictError = CommitConflictError
+        Fragment = Fragment
+        FragmentMetadata = FragmentMetadata
+        LanceDataset = LanceDataset
+        commit = staticmethod(commit)
+        dataset = staticmethod(dataset)
+        write_dataset = staticmethod(write_dataset)
+        write_fragments = staticmethod(write_fragments)
 
 
 sys.modules[__name__].__class__ = _CallableModule

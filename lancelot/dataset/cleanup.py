@@ -19,6 +19,7 @@ import time
 import uuid as _uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from lancelot.dataset.commit import list_versions, load_manifest
 from lancelot.dataset.deletion import deletion_path
@@ -27,6 +28,10 @@ from lancelot.dataset.manifest import VERSIONS_DIR
 from lancelot.dataset.transaction import TRANSACTIONS_DIR
 from lancelot.errors import LanceError
 from lancelot.format.pb import table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.store import ObjectStore
 
 #: unreferenced files younger than this may belong to a commit in flight
 UNVERIFIED_AGE = timedelta(days=7)
@@ -59,7 +64,7 @@ class _Files:
     index_uuids: set[str] = field(default_factory=set)
 
 
-def tagged_versions(store) -> dict[int, list[str]]:
+def tagged_versions(store: ObjectStore) -> dict[int, list[str]]:
     """version -> tag names, from ``_refs/tags/<name>.json``."""
     out: dict[int, list[str]] = {}
     for name in store.list(TAGS_DIR):
@@ -90,7 +95,7 @@ def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -
 
 
 def cleanup_old_versions(
-    ds,
+    ds: LanceDataset,
     older_than: timedelta | None = None,
     retain_versions: int | None = None,
     *,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lancelot.dataset.manifest import (
     HINT_FILE,
@@ -27,6 +28,9 @@ from lancelot.dataset.manifest import (
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, conflicts, transaction_name
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import table_pb2, transaction_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.store import ObjectStore
 
 MAX_RETRIES = 50
 
@@ -48,7 +52,7 @@ class Versions:
         return max(self.names) if self.names else None
 
 
-def list_versions(store, uri: str) -> Versions:
+def list_versions(store: ObjectStore, uri: str) -> Versions:
     names: dict[int, str] = {}
     schemes = set()
     for name in store.list(VERSIONS_DIR):
@@ -63,7 +67,7 @@ def list_versions(store, uri: str) -> Versions:
     return Versions(names, schemes.pop() if schemes else None)
 
 
-def load_manifest(store, uri: str, versions: Versions, version: int) -> ManifestFile:
+def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
     name = versions.names.get(version)
     if name is None:
         raise LanceError(
@@ -84,7 +88,7 @@ def load_manifest(store, uri: str, versions: Versions, version: int) -> Manifest
     return mf
 
 
-def load_transaction(store, mf: ManifestFile) -> transaction_pb2.Transaction | None:
+def load_transaction(store: ObjectStore, mf: ManifestFile) -> transaction_pb2.Transaction | None:
     name = mf.manifest.transaction_file
     if name:
         try:
@@ -103,7 +107,7 @@ Builder = Callable[[ManifestFile | None, int], tuple[table_pb2.Manifest, bytes |
 
 
 def commit_transaction(
-    store,
+    store: ObjectStore,
     uri: str,
     txn: transaction_pb2.Transaction,
     build: Builder,
@@ -152,7 +156,7 @@ def commit_transaction(
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 
 
-def _write_hint(store, version: int) -> None:
+def _write_hint(store: ObjectStore, version: int) -> None:
     """latest_version_hint.json, as pylance writes it (a hint only: readers list _versions/)."""
     try:
         store.put(f"{VERSIONS_DIR}/{HINT_FILE}", json.dumps({"version": version}, separators=(",", ":")).encode())

@@ -260,15 +260,15 @@ def compact_files(
         v = commit_transaction(ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
         top = int(ds.checkout_version(v).manifest.max_fragment_id)
         nid = top - n_new + 1
-        for _, new in written:
-            for f in new:
+        for _, new_pbs in written:
+            for f in new_pbs:
                 f.id = nid
                 nid += 1
     txn = new_transaction(ds.version)
-    for old, new in written:
+    for old_pbs, new_pbs in written:
         g = txn.rewrite.groups.add()
-        g.old_fragments.extend(old)
-        g.new_fragments.extend(new)
+        g.old_fragments.extend(old_pbs)
+        g.new_fragments.extend(new_pbs)
     commit_transaction(ds._store, ds.uri, txn, build_rewrite(written, ds.uri), read_version=ds.version)
     return metrics
 

@@ -83,8 +83,9 @@ class LanceDataset:
         self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
         #: the live row count when every fragment's manifest entry gives it (else counted on demand)
         self._live_rows: int | None = None
-        if all(f._live is not None for f in self._fragments):
-            self._live_rows = sum(f._live for f in self._fragments)
+        known = [f._live for f in self._fragments if f._live is not None]
+        if len(known) == len(self._fragments):
+            self._live_rows = sum(known)
 
     @property
     def schema(self) -> pa.Schema:
@@ -166,7 +167,10 @@ class LanceDataset:
     # -- versions ----------------------------------------------------------------------------
     @property
     def latest_version(self) -> int:
-        return int(list_versions(self._store, self.uri).latest)
+        latest = list_versions(self._store, self.uri).latest
+        if latest is None:
+            raise LanceError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
+        return int(latest)
 
     def versions(self) -> list[dict]:
         out = []

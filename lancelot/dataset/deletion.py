@@ -64,7 +64,7 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
     return pos.astype(np.uint32)
 
 
-def serialize_deletions(positions: np.ndarray) -> tuple[int, bytes]:
+def serialize_deletions(positions: np.ndarray) -> tuple[table_pb2.DeletionFile.DeletionFileType, bytes]:
     """(file_type, bytes) for sorted unique deleted positions, in the form pylance would pick."""
     positions = np.asarray(positions, dtype=np.uint32)
     if len(positions) > BITMAP_THRESHOLD:
@@ -80,7 +80,9 @@ def serialize_deletions(positions: np.ndarray) -> tuple[int, bytes]:
     return table_pb2.DeletionFile.ARROW_ARRAY, sink.getvalue().to_pybytes()
 
 
-def new_deletion_file(file_type: int, read_version: int, count: int) -> table_pb2.DeletionFile:
+def new_deletion_file(
+    file_type: table_pb2.DeletionFile.DeletionFileType, read_version: int, count: int
+) -> table_pb2.DeletionFile:
     return table_pb2.DeletionFile(
         file_type=file_type, read_version=read_version, id=random.getrandbits(64), num_deleted_rows=count
     )

@@ -62,7 +62,8 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
     for v in shown:
         try:
             mf = load_manifest(store, ds.uri, versions, v)
-            op = operation(load_transaction(store, mf)) if load_transaction(store, mf) else "?"
+            txn = load_transaction(store, mf)
+            op = operation(txn) if txn else "?"
             rows = _manifest_rows(mf.manifest)
             out.append(
                 f"  {v:>6}  {_when(mf.manifest.timestamp)}  {op or '?':<10} {len(mf.manifest.fragments):>5} "

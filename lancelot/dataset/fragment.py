@@ -29,6 +29,7 @@ from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.reader import LanceFile
 
 DATA_DIR = "data"
 _POS = "__lancelot_position"
@@ -102,7 +103,7 @@ class Fragment:
         self._pb = frag
         self.fragment_id: int = int(frag.id)
         self._deleted: np.ndarray | None = None
-        self._fc: list | None = None
+        self._fc: list[tuple[LanceFile, dict[str, str]]] | None = None
         #: the manifest's row count, unless it cannot be trusted (then counted from a data file)
         self._physical: int | None = int(frag.physical_rows) if rows_trusted(ds.manifest, frag) else None
         #: live rows when the manifest says (a deletion file without a count is read on demand)
@@ -195,7 +196,7 @@ class Fragment:
         return self.physical_of_live(np.arange(self.count_rows(), dtype=np.int64))
 
     # -- column mapping ------------------------------------------------------------------------
-    def _file_columns(self) -> list[tuple[object, dict[str, str]]]:
+    def _file_columns(self) -> list[tuple[LanceFile, dict[str, str]]]:
         """For each data file: (LanceFile, {dataset column name: file column name})."""
         if self._fc is not None:
             return self._fc

@@ -9,6 +9,8 @@ table metadata, schema metadata, the index section, stable row ids.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import lancelot
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -19,6 +21,9 @@ from lancelot.dataset.manifest import (
 )
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, rowids_pb2, table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.commit import Builder
 
 
 def _start(base: ManifestFile | None) -> table_pb2.Manifest:
@@ -74,8 +79,8 @@ def _add_fragments(m: table_pb2.Manifest, frags: list[table_pb2.DataFragment], v
         m.max_fragment_id = nid - 1
 
 
-def build_append(frags: list[table_pb2.DataFragment], uri: str):
-    def build(base: ManifestFile | None, version: int):
+def build_append(frags: list[table_pb2.DataFragment], uri: str) -> Builder:
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist: create it first (mode='create')")
         m = _start(base)
@@ -92,14 +97,14 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str):
 def build_overwrite(
     frags: list[table_pb2.DataFragment],
     fields: list[file_pb2.Field],
-    schema_metadata: dict,
+    schema_metadata: dict[str, bytes],
     data_version: str,
     *,
     stable_row_ids: bool = False,
-):
+) -> Builder:
     """A new version holding only ``frags`` (also the first version of a new dataset)."""
 
-    def build(base: ManifestFile | None, version: int):
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         m = _start(base)
         stable = stable_row_ids or bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         del m.fragments[:]
@@ -117,8 +122,8 @@ def build_overwrite(
     return build
 
 
-def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri: str):
-    def build(base: ManifestFile | None, version: int):
+def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri: str) -> Builder:
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
         m = _start(base)

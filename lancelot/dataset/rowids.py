@@ -8,17 +8,22 @@ pylance 14.0.2 writes them; a version run covers as many rows as its span holds 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import rowids_pb2, table_pb2
 
 
-def _array(a: rowids_pb2.EncodedU64Array) -> np.ndarray:
+def _array(a: rowids_pb2.EncodedU64Array) -> NDArray[np.uint64]:
     which = a.WhichOneof("array")
+    # (annotated: numpy's stubs type scalars as Any for Python 3.10, and so these sums)
+    values: NDArray[np.uint64]
     if which == "u16_array":
-        return np.frombuffer(a.u16_array.offsets, "<u2").astype(np.uint64) + np.uint64(a.u16_array.base)
+        values = np.frombuffer(a.u16_array.offsets, "<u2").astype(np.uint64) + np.uint64(a.u16_array.base)
+        return values
     if which == "u32_array":
-        return np.frombuffer(a.u32_array.offsets, "<u4").astype(np.uint64) + np.uint64(a.u32_array.base)
+        values = np.frombuffer(a.u32_array.offsets, "<u4").astype(np.uint64) + np.uint64(a.u32_array.base)
+        return values
     if which == "u64_array":
         return np.frombuffer(a.u64_array.values, "<u8").astype(np.uint64)
     return np.empty(0, np.uint64)
@@ -37,7 +42,8 @@ def segment_values(s: rowids_pb2.U64Segment, where: str) -> np.ndarray:
         bits = np.unpackbits(np.frombuffer(b.bitmap, np.uint8), bitorder="little")
         if len(bits) < n:
             raise CorruptFileError(f"{where}: row id bitmap of {len(bits)} bits for a range of {n}")
-        return np.uint64(b.start) + np.flatnonzero(bits[:n]).astype(np.uint64)
+        ids: NDArray[np.uint64] = np.uint64(b.start) + np.flatnonzero(bits[:n]).astype(np.uint64)
+        return ids
     if which in ("sorted_array", "array"):
         return _array(getattr(s, which))
     raise CorruptFileError(f"{where}: unknown row id segment")
@@ -96,7 +102,8 @@ def row_versions(frag: table_pb2.DataFragment, which: str, default: np.ndarray |
 
 
 def encode_row_ids(ids: np.ndarray) -> bytes:
-    return rowids_pb2.RowIdSequence(segments=[_encode(ids)]).SerializeToString()
+    data: bytes = rowids_pb2.RowIdSequence(segments=[_encode(ids)]).SerializeToString()
+    return data
 
 
 def encode_versions(versions: np.ndarray) -> bytes:
@@ -110,4 +117,5 @@ def encode_versions(versions: np.ndarray) -> bytes:
         for a, b in zip(starts, ends, strict=True):
             span = rowids_pb2.U64Segment(range=rowids_pb2.U64Segment.Range(start=0, end=int(b - a)))
             runs.append(rowids_pb2.RowDatasetVersionRun(span=span, version=int(v[a])))
-    return rowids_pb2.RowDatasetVersionSequence(runs=runs).SerializeToString()
+    data: bytes = rowids_pb2.RowDatasetVersionSequence(runs=runs).SerializeToString()
+    return data

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 _CMP = re.compile(r"^\((\w+) (==|!=|<=|>=|<|>) (.+)\)$")
+#: (column, operator, literal) conjunct of a filter, as zone maps take it
+ZoneFilter = tuple[str, str, str | int | float]
 _OPS = {"==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def check_filter(filter) -> pc.Expression | None:
+def check_filter(filter: object) -> pc.Expression | None:
     if filter is None or isinstance(filter, pc.Expression):
         return filter
     raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
@@ -61,9 +67,10 @@ def _split_and(text: str) -> list[str]:
     return [text]
 
 
-def _literal(text: str):
+def _literal(text: str) -> str | bool | int | float | None:
     if text.startswith('"') and text.endswith('"'):
-        return json.loads(text)
+        s: str = json.loads(text)  # a JSON string literal
+        return s
     if text in ("true", "false"):
         return text == "true"
     try:
@@ -76,11 +83,11 @@ def _literal(text: str):
         return None
 
 
-def zone_filters(filter: pc.Expression | None) -> list[tuple]:
+def zone_filters(filter: pc.Expression | None) -> list[ZoneFilter]:
     """(column, op, value) conjuncts of the expression that zone maps understand."""
     if filter is None:
         return []
-    out = []
+    out: list[ZoneFilter] = []
     for part in _split_and(str(filter)):
         m = _CMP.match(part.strip())
         if not m:
@@ -92,7 +99,7 @@ def zone_filters(filter: pc.Expression | None) -> list[tuple]:
     return out
 
 
-def apply_filter(table, filter: pc.Expression, where: str):
+def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table:
     """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types) as a LanceError."""
     import pyarrow as pa
 

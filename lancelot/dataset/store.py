@@ -27,6 +27,7 @@ lancelot read or write outside its dataset.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import os
 import posixpath
@@ -34,12 +35,15 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
+
+if TYPE_CHECKING:
+    from lancelot.writer import LanceWriter
 
 __all__ = [
     "ObjectAlreadyExistsError",
@@ -262,7 +266,7 @@ class ObjectStore:
             return []
         return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
 
-    def list_files(self, prefix: str) -> list[tuple[str, int, float]]:
+    def list_files(self, prefix: str) -> builtins.list[tuple[str, int, float]]:  # `list` is the method above
         """(dataset-relative path, size, modification time in epoch seconds) of every object under
         the directory ``prefix``, recursively; ``[]`` if there is none (cleanup uses it)."""
         full = self.full_path(prefix)
@@ -427,7 +431,7 @@ class ObjectStore:
             pass
         self.fs.invalidate_cache(full)
 
-    def open_output(self, path: str, schema: pa.Schema, **writer_options: Any):
+    def open_output(self, path: str, schema: pa.Schema, **writer_options: Any) -> LanceWriter:
         """A ``lancelot.LanceWriter`` whose ``close()`` makes the file appear at ``path`` whole
         (``abort()`` leaves nothing); ``writer_options`` go to LanceWriter (version, max_page_bytes).
         After ``close()``, ``.file_size`` is the file's size in bytes."""
@@ -527,16 +531,7 @@ def _skip_file_sync(writer: Any) -> None:
     if type(sink) is not BackgroundWriter or type(target) is not LocalTarget:
         return
     sink._sync_every = float("inf")
-
-    def commit() -> None:
-        try:
-            target.file.close()
-            os.replace(target._tmp, target._dst)
-        except OSError as e:
-            target.abort()
-            raise target.error(e, "finish the file") from None
-
-    target.commit = commit
+    target.sync = False
 
 
 def _upload_writer():

@@ -29,7 +29,8 @@ def transaction_name(t: transaction_pb2.Transaction) -> str:
 
 
 def operation(t: transaction_pb2.Transaction) -> str | None:
-    return t.WhichOneof("operation")
+    kind: str | None = t.WhichOneof("operation")
+    return kind
 
 
 def touched_fragments(t: transaction_pb2.Transaction) -> set[int]:

@@ -29,7 +29,7 @@ from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import normalize_schema, to_descriptor
-from lancelot.writer import resolve_version
+from lancelot.writer import LanceWriter, resolve_version
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 
@@ -142,14 +142,15 @@ def write_fragments(
     major, minor = versions.parse(version).key
     ids, cols = file_field_lists(fields, version)
     out: list[FragmentMetadata] = []
-    writer = None
+    writer: LanceWriter | None = None
+    name = ""  # the open data file's
 
-    def close() -> None:
+    def close(w: LanceWriter) -> None:
         nonlocal writer
-        w, writer = writer, None
+        writer = None
         w.close()
         df = table_pb2.DataFile(
-            path=w._lancelot_name,
+            path=name,
             fields=ids,
             column_indices=cols,
             file_major_version=major,
@@ -168,14 +169,13 @@ def write_fragments(
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}", stored, version=version, profile=profile, max_page_bytes=max_page_bytes
                     )
-                    writer._lancelot_name = name
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
                 writer.write(part)
                 if writer.num_rows >= max_rows_per_file:
-                    close()
+                    close(writer)
         if writer is not None and writer.num_rows:
-            close()
+            close(writer)
         elif writer is not None:
             writer.abort()
     except BaseException:

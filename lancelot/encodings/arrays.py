@@ -23,7 +23,7 @@ def empty(n: int, dtype: np.dtype | type = np.uint8) -> np.ndarray:
 
 def is_large(t: pa.DataType) -> bool:
     """A type with 64-bit offsets (large string/binary/list)."""
-    return pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_list(t)
+    return bool(pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_list(t))
 
 
 def arrow_offsets(arr: pa.Array) -> np.ndarray:
@@ -75,7 +75,8 @@ def to_numpy(arr: pa.Array) -> np.ndarray:
             if len(arr)
             else np.zeros(0, dtype)
         )
-    return arr.to_numpy(zero_copy_only=False)
+    values: np.ndarray = arr.to_numpy(zero_copy_only=False)
+    return values
 
 
 def zero(t: pa.DataType) -> pa.Scalar:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +44,7 @@ class FieldContext:
     field: pa.Field  # the top-level Arrow field (as in LanceFile.schema)
     columns: list[ColumnInfo]  # the columns it owns, in file order
     num_rows: int
-    cache: dict = field(default_factory=dict)  # per-file search cache, keyed freely
+    cache: dict[Any, Any] = field(default_factory=dict)  # per-file search cache, keyed freely
 
     @property
     def path(self) -> str:

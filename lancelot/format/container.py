@@ -16,7 +16,7 @@ import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
@@ -26,6 +26,9 @@ from lancelot.format.pb import file2_pb2
 from lancelot.io.sink import BackgroundWriter, open_target
 from lancelot.io.source import ByteSource
 from lancelot.versions import FileVersion, from_disk, parse
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _M = TypeVar("_M", bound=Message)
 _R = TypeVar("_R")
@@ -177,7 +180,7 @@ def unpack_encoding(
         loc, ln = enc.indirect.buffer_location, enc.indirect.buffer_length
         _check_range(src.path, "deferred encoding", loc, ln, src.size)
         raw = bytes(src.read(loc, ln))
-    msg = message_cls()
+    msg: _M = message_cls()
     try:
         any_msg = any_pb2.Any()
         any_msg.ParseFromString(raw)
@@ -211,7 +214,10 @@ class ContainerWriter:
     """
 
     def __init__(
-        self, path: str | os.PathLike, version: str | FileVersion, storage_options: dict | None = None
+        self,
+        path: str | os.PathLike[str],
+        version: str | FileVersion,
+        storage_options: dict[str, Any] | None = None,
     ) -> None:
         self.major, self.minor = parse(version).disk
         self._target = open_target(path, storage_options)
@@ -232,12 +238,13 @@ class ContainerWriter:
             self._io(self._sink.write, b"\0" * (ALIGNMENT - rem))
             self.pos += ALIGNMENT - rem
 
-    def write_buffer(self, data) -> tuple[int, int]:
+    def write_buffer(self, data: bytes | memoryview | np.ndarray) -> tuple[int, int]:
         """Write one 64-byte aligned buffer (bytes, a memoryview or a contiguous numpy array); return
         (position, size)."""
         self._pad()
         pos = self.pos
-        mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data
+        # numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
+        mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data  # type: ignore[arg-type]
         self._io(self._sink.write, mv)
         self.pos += len(mv)
         return pos, len(mv)

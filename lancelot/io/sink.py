@@ -16,7 +16,7 @@ import os
 import tempfile
 import threading
 from collections import deque
-from typing import IO
+from typing import IO, Any
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
 
@@ -32,9 +32,9 @@ class BackgroundWriter:
     def __init__(self, f: IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES, sync_every: int = SYNC_EVERY) -> None:
         self._f = f
         self._max = max_bytes
-        self._sync_every = sync_every
+        self._sync_every: float = sync_every  # inf: never (dataset/store.py)
         self._unsynced = 0
-        self._queue: deque = deque()
+        self._queue: deque[bytes | memoryview] = deque()
         self._pending = 0  # bytes queued or being written
         self._cond = threading.Condition()
         self._error: BaseException | None = None
@@ -131,6 +131,8 @@ class LocalTarget(FileTarget):
     """A local file: written under a temporary name beside the target, fsynced and renamed into
     place by ``commit`` (atomic: readers see the old file or the whole new one)."""
 
+    sync = True  # False: renamed into place without fsync (a dataset's data file, dataset/store.py)
+
     def __init__(self, path: str, shown: str | None = None) -> None:
         self.path = shown or path
         self._dst = path
@@ -150,8 +152,9 @@ class LocalTarget(FileTarget):
 
     def commit(self) -> None:
         try:
-            self.file.flush()
-            os.fsync(self.file.fileno())
+            if self.sync:
+                self.file.flush()
+                os.fsync(self.file.fileno())
             self.file.close()
             os.replace(self._tmp, self._dst)
         except OSError as e:
@@ -171,7 +174,7 @@ class FsspecTarget(FileTarget):
     """Any other fsspec URL (memory://, s3://...): written to a local temporary file, then
     uploaded by ``commit`` in one ``put`` (an object store shows the whole object or none)."""
 
-    def __init__(self, url: str, storage_options: dict | None = None) -> None:
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
         import fsspec
 
         self.path = url
@@ -205,7 +208,7 @@ class FsspecTarget(FileTarget):
             os.unlink(self._tmp)
 
 
-def open_target(path_or_url: str | os.PathLike, storage_options: dict | None = None) -> FileTarget:
+def open_target(path_or_url: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> FileTarget:
     """A FileTarget for a local path, a ``file://`` URL or any other fsspec URL."""
     s = os.fspath(path_or_url)
     if "://" not in s:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, TruncatedFileError
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
 Range = tuple[int, int]  # (offset, length)
+#: bytes held in memory by a source, as sorted (offset, data) blocks (``ByteSource.stage``)
+Staged = tuple[tuple[int, memoryview], ...]
 
 
 def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int]]]:
@@ -62,8 +64,8 @@ class ByteSource:
     #: each request costs a round trip (object stores): readers stage a take's ranges in rounds (``stage``)
     round_trip_costly: bool = False
     #: bytes staged by ``stage`` (and kept by sources that keep the file's tail), as sorted (offset, data)
-    _staged: tuple[tuple[int, memoryview], ...] = ()
-    _kept: tuple[tuple[int, memoryview], ...] = ()
+    _staged: Staged = ()
+    _kept: Staged = ()
 
     def _read(self, offset: int, length: int) -> bytes | memoryview:
         """The bytes of one range (any buffer: callers wrap it in a memoryview)."""
@@ -139,7 +141,7 @@ class ByteSource:
         """The file's size now (None when unknown): tells a truncated file from a short read."""
         return None
 
-    def stage(self, ranges: Sequence[Range]) -> tuple:
+    def stage(self, ranges: Sequence[Range]) -> Staged:
         """Fetch ``ranges`` now, in one round, and serve later ``read_ranges`` inside them from
         memory until ``unstage`` (a reader's planned round: every field's ranges at once).
         Returns the staged blocks (for ``unstage(blocks)``)."""
@@ -152,7 +154,7 @@ class ByteSource:
             self._staged = tuple(sorted(self._staged + added, key=lambda b: b[0]))
         return added
 
-    def unstage(self, blocks: tuple | None = None) -> None:
+    def unstage(self, blocks: Staged | None = None) -> None:
         """Drop the staged bytes (only ``blocks`` when given)."""
         with _STAGE_LOCK:
             if blocks is None:
@@ -198,7 +200,7 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 class LocalFileSource(ByteSource):
     """A local file read with ``os.pread`` (thread-safe, no shared file position)."""
 
-    def __init__(self, path: str | os.PathLike, shown: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], shown: str | None = None) -> None:
         local = os.fspath(path)
         self.path = shown or local  # errors name what the user gave (a file:// URL stays one)
         try:
@@ -287,7 +289,7 @@ class FsspecSource(ByteSource):
     max_concurrency = 16
     round_trip_costly = True
 
-    def __init__(self, url: str, storage_options: dict | None = None) -> None:
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
         import fsspec
 
         self.path = url
@@ -313,7 +315,7 @@ class FsspecSource(ByteSource):
             return None
 
     def _read(self, offset: int, length: int) -> bytes:
-        data = self._fs.cat_file(self._p, start=offset, end=offset + length)
+        data: bytes = self._fs.cat_file(self._p, start=offset, end=offset + length)
         if offset + length == self.size and len(data) == length and (not self._kept or offset < self._kept[0][0]):
             self._kept = ((offset, memoryview(data)),)  # the (longest) tail: metadata reads after open hit it
         return data
@@ -347,7 +349,9 @@ class CountingSource(ByteSource):
         self.inner.close()
 
 
-def open_source(path_or_url: str | os.PathLike[str] | ByteSource, storage_options: dict | None = None) -> ByteSource:
+def open_source(
+    path_or_url: str | os.PathLike[str] | ByteSource, storage_options: dict[str, Any] | None = None
+) -> ByteSource:
     """Open a local path or an fsspec URL as a ByteSource."""
     if isinstance(path_or_url, ByteSource):
         return path_or_url

@@ -8,6 +8,8 @@ df.write.format("lance").mode("overwrite").save("out/")
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 try:
     import pyspark
 except ImportError as e:  # pragma: no cover - exercised in a subprocess by the tests
@@ -23,6 +25,9 @@ if tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit()) < (4
 
 from lancelot.spark.source import LanceDataSource  # noqa: E402
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
 __all__ = ["LanceDataSource", "register", "save"]
 
 
@@ -30,7 +35,7 @@ __all__ = ["LanceDataSource", "register", "save"]
 PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
 
 
-def register(spark, *, filter_pushdown: bool = True) -> None:
+def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     """Register the "lance" format with ``spark`` (a classic or Spark Connect session).
 
     Also turns on ``spark.sql.python.filterPushdown.enabled`` for the session, so
@@ -42,7 +47,7 @@ def register(spark, *, filter_pushdown: bool = True) -> None:
         spark.conf.set(PUSHDOWN_SETTING, "true")
 
 
-def save(df, path: str, mode: str = "errorifexists", **options) -> None:
+def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: object) -> None:
     """``df`` written as a Lance dataset at ``path`` with any of Spark's four save modes.
 
     Spark lets Python data sources be written only in append and overwrite mode;

@@ -15,14 +15,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from lancelot.errors import LanceError
 from lancelot.spark.reader import SlicesPartition
+
+if TYPE_CHECKING:
+    from lancelot.dataset import LanceDataset
+    from lancelot.spark.row_filter import RowFilter
 
 #: a partition reads at most this many rows per Fragment.read_range call (then sliced into batches)
 READ_ROWS = 256 * 1024
@@ -43,18 +48,18 @@ class DatasetPartition(SlicesPartition):
 
 
 #: datasets opened in this process, by (uri, version, storage options): Python workers are reused across tasks
-_OPENED: dict[tuple[str, int, str], object] = {}
+_OPENED: dict[tuple[str, int, str], LanceDataset] = {}
 _OPENED_MAX = 16
 _LOCK = threading.Lock()
 
 
-def stamp_of(ds) -> tuple[int, int]:
+def stamp_of(ds: LanceDataset) -> tuple[int, int]:
     """What tells two manifests of one version number apart (a dataset deleted and written again)."""
     ts = ds.manifest.timestamp
     return int(ts.seconds), int(ts.nanos)
 
 
-def remember(uri: str, storage: dict | None, ds) -> None:
+def remember(uri: str, storage: dict[str, Any] | None, ds: LanceDataset) -> None:
     """Keep a version opened on the driver (pin_version) for this process's later open_version calls:
     pyspark plans the scan (reader, then partitions) in one Python process."""
     with _LOCK:
@@ -63,7 +68,9 @@ def remember(uri: str, storage: dict | None, ds) -> None:
         _OPENED[(uri, int(ds.version), json.dumps(storage or {}, sort_keys=True))] = ds
 
 
-def open_version(uri: str, version: int, storage: dict | None, stamp: tuple[int, int] | None = None):
+def open_version(
+    uri: str, version: int, storage: dict[str, Any] | None, stamp: tuple[int, int] | None = None
+) -> LanceDataset:
     """A dataset version, opened once per Python worker; ``stamp`` (``stamp_of`` when the scan was
     planned) makes sure it is the same manifest, not a new dataset written at the same path since."""
     from lancelot.dataset import dataset
@@ -86,7 +93,9 @@ def open_version(uri: str, version: int, storage: dict | None, stamp: tuple[int,
     return ds
 
 
-def pin_version(uri: str, storage: dict | None, version: int | None, timestamp: dt.datetime | None):
+def pin_version(
+    uri: str, storage: dict[str, Any] | None, version: int | None, timestamp: dt.datetime | None
+) -> LanceDataset:
     """The version to read, freshly opened: ``version``, the latest one committed at or before
     ``timestamp``, or the latest."""
     from lancelot.dataset import dataset
@@ -111,7 +120,7 @@ def pin_version(uri: str, storage: dict | None, version: int | None, timestamp: 
     return ds.checkout_version(int(best))
 
 
-def fragment_infos(ds) -> list[FragmentInfo]:
+def fragment_infos(ds: LanceDataset) -> list[FragmentInfo]:
     out = []
     for f in ds.get_fragments():
         files = f.metadata.files
@@ -135,9 +144,11 @@ def _to_live(ranges: list[tuple[int, int]], deleted: np.ndarray) -> list[tuple[i
     return out
 
 
-def live_ranges(ds, fragment_id: int, zone_filters: list[tuple]) -> list[tuple[int, int]]:
+def live_ranges(ds: LanceDataset, fragment_id: int, zone_filters: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
     """The live-row ranges of one fragment that the zone maps cannot rule out."""
     frag = ds.get_fragment(fragment_id)
+    if frag is None:
+        raise LanceError(f"dataset {ds.uri!r} version {ds.version} has no fragment {fragment_id}")
     top = [(f[0][0], *f[1:]) if isinstance(f[0], tuple) and len(f[0]) == 1 else f for f in zone_filters]
     usable = [f for f in top if isinstance(f[0], str)]
     if not usable:
@@ -188,13 +199,13 @@ def plan(
 def read_partition(
     uri: str,
     version: int,
-    storage: dict | None,
+    storage: dict[str, Any] | None,
     stamp: tuple[int, int] | None,
     partition: DatasetPartition,
     columns: list[str],
-    convert,
+    convert: Callable[[pa.Table], pa.RecordBatch],
     batch_size: int,
-    row_filter=None,
+    row_filter: RowFilter | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch);
     with ``row_filter`` (lancelot/spark/row_filter.py) only the rows passing it."""

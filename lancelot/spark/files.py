@@ -76,8 +76,7 @@ def resolve_files(paths: list[str]) -> list[str]:
             raise LanceError(f"no such file or directory: {raw!r}")
     if not out:
         raise LanceError(f"no {SUFFIX} files found in {paths!r}")
-    seen: set[str] = set()
-    return [p for p in out if not (p in seen or seen.add(p))]
+    return list(dict.fromkeys(out))  # without repeats, in first-seen order
 
 
 def paths_option(options: Mapping[str, str]) -> list[str]:

@@ -14,15 +14,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from lancelot.errors import LanceError
 
 STORAGE_PREFIX = "storage."
 
 
-def storage_options(options: Mapping[str, str]) -> dict | None:
+def storage_options(options: Mapping[str, str]) -> dict[str, Any] | None:
     """The storage settings the options carry (None: none given)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     raw = options.get("storage_options")
     if raw:
         try:
@@ -42,7 +43,7 @@ def is_url(path: str) -> bool:
     return "://" in path
 
 
-def dataset_version(uri: str, storage: dict | None) -> int | None:
+def dataset_version(uri: str, storage: dict[str, Any] | None) -> int | None:
     """The latest version of the dataset at ``uri`` (None: no dataset there)."""
     from lancelot.dataset.commit import list_versions
     from lancelot.dataset.store import ObjectStore
@@ -54,7 +55,7 @@ def dataset_version(uri: str, storage: dict | None) -> int | None:
         return None
 
 
-def is_dataset(uri: str, storage: dict | None) -> bool:
+def is_dataset(uri: str, storage: dict[str, Any] | None) -> bool:
     """Whether ``uri`` holds a Lance dataset (a ``_versions/`` directory with a manifest)."""
     import os
 

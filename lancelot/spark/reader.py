@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, overload
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -42,6 +43,9 @@ from pyspark.sql.types import StructField, StructType
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.files import GLOB_CHARS, paths_option, resolve_files
 from lancelot.spark.types import spark_arrow_schema, spark_schema, to_spark_batch
+
+if TYPE_CHECKING:
+    from lancelot.spark.row_filter import RowFilter
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
 DEFAULT_BATCH_SIZE = 16384
@@ -150,6 +154,7 @@ def _resolve_path(schema: pa.Schema, attr: Sequence[str]) -> tuple[str, ...] | N
     return tuple(path)
 
 
+_COMPARISONS = (EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual)
 _OPS = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
 
 
@@ -182,7 +187,7 @@ def zone_filter(f: SparkFilter, schema: pa.Schema) -> tuple | None:
     if isinstance(f, StringStartsWith):
         return (path, "starts_with", f.value)
     op = _OPS.get(type(f))
-    return (path, op, f.value) if op else None
+    return (path, op, f.value) if op and isinstance(f, _COMPARISONS) else None
 
 
 class SlicesPartition(InputPartition):
@@ -248,6 +253,10 @@ def plan_partitions(
     return parts
 
 
+@overload
+def _int_option(options: Mapping[str, str], name: str, default: int) -> int: ...
+@overload
+def _int_option(options: Mapping[str, str], name: str, default: None) -> int | None: ...
 def _int_option(options: Mapping[str, str], name: str, default: int | None) -> int | None:
     raw = options.get(name)
     if raw is None or raw == "":
@@ -304,7 +313,10 @@ class LanceReader(DataSourceReader):
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         (self.dataset_uri, pinned, self.storage, self.files, arrow_schema, file_schema) = open_source(options)
-        self.dataset_version, self.dataset_stamp = pinned if pinned else (None, None)
+        self.dataset_version: int | None = None
+        self.dataset_stamp: tuple[int, int] | None = None
+        if pinned:
+            self.dataset_version, self.dataset_stamp = pinned
         self.arrow_schema = arrow_schema
         self.columns: list[str] = []
         for f in schema:
@@ -322,7 +334,7 @@ class LanceReader(DataSourceReader):
         self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
         self.zone_filters: list[tuple] = []
         #: the pushed filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
-        self.row_filter = None
+        self.row_filter: RowFilter | None = None
         self._spark_types = {name: f.dataType for name, f in zip(self.columns, schema)}
 
     def _ranges(self) -> dict[str, list[tuple[int, int]]] | None:
@@ -341,11 +353,17 @@ class LanceReader(DataSourceReader):
                 out[info.path] = zm.row_ranges_matching(self.zone_filters)
         return out
 
-    def partitions(self) -> list[InputPartition]:
+    def _pinned_version(self) -> int:
+        """The dataset version this read pinned (``open_source`` pins one whenever it finds a dataset)."""
+        if self.dataset_version is None:
+            raise LanceError("no dataset version pinned: the read is of Lance files", path=self.dataset_uri)
+        return self.dataset_version
+
+    def partitions(self) -> Sequence[InputPartition]:
         if self.dataset_uri is not None:
             from lancelot.spark.dataset_scan import fragment_infos, live_ranges, open_version, plan
 
-            ds = open_version(self.dataset_uri, self.dataset_version, self.storage, self.dataset_stamp)
+            ds = open_version(self.dataset_uri, self._pinned_version(), self.storage, self.dataset_stamp)
             infos = fragment_infos(ds)
             ranges = (
                 {i.fragment_id: live_ranges(ds, i.fragment_id, self.zone_filters) for i in infos}
@@ -386,7 +404,7 @@ class LanceReader(DataSourceReader):
         if isinstance(partition, DatasetPartition):
             yield from read_partition(
                 self.dataset_uri,
-                self.dataset_version,
+                self._pinned_version(),
                 self.storage,
                 self.dataset_stamp,
                 partition,

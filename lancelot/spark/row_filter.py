@@ -218,6 +218,8 @@ def filtered_read(read, take, start: int, stop: int, columns: list[str], rf: Row
         else:
             other = read(start, stop, rest).take(sel)
         kept = key.take(sel)
+    if other is None:  # every column is one of the filter's: ``other`` is not consulted
+        other = kept
     cols = [kept.column(c) if c in rf.columns else other.column(c) for c in columns]
     fields = [kept.schema.field(c) if c in rf.columns else other.schema.field(c) for c in columns]
     return pa.Table.from_arrays(cols, schema=pa.schema(fields))

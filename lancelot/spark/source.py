@@ -14,6 +14,7 @@ a plain reader otherwise.  The ``filter_pushdown`` option ("auto", "true",
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
@@ -28,7 +29,7 @@ PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
 
 def called_by_pushdown_planner(depth: int = 12) -> bool:
     """Whether pyspark's filter-pushdown planner is on the call stack."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(depth):
         if frame is None:
             return False

@@ -11,6 +11,7 @@ batch is cast to that form on the way out (``to_spark_batch``).
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,7 +24,7 @@ from lancelot.errors import SchemaMismatchError, UnsupportedTypeError
 ARROW_TIMEZONE = "UTC"
 
 
-def _to_arrow_schema_options() -> dict:
+def _to_arrow_schema_options() -> dict[str, Any]:
     """Keyword arguments that make pyspark's ``to_arrow_schema`` label timestamps UTC, in every pyspark.
 
     pyspark 4.1 takes ``timestamp_utc`` (default True: UTC); 4.2 and 4.3 take

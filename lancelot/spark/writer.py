@@ -55,6 +55,18 @@ class LanceCommitMessage(WriterCommitMessage):
     attempt: str = ""
 
 
+def _lance_messages(messages: list[WriterCommitMessage | None]) -> list[LanceCommitMessage]:
+    """The tasks' messages to the driver, all written by ``LanceWriter.write`` (None: a failed task)."""
+    out = []
+    for m in messages:
+        if m is None:
+            continue
+        if not isinstance(m, LanceCommitMessage):
+            raise LanceError(f"a task sent a {type(m).__name__}, not a LanceCommitMessage")
+        out.append(m)
+    return out
+
+
 def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
     """The effective save mode: Spark's (append/overwrite), refined by the ``save_mode`` option."""
     mode = (options.get("save_mode") or ("overwrite" if overwrite else "append")).lower().replace("_", "")
@@ -187,14 +199,14 @@ class LanceDatasetWriter(DataSourceArrowWriter):
             raise LanceError(f"job {self.job_id} already ended: this task attempt's output was discarded")
         return LanceCommitMessage([f.to_json() for f in frags], sum(f.physical_rows for f in frags), name)
 
-    def commit(self, messages: list[LanceCommitMessage | None]) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """On the driver, after every task succeeded: one new dataset version with every task's fragments."""
         from lancelot.dataset import FragmentMetadata, commit
         from lancelot.dataset.commit import CommitConflictError
 
         if self.skip:
             return
-        frags = [FragmentMetadata.from_json(s) for m in messages if m is not None for s in m.fragments]
+        frags = [FragmentMetadata.from_json(s) for m in _lance_messages(messages) for s in m.fragments]
         committed = {d.path for f in frags for d in f.files}
         if self.read_version is None:
             try:
@@ -224,11 +236,11 @@ class LanceDatasetWriter(DataSourceArrowWriter):
             storage_options=self.storage,
         )
 
-    def abort(self, messages: list[LanceCommitMessage | None]) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """The job failed: no version is made; every data file its attempts wrote is removed."""
         store = self._store()
-        for m in messages:
-            for s in m.fragments if m is not None else []:
+        for m in _lance_messages(messages):
+            for s in m.fragments:
                 from lancelot.dataset import FragmentMetadata
 
                 for d in FragmentMetadata.from_json(s).files:

@@ -17,7 +17,7 @@ compression schemes ``zstd`` / ``lz4`` (``zstd@7`` when a level is stored), and
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from numpy.typing import NDArray
 
 from lancelot.errors import CorruptFileError
 from lancelot.format.container import read_metadata, unpack_encoding
@@ -75,7 +76,7 @@ def mask_for(rng: np.random.Generator, n: int, nulls: str, p: float = 0.25) -> n
     return rng.random(n) < p
 
 
-def _arr(values, t: pa.DataType, rng: np.random.Generator, nulls: str) -> pa.Array:
+def _arr(values: Sequence[object] | NDArray[Any], t: pa.DataType, rng: np.random.Generator, nulls: str) -> pa.Array:
     return pa.array(values, t, mask=mask_for(rng, len(values), nulls))
 
 
@@ -116,79 +117,79 @@ def text(rng: np.random.Generator, n: int, words: tuple[int, int] = (6, 20)) -> 
 # -- flat values
 
 
-def ints_small(rng, n, nulls):
+def ints_small(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.integers(0, 1000, n).astype(np.int32), pa.int32(), rng, nulls)
 
 
-def ints_wide(rng, n, nulls):
+def ints_wide(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.integers(-(1 << 62), 1 << 62, n), pa.int64(), rng, nulls)
 
 
-def ints_medium(rng, n, nulls):
+def ints_medium(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.integers(0, 1 << 30, n), pa.int64(), rng, nulls)
 
 
-def ints_sorted(rng, n, nulls):
+def ints_sorted(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(np.cumsum(rng.integers(0, 40, n)).astype(np.uint64), pa.uint64(), rng, nulls)
 
 
-def ints_runs(rng, n, nulls):
+def ints_runs(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """Long runs of 60-bit values: RLE beats bitpacking."""
     runs = rng.integers(20, 200, n // 20 + 1)
     return _arr(np.repeat(rng.integers(0, 1 << 60, len(runs)), runs)[:n], pa.int64(), rng, nulls)
 
 
-def ints_constant(rng, n, nulls):
+def ints_constant(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(np.full(n, 7, np.int16), pa.int16(), rng, nulls)
 
 
-def floats_smooth(rng, n, nulls):
+def floats_smooth(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(np.cumsum(rng.random(n)), pa.float64(), rng, nulls)
 
 
-def floats_rounded(rng, n, nulls):
+def floats_rounded(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(np.round(rng.random(n) * 100, 1).astype(np.float32), pa.float32(), rng, nulls)
 
 
-def bools(rng, n, nulls):
+def bools(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.random(n) < 0.3, pa.bool_(), rng, nulls)
 
 
-def strings_low_cardinality(rng, n, nulls):
+def strings_low_cardinality(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     words = [f"category-{i:02d}" for i in range(12)]
     return _strings(rng, n, nulls, [words[i] for i in rng.integers(0, 12, n)])
 
 
-def strings_text(rng, n, nulls):
+def strings_text(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _strings(rng, n, nulls, text(rng, n))
 
 
-def large_strings_text(rng, n, nulls):
+def large_strings_text(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _strings(rng, n, nulls, text(rng, n), pa.large_string())
 
 
-def strings_unique_short(rng, n, nulls):
+def strings_unique_short(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _strings(rng, n, nulls, [format(int(v), "x") for v in rng.integers(0, 1 << 16, n)])
 
 
-def strings_big(rng, n, nulls):
+def strings_big(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """Values of 300-900 bytes: full-zip (FSST per value)."""
     return _strings(rng, n, nulls, [s * 8 for s in text(rng, n, (6, 16))])
 
 
-def binary_huge(rng, n, nulls):
+def binary_huge(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """Values over 32 KiB: general compression of each value."""
     mask = mask_for(rng, n, nulls)
     vals = [None if mask is not None and mask[i] else rng.bytes(64) * int(rng.integers(520, 700)) for i in range(n)]
     return pa.array(vals, pa.binary())
 
 
-def binary_fixed_300(rng, n, nulls):
+def binary_fixed_300(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     raw = rng.integers(0, 4, n * 300, dtype=np.uint8).tobytes()
     return _arr([raw[i * 300 : (i + 1) * 300] for i in range(n)], pa.binary(300), rng, nulls)
 
 
-def blobs(rng, n, nulls):
+def blobs(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     mask = mask_for(rng, n, nulls)
     return pa.array(
         [None if mask is not None and mask[i] else rng.bytes(int(k)) for i, k in enumerate(rng.integers(0, 3000, n))],
@@ -196,19 +197,19 @@ def blobs(rng, n, nulls):
     )
 
 
-def timestamps(rng, n, nulls):
+def timestamps(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.integers(0, 1 << 50, n), pa.int64(), rng, nulls).cast(pa.timestamp("us", tz="UTC"))
 
 
-def decimals(rng, n, nulls):
+def decimals(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.integers(-(10**9), 10**9, n), pa.int64(), rng, nulls).cast(pa.decimal128(24, 3))
 
 
-def dates(rng, n, nulls):
+def dates(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     return _arr(rng.integers(8000, 11000, n).astype(np.int32), pa.int32(), rng, nulls).cast(pa.date32())
 
 
-def vectors(rng, n, nulls):
+def vectors(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """fixed_size_list<float32, 128>: 512-byte values, full-zip."""
     items = pa.array(rng.random(n * 128).astype(np.float32))
     m = mask_for(rng, n, nulls)
@@ -223,7 +224,7 @@ def nested(t: pa.DataType) -> Maker:
     return lambda rng, n, nulls: gen_array(t, n, nulls, rng)
 
 
-def empty_lists(rng, n, nulls):
+def empty_lists(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """list<int32> whose valid rows are all empty."""
     m = mask_for(rng, n, nulls)
     return pa.ListArray.from_arrays(
@@ -231,7 +232,7 @@ def empty_lists(rng, n, nulls):
     )
 
 
-def mostly_empty_list_structs(rng, n, nulls):
+def mostly_empty_list_structs(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """list<struct<a, b>>: nine rows in ten empty, the rest long."""
     t = pa.struct([("a", pa.int32()), ("b", pa.string())])
     lens = np.where(rng.random(n) < 0.9, 0, rng.integers(1, 40, n))
@@ -241,7 +242,7 @@ def mostly_empty_list_structs(rng, n, nulls):
     return pa.ListArray.from_arrays(pa.array(offsets), items, mask=None if m is None else pa.array(m))
 
 
-def long_lists(rng, n, nulls):
+def long_lists(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """list<float64> of up to 2500 items: rows cross mini-block chunks (repetition index preamble / trailer)."""
     lens = np.where(rng.random(n) < 0.1, 0, rng.integers(0, 2500, n))
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
@@ -251,7 +252,7 @@ def long_lists(rng, n, nulls):
     )
 
 
-def list_of_big_strings(rng, n, nulls):
+def list_of_big_strings(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """list<string> with 300+ byte items: full-zip under a list (repetition index)."""
     lens = rng.integers(0, 4, n)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
@@ -260,7 +261,7 @@ def list_of_big_strings(rng, n, nulls):
     return pa.ListArray.from_arrays(pa.array(offsets), items, mask=None if m is None else pa.array(m))
 
 
-def packed_fixed(rng, n, nulls):
+def packed_fixed(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     kids = [
         pa.array(rng.integers(0, 1 << 20, n).astype(np.int32)),
         pa.array(rng.random(n)),
@@ -270,7 +271,7 @@ def packed_fixed(rng, n, nulls):
     return pa.StructArray.from_arrays(kids, ["a", "b", "c"], mask=None if m is None else pa.array(m))
 
 
-def packed_variable(rng, n, nulls):
+def packed_variable(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     kids = [
         pa.array(rng.integers(0, 1 << 20, n).astype(np.int32)),
         pa.array(text(rng, n, (0, 4))),
@@ -280,7 +281,7 @@ def packed_variable(rng, n, nulls):
     return pa.StructArray.from_arrays(kids, ["a", "s", "d"], mask=None if m is None else pa.array(m))
 
 
-def struct_with_blob(rng, n, nulls):
+def struct_with_blob(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     """struct<b: large_binary (lance-encoding:blob), i: int32>: a blob column under a struct."""
     b = blobs(rng, n, "some" if nulls == "some" else "none")
     t = pa.struct([pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"}), ("i", pa.int32())])

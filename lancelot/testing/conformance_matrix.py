@@ -8,6 +8,8 @@ Testing code: it calls pylance (imported when a check runs), which the library n
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -77,7 +79,14 @@ SOME = ("none", "some")
 
 
 def setting(
-    name: str, make, metadata: dict[str, str], expect=None, *, baseline: dict[str, str], nulls=SOME, **kw
+    name: str,
+    make: C.Maker,
+    metadata: dict[str, str],
+    expect: dict[str, frozenset[str]] | None = None,
+    *,
+    baseline: dict[str, str],
+    nulls: tuple[str, ...] = SOME,
+    **kw: Any,
 ) -> Case:
     """A field-metadata setting: with nulls none / some (all-null pages are constant layouts whatever the setting)."""
     return Case(name, make, metadata, expect or {}, nulls=nulls, baseline=baseline, **kw)

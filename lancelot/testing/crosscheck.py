@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,7 +162,13 @@ def _pylance_partial(path: str, exp: pa.Table, reads: Reads) -> str | None:
     return None
 
 
-def _compare(read, partial, path: str, exp: pa.Table, reads: Reads | None) -> str | None:
+def _compare(
+    read: Callable[[str], pa.Table],
+    partial: Callable[[str, pa.Table, Reads], str | None],
+    path: str,
+    exp: pa.Table,
+    reads: Reads | None,
+) -> str | None:
     try:
         diff = _difference(read(path), exp)
         if diff is None and reads is not None:

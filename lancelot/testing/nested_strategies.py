@@ -100,7 +100,7 @@ def _plain(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _array(rows: list, t: pa.DataType) -> pa.Array:
+def _array(rows: list[Any], t: pa.DataType) -> pa.Array:
     """The values as an array of ``t``; dictionaries are encoded from plain values (pyarrow's converter
     leaves out-of-range indices under null structs)."""
     plain = _plain(t)

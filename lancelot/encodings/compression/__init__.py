@@ -32,6 +32,8 @@ mini-block dictionary split is ``dictionary.dictionary_encode``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from lancelot.encodings.compression.block import (
@@ -69,7 +71,7 @@ MAX_DEPTH = 16
 
 def technique(enc: pb.CompressiveEncoding) -> str:
     """The name of the technique at the root of ``enc`` (the oneof case)."""
-    kind = enc.WhichOneof("compression")
+    kind: str | None = enc.WhichOneof("compression")
     if kind is None:
         raise UnsupportedEncodingError("empty CompressiveEncoding")
     return kind
@@ -84,8 +86,9 @@ def _enter(num_values: int, depth: int) -> None:
     require(depth < MAX_DEPTH, "compressive encoding nests too deeply")
 
 
-def _decoder(kind: str, context: str, label: str):
-    fn = getattr(TECHNIQUES[kind], context) if kind in TECHNIQUES else None
+def _decoder(kind: str, context: str, label: str) -> Callable[..., DataBlock]:
+    """The technique's decoder for ``context`` (a registry.Technique field: MiniBlockDecoder etc.)."""
+    fn: Callable[..., DataBlock] | None = getattr(TECHNIQUES[kind], context) if kind in TECHNIQUES else None
     if fn is None:
         raise _unsupported(kind, label)
     return fn

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking_kernel import CHUNK, pack_inline, unpack_words
+from lancelot.encodings.compression.bitpacking_kernel import CHUNK as CHUNK  # (re-exported: readers import it here)
+from lancelot.encodings.compression.bitpacking_kernel import pack_inline, unpack_words
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
 from lancelot.errors import UnsupportedEncodingError
@@ -127,7 +128,9 @@ def _inline_bits(desc: pb.InlineBitpacking) -> int:
     return t
 
 
-def decompress_inline_bitpacking(desc: pb.InlineBitpacking, buffers: list, num_values: int) -> FixedWidthBlock:
+def decompress_inline_bitpacking(
+    desc: pb.InlineBitpacking, buffers: list[np.ndarray], num_values: int
+) -> FixedWidthBlock:
     """Decode chunks of [bit width word][packed words] until ``num_values`` values."""
     t = _inline_bits(desc)
     require(len(buffers) >= 1, "inline bitpacking expects one buffer, got none")
@@ -227,7 +230,9 @@ def _out_of_line_bits(desc: pb.OutOfLineBitpacking) -> tuple[int, int]:
     return t, w
 
 
-def decompress_out_of_line_bitpacking(desc: pb.OutOfLineBitpacking, buffer, num_values: int) -> FixedWidthBlock:
+def decompress_out_of_line_bitpacking(
+    desc: pb.OutOfLineBitpacking, buffer: np.ndarray, num_values: int
+) -> FixedWidthBlock:
     """Decode a whole buffer packed with one width (tail packed or raw)."""
     t, w = _out_of_line_bits(desc)
     buf = as_u8(buffer)

@@ -10,7 +10,10 @@ temporary arrays), the inner loop running over the lanes of a word row.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import points
@@ -24,7 +27,7 @@ _ORDER = np.array((0, 4, 2, 6, 1, 5, 3, 7), dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
-def _unpack(words, width, t, order, out) -> None:
+def _unpack(words: NDArray[Any], width: int, t: int, order: NDArray[np.int64], out: NDArray[Any]) -> None:
     """``words``: (n, W * LANES) T-bit words, one row per chunk; ``out``: n * 1024 T-bit values."""
     for c in range(words.shape[0]):
         _unpack_into(words[c], width, t, order, out, c * 1024, 1024)
@@ -82,7 +85,9 @@ INLINE_MESSAGES = {
 
 
 @njit(cache=True, nogil=True)
-def _unpack_into(words, width, t, order, out, p, n) -> None:
+def _unpack_into(
+    words: NDArray[Any], width: int, t: int, order: NDArray[np.int64], out: NDArray[Any], p: int, n: int
+) -> None:
     """The first ``n`` values of one chunk (``words``: its W * LANES packed words, flat) into ``out[p:p + n]``."""
     lanes = 1024 // t
     full = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -107,7 +112,17 @@ def _unpack_into(words, width, t, order, out, p, n) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _inline_chunks(data, starts, sizes, counts, order, scratch, scratch_bytes, out, bad) -> int:
+def _inline_chunks(
+    data: NDArray[np.uint8],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    order: NDArray[np.int64],
+    scratch: NDArray[Any],
+    scratch_bytes: NDArray[np.uint8],
+    out: NDArray[Any],
+    bad: NDArray[np.int64],
+) -> int:
     """Every inline-bitpacked chunk ``data[starts[k]:starts[k] + sizes[k]]`` (a T-bit width word, then
     ``128 * W`` bytes of packed words) into ``out``, ``counts[k]`` values each.  ``scratch`` is a
     1024-word buffer (T-bit words) and ``scratch_bytes`` the same memory as bytes."""
@@ -215,7 +230,14 @@ def inline_chunks_numpy(
 
 
 @njit(cache=True, nogil=True)
-def _pack_inline(vals, n, widths, word_starts, order, out) -> None:
+def _pack_inline(
+    vals: NDArray[Any],
+    n: int,
+    widths: NDArray[np.int64],
+    word_starts: NDArray[np.int64],
+    order: NDArray[np.int64],
+    out: NDArray[Any],
+) -> None:
     """Inline-pack chunk k of ``vals`` (its first ``n - 1024 * k`` values, zeros after) into ``out`` (T-bit
     words): the width word at ``word_starts[k]``, then ``widths[k] * LANES`` packed words."""
     t = out.itemsize * 8
@@ -313,7 +335,7 @@ def unpack_one(data: np.ndarray, base: int, t: int, w: int, row: int, lane: int)
     bit = row * w
     word = bit // t
     shift = bit % t
-    v = le(data, base + (word * lanes + lane) * tb, tb) >> np.uint64(shift)
+    v: np.uint64 = le(data, base + (word * lanes + lane) * tb, tb) >> np.uint64(shift)
     if shift + w > t:
         v |= le(data, base + ((word + 1) * lanes + lane) * tb, tb) << np.uint64(t - shift)
     if w < 64:
@@ -339,7 +361,8 @@ def inline_chunk_width(data: np.ndarray, at: int, size: int, t: int) -> tuple[in
 def inline_point(data: np.ndarray, at: int, t: int, w: int, row: int, lane: int) -> np.uint64:
     """Value (row, lane) of the InlineBitpacking chunk buffer at ``at`` (width from ``inline_chunk_width``)."""
     if w == 0:
-        return np.uint64(0)
+        zero: np.uint64 = np.uint64(0)  # (numpy's stubs type scalars as Any for Python 3.10)
+        return zero
     return unpack_one(data, at + t // 8, t, w, row, lane)
 
 
@@ -374,6 +397,7 @@ def out_of_line_point(
     if g >= packed:  # the unpacked tail
         return le(data, at + whole * group_bytes + (i - whole * CHUNK) * (t // 8), t // 8)
     if w == 0:
-        return np.uint64(0)
+        zero: np.uint64 = np.uint64(0)  # (numpy's stubs type scalars as Any for Python 3.10)
+        return zero
     r = i % CHUNK
     return unpack_one(data, at + g * group_bytes, t, w, rows[r], lanes[r])

@@ -7,6 +7,8 @@ encoding message goes through these helpers, so that bad input becomes a
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
@@ -42,7 +44,8 @@ def uint_dtype(bits: int, what: str = "value") -> np.dtype:
     dt = _UINT.get(bits // 8) if bits % 8 == 0 else None
     if dt is None:
         raise UnsupportedEncodingError(f"{what} width of {bits} bits is not 8, 16, 32 or 64")
-    return np.dtype(dt).newbyteorder("<")
+    le: np.dtype[Any] = np.dtype(dt).newbyteorder("<")  # (numpy's stubs: Any for Python 3.10)
+    return le
 
 
 def view_uint(buf: np.ndarray, bits: int, count: int, what: str) -> np.ndarray:

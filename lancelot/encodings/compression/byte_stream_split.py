@@ -24,7 +24,9 @@ def _bits(bss: pb.ByteStreamSplit) -> int:
     return bits
 
 
-def decompress_byte_stream_split(bss: pb.ByteStreamSplit, buffers: list, num_values: int) -> FixedWidthBlock:
+def decompress_byte_stream_split(
+    bss: pb.ByteStreamSplit, buffers: list[np.ndarray], num_values: int
+) -> FixedWidthBlock:
     """Interleave the byte streams of one chunk back into values."""
     bits = _bits(bss)
     nb = bits // 8

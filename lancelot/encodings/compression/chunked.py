@@ -95,7 +95,8 @@ def decompress_chunks(
         inner = decompress_chunks(enc.fsst.values, buffers, counts, _depth + 1)
         if inner is None:
             return None
-        require(isinstance(inner, VariableWidthBlock), "FSST values must be variable-width")
+        if not isinstance(inner, VariableWidthBlock):
+            raise corrupt("FSST values must be variable-width")
         return fsst_decode(table, inner)
     if kind == "rle":
         return _rle(enc.rle, buffers, counts)

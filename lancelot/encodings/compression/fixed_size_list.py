@@ -81,7 +81,7 @@ def _constant_items(const: pb.Constant, n: int) -> ConstantBlock:
     return ConstantBlock(bytes(const.value) if const.HasField("value") else None, n)
 
 
-def decompress_fsl(fsl: pb.FixedSizeList, buffers: list, num_rows: int) -> FixedSizeListBlock:
+def decompress_fsl(fsl: pb.FixedSizeList, buffers: list[np.ndarray], num_rows: int) -> FixedSizeListBlock:
     """Decode one mini-block chunk (validity buffers, then the items buffer)."""
     layers, flat = fsl_layers(fsl)
     n_valid = sum(layer.has_validity for layer in layers)

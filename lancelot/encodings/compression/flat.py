@@ -34,7 +34,7 @@ def check_flat(flat: pb.Flat) -> int:
     return bits
 
 
-def decompress_flat(flat: pb.Flat, buffers: list, num_values: int) -> FixedWidthBlock:
+def decompress_flat(flat: pb.Flat, buffers: list[np.ndarray], num_values: int) -> FixedWidthBlock:
     """Decode one buffer of flat values."""
     bits = check_flat(flat)
     require(len(buffers) >= 1, "flat encoding expects one buffer, got none")

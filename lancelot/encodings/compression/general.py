@@ -31,7 +31,7 @@ LZ4 = pb.COMPRESSION_ALGORITHM_LZ4
 ZSTD = pb.COMPRESSION_ALGORITHM_ZSTD
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: the largest expansion we accept: lz4 cannot exceed ~255x, zstd RLE blocks reach ~32768x
-_MAX_RATIO = {LZ4: 256, ZSTD: 65536}
+_MAX_RATIO: dict[int, int] = {LZ4: 256, ZSTD: 65536}
 _CODECS: dict[tuple[str, int | None], pa.Codec] = {}
 
 
@@ -95,9 +95,10 @@ def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
         if len(buf) == 0:
             return np.zeros(0, np.uint8)
         if _is_bare_zstd(buf):
-            size, body = _zstd_frame_content_size(buf), buf
-            if size is None:
+            frame_size = _zstd_frame_content_size(buf)
+            if frame_size is None:
                 raise UnsupportedEncodingError("zstd frame without a content size and without a size prefix")
+            size, body = frame_size, buf
         else:
             size, body = int.from_bytes(buf[:8].tobytes(), "little"), buf[8:]
         name = "zstd"
@@ -115,7 +116,7 @@ def decompress_buffer(compression: pb.BufferCompression, buffer) -> np.ndarray:
         return np.zeros(0, np.uint8)
     try:
         if name == "zstd":
-            out = _zstd().decompress(body, max_output_size=size)
+            out = _zstd().decompress(body.data, max_output_size=size)
             got = len(out)
         else:
             out = _codec(name).decompress(body, decompressed_size=size)
@@ -211,7 +212,7 @@ def _decompress_zstd_values(
     np.cumsum(sizes, out=new_offs[1:])
     total = int(new_offs[-1])
     require(total <= MAX_DECODED_BYTES, f"zstd values: implausible decoded size of {total} bytes")
-    mv = memoryview(data)
+    mv = data.data  # a memoryview of the array
     out = []
     try:
         for s, e, n in zip((starts + 8).tolist(), offs[1:].tolist(), sizes.tolist()):

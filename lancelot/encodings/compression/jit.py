@@ -29,19 +29,22 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar
 
-_KERNELS: list[LazyKernel] = []
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_KERNELS: list[LazyKernel[..., Any]] = []
 _INTRINSICS: list[LazyIntrinsic] = []
 _LOCK = threading.RLock()
 #: set once numba has been imported by a lazy kernel (tests read it)
 state = {"numba_loaded": False}
 
 
-class LazyKernel:
-    """A function to be compiled by ``numba.njit(**options)`` on first use."""
+class LazyKernel(Generic[_P, _R]):
+    """A function to be compiled by ``numba.njit(**options)`` on first use (typed as that function)."""
 
-    def __init__(self, fn: Callable, options: dict[str, Any]) -> None:
+    def __init__(self, fn: Callable[_P, _R], options: dict[str, Any]) -> None:
         self.py_func = fn
         self.options = options
         self.dispatcher: Any = None
@@ -50,21 +53,22 @@ class LazyKernel:
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
 
-    def __call__(self, *args):
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         d = self.dispatcher
         if d is None:
             d = _materialize(self)
-        return d(*args)
+        result: _R = d(*args, **kwargs)
+        return result
 
     def __repr__(self) -> str:
         state = "compiled on first call" if self.dispatcher is None else "dispatcher"
         return f"<lazy numba kernel {self.__module__}.{self.__qualname__} ({state})>"
 
 
-def njit(**options) -> Callable[[Callable], LazyKernel]:
+def njit(**options: Any) -> Callable[[Callable[_P, _R]], LazyKernel[_P, _R]]:
     """``numba.njit(**options)``, deferred to the first call (see the module docstring)."""
 
-    def wrap(fn: Callable) -> LazyKernel:
+    def wrap(fn: Callable[_P, _R]) -> LazyKernel[_P, _R]:
         kernel = LazyKernel(fn, options)
         with _LOCK:
             _KERNELS.append(kernel)
@@ -81,7 +85,7 @@ class LazyIntrinsic:
         self.name = name
         self.real: Any = None
 
-    def __call__(self, *args):
+    def __call__(self, *args: object) -> Any:
         raise RuntimeError(f"{self.module}.{self.name} is a numba intrinsic: callable only from a kernel")
 
     def __repr__(self) -> str:
@@ -96,7 +100,7 @@ def lazy_intrinsic(module: str, name: str) -> LazyIntrinsic:
     return lazy
 
 
-def _materialize(kernel: LazyKernel) -> Any:
+def _materialize(kernel: LazyKernel[..., Any]) -> Any:
     """Give every recorded kernel its dispatcher and rebind module globals to them."""
     with _LOCK:
         if kernel.dispatcher is None:
@@ -158,7 +162,7 @@ def wait_for_warm_ups(timeout: float | None = None) -> None:
 class NumpyUntilHot:
     """Counts a path's numpy calls and starts the kernels' background preparation when it gets hot."""
 
-    def __init__(self, *kernels: LazyKernel, warm_work: int | None = None) -> None:
+    def __init__(self, *kernels: LazyKernel[..., Any], warm_work: int | None = None) -> None:
         self.kernels = kernels
         self.calls = 0
         self.work = 0  # the numpy calls' total ``work`` (bytes, rows: what the path counts)

@@ -11,6 +11,8 @@ does not import numba (jit.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 from llvmlite import ir
 from numba import types
 from numba.core import errors
@@ -19,7 +21,7 @@ from numba.extending import intrinsic
 _I64P = ir.IntType(64).as_pointer()
 
 
-def _check(arr, mutable: bool) -> None:
+def _check(arr: Any, mutable: bool) -> None:
     if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
         raise errors.TypingError(f"expected a C-contiguous uint8 array, got {arr}")
     if mutable and not arr.mutable:
@@ -27,12 +29,12 @@ def _check(arr, mutable: bool) -> None:
 
 
 @intrinsic
-def load_u64(typingctx, arr, pos):
+def load_u64(typingctx: Any, arr: Any, pos: Any) -> tuple[Any, Any]:
     """The 8 bytes at byte position ``pos`` of ``arr`` as a little-endian uint64 (native order)."""
     _check(arr, mutable=False)
     sig = types.uint64(arr, types.intp)
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         a = context.make_array(signature.args[0])(context, builder, args[0])
         pos = context.cast(builder, args[1], signature.args[1], types.intp)
         ld = builder.load(builder.bitcast(builder.gep(a.data, [pos]), _I64P))
@@ -43,12 +45,12 @@ def load_u64(typingctx, arr, pos):
 
 
 @intrinsic
-def store_u64(typingctx, arr, pos, value):
+def store_u64(typingctx: Any, arr: Any, pos: Any, value: Any) -> tuple[Any, Any]:
     """Write ``value`` as 8 bytes at byte position ``pos`` of ``arr``."""
     _check(arr, mutable=True)
     sig = types.void(arr, types.intp, types.uint64)
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         a = context.make_array(signature.args[0])(context, builder, args[0])
         pos = context.cast(builder, args[1], signature.args[1], types.intp)
         val = context.cast(builder, args[2], signature.args[2], types.uint64)

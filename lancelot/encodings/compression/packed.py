@@ -26,7 +26,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 MAX_FIELDS = 1 << 16
 
 
-def decompress_packed_struct(ps: pb.PackedStruct, buffers: list, num_values: int) -> StructBlock:
+def decompress_packed_struct(ps: pb.PackedStruct, buffers: list[np.ndarray], num_values: int) -> StructBlock:
     """Split one chunk of packed rows into one FixedWidthBlock per child."""
     widths = [int(b) for b in ps.bits_per_value]
     require(0 < len(widths) <= MAX_FIELDS, f"packed struct with {len(widths)} fields")

@@ -36,7 +36,7 @@ MESSAGES = {
 @njit(cache=True, nogil=True, inline="always")
 def le(data: np.ndarray, pos: int, nbytes: int) -> np.uint64:
     """The little-endian unsigned integer of ``nbytes`` (<= 8) bytes at ``data[pos]``."""
-    v = np.uint64(0)
+    v: np.uint64 = np.uint64(0)  # (numpy's stubs type scalars as Any for Python 3.10)
     for b in range(nbytes):
         v |= np.uint64(data[pos + b]) << np.uint64(8 * b)
     return v

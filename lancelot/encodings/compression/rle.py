@@ -64,7 +64,7 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
     return FixedWidthBlock(np.repeat(vals, counts).view(np.uint8), bits, num_values)
 
 
-def decompress_rle(rle: pb.Rle, buffers: list, num_values: int) -> FixedWidthBlock:
+def decompress_rle(rle: pb.Rle, buffers: list[np.ndarray], num_values: int) -> FixedWidthBlock:
     """Expand the runs of one mini-block chunk (values buffer, lengths buffer)."""
     bits, len_bits = _widths(rle)
     if num_values == 0:
@@ -73,7 +73,7 @@ def decompress_rle(rle: pb.Rle, buffers: list, num_values: int) -> FixedWidthBlo
     return _expand(as_u8(buffers[0]), as_u8(buffers[1]), bits, len_bits, num_values)
 
 
-def decompress_rle_block(rle: pb.Rle, buffer, num_values: int) -> FixedWidthBlock:
+def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> FixedWidthBlock:
     """Expand the runs of one whole buffer: u64 values size, values, run lengths."""
     bits, len_bits = _widths(rle)
     buf = as_u8(buffer)

@@ -8,7 +8,10 @@ dozen passes (repeats, cumulative sums, clips); this loop reads each run once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import points
@@ -28,7 +31,18 @@ _le = points.le  # a little-endian unsigned integer of 1..8 bytes
 
 
 @njit(cache=True, nogil=True)
-def _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, wb, lb, out) -> int:
+def _runs(
+    vdata: NDArray[np.uint8],
+    vstarts: NDArray[np.int64],
+    vsizes: NDArray[np.int64],
+    ldata: NDArray[np.uint8],
+    lstarts: NDArray[np.int64],
+    lsizes: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    wb: int,
+    lb: int,
+    out: NDArray[Any],
+) -> int:
     p = 0
     for k in range(len(counts)):
         n = counts[k]

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.compression.buffers import require
 
@@ -21,6 +23,8 @@ from lancelot.encodings.compression.buffers import require
 #: (a list of views and one concatenate: 10x faster than a mask for 512 segments of 32 KiB)
 MAX_SLICES = 4096
 SLICE_BYTES = 512
+
+_T = TypeVar("_T", bound=np.generic)
 
 
 @dataclass
@@ -48,18 +52,19 @@ class Segments:
             )
 
 
-def ranges_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges_index(starts: NDArray[np.int64], lengths: NDArray[np.int64]) -> NDArray[np.int64]:
     """Concatenation of ``arange(starts[i], starts[i] + lengths[i])``, vectorized."""
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(lengths)
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+    ends: NDArray[np.int64] = np.cumsum(lengths)
+    index: NDArray[np.int64] = np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+    return index
 
 
-def segments_mask(starts: np.ndarray, lengths: np.ndarray, lo: int, hi: int) -> np.ndarray:
+def segments_mask(starts: NDArray[np.int64], lengths: NDArray[np.int64], lo: int, hi: int) -> NDArray[np.bool_]:
     """Boolean mask over ``[lo, hi)`` of the bytes inside sorted, disjoint segments."""
     ends = starts + lengths
     counts = np.empty(2 * len(starts) + 1, dtype=np.int64)
@@ -73,11 +78,11 @@ def segments_mask(starts: np.ndarray, lengths: np.ndarray, lo: int, hi: int) -> 
 
 
 def gather(
-    data: np.ndarray,
-    starts: np.ndarray,
-    lengths: np.ndarray,
-    alloc: Callable[[int, np.dtype], np.ndarray] | None = None,
-) -> np.ndarray:
+    data: NDArray[Any],
+    starts: NDArray[np.int64],
+    lengths: NDArray[np.int64],
+    alloc: Callable[[int, np.dtype[Any]], NDArray[Any]] | None = None,
+) -> NDArray[Any]:
     """The bytes of segments ``[starts[i], starts[i] + lengths[i])`` of ``data``, concatenated.
 
     Contiguous segments come back as a view; sorted disjoint ones through a mask;
@@ -111,7 +116,7 @@ def gather(
     return data[ranges_index(starts, lengths)]
 
 
-def read_uints(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+def read_uints(data: NDArray[np.uint8], pos: NDArray[np.int64], width: int) -> NDArray[np.int64]:
     """Little-endian unsigned ints of ``width`` bytes at byte positions ``pos`` (as int64)."""
     out = data[pos].astype(np.int64)
     for b in range(1, width):
@@ -119,10 +124,10 @@ def read_uints(data: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
-def readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: NDArray[_T]) -> NDArray[_T]:
     """A read-only view of ``a`` (numba compiles one specialization per writability: keep it one)."""
     if not a.flags.writeable:
         return a
-    v = a.view()
+    v: NDArray[_T] = a.view()
     v.flags.writeable = False
     return v

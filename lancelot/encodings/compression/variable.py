@@ -56,7 +56,7 @@ def rebase(offsets: np.ndarray, data: np.ndarray, num_values: int) -> VariableWi
     return VariableWidthBlock(offsets - offsets.dtype.type(start), data[start:end], num_values)
 
 
-def decompress_variable(var: pb.Variable, buffers: list, num_values: int) -> VariableWidthBlock:
+def decompress_variable(var: pb.Variable, buffers: list[np.ndarray], num_values: int) -> VariableWidthBlock:
     """Decode one mini-block chunk buffer of variable-width values."""
     bits = offset_bits(var)
     require(len(buffers) >= 1, "variable encoding expects one buffer, got none")
@@ -69,7 +69,7 @@ def decompress_variable(var: pb.Variable, buffers: list, num_values: int) -> Var
     return rebase(offsets, buf, num_values)
 
 
-def decompress_variable_block(var: pb.Variable | None, buffer, num_values: int) -> VariableWidthBlock:
+def decompress_variable_block(var: pb.Variable | None, buffer: np.ndarray, num_values: int) -> VariableWidthBlock:
     """Decode a whole-buffer (block) variable-width layout with its header."""
     if var is not None:
         offset_bits(var)

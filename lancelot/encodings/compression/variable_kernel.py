@@ -9,7 +9,10 @@ repeats, masks), this loop one (measured on a page of 1M one-byte strings:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.compression import points
 from lancelot.encodings.compression.jit import lazy_intrinsic, njit
@@ -37,7 +40,15 @@ def _offset(data: np.ndarray, pos: int, ow: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def extents(data, starts, sizes, counts, ow, first, last) -> int:
+def extents(
+    data: NDArray[np.uint8],
+    starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    ow: int,
+    first: NDArray[np.int64],
+    last: NDArray[np.int64],
+) -> int:
     """The first and last offset of every chunk, checked against the chunk's buffer."""
     for k in range(len(starts)):
         n = counts[k]
@@ -55,7 +66,17 @@ def extents(data, starts, sizes, counts, ow, first, last) -> int:
 
 
 @njit(cache=True, nogil=True)
-def join(data, words, starts, counts, ow, first, last, out_offsets, out_data) -> int:
+def join(
+    data: NDArray[np.uint8],
+    words: NDArray[Any],
+    starts: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    ow: int,
+    first: NDArray[np.int64],
+    last: NDArray[np.int64],
+    out_offsets: NDArray[Any],
+    out_data: NDArray[np.uint8],
+) -> int:
     """Rebased offsets (``sum(counts) + 1``) and the bytes of every chunk, in order.
 
     ``words`` is ``data`` viewed as ``ow``-byte integers when every chunk's offsets
@@ -84,7 +105,16 @@ def join(data, words, starts, counts, ow, first, last, out_offsets, out_data) ->
 
 
 @njit(cache=True, nogil=True)
-def spans(data, words, starts, counts, ow, first, out_starts, out_ends) -> int:
+def spans(
+    data: NDArray[np.uint8],
+    words: NDArray[Any],
+    starts: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    ow: int,
+    first: NDArray[np.int64],
+    out_starts: NDArray[np.int64],
+    out_ends: NDArray[np.int64],
+) -> int:
     """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute
     positions), without copying the bytes (``join``'s offsets and checks; ``words`` as there).  FSST
     decodes the strings where they lie."""

@@ -45,7 +45,8 @@ load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load
 @njit(cache=True)
 def _hash3(w: np.int64) -> np.int64:
     x = (w & 0xFFFFFF) * 2971215073
-    return (x ^ (x >> 15)) & (HASH_SLOTS - 1)
+    h: np.int64 = (x ^ (x >> 15)) & (HASH_SLOTS - 1)  # (numpy's stubs type scalars as Any for Python 3.10)
+    return h
 
 
 @njit(cache=True, inline="always")
@@ -72,9 +73,12 @@ def _load(data: np.ndarray, pos: int, end: int) -> tuple[np.int64, int]:
 
 @njit(cache=True)
 def _mask(length: int) -> np.int64:
+    # (the annotated locals: numpy's stubs type scalars as Any for Python 3.10)
     if length >= 8:
-        return np.int64(-1)
-    return (np.int64(1) << (8 * length)) - 1
+        full: np.int64 = np.int64(-1)
+        return full
+    mask: np.int64 = (np.int64(1) << (8 * length)) - 1
+    return mask
 
 
 @njit(cache=True)

@@ -12,6 +12,7 @@ kernels once the path is hot (compression/jit.py ``NumpyUntilHot``).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 HASH_SLOTS = 1024
 CAND_SLOTS = 1 << 16
@@ -51,7 +52,8 @@ def build_lookup(sym_val: np.ndarray, sym_len: np.ndarray) -> tuple[np.ndarray, 
 def _unaligned_words(padded: np.ndarray) -> np.ndarray:
     """A view of the little-endian int64 at every position of ``padded`` but its last 7 (unaligned loads:
     a gather reads the bytes in place, which stay in cache, instead of an 8x larger array of words)."""
-    return np.ndarray((len(padded) - 7,), "<i8", buffer=np.ascontiguousarray(padded), strides=(1,))
+    words: NDArray[np.int64] = np.ndarray((len(padded) - 7,), "<i8", buffer=np.ascontiguousarray(padded), strides=(1,))
+    return words
 
 
 class Matcher:
@@ -73,7 +75,7 @@ class Matcher:
         self.fall = np.where(short == 0, escape, short.astype(np.int64))
         self.fall1 = np.where(byte == 0, escape, byte.astype(np.int64))
 
-    def match(self, w: np.ndarray, rem: np.ndarray | None) -> np.ndarray:
+    def match(self, w: NDArray[np.int64], rem: NDArray[np.int64] | None) -> NDArray[np.int64]:
         """``length << 8 | code`` at words ``w`` (bytes past the string zeroed; ``rem``: bytes left, needed
         only with ``sym_zero``)."""
         x = w & 0xFFFFFF
@@ -87,7 +89,8 @@ class Matcher:
             assert rem is not None  # callers pass the bytes left whenever sym_zero
             hit &= (info >> 8) <= rem
             fb = np.where(rem >= 2, fb, self.fall1[w & 0xFF])
-        return np.where(hit, info, fb)
+        codes: NDArray[np.int64] = np.where(hit, info, fb)
+        return codes
 
 
 def parse(

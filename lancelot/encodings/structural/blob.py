@@ -13,6 +13,7 @@ three fetches: search cache, descriptions, then the blobs themselves.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +31,12 @@ class BlobPage(PageReader):
     """Reads rows of a blob page through the reader of its inner layout."""
 
     def __init__(
-        self, info: PageInfo, cache: dict, layout: pb.BlobLayout, leaf_type: pa.DataType, make_reader: Callable
+        self,
+        info: PageInfo,
+        cache: dict[Any, Any],
+        layout: pb.BlobLayout,
+        leaf_type: pa.DataType,
+        make_reader: Callable[[PageInfo, dict[Any, Any], pb.PageLayout, pa.DataType], PageReader],
     ) -> None:
         super().__init__(info, cache)
         self.meaning = LevelMeaning.of(layout.layers)

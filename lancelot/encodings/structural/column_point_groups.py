@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.structural.column_points import ColumnPoints, PointPlan
+from lancelot.encodings.structural.page import PageReader
 
 #: more runs than this and the column keeps the page-by-page path
 MAX_RUNS = 64
@@ -39,7 +40,12 @@ class ColumnPointGroups:
 
     @classmethod
     def of(
-        cls, pages: list, page_firsts: np.ndarray, page_ends: np.ndarray, value_type: pa.DataType, column: int
+        cls,
+        pages: list[PageReader],
+        page_firsts: np.ndarray,
+        page_ends: np.ndarray,
+        value_type: pa.DataType,
+        column: int,
     ) -> ColumnPointGroups | None:
         """The grouped reader, or None unless every page has a point reader and there are 2+ runs."""
         if len(pages) < 2 or pa.types.is_dictionary(value_type):
@@ -82,7 +88,7 @@ class ColumnPointGroups:
                 out.extend(run.span_ranges(a, b))
         return out
 
-    def decode(self, rows: np.ndarray, plan: GroupPlan, bufs: list) -> pa.Array:
+    def decode(self, rows: np.ndarray, plan: GroupPlan, bufs: list[memoryview]) -> pa.Array:
         arrays, pos = [], 0
         for g, sub, sub_plan, n in plan.parts:
             arrays.append(self.runs[g].decode(sub, sub_plan, bufs[pos : pos + n]))

@@ -106,7 +106,7 @@ class ColumnPoints:
             self.fsst_tables = stack_tables(symbols)
 
     @staticmethod
-    def shape(page: PageReader) -> tuple | None:
+    def shape(page: PageReader) -> tuple[object, ...] | None:
         """What pages read by one ColumnPoints must share (None: the page has no point reader)."""
         if not isinstance(page, MiniBlockPage) or page.points is None or page.table is None:
             return None
@@ -182,7 +182,7 @@ class ColumnPoints:
             for a, b in zip(cuts[:-1], cuts[1:])
         ]
 
-    def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list) -> pa.Array:
+    def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list[memoryview]) -> pa.Array:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
         c = self.chunks
         chunks, chunk_of, k_of = plan.chunks, plan.chunk_of, plan.k_of
@@ -267,22 +267,23 @@ class ColumnFullZipPoints:
         self.stride = pages[0].cw + pages[0].value_bytes
 
     @classmethod
-    def of(cls, pages: list, page_ends: np.ndarray) -> ColumnFullZipPoints | None:
+    def of(cls, pages: list[PageReader], page_ends: np.ndarray) -> ColumnFullZipPoints | None:
         """The reader, or None unless every page is fixed-width full-zip of one shape without lists."""
-        if not pages or not all(
-            isinstance(p, FullZipPage) and not p.variable and not p.meaning.max_rep and not p.has_index for p in pages
-        ):
+        full = [p for p in pages if isinstance(p, FullZipPage)]
+        if not pages or len(full) != len(pages):
+            return None
+        if not all(not p.variable and not p.meaning.max_rep and not p.has_index for p in full):
             return None
         shape = {
             (p.cw, p.value_bytes, p.bits_def, tuple(p.meaning.layers), p.layout.value_compression.SerializeToString())
-            for p in pages
+            for p in full
         }
-        if len(shape) != 1 or len(pages[0].meaning.layers) != 1:
+        if len(shape) != 1 or len(full[0].meaning.layers) != 1:
             return None
-        stride = pages[0].cw + pages[0].value_bytes
-        if any(p.info.num_rows * stride > p.info.buffer(0)[1] for p in pages):
+        stride = full[0].cw + full[0].value_bytes
+        if any(p.info.num_rows * stride > p.info.buffer(0)[1] for p in full):
             return None  # the page-by-page path reports it
-        return cls(pages, page_ends)
+        return cls(full, page_ends)
 
     def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """The byte ranges (one per page) of rows [start, stop): a cheap read-ahead hint."""
@@ -302,7 +303,7 @@ class ColumnFullZipPoints:
         hi = starts[np.concatenate([brk - 1, [len(rows) - 1]])] + self.stride
         return page, list(zip(lo.tolist(), (hi - lo).tolist()))
 
-    def decode(self, rows: np.ndarray, page: np.ndarray, bufs: list) -> pa.Array:
+    def decode(self, rows: np.ndarray, page: np.ndarray, bufs: list[memoryview]) -> pa.Array:
         data = (
             np.frombuffer(bufs[0], np.uint8)
             if len(bufs) == 1

@@ -35,7 +35,7 @@ from lancelot.encodings.structural.page import (
 )
 from lancelot.encodings.structural.paths import is_fixed_width
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
-from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_SCALAR_BUFFERS = 8
@@ -103,11 +103,15 @@ class ConstantPage(PageReader):
         self.level_buffers = (nb - 2, nb - 1) if nb >= 2 else None
 
     @property
-    def state(self) -> ConstantState | None:
-        return self.cache.get(self.cache_key)
+    def state(self) -> ConstantState:
+        """The decoded page; ``load_search`` fills it before any decode."""
+        state = self.cache.get(self.cache_key)
+        if state is None:
+            raise LanceError("constant page decoded before load_search", column=self.info.column, page=self.info.index)
+        return state
 
     def search_ranges(self) -> list[Range]:
-        if self.state is not None:
+        if self.cache.get(self.cache_key) is not None:
             return []
         idx = ([self.value_buffer] if self.value_buffer is not None else []) + list(self.level_buffers or ())
         if not idx:  # nothing to fetch: the layout alone describes the page

@@ -14,8 +14,9 @@ over the whole column (one plan, one fetch, one kernel call).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -46,6 +47,19 @@ POINT_RANGE_ROWS = 16384
 #: chunks whole (miniblock_chunks.py) is faster than one point read per row
 POINT_SPAN_ROWS = 1024
 
+_Plan = TypeVar("_Plan")
+
+
+class _Points(Protocol[_Plan]):
+    """A whole-column point reader (column_points.py, column_point_groups.py) and its plan type."""
+
+    def plan(self, rows: np.ndarray) -> tuple[_Plan, list[Range]]: ...
+
+    def decode(self, rows: np.ndarray, plan: _Plan, bufs: list) -> pa.Array: ...
+
+    def span_ranges(self, start: int, stop: int) -> list[Range]: ...
+
+
 #: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
 _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
 
@@ -64,11 +78,16 @@ def make_page_reader(info: PageInfo, cache: dict, layout: pb.PageLayout, leaf_ty
     raise UnsupportedEncodingError(f"page layout {kind!r} is not supported")
 
 
-@dataclass
-class NullRows:
-    """``count`` field rows that are null as a whole."""
+class NullRows(PageLevels):
+    """``count`` field rows that are null as a whole: one null level each in the page's single
+    nullable-item layer (``ColumnReader.to_array`` turns them into nulls of the path's type)."""
 
-    count: int
+    def __init__(self, meaning: LevelMeaning, count: int) -> None:
+        super().__init__(meaning, None, np.ones(count, dtype=np.uint16), count, pa.nulls(0))
+
+    @property
+    def count(self) -> int:
+        return self.num_levels
 
 
 class NullRowsPage(PageReader):
@@ -99,7 +118,7 @@ class NullRowsPage(PageReader):
     def decode(self, rows: np.ndarray, bufs: list) -> NullRows:
         if len(rows) % self.scale:
             raise CorruptFileError("a read of part of a fixed-size list")
-        return NullRows(len(rows) // self.scale)
+        return NullRows(self.meaning, len(rows) // self.scale)
 
 
 class ColumnReader:
@@ -204,8 +223,8 @@ class StructuralFieldReader(FieldReader):
             )
         self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
         self._warm = False
-        self._points: ColumnPoints | ColumnFullZipPoints | None | bool = False  # False: not looked at yet
-        self._planned: tuple[np.ndarray, object, list[Range]] | None = None  # take_hint's plan, for take
+        self._points: _Points[Any] | None | Literal[False] = False  # False: not looked at yet
+        self._planned: tuple[np.ndarray, Any, list[Range]] | None = None  # take_hint's plan, for take
 
     def _load_search_caches(self) -> None:
         """Load the search cache of every page of the field at once (first read only).
@@ -244,7 +263,7 @@ class StructuralFieldReader(FieldReader):
         if self._warm:
             return []
         size = self.ctx.src.size
-        out = []
+        out: list[Range] = []
         for col in self.columns:
             for p in range(len(col.col.meta.pages)):
                 try:
@@ -308,7 +327,7 @@ class StructuralFieldReader(FieldReader):
                 return self._take_points(points, rows)
         return self._read(len(rows), lambda col: col.split(rows), op="take")
 
-    def _column_points(self) -> ColumnPoints | ColumnFullZipPoints | None:
+    def _column_points(self) -> _Points[Any] | None:
         """The whole-column point reader of a top-level primitive field, when its pages allow one."""
         if self._points is False:
             if not self._warm:
@@ -329,7 +348,7 @@ class StructuralFieldReader(FieldReader):
                     self._points = None  # the page-by-page path reports the problem where it is met
         return self._points
 
-    def _take_points(self, points: ColumnPoints | ColumnFullZipPoints, rows: np.ndarray) -> pa.Array:
+    def _take_points(self, points: _Points[Any], rows: np.ndarray) -> pa.Array:
         col = self.columns[0]
         planned, self._planned = self._planned, None
         try:
@@ -456,7 +475,7 @@ class StructuralFieldReader(FieldReader):
             return
         bufs = self.ctx.src.read_ranges(flat)
         pos = 0
-        tasks = []
+        tasks: list[Callable[[], None]] = []
         for col, p, ranges, cb in jobs:
             part = bufs[pos : pos + len(ranges)]
             pos += len(ranges)

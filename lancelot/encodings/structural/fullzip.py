@@ -26,7 +26,7 @@ from lancelot.encodings.compression.segments import gather
 from lancelot.encodings.structural.leaf import values_to_arrow
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
 from lancelot.encodings.structural.repdef import LevelMeaning
-from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 _UINT = {1: "<u1", 2: "<u2", 4: "<u4", 8: "<u8"}
@@ -99,6 +99,10 @@ class FullZipPage(PageReader):
     def _row_bounds(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.has_index:
             offs = self.row_offsets
+            if offs is None:
+                raise LanceError(
+                    "full-zip search cache used before load_search", column=self.info.column, page=self.info.index
+                )
             return offs[rows], offs[rows + 1]
         stride = self.cw + self.value_bytes
         data_size = self.info.buffer(0)[1]

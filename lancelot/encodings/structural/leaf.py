@@ -37,7 +37,7 @@ def bit_width(t: pa.DataType) -> int:
     if pa.types.is_boolean(t):
         return 1
     try:
-        return t.bit_width
+        return int(t.bit_width)
     except ValueError:
         raise UnsupportedEncodingError(f"type {t} is not fixed-width") from None
 

@@ -52,7 +52,7 @@ from lancelot.encodings.structural.miniblock_chunks import (
 from lancelot.encodings.structural.miniblock_points import PointReader
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, is_contiguous
 from lancelot.encodings.structural.repdef import LevelMeaning, visible_mask
-from lancelot.errors import CorruptFileError
+from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 #: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
@@ -108,8 +108,14 @@ class MiniBlockPage(PageReader):
     # -- search cache -------------------------------------------------------------------
 
     @property
-    def table(self) -> ChunkTable | None:
-        return self.cache.get(self.cache_key)
+    def table(self) -> ChunkTable:
+        """The search cache; ``load_search`` fills it before any plan or decode."""
+        table = self.cache.get(self.cache_key)
+        if table is None:
+            raise LanceError(
+                "mini-block search cache used before load_search", column=self.info.column, page=self.info.index
+            )
+        return table
 
     def _search_buffers(self) -> list[int]:
         idx = [0]
@@ -120,7 +126,7 @@ class MiniBlockPage(PageReader):
         return idx
 
     def search_ranges(self) -> list[Range]:
-        if self.table is not None:
+        if self.cache.get(self.cache_key) is not None:
             return []
         return [self.info.buffer(i) for i in self._search_buffers()]
 
@@ -250,7 +256,7 @@ class MiniBlockPage(PageReader):
         if len(data) != int(pos[-1]):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1])}")
         if self.points is not None and (len(rows) <= POINT_ROWS or not is_contiguous(rows)):
-            return self._decode_points(rows, chunks, data, pos[:-1], size)
+            return self._decode_points(self.points, rows, chunks, data, pos[:-1], size)
         if t.dictionary is None:
             dec = decode_chunks(self.fmt, data, pos[:-1], size, t.items[chunks], self._to_arrow)
             return self._select(rows, chunks, dec)
@@ -270,14 +276,20 @@ class MiniBlockPage(PageReader):
         return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
 
     def _decode_points(
-        self, rows: np.ndarray, chunks: np.ndarray, data: np.ndarray, pos: np.ndarray, size: np.ndarray
+        self,
+        points: PointReader,
+        rows: np.ndarray,
+        chunks: np.ndarray,
+        data: np.ndarray,
+        pos: np.ndarray,
+        size: np.ndarray,
     ) -> PageLevels:
         """Scattered rows of a page without lists: read each row's value where it lies (miniblock_points.py)."""
         t = self.table
         chunk_of = np.searchsorted(t.row_ends, rows, side="right")
         k_of = np.searchsorted(chunks, chunk_of)
         idx = rows - t.first_row[chunk_of]
-        dfn, block = self.points.read(data, pos, size, t.items[chunks], k_of, idx)
+        dfn, block = points.read(data, pos, size, t.items[chunks], k_of, idx)
         values = self._to_arrow(block)
         if len(values) != len(rows):
             raise CorruptFileError(f"decoded {len(values)} values, expected {len(rows)}")
@@ -308,6 +320,8 @@ class MiniBlockPage(PageReader):
             if contiguous:
                 lo, hi = lo[:1], hi[1:]
         else:
+            if dec.rep is None:
+                raise CorruptFileError("a mini-block page with lists has no repetition levels")
             lo, hi = self._row_levels(rows, chunks, dec.rep, level_base)
         vis = visible_mask(self.meaning, dec.dfn, n)
         if vis is None:

@@ -197,9 +197,9 @@ def decode_chunks(
     bufs = chunk_buffers(fmt, data, pos, size)
     num_levels = bufs.num_levels
     rep = dfn = None
-    if fmt.has_rep:
+    if bufs.rep is not None:  # set exactly when fmt.has_rep
         rep = _levels(fmt.layout.rep_compression, bufs.rep, num_levels, "repetition")
-    if fmt.has_def:
+    if bufs.dfn is not None:  # set exactly when fmt.has_def
         dfn = _levels(fmt.layout.def_compression, bufs.dfn, num_levels, "definition")
     if not (fmt.has_rep or fmt.has_def):
         num_levels = items.astype(np.int64)

@@ -9,22 +9,29 @@ size replaced, the definition levels and other buffers copied, every buffer padd
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.compression.general import decompress_buffer
 from lancelot.encodings.structural.miniblock_chunks import ALIGN
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
+_N = TypeVar("_N", int, NDArray[np.int64])
 
-def _pad(n):
+
+def _pad(n: _N) -> _N:
+    """``n`` rounded up to a multiple of ALIGN."""
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def _fields(data: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+def _fields(data: NDArray[np.uint8], at: NDArray[np.int64], width: int) -> NDArray[np.int64]:
     """The little-endian ``width``-byte unsigned integers at positions ``at`` of ``data``."""
     b = data[at[:, None] + np.arange(width)].astype(np.int64)
-    return (b << (8 * np.arange(width))).sum(axis=1)
+    values: NDArray[np.int64] = (b << (8 * np.arange(width))).sum(axis=1)
+    return values
 
 
 def inflate_chunks(
@@ -76,7 +83,7 @@ def inflate_chunks(
         new_pos.tolist(),
         pos.tolist(),
         def_size.tolist(),
-        v0_at.tolist() if has_def else [front] * n,
+        v0_at.tolist() if isinstance(v0_at, np.ndarray) else [front] * n,  # (an array when has_def)
         raws,
         (v1_at.tolist() if nb > 1 else [0] * n),
         v1_size.tolist(),

@@ -12,6 +12,7 @@ on chunks the checks reject) are clipped, never read.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from lancelot.encodings.compression.bitpacking import CHUNK
 
@@ -22,7 +23,7 @@ OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = rang
 _U = {1: "u1", 2: "<u2", 4: "<u4", 8: "<u8"}
 
 
-def le(data: np.ndarray, pos: np.ndarray, nbytes: int) -> np.ndarray:
+def le(data: NDArray[np.uint8], pos: NDArray[np.int64], nbytes: int) -> NDArray[np.uint64]:
     """The little-endian unsigned integers of ``nbytes`` bytes at byte positions ``pos`` (uint64)."""
     pos = np.asarray(pos, dtype=np.int64)
     if nbytes == 0 or len(data) == 0:
@@ -32,12 +33,18 @@ def le(data: np.ndarray, pos: np.ndarray, nbytes: int) -> np.ndarray:
     if nbytes in _U:
         return np.ascontiguousarray(raw).view(_U[nbytes])[..., 0].astype(np.uint64)
     shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
-    return np.bitwise_or.reduce(raw.astype(np.uint64) << shifts, axis=-1)
+    joined: NDArray[np.uint64] = np.bitwise_or.reduce(raw.astype(np.uint64) << shifts, axis=-1)
+    return joined
 
 
 def unpack_one(
-    data: np.ndarray, base: np.ndarray, t: int, w: np.ndarray, row: np.ndarray, lane: np.ndarray
-) -> np.ndarray:
+    data: NDArray[np.uint8],
+    base: NDArray[np.int64],
+    t: int,
+    w: NDArray[np.int64],
+    row: NDArray[np.int64],
+    lane: NDArray[np.int64],
+) -> NDArray[np.uint64]:
     """``points._unpack_one`` for many values: value (row, lane) of the packed words at ``base``, width w > 0."""
     tb = t // 8
     lanes = CHUNK // t
@@ -53,7 +60,8 @@ def unpack_one(
     mask = np.where(
         w < 64, (np.uint64(1) << np.minimum(w, 63).astype(np.uint64)) - np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF)
     )
-    return v & mask
+    values: NDArray[np.uint64] = v & mask
+    return values
 
 
 def _run_of(
@@ -74,7 +82,8 @@ def _run_of(
         lengths[sel] = le(data, at[sel], int(width)).astype(np.int64)
     cum = np.cumsum(lengths)
     before = np.where(run_base[:-1] > 0, cum[np.maximum(run_base[:-1] - 1, 0)], 0)
-    return np.searchsorted(cum, before[k] + i, side="right") - run_base[k]
+    run: NDArray[np.int64] = np.searchsorted(cum, before[k] + i, side="right") - run_base[k]
+    return run
 
 
 def _bytes_of(values: np.ndarray, nbytes: int) -> np.ndarray:

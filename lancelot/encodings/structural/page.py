@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.compression.segments import ranges_index
@@ -21,7 +23,10 @@ from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import file2_pb2
-from lancelot.io.source import Range  # (offset, length) byte ranges, as ByteSource.read_ranges takes them
+from lancelot.io.source import Range as Range  # (offset, length) byte ranges, as ByteSource.read_ranges takes them
+
+if TYPE_CHECKING:
+    from lancelot.encodings.compression.block import DataBlock
 
 
 @dataclass
@@ -61,12 +66,14 @@ class PageInfo:
 class PageReader(ABC):
     """Reads rows of one page of one layout."""
 
-    def __init__(self, info: PageInfo, cache: dict) -> None:
+    meaning: LevelMeaning  # the page's rep/def layers (set by each layout's reader)
+
+    def __init__(self, info: PageInfo, cache: dict[Any, Any]) -> None:
         self.info = info
         self.cache = cache
 
     @property
-    def cache_key(self) -> tuple:
+    def cache_key(self) -> tuple[str, int, int]:
         return ("structural", self.info.column, self.info.index)
 
     def search_ranges(self) -> list[Range]:
@@ -167,14 +174,14 @@ def _cut(levels: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
     return None if levels is None else levels[a:b]
 
 
-def as_u8(buf) -> np.ndarray:
+def as_u8(buf: np.ndarray | bytes | memoryview) -> NDArray[np.uint8]:
     """A fetched buffer as a uint8 numpy array (no copy)."""
     if isinstance(buf, np.ndarray):
         return buf.view(np.uint8).reshape(-1)
     return np.frombuffer(buf, dtype=np.uint8)
 
 
-def levels_u16(block, count: int, what: str) -> np.ndarray:
+def levels_u16(block: DataBlock, count: int, what: str) -> NDArray[np.uint16]:
     """A decoded level block (16-bit values) as ``count`` uint16s."""
     from lancelot.encodings.compression.block import ConstantBlock, FixedWidthBlock
 

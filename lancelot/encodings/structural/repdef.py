@@ -39,7 +39,7 @@ NULLABLE_LIST = pb.REPDEF_NULLABLE_LIST
 EMPTYABLE_LIST = pb.REPDEF_EMPTYABLE_LIST
 NULL_AND_EMPTY_LIST = pb.REPDEF_NULL_AND_EMPTY_LIST
 
-_DEF_LEVELS = {
+_DEF_LEVELS: dict[int, int] = {  # keyed by plain ints: LevelMeaning.layers holds ints
     ALL_VALID_ITEM: 0,
     ALL_VALID_LIST: 0,
     NULLABLE_ITEM: 1,

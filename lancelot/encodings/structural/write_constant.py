@@ -88,7 +88,8 @@ def _sample_varies(arr: pa.Array) -> bool:
         return False
     sample = arr.take(from_numpy(np.linspace(0, n - 1, CONSTANT_SAMPLE).astype(np.int64)))
     try:
-        return pc.count_distinct(sample, mode="only_valid").as_py() > 1
+        distinct: int = pc.count_distinct(sample, mode="only_valid").as_py()
+        return distinct > 1
     except pa.ArrowException:  # a type without a distinct-count kernel: the full check decides
         return False
 

@@ -169,11 +169,11 @@ class LeafColumnWriter:
         part = self.blob_parts
         self.blob_parts += 1
         relative, data = blob_relative(s.values, part)
-
-        def commit(_: None) -> None:
-            self.blob_bases[part] = self.out.write_buffer(data)[0]
-
         if data is not None:
+
+            def commit(_: None) -> None:
+                self.blob_bases[part] = self.out.write_buffer(data)[0]
+
             if self.worker is not None:
                 self.worker.submit(lambda: None, commit)
             else:

@@ -85,7 +85,7 @@ class PageWorker:
                 self._cond.wait()
             self._raise()
 
-    def run(self, job: Callable[[], Any]) -> Future:
+    def run(self, job: Callable[[], Any]) -> Future[Any]:
         """Run ``job`` on the pool, outside the page order (e.g. zone statistics); its Future."""
         return self._pool.submit(job)
 

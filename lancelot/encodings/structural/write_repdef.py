@@ -107,7 +107,7 @@ def _walk(field: pa.Field, prefix: list[Step], out: list[tuple[list[Step], pa.Fi
 
 def _fsl_of_struct(t: pa.DataType) -> bool:
     """A fixed-size list whose items are structs (pylance supports no other nested fixed-size list)."""
-    return pa.types.is_struct(t.value_type)
+    return bool(pa.types.is_struct(t.value_type))
 
 
 def leaf_paths(field: pa.Field) -> list[LeafPath]:

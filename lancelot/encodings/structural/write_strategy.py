@@ -323,7 +323,8 @@ def _sample_unique_ratio(arr: pa.Array) -> float | None:
     per = min(n, DICT_SAMPLE) // DICT_SAMPLE_BLOCKS
     starts = np.arange(DICT_SAMPLE_BLOCKS, dtype=np.int64) * n // DICT_SAMPLE_BLOCKS
     idx = (starts[:, None] + np.arange(per)[None, :]).reshape(-1)
-    return pc.count_distinct(arr.take(from_numpy(idx)), mode="all").as_py() / len(idx)
+    distinct: int = pc.count_distinct(arr.take(from_numpy(idx)), mode="all").as_py()
+    return distinct / len(idx)
 
 
 def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: EncodingOptions) -> Compressed:

@@ -42,7 +42,9 @@ ValueBlock = FixedWidthBlock | VariableWidthBlock | FixedSizeListBlock | StructB
 
 
 def is_variable(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    return bool(
+        pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    )
 
 
 def storage(arr: pa.Array) -> pa.Array:
@@ -58,9 +60,9 @@ def item_bits(t: pa.DataType) -> int:
     if pa.types.is_boolean(t):
         return 1
     if pa.types.is_fixed_size_list(t):
-        return t.list_size * item_bits(t.value_type)
+        return int(t.list_size) * item_bits(t.value_type)
     try:
-        return t.bit_width
+        return int(t.bit_width)
     except ValueError:
         raise UnsupportedTypeError(f"type {t} is not fixed-width") from None
 
@@ -197,7 +199,7 @@ def max_value_bytes(arr: pa.Array) -> int:
     if pa.types.is_struct(t):
         return sum(max_value_bytes(c) for c in struct_children(arr))
     if fsl_of_variable(t):
-        return t.list_size * max_value_bytes(fsl_items(arr))
+        return int(t.list_size) * max_value_bytes(fsl_items(arr))
     return (item_bits(t) + 7) // 8
 
 
@@ -205,7 +207,7 @@ def validity_bits(t: pa.DataType) -> int:
     """Bits of item validity a fixed-size-list row may carry (one per item at every nested layer)."""
     if not pa.types.is_fixed_size_list(t):
         return 0
-    return t.list_size * (1 + validity_bits(t.value_type))
+    return int(t.list_size) * (1 + validity_bits(t.value_type))
 
 
 def fsl_of_variable(t: pa.DataType) -> bool:
@@ -228,7 +230,7 @@ def _whole_bytes(t: pa.DataType) -> bool:
         or pa.types.is_fixed_size_binary(t)
     ):
         return False
-    return t.bit_width % 8 == 0
+    return int(t.bit_width) % 8 == 0
 
 
 def packed_struct_kind(field: pa.Field, version: str) -> str:

@@ -37,7 +37,9 @@ def make_field_reader(ctx: FieldContext) -> FieldReader:
 
 
 def _binary_like(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    return bool(
+        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    )
 
 
 def columns_in_file(field: pa.Field, src: ByteSource, cols: Sequence[file2_pb2.ColumnMetadata], pos: int) -> int:

@@ -7,6 +7,8 @@ Binary / List).  The start of row 0 of a page is 0.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -14,6 +16,7 @@ from lancelot.encodings.v2_0.decode import Spans, decode_offsets, read_flat, tot
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.io.source import Staged
 
 
 def ends_and_validity(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +55,7 @@ def value_spans(raw: np.ndarray, ranges: Spans, adjustment: int) -> list[tuple[i
 WHOLE_BYTES_MAX = 4 << 20
 
 
-def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> tuple:
+def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> Staged:
     """On a remote source, a read of rows [0, e) (a dictionary's items) fetches the offsets and the
     whole bytes buffer in one round instead of two (``ByteSource.stage``)."""
     if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
@@ -76,7 +79,9 @@ def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> tuple:
     return pbuf.src.stage([(o_off, n), (b_off, b_size)])
 
 
-def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
+def decode_binary(
+    b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
+) -> pa.Array:
     staged = _stage_whole(b, pbuf, ranges)
     try:
         return _decode_binary(b, pbuf, ranges, dtype, cache)
@@ -84,7 +89,9 @@ def decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.Data
         pbuf.src.unstage(staged)
 
 
-def _decode_binary(b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
+def _decode_binary(
+    b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
+) -> pa.Array:
     raw = decode_offsets(b.indices, pbuf, extended(ranges))
     spans = value_spans(raw, ranges, b.null_adjustment)
     for start, end, lengths, _ in spans:

@@ -10,6 +10,7 @@ FixedSizeList, Binary, Dictionary, FixedSizeBinary, PackedStruct, Constant.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -47,7 +48,9 @@ def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Spans) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, bool)
 
 
-def read_flat(pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Spans, cache: dict | None = None) -> list[np.ndarray]:
+def read_flat(
+    pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Spans, cache: dict[Any, Any] | None = None
+) -> list[np.ndarray]:
     """Byte ranges of a Flat buffer, undoing its general compression (``Flat.compression``).
 
     pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's
@@ -105,7 +108,9 @@ def _with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(arr.type, len(arr), [vbuf, *arr.buffers()[1:]])
 
 
-def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
+def decode(
+    enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
+) -> pa.Array:
     """The rows ``ranges`` of this page, decoded into an Arrow array of ``dtype``."""
     kind = enc.WhichOneof("array_encoding")
     n = total(ranges)
@@ -183,7 +188,7 @@ def decode(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.Da
     raise pbuf.error(f"2.0 array encoding {kind!r} is not supported", UnsupportedEncodingError)
 
 
-def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict) -> pa.Array:
+def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]) -> pa.Array:
     """2.0 ``Fsst`` (pylance writes it for ``lance-encoding:compression=fsst`` on string and
     binary): the inner encoding holds each string's FSST codes; the symbol table has the same
     serialization as 2.1's (compression/fsst.py), so the same kernel decodes them."""

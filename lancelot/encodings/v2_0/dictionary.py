@@ -6,6 +6,8 @@ points at a null item.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,7 +24,9 @@ def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
     return {8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}.get(bits, pa.uint32())
 
 
-def decode_dictionary(d: pb.Dictionary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict):
+def decode_dictionary(
+    d: pb.Dictionary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
+) -> pa.Array:
     value_type = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
     key = ("v2_0-dict", pbuf.column, pbuf.page_index)
     items = cache.get(key)

@@ -54,7 +54,7 @@ class Column:
 
     @property
     def num_rows(self) -> int:
-        return self.starts[-1]
+        return int(self.starts[-1])
 
     def encoding(self, i: int) -> pb.ArrayEncoding:
         enc = self._enc.get(i)

@@ -25,7 +25,7 @@ def field_widths(ps: pb.PackedStruct, pbuf: PageBuffers) -> list[int]:
     return widths
 
 
-def decode_packed_struct(ps: pb.PackedStruct, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType):
+def decode_packed_struct(ps: pb.PackedStruct, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType) -> pa.Array:
     widths = field_widths(ps, pbuf)
     if len(widths) != dtype.num_fields:
         raise pbuf.error(f"packed struct has {len(widths)} fields, the schema {dtype.num_fields}")

@@ -22,7 +22,7 @@ of ``LanceFile.take``); the positions it computed are kept for the take of the s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -49,16 +49,19 @@ def _checked(found: _T | None) -> _T:
 
 def _is_plain_fixed(dtype: pa.DataType) -> bool:
     return (
-        pa.types.is_integer(dtype)
-        or pa.types.is_floating(dtype)
-        or pa.types.is_decimal(dtype)
-        or pa.types.is_temporal(dtype)
-        or pa.types.is_fixed_size_binary(dtype)
-    ) and dtype.bit_width % 8 == 0
+        bool(
+            pa.types.is_integer(dtype)
+            or pa.types.is_floating(dtype)
+            or pa.types.is_decimal(dtype)
+            or pa.types.is_temporal(dtype)
+            or pa.types.is_fixed_size_binary(dtype)
+        )
+        and int(dtype.bit_width) % 8 == 0
+    )
 
 
 def _is_var(dtype: pa.DataType) -> bool:
-    return (
+    return bool(
         pa.types.is_string(dtype)
         or pa.types.is_binary(dtype)
         or pa.types.is_large_string(dtype)
@@ -245,9 +248,9 @@ class _FixedPlan(TakePlan):
 
     table: PageTable
     _fixed: FixedValues
-    _memo: tuple | None = None
+    _memo: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
 
-    def _locate(self, rows: np.ndarray) -> tuple:
+    def _locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
         memo = self._memo
         if memo is not None and memo[0] is rows:
             return memo[1:]
@@ -382,7 +385,7 @@ class MixedPlan(TakePlan):
     def __init__(self, table: PageTable, group: np.ndarray, plans: list[TakePlan]) -> None:
         self.table, self.group, self.plans = table, group, plans
 
-    _memo: tuple | None = None
+    _memo: tuple[np.ndarray, list[tuple[TakePlan, np.ndarray, np.ndarray]]] | None = None
 
     def _groups(self, rows: np.ndarray) -> list[tuple[TakePlan, np.ndarray, np.ndarray]]:
         """(plan, positions in ``rows``, those rows) per page group; the same objects for the
@@ -422,7 +425,7 @@ class MixedPlan(TakePlan):
 FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 
 
-def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple | None:
+def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
     """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
     enc = table.column.encoding(i)
     bits = _fixed_bits(dtype)
@@ -451,9 +454,9 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple | None:
 def _fixed_bits(dtype: pa.DataType) -> int | None:
     """Bits of one value of a plain fixed-width type, or of a fixed-size list of one (None otherwise)."""
     if _is_plain_fixed(dtype):
-        return dtype.bit_width
+        return int(dtype.bit_width)
     if pa.types.is_fixed_size_list(dtype) and _is_plain_fixed(dtype.value_type) and dtype.list_size > 0:
-        return dtype.list_size * dtype.value_type.bit_width
+        return int(dtype.list_size) * int(dtype.value_type.bit_width)
     return None
 
 
@@ -465,7 +468,7 @@ def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePl
     return FlatPlan(table, FixedValues(table, plans, width), dtype)
 
 
-def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict, pages: list[int]) -> TakePlan:
+def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = np.zeros(n, np.int64)
