@@ -50,7 +50,8 @@ def _prefix(data: NDArray[np.uint8], s: int, e: int) -> np.uint64:
     x = x & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * n)) if n > 0 else np.uint64(0)
     x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | ((x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
     x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF))
-    return (x << np.uint64(32)) | (x >> np.uint64(32))
+    word: np.uint64 = (x << np.uint64(32)) | (x >> np.uint64(32))
+    return word
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -64,7 +65,7 @@ def _tie_less(data: NDArray[np.uint8], a0: int, a1: int, b0: int, b1: int, words
         ka = _prefix(data, a0, a1)
         kb = _prefix(data, b0, b1)
         if ka != kb:
-            return ka < kb
+            return bool(ka < kb)
     # the shorter rest (up to 8 bytes) equals the other's bytes, the zero padding included: it sorts first
     return (a1 - a0) < (b1 - b0)
 

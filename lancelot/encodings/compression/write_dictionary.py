@@ -27,13 +27,14 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 @njit(cache=True, nogil=True, inline="always")
 def _word(data: np.ndarray, s: int, e: int) -> np.uint64:
     """The first min(8, e - s) bytes at s as a little-endian word (bytes past e zero)."""
+    w: np.uint64 = np.uint64(0)
     if e - s >= 8:
-        return load_u64(data, s)
-    if s + 8 <= len(data):  # one load, masked (no loop: short values of varying lengths)
-        return load_u64(data, s) & ((np.uint64(1) << np.uint64(8 * (e - s))) - np.uint64(1))
-    w = np.uint64(0)
-    for k in range(e - s):
-        w |= np.uint64(data[s + k]) << np.uint64(8 * k)
+        w = load_u64(data, s)
+    elif s + 8 <= len(data):  # one load, masked (no loop: short values of varying lengths)
+        w = load_u64(data, s) & ((np.uint64(1) << np.uint64(8 * (e - s))) - np.uint64(1))
+    else:
+        for k in range(e - s):
+            w |= np.uint64(data[s + k]) << np.uint64(8 * k)
     return w
 
 
@@ -135,7 +136,7 @@ def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
     if not HOT.ready():
 
         def warm() -> None:  # read-only arrays, as Arrow's buffers are
-            frozen = [np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(8, np.uint8)]
+            frozen: list[np.ndarray] = [np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(8, np.uint8)]
             for a in frozen:
                 a.flags.writeable = False
             for o in frozen[:2]:

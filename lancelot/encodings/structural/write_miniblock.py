@@ -211,6 +211,7 @@ def encode_miniblock(
     per_chunk = streams + num_buffers
     n_levels = np.zeros(n_chunks, np.int64)
     bulk = None
+    value_encoding: pb.CompressiveEncoding | None
     if plan.bulk is not None and lev is None and num_buffers == 1 and n_chunks:
         bulk = plan.bulk(np.append(firsts, num_items))
     if bulk is not None:  # every chunk's one buffer at once

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -509,7 +510,7 @@ def _fsst_encode_pieces(table: SymbolTable, block: VariableWidthBlock) -> Variab
         a, b = bounds[k], bounds[k + 1]
         parts[k] = fsst_encode(table, VariableWidthBlock(block.offsets[a : b + 1], block.data, b - a))
 
-    page_pool.run_all([lambda k=k: encode(k) for k in range(len(parts))])
+    page_pool.run_all([partial(encode, k) for k in range(len(parts))])
     done = [p for p in parts if p is not None]
     shift = np.cumsum([0] + [len(p.data) for p in done[:-1]])
     offsets = np.concatenate(
