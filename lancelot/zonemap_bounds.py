@@ -22,7 +22,9 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import from_numpy, to_numpy
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit, warm_in_background
+from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit, warm_in_background
+
+load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -38,30 +40,89 @@ def _less(data: NDArray[np.uint8], a0: int, a1: int, b0: int, b1: int) -> bool:
     return (a1 - a0) < (b1 - b0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _prefix(data: NDArray[np.uint8], s: int, e: int) -> np.uint64:
+    """The first min(8, e - s) bytes at s as a big-endian word, zero padded: words compare as the bytes do
+    (``data`` holds at least 8 bytes)."""
+    n = min(e - s, 8)
+    at = min(s, len(data) - 8)  # a whole word inside the buffer, shifted to start at s
+    x = load_u64(data, at) >> np.uint64(8 * (s - at))
+    x = x & (np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * n)) if n > 0 else np.uint64(0)
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | ((x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
+    x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF))
+    word: np.uint64 = (x << np.uint64(32)) | (x >> np.uint64(32))
+    return word
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tie_less(data: NDArray[np.uint8], a0: int, a1: int, b0: int, b1: int, words: bool) -> bool:
+    """``_less``, 8 bytes at a time when ``data`` holds a word (the callers' values tie on their first word)."""
+    if not words:
+        return _less(data, a0, a1, b0, b1)
+    while a1 - a0 > 8 and b1 - b0 > 8:
+        a0 += 8
+        b0 += 8
+        ka = _prefix(data, a0, a1)
+        kb = _prefix(data, b0, b1)
+        if ka != kb:
+            return bool(ka < kb)
+    # the shorter rest (up to 8 bytes) equals the other's bytes, the zero padding included: it sorts first
+    return (a1 - a0) < (b1 - b0)
+
+
 @njit(cache=True, nogil=True)
 def _zone_extremes(
     offsets: NDArray[Any], data: NDArray[np.uint8], valid: NDArray[np.bool_], rows_per_zone: int, nzones: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Rows of each zone's smallest and largest value (the first of equal ones).  With 8 bytes of data or more,
+    each value's big-endian 8-byte prefix is compared with the current bounds' (kept at hand) and the bytes only
+    on a tie: few data-dependent branches per row."""
     n = len(offsets) - 1
     lo = np.full(nzones, -1, np.int64)
     hi = np.full(nzones, -1, np.int64)
+    words = len(data) >= 8
     for z in range(nzones):
         start = z * rows_per_zone
         end = min(start + rows_per_zone, n)
         best_lo = -1
         best_hi = -1
+        if words and end > start and np.max(offsets[start + 1 : end + 1] - offsets[start:end]) <= 7:
+            # values of up to 7 bytes: prefix word | length orders them as their bytes do, exactly
+            lo_k = np.uint64(0xFFFFFFFFFFFFFFFF)
+            hi_k = np.uint64(0)
+            for i in range(start, end):
+                if valid[i]:
+                    s = np.int64(offsets[i])
+                    e = np.int64(offsets[i + 1])
+                    k = _prefix(data, s, e) | np.uint64(e - s)
+                    if k < lo_k or best_lo < 0:
+                        lo_k, best_lo = k, i
+                    if k > hi_k or best_hi < 0:
+                        hi_k, best_hi = k, i
+            lo[z] = best_lo
+            hi[z] = best_hi
+            continue
+        lo_s = lo_e = hi_s = hi_e = np.int64(0)
+        lo_k = hi_k = np.uint64(0)
         for i in range(start, end):
             if not valid[i]:
                 continue
+            s = np.int64(offsets[i])
+            e = np.int64(offsets[i + 1])
+            k = _prefix(data, s, e) if words else np.uint64(0)
             if best_lo < 0:
                 best_lo = i
                 best_hi = i
+                lo_s, lo_e, lo_k = s, e, k
+                hi_s, hi_e, hi_k = s, e, k
                 continue
-            s, e = offsets[i], offsets[i + 1]
-            if _less(data, s, e, offsets[best_lo], offsets[best_lo + 1]):
-                best_lo = i
-            elif _less(data, offsets[best_hi], offsets[best_hi + 1], s, e):
-                best_hi = i
+            if k <= lo_k:
+                if k < lo_k or _tie_less(data, s, e, lo_s, lo_e, words):
+                    best_lo, lo_s, lo_e, lo_k = i, s, e, k
+                    continue
+            if k >= hi_k:
+                if k > hi_k or _tie_less(data, hi_s, hi_e, s, e, words):
+                    best_hi, hi_s, hi_e, hi_k = i, s, e, k
         lo[z] = best_lo
         hi[z] = best_hi
     return lo, hi

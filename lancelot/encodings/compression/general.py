@@ -32,13 +32,15 @@ ZSTD = pb.COMPRESSION_ALGORITHM_ZSTD
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: the largest expansion we accept: lz4 cannot exceed ~255x, zstd RLE blocks reach ~32768x
 _MAX_RATIO: dict[int, int] = {LZ4: 256, ZSTD: 65536}
-_CODECS: dict[str, pa.Codec] = {}
+_CODECS: dict[tuple[str, int | None], pa.Codec] = {}
 
 
-def _codec(name: str) -> pa.Codec:
-    if name not in _CODECS:
-        _CODECS[name] = pa.Codec(name)
-    return _CODECS[name]
+def _codec(name: str, level: int | None = None) -> pa.Codec:
+    """pyarrow's codec ``name`` (at ``level``), made once: a mini-block page compresses ~1000 chunks."""
+    codec = _CODECS.get((name, level))
+    if codec is None:
+        codec = _CODECS[(name, level)] = pa.Codec(name) if level is None else pa.Codec(name, compression_level=level)
+    return codec
 
 
 _LOCAL = threading.local()
@@ -132,14 +134,16 @@ def compress_buffer(compression: pb.BufferCompression, data: np.ndarray | bytes 
     scheme = scheme_of(compression)
     raw = as_u8(data)
     if scheme == LZ4:
-        body = pa.Codec("lz4_raw").compress(raw, asbytes=True) if len(raw) else b""
-        prefix = np.array([len(raw)], "<u4")
+        body = _codec("lz4_raw").compress(raw, asbytes=True) if len(raw) else b""
+        width = 4
     else:
         level = compression.level if compression.HasField("level") else None
-        codec = pa.Codec("zstd", compression_level=level) if level is not None else _codec("zstd")
-        body = codec.compress(raw, asbytes=True)
-        prefix = np.array([len(raw)], "<u8")
-    return np.concatenate([prefix.view(np.uint8), np.frombuffer(body, np.uint8)])
+        body = _codec("zstd", level).compress(raw, asbytes=True)
+        width = 8
+    out = np.empty(width + len(body), np.uint8)
+    out[:width] = np.frombuffer(len(raw).to_bytes(width, "little"), np.uint8)
+    out[width:] = np.frombuffer(body, np.uint8)
+    return out
 
 
 def buffer_compression(scheme: str, level: int | None = None) -> pb.BufferCompression:

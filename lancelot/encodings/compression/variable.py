@@ -19,6 +19,7 @@ import numpy as np
 
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, view_uint
+from lancelot.encodings.compression.scatter import copy_slices
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -125,6 +126,32 @@ def compress_variable(block: VariableWidthBlock, bits: int = 32) -> tuple[pb.Com
     out[:header] = out_offs.view(np.uint8)
     out[header:total] = data
     return variable_encoding(bits), [out]
+
+
+def compress_variable_chunks(
+    block: VariableWidthBlock, items: np.ndarray, bits: int = 32
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every mini-block chunk of ``block`` at once, chunk k holding values ``items[k]`` to ``items[k + 1]``:
+    (their buffers one after another, the byte bounds of each), the bytes ``compress_variable`` makes per chunk."""
+    w = bits // 8
+    offs = np.asarray(block.offsets, np.int64)
+    items = np.asarray(items, np.int64)
+    counts = np.diff(items)
+    first, last = offs[items[:-1]], offs[items[1:]]
+    header = (counts + 1) * w
+    total = header + (last - first)
+    check_size(int(total.max(initial=0)), "variable chunk")
+    padded = -(-total // w) * w
+    bounds = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(padded, out=bounds[1:])
+    out = np.full(int(bounds[-1]), PAD_BYTE, np.uint8)
+    # each chunk's offsets: items[k]..items[k + 1] (chunk ends repeated), from the chunk start
+    inner = items[1:-1]
+    at = np.insert(np.arange(int(items[0]), int(items[-1]) + 1, dtype=np.int64), inner - items[0], inner)
+    rel = (offs[at] - np.repeat(first - header, counts + 1)).astype(f"<u{w}").view(np.uint8)
+    copy_slices(out, bounds[:-1], rel, np.cumsum(header) - header, header)
+    copy_slices(out, bounds[:-1] + header, as_u8(block.data), first, last - first)
+    return out, bounds
 
 
 def compress_variable_block(

@@ -29,7 +29,7 @@ from lancelot.encodings.compression import pcg64, write_fsst_numpy
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.fsst import LEAST_INPUT_SIZE, SymbolTable, fsst_description
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
 from lancelot.encodings.compression.variable import compress_variable, variable_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -39,6 +39,7 @@ ROUNDS = 5
 HASH_SLOTS = 1024
 CAND_SLOTS = 1 << 16  # > 512 symbols + every adjacent pair of a 16 KiB sample
 ESCAPE = 255
+load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
 
 
 @njit(cache=True)
@@ -262,16 +263,7 @@ def _encode(
                 continue
             active += 1
             # the longest symbol at p (written out: numba compiles a helper call several times slower)
-            w = (
-                np.int64(data[p])
-                | (np.int64(data[p + 1]) << 8)
-                | (np.int64(data[p + 2]) << 16)
-                | (np.int64(data[p + 3]) << 24)
-                | (np.int64(data[p + 4]) << 32)
-                | (np.int64(data[p + 5]) << 40)
-                | (np.int64(data[p + 6]) << 48)
-                | (np.int64(data[p + 7]) << 56)
-            )
+            w = np.int64(load_u64(data, p))  # one unaligned load (eight byte loads cost ~30% more)
             r = min(e - p, 8)
             w &= masks[r]
             h = _hash3(w)

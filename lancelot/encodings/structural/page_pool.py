@@ -7,7 +7,8 @@ and up to ``cpu_count - 1`` helper threads of a small process-wide pool: every t
 claims the next task until none is left, and the caller waits only for tasks already
 running.  A helper that starts late finds nothing to do, so a call never waits for a
 queued helper, and nesting inside the reader's pool cannot deadlock.  The heavy parts of
-a page decode (numba kernels, numpy, pread) release the GIL.
+a page decode (numba kernels, numpy, pread) release the GIL.  The writer uses it too: the FSST encode of a
+large string page runs in pieces (write_strategy.py), from a thread of the writer's page pool.
 """
 
 from __future__ import annotations

@@ -30,9 +30,10 @@ import pyarrow as pa
 
 from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.compression.scatter import copy_slices
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_repdef import PageLevels
-from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, plan_miniblock
+from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, MiniBlockValues, plan_miniblock
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -68,8 +69,8 @@ def _level_bounds(levels: PageLevels, num_items: int) -> np.ndarray | None:
 
 def _plan_chunks(
     costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int, max_items: int
-) -> list[tuple[int, int]]:
-    """(first item, item count) of each chunk.
+) -> tuple[np.ndarray, np.ndarray]:
+    """(first item, item count) of each chunk, as two int64 arrays.
 
     A chunk of items [a, b) needs at most ``header + 2 * ALIGN`` + the values' bytes
     ``costs[b] - costs[a]`` + per level stream ``2 * (lev[b] - lev[a]) + ALIGN``: each
@@ -85,12 +86,14 @@ def _plan_chunks(
         fixed += streams * ALIGN
     budget = CHUNK_TARGET - fixed
     top = max_items.bit_length() - 1
-    chunks = []
+    firsts: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
     a = 0
     while a < n:
         rest = n - a
         if rest <= max_items and int(cum[n] - cum[a]) <= budget:
-            chunks.append((a, rest))
+            firsts.append(np.array([a], np.int64))
+            counts.append(np.array([rest], np.int64))
             break
         fit = int(cum.searchsorted(cum[a] + budget, side="right")) - 1 - a
         size = 1 << min(max(fit, 1).bit_length() - 1, top, rest.bit_length() - 1)
@@ -101,21 +104,27 @@ def _plan_chunks(
         starts = a + size * np.arange(rest // size, dtype=np.int64)
         fits = cum[starts + size] - cum[starts] <= budget
         take = max(1, int(np.argmin(fits)) if not fits.all() else len(starts))
-        chunks.extend((int(x), size) for x in starts[:take])
+        firsts.append(starts[:take])
+        counts.append(np.full(take, size, np.int64))
         a += take * size
-    return chunks
+    if not firsts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(firsts), np.concatenate(counts)
 
 
-def _rep_index(rep: np.ndarray, max_rep: int, lev: np.ndarray | None, chunks: list[tuple[int, int]]) -> np.ndarray:
+def _rep_index(
+    rep: np.ndarray, max_rep: int, lev: np.ndarray | None, chunks: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
     """Per chunk: rows ending in it, and level entries of the row it leaves unfinished."""
     if lev is None:  # no level entries: no items, so no chunks either
         return np.zeros(0, np.uint64)
     total = len(rep)
     starts = np.append(np.flatnonzero(rep == max_rep), total)
-    out = np.zeros((len(chunks), 2), np.uint64)
-    for k, (a, count) in enumerate(chunks):
+    n_chunks = len(chunks[0])
+    out = np.zeros((n_chunks, 2), np.uint64)
+    for k, (a, count) in enumerate(zip(chunks[0].tolist(), chunks[1].tolist())):
         ls = int(lev[a])
-        le = int(lev[a + count]) if k < len(chunks) - 1 else total
+        le = int(lev[a + count]) if k < n_chunks - 1 else total
         lo = np.searchsorted(starts, ls, side="right")
         hi = np.searchsorted(starts, le, side="right")
         out[k, 0] = hi - lo
@@ -133,6 +142,46 @@ def _pack_levels(levels: np.ndarray, width: int) -> np.ndarray:
     """One chunk's levels, bit-packed with the page's width (as pylance stores them)."""
     block = FixedWidthBlock(levels.astype("<u2").view(np.uint8), 16, len(levels))
     return compress_out_of_line_bitpacking(block, width)[1][0]
+
+
+def _as_bytes(b: np.ndarray) -> np.ndarray:
+    return b if b.dtype == np.uint8 and b.ndim == 1 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
+
+
+def _chunk_pieces(
+    plan: MiniBlockValues,
+    levels: PageLevels,
+    lev: np.ndarray | None,
+    chunks: tuple[np.ndarray, np.ndarray],
+    per_chunk: int,
+    n_levels: np.ndarray,
+) -> tuple[pb.CompressiveEncoding | None, np.ndarray, np.ndarray]:
+    """(encoding, the pieces' bytes one after another, their sizes per chunk) of every chunk made one at a time:
+    the packed levels, then the value buffers; ``n_levels`` gets each chunk's level count."""
+    rep, defs = levels.rep, levels.defs
+    total_levels = len(rep) if rep is not None else (len(defs) if defs is not None else 0)
+    rep_width = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
+    def_width = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
+    n_chunks = len(chunks[0])
+    value_encoding = None
+    pieces: list[np.ndarray] = []
+    for k, (a, count) in enumerate(zip(chunks[0].tolist(), chunks[1].tolist())):
+        enc, bufs = plan.chunk(a, count)
+        if value_encoding is None:
+            value_encoding = enc
+        if lev is not None:
+            ls = int(lev[a])
+            le = int(lev[a + count]) if k < n_chunks - 1 else total_levels
+            if rep is not None:
+                pieces.append(_pack_levels(rep[ls:le], rep_width))
+            if defs is not None:
+                pieces.append(_pack_levels(defs[ls:le], def_width))
+            n_levels[k] = le - ls
+        pieces.extend(bufs)
+    pieces = [_as_bytes(b) for b in pieces]
+    lens = np.fromiter((b.nbytes for b in pieces), np.int64, len(pieces)).reshape(n_chunks, per_chunk)
+    data = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+    return value_encoding, data, lens
 
 
 def encode_miniblock(
@@ -157,29 +206,24 @@ def encode_miniblock(
     header += _pad(header)
     costs = plan.costs() if callable(plan.costs) else plan.costs
     chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items)
-    n_chunks = len(chunks)
-    total_levels = len(rep) if rep is not None else (len(defs) if defs is not None else 0)
-    # every chunk's buffers (levels first), then one vectorized layout pass
-    value_encoding = None
-    pieces: list[np.ndarray] = []
+    firsts, counts = chunks
+    n_chunks = len(firsts)
+    per_chunk = streams + num_buffers
     n_levels = np.zeros(n_chunks, np.int64)
-    for k, (a, count) in enumerate(chunks):
-        enc, bufs = plan.chunk(a, count)
-        if value_encoding is None:
-            value_encoding = enc
-        if lev is not None:
-            ls = int(lev[a])
-            le = int(lev[a + count]) if k < n_chunks - 1 else total_levels
-            if rep is not None:
-                pieces.append(_pack_levels(rep[ls:le], rep_width))
-            if defs is not None:
-                pieces.append(_pack_levels(defs[ls:le], def_width))
-            n_levels[k] = le - ls
-        pieces.extend(bufs)
+    bulk = None
+    value_encoding: pb.CompressiveEncoding | None
+    if plan.bulk is not None and lev is None and num_buffers == 1 and n_chunks:
+        bulk = plan.bulk(np.append(firsts, num_items))
+    if bulk is not None:  # every chunk's one buffer at once
+        value_encoding, data, bounds = bulk
+        lens = np.diff(bounds).reshape(n_chunks, 1)
+        src = bounds[:-1]
+    else:  # every chunk's buffers (levels first), then one layout pass
+        value_encoding, data, lens = _chunk_pieces(plan, levels, lev, chunks, per_chunk, n_levels)
+        src = np.zeros(lens.size, np.int64)
+        np.cumsum(lens.reshape(-1)[:-1], out=src[1:])
     if n_levels.max(initial=0) > 0xFFFF:
         raise ChunkTooLarge(f"a mini-block chunk of {int(n_levels.max())} level entries")
-    per_chunk = streams + num_buffers
-    lens = np.fromiter((b.nbytes for b in pieces), np.int64, len(pieces)).reshape(n_chunks, per_chunk)
     padded = lens + (-lens % ALIGN)
     sizes = header + padded.sum(axis=1)
     if not large_chunks and n_chunks and int(sizes.max()) > CHUNK_LIMIT:
@@ -196,10 +240,9 @@ def encode_miniblock(
     head["sizes"] = lens[:, streams:]
     hb = head.dtype.itemsize
     out[(starts[:-1, None] + np.arange(hb)).reshape(-1)] = head.view(np.uint8)
-    pos = (starts[:-1, None] + header + np.cumsum(padded, axis=1) - padded).reshape(-1).tolist()
-    for p, b in zip(pos, pieces):
-        out[p : p + b.nbytes] = b if b.dtype == np.uint8 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
-    logs = np.array([count.bit_length() - 1 for _, count in chunks], np.int64)
+    dst = (starts[:-1, None] + header + np.cumsum(padded, axis=1) - padded).reshape(-1)
+    copy_slices(out, dst, data, src, lens.reshape(-1))
+    logs = np.frexp(counts)[1].astype(np.int64) - 1  # log2 of the (power-of-two) item counts
     if n_chunks:
         logs[-1] = 0
     words = ((sizes // ALIGN - 1) << 4) | logs

@@ -29,7 +29,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
     from lancelot.encodings.strategy import EncodingOptions
-    from lancelot.encodings.structural.write_strategy import ChunkEncoder, Compressed, MiniBlockValues
+    from lancelot.encodings.structural.write_strategy import BulkEncoder, ChunkEncoder, Compressed, MiniBlockValues
 
 #: the probe: this many chunks spread over the page, each of about this many (uncompressed) bytes
 PROBE_CHUNKS = 4
@@ -55,13 +55,35 @@ PROFILES = {
 
 
 def with_general(inner: ChunkEncoder, compression: pb.BufferCompression) -> ChunkEncoder:
-    """General compression of the first buffer of every chunk ``inner`` makes."""
+    """General compression of the first buffer of every chunk ``inner`` makes (whose encoding is the
+    same for every chunk: its General wrapper is made once)."""
+    made: list[pb.CompressiveEncoding] = []
 
     def chunk(a: int, count: int) -> Compressed:
         enc, bufs = inner(a, count)
-        return general_encoding(compression, enc), [compress_buffer(compression, bufs[0]), *bufs[1:]]
+        if not made:
+            made.append(general_encoding(compression, enc))
+        return made[0], [compress_buffer(compression, bufs[0]), *bufs[1:]]
 
     return chunk
+
+
+def general_bulk(inner: BulkEncoder | None, compression: pb.BufferCompression) -> BulkEncoder | None:
+    """``with_general`` for a bulk encoder: each chunk's buffer compressed, the results one after another."""
+    if inner is None:
+        return None
+
+    def bulk(items: np.ndarray) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray] | None:
+        made = inner(items)
+        if made is None:
+            return None
+        enc, data, bounds = made
+        parts = [compress_buffer(compression, data[a:b]) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        out = np.zeros(len(parts) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=out[1:])
+        return general_encoding(compression, enc), np.concatenate(parts), out
+
+    return bulk
 
 
 def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
@@ -92,4 +114,10 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
         packed += len(compress_buffer(compression, first))
     if not raw or packed > (1.0 - profile.min_saving) * raw:
         return replace(plan, costs=costs)
-    return replace(plan, costs=costs, chunk=with_general(plan.chunk, compression), size=plan.size * packed // raw)
+    return replace(
+        plan,
+        costs=costs,
+        chunk=with_general(plan.chunk, compression),
+        bulk=general_bulk(plan.bulk, compression),
+        size=plan.size * packed // raw,
+    )

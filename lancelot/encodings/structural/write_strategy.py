@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -42,15 +43,23 @@ from lancelot.encodings.compression.bitpacking import (
     pack_inline_chunks,
 )
 from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, VariableWidthBlock
+from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
 from lancelot.encodings.compression.flat import compress_flat
-from lancelot.encodings.compression.fsst import fsst_description
+from lancelot.encodings.compression.fsst import SymbolTable, fsst_description
 from lancelot.encodings.compression.general import buffer_compression, compress_buffer, general_encoding
 from lancelot.encodings.compression.packed import compress_packed_struct
 from lancelot.encodings.compression.rle import compress_rle, rle_size, runs
-from lancelot.encodings.compression.variable import compress_variable, compress_variable_block, variable_encoding
+from lancelot.encodings.compression.variable import (
+    compress_variable,
+    compress_variable_block,
+    compress_variable_chunks,
+    variable_encoding,
+)
+from lancelot.encodings.compression.write_dictionary import dictionary_encode
 from lancelot.encodings.strategy import EncodingOptions
-from lancelot.encodings.structural.write_profile import apply_profile, with_general
+from lancelot.encodings.structural import page_pool
+from lancelot.encodings.structural.write_profile import apply_profile, general_bulk, with_general
 from lancelot.encodings.structural.write_values import (
     compress_miniblock_chunk,
     has_item_nulls,
@@ -80,11 +89,17 @@ RLE_RUN_RATIO = 0.5
 FSST_MIN_BYTES = 32 * 1024
 FSST_MIN_MAX_LENGTH = 5
 FSST_MAX_RATIO = 0.9
+#: FSST pages of at least two pieces of this many bytes are encoded in up to FSST_PIECES pieces side by side
+FSST_PIECE_BYTES = 2 << 20
+FSST_PIECES = 4
 #: the sample General compression is tried on to decide byte-stream-split (bss=auto)
 BSS_PROBE_BYTES = 64 * 1024
 
 Compressed = tuple[pb.CompressiveEncoding, list[np.ndarray]]
 ChunkEncoder = Callable[[int, int], Compressed]
+#: every chunk at once: item bounds (chunk k holds items [b[k], b[k + 1])) -> (encoding, the chunks' one buffer each,
+#: one after another, their byte bounds), the bytes ``ChunkEncoder`` makes; None when it cannot for these chunks
+BulkEncoder = Callable[[np.ndarray], tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray] | None]
 DEFAULT_OPTIONS = EncodingOptions()
 
 
@@ -101,6 +116,7 @@ class MiniBlockValues:
     dictionary: pb.CompressiveEncoding | None = None
     dictionary_buffer: np.ndarray | None = None
     num_dictionary_items: int = 0
+    bulk: BulkEncoder | None = None  # what ``chunk`` makes, for all chunks in one go (see BulkEncoder)
 
 
 def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compressed]) -> ChunkEncoder:
@@ -110,6 +126,18 @@ def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compre
         return compress(FixedWidthBlock(block.data[a * width : (a + count) * width], block.bits_per_value, count))
 
     return chunk
+
+
+def _flat_bulk(block: FixedWidthBlock) -> BulkEncoder:
+    """Flat chunks of whole-byte values: slices of the page's bytes."""
+    width = block.bits_per_value // 8
+    enc = compress_flat(FixedWidthBlock(block.data[:0], block.bits_per_value, 0))[0]
+
+    def bulk(items: np.ndarray) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray]:
+        data = as_u8(block.data)[int(items[0]) * width : int(items[-1]) * width]
+        return enc, data, (items - items[0]) * width
+
+    return bulk
 
 
 class BitpackedPage:
@@ -129,6 +157,14 @@ class BitpackedPage:
             return self.encoding, [self.packed[self.starts[k] : self.starts[k + 1]]]
         part = FixedWidthBlock(self.block.data[a * width : (a + count) * width], self.block.bits_per_value, count)
         return compress_inline_bitpacking(part)
+
+    def bulk(self, items: np.ndarray) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray] | None:
+        """The packed page as it is, when the chunks are its 1024-value chunks."""
+        n = self.block.num_values
+        whole = np.arange(0, n, CHUNK, dtype=np.int64)
+        if len(items) != len(whole) + 1 or not np.array_equal(items[:-1], whole) or int(items[-1]) != n:
+            return None
+        return self.encoding, self.packed, self.starts
 
 
 def _general_compression(opts: EncodingOptions) -> pb.BufferCompression:
@@ -160,6 +196,7 @@ class FixedPlan:
     max_items: int
     size: int  # estimated bytes of the page's values
     costs: Callable[[], np.ndarray] | None = None  # cumulative chunk bytes when not the raw width (RLE)
+    bulk: BulkEncoder | None = None
 
 
 def _rle_costs(vals: np.ndarray, nbytes: int) -> np.ndarray:
@@ -198,14 +235,23 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) 
     plain technique's: general compression does at least as well on what they compress)."""
     n, t = block.num_values, block.bits_per_value
     if opts.plain_only:
-        return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, n * t // 8)
+        return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, n * t // 8, bulk=_flat_bulk(block))
     size, kind = _cheapest(block, opts)
     if opts.general:
         compression = _general_compression(opts)
-        inner = compress_byte_stream_split if _use_bss(block, opts, compression) else compress_flat
-        return FixedPlan(with_general(_sliced(block, inner), compression), MAX_CHUNK_ITEMS, size)
+        if _use_bss(block, opts, compression):
+            return FixedPlan(
+                with_general(_sliced(block, compress_byte_stream_split), compression), MAX_CHUNK_ITEMS, size
+            )
+        return FixedPlan(
+            with_general(_sliced(block, compress_flat), compression),
+            MAX_CHUNK_ITEMS,
+            size,
+            bulk=general_bulk(_flat_bulk(block), compression),
+        )
     if kind == "bitpacking":
-        return FixedPlan(BitpackedPage(block).chunk, BITPACK_CHUNK_ITEMS, size)
+        page = BitpackedPage(block)
+        return FixedPlan(page.chunk, BITPACK_CHUNK_ITEMS, size, bulk=page.bulk)
     if kind == "rle":
         return FixedPlan(
             _sliced(block, compress_rle),
@@ -213,7 +259,7 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) 
             size,
             lambda: _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8),
         )
-    return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, size)
+    return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, size, bulk=_flat_bulk(block))
 
 
 def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
@@ -260,10 +306,11 @@ def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions)
             MAX_CHUNK_ITEMS,
             _sliced(block, compress_flat),
             block.num_values * block.bits_per_value // 8,
+            bulk=_flat_bulk(block),
         )
     plan = fixed_plan(block, opts)
     costs = plan.costs if plan.costs is not None else (lambda: value_costs(values))
-    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size)
+    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size, bulk=plan.bulk)
 
 
 # ----------------------------------------------------------------------------- dictionaries
@@ -374,7 +421,9 @@ def _dictionary_page(
     elif fixed is not None:
         encoded = _sorted_runs_dictionary(fixed)
     if encoded is None:
-        encoded = pc.dictionary_encode(keys, null_encoding="mask")
+        encoded = dictionary_encode(keys, n if force else limit)
+        if encoded is None:  # more distinct values than the limit
+            return None
     c = len(encoded.dictionary)
     if not force and c > limit:
         return None
@@ -404,7 +453,9 @@ def _dictionary_page(
     costs = (
         index_plan.costs if index_plan.costs is not None else (lambda: (bits // 8) * np.arange(n + 1, dtype=np.int64))
     )
-    return MiniBlockValues(costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c)
+    return MiniBlockValues(
+        costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c, bulk=index_plan.bulk
+    )
 
 
 # ----------------------------------------------------------------------------- strings
@@ -417,12 +468,12 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
     forced = opts.compression == "fsst"
     if not forced and (size < FSST_MIN_BYTES or max_value_bytes(values) < FSST_MIN_MAX_LENGTH):
         return None
-    from lancelot.encodings.compression.write_fsst import fsst_encode, train_fsst  # numba: load on demand
+    from lancelot.encodings.compression.write_fsst import train_fsst  # numba: load on demand
 
     table = train_fsst(block, force=forced)
     if not (table.switch_on or forced):
         return None
-    packed = fsst_encode(table, block)
+    packed = _fsst_encode_pieces(table, block)
     offs = np.asarray(packed.offsets, np.int64)
     if not forced and int(offs[-1] - offs[0]) >= FSST_MAX_RATIO * size:
         return None
@@ -434,7 +485,39 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
         part = VariableWidthBlock(packed.offsets[a : a + n + 1], packed.data, n)
         return encoding, compress_variable(part, bits)[1]
 
-    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
+    def bulk(items: np.ndarray) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray]:
+        return encoding, *compress_variable_chunks(packed, items, bits)
+
+    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]), bulk=bulk)
+
+
+def _fsst_encode_pieces(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthBlock:
+    """``fsst_encode(table, block)``; a large page once the kernel is loaded is encoded in pieces side by side
+    (page_pool.run_all: the page's thread and idle helpers), the pieces' codes joined (the same codes: each
+    string's are its own)."""
+    from lancelot.encodings.compression.write_fsst import HOT_ENCODE, fsst_encode
+
+    offs = np.asarray(block.offsets, np.int64)
+    size = int(offs[-1] - offs[0]) if len(offs) else 0
+    pieces = min(FSST_PIECES, size // FSST_PIECE_BYTES)
+    if pieces <= 1 or page_pool.threads() <= 1 or not HOT_ENCODE.ready():
+        return fsst_encode(table, block)
+    cuts = np.searchsorted(offs, offs[0] + size * np.arange(1, pieces) // pieces)  # about equal bytes each
+    bounds = sorted({0, block.num_values, *cuts.tolist()})
+    parts: list[VariableWidthBlock | None] = [None] * (len(bounds) - 1)
+
+    def encode(k: int) -> None:
+        a, b = bounds[k], bounds[k + 1]
+        parts[k] = fsst_encode(table, VariableWidthBlock(block.offsets[a : b + 1], block.data, b - a))
+
+    page_pool.run_all([partial(encode, k) for k in range(len(parts))])
+    done = [p for p in parts if p is not None]
+    shift = np.cumsum([0] + [len(p.data) for p in done[:-1]])
+    offsets = np.concatenate(
+        [np.asarray(done[0].offsets[:1], np.uint64)]
+        + [np.asarray(p.offsets[1:], np.uint64) + np.uint64(d) for p, d in zip(done, shift.tolist())]
+    )
+    return VariableWidthBlock(offsets, np.concatenate([p.data for p in done]), block.num_values)
 
 
 def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
@@ -450,9 +533,20 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
     def plain(a: int, n: int) -> Compressed:
         return compress_variable(VariableWidthBlock(block.offsets[a : a + n + 1], block.data, n), bits)
 
+    def plain_bulk(items: np.ndarray) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray]:
+        return variable_encoding(bits), *compress_variable_chunks(block, items, bits)
+
     costs = value_costs(values)
-    chunk = with_general(plain, _general_compression(opts)) if opts.general else plain
-    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, chunk, int(costs[-1]))
+    if opts.general:
+        compression = _general_compression(opts)
+        return MiniBlockValues(
+            costs,
+            MAX_CHUNK_ITEMS,
+            with_general(plain, compression),
+            int(costs[-1]),
+            bulk=general_bulk(plain_bulk, compression),
+        )
+    return MiniBlockValues(costs, MAX_CHUNK_ITEMS, plain, int(costs[-1]), bulk=plain_bulk)
 
 
 def _packed_page(values: pa.Array) -> MiniBlockValues:

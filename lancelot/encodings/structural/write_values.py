@@ -161,6 +161,8 @@ def value_costs(arr: pa.Array) -> np.ndarray:
     if fsl_of_variable(t):
         return value_costs(fsl_items(arr))[:: t.list_size]
     bits = item_bits(t) + validity_bits(t)  # room for the item validity bitmaps
+    if bits and bits % 8 == 0:  # whole bytes: one pass
+        return np.arange(0, (n + 1) * (bits // 8), bits // 8, dtype=np.int64)
     return (np.arange(n + 1, dtype=np.int64) * bits + 7) // 8
 
 
