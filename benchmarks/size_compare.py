@@ -6,7 +6,9 @@ Each table is written once by each writer at default settings (pylance at the sa
 version; Parquet with pyarrow's defaults, snappy, and again with zstd).  Prints the total sizes and
 ratios against Parquet, then one row per top-level column: bytes per value in each file and the
 encoding lancelot chose (``lancelot inspect`` words).  Parquet's column bytes are its column chunks'
-compressed sizes summed over row groups; Lance's are the column's page and column buffers.
+compressed sizes summed over row groups; Lance's are the column's page and column buffers.  A last
+row holds the bytes outside the columns (Parquet: its footer; Lance: schema, zone maps, metadata and
+alignment padding, broken down for lancelot's file), which decide the size of a tiny table.
 
 ``--speed`` also writes the table with each lancelot profile and times, interleaved in rotating order,
 takes of 10 new random rows per call (all columns) and full reads: lancelot on each profile's file
@@ -33,18 +35,25 @@ from lancelot.inspect import FileView
 from lancelot.reader import LanceFile
 
 DATA_DIR = Path(__file__).parent / "data"
+#: the row of the bytes outside the columns (Lance: schema, zone maps, metadata, padding; Parquet: footer)
+OUTSIDE = "(not columns)"
 
 
 def lance_columns(path: str) -> tuple[dict[str, int], dict[str, str]]:
-    """Stored bytes and the most common encoding words per top-level column of a Lance file."""
+    """Stored bytes and the most common encoding words per top-level column of a Lance file; the
+    bytes outside the columns under OUTSIDE (with ``lancelot inspect``'s breakdown as its words)."""
     with LanceFile(path) as f:
-        rows, _ = FileView(f).columns()
+        view = FileView(f)
+        rows, _ = view.columns()
+        outside = view.overhead(rows)
     size: dict[str, int] = defaultdict(int)
     enc: dict[str, str] = {}
     for r in rows:
         top = r.path.split(".", 1)[0].split("#", 1)[0]
         size[top] += r.stored
         enc.setdefault(top, r.encoding)
+    size[OUTSIDE] = sum(outside.values())
+    enc[OUTSIDE] = ", ".join(f"{k} {v:,}" for k, v in outside.items() if v)
     return dict(size), enc
 
 
@@ -57,7 +66,12 @@ def parquet_columns(path: str) -> dict[str, int]:
         for c in range(rg.num_columns):
             col = rg.column(c)
             size[col.path_in_schema.split(".", 1)[0]] += col.total_compressed_size
+    size[OUTSIDE] = os.path.getsize(path) - sum(size.values())
     return dict(size)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} B"
 
 
 def write_all(table: pa.Table, out: str, version: str, profile: str | None) -> dict[str, str]:
@@ -88,14 +102,13 @@ def report(name: str, table: pa.Table, paths: dict[str, str]) -> list[str]:
     pqs, pqz = parquet_columns(paths["parquet"]), parquet_columns(paths["parquet-zstd"])
     n = max(table.num_rows, 1)
     lines = [
-        f"{name}: {table.num_rows:,} rows; " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in total.items()),
+        f"{name}: {table.num_rows:,} rows; " + ", ".join(f"{k} {_size(v)}" for k, v in total.items()),
         f"  lancelot / parquet-snappy {total['lancelot'] / total['parquet']:.2f}x, "
         f"/ parquet-zstd {total['lancelot'] / total['parquet-zstd']:.2f}x, "
         f"/ pylance {total['lancelot'] / total['pylance']:.2f}x",
         f"  {'column':<18} {'lancelot':>9} {'pylance':>9} {'pq-snappy':>9} {'pq-zstd':>9}  bytes/value; encoding",
     ]
-    for field in table.schema:
-        c = field.name
+    for c in [*table.schema.names, OUTSIDE]:
         lines.append(
             f"  {c:<18} {ours.get(c, 0) / n:>9.2f} {theirs.get(c, 0) / n:>9.2f} "
             f"{pqs.get(c, 0) / n:>9.2f} {pqz.get(c, 0) / n:>9.2f}  {enc.get(c, '-')}"
@@ -155,15 +168,16 @@ def speed(table: pa.Table, out: str, version: str, paths: dict[str, str], reps: 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sf", type=float, default=1.0)
-    ap.add_argument("--tables", default="lineitem,orders,customer,part,partsupp,supplier")
+    ap.add_argument("--tables", default="lineitem,orders,customer,part,partsupp,supplier,nation,region")
     ap.add_argument("--version", default="2.2")
     ap.add_argument("--profile", default=None, help="lancelot writer profile (when the writer has profiles)")
     ap.add_argument("--speed", action="store_true", help="also time takes and full reads of each profile")
     ap.add_argument("--reps", type=int, default=51)
+    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where tpch-sf<N>-<table>.arrow are (or go)")
     args = ap.parse_args(argv)
-    DATA_DIR.mkdir(exist_ok=True)
+    args.data_dir.mkdir(exist_ok=True)
     for name in args.tables.split(","):
-        table = tpch_table(DATA_DIR, args.sf, name).load()
+        table = tpch_table(args.data_dir, args.sf, name).load()
         with tempfile.TemporaryDirectory() as out:
             paths = write_all(table, out, args.version, args.profile)
             print("\n".join(report(f"TPC-H {name} SF{args.sf:g} at {args.version}", table, paths)), flush=True)

@@ -3,7 +3,8 @@
 ``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header
 (version, rows, size), then one table row per physical column — column path (struct children and
 list items by their own names), type, pages, rows, stored bytes, bytes per value, the encoding in a
-few words and the compression ratio (Arrow bytes / stored bytes).  ``verbose`` adds every column's full encoding
+few words and the compression ratio (Arrow bytes / stored bytes) — and the bytes outside the columns
+(schema, zone maps, metadata, padding).  ``verbose`` adds every column's full encoding
 tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view
 for another kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
 """
@@ -238,6 +239,24 @@ class FileView:
                 )
         return out, sample < f.num_rows
 
+    def overhead(self, rows: list[ColumnRow]) -> dict[str, int]:
+        """The file's bytes that belong to no column: the schema, lancelot's zone maps (and any other
+        global buffer), the column metadata with the offset tables and footer, and the rest (alignment
+        padding, deferred encodings)."""
+        from lancelot.format.container import FOOTER_SIZE
+        from lancelot.zonemaps import MAGIC_PREFIX
+
+        f, md = self.f, self.f.metadata
+        out = {"schema": md.global_buffers[0][1] if md.global_buffers else 0}
+        for i, (pos, size) in enumerate(md.global_buffers[1:], 1):
+            zones = size > len(MAGIC_PREFIX) and f.read_bytes(pos, len(MAGIC_PREFIX)) == MAGIC_PREFIX
+            out["zone maps" if zones else f"global buffer {i}"] = size
+        out["metadata"] = (
+            sum(cm.ByteSize() for cm in md.columns) + 16 * (len(md.columns) + len(md.global_buffers)) + FOOTER_SIZE
+        )
+        out["padding"] = md.file_size - sum(out.values()) - sum(r.stored for r in rows)
+        return out
+
     def _page_words(self, enc: file2_pb2.Encoding) -> str:
         msg, name = _decode(self.f, enc)
         return encoding_words(msg) if msg is not None else name
@@ -272,6 +291,7 @@ class FileView:
         )
         if estimated:
             lines.append(f"(~ ratios estimated from the first {RATIO_SAMPLE_ROWS:,} rows)")
+        lines.append("outside the columns: " + ", ".join(f"{k} {_human(v)}" for k, v in self.overhead(rows).items()))
         if verbose:
             lines += ["", "schema:", *("  " + ln for ln in f.schema.to_string(show_schema_metadata=True).splitlines())]
             lines += self._trees(rows, max_pages, one_line)

@@ -310,11 +310,11 @@ class LanceFile:
 
     def zone_maps(self) -> ZoneMaps | None:
         """Per-zone statistics written by lancelot (None if the file has none)."""
-        from lancelot.zonemaps import MAGIC, parse_zone_maps
+        from lancelot.zonemaps import MAGIC_PREFIX, parse_zone_maps
 
         for i in range(1, self.num_global_buffers):
             pos, size = self.metadata.global_buffers[i]
-            if size >= len(MAGIC) and bytes(self._src.read(pos, len(MAGIC))) == MAGIC:
+            if size > len(MAGIC_PREFIX) and bytes(self._src.read(pos, len(MAGIC_PREFIX))) == MAGIC_PREFIX:
                 return parse_zone_maps(self.read_global_buffer(i))
         return None
 

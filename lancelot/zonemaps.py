@@ -3,14 +3,16 @@
 A lancelot extension, not part of the Lance format: the writer cuts the file's
 rows into zones of ``rows_per_zone`` rows, keeps the smallest and largest value
 and the null count of every primitive column (top-level, or reached through
-structs only) per zone, and stores them as one extra global buffer::
+structs only) per zone, and stores them as one extra global buffer in the compact layout of lancelot/zonemap_codec.py
+(format 2: a few hundred bytes for a file of one zone).  Files written before it hold format 1,
+still read::
 
     MAGIC | Arrow IPC stream of one table, one row per zone:
             rows (int64) | c<j>.min | c<j>.max | c<j>.nulls (int64)  for each column j
 
-The schema metadata names the columns (``lancelot.columns``: a JSON list of paths)
-and the zone size.  pylance ignores global buffers it does not know, so files
-carrying zone maps stay readable everywhere.
+(the schema metadata names the columns, ``lancelot.columns``: a JSON list of paths, and the zone
+size).  pylance ignores global buffers it does not know, so files carrying zone maps stay
+readable everywhere.
 
 Bounds are conservative: a null bound in a zone that has non-null values means
 "unbounded on that side" (strings longer than ``MAX_BOUND_BYTES`` are stored
@@ -25,7 +27,6 @@ import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -36,8 +37,11 @@ from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy, zero
 from lancelot.errors import CorruptFileError
+from lancelot.zonemap_codec import MAGIC_V2, ColumnZones, decode, encode
 
+#: format 1 (Arrow IPC), read only; every format starts with MAGIC_PREFIX and one version byte
 MAGIC = b"LANCELOT-ZONEMAPS\x01"
+MAGIC_PREFIX = MAGIC[:-1]
 DEFAULT_ROWS_PER_ZONE = 4096
 #: string / binary bounds are cut to this many bytes
 MAX_BOUND_BYTES = 64
@@ -386,9 +390,7 @@ class ZoneMapBuilder:
             if any(p is None for p in parts):
                 self._alive[j] = False
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
-        arrays: list[pa.Array] = [from_numpy(rows.astype(np.int64))]
-        names = ["rows"]
-        paths: list[list[str]] = []
+        columns = []
         for j, (path, t) in enumerate(self._columns):
             if not self._alive[j]:
                 continue
@@ -397,27 +399,8 @@ class ZoneMapBuilder:
             mins = pa.concat_arrays([p[0].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
             maxs = pa.concat_arrays([p[1].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
             nulls = np.concatenate([p[2] for p in blocks]) if blocks else np.zeros(0, np.int64)
-            k = len(paths)
-            arrays += [mins, maxs, from_numpy(nulls.astype(np.int64))]
-            names += [f"c{k}.min", f"c{k}.max", f"c{k}.nulls"]
-            paths.append(list(path))
-        meta = {"lancelot.columns": json.dumps(paths), "lancelot.rows_per_zone": str(self.rows_per_zone)}
-        table = pa.Table.from_arrays(arrays, names=names).replace_schema_metadata(meta)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as w:
-            w.write_table(table)
-        stream: bytes = sink.getvalue().to_pybytes()
-        return MAGIC + stream
-
-
-@dataclass
-class ColumnZones:
-    """The bounds of one column, one entry per zone."""
-
-    path: Path
-    min: pa.Array
-    max: pa.Array
-    nulls: np.ndarray
+            columns.append(ColumnZones(path, mins, maxs, nulls.astype(np.int64)))
+        return encode(rows.astype(np.int64), columns, self.rows_per_zone)
 
 
 class ZoneMaps:
@@ -552,10 +535,24 @@ def _as_scalar(value: object, t: pa.DataType) -> pa.Scalar | None:
 
 
 def parse_zone_maps(data: bytes) -> ZoneMaps:
-    """Parse a zone-map global buffer written by ``ZoneMapBuilder.finish``."""
+    """Parse a zone-map global buffer (format 2, zonemap_codec.py; or format 1, Arrow IPC)."""
     data = bytes(data)
-    if not data.startswith(MAGIC):
+    if data.startswith(MAGIC_V2):
+        try:
+            rows, columns, rows_per_zone = decode(data)
+        except (pa.ArrowException, UnicodeDecodeError, KeyError, ValueError, TypeError) as e:
+            raise CorruptFileError(f"zone map buffer does not parse: {e}") from None
+    elif data.startswith(MAGIC):
+        rows, columns, rows_per_zone = _parse_ipc(data)
+    else:
         raise CorruptFileError("global buffer is not a lancelot zone map (bad magic)")
+    if (rows < 0).any() or any((c.nulls < 0).any() or (c.nulls > rows).any() for c in columns):
+        raise CorruptFileError("zone map counts are out of range")
+    return ZoneMaps(rows, columns, rows_per_zone)
+
+
+def _parse_ipc(data: bytes) -> tuple[np.ndarray, list[ColumnZones], int]:
+    """(rows per zone, the columns, rows_per_zone) of a format-1 buffer (MAGIC + Arrow IPC stream)."""
     try:
         table = pa.ipc.open_stream(pa.py_buffer(data[len(MAGIC) :])).read_all()
         meta = table.schema.metadata or {}
@@ -570,10 +567,6 @@ def parse_zone_maps(data: bytes) -> ZoneMaps:
             maxs = table.column(f"c{k}.max").combine_chunks()
             nulls = table.column(f"c{k}.nulls").to_numpy().astype(np.int64)
             columns.append(ColumnZones(tuple(p), mins, maxs, nulls))
-    except CorruptFileError:
-        raise
     except (pa.ArrowException, KeyError, ValueError, TypeError) as e:
         raise CorruptFileError(f"zone map buffer does not parse: {e}") from None
-    if (rows < 0).any() or any((c.nulls < 0).any() or (c.nulls > rows).any() for c in columns):
-        raise CorruptFileError("zone map counts are out of range")
-    return ZoneMaps(rows, columns, rows_per_zone)
+    return rows, columns, rows_per_zone

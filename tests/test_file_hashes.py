@@ -103,18 +103,18 @@ CASES = [(name, None) for name in TABLES] + [("primitive", 4096)]
 
 #: (table, version, max_page_bytes) -> sha256 of the written file
 EXPECTED: dict[tuple[str, str, int | None], str] = {
-    ("primitive", "2.0", None): "c39f8250b17cb2933403c7b79e79e73692d97a4b3b4563fe0ef97df0b9ec03aa",
-    ("primitive", "2.1", None): "317a69433caa8e8940bba49bf550943ca32dc3fba3d61896d8681077f2e07737",
-    ("primitive", "2.2", None): "8d4c4604a3336a9ada303a06274d04d3dea4228dfd3db66534617c1e13209aad",
-    ("strings", "2.0", None): "d747fba9f9fba0215102d11c7f51822838605a593e41700372e9ec92e41739ec",
-    ("strings", "2.1", None): "30c8ca492070ffcb7f7c3b9f8bbbd4745ef26a61ca69d84ace012f16852033eb",
-    ("strings", "2.2", None): "f88266626863d2b390d6e60d3bd42eba299a8472a979b035141f5e2cae81f875",
-    ("nested", "2.0", None): "62af9f2aae3af8dda2d2caf0241dd456f7680b777160848ce5e9405496d382f7",
-    ("nested", "2.1", None): "7914a7ffdf9203c7698110fb11decaf65d09f85d2e1519e0197f5e348e8f4c13",
-    ("nested", "2.2", None): "e71d329a2feece29aa1d338415af22b6bf2cdb7a0be20095bc968f692db7f822",
-    ("primitive", "2.0", 4096): "4c327da8b768b734edc6a220fd2f9457ebb28a420016d7e2b85874adc68a2d47",
-    ("primitive", "2.1", 4096): "334f4b3ba299af593408f3c1526841d446cd8aabb41812b0bf2c2dc1caaad105",
-    ("primitive", "2.2", 4096): "1a9cdf71d2cd82381942a2a3972b38c35e17d19b0dd14278c8ebb81f2792705e",
+    ("primitive", "2.0", None): "ac8dc9cfc20e60591806d4be8383d9b96bfe3b7d243d9aff2bffa73ceae33e72",
+    ("primitive", "2.1", None): "a6421b6607a7042bed5ddc917a766a620a1efebd6f96f4ba9f11ec5fad143777",
+    ("primitive", "2.2", None): "5c6e785639214e749f8cc094638ae2f3e5ef640c10da8ab98bf5542e073e03a3",
+    ("strings", "2.0", None): "77cc25172750dec74c011d0a496f5428a7b3333af6fae5911111d9c3e8826f28",
+    ("strings", "2.1", None): "1b48c834902a143b665c323755bb43c3d936f7617173465e1d2d3ab8cebeccdc",
+    ("strings", "2.2", None): "37c97dfbe323bcedf066410dcf46f28db06e581fc2d77dda31d825f3c8d72359",
+    ("nested", "2.0", None): "1be02d2545704f24d37716215696de3419b4d54227cd4fb23b575868ed133d66",
+    ("nested", "2.1", None): "214e71dd928282a6a0c7ab517beea7b8de117aa1bd474a2e048eff8e37855fce",
+    ("nested", "2.2", None): "88941d0262dca7c0919ab2192bbe25b4f7470b418aa9e67ed018a6090f1b6e00",
+    ("primitive", "2.0", 4096): "a439bbe89b7f674fa0c3cf0dadfa9baed9f90cd5ecb168af0f781b6f7ba44ca1",
+    ("primitive", "2.1", 4096): "ca7d679e9701f4f2cc39473e5d3526b672b4a739b821b78abd08da6e6bb91309",
+    ("primitive", "2.2", 4096): "9ba51555a9f370c4ef7f25c7fd81e4278e7df11f532a90d1263f0d9ef718e162",
 }
 
 

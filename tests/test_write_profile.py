@@ -145,3 +145,42 @@ def test_inflating_bad_chunks_is_a_clear_error():
     garbage[8:12] = 255  # the size prefix claims far more than the body can hold
     with pytest.raises(CorruptFileError):
         inflate_chunks(garbage, np.array([0]), np.array([len(good)]), has_def=0, word=2, nb=1, compression=lz4)
+
+
+def _tiny_table(rows: int = 25) -> pa.Table:
+    """A table like TPC-H nation: a key, a name, a small foreign key and a sentence of text per row."""
+    rng = np.random.default_rng(3)
+    words = np.array("final quickly regular deposits packages express ideas furiously carefully pending".split())
+    return pa.table(
+        {
+            "key": pa.array(np.arange(rows, dtype=np.int64)),
+            "name": pa.array([f"NATION{i:02d}" for i in range(rows)]),
+            "region": pa.array(rng.integers(0, 5, rows), pa.int64()),
+            "comment": pa.array([" ".join(words[rng.integers(0, len(words), 12)]) for _ in range(rows)]),
+        }
+    )
+
+
+@pytest.mark.parametrize("rows", [5, 25])
+def test_tiny_tables_are_at_most_parquets_size(tmp_path, rows):
+    """Tiny pages get General compression too (zstd under balanced: inflating a few KiB costs
+    microseconds), the zone maps take a few hundred bytes: the default file is no larger than
+    Parquet's (pyarrow's defaults, snappy), the compact one no larger than Parquet with zstd."""
+    import pyarrow.parquet as pq
+
+    table = _tiny_table(rows)
+    pq.write_table(table, tmp_path / "snappy.parquet")
+    pq.write_table(table, tmp_path / "zstd.parquet", compression="zstd")
+    sizes = {}
+    for profile in ("balanced", "compact"):
+        path = _write(tmp_path, table, "2.2", profile)
+        sizes[profile] = os.path.getsize(path)
+        assert lance_file.LanceFileReader(path).read_all().to_table().equals(table), profile
+        with LanceFile(path) as f:
+            assert f.read().equals(table) and f.take([0, rows - 1]).equals(table.take([0, rows - 1]))
+            assert f.zone_maps() is not None and f.zone_maps().row_ranges_matching([("key", ">", rows)]) == []
+    assert _value_compression(_write(tmp_path, table, "2.2", "balanced"), 3).general.compression.scheme == (
+        pb.COMPRESSION_ALGORITHM_ZSTD
+    )
+    assert sizes["balanced"] <= os.path.getsize(tmp_path / "snappy.parquet"), sizes
+    assert sizes["compact"] <= os.path.getsize(tmp_path / "zstd.parquet"), sizes

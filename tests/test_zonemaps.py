@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 from lancelot.errors import CorruptFileError
+from lancelot.zonemap_codec import MAGIC_V2
 from lancelot.zonemaps import MAGIC, MAX_BOUND_BYTES, ZoneMapBuilder, parse_zone_maps
 
 RNG_SEED = 1234
@@ -104,7 +105,7 @@ def test_batch_boundaries_do_not_change_the_result():
     b = _build(t, 1024, chunk=100)
     c = _build(t, 1024, chunk=1024)
     assert a == b == c
-    assert a.startswith(MAGIC)
+    assert a.startswith(MAGIC_V2)
     zm = parse_zone_maps(a)
     assert list(zm.zone_rows) == [1024] * 9 + [9_999 - 9 * 1024]
 
@@ -243,11 +244,51 @@ def test_empty_file_and_zero_row_batches():
 
 def test_corrupt_buffers_raise_corrupt_file_error():
     good = _build(pa.table({"x": pa.array(range(100))}), 10)
-    for bad in [b"", b"nonsense", MAGIC, MAGIC + b"\x00" * 10, good[: len(good) // 2]]:
+    raw = _build(pa.table({"x": pa.array(range(3))}), 10)  # small: stored without zstd
+    assert raw[len(MAGIC_V2)] == 0
+    bad_ones = [b"", b"nonsense", MAGIC, MAGIC + b"\x00" * 10, MAGIC_V2, MAGIC_V2 + b"\x07" + raw[19:]]
+    bad_ones += [good[: len(good) // 2], good[:-1], raw[:-1], raw + b"\x00", MAGIC_V2 + b"\x01" + b"\x00" * 10]
+    for bad in bad_ones:
         with pytest.raises(CorruptFileError):
             parse_zone_maps(bad)
     with pytest.raises(ValueError):
         ZoneMapBuilder(pa.schema([]), rows_per_zone=0)
+
+
+def _format1(zm) -> bytes:
+    """The zone maps as format 1 wrote them (MAGIC + an Arrow IPC stream), for the reading of older files."""
+    import json
+
+    arrays, names = [pa.array(zm.zone_rows, pa.int64())], ["rows"]
+    for k, c in enumerate(zm.columns.values()):
+        arrays += [c.min, c.max, pa.array(c.nulls, pa.int64())]
+        names += [f"c{k}.min", f"c{k}.max", f"c{k}.nulls"]
+    meta = {
+        "lancelot.columns": json.dumps([list(p) for p in zm.columns]),
+        "lancelot.rows_per_zone": str(zm.rows_per_zone),
+    }
+    table = pa.Table.from_arrays(arrays, names=names).replace_schema_metadata(meta)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return MAGIC + sink.getvalue().to_pybytes()
+
+
+def test_format1_buffers_still_parse_and_format2_is_smaller():
+    """Files written before format 2 hold Arrow IPC zone maps: they parse to the same bounds."""
+    t = _mixed_table(9_999)
+    new = _build(t, 1024)
+    zm = parse_zone_maps(new)
+    old = _format1(zm)
+    back = parse_zone_maps(old)
+    assert list(back.zone_rows) == list(zm.zone_rows) and back.rows_per_zone == zm.rows_per_zone
+    assert back.columns.keys() == zm.columns.keys()
+    for p, c in zm.columns.items():
+        o = back.columns[p]
+        assert o.min.equals(c.min) and o.max.equals(c.max) and np.array_equal(o.nulls, c.nulls), p
+    assert len(new) < len(old) / 2
+    one = _build(t.slice(0, 25), 4096)  # one zone: a few hundred bytes, not format 1's kilobytes
+    assert len(one) < 400 < len(_format1(parse_zone_maps(one)))
 
 
 def test_writer_stores_zone_maps_and_pylance_still_reads_the_file(tmp_path):

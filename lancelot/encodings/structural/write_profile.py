@@ -8,7 +8,9 @@ whether the page's chunks are then wrapped:
 * ``fast``: never (pages as pylance writes them by default);
 * ``balanced`` (the default): lz4, when the probe shrinks by at least a quarter. lz4 decodes a 16 KiB
   chunk in microseconds, so a take pays little; in TPC-H this takes decimals (16 bytes a value, flat,
-  pylance's choice too) to about 5;
+  pylance's choice too) to about 5.  Pages of at most 4 KiB (tiny tables, a column's last page) try
+  zstd level 3 instead: inflating 4 KiB costs microseconds with either, and zstd keeps TPC-H nation
+  (25 rows) under Parquet's size;
 * ``compact``: zstd level 15, when the probe shrinks by at least 5%: the smallest files (TPC-H at about
   Parquet-with-zstd's size), writes about 6x as slow as balanced (zstd inflates as fast at any
   level), takes a bit slower (a chunk is inflated per row asked).
@@ -34,22 +36,28 @@ if TYPE_CHECKING:
 #: the probe: this many chunks spread over the page, each of about this many (uncompressed) bytes
 PROBE_CHUNKS = 4
 PROBE_BYTES = 16 * 1024
-#: pages smaller than this stay as they are (a chunk header costs more than general compression saves)
-MIN_PAGE_BYTES = 4 * 1024
+#: what wrapping a page costs beyond its compressed chunks: the General message in the page's layout
+GENERAL_OVERHEAD = 16
+
+
+#: a take of a page this small inflates at most this much, whatever the scheme (so ``small`` may trade speed)
+SMALL_PAGE_BYTES = 4 * 1024
 
 
 @dataclass(frozen=True)
 class Profile:
-    """How hard the writer tries for small pages: the General scheme tried, and the least saving kept."""
+    """How hard the writer tries for small pages: the General scheme tried, and the least saving kept;
+    ``small``: the (scheme, level) tried instead on pages of at most SMALL_PAGE_BYTES."""
 
     scheme: str | None
     level: int | None = None
     min_saving: float = 0.0
+    small: tuple[str, int | None] | None = None
 
 
 PROFILES = {
     "fast": Profile(None),
-    "balanced": Profile("lz4", None, 0.25),
+    "balanced": Profile("lz4", None, 0.25, small=("zstd", 3)),
     "compact": Profile("zstd", 15, 0.05),
 }
 
@@ -87,7 +95,9 @@ def general_bulk(inner: BulkEncoder | None, compression: pb.BufferCompression) -
 
 
 def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
-    """Up to PROBE_CHUNKS (first item, count) spread over the page, each about PROBE_BYTES."""
+    """Up to PROBE_CHUNKS (first item, count) spread over the page, each about PROBE_BYTES (they may
+    overlap: a chunk cut short by the page's end, e.g. padded bitpacking, would flatter the probe);
+    a page the first probe covers is probed once."""
     n = len(costs) - 1
     starts = np.linspace(0, n, PROBE_CHUNKS, endpoint=False).astype(np.int64)
     out = []
@@ -95,6 +105,8 @@ def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
         b = int(np.searchsorted(costs, costs[a] + PROBE_BYTES, side="right")) - 1
         count = max(1, min(b - a, max_items, n - a))
         out.append((a, count))
+        if a == 0 and count >= n:
+            break
     return out
 
 
@@ -104,10 +116,13 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
     if profile.scheme is None or opts.compression is not None or num_items == 0:
         return plan
     costs = plan.costs() if callable(plan.costs) else plan.costs
-    if int(costs[-1]) < MIN_PAGE_BYTES:
-        return replace(plan, costs=costs)
-    compression = buffer_compression(profile.scheme, profile.level)
-    raw = packed = 0
+    small = profile.small is not None and int(costs[-1]) <= SMALL_PAGE_BYTES
+    compression = (
+        buffer_compression(*profile.small)
+        if small and profile.small
+        else buffer_compression(profile.scheme, profile.level)
+    )
+    raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
     for a, count in _probe_chunks(costs, plan.max_chunk_items):
         first = plan.chunk(a, count)[1][0]
         raw += first.nbytes
