@@ -122,11 +122,16 @@ def test_an_unknown_profile_is_refused(tmp_path):
     assert not os.path.exists(tmp_path / "x.lance")
 
 
-def test_inflating_bad_chunks_is_a_clear_error():
-    """The take path's inflation of General chunks checks every size it reads (miniblock_general)."""
+@pytest.mark.parametrize("few", [0, 32])
+def test_inflating_bad_chunks_is_a_clear_error(monkeypatch, few):
+    """The take path's inflation of General chunks checks every size it reads (miniblock_general),
+    chunk by chunk (a few) or with arrays (many)."""
     from lancelot.encodings.compression.general import buffer_compression, compress_buffer
+    from lancelot.encodings.structural import miniblock_general
     from lancelot.encodings.structural.miniblock_general import inflate_chunks
     from lancelot.errors import CorruptFileError
+
+    monkeypatch.setattr(miniblock_general, "FEW_CHUNKS", few)
 
     lz4 = buffer_compression("lz4")
     body = compress_buffer(lz4, np.arange(64, dtype=np.uint8))
@@ -184,3 +189,21 @@ def test_tiny_tables_are_at_most_parquets_size(tmp_path, rows):
     )
     assert sizes["balanced"] <= os.path.getsize(tmp_path / "snappy.parquet"), sizes
     assert sizes["compact"] <= os.path.getsize(tmp_path / "zstd.parquet"), sizes
+
+
+@pytest.mark.parametrize("few", [0, 32])
+def test_takes_inflate_few_chunks_and_many_alike(tmp_path, monkeypatch, few):
+    """miniblock_general rebuilds up to FEW_CHUNKS chunks with Python integers, more with arrays: both
+    give the rows asked, with definition levels (nulls) and second buffers (RLE) in the chunks."""
+    from lancelot.encodings.structural import miniblock_general
+
+    monkeypatch.setattr(miniblock_general, "FEW_CHUNKS", few)
+    table = _table()
+    path = _write(tmp_path, table, "2.2", "compact")
+    assert _value_compression(path, 1).WhichOneof("compression") == "general"  # nulls: definition levels
+    assert _value_compression(path, 5).general.values.WhichOneof("compression") == "rle"  # two buffers
+    rng = np.random.default_rng(few)
+    with LanceFile(path) as f:
+        for k in (1, 3, 10, 40):
+            rows = np.sort(rng.choice(N, k, replace=False))
+            assert f.take(rows).equals(table.take(rows)), k

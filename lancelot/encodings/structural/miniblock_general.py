@@ -20,6 +20,10 @@ from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 _N = TypeVar("_N", int, NDArray[np.int64])
+#: up to this many chunks are rebuilt one by one with Python integers: the array version's dozens of
+#: numpy calls cost ~35 us whatever the count (a take of 10 rows from a 25-row General page: 37 -> 11 us;
+#: of 10-40 rows of 16 KiB lz4 chunks about 5-10% faster)
+FEW_CHUNKS = 32
 
 
 def _pad(n: _N) -> _N:
@@ -51,6 +55,8 @@ def inflate_chunks(
     n = len(pos)
     if n == 0:
         return np.zeros(0, np.uint8), pos, size
+    if n <= FEW_CHUNKS:
+        return _inflate_few(data, pos, size, has_def=has_def, word=word, nb=nb, compression=compression)
     head = 2 + 2 * has_def + word * nb
     field = 2 + 2 * has_def
     if (size < head).any() or (pos + size > len(data)).any():
@@ -97,3 +103,54 @@ def inflate_chunks(
             b1 = np0 + at + _pad(rs)
             out[b1 : b1 + s1] = data[p0 + a1 : p0 + a1 + s1]
     return out, new_pos, new_size
+
+
+def _inflate_few(
+    data: np.ndarray,
+    pos: np.ndarray,
+    size: np.ndarray,
+    *,
+    has_def: int,
+    word: int,
+    nb: int,
+    compression: pb.BufferCompression,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``inflate_chunks`` for a few chunks, each rebuilt with Python integers and slices (same checks,
+    same bytes)."""
+    head = 2 + 2 * has_def + word * nb
+    field = 2 + 2 * has_def
+    front = _pad(head)
+    parts: list[bytearray] = []
+    for p, s in zip(pos.tolist(), size.tolist()):
+        if s < head or p + s > len(data):
+            raise CorruptFileError("a General-compressed mini-block chunk is shorter than its header")
+        hdr = data[p : p + head].tobytes()
+        ds = int.from_bytes(hdr[2:4], "little") if has_def else 0
+        at = front + (_pad(ds) if has_def else 0)
+        v0 = int.from_bytes(hdr[field : field + word], "little")
+        if at + v0 > s:
+            raise CorruptFileError("a General-compressed mini-block buffer runs past its chunk")
+        a1 = _pad(at + v0)
+        s1 = int.from_bytes(hdr[field + word : field + 2 * word], "little") if nb > 1 else 0
+        if nb > 1 and a1 + s1 > s:
+            raise CorruptFileError("a mini-block buffer runs past its chunk")
+        raw = decompress_buffer(compression, data[p + at : p + at + v0])
+        rs = len(raw)
+        if rs >= 1 << (8 * word):
+            raise CorruptFileError(
+                f"a General-compressed mini-block buffer inflates to {rs} bytes, more than its chunk header can hold"
+            )
+        chunk = bytearray(at + _pad(rs) + (_pad(s1) if nb > 1 else 0))
+        chunk[:head] = hdr
+        chunk[field : field + word] = rs.to_bytes(word, "little")
+        if ds:
+            chunk[front : front + ds] = data[p + front : p + front + ds].tobytes()
+        chunk[at : at + rs] = raw.tobytes()
+        if s1:
+            b1 = at + _pad(rs)
+            chunk[b1 : b1 + s1] = data[p + a1 : p + a1 + s1].tobytes()
+        parts.append(chunk)
+    sizes = np.fromiter(map(len, parts), np.int64, len(parts))
+    starts = np.zeros(len(parts), np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    return np.frombuffer(bytearray().join(parts), np.uint8), starts, sizes
