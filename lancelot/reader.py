@@ -310,11 +310,12 @@ class LanceFile:
 
     def zone_maps(self) -> ZoneMaps | None:
         """Per-zone statistics written by lancelot (None if the file has none)."""
-        from lancelot.zonemaps import MAGIC_PREFIX, parse_zone_maps
+        from lancelot.zonemaps import MAGICS, parse_zone_maps
 
+        width = len(MAGICS[0])
         for i in range(1, self.num_global_buffers):
             pos, size = self.metadata.global_buffers[i]
-            if size > len(MAGIC_PREFIX) and bytes(self._src.read(pos, len(MAGIC_PREFIX))) == MAGIC_PREFIX:
+            if size >= width and bytes(self._src.read(pos, width)) in MAGICS:  # (a format it does not know: none)
                 return parse_zone_maps(self.read_global_buffer(i))
         return None
 

@@ -42,6 +42,8 @@ from lancelot.zonemap_codec import MAGIC_V2, ColumnZones, decode, encode
 #: format 1 (Arrow IPC), read only; every format starts with MAGIC_PREFIX and one version byte
 MAGIC = b"LANCELOT-ZONEMAPS\x01"
 MAGIC_PREFIX = MAGIC[:-1]
+#: the formats this version reads (a file holding a later one reads as having no zone maps)
+MAGICS = (MAGIC, MAGIC_V2)
 DEFAULT_ROWS_PER_ZONE = 4096
 #: string / binary bounds are cut to this many bytes
 MAX_BOUND_BYTES = 64

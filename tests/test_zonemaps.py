@@ -527,3 +527,19 @@ def test_format2_round_trips_sliced_bounds_of_every_kind():
     for c, o in zip(cols, back, strict=True):
         assert o.path == c.path and o.min.equals(c.min) and o.max.equals(c.max), c.path
         assert o.nulls.tolist() == c.nulls.tolist()
+
+
+def test_a_later_zone_map_format_reads_as_none(tmp_path):
+    """A zone-map buffer of a format this version does not know is ignored (no pruning), not an error."""
+    import lancelot
+
+    p = str(tmp_path / "z.lance")
+    lancelot.write_table(pa.table({"x": pa.array(range(100))}), p)
+    with lancelot.LanceFile(p) as f:
+        assert f.zone_maps() is not None
+        pos, _ = f.metadata.global_buffers[1]
+    with open(p, "r+b") as fh:
+        fh.seek(pos + len(MAGIC_V2) - 1)
+        fh.write(b"\x09")
+    with lancelot.LanceFile(p) as f:
+        assert f.zone_maps() is None and f.read().num_rows == 100

@@ -38,8 +38,6 @@ PROBE_CHUNKS = 4
 PROBE_BYTES = 16 * 1024
 #: what wrapping a page costs beyond its compressed chunks: the General message in the page's layout
 GENERAL_OVERHEAD = 16
-
-
 #: a take of a page this small inflates at most this much, whatever the scheme (so ``small`` may trade speed)
 SMALL_PAGE_BYTES = 4 * 1024
 
@@ -116,12 +114,8 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
     if profile.scheme is None or opts.compression is not None or num_items == 0:
         return plan
     costs = plan.costs() if callable(plan.costs) else plan.costs
-    small = profile.small is not None and int(costs[-1]) <= SMALL_PAGE_BYTES
-    compression = (
-        buffer_compression(*profile.small)
-        if small and profile.small
-        else buffer_compression(profile.scheme, profile.level)
-    )
+    small = profile.small if int(costs[-1]) <= SMALL_PAGE_BYTES else None
+    compression = buffer_compression(*small) if small else buffer_compression(profile.scheme, profile.level)
     raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
     for a, count in _probe_chunks(costs, plan.max_chunk_items):
         first = plan.chunk(a, count)[1][0]
