@@ -133,3 +133,20 @@ def test_ratios_and_report():
     res["ratios"] = r
     text = spark_bench.render(res, markdown=True)
     assert "| lance lancelot 2.0 | 1.1 | 1 | 1.2 | 2 |" in text and "| scan floor / parquet | 2 |" in text
+
+
+def test_trace_phase_medians():
+    from benchmarks.spark_trace import phase_medians
+
+    events = [
+        {"ev": "query", "case": "a", "t": 10.0},
+        {"ev": "schema", "t": 10.002},
+        {"ev": "import", "t": 10.003},  # a worker's start is reported apart, not as a phase
+        {"ev": "query", "case": "a", "t": 20.0},
+        {"ev": "schema", "t": 20.004},
+        {"ev": "query", "case": "b", "t": 30.0},
+        {"ev": "read", "t": 30.1},
+    ]
+    got = phase_medians(events)
+    assert got.keys() == {"a", "b"} and got["a"].keys() == {"schema"}
+    assert got["a"]["schema"] == pytest.approx(3.0) and got["b"]["read"] == pytest.approx(100.0)
