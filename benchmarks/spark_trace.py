@@ -21,6 +21,7 @@ import random
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ from pyspark.sql.types import StructType
 
 from benchmarks.spark_floor import OneRowDataSource, OneRowReader
 from lancelot.spark.reader import LancePushdownReader, LanceReader
-from lancelot.spark.source import LanceDataSource
+from lancelot.spark.source import LanceDataSource, called_by_pushdown_planner
 
 TRACE_ENV = "LANCELOT_SPARK_TRACE"
 _T0 = time.time()
@@ -74,7 +75,10 @@ class _Traced:
                 event("first batch")
                 first = False
             yield batch
-        event("read done")
+        from lancelot.encodings.compression.jit import state
+
+        # numba loaded in this worker, and threads alive (lancelot prepares hot kernels on a background thread)
+        event("read done", numba=state["numba_loaded"], threads=threading.active_count())
 
 
 class TracedLanceReader(_Traced, LanceReader):
@@ -102,9 +106,10 @@ class TracedLanceDataSource(LanceDataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         event("reader")
-        plain = super().reader(schema)
-        traced = TracedLancePushdownReader if isinstance(plain, LancePushdownReader) else TracedLanceReader
-        r = traced(self.options, schema)
+        # LanceDataSource.reader's choice, made without building its reader (which would open the dataset twice)
+        choice = str(self.options.get("filter_pushdown", "auto")).lower()
+        pushdown = choice == "true" or (choice == "auto" and called_by_pushdown_planner())
+        r = (TracedLancePushdownReader if pushdown else TracedLanceReader)(self.options, schema)
         event("reader done")
         return r
 
@@ -157,8 +162,12 @@ def main(argv: list[str] | None = None) -> int:
     spark = spark_bench.spark_session("local[2]", a.conf)
     from pyspark.sql.functions import col
 
-    spark.dataSource.register(TracedLanceDataSource)
-    spark.dataSource.register(TracedOneRowDataSource)
+    # registered from the module by its name, not from __main__ (``python -m``): cloudpickle ships classes
+    # of __main__ by value, and pickling them again with every read function cost ~7 ms per query
+    from benchmarks import spark_trace
+
+    spark.dataSource.register(spark_trace.TracedLanceDataSource)
+    spark.dataSource.register(spark_trace.TracedOneRowDataSource)
     cols = spark_bench.DEFAULT_COLUMNS
     wide = spark.read.format("lance").option("columns", cols).load(path).schema
     rng = random.Random(a.rows)
@@ -173,7 +182,12 @@ def main(argv: list[str] | None = None) -> int:
         ),
     }
     try:
-        for fn in list(cases.values()) * 3:  # warm-up: workers started, kernels loaded
+        # warm-up as spark_bench's: a full read in the task workers loads lancelot's numba kernels (a lookup
+        # alone runs numpy paths, whose kernels would load on a background thread mid-run), then every case
+        spark.read.format("lance").option("columns", cols).option("filter_pushdown", "false").load(path).filter(
+            col("id") == -1
+        ).collect()
+        for fn in list(cases.values()) * 3:
             key[0] = rng.randrange(a.rows)
             fn()
         trace.write_text("")
@@ -195,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{case}: whole query {statistics.median(walls[case]) * 1000:.0f} ms")
         for ev, ms in sorted(phases.items(), key=lambda kv: kv[1]):
             print(f"  {ev:20s} {ms:8.1f}")
+    done = [e for e in events if e["ev"] == "read done"]
+    print("tasks in a worker with numba loaded:", sum(e["numba"] for e in done), "of", len(done))
+    print("threads alive at the end of a task:", sorted({e["threads"] for e in done}))
     started = [e for e in events if e["ev"] == "import"]
     print(f"Python workers that imported this module during the timed queries: {len(started)}")
     return 0
