@@ -15,9 +15,10 @@ One local SparkSession (``local[2]`` by default) scans the synthetic table's sca
 A scan is materialized with ``df.write.format("noop")``: every row of every column reaches the
 JVM, nothing is skipped.  A point lookup ``filter(col("id") == k).collect()`` is measured through
 the lance source with filter pushdown (zone maps), without it, and through Spark's Parquet with
-its pushdown on (row-group statistics) and off (a full scan), next to two fixed costs: a one-row
-Python data source (spark_floor.OneRowDataSource) and ``spark.range(1)``.  Repetitions are interleaved (each
-repetition runs every case once, rotating the order; lookups use the same random key); the
+its pushdown on (row-group statistics) and off (a full scan), next to three fixed costs: a one-row
+Python data source (spark_floor.OneRowDataSource: one ``id`` column, and one returning the lookup's
+columns) and ``spark.range(1)``.  Repetitions are interleaved (each
+repetition runs every case once, in a seeded random order; lookups use the same random key); the
 report gives medians and ratios; JSON goes to benchmarks/results/spark.json.
 """
 
@@ -28,6 +29,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -49,6 +51,8 @@ ROOT = BENCH_DIR.parent
 DEFAULT_COLUMNS = "id,small,value,category,text"
 DEFAULT_LANCE_FILES = "lancelot:2.0,pylance:2.1,pylance:2.2,dataset:2.2"
 REF_SPARK, REF_PYTHON = "spark.range(1) (Spark's fixed cost)", "one-row Python source (fixed cost)"
+#: the same source returning the lookup's columns (the fixed cost of a query that returns what the lookup returns)
+REF_PYTHON_ROW = "one-row Python source, the lookup's columns"
 #: the issue's goals: scan at most this times the floor; lookup at least this times faster than Parquet
 SCAN_GOAL, LOOKUP_GOAL = 1.1, 10.0
 
@@ -291,13 +295,17 @@ class Cases:
 
         return go
 
-    def fixed_cost(self, name: str) -> Callable[[], object]:
-        """The reference costs of any query: Spark's own, and a Python data source's (one row, filtered)."""
+    def fixed_cost(self, name: str, schema=None) -> Callable[[], object]:
+        """The reference costs of any query: Spark's own, and a Python data source's (one row, filtered;
+        with ``schema``, a row of those columns)."""
         from pyspark.sql.functions import col
 
         if name == REF_SPARK:
             return lambda: self.spark.range(1).filter(col("id") == 0).collect()
-        return lambda: self.spark.read.format("one_row").load().filter(col("id") == 0).collect()
+        reader = self.spark.read.format("one_row")
+        if schema is not None:
+            reader = reader.schema(schema)
+        return lambda: reader.load().filter(col("id") == 0).collect()
 
     def fingerprint(self, name: str) -> list:
         """Rows, and a hash of every value of every column (the same data must give the same numbers)."""
@@ -309,14 +317,17 @@ class Cases:
 
 
 def time_interleaved(cases: dict[str, Callable[[], object]], reps: int, before_rep=None, log=print) -> dict:
-    """Median seconds per case: each repetition runs every case once, rotating the order."""
+    """Median seconds per case: each repetition runs every case once, in a new (seeded) random order.
+
+    Not a rotation: in a rotation each case always follows the same one, and a Spark query's time
+    depends on its predecessor (two traced runs at load ~4-5, docs/SPARK.md: whichever of two Python-source
+    lookups ran right after Parquet's full scan was the faster one, by 37 and 61 ms in medians)."""
     names = list(cases)
     samples: dict[str, list[float]] = {n: [] for n in names}
     for rep in range(reps):
         if before_rep is not None:
             before_rep(rep)
-        k = rep % len(names)
-        for n in names[k:] + names[:k]:
+        for n in random.Random(rep).sample(names, len(names)):
             t0 = time.perf_counter()
             cases[n]()
             samples[n].append(time.perf_counter() - t0)
@@ -374,6 +385,7 @@ def run_lookups(c: Cases, results: dict, log) -> None:
     names = [f"{lance} pushdown", f"{lance} full scan", "parquet pushdown", "parquet full scan"]
     lookups: dict[str, Callable[[], object]] = {n: c.lookup(n, key) for n in names}
     lookups.update({n: c.fixed_cost(n) for n in (REF_PYTHON, REF_SPARK)})
+    lookups[REF_PYTHON_ROW] = c.fixed_cost(REF_PYTHON_ROW, c.df(lance).schema)
     for fn in lookups.values():  # warm-up; each lookup checks its one row
         fn()
     results["partitions"]["lookup"] = {
@@ -402,6 +414,11 @@ def goal_notes(r: dict[str, float], lance: str) -> list[str]:
             f"{r[f'lookup speedup: parquet full scan / {lance} pushdown']:.1f}x vs its full scan; the "
             f"lookup takes {r[f'lookup {lance} pushdown / {REF_PYTHON}']:.2f}x the fixed cost of a "
             f"one-row Python source query"
+            + (
+                f" ({r[k2]:.2f}x that of one returning the lookup's columns)"
+                if (k2 := f"lookup {lance} pushdown / {REF_PYTHON_ROW}") in r
+                else ""
+            )
         )
     return notes
 
@@ -440,8 +457,9 @@ def ratios_of(res: dict) -> dict[str, float]:
             for ref in ("parquet pushdown", "parquet full scan", name.replace(" pushdown", " full scan")):
                 if ref in look:
                     out[f"lookup speedup: {ref} / {name}"] = look[ref] / look[name]
-            if REF_PYTHON in look:
-                out[f"lookup {name} / {REF_PYTHON}"] = look[name] / look[REF_PYTHON]
+            for ref in (REF_PYTHON, REF_PYTHON_ROW):
+                if ref in look:
+                    out[f"lookup {name} / {ref}"] = look[name] / look[ref]
     return out
 
 

@@ -81,7 +81,14 @@ class ParquetFloorDataSource(DataSource):
 
 
 class OneRowReader(DataSourceReader):
-    """One partition, one row; accepts (and hands back) every filter, as the lance source's pushdown reader."""
+    """One partition, one row; accepts (and hands back) every filter, as the lance source's pushdown reader.
+
+    The row has ``id`` 0 and a zero (0, 0.0, False, "", b"") in every other column of ``schema``."""
+
+    def __init__(self, schema: StructType) -> None:
+        from lancelot.spark.types import spark_arrow_schema
+
+        self.target = spark_arrow_schema(schema)
 
     def pushFilters(self, filters: list) -> list:
         return list(filters)
@@ -90,12 +97,28 @@ class OneRowReader(DataSourceReader):
         return [InputPartition(0)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        yield pa.record_batch([pa.array([0], pa.int64())], names=["id"])
+        t = self.target
+        yield pa.record_batch([pa.array([zero_of(f.type)], f.type) for f in t], schema=t)
+
+
+def zero_of(t: pa.DataType) -> object:
+    """A non-null value of a primitive Arrow type: 0, 0.0, False, "" or b""."""
+    if pa.types.is_boolean(t):
+        return False
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return ""
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return b""
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return 0
+    raise TypeError(f"one_row has no value for {t}")
 
 
 class OneRowDataSource(DataSource):
     """``spark.read.format("one_row").load()``: the fixed cost of any query through a Python data source.
 
+    Its schema is ``id bigint``; ``.schema(s)`` gives the row the columns of ``s`` (primitive types with an
+    ``id``), so a lookup's floor returns the same columns as the lookup.
     Needs ``spark.sql.python.filterPushdown.enabled=true`` (its reader accepts filters).
     """
 
@@ -107,4 +130,4 @@ class OneRowDataSource(DataSource):
         return StructType([StructField("id", from_arrow_type(pa.int64()), True)])
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return OneRowReader()
+        return OneRowReader(schema)

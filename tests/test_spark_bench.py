@@ -82,6 +82,7 @@ def test_floor_reader_partitions_cover_every_row_group_once(files):
 
 def test_floor_and_one_row_sources_in_spark(files):
     from pyspark.sql.functions import col
+    from pyspark.sql.types import BinaryType, BooleanType, DoubleType, LongType, StringType, StructField, StructType
 
     spark = spark_session()
     spark.dataSource.register(ParquetFloorDataSource)
@@ -96,6 +97,13 @@ def test_floor_and_one_row_sources_in_spark(files):
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     try:
         assert [r.id for r in spark.read.format("one_row").load().filter(col("id") == 0).collect()] == [0]
+        # the lookup's columns (a dataset's non-null flags kept): one row of zeros
+        wide = StructType(
+            [StructField("id", LongType(), False), StructField("value", DoubleType(), True)]
+            + [StructField(n, t, False) for n, t in (("s", StringType()), ("b", BinaryType()), ("f", BooleanType()))]
+        )
+        df = spark.read.format("one_row").schema(wide).load().filter(col("id") == 0)
+        assert [tuple(r) for r in df.collect()] == [(0, 0.0, "", bytearray(b""), False)]
     finally:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
 
@@ -113,6 +121,7 @@ def test_ratios_and_report():
             "lance lancelot 2.0 pushdown": {"median": 0.2, "samples": [0.2]},
             "parquet pushdown": {"median": 0.4, "samples": [0.4]},
             spark_bench.REF_PYTHON: {"median": 0.25, "samples": [0.25]},
+            spark_bench.REF_PYTHON_ROW: {"median": 0.4, "samples": [0.4]},
         },
     }
     r = spark_bench.ratios_of(res)
@@ -120,6 +129,24 @@ def test_ratios_and_report():
     assert r["scan floor / parquet"] == pytest.approx(2.0)
     assert r["lookup speedup: parquet pushdown / lance lancelot 2.0 pushdown"] == pytest.approx(2.0)
     assert r[f"lookup lance lancelot 2.0 pushdown / {spark_bench.REF_PYTHON}"] == pytest.approx(0.8)
+    assert r[f"lookup lance lancelot 2.0 pushdown / {spark_bench.REF_PYTHON_ROW}"] == pytest.approx(0.5)
     res["ratios"] = r
     text = spark_bench.render(res, markdown=True)
     assert "| lance lancelot 2.0 | 1.1 | 1 | 1.2 | 2 |" in text and "| scan floor / parquet | 2 |" in text
+
+
+def test_trace_phase_medians():
+    from benchmarks.spark_trace import phase_medians
+
+    events = [
+        {"ev": "query", "case": "a", "t": 10.0},
+        {"ev": "schema", "t": 10.002},
+        {"ev": "import", "t": 10.003},  # a worker's start is reported apart, not as a phase
+        {"ev": "query", "case": "a", "t": 20.0},
+        {"ev": "schema", "t": 20.004},
+        {"ev": "query", "case": "b", "t": 30.0},
+        {"ev": "read", "t": 30.1},
+    ]
+    got = phase_medians(events)
+    assert got.keys() == {"a", "b"} and got["a"].keys() == {"schema"}
+    assert got["a"]["schema"] == pytest.approx(3.0) and got["b"]["read"] == pytest.approx(100.0)
