@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.compression.bitpacking import CHUNK
 from lancelot.encodings.compression.block import DataBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.fsst import StackedTables, fsst_decode_tables, stack_tables
@@ -33,7 +34,7 @@ from lancelot.encodings.structural.leaf import (
     with_validity,
 )
 from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
-from lancelot.encodings.structural.miniblock_points import VARIABLE, PointReader, PointReadError
+from lancelot.encodings.structural.miniblock_points import INLINE, VARIABLE, PointReader, PointReadError
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -58,11 +59,18 @@ FEW_ROWS = 64
 
 @dataclass
 class PointPlan:
-    """The chunks a read touches and, per row, its chunk (column-wide and among those fetched)."""
+    """The chunks a read touches and, per row, its chunk (column-wide and among those fetched).
+
+    A few-row plan (``ColumnPoints._plan_few``) also holds what the decode needs of the fetched
+    chunks, worked out while planning: ``meta`` rows are each chunk's position in the fetched
+    bytes, size, item count and definition width; ``idx`` each row's item in its chunk."""
 
     chunks: np.ndarray
     chunk_of: np.ndarray
     k_of: np.ndarray
+    meta: np.ndarray | None = None
+    idx: np.ndarray | None = None
+    total: int = 0
 
 
 class ColumnPoints:
@@ -98,6 +106,11 @@ class ColumnPoints:
             cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
             cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
         )
+        c = self.chunks
+        # what a few-row plan gathers per chunk, in one take (rows: offset, size, items, def width, first row)
+        self._few_table = np.stack([c.offsets, c.sizes, c.items, c.def_w, c.first_row])
+        #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
+        self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
@@ -173,23 +186,33 @@ class ColumnPoints:
 
     def _plan_few(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """``plan`` of a few rows, its bookkeeping in Python lists (a dozen numpy calls on
-        arrays of ten cost more than the loops)."""
-        c = self.chunks
-        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+        arrays of ten cost more than the loops); it also lays out the fetched chunks for decode."""
+        chunk_of = self.chunks.row_ends.searchsorted(rows, side="right")
         chunk_list: list[int] = []
         k_list: list[int] = []
+        last = -1
         for x in chunk_of.tolist():
-            if not chunk_list or chunk_list[-1] != x:
+            if x != last:
                 chunk_list.append(x)
+                last = x
             k_list.append(len(chunk_list) - 1)
         chunks = np.array(chunk_list, dtype=np.int64)
+        table = self._few_table.take(chunks, axis=1)
         ranges: list[tuple[int, int]] = []
-        for off, size in zip(c.offsets[chunks].tolist(), c.sizes[chunks].tolist()):
-            if ranges and sum(ranges[-1]) == off:  # adjacent chunks: one range
+        pos: list[int] = []
+        at = end = 0
+        for off, size in zip(table[0].tolist(), table[1].tolist()):
+            pos.append(at)
+            at += size
+            if ranges and end == off:  # adjacent chunks: one range
                 ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
             else:
                 ranges.append((off, size))
-        return PointPlan(chunks, chunk_of, np.array(k_list, dtype=np.int64)), ranges
+            end = off + size
+        table[0] = pos  # the first row now holds each chunk's position in the fetched bytes
+        k_of = np.array(k_list, dtype=np.int64)
+        idx = rows - table[4].take(k_of)
+        return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
 
     def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """The byte ranges (one per page) of the chunks holding rows [start, stop): a cheap read-ahead hint."""
@@ -212,24 +235,30 @@ class ColumnPoints:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
         c = self.chunks
         chunks, chunk_of, k_of = plan.chunks, plan.chunk_of, plan.k_of
-        data = (
-            np.frombuffer(bufs[0], np.uint8)
-            if len(bufs) == 1
-            else np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
-        )
-        size = c.sizes[chunks]
-        pos = np.zeros(len(chunks), dtype=np.int64)
-        np.cumsum(size[:-1], out=pos[1:])
-        if len(data) != int(pos[-1] + size[-1]) or len(k_of) != len(rows):
-            raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1] + size[-1])}")
-        idx = rows - c.first_row[chunk_of]
-        data, pos, size = self.reader.inflate(data, pos, size)
+        # one bytes join: cheaper than a numpy array per buffer and their concatenation
+        data = np.frombuffer(bufs[0] if len(bufs) == 1 else b"".join(bufs), np.uint8)
+        meta = plan.meta
+        if meta is not None and plan.idx is not None:
+            pos, size, items, def_ws = meta[0], meta[1], meta[2], meta[3]
+            planned, idx = plan.total, plan.idx
+        else:
+            size = c.sizes[chunks]
+            pos = np.zeros(len(chunks), dtype=np.int64)
+            size[:-1].cumsum(out=pos[1:])
+            planned = int(pos[-1] + size[-1])
+            items, def_ws = c.items[chunks], c.def_w[chunks]
+            idx = rows - c.first_row[chunk_of]
+        if len(data) != planned or len(k_of) != len(rows):
+            raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {planned}")
+        r = self.reader
+        data, pos, size = r.inflate(data, pos, size)
         try:
-            dfn, fixed, var_start, var_len = self.reader.run(
-                data, pos, size, c.items[chunks], k_of, idx, c.def_w[chunks]
-            )
+            dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_base + int(c.page[chunk_of[e.row]])) from None
+        if self.dictionary is None and not self.any_fsst:
+            values = r.arrow(data, fixed, var_start, var_len, self.value_type)
+            return values if not self.nullable else with_validity(values, dfn == 0)
         page_of_row = c.page[chunk_of]
         values = self._values(data, fixed, var_start, var_len, page_of_row)
         valid = None if not self.nullable else dfn == 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, lane_positions
 from lancelot.encodings.compression.bitpacking_kernel import (
@@ -43,6 +44,7 @@ from lancelot.encodings.compression.rle_kernel import rle_block_layout, rle_fits
 from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.encodings.compression.variable_kernel import variable_fits, variable_point
+from lancelot.encodings.structural.leaf import values_to_arrow
 from lancelot.encodings.structural.miniblock_points_numpy import points_numpy
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -181,6 +183,8 @@ def _points(
     return OK
 
 
+#: takes of at most this many strings build their Arrow array in Python (``PointReader.arrow``)
+FEW_STRINGS = 64
 #: takes of at most this many rows use the numpy formulation while the kernel is not loaded
 NUMPY_ROWS = 64
 #: "auto" (numpy for few rows until the kernel is loaded), "numpy" or "kernel" (tests)
@@ -321,14 +325,16 @@ class PointReader:
         k_of: np.ndarray,
         idx: np.ndarray,
         def_ws: np.ndarray,
+        counts_checked: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The kernel over item ``idx[j]`` of chunk ``k_of[j]``: (def levels, fixed bytes, value starts, lengths).
 
         ``def_ws`` is the definition levels' bit width of each chunk.  A bad chunk raises
-        PointReadError naming the row ``j`` that met it.
+        PointReadError naming the row ``j`` that met it.  ``counts_checked``: the caller knows
+        no chunk holds more items than an inline-bitpacked chunk can.
         """
         n = len(k_of)
-        if self.vkind == INLINE and len(counts) and int(counts.max()) > CHUNK:
+        if self.vkind == INLINE and not counts_checked and len(counts) and int(counts.max()) > CHUNK:
             raise CorruptFileError(f"an inline-bitpacked mini-block chunk holds more than {CHUNK} values")
         dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
@@ -384,6 +390,29 @@ class PointReader:
             return FixedWidthBlock(np.packbits(fixed, bitorder="little"), 1, n)
         return FixedWidthBlock(fixed, self.value_bytes * 8, n)
 
+    def arrow(
+        self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, t: pa.DataType
+    ) -> pa.Array:
+        """The values the kernel found (plain: no FSST, no dictionary) as an array of type ``t``.
+
+        A take's few strings are sliced and joined in Python and their offsets written as Arrow's
+        (the kernel checked every value lies inside its chunk); other types go through
+        ``leaf.values_to_arrow``."""
+        n = len(var_start)
+        if self.vkind == VARIABLE and n <= FEW_STRINGS and (pa.types.is_string(t) or pa.types.is_binary(t)):
+            offsets = np.empty(n + 1, dtype=np.int32)
+            offsets[0] = 0
+            lengths = var_len.tolist()
+            if sum(lengths) < 1 << 31:
+                var_len.cumsum(out=offsets[1:])
+                view = data.data
+                joined = b"".join([view[a : a + m] for a, m in zip(var_start.tolist(), lengths)])
+                return pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
+        width = self.value_bytes
+        if self.vkind != VARIABLE and self.vkind != BITS and _plain_width(t) == 8 * width:
+            return pa.Array.from_buffers(t, len(fixed) // width, [None, pa.py_buffer(fixed)])
+        return values_to_arrow(self.block(data, fixed, var_start, var_len, None), t)
+
     def strings(
         self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, fsst: bytes | None
     ) -> VariableWidthBlock:
@@ -406,6 +435,14 @@ class PointReader:
             data, pos, size, counts, k_of, idx, np.full(len(pos), self.def_w, dtype=np.int64)
         )
         return (dfn if self.has_def else None), self.block(data, fixed, var_start, var_len, self.fsst)
+
+
+def _plain_width(t: pa.DataType) -> int:
+    """Bits per value of a whole-byte fixed-width type whose array is its values buffer alone (else 0)."""
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t) or pa.types.is_decimal(t)):
+        return 0
+    bits: int = t.bit_width
+    return bits if bits % 8 == 0 else 0
 
 
 class PointReadError(CorruptFileError):
