@@ -232,6 +232,8 @@ class StructuralFieldReader(FieldReader):
         self._warm = False
         self._points: _Points[Any] | None | Literal[False] = False  # False: not looked at yet
         self._planned: tuple[np.ndarray, Any, list[Range]] | None = None  # take_hint's plan, for take
+        self._name: str = ctx.field.name
+        self._points_path = ""  # what served a point read (encodings/served.py)
 
     def _load_search_caches(self) -> None:
         """Load the search cache of every page of the field at once (first read only).
@@ -292,7 +294,7 @@ class StructuralFieldReader(FieldReader):
         if stop - start <= POINT_SPAN_ROWS:
             points = self._column_points()
             if points is not None:
-                served(self.ctx.field.name, "range", f"points/{type(points).__name__}")
+                served(self._name, "range", self._points_path)
                 return self._take_points(points, row_range(start, stop))
         return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked, op="range")
 
@@ -314,7 +316,7 @@ class StructuralFieldReader(FieldReader):
         if not len(rows) or len(rows) > POINT_RANGE_ROWS:
             return []
         try:
-            points = self._column_points()
+            points = self._points if self._points is not False else self._column_points()
             if points is None:
                 return [r for col in self.columns for p, local in col.split(rows) for r in col.page(p).plan(local)]
             plan, ranges = points.plan(rows)
@@ -325,14 +327,15 @@ class StructuralFieldReader(FieldReader):
 
     def take(self, rows: np.ndarray) -> pa.Array:
         rows = np.asarray(rows, dtype=np.int64)
-        if len(rows) and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
+        n = len(rows)
+        if n and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
             raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        if len(rows) and (len(rows) <= POINT_RANGE_ROWS or not is_contiguous(rows)):
-            points = self._column_points()
+        if n and (n <= POINT_RANGE_ROWS or not is_contiguous(rows)):
+            points = self._points if self._points is not False else self._column_points()
             if points is not None:
-                served(self.ctx.field.name, "take", f"points/{type(points).__name__}")
+                served(self._name, "take", self._points_path)
                 return self._take_points(points, rows)
-        return self._read(len(rows), lambda col: col.split(rows), op="take")
+        return self._read(n, lambda col: col.split(rows), op="take")
 
     def _column_points(self) -> _Points[Any] | None:
         """The whole-column point reader of a top-level primitive field, when its pages allow one."""
@@ -353,6 +356,7 @@ class StructuralFieldReader(FieldReader):
                     )
                 except (LanceError, *_DECODE_ERRORS):
                     self._points = None  # the page-by-page path reports the problem where it is met
+            self._points_path = f"points/{type(self._points).__name__}"
         return self._points
 
     def _take_points(self, points: _Points[Any], rows: np.ndarray) -> pa.Array:
@@ -363,11 +367,11 @@ class StructuralFieldReader(FieldReader):
                 chunks, ranges = planned[1], planned[2]
             else:
                 chunks, ranges = points.plan(rows)
-            size = self.ctx.src.size
+            src = self.ctx.src
             for off, ln in ranges:
-                if off < 0 or ln < 0 or off + ln > size:
-                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file")
-            out = points.decode(rows, chunks, self.ctx.src.read_ranges(ranges))
+                if off < 0 or ln < 0 or off + ln > src.size:
+                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {src.size}-byte file")
+            out = points.decode(rows, chunks, src.read_ranges(ranges))
         except LanceError as e:
             raise e.at(path=self.ctx.path, column=col.col.index) from None
         except _DECODE_ERRORS as e:
