@@ -34,7 +34,14 @@ from lancelot.encodings.structural.leaf import (
     with_validity,
 )
 from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
-from lancelot.encodings.structural.miniblock_points import INLINE, VARIABLE, PointReader, PointReadError
+from lancelot.encodings.structural.miniblock_points import (
+    FEW_STRINGS,
+    INLINE,
+    VARIABLE,
+    PointReader,
+    PointReadError,
+    small_strings_arrow,
+)
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -277,8 +284,14 @@ class ColumnPoints:
         r = self.reader
         if r.vkind == VARIABLE and self.any_fsst:  # one FSST table per page
             if self.fsst_tables is not None:
-                codes = r.strings(data, var_start, var_len, None)
-                block: DataBlock = fsst_decode_tables(self.fsst_tables, page_of_row, codes)
+                few = len(var_start) <= FEW_STRINGS
+                codes = r.few_strings(data, var_start, var_len) if few else r.strings(data, var_start, var_len, None)
+                plain = fsst_decode_tables(self.fsst_tables, page_of_row, codes, checked=few)
+                t = self.value_type
+                if few and self.dictionary is None and (pa.types.is_string(t) or pa.types.is_binary(t)):
+                    if int(plain.offsets[-1]) < 1 << 31:
+                        return small_strings_arrow(plain, t)
+                block: DataBlock = plain
             else:  # some page keeps its strings plain or uncompressed: decode page by page
                 cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
                 parts = []
