@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +61,11 @@ class ColumnChunks:
     def_w: np.ndarray  # definition levels' bit width of each chunk
 
 
+#: dictionaries of at most this many strings serve a few-row take from Python lists
+FEW_DICTIONARY = 1 << 16
+#: a string dictionary as lists: offsets, bytes, each page's first item and item count
+_DictLists = tuple[list[int], memoryview, list[int], list[int]]
+_UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
 
@@ -119,6 +125,7 @@ class ColumnPoints:
         #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
         self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
+        self._dict_lists: _DictLists | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
@@ -267,8 +274,12 @@ class ColumnPoints:
             values = r.arrow(data, fixed, var_start, var_len, self.value_type)
             return values if not self.nullable else with_validity(values, dfn == 0)
         page_of_row = c.page[chunk_of]
-        values = self._values(data, fixed, var_start, var_len, page_of_row)
         valid = None if not self.nullable else dfn == 0
+        if self.dictionary is not None and not self.any_fsst and len(k_of) <= FEW_STRINGS:
+            looked_up = self._few_from_dictionary(fixed, page_of_row, valid)
+            if looked_up is not None:
+                return with_validity(looked_up, valid)
+        values = self._values(data, fixed, var_start, var_len, page_of_row)
         if self.dictionary is not None:
             try:
                 check_dictionary_slots(values, valid)
@@ -277,6 +288,52 @@ class ColumnPoints:
                     page=self.page_base + int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])
                 ) from None
         return with_validity(values, valid)
+
+    def _dictionary_lists(self) -> _DictLists | None:
+        """A string or binary dictionary without nulls (of at most ``FEW_DICTIONARY`` items) as
+        Python lists: its offsets, its bytes, and each page's first item and item count."""
+        if self._dict_lists is False:
+            self._dict_lists = None
+            d, t = self.dictionary, self.value_type
+            if (
+                d is not None
+                and len(d) <= FEW_DICTIONARY
+                and not d.null_count
+                and d.type == t
+                and (pa.types.is_string(t) or pa.types.is_binary(t))
+            ):
+                bufs = d.buffers()
+                offsets = np.frombuffer(bufs[1], np.int32)[d.offset : d.offset + len(d) + 1].tolist()
+                data = memoryview(bufs[2]) if bufs[2] is not None else memoryview(b"")
+                self._dict_lists = (offsets, data, self.dict_base.tolist(), self.dict_size.tolist())
+        return self._dict_lists
+
+    def _few_from_dictionary(
+        self, fixed: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
+    ) -> pa.Array | None:
+        """A take's few strings looked up in the column's dictionary (no validity yet), or None
+        when the lists do not apply.  An index past its page's dictionary must be a null item."""
+        lists = self._dictionary_lists()
+        width = self.reader.value_bytes
+        if lists is None or width not in _UINTS:
+            return None
+        offsets, data, base, size = lists
+        ok = None if valid is None else valid.tolist()
+        pieces, ends, end = [], [0], 0
+        for j, (x, p) in enumerate(zip(fixed.view(_UINTS[width]).tolist(), page_of_row.tolist())):
+            if x < size[p]:
+                a, b = offsets[x + base[p]], offsets[x + base[p] + 1]
+                pieces.append(data[a:b])
+                end += b - a
+            elif ok is None or ok[j]:
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_base + p)
+            ends.append(end)
+        if end >= 1 << 31:
+            return None
+        arrow_offsets = np.array(ends, dtype=np.int32)
+        return pa.Array.from_buffers(
+            self.value_type, len(ends) - 1, [None, pa.py_buffer(arrow_offsets), pa.py_buffer(b"".join(pieces))]
+        )
 
     def _values(
         self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray
