@@ -1,0 +1,108 @@
+"""Takes of a few rows of 2.1/2.2 files (structural/column_points.py's few-row paths).
+
+A take of up to 64 rows builds its Arrow arrays from the point kernel's output in Python: plain
+strings joined, FSST codes joined then decoded, dictionary strings looked up in Python lists of
+the column's dictionary, fixed-width values as the kernel wrote them.  Each must equal pylance's
+take, with nulls, across pages and chunks, in any order, and a dictionary index past its page's
+dictionary must be a null item or an error.
+"""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelot
+from lancelot.encodings.structural import miniblock_points
+from lancelot.encodings.structural.column_points import ColumnPoints
+from lancelot.errors import CorruptFileError
+
+lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
+
+N = 30_000
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+
+
+def _table(rng: np.random.Generator) -> pa.Table:
+    nulls = rng.random(N) < 0.2
+    low = rng.choice(["URGENT", "HIGH", "MEDIUM", "LOW", "NOT SPECIFIED"], N)
+    text = [" ".join(rng.choice(WORDS, 5)) + f" {i}" for i in range(N)]
+    return pa.table(
+        {
+            "i64": pa.array(rng.integers(-(10**12), 10**12, N)),
+            "i32_nulls": pa.array(rng.integers(0, 1000, N, dtype=np.int32), mask=nulls),
+            "f64": pa.array(rng.random(N)),
+            "date": pa.array(rng.integers(0, 20_000, N, dtype=np.int32)).cast(pa.date32()),
+            "dec": pa.array([decimal.Decimal(int(x)) / 100 for x in rng.integers(0, 10**7, N)], pa.decimal128(15, 2)),
+            "flag": pa.array(rng.random(N) < 0.5),
+            "short": pa.array([f"{x:04d}" for x in rng.integers(0, 10_000, N)]),
+            "text": pa.array(text),
+            "text_nulls": pa.array(text, mask=nulls),
+            "dict": pa.array(low),
+            "dict_nulls": pa.array(low, mask=nulls),
+            "bin": pa.array([t.encode() for t in low], pa.binary()),
+        }
+    )
+
+
+@pytest.fixture(scope="module", params=["2.1", "2.2"])
+def written(request, tmp_path_factory) -> tuple[str, pa.Table]:
+    table = _table(np.random.default_rng(11))
+    path = str(tmp_path_factory.mktemp("few") / f"few-{request.param}.lance")
+    # a small write cache: several pages per column (dictionaries joined across pages)
+    with lance_file.LanceFileWriter(path, version=request.param, data_cache_bytes=64 * 1024) as w:
+        for b in table.to_batches(max_chunksize=8192):
+            w.write_batch(b)
+    return path, table
+
+
+@pytest.mark.parametrize("mode", ["numpy", "kernel"])
+def test_few_row_takes_equal_pylance(written, monkeypatch, mode) -> None:
+    path, table = written
+    monkeypatch.setitem(miniblock_points.mode, "points", mode)
+    f = lancelot.LanceFile(path)
+    reader = lance_file.LanceFileReader(path)
+    rng = np.random.default_rng(5)
+    served = f.explain_take([0, N - 1])
+    assert served["text"] == served["dict"] == served["i64"] == ["points/ColumnPoints"]
+    assert len(f.metadata.columns[f._columns["dict"][0].index].pages) > 1
+    for k in (1, 2, 10, 64):
+        for clustered in (False, True):
+            start = int(rng.integers(0, N - 1000)) if clustered else 0
+            rows = np.sort(start + rng.choice(1000 if clustered else N, k, replace=False))
+            ours = f.take(rows)
+            theirs = reader.take_rows(rows.tolist()).to_table()
+            assert ours.schema == theirs.schema
+            assert ours.equals(theirs), (k, clustered)
+    # any order, duplicates
+    rows = np.array([N - 1, 3, 3, 17_000, 0, N - 1], dtype=np.int64)
+    assert f.take(rows).equals(table.take(rows))
+    assert f.take(rows.astype(np.int32), columns=["dict_nulls", "text"]).equals(
+        table.select(["dict_nulls", "text"]).take(rows)
+    )
+
+
+def _dictionary_points(path: str, column: str) -> ColumnPoints:
+    f = lancelot.LanceFile(path)
+    points = f._reader(f.schema.field(column))._column_points()
+    assert isinstance(points, ColumnPoints) and points.dictionary is not None
+    return points
+
+
+def test_dictionary_index_past_the_dictionary(written) -> None:
+    """An index past its page's dictionary reads as a null item, and is an error on a valid one."""
+    path, _ = written
+    points = _dictionary_points(path, "dict_nulls")
+    width = points.reader.value_bytes
+    too_far = int(points.dict_size[0])
+    fixed = np.array([0, too_far], dtype=f"<u{width}").view(np.uint8)
+    page_of_row = np.zeros(2, dtype=np.int64)
+    got = points._few_from_dictionary(fixed, page_of_row, np.array([True, False]))
+    assert got is not None and len(got) == 2 and got[0].as_py() == points.dictionary[0].as_py()
+    with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
+        points._few_from_dictionary(fixed, page_of_row, np.array([True, True]))
+    with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
+        points._few_from_dictionary(fixed, page_of_row, None)
