@@ -124,6 +124,7 @@ class ColumnPoints:
         self._few_table = np.stack([c.offsets, c.sizes, c.items, c.def_w, c.first_row])
         #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
         self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
+        self.arrow_kind = self.reader.arrow_kind(value_type)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self._dict_lists: _DictLists | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
@@ -202,14 +203,24 @@ class ColumnPoints:
         """``plan`` of a few rows, its bookkeeping in Python lists (a dozen numpy calls on
         arrays of ten cost more than the loops); it also lays out the fetched chunks for decode."""
         chunk_of = self.chunks.row_ends.searchsorted(rows, side="right")
+        listed = chunk_of.tolist()
+        if listed[0] == listed[-1]:  # one chunk (a tiny table, a clustered take)
+            table = self._few_table[:, listed[0] : listed[0] + 1].copy()
+            off, at = table[0, 0], table[1, 0]
+            table[0, 0] = 0
+            k_of = np.zeros(len(listed), dtype=np.int64)
+            idx = rows - table[4, 0]
+            return PointPlan(chunk_of[:1], chunk_of, k_of, table, idx, int(at)), [(int(off), int(at))]
         chunk_list: list[int] = []
         k_list: list[int] = []
         last = -1
-        for x in chunk_of.tolist():
+        k = -1
+        for x in listed:
             if x != last:
                 chunk_list.append(x)
                 last = x
-            k_list.append(len(chunk_list) - 1)
+                k += 1
+            k_list.append(k)
         chunks = np.array(chunk_list, dtype=np.int64)
         table = self._few_table.take(chunks, axis=1)
         ranges: list[tuple[int, int]] = []
@@ -218,7 +229,7 @@ class ColumnPoints:
         for off, size in zip(table[0].tolist(), table[1].tolist()):
             pos.append(at)
             at += size
-            if ranges and end == off:  # adjacent chunks: one range
+            if end == off and ranges:  # adjacent chunks: one range
                 ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
             else:
                 ranges.append((off, size))
@@ -271,7 +282,7 @@ class ColumnPoints:
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_base + int(c.page[chunk_of[e.row]])) from None
         if self.dictionary is None and not self.any_fsst:
-            values = r.arrow(data, fixed, var_start, var_len, self.value_type)
+            values = r.arrow(data, fixed, var_start, var_len, self.value_type, self.arrow_kind)
             return values if not self.nullable else with_validity(values, dfn == 0)
         page_of_row = c.page[chunk_of]
         valid = None if not self.nullable else dfn == 0

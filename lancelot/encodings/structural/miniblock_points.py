@@ -185,6 +185,8 @@ def _points(
 
 #: takes of at most this many strings build their Arrow array in Python (``PointReader.arrow``)
 FEW_STRINGS = 64
+#: how ``PointReader.arrow`` builds an array (``PointReader.arrow_kind``)
+ARROW_STRINGS, ARROW_FIXED = 1, 2
 #: takes of at most this many rows use the numpy formulation while the kernel is not loaded
 NUMPY_ROWS = 64
 #: "auto" (numpy for few rows until the kernel is loaded), "numpy" or "kernel" (tests)
@@ -311,10 +313,12 @@ class PointReader:
             data, pos, size, has_def=self.has_def, word=self.word, nb=self.nb, compression=self.general
         )
 
-    @property
-    def value_bytes(self) -> int:
-        """Bytes per value the kernel writes (0 for variable width)."""
-        return {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(self.vkind, 0)
+    def __post_init__(self) -> None:
+        #: bytes per value the kernel writes (0 for variable width)
+        self.value_bytes: int = {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(
+            self.vkind, 0
+        )
+        self._lanes: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
 
     def run(
         self,
@@ -340,8 +344,12 @@ class PointReader:
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
         var_start = np.empty(n if self.vkind == VARIABLE else 0, dtype=np.int64)
         var_len = np.empty_like(var_start)
-        rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
-        def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
+        if self._lanes is None:
+            self._lanes = (
+                lane_positions(self.vparam if self.vkind == INLINE else 8),
+                lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8),
+            )
+        (rows, lanes), (def_rows, def_lanes) = self._lanes
         where = np.zeros(1, dtype=np.int64)
         args = (
             readonly(data),
@@ -390,22 +398,41 @@ class PointReader:
             return FixedWidthBlock(np.packbits(fixed, bitorder="little"), 1, n)
         return FixedWidthBlock(fixed, self.value_bytes * 8, n)
 
+    def arrow_kind(self, t: pa.DataType) -> int:
+        """How ``arrow`` builds values of type ``t``: ``ARROW_STRINGS`` (plain variable-width values of
+        a string or binary type), ``ARROW_FIXED`` (whole-byte fixed-width values), else 0 (leaf.py)."""
+        if self.vkind == VARIABLE:
+            return ARROW_STRINGS if pa.types.is_string(t) or pa.types.is_binary(t) else 0
+        width = self.value_bytes
+        return ARROW_FIXED if self.vkind != BITS and width and _plain_width(t) == 8 * width else 0
+
     def arrow(
-        self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, t: pa.DataType
+        self,
+        data: np.ndarray,
+        fixed: np.ndarray,
+        var_start: np.ndarray,
+        var_len: np.ndarray,
+        t: pa.DataType,
+        kind: int,
     ) -> pa.Array:
-        """The values the kernel found (plain: no FSST, no dictionary) as an array of type ``t``.
+        """The values the kernel found (plain: no FSST, no dictionary) as an array of type ``t``
+        (``kind``: ``arrow_kind(t)``).
 
         A take's few strings are sliced and joined in Python and their offsets written as Arrow's
-        (the kernel checked every value lies inside its chunk); other types go through
-        ``leaf.values_to_arrow``."""
+        (the kernel checked every value lies inside its chunk), fixed-width values are the bytes
+        the kernel wrote; anything else goes through ``leaf.values_to_arrow``."""
+        if kind == ARROW_FIXED:
+            return pa.Array.from_buffers(t, len(fixed) // self.value_bytes, [None, pa.py_buffer(fixed)])
         n = len(var_start)
-        if self.vkind == VARIABLE and n <= FEW_STRINGS and (pa.types.is_string(t) or pa.types.is_binary(t)):
-            block = self.few_strings(data, var_start, var_len)
-            if int(block.offsets[-1]) < 1 << 31:
-                return small_strings_arrow(block, t)
-        width = self.value_bytes
-        if self.vkind != VARIABLE and self.vkind != BITS and _plain_width(t) == 8 * width:
-            return pa.Array.from_buffers(t, len(fixed) // width, [None, pa.py_buffer(fixed)])
+        if kind == ARROW_STRINGS and n <= FEW_STRINGS:
+            lengths = var_len.tolist()
+            if sum(lengths) < 1 << 31:
+                offsets = np.empty(n + 1, dtype=np.int32)
+                offsets[0] = 0
+                var_len.cumsum(out=offsets[1:])
+                view = data.data
+                joined = b"".join([view[a : a + m] for a, m in zip(var_start.tolist(), lengths)])
+                return pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
         return values_to_arrow(self.block(data, fixed, var_start, var_len, None), t)
 
     def few_strings(self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray) -> VariableWidthBlock:
