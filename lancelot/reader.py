@@ -224,6 +224,32 @@ class LanceFile:
         if ranges and sum([ln for _, ln in ranges]) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
+    def _take_few(self, readers: list[FieldReader], rows: np.ndarray) -> list[pa.Array]:
+        """A take of a few rows from a local file: every field that plans its take whole
+        (``FieldReader.point_plan``) has its byte ranges fetched in one ``read_ranges`` call (the
+        source coalesces and announces them together), then decodes; the others take as usual,
+        their ranges announced first."""
+        planned: list[tuple[int, object, int, int]] = []
+        others: list[int] = []
+        ranges: list[Range] = []
+        for i, r in enumerate(readers):
+            found = self._guard(r.point_plan, rows)
+            if found is None:
+                others.append(i)
+            else:
+                planned.append((i, found[0], len(ranges), len(ranges) + len(found[1])))
+                ranges += found[1]
+        if len(others) > 1:
+            self._take_ahead([readers[i] for i in others], rows)
+        arrays: list[pa.Array] = [None] * len(readers)
+        if ranges:
+            bufs = self._guard(self._src.read_ranges, ranges)
+            for i, plan, a, b in planned:
+                arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b])
+        for i in others:
+            arrays[i] = self._guard(readers[i].take, rows)
+        return arrays
+
     def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
         """On a remote source: the search caches of every field in one round, then every field's
         planned take ranges in one round (``ByteSource.stage``), before any field decodes."""
@@ -279,19 +305,22 @@ class LanceFile:
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields, readers, schema = self._selection(columns)
         remote = self._src.round_trip_costly
-        try:
-            if remote and len(uniq):
-                self._stage_take(readers, uniq)
-            elif len(readers) > 1 and len(uniq):
-                self._take_ahead(readers, uniq)
-            if len(uniq) >= PARALLEL_MIN_TAKE or remote:
-                # remote: fields decode side by side, so their own later rounds overlap too
-                arrays = self._map(lambda r: self._guard(r.take, uniq), readers, parallel=True)
-            else:
-                arrays = [self._guard(r.take, uniq) for r in readers]
-        finally:
-            if remote:
-                self._src.unstage()
+        if not remote and 0 < len(uniq) <= FEW_INDICES:
+            arrays = self._take_few(readers, uniq)
+        else:
+            try:
+                if remote and len(uniq):
+                    self._stage_take(readers, uniq)
+                elif len(readers) > 1 and len(uniq):
+                    self._take_ahead(readers, uniq)
+                if len(uniq) >= PARALLEL_MIN_TAKE or remote:
+                    # remote: fields decode side by side, so their own later rounds overlap too
+                    arrays = self._map(lambda r: self._guard(r.take, uniq), readers, parallel=True)
+                else:
+                    arrays = [self._guard(r.take, uniq) for r in readers]
+            finally:
+                if remote:
+                    self._src.unstage()
         if inverse is not None:
             order = pa.array(inverse)
             arrays = [a.take(order) for a in arrays]

@@ -359,28 +359,64 @@ class StructuralFieldReader(FieldReader):
             self._points_path = f"points/{type(self._points).__name__}"
         return self._points
 
+    def point_plan(self, rows: np.ndarray) -> tuple[object, list[Range]] | None:
+        """The whole-column point plan of a take of ``rows`` and its byte ranges (None without one)."""
+        if not len(rows) or len(rows) > POINT_RANGE_ROWS:
+            return None
+        points = self._points if self._points is not False else self._column_points()
+        if points is None:
+            return None
+        try:
+            plan, ranges = points.plan(rows)
+            self._check_ranges(ranges)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+        except _DECODE_ERRORS as e:
+            raise self._undecodable(e) from None
+        return plan, ranges
+
+    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview]) -> pa.Array:
+        points = self._points
+        assert points is not None and points is not False  # point_plan planned with it
+        served(self._name, "take", self._points_path)
+        return self._decode_points(points, rows, plan, bufs)
+
+    def _check_ranges(self, ranges: list[Range]) -> None:
+        size = self.ctx.src.size
+        for off, ln in ranges:
+            if off < 0 or ln < 0 or off + ln > size:
+                raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file")
+
+    def _undecodable(self, e: Exception) -> CorruptFileError:
+        return CorruptFileError(
+            f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=self.columns[0].col.index
+        )
+
     def _take_points(self, points: _Points[Any], rows: np.ndarray) -> pa.Array:
-        col = self.columns[0]
         planned, self._planned = self._planned, None
         try:
             if planned is not None and planned[0] is rows:
-                chunks, ranges = planned[1], planned[2]
+                plan, ranges = planned[1], planned[2]
             else:
-                chunks, ranges = points.plan(rows)
-            src = self.ctx.src
-            for off, ln in ranges:
-                if off < 0 or ln < 0 or off + ln > src.size:
-                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {src.size}-byte file")
-            out = points.decode(rows, chunks, src.read_ranges(ranges))
+                plan, ranges = points.plan(rows)
+            self._check_ranges(ranges)
+            bufs = self.ctx.src.read_ranges(ranges)
         except LanceError as e:
-            raise e.at(path=self.ctx.path, column=col.col.index) from None
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
         except _DECODE_ERRORS as e:
-            raise CorruptFileError(
-                f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index
-            ) from None
+            raise self._undecodable(e) from None
+        return self._decode_points(points, rows, plan, bufs)
+
+    def _decode_points(self, points: _Points[Any], rows: np.ndarray, plan: Any, bufs: list[memoryview]) -> pa.Array:
+        try:
+            out = points.decode(rows, plan, bufs)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+        except _DECODE_ERRORS as e:
+            raise self._undecodable(e) from None
         if len(out) != len(rows):
             raise CorruptFileError(
-                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}", path=self.ctx.path
+                f"decoded {len(out)} rows of field {self._name!r}, expected {len(rows)}", path=self.ctx.path
             )
         return out
 
