@@ -44,6 +44,10 @@ def _table(rng: np.random.Generator) -> pa.Table:
             "dict": pa.array(low),
             "dict_nulls": pa.array(low, mask=nulls),
             "bin": pa.array([t.encode() for t in low], pa.binary()),
+            "dec_low": pa.array([decimal.Decimal(int(x)) for x in rng.integers(1, 51, N)], pa.decimal128(15, 2)),
+            "dec_low_nulls": pa.array(
+                [decimal.Decimal(int(x)) for x in rng.integers(1, 51, N)], pa.decimal128(15, 2), mask=nulls
+            ),
         }
     )
 
@@ -90,6 +94,24 @@ def _dictionary_points(path: str, column: str) -> ColumnPoints:
     points = f._reader(f.schema.field(column))._column_points()
     assert isinstance(points, ColumnPoints) and points.dictionary is not None
     return points
+
+
+def test_fixed_width_dictionaries(written) -> None:
+    """Low-cardinality decimals are dictionary-encoded; a few rows are looked up by numpy rows."""
+    path, table = written
+    f = lancelot.LanceFile(path)
+    rows = np.array([1, 2, 5000, 17_001, N - 1], dtype=np.int64)
+    for name in ("dec_low", "dec_low_nulls"):
+        points = f._reader(f.schema.field(name))._column_points()
+        assert isinstance(points, ColumnPoints) and points.dictionary is not None
+        assert f.take(rows, columns=[name]).equals(table.select([name]).take(rows))
+        assert isinstance(points._dict_words, np.ndarray)  # the fixed-width lookup served it
+    points = _dictionary_points(path, "dec_low_nulls")
+    too_far = np.array([0, int(points.dict_size[0])], dtype=np.int64)
+    got = points._few_from_fixed_dictionary(too_far, np.zeros(2, np.int64), np.array([True, False]))
+    assert got is not None and got[0].as_py() == points.dictionary[0].as_py()
+    with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
+        points._few_from_fixed_dictionary(too_far, np.zeros(2, np.int64), None)
 
 
 def test_dictionary_index_past_the_dictionary(written) -> None:

@@ -30,6 +30,7 @@ from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
     check_dictionary_slots,
+    fixed_rows,
     indices_to_numpy,
     values_to_arrow,
     with_validity,
@@ -127,6 +128,7 @@ class ColumnPoints:
         self.arrow_kind = self.reader.arrow_kind(value_type)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self._dict_lists: _DictLists | None | Literal[False] = False
+        self._dict_words: np.ndarray | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
@@ -324,10 +326,12 @@ class ColumnPoints:
     ) -> pa.Array | None:
         """A take's few strings looked up in the column's dictionary (no validity yet), or None
         when the lists do not apply.  An index past its page's dictionary must be a null item."""
-        lists = self._dictionary_lists()
         width = self.reader.value_bytes
-        if lists is None or width not in _UINTS:
+        if width not in _UINTS:
             return None
+        lists = self._dictionary_lists()
+        if lists is None:
+            return self._few_from_fixed_dictionary(fixed.view(_UINTS[width]), page_of_row, valid)
         offsets, data, base, size = lists
         ok = None if valid is None else valid.tolist()
         pieces, ends, end = [], [0], 0
@@ -345,6 +349,31 @@ class ColumnPoints:
         return pa.Array.from_buffers(
             self.value_type, len(ends) - 1, [None, pa.py_buffer(arrow_offsets), pa.py_buffer(b"".join(pieces))]
         )
+
+    def _few_from_fixed_dictionary(
+        self, local: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
+    ) -> pa.Array | None:
+        """``_few_from_dictionary`` for a dictionary of whole-byte fixed-width values without
+        nulls (its items as rows of words, kept per column); None when it is not one."""
+        if self._dict_words is False:
+            d = self.dictionary
+            self._dict_words = None
+            if d is not None and len(d) and d.type == self.value_type:
+                self._dict_words = fixed_rows(d)
+        words = self._dict_words
+        if words is None:
+            return None
+        base, size = self.dict_base[page_of_row], self.dict_size[page_of_row]
+        local = local.astype(np.int64)
+        bad = local >= size
+        if bad.any():
+            if valid is None or bool(np.any(bad & valid)):
+                p = int(page_of_row[np.flatnonzero(bad if valid is None else bad & valid)[0]])
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_base + p)
+            local[bad] = 0  # null items: any item does
+            base[bad] = 0
+        out = words.take(local + base, axis=0)
+        return pa.Array.from_buffers(self.value_type, len(local), [None, pa.py_buffer(out)])
 
     def _values(
         self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray
