@@ -185,16 +185,18 @@ class LanceFile:
                 path=self.path,
             )
         start, stop = min(start, self.num_rows), min(self.num_rows, stop)
-        fields = self._fields(columns)
-        readers = [self._reader(f) for f in fields]
+        fields, readers, schema = self._selection(columns)
+        if 0 < stop - start <= FEW_INDICES and not self._src.round_trip_costly:
+            rows = np.arange(start, stop, dtype=np.int64)
+            arrays = self._take_few(readers, rows, lambda r: r.read_range_chunked(start, stop))
+            return self._table(fields, arrays, stop - start, schema)
         if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1:
             self._read_ahead(readers, start, stop)
-        arrays = self._map(
-            lambda r: self._guard(lambda: self._read_range(r, start, stop)),
-            readers,
-            parallel=stop - start >= PARALLEL_MIN_ROWS,
-        )
-        return self._table(fields, arrays, stop - start)
+        if stop - start >= PARALLEL_MIN_ROWS:
+            arrays = self._map(lambda r: self._guard(r.read_range_chunked, start, stop), readers, parallel=True)
+        else:
+            arrays = [self._guard(r.read_range_chunked, start, stop) for r in readers]
+        return self._table(fields, arrays, stop - start, schema)
 
     def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
@@ -224,11 +226,17 @@ class LanceFile:
         if ranges and sum([ln for _, ln in ranges]) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
-    def _take_few(self, readers: list[FieldReader], rows: np.ndarray) -> list[pa.Array]:
+    def _take_few(
+        self,
+        readers: list[FieldReader],
+        rows: np.ndarray,
+        other: Callable[[FieldReader], pa.Array | pa.ChunkedArray] | None = None,
+    ) -> list[pa.Array | pa.ChunkedArray]:
         """A take of a few rows from a local file: every field that plans its take whole
         (``FieldReader.point_plan``) has its byte ranges fetched in one ``read_ranges`` call (the
-        source coalesces and announces them together), then decodes; the others take as usual,
-        their ranges announced first."""
+        source coalesces and announces them together), then decodes; the others take as usual
+        (or run ``other``: a short range read), their ranges announced first."""
+        op = "take" if other is None else "range"
         planned: list[tuple[int, object, int, int]] = []
         others: list[int] = []
         ranges: list[Range] = []
@@ -239,15 +247,15 @@ class LanceFile:
             else:
                 planned.append((i, found[0], len(ranges), len(ranges) + len(found[1])))
                 ranges += found[1]
-        if len(others) > 1:
+        if len(others) > 1 and other is None:
             self._take_ahead([readers[i] for i in others], rows)
-        arrays: list[pa.Array] = [None] * len(readers)
+        arrays: list[pa.Array | pa.ChunkedArray] = [None] * len(readers)
         if ranges:
             bufs = self._guard(self._src.read_ranges, ranges)
             for i, plan, a, b in planned:
-                arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b])
+                arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b], op)
         for i in others:
-            arrays[i] = self._guard(readers[i].take, rows)
+            arrays[i] = self._guard(readers[i].take, rows) if other is None else self._guard(other, readers[i])
         return arrays
 
     def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
@@ -266,11 +274,6 @@ class LanceFile:
             ranges = [(off, ln) for rs in found for off, ln in rs if ln > 0 and off >= 0 and off + ln <= self._src.size]
             if ranges:
                 self._src.stage(ranges)
-
-    @staticmethod
-    def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
-        """A field's rows; readers that can return one chunk per page skip concatenating them."""
-        return reader.read_range_chunked(start, stop)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file (or some columns) as a Table."""

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from lancelot.encodings.served import recording
 from lancelot.encodings.structural import miniblock_points
 from lancelot.encodings.structural.column_points import ColumnPoints
 from lancelot.errors import CorruptFileError
@@ -128,3 +129,22 @@ def test_dictionary_index_past_the_dictionary(written) -> None:
         points._few_from_dictionary(fixed, page_of_row, np.array([True, True]))
     with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
         points._few_from_dictionary(fixed, page_of_row, None)
+
+
+def test_short_reads_fetch_every_field_at_once(written) -> None:
+    """A take or range read of a few rows fetches the ranges of every point-read field in one
+    read_ranges call; a range read is still reported as one."""
+    path, table = written
+    f = lancelot.LanceFile(path)
+    f.take([0])  # search caches loaded
+    calls = []
+    inner = f._src.read_ranges
+    f._src.read_ranges = lambda ranges: (calls.append(len(ranges)), inner(ranges))[1]
+    with recording() as rec:
+        assert f.read_range(100, 140).equals(table.slice(100, 40))
+    assert len(calls) == 1 and calls[0] >= len(table.schema)
+    assert rec.paths("text", "range") == ["points/ColumnPoints"] and rec.paths("text", "take") == []
+    calls.clear()
+    rows = np.array([5, 9_000, 29_000], dtype=np.int64)
+    assert f.take(rows).equals(table.take(rows))
+    assert len(calls) == 1

@@ -92,6 +92,7 @@ class FieldReader(ABC):
         against the file): (plan, ranges) for ``take_fetched``; None when this reader cannot."""
         return None
 
-    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview]) -> pa.Array:
-        """The take ``point_plan(rows)`` planned, from the bytes of its ranges."""
+    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
+        """The take ``point_plan(rows)`` planned, from the bytes of its ranges (``op``: "range"
+        when it serves a short range read, for encodings/served.py)."""
         raise NotImplementedError

@@ -375,10 +375,10 @@ class StructuralFieldReader(FieldReader):
             raise self._undecodable(e) from None
         return plan, ranges
 
-    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview]) -> pa.Array:
+    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
         points = self._points
         assert points is not None and points is not False  # point_plan planned with it
-        served(self._name, "take", self._points_path)
+        served(self._name, op, self._points_path)
         return self._decode_points(points, rows, plan, bufs)
 
     def _check_ranges(self, ranges: list[Range]) -> None:
