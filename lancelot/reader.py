@@ -250,10 +250,9 @@ class LanceFile:
         if len(others) > 1 and other is None:
             self._take_ahead([readers[i] for i in others], rows)
         arrays: list[pa.Array | pa.ChunkedArray] = [None] * len(readers)
-        if ranges:
-            bufs = self._guard(self._src.read_ranges, ranges)
-            for i, plan, a, b in planned:
-                arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b], op)
+        bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
+        for i, plan, a, b in planned:
+            arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b], op)
         for i in others:
             arrays[i] = self._guard(readers[i].take, rows) if other is None else self._guard(other, readers[i])
         return arrays

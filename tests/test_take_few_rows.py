@@ -148,3 +148,31 @@ def test_short_reads_fetch_every_field_at_once(written) -> None:
     rows = np.array([5, 9_000, 29_000], dtype=np.int64)
     assert f.take(rows).equals(table.take(rows))
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("value", [7, decimal.Decimal("1.25"), "constant text"])
+def test_constant_columns(tmp_path, value) -> None:
+    """pylance 2.2 writes a never-changing column as constant pages: a take or short range read
+    is the value repeated (``ColumnConstant``), without levels; with nulls the pages path serves it."""
+    n = 50_000
+    t = pa.decimal128(15, 2) if isinstance(value, decimal.Decimal) else None
+    rng = np.random.default_rng(9)
+    table = pa.table(
+        {
+            "c": pa.array([value] * n, t),
+            "c_nulls": pa.array([value] * n, t, mask=rng.random(n) < 0.3),
+            "i": pa.array(np.arange(n)),
+        }
+    )
+    path = str(tmp_path / "constant.lance")
+    with lance_file.LanceFileWriter(path, version="2.2", data_cache_bytes=64 * 1024) as w:
+        for b in table.to_batches(max_chunksize=8192):
+            w.write_batch(b)
+    f = lancelot.LanceFile(path)
+    rows = np.sort(rng.choice(n, 10, replace=False))
+    assert f.explain_take(rows)["c"] == ["points/ColumnConstant"]
+    theirs = lance_file.LanceFileReader(path).take_rows(rows.tolist()).to_table()
+    assert f.take(rows).equals(theirs)
+    assert f.take(rows[::-1].copy()).equals(table.take(rows[::-1].copy()))
+    assert f.read_range(n - 30, n + 5).equals(table.slice(n - 30))
+    assert f.read_range(100, 3000).equals(table.slice(100, 2900))

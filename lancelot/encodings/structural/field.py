@@ -26,6 +26,7 @@ from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
+from lancelot.encodings.structural.column_constant import ColumnConstant
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
 from lancelot.encodings.structural.constant import ConstantPage
@@ -52,7 +53,8 @@ _T = TypeVar("_T")
 
 
 class _Points(Protocol[_Plan]):
-    """A whole-column point reader (column_points.py, column_point_groups.py) and its plan type."""
+    """A whole-column point reader (column_points.py, column_point_groups.py, column_constant.py)
+    and its plan type."""
 
     def plan(self, rows: np.ndarray) -> tuple[_Plan, list[Range]]: ...
 
@@ -353,6 +355,7 @@ class StructuralFieldReader(FieldReader):
                         or ColumnPointGroups.of(
                             pages, col.page_firsts, col.page_ends, col.path.leaf.type, col.col.index
                         )
+                        or ColumnConstant.of(pages, col.path.leaf.type)
                     )
                 except (LanceError, *_DECODE_ERRORS):
                     self._points = None  # the page-by-page path reports the problem where it is met
