@@ -11,6 +11,7 @@ size against the chunk.  Other shapes go through miniblock_chunks.decode_points.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
 import pyarrow as pa
@@ -426,10 +427,9 @@ class PointReader:
         n = len(var_start)
         if kind == ARROW_STRINGS and n <= FEW_STRINGS:
             lengths = var_len.tolist()
-            if sum(lengths) < 1 << 31:
-                offsets = np.empty(n + 1, dtype=np.int32)
-                offsets[0] = 0
-                var_len.cumsum(out=offsets[1:])
+            ends = [0, *accumulate(lengths)]
+            if ends[-1] < 1 << 31:
+                offsets = np.array(ends, dtype=np.int32)
                 view = data.data
                 joined = b"".join([view[a : a + m] for a, m in zip(var_start.tolist(), lengths)])
                 return pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
