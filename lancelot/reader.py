@@ -42,6 +42,8 @@ FEW_INDICES = 64
 #: (unless they add up to more than READ_AHEAD_MAX_BYTES: no flooding the page cache on huge reads)
 READ_AHEAD_MIN_ROWS = 512
 READ_AHEAD_MAX_BYTES = 256 << 20
+#: column selections whose readers and schema a file keeps for its takes
+MAX_SELECTIONS = 64
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -92,6 +94,8 @@ class LanceFile:
         #: decode the fields of large reads on the shared thread pool (set False to stay on the caller's thread)
         self.parallel: bool = True
         self._readers: dict[str, FieldReader] = {}
+        #: per column selection of the takes: (fields, their readers, the result's schema)
+        self._selections: dict[tuple[str, ...] | None, tuple[list[pa.Field], list[FieldReader], pa.Schema]] = {}
         self._columns: dict[str, list[ColumnInfo]] = {}
         pos = 0
         cols = self.metadata.columns
@@ -143,8 +147,24 @@ class LanceFile:
             r = self._readers[field.name] = self._module.make_field_reader(ctx)
         return r
 
-    def _table(self, fields: list[pa.Field], arrays: list[pa.Array], n: int) -> pa.Table:
-        schema = pa.schema(fields, metadata=self.schema.metadata)
+    def _selection(self, columns: Sequence[str] | None) -> tuple[list[pa.Field], list[FieldReader], pa.Schema]:
+        """The fields, readers and result schema of ``columns`` (kept per selection: a take of a
+        few rows would otherwise spend much of its time looking them up again)."""
+        key = None if columns is None else tuple(columns)
+        sel = self._selections.get(key)
+        if sel is None:
+            fields = self._fields(columns)
+            sel = (fields, [self._reader(f) for f in fields], pa.schema(fields, metadata=self.schema.metadata))
+            if len(self._selections) >= MAX_SELECTIONS:
+                self._selections.clear()
+            self._selections[key] = sel
+        return sel
+
+    def _table(
+        self, fields: list[pa.Field], arrays: list[pa.Array], n: int, schema: pa.Schema | None = None
+    ) -> pa.Table:
+        if schema is None:
+            schema = pa.schema(fields, metadata=self.schema.metadata)
         if not fields:
             return (
                 pa.table({}, schema=schema).slice(0, 0)
@@ -165,16 +185,18 @@ class LanceFile:
                 path=self.path,
             )
         start, stop = min(start, self.num_rows), min(self.num_rows, stop)
-        fields = self._fields(columns)
-        readers = [self._reader(f) for f in fields]
+        fields, readers, schema = self._selection(columns)
+        if 0 < stop - start <= FEW_INDICES and not self._src.round_trip_costly:
+            rows = np.arange(start, stop, dtype=np.int64)
+            arrays = self._take_few(readers, rows, lambda r: r.read_range_chunked(start, stop))
+            return self._table(fields, arrays, stop - start, schema)
         if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1:
             self._read_ahead(readers, start, stop)
-        arrays = self._map(
-            lambda r: self._guard(lambda: self._read_range(r, start, stop)),
-            readers,
-            parallel=stop - start >= PARALLEL_MIN_ROWS,
-        )
-        return self._table(fields, arrays, stop - start)
+        if stop - start >= PARALLEL_MIN_ROWS:
+            arrays = self._map(lambda r: self._guard(r.read_range_chunked, start, stop), readers, parallel=True)
+        else:
+            arrays = [self._guard(r.read_range_chunked, start, stop) for r in readers]
+        return self._table(fields, arrays, stop - start, schema)
 
     def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
@@ -198,9 +220,42 @@ class LanceFile:
         """Announce the byte ranges of every field's take before any is read (as _read_ahead)."""
         ranges: list[tuple[int, int]] = []
         for r in readers:
-            ranges.extend((off, ln) for off, ln in r.take_hint(rows) if ln > 0 and off >= 0)
-        if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
+            ranges += r.take_hint(rows)
+        if ranges and min([off for off, _ in ranges]) < 0:
+            ranges = [(off, ln) for off, ln in ranges if off >= 0]
+        if ranges and sum([ln for _, ln in ranges]) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
+
+    def _take_few(
+        self,
+        readers: list[FieldReader],
+        rows: np.ndarray,
+        other: Callable[[FieldReader], pa.Array | pa.ChunkedArray] | None = None,
+    ) -> list[pa.Array | pa.ChunkedArray]:
+        """A take of a few rows from a local file: every field that plans its take whole
+        (``FieldReader.point_plan``) has its byte ranges fetched in one ``read_ranges`` call (the
+        source coalesces and announces them together), then decodes; the others take as usual
+        (or run ``other``: a short range read), their ranges announced first."""
+        op = "take" if other is None else "range"
+        planned: list[tuple[int, object, int, int]] = []
+        others: list[int] = []
+        ranges: list[Range] = []
+        for i, r in enumerate(readers):
+            found = self._guard(r.point_plan, rows)
+            if found is None:
+                others.append(i)
+            else:
+                planned.append((i, found[0], len(ranges), len(ranges) + len(found[1])))
+                ranges += found[1]
+        if len(others) > 1 and other is None:
+            self._take_ahead([readers[i] for i in others], rows)
+        arrays: list[pa.Array | pa.ChunkedArray] = [None] * len(readers)
+        bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
+        for i, plan, a, b in planned:
+            arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b], op)
+        for i in others:
+            arrays[i] = self._guard(readers[i].take, rows) if other is None else self._guard(other, readers[i])
+        return arrays
 
     def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
         """On a remote source: the search caches of every field in one round, then every field's
@@ -219,21 +274,19 @@ class LanceFile:
             if ranges:
                 self._src.stage(ranges)
 
-    @staticmethod
-    def _read_range(reader: FieldReader, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
-        """A field's rows; readers that can return one chunk per page skip concatenating them."""
-        return reader.read_range_chunked(start, stop)
-
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file (or some columns) as a Table."""
         return self.read_range(0, self.num_rows, columns)
 
     def take(self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows at ``indices`` (any order, duplicates allowed), in the order asked."""
-        idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
-        if idx.size and not np.issubdtype(idx.dtype, np.integer):
-            raise LanceError("take indices must be integers", path=self.path)
-        idx = idx.astype(np.int64, copy=False).reshape(-1)
+        if type(indices) is np.ndarray and indices.dtype == np.int64 and indices.ndim == 1:
+            idx = indices
+        else:
+            idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
+            if idx.size and not np.issubdtype(idx.dtype, np.integer):
+                raise LanceError("take indices must be integers", path=self.path)
+            idx = idx.astype(np.int64, copy=False).reshape(-1)
         ordered = None
         if 0 < idx.size <= FEW_INDICES:  # checked in Python: cheaper than numpy's reductions on a few
             listed = idx.tolist()
@@ -252,25 +305,28 @@ class LanceFile:
         if ordered is None:
             ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
-        fields = self._fields(columns)
-        readers = [self._reader(f) for f in fields]
-        try:
-            if self._src.round_trip_costly and len(uniq):
-                self._stage_take(readers, uniq)
-            elif len(readers) > 1 and len(uniq):
-                self._take_ahead(readers, uniq)
-            # remote: fields decode side by side, so their own later rounds overlap too
-            arrays = self._map(
-                lambda r: self._guard(lambda: r.take(uniq)),
-                readers,
-                parallel=len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly,
-            )
-        finally:
-            self._src.unstage()
+        fields, readers, schema = self._selection(columns)
+        remote = self._src.round_trip_costly
+        if not remote and 0 < len(uniq) <= FEW_INDICES:
+            arrays = self._take_few(readers, uniq)
+        else:
+            try:
+                if remote and len(uniq):
+                    self._stage_take(readers, uniq)
+                elif len(readers) > 1 and len(uniq):
+                    self._take_ahead(readers, uniq)
+                if len(uniq) >= PARALLEL_MIN_TAKE or remote:
+                    # remote: fields decode side by side, so their own later rounds overlap too
+                    arrays = self._map(lambda r: self._guard(r.take, uniq), readers, parallel=True)
+                else:
+                    arrays = [self._guard(r.take, uniq) for r in readers]
+            finally:
+                if remote:
+                    self._src.unstage()
         if inverse is not None:
             order = pa.array(inverse)
             arrays = [a.take(order) for a in arrays]
-        return self._table(fields, arrays, len(idx))
+        return self._table(fields, arrays, len(idx), schema)
 
     def explain_take(
         self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None

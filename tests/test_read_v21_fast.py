@@ -653,10 +653,13 @@ def test_inline_chunks_kernel(t):
     assert inline_chunks(seg.data, seg.starts, sizes, counts, dt)[0] == SHORT_PACKED
 
 
+@pytest.mark.parametrize("k", [40, 200])
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_take_hints_cover_every_read(tmp_path, version):
-    """A multi-field take announces its byte ranges first (ByteSource.will_need) and then reads
-    only inside them, with the plan the hint made; the result equals pylance's."""
+def test_take_hints_cover_every_read(tmp_path, version, k):
+    """A multi-field take announces its byte ranges first and then reads only inside them, with
+    the plan the hint made; the result equals pylance's.  A take of more than ``FEW_INDICES`` rows
+    announces them field by field (ByteSource.will_need); a few rows are fetched for all fields in
+    one read_ranges call, which announces its requests itself (``_prefetch``)."""
     rng = np.random.default_rng(22)
     n = 50_000
     table = pa.table(
@@ -672,11 +675,13 @@ def test_take_hints_cover_every_read(tmp_path, version):
     w.close()
     f = lancelot.LanceFile(path)
     f.take([0])
-    hinted, reads = [], []
-    f._src.will_need = lambda ranges: hinted.extend(ranges)
+    hinted, announced, reads = [], [], []
+    f._src.will_need = lambda ranges: (hinted.extend(ranges), announced.extend(ranges))
+    if k <= lancelot.reader.FEW_INDICES:
+        f._src._prefetch = lambda ranges: hinted.extend(ranges)
     inner = f._src._read
     f._src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
-    rows = np.sort(rng.choice(n, 40, replace=False))
+    rows = np.sort(rng.choice(n, k, replace=False))
     got = f.take(rows)
     assert got.equals(LanceFileReader(path).take_rows(rows).to_table())
     assert hinted and reads
@@ -689,6 +694,6 @@ def test_take_hints_cover_every_read(tmp_path, version):
             assert a - pos <= f._src.coalesce_gap, (off, ln, a, pos)
             pos = max(pos, b)
         assert pos >= off + ln, (off, ln, pos)
-    hinted.clear()
+    announced.clear()
     assert f.take(rows, columns=["s"]).equals(table.select(["s"]).take(pa.array(rows)))  # one field: no hint
-    assert hinted == []
+    assert announced == []

@@ -78,7 +78,7 @@ def test_paths_by_version_and_layout(tmp_path):
         seen[version] = lancelot.LanceFile(path).explain_take(ROWS)
     assert seen["2.0"] == {"i": ["plan/FlatPlan"], "const": ["plan/FlatPlan"], "l": ["decoder/ListNode"]}
     assert seen["2.1"]["i"] == ["points/ColumnPoints"] and seen["2.1"]["l"] == ["pages/MiniBlockPage"]
-    assert seen["2.2"]["const"] == ["pages/ConstantPage"]  # a 2.2 constant page takes rows without a kernel
+    assert seen["2.2"]["const"] == ["points/ColumnConstant"]  # 2.2 constant pages: the value repeated, no kernel
 
 
 def test_range_reads_are_recorded_and_logged(tmp_path, caplog):

@@ -84,3 +84,15 @@ class FieldReader(ABC):
     def take_hint(self, rows: np.ndarray) -> list[Range]:
         """Ranges ``take(rows)`` (sorted, unique) will read first."""
         return []
+
+    # A take planned whole: the reader fetches the byte ranges of every such field in one call.
+
+    def point_plan(self, rows: np.ndarray) -> tuple[object, list[Range]] | None:
+        """Plan a take of ``rows`` (sorted, unique) that needs nothing but its byte ranges (checked
+        against the file): (plan, ranges) for ``take_fetched``; None when this reader cannot."""
+        return None
+
+    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
+        """The take ``point_plan(rows)`` planned, from the bytes of its ranges (``op``: "range"
+        when it serves a short range read, for encodings/served.py)."""
+        raise NotImplementedError

@@ -67,7 +67,10 @@ class ColumnPointGroups:
         return cls(runs, ends, firsts)
 
     def _split(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
-        run_of = np.searchsorted(self.run_ends, rows, side="right")
+        run_of = self.run_ends.searchsorted(rows, side="right")
+        first, last = int(run_of[0]), int(run_of[-1])
+        if first == last:  # one run (a clustered take)
+            return [(first, rows)]
         cuts = np.flatnonzero(run_of[1:] != run_of[:-1]) + 1
         bounds = [0, *cuts.tolist(), len(rows)]
         return [(int(run_of[a]), rows[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]

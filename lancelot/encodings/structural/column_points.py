@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.compression.bitpacking import CHUNK
 from lancelot.encodings.compression.block import DataBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.fsst import StackedTables, fsst_decode_tables, stack_tables
@@ -28,12 +30,20 @@ from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
     check_dictionary_slots,
+    fixed_rows,
     indices_to_numpy,
     values_to_arrow,
     with_validity,
 )
 from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
-from lancelot.encodings.structural.miniblock_points import VARIABLE, PointReader, PointReadError
+from lancelot.encodings.structural.miniblock_points import (
+    FEW_STRINGS,
+    INLINE,
+    VARIABLE,
+    PointReader,
+    PointReadError,
+    small_strings_arrow,
+)
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -52,17 +62,29 @@ class ColumnChunks:
     def_w: np.ndarray  # definition levels' bit width of each chunk
 
 
+#: dictionaries of at most this many strings serve a few-row take from Python lists
+FEW_DICTIONARY = 1 << 16
+#: a string dictionary as lists: offsets, bytes, each page's first item and item count
+_DictLists = tuple[list[int], memoryview, list[int], list[int]]
+_UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
 
 
 @dataclass
 class PointPlan:
-    """The chunks a read touches and, per row, its chunk (column-wide and among those fetched)."""
+    """The chunks a read touches and, per row, its chunk (column-wide and among those fetched).
+
+    A few-row plan (``ColumnPoints._plan_few``) also holds what the decode needs of the fetched
+    chunks, worked out while planning: ``meta`` rows are each chunk's position in the fetched
+    bytes, size, item count and definition width; ``idx`` each row's item in its chunk."""
 
     chunks: np.ndarray
     chunk_of: np.ndarray
     k_of: np.ndarray
+    meta: np.ndarray | None = None
+    idx: np.ndarray | None = None
+    total: int = 0
 
 
 class ColumnPoints:
@@ -98,7 +120,15 @@ class ColumnPoints:
             cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
             cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
         )
+        c = self.chunks
+        # what a few-row plan gathers per chunk, in one take (rows: offset, size, items, def width, first row)
+        self._few_table = np.stack([c.offsets, c.sizes, c.items, c.def_w, c.first_row])
+        #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
+        self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
+        self.arrow_kind = self.reader.arrow_kind(value_type)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
+        self._dict_lists: _DictLists | None | Literal[False] = False
+        self._dict_words: np.ndarray | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
@@ -173,23 +203,43 @@ class ColumnPoints:
 
     def _plan_few(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """``plan`` of a few rows, its bookkeeping in Python lists (a dozen numpy calls on
-        arrays of ten cost more than the loops)."""
-        c = self.chunks
-        chunk_of = np.searchsorted(c.row_ends, rows, side="right")
+        arrays of ten cost more than the loops); it also lays out the fetched chunks for decode."""
+        chunk_of = self.chunks.row_ends.searchsorted(rows, side="right")
+        listed = chunk_of.tolist()
+        if listed[0] == listed[-1]:  # one chunk (a tiny table, a clustered take)
+            table = self._few_table[:, listed[0] : listed[0] + 1].copy()
+            off, at = table[0, 0], table[1, 0]
+            table[0, 0] = 0
+            k_of = np.zeros(len(listed), dtype=np.int64)
+            idx = rows - table[4, 0]
+            return PointPlan(chunk_of[:1], chunk_of, k_of, table, idx, int(at)), [(int(off), int(at))]
         chunk_list: list[int] = []
         k_list: list[int] = []
-        for x in chunk_of.tolist():
-            if not chunk_list or chunk_list[-1] != x:
+        last = -1
+        k = -1
+        for x in listed:
+            if x != last:
                 chunk_list.append(x)
-            k_list.append(len(chunk_list) - 1)
+                last = x
+                k += 1
+            k_list.append(k)
         chunks = np.array(chunk_list, dtype=np.int64)
+        table = self._few_table.take(chunks, axis=1)
         ranges: list[tuple[int, int]] = []
-        for off, size in zip(c.offsets[chunks].tolist(), c.sizes[chunks].tolist()):
-            if ranges and sum(ranges[-1]) == off:  # adjacent chunks: one range
+        pos: list[int] = []
+        at = end = 0
+        for off, size in zip(table[0].tolist(), table[1].tolist()):
+            pos.append(at)
+            at += size
+            if end == off and ranges:  # adjacent chunks: one range
                 ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
             else:
                 ranges.append((off, size))
-        return PointPlan(chunks, chunk_of, np.array(k_list, dtype=np.int64)), ranges
+            end = off + size
+        table[0] = pos  # the first row now holds each chunk's position in the fetched bytes
+        k_of = np.array(k_list, dtype=np.int64)
+        idx = rows - table[4].take(k_of)
+        return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
 
     def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
         """The byte ranges (one per page) of the chunks holding rows [start, stop): a cheap read-ahead hint."""
@@ -212,27 +262,37 @@ class ColumnPoints:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
         c = self.chunks
         chunks, chunk_of, k_of = plan.chunks, plan.chunk_of, plan.k_of
-        data = (
-            np.frombuffer(bufs[0], np.uint8)
-            if len(bufs) == 1
-            else np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
-        )
-        size = c.sizes[chunks]
-        pos = np.zeros(len(chunks), dtype=np.int64)
-        np.cumsum(size[:-1], out=pos[1:])
-        if len(data) != int(pos[-1] + size[-1]) or len(k_of) != len(rows):
-            raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {int(pos[-1] + size[-1])}")
-        idx = rows - c.first_row[chunk_of]
-        data, pos, size = self.reader.inflate(data, pos, size)
+        # one bytes join: cheaper than a numpy array per buffer and their concatenation
+        data = np.frombuffer(bufs[0] if len(bufs) == 1 else b"".join(bufs), np.uint8)
+        meta = plan.meta
+        if meta is not None and plan.idx is not None:
+            pos, size, items, def_ws = meta[0], meta[1], meta[2], meta[3]
+            planned, idx = plan.total, plan.idx
+        else:
+            size = c.sizes[chunks]
+            pos = np.zeros(len(chunks), dtype=np.int64)
+            size[:-1].cumsum(out=pos[1:])
+            planned = int(pos[-1] + size[-1])
+            items, def_ws = c.items[chunks], c.def_w[chunks]
+            idx = rows - c.first_row[chunk_of]
+        if len(data) != planned or len(k_of) != len(rows):
+            raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {planned}")
+        r = self.reader
+        data, pos, size = r.inflate(data, pos, size)
         try:
-            dfn, fixed, var_start, var_len = self.reader.run(
-                data, pos, size, c.items[chunks], k_of, idx, c.def_w[chunks]
-            )
+            dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_base + int(c.page[chunk_of[e.row]])) from None
+        if self.dictionary is None and not self.any_fsst:
+            values = r.arrow(data, fixed, var_start, var_len, self.value_type, self.arrow_kind)
+            return values if not self.nullable else with_validity(values, dfn == 0)
         page_of_row = c.page[chunk_of]
-        values = self._values(data, fixed, var_start, var_len, page_of_row)
         valid = None if not self.nullable else dfn == 0
+        if self.dictionary is not None and not self.any_fsst and len(k_of) <= FEW_STRINGS:
+            looked_up = self._few_from_dictionary(fixed, page_of_row, valid)
+            if looked_up is not None:
+                return with_validity(looked_up, valid)
+        values = self._values(data, fixed, var_start, var_len, page_of_row)
         if self.dictionary is not None:
             try:
                 check_dictionary_slots(values, valid)
@@ -242,14 +302,93 @@ class ColumnPoints:
                 ) from None
         return with_validity(values, valid)
 
+    def _dictionary_lists(self) -> _DictLists | None:
+        """A string or binary dictionary without nulls (of at most ``FEW_DICTIONARY`` items) as
+        Python lists: its offsets, its bytes, and each page's first item and item count."""
+        if self._dict_lists is False:
+            self._dict_lists = None
+            d, t = self.dictionary, self.value_type
+            if (
+                d is not None
+                and len(d) <= FEW_DICTIONARY
+                and not d.null_count
+                and d.type == t
+                and (pa.types.is_string(t) or pa.types.is_binary(t))
+            ):
+                bufs = d.buffers()
+                offsets = np.frombuffer(bufs[1], np.int32)[d.offset : d.offset + len(d) + 1].tolist()
+                data = memoryview(bufs[2]) if bufs[2] is not None else memoryview(b"")
+                self._dict_lists = (offsets, data, self.dict_base.tolist(), self.dict_size.tolist())
+        return self._dict_lists
+
+    def _few_from_dictionary(
+        self, fixed: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
+    ) -> pa.Array | None:
+        """A take's few strings looked up in the column's dictionary (no validity yet), or None
+        when the lists do not apply.  An index past its page's dictionary must be a null item."""
+        width = self.reader.value_bytes
+        if width not in _UINTS:
+            return None
+        lists = self._dictionary_lists()
+        if lists is None:
+            return self._few_from_fixed_dictionary(fixed.view(_UINTS[width]), page_of_row, valid)
+        offsets, data, base, size = lists
+        ok = None if valid is None else valid.tolist()
+        pieces, ends, end = [], [0], 0
+        for j, (x, p) in enumerate(zip(fixed.view(_UINTS[width]).tolist(), page_of_row.tolist())):
+            if x < size[p]:
+                a, b = offsets[x + base[p]], offsets[x + base[p] + 1]
+                pieces.append(data[a:b])
+                end += b - a
+            elif ok is None or ok[j]:
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_base + p)
+            ends.append(end)
+        if end >= 1 << 31:
+            return None
+        arrow_offsets = np.array(ends, dtype=np.int32)
+        return pa.Array.from_buffers(
+            self.value_type, len(ends) - 1, [None, pa.py_buffer(arrow_offsets), pa.py_buffer(b"".join(pieces))]
+        )
+
+    def _few_from_fixed_dictionary(
+        self, local: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
+    ) -> pa.Array | None:
+        """``_few_from_dictionary`` for a dictionary of whole-byte fixed-width values without
+        nulls (its items as rows of words, kept per column); None when it is not one."""
+        if self._dict_words is False:
+            d = self.dictionary
+            self._dict_words = None
+            if d is not None and len(d) and d.type == self.value_type:
+                self._dict_words = fixed_rows(d)
+        words = self._dict_words
+        if words is None:
+            return None
+        base, size = self.dict_base[page_of_row], self.dict_size[page_of_row]
+        local = local.astype(np.int64)
+        bad = local >= size
+        if bad.any():
+            if valid is None or bool(np.any(bad & valid)):
+                p = int(page_of_row[np.flatnonzero(bad if valid is None else bad & valid)[0]])
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_base + p)
+            local[bad] = 0  # null items: any item does
+            base[bad] = 0
+        out = words.take(local + base, axis=0)
+        return pa.Array.from_buffers(self.value_type, len(local), [None, pa.py_buffer(out)])
+
     def _values(
         self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray
     ) -> pa.Array:
         r = self.reader
         if r.vkind == VARIABLE and self.any_fsst:  # one FSST table per page
             if self.fsst_tables is not None:
-                codes = r.strings(data, var_start, var_len, None)
-                block: DataBlock = fsst_decode_tables(self.fsst_tables, page_of_row, codes)
+                few = len(var_start) <= FEW_STRINGS
+                codes = r.few_strings(data, var_start, var_len) if few else r.strings(data, var_start, var_len, None)
+                plain = fsst_decode_tables(self.fsst_tables, page_of_row, codes, checked=few)
+                t = self.value_type
+                if few and self.dictionary is None and (pa.types.is_string(t) or pa.types.is_binary(t)):
+                    if int(plain.offsets[-1]) < 1 << 31:
+                        return small_strings_arrow(plain, t)
+                block: DataBlock = plain
             else:  # some page keeps its strings plain or uncompressed: decode page by page
                 cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
                 parts = []

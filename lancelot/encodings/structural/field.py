@@ -26,6 +26,7 @@ from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
+from lancelot.encodings.structural.column_constant import ColumnConstant
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
 from lancelot.encodings.structural.constant import ConstantPage
@@ -52,7 +53,8 @@ _T = TypeVar("_T")
 
 
 class _Points(Protocol[_Plan]):
-    """A whole-column point reader (column_points.py, column_point_groups.py) and its plan type."""
+    """A whole-column point reader (column_points.py, column_point_groups.py, column_constant.py)
+    and its plan type."""
 
     def plan(self, rows: np.ndarray) -> tuple[_Plan, list[Range]]: ...
 
@@ -232,6 +234,8 @@ class StructuralFieldReader(FieldReader):
         self._warm = False
         self._points: _Points[Any] | None | Literal[False] = False  # False: not looked at yet
         self._planned: tuple[np.ndarray, Any, list[Range]] | None = None  # take_hint's plan, for take
+        self._name: str = ctx.field.name
+        self._points_path = ""  # what served a point read (encodings/served.py)
 
     def _load_search_caches(self) -> None:
         """Load the search cache of every page of the field at once (first read only).
@@ -292,7 +296,7 @@ class StructuralFieldReader(FieldReader):
         if stop - start <= POINT_SPAN_ROWS:
             points = self._column_points()
             if points is not None:
-                served(self.ctx.field.name, "range", f"points/{type(points).__name__}")
+                served(self._name, "range", self._points_path)
                 return self._take_points(points, row_range(start, stop))
         return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked, op="range")
 
@@ -314,7 +318,7 @@ class StructuralFieldReader(FieldReader):
         if not len(rows) or len(rows) > POINT_RANGE_ROWS:
             return []
         try:
-            points = self._column_points()
+            points = self._points if self._points is not False else self._column_points()
             if points is None:
                 return [r for col in self.columns for p, local in col.split(rows) for r in col.page(p).plan(local)]
             plan, ranges = points.plan(rows)
@@ -325,14 +329,15 @@ class StructuralFieldReader(FieldReader):
 
     def take(self, rows: np.ndarray) -> pa.Array:
         rows = np.asarray(rows, dtype=np.int64)
-        if len(rows) and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
+        n = len(rows)
+        if n and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
             raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        if len(rows) and (len(rows) <= POINT_RANGE_ROWS or not is_contiguous(rows)):
-            points = self._column_points()
+        if n and (n <= POINT_RANGE_ROWS or not is_contiguous(rows)):
+            points = self._points if self._points is not False else self._column_points()
             if points is not None:
-                served(self.ctx.field.name, "take", f"points/{type(points).__name__}")
+                served(self._name, "take", self._points_path)
                 return self._take_points(points, rows)
-        return self._read(len(rows), lambda col: col.split(rows), op="take")
+        return self._read(n, lambda col: col.split(rows), op="take")
 
     def _column_points(self) -> _Points[Any] | None:
         """The whole-column point reader of a top-level primitive field, when its pages allow one."""
@@ -350,33 +355,71 @@ class StructuralFieldReader(FieldReader):
                         or ColumnPointGroups.of(
                             pages, col.page_firsts, col.page_ends, col.path.leaf.type, col.col.index
                         )
+                        or ColumnConstant.of(pages, col.path.leaf.type)
                     )
                 except (LanceError, *_DECODE_ERRORS):
                     self._points = None  # the page-by-page path reports the problem where it is met
+            self._points_path = f"points/{type(self._points).__name__}"
         return self._points
 
+    def point_plan(self, rows: np.ndarray) -> tuple[object, list[Range]] | None:
+        """The whole-column point plan of a take of ``rows`` and its byte ranges (None without one)."""
+        if not len(rows) or len(rows) > POINT_RANGE_ROWS:
+            return None
+        points = self._points if self._points is not False else self._column_points()
+        if points is None:
+            return None
+        try:
+            plan, ranges = points.plan(rows)
+            self._check_ranges(ranges)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+        except _DECODE_ERRORS as e:
+            raise self._undecodable(e) from None
+        return plan, ranges
+
+    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
+        points = self._points
+        assert points is not None and points is not False  # point_plan planned with it
+        served(self._name, op, self._points_path)
+        return self._decode_points(points, rows, plan, bufs)
+
+    def _check_ranges(self, ranges: list[Range]) -> None:
+        size = self.ctx.src.size
+        for off, ln in ranges:
+            if off < 0 or ln < 0 or off + ln > size:
+                raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file")
+
+    def _undecodable(self, e: Exception) -> CorruptFileError:
+        return CorruptFileError(
+            f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=self.columns[0].col.index
+        )
+
     def _take_points(self, points: _Points[Any], rows: np.ndarray) -> pa.Array:
-        col = self.columns[0]
         planned, self._planned = self._planned, None
         try:
             if planned is not None and planned[0] is rows:
-                chunks, ranges = planned[1], planned[2]
+                plan, ranges = planned[1], planned[2]
             else:
-                chunks, ranges = points.plan(rows)
-            size = self.ctx.src.size
-            for off, ln in ranges:
-                if off < 0 or ln < 0 or off + ln > size:
-                    raise CorruptFileError(f"page data [{off}, {off + ln}) lies outside the {size}-byte file")
-            out = points.decode(rows, chunks, self.ctx.src.read_ranges(ranges))
+                plan, ranges = points.plan(rows)
+            self._check_ranges(ranges)
+            bufs = self.ctx.src.read_ranges(ranges)
         except LanceError as e:
-            raise e.at(path=self.ctx.path, column=col.col.index) from None
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
         except _DECODE_ERRORS as e:
-            raise CorruptFileError(
-                f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index
-            ) from None
+            raise self._undecodable(e) from None
+        return self._decode_points(points, rows, plan, bufs)
+
+    def _decode_points(self, points: _Points[Any], rows: np.ndarray, plan: Any, bufs: list[memoryview]) -> pa.Array:
+        try:
+            out = points.decode(rows, plan, bufs)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+        except _DECODE_ERRORS as e:
+            raise self._undecodable(e) from None
         if len(out) != len(rows):
             raise CorruptFileError(
-                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {len(rows)}", path=self.ctx.path
+                f"decoded {len(out)} rows of field {self._name!r}, expected {len(rows)}", path=self.ctx.path
             )
         return out
 

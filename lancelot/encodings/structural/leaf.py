@@ -170,7 +170,7 @@ def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) 
         return pa.DictionaryArray.from_arrays(
             from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=keep), dictionary
         )
-    rows = _fixed_rows(dictionary)
+    rows = fixed_rows(dictionary)
     if rows is not None:  # numpy gathers fixed-width items several times faster than Arrow's take
         validity = None if mask is None else _bitmap(~bad)
         out = np.take(rows, idx, axis=0)
@@ -234,7 +234,7 @@ def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray |
     return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets), pa.py_buffer(out)], null_count=nulls)
 
 
-def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
+def fixed_rows(arr: pa.Array) -> np.ndarray | None:
     """The items of a whole-byte fixed-width array without nulls as an (n, k) array of words."""
     t = arr.type
     if arr.null_count or pa.types.is_boolean(t) or isinstance(t, pa.ExtensionType) or pa.types.is_dictionary(t):

@@ -11,8 +11,10 @@ size against the chunk.  Other shapes go through miniblock_chunks.decode_points.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
+import pyarrow as pa
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, lane_positions
 from lancelot.encodings.compression.bitpacking_kernel import (
@@ -43,6 +45,7 @@ from lancelot.encodings.compression.rle_kernel import rle_block_layout, rle_fits
 from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.encodings.compression.variable_kernel import variable_fits, variable_point
+from lancelot.encodings.structural.leaf import values_to_arrow
 from lancelot.encodings.structural.miniblock_points_numpy import points_numpy
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -181,6 +184,10 @@ def _points(
     return OK
 
 
+#: takes of at most this many strings build their Arrow array in Python (``PointReader.arrow``)
+FEW_STRINGS = 64
+#: how ``PointReader.arrow`` builds an array (``PointReader.arrow_kind``)
+ARROW_STRINGS, ARROW_FIXED = 1, 2
 #: takes of at most this many rows use the numpy formulation while the kernel is not loaded
 NUMPY_ROWS = 64
 #: "auto" (numpy for few rows until the kernel is loaded), "numpy" or "kernel" (tests)
@@ -307,10 +314,12 @@ class PointReader:
             data, pos, size, has_def=self.has_def, word=self.word, nb=self.nb, compression=self.general
         )
 
-    @property
-    def value_bytes(self) -> int:
-        """Bytes per value the kernel writes (0 for variable width)."""
-        return {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(self.vkind, 0)
+    def __post_init__(self) -> None:
+        #: bytes per value the kernel writes (0 for variable width)
+        self.value_bytes: int = {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(
+            self.vkind, 0
+        )
+        self._lanes: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
 
     def run(
         self,
@@ -321,21 +330,27 @@ class PointReader:
         k_of: np.ndarray,
         idx: np.ndarray,
         def_ws: np.ndarray,
+        counts_checked: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The kernel over item ``idx[j]`` of chunk ``k_of[j]``: (def levels, fixed bytes, value starts, lengths).
 
         ``def_ws`` is the definition levels' bit width of each chunk.  A bad chunk raises
-        PointReadError naming the row ``j`` that met it.
+        PointReadError naming the row ``j`` that met it.  ``counts_checked``: the caller knows
+        no chunk holds more items than an inline-bitpacked chunk can.
         """
         n = len(k_of)
-        if self.vkind == INLINE and len(counts) and int(counts.max()) > CHUNK:
+        if self.vkind == INLINE and not counts_checked and len(counts) and int(counts.max()) > CHUNK:
             raise CorruptFileError(f"an inline-bitpacked mini-block chunk holds more than {CHUNK} values")
         dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
         var_start = np.empty(n if self.vkind == VARIABLE else 0, dtype=np.int64)
         var_len = np.empty_like(var_start)
-        rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
-        def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
+        if self._lanes is None:
+            self._lanes = (
+                lane_positions(self.vparam if self.vkind == INLINE else 8),
+                lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8),
+            )
+        (rows, lanes), (def_rows, def_lanes) = self._lanes
         where = np.zeros(1, dtype=np.int64)
         args = (
             readonly(data),
@@ -384,6 +399,52 @@ class PointReader:
             return FixedWidthBlock(np.packbits(fixed, bitorder="little"), 1, n)
         return FixedWidthBlock(fixed, self.value_bytes * 8, n)
 
+    def arrow_kind(self, t: pa.DataType) -> int:
+        """How ``arrow`` builds values of type ``t``: ``ARROW_STRINGS`` (plain variable-width values of
+        a string or binary type), ``ARROW_FIXED`` (whole-byte fixed-width values), else 0 (leaf.py)."""
+        if self.vkind == VARIABLE:
+            return ARROW_STRINGS if pa.types.is_string(t) or pa.types.is_binary(t) else 0
+        width = self.value_bytes
+        return ARROW_FIXED if self.vkind != BITS and width and _plain_width(t) == 8 * width else 0
+
+    def arrow(
+        self,
+        data: np.ndarray,
+        fixed: np.ndarray,
+        var_start: np.ndarray,
+        var_len: np.ndarray,
+        t: pa.DataType,
+        kind: int,
+    ) -> pa.Array:
+        """The values the kernel found (plain: no FSST, no dictionary) as an array of type ``t``
+        (``kind``: ``arrow_kind(t)``).
+
+        A take's few strings are sliced and joined in Python and their offsets written as Arrow's
+        (the kernel checked every value lies inside its chunk), fixed-width values are the bytes
+        the kernel wrote; anything else goes through ``leaf.values_to_arrow``."""
+        if kind == ARROW_FIXED:
+            return pa.Array.from_buffers(t, len(fixed) // self.value_bytes, [None, pa.py_buffer(fixed)])
+        n = len(var_start)
+        if kind == ARROW_STRINGS and n <= FEW_STRINGS:
+            lengths = var_len.tolist()
+            ends = [0, *accumulate(lengths)]
+            if ends[-1] < 1 << 31:
+                offsets = np.array(ends, dtype=np.int32)
+                view = data.data
+                joined = b"".join([view[a : a + m] for a, m in zip(var_start.tolist(), lengths)])
+                return pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
+        return values_to_arrow(self.block(data, fixed, var_start, var_len, None), t)
+
+    def few_strings(self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray) -> VariableWidthBlock:
+        """``strings`` of a take's few values without FSST: sliced and joined in Python."""
+        n = len(var_start)
+        offsets = np.empty(n + 1, dtype=np.int64)
+        offsets[0] = 0
+        var_len.cumsum(out=offsets[1:])
+        view = data.data
+        joined = b"".join([view[a : a + m] for a, m in zip(var_start.tolist(), var_len.tolist())])
+        return VariableWidthBlock(offsets, np.frombuffer(joined, np.uint8), n)
+
     def strings(
         self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, fsst: bytes | None
     ) -> VariableWidthBlock:
@@ -406,6 +467,24 @@ class PointReader:
             data, pos, size, counts, k_of, idx, np.full(len(pos), self.def_w, dtype=np.int64)
         )
         return (dfn if self.has_def else None), self.block(data, fixed, var_start, var_len, self.fsst)
+
+
+def small_strings_arrow(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
+    """A string or binary array of a block whose int64 offsets start at 0 and increase, ending
+    below 2 GiB (built here: the checks of ``leaf.values_to_arrow`` cost more than a take's strings)."""
+    return pa.Array.from_buffers(
+        t,
+        block.num_values,
+        [None, pa.py_buffer(np.asarray(block.offsets).astype(np.int32)), pa.py_buffer(np.asarray(block.data))],
+    )
+
+
+def _plain_width(t: pa.DataType) -> int:
+    """Bits per value of a whole-byte fixed-width type whose array is its values buffer alone (else 0)."""
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t) or pa.types.is_decimal(t)):
+        return 0
+    bits: int = t.bit_width
+    return bits if bits % 8 == 0 else 0
 
 
 class PointReadError(CorruptFileError):
