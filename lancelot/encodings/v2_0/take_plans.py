@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.v2_0 import take_few
 from lancelot.encodings.v2_0.decode import decode
+from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.io.source import ByteSource
@@ -128,6 +130,7 @@ class PageTable:
         self.path = column.ctx.path
         self.index = column.info.index
         self.starts = np.asarray(column.starts, np.int64)
+        self.start_list: list[int] = list(column.starts)
         self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in column.info.meta.pages]
 
     def buffer(self, page: int, i: int) -> tuple[int, int] | None:
@@ -182,6 +185,8 @@ class FixedValues:
                 self.validity[i] = loc
         self.value_pos = self.values[:, 0].copy()
         self.value_end = self.value_pos + self.values[:, 1]
+        self.base_list: list[int] = self.value_pos.tolist()
+        self.cap_list: list[int] = (self.values[:, 1] // width).tolist()  # values each buffer holds
 
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
@@ -257,6 +262,20 @@ class _FixedPlan(TakePlan):
     table: PageTable
     _fixed: FixedValues
     _memo: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+    _few_memo: tuple[np.ndarray, list[int], list[tuple[int, int]]] | None = None
+
+    def _few(self, rows: np.ndarray) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """(page, value range) of each row when the take is a few rows of pages with no nulls
+        (take_few), else None."""
+        fixed = self._fixed
+        if len(rows) > FEW_ROWS or not fixed.all_valid:
+            return None
+        memo = self._few_memo
+        if memo is not None and memo[0] is rows:
+            return memo[1], memo[2]
+        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        error = self.table.error
+        return pages, take_few.fixed_ranges(fixed.base_list, fixed.cap_list, fixed.width, pages, local, error)
 
     def _locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
         memo = self._memo
@@ -266,6 +285,10 @@ class _FixedPlan(TakePlan):
         return page, local, self._fixed.positions(page, local)
 
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = (rows, *few)
+            return few[1]
         page, local, positions = self._locate(rows)
         self._memo = (rows, page, local, positions)
         return _ranges(*positions)
@@ -283,13 +306,20 @@ class FlatPlan(_FixedPlan):
         self._fixed = values
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = None
+            return self._array(len(rows), None, pa.py_buffer(b"".join(src.read_ranges(few[1]))))
         _, _, raw, valid = self._read(src, rows)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return self._array(len(rows), vbuf, pa.py_buffer(raw))
+
+    def _array(self, n: int, vbuf: pa.Buffer | None, values: pa.Buffer) -> pa.Array:
         t = self.dtype
         if pa.types.is_fixed_size_list(t):
-            items = pa.Array.from_buffers(t.value_type, len(rows) * t.list_size, [None, pa.py_buffer(raw)])
-            return pa.Array.from_buffers(t, len(rows), [vbuf], children=[items])
-        return pa.Array.from_buffers(t, len(rows), [vbuf, pa.py_buffer(raw)])
+            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
+            return pa.Array.from_buffers(t, n, [vbuf], children=[items])
+        return pa.Array.from_buffers(t, n, [vbuf, values])
 
 
 class DictionaryPlan(_FixedPlan):
@@ -300,8 +330,16 @@ class DictionaryPlan(_FixedPlan):
     ) -> None:
         self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
         self._fixed = indices
+        self._base_list: list[int] = base.tolist()
+        self._count_list: list[int] = counts.tolist()
+        self._items_few: take_few.Items | None = None
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = None
+            if not self.items.null_count:
+                return self._take_few(src, *few)
         page, _, raw, valid = self._read(src, rows)
         idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
@@ -310,6 +348,24 @@ class DictionaryPlan(_FixedPlan):
             return self.items.take(pa.array(self.base[page] + idx - 1))
         glob = np.where(present, self.base[page] + idx - 1, 0)
         return self.items.take(pa.array(glob, mask=~present))
+
+    def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
+        idx = take_few.uints(b"".join(src.read_ranges(ranges)), self.indices.width)
+        base, counts = self._base_list, self._count_list
+        picks = []
+        for p, i in zip(pages, idx):
+            if i > counts[p]:
+                raise self.table.error("dictionary index out of range of the page's items", p)
+            picks.append(base[p] + i - 1 if i else -1)
+        if self._items_few is None:
+            self._items_few = take_few.Items(self.items)
+        data, lengths = self._items_few.pick(picks)
+        t = self.items.type
+        offsets = take_few.offsets(lengths, pa.types.is_large_string(t) or pa.types.is_large_binary(t))
+        if offsets is None:
+            return None  # let the generic path raise its error
+        vbuf = take_few.validity([g >= 0 for g in picks])
+        return pa.Array.from_buffers(t, len(pages), [vbuf, offsets, pa.py_buffer(data)])
 
 
 class BinaryPlan(TakePlan):
@@ -326,6 +382,33 @@ class BinaryPlan(TakePlan):
     ) -> None:
         self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
         self.dtype = dtype
+        self._lists: list[list[int]] = [offsets[:, 0].tolist(), offsets[:, 1].tolist(), widths.tolist()]
+        self._lists += [data[:, 0].tolist(), data[:, 1].tolist(), adjust.tolist()]
+
+    _few_memo: tuple[np.ndarray, list[int], list[tuple[int, int]]] | None = None
+
+    def _few(self, rows: np.ndarray) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """(page, end offsets range) of each row when the take is a few rows (take_few), else None."""
+        if len(rows) > FEW_ROWS:
+            return None
+        memo = self._few_memo
+        if memo is not None and memo[0] is rows:
+            return memo[1], memo[2]
+        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        base, size, widths = self._lists[:3]
+        return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
+
+    def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
+        widths, data_base, data_size, adjust = self._lists[2:]
+        raw = src.read_ranges(ranges)
+        starts, stops, valid = take_few.binary_bounds(raw, pages, widths, adjust, data_size, self.table.error)
+        data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
+        large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
+        offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], large)
+        if offsets is None:
+            return None  # let the generic path raise its error
+        vbuf = take_few.validity(valid)
+        return pa.Array.from_buffers(self.dtype, len(pages), [vbuf, offsets, pa.py_buffer(b"".join(data))])
 
     def _offset_positions(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         page, local = self.table.locate(rows)
@@ -335,6 +418,10 @@ class BinaryPlan(TakePlan):
         return page, w, first, self.offsets[page, 0] + (local - first) * w, w * (1 + first)
 
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = (rows, *few)
+            return few[1]
         return _ranges(*self._offset_positions(rows)[3:])
 
     def _bounds(self, src: ByteSource, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -364,6 +451,10 @@ class BinaryPlan(TakePlan):
         return page, start, stop, valid
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = None
+            return self._take_few(src, *few)
         page, start, stop, valid = self._bounds(src, rows)
         data = _fetch(src, self.data[page, 0] + start, stop - start)
         n = len(rows)
