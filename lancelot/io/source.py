@@ -403,7 +403,7 @@ class FsspecSource(ByteSource):
     """
 
     coalesce_gap = 1 << 20
-    max_concurrency = 16
+    max_concurrency = 64
     round_trip_costly = True
 
     def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.message import Message
 
 from lancelot.encodings.v2_0 import take_few
 from lancelot.encodings.v2_0.decode import decode
@@ -326,13 +327,34 @@ class DictionaryPlan(_FixedPlan):
     """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
 
     def __init__(
-        self, table: PageTable, indices: FixedValues, items: pa.Array, base: np.ndarray, counts: np.ndarray
+        self,
+        table: PageTable,
+        indices: FixedValues,
+        load: Callable[[], pa.Array],
+        item_ranges: list[tuple[int, int]],
+        base: np.ndarray,
+        counts: np.ndarray,
     ) -> None:
-        self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
+        self.table, self.indices, self.base, self.counts = table, indices, base, counts
         self._fixed = indices
+        self._items: pa.Array | None = None
+        self._load, self._item_ranges = load, item_ranges
         self._base_list: list[int] = base.tolist()
         self._count_list: list[int] = counts.tolist()
         self._items_few: take_few.Items | None = None
+
+    @property
+    def items(self) -> pa.Array:
+        """Every page's dictionary items, concatenated (decoded on the first take)."""
+        if self._items is None:
+            self._items = self._load()
+        return self._items
+
+    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        """The indices' ranges and, before the first take, the dictionaries' buffers (a remote
+        first take then fetches both in one round)."""
+        found = super().ranges(rows)
+        return found if self._items is not None else found + self._item_ranges
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
         few = self._few(rows)
@@ -569,24 +591,53 @@ def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePl
     return FlatPlan(table, FixedValues(table, plans, width), dtype)
 
 
+#: a dictionary plan's first hint names its pages' dictionary buffers when they add up to at most this
+DICTIONARY_HINT_MAX = 1 << 20
+
+
+def _page_buffer_indices(msg: Message) -> list[int]:
+    """The page buffers an encoding tree refers to (``Buffer`` of type page, at any depth)."""
+    out = []
+    for field, value in msg.ListFields():
+        if field.message_type is None:  # a scalar field
+            continue
+        for v in [value] if isinstance(value, Message) else value:
+            if isinstance(v, pb.Buffer):
+                if v.buffer_type == pb.Buffer.page:
+                    out.append(v.buffer_index)
+            elif isinstance(v, Message):
+                out.extend(_page_buffer_indices(v))
+    return out
+
+
 def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = np.zeros(n, np.int64)
-    items = []
+    item_ranges: list[tuple[int, int]] = []
     for i in pages:
         e = table.column.encoding(i)
         plans[i] = _checked(_nullable_flat(e.dictionary.indices, None))
-        key = ("v2_0-dict", table.index, i)
-        if key not in cache:
-            cache[key] = decode(
-                e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)], dtype, cache
-            )
-        items.append(cache[key])
-        counts[i] = len(cache[key])
+        counts[i] = e.dictionary.num_dictionary_items
+        item_ranges += [r for b in _page_buffer_indices(e.dictionary.items) if (r := table.buffer(i, b)) is not None]
+
+    def load() -> pa.Array:
+        items = []
+        for i in pages:
+            key = ("v2_0-dict", table.index, i)
+            if key not in cache:
+                e = table.column.encoding(i).dictionary
+                cache[key] = decode(e.items, table.column.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
+            if len(cache[key]) != counts[i]:
+                raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
+            items.append(cache[key])
+        return pa.concat_arrays(items)
+
+    if sum(ln for _, ln in item_ranges) > DICTIONARY_HINT_MAX:
+        item_ranges = []
     width = max(p[3] for p in plans) // 8 or 1
     base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return DictionaryPlan(table, FixedValues(table, plans, width), pa.concat_arrays(items), base, counts)
+    return DictionaryPlan(table, FixedValues(table, plans, width), load, item_ranges, base, counts)
 
 
 def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
