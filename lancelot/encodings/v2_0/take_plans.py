@@ -7,13 +7,15 @@ row ``r`` are found by arithmetic, not by walking the encoding tree page by page
   ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``
   (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``);
 * ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
-  indices, 0 = null): the index as above, the items decoded once per column;
+  indices, 0 = null): the index as above, the items decoded on the column's first take (its
+  first hint names their buffers, so a remote first take fetches them with the indices);
 * ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the
   row, then its bytes (two fetch rounds).
 
-A take computes every position with numpy and fetches each round with one ``read_ranges``
-call (near ranges coalesce).  Pages are grouped by shape: a column whose pages differ (pylance
-writes dictionary pages next to binary ones when a batch has many distinct strings) gets a
+A take computes every position with numpy (a take of at most ``FEW_ROWS`` rows with Python
+ints, take_few.py) and fetches each round with one ``read_ranges`` call (near ranges
+coalesce).  Pages are grouped by shape: a column whose pages differ (pylance writes
+dictionary pages next to binary ones when a batch has many distinct strings) gets a
 ``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
 generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
 of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
