@@ -55,6 +55,9 @@ HINTED_MAX = 4096
 #: a will_need of at most this many bytes reads at once what the page cache holds of it
 #: (``LocalFileSource.will_need``: a take's first round)
 EARLY_MAX_BYTES = 1 << 20
+#: a local file of at most this many bytes is read whole when opened and served from memory (its
+#: metadata read, the last 64 KiB, would read it all anyway)
+KEEP_WHOLE_BYTES = 64 << 10
 #: ``preadv`` flag: fail instead of waiting when the bytes are not in the page cache (Linux >= 4.14)
 _NOWAIT: int = getattr(os, "RWF_NOWAIT", 0) if hasattr(os, "preadv") else 0
 
@@ -239,6 +242,10 @@ class LocalFileSource(ByteSource):
             self._fd = -1
             raise LanceError("is a directory, not a Lance file", path=self.path)
         self.size = st.st_size
+        if self.size <= KEEP_WHOLE_BYTES:
+            whole = os.pread(self._fd, self.size, 0)
+            if len(whole) == self.size:
+                self._kept = ((0, memoryview(whole)),)
         self._hinted: set[int] = set()
         self._nowait = bool(_NOWAIT)
         #: what will_need read ahead, until unstage: the offset of each range it was told of ->
@@ -319,6 +326,8 @@ class LocalFileSource(ByteSource):
         rows cost a call per run, not per row).  A few (a take's first round, at most
         ``EARLY_MAX_BYTES``) are read now where the page cache holds them, and served from memory
         until ``unstage``; the others are ``advise``-d, so the OS reads them ahead, side by side."""
+        if self._kept:  # a small file, held whole
+            return
         merged = coalesce(ranges, self.coalesce_gap)
         early: dict[int, tuple[int, memoryview]] = {}
         missed = [(off, ln) for off, ln, _ in merged]
