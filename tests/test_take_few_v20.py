@@ -88,3 +88,24 @@ def test_few_rows_report_a_damaged_page_table(tmp_path, column):
     with pytest.raises(CorruptFileError, match=msg) as e:
         f.take([5, 7000], columns=[column])
     assert e.value.column is not None and e.value.page is not None
+
+
+def test_binary_bounds_of_pages_with_different_offset_widths():
+    """Pages whose end offsets differ in width are decoded row by row (one width: all at once);
+    an end of at least the page's null adjustment is a null, that much above the real end."""
+    from lancelot.encodings.v2_0.take_few import binary_bounds
+
+    def error(msg: str, page: int) -> CorruptFileError:
+        return CorruptFileError(msg, page=page)
+
+    raw = [
+        memoryview((5).to_bytes(4, "little") + (9).to_bytes(4, "little")),  # page 0, a row after the first
+        memoryview((7).to_bytes(8, "little")),  # page 1, its first row
+        memoryview((7).to_bytes(8, "little") + (107).to_bytes(8, "little")),  # page 1: a null (adjust 100)
+    ]
+    got = binary_bounds(raw, [0, 1, 1], [4, 8], [0, 100], [50, 50], error)
+    assert got == ([5, 0, 7], [9, 7, 7], [True, True, False])
+    same = [memoryview((3).to_bytes(4, "little") + (8).to_bytes(4, "little")), memoryview((2).to_bytes(4, "little"))]
+    assert binary_bounds(same, [0, 0], [4], [0], [50], error) == ([3, 0], [8, 2], [True, True])
+    with pytest.raises(CorruptFileError, match="not monotonic"):
+        binary_bounds(same, [0, 0], [4], [0], [5], error)

@@ -285,6 +285,11 @@ class LocalFileSource(ByteSource):
         return buf if n == length else None  # partly cached (or short): the plain read decides
 
     def read_ranges(self, ranges: Sequence[Range]) -> list[memoryview]:
+        if self._kept:  # a small file, held whole
+            whole, size = self._kept[0][1], self.size
+            if all(off >= 0 and ln >= 0 and off + ln <= size for off, ln in ranges):
+                return [whole[off : off + ln] for off, ln in ranges]
+            return super().read_ranges(ranges)  # which reports the bad range
         early = self._early
         if early:  # a take's first round, read by will_need: no request, no coalescing
             out = []

@@ -76,10 +76,16 @@ def binary_bounds(
     ``binary_offset_ranges`` located; an end offset of at least the page's null adjustment marks
     a null and is that much above the real end."""
     starts, stops, valid = [], [], []
+    w = widths[pages[0]] if pages else 0
+    ints = iter(uints(b"".join(raw), w)) if all(widths[p] == w for p in pages) else None
     for b, p in zip(raw, pages):
         w, adj = widths[p], adjust[p]
-        stop = int.from_bytes(b[len(b) - w :], "little")
-        start = int.from_bytes(b[:w], "little") if len(b) > w else 0
+        if ints is not None:  # one offset width: all decoded at once
+            start = next(ints) if len(b) > w else 0
+            stop = next(ints)
+        else:
+            stop = int.from_bytes(b[len(b) - w :], "little")
+            start = int.from_bytes(b[:w], "little") if len(b) > w else 0
         ok = True
         if adj:
             if stop >= adj:
