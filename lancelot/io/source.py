@@ -35,7 +35,8 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
         off, ln = ranges[i]
         if members is not None and off <= end + gap:
             members.append(i)
-            end = max(end, off + ln)
+            if off + ln > end:
+                end = off + ln
         else:
             if members is not None:
                 merged.append((start, end - start, members))
@@ -195,6 +196,26 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
     return None
 
 
+def _blocks(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int]]]:
+    """``ranges`` sorted, those closer than ``gap`` bytes merged: (offset, length, the offsets of
+    the ranges inside) per block (``coalesce`` with offsets for members: no sort key to call)."""
+    out: list[tuple[int, int, list[int]]] = []
+    start = end = 0
+    starts: list[int] | None = None
+    for off, ln in sorted(ranges):
+        if starts is not None and off <= end + gap:
+            starts.append(off)
+            if off + ln > end:
+                end = off + ln
+        else:
+            if starts is not None:
+                out.append((start, end - start, starts))
+            start, end, starts = off, off + ln, [off]
+    if starts is not None:
+        out.append((start, end - start, starts))
+    return out
+
+
 def _merged(ranges: Sequence[Range], gap: int) -> list[Range]:
     """``ranges`` sorted, those closer than ``gap`` bytes merged (``coalesce`` without the members)."""
     out: list[list[int]] = []
@@ -333,19 +354,19 @@ class LocalFileSource(ByteSource):
         until ``unstage``; the others are ``advise``-d, so the OS reads them ahead, side by side."""
         if self._kept:  # a small file, held whole
             return
-        merged = coalesce(ranges, self.coalesce_gap)
+        merged = _blocks(ranges, self.coalesce_gap)
         early: dict[int, tuple[int, memoryview]] = {}
         missed = [(off, ln) for off, ln, _ in merged]
         if self._nowait and sum(ln for _, ln in missed) <= EARLY_MAX_BYTES:
             missed = []
-            for off, ln, members in merged:
+            for off, ln, starts in merged:
                 data = self._read_cached(off, ln) if ln else None
                 if data is None:
                     missed.append((off, ln))
                     continue
                 block = (off, memoryview(data))
-                for i in members:
-                    early[ranges[i][0]] = block
+                for start in starts:
+                    early[start] = block
         self._early = early
         if missed:
             self.advise(missed if len(missed) < len(merged) else ranges)
