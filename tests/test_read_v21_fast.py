@@ -589,8 +589,9 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
     f = lancelot.LanceFile(path)
     f.read_range(0, 1)
     reads = []
-    inner = f._src._read
+    inner, cached = f._src._read, f._src._read_cached
     f._src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
+    f._src._read_cached = lambda off, ln: (reads.append((off, ln)), cached(off, ln))[1]  # page cache hits
     hinted = set()
     for a, b in [(0, 600), (n // 3, n // 3 + 10_000), (n - 5000, n), (12_345, 12_345 + 40_000)]:
         assert f.read_range(a, b).equals(LanceFileReader(path).read_range(a, b - a).to_table()), (a, b)
@@ -609,6 +610,7 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
 
     advised = []
     monkeypatch.setattr(rd.os, "posix_fadvise", lambda fd, off, ln, how: advised.append((off, ln, how)))
+    f._src._read_cached = lambda off, ln: None  # nothing in the page cache: will_need hints it all
     f.read_range(100, 100 + rd.READ_AHEAD_MIN_ROWS)
     assert advised and all(how == rd.os.POSIX_FADV_WILLNEED for *_, how in advised)
     advised.clear()
@@ -679,8 +681,9 @@ def test_take_hints_cover_every_read(tmp_path, version, k):
     f._src.will_need = lambda ranges: (hinted.extend(ranges), announced.extend(ranges))
     if k <= lancelot.reader.FEW_INDICES:
         f._src._prefetch = lambda ranges: hinted.extend(ranges)
-    inner = f._src._read
+    inner, cached = f._src._read, f._src._read_cached
     f._src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
+    f._src._read_cached = lambda off, ln: (reads.append((off, ln)), cached(off, ln))[1]  # page cache hits
     rows = np.sort(rng.choice(n, k, replace=False))
     got = f.take(rows)
     assert got.equals(LanceFileReader(path).take_rows(rows).to_table())

@@ -1,8 +1,8 @@
 """Remote reads in round trips: through a filesystem that sleeps per request (40 ms here, longer
 than any scheduling jitter, so the requests of one round overlap) and counts round trips
 (periods with a request in flight; benchmarks/latency_fs.py), opening a file costs at most 3
-and a 10-row take over all columns at most 2 after open (2.1/2.2; 2.0's first take also loads
-its dictionaries, whose offsets come before their bytes).  Counts, not times."""
+and a 10-row take over all columns at most 2 after open (a 2.0 file's first take fetches its
+dictionaries in its first round).  Counts, not times."""
 
 from __future__ import annotations
 
@@ -63,8 +63,7 @@ def test_open_and_take_round_trips(stats, remote_file):
         stats.reset()
         got = f.take(rows)
         assert got.equals(table.take(rows))
-        limit = 4 if (version == "2.0" and k == 0) else 2
-        assert stats.round_trips <= limit, (version, k, stats.round_trips, stats.requests)
+        assert stats.round_trips <= 2, (version, k, stats.round_trips, stats.requests)
 
 
 def test_staged_bytes_are_dropped_after_a_take(stats, remote_file):
@@ -88,3 +87,24 @@ def test_far_ranges_go_out_side_by_side(stats, tmp_path):
     got = [bytes(b) for b in src.read_ranges(ranges)]
     assert got == [raw[o : o + n] for o, n in ranges]
     assert stats.requests == len(ranges) and stats.round_trips == 1
+
+
+def test_first_take_of_a_2_0_file_fetches_its_dictionaries_in_its_first_round(stats, tmp_path):
+    """Two dictionary-encoded string columns of several pages each: the first take's first round
+    fetches every page's dictionary beside the rows' indices, not page after page."""
+    rng = np.random.default_rng(3)
+    words = np.array(["1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"])
+    table = pa.table({"a": words[rng.integers(0, 5, N)], "b": words[rng.integers(0, 3, N)], "k": np.arange(N)})
+    path = tmp_path / "dict20.lance"
+    with LanceFileWriter(str(path), version="2.0", max_page_bytes=8 * 1024, data_cache_bytes=8 * 1024) as w:
+        for start in range(0, N, 2000):
+            w.write_batch(table.slice(start, 2000))
+    f = lancelot.LanceFile(f"latency://{path}")
+    for name in ("a", "b"):
+        col = f._reader(f.schema.field(name)).root.col
+        kinds = [col.encoding(i).WhichOneof("array_encoding") for i in range(len(col.info.meta.pages))]
+        assert kinds.count("dictionary") >= 3, (name, kinds)
+    rows = np.sort(rng.choice(N, 10, replace=False))
+    stats.reset()
+    assert f.take(rows).equals(table.take(rows))
+    assert stats.round_trips <= 2, (stats.round_trips, stats.requests)

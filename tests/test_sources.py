@@ -47,3 +47,22 @@ def test_large_local_reads_land_in_pooled_memory(tmp_path):
     with pytest.raises(TruncatedFileError):
         src.read_ranges([(10, 2 * POOLED_READ_BYTES)])
     src.close()
+
+
+def test_small_local_file_is_read_whole_when_opened(tmp_path):
+    """A file of at most KEEP_WHOLE_BYTES (its metadata read would read it all) is read once when
+    opened: later reads and read-ahead hints cost no syscall."""
+    from lancelot.io.source import KEEP_WHOLE_BYTES, LocalFileSource
+
+    data = bytes(range(256)) * (KEEP_WHOLE_BYTES // 256)
+    path = tmp_path / "small.bin"
+    path.write_bytes(data)
+    src = LocalFileSource(path)
+    src._read = src._read_cached = lambda off, ln: pytest.fail("read the file again")
+    src._fadvise = lambda ranges: pytest.fail("hinted")
+    src.will_need([(0, 8), (40_000, 16)])
+    assert [bytes(b) for b in src.read_ranges([(40_000, 16), (5, 3)])] == [data[40_000:40_016], data[5:8]]
+    src.close()
+    big = tmp_path / "big.bin"
+    big.write_bytes(data + b"x")
+    assert LocalFileSource(big)._kept == ()

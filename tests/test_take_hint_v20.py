@@ -185,6 +185,7 @@ def test_read_ranges_does_not_hint_what_will_need_announced(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(bytes(100_000))
     src = LocalFileSource(path)
+    src._read_cached = lambda off, ln: None  # as if the page cache held none of the file
     advised: list[list[tuple[int, int]]] = []
     src._fadvise = lambda ranges: advised.append(list(ranges))
     src.will_need([(0, 8), (50_000, 8)])
@@ -199,6 +200,7 @@ def test_will_need_announces_near_ranges_as_one(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(bytes(100_000))
     src = LocalFileSource(path)
+    src._read_cached = lambda off, ln: None  # as if the page cache held none of the file
     advised: list[list[tuple[int, int]]] = []
     src._fadvise = lambda ranges: advised.append(list(ranges))
     gap = src.coalesce_gap
@@ -206,6 +208,58 @@ def test_will_need_announces_near_ranges_as_one(tmp_path):
     assert advised == [[(0, 1008), (1000 + gap + 100, 8), (90_000, 16)]]
     src.read_ranges([(500, 8), (90_004, 4)])  # inside announced ranges: no second hint
     assert len(advised) == 1
+    src.close()
+
+
+def test_will_need_reads_what_the_page_cache_holds(tmp_path):
+    """Ranges the page cache holds are read by will_need at once, not hinted, and served from
+    memory until unstage; the others are hinted, and read when asked."""
+    data = bytes(range(256)) * 400
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    src = LocalFileSource(path)
+    if not src._nowait:
+        pytest.skip("no preadv(RWF_NOWAIT) here")
+    advised: list[list[tuple[int, int]]] = []
+    tried: list[tuple[int, int]] = []
+    reads: list[tuple[int, int]] = []
+    src._fadvise = lambda ranges: advised.append(list(ranges))
+    cached, inner = src._read_cached, src._read
+    src._read_cached = lambda off, ln: (tried.append((off, ln)), None if off == 50_000 else cached(off, ln))[1]
+    src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
+    src.will_need([(100, 8), (0, 8), (50_000, 8), (90_000, 16)])
+    assert tried == [(0, 108), (50_000, 8), (90_000, 16)]  # near ranges as one
+    assert advised == [[(50_000, 8)]] and reads == []
+    tried.clear()
+    got = src.read_ranges([(100, 8), (0, 8), (90_000, 16)])
+    assert [bytes(g) for g in got] == [data[100:108], data[:8], data[90_000:90_016]]
+    assert tried == [] and reads == []  # from memory
+    assert bytes(src.read_ranges([(0, 4), (50_000, 8)])[1]) == data[50_000:50_008]
+    assert tried == [(50_000, 8)] and reads == [(50_000, 8)] and len(advised) == 1  # hinted once only
+    src.unstage()
+    tried.clear()
+    assert bytes(src.read_ranges([(100, 8)])[0]) == data[100:108]
+    assert tried == [(100, 8)] and reads == [(50_000, 8)]  # unstaged: from the page cache again
+    src.close()
+
+
+def test_read_ranges_hints_only_what_the_page_cache_lacks(tmp_path):
+    data = bytes(range(256)) * 400
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    src = LocalFileSource(path)
+    if not src._nowait:
+        pytest.skip("no preadv(RWF_NOWAIT) here")
+    advised: list[list[tuple[int, int]]] = []
+    src._fadvise = lambda ranges: advised.append(list(ranges))
+    got = src.read_ranges([(90_000, 4), (10, 2), (60_000, 3)])
+    assert [bytes(g) for g in got] == [data[90_000:90_004], data[10:12], data[60_000:60_003]]
+    assert advised == []  # all cached: one preadv each, no hint
+    cached = src._read_cached
+    src._read_cached = lambda off, ln: None if off >= 50_000 else cached(off, ln)
+    got = src.read_ranges([(90_000, 4), (10, 2), (60_000, 3)])
+    assert [bytes(g) for g in got] == [data[90_000:90_004], data[10:12], data[60_000:60_003]]
+    assert advised == [[(60_000, 3), (90_000, 4)]]
     src.close()
 
 

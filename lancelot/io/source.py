@@ -35,7 +35,8 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
         off, ln = ranges[i]
         if members is not None and off <= end + gap:
             members.append(i)
-            end = max(end, off + ln)
+            if off + ln > end:
+                end = off + ln
         else:
             if members is not None:
                 merged.append((start, end - start, members))
@@ -52,6 +53,14 @@ POOLED_READ_BYTES = 1 << 20
 #: will_need remembers the offsets of at most this many ranges (read_ranges does not hint them again;
 #: an offset hinted long ago and read again only misses a hint)
 HINTED_MAX = 4096
+#: a will_need of at most this many bytes reads at once what the page cache holds of it
+#: (``LocalFileSource.will_need``: a take's first round)
+EARLY_MAX_BYTES = 1 << 20
+#: a local file of at most this many bytes is read whole when opened and served from memory (its
+#: metadata read, the last 64 KiB, would read it all anyway)
+KEEP_WHOLE_BYTES = 64 << 10
+#: ``preadv`` flag: fail instead of waiting when the bytes are not in the page cache (Linux >= 4.14)
+_NOWAIT: int = getattr(os, "RWF_NOWAIT", 0) if hasattr(os, "preadv") else 0
 
 
 class ByteSource:
@@ -107,18 +116,9 @@ class ByteSource:
         if out is None:
             out = [memoryview(b"")] * len(ranges)
         merged = coalesce(ranges, self.coalesce_gap)
-        if len(merged) > 1 and self.max_concurrency > 1:
-            todo = [(off, ln) for off, ln, _ in merged if ln]
-            blobs = dict(zip(todo, _pool(self.max_concurrency).map(lambda r: self._read(*r), todo)))
-        else:
-            if len(merged) > 1:  # the requests are read one by one: let the OS fetch them side by side
-                self._prefetch([(off, ln) for off, ln, _ in merged])
-            blobs = None
+        blobs = self._requests([(off, ln) for off, ln, _ in merged if ln])
         for off, ln, members in merged:
-            if blobs is not None:
-                data = memoryview(blobs[(off, ln)]) if ln else memoryview(b"")
-            else:
-                data = memoryview(self._read(off, ln)) if ln else memoryview(b"")
+            data = memoryview(blobs[off]) if ln else memoryview(b"")
             if len(data) != ln:
                 now = self._current_size()
                 if now is not None and now < self.size:
@@ -138,6 +138,16 @@ class ByteSource:
                 o, n = ranges[i]
                 out[i] = data[o - off : o - off + n]
         return out
+
+    def _requests(self, requests: list[Range]) -> dict[int, bytes | bytearray | memoryview]:
+        """The bytes of each request (non-empty, at distinct offsets) by offset: side by side when
+        the source allows, else one by one, the OS told of them all first (``_prefetch``)."""
+        if len(requests) > 1 and self.max_concurrency > 1:
+            blobs = _pool(self.max_concurrency).map(lambda r: self._read(*r), requests)
+            return dict(zip((off for off, _ in requests), blobs))
+        if len(requests) > 1:
+            self._prefetch(requests)
+        return {off: self._read(off, ln) for off, ln in requests}
 
     def _current_size(self) -> int | None:
         """The file's size now (None when unknown): tells a truncated file from a short read."""
@@ -168,6 +178,9 @@ class ByteSource:
     def will_need(self, ranges: Sequence[Range]) -> None:
         """A hint that ``ranges`` are about to be read (default: ignored)."""
 
+    def advise(self, ranges: Sequence[Range]) -> None:
+        """Tell the OS that ``ranges`` are about to be read, reading nothing yet (default: nothing)."""
+
     def _prefetch(self, ranges: Sequence[Range]) -> None:
         """Within one ``read_ranges``: its requests, before they are read one by one (default: nothing)."""
 
@@ -181,6 +194,26 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
         if start <= off and off + ln <= start + len(data):
             return data[off - start : off - start + ln]
     return None
+
+
+def _blocks(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int]]]:
+    """``ranges`` sorted, those closer than ``gap`` bytes merged: (offset, length, the offsets of
+    the ranges inside) per block (``coalesce`` with offsets for members: no sort key to call)."""
+    out: list[tuple[int, int, list[int]]] = []
+    start = end = 0
+    starts: list[int] | None = None
+    for off, ln in sorted(ranges):
+        if starts is not None and off <= end + gap:
+            starts.append(off)
+            if off + ln > end:
+                end = off + ln
+        else:
+            if starts is not None:
+                out.append((start, end - start, starts))
+            start, end, starts = off, off + ln, [off]
+    if starts is not None:
+        out.append((start, end - start, starts))
+    return out
 
 
 def _merged(ranges: Sequence[Range], gap: int) -> list[Range]:
@@ -230,7 +263,15 @@ class LocalFileSource(ByteSource):
             self._fd = -1
             raise LanceError("is a directory, not a Lance file", path=self.path)
         self.size = st.st_size
+        if self.size <= KEEP_WHOLE_BYTES:
+            whole = os.pread(self._fd, self.size, 0)
+            if len(whole) == self.size:
+                self._kept = ((0, memoryview(whole)),)
         self._hinted: set[int] = set()
+        self._nowait = bool(_NOWAIT)
+        #: what will_need read ahead, until unstage: the offset of each range it was told of ->
+        #: (offset, bytes) of the block holding it
+        self._early: dict[int, tuple[int, memoryview]] = {}
 
     def _read(self, offset: int, length: int) -> bytes | memoryview:
         """``pread``; a large range lands in a buffer of pyarrow's memory pool instead of a fresh
@@ -249,17 +290,100 @@ class LocalFileSource(ByteSource):
             got += n
         return view[:got]
 
+    def _read_cached(self, offset: int, length: int) -> bytearray | None:
+        """The range when the page cache holds all of it, else None, without waiting for the disk
+        (``preadv`` with ``RWF_NOWAIT``: one syscall, no read-ahead hint needed)."""
+        if not self._nowait or length >= POOLED_READ_BYTES:
+            return None
+        buf = bytearray(length)
+        try:
+            n = os.preadv(self._fd, [buf], offset, _NOWAIT)
+        except BlockingIOError:
+            return None
+        except OSError:  # a file system without RWF_NOWAIT: hint and read as before
+            self._nowait = False
+            return None
+        return buf if n == length else None  # partly cached (or short): the plain read decides
+
+    def read_ranges(self, ranges: Sequence[Range]) -> list[memoryview]:
+        if self._kept:  # a small file, held whole
+            whole, size = self._kept[0][1], self.size
+            if all(off >= 0 and ln >= 0 and off + ln <= size for off, ln in ranges):
+                return [whole[off : off + ln] for off, ln in ranges]
+            return super().read_ranges(ranges)  # which reports the bad range
+        early = self._early
+        if early:  # a take's first round, read by will_need: no request, no coalescing
+            out = []
+            for off, ln in ranges:
+                block = early.get(off)
+                if block is None or ln < 0 or off + ln > block[0] + len(block[1]):
+                    break
+                out.append(block[1][off - block[0] : off - block[0] + ln])
+            else:
+                return out
+        return super().read_ranges(ranges)
+
+    def _requests(self, requests: list[Range]) -> dict[int, bytes | bytearray | memoryview]:
+        """Requests will_need read ahead cost nothing, those the page cache holds one ``preadv``
+        each; only the others are hinted (side by side, ``_prefetch``) and then read."""
+        early = self._early
+        got: dict[int, bytes | bytearray | memoryview] = {}
+        missed = []
+        for off, ln in requests:
+            block = early.get(off)
+            data: bytes | bytearray | memoryview | None
+            if block is not None and off + ln <= block[0] + len(block[1]):
+                data = block[1][off - block[0] : off - block[0] + ln]
+            else:
+                data = self._read_cached(off, ln)
+            if data is None:
+                missed.append((off, ln))
+            else:
+                got[off] = data
+        if missed:
+            got.update(super()._requests(missed))
+        return got
+
     def _current_size(self) -> int | None:
         return os.fstat(self._fd).st_size if self._fd >= 0 else None
 
     def will_need(self, ranges: Sequence[Range]) -> None:
-        """``posix_fadvise(WILLNEED)`` the ranges, so the OS reads them ahead, side by side (ranges
-        closer than ``coalesce_gap`` as one: a clustered take's rows cost a call per run, not per row)."""
+        """Ranges about to be read (closer than ``coalesce_gap`` taken as one: a clustered take's
+        rows cost a call per run, not per row).  A few (a take's first round, at most
+        ``EARLY_MAX_BYTES``) are read now where the page cache holds them, and served from memory
+        until ``unstage``; the others are ``advise``-d, so the OS reads them ahead, side by side."""
+        if self._kept:  # a small file, held whole
+            return
+        merged = _blocks(ranges, self.coalesce_gap)
+        early: dict[int, tuple[int, memoryview]] = {}
+        missed = [(off, ln) for off, ln, _ in merged]
+        if self._nowait and sum(ln for _, ln in missed) <= EARLY_MAX_BYTES:
+            missed = []
+            for off, ln, starts in merged:
+                data = self._read_cached(off, ln) if ln else None
+                if data is None:
+                    missed.append((off, ln))
+                    continue
+                block = (off, memoryview(data))
+                for start in starts:
+                    early[start] = block
+        self._early = early
+        if missed:
+            self.advise(missed if len(missed) < len(merged) else ranges)
+
+    def advise(self, ranges: Sequence[Range]) -> None:
+        """``posix_fadvise(WILLNEED)`` the ranges (near ones as one), so the OS reads them ahead,
+        side by side; read_ranges does not hint them again."""
         if len(self._hinted) + len(ranges) > HINTED_MAX:
             self._hinted = set()
         if len(ranges) <= HINTED_MAX:
             self._hinted.update(off for off, _ in ranges)
         self._fadvise(_merged(ranges, self.coalesce_gap) if len(ranges) > 1 else ranges)
+
+    def unstage(self, blocks: Staged | None = None) -> None:
+        super().unstage(blocks)
+        if blocks is None:
+            self._early = {}
 
     def _fadvise(self, ranges: Sequence[Range]) -> None:
         if self._fd < 0 or not hasattr(os, "posix_fadvise"):
@@ -314,7 +438,7 @@ class FsspecSource(ByteSource):
     """
 
     coalesce_gap = 1 << 20
-    max_concurrency = 16
+    max_concurrency = 64
     round_trip_costly = True
 
     def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
@@ -368,7 +492,7 @@ class CountingSource(ByteSource):
         return self.inner._read(offset, length)
 
     def will_need(self, ranges: Sequence[Range]) -> None:
-        self.inner.will_need(ranges)
+        self.inner.advise(ranges)  # every byte read goes through _read, to be counted
 
     def _prefetch(self, ranges: Sequence[Range]) -> None:
         self.inner._prefetch(ranges)

@@ -7,13 +7,15 @@ row ``r`` are found by arithmetic, not by walking the encoding tree page by page
   ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``
   (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``);
 * ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
-  indices, 0 = null): the index as above, the items decoded once per column;
+  indices, 0 = null): the index as above, the items decoded on the column's first take (its
+  first hint names their buffers, so a remote first take fetches them with the indices);
 * ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the
   row, then its bytes (two fetch rounds).
 
-A take computes every position with numpy and fetches each round with one ``read_ranges``
-call (near ranges coalesce).  Pages are grouped by shape: a column whose pages differ (pylance
-writes dictionary pages next to binary ones when a batch has many distinct strings) gets a
+A take computes every position with numpy (a take of at most ``FEW_ROWS`` rows with Python
+ints, take_few.py) and fetches each round with one ``read_ranges`` call (near ranges
+coalesce).  Pages are grouped by shape: a column whose pages differ (pylance writes
+dictionary pages next to binary ones when a batch has many distinct strings) gets a
 ``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
 generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
 of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
@@ -26,8 +28,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.message import Message
 
+from lancelot.encodings.v2_0 import take_few
 from lancelot.encodings.v2_0.decode import decode
+from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.io.source import ByteSource
@@ -128,6 +133,7 @@ class PageTable:
         self.path = column.ctx.path
         self.index = column.info.index
         self.starts = np.asarray(column.starts, np.int64)
+        self.start_list: list[int] = list(column.starts)
         self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in column.info.meta.pages]
 
     def buffer(self, page: int, i: int) -> tuple[int, int] | None:
@@ -182,6 +188,8 @@ class FixedValues:
                 self.validity[i] = loc
         self.value_pos = self.values[:, 0].copy()
         self.value_end = self.value_pos + self.values[:, 1]
+        self.base_list: list[int] = self.value_pos.tolist()
+        self.cap_list: list[int] = (self.values[:, 1] // width).tolist()  # values each buffer holds
 
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
@@ -257,6 +265,20 @@ class _FixedPlan(TakePlan):
     table: PageTable
     _fixed: FixedValues
     _memo: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+    _few_memo: tuple[np.ndarray, list[int], list[tuple[int, int]]] | None = None
+
+    def _few(self, rows: np.ndarray) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """(page, value range) of each row when the take is a few rows of pages with no nulls
+        (take_few), else None."""
+        fixed = self._fixed
+        if len(rows) > FEW_ROWS or not fixed.all_valid:
+            return None
+        memo = self._few_memo
+        if memo is not None and memo[0] is rows:
+            return memo[1], memo[2]
+        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        error = self.table.error
+        return pages, take_few.fixed_ranges(fixed.base_list, fixed.cap_list, fixed.width, pages, local, error)
 
     def _locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
         memo = self._memo
@@ -266,6 +288,10 @@ class _FixedPlan(TakePlan):
         return page, local, self._fixed.positions(page, local)
 
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = (rows, *few)
+            return few[1]
         page, local, positions = self._locate(rows)
         self._memo = (rows, page, local, positions)
         return _ranges(*positions)
@@ -283,25 +309,61 @@ class FlatPlan(_FixedPlan):
         self._fixed = values
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = None
+            return self._array(len(rows), None, pa.py_buffer(b"".join(src.read_ranges(few[1]))))
         _, _, raw, valid = self._read(src, rows)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return self._array(len(rows), vbuf, pa.py_buffer(raw))
+
+    def _array(self, n: int, vbuf: pa.Buffer | None, values: pa.Buffer) -> pa.Array:
         t = self.dtype
         if pa.types.is_fixed_size_list(t):
-            items = pa.Array.from_buffers(t.value_type, len(rows) * t.list_size, [None, pa.py_buffer(raw)])
-            return pa.Array.from_buffers(t, len(rows), [vbuf], children=[items])
-        return pa.Array.from_buffers(t, len(rows), [vbuf, pa.py_buffer(raw)])
+            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
+            return pa.Array.from_buffers(t, n, [vbuf], children=[items])
+        return pa.Array.from_buffers(t, n, [vbuf, values])
 
 
 class DictionaryPlan(_FixedPlan):
     """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
 
     def __init__(
-        self, table: PageTable, indices: FixedValues, items: pa.Array, base: np.ndarray, counts: np.ndarray
+        self,
+        table: PageTable,
+        indices: FixedValues,
+        load: Callable[[], pa.Array],
+        item_ranges: list[tuple[int, int]],
+        base: np.ndarray,
+        counts: np.ndarray,
     ) -> None:
-        self.table, self.indices, self.items, self.base, self.counts = table, indices, items, base, counts
+        self.table, self.indices, self.base, self.counts = table, indices, base, counts
         self._fixed = indices
+        self._items: pa.Array | None = None
+        self._load, self._item_ranges = load, item_ranges
+        self._base_list: list[int] = base.tolist()
+        self._count_list: list[int] = counts.tolist()
+        self._items_few: take_few.Items | None = None
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
+    @property
+    def items(self) -> pa.Array:
+        """Every page's dictionary items, concatenated (decoded on the first take)."""
+        if self._items is None:
+            self._items = self._load()
+        return self._items
+
+    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        """The indices' ranges and, before the first take, the dictionaries' buffers (a remote
+        first take then fetches both in one round)."""
+        found = super().ranges(rows)
+        return found if self._items is not None else found + self._item_ranges
+
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = None
+            if not self.items.null_count:
+                return self._take_few(src, *few)
         page, _, raw, valid = self._read(src, rows)
         idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
@@ -310,6 +372,24 @@ class DictionaryPlan(_FixedPlan):
             return self.items.take(pa.array(self.base[page] + idx - 1))
         glob = np.where(present, self.base[page] + idx - 1, 0)
         return self.items.take(pa.array(glob, mask=~present))
+
+    def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
+        idx = take_few.uints(b"".join(src.read_ranges(ranges)), self.indices.width)
+        base, counts = self._base_list, self._count_list
+        picks = []
+        for p, i in zip(pages, idx):
+            if i > counts[p]:
+                raise self.table.error("dictionary index out of range of the page's items", p)
+            picks.append(base[p] + i - 1 if i else -1)
+        if self._items_few is None:
+            self._items_few = take_few.Items(self.items)
+        data, lengths = self._items_few.pick(picks)
+        t = self.items.type
+        offsets = take_few.offsets(lengths, pa.types.is_large_string(t) or pa.types.is_large_binary(t))
+        if offsets is None:
+            return None  # let the generic path raise its error
+        vbuf = take_few.validity([g >= 0 for g in picks])
+        return pa.Array.from_buffers(t, len(pages), [vbuf, offsets, pa.py_buffer(data)])
 
 
 class BinaryPlan(TakePlan):
@@ -326,6 +406,33 @@ class BinaryPlan(TakePlan):
     ) -> None:
         self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
         self.dtype = dtype
+        self._lists: list[list[int]] = [offsets[:, 0].tolist(), offsets[:, 1].tolist(), widths.tolist()]
+        self._lists += [data[:, 0].tolist(), data[:, 1].tolist(), adjust.tolist()]
+
+    _few_memo: tuple[np.ndarray, list[int], list[tuple[int, int]]] | None = None
+
+    def _few(self, rows: np.ndarray) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """(page, end offsets range) of each row when the take is a few rows (take_few), else None."""
+        if len(rows) > FEW_ROWS:
+            return None
+        memo = self._few_memo
+        if memo is not None and memo[0] is rows:
+            return memo[1], memo[2]
+        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        base, size, widths = self._lists[:3]
+        return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
+
+    def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
+        widths, data_base, data_size, adjust = self._lists[2:]
+        raw = src.read_ranges(ranges)
+        starts, stops, valid = take_few.binary_bounds(raw, pages, widths, adjust, data_size, self.table.error)
+        data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
+        large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
+        offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], large)
+        if offsets is None:
+            return None  # let the generic path raise its error
+        vbuf = take_few.validity(valid)
+        return pa.Array.from_buffers(self.dtype, len(pages), [vbuf, offsets, pa.py_buffer(b"".join(data))])
 
     def _offset_positions(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         page, local = self.table.locate(rows)
@@ -335,6 +442,10 @@ class BinaryPlan(TakePlan):
         return page, w, first, self.offsets[page, 0] + (local - first) * w, w * (1 + first)
 
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = (rows, *few)
+            return few[1]
         return _ranges(*self._offset_positions(rows)[3:])
 
     def _bounds(self, src: ByteSource, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -364,6 +475,10 @@ class BinaryPlan(TakePlan):
         return page, start, stop, valid
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+        few = self._few(rows)
+        if few is not None:
+            self._few_memo = None
+            return self._take_few(src, *few)
         page, start, stop, valid = self._bounds(src, rows)
         data = _fetch(src, self.data[page, 0] + start, stop - start)
         n = len(rows)
@@ -478,24 +593,53 @@ def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePl
     return FlatPlan(table, FixedValues(table, plans, width), dtype)
 
 
+#: a dictionary plan's first hint names its pages' dictionary buffers when they add up to at most this
+DICTIONARY_HINT_MAX = 1 << 20
+
+
+def _page_buffer_indices(msg: Message) -> list[int]:
+    """The page buffers an encoding tree refers to (``Buffer`` of type page, at any depth)."""
+    out = []
+    for field, value in msg.ListFields():
+        if field.message_type is None:  # a scalar field
+            continue
+        for v in [value] if isinstance(value, Message) else value:
+            if isinstance(v, pb.Buffer):
+                if v.buffer_type == pb.Buffer.page:
+                    out.append(v.buffer_index)
+            elif isinstance(v, Message):
+                out.extend(_page_buffer_indices(v))
+    return out
+
+
 def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = np.zeros(n, np.int64)
-    items = []
+    item_ranges: list[tuple[int, int]] = []
     for i in pages:
         e = table.column.encoding(i)
         plans[i] = _checked(_nullable_flat(e.dictionary.indices, None))
-        key = ("v2_0-dict", table.index, i)
-        if key not in cache:
-            cache[key] = decode(
-                e.dictionary.items, table.column.buffers(i), [(0, e.dictionary.num_dictionary_items)], dtype, cache
-            )
-        items.append(cache[key])
-        counts[i] = len(cache[key])
+        counts[i] = e.dictionary.num_dictionary_items
+        item_ranges += [r for b in _page_buffer_indices(e.dictionary.items) if (r := table.buffer(i, b)) is not None]
+
+    def load() -> pa.Array:
+        items = []
+        for i in pages:
+            key = ("v2_0-dict", table.index, i)
+            if key not in cache:
+                e = table.column.encoding(i).dictionary
+                cache[key] = decode(e.items, table.column.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
+            if len(cache[key]) != counts[i]:
+                raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
+            items.append(cache[key])
+        return pa.concat_arrays(items)
+
+    if sum(ln for _, ln in item_ranges) > DICTIONARY_HINT_MAX:
+        item_ranges = []
     width = max(p[3] for p in plans) // 8 or 1
     base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return DictionaryPlan(table, FixedValues(table, plans, width), pa.concat_arrays(items), base, counts)
+    return DictionaryPlan(table, FixedValues(table, plans, width), load, item_ranges, base, counts)
 
 
 def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
