@@ -86,8 +86,11 @@ def test_range_reads_are_recorded_and_logged(tmp_path, caplog):
     lancelot.write_table(pa.table({"x": np.arange(N)}), path, version="2.0")
     f = lancelot.LanceFile(path)
     with caplog.at_level(logging.DEBUG, logger="lancelot.read"), recording() as rec:
-        f.read_range(10, 20)
+        f.read_range(10, 200)
     assert rec.paths("x", "range") == ["decoder/LeafNode"]
+    with recording() as few:  # a short range is a take of its rows, fetched with the other fields' (point_plan)
+        f.read_range(10, 20)
+    assert few.paths("x", "range") == ["plan/FlatPlan"]
     assert "range of field 'x' served by decoder/LeafNode" in caplog.text
     with recording() as rec2:
         pass

@@ -64,26 +64,56 @@ def test_multi_field_take_hints_first_and_reads_little(tmp_path, writer):
     f.take([0])  # builds the plans (dictionary items are read once per column)
     hinted: list[tuple[int, int]] = []
     reads: list[tuple[int, int]] = []
+    calls: list[list[tuple[int, int]]] = []
     f._src.will_need = lambda ranges: hinted.extend(ranges)
+    ranged = f._src.read_ranges
+    f._src.read_ranges = lambda ranges: (calls.append(list(ranges)), ranged(ranges))[1]
     inner = src._read
     src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
     rows = np.sort(np.random.default_rng(8).choice(ROWS, 10, replace=False))
     got = f.take(rows)
     assert got.equals(LanceFileReader(path).take_rows(rows).to_table().cast(got.schema))
     assert got.equals(table.take(pa.array(rows)))
-    # every column's first round is announced: at least one range per row of each fixed/dictionary column
-    assert len(hinted) >= 10 * 5, len(hinted)
-    starts = {a for a, _ in hinted}
+    # every column's first round is announced: at least one range per row of each fixed/dictionary
+    # column, the planned ones (one round: fixed-width values) asked in one read_ranges call first
+    announced = hinted + calls[0]
+    assert len(calls[0]) >= 10 * 4 and len(announced) >= 10 * 5, (len(calls[0]), len(hinted))
+    starts = {a for a, _ in announced}
     first_round = [r for r in reads if r[0] in starts]  # a coalesced read starts at its first range
     # outside: only the second round, string bytes of binary pages (comment; instr pages pylance left binary)
     assert len(reads) - len(first_round) <= 2 * 10, (len(reads), len(first_round))
     size = src.size
     assert sum(n for _, n in reads) < 0.02 * size, (sum(n for _, n in reads), size)
-    assert sum(n for _, n in hinted) < 0.01 * size
+    assert sum(n for _, n in announced) < 0.01 * size
     # a single field is not announced by the reader (its read_ranges prefetches by itself)
     hinted.clear()
     assert f.take(rows, columns=["key"]).column(0).equals(table.column("key").take(pa.array(rows)))
     assert hinted == []
+
+
+@pytest.mark.parametrize("writer", ["pylance", "lancelot"])
+def test_few_row_take_fetches_fixed_width_fields_in_one_call(tmp_path, writer):
+    """A take of a few rows plans every one-round field (fixed-width values, with nulls too;
+    dictionary indices once the dictionary is loaded): one read_ranges call for all of them, then
+    the string column's own two rounds; the result equals pylance's."""
+    table = _table().select(["key", "price", "qty", "day", "comment"])
+    path = _write(writer, table, tmp_path / f"{writer}.lance")
+    f = lancelot.LanceFile(path)
+    calls: list[list[tuple[int, int]]] = []
+    ranged = f._src.read_ranges
+    f._src.read_ranges = lambda ranges: (calls.append(list(ranges)), ranged(ranges))[1]
+    for seed in range(5):
+        rows = np.sort(np.random.default_rng(seed).choice(ROWS, 10 + 10 * seed, replace=False))
+        if seed == 4:
+            rows = np.flatnonzero(table.column("qty").is_null().to_numpy(zero_copy_only=False))[:12]
+        calls.clear()
+        got = f.take(rows)
+        assert got.equals(LanceFileReader(path).take_rows(rows).to_table().cast(got.schema))
+        assert got.equals(table.take(pa.array(rows)))
+        # key, price, qty (values and validity bytes), day: one call; comment: offsets, then bytes
+        assert len(calls) == 3, [len(c) for c in calls]
+        assert len(calls[0]) >= 4 * len(rows)
+    assert f.take(rows).column("qty").null_count == len(rows)
 
 
 def test_take_hint_is_empty_without_a_plan(tmp_path):

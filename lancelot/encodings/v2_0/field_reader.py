@@ -279,6 +279,7 @@ class FieldReader20(FieldReader):
         cols = iter(ctx.columns)
         self.root = self._build(ctx.field, cols)
         self._plan: TakePlan | None | Literal[False] = False  # built on the first take
+        self._inside: bool | None = None  # every page buffer lies in the file (point_plan)
 
     def _build(self, field: pa.Field, cols: Iterator[ColumnInfo]) -> Node:
         ctx = self.ctx
@@ -332,6 +333,41 @@ class FieldReader20(FieldReader):
             return [] if plan is None else plan.ranges(np.asarray(rows, dtype=np.int64))
         except (LanceError, IndexError, ValueError, TypeError, pa.ArrowException):
             return []  # only a hint: the take itself reports the problem
+
+    def point_plan(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        """A take whose vectorized plan needs one fetch round (fixed-width values, dictionary
+        indices once the dictionaries are loaded): (plan, ranges) for ``take_fetched``."""
+        if not len(rows):
+            return None
+        plan = self._take_plan()
+        if plan is None or not self._inside_file():
+            return None  # the usual take reports a buffer outside the file
+        found = plan.point(rows)
+        return None if found is None else ((plan, found[0]), found[1])
+
+    def _inside_file(self) -> bool:
+        """Every page buffer of the leaf column lies in the file (checked once): the plans keep
+        their ranges inside their buffers, so the ranges of ``point_plan`` lie in the file."""
+        if self._inside is None:
+            assert isinstance(self.root, LeafNode)  # a plan exists only for a leaf column
+            size = self.ctx.src.size
+            pages = self.root.col.info.meta.pages
+            self._inside = all(
+                0 <= off and 0 <= ln and off + ln <= size
+                for p in pages
+                for off, ln in zip(p.buffer_offsets, p.buffer_sizes)
+            )
+        return self._inside
+
+    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
+        assert isinstance(plan, tuple)  # as point_plan made it
+        take_plan, state = plan
+        out = take_plan.take_point(rows, state, bufs)
+        if out is not None:
+            served(self.ctx.field.name, op, f"plan/{type(take_plan).__name__}")
+            return out
+        served(self.ctx.field.name, op, f"decoder/{type(self.root).__name__}")
+        return self.root.read(runs(rows))
 
     def take(self, rows: np.ndarray) -> pa.Array:
         if len(rows) == 0:

@@ -217,17 +217,10 @@ class FixedValues:
         lengths = np.concatenate([np.where(has, w, 0), some.astype(np.int64)])
         return pos, lengths
 
-    def read(
-        self,
-        src: ByteSource,
-        page: np.ndarray,
-        local: np.ndarray,
-        positions: tuple[np.ndarray, np.ndarray] | None = None,
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """(raw bytes, rows x width; validity or None when every row is valid); ``positions`` as
-        ``positions(page, local)`` gives them, when already computed."""
+    def decode(self, raw: np.ndarray, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(raw values, rows x width; validity or None when every row is valid) of the rows, from
+        the bytes of the non-empty ranges of ``positions(page, local)``, concatenated."""
         w = self.width
-        raw = _fetch(src, *(positions or self.positions(page, local)))
         if self.all_valid:
             return raw.reshape(-1, w), None
         kinds = self.kinds[page]
@@ -256,6 +249,15 @@ class TakePlan:
     def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
         """The byte ranges the first fetch round of ``take(rows)`` reads (for read-ahead hints)."""
         return []
+
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        """A take of ``rows`` done in one fetch round: (state, its byte ranges) for
+        ``take_point``, or None when this plan needs more than its first round."""
+        return None
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        """The take ``point(rows)`` planned, from the bytes of its ranges (None: use the generic decoder)."""
+        raise NotImplementedError
 
 
 class _FixedPlan(TakePlan):
@@ -296,11 +298,22 @@ class _FixedPlan(TakePlan):
         self._memo = (rows, page, local, positions)
         return _ranges(*positions)
 
-    def _read(self, src: ByteSource, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """(page, local row, raw values, validity) of the rows."""
+    def _first_round(self, rows: np.ndarray, few_ok: bool = True) -> tuple[object, list[tuple[int, int]]]:
+        """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows'
+        pages (a list) on the few-row path, else (page, local row) arrays; the hints' memos are used up."""
+        few = self._few(rows) if few_ok else None
+        self._few_memo = None
+        if few is not None:
+            return few
         page, local, positions = self._locate(rows)
         self._memo = None
-        return (page, local, *self._fixed.read(src, page, local, positions))
+        return (page, local), _ranges(*positions)
+
+    def _values(self, state: object, bufs: list[memoryview]) -> tuple[np.ndarray, np.ndarray | None]:
+        """(raw values, rows x width; validity or None) of a non-few ``_first_round`` from its bytes."""
+        assert isinstance(state, tuple)
+        page, local = state
+        return self._fixed.decode(np.frombuffer(b"".join(bufs), np.uint8), page, local)
 
 
 class FlatPlan(_FixedPlan):
@@ -309,11 +322,16 @@ class FlatPlan(_FixedPlan):
         self._fixed = values
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
-        few = self._few(rows)
-        if few is not None:
-            self._few_memo = None
-            return self._array(len(rows), None, pa.py_buffer(b"".join(src.read_ranges(few[1]))))
-        _, _, raw, valid = self._read(src, rows)
+        state, ranges = self._first_round(rows)
+        return self.take_point(rows, state, src.read_ranges(ranges))
+
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
+        return self._first_round(rows)
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
+        if isinstance(state, list):  # few rows, no nulls
+            return self._array(len(rows), None, pa.py_buffer(b"".join(bufs)))
+        raw, valid = self._values(state, bufs)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
         return self._array(len(rows), vbuf, pa.py_buffer(raw))
 
@@ -359,12 +377,21 @@ class DictionaryPlan(_FixedPlan):
         return found if self._items is not None else found + self._item_ranges
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
-        few = self._few(rows)
-        if few is not None:
-            self._few_memo = None
-            if not self.items.null_count:
-                return self._take_few(src, *few)
-        page, _, raw, valid = self._read(src, rows)
+        state, ranges = self._first_round(rows, not self.items.null_count)
+        return self.take_point(rows, state, src.read_ranges(ranges))
+
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        """One round once the dictionaries are loaded (the indices' ranges), else None."""
+        if self._items is None:
+            return None
+        return self._first_round(rows, not self._items.null_count)
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        if isinstance(state, list):  # few rows, no null indices, no null items
+            return self._take_few(state, bufs)
+        assert isinstance(state, tuple)
+        page = state[0]
+        raw, valid = self._values(state, bufs)
         idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
         present = idx > 0 if valid is None else valid & (idx > 0)
@@ -373,8 +400,8 @@ class DictionaryPlan(_FixedPlan):
         glob = np.where(present, self.base[page] + idx - 1, 0)
         return self.items.take(pa.array(glob, mask=~present))
 
-    def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
-        idx = take_few.uints(b"".join(src.read_ranges(ranges)), self.indices.width)
+    def _take_few(self, pages: list[int], bufs: list[memoryview]) -> pa.Array | None:
+        idx = take_few.uints(b"".join(bufs), self.indices.width)
         base, counts = self._base_list, self._count_list
         picks = []
         for p, i in zip(pages, idx):
