@@ -19,6 +19,8 @@ dictionary pages next to binary ones when a batch has many distinct strings) get
 ``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
 generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
 of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
+``point`` plans a take that needs one round (Flat; Dictionary once its items are loaded), so
+``LanceFile``'s few-row take fetches its ranges with the other fields' and calls ``take_point``.
 """
 
 from __future__ import annotations
