@@ -311,30 +311,33 @@ class LocalFileSource(ByteSource):
             if all(off >= 0 and ln >= 0 and off + ln <= size for off, ln in ranges):
                 return [whole[off : off + ln] for off, ln in ranges]
             return super().read_ranges(ranges)  # which reports the bad range
-        early = self._early
-        if early:  # a take's first round, read by will_need: no request, no coalescing
+        if self._early:  # a take's first round, read by will_need: no request, no coalescing
             out = []
             for off, ln in ranges:
-                block = early.get(off)
-                if block is None or ln < 0 or off + ln > block[0] + len(block[1]):
+                data = self._early_slice(off, ln)
+                if data is None:
                     break
-                out.append(block[1][off - block[0] : off - block[0] + ln])
+                out.append(data)
             else:
                 return out
         return super().read_ranges(ranges)
 
+    def _early_slice(self, off: int, ln: int) -> memoryview | None:
+        """The bytes [off, off + ln) when ``will_need``, told of a range at ``off``, read a block that
+        holds them; else None."""
+        block = self._early.get(off)
+        if block is None or ln < 0 or off + ln > block[0] + len(block[1]):
+            return None
+        return block[1][off - block[0] : off - block[0] + ln]
+
     def _requests(self, requests: list[Range]) -> dict[int, bytes | bytearray | memoryview]:
         """Requests will_need read ahead cost nothing, those the page cache holds one ``preadv``
         each; only the others are hinted (side by side, ``_prefetch``) and then read."""
-        early = self._early
         got: dict[int, bytes | bytearray | memoryview] = {}
         missed = []
         for off, ln in requests:
-            block = early.get(off)
-            data: bytes | bytearray | memoryview | None
-            if block is not None and off + ln <= block[0] + len(block[1]):
-                data = block[1][off - block[0] : off - block[0] + ln]
-            else:
+            data: bytes | bytearray | memoryview | None = self._early_slice(off, ln)
+            if data is None:
                 data = self._read_cached(off, ln)
             if data is None:
                 missed.append((off, ln))
