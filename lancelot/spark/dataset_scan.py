@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.errors import LanceError
-from lancelot.spark.reader import SlicesPartition
+from lancelot.spark.reader import SlicesPartition, pack_slices
 
 if TYPE_CHECKING:
     from lancelot.dataset import LanceDataset
@@ -194,35 +194,21 @@ def plan(
     min_partitions: int,
     min_partition_bytes: int,
 ) -> list[DatasetPartition]:
-    """Cut the fragments' live-row ranges into partitions of about one budget each (reader.plan_partitions'
-    rule: rows, or bytes estimated from each fragment's data size per row)."""
-    parts: list[DatasetPartition] = []
-    current: list[tuple[int, int, int]] = []
-    weight = 0.0
-    if rows_per_partition:
-        budget = float(rows_per_partition)
-    else:
-        total = sum(f.size for f in infos if f.live_rows)
-        budget = float(min(bytes_per_partition, max(min_partition_bytes, -(-total // max(1, min_partitions)))))
-    for info in infos:
-        if not info.live_rows:
-            continue
-        per_row = 1.0 if rows_per_partition else max(info.size / max(1, info.physical_rows), 1e-9)
-        # rows per piece, rounded up: a budget of half the data cuts it in two pieces, not two and a sliver
-        piece = int(budget) if rows_per_partition else -(-int(budget) * max(1, info.physical_rows) // max(1, info.size))
-        piece = max(1, piece)
-        for start, stop in ranges[info.fragment_id] if ranges is not None else [(0, info.live_rows)]:
-            for a in range(start, stop, piece):
-                b = min(stop, a + piece)
-                w = (b - a) * per_row
-                if current and weight + w > budget * (1 + 1e-9):
-                    parts.append(DatasetPartition(current))
-                    current, weight = [], 0.0
-                current.append((info.fragment_id, a, b))
-                weight += w
-    if current:
-        parts.append(DatasetPartition(current))
-    return parts
+    """Cut the fragments' live-row ranges into partitions of about one budget each (reader.pack_slices:
+    rows, or bytes estimated from each fragment's data size per physical row)."""
+    units = [
+        (i.fragment_id, i.physical_rows, i.size, ranges[i.fragment_id] if ranges is not None else [(0, i.live_rows)])
+        for i in infos
+        if i.live_rows
+    ]
+    packed = pack_slices(
+        units,
+        rows_per_partition=rows_per_partition,
+        bytes_per_partition=bytes_per_partition,
+        min_partitions=min_partitions,
+        min_partition_bytes=min_partition_bytes,
+    )
+    return [DatasetPartition(p) for p in packed]
 
 
 def read_partition(

@@ -217,6 +217,47 @@ class LancePartition(SlicesPartition):
     """Row ranges of one or more files: ``slices`` = ((path, start, stop), ...)."""
 
 
+def pack_slices(
+    units: Sequence[tuple[Any, int, int, Sequence[tuple[int, int]]]],
+    *,
+    rows_per_partition: int | None,
+    bytes_per_partition: int,
+    min_partitions: int,
+    min_partition_bytes: int,
+) -> list[list[tuple[Any, int, int]]]:
+    """Cut the row ranges of ``units`` = ((where, physical rows, bytes, ranges), ...) into partitions of
+    about one budget each: ``rows_per_partition`` rows if given, else bytes estimated from each unit's
+    bytes per row, ``bytes_per_partition`` lowered (not below ``min_partition_bytes``) so that all the
+    units make at least ``min_partitions`` partitions, as Spark's file sources do with the default
+    parallelism.  The budget comes from the whole units, so pruned ranges only ever drop partitions.
+    A big unit becomes several partitions; consecutive small pieces share one."""
+    parts: list[list[tuple[Any, int, int]]] = []
+    current: list[tuple[Any, int, int]] = []
+    weight = 0.0
+    if rows_per_partition:
+        budget = float(rows_per_partition)
+    else:
+        total = sum(size for _, _, size, _ in units)
+        budget = float(min(bytes_per_partition, max(min_partition_bytes, -(-total // max(1, min_partitions)))))
+    for where, rows, size, ranges in units:
+        per_row = 1.0 if rows_per_partition else max(size / max(1, rows), 1e-9)
+        # rows per piece, rounded up: a budget of half the data cuts it in two pieces, not two and a sliver
+        piece = int(budget) if rows_per_partition else -(-int(budget) * max(1, rows) // max(1, size))
+        piece = max(1, piece)
+        for start, stop in ranges:
+            for a in range(start, stop, piece):
+                b = min(stop, a + piece)
+                w = (b - a) * per_row
+                if current and weight + w > budget * (1 + 1e-9):
+                    parts.append(current)
+                    current, weight = [], 0.0
+                current.append((where, a, b))
+                weight += w
+    if current:
+        parts.append(current)
+    return parts
+
+
 def plan_partitions(
     files: Sequence[FileInfo],
     ranges: Mapping[str, list[tuple[int, int]]] | None,
@@ -225,40 +266,21 @@ def plan_partitions(
     bytes_per_partition: int,
     min_partitions: int = 1,
 ) -> list[LancePartition]:
-    """Cut every file's (remaining) row ranges into partitions of about one budget each.
-
-    The budget is ``rows_per_partition`` rows if given, else bytes estimated from
-    each file's size per row: ``bytes_per_partition``, lowered (not below
-    MIN_PARTITION_BYTES) so that all the files make at least ``min_partitions``
-    partitions, as Spark's file sources do with the default parallelism.  The
-    budget comes from the whole files, so pruned ranges only ever drop partitions.
-    A big file becomes several partitions; consecutive small pieces share one.
-    """
-    parts: list[LancePartition] = []
-    current: list[tuple[str, int, int]] = []
-    weight = 0.0
-    if rows_per_partition:
-        budget = int(rows_per_partition)
-    else:
-        total = sum(f.size for f in files if f.num_rows)
-        budget = int(min(bytes_per_partition, max(MIN_PARTITION_BYTES, -(-total // max(1, min_partitions)))))
-    for info in files:
-        if info.num_rows == 0:
-            continue
-        per_row = 1.0 if rows_per_partition else max(info.size / info.num_rows, 1e-9)
-        piece = max(1, budget if rows_per_partition else budget * info.num_rows // max(1, info.size))
-        for start, stop in ranges[info.path] if ranges is not None else [(0, info.num_rows)]:
-            for a in range(start, stop, piece):
-                b = min(stop, a + piece)
-                w = (b - a) * per_row
-                if current and weight + w > budget * (1 + 1e-9):
-                    parts.append(LancePartition(current))
-                    current, weight = [], 0.0
-                current.append((info.path, a, b))
-                weight += w
-    if current:
-        parts.append(LancePartition(current))
-    return parts
+    """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``;
+    a whole file when ``ranges`` is None)."""
+    units = [
+        (f.path, f.num_rows, f.size, ranges[f.path] if ranges is not None else [(0, f.num_rows)])
+        for f in files
+        if f.num_rows
+    ]
+    packed = pack_slices(
+        units,
+        rows_per_partition=rows_per_partition,
+        bytes_per_partition=bytes_per_partition,
+        min_partitions=min_partitions,
+        min_partition_bytes=MIN_PARTITION_BYTES,
+    )
+    return [LancePartition(p) for p in packed]
 
 
 @overload
