@@ -103,3 +103,21 @@ def test_create_on_existing_s3_dataset_is_refused(s3_dataset):  # noqa: F811
     with pytest.raises(lancelot.LanceError):
         lancelot.write_dataset(_table(0, 10), uri, storage_options=lo)
     assert lancelot.dataset(uri, storage_options=lo).version == 1
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_single_files_on_s3_take_pylance_option_names(s3_dataset, version):  # noqa: F811
+    """``LanceFile`` / ``write_table`` on s3:// URLs take object_store's option names (as datasets do):
+    lancelot writes a file pylance reads equal, and reads pylance's file equal, takes included."""
+    from lance.file import LanceFileReader, LanceFileWriter
+
+    po = s3_dataset.pylance_options()
+    t = _table(0, 5000)
+    mine, theirs = f"s3://{s3_dataset.bucket}/mine.lance", f"s3://{s3_dataset.bucket}/theirs.lance"
+    lancelot.write_table(t, mine, version=version, storage_options=po)
+    assert LanceFileReader(mine, storage_options=po).read_all().to_table().equals(t)
+    with LanceFileWriter(theirs, version=version, storage_options=po) as w:
+        w.write_batch(t)
+    with lancelot.LanceFile(theirs, storage_options=po) as f:
+        assert f.read().equals(t)
+        assert f.take([4999, 3, 1200]).equals(t.take([4999, 3, 1200]))

@@ -201,8 +201,12 @@ def test_pylance_style_s3_options_are_mapped():
         "token": "T",
         "max_concurrency": 4,
         "client_kwargs": {"region_name": "eu-west-1"},
+        "config_kwargs": {"max_pool_connections": 64},  # one reader round (64 requests) at once, not waves of 10
     }
-    assert s3_options({"endpoint_url": "u", "key": "k"}) == {"endpoint_url": "u", "key": "k"}
+    pool = {"config_kwargs": {"max_pool_connections": 64}}
+    assert s3_options({"endpoint_url": "u", "key": "k"}) == {"endpoint_url": "u", "key": "k", **pool}
+    mine = {"config_kwargs": {"max_pool_connections": 5, "retries": {"max_attempts": 2}}}
+    assert s3_options(mine) == mine
 
 
 def test_s3_options_in_both_spellings_reach_the_endpoint(s3_dataset):  # noqa: F811

@@ -41,6 +41,7 @@ import pyarrow as pa
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
+from lancelot.io.storage_options import s3_options, truthy
 
 if TYPE_CHECKING:
     from lancelot.writer import LanceWriter
@@ -79,61 +80,6 @@ def _fault(point: str) -> None:
 
 _MEMORY_LOCK = threading.Lock()
 
-#: pylance / object_store option names -> s3fs's
-_S3_KEYS = {
-    "aws_access_key_id": "key",
-    "access_key_id": "key",
-    "aws_secret_access_key": "secret",
-    "secret_access_key": "secret",
-    "aws_session_token": "token",
-    "session_token": "token",
-    "aws_token": "token",
-    "aws_endpoint": "endpoint_url",
-    "aws_endpoint_url": "endpoint_url",
-    "endpoint": "endpoint_url",
-    "aws_endpoint_url_s3": "endpoint_url",
-}
-_S3_REGION_KEYS = ("aws_region", "region", "aws_default_region")
-#: pylance options with no s3fs meaning (plain http needs no switch in s3fs)
-_S3_DROPPED = {
-    "allow_http",
-    "aws_allow_http",
-    "aws_virtual_hosted_style_request",
-    "virtual_hosted_style_request",
-    "aws_s3_express",
-    "s3_express",
-    "conditional_put",
-    "aws_conditional_put",
-}
-
-
-def _truthy(v: Any) -> bool:
-    return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
-
-
-def s3_options(options: dict[str, Any] | None) -> dict[str, Any]:
-    """Map storage options to s3fs's: pylance-style keys (``aws_endpoint``, ``aws_access_key_id``,
-    ``aws_secret_access_key``, ``aws_region``, ``allow_http``...) are translated, s3fs keys pass."""
-    out: dict[str, Any] = {}
-    client_kwargs: dict[str, Any] = {}
-    for k, v in (options or {}).items():
-        lk = k.lower()
-        if lk in _S3_KEYS:
-            out[_S3_KEYS[lk]] = v
-        elif lk in _S3_REGION_KEYS:
-            client_kwargs["region_name"] = v
-        elif lk in _S3_DROPPED:
-            continue
-        elif lk in ("anon", "skip_signature", "aws_skip_signature"):
-            out["anon"] = _truthy(v)
-        elif k == "client_kwargs":
-            client_kwargs.update(v)
-        else:
-            out[k] = v
-    if client_kwargs:
-        out["client_kwargs"] = client_kwargs
-    return out
-
 
 def _split_uri(uri: str) -> tuple[str, str]:
     """(scheme, rest) of a dataset URI; plain paths are ``file``."""
@@ -152,7 +98,7 @@ class ObjectStore:
         self.scheme = scheme
         self.storage_options = dict(storage_options or {})
         #: sync files and directories before publishing them (local disks; see the module docstring)
-        self.sync = _truthy(self.storage_options.pop("fsync", False))
+        self.sync = truthy(self.storage_options.pop("fsync", False))
         self.fs: Any = None
         if scheme == "file":
             self.root = os.path.abspath(os.path.expanduser(rest)).rstrip("/") or "/"

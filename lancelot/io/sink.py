@@ -19,6 +19,7 @@ from collections import deque
 from typing import IO, Any
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
+from lancelot.io.storage_options import fsspec_options
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: the writer thread syncs the data written so far every this many bytes, so the closing fsync
@@ -178,7 +179,7 @@ class FsspecTarget(FileTarget):
         import fsspec
 
         self.path = url
-        self._fs, self._p = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        self._fs, self._p = fsspec.core.url_to_fs(url, **fsspec_options(url, storage_options))
         try:
             if self._fs.isdir(self._p):
                 raise LanceError("is a directory: give a file path to write", path=url)
@@ -216,7 +217,7 @@ def open_target(path_or_url: str | os.PathLike[str], storage_options: dict[str, 
     import fsspec
     from fsspec.implementations.local import LocalFileSystem
 
-    fs, p = fsspec.core.url_to_fs(s, **(storage_options or {}))
+    fs, p = fsspec.core.url_to_fs(s, **fsspec_options(s, storage_options))
     if isinstance(fs, LocalFileSystem):
         return LocalTarget(p, shown=s)
     return FsspecTarget(s, storage_options)

@@ -447,8 +447,10 @@ class FsspecSource(ByteSource):
     def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
         import fsspec
 
+        from lancelot.io.storage_options import fsspec_options
+
         self.path = url
-        fs, p = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        fs, p = fsspec.core.url_to_fs(url, **fsspec_options(url, storage_options))
         self._fs, self._p = fs, p
         try:
             info = fs.info(p)
