@@ -269,3 +269,28 @@ def test_the_lean_inflater_checks_as_decompress_buffer_does():
             inflate(wrong)  # the prefix says one byte less than the body holds
     bare = zstandard.ZstdCompressor().compress(raw.tobytes())
     assert inflater(buffer_compression("zstd"))(bare) == raw.tobytes()
+
+
+@pytest.mark.parametrize("columns", [1, 4, 16])
+def test_compact_prices_a_microsecond_by_the_files_columns(tmp_path, monkeypatch, columns):
+    """A take of all columns costs about as many times a column's as the file has columns: compact's
+    price of a microsecond is ``bytes_per_us`` for PRICED_COLUMNS columns, and PRICED_COLUMNS / n
+    times that for n; the files read equal."""
+    from lancelot.encodings.structural import write_profile
+
+    prices = []
+    real = write_profile._cheapest
+
+    def spy(plan, costs, bytes_per_us):
+        prices.append(bytes_per_us)
+        return real(plan, costs, bytes_per_us)
+
+    monkeypatch.setattr(write_profile, "_cheapest", spy)
+    text = _table().column("text")
+    table = pa.table({f"c{i}": text for i in range(columns)})
+    path = _write(tmp_path, table, "2.2", "compact")
+    base = write_profile.PROFILES["compact"].bytes_per_us
+    assert prices and all(p == pytest.approx(base * write_profile.PRICED_COLUMNS / columns) for p in prices)
+    assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
+    with LanceFile(path) as f:
+        assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))

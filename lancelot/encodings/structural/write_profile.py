@@ -56,14 +56,18 @@ ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024)
 INFLATE_US = {"lz4": (2.5, 0.2), "zstd": (1.5, 1.4)}
 #: a chunk's bytes besides its compressed buffer: header, padding, its word in the chunk metadata
 CHUNK_OVERHEAD = 16
+#: the file width ``bytes_per_us`` is given for (TPC-H lineitem's 16 columns)
+PRICED_COLUMNS = 16
 
 
 @dataclass(frozen=True)
 class Profile:
     """How hard the writer tries for small pages: the General scheme tried, and the least saving kept;
     ``small``: the (scheme, level) tried instead on pages of at most SMALL_PAGE_BYTES; ``bytes_per_us``:
-    when set, the page takes the choice of best score instead (``_cheapest``): a microsecond more per
-    row taken must save this many bytes per value."""
+    when set, the page takes the choice of best score instead (``_cheapest``): in a file of
+    PRICED_COLUMNS columns, a microsecond more per row taken must save this many bytes per value (in
+    a file of n columns, PRICED_COLUMNS / n times as many: a take of all columns costs about n times
+    a column's, so a microsecond is a larger share of it)."""
 
     scheme: str | None
     level: int | None = None
@@ -134,7 +138,7 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
         return plan
     costs = plan.costs() if callable(plan.costs) else plan.costs
     if profile.bytes_per_us:
-        return _cheapest(plan, costs, profile.bytes_per_us)
+        return _cheapest(plan, costs, profile.bytes_per_us * PRICED_COLUMNS / (opts.columns or PRICED_COLUMNS))
     small = profile.small if int(costs[-1]) <= SMALL_PAGE_BYTES else None
     compression = buffer_compression(*small) if small else buffer_compression(profile.scheme, profile.level)
     raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
