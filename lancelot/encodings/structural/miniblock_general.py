@@ -162,4 +162,4 @@ def _inflate_few(
     new_size = np.fromiter(sizes, np.int64, n)
     starts = np.zeros(n, np.int64)
     np.cumsum(new_size[:-1], out=starts[1:])
-    return np.frombuffer(b"".join(parts), np.uint8), starts, new_size
+    return np.frombuffer(bytearray().join(parts), np.uint8), starts, new_size

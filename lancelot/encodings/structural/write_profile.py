@@ -11,13 +11,14 @@ whether the page's chunks are then wrapped:
   pylance's choice too) to about 5.  Pages of at most 4 KiB (tiny tables, a column's last page) try
   zstd level 3 instead: inflating 4 KiB costs microseconds with either, and zstd keeps TPC-H nation
   (25 rows) under Parquet's size;
-* ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1) per
-  microsecond a take pays per row to inflate its chunk (INFLATE_US, a model fitted to measured takes):
-  the page as planned, lz4 in 16 KiB chunks, or zstd level 15 in chunks of 16, 8 or 4 KiB (the
-  chunk is what a take inflates per row: ~1.4 us a KiB, while small chunks compress less), and for
-  bit-packed pages also their Flat values under zstd (sorted keys: zstd finds more in the flat bytes).
-  TPC-H lands at 0.86-0.98x Parquet-with-zstd's size; writes are several times as slow as balanced
-  (zstd level 15, probed at four chunk sizes); scans pay zstd's inflation.
+* ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1 in a
+  file of 16 columns, 16/n times that in one of n) per microsecond a take pays per row to inflate
+  its chunk (INFLATE_US, a model fitted to measured takes): the page as planned, lz4 in 16 KiB
+  chunks, or zstd level 15 in chunks of 16, 8 or 4 KiB (the chunk is what a take inflates per row:
+  ~1.4 us a KiB, while small chunks compress less), and for bit-packed pages also their Flat values
+  under zstd (sorted keys: zstd finds more in the flat bytes).  TPC-H lands at 0.88-0.98x
+  Parquet-with-zstd's size; writes are about 6x as slow as balanced (zstd level 15, probed at three
+  chunk sizes); scans pay zstd's inflation.
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
 profile.
