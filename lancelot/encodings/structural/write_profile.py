@@ -14,10 +14,10 @@ whether the page's chunks are then wrapped:
 * ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1 in a
   file of 16 columns, 16/n times that in one of n) per microsecond a take pays per row to inflate
   its chunk (INFLATE_US, a model fitted to measured takes): the page as planned, lz4 in 16 KiB
-  chunks, or zstd level 15 in chunks of 16, 8 or 4 KiB (the chunk is what a take inflates per row:
+  chunks, or zstd level 15 in chunks of 16, 8, 4 or 2 KiB (the chunk is what a take inflates per row:
   ~1.4 us a KiB, while small chunks compress less), and for bit-packed pages also their Flat values
-  under zstd (sorted keys: zstd finds more in the flat bytes).  TPC-H lands at 0.88-0.98x
-  Parquet-with-zstd's size; writes are about 6x as slow as balanced (zstd level 15, probed at three
+  under zstd (sorted keys: zstd finds more in the flat bytes).  TPC-H lands at 0.89-0.98x
+  Parquet-with-zstd's size; writes are about 7x as slow as balanced (zstd level 15, probed at four
   chunk sizes); scans pay zstd's inflation.
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
@@ -51,7 +51,7 @@ SMALL_PAGE_BYTES = 4 * 1024
 CHUNK_BYTES = 16 * 1024
 #: compact: zstd at this level, in chunks of each of these sizes
 ZSTD_LEVEL = 15
-ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024)
+ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024, 2 * 1024)
 #: what a take pays to inflate one chunk, in microseconds: a part per chunk and a part per KiB inflated
 #: (fitted to 10-row takes of TPC-H columns: python-zstandard / pyarrow's lz4 and miniblock_general's rebuild)
 INFLATE_US = {"lz4": (2.5, 0.2), "zstd": (1.5, 1.4)}
