@@ -12,7 +12,8 @@ alignment padding, broken down for lancelot's file), which decide the size of a 
 
 ``--speed`` also writes the table with each lancelot profile and times, interleaved in rotating order,
 takes of 10 new random rows per call (all columns) and full reads: lancelot on each profile's file
-against pylance on its own file (medians, ratios to pylance and to the balanced profile).
+against pylance on its own file (medians, ratios to pylance and to the balanced profile), after
+WARM_TAKES takes and the kernels' background preparation (steady state).
 """
 
 from __future__ import annotations
@@ -31,12 +32,15 @@ import pyarrow.parquet as pq
 
 from benchmarks.datasets import tpch_table
 from lancelot import write_table
+from lancelot.encodings.compression.jit import wait_for_warm_ups
 from lancelot.inspect import FileView
 from lancelot.reader import LanceFile
 
 DATA_DIR = Path(__file__).parent / "data"
 #: the row of the bytes outside the columns (Lance: schema, zone maps, metadata, padding; Parquet: footer)
 OUTSIDE = "(not columns)"
+#: takes before the timed ones: the kernels a take uses are prepared in the background once a path gets hot
+WARM_TAKES = 40
 
 
 def lance_columns(path: str) -> tuple[dict[str, int], dict[str, str]]:
@@ -153,15 +157,22 @@ def speed(table: pa.Table, out: str, version: str, paths: dict[str, str], reps: 
     }
     rng = np.random.default_rng(0)
     k = min(10, table.num_rows)  # (TPC-H region has 5 rows)
-    for fn in takes.values():  # warm-up: kernels loaded, footers read
-        fn(np.arange(k))
-    take = _median_times(takes, reps, lambda _: np.sort(rng.choice(table.num_rows, k, replace=False)))
+    rows = [np.sort(rng.choice(table.num_rows, k, replace=False)) for _ in range(reps + WARM_TAKES)]
+    for r in rows[:WARM_TAKES]:  # warm-up: footers read, the take kernels prepared (in the background)
+        for fn in takes.values():
+            fn(r)
+    wait_for_warm_ups()
+    take = _median_times(takes, reps, lambda i: rows[WARM_TAKES + i])
     scan = _median_times(scans, max(3, reps // 10), lambda _: None)
-    lines = [f"  {'':<10} {'take10 ms':>10} {'/pylance':>9} {'/balanced':>10} {'scan ms':>9} {'/pylance':>9}"]
+    lines = [
+        f"  {'':<10} {'bytes':>12} {'take10 ms':>10} {'/pylance':>9} {'/balanced':>10} "
+        f"{'scan ms':>9} {'/pylance':>9} {'/balanced':>10}"
+    ]
     for k in files:
         lines.append(
-            f"  {k:<10} {take[k] * 1e3:>10.2f} {take[k] / take['pylance']:>8.2f}x "
-            f"{take[k] / take['balanced']:>9.2f}x {scan[k] * 1e3:>9.1f} {scan[k] / scan['pylance']:>8.2f}x"
+            f"  {k:<10} {os.path.getsize(files[k]):>12,} {take[k] * 1e3:>10.3f} {take[k] / take['pylance']:>8.2f}x "
+            f"{take[k] / take['balanced']:>9.2f}x {scan[k] * 1e3:>9.1f} {scan[k] / scan['pylance']:>8.2f}x "
+            f"{scan[k] / scan['balanced']:>9.2f}x"
         )
     return lines
 

@@ -75,6 +75,7 @@ class LanceWriter:
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
             profile=check_profile(profile),
+            columns=sum(field_metadata.column_count(f, self.version) for f in self._stored),
         )
         self.max_page_bytes = self.settings.max_page_bytes
         self.num_rows = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import decimal
 import os
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -89,12 +90,41 @@ def test_what_each_profile_chooses(tmp_path, version):
             assert enc.WhichOneof("compression") == "general"
             assert enc.general.compression.scheme == scheme
             assert enc.general.values.WhichOneof("compression") == "flat"
-    # RLE (values and run lengths: General compresses the first buffer only) under compact
-    rle = _value_compression(compact, 5)
-    assert rle.WhichOneof("compression") == "general" and rle.general.values.WhichOneof("compression") == "rle"
+    # RLE runs (0.2 bytes a value): what zstd saves is not worth a take's inflation under compact
+    assert _value_compression(compact, 5).WhichOneof("compression") == "rle"
     # random 64-bit integers do not compress: no profile wraps them
     for path in (fast, balanced, compact):
         assert _value_compression(path, 4).WhichOneof("compression") != "general"
+
+
+def _size_only(monkeypatch) -> None:
+    """Compact as if a take's inflation cost nothing: the smallest choice wins on every page."""
+    from lancelot.encodings.structural import write_profile
+
+    profile = replace(write_profile.PROFILES["compact"], bytes_per_us=1e-9)
+    monkeypatch.setitem(write_profile.PROFILES, "compact", profile)
+
+
+def test_compact_weighs_bytes_against_take_cost(monkeypatch):
+    """Compact picks, per page, the scheme and chunk size with the fewest bytes per value plus
+    ``bytes_per_us`` per microsecond of a take's inflation: zstd in the largest chunks when bytes are
+    all that count, smaller chunks or nothing as a microsecond gets dearer; every plan reads equal."""
+    from lancelot.encodings.strategy import EncodingOptions
+    from lancelot.encodings.structural import write_profile
+    from lancelot.encodings.structural.write_strategy import plan_miniblock
+
+    text = _table().column("text").combine_chunks()
+    chosen = {}
+    for bpu in (1e-9, 0.1, 100.0):
+        monkeypatch.setitem(
+            write_profile.PROFILES, "compact", replace(write_profile.PROFILES["compact"], bytes_per_us=bpu)
+        )
+        plan = plan_miniblock(text, opts=EncodingOptions(profile="compact"))
+        enc = plan.chunk(0, 64)[0]
+        chosen[bpu] = (enc.WhichOneof("compression"), plan.chunk_target)
+    assert chosen[1e-9] == ("general", 16 * 1024)
+    assert chosen[0.1][0] == "general" and chosen[0.1][1] < 16 * 1024
+    assert chosen[100.0][0] != "general"
 
 
 def test_the_default_profile_is_balanced(tmp_path):
@@ -198,6 +228,7 @@ def test_takes_inflate_few_chunks_and_many_alike(tmp_path, monkeypatch, few):
     from lancelot.encodings.structural import miniblock_general
 
     monkeypatch.setattr(miniblock_general, "FEW_CHUNKS", few)
+    _size_only(monkeypatch)
     table = _table()
     path = _write(tmp_path, table, "2.2", "compact")
     assert _value_compression(path, 1).WhichOneof("compression") == "general"  # nulls: definition levels
@@ -207,3 +238,59 @@ def test_takes_inflate_few_chunks_and_many_alike(tmp_path, monkeypatch, few):
         for k in (1, 3, 10, 40):
             rows = np.sort(rng.choice(N, k, replace=False))
             assert f.take(rows).equals(table.take(rows)), k
+
+
+def test_the_lean_inflater_checks_as_decompress_buffer_does():
+    """general.inflater (takes and scans of General chunks): the bytes decompress_buffer gives, and a
+    CorruptFileError for a bad frame or a size prefix that does not match; bare zstd frames (older
+    files) go the careful way."""
+    import zstandard
+
+    from lancelot.encodings.compression.general import (
+        buffer_compression,
+        compress_buffer,
+        decompress_buffer,
+        inflater,
+    )
+    from lancelot.errors import CorruptFileError
+
+    raw = np.arange(3000, dtype=np.uint16).view(np.uint8)
+    for scheme in ("zstd", "lz4"):
+        comp = buffer_compression(scheme, 15 if scheme == "zstd" else None)
+        buf = compress_buffer(comp, raw).tobytes()
+        inflate = inflater(comp)
+        assert inflate(buf) == raw.tobytes() == decompress_buffer(comp, buf).tobytes()
+        assert inflate(memoryview(buf)) == raw.tobytes()
+        with pytest.raises(CorruptFileError):
+            inflate(buf[: len(buf) // 2])  # truncated body
+        width = 8 if scheme == "zstd" else 4
+        wrong = (raw.nbytes - 1).to_bytes(width, "little") + buf[width:]
+        with pytest.raises(CorruptFileError):
+            inflate(wrong)  # the prefix says one byte less than the body holds
+    bare = zstandard.ZstdCompressor().compress(raw.tobytes())
+    assert inflater(buffer_compression("zstd"))(bare) == raw.tobytes()
+
+
+@pytest.mark.parametrize("columns", [1, 4, 16])
+def test_compact_prices_a_microsecond_by_the_files_columns(tmp_path, monkeypatch, columns):
+    """A take of all columns costs about as many times a column's as the file has columns: compact's
+    price of a microsecond is ``bytes_per_us`` for PRICED_COLUMNS columns, and PRICED_COLUMNS / n
+    times that for n; the files read equal."""
+    from lancelot.encodings.structural import write_profile
+
+    prices = []
+    real = write_profile._cheapest
+
+    def spy(plan, costs, bytes_per_us):
+        prices.append(bytes_per_us)
+        return real(plan, costs, bytes_per_us)
+
+    monkeypatch.setattr(write_profile, "_cheapest", spy)
+    text = _table().column("text")
+    table = pa.table({f"c{i}": text for i in range(columns)})
+    path = _write(tmp_path, table, "2.2", "compact")
+    base = write_profile.PROFILES["compact"].bytes_per_us
+    assert prices and all(p == pytest.approx(base * write_profile.PRICED_COLUMNS / columns) for p in prices)
+    assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
+    with LanceFile(path) as f:
+        assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))

@@ -71,11 +71,13 @@ def check_profile(profile: str | None) -> str:
 
 @dataclass(frozen=True)
 class WriteSettings:
-    """What a writer sets for every field of a file: its version and the largest page (bytes)."""
+    """What a writer sets for every field of a file: its version, the largest page (bytes), the profile
+    and how many columns the file has (0: unknown; the compact profile prices a take's time by it)."""
 
     version: FileVersion
     max_page_bytes: int
     profile: str = DEFAULT_PROFILE
+    columns: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "version", versions.parse(self.version))
@@ -101,6 +103,7 @@ class EncodingOptions:
     packed: bool = False
     blob: bool = False
     profile: str = DEFAULT_PROFILE
+    columns: int = 0  # the file's columns (WriteSettings.columns)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "version", versions.parse(self.version))  # "2.1" -> FileVersion.V2_1
@@ -157,16 +160,19 @@ def options_for(
     *,
     structural_encoding: str | None = None,
     profile: str = DEFAULT_PROFILE,
+    columns: int = 0,
 ) -> EncodingOptions:
     """The EncodingOptions of one (leaf or struct) field for a file of ``version``.
 
     ``structural_encoding``, when given, overrides the field's own (pylance takes the layout from
-    the top-level field for all its leaves); ``profile`` is the writer's.
+    the top-level field for all its leaves); ``profile`` and ``columns`` are the writer's.
     """
     version = versions.parse(version)
     meta = _meta(field)
     if not any(k.startswith(PREFIX) or k == field_metadata.LEGACY_PACKED_KEY for k in meta):
-        return EncodingOptions(version=version, structural_encoding=structural_encoding, profile=profile)
+        return EncodingOptions(
+            version=version, structural_encoding=structural_encoding, profile=profile, columns=columns
+        )
     ratio = _number(field, meta, "dict-size-ratio", float, 1e-9, 1.0)
     divisor = _number(field, meta, "dict-divisor", int, 1, 1 << 62)
     opts = EncodingOptions(
@@ -183,5 +189,6 @@ def options_for(
         packed=field_metadata.is_packed_struct(field, version),
         blob=field_metadata.asks_blob(field),
         profile=profile,
+        columns=columns,
     )
     return replace(opts, structural_encoding=structural_encoding) if structural_encoding else opts

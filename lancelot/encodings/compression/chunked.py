@@ -39,7 +39,7 @@ from lancelot.encodings.compression.fsst import (
     fsst_kernels_ready,
     parse_symbol_table,
 )
-from lancelot.encodings.compression.general import LZ4, decompress_buffer
+from lancelot.encodings.compression.general import LZ4, inflater
 from lancelot.encodings.compression.jit import NumpyUntilHot
 from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
@@ -358,10 +358,10 @@ def _general(compression: pb.BufferCompression, seg: Segments) -> Segments:
         fast = _lz4_chunks(seg)
         if fast is not None:
             return fast
-    parts = [decompress_buffer(compression, seg.chunk(k)) for k in range(len(seg))]
-    sizes = np.array([len(p) for p in parts], dtype=np.int64)
-    data = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
-    return Segments(data, _offsets(sizes)[:-1], sizes)
+    inflate, mv = inflater(compression), np.ascontiguousarray(seg.data).data
+    parts = [inflate(mv[a : a + n]) for a, n in zip(np.asarray(seg.starts).tolist(), np.asarray(seg.sizes).tolist())]
+    sizes = np.fromiter(map(len, parts), np.int64, len(parts))
+    return Segments(np.frombuffer(bytearray().join(parts), np.uint8), _offsets(sizes)[:-1], sizes)
 
 
 def _lz4_chunks(seg: Segments) -> Segments | None:

@@ -17,6 +17,7 @@ each value separately (``values`` is then a Variable).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -127,6 +128,56 @@ def decompress_buffer(
         raise CorruptFileError(f"{name} decompression failed: {e}") from None
     require(got == size, f"{name} decompressed {got} bytes, expected {size}")
     return np.frombuffer(out, dtype=np.uint8)
+
+
+def inflater(compression: pb.BufferCompression) -> Callable[[bytes | memoryview], bytes]:
+    """``decompress_buffer`` as a function of bytes to bytes, with the same checks and errors and less
+    work per call (a take inflates one mini-block chunk per row asked): the codec is bound once (per
+    thread and scheme); a bare zstd frame or an empty buffer takes the careful path."""
+    scheme = scheme_of(compression)
+    made: dict[int, Callable[[bytes | memoryview], bytes]] | None = getattr(_LOCAL, "inflaters", None)
+    if made is None:
+        made = _LOCAL.inflaters = {}
+    fn = made.get(scheme)
+    if fn is None:
+        fn = made[scheme] = _inflater(compression, scheme)
+    return fn
+
+
+def _inflater(compression: pb.BufferCompression, scheme: int) -> Callable[[bytes | memoryview], bytes]:
+    if scheme == ZSTD:
+        zstd = _zstd().decompress
+
+        def dec(body: bytes | memoryview, size: int) -> bytes:
+            out: bytes = zstd(body, max_output_size=size)
+            return out
+
+        width, name, magic = 8, "zstd", ZSTD_MAGIC  # (a bare frame: the careful path decides)
+    else:
+        lz4 = _codec("lz4_raw").decompress
+
+        def dec(body: bytes | memoryview, size: int) -> bytes:
+            out: bytes = lz4(body, decompressed_size=size, asbytes=True)
+            return out
+
+        width, name, magic = 4, "lz4_raw", None
+    ratio = _MAX_RATIO[scheme]
+
+    def inflate(buf: bytes | memoryview) -> bytes:
+        n = len(buf)
+        size = int.from_bytes(buf[:width], "little")
+        bad = not 0 < size <= min(MAX_DECODED_BYTES, (n - width) * ratio + 4096)
+        if n <= width or bad or (magic is not None and buf[:4] == magic):
+            return decompress_buffer(compression, buf).tobytes()
+        try:
+            out = dec(buf[width:], size)
+        except (pa.ArrowException, OSError, ValueError, zstandard.ZstdError) as e:
+            raise CorruptFileError(f"{name} decompression failed: {e}") from None
+        if len(out) != size:
+            raise CorruptFileError(f"{name} decompressed {len(out)} bytes, expected {size}")
+        return out
+
+    return inflate
 
 
 def compress_buffer(compression: pb.BufferCompression, data: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:

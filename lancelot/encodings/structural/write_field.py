@@ -338,14 +338,20 @@ class StructuralFieldWriter:
         if not version.fixed_size_list_structs and any(st.kind == "fsl" for p in self.paths for st in p.steps):
             raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
         # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
-        top = options_for(field, version, profile=settings.profile)
+        top = options_for(field, version, profile=settings.profile, columns=settings.columns)
         self.columns = []
         for i, p in enumerate(self.paths):  # leaf columns in pre-order, numbered from the field's first
             # options resolved once per leaf (a top-level leaf's are the field's)
             opts = (
                 top
                 if p.leaf is field
-                else options_for(p.leaf, version, structural_encoding=top.structural_encoding, profile=settings.profile)
+                else options_for(
+                    p.leaf,
+                    version,
+                    structural_encoding=top.structural_encoding,
+                    profile=settings.profile,
+                    columns=settings.columns,
+                )
             )
             kind = _check_leaf_type(p, version, opts)
             self.columns.append(

@@ -39,8 +39,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 ALIGN = 8
 FILL_BYTE = 0xFE
-#: chunks are cut to stay under this many bytes; the format's bound is 32 KiB in 2.1
-CHUNK_TARGET = 16 * 1024
+#: the format's bound on a chunk in 2.1 (chunks are cut to stay under the plan's ``chunk_target``)
 CHUNK_LIMIT = 32 * 1024
 
 
@@ -68,13 +67,13 @@ def _level_bounds(levels: PageLevels, num_items: int) -> np.ndarray | None:
 
 
 def _plan_chunks(
-    costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int, max_items: int
+    costs: np.ndarray, lev: np.ndarray | None, streams: int, header: int, max_items: int, target: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(first item, item count) of each chunk, as two int64 arrays.
 
     A chunk of items [a, b) needs at most ``header + 2 * ALIGN`` + the values' bytes
     ``costs[b] - costs[a]`` + per level stream ``2 * (lev[b] - lev[a]) + ALIGN``: each
-    chunk takes the largest power-of-two item count whose bound stays under CHUNK_TARGET
+    chunk takes the largest power-of-two item count whose bound stays under ``target``
     (found with one search in the cumulative bound), and the chunks after it the same
     count as long as it fits; the last chunk takes the rest.
     """
@@ -84,7 +83,7 @@ def _plan_chunks(
     if lev is not None:
         cum = cum + 2 * streams * lev
         fixed += streams * ALIGN
-    budget = CHUNK_TARGET - fixed
+    budget = target - fixed
     top = max_items.bit_length() - 1
     firsts: list[np.ndarray] = []
     counts: list[np.ndarray] = []
@@ -205,7 +204,7 @@ def encode_miniblock(
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
     costs = plan.costs() if callable(plan.costs) else plan.costs
-    chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items)
+    chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items, plan.chunk_target)
     firsts, counts = chunks
     n_chunks = len(firsts)
     per_chunk = streams + num_buffers

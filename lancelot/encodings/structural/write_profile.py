@@ -11,9 +11,14 @@ whether the page's chunks are then wrapped:
   pylance's choice too) to about 5.  Pages of at most 4 KiB (tiny tables, a column's last page) try
   zstd level 3 instead: inflating 4 KiB costs microseconds with either, and zstd keeps TPC-H nation
   (25 rows) under Parquet's size;
-* ``compact``: zstd level 15, when the probe shrinks by at least 5%: the smallest files (TPC-H at about
-  Parquet-with-zstd's size), writes about 6x as slow as balanced (zstd inflates as fast at any
-  level), takes a bit slower (a chunk is inflated per row asked).
+* ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1 in a
+  file of 16 columns, 16/n times that in one of n) per microsecond a take pays per row to inflate
+  its chunk (INFLATE_US, a model fitted to measured takes): the page as planned, lz4 in 16 KiB
+  chunks, or zstd level 15 in chunks of 16, 8, 4 or 2 KiB (the chunk is what a take inflates per row:
+  ~1.4 us a KiB, while small chunks compress less), and for bit-packed pages also their Flat values
+  under zstd (sorted keys: zstd finds more in the flat bytes).  TPC-H lands at 0.89-0.98x
+  Parquet-with-zstd's size; writes are about 7x as slow as balanced (zstd level 15, probed at four
+  chunk sizes); scans pay zstd's inflation.
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
 profile.
@@ -42,21 +47,40 @@ GENERAL_OVERHEAD = 16
 SMALL_PAGE_BYTES = 4 * 1024
 
 
+#: compact: chunks of this many bytes (the writer's default) for the page as planned and under lz4
+CHUNK_BYTES = 16 * 1024
+#: compact: zstd at this level, in chunks of each of these sizes
+ZSTD_LEVEL = 15
+ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024, 2 * 1024)
+#: what a take pays to inflate one chunk, in microseconds: a part per chunk and a part per KiB inflated
+#: (fitted to 10-row takes of TPC-H columns: python-zstandard / pyarrow's lz4 and miniblock_general's rebuild)
+INFLATE_US = {"lz4": (2.5, 0.2), "zstd": (1.5, 1.4)}
+#: a chunk's bytes besides its compressed buffer: header, padding, its word in the chunk metadata
+CHUNK_OVERHEAD = 16
+#: the file width ``bytes_per_us`` is given for (TPC-H lineitem's 16 columns)
+PRICED_COLUMNS = 16
+
+
 @dataclass(frozen=True)
 class Profile:
     """How hard the writer tries for small pages: the General scheme tried, and the least saving kept;
-    ``small``: the (scheme, level) tried instead on pages of at most SMALL_PAGE_BYTES."""
+    ``small``: the (scheme, level) tried instead on pages of at most SMALL_PAGE_BYTES; ``bytes_per_us``:
+    when set, the page takes the choice of best score instead (``_cheapest``): in a file of
+    PRICED_COLUMNS columns, a microsecond more per row taken must save this many bytes per value (in
+    a file of n columns, PRICED_COLUMNS / n times as many: a take of all columns costs about n times
+    a column's, so a microsecond is a larger share of it)."""
 
     scheme: str | None
     level: int | None = None
     min_saving: float = 0.0
     small: tuple[str, int | None] | None = None
+    bytes_per_us: float = 0.0
 
 
 PROFILES = {
     "fast": Profile(None),
     "balanced": Profile("lz4", None, 0.25, small=("zstd", 3)),
-    "compact": Profile("zstd", 15, 0.05),
+    "compact": Profile("zstd", ZSTD_LEVEL, bytes_per_us=0.1),
 }
 
 
@@ -114,6 +138,8 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
     if profile.scheme is None or opts.compression is not None or num_items == 0:
         return plan
     costs = plan.costs() if callable(plan.costs) else plan.costs
+    if profile.bytes_per_us:
+        return _cheapest(plan, costs, profile.bytes_per_us * PRICED_COLUMNS / (opts.columns or PRICED_COLUMNS))
     small = profile.small if int(costs[-1]) <= SMALL_PAGE_BYTES else None
     compression = buffer_compression(*small) if small else buffer_compression(profile.scheme, profile.level)
     raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
@@ -123,10 +149,73 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
         packed += len(compress_buffer(compression, first))
     if not raw or packed > (1.0 - profile.min_saving) * raw:
         return replace(plan, costs=costs)
+    return _wrapped(plan, costs, compression, plan.size * packed // raw)
+
+
+def _wrapped(
+    plan: MiniBlockValues,
+    costs: np.ndarray,
+    compression: pb.BufferCompression,
+    size: int,
+    chunk_target: int | None = None,
+) -> MiniBlockValues:
     return replace(
         plan,
         costs=costs,
         chunk=with_general(plan.chunk, compression),
         bulk=general_bulk(plan.bulk, compression),
-        size=plan.size * packed // raw,
+        size=size,
+        chunk_target=plan.chunk_target if chunk_target is None else chunk_target,
     )
+
+
+def _cut(costs: np.ndarray, a: int, end: int, target: int, max_items: int) -> list[tuple[int, int]]:
+    """Items [a, end) cut as write_miniblock cuts a page: chunks of the largest power-of-two item count
+    whose bytes stay under ``target`` (less a header's CHUNK_OVERHEAD)."""
+    out = []
+    while a < end:
+        fit = int(np.searchsorted(costs, costs[a] + target - CHUNK_OVERHEAD, side="right")) - 1 - a
+        count = min(1 << (max(fit, 1).bit_length() - 1), max_items, end - a)
+        out.append((a, count))
+        a += count
+    return out
+
+
+def _options(
+    plan: MiniBlockValues, costs: np.ndarray, starts: list[int], bytes_per_us: float, wrap_only: bool
+) -> list[tuple[float, MiniBlockValues]]:
+    """(score, plan) of each choice for ``plan``'s values: as they are (unless ``wrap_only``), lz4 in
+    chunks of CHUNK_BYTES, zstd in chunks of each of ZSTD_CHUNK_BYTES; the score is the bytes per
+    item plus ``bytes_per_us`` per microsecond a take pays to inflate a chunk (INFLATE_US), measured on
+    the CHUNK_BYTES chunks at ``starts``, each cut again as smaller chunks would be."""
+    n, most = len(costs) - 1, plan.max_chunk_items
+    regions = sorted({(a, a + _cut(costs, a, n, CHUNK_BYTES, most)[0][1]) for a in starts})
+    items = sum(b - a for a, b in regions)
+    firsts = {
+        target: [plan.chunk(a, count)[1][0] for a, b in regions for a, count in _cut(costs, a, b, target, most)]
+        for target in {CHUNK_BYTES, *ZSTD_CHUNK_BYTES}
+    }
+    raw = sum(f.nbytes for f in firsts[CHUNK_BYTES])
+    out = [] if wrap_only else [((raw + CHUNK_OVERHEAD * len(firsts[CHUNK_BYTES])) / items, plan)]
+    for scheme, level, target in [("lz4", None, CHUNK_BYTES)] + [("zstd", ZSTD_LEVEL, t) for t in ZSTD_CHUNK_BYTES]:
+        compression = buffer_compression(scheme, level)
+        chunks = firsts[target]
+        inflated = sum(f.nbytes for f in chunks)
+        packed = sum(len(compress_buffer(compression, f)) for f in chunks)
+        base, per_kib = INFLATE_US[scheme]
+        us = base + per_kib * inflated / len(chunks) / 1024
+        score = (packed + CHUNK_OVERHEAD * len(chunks)) / items + bytes_per_us * us
+        size = max(1, plan.size * (packed + GENERAL_OVERHEAD) // max(inflated, 1))
+        out.append((score, _wrapped(plan, costs, compression, size, chunk_target=target)))
+    return out
+
+
+def _cheapest(plan: MiniBlockValues, costs: np.ndarray, bytes_per_us: float) -> MiniBlockValues:
+    """Compact: the page as planned or wrapped in lz4 or zstd (level ZSTD_LEVEL) in chunks of some size,
+    or its ``flat`` alternative wrapped in zstd (sorted keys: zstd finds more in their flat bytes than
+    in their bit-packed ones), whichever has the best score (``_options``)."""
+    starts = sorted({a for a, _ in _probe_chunks(costs, plan.max_chunk_items)})
+    options = _options(replace(plan, costs=costs), costs, starts, bytes_per_us, wrap_only=False)
+    if plan.flat is not None:
+        options += _options(replace(plan.flat, costs=costs), costs, starts, bytes_per_us, wrap_only=True)
+    return min(options, key=lambda o: o[0])[1]

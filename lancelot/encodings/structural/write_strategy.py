@@ -74,6 +74,8 @@ from lancelot.errors import UnsupportedTypeError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_CHUNK_ITEMS = 4096
+#: mini-block chunks are cut to stay under this many bytes unless the plan says otherwise (the bound is 32 KiB in 2.1)
+CHUNK_TARGET = 16 * 1024
 BITPACK_CHUNK_ITEMS = 1024
 RLE_CHUNK_ITEMS = 4096
 #: dictionaries are considered from this many values on
@@ -117,6 +119,8 @@ class MiniBlockValues:
     dictionary_buffer: np.ndarray | None = None
     num_dictionary_items: int = 0
     bulk: BulkEncoder | None = None  # what ``chunk`` makes, for all chunks in one go (see BulkEncoder)
+    chunk_target: int = CHUNK_TARGET  # chunks are cut to stay under this many bytes (before General compression)
+    flat: MiniBlockValues | None = None  # the values as Flat, for a profile to wrap instead (pages of other techniques)
 
 
 def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compressed]) -> ChunkEncoder:
@@ -310,7 +314,16 @@ def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions)
         )
     plan = fixed_plan(block, opts)
     costs = plan.costs if plan.costs is not None else (lambda: value_costs(values))
-    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size, bulk=plan.bulk)
+    flat = None
+    if opts.general is None and not opts.plain_only and plan.max_items == BITPACK_CHUNK_ITEMS:
+        flat = MiniBlockValues(
+            lambda: value_costs(values),
+            MAX_CHUNK_ITEMS,
+            _sliced(block, compress_flat),
+            block.num_values * block.bits_per_value // 8,
+            bulk=_flat_bulk(block),
+        )
+    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size, bulk=plan.bulk, flat=flat)
 
 
 # ----------------------------------------------------------------------------- dictionaries
