@@ -20,8 +20,9 @@ dictionary pages next to binary ones when a batch has many distinct strings) get
 ``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
 generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
 of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
-``point`` plans a take that needs one round (Flat; Dictionary once its items are loaded), so
-``LanceFile``'s few-row take fetches its ranges with the other fields' and calls ``take_point``.
+``point`` plans a take's first round (Flat; Dictionary once its items are loaded; a few rows'
+Binary end offsets, whose bytes ``take_point`` then fetches), so ``LanceFile``'s few-row take
+fetches its ranges with the other fields' and calls ``take_point``.
 """
 
 from __future__ import annotations
@@ -263,8 +264,8 @@ class TakePlan:
         return []
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A take of ``rows`` done in one fetch round: (state, its byte ranges) for
-        ``take_point``, or None when this plan needs more than its first round."""
+        """A take of ``rows`` planned from its first fetch round: (state, its byte ranges) for
+        ``take_point`` (which fetches any later round itself), or None when this plan cannot."""
         return None
 
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
@@ -478,9 +479,23 @@ class BinaryPlan(TakePlan):
         base, size, widths = self._lists[:3]
         return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
 
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
+        round, are fetched by ``take_point``); None otherwise."""
+        few = self._few(rows)
+        self._few_memo = None
+        return few
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        assert isinstance(state, list)  # point planned it
+        return self._from_offsets(self.table.column.ctx.src, state, bufs)
+
     def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
+        return self._from_offsets(src, pages, src.read_ranges(ranges))
+
+    def _from_offsets(self, src: ByteSource, pages: list[int], raw: list[memoryview]) -> pa.Array | None:
+        """The rows of ``pages`` from the bytes of their end offsets (``_few``): their bytes fetched, then joined."""
         widths, data_base, data_size, adjust = self._lists[2:]
-        raw = src.read_ranges(ranges)
         starts, stops, valid = take_few.binary_bounds(raw, pages, widths, adjust, data_size, self.table.error)
         data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
         large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
