@@ -340,8 +340,10 @@ class FieldReader20(FieldReader):
         for ``take_fetched``."""
         if not len(rows):
             return None
-        plan = self._take_plan()
-        if plan is None or not self._inside_file():
+        plan = self._plan
+        if plan is False:
+            plan = self._take_plan()
+        if plan is None or not (self._inside or self._inside_file()):
             return None  # the usual take reports a buffer outside the file
         found = plan.point(rows)
         return None if found is None else ((plan, found[0]), found[1])

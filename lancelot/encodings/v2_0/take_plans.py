@@ -333,6 +333,7 @@ class FlatPlan(_FixedPlan):
     def __init__(self, table: PageTable, values: FixedValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
         self._fixed = values
+        self._list = pa.types.is_fixed_size_list(dtype)
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
         if self.values.bit and len(rows) > FEW_ROWS:
@@ -341,6 +342,9 @@ class FlatPlan(_FixedPlan):
         return self.take_point(rows, state, src.read_ranges(ranges))
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        if len(rows) <= FEW_ROWS and self._few_memo is None:  # the common case, in fewer calls
+            pages, local = take_few.locate(self.table.start_list, rows.tolist())
+            return self.values.few.plan(pages, local, self.table.error)
         if self.values.bit and len(rows) > FEW_ROWS:
             return None
         return self._first_round(rows)
@@ -361,7 +365,7 @@ class FlatPlan(_FixedPlan):
 
     def _array(self, n: int, vbuf: pa.Buffer | None, values: pa.Buffer) -> pa.Array:
         t = self.dtype
-        if pa.types.is_fixed_size_list(t):
+        if self._list:
             items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
             return pa.Array.from_buffers(t, n, [vbuf], children=[items])
         return pa.Array.from_buffers(t, n, [vbuf, values])
