@@ -244,7 +244,7 @@ class LanceFile:
         self._guard(self._plan_few, readers, rows, planned, others, ranges)
         if len(others) > 1 and other is None:
             self._take_ahead([readers[i] for i in others], rows)
-        if ranges:
+        if planned:
             self._guard(self._decode_few, rows, planned, self._src.read_ranges, ranges, op, arrays)
         for i in others:
             arrays[i] = self._guard(readers[i].take, rows) if other is None else self._guard(other, readers[i])
@@ -276,8 +276,9 @@ class LanceFile:
         op: str,
         arrays: list[pa.Array | pa.ChunkedArray],
     ) -> None:
-        """``_take_few``'s one fetch and the planned fields' decodes."""
-        bufs = read_ranges(ranges)
+        """``_take_few``'s one fetch (none when every planned field needs no bytes: constant
+        pages) and the planned fields' decodes."""
+        bufs = read_ranges(ranges) if ranges else []
         for r, i, plan, a, b in planned:
             arrays[i] = r.take_fetched(rows, plan, bufs[a:b], op)
 

@@ -8,6 +8,7 @@ Flat pages with nulls and one-bit (boolean) pages are read here too (``FewValues
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -22,6 +23,9 @@ from lancelot.errors import CorruptFileError
 FEW_ROWS = 32
 #: a few rows' values in one page within this many bytes are read as one range (``Span``)
 SPAN_MAX = 16 << 10
+#: struct codes of unsigned ints by width in bytes (memoryview.cast)
+_UINT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+LITTLE = sys.byteorder == "little"
 #: the largest end offset of a 32-bit-offset string array
 MAX_INT32 = (1 << 31) - 1
 
@@ -161,7 +165,11 @@ class FewValues:
 
 
 def uints(data: bytes, width: int) -> list[int]:
-    """Little-endian unsigned ints of ``width`` bytes."""
+    """Little-endian unsigned ints of ``width`` bytes (a memoryview cast on a little-endian host:
+    no numpy call)."""
+    code = _UINT_CODES.get(width)
+    if code is not None and LITTLE and len(data) % width == 0:
+        return memoryview(data).cast(code).tolist()
     return np.frombuffer(data, f"<u{width}").tolist()  # type: ignore[no-any-return]
 
 
