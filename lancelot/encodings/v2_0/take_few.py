@@ -169,7 +169,8 @@ def uints(data: bytes, width: int) -> list[int]:
     no numpy call)."""
     code = _UINT_CODES.get(width)
     if code is not None and LITTLE and len(data) % width == 0:
-        return memoryview(data).cast(code).tolist()
+        ints: list[int] = memoryview(data).cast(code).tolist()  # type: ignore[call-overload]
+        return ints
     return np.frombuffer(data, f"<u{width}").tolist()  # type: ignore[no-any-return]
 
 
