@@ -237,25 +237,50 @@ class LanceFile:
         source coalesces and announces them together), then decodes; the others take as usual
         (or run ``other``: a short range read), their ranges announced first."""
         op = "take" if other is None else "range"
-        planned: list[tuple[int, object, int, int]] = []
+        planned: list[tuple[FieldReader, int, object, int, int]] = []
         others: list[int] = []
         ranges: list[Range] = []
-        for i, r in enumerate(readers):
-            found = self._guard(r.point_plan, rows)
-            if found is None:
-                others.append(i)
-            else:
-                planned.append((i, found[0], len(ranges), len(ranges) + len(found[1])))
-                ranges += found[1]
+        arrays: list[pa.Array | pa.ChunkedArray] = [None] * len(readers)
+        self._guard(self._plan_few, readers, rows, planned, others, ranges)
         if len(others) > 1 and other is None:
             self._take_ahead([readers[i] for i in others], rows)
-        arrays: list[pa.Array | pa.ChunkedArray] = [None] * len(readers)
-        bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
-        for i, plan, a, b in planned:
-            arrays[i] = self._guard(readers[i].take_fetched, rows, plan, bufs[a:b], op)
+        if planned:
+            self._guard(self._decode_few, rows, planned, self._src.read_ranges, ranges, op, arrays)
         for i in others:
             arrays[i] = self._guard(readers[i].take, rows) if other is None else self._guard(other, readers[i])
         return arrays
+
+    @staticmethod
+    def _plan_few(
+        readers: list[FieldReader],
+        rows: np.ndarray,
+        planned: list[tuple[FieldReader, int, object, int, int]],
+        others: list[int],
+        ranges: list[Range],
+    ) -> None:
+        """``_take_few``'s plans (in one ``_guard``: a few rows' take is mostly per-field calls)."""
+        for i, r in enumerate(readers):
+            found = r.point_plan(rows)
+            if found is None:
+                others.append(i)
+            else:
+                planned.append((r, i, found[0], len(ranges), len(ranges) + len(found[1])))
+                ranges += found[1]
+
+    @staticmethod
+    def _decode_few(
+        rows: np.ndarray,
+        planned: list[tuple[FieldReader, int, object, int, int]],
+        read_ranges: Callable[[list[Range]], list[memoryview]],
+        ranges: list[Range],
+        op: str,
+        arrays: list[pa.Array | pa.ChunkedArray],
+    ) -> None:
+        """``_take_few``'s one fetch (none when every planned field needs no bytes: constant
+        pages) and the planned fields' decodes."""
+        bufs = read_ranges(ranges) if ranges else []
+        for r, i, plan, a, b in planned:
+            arrays[i] = r.take_fetched(rows, plan, bufs[a:b], op)
 
     def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
         """On a remote source: the search caches of every field in one round, then every field's

@@ -173,6 +173,7 @@ def test_constant_columns(tmp_path, value) -> None:
     assert f.explain_take(rows)["c"] == ["points/ColumnConstant"]
     theirs = lance_file.LanceFileReader(path).take_rows(rows.tolist()).to_table()
     assert f.take(rows).equals(theirs)
+    assert f.take(rows, columns=["c"]).equals(theirs.select(["c"]))  # no field needs a byte
     assert f.take(rows[::-1].copy()).equals(table.take(rows[::-1].copy()))
     assert f.read_range(n - 30, n + 5).equals(table.slice(n - 30))
     assert f.read_range(100, 3000).equals(table.slice(100, 2900))

@@ -32,6 +32,8 @@ def _file(tmp_path) -> tuple[pa.Table, str]:
             "sn": pa.array([f"v{i}" for i in range(ROWS)], mask=rng.random(ROWS) < 0.3),
             "ls": pa.array([f"large {i}" for i in range(ROWS)], pa.large_string()),
             "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(ROWS * 4, dtype=np.float32)), 4),
+            "b": pa.array(rng.random(ROWS) < 0.3),
+            "bn": pa.array(rng.random(ROWS) < 0.5, mask=nulls),
         }
     )
     path = str(tmp_path / "few.lance")
@@ -47,6 +49,8 @@ def _row_sets(f: lancelot.LanceFile) -> list[np.ndarray]:
     rng = np.random.default_rng(3)
     sets = [np.sort(rng.choice(ROWS, k, replace=False)) for k in (1, 2, 10, FEW_ROWS)]
     sets += [np.array([0, ROWS - 1]), np.array(sorted(set(starts[:-1]) | {1, ROWS - 1}))[:FEW_ROWS]]
+    for start in (0, 2990, 7000):  # clustered: rows near each other (one range), across a page end too
+        sets.append(start + np.sort(rng.choice(40, 10, replace=False)))
     sets.append(np.sort(rng.choice(ROWS, FEW_ROWS + 1, replace=False)))  # the vectorized path
     return sets
 
@@ -58,6 +62,9 @@ def test_few_rows_equal_the_vectorized_take_and_pylance(tmp_path, monkeypatch):
     assert len(f._reader(f.schema.field("s")).root.col.info.meta.pages) > 3
     kinds = {name: type(f._reader(f.schema.field(name))._take_plan()).__name__ for name in table.column_names}
     assert {"FlatPlan", "DictionaryPlan", "BinaryPlan"} <= set(kinds.values()), kinds
+    assert kinds["b"] == kinds["bn"] == "FlatPlan", kinds  # booleans: few-row takes only
+    paths = f.explain_take(_row_sets(f)[2])
+    assert all(paths[c] == [f"plan/{kinds[c]}"] for c in ("q", "wn", "b", "bn")), paths  # nulls, bits
     for rows in _row_sets(f):
         few = f.take(rows)
         assert few.equals(table.take(pa.array(rows))), rows
@@ -69,15 +76,15 @@ def test_few_rows_equal_the_vectorized_take_and_pylance(tmp_path, monkeypatch):
             assert f.take(rows, columns=[name]).column(0).equals(few.column(name)), (name, rows)
 
 
-@pytest.mark.parametrize("column", ["k", "w", "s"])
+@pytest.mark.parametrize("column", ["k", "q", "b", "w", "s"])
 def test_few_rows_report_a_damaged_page_table(tmp_path, column):
     """A page whose buffer is too short for its rows (flat values, dictionary items, binary data)
     raises CorruptFileError naming the column and page, as on the vectorized path."""
     _, path = _file(tmp_path)
     f = lancelot.LanceFile(path)
     plan = f._reader(f.schema.field(column))._take_plan()
-    if column == "k":
-        plan._fixed.cap_list[:] = [0] * len(plan._fixed.cap_list)
+    if column in ("k", "q", "b"):  # no nulls, nulls, bits
+        plan._fixed.few.cap[:] = [0] * len(plan._fixed.few.cap)
         msg = "flat buffer is shorter"
     elif column == "w":
         plan._count_list[:] = [0] * len(plan._count_list)

@@ -15,6 +15,7 @@ dictionaries joined, FSST strings decoded per page table).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -430,6 +431,23 @@ class ColumnFullZipPoints:
         self.page_firsts = page_ends - np.array([p.info.num_rows for p in pages], dtype=np.int64)
         self.base = np.array([p.info.buffer(0)[0] for p in pages], dtype=np.int64)
         self.stride = pages[0].cw + pages[0].value_bytes
+        self._lists: tuple[list[int], list[int], list[int]] = (
+            self.page_ends.tolist(),
+            self.page_firsts.tolist(),
+            self.base.tolist(),
+        )
+        self.plain = _plain_rows(pages[0])
+
+    def _plain_array(self, t: pa.DataType, n: int, bufs: list[memoryview]) -> pa.Array:
+        """Rows that are their values' bytes (``plain``) as an Arrow array, without a copy for one range."""
+        data = bufs[0] if len(bufs) == 1 else b"".join(bufs)
+        if len(data) != n * self.stride:
+            raise CorruptFileError(f"fetched {len(data)} bytes for {n} full-zip rows of {self.stride} bytes")
+        values = pa.py_buffer(data)
+        if pa.types.is_fixed_size_list(t):
+            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
+            return pa.Array.from_buffers(t, n, [None], children=[items])
+        return pa.Array.from_buffers(t, n, [None, values])
 
     @classmethod
     def of(cls, pages: list[PageReader], page_ends: np.ndarray) -> ColumnFullZipPoints | None:
@@ -460,7 +478,23 @@ class ColumnFullZipPoints:
             out.append((int(self.base[p]) + lo * self.stride, (hi - lo) * self.stride))
         return out
 
-    def plan(self, rows: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    def plan(self, rows: np.ndarray) -> tuple[np.ndarray | None, list[tuple[int, int]]]:
+        """(state, the byte ranges of the rows, adjacent rows merged); the state (None: a few
+        rows, planned in Python ints) is not needed to decode."""
+        if len(rows) <= FEW_ROWS:
+            ends, firsts, base = self._lists
+            stride, p, end = self.stride, 0, -1
+            ranges: list[tuple[int, int]] = []
+            for r in rows.tolist():
+                if r >= ends[p]:
+                    p = bisect_right(ends, r, p)
+                pos = base[p] + (r - firsts[p]) * stride
+                if pos == end:
+                    ranges[-1] = (ranges[-1][0], ranges[-1][1] + stride)
+                else:
+                    ranges.append((pos, stride))
+                end = pos + stride
+            return None, ranges
         page = np.searchsorted(self.page_ends, rows, side="right")
         starts = self.base[page] + (rows - self.page_firsts[page]) * self.stride
         brk = np.flatnonzero(starts[1:] != starts[:-1] + self.stride) + 1
@@ -468,12 +502,36 @@ class ColumnFullZipPoints:
         hi = starts[np.concatenate([brk - 1, [len(rows) - 1]])] + self.stride
         return page, list(zip(lo.tolist(), (hi - lo).tolist()))
 
-    def decode(self, rows: np.ndarray, page: np.ndarray, bufs: list[memoryview]) -> pa.Array:
-        data = (
-            np.frombuffer(bufs[0], np.uint8)
-            if len(bufs) == 1
-            else np.concatenate([np.frombuffer(b, np.uint8) for b in bufs])
-        )
+    def decode(self, rows: np.ndarray, page: np.ndarray | None, bufs: list[memoryview]) -> pa.Array:
+        if self.plain is not None:
+            return self._plain_array(self.plain, len(rows), bufs)
+        data = np.frombuffer(bufs[0] if len(bufs) == 1 else b"".join(bufs), np.uint8)
         levels = self.pages[0].fixed_rows(data, len(rows))
         valid = None if levels.dfn is None else levels.dfn == 0
         return with_validity(levels.values, valid)
+
+
+def _whole_bytes(t: pa.DataType, bits: int) -> bool:
+    """Whether ``t`` is a plain fixed-width type of ``bits`` bits, whole bytes."""
+    plain = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_fixed_size_binary(t)
+    return bool(plain or pa.types.is_temporal(t) or pa.types.is_decimal(t)) and t.bit_width == bits and bits % 8 == 0
+
+
+def _plain_rows(page: FullZipPage) -> pa.DataType | None:
+    """The leaf type when each full-zip row of ``page`` is just its value's bytes, as Arrow lays them
+    out (no control word; a plain Flat, or a FixedSizeList of one without validity): else None."""
+    t, enc = page.leaf_type, page.layout.value_compression
+    if page.cw or page.variable:
+        return None
+    which = enc.WhichOneof("compression")
+    if which == "flat":
+        return t if _whole_bytes(t, enc.flat.bits_per_value) and page.value_bytes * 8 == t.bit_width else None
+    if which != "fixed_size_list" or not pa.types.is_fixed_size_list(t):
+        return None
+    fsl = enc.fixed_size_list
+    if fsl.has_validity or fsl.items_per_value != t.list_size or fsl.values.WhichOneof("compression") != "flat":
+        return None
+    bits = fsl.values.flat.bits_per_value
+    if not _whole_bytes(t.value_type, bits) or page.value_bytes * 8 != bits * t.list_size:
+        return None
+    return t

@@ -335,12 +335,15 @@ class FieldReader20(FieldReader):
             return []  # only a hint: the take itself reports the problem
 
     def point_plan(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A take whose vectorized plan needs one fetch round (fixed-width values, dictionary
-        indices once the dictionaries are loaded): (plan, ranges) for ``take_fetched``."""
+        """A take whose vectorized plan knows its first fetch round (fixed-width values, dictionary
+        indices once the dictionaries are loaded, a few rows' binary end offsets): (plan, ranges)
+        for ``take_fetched``."""
         if not len(rows):
             return None
-        plan = self._take_plan()
-        if plan is None or not self._inside_file():
+        plan = self._plan
+        if plan is False:
+            plan = self._take_plan()
+        if plan is None or not (self._inside or self._inside_file()):
             return None  # the usual take reports a buffer outside the file
         found = plan.point(rows)
         return None if found is None else ((plan, found[0]), found[1])

@@ -3,10 +3,12 @@
 A take of ten rows costs ten or so numpy calls per column on the vectorized path, each dearer
 than a loop over ten ints; so up to ``FEW_ROWS`` rows the plans find each row's page, byte
 positions and values here, with the same checks (encodings_v2_0.proto: Flat, Binary, Dictionary).
+Flat pages with nulls and one-bit (boolean) pages are read here too (``FewValues``).
 """
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -19,8 +21,16 @@ from lancelot.errors import CorruptFileError
 
 #: takes of at most this many rows use this module
 FEW_ROWS = 32
+#: a few rows' values in one page within this many bytes are read as one range (``Span``)
+SPAN_MAX = 16 << 10
+#: struct codes of unsigned ints by width in bytes (memoryview.cast)
+_UINT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+LITTLE = sys.byteorder == "little"
 #: the largest end offset of a 32-bit-offset string array
 MAX_INT32 = (1 << 31) - 1
+
+#: page kinds (take_plans.NO_VALIDITY, SOME_NULLS, ALL_NULLS)
+NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
 
 Error = Callable[[str, int], CorruptFileError]
 Ranges = list[tuple[int, int]]
@@ -46,8 +56,121 @@ def fixed_ranges(
     return out
 
 
+class Span:
+    """A few rows' take of whole-byte Flat values with no nulls, all in one page and near each other:
+    one range holds them, each row's value at its offset in it."""
+
+    __slots__ = ("pages", "offsets")
+
+    def __init__(self, pages: list[int], offsets: list[int]) -> None:
+        self.pages, self.offsets = pages, offsets
+
+
+class Few:
+    """A few rows' take of Flat values with nulls or of bits: their pages and rows in them; the
+    first ``split`` fetched ranges hold the values of the rows not in all-null pages, the others
+    the validity bytes of the rows in pages with some nulls."""
+
+    __slots__ = ("pages", "local", "split")
+
+    def __init__(self, pages: list[int], local: list[int], split: int) -> None:
+        self.pages, self.local, self.split = pages, local, split
+
+
+class FewValues:
+    """Flat values (and validity bitmaps) of a column's pages, per page in Python lists: the
+    value buffer's position and how many values it holds, the page's kind (no validity, some
+    nulls, all null), its bitmap's position and size; ``width`` bytes a value, or one bit (``bit``)."""
+
+    def __init__(
+        self,
+        base: list[int],
+        cap: list[int],
+        width: int,
+        kinds: list[int],
+        vbase: list[int],
+        vsize: list[int],
+        bit: bool = False,
+    ) -> None:
+        self.base, self.cap, self.width, self.kinds = base, cap, width, kinds
+        self.vbase, self.vsize, self.bit = vbase, vsize, bit
+        self.all_valid = not any(kinds)
+
+    def plan(self, pages: list[int], local: list[int], error: Error) -> tuple[list[int] | Span | Few, Ranges]:
+        """(state, the rows' value ranges then validity ranges), checked against the buffers. Rows
+        of whole-byte values with no nulls: a ``Span`` when they lie near each other in one page
+        (one range: a clustered take), else just ``pages`` (the values are the ranges' bytes)."""
+        if self.all_valid and not self.bit:
+            w, p = self.width, pages[0]
+            first = local[0]
+            span = (local[-1] - first + 1) * w
+            if span <= SPAN_MAX and p == pages[-1] and first >= 0:  # rows sorted: one page, near each other
+                if local[-1] >= self.cap[p]:
+                    raise error("flat buffer is shorter than the page's rows", p)
+                return Span(pages, [(i - first) * w for i in local]), [(self.base[p] + first * w, span)]
+            return pages, fixed_ranges(self.base, self.cap, w, pages, local, error)
+        base, cap, kinds, bit, w = self.base, self.cap, self.kinds, self.bit, self.width
+        ranges, bits = [], []
+        for p, i in zip(pages, local):
+            kind = kinds[p]
+            if kind != ALL_NULLS:
+                if i >= cap[p]:
+                    raise error("flat buffer is shorter than the page's rows", p)
+                ranges.append((base[p] + (i >> 3), 1) if bit else (base[p] + i * w, w))
+            if kind == SOME_NULLS:
+                if i >> 3 >= self.vsize[p]:
+                    raise error("validity buffer is shorter than the page's rows", p)
+                bits.append((self.vbase[p] + (i >> 3), 1))
+        return Few(pages, local, len(ranges)), ranges + bits
+
+    def span_values(self, span: Span, bufs: Sequence[memoryview]) -> bytes:
+        """The rows' values from the one range of a ``Span``."""
+        w, buf = self.width, bufs[0]
+        return b"".join([buf[o : o + w] for o in span.offsets])
+
+    def valid(self, few: Few, bufs: Sequence[memoryview]) -> list[bool] | None:
+        """Each row's validity (None: all valid)."""
+        if self.all_valid:
+            return None
+        kinds, out, at = self.kinds, [], few.split
+        for p, i in zip(few.pages, few.local):
+            kind = kinds[p]
+            if kind == SOME_NULLS:
+                out.append(bool(bufs[at][0] >> (i & 7) & 1))
+                at += 1
+            else:
+                out.append(kind == NO_VALIDITY)
+        return None if all(out) else out
+
+    def values(self, few: Few, bufs: Sequence[memoryview]) -> bytes:
+        """The rows' values, ``width`` bytes each (zeros for rows of all-null pages); bits: an
+        LSB-first bitmap."""
+        kinds, at = self.kinds, 0
+        if self.bit:
+            bits = 0
+            for j, (p, i) in enumerate(zip(few.pages, few.local)):
+                if kinds[p] != ALL_NULLS:
+                    bits |= (bufs[at][0] >> (i & 7) & 1) << j
+                    at += 1
+            return bits.to_bytes((len(few.pages) + 7) // 8, "little")
+        out: list[bytes | memoryview] = []
+        zero = bytes(self.width)
+        for p in few.pages:
+            if kinds[p] == ALL_NULLS:
+                out.append(zero)
+            else:
+                out.append(bufs[at])
+                at += 1
+        return b"".join(out)
+
+
 def uints(data: bytes, width: int) -> list[int]:
-    """Little-endian unsigned ints of ``width`` bytes."""
+    """Little-endian unsigned ints of ``width`` bytes (a memoryview cast on a little-endian host:
+    no numpy call)."""
+    code = _UINT_CODES.get(width)
+    if code is not None and LITTLE and len(data) % width == 0:
+        ints: list[int] = memoryview(data).cast(code).tolist()  # type: ignore[call-overload]
+        return ints
     return np.frombuffer(data, f"<u{width}").tolist()  # type: ignore[no-any-return]
 
 

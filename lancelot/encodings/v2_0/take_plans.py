@@ -5,7 +5,8 @@ row ``r`` are found by arithmetic, not by walking the encoding tree page by page
 
 * ``Nullable(no_nulls | some_nulls | all_nulls, Flat)`` of whole-byte values: the value at
   ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``
-  (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``);
+  (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``;
+  and booleans, one bit a value, for takes of a few rows only);
 * ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
   indices, 0 = null): the index as above, the items decoded on the column's first take (its
   first hint names their buffers, so a remote first take fetches them with the indices);
@@ -19,8 +20,9 @@ dictionary pages next to binary ones when a batch has many distinct strings) get
 ``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
 generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
 of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
-``point`` plans a take that needs one round (Flat; Dictionary once its items are loaded), so
-``LanceFile``'s few-row take fetches its ranges with the other fields' and calls ``take_point``.
+``point`` plans a take's first round (Flat; Dictionary once its items are loaded; a few rows'
+Binary end offsets, whose bytes ``take_point`` then fetches), so ``LanceFile``'s few-row take
+fetches its ranges with the other fields' and calls ``take_point``.
 """
 
 from __future__ import annotations
@@ -168,10 +170,11 @@ def _fetch(src: ByteSource, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 class FixedValues:
-    """Values and validity of Nullable/Flat pages of one width (also dictionary indices)."""
+    """Values and validity of Nullable/Flat pages of one width (also dictionary indices); ``bit``:
+    one-bit values (booleans), which only takes of a few rows read here (``few``)."""
 
-    def __init__(self, table: PageTable, plans: list[tuple[int, int, int, int]], width: int) -> None:
-        self.table, self.width = table, width
+    def __init__(self, table: PageTable, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
+        self.table, self.width, self.bit = table, width, bit
         n = len(plans)
         self.kinds = np.array([p[0] for p in plans], np.int8)
         self.all_valid = not self.kinds.any()  # no page of the column has a validity buffer or is all null
@@ -190,8 +193,16 @@ class FixedValues:
                 self.validity[i] = loc
         self.value_pos = self.values[:, 0].copy()
         self.value_end = self.value_pos + self.values[:, 1]
-        self.base_list: list[int] = self.value_pos.tolist()
-        self.cap_list: list[int] = (self.values[:, 1] // width).tolist()  # values each buffer holds
+        size = self.values[:, 1]
+        self.few = take_few.FewValues(
+            self.value_pos.tolist(),
+            (size * 8 if bit else size // width).tolist(),  # values each buffer holds
+            width,
+            self.kinds.tolist(),
+            self.validity[:, 0].tolist(),
+            self.validity[:, 1].tolist(),
+            bit,
+        )
 
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
@@ -253,8 +264,8 @@ class TakePlan:
         return []
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A take of ``rows`` done in one fetch round: (state, its byte ranges) for
-        ``take_point``, or None when this plan needs more than its first round."""
+        """A take of ``rows`` planned from its first fetch round: (state, its byte ranges) for
+        ``take_point`` (which fetches any later round itself), or None when this plan cannot."""
         return None
 
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
@@ -269,20 +280,17 @@ class _FixedPlan(TakePlan):
     table: PageTable
     _fixed: FixedValues
     _memo: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
-    _few_memo: tuple[np.ndarray, list[int], list[tuple[int, int]]] | None = None
+    _few_memo: tuple[np.ndarray, list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None = None
 
-    def _few(self, rows: np.ndarray) -> tuple[list[int], list[tuple[int, int]]] | None:
-        """(page, value range) of each row when the take is a few rows of pages with no nulls
-        (take_few), else None."""
-        fixed = self._fixed
-        if len(rows) > FEW_ROWS or not fixed.all_valid:
+    def _few(self, rows: np.ndarray) -> tuple[list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None:
+        """(state, byte ranges) when the take is a few rows (take_few.FewValues.plan), else None."""
+        if len(rows) > FEW_ROWS:
             return None
         memo = self._few_memo
         if memo is not None and memo[0] is rows:
             return memo[1], memo[2]
         pages, local = take_few.locate(self.table.start_list, rows.tolist())
-        error = self.table.error
-        return pages, take_few.fixed_ranges(fixed.base_list, fixed.cap_list, fixed.width, pages, local, error)
+        return self._fixed.few.plan(pages, local, self.table.error)
 
     def _locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
         memo = self._memo
@@ -296,13 +304,16 @@ class _FixedPlan(TakePlan):
         if few is not None:
             self._few_memo = (rows, *few)
             return few[1]
+        if self._fixed.bit:
+            return []
         page, local, positions = self._locate(rows)
         self._memo = (rows, page, local, positions)
         return _ranges(*positions)
 
     def _first_round(self, rows: np.ndarray, few_ok: bool = True) -> tuple[object, list[tuple[int, int]]]:
         """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows'
-        pages (a list) on the few-row path, else (page, local row) arrays; the hints' memos are used up."""
+        pages (a list), a take_few.Span or Few on the few-row path, else (page, local row) arrays; the
+        hints' memos are used up."""
         few = self._few(rows) if few_ok else None
         self._few_memo = None
         if few is not None:
@@ -322,24 +333,39 @@ class FlatPlan(_FixedPlan):
     def __init__(self, table: PageTable, values: FixedValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
         self._fixed = values
+        self._list = pa.types.is_fixed_size_list(dtype)
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
+    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+        if self.values.bit and len(rows) > FEW_ROWS:
+            return None  # booleans: the generic decoder
         state, ranges = self._first_round(rows)
         return self.take_point(rows, state, src.read_ranges(ranges))
 
-    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        if len(rows) <= FEW_ROWS and self._few_memo is None:  # the common case, in fewer calls
+            pages, local = take_few.locate(self.table.start_list, rows.tolist())
+            return self.values.few.plan(pages, local, self.table.error)
+        if self.values.bit and len(rows) > FEW_ROWS:
+            return None
         return self._first_round(rows)
 
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
-        if isinstance(state, list):  # few rows, no nulls
+        if isinstance(state, list):  # few rows, whole-byte values, no nulls
             return self._array(len(rows), None, pa.py_buffer(b"".join(bufs)))
+        if isinstance(state, take_few.Span):
+            return self._array(len(rows), None, pa.py_buffer(self.values.few.span_values(state, bufs)))
+        if isinstance(state, take_few.Few):
+            few = self.values.few
+            listed = few.valid(state, bufs)
+            vbuf = None if listed is None else take_few.validity(listed)
+            return self._array(len(rows), vbuf, pa.py_buffer(few.values(state, bufs)))
         raw, valid = self._values(state, bufs)
         vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
         return self._array(len(rows), vbuf, pa.py_buffer(raw))
 
     def _array(self, n: int, vbuf: pa.Buffer | None, values: pa.Buffer) -> pa.Array:
         t = self.dtype
-        if pa.types.is_fixed_size_list(t):
+        if self._list:
             items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
             return pa.Array.from_buffers(t, n, [vbuf], children=[items])
         return pa.Array.from_buffers(t, n, [vbuf, values])
@@ -389,7 +415,7 @@ class DictionaryPlan(_FixedPlan):
         return self._first_round(rows, not self._items.null_count)
 
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
-        if isinstance(state, list):  # few rows, no null indices, no null items
+        if isinstance(state, list | take_few.Span | take_few.Few):  # few rows, no null items
             return self._take_few(state, bufs)
         assert isinstance(state, tuple)
         page = state[0]
@@ -402,14 +428,20 @@ class DictionaryPlan(_FixedPlan):
         glob = np.where(present, self.base[page] + idx - 1, 0)
         return self.items.take(pa.array(glob, mask=~present))
 
-    def _take_few(self, pages: list[int], bufs: list[memoryview]) -> pa.Array | None:
-        idx = take_few.uints(b"".join(bufs), self.indices.width)
+    def _take_few(self, state: list[int] | take_few.Span | take_few.Few, bufs: list[memoryview]) -> pa.Array | None:
+        few = self.indices.few
+        if isinstance(state, list):  # no null indices
+            pages, idx, valid = state, take_few.uints(b"".join(bufs), few.width), None
+        elif isinstance(state, take_few.Span):
+            pages, idx, valid = state.pages, take_few.uints(few.span_values(state, bufs), few.width), None
+        else:
+            pages, idx, valid = state.pages, take_few.uints(few.values(state, bufs), few.width), few.valid(state, bufs)
         base, counts = self._base_list, self._count_list
         picks = []
-        for p, i in zip(pages, idx):
+        for j, (p, i) in enumerate(zip(pages, idx)):
             if i > counts[p]:
                 raise self.table.error("dictionary index out of range of the page's items", p)
-            picks.append(base[p] + i - 1 if i else -1)
+            picks.append(base[p] + i - 1 if i and (valid is None or valid[j]) else -1)
         if self._items_few is None:
             self._items_few = take_few.Items(self.items)
         data, lengths = self._items_few.pick(picks)
@@ -418,7 +450,7 @@ class DictionaryPlan(_FixedPlan):
         if offsets is None:
             return None  # let the generic path raise its error
         vbuf = take_few.validity([g >= 0 for g in picks])
-        return pa.Array.from_buffers(t, len(pages), [vbuf, offsets, pa.py_buffer(data)])
+        return pa.Array.from_buffers(t, len(picks), [vbuf, offsets, pa.py_buffer(data)])
 
 
 class BinaryPlan(TakePlan):
@@ -451,9 +483,23 @@ class BinaryPlan(TakePlan):
         base, size, widths = self._lists[:3]
         return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
 
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
+        round, are fetched by ``take_point``); None otherwise."""
+        few = self._few(rows)
+        self._few_memo = None
+        return few
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        assert isinstance(state, list)  # point planned it
+        return self._from_offsets(self.table.column.ctx.src, state, bufs)
+
     def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
+        return self._from_offsets(src, pages, src.read_ranges(ranges))
+
+    def _from_offsets(self, src: ByteSource, pages: list[int], raw: list[memoryview]) -> pa.Array | None:
+        """The rows of ``pages`` from the bytes of their end offsets (``_few``): their bytes fetched, then joined."""
         widths, data_base, data_size, adjust = self._lists[2:]
-        raw = src.read_ranges(ranges)
         starts, stops, valid = take_few.binary_bounds(raw, pages, widths, adjust, data_size, self.table.error)
         data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
         large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
@@ -606,7 +652,10 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tup
 
 
 def _fixed_bits(dtype: pa.DataType) -> int | None:
-    """Bits of one value of a plain fixed-width type, or of a fixed-size list of one (None otherwise)."""
+    """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
+    (None otherwise)."""
+    if pa.types.is_boolean(dtype):
+        return 1
     if _is_plain_fixed(dtype):
         return int(dtype.bit_width)
     if pa.types.is_fixed_size_list(dtype) and _is_plain_fixed(dtype.value_type) and dtype.list_size > 0:
@@ -615,11 +664,12 @@ def _fixed_bits(dtype: pa.DataType) -> int | None:
 
 
 def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    width = _checked(_fixed_bits(dtype)) // 8
-    plans = [(ALL_NULLS, -1, -1, width * 8)] * len(table.bufs)  # pages of other groups are never asked
+    bits = _checked(_fixed_bits(dtype))
+    width = max(bits // 8, 1)
+    plans = [(ALL_NULLS, -1, -1, bits)] * len(table.bufs)  # pages of other groups are never asked
     for i in pages:
-        plans[i] = _checked(_nullable_flat(table.column.encoding(i), width * 8))
-    return FlatPlan(table, FixedValues(table, plans, width), dtype)
+        plans[i] = _checked(_nullable_flat(table.column.encoding(i), bits))
+    return FlatPlan(table, FixedValues(table, plans, width, bits == 1), dtype)
 
 
 #: a dictionary plan's first hint names its pages' dictionary buffers when they add up to at most this
