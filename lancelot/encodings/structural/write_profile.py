@@ -18,7 +18,10 @@ whether the page's chunks are then wrapped:
   ~1.4 us a KiB, while small chunks compress less), and for bit-packed pages also their Flat values
   under zstd (sorted keys: zstd finds more in the flat bytes).  TPC-H lands at 0.89-0.98x
   Parquet-with-zstd's size; writes are about 7x as slow as balanced (zstd level 15, probed at four
-  chunk sizes); scans pay zstd's inflation.
+  chunk sizes); scans pay zstd's inflation.  (Tried and left out, issue 15: zstd frames of 2-4 KiB
+  blocks read only up to the value a take needs.  pylance reads them, but a frame of many blocks
+  inflates 25-50% slower than a single block, so at the 2-8 KiB chunks compact picks a take gained
+  0-5%; the gain shows only at 16-32 KiB chunks, whose takes cost more anyway.)
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
 profile.
