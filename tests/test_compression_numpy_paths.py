@@ -132,6 +132,25 @@ def test_numpy_until_hot_prepares_after_enough_work() -> None:
     assert ran == [2]
 
 
+def test_numpy_until_hot_wait_joins_the_preparation() -> None:
+    import threading
+
+    from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+
+    @njit(cache=False)
+    def _k(x):
+        return x + 1
+
+    hot = NumpyUntilHot(_k, warm_work=1)
+    assert not hot.wait()  # nothing under way: no waiting, not ready
+    release = threading.Event()
+    hot.numpy_call(lambda: (release.wait(5), _k(1)), 1)
+    assert hot.thread is not None and hot.thread.is_alive() and not hot.ready()
+    release.set()
+    assert hot.wait()  # waited for the background preparation: the kernel is loaded
+    assert not hot.thread.is_alive()
+
+
 # ------------------------------------------------------------------ reads (the first scan of a fresh process)
 
 

@@ -40,7 +40,7 @@ from lancelot.encodings.compression.fsst import (
     parse_symbol_table,
 )
 from lancelot.encodings.compression.general import LZ4, inflater
-from lancelot.encodings.compression.jit import NumpyUntilHot
+from lancelot.encodings.compression.jit import WARM_WORK, NumpyUntilHot
 from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
 from lancelot.encodings.compression.rle import _widths as rle_widths
@@ -52,8 +52,8 @@ from lancelot.encodings.compression.variable import offset_bits
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_DEPTH = 16
-#: variable-width reads joined with numpy before the kernels are prepared in the background (or 16 MiB read)
-HOT_VARIABLE = NumpyUntilHot(vk.extents, vk.join, warm_work=16 << 20)
+#: variable-width reads joined with numpy before the kernels are prepared in the background (or WARM_WORK bytes)
+HOT_VARIABLE = NumpyUntilHot(vk.extents, vk.join, warm_work=WARM_WORK)
 
 
 @lru_cache(maxsize=256)
@@ -182,7 +182,9 @@ def _variable(var: pb.Variable, buffers: list[Segments], counts: np.ndarray) -> 
     first = np.empty(len(counts), dtype=np.int64)
     last = np.empty(len(counts), dtype=np.int64)
     starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (seg.starts, seg.sizes, counts))
-    numpy = not HOT_VARIABLE.ready()  # a fresh process: numpy until the kernels are loaded (same output)
+    # a fresh process: numpy until the kernels are loaded (same output; a large input waits for them once
+    # they are being prepared)
+    numpy = not (HOT_VARIABLE.wait() if len(raw) >= 1 << 20 else HOT_VARIABLE.ready())
     if numpy:
         HOT_VARIABLE.numpy_call(lambda: _variable_warm(raw, ow), work=len(raw))
         status = vn.extents_numpy(raw, starts, sizes, counts, ow, first, last)

@@ -27,8 +27,8 @@ from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import fsst_kernel
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
-from lancelot.encodings.compression.fsst_numpy import decode_numpy_blocks
-from lancelot.encodings.compression.jit import NumpyUntilHot
+from lancelot.encodings.compression.fsst_numpy import BLOCK_CODES, decode_numpy_blocks
+from lancelot.encodings.compression.jit import WARM_WORK, NumpyUntilHot
 from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -233,8 +233,8 @@ def _decode_kernel(
 mode = {"decode": "auto"}
 
 
-HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode_from, warm_work=16 << 20)
-HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables, warm_work=16 << 20)
+HOT_ONE = NumpyUntilHot(fsst_kernel.decoded_size, fsst_kernel.decode_from, warm_work=WARM_WORK)
+HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_tables, warm_work=WARM_WORK)
 
 
 def _small(hot: NumpyUntilHot, n_codes: int) -> bool:
@@ -243,7 +243,7 @@ def _small(hot: NumpyUntilHot, n_codes: int) -> bool:
     m = mode["decode"]
     if m != "auto":
         return m == "numpy"
-    return not hot.ready()
+    return not (hot.wait() if n_codes >= BLOCK_CODES else hot.ready())
 
 
 def _check_status(status: int, table: str) -> None:

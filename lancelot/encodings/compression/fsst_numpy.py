@@ -16,8 +16,9 @@ from lancelot.encodings.compression.buffers import check_size
 from lancelot.encodings.compression.segments import gather
 
 OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
-#: larger inputs (a scan while the kernel is not loaded) are decoded in groups of strings of about this many codes
-BLOCK_CODES = 1 << 18
+#: larger inputs (a scan while the kernel is not loaded) are decoded in groups of strings of about this many
+#: codes (temporaries of a few bytes per code and output byte stay in the caches)
+BLOCK_CODES = 1 << 16
 
 
 def decode_numpy_blocks(
@@ -128,7 +129,20 @@ def decode_numpy(
     np.cumsum(out_len, out=out_at[1:])
     size = int(out_at[-1])
     check_size(size + done, "FSST output")
-    idx_type = np.int32 if len(flat) + size < 2**31 else np.int64
-    shift = np.repeat((src - out_at[:-1]).astype(idx_type), out_len)
-    shift += np.arange(size, dtype=idx_type)
-    return OK, flat[shift], out_at[bounds]
+    return OK, flat[_byte_sources(src, out_at[:-1], out_len, size)], out_at[bounds]
+
+
+def _byte_sources(src: np.ndarray, at: np.ndarray, length: np.ndarray, size: int) -> np.ndarray:
+    """The flat table index of every output byte: entry ``k`` copies ``length[k]`` bytes from ``src[k]`` on
+    to ``at[k]`` on.  One cumulative sum of the steps between consecutive bytes (1 within an entry, the jump
+    to the next entry's source at its first byte), not an ``np.repeat`` over the output."""
+    if not bool(length.all()):  # escapes copy nothing (and share the position of the literal after them)
+        keep = length > 0
+        src, at, length = src[keep], at[keep], length[keep]
+    idx_type = np.int32 if size + (int(src.max()) if len(src) else 0) < 2**31 else np.int64
+    steps = np.ones(size, dtype=idx_type)
+    if len(src):
+        jumps = src.astype(idx_type)
+        jumps[1:] -= (src[:-1] + length[:-1] - 1).astype(idx_type)
+        steps[at] = jumps
+    return np.cumsum(steps, dtype=idx_type, out=steps)

@@ -129,6 +129,11 @@ def _materialize(kernel: LazyKernel[..., Any]) -> Any:
 
 #: numpy calls of a path before its kernel is prepared in the background
 HOT_CALLS = 32
+#: bytes a large-input path (a scan's FSST decode, variable-width joins) runs through numpy before its
+#: kernels are prepared: about what preparing them costs (numba's import and cache load, ~0.5-1 s of
+#: CPU on a warm cache, at ~3 ms per MB of numpy FSST output), so that one full read of a big table
+#: in a fresh process stays in numpy and a process that keeps reading ends up on the kernels
+WARM_WORK = 256 << 20
 _WARMING: set[int] = set()
 _THREADS: list[threading.Thread] = []
 
@@ -175,6 +180,14 @@ class NumpyUntilHot:
             return True
         self._ready = all(compiled(k) for k in self.kernels)
         return self._ready
+
+    def wait(self) -> bool:
+        """Whether the kernels are ready, after waiting for their background preparation if it is under
+        way (a large input rather waits than runs numpy beside it: both need the interpreter lock)."""
+        t = self.thread
+        if t is not None and not self.ready():
+            t.join()
+        return self.ready()
 
     def numpy_call(self, warm: Callable[[], object], work: int = 0) -> None:
         """Record a numpy call doing ``work``; on the ``HOT_CALLS``-th call, or once the work reaches
