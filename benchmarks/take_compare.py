@@ -95,8 +95,9 @@ def _steady_scans(handle, min_seconds: float = 2.0) -> None:
     """Untimed: full reads until they start no new background kernel preparation, so the timed
     reads are steady state too (a first scan in a fresh process is benchmarks/cold_start.py's
     subject).  A scan's numpy paths hand over to their kernels after ``jit.HOT_CALLS`` calls or
-    16 MiB of work: a small table reaches neither in a few scans, so a round that starts nothing
-    ends the warm-up only after ``HOT_CALLS`` rounds or ``min_seconds`` of scans."""
+    their ``warm_work`` (16-256 MiB, by path): a small table reaches neither in a few scans, so a
+    round that starts nothing ends the warm-up only after ``HOT_CALLS`` rounds or ``min_seconds``
+    of scans."""
     from lancelot.encodings.compression import jit
 
     start = time.perf_counter()
