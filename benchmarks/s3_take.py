@@ -67,21 +67,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Last-Modified", "Mon, 23 Nov 2026 00:00:00 GMT")
         self.end_headers()
 
-    def do_HEAD(self) -> None:
+    def _arrive(self) -> Path | None:
+        """Count the request, wait out the latency; the file asked for, or None (404 sent)."""
         self.server.count()
         path = self._file()
         time.sleep(self.server.latency)
         if path is None:
             self._headers(404, 0, {})
-            return
-        self._headers(200, path.stat().st_size, {})
+        return path
+
+    def do_HEAD(self) -> None:
+        path = self._arrive()
+        if path is not None:
+            self._headers(200, path.stat().st_size, {})
 
     def do_GET(self) -> None:
-        self.server.count()
-        path = self._file()
-        time.sleep(self.server.latency)
+        path = self._arrive()
         if path is None:
-            self._headers(404, 0, {})
             return
         size = path.stat().st_size
         a, b = 0, size - 1

@@ -93,16 +93,20 @@ class TracedOneRowReader(_Traced, OneRowReader):
     pass
 
 
-class TracedLanceDataSource(LanceDataSource):
-    @classmethod
-    def name(cls) -> str:
-        return "lance_traced"
+class _TracedSchema:
+    """A data source whose ``schema`` call is traced (mixed in before the source)."""
 
     def schema(self) -> StructType:
         event("schema")
-        s = super().schema()
+        s: StructType = super().schema()  # type: ignore[misc]
         event("schema done")
         return s
+
+
+class TracedLanceDataSource(_TracedSchema, LanceDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "lance_traced"
 
     def reader(self, schema: StructType) -> DataSourceReader:
         event("reader")
@@ -114,16 +118,10 @@ class TracedLanceDataSource(LanceDataSource):
         return r
 
 
-class TracedOneRowDataSource(OneRowDataSource):
+class TracedOneRowDataSource(_TracedSchema, OneRowDataSource):
     @classmethod
     def name(cls) -> str:
         return "one_row_traced"
-
-    def schema(self) -> StructType:
-        event("schema")
-        s = super().schema()
-        event("schema done")
-        return s
 
     def reader(self, schema: StructType) -> DataSourceReader:
         event("reader")

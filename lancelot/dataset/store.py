@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
-from lancelot.io.storage_options import s3_options, truthy
+from lancelot.io.storage_options import fsspec_options, s3_options, truthy
 
 if TYPE_CHECKING:
     from lancelot.writer import LanceWriter
@@ -106,7 +106,7 @@ class ObjectStore:
         else:
             import fsspec
 
-            opts = s3_options(self.storage_options) if scheme in ("s3", "s3a") else self.storage_options
+            opts = fsspec_options(raw, self.storage_options)
             if scheme == "memory":
                 opts = {}
             try:
