@@ -6,14 +6,16 @@ import numpy as np
 import pyarrow as pa
 
 #: numpy arrays of at least this many bytes are allocated from pyarrow's memory pool (``empty``)
-POOL_MIN_BYTES = 1 << 20
+POOL_MIN_BYTES = 1 << 17
 
 
 def empty(n: int, dtype: np.dtype | type = np.uint8) -> np.ndarray:
-    """``np.empty(n, dtype)``; a large one lives in a buffer of pyarrow's memory pool (mimalloc or
-    jemalloc), which keeps freed pages for the next allocation: numpy's large arrays are fresh mmaps
-    whose every 4 KiB page faults in when first written (about 1 us a page on a VM: 20 ms for the
-    72 MB a full read of TPC-H orders' o_comment decodes to, every read).  64-byte aligned."""
+    """``np.empty(n, dtype)``; one of 128 KiB or more lives in a buffer of pyarrow's memory pool
+    (mimalloc or jemalloc), which keeps freed pages for the next allocation: glibc serves numpy's
+    large arrays as fresh mmaps whose every 4 KiB page faults in when first written (about 1 us a
+    page on a VM: 20 ms for the 72 MB a full read of TPC-H orders' o_comment decodes to, every
+    read), from 128 KiB on until a free raises its threshold (a 10k-row supplier read was 1.7x
+    slower in some processes than in others).  64-byte aligned."""
     dtype = np.dtype(dtype)
     nbytes = int(n) * dtype.itemsize
     if nbytes < POOL_MIN_BYTES:

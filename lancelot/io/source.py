@@ -48,8 +48,12 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
 
 #: a read_ranges of several requests adding up to at most this many bytes hints them all first
 PREFETCH_MAX_BYTES = 16 << 20
-#: local reads of at least this many bytes go into pooled memory (``LocalFileSource._read``)
-POOLED_READ_BYTES = 1 << 20
+#: local reads of at least this many bytes go into pooled memory (``_buffer``): glibc serves
+#: allocations from 128 KiB on as fresh mmaps (until a free raises its threshold, which makes the
+#: same read 1.7x slower in one process than in the next), whose pages fault in on the copy
+POOLED_READ_BYTES = 1 << 17
+#: ``_read_cached`` (RWF_NOWAIT) tries ranges below this many bytes; larger ones are read plainly
+NOWAIT_MAX_BYTES = 1 << 20
 #: will_need remembers the offsets of at most this many ranges (read_ranges does not hint them again;
 #: an offset hinted long ago and read again only misses a hint)
 HINTED_MAX = 4096
@@ -279,9 +283,7 @@ class LocalFileSource(ByteSource):
         against 4 ms into recycled memory)."""
         if length < POOLED_READ_BYTES or not hasattr(os, "preadv"):
             return os.pread(self._fd, length, offset)
-        import pyarrow as pa
-
-        view = memoryview(pa.allocate_buffer(length))
+        view = _buffer(length)
         got = 0
         while got < length:
             n = os.preadv(self._fd, [view[got:]], offset + got)
@@ -290,12 +292,12 @@ class LocalFileSource(ByteSource):
             got += n
         return view[:got]
 
-    def _read_cached(self, offset: int, length: int) -> bytearray | None:
+    def _read_cached(self, offset: int, length: int) -> bytearray | memoryview | None:
         """The range when the page cache holds all of it, else None, without waiting for the disk
         (``preadv`` with ``RWF_NOWAIT``: one syscall, no read-ahead hint needed)."""
-        if not self._nowait or length >= POOLED_READ_BYTES:
+        if not self._nowait or length >= NOWAIT_MAX_BYTES:
             return None
-        buf = bytearray(length)
+        buf = _buffer(length)
         try:
             n = os.preadv(self._fd, [buf], offset, _NOWAIT)
         except BlockingIOError:
@@ -520,3 +522,13 @@ def open_source(
 
         return LocalFileSource(fsspec.core.url_to_fs(s)[1], shown=s)
     return LocalFileSource(s)
+
+
+def _buffer(length: int) -> bytearray | memoryview:
+    """A writable buffer for a read of ``length`` bytes: from pyarrow's memory pool (which keeps freed
+    pages) from ``POOLED_READ_BYTES`` on, else a bytearray."""
+    if length < POOLED_READ_BYTES:
+        return bytearray(length)
+    import pyarrow as pa
+
+    return memoryview(pa.allocate_buffer(length))
