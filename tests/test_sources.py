@@ -30,9 +30,8 @@ def test_memory_and_file_urls(tmp_path):
 
 
 def test_large_local_reads_land_in_pooled_memory(tmp_path):
-    """Ranges of POOLED_READ_BYTES or more are read into pyarrow's memory pool (through RWF_NOWAIT or not):
-    same bytes, and a
-    file cut short after opening still reports the truncation."""
+    """Ranges of POOLED_READ_BYTES or more are read into pyarrow's memory pool (through RWF_NOWAIT or
+    not): same bytes, and a file cut short after opening still reports the truncation."""
     from lancelot.errors import TruncatedFileError
     from lancelot.io.source import POOLED_READ_BYTES, LocalFileSource
 
