@@ -10,8 +10,9 @@ their numba kernels; before the full reads, untimed full reads likewise). Every 
 rows (``--rows`` of them: random over the file, or clustered in a window of 1,000 rows) and runs
 lancelot (``LanceFile.take`` on pylance's file), pylance (``take_rows``) and Parquet (only the row
 groups holding the rows) on the same rows, rotating the order; the table prints medians and the
-ratios of medians, for all columns and for each column alone, plus a full read (lancelot ``read``
-against pylance ``read_all``; of each column alone too with ``--scan-columns``). Readers are opened
+ratios of medians, for all columns and for each column alone, plus full reads (lancelot ``read``
+against pylance ``read_all``, interleaved, ``--scan-reps`` of them or more until ``--scan-seconds``;
+of each column alone too with ``--scan-columns``). Readers are opened
 once, before timing. Results go to ``benchmarks/results/take_compare.json``.
 """
 
@@ -126,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=10, help="rows per take (default 10)")
     p.add_argument("--reps", type=int, default=21)
     p.add_argument("--scan-reps", type=int, default=3)
+    p.add_argument(
+        "--scan-seconds",
+        type=float,
+        default=1.0,
+        help="full reads go on past --scan-reps until they took this long (a small table's read takes ~1 ms: "
+        "a median of 7 would say little), up to 1001 per library",
+    )
     p.add_argument("--scan-columns", action="store_true", help="also a full read of each column alone")
     p.add_argument("--constants-rows", type=int, default=1_000_000)
     p.add_argument("--no-per-column", action="store_true")
@@ -171,9 +179,11 @@ def main(argv: list[str] | None = None) -> int:
             _steady_scans(handles["lancelot"])
             for columns in [None] + ([[c] for c in ds.schema.names] if a.scan_columns else []):
                 scans: dict[str, list[float]] = {"lancelot": [], "pylance": []}
-                for rep in range(a.scan_reps):
+                began, rep = time.perf_counter(), 0
+                while rep < a.scan_reps or (time.perf_counter() - began < a.scan_seconds and rep < 1001):
                     for impl in ("lancelot", "pylance") if rep % 2 == 0 else ("pylance", "lancelot"):
                         scans[impl].append(_time(lambda h=handles[impl], c=columns: h.scan(c)))
+                    rep += 1
                 label = "full read" + ("" if columns is None else f" {columns[0]}")
                 res[label] = s = _summary(scans)
                 print(
