@@ -294,3 +294,40 @@ def test_compact_prices_a_microsecond_by_the_files_columns(tmp_path, monkeypatch
     assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
     with LanceFile(path) as f:
         assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))
+
+
+@pytest.mark.parametrize("word", [2, 4])
+def test_few_and_many_chunks_are_rebuilt_to_the_same_bytes(monkeypatch, word):
+    """Both ways of inflating General chunks (miniblock_general: Python integers up to FEW_CHUNKS,
+    arrays beyond) give the same bytes, for headers with definition levels, two value buffers and
+    2- or 4-byte buffer sizes (large chunks)."""
+    from lancelot.encodings.compression.general import buffer_compression, compress_buffer
+    from lancelot.encodings.structural import miniblock_general
+    from lancelot.encodings.structural.miniblock_general import inflate_chunks
+
+    zstd = buffer_compression("zstd", 3)
+    rng = np.random.default_rng(word)
+
+    def pad(b: bytes) -> bytes:
+        return b + bytes(-len(b) % 8)
+
+    chunks, inflated = [], []
+    for k in range(5):
+        levels = rng.integers(0, 256, 2 * (3 + k), dtype=np.uint8).tobytes()
+        raw = np.repeat(rng.integers(0, 9, 40 + k, dtype=np.uint8), 7).tobytes()
+        first = compress_buffer(zstd, np.frombuffer(raw, np.uint8)).tobytes()
+        second = rng.integers(0, 256, 5 + k, dtype=np.uint8).tobytes()
+        header = (3 + k).to_bytes(2, "little") + len(levels).to_bytes(2, "little")
+        header += len(first).to_bytes(word, "little") + len(second).to_bytes(word, "little")
+        chunks.append(pad(header) + pad(levels) + pad(first) + pad(second))
+        header = header[:4] + len(raw).to_bytes(word, "little") + header[4 + word :]
+        inflated.append(pad(header) + pad(levels) + pad(raw) + pad(second))
+    data = np.frombuffer(b"".join(chunks), np.uint8)
+    size = np.array([len(c) for c in chunks])
+    pos = np.concatenate([[0], np.cumsum(size)[:-1]])
+    made = {}
+    for few in (0, 32):
+        monkeypatch.setattr(miniblock_general, "FEW_CHUNKS", few)
+        made[few] = inflate_chunks(data, pos, size, has_def=1, word=word, nb=2, compression=zstd)
+    assert all(np.array_equal(a, b) for a, b in zip(made[0], made[32]))
+    assert made[32][0].tobytes() == b"".join(inflated)
