@@ -359,3 +359,22 @@ def test_few_and_many_chunks_are_rebuilt_to_the_same_bytes(monkeypatch, word):
         made[few] = inflate_chunks(data, pos, size, has_def=1, word=word, nb=2, compression=zstd)
     assert all(np.array_equal(a, b) for a, b in zip(made[0], made[32]))
     assert made[32][0].tobytes() == b"".join(inflated)
+
+
+def test_pages_of_one_column_under_two_zstd_levels_share_a_point_kernel_call():
+    """A compact column may hold pages at zstd levels 15 and 9 (each page keeps its tighter): what a
+    take groups pages by for one kernel call (PointReader.codes) holds the scheme, not the level,
+    which inflation does not need; lz4 and zstd pages stay apart."""
+    from lancelot.encodings.compression.general import buffer_compression, general_encoding
+    from lancelot.encodings.structural.miniblock_points import PointReader
+
+    def codes(scheme: str, level: int | None) -> tuple[object, ...]:
+        flat = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=128))
+        layout = pb.MiniBlockLayout(
+            num_buffers=1, value_compression=general_encoding(buffer_compression(scheme, level), flat)
+        )
+        reader = PointReader.of(layout, 2)
+        assert reader is not None
+        return reader.codes
+
+    assert codes("zstd", 15) == codes("zstd", 9) != codes("lz4", None)
