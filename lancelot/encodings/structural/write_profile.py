@@ -17,8 +17,8 @@ whether the page's chunks are then wrapped:
   chunks, or zstd level 15 or 9 (whichever packs tighter) in chunks of 16, 8, 4 or 2 KiB (the chunk
   is what a take inflates per row: ~1.4 us a KiB, while small chunks compress less), and for
   bit-packed pages also their Flat values under zstd (sorted keys: zstd finds more in the flat
-  bytes).  TPC-H lands at 0.89-0.98x Parquet-with-zstd's size; writes are about 7x as slow as
-  balanced (zstd level 15, probed at four chunk sizes); scans pay zstd's inflation.  (Tried and left
+  bytes).  TPC-H lands at 0.88-0.98x Parquet-with-zstd's size; writes are about 5x as slow as
+  balanced (zstd, probed at four chunk sizes and two levels); scans pay zstd's inflation.  (Tried and left
   out, issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take needs.  pylance
   reads them, but a frame of many blocks inflates 25-50% slower than a single block, so at the 2-8
   KiB chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB chunks, whose takes
@@ -56,8 +56,8 @@ CHUNK_BYTES = 16 * 1024
 #: compact: zstd at this level, in chunks of each of these sizes
 ZSTD_LEVEL = 15
 ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024, 2 * 1024)
-#: compact: also at this level (where it packs tighter than ZSTD_LEVEL, e.g. TPC-H's decimals, it makes fewer,
-#: longer matches: acctbal in 4 KiB chunks inflates in ~2 us against ~2.8 us)
+#: compact: also at this level, kept where it packs a chunk size tighter than ZSTD_LEVEL (TPC-H's decimals,
+#: which then also inflate sooner: supplier's acctbal in 4 KiB chunks in ~2 us against ~2.8 us)
 ZSTD_FAST_LEVEL = 9
 #: what a take pays to inflate one chunk, in microseconds: a part per chunk and a part per KiB inflated
 #: (fitted to 10-row takes of TPC-H columns: python-zstandard / pyarrow's lz4 and miniblock_general's rebuild)
