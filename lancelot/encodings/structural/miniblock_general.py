@@ -9,6 +9,8 @@ size replaced, the definition levels and other buffers copied, every buffer padd
 
 from __future__ import annotations
 
+import struct
+from functools import cache
 from typing import TypeVar
 
 import numpy as np
@@ -116,50 +118,56 @@ def _inflate_few(
     nb: int,
     compression: pb.BufferCompression,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``inflate_chunks`` for a few chunks, each rebuilt from bytes with Python integers (same checks,
-    same bytes; one join at the end: ~1 us a chunk besides the codec)."""
+    """``inflate_chunks`` for a few chunks, each rebuilt with Python integers (same checks, same bytes):
+    one ``struct`` call reads a chunk's header, another writes it with the inflated size; the buffers
+    are views of ``data``, joined once at the end (~1 us a chunk and ~3 us a call besides the codec)."""
     head = 2 + 2 * has_def + word * nb
-    field = 2 + 2 * has_def
     front = _pad(head)
+    header = _header(has_def, word, nb)
+    unpack, pack = header.unpack_from, header.pack
+    k0 = 1 + has_def  # the header's field of the first value buffer's size
     inflate = inflater(compression)
-    raw_data = data.tobytes()
-    total = len(raw_data)
-    parts: list[bytes] = []
+    mv = np.ascontiguousarray(data, np.uint8).data
+    total = len(mv)
+    parts: list[bytes | memoryview] = []
+    starts: list[int] = []
     sizes: list[int] = []
+    end = 0
     limit = 1 << (8 * word)
     head_pad = _ZEROS[: front - head]
     for p, s in zip(pos.tolist(), size.tolist()):
         if s < head or p + s > total:
             raise CorruptFileError("a General-compressed mini-block chunk is shorter than its header")
-        hdr = raw_data[p : p + head]
-        at, ds = front, 0
-        if has_def:
-            ds = int.from_bytes(hdr[2:4], "little")
-            at += _pad(ds)
-        v0 = int.from_bytes(hdr[field : field + word], "little")
+        fields = unpack(mv, p)
+        ds = fields[1] if has_def else 0
+        at, v0 = front + _pad(ds), fields[k0]
         if at + v0 > s:
             raise CorruptFileError("a General-compressed mini-block buffer runs past its chunk")
-        raw = inflate(raw_data[p + at : p + at + v0])
+        raw = inflate(mv[p + at : p + at + v0])
         rs = len(raw)
         if rs >= limit:
             raise CorruptFileError(
                 f"a General-compressed mini-block buffer inflates to {rs} bytes, more than its chunk header can hold"
             )
-        parts += (hdr[:field], rs.to_bytes(word, "little"), hdr[field + word :], head_pad)
+        parts += (pack(*fields[:k0], rs, *fields[k0 + 1 :]), head_pad)
         if has_def:
-            parts += (raw_data[p + front : p + front + ds], _ZEROS[: at - front - ds])
+            parts += (mv[p + front : p + front + ds], _ZEROS[: at - front - ds])
         parts += (raw, _ZEROS[: -rs % ALIGN])
         new = at + rs + (-rs % ALIGN)
         if nb > 1:
-            a1 = at + v0 + (-(at + v0) % ALIGN)
-            s1 = int.from_bytes(hdr[field + word : field + 2 * word], "little")
+            a1, s1 = _pad(at + v0), fields[k0 + 1]
             if a1 + s1 > s:
                 raise CorruptFileError("a mini-block buffer runs past its chunk")
-            parts += (raw_data[p + a1 : p + a1 + s1], _ZEROS[: -s1 % ALIGN])
+            parts += (mv[p + a1 : p + a1 + s1], _ZEROS[: -s1 % ALIGN])
             new += s1 + (-s1 % ALIGN)
+        starts.append(end)
         sizes.append(new)
-    n = len(sizes)
-    new_size = np.fromiter(sizes, np.int64, n)
-    starts = np.zeros(n, np.int64)
-    np.cumsum(new_size[:-1], out=starts[1:])
-    return np.frombuffer(bytearray().join(parts), np.uint8), starts, new_size
+        end += new
+    return np.frombuffer(bytearray().join(parts), np.uint8), np.array(starts, np.int64), np.array(sizes, np.int64)
+
+
+@cache
+def _header(has_def: int, word: int, nb: int) -> struct.Struct:
+    """A chunk header's layout: u16 level count, the definition levels' u16 size when there are
+    levels, then each value buffer's size in ``word`` bytes (miniblock_chunks)."""
+    return struct.Struct("<H" + "H" * has_def + ("H" if word == 2 else "I") * nb)

@@ -291,7 +291,7 @@ class PointReader:
     @property
     def codes(self) -> tuple[object, ...]:
         """What must agree for pages to be read by one kernel call (widths of levels may differ)."""
-        general = None if self.general is None else (int(self.general.scheme), self.general.level)
+        general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
         return (
             self.has_def,
             self.word,

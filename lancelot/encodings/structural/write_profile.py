@@ -14,14 +14,15 @@ whether the page's chunks are then wrapped:
 * ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1 in a
   file of 16 columns, 16/n times that in one of n) per microsecond a take pays per row to inflate
   its chunk (INFLATE_US, a model fitted to measured takes): the page as planned, lz4 in 16 KiB
-  chunks, or zstd level 15 in chunks of 16, 8, 4 or 2 KiB (the chunk is what a take inflates per row:
-  ~1.4 us a KiB, while small chunks compress less), and for bit-packed pages also their Flat values
-  under zstd (sorted keys: zstd finds more in the flat bytes).  TPC-H lands at 0.89-0.98x
-  Parquet-with-zstd's size; writes are about 7x as slow as balanced (zstd level 15, probed at four
-  chunk sizes); scans pay zstd's inflation.  (Tried and left out, issue 15: zstd frames of 2-4 KiB
-  blocks read only up to the value a take needs.  pylance reads them, but a frame of many blocks
-  inflates 25-50% slower than a single block, so at the 2-8 KiB chunks compact picks a take gained
-  0-5%; the gain shows only at 16-32 KiB chunks, whose takes cost more anyway.)
+  chunks, or zstd level 15 or 9 (whichever packs tighter) in chunks of 16, 8, 4 or 2 KiB (the chunk
+  is what a take inflates per row: ~1.4 us a KiB, while small chunks compress less), and for
+  bit-packed pages also their Flat values under zstd (sorted keys: zstd finds more in the flat
+  bytes).  TPC-H lands at 0.88-0.98x Parquet-with-zstd's size; writes are about 5x as slow as
+  balanced (zstd, probed at four chunk sizes and two levels); scans pay zstd's inflation.  (Tried and left
+  out, issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take needs.  pylance
+  reads them, but a frame of many blocks inflates 25-50% slower than a single block, so at the 2-8
+  KiB chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB chunks, whose takes
+  cost more anyway.)
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
 profile.
@@ -55,6 +56,9 @@ CHUNK_BYTES = 16 * 1024
 #: compact: zstd at this level, in chunks of each of these sizes
 ZSTD_LEVEL = 15
 ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024, 2 * 1024)
+#: compact: also at this level, kept where it packs a chunk size tighter than ZSTD_LEVEL (TPC-H's decimals,
+#: which then also inflate sooner: supplier's acctbal in 4 KiB chunks in ~2 us against ~2.8 us)
+ZSTD_FAST_LEVEL = 9
 #: what a take pays to inflate one chunk, in microseconds: a part per chunk and a part per KiB inflated
 #: (fitted to 10-row takes of TPC-H columns: python-zstandard / pyarrow's lz4 and miniblock_general's rebuild)
 INFLATE_US = {"lz4": (2.5, 0.2), "zstd": (1.5, 1.4)}
@@ -200,7 +204,8 @@ def _options(
     }
     raw = sum(f.nbytes for f in firsts[CHUNK_BYTES])
     out = [] if wrap_only else [((raw + CHUNK_OVERHEAD * len(firsts[CHUNK_BYTES])) / items, plan)]
-    for scheme, level, target in [("lz4", None, CHUNK_BYTES)] + [("zstd", ZSTD_LEVEL, t) for t in ZSTD_CHUNK_BYTES]:
+    zstd = [("zstd", level, t) for t in ZSTD_CHUNK_BYTES for level in (ZSTD_LEVEL, ZSTD_FAST_LEVEL)]
+    for scheme, level, target in [("lz4", None, CHUNK_BYTES), *zstd]:
         compression = buffer_compression(scheme, level)
         chunks = firsts[target]
         inflated = sum(f.nbytes for f in chunks)
