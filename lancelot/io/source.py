@@ -283,7 +283,7 @@ class LocalFileSource(ByteSource):
         against 4 ms into recycled memory)."""
         if length < POOLED_READ_BYTES or not hasattr(os, "preadv"):
             return os.pread(self._fd, length, offset)
-        view = _buffer(length)
+        view = _pooled(length)
         got = 0
         while got < length:
             n = os.preadv(self._fd, [view[got:]], offset + got)
@@ -525,10 +525,13 @@ def open_source(
 
 
 def _buffer(length: int) -> bytearray | memoryview:
-    """A writable buffer for a read of ``length`` bytes: from pyarrow's memory pool (which keeps freed
-    pages) from ``POOLED_READ_BYTES`` on, else a bytearray."""
-    if length < POOLED_READ_BYTES:
-        return bytearray(length)
+    """A writable buffer for a read of ``length`` bytes: ``_pooled`` from ``POOLED_READ_BYTES`` on,
+    else a bytearray."""
+    return bytearray(length) if length < POOLED_READ_BYTES else _pooled(length)
+
+
+def _pooled(length: int) -> memoryview:
+    """``length`` writable bytes from pyarrow's memory pool, which keeps freed pages."""
     import pyarrow as pa
 
     return memoryview(pa.allocate_buffer(length))
