@@ -9,7 +9,8 @@ first brought to its steady state (untimed takes until its few-row numpy paths h
 their numba kernels; before the full reads, untimed full reads likewise). Every repetition draws new
 rows (``--rows`` of them: random over the file, or clustered in a window of 1,000 rows) and runs
 lancelot (``LanceFile.take`` on pylance's file), pylance (``take_rows``) and Parquet (only the row
-groups holding the rows) on the same rows, rotating the order; the table prints medians and the
+groups holding the rows) on the same rows, in an order where each follows each other equally often
+(``_order``); the table prints medians and the
 ratios of medians, for all columns and for each column alone, plus a full read (lancelot ``read``
 against pylance ``read_all``; of each column alone too with ``--scan-columns``). Readers are opened
 once, before timing. Results go to ``benchmarks/results/take_compare.json``.
@@ -70,12 +71,23 @@ def measure_takes(
 ) -> dict[str, list[float]]:
     rng = np.random.default_rng(seed)
     times: dict[str, list[float]] = {i: [] for i in handles}
-    names = list(handles)
     for rep in range(reps):
         rows = _rows(rng, n, k, clustered)
-        for impl in names[rep % len(names) :] + names[: rep % len(names)]:
+        for impl in _order(list(handles), rep):
             times[impl].append(_time(lambda h=handles[impl], rows=rows: h.take(rows, columns)))
     return times
+
+
+def _order(names: list[str], rep: int) -> list[str]:
+    """Repetition ``rep``'s order: the rotations of ``names``, then those of ``names`` reversed, so
+    that (over 2 x len(names) repetitions, counting across them) each of two or three implementations
+    follows each other one equally often. A plain rotation of three has lancelot follow Parquet in two
+    repetitions of three: Parquet's take, hundreds of times longer, leaves the CPU caches cold
+    for the next call (a lancelot take of 10 clustered lineitem rows: ~0.2 ms after itself,
+    ~0.5-0.9 ms after Parquet's)."""
+    k = len(names)
+    base = names if (rep // k) % 2 == 0 else names[::-1]
+    return base[rep % k :] + base[: rep % k]
 
 
 def _steady(handle, n: int, names: list[str]) -> None:
