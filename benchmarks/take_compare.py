@@ -80,11 +80,12 @@ def measure_takes(
 
 def _order(names: list[str], rep: int) -> list[str]:
     """Repetition ``rep``'s order: the rotations of ``names``, then those of ``names`` reversed, so
-    that (over 2 x len(names) repetitions, counting across them) each of two or three implementations
-    follows each other one equally often. A plain rotation of three has lancelot follow Parquet in two
-    repetitions of three: Parquet's take, hundreds of times longer, leaves the CPU caches cold
-    for the next call (a lancelot take of 10 clustered lineitem rows: ~0.2 ms after itself,
-    ~0.5-0.9 ms after Parquet's)."""
+    that (over 2 x len(names) repetitions) each of two or three implementations follows each other
+    one equally often, and runs before it in half the repetitions. A plain rotation of three ran
+    lancelot right after Parquet in two repetitions of three (Parquet's take, hundreds of times
+    longer, leaves the CPU caches cold for the next call), and before pylance in two of three: the
+    first of the two to read the rows of the Lance file pays for what the page cache has lost of
+    them (this VM keeps 1-3 GB of it, shared)."""
     k = len(names)
     base = names if (rep // k) % 2 == 0 else names[::-1]
     return base[rep % k :] + base[: rep % k]
