@@ -193,3 +193,28 @@ def test_cache_modes(tmp_path, monkeypatch, cache):
     assert res["take5/all"]["parquet"]["verified"] and len(res["take5/all"]["parquet"]["samples"]) == 3
     assert len(calls) == 1 + 3 * (2 if cache == "warm" else 1)  # the checked warm-up call, then the reps
     assert drops == ([p] * 3 if cache == "cold" else [])
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_take_compare_order_is_balanced(k):
+    """Over 2k repetitions (calls in sequence, across repetitions, cyclically) every implementation
+    runs once per repetition, follows each other one equally often and runs before it in half the
+    repetitions (a plain rotation of three puts one after the same neighbour, and before another,
+    in two repetitions of three)."""
+    from collections import Counter
+
+    from benchmarks.take_compare import _order
+
+    names = [f"impl{i}" for i in range(k)]
+    seq = []
+    for rep in range(2 * k):
+        order = _order(names, rep)
+        assert sorted(order) == names
+        seq += order
+    pairs = Counter(zip(seq, seq[1:] + seq[:1]))
+    after = {(a, b): n for (a, b), n in pairs.items() if a != b}
+    assert len(after) == k * (k - 1) and len(set(after.values())) == 1, after
+    for a in names:  # the first to read the rows (and pay for the page cache's misses) in half the repetitions
+        for b in names:
+            if a != b:
+                assert sum(_order(names, r).index(a) < _order(names, r).index(b) for r in range(2 * k)) == k

@@ -10,9 +10,10 @@ import pytest
 from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
-from lancelot.encodings.v2_0 import take_plans
+from lancelot.encodings.v2_0 import take_few, take_plans
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
+from lancelot.io.source import CountingSource, LocalFileSource
 
 ROWS = 20_000
 
@@ -92,9 +93,10 @@ def test_few_rows_report_a_damaged_page_table(tmp_path, column):
     else:
         plan._lists[4][:] = [0] * len(plan._lists[4])  # data sizes
         msg = "binary offsets are not monotonic"
-    with pytest.raises(CorruptFileError, match=msg) as e:
-        f.take([5, 7000], columns=[column])
-    assert e.value.column is not None and e.value.page is not None
+    for rows in ([5, 7000], [5, 7]):  # two pages; one (the clustered paths)
+        with pytest.raises(CorruptFileError, match=msg) as e:
+            f.take(rows, columns=[column])
+        assert e.value.column is not None and e.value.page is not None
 
 
 def test_binary_bounds_of_pages_with_different_offset_widths():
@@ -116,3 +118,31 @@ def test_binary_bounds_of_pages_with_different_offset_widths():
     assert binary_bounds(same, [0, 0], [4], [0], [50], error) == ([3, 0], [8, 2], [True, True])
     with pytest.raises(CorruptFileError, match="not monotonic"):
         binary_bounds(same, [0, 0], [4], [0], [5], error)
+
+
+def test_clustered_strings_read_their_bytes_as_one_range(tmp_path, monkeypatch):
+    """A few rows of one Binary page near each other: their bytes are read as one range (one
+    request, where the source would coalesce them into one per row), the same strings as
+    pylance's; rows spread wider than ``BINARY_SPAN_MAX`` (or with it 0) are read range by range."""
+    values = [f"{i:06d}" + "x" * 94 for i in range(5000)]  # 100 bytes each, all distinct: Binary
+    path = str(tmp_path / "s.lance")
+    with LanceFileWriter(path, version="2.0") as w:
+        w.write_batch(pa.table({"s": values}))
+    ref = LanceFileReader(path)
+
+    def requests(rows: list[int]) -> int:
+        src = CountingSource(LocalFileSource(path))
+        f = lancelot.LanceFile(src)
+        assert f.explain_take(rows)["s"] == ["plan/BinaryPlan"]
+        before = src.requests
+        got = f.take(rows)
+        assert got.equals(ref.take_rows(rows).to_table().cast(got.schema)), rows
+        assert got.column("s").to_pylist() == [values[r] for r in rows]
+        return src.requests - before
+
+    near = [10, 60, 110, 160, 171]  # 5,000 bytes apart: more than the 4 KiB the source coalesces
+    far = [0, 300, 700]  # 70 KB: more than BINARY_SPAN_MAX (their end offsets still coalesce)
+    assert requests(near) == 2  # end offsets, bytes
+    assert requests(far) == 1 + len(far)
+    monkeypatch.setattr(take_few, "BINARY_SPAN_MAX", 0)
+    assert requests(near) == 1 + 4  # 160 and 171 coalesce

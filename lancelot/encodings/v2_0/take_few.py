@@ -23,6 +23,8 @@ from lancelot.errors import CorruptFileError
 FEW_ROWS = 32
 #: a few rows' values in one page within this many bytes are read as one range (``Span``)
 SPAN_MAX = 16 << 10
+#: a few rows' bytes in one Binary page within this many bytes are read as one range
+BINARY_SPAN_MAX = 64 << 10
 #: struct codes of unsigned ints by width in bytes (memoryview.cast)
 _UINT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 LITTLE = sys.byteorder == "little"
@@ -37,9 +39,13 @@ Ranges = list[tuple[int, int]]
 
 
 def locate(starts: list[int], rows: list[int]) -> tuple[list[int], list[int]]:
-    """(page, row within the page) of each row; ``starts`` are the pages' first rows and the end."""
-    if len(starts) == 2:
+    """(page, row within the page) of each row (sorted); ``starts`` are the pages' first rows and the end."""
+    if len(starts) == 2 or not rows:
         return [0] * len(rows), rows
+    p = bisect_right(starts, rows[0]) - 1
+    if rows[-1] < starts[p + 1]:  # all in one page (a clustered take): one search
+        first = starts[p]
+        return [p] * len(rows), [r - first for r in rows]
     pages = [bisect_right(starts, r) - 1 for r in rows]
     return pages, [r - starts[p] for r, p in zip(rows, pages)]
 
@@ -243,7 +249,8 @@ class Items:
     """A dictionary's string/binary items as Python offsets and bytes, to pick a few by index."""
 
     def __init__(self, items: pa.Array) -> None:
-        large = pa.types.is_large_string(items.type) or pa.types.is_large_binary(items.type)
+        self.type = items.type
+        self.large = large = pa.types.is_large_string(items.type) or pa.types.is_large_binary(items.type)
         bufs = items.buffers()
         ends = np.frombuffer(bufs[1], np.int64 if large else np.int32)[items.offset : items.offset + len(items) + 1]
         self.ends: list[int] = ends.tolist()

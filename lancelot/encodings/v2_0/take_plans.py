@@ -436,21 +436,27 @@ class DictionaryPlan(_FixedPlan):
             pages, idx, valid = state.pages, take_few.uints(few.span_values(state, bufs), few.width), None
         else:
             pages, idx, valid = state.pages, take_few.uints(few.values(state, bufs), few.width), few.valid(state, bufs)
-        base, counts = self._base_list, self._count_list
-        picks = []
-        for j, (p, i) in enumerate(zip(pages, idx)):
-            if i > counts[p]:
-                raise self.table.error("dictionary index out of range of the page's items", p)
-            picks.append(base[p] + i - 1 if i and (valid is None or valid[j]) else -1)
-        if self._items_few is None:
-            self._items_few = take_few.Items(self.items)
-        data, lengths = self._items_few.pick(picks)
-        t = self.items.type
-        offsets = take_few.offsets(lengths, pa.types.is_large_string(t) or pa.types.is_large_binary(t))
+        base, counts, page = self._base_list, self._count_list, pages[0]
+        if valid is None and page == pages[-1]:  # one page (rows are sorted), no null index
+            if max(idx) > counts[page]:
+                raise self.table.error("dictionary index out of range of the page's items", page)
+            first = base[page] - 1
+            picks = [first + i if i else -1 for i in idx]
+        else:
+            picks = []
+            for j, (p, i) in enumerate(zip(pages, idx)):
+                if i > counts[p]:
+                    raise self.table.error("dictionary index out of range of the page's items", p)
+                picks.append(base[p] + i - 1 if i and (valid is None or valid[j]) else -1)
+        items = self._items_few
+        if items is None:
+            items = self._items_few = take_few.Items(self.items)
+        data, lengths = items.pick(picks)
+        offsets = take_few.offsets(lengths, items.large)
         if offsets is None:
             return None  # let the generic path raise its error
-        vbuf = take_few.validity([g >= 0 for g in picks])
-        return pa.Array.from_buffers(t, len(picks), [vbuf, offsets, pa.py_buffer(data)])
+        vbuf = None if min(picks) >= 0 else take_few.validity([g >= 0 for g in picks])
+        return pa.Array.from_buffers(items.type, len(picks), [vbuf, offsets, pa.py_buffer(data)])
 
 
 class BinaryPlan(TakePlan):
@@ -467,6 +473,7 @@ class BinaryPlan(TakePlan):
     ) -> None:
         self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
         self.dtype = dtype
+        self._large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
         self._lists: list[list[int]] = [offsets[:, 0].tolist(), offsets[:, 1].tolist(), widths.tolist()]
         self._lists += [data[:, 0].tolist(), data[:, 1].tolist(), adjust.tolist()]
 
@@ -501,11 +508,15 @@ class BinaryPlan(TakePlan):
         """The rows of ``pages`` from the bytes of their end offsets (``_few``): their bytes fetched, then joined."""
         widths, data_base, data_size, adjust = self._lists[2:]
         starts, stops, valid = take_few.binary_bounds(raw, pages, widths, adjust, data_size, self.table.error)
-        data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
-        large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
-        offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], large)
+        offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], self._large)
         if offsets is None:
             return None  # let the generic path raise its error
+        lo, hi, page = min(starts), max(stops), pages[0]
+        if page == pages[-1] and hi - lo <= take_few.BINARY_SPAN_MAX:  # one page, near each other: one range
+            (buf,) = src.read_ranges([(data_base[page] + lo, hi - lo)])
+            data = [buf[a - lo : b - lo] for a, b in zip(starts, stops)]
+        else:
+            data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
         vbuf = take_few.validity(valid)
         return pa.Array.from_buffers(self.dtype, len(pages), [vbuf, offsets, pa.py_buffer(b"".join(data))])
 
@@ -559,8 +570,7 @@ class BinaryPlan(TakePlan):
         n = len(rows)
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(stop - start, out=offsets[1:])
-        large = pa.types.is_large_string(self.dtype) or pa.types.is_large_binary(self.dtype)
-        if not large:
+        if not self._large:
             if offsets[-1] > np.iinfo(np.int32).max:
                 return None  # let the generic path raise its error
             offsets = offsets.astype(np.int32)
