@@ -104,6 +104,8 @@ def test_kernel_decode_equals_numpy(seed: int, monkeypatch) -> None:
     block = fsst._decode_spans(table, codes, starts, ends)
     out, offs = _numpy(table, codes, starts, ends)
     assert np.array_equal(np.asarray(block.data), out) and np.array_equal(block.offsets, offs)
+    # the block vouches for its offsets (leaf._variable then skips their check): they must hold
+    assert block.ordered and not np.any(np.diff(block.offsets) < 0) and block.offsets[-1] == len(block.data)
 
 
 def test_decode_from_stops_at_a_string_that_does_not_fit() -> None:
@@ -204,3 +206,26 @@ def test_fsst_chunks_decoded_where_they_lie_equal_the_joined_path(monkeypatch) -
     assert spans_calls == [1]
     assert np.array_equal(np.asarray(fast.data), np.asarray(slow.data))
     assert np.array_equal(np.asarray(fast.offsets, np.int64), np.asarray(slow.offsets, np.int64))
+
+
+@pytest.mark.parametrize("n", [3, 100])
+def test_unordered_blocks_offsets_are_checked(n: int) -> None:
+    """Only a decoder's own block skips the offsets check: offsets read from a file that go
+    backwards or past the data are a corrupt file (few values and many)."""
+    import pyarrow as pa
+
+    from lancelot.encodings.compression.block import VariableWidthBlock
+    from lancelot.encodings.structural.leaf import block_to_arrow
+    from lancelot.errors import CorruptFileError
+
+    data = np.arange(10 * n, dtype=np.uint8)
+    good = np.arange(n + 1, dtype=np.int64) * 10
+    assert block_to_arrow(VariableWidthBlock(good, data, n), pa.binary()).to_pylist()[1] == bytes(data[10:20])
+    backwards = good.copy()
+    backwards[1] = 15
+    backwards[2] = 5
+    past = good.copy()
+    past[-1] = len(data) + 1
+    for offsets in (backwards, past):
+        with pytest.raises(CorruptFileError):
+            block_to_arrow(VariableWidthBlock(offsets, data, n), pa.binary())

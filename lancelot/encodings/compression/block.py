@@ -41,6 +41,9 @@ class VariableWidthBlock:
     offsets: np.ndarray  # uint32 or uint64, num_values + 1 entries
     data: np.ndarray  # uint8
     num_values: int
+    #: the offsets are known not to decrease (written in order by a decoder, not read from the file):
+    #: whoever makes an Arrow array of the block need not check them again
+    ordered: bool = False
 
 
 @dataclass

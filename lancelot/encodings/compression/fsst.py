@@ -138,7 +138,8 @@ def fsst_kernels_ready() -> bool:
 def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> VariableWidthBlock:
     codes, lengths = readonly(data), readonly(np.ascontiguousarray(table.lengths))
     starts, ends = np.ascontiguousarray(starts), np.ascontiguousarray(ends)
-    if _small(HOT_ONE, int((ends - starts).sum()) if len(starts) else 0):
+    n_codes = int(ends.sum() - starts.sum()) if len(starts) else 0
+    if _small(HOT_ONE, n_codes):
         symbols = np.asarray(table.symbols)[None]
         status, out, out_offs = decode_numpy_blocks(
             codes,
@@ -158,8 +159,8 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
             )
         return VariableWidthBlock(out_offs, out, len(starts))
     sym = readonly(np.ascontiguousarray(table.symbols))
-    out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table)
-    return VariableWidthBlock(out_offs, out[:size], len(starts))
+    out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table, n_codes)
+    return VariableWidthBlock(out_offs, out[:size], len(starts), ordered=True)
 
 
 #: strings whose decoded size is measured exactly to size the output of a large decode (in SAMPLE_BLOCKS runs;
@@ -190,16 +191,24 @@ def _estimate(
 
 
 def _decode_kernel(
-    codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, sym: np.ndarray, lengths: np.ndarray, table: SymbolTable
+    codes: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    sym: np.ndarray,
+    lengths: np.ndarray,
+    table: SymbolTable,
+    total_codes: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(output, offsets, size): one pass of ``fsst_kernel.decode_from`` into an output sized from an exact
     count over a sample of the strings (every string when there are few), grown if it fills up: the
     full first pass over all codes that an exact size needs would cost almost as much as the decode.
     A table that already decoded many strings sizes the output from its bytes per code instead (a
-    scan reads the same pages again and again: no sampling pass then)."""
+    scan reads the same pages again and again: no sampling pass then).  ``total_codes``: the codes of
+    the strings, when the caller counted them."""
     n = len(starts)
     n_symbols = table.n_symbols
-    total_codes = int((ends - starts).sum()) if n else 0
+    if total_codes is None:
+        total_codes = int(ends.sum() - starts.sum()) if n else 0
     learned = table.bytes_per_code
     if learned and n > EXACT_STRINGS:
         cap = min(int(total_codes * learned * 1.02) + 256, total_codes * MAX_SYMBOL)
