@@ -174,7 +174,7 @@ def test_spans_kernel_equals_numpy(ow: int) -> None:
     n = int(counts.sum())
     ks, ke, ns, ne = (np.empty(n, np.int64) for _ in range(4))
     words = seg.data[: len(seg.data) // ow * ow].view(f"<u{ow}")
-    assert vk.spans(seg.data, words, seg.starts, counts, ow, first, ks, ke) == vk.OK
+    assert vk.spans(seg.data, words, seg.starts, seg.sizes, counts, ow, ks, ke) == vk.OK
     assert vn.spans_numpy(seg.data, seg.starts, counts, ow, ns, ne) == vk.OK
     assert np.array_equal(ks, ns) and np.array_equal(ke, ne)
     joined = np.concatenate([seg.data[a:b] for a, b in zip(ks, ke)])
@@ -229,3 +229,38 @@ def test_unordered_blocks_offsets_are_checked(n: int) -> None:
     for offsets in (backwards, past):
         with pytest.raises(CorruptFileError):
             block_to_arrow(VariableWidthBlock(offsets, data, n), pa.binary())
+
+
+def _chunk(offsets: list[int], payload: bytes, ow: int = 4) -> bytes:
+    return b"".join(o.to_bytes(ow, "little") for o in offsets) + payload
+
+
+@pytest.mark.parametrize(
+    ("chunk", "count", "status"),
+    [
+        (_chunk([12, 14, 16], b"abcd"), 2, "OK"),
+        (_chunk([12, 14, 16], b"abcd"), 5, "SHORT_BUFFER"),  # 6 offsets need 24 bytes of 16
+        (_chunk([4, 14, 16], b"abcd"), 2, "OVERLAP"),  # values start inside the offsets
+        (_chunk([12, 14, 17], b"abcd"), 2, "PAST_END"),  # the last offset is past the chunk
+        (_chunk([14, 13, 12], b"abcd"), 2, "PAST_END"),  # the first offset after the last
+        (_chunk([12, 15, 14], b"abcd"), 2, "DECREASING"),  # 15 then 14, between first and last
+    ],
+)
+def test_spans_kernel_checks_every_chunk(chunk: bytes, count: int, status: str) -> None:
+    """``spans`` reports a bad chunk the way ``extents`` and ``join`` do (a corrupt file, not a crash),
+    after a good chunk, aligned offsets or not."""
+    from lancelot.encodings.compression import variable_kernel as vk
+
+    good = _chunk([8, 10], b"xy..")  # 12 bytes: the next chunk's offsets stay aligned
+    for pad in (0, 1):  # offsets read as aligned words, or byte by byte
+        data = np.frombuffer(b"\0" * pad + good + chunk, np.uint8)
+        starts = np.array([pad, pad + len(good)], np.int64)
+        sizes = np.array([len(good), len(chunk)], np.int64)
+        counts = np.array([1, count], np.int64)
+        words = data[: len(data) // 4 * 4].view("<u4") if pad == 0 else np.zeros(0, "<u4")
+        n = int(counts.sum())
+        out_s, out_e = np.empty(n, np.int64), np.empty(n, np.int64)
+        got = vk.spans(data, words, starts, sizes, counts, 4, out_s, out_e)
+        assert got == getattr(vk, status)
+        if status == "OK":
+            assert [bytes(data[a:b]) for a, b in zip(out_s, out_e)] == [b"xy", b"ab", b"cd"]

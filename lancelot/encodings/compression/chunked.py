@@ -53,7 +53,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_DEPTH = 16
 #: variable-width reads joined with numpy before the kernels are prepared in the background (or WARM_WORK bytes)
-HOT_VARIABLE = NumpyUntilHot(vk.extents, vk.join, warm_work=WARM_WORK)
+HOT_VARIABLE = NumpyUntilHot(vk.extents, vk.join, vk.spans, warm_work=WARM_WORK)
 
 
 @lru_cache(maxsize=256)
@@ -217,16 +217,15 @@ def _fsst_variable(table: SymbolTable, var: pb.Variable, buffers: list[Segments]
     ow = bits // 8
     raw = readonly(seg.data)
     starts, sizes, counts = (np.ascontiguousarray(a, dtype=np.int64) for a in (seg.starts, seg.sizes, counts))
-    first = np.empty(len(counts), dtype=np.int64)
-    last = np.empty(len(counts), dtype=np.int64)
-    status = vk.extents(raw, starts, sizes, counts, ow, first, last)
-    require(status == vk.OK, vk.MESSAGES.get(status, ""))
     n = int(counts.sum())
+    # every value takes an offset of ``ow`` bytes in its chunk: more values than that is a bad count,
+    # reported before the spans are allocated (the kernel checks each chunk)
+    require(n * ow <= int(sizes.sum()), vk.MESSAGES[vk.SHORT_BUFFER])
     s_starts = empty(n, np.int64)
     s_ends = empty(n, np.int64)
     aligned = raw.ctypes.data % ow == 0 and not np.any(starts % ow)
     words = raw[: len(raw) // ow * ow].view(uint_dtype(bits)) if aligned else readonly(np.zeros(0, uint_dtype(bits)))
-    status = vk.spans(raw, words, starts, counts, ow, first, s_starts, s_ends)
+    status = vk.spans(raw, words, starts, sizes, counts, ow, s_starts, s_ends)
     require(status == vk.OK, vk.MESSAGES.get(status, ""))
     return fsst_decode_where(table, raw, s_starts, s_ends)
 
@@ -237,6 +236,7 @@ def _variable_warm(raw: np.ndarray, ow: int) -> None:
     words = readonly(np.zeros(0, uint_dtype(ow * 8)))
     vk.extents(raw, z, z, z, ow, z.copy(), z.copy())
     vk.join(raw, words, z, z, ow, z, z, np.zeros(1, np.int64), np.zeros(0, np.uint8))
+    vk.spans(raw, words, z, z, z, ow, z.copy(), z.copy())
 
 
 def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidthBlock:

@@ -109,22 +109,31 @@ def spans(
     data: NDArray[np.uint8],
     words: NDArray[Any],
     starts: NDArray[np.int64],
+    sizes: NDArray[np.int64],
     counts: NDArray[np.int64],
     ow: int,
-    first: NDArray[np.int64],
     out_starts: NDArray[np.int64],
     out_ends: NDArray[np.int64],
 ) -> int:
     """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute
-    positions), without copying the bytes (``join``'s offsets and checks; ``words`` as there).  FSST
-    decodes the strings where they lie."""
+    positions), without copying the bytes: ``extents``' checks of each chunk and ``join``'s of its
+    offsets, in one pass (``words`` as there).  FSST decodes the strings where they lie."""
     o = 0
     aligned = len(words) > 0
     for k in range(len(starts)):
+        n = counts[k]
         s = starts[k]
-        prev = first[k]
+        if (n + 1) * ow > sizes[k]:
+            return SHORT_BUFFER
+        a = _offset(data, s, ow)
+        b = _offset(data, s + n * ow, ow)
+        if n > 0 and a < (n + 1) * ow:
+            return OVERLAP
+        if a > b or b > sizes[k]:
+            return PAST_END
+        prev = a
         w0 = s // ow
-        for i in range(1, counts[k] + 1):
+        for i in range(1, n + 1):
             v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
             if v < prev:
                 return DECREASING
