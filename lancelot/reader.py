@@ -338,7 +338,9 @@ class LanceFile:
             try:
                 if remote and len(uniq):
                     self._stage_take(readers, uniq)
-                elif len(readers) > 1 and len(uniq):
+                elif len(readers) > 1 and 0 < len(uniq) < PARALLEL_MIN_TAKE:
+                    # (a larger take's fields read side by side, each hinting what the cache misses:
+                    # announcing all of its ranges first cost more than the take on a cached file)
                     self._take_ahead(readers, uniq)
                 if len(uniq) >= PARALLEL_MIN_TAKE or remote:
                     # remote: fields decode side by side, so their own later rounds overlap too

@@ -66,3 +66,32 @@ def test_small_local_file_is_read_whole_when_opened(tmp_path):
     big = tmp_path / "big.bin"
     big.write_bytes(data + b"x")
     assert LocalFileSource(big)._kept == ()
+
+
+def test_a_large_will_need_of_a_cached_file_is_not_hinted(tmp_path, monkeypatch):
+    """will_need of many blocks probes the first, middle and last one with RWF_NOWAIT: all cached,
+    it hints nothing (thousands of WILLNEED calls on cached pages cost more than a take); a probe
+    that misses hints them all as before."""
+    import os
+
+    from lancelot.io import source
+    from lancelot.io.source import PROBE_MIN_BLOCKS, LocalFileSource
+
+    gap = 1 << 16  # farther apart than any coalescing gap: one block per range
+    n = PROBE_MIN_BLOCKS + 6
+    path = tmp_path / "spread.bin"
+    path.write_bytes(bytes(range(256)) * (n * gap // 256 + 16))
+    path.read_bytes()  # in the page cache
+    src = LocalFileSource(path)
+    if not src._nowait:
+        pytest.skip("this kernel or file system has no preadv RWF_NOWAIT")
+    ranges = [(i * gap, 100) for i in range(n)]
+    hinted: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "posix_fadvise", lambda fd, off, ln, advice: hinted.append((off, ln)))
+    src.will_need(ranges)
+    assert hinted == []
+    assert [bytes(b) for b in src.read_ranges(ranges[:2])] == [bytes(range(100))] * 2
+    monkeypatch.setattr(source.LocalFileSource, "_read_cached", lambda self, off, ln: None)
+    src.will_need(ranges)
+    assert sorted(off for off, _ in hinted) == [off for off, _ in ranges]
+    src.close()
