@@ -51,18 +51,26 @@ def extents(
 ) -> int:
     """The first and last offset of every chunk, checked against the chunk's buffer."""
     for k in range(len(starts)):
-        n = counts[k]
-        if (n + 1) * ow > sizes[k]:
-            return SHORT_BUFFER
-        a = _offset(data, starts[k], ow)
-        b = _offset(data, starts[k] + n * ow, ow)
-        if n > 0 and a < (n + 1) * ow:
-            return OVERLAP
-        if a > b or b > sizes[k]:
-            return PAST_END
+        status, a, b = _extent(data, starts[k], sizes[k], counts[k], ow)
+        if status != OK:
+            return status
         first[k] = a
         last[k] = b
     return OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _extent(data: np.ndarray, s: int, size: int, n: int, ow: int) -> tuple[int, int, int]:
+    """(status, first offset, last offset) of the chunk of ``n`` values at ``s``, ``size`` bytes."""
+    if (n + 1) * ow > size:
+        return SHORT_BUFFER, 0, 0
+    a = _offset(data, s, ow)
+    b = _offset(data, s + n * ow, ow)
+    if n > 0 and a < (n + 1) * ow:
+        return OVERLAP, 0, 0
+    if a > b or b > size:
+        return PAST_END, 0, 0
+    return OK, a, b
 
 
 @njit(cache=True, nogil=True)
@@ -123,15 +131,9 @@ def spans(
     for k in range(len(starts)):
         n = counts[k]
         s = starts[k]
-        if (n + 1) * ow > sizes[k]:
-            return SHORT_BUFFER
-        a = _offset(data, s, ow)
-        b = _offset(data, s + n * ow, ow)
-        if n > 0 and a < (n + 1) * ow:
-            return OVERLAP
-        if a > b or b > sizes[k]:
-            return PAST_END
-        prev = a
+        status, prev, _ = _extent(data, s, sizes[k], n, ow)
+        if status != OK:
+            return status
         w0 = s // ow
         for i in range(1, n + 1):
             v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
