@@ -57,6 +57,9 @@ class Adapter:
     lib: str = ""
     version: str | None = None
     suffix: str = ".lance"
+    #: untimed calls a read needs before it is in its steady state (lancelot: its numpy paths
+    #: hand over to numba kernels after ``jit.HOT_CALLS`` calls)
+    steady_calls: int = 0
 
     @property
     def name(self) -> str:
@@ -280,6 +283,12 @@ class LancelotHandle(Handle):
 
 class LancelotAdapter(Adapter):
     lib = "lancelot"
+
+    @property
+    def steady_calls(self) -> int:  # type: ignore[override]
+        from lancelot.encodings.compression.jit import HOT_CALLS
+
+        return HOT_CALLS
 
     def __init__(self, version: str) -> None:
         self.version = version
