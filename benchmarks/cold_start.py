@@ -7,7 +7,7 @@ Every measurement is a new Python process that imports the library and does one 
 * ``write``: import, write a ``--rows``-row table as a Lance 2.2 file (the table is loaded from
   Arrow IPC before the clock starts; pyarrow is imported by both libraries and so not timed).
 
-Implementations, interleaved (every repetition runs each once, rotating the order):
+Implementations, interleaved (every repetition runs each once, in ``measure.balanced_order``):
 ``lancelot-empty`` (``NUMBA_CACHE_DIR`` a new empty directory: a fresh install, a new Spark
 executor, a container), ``lancelot-warm`` (a cache directory warmed by an untimed run of each
 case) and ``pylance``.  The time is measured inside the process from before the library's
@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchmarks.measure import balanced_order
 
 BENCH_DIR = Path(__file__).resolve().parent
 IMPLS = ("lancelot-empty", "lancelot-warm", "pylance")
@@ -146,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             run_once("lancelot-warm", case, files, warm, tmp / "w.lance", 0)
         for rep in range(a.reps):
             for case in cases:
-                order = IMPLS[rep % 3 :] + IMPLS[: rep % 3]
-                for impl in order:
+                for impl in balanced_order(list(IMPLS), rep):
                     empty = tmp / f"empty-{rep}-{case}"
                     cache = warm if impl == "lancelot-warm" else empty
                     out = tmp / f"out-{impl}.lance"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,6 @@ import numpy as np
 import pyarrow as pa
 
 from benchmarks.adapters import Adapter, Handle, Skip, same_data
-from lancelot.encodings.compression.jit import wait_for_warm_ups
 
 
 @dataclass
@@ -67,6 +67,19 @@ def build_cases(schema: pa.Schema, take_sizes, range_rows: int, per_column: bool
             for n in take_sizes:
                 cases.append(Case(f"take{n}/col:{name}", "take", n, [name]))
     return cases
+
+
+def balanced_order(names: list[str], rep: int) -> list[str]:
+    """Repetition ``rep``'s order: the rotations of ``names``, then those of ``names`` reversed, so
+    that (over 2 x len(names) repetitions) each of two or three implementations follows each other
+    one equally often, and runs before it in half the repetitions. A plain rotation of three ran
+    lancelot right after Parquet in two repetitions of three (Parquet's take, hundreds of times
+    longer, leaves the CPU caches cold for the next call), and before pylance in two of three: the
+    first of the two to read the rows of the Lance file pays for what the page cache has lost of
+    them (this VM keeps 1-3 GB of it, shared)."""
+    k = len(names)
+    base = names if (rep // k) % 2 == 0 else names[::-1]
+    return base[rep % k :] + base[: rep % k]
 
 
 def _args(case: Case, num_rows: int, rng: np.random.Generator):
@@ -114,6 +127,13 @@ def open_targets(targets: list[ReadTarget]) -> None:
 
 
 CACHE_MODES = ("warm", "cold", "as-is")
+
+
+def _wait_for_warm_ups() -> None:
+    """Wait for lancelot's background kernel preparation, if lancelot is loaded."""
+    jit = sys.modules.get("lancelot.encodings.compression.jit")
+    if jit is not None:
+        jit.wait_for_warm_ups()
 
 
 def _drop_cache(path: Path) -> None:
@@ -187,7 +207,7 @@ def time_cases(
                             pass
                     elif cache == "cold":
                         _drop_cache(t.path)
-                wait_for_warm_ups()
+                _wait_for_warm_ups()
                 t0 = time.perf_counter()
                 try:
                     fn()

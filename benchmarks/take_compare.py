@@ -10,7 +10,7 @@ their numba kernels; before the full reads, untimed full reads likewise). Every 
 rows (``--rows`` of them: random over the file, or clustered in a window of 1,000 rows) and runs
 lancelot (``LanceFile.take`` on pylance's file), pylance (``take_rows``) and Parquet (only the row
 groups holding the rows) on the same rows, in an order where each follows each other equally often
-(``_order``); the table prints medians and the ratios of medians, for all columns and for each
+(``measure.balanced_order``); the table prints medians and the ratios of medians, for all columns and for each
 column alone, plus full reads (lancelot ``read`` against pylance ``read_all``, interleaved,
 ``--scan-reps`` of them or more until ``--scan-seconds``; of each column alone too with
 ``--scan-columns``). Readers are opened
@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from benchmarks import adapters, datasets
+from benchmarks.measure import balanced_order
 
 BENCH_DIR = Path(__file__).resolve().parent
 IMPLS = ("lancelot", "pylance", "parquet")
@@ -74,22 +75,9 @@ def measure_takes(
     times: dict[str, list[float]] = {i: [] for i in handles}
     for rep in range(reps):
         rows = _rows(rng, n, k, clustered)
-        for impl in _order(list(handles), rep):
+        for impl in balanced_order(list(handles), rep):
             times[impl].append(_time(lambda h=handles[impl], rows=rows: h.take(rows, columns)))
     return times
-
-
-def _order(names: list[str], rep: int) -> list[str]:
-    """Repetition ``rep``'s order: the rotations of ``names``, then those of ``names`` reversed, so
-    that (over 2 x len(names) repetitions) each of two or three implementations follows each other
-    one equally often, and runs before it in half the repetitions. A plain rotation of three ran
-    lancelot right after Parquet in two repetitions of three (Parquet's take, hundreds of times
-    longer, leaves the CPU caches cold for the next call), and before pylance in two of three: the
-    first of the two to read the rows of the Lance file pays for what the page cache has lost of
-    them (this VM keeps 1-3 GB of it, shared)."""
-    k = len(names)
-    base = names if (rep // k) % 2 == 0 else names[::-1]
-    return base[rep % k :] + base[: rep % k]
 
 
 def _steady(handle, n: int, names: list[str]) -> None:

@@ -203,7 +203,7 @@ def test_take_compare_order_is_balanced(k):
     in two repetitions of three)."""
     from collections import Counter
 
-    from benchmarks.take_compare import _order
+    from benchmarks.measure import balanced_order as _order
 
     names = [f"impl{i}" for i in range(k)]
     seq = []
