@@ -66,3 +66,18 @@ def test_pooled_empty_is_writable_aligned_and_typed() -> None:
     arr = pa.Array.from_buffers(pa.int64(), len(big), [None, pa.py_buffer(big)])
     del big
     assert arr.to_pylist()[-1] == 7
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, np.uint32])
+def test_out_of_range_indices_are_found_and_read_as_nulls(dtype) -> None:
+    """``out_of_range`` names exactly the indices outside [0, n) (None when there are none), and a
+    fixed-width lookup reads those as nulls."""
+    ok = np.array([0, 4, 2, 4], dtype=dtype)
+    assert leaf.out_of_range(ok, 5) is None
+    assert leaf.out_of_range(ok[:0], 0) is None
+    wild = np.array([0, 5, 2, 255], dtype=dtype)
+    assert leaf.out_of_range(wild, 5).tolist() == [False, True, False, True]
+    if np.dtype(dtype).kind == "i":
+        assert leaf.out_of_range(np.array([1, -1, 0], dtype=dtype), 5).tolist() == [False, True, False]
+    got = leaf.apply_dictionary(wild, pa.array([10, 11, 12, 13, 14], pa.int32()), pa.int32())
+    assert got.to_pylist() == [10, None, 12, None]

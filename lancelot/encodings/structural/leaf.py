@@ -152,6 +152,15 @@ def indices_to_numpy(block: DataBlock) -> np.ndarray:
     return raw.view(dt).astype(np.int64)
 
 
+def out_of_range(indices: np.ndarray, n: int) -> np.ndarray | None:
+    """Which dictionary indices fall outside ``[0, n)``, or None when none does (two reductions
+    rather than three full-size passes in the common case)."""
+    if not len(indices) or (int(indices.min()) >= 0 and int(indices.max()) < n):
+        return None
+    bad: np.ndarray = (indices < 0) | (indices >= n)
+    return bad
+
+
 def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) -> pa.Array:
     """Look indices up in a page dictionary; a dictionary-typed field keeps the encoding.
 
@@ -164,9 +173,9 @@ def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) 
         if pa.types.is_dictionary(t):
             return pa.DictionaryArray.from_arrays(pa.nulls(len(indices), t.index_type), dictionary)
         return pa.nulls(len(indices), t)
-    bad = (indices < 0) | (indices >= n)
-    mask = from_numpy(bad) if bad.any() else None
-    idx = np.where(bad, 0, indices) if mask is not None else indices
+    bad = out_of_range(indices, n)
+    mask = None if bad is None else from_numpy(bad)
+    idx = indices if bad is None else np.where(bad, 0, indices)
     if pa.types.is_dictionary(t):
         keep = bad if mask is not None else None
         return pa.DictionaryArray.from_arrays(

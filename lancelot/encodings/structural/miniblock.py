@@ -43,6 +43,7 @@ from lancelot.encodings.structural.leaf import (
     check_dictionary_slots,
     indices_to_numpy,
     leaf_value_type,
+    out_of_range,
     values_to_arrow,
 )
 from lancelot.encodings.structural.miniblock_chunks import (
@@ -294,8 +295,8 @@ class MiniBlockPage(PageReader):
         # whole chunks first made a 1-row read hold every value of its chunks)
         dec = decode_chunks(self.fmt, data, pos[:-1], size, items, _indices)
         idx = to_numpy(dec.values)
-        bad = (idx < 0) | (idx >= len(t.dictionary))
-        if bad.any():
+        bad = out_of_range(idx, len(t.dictionary))
+        if bad is not None:
             vis = visible_mask(self.meaning, dec.dfn, len(dec.dfn) if dec.dfn is not None else 0)
             check_dictionary_slots(
                 from_numpy(idx, mask=bad),
