@@ -32,8 +32,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-#: input bytes of the pages submitted and not yet committed (``PageWorker.max_bytes``): two 32 MiB pages
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+#: input bytes of the pages submitted and not yet committed (``PageWorker.max_bytes``): four 8 MiB pages,
+#: or one 32 MiB page and the next one waiting to be queued
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 
 def default_workers() -> int:
