@@ -105,10 +105,10 @@ def _leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
     return out
 
 
-def _leaf_array(table: pa.Table, path: Path) -> pa.Array:
-    """The values at ``path`` as one array, null wherever the value or any parent struct is null."""
-    col = table.column(path[0])
-    col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+def _leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
+    """The values at ``path`` (``column`` is the top-level column ``path[0]``) as one array, null wherever
+    the value or any parent struct is null."""
+    col = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     for name in path[1:]:
         idx = col.type.get_field_index(name)
         col = col.flatten()[idx]  # flatten() merges the parent's validity into the child
@@ -326,18 +326,24 @@ class ZoneMapBuilder:
         for j, (path, _) in enumerate(self._columns):
             if not self._alive[j]:
                 continue
+            # a job holds its own column only: queued behind long pages, one holding the table kept every
+            # column of the batch (a 32 MiB vector column without statistics too)
+            column = table.column(path[0])
             if self._run is None or inline:
-                self._stats[j].append(self._column_stats(table, path, nzones))
+                self._stats[j].append(self._column_stats(column, path, nzones))
             else:
-                self._stats[j].append(self._run(partial(self._column_stats, table, path, nzones)))
+                self._stats[j].append(self._run(partial(self._column_stats, column, path, nzones)))
 
-    def _column_stats(self, table: pa.Table, path: Path, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
-        """(mins, maxs, nulls) of one column of ``table``'s zones; None for a type pyarrow cannot aggregate."""
+    def _column_stats(
+        self, column: pa.ChunkedArray, path: Path, nzones: int
+    ) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+        """(mins, maxs, nulls) of the zones of the leaf at ``path`` of the top-level ``column``; None for a
+        type pyarrow cannot aggregate."""
         try:
-            arr = _prepare(_leaf_array(table, path))
+            arr = _prepare(_leaf_array(column, path))
             stats = _numeric_zone_stats(arr, self.rows_per_zone, nzones)
             if stats is None:
-                zone = from_numpy(np.arange(table.num_rows, dtype=np.int64) // self.rows_per_zone)
+                zone = from_numpy(np.arange(len(column), dtype=np.int64) // self.rows_per_zone)
                 stats = self._zone_stats(arr, zone, nzones, self.rows_per_zone)
             return stats
         except (pa.ArrowException, ValueError, TypeError):

@@ -159,3 +159,22 @@ def test_blob_pages_like_pylance(tmp_path, version, batches):
     assert len(pages(small)[1]) >= math.ceil(120 * (16 + levels) / (16 * 40)) - 1 >= 2
     assert lancelot.read_table(small).equals(table)
     assert lance_file.LanceFileReader(small).read_all().to_table().equals(table)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_vector_batch_of_the_page_limit_is_one_page(tmp_path, version):
+    """Vectors without nulls count their bytes only (no item validity is stored): batches of exactly
+    ``max_page_bytes`` are one page each, not pages cut short whose rest waits for the next batch (each
+    then joined two batches and held the previous one).  With a null item the validity counts."""
+    rows, dim, limit = 1024, 128, 512 * 1024  # 1024 vectors of 128 float32 = the limit
+    rng = np.random.default_rng(5)
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(4 * rows * dim, np.float32)), dim)
+    table = pa.table({"v": vec})
+    path = write_lancelot(tmp_path / "ours.lance", table, version, [rows] * 4, max_page_bytes=limit)
+    assert pages(path)[0] == [(rows, rows * dim * 4)] * 4
+    assert lancelot.read_table(path).equals(table)
+    items = pa.array(rng.random(4 * rows * dim, np.float32), mask=np.arange(4 * rows * dim) == 5)
+    nulls = pa.table({"v": pa.FixedSizeListArray.from_arrays(items, dim)})
+    path = write_lancelot(tmp_path / "nulls.lance", nulls, version, [rows] * 4, max_page_bytes=limit)
+    assert pages(path)[0][0][0] < rows  # 128 validity bits a row more: the first page is cut short
+    assert lancelot.read_table(path).equals(nulls)

@@ -152,3 +152,29 @@ def test_caller_keeps_submitting_behind_a_long_page():
     worker.close()
     assert seen == [True]
     assert order == list(range(5))
+
+
+def test_uncommitted_bytes_bounded():
+    """Pages waiting behind a long first page hold at most ``max_bytes`` (+ the page just queued): the
+    caller queues page 3 only after page 0 committed (pages of 10 bytes, a bound of 25)."""
+    import threading
+
+    worker = PageWorker(workers=2, max_bytes=25)
+    release = threading.Event()
+    order: list[int] = []
+
+    def submit_all() -> None:
+        worker.submit(lambda: release.wait(timeout=10) and 0, order.append, 10)
+        for i in range(1, 6):
+            worker.submit(lambda i=i: i, order.append, 10)
+
+    caller = threading.Thread(target=submit_all)
+    caller.start()
+    with worker._cond:  # pages 1 and 2 encoded while page 0 waits: the caller stays in page 2's submit
+        assert worker._cond.wait_for(lambda: worker._encoded >= 2, timeout=10)
+    release.set()
+    caller.join()
+    worker.drain()
+    worker.close()
+    assert order == list(range(6))
+    assert worker.peak_held == 30

@@ -47,10 +47,10 @@ def test_failing_column_is_dropped_on_the_pool_too():
     t = pa.table({"a": np.arange(100_000), "x": np.arange(100_000)}, schema=schema)
 
     class Broken(ZoneMapBuilder):
-        def _column_stats(self, table, path, nzones):
+        def _column_stats(self, column, path, nzones):
             if path == ("x",):
                 return None
-            return super()._column_stats(table, path, nzones)
+            return super()._column_stats(column, path, nzones)
 
     outs = []
     with ThreadPoolExecutor(2) as pool:

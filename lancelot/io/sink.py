@@ -19,11 +19,13 @@ from collections import deque
 from typing import IO, Any
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
+from lancelot.io.heap import release_free_memory
 from lancelot.io.storage_options import fsspec_options
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: the writer thread syncs the data written so far every this many bytes, so the closing fsync
-#: (the file must be on disk before it is renamed into place) finds little left to do
+#: (the file must be on disk before it is renamed into place) finds little left to do, and then
+#: hands the C heap's free pages back (io/heap.py)
 SYNC_EVERY = 64 * 1024 * 1024
 
 
@@ -59,6 +61,7 @@ class BackgroundWriter:
                         self._f.flush()
                         os.fdatasync(self._f.fileno())
                         self._unsynced = 0
+                        release_free_memory()  # the pages' freed temporaries (io/heap.py)
             except BaseException as e:  # raised in the caller's thread
                 self._error = e
             with self._cond:

@@ -64,9 +64,9 @@ from lancelot.versions import FileVersion
 FULL_ZIP_MIN_BYTES = 256
 #: pages of many rows are cut at multiples of this many rows (a bitpacking chunk)
 PAGE_ROW_ALIGN = 1024
-#: one encoded page of a shred, as the page worker carries it from encode to commit: the shred, its layout
-#: and buffers
-EncodedShred = tuple[Shred, tuple[pb21.PageLayout, list[np.ndarray]]]
+#: one encoded page, as the page worker carries it from encode to commit: its row count, layout and buffers
+#: (not the shred: a page waiting for the pages before it holds only its encoded bytes)
+EncodedShred = tuple[int, tuple[pb21.PageLayout, list[np.ndarray]]]
 
 
 def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions) -> str | None:
@@ -175,7 +175,7 @@ class LeafColumnWriter:
                 self.blob_bases[part] = self.out.write_buffer(data)[0]
 
             if self.worker is not None:
-                self.worker.submit(lambda: None, commit)
+                self.worker.submit(lambda: None, commit, len(data))
             else:
                 commit(None)
         return Shred(s.rep, s.defc, relative, s.num_rows)
@@ -236,19 +236,19 @@ class LeafColumnWriter:
 
             def commit(r: EncodedShred | None) -> None:
                 s = concat_shreds(parts)
-                self._commit(s, self._encode(s, page))
+                self._commit(s.num_rows, self._encode(s, page))
         else:
 
             def encode() -> EncodedShred | None:
                 s = concat_shreds(parts)
-                return s, self._encode(s, page)
+                return s.num_rows, self._encode(s, page)
 
             def commit(r: EncodedShred | None) -> None:
                 assert r is not None  # this branch's encode() always returns the page
                 self._commit(*r)
 
         if self.worker is not None:
-            self.worker.submit(encode, commit)
+            self.worker.submit(encode, commit, sum(self._cost(p) for p in parts))
         else:
             commit(encode())
 
@@ -293,7 +293,7 @@ class LeafColumnWriter:
         except LanceError as e:
             raise e.at(column=self.index, page=page) from None
 
-    def _commit(self, s: Shred, encoded: tuple[pb21.PageLayout, list[np.ndarray]]) -> None:
+    def _commit(self, num_rows: int, encoded: tuple[pb21.PageLayout, list[np.ndarray]]) -> None:
         """Write the page's buffers and record it (in page order)."""
         layout, buffers = encoded
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
@@ -301,12 +301,12 @@ class LeafColumnWriter:
             file2_pb2.ColumnMetadata.Page(
                 buffer_offsets=[p for p, _ in locs],
                 buffer_sizes=[n for _, n in locs],
-                length=s.num_rows,
+                length=num_rows,
                 encoding=pack_encoding(layout),
                 priority=self.rows_written,
             )
         )
-        self.rows_written += s.num_rows
+        self.rows_written += num_rows
 
     def metadata(self) -> file2_pb2.ColumnMetadata:
         return file2_pb2.ColumnMetadata(

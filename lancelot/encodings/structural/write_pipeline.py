@@ -16,7 +16,10 @@ thread that commits a page goes on to commit every later page already encoded.
 behind one long page, e.g. the FSST page of a long text column.)  At most
 ``max_pending`` pages wait for or run their encode, and at most twice that many
 are not yet committed (encoded pages may wait behind a long one, while the caller
-queues the next; the writer's memory stays bounded by pages); the first error in page order is raised in the main
+queues the next); the pages not yet committed hold at most ``max_bytes`` of input
+(``submit``'s ``nbytes``; a single page may hold more): each page of a vector
+column is a 32 MiB batch, and pages piling up behind a slow one were the writer's
+peak memory.  The first error in page order is raised in the main
 thread by the next ``submit`` or by ``drain``, and no page commits after a
 failed one.
 """
@@ -28,6 +31,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
+
+#: input bytes of the pages submitted and not yet committed (``PageWorker.max_bytes``): four 8 MiB pages,
+#: or one 32 MiB page and the next one waiting to be queued
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 
 def default_workers() -> int:
@@ -41,26 +48,34 @@ def default_workers() -> int:
 class PageWorker:
     """Encodes pages on ``workers`` threads and commits them one at a time, in submission order."""
 
-    def __init__(self, workers: int | None = None, max_pending: int | None = None) -> None:
+    def __init__(
+        self, workers: int | None = None, max_pending: int | None = None, max_bytes: int | None = None
+    ) -> None:
         self.workers = workers or default_workers()
         self.max_pending = max_pending or 4 * self.workers
+        self.max_bytes = max_bytes or DEFAULT_MAX_BYTES
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lancelot-pages")
         self._cond = threading.Condition()
-        #: encoded pages waiting for the pages before them: seq -> (commit, result, error)
-        self._ready: dict[int, tuple[Callable[[Any], None], Any, BaseException | None]] = {}
+        #: encoded pages waiting for the pages before them: seq -> (commit, result, error, nbytes)
+        self._ready: dict[int, tuple[Callable[[Any], None], Any, BaseException | None, int]] = {}
         self._submitted = 0
         self._encoded = 0  # pages encoded (committed or waiting for the pages before them)
         self._committed = 0  # pages committed (or dropped after a failure), a prefix of the submitted ones
         self._committing = False
+        self._held = 0  # ``nbytes`` of the pages submitted and not yet committed (or dropped)
+        self.peak_held = 0  # the most ``_held`` reached (tests)
         self._failed = False
         self._error: BaseException | None = None
 
-    def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None]) -> None:
-        """Queue ``commit(encode())``; wait while too many pages are in flight (re-raising their errors)."""
+    def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None], nbytes: int = 0) -> None:
+        """Queue ``commit(encode())`` for a page of ``nbytes`` input bytes; wait while too many pages or
+        bytes are in flight (re-raising their errors)."""
         with self._cond:
             self._raise()
             seq = self._submitted
             self._submitted += 1
+            self._held += nbytes
+            self.peak_held = max(self.peak_held, self._held)
 
         def run() -> None:
             if self._failed:  # closed or failed: the page is dropped
@@ -71,9 +86,10 @@ class PageWorker:
             except BaseException as e:  # raised in order, after the pages before it
                 error = e
             with self._cond:
-                self._ready[seq] = (commit, result, error)
+                self._ready[seq] = (commit, result, error, nbytes)
                 self._encoded += 1
                 self._cond.notify_all()
+            del result  # held by _ready until committed (this thread may commit many later pages)
             self._commit_ready()
 
         self._pool.submit(run)
@@ -81,6 +97,7 @@ class PageWorker:
             while not self._failed and (
                 self._submitted - self._encoded > self.max_pending
                 or self._submitted - self._committed > 2 * self.max_pending
+                or (self._held > self.max_bytes and self._submitted - self._committed > 1)
             ):
                 self._cond.wait()
             self._raise()
@@ -97,7 +114,7 @@ class PageWorker:
                     return
                 self._committing = True
                 seq = self._committed
-                commit, result, error = self._ready.pop(seq)
+                commit, result, error, nbytes = self._ready.pop(seq)
             try:
                 if not self._failed:
                     if error is not None:
@@ -109,6 +126,7 @@ class PageWorker:
                         self._failed, self._error = True, e
             finally:
                 with self._cond:
+                    self._held -= nbytes
                     self._committed += 1
                     self._committing = False
                     self._cond.notify_all()

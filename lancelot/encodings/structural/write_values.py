@@ -167,7 +167,8 @@ def value_costs(arr: pa.Array) -> np.ndarray:
 
 
 def value_bytes(arr: pa.Array) -> int:
-    """``value_costs(arr)[-1]`` without the array: the bytes a page's values count for."""
+    """The bytes a page's values count for: ``value_costs(arr)[-1]`` without the array, except that
+    fixed-size-list item validity counts only when the items hold nulls (``value_costs`` keeps room for it)."""
     arr = storage(arr)
     t = arr.type
     n = len(arr)
@@ -182,7 +183,9 @@ def value_bytes(arr: pa.Array) -> int:
         return sum(value_bytes(c) for c in struct_children(arr))
     if fsl_of_variable(t):
         return value_bytes(fsl_items(arr))
-    bits = item_bits(t) + validity_bits(t)
+    # item validity only where a page stores it (has_item_nulls): a batch of 32 MiB of vectors without
+    # nulls is one page of 32 MiB, not a page cut short whose rest waits (holding the batch) for the next
+    bits = item_bits(t) + (validity_bits(t) if has_item_nulls(arr) else 0)
     return (n * bits + 7) // 8
 
 
