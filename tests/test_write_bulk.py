@@ -70,6 +70,8 @@ def _dictionary_cases() -> list[pa.Array]:
     rng = np.random.default_rng(7)
     words = ["", "a", "ab", "abcdefgh", "abcdefghi", "abcdefghX", "Xbcdefghi", "DELIVER IN PERSON"]
     words += ["DELIVER IN PERSOX", "DELIVER XN PERSON", "x" * 40, "x" * 39 + "y"]
+    # equal first and last words, differing between them: in a middle word, in the bytes after the words
+    words += ["x" * 20 + "y" + "x" * 19, "x" * 8 + "y" + "x" * 31, "x" * 26 + "y" + "x" * 8, "x" * 24 + "yy" + "x" * 8]
     strings = pa.array([words[i] for i in rng.integers(0, len(words), 5000)])
     fsb = pa.array([bytes([x]) * 16 for x in rng.integers(0, 40, 3000)], pa.binary(16))
     many = pa.array([f"value {i}" for i in rng.integers(0, 5000, 20000)])  # outgrows the first table
