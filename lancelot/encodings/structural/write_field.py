@@ -248,7 +248,7 @@ class LeafColumnWriter:
                 self._commit(*r)
 
         if self.worker is not None:
-            self.worker.submit(encode, commit)
+            self.worker.submit(encode, commit, cost=sum(self._cost(p) for p in parts))
         else:
             commit(encode())
 

@@ -9,6 +9,11 @@ lancelot's zone maps; a page task then runs in two steps on a small pool:
   submission order, one at a time, so the file's bytes and metadata are the
   same whatever the thread timing.
 
+Encodes start largest first among the pages queued (``submit``'s ``cost``: a file's
+last pages are all queued at once by ``close``, and its longest page, e.g. the FSST page
+of a long text column, should not start last and leave a core idle at the end); the
+commit order, and so the file's bytes, stay the submission order.
+
 No thread ever waits for another page's commit: a task that finishes encoding
 out of order leaves its result behind and its thread takes the next page; the
 thread that commits a page goes on to commit every later page already encoded.
@@ -23,6 +28,7 @@ failed one.
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 from collections.abc import Callable
@@ -52,11 +58,14 @@ class PageWorker:
         self._encoded = 0  # pages encoded (committed or waiting for the pages before them)
         self._committed = 0  # pages committed (or dropped after a failure), a prefix of the submitted ones
         self._committing = False
+        #: pages waiting for a thread: (-cost, seq, task); each pool job takes the costliest
+        self._queue: list[tuple[float, int, Callable[[], None]]] = []
         self._failed = False
         self._error: BaseException | None = None
 
-    def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None]) -> None:
-        """Queue ``commit(encode())``; wait while too many pages are in flight (re-raising their errors)."""
+    def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None], cost: float = 0.0) -> None:
+        """Queue ``commit(encode())``; wait while too many pages are in flight (re-raising their errors).
+        Of the queued pages, the one of the largest ``cost`` is encoded first (ties: in submission order)."""
         with self._cond:
             self._raise()
             seq = self._submitted
@@ -76,7 +85,9 @@ class PageWorker:
                 self._cond.notify_all()
             self._commit_ready()
 
-        self._pool.submit(run)
+        with self._cond:
+            heapq.heappush(self._queue, (-cost, seq, run))
+        self._pool.submit(self._run_next)
         with self._cond:
             while not self._failed and (
                 self._submitted - self._encoded > self.max_pending
@@ -84,6 +95,12 @@ class PageWorker:
             ):
                 self._cond.wait()
             self._raise()
+
+    def _run_next(self) -> None:
+        """(A pool job: one per queued page.) Encode and commit the costliest queued page."""
+        with self._cond:
+            run = heapq.heappop(self._queue)[2]
+        run()
 
     def run(self, job: Callable[[], Any]) -> Future[Any]:
         """Run ``job`` on the pool, outside the page order (e.g. zone statistics); its Future."""
@@ -132,3 +149,4 @@ class PageWorker:
             self._cond.notify_all()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._ready.clear()
+        self._queue.clear()
