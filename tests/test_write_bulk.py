@@ -1,6 +1,7 @@
 """The writer's one-pass paths give the bytes of the chunk-at-a-time ones, with the kernels loaded (as in a
 long-running writer): whole-page chunk building (bulk encoders), page assembly (copy_slices), page dictionaries
-found by the numba pass (write_dictionary.py) and FSST pages encoded in pieces; pylance reads the files back."""
+found by the numba pass (write_dictionary.py), RLE chunks (write_rle.py) and FSST pages encoded in pieces; pylance
+reads the files back."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from lancelot.encodings.compression import scatter, write_dictionary, write_fsst
-from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression import rle, scatter, write_dictionary, write_fsst, write_rle
+from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_chunks
 from lancelot.encodings.structural import write_miniblock, write_strategy
 from lancelot.writer import write_table
@@ -36,7 +37,25 @@ def kernels_loaded():
         scatter._copy_slices(np.zeros(0, np.uint8), none, src, none, none)
     write_fsst._encode(np.zeros(8, np.uint8), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64))
     write_fsst._train(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    write_rle._warm()
     assert scatter.HOT.ready() and write_dictionary.HOT.ready() and write_fsst.HOT_ENCODE.ready()
+    assert write_rle.HOT.ready()
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32, 64])
+@pytest.mark.parametrize("frozen", [False, True])
+def test_rle_pass_matches_numpy(monkeypatch, bits, frozen):
+    """The kernel's runs are rle.py's numpy ones: runs longer than 255 cut from their start, any width."""
+    rng = np.random.default_rng(bits)
+    lengths = rng.choice([1, 2, 254, 255, 256, 600], 300)
+    vals = np.repeat(rng.integers(0, 4, len(lengths)), lengths).astype(f"<u{bits // 8}")
+    data = vals.view(np.uint8).copy()
+    block = FixedWidthBlock(_frozen(data) if frozen else data, bits, len(vals))
+    got = rle.compress_rle(block)[1]
+    monkeypatch.setattr(rle, "split_runs", lambda *args: None)
+    want = rle.compress_rle(block)[1]
+    assert all(np.array_equal(g, w) and g.dtype == w.dtype for g, w in zip(got, want))
+    assert got[1].max() == 255  # long runs were cut
 
 
 def test_copy_slices():
