@@ -12,32 +12,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
+
+load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
 
 
 @njit(cache=True, nogil=True)
 def _runs(data: np.ndarray, width: int, n: int, max_run: int) -> tuple[np.ndarray, np.ndarray]:
-    """(run values' bytes, u8 run lengths) of the ``n`` values of ``width`` bytes in ``data``, each run cut
-    into pieces of at most ``max_run`` values.  (The byte compare is written out: numba would count the
-    references of an array passed to a helper on every value.)"""
+    """(run values' bytes, u8 run lengths) of the ``n`` values of ``width`` (1..8) bytes in ``data``, each run
+    cut into pieces of at most ``max_run`` values.  Each value is one masked 8-byte load (byte by byte in the
+    last 8 bytes); helpers are written out (numba would count the references of an array passed to one)."""
     values = np.empty(n * width, np.uint8)
     lengths = np.empty(n, np.uint8)
-    k = 0
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and j - i < max_run:
-            b = 0
-            while b < width and data[j * width + b] == data[i * width + b]:
-                b += 1
-            if b < width:
-                break
-            j += 1
-        for b in range(width):
-            values[k * width + b] = data[i * width + b]
-        lengths[k] = j - i
-        k += 1
-        i = j
+    nd = len(data)
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - 8 * width)
+    k = 0  # pieces written
+    start = 0  # the current piece's first value
+    cur = np.uint64(0)
+    for i in range(n + 1):
+        x = np.uint64(0)
+        if i < n:
+            pos = i * width
+            if pos + 8 <= nd:
+                x = load_u64(data, pos) & mask
+            else:
+                for b in range(width):
+                    x |= np.uint64(data[pos + b]) << np.uint64(8 * b)
+        if i > 0 and (i == n or x != cur or i - start == max_run):
+            for b in range(width):
+                values[k * width + b] = np.uint8((cur >> np.uint64(8 * b)) & np.uint64(0xFF))
+            lengths[k] = i - start
+            k += 1
+            start = i
+        cur = x
     return values[: k * width], lengths[:k]
 
 
