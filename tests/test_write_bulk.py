@@ -14,6 +14,7 @@ import pytest
 
 from lancelot.encodings.compression import rle, scatter, write_dictionary, write_fsst, write_rle
 from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.general import buffer_compression, compress_buffer, compress_buffers
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_chunks
 from lancelot.encodings.structural import write_miniblock, write_strategy
 from lancelot.writer import write_table
@@ -68,6 +69,18 @@ def test_copy_slices():
     scatter.copy_slices(out, dst, src, starts, lens)
     for d, s, n in zip(dst, starts, lens):
         assert np.array_equal(out[d : d + n], src[s : s + n])
+
+
+@pytest.mark.parametrize("scheme,level", [("lz4", None), ("zstd", 3), ("zstd", None)])
+def test_compress_buffers_match_one_at_a_time(scheme, level):
+    rng = np.random.default_rng(5)
+    data = _frozen(rng.integers(0, 4, 50_000).astype(np.uint8))
+    bounds = np.array([0, 0, 10, 16_000, 16_000, 33_333, 50_000])  # empty pieces too
+    compression = buffer_compression(scheme, level)
+    out, at = compress_buffers(compression, data, bounds)
+    want = [compress_buffer(compression, data[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    assert np.array_equal(at, np.concatenate([[0], np.cumsum([len(w) for w in want])]))
+    assert np.array_equal(out, np.concatenate(want))
 
 
 @pytest.mark.parametrize("bits", [32, 64])
