@@ -36,7 +36,7 @@ def kernels_loaded():
     none = np.zeros(0, np.int64)
     for src in (np.zeros(0, np.uint8), data[:0]):
         scatter._copy_slices(np.zeros(0, np.uint8), none, src, none, none)
-    write_fsst._encode(np.zeros(8, np.uint8), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64))
+    write_fsst._encode(data, _frozen(np.zeros(1, np.int64)), np.zeros(1, np.int64), np.ones(1, np.int64))
     write_fsst._train(np.zeros(0, np.uint8), np.zeros(1, np.int64))
     write_rle._warm()
     assert scatter.HOT.ready() and write_dictionary.HOT.ready() and write_fsst.HOT_ENCODE.ready()
