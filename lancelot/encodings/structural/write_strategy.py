@@ -464,7 +464,9 @@ def _dictionary_page(
     if not force and size >= opts.dict_size_ratio * plain:
         return None
     costs = (
-        index_plan.costs if index_plan.costs is not None else (lambda: (bits // 8) * np.arange(n + 1, dtype=np.int64))
+        index_plan.costs
+        if index_plan.costs is not None
+        else (lambda: np.arange(0, (n + 1) * (bits // 8), bits // 8, dtype=np.int64))
     )
     return MiniBlockValues(
         costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c, bulk=index_plan.bulk
