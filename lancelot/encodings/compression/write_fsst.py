@@ -373,7 +373,7 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
     if HOT_ENCODE.ready() and len(data) >= b + 8 and data.flags.c_contiguous:
         # 8 bytes of the buffer follow the strings (a piece of a page, not its last): read in place
         out, out_offs = _encode(_frozen(data), _frozen(offs), sym_val, lengths)
-        return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
+        return VariableWidthBlock(np.asarray(out_offs, np.int64).view(np.uint64), out, block.num_values)
     padded = np.zeros(b - a + 8, np.uint8)  # _encode loads whole words
     padded[: b - a] = data[a:b]
     rel = offs - a
@@ -387,7 +387,7 @@ def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
 
         HOT_ENCODE.numpy_call(warm, b - a)
         out, out_offs = write_fsst_numpy.encode(padded, rel, sym_val, lengths)
-    return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
+    return VariableWidthBlock(np.asarray(out_offs, np.int64).view(np.uint64), out, block.num_values)
 
 
 def compress_fsst(
