@@ -1,6 +1,7 @@
 """The writer's one-pass paths give the bytes of the chunk-at-a-time ones, with the kernels loaded (as in a
 long-running writer): whole-page chunk building (bulk encoders), page assembly (copy_slices), page dictionaries
-found by the numba pass (write_dictionary.py) and FSST pages encoded in pieces; pylance reads the files back."""
+found by the numba pass (write_dictionary.py), RLE chunks (write_rle.py) and FSST pages encoded in pieces; pylance
+reads the files back."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from lancelot.encodings.compression import scatter, write_dictionary, write_fsst
-from lancelot.encodings.compression.block import VariableWidthBlock
+from lancelot.encodings.compression import rle, scatter, write_dictionary, write_fsst, write_rle
+from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.general import buffer_compression, compress_buffer, compress_buffers
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_chunks
 from lancelot.encodings.structural import write_miniblock, write_strategy
 from lancelot.writer import write_table
@@ -34,9 +36,27 @@ def kernels_loaded():
     none = np.zeros(0, np.int64)
     for src in (np.zeros(0, np.uint8), data[:0]):
         scatter._copy_slices(np.zeros(0, np.uint8), none, src, none, none)
-    write_fsst._encode(np.zeros(8, np.uint8), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64))
+    write_fsst._encode(data, _frozen(np.zeros(1, np.int64)), np.zeros(1, np.int64), np.ones(1, np.int64))
     write_fsst._train(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    write_rle._warm()
     assert scatter.HOT.ready() and write_dictionary.HOT.ready() and write_fsst.HOT_ENCODE.ready()
+    assert write_rle.HOT.ready()
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32, 64])
+@pytest.mark.parametrize("frozen", [False, True])
+def test_rle_pass_matches_numpy(monkeypatch, bits, frozen):
+    """The kernel's runs are rle.py's numpy ones: runs longer than 255 cut from their start, any width."""
+    rng = np.random.default_rng(bits)
+    lengths = rng.choice([1, 2, 254, 255, 256, 600], 300)
+    vals = np.repeat(rng.integers(0, 4, len(lengths)), lengths).astype(f"<u{bits // 8}")
+    data = vals.view(np.uint8).copy()
+    block = FixedWidthBlock(_frozen(data) if frozen else data, bits, len(vals))
+    got = rle.compress_rle(block)[1]
+    monkeypatch.setattr(rle, "split_runs", lambda *args: None)
+    want = rle.compress_rle(block)[1]
+    assert all(np.array_equal(g, w) and g.dtype == w.dtype for g, w in zip(got, want))
+    assert got[1].max() == 255  # long runs were cut
 
 
 def test_copy_slices():
@@ -49,6 +69,18 @@ def test_copy_slices():
     scatter.copy_slices(out, dst, src, starts, lens)
     for d, s, n in zip(dst, starts, lens):
         assert np.array_equal(out[d : d + n], src[s : s + n])
+
+
+@pytest.mark.parametrize("scheme,level", [("lz4", None), ("zstd", 3), ("zstd", None)])
+def test_compress_buffers_match_one_at_a_time(scheme, level):
+    rng = np.random.default_rng(5)
+    data = _frozen(rng.integers(0, 4, 50_000).astype(np.uint8))
+    bounds = np.array([0, 0, 10, 16_000, 16_000, 33_333, 50_000])  # empty pieces too
+    compression = buffer_compression(scheme, level)
+    out, at = compress_buffers(compression, data, bounds)
+    want = [compress_buffer(compression, data[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    assert np.array_equal(at, np.concatenate([[0], np.cumsum([len(w) for w in want])]))
+    assert np.array_equal(out, np.concatenate(want))
 
 
 @pytest.mark.parametrize("bits", [32, 64])
@@ -70,6 +102,8 @@ def _dictionary_cases() -> list[pa.Array]:
     rng = np.random.default_rng(7)
     words = ["", "a", "ab", "abcdefgh", "abcdefghi", "abcdefghX", "Xbcdefghi", "DELIVER IN PERSON"]
     words += ["DELIVER IN PERSOX", "DELIVER XN PERSON", "x" * 40, "x" * 39 + "y"]
+    # equal first and last words, differing between them: in a middle word, in the bytes after the words
+    words += ["x" * 20 + "y" + "x" * 19, "x" * 8 + "y" + "x" * 31, "x" * 26 + "y" + "x" * 8, "x" * 24 + "yy" + "x" * 8]
     strings = pa.array([words[i] for i in rng.integers(0, len(words), 5000)])
     fsb = pa.array([bytes([x]) * 16 for x in rng.integers(0, 40, 3000)], pa.binary(16))
     many = pa.array([f"value {i}" for i in rng.integers(0, 5000, 20000)])  # outgrows the first table

@@ -74,6 +74,25 @@ def test_commits_in_submission_order():
     assert order == list(range(12))
 
 
+def test_costliest_queued_page_encodes_first():
+    """Queued pages start largest cost first (a file's longest page should not start last); commits keep the
+    submission order."""
+    import threading
+
+    worker = PageWorker(workers=1)
+    release = threading.Event()
+    started: list[int] = []
+    committed: list[int] = []
+    worker.submit(lambda: release.wait(timeout=10) and 0, committed.append, nbytes=1)  # holds the one thread
+    for i, cost in enumerate([3, 50, 3, 7], start=1):
+        worker.submit(lambda i=i: started.append(i) or i, committed.append, nbytes=cost)
+    release.set()
+    worker.drain()
+    worker.close()
+    assert started == [2, 4, 1, 3]  # by cost, ties in submission order
+    assert committed == [0, 1, 2, 3, 4]
+
+
 def test_long_page_does_not_stall_other_workers():
     """A page still encoding does not hold the other threads: later pages encode meanwhile (their
     commits wait for it). Page 0 waits for page 5's encode, which needs a free second thread."""

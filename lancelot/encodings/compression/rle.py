@@ -19,6 +19,7 @@ import numpy as np
 
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require, uint_dtype
+from lancelot.encodings.compression.write_rle import split_runs
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -99,22 +100,27 @@ def runs(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _split_runs(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray]:
-    """The encoding and the (values, u8 lengths) parts, runs longer than 255 split."""
+    """The encoding and the (values, u8 lengths) parts, runs longer than 255 split (one numba pass once
+    write_rle's kernel is loaded)."""
     bits = block.bits_per_value
     vals = block.as_dtype(uint_dtype(bits, "RLE value"))
-    run_vals, run_lens = runs(vals)
-    pieces = -(-run_lens // MAX_RUN)
-    out_vals = np.repeat(run_vals, pieces)
-    out_lens = np.full(int(pieces.sum()), MAX_RUN, dtype=np.int64)
-    last = np.cumsum(pieces) - 1
-    out_lens[last] = run_lens - (pieces - 1) * MAX_RUN
+    made = split_runs(vals.view(np.uint8), bits // 8, block.num_values, MAX_RUN)
+    if made is not None:
+        out_vals, out_lens = made
+    else:
+        run_vals, run_lens = runs(vals)
+        pieces = -(-run_lens // MAX_RUN)
+        out_vals = np.repeat(run_vals, pieces)
+        lens = np.full(int(pieces.sum()), MAX_RUN, dtype=np.int64)
+        lens[np.cumsum(pieces) - 1] = run_lens - (pieces - 1) * MAX_RUN
+        out_lens = lens.astype(np.uint8)
     enc = pb.CompressiveEncoding(
         rle=pb.Rle(
             values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits)),
             run_lengths=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=8)),
         )
     )
-    return enc, out_vals.view(np.uint8), out_lens.astype(np.uint8)
+    return enc, out_vals.view(np.uint8), out_lens
 
 
 def compress_rle(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:

@@ -134,7 +134,8 @@ def compress_variable_chunks(
     """Every mini-block chunk of ``block`` at once, chunk k holding values ``items[k]`` to ``items[k + 1]``:
     (their buffers one after another, the byte bounds of each), the bytes ``compress_variable`` makes per chunk."""
     w = bits // 8
-    offs = np.asarray(block.offsets, np.int64)
+    offs = np.asarray(block.offsets)
+    offs = offs.view(np.int64) if offs.dtype == np.uint64 else np.asarray(offs, np.int64)  # (offsets < 2**63)
     items = np.asarray(items, np.int64)
     counts = np.diff(items)
     first, last = offs[items[:-1]], offs[items[1:]]

@@ -355,27 +355,39 @@ def train_fsst(block: VariableWidthBlock, force: bool = False) -> SymbolTable:
     return SymbolTable(symbols, sym_len.astype(np.uint8), True)
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only view: the kernel gets one signature whether the bytes are Arrow's (read-only) or a copy."""
+    view: np.ndarray = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def fsst_encode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthBlock:
     """The strings of ``block`` compressed with ``table`` (unchanged when its switch is off)."""
     if not table.switch_on:
         return block
     data, offs = _arrays(block)
     a, b = int(offs[0]), int(offs[-1])
+    sym_val = np.ascontiguousarray(table.symbols).reshape(-1).view("<i8").astype(np.int64)
+    lengths = table.lengths.astype(np.int64)
+    if HOT_ENCODE.ready() and len(data) >= b + 8 and data.flags.c_contiguous:
+        # 8 bytes of the buffer follow the strings (a piece of a page, not its last): read in place
+        out, out_offs = _encode(_frozen(data), _frozen(offs), sym_val, lengths)
+        return VariableWidthBlock(np.asarray(out_offs, np.int64).view(np.uint64), out, block.num_values)
     padded = np.zeros(b - a + 8, np.uint8)  # _encode loads whole words
     padded[: b - a] = data[a:b]
-    sym_val = np.ascontiguousarray(table.symbols).reshape(-1).view("<i8").astype(np.int64)
-    rel, lengths = offs - a, table.lengths.astype(np.int64)
+    rel = offs - a
     if HOT_ENCODE.ready():
-        out, out_offs = _encode(padded, rel, sym_val, lengths)
+        out, out_offs = _encode(_frozen(padded), _frozen(rel), sym_val, lengths)
     else:
 
         def warm() -> None:
-            _encode(padded[:8].copy(), np.zeros(1, np.int64), sym_val.copy(), lengths.copy())
+            _encode(_frozen(padded[:8].copy()), _frozen(np.zeros(1, np.int64)), sym_val.copy(), lengths.copy())
             _train(padded[:0].copy(), np.zeros(1, np.int64))
 
         HOT_ENCODE.numpy_call(warm, b - a)
         out, out_offs = write_fsst_numpy.encode(padded, rel, sym_val, lengths)
-    return VariableWidthBlock(out_offs.astype(np.uint64), out, block.num_values)
+    return VariableWidthBlock(np.asarray(out_offs, np.int64).view(np.uint64), out, block.num_values)
 
 
 def compress_fsst(

@@ -174,23 +174,21 @@ def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) 
             return pa.DictionaryArray.from_arrays(pa.nulls(len(indices), t.index_type), dictionary)
         return pa.nulls(len(indices), t)
     bad = out_of_range(indices, n)
-    mask = None if bad is None else from_numpy(bad)
     idx = indices if bad is None else np.where(bad, 0, indices)
     if pa.types.is_dictionary(t):
-        keep = bad if mask is not None else None
         return pa.DictionaryArray.from_arrays(
-            from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=keep), dictionary
+            from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=bad), dictionary
         )
     rows = fixed_rows(dictionary)
     if rows is not None:  # numpy gathers fixed-width items several times faster than Arrow's take
-        validity = None if mask is None else _bitmap(~bad)
+        validity = None if bad is None else _bitmap(~bad)
         out = np.take(rows, idx, axis=0)
         return pa.Array.from_buffers(dictionary.type, len(idx), [validity, pa.py_buffer(out)])
     if len(idx) >= GATHER_MIN_ROWS:
-        looked_up = _dictionary_strings(dictionary, idx, bad if mask is not None else None)
+        looked_up = _dictionary_strings(dictionary, idx, bad)
         if looked_up is not None:
             return looked_up
-    return dictionary.take(from_numpy(idx, mask=bad if mask is not None else None))
+    return dictionary.take(from_numpy(idx, mask=bad))
 
 
 #: dictionary lookups of at least this many rows of strings or binaries gather the bytes themselves

@@ -19,13 +19,17 @@ are not yet committed (encoded pages may wait behind a long one, while the calle
 queues the next); the pages not yet committed hold at most ``max_bytes`` of input
 (``submit``'s ``nbytes``; a single page may hold more): each page of a vector
 column is a 32 MiB batch, and pages piling up behind a slow one were the writer's
-peak memory.  The first error in page order is raised in the main
+peak memory.  Encodes start largest first among the pages queued (by ``nbytes``: a file's
+last pages are all queued at once by ``close``, and its longest page, e.g. the FSST page
+of a long text column, should not start last and leave a core idle at the end); the
+commit order, and so the file's bytes, stay the submission order.  The first error in page order is raised in the main
 thread by the next ``submit`` or by ``drain``, and no page commits after a
 failed one.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 from collections.abc import Callable
@@ -64,12 +68,15 @@ class PageWorker:
         self._committing = False
         self._held = 0  # ``nbytes`` of the pages submitted and not yet committed (or dropped)
         self.peak_held = 0  # the most ``_held`` reached (tests)
+        #: pages waiting for a thread: (-nbytes, seq, task); each pool job takes the largest
+        self._queue: list[tuple[int, int, Callable[[], None]]] = []
         self._failed = False
         self._error: BaseException | None = None
 
     def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None], nbytes: int = 0) -> None:
         """Queue ``commit(encode())`` for a page of ``nbytes`` input bytes; wait while too many pages or
-        bytes are in flight (re-raising their errors)."""
+        bytes are in flight (re-raising their errors).  Of the queued pages, the largest is encoded
+        first (ties: in submission order)."""
         with self._cond:
             self._raise()
             seq = self._submitted
@@ -92,7 +99,9 @@ class PageWorker:
             del result  # held by _ready until committed (this thread may commit many later pages)
             self._commit_ready()
 
-        self._pool.submit(run)
+        with self._cond:
+            heapq.heappush(self._queue, (-nbytes, seq, run))
+        self._pool.submit(self._run_next)
         with self._cond:
             while not self._failed and (
                 self._submitted - self._encoded > self.max_pending
@@ -105,6 +114,12 @@ class PageWorker:
     def run(self, job: Callable[[], Any]) -> Future[Any]:
         """Run ``job`` on the pool, outside the page order (e.g. zone statistics); its Future."""
         return self._pool.submit(job)
+
+    def _run_next(self) -> None:
+        """(A pool job: one per queued page.) Encode and commit the largest queued page."""
+        with self._cond:
+            run = heapq.heappop(self._queue)[2]
+        run()
 
     def _commit_ready(self) -> None:
         """Commit the next pages in order while they are encoded (one thread commits at a time)."""
@@ -150,3 +165,4 @@ class PageWorker:
             self._cond.notify_all()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._ready.clear()
+        self._queue.clear()

@@ -35,7 +35,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lancelot.encodings.compression.general import buffer_compression, compress_buffer, general_encoding
+from lancelot.encodings.compression.general import (
+    buffer_compression,
+    compress_buffer,
+    compress_buffers,
+    general_encoding,
+)
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -115,10 +120,7 @@ def general_bulk(inner: BulkEncoder | None, compression: pb.BufferCompression) -
         if made is None:
             return None
         enc, data, bounds = made
-        parts = [compress_buffer(compression, data[a:b]) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-        out = np.zeros(len(parts) + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), out=out[1:])
-        return general_encoding(compression, enc), np.concatenate(parts), out
+        return general_encoding(compression, enc), *compress_buffers(compression, data, bounds)
 
     return bulk
 

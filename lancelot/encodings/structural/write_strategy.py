@@ -464,7 +464,9 @@ def _dictionary_page(
     if not force and size >= opts.dict_size_ratio * plain:
         return None
     costs = (
-        index_plan.costs if index_plan.costs is not None else (lambda: (bits // 8) * np.arange(n + 1, dtype=np.int64))
+        index_plan.costs
+        if index_plan.costs is not None
+        else (lambda: np.arange(0, (n + 1) * (bits // 8), bits // 8, dtype=np.int64))
     )
     return MiniBlockValues(
         costs, index_plan.max_items, index_plan.chunk, size, dict_enc, dict_buf, c, bulk=index_plan.bulk
@@ -487,12 +489,14 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
     if not (table.switch_on or forced):
         return None
     packed = _fsst_encode_pieces(table, block)
-    offs = np.asarray(packed.offsets, np.int64)
+    offs = np.asarray(packed.offsets)
+    offs = offs.view(np.int64) if offs.dtype == np.uint64 else np.asarray(offs, np.int64)  # (offsets < 2**63)
     if not forced and int(offs[-1] - offs[0]) >= FSST_MAX_RATIO * size:
         return None
     bits = 8 * block.offsets.dtype.itemsize
     encoding = fsst_description(table, variable_encoding(bits))
-    costs = (offs - offs[0]) + (bits // 8) * np.arange(len(offs), dtype=np.int64)
+    costs = np.arange(-int(offs[0]), len(offs) * (bits // 8) - int(offs[0]), bits // 8, dtype=np.int64)
+    costs += offs  # (offs - offs[0]) + (bits // 8) * k, in one array
 
     def chunk(a: int, n: int) -> Compressed:
         part = VariableWidthBlock(packed.offsets[a : a + n + 1], packed.data, n)
@@ -525,11 +529,13 @@ def _fsst_encode_pieces(table: SymbolTable, block: VariableWidthBlock) -> Variab
 
     page_pool.run_all([partial(encode, k) for k in range(len(parts))])
     done = [p for p in parts if p is not None]
-    shift = np.cumsum([0] + [len(p.data) for p in done[:-1]])
-    offsets = np.concatenate(
-        [np.asarray(done[0].offsets[:1], np.uint64)]
-        + [np.asarray(p.offsets[1:], np.uint64) + np.uint64(d) for p, d in zip(done, shift.tolist())]
-    )
+    offsets = np.empty(block.num_values + 1, np.uint64)  # each piece's offsets shifted by the bytes before it
+    offsets[0] = done[0].offsets[0]
+    at, shift = 1, 0
+    for p in done:
+        np.add(np.asarray(p.offsets[1:], np.uint64), np.uint64(shift), out=offsets[at : at + p.num_values])
+        at += p.num_values
+        shift += len(p.data)
     return VariableWidthBlock(offsets, np.concatenate([p.data for p in done]), block.num_values)
 
 
