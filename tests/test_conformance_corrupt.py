@@ -30,8 +30,11 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from lancelot.encodings.compression import fsst, jit
+from lancelot.encodings.structural import miniblock_points
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.container import pack_encoding, read_metadata, unpack_encoding
+from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
 from lancelot.testing import conformance as C
@@ -549,3 +552,118 @@ def test_random_damage_never_crashes(tmp_path, version, kind):
         except LanceError as e:
             assert e.column in range(1, len(columns)) and e.page is not None, f"trial {trial}: {e}"
             assert "f.lance" in str(e)
+
+
+# ----------------------------------------------------------------------------- found by scripts/fuzz_corrupt.py
+
+
+@pytest.fixture(params=["kernel", "numpy"])
+def decode_path(request, monkeypatch):
+    """Every numpy-until-hot path forced onto its numba kernel, or onto its numpy formulation."""
+    on = request.param == "kernel"
+    monkeypatch.setattr(jit.NumpyUntilHot, "ready", lambda self: on)
+    monkeypatch.setattr(jit.NumpyUntilHot, "wait", lambda self: on)
+    monkeypatch.setattr(jit.NumpyUntilHot, "numpy_call", lambda self, warm, work=0: None)
+    monkeypatch.setitem(fsst.mode, "decode", request.param)
+    monkeypatch.setitem(miniblock_points.mode, "points", request.param)
+    return request.param
+
+
+TAKES = {"read": None, "take_3": [601, 650, 1100], "take_300": list(range(600, 1200, 2))}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("rows", sorted(TAKES))
+def test_inline_bitpacking_width_word_negative_as_int64(tmp_path, version, rows, decode_path):
+    """A 64-bit chunk width word with its top bit set: read as an int64 it passed the ``w > 64``
+    check, and the chunks kernel unpacked with a negative width (a segfault)."""
+    data = pylance_bytes(tmp_path, C.ints_medium, version)
+    _, lay = page_of(data)
+    assert values_of(lay).inline_bitpacking.uncompressed_bits_per_value == 64
+    pos, _ = first_chunk_buffer(data, lay)
+    broken = bytearray(data)
+    broken[pos : pos + 8] = struct.pack("<q", -(1 << 62) - 3)
+    err = expect_error(bytes(broken), rows=TAKES[rows], kind=CorruptFileError)
+    assert "width" in err.message
+
+
+@pytest.mark.parametrize("version", ["2.0", *VERSIONS])
+@pytest.mark.parametrize("length", [1 << 63, (1 << 64) - 1, 7])
+def test_page_length_beyond_the_file(tmp_path, version, length):
+    """A page claiming more rows than an int64 holds (an OverflowError at 2.1+, silently wrapped
+    row arithmetic at 2.0), or fewer rows than the file has: a CorruptFileError naming the column."""
+    data = pylance_bytes(tmp_path, C.ints_small, version)
+
+    def damage(pm):
+        pm.length = length
+
+    with guarded(), pytest.raises(CorruptFileError) as info:
+        read_damaged(data, meta_damage=damage, rows=[1, 700])
+    assert info.value.column == 1 and "f.lance" in str(info.value)
+    assert info.value.page in (1, None)  # a total short of the file's rows is no one page's fault
+
+
+def _damage_v20(data: bytes, damage: Callable, col: int = 1, page: int = 1, rows=None):
+    """Read column c of a 2.0 file after ``damage(ArrayEncoding)`` of one page."""
+    lf = lancelot.LanceFile(MemorySource(bytes(data), "f.lance"))
+    pm = lf.metadata.columns[col].pages[page]
+    enc = unpack_encoding(MemorySource(bytes(data)), pm.encoding, pb20.ArrayEncoding)
+    damage(enc)
+    pm.encoding.CopyFrom(pack_encoding(enc))
+    return lf.read(columns=["c"]) if rows is None else lf.take(rows, columns=["c"])
+
+
+@pytest.mark.parametrize("rows", sorted(TAKES))
+def test_v2_0_flat_width_short_of_the_type(tmp_path, rows):
+    """A 2.0 int64 page whose Flat encoding says 32 bits: an ArrowInvalid, now named by column and page."""
+    data = pylance_bytes(tmp_path, C.ints_sorted, "2.0")
+
+    def damage(enc):
+        flat = next(
+            e.flat for e in _walk_v20(enc) if e.WhichOneof("array_encoding") == "flat" and e.flat.bits_per_value == 64
+        )
+        flat.bits_per_value = 32
+
+    with guarded(), pytest.raises(CorruptFileError) as info:
+        _damage_v20(data, damage, rows=TAKES[rows])
+    assert info.value.column == 1 and "f.lance" in str(info.value)
+    if rows == "read":
+        assert info.value.page == 1
+
+
+def _walk_v20(msg):
+    """Every ArrayEncoding in the tree under ``msg`` (depth first)."""
+    if isinstance(msg, pb20.ArrayEncoding):
+        yield msg
+    for fd, sub in msg.ListFields():
+        if fd.message_type is not None and not fd.is_repeated:
+            yield from _walk_v20(sub)
+
+
+def test_v2_0_list_items_disagree_with_the_item_column(tmp_path):
+    """A 2.0 list page claiming twice its items: the rows it asks of the item column do not exist."""
+    data = pylance_bytes(tmp_path, C.list_of_big_strings, "2.0", rows=100)
+
+    def damage(enc):
+        enc.list.num_items *= 2
+
+    with guarded(), pytest.raises(CorruptFileError) as info:
+        _damage_v20(data, damage, page=0)
+    assert info.value.column == 1 and "f.lance" in str(info.value) and "items" in info.value.message
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_columns_of_a_nested_field_disagree(tmp_path, version):
+    """One column of list<struct<list, string>> read with another rep/def layer (a list that may be null
+    or empty read as one that may only be null): its spine no longer fits the others'; the error names
+    the field's first column."""
+    data = pylance_bytes(tmp_path, C.nested(C.THREE_DEEP), version, rows=600)
+
+    def damage(lay):
+        layers = lay.mini_block_layout.layers
+        assert layers[1] == pb.RepDefLayer.REPDEF_NULL_AND_EMPTY_LIST
+        layers[1] = pb.RepDefLayer.REPDEF_NULLABLE_LIST
+
+    with guarded(), pytest.raises(CorruptFileError) as info:
+        read_damaged(data, damage, page=0, rows=[1, 137, 174, 279])
+    assert info.value.column in range(1, 5) and "f.lance" in str(info.value)
