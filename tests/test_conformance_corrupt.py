@@ -614,15 +614,19 @@ def _damage_v20(data: bytes, damage: Callable, col: int = 1, page: int = 1, rows
 
 
 @pytest.mark.parametrize("rows", sorted(TAKES))
-def test_v2_0_flat_width_short_of_the_type(tmp_path, rows):
-    """A 2.0 int64 page whose Flat encoding says 32 bits: an ArrowInvalid, now named by column and page."""
-    data = pylance_bytes(tmp_path, C.ints_sorted, "2.0")
+@pytest.mark.parametrize(
+    "make,bits,claim", [(C.ints_sorted, 64, 32), (C.floats_rounded, 32, 1)], ids=["int64", "float"]
+)
+def test_v2_0_flat_width_of_another_type(tmp_path, rows, make, bits, claim):
+    """A 2.0 page whose Flat encoding claims another width: an int64 page of 32-bit values (an
+    ArrowInvalid) or a float page of 1-bit values (booleans: an ArrowTypeError joining the pages)."""
+    data = pylance_bytes(tmp_path, make, "2.0")
 
     def damage(enc):
         flat = next(
-            e.flat for e in _walk_v20(enc) if e.WhichOneof("array_encoding") == "flat" and e.flat.bits_per_value == 64
+            e.flat for e in _walk_v20(enc) if e.WhichOneof("array_encoding") == "flat" and e.flat.bits_per_value == bits
         )
-        flat.bits_per_value = 32
+        flat.bits_per_value = claim
 
     with guarded(), pytest.raises(CorruptFileError) as info:
         _damage_v20(data, damage, rows=TAKES[rows])
@@ -667,3 +671,23 @@ def test_columns_of_a_nested_field_disagree(tmp_path, version):
     with guarded(), pytest.raises(CorruptFileError) as info:
         read_damaged(data, damage, page=0, rows=[1, 137, 174, 279])
     assert info.value.column in range(1, 5) and "f.lance" in str(info.value)
+
+
+def _strings_no_nulls(rng, n, nulls):
+    return C.strings_text(rng, n, "none")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_fsst_take_across_pages_names_the_page(tmp_path, version, decode_path):
+    """A take of rows of both pages decodes their FSST strings in one call (a table per page): a
+    code past page 1's table, in its first chunk's first string, is reported with page 1."""
+    data = pylance_bytes(tmp_path, _strings_no_nulls, version)
+    _, lay = page_of(data)
+    n_symbols = bytes(find(values_of(lay), "fsst").fsst.symbol_table)[0]
+    assert n_symbols < 250
+    pos, _ = first_chunk_buffer(data, lay)
+    first = int.from_bytes(data[pos : pos + 4], "little")  # offsets, then the codes
+    broken = bytearray(data)
+    broken[pos + first] = 250
+    err = expect_error(bytes(broken), rows=list(range(550, 650)), kind=CorruptFileError)
+    assert "FSST" in err.message

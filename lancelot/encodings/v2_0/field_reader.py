@@ -132,7 +132,10 @@ class LeafNode(Node):
         parts = []
         for p, local in self.col.split(ranges):
             try:
-                parts.append(decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache))
+                part = decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache)
+                if part.type != self.dtype:
+                    raise CorruptFileError(f"page of {part.type} values in a column of {self.dtype}")
+                parts.append(part)
             except LanceError as e:
                 raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
             except DECODE_ERRORS as e:
@@ -257,13 +260,15 @@ class ListNode(Node):
                 k = e - max(s - 1, 0)
                 ends, ok = ends_and_validity(raw[pos : pos + k], lst.null_offset_adjustment)
                 pos += k
+                past = len(ends) > 0 and int(ends.max()) > lst.num_items
+                ends = ends.astype(np.int64)  # (with a Python int, uint64 would concatenate as float64)
                 if s > 0:
                     start, ends, ok = int(ends[0]), ends[1:], ok[1:]
                 else:
                     start = 0
-                bounds = np.concatenate([[start], ends]).astype(np.int64)
+                bounds = np.concatenate([[start], ends])
                 ln = np.diff(bounds)
-                if (ln < 0).any() or bounds[-1] > lst.num_items:
+                if past or (ln < 0).any():
                     raise CorruptFileError(
                         "list offsets are not monotonic or exceed num_items",
                         path=self.ctx.path,
