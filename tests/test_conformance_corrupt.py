@@ -691,3 +691,17 @@ def test_fsst_take_across_pages_names_the_page(tmp_path, version, decode_path):
     broken[pos + first] = 250
     err = expect_error(bytes(broken), rows=list(range(550, 650)), kind=CorruptFileError)
     assert "FSST" in err.message
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("rows", [list(range(2990, 3010)), list(range(2900, 3100)), list(range(0, 6000, 11))])
+def test_general_chunk_garbage_in_a_take_across_pages(tmp_path, version, rows, decode_path):
+    """Page 1's first zstd chunk overwritten, read by a take of rows of both pages (their chunks are
+    inflated in one call): the error names page 1."""
+    data = pylance_bytes(tmp_path, C.floats_smooth, version, {"lance-encoding:compression": "zstd"}, rows=6000)
+    pm, lay = page_of(data)
+    assert find(values_of(lay), "general")
+    pos, size = first_chunk_buffer(data, lay)
+    broken = bytearray(data)
+    broken[pos + 8 : pos + size] = bytes(np.random.default_rng(1).integers(0, 256, size - 8, dtype=np.uint8))
+    expect_error(bytes(broken), rows=rows, kind=CorruptFileError)

@@ -279,7 +279,10 @@ class ColumnPoints:
         if len(data) != planned or len(k_of) != len(rows):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {planned}")
         r = self.reader
-        data, pos, size = r.inflate(data, pos, size)
+        try:
+            data, pos, size = r.inflate(data, pos, size)
+        except LanceError as e:
+            raise e.at(page=self._inflate_failure(data, pos, size, chunks)) from None
         try:
             dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
         except PointReadError as e:
@@ -412,6 +415,16 @@ class ColumnPoints:
         local = indices_to_numpy(block)
         local = np.where((local >= 0) & (local < self.dict_size[page_of_row]), local + self.dict_base[page_of_row], -1)
         return apply_dictionary(local, self.dictionary, self.value_type)
+
+    def _inflate_failure(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, chunks: np.ndarray) -> int | None:
+        """The page of the first chunk that does not inflate alone (after a failed inflate of several
+        pages' chunks at once)."""
+        for k in range(len(pos)):
+            try:
+                self.reader.inflate(data, pos[k : k + 1], size[k : k + 1])
+            except LanceError:
+                return self.page_base + int(self.chunks.page[chunks[k]])
+        return None
 
     def _fsst_failure(
         self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray

@@ -260,7 +260,6 @@ class ListNode(Node):
                 k = e - max(s - 1, 0)
                 ends, ok = ends_and_validity(raw[pos : pos + k], lst.null_offset_adjustment)
                 pos += k
-                past = len(ends) > 0 and int(ends.max()) > lst.num_items
                 ends = ends.astype(np.int64)  # (with a Python int, uint64 would concatenate as float64)
                 if s > 0:
                     start, ends, ok = int(ends[0]), ends[1:], ok[1:]
@@ -268,7 +267,8 @@ class ListNode(Node):
                     start = 0
                 bounds = np.concatenate([[start], ends])
                 ln = np.diff(bounds)
-                if past or (ln < 0).any():
+                # increasing, so inside [0, num_items] when its ends are (an end >= 2**63 wrapped negative)
+                if (ln < 0).any() or start < 0 or bounds[-1] > lst.num_items:
                     raise CorruptFileError(
                         "list offsets are not monotonic or exceed num_items",
                         path=self.ctx.path,
