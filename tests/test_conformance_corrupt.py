@@ -569,6 +569,12 @@ def decode_path(request, monkeypatch):
     return request.param
 
 
+def warmed(data: bytes, rows) -> bytes:
+    """``data``, after reading its undamaged rows once: kernels compile outside ``guarded``'s tracing."""
+    read_damaged(data, rows=rows)
+    return data
+
+
 TAKES = {"read": None, "take_3": [601, 650, 1100], "take_300": list(range(600, 1200, 2))}
 
 
@@ -577,7 +583,7 @@ TAKES = {"read": None, "take_3": [601, 650, 1100], "take_300": list(range(600, 1
 def test_inline_bitpacking_width_word_negative_as_int64(tmp_path, version, rows, decode_path):
     """A 64-bit chunk width word with its top bit set: read as an int64 it passed the ``w > 64``
     check, and the chunks kernel unpacked with a negative width (a segfault)."""
-    data = pylance_bytes(tmp_path, C.ints_medium, version)
+    data = warmed(pylance_bytes(tmp_path, C.ints_medium, version), TAKES[rows])
     _, lay = page_of(data)
     assert values_of(lay).inline_bitpacking.uncompressed_bits_per_value == 64
     pos, _ = first_chunk_buffer(data, lay)
@@ -681,7 +687,7 @@ def _strings_no_nulls(rng, n, nulls):
 def test_fsst_take_across_pages_names_the_page(tmp_path, version, decode_path):
     """A take of rows of both pages decodes their FSST strings in one call (a table per page): a
     code past page 1's table, in its first chunk's first string, is reported with page 1."""
-    data = pylance_bytes(tmp_path, _strings_no_nulls, version)
+    data = warmed(pylance_bytes(tmp_path, _strings_no_nulls, version), list(range(550, 650)))
     _, lay = page_of(data)
     n_symbols = bytes(find(values_of(lay), "fsst").fsst.symbol_table)[0]
     assert n_symbols < 250
@@ -699,9 +705,24 @@ def test_general_chunk_garbage_in_a_take_across_pages(tmp_path, version, rows, d
     """Page 1's first zstd chunk overwritten, read by a take of rows of both pages (their chunks are
     inflated in one call): the error names page 1."""
     data = pylance_bytes(tmp_path, C.floats_smooth, version, {"lance-encoding:compression": "zstd"}, rows=6000)
-    pm, lay = page_of(data)
+    pm, lay = page_of(warmed(data, rows))
     assert find(values_of(lay), "general")
     pos, size = first_chunk_buffer(data, lay)
     broken = bytearray(data)
     broken[pos + 8 : pos + size] = bytes(np.random.default_rng(1).integers(0, 256, size - 8, dtype=np.uint8))
     expect_error(bytes(broken), rows=rows, kind=CorruptFileError)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("zstd", [False, True], ids=["flat", "zstd_flat"])
+@pytest.mark.parametrize("rows", [[5, 3001], list(range(2900, 3100))], ids=["take_2", "take_200"])
+def test_flat_width_of_2_gib_in_a_take(tmp_path, version, zstd, rows, decode_path):
+    """Page 1's Flat width says 2**31 bits: the point read allocated rows * 256 MiB for the values
+    before its kernel found them past their chunks (a MemoryError at best)."""
+    meta = {"lance-encoding:compression": "zstd"} if zstd else None
+    data = warmed(pylance_bytes(tmp_path, C.floats_smooth, version, meta, rows=6000), rows)
+
+    def damage(lay):
+        find(values_of(lay), "flat").flat.bits_per_value = 1 << 31
+
+    expect_error(data, damage, rows=rows)
