@@ -726,3 +726,15 @@ def test_flat_width_of_2_gib_in_a_take(tmp_path, version, zstd, rows, decode_pat
         find(values_of(lay), "flat").flat.bits_per_value = 1 << 31
 
     expect_error(data, damage, rows=rows)
+
+
+@pytest.mark.parametrize("rows", [list(range(1000, 1200)), list(range(0, 1200, 2))], ids=["take_200", "take_600"])
+def test_v2_0_binary_offset_past_int64_in_a_take(tmp_path, rows):
+    """A 2.0 string page's u64 end offset with its top bit set: the take plan's int64 start went
+    negative and passed the monotonic check; now a CorruptFileError naming column 1 and page 1."""
+    data = pylance_bytes(tmp_path, _strings_no_nulls, "2.0")
+    pm = read_metadata(MemorySource(data)).columns[1].pages[1]
+    assert pm.buffer_sizes[0] == 8 * pm.length  # the end offsets, u64
+    broken = bytearray(data)
+    broken[pm.buffer_offsets[0] + 8 * 501 + 7] = 0x90  # row 1101's end, row 1102's start
+    expect_error(bytes(broken), rows=rows, kind=CorruptFileError)
