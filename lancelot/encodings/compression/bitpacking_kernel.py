@@ -142,7 +142,7 @@ def _inline_chunks(
         w = 0
         for b in range(tb):
             w |= np.int64(data[s + b]) << (8 * b)
-        if w > t:
+        if w < 0 or w > t:  # (a 64-bit width word read as int64 can be negative)
             bad[1] = w
             return BAD_WIDTH
         nbytes = 128 * w
@@ -200,8 +200,9 @@ def inline_chunks_numpy(
     for b in range(tb):
         width |= np.where(has_head, data[np.minimum(head_at + b, max(len(data) - 1, 0))], 0).astype(np.int64) << (8 * b)
     status = np.zeros(n_chunks, dtype=np.int64)
-    status[live & (width > t) & has_head] = BAD_WIDTH
-    status[live & (width <= t) & has_head & (tb + 128 * width > sizes)] = SHORT_PACKED
+    wrong = (width < 0) | (width > t)
+    status[live & wrong & has_head] = BAD_WIDTH
+    status[live & ~wrong & has_head & (tb + 128 * width > sizes)] = SHORT_PACKED
     status[live & (sizes < tb)] = SHORT_HEADER
     status[live & (counts > 1024)] = TOO_MANY
     bad = np.flatnonzero(status)
@@ -350,7 +351,7 @@ def inline_chunk_width(data: np.ndarray, at: int, size: int, t: int) -> tuple[in
     if size < tb:
         return points.SHORT_BUFFER, 0
     w = np.int64(le(data, at, tb))
-    if w > t:
+    if w < 0 or w > t:  # (a 64-bit width word read as int64 can be negative)
         return points.BAD_WIDTH, 0
     if tb + (CHUNK // 8) * w > size:
         return points.SHORT_BUFFER, 0

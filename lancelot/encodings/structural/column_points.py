@@ -279,7 +279,10 @@ class ColumnPoints:
         if len(data) != planned or len(k_of) != len(rows):
             raise CorruptFileError(f"fetched {len(data)} bytes of chunks, planned {planned}")
         r = self.reader
-        data, pos, size = r.inflate(data, pos, size)
+        try:
+            data, pos, size = r.inflate(data, pos, size)
+        except LanceError as e:
+            raise e.at(page=self._inflate_failure(data, pos, size, chunks)) from None
         try:
             dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
         except PointReadError as e:
@@ -384,7 +387,10 @@ class ColumnPoints:
             if self.fsst_tables is not None:
                 few = len(var_start) <= FEW_STRINGS
                 codes = r.few_strings(data, var_start, var_len) if few else r.strings(data, var_start, var_len, None)
-                plain = fsst_decode_tables(self.fsst_tables, page_of_row, codes, checked=few)
+                try:
+                    plain = fsst_decode_tables(self.fsst_tables, page_of_row, codes, checked=few)
+                except LanceError as e:
+                    raise e.at(page=self._fsst_failure(data, var_start, var_len, page_of_row)) from None
                 t = self.value_type
                 if few and self.dictionary is None and (pa.types.is_string(t) or pa.types.is_binary(t)):
                     if int(plain.offsets[-1]) < 1 << 31:
@@ -396,7 +402,11 @@ class ColumnPoints:
                 for a, b in zip(
                     np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()
                 ):
-                    parts.append(r.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[int(page_of_row[a])]))
+                    p = int(page_of_row[a])
+                    try:
+                        parts.append(r.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[p]))
+                    except LanceError as e:
+                        raise e.at(page=self.page_base + p) from None
                 block = _join_variable(parts) if len(parts) > 1 else parts[0]
         else:
             block = r.block(data, fixed, var_start, var_len, None)
@@ -405,6 +415,30 @@ class ColumnPoints:
         local = indices_to_numpy(block)
         local = np.where((local >= 0) & (local < self.dict_size[page_of_row]), local + self.dict_base[page_of_row], -1)
         return apply_dictionary(local, self.dictionary, self.value_type)
+
+    def _inflate_failure(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray, chunks: np.ndarray) -> int | None:
+        """The page of the first chunk that does not inflate alone (after a failed inflate of several
+        pages' chunks at once)."""
+        for k in range(len(pos)):
+            try:
+                self.reader.inflate(data, pos[k : k + 1], size[k : k + 1])
+            except LanceError:
+                return self.page_base + int(self.chunks.page[chunks[k]])
+        return None
+
+    def _fsst_failure(
+        self, data: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray
+    ) -> int | None:
+        """The first page whose strings do not decode with its own FSST table (after a failed
+        decode of several pages' strings at once: they are decoded again page by page)."""
+        cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+        for a, b in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()):
+            p = int(page_of_row[a])
+            try:
+                self.reader.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[p])
+            except LanceError:
+                return self.page_base + p
+        return None
 
 
 def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:

@@ -135,7 +135,16 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
-        lengths = np.array([p.length for p in col.meta.pages], dtype=np.int64)
+        lengths = np.array([p.length for p in col.meta.pages], dtype=np.uint64)
+        if len(lengths) and int(lengths.max()) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
+            big = int(lengths.argmax())
+            raise CorruptFileError(
+                f"page of {int(lengths[big])} rows in a file of {ctx.num_rows}",
+                path=ctx.path,
+                column=col.index,
+                page=big,
+            )
+        lengths = lengths.astype(np.int64)
         if self.scale > 1 and int(lengths.sum()) != ctx.num_rows * self.scale:
             # pages of whole null rows count field rows, not fixed-size-list items
             null_rows = [isinstance(self.page(i), NullRowsPage) for i in range(len(lengths))]
@@ -419,7 +428,9 @@ class StructuralFieldReader(FieldReader):
             raise self._undecodable(e) from None
         if len(out) != len(rows):
             raise CorruptFileError(
-                f"decoded {len(out)} rows of field {self._name!r}, expected {len(rows)}", path=self.ctx.path
+                f"decoded {len(out)} rows of field {self._name!r}, expected {len(rows)}",
+                path=self.ctx.path,
+                column=self.columns[0].col.index,
             )
         return out
 
@@ -502,16 +513,29 @@ class StructuralFieldReader(FieldReader):
                     raise CorruptFileError(
                         f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
                         path=self.ctx.path,
+                        column=self.columns[0].col.index,
                     )
                 return out
         spines = []
         for col in self.columns:
             arrs = per_column.get(id(col), [])
             spines.append(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
-        out = merge(t, spines)
+        try:
+            out = merge(t, spines)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+        except _DECODE_ERRORS as e:  # the columns' structures disagree: which one is wrong is not known
+            raise CorruptFileError(
+                f"columns {self.columns[0].col.index}-{self.columns[-1].col.index} of field {self._name!r} "
+                f"do not fit together ({type(e).__name__}: {e})",
+                path=self.ctx.path,
+                column=self.columns[0].col.index,
+            ) from None
         if len(out) != n_rows:
             raise CorruptFileError(
-                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}", path=self.ctx.path
+                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
+                path=self.ctx.path,
+                column=self.columns[0].col.index,
             )
         return out
 

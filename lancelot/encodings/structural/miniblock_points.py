@@ -340,7 +340,15 @@ class PointReader:
         """
         n = len(k_of)
         if self.vkind == INLINE and not counts_checked and len(counts) and int(counts.max()) > CHUNK:
-            raise CorruptFileError(f"an inline-bitpacked mini-block chunk holds more than {CHUNK} values")
+            bad = int(np.flatnonzero(counts > CHUNK)[0])
+            row = np.flatnonzero(k_of == bad)
+            message = f"mini-block point read: an inline-bitpacked chunk holds more than {CHUNK} values"
+            raise PointReadError(message, int(row[0])) if len(row) else CorruptFileError(message)
+        if self.vkind == FLAT and n * self.value_bytes > len(data):  # (each row's value lies in its chunk)
+            bad = np.flatnonzero(counts * self.value_bytes > size)
+            row = np.flatnonzero(np.isin(k_of, bad))
+            message = f"mini-block point read: {n} values of {self.value_bytes} bytes past their chunks"
+            raise PointReadError(message, int(row[0])) if len(row) else CorruptFileError(message)
         dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
         var_start = np.empty(n if self.vkind == VARIABLE else 0, dtype=np.int64)

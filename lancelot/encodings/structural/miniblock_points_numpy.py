@@ -172,7 +172,7 @@ def points_numpy(
         tb = vparam // 8
         cst = np.where((cst == OK) & (v0_size < tb), SHORT_BUFFER, cst)
         w = le(data, pos + v0, tb).astype(np.int64)
-        cst = np.where((cst == OK) & (w > vparam), BAD_WIDTH, cst)
+        cst = np.where((cst == OK) & ((w < 0) | (w > vparam)), BAD_WIDTH, cst)
         cst = np.where((cst == OK) & (tb + (CHUNK // 8) * w > v0_size), SHORT_BUFFER, cst)
     elif vkind == VARIABLE:
         cst = np.where((cst == OK) & ((n + 1) * vparam > v0_size), SHORT_BUFFER, cst)

@@ -40,12 +40,13 @@ def value_spans(raw: np.ndarray, ranges: Spans, adjustment: int) -> list[tuple[i
     for s, e in ranges:
         k = e - max(s - 1, 0)
         ends, valid = ends_and_validity(raw[pos : pos + k], adjustment)
+        ends = ends.astype(np.int64)  # (with a Python int, uint64 would concatenate as float64)
         pos += k
         if s > 0:
             start, ends, valid = int(ends[0]), ends[1:], valid[1:]
         else:
             start = 0
-        bounds = np.concatenate([[start], ends]).astype(np.int64)
+        bounds = np.concatenate([[start], ends])
         lengths = np.diff(bounds)
         out.append((start, int(bounds[-1]), lengths, valid))
     return out
@@ -95,7 +96,7 @@ def _decode_binary(
     raw = decode_offsets(b.indices, pbuf, extended(ranges))
     spans = value_spans(raw, ranges, b.null_adjustment)
     for start, end, lengths, _ in spans:
-        if (lengths < 0).any() or start > end:
+        if (lengths < 0).any() or not 0 <= start <= end:
             raise pbuf.error("binary offsets are not monotonic")
     if b.bytes.WhichOneof("array_encoding") != "flat" or b.bytes.flat.bits_per_value != 8:
         raise pbuf.error("binary bytes must be flat 8-bit", UnsupportedEncodingError)

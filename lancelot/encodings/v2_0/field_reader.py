@@ -31,6 +31,11 @@ from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 #: half-open (start, stop) row spans (io.source.Range is an (offset, length) byte range)
 Spans = list[tuple[int, int]]
+#: what numpy / pyarrow raise on bytes that contradict their metadata (reported as CorruptFileError)
+DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
+#: more rows than any page holds: a page length or list item count above it is corrupt (and would
+#: overflow the int64 row arithmetic)
+MAX_PAGE_ROWS = 1 << 48
 
 
 def runs(rows: np.ndarray) -> Spans:
@@ -46,10 +51,18 @@ def runs(rows: np.ndarray) -> Spans:
 class Column:
     """One column's pages: cumulative row starts and decoded page encodings."""
 
-    def __init__(self, ctx: FieldContext, info: ColumnInfo) -> None:
+    def __init__(self, ctx: FieldContext, info: ColumnInfo, rows: int | None) -> None:
+        """``rows``: the rows the pages must hold (the file's, for a column outside lists), or None."""
         self.ctx, self.info = ctx, info
-        lengths = [p.length for p in info.meta.pages]
-        self.starts = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).tolist()
+        lengths = np.array([p.length for p in info.meta.pages], dtype=np.uint64)
+        if len(lengths) and int(lengths.max()) > (MAX_PAGE_ROWS if rows is None else rows):
+            big = int(lengths.argmax())
+            raise CorruptFileError(f"page of {int(lengths[big])} rows", path=ctx.path, column=info.index, page=big)
+        self.starts = np.concatenate([[0], np.cumsum(lengths.astype(np.int64))]).tolist()
+        if rows is not None and self.starts[-1] != rows:
+            raise CorruptFileError(
+                f"pages hold {self.starts[-1]} rows, the file has {rows}", path=ctx.path, column=info.index
+            )
         self._enc: dict[int, pb.ArrayEncoding] = {}
 
     @property
@@ -88,7 +101,16 @@ class Column:
         return out
 
 
+def undecodable(e: Exception, ctx: FieldContext, col: Column, page: int | None = None) -> CorruptFileError:
+    """A low-level failure on a page's (or column's) bytes as a CorruptFileError naming them."""
+    return CorruptFileError(
+        f"undecodable page data ({type(e).__name__}: {e})", path=ctx.path, column=col.info.index, page=page
+    )
+
+
 class Node:
+    col: Column
+
     def read(self, ranges: Spans) -> pa.Array:
         raise NotImplementedError
 
@@ -110,9 +132,14 @@ class LeafNode(Node):
         parts = []
         for p, local in self.col.split(ranges):
             try:
-                parts.append(decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache))
+                part = decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache)
+                if part.type != self.dtype:
+                    raise CorruptFileError(f"page of {part.type} values in a column of {self.dtype}")
+                parts.append(part)
             except LanceError as e:
                 raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+            except DECODE_ERRORS as e:
+                raise undecodable(e, self.ctx, self.col, p) from None
         return parts or [pa.array([], self.dtype)]
 
 
@@ -134,6 +161,8 @@ class BlobNode(LeafNode):
                 parts.append(self._values(desc))
             except LanceError as e:
                 raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+            except DECODE_ERRORS as e:
+                raise undecodable(e, self.ctx, self.col, p) from None
         return parts or [pa.array([], self.dtype)]
 
     def _values(self, desc: pa.StructArray) -> pa.Array:
@@ -196,8 +225,22 @@ class ListNode(Node):
                         column=self.col.info.index,
                         page=i,
                     )
+                if enc.list.num_items > MAX_PAGE_ROWS:
+                    raise CorruptFileError(
+                        f"a list page of {enc.list.num_items} items",
+                        path=self.ctx.path,
+                        column=self.col.info.index,
+                        page=i,
+                    )
                 counts.append(enc.list.num_items)
-            self._items_before = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
+            before = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
+            if before[-1] != self.child.col.num_rows:
+                raise CorruptFileError(
+                    f"list pages hold {before[-1]} items, the item column {self.child.col.num_rows}",
+                    path=self.ctx.path,
+                    column=self.col.info.index,
+                )
+            self._items_before = before
         return self._items_before
 
     def read(self, ranges: Spans) -> pa.Array:
@@ -206,19 +249,26 @@ class ListNode(Node):
         lengths, valid = [], []
         for p, local in self.col.split(ranges):
             lst = self.col.encoding(p).list
-            raw = decode_offsets(lst.offsets, self.col.buffers(p), extended(local))
+            try:
+                raw = decode_offsets(lst.offsets, self.col.buffers(p), extended(local))
+            except LanceError as e:
+                raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+            except DECODE_ERRORS as e:
+                raise undecodable(e, self.ctx, self.col, p) from None
             pos = 0
             for s, e in local:
                 k = e - max(s - 1, 0)
                 ends, ok = ends_and_validity(raw[pos : pos + k], lst.null_offset_adjustment)
                 pos += k
+                ends = ends.astype(np.int64)  # (with a Python int, uint64 would concatenate as float64)
                 if s > 0:
                     start, ends, ok = int(ends[0]), ends[1:], ok[1:]
                 else:
                     start = 0
-                bounds = np.concatenate([[start], ends]).astype(np.int64)
+                bounds = np.concatenate([[start], ends])
                 ln = np.diff(bounds)
-                if (ln < 0).any() or bounds[-1] > lst.num_items:
+                # increasing, so inside [0, num_items] when its ends are (an end >= 2**63 wrapped negative)
+                if (ln < 0).any() or start < 0 or bounds[-1] > lst.num_items:
                     raise CorruptFileError(
                         "list offsets are not monotonic or exceed num_items",
                         path=self.ctx.path,
@@ -277,25 +327,26 @@ class FieldReader20(FieldReader):
     def __init__(self, ctx: FieldContext) -> None:
         super().__init__(ctx)
         cols = iter(ctx.columns)
-        self.root = self._build(ctx.field, cols)
+        self.root = self._build(ctx.field, cols, ctx.num_rows)
         self._plan: TakePlan | None | Literal[False] = False  # built on the first take
         self._inside: bool | None = None  # every page buffer lies in the file (point_plan)
 
-    def _build(self, field: pa.Field, cols: Iterator[ColumnInfo]) -> Node:
+    def _build(self, field: pa.Field, cols: Iterator[ColumnInfo], rows: int | None) -> Node:
+        """The node of ``field`` and its descendants; ``rows``: the rows its column holds (None in a list)."""
         ctx = self.ctx
         try:
-            col = Column(ctx, next(cols))
+            col = Column(ctx, next(cols), rows)
         except StopIteration:
             raise CorruptFileError("the file has fewer columns than its schema needs", path=ctx.path) from None
         t = field.type
         if is_packed_struct(field):
             return LeafNode(ctx, col, t)
         if pa.types.is_struct(t):
-            return StructNode(col, t, [self._build(t.field(i), cols) for i in range(t.num_fields)])
+            return StructNode(col, t, [self._build(t.field(i), cols, rows) for i in range(t.num_fields)])
         if pa.types.is_list(t) or pa.types.is_large_list(t):
-            return ListNode(ctx, col, t, self._build(t.value_field, cols))
+            return ListNode(ctx, col, t, self._build(t.value_field, cols, None))
         if field is ctx.field and len(ctx.columns) == 2 and not pa.types.is_nested(t):  # columns_in_file
-            return ListBytesNode(ctx, col, t, Column(ctx, next(cols)))
+            return ListBytesNode(ctx, col, t, Column(ctx, next(cols), None))
         if pa.types.is_map(t):
             raise UnsupportedEncodingError("map columns need file version 2.2", path=ctx.path)
         if is_blob_column(ctx, col.info):
@@ -316,11 +367,14 @@ class FieldReader20(FieldReader):
         """The leaf column's vectorized take plan (built once), or None."""
         if self._plan is False:
             root = self.root
-            self._plan = (
-                plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows)))
-                if isinstance(root, LeafNode) and not isinstance(root, BlobNode)
-                else None
-            )
+            try:
+                self._plan = (
+                    plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows)))
+                    if isinstance(root, LeafNode) and not isinstance(root, BlobNode)
+                    else None
+                )
+            except (LanceError, *DECODE_ERRORS) as e:
+                raise self._located(e) from None
         return self._plan
 
     def take_hint(self, rows: np.ndarray) -> list[tuple[int, int]]:
@@ -345,8 +399,18 @@ class FieldReader20(FieldReader):
             plan = self._take_plan()
         if plan is None or not (self._inside or self._inside_file()):
             return None  # the usual take reports a buffer outside the file
-        found = plan.point(rows)
+        try:
+            found = plan.point(rows)
+        except (LanceError, *DECODE_ERRORS) as e:
+            raise self._located(e) from None
         return None if found is None else ((plan, found[0]), found[1])
+
+    def _located(self, e: Exception) -> LanceError:
+        """A failure of the leaf column's take plan, naming the column (the plans span its pages)."""
+        col = self.root.col
+        if isinstance(e, LanceError):
+            return e.at(path=self.ctx.path, column=col.info.index)
+        return undecodable(e, self.ctx, col)
 
     def _inside_file(self) -> bool:
         """Every page buffer of the leaf column lies in the file (checked once): the plans keep
@@ -365,7 +429,10 @@ class FieldReader20(FieldReader):
     def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
         assert isinstance(plan, tuple)  # as point_plan made it
         take_plan, state = plan
-        out = take_plan.take_point(rows, state, bufs)
+        try:
+            out = take_plan.take_point(rows, state, bufs)
+        except (LanceError, *DECODE_ERRORS) as e:
+            raise self._located(e) from None
         if out is not None:
             served(self.ctx.field.name, op, f"plan/{type(take_plan).__name__}")
             return out
@@ -377,7 +444,10 @@ class FieldReader20(FieldReader):
             return pa.array([], self.ctx.field.type)
         rows = np.asarray(rows, dtype=np.int64)
         plan = self._take_plan()
-        out = plan.take(self.ctx.src, rows) if plan is not None else None
+        try:
+            out = plan.take(self.ctx.src, rows) if plan is not None else None
+        except (LanceError, *DECODE_ERRORS) as e:
+            raise self._located(e) from None
         if out is not None:
             served(self.ctx.field.name, "take", f"plan/{type(plan).__name__}")
             return out

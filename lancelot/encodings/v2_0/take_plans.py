@@ -557,7 +557,8 @@ class BinaryPlan(TakePlan):
         valid = ~((self.adjust[page] > 0) & (ends[last] >= self.adjust[page]))
         stop = real[last]
         start = np.where(first, real[last - 1], 0)
-        _check(self.table, (stop < start) | (stop > self.data[page, 1]), page, "binary offsets are not monotonic")
+        bad = (start < 0) | (stop < start) | (stop > self.data[page, 1])  # (an offset >= 2**63 wraps negative)
+        _check(self.table, bad, page, "binary offsets are not monotonic")
         return page, start, stop, valid
 
     def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
