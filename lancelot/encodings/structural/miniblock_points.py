@@ -345,8 +345,8 @@ class PointReader:
             message = f"mini-block point read: an inline-bitpacked chunk holds more than {CHUNK} values"
             raise PointReadError(message, int(row[0])) if len(row) else CorruptFileError(message)
         if self.vkind == FLAT and n * self.value_bytes > len(data):  # (each row's value lies in its chunk)
-            bad = np.flatnonzero(counts * self.value_bytes > size)
-            row = np.flatnonzero(np.isin(k_of, bad))
+            short = np.flatnonzero(counts * self.value_bytes > size)
+            row = np.flatnonzero(np.isin(k_of, short))
             message = f"mini-block point read: {n} values of {self.value_bytes} bytes past their chunks"
             raise PointReadError(message, int(row[0])) if len(row) else CorruptFileError(message)
         dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)

@@ -251,10 +251,10 @@ class ListNode(Node):
             lst = self.col.encoding(p).list
             try:
                 raw = decode_offsets(lst.offsets, self.col.buffers(p), extended(local))
-            except LanceError as e:
-                raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-            except DECODE_ERRORS as e:
-                raise undecodable(e, self.ctx, self.col, p) from None
+            except LanceError as err:
+                raise err.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+            except DECODE_ERRORS as err:
+                raise undecodable(err, self.ctx, self.col, p) from None
             pos = 0
             for s, e in local:
                 k = e - max(s - 1, 0)
