@@ -16,7 +16,7 @@ dictionaries joined, FSST strings decoded per page table).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -397,12 +397,8 @@ class ColumnPoints:
                         return small_strings_arrow(plain, t)
                 block: DataBlock = plain
             else:  # some page keeps its strings plain or uncompressed: decode page by page
-                cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
                 parts = []
-                for a, b in zip(
-                    np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()
-                ):
-                    p = int(page_of_row[a])
+                for a, b, p in _page_runs(page_of_row):
                     try:
                         parts.append(r.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[p]))
                     except LanceError as e:
@@ -431,14 +427,19 @@ class ColumnPoints:
     ) -> int | None:
         """The first page whose strings do not decode with its own FSST table (after a failed
         decode of several pages' strings at once: they are decoded again page by page)."""
-        cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
-        for a, b in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(var_start)]]).tolist()):
-            p = int(page_of_row[a])
+        for a, b, p in _page_runs(page_of_row):
             try:
                 self.reader.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[p])
             except LanceError:
                 return self.page_base + p
         return None
+
+
+def _page_runs(page_of_row: np.ndarray) -> Iterator[tuple[int, int, int]]:
+    """(first, end, page) of each run of consecutive rows from one page."""
+    cuts = np.flatnonzero(page_of_row[1:] != page_of_row[:-1]) + 1
+    for a, b in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [len(page_of_row)]]).tolist()):
+        yield a, b, int(page_of_row[a])
 
 
 def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:
