@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -180,17 +181,19 @@ def _inflater(compression: pb.BufferCompression, scheme: int) -> Callable[[bytes
     return inflate
 
 
+def _compressor(compression: pb.BufferCompression) -> tuple[Any, int, bool]:
+    """(codec, width of the size prefix, whether an empty input compresses to nothing: lz4's raw
+    block) for a BufferCompression."""
+    if scheme_of(compression) == LZ4:
+        return _codec("lz4_raw"), 4, True
+    return _codec("zstd", compression.level if compression.HasField("level") else None), 8, False
+
+
 def compress_buffer(compression: pb.BufferCompression, data: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
     """General-compress one buffer, with the size prefix pylance expects."""
-    scheme = scheme_of(compression)
+    codec, width, empty_is_empty = _compressor(compression)
     raw = as_u8(data)
-    if scheme == LZ4:
-        body = _codec("lz4_raw").compress(raw, asbytes=True) if len(raw) else b""
-        width = 4
-    else:
-        level = compression.level if compression.HasField("level") else None
-        body = _codec("zstd", level).compress(raw, asbytes=True)
-        width = 8
+    body = b"" if empty_is_empty and not len(raw) else codec.compress(raw, asbytes=True)
     out = np.empty(width + len(body), np.uint8)
     out[:width] = np.frombuffer(len(raw).to_bytes(width, "little"), np.uint8)
     out[width:] = np.frombuffer(body, np.uint8)
@@ -203,16 +206,12 @@ def compress_buffers(
     """``compress_buffer`` of every ``data[bounds[k]:bounds[k + 1]]``: (the results one after another, their byte
     bounds).  One join of the codec's outputs and their size prefixes (a page of ~1000 mini-block chunks: no
     numpy arrays per chunk)."""
-    scheme = scheme_of(compression)
+    codec, width, empty_is_empty = _compressor(compression)
     raw = as_u8(data)
-    if scheme == LZ4:
-        codec, width = _codec("lz4_raw"), 4
-    else:
-        codec, width = _codec("zstd", compression.level if compression.HasField("level") else None), 8
     parts: list[bytes] = []
     sizes = np.empty(max(len(bounds) - 1, 0), np.int64)
     for k, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
-        body = codec.compress(raw[a:b], asbytes=True) if b > a or scheme != LZ4 else b""
+        body = b"" if empty_is_empty and b == a else codec.compress(raw[a:b], asbytes=True)
         parts += ((b - a).to_bytes(width, "little"), body)
         sizes[k] = width + len(body)
     out = np.zeros(len(sizes) + 1, np.int64)
