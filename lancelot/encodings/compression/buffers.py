@@ -39,6 +39,12 @@ def as_u8(buf: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.uint8)
 
 
+def offsets_int64(offsets: Any) -> np.ndarray:
+    """A block's offsets as int64: a view of uint64 offsets (a writer's, all below 2**63), else a copy."""
+    offs = np.asarray(offsets)
+    return offs.view(np.int64) if offs.dtype == np.uint64 else np.asarray(offs, np.int64)
+
+
 def uint_dtype(bits: int, what: str = "value") -> np.dtype:
     """The little-endian unsigned dtype of ``bits`` bits (8/16/32/64)."""
     dt = _UINT.get(bits // 8) if bits % 8 == 0 else None

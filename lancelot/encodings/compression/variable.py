@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from lancelot.encodings.compression.block import VariableWidthBlock
-from lancelot.encodings.compression.buffers import as_u8, check_size, require, view_uint
+from lancelot.encodings.compression.buffers import as_u8, check_size, offsets_int64, require, view_uint
 from lancelot.encodings.compression.scatter import copy_slices
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -134,8 +134,7 @@ def compress_variable_chunks(
     """Every mini-block chunk of ``block`` at once, chunk k holding values ``items[k]`` to ``items[k + 1]``:
     (their buffers one after another, the byte bounds of each), the bytes ``compress_variable`` makes per chunk."""
     w = bits // 8
-    offs = np.asarray(block.offsets)
-    offs = offs.view(np.int64) if offs.dtype == np.uint64 else np.asarray(offs, np.int64)  # (offsets < 2**63)
+    offs = offsets_int64(block.offsets)
     items = np.asarray(items, np.int64)
     counts = np.diff(items)
     first, last = offs[items[:-1]], offs[items[1:]]

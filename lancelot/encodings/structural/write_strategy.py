@@ -43,7 +43,7 @@ from lancelot.encodings.compression.bitpacking import (
     pack_inline_chunks,
 )
 from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, VariableWidthBlock
-from lancelot.encodings.compression.buffers import as_u8
+from lancelot.encodings.compression.buffers import as_u8, offsets_int64
 from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
 from lancelot.encodings.compression.flat import compress_flat
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_description
@@ -489,8 +489,7 @@ def _fsst_page(values: pa.Array, block: VariableWidthBlock, opts: EncodingOption
     if not (table.switch_on or forced):
         return None
     packed = _fsst_encode_pieces(table, block)
-    offs = np.asarray(packed.offsets)
-    offs = offs.view(np.int64) if offs.dtype == np.uint64 else np.asarray(offs, np.int64)  # (offsets < 2**63)
+    offs = offsets_int64(packed.offsets)
     if not forced and int(offs[-1] - offs[0]) >= FSST_MAX_RATIO * size:
         return None
     bits = 8 * block.offsets.dtype.itemsize
