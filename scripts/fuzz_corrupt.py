@@ -291,17 +291,12 @@ def damage(data: bytes, version: str, rng: np.random.Generator) -> tuple[bytes, 
     """(damaged bytes, damage kind, description)."""
     from lancelot.format.container import read_metadata
     from lancelot.io.source import MemorySource
+    from lancelot.testing import conformance as C
 
     md = read_metadata(MemorySource(data, "f.lance"))
     cols = md.columns
     how = DAMAGES[int(rng.choice(len(DAMAGES), p=DAMAGE_WEIGHTS / DAMAGE_WEIGHTS.sum()))]
-    regions = [
-        (c, p, o, s)
-        for c in range(1, len(cols))
-        for p, pm in enumerate(cols[c].pages)
-        for o, s in zip(pm.buffer_offsets, pm.buffer_sizes)
-        if s
-    ]
+    regions = C.page_buffer_regions(cols)
     if how in ("bytes", "bits", "words") and regions:
         c, p, o, s = regions[int(rng.integers(0, len(regions)))]
         b = bytearray(data)

@@ -531,13 +531,7 @@ def test_random_damage_never_crashes(tmp_path, version, kind):
     src = MemorySource(data, "f.lance")
     columns = read_metadata(src).columns
     rng = np.random.default_rng(zlib.crc32(f"{kind}/{version}".encode()))
-    regions = [
-        (c, p, o, s)
-        for c in range(1, len(columns))
-        for p, pm in enumerate(columns[c].pages)
-        for o, s in zip(pm.buffer_offsets, pm.buffer_sizes)
-        if s
-    ]
+    regions = C.page_buffer_regions(columns)
     for trial in range(12):
         c, p, o, s = regions[int(rng.integers(0, len(regions)))]
         broken = bytearray(data)

@@ -397,6 +397,18 @@ def page_lengths(path: str) -> list[list[int]]:
         src.close()
 
 
+def page_buffer_regions(columns: Sequence[Any], first: int = 1) -> list[tuple[int, int, int, int]]:
+    """(column, page, offset, size) of every non-empty page buffer of ``columns[first:]`` (a file's column
+    metadata): where the corrupt-input tests and scripts/fuzz_corrupt.py put their damage."""
+    return [
+        (c, p, o, s)
+        for c in range(first, len(columns))
+        for p, pm in enumerate(columns[c].pages)
+        for o, s in zip(pm.buffer_offsets, pm.buffer_sizes)
+        if s
+    ]
+
+
 def _walk(msg: Any, out: set[str], prefix: str) -> None:
     if isinstance(msg, pb.CompressiveEncoding) and msg.WhichOneof("compression"):
         out.add(prefix + msg.WhichOneof("compression"))
