@@ -39,7 +39,7 @@ from lancelot.encodings.compression.fsst import (
     fsst_kernels_ready,
     parse_symbol_table,
 )
-from lancelot.encodings.compression.general import LZ4, inflater
+from lancelot.encodings.compression.general import LZ4, ZSTD, inflater
 from lancelot.encodings.compression.jit import WARM_WORK, NumpyUntilHot
 from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
@@ -49,6 +49,7 @@ from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
 from lancelot.encodings.compression.rle_kernel import decode_runs
 from lancelot.encodings.compression.segments import Segments, gather, readonly, segments_mask
 from lancelot.encodings.compression.variable import offset_bits
+from lancelot.encodings.compression.zstd_kernel import inflate_frames
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 MAX_DEPTH = 16
@@ -360,6 +361,10 @@ def _general(compression: pb.BufferCompression, seg: Segments) -> Segments:
         fast = _lz4_chunks(seg)
         if fast is not None:
             return fast
+    if compression.scheme == ZSTD and len(seg) > 1:
+        frames = inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes))
+        if frames is not None:
+            return Segments(frames[0], _offsets(frames[1])[:-1], frames[1])
     inflate, mv = inflater(compression), np.ascontiguousarray(seg.data).data
     parts = [inflate(mv[a : a + n]) for a, n in zip(np.asarray(seg.starts).tolist(), np.asarray(seg.sizes).tolist())]
     sizes = np.fromiter(map(len, parts), np.int64, len(parts))

@@ -1,0 +1,209 @@
+"""Zstd chunk buffers inflated by one kernel call per read, libzstd called from numba (zstd_kernel.py):
+the same bytes as the per-chunk Python paths, for scans (chunked._general) and for the chunk
+rebuild of takes (miniblock_general), and everything the kernels do not vouch for left to them."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from lancelot.encodings.compression import chunked, zstd_kernel
+from lancelot.encodings.compression.general import buffer_compression, compress_buffer, decompress_buffer
+from lancelot.encodings.compression.segments import Segments
+from lancelot.encodings.structural import miniblock_general
+from lancelot.errors import CorruptFileError
+
+ZSTD = buffer_compression("zstd", 9)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_loaded():
+    assert zstd_kernel.zstd_library() is not None, "python-zstandard's cffi module (or a system libzstd) exports zstd"
+    zstd_kernel._warm()
+    assert zstd_kernel.HOT_ZSTD.ready()
+
+
+def _raw(rng: np.random.Generator, n: int) -> list[np.ndarray]:
+    """Chunk contents: random bytes, runs, repeated words; 1-9000 bytes each."""
+    out = []
+    for k in range(n):
+        size = int(rng.integers(1, 9000))
+        if k % 3 == 0:
+            out.append(rng.integers(0, 256, size, dtype=np.uint8))
+        elif k % 3 == 1:
+            out.append(np.full(size, k % 251, np.uint8))
+        else:
+            words = [rng.integers(97, 123, int(rng.integers(2, 20)), dtype=np.uint8) for _ in range(9)]
+            out.append(np.concatenate([words[int(i)] for i in rng.integers(0, 9, size)])[:size])
+    return out
+
+
+def _segments(bufs: list[np.ndarray]) -> Segments:
+    sizes = np.array([len(b) for b in bufs], dtype=np.int64)
+    return Segments(np.concatenate(bufs), np.cumsum(sizes) - sizes, sizes)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_frames_inflate_like_the_codec(seed: int) -> None:
+    raw = _raw(np.random.default_rng(seed), 40)
+    seg = _segments([compress_buffer(ZSTD, r) for r in raw])
+    fast = zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes))
+    assert fast is not None
+    assert np.array_equal(fast[1], [len(r) for r in raw])
+    assert np.array_equal(fast[0], np.concatenate(raw))
+    one_by_one = np.concatenate([decompress_buffer(ZSTD, seg.chunk(k)) for k in range(len(seg))])
+    assert np.array_equal(chunked._general(ZSTD, seg).data, one_by_one)
+
+
+def test_what_the_frames_kernel_does_not_vouch_for_goes_chunk_by_chunk() -> None:
+    rng = np.random.default_rng(7)
+    raw = _raw(rng, 6)
+    bufs = [compress_buffer(ZSTD, r) for r in raw]
+    bare = np.frombuffer(bufs[2][8:].tobytes(), np.uint8)  # an older file's bare frame (no size prefix)
+    with_bare = [*bufs[:2], bare, *bufs[3:]]
+    seg = _segments(with_bare)
+    assert zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes)) is None
+    assert np.array_equal(chunked._general(ZSTD, seg).data, np.concatenate(raw))
+    bad = bufs[4].copy()
+    bad[-6:] ^= 0x5A  # a damaged frame
+    seg = _segments([*bufs[:4], bad, *bufs[5:]])
+    assert zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes)) is None
+    with pytest.raises(CorruptFileError):
+        chunked._general(ZSTD, seg)
+
+
+def _captured_chunks(tmp_path, monkeypatch, version: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, dict]]:
+    """The arguments of every chunk rebuild of takes from a compact file: strings with and without
+    nulls (with and without definition levels), decimals."""
+    from lancelot import LanceFile, write_table
+
+    rng = np.random.default_rng(11)
+    n = 30_000
+    words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
+    text = [" ".join(words[rng.integers(0, 8, int(rng.integers(1, 12)))]) for _ in range(n)]
+    table = pa.table(
+        {
+            "s": pa.array(text),
+            "s_null": pa.array([t if i % 7 else None for i, t in enumerate(text)]),
+            "d": pa.array([int(v) for v in rng.integers(0, 10**9, n)], pa.decimal128(15, 2)),
+            "f": pa.array(rng.integers(0, 1000, n) / 8.0),
+        }
+    )
+    path = str(tmp_path / f"c-{version}.lance")
+    write_table(table, path, version=version, profile="compact")
+    seen: list[tuple[np.ndarray, np.ndarray, np.ndarray, dict]] = []
+    real = miniblock_general.inflate_chunks
+
+    def spy(data, pos, size, **kw):
+        seen.append((np.array(data), np.array(pos), np.array(size), kw))
+        return real(data, pos, size, **kw)
+
+    monkeypatch.setattr(miniblock_general, "inflate_chunks", spy)
+    f = LanceFile(path)
+    for _ in range(4):
+        rows = np.sort(rng.choice(n, 12, replace=False))
+        assert f.take(rows).equals(table.take(pa.array(rows)))
+    monkeypatch.undo()
+    return seen
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_rebuilt_chunks_equal_the_python_rebuild(tmp_path, monkeypatch, version: str) -> None:
+    seen = _captured_chunks(tmp_path, monkeypatch, version)
+    shapes = set()
+    for data, pos, size, kw in seen:
+        if kw["compression"].scheme != ZSTD.scheme:
+            continue
+        shapes.add((kw["has_def"], kw["nb"], kw["word"]))
+        fast = zstd_kernel.rebuild_chunks(data, pos, size, has_def=kw["has_def"], word=kw["word"], nb=kw["nb"])
+        assert fast is not None
+        slow = miniblock_general._inflate_few(data, pos, size, **kw)
+        for a, b in zip(fast, slow):
+            assert np.array_equal(a, b)
+    assert {h for h, _, _ in shapes} == {0, 1}, shapes
+
+
+def _chunk(rng: np.random.Generator, has_def: int, word: int, nb: int) -> bytes:
+    """A mini-block chunk as miniblock_chunks lays it out, its first value buffer under zstd: u16 level
+    count, u16 definition-level bytes, each value buffer's size in ``word`` bytes; then the levels
+    and each buffer, every part padded to 8 bytes."""
+    pad = lambda b: b + bytes(-len(b) % 8)  # noqa: E731
+    first = compress_buffer(ZSTD, _raw(rng, 1)[0][: 60_000 if word == 4 else 3000]).tobytes()
+    defs = rng.integers(0, 256, int(rng.integers(1, 40)), dtype=np.uint8).tobytes() if has_def else b""
+    second = rng.integers(0, 256, int(rng.integers(0, 50)), dtype=np.uint8).tobytes() if nb > 1 else b""
+    w = "H" if word == 2 else "I"
+    fields = [77, *([len(defs)] * has_def), len(first), *([len(second)] * (nb > 1))]
+    header = struct.pack("<H" + "H" * has_def + w * nb, *fields)
+    return pad(header) + pad(defs) + pad(first) + pad(second)
+
+
+@pytest.mark.parametrize("has_def", [0, 1])
+@pytest.mark.parametrize("word", [2, 4])
+@pytest.mark.parametrize("nb", [1, 2])
+def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int) -> None:
+    rng = np.random.default_rng(100 * has_def + 10 * word + nb)
+    chunks = [_chunk(rng, has_def, word, nb) for _ in range(12)]
+    size = np.array([len(c) for c in chunks], np.int64)
+    data = np.frombuffer(b"".join(chunks), np.uint8)
+    pos = np.cumsum(size) - size
+    order = rng.permutation(len(chunks))  # a take's chunks need not be in file order
+    args = dict(has_def=has_def, word=word, nb=nb)
+    fast = zstd_kernel.rebuild_chunks(data, pos[order], size[order], **args)
+    assert fast is not None
+    slow = miniblock_general._inflate_few(data, pos[order], size[order], compression=ZSTD, **args)
+    for a, b in zip(fast, slow):
+        assert np.array_equal(a, b)
+
+
+def test_a_damaged_chunk_is_reported_by_the_python_rebuild(tmp_path, monkeypatch) -> None:
+    seen = [s for s in _captured_chunks(tmp_path, monkeypatch, "2.2") if s[3]["compression"].scheme == ZSTD.scheme]
+    data, pos, size, kw = seen[0]
+    args = dict(has_def=kw["has_def"], word=kw["word"], nb=kw["nb"])
+    short = size.copy()
+    short[-1] = 3  # shorter than its header
+    assert zstd_kernel.rebuild_chunks(data, pos, short, **args) is None
+    with pytest.raises(CorruptFileError, match="shorter than its header"):
+        miniblock_general.inflate_chunks(data, pos, short, **kw)
+    damaged = data.copy()
+    damaged[int(pos[0]) + int(size[0]) - 40 : int(pos[0]) + int(size[0]) - 8] ^= 0xA5  # inside the first chunk's frame
+    assert zstd_kernel.rebuild_chunks(damaged, pos, size, **args) is None
+    with pytest.raises(CorruptFileError):
+        miniblock_general.inflate_chunks(damaged, pos, size, **kw)
+
+
+def test_compact_files_read_like_pylance_on_the_kernels(tmp_path) -> None:
+    """A compact file's takes and full read, with the kernels ready, equal pylance's."""
+    from lance.file import LanceFileReader
+
+    from lancelot import LanceFile, write_table
+
+    rng = np.random.default_rng(3)
+    n = 20_000
+    ids = rng.integers(0, 10**6, n).tolist()
+    table = pa.table(
+        {
+            "t": pa.array([f"customer {v:09d} lives at {v * 7 % 1000} main st" for v in ids]),
+            "n": pa.array([None if v % 5 == 0 else f"x{v}" for v in rng.integers(0, 10**4, n)]),
+        }
+    )
+    path = str(tmp_path / "t.lance")
+    write_table(table, path, version="2.2", profile="compact")
+    reference = LanceFileReader(path).read_all().to_table()
+    assert reference.equals(table)
+    f = LanceFile(path)
+    assert f.read().equals(reference)
+    rows = np.sort(rng.choice(n, 50, replace=False))
+    assert f.take(rows).equals(LanceFileReader(path).take_rows(rows.tolist()).to_table())
+
+
+def test_an_unknown_scheme_is_not_taken_for_zstd() -> None:
+    """With the kernels ready, a scheme that is neither lz4 nor zstd still gets the codec's error."""
+    from lancelot.errors import UnsupportedEncodingError
+    from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+    seg = _segments([compress_buffer(ZSTD, r) for r in _raw(np.random.default_rng(2), 4)])
+    with pytest.raises(UnsupportedEncodingError):
+        chunked._general(pb.BufferCompression(scheme=7), seg)
