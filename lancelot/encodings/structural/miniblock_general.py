@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelot.encodings.compression.general import decompress_buffer, inflater
-from lancelot.encodings.compression.zstd_kernel import rebuild_chunks
 from lancelot.encodings.structural.miniblock_chunks import ALIGN
+from lancelot.encodings.structural.miniblock_general_kernel import rebuild_chunks
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -59,10 +59,9 @@ def inflate_chunks(
     n = len(pos)
     if n == 0:
         return np.zeros(0, np.uint8), pos, size
-    if compression.scheme == pb.COMPRESSION_ALGORITHM_ZSTD:
-        fast = rebuild_chunks(data, pos, size, has_def=has_def, word=word, nb=nb)
-        if fast is not None:
-            return fast
+    fast = rebuild_chunks(data, pos, size, has_def=has_def, word=word, nb=nb, scheme=compression.scheme)
+    if fast is not None:
+        return fast
     if n <= FEW_CHUNKS:
         return _inflate_few(data, pos, size, has_def=has_def, word=word, nb=nb, compression=compression)
     head = 2 + 2 * has_def + word * nb

@@ -1,6 +1,7 @@
-"""Zstd chunk buffers inflated by one kernel call per read, libzstd called from numba (zstd_kernel.py):
-the same bytes as the per-chunk Python paths, for scans (chunked._general) and for the chunk
-rebuild of takes (miniblock_general), and everything the kernels do not vouch for left to them."""
+"""General-compressed chunks inflated by one kernel call per read: zstd frames of scans with libzstd
+called from numba (zstd_kernel.py), and the lz4 or zstd mini-block chunks of takes rebuilt
+(miniblock_general_kernel.py): the same bytes as the per-chunk Python paths (chunked._general,
+miniblock_general._inflate_few), and everything the kernels do not vouch for left to them."""
 
 from __future__ import annotations
 
@@ -13,17 +14,19 @@ import pytest
 from lancelot.encodings.compression import chunked, zstd_kernel
 from lancelot.encodings.compression.general import buffer_compression, compress_buffer, decompress_buffer
 from lancelot.encodings.compression.segments import Segments
-from lancelot.encodings.structural import miniblock_general
+from lancelot.encodings.structural import miniblock_general, miniblock_general_kernel
 from lancelot.errors import CorruptFileError
 
 ZSTD = buffer_compression("zstd", 9)
+LZ4 = buffer_compression("lz4")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _kernels_loaded():
     assert zstd_kernel.zstd_library() is not None, "python-zstandard's cffi module (or a system libzstd) exports zstd"
     zstd_kernel._warm()
-    assert zstd_kernel.HOT_ZSTD.ready()
+    miniblock_general_kernel._warm()
+    assert zstd_kernel.HOT_ZSTD.ready() and miniblock_general_kernel.HOT_REBUILD.ready()
 
 
 def _raw(rng: np.random.Generator, n: int) -> list[np.ndarray]:
@@ -75,6 +78,11 @@ def test_what_the_frames_kernel_does_not_vouch_for_goes_chunk_by_chunk() -> None
         chunked._general(ZSTD, seg)
 
 
+def _rebuild(data, pos, size, kw):
+    args = dict(has_def=kw["has_def"], word=kw["word"], nb=kw["nb"], scheme=kw["compression"].scheme)
+    return miniblock_general_kernel.rebuild_chunks(data, pos, size, **args)
+
+
 def _captured_chunks(tmp_path, monkeypatch, version: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, dict]]:
     """The arguments of every chunk rebuild of takes from a compact file: strings with and without
     nulls (with and without definition levels), decimals."""
@@ -115,23 +123,21 @@ def test_rebuilt_chunks_equal_the_python_rebuild(tmp_path, monkeypatch, version:
     seen = _captured_chunks(tmp_path, monkeypatch, version)
     shapes = set()
     for data, pos, size, kw in seen:
-        if kw["compression"].scheme != ZSTD.scheme:
-            continue
-        shapes.add((kw["has_def"], kw["nb"], kw["word"]))
-        fast = zstd_kernel.rebuild_chunks(data, pos, size, has_def=kw["has_def"], word=kw["word"], nb=kw["nb"])
+        shapes.add((kw["has_def"], kw["compression"].scheme))
+        fast = _rebuild(data, pos, size, kw)
         assert fast is not None
         slow = miniblock_general._inflate_few(data, pos, size, **kw)
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b)
-    assert {h for h, _, _ in shapes} == {0, 1}, shapes
+    assert {h for h, _ in shapes} == {0, 1} and ZSTD.scheme in {c for _, c in shapes}, shapes
 
 
-def _chunk(rng: np.random.Generator, has_def: int, word: int, nb: int) -> bytes:
+def _chunk(rng: np.random.Generator, has_def: int, word: int, nb: int, compression) -> bytes:
     """A mini-block chunk as miniblock_chunks lays it out, its first value buffer under zstd: u16 level
     count, u16 definition-level bytes, each value buffer's size in ``word`` bytes; then the levels
     and each buffer, every part padded to 8 bytes."""
     pad = lambda b: b + bytes(-len(b) % 8)  # noqa: E731
-    first = compress_buffer(ZSTD, _raw(rng, 1)[0][: 60_000 if word == 4 else 3000]).tobytes()
+    first = compress_buffer(compression, _raw(rng, 1)[0][: 60_000 if word == 4 else 3000]).tobytes()
     defs = rng.integers(0, 256, int(rng.integers(1, 40)), dtype=np.uint8).tobytes() if has_def else b""
     second = rng.integers(0, 256, int(rng.integers(0, 50)), dtype=np.uint8).tobytes() if nb > 1 else b""
     w = "H" if word == 2 else "I"
@@ -143,17 +149,18 @@ def _chunk(rng: np.random.Generator, has_def: int, word: int, nb: int) -> bytes:
 @pytest.mark.parametrize("has_def", [0, 1])
 @pytest.mark.parametrize("word", [2, 4])
 @pytest.mark.parametrize("nb", [1, 2])
-def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int) -> None:
+@pytest.mark.parametrize("compression", [ZSTD, LZ4], ids=["zstd", "lz4"])
+def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int, compression) -> None:
     rng = np.random.default_rng(100 * has_def + 10 * word + nb)
-    chunks = [_chunk(rng, has_def, word, nb) for _ in range(12)]
+    chunks = [_chunk(rng, has_def, word, nb, compression) for _ in range(12)]
     size = np.array([len(c) for c in chunks], np.int64)
     data = np.frombuffer(b"".join(chunks), np.uint8)
     pos = np.cumsum(size) - size
     order = rng.permutation(len(chunks))  # a take's chunks need not be in file order
     args = dict(has_def=has_def, word=word, nb=nb)
-    fast = zstd_kernel.rebuild_chunks(data, pos[order], size[order], **args)
+    fast = miniblock_general_kernel.rebuild_chunks(data, pos[order], size[order], scheme=compression.scheme, **args)
     assert fast is not None
-    slow = miniblock_general._inflate_few(data, pos[order], size[order], compression=ZSTD, **args)
+    slow = miniblock_general._inflate_few(data, pos[order], size[order], compression=compression, **args)
     for a, b in zip(fast, slow):
         assert np.array_equal(a, b)
 
@@ -161,15 +168,14 @@ def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int
 def test_a_damaged_chunk_is_reported_by_the_python_rebuild(tmp_path, monkeypatch) -> None:
     seen = [s for s in _captured_chunks(tmp_path, monkeypatch, "2.2") if s[3]["compression"].scheme == ZSTD.scheme]
     data, pos, size, kw = seen[0]
-    args = dict(has_def=kw["has_def"], word=kw["word"], nb=kw["nb"])
     short = size.copy()
     short[-1] = 3  # shorter than its header
-    assert zstd_kernel.rebuild_chunks(data, pos, short, **args) is None
+    assert _rebuild(data, pos, short, kw) is None
     with pytest.raises(CorruptFileError, match="shorter than its header"):
         miniblock_general.inflate_chunks(data, pos, short, **kw)
     damaged = data.copy()
     damaged[int(pos[0]) + int(size[0]) - 40 : int(pos[0]) + int(size[0]) - 8] ^= 0xA5  # inside the first chunk's frame
-    assert zstd_kernel.rebuild_chunks(damaged, pos, size, **args) is None
+    assert _rebuild(damaged, pos, size, kw) is None
     with pytest.raises(CorruptFileError):
         miniblock_general.inflate_chunks(damaged, pos, size, **kw)
 
@@ -207,3 +213,20 @@ def test_an_unknown_scheme_is_not_taken_for_zstd() -> None:
     seg = _segments([compress_buffer(ZSTD, r) for r in _raw(np.random.default_rng(2), 4)])
     with pytest.raises(UnsupportedEncodingError):
         chunked._general(pb.BufferCompression(scheme=7), seg)
+
+
+@pytest.mark.parametrize("compression", [ZSTD, LZ4], ids=["zstd", "lz4"])
+def test_a_damaged_buffer_in_a_built_chunk_is_left_to_python(compression) -> None:
+    rng = np.random.default_rng(21)
+    chunks = [bytearray(_chunk(rng, 1, 2, 1, compression)) for _ in range(5)]
+    head = struct.unpack_from("<HHH", chunks[2])
+    at = 8 + (head[1] + 7) // 8 * 8  # the first value buffer: after the header and the levels
+    body = at + (8 if compression is ZSTD else 4)
+    chunks[2][body : at + head[2]] = bytes([0xF0]) * (at + head[2] - body)  # literal runs past the buffer
+    size = np.array([len(c) for c in chunks], np.int64)
+    data = np.frombuffer(b"".join(chunks), np.uint8)
+    pos = np.cumsum(size) - size
+    args = dict(has_def=1, word=2, nb=1)
+    assert miniblock_general_kernel.rebuild_chunks(data, pos, size, scheme=compression.scheme, **args) is None
+    with pytest.raises(CorruptFileError):
+        miniblock_general.inflate_chunks(data, pos, size, compression=compression, **args)
