@@ -230,3 +230,31 @@ def test_a_damaged_buffer_in_a_built_chunk_is_left_to_python(compression) -> Non
     assert miniblock_general_kernel.rebuild_chunks(data, pos, size, scheme=compression.scheme, **args) is None
     with pytest.raises(CorruptFileError):
         miniblock_general.inflate_chunks(data, pos, size, compression=compression, **args)
+
+
+def test_without_libzstd_reads_stay_on_python(tmp_path) -> None:
+    """Where no libzstd is found the kernels are never prepared, and takes and scans still read right
+    (a fresh process: the kernels' readiness is per process)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import numpy as np, pyarrow as pa
+from lancelot.encodings.compression import zstd_kernel, jit
+from lancelot.encodings.structural import miniblock_general_kernel as mgk
+zstd_kernel.zstd_library = lambda: None
+from lancelot import LanceFile, write_table
+t = pa.table({{"s": [f"row {{i}} of many words" for i in range(20000)]}})
+write_table(t, {str(tmp_path / "z.lance")!r}, version="2.2", profile="compact")
+f = LanceFile({str(tmp_path / "z.lance")!r})
+rng = np.random.default_rng(0)
+for _ in range(3 * jit.HOT_CALLS):
+    rows = np.sort(rng.choice(20000, 10, replace=False))
+    assert f.take(rows).equals(t.take(pa.array(rows)))
+assert f.read().equals(t)
+jit.wait_for_warm_ups()
+assert not mgk.HOT_REBUILD.ready() and not zstd_kernel.HOT_ZSTD.ready()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

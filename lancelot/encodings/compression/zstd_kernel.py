@@ -110,7 +110,9 @@ def _frames(
 
 
 def _warm() -> None:
-    """The kernel on empty inputs of the real calls' types (jit.NumpyUntilHot)."""
+    """The kernel on empty inputs of the real calls' types (jit.NumpyUntilHot), when libzstd is there."""
+    if zstd_library() is None:
+        return
     z = np.zeros(0, np.int64)
     _frames(readonly(np.zeros(0, np.uint8)), z, z, np.zeros(1, np.int64), np.zeros(0, np.uint8), dctx())
 
@@ -121,9 +123,8 @@ HOT_ZSTD = NumpyUntilHot(_frames, warm_work=16 << 20)
 
 def ready(hot: NumpyUntilHot, warm: Callable[[], object], work: int) -> int:
     """This thread's context when ``hot``'s kernels can run now, else 0 (the call counts towards
-    preparing them with ``warm``)."""
-    if zstd_library() is None:
-        return 0
+    preparing them with ``warm``, which prepares nothing without libzstd: looking for it costs ~2.5 ms,
+    which a fresh process's first takes do not pay)."""
     if not hot.ready():
         hot.numpy_call(warm, work)
         return 0

@@ -118,7 +118,10 @@ def _rebuild(
 
 
 def _warm() -> None:
-    """The kernel on empty inputs of the real calls' types (jit.NumpyUntilHot)."""
+    """The kernel on empty inputs of the real calls' types (jit.NumpyUntilHot), when libzstd is there
+    (the kernel links to it)."""
+    if zk.zstd_library() is None:
+        return
     z = np.zeros(0, np.int64)
     _rebuild(readonly(np.zeros(0, np.uint8)), z, z, 1, 2, 2, 0, 8, 65536, zk.dctx())
 
