@@ -1,7 +1,7 @@
-"""General-compressed chunks inflated by one kernel call per read: zstd frames of scans with libzstd
-called from numba (zstd_kernel.py), and the lz4 or zstd mini-block chunks of takes rebuilt
-(miniblock_general_kernel.py): the same bytes as the per-chunk Python paths (chunked._general,
-miniblock_general._inflate_few), and everything the kernels do not vouch for left to them."""
+"""Zstd chunks inflated by one kernel call per read, libzstd called from numba: the frames of scans
+(zstd_kernel.py) and the mini-block chunks of takes, rebuilt (miniblock_general_kernel.py): the same
+bytes as the per-chunk Python paths (chunked._general, miniblock_general._inflate_few), and
+everything the kernels do not vouch for (lz4 chunks among it) left to them."""
 
 from __future__ import annotations
 
@@ -125,6 +125,9 @@ def test_rebuilt_chunks_equal_the_python_rebuild(tmp_path, monkeypatch, version:
     for data, pos, size, kw in seen:
         shapes.add((kw["has_def"], kw["compression"].scheme))
         fast = _rebuild(data, pos, size, kw)
+        if kw["compression"].scheme == LZ4.scheme:
+            assert fast is None  # (pyarrow's lz4 is the faster: the Python path)
+            continue
         assert fast is not None
         slow = miniblock_general._inflate_few(data, pos, size, **kw)
         for a, b in zip(fast, slow):
@@ -149,8 +152,8 @@ def _chunk(rng: np.random.Generator, has_def: int, word: int, nb: int, compressi
 @pytest.mark.parametrize("has_def", [0, 1])
 @pytest.mark.parametrize("word", [2, 4])
 @pytest.mark.parametrize("nb", [1, 2])
-@pytest.mark.parametrize("compression", [ZSTD, LZ4], ids=["zstd", "lz4"])
-def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int, compression) -> None:
+def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int) -> None:
+    compression = ZSTD
     rng = np.random.default_rng(100 * has_def + 10 * word + nb)
     chunks = [_chunk(rng, has_def, word, nb, compression) for _ in range(12)]
     size = np.array([len(c) for c in chunks], np.int64)
@@ -217,6 +220,7 @@ def test_an_unknown_scheme_is_not_taken_for_zstd() -> None:
 
 @pytest.mark.parametrize("compression", [ZSTD, LZ4], ids=["zstd", "lz4"])
 def test_a_damaged_buffer_in_a_built_chunk_is_left_to_python(compression) -> None:
+    """(lz4 chunks are always left to Python: the same error either way.)"""
     rng = np.random.default_rng(21)
     chunks = [bytearray(_chunk(rng, 1, 2, 1, compression)) for _ in range(5)]
     head = struct.unpack_from("<HHH", chunks[2])

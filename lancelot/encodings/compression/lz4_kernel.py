@@ -28,66 +28,6 @@ store_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "sto
 SLACK = 8
 
 
-@njit(cache=True, nogil=True, inline="always")
-def block(data: NDArray[np.uint8], i: int, end: int, out: NDArray[np.uint8], base: int, stop: int) -> bool:
-    """Inflate the raw LZ4 block ``data[i:end]`` into ``out[base:stop]``; whether it fills it exactly
-    (``out`` holds SLACK bytes past ``stop``: copies go 8 bytes at a time)."""
-    o = base
-    while i < end:
-        token = data[i]
-        i += 1
-        lit = token >> 4
-        if lit == 15:
-            while True:
-                if i >= end:
-                    return False
-                b = data[i]
-                i += 1
-                lit += b
-                if b != 255:
-                    break
-        if i + lit > end or o + lit > stop:
-            return False
-        if i + lit + 8 <= len(data):  # 8 bytes at a time (the overrun is overwritten next)
-            for j in range(0, lit, 8):
-                store_u64(out, o + j, load_u64(data, i + j))
-        else:
-            for j in range(lit):
-                out[o + j] = data[i + j]
-        i += lit
-        o += lit
-        if i >= end:
-            break  # the block's last literals
-        if i + 2 > end:
-            return False
-        off = data[i] | (data[i + 1] << 8)
-        i += 2
-        if off == 0 or off > o - base:
-            return False
-        ml = token & 15
-        if ml == 15:
-            while True:
-                if i >= end:
-                    return False
-                b = data[i]
-                i += 1
-                ml += b
-                if b != 255:
-                    break
-        ml += 4
-        if o + ml > stop:
-            return False
-        src = o - off
-        if off >= 8:
-            for j in range(0, ml, 8):
-                store_u64(out, o + j, load_u64(out, src + j))
-        else:
-            for j in range(ml):  # byte by byte: the match overlaps its own output
-                out[o + j] = out[src + j]
-        o += ml
-    return o == stop
-
-
 @njit(cache=True, nogil=True)
 def _inflate(
     data: NDArray[np.uint8],
@@ -99,7 +39,64 @@ def _inflate(
     """Inflate block k (``data[starts[k] + 4 : starts[k] + sizes[k]]``) into
     ``out[out_starts[k] : out_starts[k + 1]]``; -1 when all fit exactly, else the bad block's index."""
     for k in range(len(starts)):
-        if not block(data, starts[k] + 4, starts[k] + sizes[k], out, out_starts[k], out_starts[k + 1]):
+        i = starts[k] + 4
+        end = starts[k] + sizes[k]
+        base = out_starts[k]
+        o = base
+        stop = out_starts[k + 1]
+        while i < end:
+            token = data[i]
+            i += 1
+            lit = token >> 4
+            if lit == 15:
+                while True:
+                    if i >= end:
+                        return k
+                    b = data[i]
+                    i += 1
+                    lit += b
+                    if b != 255:
+                        break
+            if i + lit > end or o + lit > stop:
+                return k
+            if i + lit + 8 <= len(data):  # 8 bytes at a time (the overrun is overwritten next)
+                for j in range(0, lit, 8):
+                    store_u64(out, o + j, load_u64(data, i + j))
+            else:
+                for j in range(lit):
+                    out[o + j] = data[i + j]
+            i += lit
+            o += lit
+            if i >= end:
+                break  # the block's last literals
+            if i + 2 > end:
+                return k
+            off = data[i] | (data[i + 1] << 8)
+            i += 2
+            if off == 0 or off > o - base:
+                return k
+            ml = token & 15
+            if ml == 15:
+                while True:
+                    if i >= end:
+                        return k
+                    b = data[i]
+                    i += 1
+                    ml += b
+                    if b != 255:
+                        break
+            ml += 4
+            if o + ml > stop:
+                return k
+            src = o - off
+            if off >= 8:
+                for j in range(0, ml, 8):
+                    store_u64(out, o + j, load_u64(out, src + j))
+            else:
+                for j in range(ml):  # byte by byte: the match overlaps its own output
+                    out[o + j] = out[src + j]
+            o += ml
+        if o != stop:
             return k
     return -1
 

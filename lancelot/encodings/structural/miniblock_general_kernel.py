@@ -1,14 +1,16 @@
-"""The mini-block chunks of a take rebuilt without General compression in one numba call.
+"""The zstd mini-block chunks of a take rebuilt without General compression in one numba call.
 
 (encoding.md, "Compression": General wraps a mini-block chunk's first value buffer in lz4 or zstd.)
 miniblock_general.py's Python path rebuilds each chunk the point kernel reads: same header with the
 first buffer's inflated size, the definition levels, the inflated buffer, the second buffer, every
-part padded to ALIGN with zeros.  A take of 10 rows rebuilds 10 chunks per column, each ~3 us of
-Python besides the codec; here one call walks them all, inflating zstd frames with libzstd
-(zstd_intrinsics) and raw LZ4 blocks with lz4_kernel's block decoder, and returns the same bytes.
-Whatever it does not vouch for (sizes out of their chunk, a bare zstd frame of an older file, an
-empty or implausible buffer, a frame or block that fails) it leaves to the Python path, which reads
-the same bytes or raises the error.
+part padded to ALIGN with zeros.  A take of 10 rows rebuilds 10 chunks per column, each ~2 us of
+Python besides the codec; here one call walks them all, inflating the zstd frames with libzstd
+(zstd_intrinsics), and returns the same bytes (benchmarks/inflate_cost.py).  LZ4 chunks stay on the
+Python path: pyarrow's lz4 inflates a take's 8-16 KiB chunks faster than lz4_kernel's decoder, which
+ate the saving (orders' o_totalprice: 3.5 us a chunk in Python, 3.9 in a kernel).  Whatever the
+kernel does not vouch for (sizes out of their chunk, a bare frame of an older file, an empty or
+implausible buffer, a frame that fails) it leaves to the Python path, which reads the same bytes or
+raises the error.
 """
 
 from __future__ import annotations
@@ -19,17 +21,12 @@ from numpy.typing import NDArray
 from lancelot.encodings.compression import zstd_kernel as zk
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
-from lancelot.encodings.compression.lz4_kernel import SLACK, block
 from lancelot.encodings.compression.segments import readonly
 from lancelot.encodings.structural.miniblock_chunks import ALIGN
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 decompress_into = zk.decompress_into
-#: the schemes as the kernel knows them: (its code, the size prefix's width, the largest expansion accepted)
-SCHEMES: dict[int, tuple[int, int, int]] = {
-    pb.COMPRESSION_ALGORITHM_ZSTD: (0, zk.PREFIX, zk.RATIO),
-    pb.COMPRESSION_ALGORITHM_LZ4: (1, 4, 256),
-}
+PREFIX = zk.PREFIX
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -54,9 +51,6 @@ def _rebuild(
     has_def: int,
     word: int,
     nb: int,
-    scheme: int,
-    prefix: int,
-    ratio: int,
     ctx: int,
 ) -> tuple[int, NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64]]:
     """(bad chunk or -1, new data, new positions, new sizes) for the chunks at ``pos``/``size``."""
@@ -77,7 +71,7 @@ def _rebuild(
             return k, none, new_pos, new_size
         at = front + (_pad(_word(data, p + 2, 2)) if has_def else 0)
         v0 = _word(data, p + field, word)
-        if at + v0 > s or v0 <= prefix:
+        if at + v0 > s or v0 <= PREFIX:
             return k, none, new_pos, new_size
         new = 0
         if nb > 1:
@@ -85,16 +79,16 @@ def _rebuild(
             if _pad(at + v0) + s1 > s:
                 return k, none, new_pos, new_size
             new = _pad(s1)
-        if scheme == 0 and _word(data, p + at, 4) == zk.MAGIC:
+        if _word(data, p + at, 4) == zk.MAGIC:
             return k, none, new_pos, new_size  # maybe a bare frame: the Python path decides
-        raw = _word(data, p + at, prefix)
-        if raw <= 0 or raw >= limit or raw > (v0 - prefix) * ratio + 4096:
+        raw = _word(data, p + at, PREFIX)
+        if raw <= 0 or raw >= limit or raw > (v0 - PREFIX) * zk.RATIO + 4096:
             return k, none, new_pos, new_size
         at_[k], raw_[k] = at, raw
         new += at + _pad(raw)
         new_pos[k], new_size[k] = end, new
         end += new
-    out = np.zeros(end + SLACK, np.uint8)  # (lz4 copies 8 bytes at a time: its overrun is written over or cut)
+    out = np.zeros(end, np.uint8)
     for k in range(n):
         p, o, at, raw = pos[k], new_pos[k], at_[k], raw_[k]
         out[o : o + head] = data[p : p + head]
@@ -102,19 +96,14 @@ def _rebuild(
             out[o + field + b] = (raw >> (8 * b)) & 0xFF
         out[o + front : o + at] = data[p + front : p + at]
         v0 = _word(data, p + field, word)
-        src, dst = p + at + prefix, o + at
-        if scheme == 0:
-            if decompress_into(ctx, out, dst, raw, data, src, v0 - prefix) != raw:
-                return k, none, new_pos, new_size
-        elif not block(data, src, p + at + v0, out, dst, dst + raw):
+        dst = o + at
+        if decompress_into(ctx, out, dst, raw, data, p + at + PREFIX, v0 - PREFIX) != raw:
             return k, none, new_pos, new_size
-        out[dst + raw : dst + _pad(raw)] = 0
         if nb > 1:
             s1 = _word(data, p + field + word, word)
             a1, b1 = _pad(at + v0), dst + _pad(raw)
             out[b1 : b1 + s1] = data[p + a1 : p + a1 + s1]
-            out[b1 + s1 : b1 + _pad(s1)] = 0
-    return -1, out[:end], new_pos, new_size
+    return -1, out, new_pos, new_size
 
 
 def _warm() -> None:
@@ -123,10 +112,10 @@ def _warm() -> None:
     if zk.zstd_library() is None:
         return
     z = np.zeros(0, np.int64)
-    _rebuild(readonly(np.zeros(0, np.uint8)), z, z, 1, 2, 2, 0, 8, 65536, zk.dctx())
+    _rebuild(readonly(np.zeros(0, np.uint8)), z, z, 1, 2, 2, zk.dctx())
 
 
-#: takes whose General chunks are rebuilt in Python before the kernel is prepared
+#: takes whose zstd chunks are rebuilt in Python before the kernel is prepared
 HOT_REBUILD = NumpyUntilHot(_rebuild)
 
 
@@ -136,10 +125,8 @@ def rebuild_chunks(
     """miniblock_general.inflate_chunks in one kernel call: (new data, positions, sizes), or None when
     the kernel cannot vouch for a chunk or is not ready (the caller's Python path then reads the same
     bytes or raises the error)."""
-    known = SCHEMES.get(scheme)
-    if known is None or nb > 2 or word not in (2, 4):
+    if scheme != pb.COMPRESSION_ALGORITHM_ZSTD or nb > 2 or word not in (2, 4):
         return None
-    code, prefix, ratio = known
     ctx = zk.ready(HOT_REBUILD, _warm, 0)
     if not ctx:
         return None
@@ -150,9 +137,6 @@ def rebuild_chunks(
         has_def,
         word,
         nb,
-        code,
-        prefix,
-        ratio,
         ctx,
     )
     return None if bad >= 0 else (out, new_pos, new_size)
