@@ -4,7 +4,8 @@
 
 Writes the TPC-H SF1 table with the profile, takes 10 random rows of one column at a time (the
 chunks each take touches are captured), then times inflating those chunks three ways, best of 7:
-the Python rebuild (``miniblock_general._inflate_few``, one codec call per chunk), the kernel
+the Python rebuild (``miniblock_general.inflate_chunks`` without its kernel: ``_inflate_few`` up to
+FEW_CHUNKS chunks, else its array version; one codec call per chunk), the kernel
 (``miniblock_general_kernel.rebuild_chunks``, one call per take and column; zstd chunks only: lz4
 chunks are rebuilt in Python), and the codec alone (libzstd's ``ZSTD_decompressDCtx`` through
 ctypes, less the cost of a no-op ctypes call).  Microseconds per chunk: what a 10-row take pays per
@@ -34,7 +35,7 @@ DATA_DIR = Path(__file__).parent / "data"
 Call = tuple[np.ndarray, np.ndarray, np.ndarray, dict]
 
 
-def _capture(f: LanceFile, column: str, takes: int) -> list[Call]:
+def _capture(f: LanceFile, column: str, takes: int, rows: int) -> list[Call]:
     seen: list[Call] = []
     real = miniblock_general.inflate_chunks
 
@@ -46,10 +47,20 @@ def _capture(f: LanceFile, column: str, takes: int) -> list[Call]:
     try:
         rng = np.random.default_rng(0)
         for _ in range(takes):
-            f.take(np.sort(rng.choice(f.num_rows, 10, replace=False)), columns=[column])
+            f.take(np.sort(rng.choice(f.num_rows, rows, replace=False)), columns=[column])
     finally:
         miniblock_general.inflate_chunks = real  # type: ignore[assignment]
     return seen
+
+
+def _python(call: Call) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Python rebuild of one take's chunks, as inflate_chunks does without its kernel."""
+    saved = miniblock_general.rebuild_chunks
+    miniblock_general.rebuild_chunks = lambda *a, **k: None  # type: ignore[assignment]
+    try:
+        return miniblock_general.inflate_chunks(*call[:3], **call[3])
+    finally:
+        miniblock_general.rebuild_chunks = saved  # type: ignore[assignment]
 
 
 def _best(fn, reps: int = 7) -> float:  # type: ignore[no-untyped-def]
@@ -97,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--profile", default="compact")
     ap.add_argument("--version", default="2.2")
     ap.add_argument("--takes", type=int, default=30)
+    ap.add_argument("--rows", type=int, default=10, help="rows a take asks for (more than 32 chunks: the array path)")
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where tpch-sf1-<table>.arrow is (or goes)")
     args = ap.parse_args(argv)
     args.data_dir.mkdir(parents=True, exist_ok=True)
@@ -106,15 +118,16 @@ def main(argv: list[str] | None = None) -> None:
         path = os.path.join(tmp, "t.lance")
         write_table(table, path, version=args.version, profile=args.profile)
         f = LanceFile(path)
-        print(f"TPC-H {args.table} SF1, {args.profile} at {args.version}: microseconds per chunk a take inflates")
+        what = f"{args.profile} at {args.version}: us per chunk a take of {args.rows} rows inflates"
+        print(f"TPC-H {args.table} SF1, {what}")
         print(f"  {'column':<16} {'chunks':>6} {'KiB':>5} {'packed':>7} {'python':>7} {'kernel':>7} {'zstd':>6}")
         for name in table.column_names:
-            calls = _capture(f, name, args.takes)
+            calls = _capture(f, name, args.takes, args.rows)
             if not calls:
                 continue
             n = sum(len(c[1]) for c in calls)
-            raw = sum(int(r[2].sum()) for r in (miniblock_general._inflate_few(*c[:3], **c[3]) for c in calls))
-            py = _best(lambda calls=calls: [miniblock_general._inflate_few(*c[:3], **c[3]) for c in calls])
+            raw = sum(int(r[2].sum()) for r in (_python(c) for c in calls))
+            py = _best(lambda calls=calls: [_python(c) for c in calls])
 
             def kernel(calls: list[Call] = calls) -> None:
                 for d, p, s, kw in calls:

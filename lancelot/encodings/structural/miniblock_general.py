@@ -16,7 +16,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from lancelot.encodings.compression.general import decompress_buffer, inflater
+from lancelot.encodings.compression.general import inflater
 from lancelot.encodings.structural.miniblock_chunks import ALIGN
 from lancelot.encodings.structural.miniblock_general_kernel import rebuild_chunks
 from lancelot.errors import CorruptFileError
@@ -77,7 +77,8 @@ def inflate_chunks(
     v1_size = _fields(data, pos + field + word, word) if nb > 1 else np.zeros(n, np.int64)
     if nb > 1 and (v1_at + v1_size > size).any():
         raise CorruptFileError("a mini-block buffer runs past its chunk")
-    raws = [decompress_buffer(compression, data[p : p + s]) for p, s in zip((pos + v0_at).tolist(), v0_size.tolist())]
+    inflate, mv = inflater(compression), np.ascontiguousarray(data, np.uint8).data
+    raws = [inflate(mv[p : p + s]) for p, s in zip((pos + v0_at).tolist(), v0_size.tolist())]
     raw_size = np.fromiter(map(len, raws), np.int64, n)
     if int(raw_size.max()) >= 1 << (8 * word):
         raise CorruptFileError(
@@ -105,7 +106,7 @@ def inflate_chunks(
     for np0, p0, ds, at, raw, a1, s1, rs in rows:
         if ds:
             out[np0 + front : np0 + front + ds] = data[p0 + front : p0 + front + ds]
-        out[np0 + at : np0 + at + rs] = raw
+        out[np0 + at : np0 + at + rs] = np.frombuffer(raw, np.uint8)
         if s1:
             b1 = np0 + at + _pad(rs)
             out[b1 : b1 + s1] = data[p0 + a1 : p0 + a1 + s1]
