@@ -291,3 +291,37 @@ def test_threads_take_and_scan_side_by_side(tmp_path) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(4)))
+
+
+def test_damaged_sizes_announcing_more_than_a_call_may_hold_go_chunk_by_chunk(monkeypatch) -> None:
+    """Size prefixes that each pass the ratio bound but together announce more than MAX_CALL_BYTES:
+    no kernel allocates their sum (the rebuild stops at the chunk that crosses it, before inflating
+    any); the per-chunk path reports the mismatch."""
+    from lancelot.encodings.compression.segments import readonly
+
+    rng = np.random.default_rng(31)
+    bufs = []
+    for _ in range(3):  # (random bytes: ~3000 compressed bytes each, so 150 MiB passes the ratio bound)
+        b = compress_buffer(ZSTD, rng.integers(0, 256, 3000, dtype=np.uint8)).copy()
+        b[:8] = np.frombuffer((150 << 20).to_bytes(8, "little"), np.uint8)  # 150 MiB each
+        bufs.append(b)
+    seg = _segments(bufs)
+    allocated: list[int] = []
+    monkeypatch.setattr(zstd_kernel, "empty", lambda n, dtype=np.uint8: allocated.append(n) or np.empty(n, dtype))
+    assert zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes)) is None
+    assert allocated == []
+    with pytest.raises(CorruptFileError):
+        chunked._general(ZSTD, seg)
+    chunks = []
+    for b in bufs:  # the same buffers as mini-block chunks (no levels, one value buffer)
+        header = struct.pack("<HI", 9, len(b))
+        chunks.append(header + bytes(-len(header) % 8) + b.tobytes() + bytes(-len(b) % 8))
+    size = np.array([len(c) for c in chunks], np.int64)
+    data = np.frombuffer(b"".join(chunks), np.uint8)
+    pos = np.cumsum(size) - size
+    args = dict(has_def=0, word=4, nb=1)
+    assert miniblock_general_kernel.rebuild_chunks(data, pos, size, scheme=ZSTD.scheme, **args) is None
+    bad = miniblock_general_kernel._rebuild(readonly(data), pos, size, 0, 4, 1, zstd_kernel.dctx())[0]
+    assert bad == 1  # the second chunk's 150 MiB crosses the bound (a frame that fails would be chunk 0)
+    with pytest.raises(CorruptFileError):
+        miniblock_general.inflate_chunks(data, pos, size, compression=ZSTD, **args)

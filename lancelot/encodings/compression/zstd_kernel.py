@@ -28,7 +28,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelot.encodings.arrays import empty
-from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES
 from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
 from lancelot.encodings.compression.segments import readonly
 
@@ -39,6 +38,9 @@ MAGIC = 0xFD2FB528
 PREFIX = 8
 #: the largest expansion accepted (general._MAX_RATIO: zstd RLE blocks reach ~32768x)
 RATIO = 65536
+#: a call's chunks announcing more than this many bytes in all go chunk by chunk instead (the per-chunk path
+#: holds one chunk's output at a time: damaged size prefixes must not make a kernel allocate their sum)
+MAX_CALL_BYTES = 256 << 20
 
 
 @cache
@@ -144,7 +146,7 @@ def inflate_frames(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> t
     out_sizes = head.astype(np.int64)
     if ((head & 0xFFFFFFFF) == MAGIC).any():
         return None
-    if (head == 0).any() or (head > (sizes - PREFIX) * RATIO + 4096).any() or int(out_sizes.sum()) > MAX_DECODED_BYTES:
+    if (head == 0).any() or (head > (sizes - PREFIX) * RATIO + 4096).any() or int(out_sizes.sum()) > MAX_CALL_BYTES:
         return None
     ctx = ready(HOT_ZSTD, _warm, int(out_sizes.sum()))
     if not ctx:

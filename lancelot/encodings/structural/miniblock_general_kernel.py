@@ -88,6 +88,8 @@ def _rebuild(
         new += at + _pad(raw)
         new_pos[k], new_size[k] = end, new
         end += new
+        if end > zk.MAX_CALL_BYTES:
+            return k, none, new_pos, new_size
     out = np.zeros(end, np.uint8)
     for k in range(n):
         p, o, at, raw = pos[k], new_pos[k], at_[k], raw_[k]
