@@ -10,7 +10,11 @@ whether the page's chunks are then wrapped:
   chunk in microseconds, so a take pays little; in TPC-H this takes decimals (16 bytes a value, flat,
   pylance's choice too) to about 5.  Pages of at most 4 KiB (tiny tables, a column's last page) try
   zstd level 3 instead: inflating 4 KiB costs microseconds with either, and zstd keeps TPC-H nation
-  (25 rows) under Parquet's size;
+  (25 rows) under Parquet's size.  Larger pages of runs (Rle) stay as they are: a take finds its row
+  by searching a chunk's runs, while lz4 would have it inflate the chunk, and chunks of runs inflate
+  slowly (TPC-H lineitem's sorted l_orderkey at 2.1, 9 KiB chunks: ~8 us each, benchmarks/inflate_cost.py;
+  left unwrapped, lineitem at 2.1 is 3% larger, its 100-row takes of l_orderkey 1.09 -> 0.33 ms and its
+  10-row takes of all columns 0.72 -> 0.63 ms);
 * ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1 in a
   file of 16 columns, 16/n times that in one of n) per microsecond a take pays per row to inflate
   its chunk (INFLATE_US, a model fitted to measured takes): the page as planned, lz4 in 16 KiB
@@ -152,6 +156,8 @@ def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) 
     if profile.bytes_per_us:
         return _cheapest(plan, costs, profile.bytes_per_us * PRICED_COLUMNS / (opts.columns or PRICED_COLUMNS))
     small = profile.small if int(costs[-1]) <= SMALL_PAGE_BYTES else None
+    if plan.runs and small is None:
+        return replace(plan, costs=costs)  # (a take searches the runs; lz4 would have it inflate a chunk a row)
     compression = buffer_compression(*small) if small else buffer_compression(profile.scheme, profile.level)
     raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
     for a, count in _probe_chunks(costs, plan.max_chunk_items):

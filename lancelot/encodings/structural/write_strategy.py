@@ -121,6 +121,7 @@ class MiniBlockValues:
     bulk: BulkEncoder | None = None  # what ``chunk`` makes, for all chunks in one go (see BulkEncoder)
     chunk_target: int = CHUNK_TARGET  # chunks are cut to stay under this many bytes (before General compression)
     flat: MiniBlockValues | None = None  # the values as Flat, for a profile to wrap instead (pages of other techniques)
+    runs: bool = False  # Rle values: a take finds its row by searching runs (see write_profile.apply_profile)
 
 
 def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compressed]) -> ChunkEncoder:
@@ -201,6 +202,7 @@ class FixedPlan:
     size: int  # estimated bytes of the page's values
     costs: Callable[[], np.ndarray] | None = None  # cumulative chunk bytes when not the raw width (RLE)
     bulk: BulkEncoder | None = None
+    runs: bool = False  # Rle
 
 
 def _rle_costs(vals: np.ndarray, nbytes: int) -> np.ndarray:
@@ -262,6 +264,7 @@ def fixed_plan(block: FixedWidthBlock, opts: EncodingOptions = DEFAULT_OPTIONS) 
             RLE_CHUNK_ITEMS,
             size,
             lambda: _rle_costs(block.as_dtype(f"<u{t // 8}"), t // 8),
+            runs=True,
         )
     return FixedPlan(_sliced(block, compress_flat), MAX_CHUNK_ITEMS, size, bulk=_flat_bulk(block))
 
@@ -323,7 +326,7 @@ def _fixed_page(values: pa.Array, block: FixedWidthBlock, opts: EncodingOptions)
             block.num_values * block.bits_per_value // 8,
             bulk=_flat_bulk(block),
         )
-    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size, bulk=plan.bulk, flat=flat)
+    return MiniBlockValues(costs, plan.max_items, plan.chunk, plan.size, bulk=plan.bulk, flat=flat, runs=plan.runs)
 
 
 # ----------------------------------------------------------------------------- dictionaries
