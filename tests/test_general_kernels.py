@@ -325,3 +325,35 @@ def test_damaged_sizes_announcing_more_than_a_call_may_hold_go_chunk_by_chunk(mo
     assert bad == 1  # the second chunk's 150 MiB crosses the bound (a frame that fails would be chunk 0)
     with pytest.raises(CorruptFileError):
         miniblock_general.inflate_chunks(data, pos, size, compression=ZSTD, **args)
+
+
+def test_full_zip_values_under_zstd_inflate_in_one_call(tmp_path, monkeypatch) -> None:
+    """Full-zip strings under per-value zstd (pylance's layout for large values with a compression
+    asked): the frames of a read go through the kernel and read as pylance reads them; a damaged
+    frame among them is still the per-value path's error."""
+    from lance.file import LanceFileReader
+
+    from lancelot import LanceFile, write_table
+    from lancelot.encodings.compression import general
+    from lancelot.encodings.compression.block import VariableWidthBlock
+
+    rng = np.random.default_rng(12)
+    words = np.array("alpha beta gamma delta epsilon zeta eta theta iota kappa".split())
+    field = pa.field("s", pa.string(), metadata={"lance-encoding:compression": "zstd"})
+    values = [" ".join(words[rng.integers(0, 10, int(k))]) for k in rng.integers(40, 80, 3000)]
+    table = pa.table([pa.array(values)], schema=pa.schema([field]))
+    path = str(tmp_path / "fz.lance")
+    write_table(table, path, version="2.2")
+    served = []
+    real = general.inflate_frames
+    monkeypatch.setattr(general, "inflate_frames", lambda *a: served.append(real(*a)) or served[-1])
+    assert LanceFile(path).read().equals(LanceFileReader(path).read_all().to_table())
+    assert served and all(s is not None for s in served)
+
+    frames = [compress_buffer(ZSTD, np.frombuffer(v.encode(), np.uint8)) for v in values[:20]]
+    frames[7] = frames[7].copy()
+    frames[7][-5:] ^= 0x3C
+    offs = np.concatenate([[0], np.cumsum([len(f) for f in frames])]).astype(np.uint64)
+    block = VariableWidthBlock(offs, np.concatenate(frames), len(frames))
+    with pytest.raises(CorruptFileError):
+        general.decompress_values(ZSTD, block)

@@ -26,6 +26,7 @@ import zstandard
 
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES, as_u8, require
+from lancelot.encodings.compression.zstd_kernel import inflate_frames
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -264,7 +265,8 @@ def _decompress_zstd_values(
     compression: pb.BufferCompression, data: np.ndarray, offs: np.ndarray
 ) -> VariableWidthBlock | None:
     """Full-zip zstd values (u64 size prefix + frame each), their headers parsed and checked with
-    numpy and each frame decompressed by python-zstandard; None when this path does not apply
+    numpy and the frames inflated in one zstd_kernel call (before it is prepared, and for what it
+    does not vouch for, each by python-zstandard); None when this path does not apply
     (lz4, bare frames of older files, empty values with a body: the general path handles them)."""
     if compression.scheme != ZSTD or len(offs) < 2:
         return None
@@ -287,6 +289,10 @@ def _decompress_zstd_values(
     np.cumsum(sizes, out=new_offs[1:])
     total = int(new_offs[-1])
     require(total <= MAX_DECODED_BYTES, f"zstd values: implausible decoded size of {total} bytes")
+    if bool((sizes > 0).all()):  # every frame in one kernel call, once it is prepared (zstd_kernel)
+        fast = inflate_frames(data, starts, lens)
+        if fast is not None:
+            return VariableWidthBlock(new_offs, fast[0], len(sizes))
     mv = data.data  # a memoryview of the array
     out = []
     try:
