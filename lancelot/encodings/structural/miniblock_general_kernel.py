@@ -22,7 +22,7 @@ from lancelot.encodings.compression import zstd_kernel as zk
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES
 from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.segments import readonly
-from lancelot.encodings.structural.miniblock_chunks import ALIGN
+from lancelot.encodings.structural.miniblock_chunks import ALIGN, _parse_headers
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 decompress_into = zk.decompress_into
@@ -53,58 +53,55 @@ def _rebuild(
     nb: int,
     ctx: int,
 ) -> tuple[int, NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64]]:
-    """(bad chunk or -1, new data, new positions, new sizes) for the chunks at ``pos``/``size``."""
+    """(bad chunk or -1, new data, new positions, new sizes) for the chunks at ``pos``/``size``; the
+    headers are read and checked by miniblock_chunks' own parser."""
     n = len(pos)
     head = 2 + 2 * has_def + word * nb
-    front = _pad(head)
-    field = 2 + 2 * has_def
+    field = 2 + 2 * has_def  # the header's field of the first value buffer's size
     limit = min(1 << (8 * word), MAX_DECODED_BYTES)
-    at_ = np.empty(n, np.int64)
-    raw_ = np.empty(n, np.int64)
     new_pos = np.empty(n, np.int64)
     new_size = np.empty(n, np.int64)
     none = np.empty(0, np.uint8)
+    for k in range(n):
+        if pos[k] < 0 or pos[k] + size[k] > len(data):
+            return k, none, new_pos, new_size
+    nbuf = has_def + nb  # (the definition levels are buffer 0 when there are any)
+    starts = np.empty((n, nbuf), np.int64)
+    sizes = np.empty((n, nbuf), np.int64)
+    bad = np.zeros(3, np.int64)
+    if _parse_headers(data, pos, size, head, has_def, word, nbuf, np.empty(n, np.int64), starts, sizes, bad):
+        return bad[0], none, new_pos, new_size
+    raw_ = np.empty(n, np.int64)
     end = 0
     for k in range(n):
-        p, s = pos[k], size[k]
-        if p < 0 or s < head or p + s > len(data):
-            return k, none, new_pos, new_size
-        at = front + (_pad(_word(data, p + 2, 2)) if has_def else 0)
-        v0 = _word(data, p + field, word)
-        if at + v0 > s or v0 <= PREFIX:
-            return k, none, new_pos, new_size
-        new = 0
-        if nb > 1:
-            s1 = _word(data, p + field + word, word)
-            if _pad(at + v0) + s1 > s:
-                return k, none, new_pos, new_size
-            new = _pad(s1)
-        if _word(data, p + at, 4) == zk.MAGIC:
-            return k, none, new_pos, new_size  # maybe a bare frame: the Python path decides
-        raw = _word(data, p + at, PREFIX)
+        at, v0 = starts[k, has_def], sizes[k, has_def]
+        if v0 <= PREFIX or _word(data, at, 4) == zk.MAGIC:
+            return k, none, new_pos, new_size  # (maybe a bare frame: the Python path decides)
+        raw = _word(data, at, PREFIX)
         if raw <= 0 or raw >= limit or raw > (v0 - PREFIX) * zk.RATIO + 4096:
             return k, none, new_pos, new_size
-        at_[k], raw_[k] = at, raw
-        new += at + _pad(raw)
+        raw_[k] = raw
+        new = at - pos[k] + _pad(raw) + (_pad(sizes[k, nbuf - 1]) if nb > 1 else 0)
         new_pos[k], new_size[k] = end, new
         end += new
         if end > zk.MAX_CALL_BYTES:
             return k, none, new_pos, new_size
     out = np.zeros(end, np.uint8)
     for k in range(n):
-        p, o, at, raw = pos[k], new_pos[k], at_[k], raw_[k]
-        out[o : o + head] = data[p : p + head]
+        p, o, raw = pos[k], new_pos[k], raw_[k]
+        at = starts[k, has_def] - p
+        out[o : o + head] = data[p : p + head]  # (the padding stays zero, as the Python path writes it)
+        if has_def:
+            lv, ls = starts[k, 0], sizes[k, 0]
+            out[o + lv - p : o + lv - p + ls] = data[lv : lv + ls]
         for b in range(word):
             out[o + field + b] = (raw >> (8 * b)) & 0xFF
-        out[o + front : o + at] = data[p + front : p + at]
-        v0 = _word(data, p + field, word)
         dst = o + at
-        if decompress_into(ctx, out, dst, raw, data, p + at + PREFIX, v0 - PREFIX) != raw:
+        if decompress_into(ctx, out, dst, raw, data, p + at + PREFIX, sizes[k, has_def] - PREFIX) != raw:
             return k, none, new_pos, new_size
         if nb > 1:
-            s1 = _word(data, p + field + word, word)
-            a1, b1 = _pad(at + v0), dst + _pad(raw)
-            out[b1 : b1 + s1] = data[p + a1 : p + a1 + s1]
+            a1, s1, b1 = starts[k, nbuf - 1], sizes[k, nbuf - 1], dst + _pad(raw)
+            out[b1 : b1 + s1] = data[a1 : a1 + s1]
     return -1, out, new_pos, new_size
 
 
