@@ -290,7 +290,7 @@ def _decompress_zstd_values(
     total = int(new_offs[-1])
     require(total <= MAX_DECODED_BYTES, f"zstd values: implausible decoded size of {total} bytes")
     if bool((sizes > 0).all()):  # every frame in one kernel call, once it is prepared (zstd_kernel)
-        fast = inflate_frames(data, starts, lens)
+        fast = inflate_frames(data, starts, lens, sizes)
         if fast is not None:
             return VariableWidthBlock(new_offs, fast[0], len(sizes))
     mv = data.data  # a memoryview of the array

@@ -133,20 +133,24 @@ def ready(hot: NumpyUntilHot, warm: Callable[[], object], work: int) -> int:
     return dctx()
 
 
-def inflate_frames(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def inflate_frames(
+    data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, out_sizes: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """The zstd buffers ``data[starts[k]:starts[k] + sizes[k]]`` (size prefix included) inflated and
     concatenated, with their sizes; None when the kernels cannot vouch for them or are not ready (the
-    caller goes chunk by chunk)."""
+    caller goes chunk by chunk).  ``out_sizes``: the size prefixes, when the caller has read them and
+    checked them as this does (general._decompress_zstd_values)."""
     starts, sizes = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64)
     if not len(sizes) or int(sizes.min()) <= PREFIX or int(starts.min()) < 0:
         return None
     if int((starts + sizes).max()) > len(data):
         return None
-    head = np.ascontiguousarray(data[starts[:, None] + np.arange(PREFIX)]).view("<u8").reshape(-1)
-    out_sizes = head.astype(np.int64)
-    if ((head & 0xFFFFFFFF) == MAGIC).any():
-        return None
-    if (head == 0).any() or (head > (sizes - PREFIX) * RATIO + 4096).any() or int(out_sizes.sum()) > MAX_CALL_BYTES:
+    if out_sizes is None:
+        head = np.ascontiguousarray(data[starts[:, None] + np.arange(PREFIX)]).view("<u8").reshape(-1)
+        if ((head & 0xFFFFFFFF) == MAGIC).any() or (head > (sizes - PREFIX) * RATIO + 4096).any():
+            return None
+        out_sizes = head.astype(np.int64)
+    if not out_sizes.all() or int(out_sizes.sum()) > MAX_CALL_BYTES:
         return None
     ctx = ready(HOT_ZSTD, _warm, int(out_sizes.sum()))
     if not ctx:
