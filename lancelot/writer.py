@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from lancelot import field_metadata, versions
 from lancelot.encodings.strategy import WriteSettings, check_profile
+from lancelot.encodings.structural.write_profile import FilePrice
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.container import ContainerWriter
 from lancelot.schema import normalize_schema, to_descriptor
@@ -76,6 +77,7 @@ class LanceWriter:
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
             profile=check_profile(profile),
             columns=sum(field_metadata.column_count(f, self.version) for f in self._stored),
+            price=FilePrice() if check_profile(profile) == "compact" and self.version.structural else None,
         )
         self.max_page_bytes = self.settings.max_page_bytes
         self.num_rows = 0
@@ -94,6 +96,8 @@ class LanceWriter:
                 )
                 first += field_metadata.column_count(f, self.version)
             self._num_columns = first
+            if self.settings.price is not None:  # its price is solved on a sample of every column
+                self.settings.price.columns = [c for w in self._writers for c in getattr(w, "columns", [])]
             # zone statistics computed on the page pool (the caller's thread goes on shredding)
             self._zones = ZoneMapBuilder(self._stored, run=self._worker.run if self._worker is not None else None)
         except BaseException:
@@ -149,6 +153,8 @@ class LanceWriter:
                     b = self._check(b)
                     for w, col in zip(self._writers, b.columns):
                         w.append(col)
+                    if self.settings.price is not None:
+                        self.settings.price.after_batch()
                     if self._zones is not None:
                         self._zones.update(b)
                     self.num_rows += b.num_rows

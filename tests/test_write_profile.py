@@ -53,9 +53,9 @@ def _value_compression(path: str, column: int) -> pb.CompressiveEncoding:
     return layout.mini_block_layout.value_compression
 
 
-def _write(tmp_path, table: pa.Table, version: str, profile: str | None) -> str:
+def _write(tmp_path, table: pa.Table, version: str, profile: str | None, **kw) -> str:
     path = str(tmp_path / f"{profile}-{version}.lance")
-    write_table(table, path, version=version, profile=profile)
+    write_table(table, path, version=version, profile=profile, **kw)
     return path
 
 
@@ -118,6 +118,7 @@ def _size_only(monkeypatch) -> None:
 
     profile = replace(write_profile.PROFILES["compact"], bytes_per_us=1e-9)
     monkeypatch.setitem(write_profile.PROFILES, "compact", profile)
+    monkeypatch.setattr(write_profile, "PRICES", np.array([1e-9]))  # (a file's solved price: FilePrice)
 
 
 def test_compact_weighs_bytes_against_take_cost(monkeypatch):
@@ -286,29 +287,51 @@ def test_the_lean_inflater_checks_as_decompress_buffer_does():
     assert inflater(buffer_compression("zstd"))(bare) == raw.tobytes()
 
 
-@pytest.mark.parametrize("columns", [1, 4, 16])
-def test_compact_prices_a_microsecond_by_the_files_columns(tmp_path, monkeypatch, columns):
-    """A take of all columns costs about as many times a column's as the file has columns: compact's
-    price of a microsecond is ``bytes_per_us`` for PRICED_COLUMNS columns, and PRICED_COLUMNS / n
-    times that for n; the files read equal."""
+def test_compact_solves_each_files_price_for_the_take_budget(tmp_path, monkeypatch):
+    """Compact's price of a microsecond is solved once per file, on a sample of every column, before
+    the first page (FilePrice): the least of PRICES whose choices keep the modelled take within
+    TAKE_BUDGET times balanced's; every page of the file is then priced so.  A tighter budget dears
+    the price and grows the file; both files read equal."""
     from lancelot.encodings.structural import write_profile
 
-    prices = []
-    real = write_profile._cheapest
+    solved: list[tuple[float, list]] = []
+    used: list[float] = []
+    real_solve, real_cheapest = write_profile.solve_price, write_profile._cheapest
 
-    def spy(plan, costs, bytes_per_us):
-        prices.append(bytes_per_us)
-        return real(plan, costs, bytes_per_us)
+    def solve(samples, budget=None):
+        price = real_solve(samples, budget)
+        solved.append((price, samples))
+        return price
 
-    monkeypatch.setattr(write_profile, "_cheapest", spy)
-    text = _table().column("text")
-    table = pa.table({f"c{i}": text for i in range(columns)})
-    path = _write(tmp_path, table, "2.2", "compact")
-    base = write_profile.PROFILES["compact"].bytes_per_us
-    assert prices and all(p == pytest.approx(base * write_profile.PRICED_COLUMNS / columns) for p in prices)
-    assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
-    with LanceFile(path) as f:
-        assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))
+    def cheapest(plan, costs, bytes_per_us):
+        used.append(bytes_per_us)
+        return real_cheapest(plan, costs, bytes_per_us)
+
+    monkeypatch.setattr(write_profile, "solve_price", solve)
+    monkeypatch.setattr(write_profile, "_cheapest", cheapest)
+    table = _table()
+    sizes, prices = {}, {}
+    for budget in (3.0, 1.05):
+        monkeypatch.setattr(write_profile, "TAKE_BUDGET", budget)
+        solved.clear(), used.clear()
+        path = _write(tmp_path, table, "2.2", "compact", max_page_bytes=64 * 1024)  # several pages a column
+        assert len(solved) == 1, "one price per file"
+        price, samples = solved[0]
+        assert len(samples) == table.num_columns and used and all(u == price for u in used)
+        assert len(used) > table.num_columns  # (pages beyond the first of each column priced alike)
+
+        def take_us(p: float, samples=samples) -> float:
+            return sum(s.base_us + min(s.options, key=lambda o: o.bytes_per_item + p * o.us).us for s in samples)
+
+        balanced = sum(s.base_us + s.inflate_us for s in samples)
+        assert take_us(price) <= budget * balanced
+        lower = write_profile.PRICES[write_profile.PRICES < price]
+        assert not len(lower) or take_us(float(lower[-1])) > budget * balanced  # the least such price
+        sizes[budget], prices[budget] = os.path.getsize(path), price
+        assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
+        with LanceFile(path) as f:
+            assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))
+    assert prices[1.05] > prices[3.0] and sizes[1.05] > sizes[3.0], (prices, sizes)
 
 
 def test_compact_keeps_the_tighter_of_two_zstd_levels(tmp_path, monkeypatch):
@@ -317,6 +340,8 @@ def test_compact_keeps_the_tighter_of_two_zstd_levels(tmp_path, monkeypatch):
     inflate sooner), words at 15; the file is smaller than with level 15 alone and reads equal."""
     from lancelot.encodings.structural import write_profile
 
+    monkeypatch.setattr(write_profile.zstd_frames, "raw_literals_available", lambda: False)  # (two levels alone)
+    monkeypatch.setattr(write_profile, "PRICES", np.array([0.8]))  # (both files at one price)
     rng = np.random.default_rng(3)
     cents = rng.integers(-99_999, 1_000_000, N)
     table = pa.table(
@@ -393,3 +418,34 @@ def test_pages_of_one_column_under_two_zstd_levels_share_a_point_kernel_call():
         return reader.codes
 
     assert codes("zstd", 15) == codes("zstd", 9) != codes("lz4", None)
+
+
+def test_compact_may_leave_zstds_literals_raw(tmp_path, monkeypatch):
+    """Where a microsecond is dear, compact takes zstd frames whose literals stay uncompressed
+    (zstd_frames.py: they inflate sooner, for a few more bytes); pylance and lancelot read them equal."""
+    from lancelot.encodings.structural import write_profile
+
+    if not write_profile.zstd_frames.raw_literals_available():
+        pytest.skip("no libzstd that takes ZSTD_c_literalCompressionMode")
+    chosen: list[str] = []
+
+    def cheapest(plan, costs, bytes_per_us):
+        best = min(write_profile._options_of(plan, costs), key=lambda o: o.bytes_per_item + bytes_per_us * o.us)
+        chosen.append(best.label)
+        return best.plan
+
+    monkeypatch.setattr(write_profile, "_cheapest", cheapest)
+    monkeypatch.setattr(write_profile, "PRICES", np.array([0.5]))
+    rng = np.random.default_rng(5)
+    phones = [
+        f"{rng.integers(10, 35)}-{rng.integers(100, 1000)}-{rng.integers(100, 1000)}-{rng.integers(1000, 10000)}"
+        for _ in range(N)
+    ]
+    table = pa.table({"phone": pa.array(phones), "text": _table().column("text")})
+    path = _write(tmp_path, table, "2.2", "compact")
+    assert any("raw literals" in c for c in chosen), chosen
+    assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
+    rows = [0, 17, 4_321, N - 1]
+    assert lance_file.LanceFileReader(path).take_rows(rows).to_table().equals(table.take(rows))
+    with LanceFile(path) as f:
+        assert f.read().equals(table) and f.take(rows).equals(table.take(rows))

@@ -42,7 +42,7 @@ A bad value raises UnsupportedEncodingError naming the field and the key.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
@@ -50,6 +50,9 @@ from lancelot import field_metadata, versions
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.field_metadata import PREFIX
 from lancelot.versions import FileVersion
+
+if TYPE_CHECKING:
+    from lancelot.encodings.structural.write_profile import FilePrice
 
 _Num = TypeVar("_Num", int, float)
 
@@ -78,6 +81,7 @@ class WriteSettings:
     max_page_bytes: int
     profile: str = DEFAULT_PROFILE
     columns: int = 0
+    price: FilePrice | None = None  # the compact profile's, solved for the file (write_profile.FilePrice)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "version", versions.parse(self.version))
@@ -104,6 +108,7 @@ class EncodingOptions:
     blob: bool = False
     profile: str = DEFAULT_PROFILE
     columns: int = 0  # the file's columns (WriteSettings.columns)
+    price: FilePrice | None = None  # WriteSettings.price
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "version", versions.parse(self.version))  # "2.1" -> FileVersion.V2_1
@@ -161,6 +166,7 @@ def options_for(
     structural_encoding: str | None = None,
     profile: str = DEFAULT_PROFILE,
     columns: int = 0,
+    price: FilePrice | None = None,
 ) -> EncodingOptions:
     """The EncodingOptions of one (leaf or struct) field for a file of ``version``.
 
@@ -171,7 +177,7 @@ def options_for(
     meta = _meta(field)
     if not any(k.startswith(PREFIX) or k == field_metadata.LEGACY_PACKED_KEY for k in meta):
         return EncodingOptions(
-            version=version, structural_encoding=structural_encoding, profile=profile, columns=columns
+            version=version, structural_encoding=structural_encoding, profile=profile, columns=columns, price=price
         )
     ratio = _number(field, meta, "dict-size-ratio", float, 1e-9, 1.0)
     divisor = _number(field, meta, "dict-divisor", int, 1, 1 << 62)
@@ -190,5 +196,6 @@ def options_for(
         blob=field_metadata.asks_blob(field),
         profile=profile,
         columns=columns,
+        price=price,
     )
     return replace(opts, structural_encoding=structural_encoding) if structural_encoding else opts

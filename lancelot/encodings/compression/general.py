@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
+from lancelot.encodings.compression import zstd_frames
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES, as_u8, require
 from lancelot.encodings.compression.zstd_kernel import inflate_frames
@@ -182,17 +183,35 @@ def _inflater(compression: pb.BufferCompression, scheme: int) -> Callable[[bytes
     return inflate
 
 
-def _compressor(compression: pb.BufferCompression) -> tuple[Any, int, bool]:
+class _RawLiterals:
+    """A codec for zstd frames whose literals stay uncompressed (zstd_frames.py: they inflate sooner)."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+
+    def compress(self, raw: np.ndarray, asbytes: bool = True) -> bytes:
+        return zstd_frames.compress(raw.tobytes(), self.level, raw_literals=True)
+
+
+def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -> tuple[Any, int, bool]:
     """(codec, width of the size prefix, whether an empty input compresses to nothing: lz4's raw
-    block) for a BufferCompression."""
+    block) for a BufferCompression (``raw_literals``: zstd frames with uncompressed literals)."""
     if scheme_of(compression) == LZ4:
         return _codec("lz4_raw"), 4, True
-    return _codec("zstd", compression.level if compression.HasField("level") else None), 8, False
+    level = compression.level if compression.HasField("level") else None
+    if raw_literals:
+        return _RawLiterals(3 if level is None else level), 8, False
+    return _codec("zstd", level), 8, False
 
 
-def compress_buffer(compression: pb.BufferCompression, data: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
-    """General-compress one buffer, with the size prefix pylance expects."""
-    codec, width, empty_is_empty = _compressor(compression)
+def compress_buffer(
+    compression: pb.BufferCompression,
+    data: np.ndarray | bytes | bytearray | memoryview,
+    raw_literals: bool = False,
+) -> np.ndarray:
+    """General-compress one buffer, with the size prefix pylance expects (``raw_literals``: a zstd
+    frame whose literals stay uncompressed, zstd_frames.py)."""
+    codec, width, empty_is_empty = _compressor(compression, raw_literals)
     raw = as_u8(data)
     body = b"" if empty_is_empty and not len(raw) else codec.compress(raw, asbytes=True)
     out = np.empty(width + len(body), np.uint8)
@@ -202,12 +221,12 @@ def compress_buffer(compression: pb.BufferCompression, data: np.ndarray | bytes 
 
 
 def compress_buffers(
-    compression: pb.BufferCompression, data: np.ndarray, bounds: np.ndarray
+    compression: pb.BufferCompression, data: np.ndarray, bounds: np.ndarray, raw_literals: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """``compress_buffer`` of every ``data[bounds[k]:bounds[k + 1]]``: (the results one after another, their byte
     bounds).  One join of the codec's outputs and their size prefixes (a page of ~1000 mini-block chunks: no
     numpy arrays per chunk)."""
-    codec, width, empty_is_empty = _compressor(compression)
+    codec, width, empty_is_empty = _compressor(compression, raw_literals)
     raw = as_u8(data)
     parts: list[bytes] = []
     sizes = np.empty(max(len(bounds) - 1, 0), np.int64)

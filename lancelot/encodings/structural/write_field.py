@@ -187,15 +187,37 @@ class LeafColumnWriter:
             s = self._blob_out_of_line(s)
         self.pending.append(s)
         self.pending_bytes += self._cost(s)
-        if self.pending_bytes >= gather_bytes(self.max_page_bytes):
-            self.flush(final=False)
+        if self.full() and (self.opts.price is None or self.opts.price.settled):
+            self.flush(final=False)  # (else once the batch is in every column: FilePrice.after_batch)
+
+    def full(self) -> bool:
+        """Whether the pending rows make a page."""
+        return self.pending_bytes >= gather_bytes(self.max_page_bytes)
+
+    def sample(self, rows: int) -> None:
+        """Encode (and drop) a page of the first ``rows`` pending rows: the compact profile's FilePrice
+        records its choices (write_profile.py)."""
+        if not self.pending or self.opts.blob or self.packed is not None:
+            return
+        num_rows = sum(p.num_rows for p in self.pending)
+        per_row = self.path.items_per_row
+        k = num_rows if per_row > 1 else min(num_rows, rows)
+        bounds = np.array([0, k])
+        if self.path.max_rep == 0 and per_row == 1:
+            s = concat_shreds(split_flat_parts(self.pending, bounds)[0])
+        else:
+            s = slice_rows(concat_shreds(self.pending), self.path, bounds)[0]
+        self._encode(s, -1)
 
     def flush(self, final: bool = True) -> None:
         """Write the pending rows as pages of at most ``max_page_bytes``; unless ``final``, a last partial page
         stays pending (to be filled by the next batches), so pages do not end wherever a batch does.
 
         Columns without repetition are cut without joining their batches first: each page's slices are
-        joined by the thread that encodes it."""
+        joined by the thread that encodes it.  The compact profile's price is settled before the file's
+        first page (write_profile.FilePrice)."""
+        if self.opts.price is not None:
+            self.opts.price.settle()
         if not self.pending:
             return
         parts, cost = self.pending, self.pending_bytes
@@ -338,7 +360,7 @@ class StructuralFieldWriter:
         if not version.fixed_size_list_structs and any(st.kind == "fsl" for p in self.paths for st in p.steps):
             raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
         # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
-        top = options_for(field, version, profile=settings.profile, columns=settings.columns)
+        top = options_for(field, version, profile=settings.profile, columns=settings.columns, price=settings.price)
         self.columns = []
         for i, p in enumerate(self.paths):  # leaf columns in pre-order, numbered from the field's first
             # options resolved once per leaf (a top-level leaf's are the field's)
@@ -351,6 +373,7 @@ class StructuralFieldWriter:
                     structural_encoding=top.structural_encoding,
                     profile=settings.profile,
                     columns=settings.columns,
+                    price=settings.price,
                 )
             )
             kind = _check_leaf_type(p, version, opts)

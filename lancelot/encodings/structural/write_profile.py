@@ -15,17 +15,21 @@ whether the page's chunks are then wrapped:
   slowly (TPC-H lineitem's sorted l_orderkey at 2.1, 9 KiB chunks: ~8 us each, benchmarks/inflate_cost.py;
   left unwrapped, lineitem at 2.1 is 3% larger, its 100-row takes of l_orderkey 1.09 -> 0.33 ms and its
   10-row takes of all columns 0.72 -> 0.63 ms);
-* ``compact``: per page, the choice with the fewest bytes per value plus ``bytes_per_us`` (0.1 in a
-  file of 16 columns, 16/n times that in one of n) per microsecond a take pays per row to inflate
-  its chunk (INFLATE_US, a model fitted to measured takes): the page as planned, lz4 in 16 KiB
-  chunks, or zstd level 15 or 9 (whichever packs tighter) in chunks of 16, 8, 4 or 2 KiB (the chunk
-  is what a take inflates per row: ~1.4 us a KiB, while small chunks compress less), and for
-  bit-packed pages also their Flat values under zstd (sorted keys: zstd finds more in the flat
-  bytes).  TPC-H lands at 0.88-0.98x Parquet-with-zstd's size; writes are about 5x as slow as
-  balanced (zstd, probed at four chunk sizes and two levels); scans pay zstd's inflation.  (Tried and left
-  out, issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take needs.  pylance
-  reads them, but a frame of many blocks inflates 25-50% slower than a single block, so at the 2-8
-  KiB chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB chunks, whose takes
+* ``compact``: the smallest file whose takes stay within a budget (issue 15: 1.5x balanced's).
+  Per page, the choice with the fewest bytes per value plus a price per microsecond a take pays per
+  row to inflate its chunk: the page as planned, lz4 in 16 KiB chunks, or zstd level 15 or 9, its
+  literals Huffman-coded or left raw (zstd_frames.py: raw literals inflate 1.5-2.5x sooner), in
+  chunks of 16, 8, 4 or 2 KiB (the chunk is what a take inflates per row; small chunks compress
+  less); for bit-packed pages also their Flat values, for FSST'd strings also the strings
+  themselves, under each of those.  A zstd chunk's time is modelled from its frame
+  (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price is the file's own
+  (FilePrice): solved once, on a sample of every column, as the least at which a take of a row
+  (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, plus inflating) stays within
+  TAKE_BUDGET times balanced's.  Writes are several times as slow as balanced (zstd, probed at four
+  chunk sizes, two levels, two literal modes); scans pay zstd's inflation.  (Tried and left out,
+  issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take needs.  pylance reads
+  them, but a frame of many blocks inflates 25-50% slower than a single block, so at the 2-8 KiB
+  chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB chunks, whose takes
   cost more anyway.)
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
@@ -34,17 +38,20 @@ profile.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
+from lancelot.encodings.compression import zstd_frames
 from lancelot.encodings.compression.general import (
     buffer_compression,
     compress_buffer,
     compress_buffers,
     general_encoding,
 )
+from lancelot.errors import LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -68,25 +75,35 @@ ZSTD_CHUNK_BYTES = (16 * 1024, 8 * 1024, 4 * 1024, 2 * 1024)
 #: compact: also at this level, kept where it packs a chunk size tighter than ZSTD_LEVEL (TPC-H's decimals,
 #: which then also inflate sooner: supplier's acctbal in 4 KiB chunks in ~2 us against ~2.8 us)
 ZSTD_FAST_LEVEL = 9
-#: what a take pays to inflate one chunk, in microseconds: a part per chunk and a part per KiB inflated
-#: (fitted to 10-row takes of TPC-H columns when each chunk cost a Python call; zstd chunks are now rebuilt in one
-#: kernel call per column, ~1.1 us a chunk + ~1.3 us a KiB: benchmarks/inflate_cost.py.  Kept: the choices it makes
-#: meet the size goal, and a refit would move every compact file's bytes)
-INFLATE_US = {"lz4": (2.5, 0.2), "zstd": (1.5, 1.4)}
+#: what a take pays to inflate one lz4 chunk, in microseconds: a part per chunk and a part per KiB inflated
+#: (fitted to 10-row takes of TPC-H columns: a take inflates lz4 chunks with a Python call each); a zstd
+#: chunk's cost is modelled from its frame (zstd_frames.inflate_us: a take inflates them in one kernel call)
+LZ4_INFLATE_US = (2.5, 0.2)
 #: a chunk's bytes besides its compressed buffer: header, padding, its word in the chunk metadata
 CHUNK_OVERHEAD = 16
-#: the file width ``bytes_per_us`` is given for (TPC-H lineitem's 16 columns)
+#: the file width ``bytes_per_us`` is given for (TPC-H lineitem's 16 columns), when no FilePrice is solved
 PRICED_COLUMNS = 16
+#: compact: a take may cost this many times balanced's (modelled; issue 15's goal is 1.5x measured)
+TAKE_BUDGET = 1.4
+#: what a balanced take pays per row and column besides inflating, and more for variable-width values (10-row
+#: takes of one column of TPC-H supplier, the cheapest table per row: keys 2.0 us a row, strings 3.9-4.1;
+#: customer's are 3.3 and 4.9-5.4: a larger file reads from further away; benchmarks/take_columns.py)
+TAKE_BASE_US = 2.0
+VARIABLE_BASE_US = 2.0
+#: the prices FilePrice tries, in bytes per value per microsecond
+PRICES = np.geomspace(0.01, 10.0, 151)
+#: rows of each column FilePrice samples
+SAMPLE_ROWS = 1 << 16
 
 
 @dataclass(frozen=True)
 class Profile:
     """How hard the writer tries for small pages: the General scheme tried, and the least saving kept;
     ``small``: the (scheme, level) tried instead on pages of at most SMALL_PAGE_BYTES; ``bytes_per_us``:
-    when set, the page takes the choice of best score instead (``_cheapest``): in a file of
-    PRICED_COLUMNS columns, a microsecond more per row taken must save this many bytes per value (in
-    a file of n columns, PRICED_COLUMNS / n times as many: a take of all columns costs about n times
-    a column's, so a microsecond is a larger share of it)."""
+    when set, the page takes the choice of best score instead (``_cheapest``) at the file's price
+    (FilePrice), or where there is none (a page encoded outside a file writer) at this one: in a file
+    of PRICED_COLUMNS columns, a microsecond more per row taken must save this many bytes per value
+    (in a file of n columns, PRICED_COLUMNS / n times as many)."""
 
     scheme: str | None
     level: int | None = None
@@ -102,21 +119,23 @@ PROFILES = {
 }
 
 
-def with_general(inner: ChunkEncoder, compression: pb.BufferCompression) -> ChunkEncoder:
+def with_general(inner: ChunkEncoder, compression: pb.BufferCompression, raw_literals: bool = False) -> ChunkEncoder:
     """General compression of the first buffer of every chunk ``inner`` makes (whose encoding is the
-    same for every chunk: its General wrapper is made once)."""
+    same for every chunk: its General wrapper is made once; ``raw_literals``: zstd_frames.py)."""
     made: list[pb.CompressiveEncoding] = []
 
     def chunk(a: int, count: int) -> Compressed:
         enc, bufs = inner(a, count)
         if not made:
             made.append(general_encoding(compression, enc))
-        return made[0], [compress_buffer(compression, bufs[0]), *bufs[1:]]
+        return made[0], [compress_buffer(compression, bufs[0], raw_literals), *bufs[1:]]
 
     return chunk
 
 
-def general_bulk(inner: BulkEncoder | None, compression: pb.BufferCompression) -> BulkEncoder | None:
+def general_bulk(
+    inner: BulkEncoder | None, compression: pb.BufferCompression, raw_literals: bool = False
+) -> BulkEncoder | None:
     """``with_general`` for a bulk encoder: each chunk's buffer compressed, the results one after another."""
     if inner is None:
         return None
@@ -126,7 +145,7 @@ def general_bulk(inner: BulkEncoder | None, compression: pb.BufferCompression) -
         if made is None:
             return None
         enc, data, bounds = made
-        return general_encoding(compression, enc), *compress_buffers(compression, data, bounds)
+        return general_encoding(compression, enc), *compress_buffers(compression, data, bounds, raw_literals)
 
     return bulk
 
@@ -147,13 +166,22 @@ def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
     return out
 
 
-def apply_profile(plan: MiniBlockValues, num_items: int, opts: EncodingOptions) -> MiniBlockValues:
-    """``plan``, its chunks wrapped in the profile's General compression when the probe says it pays."""
+def apply_profile(
+    plan: MiniBlockValues, num_items: int, opts: EncodingOptions, variable: bool = False
+) -> MiniBlockValues:
+    """``plan``, its chunks wrapped in the profile's General compression when the probe says it pays
+    (``variable``: its values are variable-width, which a take pays for: FilePrice)."""
     profile = PROFILES[opts.profile]
     if profile.scheme is None or opts.compression is not None or num_items == 0:
         return plan
     costs = plan.costs() if callable(plan.costs) else plan.costs
     if profile.bytes_per_us:
+        price = opts.price
+        if price is not None and price.sampling is not None:
+            price.sampling.append(_sample(plan, costs, variable))
+            return replace(plan, costs=costs)  # (a sample page: only its options matter)
+        if price is not None and price.price is not None:
+            return _cheapest(plan, costs, price.price)
         return _cheapest(plan, costs, profile.bytes_per_us * PRICED_COLUMNS / (opts.columns or PRICED_COLUMNS))
     small = profile.small if int(costs[-1]) <= SMALL_PAGE_BYTES else None
     if plan.runs and small is None:
@@ -175,12 +203,13 @@ def _wrapped(
     compression: pb.BufferCompression,
     size: int,
     chunk_target: int | None = None,
+    raw_literals: bool = False,
 ) -> MiniBlockValues:
     return replace(
         plan,
         costs=costs,
-        chunk=with_general(plan.chunk, compression),
-        bulk=general_bulk(plan.bulk, compression),
+        chunk=with_general(plan.chunk, compression, raw_literals),
+        bulk=general_bulk(plan.bulk, compression, raw_literals),
         size=size,
         chunk_target=plan.chunk_target if chunk_target is None else chunk_target,
     )
@@ -198,13 +227,20 @@ def _cut(costs: np.ndarray, a: int, end: int, target: int, max_items: int) -> li
     return out
 
 
-def _options(
-    plan: MiniBlockValues, costs: np.ndarray, starts: list[int], bytes_per_us: float, wrap_only: bool
-) -> list[tuple[float, MiniBlockValues]]:
-    """(score, plan) of each choice for ``plan``'s values: as they are (unless ``wrap_only``), lz4 in
-    chunks of CHUNK_BYTES, zstd in chunks of each of ZSTD_CHUNK_BYTES; the score is the bytes per
-    item plus ``bytes_per_us`` per microsecond a take pays to inflate a chunk (INFLATE_US), measured on
-    the CHUNK_BYTES chunks at ``starts``, each cut again as smaller chunks would be."""
+class Option(NamedTuple):
+    """A choice for a page: its bytes per item, what a take pays to inflate a chunk (us), the plan."""
+
+    bytes_per_item: float
+    us: float
+    plan: MiniBlockValues
+    label: str = "as planned"  # e.g. "zstd 15 raw literals, 4096-byte chunks"
+
+
+def _options(plan: MiniBlockValues, costs: np.ndarray, starts: list[int], wrap_only: bool) -> list[Option]:
+    """Each choice for ``plan``'s values: as they are (unless ``wrap_only``), lz4 in chunks of
+    CHUNK_BYTES, zstd in chunks of each of ZSTD_CHUNK_BYTES at ZSTD_LEVEL and ZSTD_FAST_LEVEL, with
+    Huffman-coded or raw literals; measured on the CHUNK_BYTES chunks at ``starts``, each cut again as
+    smaller chunks would be.  A take's time: LZ4_INFLATE_US, or zstd_frames.inflate_us of the frames."""
     n, most = len(costs) - 1, plan.max_chunk_items
     regions = sorted({(a, a + _cut(costs, a, n, CHUNK_BYTES, most)[0][1]) for a in starts})
     items = sum(b - a for a, b in regions)
@@ -213,27 +249,125 @@ def _options(
         for target in {CHUNK_BYTES, *ZSTD_CHUNK_BYTES}
     }
     raw = sum(f.nbytes for f in firsts[CHUNK_BYTES])
-    out = [] if wrap_only else [((raw + CHUNK_OVERHEAD * len(firsts[CHUNK_BYTES])) / items, plan)]
-    zstd = [("zstd", level, t) for t in ZSTD_CHUNK_BYTES for level in (ZSTD_LEVEL, ZSTD_FAST_LEVEL)]
-    for scheme, level, target in [("lz4", None, CHUNK_BYTES), *zstd]:
+    out = [] if wrap_only else [Option((raw + CHUNK_OVERHEAD * len(firsts[CHUNK_BYTES])) / items, 0.0, plan)]
+    literals = (False, True) if zstd_frames.raw_literals_available() else (False,)
+    levels = (ZSTD_LEVEL, ZSTD_FAST_LEVEL)
+    zstd = [("zstd", level, t, lit) for t in ZSTD_CHUNK_BYTES for level in levels for lit in literals]
+    for scheme, level, target, lit in [("lz4", None, CHUNK_BYTES, False), *zstd]:
         compression = buffer_compression(scheme, level)
         chunks = firsts[target]
         inflated = sum(f.nbytes for f in chunks)
-        packed = sum(len(compress_buffer(compression, f)) for f in chunks)
-        base, per_kib = INFLATE_US[scheme]
-        us = base + per_kib * inflated / len(chunks) / 1024
-        score = (packed + CHUNK_OVERHEAD * len(chunks)) / items + bytes_per_us * us
+        frames = [compress_buffer(compression, f, lit) for f in chunks]
+        packed = sum(len(f) for f in frames)
+        if scheme == "zstd":
+            each = [zstd_frames.inflate_us(f[8:].tobytes(), c.nbytes) for f, c in zip(frames, chunks)]
+            us = sum(each, 0.0) / len(chunks)
+        else:
+            us = LZ4_INFLATE_US[0] + LZ4_INFLATE_US[1] * inflated / len(chunks) / 1024
         size = max(1, plan.size * (packed + GENERAL_OVERHEAD) // max(inflated, 1))
-        out.append((score, _wrapped(plan, costs, compression, size, chunk_target=target)))
+        wrapped = _wrapped(plan, costs, compression, size, chunk_target=target, raw_literals=lit)
+        label = f"{scheme}{f' {level}' if level else ''}{' raw literals' if lit else ''}, {target}-byte chunks"
+        out.append(Option((packed + CHUNK_OVERHEAD * len(chunks)) / items, us, wrapped, label))
     return out
 
 
-def _cheapest(plan: MiniBlockValues, costs: np.ndarray, bytes_per_us: float) -> MiniBlockValues:
-    """Compact: the page as planned or wrapped in lz4 or zstd (level ZSTD_LEVEL) in chunks of some size,
-    or its ``flat`` alternative wrapped in zstd (sorted keys: zstd finds more in their flat bytes than
-    in their bit-packed ones), whichever has the best score (``_options``)."""
+def _options_of(plan: MiniBlockValues, costs: np.ndarray) -> list[Option]:
+    """Every choice for a page: ``plan`` as it is or wrapped, or its ``flat`` alternative wrapped in
+    zstd (sorted keys: zstd finds more in their flat bytes than in their bit-packed ones)."""
     starts = sorted({a for a, _ in _probe_chunks(costs, plan.max_chunk_items)})
-    options = _options(replace(plan, costs=costs), costs, starts, bytes_per_us, wrap_only=False)
-    if plan.flat is not None:
-        options += _options(replace(plan.flat, costs=costs), costs, starts, bytes_per_us, wrap_only=True)
-    return min(options, key=lambda o: o[0])[1]
+    options = _options(replace(plan, costs=costs), costs, starts, wrap_only=False)
+    if plan.flat is not None:  # (cut as the page's values are, unless it has its own sizes: strings not FSST'd)
+        own = plan.flat.costs if isinstance(plan.flat.costs, np.ndarray) else costs
+        flat = _options(replace(plan.flat, costs=own), own, starts, wrap_only=True)
+        options += [o._replace(label=f"flat values, {o.label}") for o in flat]
+    return options
+
+
+def _cheapest(plan: MiniBlockValues, costs: np.ndarray, bytes_per_us: float) -> MiniBlockValues:
+    """Compact: the choice with the fewest bytes per item plus ``bytes_per_us`` per microsecond."""
+    return min(_options_of(plan, costs), key=lambda o: o.bytes_per_item + bytes_per_us * o.us).plan
+
+
+class Sample(NamedTuple):
+    """A column's sample page: its choices; what a balanced take pays per row for it besides inflating
+    (base_us), and to inflate (inflate_us)."""
+
+    options: list[Option]
+    base_us: float
+    inflate_us: float
+
+
+def _sample(plan: MiniBlockValues, costs: np.ndarray, variable: bool) -> Sample:
+    """The choices for a sample page, and balanced's take cost: TAKE_BASE_US (and VARIABLE_BASE_US),
+    plus inflating an lz4 chunk where balanced wraps the page (lz4 saves a quarter; not runs)."""
+    options = _options_of(plan, costs)
+    plain, lz4 = options[0], options[1]
+    wraps = not plan.runs and int(costs[-1]) > SMALL_PAGE_BYTES and lz4.bytes_per_item <= 0.75 * plain.bytes_per_item
+    return Sample(options, TAKE_BASE_US + (VARIABLE_BASE_US if variable else 0.0), lz4.us if wraps else 0.0)
+
+
+def solve_price(samples: list[Sample], budget: float | None = None) -> float | None:
+    """The least of PRICES at which the columns' choices keep a take (a row of every sampled column)
+    within ``budget`` (TAKE_BUDGET) times balanced's modelled time; the largest if none does; None
+    without samples."""
+    if not samples:
+        return None
+    budget = TAKE_BUDGET if budget is None else budget
+    limit = budget * sum(s.base_us + s.inflate_us for s in samples) - sum(s.base_us for s in samples)
+    for price in PRICES.tolist():
+        if sum(min(s.options, key=lambda o: o.bytes_per_item + price * o.us).us for s in samples) <= limit:
+            return float(price)
+    return float(PRICES[-1])
+
+
+class SampledColumn(Protocol):
+    def sample(self, rows: int) -> None:
+        """Encode (and drop) a page of this column's first ``rows`` pending rows."""
+
+    def full(self) -> bool:
+        """Whether the pending rows make a page."""
+
+    def flush(self, final: bool = True) -> None:
+        """Write the pending rows as pages."""
+
+
+class FilePrice:
+    """The compact profile's price (bytes per value a microsecond of take time must save) for one file,
+    solved once before the file's first page is written (issue 15: compact takes within 1.5x of
+    balanced's).  A take of a row pays, per column, balanced's base cost plus inflating a chunk; the
+    price is the least (the smallest file) at which the sum stays within TAKE_BUDGET times balanced's,
+    on a sample page of SAMPLE_ROWS rows of every column, taken when a batch first fills a page (every
+    column then holds the same rows; a small table is sampled whole, at close).  ``sampling``: where
+    apply_profile records the sample pages' choices meanwhile."""
+
+    def __init__(self) -> None:
+        self.price: float | None = None
+        self.sampling: list[Sample] | None = None
+        self.settled = False
+        self.columns: list[SampledColumn] = []
+        self._lock = threading.Lock()
+
+    def after_batch(self) -> None:
+        """Once a batch is in every column: settle the price when a column's pending rows make a page
+        (the columns hold the same rows now, not in the middle of a batch), and write those pages."""
+        if not self.settled and any(c.full() for c in self.columns):
+            self.settle()
+            for column in self.columns:
+                if column.full():
+                    column.flush(final=False)
+
+    def settle(self) -> None:
+        """Solve the price if not yet done (the first flush of any column calls this)."""
+        with self._lock:
+            if self.settled:
+                return
+            self.settled = True
+            self.sampling = []
+            try:
+                for column in self.columns:
+                    column.sample(SAMPLE_ROWS)
+                self.price = solve_price(self.sampling)
+            except LanceError:
+                self.price = None  # (the page itself will raise, naming where)
+            finally:
+                self.sampling = None

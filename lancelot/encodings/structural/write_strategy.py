@@ -27,7 +27,7 @@ statistics and size estimates, honouring the field's EncodingOptions
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -545,10 +545,9 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
     """Strings and binary without a dictionary: FSST when it pays, General when asked, else Variable."""
     block = to_block(values)
     assert isinstance(block, VariableWidthBlock)
-    if opts.compression in (None, "fsst") and len(values):
-        plan = _fsst_page(values, block, opts)
-        if plan is not None:
-            return plan
+    fsst = _fsst_page(values, block, opts) if opts.compression in (None, "fsst") and len(values) else None
+    if fsst is not None and opts.compression == "fsst":
+        return fsst
     bits = 8 * block.offsets.dtype.itemsize
 
     def plain(a: int, n: int) -> Compressed:
@@ -558,6 +557,8 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
         return variable_encoding(bits), *compress_variable_chunks(block, items, bits)
 
     costs = value_costs(values)
+    if fsst is not None:  # the profile may wrap the strings themselves instead (write_profile._options_of)
+        return replace(fsst, flat=MiniBlockValues(costs, MAX_CHUNK_ITEMS, plain, int(costs[-1]), bulk=plain_bulk))
     if opts.general:
         compression = _general_compression(opts)
         return MiniBlockValues(
@@ -595,7 +596,8 @@ def plan_miniblock(
     arr = storage(values)
     if pa.types.is_struct(arr.type):
         return _packed_page(values)
-    return apply_profile(_plain_or_dictionary(values, arr, force_dictionary, opts), len(values), opts)
+    plan = _plain_or_dictionary(values, arr, force_dictionary, opts)
+    return apply_profile(plan, len(values), opts, variable=is_variable(arr.type))
 
 
 def _plain_or_dictionary(
