@@ -20,17 +20,17 @@ whether the page's chunks are then wrapped:
   row to inflate its chunk: the page as planned, lz4 in 16 KiB chunks, or zstd level 15 or 9, its
   literals Huffman-coded or left raw (zstd_frames.py: raw literals inflate 1.5-2.5x sooner), in
   chunks of 16, 8, 4 or 2 KiB (the chunk is what a take inflates per row; small chunks compress
-  less); for bit-packed pages also their Flat values, for FSST'd strings also the strings
-  themselves, under each of those.  A zstd chunk's time is modelled from its frame
-  (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price is the file's own
-  (FilePrice): solved once, on a sample of every column, as the least at which a take of a row
-  (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, plus inflating) stays within
-  TAKE_BUDGET times balanced's.  Writes are several times as slow as balanced (zstd, probed at four
-  chunk sizes, two levels, two literal modes); scans pay zstd's inflation.  (Tried and left out,
-  issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take needs.  pylance reads
-  them, but a frame of many blocks inflates 25-50% slower than a single block, so at the 2-8 KiB
-  chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB chunks, whose takes
-  cost more anyway.)
+  less); for bit-packed pages also their Flat values under each of those.  A zstd chunk's time is
+  modelled from its frame (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price
+  is the file's own (FilePrice): solved once, on a sample of every column, as the least at which a
+  take of a row (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, plus inflating) stays
+  within TAKE_BUDGET times balanced's.  Writes are several times as slow as balanced (zstd level
+  15 on the pages, and probes of four chunk sizes, two levels, two literal modes); scans pay
+  zstd's inflation.  (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to
+  the value a take needs.  pylance reads them, but a frame of many blocks inflates 25-50% slower
+  than a single block, so at the 2-8 KiB chunks compact picks a take gained 0-5%; the gain shows
+  only at 16-32 KiB chunks, whose takes cost more anyway.  Also tried: FSST'd strings wrapped as
+  plain strings instead; never chosen on TPC-H, and it slowed writes.)
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
 profile.
@@ -276,9 +276,8 @@ def _options_of(plan: MiniBlockValues, costs: np.ndarray) -> list[Option]:
     zstd (sorted keys: zstd finds more in their flat bytes than in their bit-packed ones)."""
     starts = sorted({a for a, _ in _probe_chunks(costs, plan.max_chunk_items)})
     options = _options(replace(plan, costs=costs), costs, starts, wrap_only=False)
-    if plan.flat is not None:  # (cut as the page's values are, unless it has its own sizes: strings not FSST'd)
-        own = plan.flat.costs if isinstance(plan.flat.costs, np.ndarray) else costs
-        flat = _options(replace(plan.flat, costs=own), own, starts, wrap_only=True)
+    if plan.flat is not None:
+        flat = _options(replace(plan.flat, costs=costs), costs, starts, wrap_only=True)
         options += [o._replace(label=f"flat values, {o.label}") for o in flat]
     return options
 

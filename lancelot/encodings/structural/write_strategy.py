@@ -27,7 +27,7 @@ statistics and size estimates, honouring the field's EncodingOptions
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -545,9 +545,10 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
     """Strings and binary without a dictionary: FSST when it pays, General when asked, else Variable."""
     block = to_block(values)
     assert isinstance(block, VariableWidthBlock)
-    fsst = _fsst_page(values, block, opts) if opts.compression in (None, "fsst") and len(values) else None
-    if fsst is not None and opts.compression == "fsst":
-        return fsst
+    if opts.compression in (None, "fsst") and len(values):
+        plan = _fsst_page(values, block, opts)
+        if plan is not None:
+            return plan
     bits = 8 * block.offsets.dtype.itemsize
 
     def plain(a: int, n: int) -> Compressed:
@@ -557,8 +558,6 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
         return variable_encoding(bits), *compress_variable_chunks(block, items, bits)
 
     costs = value_costs(values)
-    if fsst is not None:  # the profile may wrap the strings themselves instead (write_profile._options_of)
-        return replace(fsst, flat=MiniBlockValues(costs, MAX_CHUNK_ITEMS, plain, int(costs[-1]), bulk=plain_bulk))
     if opts.general:
         compression = _general_compression(opts)
         return MiniBlockValues(
