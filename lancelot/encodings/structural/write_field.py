@@ -194,6 +194,9 @@ class LeafColumnWriter:
         """Whether the pending rows make a page."""
         return self.pending_bytes >= gather_bytes(self.max_page_bytes)
 
+    def pending_rows(self) -> int:
+        return sum(p.num_rows for p in self.pending)
+
     def sample(self, rows: int) -> None:
         """Encode (and drop) a page of the first ``rows`` pending rows: the compact profile's FilePrice
         records its choices (write_profile.py)."""

@@ -23,10 +23,10 @@ whether the page's chunks are then wrapped:
   less); for bit-packed pages also their Flat values under each of those.  A zstd chunk's time is
   modelled from its frame (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price
   is the file's own (FilePrice): solved once, on a sample of every column, as the least at which a
-  take of a row (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, plus inflating) stays
-  within TAKE_BUDGET times balanced's.  Writes are several times as slow as balanced (zstd level
-  15 on the pages, and probes of four chunk sizes, two levels, two literal modes); scans pay
-  zstd's inflation.  (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to
+  take of a row (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, more in a file of more
+  rows: base_growth_us; plus inflating) stays within TAKE_BUDGET times balanced's.  Writes are
+  several times as slow as balanced (zstd level 15 on the pages, and probes of four chunk sizes,
+  two levels, two literal modes); scans pay zstd's inflation.  (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to
   the value a take needs.  pylance reads them, but a frame of many blocks inflates 25-50% slower
   than a single block, so at the 2-8 KiB chunks compact picks a take gained 0-5%; the gain shows
   only at 16-32 KiB chunks, whose takes cost more anyway.  Also tried: FSST'd strings wrapped as
@@ -38,6 +38,7 @@ profile.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -78,7 +79,7 @@ ZSTD_FAST_LEVEL = 9
 #: what a take pays to inflate one lz4 chunk, in microseconds: a part per chunk and a part per KiB inflated
 #: (fitted to 10-row takes of TPC-H columns: a take inflates lz4 chunks with a Python call each); a zstd
 #: chunk's cost is modelled from its frame (zstd_frames.inflate_us: a take inflates them in one kernel call)
-LZ4_INFLATE_US = (2.5, 0.2)
+LZ4_INFLATE_US = (1.2, 0.2)
 #: a chunk's bytes besides its compressed buffer: header, padding, its word in the chunk metadata
 CHUNK_OVERHEAD = 16
 #: the file width ``bytes_per_us`` is given for (TPC-H lineitem's 16 columns), when no FilePrice is solved
@@ -90,6 +91,11 @@ TAKE_BUDGET = 1.4
 #: customer's are 3.3 and 4.9-5.4: a larger file reads from further away; benchmarks/take_columns.py)
 TAKE_BASE_US = 2.0
 VARIABLE_BASE_US = 2.0
+#: ... which grows with the file's rows (a take's rows lie further apart: fewer reads coalesced, colder memory):
+#: this much a column per doubling beyond BASE_ROWS (TPC-H customer's first 10k, 40k and 150k rows, balanced:
+#: keys 2.2, 2.9 and 3.5 us a row, names 3.9, 4.8 and 5.4)
+BASE_ROWS = 10_000
+BASE_US_PER_DOUBLING = 0.35
 #: the prices FilePrice tries, in bytes per value per microsecond
 PRICES = np.geomspace(0.01, 10.0, 151)
 #: rows of each column FilePrice samples
@@ -305,6 +311,11 @@ def _sample(plan: MiniBlockValues, costs: np.ndarray, variable: bool) -> Sample:
     return Sample(options, TAKE_BASE_US + (VARIABLE_BASE_US if variable else 0.0), lz4.us if wraps else 0.0)
 
 
+def base_growth_us(rows: int) -> float:
+    """What a balanced take pays per row and column more in a file of ``rows`` than in one of BASE_ROWS."""
+    return BASE_US_PER_DOUBLING * math.log2(rows / BASE_ROWS) if rows > BASE_ROWS else 0.0
+
+
 def solve_price(samples: list[Sample], budget: float | None = None) -> float | None:
     """The least of PRICES at which the columns' choices keep a take (a row of every sampled column)
     within ``budget`` (TAKE_BUDGET) times balanced's modelled time; the largest if none does; None
@@ -325,6 +336,9 @@ class SampledColumn(Protocol):
 
     def full(self) -> bool:
         """Whether the pending rows make a page."""
+
+    def pending_rows(self) -> int:
+        """The rows written so far and not yet in pages (at the file's first page: all the rows so far)."""
 
     def flush(self, final: bool = True) -> None:
         """Write the pending rows as pages."""
@@ -365,7 +379,8 @@ class FilePrice:
             try:
                 for column in self.columns:
                     column.sample(SAMPLE_ROWS)
-                self.price = solve_price(self.sampling)
+                grown = base_growth_us(max((c.pending_rows() for c in self.columns), default=0))
+                self.price = solve_price([s._replace(base_us=s.base_us + grown) for s in self.sampling])
             except LanceError:
                 self.price = None  # (the page itself will raise, naming where)
             finally:
