@@ -15,22 +15,23 @@ whether the page's chunks are then wrapped:
   slowly (TPC-H lineitem's sorted l_orderkey at 2.1, 9 KiB chunks: ~8 us each, benchmarks/inflate_cost.py;
   left unwrapped, lineitem at 2.1 is 3% larger, its 100-row takes of l_orderkey 1.09 -> 0.33 ms and its
   10-row takes of all columns 0.72 -> 0.63 ms);
-* ``compact``: the smallest file whose takes stay within a budget (issue 15: 1.5x balanced's).
-  Per page, the choice with the fewest bytes per value plus a price per microsecond a take pays per
-  row to inflate its chunk: the page as planned, lz4 in 16 KiB chunks, or zstd level 15 or 9, its
-  literals Huffman-coded or left raw (zstd_frames.py: raw literals inflate 1.5-2.5x sooner), in
-  chunks of 16, 8, 4 or 2 KiB (the chunk is what a take inflates per row; small chunks compress
-  less); for bit-packed pages also their Flat values under each of those.  A zstd chunk's time is
-  modelled from its frame (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price
-  is the file's own (FilePrice): solved once, on a sample of every column, as the least at which a
-  take of a row (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, more in a file of more
-  rows: base_growth_us; plus inflating) stays within TAKE_BUDGET times balanced's.  Writes are
-  several times as slow as balanced (zstd level 15 on the pages, and probes of four chunk sizes,
-  two levels, two literal modes); scans pay zstd's inflation.  (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to
-  the value a take needs.  pylance reads them, but a frame of many blocks inflates 25-50% slower
-  than a single block, so at the 2-8 KiB chunks compact picks a take gained 0-5%; the gain shows
-  only at 16-32 KiB chunks, whose takes cost more anyway.  Also tried: FSST'd strings wrapped as
-  plain strings instead; never chosen on TPC-H, and it slowed writes.)
+* ``compact``: the smallest file whose takes stay within a budget (issue 15: 1.5x balanced's). Per
+  page, the choice with the fewest bytes per value plus a price per microsecond a take pays per row
+  to inflate its chunk: the page as planned, lz4 in 16 KiB chunks, or zstd level 15 or 9 (level 15
+  also with its literals left raw, zstd_frames.py: they inflate 1.5-2.5x sooner), in chunks of 16,
+  8, 4 or 2 KiB (the chunk is what a take inflates per row; small chunks compress less); for
+  bit-packed pages also their Flat values under each of those.  A zstd chunk's time is modelled from
+  its frame (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price is the file's own
+  (FilePrice): solved once, on a sample of every column, as the least at which a take of a row
+  (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, more in a file of more rows:
+  base_growth_us; plus inflating) stays within TAKE_BUDGET times balanced's.  Writes take about 13x
+  as long as balanced (1M TPC-H lineitem rows: 3.0 s against 0.23 s; zstd level 15 on the chosen
+  chunks, and probes of four chunk sizes and three zstd variants); scans pay zstd's inflation.
+  (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take
+  needs.  pylance reads them, but a frame of many blocks inflates 25-50% slower than a single block,
+  so at the 2-8 KiB chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB
+  chunks, whose takes cost more anyway.  Also tried: FSST'd strings wrapped as plain strings
+  instead; never chosen on TPC-H, and it slowed writes.)
 
 A field whose metadata asks for a compression (``lance-encoding:compression``) keeps it whatever the
 profile.
@@ -244,9 +245,9 @@ class Option(NamedTuple):
 
 def _options(plan: MiniBlockValues, costs: np.ndarray, starts: list[int], wrap_only: bool) -> list[Option]:
     """Each choice for ``plan``'s values: as they are (unless ``wrap_only``), lz4 in chunks of
-    CHUNK_BYTES, zstd in chunks of each of ZSTD_CHUNK_BYTES at ZSTD_LEVEL and ZSTD_FAST_LEVEL, with
-    Huffman-coded or raw literals; measured on the CHUNK_BYTES chunks at ``starts``, each cut again as
-    smaller chunks would be.  A take's time: LZ4_INFLATE_US, or zstd_frames.inflate_us of the frames."""
+    CHUNK_BYTES, zstd in chunks of each of ZSTD_CHUNK_BYTES at ZSTD_LEVEL and ZSTD_FAST_LEVEL, and
+    at ZSTD_LEVEL with raw literals; measured on the CHUNK_BYTES chunks at ``starts``, each cut again
+    as smaller chunks would be.  A take's time: LZ4_INFLATE_US, or zstd_frames.inflate_us of the frames."""
     n, most = len(costs) - 1, plan.max_chunk_items
     regions = sorted({(a, a + _cut(costs, a, n, CHUNK_BYTES, most)[0][1]) for a in starts})
     items = sum(b - a for a, b in regions)
@@ -256,9 +257,10 @@ def _options(plan: MiniBlockValues, costs: np.ndarray, starts: list[int], wrap_o
     }
     raw = sum(f.nbytes for f in firsts[CHUNK_BYTES])
     out = [] if wrap_only else [Option((raw + CHUNK_OVERHEAD * len(firsts[CHUNK_BYTES])) / items, 0.0, plan)]
-    literals = (False, True) if zstd_frames.raw_literals_available() else (False,)
-    levels = (ZSTD_LEVEL, ZSTD_FAST_LEVEL)
-    zstd = [("zstd", level, t, lit) for t in ZSTD_CHUNK_BYTES for level in levels for lit in literals]
+    variants = [(ZSTD_LEVEL, False), (ZSTD_FAST_LEVEL, False)]
+    if zstd_frames.raw_literals_available():  # (level 9's frames with raw literals: never the best on TPC-H)
+        variants.append((ZSTD_LEVEL, True))
+    zstd = [("zstd", level, t, lit) for t in ZSTD_CHUNK_BYTES for level, lit in variants]
     for scheme, level, target, lit in [("lz4", None, CHUNK_BYTES, False), *zstd]:
         compression = buffer_compression(scheme, level)
         chunks = firsts[target]
