@@ -449,3 +449,30 @@ def test_compact_may_leave_zstds_literals_raw(tmp_path, monkeypatch):
     assert lance_file.LanceFileReader(path).take_rows(rows).to_table().equals(table.take(rows))
     with LanceFile(path) as f:
         assert f.read().equals(table) and f.take(rows).equals(table.take(rows))
+
+
+def test_compact_samples_every_column_at_the_same_rows_when_batches_stream(tmp_path, monkeypatch):
+    """Batches arriving one by one: the price is settled once a batch fills a page, after that batch
+    is in every column (not in the middle of it), so every column's sample holds the same rows, more
+    than one batch's; the file reads equal."""
+    from lancelot.encodings.structural import write_profile
+    from lancelot.writer import LanceWriter
+
+    seen: list[list[int]] = []
+    real = write_profile.FilePrice.settle
+
+    def settle(self):
+        if not self.settled:
+            seen.append([c.pending_rows() for c in self.columns])
+        return real(self)
+
+    monkeypatch.setattr(write_profile.FilePrice, "settle", settle)
+    table = _table()
+    path = str(tmp_path / "stream.lance")
+    with LanceWriter(path, table.schema, version="2.2", profile="compact", max_page_bytes=64 * 1024) as w:
+        for batch in table.to_batches(max_chunksize=500):
+            w.write(batch)
+    assert len(seen) == 1 and len(set(seen[0])) == 1 and 500 < seen[0][0] < N, seen
+    assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
+    with LanceFile(path) as f:
+        assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))
