@@ -476,3 +476,23 @@ def test_compact_samples_every_column_at_the_same_rows_when_batches_stream(tmp_p
     assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
     with LanceFile(path) as f:
         assert f.take([3, 7, N - 1]).equals(table.take([3, 7, N - 1]))
+
+
+@pytest.mark.parametrize("scheme,raw_literals", [("zstd", False), ("zstd", True), ("lz4", False)])
+def test_a_pages_chunks_compressed_side_by_side_are_the_same_bytes(monkeypatch, scheme, raw_literals):
+    """A large page's chunks are compressed in runs on several threads (write_profile._compress_pieces):
+    the bytes and bounds are those of one run."""
+    from lancelot.encodings.compression.general import buffer_compression, compress_buffers
+    from lancelot.encodings.structural import write_profile
+
+    if raw_literals and not write_profile.zstd_frames.raw_literals_available():
+        pytest.skip("no libzstd that takes ZSTD_c_literalCompressionMode")
+    monkeypatch.setattr(write_profile, "PIECE_BYTES", 4096)
+    text = "".join(_table().column("text").to_pylist()[:3000]).encode()
+    data = np.frombuffer(text, np.uint8)
+    bounds = np.unique(np.append(np.arange(0, len(data), 1500), len(data))).astype(np.int64)
+    comp = buffer_compression(scheme, 15 if scheme == "zstd" else None)
+    one = compress_buffers(comp, data, bounds, raw_literals)
+    many = write_profile._compress_pieces(comp, data, bounds, raw_literals)
+    assert min(write_profile.PIECES, len(bounds) - 1) > 1
+    assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])

@@ -24,8 +24,8 @@ whether the page's chunks are then wrapped:
   its frame (zstd_frames.inflate_us), an lz4 chunk's by LZ4_INFLATE_US.  The price is the file's own
   (FilePrice): solved once, on a sample of every column, as the least at which a take of a row
   (TAKE_BASE_US a column, VARIABLE_BASE_US more for strings, more in a file of more rows:
-  base_growth_us; plus inflating) stays within TAKE_BUDGET times balanced's.  Writes take about 13x
-  as long as balanced (1M TPC-H lineitem rows: 3.0 s against 0.23 s; zstd level 15 on the chosen
+  base_growth_us; plus inflating) stays within TAKE_BUDGET times balanced's.  Writes take about 12x
+  as long as balanced (1M TPC-H lineitem rows: 2.6 s against 0.22 s; zstd level 15 on the chosen
   chunks, and probes of four chunk sizes and three zstd variants); scans pay zstd's inflation.
   (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take
   needs.  pylance reads them, but a frame of many blocks inflates 25-50% slower than a single block,
@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
@@ -53,6 +54,7 @@ from lancelot.encodings.compression.general import (
     compress_buffers,
     general_encoding,
 )
+from lancelot.encodings.structural import page_pool
 from lancelot.errors import LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
@@ -69,6 +71,9 @@ GENERAL_OVERHEAD = 16
 SMALL_PAGE_BYTES = 4 * 1024
 
 
+#: a page's chunks are compressed in up to PIECES runs side by side when it holds two runs of PIECE_BYTES
+PIECES = 4
+PIECE_BYTES = 1 << 20
 #: compact: chunks of this many bytes (the writer's default) for the page as planned and under lz4
 CHUNK_BYTES = 16 * 1024
 #: compact: zstd at this level, in chunks of each of these sizes
@@ -152,9 +157,32 @@ def general_bulk(
         if made is None:
             return None
         enc, data, bounds = made
-        return general_encoding(compression, enc), *compress_buffers(compression, data, bounds, raw_literals)
+        return general_encoding(compression, enc), *_compress_pieces(compression, data, bounds, raw_literals)
 
     return bulk
+
+
+def _compress_pieces(
+    compression: pb.BufferCompression, data: np.ndarray, bounds: np.ndarray, raw_literals: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """``compress_buffers``; a page of at least two PIECE_BYTES of chunks in up to PIECES runs of chunks side by
+    side (page_pool.run_all: the page's thread and idle helpers; zstd level 15 compresses ~10-40 MB/s, and a
+    table's largest column's last pages are often all that is left to write), joined in order: the same bytes."""
+    n = len(bounds) - 1
+    pieces = min(PIECES, n, int(bounds[-1] - bounds[0]) // PIECE_BYTES)
+    if pieces <= 1 or page_pool.threads() <= 1:
+        return compress_buffers(compression, data, bounds, raw_literals)
+    cuts = [n * k // pieces for k in range(pieces + 1)]
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def run(k: int) -> None:
+        parts[k] = compress_buffers(compression, data, bounds[cuts[k] : cuts[k + 1] + 1], raw_literals)
+
+    parts.extend([(data[:0], bounds[:1])] * pieces)
+    page_pool.run_all([partial(run, k) for k in range(pieces)])
+    shifts = np.cumsum([0] + [int(b[-1]) for _, b in parts[:-1]])
+    out_bounds = np.concatenate([bounds[:1] * 0] + [b[1:] + shift for (_, b), shift in zip(parts, shifts)])
+    return np.concatenate([d for d, _ in parts]), out_bounds
 
 
 def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
