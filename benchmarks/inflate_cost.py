@@ -9,7 +9,8 @@ FEW_CHUNKS chunks, else its array version; one codec call per chunk), the kernel
 (``miniblock_general_kernel.rebuild_chunks``, one call per take and column; zstd chunks only: lz4
 chunks are rebuilt in Python), and the codec alone (libzstd's ``ZSTD_decompressDCtx`` through
 ctypes, less the cost of a no-op ctypes call).  Microseconds per chunk: what a 10-row take pays per
-row and column.
+row and column.  ``model``: what the compact profile's model says the codec takes for the same frames
+(zstd_frames.inflate_us), to see whether it still fits.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from benchmarks import datasets
 from lancelot import LanceFile, write_table
 from lancelot.encodings.compression.general import ZSTD
+from lancelot.encodings.compression.zstd_frames import inflate_us
 from lancelot.encodings.compression.zstd_kernel import zstd_library
 from lancelot.encodings.structural import miniblock_general, miniblock_general_kernel
 from lancelot.encodings.structural.miniblock_chunks import ALIGN
@@ -120,7 +122,9 @@ def main(argv: list[str] | None = None) -> None:
         f = LanceFile(path)
         what = f"{args.profile} at {args.version}: us per chunk a take of {args.rows} rows inflates"
         print(f"TPC-H {args.table} SF1, {what}")
-        print(f"  {'column':<16} {'chunks':>6} {'KiB':>5} {'packed':>7} {'python':>7} {'kernel':>7} {'zstd':>6}")
+        heads = ("chunks", "KiB", "packed", "python", "kernel", "zstd", "model")
+        widths = (6, 5, 7, 7, 7, 6, 6)
+        print(f"  {'column':<16} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths)))
         for name in table.column_names:
             calls = _capture(f, name, args.takes, args.rows)
             if not calls:
@@ -139,9 +143,11 @@ def main(argv: list[str] | None = None) -> None:
             frames = _frames(calls) if zstd else []
             codec = _codec_us(frames)
             packed = sum(len(b) for b, _ in frames) / len(frames) if frames else float("nan")
+            model = sum(inflate_us(b, size) for b, size in frames) / len(frames) if frames else float("nan")
             print(
                 f"  {name:<16} {n:>6} {raw / n / 1024:>5.1f} {packed:>7.0f} {py / n * 1e6:>7.2f} {k / n * 1e6:>7.2f} "
                 + (f"{codec:>6.2f}" if codec is not None else f"{'-':>6}")
+                + f" {model:>6.2f}"
             )
 
 
