@@ -49,7 +49,7 @@ def _capture(f: LanceFile, column: str, takes: int, rows: int) -> list[Call]:
     try:
         rng = np.random.default_rng(0)
         for _ in range(takes):
-            f.take(np.sort(rng.choice(f.num_rows, rows, replace=False)), columns=[column])
+            f.take(np.sort(rng.choice(f.num_rows, min(rows, f.num_rows), replace=False)), columns=[column])
     finally:
         miniblock_general.inflate_chunks = real  # type: ignore[assignment]
     return seen
