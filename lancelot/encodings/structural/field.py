@@ -423,16 +423,34 @@ class StructuralFieldReader(FieldReader):
         try:
             out = points.decode(rows, plan, bufs)
         except LanceError as e:
-            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+            raise self._located(e.at(path=self.ctx.path, column=self.columns[0].col.index), rows) from None
         except _DECODE_ERRORS as e:
-            raise self._undecodable(e) from None
+            raise self._located(self._undecodable(e), rows) from None
         if len(out) != len(rows):
-            raise CorruptFileError(
-                f"decoded {len(out)} rows of field {self._name!r}, expected {len(rows)}",
-                path=self.ctx.path,
-                column=self.columns[0].col.index,
+            raise self._located(
+                CorruptFileError(
+                    f"decoded {len(out)} rows of field {self._name!r}, expected {len(rows)}",
+                    path=self.ctx.path,
+                    column=self.columns[0].col.index,
+                ),
+                rows,
             )
         return out
+
+    def _located(self, e: LanceError, rows: np.ndarray) -> LanceError:
+        """``e``, or, when it names no page, the error the page-by-page read of the same rows raises
+        naming one (a whole-column point reader decodes a take's pages at once; the page path checks
+        each page on its own).  Only on the way to an error: its extra reads cost nothing else."""
+        if e.page is not None:
+            return e
+        try:
+            self._read(len(rows), lambda col: col.split(rows), op="take")
+        except LanceError as found:
+            if found.page is not None:
+                return found
+        except Exception:  # noqa: BLE001 (best effort: the point reader's error stands)
+            pass
+        return e
 
     def _guard(self, col: ColumnReader, page: int, fn: Callable[..., _T], *args: object) -> _T:
         try:
@@ -502,8 +520,15 @@ class StructuralFieldReader(FieldReader):
         if extra:
             self._fetch_round(extra)
         per_column: dict[int, list[pa.Array]] = {}
-        for i, (col, p, _) in enumerate(work):
+        for i, (col, p, local) in enumerate(work):
             arr = self._guard(col, p, col.to_array, decoded[i])
+            if col.scale == 1 and len(arr) != len(local):  # (the page's levels start more rows than asked)
+                raise CorruptFileError(
+                    f"decoded {len(arr)} rows of page {p} of field {self._name!r}, expected {len(local)}",
+                    path=self.ctx.path,
+                    column=col.col.index,
+                    page=p,
+                )
             per_column.setdefault(id(col), []).append(arr)
         if chunked and len(self.columns) == 1:
             arrs = per_column.get(id(self.columns[0]), [])
