@@ -746,12 +746,27 @@ def _fuzz_script():
     return module
 
 
-@pytest.mark.parametrize("kind,version,mode,seed", [("list_of_big_strings", "2.1", "numpy", 959)])
-def test_fuzz_trials_that_named_no_page(tmp_path, monkeypatch, kind, version, mode, seed):
-    """Trials of scripts/fuzz_corrupt.py whose error named the column but not the page: two flipped
-    bits in page 0 of a list column gave one row too many, seen only once the pages were joined.
-    The page-by-page read now checks each page's rows, and a point read's error without a page
-    takes the page-by-page read's (field.StructuralFieldReader._located)."""
+@pytest.mark.parametrize(
+    "kind,version,mode,seed",
+    [
+        ("list_of_big_strings", "2.1", "numpy", 959),
+        ("three_deep", "2.1", "numpy", 202),
+        ("list_struct", "2.1", "kernel", 202),
+        ("list_struct_no_nulls", "2.1", "numpy", 376),
+        ("three_deep", "2.2", "kernel", 885),
+        ("fullzip_general", "2.1", "numpy", 1108),
+    ],
+)
+def test_fuzz_trials_that_broke_the_contract(tmp_path, monkeypatch, kind, version, mode, seed):
+    """Trials of scripts/fuzz_corrupt.py, replayed, that broke the contract:
+
+    * errors naming the column but not the page: two flipped bits in page 0 of a list column gave
+      one row too many, seen only once the pages were joined (the page-by-page read now checks each
+      page's rows; a point read's error without a page takes the page-by-page read's); the columns
+      of a nested field that do not fit together (now named by the page of the first column whose
+      rows do not merge on their own);
+    * a zstd frame whose damaged header declared a huge content size, which python-zstandard
+      allocated (now checked against the size prefix first)."""
     fuzz = _fuzz_script()
     on = mode == "kernel"
     monkeypatch.setattr(jit.NumpyUntilHot, "ready", lambda self: on)
@@ -759,9 +774,11 @@ def test_fuzz_trials_that_named_no_page(tmp_path, monkeypatch, kind, version, mo
     monkeypatch.setattr(jit.NumpyUntilHot, "numpy_call", lambda self, warm, work=0: None)
     monkeypatch.setitem(fsst.mode, "decode", mode)
     monkeypatch.setitem(miniblock_points.mode, "points", mode)
-    make, meta, rows = fuzz.kinds()[kind][:3]
+    make, meta, rows, *more = fuzz.kinds()[kind]
+    nulls, pages = (more + ["some", 2][len(more) :])[:2]
+    assert pages == 2
     rng = np.random.default_rng(zlib.crc32(f"{kind}/{version}".encode()))
-    arr = make(rng, rows, "some")
+    arr = make(rng, rows, nulls)
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("c", arr.type, metadata=meta)])
     table = pa.Table.from_arrays([pa.array(np.arange(rows), pa.int64()), arr], schema=schema)
     path = C.write_pylance(tmp_path / "src.lance", table, version, [rows // 2, rows - rows // 2])

@@ -59,6 +59,18 @@ def _zstd() -> zstandard.ZstdDecompressor:
     return d
 
 
+def _zstd_frame(body: bytes | memoryview, size: int) -> None:
+    """Check that a zstd frame's header agrees with the ``size`` its prefix claims (checked already):
+    python-zstandard sizes its output by the header's content size when there is one, so a damaged
+    header would have it allocate whatever it says (fuzz: fullzip_general@2.1 seed 1108)."""
+    try:
+        declared = zstandard.frame_content_size(body)
+    except zstandard.ZstdError as e:
+        raise CorruptFileError(f"zstd frame header: {e}") from None
+    if declared not in (-1, size):
+        raise CorruptFileError(f"zstd frame declares {declared} decompressed bytes, its size prefix {size}")
+
+
 def scheme_of(compression: pb.BufferCompression) -> int:
     """The scheme of a BufferCompression, checked."""
     scheme = compression.scheme
@@ -122,6 +134,7 @@ def decompress_buffer(
         return np.zeros(0, np.uint8)
     try:
         if name == "zstd":
+            _zstd_frame(body.data, size)
             out = _zstd().decompress(body.data, max_output_size=size)
             got = len(out)
         else:
@@ -152,6 +165,7 @@ def _inflater(compression: pb.BufferCompression, scheme: int) -> Callable[[bytes
         zstd = _zstd().decompress
 
         def dec(body: bytes | memoryview, size: int) -> bytes:
+            _zstd_frame(body, size)
             out: bytes = zstd(body, max_output_size=size)
             return out
 
@@ -317,7 +331,10 @@ def _decompress_zstd_values(
     try:
         for s, e, n in zip((starts + 8).tolist(), offs[1:].tolist(), sizes.tolist()):
             if n:
+                _zstd_frame(mv[s:e], n)
                 out.append(dec.decompress(mv[s:e], max_output_size=n))
+    except CorruptFileError:
+        raise
     except Exception as e:  # zstandard.ZstdError: a bad frame
         raise CorruptFileError(f"zstd decompression failed: {e}") from None
     got = np.fromiter(map(len, out), dtype=np.int64, count=len(out))

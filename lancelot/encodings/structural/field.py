@@ -548,13 +548,17 @@ class StructuralFieldReader(FieldReader):
         try:
             out = merge(t, spines)
         except LanceError as e:
-            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
+            misfit = self._misfit_page(t, spines, work)
+            raise e.at(path=self.ctx.path, column=self.columns[0].col.index, page=misfit) from None
         except _DECODE_ERRORS as e:  # the columns' structures disagree: which one is wrong is not known
+            misfit = self._misfit_page(t, spines, work)
+            where = "" if misfit is None else f" in the rows of page {misfit} of column {self.columns[0].col.index}"
             raise CorruptFileError(
                 f"columns {self.columns[0].col.index}-{self.columns[-1].col.index} of field {self._name!r} "
-                f"do not fit together ({type(e).__name__}: {e})",
+                f"do not fit together{where} ({type(e).__name__}: {e})",
                 path=self.ctx.path,
                 column=self.columns[0].col.index,
+                page=misfit,
             ) from None
         if len(out) != n_rows:
             raise CorruptFileError(
@@ -563,6 +567,25 @@ class StructuralFieldReader(FieldReader):
                 column=self.columns[0].col.index,
             )
         return out
+
+    def _misfit_page(
+        self, t: pa.DataType, spines: list[pa.Array], work: list[tuple[ColumnReader, int, np.ndarray]]
+    ) -> int | None:
+        """The page of the first column in whose rows the columns' arrays do not merge (each page's
+        rows merged on their own), or None (the rows of no one page misfit; or rows scaled)."""
+        first = self.columns[0]
+        if any(col.scale != 1 for col in self.columns):
+            return None
+        at = 0
+        for col, p, local in work:
+            if col is not first:
+                continue
+            try:
+                merge(t, [s.slice(at, len(local)) for s in spines])
+            except (LanceError, *_DECODE_ERRORS):
+                return p
+            at += len(local)
+        return None
 
     def _fetch_round(self, jobs: list[_Job], parallel: bool = False) -> None:
         """Fetch every job's ranges in one read_ranges call, then hand each job its buffers
