@@ -74,8 +74,9 @@ def check_profile(profile: str | None) -> str:
 
 @dataclass(frozen=True)
 class WriteSettings:
-    """What a writer sets for every field of a file: its version, the largest page (bytes), the profile
-    and how many columns the file has (0: unknown; the compact profile prices a take's time by it)."""
+    """What a writer sets for every field of a file: its version, the largest page (bytes), the profile,
+    how many columns the file has (0: unknown) and, under the compact profile, the file's price of a
+    take's time (write_profile.FilePrice; without one, compact prices it by the column count)."""
 
     version: FileVersion
     max_page_bytes: int
