@@ -72,12 +72,13 @@ class LanceWriter:
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
+        profile = check_profile(profile)
         self.settings = WriteSettings(
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
-            profile=check_profile(profile),
+            profile=profile,
             columns=sum(field_metadata.column_count(f, self.version) for f in self._stored),
-            price=FilePrice() if check_profile(profile) == "compact" and self.version.structural else None,
+            price=FilePrice() if profile == "compact" and self.version.structural else None,
         )
         self.max_page_bytes = self.settings.max_page_bytes
         self.num_rows = 0

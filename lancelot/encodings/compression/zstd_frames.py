@@ -104,7 +104,6 @@ def compress(data: bytes, level: int, raw_literals: bool) -> bytes:
     ctx = getattr(_LOCAL, "ctx", None)
     if ctx is None or not ctx.ptr:
         ctx = _LOCAL.ctx = _Context(lib)
-    raw = data
     for code in (
         lib.ZSTD_CCtx_reset(ctx.ptr, _RESET_ALL),
         lib.ZSTD_CCtx_setParameter(ctx.ptr, _LEVEL, level),
@@ -112,8 +111,8 @@ def compress(data: bytes, level: int, raw_literals: bool) -> bytes:
     ):
         if lib.ZSTD_isError(code):
             raise RuntimeError("libzstd refused a compression parameter")
-    out = ctypes.create_string_buffer(lib.ZSTD_compressBound(len(raw)))
-    n = lib.ZSTD_compress2(ctx.ptr, out, len(out), raw, len(raw))
+    out = ctypes.create_string_buffer(lib.ZSTD_compressBound(len(data)))
+    n = lib.ZSTD_compress2(ctx.ptr, out, len(out), data, len(data))
     if lib.ZSTD_isError(n):
         raise RuntimeError("libzstd failed to compress")
     return out.raw[:n]

@@ -202,7 +202,7 @@ class LeafColumnWriter:
         records its choices (write_profile.py)."""
         if not self.pending or self.opts.blob or self.packed is not None:
             return
-        num_rows = sum(p.num_rows for p in self.pending)
+        num_rows = self.pending_rows()
         per_row = self.path.items_per_row
         k = num_rows if per_row > 1 else min(num_rows, rows)
         bounds = np.array([0, k])

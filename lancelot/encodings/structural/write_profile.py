@@ -173,16 +173,16 @@ def _compress_pieces(
     if pieces <= 1 or page_pool.threads() <= 1:
         return compress_buffers(compression, data, bounds, raw_literals)
     cuts = [n * k // pieces for k in range(pieces + 1)]
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    parts: list[tuple[np.ndarray, np.ndarray] | None] = [None] * pieces
 
     def run(k: int) -> None:
         parts[k] = compress_buffers(compression, data, bounds[cuts[k] : cuts[k + 1] + 1], raw_literals)
 
-    parts.extend([(data[:0], bounds[:1])] * pieces)
     page_pool.run_all([partial(run, k) for k in range(pieces)])
-    shifts = np.cumsum([0] + [int(b[-1]) for _, b in parts[:-1]])
-    out_bounds = np.concatenate([bounds[:1] * 0] + [b[1:] + shift for (_, b), shift in zip(parts, shifts)])
-    return np.concatenate([d for d, _ in parts]), out_bounds
+    done = [part for part in parts if part is not None]  # (run_all raises unless every task ran)
+    shifts = np.cumsum([0] + [int(b[-1]) for _, b in done[:-1]])
+    out_bounds = np.concatenate([np.zeros(1, np.int64)] + [b[1:] + shift for (_, b), shift in zip(done, shifts)])
+    return np.concatenate([d for d, _ in done]), out_bounds
 
 
 def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
@@ -334,10 +334,12 @@ class Sample(NamedTuple):
 
 def _sample(plan: MiniBlockValues, costs: np.ndarray, variable: bool) -> Sample:
     """The choices for a sample page, and balanced's take cost: TAKE_BASE_US (and VARIABLE_BASE_US),
-    plus inflating an lz4 chunk where balanced wraps the page (lz4 saves a quarter; not runs)."""
+    plus inflating an lz4 chunk where balanced wraps the page (apply_profile's rule: lz4 saves its
+    min_saving, not runs, not a small page)."""
     options = _options_of(plan, costs)
     plain, lz4 = options[0], options[1]
-    wraps = not plan.runs and int(costs[-1]) > SMALL_PAGE_BYTES and lz4.bytes_per_item <= 0.75 * plain.bytes_per_item
+    saves = lz4.bytes_per_item <= (1.0 - PROFILES["balanced"].min_saving) * plain.bytes_per_item
+    wraps = not plan.runs and int(costs[-1]) > SMALL_PAGE_BYTES and saves
     return Sample(options, TAKE_BASE_US + (VARIABLE_BASE_US if variable else 0.0), lz4.us if wraps else 0.0)
 
 
