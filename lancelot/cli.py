@@ -19,7 +19,7 @@ from lancelot import versions
 from lancelot.convert import FORMATS
 from lancelot.encodings.strategy import PROFILES
 
-VERSIONS = tuple(versions.ALIASES)  # 2.0, 2.1, 2.2, stable, next
+VERSIONS = tuple(versions.ALIASES)  # 2.0, 2.1, 2.2, stable
 
 
 class _Parser(argparse.ArgumentParser):

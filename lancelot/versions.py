@@ -153,11 +153,18 @@ class FileVersion(str, enum.Enum):
 
 #: the newest version the whole interop suite passes (what pylance 14 calls "stable")
 DEFAULT = FileVersion.V2_2
-#: public names -> version; "stable" and "next" mean what pylance means by them
+#: public names -> version; "stable" means what pylance 14 means by it
 ALIASES: dict[str, FileVersion] = {
     **{v.value: v for v in FileVersion},
     "stable": FileVersion.V2_2,
-    "next": FileVersion.V2_2,
+}
+#: names pylance 14 accepts for versions lancelot neither reads nor writes: "next" is the unstable 2.3
+#: (its PlanarLayout pages), "legacy" the v1 format (0.1 / 0.2 on disk)
+NOT_SUPPORTED: dict[str, str] = {
+    "next": "'next' is pylance's unstable file version 2.3, which lancelot does not support yet",
+    "2.3": "file version 2.3 (pylance's unstable 'next') is not supported yet",
+    "legacy": "'legacy' is the v1 Lance format (0.1), which lancelot does not support",
+    "0.1": "the v1 Lance format (0.1) is not supported",
 }
 #: the versions lancelot writes (all it reads)
 WRITABLE: frozenset[FileVersion] = frozenset(FileVersion)
@@ -174,7 +181,10 @@ def parse(version: str | FileVersion | None) -> FileVersion:
     """The version a public name means (None: the default); UnsupportedVersionError for any other name."""
     if isinstance(version, FileVersion):
         return version
-    v = ALIASES.get(str(version if version is not None else DEFAULT.value))
+    name = str(version if version is not None else DEFAULT.value)
+    if name in NOT_SUPPORTED:
+        raise UnsupportedVersionError(NOT_SUPPORTED[name])
+    v = ALIASES.get(name)
     if v is None:
         raise UnsupportedVersionError(f"unknown file version {version!r} (use one of {sorted(ALIASES)})")
     return v
@@ -195,6 +205,8 @@ def from_disk(major: int, minor: int, path: str | None = None) -> FileVersion:
     v = ON_DISK.get((major, minor))
     if v is not None:
         return v
+    if (major, minor) == (2, 3):
+        raise UnsupportedVersionError(NOT_SUPPORTED["2.3"], path=path)
     if (major, minor) in ((0, 1), (0, 2)):
         raise UnsupportedVersionError(f"legacy Lance format {major}.{minor} (v1) is not supported", path=path)
     raise UnsupportedVersionError(f"unknown file version {major}.{minor}", path=path)

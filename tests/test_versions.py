@@ -13,10 +13,30 @@ from lancelot.versions import FileVersion
 
 def test_parse_names_and_aliases():
     assert versions.parse(None) is FileVersion.V2_2
-    assert versions.parse("stable") is versions.parse("next") is FileVersion.V2_2
+    assert versions.parse("stable") is FileVersion.V2_2
     assert [versions.parse(v) for v in ("2.0", "2.1", "2.2")] == list(FileVersion)
-    with pytest.raises(UnsupportedVersionError, match="unknown file version '2.3'"):
-        versions.parse("2.3")
+    # "next" is 2.3 and "legacy" the v1 format in pylance 14: refused by name, never written as 2.2
+    for name, says in (("next", "2.3"), ("2.3", "2.3"), ("legacy", "v1"), ("0.1", "v1")):
+        with pytest.raises(UnsupportedVersionError, match=says):
+            versions.parse(name)
+    with pytest.raises(UnsupportedVersionError, match="unknown file version '9.9'"):
+        versions.parse("9.9")
+
+
+def test_aliases_mean_what_pylance_means(tmp_path):
+    """pylance writes "stable" as 2.2 and "next" as 2.3 data files (which lancelot refuses by name)."""
+    import lance
+    import pyarrow as pa
+
+    for name in ("stable", "next"):
+        ds = lance.write_dataset(pa.table({"a": [1]}), tmp_path / name, data_storage_version=name)
+        df = ds.get_fragments()[0].data_files()[0]
+        on_disk = (df.file_major_version, df.file_minor_version)
+        if name == "stable":
+            assert versions.from_disk(*on_disk) is versions.parse(name)
+        else:
+            with pytest.raises(UnsupportedVersionError, match="2.3"):
+                versions.from_disk(*on_disk)
 
 
 def test_a_version_is_its_public_string():
