@@ -302,7 +302,8 @@ class StructuralFieldReader(FieldReader):
             return pa.nulls(0, self.ctx.field.type)
         if start < 0 or stop > self.ctx.num_rows:
             raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        if stop - start <= POINT_SPAN_ROWS:
+        whole = start == 0 and stop == self.ctx.num_rows  # every page read whole: no search cache needed
+        if stop - start <= POINT_SPAN_ROWS and not whole:
             points = self._column_points()
             if points is not None:
                 served(self._name, "range", self._points_path)
