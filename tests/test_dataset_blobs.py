@@ -1,0 +1,243 @@
+"""Blob columns of datasets written by pylance, read by lancelot: scans return pylance's
+descriptions (2.0 / 2.1: position and size; 2.2: blob v2), ``take_blobs`` / ``read_blobs`` /
+``read_blob_ranges`` return the bytes pylance returns, deleted rows are never returned, and a
+description that points outside its file is a CorruptFileError naming the file, column and row."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import struct
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lancelot
+from lancelot.dataset.blob import BlobColumnError, DeletedRowError, NoSuchColumnError, blob_file_name
+from lancelot.errors import CorruptFileError, LanceError
+
+VERSIONS = ["2.0", "2.1", "2.2"]
+BLOB = {"lance-encoding:blob": "true"}
+#: sizes that cover pylance 14's blob v2 kinds: inline (<= 64 KiB), packed (<= 4 MiB), dedicated
+SIZES = [10, None, 0, 65536, 65537, 200_000, 4 * 1024 * 1024 + 1, 3]
+
+
+def _values(sizes: list[int | None], seed: int) -> pa.Array:
+    rng = np.random.default_rng(seed)
+    return pa.array(
+        [None if s is None else rng.integers(0, 256, s, dtype=np.uint8).tobytes() for s in sizes], pa.large_binary()
+    )
+
+
+def _table(sizes: list[int | None], seed: int, first_id: int = 0) -> pa.Table:
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("blob", pa.large_binary(), metadata=BLOB)])
+    ids = pa.array(range(first_id, first_id + len(sizes)), pa.int64())
+    return pa.Table.from_arrays([ids, _values(sizes, seed)], schema=schema)
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def blob_ds(request, tmp_path_factory):
+    """A pylance dataset with a blob column at each version: two fragments (an append), deletions
+    in both, nulls and empty values, values of every v2 kind."""
+    v = request.param
+    path = str(tmp_path_factory.mktemp(f"blobs_{v}") / "ds")
+    lance.write_dataset(_table(SIZES, 1), path, data_storage_version=v)
+    lance.write_dataset(_table([5, 70_000, None, 0, 64], 2, first_id=100), path, mode="append")
+    ds = lance.dataset(path)
+    ds.delete("id = 3 or id = 102")
+    return path, v
+
+
+def _storage(col: pa.ChunkedArray) -> pa.Array:
+    chunks = [c.storage if isinstance(c, pa.ExtensionArray) else c for c in col.chunks]
+    return pa.chunked_array(chunks, chunks[0].type).combine_chunks()
+
+
+def test_scan_returns_pylance_descriptions(blob_ds):
+    path, v = blob_ds
+    theirs, ours = lance.dataset(path).to_table(), lancelot.dataset(path).to_table()
+    assert ours.schema.field("blob") == theirs.schema.field("blob")
+    assert ours.schema.field("blob").metadata == theirs.schema.field("blob").metadata
+    assert _storage(ours.column("blob")).equals(_storage(theirs.column("blob")))
+    assert ours.column("id").equals(theirs.column("id"))
+    if v == "2.2":
+        kinds = set(_storage(ours.column("blob")).field("kind").to_pylist())
+        assert kinds == {0, 1, 2}  # inline, packed and dedicated all met
+
+
+def test_scan_with_filter_and_take(blob_ds):
+    path, _ = blob_ds
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    expr = pc.field("id") >= 4
+    a = ours.to_table(filter=expr)
+    b = theirs.to_table(filter=expr)
+    assert _storage(a.column("blob")).equals(_storage(b.column("blob")))
+    n = ours.count_rows()
+    idx = [n - 1, 0, 5, 5]
+    assert _storage(ours.take(idx, columns=["blob"]).column(0)).equals(
+        _storage(theirs.take(idx, columns=["blob"]).column(0))
+    )
+
+
+def _all_bytes(files) -> list[bytes | None]:
+    return [None if f is None else f.readall() for f in files]
+
+
+def test_take_blobs_by_indices_addresses_ids(blob_ds):
+    path, _ = blob_ds
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    n = theirs.count_rows()
+    idx = list(range(n))[::-1]
+    expect = _all_bytes(theirs.take_blobs("blob", indices=idx))
+    assert _all_bytes(ours.take_blobs("blob", indices=idx)) == expect
+    assert sum(x is None for x in expect) == 1 and b"" in expect
+    addresses = [int(a) for a in theirs.to_table(with_row_address=True).column("_rowaddr").to_pylist()]
+    pick = addresses[::2]
+    assert _all_bytes(ours.take_blobs("blob", addresses=pick)) == _all_bytes(theirs.take_blobs("blob", addresses=pick))
+    assert _all_bytes(ours.take_blobs("blob", ids=pa.array(pick, pa.uint64()))) == _all_bytes(
+        theirs.take_blobs("blob", ids=pick)
+    )
+    sizes = [f.size() if f else None for f in ours.take_blobs("blob", indices=idx)]
+    assert sizes == [None if b is None else len(b) for b in expect]
+
+
+def test_read_blobs_and_ranges(blob_ds):
+    path, _ = blob_ds
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    idx = [4, 0, 1, 6, 9]
+    assert ours.read_blobs("blob", indices=idx) == theirs.read_blobs("blob", indices=idx)
+    assert ours.read_blobs("blob", indices=idx, preserve_order=False) == sorted(theirs.read_blobs("blob", indices=idx))
+    n = theirs.count_rows()
+    sizes = {i: (f.size() if f else 0) for i, f in enumerate(theirs.take_blobs("blob", indices=list(range(n))))}
+    reqs = [(0, 0, 1), (4, sizes[4] - 1, 1), (5, sizes[5] // 2, 100), (1, 0, 0), (9, 0, 0), (5, 3, 7)]
+    assert ours.read_blob_ranges("blob", reqs, selector="indices") == theirs.read_blob_ranges(
+        "blob", reqs, selector="indices"
+    )
+    unordered = ours.read_blob_ranges("blob", reqs, selector="indices", preserve_order=False)
+    assert sorted(unordered) == sorted(theirs.read_blob_ranges("blob", reqs, selector="indices"))
+    with pytest.raises(ValueError, match="exceeds blob size"):
+        ours.read_blob_ranges("blob", [(0, 5, 10)], selector="indices")
+    with pytest.raises(ValueError):
+        theirs.read_blob_ranges("blob", [(0, 5, 10)], selector="indices")
+
+
+def test_deleted_rows_never_returned(blob_ds):
+    path, _ = blob_ds
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    assert ours.count_rows() == theirs.count_rows() == len(SIZES) + 5 - 2
+    with pytest.raises(NotImplementedError):
+        theirs.take_blobs("blob", addresses=[3])
+    with pytest.raises(DeletedRowError, match="deleted") as e:
+        ours.take_blobs("blob", addresses=[3])
+    assert isinstance(e.value, NotImplementedError) and isinstance(e.value, LanceError)
+    with pytest.raises(NotImplementedError):
+        ours.read_blobs("blob", ids=[(1 << 32) | 2])
+    with pytest.raises(BlobColumnError, match="out of range"):
+        ours.take_blobs("blob", indices=[ours.count_rows()])
+
+
+def test_selection_and_column_errors(blob_ds):
+    path, _ = blob_ds
+    ours = lancelot.dataset(path)
+    with pytest.raises(ValueError, match="Exactly one"):
+        ours.take_blobs("blob")
+    with pytest.raises(ValueError, match="Exactly one"):
+        ours.take_blobs("blob", ids=[0], indices=[0])
+    with pytest.raises(ValueError, match="not a blob column"):
+        ours.take_blobs("id", indices=[0])
+    with pytest.raises(NoSuchColumnError):
+        ours.take_blobs("nope", indices=[0])
+    with pytest.raises(RuntimeError):
+        lance.dataset(path).take_blobs("nope", indices=[0])
+    with pytest.raises(TypeError):
+        ours.take_blobs("blob", indices=[0], buffer_size=1.5)
+
+
+def test_lancefile_reads_pylance_blob_v2_file(blob_ds):
+    """The data file of a 2.2 blob dataset lists its description's children with id -1: they are
+    the struct's children (pylance's own file reader cannot read this file)."""
+    path, v = blob_ds
+    if v != "2.2":
+        pytest.skip("blob v2 files are 2.2")
+    ds = lance.dataset(path)
+    frag = ds.get_fragments()[0]
+    f = os.path.join(path, "data", frag.data_files()[0].path)
+    with lancelot.LanceFile(f) as lf:
+        assert lf.schema.names == ["id", "blob"]
+        t = lf.read()
+    whole = lance.dataset(path, version=1).to_table()  # the first fragment before its deletion
+    assert t.schema.field("blob") == whole.schema.field("blob")
+    assert t.column("blob").combine_chunks().equals(_storage(whole.column("blob")))
+
+
+def test_blob_file_names():
+    assert blob_file_name(1) == "1" + "0" * 31
+    assert blob_file_name(2) == "01" + "0" * 30
+    assert blob_file_name(3) == "11" + "0" * 30
+    assert blob_file_name(0x80000000) == "0" * 31 + "1"
+
+
+def test_sidecar_names_match_pylance(tmp_path):
+    """Packed values share one ``.blob`` file, each dedicated value has its own, named by blob id."""
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_table([70_000, 80_000, 4 * 1024 * 1024 + 5, 4 * 1024 * 1024 + 6], 3), path)
+    desc = lancelot.dataset(path).to_table().column("blob").combine_chunks()
+    stem = glob.glob(os.path.join(path, "data", "*.lance"))[0][: -len(".lance")]
+    names = sorted(os.listdir(stem))
+    assert names == sorted(f"{blob_file_name(i)}.blob" for i in set(desc.field("blob_id").to_pylist()))
+    assert desc.field("kind").to_pylist() == [1, 1, 2, 2]
+    assert desc.field("position").to_pylist()[:2] == [0, 70_000]
+
+
+def test_external_blobs(tmp_path):
+    ext = tmp_path / "ext.bin"
+    ext.write_bytes(bytes(range(256)) * 4)
+    uri = "file://" + str(ext)
+    path = str(tmp_path / "ds")
+    arr = lance.blob_array([b"abc", uri, lance.blob.Blob.from_uri(uri, 5, 7), None, b""])
+    lance.write_dataset(pa.table({"blob": arr}), path, allow_external_blob_outside_bases=True)
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    assert _storage(ours.to_table().column("blob")).equals(_storage(theirs.to_table().column("blob")))
+    got = _all_bytes(ours.take_blobs("blob", indices=range(5)))
+    assert got == _all_bytes(theirs.take_blobs("blob", indices=range(5)))
+    assert got[1] == ext.read_bytes() and got[2] == ext.read_bytes()[5:12]
+
+
+def test_description_outside_file_2_0(tmp_path):
+    """A 2.0 description whose size runs past the end of the data file."""
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_table([10, 100_000, 3], 4), path, data_storage_version="2.0")
+    f = glob.glob(os.path.join(path, "data", "*.lance"))[0]
+    data = bytearray(open(f, "rb").read())
+    want = lance.dataset(path).to_table().column("blob").combine_chunks()[1].as_py()
+    old = struct.pack("<QQ", want["position"], want["size"])
+    at = data.find(old)
+    assert at > 0
+    data[at : at + 16] = struct.pack("<QQ", want["position"], 10**9)
+    open(f, "wb").write(bytes(data))
+    ours = lancelot.dataset(path)
+    with pytest.raises(CorruptFileError, match=r"column 'blob', row 1.*outside the file") as e:
+        ours.take_blobs("blob", indices=[1])
+    assert os.path.basename(f) in str(e.value)
+    assert ours.read_blobs("blob", indices=[0]) == [(0, lance.dataset(path).read_blobs("blob", indices=[0])[0][1])]
+
+
+def test_description_outside_blob_file(tmp_path):
+    """A packed ``.blob`` file shorter than its descriptions say."""
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_table([70_000, 80_000], 5), path)
+    sidecar = glob.glob(os.path.join(path, "data", "*", "*.blob"))[0]
+    with open(sidecar, "r+b") as fh:
+        fh.truncate(100_000)
+    ours = lancelot.dataset(path)
+    assert ours.take_blobs("blob", indices=[0])[0].read(5) == lance.dataset(path).take_blobs("blob", indices=[0])[
+        0
+    ].read(5)
+    with pytest.raises(CorruptFileError, match=r"column 'blob', row 1.*outside") as e:
+        ours.take_blobs("blob", indices=[1])[0].read(1)
+    assert os.path.basename(sidecar) in str(e.value)
+    shutil.rmtree(path)
