@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from lancelot import field_metadata
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
 
@@ -215,6 +216,19 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
         )
         for k, v in md.items():
             pf.metadata[k] = v
+        if ext == "lance.blob.v2":  # pylance keeps the blob v2 extension name in the metadata too
+            pf.metadata[EXT_NAME_KEY.decode()] = ext.encode()
+        if field_metadata.is_blob_description(f):  # pylance lists these children without ids
+            for c in _children(f.type):
+                out.schema.fields.add(
+                    name=c.name,
+                    id=-1,
+                    parent_id=-1,
+                    logical_type=logical_type(c.type),
+                    nullable=c.nullable,
+                    encoding=_encoding_tag(c.type),
+                )
+            return
         for c in _children(f.type):
             add(c, fid)
 
