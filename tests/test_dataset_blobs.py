@@ -241,3 +241,133 @@ def test_description_outside_blob_file(tmp_path):
         ours.take_blobs("blob", indices=[1])[0].read(1)
     assert os.path.basename(sidecar) in str(e.value)
     shutil.rmtree(path)
+
+
+# -- writing -------------------------------------------------------------------------------------
+def _listing(path: str) -> list[tuple[str, int]]:
+    """The sidecars (name, size) under data/, and the number of data files."""
+    out = []
+    for root, _, files in os.walk(os.path.join(path, "data")):
+        for f in files:
+            if f.endswith(".blob"):
+                out.append((f, os.path.getsize(os.path.join(root, f))))
+    return sorted(out)
+
+
+def _manifest(path: str):
+    return lancelot.dataset(path).manifest
+
+
+def _wide(sizes, seed):
+    t = _table(sizes, seed)
+    return t.append_column("name", pa.array([f"n{i}" for i in range(len(sizes))]))
+
+
+def test_write_blob_v2_like_pylance(tmp_path):
+    """lancelot writes a 2.2 blob column as pylance does: the same manifest fields, DataFile field
+    lists, descriptions (kinds, positions, blob ids), sidecar files and bytes."""
+    t = _wide(SIZES + [70_000, 0, None], 6)
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    lance.write_dataset(t, theirs)
+    lancelot.write_dataset(t, ours)
+    assert list(_manifest(ours).fields) == list(_manifest(theirs).fields)
+    fa, fb = _manifest(ours).fragments[0].files[0], _manifest(theirs).fragments[0].files[0]
+    assert list(fa.fields) == list(fb.fields) and list(fa.column_indices) == list(fb.column_indices)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert a.schema == b.schema
+    assert a.to_table().equals(b.to_table())  # the descriptions themselves, positions included
+    assert _listing(ours) == _listing(theirs)
+    n = len(t)
+    assert _all_bytes(a.take_blobs("blob", indices=range(n))) == t.column("blob").to_pylist()
+    assert _storage(lancelot.dataset(ours).to_table().column("blob")).equals(_storage(b.to_table().column("blob")))
+    with lancelot.LanceFile(glob.glob(os.path.join(ours, "data", "*.lance"))[0]) as lf:
+        desc = lf._descriptor.schema.fields
+        assert [(f.id, f.parent_id) for f in desc if f.name in ("kind", "blob_uri")] == [(-1, -1), (-1, -1)]
+
+
+def test_write_blob_v2_extension_input(tmp_path):
+    """``lance.blob_field`` / ``lance.blob_array`` input: thresholds from the field's metadata, external
+    URIs kept as references, the logical type pylance keeps."""
+    ext = tmp_path / "ext.bin"
+    ext.write_bytes(b"0123456789" * 100)
+    uri = "file://" + str(ext)
+    field = lance.blob_field("blob", inline_size_threshold=16, dedicated_size_threshold=100_000)
+    arr = lance.blob_array([b"abc" * 10, uri, lance.blob.Blob.from_uri(uri, 5, 7), None, b"", b"z" * 200_000, b"q"])
+    t = pa.Table.from_arrays([arr], schema=pa.schema([field]))
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    lance.write_dataset(t, theirs, allow_external_blob_outside_bases=True)
+    lancelot.write_dataset(t, ours)
+    assert list(_manifest(ours).fields) == list(_manifest(theirs).fields)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert a.to_table().equals(b.to_table())
+    assert set(a.to_table().column("blob").combine_chunks().field("kind").to_pylist()) == {0, 1, 2, 3, None}
+    assert _listing(ours) == _listing(theirs)
+    assert _all_bytes(a.take_blobs("blob", indices=range(7))) == _all_bytes(b.take_blobs("blob", indices=range(7)))
+    assert _all_bytes(lancelot.dataset(ours).take_blobs("blob", indices=range(7))) == _all_bytes(
+        b.take_blobs("blob", indices=range(7))
+    )
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+def test_write_blob_v1_read_by_pylance(tmp_path, version):
+    """At 2.0 and 2.1 lancelot writes the blob layout of those versions: pylance scans the same
+    descriptions (but for where the bytes sit) and takes the same bytes."""
+    t = _table([10, None, 0, 100_000, 70_000, 3], 7)
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    lance.write_dataset(t, theirs, data_storage_version=version)
+    lancelot.write_dataset(t, ours, data_storage_version=version)
+    a, b = lance.dataset(ours), lance.dataset(theirs)
+    assert a.schema == b.schema and a.data_storage_version == version
+    da, db = a.to_table().column("blob").combine_chunks(), b.to_table().column("blob").combine_chunks()
+    assert da.type == db.type and da.field("size").to_pylist() == db.field("size").to_pylist()
+    assert da.is_valid().equals(db.is_valid())
+    assert _all_bytes(a.take_blobs("blob", indices=range(6))) == t.column("blob").to_pylist()
+    assert a.read_blobs("blob", indices=[4, 1, 2]) == b.read_blobs("blob", indices=[4, 1, 2])
+    assert _storage(lancelot.dataset(ours).to_table().column("blob")).equals(da)
+
+
+def test_appends_both_ways_with_deletes(tmp_path):
+    """pylance appends to a blob v2 dataset lancelot made and the other way round; deleted rows'
+    blobs stay out of both readers' results."""
+    one, two = _table([10, 70_000, None, 4 * 1024 * 1024 + 3], 8), _table([0, 65537, 5], 9, first_id=10)
+    p, q = str(tmp_path / "p"), str(tmp_path / "q")
+    lancelot.write_dataset(one, p)
+    lance.write_dataset(two, p, mode="append")
+    lance.write_dataset(one, q)
+    lancelot.write_dataset(two, q, mode="append")
+    for path in (p, q):
+        lance.dataset(path).delete("id = 1 or id = 11")
+        theirs, ours = lance.dataset(path), lancelot.dataset(path)
+        want = [
+            v
+            for i, v in zip([0, 1, 2, 3, 10, 11, 12], one.column("blob").to_pylist() + two.column("blob").to_pylist())
+            if i not in (1, 11)
+        ]
+        assert _all_bytes(theirs.take_blobs("blob", indices=range(5))) == want
+        assert _all_bytes(ours.take_blobs("blob", indices=range(5))) == want
+        assert _storage(ours.to_table().column("blob")).equals(_storage(theirs.to_table().column("blob")))
+    assert list(_manifest(p).fields) == list(_manifest(q).fields)
+
+
+def test_schema_adopts_unnumbered_children():
+    """from_descriptor: the id -1 fields after a struct without children are its children; to_descriptor
+    writes a blob v2 description column that way; other schemas are unchanged."""
+    from lancelot.dataset.blob import DESCRIPTION_V2
+    from lancelot.schema import from_descriptor, to_descriptor
+
+    md = {"lance-encoding:packed": "true", "lance-encoding:blob": "true"}
+    s = pa.schema([pa.field("a", pa.int32()), pa.field("b", DESCRIPTION_V2, True, md), pa.field("c", pa.string())])
+    fd = to_descriptor(s, 3)
+    assert [(f.name, f.id, f.parent_id) for f in fd.schema.fields] == [
+        ("a", 0, -1),
+        ("b", 1, -1),
+        ("kind", -1, -1),
+        ("position", -1, -1),
+        ("size", -1, -1),
+        ("blob_id", -1, -1),
+        ("blob_uri", -1, -1),
+        ("c", 2, -1),
+    ]
+    assert from_descriptor(fd) == s
+    plain = pa.schema([pa.field("s", pa.struct([("x", pa.int8())])), pa.field("y", pa.int8())])
+    assert from_descriptor(to_descriptor(plain, 0)) == plain

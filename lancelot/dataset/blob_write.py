@@ -48,6 +48,7 @@ INLINE_KEY = "lance-encoding:blob-inline-size-threshold"
 DEDICATED_KEY = "lance-encoding:blob-dedicated-size-threshold"
 PACK_FILE_KEY = "lance-encoding:blob-pack-file-size-threshold"
 EXT_KEY = "ARROW:extension:name"
+EXT_META_KEY = "ARROW:extension:metadata"
 LOGICAL = pa.struct([pa.field("data", pa.large_binary()), pa.field("uri", pa.string())])
 #: inline values start on this alignment in the data file (each is a buffer of its own)
 ALIGN = 64
@@ -68,13 +69,18 @@ def manifest_schema(schema: pa.Schema, version: str | None) -> pa.Schema:
     """The dataset's (logical) schema of data of ``schema`` written at ``version``."""
     if not version or not any(is_v2_input(f, version) for f in schema):
         return schema
-    fields = [
-        pa.field(f.name, LOGICAL, f.nullable, {EXT_KEY: "lance.blob.v2", **_thresholds(f)})
-        if is_v2_input(f, version)
-        else f
-        for f in schema
-    ]
+    fields = [_logical(f) if is_v2_input(f, version) else f for f in schema]
     return pa.schema(fields, metadata=schema.metadata)
+
+
+def _logical(f: pa.Field) -> pa.Field:
+    """The manifest's field: the extension's own storage struct when given as one (pylance keeps it,
+    with its empty serialized metadata), else ``struct<data, uri>``."""
+    md = {**_thresholds(f), EXT_KEY: "lance.blob.v2"}
+    if is_blob_v2(f):
+        md[EXT_META_KEY] = field_metadata.value(f, EXT_META_KEY) or ""
+        return pa.field(f.name, f.type, f.nullable, md)
+    return pa.field(f.name, LOGICAL, f.nullable, md)
 
 
 def _thresholds(f: pa.Field) -> dict[str, str]:
