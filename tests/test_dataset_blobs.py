@@ -371,3 +371,22 @@ def test_schema_adopts_unnumbered_children():
     assert from_descriptor(fd) == s
     plain = pa.schema([pa.field("s", pa.struct([("x", pa.int8())])), pa.field("y", pa.int8())])
     assert from_descriptor(to_descriptor(plain, 0)) == plain
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_compaction_keeps_blob_values(tmp_path, version):
+    """lancelot's compaction rewrites a pylance blob dataset with its values (not its descriptions):
+    pylance then reads the same bytes, deleted rows gone."""
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_table([10, 70_000, None, 0], 10), path, data_storage_version=version)
+    lance.write_dataset(_table([4 * 1024 * 1024 + 9, 3], 11, first_id=4), path, mode="append")
+    lance.dataset(path).delete("id = 1")
+    want = _all_bytes(lance.dataset(path).take_blobs("blob", indices=range(5)))
+    ours = lancelot.dataset(path)
+    metrics = ours.compact_files(target_rows_per_fragment=100)
+    assert metrics.fragments_removed == 2 and metrics.fragments_added == 1
+    theirs = lance.dataset(path)
+    assert len(theirs.get_fragments()) == 1
+    assert _all_bytes(theirs.take_blobs("blob", indices=range(5))) == want
+    assert _all_bytes(lancelot.dataset(path).take_blobs("blob", indices=range(5))) == want
+    assert theirs.schema == lance.dataset(path, version=1).schema

@@ -232,7 +232,10 @@ class LanceDataset:
         for c in cols:
             if c not in self.schema.names:
                 raise LanceError(f"dataset {self.uri!r}: no column named {c!r} (columns: {self.schema.names})")
-        return pa.schema([self.schema.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
+        from lancelot.dataset.blob import scan_schema  # blobs: descriptions
+
+        scanned = scan_schema(self.schema)
+        return pa.schema([scanned.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
 
     def to_table(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """The live rows of every fragment, in order; fragments are read two at a time (like
