@@ -390,3 +390,33 @@ def test_compaction_keeps_blob_values(tmp_path, version):
     assert _all_bytes(theirs.take_blobs("blob", indices=range(5))) == want
     assert _all_bytes(lancelot.dataset(path).take_blobs("blob", indices=range(5))) == want
     assert theirs.schema == lance.dataset(path, version=1).schema
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_blob_inside_struct_scans_as_pylance(tmp_path, version):
+    """A blob field under a struct scans as its description too, nulls at both levels."""
+    t = pa.struct([pa.field("b", pa.large_binary(), metadata=BLOB), ("i", pa.int32())])
+    arr = pa.array([{"b": b"abc", "i": 1}, {"b": None, "i": 2}, None, {"b": b"x" * 70_000, "i": 4}], t)
+    path = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"s": arr, "n": pa.array([1, 2, 3, 4])}), path, data_storage_version=version)
+    theirs, ours = lance.dataset(path).to_table(), lancelot.dataset(path).to_table()
+    assert ours.column("s").to_pylist() == theirs.column("s").to_pylist()
+    assert ours.column("s").type == theirs.column("s").type
+    assert lancelot.dataset(path).take([3, 0], columns=["s"]).column(0).to_pylist() == (
+        lance.dataset(path).take([3, 0], columns=["s"]).column(0).to_pylist()
+    )
+
+
+def test_take_blobs_by_stable_row_ids(tmp_path):
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_table([10, 70_000, None], 12), path, enable_stable_row_ids=True)
+    lance.write_dataset(_table([5, 0, 100_000], 13, first_id=10), path, mode="append")
+    lance.dataset(path).delete("id = 0 or id = 10")
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    ids = theirs.to_table(with_row_id=True).column("_rowid").to_pylist()[::-1]
+    assert _all_bytes(ours.take_blobs("blob", ids=ids)) == _all_bytes(theirs.take_blobs("blob", ids=ids))
+    for bad in ([0], [3], [99]):  # deleted in each fragment, never assigned
+        with pytest.raises(ValueError):
+            theirs.take_blobs("blob", ids=bad)
+        with pytest.raises(ValueError):
+            ours.take_blobs("blob", ids=bad)

@@ -85,14 +85,37 @@ def scan_field(field: pa.Field) -> pa.Field:
         return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
     if field_metadata.is_blob(field):
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
+    if pa.types.is_struct(field.type) and _holds_blob(field, is_blob_field):
+        kids = [scan_field(field.type.field(i)) for i in range(field.type.num_fields)]
+        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
     return field
+
+
+def _holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
+    """Whether ``field`` or a struct field below it passes ``test``."""
+    if test(field):
+        return True
+    t = field.type
+    return pa.types.is_struct(t) and any(_holds_blob(t.field(i), test) for i in range(t.num_fields))
 
 
 def scan_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` as a dataset scan returns it (the same object when it holds no blob field)."""
-    if not any(is_blob_field(f) for f in schema):
+    if not any(_holds_blob(f, is_blob_field) for f in schema):
         return schema
     return pa.schema([scan_field(f) for f in schema], metadata=schema.metadata)
+
+
+def _read_field(field: pa.Field) -> pa.Field:
+    """A file field with its 2.0 / 2.1 blobs read as descriptions: one-column packed structs of the
+    same pages (the blob page returns descriptions when asked for that type)."""
+    if field_metadata.is_blob(field):
+        md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+        return pa.field(field.name, DESCRIPTION_V1, field.nullable, md)
+    if pa.types.is_struct(field.type):
+        kids = [_read_field(field.type.field(i)) for i in range(field.type.num_fields)]
+        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
+    return field
 
 
 class DescribedFile:
@@ -108,16 +131,15 @@ class DescribedFile:
 
     def _blob_columns(self, columns: Sequence[str] | None) -> list[str]:
         names = self.lf.schema.names if columns is None else columns
-        return [c for c in names if c in self.lf.schema.names and field_metadata.is_blob(self.lf.schema.field(c))]
+        schema = self.lf.schema
+        return [c for c in names if c in schema.names and _holds_blob(schema.field(c), field_metadata.is_blob)]
 
     def reader(self, name: str) -> FieldReader:
         """The reader of a blob column's descriptions (a one-column packed struct of the same pages)."""
         r = self._readers.get(name)
         if r is None:
             lf = self.lf
-            f = lf.schema.field(name)
-            md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
-            desc = pa.field(name, DESCRIPTION_V1, f.nullable, md)
+            desc = _read_field(lf.schema.field(name))
             ctx = FieldContext(lf._src, lf.version, desc, lf._columns[name], lf.num_rows, lf._cache)
             r = self._readers[name] = lf._module.make_field_reader(ctx)
         return r
@@ -139,7 +161,7 @@ class DescribedFile:
         start, stop = max(0, int(start)), min(int(stop), self.lf.num_rows)
 
         def blob(r: FieldReader) -> pa.Array | pa.ChunkedArray:
-            return r.read_range_chunked(start, stop) if stop > start else pa.array([], DESCRIPTION_V1)
+            return r.read_range_chunked(start, stop) if stop > start else pa.array([], r.ctx.field.type)
 
         return self._table(columns, lambda cols: self.lf.read_range(start, stop, cols), blob)
 
@@ -148,7 +170,7 @@ class DescribedFile:
         uniq, inverse = np.unique(rows, return_inverse=True)
 
         def blob(r: FieldReader) -> pa.Array:
-            return r.take(uniq).take(pa.array(inverse)) if len(rows) else pa.array([], DESCRIPTION_V1)
+            return r.take(uniq).take(pa.array(inverse)) if len(rows) else pa.array([], r.ctx.field.type)
 
         return self._table(columns, lambda cols: self.lf.take(rows, cols), blob)
 
@@ -158,7 +180,7 @@ _VIEWS: weakref.WeakKeyDictionary[Any, DescribedFile] = weakref.WeakKeyDictionar
 
 def described(lf: LanceFile) -> LanceFile:
     """``lf`` with its blob columns read as descriptions (the view is kept with the file)."""
-    if not any(field_metadata.is_blob(f) for f in lf.schema):
+    if not any(_holds_blob(f, field_metadata.is_blob) for f in lf.schema):
         return lf
     view = _VIEWS.get(lf)
     if view is None:
@@ -257,8 +279,8 @@ def _rows_by_stable_id(ds: LanceDataset, values: np.ndarray, where: str) -> list
         r = found.get(v)
         if r is None:
             raise BlobColumnError(f"{where}: row id {v} names no row")
-        if np.any(r.fragment.deleted_positions() == r.position):
-            raise DeletedRowError(f"{where}: row id {v} is deleted")
+        if np.any(r.fragment.deleted_positions() == r.position):  # pylance: a ValueError here
+            raise BlobColumnError(f"{where}: row id {v} was deleted or not found")
         rows.append(r)
     return rows
 
