@@ -420,3 +420,37 @@ def test_take_blobs_by_stable_row_ids(tmp_path):
             theirs.take_blobs("blob", ids=bad)
         with pytest.raises(ValueError):
             ours.take_blobs("blob", ids=bad)
+
+
+@pytest.mark.parametrize(
+    "desc,match",
+    [
+        ({"kind": 0, "position": 10**12, "size": 5}, r"outside the file"),
+        ({"kind": 1, "position": 0, "size": 10**9}, r"outside .*\.blob"),
+        ({"kind": 2, "position": 0, "size": 5, "blob_id": 77}, r"blob file .*\.blob is missing"),
+        ({"kind": 9, "position": 0, "size": 5}, r"unknown kind 9"),
+    ],
+)
+def test_bad_v2_descriptions(tmp_path, monkeypatch, desc, match):
+    """Descriptions that point outside their file, at a missing sidecar or of an unknown kind: a
+    CorruptFileError naming the data file, the column and the row, never a crash or a huge read."""
+    from lancelot.dataset import blob as blob_mod
+
+    path = str(tmp_path / "ds")
+    lance.write_dataset(_table([10, 70_000, 3], 14), path)
+    full = {"kind": 0, "position": 0, "size": 0, "blob_id": 1, "blob_uri": ""} | desc
+
+    class Fake:
+        def __init__(self, lf):
+            self.lf = lf
+
+        def take(self, rows, columns):
+            return pa.table({columns[0]: pa.array([full] * len(rows), blob_mod.DESCRIPTION_V2)})
+
+    monkeypatch.setattr(blob_mod, "described", Fake)
+    ours = lancelot.dataset(path)
+    data_file = os.path.basename(ours.get_fragments()[0]._pb.files[0].path)
+    with pytest.raises(CorruptFileError, match=match) as e:
+        f = ours.take_blobs("blob", indices=[2])[0]
+        f.read(1)
+    assert data_file in str(e.value) and "column 'blob', row 2" in str(e.value)
