@@ -55,7 +55,11 @@ ALIGN = 64
 
 
 def _v2(version: str) -> bool:
-    return versions.parse(version).key >= (2, 2)
+    """2.2 and later (a legacy or unknown version string is not)."""
+    try:
+        return versions.parse(version).key >= (2, 2)
+    except LanceError:
+        return False
 
 
 def is_v2_input(field: pa.Field, version: str) -> bool:
