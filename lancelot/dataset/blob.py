@@ -245,15 +245,18 @@ def _rows(ds: LanceDataset, kind: str, values: np.ndarray) -> list[_Row]:
     if kind == "ids" and _stable_row_ids(ds):
         return _rows_by_stable_id(ds, values, where)
     by_id = {f.fragment_id: f for f in frags}
-    rows = []
-    for a in values.tolist():
-        frag, pos = by_id.get(a >> 32), a & 0xFFFFFFFF
-        if frag is None or pos >= frag.physical_rows:
-            raise BlobColumnError(f"{where}: row address {a} names no row (fragment {a >> 32}, offset {pos})")
-        if np.any(frag.deleted_positions() == pos):
+    frag_ids, offsets = values >> np.uint64(32), (values & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    for fid in np.unique(frag_ids).tolist():
+        frag, sel = by_id.get(int(fid)), frag_ids == fid
+        bad = offsets[sel] >= (frag.physical_rows if frag is not None else 0)
+        if bad.any():
+            a = int(values[sel][bad][0])
+            raise BlobColumnError(f"{where}: row address {a} names no row (fragment {fid}, offset {a & 0xFFFFFFFF})")
+        gone = np.isin(offsets[sel], frag.deleted_positions())  # type: ignore[union-attr]
+        if gone.any():
+            a = int(values[sel][gone][0])
             raise DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
-        rows.append(_Row(frag, pos))
-    return rows
+    return [_Row(by_id[int(f)], int(o)) for f, o in zip(frag_ids.tolist(), offsets.tolist())]
 
 
 def _stable_row_ids(ds: LanceDataset) -> bool:
