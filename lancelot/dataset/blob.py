@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -290,7 +290,7 @@ def _rows_by_stable_id(ds: LanceDataset, values: np.ndarray, where: str) -> list
 
 # -- where the bytes are --------------------------------------------------------------------------
 @dataclass
-class _Place:
+class BlobPlace:
     """The bytes of one blob: ``open()`` gives their source (named ``key``), at ``offset``, ``size``
     bytes long."""
 
@@ -316,9 +316,9 @@ def _check_column(ds: LanceDataset, column: str) -> pa.Field:
     return f
 
 
-def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[_Place | None]:
+def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace | None]:
     """Where each selected row's blob lies (None: a null blob)."""
-    out: list[_Place | None] = [None] * len(rows)
+    out: list[BlobPlace | None] = [None] * len(rows)
     by_frag: dict[int, list[int]] = {}
     for i, r in enumerate(rows):
         by_frag.setdefault(r.fragment.fragment_id, []).append(i)
@@ -333,14 +333,14 @@ def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[_Place | No
             data_path = posixpath.join(prefix, df.path)
             for i, row, d in zip(sel, pos.tolist(), desc.to_pylist()):
                 where = f"{frag.where}: data file {df.path}, column {column!r}, row {row}"
-                out[i] = _place(ds, lf, store, data_path, d, where)
+                out[i] = place_of(ds, lf, store, data_path, d, where)
             break
     return out
 
 
-def _place(
+def place_of(
     ds: LanceDataset, lf: LanceFile, store: Any, data_path: str, d: dict[str, Any] | None, where: str
-) -> _Place | None:
+) -> BlobPlace | None:
     if d is None:
         return None
     position, size = int(d["position"]), int(d["size"])
@@ -350,7 +350,7 @@ def _place(
             return None  # 2.0 writes a null as (1, 0)
         kind = KIND_INLINE
     if kind == KIND_INLINE:
-        return _checked(_Place(lambda: lf._src, position, size, where, True, lf.path), lf._src.size, lf.path)
+        return _checked(BlobPlace(lambda: lf._src, position, size, where, True, lf.path), lf._src.size, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):
         stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
         path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
@@ -362,7 +362,7 @@ def _place(
                 raise CorruptFileError(f"{where}: blob file {path} is missing", path=path) from None
             return _checked_source(src, position, size, where, path)
 
-        return _Place(sidecar, position, size, where + f" (blob file {path})", False, store.full_path(path))
+        return BlobPlace(sidecar, position, size, where + f" (blob file {path})", False, store.full_path(path))
     if kind == KIND_EXTERNAL:
         uri = str(d["blob_uri"])
 
@@ -373,12 +373,12 @@ def _place(
         if position == 0 and size == 0:  # the whole object: its size is known once it is opened
             src = external()
             src.close()
-            return _Place(external, 0, int(src.size), where + f" (external {uri})", False, uri)
-        return _Place(external, position, size, where + f" (external {uri})", False, uri)
+            return BlobPlace(external, 0, int(src.size), where + f" (external {uri})", False, uri)
+        return BlobPlace(external, position, size, where + f" (external {uri})", False, uri)
     raise CorruptFileError(f"{where}: blob description of unknown kind {kind}")
 
 
-def _checked(p: _Place, file_size: int, path: str) -> _Place:
+def _checked(p: BlobPlace, file_size: int, path: str) -> BlobPlace:
     if p.offset < 0 or p.size < 0 or p.offset + p.size > file_size:
         raise CorruptFileError(
             f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside the file of {file_size} bytes",
@@ -420,7 +420,7 @@ def take_blobs(
     ]
 
 
-def _read_places(places: list[_Place | None], spans: list[tuple[int, int]]) -> list[bytes | None]:
+def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) -> list[bytes | None]:
     """The bytes of ``spans[i]`` (blob-local offset, length) of ``places[i]``, one pass per source."""
     out: list[bytes | None] = [None] * len(places)
     groups: dict[str, tuple[ByteSource, bool, list[int]]] = {}
@@ -461,7 +461,7 @@ def read_blobs(
     _check_column(ds, blob_column)
     rows = _rows(ds, kind, values)
     places = _places(ds, blob_column, rows)
-    data = _read_places(places, [(0, p.size if p else 0) for p in places])
+    data = read_places(places, [(0, p.size if p else 0) for p in places])
     out = [(r.address, d) for r, d in zip(rows, data)]
     return out if preserve_order is not False else sorted(out, key=lambda x: x[0])
 
@@ -490,53 +490,6 @@ def read_blob_ranges(
                 f"blob range request {i} for row address {rows[i].address} is invalid: "
                 f"range end {off + ln} exceeds blob size {p.size}"
             )
-    data = _read_places(places, [(o, n) for _, o, n in reqs])
+    data = read_places(places, [(o, n) for _, o, n in reqs])
     out = [(i, r.address, d) for i, (r, d) in enumerate(zip(rows, data))]
     return out if preserve_order is not False else sorted(out, key=lambda x: (x[1], x[0]))
-
-
-# -- rewriting (compaction) ------------------------------------------------------------------------
-def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``batches`` of ``frag`` (as scans return them) with their blob descriptions replaced by the
-    values a writer takes: the bytes (2.0 / 2.1), the logical blob struct (2.2: bytes in ``data``,
-    external references in ``uri``).  For rewrites of whole fragments (compaction)."""
-    ds = frag._ds
-    blobs = {f.name: f for f in ds.schema if is_blob_field(f)}
-    for b in batches:
-        names = [n for n in b.schema.names if n in blobs]
-        if not names:
-            yield b
-            continue
-        cols, fields = list(b.columns), list(b.schema)
-        for n in names:
-            i = b.schema.get_field_index(n)
-            cols[i] = _values_of(ds, frag, n, b.column(i), blobs[n])
-            fields[i] = blobs[n]
-        yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields, metadata=b.schema.metadata))
-
-
-def _values_of(ds: LanceDataset, frag: Fragment, column: str, desc: pa.Array, field: pa.Field) -> pa.Array:
-    descs = desc.to_pylist()
-    places: list[_Place | None] = [None] * len(descs)
-    for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
-        if column in names:
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-            data_path = posixpath.join(prefix, df.path)
-            where = f"{frag.where}: data file {df.path}, column {column!r}"
-            places = [_place(ds, lf, store, data_path, d, where) for d in descs]
-            break
-    external = [d is not None and d.get("kind") == KIND_EXTERNAL for d in descs]
-    data = _read_places([None if e else p for p, e in zip(places, external)], [(0, p.size if p else 0) for p in places])
-    if not is_blob_v2(field):
-        return pa.array(data, field.type)
-    valid = [d is not None for d in descs]
-    children = {
-        "data": pa.array([None if e else x for x, e in zip(data, external)], pa.large_binary()),
-        "uri": pa.array([d["blob_uri"] if e else None for d, e in zip(descs, external)], pa.string()),
-        "position": pa.array([d["position"] if e else None for d, e in zip(descs, external)], pa.uint64()),
-        "size": pa.array([d["size"] if e else None for d, e in zip(descs, external)], pa.uint64()),
-    }
-    t = field.type
-    kids = [t.field(k) for k in range(t.num_fields)]
-    mask = None if all(valid) else pa.array([not v for v in valid])
-    return pa.StructArray.from_arrays([children[k.name] for k in kids], fields=kids, mask=mask)

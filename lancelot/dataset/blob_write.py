@@ -12,12 +12,15 @@ of ``data``, ``uri``, ``position``, ``size``, what ``lance.blob_array`` builds) 
   4 MiB appended to a shared packed sidecar ``<data file stem>/<name>.blob`` (a new one past
   1 GiB), larger ones each in a dedicated sidecar; external URIs are kept as references.
 
-Blob ids count from 1 per data file, in the order sidecars are started.
+Blob ids count from 1 per data file, in the order sidecars are started.  ``with_bytes`` turns
+scanned descriptions back into such values, for rewrites (compaction).
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,14 +33,20 @@ from lancelot.dataset.blob import (
     KIND_EXTERNAL,
     KIND_INLINE,
     KIND_PACKED,
+    BlobPlace,
     blob_file_name,
+    is_blob_field,
     is_blob_v2,
+    place_of,
+    read_places,
 )
 from lancelot.errors import LanceError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
 
 if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.store import ObjectStore
     from lancelot.writer import LanceWriter
 
@@ -310,3 +319,50 @@ def _ramp(sizes: np.ndarray) -> np.ndarray:
     starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
     out: np.ndarray = np.arange(total, dtype=np.int64) - starts
     return out
+
+
+# -- rewriting (compaction) ------------------------------------------------------------------------
+def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches`` of ``frag`` (as scans return them) with their blob descriptions replaced by the
+    values a writer takes: the bytes (2.0 / 2.1), the logical blob struct (2.2: bytes in ``data``,
+    external references in ``uri``).  For rewrites of whole fragments (compaction)."""
+    ds = frag._ds
+    blobs = {f.name: f for f in ds.schema if is_blob_field(f)}
+    for b in batches:
+        names = [n for n in b.schema.names if n in blobs]
+        if not names:
+            yield b
+            continue
+        cols, fields = list(b.columns), list(b.schema)
+        for n in names:
+            i = b.schema.get_field_index(n)
+            cols[i] = _values_of(ds, frag, n, b.column(i), blobs[n])
+            fields[i] = blobs[n]
+        yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields, metadata=b.schema.metadata))
+
+
+def _values_of(ds: LanceDataset, frag: Fragment, column: str, desc: pa.Array, field: pa.Field) -> pa.Array:
+    descs = desc.to_pylist()
+    places: list[BlobPlace | None] = [None] * len(descs)
+    for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
+        if column in names:
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+            data_path = posixpath.join(prefix, df.path)
+            where = f"{frag.where}: data file {df.path}, column {column!r}"
+            places = [place_of(ds, lf, store, data_path, d, where) for d in descs]
+            break
+    external = [d is not None and d.get("kind") == KIND_EXTERNAL for d in descs]
+    data = read_places([None if e else p for p, e in zip(places, external)], [(0, p.size if p else 0) for p in places])
+    if not is_blob_v2(field):
+        return pa.array(data, field.type)
+    valid = [d is not None for d in descs]
+    children = {
+        "data": pa.array([None if e else x for x, e in zip(data, external)], pa.large_binary()),
+        "uri": pa.array([d["blob_uri"] if e else None for d, e in zip(descs, external)], pa.string()),
+        "position": pa.array([d["position"] if e else None for d, e in zip(descs, external)], pa.uint64()),
+        "size": pa.array([d["size"] if e else None for d, e in zip(descs, external)], pa.uint64()),
+    }
+    t = field.type
+    kids = [t.field(k) for k in range(t.num_fields)]
+    mask = None if all(valid) else pa.array([not v for v in valid])
+    return pa.StructArray.from_arrays([children[k.name] for k in kids], fields=kids, mask=mask)
