@@ -154,3 +154,18 @@ def test_range_of_a_large_blob_holds_only_that_range(tmp_path, version):
         tracemalloc.stop()
     assert got == expect and ranged == expect and f.size() == BIG
     assert peak < 3 * RANGE, peak  # the two results and one read's copy, never the 96 MiB blob
+
+
+def test_blob_file_outlives_the_open_data_file(pair):
+    """A BlobFile reads through a source of its own: closing the dataset's cached data files
+    (a bounded cache) does not break it."""
+    import sys
+
+    theirs, ours = pair
+    files = ours.take_blobs("blob", indices=[0, 1, 2])
+    cache = sys.modules["lancelot.dataset.dataset"]._FILES
+    with sys.modules["lancelot.dataset.dataset"]._FILES_LOCK:
+        for lf in cache.values():
+            lf.close()
+        cache.clear()
+    assert [f.read(100) for f in files] == [f.read(100) for f in theirs.take_blobs("blob", indices=[0, 1, 2])]

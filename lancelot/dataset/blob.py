@@ -350,7 +350,11 @@ def place_of(
             return None  # 2.0 writes a null as (1, 0)
         kind = KIND_INLINE
     if kind == KIND_INLINE:
-        return _checked(BlobPlace(lambda: lf._src, position, size, where, True, lf.path), lf._src.size, lf.path)
+        # a source of its own: the dataset's open data files may be closed (a bounded cache) while
+        # BlobFile objects live on
+        file_size = int(lf._src.size)
+        opener: Callable[[], ByteSource] = lambda: store.open_input(data_path, file_size)  # noqa: E731
+        return _checked(BlobPlace(opener, position, size, where, False, lf.path), file_size, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):
         stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
         path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
