@@ -13,6 +13,8 @@ The values are pylance 14.0.2's, checked against files it writes (tests/test_fie
   lancelot reads and writes the layout pylance's writer produces.)
 * ``lance-encoding:blob`` on a binary / large-binary field: values stored out of line (2.1+ blob
   layout; 2.0 a packed descriptor struct).  The key's presence is the flag: ``false`` is a blob too.
+  On a packed struct it marks a 2.2 dataset's blob v2 description column (an ordinary packed struct
+  to the file layer; ``lancelot.dataset.blob`` reads it).
 * the other ``lance-encoding:*`` keys choose compression (``encodings/strategy.py`` reads them).
 
 Column allocation: a 2.0 file has one column per field in pre-order (structs and lists included,
@@ -84,8 +86,19 @@ def is_blob(field: pa.Field) -> bool:
 
 
 def asks_blob(field: pa.Field) -> bool:
-    """The blob key is present (on a type that may not support it: writers refuse those)."""
-    return value(field, BLOB_KEY) is not None
+    """The blob key is present (on a type that may not support it: writers refuse those), except on
+    a blob v2 description column (``is_blob_description``), which is written as a packed struct."""
+    return value(field, BLOB_KEY) is not None and not is_blob_description(field)
+
+
+def is_blob_description(field: pa.Field) -> bool:
+    """The column of a 2.2 dataset's blob v2 field as its data file stores it: a struct (kind,
+    position, size, blob_id, blob_uri) with the blob key and a truthy packed key, a packed struct."""
+    return (
+        pa.types.is_struct(field.type)
+        and value(field, BLOB_KEY) is not None
+        and (is_truthy(value(field, PACKED_KEY)) or is_truthy(value(field, LEGACY_PACKED_KEY)))
+    )
 
 
 def is_fixed_width(t: pa.DataType) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from lancelot import field_metadata
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
 
@@ -215,6 +216,19 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
         )
         for k, v in md.items():
             pf.metadata[k] = v
+        if ext == "lance.blob.v2":  # pylance keeps the blob v2 extension name in the metadata too
+            pf.metadata[EXT_NAME_KEY.decode()] = ext.encode()
+        if field_metadata.is_blob_description(f):  # pylance lists these children without ids
+            for c in _children(f.type):
+                out.schema.fields.add(
+                    name=c.name,
+                    id=-1,
+                    parent_id=-1,
+                    logical_type=logical_type(c.type),
+                    nullable=c.nullable,
+                    encoding=_encoding_tag(c.type),
+                )
+            return
         for c in _children(f.type):
             add(c, fid)
 
@@ -225,9 +239,37 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
     return out
 
 
+def _adopt_unnumbered(fields: list[file_pb2.Field]) -> list[file_pb2.Field]:
+    """Give unnumbered fields (``id`` -1) their struct parent back.
+
+    pylance 14 writes the schema of a 2.2 data file holding a blob v2 column with the blob
+    description's children (``kind``, ``position``, ``size``, ``blob_id``, ``blob_uri``) right
+    after their struct but with ``id`` and ``parent_id`` both -1.  A run of such fields that
+    follows a struct without numbered children belongs to that struct: they are renumbered
+    (negative ids below -1, never clashing with real ones) under it.  Files without id -1
+    fields are returned unchanged."""
+    if not any(f.id == -1 and f.parent_id == -1 for f in fields):
+        return fields
+    parents = {f.parent_id for f in fields if f.id != -1}
+    out: list[file_pb2.Field] = []
+    owner: int | None = None
+    next_id = -2
+    for f in fields:
+        if f.id == -1 and f.parent_id == -1 and owner is not None:
+            g = file_pb2.Field()
+            g.CopyFrom(f)
+            g.id, g.parent_id = next_id, owner
+            next_id -= 1
+            out.append(g)
+            continue
+        owner = f.id if f.logical_type == "struct" and f.id != -1 and f.id not in parents else None
+        out.append(f)
+    return out
+
+
 def from_descriptor(fd: file_pb2.FileDescriptor) -> pa.Schema:
     """Rebuild the Arrow schema from a FileDescriptor."""
-    fields = list(fd.schema.fields)
+    fields = _adopt_unnumbered(list(fd.schema.fields))
     kids: dict[int, list[file_pb2.Field]] = {}
     for f in fields:
         kids.setdefault(f.parent_id, []).append(f)

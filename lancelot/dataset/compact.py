@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from lancelot.dataset import blob_write
 from lancelot.dataset.commit import CommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment import DATA_DIR, Fragment
@@ -238,7 +239,7 @@ def compact_files(
 
         def rows(group: list[Fragment] = group) -> Iterator[pa.RecordBatch]:
             for f in group:
-                yield from f.to_batches()
+                yield from blob_write.with_bytes(f, f.to_batches())  # blobs: their values (dataset/blob_write.py)
 
         live = sum(f.count_rows() for f in group)
         per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))

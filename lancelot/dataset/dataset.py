@@ -32,6 +32,7 @@ from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
 if TYPE_CHECKING:
+    from lancelot.dataset.blob_file import BlobFile
     from lancelot.dataset.cleanup import CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
     from lancelot.reader import LanceFile
@@ -231,7 +232,10 @@ class LanceDataset:
         for c in cols:
             if c not in self.schema.names:
                 raise LanceError(f"dataset {self.uri!r}: no column named {c!r} (columns: {self.schema.names})")
-        return pa.schema([self.schema.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
+        from lancelot.dataset.blob import scan_schema  # blobs: descriptions
+
+        scanned = scan_schema(self.schema)
+        return pa.schema([scanned.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
 
     def to_table(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """The live rows of every fragment, in order; fragments are read two at a time (like
@@ -354,6 +358,55 @@ class LanceDataset:
         from lancelot.dataset.cleanup import cleanup_old_versions
 
         return cleanup_old_versions(self, older_than, delete_unverified=delete_unverified, **options)
+
+    # -- blobs (dataset/blob.py) ---------------------------------------------------------------
+    def take_blobs(
+        self,
+        blob_column: str,
+        ids: Any = None,
+        addresses: Any = None,
+        indices: Any = None,
+        *,
+        buffer_size: int = 512 * 1024,
+    ) -> list[BlobFile | None]:
+        """Lazy file-like ``BlobFile`` objects for the blobs of the selected rows (exactly one of
+        ``ids``, ``addresses``, ``indices``); None for a null blob."""
+        from lancelot.dataset import blob
+
+        return blob.take_blobs(self, blob_column, ids, addresses, indices, buffer_size=buffer_size)
+
+    def read_blobs(
+        self,
+        blob_column: str,
+        ids: Any = None,
+        addresses: Any = None,
+        indices: Any = None,
+        *,
+        io_buffer_size: int | None = None,
+        preserve_order: bool | None = None,
+    ) -> list[tuple[int, bytes | None]]:
+        """``(row address, bytes)`` of each selected row's blob (None for a null blob)."""
+        from lancelot.dataset import blob
+
+        return blob.read_blobs(
+            self, blob_column, ids, addresses, indices, io_buffer_size=io_buffer_size, preserve_order=preserve_order
+        )
+
+    def read_blob_ranges(
+        self,
+        blob_column: str,
+        requests: Sequence[tuple[int, int, int]],
+        *,
+        selector: str,
+        io_buffer_size: int | None = None,
+        preserve_order: bool | None = None,
+    ) -> list[tuple[int, int, bytes | None]]:
+        """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
+        from lancelot.dataset import blob
+
+        return blob.read_blob_ranges(
+            self, blob_column, requests, selector=selector, io_buffer_size=io_buffer_size, preserve_order=preserve_order
+        )
 
 
 def dataset(

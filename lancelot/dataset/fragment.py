@@ -25,6 +25,7 @@ from google.protobuf import json_format
 from numpy.typing import ArrayLike
 
 from lancelot import versions
+from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.deletion import deletion_path, parse_deletions
 from lancelot.dataset.manifest import rows_trusted
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
@@ -305,14 +306,14 @@ class Fragment:
                 want = [c for c in columns if c in names and c not in got]
                 if not want:
                     continue
-                t = read(lf, [names[c] for c in want])
+                t = read(blob.described(lf), [names[c] for c in want])  # blobs: descriptions
                 for c, col in zip(want, t.columns):
                     got[c] = col
         except LanceError as e:
             if self.where in str(e):
                 raise
             raise type(e)(f"{self.where}: {e.message}", path=e.path, column=e.column, page=e.page) from None
-        schema = self._ds.schema
+        schema = blob.scan_schema(self._ds.schema)  # blobs: descriptions
         fields = [schema.field(c) for c in columns]
         arrays = []
         for f in fields:
@@ -391,7 +392,7 @@ class Fragment:
                 else:
                     more = self._read_physical(rest, a, b).take(pa.array(pos - a))
                 for c in rest:
-                    t = t.append_column(self._ds.schema.field(c), more.column(c))
+                    t = t.append_column(blob.scan_schema(self._ds.schema).field(c), more.column(c))  # blobs
             elif rest:
                 t = self._read_physical(cols, 0, 0)
             parts.append(t.select(cols))

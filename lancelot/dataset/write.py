@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lancelot import versions
+from lancelot.dataset import blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
@@ -146,14 +147,18 @@ def write_fragments(
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
-    ids, cols = file_field_lists(fields, version)
+    fields = dataset_fields(blob_write.manifest_schema(stored, version), base)  # blob v2: the logical type
+    ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
     name = ""  # the open data file's
+    blobs: blob_write.BlobV2Writer | None = None  # the open data file's blob v2 bytes
 
     def close(w: LanceWriter) -> None:
         nonlocal writer
         writer = None
+        if blobs is not None:
+            blobs.finish()
         w.close()
         df = table_pb2.DataFile(
             path=name,
@@ -173,11 +178,16 @@ def write_fragments(
                 if writer is None:
                     name = f"{uuid.uuid4().hex}.lance"
                     writer = store.open_output(
-                        f"{DATA_DIR}/{name}", stored, version=version, profile=profile, max_page_bytes=max_page_bytes
+                        f"{DATA_DIR}/{name}",
+                        blob_write.file_schema(stored, version),  # blob v2: descriptions
+                        version=version,
+                        profile=profile,
+                        max_page_bytes=max_page_bytes,
                     )
+                    blobs = blob_write.BlobV2Writer(store, f"{DATA_DIR}/{name}", writer, stored, version)
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
-                writer.write(part)
+                writer.write(blobs.convert(part) if blobs is not None else part)
                 if writer.num_rows >= max_rows_per_file:
                     close(writer)
         if writer is not None and writer.num_rows:
@@ -187,6 +197,8 @@ def write_fragments(
     except BaseException:
         if writer is not None:
             writer.abort()
+            if blobs is not None:
+                blobs.abort()
         raise
     return out
 
@@ -244,6 +256,8 @@ def commit(
             or (base.manifest.data_format.version if base is not None else None)
             or resolve_version(None)
         )
+        stored = blob_write.manifest_schema(stored, str(dv))  # blob v2: the logical type
+        fields = dataset_fields(stored, base)
         md = schema_metadata(stored)
         txn.overwrite.fragments.extend(frags)
         txn.overwrite.schema.extend(fields)
@@ -263,6 +277,7 @@ def commit(
 
 
 def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> None:
+    schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
     theirs = _type_key(base.manifest.fields)
     if _type_key(schema_fields(schema)) != theirs:
         from lancelot.dataset.dataset import manifest_schema

@@ -8,6 +8,10 @@ an empty value, size 0 and position p > 0 a null whose repetition level is
 ``p & 0xFFFF`` and definition level ``(p >> 16) & 0xFFFF``.  The
 blob layout's own ``layers`` give the meaning of those levels.  Reading takes
 three fetches: search cache, descriptions, then the blobs themselves.
+
+Read with the leaf type ``DESCRIPTION`` instead of a binary type, the page returns the
+descriptions themselves (null where the value is null), as pylance's dataset scans do; the
+bytes are then read on demand (``lancelot.dataset.blob``).
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ class BlobPage(PageReader):
         self.meaning = LevelMeaning.of(layout.layers)
         if self.meaning.max_rep:
             raise UnsupportedEncodingError("blob values inside lists are not supported")
-        if not (pa.types.is_large_binary(leaf_type) or pa.types.is_binary(leaf_type)):
+        self.describe = leaf_type == DESCRIPTION
+        if not (self.describe or pa.types.is_large_binary(leaf_type) or pa.types.is_binary(leaf_type)):
             raise UnsupportedEncodingError(f"blob pages of type {leaf_type}")
         self.leaf_type = leaf_type
         if not layout.HasField("inner_layout") or layout.inner_layout.HasField("blob_layout"):
@@ -61,7 +66,7 @@ class BlobPage(PageReader):
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
         return self.inner.decode(rows, bufs)
 
-    def finish(self, levels: PageLevels) -> tuple[PageLevels, list[Range]]:
+    def finish(self, levels: PageLevels) -> tuple[PageLevels, list[Range] | None]:
         desc = levels.values
         if levels.rep is not None or len(desc) != levels.num_levels:
             raise CorruptFileError("blob descriptions must be one all-valid item per row")
@@ -73,6 +78,9 @@ class BlobPage(PageReader):
         dfn = np.where(null, (pos >> np.uint64(16)) & np.uint64(0xFFFF), 0).astype(np.int64)
         if len(dfn) and int(dfn.max()) > self.meaning.max_def:
             raise CorruptFileError(f"blob definition level {int(dfn.max())} exceeds {self.meaning.max_def}")
+        if self.describe:
+            self._dfn = dfn.astype(np.uint16) if null.any() else None
+            return self._described(levels, pos, size, null), None
         fetch = ~null & (size > 0)
         pos_i, size_i = pos.astype(np.int64), size.astype(np.int64)
         if np.any(size[fetch] > MAX_BLOB):
@@ -93,5 +101,14 @@ class BlobPage(PageReader):
             self.leaf_type,
             levels.num_levels,
             [None, pa.py_buffer(offsets.astype(np.int64 if large else np.int32)), pa.py_buffer(data)],
+        )
+        return PageLevels(self.meaning, None, self._dfn, levels.num_levels, values)
+
+    def _described(self, levels: PageLevels, pos: np.ndarray, size: np.ndarray, null: np.ndarray) -> PageLevels:
+        """The descriptions as values (children null where the value is null, as pylance returns them)."""
+        mask = null if null.any() else None
+        values = pa.StructArray.from_arrays(
+            [pa.array(pos, pa.uint64(), mask=mask), pa.array(size, pa.uint64(), mask=mask)],
+            fields=list(DESCRIPTION),
         )
         return PageLevels(self.meaning, None, self._dfn, levels.num_levels, values)

@@ -1,0 +1,499 @@
+"""Blob columns of datasets: what a scan returns for them, and their bytes on demand.
+
+A blob column (``lance-encoding:blob`` on a binary field; at 2.2 the ``lance.blob.v2``
+extension) stores its values out of line.  As pylance 14 does, a dataset scan returns one
+*description* per value, never the bytes:
+
+* 2.0 and 2.1 files: ``struct<position: uint64, size: uint64>``, the absolute byte range of the
+  value in the data file (2.0 writes a null as position 1, size 0; 2.1 a null description);
+* 2.2 files (blob v2): ``struct<kind: uint8, position: uint64, size: uint64, blob_id: uint32,
+  blob_uri: string>``; ``kind`` 0 (inline): the bytes lie in the data file itself; 1 (packed) and
+  2 (dedicated): in the sidecar ``<data file stem>/<name>.blob`` beside the data file, ``name``
+  the 32 binary digits of ``blob_id`` least significant first; 3 (external): in the object at
+  ``blob_uri`` (position and size 0: the whole object).
+
+``take_blobs`` returns ``BlobFile`` objects (blob_file.py) that read only the bytes asked
+for; ``read_blobs`` and ``read_blob_ranges`` read whole values or ranges in one planned pass.
+Deleted rows are never returned: indices count live rows only, and an address or row id of a
+deleted row is refused, as pylance refuses it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot import field_metadata, versions
+from lancelot.dataset.blob_file import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, check_buffer_size
+from lancelot.encodings.base import FieldContext, FieldReader
+from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
+from lancelot.errors import CorruptFileError, LanceError
+from lancelot.io.source import ByteSource, open_source
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+    from lancelot.reader import LanceFile
+
+BLOB_V2_EXTENSION = "lance.blob.v2"
+DESCRIPTION_V2 = pa.struct(
+    [
+        pa.field("kind", pa.uint8(), False),
+        pa.field("position", pa.uint64(), False),
+        pa.field("size", pa.uint64(), False),
+        pa.field("blob_id", pa.uint32(), False),
+        pa.field("blob_uri", pa.string(), False),
+    ]
+)
+KIND_INLINE, KIND_PACKED, KIND_DEDICATED, KIND_EXTERNAL = 0, 1, 2, 3
+_EXT_KEY = b"ARROW:extension:name"
+
+
+class BlobColumnError(LanceError, ValueError):
+    """The column is not a blob column, or the selection of rows is not valid."""
+
+
+class NoSuchColumnError(LanceError, RuntimeError):
+    """The dataset has no column of that name (pylance raises RuntimeError)."""
+
+
+class DeletedRowError(LanceError, NotImplementedError):
+    """A row address or row id names a deleted row (pylance refuses those takes)."""
+
+
+# -- what scans return ---------------------------------------------------------------------------
+def is_blob_v2(field: pa.Field) -> bool:
+    """A dataset field of the blob v2 logical type (the ``lance.blob.v2`` extension)."""
+    return bool(field.metadata) and field.metadata.get(_EXT_KEY) == BLOB_V2_EXTENSION.encode()
+
+
+def is_blob_field(field: pa.Field) -> bool:
+    """A top-level dataset field whose values are blobs (either layout)."""
+    return is_blob_v2(field) or field_metadata.is_blob(field)
+
+
+def scan_field(field: pa.Field) -> pa.Field:
+    """The field as a dataset scan returns it: blobs as their descriptions."""
+    if is_blob_v2(field):
+        md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+        return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
+    if field_metadata.is_blob(field):
+        return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
+    if pa.types.is_struct(field.type) and _holds_blob(field, is_blob_field):
+        kids = [scan_field(field.type.field(i)) for i in range(field.type.num_fields)]
+        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
+    return field
+
+
+def _holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
+    """Whether ``field`` or a struct field below it passes ``test``."""
+    if test(field):
+        return True
+    t = field.type
+    return pa.types.is_struct(t) and any(_holds_blob(t.field(i), test) for i in range(t.num_fields))
+
+
+def scan_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` as a dataset scan returns it (the same object when it holds no blob field)."""
+    if not any(_holds_blob(f, is_blob_field) for f in schema):
+        return schema
+    return pa.schema([scan_field(f) for f in schema], metadata=schema.metadata)
+
+
+def _read_field(field: pa.Field) -> pa.Field:
+    """A file field with its 2.0 / 2.1 blobs read as descriptions: one-column packed structs of the
+    same pages (the blob page returns descriptions when asked for that type)."""
+    if field_metadata.is_blob(field):
+        md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+        return pa.field(field.name, DESCRIPTION_V1, field.nullable, md)
+    if pa.types.is_struct(field.type):
+        kids = [_read_field(field.type.field(i)) for i in range(field.type.num_fields)]
+        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
+    return field
+
+
+class DescribedFile:
+    """A data file whose 2.0 / 2.1 blob columns read as their descriptions (other columns, and
+    2.2 blob v2 columns, which hold descriptions already, read as the file reads them)."""
+
+    def __init__(self, lf: LanceFile) -> None:
+        self.lf = lf
+        self._readers: dict[str, FieldReader] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.lf, name)
+
+    def _blob_columns(self, columns: Sequence[str] | None) -> list[str]:
+        names = self.lf.schema.names if columns is None else columns
+        schema = self.lf.schema
+        return [c for c in names if c in schema.names and _holds_blob(schema.field(c), field_metadata.is_blob)]
+
+    def reader(self, name: str) -> FieldReader:
+        """The reader of a blob column's descriptions (a one-column packed struct of the same pages)."""
+        r = self._readers.get(name)
+        if r is None:
+            lf = self.lf
+            desc = _read_field(lf.schema.field(name))
+            ctx = FieldContext(lf._src, lf.version, desc, lf._columns[name], lf.num_rows, lf._cache)
+            r = self._readers[name] = lf._module.make_field_reader(ctx)
+        return r
+
+    def _table(self, columns: Sequence[str] | None, read: Callable[[list[str]], pa.Table], blob: Any) -> pa.Table:
+        cols = list(self.lf.schema.names if columns is None else columns)
+        blobs = self._blob_columns(cols)
+        if not blobs:
+            return read(cols)
+        rest = [c for c in cols if c not in blobs]
+        t = read(rest)
+        arrays = {c: t.column(c) for c in rest}
+        for c in blobs:
+            arrays[c] = self.lf._guard(blob, self.reader(c))
+        fields = [scan_field(self.lf.schema.field(c)) for c in cols]
+        return pa.Table.from_arrays([arrays[c] for c in cols], schema=pa.schema(fields))
+
+    def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:
+        start, stop = max(0, int(start)), min(int(stop), self.lf.num_rows)
+
+        def blob(r: FieldReader) -> pa.Array | pa.ChunkedArray:
+            return r.read_range_chunked(start, stop) if stop > start else pa.array([], r.ctx.field.type)
+
+        return self._table(columns, lambda cols: self.lf.read_range(start, stop, cols), blob)
+
+    def take(self, indices: Any, columns: Sequence[str] | None = None) -> pa.Table:
+        rows = np.asarray(indices, dtype=np.int64).reshape(-1)
+        uniq, inverse = np.unique(rows, return_inverse=True)
+
+        def blob(r: FieldReader) -> pa.Array:
+            return r.take(uniq).take(pa.array(inverse)) if len(rows) else pa.array([], r.ctx.field.type)
+
+        return self._table(columns, lambda cols: self.lf.take(rows, cols), blob)
+
+
+_VIEWS: weakref.WeakKeyDictionary[Any, DescribedFile] = weakref.WeakKeyDictionary()
+
+
+def described(lf: LanceFile) -> LanceFile:
+    """``lf`` with its blob columns read as descriptions (the view is kept with the file)."""
+    if not any(_holds_blob(f, field_metadata.is_blob) for f in lf.schema):
+        return lf
+    view = _VIEWS.get(lf)
+    if view is None:
+        view = _VIEWS[lf] = DescribedFile(lf)
+    return view  # type: ignore[return-value]  # reads like a LanceFile (read_range, take, the rest)
+
+
+# -- row selection -------------------------------------------------------------------------------
+@dataclass
+class _Row:
+    """One selected row: its fragment and physical position."""
+
+    fragment: Fragment
+    position: int
+
+    @property
+    def address(self) -> int:
+        return (self.fragment.fragment_id << 32) | self.position
+
+
+def _selection(ids: Any, addresses: Any, indices: Any, given: str | None = None) -> tuple[str, np.ndarray]:
+    if given is not None:
+        if given not in ("ids", "addresses", "indices"):
+            raise BlobColumnError(f"selector must be 'ids', 'addresses' or 'indices', not {given!r}")
+        return given, _ints(ids)
+    chosen = [(k, v) for k, v in (("ids", ids), ("addresses", addresses), ("indices", indices)) if v is not None]
+    if len(chosen) != 1:
+        raise BlobColumnError("Exactly one of ids, indices, or addresses must be specified")
+    return chosen[0][0], _ints(chosen[0][1])
+
+
+def _ints(values: Any) -> np.ndarray:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        values = values.to_numpy(zero_copy_only=False)
+    a = np.asarray(values)
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise BlobColumnError(f"row selections must be integers, not {a.dtype}")
+    if a.size and a.min() < 0:
+        raise BlobColumnError(f"row selection {int(a.min())} is negative")
+    return a.astype(np.uint64).reshape(-1)
+
+
+def _rows(ds: LanceDataset, kind: str, values: np.ndarray) -> list[_Row]:
+    frags = ds.get_fragments()
+    where = f"dataset {ds.uri!r} version {ds.version}"
+    if kind == "indices":
+        counts = np.array([f.count_rows() for f in frags], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        idx = values.astype(np.int64)
+        if idx.size and int(idx.max()) >= int(starts[-1]):
+            raise BlobColumnError(f"{where}: index {int(idx.max())} is out of range for {int(starts[-1])} rows")
+        which = np.searchsorted(starts, idx, side="right") - 1
+        out: list[_Row | None] = [None] * len(idx)
+        for fi in np.unique(which):
+            sel = np.flatnonzero(which == fi)
+            pos = frags[fi].physical_of_live(idx[sel] - starts[fi])
+            for i, p in zip(sel.tolist(), pos.tolist()):
+                out[i] = _Row(frags[fi], int(p))
+        return [r for r in out if r is not None]
+    if kind == "ids" and _stable_row_ids(ds):
+        return _rows_by_stable_id(ds, values, where)
+    by_id = {f.fragment_id: f for f in frags}
+    frag_ids, offsets = values >> np.uint64(32), (values & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    for fid in np.unique(frag_ids).tolist():
+        frag, sel = by_id.get(int(fid)), frag_ids == fid
+        bad = offsets[sel] >= (frag.physical_rows if frag is not None else 0)
+        if bad.any():
+            a = int(values[sel][bad][0])
+            raise BlobColumnError(f"{where}: row address {a} names no row (fragment {fid}, offset {a & 0xFFFFFFFF})")
+        gone = np.isin(offsets[sel], frag.deleted_positions())  # type: ignore[union-attr]
+        if gone.any():
+            a = int(values[sel][gone][0])
+            raise DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
+    return [_Row(by_id[int(f)], int(o)) for f, o in zip(frag_ids.tolist(), offsets.tolist())]
+
+
+def _stable_row_ids(ds: LanceDataset) -> bool:
+    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
+
+    return bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+
+
+def _rows_by_stable_id(ds: LanceDataset, values: np.ndarray, where: str) -> list[_Row]:
+    from lancelot.dataset.rowids import row_ids
+
+    found: dict[int, _Row] = {}
+    want = set(values.tolist())
+    for f in ds.get_fragments():
+        ids = row_ids(f._pb, f.where)
+        hit = np.flatnonzero(np.isin(ids, values))
+        for p in hit.tolist():
+            found[int(ids[p])] = _Row(f, int(p))
+        if len(found) == len(want):
+            break
+    rows = []
+    for v in values.tolist():
+        r = found.get(v)
+        if r is None:
+            raise BlobColumnError(f"{where}: row id {v} names no row")
+        if np.any(r.fragment.deleted_positions() == r.position):  # pylance: a ValueError here
+            raise BlobColumnError(f"{where}: row id {v} was deleted or not found")
+        rows.append(r)
+    return rows
+
+
+# -- where the bytes are --------------------------------------------------------------------------
+@dataclass
+class BlobPlace:
+    """The bytes of one blob: ``open()`` gives their source (named ``key``), at ``offset``, ``size``
+    bytes long."""
+
+    open: Callable[[], ByteSource]
+    offset: int
+    size: int
+    where: str
+    shared: bool  # the source is the data file's own (never closed by a BlobFile)
+    key: str
+
+
+def blob_file_name(blob_id: int) -> str:
+    """The sidecar name of a blob id: its 32 binary digits, least significant first."""
+    return format(int(blob_id) & 0xFFFFFFFF, "032b")[::-1]
+
+
+def _check_column(ds: LanceDataset, column: str) -> pa.Field:
+    if column not in ds.schema.names:
+        raise NoSuchColumnError(f"Field {column!r} not found. Available fields: {ds.schema.names}")
+    f = ds.schema.field(column)
+    if not is_blob_field(f):
+        raise BlobColumnError(f"dataset {ds.uri!r}: the column {column!r} is not a blob column")
+    return f
+
+
+def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace | None]:
+    """Where each selected row's blob lies (None: a null blob)."""
+    out: list[BlobPlace | None] = [None] * len(rows)
+    by_frag: dict[int, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_frag.setdefault(r.fragment.fragment_id, []).append(i)
+    for sel in by_frag.values():
+        frag = rows[sel[0]].fragment
+        pos = np.array([rows[i].position for i in sel], dtype=np.int64)
+        for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
+            if column not in names:
+                continue
+            desc = described(lf).take(pos, [names[column]]).column(0).combine_chunks()
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+            data_path = posixpath.join(prefix, df.path)
+            for i, row, d in zip(sel, pos.tolist(), desc.to_pylist()):
+                where = f"{frag.where}: data file {df.path}, column {column!r}, row {row}"
+                out[i] = place_of(ds, lf, store, data_path, d, where)
+            break
+    return out
+
+
+def place_of(
+    ds: LanceDataset, lf: LanceFile, store: Any, data_path: str, d: dict[str, Any] | None, where: str
+) -> BlobPlace | None:
+    if d is None:
+        return None
+    position, size = int(d["position"]), int(d["size"])
+    kind = d.get("kind")
+    if kind is None:  # 2.0 / 2.1 description
+        if not versions.parse(lf.version).structural and position == 1 and size == 0:
+            return None  # 2.0 writes a null as (1, 0)
+        kind = KIND_INLINE
+    if kind == KIND_INLINE:
+        # a source of its own: the dataset's open data files may be closed (a bounded cache) while
+        # BlobFile objects live on
+        file_size = int(lf._src.size)
+        opener: Callable[[], ByteSource] = lambda: store.open_input(data_path, file_size)  # noqa: E731
+        return _checked(BlobPlace(opener, position, size, where, False, lf.path), file_size, lf.path)
+    if kind in (KIND_PACKED, KIND_DEDICATED):
+        stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
+        path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
+
+        def sidecar() -> ByteSource:
+            try:
+                src: ByteSource = store.open_input(path)
+            except FileNotFoundError:
+                raise CorruptFileError(f"{where}: blob file {path} is missing", path=path) from None
+            return _checked_source(src, position, size, where, path)
+
+        return BlobPlace(sidecar, position, size, where + f" (blob file {path})", False, store.full_path(path))
+    if kind == KIND_EXTERNAL:
+        uri = str(d["blob_uri"])
+
+        def external() -> ByteSource:
+            src = open_source(uri, ds.storage_options)
+            return _checked_source(src, position, size, where, uri)
+
+        if position == 0 and size == 0:  # the whole object: its size is known once it is opened
+            src = external()
+            src.close()
+            return BlobPlace(external, 0, int(src.size), where + f" (external {uri})", False, uri)
+        return BlobPlace(external, position, size, where + f" (external {uri})", False, uri)
+    raise CorruptFileError(f"{where}: blob description of unknown kind {kind}")
+
+
+def _checked(p: BlobPlace, file_size: int, path: str) -> BlobPlace:
+    if p.offset < 0 or p.size < 0 or p.offset + p.size > file_size:
+        raise CorruptFileError(
+            f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside the file of {file_size} bytes",
+            path=path,
+        )
+    return p
+
+
+def _checked_source(src: ByteSource, position: int, size: int, where: str, path: str) -> ByteSource:
+    if position + size > src.size:
+        src.close()
+        raise CorruptFileError(
+            f"{where}: blob description [{position}, {position + size}) lies outside {path} of {src.size} bytes",
+            path=path,
+        )
+    return src
+
+
+# -- the API (LanceDataset.take_blobs / read_blobs / read_blob_ranges) ------------------------------
+def take_blobs(
+    ds: LanceDataset,
+    blob_column: str,
+    ids: Any = None,
+    addresses: Any = None,
+    indices: Any = None,
+    *,
+    buffer_size: int = DEFAULT_BLOB_BUFFER_SIZE,
+) -> list[BlobFile | None]:
+    """One lazy ``BlobFile`` per selected row (None for a null blob)."""
+    buffer_size = check_buffer_size(buffer_size)
+    kind, values = _selection(ids, addresses, indices)
+    _check_column(ds, blob_column)
+    places = _places(ds, blob_column, _rows(ds, kind, values))
+    return [
+        None
+        if p is None
+        else BlobFile(p.open, p.offset, p.size, buffer_size=buffer_size, where=p.where, shared=p.shared)
+        for p in places
+    ]
+
+
+def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) -> list[bytes | None]:
+    """The bytes of ``spans[i]`` (blob-local offset, length) of ``places[i]``, one pass per source."""
+    out: list[bytes | None] = [None] * len(places)
+    groups: dict[str, tuple[ByteSource, bool, list[int]]] = {}
+    try:
+        for i, p in enumerate(places):
+            if p is None:
+                continue
+            if spans[i][1] == 0:
+                out[i] = b""
+                continue
+            if p.key not in groups:
+                groups[p.key] = (p.open(), p.shared, [])
+            groups[p.key][2].append(i)
+        for src, _, members in groups.values():
+            reqs = [(places[i].offset + spans[i][0], spans[i][1]) for i in members]  # type: ignore[union-attr]
+            for i, buf in zip(members, src.read_ranges(reqs)):
+                out[i] = bytes(buf)
+    finally:
+        for src, shared, _ in groups.values():
+            if not shared:
+                src.close()
+    return out
+
+
+def read_blobs(
+    ds: LanceDataset,
+    blob_column: str,
+    ids: Any = None,
+    addresses: Any = None,
+    indices: Any = None,
+    *,
+    io_buffer_size: int | None = None,
+    preserve_order: bool | None = None,
+) -> list[tuple[int, bytes | None]]:
+    """``(row address, bytes)`` per selected row (None for a null blob)."""
+    del io_buffer_size  # reads are planned per source in one call: no scheduler buffer to size
+    kind, values = _selection(ids, addresses, indices)
+    _check_column(ds, blob_column)
+    rows = _rows(ds, kind, values)
+    places = _places(ds, blob_column, rows)
+    data = read_places(places, [(0, p.size if p else 0) for p in places])
+    out = [(r.address, d) for r, d in zip(rows, data)]
+    return out if preserve_order is not False else sorted(out, key=lambda x: x[0])
+
+
+def read_blob_ranges(
+    ds: LanceDataset,
+    blob_column: str,
+    requests: Sequence[tuple[int, int, int]],
+    *,
+    selector: str,
+    io_buffer_size: int | None = None,
+    preserve_order: bool | None = None,
+) -> list[tuple[int, int, bytes | None]]:
+    """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
+    del io_buffer_size
+    reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
+    kind, values = _selection([r for r, _, _ in reqs], None, None, given=selector)
+    _check_column(ds, blob_column)
+    rows = _rows(ds, kind, values)
+    places = _places(ds, blob_column, rows)
+    for i, ((_, off, ln), p) in enumerate(zip(reqs, places)):
+        if off < 0 or ln < 0:
+            raise BlobColumnError(f"blob range request {i}: offset and length must be non-negative")
+        if p is not None and off + ln > p.size:
+            raise BlobColumnError(
+                f"blob range request {i} for row address {rows[i].address} is invalid: "
+                f"range end {off + ln} exceeds blob size {p.size}"
+            )
+    data = read_places(places, [(o, n) for _, o, n in reqs])
+    out = [(i, r.address, d) for i, (r, d) in enumerate(zip(rows, data))]
+    return out if preserve_order is not False else sorted(out, key=lambda x: (x[1], x[0]))

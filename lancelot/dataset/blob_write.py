@@ -1,0 +1,368 @@
+"""Writing blob columns of 2.2+ datasets as pylance 14 writes them ("blob v2").
+
+A ``large_binary`` field with ``lance-encoding:blob`` (or a ``lance.blob.v2`` extension struct
+of ``data``, ``uri``, ``position``, ``size``, what ``lance.blob_array`` builds) becomes:
+
+* in the manifest, the logical blob type: ``struct<data: large_binary, uri: string>`` with the
+  extension name ``lance.blob.v2`` (one column: its children own none);
+* in the data file, one packed-struct column of descriptions (``blob.DESCRIPTION_V2``) whose
+  children the file's schema lists without ids, as pylance's do;
+* the bytes by size (pylance's thresholds, overridable per field by its metadata keys below):
+  up to 64 KiB inline in the data file (each value its own 64-byte aligned buffer), up to
+  4 MiB appended to a shared packed sidecar ``<data file stem>/<name>.blob`` (a new one past
+  1 GiB), larger ones each in a dedicated sidecar; external URIs are kept as references.
+
+Blob ids count from 1 per data file, in the order sidecars are started.  ``with_bytes`` turns
+scanned descriptions back into such values, for rewrites (compaction).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot import field_metadata, versions
+from lancelot.dataset.blob import (
+    DESCRIPTION_V2,
+    KIND_DEDICATED,
+    KIND_EXTERNAL,
+    KIND_INLINE,
+    KIND_PACKED,
+    BlobPlace,
+    blob_file_name,
+    is_blob_field,
+    is_blob_v2,
+    place_of,
+    read_places,
+)
+from lancelot.errors import LanceError, UnsupportedTypeError
+from lancelot.format.pb import file_pb2
+from lancelot.io.sink import FileTarget, open_target
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.store import ObjectStore
+    from lancelot.writer import LanceWriter
+
+INLINE_MAX = 64 * 1024
+DEDICATED_THRESHOLD = 4 * 1024 * 1024
+PACK_FILE_MAX = 1024 * 1024 * 1024
+INLINE_KEY = "lance-encoding:blob-inline-size-threshold"
+DEDICATED_KEY = "lance-encoding:blob-dedicated-size-threshold"
+PACK_FILE_KEY = "lance-encoding:blob-pack-file-size-threshold"
+EXT_KEY = "ARROW:extension:name"
+EXT_META_KEY = "ARROW:extension:metadata"
+LOGICAL = pa.struct([pa.field("data", pa.large_binary()), pa.field("uri", pa.string())])
+#: inline values start on this alignment in the data file (each is a buffer of its own)
+ALIGN = 64
+
+
+def _v2(version: str) -> bool:
+    """2.2 and later (a legacy or unknown version string is not)."""
+    try:
+        return versions.parse(version).key >= (2, 2)
+    except LanceError:
+        return False
+
+
+def is_v2_input(field: pa.Field, version: str) -> bool:
+    """A field written as a blob v2 column at ``version``."""
+    if not _v2(version):
+        return False
+    return is_blob_v2(field) or (field_metadata.is_blob(field) and pa.types.is_large_binary(field.type))
+
+
+def manifest_schema(schema: pa.Schema, version: str | None) -> pa.Schema:
+    """The dataset's (logical) schema of data of ``schema`` written at ``version``."""
+    if not version or not any(is_v2_input(f, version) for f in schema):
+        return schema
+    fields = [_logical(f) if is_v2_input(f, version) else f for f in schema]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def _logical(f: pa.Field) -> pa.Field:
+    """The manifest's field: the extension's own storage struct when given as one (pylance keeps it,
+    with its empty serialized metadata), else ``struct<data, uri>``."""
+    md = {**_thresholds(f), EXT_KEY: "lance.blob.v2"}
+    if is_blob_v2(f):
+        md[EXT_META_KEY] = field_metadata.value(f, EXT_META_KEY) or ""
+        return pa.field(f.name, f.type, f.nullable, md)
+    return pa.field(f.name, LOGICAL, f.nullable, md)
+
+
+def _thresholds(f: pa.Field) -> dict[str, str]:
+    md = field_metadata.metadata_of(f)
+    return {k: md[k] for k in (INLINE_KEY, DEDICATED_KEY, PACK_FILE_KEY) if k in md}
+
+
+def file_schema(schema: pa.Schema, version: str) -> pa.Schema:
+    """The data file's schema: blob v2 fields as their description column."""
+    if not any(is_v2_input(f, version) for f in schema):
+        return schema
+    md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+    fields = [pa.field(f.name, DESCRIPTION_V2, f.nullable, md) if is_v2_input(f, version) else f for f in schema]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def collapse_fields(fields: list[file_pb2.Field]) -> list[file_pb2.Field]:
+    """The manifest's fields without the children of blob v2 fields (the struct owns the column)."""
+    v2 = {int(f.id) for f in fields if f.extension_name == "lance.blob.v2"}
+    if not v2:
+        return fields
+    return [f for f in fields if int(f.parent_id) not in v2]
+
+
+def _threshold(field: pa.Field, key: str, default: int, allow_zero: bool) -> int:
+    raw = field_metadata.value(field, key)
+    if raw is None:
+        return default
+    try:
+        v = int(raw)
+    except ValueError:
+        v = -1
+    if v < 0 or (v == 0 and not allow_zero):
+        raise LanceError(f"blob field {field.name!r}: invalid {key}={raw!r} (a non-negative integer)")
+    return v
+
+
+class BlobV2Writer:
+    """Turns the blob v2 columns of batches into descriptions while their bytes are written: inline
+    ones into the data file (through its LanceWriter), the others into sidecars beside it."""
+
+    def __init__(self, store: ObjectStore, data_path: str, writer: LanceWriter, schema: pa.Schema, version: str):
+        self.store, self.writer = store, writer
+        self.stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
+        self.fields = [i for i, f in enumerate(schema) if is_v2_input(f, version)]
+        self.schema = file_schema(schema, version)
+        self.next_id = 1
+        self.written: list[str] = []  # sidecars made (removed on abort)
+        self._pack: FileTarget | None = None
+        self._pack_id = 0
+        self._pack_size = 0
+        self._pack_max = 0
+        self._limits = {
+            i: (
+                _threshold(schema.field(i), INLINE_KEY, INLINE_MAX, True),
+                _threshold(schema.field(i), DEDICATED_KEY, DEDICATED_THRESHOLD, False),
+                _threshold(schema.field(i), PACK_FILE_KEY, PACK_FILE_MAX, False),
+            )
+            for i in self.fields
+        }
+
+    def convert(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` with its blob columns as descriptions (their bytes written)."""
+        if not self.fields:
+            return batch
+        cols = list(batch.columns)
+        for i in self.fields:
+            cols[i] = self._describe(cols[i], *self._limits[i], batch.schema.field(i).name)
+        return pa.RecordBatch.from_arrays(cols, schema=self.schema)
+
+    # -- one column -------------------------------------------------------------------------
+    def _describe(self, col: pa.Array, inline_max: int, dedicated: int, pack_max: int, name: str) -> pa.StructArray:
+        if isinstance(col, pa.ExtensionArray):
+            col = col.storage
+        n = len(col)
+        uri = ext_pos = ext_size = None
+        if pa.types.is_struct(col.type):  # lance.blob.v2 input: data, uri (and an external range)
+            names = [col.type.field(k).name for k in range(col.type.num_fields)]
+            if names[:2] != ["data", "uri"]:
+                raise UnsupportedTypeError(f"blob field {name!r}: a lance.blob.v2 struct needs data and uri first")
+            data = col.field(0)
+            uri = col.field(1)
+            if len(names) == 4:
+                ext_pos, ext_size = col.field(2), col.field(3)
+            valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
+        else:
+            data = col
+            valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
+        data = data.cast(pa.large_binary()) if data.type != pa.large_binary() else data
+        offs = np.frombuffer(data.buffers()[1], np.int64)[data.offset : data.offset + n + 1]
+        has_data = valid & np.asarray(data.is_valid().to_numpy(zero_copy_only=False), bool)
+        size = np.where(has_data, offs[1:] - offs[:-1], 0).astype(np.int64)
+        raw = np.frombuffer(data.buffers()[2], np.uint8) if data.buffers()[2] is not None else np.zeros(0, np.uint8)
+        kind = np.zeros(n, np.uint8)
+        position = np.zeros(n, np.uint64)
+        blob_id = np.zeros(n, np.uint32)
+        blob_uri = np.full(n, "", dtype=object)
+        external = np.zeros(n, bool)
+        if uri is not None:
+            external = valid & np.asarray(uri.is_valid().to_numpy(zero_copy_only=False), bool)
+            if np.any(external & has_data):
+                raise LanceError(f"blob field {name!r}: a blob cannot have both data and uri")
+        kind[has_data & (size > inline_max)] = KIND_PACKED
+        kind[has_data & (size > dedicated)] = KIND_DEDICATED
+        inline = valid & ~external & (kind == KIND_INLINE)
+        position[inline] = self._write_inline(raw, offs, size, inline)
+        for r in np.flatnonzero(kind == KIND_PACKED).tolist():
+            position[r], blob_id[r] = self._write_packed(raw[offs[r] : offs[r + 1]], pack_max)
+        for r in np.flatnonzero(kind == KIND_DEDICATED).tolist():
+            blob_id[r] = self._write_dedicated(raw[offs[r] : offs[r + 1]])
+        if external.any():
+            kind[external] = KIND_EXTERNAL
+            assert uri is not None
+            blob_uri[external] = np.asarray(uri.to_pylist(), dtype=object)[external]
+            if ext_pos is not None and ext_size is not None:
+                position[external] = np.nan_to_num(ext_pos.to_numpy(zero_copy_only=False)[external]).astype(np.uint64)
+                size[external] = np.nan_to_num(ext_size.to_numpy(zero_copy_only=False)[external]).astype(np.int64)
+        children = [
+            pa.array(kind, pa.uint8()),
+            pa.array(position, pa.uint64()),
+            pa.array(size.astype(np.uint64), pa.uint64()),
+            pa.array(blob_id, pa.uint32()),
+            pa.array(blob_uri.tolist(), pa.string()),
+        ]
+        mask = None if valid.all() else pa.array(~valid)
+        return pa.StructArray.from_arrays(children, fields=list(DESCRIPTION_V2), mask=mask)
+
+    def _write_inline(self, raw: np.ndarray, offs: np.ndarray, size: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Write the ``rows`` values into the data file, each 64-byte aligned; their positions."""
+        sizes = size[rows]
+        if not len(sizes):
+            return np.zeros(0, np.uint64)
+        slots = -(-sizes // ALIGN) * ALIGN
+        starts = np.concatenate([[0], np.cumsum(slots)[:-1]]).astype(np.int64)
+        total = int(slots.sum())
+        if total == 0:
+            base = self._data_position()
+            return np.full(len(sizes), base, np.uint64)
+        buf = np.zeros(total, np.uint8)
+        src = offs[:-1][rows]
+        keep = sizes > 0
+        ramp = _ramp(sizes[keep])
+        buf[np.repeat(starts[keep], sizes[keep]) + ramp] = raw[np.repeat(src[keep], sizes[keep]) + ramp]
+        last = int(starts[keep][-1] + sizes[keep][-1])
+        base = self._write_buffer(buf[:last])
+        return (starts + base).astype(np.uint64)
+
+    def _write_buffer(self, data: np.ndarray) -> int:
+        w = self.writer
+        with w._lock:
+            if w._worker is not None:
+                w._worker.drain()  # the pages before these bytes are in the file: the position is known
+            return int(w._out.write_buffer(data)[0])
+
+    def _data_position(self) -> int:
+        w = self.writer
+        with w._lock:
+            if w._worker is not None:
+                w._worker.drain()
+            return int(-(-w._out.pos // ALIGN) * ALIGN)
+
+    def _sidecar(self, blob_id: int) -> str:
+        return f"{self.stem}/{blob_file_name(blob_id)}.blob"
+
+    def _target(self, path: str) -> FileTarget:
+        full = self.store.full_path(path)
+        if self.store.is_local:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            return open_target(full)
+        return open_target(self.store.url(path), self.store.storage_options)
+
+    def _write_packed(self, data: np.ndarray, pack_max: int) -> tuple[int, int]:
+        if self._pack is None or self._pack_max != pack_max or self._pack_size + len(data) > pack_max:
+            self._close_pack()
+            self._pack_id, self.next_id = self.next_id, self.next_id + 1
+            path = self._sidecar(self._pack_id)
+            self._pack, self._pack_size, self._pack_max = self._target(path), 0, pack_max
+            self.written.append(path)
+        pos = self._pack_size
+        self._pack.file.write(data.data)
+        self._pack_size += len(data)
+        return pos, self._pack_id
+
+    def _close_pack(self) -> None:
+        if self._pack is not None:
+            pack, self._pack = self._pack, None
+            pack.commit()
+
+    def _write_dedicated(self, data: np.ndarray) -> int:
+        blob_id, self.next_id = self.next_id, self.next_id + 1
+        path = self._sidecar(blob_id)
+        target = self._target(path)
+        self.written.append(path)
+        try:
+            target.file.write(data.data)
+        except BaseException:
+            target.abort()
+            raise
+        target.commit()
+        return blob_id
+
+    def finish(self) -> None:
+        """Close the open packed sidecar (before the data file is committed)."""
+        self._close_pack()
+
+    def abort(self) -> None:
+        """Remove what was written (best effort)."""
+        if self._pack is not None:
+            self._pack.abort()
+            self._pack = None
+        for path in self.written:
+            try:
+                self.store.delete(path)
+            except Exception:  # noqa: BLE001 - cleanup of an abandoned write must not mask its error
+                pass
+
+
+def _ramp(sizes: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s) for s in sizes])``, vectorized."""
+    total = int(sizes.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    out: np.ndarray = np.arange(total, dtype=np.int64) - starts
+    return out
+
+
+# -- rewriting (compaction) ------------------------------------------------------------------------
+def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches`` of ``frag`` (as scans return them) with their blob descriptions replaced by the
+    values a writer takes: the bytes (2.0 / 2.1), the logical blob struct (2.2: bytes in ``data``,
+    external references in ``uri``).  For rewrites of whole fragments (compaction)."""
+    ds = frag._ds
+    blobs = {f.name: f for f in ds.schema if is_blob_field(f)}
+    for b in batches:
+        names = [n for n in b.schema.names if n in blobs]
+        if not names:
+            yield b
+            continue
+        cols, fields = list(b.columns), list(b.schema)
+        for n in names:
+            i = b.schema.get_field_index(n)
+            cols[i] = _values_of(ds, frag, n, b.column(i), blobs[n])
+            fields[i] = blobs[n]
+        yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields, metadata=b.schema.metadata))
+
+
+def _values_of(ds: LanceDataset, frag: Fragment, column: str, desc: pa.Array, field: pa.Field) -> pa.Array:
+    descs = desc.to_pylist()
+    places: list[BlobPlace | None] = [None] * len(descs)
+    for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
+        if column in names:
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+            data_path = posixpath.join(prefix, df.path)
+            where = f"{frag.where}: data file {df.path}, column {column!r}"
+            places = [place_of(ds, lf, store, data_path, d, where) for d in descs]
+            break
+    external = [d is not None and d.get("kind") == KIND_EXTERNAL for d in descs]
+    data = read_places([None if e else p for p, e in zip(places, external)], [(0, p.size if p else 0) for p in places])
+    if not is_blob_v2(field):
+        return pa.array(data, field.type)
+    valid = [d is not None for d in descs]
+    children = {
+        "data": pa.array([None if e else x for x, e in zip(data, external)], pa.large_binary()),
+        "uri": pa.array([d["blob_uri"] if e else None for d, e in zip(descs, external)], pa.string()),
+        "position": pa.array([d["position"] if e else None for d, e in zip(descs, external)], pa.uint64()),
+        "size": pa.array([d["size"] if e else None for d, e in zip(descs, external)], pa.uint64()),
+    }
+    t = field.type
+    kids = [t.field(k) for k in range(t.num_fields)]
+    mask = None if all(valid) else pa.array([not v for v in valid])
+    return pa.StructArray.from_arrays([children[k.name] for k in kids], fields=kids, mask=mask)
