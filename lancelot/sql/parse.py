@@ -16,12 +16,7 @@ from sqlglot import tokens as _tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
-from lancelot.errors import LanceError
-
-
-class SqlError(LanceError, ValueError):
-    """A SQL filter or expression lancelot cannot use: bad syntax, an unknown column, a type that
-    does not fit.  Also a ``ValueError``, the class pylance raises for the same inputs."""
+from lancelot.sql.errors import SqlError
 
 
 class LanceDialect(Dialect):

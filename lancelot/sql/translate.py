@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.parse import SqlError, position
+from lancelot.sql.errors import SqlError
+from lancelot.sql.parse import position
 from lancelot.sql.types import (
     arrow_type,
     as_decimal,
