@@ -37,6 +37,18 @@ from lancelot.sql.types import (
 )
 
 _NULL_BOOL = pa.scalar(None, pa.bool_())
+_TYPES: dict[tuple[Any, ...], pa.DataType] = {}
+
+
+def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.DataType:
+    """The type ``name`` returns for arguments of ``types`` (pyarrow's answer for empty arrays)."""
+    key = (name, types, None if options is None else str(options))
+    t = _TYPES.get(key)
+    if t is None:
+        t = pc.call_function(name, [pa.array([], x) for x in types], options).type
+        if len(_TYPES) < 4096:
+            _TYPES[key] = t
+    return t
 
 
 @dataclass(frozen=True)
@@ -229,8 +241,7 @@ class Translator:
             if all(a.const is not None for a in args):
                 out = pc.call_function(name, [a.const for a in args], options)
                 return _const(out)
-            probe = [a.const if a.const is not None else pa.array([], a.type) for a in args]
-            t = pc.call_function(name, probe, options).type
+            t = _result_type(name, tuple(a.type for a in args), options)
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             types = ", ".join(str(a.type) for a in args)
             raise self.error(f"{name} does not apply to ({types}): {e}", node) from None
