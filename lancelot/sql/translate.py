@@ -37,6 +37,23 @@ from lancelot.sql.types import (
 )
 
 _NULL_BOOL = pa.scalar(None, pa.bool_())
+#: a comparison's result from the order of its operands (-1, 0, 1)
+_OUTCOME: dict[str, Callable[[int], bool]] = {
+    "equal": lambda o: o == 0,
+    "not_equal": lambda o: o != 0,
+    "greater": lambda o: o > 0,
+    "greater_equal": lambda o: o >= 0,
+    "less": lambda o: o < 0,
+    "less_equal": lambda o: o <= 0,
+}
+_FLIP = {
+    "equal": "equal",
+    "not_equal": "not_equal",
+    "greater": "less",
+    "greater_equal": "less_equal",
+    "less": "greater",
+    "less_equal": "greater_equal",
+}
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
 
 
@@ -58,6 +75,8 @@ class Val:
     expr: pc.Expression
     type: pa.DataType
     const: pa.Scalar | None = None
+    #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
+    nan_low: bool = False
 
 
 def _const(s: pa.Scalar) -> Val:
@@ -254,6 +273,8 @@ class Translator:
             return v
         if pa.types.is_decimal(t) and pa.types.is_integer(v.type) and as_decimal(v.type) != t:
             v = self.cast(v, as_decimal(v.type), node)  # Arrow casts integers only to wide decimals
+        if pa.types.is_timestamp(t) and t.tz is not None:
+            return self._to_zoned(v, t, node)
         if v.const is not None:
             try:
                 return _const(v.const.cast(t))
@@ -263,6 +284,28 @@ class Translator:
             pa.array([], v.type).cast(t)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
             raise self.error(f"cannot cast {v.type} to {t}", node) from None
+        keeps_sign = pa.types.is_floating(v.type) and pa.types.is_floating(t)
+        return Val(v.expr.cast(t), t, None, v.nan_low and keeps_sign)
+
+    def _to_zoned(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """To a zoned timestamp as arrow-rs casts: a naive time is a wall-clock time in the zone,
+        a date is midnight UTC."""
+        if pa.types.is_timestamp(v.type) and v.type.tz is None:
+            naive = self.cast(v, pa.timestamp(t.unit), node)
+            if naive.const is not None:
+                local = pc.assume_timezone(pa.array([naive.const.as_py()], naive.type), timezone=t.tz)
+                return _const(local[0].cast(t))
+            zoned = self.call("assume_timezone", [naive], node, pc.AssumeTimezoneOptions(t.tz))
+            return self.cast(zoned, t, node)
+        if pa.types.is_date(v.type):
+            v = self.cast(v, pa.timestamp(t.unit), node)
+        if v.type == t:
+            return v
+        if v.const is not None:
+            try:
+                return _const(v.const.cast(t))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
+                raise self.error(f"cannot cast {v.const} to {t}: {e}", node) from None
         return Val(v.expr.cast(t), t)
 
     def boolean_operand(self, v: Val, node: exp.Expr) -> Val:
@@ -335,6 +378,8 @@ class Translator:
         t = comparison_common(a.type, b.type)
         if t is None:
             raise self.error(f"cannot compare {a.type} with {b.type}", node)
+        if pa.types.is_floating(t) and a.const is not None and b.const is None:
+            return self.compare(_FLIP[fn], b, a, node)  # ``1 < f`` as ``f > 1``
         a, b = self.cast(a, t, node), self.cast(b, t, node)
         plain = self.call(fn, [a, b], node)
         if not pa.types.is_floating(t) or plain.const is not None:
@@ -342,23 +387,30 @@ class Translator:
         return self._nan_order(fn, a, b, plain, node)
 
     def _nan_order(self, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
-        """DataFusion orders NaN above all numbers and equal to itself."""
-        nan: Callable[[pc.Expression, pc.Expression], pc.Expression] = {
-            "equal": lambda x, y: x & y,
-            "not_equal": lambda x, y: ~(x & y),
-            "greater": lambda x, y: x & ~y,
-            "greater_equal": lambda x, y: x,
-            "less": lambda x, y: ~x & y,
-            "less_equal": lambda x, y: y,
-        }[fn]
+        """DataFusion compares floats in IEEE total order (NaN equal to itself, above every number;
+        a NaN with its sign bit set, as negation makes one, below every number), but -0 = 0."""
+        test = _OUTCOME[fn]
+        hi_a, hi_b = not a.nan_low, not b.nan_low
+        both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
+        only_a, only_b = test(1 if hi_a else -1), test(-1 if hi_b else 1)
         bconst = b.const.as_py() if b.const is not None else None
+        isnan_a = pc.is_nan(a.expr)
         if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
-            if fn in ("greater", "greater_equal"):
-                return Val(pc.or_kleene(plain.expr, pc.is_nan(a.expr)), pa.bool_())
-            return plain  # IEEE agrees: NaN is not equal to, nor below, a number
-        isnan_a, isnan_b = pc.is_nan(a.expr), pc.is_nan(b.expr)
+            # IEEE already says false for a NaN ``a`` (true for <>): add the NaN when it passes
+            return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only_a and fn != "not_equal" else plain
+        isnan_b = pc.is_nan(b.expr)
+        terms = []
+        if both:
+            terms.append(pc.and_kleene(isnan_a, isnan_b))
+        if only_a:
+            terms.append(pc.and_kleene(isnan_a, pc.invert(isnan_b)))
+        if only_b:
+            terms.append(pc.and_kleene(pc.invert(isnan_a), isnan_b))
+        nan = pc.scalar(False)
+        for term in terms:
+            nan = term if nan.equals(pc.scalar(False)) else pc.or_kleene(nan, term)
         either = pc.or_kleene(isnan_a, isnan_b)
-        return Val(pc.if_else(either, nan(isnan_a, isnan_b), plain.expr), pa.bool_())
+        return Val(pc.if_else(either, nan, plain.expr), pa.bool_())
 
     def arithmetic(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         t = numeric_common(a.type, b.type)
@@ -372,7 +424,10 @@ class Translator:
             return self.call(fn, [da, db], node)
         a, b = self.cast(a, t, node), self.cast(b, t, node)
         if fn != "mod":
-            return self.call(fn, [a, b], node)
+            out = self.call(fn, [a, b], node)
+            if (a.nan_low or b.nan_low) and out.const is None:  # a NaN operand passes on with its sign
+                return Val(out.expr, out.type, None, True)
+            return out
         quotient = self.call("divide", [a, b], node)
         if pa.types.is_floating(t):
             quotient = self.call("trunc", [quotient], node)
@@ -483,7 +538,10 @@ def _neg(t: Translator, node: exp.Expr) -> Val:
     x = t.value(node.this)
     if not is_numeric(x.type):
         raise t.error(f"cannot negate {x.type}", node)
-    return t.call("negate", [x], node)
+    out = t.call("negate", [x], node)
+    if pa.types.is_floating(x.type) and out.const is None:
+        return Val(out.expr, out.type, None, not x.nan_low)
+    return out
 
 
 def _cast(t: Translator, node: exp.Expr) -> Val:
