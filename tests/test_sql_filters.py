@@ -111,6 +111,18 @@ FILTERS = [
     "replace(s, 'a', 'z') = 'zb'", "concat(s, 'x') = 'abx'", "s || 'x' = 'abx'",
     "array_has(l, 2)", "array_contains(l, 2)", "NOT array_has(l, 2)", "array_length(l) = 2", "cardinality(l) = 2",
     "is_valid(s)", "isnan(f)", "coalesce(i, 0) = 0", "abs(i) = 3", "round(f) = 2", "power(i, 2) = 4",
+    "nullif(i, 2) IS NULL", "iszero(f)", "strpos(s, 'b') = 2", "instr(s, 'b') = 0", "left(s, 1) = 'a'",
+    "right(s, 1) = 'b'", "btrim(s) = 'ab'", "ltrim(s, 'a') = 'b'", "rtrim(s) = 'ab'", "initcap(s) = 'Ab'",
+    "regexp_replace(s, 'a', 'z') = 'zb'", "split_part(s, '_', 1) = 'x'", "split_part(s, '_', 2) = ''",
+    "starts_with(s, NULL)", "lower(NULL) IS NULL",
+    "array_has_any(l, [2, 3])", "array_has_all(l, [2, 5])", "array_has_any(l, [])", "array_position(l, 2) = 2",
+    "array_element(l, 1) = 1", "l[1] = 2", "l[2] = 2", "l[0] IS NULL", "l[5] IS NULL", "l[1] IS NULL",
+    "date_part('year', d) = 2020", "date_part('month', d) = 1", "date_part('day', ts) = 1",
+    "date_part('hour', ts) = 12", "date_part('dow', d) = 3", "datepart('year', d) = 2020",
+    "date_trunc('month', d) = date '2020-01-01'", "now() > ts", "current_date() > d",
+    "to_timestamp('2020-01-01') < ts",
+    # NaN order: NaN above every number, a negated NaN below
+    "-f < -100", "-f > 100", "-(-f) > 100", "-f = -f", "1 < f", "-1.5 >= f", "f = f", "f > i",
 ]  # fmt: skip
 
 
@@ -123,6 +135,58 @@ def test_filter_rows_match_pylance(data, sql):
     table, ds, _ = data
     expected = _rows(ds.to_table(filter=sql))
     assert _rows(table.filter(parse_filter(sql, table.schema))) == expected
+
+
+def _types_table() -> pa.Table:
+    utc = datetime.timezone.utc
+    stamps = [datetime.datetime(2020, 1, 1, h, tzinfo=utc) for h in (0, 5, 6, 12)] + [None]
+    return pa.table(
+        {
+            "n": pa.array(range(5)),
+            "tz": pa.array(stamps, pa.timestamp("us", "UTC")).cast(pa.timestamp("us", "America/New_York")),
+            "tsn": pa.array([1, 2, 3, 4, 5], pa.timestamp("ns")),
+            "f32": pa.array([1.5, 2.25, None, float("nan"), -1], pa.float32()),
+            "ls": pa.array(["a", "b", None, "c", "a"], pa.large_string()),
+            "cat": pa.array(["a", "b", None, "c", "a"]).dictionary_encode(),
+            "bin": pa.array([b"\xab", b"\x01", None, b"", b"\xab\xcd"]),
+            "u8": pa.array([1, 2, 3, 200, 5], pa.uint8()),
+            "vec": pa.array([[1.0, 2.0], [3.0, 4.0], None, [0.0, 0.0], [1.0, 1.0]], pa.list_(pa.float32(), 2)),
+            "ll": pa.array([["a"], ["b", "c"], None, [], ["a", "z"]]),
+        }
+    )
+
+
+TYPED_FILTERS = [
+    "tz > timestamp '2020-01-01 00:00:00'", "tz >= timestamp '2020-01-01 05:00:00'",
+    "tz = timestamp '2020-01-01 00:00:00'", "tz > date '2020-01-01'",
+    "tsn > timestamp '1970-01-01 00:00:00.000000003'", "tsn = CAST(3 AS timestamp)",
+    "f32 > 1.5", "f32 = 2.25", "f32 > 1", "f32 < 2", "-f32 < -100",
+    "ls = 'a'", "ls LIKE 'a%'", "ls > 'a'", "cat = 'a'", "cat IN ('a', 'c')", "cat LIKE 'a%'", "cat IS NULL",
+    "bin = X'AB'", "bin = x'abcd'", "u8 > 100", "u8 = 200", "u8 + 100 > 250",
+    "vec IS NULL", "array_has(ll, 'a')", "array_has(vec, 1.0)", "array_length(vec) = 2",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory: pytest.TempPathFactory) -> tuple[pa.Table, lance.LanceDataset]:
+    t = _types_table()
+    return t, lance.write_dataset(t, str(tmp_path_factory.mktemp("sqltypes") / "ds"))
+
+
+@pytest.mark.parametrize("sql", TYPED_FILTERS)
+def test_filters_on_more_types_match_pylance(typed, sql):
+    table, ds = typed
+    expected = _rows(ds.to_table(filter=sql))
+    assert _rows(table.filter(parse_filter(sql, table.schema))) == expected
+
+
+@pytest.mark.parametrize("sql", ["tz > '2020-01-01 00:00:00'", "u8 > -1", "f32 = 'x'", "ls = 1"])
+def test_wrong_literals_on_more_types(typed, sql):
+    table, ds = typed
+    with pytest.raises(ValueError):
+        ds.to_table(filter=sql)
+    with pytest.raises(SqlError, match="cannot be converted"):
+        parse_filter(sql, table.schema)
 
 
 def test_dataset_scans_take_sql_strings(data):

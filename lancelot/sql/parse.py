@@ -30,6 +30,9 @@ class LanceDialect(Dialect):
 
     class Parser(_parser.Parser):
         FUNCTIONS = {}  # every call is an exp.Anonymous named as written
+        FUNCTION_PARSERS = {  # and so are these, plain functions to DataFusion
+            k: v for k, v in _parser.Parser.FUNCTION_PARSERS.items() if k not in ("INITCAP", "CHR", "CHAR")
+        }
 
 
 def position(sql: str, node: exp.Expr | None) -> str:
