@@ -198,6 +198,9 @@ def test_dataset_scans_take_sql_strings(data):
         assert ours.count_rows(filter=sql) == len(expected), sql
         batches = list(ours.to_batches(filter=sql))
         assert sorted(n for b in batches for n in b.column("n").to_pylist()) == expected, sql
+        (frag,), (ref,) = ours.get_fragments(), ds.get_fragments()
+        assert frag.count_rows(sql) == ref.count_rows(filter=sql), sql
+        assert _rows(frag.read(filter=sql)) == _rows(ref.to_table(filter=sql)), sql
     assert check_filter(None, table.schema) is None
     e = pc.field("i") > 1
     assert check_filter(e, table.schema).equals(e)
@@ -275,19 +278,12 @@ def test_bad_sql_through_a_dataset(data):
 # -- value expressions ------------------------------------------------------------------------
 
 EXPRESSIONS = [
-    "i * 2",
-    "i + 1",
-    "i + i8",
-    "f * 2",
-    "i / 2",
-    "i % 3",
-    "-i",
-    "f + 1.5",
-    "lower(s)",
-    "s",
-    "st.a + 1",
-    "dec + 1",
-]
+    "i * 2", "i + 1", "i + i8", "f * 2", "i / 2", "i % 3", "-i", "f + 1.5", "lower(s)", "s", "st.a + 1", "dec + 1",
+    "d", "i > 2", "s || 'x'", "CAST(i AS string)", "i IN (1, 2)", "date_part('year', d)", "l[1]", "abs(i)",
+    "coalesce(i, 0)", "array_length(l)", "i8 * 2", "u + 1", "u * i", "dec * 2", "dec / 2", "dec - 1", "dec / i",
+    "i BETWEEN 1 AND 3", "upper(s)", "strpos(s, 'b')", "st.a * 2", "power(i, 2)", "nullif(i, 2)",
+    "CAST(ts AS date)", "i::float", "st", "array_has(l, 2)",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("sql", EXPRESSIONS)

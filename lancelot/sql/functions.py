@@ -177,8 +177,8 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
     a, b = args
-    if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
-        return t.call("power", [t.cast(a, pa.int64(), node), t.cast(b, pa.int64(), node)], node)
+    if pa.types.is_int64(a.type) and pa.types.is_int64(b.type):  # else DataFusion picks power(double, double)
+        return t.call("power", [a, b], node)
     return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
 
 
@@ -187,6 +187,10 @@ def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
     _arity(t, node, args, 2)
     a, b = args
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"nullif of {a.type} and {b.type}", node)
+    a = t.cast(a, common, node)
     same = t.call("coalesce", [t.compare("equal", a, b, node), _const(pa.scalar(False))], node)
     return t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node)
 

@@ -89,7 +89,13 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     if pa.types.is_decimal(common) and fn != "mod":
         da = a if pa.types.is_decimal(a.type) else t.cast(a, as_decimal(a.type), node)
         db = b if pa.types.is_decimal(b.type) else t.cast(b, as_decimal(b.type), node)
-        return t.call(fn, [da, db], node)
+        out = t.call(fn, [da, db], node)
+        if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
+            p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
+            want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)
+            if want != out.type:
+                return Val(out.expr.cast(want, safe=False), want)
+        return out
     a, b = t.cast(a, common, node), t.cast(b, common, node)
     if fn != "mod":
         out = t.call(fn, [a, b], node)
