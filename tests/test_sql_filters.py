@@ -120,7 +120,7 @@ FILTERS = [
     "date_part('year', d) = 2020", "date_part('month', d) = 1", "date_part('day', ts) = 1",
     "date_part('hour', ts) = 12", "date_part('dow', d) = 3", "datepart('year', d) = 2020",
     "date_trunc('month', d) = date '2020-01-01'", "now() > ts", "current_date() > d",
-    "to_timestamp('2020-01-01') < ts",
+    "to_timestamp('2020-01-01') < ts", "d - date '2020-01-01' > 0", "d - d = 0",
     # NaN order: NaN above every number, a negated NaN below
     "-f < -100", "-f > 100", "-(-f) > 100", "-f = -f", "1 < f", "-1.5 >= f", "f = f", "f > i",
 ]  # fmt: skip
@@ -224,7 +224,10 @@ def test_delete_takes_a_sql_string(tmp_path):
 
 BAD = [
     # (sql, words the message must hold)
-    ("i > ", ["line 1", "column"]),
+    ("i > ", ["expected an expression after '>'", "line 1, column 3"]),
+    ("s = 'abc", ["unterminated quote"]),
+    ("i BETWEEN 1", ["BETWEEN needs both bounds"]),
+    ("", ["empty"]),
     ("i = 2 AND AND", ["line 1", "column", "AND"]),
     ("(i > 1", ["line 1"]),
     ("i > 1 AND\n  (s = 'x'", ["line 2"]),
@@ -282,7 +285,8 @@ EXPRESSIONS = [
     "d", "i > 2", "s || 'x'", "CAST(i AS string)", "i IN (1, 2)", "date_part('year', d)", "l[1]", "abs(i)",
     "coalesce(i, 0)", "array_length(l)", "i8 * 2", "u + 1", "u * i", "dec * 2", "dec / 2", "dec - 1", "dec / i",
     "i BETWEEN 1 AND 3", "upper(s)", "strpos(s, 'b')", "st.a * 2", "power(i, 2)", "nullif(i, 2)",
-    "CAST(ts AS date)", "i::float", "st", "array_has(l, 2)",
+    "CAST(ts AS date)", "i::float", "st", "array_has(l, 2)", "d - date '2020-01-01'",
+    "ts - timestamp '2020-01-01 00:00:00'",
 ]  # fmt: skip
 
 

@@ -81,6 +81,8 @@ def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Exp
 
 def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
+    if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
+        return _time_difference(t, a, b, node)
     common = numeric_common(a.type, b.type)
     if pa.types.is_null(a.type) or pa.types.is_null(b.type):
         common = b.type if pa.types.is_null(a.type) else a.type
@@ -106,6 +108,21 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     if pa.types.is_floating(common):
         quotient = t.call("trunc", [quotient], node)
     return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
+
+
+def _temporal_kind(t: pa.DataType) -> str:
+    return "date" if pa.types.is_date(t) else "timestamp" if pa.types.is_timestamp(t) else ""
+
+
+def _time_difference(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
+    """DataFusion: date - date is a number of days (int64), timestamp - timestamp a duration."""
+    if pa.types.is_date(a.type):
+        days = [t.cast(t.cast(v, pa.date32(), node), pa.int32(), node) for v in (a, b)]
+        return t.call("subtract", [t.cast(d, pa.int64(), node) for d in days], node)
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"cannot subtract {b.type} from {a.type}", node)
+    return t.call("subtract", [t.cast(a, common, node), t.cast(b, common, node)], node)
 
 
 def in_list(t: Translator, node: exp.In) -> Val:
