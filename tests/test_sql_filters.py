@@ -384,3 +384,17 @@ def test_zone_conjuncts_of_struct_fields_and_sets(zoned):
     (frag,) = ds.get_fragments()
     zm = frag.zone_ranges([("a", ">", 19000)])
     assert zm and zm[0][0] > 0
+
+
+def test_filter_columns_of_unusual_expressions():
+    from lancelot.dataset.scan import filter_columns, zone_filters
+
+    names = ["a", "b", "s"]
+    assert filter_columns(pc.field(1) > 1, names) == names  # a position: every column, to be safe
+    assert zone_filters(pc.field(1) > 1) == []
+    schema = pa.schema([("a", pa.int64()), ("b", pa.list_(pa.int64())), ("s", pa.utf8())])
+    e = parse_filter("array_has(b, 2) AND a > 1 AND s = 'it''s'", schema)
+    assert filter_columns(e, names) == names
+    assert zone_filters(e) == [("a", ">", 1), ("s", "=", "it's")]
+    assert zone_filters(parse_filter("NOT (a > 1)", schema)) == []
+    assert zone_filters((pc.field("a") > 1) & pc.scalar(True)) == [("a", ">", 1)]
