@@ -98,6 +98,12 @@ FILTERS = [
     "ts > timestamp '2020-01-01 00:00:00'", "ts > timestamp '2020-01-01'", "ts > TIMESTAMP '2020-01-01T12:00:00'",
     "ts > timestamp '2020-01-01 11:59:59.999999'", "ts = '2020-01-01 00:00:00'::timestamp",
     "ts > date '2020-01-01'", "d > timestamp '2020-01-01 00:00:00'", "NOT (d > '2020-01-01')",
+    "dec = decimal(10,2) '1.25'", "dec > decimal(8,3) '1.000'", "ts > timestamp(3) '2020-01-01 00:00:00'",
+    "ts > timestamp(0) '2020-01-01 00:00:00'", "ts > timestamp(9) '2020-01-01 00:00:00.5'",
+    "CAST(i AS int unsigned) > 1", "CAST(i AS tinyint) > 1", "CAST(s AS binary) IS NULL", "CAST(d AS timestamp) > ts",
+    "i::bigint unsigned > 1", "CAST(i AS integer) = 2", "CAST(i AS datetime) IS NULL",
+    # the reference's documented examples (read_and_write.md)
+    "((i IN (1, 2)) AND (st['b'] IS NOT NULL)) OR NOT b", "`CamelCol` = 1 AND `a b` IS NOT NULL AND st.`a` < 2",
     # decimals
     "dec > 1", "dec > -1", "dec = CAST(1.25 AS decimal(10,2))", "dec = CAST(1.25 AS decimal(5,3))",
     "dec > CAST(1 AS decimal(3,0))", "dec + 1 > 2", "dec * 2 > 2",

@@ -246,6 +246,8 @@ class Translator:
             return v
         if pa.types.is_decimal(t) and pa.types.is_integer(v.type) and as_decimal(v.type) != t:
             v = self.cast(v, as_decimal(v.type), node)  # Arrow casts integers only to wide decimals
+        if pa.types.is_timestamp(t) and pa.types.is_integer(v.type) and not pa.types.is_int64(v.type):
+            v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
         if pa.types.is_timestamp(t) and t.tz is not None:
             return self._to_zoned(v, t, node)
         if v.const is not None:
