@@ -100,8 +100,8 @@ FILTERS = [
     "ts > date '2020-01-01'", "d > timestamp '2020-01-01 00:00:00'", "NOT (d > '2020-01-01')",
     "dec = decimal(10,2) '1.25'", "dec > decimal(8,3) '1.000'", "ts > timestamp(3) '2020-01-01 00:00:00'",
     "ts > timestamp(0) '2020-01-01 00:00:00'", "ts > timestamp(9) '2020-01-01 00:00:00.5'",
-    "CAST(i AS int unsigned) > 1", "CAST(i AS tinyint) > 1", "CAST(s AS binary) IS NULL", "CAST(d AS timestamp) > ts",
-    "i::bigint unsigned > 1", "CAST(i AS integer) = 2", "CAST(i AS datetime) IS NULL",
+    "CAST(i8 AS int unsigned) > 1", "CAST(i AS tinyint) > 1", "CAST(s AS binary) IS NULL", "CAST(d AS timestamp) > ts",
+    "i8::bigint unsigned > 1", "CAST(i AS integer) = 2", "CAST(i AS datetime) IS NULL",
     # the reference's documented examples (read_and_write.md)
     "((i IN (1, 2)) AND (st['b'] IS NOT NULL)) OR NOT b", "`CamelCol` = 1 AND `a b` IS NOT NULL AND st.`a` < 2",
     # decimals
@@ -404,3 +404,12 @@ def test_filter_columns_of_unusual_expressions():
     assert zone_filters(e) == [("a", ">", 1), ("s", "=", "it's")]
     assert zone_filters(parse_filter("NOT (a > 1)", schema)) == []
     assert zone_filters((pc.field("a") > 1) & pc.scalar(True)) == [("a", ">", 1)]
+
+
+@pytest.mark.parametrize("sql", ["CAST(i AS int unsigned) IS NULL", "CAST(s AS int) > 1", "i / 0 = 1", "i % 0 = 1"])
+def test_errors_while_filtering_are_value_errors(data, sql):
+    table, ds, uri = data
+    with pytest.raises(ValueError):
+        ds.to_table(filter=sql)
+    with pytest.raises(ValueError):
+        lancelot.dataset(uri).to_table(filter=sql)
