@@ -284,16 +284,12 @@ def _escape(t: Translator, node: exp.Expr) -> Val:
     return like(t, inner, isinstance(inner, exp.ILike), node.expression)
 
 
-def _typed_not(t: Translator, node: exp.Expr) -> Val:
-    return _not(t, node)
-
-
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
     exp.And: _logical,
     exp.Or: _logical,
-    exp.Not: _typed_not,
+    exp.Not: _not,
     exp.Is: _is,
     exp.NullSafeEQ: _distinct,
     exp.NullSafeNEQ: _distinct,

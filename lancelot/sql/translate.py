@@ -1,7 +1,7 @@
 """sqlglot syntax tree -> ``pyarrow.compute.Expression``, typed as pylance (lance + DataFusion) types it.
 
 Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs, logical_expr.rs):
-1. ``_resolve`` marks the literals that lance converts to a neighbouring column's type (strictly:
+1. ``Translator.resolve`` marks the literals that lance converts to a neighbouring column's type (strictly:
    a literal that does not fit is an error);
 2. ``Translator.value`` builds the expression bottom-up, every node with its Arrow type; operands
    meet in DataFusion's common type (lancelot/sql/types.py) with explicit casts, so pyarrow never
@@ -22,10 +22,7 @@ from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
-from lancelot.sql.types import (
-    as_decimal,
-    coerce_literal,
-)
+from lancelot.sql.types import as_decimal, coerce_literal
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
 
