@@ -413,3 +413,25 @@ def test_errors_while_filtering_are_value_errors(data, sql):
         ds.to_table(filter=sql)
     with pytest.raises(ValueError):
         lancelot.dataset(uri).to_table(filter=sql)
+
+
+def test_extended_conjuncts_prune_through_the_zone_maps(zoned):
+    """Struct fields, IN and starts_with conjuncts from SQL prune as the same pyarrow expressions do."""
+    from lancelot.dataset.fragment import _zone_maps
+    from lancelot.dataset.scan import zone_filters
+
+    table, ds = zoned
+    (frag,) = ds.get_fragments()
+    ((lf, _),) = frag._file_columns()
+    zm = _zone_maps(lf)
+    assert zm is not None
+    pairs = [
+        ("st.x > 38000", pc.field("st", "x") > 38000),
+        ("a IN (5, 6)", pc.field("a").isin([5, 6])),
+        ("starts_with(s, 'k0199')", pc.starts_with(pc.field("s"), "k0199")),
+    ]
+    for sql, expr in pairs:
+        ours = zm.row_ranges_matching(zone_filters(parse_filter(sql, table.schema), extended=True))
+        assert ours == zm.row_ranges_matching(zone_filters(expr, extended=True)), sql
+        assert sum(b - a for a, b in ours) < table.num_rows, sql  # it prunes
+        assert sum(b - a for a, b in ours) >= table.filter(expr).num_rows, sql
