@@ -82,7 +82,8 @@ FILTERS = [
     "i IS DISTINCT FROM 2", "i IS NOT DISTINCT FROM NULL", "i IS NOT DISTINCT FROM 2",
     # IN, BETWEEN
     "i IN (1, 2)", "i NOT IN (1, 2)", "i IN (1, NULL)", "i NOT IN (1, NULL)", "s IN ('ab', 'x_y')",
-    "i IN (1, i)", "NOT (f IN (1, '3'))", "st.a IN (1, 2.5)", "f IN (1.5, 3.0)",
+    "i IN (1, i)", "NOT (f IN (1, '3'))", "st.a IN (1, 2.5)", "f IN (1.5, 3.0)", "f IN (0)", "f IN (-0.0)",
+    "f NOT IN (0, 1)", "f IN (1, NULL)", "f NOT IN (1.5, NULL)", "s NOT IN ('ab', NULL)", "d IN (date '2020-01-01')",
     "i BETWEEN 2 AND 4", "i NOT BETWEEN 2 AND 4", "i BETWEEN 1 AND NULL",
     "d BETWEEN date '2020-01-01' AND date '2020-06-01'",
     # LIKE
