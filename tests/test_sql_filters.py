@@ -436,3 +436,13 @@ def test_extended_conjuncts_prune_through_the_zone_maps(zoned):
         assert ours == zm.row_ranges_matching(zone_filters(expr, extended=True)), sql
         assert sum(b - a for a, b in ours) < table.num_rows, sql  # it prunes
         assert sum(b - a for a, b in ours) >= table.filter(expr).num_rows, sql
+
+
+def test_list_functions_on_chunked_and_sliced_tables(data):
+    table, ds, _ = data
+    chunked = pa.concat_tables([table.slice(0, 2), table.slice(2, 1), table.slice(3)])
+    for sql in ["array_has(l, 2)", "array_position(l, 1) = 2", "array_position(l, 5) IS NULL", "l[2] = 2"]:
+        expected = _rows(ds.to_table(filter=sql))
+        e = parse_filter(sql, table.schema)
+        assert _rows(chunked.filter(e)) == expected, sql
+        assert _rows(table.slice(1).filter(e)) == [n for n in expected if n >= 1], sql

@@ -8,6 +8,7 @@ in a process that registered it: lancelot.sql registers it while parsing).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,13 +23,23 @@ if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
 
 _REGISTERED: set[str] = set()
+_LOCK = threading.Lock()
 _Impl = Callable[[pa.Array, pa.Array | pa.Scalar, int], pa.Array]
 
 
 def _register(kind: str, list_type: pa.DataType, value_type: pa.DataType, out: pa.DataType, impl: _Impl) -> str:
     name = f"lancelot_{kind}<{list_type}|{value_type}>"
-    if name in _REGISTERED:
-        return name
+    with _LOCK:
+        if name not in _REGISTERED:
+            _register_now(name, kind, list_type, value_type, out, impl)
+            _REGISTERED.add(name)
+    return name
+
+
+def _register_now(
+    name: str, kind: str, list_type: pa.DataType, value_type: pa.DataType, out: pa.DataType, impl: _Impl
+) -> None:
+    """Register ``impl`` with pyarrow as the scalar function ``name``."""
 
     def udf(ctx: pc.UdfContext, lists: pa.Array | pa.Scalar, value: pa.Array | pa.Scalar) -> pa.Array:
         n = len(lists) if isinstance(lists, pa.Array) else ctx.batch_length
@@ -38,8 +49,6 @@ def _register(kind: str, list_type: pa.DataType, value_type: pa.DataType, out: p
 
     doc = {"summary": kind, "description": f"DataFusion's {kind} on {list_type}"}
     pc.register_scalar_function(udf, name, doc, {"lists": list_type, "value": value_type}, out)
-    _REGISTERED.add(name)
-    return name
 
 
 def _matches(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
