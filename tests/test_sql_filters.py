@@ -124,6 +124,7 @@ FILTERS = [
     "starts_with(s, NULL)", "lower(NULL) IS NULL",
     "array_has_any(l, [2, 3])", "array_has_all(l, [2, 5])", "array_has_any(l, [])", "array_position(l, 2) = 2",
     "array_element(l, 1) = 1", "l[1] = 2", "l[2] = 2", "l[0] IS NULL", "l[5] IS NULL", "l[1] IS NULL",
+    "l[-1] = 2", "l[-2] = 1", "l[-3] IS NULL", "l[-1] IS NULL", "array_element(l, -1) = 5",
     "date_part('year', d) = 2020", "date_part('month', d) = 1", "date_part('day', ts) = 1",
     "date_part('hour', ts) = 12", "date_part('dow', d) = 3", "datepart('year', d) = 2020",
     "date_trunc('month', d) = date '2020-01-01'", "now() > ts", "current_date() > d",
@@ -441,7 +442,7 @@ def test_extended_conjuncts_prune_through_the_zone_maps(zoned):
 def test_list_functions_on_chunked_and_sliced_tables(data):
     table, ds, _ = data
     chunked = pa.concat_tables([table.slice(0, 2), table.slice(2, 1), table.slice(3)])
-    for sql in ["array_has(l, 2)", "array_position(l, 1) = 2", "array_position(l, 5) IS NULL", "l[2] = 2"]:
+    for sql in ["array_has(l, 2)", "array_position(l, 1) = 2", "array_position(l, 5) IS NULL", "l[2] = 2", "l[-1] = 2"]:
         expected = _rows(ds.to_table(filter=sql))
         e = parse_filter(sql, table.schema)
         assert _rows(chunked.filter(e)) == expected, sql

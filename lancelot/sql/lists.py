@@ -83,6 +83,20 @@ def _position(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> pa.Array:
     return pa.array(np.where(mask, 0, first - row_start + 1), pa.uint64(), mask=mask)
 
 
+def _from_end(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> pa.Array:
+    """Element ``len + k`` of each list (k < 0, a literal), null where the list is shorter."""
+    k = value.as_py() if isinstance(value, pa.Scalar) else value[0].as_py()
+    flat = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists).to_numpy()
+    row_start = np.searchsorted(parents, np.arange(n))
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    ok = lengths >= -k
+    picked = flat.take(pa.array((row_start + lengths + k)[ok]))
+    out = np.full(n, -1, dtype=np.int64)
+    out[ok] = np.arange(int(ok.sum()))
+    return picked.take(pa.array(out, mask=~ok))
+
+
 def _list_arg(t: Translator, node: exp.Expr, v: Val) -> Val:
     if not is_list(v.type):
         raise t.error(f"{node.name} needs a list, not {v.type}", node)
@@ -151,7 +165,8 @@ def element(t: Translator, node: exp.Expr, lists: Val, index: Val) -> Val:
     if k is None or k == 0:
         return _const(pa.scalar(None, item))
     if k < 0:
-        raise t.error("negative list indexes are not supported", node)
+        name = _register("array_element_from_end", lists.type, pa.int64(), item, _from_end)
+        return t.call(name, [lists, _const(pa.scalar(k, pa.int64()))], node)
     one = t.call("list_slice", [lists], node, pc.ListSliceOptions(k - 1, k, return_fixed_size_list=True))
     return t.call("list_element", [one, _const(pa.scalar(0, pa.int64()))], node)
 
