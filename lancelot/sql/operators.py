@@ -87,7 +87,8 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     if pa.types.is_null(a.type) or pa.types.is_null(b.type):
         common = b.type if pa.types.is_null(a.type) else a.type
     if common is None or not (is_numeric(common) or pa.types.is_null(common)):
-        symbol = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}.get(type(node), node.key)
+        symbols: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+        symbol = symbols.get(type(node), node.key)
         raise t.error(f"cannot apply {symbol} to {a.type} and {b.type}", node)
     if pa.types.is_decimal(common) and fn != "mod":
         da = a if pa.types.is_decimal(a.type) else t.cast(a, as_decimal(a.type), node)
