@@ -1,0 +1,369 @@
+"""SQL functions of pylance's filters (DataFusion's names) as pyarrow compute calls.
+
+Each entry takes the translator, the call node and its translated arguments.  Options that pyarrow
+takes as constants (patterns, flags) must be literals, as they are in practice.  ``array_has``
+has no pyarrow kernel: it is a scalar UDF registered with pyarrow per element type, on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.types import comparison_common, is_numeric, is_string
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator, Val
+
+
+class _NullArgument(Exception):
+    """A literal NULL where a function takes a constant: the call's result is NULL."""
+
+
+def _literal_str(t: Translator, v: Val, node: exp.Expr, what: str) -> str:
+    if v.const is not None and not v.const.is_valid:
+        raise _NullArgument
+    if v.const is None or not is_string(v.type):
+        raise t.error(f"the {what} must be a string literal", node)
+    s: str = v.const.as_py()
+    return s
+
+
+def _literal_int(t: Translator, v: Val, node: exp.Expr, what: str) -> int:
+    if v.const is not None and not v.const.is_valid:
+        raise _NullArgument
+    if v.const is None or not pa.types.is_integer(v.type):
+        raise t.error(f"the {what} must be an integer literal", node)
+    i: int = v.const.as_py()
+    return i
+
+
+def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
+    if pa.types.is_dictionary(v.type):
+        v = t.cast(v, v.type.value_type, node)
+    if pa.types.is_null(v.type):
+        v = t.cast(v, pa.utf8(), node)
+    if not is_string(v.type):
+        raise t.error(f"expected a string, not {v.type}", node)
+    return v
+
+
+def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val:
+    if len(args) not in (2, 3):
+        raise t.error(f"{node.name} takes 2 or 3 arguments", node)
+    s = _string(t, args[0], node)
+    if boolean and args[1].const is not None and not args[1].const.is_valid:
+        from lancelot.sql.translate import _const
+
+        return _const(pa.scalar(False))
+    pattern = _literal_str(t, args[1], node, "pattern")
+    flags = _literal_str(t, args[2], node, "flags") if len(args) == 3 else ""
+    if set(flags) - {"i"}:
+        raise t.error(f"unsupported regular expression flags {flags!r} (only 'i')", node)
+    out = t.call("match_substring_regex", [s], node, pc.MatchSubstringOptions(pattern, ignore_case="i" in flags))
+    if boolean:  # regexp_match(...) IS NOT NULL: a null string does not match
+        from lancelot.sql.translate import _const
+
+        out = t.call("coalesce", [out, _const(pa.scalar(False))], node)
+    return out
+
+
+def _pattern_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        _arity(t, node, args, 2)
+        s = _string(t, args[0], node)
+        return t.call(kernel, [s], node, pc.MatchSubstringOptions(_literal_str(t, args[1], node, "pattern")))
+
+    return fn
+
+
+def _unary(
+    kernel: str, accepts: Callable[[pa.DataType], bool] | None = None, to: pa.DataType | None = None
+) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        _arity(t, node, args, 1)
+        x = args[0]
+        if accepts is is_string:
+            x = _string(t, x, node)
+        elif accepts is not None and not accepts(x.type):
+            raise t.error(f"{node.name} does not apply to {x.type}", node)
+        if to is not None and x.type != to and pa.types.is_integer(x.type):
+            x = t.cast(x, to, node)
+        return t.call(kernel, [x], node)
+
+    return fn
+
+
+def _arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
+    if len(args) != n:
+        raise t.error(f"{node.name} takes {n} argument{'s' if n > 1 else ''}, not {len(args)}", node)
+
+
+def _is_valid(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1)
+    return t.call("is_valid", args, node)
+
+
+def _isnan(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1)
+    x = args[0]
+    if pa.types.is_integer(x.type):
+        x = t.cast(x, pa.float64(), node)
+    return t.call("is_nan", [x], node)
+
+
+def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    if not args:
+        raise t.error("coalesce needs arguments", node)
+    common = args[0].type
+    for a in args[1:]:
+        c = comparison_common(common, a.type)
+        if c is None:
+            raise t.error(f"coalesce of {common} and {a.type}", node)
+        common = c
+    return t.call("coalesce", [t.cast(a, common, node) for a in args], node)
+
+
+def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    strings = [t.cast(a, pa.utf8(), node) for a in args]
+    opts = pc.JoinOptions(null_handling="replace", null_replacement="")
+    return t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
+
+
+def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 3)
+    s = _string(t, args[0], node)
+    old = _literal_str(t, args[1], node, "search string")
+    new = _literal_str(t, args[2], node, "replacement")
+    return t.call("replace_substring", [s], node, pc.ReplaceSubstringOptions(old, new))
+
+
+def _abs(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1)
+    if not is_numeric(args[0].type):
+        raise t.error(f"abs does not apply to {args[0].type}", node)
+    return t.call("abs", args, node)
+
+
+def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        _arity(t, node, args, 1)
+        if not is_numeric(args[0].type):
+            raise t.error(f"{node.name} does not apply to {args[0].type}", node)
+        x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
+        return t.call(kernel, [x], node)
+
+    return fn
+
+
+def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    if len(args) not in (1, 2):
+        raise t.error("round takes 1 or 2 arguments", node)
+    x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
+    digits = 0
+    if len(args) == 2:
+        if args[1].const is None or not pa.types.is_integer(args[1].type):
+            raise t.error("the digits of round must be an integer literal", node)
+        digits = args[1].const.as_py()
+    return t.call("round", [x], node, pc.RoundOptions(digits, round_mode="half_towards_infinity"))
+
+
+def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 2)
+    a, b = args
+    if pa.types.is_int64(a.type) and pa.types.is_int64(b.type):  # else DataFusion picks power(double, double)
+        return t.call("power", [a, b], node)
+    return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
+
+
+def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 2)
+    a, b = args
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"nullif of {a.type} and {b.type}", node)
+    a = t.cast(a, common, node)
+    same = t.call("coalesce", [t.compare("equal", a, b, node), _const(pa.scalar(False))], node)
+    return t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node)
+
+
+def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 1)
+    if not is_numeric(args[0].type):
+        raise t.error(f"iszero does not apply to {args[0].type}", node)
+    x = t.cast(args[0], pa.float64(), node) if not pa.types.is_floating(args[0].type) else args[0]
+    return t.call("equal", [x, _const(pa.scalar(0.0, x.type))], node)
+
+
+def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """1-based character position of the first occurrence, 0 when absent: the characters before it
+    are the first piece of a split at it."""
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 2)
+    s = _string(t, args[0], node)
+    sub = _literal_str(t, args[1], node, "substring")
+    if sub == "":
+        return t.call(
+            "if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, pa.int32())), _null(pa.int32())], node
+        )
+    pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(sub, max_splits=1))
+    found = t.call("greater", [t.call("list_value_length", [pieces], node), _const(pa.scalar(1, pa.int32()))], node)
+    before = t.call("utf8_length", [t.call("list_element", [pieces, _const(pa.scalar(0))], node)], node)
+    at = t.call("add", [before, _const(pa.scalar(1, before.type))], node)
+    return t.call("if_else", [found, at, _const(pa.scalar(0, before.type))], node)
+
+
+def _null(t: pa.DataType) -> Val:
+    from lancelot.sql.translate import _const
+
+    return _const(pa.scalar(None, t))
+
+
+def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        from lancelot.sql.translate import _const
+
+        _arity(t, node, args, 2)
+        s = _string(t, args[0], node)
+        n = _literal_int(t, args[1], node, "length")
+        if left:
+            opts = pc.SliceOptions(0, n) if n != 0 else pc.SliceOptions(0, 0)
+        elif n > 0:
+            opts = pc.SliceOptions(-n)
+        elif n < 0:
+            opts = pc.SliceOptions(-n)
+        else:
+            return t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar("")), _null(s.type)], node)
+        return t.call("utf8_slice_codeunits", [s], node, opts)
+
+    return fn
+
+
+def _trim(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        if len(args) not in (1, 2):
+            raise t.error(f"{node.name} takes 1 or 2 arguments", node)
+        s = _string(t, args[0], node)
+        chars = _literal_str(t, args[1], node, "characters") if len(args) == 2 else " "
+        return t.call(kernel, [s], node, pc.TrimOptions(chars))
+
+    return fn
+
+
+def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    if len(args) not in (3, 4):
+        raise t.error(f"{node.name} takes 3 or 4 arguments", node)
+    s = _string(t, args[0], node)
+    pattern = _literal_str(t, args[1], node, "pattern")
+    replacement = _literal_str(t, args[2], node, "replacement")
+    flags = _literal_str(t, args[3], node, "flags") if len(args) == 4 else ""
+    if set(flags) - {"g", "i"}:
+        raise t.error(f"unsupported regular expression flags {flags!r} (only 'g', 'i')", node)
+    if "$" in replacement or "\\" in replacement:
+        raise t.error("group references in the replacement are not supported", node)
+    if "i" in flags:
+        pattern = "(?i)" + pattern
+    opts = pc.ReplaceSubstringOptions(pattern, replacement, max_replacements=None if "g" in flags else 1)
+    return t.call("replace_substring_regex", [s], node, opts)
+
+
+def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.lists import element
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 3)
+    s = _string(t, args[0], node)
+    delimiter = _literal_str(t, args[1], node, "delimiter")
+    k = _literal_int(t, args[2], node, "part number")
+    if k <= 0:
+        raise t.error("split_part counts parts from 1", node)
+    pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(delimiter))
+    part = element(t, node, pieces, _const(pa.scalar(k)))
+    # past the last part: an empty string (null strings stay null)
+    return t.call(
+        "if_else",
+        [t.call("is_valid", [s], node), t.call("coalesce", [part, _const(pa.scalar(""))], node), _null(pa.utf8())],
+        node,
+    )
+
+
+FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "nullif": _nullif,
+    "iszero": _iszero,
+    "strpos": _strpos,
+    "instr": _strpos,
+    "left": _left_right(True),
+    "right": _left_right(False),
+    "btrim": _trim("utf8_trim"),
+    "ltrim": _trim("utf8_ltrim"),
+    "rtrim": _trim("utf8_rtrim"),
+    "initcap": _unary("utf8_title", is_string),
+    "regexp_replace": _regexp_replace,
+    "split_part": _split_part,
+    "lower": _unary("utf8_lower", is_string),
+    "upper": _unary("utf8_upper", is_string),
+    "length": _unary("utf8_length", is_string),
+    "char_length": _unary("utf8_length", is_string),
+    "character_length": _unary("utf8_length", is_string),
+    "octet_length": _unary("binary_length", is_string),
+    "reverse": _unary("utf8_reverse", is_string),
+    "starts_with": _pattern_fn("starts_with"),
+    "ends_with": _pattern_fn("ends_with"),
+    "contains": _pattern_fn("match_substring"),
+    "regexp_like": lambda t, node, args: _regex(t, node, args, False),
+    "is_valid": _is_valid,
+    "isnan": _isnan,
+    "coalesce": _coalesce,
+    "concat": _concat,
+    "replace": _replace,
+    "abs": _abs,
+    "sqrt": _float_fn("sqrt"),
+    "round": _round,
+    "power": _power,
+    "pow": _power,
+}
+
+
+#: result types of functions called with a literal NULL where they take a constant (default utf8)
+_NULL_RESULT = {
+    "starts_with": pa.bool_(),
+    "ends_with": pa.bool_(),
+    "contains": pa.bool_(),
+    "regexp_like": pa.bool_(),
+    "strpos": pa.int32(),
+    "instr": pa.int32(),
+}
+
+from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above
+from lancelot.sql.temporal import TEMPORAL_FUNCTIONS  # noqa: E402
+
+
+def function(t: Translator, node: exp.Anonymous) -> Val:
+    """A call of a named function (sqlglot's ``Anonymous`` node: our dialect keeps every call so)."""
+    name = node.name.lower()
+    args = [t.value(a) for a in node.expressions]
+    if name == "regexp_match":
+        if id(node) not in t.boolean:
+            raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)
+        return _regex(t, node, args, True)
+    fn = FUNCTIONS.get(name) or LIST_FUNCTIONS.get(name) or TEMPORAL_FUNCTIONS.get(name)
+    if fn is None:
+        known = ", ".join(sorted({*FUNCTIONS, *LIST_FUNCTIONS, *TEMPORAL_FUNCTIONS, "regexp_match"}))
+        raise t.error(f"unknown function {node.name!r} (functions: {known})", node)
+    try:
+        return fn(t, node, args)
+    except _NullArgument:
+        from lancelot.sql.translate import _const
+
+        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))

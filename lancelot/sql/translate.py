@@ -1,0 +1,362 @@
+"""sqlglot syntax tree -> ``pyarrow.compute.Expression``, typed as pylance (lance + DataFusion) types it.
+
+Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs, logical_expr.rs):
+1. ``Translator.resolve`` marks the literals that lance converts to a neighbouring column's type (strictly:
+   a literal that does not fit is an error);
+2. ``Translator.value`` builds the expression bottom-up, every node with its Arrow type; operands
+   meet in DataFusion's common type (lancelot/sql/types.py) with explicit casts, so pyarrow never
+   guesses.  Constant sub-expressions are computed at once (``1 + 1`` is ``2``; ``'x'::int`` fails
+   here, as in pylance's planning).
+
+Operators live in lancelot/sql/operators.py, functions in functions.py, lists.py, temporal.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.errors import SqlError
+from lancelot.sql.parse import position
+from lancelot.sql.types import as_decimal, coerce_literal
+
+_TYPES: dict[tuple[Any, ...], pa.DataType] = {}
+
+
+def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.DataType:
+    """The type ``name`` returns for arguments of ``types`` (pyarrow's answer for empty arrays)."""
+    key = (name, types, None if options is None else str(options))
+    t = _TYPES.get(key)
+    if t is None:
+        t = pc.call_function(name, [pa.array([], x) for x in types], options).type
+        if len(_TYPES) < 4096:
+            _TYPES[key] = t
+    return t
+
+
+@dataclass(frozen=True)
+class Val:
+    """A translated node: its expression, its Arrow type, and its value when known at parse time."""
+
+    expr: pc.Expression
+    type: pa.DataType
+    const: pa.Scalar | None = None
+    #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
+    nan_low: bool = False
+
+
+def _const(s: pa.Scalar) -> Val:
+    return Val(pc.scalar(s), s.type, s)
+
+
+_COMPARISONS: dict[type[exp.Expr], str] = {
+    exp.EQ: "equal",
+    exp.NEQ: "not_equal",
+    exp.GT: "greater",
+    exp.GTE: "greater_equal",
+    exp.LT: "less",
+    exp.LTE: "less_equal",
+}
+_ARITHMETIC: dict[type[exp.Expr], str] = {
+    exp.Add: "add",
+    exp.Sub: "subtract",
+    exp.Mul: "multiply",
+    exp.Div: "divide",
+    exp.Mod: "mod",
+}
+#: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
+_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe)
+
+
+def _unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def is_literal(node: exp.Expr) -> bool:
+    """A literal as DataFusion's parser makes one: numbers (a minus sign folded in), strings,
+    booleans, NULL, hex strings and arrays of those; not ``DATE '...'`` nor casts."""
+    node = _unparen(node)
+    if isinstance(node, exp.Literal | exp.Boolean | exp.Null | exp.HexString):
+        return True
+    if isinstance(node, exp.Neg):
+        inner = node.this
+        return isinstance(inner, exp.Literal) and not inner.is_string
+    if isinstance(node, exp.Array):
+        return all(is_literal(e) for e in node.expressions)
+    return False
+
+
+def _all_literal(node: exp.Expr) -> bool:
+    node = _unparen(node)
+    if isinstance(node, _BINARY):
+        return _all_literal(node.this) and _all_literal(node.expression)
+    return is_literal(node)
+
+
+def column_parts(node: exp.Expr) -> list[tuple[str, bool]] | None:
+    """``[(name, quoted), ...]`` when ``node`` names a column or a field inside struct columns
+    (``a``, ``s.a.b``, ``s['a']``), else None."""
+    if isinstance(node, exp.Column):
+        if not isinstance(node.this, exp.Identifier):
+            return None
+        return [(p.name, bool(p.args.get("quoted"))) for p in node.parts]
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+        head = column_parts(node.this)
+        if head is None:
+            return None
+        return [*head, (node.expression.name, True)]
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+        key = node.expressions[0]
+        if isinstance(key, exp.Literal) and key.is_string:
+            head = column_parts(node.this)
+            return None if head is None else [*head, (key.name, True)]
+    return None
+
+
+class Translator:
+    """Translate one SQL filter or expression against ``schema``."""
+
+    def __init__(self, sql: str, schema: pa.Schema, what: str) -> None:
+        self.sql, self.schema, self.what = sql, schema, what
+        self.hints: dict[int, pa.DataType] = {}
+        self.boolean: set[int] = set()
+        self.columns: list[tuple[str, ...]] = []
+
+    # -- errors and columns -------------------------------------------------------------------
+    def error(self, message: str, node: exp.Expr | None) -> SqlError:
+        return SqlError(f"{message}, at {position(self.sql, node)} of the SQL {self.what} {self.sql!r}")
+
+    def resolve_path(self, parts: list[tuple[str, bool]], node: exp.Expr) -> tuple[tuple[str, ...], pa.DataType]:
+        """The schema path and type of a column reference: an unquoted top-level name matches
+        regardless of case when no column has it exactly (as pylance), struct fields match exactly."""
+        (name, quoted), rest = parts[0], parts[1:]
+        names = self.schema.names
+        if name not in names:
+            folded = [n for n in names if n.lower() == name.lower()] if not quoted else []
+            if len(folded) != 1:
+                raise self.error(f"no column named {name!r} (columns: {', '.join(names)})", node)
+            name = folded[0]
+        t = self.schema.field(name).type
+        path = [name]
+        for child, _ in rest:
+            if not pa.types.is_struct(t):
+                raise self.error(f"column {'.'.join(path)!r} is not a struct: no field {child!r} in it", node)
+            idx = t.get_field_index(child)
+            if idx < 0:
+                fields = [t.field(i).name for i in range(t.num_fields)]
+                raise self.error(
+                    f"struct column {'.'.join(path)!r} has no field {child!r} (fields: {', '.join(fields)})", node
+                )
+            t = t.field(idx).type
+            path.append(child)
+        return tuple(path), t
+
+    def column_type(self, node: exp.Expr) -> pa.DataType | None:
+        parts = column_parts(_unparen(node))
+        if parts is None:
+            return None
+        try:
+            return self.resolve_path(parts, node)[1]
+        except SqlError:
+            return None
+
+    # -- pass 1: lance's literal resolution --------------------------------------------------
+    def _hint(self, node: exp.Expr, t: pa.DataType) -> None:
+        node = _unparen(node)
+        if isinstance(node, _BINARY):
+            self._hint(node.this, t)
+            self._hint(node.expression, t)
+        elif is_literal(node):
+            self.hints[id(node)] = t
+
+    def resolve(self, node: exp.Expr) -> None:
+        node = _unparen(node)
+        negated = isinstance(node, exp.Not)
+        inner = node.this if negated else node  # NOT (x IN ...) is a NOT, not a NOT IN: no resolution
+        if isinstance(inner, exp.Between):
+            t = self.column_type(inner.this)
+            if t is not None:
+                self._hint(inner.args["low"], t)
+                self._hint(inner.args["high"], t)
+        elif isinstance(inner, exp.In) and isinstance(_unparen(inner.this), exp.Column):
+            t = self.column_type(inner.this)
+            if (
+                t is not None
+                and column_parts(_unparen(inner.this)) is not None
+                and len(column_parts(_unparen(inner.this)) or []) == 1
+            ):
+                for e in inner.expressions:
+                    self._hint(e, t)
+        elif negated:
+            return
+        elif isinstance(node, exp.And | exp.Or):
+            self.resolve(node.this)
+            self.resolve(node.expression)
+        elif isinstance(node, _BINARY):
+            left, right = _unparen(node.this), _unparen(node.expression)
+            lt = self.column_type(left)
+            if lt is not None:
+                if is_literal(right) or (isinstance(right, _BINARY) and _all_literal(right)):
+                    self._hint(right, lt)
+            else:
+                rt = self.column_type(right)
+                if rt is not None and is_literal(left):
+                    self._hint(left, rt)
+
+    def mark_boolean(self, node: exp.Expr) -> None:
+        """regexp_match in a boolean position means "matches" (lance's coerce_filter_type_to_boolean)."""
+        node = _unparen(node)
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "regexp_match":
+            self.boolean.add(id(node))
+        elif isinstance(node, _BINARY):
+            self.mark_boolean(node.this)
+            self.mark_boolean(node.expression)
+        elif isinstance(node, exp.Not):
+            self.mark_boolean(node.this)
+        elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            self.mark_boolean(node.this)
+
+    # -- pass 2: typed expressions -----------------------------------------------------------
+    def call(self, name: str, args: list[Val], node: exp.Expr, options: Any = None) -> Val:
+        """``name`` applied to ``args``: computed now when all are constants, else an expression whose
+        type pyarrow reports for empty inputs (a kernel that does not exist for them is a SqlError)."""
+        try:
+            if all(a.const is not None for a in args):
+                out = pc.call_function(name, [a.const for a in args], options)
+                return _const(out)
+            t = _result_type(name, tuple(a.type for a in args), options)
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            types = ", ".join(str(a.type) for a in args)
+            raise self.error(f"{name} does not apply to ({types}): {e}", node) from None
+        except pa.ArrowInvalid as e:
+            raise self.error(f"{name}: {e}", node) from None
+        return Val(pc.Expression._call(name, [a.expr for a in args], options), t)
+
+    def cast(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        if v.type == t:
+            return v
+        if pa.types.is_decimal(t) and pa.types.is_integer(v.type) and as_decimal(v.type) != t:
+            v = self.cast(v, as_decimal(v.type), node)  # Arrow casts integers only to wide decimals
+        if pa.types.is_timestamp(t) and pa.types.is_integer(v.type) and not pa.types.is_int64(v.type):
+            v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
+        if pa.types.is_timestamp(t) and t.tz is not None:
+            return self._to_zoned(v, t, node)
+        if v.const is not None:
+            try:
+                return _const(v.const.cast(t))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError) as e:
+                raise self.error(f"cannot cast {v.const.as_py()!r} to {t}: {e}", node) from None
+        try:
+            pa.array([], v.type).cast(t)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+            raise self.error(f"cannot cast {v.type} to {t}", node) from None
+        keeps_sign = pa.types.is_floating(v.type) and pa.types.is_floating(t)
+        return Val(v.expr.cast(t), t, None, v.nan_low and keeps_sign)
+
+    def _to_zoned(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """To a zoned timestamp as arrow-rs casts: a naive time is a wall-clock time in the zone,
+        a date is midnight UTC."""
+        if pa.types.is_timestamp(v.type) and v.type.tz is None:
+            naive = self.cast(v, pa.timestamp(t.unit), node)
+            if naive.const is not None:
+                local = pc.assume_timezone(pa.array([naive.const.as_py()], naive.type), timezone=t.tz)
+                return _const(local[0].cast(t))
+            zoned = self.call("assume_timezone", [naive], node, pc.AssumeTimezoneOptions(t.tz))
+            return self.cast(zoned, t, node)
+        if pa.types.is_date(v.type):
+            v = self.cast(v, pa.timestamp(t.unit), node)
+        if v.type == t:
+            return v
+        if v.const is not None:
+            try:
+                return _const(v.const.cast(t))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
+                raise self.error(f"cannot cast {v.const} to {t}: {e}", node) from None
+        return Val(v.expr.cast(t), t)
+
+    def boolean_operand(self, v: Val, node: exp.Expr) -> Val:
+        if pa.types.is_null(v.type):
+            return self.cast(v, pa.bool_(), node)
+        if not pa.types.is_boolean(v.type):
+            raise self.error(f"expected a boolean, not {v.type}: {node.sql()}", node)
+        return v
+
+    def literal(self, node: exp.Expr) -> Val:
+        return _const(self.literal_scalar(node))
+
+    def literal_scalar(self, node: exp.Expr) -> pa.Scalar:
+        """The value of a literal node, converted to its column's type where lance does that."""
+        n = _unparen(node)
+        if isinstance(n, exp.Null):
+            s = pa.scalar(None, pa.null())
+        elif isinstance(n, exp.Boolean):
+            s = pa.scalar(bool(n.this), pa.bool_())
+        elif isinstance(n, exp.HexString):
+            s = pa.scalar(bytes.fromhex(n.this if len(n.this) % 2 == 0 else "0" + n.this), pa.binary())
+        elif isinstance(n, exp.Array):
+            items = [self.literal_scalar(e) for e in n.expressions]
+            t = items[0].type if items and items[0] is not None else pa.null()
+            coerced = [coerce_literal(i, t) if i is not None else None for i in items]
+            values = [c.as_py() for c in coerced if c is not None]
+            if len(values) < len(items):
+                raise self.error(f"array elements must have one type ({t})", n)
+            s = pa.scalar(values, pa.list_(t))
+        elif isinstance(n, exp.Literal) and n.is_string:
+            s = pa.scalar(n.this, pa.utf8())
+        else:
+            negative = isinstance(n, exp.Neg)
+            text = ("-" if negative else "") + (n.this.this if negative else n.this)
+            try:
+                value: int | float = int(text)
+                s = pa.scalar(value, pa.int64()) if -(2**63) <= value < 2**63 else pa.scalar(float(text))
+            except ValueError:
+                try:
+                    s = pa.scalar(float(text), pa.float64())
+                except ValueError:
+                    raise self.error(f"{text!r} is not a number", n) from None
+        want = self.hints.get(id(n))
+        if want is not None:
+            c = coerce_literal(s, want)
+            if c is None:
+                raise self.error(f"the literal {n.sql()} cannot be converted to the column's type {want}", n)
+            s = c
+        return s
+
+    def value(self, node: exp.Expr) -> Val:
+        """The typed expression of ``node``."""
+        node = _unparen(node)
+        if is_literal(node):
+            return self.literal(node)
+        parts = column_parts(node)
+        if parts is not None:
+            path, t = self.resolve_path(parts, node)
+            if path not in self.columns:
+                self.columns.append(path)
+            return Val(pc.field(*path), t)
+        if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+            from lancelot.sql.lists import element
+
+            return element(self, node, self.value(node.this), self.value(node.expressions[0]))
+        from lancelot.sql.operators import HANDLERS
+
+        handler = HANDLERS.get(type(node))
+        if handler is not None:
+            return handler(self, node)
+        if isinstance(node, exp.Anonymous):
+            from lancelot.sql.functions import function
+
+            return function(self, node)
+        what = type(node).__name__
+        raise self.error(f"{what} ({node.sql()}) is not supported in lance SQL", node)
+
+    def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
+        """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/operators.py)."""
+        from lancelot.sql.operators import compare
+
+        return compare(self, fn, a, b, node)
