@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lancelot.dataset.commit import CommitConflictError, commit_transaction
+from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
@@ -160,7 +160,7 @@ def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb
             for o in old:
                 i = pos.get(int(o.id))
                 if i is None or not _same_fragment(frags[i], o):
-                    raise CommitConflictError(
+                    raise RetryableCommitConflictError(
                         f"dataset {uri!r}: compaction conflicts with a concurrent commit: fragment {o.id} "
                         f"was {'removed' if i is None else 'changed'} since version {base.manifest.version}"
                     )
@@ -205,6 +205,10 @@ def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> 
         raise LanceError(f"compaction wrote {at} rows for {len(ids_a)} live rows")
 
 
+#: times a compaction is planned and written again when a concurrent commit changed fragments it rewrites
+COMPACTION_ATTEMPTS = 3
+
+
 def compact_files(
     ds: LanceDataset,
     *,
@@ -216,18 +220,35 @@ def compact_files(
 ) -> CompactionMetrics:
     """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
 
-    ``max_rows_per_group`` and ``num_threads`` are accepted for pylance's signature (2.x files have
-    no row groups; groups are rewritten one after another)."""
-    from lancelot.dataset.write import write_fragments
-
+    Concurrent commits are handled as pylance handles them (appends, deletes and rewrites of other
+    fragments: the compaction is rebuilt on top of them), and better: when a delete or rewrite
+    committed meanwhile changed fragments this compaction rewrites (pylance's "retryable" conflict,
+    which fails its compaction), the compaction is planned again on the latest version and retried, up
+    to ``COMPACTION_ATTEMPTS`` times.  ``max_rows_per_group`` and ``num_threads`` are accepted for
+    pylance's signature (2.x files have no row groups; groups are rewritten one after another)."""
     del max_rows_per_group, num_threads
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
+    for attempt in range(COMPACTION_ATTEMPTS):
+        try:
+            return _compact_once(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+        except RetryableCommitConflictError:
+            if attempt == COMPACTION_ATTEMPTS - 1:
+                raise
+            ds = ds.checkout_version(ds.latest_version)
+    raise AssertionError("unreachable")
+
+
+def _compact_once(
+    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float
+) -> CompactionMetrics:
+    from lancelot.dataset.write import write_fragments
+
     where = f"dataset {ds.uri!r} version {ds.version}"
     stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
     if _has_indices(ds._mf):
         raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
-    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, threshold)
     metrics = CompactionMetrics()
     if not groups:
         return metrics
