@@ -92,9 +92,9 @@ class DropReplyProxy:
     """An HTTP proxy on 127.0.0.1 in front of the S3 endpoint that can lose replies.
 
     Every request is forwarded to the endpoint; for the first ``drops`` requests that ``lose``
-    selects (method, path, headers), the endpoint's reply is read and then thrown away: the client's
-    connection is closed without an answer, as when a reply is lost on the network after the request
-    took effect.  The client (s3fs / botocore) then retries the request by itself.
+    selects (method, path, headers), each to another path, the endpoint's reply is read and then
+    thrown away: the client's connection is closed without an answer, as when a reply is lost on
+    the network after the request took effect.  The client (s3fs / botocore) then retries the request by itself.
     ``.lost`` lists the (method, path, status) of the replies it dropped; ``.seen`` every request."""
 
     def __init__(self, upstream: str, lose, drops: int = 1) -> None:
@@ -148,7 +148,11 @@ class DropReplyProxy:
                     conn.close()
                 with lock:
                     proxy.seen.append((self.command, self.path))
-                    drop = len(proxy.lost) < proxy.drops and proxy.lose(self.command, self.path, self.headers)
+                    drop = (
+                        len(proxy.lost) < proxy.drops
+                        and all(p != self.path for _, p, _ in proxy.lost)  # a retry is answered
+                        and proxy.lose(self.command, self.path, self.headers)
+                    )
                     if drop:
                         proxy.lost.append((self.command, self.path, resp.status))
                 if drop:
