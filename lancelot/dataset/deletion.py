@@ -163,11 +163,17 @@ def rebase_deletions(
 
 
 def read_deletions(
-    store: ObjectStore, fragment_id: int, d: table_pb2.DeletionFile, physical_rows: int, where: str
+    store: ObjectStore,
+    fragment_id: int,
+    d: table_pb2.DeletionFile,
+    physical_rows: int,
+    where: str,
+    path: str | None = None,
 ) -> np.ndarray:
-    """The deleted positions of a fragment's deletion file; a missing file is a LanceFileNotFoundError
-    naming the dataset, version, fragment and path (as a missing data file is)."""
-    path = deletion_path(fragment_id, d)
+    """The deleted positions of a fragment's deletion file (at ``path`` in ``store``, by default
+    ``deletion_path``); ``where`` names the dataset, version and fragment.  A missing file is a
+    LanceFileNotFoundError naming them and the path, as a missing data file is."""
+    path = path or deletion_path(fragment_id, d)
     try:
         data = store.read(path)
     except FileNotFoundError:
