@@ -208,7 +208,9 @@ def commit_transaction(
     (``rebase_deletions``).  A version that is this very transaction (an earlier attempt took
     effect but its reply was lost, and the store's own retry found the manifest there) is
     returned as the commit's: one operation, one version.  A version in between that a cleanup
-    removed cannot be checked: a ``RetryableCommitConflictError`` asks the caller to re-read."""
+    removed cannot be checked: a ``RetryableCommitConflictError`` asks the caller to re-read
+    (the read version itself may be gone: the versions after it say all that changed since).
+    Only overwrites, restores and clones, which stand against everything alike, pass over them."""
     name = transaction_name(txn)
     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
     checked = read_version
@@ -228,12 +230,8 @@ def commit_transaction(
             if checked is not None and checked > latest:
                 raise LanceError(f"dataset {uri!r}: read version {checked} is newer than the latest {latest}")
             unconditional = operation(txn) in _UNCONDITIONAL
-            if checked is not None and checked < latest and checked not in versions.names and not unconditional:
-                raise RetryableCommitConflictError(
-                    f"dataset {uri!r}: the read version {checked} has been cleaned up, so the versions "
-                    f"committed since cannot all be checked for conflicts; re-read the dataset and retry"
-                )
             start = checked if checked is not None else latest
+            base = None
             for v in range(start + 1, latest + 1):
                 if v not in versions.names:
                     if unconditional:
@@ -248,8 +246,8 @@ def commit_transaction(
                 other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
                 c = conflict(txn, other)
                 if c is not None and c.kind == REBASE and other is not None:
-                    latest_mf = _load_vanishing(store, uri, versions, latest)
-                    txn, build = rebase_deletions(store, uri, txn, other, latest_mf, c.reason)
+                    base = base or _load_vanishing(store, uri, versions, latest)
+                    txn, build = rebase_deletions(store, uri, txn, other, base, c.reason)
                     name = transaction_name(txn)
                     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
                 elif c is not None:
@@ -258,8 +256,10 @@ def commit_transaction(
                         f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
                         f"{c.reason}"
                     )
+                if v == latest:
+                    base = mf
             checked = latest
-            base = _load_vanishing(store, uri, versions, latest)
+            base = base or _load_vanishing(store, uri, versions, latest)
             check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
         m, index = build(base, version)
