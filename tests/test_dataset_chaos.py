@@ -137,7 +137,9 @@ def test_chaos_trial(tmp_path):
     plans = [  # (library, weights of append, delete, compact, cleanup)
         ("lancelot", [6, 3, 1, 0]),
         ("lancelot", [5, 3, 1, 1]),
-        ("pylance", [6, 0, 1, 0]),
+        # appends only: pylance 14.0.2 rebases its other operations over cleaned-up versions (and so
+        # may bring back rows a delete removed: tests/test_dataset_cleanup.py)
+        ("pylance", [1, 0, 0, 0]),
     ]
     journals: list[str] = []
     procs: dict[int, tuple[subprocess.Popen, int]] = {}
@@ -162,8 +164,8 @@ def test_chaos_trial(tmp_path):
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             kills += 1
-        p.communicate(timeout=60)
-        assert p.returncode in (0, -signal.SIGKILL), f"seed {seed}: worker {w} failed: {p.stderr}"
+        _, err = p.communicate(timeout=60)
+        assert p.returncode in (0, -signal.SIGKILL), f"seed {seed}: worker {w} failed:\n{err[-3000:]}"
         start(slot)
     open(stop, "w").close()
     for p, w in procs.values():

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction
+from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction, list_versions
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError, LanceFileNotFoundError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -223,8 +223,9 @@ def compact_files(
     Concurrent commits are handled as pylance handles them (appends, deletes and rewrites of other
     fragments: the compaction is rebuilt on top of them), and better: when a delete or rewrite
     committed meanwhile changed fragments this compaction rewrites (pylance's "retryable" conflict,
-    which fails its compaction), the compaction is planned again on the latest version and retried, up
-    to ``COMPACTION_ATTEMPTS`` times.  ``max_rows_per_group`` and ``num_threads`` are accepted for
+    which fails its compaction), or when a cleanup removed the version it read (and files with it),
+    the compaction is planned again on the latest version and retried, up to ``COMPACTION_ATTEMPTS``
+    times.  ``max_rows_per_group`` and ``num_threads`` are accepted for
     pylance's signature (2.x files have no row groups; groups are rewritten one after another)."""
     del max_rows_per_group, num_threads
     if target_rows_per_fragment <= 0:
@@ -235,7 +236,12 @@ def compact_files(
         except RetryableCommitConflictError:
             if attempt == COMPACTION_ATTEMPTS - 1:
                 raise
-            ds = ds.checkout_version(ds.latest_version)
+        except (LanceFileNotFoundError, CorruptFileError):
+            # a file of the version being compacted is gone: planning again helps only if a cleanup
+            # removed that version meanwhile (then its files may go too)
+            if attempt == COMPACTION_ATTEMPTS - 1 or ds.version in list_versions(ds._store, ds.uri).names:
+                raise
+        ds = ds.checkout_version(ds.latest_version)
     raise AssertionError("unreachable")
 
 
