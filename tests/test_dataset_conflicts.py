@@ -124,7 +124,7 @@ CASES = [
                 groups=[T.Rewrite.RewriteGroup(old_fragments=[_frag(0), _frag(2)], new_fragments=[_frag(0)])]
             )
         ),
-        [C, R, R, R, N, R, C, R, C, C, N, R, C, C, C],
+        [C, R, B, R, N, R, C, R, C, C, N, R, C, C, C],  # delete: R in the reference (module docstring)
     ),
     ("merge", _txn(merge=T.Merge(fragments=[_frag(0), _frag(2)])), [R, C, R, R, N, R, C, R, C, N, N, R, C, C, N]),
     (
@@ -260,3 +260,33 @@ def test_lancelot_delete_rebases_over_a_pylance_compaction_elsewhere(tmp_path):
         b.delete(pc.field("a") == 5)
     lance.dataset(uri).validate()
     assert sorted(lance.dataset(uri).to_table()["a"].to_pylist()) == [i for i in range(540) if i != 300]
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_deletes_committed_during_a_compaction_are_carried_into_the_new_fragments(tmp_path, stable):
+    """Deletes by both libraries of fragments a compaction rewrites, committed after it read the
+    dataset (one fragment had deletions before): the rows stay deleted in the rewritten fragments, the
+    compaction commits at once (pylance's fails), and stable row ids stay what they were."""
+    import pyarrow.compute as pc
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(80), uri, max_rows_per_file=10, enable_stable_row_ids=stable)
+    lancelot.dataset(uri).delete(pc.field("a") == 11)
+    stale = lancelot.dataset(uri)
+    lancelot.dataset(uri).delete(pc.field("a").isin([5, 12, 13]))
+    lance.dataset(uri).delete("a = 29 OR a = 30 OR a = 79")
+    before = lance.dataset(uri)
+    ids = before.to_table(with_row_id=True) if stable else None
+    m = stale.compact_files(target_rows_per_fragment=30)
+    assert (m.fragments_removed, m.fragments_added) == (8, 2)
+    pl = lance.dataset(uri)
+    assert pl.version == before.version + 2
+    pl.validate()
+    want = [i for i in range(80) if i not in (5, 11, 12, 13, 29, 30, 79)]
+    assert pl.to_table()["a"].to_pylist() == lancelot.dataset(uri).to_table()["a"].to_pylist() == want
+    assert [f.count_rows() for f in pl.get_fragments()] == [34, 39]  # 39 and 40 rows read, 5 and 1 deleted since
+    if stable:
+        after = pl.to_table(with_row_id=True)
+        assert after.sort_by("a").equals(ids.sort_by("a"))
+    lance.dataset(uri).delete("a = 40")  # and pylance goes on deleting in the new fragments
+    assert len(lancelot.dataset(uri).to_table()) == len(want) - 1

@@ -245,7 +245,9 @@ def commit_transaction(
                     return _done(store, v)
                 other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
                 c = conflict(txn, other)
-                if c is not None and c.kind == REBASE and other is not None:
+                if c is not None and c.kind == REBASE and operation(txn) == "rewrite":
+                    pass  # its builder carries the other's deletions into the rewritten fragments
+                elif c is not None and c.kind == REBASE and other is not None:
                     base = base or _load_vanishing(store, uri, versions, latest)
                     txn, build = rebase_deletions(store, uri, txn, other, base, c.reason)
                     name = transaction_name(txn)

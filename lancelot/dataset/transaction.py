@@ -8,7 +8,9 @@ writers agree on every pair of operations.  Each check has one of four outcomes:
 
 - compatible (``None``): the commit is rebuilt on top of the other one;
 - rebase: deletes and updates that changed only the deletion files of fragments this delete also
-  changes: the commit layer merges the deletion files, then commits (commit.py);
+  changes: the commit layer merges the deletion files, then commits (commit.py); a delete of
+  fragments a compaction rewrites: the rows deleted meanwhile are marked deleted in the new
+  fragments (compact.py; the reference calls this one retryable);
 - retryable: the operation cannot be rebased, but running it again on the latest version
   would do what was meant (a compaction over a delete of a fragment it rewrites);
 - incompatible: running it again would mean something else (an append over an overwrite).
@@ -179,7 +181,9 @@ def _create_index(mine: transaction_pb2.Transaction, other: transaction_pb2.Tran
 
 def _rewrite(mine: transaction_pb2.Transaction, other: transaction_pb2.Transaction, theirs: str) -> str | None:
     touched = _rewritten(mine)
-    if theirs in ("delete", "update", "rewrite", "data_replacement"):
+    if theirs == "delete":  # the reference: retryable; lancelot carries the deletions (compact.py)
+        return REBASE if _overlap(touched_fragments(other), touched) else None
+    if theirs in ("update", "rewrite", "data_replacement"):
         return RETRYABLE if _overlap(touched_fragments(other), touched) else None
     if theirs == "merge":
         return RETRYABLE
