@@ -290,3 +290,22 @@ def test_deletes_committed_during_a_compaction_are_carried_into_the_new_fragment
         assert after.sort_by("a").equals(ids.sort_by("a"))
     lance.dataset(uri).delete("a = 40")  # and pylance goes on deleting in the new fragments
     assert len(lancelot.dataset(uri).to_table()) == len(want) - 1
+
+
+def test_delete_over_a_delete_then_a_compaction_of_its_fragment_is_retryable(tmp_path):
+    """Every version in between is checked before deletion files are merged: a compaction that
+    rewrote the fragment after another delete of it makes the stale delete retryable, never drops it."""
+    import pyarrow.compute as pc
+
+    from lancelot.dataset.commit import RetryableCommitConflictError
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(40), uri, max_rows_per_file=10)
+    stale = lancelot.dataset(uri)
+    lancelot.dataset(uri).delete(pc.field("a") == 1)  # fragment 0: a delete to merge with ...
+    lancelot.dataset(uri).compact_files(target_rows_per_fragment=100)  # ... then fragment 0 rewritten
+    with pytest.raises(RetryableCommitConflictError, match="rewrite"):
+        stale.delete(pc.field("a") == 2)
+    assert 2 in lancelot.dataset(uri).to_table()["a"].to_pylist()
+    lancelot.dataset(uri).delete(pc.field("a") == 2)  # re-read: it works
+    assert lance.dataset(uri).to_table()["a"].to_pylist() == [i for i in range(40) if i not in (1, 2)]

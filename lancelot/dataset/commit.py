@@ -232,6 +232,7 @@ def commit_transaction(
             unconditional = operation(txn) in _UNCONDITIONAL
             start = checked if checked is not None else latest
             base = None
+            rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
             for v in range(start + 1, latest + 1):
                 if v not in versions.names:
                     if unconditional:
@@ -245,13 +246,9 @@ def commit_transaction(
                     return _done(store, v)
                 other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
                 c = conflict(txn, other)
-                if c is not None and c.kind == REBASE and operation(txn) == "rewrite":
-                    pass  # its builder carries the other's deletions into the rewritten fragments
-                elif c is not None and c.kind == REBASE and other is not None:
-                    base = base or _load_vanishing(store, uri, versions, latest)
-                    txn, build = rebase_deletions(store, uri, txn, other, base, c.reason)
-                    name = transaction_name(txn)
-                    store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+                if c is not None and c.kind == REBASE and other is not None:
+                    if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
+                        rebase_over.append((other, c.reason))
                 elif c is not None:
                     error = RetryableCommitConflictError if c.retryable else CommitConflictError
                     raise error(
@@ -260,8 +257,12 @@ def commit_transaction(
                     )
                 if v == latest:
                     base = mf
-            checked = latest
             base = base or _load_vanishing(store, uri, versions, latest)
+            if rebase_over:  # only once every version in between was checked with the transaction as it was
+                txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
+                name = transaction_name(txn)
+                store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+            checked = latest
             check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
         m, index = build(base, version)

@@ -98,15 +98,16 @@ def rebase_deletions(
     store: ObjectStore,
     uri: str,
     txn: transaction_pb2.Transaction,
-    other: transaction_pb2.Transaction,
+    others: list[tuple[transaction_pb2.Transaction, str]],
     latest: ManifestFile,
-    reason: str,
 ) -> tuple[transaction_pb2.Transaction, Builder]:
-    """A delete rebuilt on top of ``latest`` after ``other``, a concurrent delete, changed the deletion
-    files of fragments it changes too: each such fragment's deleted rows become the union of both
-    (written as a new deletion file), a fragment left with no row is removed, and one the other delete
-    removed whole needs nothing more.  Deleting a row twice means the same as once, so this is what
-    running the delete again would do (pylance merges the deletion vectors, or re-runs the delete).
+    """A delete rebuilt on top of ``latest`` after ``others`` (concurrent deletes, each with the reason
+    it touches this one) changed the deletion files of fragments it changes too: each such fragment's
+    deleted rows become the union of both (written as a new deletion file), a fragment left with no
+    row is removed, and one another delete removed whole needs nothing more.  Deleting a row twice
+    means the same as once, so this is what running the delete again would do (pylance merges the
+    deletion vectors, or re-runs the delete).  Called only once every version in between was checked
+    against ``txn`` as it was: no other commit (a compaction) removed or rewrote these fragments.
 
     Anything else (an update on either side: its rows moved to new fragments; data files changed)
     is a retryable conflict.  Returns the rebased transaction (read version = ``latest``'s) and its
@@ -116,10 +117,12 @@ def rebase_deletions(
     from lancelot.dataset.transaction import operation
 
     version = int(latest.manifest.version)
-    if operation(txn) != "delete" or operation(other) != "delete":
-        raise RetryableCommitConflictError(
-            f"dataset {uri!r}: {reason}; the rows it changed must be found again: re-read the dataset and retry"
-        )
+    for other, reason in others:
+        if operation(txn) != "delete" or operation(other) != "delete":
+            raise RetryableCommitConflictError(
+                f"dataset {uri!r}: {reason}; the rows it changed must be found again: re-read the dataset and retry"
+            )
+    reason = others[0][1]
     now = {int(f.id): f for f in latest.manifest.fragments}
     removed = [int(i) for i in txn.delete.deleted_fragment_ids]
     updated: list[table_pb2.DataFragment] = []
