@@ -86,3 +86,103 @@ def s3_server():
 def s3_dataset(s3_server) -> S3Dataset:
     """A fresh bucket on the local S3 endpoint; ``.uri`` is a dataset URI inside it."""
     return S3Dataset(s3_server, s3_server.new_bucket())
+
+
+class DropReplyProxy:
+    """An HTTP proxy on 127.0.0.1 in front of the S3 endpoint that can lose replies.
+
+    Every request is forwarded to the endpoint; for the first ``drops`` requests that ``lose``
+    selects (method, path, headers), each to another path, the endpoint's reply is read and then
+    thrown away: the client's connection is closed without an answer, as when a reply is lost on
+    the network after the request took effect.  The client (s3fs / botocore) then retries the request by itself.
+    ``.lost`` lists the (method, path, status) of the replies it dropped; ``.seen`` every request."""
+
+    def __init__(self, upstream: str, lose, drops: int = 1) -> None:
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        up = urlsplit(upstream)
+        self.lose, self.drops = lose, drops
+        self.lost: list[tuple[str, str, int]] = []
+        self.seen: list[tuple[str, str]] = []
+        lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            timeout = 30
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _body(self) -> bytes:
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    out = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass
+                            return out
+                        out += self.rfile.read(size)
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def _forward(self) -> None:
+                body = self._body()
+                hop = ("transfer-encoding", "connection")
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in hop}
+                if body or self.command in ("PUT", "POST"):
+                    headers["Content-Length"] = str(len(body))
+                conn = http.client.HTTPConnection(up.hostname, up.port, timeout=30)
+                try:
+                    conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                    for k, v in headers.items():
+                        conn.putheader(k, v)
+                    conn.endheaders(body)
+                    resp = conn.getresponse()
+                    data = resp.read()
+                finally:
+                    conn.close()
+                with lock:
+                    proxy.seen.append((self.command, self.path))
+                    drop = (
+                        len(proxy.lost) < proxy.drops
+                        and all(p != self.path for _, p, _ in proxy.lost)  # a retry is answered
+                        and proxy.lose(self.command, self.path, self.headers)
+                    )
+                    if drop:
+                        proxy.lost.append((self.command, self.path, resp.status))
+                if drop:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.send_response_only(resp.status, resp.reason)
+                for k, v in resp.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                length = resp.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
+                if length is not None:
+                    self.send_header("Content-Length", length)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def lose_manifest_create(method: str, path: str, headers) -> bool:
+    """The conditional PUT (If-None-Match) of a manifest under ``_versions/``."""
+    return method == "PUT" and "/_versions/" in path and "If-None-Match" in headers

@@ -37,16 +37,27 @@ def test_append_against_a_concurrent_overwrite_conflicts(tmp_path):
     assert lancelot.dataset(uri).version == 2
 
 
-def test_deletes_conflict_only_on_the_same_fragment(tmp_path):
+def test_deletes_of_the_same_fragment_merge_their_deletions(tmp_path):
+    """Deletes rebase over each other (pylance does too): on other fragments as they are, on the same
+    fragment by merging the deletion files (rows deleted by both, once), a fragment left empty removed."""
+    import lance
+
     uri = str(tmp_path / "ds")
     lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)
-    a, b, c = lancelot.dataset(uri), lancelot.dataset(uri), lancelot.dataset(uri)
+    a, b, c, d = (lancelot.dataset(uri) for _ in range(4))
     a.delete(pc.field("a") == 1)  # fragment 0
     b.delete(pc.field("a") == 15)  # fragment 1: no conflict, rebased
     assert b.version == 3 and b.count_rows() == 18
-    with pytest.raises(CommitConflictError, match=r"fragment\(s\) \[0\]"):
-        c.delete(pc.field("a") == 2)  # fragment 0 again
-    assert lancelot.dataset(uri).count_rows() == 18
+    c.delete((pc.field("a") == 2) | (pc.field("a") == 1))  # fragment 0 again: merged with a's
+    assert c.version == 4 and c.count_rows() == 17
+    d.delete((pc.field("a") == 0) | ((pc.field("a") >= 3) & (pc.field("a") < 10)))  # the rest of fragment 0: it goes
+    assert [f.fragment_id for f in d.get_fragments()] == [1]
+    kept = [i for i in range(10, 20) if i != 15]
+    assert lancelot.dataset(uri).to_table().column("a").to_pylist() == kept
+    pl = lance.dataset(uri)
+    pl.validate()
+    assert pl.to_table().column("a").to_pylist() == kept
+    assert lance.dataset(uri, version=4).to_table().column("a").to_pylist() == [0, *range(3, 10), *kept]
 
 
 def test_delete_rebases_over_an_append(tmp_path):
@@ -77,14 +88,18 @@ def test_conflicts_read_from_pylance_transactions(tmp_path):
     assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == [
         i for i in range(20) if i not in (3, 14)
     ]
+    lance.dataset(uri).delete("a = 5")  # and pylance rebases over lancelot's merged file
+
     stale = lancelot.dataset(uri, version=1)
-    with pytest.raises(CommitConflictError, match=r"fragment\(s\) \[0\]"):
-        stale.delete(pc.field("a") == 4)
+    stale.delete(pc.field("a") == 4)  # fragment 0 again: merged with pylance's deletion file
     frags = write_fragments(_t(5, 100), uri)
     lance.write_dataset(_t(2, 50), uri, mode="overwrite")
     with pytest.raises(CommitConflictError, match="a concurrent overwrite"):
         commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=3)
     lance.dataset(uri).validate()
+    assert sorted(lance.dataset(uri, version=5).to_table().column("a").to_pylist()) == [
+        i for i in range(20) if i not in (3, 4, 5, 14)
+    ]
 
 
 def _count_syncs(monkeypatch) -> list[str]:

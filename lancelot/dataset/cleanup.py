@@ -4,17 +4,25 @@
 A manifest is removed when it is older than the cutoff, is not the dataset's (latest) version
 and carries no tag (``_refs/tags/*.json``).  Every manifest is read: the data, deletion,
 transaction and index files of the kept ones are "referenced", those of removed ones
-"verified".  Then every file under ``data/``, ``_deletions/``, ``_transactions/`` and
+"verified".  The manifests of the removed versions go first (pylance removes them last): a
+cleanup interrupted at any step then leaves every listed version whole, and at worst files no
+manifest names.  Then every file under ``data/``, ``_deletions/``, ``_transactions/`` and
 ``_indices/`` is considered (as pylance 14.0.2 does; newer Lance also skips files modified
 after the oldest kept manifest): a referenced file stays; a verified one goes; one no manifest
-names (a commit that failed, or one in flight) goes only when it is at least 7 days old or
-``delete_unverified`` is set.  Temporary manifests of commits that died (``_versions/.tmp*``)
-stay, as pylance 14.0.2 leaves them.
+names (a commit that failed, one in flight, or one an interrupted cleanup left) goes only when
+it is at least 7 days old or ``delete_unverified`` is set.
+
+Temporary files of writers that died (``TEMP_PATTERNS``: lancelot's ``.tmp-*.partial`` and
+``.lancelot-*.tmp``, pylance's staged manifests ``*.manifest-<uuid>`` and ``.tmp_*``, and its
+object store's ``<name>#<n>``) go by the same rule, when also older than the cutoff
+(pylance 14.0.2 leaves them).
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 import time
 import uuid as _uuid
 from dataclasses import dataclass, field
@@ -39,6 +47,15 @@ UNVERIFIED_AGE = timedelta(days=7)
 DEFAULT_OLDER_THAN = timedelta(days=14)
 TAGS_DIR = "_refs/tags"
 INDICES_DIR = "_indices"
+#: names of writers' temporary files (module docstring); never a name a dataset's own files carry
+TEMP_PATTERNS = (
+    re.compile(r"\.tmp-[0-9a-f]+\.partial"),  # lancelot's store: put / put_if_not_exists staging
+    re.compile(r"\.lancelot-.+\.tmp"),  # lancelot's local file writer
+    re.compile(r".+\.manifest-[0-9a-fA-F-]{36}"),  # Lance's staged manifest (rename-if-not-exists)
+    re.compile(r"\.tmp_.+"),  # older Lance's staged manifest
+    re.compile(r".+#\d+"),  # object_store's local staging file
+)
+TEMP_DIRS = (DATA_DIR, VERSIONS_DIR, "_deletions", TRANSACTIONS_DIR, INDICES_DIR, "_refs")
 
 
 class CleanupError(LanceError):
@@ -55,6 +72,7 @@ class CleanupStats:
     transaction_files_removed: int = 0
     index_files_removed: int = 0
     deletion_files_removed: int = 0
+    temp_files_removed: int = 0  # writers' temporary files (lancelot only; also in bytes_removed)
     removed: list[str] = field(default_factory=list, repr=False)  # dataset-relative paths
 
 
@@ -137,6 +155,16 @@ def cleanup_old_versions(
             f"{names} or pass error_if_tagged_old_versions=False"
         )
     stats = CleanupStats()
+    for v in old:  # manifests first: no listed version ever loses a file
+        path = f"{VERSIONS_DIR}/{versions.names[v]}"
+        try:
+            size = store.size(path)
+        except FileNotFoundError:
+            continue
+        store.delete(path)
+        stats.bytes_removed += size
+        stats.removed.append(path)
+        stats.old_versions += 1
     threshold = now - UNVERIFIED_AGE.total_seconds()
     for top, kind in (
         (DATA_DIR, "data"),
@@ -165,13 +193,24 @@ def cleanup_old_versions(
             stats.bytes_removed += size
             stats.removed.append(path)
             setattr(stats, f"{kind}_files_removed", getattr(stats, f"{kind}_files_removed") + 1)
-    for v in old:
-        path = f"{VERSIONS_DIR}/{versions.names[v]}"
-        try:
-            stats.bytes_removed += store.size(path)
-        except FileNotFoundError:
-            continue
-        store.delete(path)
-        stats.removed.append(path)
-        stats.old_versions += 1
+    _remove_temp_files(store, stats, now if delete_unverified else threshold, cutoff)
     return stats
+
+
+def is_temp_file(path: str) -> bool:
+    """Whether ``path`` (dataset-relative) names a writer's temporary file (``TEMP_PATTERNS``)."""
+    name = posixpath.basename(path)
+    return any(p.fullmatch(name) for p in TEMP_PATTERNS)
+
+
+def _remove_temp_files(store: ObjectStore, stats: CleanupStats, before: float, cutoff: float | None) -> None:
+    """Remove the temporary files of writers that died: modified before ``before`` (and ``cutoff``)."""
+    limit = before if cutoff is None else min(before, cutoff)
+    for top in TEMP_DIRS:
+        for path, size, mtime in store.list_files(top):
+            if mtime >= limit or not is_temp_file(path):
+                continue
+            store.delete(path)
+            stats.bytes_removed += size
+            stats.removed.append(path)
+            stats.temp_files_removed += 1

@@ -11,10 +11,12 @@ reloading and trying again; a writer that dies leaves only files no manifest poi
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lancelot.dataset.deletion import rebase_deletions
 from lancelot.dataset.manifest import (
     HINT_FILE,
     VERSIONS_DIR,
@@ -25,8 +27,15 @@ from lancelot.dataset.manifest import (
     parse_manifest_name,
     serialize_manifest,
 )
-from lancelot.dataset.transaction import TRANSACTIONS_DIR, conflicts, transaction_name
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.dataset.transaction import (
+    REBASE,
+    TRANSACTIONS_DIR,
+    conflict,
+    operation,
+    transaction_name,
+    transaction_uuid,
+)
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
@@ -38,6 +47,18 @@ MAX_RETRIES = 50
 class CommitConflictError(LanceError):
     """A concurrent commit makes this one impossible (e.g. an append against an overwrite),
     or the dataset already exists for a create."""
+
+
+class RetryableCommitConflictError(CommitConflictError):
+    """A concurrent commit prevents this one, but the operation can be run again on the latest
+    version and mean the same (pylance's "Retryable commit conflict")."""
+
+
+class CommitIOError(LanceError, OSError):
+    """Reading the dataset's objects failed while committing (after retries): an I/O error, not a
+    conflict; the commit may be tried again."""
+
+    __str__ = BaseException.__str__
 
 
 @dataclass
@@ -78,7 +99,9 @@ def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int
     try:
         data = store.read(path)
     except FileNotFoundError:
-        raise LanceError(f"dataset {uri!r}: manifest of version {version} vanished") from None
+        raise LanceFileNotFoundError(
+            f"dataset {uri!r}: the manifest of version {version} vanished (cleaned up?)", path=store.url(path)
+        ) from None
     try:
         mf = parse_manifest(data, path)
     except LanceError as e:
@@ -88,22 +111,84 @@ def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int
     return mf
 
 
-def load_transaction(store: ObjectStore, mf: ManifestFile) -> transaction_pb2.Transaction | None:
+def load_transaction(
+    store: ObjectStore, mf: ManifestFile, *, where: str = "", version: int | None = None
+) -> transaction_pb2.Transaction | None:
+    """The transaction that committed ``mf`` (its file, else the manifest's inline one).
+
+    A transaction file that is really absent, or does not parse, gives None (a conflict for the
+    commit checking it, as pylance treats it); an I/O error is retried, then raised as the
+    ``CommitIOError`` it is, never mistaken for a conflict."""
     name = mf.manifest.transaction_file
-    if name:
+    if not name:
+        return mf.transaction
+    path = f"{TRANSACTIONS_DIR}/{name}"
+    try:
+        data = _read_retrying(store, path, where or f"version {version}")
+    except FileNotFoundError:
+        return None
+    t = transaction_pb2.Transaction()
+    try:
+        t.ParseFromString(data)
+    except Exception:  # noqa: BLE001 - protobuf's DecodeError and friends: a corrupt file is as good as none
+        return None
+    return t
+
+
+#: pauses before each new attempt at an object-store read that failed (then the error is raised)
+READ_RETRY_DELAYS = (0.05, 0.2, 0.5)
+
+
+def _read_retrying(store: ObjectStore, path: str, where: str) -> bytes:
+    """``store.read(path)``, retried on transient I/O errors; a missing object raises at once
+    (a FileNotFoundError), other errors as a ``CommitIOError`` naming the object."""
+    for attempt in range(len(READ_RETRY_DELAYS) + 1):
         try:
-            t = transaction_pb2.Transaction()
-            t.ParseFromString(store.read(f"{TRANSACTIONS_DIR}/{name}"))
-            return t
+            return store.read(path)
         except FileNotFoundError:
-            return None
-        except Exception:  # noqa: BLE001 - a corrupt transaction is as good as none
-            return None
-    return mf.transaction
+            raise
+        except OSError as e:
+            if attempt == len(READ_RETRY_DELAYS):
+                raise CommitIOError(
+                    f"{where}: reading {path} failed {attempt + 1} times: {type(e).__name__}: {e}",
+                    path=store.url(path),
+                ) from e
+            time.sleep(READ_RETRY_DELAYS[attempt])
+    raise AssertionError("unreachable")
+
+
+def _load_retrying(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
+    """``load_manifest`` with transient read errors retried (commits read manifests to check them)."""
+    for attempt in range(len(READ_RETRY_DELAYS) + 1):
+        try:
+            return load_manifest(store, uri, versions, version)
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            if attempt == len(READ_RETRY_DELAYS):
+                raise CommitIOError(
+                    f"dataset {uri!r}: reading the manifest of version {version} failed {attempt + 1} times: "
+                    f"{type(e).__name__}: {e}",
+                    path=store.url(f"{VERSIONS_DIR}/{versions.names[version]}"),
+                ) from e
+            time.sleep(READ_RETRY_DELAYS[attempt])
+    raise AssertionError("unreachable")
+
+
+def is_ours(mf: ManifestFile, txn: transaction_pb2.Transaction) -> bool:
+    """Whether ``mf`` was committed by ``txn`` (same transaction uuid): an earlier attempt of this
+    very commit that took effect although its reply was lost."""
+    if mf.manifest.transaction_file:
+        return transaction_uuid(mf.manifest.transaction_file) == txn.uuid
+    return mf.transaction is not None and mf.transaction.uuid == txn.uuid
 
 
 #: build(base manifest or None, new version) -> (new manifest, index section to store or None)
 Builder = Callable[[ManifestFile | None, int], tuple[table_pb2.Manifest, bytes | None]]
+
+#: operations that stand against every other whatever it did: a cleaned-up version in between
+#: cannot hide a conflict from them
+_UNCONDITIONAL = {"overwrite", "restore", "clone"}
 
 
 def commit_transaction(
@@ -116,30 +201,68 @@ def commit_transaction(
     create: bool = False,
     scheme: str = "v2",
 ) -> int:
-    """Write ``txn`` and commit the manifest ``build`` makes; return the new version."""
+    """Write ``txn`` and commit the manifest ``build`` makes; return the new version.
+
+    Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
+    deletes whose fragments another delete changed meanwhile get their deletion files merged
+    (``rebase_deletions``).  A version that is this very transaction (an earlier attempt took
+    effect but its reply was lost, and the store's own retry found the manifest there) is
+    returned as the commit's: one operation, one version.  A version in between that a cleanup
+    removed cannot be checked: a ``RetryableCommitConflictError`` asks the caller to re-read
+    (the read version itself may be gone: the versions after it say all that changed since).
+    Only overwrites, restores and clones, which stand against everything alike, pass over them."""
     name = transaction_name(txn)
     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
     checked = read_version
+    attempted: set[int] = set()  # versions this commit tried to create (they may have taken effect)
     for _ in range(MAX_RETRIES):
         versions = list_versions(store, uri)
         latest = versions.latest
+        for v in sorted(attempted):
+            if v in versions.names:
+                if is_ours(_load_vanishing(store, uri, versions, v), txn):
+                    return _done(store, v)
+                attempted.discard(v)  # another writer's: this attempt lost the race
         if create and latest is not None:
             raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
         base = None
         if latest is not None:
             if checked is not None and checked > latest:
                 raise LanceError(f"dataset {uri!r}: read version {checked} is newer than the latest {latest}")
+            unconditional = operation(txn) in _UNCONDITIONAL
             start = checked if checked is not None else latest
+            base = None
+            rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
             for v in range(start + 1, latest + 1):
                 if v not in versions.names:
-                    continue
-                why = conflicts(txn, load_transaction(store, load_manifest(store, uri, versions, v)))
-                if why:
-                    raise CommitConflictError(
-                        f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: {why}"
+                    if unconditional:
+                        continue
+                    raise RetryableCommitConflictError(
+                        f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
+                        f"cleaned up and cannot be checked for conflicts; re-read the dataset and retry"
                     )
+                mf = _load_vanishing(store, uri, versions, v)
+                if is_ours(mf, txn):
+                    return _done(store, v)
+                other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
+                c = conflict(txn, other)
+                if c is not None and c.kind == REBASE and other is not None:
+                    if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
+                        rebase_over.append((other, c.reason))
+                elif c is not None:
+                    error = RetryableCommitConflictError if c.retryable else CommitConflictError
+                    raise error(
+                        f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
+                        f"{c.reason}"
+                    )
+                if v == latest:
+                    base = mf
+            base = base or _load_vanishing(store, uri, versions, latest)
+            if rebase_over:  # only once every version in between was checked with the transaction as it was
+                txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
+                name = transaction_name(txn)
+                store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
             checked = latest
-            base = load_manifest(store, uri, versions, latest)
             check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
         m, index = build(base, version)
@@ -147,13 +270,29 @@ def commit_transaction(
         m.transaction_file = name
         data = serialize_manifest(m, index)
         target = f"{VERSIONS_DIR}/{manifest_name(version, versions.scheme or scheme)}"
+        attempted.add(version)
         try:
             store.put_if_not_exists(target, data)
         except (FileExistsError, CommitConflictError):
-            continue
-        _write_hint(store, version)
-        return version
+            continue  # lost the race, or won it with a lost reply: the next round tells which
+        return _done(store, version)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
+
+
+def _load_vanishing(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
+    """A listed manifest, read for a commit; one that vanished since the listing was cleaned up."""
+    try:
+        return _load_retrying(store, uri, versions, version)
+    except FileNotFoundError:
+        raise RetryableCommitConflictError(
+            f"dataset {uri!r}: version {version} was cleaned up while this commit checked it; "
+            "re-read the dataset and retry"
+        ) from None
+
+
+def _done(store: ObjectStore, version: int) -> int:
+    _write_hint(store, version)
+    return version
 
 
 def _write_hint(store: ObjectStore, version: int) -> None:

@@ -26,19 +26,20 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.dataset import blob_write
-from lancelot.dataset.commit import CommitConflictError, commit_transaction
-from lancelot.dataset.deletion import deletion_path
+from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction, list_versions
+from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
 from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError, LanceFileNotFoundError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.store import ObjectStore
 
 
 @dataclass
@@ -105,13 +106,70 @@ def _has_indices(mf: ManifestFile) -> bool:
     return len(sec.indices) > 0
 
 
-def _same_fragment(a: table_pb2.DataFragment, b: table_pb2.DataFragment) -> bool:
-    """Whether a fragment is still what the compaction read (files and deletions unchanged)."""
-    return (
-        [d.path for d in a.files] == [d.path for d in b.files]
-        and a.HasField("deletion_file") == b.HasField("deletion_file")
-        and (not a.HasField("deletion_file") or a.deletion_file.id == b.deletion_file.id)
-    )
+def _same_files(a: table_pb2.DataFragment, b: table_pb2.DataFragment) -> bool:
+    """Whether a fragment still has the data files the compaction read (its deletions may have grown)."""
+    return [d.SerializeToString() for d in a.files] == [d.SerializeToString() for d in b.files]
+
+
+def _deleted(store: ObjectStore, f: table_pb2.DataFragment, where: str) -> np.ndarray:
+    if not f.HasField("deletion_file"):
+        return np.empty(0, np.int64)
+    if f.deletion_file.HasField("base_id"):
+        raise RetryableCommitConflictError(f"{where}: fragment {f.id}'s deletions live in another base path")
+    return read_deletions(store, int(f.id), f.deletion_file, int(f.physical_rows), where).astype(np.int64)
+
+
+def _counted(f: Fragment) -> table_pb2.DataFragment:
+    """A copy of the fragment's manifest entry with its physical row count (counted if the manifest's
+    cannot be trusted): ``carry_deletions`` maps row positions with it."""
+    c = table_pb2.DataFragment()
+    c.CopyFrom(f._pb)
+    c.physical_rows = f.physical_rows
+    return c
+
+
+def carry_deletions(
+    store: ObjectStore,
+    where: str,
+    version: int,
+    old: list[table_pb2.DataFragment],
+    now: dict[int, table_pb2.DataFragment],
+    new: list[table_pb2.DataFragment],
+) -> list[table_pb2.DataFragment]:
+    """``new`` (a group's rewritten fragments, holding the live rows of ``old`` as the compaction read
+    them, in order) with the rows deleted since (``now``: the latest version's fragments by id) marked
+    deleted in new deletion files: a concurrent delete of a compacted fragment rebased, not lost."""
+    positions = []
+    offset = 0
+    for o in old:
+        cur = now[int(o.id)]
+        before = _deleted(store, o, where)
+        live = np.setdiff1d(np.arange(int(o.physical_rows), dtype=np.int64), before)
+        if cur.deletion_file != o.deletion_file:
+            after = _deleted(store, cur, where)
+            if not o.physical_rows or len(np.setdiff1d(before, after)):
+                raise RetryableCommitConflictError(f"{where}: fragment {o.id}'s deletions changed unexpectedly")
+            positions.append(offset + np.searchsorted(live, np.setdiff1d(after, before)))
+        offset += len(live)
+    if not positions:
+        return new
+    gone = np.concatenate(positions)
+    out, start = [], 0
+    for nf in new:
+        n = int(nf.physical_rows)
+        local = gone[(gone >= start) & (gone < start + n)] - start
+        start += n
+        c = table_pb2.DataFragment()
+        c.CopyFrom(nf)
+        if len(local) >= n:
+            raise RetryableCommitConflictError(f"{where}: every row of new fragment {nf.id} was deleted meanwhile")
+        if len(local):
+            ftype, data = serialize_deletions(np.sort(local))
+            d = new_deletion_file(ftype, version, len(local))
+            store.put(deletion_path(int(nf.id), d), data)
+            c.deletion_file.CopyFrom(d)
+        out.append(c)
+    return out
 
 
 def _check_files(ds: LanceDataset, groups: list[list[Fragment]], where: str) -> None:
@@ -144,10 +202,14 @@ def build_reserve(n: int, uri: str) -> Builder:
     return build
 
 
-def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]], uri: str) -> Builder:
-    """Rewrite: each group's old fragments (still unchanged in the latest version, else a conflict)
-    replaced by its new ones; the fragments end in id order, as pylance orders them after every
-    commit (so a group's rows move behind a fragment it skipped: compaction may reorder rows)."""
+def build_rewrite(
+    groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]], uri: str, store: ObjectStore
+) -> Builder:
+    """Rewrite: each group's old fragments replaced by its new ones; the fragments end in id order, as
+    pylance orders them after every commit (so a group's rows move behind a fragment it skipped:
+    compaction may reorder rows).  An old fragment must still be in the latest version with the same
+    data files (else a retryable conflict); rows deleted from it since are carried into the new
+    fragments (``carry_deletions``: pylance gives up there)."""
 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
@@ -156,15 +218,18 @@ def build_rewrite(groups: list[tuple[list[table_pb2.DataFragment], list[table_pb
         frags = [table_pb2.DataFragment() for _ in m.fragments]
         for c, f in zip(frags, m.fragments, strict=True):
             c.CopyFrom(f)
+        now = {int(f.id): f for f in frags}
+        where = f"dataset {uri!r}: compaction on top of version {base.manifest.version}"
         for old, new in groups:
             pos = {int(f.id): i for i, f in enumerate(frags)}
             for o in old:
                 i = pos.get(int(o.id))
-                if i is None or not _same_fragment(frags[i], o):
-                    raise CommitConflictError(
+                if i is None or not _same_files(frags[i], o):
+                    raise RetryableCommitConflictError(
                         f"dataset {uri!r}: compaction conflicts with a concurrent commit: fragment {o.id} "
-                        f"was {'removed' if i is None else 'changed'} since version {base.manifest.version}"
+                        f"was {'removed' if i is None else 'rewritten'} since version {base.manifest.version}"
                     )
+            new = carry_deletions(store, where, version, old, now, new)
             first = pos[int(old[0].id)]
             gone = {int(o.id) for o in old}
             kept = [f for f in frags if int(f.id) not in gone]
@@ -206,6 +271,10 @@ def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> 
         raise LanceError(f"compaction wrote {at} rows for {len(ids_a)} live rows")
 
 
+#: times a compaction is planned and written again when a concurrent commit changed fragments it rewrites
+COMPACTION_ATTEMPTS = 3
+
+
 def compact_files(
     ds: LanceDataset,
     *,
@@ -217,18 +286,41 @@ def compact_files(
 ) -> CompactionMetrics:
     """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
 
-    ``max_rows_per_group`` and ``num_threads`` are accepted for pylance's signature (2.x files have
-    no row groups; groups are rewritten one after another)."""
-    from lancelot.dataset.write import write_fragments
-
+    Concurrent commits are handled as pylance handles them (appends, deletes and rewrites of other
+    fragments: the compaction is rebuilt on top of them), and better: when a delete or rewrite
+    committed meanwhile changed fragments this compaction rewrites (pylance's "retryable" conflict,
+    which fails its compaction), or when a cleanup removed the version it read (and files with it),
+    the compaction is planned again on the latest version and retried, up to ``COMPACTION_ATTEMPTS``
+    times.  ``max_rows_per_group`` and ``num_threads`` are accepted for
+    pylance's signature (2.x files have no row groups; groups are rewritten one after another)."""
     del max_rows_per_group, num_threads
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
+    for attempt in range(COMPACTION_ATTEMPTS):
+        try:
+            return _compact_once(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+        except RetryableCommitConflictError:
+            if attempt == COMPACTION_ATTEMPTS - 1:
+                raise
+        except (LanceFileNotFoundError, CorruptFileError):
+            # a file of the version being compacted is gone: planning again helps only if a cleanup
+            # removed that version meanwhile (then its files may go too)
+            if attempt == COMPACTION_ATTEMPTS - 1 or ds.version in list_versions(ds._store, ds.uri).names:
+                raise
+        ds = ds.checkout_version(ds.latest_version)
+    raise AssertionError("unreachable")
+
+
+def _compact_once(
+    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float
+) -> CompactionMetrics:
+    from lancelot.dataset.write import write_fragments
+
     where = f"dataset {ds.uri!r} version {ds.version}"
     stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
     if _has_indices(ds._mf):
         raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
-    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, threshold)
     metrics = CompactionMetrics()
     if not groups:
         return metrics
@@ -258,7 +350,7 @@ def compact_files(
         new_pb = [n.to_pb() for n in new]
         if stable:
             _carry_row_ids(group, new_pb)
-        written.append(([f._pb for f in group], new_pb))
+        written.append(([_counted(f) for f in group], new_pb))
         metrics.fragments_removed += len(group)
         metrics.files_removed += sum(len(f._pb.files) + f._pb.HasField("deletion_file") for f in group)
         metrics.fragments_added += len(new)
@@ -279,7 +371,7 @@ def compact_files(
         g = txn.rewrite.groups.add()
         g.old_fragments.extend(old_pbs)
         g.new_fragments.extend(new_pbs)
-    commit_transaction(ds._store, ds.uri, txn, build_rewrite(written, ds.uri), read_version=ds.version)
+    commit_transaction(ds._store, ds.uri, txn, build_rewrite(written, ds.uri, ds._store), read_version=ds.version)
     return metrics
 
 

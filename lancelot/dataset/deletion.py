@@ -9,12 +9,18 @@ deleted rows of a fragment and the bitmap form above that; so does lancelot.
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from lancelot.errors import CorruptFileError, LanceError
-from lancelot.format.pb import table_pb2
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
+from lancelot.format.pb import table_pb2, transaction_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.commit import Builder
+    from lancelot.dataset.manifest import ManifestFile
+    from lancelot.dataset.store import ObjectStore
 
 DELETIONS_DIR = "_deletions"
 #: more deleted rows than this in a fragment: the roaring-bitmap form (as pylance)
@@ -86,3 +92,93 @@ def new_deletion_file(
     return table_pb2.DeletionFile(
         file_type=file_type, read_version=read_version, id=random.getrandbits(64), num_deleted_rows=count
     )
+
+
+def rebase_deletions(
+    store: ObjectStore,
+    uri: str,
+    txn: transaction_pb2.Transaction,
+    others: list[tuple[transaction_pb2.Transaction, str]],
+    latest: ManifestFile,
+) -> tuple[transaction_pb2.Transaction, Builder]:
+    """A delete rebuilt on top of ``latest`` after ``others`` (concurrent deletes, each with the reason
+    it touches this one) changed the deletion files of fragments it changes too: each such fragment's
+    deleted rows become the union of both (written as a new deletion file), a fragment left with no
+    row is removed, and one another delete removed whole needs nothing more.  Deleting a row twice
+    means the same as once, so this is what running the delete again would do (pylance merges the
+    deletion vectors, or re-runs the delete).  Called only once every version in between was checked
+    against ``txn`` as it was: no other commit (a compaction) removed or rewrote these fragments.
+
+    Anything else (an update on either side: its rows moved to new fragments; data files changed)
+    is a retryable conflict.  Returns the rebased transaction (read version = ``latest``'s) and its
+    builder."""
+    from lancelot.dataset.commit import RetryableCommitConflictError
+    from lancelot.dataset.operation import build_delete
+    from lancelot.dataset.transaction import operation
+
+    version = int(latest.manifest.version)
+    for other, reason in others:
+        if operation(txn) != "delete" or operation(other) != "delete":
+            raise RetryableCommitConflictError(
+                f"dataset {uri!r}: {reason}; the rows it changed must be found again: re-read the dataset and retry"
+            )
+    reason = others[0][1]
+    now = {int(f.id): f for f in latest.manifest.fragments}
+    removed = [int(i) for i in txn.delete.deleted_fragment_ids]
+    updated: list[table_pb2.DataFragment] = []
+    for f in txn.delete.updated_fragments:
+        cur = now.get(int(f.id))
+        where = f"dataset {uri!r} version {version} fragment {f.id}"
+        if cur is None:
+            continue  # removed whole by the other delete: no row left to delete
+        if [d.SerializeToString() for d in cur.files] != [d.SerializeToString() for d in f.files]:
+            raise RetryableCommitConflictError(
+                f"dataset {uri!r}: {reason}, and fragment {f.id}'s data files changed; re-read the dataset and retry"
+            )
+        if not cur.HasField("deletion_file") or cur.deletion_file == f.deletion_file:
+            updated.append(f)
+            continue
+        rows = int(f.physical_rows)
+        mine = read_deletions(store, int(f.id), f.deletion_file, rows, where)
+        theirs = read_deletions(store, int(f.id), cur.deletion_file, rows, where)
+        merged = np.union1d(mine, theirs)
+        if len(merged) == len(mine):
+            updated.append(f)  # the other delete's rows are among ours (it saw the file ours started from)
+            continue
+        if len(merged) >= rows:
+            removed.append(int(f.id))
+            continue
+        ftype, data = serialize_deletions(merged)
+        d = new_deletion_file(ftype, version, len(merged))
+        store.put(deletion_path(int(f.id), d), data)
+        nf = table_pb2.DataFragment()
+        nf.CopyFrom(f)
+        nf.deletion_file.CopyFrom(d)
+        updated.append(nf)
+    out = transaction_pb2.Transaction()
+    out.CopyFrom(txn)
+    out.read_version = version
+    del out.delete.updated_fragments[:]
+    out.delete.updated_fragments.extend(updated)
+    del out.delete.deleted_fragment_ids[:]
+    out.delete.deleted_fragment_ids.extend(removed)
+    return out, build_delete(updated, removed, uri)
+
+
+def read_deletions(
+    store: ObjectStore,
+    fragment_id: int,
+    d: table_pb2.DeletionFile,
+    physical_rows: int,
+    where: str,
+    path: str | None = None,
+) -> np.ndarray:
+    """The deleted positions of a fragment's deletion file (at ``path`` in ``store``, by default
+    ``deletion_path``); ``where`` names the dataset, version and fragment.  A missing file is a
+    LanceFileNotFoundError naming them and the path, as a missing data file is."""
+    path = path or deletion_path(fragment_id, d)
+    try:
+        data = store.read(path)
+    except FileNotFoundError:
+        raise LanceFileNotFoundError(f"{where}: deletion file {path} is missing", path=store.url(path)) from None
+    return parse_deletions(data, d.file_type, physical_rows, f"{where}: {path}")

@@ -279,8 +279,11 @@ class ObjectStore:
     def put_if_not_exists(self, path: str, data: bytes) -> None:
         """Create ``path`` with ``data`` only if nothing is there: the commit primitive.
 
-        Raises ``ObjectAlreadyExistsError`` (a FileExistsError) when another writer created it
-        first, and ``UnsafeCommitError`` on a store that cannot create atomically.
+        Raises ``ObjectAlreadyExistsError`` (a FileExistsError) when the object is there, and
+        ``UnsafeCommitError`` on a store that cannot create atomically.  "There" may mean created
+        by this very call: s3fs retries a PUT whose reply was lost, and the retry finds the object
+        its first attempt created; the commit then recognises its own transaction in the manifest
+        (commit.py), so a create that took effect is never committed twice.
         """
         full = self.full_path(path)
         data = bytes(data)
@@ -342,11 +345,15 @@ class ObjectStore:
             fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             raise self._exists(path) from None
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            if self.sync:
-                os.fsync(f.fileno())
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                if self.sync:
+                    os.fsync(f.fileno())
+        except BaseException:
+            _unlink(full)  # a partial manifest must not hold the version
+            raise
 
     def _local_temp(self, full: str, data: bytes) -> str:
         """Write ``data`` to a temporary file beside ``full`` (its name never ends in .manifest; synced
