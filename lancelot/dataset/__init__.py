@@ -45,7 +45,10 @@ class _CallableModule(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> LanceDataset:
         return dataset(*args, **kwargs)
 
-    __call__.__signature__ = inspect.signature(dataset)  # type: ignore[attr-defined]
+    __call__.__signature__ = inspect.signature(dataset).replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+        + list(inspect.signature(dataset).parameters.values())
+    )
     __call__.__doc__ = dataset.__doc__
 
     if TYPE_CHECKING:  # the module's names, for type checkers (at run time they are its globals)
