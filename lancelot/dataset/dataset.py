@@ -727,7 +727,7 @@ class LanceDataset:
     def delete(self, predicate: pc.Expression) -> LanceDataset:
         """Delete the rows matching ``predicate`` (a pyarrow.compute.Expression) as a new version;
         this object then shows the new version (as pylance's ``delete``) and is returned."""
-        predicate = check_filter(predicate)
+        predicate = check_filter(predicate, self.schema)
         if predicate is None:
             raise LanceError("delete needs a predicate")
         from lancelot.dataset.scan import apply_filter, filter_columns

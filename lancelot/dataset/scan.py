@@ -24,10 +24,18 @@ ZoneFilter = tuple[str, str, str | int | float]
 _OPS = {"==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def check_filter(filter: object) -> pc.Expression | None:
+def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expression | None:
+    """The filter as an Expression: a SQL string (pylance's filter strings, parsed by
+    lancelot.sql against ``schema``), an Expression as is, or None."""
     if filter is None or isinstance(filter, pc.Expression):
         return filter
-    raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
+    if isinstance(filter, str):
+        if schema is None:
+            raise TypeError("a SQL filter string needs the dataset's schema to be parsed")
+        from lancelot.sql import parse_filter
+
+        return parse_filter(filter, schema)
+    raise TypeError(f"filter must be a SQL string or a pyarrow.compute.Expression, not {type(filter).__name__}")
 
 
 def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:

@@ -36,15 +36,8 @@ DEFAULT_BATCH_SIZE = 8192
 
 
 def as_filter(filter: object, schema: pa.Schema) -> pc.Expression | None:
-    """A filter as a pyarrow.compute Expression: SQL text is parsed (lancelot.sql)."""
-    if isinstance(filter, str):
-        if not filter.strip():
-            return None
-        from lancelot.sql import parse_filter
-
-        expr: pc.Expression = parse_filter(filter, schema)
-        return expr
-    return check_filter(filter)
+    """A filter as a pyarrow.compute Expression: SQL text is parsed against ``schema`` (lancelot.sql)."""
+    return check_filter(filter, schema)
 
 
 def as_expression(sql: str, schema: pa.Schema) -> pc.Expression:
