@@ -160,3 +160,10 @@ class DatasetSchemaError(_OSErrorMessage, SchemaMismatchError, ValueError, OSErr
 
     def __init__(self, message: str, **where: object) -> None:
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
+
+
+class InvalidRefError(_OSErrorMessage, LanceValueError, OSError):
+    """A tag name that is not a valid ref (pylance: OSError "Ref is invalid")."""
+
+    def __init__(self, message: str, **where: object) -> None:
+        LanceError.__init__(self, message, **where)  # type: ignore[arg-type]

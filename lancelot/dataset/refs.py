@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.manifest import VERSIONS_DIR
-from lancelot.errors import CorruptFileError, LanceValueError, RefConflictError, RefNotFoundError
+from lancelot.errors import CorruptFileError, InvalidRefError, LanceValueError, RefConflictError, RefNotFoundError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -28,16 +28,16 @@ TAGS_DIR = "_refs/tags"
 def check_tag_name(tag: object) -> str:
     """A valid tag name (the rules pylance applies), else a ValueError."""
     if not isinstance(tag, str) or not tag:
-        raise LanceValueError(f"tag name must be a non-empty string, not {tag!r}")
+        raise InvalidRefError(f"tag name must be a non-empty string, not {tag!r}")
     bad = [c for c in tag if not (c.isalnum() or c in ".-_")]
     if bad:
-        raise LanceValueError(f"tag {tag!r}: characters must be alphanumeric, '.', '-' or '_' (not {bad[0]!r})")
+        raise InvalidRefError(f"tag {tag!r}: characters must be alphanumeric, '.', '-' or '_' (not {bad[0]!r})")
     if tag.startswith(".") or tag.endswith("."):
-        raise LanceValueError(f"tag {tag!r}: a tag cannot begin or end with a dot")
+        raise InvalidRefError(f"tag {tag!r}: a tag cannot begin or end with a dot")
     if tag.endswith(".lock"):
-        raise LanceValueError(f"tag {tag!r}: a tag cannot end with .lock")
+        raise InvalidRefError(f"tag {tag!r}: a tag cannot end with .lock")
     if ".." in tag:
-        raise LanceValueError(f"tag {tag!r}: a tag cannot have two consecutive dots")
+        raise InvalidRefError(f"tag {tag!r}: a tag cannot have two consecutive dots")
     return tag
 
 
@@ -164,7 +164,7 @@ class Tags:
             tag = name[: -len(".json")]
             try:
                 doc = self._read(tag)
-            except (RefNotFoundError, LanceValueError):
+            except (RefNotFoundError, InvalidRefError):
                 continue
             out[tag] = {
                 "branch": doc.get("branch"),
