@@ -36,8 +36,21 @@ DEFAULT_BATCH_SIZE = 8192
 
 
 def as_filter(filter: object, schema: pa.Schema) -> pc.Expression | None:
-    """A filter as a pyarrow.compute Expression: SQL text is parsed against ``schema`` (lancelot.sql)."""
+    """A filter as a pyarrow.compute Expression: SQL text is parsed against ``schema`` (lancelot.sql)
+    and the row-id columns, which filters may name as pylance's do."""
+    if isinstance(filter, str):
+        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names]
+        schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
     return check_filter(filter, schema)
+
+
+def row_columns_in(expr: pc.Expression | None, schema: pa.Schema) -> set[str]:
+    """The row-id columns an expression refers to (a superset, from its text)."""
+    if expr is None:
+        return set()
+    from lancelot.dataset.scan import filter_columns
+
+    return {c for c in filter_columns(expr, list(ROW_COLUMNS)) if c not in schema.names}
 
 
 def as_expression(sql: str, schema: pa.Schema) -> pc.Expression:
@@ -143,8 +156,21 @@ def projection(
     return Projection(names, exprs, fields, reads, rows)
 
 
-def row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int) -> dict[str, pa.Array]:
-    """The row-id columns of the rows at physical positions ``pos`` of ``frag``."""
+def row_columns(
+    frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int, deleted_null: bool = False
+) -> dict[str, pa.Array]:
+    """The row-id columns of the rows at physical positions ``pos`` of ``frag``; ``deleted_null``:
+    deleted rows (a scan with ``include_deleted_rows``) have null ``_rowid`` and ``_rowaddr``."""
+    out = _row_columns(frag, pos, want, offset_base)
+    if deleted_null and len(frag.deleted_positions()):
+        gone = pa.array(np.isin(pos, frag.deleted_positions().astype(np.int64)))
+        for name in (ROW_ID, ROW_ADDR):
+            if name in out:
+                out[name] = pc.if_else(gone, pa.nulls(len(pos), pa.uint64()), out[name])
+    return out
+
+
+def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int) -> dict[str, pa.Array]:
     out: dict[str, pa.Array] = {}
     addr = (np.uint64(frag.fragment_id) << np.uint64(32)) | pos.astype(np.uint64)
     if ROW_ADDR in want:
@@ -197,6 +223,8 @@ class LanceScanner:
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         self._filter_text = filter if isinstance(filter, str) else None
         self.filter = as_filter(filter, ds.schema)
+        #: row-id columns the filter names: computed before it is applied
+        self._filter_rows = row_columns_in(self.filter, ds.schema)
         self.nearest = None
         if nearest is not None:
             from lancelot.dataset.vector_search import parse_nearest
@@ -235,7 +263,7 @@ class LanceScanner:
         need_pos = bool(self._proj.rows)
         skip, left = self.offset, self.limit
         cols = self._read_cols()
-        if self.include_deleted_rows:
+        if self.include_deleted_rows or self._filter_rows:
             yield from self._pieces_with_deleted(cols, skip, left)
             return
         for frag in self._frags:
@@ -272,16 +300,29 @@ class LanceScanner:
                 yield frag, t
 
     def _pieces_with_deleted(self, cols: list[str], skip: int, left: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
-        """Like ``_pieces``, deleted rows included (their ``_rowid`` is null, as pylance gives it)."""
-        from lancelot.dataset.scan import apply_filter
+        """Like ``_pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
+        and the row-id columns a filter names computed before it is applied."""
+        from lancelot.dataset.scan import apply_filter, filter_columns
 
+        fcols = [] if self.filter is None else filter_columns(self.filter, list(self._ds.schema.names))
+        read = cols + [c for c in fcols if c not in cols]
+        bases = self._offset_bases() if ROW_OFFSET in self._filter_rows else None
         for frag in self._frags:
             if left is not None and left <= 0:
                 return
-            t = frag._read_physical(cols, 0, frag.physical_rows)
-            t = t.append_column(_POS, pa.array(np.arange(frag.physical_rows, dtype=np.int64)))
+            if self.include_deleted_rows:
+                t = frag._read_physical(read, 0, frag.physical_rows)
+                t = t.append_column(_POS, pa.array(np.arange(frag.physical_rows, dtype=np.int64)))
+            else:
+                t = frag.read(read, positions=True)
             if self.filter is not None:
-                t = apply_filter(t, self.filter, frag.where)
+                if self._filter_rows:
+                    pos = t.column(_POS).to_numpy().astype(np.int64)
+                    base = (bases or {}).get(frag.fragment_id, 0)
+                    rows = row_columns(frag, pos, self._filter_rows, base, self.include_deleted_rows)
+                    for name, arr in rows.items():
+                        t = t.append_column(name, arr)
+                t = apply_filter(t, self.filter, frag.where).select(cols + [_POS])
             if skip:
                 cut = min(skip, t.num_rows)
                 t, skip = t.slice(cut), skip - cut
@@ -296,10 +337,8 @@ class LanceScanner:
         p = self._proj
         if p.rows:
             pos = t.column(_POS).to_numpy().astype(np.int64)
-            extra = row_columns(frag, pos, p.rows, (bases or {}).get(frag.fragment_id, 0))
-            if self.include_deleted_rows and ROW_ID in extra and len(frag.deleted_positions()):
-                gone = np.isin(pos, frag.deleted_positions().astype(np.int64))
-                extra[ROW_ID] = pc.if_else(pa.array(gone), pa.nulls(len(pos), pa.uint64()), extra[ROW_ID])
+            base = (bases or {}).get(frag.fragment_id, 0)
+            extra = row_columns(frag, pos, p.rows, base, self.include_deleted_rows)
             for name, arr in extra.items():
                 t = t.append_column(pa.field(name, pa.uint64()), arr)
         return self._project(t)
