@@ -72,7 +72,9 @@ def test_tags_pylance_writes_are_read(two_versions):
     ours = lancelot.dataset(uri)
     assert ours.tags.list() == lance.dataset(uri).tags.list()
     assert ours.tags.get_version("old") == 2
-    assert lancelot.dataset(uri, version="from-pylance").to_table().equals(lance.dataset(uri, "from-pylance").to_table())
+    assert (
+        lancelot.dataset(uri, version="from-pylance").to_table().equals(lance.dataset(uri, "from-pylance").to_table())
+    )
     ours.tags.delete("old")
     assert sorted(lance.dataset(uri).tags.list()) == ["from-pylance"]
 
@@ -90,9 +92,13 @@ def test_tag_file_layout_matches_pylance(tmp_path):
     assert {k: type(v) for k, v in mine.items()} == {k: type(v) for k, v in theirs.items()}
     assert mine["version"] == theirs["version"] == 1 and mine["branch"] is None
     assert mine["createdAt"].endswith("Z") and len(mine["createdAt"]) == len(theirs["createdAt"])
-    assert mine["manifestSize"] == (tmp_path / "a" / "_versions").joinpath(
-        next(p.name for p in (tmp_path / "a" / "_versions").iterdir() if p.name.endswith(".manifest"))
-    ).stat().st_size
+    assert (
+        mine["manifestSize"]
+        == (tmp_path / "a" / "_versions")
+        .joinpath(next(p.name for p in (tmp_path / "a" / "_versions").iterdir() if p.name.endswith(".manifest")))
+        .stat()
+        .st_size
+    )
 
 
 def test_tag_order(two_versions):

@@ -291,6 +291,11 @@ class LanceDataset:
     def _move_to(self, version: int) -> None:
         self.__dict__.update(self.checkout_version(version).__dict__)
 
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow C stream of a full scan: a dataset is data to write, or to hand to any Arrow
+        consumer (as pylance's is)."""
+        return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickles as (uri, version, storage options): the copy reopens this same version."""
         return _reopen, (self.uri, self.version, self.storage_options)

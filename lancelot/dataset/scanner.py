@@ -134,9 +134,7 @@ def projection(
         if isinstance(columns, str):
             raise LanceValueError(f"{where}: columns must be a list of names or a dict, not the string {columns!r}")
         for c in columns:
-            if c in names:
-                continue
-            names.append(c)
+            names.append(c)  # a column asked twice comes twice, as in pylance
             if c in ROW_COLUMNS:
                 rows.add(c)
                 continue
@@ -418,6 +416,9 @@ class LanceScanner:
 
     def to_reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.to_reader().__arrow_c_stream__(requested_schema)
 
     def to_table(self) -> pa.Table:
         if self.nearest is not None:
