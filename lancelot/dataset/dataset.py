@@ -353,6 +353,11 @@ class LanceDataset:
         """The table metadata."""
         return dict(self.manifest.table_metadata)
 
+    @property
+    def schema_metadata(self) -> dict[str, str]:
+        """The schema metadata, as strings."""
+        return {k: v.decode() for k, v in self.manifest.schema_metadata.items()}
+
     def update_schema_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
         """Set (None: remove) schema metadata keys as a new version; returns the new schema metadata."""
         from lancelot.dataset.config import update_map
