@@ -153,8 +153,9 @@ def test_take_rows_by_row_id(pair):
     """``_take_rows``: row ids in the order asked; deleted rows are left out, as pylance leaves them."""
     ours, theirs = pair
     ids = theirs.to_table(columns=[], with_row_id=True).column("_rowid").to_pylist()
-    pick = [ids[7], ids[0], ids[40], ids[7]]
-    assert ours._take_rows(pick).equals(theirs._take_rows(pick))
+    for pick in ([ids[7], ids[0], ids[40], ids[7]], [ids[40], ids[7], ids[0]], [ids[50], ids[3], ids[33], ids[1]]):
+        assert ours._take_rows(pick).equals(theirs._take_rows(pick))
+        assert ours.take([ids.index(i) for i in pick], columns=["a", "_rowid"]).column("_rowid").to_pylist() == pick
     proj = {"a2": "a*2", "bup": "UPPER(t)"}
     assert ours._take_rows(pick, columns=proj).equals(theirs._take_rows(pick, columns=proj))
     deleted = (1 << 32) | 3  # a = 13, deleted

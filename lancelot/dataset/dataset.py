@@ -672,13 +672,19 @@ class LanceDataset:
         return out
 
     def _rows_at(
-        self, addr: np.ndarray, columns: Sequence[str] | dict[str, str] | None, *, ignore_deletions: bool
+        self,
+        addr: np.ndarray,
+        columns: Sequence[str] | dict[str, str] | None,
+        *,
+        ignore_deletions: bool,
+        scan: LanceScanner | None = None,
     ) -> pa.Table:
-        """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``."""
+        """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
+        as ``columns`` (or as the projection of ``scan``)."""
         from lancelot.dataset.fragment import _POS
         from lancelot.dataset.scanner import LanceScanner
 
-        scan = LanceScanner(self, columns)
+        scan = scan or LanceScanner(self, columns)
         addr = addr.astype(np.uint64)
         fids = (addr >> np.uint64(32)).astype(np.int64)
         pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
@@ -707,9 +713,8 @@ class LanceDataset:
             return scan.projected_schema.empty_table()
         order = np.concatenate([sel for sel, _ in parts])
         t = pa.concat_tables([t for _, t in parts]) if parts[0][1].num_columns else parts[0][1]
-        inverse = np.empty(len(order), np.int64)
-        inverse[np.argsort(order, kind="stable")] = np.arange(len(order))
-        return t.take(pa.array(inverse)) if t.num_columns else t
+        back = np.argsort(order, kind="stable")  # row i of the answer is row back[i] of t
+        return t.take(pa.array(back)) if t.num_columns else t
 
     def sample(
         self,

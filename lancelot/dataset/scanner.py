@@ -86,6 +86,7 @@ class Projection:
     fields: dict[str, pa.Field]  # outputs that are plain dataset columns
     reads: list[str]
     rows: set[str]  # row-id columns needed
+    added: int = 0  # trailing names added by with_row_id / with_row_address
 
     @property
     def plain(self) -> bool:
@@ -147,11 +148,13 @@ def projection(
                 fields[c] = f
             else:
                 exprs[c] = pc.field(*path)
+    added = 0
     for flag, col in ((with_row_id, ROW_ID), (with_row_address, ROW_ADDR)):
         if flag and col not in names:
             names.append(col)
             rows.add(col)
-    return Projection(names, exprs, fields, reads, rows)
+            added += 1
+    return Projection(names, exprs, fields, reads, rows, added)
 
 
 def row_columns(
