@@ -427,7 +427,7 @@ class LanceScanner:
         if self.nearest is not None:
             return self._nearest_table()
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
-        if self.filter is None and self.limit is None and not self.offset and not self.include_deleted_rows:
+        if self.limit is None and not self.offset and not self.include_deleted_rows and not self._filter_rows:
             parts = self._parallel(bases)
         else:
             parts = [self._finish(frag, t, bases) for frag, t in self._pieces(None)]
@@ -443,14 +443,14 @@ class LanceScanner:
         deletions to filter start first, so a scan does not end on one thread filtering."""
         from lancelot.dataset.dataset import _fragment_pool
 
-        frags, cols, need_pos = self._frags, self._read_cols(), bool(self._proj.rows)
+        frags, cols, need_pos, filt = self._frags, self._read_cols(), bool(self._proj.rows), self.filter
 
         def one(f: Fragment) -> pa.Table:
-            return self._finish(f, f.read(cols, positions=need_pos), bases)
+            return self._finish(f, f.read(cols, filt, positions=need_pos), bases)
 
         if len(frags) > 1 and self._ds._store.is_local:
             pool = _fragment_pool()
-            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost())
+            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
             futures = {i: pool.submit(one, frags[i]) for i in order}
             return [futures[i].result() for i in range(len(frags))]
         return [one(f) for f in frags]
