@@ -272,3 +272,22 @@ def test_fragment_scan_api(pair):
     assert [list(d.fields) for d in fo.data_files()] == [d.fields for d in ft.data_files()]
     assert fo.schema == ft.schema
     assert fo.metadata.id == ft.metadata.id and fo.metadata.physical_rows == ft.metadata.physical_rows
+
+
+def test_small_dataset_api(pair, tmp_path):
+    """len, has_stable_row_ids, max_field_id, to_pandas, get_fragments(filter), checkout_latest as pylance."""
+    ours, theirs = pair
+    assert len(ours) == len(theirs)
+    assert ours.has_stable_row_ids == theirs.has_stable_row_ids
+    assert ours.max_field_id == theirs.max_field_id
+    assert ours.to_pandas(columns=["a"], filter="a > 90").equals(theirs.to_pandas(columns=["a"], filter="a > 90"))
+    with pytest.raises(ValueError):
+        theirs.get_fragments(filter=pc.field("a") > 1)
+    with pytest.raises(ValueError):
+        ours.get_fragments(filter=pc.field("a") > 1)
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": [1]}), uri)
+    ds = lancelot.dataset(uri)
+    lancelot.write_dataset(pa.table({"a": [2]}), uri, mode="append")
+    ds.checkout_latest()
+    assert ds.version == 2 and ds.count_rows() == 2

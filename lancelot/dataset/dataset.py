@@ -427,8 +427,56 @@ class LanceDataset:
         return data_version(self.manifest, f"dataset {self.uri!r} version {self.version}")
 
     # -- reads -------------------------------------------------------------------------------
-    def get_fragments(self) -> list[Fragment]:
+    def get_fragments(self, filter: pc.Expression | None = None) -> list[Fragment]:
+        """The fragments of this version (pylance does not support ``filter`` here either)."""
+        if filter is not None:
+            raise LanceValueError("get_fragments() does not support filter yet")
         return list(self._fragments)
+
+    def __len__(self) -> int:
+        return self.count_rows()
+
+    @property
+    def has_stable_row_ids(self) -> bool:
+        return bool(self.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+
+    @property
+    def max_field_id(self) -> int:
+        return max((int(f.id) for f in self.manifest.fields), default=-1)
+
+    def checkout_latest(self) -> None:
+        """Move this object to the latest version."""
+        self._move_to(self.latest_version)
+
+    def to_pandas(
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``to_table(...).to_pandas()``."""
+        return self.to_table(
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+        ).to_pandas()
 
     def get_fragment(self, fragment_id: int) -> Fragment | None:
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
