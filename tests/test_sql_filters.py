@@ -111,6 +111,18 @@ FILTERS = [
     "replace(s, 'a', 'z') = 'zb'", "concat(s, 'x') = 'abx'", "s || 'x' = 'abx'",
     "array_has(l, 2)", "array_contains(l, 2)", "NOT array_has(l, 2)", "array_length(l) = 2", "cardinality(l) = 2",
     "is_valid(s)", "isnan(f)", "coalesce(i, 0) = 0", "abs(i) = 3", "round(f) = 2", "power(i, 2) = 4",
+    "nullif(i, 2) IS NULL", "iszero(f)", "strpos(s, 'b') = 2", "instr(s, 'b') = 0", "left(s, 1) = 'a'",
+    "right(s, 1) = 'b'", "btrim(s) = 'ab'", "ltrim(s, 'a') = 'b'", "rtrim(s) = 'ab'", "initcap(s) = 'Ab'",
+    "regexp_replace(s, 'a', 'z') = 'zb'", "split_part(s, '_', 1) = 'x'", "split_part(s, '_', 2) = ''",
+    "starts_with(s, NULL)", "lower(NULL) IS NULL",
+    "array_has_any(l, [2, 3])", "array_has_all(l, [2, 5])", "array_has_any(l, [])", "array_position(l, 2) = 2",
+    "array_element(l, 1) = 1", "l[1] = 2", "l[2] = 2", "l[0] IS NULL", "l[5] IS NULL", "l[1] IS NULL",
+    "date_part('year', d) = 2020", "date_part('month', d) = 1", "date_part('day', ts) = 1",
+    "date_part('hour', ts) = 12", "date_part('dow', d) = 3", "datepart('year', d) = 2020",
+    "date_trunc('month', d) = date '2020-01-01'", "now() > ts", "current_date() > d",
+    "to_timestamp('2020-01-01') < ts",
+    # NaN order: NaN above every number, a negated NaN below
+    "-f < -100", "-f > 100", "-(-f) > 100", "-f = -f", "1 < f", "-1.5 >= f", "f = f", "f > i",
 ]  # fmt: skip
 
 
@@ -125,6 +137,58 @@ def test_filter_rows_match_pylance(data, sql):
     assert _rows(table.filter(parse_filter(sql, table.schema))) == expected
 
 
+def _types_table() -> pa.Table:
+    utc = datetime.timezone.utc
+    stamps = [datetime.datetime(2020, 1, 1, h, tzinfo=utc) for h in (0, 5, 6, 12)] + [None]
+    return pa.table(
+        {
+            "n": pa.array(range(5)),
+            "tz": pa.array(stamps, pa.timestamp("us", "UTC")).cast(pa.timestamp("us", "America/New_York")),
+            "tsn": pa.array([1, 2, 3, 4, 5], pa.timestamp("ns")),
+            "f32": pa.array([1.5, 2.25, None, float("nan"), -1], pa.float32()),
+            "ls": pa.array(["a", "b", None, "c", "a"], pa.large_string()),
+            "cat": pa.array(["a", "b", None, "c", "a"]).dictionary_encode(),
+            "bin": pa.array([b"\xab", b"\x01", None, b"", b"\xab\xcd"]),
+            "u8": pa.array([1, 2, 3, 200, 5], pa.uint8()),
+            "vec": pa.array([[1.0, 2.0], [3.0, 4.0], None, [0.0, 0.0], [1.0, 1.0]], pa.list_(pa.float32(), 2)),
+            "ll": pa.array([["a"], ["b", "c"], None, [], ["a", "z"]]),
+        }
+    )
+
+
+TYPED_FILTERS = [
+    "tz > timestamp '2020-01-01 00:00:00'", "tz >= timestamp '2020-01-01 05:00:00'",
+    "tz = timestamp '2020-01-01 00:00:00'", "tz > date '2020-01-01'",
+    "tsn > timestamp '1970-01-01 00:00:00.000000003'", "tsn = CAST(3 AS timestamp)",
+    "f32 > 1.5", "f32 = 2.25", "f32 > 1", "f32 < 2", "-f32 < -100",
+    "ls = 'a'", "ls LIKE 'a%'", "ls > 'a'", "cat = 'a'", "cat IN ('a', 'c')", "cat LIKE 'a%'", "cat IS NULL",
+    "bin = X'AB'", "bin = x'abcd'", "u8 > 100", "u8 = 200", "u8 + 100 > 250",
+    "vec IS NULL", "array_has(ll, 'a')", "array_has(vec, 1.0)", "array_length(vec) = 2",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory: pytest.TempPathFactory) -> tuple[pa.Table, lance.LanceDataset]:
+    t = _types_table()
+    return t, lance.write_dataset(t, str(tmp_path_factory.mktemp("sqltypes") / "ds"))
+
+
+@pytest.mark.parametrize("sql", TYPED_FILTERS)
+def test_filters_on_more_types_match_pylance(typed, sql):
+    table, ds = typed
+    expected = _rows(ds.to_table(filter=sql))
+    assert _rows(table.filter(parse_filter(sql, table.schema))) == expected
+
+
+@pytest.mark.parametrize("sql", ["tz > '2020-01-01 00:00:00'", "u8 > -1", "f32 = 'x'", "ls = 1"])
+def test_wrong_literals_on_more_types(typed, sql):
+    table, ds = typed
+    with pytest.raises(ValueError):
+        ds.to_table(filter=sql)
+    with pytest.raises(SqlError, match="cannot be converted"):
+        parse_filter(sql, table.schema)
+
+
 def test_dataset_scans_take_sql_strings(data):
     table, ds, uri = data
     ours = lancelot.dataset(uri)
@@ -134,6 +198,9 @@ def test_dataset_scans_take_sql_strings(data):
         assert ours.count_rows(filter=sql) == len(expected), sql
         batches = list(ours.to_batches(filter=sql))
         assert sorted(n for b in batches for n in b.column("n").to_pylist()) == expected, sql
+        (frag,), (ref,) = ours.get_fragments(), ds.get_fragments()
+        assert frag.count_rows(sql) == ref.count_rows(filter=sql), sql
+        assert _rows(frag.read(filter=sql)) == _rows(ref.to_table(filter=sql)), sql
     assert check_filter(None, table.schema) is None
     e = pc.field("i") > 1
     assert check_filter(e, table.schema).equals(e)
@@ -211,19 +278,12 @@ def test_bad_sql_through_a_dataset(data):
 # -- value expressions ------------------------------------------------------------------------
 
 EXPRESSIONS = [
-    "i * 2",
-    "i + 1",
-    "i + i8",
-    "f * 2",
-    "i / 2",
-    "i % 3",
-    "-i",
-    "f + 1.5",
-    "lower(s)",
-    "s",
-    "st.a + 1",
-    "dec + 1",
-]
+    "i * 2", "i + 1", "i + i8", "f * 2", "i / 2", "i % 3", "-i", "f + 1.5", "lower(s)", "s", "st.a + 1", "dec + 1",
+    "d", "i > 2", "s || 'x'", "CAST(i AS string)", "i IN (1, 2)", "date_part('year', d)", "l[1]", "abs(i)",
+    "coalesce(i, 0)", "array_length(l)", "i8 * 2", "u + 1", "u * i", "dec * 2", "dec / 2", "dec - 1", "dec / i",
+    "i BETWEEN 1 AND 3", "upper(s)", "strpos(s, 'b')", "st.a * 2", "power(i, 2)", "nullif(i, 2)",
+    "CAST(ts AS date)", "i::float", "st", "array_has(l, 2)",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("sql", EXPRESSIONS)
@@ -243,3 +303,80 @@ def test_expression_literals_take_the_column_type(data):
         ds.to_table(columns={"x": "i + 1.5"})
     with pytest.raises(SqlError, match="1.5"):
         parse_expression("i + 1.5", table.schema)
+
+
+# -- zone maps: a SQL predicate prunes as the same predicate built with pyarrow.compute -----------
+
+
+@pytest.fixture(scope="module")
+def zoned(tmp_path_factory: pytest.TempPathFactory):
+    import numpy as np
+
+    n = 20000
+    a = np.arange(n, dtype=np.int64)
+    t = pa.table(
+        {
+            "a": a,
+            "b": a % 7,
+            "f": a.astype(np.float64) / 2,
+            "s": pa.array([f"k{i:06d}" for i in range(n)]),
+            "d": pa.array(np.datetime64("2020-01-01") + a.astype("timedelta64[D]") // 100),
+            "st": pa.StructArray.from_arrays([pa.array(a * 2)], ["x"]),
+        }
+    )
+    ds = lancelot.write_dataset(t, str(tmp_path_factory.mktemp("zones") / "ds"))
+    return t, ds
+
+
+ZONE_PAIRS = [
+    ("a >= 19000", pc.field("a") >= 19000),
+    ("19000 <= a", pc.field("a") >= 19000),
+    ("a < 100 AND b = 3", (pc.field("a") < 100) & (pc.field("b") == 3)),
+    ("a BETWEEN 100 AND 200", (pc.field("a") >= 100) & (pc.field("a") <= 200)),
+    ("f > 9500.5", pc.field("f") > 9500.5),
+    ("f >= 9500", pc.field("f") >= 9500.0),
+    ("s = 'k000042'", pc.field("s") == "k000042"),
+    ("s < 'k000100' AND a > 5", (pc.field("s") < "k000100") & (pc.field("a") > 5)),
+    ("d >= date '2020-07-01'", pc.field("d") >= datetime.date(2020, 7, 1)),
+    ("a > 19000 OR b = 1", (pc.field("a") > 19000) | (pc.field("b") == 1)),
+]
+
+
+@pytest.mark.parametrize(("sql", "expr"), ZONE_PAIRS, ids=[p[0] for p in ZONE_PAIRS])
+def test_zone_maps_prune_sql_as_expressions(zoned, sql, expr):
+    from lancelot.dataset.scan import filter_columns, zone_filters
+
+    table, ds = zoned
+    (frag,) = ds.get_fragments()
+    parsed = parse_filter(sql, table.schema)
+    assert zone_filters(parsed) == zone_filters(expr)
+    assert frag.zone_ranges(zone_filters(parsed)) == frag.zone_ranges(zone_filters(expr))
+    assert filter_columns(parsed, table.schema.names) == filter_columns(expr, table.schema.names)
+    if " OR " not in sql:
+        assert sum(b - a for a, b in frag.zone_ranges(zone_filters(parsed))) < table.num_rows  # it prunes
+    assert ds.to_table(filter=sql).equals(table.filter(expr))
+
+
+def test_zone_conjuncts_of_struct_fields_and_sets(zoned):
+    from lancelot.dataset.scan import filter_columns, zone_filters
+
+    table, ds = zoned
+    parsed = parse_filter("st.x > 100 AND a IN (1, 2) AND s IS NOT NULL AND starts_with(s, 'k01')", table.schema)
+    assert zone_filters(parsed) == []  # the plain form: top-level comparisons only
+    assert zone_filters(parsed, extended=True) == [
+        (("st", "x"), ">", 100),
+        ("a", "in", [1, 2]),
+        ("s", "is_not_null"),
+        ("s", "starts_with", "k01"),
+    ]
+    built = (
+        (pc.field("st", "x") > 100)
+        & pc.field("a").isin([1, 2])
+        & pc.field("s").is_valid()
+        & pc.starts_with(pc.field("s"), "k01")
+    )
+    assert zone_filters(built, extended=True)[:1] == [(("st", "x"), ">", 100)]
+    assert filter_columns(parsed, table.schema.names) == ["a", "s", "st"]
+    (frag,) = ds.get_fragments()
+    zm = frag.zone_ranges([("a", ">", 19000)])
+    assert zm and zm[0][0] > 0

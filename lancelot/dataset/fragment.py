@@ -371,6 +371,10 @@ class Fragment:
     ) -> pa.Table:
         """The fragment's live rows (``filter``: a pyarrow.compute.Expression); ``positions``: with a last
         int64 column of each row's physical position (for ``_rowaddr`` / ``_rowid``)."""
+        if isinstance(filter, str):  # a SQL filter (lancelot.sql)
+            from lancelot.dataset.scan import check_filter
+
+            filter = check_filter(filter, self._ds.schema)
         cols = self._columns(columns)
         if filter is None:
             deleted = self.deleted_positions()

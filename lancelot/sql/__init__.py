@@ -3,22 +3,31 @@
 ``parse_filter("x > 1 AND s LIKE 'a%'", schema)`` gives the predicate a scan applies;
 ``parse_expression("id * 2", schema)`` a value (projections, update values, new columns).  Both
 read pylance's dialect (DataFusion SQL: backtick-quoted names, double quotes for strings, ``==``)
-with sqlglot, and type the result as pylance does (see lancelot/sql/translate.py).
+with sqlglot, and type the result as pylance does (see lancelot/sql/translate.py).  sqlglot is
+imported on the first parse, not with this package.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.sql.parse import SqlError, parse_sql
-from lancelot.sql.translate import Translator, Val
+from lancelot.sql.errors import SqlError
 
-__all__ = ["SqlError", "parse_expression", "parse_filter", "translate"]
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Val
+
+__all__ = ["SqlError", "parse_expression", "parse_filter", "typed_expression"]
 
 
-def translate(sql: str, schema: pa.Schema, *, filter: bool) -> tuple[Val, list[tuple[str, ...]]]:
+def typed_expression(sql: str, schema: pa.Schema, *, filter: bool) -> tuple[Val, list[tuple[str, ...]]]:
     """The typed expression of ``sql`` and the column paths it reads."""
+    from lancelot.sql.parse import parse_sql
+    from lancelot.sql.translate import Translator
+
     what = "filter" if filter else "expression"
     tree = parse_sql(sql, what)
     t = Translator(sql, schema, what)
@@ -32,7 +41,15 @@ def translate(sql: str, schema: pa.Schema, *, filter: bool) -> tuple[Val, list[t
 def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
     """The boolean predicate of a SQL filter (``SqlError`` for bad syntax, an unknown column, a type
     mismatch, or an expression that is not a condition)."""
-    v, _ = translate(sql, schema, filter=True)
+    if not isinstance(sql, str):
+        raise TypeError(f"a SQL filter must be a str, not {type(sql).__name__}")
+    return _parse_filter(sql, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
+    """parse_filter, remembered: the same filter on the same schema is parsed once (scans repeat)."""
+    v, _ = typed_expression(sql, schema, filter=True)
     if pa.types.is_null(v.type) or not pa.types.is_boolean(v.type):
         raise SqlError(f"the SQL filter {sql!r} does not return a boolean (it gives {v.type})")
     return v.expr
@@ -44,5 +61,5 @@ def parse_expression(sql: str, schema: pa.Schema) -> pc.Expression:
     name = sql.strip()
     if name in schema.names:  # pylance: a bare column name is that column, whatever its spelling
         return pc.field(name)
-    v, _ = translate(sql, schema, filter=False)
+    v, _ = typed_expression(sql, schema, filter=False)
     return v.expr

@@ -16,12 +16,7 @@ from sqlglot import tokens as _tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
-from lancelot.errors import LanceError
-
-
-class SqlError(LanceError, ValueError):
-    """A SQL filter or expression lancelot cannot use: bad syntax, an unknown column, a type that
-    does not fit.  Also a ``ValueError``, the class pylance raises for the same inputs."""
+from lancelot.sql.errors import SqlError
 
 
 class LanceDialect(Dialect):
@@ -35,6 +30,9 @@ class LanceDialect(Dialect):
 
     class Parser(_parser.Parser):
         FUNCTIONS = {}  # every call is an exp.Anonymous named as written
+        FUNCTION_PARSERS = {  # and so are these, plain functions to DataFusion
+            k: v for k, v in _parser.Parser.FUNCTION_PARSERS.items() if k not in ("INITCAP", "CHR", "CHAR")
+        }
 
 
 def position(sql: str, node: exp.Expr | None) -> str:
