@@ -201,6 +201,8 @@ def test_scanner_object(pair):
     assert s.to_table().equals(theirs.scanner(columns=["a", "s.x"], filter="a > 3", with_row_id=True).to_table())
     plan = s.explain_plan()
     assert "a > 3" in plan and "num_fragments=" in plan
+    # reference test_select_none: a scan of no columns still reads the filter's
+    assert "projection=[a]" in ours.scanner(columns=[], filter="a < 50", with_row_id=True).explain_plan(True)
 
 
 def test_write_a_scan_back(tmp_path, pair):

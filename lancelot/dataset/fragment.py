@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from lancelot import versions
 from lancelot.dataset.deletion import deletion_path, parse_deletions
 from lancelot.dataset.manifest import rows_trusted
-from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -300,7 +300,7 @@ class Fragment:
             return list(names)
         for c in columns:
             if c not in names:
-                raise LanceError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
+                raise LanceValueError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
         return list(columns)
 
     def _assemble(self, columns: list[str], n: int, read: Callable[[LanceFile, list[str]], pa.Table]) -> pa.Table:

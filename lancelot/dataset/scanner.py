@@ -493,8 +493,12 @@ class LanceScanner:
             lines.append(f"  Limit: offset={self.offset}, limit={self.limit}")
         if self.filter is not None:
             lines.append(f"  Filter: {self._filter_text or self.filter}")
+        from lancelot.dataset.scan import filter_columns
+
+        fcols = [] if self.filter is None else filter_columns(self.filter, list(self._ds.schema.names))
+        read = p.reads + [c for c in fcols if c not in p.reads]
         lines.append(
-            f"  LanceRead: uri={self._ds.uri}, version={self._ds.version}, projection={p.reads}, "
+            f"  LanceRead: uri={self._ds.uri}, version={self._ds.version}, projection=[{', '.join(read)}], "
             f"num_fragments={len(self._frags)}, row_id={ROW_ID in p.rows}, row_addr={ROW_ADDR in p.rows}"
         )
         if verbose and self.filter is not None:
