@@ -293,3 +293,36 @@ def test_small_dataset_api(pair, tmp_path):
     lancelot.write_dataset(pa.table({"a": [2]}), uri, mode="append")
     ds.checkout_latest()
     assert ds.version == 2 and ds.count_rows() == 2
+
+
+def test_system_columns_and_empty_projections(tmp_path):
+    """Reference test_scan_no_columns, test_with_row_offset, test_system_columns, test_scanner_schemas,
+    test_scan_deleted_rows: the order of row-id columns, column-less batches that keep their row
+    counts, deleted rows only with row ids."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": range(100), "b": range(100)}), uri, max_rows_per_file=25)
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    for kw in [
+        {"columns": ["_rowid", "_rowaddr", "_rowoffset"]},
+        {"columns": ["_rowoffset", "_rowid", "_rowaddr"]},
+        {"with_row_id": True},
+        {"with_row_address": True},
+        {"with_row_address": True, "with_row_id": True},
+    ]:
+        assert ours.scanner(**kw).to_table().equals(theirs.scanner(**kw).to_table())
+    offsets = ours.scanner(columns=["_rowoffset"]).to_table().combine_chunks()
+    assert offsets == pa.table({"_rowoffset": pa.array(range(100), pa.uint64())})
+    mine = list(ours.scanner(columns=[], batch_size=10).to_batches())
+    want = list(theirs.scanner(columns=[], batch_size=10).to_batches())
+    assert [b.num_rows for b in mine] == [b.num_rows for b in want] and mine[0].schema.names == []
+    assert ours.scanner(columns=["a"]).projected_schema == pa.schema([pa.field("a", pa.int64())])
+    lance.dataset(uri).delete("a < 30")
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    kw = {"with_row_id": True, "include_deleted_rows": True}
+    assert ours.scanner(**kw).to_table().equals(theirs.scanner(**kw).to_table())
+    assert ours.scanner(**kw).to_table().num_rows == 75
+    assert ours.scanner(filter="a < 32", **kw).to_table().num_rows == 7
+    with pytest.raises(ValueError, match="with_row_id is false"):
+        theirs.scanner(include_deleted_rows=True, filter="a < 30").to_table()
+    with pytest.raises(ValueError, match="with_row_id is false"):
+        ours.scanner(include_deleted_rows=True, filter="a < 30").to_table()

@@ -97,3 +97,25 @@ def test_memory_bounded_chunks(pair, monkeypatch):
     monkeypatch.setattr(vs, "CHUNK_ROWS", 16)
     q = {"nearest": {"column": "vec", "q": Q, "k": 6}, "columns": ["id"]}
     _same(ours.to_table(**q), theirs.to_table(**q))
+
+
+def test_scoring_column_placement(tmp_path):
+    """Reference test_scoring_columns: _distance after the projection and before the row-id columns
+    added by with_row_id/with_row_address; after explicitly projected row-id columns; absent with
+    disable_scoring_autoprojection."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"vec": pa.array([[i, i] for i in range(100)], pa.list_(pa.float32(), 2))}), uri)
+    nearest = {"column": "vec", "q": pa.array([1, 1], pa.float32()), "k": 10, "use_index": False}
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    for kw in [
+        {},
+        {"with_row_id": True},
+        {"with_row_address": True},
+        {"with_row_address": True, "with_row_id": True},
+        {"columns": ["_rowid", "vec"]},
+        {"columns": ["vec", "_rowaddr"]},
+        {"columns": ["vec"], "disable_scoring_autoprojection": True},
+    ]:
+        mine, want = ours.scanner(nearest=nearest, **kw).to_table(), theirs.scanner(nearest=nearest, **kw).to_table()
+        assert mine.schema.names == want.schema.names, kw
+        assert mine.column("vec").equals(want.column("vec"))

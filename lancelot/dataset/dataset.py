@@ -550,6 +550,7 @@ class LanceDataset:
             with_row_id=with_row_id,
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
         )
 
     def to_table(
@@ -593,6 +594,7 @@ class LanceDataset:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
         ).to_table()
 
     def to_batches(
@@ -636,6 +638,7 @@ class LanceDataset:
             with_row_id=with_row_id,
             with_row_address=with_row_address,
             order_by=order_by,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
             **kwargs,
         ).to_batches()
 

@@ -209,6 +209,7 @@ class LanceScanner:
         with_row_id: bool | None = None,
         with_row_address: bool | None = None,
         include_deleted_rows: bool | None = None,
+        disable_scoring_autoprojection: bool | None = None,
     ) -> None:
         self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
@@ -234,6 +235,10 @@ class LanceScanner:
         self.prefilter = bool(prefilter)
         self.include_deleted_rows = bool(include_deleted_rows)
         self._proj = projection(ds.schema, columns, with_row_id, with_row_address, where)
+        if self.include_deleted_rows and ROW_ID not in self._proj.rows:
+            raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
+        #: no ``_distance`` column in a vector search's result
+        self.no_distance = bool(disable_scoring_autoprojection)
         if fragments is None:
             self._frags = list(ds._fragments)
         else:

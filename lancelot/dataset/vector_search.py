@@ -145,7 +145,9 @@ def search(scan: LanceScanner) -> pa.Table:
         best_d, best_addr = best_d[passed], best_addr[passed]
     rows = ds._rows_at(best_addr, None, ignore_deletions=True, scan=scan)
     at = len(scan._proj.names) - scan._proj.added
-    out = rows.add_column(at, pa.field(DISTANCE, pa.float32()), pa.array(best_d.astype(np.float32)))
+    out = rows
+    if not scan.no_distance:
+        out = rows.add_column(at, pa.field(DISTANCE, pa.float32()), pa.array(best_d.astype(np.float32)))
     out = out.slice(scan.offset)
     return out if scan.limit is None else out.slice(0, scan.limit)
 
