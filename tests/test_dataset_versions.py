@@ -166,3 +166,32 @@ def test_version_by_number_string_and_missing(tmp_path):
         lance.dataset(uri, version=5)
     with pytest.raises(ValueError, match="version 5 does not exist"):
         lancelot.dataset(uri, version=5)
+
+
+def test_dataset_append_and_stable_row_ids(tmp_path):
+    """Reference test_dataset_append (append creates; a dataset object names where to write; a
+    different schema is an OSError) and test_enable_stable_row_ids (ids 0..3 survive compaction,
+    addresses move to the new fragment), written by lancelot, compacted by lancelot and read by both."""
+    table = pa.table({"colA": [1, 2, 3], "colB": [4, 5, 6]})
+    base = str(tmp_path / "test")
+    lancelot.write_dataset(table, base, mode="append")
+    ds = lancelot.dataset(base)
+    assert ds.to_table() == table == lance.dataset(base).to_table()
+    with pytest.raises(OSError):
+        lancelot.write_dataset(pa.table({"COLUMN-C": [1, 2, 3], "colB": [4, 5, 6]}), ds, mode="append")
+    lancelot.write_dataset(table, ds, mode="append")
+    assert lance.dataset(base).count_rows() == 6
+
+    people = pa.Table.from_pylist([{"name": "Alice", "age": 20}, {"name": "Bob", "age": 30}])
+    uri = str(tmp_path / "ids")
+    lancelot.write_dataset(people, uri, enable_stable_row_ids=True)
+    ds = lancelot.write_dataset(people, uri, enable_stable_row_ids=True, mode="append")
+    before = ds.scanner(with_row_id=True, with_row_address=True).to_table()
+    assert before["_rowid"].to_pylist() == [0, 1, 2, 3]
+    assert before["_rowaddr"].to_pylist() == [0, 1, 1 << 32, (1 << 32) + 1]
+    assert before.equals(lance.dataset(uri).scanner(with_row_id=True, with_row_address=True).to_table())
+    ds.optimize.compact_files()
+    after = ds.scanner(with_row_id=True, with_row_address=True).to_table()
+    assert after["_rowid"].to_pylist() == [0, 1, 2, 3]
+    assert after["_rowaddr"].to_pylist() == [(2 << 32) + i for i in range(4)]
+    assert after.equals(lance.dataset(uri).scanner(with_row_id=True, with_row_address=True).to_table())

@@ -434,6 +434,9 @@ def write_dataset(
     if mode not in ("create", "append", "overwrite"):
         raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
     data_storage_version = storage_version(data_storage_version)
+    if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
+        storage_options = storage_options or getattr(uri, "storage_options", None)
+        uri = uri.uri
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     base = _existing(store, uri)
