@@ -77,6 +77,17 @@ class FragmentMetadata:
         return list(self.to_pb().files)
 
     @property
+    def deletion_file(self) -> table_pb2.DeletionFile | None:
+        f = self.to_pb()
+        return f.deletion_file if f.HasField("deletion_file") else None
+
+    @property
+    def row_id_meta(self) -> bytes | None:
+        """The fragment's stable row ids (an inline RowIdSequence), None without them."""
+        f = self.to_pb()
+        return bytes(f.inline_row_ids) if f.WhichOneof("row_id_sequence") == "inline_row_ids" else None
+
+    @property
     def num_deleted_rows(self) -> int:
         f = self.to_pb()
         return int(f.deletion_file.num_deleted_rows) if f.HasField("deletion_file") else 0
