@@ -62,6 +62,7 @@ SCANS = [
     {"filter": "a > 30", "offset": 4, "limit": 7, "columns": ["a", "_rowid"]},
     {"columns": {"a2": "a * 2", "bup": "upper(t)", "a": "a + 1"}},
     {"columns": {"x": "s.x", "r": "_rowid"}, "filter": "a < 20"},
+    {"columns": {"bool": "a > 5"}},
     {"columns": ["a"], "with_row_id": True, "include_deleted_rows": True, "filter": "a > 15"},
     {"filter": "_rowaddr >= 4294967296 AND _rowaddr < 4294967300", "with_row_address": True},
 ]
