@@ -31,9 +31,13 @@ __all__ = [
     "UnsupportedTypeError",
     "UnsupportedVersionError",
     "read_table",
+    "FragmentMetadata",
     "LanceDataset",
+    "LanceFragment",
+    "LanceScanner",
     "dataset",
     "write_dataset",
+    "write_fragments",
     "write_table",
 ]
 
@@ -41,14 +45,30 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # what __getattr__ returns, for type checkers: mypy cannot call a module, so
     # ``lancelot.dataset`` is declared as the subpackage's callable module class (lancelot/dataset/__init__.py)
-    from lancelot.dataset import LanceDataset, _CallableModule, write_dataset
+    from lancelot.dataset import (
+        FragmentMetadata,
+        LanceDataset,
+        LanceFragment,
+        LanceScanner,
+        _CallableModule,
+        write_dataset,
+        write_fragments,
+    )
 
     dataset: _CallableModule
 
 
 #: imported on first use (``lancelot.dataset(uri)`` opens a dataset): a script that only reads or writes
 #: files does not pay for the table format's modules (manifests, commits, their protobufs: ~30 ms)
-_LAZY = {"LanceDataset": "LanceDataset", "write_dataset": "write_dataset", "dataset": None}
+_LAZY = {
+    "LanceDataset": "LanceDataset",
+    "LanceFragment": "LanceFragment",
+    "LanceScanner": "LanceScanner",
+    "FragmentMetadata": "FragmentMetadata",
+    "write_dataset": "write_dataset",
+    "write_fragments": "write_fragments",
+    "dataset": None,
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -59,3 +79,8 @@ def __getattr__(name: str) -> Any:
         attr = _LAZY[name]
         return module if attr is None else getattr(module, attr)
     raise AttributeError(f"module 'lancelot' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API (the dataset names are imported on first use, yet listed)."""
+    return sorted(set(__all__) | {"__version__", "errors"} | {n for n in globals() if n.startswith("__")})

@@ -106,3 +106,64 @@ class TruncatedFileError(CorruptFileError):
 
 class OutOfRangeError(LanceError, IndexError):
     """A row index or row range outside the file (or a negative / inverted range)."""
+
+
+# -- dataset errors: also the builtin classes pylance raises, so users' ``except`` clauses work -----
+
+
+class _OSErrorMessage:
+    """Mixin for LanceErrors that are also OSErrors: show the LanceError message, not "[Errno None] ..."."""
+
+    __str__ = BaseException.__str__
+
+
+class LanceValueError(LanceError, ValueError):
+    """A bad argument (an unknown column, a negative limit, a bad option): pylance's ValueError."""
+
+
+class DatasetNotFoundError(_OSErrorMessage, LanceError, FileNotFoundError, ValueError):
+    """No dataset at the URI (no manifest in ``_versions/``).  pylance raises ValueError here; a
+    FileNotFoundError is what Python code expects of a missing path: this is both."""
+
+    def __init__(
+        self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None
+    ) -> None:
+        LanceError.__init__(self, message, path=path, column=column, page=page)
+        self.filename = path
+
+
+class VersionNotFoundError(_OSErrorMessage, LanceError, ValueError, OSError):
+    """A version (or an ``asof`` time) the dataset does not have (pylance: ValueError when opening,
+    OSError from ``checkout_version``)."""
+
+    def __init__(self, message: str, **where: object) -> None:
+        LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
+
+
+class RefNotFoundError(VersionNotFoundError):
+    """A tag that does not exist (pylance: ValueError, or OSError from ``checkout_version``)."""
+
+
+class RefConflictError(LanceError, ValueError):
+    """A tag that already exists (``tags.create``)."""
+
+
+class DatasetIndexError(_OSErrorMessage, OutOfRangeError, OSError):
+    """A take index or row id outside the dataset (pylance: OSError; Python's IndexError too)."""
+
+    def __init__(self, message: str, **where: object) -> None:
+        LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
+
+
+class DatasetSchemaError(_OSErrorMessage, SchemaMismatchError, ValueError, OSError):
+    """Data whose schema does not fit the dataset's (pylance: OSError "Append with different schema")."""
+
+    def __init__(self, message: str, **where: object) -> None:
+        LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
+
+
+class InvalidRefError(_OSErrorMessage, LanceValueError, OSError):
+    """A tag name that is not a valid ref (pylance: OSError "Ref is invalid")."""
+
+    def __init__(self, message: str, **where: object) -> None:
+        LanceError.__init__(self, message, **where)  # type: ignore[arg-type]

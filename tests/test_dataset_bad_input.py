@@ -147,7 +147,7 @@ def test_old_manifest_names_kept_and_mixing_refused(tmp_path):
 
 def test_schema_mismatch_and_missing_dataset(tmp_path):
     uri = _make(tmp_path)
-    with pytest.raises(LanceError, match="differs from the dataset"):
+    with pytest.raises(LanceError, match="field .a. should have type int64 but the data.s is int32"):
         lancelot.write_dataset(pa.table({"a": pa.array([1], pa.int32())}), uri, mode="append")
     with pytest.raises(LanceError, match="does not exist"):
         lancelot.dataset(str(tmp_path / "nothing"))

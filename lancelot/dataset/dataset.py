@@ -10,7 +10,7 @@ import datetime as _dt
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +22,20 @@ from numpy.typing import ArrayLike
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.fragment import DATA_DIR, Fragment
-from lancelot.dataset.manifest import check_reader_flags, data_version
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
 from lancelot.dataset.operation import build_delete
 from lancelot.dataset.scan import check_filter
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
+from lancelot.errors import (
+    CorruptFileError,
+    DatasetIndexError,
+    DatasetNotFoundError,
+    LanceError,
+    LanceFileNotFoundError,
+    LanceValueError,
+    VersionNotFoundError,
+)
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
@@ -35,6 +43,9 @@ if TYPE_CHECKING:
     from lancelot.dataset.blob_file import BlobFile
     from lancelot.dataset.cleanup import CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
+    from lancelot.dataset.refs import Tags
+    from lancelot.dataset.scanner import LanceScanner
+    from lancelot.dataset.stats import LanceStats
     from lancelot.reader import LanceFile
 
 #: data files kept open across dataset objects (immutable: their names are never reused)
@@ -77,8 +88,9 @@ class LanceDataset:
     def __init__(
         self,
         uri: str | os.PathLike[str],
+        version: int | str | None = None,
         *,
-        version: int | None = None,
+        asof: _dt.datetime | str | None = None,
         storage_options: dict[str, Any] | None = None,
         _store: ObjectStore | None = None,
     ) -> None:
@@ -87,8 +99,12 @@ class LanceDataset:
         self.storage_options = storage_options
         self._versions = list_versions(self._store, self.uri)
         if self._versions.latest is None:
-            raise LanceError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
-        v = self._versions.latest if version is None else int(version)
+            e = DatasetNotFoundError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
+            e.filename = self.uri
+            raise e
+        if version is None and asof is not None:
+            version = self._version_asof(asof)
+        v = self._versions.latest if version is None else self._resolve_version(version)
         self._mf = load_manifest(self._store, self.uri, self._versions, v)
         self.manifest: table_pb2.Manifest = self._mf.manifest
         self.version: int = int(self.manifest.version)
@@ -180,32 +196,231 @@ class LanceDataset:
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
 
-    # -- versions ----------------------------------------------------------------------------
+    # -- versions and tags ---------------------------------------------------------------------
+    def _resolve_version(self, version: int | str) -> int:
+        """A version number, or the version a tag names."""
+        if isinstance(version, str) and not version.isdigit():
+            return self.tags.get_version(version)
+        v = int(version)
+        if v not in self._versions.names:
+            self._versions = list_versions(self._store, self.uri)
+            if v not in self._versions.names:
+                raise VersionNotFoundError(
+                    f"dataset {self.uri!r}: version {v} does not exist "
+                    f"(versions: {sorted(self._versions.names)[:20]}{'...' if len(self._versions.names) > 20 else ''})"
+                )
+        return v
+
+    def _version_asof(self, asof: _dt.datetime | str) -> int:
+        """The newest version committed before ``asof`` (pylance: a naive time is local time)."""
+        if isinstance(asof, str):
+            try:
+                cutoff = _dt.datetime.strptime(asof, "%Y-%m-%d %H:%M:%S")
+            except ValueError:
+                try:
+                    cutoff = _dt.datetime.fromisoformat(asof)
+                except ValueError:
+                    raise LanceValueError(f"asof: cannot parse the timestamp {asof!r}") from None
+        elif isinstance(asof, _dt.datetime):
+            cutoff = asof
+        elif hasattr(asof, "to_pydatetime"):
+            cutoff = asof.to_pydatetime()
+        else:
+            raise TypeError(f"Unrecognized version timestamp {asof} of type {type(asof)}")
+        if cutoff.tzinfo is not None:
+            cutoff = cutoff.astimezone().replace(tzinfo=None)
+        before = [v["version"] for v in self.versions() if v["timestamp"] < cutoff]
+        if not before:
+            raise VersionNotFoundError(f"{cutoff} is earlier than the first version of dataset {self.uri!r}")
+        return int(max(before))
+
+    def _version_names(self) -> dict[int, str]:
+        self._versions = list_versions(self._store, self.uri)
+        return self._versions.names
+
+    def _manifest_size(self, version: int) -> int:
+        from lancelot.dataset.manifest import VERSIONS_DIR
+
+        return self._store.size(f"{VERSIONS_DIR}/{self._version_names()[version]}")
+
     @property
     def latest_version(self) -> int:
         latest = list_versions(self._store, self.uri).latest
         if latest is None:
-            raise LanceError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
+            raise DatasetNotFoundError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
         return int(latest)
 
     def versions(self) -> list[dict[str, Any]]:
+        """Every version: ``version``, ``timestamp`` (local time, as pylance) and ``metadata`` (the
+        manifest's summary: total_fragments, total_rows... as strings, as pylance gives them)."""
         out = []
         versions = list_versions(self._store, self.uri)
         for v in sorted(versions.names):
             m = load_manifest(self._store, self.uri, versions, v).manifest
             ts = _version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
-            out.append(
-                {
-                    "version": v,
-                    "timestamp": ts,
-                    "metadata": dict(m.table_metadata),
-                    "writer": f"{m.writer_version.library} {m.writer_version.version}",
-                }
-            )
+            out.append({"version": v, "timestamp": ts, "metadata": manifest_summary(m)})
         return out
 
-    def checkout_version(self, version: int) -> LanceDataset:
-        return LanceDataset(self.uri, version=version, storage_options=self.storage_options, _store=self._store)
+    def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
+        """This dataset at another version (a number or a tag)."""
+        if isinstance(version, tuple):
+            branch, number = version
+            if branch not in (None, "main"):
+                raise LanceValueError(f"dataset {self.uri!r}: branches are not supported by lancelot ({branch!r})")
+            version = number if number is not None else self.latest_version
+        return LanceDataset(self.uri, version, storage_options=self.storage_options, _store=self._store)
+
+    @property
+    def tags(self) -> Tags:
+        """The dataset's tags (``_refs/tags/``): create, update, delete, list, get_version."""
+        from lancelot.dataset.refs import Tags
+
+        return Tags(self)
+
+    def restore(self) -> None:
+        """Make this (older) version the latest: a Restore commit, as pylance writes it; this object
+        then shows the new version."""
+        from lancelot.dataset.config import build_restore
+
+        txn = new_transaction(self.latest_version)
+        txn.restore.version = self.version
+        v = commit_transaction(
+            self._store, self.uri, txn, build_restore(self._mf, self.uri), read_version=txn.read_version
+        )
+        self._move_to(v)
+
+    def _move_to(self, version: int) -> None:
+        self.__dict__.update(self.checkout_version(version).__dict__)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow C stream of a full scan: a dataset is data to write, or to hand to any Arrow
+        consumer (as pylance's is)."""
+        return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickles as (uri, version, storage options): the copy reopens this same version."""
+        return _reopen, (self.uri, self.version, self.storage_options)
+
+    # -- config and metadata (UpdateConfig commits, dataset/config.py) ---------------------------
+    def config(self) -> dict[str, str]:
+        """The table config (a string map in the manifest)."""
+        return dict(self.manifest.config)
+
+    def _update_config(self, **maps: Any) -> None:
+        from lancelot.dataset.config import build_update_config
+
+        txn = new_transaction(self.version)
+        op = txn.update_config
+        for name, value in maps.items():
+            if name == "field_metadata_updates":
+                for fid, m in value.items():
+                    op.field_metadata_updates[fid].CopyFrom(m)
+            else:
+                getattr(op, name).CopyFrom(value)
+        v = commit_transaction(self._store, self.uri, txn, build_update_config(op, self.uri), read_version=self.version)
+        self._move_to(v)
+
+    @staticmethod
+    def _string_map(values: Any, what: str) -> dict[str, str | None]:
+        if not isinstance(values, dict):
+            raise LanceValueError(f"{what} must be a dict of str -> str | None, not {type(values).__name__}")
+        for k, v in values.items():
+            if not isinstance(k, str) or (v is not None and not isinstance(v, str)):
+                raise LanceValueError(f"{what}: {k!r}: {v!r} is not str -> str | None")
+        return values
+
+    def update_config(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
+        """Set (None: remove) table config keys as a new version; returns the new config."""
+        from lancelot.dataset.config import update_map
+
+        self._update_config(config_updates=update_map(self._string_map(values, "config"), replace))
+        return self.config()
+
+    def delete_config_keys(self, keys: list[str]) -> None:
+        """Remove table config keys as a new version."""
+        from lancelot.dataset.config import update_map
+
+        self._update_config(config_updates=update_map(dict.fromkeys(keys), False))
+
+    def update_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
+        """Set (None: remove) table metadata keys as a new version; returns the new table metadata."""
+        from lancelot.dataset.config import update_map
+
+        self._update_config(table_metadata_updates=update_map(self._string_map(values, "metadata"), replace))
+        return dict(self.manifest.table_metadata)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The table metadata."""
+        return dict(self.manifest.table_metadata)
+
+    @property
+    def schema_metadata(self) -> dict[str, str]:
+        """The schema metadata, as strings."""
+        return {k: v.decode() for k, v in self.manifest.schema_metadata.items()}
+
+    def update_schema_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
+        """Set (None: remove) schema metadata keys as a new version; returns the new schema metadata."""
+        from lancelot.dataset.config import update_map
+
+        self._update_config(schema_metadata_updates=update_map(self._string_map(values, "schema metadata"), replace))
+        return {k: v.decode() for k, v in self.manifest.schema_metadata.items()}
+
+    def update_field_metadata(
+        self, field_updates: dict[str | int, dict[str, str | None]], *, replace: bool = False
+    ) -> None:
+        """Set (None: remove) field metadata keys, fields named by path ("s.x") or id, as a new version."""
+        from lancelot.dataset.config import update_map
+
+        ids = self._field_ids()
+        maps = {}
+        for key, values in field_updates.items():
+            fid = key if isinstance(key, int) and key in ids.values() else ids.get(str(key))
+            if fid is None:
+                raise LanceValueError(f"dataset {self.uri!r}: no field {key!r} (fields: {sorted(ids)})")
+            maps[fid] = update_map(self._string_map(values, f"metadata of field {key!r}"), replace)
+        self._update_config(field_metadata_updates=maps)
+
+    def replace_schema_metadata(self, new_metadata: dict[str, str]) -> None:
+        """Deprecated in pylance: ``update_schema_metadata(new_metadata, replace=True)``."""
+        import warnings
+
+        warnings.warn(
+            "replace_schema_metadata is deprecated. Use update_schema_metadata(metadata, replace=True) instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self.update_schema_metadata(dict(new_metadata), replace=True)
+
+    def replace_field_metadata(self, field_name: str, new_metadata: dict[str, str]) -> None:
+        """Deprecated in pylance: ``update_field_metadata({field_name: new_metadata}, replace=True)``."""
+        import warnings
+
+        warnings.warn(
+            "replace_field_metadata is deprecated. Use update_field_metadata with field paths and replace=True "
+            "instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self.update_field_metadata({field_name: dict(new_metadata)}, replace=True)
+
+    def _field_ids(self) -> dict[str, int]:
+        """{dotted path: field id} of every field."""
+        by_id = {int(f.id): f for f in self.manifest.fields}
+        out = {}
+        for f in self.manifest.fields:
+            parts, p = [f.name], int(f.parent_id)
+            while p != -1 and p in by_id:
+                parts.append(by_id[p].name)
+                p = int(by_id[p].parent_id)
+            out[".".join(reversed(parts))] = int(f.id)
+        return out
+
+    @property
+    def stats(self) -> LanceStats:
+        from lancelot.dataset.stats import LanceStats
+
+        return LanceStats(self)
 
     @property
     def data_storage_version(self) -> str:
@@ -213,71 +428,249 @@ class LanceDataset:
         return data_version(self.manifest, f"dataset {self.uri!r} version {self.version}")
 
     # -- reads -------------------------------------------------------------------------------
-    def get_fragments(self) -> list[Fragment]:
+    def get_fragments(self, filter: pc.Expression | None = None) -> list[Fragment]:
+        """The fragments of this version (pylance does not support ``filter`` here either)."""
+        if filter is not None:
+            raise LanceValueError("get_fragments() does not support filter yet")
         return list(self._fragments)
+
+    def __len__(self) -> int:
+        return self.count_rows()
+
+    @property
+    def has_stable_row_ids(self) -> bool:
+        return bool(self.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+
+    @property
+    def max_field_id(self) -> int:
+        return max((int(f.id) for f in self.manifest.fields), default=-1)
+
+    def checkout_latest(self) -> None:
+        """Move this object to the latest version."""
+        self._move_to(self.latest_version)
+
+    def to_pandas(
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``to_table(...).to_pandas()``."""
+        return self.to_table(
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+        ).to_pandas()
 
     def get_fragment(self, fragment_id: int) -> Fragment | None:
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
-    def count_rows(self, filter: pc.Expression | None = None) -> int:
-        if filter is None:
+    def count_rows(self, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:
+        """Live rows (matching ``filter``: SQL text or a pyarrow.compute Expression)."""
+        if filter is None and not kwargs:
             if self._live_rows is None:
                 self._live_rows = sum(f.count_rows() for f in self._fragments)
             return self._live_rows
-        filter = check_filter(filter, self.schema)
-        return sum(f.count_rows(filter) for f in self._fragments)
-
-    def _empty(self, columns: Sequence[str] | None) -> pa.Table:
-        cols = list(self.schema.names) if columns is None else list(columns)
-        for c in cols:
-            if c not in self.schema.names:
-                raise LanceError(f"dataset {self.uri!r}: no column named {c!r} (columns: {self.schema.names})")
-        from lancelot.dataset.blob import scan_schema  # blobs: descriptions
-
-        scanned = scan_schema(self.schema)
-        return pa.schema([scanned.field(c) for c in cols], metadata=self.schema.metadata).empty_table()
-
-    def to_table(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
-        """The live rows of every fragment, in order; fragments are read two at a time (like
-        pylance's fragment read-ahead), so one fragment's deletion filter overlaps the next's decode.
-        Fragments with deletions to filter start first: a scan does not end on one thread filtering."""
-        filter = check_filter(filter, self.schema)
-        frags = self._fragments
-        if len(frags) > 1 and self._store.is_local:
-            pool = _fragment_pool()
-            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filter is None else 0)
-            futures = {i: pool.submit(frags[i].read, columns, filter) for i in order}
-            parts = [futures[i].result() for i in range(len(frags))]
-        else:
-            parts = [f.read(columns, filter) for f in frags]
-        parts = [p for p in parts if p.num_rows] or [self._empty(columns)]
-        return pa.concat_tables(parts)
-
-    def to_batches(
-        self, batch_size: int = 65536, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
-    ) -> Iterator[pa.RecordBatch]:
-        filter = check_filter(filter, self.schema)
-        for f in self._fragments:
-            yield from f.to_batches(batch_size, columns, filter)
+        return self.scanner(filter=filter, **kwargs).count_rows()
 
     def scanner(
-        self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
-    ) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(
-            self._empty(columns).schema, self.to_batches(columns=columns, filter=filter)
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        fragments: Iterable[Fragment] | None = None,
+        index_segments: Iterable[Any] | None = None,
+        full_text_query: Any = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        scan_stats_callback: Any = None,
+        strict_batch_size: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+        row_addr_allowlist: bytes | None = None,
+        row_addr_blocklist: bytes | None = None,
+    ) -> LanceScanner:
+        """A scan of this version (pylance's ``LanceDataset.scanner``; lancelot/dataset/scanner.py).
+
+        Read-tuning options (readahead, buffer sizes, late materialisation, index use) are accepted
+        and have no effect; options lancelot cannot honour (full-text search, index segments, order_by,
+        row-address allow/block lists) are refused."""
+        from lancelot.dataset.scanner import LanceScanner, unsupported
+
+        unsupported(
+            f"dataset {self.uri!r}",
+            index_segments=index_segments,
+            full_text_query=full_text_query,
+            order_by=order_by,
+            row_addr_allowlist=row_addr_allowlist,
+            row_addr_blocklist=row_addr_blocklist,
+        )
+        return LanceScanner(
+            self,
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            fragments,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            include_deleted_rows=include_deleted_rows,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
         )
 
-    def take(self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None) -> pa.Table:
+    def to_table(
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        full_text_query: Any = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+    ) -> pa.Table:
+        """The live rows (matching ``filter``), in fragment order; options as ``scanner``."""
+        return self.scanner(
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            full_text_query=full_text_query,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            include_deleted_rows=include_deleted_rows,
+            order_by=order_by,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
+        ).to_table()
+
+    def to_batches(
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        full_text_query: Any = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        strict_batch_size: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+        **kwargs: Any,
+    ) -> Iterator[pa.RecordBatch]:
+        """The scan's result in batches (at most ``batch_size`` rows; a fragment's rows never share a
+        batch with another fragment's)."""
+        return self.scanner(
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            full_text_query=full_text_query,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            order_by=order_by,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
+            **kwargs,
+        ).to_batches()
+
+    def _empty(self, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
+        return self.scanner(columns=columns).projected_schema.empty_table()
+
+    def take(
+        self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | dict[str, str] | None = None
+    ) -> pa.Table:
         """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
+        from lancelot.dataset.scanner import projection
+
         idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
         idx = idx.astype(np.int64, copy=False).reshape(-1)
         counts = np.array([f.count_rows() for f in self._fragments], dtype=np.int64)
         total = int(counts.sum())
         if idx.size and (idx.min() < 0 or idx.max() >= total):
             bad = int(idx[(idx < 0) | (idx >= total)][0])
-            raise LanceError(
+            raise DatasetIndexError(
                 f"dataset {self.uri!r} version {self.version}: take index {bad} is out of range for {total} rows"
             )
+        proj = projection(self.schema, columns, None, None, f"dataset {self.uri!r}")
+        if not proj.plain or proj.rows:
+            starts = np.concatenate([[0], np.cumsum(counts)])
+            which = np.searchsorted(starts, idx, side="right") - 1
+            pos = np.empty(len(idx), np.int64)
+            for fi in np.unique(which):
+                sel = which == fi
+                pos[sel] = self._fragments[fi].physical_of_live(idx[sel] - starts[fi])
+            fids = np.array([f.fragment_id for f in self._fragments], np.int64)[which]
+            return self._rows_at((fids << 32 | pos).astype(np.uint64), columns, ignore_deletions=True)
         if not idx.size:
             return self._empty(columns)
         starts = np.concatenate([[0], np.cumsum(counts)])
@@ -292,8 +685,110 @@ class LanceDataset:
         inverse[order] = np.arange(len(order))
         return t.take(pa.array(inverse))
 
-    def head(self, n: int, columns: Sequence[str] | None = None) -> pa.Table:
-        return self.take(np.arange(min(n, self.count_rows())), columns)
+    def _take_rows(
+        self,
+        row_ids: Sequence[int] | pa.Array | np.ndarray,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        *,
+        ignore_deletions: bool = False,
+        **kargs: Any,
+    ) -> pa.Table:
+        """Rows by row id (the row address, or the stable row id of datasets that have them), in the
+        order asked; deleted rows are left out unless ``ignore_deletions``."""
+        ids = np.asarray(row_ids.to_numpy() if isinstance(row_ids, pa.Array | pa.ChunkedArray) else row_ids)
+        ids = ids.astype(np.uint64, copy=False).reshape(-1)
+        if self.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+            ids = self._addresses_of(ids)
+        return self._rows_at(ids, columns, ignore_deletions=ignore_deletions)
+
+    def _addresses_of(self, ids: np.ndarray) -> np.ndarray:
+        """Row addresses of stable row ids (an id no fragment holds is out of range)."""
+        from lancelot.dataset.rowids import row_ids
+
+        all_ids, all_addr = [], []
+        for f in self._fragments:
+            r = row_ids(f._pb, f.where)
+            all_ids.append(r)
+            all_addr.append((np.uint64(f.fragment_id) << np.uint64(32)) | np.arange(len(r), dtype=np.uint64))
+        known = np.concatenate(all_ids) if all_ids else np.empty(0, np.uint64)
+        addr = np.concatenate(all_addr) if all_addr else np.empty(0, np.uint64)
+        order = np.argsort(known, kind="stable")
+        at = np.searchsorted(known[order], ids)
+        ok = at < len(known)
+        ok[ok] = known[order][at[ok]] == ids[ok]
+        if not ok.all():
+            raise DatasetIndexError(
+                f"dataset {self.uri!r} version {self.version}: row id {int(ids[~ok][0])} is not in the dataset"
+            )
+        out: np.ndarray = addr[order][at]
+        return out
+
+    def _rows_at(
+        self,
+        addr: np.ndarray,
+        columns: Sequence[str] | dict[str, str] | None,
+        *,
+        ignore_deletions: bool,
+        scan: LanceScanner | None = None,
+    ) -> pa.Table:
+        """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
+        as ``columns`` (or as the projection of ``scan``)."""
+        from lancelot.dataset.fragment import _POS
+        from lancelot.dataset.scanner import LanceScanner
+
+        scan = scan or LanceScanner(self, columns)
+        addr = addr.astype(np.uint64)
+        fids = (addr >> np.uint64(32)).astype(np.int64)
+        pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        keep = np.ones(len(addr), bool)
+        parts: list[tuple[np.ndarray, pa.Table]] = []
+        by_id = {f.fragment_id: f for f in self._fragments}
+        for fid in np.unique(fids):
+            sel = np.flatnonzero(fids == fid)
+            f = by_id.get(int(fid))
+            p = pos[sel]
+            if f is None or (len(p) and int(p.max()) >= f.physical_rows):
+                bad = int(addr[sel][0]) if f is None else int(addr[sel][p >= f.physical_rows][0])
+                raise DatasetIndexError(
+                    f"dataset {self.uri!r} version {self.version}: row address {bad} (fragment {bad >> 32}, "
+                    f"row {bad & 0xFFFFFFFF}) is not in the dataset"
+                )
+            if not ignore_deletions and len(f.deleted_positions()):
+                live = ~np.isin(p, f.deleted_positions().astype(np.int64))
+                keep[sel[~live]] = False
+                sel, p = sel[live], p[live]
+            if not len(sel):
+                continue
+            t = f._take_physical(scan._read_cols(), p).append_column(_POS, pa.array(p))
+            parts.append((sel, scan._finish(f, t, scan._offset_bases() if "_rowoffset" in scan._proj.rows else None)))
+        if not parts:
+            return scan.projected_schema.empty_table()
+        order = np.concatenate([sel for sel, _ in parts])
+        t = pa.concat_tables([t for _, t in parts]) if parts[0][1].num_columns else parts[0][1]
+        back = np.argsort(order, kind="stable")  # row i of the answer is row back[i] of t
+        return t.take(pa.array(back)) if t.num_columns else t
+
+    def sample(
+        self,
+        num_rows: int,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        randomize_order: bool = True,
+        **kwargs: Any,
+    ) -> pa.Table:
+        """``num_rows`` live rows drawn at random without replacement (ascending unless ``randomize_order``)."""
+        n = self.count_rows()
+        if num_rows < 0 or num_rows > n:
+            raise LanceValueError(f"dataset {self.uri!r}: sample of {num_rows} rows from a population of {n}")
+        idx = np.random.default_rng().choice(n, size=num_rows, replace=False)
+        if not randomize_order:
+            idx = np.sort(idx)
+        return self.take(idx, columns)
+
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        """The first ``num_rows`` rows of a scan (``kwargs``: the scanner's options)."""
+        if not kwargs and not isinstance(num_rows, int | np.integer):  # the older (n, columns) call
+            raise LanceValueError(f"dataset {self.uri!r}: head needs a number of rows, not {num_rows!r}")
+        return self.scanner(**kwargs).head(int(num_rows))
 
     # -- writes ------------------------------------------------------------------------------
     def delete(self, predicate: pc.Expression) -> LanceDataset:
@@ -343,7 +838,12 @@ class LanceDataset:
         """Merge small fragments and materialise deletions (pylance's ``optimize.compact_files``)."""
         from lancelot.dataset.compact import compact_files
 
-        return compact_files(self, **options)
+        before = self.latest_version
+        metrics = compact_files(self, **options)
+        latest = self.latest_version
+        if latest != before:  # like pylance: this object moves on to the compacted version
+            self._move_to(latest)
+        return metrics
 
     @property
     def optimize(self) -> Optimizer:
@@ -410,7 +910,54 @@ class LanceDataset:
 
 
 def dataset(
-    uri: str | os.PathLike[str], *, version: int | None = None, storage_options: dict[str, Any] | None = None
+    uri: str | os.PathLike[str],
+    version: int | str | None = None,
+    asof: _dt.datetime | str | None = None,
+    block_size: int | None = None,
+    commit_lock: Any = None,
+    index_cache_size: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    default_scan_options: dict[str, Any] | None = None,
+    metadata_cache_size_bytes: int | None = None,
+    index_cache_size_bytes: int | None = None,
+    read_params: dict[str, Any] | None = None,
+    session: Any = None,
+    namespace_client: Any = None,
+    table_id: list[str] | None = None,
+    base_store_params: dict[str, dict[str, str]] | None = None,
 ) -> LanceDataset:
-    """Open a Lance dataset (a local path or an fsspec URL) at its latest version or ``version``."""
-    return LanceDataset(uri, version=version, storage_options=storage_options)
+    """Open a Lance dataset (a local path or an fsspec URL) at its latest version, at ``version``
+    (a number or a tag), or as of a time (``asof``: the newest version committed before it).
+
+    pylance's cache, session, namespace and commit-lock arguments are accepted for compatibility;
+    a namespace or commit lock, which lancelot cannot honour, is refused."""
+    if namespace_client is not None or table_id is not None or commit_lock is not None:
+        raise LanceValueError("lancelot.dataset: namespaces and custom commit locks are not supported")
+    return LanceDataset(uri, version, asof=asof, storage_options=storage_options)
+
+
+def _reopen(uri: str, version: int, storage_options: dict[str, Any] | None) -> LanceDataset:
+    return LanceDataset(uri, version, storage_options=storage_options)
+
+
+def manifest_summary(m: table_pb2.Manifest) -> dict[str, str]:
+    """The summary pylance's ``versions()`` gives as a version's metadata (all values strings)."""
+    rows = deleted = deletion_files = data_files = size = 0
+    for f in m.fragments:
+        data_files += len(f.files)
+        size += sum(int(d.file_size_bytes) for d in f.files)
+        live = int(f.physical_rows)
+        if f.HasField("deletion_file"):
+            deletion_files += 1
+            deleted += int(f.deletion_file.num_deleted_rows)
+            live -= int(f.deletion_file.num_deleted_rows)
+        rows += live
+    return {
+        "total_data_file_rows": str(rows + deleted),
+        "total_data_files": str(data_files),
+        "total_deletion_file_rows": str(deleted),
+        "total_deletion_files": str(deletion_files),
+        "total_files_size": str(size),
+        "total_fragments": str(len(m.fragments)),
+        "total_rows": str(rows),
+    }

@@ -28,11 +28,12 @@ from lancelot import versions
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.deletion import deletion_path, parse_deletions
 from lancelot.dataset.manifest import rows_trusted
-from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.scanner import LanceScanner
     from lancelot.format.pb import file_pb2
     from lancelot.reader import LanceFile
     from lancelot.zonemaps import Filter, ZoneMaps
@@ -75,6 +76,17 @@ class FragmentMetadata:
     @property
     def files(self) -> list[table_pb2.DataFile]:
         return list(self.to_pb().files)
+
+    @property
+    def deletion_file(self) -> table_pb2.DeletionFile | None:
+        f = self.to_pb()
+        return f.deletion_file if f.HasField("deletion_file") else None
+
+    @property
+    def row_id_meta(self) -> bytes | None:
+        """The fragment's stable row ids (an inline RowIdSequence), None without them."""
+        f = self.to_pb()
+        return bytes(f.inline_row_ids) if f.WhichOneof("row_id_sequence") == "inline_row_ids" else None
 
     @property
     def num_deleted_rows(self) -> int:
@@ -198,7 +210,12 @@ class Fragment:
             return 0
         return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
-    def count_rows(self, filter: pc.Expression | None = None) -> int:
+    def count_rows(self, filter: str | pc.Expression | None = None) -> int:
+        """Live rows (matching ``filter``: SQL text or a pyarrow.compute Expression)."""
+        if isinstance(filter, str):
+            from lancelot.dataset.scanner import as_filter
+
+            filter = as_filter(filter, self._ds.schema)
         if filter is not None:
             return int(self.read(columns=[], filter=filter).num_rows)
         if self._live is None:
@@ -295,7 +312,7 @@ class Fragment:
             return list(names)
         for c in columns:
             if c not in names:
-                raise LanceError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
+                raise LanceValueError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
         return list(columns)
 
     def _assemble(self, columns: list[str], n: int, read: Callable[[LanceFile, list[str]], pa.Table]) -> pa.Table:
@@ -361,8 +378,11 @@ class Fragment:
 
     _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
 
-    def read(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
-        """The fragment's live rows (``filter``: a pyarrow.compute.Expression)."""
+    def read(
+        self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None, *, positions: bool = False
+    ) -> pa.Table:
+        """The fragment's live rows (``filter``: a pyarrow.compute.Expression); ``positions``: with a last
+        int64 column of each row's physical position (for ``_rowaddr`` / ``_rowid``)."""
         if isinstance(filter, str):  # a SQL filter (lancelot.sql)
             from lancelot.dataset.scan import check_filter
 
@@ -371,12 +391,17 @@ class Fragment:
         if filter is None:
             deleted = self.deleted_positions()
             if not len(deleted):
-                return self._read_physical(cols, 0, self.physical_rows)
-            return _drop_deleted(self._read_physical(cols, 0, self.physical_rows), deleted)  # no other ref
+                t = self._read_physical(cols, 0, self.physical_rows)
+            else:
+                t = _drop_deleted(self._read_physical(cols, 0, self.physical_rows), deleted)  # no other ref
+            if positions:
+                t = t.append_column(_POS, pa.array(self.live_positions()))
+            return t
         from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
         fcols = filter_columns(filter, self._ds.schema.names)
         rest = [c for c in cols if c not in fcols]
+        out_cols = cols + [_POS] if positions else cols
         parts = []
         deleted = self.deleted_positions()
         for a, b in self.zone_ranges(zone_filters(filter)):
@@ -398,13 +423,17 @@ class Fragment:
                 for c in rest:
                     t = t.append_column(blob.scan_schema(self._ds.schema).field(c), more.column(c))  # blobs
             elif rest:
-                t = self._read_physical(cols, 0, 0)
-            parts.append(t.select(cols))
+                continue
+            parts.append(t.select(out_cols))
         if not parts:
-            return self._read_physical(cols, 0, 0)
-        if not cols:  # concat_tables drops the rows of column-less tables
+            return self._empty(cols, positions)
+        if not out_cols:  # concat_tables drops the rows of column-less tables
             return self._read_physical([], 0, sum(p.num_rows for p in parts))
         return pa.concat_tables(parts)
+
+    def _empty(self, cols: list[str], positions: bool = False) -> pa.Table:
+        t = self._read_physical(cols, 0, 0)
+        return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
 
     def read_range(self, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
         """``length`` live rows from live row ``offset`` on (deleted rows are skipped)."""
@@ -424,26 +453,148 @@ class Fragment:
             return t.slice(0, len(live))
         return t.take(pa.array(live - a))
 
-    def take(self, indices: ArrayLike, columns: Sequence[str] | None = None) -> pa.Table:
+    def take(self, indices: ArrayLike, columns: Sequence[str] | dict[str, str] | None = None) -> pa.Table:
         """Live rows by their index among the fragment's live rows (any order, duplicates)."""
+        from lancelot.errors import DatasetIndexError
+
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         n = self.count_rows()
         if idx.size and (idx.min() < 0 or idx.max() >= n):
-            raise LanceError(f"{self.where}: take index out of range for {n} live rows")
+            bad = int(idx[(idx < 0) | (idx >= n)][0])
+            raise DatasetIndexError(f"{self.where}: take index {bad} is out of range for {n} live rows")
         pos = self.physical_of_live(idx)
-        return self._take_physical(self._columns(columns), pos)
+        if columns is None or (not isinstance(columns, dict) and all(c in self._ds.schema.names for c in columns)):
+            return self._take_physical(self._columns(columns), pos)
+        addr = (np.uint64(self.fragment_id) << np.uint64(32)) | pos.astype(np.uint64)
+        return self._ds._rows_at(addr, columns, ignore_deletions=True)
+
+    # -- pylance's fragment API ------------------------------------------------------------------
+    @property
+    def schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    @property
+    def num_deletions(self) -> int:
+        """Deleted rows of the fragment."""
+        return self.physical_rows - self.count_rows()
+
+    def data_files(self) -> list[table_pb2.DataFile]:
+        """The fragment's data files (``path``, ``fields``, ``column_indices``, file versions, size)."""
+        return list(self._pb.files)
+
+    def deletion_file(self) -> str | None:
+        """The path of the deletion file, relative to the dataset root (None without deletions)."""
+        if not self._pb.HasField("deletion_file"):
+            return None
+        return deletion_path(self.fragment_id, self._pb.deletion_file)
+
+    def scanner(
+        self,
+        *,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        batch_size: int | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_readahead: int = 16,
+        blob_handling: str | None = None,
+        order_by: list[object] | None = None,
+        use_scalar_index: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        include_deleted_rows: bool | None = None,
+        batch_size_bytes: int | None = None,
+        strict_batch_size: bool | None = None,
+    ) -> LanceScanner:
+        """A scan of this fragment alone (options as ``LanceDataset.scanner``)."""
+        return self._ds.scanner(
+            columns,
+            filter,
+            limit,
+            offset,
+            batch_size=batch_size,
+            fragments=[self],
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            include_deleted_rows=include_deleted_rows,
+            order_by=order_by,
+        )
+
+    def to_table(
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        blob_handling: str | None = None,
+        order_by: list[object] | None = None,
+        use_scalar_index: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        include_deleted_rows: bool | None = None,
+        batch_size_bytes: int | None = None,
+        strict_batch_size: bool | None = None,
+    ) -> pa.Table:
+        return self.scanner(
+            columns=columns,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            include_deleted_rows=include_deleted_rows,
+            order_by=order_by,
+        ).to_table()
 
     def to_batches(
-        self, batch_size: int = 65536, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
+        self,
+        *,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        batch_size: int | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_readahead: int = 16,
+        blob_handling: str | None = None,
+        order_by: list[object] | None = None,
+        use_scalar_index: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        include_deleted_rows: bool | None = None,
+        batch_size_bytes: int | None = None,
+        strict_batch_size: bool | None = None,
     ) -> Iterator[pa.RecordBatch]:
-        cols = self._columns(columns)
-        if filter is not None:
-            t = self.read(cols, filter)
-            yield from t.to_batches(max_chunksize=batch_size)
-            return
-        n = self.count_rows()
-        for off in range(0, n, batch_size):
-            yield from self.read_range(off, batch_size, cols).combine_chunks().to_batches(max_chunksize=batch_size)
+        return self.scanner(
+            columns=columns,
+            batch_size=batch_size,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            include_deleted_rows=include_deleted_rows,
+            order_by=order_by,
+        ).to_batches()
+
+    def head(self, num_rows: int) -> pa.Table:
+        return self.scanner(limit=num_rows).to_table()
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        """Pickles as (dataset, fragment id): the dataset reopens at the same version."""
+        return _fragment_of, (self._ds, self.fragment_id)
+
+
+def _fragment_of(ds: LanceDataset, fragment_id: int) -> Fragment:
+    f = ds.get_fragment(fragment_id)
+    if f is None:
+        raise CorruptFileError(f"dataset {ds.uri!r} version {ds.version}: fragment {fragment_id} is gone")
+    return f
 
 
 #: a run of at least this many rows without deletions is kept as a zero-copy slice, not filtered

@@ -71,7 +71,7 @@ def _encode(values: np.ndarray) -> rowids_pb2.U64Segment:
 def row_ids(frag: table_pb2.DataFragment, where: str) -> np.ndarray:
     """The stable row id of every physical row of ``frag`` (inline sequences only)."""
     if frag.WhichOneof("row_id_sequence") != "inline_row_ids":
-        raise CorruptFileError(f"{where}: row ids in an external file are not supported by lancelot's compaction")
+        raise CorruptFileError(f"{where}: row ids in an external file are not supported by lancelot")
     seq = rowids_pb2.RowIdSequence()
     seq.ParseFromString(frag.inline_row_ids)
     parts = [segment_values(s, where) for s in seq.segments]

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
-from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
+from lancelot.dataset.commit import CommitConflictError, commit_transaction, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -30,7 +30,13 @@ from lancelot.dataset.manifest import (
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError, SchemaMismatchError
+from lancelot.errors import (
+    DatasetSchemaError,
+    LanceError,
+    LanceValueError,
+    SchemaMismatchError,
+    UnsupportedVersionError,
+)
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.writer import LanceWriter, resolve_version
@@ -39,6 +45,15 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+
+
+class DatasetExistsError(CommitConflictError, FileExistsError):
+    """``mode="create"`` where a dataset already exists (pylance: OSError "Dataset already exists")."""
+
+    __str__ = BaseException.__str__  # the LanceError message, not OSError's "[Errno None] ..."
+
+    def __init__(self, message: str) -> None:
+        LanceError.__init__(self, message)
 
 
 def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
@@ -82,8 +97,109 @@ def dataset_fields(schema: pa.Schema, base: ManifestFile | None) -> list[file_pb
     write_fragments and commit both use this rule, so files and manifest always agree."""
     fields = schema_fields(schema)
     if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
-        return list(base.manifest.fields)
+        out = []
+        for theirs, mine in zip(base.manifest.fields, fields):  # the ids of the dataset, the metadata of the data
+            f = file_pb2.Field()
+            f.CopyFrom(theirs)
+            f.metadata.clear()
+            f.metadata.update(mine.metadata)
+            out.append(f)
+        return out
     return fields
+
+
+def check_metadata(schema: pa.Schema) -> None:
+    """Refuse schema or field metadata that is not UTF-8 (pylance refuses it: a ValueError)."""
+
+    def check(md: dict[bytes, bytes] | None, where: str) -> None:
+        for k, v in (md or {}).items():
+            for what, b in (("key", k), ("value", v)):
+                try:
+                    b.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise LanceValueError(
+                        f"{where} metadata {what} {b!r} is not valid UTF-8 (encode binary metadata, e.g. as base64)"
+                    ) from None
+
+    def walk(f: pa.Field, path: str) -> None:
+        check(f.metadata, f"field {path!r}")
+        for child in _child_fields(f.type):
+            walk(child, f"{path}.{child.name}")
+
+    check(schema.metadata, "schema")
+    for f in schema:
+        walk(f, f.name)
+
+
+def _child_fields(t: pa.DataType) -> list[pa.Field]:
+    if pa.types.is_struct(t):
+        return [t.field(i) for i in range(t.num_fields)]
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return [t.value_field]
+    if pa.types.is_map(t):
+        return [t.key_field, t.item_field]
+    return []
+
+
+def _field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, str]:
+    """{dotted path: logical type} of a manifest's (pre-order) fields."""
+    fields = list(fields)
+    by_id = {int(f.id): f for f in fields}
+    out = {}
+    for f in fields:
+        parts, p, hops = [f.name], int(f.parent_id), 0
+        while p != -1 and p in by_id and hops < 256:
+            parts.append(by_id[p].name)
+            p, hops = int(by_id[p].parent_id), hops + 1
+        out[".".join(reversed(parts))] = f.logical_type
+    return out
+
+
+def schema_difference(dataset: Iterable[file_pb2.Field], data: Iterable[file_pb2.Field]) -> str | None:
+    """How the data's fields differ from the dataset's, nullability aside (None: they match)."""
+    theirs, mine = _field_paths(dataset), _field_paths(data)
+    missing = [p for p in theirs if p not in mine and "." not in p]
+    unexpected = [p for p in mine if p not in theirs and "." not in p]
+    if missing or unexpected:
+        return f"fields do not match: missing={missing}, unexpected={unexpected}"
+    for path, lt in theirs.items():
+        if path not in mine:
+            return f"field {path!r} is missing from the data"
+        if mine[path] != lt:
+            return f"field {path!r} should have type {lt} but the data's is {mine[path]}"
+    extra = [p for p in mine if p not in theirs]
+    if extra:
+        return f"field {extra[0]!r} is not in the dataset"
+    if list(theirs) != list(mine):
+        return f"the fields are in another order: {list(mine)} (the dataset's: {list(theirs)})"
+    return None
+
+
+def _null_free(col: pa.Array | pa.ChunkedArray, field: pa.Field, path: str, uri: str) -> None:
+    """Refuse nulls in a column (or a struct child) whose dataset field is not nullable."""
+    if not field.nullable and col.null_count:
+        raise DatasetSchemaError(
+            f"dataset {uri!r}: the field {path!r} contains null values, but it is marked non-null in the "
+            "dataset's schema"
+        )
+    if pa.types.is_struct(field.type):
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        for i in range(field.type.num_fields):
+            child = field.type.field(i)
+            for c in chunks:
+                _null_free(c.field(i), child, f"{path}.{child.name}", uri)
+
+
+def fit_to_dataset(batch: pa.RecordBatch, target: pa.Schema, uri: str) -> pa.RecordBatch:
+    """An appended batch in the dataset's schema: data that is nullable where the dataset's field is
+    not is accepted when it holds no nulls there (as pylance accepts it)."""
+    if batch.schema.equals(target, check_metadata=False):
+        return pa.RecordBatch.from_arrays(batch.columns, schema=target)
+    cols = []
+    for col, field in zip(batch.columns, target):
+        _null_free(col, field, field.name, uri)
+        cols.append(col if col.type == field.type else col.cast(field.type))
+    return pa.RecordBatch.from_arrays(cols, schema=target)
 
 
 def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
@@ -102,6 +218,27 @@ def file_field_lists(fields: list[file_pb2.Field], version: str) -> tuple[list[i
         parents = {int(f.parent_id) for f in fields}
         ids = [int(f.id) for f in fields if int(f.id) not in parents]
     return ids, list(range(len(ids)))
+
+
+def storage_version(name: str | None) -> str | None:
+    """The data storage version a public name means (None stays None: the dataset's or the default).
+
+    pylance resolves its aliases ("stable", "next", any case) before it records the version in the
+    manifest; a manifest holding the alias itself cannot be opened by pylance.  "legacy" names the
+    pre-2.0 format, which lancelot does not write."""
+    if name is None:
+        return None
+    text = str(getattr(name, "value", name)).strip().lower()
+    if text in ("legacy", LEGACY_DATA_VERSION):
+        raise UnsupportedVersionError(
+            f"data_storage_version {name!r}: the legacy format (0.1, before Lance 2.0) is not written by lancelot"
+        )
+    try:
+        return str(resolve_version(text).value)
+    except UnsupportedVersionError:
+        raise UnsupportedVersionError(
+            f"unknown data_storage_version {name!r} (use 'stable', 'next', '2.0', '2.1' or '2.2')"
+        ) from None
 
 
 def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
@@ -133,9 +270,11 @@ def write_fragments(
     """
     if max_rows_per_file <= 0:
         raise ValueError("max_rows_per_file must be positive")
+    data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
     schema, batches = as_batches(data, schema)
+    check_metadata(schema)
     stored = normalize_schema(schema)
     base = _base if _base is not ... else _existing(store, uri)
     fields = dataset_fields(stored, base)
@@ -220,6 +359,7 @@ def commit(
     """
     from lancelot.dataset.dataset import LanceDataset
 
+    data_storage_version = storage_version(data_storage_version)
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
@@ -243,9 +383,7 @@ def commit(
         stored = normalize_schema(schema)
         base = _existing(store, uri)
         if operation == "create" and base is not None:
-            from lancelot.dataset.commit import CommitConflictError
-
-            raise CommitConflictError(f"dataset {uri!r} already exists (version {base.manifest.version})")
+            raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
         fields = dataset_fields(stored, base)
         if read_version is None and base is not None:
             txn.read_version = read_version = int(base.manifest.version)
@@ -276,16 +414,16 @@ def commit(
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
 
 
-def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> None:
+def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.Schema:
+    """The dataset's schema, when appended data of ``schema`` fits it (nullability may differ: nulls
+    are checked as the data is written); else a DatasetSchemaError naming the field that differs."""
     schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
-    theirs = _type_key(base.manifest.fields)
-    if _type_key(schema_fields(schema)) != theirs:
-        from lancelot.dataset.dataset import manifest_schema
+    why = schema_difference(base.manifest.fields, schema_fields(schema))
+    if why is not None:
+        raise DatasetSchemaError(f"dataset {uri!r}: append with a different schema: {why}")
+    from lancelot.dataset.dataset import manifest_schema
 
-        raise SchemaMismatchError(
-            f"dataset {uri!r}: appended data's schema\n{schema}\ndiffers from the dataset's\n"
-            f"{manifest_schema(base.manifest)}"
-        )
+    return manifest_schema(base.manifest)
 
 
 def write_dataset(
@@ -309,16 +447,19 @@ def write_dataset(
     "compact") and ``max_page_bytes`` are the data files' writer settings (``lancelot.write_table``).
     """
     if mode not in ("create", "append", "overwrite"):
-        raise ValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
+        raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
+    data_storage_version = storage_version(data_storage_version)
+    if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
+        storage_options = storage_options or getattr(uri, "storage_options", None)
+        uri = uri.uri
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     base = _existing(store, uri)
     schema, batches = as_batches(data, schema)
+    check_metadata(schema)
     stored = normalize_schema(schema)
     if mode == "create" and base is not None:
-        from lancelot.dataset.commit import CommitConflictError
-
-        raise CommitConflictError(f"dataset {uri!r} already exists (version {base.manifest.version})")
+        raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
     if mode == "append":
         if base is None:
             mode = "create"
@@ -328,7 +469,10 @@ def write_dataset(
                 schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
                 stored = normalize_schema(schema)
                 batches = (b.select(names) for b in batches)
-            check_append_schema(base, stored, uri)
+            target = check_append_schema(base, stored, uri)
+            if not stored.equals(target, check_metadata=False):
+                schema, stored = target, normalize_schema(target)
+                batches = (fit_to_dataset(b, target, uri) for b in batches)
     if data_storage_version is None and base is not None and mode == "overwrite":
         data_storage_version = base.manifest.data_format.version or None
         if data_storage_version == LEGACY_DATA_VERSION:  # lancelot writes no legacy files: its default

@@ -1,0 +1,536 @@
+"""Scans of a dataset version: ``LanceDataset.scanner(...)`` (pylance's ``LanceScanner``).
+
+A scan reads its fragments in order: the filter (SQL text or a pyarrow.compute Expression)
+is applied per fragment (zone maps prune from it first, lancelot/dataset/scan.py); ``offset``
+and ``limit`` count the rows that pass, and fragments wholly before the offset or after the
+limit are never read.  The projection is a list of columns (nested fields as dotted paths,
+named as written) or a dict name -> SQL expression.  ``_rowid``, ``_rowaddr`` and
+``_rowoffset`` are the row-id columns of the table format ("Row ids"): the row address is
+``fragment_id << 32 | physical position``; the row id is the address, or the stable row id
+of datasets that have them (rowids.py); the row offset is the row's index among the live
+rows of the dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.fragment import _POS
+from lancelot.dataset.scan import check_filter
+from lancelot.errors import LanceError, LanceValueError
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+ROW_ID, ROW_ADDR, ROW_OFFSET = "_rowid", "_rowaddr", "_rowoffset"
+ROW_COLUMNS = (ROW_ID, ROW_ADDR, ROW_OFFSET)
+#: pylance's default rows per batch
+DEFAULT_BATCH_SIZE = 8192
+
+
+def as_filter(filter: object, schema: pa.Schema) -> pc.Expression | None:
+    """A filter as a pyarrow.compute Expression: SQL text is parsed against ``schema`` (lancelot.sql)
+    and the row-id columns, which filters may name as pylance's do."""
+    if isinstance(filter, str):
+        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names]
+        schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
+    return check_filter(filter, schema)
+
+
+def row_columns_in(expr: pc.Expression | None, schema: pa.Schema) -> set[str]:
+    """The row-id columns an expression refers to (a superset, from its text)."""
+    if expr is None:
+        return set()
+    from lancelot.dataset.scan import filter_columns
+
+    return {c for c in filter_columns(expr, list(ROW_COLUMNS)) if c not in schema.names}
+
+
+def as_expression(sql: str, schema: pa.Schema) -> pc.Expression:
+    """A projection's SQL expression (a column, a nested path, arithmetic...) as an Expression."""
+    from lancelot.sql import parse_expression
+
+    expr: pc.Expression = parse_expression(sql, schema)
+    return expr
+
+
+def _path(schema: pa.Schema, name: str) -> tuple[pa.Field, list[str]] | None:
+    """(field, path) of a top-level column or a dotted path into structs; None if there is none."""
+    if name in schema.names:
+        return schema.field(name), [name]
+    parts = name.split(".")
+    if parts[0] not in schema.names:
+        return None
+    f = schema.field(parts[0])
+    for p in parts[1:]:
+        if not pa.types.is_struct(f.type) or f.type.get_field_index(p) < 0:
+            return None
+        f = f.type.field(p)
+    return f, parts
+
+
+@dataclass
+class Projection:
+    """What a scan returns: output names, each a dataset column, a nested path, a row-id column or
+    an expression; ``reads``: the top-level dataset columns to read."""
+
+    names: list[str]
+    exprs: dict[str, pc.Expression]  # outputs that are computed (nested paths, SQL expressions)
+    fields: dict[str, pa.Field]  # outputs that are plain dataset columns
+    reads: list[str]
+    rows: set[str]  # row-id columns needed
+    added: int = 0  # trailing names added by with_row_id / with_row_address
+
+    @property
+    def plain(self) -> bool:
+        return not self.exprs
+
+
+def projection(
+    schema: pa.Schema,
+    columns: Sequence[str] | dict[str, str] | None,
+    with_row_id: bool | None,
+    with_row_address: bool | None,
+    where: str,
+) -> Projection:
+    from lancelot.dataset.scan import filter_columns
+
+    names: list[str] = []
+    exprs: dict[str, pc.Expression] = {}
+    fields: dict[str, pa.Field] = {}
+    reads: list[str] = []
+    rows: set[str] = set()
+
+    def read(c: str) -> None:
+        if c not in reads:
+            reads.append(c)
+
+    if columns is None:
+        columns = list(schema.names)
+    if isinstance(columns, dict):
+        for name, sql in columns.items():
+            if not isinstance(sql, str):
+                raise LanceValueError(f"{where}: the expression of column {name!r} must be SQL text, not {sql!r}")
+            names.append(name)
+            if sql in ROW_COLUMNS:
+                rows.add(sql)
+                exprs[name] = pc.field(sql)
+                continue
+            found = _path(schema, sql)
+            expr = pc.field(*found[1]) if found is not None else as_expression(sql, schema)
+            exprs[name] = expr
+            for c in filter_columns(expr, list(schema.names)):
+                read(c)
+            for r in ROW_COLUMNS:
+                if r in str(expr):
+                    rows.add(r)
+    else:
+        if isinstance(columns, str):
+            raise LanceValueError(f"{where}: columns must be a list of names or a dict, not the string {columns!r}")
+        for c in columns:
+            names.append(c)  # a column asked twice comes twice, as in pylance
+            if c in ROW_COLUMNS:
+                rows.add(c)
+                continue
+            found = _path(schema, c)
+            if found is None:
+                raise LanceValueError(f"{where}: no column named {c!r} (columns: {schema.names})")
+            f, path = found
+            read(path[0])
+            if len(path) == 1:
+                fields[c] = f
+            else:
+                exprs[c] = pc.field(*path)
+    added = 0
+    for flag, col in ((with_row_id, ROW_ID), (with_row_address, ROW_ADDR)):
+        if flag and col not in names:
+            names.append(col)
+            rows.add(col)
+            added += 1
+    return Projection(names, exprs, fields, reads, rows, added)
+
+
+def row_columns(
+    frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int, deleted_null: bool = False
+) -> dict[str, pa.Array]:
+    """The row-id columns of the rows at physical positions ``pos`` of ``frag``; ``deleted_null``:
+    deleted rows (a scan with ``include_deleted_rows``) have null ``_rowid`` and ``_rowaddr``."""
+    out = _row_columns(frag, pos, want, offset_base)
+    if deleted_null and len(frag.deleted_positions()):
+        gone = pa.array(np.isin(pos, frag.deleted_positions().astype(np.int64)))
+        for name in (ROW_ID, ROW_ADDR):
+            if name in out:
+                out[name] = pc.if_else(gone, pa.nulls(len(pos), pa.uint64()), out[name])
+    return out
+
+
+def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int) -> dict[str, pa.Array]:
+    out: dict[str, pa.Array] = {}
+    addr = (np.uint64(frag.fragment_id) << np.uint64(32)) | pos.astype(np.uint64)
+    if ROW_ADDR in want:
+        out[ROW_ADDR] = pa.array(addr, pa.uint64())
+    if ROW_ID in want:
+        if frag._pb.WhichOneof("row_id_sequence") is not None:
+            from lancelot.dataset.rowids import row_ids
+
+            out[ROW_ID] = pa.array(row_ids(frag._pb, frag.where)[pos], pa.uint64())
+        else:
+            out[ROW_ID] = pa.array(addr, pa.uint64())
+    if ROW_OFFSET in want:
+        deleted = frag.deleted_positions().astype(np.int64)
+        live = pos - np.searchsorted(deleted, pos, side="left")
+        out[ROW_OFFSET] = pa.array((live + offset_base).astype(np.uint64), pa.uint64())
+    return out
+
+
+class LanceScanner:
+    """A planned scan (pylance's ``LanceScanner``): ``to_table``, ``to_batches``, ``to_reader``,
+    ``count_rows``, ``head``, ``projected_schema``, ``explain_plan``."""
+
+    def __init__(
+        self,
+        ds: LanceDataset,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        fragments: Iterable[Fragment | int] | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+    ) -> None:
+        self._ds = ds
+        where = f"dataset {ds.uri!r} version {ds.version}"
+        self._where = where
+        if limit is not None and (not isinstance(limit, int | np.integer) or limit < 0):
+            raise LanceValueError(f"{where}: limit must be a non-negative integer, not {limit!r}")
+        if offset is not None and (not isinstance(offset, int | np.integer) or offset < 0):
+            raise LanceValueError(f"{where}: offset must be a non-negative integer, not {offset!r}")
+        if batch_size is not None and batch_size <= 0:
+            raise LanceValueError(f"{where}: batch_size must be positive, not {batch_size!r}")
+        self.limit = None if limit is None else int(limit)
+        self.offset = int(offset or 0)
+        self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
+        self._filter_text = filter if isinstance(filter, str) else None
+        self.filter = as_filter(filter, ds.schema)
+        #: row-id columns the filter names: computed before it is applied
+        self._filter_rows = row_columns_in(self.filter, ds.schema)
+        self.nearest = None
+        if nearest is not None:
+            from lancelot.dataset.vector_search import parse_nearest
+
+            self.nearest = parse_nearest(nearest, ds.schema, where)
+        self.prefilter = bool(prefilter)
+        self.include_deleted_rows = bool(include_deleted_rows)
+        self._proj = projection(ds.schema, columns, with_row_id, with_row_address, where)
+        if self.include_deleted_rows and ROW_ID not in self._proj.rows:
+            raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
+        #: no ``_distance`` column in a vector search's result
+        self.no_distance = bool(disable_scoring_autoprojection)
+        if fragments is None:
+            self._frags = list(ds._fragments)
+        else:
+            self._frags = []
+            for f in fragments:
+                fid = f if isinstance(f, int) else int(f.fragment_id)  # a fragment or its id
+                mine = ds.get_fragment(fid)
+                if mine is None:
+                    raise LanceValueError(f"{where}: fragment {fid} is not in this version")
+                self._frags.append(mine)
+        self._schema: pa.Schema | None = None
+
+    # -- planning ---------------------------------------------------------------------------------
+    def _offset_bases(self) -> dict[int, int]:
+        """Live rows of the dataset before each fragment (for ``_rowoffset``)."""
+        out, n = {}, 0
+        for f in self._ds._fragments:
+            out[f.fragment_id] = n
+            n += f.count_rows()
+        return out
+
+    def _read_cols(self) -> list[str]:
+        return list(self._proj.reads)
+
+    def _pieces(self, chunk: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
+        """Per fragment (in order), tables of the columns to read, the rows that pass the filter and
+        fall in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked."""
+        need_pos = bool(self._proj.rows)
+        skip, left = self.offset, self.limit
+        cols = self._read_cols()
+        if self.include_deleted_rows or self._filter_rows:
+            yield from self._pieces_with_deleted(cols, skip, left)
+            return
+        for frag in self._frags:
+            if left is not None and left <= 0:
+                return
+            if self.filter is None:
+                n = frag.count_rows()
+                if skip >= n:
+                    skip -= n
+                    continue
+                lo, hi = skip, n if left is None else min(n, skip + left)
+                skip = 0
+                if left is not None:
+                    left -= hi - lo
+                step = hi - lo if chunk is None else chunk
+                for a in range(lo, hi, step):
+                    b = min(hi, a + step)
+                    if (a, b) == (0, n) and chunk is None:
+                        t = frag.read(cols, positions=need_pos)
+                    else:
+                        t = frag.read_range(a, b - a, cols)
+                        if need_pos:
+                            t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
+                    yield frag, t
+                continue
+            t = frag.read(cols, self.filter, positions=need_pos)
+            if skip:
+                cut = min(skip, t.num_rows)
+                t, skip = t.slice(cut), skip - cut
+            if left is not None:
+                t = t.slice(0, left)
+                left -= t.num_rows
+            if t.num_rows:
+                yield frag, t
+
+    def _pieces_with_deleted(self, cols: list[str], skip: int, left: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
+        """Like ``_pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
+        and the row-id columns a filter names computed before it is applied."""
+        from lancelot.dataset.scan import apply_filter, filter_columns
+
+        fcols = [] if self.filter is None else filter_columns(self.filter, list(self._ds.schema.names))
+        read = cols + [c for c in fcols if c not in cols]
+        bases = self._offset_bases() if ROW_OFFSET in self._filter_rows else None
+        for frag in self._frags:
+            if left is not None and left <= 0:
+                return
+            if self.include_deleted_rows:
+                t = frag._read_physical(read, 0, frag.physical_rows)
+                t = t.append_column(_POS, pa.array(np.arange(frag.physical_rows, dtype=np.int64)))
+            else:
+                t = frag.read(read, positions=True)
+            if self.filter is not None:
+                if self._filter_rows:
+                    pos = t.column(_POS).to_numpy().astype(np.int64)
+                    base = (bases or {}).get(frag.fragment_id, 0)
+                    rows = row_columns(frag, pos, self._filter_rows, base, self.include_deleted_rows)
+                    for name, arr in rows.items():
+                        t = t.append_column(name, arr)
+                t = apply_filter(t, self.filter, frag.where).select(cols + [_POS])
+            if skip:
+                cut = min(skip, t.num_rows)
+                t, skip = t.slice(cut), skip - cut
+            if left is not None:
+                t = t.slice(0, left)
+                left -= t.num_rows
+            if t.num_rows:
+                yield frag, t
+
+    def _finish(self, frag: Fragment, t: pa.Table, bases: dict[int, int] | None) -> pa.Table:
+        """The output columns of one piece."""
+        p = self._proj
+        if p.rows:
+            pos = t.column(_POS).to_numpy().astype(np.int64)
+            base = (bases or {}).get(frag.fragment_id, 0)
+            extra = row_columns(frag, pos, p.rows, base, self.include_deleted_rows)
+            for name, arr in extra.items():
+                t = t.append_column(pa.field(name, pa.uint64()), arr)
+        return self._project(t)
+
+    def _project(self, t: pa.Table) -> pa.Table:
+        p = self._proj
+        if p.plain:
+            out = t.select(p.names)
+            return out.replace_schema_metadata(self._ds.schema.metadata) if p.names else out
+        import pyarrow.dataset as pads
+
+        try:
+            computed = pads.dataset(t).to_table(columns=dict(p.exprs))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise LanceValueError(f"{self._where}: cannot compute the projection: {e}") from None
+        arrays, fields = [], []
+        for name in p.names:
+            if name in p.exprs:
+                col = computed.column(name)
+                fields.append(pa.field(name, col.type))
+            else:
+                col = t.column(name)
+                fields.append(t.schema.field(name))
+            arrays.append(col)
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=self._ds.schema.metadata))
+
+    def _empty_input(self) -> pa.Table:
+        from lancelot.dataset.blob import scan_schema  # blob columns scan as their descriptions
+
+        cols = self._read_cols()
+        schema = scan_schema(self._ds.schema)
+        t = pa.schema([schema.field(c) for c in cols], metadata=schema.metadata).empty_table()
+        return t.append_column(_POS, pa.array([], pa.int64()))
+
+    def _nearest_table(self) -> pa.Table:
+        from lancelot.dataset.vector_search import search
+
+        assert self.nearest is not None
+        return search(self)
+
+    # -- results ----------------------------------------------------------------------------------
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the scan's result."""
+        if self._schema is None:
+            if self.nearest is not None:
+                self._schema = self._nearest_table().slice(0, 0).schema
+            else:
+                empty = self._empty_input()
+                frag = self._frags[0] if self._frags else None
+                if frag is None or not self._proj.rows:
+                    t = self._project(self._with_empty_rows(empty))
+                else:
+                    t = self._finish(frag, empty, None)
+                self._schema = t.schema
+        return self._schema
+
+    def _with_empty_rows(self, t: pa.Table) -> pa.Table:
+        for name in sorted(self._proj.rows, key=ROW_COLUMNS.index):
+            t = t.append_column(pa.field(name, pa.uint64()), pa.array([], pa.uint64()))
+        return t
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The result in batches of at most ``batch_size`` rows (a fragment's rows never share a batch
+        with another's, as in pylance)."""
+        if self.nearest is not None:
+            yield from self._nearest_table().to_batches(max_chunksize=self.batch_size)
+            return
+        bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
+        for frag, t in self._pieces(self.batch_size if self.filter is None else None):
+            out = self._finish(frag, t, bases)
+            if out.num_columns:
+                out = out.combine_chunks()
+            yield from out.to_batches(max_chunksize=self.batch_size)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
+    def to_table(self) -> pa.Table:
+        if self.nearest is not None:
+            return self._nearest_table()
+        bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
+        if self.limit is None and not self.offset and not self.include_deleted_rows and not self._filter_rows:
+            parts = self._parallel(bases)
+        else:
+            parts = [self._finish(frag, t, bases) for frag, t in self._pieces(None)]
+        parts = [p for p in parts if p.num_rows]
+        if not parts:
+            return self.projected_schema.empty_table()
+        if not parts[0].num_columns:  # concat_tables drops the rows of column-less tables
+            return _rows_only(parts)
+        return pa.concat_tables(parts)
+
+    def _parallel(self, bases: dict[int, int] | None) -> list[pa.Table]:
+        """Whole fragments read two at a time (pylance's fragment read-ahead); fragments with
+        deletions to filter start first, so a scan does not end on one thread filtering."""
+        from lancelot.dataset.dataset import _fragment_pool
+
+        frags, cols, need_pos, filt = self._frags, self._read_cols(), bool(self._proj.rows), self.filter
+
+        def one(f: Fragment) -> pa.Table:
+            return self._finish(f, f.read(cols, filt, positions=need_pos), bases)
+
+        if len(frags) > 1 and self._ds._store.is_local:
+            pool = _fragment_pool()
+            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
+            futures = {i: pool.submit(one, frags[i]) for i in order}
+            return [futures[i].result() for i in range(len(frags))]
+        return [one(f) for f in frags]
+
+    def count_rows(self) -> int:
+        """Rows the scan returns (pylance refuses a limit or offset here)."""
+        if self.limit is not None or self.offset:
+            raise LanceValueError(f"{self._where}: count_rows cannot use a limit or offset (apply them to the result)")
+        if self.nearest is not None:
+            return int(self._nearest_table().num_rows)
+        if self.filter is None and not self.include_deleted_rows:
+            return sum(f.count_rows() for f in self._frags)
+        if self.include_deleted_rows:
+            return sum(t.num_rows for _, t in self._pieces(None))
+        return sum(f.count_rows(self.filter) for f in self._frags)
+
+    def head(self, num_rows: int) -> pa.Table:
+        """The first ``num_rows`` rows of the scan."""
+        if num_rows < 0:
+            raise LanceValueError(f"{self._where}: head needs a non-negative number of rows, not {num_rows}")
+        limit = num_rows if self.limit is None else min(num_rows, self.limit)
+        s = self._copy(limit=limit)
+        return s.to_table()
+
+    def _copy(self, **changes: Any) -> LanceScanner:
+        new = object.__new__(LanceScanner)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new._schema = None
+        return new
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """A text description of the scan: what is read, filtered, limited, projected."""
+        p = self._proj
+        lines = [f"Projection: {p.names}"]
+        if self.nearest is not None:
+            n = self.nearest
+            lines.append(f"  ExactKNN: column={n.column}, k={n.k}, metric={n.metric}, prefilter={self.prefilter}")
+        if self.limit is not None or self.offset:
+            lines.append(f"  Limit: offset={self.offset}, limit={self.limit}")
+        if self.filter is not None:
+            lines.append(f"  Filter: {self._filter_text or self.filter}")
+        from lancelot.dataset.scan import filter_columns
+
+        fcols = [] if self.filter is None else filter_columns(self.filter, list(self._ds.schema.names))
+        read = p.reads + [c for c in fcols if c not in p.reads]
+        lines.append(
+            f"  LanceRead: uri={self._ds.uri}, version={self._ds.version}, projection=[{', '.join(read)}], "
+            f"num_fragments={len(self._frags)}, row_id={ROW_ID in p.rows}, row_addr={ROW_ADDR in p.rows}"
+        )
+        if verbose and self.filter is not None:
+            from lancelot.dataset.scan import zone_filters
+
+            lines.append(f"    zone map filters: {zone_filters(self.filter)}")
+        return "\n".join(lines) + "\n"
+
+    def analyze_plan(self, count_rows: bool = False) -> str:
+        return self.explain_plan(verbose=True)
+
+
+def _rows_only(parts: list[pa.Table]) -> pa.Table:
+    """A table without columns holding the rows of ``parts``."""
+    n = sum(p.num_rows for p in parts)
+    return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
+
+
+def unsupported(where: str, **options: Any) -> None:
+    """Refuse options lancelot does not implement (rather than silently ignoring them)."""
+    for name, value in options.items():
+        if value is not None and value is not False:
+            raise LanceValueError(f"{where}: the scan option {name}={value!r} is not supported by lancelot")
+
+
+Scanner = LanceScanner
+
+__all__ = ["LanceScanner", "Scanner", "as_filter", "projection", "row_columns", "LanceError"]

@@ -1,0 +1,70 @@
+"""``LanceDataset.stats``: pylance's dataset statistics.
+
+``dataset_stats`` counts deleted rows, fragments and "small" fragments (fewer physical rows
+than ``max_rows_per_group``); ``data_stats`` gives each field's bytes on disk: the sum of the
+page buffer sizes of the columns the field owns in every data file (a column that starts no
+field continues the previous one, as nested fields span several columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
+
+class DatasetStats(TypedDict):
+    num_deleted_rows: int
+    num_fragments: int
+    num_small_files: int
+
+
+@dataclass
+class FieldStatistics:
+    """Statistics about a field in the dataset."""
+
+    id: int  #: the field id
+    bytes_on_disk: int  #: (possibly compressed) bytes on disk used to store the field
+
+
+@dataclass
+class DataStatistics:
+    """Statistics about the data in the dataset."""
+
+    fields: list[FieldStatistics]
+
+
+class LanceStats:
+    """Statistics of one dataset version."""
+
+    def __init__(self, ds: LanceDataset) -> None:
+        self._ds = ds
+
+    def dataset_stats(self, max_rows_per_group: int = 1024) -> DatasetStats:
+        frags = self._ds.get_fragments()
+        return {
+            "num_deleted_rows": sum(f.physical_rows - f.count_rows() for f in frags),
+            "num_fragments": len(frags),
+            "num_small_files": sum(1 for f in frags if f.physical_rows < max_rows_per_group),
+        }
+
+    def data_stats(self) -> DataStatistics:
+        ds = self._ds
+        ids = [int(f.id) for f in ds.manifest.fields]
+        sizes = dict.fromkeys(ids, 0)
+        for frag in ds.get_fragments():
+            for df in frag._pb.files:
+                store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+                lf = ds._open_file(f"{prefix}{df.path}", frag.where, store)
+                col_to_field = {int(c): int(f) for f, c in zip(df.fields, df.column_indices) if c >= 0}
+                current = -1
+                metas = sorted(
+                    ((ci.index, ci.meta) for cols in lf._columns.values() for ci in cols), key=lambda x: x[0]
+                )
+                for index, meta in metas:
+                    current = col_to_field.get(index, current)
+                    if current in sizes:
+                        sizes[current] += sum(sum(p.buffer_sizes) for p in meta.pages)
+        return DataStatistics([FieldStatistics(i, sizes[i]) for i in ids])

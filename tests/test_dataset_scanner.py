@@ -1,0 +1,329 @@
+"""Scans (``ds.scanner``, ``to_table``, ``to_batches``, ``count_rows``, ``take``, ``_take_rows``,
+``sample``, ``head``), ported from the reference's test_dataset.py (test_take*, test_filter*,
+test_limit_offset, test_nested_projection, test_count_rows*, test_scan_with_batch_size,
+test_scan_no_columns, test_with_row_offset, test_system_columns, test_scanner_schemas,
+test_scan_deleted_rows, test_dynamic_projection, test_load_scanner_from_fragments,
+test_to_batches, test_sample, test_roundtrip_reader), each compared with pylance 14.0.2 on
+datasets written by lancelot and by pylance."""
+
+import random
+
+import lance
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lancelot
+
+LIBS = {"lancelot": lancelot, "lance": lance}
+TABLE = pa.table(
+    {
+        "a": pa.array(range(100), pa.int64()),
+        "b": pa.array(range(100), pa.int64()),
+        "s": pa.array([{"x": i, "y": i % 2 == 0} for i in range(100)]),
+        "t": [f"v{i}" for i in range(100)],
+    }
+)
+
+
+@pytest.fixture(scope="module", params=["lancelot", "lance"])
+def pair(request, tmp_path_factory):
+    """(lancelot dataset, pylance dataset) of TABLE in 10-row fragments with rows deleted, written by
+    either library; the deletions by pylance (lancelot's delete is tested with its own module)."""
+    uri = str(tmp_path_factory.mktemp(f"scan_{request.param}") / "ds")
+    LIBS[request.param].write_dataset(TABLE, uri, max_rows_per_file=10)
+    lance.dataset(uri).delete("a % 7 = 3 OR (a >= 20 AND a < 30)")
+    return lancelot.dataset(uri), lance.dataset(uri)
+
+
+SCANS = [
+    {},
+    {"columns": ["b", "a"]},
+    {"columns": ["s.x"]},
+    {"columns": ["s.y", "a", "s.x"]},
+    {"columns": ["a"], "with_row_id": True},
+    {"columns": ["a"], "with_row_address": True, "with_row_id": True},
+    {"columns": ["a", "_rowid", "_rowaddr", "_rowoffset"]},
+    {"columns": [], "with_row_id": True},
+    {"columns": ["a"], "filter": "b > 50"},
+    {"columns": ["a"], "filter": pc.field("b") > 50},
+    {"filter": "s.x < 15 OR t = 'v77'"},
+    {"limit": 10},
+    {"offset": 10},
+    {"offset": 10, "limit": 10},
+    {"offset": 5, "limit": 20},
+    {"offset": 5, "limit": 3},
+    {"offset": 50, "limit": 25},
+    {"limit": 101},
+    {"offset": 50, "limit": 51},
+    {"offset": 100},
+    {"offset": 101, "limit": 1},
+    {"limit": 0},
+    {"filter": "a > 30", "offset": 4, "limit": 7, "columns": ["a", "_rowid"]},
+    {"columns": {"a2": "a * 2", "bup": "upper(t)", "a": "a + 1"}},
+    {"columns": {"x": "s.x", "r": "_rowid"}, "filter": "a < 20"},
+    {"columns": {"bool": "a > 5"}},
+    {"columns": ["a"], "with_row_id": True, "include_deleted_rows": True, "filter": "a > 15"},
+    {"filter": "_rowaddr >= 4294967296 AND _rowaddr < 4294967300", "with_row_address": True},
+]
+
+
+@pytest.mark.parametrize("scan", SCANS, ids=[str(s) for s in SCANS])
+def test_to_table_matches_pylance(pair, scan):
+    ours, theirs = pair
+    assert ours.to_table(**scan).equals(theirs.to_table(**scan))
+    assert ours.scanner(**scan).projected_schema.equals(theirs.scanner(**scan).projected_schema)
+
+
+@pytest.mark.parametrize("batch_size", [3, 7, 10, 64])
+def test_to_batches_sizes_match_pylance(pair, batch_size):
+    """Reference test_scan_with_batch_size: batches never exceed batch_size, nor cross fragments."""
+    ours, theirs = pair
+    mine = list(ours.to_batches(batch_size=batch_size, columns=["a"]))
+    want = list(theirs.to_batches(batch_size=batch_size, columns=["a"]))
+    assert [b.num_rows for b in mine] == [b.num_rows for b in want]
+    assert pa.Table.from_batches(mine).equals(pa.Table.from_batches(want))
+    reader = ours.scanner(batch_size=batch_size, filter="a > 40").to_reader()
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.read_all().equals(theirs.to_table(filter="a > 40"))
+
+
+def test_count_rows(pair):
+    """Reference test_count_rows, test_count_rows_via_scanner (pylance 14.0.2 counts scans that
+    select columns: the reference's "should not be called on a plan selecting columns" errors are gone)."""
+    ours, theirs = pair
+    assert ours.count_rows() == theirs.count_rows()
+    assert ours.count_rows("a < 50") == theirs.count_rows(filter="a < 50")
+    assert ours.count_rows(filter=pc.field("a") < 50) == theirs.count_rows(filter="a < 50")
+    for kw in [{"filter": "a < 50", "columns": [], "with_row_id": True}, {"columns": ["a"]}, {}]:
+        assert ours.scanner(**kw).count_rows() == theirs.scanner(**kw).count_rows()
+    with pytest.raises(ValueError):
+        theirs.scanner(limit=2).count_rows()
+    with pytest.raises(ValueError):
+        ours.scanner(limit=2).count_rows()
+
+
+def test_limit_offset_errors(pair):
+    ours, theirs = pair
+    for kw in [{"offset": -1, "limit": 10}, {"offset": 10, "limit": -1}]:
+        with pytest.raises(ValueError):
+            theirs.to_table(**kw)
+        with pytest.raises(ValueError, match="non-negative"):
+            ours.to_table(**kw)
+
+
+def test_limit_reads_only_the_fragments_it_needs(pair, monkeypatch):
+    """A limit (or an offset) without a filter never opens fragments outside its rows."""
+    ours, _ = pair
+    ds = lancelot.dataset(ours.uri)
+    opened = []
+    for f in ds.get_fragments():
+        orig = f._file_columns
+
+        def spy(orig=orig, fid=f.fragment_id):
+            opened.append(fid)
+            return orig()
+
+        monkeypatch.setattr(f, "_file_columns", spy)
+    assert ds.to_table(offset=12, limit=5).column("a").to_pylist() == ours.to_table(offset=12, limit=5)["a"].to_pylist()
+    assert set(opened) <= {f.fragment_id for f in ds.get_fragments()[1:3]}
+
+
+def test_take(pair):
+    """Reference test_take, test_take_with_columns, test_take_duplicate_index, test_take_rowid_rowaddr."""
+    ours, theirs = pair
+    n = theirs.count_rows()
+    for idx in [[0, 1], [], [1, 1], [1, 1, 20, 20, 21], [21, 0, 21, 1, 0], random.sample(range(n), 10)]:
+        assert ours.take(idx).equals(theirs.take(idx))
+    idx = [1, 2, 3, 4, 5, 6, 7, 8, 9, n - 1]
+    for cols in [["_rowid"], ["_rowid", "_rowid"], ["_rowaddr"], ["_rowaddr", "_rowid"], ["a", "_rowid", "_rowaddr"]]:
+        got = ours.take(idx, columns=cols)
+        assert got.equals(theirs.take(idx, columns=cols)), cols
+    assert ours.take([0], columns=["b"]).equals(theirs.take([0], columns=["b"]))
+    proj = {"a2": "a*2", "bup": "UPPER(t)"}
+    assert ours.take([0, 5], columns=proj).equals(theirs.take([0, 5], columns=proj))
+    with pytest.raises(OSError):
+        theirs.take([n])
+    with pytest.raises(IndexError):  # lancelot: IndexError and pylance's OSError
+        ours.take([n])
+    with pytest.raises(OSError):
+        ours.take([n])
+
+
+def test_take_rows_by_row_id(pair):
+    """``_take_rows``: row ids in the order asked; deleted rows are left out, as pylance leaves them."""
+    ours, theirs = pair
+    ids = theirs.to_table(columns=[], with_row_id=True).column("_rowid").to_pylist()
+    for pick in ([ids[7], ids[0], ids[40], ids[7]], [ids[40], ids[7], ids[0]], [ids[50], ids[3], ids[33], ids[1]]):
+        assert ours._take_rows(pick).equals(theirs._take_rows(pick))
+        assert ours.take([ids.index(i) for i in pick], columns=["a", "_rowid"]).column("_rowid").to_pylist() == pick
+    proj = {"a2": "a*2", "bup": "UPPER(t)"}
+    assert ours._take_rows(pick, columns=proj).equals(theirs._take_rows(pick, columns=proj))
+    deleted = (1 << 32) | 3  # a = 13, deleted
+    assert ours._take_rows([ids[0], deleted]).equals(theirs._take_rows([ids[0], deleted]))
+    with pytest.raises(OSError):
+        theirs._take_rows([(1 << 32) | 50])
+    with pytest.raises(OSError):
+        ours._take_rows([(1 << 32) | 50])
+
+
+def test_sample_and_head(pair):
+    """Reference test_sample; head as pylance's (the first rows of a scan, scanner options allowed)."""
+    ours, theirs = pair
+    s = ours.sample(3)
+    assert s.num_rows == 3 and s.schema == theirs.schema
+    s = ours.sample(4, columns=["a"], randomize_order=False)
+    assert s.num_columns == 1 and s.column("a").to_pylist() == sorted(s.column("a").to_pylist())
+    live = set(theirs.to_table(columns=["a"]).column("a").to_pylist())
+    assert set(s.column("a").to_pylist()) <= live
+    with pytest.raises(ValueError):
+        theirs.sample(1000)
+    with pytest.raises(ValueError):
+        ours.sample(1000)
+    assert ours.head(5).equals(theirs.head(5))
+    assert ours.head(5, columns=["a"], filter="a > 60").equals(theirs.head(5, columns=["a"], filter="a > 60"))
+    assert ours.scanner(columns=["b"]).head(3).equals(theirs.scanner(columns=["b"]).head(3))
+
+
+def test_scanner_on_fragments(pair):
+    """Reference test_load_scanner_from_fragments: ``fragments=`` scans those fragments, in that order."""
+    ours, theirs = pair
+    fo, ft = ours.get_fragments(), theirs.get_fragments()
+    mine = ours.scanner(fragments=[fo[3], fo[0]], columns=["a"], with_row_id=True).to_table()
+    want = theirs.scanner(fragments=[ft[3], ft[0]], columns=["a"], with_row_id=True).to_table()
+    assert mine.equals(want)
+
+
+def test_scanner_object(pair):
+    ours, theirs = pair
+    s = ours.scanner(columns=["a", "s.x"], filter="a > 3", with_row_id=True)
+    assert isinstance(s, lancelot.LanceScanner)
+    assert s.dataset_schema == theirs.schema
+    assert s.to_table().equals(theirs.scanner(columns=["a", "s.x"], filter="a > 3", with_row_id=True).to_table())
+    plan = s.explain_plan()
+    assert "a > 3" in plan and "num_fragments=" in plan
+    # reference test_select_none: a scan of no columns still reads the filter's
+    assert "projection=[a]" in ours.scanner(columns=[], filter="a < 50", with_row_id=True).explain_plan(True)
+
+
+def test_write_a_scan_back(tmp_path, pair):
+    """Reference test_roundtrip_reader: a scan's batches (and a whole dataset) are data to write."""
+    ours, theirs = pair
+    lancelot.write_dataset(ours.to_batches(), str(tmp_path / "t2"), schema=ours.schema)
+    assert lance.dataset(str(tmp_path / "t2")).to_table().equals(theirs.to_table())
+    lancelot.write_dataset(ours, str(tmp_path / "t3"))
+    assert lance.dataset(str(tmp_path / "t3")).to_table().equals(theirs.to_table())
+
+
+def test_stable_row_ids(tmp_path):
+    """Reference test_enable_stable_row_ids, test_scan_with_row_ids: with stable row ids, _rowid is the
+    row's id (kept through compaction), _rowaddr its place; both libraries agree."""
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(TABLE, uri, max_rows_per_file=30, enable_stable_row_ids=True)
+    lance.dataset(uri).delete("a < 40")
+    lance.dataset(uri).optimize.compact_files()
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    kw = {"columns": ["a"], "with_row_id": True, "with_row_address": True}
+    assert ours.to_table(**kw).equals(theirs.to_table(**kw))
+    assert ours.to_table(**kw).column("_rowid").to_pylist() == list(range(40, 100))
+    ids = [45, 99, 40]
+    assert ours._take_rows(ids).equals(theirs._take_rows(ids))
+    assert ours.to_table(filter="_rowid = 77", columns=["a"]).column("a").to_pylist() == [77]
+    with pytest.raises(OSError):
+        ours._take_rows([5])  # deleted before compaction: the id is gone
+
+
+def test_nested_projection_names(tmp_path):
+    """Reference test_nested_projection: a nested path is a column named by its path."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(TABLE, uri)
+    ds = lancelot.dataset(uri)
+    assert ds.to_table(columns=["s.x"]) == pa.table({"s.x": pa.array(range(100), pa.int64())})
+    assert ds.to_table(columns=["s.y"]).column("s.y").to_pylist() == [i % 2 == 0 for i in range(100)]
+    with pytest.raises(ValueError, match="s.z"):
+        ds.to_table(columns=["s.z"])
+    with pytest.raises(ValueError):
+        lance.dataset(uri).to_table(columns=["s.z"])
+
+
+def test_unsupported_scan_options_refused(pair):
+    ours, _ = pair
+    with pytest.raises(ValueError, match="full_text_query"):
+        ours.scanner(full_text_query="x")
+    assert ours.to_table(batch_readahead=4, fragment_readahead=2, scan_in_order=False, use_stats=True).num_rows == (
+        ours.count_rows()
+    )
+
+
+def test_fragment_scan_api(pair):
+    """Reference test_fragment.py facts: Fragment.to_table / scanner / to_batches / count_rows / take /
+    head, with limit, offset and row ids, as pylance's LanceFragment."""
+    ours, theirs = pair
+    fo, ft = ours.get_fragments()[2], theirs.get_fragments()[2]
+    assert fo.fragment_id == ft.fragment_id
+    kw = {"columns": ["a"], "with_row_id": True, "with_row_address": True, "offset": 1, "limit": 3}
+    assert fo.to_table(**kw).equals(ft.to_table(**kw))
+    assert fo.to_table(filter="a > 24").equals(ft.to_table(filter="a > 24"))
+    assert fo.scanner(columns=["b"]).to_table().equals(ft.scanner(columns=["b"]).to_table())
+    assert [b.num_rows for b in fo.to_batches(batch_size=2)] == [b.num_rows for b in ft.to_batches(batch_size=2)]
+    assert fo.count_rows() == ft.count_rows() and fo.count_rows("a > 24") == ft.count_rows("a > 24")
+    assert fo.take([0, 2], columns=["a"]).equals(ft.take([0, 2], columns=["a"]))
+    assert fo.head(2).equals(ft.head(2))
+    assert fo.physical_rows == ft.physical_rows and fo.num_deletions == ft.num_deletions
+    assert fo.deletion_file() == ft.deletion_file()
+    assert [d.path for d in fo.data_files()] == [d.path for d in ft.data_files()]
+    assert [list(d.fields) for d in fo.data_files()] == [d.fields for d in ft.data_files()]
+    assert fo.schema == ft.schema
+    assert fo.metadata.id == ft.metadata.id and fo.metadata.physical_rows == ft.metadata.physical_rows
+
+
+def test_small_dataset_api(pair, tmp_path):
+    """len, has_stable_row_ids, max_field_id, to_pandas, get_fragments(filter), checkout_latest as pylance."""
+    ours, theirs = pair
+    assert len(ours) == len(theirs)
+    assert ours.has_stable_row_ids == theirs.has_stable_row_ids
+    assert ours.max_field_id == theirs.max_field_id
+    assert ours.to_pandas(columns=["a"], filter="a > 90").equals(theirs.to_pandas(columns=["a"], filter="a > 90"))
+    with pytest.raises(ValueError):
+        theirs.get_fragments(filter=pc.field("a") > 1)
+    with pytest.raises(ValueError):
+        ours.get_fragments(filter=pc.field("a") > 1)
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": [1]}), uri)
+    ds = lancelot.dataset(uri)
+    lancelot.write_dataset(pa.table({"a": [2]}), uri, mode="append")
+    ds.checkout_latest()
+    assert ds.version == 2 and ds.count_rows() == 2
+
+
+def test_system_columns_and_empty_projections(tmp_path):
+    """Reference test_scan_no_columns, test_with_row_offset, test_system_columns, test_scanner_schemas,
+    test_scan_deleted_rows: the order of row-id columns, column-less batches that keep their row
+    counts, deleted rows only with row ids."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": range(100), "b": range(100)}), uri, max_rows_per_file=25)
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    for kw in [
+        {"columns": ["_rowid", "_rowaddr", "_rowoffset"]},
+        {"columns": ["_rowoffset", "_rowid", "_rowaddr"]},
+        {"with_row_id": True},
+        {"with_row_address": True},
+        {"with_row_address": True, "with_row_id": True},
+    ]:
+        assert ours.scanner(**kw).to_table().equals(theirs.scanner(**kw).to_table())
+    offsets = ours.scanner(columns=["_rowoffset"]).to_table().combine_chunks()
+    assert offsets == pa.table({"_rowoffset": pa.array(range(100), pa.uint64())})
+    mine = list(ours.scanner(columns=[], batch_size=10).to_batches())
+    want = list(theirs.scanner(columns=[], batch_size=10).to_batches())
+    assert [b.num_rows for b in mine] == [b.num_rows for b in want] and mine[0].schema.names == []
+    assert ours.scanner(columns=["a"]).projected_schema == pa.schema([pa.field("a", pa.int64())])
+    lance.dataset(uri).delete("a < 30")
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    kw = {"with_row_id": True, "include_deleted_rows": True}
+    assert ours.scanner(**kw).to_table().equals(theirs.scanner(**kw).to_table())
+    assert ours.scanner(**kw).to_table().num_rows == 75
+    assert ours.scanner(filter="a < 32", **kw).to_table().num_rows == 7
+    with pytest.raises(ValueError, match="with_row_id is false"):
+        theirs.scanner(include_deleted_rows=True, filter="a < 30").to_table()
+    with pytest.raises(ValueError, match="with_row_id is false"):
+        ours.scanner(include_deleted_rows=True, filter="a < 30").to_table()
