@@ -157,12 +157,11 @@ def test_selection_and_column_errors(blob_ds):
         ours.take_blobs("blob", indices=[0], buffer_size=1.5)
 
 
+@pytest.mark.parametrize("blob_ds", ["2.2"], indirect=True)  # blob v2 files are 2.2
 def test_lancefile_reads_pylance_blob_v2_file(blob_ds):
     """The data file of a 2.2 blob dataset lists its description's children with id -1: they are
     the struct's children (pylance's own file reader cannot read this file)."""
     path, v = blob_ds
-    if v != "2.2":
-        pytest.skip("blob v2 files are 2.2")
     ds = lance.dataset(path)
     frag = ds.get_fragments()[0]
     f = os.path.join(path, "data", frag.data_files()[0].path)

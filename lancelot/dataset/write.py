@@ -470,6 +470,11 @@ def write_dataset(
                 stored = normalize_schema(schema)
                 batches = (b.select(names) for b in batches)
             target = check_append_schema(base, stored, uri)
+            dv = base.manifest.data_format.version
+            # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
+            target = pa.schema(
+                [s if blob_write.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
+            )
             if not stored.equals(target, check_metadata=False):
                 schema, stored = target, normalize_schema(target)
                 batches = (fit_to_dataset(b, target, uri) for b in batches)
