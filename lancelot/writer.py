@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -25,6 +24,7 @@ from lancelot.encodings.strategy import WriteSettings, check_profile
 from lancelot.encodings.structural.write_profile import FilePrice
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.container import ContainerWriter
+from lancelot.inputs import as_batches, type_name
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.versions import FileVersion
 from lancelot.zonemaps import ZoneMapBuilder
@@ -67,7 +67,7 @@ class LanceWriter:
         profile: str | None = None,
     ) -> None:
         if not isinstance(schema, pa.Schema):
-            raise TypeError(f"LanceWriter expects a pyarrow Schema, got {_type_name(schema)}")
+            raise TypeError(f"LanceWriter expects a pyarrow Schema, got {type_name(schema)}")
         self.path = os.fspath(path)
         self.version = resolve_version(version)
         self.schema = schema
@@ -144,7 +144,7 @@ class LanceWriter:
         On any error the file is abandoned (nothing at the path).
         """
         if not isinstance(data, pa.Table | pa.RecordBatch):
-            raise TypeError(f"LanceWriter.write expects a pyarrow Table or RecordBatch, got {_type_name(data)}")
+            raise TypeError(f"LanceWriter.write expects a pyarrow Table or RecordBatch, got {type_name(data)}")
         with self._lock:
             if self._closed:
                 raise LanceError("writer is closed", path=self.path)
@@ -222,52 +222,6 @@ class LanceWriter:
                 self.abort()
         except Exception:  # noqa: BLE001 - nothing may escape a finalizer (e.g. at interpreter exit)
             pass
-
-
-def _type_name(x: object) -> str:
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
-_EXPECTED = (
-    "a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of RecordBatches or Tables, or a pandas DataFrame"
-)
-
-
-def as_batches(data: object, schema: pa.Schema | None = None) -> tuple[pa.Schema | None, Iterable[pa.RecordBatch]]:
-    """What ``pyarrow.parquet.write_table`` users pass, as (schema, batches); TypeError for anything else.
-
-    The schema is None only for an empty iterable with no ``schema`` given.
-    """
-    if isinstance(data, pa.Table | pa.RecordBatch):
-        return schema or data.schema, (data.to_batches() if isinstance(data, pa.Table) else [data])
-    if isinstance(data, pa.RecordBatchReader):
-        return schema or data.schema, data
-    if type(data).__module__.startswith("pandas.") and type(data).__name__ == "DataFrame":
-        t = pa.Table.from_pandas(data, preserve_index=None)
-        return schema or t.schema, t.to_batches()
-    if isinstance(data, str | bytes | bytearray | dict) or not isinstance(data, Iterable):
-        raise TypeError(f"write_table expects {_EXPECTED}; got {_type_name(data)}")
-
-    def parts(it: Iterator[object]) -> Iterator[pa.RecordBatch]:
-        for i, b in enumerate(it):
-            if isinstance(b, pa.Table):
-                yield from b.to_batches()
-            elif isinstance(b, pa.RecordBatch):
-                yield b
-            else:
-                raise TypeError(
-                    f"write_table expects an iterable of pyarrow RecordBatches or Tables; item {i} is {_type_name(b)}"
-                )
-
-    it = parts(iter(data))
-    if schema is not None:
-        return schema, it
-    try:
-        first = next(it)
-    except StopIteration:
-        return None, iter(())
-    return first.schema, (b for part in ([first], it) for b in part)
 
 
 def write_table(

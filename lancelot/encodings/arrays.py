@@ -23,6 +23,18 @@ def empty(n: int, dtype: np.dtype | type = np.uint8) -> np.ndarray:
     return np.frombuffer(pa.allocate_buffer(nbytes), dtype, count=int(n))
 
 
+def numpy_dtype(t: pa.DataType) -> np.dtype:
+    """The numpy dtype of an integer, floating-point or boolean Arrow type (``t.to_pandas_dtype()``
+    without pandas: on pyarrow 17 that method imports pandas, which the core does not depend on)."""
+    if pa.types.is_boolean(t):
+        return np.dtype(bool)
+    if pa.types.is_floating(t):
+        return np.dtype(f"f{t.bit_width // 8}")
+    if pa.types.is_integer(t):
+        return np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
+    raise TypeError(f"no numpy dtype for Arrow type {t}")
+
+
 def is_large(t: pa.DataType) -> bool:
     """A type with 64-bit offsets (large string/binary/list)."""
     return bool(pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_list(t))
@@ -44,7 +56,7 @@ def from_numpy(values: np.ndarray, type: pa.DataType | None = None, mask: np.nda
         natural = pa.bool_() if values.dtype.kind == "b" else pa.from_numpy_dtype(values.dtype)
     if natural is None or (type is not None and type != natural):
         if natural is not None and type is not None and _fits(values, type):
-            return from_numpy(values.astype(type.to_pandas_dtype()), None, mask)
+            return from_numpy(values.astype(numpy_dtype(type)), None, mask)
         return pa.array(values, type, mask=mask)
     n = len(values)
     validity, nulls = None, 0
@@ -71,7 +83,7 @@ def to_numpy(arr: pa.Array) -> np.ndarray:
         bits = np.frombuffer(arr.buffers()[1], np.uint8)[first // 8 : (first + n + 7) // 8 + 1]
         return np.unpackbits(bits, bitorder="little")[first % 8 : first % 8 + n].view(bool)
     if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)) and len(arr.buffers()) == 2:
-        dtype = np.dtype(t.to_pandas_dtype())
+        dtype = numpy_dtype(t)
         return (
             np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
             if len(arr)
@@ -94,5 +106,5 @@ def _fits(values: np.ndarray, type: pa.DataType) -> bool:
         return values.dtype.kind == "f"
     if not pa.types.is_integer(type) or values.dtype.kind not in "iu":
         return False
-    info = np.iinfo(type.to_pandas_dtype())
+    info = np.iinfo(numpy_dtype(type))
     return not len(values) or (int(values.min()) >= info.min and int(values.max()) <= info.max)
