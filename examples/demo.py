@@ -564,7 +564,8 @@ def run(
 def explore_hint(workdir: str) -> str:
     """Where the demo's data is, and commands to look at it (run from the current directory)."""
     lance_dir = os.path.join(workdir, "lance")
-    first = sorted(os.listdir(os.path.join(lance_dir, "data")))[0]
+    data = os.path.join(lance_dir, "data")
+    largest = max(sorted(os.listdir(data)), key=lambda name: os.path.getsize(os.path.join(data, name)))
     bin_dir = os.path.relpath(os.path.dirname(sys.executable))
     import lancelot
 
@@ -579,7 +580,7 @@ def explore_hint(workdir: str) -> str:
             f" TPC-H input: {workdir}/tpch). Explore it: the dataset's versions and files, one file's"
             " columns and encodings, two rows taken in Python:",
             f"  {bin_dir}/lancelot inspect {lance_dir}",
-            f"  {bin_dir}/lancelot inspect {os.path.join(lance_dir, 'data', first)}",
+            f"  {bin_dir}/lancelot inspect {os.path.join(data, largest)}",
             f'  {bin_dir}/python -c "{take}"',
         ]
     )
