@@ -82,7 +82,7 @@ test: java $(STAMP)
 # The documentation site (mkdocs.yml, docs/): into site/; --strict turns every warning (a broken link,
 # a reference to a name that does not exist) into an error.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 # ruff check, then mypy on lancelot/ and examples/ ([tool.mypy] in pyproject.toml; the generated
 # lancelot/format/pb is excluded): the checks of `make test` without the tests. mypy reports no errors.
