@@ -12,10 +12,9 @@ POOL_MIN_BYTES = 1 << 17
 def empty(n: int, dtype: np.dtype | type = np.uint8) -> np.ndarray:
     """``np.empty(n, dtype)``; one of 128 KiB or more lives in a buffer of pyarrow's memory pool
     (mimalloc or jemalloc), which keeps freed pages for the next allocation: glibc serves numpy's
-    large arrays as fresh mmaps whose every 4 KiB page faults in when first written (about 1 us a
-    page on a VM: 20 ms for the 72 MB a full read of TPC-H orders' o_comment decodes to, every
-    read), from 128 KiB on until a free raises its threshold (a 10k-row supplier read was 1.7x
-    slower in some processes than in others).  64-byte aligned."""
+    large arrays as fresh mmaps (from 128 KiB on, until a free raises its threshold) whose every
+    4 KiB page faults in when first written, a cost every large read would pay again.  64-byte
+    aligned."""
     dtype = np.dtype(dtype)
     nbytes = int(n) * dtype.itemsize
     if nbytes < POOL_MIN_BYTES:
@@ -48,8 +47,8 @@ def arrow_offsets(arr: pa.Array) -> np.ndarray:
 
 def from_numpy(values: np.ndarray, type: pa.DataType | None = None, mask: np.ndarray | None = None) -> pa.Array:
     """``pa.array(values, type, mask=mask)`` for a 1-D numpy array of numbers or booleans, built from its
-    buffers: ``pa.array`` on a numpy array imports pandas (pyarrow's pandas checks: ~0.15 s, a fresh
-    process's first read would pay it).  Other inputs go to ``pa.array``."""
+    buffers: ``pa.array`` on a numpy array imports pandas when it is installed (pyarrow's pandas
+    checks), which a fresh process's first read would pay for.  Other inputs go to ``pa.array``."""
     values = np.asarray(values)
     natural = None
     if values.ndim == 1 and values.dtype.kind in "iufb" and values.dtype.byteorder in "=|<":
