@@ -207,7 +207,7 @@ def spark_session() -> SparkSession:
         SparkSession.builder.master("local[2]")
         .appName("lancelot-demo")
         .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.showConsoleProgress", "true")  # Spark's progress bar on stderr
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
@@ -405,6 +405,7 @@ def run(
     src, out_lance, out_parquet = (os.path.join(workdir, d) for d in ("tpch", "lance", "parquet"))
     os.makedirs(src, exist_ok=True)
     t0 = time.perf_counter()
+    _say(f"generating TPC-H tables at scale factor {scale} in {src} ...")
     how = generate_tpch(src, scale)
     _say(
         f"1. generated TPC-H ({how}) in {time.perf_counter() - t0:.1f}s: "
@@ -413,6 +414,8 @@ def run(
 
     t0 = time.perf_counter()
     own = spark is None
+    if own:
+        _say("starting Spark (local[2]) and warming up lancelot's kernels in its workers ...")
     spark = spark_session() if spark is None else spark
     pushdown_before = spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -423,6 +426,7 @@ def run(
         "numba compiles lancelot's encoders once per Python process, so a small write and read ran first "
         "in the driver and in Spark's Python workers"
     )
+    _say("joining lineitem, orders, customer and nation on Spark, then writing Lance and Parquet ...")
     df = transform(spark, src).cache()
     n_rows = df.count()
 
@@ -476,6 +480,7 @@ def run(
     for nation, revenue, late, lines in results["lance"][:3]:
         _say(f"     {nation:<15} revenue {revenue:>18,.2f}  late {late:.1%}  lines {lines:,}")
 
+    _say("timing key lookups, random rows and vectors on both formats ...")
     rng = np.random.default_rng(seed)
     keys = [
         int(k)
@@ -556,24 +561,55 @@ def run(
         spark.stop()
 
 
+def explore_hint(workdir: str) -> str:
+    """Where the demo's data is, and commands to look at it (run from the current directory)."""
+    lance_dir = os.path.join(workdir, "lance")
+    data = os.path.join(lance_dir, "data")
+    largest = max(sorted(os.listdir(data)), key=lambda name: os.path.getsize(os.path.join(data, name)))
+    bin_dir = os.path.relpath(os.path.dirname(sys.executable))
+    import lancelot
+
+    rows = [0, lancelot.dataset(lance_dir).count_rows() // 2]
+    take = (
+        f"import lancelot; ds = lancelot.dataset({lance_dir!r}); "
+        f"print(ds.take({rows}, columns=['l_orderkey', 'nation', 'revenue']).to_pylist())"
+    )
+    return "\n".join(
+        [
+            f"\nthe demo's data is in {workdir}/ (Lance dataset: {lance_dir}, Parquet: {workdir}/parquet,"
+            f" TPC-H input: {workdir}/tpch). Explore it: the dataset's versions and files, one file's"
+            " columns and encodings, two rows taken in Python:",
+            f"  {bin_dir}/lancelot inspect {lance_dir}",
+            f"  {bin_dir}/lancelot inspect {os.path.join(data, largest)}",
+            f'  {bin_dir}/python -c "{take}"',
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m examples.demo", description=__doc__.split("\n")[0])
     p.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1: 600k lineitems)")
-    p.add_argument("--workdir", default=None, help="where data goes (default: a temporary directory)")
-    p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument(
+        "--workdir", default=None, help="where data goes, kept afterwards (default: a temporary directory, removed)"
+    )
+    p.add_argument("--keep", action="store_true", help="keep the temporary work directory")
     p.add_argument("--take", type=int, default=1000, help="random rows to take (default 1000)")
     p.add_argument("--lookups", type=int, default=5, help="key lookups to time (default 5)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--version", default=None, help="Lance file version to write (default: lancelot's)")
     args = p.parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix="lancelot-demo-")
+    t0 = time.perf_counter()
+    ok = False
     try:
         run(args.scale, workdir, args.take, args.seed, args.version, lookups=args.lookups)
+        ok = True
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
-        elif args.keep:
-            _say(f"data kept in {workdir}")
+        elif ok:
+            _say(explore_hint(workdir))
+    _say(f"\nthe demo took {time.perf_counter() - t0:.0f}s")
     return 0
 
 

@@ -70,9 +70,32 @@ def _pool() -> ThreadPoolExecutor:
 
 
 class LanceFile:
-    """A Lance file opened for reading (like ``pyarrow.parquet.ParquetFile``).
+    """A Lance file (2.0, 2.1 or 2.2) opened for reading (like ``pyarrow.parquet.ParquetFile``).
 
-    ``source`` is a local path, an fsspec URL (``memory://``, ``s3://``...) or a ByteSource.
+    Opening reads the footer, the column metadata and the schema; every read then plans the byte
+    ranges it needs from them, fetches those in one coalesced pass and decodes them, so a take of
+    a few rows reads only those rows' bytes.  A context manager (``close`` on exit).
+
+    Attributes:
+        schema: the file's Arrow schema.
+        num_rows: the number of rows.
+        version: the file's Lance version (``str(f.version)`` is ``"2.0"``, ``"2.1"`` or ``"2.2"``).
+        path: the path or URL given.
+
+    Args:
+        source: a local path, an fsspec URL (``memory://...``, ``s3://...``) or a ByteSource.
+        storage_options: options of the fsspec filesystem of ``source`` (s3fs's names or pylance's).
+
+    Raises:
+        LanceFileNotFoundError: no file at ``source``.
+        NotALanceFileError: the bytes are not a Lance file.
+        CorruptFileError: the footer or metadata do not fit the file.
+
+    Example:
+        ```python
+        with lancelot.LanceFile("t.lance") as f:
+            f.take([5, 0, 5], columns=["id"])
+        ```
     """
 
     def __init__(
@@ -174,9 +197,18 @@ class LanceFile:
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:
-        """Rows [start, stop) as a Table; ``stop`` past the end is clipped to the file (as a slice).
+        """Rows ``[start, stop)`` as a Table; ``stop`` past the end is clipped to the file (as a slice).
 
-        A negative ``start`` or a ``stop`` before ``start`` raises OutOfRangeError.
+        Note pylance's ``LanceFileReader.read_range(start, num_rows)`` takes a count instead.
+
+        Args:
+            start: the first row.
+            stop: the row after the last (exclusive).
+            columns: the column names to read (default: all), in the order wanted.
+
+        Raises:
+            OutOfRangeError: a negative ``start``, or a ``stop`` before ``start``.
+            LanceError: a name in ``columns`` that the file does not have.
         """
         start, stop = int(start), int(stop)
         if start < 0 or stop < start:
@@ -300,11 +332,26 @@ class LanceFile:
                 self._src.stage(ranges)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
-        """The whole file (or some columns) as a Table."""
+        """The whole file as a Table.
+
+        Args:
+            columns: the column names to read (default: all), in the order wanted.
+        """
         return self.read_range(0, self.num_rows, columns)
 
     def take(self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None) -> pa.Table:
-        """Rows at ``indices`` (any order, duplicates allowed), in the order asked."""
+        """The rows at ``indices`` (any order, duplicates allowed), in the order asked.
+
+        Only the bytes holding those rows are read (for a few rows: one round of requests).
+
+        Args:
+            indices: row numbers, as a list, a numpy array or an Arrow integer array.
+            columns: the column names to read (default: all), in the order wanted.
+
+        Raises:
+            OutOfRangeError: an index is negative or past the end (the message names it).
+            LanceError: indices that are not integers, or an unknown column name.
+        """
         if type(indices) is np.ndarray and indices.dtype == np.int64 and indices.ndim == 1:
             idx = indices
         else:
@@ -359,7 +406,15 @@ class LanceFile:
         self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | None = None
     ) -> dict[str, list[str]]:
         """Take ``indices`` and say, per field, which decode path served it (encodings/served.py:
-        e.g. ``points/ColumnPoints``, ``pages/MiniBlockPage``, ``plan/...`` at 2.0)."""
+        e.g. ``points/ColumnPoints``, ``pages/MiniBlockPage``, ``plan/...`` at 2.0).
+
+        Args:
+            indices: row numbers, as for ``take``.
+            columns: the column names to take (default: all).
+
+        Returns:
+            Per column name, the decode paths that ran.
+        """
         with recording() as rec:
             self.take(indices, columns)
         return {f.name: rec.paths(f.name, "take") for f in self._fields(columns)}
@@ -369,6 +424,10 @@ class LanceFile:
 
         Each step reads ``batch_size`` rows; where a column's pages end inside the step the
         batch is cut there too (no copy to glue pages together), so memory stays one step.
+
+        Args:
+            batch_size: the most rows a batch holds (positive).
+            columns: the column names to read (default: all).
         """
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
@@ -380,19 +439,37 @@ class LanceFile:
 
     @property
     def num_global_buffers(self) -> int:
+        """How many global buffers the file has (buffer 0 holds the schema)."""
         return len(self.metadata.global_buffers)
 
     def read_global_buffer(self, i: int) -> bytes:
+        """The bytes of global buffer ``i`` (as pylance's ``read_global_buffer``).
+
+        Args:
+            i: the buffer's number, from 0 to ``num_global_buffers - 1``.
+
+        Raises:
+            LanceError: no such buffer.
+        """
         if not 0 <= i < len(self.metadata.global_buffers):
             raise LanceError(f"no global buffer {i}", path=self.path)
         return bytes(self._src.read(*self.metadata.global_buffers[i]))
 
     def read_bytes(self, offset: int, length: int) -> bytes:
-        """Raw bytes of the file (checked against its size)."""
+        """Raw bytes of the file (checked against its size).
+
+        Args:
+            offset: the first byte's position.
+            length: how many bytes.
+        """
         return bytes(self._src.read(offset, length))
 
     def zone_maps(self) -> ZoneMaps | None:
-        """Per-zone statistics written by lancelot (None if the file has none)."""
+        """The file's zone maps: per column and zone of rows, the minimum, maximum and null count.
+
+        lancelot's writer stores them in a global buffer that pylance ignores; filters use them
+        to skip rows.  None for a file without them (every file pylance writes).
+        """
         from lancelot.zonemaps import MAGICS, parse_zone_maps
 
         width = len(MAGICS[0])
@@ -403,6 +480,7 @@ class LanceFile:
         return None
 
     def close(self) -> None:
+        """Release the file (its open handle or connection); ``with`` calls it on exit."""
         self._src.close()
 
     def __enter__(self) -> LanceFile:
@@ -421,6 +499,22 @@ def read_table(
     *,
     storage_options: dict[str, Any] | None = None,
 ) -> pa.Table:
-    """Read a whole Lance file into a Table (like ``pyarrow.parquet.read_table``)."""
+    """Read a whole Lance file into a Table (like ``pyarrow.parquet.read_table``).
+
+    Args:
+        source: a local path, an fsspec URL (``memory://...``, ``s3://...``) or a ByteSource.
+        columns: the column names to read (default: all), in the order wanted.
+        storage_options: options of the fsspec filesystem of ``source``.
+
+    Raises:
+        LanceFileNotFoundError: no file at ``source``.
+        NotALanceFileError: the bytes are not a Lance file.
+        CorruptFileError: the file is damaged (the message names the column and page).
+
+    Example:
+        ```python
+        table = lancelot.read_table("t.lance", columns=["id"])
+        ```
+    """
     with LanceFile(source, storage_options=storage_options) as f:
         return f.read(columns)

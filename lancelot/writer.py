@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -25,6 +24,7 @@ from lancelot.encodings.strategy import WriteSettings, check_profile
 from lancelot.encodings.structural.write_profile import FilePrice
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.format.container import ContainerWriter
+from lancelot.inputs import as_batches, type_name
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.versions import FileVersion
 from lancelot.zonemaps import ZoneMapBuilder
@@ -50,10 +50,36 @@ def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
 
 
 class LanceWriter:
-    """Writes one Lance file (like ``pyarrow.parquet.ParquetWriter``); a context manager.
+    """Writes one Lance file from streamed batches (like ``pyarrow.parquet.ParquetWriter``); a context manager.
 
-    Safe to share between threads: each ``write`` call appends its batches whole (one lock
-    orders the calls; the encoding work inside a call still runs on the page pool).
+    Memory is bounded by pages, not by the file: a column's values gather until a page is worth
+    writing, the page is encoded and written, and only its metadata stays.  The file appears at
+    ``path`` only when ``close`` completes (written under a temporary name beside it, then
+    renamed; one upload for other URLs), so a failed write leaves nothing there.  Safe to share
+    between threads: each ``write`` call appends its batches whole (one lock orders the calls;
+    the encoding work inside a call still runs on the page pool).
+
+    Args:
+        path: a local path or an fsspec URL (``memory://...``, ``s3://...``).
+        schema: the file's Arrow schema; every batch written must have its column names and types.
+        version: the Lance file version: ``"2.0"``, ``"2.1"``, ``"2.2"`` (the default, also called
+            ``"stable"``) or ``"next"``.
+        max_page_bytes: the largest page per column, in bytes (default 32 MiB; pages gather 8 MiB).
+        storage_options: options of the fsspec filesystem of ``path`` (s3fs's names or pylance's).
+        profile: how hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (the default) or
+            ``"compact"``.
+
+    Raises:
+        TypeError: ``schema`` is not a ``pyarrow.Schema``.
+        UnsupportedTypeError: a type ``version`` cannot hold (a map before 2.2, a null struct at 2.0).
+        LanceFileNotFoundError: the directory to write into does not exist.
+
+    Example:
+        ```python
+        with lancelot.LanceWriter("big.lance", schema, version="2.2") as w:
+            for batch in batches:
+                w.write(batch)
+        ```
     """
 
     def __init__(
@@ -67,7 +93,7 @@ class LanceWriter:
         profile: str | None = None,
     ) -> None:
         if not isinstance(schema, pa.Schema):
-            raise TypeError(f"LanceWriter expects a pyarrow Schema, got {_type_name(schema)}")
+            raise TypeError(f"LanceWriter expects a pyarrow Schema, got {type_name(schema)}")
         self.path = os.fspath(path)
         self.version = resolve_version(version)
         self.schema = schema
@@ -139,12 +165,22 @@ class LanceWriter:
         return pa.RecordBatch.from_arrays(cols, schema=self._stored)
 
     def write(self, data: pa.Table | pa.RecordBatch) -> None:
-        """Append a Table or RecordBatch (whole, even when other threads write too).
+        """Append the rows of ``data`` (whole, even when other threads write too).
 
-        On any error the file is abandoned (nothing at the path).
+        Also available as ``write_batch`` (pylance's ``LanceFileWriter`` name) and ``write_table``
+        (``pyarrow.parquet.ParquetWriter``'s).  On any error the file is abandoned (nothing at the path).
+
+        Args:
+            data: a Table or RecordBatch with the writer's column names and types (view types
+                are accepted for their plain types).
+
+        Raises:
+            TypeError: ``data`` is not a Table or RecordBatch.
+            SchemaMismatchError: its columns or types differ from the schema, or a non-nullable
+                column holds nulls.
         """
         if not isinstance(data, pa.Table | pa.RecordBatch):
-            raise TypeError(f"LanceWriter.write expects a pyarrow Table or RecordBatch, got {_type_name(data)}")
+            raise TypeError(f"LanceWriter.write expects a pyarrow Table or RecordBatch, got {type_name(data)}")
         with self._lock:
             if self._closed:
                 raise LanceError("writer is closed", path=self.path)
@@ -167,7 +203,11 @@ class LanceWriter:
     write_table = write
 
     def close(self) -> None:
-        """Finish the file and move it into place."""
+        """Finish the file (the last pages, the column metadata, the footer) and move it into place.
+
+        Called by ``with`` on a normal exit; a second call does nothing.  If finishing fails, the
+        file is abandoned as by ``abort`` and the error raised.
+        """
         with self._lock:
             if self._closed:
                 return
@@ -196,7 +236,10 @@ class LanceWriter:
                 raise
 
     def abort(self) -> None:
-        """Abandon the file: remove the temporary file, leave the target untouched."""
+        """Abandon the file: remove the temporary file, leave the target path untouched.
+
+        Called by ``with`` when the block raises; does nothing once the file is closed.
+        """
         with self._lock:
             if not self._closed:
                 self._closed = True
@@ -224,52 +267,6 @@ class LanceWriter:
             pass
 
 
-def _type_name(x: object) -> str:
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
-_EXPECTED = (
-    "a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of RecordBatches or Tables, or a pandas DataFrame"
-)
-
-
-def as_batches(data: object, schema: pa.Schema | None = None) -> tuple[pa.Schema | None, Iterable[pa.RecordBatch]]:
-    """What ``pyarrow.parquet.write_table`` users pass, as (schema, batches); TypeError for anything else.
-
-    The schema is None only for an empty iterable with no ``schema`` given.
-    """
-    if isinstance(data, pa.Table | pa.RecordBatch):
-        return schema or data.schema, (data.to_batches() if isinstance(data, pa.Table) else [data])
-    if isinstance(data, pa.RecordBatchReader):
-        return schema or data.schema, data
-    if type(data).__module__.startswith("pandas.") and type(data).__name__ == "DataFrame":
-        t = pa.Table.from_pandas(data, preserve_index=None)
-        return schema or t.schema, t.to_batches()
-    if isinstance(data, str | bytes | bytearray | dict) or not isinstance(data, Iterable):
-        raise TypeError(f"write_table expects {_EXPECTED}; got {_type_name(data)}")
-
-    def parts(it: Iterator[object]) -> Iterator[pa.RecordBatch]:
-        for i, b in enumerate(it):
-            if isinstance(b, pa.Table):
-                yield from b.to_batches()
-            elif isinstance(b, pa.RecordBatch):
-                yield b
-            else:
-                raise TypeError(
-                    f"write_table expects an iterable of pyarrow RecordBatches or Tables; item {i} is {_type_name(b)}"
-                )
-
-    it = parts(iter(data))
-    if schema is not None:
-        return schema, it
-    try:
-        first = next(it)
-    except StopIteration:
-        return None, iter(())
-    return first.schema, (b for part in ([first], it) for b in part)
-
-
 def write_table(
     data: object,
     path: str | os.PathLike[str],
@@ -280,11 +277,30 @@ def write_table(
     storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
 ) -> None:
-    """Write ``data`` as one Lance file at ``path`` (a local path or any fsspec URL).
+    """Write ``data`` as one Lance file at ``path`` (like ``pyarrow.parquet.write_table``).
 
-    ``data`` is a Table, RecordBatch, RecordBatchReader, an iterable of RecordBatches (or Tables),
-    or a pandas DataFrame (converted by ``pyarrow.Table.from_pandas``); anything else is a TypeError.
-    The file appears at ``path`` whole or not at all.
+    The data is streamed through a ``LanceWriter``: the file appears at ``path`` whole or not at all.
+
+    Args:
+        data: a Table, RecordBatch, RecordBatchReader, an iterable of RecordBatches (or Tables),
+            a pandas DataFrame (converted by ``pyarrow.Table.from_pandas``), or an object with
+            ``__arrow_c_stream__`` or ``__dataframe__`` (lancelot/inputs.py).
+        path: a local path or an fsspec URL (``memory://...``, ``s3://...``).
+        version: the Lance file version: ``"2.0"``, ``"2.1"`` or ``"2.2"`` (the default).
+        max_page_bytes: the largest page per column, in bytes (default 32 MiB).
+        schema: the schema to write (default: the data's); required for an empty iterable.
+        storage_options: options of the fsspec filesystem of ``path``.
+        profile: ``"fast"``, ``"balanced"`` (the default) or ``"compact"`` (see ``LanceWriter``).
+
+    Raises:
+        TypeError: ``data`` is none of the accepted inputs (the message says what is).
+        LanceError: ``data`` is empty and no ``schema`` was given.
+        SchemaMismatchError: batches whose schemas differ.
+
+    Example:
+        ```python
+        lancelot.write_table(pa.table({"id": [1, 2, 3]}), "t.lance", version="2.1")
+        ```
     """
     schema, batches = as_batches(data, schema)
     if schema is None:

@@ -5,7 +5,8 @@ the command line becomes ``name==X`` (the lowest version lancelot claims to work
 venv installed with ``pip install -c <this> -e '.[spark]'`` proves the claims (Makefile's
 ``smoke-min`` step; the test oracle pylance 14.0.2 is installed beside them).
 Usage: ``python scripts/min_constraints.py [extra ...] > constraints.txt``;
-``python scripts/min_constraints.py --check constraints.txt`` checks a venv holds exactly those.
+``python scripts/min_constraints.py --check constraints.txt [--absent name ...]`` checks a venv
+holds exactly those (and none of the ``--absent`` distributions: the core venv has no pandas).
 """
 
 from __future__ import annotations
@@ -47,11 +48,18 @@ def _key(version: str) -> tuple:
     return tuple(parts)
 
 
-def check(constraints: str) -> int:
-    """Exit status 0 if every pin of the ``constraints`` file is what is installed (else list the others)."""
+def check(constraints: str, absent: list[str] | None = None) -> int:
+    """Exit status 0 if every pin of the ``constraints`` file is what is installed and no ``absent``
+    distribution is installed (else list the others)."""
     from importlib.metadata import PackageNotFoundError, version
 
     bad = []
+    absent = absent or []
+    for name in absent:
+        try:
+            bad.append(f"{name}: want none, installed {version(name)}")
+        except PackageNotFoundError:
+            pass
     for line in Path(constraints).read_text().split():
         name, want = line.split("==")
         try:
@@ -60,7 +68,12 @@ def check(constraints: str) -> int:
             have = None
         if have is None or _key(have) != _key(want):
             bad.append(f"{name}: want {want}, installed {have}")
-    print("\n".join(bad) if bad else f"lowest versions installed: {' '.join(Path(constraints).read_text().split())}")
+    pins = " ".join(Path(constraints).read_text().split())
+    print(
+        "\n".join(bad)
+        if bad
+        else f"lowest versions installed: {pins}" + (f"; absent: {' '.join(absent)}" if absent else "")
+    )
     return 1 if bad else 0
 
 
@@ -76,5 +89,6 @@ def main(extras: list[str]) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--check"]:
-        sys.exit(check(sys.argv[2]))
+        rest = sys.argv[3:]
+        sys.exit(check(sys.argv[2], rest[1:] if rest[:1] == ["--absent"] else []))
     main(sys.argv[1:])

@@ -1,14 +1,16 @@
-"""Smoke tests (``-m smoke``): the few fast checks `make test` also runs in .venv-min, a venv
-holding exactly the lowest versions pyproject.toml declares (scripts/min_constraints.py) plus
-pylance 14.0.2 and pyspark 4.1's first release.  They prove the lower bounds: lancelot writes
-what pylance reads and reads what pylance writes at 2.0/2.1/2.2, and a Spark job writes and
-reads through the "lance" data source.
+"""Smoke tests (``-m smoke``): the few fast checks `make test` also runs in two venvs holding
+exactly the lowest versions pyproject.toml declares (scripts/min_constraints.py) plus pylance
+14.0.2: .venv-min (with the spark extra: pyspark 4.1's first release, pandas) and .venv-min-core
+(the core dependencies only: no pandas, no pyspark; the Spark test skips there).  They prove the
+lower bounds: lancelot writes what pylance reads and reads what pylance writes at 2.0/2.1/2.2,
+the core paths work without pandas, and a Spark job writes and reads through "lance".
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -64,8 +66,6 @@ def test_pylance_writes_lancelot_reads(tmp_path, version):
 
 
 def test_url_write_and_cli_convert(tmp_path):
-    import subprocess
-
     import pyarrow.parquet as pq
 
     t = _table(300)
@@ -84,8 +84,65 @@ def test_url_write_and_cli_convert(tmp_path):
     assert lancelot.read_table(tmp_path / "c.lance").equals(t)
 
 
+_NO_PANDAS = """
+import sys
+
+class _NoPandas:
+    \"\"\"Makes every import of pandas fail, as in a venv without it.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+
+sys.meta_path.insert(0, _NoPandas())
+"""
+
+
+def test_core_paths_without_pandas(tmp_path):
+    """Files, datasets and the CLI with every import of pandas failing (pandas is no core dependency)."""
+    code = f"""
+{_NO_PANDAS}
+import pyarrow as pa
+import pyarrow.compute as pc
+import lancelot
+from lancelot.dataset import dataset, write_dataset
+from lancelot.cli import main
+
+d = {str(tmp_path)!r}
+n = 3000
+t = pa.table({{
+    "i": pa.array(range(n), pa.int64()),
+    "u": pa.array([k % 200 for k in range(n)], pa.uint8()),
+    "f": pa.array([k * 0.5 for k in range(n)], pa.float32()),
+    "b": pa.array([k % 3 == 0 for k in range(n)]),
+    "s": pa.array([None if k % 11 == 0 else "v" + str(k % 40) for k in range(n)]),
+    "l": pa.array([[k, k + 1] for k in range(n)], pa.list_(pa.int16())),
+}})
+for version in ("2.0", "2.1", "2.2"):
+    path = d + "/t" + version.replace(".", "") + ".lance"
+    lancelot.write_table(t, path, version=version, max_page_bytes=8192)
+    f = lancelot.LanceFile(path)
+    assert f.read().equals(t), version
+    assert f.take([0, 7, n - 1]).equals(t.take([0, 7, n - 1])), version
+ds = write_dataset(t, d + "/ds", max_rows_per_file=1000)
+write_dataset(t.slice(0, 10), d + "/ds", mode="append")
+ds = dataset(d + "/ds")
+assert ds.count_rows() == n + 10
+assert ds.to_table(filter=pc.field("i") < 5).num_rows == 10
+assert ds.take([0, n]).column("i").to_pylist() == [0, 0]
+ds.delete(pc.field("u") == 3)
+assert dataset(d + "/ds").count_rows() == n + 10 - 15 - 1
+assert main(["inspect", d + "/t22.lance"]) == 0
+assert "pandas" not in sys.modules
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout[-2000:] + p.stderr[-4000:]
+
+
 @pytest.fixture(scope="module")
 def spark():
+    pytest.importorskip("pyspark", reason="the core venv (.venv-min-core) has no spark extra")
     from conftest_spark import spark_session  # the suite's one shared session (stopped at exit)
 
     return spark_session()

@@ -59,31 +59,12 @@ class DatasetExistsError(CommitConflictError, FileExistsError):
 def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame or iterable
     of batches."""
-    if type(data).__module__.split(".")[0] == "pandas":
-        data = pa.Table.from_pandas(data, schema=schema, preserve_index=False)
-    if isinstance(data, pa.Table):
-        return schema or data.schema, iter(data.to_batches())
-    if isinstance(data, pa.RecordBatch):
-        return schema or data.schema, iter([data])
-    if isinstance(data, pa.RecordBatchReader):
-        return schema or data.schema, iter(data)
-    if hasattr(data, "__arrow_c_stream__") and not isinstance(data, Iterable):
-        r = pa.RecordBatchReader.from_stream(data)
-        return schema or r.schema, iter(r)
-    it = iter(data)
-    if schema is None:
-        try:
-            first = next(it)
-        except StopIteration:
-            raise LanceError("no data and no schema given") from None
-        schema = first.schema
+    from lancelot.inputs import as_batches as _as_batches
 
-        def chain() -> Iterator[pa.RecordBatch]:
-            yield first
-            yield from it
-
-        return schema, chain()
-    return schema, it
+    got, batches = _as_batches(data, schema, caller="write_dataset")
+    if got is None:
+        raise LanceError("no data and no schema given")
+    return got, batches
 
 
 def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:

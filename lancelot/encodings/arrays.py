@@ -12,15 +12,26 @@ POOL_MIN_BYTES = 1 << 17
 def empty(n: int, dtype: np.dtype | type = np.uint8) -> np.ndarray:
     """``np.empty(n, dtype)``; one of 128 KiB or more lives in a buffer of pyarrow's memory pool
     (mimalloc or jemalloc), which keeps freed pages for the next allocation: glibc serves numpy's
-    large arrays as fresh mmaps whose every 4 KiB page faults in when first written (about 1 us a
-    page on a VM: 20 ms for the 72 MB a full read of TPC-H orders' o_comment decodes to, every
-    read), from 128 KiB on until a free raises its threshold (a 10k-row supplier read was 1.7x
-    slower in some processes than in others).  64-byte aligned."""
+    large arrays as fresh mmaps (from 128 KiB on, until a free raises its threshold) whose every
+    4 KiB page faults in when first written, a cost every large read would pay again.  64-byte
+    aligned."""
     dtype = np.dtype(dtype)
     nbytes = int(n) * dtype.itemsize
     if nbytes < POOL_MIN_BYTES:
         return np.empty(n, dtype)
     return np.frombuffer(pa.allocate_buffer(nbytes), dtype, count=int(n))
+
+
+def numpy_dtype(t: pa.DataType) -> np.dtype:
+    """The numpy dtype of an integer, floating-point or boolean Arrow type (``t.to_pandas_dtype()``
+    without pandas: on pyarrow 17 that method imports pandas, which the core does not depend on)."""
+    if pa.types.is_boolean(t):
+        return np.dtype(bool)
+    if pa.types.is_floating(t):
+        return np.dtype(f"f{t.bit_width // 8}")
+    if pa.types.is_integer(t):
+        return np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
+    raise TypeError(f"no numpy dtype for Arrow type {t}")
 
 
 def is_large(t: pa.DataType) -> bool:
@@ -36,15 +47,15 @@ def arrow_offsets(arr: pa.Array) -> np.ndarray:
 
 def from_numpy(values: np.ndarray, type: pa.DataType | None = None, mask: np.ndarray | None = None) -> pa.Array:
     """``pa.array(values, type, mask=mask)`` for a 1-D numpy array of numbers or booleans, built from its
-    buffers: ``pa.array`` on a numpy array imports pandas (pyarrow's pandas checks: ~0.15 s, a fresh
-    process's first read would pay it).  Other inputs go to ``pa.array``."""
+    buffers: ``pa.array`` on a numpy array imports pandas when it is installed (pyarrow's pandas
+    checks), which a fresh process's first read would pay for.  Other inputs go to ``pa.array``."""
     values = np.asarray(values)
     natural = None
     if values.ndim == 1 and values.dtype.kind in "iufb" and values.dtype.byteorder in "=|<":
         natural = pa.bool_() if values.dtype.kind == "b" else pa.from_numpy_dtype(values.dtype)
     if natural is None or (type is not None and type != natural):
         if natural is not None and type is not None and _fits(values, type):
-            return from_numpy(values.astype(type.to_pandas_dtype()), None, mask)
+            return from_numpy(values.astype(numpy_dtype(type)), None, mask)
         return pa.array(values, type, mask=mask)
     n = len(values)
     validity, nulls = None, 0
@@ -71,7 +82,7 @@ def to_numpy(arr: pa.Array) -> np.ndarray:
         bits = np.frombuffer(arr.buffers()[1], np.uint8)[first // 8 : (first + n + 7) // 8 + 1]
         return np.unpackbits(bits, bitorder="little")[first % 8 : first % 8 + n].view(bool)
     if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)) and len(arr.buffers()) == 2:
-        dtype = np.dtype(t.to_pandas_dtype())
+        dtype = numpy_dtype(t)
         return (
             np.frombuffer(arr.buffers()[1], dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
             if len(arr)
@@ -94,5 +105,5 @@ def _fits(values: np.ndarray, type: pa.DataType) -> bool:
         return values.dtype.kind == "f"
     if not pa.types.is_integer(type) or values.dtype.kind not in "iu":
         return False
-    info = np.iinfo(type.to_pandas_dtype())
+    info = np.iinfo(numpy_dtype(type))
     return not len(values) or (int(values.min()) >= info.min and int(values.max()) <= info.max)

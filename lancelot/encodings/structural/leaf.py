@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets, empty, from_numpy
+from lancelot.encodings.arrays import arrow_offsets, empty, from_numpy, numpy_dtype
 from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.encodings.compression.block import (
     ConstantBlock,
@@ -176,9 +176,7 @@ def apply_dictionary(indices: np.ndarray, dictionary: pa.Array, t: pa.DataType) 
     bad = out_of_range(indices, n)
     idx = indices if bad is None else np.where(bad, 0, indices)
     if pa.types.is_dictionary(t):
-        return pa.DictionaryArray.from_arrays(
-            from_numpy(idx.astype(t.index_type.to_pandas_dtype()), mask=bad), dictionary
-        )
+        return pa.DictionaryArray.from_arrays(from_numpy(idx.astype(numpy_dtype(t.index_type)), mask=bad), dictionary)
     rows = fixed_rows(dictionary)
     if rows is not None:  # numpy gathers fixed-width items several times faster than Arrow's take
         validity = None if bad is None else _bitmap(~bad)
