@@ -100,8 +100,16 @@ def _check_same_fragments(base: ManifestFile, read_ids: set[int], uri: str, what
 
 
 def _set_schema(m: table_pb2.Manifest, fields: list[file_pb2.Field], metadata: dict[str, bytes] | None) -> None:
+    """The new schema; data files left holding no field of it leave their fragments (as pylance
+    prunes them: its validate() refuses a data file sharing no field with the schema)."""
     del m.fields[:]
     m.fields.extend(fields)
+    ids = {int(f.id) for f in fields}
+    for frag in m.fragments:
+        keep = [d for d in frag.files if any(int(x) in ids for x in d.fields)]
+        if len(keep) != len(frag.files) and keep:
+            del frag.files[:]
+            frag.files.extend(keep)
     if metadata is not None:
         m.schema_metadata.clear()
         for k, v in metadata.items():
