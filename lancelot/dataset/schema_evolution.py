@@ -332,11 +332,12 @@ def _field_by_path(ds: LanceDataset, path: str) -> file_pb2.Field:
     fields = list(ds.manifest.fields)
     parent, found = -1, None
     for part in path.split("."):
-        found = next((f for f in fields if int(f.parent_id) == parent and f.name == part), None)
-        if found is None:
+        hit: file_pb2.Field | None = next((f for f in fields if int(f.parent_id) == parent and f.name == part), None)
+        if hit is None:
             raise KeyError(path)
-        parent = int(found.id)
-    assert found is not None
+        parent, found = int(hit.id), hit
+    if found is None:
+        raise KeyError(path)
     return found
 
 
