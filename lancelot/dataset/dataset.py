@@ -222,7 +222,7 @@ class LanceDataset:
             if self._live_rows is None:
                 self._live_rows = sum(f.count_rows() for f in self._fragments)
             return self._live_rows
-        filter = check_filter(filter)
+        filter = check_filter(filter, self.schema)
         return sum(f.count_rows(filter) for f in self._fragments)
 
     def _empty(self, columns: Sequence[str] | None) -> pa.Table:
@@ -236,7 +236,7 @@ class LanceDataset:
         """The live rows of every fragment, in order; fragments are read two at a time (like
         pylance's fragment read-ahead), so one fragment's deletion filter overlaps the next's decode.
         Fragments with deletions to filter start first: a scan does not end on one thread filtering."""
-        filter = check_filter(filter)
+        filter = check_filter(filter, self.schema)
         frags = self._fragments
         if len(frags) > 1 and self._store.is_local:
             pool = _fragment_pool()
@@ -251,7 +251,7 @@ class LanceDataset:
     def to_batches(
         self, batch_size: int = 65536, columns: Sequence[str] | None = None, filter: pc.Expression | None = None
     ) -> Iterator[pa.RecordBatch]:
-        filter = check_filter(filter)
+        filter = check_filter(filter, self.schema)
         for f in self._fragments:
             yield from f.to_batches(batch_size, columns, filter)
 

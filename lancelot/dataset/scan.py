@@ -1,111 +1,152 @@
-"""Filters on dataset scans: which columns a ``pyarrow.compute.Expression`` needs, and the
-simple conjuncts zone maps can use to skip rows (lancelot/zonemaps.py).
+"""Filters on dataset scans: the filter as an Expression (SQL strings parsed by lancelot.sql), the
+columns it needs, and the simple conjuncts zone maps can use to skip rows (lancelot/zonemaps.py).
 
-pyarrow exposes no walk over an Expression, so both are read from its text form, and
-conservatively: a column whose name appears in the text is read; only conjuncts of the
-shape ``(column op literal)`` joined by ``and`` are given to zone maps (anything else
-prunes nothing).  The filter itself is always applied by pyarrow afterwards.
+Columns and conjuncts come from the expression's structure (lancelot/sql/expression_tree.py), so a
+filter written in SQL and the same filter built with ``pyarrow.compute`` prune alike.  Only
+conjuncts of the shape ``column op literal`` joined by AND go to zone maps (anything else prunes
+nothing); the filter itself is always applied by pyarrow afterwards.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
-if TYPE_CHECKING:
-    import pyarrow as pa
+from lancelot.sql import SqlError
+from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
 
-_CMP = re.compile(r"^\((\w+) (==|!=|<=|>=|<|>) (.+)\)$")
-#: (column, operator, literal) conjunct of a filter, as zone maps take it
-ZoneFilter = tuple[str, str, str | int | float]
-_OPS = {"==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+#: (column, operator, literal) conjunct of a filter, as zone maps take it; with ``extended=True``
+#: the column may be a path through structs (a tuple) and the operator "in", "is_null" or
+#: "is_not_null" (then no value)
+ZoneFilter = tuple[Any, ...]
+_OPS = {"equal": "=", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
+_FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_CACHE: dict[str, tuple[list[tuple[str, ...]], Node | None]] = {}
+_CACHE_SIZE = 256
 
 
-def check_filter(filter: object) -> pc.Expression | None:
+def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expression | None:
+    """The filter as an Expression: a SQL string (pylance's filter strings, parsed by
+    lancelot.sql against ``schema``), an Expression as is, or None."""
     if filter is None or isinstance(filter, pc.Expression):
         return filter
-    raise TypeError(f"filter must be a pyarrow.compute.Expression, not {type(filter).__name__}")
+    if isinstance(filter, str):
+        if schema is None:
+            raise TypeError("a SQL filter string needs the dataset's schema to be parsed")
+        from lancelot.sql import parse_filter
+
+        return parse_filter(filter, schema)
+    raise TypeError(f"filter must be a SQL string or a pyarrow.compute.Expression, not {type(filter).__name__}")
+
+
+def _analyse(filter: pc.Expression) -> tuple[list[tuple[str, ...]], Node | None]:
+    """(field paths, tree) of a filter, cached by its text (scans ask once per fragment)."""
+    key = str(filter)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    try:
+        tree: Node | None = expression_tree(filter)
+        paths = fields(tree) if tree is not None else []
+    except (ValueError, IndexError, KeyError, pa.ArrowException):
+        tree, paths = None, []
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = (paths, tree)
+    return paths, tree
 
 
 def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:
-    """Dataset columns the expression may reference (a superset)."""
-    text = str(filter)
-    out = []
-    for n in names:
-        if re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w])", text) or f"FieldRef.Name({n})" in text:
-            out.append(n)
-    return out
+    """Dataset columns the expression references (a struct column for any of its fields), in
+    ``names`` order."""
+    paths, tree = _analyse(filter)
+    if tree is None:  # not walkable: any column whose name appears in the text
+        text = str(filter)
+        return [
+            n
+            for n in names
+            if re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w])", text) or f"FieldRef.Name({n})" in text
+        ]
+    used = {p[0] for p in paths}
+    return [n for n in names if n in used]
 
 
-def _split_and(text: str) -> list[str]:
-    """Split ``((x) and (y))`` into its top-level conjuncts."""
-    text = text.strip()
-    if text.startswith("(") and text.endswith(")"):
-        inner = text[1:-1]
-        depth, quote, parts, start, i = 0, False, [], 0, 0
-        while i < len(inner):
-            ch = inner[i]
-            if ch == '"' and (i == 0 or inner[i - 1] != "\\"):
-                quote = not quote
-            elif not quote:
-                if ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                elif depth == 0 and inner.startswith(" and ", i):
-                    parts.append(inner[start:i])
-                    start = i + 5
-                    i += 5
-                    continue
-            i += 1
-        if parts:
-            parts.append(inner[start:])
-            return [p for part in parts for p in _split_and(part)]
-    return [text]
-
-
-def _literal(text: str) -> str | bool | int | float | None:
-    if text.startswith('"') and text.endswith('"'):
-        s: str = json.loads(text)  # a JSON string literal
-        return s
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
+def _value(node: Node) -> Any:
+    if not isinstance(node, Literal) or not node.value.is_valid:
         return None
+    v = node.value.as_py()
+    return None if isinstance(v, bool) else v
 
 
-def zone_filters(filter: pc.Expression | None) -> list[ZoneFilter]:
-    """(column, op, value) conjuncts of the expression that zone maps understand."""
+def _conjunct(node: Node, extended: bool) -> ZoneFilter | None:
+    if not isinstance(node, Call):
+        return None
+    fn, args = node.function, node.args
+    # DataFusion's NaN order (lancelot.sql): ``x > v OR is_nan(x)``; zones holding NaN have no bounds
+    if fn == "or_kleene" and len(args) == 2 and isinstance(args[1], Call) and args[1].function == "is_nan":
+        inner = _conjunct(args[0], extended)
+        if inner is None or inner[1] not in (">", ">="):
+            return None
+        path = inner[0] if isinstance(inner[0], tuple) else (inner[0],)
+        return inner if args[1].args == (Field(path),) else None
+    # SQL's ``x IN (...)`` (lancelot.sql): ``if_else(is_valid(x), is_in(x, ...), null)``
+    if fn == "if_else" and len(args) == 3 and isinstance(args[0], Call) and args[0].function == "is_valid":
+        found = args[1]
+        if isinstance(found, Call) and found.function == "is_in" and found.args == args[0].args:
+            return _conjunct(found, extended)
+        return None
+    column: Any
+    if fn in _OPS and len(args) == 2:
+        (a, b), op = args, _OPS[fn]
+        if isinstance(b, Field) and isinstance(a, Literal):
+            (a, b), op = (b, a), _FLIPPED[op]
+        if not isinstance(a, Field) or _value(b) is None:
+            return None
+        if len(a.path) == 1:
+            column = a.path[0]
+        elif extended:
+            column = a.path
+        else:
+            return None
+        return (column, op, _value(b))
+    if not extended or not args or not isinstance(args[0], Field):
+        return None
+    column = args[0].path[0] if len(args[0].path) == 1 else args[0].path
+    if fn == "is_null" and not (node.options or {}).get("nan_is_null"):
+        return (column, "is_null")
+    if fn == "is_valid":
+        return (column, "is_not_null")
+    if fn == "is_in" and node.options and isinstance(node.options.get("value_set"), list):
+        return (column, "in", [v for v in node.options["value_set"] if v is not None])
+    if fn == "starts_with" and node.options and not node.options.get("ignore_case"):
+        return (column, "starts_with", node.options.get("pattern"))
+    return None
+
+
+def zone_filters(filter: pc.Expression | None, *, extended: bool = False) -> list[ZoneFilter]:
+    """(column, op, value) conjuncts of the expression that zone maps understand: comparisons of a
+    top-level column with a literal; ``extended`` adds struct fields (paths as tuples), IN,
+    IS [NOT] NULL and starts_with."""
     if filter is None:
         return []
-    out: list[ZoneFilter] = []
-    for part in _split_and(str(filter)):
-        m = _CMP.match(part.strip())
-        if not m:
-            continue
-        value = _literal(m.group(3))
-        if value is None or isinstance(value, bool):
-            continue
-        out.append((m.group(1), _OPS[m.group(2)], value))
+    _, tree = _analyse(filter)
+    if tree is None:
+        return []
+    out = []
+    for c in conjuncts(tree):
+        z = _conjunct(c, extended)
+        if z is not None:
+            out.append(z)
     return out
 
 
 def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table:
-    """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types) as a LanceError."""
-    import pyarrow as pa
-
-    from lancelot.errors import LanceError
-
+    """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types, a value a cast
+    cannot convert) as a SqlError, a ValueError as pylance's."""
     try:
         return table.filter(filter)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-        raise LanceError(f"{where}: cannot apply the filter {filter}: {e}") from None
+        raise SqlError(f"{where}: cannot apply the filter {filter}: {e}") from None

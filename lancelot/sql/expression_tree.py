@@ -1,0 +1,146 @@
+"""The structure of a ``pyarrow.compute.Expression``: calls, field references, literals.
+
+pyarrow offers no walk over an Expression, but it pickles one as Arrow's own serialization
+(arrow/compute/expression.cc, ``Serialize``): a record batch whose columns hold the literals and
+whose schema metadata lists the tree in prefix order, one key/value pair per step
+(``call: name`` ... ``end: name``, ``field_ref: name``, ``nested_field_ref: n`` then n names,
+``literal: column``, ``options: column``).  The metadata repeats keys, so it is read through the C
+data interface (``ArrowSchema.metadata``), which keeps every pair in order.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column (``path`` of one name) or a field inside struct columns."""
+
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: pa.Scalar
+
+
+@dataclass(frozen=True)
+class Call:
+    function: str
+    args: tuple[Node, ...]
+    options: dict[str, Any] | None = field(default=None, compare=False)
+
+
+Node = Field | Literal | Call
+
+
+class _ArrowSchema(ctypes.Structure):
+    _fields_ = [  # noqa: RUF012 - the C data interface's struct ArrowSchema
+        ("format", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("metadata", ctypes.c_void_p),
+        ("flags", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))
+
+
+def _metadata_pairs(schema: pa.Schema) -> list[tuple[str, str]]:
+    """Every (key, value) of the schema's metadata, in order, duplicates kept."""
+    c = _ArrowSchema()
+    schema._export_to_c(ctypes.addressof(c))
+    try:
+        if not c.metadata:
+            return []
+        (n,) = struct.unpack("<i", ctypes.string_at(c.metadata, 4))
+        pos, out = c.metadata + 4, []
+        for _ in range(n):
+            (klen,) = struct.unpack("<i", ctypes.string_at(pos, 4))
+            key = ctypes.string_at(pos + 4, klen).decode()
+            pos += 4 + klen
+            (vlen,) = struct.unpack("<i", ctypes.string_at(pos, 4))
+            value = ctypes.string_at(pos + 4, vlen).decode()
+            pos += 4 + vlen
+            out.append((key, value))
+        return out
+    finally:
+        if c.release:
+            _RELEASE(c.release)(ctypes.byref(c))
+
+
+def expression_tree(expr: pc.Expression) -> Node:
+    """The tree of ``expr``; ValueError when its serialization is not the one described above."""
+    reduced = expr.__reduce__()
+    buf = reduced[1][0]
+    batch = ipc.open_file(buf).get_batch(0)
+    steps = _metadata_pairs(batch.schema)
+    node, end = _read(steps, 0, batch)
+    if end != len(steps):
+        raise ValueError("trailing steps in a serialized Expression")
+    return node
+
+
+def _read(steps: list[tuple[str, str]], i: int, batch: pa.RecordBatch) -> tuple[Node, int]:
+    key, value = steps[i]
+    if key == "literal":
+        return Literal(batch.column(int(value))[0]), i + 1
+    if key == "field_ref":
+        return Field((value,)), i + 1
+    if key == "nested_field_ref":
+        n = int(value)
+        names = []
+        for k, v in steps[i + 1 : i + 1 + n]:
+            if k != "field_ref":
+                raise ValueError(f"unexpected {k} in a nested field reference")
+            names.append(v)
+        return Field(tuple(names)), i + 1 + n
+    if key == "call":
+        args: list[Node] = []
+        options = None
+        i += 1
+        while steps[i][0] != "end":
+            if steps[i][0] == "options":
+                options = batch.column(int(steps[i][1]))[0].as_py()
+                i += 1
+                continue
+            arg, i = _read(steps, i, batch)
+            args.append(arg)
+        return Call(value, tuple(args), options), i + 1
+    raise ValueError(f"unknown step {key!r} in a serialized Expression")
+
+
+def fields(node: Node) -> list[tuple[str, ...]]:
+    """The field paths ``node`` reads, in first-use order."""
+    out: list[tuple[str, ...]] = []
+
+    def visit(n: Node) -> None:
+        if isinstance(n, Field):
+            if n.path not in out:
+                out.append(n.path)
+        elif isinstance(n, Call):
+            for a in n.args:
+                visit(a)
+
+    visit(node)
+    return out
+
+
+def conjuncts(node: Node) -> list[Node]:
+    """``a AND b AND c`` as ``[a, b, c]`` (either kind of and)."""
+    if isinstance(node, Call) and node.function in ("and_kleene", "and") and len(node.args) == 2:
+        return conjuncts(node.args[0]) + conjuncts(node.args[1])
+    return [node]

@@ -1,0 +1,74 @@
+"""SQL text -> sqlglot syntax tree, in the dialect of pylance's filter strings.
+
+pylance parses filters with sqlparser-rs's generic dialect changed in three ways, and so does
+``LanceDialect`` here, by configuring sqlglot's own tokenizer and parser (no tokenizer of ours):
+backticks quote identifiers, double quotes make string literals (as single quotes do), ``==``
+means ``=``; every function call stays a plain call by name (sqlglot's function table is emptied)
+so that names are resolved against pylance's functions, not sqlglot's.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot import parser as _parser
+from sqlglot import tokens as _tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+
+from lancelot.sql.errors import SqlError
+
+
+class LanceDialect(Dialect):
+    """pylance's filter dialect (rust/lance-datafusion/src/sql.rs: LanceDialect)."""
+
+    class Tokenizer(_tokens.Tokenizer):
+        QUOTES = ["'", '"']
+        IDENTIFIERS = ["`"]
+        STRING_ESCAPES = ["'"]
+        HEX_STRINGS = [("x'", "'"), ("X'", "'")]
+
+    class Parser(_parser.Parser):
+        FUNCTIONS = {}  # every call is an exp.Anonymous named as written
+
+
+def position(sql: str, node: exp.Expr | None) -> str:
+    """``line L, column C`` of the first token of ``node`` (the nearest one sqlglot located)."""
+    if node is None:
+        return "?"
+    for n in node.walk():
+        meta = n.meta if isinstance(n, exp.Expr) else {}
+        if "line" in meta:
+            return f"line {meta['line']}, column {meta['col'] - (meta['end'] - meta['start'])}"
+    return "?"
+
+
+def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
+    errors = getattr(e, "errors", None) or []
+    if errors:
+        d = errors[0]
+        token = d.get("highlight") or ""
+        near = f" near {token!r}" if token else ""
+        return SqlError(
+            f"cannot parse the SQL {what} {sql!r}: {d.get('description')} at line {d.get('line')}, "
+            f"column {d.get('col')}{near}"
+        )
+    return SqlError(f"cannot parse the SQL {what} {sql!r}: {e}")
+
+
+def parse_sql(sql: str, what: str = "filter") -> exp.Expr:
+    """The syntax tree of one SQL expression (``what`` names it in errors: filter, expression)."""
+    if not isinstance(sql, str):
+        raise TypeError(f"a SQL {what} must be a str, not {type(sql).__name__}")
+    if not sql.strip():
+        raise SqlError(f"the SQL {what} is empty")
+    try:
+        trees = sqlglot.parse(sql, dialect=LanceDialect, error_level=ErrorLevel.IMMEDIATE)
+    except (ParseError, TokenError) as e:
+        raise _syntax_error(sql, what, e) from None
+    if len(trees) != 1 or trees[0] is None:
+        raise SqlError(f"the SQL {what} {sql!r} must be one expression (no ';')")
+    tree = trees[0]
+    if not isinstance(tree, exp.Condition) and isinstance(tree, exp.Query | exp.DDL | exp.DML | exp.Command):
+        raise SqlError(f"the SQL {what} {sql!r} is a statement, not an expression")
+    return tree
