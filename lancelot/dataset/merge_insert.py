@@ -282,8 +282,8 @@ def _qualified_to_plain(sql: str) -> str:
 def _plain(m: re.Match[str]) -> str:
     side, name = m.group(1).lower(), m.group(2)
     if name[0] in '`"':
-        return f"`__{side}_{name[1:-1]}`"
-    return f"__{side}_{name}"
+        name = name[1:-1]
+    return f"`__{side}_{name}`"
 
 
 class _Source:
@@ -307,6 +307,8 @@ class _Source:
         if isinstance(data, pa.RecordBatch):
             self.table = pa.Table.from_batches([data])
             return self
+        if hasattr(data, "to_batches") and isinstance(getattr(data, "schema", None), pa.Schema):
+            data = pa.RecordBatchReader.from_batches(data.schema, data.to_batches())  # a dataset
         schema, batches = as_batches(data, self._schema)
         fd, self._path = tempfile.mkstemp(prefix="lancelot-merge-", suffix=".arrow")
         os.close(fd)

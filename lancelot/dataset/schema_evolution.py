@@ -161,7 +161,7 @@ def _check_new_names(ds: LanceDataset, names: Iterable[str], types: Mapping[str,
         if n in ds.schema.names:
             raise SchemaEvolutionError(
                 f"dataset {ds.uri!r}: type conflicts between {n}({ds.schema.field(n).type}) and "
-                f"{n}({types.get(n, '?')}): a column named {n!r} already exists"
+                f"{n}({types.get(n, '?')}): Column {n} already exists in the dataset"
             )
 
 
