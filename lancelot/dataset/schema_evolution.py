@@ -139,7 +139,15 @@ def _cast(arr: pa.ChunkedArray, f: pa.Field) -> pa.ChunkedArray:
     try:
         out: pa.ChunkedArray = pc.cast(arr, f.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise SchemaEvolutionError(f"cannot cast column {f.name!r} to {f.type}: {e}") from None
+        bad = ""
+        try:  # the first value that does not survive the cast, as pylance names it
+            back = pc.cast(pc.cast(arr, f.type, safe=False), arr.type)
+            hit = arr.filter(pc.not_equal(back, arr))
+            if len(hit):
+                bad = f"Can't cast value {hit[0].as_py()} to type {_rust_name(f.type)}: "
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        raise SchemaEvolutionError(f"{bad}cannot cast column {f.name!r} to {f.type}: {e}") from None
     return out
 
 
@@ -190,6 +198,10 @@ def add_columns(
         hasattr(transforms, "__arrow_c_stream__") and not callable(transforms)
     ):
         _add_reader(ds, pa.RecordBatchReader.from_stream(transforms, schema=reader_schema))
+    elif isinstance(transforms, Iterable) and not callable(transforms):
+        if reader_schema is None:
+            raise ChangeInputError("add_columns: an iterable of batches needs reader_schema")
+        _add_reader(ds, pa.RecordBatchReader.from_batches(reader_schema, transforms))
     elif callable(transforms):
         _add_udf(ds, transforms, read_columns, batch_size or 8192)
     else:
@@ -212,6 +224,11 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
     sample = evaluate(ds._empty(cols) if cols else pa.table({"_": pa.nulls(0)}), exprs)
     _check_new_names(ds, exprs, {f.name: f.type for f in sample.schema})
     schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
+    if not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]:
+        # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
+        fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
+        _commit_merge(ds, list(ds.manifest.fragments), fields, None)
+        return
 
     def values(f: Fragment) -> pa.Table:
         src = f._read_physical(cols, 0, f.physical_rows)
@@ -252,6 +269,11 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
         parts = []
         for b in f.to_batches(size, cols):
             r = _as_batch(udf(b))
+            if r.schema.names != out_schema.names or r.schema.types != out_schema.types:
+                raise ChangeInputError(
+                    f"{f.where}: Output schema of function does not match the expected schema: "
+                    f"{r.schema} is not {out_schema}"
+                )
             if r.num_rows != b.num_rows:
                 raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
             parts.append(pa.Table.from_batches([r]).select(out_schema.names))
@@ -377,10 +399,17 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
         path = alt.get("path")
         if not isinstance(path, str):
             raise ChangeInputError(f"alter_columns: each alteration needs a 'path', got {alt!r}")
+        for k in alt:
+            if k not in ("path", "name", "nullable", "data_type"):
+                raise ChangeInputError(f"alter_columns: Unknown key: {k}")
+        if all(alt.get(k) is None for k in ("name", "nullable", "data_type")):
+            raise ChangeInputError(
+                f"alter_columns {path!r}: At least one of name, nullable, or data_type must be specified"
+            )
         try:
             target = by_id[int(_field_by_path(ds, path).id)]
         except KeyError:
-            raise SchemaEvolutionError(f'column "{path}" does not exist in the dataset') from None
+            raise SchemaEvolutionError(f'Column "{path}" does not exist in the dataset {ds.uri!r}') from None
         if "data_type" in alt and alt["data_type"] is not None:
             casts[path] = alt["data_type"]
         if alt.get("nullable") is not None:
@@ -456,4 +485,19 @@ def _check_cast(path: str, old: pa.DataType, new: pa.DataType) -> None:
         or old == new
     )
     if not ok:
-        raise SchemaEvolutionError(f'cannot cast column "{path}" from {old} to {new}')
+        raise SchemaEvolutionError(f'Cannot cast column "{path}" from {_rust_name(old)} to {_rust_name(new)}')
+
+
+_RUST_NAMES = {
+    "string": "Utf8",
+    "large_string": "LargeUtf8",
+    "float": "Float32",
+    "double": "Float64",
+    "bool": "Boolean",
+}
+
+
+def _rust_name(t: pa.DataType) -> str:
+    """A type as pylance's messages name it (Arrow's Rust names: Int32, Utf8...)."""
+    s = str(t)
+    return _RUST_NAMES.get(s, s[:1].upper() + s[1:])
