@@ -223,3 +223,28 @@ def test_update_many_rows_roll_into_new_fragments(tmp_path):
     t = lt.to_table().sort_by("id")
     assert t.column("v").to_pylist() == [0.0] * 500 + [float(i * 2) for i in range(500, n)]
     assert [f.fragment_id for f in lt.get_fragments()] == [0, 3]
+
+
+def test_stale_update_and_merge_insert_rerun_after_concurrent_commits(tmp_path):
+    """A commit that lost the race re-runs on the latest version (conflict_retries), as pylance's:
+    a stale update after a delete and an update of the same fragment, by pylance and lancelot."""
+    _, ours = twins(tmp_path, table())
+    stale_u = lancelot.dataset(ours)
+    stale_m = lancelot.dataset(ours)
+    lance.dataset(ours).delete("id = 2")
+    lancelot.dataset(ours).update({"x": pc.scalar(-1.0)}, where=pc.field("id") == 3)
+    assert stale_u.update({"x": pc.scalar(7.0)}, where=pc.field("id") < 5) == {"num_rows_updated": 4}
+    r = stale_m.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+    src = table(2, 4).set_column(2, "x", pa.array([9.0, 9.0]))
+    assert r.execute(src) == {"num_inserted_rows": 0, "num_updated_rows": 2, "num_deleted_rows": 0}
+    got = lance.dataset(ours)
+    got.validate()
+    assert got.version == 5
+    assert rows_x(got) == {0: 7.0, 1: 7.0, 3: 7.0, 4: 9.0, 5: 9.0}
+    with pytest.raises(lancelot.dataset.CommitConflictError):
+        lancelot.dataset(ours, version=4).update({"x": pc.scalar(1.0)}, where=pc.field("id") == 0, conflict_retries=0)
+
+
+def rows_x(ds) -> dict[int, float]:
+    t = ds.to_table(columns=["id", "x"], filter="id < 6")
+    return dict(zip(t.column("id").to_pylist(), t.column("x").to_pylist()))
