@@ -9,7 +9,7 @@ rotating order:
 - ``update``: ``l_linenumber + 10`` on about 1% of the rows (``l_orderkey % 100 = 7``);
 - ``add_columns``: one SQL-computed column (``l_partkey + l_suppkey``).
 
-The first run's results are checked equal between the libraries (row counts and stats).
+Each library runs each operation once untimed first (imports, JIT kernels). The first\ntimed run's results are checked equal between the libraries (row counts and stats).
 Prints medians and the lancelot / pylance ratios.
 
     python -m benchmarks.changes [--sf 0.1] [--fragments 4] [--repeats 3] [--ops update]
@@ -101,6 +101,8 @@ def main() -> None:
         fn = ops(src)[op]
         times: dict[str, list[float]] = {k: [] for k in libs}
         results: dict[str, Any] = {}
+        for lib in libs:  # warm-up, untimed: imports, JIT kernels, the OS's file cache
+            fn(libs[lib](clone(path, work / lib)))
         for r in range(args.repeats):
             order = list(libs)[r % 2 :] + list(libs)[: r % 2]
             for lib in order:

@@ -85,3 +85,27 @@ def referenced_files(path: str) -> set[str]:
     for f in ds.manifest.fragments:
         out |= {f"data/{d.path}" for d in f.files}
     return out
+
+
+def index_section(path: str) -> list[tuple[str, list[int], list[int]]]:
+    """(name, field ids, fragment ids) of each index of the latest version."""
+    from pyroaring import BitMap
+
+    from lancelot.format.pb import table_pb2
+
+    raw = lancelot.dataset(path)._mf.index_section
+    if not raw:
+        return []
+    sec = table_pb2.IndexSection()
+    sec.ParseFromString(raw)
+    return [(i.name, list(i.fields), list(BitMap.deserialize(i.fragment_bitmap))) for i in sec.indices]
+
+
+def indexed_twins(tmp_path: Path) -> tuple[str, str]:
+    """Twins with pylance's BTREE indices on ``id`` and ``x``."""
+    theirs, ours = twins(tmp_path, table(30), rows_per_file=10)
+    for p in (theirs, ours):
+        ds = lance.dataset(p)
+        ds.create_scalar_index("id", "BTREE")
+        ds.create_scalar_index("x", "BTREE")
+    return theirs, ours

@@ -268,3 +268,35 @@ def test_add_columns_sql_errors_write_nothing(tmp_path):
     with pytest.raises(OSError, match="already exists"):
         ds.add_columns({"id": "s"})
     assert lancelot.dataset(ours).version == 1 and files_of(ours) == before
+
+
+@pytest.mark.parametrize("op", ["add", "drop", "rename"])
+def test_indices_after_schema_changes_as_pylance_leaves_them(tmp_path, op):
+    """Indices on a dropped column go (pylance refuses a manifest whose index names a field the
+    schema lacks); renames and new columns keep them."""
+    from changes_twins import index_section, indexed_twins
+
+    theirs, ours = indexed_twins(tmp_path)
+    for lib, p in (("lance", theirs), ("lancelot", ours)):
+        ds = (lance if lib == "lance" else lancelot).dataset(p)
+        if op == "add":
+            ds.add_columns({"y": "id * 2"} if lib == "lance" else {"y": pc.field("id") * 2})
+        elif op == "drop":
+            ds.drop_columns(["x"])
+        else:
+            ds.alter_columns({"path": "x", "name": "xx"})
+    assert index_section(ours) == index_section(theirs)
+    assert lance.dataset(ours).to_table(filter="id = 3") == lance.dataset(theirs).to_table(filter="id = 3")
+    assert_twins(theirs, ours)
+
+
+def test_cast_of_an_indexed_column_is_refused(tmp_path):
+    from changes_twins import indexed_twins
+
+    _, ours = indexed_twins(tmp_path)
+    before = files_of(ours)
+    with pytest.raises(OSError, match="x_idx"):
+        lancelot.dataset(ours).alter_columns({"path": "x", "data_type": pa.float32()})
+    with pytest.raises(OSError, match="x_idx"):
+        lance.dataset(ours).alter_columns({"path": "x", "data_type": pa.float32()})
+    assert files_of(ours) == before

@@ -116,6 +116,23 @@ def _set_schema(m: table_pb2.Manifest, fields: list[file_pb2.Field], metadata: d
             m.schema_metadata[k] = v
 
 
+def _indices_of_schema(section: bytes | None, fields: list[file_pb2.Field]) -> bytes | None:
+    """The index section without the indices on fields the new schema no longer has (a dropped
+    column, or one cast to a new field id), as pylance drops them."""
+    if not section:
+        return section
+    idx = table_pb2.IndexSection()
+    idx.ParseFromString(section)
+    ids = {int(f.id) for f in fields}
+    keep = [i for i in idx.indices if all(int(x) in ids for x in i.fields)]
+    if len(keep) == len(idx.indices):
+        return section
+    del idx.indices[:]
+    idx.indices.extend(keep)
+    out: bytes = idx.SerializeToString()
+    return out
+
+
 def build_merge(
     frags: list[table_pb2.DataFragment],
     fields: list[file_pb2.Field],
@@ -142,7 +159,7 @@ def build_merge(
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         fix_data_format(m, f"dataset {uri!r} version {version}")
         _finish(m, version, stable)
-        return m, base.index_section
+        return m, _indices_of_schema(base.index_section, fields)
 
     return build
 
@@ -157,6 +174,6 @@ def build_project(fields: list[file_pb2.Field], metadata: dict[str, bytes] | Non
         forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         _finish(m, version, stable)
-        return m, base.index_section
+        return m, _indices_of_schema(base.index_section, fields)
 
     return build

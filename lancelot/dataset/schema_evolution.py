@@ -431,6 +431,15 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
     for p, _ in tops.values():
         if int(_field_by_path(ds, p).parent_id) != -1:
             raise SchemaEvolutionError(f"alter_columns: lancelot casts top-level columns only, not {p!r}")
+    if ds._mf.index_section:
+        idx = table_pb2.IndexSection()
+        idx.ParseFromString(ds._mf.index_section)
+        hit = [i.name for i in idx.indices if set(tops) & {int(x) for x in i.fields}]
+        if hit:
+            raise SchemaEvolutionError(
+                f"dataset {ds.uri!r}: cannot cast column(s) {[p for p, _ in tops.values()]} to a new type: they have "
+                f"{len(hit)} index(es) attached: {hit}; drop the index(es) before the cast, recreate them after"
+            )
     cols, new_arrow = [], []
     for fid, (p, t) in tops.items():
         old = ds.schema.field(p)
