@@ -128,7 +128,11 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
     deleted = frag.deleted_positions().astype(np.int64)
     n = frag.physical_rows
     if predicate is None:
-        return np.setdiff1d(np.arange(n, dtype=np.int64), deleted, assume_unique=True)
+        if not len(deleted):
+            return np.arange(n, dtype=np.int64)
+        live = np.ones(n, dtype=bool)
+        live[deleted] = False
+        return np.flatnonzero(live).astype(np.int64)
     cols = filter_columns(predicate, frag._ds.schema.names)
     t = frag._read_physical(cols, 0, n).append_column("__lancelot_pos", pa.array(np.arange(n, dtype=np.int64)))
     if len(deleted):

@@ -152,7 +152,11 @@ class MergeInsertBuilder:
             live = matching_positions(f, None)
             if not len(live):
                 continue
-            tk = f._take_physical(on, live).append_column(_POS, pa.array(live))
+            n = f.physical_rows
+            tk = f._read_physical(on, 0, n)
+            if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
+                tk = tk.take(pa.array(live))
+            tk = tk.append_column(_POS, pa.array(live))
             j = tk.join(keys, on, join_type="inner", use_threads=False)
             pos = j.column(_POS).to_numpy().astype(np.int64)
             srow = j.column(_SRC).to_numpy().astype(np.int64)
