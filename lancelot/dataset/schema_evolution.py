@@ -221,7 +221,8 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
     from lancelot.dataset.scan import filter_columns
 
     cols = sorted({c for e in exprs.values() for c in filter_columns(e, ds.schema.names)}, key=ds.schema.names.index)
-    sample = evaluate(ds._empty(cols) if cols else pa.table({"_": pa.nulls(0)}), exprs)
+    empty = pa.schema([ds.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
+    sample = evaluate(empty, exprs)
     _check_new_names(ds, exprs, {f.name: f.type for f in sample.schema})
     schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
     if not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]:
@@ -255,19 +256,38 @@ def _as_batch(out: Any) -> pa.RecordBatch:
     raise TypeError(f"add_columns: the function returned {type(out).__name__}, not a RecordBatch or DataFrame")
 
 
+def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iterator[pa.RecordBatch]:
+    """The live rows of ``frags`` in order, in batches of at most ``size`` rows."""
+    for f in frags:
+        deleted = f.deleted_positions().astype(np.int64)
+        n = f.physical_rows
+        for a in range(0, n, size):
+            b = min(n, a + size)
+            t = f._read_physical(cols, a, b)
+            d = deleted[(deleted >= a) & (deleted < b)] - a
+            if len(d):
+                mask = np.ones(b - a, dtype=bool)
+                mask[d] = False
+                t = t.filter(pa.array(mask))
+            if t.num_rows:
+                yield from t.combine_chunks().to_batches()
+
+
 def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_columns: list[str] | None, size: int) -> None:
     cols = list(ds.schema.names) if read_columns is None else list(read_columns)
     schema: pa.Schema | None = getattr(udf, "output_schema", None)
     if schema is None:  # as pylance: the output schema from the function run on one row
-        head = ds.head(1, cols)
-        schema = _as_batch(udf(head.combine_chunks().to_batches()[0] if head.num_rows else head)).schema
+        first = next(_live_batches(ds.get_fragments(), cols, 1), None)
+        if first is None:
+            first = pa.RecordBatch.from_pylist([], pa.schema([ds.schema.field(c) for c in cols]))
+        schema = _as_batch(udf(first)).schema
     assert schema is not None
     _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     out_schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
 
     def values(f: Fragment) -> pa.Table:
         parts = []
-        for b in f.to_batches(size, cols):
+        for b in _live_batches([f], cols, size):
             r = _as_batch(udf(b))
             if r.schema.names != out_schema.names or r.schema.types != out_schema.types:
                 raise ChangeInputError(
