@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from changes_twins import VERSIONS, assert_twins, files_of, table, twins
+from conftest_s3 import s3_dataset, s3_server  # noqa: F401
 
 import lancelot
 
@@ -426,3 +427,35 @@ def test_mixed_processes_append_merge_insert_update_delete(tmp_path):
     for v in range(1, pl.version + 1):  # every committed version readable by both, alike
         a, b = lance.dataset(uri, version=v).to_table(), lancelot.dataset(uri, version=v).to_table()
         assert a.sort_by("key") == b.sort_by("key")
+
+
+def test_changes_on_s3(s3_dataset):  # noqa: F811
+    """Each operation on an S3 dataset (the local moto server), lancelot and pylance taking turns
+    with a twin on local disk that gets every step from pylance."""
+    import tempfile
+
+    uri, po = s3_dataset.uri, s3_dataset.pylance_options()
+    local = tempfile.mkdtemp() + "/twin"
+    for p in (uri, local):
+        lance.write_dataset(table(), p, max_rows_per_file=15, storage_options=po if p == uri else None)
+    steps = [
+        lambda ds, lib: ds.delete("id = 3" if lib == "lance" else pc.field("id") == 3),
+        lambda ds, lib: ds.update({"x": "x + 1"} if lib == "lance" else {"x": pc.field("x") + 1}, where="id < 20"),
+        lambda ds, lib: (
+            ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(_src([5, 99]))
+        ),
+        lambda ds, lib: ds.add_columns({"y": "id * 2"} if lib == "lance" else {"y": pc.field("id") * 2}),
+        lambda ds, lib: ds.drop_columns(["s"]),
+    ]
+    for i, step in enumerate(steps):
+        step(lance.dataset(local), "lance")
+        if i % 2:
+            step(lance.dataset(uri, storage_options=po), "lance")
+        else:
+            step(lancelot.dataset(uri, storage_options=po), "lancelot")
+    pl = lance.dataset(uri, storage_options=po)
+    pl.validate()
+    assert pl.version == lance.dataset(local).version == 1 + len(steps)
+    want = lance.dataset(local).to_table().sort_by("id")
+    assert pl.to_table().sort_by("id") == want
+    assert lancelot.dataset(uri, storage_options=po).to_table().sort_by("id") == want
