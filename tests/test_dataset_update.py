@@ -274,3 +274,20 @@ def test_indices_pylance_built_stay_as_pylance_leaves_them(tmp_path, op):
             filter=flt
         ).sort_by("id")
     assert_twins(theirs, ours)
+
+
+def test_retry_timeout_stops_retries(tmp_path):
+    """pylance's retry_timeout: no retry starts once it has passed (the first try always runs)."""
+    from datetime import timedelta
+
+    _, ours = twins(tmp_path, table())
+    stale = lancelot.dataset(ours)
+    lancelot.dataset(ours).update({"x": pc.scalar(1.0)}, where=pc.field("id") == 1)
+    with pytest.raises(lancelot.dataset.CommitConflictError):
+        stale.update({"x": pc.scalar(2.0)}, where=pc.field("id") == 2, retry_timeout=timedelta(0))
+    b = stale.merge_insert("id").when_matched_update_all().retry_timeout(timedelta(0))
+    with pytest.raises(lancelot.dataset.CommitConflictError):
+        b.execute(table(1, 2))
+    assert stale.update({"x": pc.scalar(2.0)}, where=pc.field("id") == 2, retry_timeout=timedelta(seconds=30)) == {
+        "num_rows_updated": 1
+    }

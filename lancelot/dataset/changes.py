@@ -12,6 +12,7 @@ latest version, up to ``conflict_retries`` times (pylance's default: 10).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -244,14 +245,17 @@ class NewRows:
         return out
 
 
-def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _T]) -> _T:
-    """``attempt(dataset)``; on a commit conflict, again on the latest version (``retries`` times)."""
+def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _T], timeout: object = None) -> _T:
+    """``attempt(dataset)``; on a commit conflict, again on the latest version, at most ``retries``
+    times and (``timeout``: a timedelta or seconds) not once the time is up (one try always)."""
+    seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else timeout
+    deadline = None if seconds is None else time.monotonic() + float(seconds)  # type: ignore[arg-type]
     current = ds
     for i in range(max(0, int(retries)) + 1):
         try:
             return attempt(current)
         except CommitConflictError:
-            if i >= retries:
+            if i >= retries or (deadline is not None and time.monotonic() >= deadline):
                 raise
             current = current.checkout_version(current.latest_version)
     raise AssertionError("unreachable")
@@ -265,7 +269,9 @@ def _move_to(ds: LanceDataset, version: int) -> None:
 # -- delete ------------------------------------------------------------------------------------
 
 
-def delete(ds: LanceDataset, predicate: object, conflict_retries: int = DEFAULT_CONFLICT_RETRIES) -> DeleteResult:
+def delete(
+    ds: LanceDataset, predicate: object, conflict_retries: int = DEFAULT_CONFLICT_RETRIES, retry_timeout: object = None
+) -> DeleteResult:
     """Mark the rows matching ``predicate`` deleted; one new version (also when none match)."""
     if predicate is None:
         raise DeleteInputError("delete needs a predicate (an SQL string or a pyarrow Expression)")
@@ -287,7 +293,7 @@ def delete(ds: LanceDataset, predicate: object, conflict_retries: int = DEFAULT_
         v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
         return v, dels.count
 
-    version, count = retrying(ds, conflict_retries, attempt)
+    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
     _move_to(ds, version)
     return DeleteResult(ds, count)
 
@@ -300,6 +306,7 @@ def update(
     updates: Mapping[str, str],
     where: object = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+    retry_timeout: object = None,
 ) -> dict[str, int]:
     """Set ``updates`` (column -> SQL expression over the row) where ``where`` holds; the old rows
     are deleted and the new ones written to new fragments (pylance's Update, rewrite-rows mode)."""
@@ -349,7 +356,7 @@ def update(
         v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
         return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
 
-    version, count = retrying(ds, conflict_retries, attempt)
+    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
     _move_to(ds, version)
     return {"num_rows_updated": count}
 

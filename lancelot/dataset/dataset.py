@@ -299,7 +299,7 @@ class LanceDataset:
         Returns pylance's ``{"num_deleted_rows": n}`` (lancelot/dataset/changes.py)."""
         from lancelot.dataset.changes import delete
 
-        return delete(self, predicate, conflict_retries)
+        return delete(self, predicate, conflict_retries, retry_timeout)
 
     # -- maintenance (compact.py, cleanup.py) ---------------------------------------------------
     def compact_files(self, **options: Any) -> CompactionMetrics:
@@ -334,7 +334,7 @@ class LanceDataset:
         returns ``{"num_rows_updated": n}``."""
         from lancelot.dataset.changes import update
 
-        return update(self, updates, where, conflict_retries)
+        return update(self, updates, where, conflict_retries, retry_timeout)
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
         """A builder for an upsert / insert-if-not-exists / replace-range (pylance's ``merge_insert``)."""

@@ -71,6 +71,7 @@ class MergeInsertBuilder:
         self._by_source = False
         self._by_source_expr: str | pc.Expression | None = None
         self._retries = DEFAULT_CONFLICT_RETRIES
+        self._timeout: Any = None
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
         """Matched rows take the source's values (only where ``condition`` holds: SQL over
@@ -100,7 +101,9 @@ class MergeInsertBuilder:
         return self
 
     def retry_timeout(self, timeout: Any) -> MergeInsertBuilder:
-        return self  # retries are bounded by count
+        """No retry starts once ``timeout`` (a timedelta) has passed (the first try always runs)."""
+        self._timeout = timeout
+        return self
 
     def use_index(self, use_index: bool) -> MergeInsertBuilder:
         return self  # lancelot builds no indices: the join always scans the keys
@@ -112,7 +115,7 @@ class MergeInsertBuilder:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:
             self._check_source(src.table)
-            version, stats = retrying(self._ds, self._retries, lambda cur: self._attempt(cur, src.table))
+            version, stats = retrying(self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout)
         _move_to(self._ds, version)
         return stats
 
