@@ -362,6 +362,10 @@ class Fragment:
 
     def read(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """The fragment's live rows (``filter``: a pyarrow.compute.Expression)."""
+        if isinstance(filter, str):  # a SQL filter (lancelot.sql)
+            from lancelot.dataset.scan import check_filter
+
+            filter = check_filter(filter, self._ds.schema)
         cols = self._columns(columns)
         if filter is None:
             deleted = self.deleted_positions()

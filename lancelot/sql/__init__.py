@@ -9,6 +9,7 @@ imported on the first parse, not with this package.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -40,6 +41,14 @@ def typed_expression(sql: str, schema: pa.Schema, *, filter: bool) -> tuple[Val,
 def parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
     """The boolean predicate of a SQL filter (``SqlError`` for bad syntax, an unknown column, a type
     mismatch, or an expression that is not a condition)."""
+    if not isinstance(sql, str):
+        raise TypeError(f"a SQL filter must be a str, not {type(sql).__name__}")
+    return _parse_filter(sql, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
+    """parse_filter, remembered: the same filter on the same schema is parsed once (scans repeat)."""
     v, _ = typed_expression(sql, schema, filter=True)
     if pa.types.is_null(v.type) or not pa.types.is_boolean(v.type):
         raise SqlError(f"the SQL filter {sql!r} does not return a boolean (it gives {v.type})")

@@ -10,22 +10,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.types import comparison_common, is_list, is_numeric, is_string
+from lancelot.sql.types import comparison_common, is_numeric, is_string
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
 
 
+class _NullArgument(Exception):
+    """A literal NULL where a function takes a constant: the call's result is NULL."""
+
+
 def _literal_str(t: Translator, v: Val, node: exp.Expr, what: str) -> str:
-    if v.const is None or not is_string(v.type) or not v.const.is_valid:
+    if v.const is not None and not v.const.is_valid:
+        raise _NullArgument
+    if v.const is None or not is_string(v.type):
         raise t.error(f"the {what} must be a string literal", node)
     s: str = v.const.as_py()
     return s
+
+
+def _literal_int(t: Translator, v: Val, node: exp.Expr, what: str) -> int:
+    if v.const is not None and not v.const.is_valid:
+        raise _NullArgument
+    if v.const is None or not pa.types.is_integer(v.type):
+        raise t.error(f"the {what} must be an integer literal", node)
+    i: int = v.const.as_py()
+    return i
 
 
 def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
@@ -42,6 +56,10 @@ def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val
     if len(args) not in (2, 3):
         raise t.error(f"{node.name} takes 2 or 3 arguments", node)
     s = _string(t, args[0], node)
+    if boolean and args[1].const is not None and not args[1].const.is_valid:
+        from lancelot.sql.translate import _const
+
+        return _const(pa.scalar(False))
     pattern = _literal_str(t, args[1], node, "pattern")
     flags = _literal_str(t, args[2], node, "flags") if len(args) == 3 else ""
     if set(flags) - {"i"}:
@@ -83,67 +101,6 @@ def _unary(
 def _arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
     if len(args) != n:
         raise t.error(f"{node.name} takes {n} argument{'s' if n > 1 else ''}, not {len(args)}", node)
-
-
-def _array_has(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
-    lists, value = args
-    if not is_list(lists.type):
-        raise t.error(f"{node.name} needs a list, not {lists.type}", node)
-    item = lists.type.value_type
-    common = comparison_common(item, value.type)
-    if common is None:
-        raise t.error(f"cannot look for {value.type} in {lists.type}", node)
-    value = t.cast(value, item, node) if common == item or value.const is not None else value
-    name = _register_array_has(lists.type, value.type)
-    return t.call(name, [lists, value], node)
-
-
-_REGISTERED: dict[tuple[str, str], str] = {}
-
-
-def _register_array_has(list_type: pa.DataType, value_type: pa.DataType) -> str:
-    """A pyarrow UDF ``array_has(list, value)`` for these types: true when an element equals the
-    value, null for a null list or value (as DataFusion's array_has)."""
-    key = (str(list_type), str(value_type))
-    if key in _REGISTERED:
-        return _REGISTERED[key]
-    name = f"lancelot_array_has_{len(_REGISTERED)}_{abs(hash(key)) % 10**8}"
-
-    def impl(ctx: pc.UdfContext, lists: pa.Array | pa.Scalar, value: pa.Array | pa.Scalar) -> pa.Array:
-        n = len(lists) if isinstance(lists, pa.Array) else ctx.batch_length
-        if isinstance(lists, pa.Scalar):
-            lists = pa.array([lists.as_py()] * n, list_type)
-        flat = pc.list_flatten(lists)
-        parents = pc.list_parent_indices(lists).to_numpy()
-        if isinstance(value, pa.Scalar):
-            hits = pc.fill_null(pc.equal(flat, value), False).to_numpy(zero_copy_only=False)
-            valid_value = np.full(n, value.is_valid)
-        else:
-            per = pc.take(value, pa.array(parents))
-            hits = pc.fill_null(pc.equal(flat, per), False).to_numpy(zero_copy_only=False)
-            valid_value = value.is_valid().to_numpy(zero_copy_only=False)
-        out = np.zeros(n, dtype=bool)
-        out[parents[hits]] = True
-        mask = ~(lists.is_valid().to_numpy(zero_copy_only=False) & valid_value)
-        return pa.array(out, pa.bool_(), mask=mask)
-
-    pc.register_scalar_function(
-        impl,
-        name,
-        {"summary": "array_has", "description": "true where the list holds the value"},
-        {"lists": list_type, "value": value_type},
-        pa.bool_(),
-    )
-    _REGISTERED[key] = name
-    return name
-
-
-def _list_length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 1)
-    if not is_list(args[0].type):
-        raise t.error(f"{node.name} needs a list, not {args[0].type}", node)
-    return t.cast(t.call("list_value_length", args, node), pa.uint64(), node)
 
 
 def _is_valid(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -220,12 +177,140 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
     a, b = args
-    if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
-        return t.call("power", [t.cast(a, pa.int64(), node), t.cast(b, pa.int64(), node)], node)
+    if pa.types.is_int64(a.type) and pa.types.is_int64(b.type):  # else DataFusion picks power(double, double)
+        return t.call("power", [a, b], node)
     return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
 
 
+def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 2)
+    a, b = args
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"nullif of {a.type} and {b.type}", node)
+    a = t.cast(a, common, node)
+    same = t.call("coalesce", [t.compare("equal", a, b, node), _const(pa.scalar(False))], node)
+    return t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node)
+
+
+def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 1)
+    if not is_numeric(args[0].type):
+        raise t.error(f"iszero does not apply to {args[0].type}", node)
+    x = t.cast(args[0], pa.float64(), node) if not pa.types.is_floating(args[0].type) else args[0]
+    return t.call("equal", [x, _const(pa.scalar(0.0, x.type))], node)
+
+
+def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """1-based character position of the first occurrence, 0 when absent: the characters before it
+    are the first piece of a split at it."""
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 2)
+    s = _string(t, args[0], node)
+    sub = _literal_str(t, args[1], node, "substring")
+    if sub == "":
+        return t.call(
+            "if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, pa.int32())), _null(pa.int32())], node
+        )
+    pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(sub, max_splits=1))
+    found = t.call("greater", [t.call("list_value_length", [pieces], node), _const(pa.scalar(1, pa.int32()))], node)
+    before = t.call("utf8_length", [t.call("list_element", [pieces, _const(pa.scalar(0))], node)], node)
+    at = t.call("add", [before, _const(pa.scalar(1, before.type))], node)
+    return t.call("if_else", [found, at, _const(pa.scalar(0, before.type))], node)
+
+
+def _null(t: pa.DataType) -> Val:
+    from lancelot.sql.translate import _const
+
+    return _const(pa.scalar(None, t))
+
+
+def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        from lancelot.sql.translate import _const
+
+        _arity(t, node, args, 2)
+        s = _string(t, args[0], node)
+        n = _literal_int(t, args[1], node, "length")
+        if left:
+            opts = pc.SliceOptions(0, n) if n != 0 else pc.SliceOptions(0, 0)
+        elif n > 0:
+            opts = pc.SliceOptions(-n)
+        elif n < 0:
+            opts = pc.SliceOptions(-n)
+        else:
+            return t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar("")), _null(s.type)], node)
+        return t.call("utf8_slice_codeunits", [s], node, opts)
+
+    return fn
+
+
+def _trim(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        if len(args) not in (1, 2):
+            raise t.error(f"{node.name} takes 1 or 2 arguments", node)
+        s = _string(t, args[0], node)
+        chars = _literal_str(t, args[1], node, "characters") if len(args) == 2 else " "
+        return t.call(kernel, [s], node, pc.TrimOptions(chars))
+
+    return fn
+
+
+def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    if len(args) not in (3, 4):
+        raise t.error(f"{node.name} takes 3 or 4 arguments", node)
+    s = _string(t, args[0], node)
+    pattern = _literal_str(t, args[1], node, "pattern")
+    replacement = _literal_str(t, args[2], node, "replacement")
+    flags = _literal_str(t, args[3], node, "flags") if len(args) == 4 else ""
+    if set(flags) - {"g", "i"}:
+        raise t.error(f"unsupported regular expression flags {flags!r} (only 'g', 'i')", node)
+    if "$" in replacement or "\\" in replacement:
+        raise t.error("group references in the replacement are not supported", node)
+    if "i" in flags:
+        pattern = "(?i)" + pattern
+    opts = pc.ReplaceSubstringOptions(pattern, replacement, max_replacements=None if "g" in flags else 1)
+    return t.call("replace_substring_regex", [s], node, opts)
+
+
+def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.lists import element
+    from lancelot.sql.translate import _const
+
+    _arity(t, node, args, 3)
+    s = _string(t, args[0], node)
+    delimiter = _literal_str(t, args[1], node, "delimiter")
+    k = _literal_int(t, args[2], node, "part number")
+    if k <= 0:
+        raise t.error("split_part counts parts from 1", node)
+    pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(delimiter))
+    part = element(t, node, pieces, _const(pa.scalar(k)))
+    # past the last part: an empty string (null strings stay null)
+    return t.call(
+        "if_else",
+        [t.call("is_valid", [s], node), t.call("coalesce", [part, _const(pa.scalar(""))], node), _null(pa.utf8())],
+        node,
+    )
+
+
 FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "nullif": _nullif,
+    "iszero": _iszero,
+    "strpos": _strpos,
+    "instr": _strpos,
+    "left": _left_right(True),
+    "right": _left_right(False),
+    "btrim": _trim("utf8_trim"),
+    "ltrim": _trim("utf8_ltrim"),
+    "rtrim": _trim("utf8_rtrim"),
+    "initcap": _unary("utf8_title", is_string),
+    "regexp_replace": _regexp_replace,
+    "split_part": _split_part,
     "lower": _unary("utf8_lower", is_string),
     "upper": _unary("utf8_upper", is_string),
     "length": _unary("utf8_length", is_string),
@@ -237,12 +322,6 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "ends_with": _pattern_fn("ends_with"),
     "contains": _pattern_fn("match_substring"),
     "regexp_like": lambda t, node, args: _regex(t, node, args, False),
-    "array_has": _array_has,
-    "array_contains": _array_has,
-    "list_has": _array_has,
-    "list_contains": _array_has,
-    "array_length": _list_length,
-    "cardinality": _list_length,
     "is_valid": _is_valid,
     "isnan": _isnan,
     "coalesce": _coalesce,
@@ -256,6 +335,20 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
 }
 
 
+#: result types of functions called with a literal NULL where they take a constant (default utf8)
+_NULL_RESULT = {
+    "starts_with": pa.bool_(),
+    "ends_with": pa.bool_(),
+    "contains": pa.bool_(),
+    "regexp_like": pa.bool_(),
+    "strpos": pa.int32(),
+    "instr": pa.int32(),
+}
+
+from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above
+from lancelot.sql.temporal import TEMPORAL_FUNCTIONS  # noqa: E402
+
+
 def function(t: Translator, node: exp.Anonymous) -> Val:
     """A call of a named function (sqlglot's ``Anonymous`` node: our dialect keeps every call so)."""
     name = node.name.lower()
@@ -264,8 +357,13 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         if id(node) not in t.boolean:
             raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)
         return _regex(t, node, args, True)
-    fn = FUNCTIONS.get(name)
+    fn = FUNCTIONS.get(name) or LIST_FUNCTIONS.get(name) or TEMPORAL_FUNCTIONS.get(name)
     if fn is None:
-        known = ", ".join(sorted({*FUNCTIONS, "regexp_match"}))
+        known = ", ".join(sorted({*FUNCTIONS, *LIST_FUNCTIONS, *TEMPORAL_FUNCTIONS, "regexp_match"}))
         raise t.error(f"unknown function {node.name!r} (functions: {known})", node)
-    return fn(t, node, args)
+    try:
+        return fn(t, node, args)
+    except _NullArgument:
+        from lancelot.sql.translate import _const
+
+        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))

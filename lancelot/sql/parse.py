@@ -9,6 +9,8 @@ so that names are resolved against pylance's functions, not sqlglot's.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot import parser as _parser
@@ -30,6 +32,9 @@ class LanceDialect(Dialect):
 
     class Parser(_parser.Parser):
         FUNCTIONS = {}  # every call is an exp.Anonymous named as written
+        FUNCTION_PARSERS = {  # and so are these, plain functions to DataFusion
+            k: v for k, v in _parser.Parser.FUNCTION_PARSERS.items() if k not in ("INITCAP", "CHR", "CHAR")
+        }
 
 
 def position(sql: str, node: exp.Expr | None) -> str:
@@ -43,6 +48,20 @@ def position(sql: str, node: exp.Expr | None) -> str:
     return "?"
 
 
+_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+
+
+def _describe(description: str, token: str) -> str:
+    """sqlglot's parser message in the words of SQL."""
+    m = _MISSING.match(description or "")
+    if m:
+        keyword, node = m.groups()
+        if node == "Between":
+            return "BETWEEN needs both bounds (x BETWEEN low AND high)"
+        return f"expected an expression after {token!r}" if token else f"incomplete {node}"
+    return description
+
+
 def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
     errors = getattr(e, "errors", None) or []
     if errors:
@@ -50,9 +69,11 @@ def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
         token = d.get("highlight") or ""
         near = f" near {token!r}" if token else ""
         return SqlError(
-            f"cannot parse the SQL {what} {sql!r}: {d.get('description')} at line {d.get('line')}, "
-            f"column {d.get('col')}{near}"
+            f"cannot parse the SQL {what} {sql!r}: {_describe(d.get('description'), token)} at line "
+            f"{d.get('line')}, column {d.get('col')}{near}"
         )
+    if isinstance(e, TokenError):
+        return SqlError(f"cannot read the SQL {what} {sql!r}: an unterminated quote or an unknown character ({e})")
     return SqlError(f"cannot parse the SQL {what} {sql!r}: {e}")
 
 

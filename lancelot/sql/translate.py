@@ -8,15 +8,11 @@ Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs,
    guesses.  Constant sub-expressions are computed at once (``1 + 1`` is ``2``; ``'x'::int`` fails
    here, as in pylance's planning).
 
-Semantics kept from DataFusion where pyarrow's kernels differ: float comparisons order NaN above
-every number and equal to itself; ``x IN (..., NULL)`` is unknown when nothing matches; integer
-``+ - *`` wrap, ``/`` truncates and fails on a zero divisor; ``%`` takes the dividend's sign.
+Operators live in lancelot/sql/operators.py, functions in functions.py, lists.py, temporal.py.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,16 +23,22 @@ from sqlglot import exp
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
 from lancelot.sql.types import (
-    arrow_type,
     as_decimal,
     coerce_literal,
-    comparison_common,
-    is_numeric,
-    is_string,
-    numeric_common,
 )
 
-_NULL_BOOL = pa.scalar(None, pa.bool_())
+_TYPES: dict[tuple[Any, ...], pa.DataType] = {}
+
+
+def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.DataType:
+    """The type ``name`` returns for arguments of ``types`` (pyarrow's answer for empty arrays)."""
+    key = (name, types, None if options is None else str(options))
+    t = _TYPES.get(key)
+    if t is None:
+        t = pc.call_function(name, [pa.array([], x) for x in types], options).type
+        if len(_TYPES) < 4096:
+            _TYPES[key] = t
+    return t
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Val:
     expr: pc.Expression
     type: pa.DataType
     const: pa.Scalar | None = None
+    #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
+    nan_low: bool = False
 
 
 def _const(s: pa.Scalar) -> Val:
@@ -229,8 +233,7 @@ class Translator:
             if all(a.const is not None for a in args):
                 out = pc.call_function(name, [a.const for a in args], options)
                 return _const(out)
-            probe = [a.const if a.const is not None else pa.array([], a.type) for a in args]
-            t = pc.call_function(name, probe, options).type
+            t = _result_type(name, tuple(a.type for a in args), options)
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             types = ", ".join(str(a.type) for a in args)
             raise self.error(f"{name} does not apply to ({types}): {e}", node) from None
@@ -243,6 +246,10 @@ class Translator:
             return v
         if pa.types.is_decimal(t) and pa.types.is_integer(v.type) and as_decimal(v.type) != t:
             v = self.cast(v, as_decimal(v.type), node)  # Arrow casts integers only to wide decimals
+        if pa.types.is_timestamp(t) and pa.types.is_integer(v.type) and not pa.types.is_int64(v.type):
+            v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
+        if pa.types.is_timestamp(t) and t.tz is not None:
+            return self._to_zoned(v, t, node)
         if v.const is not None:
             try:
                 return _const(v.const.cast(t))
@@ -252,6 +259,28 @@ class Translator:
             pa.array([], v.type).cast(t)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
             raise self.error(f"cannot cast {v.type} to {t}", node) from None
+        keeps_sign = pa.types.is_floating(v.type) and pa.types.is_floating(t)
+        return Val(v.expr.cast(t), t, None, v.nan_low and keeps_sign)
+
+    def _to_zoned(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """To a zoned timestamp as arrow-rs casts: a naive time is a wall-clock time in the zone,
+        a date is midnight UTC."""
+        if pa.types.is_timestamp(v.type) and v.type.tz is None:
+            naive = self.cast(v, pa.timestamp(t.unit), node)
+            if naive.const is not None:
+                local = pc.assume_timezone(pa.array([naive.const.as_py()], naive.type), timezone=t.tz)
+                return _const(local[0].cast(t))
+            zoned = self.call("assume_timezone", [naive], node, pc.AssumeTimezoneOptions(t.tz))
+            return self.cast(zoned, t, node)
+        if pa.types.is_date(v.type):
+            v = self.cast(v, pa.timestamp(t.unit), node)
+        if v.type == t:
+            return v
+        if v.const is not None:
+            try:
+                return _const(v.const.cast(t))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
+                raise self.error(f"cannot cast {v.const} to {t}: {e}", node) from None
         return Val(v.expr.cast(t), t)
 
     def boolean_operand(self, v: Val, node: exp.Expr) -> Val:
@@ -309,7 +338,13 @@ class Translator:
             if path not in self.columns:
                 self.columns.append(path)
             return Val(pc.field(*path), t)
-        handler = _HANDLERS.get(type(node))
+        if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+            from lancelot.sql.lists import element
+
+            return element(self, node, self.value(node.this), self.value(node.expressions[0]))
+        from lancelot.sql.operators import HANDLERS
+
+        handler = HANDLERS.get(type(node))
         if handler is not None:
             return handler(self, node)
         if isinstance(node, exp.Anonymous):
@@ -319,228 +354,8 @@ class Translator:
         what = type(node).__name__
         raise self.error(f"{what} ({node.sql()}) is not supported in lance SQL", node)
 
-    # -- node kinds ----------------------------------------------------------------------------
     def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
-        t = comparison_common(a.type, b.type)
-        if t is None:
-            raise self.error(f"cannot compare {a.type} with {b.type}", node)
-        a, b = self.cast(a, t, node), self.cast(b, t, node)
-        plain = self.call(fn, [a, b], node)
-        if not pa.types.is_floating(t) or plain.const is not None:
-            return plain
-        return self._nan_order(fn, a, b, plain, node)
+        """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/operators.py)."""
+        from lancelot.sql.operators import compare
 
-    def _nan_order(self, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
-        """DataFusion orders NaN above all numbers and equal to itself."""
-        nan: Callable[[pc.Expression, pc.Expression], pc.Expression] = {
-            "equal": lambda x, y: x & y,
-            "not_equal": lambda x, y: ~(x & y),
-            "greater": lambda x, y: x & ~y,
-            "greater_equal": lambda x, y: x,
-            "less": lambda x, y: ~x & y,
-            "less_equal": lambda x, y: y,
-        }[fn]
-        bconst = b.const.as_py() if b.const is not None else None
-        if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
-            if fn in ("greater", "greater_equal"):
-                return Val(pc.or_kleene(plain.expr, pc.is_nan(a.expr)), pa.bool_())
-            return plain  # IEEE agrees: NaN is not equal to, nor below, a number
-        isnan_a, isnan_b = pc.is_nan(a.expr), pc.is_nan(b.expr)
-        either = pc.or_kleene(isnan_a, isnan_b)
-        return Val(pc.if_else(either, nan(isnan_a, isnan_b), plain.expr), pa.bool_())
-
-    def arithmetic(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
-        t = numeric_common(a.type, b.type)
-        if pa.types.is_null(a.type) or pa.types.is_null(b.type):
-            t = b.type if pa.types.is_null(a.type) else a.type
-        if t is None or not (is_numeric(t) or pa.types.is_null(t)):
-            raise self.error(f"cannot apply {node.key} to {a.type} and {b.type}", node)
-        if pa.types.is_decimal(t) and fn != "mod":
-            da = a if pa.types.is_decimal(a.type) else self.cast(a, as_decimal(a.type), node)
-            db = b if pa.types.is_decimal(b.type) else self.cast(b, as_decimal(b.type), node)
-            return self.call(fn, [da, db], node)
-        a, b = self.cast(a, t, node), self.cast(b, t, node)
-        if fn != "mod":
-            return self.call(fn, [a, b], node)
-        quotient = self.call("divide", [a, b], node)
-        if pa.types.is_floating(t):
-            quotient = self.call("trunc", [quotient], node)
-        return self.call("subtract", [a, self.call("multiply", [quotient, b], node)], node)
-
-    def in_list(self, node: exp.In) -> Val:
-        if not node.expressions:
-            raise self.error("IN needs at least one value", node)
-        x = self.value(node.this)
-        items = [self.value(e) for e in node.expressions]
-        t = x.type
-        for i in items:
-            c = comparison_common(t, i.type)
-            if c is None:
-                raise self.error(f"cannot compare {x.type} with {i.type} in IN", node)
-            t = c
-        if all(i.const is not None for i in items) and not pa.types.is_floating(t) and x.const is None:
-            x = self.cast(x, t, node)
-            consts = [self.cast(i, t, node).const for i in items]
-            values = pa.array([c.as_py() for c in consts if c is not None and c.is_valid], t)
-            found = Val(pc.is_in(x.expr, value_set=values, skip_nulls=True), pa.bool_())
-            if any(c is not None and not c.is_valid for c in consts):  # no match is unknown
-                return Val(pc.or_kleene(found.expr, pc.scalar(_NULL_BOOL)), pa.bool_())
-            return Val(pc.if_else(pc.is_valid(x.expr), found.expr, pc.scalar(_NULL_BOOL)), pa.bool_())
-        out: Val | None = None
-        for i in items:
-            eq = self.compare("equal", x, i, node)
-            out = eq if out is None else self.call("or_kleene", [out, eq], node)
-        assert out is not None
-        return out
-
-    def like(self, node: exp.Expr, ignore_case: bool, escape: exp.Expr | None = None) -> Val:
-        if escape is not None and not (isinstance(escape, exp.Literal) and escape.this == "\\"):
-            raise self.error("LIKE does not support an escape character other than the backslash (\\)", escape)
-        x = self.value(node.this)
-        pattern = self.value(node.expression)
-        if pattern.const is None or not is_string(pattern.type):
-            raise self.error("the pattern of LIKE must be a string literal", node.expression)
-        if pa.types.is_dictionary(x.type):
-            x = self.cast(x, x.type.value_type, node)
-        if not is_string(x.type) and not pa.types.is_null(x.type):
-            raise self.error(f"LIKE applies to strings, not {x.type}", node)
-        p = pattern.const.as_py()
-        if p is None:
-            return _const(_NULL_BOOL)
-        out = self.call("match_like", [x], node, pc.MatchSubstringOptions(p, ignore_case=ignore_case))
-        if node.args.get("negate"):
-            out = self.call("invert", [out], node)
-        return out
-
-
-def _compare(t: Translator, node: exp.Expr) -> Val:
-    return t.compare(_COMPARISONS[type(node)], t.value(node.this), t.value(node.expression), node)
-
-
-def _arith(t: Translator, node: exp.Expr) -> Val:
-    return t.arithmetic(_ARITHMETIC[type(node)], t.value(node.this), t.value(node.expression), node)
-
-
-def _logical(t: Translator, node: exp.Expr) -> Val:
-    fn = "and_kleene" if isinstance(node, exp.And) else "or_kleene"
-    a = t.boolean_operand(t.value(node.this), node.this)
-    b = t.boolean_operand(t.value(node.expression), node.expression)
-    return t.call(fn, [a, b], node)
-
-
-def _not(t: Translator, node: exp.Expr) -> Val:
-    inner = _unparen(node.this)
-    if isinstance(inner, exp.Is):
-        return _is(t, inner, negated=True)
-    return t.call("invert", [t.boolean_operand(t.value(node.this), node.this)], node)
-
-
-def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
-    x = t.value(node.this)
-    what = node.expression
-    if isinstance(what, exp.Null):
-        return t.call("is_valid" if negated else "is_null", [x], node)
-    if not isinstance(what, exp.Boolean):
-        raise t.error(f"IS {what.sql()} is not supported", node)
-    x = t.boolean_operand(x, node.this)
-    truth = bool(what.this)
-    # IS TRUE: true only for true; IS NOT TRUE: everything else (null included)
-    hit = x if truth else t.call("invert", [x], node)
-    if negated:
-        return t.call("invert", [t.call("coalesce", [hit, _const(pa.scalar(False))], node)], node)
-    return t.call("coalesce", [hit, _const(pa.scalar(False))], node)
-
-
-def _distinct(t: Translator, node: exp.Expr) -> Val:
-    a, b = t.value(node.this), t.value(node.expression)
-    ne = t.compare("not_equal", a, b, node)
-    one_null = t.call("xor", [t.call("is_null", [a], node), t.call("is_null", [b], node)], node)
-    out = t.call("coalesce", [ne, one_null], node) if ne.const is None or not ne.const.is_valid else ne
-    if isinstance(node, exp.NullSafeEQ):
-        out = t.call("invert", [out], node)
-    return out
-
-
-def _between(t: Translator, node: exp.Expr) -> Val:
-    x, lo, hi = t.value(node.this), t.value(node.args["low"]), t.value(node.args["high"])
-    ge = t.compare("greater_equal", x, lo, node)
-    le = t.compare("less_equal", x, hi, node)
-    return t.call("and_kleene", [ge, le], node)
-
-
-def _neg(t: Translator, node: exp.Expr) -> Val:
-    x = t.value(node.this)
-    if not is_numeric(x.type):
-        raise t.error(f"cannot negate {x.type}", node)
-    return t.call("negate", [x], node)
-
-
-def _cast(t: Translator, node: exp.Expr) -> Val:
-    to = arrow_type(node.args["to"])
-    if to is None:
-        raise t.error(f"unsupported type {node.args['to'].sql()} in CAST", node)
-    x = t.value(node.this)
-    if x.const is not None and is_string(x.type) and (pa.types.is_timestamp(to) or pa.types.is_date(to)):
-        return _const(_temporal(t, x.const.as_py(), to, node))
-    return t.cast(x, to, node)
-
-
-def _temporal(t: Translator, text: str, to: pa.DataType, node: exp.Expr) -> pa.Scalar:
-    """``DATE '...'`` / ``TIMESTAMP '...'`` literals: ISO dates, a space or ``T`` before the time."""
-    try:
-        if pa.types.is_date(to):
-            return pa.scalar(_dt.date.fromisoformat(text.strip()), to)
-        value = _dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise t.error(f"cannot read {text!r} as a {to}", node) from None
-    if value.tzinfo is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return pa.scalar(value, pa.timestamp("us")).cast(to)
-
-
-def _dpipe(t: Translator, node: exp.Expr) -> Val:
-    a, b = t.value(node.this), t.value(node.expression)
-    a, b = t.cast(a, pa.utf8(), node), t.cast(b, pa.utf8(), node)
-    return t.call("binary_join_element_wise", [a, b, _const(pa.scalar(""))], node)
-
-
-def _in(t: Translator, node: exp.Expr) -> Val:
-    assert isinstance(node, exp.In)
-    if node.args.get("query") is not None or node.args.get("unnest") is not None:
-        raise t.error("IN takes a list of values", node)
-    return t.in_list(node)
-
-
-def _like(t: Translator, node: exp.Expr) -> Val:
-    return t.like(node, isinstance(node, exp.ILike))
-
-
-def _escape(t: Translator, node: exp.Expr) -> Val:
-    inner = node.this
-    if not isinstance(inner, exp.Like | exp.ILike):
-        raise t.error("ESCAPE applies to LIKE", node)
-    return t.like(inner, isinstance(inner, exp.ILike), node.expression)
-
-
-def _typed_not(t: Translator, node: exp.Expr) -> Val:
-    return _not(t, node)
-
-
-_HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
-    **dict.fromkeys(_COMPARISONS, _compare),
-    **dict.fromkeys(_ARITHMETIC, _arith),
-    exp.And: _logical,
-    exp.Or: _logical,
-    exp.Not: _typed_not,
-    exp.Is: _is,
-    exp.NullSafeEQ: _distinct,
-    exp.NullSafeNEQ: _distinct,
-    exp.Between: _between,
-    exp.Neg: _neg,
-    exp.Cast: _cast,
-    exp.DPipe: _dpipe,
-    exp.In: _in,
-    exp.Like: _like,
-    exp.ILike: _like,
-    exp.Escape: _escape,
-}
+        return compare(self, fn, a, b, node)

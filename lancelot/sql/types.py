@@ -194,11 +194,10 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         if pa.types.is_date(a) and pa.types.is_date(b):
             return pa.date64() if pa.types.is_date64(a) or pa.types.is_date64(b) else pa.date32()
         ts = [t for t in (a, b) if pa.types.is_timestamp(t)]
-        if len(ts) == 2 and ts[0].tz != ts[1].tz:
-            return None
         order = ["s", "ms", "us", "ns"]
         unit = max((t.unit for t in ts), key=order.index)
-        return pa.timestamp(unit, ts[0].tz)
+        zones = [t.tz for t in ts if t.tz is not None]  # a naive time meets a zoned one in its zone
+        return pa.timestamp(unit, zones[0] if zones else None)
     return None
 
 

@@ -1,0 +1,176 @@
+"""List functions of pylance's SQL (DataFusion's names): membership, position, length, elements.
+
+pyarrow has no kernel that looks inside each list for a value: ``array_has`` and
+``array_position`` are scalar UDFs registered with pyarrow on first use, one per (list type,
+value type), under a name that says the types (an expression holding one can only be evaluated
+in a process that registered it: lancelot.sql registers it while parsing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.types import comparison_common, is_list
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator, Val
+
+_REGISTERED: set[str] = set()
+_Impl = Callable[[pa.Array, pa.Array | pa.Scalar, int], pa.Array]
+
+
+def _register(kind: str, list_type: pa.DataType, value_type: pa.DataType, out: pa.DataType, impl: _Impl) -> str:
+    name = f"lancelot_{kind}<{list_type}|{value_type}>"
+    if name in _REGISTERED:
+        return name
+
+    def udf(ctx: pc.UdfContext, lists: pa.Array | pa.Scalar, value: pa.Array | pa.Scalar) -> pa.Array:
+        n = len(lists) if isinstance(lists, pa.Array) else ctx.batch_length
+        if isinstance(lists, pa.Scalar):
+            lists = pa.array([lists.as_py()] * n, list_type)
+        return impl(lists, value, n)
+
+    doc = {"summary": kind, "description": f"DataFusion's {kind} on {list_type}"}
+    pc.register_scalar_function(udf, name, doc, {"lists": list_type, "value": value_type}, out)
+    _REGISTERED.add(name)
+    return name
+
+
+def _matches(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(parent row of each element, element equals the row's value, value is valid per row)."""
+    flat = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists).to_numpy()
+    if isinstance(value, pa.Scalar):
+        other: pa.Array | pa.Scalar = value
+        valid = np.full(n, value.is_valid)
+    else:
+        other = pc.take(value, pa.array(parents))
+        valid = value.is_valid().to_numpy(zero_copy_only=False)
+    hits = pc.fill_null(pc.equal(flat, other), False).to_numpy(zero_copy_only=False)
+    return parents, hits, valid
+
+
+def _has(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> pa.Array:
+    parents, hits, valid = _matches(lists, value, n)
+    out = np.zeros(n, dtype=bool)
+    out[parents[hits]] = True
+    mask = ~(lists.is_valid().to_numpy(zero_copy_only=False) & valid)
+    return pa.array(out, pa.bool_(), mask=mask)
+
+
+def _position(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> pa.Array:
+    parents, hits, valid = _matches(lists, value, n)
+    first = np.full(n, -1, dtype=np.int64)
+    where = np.flatnonzero(hits)[::-1]  # the last write wins: visit matches backwards
+    first[parents[where]] = where
+    row_start = np.searchsorted(parents, np.arange(n))  # parents ascend: each row's first element
+    mask = (first < 0) | ~(lists.is_valid().to_numpy(zero_copy_only=False) & valid)
+    return pa.array(np.where(mask, 0, first - row_start + 1), pa.uint64(), mask=mask)
+
+
+def _list_arg(t: Translator, node: exp.Expr, v: Val) -> Val:
+    if not is_list(v.type):
+        raise t.error(f"{node.name} needs a list, not {v.type}", node)
+    return v
+
+
+def _value_for(t: Translator, node: exp.Expr, lists: Val, value: Val) -> Val:
+    item = lists.type.value_type
+    if comparison_common(item, value.type) is None:
+        raise t.error(f"cannot look for {value.type} in {lists.type}", node)
+    return t.cast(value, item, node)
+
+
+def _arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
+    if len(args) != n:
+        raise t.error(f"{node.name} takes {n} arguments, not {len(args)}", node)
+
+
+def array_has(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 2)
+    lists = _list_arg(t, node, args[0])
+    value = _value_for(t, node, lists, args[1])
+    return t.call(_register("array_has", lists.type, value.type, pa.bool_(), _has), [lists, value], node)
+
+
+def _has_many(all_of: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        from lancelot.sql.translate import _const
+
+        _arity(t, node, args, 2)
+        lists, wanted = _list_arg(t, node, args[0]), args[1]
+        if wanted.const is None or not is_list(wanted.type):
+            raise t.error(f"the second argument of {node.name} must be a list literal", node)
+        values = wanted.const.values if wanted.const.is_valid else None
+        if values is None:
+            return _const(pa.scalar(None, pa.bool_()))
+        out: Val | None = None
+        for v in values:
+            has = array_has(t, node, [lists, _const(v)])
+            out = has if out is None else t.call("and_kleene" if all_of else "or_kleene", [out, has], node)
+        if out is None:  # an empty list: all of nothing holds, any of nothing does not (null lists: null)
+            size = t.call("list_value_length", [lists], node)
+            return t.call("equal" if all_of else "not_equal", [size, size], node)
+        return out
+
+    return fn
+
+
+def array_position(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 2)
+    lists = _list_arg(t, node, args[0])
+    value = _value_for(t, node, lists, args[1])
+    return t.call(_register("array_position", lists.type, value.type, pa.uint64(), _position), [lists, value], node)
+
+
+def element(t: Translator, node: exp.Expr, lists: Val, index: Val) -> Val:
+    """``l[k]`` / ``array_element(l, k)``: the k-th element counting from 1, from the end when k < 0;
+    null past either end (k must be a literal)."""
+    from lancelot.sql.translate import _const
+
+    lists = _list_arg(t, node, lists)
+    if index.const is None or not pa.types.is_integer(index.type):
+        raise t.error("a list index must be an integer literal", node)
+    k = index.const.as_py()
+    item = lists.type.value_type
+    if k is None or k == 0:
+        return _const(pa.scalar(None, item))
+    if k < 0:
+        raise t.error("negative list indexes are not supported", node)
+    one = t.call("list_slice", [lists], node, pc.ListSliceOptions(k - 1, k, return_fixed_size_list=True))
+    return t.call("list_element", [one, _const(pa.scalar(0, pa.int64()))], node)
+
+
+def _element_fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 2)
+    return element(t, node, args[0], args[1])
+
+
+def _length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1)
+    lists = _list_arg(t, node, args[0])
+    return t.cast(t.call("list_value_length", [lists], node), pa.uint64(), node)
+
+
+LIST_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "array_has": array_has,
+    "array_contains": array_has,
+    "list_has": array_has,
+    "list_contains": array_has,
+    "array_has_any": _has_many(False),
+    "list_has_any": _has_many(False),
+    "array_has_all": _has_many(True),
+    "list_has_all": _has_many(True),
+    "array_position": array_position,
+    "list_position": array_position,
+    "array_element": _element_fn,
+    "list_element": _element_fn,
+    "array_length": _length,
+    "cardinality": _length,
+}

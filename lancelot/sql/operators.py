@@ -1,0 +1,308 @@
+"""SQL operators as pyarrow compute calls, with DataFusion's semantics where pyarrow's differ.
+
+Comparisons run in the operands' common type, floats in IEEE total order (NaN equal to itself and
+above every number, a negated NaN below; -0 = 0); ``x IN (..., NULL)`` is unknown when nothing
+matches; integer ``+ - *`` wrap, ``/`` truncates and fails on a zero divisor, ``%`` takes the
+dividend's sign; ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` never give NULL.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen
+from lancelot.sql.types import arrow_type, as_decimal, comparison_common, is_numeric, is_string, numeric_common
+
+#: a comparison's result from the order of its operands (-1, 0, 1)
+_OUTCOME: dict[str, Callable[[int], bool]] = {
+    "equal": lambda o: o == 0,
+    "not_equal": lambda o: o != 0,
+    "greater": lambda o: o > 0,
+    "greater_equal": lambda o: o >= 0,
+    "less": lambda o: o < 0,
+    "less_equal": lambda o: o <= 0,
+}
+_NULL_BOOL = pa.scalar(None, pa.bool_())
+_FLIP = {
+    "equal": "equal",
+    "not_equal": "not_equal",
+    "greater": "less",
+    "greater_equal": "less_equal",
+    "less": "greater",
+    "less_equal": "greater_equal",
+}
+
+
+def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
+    """``a fn b`` (fn: equal, less, ...) in the operands' common type."""
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"cannot compare {a.type} with {b.type}", node)
+    if pa.types.is_floating(common) and a.const is not None and b.const is None:
+        return compare(t, _FLIP[fn], b, a, node)  # ``1 < f`` as ``f > 1``
+    a, b = t.cast(a, common, node), t.cast(b, common, node)
+    plain = t.call(fn, [a, b], node)
+    if not pa.types.is_floating(common) or plain.const is not None:
+        return plain
+    return _nan_order(t, fn, a, b, plain, node)
+
+
+def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
+    """DataFusion compares floats in IEEE total order (NaN equal to itself, above every number;
+    a NaN with its sign bit set, as negation makes one, below every number), but -0 = 0."""
+    test = _OUTCOME[fn]
+    hi_a, hi_b = not a.nan_low, not b.nan_low
+    both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
+    only_a, only_b = test(1 if hi_a else -1), test(-1 if hi_b else 1)
+    bconst = b.const.as_py() if b.const is not None else None
+    isnan_a = pc.is_nan(a.expr)
+    if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
+        # IEEE already says false for a NaN ``a`` (true for <>): add the NaN when it passes
+        return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only_a and fn != "not_equal" else plain
+    isnan_b = pc.is_nan(b.expr)
+    terms = []
+    if both:
+        terms.append(pc.and_kleene(isnan_a, isnan_b))
+    if only_a:
+        terms.append(pc.and_kleene(isnan_a, pc.invert(isnan_b)))
+    if only_b:
+        terms.append(pc.and_kleene(pc.invert(isnan_a), isnan_b))
+    nan = pc.scalar(False)
+    for term in terms:
+        nan = term if nan.equals(pc.scalar(False)) else pc.or_kleene(nan, term)
+    either = pc.or_kleene(isnan_a, isnan_b)
+    return Val(pc.if_else(either, nan, plain.expr), pa.bool_())
+
+
+def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
+    """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
+    if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
+        return _time_difference(t, a, b, node)
+    common = numeric_common(a.type, b.type)
+    if pa.types.is_null(a.type) or pa.types.is_null(b.type):
+        common = b.type if pa.types.is_null(a.type) else a.type
+    if common is None or not (is_numeric(common) or pa.types.is_null(common)):
+        raise t.error(f"cannot apply {node.key} to {a.type} and {b.type}", node)
+    if pa.types.is_decimal(common) and fn != "mod":
+        da = a if pa.types.is_decimal(a.type) else t.cast(a, as_decimal(a.type), node)
+        db = b if pa.types.is_decimal(b.type) else t.cast(b, as_decimal(b.type), node)
+        out = t.call(fn, [da, db], node)
+        if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
+            p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
+            want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)
+            if want != out.type:
+                return Val(out.expr.cast(want, safe=False), want)
+        return out
+    a, b = t.cast(a, common, node), t.cast(b, common, node)
+    if fn != "mod":
+        out = t.call(fn, [a, b], node)
+        if (a.nan_low or b.nan_low) and out.const is None:  # a NaN operand passes on with its sign
+            return Val(out.expr, out.type, None, True)
+        return out
+    quotient = t.call("divide", [a, b], node)
+    if pa.types.is_floating(common):
+        quotient = t.call("trunc", [quotient], node)
+    return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
+
+
+def _temporal_kind(t: pa.DataType) -> str:
+    return "date" if pa.types.is_date(t) else "timestamp" if pa.types.is_timestamp(t) else ""
+
+
+def _time_difference(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
+    """DataFusion: date - date is a number of days (int64), timestamp - timestamp a duration."""
+    if pa.types.is_date(a.type):
+        days = [t.cast(t.cast(v, pa.date32(), node), pa.int32(), node) for v in (a, b)]
+        return t.call("subtract", [t.cast(d, pa.int64(), node) for d in days], node)
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"cannot subtract {b.type} from {a.type}", node)
+    return t.call("subtract", [t.cast(a, common, node), t.cast(b, common, node)], node)
+
+
+def in_list(t: Translator, node: exp.In) -> Val:
+    if not node.expressions:
+        raise t.error("IN needs at least one value", node)
+    x = t.value(node.this)
+    items = [t.value(e) for e in node.expressions]
+    common = x.type
+    for i in items:
+        c = comparison_common(common, i.type)
+        if c is None:
+            raise t.error(f"cannot compare {x.type} with {i.type} in IN", node)
+        common = c
+    if all(i.const is not None for i in items) and not pa.types.is_floating(common) and x.const is None:
+        x = t.cast(x, common, node)
+        consts = [t.cast(i, common, node).const for i in items]
+        values = pa.array([c.as_py() for c in consts if c is not None and c.is_valid], common)
+        found = Val(pc.is_in(x.expr, value_set=values, skip_nulls=True), pa.bool_())
+        if any(c is not None and not c.is_valid for c in consts):  # no match is unknown
+            return Val(pc.or_kleene(found.expr, pc.scalar(_NULL_BOOL)), pa.bool_())
+        return Val(pc.if_else(pc.is_valid(x.expr), found.expr, pc.scalar(_NULL_BOOL)), pa.bool_())
+    out: Val | None = None
+    for i in items:
+        eq = compare(t, "equal", x, i, node)
+        out = eq if out is None else t.call("or_kleene", [out, eq], node)
+    assert out is not None
+    return out
+
+
+def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | None = None) -> Val:
+    if escape is not None and not (isinstance(escape, exp.Literal) and escape.this == "\\"):
+        raise t.error("LIKE does not support an escape character other than the backslash (\\)", escape)
+    x = t.value(node.this)
+    pattern = t.value(node.expression)
+    if pattern.const is None or not is_string(pattern.type):
+        raise t.error("the pattern of LIKE must be a string literal", node.expression)
+    if pa.types.is_dictionary(x.type):
+        x = t.cast(x, x.type.value_type, node)
+    if not is_string(x.type) and not pa.types.is_null(x.type):
+        raise t.error(f"LIKE applies to strings, not {x.type}", node)
+    p = pattern.const.as_py()
+    if p is None:
+        return _const(_NULL_BOOL)
+    out = t.call("match_like", [x], node, pc.MatchSubstringOptions(p, ignore_case=ignore_case))
+    if node.args.get("negate"):
+        out = t.call("invert", [out], node)
+    return out
+
+
+def _compare(t: Translator, node: exp.Expr) -> Val:
+    return compare(t, _COMPARISONS[type(node)], t.value(node.this), t.value(node.expression), node)
+
+
+def _arith(t: Translator, node: exp.Expr) -> Val:
+    return arithmetic(t, _ARITHMETIC[type(node)], t.value(node.this), t.value(node.expression), node)
+
+
+def _logical(t: Translator, node: exp.Expr) -> Val:
+    fn = "and_kleene" if isinstance(node, exp.And) else "or_kleene"
+    a = t.boolean_operand(t.value(node.this), node.this)
+    b = t.boolean_operand(t.value(node.expression), node.expression)
+    return t.call(fn, [a, b], node)
+
+
+def _not(t: Translator, node: exp.Expr) -> Val:
+    inner = _unparen(node.this)
+    if isinstance(inner, exp.Is):
+        return _is(t, inner, negated=True)
+    return t.call("invert", [t.boolean_operand(t.value(node.this), node.this)], node)
+
+
+def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
+    x = t.value(node.this)
+    what = node.expression
+    if isinstance(what, exp.Null):
+        return t.call("is_valid" if negated else "is_null", [x], node)
+    if not isinstance(what, exp.Boolean):
+        raise t.error(f"IS {what.sql()} is not supported", node)
+    x = t.boolean_operand(x, node.this)
+    truth = bool(what.this)
+    # IS TRUE: true only for true; IS NOT TRUE: everything else (null included)
+    hit = x if truth else t.call("invert", [x], node)
+    if negated:
+        return t.call("invert", [t.call("coalesce", [hit, _const(pa.scalar(False))], node)], node)
+    return t.call("coalesce", [hit, _const(pa.scalar(False))], node)
+
+
+def _distinct(t: Translator, node: exp.Expr) -> Val:
+    a, b = t.value(node.this), t.value(node.expression)
+    ne = compare(t, "not_equal", a, b, node)
+    one_null = t.call("xor", [t.call("is_null", [a], node), t.call("is_null", [b], node)], node)
+    out = t.call("coalesce", [ne, one_null], node) if ne.const is None or not ne.const.is_valid else ne
+    if isinstance(node, exp.NullSafeEQ):
+        out = t.call("invert", [out], node)
+    return out
+
+
+def _between(t: Translator, node: exp.Expr) -> Val:
+    x, lo, hi = t.value(node.this), t.value(node.args["low"]), t.value(node.args["high"])
+    ge = compare(t, "greater_equal", x, lo, node)
+    le = compare(t, "less_equal", x, hi, node)
+    return t.call("and_kleene", [ge, le], node)
+
+
+def _neg(t: Translator, node: exp.Expr) -> Val:
+    x = t.value(node.this)
+    if not is_numeric(x.type):
+        raise t.error(f"cannot negate {x.type}", node)
+    out = t.call("negate", [x], node)
+    if pa.types.is_floating(x.type) and out.const is None:
+        return Val(out.expr, out.type, None, not x.nan_low)
+    return out
+
+
+def _cast(t: Translator, node: exp.Expr) -> Val:
+    to = arrow_type(node.args["to"])
+    if to is None:
+        raise t.error(f"unsupported type {node.args['to'].sql()} in CAST", node)
+    x = t.value(node.this)
+    if x.const is not None and is_string(x.type) and (pa.types.is_timestamp(to) or pa.types.is_date(to)):
+        return _const(_temporal(t, x.const.as_py(), to, node))
+    return t.cast(x, to, node)
+
+
+def _temporal(t: Translator, text: str, to: pa.DataType, node: exp.Expr) -> pa.Scalar:
+    """``DATE '...'`` / ``TIMESTAMP '...'`` literals: ISO dates, a space or ``T`` before the time."""
+    try:
+        if pa.types.is_date(to):
+            return pa.scalar(_dt.date.fromisoformat(text.strip()), to)
+        value = _dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise t.error(f"cannot read {text!r} as a {to}", node) from None
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return pa.scalar(value, pa.timestamp("us")).cast(to)
+
+
+def _dpipe(t: Translator, node: exp.Expr) -> Val:
+    a, b = t.value(node.this), t.value(node.expression)
+    a, b = t.cast(a, pa.utf8(), node), t.cast(b, pa.utf8(), node)
+    return t.call("binary_join_element_wise", [a, b, _const(pa.scalar(""))], node)
+
+
+def _in(t: Translator, node: exp.Expr) -> Val:
+    assert isinstance(node, exp.In)
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        raise t.error("IN takes a list of values", node)
+    return in_list(t, node)
+
+
+def _like(t: Translator, node: exp.Expr) -> Val:
+    return like(t, node, isinstance(node, exp.ILike))
+
+
+def _escape(t: Translator, node: exp.Expr) -> Val:
+    inner = node.this
+    if not isinstance(inner, exp.Like | exp.ILike):
+        raise t.error("ESCAPE applies to LIKE", node)
+    return like(t, inner, isinstance(inner, exp.ILike), node.expression)
+
+
+def _typed_not(t: Translator, node: exp.Expr) -> Val:
+    return _not(t, node)
+
+
+HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
+    **dict.fromkeys(_COMPARISONS, _compare),
+    **dict.fromkeys(_ARITHMETIC, _arith),
+    exp.And: _logical,
+    exp.Or: _logical,
+    exp.Not: _typed_not,
+    exp.Is: _is,
+    exp.NullSafeEQ: _distinct,
+    exp.NullSafeNEQ: _distinct,
+    exp.Between: _between,
+    exp.Neg: _neg,
+    exp.Cast: _cast,
+    exp.DPipe: _dpipe,
+    exp.In: _in,
+    exp.Like: _like,
+    exp.ILike: _like,
+    exp.Escape: _escape,
+}

@@ -1,0 +1,113 @@
+"""Date and time functions of pylance's SQL (DataFusion's names) as pyarrow compute calls.
+
+``now()`` and ``current_date()`` are read once, when the filter is parsed (DataFusion fixes them
+when it plans the query), and ``to_timestamp`` takes a literal.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.types import is_string
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator, Val
+
+#: date_part's part -> (pyarrow kernel, its options)
+_PARTS: dict[str, tuple[str, object]] = {
+    "year": ("year", None),
+    "quarter": ("quarter", None),
+    "month": ("month", None),
+    "week": ("iso_week", None),
+    "day": ("day", None),
+    "hour": ("hour", None),
+    "minute": ("minute", None),
+    "second": ("second", None),
+    "millisecond": ("millisecond", None),
+    "microsecond": ("microsecond", None),
+    "nanosecond": ("nanosecond", None),
+    "dow": ("day_of_week", pc.DayOfWeekOptions(count_from_zero=True, week_start=7)),
+    "doy": ("day_of_year", None),
+}
+_TRUNC_UNITS = {"year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond", "microsecond"}
+
+
+def _temporal_arg(t: Translator, node: exp.Expr, v: Val) -> Val:
+    if not (pa.types.is_date(v.type) or pa.types.is_timestamp(v.type) or pa.types.is_time(v.type)):
+        raise t.error(f"{node.name} needs a date or a timestamp, not {v.type}", node)
+    return v
+
+
+def _part_name(t: Translator, node: exp.Expr, v: Val, choices: Collection[str]) -> str:
+    if v.const is None or not is_string(v.type) or not v.const.is_valid:
+        raise t.error(f"the first argument of {node.name} must be a string literal", node)
+    part = str(v.const.as_py()).lower()
+    if part not in choices:
+        raise t.error(f"unsupported part {part!r} (one of {', '.join(sorted(choices))})", node)
+    return part
+
+
+def date_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    if len(args) != 2:
+        raise t.error(f"{node.name} takes 2 arguments", node)
+    part = _part_name(t, node, args[0], _PARTS)
+    x = _temporal_arg(t, node, args[1])
+    kernel, options = _PARTS[part]
+    return t.cast(t.call(kernel, [x], node, options), pa.int32(), node)
+
+
+def date_trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    if len(args) != 2:
+        raise t.error(f"{node.name} takes 2 arguments", node)
+    unit = _part_name(t, node, args[0], _TRUNC_UNITS)
+    x = _temporal_arg(t, node, args[1])
+    options = pc.RoundTemporalOptions(1, unit, week_starts_monday=True)
+    return t.call("floor_temporal", [x], node, options)
+
+
+def now(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    if args:
+        raise t.error(f"{node.name} takes no arguments", node)
+    stamp = _dt.datetime.now(_dt.timezone.utc)
+    return _const(pa.scalar(stamp, pa.timestamp("us", "+00:00")).cast(pa.timestamp("ns", "+00:00")))
+
+
+def current_date(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.translate import _const
+
+    if args:
+        raise t.error(f"{node.name} takes no arguments", node)
+    return _const(pa.scalar(_dt.datetime.now(_dt.timezone.utc).date(), pa.date32()))
+
+
+def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.operators import _temporal
+    from lancelot.sql.translate import _const
+
+    if len(args) != 1 or args[0].const is None or not is_string(args[0].type):
+        raise t.error(f"{node.name} takes one string literal", node)
+    text = args[0].const.as_py()
+    if text is None:
+        return _const(pa.scalar(None, pa.timestamp("ns")))
+    return _const(_temporal(t, text, pa.timestamp("ns"), node))
+
+
+TEMPORAL_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
+    "date_part": date_part,
+    "datepart": date_part,
+    "date_trunc": date_trunc,
+    "datetrunc": date_trunc,
+    "now": now,
+    "current_timestamp": now,
+    "current_date": current_date,
+    "today": current_date,
+    "to_timestamp": to_timestamp,
+}
