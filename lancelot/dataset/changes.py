@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.dataset import commit as _commit
 from lancelot.dataset.commit import CommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
 
 DEFAULT_CONFLICT_RETRIES = 10
+#: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
+_RETRYABLE: type[CommitConflictError] = getattr(_commit, "RetryableCommitConflictError", CommitConflictError)
 _T = TypeVar("_T")
 
 
@@ -254,7 +257,7 @@ def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _
     for i in range(max(0, int(retries)) + 1):
         try:
             return attempt(current)
-        except CommitConflictError:
+        except _RETRYABLE:
             if i >= retries or (deadline is not None and time.monotonic() >= deadline):
                 raise
             current = current.checkout_version(current.latest_version)
