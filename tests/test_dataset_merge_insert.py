@@ -459,3 +459,68 @@ def test_changes_on_s3(s3_dataset):  # noqa: F811
     want = lance.dataset(local).to_table().sort_by("id")
     assert pl.to_table().sort_by("id") == want
     assert lancelot.dataset(uri, storage_options=po).to_table().sort_by("id") == want
+
+
+_KILLED = r"""
+import json, os, signal, sys
+a = json.loads(sys.argv[1])
+import pyarrow as pa
+import lancelot
+from lancelot.dataset import store
+points = []
+def hook(point):
+    points.append(point)
+    if a["kill_at"] == len(points):
+        os.kill(os.getpid(), signal.SIGKILL)
+store.fault_hook = hook
+src = pa.table({"key": pa.array([1, 2, 500], pa.int64()), "v": pa.array([7, 7, 7], pa.int64())})
+lancelot.dataset(a["uri"]).merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(src)
+print(json.dumps(points), flush=True)
+"""
+
+
+def test_merge_insert_writer_killed_at_every_step(tmp_path):
+    """A lancelot merge_insert killed (SIGKILL) at each of its storage steps in turn leaves a
+    committed version, before or after, that both libraries open; both commit on top of it."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    def run(uri: str, kill_at: int) -> subprocess.CompletedProcess:
+        args = json.dumps({"uri": uri, "kill_at": kill_at})
+        return subprocess.run([sys.executable, "-c", _KILLED, args], capture_output=True, text=True, timeout=120)
+
+    def fresh() -> str:
+        uri = str(tmp_path / f"ds{len(list(tmp_path.iterdir()))}")
+        base = pa.table({"key": pa.array(range(10), pa.int64()), "v": pa.array([0] * 10, pa.int64())})
+        lance.write_dataset(base, uri, max_rows_per_file=5)
+        return uri
+
+    done = run(fresh(), 0)
+    assert done.returncode == 0, done.stderr[-2000:]
+    points = json.loads(done.stdout.strip().splitlines()[-1])
+    assert points
+    # one kill per kind of step: a deletion file's put, the new data file, the manifest's create
+    # (before and after), the version hint after the commit
+    picks = sorted(
+        {points.index(k) + 1 for k in ("put:before", "output:before-close", "create:before", "create:after")}
+    )
+    picks.append(len(points) - 1)
+    for i in picks:
+        point = points[i - 1]
+        uri = fresh()
+        p = run(uri, i)
+        assert p.returncode == -signal.SIGKILL, f"not killed at {point}: {p.stderr[-2000:]}"
+        pl = lance.dataset(uri)
+        pl.validate()
+        assert pl.version in (1, 2) and lancelot.dataset(uri).version == pl.version, point
+        got = dict(zip(*pl.to_table().to_pydict().values()))
+        want = {k: 0 for k in range(10)} if pl.version == 1 else {k: 7 if k in (1, 2) else 0 for k in range(10)}
+        if pl.version == 2:
+            want[500] = 7
+        assert got == want, point
+        assert lancelot.dataset(uri).to_table().sort_by("key") == pl.to_table().sort_by("key")
+        lancelot.dataset(uri).update({"v": pc.field("v") + 1}, where=pc.field("key") == 9)
+        lance.dataset(uri).delete("key = 8")
+        lance.dataset(uri).validate()
