@@ -9,7 +9,8 @@ rotating order:
 - ``update``: ``l_linenumber + 10`` on about 1% of the rows (``l_orderkey % 100 = 7``);
 - ``add_columns``: one SQL-computed column (``l_partkey + l_suppkey``).
 
-Each library runs each operation once untimed first (imports, JIT kernels). The first\ntimed run's results are checked equal between the libraries (row counts and stats).
+Each library runs each operation once untimed first (imports, JIT kernels).  The first
+timed run's results are checked equal between the libraries (row counts and stats).
 Prints medians and the lancelot / pylance ratios.
 
     python -m benchmarks.changes [--sf 0.1] [--fragments 4] [--repeats 3] [--ops update]
