@@ -38,13 +38,14 @@ class LanceDialect(Dialect):
 
 
 def position(sql: str, node: exp.Expr | None) -> str:
-    """``line L, column C`` of the first token of ``node`` (the nearest one sqlglot located)."""
-    if node is None:
-        return "?"
-    for n in node.walk():
-        meta = n.meta if isinstance(n, exp.Expr) else {}
-        if "line" in meta:
-            return f"line {meta['line']}, column {meta['col'] - (meta['end'] - meta['start'])}"
+    """``line L, column C`` where ``node`` starts: its leftmost token that sqlglot located (or, when
+    it located none, its nearest ancestor's)."""
+    while node is not None:
+        located = [n.meta for n in node.walk() if isinstance(n, exp.Expr) and "line" in n.meta]
+        if located:
+            first = min(located, key=lambda m: m["start"])
+            return f"line {first['line']}, column {first['col'] - (first['end'] - first['start'])}"
+        node = node.parent
     return "?"
 
 
