@@ -92,44 +92,63 @@ def _write_column_files(
     ds: LanceDataset, schema: pa.Schema, fields: list[file_pb2.Field], values: Callable[[Fragment], pa.Table]
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
-    written with ``fields``' ids."""
+    written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
+    function sees the fragments in turn); each file is written while the next one's values are
+    computed (at most two fragments' new columns in memory)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from lancelot.dataset.write import write_fragments
 
     version = writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}")
     fake = ManifestFile(table_pb2.Manifest(fields=fields), None, None)
-    out = []
     written: list[str] = []
+
+    def write(nf: table_pb2.DataFragment, t: pa.Table, n: int) -> table_pb2.DataFragment:
+        metas = write_fragments(
+            t.to_batches() or [pa.record_batch([pa.nulls(0, c.type) for c in schema], schema=schema)],
+            ds.uri,
+            schema=schema,
+            data_storage_version=version,
+            max_rows_per_file=n,
+            _store=ds._store,
+            _base=fake,
+        )
+        for mt in metas:
+            d = mt.to_pb().files[0]
+            written.append(d.path)
+            nf.files.append(d)
+        return nf
+
+    prev: Future[table_pb2.DataFragment] | None = None
+    out: list[table_pb2.DataFragment] = []
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lancelot-add-columns")
     try:
         for f in ds.get_fragments():
             nf = table_pb2.DataFragment()
             nf.CopyFrom(f._pb)
             n = f.physical_rows
-            if n:
-                t = values(f)
-                if t.num_rows != n:
-                    raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {n} rows")
-                t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
-                metas = write_fragments(
-                    t.to_batches() or [pa.record_batch([pa.nulls(0, c.type) for c in schema], schema=schema)],
-                    ds.uri,
-                    schema=schema,
-                    data_storage_version=version,
-                    max_rows_per_file=n,
-                    _store=ds._store,
-                    _base=fake,
-                )
-                for mt in metas:
-                    d = mt.to_pb().files[0]
-                    written.append(d.path)
-                    nf.files.append(d)
+            if not n:
+                out.append(nf)
+                continue
+            t = values(f)
+            if t.num_rows != n:
+                raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {n} rows")
+            t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+            if prev is not None:
+                prev.result()  # the previous file is written (or its error raised)
             out.append(nf)
+            prev = pool.submit(write, nf, t, n)
+        if prev is not None:
+            prev.result()
     except BaseException:
+        pool.shutdown(wait=True)
         for p in written:  # files no manifest will reference
             try:
                 ds._store.delete(f"data/{p}")
             except Exception:  # noqa: BLE001
                 pass
         raise
+    pool.shutdown(wait=True)
     return out
 
 
