@@ -291,3 +291,23 @@ def test_retry_timeout_stops_retries(tmp_path):
     assert stale.update({"x": pc.scalar(2.0)}, where=pc.field("id") == 2, retry_timeout=timedelta(seconds=30)) == {
         "num_rows_updated": 1
     }
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_changes_on_multi_file_fragments_with_dropped_columns(tmp_path, stable):
+    """update and merge_insert on fragments of several data files, after a drop (field ids with
+    gaps), then a rename and a delete: the same versions as pylance's own operations."""
+    theirs, ours = twins(tmp_path, table(), "2.1", stable=stable)
+    src = pa.table({"id": pa.array([1, 100], pa.int64()), "y": pa.array([-1, -2], pa.int64())})
+    for p, lib in ((theirs, lance), (ours, lancelot)):
+        ds = lib.dataset(p)
+        ds.add_columns({"y": "id * 3"} if lib is lance else {"y": pc.field("id") * 3})
+        ds.drop_columns(["s"])
+        if lib is lance:
+            ds.update({"y": "y + 1", "x": "0.0"}, where="id > 5 AND id < 25")
+        else:
+            ds.update({"y": pc.field("y") + 1, "x": pc.scalar(0.0)}, where=(pc.field("id") > 5) & (pc.field("id") < 25))
+        ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
+        ds.alter_columns({"path": "y", "name": "yy"})
+        ds.delete("yy < 0" if lib is lance else pc.field("yy") < 0)
+    assert_twins(theirs, ours, row_ids=stable)
