@@ -12,6 +12,7 @@ latest version, up to ``conflict_retries`` times (pylance's default: 10).
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +22,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset import commit as _commit
 from lancelot.dataset.commit import CommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFLICT_RETRIES = 10
 #: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
-_RETRYABLE: type[CommitConflictError] = getattr(_commit, "RetryableCommitConflictError", CommitConflictError)
+_RETRYABLE: type[CommitConflictError] = getattr(
+    importlib.import_module("lancelot.dataset.commit"), "RetryableCommitConflictError", CommitConflictError
+)
 _T = TypeVar("_T")
 
 

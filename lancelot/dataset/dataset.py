@@ -362,13 +362,13 @@ class LanceDataset:
 
     def alter_columns(self, *alterations: dict[str, Any]) -> None:
         """Rename columns, make them nullable, or cast them (pylance's ``alter_columns``)."""
-        from lancelot.dataset.schema_evolution import alter_columns
+        from lancelot.dataset.schema_alter import alter_columns
 
         alter_columns(self, *alterations)
 
     def drop_columns(self, columns: list[str]) -> None:
         """Remove columns from the schema (metadata only, as pylance's ``drop_columns``)."""
-        from lancelot.dataset.schema_evolution import drop_columns
+        from lancelot.dataset.schema_alter import drop_columns
 
         drop_columns(self, columns)
 
