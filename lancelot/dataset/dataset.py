@@ -20,11 +20,8 @@ import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
-from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
-from lancelot.dataset.operation import build_delete
-from lancelot.dataset.scan import check_filter
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import (
@@ -41,8 +38,10 @@ from lancelot.schema import from_descriptor
 
 if TYPE_CHECKING:
     from lancelot.dataset.blob_file import BlobFile
+    from lancelot.dataset.changes import DeleteResult
     from lancelot.dataset.cleanup import CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
+    from lancelot.dataset.merge_insert import MergeInsertBuilder
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.scanner import LanceScanner
     from lancelot.dataset.stats import LanceStats
@@ -791,47 +790,15 @@ class LanceDataset:
         return self.scanner(**kwargs).head(int(num_rows))
 
     # -- writes ------------------------------------------------------------------------------
-    def delete(self, predicate: pc.Expression) -> LanceDataset:
-        """Delete the rows matching ``predicate`` (a pyarrow.compute.Expression) as a new version;
-        this object then shows the new version (as pylance's ``delete``) and is returned."""
-        predicate = check_filter(predicate, self.schema)
-        if predicate is None:
-            raise LanceError("delete needs a predicate")
-        from lancelot.dataset.scan import apply_filter, filter_columns
+    def delete(
+        self, predicate: str | pc.Expression, *, conflict_retries: int = 10, retry_timeout: Any = None
+    ) -> DeleteResult:
+        """Delete the rows matching ``predicate`` (SQL text or a pyarrow Expression) as one new
+        version, also when none match (as pylance); this object then shows the new version.
+        Returns pylance's ``{"num_deleted_rows": n}`` (lancelot/dataset/changes.py)."""
+        from lancelot.dataset.changes import delete
 
-        cols = filter_columns(predicate, self.schema.names)
-        updated, removed = [], []
-        for f in self._fragments:
-            t = f._read_physical(cols, 0, f.physical_rows)
-            t = t.append_column("__lancelot_pos", pa.array(np.arange(f.physical_rows, dtype=np.int64)))
-            newly = apply_filter(t, predicate, f.where).column("__lancelot_pos").to_numpy()
-            if not len(newly):
-                continue
-            old = f.deleted_positions().astype(np.int64)
-            allpos = np.union1d(old, newly)
-            if len(allpos) == len(old):
-                continue
-            if len(allpos) >= f.physical_rows:
-                removed.append(f.fragment_id)
-                continue
-            ftype, data = serialize_deletions(allpos)
-            d = new_deletion_file(ftype, self.version, len(allpos))
-            self._store.put(deletion_path(f.fragment_id, d), data)
-            nf = table_pb2.DataFragment()
-            nf.CopyFrom(f._pb)
-            nf.deletion_file.CopyFrom(d)
-            updated.append(nf)
-        if not updated and not removed:
-            return self
-        txn = new_transaction(self.version)
-        txn.delete.updated_fragments.extend(updated)
-        txn.delete.deleted_fragment_ids.extend(removed)
-        txn.delete.predicate = str(predicate)
-        v = commit_transaction(
-            self._store, self.uri, txn, build_delete(updated, removed, self.uri), read_version=self.version
-        )
-        self.__dict__.update(self.checkout_version(v).__dict__)  # like pylance: this object moves on
-        return self
+        return delete(self, predicate, conflict_retries, retry_timeout)
 
     # -- maintenance (compact.py, cleanup.py) ---------------------------------------------------
     def compact_files(self, **options: Any) -> CompactionMetrics:
@@ -907,6 +874,62 @@ class LanceDataset:
         return blob.read_blob_ranges(
             self, blob_column, requests, selector=selector, io_buffer_size=io_buffer_size, preserve_order=preserve_order
         )
+
+    # -- changing data (dataset/changes.py) ------------------------------------------------------
+    def update(
+        self,
+        updates: dict[str, str],
+        where: str | pc.Expression | None = None,
+        conflict_retries: int = 10,
+        retry_timeout: Any = None,
+    ) -> dict[str, int]:
+        """Set columns to SQL expressions over the row where ``where`` holds (pylance's ``update``);
+        returns ``{"num_rows_updated": n}``."""
+        from lancelot.dataset.changes import update
+
+        return update(self, updates, where, conflict_retries, retry_timeout)
+
+    def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
+        """A builder for an upsert / insert-if-not-exists / replace-range (pylance's ``merge_insert``)."""
+        from lancelot.dataset.merge_insert import MergeInsertBuilder
+
+        return MergeInsertBuilder(self, on)
+
+    def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
+        """Write ``data`` into this dataset (``write_dataset`` with ``mode``); this object moves on."""
+        from lancelot.dataset.changes import insert
+
+        insert(self, data, mode=mode, **kwargs)
+
+    def add_columns(
+        self,
+        transforms: Any,
+        read_columns: list[str] | None = None,
+        reader_schema: pa.Schema | None = None,
+        batch_size: int | None = None,
+    ) -> None:
+        """New columns: SQL expressions, a function over batches, a reader, or all-null fields."""
+        from lancelot.dataset.schema_evolution import add_columns
+
+        add_columns(self, transforms, read_columns, reader_schema, batch_size)
+
+    def alter_columns(self, *alterations: dict[str, Any]) -> None:
+        """Rename columns, make them nullable, or cast them (pylance's ``alter_columns``)."""
+        from lancelot.dataset.schema_alter import alter_columns
+
+        alter_columns(self, *alterations)
+
+    def drop_columns(self, columns: list[str]) -> None:
+        """Remove columns from the schema (metadata only, as pylance's ``drop_columns``)."""
+        from lancelot.dataset.schema_alter import drop_columns
+
+        drop_columns(self, columns)
+
+    def merge(self, data_obj: Any, left_on: str, right_on: str | None = None, schema: pa.Schema | None = None) -> None:
+        """Left-join ``data_obj``'s other columns onto the dataset as new columns (pylance's ``merge``)."""
+        from lancelot.dataset.schema_evolution import merge
+
+        merge(self, data_obj, left_on, right_on, schema)
 
 
 def dataset(

@@ -1,0 +1,375 @@
+"""Changing a dataset's rows in place: ``delete`` and ``update`` (table format, "Transaction
+types": Delete, Update), and what merge_insert and schema evolution share with them.
+
+Each call commits exactly one new version, as pylance 14 does, even when nothing matches (a
+Delete or Update transaction that changes no fragment), so both libraries number versions
+alike.  Rows are never changed inside a data file: ``update`` marks the old rows deleted
+(a new deletion file per touched fragment) and writes the new rows into new fragments, which
+keep the stable row ids of the rows they replace.  Commits go through
+``commit_transaction``; a conflict with a concurrent commit re-runs the operation on the
+latest version, up to ``conflict_retries`` times (pylance's default: 10).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.commit import CommitConflictError, commit_transaction
+from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
+from lancelot.dataset.operation import build_delete
+from lancelot.dataset.operation_changes import NewFragment, build_update
+from lancelot.dataset.rowids import row_ids, row_versions
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import LanceError
+from lancelot.format.pb import table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+DEFAULT_CONFLICT_RETRIES = 10
+#: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
+_RETRYABLE: type[CommitConflictError] = getattr(
+    importlib.import_module("lancelot.dataset.commit"), "RetryableCommitConflictError", CommitConflictError
+)
+_T = TypeVar("_T")
+
+
+class ChangeInputError(LanceError, ValueError):
+    """Bad input to update / merge_insert / schema evolution (pylance raises ValueError)."""
+
+
+class DeleteInputError(LanceError, OSError):
+    """A delete predicate that does not parse or names no column (pylance raises OSError)."""
+
+    __str__ = BaseException.__str__
+
+
+class DeleteResult(dict[str, int]):
+    """What ``delete`` returns: pylance's ``{"num_deleted_rows": n}``.  Attribute access reaches
+    the dataset (now at the new version), for code written against lancelot's earlier ``delete``
+    that returned the dataset itself."""
+
+    def __init__(self, ds: LanceDataset, num_deleted_rows: int) -> None:
+        super().__init__(num_deleted_rows=num_deleted_rows)
+        self._ds = ds
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._ds, name)
+
+
+# -- SQL (lancelot.sql) ------------------------------------------------------------------------
+
+
+def as_filter(predicate: object, schema: pa.Schema, error: type[LanceError] = ChangeInputError) -> pc.Expression:
+    """A filter given as SQL text (DataFusion's dialect, as pylance) or a pyarrow Expression."""
+    if isinstance(predicate, pc.Expression):
+        return predicate
+    if not isinstance(predicate, str):
+        raise TypeError(f"a filter must be an SQL string or a pyarrow.compute.Expression, not {type(predicate)}")
+    from lancelot.sql import parse_filter
+
+    try:
+        return parse_filter(predicate, schema)
+    except LanceError as e:
+        raise error(f"filter {predicate!r}: {e}") from None
+
+
+def as_expression(sql: object, schema: pa.Schema) -> pc.Expression:
+    """A value given as an SQL expression over the row (or a pyarrow Expression)."""
+    if isinstance(sql, pc.Expression):
+        return sql
+    if not isinstance(sql, str):
+        raise TypeError(f"an SQL expression must be a string, not {type(sql).__name__}")
+    from lancelot.sql import parse_expression
+
+    try:
+        return parse_expression(sql, schema)
+    except LanceError as e:
+        raise ChangeInputError(f"expression {sql!r}: {e}") from None
+
+
+def evaluate(table: pa.Table, exprs: Mapping[str, pc.Expression]) -> pa.Table:
+    """``{name: expr}`` evaluated over the rows of ``table``, in order (Acero's project node)."""
+    import pyarrow.acero as ac
+
+    decl = ac.Declaration.from_sequence(
+        [
+            ac.Declaration("table_source", ac.TableSourceNodeOptions(table)),
+            ac.Declaration("project", ac.ProjectNodeOptions(list(exprs.values()), list(exprs))),
+        ]
+    )
+    try:
+        out: pa.Table = decl.to_table(use_threads=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
+        raise ChangeInputError(f"cannot evaluate {', '.join(map(str, exprs.values()))}: {e}") from None
+    return out
+
+
+def cast_to(arr: pa.ChunkedArray | pa.Array, f: pa.Field, where: str) -> pa.ChunkedArray | pa.Array:
+    if arr.type == f.type:
+        return arr
+    try:
+        return pc.cast(arr, f.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise ChangeInputError(f"{where}: cannot cast {arr.type} to column {f.name!r} of type {f.type}: {e}") from None
+
+
+def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.ndarray:
+    """Physical positions (int64, ascending) of the fragment's live rows matching ``predicate``
+    (all live rows for None)."""
+    from lancelot.dataset.scan import apply_filter, filter_columns
+
+    deleted = frag.deleted_positions().astype(np.int64)
+    n = frag.physical_rows
+    if predicate is None:
+        if not len(deleted):
+            return np.arange(n, dtype=np.int64)
+        live = np.ones(n, dtype=bool)
+        live[deleted] = False
+        return np.flatnonzero(live).astype(np.int64)
+    cols = filter_columns(predicate, frag._ds.schema.names)
+    t = frag._read_physical(cols, 0, n).append_column("__lancelot_pos", pa.array(np.arange(n, dtype=np.int64)))
+    if len(deleted):
+        mask = np.ones(n, dtype=bool)
+        mask[deleted] = False
+        t = t.filter(pa.array(mask))
+    try:
+        t = apply_filter(t, predicate, frag.where)
+    except LanceError as e:
+        raise ChangeInputError(e.message) from None
+    pos: np.ndarray = t.column("__lancelot_pos").to_numpy()
+    return pos
+
+
+# -- deletions of an operation ---------------------------------------------------------------
+
+
+@dataclass
+class Deletions:
+    """Rows an operation removes, per fragment: the Update/Delete transaction's updated
+    fragments (new deletion files written at once) and removed fragment ids."""
+
+    ds: LanceDataset
+    updated: list[table_pb2.DataFragment] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+    count: int = 0
+
+    def mark(self, frag: Fragment, positions: np.ndarray) -> None:
+        if not len(positions):
+            return
+        old = frag.deleted_positions().astype(np.int64)
+        allpos = np.union1d(old, np.asarray(positions, dtype=np.int64))
+        self.count += len(allpos) - len(old)
+        if len(allpos) == len(old):
+            return
+        if len(allpos) >= frag.physical_rows:
+            self.removed.append(frag.fragment_id)
+            return
+        ftype, data = serialize_deletions(allpos)
+        d = new_deletion_file(ftype, self.ds.version, len(allpos))
+        self.ds._store.put(deletion_path(frag.fragment_id, d), data)
+        nf = table_pb2.DataFragment()
+        nf.CopyFrom(frag._pb)
+        nf.deletion_file.CopyFrom(d)
+        self.updated.append(nf)
+
+
+# -- new rows of an operation ----------------------------------------------------------------
+
+
+class NewRows:
+    """Rows an operation writes into new fragments, streamed batch by batch into data files of
+    the dataset's schema and version.  Rows that replace existing ones come first and bring their
+    stable row ids and created-at versions (``NewFragment.kept_*``)."""
+
+    def __init__(self, ds: LanceDataset) -> None:
+        self.ds = ds
+        self.stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        self._ids: list[np.ndarray] = []
+        self._created: list[np.ndarray] = []
+
+    def keep_ids(self, frag: Fragment, positions: np.ndarray) -> None:
+        """Record the row ids of ``positions`` of ``frag`` for the rows just yielded."""
+        if not self.stable or not len(positions):
+            return
+        self._ids.append(row_ids(frag._pb, frag.where)[positions])
+        self._created.append(row_versions(frag._pb, "created_at", None, frag.where)[positions])
+
+    def conform(self, t: pa.Table) -> pa.Table:
+        """``t`` with the dataset's columns, order and types (missing columns null)."""
+        schema = self.ds.schema
+        cols = []
+        for f in schema:
+            if f.name in t.column_names:
+                cols.append(cast_to(t.column(f.name), f, f"dataset {self.ds.uri!r}"))
+            else:
+                cols.append(pa.nulls(t.num_rows, f.type))
+        return pa.Table.from_arrays(cols, schema=schema)
+
+    def write(self, batches: Iterator[pa.Table]) -> list[NewFragment]:
+        from lancelot.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
+
+        ds = self.ds
+        schema = ds.schema
+
+        def gen() -> Iterator[pa.RecordBatch]:
+            for t in batches:
+                if t.num_rows:
+                    yield from self.conform(t).combine_chunks().to_batches()
+
+        frags = write_fragments(
+            gen(),
+            ds.uri,
+            schema=schema,
+            data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
+            max_rows_per_file=DEFAULT_MAX_ROWS_PER_FILE,
+            _store=ds._store,
+            _base=ds._mf,
+        )
+        ids = np.concatenate(self._ids) if self._ids else np.empty(0, np.uint64)
+        created = np.concatenate(self._created) if self._created else np.empty(0, np.uint64)
+        out, at = [], 0
+        for fm in frags:
+            pb = fm.to_pb()
+            n = int(pb.physical_rows)
+            k = max(0, min(n, len(ids) - at))
+            out.append(NewFragment(pb, ids[at : at + k], created[at : at + k]))
+            at += k
+        return out
+
+
+def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _T], timeout: object = None) -> _T:
+    """``attempt(dataset)``; on a commit conflict, again on the latest version, at most ``retries``
+    times and (``timeout``: a timedelta or seconds) not once the time is up (one try always)."""
+    seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else timeout
+    deadline = None if seconds is None else time.monotonic() + float(seconds)  # type: ignore[arg-type]
+    current = ds
+    for i in range(max(0, int(retries)) + 1):
+        try:
+            return attempt(current)
+        except _RETRYABLE:
+            if i >= retries or (deadline is not None and time.monotonic() >= deadline):
+                raise
+            current = current.checkout_version(current.latest_version)
+    raise AssertionError("unreachable")
+
+
+def _move_to(ds: LanceDataset, version: int) -> None:
+    """Like pylance, the dataset object the user called the operation on shows the new version."""
+    ds.__dict__.update(ds.checkout_version(version).__dict__)
+
+
+# -- delete ------------------------------------------------------------------------------------
+
+
+def delete(
+    ds: LanceDataset, predicate: object, conflict_retries: int = DEFAULT_CONFLICT_RETRIES, retry_timeout: object = None
+) -> DeleteResult:
+    """Mark the rows matching ``predicate`` deleted; one new version (also when none match)."""
+    if predicate is None:
+        raise DeleteInputError("delete needs a predicate (an SQL string or a pyarrow Expression)")
+    text = predicate if isinstance(predicate, str) else str(predicate)
+    expr = as_filter(predicate, ds.schema, DeleteInputError)
+
+    def attempt(cur: LanceDataset) -> tuple[int, int]:
+        dels = Deletions(cur)
+        for f in cur.get_fragments():
+            try:
+                dels.mark(f, matching_positions(f, expr))
+            except ChangeInputError as e:
+                raise DeleteInputError(e.message) from None
+        txn = new_transaction(cur.version)
+        txn.delete.updated_fragments.extend(dels.updated)
+        txn.delete.deleted_fragment_ids.extend(dels.removed)
+        txn.delete.predicate = text
+        build = build_delete(dels.updated, dels.removed, cur.uri)
+        v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        return v, dels.count
+
+    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
+    _move_to(ds, version)
+    return DeleteResult(ds, count)
+
+
+# -- update ------------------------------------------------------------------------------------
+
+
+def update(
+    ds: LanceDataset,
+    updates: Mapping[str, str],
+    where: object = None,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+    retry_timeout: object = None,
+) -> dict[str, int]:
+    """Set ``updates`` (column -> SQL expression over the row) where ``where`` holds; the old rows
+    are deleted and the new ones written to new fragments (pylance's Update, rewrite-rows mode)."""
+    if not updates:
+        raise ChangeInputError("update: no updates provided")
+    schema = ds.schema
+    for name in updates:
+        if name not in schema.names:
+            raise ChangeInputError(f"update: column {name!r} does not exist in the dataset (columns: {schema.names})")
+    exprs = {name: as_expression(sql, schema) for name, sql in updates.items()}
+    cond = as_filter(where, schema) if where is not None else None
+    top_ids = {f.name: int(f.id) for f in ds.manifest.fields if f.parent_id == -1}
+
+    def attempt(cur: LanceDataset) -> tuple[int, int]:
+        dels = Deletions(cur)
+        rows = NewRows(cur)
+
+        def batches() -> Iterator[pa.Table]:
+            for f in cur.get_fragments():
+                pos = matching_positions(f, cond)
+                if not len(pos):
+                    continue
+                old = f._take_physical(list(cur.schema.names), pos)
+                new = evaluate(old, exprs)
+                t = old
+                for name in exprs:
+                    i = t.column_names.index(name)
+                    t = t.set_column(i, cur.schema.field(name), cast_to(new.column(name), cur.schema.field(name), name))
+                rows.keep_ids(f, pos)
+                dels.mark(f, pos)
+                yield t
+
+        new_frags = rows.write(batches())
+        txn = new_transaction(cur.version)
+        u = txn.update
+        u.removed_fragment_ids.extend(dels.removed)
+        u.updated_fragments.extend(dels.updated)
+        for nf in new_frags:
+            t = u.new_fragments.add()
+            t.CopyFrom(nf.frag)
+            if rows.stable and len(nf.kept_ids):
+                from lancelot.dataset.rowids import encode_row_ids
+
+                t.inline_row_ids = encode_row_ids(nf.kept_ids)
+        u.fields_for_preserving_frag_bitmap.extend(top_ids[n] for n in exprs)
+        build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
+        v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
+
+    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
+    _move_to(ds, version)
+    return {"num_rows_updated": count}
+
+
+def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: Any) -> None:
+    """``write_dataset(data, ds, mode=mode)``; ``ds`` then shows the new version (pylance's ``insert``)."""
+    from lancelot.dataset.write import write_dataset
+
+    kwargs.setdefault("storage_options", ds.storage_options)
+    new = write_dataset(data, ds.uri, mode=mode, **kwargs)
+    _move_to(ds, new.version)

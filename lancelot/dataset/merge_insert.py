@@ -1,0 +1,334 @@
+"""``merge_insert``: upserts, insert-if-not-exists and replace-a-range in one Update transaction
+(pylance's ``MergeInsertBuilder``; table format, "Transaction types": Update).
+
+Source rows are matched to the dataset's live rows by the ``on`` columns (SQL join semantics:
+a null key matches nothing).  Matched target rows that are updated or deleted get deleted in
+their fragments; updated rows (source values, the target's values for columns the source
+lacks) and inserted rows are written to new fragments, updated rows first, so they keep their
+stable row ids.  A source that is not already an in-memory Table is spooled to a temporary
+Arrow IPC file and memory-mapped: only its keys are hashed, rows are taken from the map.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.changes import (
+    DEFAULT_CONFLICT_RETRIES,
+    ChangeInputError,
+    Deletions,
+    NewRows,
+    _move_to,
+    as_filter,
+    matching_positions,
+    retrying,
+)
+from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.operation_changes import build_update
+from lancelot.dataset.rowids import encode_row_ids
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import LanceError
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
+_SRC = "__lancelot_src"
+_POS = "__lancelot_pos"
+
+
+class MergeInsertError(LanceError, OSError):
+    """A merge_insert that cannot run on this source (pylance raises OSError): ambiguous matches,
+    a source schema the dataset does not have, a match under ``when_matched_fail``."""
+
+    __str__ = BaseException.__str__
+
+
+class MergeInsertBuilder:
+    """Configure with ``when_*`` (each returns the builder), then ``execute(data)``."""
+
+    def __init__(self, ds: LanceDataset, on: str | Iterable[str]) -> None:
+        self._ds = ds
+        self._on = [on] if isinstance(on, str) else list(on)
+        if not self._on:
+            raise ChangeInputError("merge_insert needs at least one key column")
+        for k in self._on:
+            if k not in ds.schema.names:
+                raise ChangeInputError(
+                    f"merge insert key column {k!r} does not exist in the schema of dataset {ds.uri!r} "
+                    f"(columns: {ds.schema.names})"
+                )
+        self._matched: str | None = None  # "update", "delete", "fail"
+        self._condition: str | None = None
+        self._insert = False
+        self._by_source = False
+        self._by_source_expr: str | pc.Expression | None = None
+        self._retries = DEFAULT_CONFLICT_RETRIES
+        self._timeout: Any = None
+
+    def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
+        """Matched rows take the source's values (only where ``condition`` holds: SQL over
+        ``source.col`` and ``target.col``)."""
+        self._matched, self._condition = "update", condition
+        return self
+
+    def when_matched_delete(self) -> MergeInsertBuilder:
+        self._matched, self._condition = "delete", None
+        return self
+
+    def when_matched_fail(self) -> MergeInsertBuilder:
+        self._matched, self._condition = "fail", None
+        return self
+
+    def when_not_matched_insert_all(self) -> MergeInsertBuilder:
+        self._insert = True
+        return self
+
+    def when_not_matched_by_source_delete(self, expr: str | pc.Expression | None = None) -> MergeInsertBuilder:
+        """Delete target rows no source row matches (only those matching ``expr``, if given)."""
+        self._by_source, self._by_source_expr = True, expr
+        return self
+
+    def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
+        self._retries = int(max_retries)
+        return self
+
+    def retry_timeout(self, timeout: Any) -> MergeInsertBuilder:
+        """No retry starts once ``timeout`` (a timedelta) has passed (the first try always runs)."""
+        self._timeout = timeout
+        return self
+
+    def use_index(self, use_index: bool) -> MergeInsertBuilder:
+        return self  # lancelot builds no indices: the join always scans the keys
+
+    def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
+        """Run the merge as one new version; returns pylance's counts of inserted, updated and
+        deleted rows."""
+        if self._matched is None and not self._insert and not self._by_source:
+            raise ChangeInputError("the merge insert job is not configured to change the data in any way")
+        with _Source(data_obj, schema) as src:
+            self._check_source(src.table)
+            version, stats = retrying(self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout)
+        _move_to(self._ds, version)
+        return stats
+
+    # -- the merge -----------------------------------------------------------------------------
+    def _check_source(self, src: pa.Table) -> None:
+        target = self._ds.schema
+        unexpected = [n for n in src.schema.names if n not in target.names]
+        if unexpected:
+            raise MergeInsertError(
+                f"dataset {self._ds.uri!r}: merge_insert source has columns the dataset does not: {unexpected}"
+            )
+        for f in src.schema:
+            if f.type != target.field(f.name).type:
+                raise MergeInsertError(
+                    f"dataset {self._ds.uri!r}: merge_insert source column {f.name!r} is {f.type}, "
+                    f"the dataset's is {target.field(f.name).type}"
+                )
+        missing = [k for k in self._on if k not in src.schema.names]
+        if missing:
+            raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
+
+    def _attempt(self, cur: LanceDataset, src: pa.Table) -> tuple[int, dict[str, int]]:
+        on = self._on
+        keys = src.select(on).append_column(_SRC, pa.array(np.arange(src.num_rows, dtype=np.int64)))
+        cond = self._match_condition(cur, src) if self._matched == "update" and self._condition else None
+        by_source = (
+            as_filter(self._by_source_expr, cur.schema)
+            if self._by_source and self._by_source_expr is not None
+            else None
+        )
+        dels = Deletions(cur)
+        rows = NewRows(cur)
+        matched_src: list[np.ndarray] = []
+        updated_parts: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (fragment, positions, source rows)
+        n_deleted_matched = n_deleted_by_source = 0
+        for f in cur.get_fragments():
+            live = matching_positions(f, None)
+            if not len(live):
+                continue
+            n = f.physical_rows
+            tk = f._read_physical(on, 0, n)
+            if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
+                tk = tk.take(pa.array(live))
+            tk = tk.append_column(_POS, pa.array(live))
+            j = tk.join(keys, on, join_type="inner", use_threads=False)
+            pos = j.column(_POS).to_numpy().astype(np.int64)
+            srow = j.column(_SRC).to_numpy().astype(np.int64)
+            if self._matched in ("update", "delete") and len(pos) != len(np.unique(pos)):
+                self._ambiguous(f, pos)
+            if self._matched == "fail" and len(pos):
+                raise MergeInsertError(
+                    f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values "
+                    f"{ {k: f._take_physical([k], pos[:1]).column(0)[0].as_py() for k in on} }"
+                )
+            matched_src.append(srow)
+            order = np.argsort(pos, kind="stable")
+            pos, srow = pos[order], srow[order]
+            gone = np.empty(0, np.int64)
+            if self._matched == "update" and len(pos):
+                if cond is not None:
+                    ok = self._condition_holds(cond, f, pos, src, srow)
+                    pos, srow = pos[ok], srow[ok]
+                updated_parts.append((f, pos, srow))
+                gone = pos
+            elif self._matched == "delete":
+                gone = pos
+                n_deleted_matched += len(pos)
+            if self._by_source:
+                unmatched = np.setdiff1d(live, j.column(_POS).to_numpy().astype(np.int64))
+                if by_source is not None and len(unmatched):
+                    hit = matching_positions(f, by_source)
+                    unmatched = np.intersect1d(unmatched, hit)
+                n_deleted_by_source += len(unmatched)
+                gone = np.union1d(gone, unmatched)
+            dels.mark(f, gone)
+        inserted = np.empty(0, np.int64)
+        if self._insert:
+            seen = np.unique(np.concatenate(matched_src)) if matched_src else np.empty(0, np.int64)
+            inserted = np.setdiff1d(np.arange(src.num_rows, dtype=np.int64), seen)
+        n_updated = sum(len(p) for _, p, _ in updated_parts)
+
+        def batches() -> Iterator[pa.Table]:
+            for f, pos, srow in updated_parts:
+                if not len(pos):
+                    continue
+                new = src.take(pa.array(srow))
+                rest = [c for c in cur.schema.names if c not in new.column_names]
+                if rest:
+                    old = f._take_physical(rest, pos)
+                    for c in rest:
+                        new = new.append_column(old.schema.field(c), old.column(c))
+                rows.keep_ids(f, pos)
+                yield new
+            for a in range(0, len(inserted), 65536):
+                yield src.take(pa.array(inserted[a : a + 65536]))
+
+        new_frags = rows.write(batches())
+        txn = new_transaction(cur.version)
+        u = txn.update
+        u.removed_fragment_ids.extend(dels.removed)
+        u.updated_fragments.extend(dels.updated)
+        for nf in new_frags:
+            t = u.new_fragments.add()
+            t.CopyFrom(nf.frag)
+            if rows.stable and len(nf.kept_ids):
+                t.inline_row_ids = encode_row_ids(nf.kept_ids)
+        u.fields_for_preserving_frag_bitmap.extend(int(x.id) for x in cur.manifest.fields if x.parent_id == -1)
+        build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
+        v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        return v, {
+            "num_inserted_rows": int(len(inserted)),
+            "num_updated_rows": int(n_updated),
+            "num_deleted_rows": int(n_deleted_matched + n_deleted_by_source),
+        }
+
+    def _ambiguous(self, f: Any, pos: np.ndarray) -> None:
+        vals, counts = np.unique(pos, return_counts=True)
+        p = vals[counts > 1][:1]
+        key = ", ".join(f"{k} = {f._take_physical([k], p).column(0)[0].as_py()!r}" for k in self._on)
+        raise MergeInsertError(
+            f"dataset {self._ds.uri!r}: ambiguous merge inserts are prohibited: multiple source rows match "
+            f"the same target row on ({key}); each target row may be matched by at most one source row"
+        )
+
+    # -- when_matched_update_all(condition) -------------------------------------------------------
+    def _match_condition(self, cur: LanceDataset, src: pa.Table) -> pc.Expression:
+        """The condition over ``source.x`` / ``target.x``, as a filter over columns named
+        ``__source_x`` / ``__target_x`` of a joined table."""
+        assert self._condition is not None
+        text = _qualified_to_plain(self._condition)
+        fields = [pa.field(f"__target_{f.name}", f.type) for f in cur.schema]
+        fields += [pa.field(f"__source_{f.name}", f.type) for f in src.schema]
+        try:
+            return as_filter(text, pa.schema(fields), MergeInsertError)
+        except MergeInsertError as e:
+            raise MergeInsertError(f"failed to parse the update condition {self._condition!r}: {e.message}") from None
+
+    def _condition_holds(
+        self, cond: pc.Expression, f: Any, pos: np.ndarray, src: pa.Table, srow: np.ndarray
+    ) -> np.ndarray:
+        old = f._take_physical(list(self._ds.schema.names), pos)
+        new = src.take(pa.array(srow))
+        t = pa.table(
+            {f"__target_{n}": old.column(n) for n in old.column_names}
+            | {f"__source_{n}": new.column(n) for n in new.column_names}
+        ).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
+        try:
+            keep = t.filter(cond).column(_POS).to_numpy()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise MergeInsertError(f"cannot evaluate the update condition {self._condition!r}: {e}") from None
+        ok = np.zeros(len(pos), dtype=bool)
+        ok[keep] = True
+        return ok
+
+
+_QUALIFIED = re.compile(r"(?<![\w`\"'.])(source|target)\.(`[^`]+`|\"[^\"]+\"|[A-Za-z_]\w*)", re.IGNORECASE)
+
+
+def _qualified_to_plain(sql: str) -> str:
+    """``source.x`` / ``target.x`` in an SQL condition as plain column names ``__source_x`` /
+    ``__target_x`` (outside string literals)."""
+    out, i = [], 0
+    for m in re.finditer(r"'(?:[^']|'')*'", sql):
+        out.append(_QUALIFIED.sub(_plain, sql[i : m.start()]))
+        out.append(m.group(0))
+        i = m.end()
+    out.append(_QUALIFIED.sub(_plain, sql[i:]))
+    return "".join(out)
+
+
+def _plain(m: re.Match[str]) -> str:
+    side, name = m.group(1).lower(), m.group(2)
+    if name[0] in '`"':
+        name = name[1:-1]
+    return f"`__{side}_{name}`"
+
+
+class _Source:
+    """The source as a Table: in memory as given, else spooled to a temporary IPC file and
+    memory-mapped (removed on exit)."""
+
+    def __init__(self, data: Any, schema: pa.Schema | None) -> None:
+        self._data, self._schema = data, schema
+        self._path: str | None = None
+        self.table: pa.Table
+
+    def __enter__(self) -> _Source:
+        from lancelot.dataset.write import as_batches
+
+        data = self._data
+        if type(data).__module__.split(".")[0] == "pandas":
+            data = pa.Table.from_pandas(data, schema=self._schema, preserve_index=False)
+        if isinstance(data, pa.Table):
+            self.table = data
+            return self
+        if isinstance(data, pa.RecordBatch):
+            self.table = pa.Table.from_batches([data])
+            return self
+        if hasattr(data, "to_batches") and isinstance(getattr(data, "schema", None), pa.Schema):
+            data = pa.RecordBatchReader.from_batches(data.schema, data.to_batches())  # a dataset
+        schema, batches = as_batches(data, self._schema)
+        fd, self._path = tempfile.mkstemp(prefix="lancelot-merge-", suffix=".arrow")
+        os.close(fd)
+        with pa.OSFile(self._path, "wb") as sink, pa.ipc.new_file(sink, schema) as w:
+            for b in batches:
+                w.write_batch(b)
+        self.table = pa.ipc.open_file(pa.memory_map(self._path)).read_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.table = pa.table({})
+        if self._path is not None:
+            try:
+                os.unlink(self._path)
+            except OSError:
+                pass

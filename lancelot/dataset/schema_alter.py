@@ -1,0 +1,178 @@
+"""Schema changes without new values: ``drop_columns`` and ``alter_columns`` (table format,
+"Schema evolution"; transactions Project and Merge), as pylance 14 performs them.
+
+Drops and renames are Project transactions: only the schema changes (data files keep listing
+dropped ids; a file left with none of the schema's fields leaves its fragment, and indices on
+dropped fields go).  A cast gives the column a new field id and a new data file per fragment
+(a Merge); pylance refuses to cast an indexed column, and so does this.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lancelot.dataset.changes import ChangeInputError
+from lancelot.dataset.schema_evolution import (
+    SchemaEvolutionError,
+    _cast,
+    _commit_merge,
+    _commit_project,
+    _new_fields,
+    _next_field_id,
+    _rust_name,
+    _write_column_files,
+)
+from lancelot.format.pb import file_pb2, table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+
+def _field_by_path(ds: LanceDataset, path: str) -> file_pb2.Field:
+    fields = list(ds.manifest.fields)
+    parent, found = -1, None
+    for part in path.split("."):
+        hit: file_pb2.Field | None = next((f for f in fields if int(f.parent_id) == parent and f.name == part), None)
+        if hit is None:
+            raise KeyError(path)
+        parent, found = int(hit.id), hit
+    if found is None:
+        raise KeyError(path)
+    return found
+
+
+def _subtree(fields: list[file_pb2.Field], root: int) -> set[int]:
+    ids = {root}
+    grew = True
+    while grew:
+        more = {int(f.id) for f in fields if int(f.parent_id) in ids} - ids
+        grew = bool(more)
+        ids |= more
+    return ids
+
+
+def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
+    if isinstance(columns, str):
+        columns = [columns]
+    fields = list(ds.manifest.fields)
+    gone: set[int] = set()
+    for c in columns:
+        try:
+            gone |= _subtree(fields, int(_field_by_path(ds, c).id))
+        except KeyError:
+            raise ChangeInputError(f"column {c} does not exist in the dataset") from None
+    keep = [f for f in fields if int(f.id) not in gone]
+    if not any(int(f.parent_id) == -1 for f in keep):
+        raise ChangeInputError("cannot drop all columns from a dataset")
+    _commit_project(ds, keep)
+
+
+def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
+    fields = [file_pb2.Field() for _ in ds.manifest.fields]
+    for g, f in zip(fields, ds.manifest.fields, strict=True):
+        g.CopyFrom(f)
+    by_id = {int(f.id): f for f in fields}
+    casts: dict[str, pa.DataType] = {}
+    for alt in alterations:
+        path = alt.get("path")
+        if not isinstance(path, str):
+            raise ChangeInputError(f"alter_columns: each alteration needs a 'path', got {alt!r}")
+        for k in alt:
+            if k not in ("path", "name", "nullable", "data_type"):
+                raise ChangeInputError(f"alter_columns: Unknown key: {k}")
+        if all(alt.get(k) is None for k in ("name", "nullable", "data_type")):
+            raise ChangeInputError(
+                f"alter_columns {path!r}: At least one of name, nullable, or data_type must be specified"
+            )
+        try:
+            target = by_id[int(_field_by_path(ds, path).id)]
+        except KeyError:
+            raise SchemaEvolutionError(f'Column "{path}" does not exist in the dataset {ds.uri!r}') from None
+        if "data_type" in alt and alt["data_type"] is not None:
+            casts[path] = alt["data_type"]
+        if alt.get("nullable") is not None:
+            target.nullable = bool(alt["nullable"])
+        if alt.get("name") is not None:
+            name = str(alt["name"])
+            if any(f.name == name and f.parent_id == target.parent_id and f.id != target.id for f in fields):
+                raise SchemaEvolutionError(f'duplicate field name "{name}" in the schema of dataset {ds.uri!r}')
+            target.name = name
+    if not casts:
+        _commit_project(ds, fields)
+        return
+    _alter_with_casts(ds, fields, casts)
+
+
+def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dict[str, pa.DataType]) -> None:
+    """Cast columns: each gets a new field id and a new data file per fragment (a Merge)."""
+    tops = {int(_field_by_path(ds, p).id): (p, t) for p, t in casts.items()}
+    for p, _ in tops.values():
+        if int(_field_by_path(ds, p).parent_id) != -1:
+            raise SchemaEvolutionError(f"alter_columns: lancelot casts top-level columns only, not {p!r}")
+    if ds._mf.index_section:
+        idx = table_pb2.IndexSection()
+        idx.ParseFromString(ds._mf.index_section)
+        hit = [i.name for i in idx.indices if set(tops) & {int(x) for x in i.fields}]
+        if hit:
+            raise SchemaEvolutionError(
+                f"dataset {ds.uri!r}: cannot cast column(s) {[p for p, _ in tops.values()]} to a new type: they have "
+                f"{len(hit)} index(es) attached: {hit}; drop the index(es) before the cast, recreate them after"
+            )
+    cols, new_arrow = [], []
+    for fid, (p, t) in tops.items():
+        old = ds.schema.field(p)
+        _check_cast(p, old.type, t)
+        name = next(f.name for f in fields if int(f.id) == fid)
+        cols.append(p)
+        new_arrow.append(pa.field(name, t, old.nullable, old.metadata))
+    schema = pa.schema(new_arrow)
+    first = _next_field_id(ds.manifest)
+    new_fields = _new_fields(schema, first)
+    new_tops = [f for f in new_fields if int(f.parent_id) == -1]
+    replaced = dict(zip(tops, new_tops, strict=True))
+    out: list[file_pb2.Field] = []
+    for f in fields:
+        if int(f.id) in replaced:
+            nf = replaced[int(f.id)]
+            nf.nullable = f.nullable
+            out.append(nf)
+            out.extend(g for g in new_fields if int(g.parent_id) >= 0 and _root(new_fields, g) == int(nf.id))
+        elif not any(int(f.id) in _subtree(list(ds.manifest.fields), fid) for fid in tops):
+            out.append(f)
+
+    def values(frag: Fragment) -> pa.Table:
+        t = frag._read_physical(cols, 0, frag.physical_rows)
+        return pa.table({nf.name: _cast(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
+
+    frags = _write_column_files(ds, schema, new_fields, values)
+    _commit_merge(ds, frags, out, None)
+
+
+def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:
+    parent = {int(g.id): int(g.parent_id) for g in fields}
+    fid = int(f.id)
+    while parent.get(fid, -1) != -1:
+        fid = parent[fid]
+    return fid
+
+
+def _check_cast(path: str, old: pa.DataType, new: pa.DataType) -> None:
+    """Casts pylance allows: within integers, within floats, and between size variants of
+    strings, binaries and lists."""
+    t = pa.types
+    ok = (
+        (t.is_integer(old) and t.is_integer(new))
+        or (t.is_floating(old) and t.is_floating(new))
+        or (t.is_string(old) or t.is_large_string(old))
+        and (t.is_string(new) or t.is_large_string(new))
+        or (t.is_binary(old) or t.is_large_binary(old))
+        and (t.is_binary(new) or t.is_large_binary(new))
+        or (t.is_list(old) or t.is_large_list(old))
+        and (t.is_list(new) or t.is_large_list(new))
+        or old == new
+    )
+    if not ok:
+        raise SchemaEvolutionError(f'Cannot cast column "{path}" from {_rust_name(old)} to {_rust_name(new)}')

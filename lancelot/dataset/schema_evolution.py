@@ -1,0 +1,399 @@
+"""Schema evolution with new values: ``add_columns`` and ``merge`` (table format, "Schema
+evolution"; the Merge transaction), as pylance 14 performs them; ``drop_columns`` and
+``alter_columns`` are in schema_alter.py and use the helpers here.
+
+New columns get fresh field ids (one past the largest id the schema or any data file has
+used) and live in one new data file per fragment, beside the fragment's other files, with as
+many rows as the fragment has physically (deleted rows hold nulls); all-null columns given as
+Arrow fields (or constant-null SQL) are metadata only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate
+from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.manifest import ManifestFile, writable_data_version
+from lancelot.dataset.operation_changes import build_merge, build_project
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import LanceError
+from lancelot.format.pb import file_pb2, table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+
+class SchemaEvolutionError(LanceError, OSError):
+    """A schema change pylance refuses with an OSError (conflicting names, bad casts...)."""
+
+    __str__ = BaseException.__str__
+
+
+# -- field ids -----------------------------------------------------------------------------------
+
+
+def _next_field_id(m: table_pb2.Manifest) -> int:
+    """One past every field id the schema or a data file has used (ids are never reused)."""
+    used = [int(f.id) for f in m.fields]
+    used += [int(x) for fr in m.fragments for d in fr.files for x in d.fields]
+    return max(used, default=-1) + 1
+
+
+def _new_fields(schema: pa.Schema, first_id: int) -> list[file_pb2.Field]:
+    """Manifest fields of ``schema`` with ids from ``first_id`` (pre-order, as pylance assigns)."""
+    from lancelot.dataset.write import schema_fields
+
+    out = []
+    for f in schema_fields(schema):
+        g = file_pb2.Field()
+        g.CopyFrom(f)
+        g.id = int(f.id) + first_id
+        if int(f.parent_id) >= 0:
+            g.parent_id = int(f.parent_id) + first_id
+        out.append(g)
+    return out
+
+
+def _commit_merge(
+    ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field], md: dict[str, bytes] | None
+) -> None:
+    txn = new_transaction(ds.version)
+    txn.merge.fragments.extend(frags)
+    txn.merge.schema.extend(fields)
+    for k, v in (md if md is not None else dict(ds.manifest.schema_metadata)).items():
+        txn.merge.schema_metadata[k] = v
+    read_ids = {int(f.id) for f in ds.manifest.fragments}
+    v = commit_transaction(
+        ds._store, ds.uri, txn, build_merge(frags, fields, md, read_ids, ds.uri), read_version=ds.version
+    )
+    _move_to(ds, v)
+
+
+def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
+    txn = new_transaction(ds.version)
+    txn.project.schema.extend(fields)
+    v = commit_transaction(ds._store, ds.uri, txn, build_project(fields, None, ds.uri), read_version=ds.version)
+    _move_to(ds, v)
+
+
+# -- new data files per fragment --------------------------------------------------------------------
+
+
+def _write_column_files(
+    ds: LanceDataset, schema: pa.Schema, fields: list[file_pb2.Field], values: Callable[[Fragment], pa.Table]
+) -> list[table_pb2.DataFragment]:
+    """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
+    written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
+    function sees the fragments in turn); each file is written while the next one's values are
+    computed (at most two fragments' new columns in memory)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from lancelot.dataset.write import write_fragments
+
+    version = writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}")
+    fake = ManifestFile(table_pb2.Manifest(fields=fields), None, None)
+    written: list[str] = []
+
+    def write(nf: table_pb2.DataFragment, t: pa.Table, n: int) -> table_pb2.DataFragment:
+        metas = write_fragments(
+            t.to_batches() or [pa.record_batch([pa.nulls(0, c.type) for c in schema], schema=schema)],
+            ds.uri,
+            schema=schema,
+            data_storage_version=version,
+            max_rows_per_file=n,
+            _store=ds._store,
+            _base=fake,
+        )
+        for mt in metas:
+            d = mt.to_pb().files[0]
+            written.append(d.path)
+            nf.files.append(d)
+        return nf
+
+    prev: Future[table_pb2.DataFragment] | None = None
+    out: list[table_pb2.DataFragment] = []
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lancelot-add-columns")
+    try:
+        for f in ds.get_fragments():
+            nf = table_pb2.DataFragment()
+            nf.CopyFrom(f._pb)
+            n = f.physical_rows
+            if not n:
+                out.append(nf)
+                continue
+            t = values(f)
+            if t.num_rows != n:
+                raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {n} rows")
+            t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+            if prev is not None:
+                prev.result()  # the previous file is written (or its error raised)
+            out.append(nf)
+            prev = pool.submit(write, nf, t, n)
+        if prev is not None:
+            prev.result()
+    except BaseException:
+        pool.shutdown(wait=True)
+        for p in written:  # files no manifest will reference
+            try:
+                ds._store.delete(f"data/{p}")
+            except Exception:  # noqa: BLE001
+                pass
+        raise
+    pool.shutdown(wait=True)
+    return out
+
+
+def _cast(arr: pa.ChunkedArray, f: pa.Field) -> pa.ChunkedArray:
+    if arr.type == f.type:
+        return arr
+    try:
+        out: pa.ChunkedArray = pc.cast(arr, f.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        bad = ""
+        try:  # the first value that does not survive the cast, as pylance names it
+            back = pc.cast(pc.cast(arr, f.type, safe=False), arr.type)
+            hit = arr.filter(pc.not_equal(back, arr))
+            if len(hit):
+                bad = f"Can't cast value {hit[0].as_py()} to type {_rust_name(f.type)}: "
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        raise SchemaEvolutionError(f"{bad}cannot cast column {f.name!r} to {f.type}: {e}") from None
+    return out
+
+
+def _scatter_live(f: Fragment, t: pa.Table) -> pa.Table:
+    """Values of the fragment's live rows placed at their physical positions (nulls elsewhere)."""
+    deleted = f.deleted_positions()
+    if not len(deleted):
+        return t
+    n = f.physical_rows
+    live = f.live_positions()
+    idx = np.full(n, -1, dtype=np.int64)
+    idx[live] = np.arange(len(live))
+    ind = pa.array(idx, mask=idx < 0)
+    return t.take(ind)
+
+
+def _check_new_names(ds: LanceDataset, names: Iterable[str], types: Mapping[str, pa.DataType]) -> None:
+    for n in names:
+        if n in ds.schema.names:
+            raise SchemaEvolutionError(
+                f"dataset {ds.uri!r}: type conflicts between {n}({ds.schema.field(n).type}) and "
+                f"{n}({types.get(n, '?')}): Column {n} already exists in the dataset"
+            )
+
+
+# -- add_columns ------------------------------------------------------------------------------------
+
+
+def add_columns(
+    ds: LanceDataset,
+    transforms: Any,
+    read_columns: list[str] | None = None,
+    reader_schema: pa.Schema | None = None,
+    batch_size: int | None = None,
+) -> None:
+    if isinstance(transforms, pa.Field):
+        transforms = [transforms]
+    if isinstance(transforms, list) and transforms and isinstance(transforms[0], pa.Field):
+        transforms = pa.schema(transforms)
+    if isinstance(transforms, pa.Schema):
+        _check_new_names(ds, transforms.names, {f.name: f.type for f in transforms})
+        fields = list(ds.manifest.fields) + _new_fields(transforms, _next_field_id(ds.manifest))
+        _commit_merge(ds, list(ds.manifest.fragments), fields, None)
+        return
+    if isinstance(transforms, dict):
+        _add_sql(ds, transforms)
+    elif isinstance(transforms, pa.RecordBatchReader) or (
+        hasattr(transforms, "__arrow_c_stream__") and not callable(transforms)
+    ):
+        _add_reader(ds, pa.RecordBatchReader.from_stream(transforms, schema=reader_schema))
+    elif isinstance(transforms, Iterable) and not callable(transforms):
+        if reader_schema is None:
+            raise ChangeInputError("add_columns: an iterable of batches needs reader_schema")
+        _add_reader(ds, pa.RecordBatchReader.from_batches(reader_schema, transforms))
+    elif callable(transforms):
+        _add_udf(ds, transforms, read_columns, batch_size or 8192)
+    else:
+        raise TypeError(f"add_columns: unsupported transforms {type(transforms).__name__}")
+
+
+def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
+    for k, v in exprs_sql.items():
+        if not isinstance(k, str) or not isinstance(v, str | pc.Expression):
+            raise TypeError("add_columns: column names and expressions must be strings")
+    exprs = {}
+    for k, v in exprs_sql.items():
+        try:
+            exprs[k] = as_expression(v, ds.schema)
+        except ChangeInputError as e:
+            raise SchemaEvolutionError(e.message) from None
+    from lancelot.dataset.scan import filter_columns
+
+    cols = sorted({c for e in exprs.values() for c in filter_columns(e, ds.schema.names)}, key=ds.schema.names.index)
+    empty = pa.schema([ds.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
+    sample = evaluate(empty, exprs)
+    _check_new_names(ds, exprs, {f.name: f.type for f in sample.schema})
+    schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
+    if not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]:
+        # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
+        fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
+        _commit_merge(ds, list(ds.manifest.fragments), fields, None)
+        return
+
+    def values(f: Fragment) -> pa.Table:
+        src = f._read_physical(cols, 0, f.physical_rows)
+        if not cols:
+            src = pa.table({"_": pa.nulls(f.physical_rows)})
+        return evaluate(src, exprs)
+
+    _finish_add(ds, schema, values)
+
+
+def _finish_add(ds: LanceDataset, schema: pa.Schema, values: Callable[[Fragment], pa.Table]) -> None:
+    fields = _new_fields(schema, _next_field_id(ds.manifest))
+    frags = _write_column_files(ds, schema, fields, values)
+    _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+
+
+def _as_batch(out: Any) -> pa.RecordBatch:
+    if type(out).__module__.split(".")[0] == "pandas":
+        return pa.RecordBatch.from_pandas(out, preserve_index=False)
+    if isinstance(out, pa.Table):
+        return out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist([], out.schema)
+    if isinstance(out, pa.RecordBatch):
+        return out
+    raise TypeError(f"add_columns: the function returned {type(out).__name__}, not a RecordBatch or DataFrame")
+
+
+def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iterator[pa.RecordBatch]:
+    """The live rows of ``frags`` in order, in batches of at most ``size`` rows."""
+    for f in frags:
+        deleted = f.deleted_positions().astype(np.int64)
+        n = f.physical_rows
+        for a in range(0, n, size):
+            b = min(n, a + size)
+            t = f._read_physical(cols, a, b)
+            d = deleted[(deleted >= a) & (deleted < b)] - a
+            if len(d):
+                mask = np.ones(b - a, dtype=bool)
+                mask[d] = False
+                t = t.filter(pa.array(mask))
+            if t.num_rows:
+                yield from t.combine_chunks().to_batches()
+
+
+def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_columns: list[str] | None, size: int) -> None:
+    cols = list(ds.schema.names) if read_columns is None else list(read_columns)
+    schema: pa.Schema | None = getattr(udf, "output_schema", None)
+    if schema is None:  # as pylance: the output schema from the function run on one row
+        first = next(_live_batches(ds.get_fragments(), cols, 1), None)
+        if first is None:
+            first = pa.RecordBatch.from_pylist([], pa.schema([ds.schema.field(c) for c in cols]))
+        schema = _as_batch(udf(first)).schema
+    assert schema is not None
+    _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
+    out_schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
+
+    def values(f: Fragment) -> pa.Table:
+        parts = []
+        for b in _live_batches([f], cols, size):
+            r = _as_batch(udf(b))
+            if r.schema.names != out_schema.names or r.schema.types != out_schema.types:
+                raise ChangeInputError(
+                    f"{f.where}: Output schema of function does not match the expected schema: "
+                    f"{r.schema} is not {out_schema}"
+                )
+            if r.num_rows != b.num_rows:
+                raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+            parts.append(pa.Table.from_batches([r]).select(out_schema.names))
+        t = pa.concat_tables(parts) if parts else out_schema.empty_table()
+        return _scatter_live(f, t)
+
+    _finish_add(ds, out_schema, values)
+
+
+def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader) -> None:
+    schema = reader.schema
+    _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
+    it: Iterator[pa.RecordBatch] = iter(reader)
+    pending: list[pa.RecordBatch] = []
+
+    def take(n: int) -> pa.Table:
+        got, have = [], 0
+        while have < n:
+            b = pending.pop(0) if pending else next(it, None)
+            if b is None:
+                raise SchemaEvolutionError(f"dataset {ds.uri!r}: the stream produced fewer values than the dataset has")
+            if have + b.num_rows > n:
+                pending.insert(0, b.slice(n - have))
+                b = b.slice(0, n - have)
+            got.append(b)
+            have += b.num_rows
+        return pa.Table.from_batches(got, schema=schema)
+
+    def values(f: Fragment) -> pa.Table:
+        return _scatter_live(f, take(f.count_rows()))
+
+    fields = _new_fields(schema, _next_field_id(ds.manifest))
+    frags = _write_column_files(ds, schema, fields, values)
+    if any(b.num_rows for b in pending) or any(b.num_rows for b in it):
+        raise SchemaEvolutionError(f"dataset {ds.uri!r}: the stream produced more values than expected for dataset")
+    _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+
+
+# -- merge (a left join) ----------------------------------------------------------------------------
+
+
+def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None, schema: Any = None) -> None:
+    from lancelot.dataset.write import as_batches
+
+    right_on = right_on or left_on
+    if left_on not in ds.schema.names:
+        raise SchemaEvolutionError(f"dataset {ds.uri!r}: column {left_on} does not exist in the left side dataset")
+    sch, batches = as_batches(data, schema)
+    right = pa.Table.from_batches(list(batches), schema=sch)
+    if right_on not in right.column_names:
+        raise SchemaEvolutionError(f"column {right_on} does not exist in the right side dataset")
+    new_names = [n for n in right.column_names if n != right_on]
+    for n in new_names:
+        if n in ds.schema.names:
+            raise SchemaEvolutionError(f"column {n} exists in both sides of the dataset")
+    out_schema = pa.schema([right.schema.field(n) for n in new_names])
+    key = "__lancelot_key"
+    right = right.rename_columns([key if n == right_on else n for n in right.column_names])
+    # one row per key (the last, as pylance keeps it)
+    last = pa.table({key: right.column(key), "__i": pa.array(np.arange(right.num_rows))})
+    last = last.group_by(key).aggregate([("__i", "max")])
+    right = right.take(last.column("__i_max"))
+
+    def values(f: Fragment) -> pa.Table:
+        n = f.physical_rows
+        left = f._read_physical([left_on], 0, n).rename_columns([key])
+        left = left.append_column("__pos", pa.array(np.arange(n, dtype=np.int64)))
+        j = left.join(right, key, join_type="left outer", use_threads=False).sort_by("__pos")
+        return j.select(new_names)
+
+    _finish_add(ds, out_schema, values)
+
+
+_RUST_NAMES = {
+    "string": "Utf8",
+    "large_string": "LargeUtf8",
+    "float": "Float32",
+    "double": "Float64",
+    "bool": "Boolean",
+}
+
+
+def _rust_name(t: pa.DataType) -> str:
+    """A type as pylance's messages name it (Arrow's Rust names: Int32, Utf8...)."""
+    s = str(t)
+    return _RUST_NAMES.get(s, s[:1].upper() + s[1:])
