@@ -388,16 +388,16 @@ class LanceScanner:
     def projected_schema(self) -> pa.Schema:
         """The schema of the scan's result."""
         if self._schema is None:
-            if self.nearest is not None:
-                self._schema = self._nearest_table().slice(0, 0).schema
+            empty = self._empty_input()
+            frag = self._frags[0] if self._frags else None
+            if frag is None or not self._proj.rows:
+                t = self._project(self._with_empty_rows(empty))
             else:
-                empty = self._empty_input()
-                frag = self._frags[0] if self._frags else None
-                if frag is None or not self._proj.rows:
-                    t = self._project(self._with_empty_rows(empty))
-                else:
-                    t = self._finish(frag, empty, None)
-                self._schema = t.schema
+                t = self._finish(frag, empty, None)
+            if self.nearest is not None and not self.no_distance:
+                at = len(self._proj.names) - self._proj.added
+                t = t.add_column(at, pa.field("_distance", pa.float32()), pa.array([], pa.float32()))
+            self._schema = t.schema
         return self._schema
 
     def _with_empty_rows(self, t: pa.Table) -> pa.Table:
