@@ -1,5 +1,8 @@
 """Random SQL predicates over random small tables select the same rows through lancelot as
-through pylance (or both refuse them with a ValueError)."""
+through pylance (or both refuse them with a ValueError).  The grammar covers comparisons of every
+column type with literals of the right and of wrong types, integer and float arithmetic, IN with
+NULLs, BETWEEN, LIKE patterns, IS [NOT] NULL/TRUE/FALSE/DISTINCT FROM, struct fields, a few
+functions, and AND / OR / NOT around them."""
 
 from __future__ import annotations
 
@@ -39,6 +42,21 @@ def tables(draw: st.DrawFn) -> pa.Table:
             "s": pa.array(_column(draw, st.sampled_from(STRINGS), True), pa.utf8()),
             "b": pa.array(_column(draw, st.booleans(), True), pa.bool_()),
             "d": pa.array(_column(draw, st.integers(0, 30).map(lambda k: base + datetime.timedelta(k)), True)),
+            "ts": pa.array(
+                _column(
+                    draw,
+                    st.integers(0, 48).map(lambda h: datetime.datetime(2020, 1, 1) + datetime.timedelta(hours=h)),
+                    True,
+                ),
+                pa.timestamp("us"),
+            ),
+            "st": pa.array(
+                [
+                    None if a is None else {"a": a}
+                    for a in _column(draw, st.one_of(st.none(), st.integers(-3, 3)), True)
+                ],
+                pa.struct([("a", pa.int64())]),
+            ),
         }
     )
 
@@ -65,7 +83,7 @@ def int_exprs(draw: st.DrawFn) -> str:
 
 @st.composite
 def atoms(draw: st.DrawFn) -> str:
-    kind = draw(st.integers(0, 11))
+    kind = draw(st.integers(0, 16))
     op = draw(st.sampled_from(OPS))
     if kind == 0:
         return f"{draw(int_exprs())} {op} {draw(st.integers(-6, 6))}"
@@ -99,6 +117,19 @@ def atoms(draw: st.DrawFn) -> str:
         return draw(st.sampled_from(["b", "NOT b", "b IS TRUE", "b IS NOT TRUE", "b IS FALSE", "b IS NOT FALSE"]))
     if kind == 10:
         return f"{draw(st.sampled_from(['i < j', 'i = j', 'f > i', 'f <= j', 'j >= i']))}"
+    if kind == 12:
+        return draw(st.sampled_from([f"st.a {op} {draw(st.integers(-3, 3))}", "st.a IS NULL", "st IS NULL"]))
+    if kind == 13:
+        stamp = datetime.datetime(2020, 1, 1) + datetime.timedelta(hours=draw(st.integers(0, 48)))
+        return f"ts {op} timestamp '{stamp.isoformat(sep=' ')}'"
+    if kind == 14:
+        other = draw(st.sampled_from(["NULL", "0", "1", "j"]))
+        return f"i IS {draw(st.sampled_from(['', 'NOT ']))}DISTINCT FROM {other}"
+    if kind == 15:
+        return f"coalesce(i, j) {op} {draw(st.integers(-6, 6))}"
+    if kind == 16:
+        value = draw(st.sampled_from(["f * 2", "f + i", "f - 1", "f / 2"]))
+        return f"{value} {op} {draw(st.sampled_from(['0', '1.5', '-2']))}"
     fn = draw(st.sampled_from(["starts_with(s, 'a')", "ends_with(s, 'b')", "lower(s) = 'ab'", "length(s) > 1"]))
     return fn
 

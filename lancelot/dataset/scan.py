@@ -63,8 +63,10 @@ def filter_columns(filter: pc.Expression, names: list[str]) -> list[str]:
     """Dataset columns the expression references (a struct column for any of its fields), in
     ``names`` order."""
     paths, tree = _analyse(filter)
-    if tree is None:  # not walkable: any column whose name appears in the text
+    if tree is None:  # not walkable: any column whose name appears in the text (all, for positions)
         text = str(filter)
+        if "FieldPath(" in text:
+            return list(names)
         return [
             n
             for n in names

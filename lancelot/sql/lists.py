@@ -8,6 +8,7 @@ in a process that registered it: lancelot.sql registers it while parsing).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,13 +23,23 @@ if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
 
 _REGISTERED: set[str] = set()
+_LOCK = threading.Lock()
 _Impl = Callable[[pa.Array, pa.Array | pa.Scalar, int], pa.Array]
 
 
 def _register(kind: str, list_type: pa.DataType, value_type: pa.DataType, out: pa.DataType, impl: _Impl) -> str:
     name = f"lancelot_{kind}<{list_type}|{value_type}>"
-    if name in _REGISTERED:
-        return name
+    with _LOCK:
+        if name not in _REGISTERED:
+            _register_now(name, kind, list_type, value_type, out, impl)
+            _REGISTERED.add(name)
+    return name
+
+
+def _register_now(
+    name: str, kind: str, list_type: pa.DataType, value_type: pa.DataType, out: pa.DataType, impl: _Impl
+) -> None:
+    """Register ``impl`` with pyarrow as the scalar function ``name``."""
 
     def udf(ctx: pc.UdfContext, lists: pa.Array | pa.Scalar, value: pa.Array | pa.Scalar) -> pa.Array:
         n = len(lists) if isinstance(lists, pa.Array) else ctx.batch_length
@@ -38,8 +49,6 @@ def _register(kind: str, list_type: pa.DataType, value_type: pa.DataType, out: p
 
     doc = {"summary": kind, "description": f"DataFusion's {kind} on {list_type}"}
     pc.register_scalar_function(udf, name, doc, {"lists": list_type, "value": value_type}, out)
-    _REGISTERED.add(name)
-    return name
 
 
 def _matches(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -72,6 +81,20 @@ def _position(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> pa.Array:
     row_start = np.searchsorted(parents, np.arange(n))  # parents ascend: each row's first element
     mask = (first < 0) | ~(lists.is_valid().to_numpy(zero_copy_only=False) & valid)
     return pa.array(np.where(mask, 0, first - row_start + 1), pa.uint64(), mask=mask)
+
+
+def _from_end(lists: pa.Array, value: pa.Array | pa.Scalar, n: int) -> pa.Array:
+    """Element ``len + k`` of each list (k < 0, a literal), null where the list is shorter."""
+    k = value.as_py() if isinstance(value, pa.Scalar) else value[0].as_py()
+    flat = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists).to_numpy()
+    row_start = np.searchsorted(parents, np.arange(n))
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    ok = lengths >= -k
+    picked = flat.take(pa.array((row_start + lengths + k)[ok]))
+    out = np.full(n, -1, dtype=np.int64)
+    out[ok] = np.arange(int(ok.sum()))
+    return picked.take(pa.array(out, mask=~ok))
 
 
 def _list_arg(t: Translator, node: exp.Expr, v: Val) -> Val:
@@ -142,7 +165,8 @@ def element(t: Translator, node: exp.Expr, lists: Val, index: Val) -> Val:
     if k is None or k == 0:
         return _const(pa.scalar(None, item))
     if k < 0:
-        raise t.error("negative list indexes are not supported", node)
+        name = _register("array_element_from_end", lists.type, pa.int64(), item, _from_end)
+        return t.call(name, [lists, _const(pa.scalar(k, pa.int64()))], node)
     one = t.call("list_slice", [lists], node, pc.ListSliceOptions(k - 1, k, return_fixed_size_list=True))
     return t.call("list_element", [one, _const(pa.scalar(0, pa.int64()))], node)
 

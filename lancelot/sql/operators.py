@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen
+from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, is_literal
 from lancelot.sql.types import arrow_type, as_decimal, comparison_common, is_numeric, is_string, numeric_common
 
 #: a comparison's result from the order of its operands (-1, 0, 1)
@@ -81,11 +81,15 @@ def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Exp
 
 def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
+    if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
+        return _time_difference(t, a, b, node)
     common = numeric_common(a.type, b.type)
     if pa.types.is_null(a.type) or pa.types.is_null(b.type):
         common = b.type if pa.types.is_null(a.type) else a.type
     if common is None or not (is_numeric(common) or pa.types.is_null(common)):
-        raise t.error(f"cannot apply {node.key} to {a.type} and {b.type}", node)
+        symbols: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+        symbol = symbols.get(type(node), node.key)
+        raise t.error(f"cannot apply {symbol} to {a.type} and {b.type}", node)
     if pa.types.is_decimal(common) and fn != "mod":
         da = a if pa.types.is_decimal(a.type) else t.cast(a, as_decimal(a.type), node)
         db = b if pa.types.is_decimal(b.type) else t.cast(b, as_decimal(b.type), node)
@@ -108,31 +112,65 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
 
 
+def _temporal_kind(t: pa.DataType) -> str:
+    return "date" if pa.types.is_date(t) else "timestamp" if pa.types.is_timestamp(t) else ""
+
+
+def _time_difference(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
+    """DataFusion: date - date is a number of days (int64), timestamp - timestamp a duration."""
+    if pa.types.is_date(a.type):
+        days = [t.cast(t.cast(v, pa.date32(), node), pa.int32(), node) for v in (a, b)]
+        return t.call("subtract", [t.cast(d, pa.int64(), node) for d in days], node)
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"cannot subtract {b.type} from {a.type}", node)
+    return t.call("subtract", [t.cast(a, common, node), t.cast(b, common, node)], node)
+
+
 def in_list(t: Translator, node: exp.In) -> Val:
+    """``x IN (a, b, ...)``: one set lookup when the list holds only literals (unknown when nothing
+    matches and the list holds NULL; -0 and 0 are one number), else ``x = a OR x = b ...``."""
     if not node.expressions:
         raise t.error("IN needs at least one value", node)
     x = t.value(node.this)
+    if x.const is None and all(is_literal(e) and not isinstance(_unparen(e), exp.Array) for e in node.expressions):
+        return _in_set(t, node, x, [t.literal_scalar(e) for e in node.expressions])
     items = [t.value(e) for e in node.expressions]
-    common = x.type
-    for i in items:
-        c = comparison_common(common, i.type)
-        if c is None:
-            raise t.error(f"cannot compare {x.type} with {i.type} in IN", node)
-        common = c
-    if all(i.const is not None for i in items) and not pa.types.is_floating(common) and x.const is None:
-        x = t.cast(x, common, node)
-        consts = [t.cast(i, common, node).const for i in items]
-        values = pa.array([c.as_py() for c in consts if c is not None and c.is_valid], common)
-        found = Val(pc.is_in(x.expr, value_set=values, skip_nulls=True), pa.bool_())
-        if any(c is not None and not c.is_valid for c in consts):  # no match is unknown
-            return Val(pc.or_kleene(found.expr, pc.scalar(_NULL_BOOL)), pa.bool_())
-        return Val(pc.if_else(pc.is_valid(x.expr), found.expr, pc.scalar(_NULL_BOOL)), pa.bool_())
     out: Val | None = None
     for i in items:
         eq = compare(t, "equal", x, i, node)
         out = eq if out is None else t.call("or_kleene", [out, eq], node)
     assert out is not None
     return out
+
+
+def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> Val:
+    common = x.type
+    for item_type in {s.type for s in scalars}:
+        c = comparison_common(common, item_type)
+        if c is None:
+            raise t.error(f"cannot compare {x.type} with {item_type} in IN", node)
+        common = c
+    x = t.cast(x, common, node)
+    values, has_null = [], False
+    for s in scalars:
+        if not s.is_valid:
+            has_null = True
+            continue
+        try:
+            values.append(s.cast(common).as_py() if s.type != common else s.as_py())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError) as e:
+            raise t.error(f"cannot cast {s.as_py()!r} to {common}: {e}", node) from None
+    value_set = pa.array(values, common)
+    probe = x.expr
+    if pa.types.is_floating(common):  # DataFusion: -0 = 0 (adding +0 makes every zero +0)
+        zero = pc.scalar(pa.scalar(0.0, common))
+        probe = pc.add(probe, zero)
+        value_set = pc.add(value_set, pa.scalar(0.0, common))
+    found = pc.is_in(probe, value_set=value_set, skip_nulls=True)
+    if has_null:  # no match is unknown
+        return Val(pc.or_kleene(found, pc.scalar(_NULL_BOOL)), pa.bool_())
+    return Val(pc.if_else(pc.is_valid(x.expr), found, pc.scalar(_NULL_BOOL)), pa.bool_())
 
 
 def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | None = None) -> Val:
@@ -267,16 +305,12 @@ def _escape(t: Translator, node: exp.Expr) -> Val:
     return like(t, inner, isinstance(inner, exp.ILike), node.expression)
 
 
-def _typed_not(t: Translator, node: exp.Expr) -> Val:
-    return _not(t, node)
-
-
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
     exp.And: _logical,
     exp.Or: _logical,
-    exp.Not: _typed_not,
+    exp.Not: _not,
     exp.Is: _is,
     exp.NullSafeEQ: _distinct,
     exp.NullSafeNEQ: _distinct,

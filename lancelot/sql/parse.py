@@ -9,6 +9,8 @@ so that names are resolved against pylance's functions, not sqlglot's.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot import parser as _parser
@@ -36,14 +38,29 @@ class LanceDialect(Dialect):
 
 
 def position(sql: str, node: exp.Expr | None) -> str:
-    """``line L, column C`` of the first token of ``node`` (the nearest one sqlglot located)."""
-    if node is None:
-        return "?"
-    for n in node.walk():
-        meta = n.meta if isinstance(n, exp.Expr) else {}
-        if "line" in meta:
-            return f"line {meta['line']}, column {meta['col'] - (meta['end'] - meta['start'])}"
+    """``line L, column C`` where ``node`` starts: its leftmost token that sqlglot located (or, when
+    it located none, its nearest ancestor's)."""
+    while node is not None:
+        located = [n.meta for n in node.walk() if isinstance(n, exp.Expr) and "line" in n.meta]
+        if located:
+            first = min(located, key=lambda m: m["start"])
+            return f"line {first['line']}, column {first['col'] - (first['end'] - first['start'])}"
+        node = node.parent
     return "?"
+
+
+_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+
+
+def _describe(description: str, token: str) -> str:
+    """sqlglot's parser message in the words of SQL."""
+    m = _MISSING.match(description or "")
+    if m:
+        keyword, node = m.groups()
+        if node == "Between":
+            return "BETWEEN needs both bounds (x BETWEEN low AND high)"
+        return f"expected an expression after {token!r}" if token else f"incomplete {node}"
+    return description
 
 
 def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
@@ -53,9 +70,11 @@ def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
         token = d.get("highlight") or ""
         near = f" near {token!r}" if token else ""
         return SqlError(
-            f"cannot parse the SQL {what} {sql!r}: {d.get('description')} at line {d.get('line')}, "
-            f"column {d.get('col')}{near}"
+            f"cannot parse the SQL {what} {sql!r}: {_describe(d.get('description'), token)} at line "
+            f"{d.get('line')}, column {d.get('col')}{near}"
         )
+    if isinstance(e, TokenError):
+        return SqlError(f"cannot read the SQL {what} {sql!r}: an unterminated quote or an unknown character ({e})")
     return SqlError(f"cannot parse the SQL {what} {sql!r}: {e}")
 
 

@@ -1,7 +1,7 @@
 """sqlglot syntax tree -> ``pyarrow.compute.Expression``, typed as pylance (lance + DataFusion) types it.
 
 Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs, logical_expr.rs):
-1. ``_resolve`` marks the literals that lance converts to a neighbouring column's type (strictly:
+1. ``Translator.resolve`` marks the literals that lance converts to a neighbouring column's type (strictly:
    a literal that does not fit is an error);
 2. ``Translator.value`` builds the expression bottom-up, every node with its Arrow type; operands
    meet in DataFusion's common type (lancelot/sql/types.py) with explicit casts, so pyarrow never
@@ -22,10 +22,7 @@ from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
-from lancelot.sql.types import (
-    as_decimal,
-    coerce_literal,
-)
+from lancelot.sql.types import as_decimal, coerce_literal
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
 
@@ -246,6 +243,8 @@ class Translator:
             return v
         if pa.types.is_decimal(t) and pa.types.is_integer(v.type) and as_decimal(v.type) != t:
             v = self.cast(v, as_decimal(v.type), node)  # Arrow casts integers only to wide decimals
+        if pa.types.is_timestamp(t) and pa.types.is_integer(v.type) and not pa.types.is_int64(v.type):
+            v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
         if pa.types.is_timestamp(t) and t.tz is not None:
             return self._to_zoned(v, t, node)
         if v.const is not None:
@@ -289,6 +288,10 @@ class Translator:
         return v
 
     def literal(self, node: exp.Expr) -> Val:
+        return _const(self.literal_scalar(node))
+
+    def literal_scalar(self, node: exp.Expr) -> pa.Scalar:
+        """The value of a literal node, converted to its column's type where lance does that."""
         n = _unparen(node)
         if isinstance(n, exp.Null):
             s = pa.scalar(None, pa.null())
@@ -297,7 +300,7 @@ class Translator:
         elif isinstance(n, exp.HexString):
             s = pa.scalar(bytes.fromhex(n.this if len(n.this) % 2 == 0 else "0" + n.this), pa.binary())
         elif isinstance(n, exp.Array):
-            items = [self.literal(e).const for e in n.expressions]
+            items = [self.literal_scalar(e) for e in n.expressions]
             t = items[0].type if items and items[0] is not None else pa.null()
             coerced = [coerce_literal(i, t) if i is not None else None for i in items]
             values = [c.as_py() for c in coerced if c is not None]
@@ -323,7 +326,7 @@ class Translator:
             if c is None:
                 raise self.error(f"the literal {n.sql()} cannot be converted to the column's type {want}", n)
             s = c
-        return _const(s)
+        return s
 
     def value(self, node: exp.Expr) -> Val:
         """The typed expression of ``node``."""

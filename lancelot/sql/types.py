@@ -199,8 +199,3 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         zones = [t.tz for t in ts if t.tz is not None]  # a naive time meets a zoned one in its zone
         return pa.timestamp(unit, zones[0] if zones else None)
     return None
-
-
-def python_literal(node: exp.Expression) -> Any:
-    """Only for messages: the literal's text."""
-    return node.sql()
