@@ -879,10 +879,12 @@ def dataset(
     """Open a Lance dataset (a local path or an fsspec URL) at its latest version, at ``version``
     (a number or a tag), or as of a time (``asof``: the newest version committed before it).
 
-    pylance's cache, session, namespace and commit-lock arguments are accepted for compatibility;
-    a namespace or commit lock, which lancelot cannot honour, is refused."""
+    pylance's cache and session arguments are accepted and have no effect; a namespace, a commit
+    lock or default scan options, which lancelot does not honour, are refused."""
     if namespace_client is not None or table_id is not None or commit_lock is not None:
         raise LanceValueError("lancelot.dataset: namespaces and custom commit locks are not supported")
+    if default_scan_options:
+        raise LanceValueError("lancelot.dataset: default_scan_options is not supported (pass the options to each scan)")
     return LanceDataset(uri, version, asof=asof, storage_options=storage_options)
 
 
