@@ -525,7 +525,7 @@ class LanceDataset:
         """A scan of this version (pylance's ``LanceDataset.scanner``; lancelot/dataset/scanner.py).
 
         Read-tuning options (readahead, buffer sizes, late materialisation, index use) are accepted
-        and have no effect; options lancelot cannot honour (full-text search, index segments, order_by,
+        and have no effect; options lancelot cannot honour (full-text search, index segments,
         row-address allow/block lists) are refused."""
         from lancelot.dataset.scanner import LanceScanner, unsupported
 
@@ -533,7 +533,6 @@ class LanceDataset:
             f"dataset {self.uri!r}",
             index_segments=index_segments,
             full_text_query=full_text_query,
-            order_by=order_by,
             row_addr_allowlist=row_addr_allowlist,
             row_addr_blocklist=row_addr_blocklist,
         )
@@ -551,6 +550,7 @@ class LanceDataset:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             disable_scoring_autoprojection=disable_scoring_autoprojection,
+            order_by=order_by,
         )
 
     def to_table(

@@ -190,6 +190,32 @@ def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: i
     return out
 
 
+def sort_keys(order_by: Any, schema: pa.Schema, where: str) -> list[tuple[str, bool, bool]]:
+    """(column, ascending, nulls first) of pylance's ``order_by``: column names or ColumnOrdering-like
+    objects (``column_name``, ``ascending``, ``nulls_first``)."""
+    out = []
+    for o in order_by or []:
+        if isinstance(o, str):
+            name, asc, nulls_first = o, True, False
+        elif hasattr(o, "column_name"):
+            name, asc, nulls_first = o.column_name, bool(o.ascending), bool(o.nulls_first)
+        else:
+            raise LanceValueError(f"{where}: order_by takes column names or ColumnOrdering, not {o!r}")
+        if name not in schema.names:
+            raise LanceValueError(f"{where}: order_by: no column named {name!r}")
+        out.append((name, asc, nulls_first))
+    return out
+
+
+@dataclass
+class ColumnOrdering:
+    """A sort key of ``order_by`` (pylance's ``lance.dataset.ColumnOrdering``)."""
+
+    column_name: str
+    ascending: bool = True
+    nulls_first: bool = False
+
+
 class LanceScanner:
     """A planned scan (pylance's ``LanceScanner``): ``to_table``, ``to_batches``, ``to_reader``,
     ``count_rows``, ``head``, ``projected_schema``, ``explain_plan``."""
@@ -210,6 +236,7 @@ class LanceScanner:
         with_row_address: bool | None = None,
         include_deleted_rows: bool | None = None,
         disable_scoring_autoprojection: bool | None = None,
+        order_by: list[Any] | None = None,
     ) -> None:
         self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
@@ -239,6 +266,10 @@ class LanceScanner:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
         self.no_distance = bool(disable_scoring_autoprojection)
+        self.order_by = sort_keys(order_by, ds.schema, where)
+        for name, _, _ in self.order_by:
+            if name not in self._proj.reads:
+                self._proj.reads.append(name)  # read for sorting, not returned unless asked
         if fragments is None:
             self._frags = list(ds._fragments)
         else:
@@ -412,8 +443,8 @@ class LanceScanner:
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """The result in batches of at most ``batch_size`` rows (a fragment's rows never share a batch
         with another's, as in pylance)."""
-        if self.nearest is not None:
-            yield from self._nearest_table().to_batches(max_chunksize=self.batch_size)
+        if self.nearest is not None or self.order_by:
+            yield from self.to_table().to_batches(max_chunksize=self.batch_size)
             return
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
         for frag, t in self._pieces(self.batch_size if self.filter is None else None):
@@ -428,9 +459,36 @@ class LanceScanner:
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
+    def _sorted(self) -> pa.Table:
+        """The whole result sorted by ``order_by`` (stable), then offset and limit applied."""
+        unlimited = self._copy(limit=None, offset=0, order_by=[])
+        bases = unlimited._offset_bases() if ROW_OFFSET in self._proj.rows else None
+        outs, keys = [], []
+        for frag, t in unlimited._pieces(None):
+            outs.append(unlimited._finish(frag, t, bases))
+            keys.append(t.select([k for k, _, _ in self.order_by]))
+        if not outs:
+            return self.projected_schema.empty_table()
+        out = pa.concat_tables(outs) if outs[0].num_columns else _rows_only(outs)
+        key = pa.concat_tables(keys)
+        idx = pa.array(np.arange(key.num_rows, dtype=np.int64))
+        for name, ascending, nulls_first in reversed(self.order_by):  # stable passes, last key first
+            col = key.column(name).take(idx)
+            order = pc.array_sort_indices(
+                col,
+                order="ascending" if ascending else "descending",
+                null_placement="at_start" if nulls_first else "at_end",
+            )
+            idx = idx.take(order)
+        out = out.take(idx) if out.num_columns else out
+        out = out.slice(self.offset)
+        return out if self.limit is None else out.slice(0, self.limit)
+
     def to_table(self) -> pa.Table:
         if self.nearest is not None:
             return self._nearest_table()
+        if self.order_by:
+            return self._sorted()
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
         if self.limit is None and not self.offset and not self.include_deleted_rows and not self._filter_rows:
             parts = self._parallel(bases)
