@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment import _POS
 from lancelot.dataset.scan import check_filter
-from lancelot.errors import LanceError, LanceValueError
+from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -589,4 +589,4 @@ def unsupported(where: str, **options: Any) -> None:
 
 Scanner = LanceScanner
 
-__all__ = ["LanceScanner", "Scanner", "as_filter", "projection", "row_columns", "LanceError"]
+__all__ = ["ColumnOrdering", "LanceScanner", "Scanner", "as_filter", "projection", "row_columns"]
