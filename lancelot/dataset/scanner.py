@@ -178,9 +178,7 @@ def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: i
         out[ROW_ADDR] = pa.array(addr, pa.uint64())
     if ROW_ID in want:
         if frag._pb.WhichOneof("row_id_sequence") is not None:
-            from lancelot.dataset.rowids import row_ids
-
-            out[ROW_ID] = pa.array(row_ids(frag._pb, frag.where)[pos], pa.uint64())
+            out[ROW_ID] = pa.array(frag.row_ids()[pos], pa.uint64())
         else:
             out[ROW_ID] = pa.array(addr, pa.uint64())
     if ROW_OFFSET in want:

@@ -84,11 +84,9 @@ def take_rows(
 
 def addresses_of(ds: LanceDataset, ids: np.ndarray) -> np.ndarray:
     """Row addresses of stable row ids (an id no fragment holds is out of range)."""
-    from lancelot.dataset.rowids import row_ids
-
     all_ids, all_addr = [], []
     for f in ds._fragments:
-        r = row_ids(f._pb, f.where)
+        r = f.row_ids()
         all_ids.append(r)
         all_addr.append((np.uint64(f.fragment_id) << np.uint64(32)) | np.arange(len(r), dtype=np.uint64))
     known = np.concatenate(all_ids) if all_ids else np.empty(0, np.uint64)
