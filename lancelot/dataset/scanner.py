@@ -552,6 +552,11 @@ class LanceScanner:
             lines.append(f"  ExactKNN: column={n.column}, k={n.k}, metric={n.metric}, prefilter={self.prefilter}")
         if self.limit is not None or self.offset:
             lines.append(f"  Limit: offset={self.offset}, limit={self.limit}")
+        if self.order_by:
+            keys = ", ".join(
+                f"{n} {'ASC' if a else 'DESC'} NULLS {'FIRST' if nf else 'LAST'}" for n, a, nf in self.order_by
+            )
+            lines.append(f"  Sort: {keys}")
         if self.filter is not None:
             lines.append(f"  Filter: {self._filter_text or self.filter}")
         from lancelot.dataset.scan import filter_columns
