@@ -13,6 +13,7 @@ rows of the dataset.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 ROW_ID, ROW_ADDR, ROW_OFFSET = "_rowid", "_rowaddr", "_rowoffset"
 ROW_COLUMNS = (ROW_ID, ROW_ADDR, ROW_OFFSET)
-#: pylance's default rows per batch
+#: pylance's default rows per batch (the environment's LANCE_DEFAULT_BATCH_SIZE, as in pylance, else this)
 DEFAULT_BATCH_SIZE = 8192
 
 
@@ -247,7 +248,7 @@ class LanceScanner:
             raise LanceValueError(f"{where}: batch_size must be positive, not {batch_size!r}")
         self.limit = None if limit is None else int(limit)
         self.offset = int(offset or 0)
-        self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
+        self.batch_size = int(batch_size or os.environ.get("LANCE_DEFAULT_BATCH_SIZE") or DEFAULT_BATCH_SIZE)
         self._filter_text = filter if isinstance(filter, str) else None
         self.filter = as_filter(filter, ds.schema)
         #: row-id columns the filter names: computed before it is applied
