@@ -165,3 +165,12 @@ def test_dir_lists_the_public_api():
     for n in ["dataset", "write_dataset", "LanceDataset", "LanceScanner", "LanceFragment", "read_table", "LanceError"]:
         assert n in names
     assert not [n for n in names if not n.startswith("_") and n in ("Any", "TYPE_CHECKING")]
+
+
+def test_options_lancelot_does_not_honour_are_refused(uri):
+    with pytest.raises(ValueError, match="default_scan_options"):
+        lancelot.dataset(uri, default_scan_options={"with_row_id": True})
+    with pytest.raises(ValueError, match="full_text_query"):
+        lancelot.dataset(uri).to_table(full_text_query="x")
+    # cache sizes and the like are accepted (and have no effect)
+    assert lancelot.dataset(uri, index_cache_size=10, metadata_cache_size_bytes=1 << 20).count_rows() == 3

@@ -48,3 +48,16 @@ def test_fragment_metadata_pickle(tmp_path, stable):
     assert pickle.loads(pickle.dumps(meta)) == meta
     theirs = lance.dataset(uri).get_fragments()[0]
     assert frag.deletion_file() == theirs.deletion_file() and frag.num_deletions == theirs.num_deletions == 50
+
+
+def test_get_fragments(tmp_path):
+    """Reference test_get_fragments: the first fragment's counts, metadata, head, table and take."""
+    table = pa.table({"a": range(100), "b": range(100)})
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(table, uri)
+    fragment = lancelot.dataset(uri).get_fragments()[0]
+    assert fragment.count_rows() == fragment.physical_rows == 100 and fragment.num_deletions == 0
+    assert fragment.metadata.id == 0
+    assert fragment.head(10) == table.slice(0, 10)
+    assert fragment.to_table() == table
+    assert fragment.take([18, 20, 33, 53]) == pa.table({"a": [18, 20, 33, 53], "b": [18, 20, 33, 53]})

@@ -327,3 +327,45 @@ def test_system_columns_and_empty_projections(tmp_path):
         theirs.scanner(include_deleted_rows=True, filter="a < 30").to_table()
     with pytest.raises(ValueError, match="with_row_id is false"):
         ours.scanner(include_deleted_rows=True, filter="a < 30").to_table()
+
+
+def test_order_by(tmp_path):
+    """``order_by`` (names or ColumnOrdering): a stable sort before offset and limit, as pylance's.
+    (pylance 14.0.2 fails to plan an order_by column left out of the projection; lancelot sorts by it.)"""
+    from lance.dataset import ColumnOrdering as TheirOrdering
+
+    from lancelot.dataset import ColumnOrdering
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(
+        pa.table({"a": [3, None, 1, 2, 2, 5], "b": ["x", "y", "z", "w", "v", "u"]}), uri, max_rows_per_file=2
+    )
+    ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+    cases = [
+        (["a"], ["a"], {}),
+        ([TheirOrdering("a", ascending=False, nulls_first=True)], [ColumnOrdering("a", False, True)], {"limit": 3}),
+        (["b"], ["b"], {"columns": ["a", "b"], "offset": 1}),
+        (["a", "b"], ["a", "b"], {"filter": "a > 1"}),
+        (
+            [TheirOrdering("a"), TheirOrdering("b", ascending=False)],
+            [ColumnOrdering("a"), ColumnOrdering("b", False)],
+            {"with_row_id": True},
+        ),
+    ]
+    for theirs_order, our_order, kw in cases:
+        assert ours.to_table(order_by=our_order, **kw).equals(theirs.to_table(order_by=theirs_order, **kw))
+    assert ours.to_table(columns=["a"], order_by=["b"]).column("a").to_pylist() == [5, 2, 2, 3, None, 1]
+
+
+def test_batch_size_and_its_environment_default(tmp_path, monkeypatch):
+    """Reference test_scan_with_batch_size: full batches in order; LANCE_DEFAULT_BATCH_SIZE sets the default."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": range(1000), "b": range(1000)}), uri)
+    ds = lancelot.dataset(uri)
+    for i, batch in enumerate(ds.scanner(batch_size=16, scan_in_order=True).to_batches()):
+        assert batch.num_rows == (16 if i < 62 else 8) and batch.column("a")[0].as_py() == i * 16
+    monkeypatch.setenv("LANCE_DEFAULT_BATCH_SIZE", "12")
+    sizes = {b.num_rows for b in ds.scanner(scan_in_order=True).to_batches()}
+    assert sizes == {12, 4}
+    monkeypatch.delenv("LANCE_DEFAULT_BATCH_SIZE")
+    assert {b.num_rows for b in ds.scanner().to_batches()} == {1000}

@@ -51,6 +51,8 @@ QUERIES = [
     {"columns": ["id"], "nearest": {"column": "vec", "q": Q, "k": 8}, "filter": "cat = 1", "prefilter": False},
     {"columns": ["id"], "nearest": {"column": "vec", "q": Q, "k": 8}, "with_row_id": True, "limit": 3},
     {"columns": {"twice": "id * 2"}, "nearest": {"column": "vec", "q": Q, "k": 4}, "offset": 1},
+    {"columns": ["id"], "nearest": {"column": "vec", "q": Q, "k": 4}, "filter": "id < 0", "prefilter": True},
+    {"columns": ["id"], "nearest": {"column": "vec", "q": Q, "k": 4}, "filter": "id < 0", "prefilter": False},
 ]
 
 
@@ -58,6 +60,7 @@ QUERIES = [
 def test_nearest_matches_pylance(pair, query):
     ours, theirs = pair
     _same(ours.to_table(**query), theirs.to_table(**query))
+    assert ours.scanner(**query).projected_schema.equals(theirs.scanner(**query).projected_schema)
 
 
 def test_nearest_batches_and_scanner(pair):

@@ -195,3 +195,11 @@ def test_dataset_append_and_stable_row_ids(tmp_path):
     assert after["_rowid"].to_pylist() == [0, 1, 2, 3]
     assert after["_rowaddr"].to_pylist() == [(2 << 32) + i for i in range(4)]
     assert after.equals(lance.dataset(uri).scanner(with_row_id=True, with_row_address=True).to_table())
+
+
+def test_storage_version_alias_through_write_fragments_and_commit(tmp_path):
+    uri = str(tmp_path / "ds")
+    frags = lancelot.dataset.write_fragments(pa.table({"a": [1, 2]}), uri, data_storage_version="stable")
+    schema = pa.schema([("a", pa.int64())])
+    lancelot.dataset.commit(uri, "create", fragments=frags, schema=schema, data_storage_version="stable")
+    assert lance.dataset(uri).data_storage_version == "2.2" and lance.dataset(uri).count_rows() == 2

@@ -13,13 +13,14 @@ from lancelot.dataset.commit import CommitConflictError
 from lancelot.dataset.dataset import LanceDataset, dataset
 from lancelot.dataset.fragment import Fragment, FragmentMetadata
 from lancelot.dataset.refs import Tags
-from lancelot.dataset.scanner import LanceScanner, Scanner
+from lancelot.dataset.scanner import ColumnOrdering, LanceScanner, Scanner
 from lancelot.dataset.stats import DataStatistics, FieldStatistics, LanceStats
 from lancelot.dataset.write import commit, write_dataset, write_fragments
 
 LanceFragment = Fragment  # pylance's name
 
 __all__ = [
+    "ColumnOrdering",
     "CommitConflictError",
     "Fragment",
     "FragmentMetadata",

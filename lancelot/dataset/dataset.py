@@ -21,12 +21,12 @@ from numpy.typing import ArrayLike
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, Fragment
+from lancelot.dataset.history import manifest_summary, version_time
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import (
     CorruptFileError,
-    DatasetIndexError,
     DatasetNotFoundError,
     LanceError,
     LanceFileNotFoundError,
@@ -73,12 +73,6 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
     return from_descriptor(fd)
-
-
-def _version_time(ns: int) -> _dt.datetime:
-    """A manifest's timestamp as pylance's ``versions()`` gives it: local time, whole seconds plus
-    microseconds truncated, with its float arithmetic on the nanoseconds (the two agree to the microsecond)."""
-    return _dt.datetime.fromtimestamp(ns // 1e9) + _dt.timedelta(microseconds=(ns % 1e9) // 1e3)
 
 
 class LanceDataset:
@@ -212,22 +206,9 @@ class LanceDataset:
 
     def _version_asof(self, asof: _dt.datetime | str) -> int:
         """The newest version committed before ``asof`` (pylance: a naive time is local time)."""
-        if isinstance(asof, str):
-            try:
-                cutoff = _dt.datetime.strptime(asof, "%Y-%m-%d %H:%M:%S")
-            except ValueError:
-                try:
-                    cutoff = _dt.datetime.fromisoformat(asof)
-                except ValueError:
-                    raise LanceValueError(f"asof: cannot parse the timestamp {asof!r}") from None
-        elif isinstance(asof, _dt.datetime):
-            cutoff = asof
-        elif hasattr(asof, "to_pydatetime"):
-            cutoff = asof.to_pydatetime()
-        else:
-            raise TypeError(f"Unrecognized version timestamp {asof} of type {type(asof)}")
-        if cutoff.tzinfo is not None:
-            cutoff = cutoff.astimezone().replace(tzinfo=None)
+        from lancelot.dataset.history import as_local_time
+
+        cutoff = as_local_time(asof)
         before = [v["version"] for v in self.versions() if v["timestamp"] < cutoff]
         if not before:
             raise VersionNotFoundError(f"{cutoff} is earlier than the first version of dataset {self.uri!r}")
@@ -256,7 +237,7 @@ class LanceDataset:
         versions = list_versions(self._store, self.uri)
         for v in sorted(versions.names):
             m = load_manifest(self._store, self.uri, versions, v).manifest
-            ts = _version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
+            ts = version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
             out.append({"version": v, "timestamp": ts, "metadata": manifest_summary(m)})
         return out
 
@@ -525,7 +506,7 @@ class LanceDataset:
         """A scan of this version (pylance's ``LanceDataset.scanner``; lancelot/dataset/scanner.py).
 
         Read-tuning options (readahead, buffer sizes, late materialisation, index use) are accepted
-        and have no effect; options lancelot cannot honour (full-text search, index segments, order_by,
+        and have no effect; options lancelot cannot honour (full-text search, index segments,
         row-address allow/block lists) are refused."""
         from lancelot.dataset.scanner import LanceScanner, unsupported
 
@@ -533,7 +514,6 @@ class LanceDataset:
             f"dataset {self.uri!r}",
             index_segments=index_segments,
             full_text_query=full_text_query,
-            order_by=order_by,
             row_addr_allowlist=row_addr_allowlist,
             row_addr_blocklist=row_addr_blocklist,
         )
@@ -551,6 +531,7 @@ class LanceDataset:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             disable_scoring_autoprojection=disable_scoring_autoprojection,
+            order_by=order_by,
         )
 
     def to_table(
@@ -649,40 +630,9 @@ class LanceDataset:
         self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | dict[str, str] | None = None
     ) -> pa.Table:
         """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
-        from lancelot.dataset.scanner import projection
+        from lancelot.dataset.take import take
 
-        idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
-        idx = idx.astype(np.int64, copy=False).reshape(-1)
-        counts = np.array([f.count_rows() for f in self._fragments], dtype=np.int64)
-        total = int(counts.sum())
-        if idx.size and (idx.min() < 0 or idx.max() >= total):
-            bad = int(idx[(idx < 0) | (idx >= total)][0])
-            raise DatasetIndexError(
-                f"dataset {self.uri!r} version {self.version}: take index {bad} is out of range for {total} rows"
-            )
-        proj = projection(self.schema, columns, None, None, f"dataset {self.uri!r}")
-        if not proj.plain or proj.rows:
-            starts = np.concatenate([[0], np.cumsum(counts)])
-            which = np.searchsorted(starts, idx, side="right") - 1
-            pos = np.empty(len(idx), np.int64)
-            for fi in np.unique(which):
-                sel = which == fi
-                pos[sel] = self._fragments[fi].physical_of_live(idx[sel] - starts[fi])
-            fids = np.array([f.fragment_id for f in self._fragments], np.int64)[which]
-            return self._rows_at((fids << 32 | pos).astype(np.uint64), columns, ignore_deletions=True)
-        if not idx.size:
-            return self._empty(columns)
-        starts = np.concatenate([[0], np.cumsum(counts)])
-        which = np.searchsorted(starts, idx, side="right") - 1
-        order = np.argsort(which, kind="stable")
-        parts = []
-        for fi in np.unique(which):
-            sel = order[which[order] == fi]
-            parts.append(self._fragments[fi].take(idx[sel] - starts[fi], columns))
-        t = pa.concat_tables(parts)
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(len(order))
-        return t.take(pa.array(inverse))
+        return take(self, indices, columns)
 
     def _take_rows(
         self,
@@ -694,33 +644,9 @@ class LanceDataset:
     ) -> pa.Table:
         """Rows by row id (the row address, or the stable row id of datasets that have them), in the
         order asked; deleted rows are left out unless ``ignore_deletions``."""
-        ids = np.asarray(row_ids.to_numpy() if isinstance(row_ids, pa.Array | pa.ChunkedArray) else row_ids)
-        ids = ids.astype(np.uint64, copy=False).reshape(-1)
-        if self.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-            ids = self._addresses_of(ids)
-        return self._rows_at(ids, columns, ignore_deletions=ignore_deletions)
+        from lancelot.dataset.take import take_rows
 
-    def _addresses_of(self, ids: np.ndarray) -> np.ndarray:
-        """Row addresses of stable row ids (an id no fragment holds is out of range)."""
-        from lancelot.dataset.rowids import row_ids
-
-        all_ids, all_addr = [], []
-        for f in self._fragments:
-            r = row_ids(f._pb, f.where)
-            all_ids.append(r)
-            all_addr.append((np.uint64(f.fragment_id) << np.uint64(32)) | np.arange(len(r), dtype=np.uint64))
-        known = np.concatenate(all_ids) if all_ids else np.empty(0, np.uint64)
-        addr = np.concatenate(all_addr) if all_addr else np.empty(0, np.uint64)
-        order = np.argsort(known, kind="stable")
-        at = np.searchsorted(known[order], ids)
-        ok = at < len(known)
-        ok[ok] = known[order][at[ok]] == ids[ok]
-        if not ok.all():
-            raise DatasetIndexError(
-                f"dataset {self.uri!r} version {self.version}: row id {int(ids[~ok][0])} is not in the dataset"
-            )
-        out: np.ndarray = addr[order][at]
-        return out
+        return take_rows(self, row_ids, columns, ignore_deletions=ignore_deletions)
 
     def _rows_at(
         self,
@@ -730,42 +656,9 @@ class LanceDataset:
         ignore_deletions: bool,
         scan: LanceScanner | None = None,
     ) -> pa.Table:
-        """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
-        as ``columns`` (or as the projection of ``scan``)."""
-        from lancelot.dataset.fragment import _POS
-        from lancelot.dataset.scanner import LanceScanner
+        from lancelot.dataset.take import rows_at
 
-        scan = scan or LanceScanner(self, columns)
-        addr = addr.astype(np.uint64)
-        fids = (addr >> np.uint64(32)).astype(np.int64)
-        pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        keep = np.ones(len(addr), bool)
-        parts: list[tuple[np.ndarray, pa.Table]] = []
-        by_id = {f.fragment_id: f for f in self._fragments}
-        for fid in np.unique(fids):
-            sel = np.flatnonzero(fids == fid)
-            f = by_id.get(int(fid))
-            p = pos[sel]
-            if f is None or (len(p) and int(p.max()) >= f.physical_rows):
-                bad = int(addr[sel][0]) if f is None else int(addr[sel][p >= f.physical_rows][0])
-                raise DatasetIndexError(
-                    f"dataset {self.uri!r} version {self.version}: row address {bad} (fragment {bad >> 32}, "
-                    f"row {bad & 0xFFFFFFFF}) is not in the dataset"
-                )
-            if not ignore_deletions and len(f.deleted_positions()):
-                live = ~np.isin(p, f.deleted_positions().astype(np.int64))
-                keep[sel[~live]] = False
-                sel, p = sel[live], p[live]
-            if not len(sel):
-                continue
-            t = f._take_physical(scan._read_cols(), p).append_column(_POS, pa.array(p))
-            parts.append((sel, scan._finish(f, t, scan._offset_bases() if "_rowoffset" in scan._proj.rows else None)))
-        if not parts:
-            return scan.projected_schema.empty_table()
-        order = np.concatenate([sel for sel, _ in parts])
-        t = pa.concat_tables([t for _, t in parts]) if parts[0][1].num_columns else parts[0][1]
-        back = np.argsort(order, kind="stable")  # row i of the answer is row back[i] of t
-        return t.take(pa.array(back)) if t.num_columns else t
+        return rows_at(self, addr, columns, ignore_deletions=ignore_deletions, scan=scan)
 
     def sample(
         self,
@@ -775,13 +668,9 @@ class LanceDataset:
         **kwargs: Any,
     ) -> pa.Table:
         """``num_rows`` live rows drawn at random without replacement (ascending unless ``randomize_order``)."""
-        n = self.count_rows()
-        if num_rows < 0 or num_rows > n:
-            raise LanceValueError(f"dataset {self.uri!r}: sample of {num_rows} rows from a population of {n}")
-        idx = np.random.default_rng().choice(n, size=num_rows, replace=False)
-        if not randomize_order:
-            idx = np.sort(idx)
-        return self.take(idx, columns)
+        from lancelot.dataset.take import sample
+
+        return sample(self, num_rows, columns, randomize_order)
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
         """The first ``num_rows`` rows of a scan (``kwargs``: the scanner's options)."""
@@ -952,35 +841,14 @@ def dataset(
     """Open a Lance dataset (a local path or an fsspec URL) at its latest version, at ``version``
     (a number or a tag), or as of a time (``asof``: the newest version committed before it).
 
-    pylance's cache, session, namespace and commit-lock arguments are accepted for compatibility;
-    a namespace or commit lock, which lancelot cannot honour, is refused."""
+    pylance's cache and session arguments are accepted and have no effect; a namespace, a commit
+    lock or default scan options, which lancelot does not honour, are refused."""
     if namespace_client is not None or table_id is not None or commit_lock is not None:
         raise LanceValueError("lancelot.dataset: namespaces and custom commit locks are not supported")
+    if default_scan_options:
+        raise LanceValueError("lancelot.dataset: default_scan_options is not supported (pass the options to each scan)")
     return LanceDataset(uri, version, asof=asof, storage_options=storage_options)
 
 
 def _reopen(uri: str, version: int, storage_options: dict[str, Any] | None) -> LanceDataset:
     return LanceDataset(uri, version, storage_options=storage_options)
-
-
-def manifest_summary(m: table_pb2.Manifest) -> dict[str, str]:
-    """The summary pylance's ``versions()`` gives as a version's metadata (all values strings)."""
-    rows = deleted = deletion_files = data_files = size = 0
-    for f in m.fragments:
-        data_files += len(f.files)
-        size += sum(int(d.file_size_bytes) for d in f.files)
-        live = int(f.physical_rows)
-        if f.HasField("deletion_file"):
-            deletion_files += 1
-            deleted += int(f.deletion_file.num_deleted_rows)
-            live -= int(f.deletion_file.num_deleted_rows)
-        rows += live
-    return {
-        "total_data_file_rows": str(rows + deleted),
-        "total_data_files": str(data_files),
-        "total_deletion_file_rows": str(deleted),
-        "total_deletion_files": str(deletion_files),
-        "total_files_size": str(size),
-        "total_fragments": str(len(m.fragments)),
-        "total_rows": str(rows),
-    }

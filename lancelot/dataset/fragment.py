@@ -139,6 +139,7 @@ class Fragment:
         self._pb = frag
         self.fragment_id: int = int(frag.id)
         self._deleted: np.ndarray | None = None
+        self._row_ids: np.ndarray | None = None
         self._fc: list[tuple[LanceFile, dict[str, str]]] | None = None
         #: the manifest's row count, unless it cannot be trusted (then counted from a data file)
         self._physical: int | None = int(frag.physical_rows) if rows_trusted(ds.manifest, frag) else None
@@ -203,6 +204,19 @@ class Fragment:
                         f"the manifest says {d.num_deleted_rows}"
                     )
         return self._deleted
+
+    def row_ids(self) -> np.ndarray:
+        """The stable row id of every physical row (uint64), decoded once per fragment object; the
+        row addresses where the dataset has no stable row ids."""
+        if self._row_ids is None:
+            if self._pb.WhichOneof("row_id_sequence") is None:
+                pos = np.arange(self.physical_rows, dtype=np.uint64)
+                self._row_ids = (np.uint64(self.fragment_id) << np.uint64(32)) | pos
+            else:
+                from lancelot.dataset.rowids import row_ids
+
+                self._row_ids = row_ids(self._pb, self.where)
+        return self._row_ids
 
     def filter_cost(self) -> int:
         """Rows a full read must filter for deletions (those outside long clean runs; 0: none)."""

@@ -13,6 +13,7 @@ rows of the dataset.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment import _POS
 from lancelot.dataset.scan import check_filter
-from lancelot.errors import LanceError, LanceValueError
+from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 ROW_ID, ROW_ADDR, ROW_OFFSET = "_rowid", "_rowaddr", "_rowoffset"
 ROW_COLUMNS = (ROW_ID, ROW_ADDR, ROW_OFFSET)
-#: pylance's default rows per batch
+#: pylance's default rows per batch (the environment's LANCE_DEFAULT_BATCH_SIZE, as in pylance, else this)
 DEFAULT_BATCH_SIZE = 8192
 
 
@@ -178,9 +179,7 @@ def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: i
         out[ROW_ADDR] = pa.array(addr, pa.uint64())
     if ROW_ID in want:
         if frag._pb.WhichOneof("row_id_sequence") is not None:
-            from lancelot.dataset.rowids import row_ids
-
-            out[ROW_ID] = pa.array(row_ids(frag._pb, frag.where)[pos], pa.uint64())
+            out[ROW_ID] = pa.array(frag.row_ids()[pos], pa.uint64())
         else:
             out[ROW_ID] = pa.array(addr, pa.uint64())
     if ROW_OFFSET in want:
@@ -188,6 +187,32 @@ def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: i
         live = pos - np.searchsorted(deleted, pos, side="left")
         out[ROW_OFFSET] = pa.array((live + offset_base).astype(np.uint64), pa.uint64())
     return out
+
+
+def sort_keys(order_by: Any, schema: pa.Schema, where: str) -> list[tuple[str, bool, bool]]:
+    """(column, ascending, nulls first) of pylance's ``order_by``: column names or ColumnOrdering-like
+    objects (``column_name``, ``ascending``, ``nulls_first``)."""
+    out = []
+    for o in order_by or []:
+        if isinstance(o, str):
+            name, asc, nulls_first = o, True, False
+        elif hasattr(o, "column_name"):
+            name, asc, nulls_first = o.column_name, bool(o.ascending), bool(o.nulls_first)
+        else:
+            raise LanceValueError(f"{where}: order_by takes column names or ColumnOrdering, not {o!r}")
+        if name not in schema.names:
+            raise LanceValueError(f"{where}: order_by: no column named {name!r}")
+        out.append((name, asc, nulls_first))
+    return out
+
+
+@dataclass
+class ColumnOrdering:
+    """A sort key of ``order_by`` (pylance's ``lance.dataset.ColumnOrdering``)."""
+
+    column_name: str
+    ascending: bool = True
+    nulls_first: bool = False
 
 
 class LanceScanner:
@@ -210,6 +235,7 @@ class LanceScanner:
         with_row_address: bool | None = None,
         include_deleted_rows: bool | None = None,
         disable_scoring_autoprojection: bool | None = None,
+        order_by: list[Any] | None = None,
     ) -> None:
         self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
@@ -222,7 +248,7 @@ class LanceScanner:
             raise LanceValueError(f"{where}: batch_size must be positive, not {batch_size!r}")
         self.limit = None if limit is None else int(limit)
         self.offset = int(offset or 0)
-        self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
+        self.batch_size = int(batch_size or os.environ.get("LANCE_DEFAULT_BATCH_SIZE") or DEFAULT_BATCH_SIZE)
         self._filter_text = filter if isinstance(filter, str) else None
         self.filter = as_filter(filter, ds.schema)
         #: row-id columns the filter names: computed before it is applied
@@ -239,6 +265,10 @@ class LanceScanner:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
         self.no_distance = bool(disable_scoring_autoprojection)
+        self.order_by = sort_keys(order_by, ds.schema, where)
+        for name, _, _ in self.order_by:
+            if name not in self._proj.reads:
+                self._proj.reads.append(name)  # read for sorting, not returned unless asked
         if fragments is None:
             self._frags = list(ds._fragments)
         else:
@@ -390,16 +420,16 @@ class LanceScanner:
     def projected_schema(self) -> pa.Schema:
         """The schema of the scan's result."""
         if self._schema is None:
-            if self.nearest is not None:
-                self._schema = self._nearest_table().slice(0, 0).schema
+            empty = self._empty_input()
+            frag = self._frags[0] if self._frags else None
+            if frag is None or not self._proj.rows:
+                t = self._project(self._with_empty_rows(empty))
             else:
-                empty = self._empty_input()
-                frag = self._frags[0] if self._frags else None
-                if frag is None or not self._proj.rows:
-                    t = self._project(self._with_empty_rows(empty))
-                else:
-                    t = self._finish(frag, empty, None)
-                self._schema = t.schema
+                t = self._finish(frag, empty, None)
+            if self.nearest is not None and not self.no_distance:
+                at = len(self._proj.names) - self._proj.added
+                t = t.add_column(at, pa.field("_distance", pa.float32()), pa.array([], pa.float32()))
+            self._schema = t.schema
         return self._schema
 
     def _with_empty_rows(self, t: pa.Table) -> pa.Table:
@@ -414,8 +444,8 @@ class LanceScanner:
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """The result in batches of at most ``batch_size`` rows (a fragment's rows never share a batch
         with another's, as in pylance)."""
-        if self.nearest is not None:
-            yield from self._nearest_table().to_batches(max_chunksize=self.batch_size)
+        if self.nearest is not None or self.order_by:
+            yield from self.to_table().to_batches(max_chunksize=self.batch_size)
             return
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
         for frag, t in self._pieces(self.batch_size if self.filter is None else None):
@@ -430,9 +460,36 @@ class LanceScanner:
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
+    def _sorted(self) -> pa.Table:
+        """The whole result sorted by ``order_by`` (stable), then offset and limit applied."""
+        unlimited = self._copy(limit=None, offset=0, order_by=[])
+        bases = unlimited._offset_bases() if ROW_OFFSET in self._proj.rows else None
+        outs, keys = [], []
+        for frag, t in unlimited._pieces(None):
+            outs.append(unlimited._finish(frag, t, bases))
+            keys.append(t.select([k for k, _, _ in self.order_by]))
+        if not outs:
+            return self.projected_schema.empty_table()
+        out = pa.concat_tables(outs) if outs[0].num_columns else _rows_only(outs)
+        key = pa.concat_tables(keys)
+        idx = pa.array(np.arange(key.num_rows, dtype=np.int64))
+        for name, ascending, nulls_first in reversed(self.order_by):  # stable passes, last key first
+            col = key.column(name).take(idx)
+            order = pc.array_sort_indices(
+                col,
+                order="ascending" if ascending else "descending",
+                null_placement="at_start" if nulls_first else "at_end",
+            )
+            idx = idx.take(order)
+        out = out.take(idx) if out.num_columns else out
+        out = out.slice(self.offset)
+        return out if self.limit is None else out.slice(0, self.limit)
+
     def to_table(self) -> pa.Table:
         if self.nearest is not None:
             return self._nearest_table()
+        if self.order_by:
+            return self._sorted()
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
         if self.limit is None and not self.offset and not self.include_deleted_rows and not self._filter_rows:
             parts = self._parallel(bases)
@@ -498,6 +555,11 @@ class LanceScanner:
             lines.append(f"  ExactKNN: column={n.column}, k={n.k}, metric={n.metric}, prefilter={self.prefilter}")
         if self.limit is not None or self.offset:
             lines.append(f"  Limit: offset={self.offset}, limit={self.limit}")
+        if self.order_by:
+            keys = ", ".join(
+                f"{n} {'ASC' if a else 'DESC'} NULLS {'FIRST' if nf else 'LAST'}" for n, a, nf in self.order_by
+            )
+            lines.append(f"  Sort: {keys}")
         if self.filter is not None:
             lines.append(f"  Filter: {self._filter_text or self.filter}")
         from lancelot.dataset.scan import filter_columns
@@ -533,4 +595,4 @@ def unsupported(where: str, **options: Any) -> None:
 
 Scanner = LanceScanner
 
-__all__ = ["LanceScanner", "Scanner", "as_filter", "projection", "row_columns", "LanceError"]
+__all__ = ["ColumnOrdering", "LanceScanner", "Scanner", "as_filter", "projection", "row_columns"]

@@ -143,6 +143,8 @@ def search(scan: LanceScanner) -> pa.Table:
     if scan.filter is not None and not scan.prefilter and len(best_addr):
         passed = _passes(scan, best_addr)
         best_d, best_addr = best_d[passed], best_addr[passed]
+    if not len(best_addr):
+        return scan.projected_schema.empty_table()
     rows = ds._rows_at(best_addr, None, ignore_deletions=True, scan=scan)
     at = len(scan._proj.names) - scan._proj.added
     out = rows
