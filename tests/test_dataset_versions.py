@@ -131,19 +131,27 @@ def test_restore_of_pylance_restore(tmp_path):
     assert lancelot.dataset(tmp_path).to_table() == table
 
 
-@pytest.mark.parametrize("alias", ["stable", "STABLE", "next", "2.1", "2.0"])
+@pytest.mark.parametrize("alias", ["stable", "STABLE", "2.1", "2.0"])
 def test_data_storage_version_aliases(tmp_path, alias):
-    """Reference test_default_storage_version: an alias is resolved before it reaches the manifest.
-    pylance 14.0.2 resolves "next" to 2.3, which lancelot does not write: lancelot's "next" is its
-    newest writable version (2.2)."""
+    """Reference test_default_storage_version: an alias is resolved before it reaches the manifest."""
     uri = str(tmp_path / "ds")
     lancelot.write_dataset(pa.table({"a": [1, 2]}), uri, data_storage_version=alias)
-    want = {"stable": "2.2", "STABLE": "2.2", "next": "2.2"}.get(alias, alias)
+    want = {"stable": "2.2", "STABLE": "2.2"}.get(alias, alias)
     assert lancelot.dataset(uri).data_storage_version == want
     assert lance.dataset(uri).data_storage_version == want  # pylance opens it (it could not with "stable")
     assert lance.dataset(uri).to_table().column("a").to_pylist() == [1, 2]
     lancelot.write_dataset(pa.table({"a": [3]}), uri, mode="append", data_storage_version=alias)
     assert lance.dataset(uri).count_rows() == 3
+
+
+def test_data_storage_version_next_is_refused(tmp_path):
+    """pylance 14.0.2 resolves "next" to its unstable 2.3, which lancelot does not write yet: refused by
+    name rather than written as another version, and nothing is written."""
+    assert lance.write_dataset(pa.table({"a": [1]}), str(tmp_path / "p"), data_storage_version="next")
+    assert lance.dataset(str(tmp_path / "p")).data_storage_version == "2.3"
+    with pytest.raises(lancelot.UnsupportedVersionError, match="2.3"):
+        lancelot.write_dataset(pa.table({"a": [1]}), str(tmp_path / "n"), data_storage_version="next")
+    assert not (tmp_path / "n" / "_versions").exists()
 
 
 def test_data_storage_version_legacy_and_unknown(tmp_path):

@@ -225,6 +225,7 @@ class LanceDataset:
 
     @property
     def latest_version(self) -> int:
+        """The newest version of the dataset now (re-read from ``_versions/``, not this object's version)."""
         latest = list_versions(self._store, self.uri).latest
         if latest is None:
             raise DatasetNotFoundError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
@@ -398,6 +399,7 @@ class LanceDataset:
 
     @property
     def stats(self) -> LanceStats:
+        """Statistics of this version: ``stats.dataset_stats()`` and ``stats.data_stats()`` (pylance's)."""
         from lancelot.dataset.stats import LanceStats
 
         return LanceStats(self)
@@ -419,10 +421,12 @@ class LanceDataset:
 
     @property
     def has_stable_row_ids(self) -> bool:
+        """Whether the dataset keeps stable row ids (the manifest's stable-row-id feature flag)."""
         return bool(self.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
 
     @property
     def max_field_id(self) -> int:
+        """The largest field id of this version's schema (-1 for none)."""
         return max((int(f.id) for f in self.manifest.fields), default=-1)
 
     def checkout_latest(self) -> None:
@@ -460,6 +464,7 @@ class LanceDataset:
         ).to_pandas()
 
     def get_fragment(self, fragment_id: int) -> Fragment | None:
+        """The fragment with ``fragment_id`` in this version, or None."""
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
     def count_rows(self, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:
@@ -703,6 +708,7 @@ class LanceDataset:
 
     @property
     def optimize(self) -> Optimizer:
+        """Maintenance operations (``optimize.compact_files``), as pylance's ``dataset.optimize``."""
         from lancelot.dataset.compact import Optimizer
 
         return Optimizer(self)

@@ -439,6 +439,7 @@ class LanceScanner:
 
     @property
     def dataset_schema(self) -> pa.Schema:
+        """The schema of the dataset being scanned (before projection)."""
         return self._ds.schema
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
@@ -455,6 +456,7 @@ class LanceScanner:
             yield from out.to_batches(max_chunksize=self.batch_size)
 
     def to_reader(self) -> pa.RecordBatchReader:
+        """The scan's batches as a ``pyarrow.RecordBatchReader`` of ``projected_schema``."""
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -486,6 +488,7 @@ class LanceScanner:
         return out if self.limit is None else out.slice(0, self.limit)
 
     def to_table(self) -> pa.Table:
+        """The whole scan as one table (rows in fragment order; nearest-neighbour results when ``nearest`` is set)."""
         if self.nearest is not None:
             return self._nearest_table()
         if self.order_by:
@@ -577,6 +580,7 @@ class LanceScanner:
         return "\n".join(lines) + "\n"
 
     def analyze_plan(self, count_rows: bool = False) -> str:
+        """The plan as ``explain_plan(verbose=True)`` gives it (lancelot runs no separate analysis)."""
         return self.explain_plan(verbose=True)
 
 

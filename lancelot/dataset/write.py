@@ -206,7 +206,7 @@ def storage_version(name: str | None) -> str | None:
 
     pylance resolves its aliases ("stable", "next", any case) before it records the version in the
     manifest; a manifest holding the alias itself cannot be opened by pylance.  "legacy" names the
-    pre-2.0 format, which lancelot does not write."""
+    pre-2.0 format and "next" pylance's unstable 2.3, neither of which lancelot writes."""
     if name is None:
         return None
     text = str(getattr(name, "value", name)).strip().lower()
@@ -214,11 +214,13 @@ def storage_version(name: str | None) -> str | None:
         raise UnsupportedVersionError(
             f"data_storage_version {name!r}: the legacy format (0.1, before Lance 2.0) is not written by lancelot"
         )
+    if text in versions.NOT_SUPPORTED:  # "next": pylance's unstable 2.3
+        raise UnsupportedVersionError(f"data_storage_version {name!r}: {versions.NOT_SUPPORTED[text]}")
     try:
         return str(resolve_version(text).value)
     except UnsupportedVersionError:
         raise UnsupportedVersionError(
-            f"unknown data_storage_version {name!r} (use 'stable', 'next', '2.0', '2.1' or '2.2')"
+            f"unknown data_storage_version {name!r} (use 'stable', '2.0', '2.1' or '2.2')"
         ) from None
 
 
