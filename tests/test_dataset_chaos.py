@@ -54,7 +54,7 @@ else:
     from datetime import timedelta
     import lancelot
     from lancelot.dataset.commit import CommitConflictError
-    from lancelot.errors import CorruptFileError, LanceFileNotFoundError
+    from lancelot.errors import LanceFileNotFoundError
     read = {}
     def opened():
         read["v"] = None
@@ -69,8 +69,8 @@ else:
         if isinstance(e, CommitConflictError):
             return True
         # the version this operation read was cleaned up while it read it (a slow reader): its files
-        # may be gone; fragment.py still calls a missing deletion file a CorruptFileError
-        missing = isinstance(e, LanceFileNotFoundError) or (isinstance(e, CorruptFileError) and "missing" in str(e))
+        # may be gone
+        missing = isinstance(e, LanceFileNotFoundError)
         listed = [v["version"] for v in lancelot.dataset(a["uri"], storage_options=so).versions()]
         return missing and read.get("v") not in listed
 print("ready", flush=True)

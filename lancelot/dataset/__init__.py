@@ -9,7 +9,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.commit import CommitConflictError
+from lancelot.dataset.commit import CommitConflictError, CommitIOError, RetryableCommitConflictError
 from lancelot.dataset.dataset import LanceDataset, dataset
 from lancelot.dataset.fragment import Fragment, FragmentMetadata
 from lancelot.dataset.refs import Tags
@@ -22,6 +22,8 @@ LanceFragment = Fragment  # pylance's name
 __all__ = [
     "ColumnOrdering",
     "CommitConflictError",
+    "CommitIOError",
+    "RetryableCommitConflictError",
     "Fragment",
     "FragmentMetadata",
     "LanceDataset",

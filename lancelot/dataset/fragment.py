@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from lancelot import versions
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
-from lancelot.dataset.deletion import deletion_path, parse_deletions
+from lancelot.dataset.deletion import deletion_path, read_deletions
 from lancelot.dataset.manifest import rows_trusted
 from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
 from lancelot.format.pb import table_pb2
@@ -193,11 +193,8 @@ class Fragment:
                 path = deletion_path(self.fragment_id, d)
                 if prefix == "":
                     path = path.split("/", 1)[1]  # a base that is a plain directory holds the file itself
-                try:
-                    data = store.read(path)
-                except FileNotFoundError:
-                    raise CorruptFileError(f"{self.where}: deletion file {path} is missing") from None
-                self._deleted = parse_deletions(data, d.file_type, self.physical_rows, f"{self.where} ({path})")
+                # a missing deletion file is a LanceFileNotFoundError, as a missing data file is
+                self._deleted = read_deletions(store, self.fragment_id, d, self.physical_rows, self.where, path)
                 if d.num_deleted_rows and d.num_deleted_rows != len(self._deleted):
                     raise CorruptFileError(
                         f"{self.where}: deletion file {path} holds {len(self._deleted)} rows, "
