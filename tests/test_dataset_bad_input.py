@@ -72,7 +72,9 @@ def test_deletion_file_past_the_fragment(tmp_path):
     _, data = serialize_deletions(np.array([1, 10], dtype=np.uint32))  # the fragment has 10 rows
     open(os.path.join(d, name), "wb").write(data)
     _rewrite(uri, lambda m: setattr(m.fragments[1].deletion_file, "num_deleted_rows", 2))
-    with pytest.raises(CorruptFileError, match=r"version 2 fragment 1\b.*_deletions/.*marks row 10 but the fragment has 10 rows"):
+    with pytest.raises(
+        CorruptFileError, match=r"version 2 fragment 1\b.*_deletions/.*marks row 10 but the fragment has 10 rows"
+    ):
         lancelot.dataset(uri).to_table()
 
 
