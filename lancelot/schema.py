@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lancelot import field_metadata
+from lancelot import extension_types, field_metadata
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
 
-EXT_NAME_KEY = b"ARROW:extension:name"
+EXT_NAME_KEY = extension_types.NAME_KEY
 
 _SIMPLE: dict[str, pa.DataType] = {
     "null": pa.null(),
@@ -133,7 +133,7 @@ def _encoding_tag(t: pa.DataType) -> int:
 
 def normalize_type(t: pa.DataType) -> pa.DataType:
     """The type as stored: views become their plain equivalents, extensions their storage."""
-    if isinstance(t, pa.ExtensionType):
+    if extension_types.is_extension(t):
         return normalize_type(t.storage_type)
     if pa.types.is_string_view(t):
         return pa.string()
@@ -157,12 +157,13 @@ def normalize_type(t: pa.DataType) -> pa.DataType:
 
 
 def normalize_field(f: pa.Field) -> pa.Field:
+    """The field as stored: an extension type becomes its storage type with the extension's name and
+    serialized parameters in the field's metadata (both keys, as pylance writes them), at any depth."""
     md = dict(f.metadata or {})
-    if isinstance(f.type, pa.ExtensionType):
+    if extension_types.is_extension(f.type):
+        extension_types.check_writable(f.type, f.name)
         md[EXT_NAME_KEY] = f.type.extension_name.encode()
-        ser = f.type.__arrow_ext_serialize__()
-        if ser:
-            md[b"ARROW:extension:metadata"] = ser
+        md[extension_types.META_KEY] = extension_types.serialize(f.type)
     return pa.field(f.name, normalize_type(f.type), f.nullable, md or None)
 
 
@@ -216,7 +217,7 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
         )
         for k, v in md.items():
             pf.metadata[k] = v
-        if ext == "lance.blob.v2":  # pylance keeps the blob v2 extension name in the metadata too
+        if ext:  # pylance keeps the extension name in the metadata too
             pf.metadata[EXT_NAME_KEY.decode()] = ext.encode()
         if field_metadata.is_blob_description(f):  # pylance lists these children without ids
             for c in _children(f.type):
@@ -268,7 +269,14 @@ def _adopt_unnumbered(fields: list[file_pb2.Field]) -> list[file_pb2.Field]:
 
 
 def from_descriptor(fd: file_pb2.FileDescriptor) -> pa.Schema:
-    """Rebuild the Arrow schema from a FileDescriptor."""
+    """Rebuild the Arrow schema from a FileDescriptor, with the extension types registered in this
+    process (``extension_types.resolve_schema`` of ``stored_schema``)."""
+    return extension_types.resolve_schema(stored_schema(fd))
+
+
+def stored_schema(fd: file_pb2.FileDescriptor) -> pa.Schema:
+    """The Arrow schema of a FileDescriptor as stored: extension types as their storage types, with
+    their name and parameters in the field metadata."""
     fields = _adopt_unnumbered(list(fd.schema.fields))
     kids: dict[int, list[file_pb2.Field]] = {}
     for f in fields:
