@@ -93,7 +93,7 @@ def check_writable(t: pa.DataType, name: str) -> None:
     if is_extension(t):
         why = REWRITTEN.get(t.extension_name)
         if why is not None:
-            raise UnsupportedTypeError(f"field {name!r} of extension type {t} is not writable: {why}")
+            raise UnsupportedTypeError(f"field {name!r} of extension type {t} is not writable: {why}", column=name)
         check_writable(t.storage_type, name)
         return
     for i in range(t.num_fields):

@@ -164,6 +164,15 @@ def normalize_field(f: pa.Field) -> pa.Field:
         extension_types.check_writable(f.type, f.name)
         md[EXT_NAME_KEY] = f.type.extension_name.encode()
         md[extension_types.META_KEY] = extension_types.serialize(f.type)
+        stored = normalize_type(f.type)
+        try:
+            logical_type(stored)
+        except UnsupportedTypeError:
+            raise UnsupportedTypeError(
+                f"field {f.name!r} of extension type {f.type} is not writable: Lance stores no {stored} (its storage)",
+                column=f.name,
+            ) from None
+        return pa.field(f.name, stored, f.nullable, md)
     return pa.field(f.name, normalize_type(f.type), f.nullable, md or None)
 
 

@@ -1,0 +1,218 @@
+"""Arrow extension types against pylance 14.0.2 (issue 32, part 3), files and datasets, both ways.
+
+pylance stores an extension type as its storage type, with the name in ``Field.extension_name`` and
+both ``ARROW:extension:name`` and ``ARROW:extension:metadata`` in the field's metadata, at 2.0, 2.1
+and 2.2; reading gives the extension type back when it is registered in the process (pyarrow's
+canonical ones always; pylance's ``lance.bfloat16`` once ``lance`` is imported, as here), else the
+storage array with those two metadata keys.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelot
+from lancelot.errors import UnsupportedTypeError
+
+lance = pytest.importorskip("lance")
+lance_file = pytest.importorskip("lance.file")
+from lance.arrow import BFloat16Type  # noqa: E402  (after the skip: pylance is the oracle)
+
+VERSIONS = ["2.0", "2.1", "2.2"]
+N = 300
+
+
+def _mask(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.random(n) < 0.2
+
+
+def _table(seed: int = 0, n: int = N) -> pa.Table:
+    """Every extension type pylance round-trips, nulls in each, some nested."""
+    rng = np.random.default_rng(seed)
+    ids = pa.array([uuid.UUID(int=int(x)).bytes for x in rng.integers(0, 2**62, n)], pa.binary(16), mask=_mask(rng, n))
+    uuids = pa.ExtensionArray.from_storage(pa.uuid(), ids)
+    tensor_t = pa.fixed_shape_tensor(pa.float32(), [2, 3], dim_names=["r", "c"], permutation=[1, 0])
+    flat = pa.array(rng.normal(size=n * 6).astype(np.float32))
+    tensors = pa.ExtensionArray.from_storage(
+        tensor_t, pa.FixedSizeListArray.from_arrays(flat, 6, mask=pa.array(_mask(rng, n)))
+    )
+    ints = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.int32(), [4]),
+        pa.FixedSizeListArray.from_arrays(pa.array(rng.integers(-9, 9, n * 4).astype(np.int32)), 4),
+    )
+    bf16 = pa.ExtensionArray.from_storage(
+        BFloat16Type(),
+        pa.array(
+            [rng.normal(size=1).astype(np.float32).tobytes()[2:] for _ in range(n)], pa.binary(2), mask=_mask(rng, n)
+        ),
+    )
+    bool8 = pa.ExtensionArray.from_storage(
+        pa.bool8(), pa.array(rng.integers(0, 2, n).astype(np.int8), mask=_mask(rng, n))
+    )
+    opaque = pa.ExtensionArray.from_storage(
+        pa.opaque(pa.binary(), "geometry", "acme"),
+        pa.array(
+            [bytes(rng.integers(0, 256, int(k)).astype(np.uint8)) for k in rng.integers(0, 20, n)], mask=_mask(rng, n)
+        ),
+    )
+    struct = pa.StructArray.from_arrays([uuids, pa.array(np.arange(n))], ["id", "i"])  # (2.0 holds no null structs)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n))]).astype(np.int32)
+    more = pa.array([uuid.UUID(int=int(x)).bytes for x in rng.integers(0, 2**62, offsets[-1])], pa.binary(16))
+    lists = pa.ListArray.from_arrays(pa.array(offsets), pa.ExtensionArray.from_storage(pa.uuid(), more))
+    return pa.table(
+        {
+            "uuid": uuids,
+            "tensor": tensors,
+            "tensor_int": ints,
+            "bf16": bf16,
+            "bool8": bool8,
+            "opaque": opaque,
+            "struct": struct,
+            "list": lists,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def table() -> pa.Table:
+    return _table()
+
+
+def _descriptor_fields(path: str) -> list[tuple[object, ...]]:
+    fd = lancelot.LanceFile(path)._descriptor
+    return [
+        (f.id, f.parent_id, f.name, f.logical_type, f.extension_name, dict(f.metadata), f.nullable)
+        for f in fd.schema.fields
+    ]
+
+
+def _pylance_file(path: Path, table: pa.Table, version: str) -> str:
+    with lance_file.LanceFileWriter(str(path), version=version) as w:
+        w.write_batch(table)
+    return str(path)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_file_lancelot_writes_pylance_reads(tmp_path: Path, table: pa.Table, version: str) -> None:
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(table, ours, version=version)
+    got = lance_file.LanceFileReader(ours).read_all().to_table()
+    assert got.schema == table.schema
+    assert got.equals(table)
+    # the schema as pylance stores it: storage logical types, extension name and both metadata keys
+    theirs = _pylance_file(tmp_path / "theirs.lance", table, version)
+    assert _descriptor_fields(ours) == _descriptor_fields(theirs)
+    uuid_field = _descriptor_fields(ours)[0]
+    assert uuid_field[3:6] == (
+        "fixed_size_binary:16",
+        "arrow.uuid",
+        {"ARROW:extension:name": b"arrow.uuid", "ARROW:extension:metadata": b""},
+    )
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_file_pylance_writes_lancelot_reads(tmp_path: Path, table: pa.Table, version: str) -> None:
+    path = _pylance_file(tmp_path / "theirs.lance", table, version)
+    f = lancelot.LanceFile(path)
+    assert f.schema == table.schema
+    assert f.read().equals(table)
+    rows = [5, 0, 299, 17, 17]
+    assert f.take(rows).equals(table.take(rows))
+    assert f.read_range(10, 40, ["bf16", "list"]).equals(table.select(["bf16", "list"]).slice(10, 30))
+    assert pa.Table.from_batches(list(f.iter_batches(64))).equals(table)
+    # bfloat16: the same storage bytes as pylance returns
+    assert (
+        f.read()
+        .column("bf16")
+        .combine_chunks()
+        .storage.equals(lance_file.LanceFileReader(path).read_all().to_table().column("bf16").combine_chunks().storage)
+    )
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dataset_lancelot_writes_pylance_reads(tmp_path: Path, table: pa.Table, version: str) -> None:
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(table, uri, data_storage_version=version)
+    lancelot.write_dataset(_table(1, 50), uri, mode="append")
+    expected = pa.concat_tables([table, _table(1, 50)])
+    ds = lance.dataset(uri)
+    assert ds.schema == table.schema
+    assert ds.to_table().equals(expected)
+    assert lancelot.dataset(uri).to_table().equals(expected)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dataset_pylance_writes_lancelot_reads(tmp_path: Path, table: pa.Table, version: str) -> None:
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri, data_storage_version=version)
+    ds = lancelot.dataset(uri)
+    assert ds.schema == table.schema
+    assert ds.to_table().equals(table)
+    assert ds.take([3, 250, 0]).equals(table.take([3, 250, 0]))
+    # lancelot appends to pylance's dataset: pylance reads both fragments
+    lancelot.write_dataset(_table(2, 40), uri, mode="append")
+    expected = pa.concat_tables([table, _table(2, 40)])
+    assert lance.dataset(uri).to_table().equals(expected)
+    assert lancelot.dataset(uri).to_table().equals(expected)
+
+
+class _Point(pa.ExtensionType):
+    """An extension type only this test registers (then unregisters)."""
+
+    def __init__(self) -> None:
+        pa.ExtensionType.__init__(self, pa.list_(pa.float64(), 2), "lancelot.test.point")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return b"crs=none"
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> _Point:
+        return _Point()
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_unregistered_extension_reads_as_storage_with_metadata(tmp_path: Path, version: str) -> None:
+    storage = pa.array([[1.0, 2.0], None, [-3.5, 0.0]], pa.list_(pa.float64(), 2))
+    pa.register_extension_type(_Point())
+    try:
+        t = pa.table({"p": pa.ExtensionArray.from_storage(_Point(), storage)})
+        ours = str(tmp_path / "ours.lance")
+        lancelot.write_table(t, ours, version=version)
+        theirs = _pylance_file(tmp_path / "theirs.lance", t, version)
+        assert lancelot.read_table(ours).equals(t)  # registered: the extension type back
+    finally:
+        pa.unregister_extension_type("lancelot.test.point")
+    for path in (ours, theirs):
+        got = lancelot.read_table(path)
+        oracle = lance_file.LanceFileReader(path).read_all().to_table()
+        assert got.equals(oracle)
+        assert got.schema.field("p").type == storage.type
+        assert got.schema.field("p").metadata == oracle.schema.field("p").metadata
+        assert got.schema.field("p").metadata == {
+            b"ARROW:extension:name": b"lancelot.test.point",
+            b"ARROW:extension:metadata": b"crs=none",
+        }
+        assert got.column("p").combine_chunks().equals(storage)
+
+
+def test_extension_of_unstorable_type_is_refused(tmp_path: Path) -> None:
+    class _Weird(pa.ExtensionType):
+        def __init__(self) -> None:
+            pa.ExtensionType.__init__(self, pa.month_day_nano_interval(), "lancelot.test.weird")
+
+        def __arrow_ext_serialize__(self) -> bytes:
+            return b""
+
+        @classmethod
+        def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> _Weird:
+            return _Weird()
+
+    arr = pa.ExtensionArray.from_storage(_Weird(), pa.array([(1, 2, 3)], pa.month_day_nano_interval()))
+    with pytest.raises(UnsupportedTypeError, match=r"'when'.*lancelot\.test\.weird"):
+        lancelot.write_table(pa.table({"when": arr}), str(tmp_path / "x.lance"))
+    assert not (tmp_path / "x.lance").exists()
