@@ -9,9 +9,11 @@ extension type when it is registered in the process (pyarrow's canonical ones al
 ones such as pylance's ``lance.bfloat16`` once their module is imported), exactly as pyarrow's
 IPC reader does; an unregistered one stays its storage type with those two metadata keys.
 
-``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: it
-keeps JSON as JSONB bytes under its own ``lance.json`` name, which lancelot does not encode yet,
-so writing it is refused (``check_writable``).
+``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: a
+top-level JSON column becomes ``large_binary`` JSONB values (``lancelot.jsonb``) under pylance's own
+``lance.json`` name, logical type ``json``; a file reader returns those bytes as they are, a dataset
+scan returns them as ``arrow.json`` text again (``dataset_schema`` / ``dataset_columns``).  JSON
+nested in a struct or list is refused (``check_writable``).
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from typing import Any
 
 import pyarrow as pa
 
+from lancelot import jsonb
 from lancelot.errors import UnsupportedTypeError
 
 NAME_KEY = b"ARROW:extension:name"
 META_KEY = b"ARROW:extension:metadata"
 #: extensions read as their storage (the blob v2 description struct: ``lancelot.dataset.blob`` reads it)
 KEPT_AS_STORAGE = frozenset({"lance.blob.v2"})
-#: extension names pylance stores in a form of its own (not the storage array as given)
-REWRITTEN = {"arrow.json": "pylance stores JSON as JSONB bytes ('lance.json'), which lancelot does not write yet"}
+#: Arrow's JSON extension, and pylance's name for the JSONB it stores JSON columns as
+ARROW_JSON, LANCE_JSON = "arrow.json", "lance.json"
+#: the field metadata of a stored JSON column
+LANCE_JSON_METADATA = {NAME_KEY: LANCE_JSON.encode(), META_KEY: b""}
 
 
 def is_extension(t: pa.DataType) -> bool:
@@ -88,16 +93,54 @@ def serialize(t: pa.DataType) -> bytes:
     return _c_metadata(pa.field("x", t)).get(META_KEY, b"")
 
 
-def check_writable(t: pa.DataType, name: str) -> None:
-    """Refuse an extension type (at any depth of ``t``) that pylance stores in a form lancelot does not write."""
+def is_arrow_json(t: pa.DataType) -> bool:
+    return is_extension(t) and t.extension_name == ARROW_JSON
+
+
+def check_writable(t: pa.DataType, name: str, top: bool = True) -> None:
+    """Refuse an extension type that pylance stores in a form lancelot does not write: ``arrow.json``
+    below the top level of a field (at the top it becomes JSONB)."""
+    if is_arrow_json(t) and not top:
+        raise UnsupportedTypeError(
+            f"field {name!r} holds a JSON ({t}) column inside a struct or list: not writable "
+            "(JSON columns are written at the top level only)",
+            column=name,
+        )
     if is_extension(t):
-        why = REWRITTEN.get(t.extension_name)
-        if why is not None:
-            raise UnsupportedTypeError(f"field {name!r} of extension type {t} is not writable: {why}", column=name)
-        check_writable(t.storage_type, name)
+        check_writable(t.storage_type, name, False)
         return
     for i in range(t.num_fields):
-        check_writable(t.field(i).type, name)
+        check_writable(t.field(i).type, name, False)
+
+
+def stored_array(col: pa.Array | pa.ChunkedArray, stored: pa.DataType) -> pa.Array | pa.ChunkedArray | None:
+    """A top-level column of an extension type as its stored values (JSON text as JSONB), None when
+    plain storage does (the caller casts)."""
+    if is_arrow_json(col.type) and pa.types.is_large_binary(stored):
+        return jsonb.encode_array(col)
+    return None
+
+
+def _is_lance_json(f: pa.Field) -> bool:
+    return bool(f.metadata) and f.metadata.get(NAME_KEY) == LANCE_JSON.encode() and pa.types.is_large_binary(f.type)
+
+
+def dataset_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema a dataset shows (pylance's): JSONB columns as ``arrow.json`` (string storage)."""
+    if not any(_is_lance_json(f) for f in schema):
+        return schema
+    fields = [
+        pa.field(f.name, pa.json_(), f.nullable, {k: v for k, v in f.metadata.items() if k not in LANCE_JSON_METADATA})
+        if _is_lance_json(f)
+        else f
+        for f in schema
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:
+    """The columns of a data file's ``table`` as a dataset scan returns them: JSONB as JSON text."""
+    return [jsonb.decode_array(col) if _is_lance_json(f) else col for f, col in zip(table.schema, table.columns)]
 
 
 def resolve_field(field: pa.Field) -> pa.Field:

@@ -160,6 +160,9 @@ def normalize_field(f: pa.Field) -> pa.Field:
     """The field as stored: an extension type becomes its storage type with the extension's name and
     serialized parameters in the field's metadata (both keys, as pylance writes them), at any depth."""
     md = dict(f.metadata or {})
+    if extension_types.is_arrow_json(f.type):  # pylance's JSONB column
+        md.update(extension_types.LANCE_JSON_METADATA)
+        return pa.field(f.name, pa.large_binary(), f.nullable, md)
     if extension_types.is_extension(f.type):
         extension_types.check_writable(f.type, f.name)
         md[EXT_NAME_KEY] = f.type.extension_name.encode()
@@ -177,7 +180,9 @@ def normalize_field(f: pa.Field) -> pa.Field:
 
 
 def normalize_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema as a Lance file stores it (see ``normalize_type``)."""
+    """The schema as a Lance file stores it (see ``normalize_type``; JSON only at the top level)."""
+    for f in schema:
+        extension_types.check_writable(f.type, f.name)
     return pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata)
 
 
@@ -219,7 +224,7 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
             name=f.name,
             id=fid,
             parent_id=parent,
-            logical_type=logical_type(f.type),
+            logical_type="json" if ext == extension_types.LANCE_JSON else logical_type(f.type),
             nullable=f.nullable,
             encoding=_encoding_tag(f.type),
             extension_name=ext,

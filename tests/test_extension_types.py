@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import lancelot
@@ -216,3 +217,101 @@ def test_extension_of_unstorable_type_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedTypeError, match=r"'when'.*lancelot\.test\.weird"):
         lancelot.write_table(pa.table({"when": arr}), str(tmp_path / "x.lance"))
     assert not (tmp_path / "x.lance").exists()
+
+
+# -- JSON: pylance stores arrow.json as JSONB ('lance.json'); datasets read it back as text ----------
+
+EDGE_JSON = [
+    "0", "-0", "1", "-1", "127", "128", "255", "256", "-128", "-129", "65536", "-32769", "4294967296",
+    "9223372036854775807", "9223372036854775808", "18446744073709551615", "-9223372036854775808",
+    "18446744073709551616", "-9223372036854775809", "0.0", "-0.0", "1.0", "1.5", "1e300", "1e-7", "1.5e-5",
+    "0.00001", "1e15", "1e16", "2.5e-10", "5e-324", "0.1", "1E2", "true", "false", "null", '""',
+    '"a\\"b\\\\c\\n\\t\\u0001\\u00e9\\ud83d\\ude00/"', "[]", "{}", '{"b":1,"a":[1,{"c":null}],"aa":true}',
+    '{"é":1,"z":2,"B":3,"":[[[]]]}', " [ 1 , 2 ] ", "",
+]  # fmt: skip
+
+
+def _random_json(rng: np.random.Generator, depth: int = 0) -> object:
+    k = int(rng.integers(0, 9 if depth < 3 else 6))
+    if k == 0:
+        return None
+    if k == 1:
+        return bool(rng.integers(0, 2))
+    if k == 2:
+        return int(rng.integers(-(2**63), 2**63 - 1)) >> int(rng.integers(0, 63))
+    if k == 3:
+        return float(rng.normal() * 10.0 ** int(rng.integers(-12, 20)))
+    if k in (4, 5):
+        return "".join(rng.choice(list('ab"\\\n\té€😀 /'), int(rng.integers(0, 8))))
+    if k in (6, 7):
+        return [_random_json(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]
+    return {f"k{int(rng.integers(0, 30))}": _random_json(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))}
+
+
+def _json_table(seed: int, n: int = 200) -> pa.Table:
+    import json
+
+    rng = np.random.default_rng(seed)
+    texts = [None if rng.random() < 0.15 else json.dumps(_random_json(rng)) for _ in range(n)]
+    return pa.table({"j": pa.array(texts + EDGE_JSON, pa.json_()), "i": pa.array(np.arange(n + len(EDGE_JSON)))})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_json_file_both_ways(tmp_path: Path, version: str) -> None:
+    t = _json_table(3)
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version=version)
+    theirs = _pylance_file(tmp_path / "theirs.lance", t, version)
+    assert _descriptor_fields(ours) == _descriptor_fields(theirs)
+    assert _descriptor_fields(ours)[0][3:5] == ("json", "lance.json")
+    # a file reader returns the JSONB bytes (large_binary, 'lance.json' metadata): the same bytes both ways
+    oracle = lance_file.LanceFileReader(theirs).read_all().to_table()
+    assert oracle.schema.field("j").type == pa.large_binary()
+    assert lance_file.LanceFileReader(ours).read_all().to_table().equals(oracle)
+    for path in (ours, theirs):
+        got = lancelot.read_table(path)
+        assert got.schema == oracle.schema
+        assert got.equals(oracle)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_json_dataset_both_ways(tmp_path: Path, version: str) -> None:
+    t, more = _json_table(4), _json_table(5, 30)
+    for writer in ("lancelot", "pylance"):
+        uri = str(tmp_path / writer)
+        (lancelot.write_dataset if writer == "lancelot" else lance.write_dataset)(t, uri, data_storage_version=version)
+        lancelot.write_dataset(more, uri, mode="append")
+        oracle = lance.dataset(uri)
+        ds = lancelot.dataset(uri)
+        assert ds.schema == oracle.schema
+        assert ds.schema.field("j").type == pa.json_()
+        # the text pylance gives back (normalized: sorted keys, no spaces, its number forms)
+        expected = oracle.to_table()
+        assert ds.to_table().equals(expected)
+        assert ds.take([0, 7, 240]).equals(oracle.take([0, 7, 240]))
+        few = pc.field("i") < 5
+        assert ds.to_table(columns=["j"], filter=few).equals(oracle.to_table(columns=["j"], filter=few))
+
+
+def test_jsonb_text_matches_pylance_for_edge_values(tmp_path: Path) -> None:
+    from lancelot import jsonb
+
+    t = pa.table({"j": pa.array(EDGE_JSON, pa.json_())})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(t, uri)
+    texts = lance.dataset(uri).to_table().column("j").to_pylist()
+    raw = lance_file.LanceFileReader(_pylance_file(tmp_path / "f.lance", t, "2.1")).read_all().to_table()
+    for source, text, stored in zip(EDGE_JSON, texts, raw.column("j").to_pylist()):
+        assert jsonb.encode(source) == stored, source
+        assert jsonb.decode(stored) == text, source
+
+
+def test_json_nested_or_invalid_is_refused(tmp_path: Path) -> None:
+    nested = pa.StructArray.from_arrays([pa.array(["1"], pa.json_())], ["doc"])
+    with pytest.raises(UnsupportedTypeError, match=r"'s'.*arrow\.json"):
+        lancelot.write_table(pa.table({"s": nested}), str(tmp_path / "a.lance"))
+    with pytest.raises(ValueError, match="not JSON"):
+        lancelot.write_table(pa.table({"j": pa.array(['{"a":'], pa.json_())}), str(tmp_path / "b.lance"))
+    with pytest.raises(ValueError, match="duplicate object key 'a'"):
+        lancelot.write_table(pa.table({"j": pa.array(['{"a":1,"a":2}'], pa.json_())}), str(tmp_path / "c.lance"))
+    assert not list(tmp_path.glob("*.lance"))

@@ -28,6 +28,7 @@ from lancelot.dataset.scan import check_filter
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
+from lancelot.extension_types import dataset_schema
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
@@ -62,7 +63,7 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
     fd.schema.fields.extend(m.fields)
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
-    return from_descriptor(fd)
+    return dataset_schema(from_descriptor(fd))  # JSON columns: arrow.json
 
 
 def _version_time(ns: int) -> _dt.datetime:
