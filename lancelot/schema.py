@@ -40,6 +40,22 @@ _SIMPLE: dict[str, pa.DataType] = {
     "date32:day": pa.date32(),
     "date64:ms": pa.date64(),
 }
+#: pylance's bfloat16 extension: a vector of it has a logical type of its own
+BFLOAT16 = "lance.bfloat16"
+_BFLOAT16_ITEM_METADATA = {EXT_NAME_KEY: BFLOAT16.encode(), extension_types.META_KEY: b""}
+
+
+def _is_bfloat16(f: pa.Field) -> bool:
+    """A bfloat16 field, as an extension type or as its stored form (fixed_size_binary:2 and the name)."""
+    if extension_types.is_extension(f.type):
+        return bool(f.type.extension_name == BFLOAT16)
+    return (
+        pa.types.is_fixed_size_binary(f.type)
+        and f.type.byte_width == 2
+        and (f.metadata or {}).get(EXT_NAME_KEY) == BFLOAT16.encode()
+    )
+
+
 _SIMPLE_NAMES = {str(t): name for name, t in _SIMPLE.items() if name != "json"}
 _UNITS = {"s", "ms", "us", "ns"}
 
@@ -74,6 +90,8 @@ def logical_type(t: pa.DataType) -> str:
     if pa.types.is_large_list(t) or pa.types.is_large_list_view(t):
         return "large_list.struct" if pa.types.is_struct(t.value_type) else "large_list"
     if pa.types.is_fixed_size_list(t):
+        if _is_bfloat16(t.value_field):
+            return f"fixed_size_list:{BFLOAT16}:{t.list_size}"
         return f"fixed_size_list:{logical_type(t.value_type)}:{t.list_size}"
     if pa.types.is_fixed_size_binary(t):
         return f"fixed_size_binary:{t.byte_width}"
@@ -101,8 +119,8 @@ def parse_logical_type(lt: str) -> pa.DataType:
             return pa.binary(int(parts[1]))
         if head == "fixed_size_list" and len(parts) >= 3:
             inner = ":".join(parts[1:-1])
-            if inner == "lance.bfloat16":
-                raise UnsupportedTypeError("bfloat16 vectors are not supported yet")
+            if inner == BFLOAT16:  # a vector of pylance's bfloat16 extension
+                return pa.list_(pa.field("item", pa.binary(2), True, _BFLOAT16_ITEM_METADATA), int(parts[-1]))
             return pa.list_(pa.field("item", parse_logical_type(inner), True), int(parts[-1]))
         if head == "dict" and len(parts) >= 4:
             value = parse_logical_type(":".join(parts[1:-2]))

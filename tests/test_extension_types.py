@@ -52,6 +52,10 @@ def _table(seed: int = 0, n: int = N) -> pa.Table:
             [rng.normal(size=1).astype(np.float32).tobytes()[2:] for _ in range(n)], pa.binary(2), mask=_mask(rng, n)
         ),
     )
+    halves = pa.array([v.tobytes()[2:] for v in rng.normal(size=n * 4).astype(np.float32)], pa.binary(2))
+    bf16_vectors = pa.FixedSizeListArray.from_arrays(
+        pa.ExtensionArray.from_storage(BFloat16Type(), halves), 4, mask=pa.array(_mask(rng, n))
+    )  # logical type fixed_size_list:lance.bfloat16:4
     bool8 = pa.ExtensionArray.from_storage(
         pa.bool8(), pa.array(rng.integers(0, 2, n).astype(np.int8), mask=_mask(rng, n))
     )
@@ -71,6 +75,7 @@ def _table(seed: int = 0, n: int = N) -> pa.Table:
             "tensor": tensors,
             "tensor_int": ints,
             "bf16": bf16,
+            "bf16_vectors": bf16_vectors,
             "bool8": bool8,
             "opaque": opaque,
             "struct": struct,
