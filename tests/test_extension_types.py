@@ -22,7 +22,7 @@ from lancelot.errors import UnsupportedTypeError
 
 lance = pytest.importorskip("lance")
 lance_file = pytest.importorskip("lance.file")
-from lance.arrow import BFloat16Type  # noqa: E402  (after the skip: pylance is the oracle)
+from lance.arrow import BFloat16Type, EncodedImageType, ImageURIType  # noqa: E402  (after the skip: the oracle)
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 N = 300
@@ -65,6 +65,13 @@ def _table(seed: int = 0, n: int = N) -> pa.Table:
             [bytes(rng.integers(0, 256, int(k)).astype(np.uint8)) for k in rng.integers(0, 20, n)], mask=_mask(rng, n)
         ),
     )
+    uris = pa.ExtensionArray.from_storage(
+        ImageURIType(), pa.array([f"s3://bucket/{i}.png" for i in range(n)], mask=_mask(rng, n))
+    )
+    images = pa.ExtensionArray.from_storage(
+        EncodedImageType(),
+        pa.array([b"\x89PNG" + rng.bytes(int(k)) for k in rng.integers(0, 30, n)], mask=_mask(rng, n)),
+    )
     struct = pa.StructArray.from_arrays([uuids, pa.array(np.arange(n))], ["id", "i"])  # (2.0 holds no null structs)
     offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n))]).astype(np.int32)
     more = pa.array([uuid.UUID(int=int(x)).bytes for x in rng.integers(0, 2**62, offsets[-1])], pa.binary(16))
@@ -78,6 +85,8 @@ def _table(seed: int = 0, n: int = N) -> pa.Table:
             "bf16_vectors": bf16_vectors,
             "bool8": bool8,
             "opaque": opaque,
+            "image_uri": uris,
+            "image": images,
             "struct": struct,
             "list": lists,
         }
@@ -258,7 +267,9 @@ def _json_table(seed: int, n: int = 200) -> pa.Table:
 
     rng = np.random.default_rng(seed)
     texts = [None if rng.random() < 0.15 else json.dumps(_random_json(rng)) for _ in range(n)]
-    return pa.table({"j": pa.array(texts + EDGE_JSON, pa.json_()), "i": pa.array(np.arange(n + len(EDGE_JSON)))})
+    texts += EDGE_JSON
+    large = pa.array(texts[::-1], pa.json_(pa.large_string()))  # read back as arrow.json over string, as pylance does
+    return pa.table({"j": pa.array(texts, pa.json_()), "jl": large, "i": pa.array(np.arange(len(texts)))})
 
 
 @pytest.mark.parametrize("version", VERSIONS)
