@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from lancelot import jsonb
-from lancelot.errors import UnsupportedTypeError
+from lancelot.errors import CorruptFileError, UnsupportedTypeError
 
 NAME_KEY = b"ARROW:extension:name"
 META_KEY = b"ARROW:extension:metadata"
@@ -140,7 +140,15 @@ def dataset_schema(schema: pa.Schema) -> pa.Schema:
 
 def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:
     """The columns of a data file's ``table`` as a dataset scan returns them: JSONB as JSON text."""
-    return [jsonb.decode_array(col) if _is_lance_json(f) else col for f, col in zip(table.schema, table.columns)]
+    out = []
+    for f, col in zip(table.schema, table.columns):
+        if _is_lance_json(f):
+            try:
+                col = jsonb.decode_array(col)
+            except CorruptFileError as e:
+                raise CorruptFileError(f"column {f.name!r}: {e.message}", column=f.name) from None
+        out.append(col)
+    return out
 
 
 def resolve_field(field: pa.Field) -> pa.Field:

@@ -331,3 +331,20 @@ def test_json_nested_or_invalid_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="duplicate object key 'a'"):
         lancelot.write_table(pa.table({"j": pa.array(['{"a":1,"a":2}'], pa.json_())}), str(tmp_path / "c.lance"))
     assert not list(tmp_path.glob("*.lance"))
+
+
+def test_damaged_jsonb_is_a_corrupt_file_error(tmp_path: Path) -> None:
+    from lancelot.errors import CorruptFileError
+
+    # JSONB given as such (large_binary with the 'lance.json' name) is stored as it is, as pylance does
+    field = pa.field("doc", pa.large_binary(), metadata={"ARROW:extension:name": "lance.json"})
+    good = b"\x20\x00\x00\x00\x20\x00\x00\x02\x50\x07"  # the number 7
+    bad = b"\x80\x00\x00\x05\x10"  # an array of 5 entries that holds none
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(
+        pa.table({"doc": pa.array([good, bad, None], pa.large_binary())}, schema=pa.schema([field])), uri
+    )
+    assert lance.dataset(uri).schema.field("doc").type == pa.json_()
+    assert lancelot.dataset(uri).take([0]).column("doc").to_pylist() == ["7"]
+    with pytest.raises(CorruptFileError, match="'doc'.*JSONB"):
+        lancelot.dataset(uri).to_table()
