@@ -21,10 +21,11 @@ from numpy.typing import ArrayLike
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import recording
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
+from lancelot.extension_types import resolve_schema, view_as
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
 from lancelot.io.source import ByteSource, Range, open_source
-from lancelot.schema import from_descriptor
+from lancelot.schema import stored_schema
 from lancelot.versions import FileVersion
 
 if TYPE_CHECKING:
@@ -106,7 +107,9 @@ class LanceFile:
         try:
             self.metadata: FileMetadata = read_metadata(self._src)
             self._descriptor = self._read_descriptor()
-            self.schema: pa.Schema = from_descriptor(self._descriptor)
+            #: the fields as the columns store them (extension types as their storage types)
+            self._stored: pa.Schema = stored_schema(self._descriptor)
+            self.schema: pa.Schema = resolve_schema(self._stored)
         except LanceError as e:
             self._src.close()
             raise e.at(path=self.path) from None
@@ -123,7 +126,7 @@ class LanceFile:
         pos = 0
         cols = self.metadata.columns
         in_file = getattr(self._module, "columns_in_file", None)  # 2.0: a few early layouts differ
-        for f in self.schema:
+        for f in self._stored:
             n = self._module.column_count(f) if in_file is None else in_file(f, self._src, cols, pos)
             if pos + n > len(cols):
                 raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
@@ -166,7 +169,8 @@ class LanceFile:
     def _reader(self, field: pa.Field) -> FieldReader:
         r = self._readers.get(field.name)
         if r is None:
-            ctx = FieldContext(self._src, self.version, field, self._columns[field.name], self.num_rows, self._cache)
+            stored = self._stored.field(field.name)  # the decoders see storage types
+            ctx = FieldContext(self._src, self.version, stored, self._columns[field.name], self.num_rows, self._cache)
             r = self._readers[field.name] = self._module.make_field_reader(ctx)
         return r
 
@@ -194,6 +198,8 @@ class LanceFile:
                 if n == 0
                 else pa.Table.from_batches([pa.RecordBatch.from_pydict({}, schema=schema)]).slice(0, 0)
             )
+        if self._stored is not self.schema:  # extension types: their storage arrays seen as them
+            arrays = [view_as(a, f.type) for a, f in zip(arrays, schema)]
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def read_range(self, start: int, stop: int, columns: Sequence[str] | None = None) -> pa.Table:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lancelot import field_metadata
+from lancelot import extension_types, field_metadata
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
 
-EXT_NAME_KEY = b"ARROW:extension:name"
+EXT_NAME_KEY = extension_types.NAME_KEY
 
 _SIMPLE: dict[str, pa.DataType] = {
     "null": pa.null(),
@@ -40,6 +40,22 @@ _SIMPLE: dict[str, pa.DataType] = {
     "date32:day": pa.date32(),
     "date64:ms": pa.date64(),
 }
+#: pylance's bfloat16 extension: a vector of it has a logical type of its own
+BFLOAT16 = "lance.bfloat16"
+_BFLOAT16_ITEM_METADATA = {EXT_NAME_KEY: BFLOAT16.encode(), extension_types.META_KEY: b""}
+
+
+def _is_bfloat16(f: pa.Field) -> bool:
+    """A bfloat16 field, as an extension type or as its stored form (fixed_size_binary:2 and the name)."""
+    if extension_types.is_extension(f.type):
+        return bool(f.type.extension_name == BFLOAT16)
+    return (
+        pa.types.is_fixed_size_binary(f.type)
+        and f.type.byte_width == 2
+        and (f.metadata or {}).get(EXT_NAME_KEY) == BFLOAT16.encode()
+    )
+
+
 _SIMPLE_NAMES = {str(t): name for name, t in _SIMPLE.items() if name != "json"}
 _UNITS = {"s", "ms", "us", "ns"}
 
@@ -74,6 +90,8 @@ def logical_type(t: pa.DataType) -> str:
     if pa.types.is_large_list(t) or pa.types.is_large_list_view(t):
         return "large_list.struct" if pa.types.is_struct(t.value_type) else "large_list"
     if pa.types.is_fixed_size_list(t):
+        if _is_bfloat16(t.value_field):
+            return f"fixed_size_list:{BFLOAT16}:{t.list_size}"
         return f"fixed_size_list:{logical_type(t.value_type)}:{t.list_size}"
     if pa.types.is_fixed_size_binary(t):
         return f"fixed_size_binary:{t.byte_width}"
@@ -101,8 +119,8 @@ def parse_logical_type(lt: str) -> pa.DataType:
             return pa.binary(int(parts[1]))
         if head == "fixed_size_list" and len(parts) >= 3:
             inner = ":".join(parts[1:-1])
-            if inner == "lance.bfloat16":
-                raise UnsupportedTypeError("bfloat16 vectors are not supported yet")
+            if inner == BFLOAT16:  # a vector of pylance's bfloat16 extension
+                return pa.list_(pa.field("item", pa.binary(2), True, _BFLOAT16_ITEM_METADATA), int(parts[-1]))
             return pa.list_(pa.field("item", parse_logical_type(inner), True), int(parts[-1]))
         if head == "dict" and len(parts) >= 4:
             value = parse_logical_type(":".join(parts[1:-2]))
@@ -133,7 +151,7 @@ def _encoding_tag(t: pa.DataType) -> int:
 
 def normalize_type(t: pa.DataType) -> pa.DataType:
     """The type as stored: views become their plain equivalents, extensions their storage."""
-    if isinstance(t, pa.ExtensionType):
+    if extension_types.is_extension(t):
         return normalize_type(t.storage_type)
     if pa.types.is_string_view(t):
         return pa.string()
@@ -157,17 +175,32 @@ def normalize_type(t: pa.DataType) -> pa.DataType:
 
 
 def normalize_field(f: pa.Field) -> pa.Field:
+    """The field as stored: an extension type becomes its storage type with the extension's name and
+    serialized parameters in the field's metadata (both keys, as pylance writes them), at any depth."""
     md = dict(f.metadata or {})
-    if isinstance(f.type, pa.ExtensionType):
+    if extension_types.is_arrow_json(f.type):  # pylance's JSONB column
+        md.update(extension_types.LANCE_JSON_METADATA)
+        return pa.field(f.name, pa.large_binary(), f.nullable, md)
+    if extension_types.is_extension(f.type):
+        extension_types.check_writable(f.type, f.name)
         md[EXT_NAME_KEY] = f.type.extension_name.encode()
-        ser = f.type.__arrow_ext_serialize__()
-        if ser:
-            md[b"ARROW:extension:metadata"] = ser
+        md[extension_types.META_KEY] = extension_types.serialize(f.type)
+        stored = normalize_type(f.type)
+        try:
+            logical_type(stored)
+        except UnsupportedTypeError:
+            raise UnsupportedTypeError(
+                f"field {f.name!r} of extension type {f.type} is not writable: Lance stores no {stored} (its storage)",
+                column=f.name,
+            ) from None
+        return pa.field(f.name, stored, f.nullable, md)
     return pa.field(f.name, normalize_type(f.type), f.nullable, md or None)
 
 
 def normalize_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema as a Lance file stores it (see ``normalize_type``)."""
+    """The schema as a Lance file stores it (see ``normalize_type``; JSON only at the top level)."""
+    for f in schema:
+        extension_types.check_writable(f.type, f.name)
     return pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata)
 
 
@@ -209,14 +242,14 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
             name=f.name,
             id=fid,
             parent_id=parent,
-            logical_type=logical_type(f.type),
+            logical_type="json" if ext == extension_types.LANCE_JSON else logical_type(f.type),
             nullable=f.nullable,
             encoding=_encoding_tag(f.type),
             extension_name=ext,
         )
         for k, v in md.items():
             pf.metadata[k] = v
-        if ext == "lance.blob.v2":  # pylance keeps the blob v2 extension name in the metadata too
+        if ext:  # pylance keeps the extension name in the metadata too
             pf.metadata[EXT_NAME_KEY.decode()] = ext.encode()
         if field_metadata.is_blob_description(f):  # pylance lists these children without ids
             for c in _children(f.type):
@@ -268,7 +301,14 @@ def _adopt_unnumbered(fields: list[file_pb2.Field]) -> list[file_pb2.Field]:
 
 
 def from_descriptor(fd: file_pb2.FileDescriptor) -> pa.Schema:
-    """Rebuild the Arrow schema from a FileDescriptor."""
+    """Rebuild the Arrow schema from a FileDescriptor, with the extension types registered in this
+    process (``extension_types.resolve_schema`` of ``stored_schema``)."""
+    return extension_types.resolve_schema(stored_schema(fd))
+
+
+def stored_schema(fd: file_pb2.FileDescriptor) -> pa.Schema:
+    """The Arrow schema of a FileDescriptor as stored: extension types as their storage types, with
+    their name and parameters in the field metadata."""
     fields = _adopt_unnumbered(list(fd.schema.fields))
     kids: dict[int, list[file_pb2.Field]] = {}
     for f in fields:

@@ -23,6 +23,7 @@ from lancelot import field_metadata, versions
 from lancelot.encodings.strategy import WriteSettings, check_profile
 from lancelot.encodings.structural.write_profile import FilePrice
 from lancelot.errors import LanceError, SchemaMismatchError
+from lancelot.extension_types import stored_array
 from lancelot.format.container import ContainerWriter
 from lancelot.inputs import as_batches, type_name
 from lancelot.schema import normalize_schema, to_descriptor
@@ -146,8 +147,9 @@ class LanceWriter:
         for f, col in zip(self._stored, batch.columns):
             if col.type != f.type:
                 try:
-                    plain = normalize_schema(pa.schema([pa.field("x", col.type)]))[0].type
-                    col = _cast(col, f.type) if plain == f.type else None
+                    plain = normalize_schema(pa.schema([pa.field(f.name, col.type)]))[0].type
+                    stored = stored_array(col, f.type) if plain == f.type else None  # JSON: as JSONB
+                    col = stored if stored is not None else _cast(col, f.type) if plain == f.type else None
                 except pa.ArrowInvalid:
                     col = None
                 if col is None:

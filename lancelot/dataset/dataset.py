@@ -33,6 +33,7 @@ from lancelot.errors import (
     LanceValueError,
     VersionNotFoundError,
 )
+from lancelot.extension_types import dataset_schema
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
@@ -72,7 +73,7 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
     fd.schema.fields.extend(m.fields)
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
-    return from_descriptor(fd)
+    return dataset_schema(from_descriptor(fd))  # JSON columns: arrow.json
 
 
 class LanceDataset:

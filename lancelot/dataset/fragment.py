@@ -29,6 +29,7 @@ from lancelot.dataset import blob  # blob columns read as their descriptions (da
 from lancelot.dataset.deletion import deletion_path, read_deletions
 from lancelot.dataset.manifest import rows_trusted
 from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
+from lancelot.extension_types import dataset_columns
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -335,7 +336,7 @@ class Fragment:
                 if not want:
                     continue
                 t = read(blob.described(lf), [names[c] for c in want])  # blobs: descriptions
-                for c, col in zip(want, t.columns):
+                for c, col in zip(want, dataset_columns(t)):  # JSON columns: JSONB as text
                     got[c] = col
         except LanceError as e:
             if self.where in str(e):

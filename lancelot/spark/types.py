@@ -47,7 +47,7 @@ def _element(name: str, t: pa.DataType, nullable: bool) -> pa.Field:
 
 def spark_arrow_type(t: pa.DataType) -> pa.DataType:
     """The Arrow type Spark receives for a column stored as ``t`` (raises UnsupportedTypeError)."""
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):  # pyarrow's C++ extension types (arrow.uuid...) too
         return spark_arrow_type(t.storage_type)
     if pa.types.is_dictionary(t):
         return spark_arrow_type(t.value_type)
@@ -122,7 +122,7 @@ def cast_column(col: pa.Array | pa.ChunkedArray, target: pa.DataType, name: str)
     """Cast one column; time units may be truncated to microseconds, nothing else may be lost."""
     if col.type == target:
         return col
-    if isinstance(col.type, pa.ExtensionType):
+    if isinstance(col.type, pa.BaseExtensionType):
         col = (
             col.storage
             if isinstance(col, pa.Array)
