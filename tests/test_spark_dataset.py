@@ -80,10 +80,12 @@ def test_spark_writes_versions_pylance_reads_equal(spark, tmp_path, mode):
     assert _ids(spark.read.format("lance").load(uri)) == expected[-1]
     spark.conf.set(PUSHDOWN, "true")  # zone maps of lancelot's files prune; the rows stay the same
     try:
-        assert _ids(spark.read.format("lance").option("version", 2).load(uri).filter("id = 123")) == [123]
-        assert _ids(spark.read.format("lance").load(uri).filter("id > 1040")) == list(range(1041, 1050))
+        # asked for per read: a new DataFrame per query is safe (docs/SPARK.md, correctness)
+        read = lambda: spark.read.format("lance").option("filter_pushdown", "true")  # noqa: E731
+        assert _ids(read().option("version", 2).load(uri).filter("id = 123")) == [123]
+        assert _ids(read().load(uri).filter("id > 1040")) == list(range(1041, 1050))
         if mode != "connect":  # zone maps drop fragments and row ranges before partitions are planned
-            v2 = spark.read.format("lance").option("version", 2).option("rows_per_partition", 100).load(uri)
+            v2 = read().option("version", 2).option("rows_per_partition", 100).load(uri)
             # four fragments of 150, 150, 100, 100 rows (6 partitions); id 123 is in the first one's only
             # zone, so its 2 partitions are left
             assert v2.rdd.getNumPartitions() == 6 and v2.filter("id = 123").rdd.getNumPartitions() == 2
@@ -123,7 +125,8 @@ def test_spark_reads_a_pylance_dataset_equal(spark, tmp_path):
     assert _ids(spark.read.format("lance").load(uri).filter("id >= 2990 or id < 5")) == want
     spark.conf.set(PUSHDOWN, "true")
     try:
-        assert _ids(spark.read.format("lance").load(uri).filter("id >= 2990 or id < 5")) == want
+        pushed = spark.read.format("lance").option("filter_pushdown", "true").load(uri)
+        assert _ids(pushed.filter("id >= 2990 or id < 5")) == want
     finally:
         spark.conf.set(PUSHDOWN, "false")
     # Spark appends to pylance's dataset (its columns are non-null where pylance's are nullable)

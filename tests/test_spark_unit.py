@@ -258,20 +258,26 @@ def test_pushdown_reader_plans_only_the_ranges_zone_maps_allow(tmp_path):
 
 
 def test_reader_choice_follows_the_caller(tmp_path):
+    from lancelot.spark.source import LancePushdownDataSource
+
     _write(tmp_path / "a.lance", pa.table({"x": [1, 2]}))
     schema = T.StructType([T.StructField("x", T.LongType())])
 
-    def reader_from(module: str, choice: str = "auto"):
+    def reader_from(module: str, choice: str = "auto", source=None):
         """Call reader() from code whose module name is ``module``, as pyspark's planners do."""
         scope = {
             "__name__": module,
-            "source": LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
+            "source": source or LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
             "schema": schema,
         }
         exec("def plan():\n    return source.reader(schema)\nresult = plan()", scope)
         return scope["result"]
 
-    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters")) is LancePushdownReader
+    # the default source takes no pushed filters, even from the pushdown planner (docs/SPARK.md, correctness)
+    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters")) is LanceReader
+    opted_in = LancePushdownDataSource({"path": str(tmp_path)})
+    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters", source=opted_in)) is LancePushdownReader
+    assert type(reader_from("pyspark.sql.worker.plan_data_source_read", source=opted_in)) is LanceReader
     assert type(reader_from("pyspark.sql.worker.plan_data_source_read")) is LanceReader
     assert type(reader_from("some.other.caller")) is LanceReader
     assert type(reader_from("pyspark.sql.worker.plan_data_source_read", "true")) is LancePushdownReader
@@ -458,8 +464,9 @@ def test_arrow_schema_labels_timestamps_utc_in_this_pyspark():
     assert spark_type(pa.timestamp("ms", "Europe/Paris")) == T.TimestampType()
 
 
-def test_register_turns_filter_pushdown_on():
+def test_register_leaves_filter_pushdown_off_unless_asked():
     from lancelot.spark import PUSHDOWN_SETTING, register
+    from lancelot.spark.source import LancePushdownDataSource
 
     class Conf(dict):
         def set(self, k, v):
@@ -469,16 +476,18 @@ def test_register_turns_filter_pushdown_on():
         def register(self, cls):
             self.append(cls)
 
-    class Session:
-        conf, dataSource = Conf(), Registry()
+    def session():
+        s = type("Session", (), {})()
+        s.conf, s.dataSource = Conf(), Registry()
+        return s
 
-    s = Session()
+    s = session()
     register(s)
-    assert s.dataSource == [LanceDataSource] and s.conf == {PUSHDOWN_SETTING: "true"}
-    s2 = Session()
-    s2.conf, s2.dataSource = Conf(), Registry()
-    register(s2, filter_pushdown=False)
-    assert s2.dataSource == [LanceDataSource] and s2.conf == {}
+    assert s.dataSource == [LanceDataSource] and s.conf == {}
+    s2 = session()
+    with pytest.warns(UserWarning, match="SPARK-51575"):
+        register(s2, filter_pushdown=True)
+    assert s2.dataSource == [LancePushdownDataSource] and s2.conf == {PUSHDOWN_SETTING: "true"}
 
 
 def _only_markers(d: str) -> bool:

@@ -363,9 +363,32 @@ class LanceReader(DataSourceReader):
         self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
         self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
         self.zone_filters: list[Filter] = []
-        #: the pushed filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
+        #: the filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
         self.row_filter: RowFilter | None = None
         self._spark_types = {name: f.dataType for name, f in zip(self.columns, schema)}
+        #: the ``filter`` option's tests (lancelot/spark/filter_option.py), on the stored values
+        self.option_tests: tuple[tuple[str, str, object], ...] = ()
+        if options.get("filter"):
+            self._apply_filter_option(str(options["filter"]))
+
+    def _apply_filter_option(self, sql: str) -> None:
+        from lancelot.spark.filter_option import FilterOptionError, parse_filter
+        from lancelot.spark.row_filter import RowFilter, exact_test
+
+        tests = []
+        for zf in parse_filter(sql, self.arrow_schema):
+            test = exact_test(zf, self.arrow_schema, {})
+            if test is None:
+                name = zf[0][0]
+                raise FilterOptionError(
+                    f"option filter {sql!r}: the source cannot test column {name!r} "
+                    f"({self.arrow_schema.field(name).type}) with {zf[1]} {zf[2] if len(zf) > 2 else ''} itself "
+                    "(it tests integer, date, boolean and string columns; apply the rest with df.filter)"
+                )
+            tests.append(test)
+            self.zone_filters.append(zf)
+        self.option_tests = tuple(tests)
+        self.row_filter = RowFilter(self.option_tests)
 
     def _ranges(self) -> dict[str, list[tuple[int, int]]] | None:
         """Each file's row ranges the zone maps cannot rule out (None: read everything)."""
@@ -476,7 +499,7 @@ class LancePushdownReader(LanceReader):
     """
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
-        from lancelot.spark.row_filter import exact_test, row_filter
+        from lancelot.spark.row_filter import RowFilter, exact_test, row_filter
 
         schema = self.arrow_schema
         back = []
@@ -486,5 +509,7 @@ class LancePushdownReader(LanceReader):
                 self.zone_filters.append(zf)
             if zf is None or exact_test(zf, schema, self._spark_types) is None:
                 back.append(f)
-        self.row_filter = row_filter(self.zone_filters, schema, self._spark_types)
+        pushed = row_filter(self.zone_filters[len(self.option_tests) :], schema, self._spark_types)
+        tests = self.option_tests + (pushed.tests if pushed else ())
+        self.row_filter = RowFilter(tests) if tests else None
         return back
