@@ -347,6 +347,44 @@ def test_errorifexists_and_ignore(spark, tmp_path):
     assert sorted(r.id for r in spark.read.format("lance").load(out).collect()) == [7, 8]
 
 
+def test_first_steps_save_without_a_mode_and_appends_checked_on_the_driver(spark, tmp_path):
+    """Spark's default mode: its own one-line error (Python sources get append and overwrite only), and
+    lancelot.spark.save does it; an append's schema is checked before any task runs, named in one line;
+    nullable columns append into non-null ones while they hold no null, as pylance's append accepts."""
+    import lance
+
+    uri = str(tmp_path / "ds")
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        spark.range(3).write.format("lance").save(uri)
+    schema = pa.schema([pa.field("id", pa.int64(), False), pa.field("s", pa.string()), pa.field("b", pa.uint8())])
+    lance.write_dataset(pa.table({"id": [1, 2], "s": ["a", "b"], "b": [7, 8]}, schema=schema), uri)
+    with pytest.raises(Exception, match="already exists"):
+        save(spark.range(3), uri)  # lancelot.spark.save: errorifexists by default
+    base = lancelot.spark.load(spark, uri)
+    sc = spark.sparkContext
+    sc.setJobGroup("append-check", "schema checks")
+    try:
+        for bad, why in [
+            (base.withColumn("id", F.col("id").cast("int")), "column 'id' is int64 .* int32"),
+            (base.withColumn("z", F.lit(1)), r"has column\(s\) \['z'\] that the dataset lacks"),
+            (base.drop("s"), r"lacks the dataset's column\(s\) \['s'\]"),
+        ]:
+            with pytest.raises(Exception, match=why):
+                bad.write.format("lance").mode("append").save(uri)
+        assert sc.statusTracker().getJobIdsForGroup("append-check") == []  # no task ran
+    finally:
+        sc.setJobGroup("", "")
+    # reordered, nullable id without nulls, b read as short and written back as uint8: accepted
+    more = base.select("b", "s", F.when(F.col("id") > 0, F.col("id") + 10).alias("id"))
+    more.write.format("lance").mode("append").save(uri)
+    got = lance.dataset(uri)
+    assert got.schema == schema and got.version == 2
+    assert sorted(got.to_table().column("id").to_pylist()) == [1, 2, 11, 12]
+    with pytest.raises(Exception, match="null values in column 'id'"):
+        base.select(F.lit(None).cast("long").alias("id"), "s", "b").write.format("lance").mode("append").save(uri)
+    assert lance.dataset(uri).version == 2
+
+
 def test_errorifexists_and_ignore_look_for_a_dataset(spark, tmp_path):
     """An empty directory (or one of loose files) holds no dataset: both modes write there."""
     df = spark.range(3)

@@ -34,9 +34,15 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import align_to_dataset, check_not_null, spark_arrow_schema, to_spark_batch
+from lancelot.spark.types import (
+    align_to_dataset,
+    append_mismatch,
+    check_not_null,
+    spark_arrow_schema,
+    to_spark_batch,
+)
 
 if TYPE_CHECKING:
     from lancelot.dataset import FragmentMetadata
@@ -144,6 +150,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self.schema = spark_arrow_schema(schema)
         self.job_id = uuid.uuid4().hex
         self.check_nulls = False
+        self.order: list[str] | None = None
         #: the version the job read (None: no dataset yet); commits check conflicts against it
         self.read_version = dataset_version(self.uri, self.storage)
         self.skip = False
@@ -153,9 +160,16 @@ class LanceDatasetWriter(DataSourceArrowWriter):
 
             theirs = dataset(self.uri, version=self.read_version, storage_options=self.storage).schema
             aligned = align_to_dataset(self.schema, theirs)
+            problem = append_mismatch(aligned, theirs) if self.mode == "append" else None
+            if problem:  # found on the driver, before any task runs
+                raise SchemaMismatchError(f"cannot append to the dataset: {problem}", path=self.uri)
             #: non-null fields Spark did not promise: each batch is checked for nulls there
             self.check_nulls = _tightened(self.schema, aligned)
             self.schema = aligned
+            if self.mode == "append" and aligned.names != theirs.names:
+                #: the DataFrame's column order differs from the dataset's: each batch is reordered
+                self.order = theirs.names
+                self.schema = pa.schema([aligned.field(n) for n in theirs.names], metadata=aligned.metadata)
         if exists and self.mode == "errorifexists":
             raise LanceError("a dataset already exists at the output path (save mode errorifexists)", path=self.uri)
         if exists and self.mode == "ignore":
@@ -181,7 +195,8 @@ class LanceDatasetWriter(DataSourceArrowWriter):
 
         if self.skip:
             return LanceCommitMessage()
-        batches = (to_spark_batch(b, self.schema) for b in iterator if b.num_rows)
+        order = self.order
+        batches = (to_spark_batch(b.select(order) if order else b, self.schema) for b in iterator if b.num_rows)
         if self.check_nulls:
             batches = (_checked(b, self.schema) for b in batches)
         frags = write_fragments(
