@@ -24,7 +24,7 @@ import sys
 from types import FrameType
 from typing import ClassVar
 
-from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamWriter
 from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError
@@ -92,6 +92,12 @@ class LanceDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> LanceDatasetWriter:
         return LanceDatasetWriter(self.options, schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 (pyspark's)
+        """``df.writeStream.format("lance").option("checkpointLocation", ck).start(uri)`` (spark/stream.py)."""
+        from lancelot.spark.stream import LanceStreamWriter
+
+        return LanceStreamWriter(self.options, schema, overwrite)
 
 
 class LancePushdownDataSource(LanceDataSource):
