@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from lancelot.zonemaps import Filter
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
+#: the column option with_row_address adds: fragment id << 32 | physical row position
+ROW_ADDRESS = "_rowaddr"
 DEFAULT_BATCH_SIZE = 16384
 #: each read_range call covers about this many bytes of the file (then sliced into batch_size batches): a
 #: call has a fixed cost (page planning, and in 2.1+ the mini-block chunks it straddles), so small calls are slow
@@ -349,6 +351,12 @@ class LanceReader(DataSourceReader):
             self.dataset_version, self.dataset_stamp = pinned
         self.arrow_schema = arrow_schema
         self.columns: list[str] = []
+        #: option with_row_address: a last column ``_rowaddr`` (datasets only; lancelot.spark.delete uses it)
+        self.row_address = str(options.get("with_row_address", "false")).lower() == "true"
+        if self.row_address:
+            if self.dataset_uri is None:
+                raise LanceError("option with_row_address needs a dataset", path=self.files[0].path)
+            schema = StructType([f for f in schema if f.name != ROW_ADDRESS])
         for f in schema:
             name = resolve_column(arrow_schema, f.name)
             if name is None:
@@ -358,6 +366,8 @@ class LanceReader(DataSourceReader):
                 )
             self.columns.append(name)
         self.target = spark_arrow_schema(schema)
+        if self.row_address:
+            self.target = self.target.append(pa.field(ROW_ADDRESS, pa.int64(), False))
         self.rows_per_partition = _int_option(options, "rows_per_partition", None)
         self.bytes_per_partition = _int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
         self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
@@ -467,6 +477,7 @@ class LanceReader(DataSourceReader):
                 lambda t: to_spark_batch(t, self.target),
                 self.batch_size,
                 self.row_filter,
+                self.row_address,
             )
             return
         if not isinstance(partition, LancePartition):

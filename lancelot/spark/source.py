@@ -25,10 +25,10 @@ from types import FrameType
 from typing import ClassVar
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamWriter
-from pyspark.sql.types import StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
 from lancelot.errors import LanceError
-from lancelot.spark.reader import LancePushdownReader, LanceReader, open_source, resolve_column
+from lancelot.spark.reader import ROW_ADDRESS, LancePushdownReader, LanceReader, open_source, resolve_column
 from lancelot.spark.writer import LanceDatasetWriter
 
 #: the pyspark worker that calls DataSourceReader.pushFilters (Spark 4.1+)
@@ -69,6 +69,8 @@ class LanceDataSource(DataSource):
 
     def schema(self) -> StructType:
         full: StructType = open_source(self.options)[5]
+        if str(self.options.get("with_row_address", "false")).lower() == "true":
+            full = StructType([*full.fields, StructField(ROW_ADDRESS, LongType(), False)])
         cols = self.options.get("columns")
         if not cols:
             return full
