@@ -706,3 +706,38 @@ def test_a_pinned_version_is_reused_only_while_its_manifest_is_unchanged(tmp_pat
     assert again[0] == 1 and again[1] != stamp1
     ds = pin_version(path, None, None, None)
     assert ds is not first and ds.to_table().column("k").to_pylist() == [7, 8, 9]
+
+
+def test_stream_writer_commits_a_batch_once_and_abort_keeps_committed_files(tmp_path):
+    """The sink's commit without Spark: a batch committed again (a rerun after a restart) makes no
+    version and its files are deleted; abort after a commit that raised keeps the version's files."""
+    import lance
+    from pyspark.sql import types as T
+
+    from lancelot.spark.stream import LanceStreamWriter, committed_batch
+
+    uri = str(tmp_path / "s")
+    schema = T.StructType([T.StructField("id", T.LongType())])
+    opts = {"path": uri, "stream_id": "q1"}
+
+    def batch(ids):
+        w = LanceStreamWriter(opts, schema, False)
+        return w, [w.write(iter([pa.record_batch({"id": pa.array(ids, pa.int64())})]))]
+
+    w, msgs = batch([1, 2])
+    w.commit(msgs, 0)
+    assert lance.dataset(uri).version == 2 and committed_batch(uri, None, "q1", 0)
+    w, rerun = batch([1, 2])  # the same batch again, written by new tasks
+    w.commit(rerun, 0)
+    assert lance.dataset(uri).version == 2 and lance.dataset(uri).count_rows() == 2
+    assert len(os.listdir(os.path.join(uri, "data"))) == 1  # the rerun's file was deleted
+    w, msgs = batch([3])
+    w.commit(msgs, 1)
+    w.abort(msgs, 1)  # Spark aborts when commit raised after committing: the version stays readable
+    assert sorted(lance.dataset(uri).to_table().column("id").to_pylist()) == [1, 2, 3]
+    w, msgs = batch([4])
+    w.abort(msgs, 2)  # a batch that never committed: its files go
+    assert len(os.listdir(os.path.join(uri, "data"))) == 2 and not committed_batch(uri, None, "q1", 2)
+    msgs[0].query_id = ""  # tasks that found no sql.streaming.queryId, and no stream_id option
+    with pytest.raises(LanceError, match="stream_id"):
+        LanceStreamWriter({"path": uri}, schema, False).commit(msgs, 3)

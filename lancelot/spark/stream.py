@@ -19,7 +19,8 @@ the ``stream_id`` option overrides it.  A dataset that does not exist is first c
 empty (version 1), so that every micro-batch's version is an append carrying the pair.
 
 Complete mode (Spark asks the sink to truncate) overwrites the dataset with each batch:
-a rerun writes the same result again, so no batch is duplicated either.
+a rerun writes the same result again, so no batch is duplicated either.  ``abort`` deletes
+a failed batch's data files, except those a committed version names.
 """
 
 from __future__ import annotations
@@ -128,10 +129,12 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
         from lancelot.dataset import FragmentMetadata
 
         msgs = [m for m in messages if isinstance(m, StreamCommitMessage)]
+        frags = [FragmentMetadata.from_json(s) for m in msgs for s in m.fragments]
         query = self.stream_id or next((m.query_id for m in msgs if m.query_id), "")
-        if self.overwrite or (query and committed_batch(self.uri, self.storage, query, batchId)):
-            return
-        self._delete([FragmentMetadata.from_json(s) for m in msgs for s in m.fragments])
+        if self.overwrite:
+            self._delete(frags, keep=_latest_files(self.uri, self.storage))
+        elif not (query and committed_batch(self.uri, self.storage, query, batchId)):
+            self._delete(frags)
 
     def _ensure_dataset(self) -> None:
         from lancelot.dataset import commit
@@ -143,13 +146,24 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
             except CommitConflictError:
                 pass  # created meanwhile
 
-    def _delete(self, frags: list[FragmentMetadata]) -> None:
+    def _delete(self, frags: list[FragmentMetadata], keep: frozenset[str] = frozenset()) -> None:
         from lancelot.dataset.store import ObjectStore
 
         store = ObjectStore(self.uri, self.storage)
         for f in frags:
             for d in f.files:
-                store.delete(f"data/{d.path}")
+                if d.path not in keep:
+                    store.delete(f"data/{d.path}")
+
+
+def _latest_files(uri: str, storage: dict[str, object] | None) -> frozenset[str]:
+    """The data files the dataset's latest version names (none when there is no dataset)."""
+    from lancelot.dataset import dataset
+
+    if dataset_version(uri, storage) is None:
+        return frozenset()
+    ds = dataset(uri, storage_options=storage)
+    return frozenset(d.path for f in ds.get_fragments() for d in f.metadata.files)
 
 
 def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
