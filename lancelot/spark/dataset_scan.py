@@ -240,9 +240,12 @@ def read_partition(
             continue
         if not columns:
             # no column asked (a count through an empty schema): the slice is live rows already, so one
-            # zero-column batch of its length, nothing read
-            if stop > start:
-                yield convert(pa.RecordBatch.from_pydict({"_": pa.nulls(stop - start)}).drop_columns(["_"]))
+            # zero-column batch of its length, nothing read (with a row filter: of the rows passing it)
+            n = stop - start
+            if row_filter is not None and n:
+                n = len(row_filter.matching(frag.read_range(start, n, row_filter.columns)))
+            if n:
+                yield convert(pa.RecordBatch.from_pydict({"_": pa.nulls(n)}).drop_columns(["_"]))
             continue
         step = max(batch_size, READ_ROWS // batch_size * batch_size)
         for a in range(start, stop, step):
