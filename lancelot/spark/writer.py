@@ -16,6 +16,11 @@ did not make it into the version, and the records; an attempt that finishes afte
 that sees the marker and deletes its own files.  Only an attempt killed in the
 middle of writing a file can leave one behind (invisible: no manifest names it).
 
+An append is checked when Spark plans the write (on the driver, before any task runs): the
+DataFrame's columns must be the dataset's, by name (order may differ), with the types Spark
+reads them as (``types.append_mismatch`` names the first column that differs in one line);
+nullable columns go into non-null ones with each batch checked for nulls.
+
 Spark passes Python data sources only the append and overwrite modes;
 ``errorifexists`` and ``ignore`` are available through the ``save_mode`` option or
 ``lancelot.spark.save`` (decided on whether a dataset exists at the path).
