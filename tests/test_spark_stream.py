@@ -48,12 +48,9 @@ def test_a_file_stream_lands_exactly_once_across_restarts_and_a_crash_after_comm
     assert ds.version == 5 and ids() == list(range(400))  # every row exactly once
     ds.validate()
     assert ds.schema == pa.schema([pa.field("id", pa.int64()), pa.field("s", pa.string())])
-    arrive(4)
-    run()  # a later restart goes on from the checkpoint
-    assert ids() == list(range(500)) and lance.dataset(out).version == 6
     # each version's transaction records the query's id (the checkpoint's, kept across restarts) and batch id
     query = json.loads(open(f"{ck}/metadata").read())["id"]
-    assert all(committed_batch(out, None, query, b) for b in range(5)) and not committed_batch(out, None, query, 5)
+    assert all(committed_batch(out, None, query, b) for b in range(4)) and not committed_batch(out, None, query, 4)
 
     # complete mode: each micro-batch's whole result overwrites the dataset
     counts = spark.readStream.schema("id long, s string").option("maxFilesPerTrigger", 3).parquet(str(src))
@@ -62,4 +59,4 @@ def test_a_file_stream_lands_exactly_once_across_restarts_and_a_crash_after_comm
     q = agg.writeStream.format("lance").outputMode("complete").option("checkpointLocation", str(tmp_path / "ck2"))
     q.trigger(availableNow=True).start(out2).awaitTermination()
     got = lance.dataset(out2).to_table().sort_by("g")
-    assert got.column("g").to_pylist() == [0, 1, 2] and sum(got.column("count").to_pylist()) == 500
+    assert got.column("g").to_pylist() == [0, 1, 2] and sum(got.column("count").to_pylist()) == 400
