@@ -221,7 +221,7 @@ def spark_session(master: str, conf: list[str] | tuple[str, ...] = ()):
     from pyspark.sql import SparkSession
 
     from benchmarks.spark_floor import OneRowDataSource, ParquetFloorDataSource
-    from lancelot.spark import LanceDataSource
+    from lancelot.spark.source import LancePushdownDataSource
 
     builder = (
         SparkSession.builder.master(master)
@@ -239,7 +239,7 @@ def spark_session(master: str, conf: list[str] | tuple[str, ...] = ()):
         builder = builder.config(key.strip(), value.strip())
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    spark.dataSource.register(LanceDataSource)
+    spark.dataSource.register(LancePushdownDataSource)  # a new DataFrame per query: pushdown is safe
     spark.dataSource.register(ParquetFloorDataSource)
     spark.dataSource.register(OneRowDataSource)
     return spark

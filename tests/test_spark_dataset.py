@@ -80,10 +80,12 @@ def test_spark_writes_versions_pylance_reads_equal(spark, tmp_path, mode):
     assert _ids(spark.read.format("lance").load(uri)) == expected[-1]
     spark.conf.set(PUSHDOWN, "true")  # zone maps of lancelot's files prune; the rows stay the same
     try:
-        assert _ids(spark.read.format("lance").option("version", 2).load(uri).filter("id = 123")) == [123]
-        assert _ids(spark.read.format("lance").load(uri).filter("id > 1040")) == list(range(1041, 1050))
+        # asked for per read: a new DataFrame per query is safe (docs/SPARK.md, correctness)
+        read = lambda: spark.read.format("lance").option("filter_pushdown", "true")  # noqa: E731
+        assert _ids(read().option("version", 2).load(uri).filter("id = 123")) == [123]
+        assert _ids(read().load(uri).filter("id > 1040")) == list(range(1041, 1050))
         if mode != "connect":  # zone maps drop fragments and row ranges before partitions are planned
-            v2 = spark.read.format("lance").option("version", 2).option("rows_per_partition", 100).load(uri)
+            v2 = read().option("version", 2).option("rows_per_partition", 100).load(uri)
             # four fragments of 150, 150, 100, 100 rows (6 partitions); id 123 is in the first one's only
             # zone, so its 2 partitions are left
             assert v2.rdd.getNumPartitions() == 6 and v2.filter("id = 123").rdd.getNumPartitions() == 2
@@ -123,7 +125,8 @@ def test_spark_reads_a_pylance_dataset_equal(spark, tmp_path):
     assert _ids(spark.read.format("lance").load(uri).filter("id >= 2990 or id < 5")) == want
     spark.conf.set(PUSHDOWN, "true")
     try:
-        assert _ids(spark.read.format("lance").load(uri).filter("id >= 2990 or id < 5")) == want
+        pushed = spark.read.format("lance").option("filter_pushdown", "true").load(uri)
+        assert _ids(pushed.filter("id >= 2990 or id < 5")) == want
     finally:
         spark.conf.set(PUSHDOWN, "false")
     # Spark appends to pylance's dataset (its columns are non-null where pylance's are nullable)
@@ -280,3 +283,27 @@ def test_two_attempts_of_a_task_both_write_and_the_version_holds_each_row_once(t
     assert not p1[0] & in_manifest and p1[1] <= in_manifest  # the failed attempt's files are not committed
     assert _data_files(uri) == in_manifest  # ... and the driver's commit deleted them
     assert _ids(spark.read.format("lance").load(uri)) == want
+
+
+def test_delete_through_spark_equals_the_librarys_delete_on_a_twin(spark, tmp_path):
+    """lancelot.spark.delete: Spark SQL finds the rows, executors write one deletion file per fragment, one
+    Delete version; the rows and the version history equal the library's delete on a twin dataset."""
+    import pyarrow.compute as pc
+
+    import lancelot
+    import lancelot.spark
+
+    t = pa.table({"id": pa.array(np.arange(3000), pa.int64()), "s": [f"s{i % 10}" for i in range(3000)]})
+    ours, twin = str(tmp_path / "ours"), str(tmp_path / "twin")
+    for uri in (ours, twin):
+        lance.write_dataset(t, uri, max_rows_per_file=1000)
+        lance.dataset(uri).delete("id % 7 = 0")  # earlier deletions are kept
+    v = lancelot.spark.delete(spark, ours, "id % 5 = 0 OR s = 's3' OR id < 1000")
+    fives = pc.field("id").isin(list(range(0, 3000, 5)))
+    lancelot.dataset(twin).delete(fives | (pc.field("s") == "s3") | (pc.field("id") < 1000))
+    assert v == 3 == lance.dataset(ours).version == lance.dataset(twin).version
+    got, want = lance.dataset(ours), lance.dataset(twin)
+    assert got.to_table().sort_by("id").equals(want.to_table().sort_by("id"))
+    assert got.count_rows() == want.count_rows() > 0 and len(got.get_fragments()) == 2  # fragment 0 removed
+    got.validate()
+    assert lancelot.spark.delete(spark, ours, "id < 0") == 3  # nothing matched: no version

@@ -258,20 +258,26 @@ def test_pushdown_reader_plans_only_the_ranges_zone_maps_allow(tmp_path):
 
 
 def test_reader_choice_follows_the_caller(tmp_path):
+    from lancelot.spark.source import LancePushdownDataSource
+
     _write(tmp_path / "a.lance", pa.table({"x": [1, 2]}))
     schema = T.StructType([T.StructField("x", T.LongType())])
 
-    def reader_from(module: str, choice: str = "auto"):
+    def reader_from(module: str, choice: str = "auto", source=None):
         """Call reader() from code whose module name is ``module``, as pyspark's planners do."""
         scope = {
             "__name__": module,
-            "source": LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
+            "source": source or LanceDataSource({"path": str(tmp_path), "filter_pushdown": choice}),
             "schema": schema,
         }
         exec("def plan():\n    return source.reader(schema)\nresult = plan()", scope)
         return scope["result"]
 
-    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters")) is LancePushdownReader
+    # the default source takes no pushed filters, even from the pushdown planner (docs/SPARK.md, correctness)
+    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters")) is LanceReader
+    opted_in = LancePushdownDataSource({"path": str(tmp_path)})
+    assert type(reader_from("pyspark.sql.worker.data_source_pushdown_filters", source=opted_in)) is LancePushdownReader
+    assert type(reader_from("pyspark.sql.worker.plan_data_source_read", source=opted_in)) is LanceReader
     assert type(reader_from("pyspark.sql.worker.plan_data_source_read")) is LanceReader
     assert type(reader_from("some.other.caller")) is LanceReader
     assert type(reader_from("pyspark.sql.worker.plan_data_source_read", "true")) is LancePushdownReader
@@ -458,8 +464,9 @@ def test_arrow_schema_labels_timestamps_utc_in_this_pyspark():
     assert spark_type(pa.timestamp("ms", "Europe/Paris")) == T.TimestampType()
 
 
-def test_register_turns_filter_pushdown_on():
+def test_register_leaves_filter_pushdown_off_unless_asked():
     from lancelot.spark import PUSHDOWN_SETTING, register
+    from lancelot.spark.source import LancePushdownDataSource
 
     class Conf(dict):
         def set(self, k, v):
@@ -469,16 +476,18 @@ def test_register_turns_filter_pushdown_on():
         def register(self, cls):
             self.append(cls)
 
-    class Session:
-        conf, dataSource = Conf(), Registry()
+    def session():
+        s = type("Session", (), {})()
+        s.conf, s.dataSource = Conf(), Registry()
+        return s
 
-    s = Session()
+    s = session()
     register(s)
-    assert s.dataSource == [LanceDataSource] and s.conf == {PUSHDOWN_SETTING: "true"}
-    s2 = Session()
-    s2.conf, s2.dataSource = Conf(), Registry()
-    register(s2, filter_pushdown=False)
-    assert s2.dataSource == [LanceDataSource] and s2.conf == {}
+    assert s.dataSource == [LanceDataSource] and s.conf == {}
+    s2 = session()
+    with pytest.warns(UserWarning, match="SPARK-51575"):
+        register(s2, filter_pushdown=True)
+    assert s2.dataSource == [LancePushdownDataSource] and s2.conf == {PUSHDOWN_SETTING: "true"}
 
 
 def _only_markers(d: str) -> bool:
@@ -697,3 +706,38 @@ def test_a_pinned_version_is_reused_only_while_its_manifest_is_unchanged(tmp_pat
     assert again[0] == 1 and again[1] != stamp1
     ds = pin_version(path, None, None, None)
     assert ds is not first and ds.to_table().column("k").to_pylist() == [7, 8, 9]
+
+
+def test_stream_writer_commits_a_batch_once_and_abort_keeps_committed_files(tmp_path):
+    """The sink's commit without Spark: a batch committed again (a rerun after a restart) makes no
+    version and its files are deleted; abort after a commit that raised keeps the version's files."""
+    import lance
+    from pyspark.sql import types as T
+
+    from lancelot.spark.stream import LanceStreamWriter, committed_batch
+
+    uri = str(tmp_path / "s")
+    schema = T.StructType([T.StructField("id", T.LongType())])
+    opts = {"path": uri, "stream_id": "q1"}
+
+    def batch(ids):
+        w = LanceStreamWriter(opts, schema, False)
+        return w, [w.write(iter([pa.record_batch({"id": pa.array(ids, pa.int64())})]))]
+
+    w, msgs = batch([1, 2])
+    w.commit(msgs, 0)
+    assert lance.dataset(uri).version == 2 and committed_batch(uri, None, "q1", 0)
+    w, rerun = batch([1, 2])  # the same batch again, written by new tasks
+    w.commit(rerun, 0)
+    assert lance.dataset(uri).version == 2 and lance.dataset(uri).count_rows() == 2
+    assert len(os.listdir(os.path.join(uri, "data"))) == 1  # the rerun's file was deleted
+    w, msgs = batch([3])
+    w.commit(msgs, 1)
+    w.abort(msgs, 1)  # Spark aborts when commit raised after committing: the version stays readable
+    assert sorted(lance.dataset(uri).to_table().column("id").to_pylist()) == [1, 2, 3]
+    w, msgs = batch([4])
+    w.abort(msgs, 2)  # a batch that never committed: its files go
+    assert len(os.listdir(os.path.join(uri, "data"))) == 2 and not committed_batch(uri, None, "q1", 2)
+    msgs[0].query_id = ""  # tasks that found no sql.streaming.queryId, and no stream_id option
+    with pytest.raises(LanceError, match="stream_id"):
+        LanceStreamWriter({"path": uri}, schema, False).commit(msgs, 3)

@@ -1,9 +1,10 @@
 """The "lance" PySpark data source (needs pyspark >= 4.1; see docs/SPARK.md).
 
 import lancelot.spark
-lancelot.spark.register(spark)                       # also turns filter pushdown on
+lancelot.spark.register(spark)
 df = spark.read.format("lance").load("dataset/")      # a dataset, a file, a directory or a glob
-df.write.format("lance").mode("overwrite").save("out/")
+df.write.format("lance").mode("append").save("out/")  # creates the dataset if there is none
+lancelot.spark.save(df, "out/")                       # Spark's default mode (errorifexists) too
 """
 
 from __future__ import annotations
@@ -23,28 +24,71 @@ if tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit()) < (4
         name="pyspark",
     )
 
+from lancelot.spark.operations import delete  # noqa: E402
 from lancelot.spark.source import LanceDataSource  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["LanceDataSource", "register", "save"]
+__all__ = ["LanceDataSource", "delete", "load", "register", "save"]
 
 
 #: Spark's setting that lets Python data sources receive filters (off by default in pyspark 4.1-4.3)
 PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
 
+#: why filter pushdown is off unless asked for (docs/SPARK.md, correctness)
+PUSHDOWN_WARNING = (
+    "filter pushdown on: in pyspark 4.1-4.3 Spark reuses a DataFrame's last pushed-down read for a later "
+    "query over the same DataFrame that pushes no filter (the read planned by the pushdown worker, "
+    "SPARK-51575, is kept on the relation's PythonDataSourceV2), so df.filter('id = 1').count(); df.count() "
+    "returns 1. Use a new DataFrame per filtered query, or the 'filter' read option (docs/SPARK.md)."
+)
 
-def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
+_REGISTERED = "_lancelot_spark_registered"
+
+
+def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
     """Register the "lance" format with ``spark`` (a classic or Spark Connect session).
 
-    Also turns on ``spark.sql.python.filterPushdown.enabled`` for the session, so
-    filters reach the source (zone maps then skip row ranges); pass
-    ``filter_pushdown=False`` to leave the setting alone.  The source works either way.
+    ``filter_pushdown=True`` registers the source that accepts Spark's pushed filters (zone
+    maps then skip row ranges and tasks return only matching rows) and turns on
+    ``spark.sql.python.filterPushdown.enabled``, with a warning: Spark 4.1-4.3 reuse a
+    DataFrame's last pushed-down read for a later query over it that pushes no filter (a
+    wrong answer; docs/SPARK.md).  By default the source takes no pushed filters, whatever
+    that setting says, and every query returns what pylance returns; the ``filter`` read
+    option prunes without Spark's pushdown.
     """
-    spark.dataSource.register(LanceDataSource)
+    import warnings
+
+    from lancelot.spark.source import LancePushdownDataSource
+
     if filter_pushdown:
+        warnings.warn(PUSHDOWN_WARNING, UserWarning, stacklevel=2)
+        spark.dataSource.register(LancePushdownDataSource)
         spark.conf.set(PUSHDOWN_SETTING, "true")
+    else:
+        spark.dataSource.register(LanceDataSource)
+    try:
+        setattr(spark, _REGISTERED, True)
+    except AttributeError:  # pragma: no cover - a session class with slots
+        pass
+
+
+def _ensure_registered(spark: SparkSession) -> None:
+    """Register "lance" with the default settings unless ``register`` already ran on ``spark``."""
+    if not getattr(spark, _REGISTERED, False):
+        register(spark)
+
+
+def load(spark: SparkSession, path: str, **options: object) -> DataFrame:
+    """``spark.read.format("lance").load(path)`` with ``options``, registering "lance" first if needed."""
+    import json
+
+    _ensure_registered(spark)
+    reader = spark.read.format("lance")
+    for k, v in options.items():
+        reader = reader.option(k, json.dumps(v) if isinstance(v, dict) else str(v))
+    return reader.load(path)
 
 
 def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: object) -> None:
@@ -61,6 +105,7 @@ def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: objec
     from lancelot.spark.options import dataset_version, storage_options
     from lancelot.spark.writer import SAVE_MODES
 
+    _ensure_registered(df.sparkSession)
     m = mode.lower().replace("_", "")
     m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
     if m not in SAVE_MODES:

@@ -221,21 +221,31 @@ def read_partition(
     convert: Callable[[pa.Table], pa.RecordBatch],
     batch_size: int,
     row_filter: RowFilter | None = None,
+    row_address: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch);
-    with ``row_filter`` (lancelot/spark/row_filter.py) only the rows passing it."""
+    with ``row_filter`` (lancelot/spark/row_filter.py) only the rows passing it; with ``row_address``
+    a last column ``_rowaddr`` (fragment id << 32 | physical row position, pylance's row address)."""
     from lancelot.spark.row_filter import filtered_read
 
+    if row_address and row_filter is not None:
+        raise LanceError("row addresses are read without filters", path=uri)
     ds = open_version(uri, version, storage, stamp)
     for fid, start, stop in partition.slices:
         frag = ds.get_fragment(fid)
         if frag is None:
             raise LanceError(f"dataset {uri!r} version {version} has no fragment {fid}")
+        if row_address:
+            yield from _with_addresses(frag, fid, start, stop, columns, convert, batch_size)
+            continue
         if not columns:
             # no column asked (a count through an empty schema): the slice is live rows already, so one
-            # zero-column batch of its length, nothing read
-            if stop > start:
-                yield convert(pa.RecordBatch.from_pydict({"_": pa.nulls(stop - start)}).drop_columns(["_"]))
+            # zero-column batch of its length, nothing read (with a row filter: of the rows passing it)
+            n = stop - start
+            if row_filter is not None and n:
+                n = len(row_filter.matching(frag.read_range(start, n, row_filter.columns)))
+            if n:
+                yield convert(pa.RecordBatch.from_pydict({"_": pa.nulls(n)}).drop_columns(["_"]))
             continue
         step = max(batch_size, READ_ROWS // batch_size * batch_size)
         for a in range(start, stop, step):
@@ -251,3 +261,25 @@ def read_partition(
             batch = convert(table)
             for b in range(0, batch.num_rows, batch_size):
                 yield batch.slice(b, batch_size)
+
+
+def _with_addresses(
+    frag: Any,
+    fid: int,
+    start: int,
+    stop: int,
+    columns: list[str],
+    convert: Callable[[pa.Table], pa.RecordBatch],
+    batch_size: int,
+) -> Iterator[pa.RecordBatch]:
+    """Live rows ``[start, stop)`` of one fragment with their row addresses as a last column."""
+    deleted = np.asarray(frag.deleted_positions(), dtype=np.int64)
+    positions = np.arange(frag.physical_rows, dtype=np.int64)
+    if len(deleted):
+        positions = np.setdiff1d(positions, deleted, assume_unique=True)
+    for a in range(start, stop, batch_size):
+        b = min(stop, a + batch_size)
+        addr = pa.array((np.int64(fid) << 32) | positions[a:b])
+        table = frag.read_range(a, b - a, columns) if columns else pa.table({})
+        table = table.append_column("_rowaddr", addr) if columns else pa.table({"_rowaddr": addr})
+        yield convert(table)

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from lancelot.zonemaps import Filter
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
+#: the column option with_row_address adds: fragment id << 32 | physical row position
+ROW_ADDRESS = "_rowaddr"
 DEFAULT_BATCH_SIZE = 16384
 #: each read_range call covers about this many bytes of the file (then sliced into batch_size batches): a
 #: call has a fixed cost (page planning, and in 2.1+ the mini-block chunks it straddles), so small calls are slow
@@ -349,6 +351,12 @@ class LanceReader(DataSourceReader):
             self.dataset_version, self.dataset_stamp = pinned
         self.arrow_schema = arrow_schema
         self.columns: list[str] = []
+        #: option with_row_address: a last column ``_rowaddr`` (datasets only; lancelot.spark.delete uses it)
+        self.row_address = str(options.get("with_row_address", "false")).lower() == "true"
+        if self.row_address:
+            if self.dataset_uri is None:
+                raise LanceError("option with_row_address needs a dataset", path=self.files[0].path)
+            schema = StructType([f for f in schema if f.name != ROW_ADDRESS])
         for f in schema:
             name = resolve_column(arrow_schema, f.name)
             if name is None:
@@ -358,14 +366,39 @@ class LanceReader(DataSourceReader):
                 )
             self.columns.append(name)
         self.target = spark_arrow_schema(schema)
+        if self.row_address:
+            self.target = self.target.append(pa.field(ROW_ADDRESS, pa.int64(), False))
         self.rows_per_partition = _int_option(options, "rows_per_partition", None)
         self.bytes_per_partition = _int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
         self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
         self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
         self.zone_filters: list[Filter] = []
-        #: the pushed filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
+        #: the filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
         self.row_filter: RowFilter | None = None
         self._spark_types = {name: f.dataType for name, f in zip(self.columns, schema)}
+        #: the ``filter`` option's tests (lancelot/spark/filter_option.py), on the stored values
+        self.option_tests: tuple[tuple[str, str, object], ...] = ()
+        if options.get("filter"):
+            self._apply_filter_option(str(options["filter"]))
+
+    def _apply_filter_option(self, sql: str) -> None:
+        from lancelot.spark.filter_option import FilterOptionError, parse_filter
+        from lancelot.spark.row_filter import RowFilter, exact_test
+
+        tests = []
+        for zf in parse_filter(sql, self.arrow_schema):
+            test = exact_test(zf, self.arrow_schema, {})
+            if test is None:
+                name = zf[0][0]
+                raise FilterOptionError(
+                    f"option filter {sql!r}: the source cannot test column {name!r} "
+                    f"({self.arrow_schema.field(name).type}) with {zf[1]} {zf[2] if len(zf) > 2 else ''} itself "
+                    "(it tests integer, date, boolean and string columns; apply the rest with df.filter)"
+                )
+            tests.append(test)
+            self.zone_filters.append(zf)
+        self.option_tests = tuple(tests)
+        self.row_filter = RowFilter(self.option_tests)
 
     def _ranges(self) -> dict[str, list[tuple[int, int]]] | None:
         """Each file's row ranges the zone maps cannot rule out (None: read everything)."""
@@ -444,16 +477,22 @@ class LanceReader(DataSourceReader):
                 lambda t: to_spark_batch(t, self.target),
                 self.batch_size,
                 self.row_filter,
+                self.row_address,
             )
             return
         if not isinstance(partition, LancePartition):
             return  # Spark's placeholder partition when there is nothing to read
-        rf = self.row_filter if self.columns else None
+        rf = self.row_filter
         for path, start, stop in partition.slices:
             step = self.read_step(path)
             with LanceFile(path) as f:
                 for a in range(start, stop, step):
                     b = min(stop, a + step)
+                    if not self.columns:  # a count through an empty schema: zero-column batches
+                        n = b - a if rf is None else len(rf.matching(f.read_range(a, b, rf.columns)))
+                        if n:
+                            yield pa.RecordBatch.from_pydict({"_": pa.nulls(n)}).drop_columns(["_"])
+                        continue
                     if rf is None:
                         table = f.read_range(a, b, self.columns)
                     else:
@@ -476,7 +515,7 @@ class LancePushdownReader(LanceReader):
     """
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
-        from lancelot.spark.row_filter import exact_test, row_filter
+        from lancelot.spark.row_filter import RowFilter, exact_test, row_filter
 
         schema = self.arrow_schema
         back = []
@@ -486,5 +525,7 @@ class LancePushdownReader(LanceReader):
                 self.zone_filters.append(zf)
             if zf is None or exact_test(zf, schema, self._spark_types) is None:
                 back.append(f)
-        self.row_filter = row_filter(self.zone_filters, schema, self._spark_types)
+        pushed = row_filter(self.zone_filters[len(self.option_tests) :], schema, self._spark_types)
+        tests = self.option_tests + (pushed.tests if pushed else ())
+        self.row_filter = RowFilter(tests) if tests else None
         return back

@@ -167,7 +167,47 @@ def _align_type(ours: pa.DataType, theirs: pa.DataType) -> pa.DataType:
         if pa.types.is_fixed_size_list(ours):
             return pa.list_(item, ours.list_size)
         return pa.list_(item)
+    if ours != theirs and not _nested(ours) and not _nested(theirs) and _same_in_spark(ours, theirs):
+        return theirs  # what Spark reads the dataset's type as (uint8 as short...): written back as stored
     return ours
+
+
+def _nested(t: pa.DataType) -> bool:
+    return bool(pa.types.is_nested(t))
+
+
+def _same_in_spark(a: pa.DataType, b: pa.DataType) -> bool:
+    try:
+        return bool(spark_type(a) == spark_type(b))
+    except (UnsupportedTypeError, TypeError, ValueError):
+        return False
+
+
+def _describe(t: pa.DataType) -> str:
+    try:
+        return f"{t} (Spark {spark_type(t).simpleString()})"
+    except (UnsupportedTypeError, TypeError, ValueError):
+        return str(t)
+
+
+def append_mismatch(ours: pa.Schema, theirs: pa.Schema) -> str | None:
+    """Why rows of ``ours`` (already ``align_to_dataset``-ed) cannot be appended to a dataset of schema
+    ``theirs``, in one line naming the field; None when they can (column order may differ)."""
+    extra = [n for n in ours.names if n not in theirs.names]
+    if extra:
+        folded = {n.lower(): n for n in theirs.names}
+        hint = "; ".join(f"{n!r} is spelled {folded[n.lower()]!r} there" for n in extra if n.lower() in folded)
+        return f"the DataFrame has column(s) {extra} that the dataset lacks (its columns: {theirs.names})" + (
+            f"; {hint}" if hint else ""
+        )
+    missing = [n for n in theirs.names if n not in ours.names]
+    if missing:
+        return f"the DataFrame lacks the dataset's column(s) {missing} (add them, e.g. F.lit(None).cast(...))"
+    for f in ours:
+        t = theirs.field(f.name).type
+        if not f.type.equals(t):
+            return f"column {f.name!r} is {_describe(t)} in the dataset, {_describe(f.type)} in the DataFrame"
+    return None
 
 
 def _align_field(ours: pa.Field, theirs: pa.Field) -> pa.Field:

@@ -16,6 +16,11 @@ did not make it into the version, and the records; an attempt that finishes afte
 that sees the marker and deletes its own files.  Only an attempt killed in the
 middle of writing a file can leave one behind (invisible: no manifest names it).
 
+An append is checked when Spark plans the write (on the driver, before any task runs): the
+DataFrame's columns must be the dataset's, by name (order may differ), with the types Spark
+reads them as (``types.append_mismatch`` names the first column that differs in one line);
+nullable columns go into non-null ones with each batch checked for nulls.
+
 Spark passes Python data sources only the append and overwrite modes;
 ``errorifexists`` and ``ignore`` are available through the ``save_mode`` option or
 ``lancelot.spark.save`` (decided on whether a dataset exists at the path).
@@ -34,9 +39,15 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import align_to_dataset, check_not_null, spark_arrow_schema, to_spark_batch
+from lancelot.spark.types import (
+    align_to_dataset,
+    append_mismatch,
+    check_not_null,
+    spark_arrow_schema,
+    to_spark_batch,
+)
 
 if TYPE_CHECKING:
     from lancelot.dataset import FragmentMetadata
@@ -144,6 +155,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self.schema = spark_arrow_schema(schema)
         self.job_id = uuid.uuid4().hex
         self.check_nulls = False
+        self.order: list[str] | None = None
         #: the version the job read (None: no dataset yet); commits check conflicts against it
         self.read_version = dataset_version(self.uri, self.storage)
         self.skip = False
@@ -153,9 +165,16 @@ class LanceDatasetWriter(DataSourceArrowWriter):
 
             theirs = dataset(self.uri, version=self.read_version, storage_options=self.storage).schema
             aligned = align_to_dataset(self.schema, theirs)
+            problem = append_mismatch(aligned, theirs) if self.mode == "append" else None
+            if problem:  # found on the driver, before any task runs
+                raise SchemaMismatchError(f"cannot append to the dataset: {problem}", path=self.uri)
             #: non-null fields Spark did not promise: each batch is checked for nulls there
             self.check_nulls = _tightened(self.schema, aligned)
             self.schema = aligned
+            if self.mode == "append" and aligned.names != theirs.names:
+                #: the DataFrame's column order differs from the dataset's: each batch is reordered
+                self.order = theirs.names
+                self.schema = pa.schema([aligned.field(n) for n in theirs.names], metadata=aligned.metadata)
         if exists and self.mode == "errorifexists":
             raise LanceError("a dataset already exists at the output path (save mode errorifexists)", path=self.uri)
         if exists and self.mode == "ignore":
@@ -181,7 +200,8 @@ class LanceDatasetWriter(DataSourceArrowWriter):
 
         if self.skip:
             return LanceCommitMessage()
-        batches = (to_spark_batch(b, self.schema) for b in iterator if b.num_rows)
+        order = self.order
+        batches = (to_spark_batch(b.select(order) if order else b, self.schema) for b in iterator if b.num_rows)
         if self.check_nulls:
             batches = (_checked(b, self.schema) for b in batches)
         frags = write_fragments(
