@@ -44,7 +44,7 @@ def lossy(s3_server):  # noqa: F811
         proxy.close()
 
 
-OPS = ["create", "append", "delete", "overwrite", "compact"]
+OPS = ["create", "append", "delete", "overwrite", "compact", "update", "merge_insert"]
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -69,6 +69,14 @@ def test_lost_reply_to_a_manifest_create_on_s3_commits_once(op, s3_dataset, loss
     elif op == "overwrite":
         ds = lancelot.write_dataset(_t(5, 200), uri, mode="overwrite", storage_options=through)
         want, versions = list(range(200, 205)), 1
+    elif op == "update":  # rows rewritten into a new fragment: still once
+        ds = lancelot.dataset(uri, storage_options=through)
+        assert ds.update({"a": "a + 1000"}, where="a < 5") == {"num_rows_updated": 5}
+        want, versions = sorted([*range(5, 40), *range(1000, 1005)]), 1
+    elif op == "merge_insert":  # upsert of 10 rows, 5 of them new: each once
+        ds = lancelot.dataset(uri, storage_options=through)
+        ds.merge_insert("a").when_matched_update_all().when_not_matched_insert_all().execute(_t(10, 35))
+        want, versions = list(range(45)), 1
     else:
         m = lancelot.dataset(uri, storage_options=through).compact_files(target_rows_per_fragment=100)
         assert (m.fragments_removed, m.fragments_added) == (4, 1)
