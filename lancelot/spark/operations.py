@@ -1,0 +1,445 @@
+"""Distributed operations on Lance datasets from Spark: ``delete``, ``update``, ``add_columns``
+(and ``merge_insert``), each one new dataset version per call.
+
+The driver plans on the dataset's latest version and runs one Spark task per fragment (a
+``spark.range`` of fragment indexes, ``mapInArrow``: the same on classic Spark and Spark
+Connect).  Each task opens the dataset at the planned version, works on its fragment and
+writes files only no manifest names yet (deletion files, new data files), and returns their
+metadata.  Once every task has succeeded, the driver commits ONE transaction of the kind the
+library's own operation writes (Delete, Update, Merge: table format, "Transaction types";
+protos/transaction.proto), so pylance and lancelot check it against concurrent commits with
+their usual rules.  A ``RetryableCommitConflictError`` re-plans and re-runs the job on the
+latest version (at most ``conflict_retries`` times).  A failed task fails the job before any
+commit: the dataset stays at its version, and the files the other tasks wrote are referenced
+by no manifest (invisible; ``cleanup_old_versions`` removes them).
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.dataset.changes import (
+    DEFAULT_CONFLICT_RETRIES,
+    ChangeInputError,
+    DeleteInputError,
+    Deletions,
+    NewRows,
+    as_expression,
+    as_filter,
+    cast_to,
+    evaluate,
+    matching_positions,
+    retrying,
+)
+from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.operation import build_delete
+from lancelot.dataset.operation_changes import NewFragment, build_merge, build_update
+from lancelot.dataset.rowids import encode_row_ids
+from lancelot.dataset.transaction import new_transaction
+from lancelot.format.pb import file_pb2, table_pb2
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+__all__ = ["add_columns", "delete", "update"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+# -- running one task per fragment ----------------------------------------------------------------
+
+
+def _open(uri: str, version: int | None, storage_options: dict[str, Any] | None) -> LanceDataset:
+    from lancelot.dataset.dataset import LanceDataset
+
+    return LanceDataset(uri, version, storage_options=storage_options)
+
+
+def _run_items(
+    items: list[Any], task: Callable[[Any], Any], batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, pickled."""
+    for b in batches:
+        for i in b.column(0).to_pylist():
+            out = pickle.dumps(task(items[int(i)]), protocol=pickle.HIGHEST_PROTOCOL)
+            yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])
+
+
+def run_tasks(spark: SparkSession, items: list[_T], task: Callable[[_T], _R]) -> list[_R]:
+    """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are
+    pickled to the executors); raises, having returned nothing, if any task fails."""
+    if not items:
+        return []
+    n = len(items)
+    df = spark.range(0, n, 1, n).mapInArrow(functools.partial(_run_items, items, task), "payload binary")
+    return [pickle.loads(r["payload"]) for r in df.collect()]
+
+
+def _on_latest(
+    uri: str, storage_options: dict[str, Any] | None, retries: int, attempt: Callable[[LanceDataset], _T]
+) -> _T:
+    """``attempt(dataset at its latest version)``, re-planned on the latest version after a
+    retryable commit conflict (``retries`` times at most)."""
+    return retrying(_open(uri, None, storage_options), retries, attempt)
+
+
+# -- delete -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _FragmentChange:
+    """What a task did to one fragment: the fragment with its new deletion file (serialized), or
+    its id if every row is gone; new fragments (ids unassigned) with the row ids they keep."""
+
+    fragment_id: int
+    updated: list[bytes] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+    count: int = 0
+    new: list[tuple[bytes, np.ndarray, np.ndarray]] = field(default_factory=list)
+
+
+def _deletions_of(ds: LanceDataset, frag: Fragment, positions: np.ndarray) -> _FragmentChange:
+    dels = Deletions(ds)
+    dels.mark(frag, positions)
+    return _FragmentChange(
+        frag.fragment_id, [pb.SerializeToString() for pb in dels.updated], list(dels.removed), dels.count
+    )
+
+
+def _delete_task(
+    uri: str, version: int, storage_options: dict[str, Any] | None, where: str, fragment_id: int
+) -> _FragmentChange:
+    ds = _open(uri, version, storage_options)
+    frag = _fragment(ds, fragment_id)
+    expr = as_filter(where, ds.schema, DeleteInputError)
+    return _deletions_of(ds, frag, matching_positions(frag, expr))
+
+
+def _fragment(ds: LanceDataset, fragment_id: int) -> Fragment:
+    frag = ds.get_fragment(fragment_id)
+    if frag is None:
+        raise ChangeInputError(f"dataset {ds.uri!r} version {ds.version}: fragment {fragment_id} does not exist")
+    return frag
+
+
+def _merged(changes: list[_FragmentChange]) -> tuple[list[table_pb2.DataFragment], list[int], int]:
+    updated = [table_pb2.DataFragment.FromString(b) for c in changes for b in c.updated]
+    removed = [i for c in changes for i in c.removed]
+    return updated, removed, sum(c.count for c in changes)
+
+
+def delete(
+    spark: SparkSession,
+    uri: str,
+    where: str,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> dict[str, int]:
+    """Delete the rows matching the SQL predicate ``where``: each fragment's task writes its
+    deletion file, the driver commits one Delete (also when nothing matches, as pylance).
+    Returns pylance's ``{"num_deleted_rows": n}``."""
+    if not isinstance(where, str) or not where.strip():
+        raise DeleteInputError("delete needs a predicate (an SQL string)")
+
+    def attempt(cur: LanceDataset) -> tuple[int, int]:
+        as_filter(where, cur.schema, DeleteInputError)  # a bad predicate fails on the driver, before any task
+        task = functools.partial(_delete_task, cur.uri, cur.version, storage_options, where)
+        updated, removed, count = _merged(run_tasks(spark, [f.fragment_id for f in cur.get_fragments()], task))
+        txn = new_transaction(cur.version)
+        txn.delete.updated_fragments.extend(updated)
+        txn.delete.deleted_fragment_ids.extend(removed)
+        txn.delete.predicate = where
+        v = commit_transaction(
+            cur._store, cur.uri, txn, build_delete(updated, removed, cur.uri), read_version=cur.version
+        )
+        return v, count
+
+    _, count = _on_latest(uri, storage_options, conflict_retries, attempt)
+    return {"num_deleted_rows": count}
+
+
+# -- update -----------------------------------------------------------------------------------------
+
+
+def _update_task(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    set_sql: dict[str, str],
+    where: str | None,
+    fragment_id: int,
+) -> _FragmentChange:
+    ds = _open(uri, version, storage_options)
+    frag = _fragment(ds, fragment_id)
+    schema = ds.schema
+    exprs = {name: as_expression(sql, schema) for name, sql in set_sql.items()}
+    pos = matching_positions(frag, as_filter(where, schema) if where is not None else None)
+    if not len(pos):
+        return _FragmentChange(fragment_id)
+    old = frag._take_physical(list(schema.names), pos)
+    values = evaluate(old, exprs)
+    t = old
+    for name in exprs:
+        f = schema.field(name)
+        t = t.set_column(t.column_names.index(name), f, cast_to(values.column(name), f, name))
+    rows = NewRows(ds)
+    rows.keep_ids(frag, pos)
+    new = rows.write(iter([t]))
+    change = _deletions_of(ds, frag, pos)
+    change.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in new]
+    change.count = len(pos)
+    return change
+
+
+def _commit_update(cur: LanceDataset, changes: list[_FragmentChange], fields_modified: list[int]) -> int:
+    """One Update transaction, as the library's ``update`` and ``merge_insert`` write it."""
+    updated, removed, _ = _merged(changes)
+    new = [
+        NewFragment(table_pb2.DataFragment.FromString(b), ids, created) for c in changes for b, ids, created in c.new
+    ]
+    stable = NewRows(cur).stable
+    txn = new_transaction(cur.version)
+    u = txn.update
+    u.removed_fragment_ids.extend(removed)
+    u.updated_fragments.extend(updated)
+    for nf in new:
+        t = u.new_fragments.add()
+        t.CopyFrom(nf.frag)
+        if stable and len(nf.kept_ids):
+            t.inline_row_ids = encode_row_ids(nf.kept_ids)
+    u.fields_for_preserving_frag_bitmap.extend(fields_modified)
+    build = build_update(updated, removed, new, cur.uri)
+    return commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+
+
+def update(
+    spark: SparkSession,
+    uri: str,
+    set: Mapping[str, str],  # noqa: A002 - the operation's own word (SQL's UPDATE ... SET)
+    where: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> dict[str, int]:
+    """Set columns (``{column: SQL expression over the row}``) where the SQL predicate ``where``
+    holds (every row for None).  Each fragment's task deletes its matched rows and writes their
+    new values as new fragments; the driver commits one Update.  Returns pylance's
+    ``{"num_rows_updated": n}``."""
+    if not set:
+        raise ChangeInputError("update: no updates provided")
+    set_sql = dict(set)
+
+    def attempt(cur: LanceDataset) -> tuple[int, int]:
+        schema = cur.schema
+        for name, sql in set_sql.items():  # bad input fails on the driver, before any task
+            if name not in schema.names:
+                raise ChangeInputError(
+                    f"update: column {name!r} does not exist in dataset {cur.uri!r} (columns: {schema.names})"
+                )
+            as_expression(sql, schema)
+        if where is not None:
+            as_filter(where, schema)
+        task = functools.partial(_update_task, cur.uri, cur.version, storage_options, set_sql, where)
+        changes = run_tasks(spark, [f.fragment_id for f in cur.get_fragments()], task)
+        top_ids = {f.name: int(f.id) for f in cur.manifest.fields if f.parent_id == -1}
+        v = _commit_update(cur, changes, [top_ids[n] for n in set_sql])
+        return v, sum(c.count for c in changes)
+
+    _, count = _on_latest(uri, storage_options, conflict_retries, attempt)
+    return {"num_rows_updated": count}
+
+
+# -- add_columns ------------------------------------------------------------------------------------
+
+
+def _add_columns_task(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    schema: pa.Schema,
+    fields: list[bytes],
+    values: Callable[[Fragment], pa.Table],
+    fragment_id: int,
+) -> bytes:
+    """The fragment with one more data file holding the new columns' values (its physical rows)."""
+    from lancelot.dataset.manifest import ManifestFile, writable_data_version
+    from lancelot.dataset.schema_evolution import _cast
+    from lancelot.dataset.write import write_fragments
+
+    ds = _open(uri, version, storage_options)
+    frag = _fragment(ds, fragment_id)
+    nf = table_pb2.DataFragment()
+    nf.CopyFrom(frag._pb)
+    n = frag.physical_rows
+    if not n:
+        return _serialized(nf)
+    t = values(frag)
+    if t.num_rows != n:
+        raise ChangeInputError(f"{frag.where}: {t.num_rows} new values for {n} rows")
+    t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+    fake = ManifestFile(table_pb2.Manifest(fields=[file_pb2.Field.FromString(b) for b in fields]), None, None)
+    metas = write_fragments(
+        t.to_batches(),
+        ds.uri,
+        schema=schema,
+        data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
+        max_rows_per_file=n,
+        _store=ds._store,
+        _base=fake,
+    )
+    for mt in metas:
+        nf.files.append(mt.to_pb().files[0])
+    return _serialized(nf)
+
+
+def _serialized(msg: table_pb2.DataFragment) -> bytes:
+    out: bytes = msg.SerializeToString()
+    return out
+
+
+def _sql_values(exprs_sql: dict[str, str], cols: list[str], frag: Fragment) -> pa.Table:
+    exprs = {k: as_expression(v, frag._ds.schema) for k, v in exprs_sql.items()}
+    src = frag._read_physical(cols, 0, frag.physical_rows) if cols else pa.table({"_": pa.nulls(frag.physical_rows)})
+    return evaluate(src, exprs)
+
+
+def _udf_values(
+    udf: Callable[[Any], Any], cols: list[str], size: int, out: pa.Schema, pandas: bool, frag: Fragment
+) -> pa.Table:
+    from lancelot.dataset.schema_evolution import _as_batch, _live_batches, _scatter_live
+
+    parts = []
+    for b in _live_batches([frag], cols, size):
+        r = _as_batch(udf(b.to_pandas() if pandas else b))
+        if r.schema.names != out.names or r.schema.types != out.types:
+            raise ChangeInputError(
+                f"{frag.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"
+            )
+        if r.num_rows != b.num_rows:
+            raise ChangeInputError(f"{frag.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+        parts.append(pa.Table.from_batches([r]))
+    t = pa.concat_tables(parts) if parts else out.empty_table()
+    return _scatter_live(frag, t)
+
+
+def _plan_sql(cur: LanceDataset, exprs_sql: dict[str, str]) -> tuple[pa.Schema, list[str], bool]:
+    """The new columns' schema, the columns the expressions read, and whether they are constant
+    nulls (metadata only, as the library and pylance add them)."""
+    from lancelot.dataset.scan import filter_columns
+    from lancelot.dataset.schema_evolution import SchemaEvolutionError
+
+    exprs = {}
+    for k, v in exprs_sql.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError("add_columns: column names and SQL expressions must be strings")
+        try:
+            exprs[k] = as_expression(v, cur.schema)
+        except ChangeInputError as e:
+            raise SchemaEvolutionError(e.message) from None
+    names = cur.schema.names
+    cols = sorted({c for e in exprs.values() for c in filter_columns(e, names)}, key=names.index)
+    empty = pa.schema([cur.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
+    sample = evaluate(empty, exprs)
+    schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
+    null = not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]
+    return schema, cols, null
+
+
+def _plan_udf(
+    cur: LanceDataset, udf: Callable[[Any], Any], cols: list[str], pandas: bool, output_schema: pa.Schema | None
+) -> pa.Schema:
+    """The UDF's output schema: given, the function's ``output_schema``, or (as pylance) from the
+    function run on the driver on one row."""
+    from lancelot.dataset.schema_evolution import _as_batch, _live_batches
+
+    schema = output_schema or getattr(udf, "output_schema", None)
+    if schema is None:
+        first = next(_live_batches(cur.get_fragments(), cols, 1), None)
+        if first is None:
+            first = pa.RecordBatch.from_pylist([], pa.schema([cur.schema.field(c) for c in cols]))
+        schema = _as_batch(udf(first.to_pandas() if pandas else first)).schema
+    return pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
+
+
+def add_columns(
+    spark: SparkSession,
+    uri: str,
+    transforms: Mapping[str, str] | Callable[[Any], Any],
+    read_columns: list[str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    batch_size: int = 8192,
+    batch_format: str = "arrow",
+    output_schema: pa.Schema | None = None,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> None:
+    """New columns computed on the executors, one new data file per fragment; the driver commits
+    one Merge, as the library's ``add_columns``.
+
+    ``transforms`` is ``{name: SQL expression over the row}``, or a function over batches of
+    the live rows (``read_columns`` of them, all by default; ``batch_size`` rows at most) taking a
+    ``pyarrow.RecordBatch`` (``batch_format="pandas"``: a pandas DataFrame) and returning the new
+    columns, as many rows, as a RecordBatch, Table or pandas DataFrame.  Its schema is
+    ``output_schema``, the function's ``output_schema`` attribute (``lance.batch_udf``), or found
+    by running it on one row on the driver.  The function is pickled to the executors."""
+    from lancelot.dataset.schema_evolution import _check_new_names, _new_fields, _next_field_id
+
+    if batch_format not in ("arrow", "pandas"):
+        raise ChangeInputError(f"add_columns: batch_format must be 'arrow' or 'pandas', not {batch_format!r}")
+
+    def attempt(cur: LanceDataset) -> int:
+        values: Callable[[Fragment], pa.Table]
+        if isinstance(transforms, Mapping):
+            exprs_sql = dict(transforms)
+            schema, cols, null = _plan_sql(cur, exprs_sql)
+            values = functools.partial(_sql_values, exprs_sql, cols)
+        elif callable(transforms):
+            cols = list(cur.schema.names) if read_columns is None else list(read_columns)
+            null = False
+            schema = _plan_udf(cur, transforms, cols, batch_format == "pandas", output_schema)
+            values = functools.partial(_udf_values, transforms, cols, int(batch_size), schema, batch_format == "pandas")
+        else:
+            raise TypeError(
+                f"add_columns: transforms must be a dict of SQL expressions or a function, not {transforms!r}"
+            )
+        _check_new_names(cur, schema.names, {f.name: f.type for f in schema})
+        fields = _new_fields(schema, _next_field_id(cur.manifest))
+        if null:
+            frags = list(cur.manifest.fragments)
+        else:
+            task = functools.partial(
+                _add_columns_task,
+                cur.uri,
+                cur.version,
+                storage_options,
+                schema,
+                [f.SerializeToString() for f in fields],
+                values,
+            )
+            frags = [
+                table_pb2.DataFragment.FromString(b)
+                for b in run_tasks(spark, [f.fragment_id for f in cur.get_fragments()], task)
+            ]
+        all_fields = list(cur.manifest.fields) + fields
+        txn = new_transaction(cur.version)
+        txn.merge.fragments.extend(frags)
+        txn.merge.schema.extend(all_fields)
+        for k, v in cur.manifest.schema_metadata.items():
+            txn.merge.schema_metadata[k] = v
+        read_ids = {int(f.id) for f in cur.manifest.fragments}
+        build = build_merge(frags, all_fields, None, read_ids, cur.uri)
+        return commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+
+    _on_latest(uri, storage_options, conflict_retries, attempt)
