@@ -1,0 +1,140 @@
+"""Distributed operations from Spark (lancelot.spark.operations) against the library's own operations
+on a twin dataset: same rows, same version history, pylance reads both equal and validates them."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+pytest.importorskip("pyspark")
+lance = pytest.importorskip("lance")
+
+from conftest_spark import spark_session  # noqa: E402
+
+import lancelot  # noqa: E402
+from lancelot.spark import operations as ops  # noqa: E402
+
+
+@pytest.fixture
+def spark():
+    return spark_session()  # the shared local[2] session
+
+
+def _twins(tmp_path, n: int = 900, stable: bool = False) -> tuple[str, str]:
+    """Two equal datasets written by pylance: three fragments of 300 rows, a few rows deleted."""
+    t = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "x": pa.array([i * 0.5 for i in range(n)]),
+            "s": [f"s{i}" for i in range(n)],
+        }
+    )
+    uris = []
+    for name in ("spark", "library"):
+        uri = str(tmp_path / name)
+        ds = lance.write_dataset(t, uri, max_rows_per_file=300, enable_stable_row_ids=stable)
+        ds.delete("id % 50 = 3")
+        uris.append(uri)
+    return uris[0], uris[1]
+
+
+def _same(a: str, b: str, row_ids: bool = False) -> pa.Table:
+    da, db = lance.dataset(a), lance.dataset(b)
+    da.validate()
+    db.validate()
+    assert da.version == db.version
+    assert [v["version"] for v in da.versions()] == [v["version"] for v in db.versions()]
+    ta = da.to_table(with_row_id=row_ids).sort_by("id")
+    tb = db.to_table(with_row_id=row_ids).sort_by("id")
+    assert ta.equals(tb)
+    assert lancelot.dataset(a).to_table().sort_by("id").equals(ta.drop_columns(["_rowid"]) if row_ids else ta)
+    return ta
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["row-addresses", "stable-row-ids"])
+def test_delete_update_add_columns_as_the_library(spark, tmp_path, stable):
+    a, b = _twins(tmp_path, stable=stable)
+    lib = lancelot.dataset(b)
+    got = ops.delete(spark, a, "id % 7 = 0 OR s = 's899'")
+    assert got == lib.delete("id % 7 = 0 OR s = 's899'") == {"num_deleted_rows": 128}
+    _same(a, b, stable)
+    assert ops.delete(spark, a, "id < 0") == {"num_deleted_rows": 0}  # a version even when nothing matches
+    lib.delete("id < 0")
+    _same(a, b, stable)
+
+    assert ops.update(spark, a, {"x": "x * 2 + 1", "s": "concat(s, '!')"}, where="id >= 250 AND id < 620") == {
+        "num_rows_updated": lib.update({"x": "x * 2 + 1", "s": "concat(s, '!')"}, where="id >= 250 AND id < 620")[
+            "num_rows_updated"
+        ]
+    }
+    t = _same(a, b, stable)
+    assert t.filter(pc.field("id") == 300).column("s").to_pylist() == ["s300!"]
+
+    ops.add_columns(spark, a, {"y": "id * 3", "t": "concat('v', s)"})
+    lib.add_columns({"y": "id * 3", "t": "concat('v', s)"})
+    _same(a, b, stable)
+
+    def double(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch([pc.multiply(batch.column("x"), 2.0)], names=["x2"])
+
+    ops.add_columns(spark, a, double, read_columns=["x"])
+    lib.add_columns(double, read_columns=["x"])
+    t = _same(a, b, stable)
+    assert t.column("x2").to_pylist() == [2.0 * x for x in t.column("x").to_pylist()]
+    assert lance.dataset(a).version == 7
+
+
+def test_add_columns_pandas_udf(spark, tmp_path):
+    a, b = _twins(tmp_path)
+
+    def backfill(df):  # a pandas DataFrame in, a pandas DataFrame out
+        return df.assign(z=df["id"] % 10)[["z"]]
+
+    ops.add_columns(spark, a, backfill, read_columns=["id"], batch_format="pandas")
+    lancelot.dataset(b).add_columns(lambda rb: backfill(rb.to_pandas()), read_columns=["id"])
+    t = _same(a, b)
+    assert t.column("z").to_pylist() == [i % 10 for i in t.column("id").to_pylist()]
+
+
+def test_a_failing_task_commits_nothing(spark, tmp_path):
+    a, _ = _twins(tmp_path)
+    before = lance.dataset(a).to_table()
+
+    def boom(batch: pa.RecordBatch) -> pa.RecordBatch:
+        if pc.max(batch.column("id")).as_py() >= 600:  # the last fragment's task fails
+            raise ValueError("boom on the last fragment")
+        return pa.record_batch([batch.column("id")], names=["copy"])
+
+    with pytest.raises(Exception, match="boom on the last fragment"):
+        ops.add_columns(spark, a, boom, read_columns=["id"], output_schema=pa.schema([("copy", pa.int64())]))
+    with pytest.raises(Exception, match="is not a column|does not exist|No field named|not found|nope"):
+        ops.update(spark, a, {"x": "nope + 1"})  # refused on the driver, before any task runs
+    ds = lance.dataset(a)
+    ds.validate()
+    assert ds.version == 2
+    assert ds.to_table().equals(before)
+
+
+def test_a_concurrent_commit_re_plans_on_the_latest_version(spark, tmp_path):
+    a, b = _twins(tmp_path)
+    marker = str(tmp_path / "appended")
+    extra = pa.table({"id": pa.array([5000, 5001], pa.int64()), "x": [1.0, 2.0], "s": ["e0", "e1"]})
+
+    def with_an_append(batch: pa.RecordBatch) -> pa.RecordBatch:
+        try:  # the first task to run appends to the dataset, once: the Merge commit then conflicts
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            lancelot.write_dataset(extra, a, mode="append")
+        except FileExistsError:
+            pass
+        return pa.record_batch([pc.add(batch.column("id"), 1)], names=["next"])
+
+    schema = pa.schema([("next", pa.int64())])
+    ops.add_columns(spark, a, with_an_append, read_columns=["id"], output_schema=schema)
+    lancelot.write_dataset(extra, b, mode="append")
+    lancelot.dataset(b).add_columns(with_an_append, read_columns=["id"])
+    t = _same(a, b)
+    assert t.num_rows == lance.dataset(a).count_rows() and 5001 in t.column("id").to_pylist()
+    assert t.column("next").to_pylist() == [i + 1 for i in t.column("id").to_pylist()]
