@@ -138,3 +138,34 @@ def test_a_concurrent_commit_re_plans_on_the_latest_version(spark, tmp_path):
     t = _same(a, b)
     assert t.num_rows == lance.dataset(a).count_rows() and 5001 in t.column("id").to_pylist()
     assert t.column("next").to_pylist() == [i + 1 for i in t.column("id").to_pylist()]
+
+
+def test_merge_insert_as_the_library(spark, tmp_path):
+    a, b = _twins(tmp_path, stable=True)
+    keys = list(range(250, 350)) + [1000, 1001, None]  # 253 and 303 were deleted: inserted again
+    src = pa.table({"id": pa.array(keys, pa.int64()), "x": pa.array([-1.0] * len(keys))})
+    got = ops.merge_insert(
+        spark.createDataFrame(src.to_pandas()), a, "id", when_not_matched_by_source_delete="id < 100"
+    )
+    want = (
+        lancelot.dataset(b)
+        .merge_insert("id")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .when_not_matched_by_source_delete("id < 100")
+        .execute(src)
+    )
+    assert got == want == {"num_inserted_rows": 5, "num_updated_rows": 98, "num_deleted_rows": 98}
+    t = _same(a, b)
+    assert t.filter(pc.field("id") == 300).to_pylist() == [{"id": 300, "x": -1.0, "s": "s300"}]
+    # updated rows keep their stable row ids (inserted rows' fresh ids follow the order rows were written in)
+    ra = lance.dataset(a).to_table(with_row_id=True)
+    rb = lance.dataset(b).to_table(with_row_id=True)
+    old = pc.field("_rowid") < 900
+    assert ra.filter(old).sort_by("_rowid").equals(rb.filter(old).sort_by("_rowid"))
+    assert sorted(ra.column("_rowid").to_pylist()) == sorted(rb.column("_rowid").to_pylist())
+
+    dup = pa.table({"id": pa.array([400, 400], pa.int64()), "x": [1.0, 2.0]})
+    with pytest.raises(Exception, match="ambiguous merge insert"):
+        ops.merge_insert(spark.createDataFrame(dup.to_pandas()), a, "id")
+    assert lance.dataset(a).version == 3
