@@ -169,3 +169,19 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     with pytest.raises(Exception, match="ambiguous merge insert"):
         ops.merge_insert(spark.createDataFrame(dup.to_pandas()), a, "id")
     assert lance.dataset(a).version == 3
+
+
+def test_compact_as_the_library(spark, tmp_path):
+    a, b = _twins(tmp_path, n=1200, stable=True)
+    for uri in (a, b):  # small fragments to merge, and one with most rows deleted
+        lance.write_dataset(
+            pa.table({"id": pa.array([5000, 5001], pa.int64()), "x": [0.0, 1.0], "s": ["a", "b"]}), uri, mode="append"
+        )
+        lance.dataset(uri).delete("id >= 300 AND id < 560")
+    got = ops.compact(spark, a, target_rows_per_fragment=500)
+    want = lancelot.dataset(b).optimize.compact_files(target_rows_per_fragment=500)
+    assert got == want and got.fragments_removed >= 3
+    _same(a, b, row_ids=True)
+    assert [len(f.data_files()) for f in lance.dataset(a).get_fragments()] == [
+        len(f.data_files()) for f in lance.dataset(b).get_fragments()
+    ]

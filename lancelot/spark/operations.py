@@ -49,10 +49,11 @@ from lancelot.format.pb import file_pb2, table_pb2
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lancelot.dataset.compact import CompactionMetrics
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
 
-__all__ = ["add_columns", "delete", "merge_insert", "update"]
+__all__ = ["add_columns", "compact", "delete", "merge_insert", "update"]
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -654,3 +655,128 @@ def merge_insert(
 
     _, counts = _on_latest(uri, storage_options, conflict_retries, attempt)
     return counts
+
+
+# -- compact ----------------------------------------------------------------------------------------
+
+
+def _compact_task(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    target_rows_per_fragment: int,
+    fragment_ids: list[int],
+) -> tuple[list[bytes], list[bytes]]:
+    """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live
+    rows in order, stable row ids carried over: (old fragments, new fragments), serialized."""
+    from lancelot.dataset import blob_write
+    from lancelot.dataset.compact import _carry_row_ids, _counted
+    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
+    from lancelot.dataset.write import write_fragments
+    from lancelot.errors import LanceError
+
+    ds = _open(uri, version, storage_options)
+    group = [_fragment(ds, i) for i in fragment_ids]
+    where = f"dataset {ds.uri!r} version {ds.version}"
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        for f in group:
+            yield from blob_write.with_bytes(f, f.to_batches())
+
+    live = sum(f.count_rows() for f in group)
+    per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
+    try:
+        new = write_fragments(
+            rows(),
+            ds.uri,
+            schema=ds.schema,
+            data_storage_version=writable_data_version(ds.manifest, where),
+            max_rows_per_file=per_file,
+            _store=ds._store,
+            _base=ds._mf,
+        )
+    except LanceError as e:
+        raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
+    new_pb = [n.to_pb() for n in new]
+    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        _carry_row_ids(group, new_pb)
+    return [_counted(f).SerializeToString() for f in group], [f.SerializeToString() for f in new_pb]
+
+
+def compact(
+    spark: SparkSession,
+    uri: str,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    target_rows_per_fragment: int = 1024 * 1024,
+    materialize_deletions: bool = True,
+    materialize_deletions_threshold: float = 0.1,
+) -> CompactionMetrics:
+    """Compact the dataset as the library's ``compact_files`` (and pylance's
+    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own Spark task;
+    the driver commits what the library commits (ReserveFragments for the new fragments' ids,
+    then one Rewrite of every group).  Returns the library's ``CompactionMetrics``."""
+    from lancelot.dataset.commit import RetryableCommitConflictError
+    from lancelot.dataset.compact import (
+        COMPACTION_ATTEMPTS,
+        _check_files,
+        _has_indices,
+        build_reserve,
+        build_rewrite,
+        plan_compaction,
+    )
+    from lancelot.errors import LanceError
+
+    if target_rows_per_fragment <= 0:
+        raise ValueError("target_rows_per_fragment must be positive")
+
+    from lancelot.dataset.compact import CompactionMetrics as Metrics
+
+    def once(ds: LanceDataset) -> CompactionMetrics:
+        where = f"dataset {ds.uri!r} version {ds.version}"
+        if _has_indices(ds._mf):
+            raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
+        groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+        metrics = Metrics()
+        if not groups:
+            return metrics
+        _check_files(ds, groups, where)
+        task = functools.partial(_compact_task, ds.uri, ds.version, storage_options, target_rows_per_fragment)
+        results = run_tasks(spark, [[f.fragment_id for f in g] for g in groups], task)
+        written = [
+            ([table_pb2.DataFragment.FromString(b) for b in old], [table_pb2.DataFragment.FromString(b) for b in new])
+            for old, new in results
+        ]
+        for old_pbs, new_pbs in written:
+            metrics.fragments_removed += len(old_pbs)
+            metrics.files_removed += sum(len(f.files) + f.HasField("deletion_file") for f in old_pbs)
+            metrics.fragments_added += len(new_pbs)
+            metrics.files_added += sum(len(f.files) for f in new_pbs)
+        n_new = sum(len(new) for _, new in written)
+        if n_new:
+            reserve = new_transaction(ds.version)
+            reserve.reserve_fragments.num_fragments = n_new
+            v = commit_transaction(ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
+            nid = int(ds.checkout_version(v).manifest.max_fragment_id) - n_new + 1
+            for _, new_pbs in written:
+                for f in new_pbs:
+                    f.id = nid
+                    nid += 1
+        txn = new_transaction(ds.version)
+        for old_pbs, new_pbs in written:
+            g = txn.rewrite.groups.add()
+            g.old_fragments.extend(old_pbs)
+            g.new_fragments.extend(new_pbs)
+        build = build_rewrite(written, ds.uri, ds._store)
+        commit_transaction(ds._store, ds.uri, txn, build, read_version=ds.version)
+        return metrics
+
+    ds = _open(uri, None, storage_options)
+    for attempt in range(COMPACTION_ATTEMPTS):
+        try:
+            return once(ds)
+        except RetryableCommitConflictError:
+            if attempt == COMPACTION_ATTEMPTS - 1:
+                raise
+        ds = ds.checkout_version(ds.latest_version)
+    raise AssertionError("unreachable")
