@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pyspark")
 lance = pytest.importorskip("lance")
 
-from conftest_spark import spark_session  # noqa: E402
+from conftest_spark import classic_session, connect_mode, connect_session, spark_session  # noqa: E402
 
 import lancelot  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
@@ -185,3 +185,28 @@ def test_compact_as_the_library(spark, tmp_path):
     assert [len(f.data_files()) for f in lance.dataset(a).get_fragments()] == [
         len(f.data_files()) for f in lance.dataset(b).get_fragments()
     ]
+
+
+@pytest.mark.parametrize("mode", ["local-cluster", "connect"])
+def test_operations_on_executor_jvms_and_spark_connect(tmp_path, mode):
+    """What is pickled to executors (separate JVMs and Python workers, or a Connect server's) suffices."""
+    a, b = _twins(tmp_path)
+    lib = lancelot.dataset(b)
+    src = pa.table({"id": pa.array([1, 2, 2000], pa.int64()), "x": [9.0, 9.0, 9.0]})
+
+    def copy(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch([batch.column("id")], names=["c"])
+
+    def run(spark) -> None:
+        assert ops.delete(spark, a, "id % 7 = 0") == lib.delete("id % 7 = 0")
+        ops.add_columns(spark, a, copy, read_columns=["id"])
+        lib.add_columns(copy, read_columns=["id"])
+        got = ops.merge_insert(spark.createDataFrame(src.to_pandas()), a, "id")
+        assert got == lib.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
+
+    if mode == "connect":
+        with connect_mode():
+            run(connect_session())
+    else:
+        run(classic_session("local-cluster[2,1,1024]"))
+    _same(a, b)
