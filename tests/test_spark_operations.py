@@ -54,6 +54,16 @@ def _same(a: str, b: str, row_ids: bool = False) -> pa.Table:
     return ta
 
 
+def _files(uri: str) -> set[str]:
+    """The dataset's data and deletion files, and the records of unfinished operations (not the
+    hidden temporaries a killed task may leave, nor the end markers of operations)."""
+    out = set()
+    for d in ("data", "_deletions", "_lancelot_spark"):
+        for root, _, names in os.walk(os.path.join(uri, d)):
+            out |= {os.path.join(root, n) for n in names if not n.startswith(".") and not n.endswith(".ended")}
+    return out
+
+
 @pytest.mark.parametrize("stable", [False, True], ids=["row-addresses", "stable-row-ids"])
 def test_delete_update_add_columns_as_the_library(spark, tmp_path, stable):
     a, b = _twins(tmp_path, stable=stable)
@@ -102,6 +112,7 @@ def test_add_columns_pandas_udf(spark, tmp_path):
 def test_a_failing_task_commits_nothing(spark, tmp_path):
     a, _ = _twins(tmp_path)
     before = lance.dataset(a).to_table()
+    files = _files(a)
 
     def boom(batch: pa.RecordBatch) -> pa.RecordBatch:
         if pc.max(batch.column("id")).as_py() >= 600:  # the last fragment's task fails
@@ -116,6 +127,7 @@ def test_a_failing_task_commits_nothing(spark, tmp_path):
     ds.validate()
     assert ds.version == 2
     assert ds.to_table().equals(before)
+    assert _files(a) == files  # the files the other tasks wrote were deleted
 
 
 def test_a_concurrent_commit_re_plans_on_the_latest_version(spark, tmp_path):
@@ -165,10 +177,12 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     assert ra.filter(old).sort_by("_rowid").equals(rb.filter(old).sort_by("_rowid"))
     assert sorted(ra.column("_rowid").to_pylist()) == sorted(rb.column("_rowid").to_pylist())
 
-    dup = pa.table({"id": pa.array([400, 400], pa.int64()), "x": [1.0, 2.0]})
+    dup = pa.table({"id": pa.array([400, 400, 7000], pa.int64()), "x": [1.0, 2.0, 3.0]})
+    files = _files(a)
     with pytest.raises(Exception, match="ambiguous merge insert"):
         ops.merge_insert(spark.createDataFrame(dup.to_pandas()), a, "id")
     assert lance.dataset(a).version == 3
+    assert _files(a) == files
 
 
 def test_compact_as_the_library(spark, tmp_path):

@@ -16,8 +16,13 @@ by no manifest (invisible; ``cleanup_old_versions`` removes them).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
+import os
 import pickle
+import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -45,6 +50,7 @@ from lancelot.dataset.operation_changes import NewFragment, build_merge, build_u
 from lancelot.dataset.rowids import encode_row_ids
 from lancelot.dataset.transaction import new_transaction
 from lancelot.format.pb import file_pb2, table_pb2
+from lancelot.spark.writer import ATTEMPTS_DIR, ENDED, MARKER_SECONDS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -68,24 +74,123 @@ def _open(uri: str, version: int | None, storage_options: dict[str, Any] | None)
     return LanceDataset(uri, version, storage_options=storage_options)
 
 
+@dataclass(frozen=True)
+class _JobRef:
+    """What a task needs to record the files it wrote (pickled to the executors)."""
+
+    uri: str
+    storage_options: dict[str, Any] | None
+    prefix: str  # <dataset>/_lancelot_spark/ops-<id>: one record per task attempt that wrote files
+
+
+def _record(job: _JobRef, files: list[str]) -> None:
+    """In a task, after writing ``files`` (paths relative to the dataset): record them, so the
+    driver can delete them if they are not committed.  A task attempt that ends after its job did
+    (killed, lost, speculative) sees the job's end marker and deletes its own files."""
+    from lancelot.dataset.store import ObjectStore
+    from lancelot.errors import LanceError
+
+    if not files:
+        return
+    store = ObjectStore(job.uri, job.storage_options)
+    record = f"{job.prefix}/{uuid.uuid4().hex}.json"
+    store.put(record, json.dumps(files).encode())
+    if store.exists(f"{job.prefix}{ENDED}"):
+        for f in files:
+            store.delete(f)
+        store.delete(record)
+        raise LanceError(f"operation {job.prefix} already ended: this task attempt's output was discarded")
+
+
+class _Job:
+    """One Spark job of an operation and the files its tasks write: ``run`` the tasks, ``commit``;
+    on leaving, every recorded file not committed is deleted (a failed task, a failed job, a lost
+    commit race: no file of the attempt stays behind, visible or not, but for a task killed in the
+    middle of writing one)."""
+
+    def __init__(self, cur: LanceDataset, storage_options: dict[str, Any] | None) -> None:
+        self.ref = _JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}")
+        self.store = cur._store
+        self.files: set[str] = set()
+        self.committing = False
+
+    def run(
+        self, spark: SparkSession, items: list[_T], task: Callable[[_T], _R], files_of: Callable[[_R], list[str]]
+    ) -> list[_R]:
+        """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are
+        pickled to the executors); raises, having returned nothing, if any task fails."""
+        if not items:
+            return []
+        n = len(items)
+        body = functools.partial(_run_items, self.ref, items, task, files_of)
+        out: list[_R] = [
+            pickle.loads(r["payload"]) for r in spark.range(0, n, 1, n).mapInArrow(body, "payload binary").collect()
+        ]
+        for r in out:
+            self.files.update(files_of(r))
+        return out
+
+    def commit(self, commit: Callable[[], int]) -> int:
+        self.committing = True
+        return commit()
+
+    def __enter__(self) -> _Job:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        from lancelot.dataset.commit import CommitConflictError
+
+        if exc is None or (self.committing and not isinstance(exc, CommitConflictError)):
+            keep = self.files  # committed, or perhaps committed (an I/O error while committing)
+        else:
+            keep = set()
+        self._end(keep)
+
+    def _end(self, keep: set[str]) -> None:
+        """Mark the job ended, then delete the recorded files not in ``keep`` and the records (end
+        markers over a day old go too: the write path's cleanup keeps its markers as long)."""
+        store, prefix = self.store, self.ref.prefix
+        try:
+            store.put(f"{prefix}{ENDED}", str(time.time()).encode())
+            for name in store.list(ATTEMPTS_DIR):
+                if name.endswith(ENDED) and f"{ATTEMPTS_DIR}/{name}" != f"{prefix}{ENDED}":
+                    try:
+                        if time.time() - float(store.read(f"{ATTEMPTS_DIR}/{name}")) > MARKER_SECONDS:
+                            store.delete(f"{ATTEMPTS_DIR}/{name}")
+                    except (FileNotFoundError, ValueError):
+                        pass
+            for rec in store.list(prefix):
+                path = f"{prefix}/{rec}"
+                try:
+                    files = json.loads(store.read(path))
+                except (FileNotFoundError, ValueError):
+                    files = []
+                for f in files:
+                    if f not in keep:
+                        store.delete(f)
+                store.delete(path)
+            if store.is_local:
+                with contextlib.suppress(OSError):
+                    os.rmdir(store.full_path(prefix))
+        except OSError:
+            pass  # best effort: files no manifest names are invisible to readers
+
+
 def _run_items(
-    items: list[Any], task: Callable[[Any], Any], batches: Iterator[pa.RecordBatch]
+    job: _JobRef,
+    items: list[Any],
+    task: Callable[[Any], Any],
+    files_of: Callable[[Any], list[str]],
+    batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, pickled."""
+    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, its files
+    recorded, its result pickled."""
     for b in batches:
         for i in b.column(0).to_pylist():
-            out = pickle.dumps(task(items[int(i)]), protocol=pickle.HIGHEST_PROTOCOL)
+            result = task(items[int(i)])
+            _record(job, files_of(result))
+            out = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])
-
-
-def run_tasks(spark: SparkSession, items: list[_T], task: Callable[[_T], _R]) -> list[_R]:
-    """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are
-    pickled to the executors); raises, having returned nothing, if any task fails."""
-    if not items:
-        return []
-    n = len(items)
-    df = spark.range(0, n, 1, n).mapInArrow(functools.partial(_run_items, items, task), "payload binary")
-    return [pickle.loads(r["payload"]) for r in df.collect()]
 
 
 def _on_latest(
@@ -109,13 +214,30 @@ class _FragmentChange:
     removed: list[int] = field(default_factory=list)
     count: int = 0
     new: list[tuple[bytes, np.ndarray, np.ndarray]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # written, relative to the dataset
+
+
+def _change_files(change: _FragmentChange) -> list[str]:
+    return change.files
+
+
+def _data_files(frags: list[table_pb2.DataFragment]) -> list[str]:
+    from lancelot.dataset.fragment import DATA_DIR
+
+    return [f"{DATA_DIR}/{d.path}" for f in frags for d in f.files]
 
 
 def _deletions_of(ds: LanceDataset, frag: Fragment, positions: np.ndarray) -> _FragmentChange:
     dels = Deletions(ds)
     dels.mark(frag, positions)
+    from lancelot.dataset.deletion import deletion_path
+
     return _FragmentChange(
-        frag.fragment_id, [pb.SerializeToString() for pb in dels.updated], list(dels.removed), dels.count
+        frag.fragment_id,
+        [pb.SerializeToString() for pb in dels.updated],
+        list(dels.removed),
+        dels.count,
+        files=[deletion_path(int(pb.id), pb.deletion_file) for pb in dels.updated],
     )
 
 
@@ -158,14 +280,15 @@ def delete(
     def attempt(cur: LanceDataset) -> tuple[int, int]:
         as_filter(where, cur.schema, DeleteInputError)  # a bad predicate fails on the driver, before any task
         task = functools.partial(_delete_task, cur.uri, cur.version, storage_options, where)
-        updated, removed, count = _merged(run_tasks(spark, [f.fragment_id for f in cur.get_fragments()], task))
-        txn = new_transaction(cur.version)
-        txn.delete.updated_fragments.extend(updated)
-        txn.delete.deleted_fragment_ids.extend(removed)
-        txn.delete.predicate = where
-        v = commit_transaction(
-            cur._store, cur.uri, txn, build_delete(updated, removed, cur.uri), read_version=cur.version
-        )
+        with _Job(cur, storage_options) as job:
+            changes = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, _change_files)
+            updated, removed, count = _merged(changes)
+            txn = new_transaction(cur.version)
+            txn.delete.updated_fragments.extend(updated)
+            txn.delete.deleted_fragment_ids.extend(removed)
+            txn.delete.predicate = where
+            build = build_delete(updated, removed, cur.uri)
+            v = job.commit(lambda: commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version))
         return v, count
 
     _, count = _on_latest(uri, storage_options, conflict_retries, attempt)
@@ -201,6 +324,7 @@ def _update_task(
     new = rows.write(iter([t]))
     change = _deletions_of(ds, frag, pos)
     change.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in new]
+    change.files += _data_files([nf.frag for nf in new])
     change.count = len(pos)
     return change
 
@@ -254,9 +378,10 @@ def update(
         if where is not None:
             as_filter(where, schema)
         task = functools.partial(_update_task, cur.uri, cur.version, storage_options, set_sql, where)
-        changes = run_tasks(spark, [f.fragment_id for f in cur.get_fragments()], task)
         top_ids = {f.name: int(f.id) for f in cur.manifest.fields if f.parent_id == -1}
-        v = _commit_update(cur, changes, [top_ids[n] for n in set_sql])
+        with _Job(cur, storage_options) as job:
+            changes = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, _change_files)
+            v = job.commit(lambda: _commit_update(cur, changes, [top_ids[n] for n in set_sql]))
         return v, sum(c.count for c in changes)
 
     _, count = _on_latest(uri, storage_options, conflict_retries, attempt)
@@ -274,8 +399,9 @@ def _add_columns_task(
     fields: list[bytes],
     values: Callable[[Fragment], pa.Table],
     fragment_id: int,
-) -> bytes:
-    """The fragment with one more data file holding the new columns' values (its physical rows)."""
+) -> tuple[bytes, list[str]]:
+    """The fragment with one more data file holding the new columns' values (its physical rows),
+    serialized, and the files written."""
     from lancelot.dataset.manifest import ManifestFile, writable_data_version
     from lancelot.dataset.schema_evolution import _cast
     from lancelot.dataset.write import write_fragments
@@ -286,7 +412,7 @@ def _add_columns_task(
     nf.CopyFrom(frag._pb)
     n = frag.physical_rows
     if not n:
-        return _serialized(nf)
+        return _serialized(nf), []
     t = values(frag)
     if t.num_rows != n:
         raise ChangeInputError(f"{frag.where}: {t.num_rows} new values for {n} rows")
@@ -301,9 +427,14 @@ def _add_columns_task(
         _store=ds._store,
         _base=fake,
     )
-    for mt in metas:
-        nf.files.append(mt.to_pb().files[0])
-    return _serialized(nf)
+    new = [mt.to_pb() for mt in metas]
+    for pb in new:
+        nf.files.append(pb.files[0])
+    return _serialized(nf), _data_files(new)
+
+
+def _second(pair: tuple[Any, list[str]]) -> list[str]:
+    return pair[1]
 
 
 def _serialized(msg: table_pb2.DataFragment) -> bytes:
@@ -418,31 +549,30 @@ def add_columns(
             )
         _check_new_names(cur, schema.names, {f.name: f.type for f in schema})
         fields = _new_fields(schema, _next_field_id(cur.manifest))
-        if null:
-            frags = list(cur.manifest.fragments)
-        else:
-            task = functools.partial(
-                _add_columns_task,
-                cur.uri,
-                cur.version,
-                storage_options,
-                schema,
-                [f.SerializeToString() for f in fields],
-                values,
-            )
-            frags = [
-                table_pb2.DataFragment.FromString(b)
-                for b in run_tasks(spark, [f.fragment_id for f in cur.get_fragments()], task)
-            ]
-        all_fields = list(cur.manifest.fields) + fields
-        txn = new_transaction(cur.version)
-        txn.merge.fragments.extend(frags)
-        txn.merge.schema.extend(all_fields)
-        for k, v in cur.manifest.schema_metadata.items():
-            txn.merge.schema_metadata[k] = v
-        read_ids = {int(f.id) for f in cur.manifest.fragments}
-        build = build_merge(frags, all_fields, None, read_ids, cur.uri)
-        return commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        task = functools.partial(
+            _add_columns_task,
+            cur.uri,
+            cur.version,
+            storage_options,
+            schema,
+            [f.SerializeToString() for f in fields],
+            values,
+        )
+        with _Job(cur, storage_options) as job:
+            if null:
+                frags = list(cur.manifest.fragments)
+            else:
+                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, _second)
+                frags = [table_pb2.DataFragment.FromString(b) for b, _ in results]
+            all_fields = list(cur.manifest.fields) + fields
+            txn = new_transaction(cur.version)
+            txn.merge.fragments.extend(frags)
+            txn.merge.schema.extend(all_fields)
+            for k, v in cur.manifest.schema_metadata.items():
+                txn.merge.schema_metadata[k] = v
+            read_ids = {int(f.id) for f in cur.manifest.fragments}
+            build = build_merge(frags, all_fields, None, read_ids, cur.uri)
+            return job.commit(lambda: commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version))
 
     _on_latest(uri, storage_options, conflict_retries, attempt)
 
@@ -498,7 +628,7 @@ class _MergePlan:
     by_source_filter: str | None
 
 
-def _merge_task(plan: _MergePlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _merge_task(plan: _MergePlan, job: _JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """A task of the joined rows of some fragments (all of each fragment's rows are in one task)
     and some rows to insert: deletion files for the matched (and unmatched-by-source) target rows,
     new data files for the updated and inserted rows.  Yields one pickled ``_FragmentChange``
@@ -553,6 +683,7 @@ def _merge_task(plan: _MergePlan, batches: Iterator[pa.RecordBatch]) -> Iterator
             change = _deletions_of(ds, frag, gone)
             updated += [table_pb2.DataFragment.FromString(b) for b in change.updated]
             removed += change.removed
+            summary.files += change.files
         if plan.insert:
             ins = np.flatnonzero(~has_frag & has_src)
             if len(ins):
@@ -562,6 +693,8 @@ def _merge_task(plan: _MergePlan, batches: Iterator[pa.RecordBatch]) -> Iterator
         summary.updated = [pb.SerializeToString() for pb in updated]
         summary.removed = removed
         summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
+        summary.files += _data_files([nf.frag for nf in written])
+        _record(job, summary.files)
     payload = pickle.dumps((summary, counts), protocol=pickle.HIGHEST_PROTOCOL)
     yield pa.record_batch([pa.array([payload], pa.binary())], names=["payload"])
 
@@ -640,18 +773,20 @@ def merge_insert(
             by_source,
             by_source_filter,
         )
-        out = (
-            joined.withColumn(_PART, part)
-            .repartition(parts, _PART)
-            .mapInArrow(functools.partial(_merge_task, plan), "payload binary")
-        )
-        results = [pickle.loads(r["payload"]) for r in out.collect()]
-        changes = [c for c, _ in results]
-        counts = {
-            k: sum(c[k] for _, c in results) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
-        }
         all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
-        return _commit_update(cur, changes, all_fields), counts
+        with _Job(cur, storage_options) as job:
+            out = (
+                joined.withColumn(_PART, part)
+                .repartition(parts, _PART)
+                .mapInArrow(functools.partial(_merge_task, plan, job.ref), "payload binary")
+            )
+            results = [pickle.loads(r["payload"]) for r in out.collect()]
+            changes = [c for c, _ in results]
+            job.files.update(f for c in changes for f in c.files)
+            counts = {
+                k: sum(c[k] for _, c in results) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+            }
+            return job.commit(lambda: _commit_update(cur, changes, all_fields)), counts
 
     _, counts = _on_latest(uri, storage_options, conflict_retries, attempt)
     return counts
@@ -703,6 +838,10 @@ def _compact_task(
     return [_counted(f).SerializeToString() for f in group], [f.SerializeToString() for f in new_pb]
 
 
+def _compact_files(result: tuple[list[bytes], list[bytes]]) -> list[str]:
+    return _data_files([table_pb2.DataFragment.FromString(b) for b in result[1]])
+
+
 def compact(
     spark: SparkSession,
     uri: str,
@@ -742,33 +881,39 @@ def compact(
             return metrics
         _check_files(ds, groups, where)
         task = functools.partial(_compact_task, ds.uri, ds.version, storage_options, target_rows_per_fragment)
-        results = run_tasks(spark, [[f.fragment_id for f in g] for g in groups], task)
-        written = [
-            ([table_pb2.DataFragment.FromString(b) for b in old], [table_pb2.DataFragment.FromString(b) for b in new])
-            for old, new in results
-        ]
-        for old_pbs, new_pbs in written:
-            metrics.fragments_removed += len(old_pbs)
-            metrics.files_removed += sum(len(f.files) + f.HasField("deletion_file") for f in old_pbs)
-            metrics.fragments_added += len(new_pbs)
-            metrics.files_added += sum(len(f.files) for f in new_pbs)
-        n_new = sum(len(new) for _, new in written)
-        if n_new:
-            reserve = new_transaction(ds.version)
-            reserve.reserve_fragments.num_fragments = n_new
-            v = commit_transaction(ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
-            nid = int(ds.checkout_version(v).manifest.max_fragment_id) - n_new + 1
-            for _, new_pbs in written:
-                for f in new_pbs:
-                    f.id = nid
-                    nid += 1
-        txn = new_transaction(ds.version)
-        for old_pbs, new_pbs in written:
-            g = txn.rewrite.groups.add()
-            g.old_fragments.extend(old_pbs)
-            g.new_fragments.extend(new_pbs)
-        build = build_rewrite(written, ds.uri, ds._store)
-        commit_transaction(ds._store, ds.uri, txn, build, read_version=ds.version)
+        with _Job(ds, storage_options) as job:
+            results = job.run(spark, [[f.fragment_id for f in g] for g in groups], task, _compact_files)
+            written = [
+                (
+                    [table_pb2.DataFragment.FromString(b) for b in old],
+                    [table_pb2.DataFragment.FromString(b) for b in new],
+                )
+                for old, new in results
+            ]
+            for old_pbs, new_pbs in written:
+                metrics.fragments_removed += len(old_pbs)
+                metrics.files_removed += sum(len(f.files) + f.HasField("deletion_file") for f in old_pbs)
+                metrics.fragments_added += len(new_pbs)
+                metrics.files_added += sum(len(f.files) for f in new_pbs)
+            n_new = sum(len(new) for _, new in written)
+            if n_new:
+                reserve = new_transaction(ds.version)
+                reserve.reserve_fragments.num_fragments = n_new
+                v = commit_transaction(
+                    ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version
+                )
+                nid = int(ds.checkout_version(v).manifest.max_fragment_id) - n_new + 1
+                for _, new_pbs in written:
+                    for f in new_pbs:
+                        f.id = nid
+                        nid += 1
+            txn = new_transaction(ds.version)
+            for old_pbs, new_pbs in written:
+                g = txn.rewrite.groups.add()
+                g.old_fragments.extend(old_pbs)
+                g.new_fragments.extend(new_pbs)
+            build = build_rewrite(written, ds.uri, ds._store)
+            job.commit(lambda: commit_transaction(ds._store, ds.uri, txn, build, read_version=ds.version))
         return metrics
 
     ds = _open(uri, None, storage_options)
