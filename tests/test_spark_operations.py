@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("pyspark")
 lance = pytest.importorskip("lance")
 
+from conftest_s3 import s3_dataset, s3_server  # noqa: E402,F401
 from conftest_spark import classic_session, connect_mode, connect_session, spark_session  # noqa: E402
 
 import lancelot  # noqa: E402
@@ -41,8 +42,9 @@ def _twins(tmp_path, n: int = 900, stable: bool = False) -> tuple[str, str]:
     return uris[0], uris[1]
 
 
-def _same(a: str, b: str, row_ids: bool = False) -> pa.Table:
-    da, db = lance.dataset(a), lance.dataset(b)
+def _same(a: str, b: str, row_ids: bool = False, options: dict | None = None) -> pa.Table:
+    """Dataset ``a`` (on S3 with pylance's ``options``) and ``b`` read equal by pylance and lancelot."""
+    da, db = lance.dataset(a, storage_options=options), lance.dataset(b)
     da.validate()
     db.validate()
     assert da.version == db.version
@@ -50,7 +52,8 @@ def _same(a: str, b: str, row_ids: bool = False) -> pa.Table:
     ta = da.to_table(with_row_id=row_ids).sort_by("id")
     tb = db.to_table(with_row_id=row_ids).sort_by("id")
     assert ta.equals(tb)
-    assert lancelot.dataset(a).to_table().sort_by("id").equals(ta.drop_columns(["_rowid"]) if row_ids else ta)
+    mine = lancelot.dataset(a, storage_options=options).to_table().sort_by("id")
+    assert mine.equals(ta.drop_columns(["_rowid"]) if row_ids else ta)
     return ta
 
 
@@ -224,3 +227,18 @@ def test_operations_on_executor_jvms_and_spark_connect(tmp_path, mode):
     else:
         run(classic_session("local-cluster[2,1,1024]"))
     _same(a, b)
+
+
+def test_operations_on_s3(spark, tmp_path, s3_dataset):  # noqa: F811
+    """Storage options reach every task: the operations on a dataset in a (local moto) S3 bucket."""
+    t = pa.table({"id": pa.array(range(600), pa.int64()), "x": pa.array([i * 0.5 for i in range(600)])})
+    a, opts, b = s3_dataset.uri, s3_dataset.lancelot_options(), str(tmp_path / "library")
+    lance.write_dataset(t, a, max_rows_per_file=200, storage_options=s3_dataset.pylance_options())
+    lance.write_dataset(t, b, max_rows_per_file=200)
+    lib = lancelot.dataset(b)
+    assert ops.delete(spark, a, "id % 3 = 0", storage_options=opts) == lib.delete("id % 3 = 0")
+    assert ops.update(spark, a, {"x": "-x"}, "id > 500", storage_options=opts) == lib.update({"x": "-x"}, "id > 500")
+    src = pa.table({"id": pa.array([1, 3, 9000], pa.int64()), "x": [7.0, 7.0, 7.0]})
+    got = ops.merge_insert(spark.createDataFrame(src.to_pandas()), a, "id", storage_options=opts)
+    assert got == lib.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
+    _same(a, b, options=s3_dataset.pylance_options())
