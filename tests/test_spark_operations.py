@@ -16,6 +16,7 @@ from conftest_s3 import s3_dataset, s3_server  # noqa: E402,F401
 from conftest_spark import classic_session, connect_mode, connect_session, spark_session  # noqa: E402
 
 import lancelot  # noqa: E402
+from lancelot.dataset.changes import ChangeInputError  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
 
 
@@ -160,7 +161,10 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     keys = list(range(250, 350)) + [1000, 1001, None]  # 253 and 303 were deleted: inserted again
     src = pa.table({"id": pa.array(keys, pa.int64()), "x": pa.array([-1.0] * len(keys))})
     got = ops.merge_insert(
-        spark.createDataFrame(src.to_pandas()), a, "id", when_not_matched_by_source_delete="id < 100"
+        spark.createDataFrame(src.to_pylist(), "id long, x double"),
+        a,
+        "id",
+        when_not_matched_by_source_delete="id < 100",
     )
     want = (
         lancelot.dataset(b)
@@ -183,7 +187,10 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     dup = pa.table({"id": pa.array([400, 400, 7000], pa.int64()), "x": [1.0, 2.0, 3.0]})
     files = _files(a)
     with pytest.raises(Exception, match="ambiguous merge insert"):
-        ops.merge_insert(spark.createDataFrame(dup.to_pandas()), a, "id")
+        ops.merge_insert(spark.createDataFrame(dup.to_pylist(), "id long, x double"), a, "id")
+    bad = spark.createDataFrame(src.to_pylist(), "id long, x double").selectExpr("id", "CAST(x AS STRING) AS x")
+    with pytest.raises(ChangeInputError, match="source column 'x' is string, the dataset's is double"):
+        ops.merge_insert(bad, a, "id")
     assert lance.dataset(a).version == 3
     assert _files(a) == files
 
@@ -218,7 +225,7 @@ def test_operations_on_executor_jvms_and_spark_connect(tmp_path, mode):
         assert ops.delete(spark, a, "id % 7 = 0") == lib.delete("id % 7 = 0")
         ops.add_columns(spark, a, copy, read_columns=["id"])
         lib.add_columns(copy, read_columns=["id"])
-        got = ops.merge_insert(spark.createDataFrame(src.to_pandas()), a, "id")
+        got = ops.merge_insert(spark.createDataFrame(src.to_pylist(), "id long, x double"), a, "id")
         assert got == lib.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
 
     if mode == "connect":
@@ -239,6 +246,6 @@ def test_operations_on_s3(spark, tmp_path, s3_dataset):  # noqa: F811
     assert ops.delete(spark, a, "id % 3 = 0", storage_options=opts) == lib.delete("id % 3 = 0")
     assert ops.update(spark, a, {"x": "-x"}, "id > 500", storage_options=opts) == lib.update({"x": "-x"}, "id > 500")
     src = pa.table({"id": pa.array([1, 3, 9000], pa.int64()), "x": [7.0, 7.0, 7.0]})
-    got = ops.merge_insert(spark.createDataFrame(src.to_pandas()), a, "id", storage_options=opts)
+    got = ops.merge_insert(spark.createDataFrame(src.to_pylist(), "id long, x double"), a, "id", storage_options=opts)
     assert got == lib.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
     _same(a, b, options=s3_dataset.pylance_options())

@@ -194,7 +194,7 @@ def merge_insert(
     Returns the library's counts of inserted, updated and deleted rows."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's usual name
 
-    from lancelot.spark.types import spark_arrow_schema, spark_schema
+    from lancelot.spark.types import spark_arrow_schema, spark_schema, spark_type
 
     keys = [on] if isinstance(on, str) else list(on)
     if not keys:
@@ -216,6 +216,13 @@ def merge_insert(
         missing = [k for k in keys if k not in names or k not in source_columns]
         if missing:
             raise ChangeInputError(f"merge_insert key column(s) {missing} must be in the dataset and the source")
+        for c in source_columns:  # found on the driver, in one line, before any task runs
+            ours, theirs = df.schema[c].dataType, spark_type(cur.schema.field(c).type)
+            if ours.simpleString() != theirs.simpleString():
+                raise ChangeInputError(
+                    f"dataset {cur.uri!r}: merge_insert source column {c!r} is {ours.simpleString()}, the dataset's "
+                    f"is {theirs.simpleString()} (cast it in the DataFrame)"
+                )
         if by_source_filter is not None:
             as_filter(by_source_filter, cur.schema)
         frag_ids = [f.fragment_id for f in cur.get_fragments()]
