@@ -184,6 +184,20 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     assert ra.filter(old).sort_by("_rowid").equals(rb.filter(old).sort_by("_rowid"))
     assert sorted(ra.column("_rowid").to_pylist()) == sorted(rb.column("_rowid").to_pylist())
 
+    cond = pa.table({"id": pa.array([400, 401, 402, 9001], pa.int64()), "x": [300.0, 0.0, 300.0, 1.0]})
+    got = ops.merge_insert(spark.createDataFrame(cond.to_pylist(), "id long, x double"), a, "id", "source.x > target.x")
+    want = lancelot.dataset(b).merge_insert("id").when_matched_update_all("source.x > target.x")
+    assert (
+        got
+        == want.when_not_matched_insert_all().execute(cond)
+        == {
+            "num_inserted_rows": 1,
+            "num_updated_rows": 2,
+            "num_deleted_rows": 0,
+        }
+    )
+    _same(a, b)
+
     dup = pa.table({"id": pa.array([400, 400, 7000], pa.int64()), "x": [1.0, 2.0, 3.0]})
     files = _files(a)
     with pytest.raises(Exception, match="ambiguous merge insert"):
@@ -191,7 +205,7 @@ def test_merge_insert_as_the_library(spark, tmp_path):
     bad = spark.createDataFrame(src.to_pylist(), "id long, x double").selectExpr("id", "CAST(x AS STRING) AS x")
     with pytest.raises(ChangeInputError, match="source column 'x' is string, the dataset's is double"):
         ops.merge_insert(bad, a, "id")
-    assert lance.dataset(a).version == 3
+    assert lance.dataset(a).version == 4
     assert _files(a) == files
 
 

@@ -25,8 +25,10 @@ from lancelot.dataset.changes import (
     ChangeInputError,
     NewRows,
     as_filter,
+    cast_to,
     matching_positions,
 )
+from lancelot.dataset.merge_insert import _qualified_to_plain
 from lancelot.format.pb import table_pb2
 from lancelot.spark.jobs import (
     FragmentChange,
@@ -93,9 +95,30 @@ class _MergePlan:
     on: list[str]
     source_columns: list[str]
     update: bool
+    update_condition: str | None  # SQL over source.<column> and target.<column>
     insert: bool
     by_source: bool
     by_source_filter: str | None
+
+
+def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
+    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the
+    library's spelling of ``target.c`` and ``source.c``)."""
+    fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
+    return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
+
+
+def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
+    """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
+    assert plan.update_condition is not None
+    cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
+    old = frag._take_physical(list(schema.names), pos)
+    cols = {f"__target_{n}": old.column(n) for n in schema.names}
+    cols |= {f"__source_{c}": cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns}
+    t = pa.table(cols).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
+    ok = np.zeros(len(pos), dtype=bool)
+    ok[t.filter(cond).column(_POS).to_numpy()] = True
+    return ok
 
 
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -135,6 +158,9 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 idx = np.flatnonzero(sel)[matched][order]
                 mpos = mpos[order]
                 new = t.take(pa.array(idx)).select(plan.source_columns)
+                if plan.update_condition is not None:
+                    ok = _condition_holds(plan, ds.schema, frag, mpos, new)
+                    mpos, new = mpos[ok], new.filter(pa.array(ok))
                 rest = [c for c in ds.schema.names if c not in plan.source_columns]
                 if rest:
                     old = frag._take_physical(rest, mpos)
@@ -173,7 +199,7 @@ def merge_insert(
     df: Any,
     uri: str,
     on: str | list[str],
-    when_matched_update_all: bool = True,
+    when_matched_update_all: bool | str = True,
     when_not_matched_insert_all: bool = True,
     when_not_matched_by_source_delete: bool | str = False,
     storage_options: dict[str, Any] | None = None,
@@ -187,7 +213,9 @@ def merge_insert(
     task writes its fragments' deletion files and the new rows' data files; the driver commits
     one Update, as the library's ``merge_insert``.
 
-    Matched rows take the source's values (columns the source lacks keep the target's), rows
+    Matched rows take the source's values (columns the source lacks keep the target's; with an
+    SQL condition over ``source.<column>`` and ``target.<column>`` for ``when_matched_update_all``,
+    only the rows where it holds), rows
     of ``df`` no target row matches are inserted, and with ``when_not_matched_by_source_delete``
     (True, or an SQL filter on the target) target rows no source row matches are deleted.  A key
     that is null matches nothing; two source rows matching one target row are an error.
@@ -225,6 +253,9 @@ def merge_insert(
                 )
         if by_source_filter is not None:
             as_filter(by_source_filter, cur.schema)
+        if isinstance(when_matched_update_all, str):
+            text = _qualified_to_plain(when_matched_update_all)
+            as_filter(text, _condition_schema(cur.schema, source_columns))
         frag_ids = [f.fragment_id for f in cur.get_fragments()]
         key_schema = spark_schema(pa.schema([cur.schema.field(k) for k in keys]))
         for extra in (_FRAG, _POS):
@@ -246,6 +277,7 @@ def merge_insert(
             keys,
             source_columns,
             bool(when_matched_update_all),
+            when_matched_update_all if isinstance(when_matched_update_all, str) else None,
             bool(when_not_matched_insert_all),
             by_source,
             by_source_filter,
