@@ -1,5 +1,6 @@
 """Distributed operations from Spark (lancelot.spark.operations) against the library's own operations
-on a twin dataset: same rows, same version history, pylance reads both equal and validates them."""
+on a twin dataset: same rows, same version history, pylance reads both equal and validates them.
+The local[2] tests come first, the local-cluster and Connect ones last (switching modes restarts Spark)."""
 
 from __future__ import annotations
 
@@ -225,6 +226,21 @@ def test_compact_as_the_library(spark, tmp_path):
     ]
 
 
+def test_operations_on_s3(spark, tmp_path, s3_dataset):  # noqa: F811
+    """Storage options reach every task: the operations on a dataset in a (local moto) S3 bucket."""
+    t = pa.table({"id": pa.array(range(600), pa.int64()), "x": pa.array([i * 0.5 for i in range(600)])})
+    a, opts, b = s3_dataset.uri, s3_dataset.lancelot_options(), str(tmp_path / "library")
+    lance.write_dataset(t, a, max_rows_per_file=200, storage_options=s3_dataset.pylance_options())
+    lance.write_dataset(t, b, max_rows_per_file=200)
+    lib = lancelot.dataset(b)
+    assert ops.delete(spark, a, "id % 3 = 0", storage_options=opts) == lib.delete("id % 3 = 0")
+    assert ops.update(spark, a, {"x": "-x"}, "id > 500", storage_options=opts) == lib.update({"x": "-x"}, "id > 500")
+    src = pa.table({"id": pa.array([1, 3, 9000], pa.int64()), "x": [7.0, 7.0, 7.0]})
+    got = ops.merge_insert(spark.createDataFrame(src.to_pylist(), "id long, x double"), a, "id", storage_options=opts)
+    assert got == lib.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
+    _same(a, b, options=s3_dataset.pylance_options())
+
+
 @pytest.mark.parametrize("mode", ["local-cluster", "connect"])
 def test_operations_on_executor_jvms_and_spark_connect(tmp_path, mode):
     """What is pickled to executors (separate JVMs and Python workers, or a Connect server's) suffices."""
@@ -248,18 +264,3 @@ def test_operations_on_executor_jvms_and_spark_connect(tmp_path, mode):
     else:
         run(classic_session("local-cluster[2,1,1024]"))
     _same(a, b)
-
-
-def test_operations_on_s3(spark, tmp_path, s3_dataset):  # noqa: F811
-    """Storage options reach every task: the operations on a dataset in a (local moto) S3 bucket."""
-    t = pa.table({"id": pa.array(range(600), pa.int64()), "x": pa.array([i * 0.5 for i in range(600)])})
-    a, opts, b = s3_dataset.uri, s3_dataset.lancelot_options(), str(tmp_path / "library")
-    lance.write_dataset(t, a, max_rows_per_file=200, storage_options=s3_dataset.pylance_options())
-    lance.write_dataset(t, b, max_rows_per_file=200)
-    lib = lancelot.dataset(b)
-    assert ops.delete(spark, a, "id % 3 = 0", storage_options=opts) == lib.delete("id % 3 = 0")
-    assert ops.update(spark, a, {"x": "-x"}, "id > 500", storage_options=opts) == lib.update({"x": "-x"}, "id > 500")
-    src = pa.table({"id": pa.array([1, 3, 9000], pa.int64()), "x": [7.0, 7.0, 7.0]})
-    got = ops.merge_insert(spark.createDataFrame(src.to_pylist(), "id long, x double"), a, "id", storage_options=opts)
-    assert got == lib.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
-    _same(a, b, options=s3_dataset.pylance_options())
