@@ -213,13 +213,15 @@ def merge_insert(
     task writes its fragments' deletion files and the new rows' data files; the driver commits
     one Update, as the library's ``merge_insert``.
 
-    Matched rows take the source's values (columns the source lacks keep the target's; with an
-    SQL condition over ``source.<column>`` and ``target.<column>`` for ``when_matched_update_all``,
-    only the rows where it holds), rows
-    of ``df`` no target row matches are inserted, and with ``when_not_matched_by_source_delete``
-    (True, or an SQL filter on the target) target rows no source row matches are deleted.  A key
-    that is null matches nothing; two source rows matching one target row are an error.
-    Returns the library's counts of inserted, updated and deleted rows."""
+    Matched rows take the source's values (columns the source lacks keep the target's); with an
+    SQL condition over ``source.<column>`` and ``target.<column>`` as ``when_matched_update_all``,
+    only the matched rows where it holds.  Rows of ``df`` no target row matches are inserted; with
+    ``when_not_matched_by_source_delete`` (True, or an SQL filter on the target) target rows no
+    source row matches are deleted.  A null key matches nothing; two source rows matching one
+    target row are an error; source columns must have the dataset's types (checked on the
+    driver).  ``num_partitions``: tasks writing the result (default: one per fragment, at least
+    two); each holds its share of the joined rows in memory.  Returns the library's counts of
+    inserted, updated and deleted rows."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's usual name
 
     from lancelot.spark.types import spark_arrow_schema, spark_schema, spark_type
