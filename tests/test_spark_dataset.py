@@ -283,27 +283,3 @@ def test_two_attempts_of_a_task_both_write_and_the_version_holds_each_row_once(t
     assert not p1[0] & in_manifest and p1[1] <= in_manifest  # the failed attempt's files are not committed
     assert _data_files(uri) == in_manifest  # ... and the driver's commit deleted them
     assert _ids(spark.read.format("lance").load(uri)) == want
-
-
-def test_delete_through_spark_equals_the_librarys_delete_on_a_twin(spark, tmp_path):
-    """lancelot.spark.delete: Spark SQL finds the rows, executors write one deletion file per fragment, one
-    Delete version; the rows and the version history equal the library's delete on a twin dataset."""
-    import pyarrow.compute as pc
-
-    import lancelot
-    import lancelot.spark
-
-    t = pa.table({"id": pa.array(np.arange(3000), pa.int64()), "s": [f"s{i % 10}" for i in range(3000)]})
-    ours, twin = str(tmp_path / "ours"), str(tmp_path / "twin")
-    for uri in (ours, twin):
-        lance.write_dataset(t, uri, max_rows_per_file=1000)
-        lance.dataset(uri).delete("id % 7 = 0")  # earlier deletions are kept
-    v = lancelot.spark.delete(spark, ours, "id % 5 = 0 OR s = 's3' OR id < 1000")
-    fives = pc.field("id").isin(list(range(0, 3000, 5)))
-    lancelot.dataset(twin).delete(fives | (pc.field("s") == "s3") | (pc.field("id") < 1000))
-    assert v == 3 == lance.dataset(ours).version == lance.dataset(twin).version
-    got, want = lance.dataset(ours), lance.dataset(twin)
-    assert got.to_table().sort_by("id").equals(want.to_table().sort_by("id"))
-    assert got.count_rows() == want.count_rows() > 0 and len(got.get_fragments()) == 2  # fragment 0 removed
-    got.validate()
-    assert lancelot.spark.delete(spark, ours, "id < 0") == 3  # nothing matched: no version

@@ -24,13 +24,13 @@ if tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit()) < (4
         name="pyspark",
     )
 
-from lancelot.spark.operations import delete  # noqa: E402
+from lancelot.spark.operations import add_columns, compact, delete, merge_insert, update  # noqa: E402
 from lancelot.spark.source import LanceDataSource  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["LanceDataSource", "delete", "load", "register", "save"]
+__all__ = ["LanceDataSource", "add_columns", "compact", "delete", "load", "merge_insert", "register", "save", "update"]
 
 
 #: Spark's setting that lets Python data sources receive filters (off by default in pyspark 4.1-4.3)

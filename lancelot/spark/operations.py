@@ -1,133 +1,501 @@
-"""Dataset operations run by Spark: ``lancelot.spark.delete`` (one dataset version per call).
+"""Distributed operations on Lance datasets from Spark: ``delete``, ``update``, ``add_columns``,
+``merge_insert`` (merge_insert.py) and ``compact``, each one new dataset version per call
+(``compact``: two, ReserveFragments then Rewrite, as the library and pylance compact).
 
-``delete(spark, uri, where)``: Spark reads the dataset's latest version with each row's
-address (``with_row_address``: fragment id << 32 | physical position) and evaluates
-``where`` with its own SQL; executors group the matching positions by fragment and each
-writes one deletion file per fragment (its earlier deletions included, as
-``LanceDataset.delete`` does); the driver then commits one Delete transaction
-(protos/transaction.proto) with the library's commit, which checks it against any
-commit made meanwhile exactly as the library's own delete (a conflict raises
-``CommitConflictError`` and the deletion files written are removed).  Nothing is
-visible before that commit: deletion files are named by no manifest until then.
-
-merge_insert, update, add_columns and compact from Spark wait for the library's own
-operations (see docs/SPARK.md).
+The driver plans on the dataset's latest version and runs one Spark task per fragment (jobs.py);
+each task opens the dataset at the planned version, works on its fragment, writes files no
+manifest names yet (deletion files, new data files) and returns their metadata.  Once every
+task has succeeded, the driver commits ONE transaction of the kind the library's own operation
+writes (Delete, Update, Merge, Rewrite: table format, "Transaction types";
+protos/transaction.proto), so pylance and lancelot check it against concurrent commits with
+their usual rules.  A ``RetryableCommitConflictError`` re-plans and re-runs the job on the
+latest version (at most ``conflict_retries`` times).  A failed task fails the job before any
+commit: the dataset stays at its version and the files the tasks wrote are deleted.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
+
+from lancelot.dataset.changes import (
+    DEFAULT_CONFLICT_RETRIES,
+    ChangeInputError,
+    DeleteInputError,
+    NewRows,
+    as_expression,
+    as_filter,
+    cast_to,
+    evaluate,
+    matching_positions,
+)
+from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.operation import build_delete
+from lancelot.dataset.operation_changes import build_merge
+from lancelot.dataset.transaction import new_transaction
+from lancelot.format.pb import file_pb2, table_pb2
+from lancelot.spark.jobs import (
+    FragmentChange,
+    Job,
+    change_files,
+    commit_update,
+    data_files,
+    deletions_of,
+    fragment_of,
+    merged,
+    on_latest,
+    open_dataset,
+)
+from lancelot.spark.merge_insert import merge_insert
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: tasks writing deletion files (one per fragment at most)
-MAX_TASKS = 64
-#: what each executor's task sends the driver, one row per fragment it changed
-DELETIONS_SCHEMA = "fragment_id long, deletion binary, removed boolean, deleted long"
-_ARROW_SCHEMA = pa.schema(
-    [("fragment_id", pa.int64()), ("deletion", pa.binary()), ("removed", pa.bool_()), ("deleted", pa.int64())]
-)
+    from lancelot.dataset.compact import CompactionMetrics
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+__all__ = ["add_columns", "compact", "delete", "merge_insert", "update"]
 
 
-def _write_deletions(
-    uri: str, version: int, storage: dict[str, Any] | None, batches: Iterator[pa.RecordBatch]
-) -> Iterator[pa.RecordBatch]:
-    """In a task: the matching (fragment id, position) pairs become one deletion file per fragment."""
-    from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
-    from lancelot.spark.dataset_scan import open_version
-
-    found: dict[int, list[np.ndarray]] = {}
-    for b in batches:
-        if not b.num_rows:
-            continue
-        fids = b.column(0).to_numpy(zero_copy_only=False)
-        pos = b.column(1).to_numpy(zero_copy_only=False)
-        for fid in np.unique(fids):
-            found.setdefault(int(fid), []).append(pos[fids == fid])
-    if not found:
-        return
-    ds = open_version(uri, version, storage)
-    out: dict[str, list[Any]] = {"fragment_id": [], "deletion": [], "removed": [], "deleted": []}
-    for fid, parts in sorted(found.items()):
-        frag = ds.get_fragment(fid)
-        if frag is None:
-            raise ValueError(f"dataset {uri!r} version {version} has no fragment {fid}")
-        old = np.asarray(frag.deleted_positions(), dtype=np.int64)
-        allpos = np.union1d(old, np.concatenate(parts).astype(np.int64))
-        if len(allpos) == len(old):
-            continue
-        removed = len(allpos) >= frag.physical_rows
-        blob = b""
-        if not removed:
-            ftype, data = serialize_deletions(allpos)
-            d = new_deletion_file(ftype, version, len(allpos))
-            ds._store.put(deletion_path(fid, d), data)
-            blob = d.SerializeToString()
-        out["fragment_id"].append(fid)
-        out["deletion"].append(blob)
-        out["removed"].append(removed)
-        out["deleted"].append(len(allpos) - len(old))
-    if out["fragment_id"]:
-        yield pa.RecordBatch.from_pydict(out, schema=_ARROW_SCHEMA)
+# -- delete -----------------------------------------------------------------------------------------
 
 
-def delete(spark: SparkSession, uri: str, where: str, *, storage_options: dict[str, Any] | None = None) -> int:
-    """Delete the rows of the dataset at ``uri`` for which the Spark SQL predicate ``where`` is true,
-    as one new version (the latest version's number, unchanged when no row matches)."""
-    from lancelot.dataset import dataset
-    from lancelot.dataset.commit import commit_transaction
-    from lancelot.dataset.deletion import deletion_path
-    from lancelot.dataset.operation import build_delete
-    from lancelot.dataset.transaction import new_transaction
-    from lancelot.format.pb import table_pb2
-    from lancelot.spark import _ensure_registered
+def _delete_task(
+    uri: str, version: int, storage_options: dict[str, Any] | None, where: str, fragment_id: int
+) -> FragmentChange:
+    ds = open_dataset(uri, version, storage_options)
+    frag = fragment_of(ds, fragment_id)
+    expr = as_filter(where, ds.schema, DeleteInputError)
+    return deletions_of(ds, frag, matching_positions(frag, expr))
 
-    _ensure_registered(spark)
-    ds = dataset(uri, storage_options=storage_options)
-    version = ds.version
-    reader = (
-        spark.read.format("lance")
-        .option("version", version)
-        .option("with_row_address", "true")
-        .option("filter_pushdown", "false")
+
+def delete(
+    spark: SparkSession,
+    uri: str,
+    where: str,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> dict[str, int]:
+    """Delete the rows matching the SQL predicate ``where``: each fragment's task writes its
+    deletion file, the driver commits one Delete (also when nothing matches, as pylance).
+    Returns pylance's ``{"num_deleted_rows": n}``."""
+    if not isinstance(where, str) or not where.strip():
+        raise DeleteInputError("delete needs a predicate (an SQL string)")
+
+    def attempt(cur: LanceDataset) -> tuple[int, int]:
+        as_filter(where, cur.schema, DeleteInputError)  # a bad predicate fails on the driver, before any task
+        task = functools.partial(_delete_task, cur.uri, cur.version, storage_options, where)
+        with Job(cur, storage_options) as job:
+            changes = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, change_files)
+            updated, removed, count = merged(changes)
+            txn = new_transaction(cur.version)
+            txn.delete.updated_fragments.extend(updated)
+            txn.delete.deleted_fragment_ids.extend(removed)
+            txn.delete.predicate = where
+            build = build_delete(updated, removed, cur.uri)
+            v = job.commit(lambda: commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version))
+        return v, count
+
+    _, count = on_latest(uri, storage_options, conflict_retries, attempt)
+    return {"num_deleted_rows": count}
+
+
+# -- update -----------------------------------------------------------------------------------------
+
+
+def _update_task(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    set_sql: dict[str, str],
+    where: str | None,
+    fragment_id: int,
+) -> FragmentChange:
+    ds = open_dataset(uri, version, storage_options)
+    frag = fragment_of(ds, fragment_id)
+    schema = ds.schema
+    exprs = {name: as_expression(sql, schema) for name, sql in set_sql.items()}
+    pos = matching_positions(frag, as_filter(where, schema) if where is not None else None)
+    if not len(pos):
+        return FragmentChange(fragment_id)
+    old = frag._take_physical(list(schema.names), pos)
+    values = evaluate(old, exprs)
+    t = old
+    for name in exprs:
+        f = schema.field(name)
+        t = t.set_column(t.column_names.index(name), f, cast_to(values.column(name), f, name))
+    rows = NewRows(ds)
+    rows.keep_ids(frag, pos)
+    new = rows.write(iter([t]))
+    change = deletions_of(ds, frag, pos)
+    change.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in new]
+    change.files += data_files([nf.frag for nf in new])
+    change.count = len(pos)
+    return change
+
+
+def update(
+    spark: SparkSession,
+    uri: str,
+    set: Mapping[str, str],  # noqa: A002 - the operation's own word (SQL's UPDATE ... SET)
+    where: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> dict[str, int]:
+    """Set columns (``{column: SQL expression over the row}``) where the SQL predicate ``where``
+    holds (every row for None).  Each fragment's task deletes its matched rows and writes their
+    new values as new fragments; the driver commits one Update.  Returns pylance's
+    ``{"num_rows_updated": n}``."""
+    if not set:
+        raise ChangeInputError("update: no updates provided")
+    set_sql = dict(set)
+
+    def attempt(cur: LanceDataset) -> tuple[int, int]:
+        schema = cur.schema
+        for name, sql in set_sql.items():  # bad input fails on the driver, before any task
+            if name not in schema.names:
+                raise ChangeInputError(
+                    f"update: column {name!r} does not exist in dataset {cur.uri!r} (columns: {schema.names})"
+                )
+            as_expression(sql, schema)
+        if where is not None:
+            as_filter(where, schema)
+        task = functools.partial(_update_task, cur.uri, cur.version, storage_options, set_sql, where)
+        top_ids = {f.name: int(f.id) for f in cur.manifest.fields if f.parent_id == -1}
+        with Job(cur, storage_options) as job:
+            changes = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, change_files)
+            v = job.commit(lambda: commit_update(cur, changes, [top_ids[n] for n in set_sql]))
+        return v, sum(c.count for c in changes)
+
+    _, count = on_latest(uri, storage_options, conflict_retries, attempt)
+    return {"num_rows_updated": count}
+
+
+# -- add_columns ------------------------------------------------------------------------------------
+
+
+def _add_columns_task(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    schema: pa.Schema,
+    fields: list[bytes],
+    values: Callable[[Fragment], pa.Table],
+    fragment_id: int,
+) -> tuple[bytes, list[str]]:
+    """The fragment with one more data file holding the new columns' values (its physical rows),
+    serialized, and the files written."""
+    from lancelot.dataset.manifest import ManifestFile, writable_data_version
+    from lancelot.dataset.schema_evolution import _cast
+    from lancelot.dataset.write import write_fragments
+
+    ds = open_dataset(uri, version, storage_options)
+    frag = fragment_of(ds, fragment_id)
+    nf = table_pb2.DataFragment()
+    nf.CopyFrom(frag._pb)
+    n = frag.physical_rows
+    if not n:
+        return _serialized(nf), []
+    t = values(frag)
+    if t.num_rows != n:
+        raise ChangeInputError(f"{frag.where}: {t.num_rows} new values for {n} rows")
+    t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+    fake = ManifestFile(table_pb2.Manifest(fields=[file_pb2.Field.FromString(b) for b in fields]), None, None)
+    metas = write_fragments(
+        t.to_batches(),
+        ds.uri,
+        schema=schema,
+        data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
+        max_rows_per_file=n,
+        _store=ds._store,
+        _base=fake,
     )
-    if storage_options:
-        reader = reader.option("storage_options", json.dumps(storage_options))
-    hits = (
-        reader.load(uri)
-        .filter(where)
-        .selectExpr("shiftright(_rowaddr, 32) AS fragment_id", "_rowaddr & 4294967295 AS pos")
-    )
-    parallel = max(1, min(len(ds.get_fragments()), MAX_TASKS))
-    fn = functools.partial(_write_deletions, uri, version, storage_options)
-    rows = hits.repartition(parallel, "fragment_id").mapInArrow(fn, DELETIONS_SCHEMA).collect()
-    if not rows:
-        return version
-    updated, removed, written = [], [], []
-    for r in rows:
-        if r.removed:
-            removed.append(int(r.fragment_id))
-            continue
-        frag = ds.get_fragment(int(r.fragment_id))
-        nf = table_pb2.DataFragment()
-        nf.CopyFrom(frag._pb)  # type: ignore[union-attr]
-        nf.deletion_file.ParseFromString(bytes(r.deletion))
-        updated.append(nf)
-        written.append(deletion_path(int(r.fragment_id), nf.deletion_file))
-    txn = new_transaction(version)
-    txn.delete.updated_fragments.extend(updated)
-    txn.delete.deleted_fragment_ids.extend(removed)
-    txn.delete.predicate = where
+    new = [mt.to_pb() for mt in metas]
+    for pb in new:
+        nf.files.append(pb.files[0])
+    return _serialized(nf), data_files(new)
+
+
+def _second(pair: tuple[Any, list[str]]) -> list[str]:
+    return pair[1]
+
+
+def _serialized(msg: table_pb2.DataFragment) -> bytes:
+    out: bytes = msg.SerializeToString()
+    return out
+
+
+def _sql_values(exprs_sql: dict[str, str], cols: list[str], frag: Fragment) -> pa.Table:
+    exprs = {k: as_expression(v, frag._ds.schema) for k, v in exprs_sql.items()}
+    src = frag._read_physical(cols, 0, frag.physical_rows) if cols else pa.table({"_": pa.nulls(frag.physical_rows)})
+    return evaluate(src, exprs)
+
+
+def _udf_values(
+    udf: Callable[[Any], Any], cols: list[str], size: int, out: pa.Schema, pandas: bool, frag: Fragment
+) -> pa.Table:
+    from lancelot.dataset.schema_evolution import _as_batch, _live_batches, _scatter_live
+
+    parts = []
+    for b in _live_batches([frag], cols, size):
+        r = _as_batch(udf(b.to_pandas() if pandas else b))
+        if r.schema.names != out.names or r.schema.types != out.types:
+            raise ChangeInputError(
+                f"{frag.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"
+            )
+        if r.num_rows != b.num_rows:
+            raise ChangeInputError(f"{frag.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+        parts.append(pa.Table.from_batches([r]))
+    t = pa.concat_tables(parts) if parts else out.empty_table()
+    return _scatter_live(frag, t)
+
+
+def _plan_sql(cur: LanceDataset, exprs_sql: dict[str, str]) -> tuple[pa.Schema, list[str], bool]:
+    """The new columns' schema, the columns the expressions read, and whether they are constant
+    nulls (metadata only, as the library and pylance add them)."""
+    from lancelot.dataset.scan import filter_columns
+    from lancelot.dataset.schema_evolution import SchemaEvolutionError
+
+    exprs = {}
+    for k, v in exprs_sql.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError("add_columns: column names and SQL expressions must be strings")
+        try:
+            exprs[k] = as_expression(v, cur.schema)
+        except ChangeInputError as e:
+            raise SchemaEvolutionError(e.message) from None
+    names = cur.schema.names
+    cols = sorted({c for e in exprs.values() for c in filter_columns(e, names)}, key=names.index)
+    empty = pa.schema([cur.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
+    sample = evaluate(empty, exprs)
+    schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
+    null = not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]
+    return schema, cols, null
+
+
+def _plan_udf(
+    cur: LanceDataset, udf: Callable[[Any], Any], cols: list[str], pandas: bool, output_schema: pa.Schema | None
+) -> pa.Schema:
+    """The UDF's output schema: given, the function's ``output_schema``, or (as pylance) from the
+    function run on the driver on one row."""
+    from lancelot.dataset.schema_evolution import _as_batch, _live_batches
+
+    schema = output_schema or getattr(udf, "output_schema", None)
+    if schema is None:
+        first = next(_live_batches(cur.get_fragments(), cols, 1), None)
+        if first is None:
+            first = pa.RecordBatch.from_pylist([], pa.schema([cur.schema.field(c) for c in cols]))
+        schema = _as_batch(udf(first.to_pandas() if pandas else first)).schema
+    return pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
+
+
+def add_columns(
+    spark: SparkSession,
+    uri: str,
+    transforms: Mapping[str, str] | Callable[[Any], Any],
+    read_columns: list[str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    batch_size: int = 8192,
+    batch_format: str = "arrow",
+    output_schema: pa.Schema | None = None,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> None:
+    """New columns computed on the executors, one new data file per fragment; the driver commits
+    one Merge, as the library's ``add_columns``.
+
+    ``transforms`` is ``{name: SQL expression over the row}``, or a function over batches of
+    the live rows (``read_columns`` of them, all by default; ``batch_size`` rows at most) taking a
+    ``pyarrow.RecordBatch`` (``batch_format="pandas"``: a pandas DataFrame) and returning the new
+    columns, as many rows, as a RecordBatch, Table or pandas DataFrame.  Its schema is
+    ``output_schema``, the function's ``output_schema`` attribute (``lance.batch_udf``), or found
+    by running it on one row on the driver.  The function is pickled to the executors."""
+    from lancelot.dataset.schema_evolution import _check_new_names, _new_fields, _next_field_id
+
+    if batch_format not in ("arrow", "pandas"):
+        raise ChangeInputError(f"add_columns: batch_format must be 'arrow' or 'pandas', not {batch_format!r}")
+
+    def attempt(cur: LanceDataset) -> int:
+        values: Callable[[Fragment], pa.Table]
+        if isinstance(transforms, Mapping):
+            exprs_sql = dict(transforms)
+            schema, cols, null = _plan_sql(cur, exprs_sql)
+            values = functools.partial(_sql_values, exprs_sql, cols)
+        elif callable(transforms):
+            cols = list(cur.schema.names) if read_columns is None else list(read_columns)
+            null = False
+            schema = _plan_udf(cur, transforms, cols, batch_format == "pandas", output_schema)
+            values = functools.partial(_udf_values, transforms, cols, int(batch_size), schema, batch_format == "pandas")
+        else:
+            raise TypeError(
+                f"add_columns: transforms must be a dict of SQL expressions or a function, not {transforms!r}"
+            )
+        _check_new_names(cur, schema.names, {f.name: f.type for f in schema})
+        fields = _new_fields(schema, _next_field_id(cur.manifest))
+        task = functools.partial(
+            _add_columns_task,
+            cur.uri,
+            cur.version,
+            storage_options,
+            schema,
+            [f.SerializeToString() for f in fields],
+            values,
+        )
+        with Job(cur, storage_options) as job:
+            if null:
+                frags = list(cur.manifest.fragments)
+            else:
+                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, _second)
+                frags = [table_pb2.DataFragment.FromString(b) for b, _ in results]
+            all_fields = list(cur.manifest.fields) + fields
+            txn = new_transaction(cur.version)
+            txn.merge.fragments.extend(frags)
+            txn.merge.schema.extend(all_fields)
+            for k, v in cur.manifest.schema_metadata.items():
+                txn.merge.schema_metadata[k] = v
+            read_ids = {int(f.id) for f in cur.manifest.fragments}
+            build = build_merge(frags, all_fields, None, read_ids, cur.uri)
+            return job.commit(lambda: commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version))
+
+    on_latest(uri, storage_options, conflict_retries, attempt)
+
+
+# -- compact ----------------------------------------------------------------------------------------
+
+
+def _compact_task(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    target_rows_per_fragment: int,
+    fragment_ids: list[int],
+) -> tuple[list[bytes], list[bytes]]:
+    """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live
+    rows in order, stable row ids carried over: (old fragments, new fragments), serialized."""
+    from lancelot.dataset import blob_write
+    from lancelot.dataset.compact import _carry_row_ids, _counted
+    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
+    from lancelot.dataset.write import write_fragments
+    from lancelot.errors import LanceError
+
+    ds = open_dataset(uri, version, storage_options)
+    group = [fragment_of(ds, i) for i in fragment_ids]
+    where = f"dataset {ds.uri!r} version {ds.version}"
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        for f in group:
+            yield from blob_write.with_bytes(f, f.to_batches())
+
+    live = sum(f.count_rows() for f in group)
+    per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
     try:
-        return commit_transaction(ds._store, ds.uri, txn, build_delete(updated, removed, ds.uri), read_version=version)
-    except Exception:
-        for path in written:  # named by no manifest: removed so nothing is left behind
-            ds._store.delete(path)
-        raise
+        new = write_fragments(
+            rows(),
+            ds.uri,
+            schema=ds.schema,
+            data_storage_version=writable_data_version(ds.manifest, where),
+            max_rows_per_file=per_file,
+            _store=ds._store,
+            _base=ds._mf,
+        )
+    except LanceError as e:
+        raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
+    new_pb = [n.to_pb() for n in new]
+    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        _carry_row_ids(group, new_pb)
+    return [_counted(f).SerializeToString() for f in group], [f.SerializeToString() for f in new_pb]
+
+
+def _compact_files(result: tuple[list[bytes], list[bytes]]) -> list[str]:
+    return data_files([table_pb2.DataFragment.FromString(b) for b in result[1]])
+
+
+def compact(
+    spark: SparkSession,
+    uri: str,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    target_rows_per_fragment: int = 1024 * 1024,
+    materialize_deletions: bool = True,
+    materialize_deletions_threshold: float = 0.1,
+) -> CompactionMetrics:
+    """Compact the dataset as the library's ``compact_files`` (and pylance's
+    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own Spark task;
+    the driver commits what the library commits (ReserveFragments for the new fragments' ids,
+    then one Rewrite of every group).  Returns the library's ``CompactionMetrics``."""
+    from lancelot.dataset.commit import RetryableCommitConflictError
+    from lancelot.dataset.compact import (
+        COMPACTION_ATTEMPTS,
+        _check_files,
+        _has_indices,
+        build_reserve,
+        build_rewrite,
+        plan_compaction,
+    )
+    from lancelot.errors import LanceError
+
+    if target_rows_per_fragment <= 0:
+        raise ValueError("target_rows_per_fragment must be positive")
+
+    from lancelot.dataset.compact import CompactionMetrics as Metrics
+
+    def once(ds: LanceDataset) -> CompactionMetrics:
+        where = f"dataset {ds.uri!r} version {ds.version}"
+        if _has_indices(ds._mf):
+            raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
+        groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+        metrics = Metrics()
+        if not groups:
+            return metrics
+        _check_files(ds, groups, where)
+        task = functools.partial(_compact_task, ds.uri, ds.version, storage_options, target_rows_per_fragment)
+        with Job(ds, storage_options) as job:
+            results = job.run(spark, [[f.fragment_id for f in g] for g in groups], task, _compact_files)
+            written = [
+                (
+                    [table_pb2.DataFragment.FromString(b) for b in old],
+                    [table_pb2.DataFragment.FromString(b) for b in new],
+                )
+                for old, new in results
+            ]
+            for old_pbs, new_pbs in written:
+                metrics.fragments_removed += len(old_pbs)
+                metrics.files_removed += sum(len(f.files) + f.HasField("deletion_file") for f in old_pbs)
+                metrics.fragments_added += len(new_pbs)
+                metrics.files_added += sum(len(f.files) for f in new_pbs)
+            n_new = sum(len(new) for _, new in written)
+            if n_new:
+                reserve = new_transaction(ds.version)
+                reserve.reserve_fragments.num_fragments = n_new
+                v = commit_transaction(
+                    ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version
+                )
+                nid = int(ds.checkout_version(v).manifest.max_fragment_id) - n_new + 1
+                for _, new_pbs in written:
+                    for f in new_pbs:
+                        f.id = nid
+                        nid += 1
+            txn = new_transaction(ds.version)
+            for old_pbs, new_pbs in written:
+                g = txn.rewrite.groups.add()
+                g.old_fragments.extend(old_pbs)
+                g.new_fragments.extend(new_pbs)
+            build = build_rewrite(written, ds.uri, ds._store)
+            job.commit(lambda: commit_transaction(ds._store, ds.uri, txn, build, read_version=ds.version))
+        return metrics
+
+    ds = open_dataset(uri, None, storage_options)
+    for attempt in range(COMPACTION_ATTEMPTS):
+        try:
+            return once(ds)
+        except RetryableCommitConflictError:
+            if attempt == COMPACTION_ATTEMPTS - 1:
+                raise
+        ds = ds.checkout_version(ds.latest_version)
+    raise AssertionError("unreachable")

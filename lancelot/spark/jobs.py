@@ -1,0 +1,262 @@
+"""The Spark jobs of lancelot.spark.operations: one task per fragment (or per group of rows), the
+files the tasks write, and the one commit on the driver.
+
+``Job.run`` runs ``task(item)`` for each item in its own Spark task (a ``spark.range`` of item
+indexes and ``mapInArrow``: the same on classic Spark and Spark Connect; the task and items are
+pickled to the executors).  Each task opens the dataset at the planned version and writes only
+files no manifest names yet (deletion files, data files), then records their names under
+``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records).  After
+``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not
+committed: those of a failed task or job, of a commit that lost to a conflicting one, of retried
+or speculative task attempts; an attempt finishing after the end sees the job's end marker
+(``ops-<id>.ended``, kept a day) and deletes its own.  Only a task killed while writing a file can
+leave one behind, which no manifest names (invisible to readers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import pickle
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.dataset.changes import (
+    ChangeInputError,
+    Deletions,
+    NewRows,
+    retrying,
+)
+from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.operation_changes import NewFragment, build_update
+from lancelot.dataset.rowids import encode_row_ids
+from lancelot.dataset.transaction import new_transaction
+from lancelot.format.pb import table_pb2
+from lancelot.spark.writer import ATTEMPTS_DIR, ENDED, MARKER_SECONDS
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+# -- running one task per fragment ----------------------------------------------------------------
+
+
+def open_dataset(uri: str, version: int | None, storage_options: dict[str, Any] | None) -> LanceDataset:
+    from lancelot.dataset.dataset import LanceDataset
+
+    return LanceDataset(uri, version, storage_options=storage_options)
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """What a task needs to record the files it wrote (pickled to the executors)."""
+
+    uri: str
+    storage_options: dict[str, Any] | None
+    prefix: str  # <dataset>/_lancelot_spark/ops-<id>: one record per task attempt that wrote files
+
+
+def record_files(job: JobRef, files: list[str]) -> None:
+    """In a task, after writing ``files`` (paths relative to the dataset): record them, so the
+    driver can delete them if they are not committed.  A task attempt that ends after its job did
+    (killed, lost, speculative) sees the job's end marker and deletes its own files."""
+    from lancelot.dataset.store import ObjectStore
+    from lancelot.errors import LanceError
+
+    if not files:
+        return
+    store = ObjectStore(job.uri, job.storage_options)
+    record = f"{job.prefix}/{uuid.uuid4().hex}.json"
+    store.put(record, json.dumps(files).encode())
+    if store.exists(f"{job.prefix}{ENDED}"):
+        for f in files:
+            store.delete(f)
+        store.delete(record)
+        raise LanceError(f"operation {job.prefix} already ended: this task attempt's output was discarded")
+
+
+class Job:
+    """One Spark job of an operation and the files its tasks write: ``run`` the tasks, ``commit``;
+    on leaving, every recorded file not committed is deleted (a failed task, a failed job, a lost
+    commit race: no file of the attempt stays behind, visible or not, but for a task killed in the
+    middle of writing one)."""
+
+    def __init__(self, cur: LanceDataset, storage_options: dict[str, Any] | None) -> None:
+        self.ref = JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}")
+        self.store = cur._store
+        self.files: set[str] = set()
+        self.committing = False
+
+    def run(
+        self, spark: SparkSession, items: list[_T], task: Callable[[_T], _R], files_of: Callable[[_R], list[str]]
+    ) -> list[_R]:
+        """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are
+        pickled to the executors); raises, having returned nothing, if any task fails."""
+        if not items:
+            return []
+        n = len(items)
+        body = functools.partial(run_items, self.ref, items, task, files_of)
+        out: list[_R] = [
+            pickle.loads(r["payload"]) for r in spark.range(0, n, 1, n).mapInArrow(body, "payload binary").collect()
+        ]
+        for r in out:
+            self.files.update(files_of(r))
+        return out
+
+    def commit(self, commit: Callable[[], int]) -> int:
+        self.committing = True
+        return commit()
+
+    def __enter__(self) -> Job:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        from lancelot.dataset.commit import CommitConflictError
+
+        if exc is None or (self.committing and not isinstance(exc, CommitConflictError)):
+            keep = self.files  # committed, or perhaps committed (an I/O error while committing)
+        else:
+            keep = set()
+        self._end(keep)
+
+    def _end(self, keep: set[str]) -> None:
+        """Mark the job ended, then delete the recorded files not in ``keep`` and the records (end
+        markers over a day old go too: the write path's cleanup keeps its markers as long)."""
+        store, prefix = self.store, self.ref.prefix
+        try:
+            store.put(f"{prefix}{ENDED}", str(time.time()).encode())
+            for name in store.list(ATTEMPTS_DIR):
+                if name.endswith(ENDED) and f"{ATTEMPTS_DIR}/{name}" != f"{prefix}{ENDED}":
+                    try:
+                        if time.time() - float(store.read(f"{ATTEMPTS_DIR}/{name}")) > MARKER_SECONDS:
+                            store.delete(f"{ATTEMPTS_DIR}/{name}")
+                    except (FileNotFoundError, ValueError):
+                        pass
+            for rec in store.list(prefix):
+                path = f"{prefix}/{rec}"
+                try:
+                    files = json.loads(store.read(path))
+                except (FileNotFoundError, ValueError):
+                    files = []
+                for f in files:
+                    if f not in keep:
+                        store.delete(f)
+                store.delete(path)
+            if store.is_local:
+                with contextlib.suppress(OSError):
+                    os.rmdir(store.full_path(prefix))
+        except OSError:
+            pass  # best effort: files no manifest names are invisible to readers
+
+
+def run_items(
+    job: JobRef,
+    items: list[Any],
+    task: Callable[[Any], Any],
+    files_of: Callable[[Any], list[str]],
+    batches: Iterator[pa.RecordBatch],
+) -> Iterator[pa.RecordBatch]:
+    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, its files
+    recorded, its result pickled."""
+    for b in batches:
+        for i in b.column(0).to_pylist():
+            result = task(items[int(i)])
+            record_files(job, files_of(result))
+            out = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+            yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])
+
+
+def on_latest(
+    uri: str, storage_options: dict[str, Any] | None, retries: int, attempt: Callable[[LanceDataset], _T]
+) -> _T:
+    """``attempt(dataset at its latest version)``, re-planned on the latest version after a
+    retryable commit conflict (``retries`` times at most)."""
+    return retrying(open_dataset(uri, None, storage_options), retries, attempt)
+
+
+# -- what a task changed in a fragment ---------------------------------------------------------
+
+
+@dataclass
+class FragmentChange:
+    """What a task did to one fragment: the fragment with its new deletion file (serialized), or
+    its id if every row is gone; new fragments (ids unassigned) with the row ids they keep."""
+
+    fragment_id: int
+    updated: list[bytes] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+    count: int = 0
+    new: list[tuple[bytes, np.ndarray, np.ndarray]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # written, relative to the dataset
+
+
+def change_files(change: FragmentChange) -> list[str]:
+    return change.files
+
+
+def data_files(frags: list[table_pb2.DataFragment]) -> list[str]:
+    from lancelot.dataset.fragment import DATA_DIR
+
+    return [f"{DATA_DIR}/{d.path}" for f in frags for d in f.files]
+
+
+def deletions_of(ds: LanceDataset, frag: Fragment, positions: np.ndarray) -> FragmentChange:
+    dels = Deletions(ds)
+    dels.mark(frag, positions)
+    from lancelot.dataset.deletion import deletion_path
+
+    return FragmentChange(
+        frag.fragment_id,
+        [pb.SerializeToString() for pb in dels.updated],
+        list(dels.removed),
+        dels.count,
+        files=[deletion_path(int(pb.id), pb.deletion_file) for pb in dels.updated],
+    )
+
+
+def fragment_of(ds: LanceDataset, fragment_id: int) -> Fragment:
+    frag = ds.get_fragment(fragment_id)
+    if frag is None:
+        raise ChangeInputError(f"dataset {ds.uri!r} version {ds.version}: fragment {fragment_id} does not exist")
+    return frag
+
+
+def merged(changes: list[FragmentChange]) -> tuple[list[table_pb2.DataFragment], list[int], int]:
+    updated = [table_pb2.DataFragment.FromString(b) for c in changes for b in c.updated]
+    removed = [i for c in changes for i in c.removed]
+    return updated, removed, sum(c.count for c in changes)
+
+
+def commit_update(cur: LanceDataset, changes: list[FragmentChange], fields_modified: list[int]) -> int:
+    """One Update transaction, as the library's ``update`` and ``merge_insert`` write it."""
+    updated, removed, _ = merged(changes)
+    new = [
+        NewFragment(table_pb2.DataFragment.FromString(b), ids, created) for c in changes for b, ids, created in c.new
+    ]
+    stable = NewRows(cur).stable
+    txn = new_transaction(cur.version)
+    u = txn.update
+    u.removed_fragment_ids.extend(removed)
+    u.updated_fragments.extend(updated)
+    for nf in new:
+        t = u.new_fragments.add()
+        t.CopyFrom(nf.frag)
+        if stable and len(nf.kept_ids):
+            t.inline_row_ids = encode_row_ids(nf.kept_ids)
+    u.fields_for_preserving_frag_bitmap.extend(fields_modified)
+    build = build_update(updated, removed, new, cur.uri)
+    return commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)

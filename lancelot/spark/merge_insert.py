@@ -1,0 +1,303 @@
+"""``merge_insert`` from Spark: the upsert's join done by Spark (lancelot.spark.operations).
+
+The target's key columns and row addresses (fragment id, physical position) are scanned by one
+task per fragment and joined with the source DataFrame on the key columns (SQL join semantics:
+a null key matches nothing); the joined rows are repartitioned by target fragment, so each task
+holds every matched row of its fragments: it writes their deletion file and the new rows'
+data files (updated rows first, keeping their stable row ids; then inserted rows).  The driver
+commits one Update transaction, as the library's ``merge_insert`` writes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.changes import (
+    DEFAULT_CONFLICT_RETRIES,
+    ChangeInputError,
+    NewRows,
+    as_filter,
+    cast_to,
+    matching_positions,
+)
+from lancelot.dataset.merge_insert import _qualified_to_plain
+from lancelot.format.pb import table_pb2
+from lancelot.spark.jobs import (
+    FragmentChange,
+    Job,
+    JobRef,
+    commit_update,
+    data_files,
+    deletions_of,
+    fragment_of,
+    on_latest,
+    open_dataset,
+    record_files,
+)
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
+__all__ = ["merge_insert"]
+
+
+# -- merge_insert -----------------------------------------------------------------------------------
+
+_FRAG = "_lancelot_fragment"
+_POS = "_lancelot_position"
+_SRC = "_lancelot_source"
+_PART = "_lancelot_partition"
+
+
+def _target_keys(
+    uri: str,
+    version: int,
+    storage_options: dict[str, Any] | None,
+    on: list[str],
+    fragment_ids: list[int],
+    out: pa.Schema,
+    batches: Iterator[pa.RecordBatch],
+) -> Iterator[pa.RecordBatch]:
+    """A task of the target's key scan: the key columns of its fragments' live rows, with each
+    row's fragment id and physical position (its row address)."""
+    from lancelot.spark.types import to_spark_batch
+
+    ds = open_dataset(uri, version, storage_options)
+    for b in batches:
+        for i in b.column(0).to_pylist():
+            frag = fragment_of(ds, fragment_ids[int(i)])
+            live = matching_positions(frag, None)
+            if not len(live):
+                continue
+            t = frag._read_physical(on, 0, frag.physical_rows)
+            if len(live) != frag.physical_rows:
+                t = t.take(pa.array(live))
+            t = t.append_column(_FRAG, pa.array(np.full(len(live), frag.fragment_id, np.int64)))
+            t = t.append_column(_POS, pa.array(live.astype(np.int64)))
+            yield to_spark_batch(t.select(out.names), out)
+
+
+@dataclass(frozen=True)
+class _MergePlan:
+    """What a merge task needs to know (pickled to the executors)."""
+
+    uri: str
+    version: int
+    storage_options: dict[str, Any] | None
+    on: list[str]
+    source_columns: list[str]
+    update: bool
+    update_condition: str | None  # SQL over source.<column> and target.<column>
+    insert: bool
+    by_source: bool
+    by_source_filter: str | None
+
+
+def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
+    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the
+    library's spelling of ``target.c`` and ``source.c``)."""
+    fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
+    return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
+
+
+def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
+    """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
+    assert plan.update_condition is not None
+    cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
+    old = frag._take_physical(list(schema.names), pos)
+    cols = {f"__target_{n}": old.column(n) for n in schema.names}
+    cols |= {f"__source_{c}": cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns}
+    t = pa.table(cols).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
+    ok = np.zeros(len(pos), dtype=bool)
+    ok[t.filter(cond).column(_POS).to_numpy()] = True
+    return ok
+
+
+def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A task of the joined rows of some fragments (all of each fragment's rows are in one task)
+    and some rows to insert: deletion files for the matched (and unmatched-by-source) target rows,
+    new data files for the updated and inserted rows.  Yields one pickled ``FragmentChange``
+    summary per task (its ``fragment_id`` is -1) and the counts of updated / deleted / inserted."""
+    parts = [b for b in batches if b.num_rows]
+    summary = FragmentChange(-1)
+    counts = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
+    if parts:
+        ds = open_dataset(plan.uri, plan.version, plan.storage_options)
+        t = pa.Table.from_batches(parts)
+        has_frag = t.column(_FRAG).is_valid().to_numpy(zero_copy_only=False)
+        frag_col = pc.fill_null(t.column(_FRAG), -1).to_numpy()
+        positions = pc.fill_null(t.column(_POS), -1).to_numpy()
+        has_src = t.column(_SRC).is_valid().to_numpy(zero_copy_only=False)
+        rows = NewRows(ds)
+        new_parts: list[pa.Table] = []
+        updated: list[table_pb2.DataFragment] = []
+        removed: list[int] = []
+        by_source = as_filter(plan.by_source_filter, ds.schema) if plan.by_source_filter else None
+        for fid in np.unique(frag_col[has_frag].astype(np.int64)):
+            frag = fragment_of(ds, int(fid))
+            sel = has_frag & (frag_col == fid)
+            pos = positions[sel].astype(np.int64)
+            matched = has_src[sel]
+            mpos = pos[matched]
+            if plan.update and len(mpos) != len(np.unique(mpos)):
+                raise ChangeInputError(
+                    f"dataset {plan.uri!r}: ambiguous merge inserts are prohibited: several source rows match "
+                    f"the same target row of {frag.where}"
+                )
+            gone = np.empty(0, np.int64)
+            if plan.update and len(mpos):
+                order = np.argsort(mpos, kind="stable")
+                idx = np.flatnonzero(sel)[matched][order]
+                mpos = mpos[order]
+                new = t.take(pa.array(idx)).select(plan.source_columns)
+                if plan.update_condition is not None:
+                    ok = _condition_holds(plan, ds.schema, frag, mpos, new)
+                    mpos, new = mpos[ok], new.filter(pa.array(ok))
+                rest = [c for c in ds.schema.names if c not in plan.source_columns]
+                if rest:
+                    old = frag._take_physical(rest, mpos)
+                    for c in rest:
+                        new = new.append_column(old.schema.field(c), old.column(c))
+                rows.keep_ids(frag, mpos)
+                new_parts.append(new)
+                counts["num_updated_rows"] += len(mpos)
+                gone = mpos
+            if plan.by_source:
+                unmatched = pos[~matched]
+                if by_source is not None and len(unmatched):
+                    unmatched = np.intersect1d(unmatched, matching_positions(frag, by_source))
+                counts["num_deleted_rows"] += len(unmatched)
+                gone = np.union1d(gone, unmatched)
+            change = deletions_of(ds, frag, gone)
+            updated += [table_pb2.DataFragment.FromString(b) for b in change.updated]
+            removed += change.removed
+            summary.files += change.files
+        if plan.insert:
+            ins = np.flatnonzero(~has_frag & has_src)
+            if len(ins):
+                new_parts.append(t.take(pa.array(ins)).select(plan.source_columns))
+                counts["num_inserted_rows"] += len(ins)
+        written = rows.write(iter(new_parts))
+        summary.updated = [pb.SerializeToString() for pb in updated]
+        summary.removed = removed
+        summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
+        summary.files += data_files([nf.frag for nf in written])
+        record_files(job, summary.files)
+    payload = pickle.dumps((summary, counts), protocol=pickle.HIGHEST_PROTOCOL)
+    yield pa.record_batch([pa.array([payload], pa.binary())], names=["payload"])
+
+
+def merge_insert(
+    df: Any,
+    uri: str,
+    on: str | list[str],
+    when_matched_update_all: bool | str = True,
+    when_not_matched_insert_all: bool = True,
+    when_not_matched_by_source_delete: bool | str = False,
+    storage_options: dict[str, Any] | None = None,
+    *,
+    num_partitions: int | None = None,
+    conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+) -> dict[str, int]:
+    """Upsert the rows of the Spark DataFrame ``df`` into the dataset at ``uri`` by the key
+    column(s) ``on``, the join done by Spark: the target's keys and row addresses (one task per
+    fragment) joined with ``df``; the joined rows are partitioned by target fragment, and each
+    task writes its fragments' deletion files and the new rows' data files; the driver commits
+    one Update, as the library's ``merge_insert``.
+
+    Matched rows take the source's values (columns the source lacks keep the target's); with an
+    SQL condition over ``source.<column>`` and ``target.<column>`` as ``when_matched_update_all``,
+    only the matched rows where it holds.  Rows of ``df`` no target row matches are inserted; with
+    ``when_not_matched_by_source_delete`` (True, or an SQL filter on the target) target rows no
+    source row matches are deleted.  A null key matches nothing; two source rows matching one
+    target row are an error; source columns must have the dataset's types (checked on the
+    driver).  ``num_partitions``: tasks writing the result (default: one per fragment, at least
+    two); each holds its share of the joined rows in memory.  Returns the library's counts of
+    inserted, updated and deleted rows."""
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's usual name
+
+    from lancelot.spark.types import spark_arrow_schema, spark_schema, spark_type
+
+    keys = [on] if isinstance(on, str) else list(on)
+    if not keys:
+        raise ChangeInputError("merge_insert needs at least one key column")
+    if not (when_matched_update_all or when_not_matched_insert_all or when_not_matched_by_source_delete):
+        raise ChangeInputError("the merge insert job is not configured to change the data in any way")
+    spark = df.sparkSession
+    source_columns = list(df.columns)
+    by_source = bool(when_not_matched_by_source_delete)
+    by_source_filter = when_not_matched_by_source_delete if isinstance(when_not_matched_by_source_delete, str) else None
+
+    def attempt(cur: LanceDataset) -> tuple[int, dict[str, int]]:
+        names = cur.schema.names
+        unknown = [c for c in source_columns if c not in names]
+        if unknown:
+            raise ChangeInputError(
+                f"dataset {cur.uri!r}: merge_insert source has columns the dataset does not: {unknown}"
+            )
+        missing = [k for k in keys if k not in names or k not in source_columns]
+        if missing:
+            raise ChangeInputError(f"merge_insert key column(s) {missing} must be in the dataset and the source")
+        for c in source_columns:  # found on the driver, in one line, before any task runs
+            ours, theirs = df.schema[c].dataType, spark_type(cur.schema.field(c).type)
+            if ours.simpleString() != theirs.simpleString():
+                raise ChangeInputError(
+                    f"dataset {cur.uri!r}: merge_insert source column {c!r} is {ours.simpleString()}, the dataset's "
+                    f"is {theirs.simpleString()} (cast it in the DataFrame)"
+                )
+        if by_source_filter is not None:
+            as_filter(by_source_filter, cur.schema)
+        if isinstance(when_matched_update_all, str):
+            text = _qualified_to_plain(when_matched_update_all)
+            as_filter(text, _condition_schema(cur.schema, source_columns))
+        frag_ids = [f.fragment_id for f in cur.get_fragments()]
+        key_schema = spark_schema(pa.schema([cur.schema.field(k) for k in keys]))
+        for extra in (_FRAG, _POS):
+            key_schema = key_schema.add(extra, "long", False)
+        scan = functools.partial(
+            _target_keys, cur.uri, cur.version, storage_options, keys, frag_ids, spark_arrow_schema(key_schema)
+        )
+        n = max(1, len(frag_ids))
+        target = spark.range(0, len(frag_ids), 1, n).mapInArrow(scan, key_schema)
+        how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None
+        how = how or ("right_outer" if when_not_matched_insert_all else "inner")
+        joined = target.join(df.withColumn(_SRC, F.lit(True)), on=keys, how=how)
+        parts = int(num_partitions or max(2, n))
+        part = F.when(F.col(_FRAG).isNull(), F.lit(-1) - F.pmod(F.hash(*keys), F.lit(parts))).otherwise(F.col(_FRAG))
+        plan = _MergePlan(
+            cur.uri,
+            cur.version,
+            storage_options,
+            keys,
+            source_columns,
+            bool(when_matched_update_all),
+            when_matched_update_all if isinstance(when_matched_update_all, str) else None,
+            bool(when_not_matched_insert_all),
+            by_source,
+            by_source_filter,
+        )
+        all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
+        with Job(cur, storage_options) as job:
+            out = (
+                joined.withColumn(_PART, part)
+                .repartition(parts, _PART)
+                .mapInArrow(functools.partial(_merge_task, plan, job.ref), "payload binary")
+            )
+            results = [pickle.loads(r["payload"]) for r in out.collect()]
+            changes = [c for c, _ in results]
+            job.files.update(f for c in changes for f in c.files)
+            counts = {
+                k: sum(c[k] for _, c in results) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+            }
+            return job.commit(lambda: commit_update(cur, changes, all_fields)), counts
+
+    _, counts = on_latest(uri, storage_options, conflict_retries, attempt)
+    return counts
