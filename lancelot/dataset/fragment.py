@@ -219,6 +219,10 @@ class Fragment:
         """Rows a full read must filter for deletions (those outside long clean runs; 0: none)."""
         if not self._pb.HasField("deletion_file"):
             return 0
+        if self._physical is not None and self._physical < CLEAN_RUN_ROWS:
+            # no clean run fits: every row is filtered (known without reading the deletion file,
+            # so a scan of many small fragments does not read them all serially before it starts)
+            return self._physical
         return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
     def count_rows(self, filter: str | pc.Expression | None = None) -> int:
