@@ -513,7 +513,12 @@ class LanceScanner:
         frags, cols, need_pos, filt = self._frags, self._read_cols(), bool(self._proj.rows), self.filter
 
         def one(f: Fragment) -> pa.Table:
-            return self._finish(f, f.read(cols, filt, positions=need_pos), bases)
+            opened = f._fc is not None
+            try:
+                return self._finish(f, f.read(cols, filt, positions=need_pos), bases)
+            finally:
+                if not opened:  # a scan holds no fragment's open files after reading it (the dataset's
+                    f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
         if len(frags) > 1 and self._ds._store.is_local:
             pool = _fragment_pool()
