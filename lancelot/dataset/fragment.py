@@ -646,7 +646,7 @@ def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
     n = t.num_rows
     mask = np.ones(n, dtype=bool)
     mask[deleted] = False
-    if not t.num_columns:
+    if not t.num_columns or n < CLEAN_RUN_ROWS:  # no clean run to keep: one filter of the whole (small) table
         return t.filter(pa.array(mask))
     segments = [(a, b, pa.array(mask[a:b]) if dirty else None) for a, b, dirty in _segments(deleted, n)]
     cols, schema = t.columns, t.schema
