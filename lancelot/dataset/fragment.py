@@ -447,7 +447,14 @@ class Fragment:
         return pa.concat_tables(parts)
 
     def _empty(self, cols: list[str], positions: bool = False) -> pa.Table:
-        t = self._read_physical(cols, 0, 0)
+        from lancelot.reader import LanceFile
+
+        def none(lf: LanceFile, names: list[str]) -> pa.Table:
+            if type(lf) is not LanceFile:  # a view (blob descriptions): its own empty read
+                return lf.read_range(0, 0, names)
+            return pa.schema([lf.schema.field(n) for n in names]).empty_table()  # no page touched
+
+        t = self._assemble(cols, 0, none)
         return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
 
     def read_range(self, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
