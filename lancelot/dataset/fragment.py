@@ -131,6 +131,25 @@ def _zone_maps(lf: LanceFile) -> ZoneMaps | None:
     return zm
 
 
+def manifest_live_rows(m: table_pb2.Manifest) -> int | None:
+    """Live rows of a version from its manifest alone (physical rows less each deletion file's
+    count), or None when some fragment's entry does not give them (then the files are read)."""
+    if not m.HasField("writer_version"):  # (rows_trusted: such manifests' counts are not trusted)
+        return None if len(m.fragments) else 0
+    total = 0
+    for f in m.fragments:
+        n = f.physical_rows
+        if n <= 0:
+            return None
+        if f.HasField("deletion_file"):
+            gone = f.deletion_file.num_deleted_rows
+            if not gone:
+                return None
+            n -= gone
+        total += n
+    return total
+
+
 class Fragment:
     """One fragment of a dataset version (``LanceDataset.get_fragments()``)."""
 
