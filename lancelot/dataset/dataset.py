@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
-from lancelot.dataset.fragment import DATA_DIR, Fragment
+from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
 from lancelot.dataset.history import manifest_summary, version_time
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
 from lancelot.dataset.store import ObjectStore
@@ -106,12 +106,21 @@ class LanceDataset:
         self._schema: pa.Schema | None = None  # built on first use (count_rows needs none)
         self._index_fields()
         self._bases: dict[int, ObjectStore] = {}
-        self._fragments = [Fragment(self, f) for f in self.manifest.fragments]
+        self._fragment_list: list[Fragment] | None = None  # built on first use (count_rows needs none)
         #: the live row count when every fragment's manifest entry gives it (else counted on demand)
-        self._live_rows: int | None = None
-        known = [f._live for f in self._fragments if f._live is not None]
-        if len(known) == len(self._fragments):
-            self._live_rows = sum(known)
+        self._live_rows: int | None = manifest_live_rows(self.manifest)
+
+    @property
+    def _fragments(self) -> list[Fragment]:
+        """The version's Fragment objects, built on first use: opening a dataset of thousands of
+        fragments and counting its rows builds none (a race builds two lists; one is kept)."""
+        frags = self._fragment_list
+        if frags is None:
+            frags = [Fragment(self, f) for f in self.manifest.fragments]
+            if self._fragment_list is None:
+                self._fragment_list = frags
+            frags = self._fragment_list
+        return frags
 
     @property
     def schema(self) -> pa.Schema:

@@ -26,6 +26,9 @@ DELETIONS_DIR = "_deletions"
 #: more deleted rows than this in a fragment: the roaring-bitmap form (as pylance)
 BITMAP_THRESHOLD = 5000
 _SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+#: deletion files are a few hundred bytes: decompressed on the caller's thread (handing one tiny
+#: buffer to Arrow's thread pool costs more than decoding it, and a scan reads one per fragment)
+_IPC_OPTIONS = pa.ipc.IpcReadOptions(use_threads=False)
 _SUFFIX = {table_pb2.DeletionFile.ARROW_ARRAY: "arrow", table_pb2.DeletionFile.BITMAP: "bin"}
 
 
@@ -41,7 +44,7 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
     """Sorted unique uint32 positions of deleted rows; each must lie inside the fragment."""
     try:
         if file_type == table_pb2.DeletionFile.ARROW_ARRAY:
-            with pa.ipc.open_file(pa.py_buffer(data)) as r:
+            with pa.ipc.open_file(pa.py_buffer(data), options=_IPC_OPTIONS) as r:
                 if len(r.schema) != 1 or not pa.types.is_integer(r.schema.field(0).type):
                     raise CorruptFileError(f"{where}: deletion file schema {r.schema} is not one integer column")
                 batches = [r.get_batch(i) for i in range(r.num_record_batches)]

@@ -132,6 +132,25 @@ def _zone_maps(lf: LanceFile) -> ZoneMaps | None:
     return zm
 
 
+def manifest_live_rows(m: table_pb2.Manifest) -> int | None:
+    """Live rows of a version from its manifest alone (physical rows less each deletion file's
+    count), or None when some fragment's entry does not give them (then the files are read)."""
+    if not m.HasField("writer_version"):  # (rows_trusted: such manifests' counts are not trusted)
+        return None if len(m.fragments) else 0
+    total = 0
+    for f in m.fragments:
+        n = f.physical_rows
+        if n <= 0:
+            return None
+        if f.HasField("deletion_file"):
+            gone = f.deletion_file.num_deleted_rows
+            if not gone:
+                return None
+            n -= gone
+        total += n
+    return total
+
+
 class Fragment:
     """One fragment of a dataset version (``LanceDataset.get_fragments()``)."""
 
@@ -220,6 +239,10 @@ class Fragment:
         """Rows a full read must filter for deletions (those outside long clean runs; 0: none)."""
         if not self._pb.HasField("deletion_file"):
             return 0
+        if self._physical is not None and self._physical < CLEAN_RUN_ROWS:
+            # no clean run fits: every row is filtered (known without reading the deletion file,
+            # so a scan of many small fragments does not read them all serially before it starts)
+            return self._physical
         return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
     def count_rows(self, filter: str | pc.Expression | None = None) -> int:
@@ -444,7 +467,14 @@ class Fragment:
         return pa.concat_tables(parts)
 
     def _empty(self, cols: list[str], positions: bool = False) -> pa.Table:
-        t = self._read_physical(cols, 0, 0)
+        from lancelot.reader import LanceFile
+
+        def none(lf: LanceFile, names: list[str]) -> pa.Table:
+            if type(lf) is not LanceFile:  # a view (blob descriptions): its own empty read
+                return lf.read_range(0, 0, names)
+            return pa.schema([lf.schema.field(n) for n in names]).empty_table()  # no page touched
+
+        t = self._assemble(cols, 0, none)
         return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
 
     def read_range(self, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
@@ -643,7 +673,7 @@ def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
     n = t.num_rows
     mask = np.ones(n, dtype=bool)
     mask[deleted] = False
-    if not t.num_columns:
+    if not t.num_columns or n < CLEAN_RUN_ROWS:  # no clean run to keep: one filter of the whole (small) table
         return t.filter(pa.array(mask))
     segments = [(a, b, pa.array(mask[a:b]) if dirty else None) for a, b, dirty in _segments(deleted, n)]
     cols, schema = t.columns, t.schema

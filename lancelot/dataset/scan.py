@@ -26,6 +26,8 @@ _OPS = {"equal": "=", "not_equal": "!=", "less": "<", "less_equal": "<=", "great
 _FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _CACHE: dict[str, tuple[list[tuple[str, ...]], Node | None]] = {}
 _CACHE_SIZE = 256
+#: tables of fewer rows are filtered on the caller's thread (apply_filter)
+SMALL_FILTER_ROWS = 1 << 16
 
 
 def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expression | None:
@@ -149,6 +151,18 @@ def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table
     """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types, a value a cast
     cannot convert) as a SqlError, a ValueError as pylance's."""
     try:
-        return table.filter(filter)
+        if table.num_rows >= SMALL_FILTER_ROWS:
+            return table.filter(filter)
+        from pyarrow.acero import Declaration, FilterNodeOptions, TableSourceNodeOptions
+
+        # what Table.filter runs, on the caller's thread: a scan of many small fragments filters
+        # each on its own, and handing each to Arrow's thread pool costs more than filtering it
+        plan = Declaration.from_sequence(
+            [
+                Declaration("table_source", options=TableSourceNodeOptions(table)),
+                Declaration("filter", options=FilterNodeOptions(filter)),
+            ]
+        )
+        return plan.to_table(use_threads=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise SqlError(f"{where}: cannot apply the filter {filter}: {e}") from None

@@ -513,13 +513,26 @@ class LanceScanner:
         frags, cols, need_pos, filt = self._frags, self._read_cols(), bool(self._proj.rows), self.filter
 
         def one(f: Fragment) -> pa.Table:
-            return self._finish(f, f.read(cols, filt, positions=need_pos), bases)
+            opened = f._fc is not None
+            try:
+                return self._finish(f, f.read(cols, filt, positions=need_pos), bases)
+            finally:
+                if not opened:  # a scan holds no fragment's open files after reading it (the dataset's
+                    f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
         if len(frags) > 1 and self._ds._store.is_local:
             pool = _fragment_pool()
             order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
-            futures = {i: pool.submit(one, frags[i]) for i in order}
-            return [futures[i].result() for i in range(len(frags))]
+            out: list[pa.Table | None] = [None] * len(frags)
+
+            def task(group: list[int]) -> None:
+                for i in group:
+                    out[i] = one(frags[i])
+
+            futures = [pool.submit(task, g) for g in _tasks(frags, order)]
+            for fut in futures:
+                fut.result()
+            return [t for t in out if t is not None]
         return [one(f) for f in frags]
 
     def count_rows(self) -> int:
@@ -582,6 +595,32 @@ class LanceScanner:
     def analyze_plan(self, count_rows: bool = False) -> str:
         """The plan as ``explain_plan(verbose=True)`` gives it (lancelot runs no separate analysis)."""
         return self.explain_plan(verbose=True)
+
+
+#: small fragments share a task of the scan's fragment pool up to this many rows (or TASK_FRAGMENTS)
+TASK_ROWS = 1 << 14
+TASK_FRAGMENTS = 32
+
+
+def _tasks(frags: list[Fragment], order: list[int]) -> list[list[int]]:
+    """``order`` cut into tasks: runs of small fragments (known from the manifest) together, each
+    other fragment alone, so a scan of thousands of small fragments is not thousands of tasks."""
+    tasks: list[list[int]] = []
+    group: list[int] = []
+    rows = 0
+    for i in order:
+        n = frags[i]._physical
+        if n is None or n >= TASK_ROWS:
+            tasks.append([i])
+            continue
+        group.append(i)
+        rows += n
+        if rows >= TASK_ROWS or len(group) >= TASK_FRAGMENTS:
+            tasks.append(group)
+            group, rows = [], 0
+    if group:
+        tasks.append(group)
+    return tasks
 
 
 def _rows_only(parts: list[pa.Table]) -> pa.Table:

@@ -172,6 +172,8 @@ class MiniBlockPage(PageReader):
         n_chunks = len(words)
         total_items = int(self.layout.num_items)
         data_pos, data_size = self.info.buffer(1)
+        if n_chunks == 1 and rep_index is None and not self.meaning.max_rep:
+            return self._one_chunk(int(words[0]), total_items, data_pos, data_size, dictionary)
         sizes = ((words >> 4) + 1) * ALIGN
         log_items = words & 0xF
         items = np.left_shift(np.int64(1), log_items)
@@ -197,6 +199,27 @@ class MiniBlockPage(PageReader):
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
+
+    def _one_chunk(
+        self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
+    ) -> ChunkTable:
+        """``_chunk_table`` of a page of one chunk without repetition (small pages: most pages of a
+        dataset of many small fragments), the same checks on Python ints."""
+        size = ((word >> 4) + 1) * ALIGN
+        if size > data_size:
+            raise CorruptFileError(f"chunks need {size} bytes, the chunk buffer has {data_size}")
+        if total_items != self.info.num_rows:
+            raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+        one = np.array([total_items], dtype=np.int64)
+        return ChunkTable(
+            np.array([data_pos], dtype=np.int64),
+            np.array([size], dtype=np.int64),
+            one,
+            np.zeros(1, dtype=np.int64),
+            one.copy(),
+            np.zeros(1, dtype=bool),
+            dictionary,
+        )
 
     def _rep_index(
         self, raw: np.ndarray, n_chunks: int
