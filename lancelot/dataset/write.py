@@ -179,8 +179,19 @@ def fit_to_dataset(batch: pa.RecordBatch, target: pa.Schema, uri: str) -> pa.Rec
     cols = []
     for col, field in zip(batch.columns, target):
         _null_free(col, field, field.name, uri)
-        cols.append(col if col.type == field.type else col.cast(field.type))
+        cols.append(_cast(col, field.type))
     return pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
+    """``col`` as type ``to``; an extension type (arrow.json over string vs large_string...) through
+    its storage, which pyarrow will not cast between extension types itself."""
+    if col.type == to:
+        return col
+    if isinstance(to, pa.BaseExtensionType):
+        storage = col.storage if isinstance(col.type, pa.BaseExtensionType) else col
+        return pa.ExtensionArray.from_storage(to, storage.cast(to.storage_type))
+    return col.cast(to)
 
 
 def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
