@@ -14,15 +14,57 @@ fields, one map per commit; the older ``upsert_values``/``delete_keys`` fields a
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, field_paths
 from lancelot.dataset.operation import _finish, _start
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
+    from lancelot.dataset.dataset import LanceDataset
+
+
+def string_map(values: Any, what: str) -> dict[str, str | None]:
+    """``values`` checked to be a dict of str -> str | None (None: remove the key), as pylance asks."""
+    if not isinstance(values, dict):
+        raise LanceValueError(f"{what} must be a dict of str -> str | None, not {type(values).__name__}")
+    for k, v in values.items():
+        if not isinstance(k, str) or (v is not None and not isinstance(v, str)):
+            raise LanceValueError(f"{what}: {k!r}: {v!r} is not str -> str | None")
+    return values
+
+
+def field_metadata_maps(
+    ds: LanceDataset, field_updates: Mapping[str | int, Any], replace: bool
+) -> dict[int, transaction_pb2.Transaction.UpdateMap]:
+    """{field id: UpdateMap} of ``update_field_metadata``'s fields, named by path ("s.x") or id."""
+    ids = {path: int(f.id) for path, f in field_paths(ds.manifest.fields).items()}
+    maps = {}
+    for key, values in field_updates.items():
+        fid = key if isinstance(key, int) and key in ids.values() else ids.get(str(key))
+        if fid is None:
+            raise LanceValueError(f"dataset {ds.uri!r}: no field {key!r} (fields: {sorted(ids)})")
+        maps[fid] = update_map(string_map(values, f"metadata of field {key!r}"), replace)
+    return maps
+
+
+def commit_update_config(ds: LanceDataset, **maps: Any) -> int:
+    """Commit one UpdateConfig of ``maps`` (its field names: ``config_updates``...) on top of
+    ``ds``'s version; returns the new version."""
+    from lancelot.dataset.commit import commit_transaction
+    from lancelot.dataset.transaction import new_transaction
+
+    txn = new_transaction(ds.version)
+    op = txn.update_config
+    for name, value in maps.items():
+        if name == "field_metadata_updates":
+            for fid, m in value.items():
+                op.field_metadata_updates[fid].CopyFrom(m)
+        else:
+            getattr(op, name).CopyFrom(value)
+    return commit_transaction(ds._store, ds.uri, txn, build_update_config(op, ds.uri), read_version=ds.version)
 
 
 def update_map(values: Mapping[str, str | None], replace: bool) -> transaction_pb2.Transaction.UpdateMap:

@@ -12,10 +12,11 @@ Two naming schemes: ``{version}.manifest`` (V1) and ``{u64::MAX - version:020}.m
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionError
-from lancelot.format.pb import table_pb2, transaction_pb2
+from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
 
 MAGIC = b"LANC"
 FOOTER = 16
@@ -290,3 +291,18 @@ def serialize_manifest(
     at = add(m.SerializeToString())
     parts.append(struct.pack("<qhh", at, MANIFEST_MAJOR, MANIFEST_MINOR) + MAGIC)
     return b"".join(parts)
+
+
+def field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, file_pb2.Field]:
+    """{dotted path ("s.x"): field} of a manifest's (pre-order) fields; a parent cycle in a damaged
+    manifest stops after 256 hops instead of looping."""
+    fields = list(fields)
+    by_id = {int(f.id): f for f in fields}
+    out = {}
+    for f in fields:
+        parts, p, hops = [f.name], int(f.parent_id), 0
+        while p != -1 and p in by_id and hops < 256:
+            parts.append(by_id[p].name)
+            p, hops = int(by_id[p].parent_id), hops + 1
+        out[".".join(reversed(parts))] = f
+    return out

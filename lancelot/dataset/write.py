@@ -25,6 +25,7 @@ from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
     LEGACY_DATA_VERSION,
     ManifestFile,
+    field_paths,
     writable_data_version,
 )
 from lancelot.dataset.operation import build_append, build_overwrite
@@ -124,16 +125,7 @@ def _child_fields(t: pa.DataType) -> list[pa.Field]:
 
 def _field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, str]:
     """{dotted path: logical type} of a manifest's (pre-order) fields."""
-    fields = list(fields)
-    by_id = {int(f.id): f for f in fields}
-    out = {}
-    for f in fields:
-        parts, p, hops = [f.name], int(f.parent_id), 0
-        while p != -1 and p in by_id and hops < 256:
-            parts.append(by_id[p].name)
-            p, hops = int(by_id[p].parent_id), hops + 1
-        out[".".join(reversed(parts))] = f.logical_type
-    return out
+    return {path: f.logical_type for path, f in field_paths(fields).items()}
 
 
 def schema_difference(dataset: Iterable[file_pb2.Field], data: Iterable[file_pb2.Field]) -> str | None:
