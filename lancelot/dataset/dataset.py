@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,16 +17,17 @@ import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
+from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
 from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
 from lancelot.dataset.history import manifest_summary, version_time
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
+from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import (
     CorruptFileError,
     DatasetNotFoundError,
     LanceError,
-    LanceFileNotFoundError,
     LanceValueError,
     VersionNotFoundError,
 )
@@ -47,25 +45,6 @@ if TYPE_CHECKING:
     from lancelot.dataset.scanner import LanceScanner
     from lancelot.dataset.stats import LanceStats
     from lancelot.reader import LanceFile
-
-#: data files kept open across dataset objects (immutable: their names are never reused)
-MAX_OPEN_FILES = 128
-_FILES: OrderedDict[tuple[str, str, str], LanceFile] = OrderedDict()
-_FILES_LOCK = threading.Lock()
-#: fragments a scan reads at once
-FRAGMENT_READAHEAD = 2
-
-
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _fragment_pool() -> ThreadPoolExecutor:
-    """Fragments read side by side (their fields decode on the reader's own pool)."""
-    global _POOL
-    with _FILES_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=FRAGMENT_READAHEAD, thread_name_prefix="lancelot-fragments")
-        return _POOL
 
 
 def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
@@ -175,26 +154,7 @@ class LanceDataset:
 
     def _open_file(self, path: str, where: str, store: ObjectStore | None = None) -> LanceFile:
         """The data file at ``path`` (opened once per process: data files never change)."""
-        from lancelot.reader import LanceFile
-
-        store = store or self._store
-        key = (store.uri, path, repr(sorted((self.storage_options or {}).items())))
-        with _FILES_LOCK:
-            lf = _FILES.get(key)
-            if lf is not None:
-                _FILES.move_to_end(key)
-                return lf
-        try:
-            lf = LanceFile(store.open_input(path))
-        except FileNotFoundError:
-            raise LanceFileNotFoundError(f"{where}: data file {path} is missing", path=path) from None
-        except LanceError as e:
-            raise type(e)(f"{where}: data file {path}: {e.message}", path=e.path) from None
-        with _FILES_LOCK:
-            lf = _FILES.setdefault(key, lf)
-            while len(_FILES) > MAX_OPEN_FILES:
-                _FILES.popitem(last=False)[1].close()
-        return lf
+        return open_data_file(store or self._store, path, where, self.storage_options)
 
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
@@ -297,48 +257,20 @@ class LanceDataset:
         """The table config (a string map in the manifest)."""
         return dict(self.manifest.config)
 
-    def _update_config(self, **maps: Any) -> None:
-        from lancelot.dataset.config import build_update_config
-
-        txn = new_transaction(self.version)
-        op = txn.update_config
-        for name, value in maps.items():
-            if name == "field_metadata_updates":
-                for fid, m in value.items():
-                    op.field_metadata_updates[fid].CopyFrom(m)
-            else:
-                getattr(op, name).CopyFrom(value)
-        v = commit_transaction(self._store, self.uri, txn, build_update_config(op, self.uri), read_version=self.version)
-        self._move_to(v)
-
-    @staticmethod
-    def _string_map(values: Any, what: str) -> dict[str, str | None]:
-        if not isinstance(values, dict):
-            raise LanceValueError(f"{what} must be a dict of str -> str | None, not {type(values).__name__}")
-        for k, v in values.items():
-            if not isinstance(k, str) or (v is not None and not isinstance(v, str)):
-                raise LanceValueError(f"{what}: {k!r}: {v!r} is not str -> str | None")
-        return values
-
     def update_config(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
         """Set (None: remove) table config keys as a new version; returns the new config."""
-        from lancelot.dataset.config import update_map
-
-        self._update_config(config_updates=update_map(self._string_map(values, "config"), replace))
+        self._move_to(commit_update_config(self, config_updates=update_map(string_map(values, "config"), replace)))
         return self.config()
 
     def delete_config_keys(self, keys: list[str]) -> None:
         """Remove table config keys as a new version."""
-        from lancelot.dataset.config import update_map
-
-        self._update_config(config_updates=update_map(dict.fromkeys(keys), False))
+        self._move_to(commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
 
     def update_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
         """Set (None: remove) table metadata keys as a new version; returns the new table metadata."""
-        from lancelot.dataset.config import update_map
-
-        self._update_config(table_metadata_updates=update_map(self._string_map(values, "metadata"), replace))
-        return dict(self.manifest.table_metadata)
+        maps = update_map(string_map(values, "metadata"), replace)
+        self._move_to(commit_update_config(self, table_metadata_updates=maps))
+        return self.metadata
 
     @property
     def metadata(self) -> dict[str, str]:
@@ -352,25 +284,16 @@ class LanceDataset:
 
     def update_schema_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
         """Set (None: remove) schema metadata keys as a new version; returns the new schema metadata."""
-        from lancelot.dataset.config import update_map
-
-        self._update_config(schema_metadata_updates=update_map(self._string_map(values, "schema metadata"), replace))
-        return {k: v.decode() for k, v in self.manifest.schema_metadata.items()}
+        maps = update_map(string_map(values, "schema metadata"), replace)
+        self._move_to(commit_update_config(self, schema_metadata_updates=maps))
+        return self.schema_metadata
 
     def update_field_metadata(
         self, field_updates: dict[str | int, dict[str, str | None]], *, replace: bool = False
     ) -> None:
         """Set (None: remove) field metadata keys, fields named by path ("s.x") or id, as a new version."""
-        from lancelot.dataset.config import update_map
-
-        ids = self._field_ids()
-        maps = {}
-        for key, values in field_updates.items():
-            fid = key if isinstance(key, int) and key in ids.values() else ids.get(str(key))
-            if fid is None:
-                raise LanceValueError(f"dataset {self.uri!r}: no field {key!r} (fields: {sorted(ids)})")
-            maps[fid] = update_map(self._string_map(values, f"metadata of field {key!r}"), replace)
-        self._update_config(field_metadata_updates=maps)
+        maps = field_metadata_maps(self, field_updates, replace)
+        self._move_to(commit_update_config(self, field_metadata_updates=maps))
 
     def replace_schema_metadata(self, new_metadata: dict[str, str]) -> None:
         """Deprecated in pylance: ``update_schema_metadata(new_metadata, replace=True)``."""
@@ -394,18 +317,6 @@ class LanceDataset:
             stacklevel=2,
         )
         self.update_field_metadata({field_name: dict(new_metadata)}, replace=True)
-
-    def _field_ids(self) -> dict[str, int]:
-        """{dotted path: field id} of every field."""
-        by_id = {int(f.id): f for f in self.manifest.fields}
-        out = {}
-        for f in self.manifest.fields:
-            parts, p = [f.name], int(f.parent_id)
-            while p != -1 and p in by_id:
-                parts.append(by_id[p].name)
-                p = int(by_id[p].parent_id)
-            out[".".join(reversed(parts))] = int(f.id)
-        return out
 
     @property
     def stats(self) -> LanceStats:

@@ -508,7 +508,7 @@ class LanceScanner:
     def _parallel(self, bases: dict[int, int] | None) -> list[pa.Table]:
         """Whole fragments read two at a time (pylance's fragment read-ahead); fragments with
         deletions to filter start first, so a scan does not end on one thread filtering."""
-        from lancelot.dataset.dataset import _fragment_pool
+        from lancelot.dataset.open_files import fragment_pool
 
         frags, cols, need_pos, filt = self._frags, self._read_cols(), bool(self._proj.rows), self.filter
 
@@ -521,7 +521,7 @@ class LanceScanner:
                     f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
         if len(frags) > 1 and self._ds._store.is_local:
-            pool = _fragment_pool()
+            pool = fragment_pool()
             order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
             out: list[pa.Table | None] = [None] * len(frags)
 
