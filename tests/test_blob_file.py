@@ -163,8 +163,8 @@ def test_blob_file_outlives_the_open_data_file(pair):
 
     theirs, ours = pair
     files = ours.take_blobs("blob", indices=[0, 1, 2])
-    cache = sys.modules["lancelot.dataset.dataset"]._FILES
-    with sys.modules["lancelot.dataset.dataset"]._FILES_LOCK:
+    cache = sys.modules["lancelot.dataset.open_files"]._FILES
+    with sys.modules["lancelot.dataset.open_files"]._LOCK:
         for lf in cache.values():
             lf.close()
         cache.clear()
