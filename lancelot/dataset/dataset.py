@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.changes import DeleteResult
     from lancelot.dataset.cleanup import CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
+    from lancelot.dataset.indices import IndexDescription
     from lancelot.dataset.merge_insert import MergeInsertBuilder
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.scanner import LanceScanner
@@ -329,6 +330,29 @@ class LanceDataset:
     def data_storage_version(self) -> str:
         """As pylance reports it (manifests before Lance 0.16 have none: from their files or flags)."""
         return data_version(self.manifest, f"dataset {self.uri!r} version {self.version}")
+
+    # -- indices (described from the manifest; lancelot's reads do not use them) ----------------
+    def describe_indices(self) -> list[IndexDescription]:
+        """The indices of this version by name, with their segments (pylance's ``describe_indices``).
+
+        Returns:
+            One ``IndexDescription`` per index name, sorted by name; pylance's ``details``
+            (the decoded index parameters) are not provided.
+        """
+        from lancelot.dataset.indices import describe_indices
+
+        return describe_indices(self)
+
+    def list_indices(self) -> list[dict[str, Any]]:
+        """Deprecated in pylance for ``describe_indices``: one dict per index segment."""
+        from lancelot.dataset.indices import list_indices
+
+        return list_indices(self)
+
+    @property
+    def has_index(self) -> bool:
+        """Whether this version has any user index."""
+        return len(self.describe_indices()) > 0
 
     # -- reads -------------------------------------------------------------------------------
     def get_fragments(self, filter: pc.Expression | None = None) -> list[Fragment]:

@@ -127,7 +127,7 @@ class VersionAuxData(_message.Message):
     def __init__(self, metadata: _Optional[_Mapping[str, bytes]] = ...) -> None: ...
 
 class IndexMetadata(_message.Message):
-    __slots__ = ("uuid", "fields", "name", "dataset_version", "fragment_bitmap", "index_details", "index_version", "created_at", "base_id")
+    __slots__ = ("uuid", "fields", "name", "dataset_version", "fragment_bitmap", "index_details", "index_version", "created_at", "base_id", "files")
     UUID_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -137,6 +137,7 @@ class IndexMetadata(_message.Message):
     INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     BASE_ID_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
     uuid: UUID
     fields: _containers.RepeatedScalarFieldContainer[int]
     name: str
@@ -146,7 +147,16 @@ class IndexMetadata(_message.Message):
     index_version: int
     created_at: int
     base_id: int
-    def __init__(self, uuid: _Optional[_Union[UUID, _Mapping]] = ..., fields: _Optional[_Iterable[int]] = ..., name: _Optional[str] = ..., dataset_version: _Optional[int] = ..., fragment_bitmap: _Optional[bytes] = ..., index_details: _Optional[_Union[_any_pb2.Any, _Mapping]] = ..., index_version: _Optional[int] = ..., created_at: _Optional[int] = ..., base_id: _Optional[int] = ...) -> None: ...
+    files: _containers.RepeatedCompositeFieldContainer[IndexFile]
+    def __init__(self, uuid: _Optional[_Union[UUID, _Mapping]] = ..., fields: _Optional[_Iterable[int]] = ..., name: _Optional[str] = ..., dataset_version: _Optional[int] = ..., fragment_bitmap: _Optional[bytes] = ..., index_details: _Optional[_Union[_any_pb2.Any, _Mapping]] = ..., index_version: _Optional[int] = ..., created_at: _Optional[int] = ..., base_id: _Optional[int] = ..., files: _Optional[_Iterable[_Union[IndexFile, _Mapping]]] = ...) -> None: ...
+
+class IndexFile(_message.Message):
+    __slots__ = ("path", "size_bytes")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    size_bytes: int
+    def __init__(self, path: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class IndexSection(_message.Message):
     __slots__ = ("indices",)
