@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.cleanup import CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
     from lancelot.dataset.indices import IndexDescription
+    from lancelot.dataset.lance_operation import LanceOperation
     from lancelot.dataset.merge_insert import MergeInsertBuilder
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.scanner import LanceScanner
@@ -330,6 +331,46 @@ class LanceDataset:
     def data_storage_version(self) -> str:
         """As pylance reports it (manifests before Lance 0.16 have none: from their files or flags)."""
         return data_version(self.manifest, f"dataset {self.uri!r} version {self.version}")
+
+    @staticmethod
+    def commit(
+        base_uri: str | os.PathLike[str] | LanceDataset,
+        operation: LanceOperation.BaseOperation,
+        read_version: int | None = None,
+        commit_lock: Any = None,
+        storage_options: dict[str, Any] | None = None,
+        enable_v2_manifest_paths: bool | None = None,
+        detached: bool | None = False,
+        max_retries: int = 20,
+        *,
+        commit_message: str | None = None,
+        enable_stable_row_ids: bool | None = None,
+    ) -> LanceDataset:
+        """Commit fragments written by ``LanceFragment.create`` / ``write_fragments`` as one version.
+
+        Args:
+            base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
+            operation: ``LanceOperation.Append(fragments)`` or ``LanceOperation.Overwrite(schema,
+                fragments)``; fragments from lancelot or from pylance.
+            read_version: the version the fragments were planned against (required for Append).
+
+        Returns:
+            The dataset at the new version.
+
+        Raises:
+            ValueError: Append without ``read_version``, or an option lancelot does not offer.
+        """
+        from lancelot.dataset.lance_operation import commit_operation
+
+        if commit_lock is not None or detached or commit_message is not None:
+            raise ValueError("lancelot's commit takes no commit_lock, detached or commit_message")
+        return commit_operation(
+            base_uri,
+            operation,
+            read_version,
+            storage_options=storage_options,
+            enable_stable_row_ids=enable_stable_row_ids,
+        )
 
     # -- indices (described from the manifest; lancelot's reads do not use them) ----------------
     def describe_indices(self) -> list[IndexDescription]:

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -626,6 +626,49 @@ class Fragment:
 
     def head(self, num_rows: int) -> pa.Table:
         return self.scanner(limit=num_rows).to_table()
+
+    @staticmethod
+    def create(
+        dataset_uri: str | os.PathLike[str],
+        data: Any,
+        fragment_id: int | None = None,
+        schema: pa.Schema | None = None,
+        max_rows_per_group: int | None = 1024,
+        progress: Any = None,
+        mode: str = "append",
+        *,
+        data_storage_version: str | None = None,
+        storage_options: dict[str, Any] | None = None,
+    ) -> FragmentMetadata:
+        """Write ``data`` as the data file of one new fragment; nothing is committed.
+
+        Args:
+            dataset_uri: the dataset the fragment is for (its field ids are reused on append).
+            data: a Table, RecordBatch(es), a reader or a pandas DataFrame.
+            fragment_id: the id to record (``LanceDataset.commit`` of an Append assigns fresh ids).
+            mode: "append" (the dataset's field ids) or "overwrite" / "create" (fresh ones).
+
+        Returns:
+            The fragment's metadata, for ``LanceDataset.commit(uri, LanceOperation...)``.
+        """
+        from lancelot.dataset.write import write_fragments
+
+        if mode not in ("append", "overwrite", "create"):
+            raise ValueError(f"mode must be 'append', 'overwrite' or 'create', not {mode!r}")
+        frags = write_fragments(
+            data,
+            dataset_uri,
+            schema=schema,
+            data_storage_version=data_storage_version,
+            max_rows_per_file=2**62,
+            storage_options=storage_options,
+            **({} if mode == "append" else {"_base": None}),
+        )
+        if len(frags) != 1:
+            raise ValueError(f"LanceFragment.create wrote {len(frags)} fragments: give it at least one row")
+        pb = frags[0].to_pb()
+        pb.id = fragment_id or 0
+        return FragmentMetadata.from_pb(pb)
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickles as (dataset, fragment id): the dataset reopens at the same version."""
