@@ -36,6 +36,8 @@ from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import from_descriptor
 
 if TYPE_CHECKING:
+    from pyroaring import BitMap
+
     from lancelot.dataset.blob_file import BlobFile
     from lancelot.dataset.changes import DeleteResult
     from lancelot.dataset.cleanup import CleanupStats
@@ -371,6 +373,49 @@ class LanceDataset:
             storage_options=storage_options,
             enable_stable_row_ids=enable_stable_row_ids,
         )
+
+    def validate(self) -> None:
+        """Check this version's manifest against its files (pylance's ``validate``).
+
+        Raises:
+            CorruptFileError: naming the fragment and file of the first inconsistency.
+        """
+        from lancelot.dataset.validate import validate
+
+        validate(self)
+
+    @staticmethod
+    def drop(
+        base_uri: str | os.PathLike[str],
+        storage_options: dict[str, Any] | None = None,
+        ignore_not_found: bool | None = None,
+    ) -> None:
+        """Delete the dataset at ``base_uri`` and everything under it.
+
+        Raises:
+            DatasetNotFoundError: no dataset there (unless ``ignore_not_found``).
+        """
+        from lancelot.dataset.validate import drop
+
+        drop(base_uri, storage_options, ignore_not_found)
+
+    def slice(self, start: int, end: int, columns: Sequence[str] | dict[str, str] | None = None) -> pa.Table:
+        """Rows ``start`` (inclusive) to ``end`` (exclusive) by position among the live rows."""
+        if start < 0:
+            raise ValueError(f"start must be non-negative, got {start}")
+        if end < start:
+            raise ValueError(f"end ({end}) must be >= start ({start})")
+        return self.scanner(offset=start, limit=end - start, columns=columns).to_table()
+
+    def fragment_ids(self) -> BitMap:
+        """The ids of this version's fragments."""
+        from pyroaring import BitMap
+
+        return BitMap(int(f.id) for f in self.manifest.fragments)
+
+    def truncate_table(self) -> None:
+        """Delete every row (one new version with a Delete transaction, as pylance)."""
+        self.delete("true")
 
     # -- indices (described from the manifest; lancelot's reads do not use them) ----------------
     def describe_indices(self) -> list[IndexDescription]:
