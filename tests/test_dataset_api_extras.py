@@ -58,3 +58,11 @@ def test_drop(two_fragments: str) -> None:
     with pytest.raises(DatasetNotFoundError):
         lancelot.LanceDataset.drop(two_fragments)
     lancelot.LanceDataset.drop(two_fragments, ignore_not_found=True)
+
+
+def test_to_pandas_of_scanner_and_fragment(two_fragments: str) -> None:
+    pytest.importorskip("pandas", reason="pandas is an optional dependency of to_pandas")
+    ours, theirs = lancelot.dataset(two_fragments), lance.dataset(two_fragments)
+    assert ours.scanner(filter="id > 3").to_pandas().equals(theirs.scanner(filter="id > 3").to_pandas())
+    a, b = ours.get_fragments()[1], theirs.get_fragments()[1]
+    assert a.to_pandas(columns=["id"], limit=2).equals(b.to_pandas(columns=["id"], limit=2))

@@ -627,6 +627,23 @@ class Fragment:
     def head(self, num_rows: int) -> pa.Table:
         return self.scanner(limit=num_rows).to_table()
 
+    def to_pandas(
+        self,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        batch_size: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """``to_table(...).to_pandas()`` (pandas must be installed)."""
+        t = self.to_table(
+            columns, filter, limit, offset, with_row_id=with_row_id, with_row_address=with_row_address, **kwargs
+        )
+        return t.to_pandas()
+
     @staticmethod
     def create(
         dataset_uri: str | os.PathLike[str],

@@ -505,6 +505,10 @@ class LanceScanner:
             return _rows_only(parts)
         return pa.concat_tables(parts)
 
+    def to_pandas(self) -> Any:
+        """``to_table().to_pandas()`` (pandas must be installed)."""
+        return self.to_table().to_pandas()
+
     def _parallel(self, bases: dict[int, int] | None) -> list[pa.Table]:
         """Whole fragments read two at a time (pylance's fragment read-ahead); fragments with
         deletions to filter start first, so a scan does not end on one thread filtering."""
