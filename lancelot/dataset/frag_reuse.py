@@ -133,7 +133,7 @@ def inline_content(store: ObjectStore, idx: table_pb2.IndexMetadata, where: str)
             if not isinstance(path, bytes):
                 raise CorruptFileError(f"{where}: fragment reuse details name no external file")
             u = str(uuidlib.UUID(bytes=bytes(idx.uuid.uuid)))
-            offset, size = int(ext.get(2, 0)), int(ext.get(3, 0))  # type: ignore[arg-type]
+            offset, size = int(ext.get(2, 0)), int(ext.get(3, 0))
             return store.read_range(f"_indices/{u}/{path.decode()}", offset, size)
     return b""
 

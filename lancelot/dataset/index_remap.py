@@ -147,14 +147,14 @@ def _write(store: ObjectStore, path: str, table: pa.Table, version: str, extra: 
     """An index file as pylance writes them: global buffer 0 the schema, then ``extra`` global
     buffers (a label list's null rows) and no zone maps (pylance reads its own buffers by number)."""
     w = store.open_output(path, table.schema, version=version)
-    w._zones = None  # lancelot's zone-map global buffer would take the number of an index buffer
+    w._zones = None  # type: ignore[assignment]  # lancelot's zone-map global buffer would take the number of an index buffer
     if extra:
         finish = w._out.finish
 
         def with_extra(columns: list[Any], gbufs: list[bytes]) -> None:
             finish(columns, [*gbufs, *extra])
 
-        w._out.finish = with_extra  # type: ignore[method-assign]
+        w._out.finish = with_extra  # type: ignore[method-assign,assignment]
     try:
         w.write(table)
     except BaseException:
@@ -374,7 +374,7 @@ class Remap:
             )
         sec = table_pb2.IndexSection()
         sec.indices.extend(out)
-        return sec.SerializeToString()
+        return bytes(sec.SerializeToString())
 
 
 def remap_indices(
@@ -419,10 +419,10 @@ def remap_indices(
             addrs = np.empty(0, np.uint64) if stable else g.live_addrs
             if len(addrs) > 1 and not (np.diff(addrs.astype(np.int64)) > 0).all():
                 raise CorruptFileError("compaction: a rewrite group's fragments are not in id order")
-            old = [
+            olds = [
                 frag_reuse.fragment_digest(f.fragment_id, f.physical_rows, f.physical_rows - f.count_rows())
                 for f in g.old
             ]
-            new = [frag_reuse.fragment_digest(int(n.id), int(n.physical_rows), 0) for n in g.new]
-            reuse.append(frag_reuse.group(addrs, old, new))
+            news = [frag_reuse.fragment_digest(int(n.id), int(n.physical_rows), 0) for n in g.new]
+            reuse.append(frag_reuse.group(addrs, olds, news))
     return Remap(replaced, reuse, {int(n.id) for g in groups for n in g.new}, bitmap_groups, dataset_version)
