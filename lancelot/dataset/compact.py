@@ -36,13 +36,17 @@ from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writabl
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.store import ObjectStore
+
+
+class CompactionNotSupportedError(_OSErrorMessage, LanceError, OSError):
+    """A compaction option this dataset cannot take (pylance's "Not supported" OSError)."""
 
 
 @dataclass
@@ -325,6 +329,11 @@ def compact_files(
     del max_rows_per_group, num_threads
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
+    if defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        raise CompactionNotSupportedError(
+            f"dataset {ds.uri!r}: cannot compact with defer_index_remap: the dataset uses stable row ids "
+            "(pylance does not record their moves in a fragment reuse index either)"
+        )
     for attempt in range(COMPACTION_ATTEMPTS):
         try:
             return _compact_once(

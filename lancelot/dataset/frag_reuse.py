@@ -166,3 +166,41 @@ def new_index(
     idx.index_version = previous.index_version if previous is not None else 0
     idx.created_at = int(time.time() * 1000)
     return idx
+
+
+Digest = tuple[int, int, int]  # (fragment id, physical rows, deleted rows)
+
+
+def _digest(data: bytes, where: str) -> Digest:
+    f = {k: v for k, v in _fields(data, where) if isinstance(v, int)}
+    return int(f.get(1, 0)), int(f.get(2, 0)), int(f.get(3, 0))
+
+
+def parse_versions(content: bytes, where: str) -> list[tuple[int, list[tuple[np.ndarray, list[Digest], list[Digest]]]]]:
+    """The versions of an InlineContent, oldest first: (dataset_version, its groups as (changed row
+    addresses, old fragment digests, new fragment digests))."""
+    from pyroaring import BitMap64
+
+    out = []
+    for field, v in _fields(content, where):
+        if field != 1 or not isinstance(v, bytes):
+            continue
+        dv, groups = 0, []
+        for f2, v2 in _fields(v, where):
+            if f2 == 1 and isinstance(v2, int):
+                dv = v2
+            elif f2 == 3 and isinstance(v2, bytes):
+                addrs, old, new = np.empty(0, np.uint64), [], []
+                for f3, v3 in _fields(v2, where):
+                    if not isinstance(v3, bytes):
+                        continue
+                    if f3 == 1:
+                        addrs = np.asarray(BitMap64.deserialize(v3).to_array(), dtype=np.uint64)
+                    elif f3 == 2:
+                        old.append(_digest(v3, where))
+                    elif f3 == 3:
+                        new.append(_digest(v3, where))
+                groups.append((addrs, old, new))
+        out.append((dv, groups))
+    out.sort(key=lambda x: x[0])
+    return out

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lancelot.dataset import frag_reuse
@@ -88,6 +87,60 @@ class RowAddrMap:
         out[hit] = self.new[pos_c[hit]]
         keep = out != DELETED
         return keep, out[keep]
+
+
+@dataclass
+class AddrChain:
+    """Maps applied one after the other: the fragment reuse index's versions (the moves of earlier
+    compactions that deferred their remap, which pylance applies to every index it loads), then this
+    compaction's."""
+
+    maps: list[RowAddrMap]
+
+    @property
+    def physical_rows(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for m in self.maps:
+            out.update(m.physical_rows)
+        return out
+
+    def apply(self, addrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keep = np.ones(len(addrs), dtype=bool)
+        cur = np.asarray(addrs, dtype=np.uint64)
+        for m in self.maps:
+            k, cur = m.apply(cur)
+            keep[np.flatnonzero(keep)[~k]] = False
+        return keep, cur
+
+
+def reuse_maps(store: ObjectStore, section: bytes | None, where: str) -> list[RowAddrMap]:
+    """The row address maps of the fragment reuse index's versions, oldest first (each group's
+    changed addresses, in order, take the new fragments' addresses in order; the other rows of its
+    old fragments were deleted)."""
+    out = []
+    for idx in read_indices(section):
+        if idx.name != frag_reuse.FRAG_REUSE_INDEX_NAME:
+            continue
+        for _, groups in frag_reuse.parse_versions(frag_reuse.inline_content(store, idx, where), where):
+            olds, news, phys = [], [], {}
+            for changed, old, new in groups:
+                new_addrs = [(np.uint64(i) << np.uint64(32)) + np.arange(n, dtype=np.uint64) for i, n, _ in new]
+                tgt_new = np.concatenate(new_addrs) if new_addrs else np.empty(0, np.uint64)
+                every = [(np.uint64(i) << np.uint64(32)) + np.arange(n, dtype=np.uint64) for i, n, _ in old]
+                all_old = np.concatenate(every) if every else np.empty(0, np.uint64)
+                n = min(len(changed), len(tgt_new))
+                tgt = np.full(len(all_old), DELETED, dtype=np.uint64)
+                pos = np.searchsorted(all_old, changed[:n])
+                ok = (pos < len(all_old)) & (all_old[np.minimum(pos, max(len(all_old) - 1, 0))] == changed[:n])
+                tgt[pos[ok]] = tgt_new[:n][ok]
+                olds.append(all_old)
+                news.append(tgt)
+                phys.update({i: n_rows for i, n_rows, _ in old})
+            if olds:
+                o, t = np.concatenate(olds), np.concatenate(news)
+                order = np.argsort(o, kind="stable")
+                out.append(RowAddrMap(o[order], t[order], phys))
+    return out
 
 
 @dataclass
@@ -163,11 +216,12 @@ def _write(store: ObjectStore, path: str, table: pa.Table, version: str, extra: 
     w.close()
 
 
-def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: RowAddrMap) -> None:
+def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChain) -> None:
     """BTREE: page_data's (values, ids) rows with the new ids, deleted rows dropped.  When no row is
     dropped the pages keep their sizes and page_lookup is copied, as pylance does; otherwise pages are
-    cut again at the index's ``batch_size`` and page_lookup's min, max and null counts recomputed (a
-    reader finds page ``i`` at rows ``i * batch_size``)."""
+    cut again at the index's ``batch_size`` and page_lookup's statistics recomputed as pylance makes
+    them (min and max: the page's first and last value, nulls sorting first; the null count): a
+    reader finds page ``i`` at rows ``i * batch_size``."""
     data_f, look_f = _read(store, f"{old_dir}/{BTREE_PAGES}"), _read(store, f"{old_dir}/{BTREE_LOOKUP}")
     try:
         data, look, version = data_f.read(), look_f.read(), str(data_f.version)
@@ -184,11 +238,10 @@ def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: RowAddrMa
     meta = look.schema.metadata or {}
     batch = int(meta.get(b"batch_size", b"4096"))
     mins, maxs, nulls = [], [], []
-    for start in range(0, max(new_data.num_rows, 1), batch):
+    for start in range(0, new_data.num_rows, batch):  # pylance's page statistics: first and last value
         page = values.slice(start, batch)
-        mm = pc.min_max(page)
-        mins.append(mm["min"])
-        maxs.append(mm["max"])
+        mins.append(page[0])
+        maxs.append(page[len(page) - 1])
         nulls.append(page.null_count)
     typ = look.schema.field("min").type
     new_look = pa.table(
@@ -235,19 +288,16 @@ def serialize_row_id_tree_map(m: dict[int, BitMap | None]) -> bytes:
     return b"".join(out)
 
 
-def _remap_tree_map(data: bytes, rmap: RowAddrMap, where: str) -> bytes:
+def _remap_tree_map(data: bytes, rmap: AddrChain, where: str) -> bytes:
     m = parse_row_id_tree_map(data, where)
     moved: list[np.ndarray] = []
     out: dict[int, BitMap | None] = {}
+    phys = rmap.physical_rows
     for frag, bm in m.items():
-        if frag not in rmap.physical_rows:
+        if frag not in phys:
             out[frag] = bm
             continue
-        offs = (
-            np.arange(rmap.physical_rows[frag], dtype=np.uint64)
-            if bm is None
-            else np.asarray(bm.to_array(), dtype=np.uint64)
-        )
+        offs = np.arange(phys[frag], dtype=np.uint64) if bm is None else np.asarray(bm.to_array(), dtype=np.uint64)
         moved.append((np.uint64(frag) << np.uint64(32)) + offs)
     if moved:
         _, new = rmap.apply(np.concatenate(moved))
@@ -260,7 +310,7 @@ def _remap_tree_map(data: bytes, rmap: RowAddrMap, where: str) -> bytes:
     return serialize_row_id_tree_map({k: v for k, v in out.items() if v is None or len(v)})
 
 
-def _remap_bitmap(store: ObjectStore, old_dir: str, new_dir: str, rmap: RowAddrMap) -> None:
+def _remap_bitmap(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChain) -> None:
     """BITMAP and LABEL_LIST: each key's row id map with the new addresses."""
     f = _read(store, f"{old_dir}/{BITMAP_LOOKUP}")
     where = f"{old_dir}/{BITMAP_LOOKUP}"
@@ -361,6 +411,9 @@ class Remap:
                 continue
             new = table_pb2.IndexMetadata()
             new.CopyFrom(idx)
+            if idx.name == frag_reuse.FRAG_REUSE_INDEX_NAME:  # kept as it is (pylance does too)
+                out.append(new)
+                continue
             src = self.replaced.get(bytes(idx.uuid.uuid))
             if src is not None:  # the remapped index (its uuid and files), on the latest fragment bitmap
                 new.CopyFrom(src)
@@ -387,7 +440,7 @@ def remap_indices(
 ) -> Remap:
     """Rewrite the files of the indices lancelot remaps (under new uuids) and prepare the rest:
     returns the ``Remap`` the Rewrite commit applies to the latest index section."""
-    rmap: RowAddrMap | None = None
+    rmap: AddrChain | None = None
     bitmap_groups = [({f.fragment_id for f in g.old}, {int(n.id) for n in g.new}) for g in groups]
     rewritten_frags: set[int] = set().union(*(o for o, _ in bitmap_groups))
     replaced: dict[bytes, table_pb2.IndexMetadata] = {}
@@ -400,7 +453,8 @@ def remap_indices(
             continue
         fn = None if defer else remappable(store, idx, stable)
         if fn is not None:
-            rmap = rmap or build_map(groups)
+            if rmap is None:
+                rmap = AddrChain([*reuse_maps(store, section, "fragment reuse index"), build_map(groups)])
             new_uuid = uuidlib.uuid4()
             fn(store, f"_indices/{uuid_str(idx)}", f"_indices/{new_uuid}", rmap)
             new = table_pb2.IndexMetadata()
@@ -412,8 +466,8 @@ def remap_indices(
             deferred = True
     reuse: list[bytes] | None = None
     if deferred:
-        if not stable:
-            rmap = rmap or build_map(groups)  # fills each group's live addresses
+        if not stable and rmap is None:
+            build_map(groups)  # fills each group's live addresses
         reuse = []
         for g in groups:
             addrs = np.empty(0, np.uint64) if stable else g.live_addrs
