@@ -34,6 +34,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from lancelot.dataset import frag_reuse
+from lancelot.dataset.commit import RetryableCommitConflictError
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.reader import LanceFile
@@ -401,6 +402,10 @@ class Remap:
     def section(self, store: ObjectStore, base_section: bytes | None, where: str) -> bytes | None:
         """The index section of the Rewrite's manifest, made from the latest version's section."""
         indices = read_indices(base_section)
+        gone = set(self.replaced) - {bytes(i.uuid.uuid) for i in indices}
+        if gone:  # a concurrent commit replaced an index this compaction remapped: plan again
+            names = sorted(self.replaced[u].name for u in gone)
+            raise RetryableCommitConflictError(f"{where}: index {', '.join(names)} was replaced by a concurrent commit")
         if not indices:
             return base_section
         out = []
