@@ -124,8 +124,11 @@ def _index_fragments(ds: LanceDataset) -> list[set[int]]:
     for idx in index_remap.read_indices(ds._mf.index_section):
         ids = index_remap.fragment_ids(idx)
         if ids is None:
-            at = ds.checkout_version(int(idx.dataset_version)).manifest
-            ids = set(range(int(at.max_fragment_id) if at.HasField("max_fragment_id") else 0))
+            try:
+                at = ds.checkout_version(int(idx.dataset_version)).manifest
+                ids = set(range(int(at.max_fragment_id) if at.HasField("max_fragment_id") else 0))
+            except LanceError:  # that version was cleaned up: take every fragment as covered
+                ids = {f.fragment_id for f in ds.get_fragments()}
         out.append(ids)
     return out
 
