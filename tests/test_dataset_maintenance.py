@@ -368,9 +368,15 @@ def test_compaction_against_concurrent_overwrite_and_stale_delete(tmp_path):
     assert 1 not in lance.dataset(uri2).to_table()["a"].to_pylist()
 
 
-def test_compaction_refuses_indexed_dataset(tmp_path):
+def test_compaction_keeps_btree_index_valid(tmp_path):
+    """An indexed dataset compacts (tests/test_dataset_compact_indexed.py has the rest): the BTREE
+    index is remapped and pylance's index-using filter equals a full scan."""
     uri = str(tmp_path / "ds")
     _build(uri, "pylance", "2.1")
     lance.dataset(uri).create_scalar_index("a", "BTREE")
-    with pytest.raises(LanceError, match="indices"):
-        lancelot.dataset(uri).compact_files(target_rows_per_fragment=TARGET)
+    lancelot.dataset(uri).compact_files(target_rows_per_fragment=TARGET)
+    ds = lance.dataset(uri)
+    ds.validate()
+    got = ds.to_table(filter="a < 50").sort_by("a")
+    assert got.equals(ds.to_table(filter="a < 50", use_scalar_index=False).sort_by("a"))
+    assert "ScalarIndexQuery" in ds.scanner(filter="a < 50").explain_plan()

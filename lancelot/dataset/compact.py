@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lancelot.dataset import blob_write
+from lancelot.dataset import blob_write, index_remap
 from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction, list_versions
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
 from lancelot.dataset.fragment import DATA_DIR, Fragment
@@ -36,13 +36,17 @@ from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writabl
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.store import ObjectStore
+
+
+class CompactionNotSupportedError(_OSErrorMessage, LanceError, OSError):
+    """A compaction option this dataset cannot take (pylance's "Not supported" OSError)."""
 
 
 @dataclass
@@ -56,14 +60,26 @@ class CompactionMetrics:
 
 
 def plan_compaction(
-    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float
+    ds: LanceDataset,
+    target_rows_per_fragment: int,
+    materialize_deletions: bool,
+    threshold: float,
+    index_fragments: list[set[int]] | None = None,
 ) -> list[list[Fragment]]:
-    """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them."""
+    """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them:
+    fragments covered by different sets of indices (``index_fragments``: each index's fragment ids)
+    never share a group, so every index covers all or none of a group's fragments."""
     if materialize_deletions and threshold >= 1.0:
         materialize_deletions = False
     bins: list[list[tuple[Fragment, bool, int]]] = []  # (fragment, compacts itself, live rows)
     cur: list[tuple[Fragment, bool, int]] | None = None
+    cur_key: tuple[int, ...] = ()
     for f in ds.get_fragments():
+        key = tuple(i for i, ids in enumerate(index_fragments or []) if f.fragment_id in ids)
+        if cur and key != cur_key:
+            bins.append(cur)
+            cur = None
+        cur_key = key
         phys = f.physical_rows
         live = f.count_rows()
         deleted_share = (phys - live) / phys if phys else 0.0
@@ -101,12 +117,20 @@ def plan_compaction(
     return groups
 
 
-def _has_indices(mf: ManifestFile) -> bool:
-    if not mf.index_section:
-        return False
-    sec = table_pb2.IndexSection()
-    sec.ParseFromString(mf.index_section)
-    return len(sec.indices) > 0
+def _index_fragments(ds: LanceDataset) -> list[set[int]]:
+    """Each index's fragment ids; an index whose metadata names none covers the fragments below the
+    ``max_fragment_id`` of the version it was built on (pylance's rule)."""
+    out = []
+    for idx in index_remap.read_indices(ds._mf.index_section):
+        ids = index_remap.fragment_ids(idx)
+        if ids is None:
+            try:
+                at = ds.checkout_version(int(idx.dataset_version)).manifest
+                ids = set(range(int(at.max_fragment_id) if at.HasField("max_fragment_id") else 0))
+            except LanceError:  # that version was cleaned up: take every fragment as covered
+                ids = {f.fragment_id for f in ds.get_fragments()}
+        out.append(ids)
+    return out
 
 
 def _same_files(a: table_pb2.DataFragment, b: table_pb2.DataFragment) -> bool:
@@ -206,7 +230,10 @@ def build_reserve(n: int, uri: str) -> Builder:
 
 
 def build_rewrite(
-    groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]], uri: str, store: ObjectStore
+    groups: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]],
+    uri: str,
+    store: ObjectStore,
+    remap: index_remap.Remap | None = None,
 ) -> Builder:
     """Rewrite: each group's old fragments replaced by its new ones; the fragments end in id order, as
     pylance orders them after every commit (so a group's rows move behind a fragment it skipped:
@@ -245,7 +272,9 @@ def build_rewrite(
         if top > int(m.max_fragment_id):
             m.max_fragment_id = top
         _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
-        return m, base.index_section
+        if remap is None:
+            return m, base.index_section
+        return m, remap.section(store, base.index_section, where)
 
     return build
 
@@ -286,6 +315,7 @@ def compact_files(
     materialize_deletions: bool = True,
     materialize_deletions_threshold: float = 0.1,
     num_threads: int | None = None,
+    defer_index_remap: bool = False,
 ) -> CompactionMetrics:
     """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
 
@@ -294,14 +324,24 @@ def compact_files(
     committed meanwhile changed fragments this compaction rewrites (pylance's "retryable" conflict,
     which fails its compaction), or when a cleanup removed the version it read (and files with it),
     the compaction is planned again on the latest version and retried, up to ``COMPACTION_ATTEMPTS``
-    times.  ``max_rows_per_group`` and ``num_threads`` are accepted for
+    times.  Indices stay valid as pylance keeps them (index_remap.py): BTREE, BITMAP and LABEL_LIST
+    indices are rewritten with the new row addresses, the others are left to the fragment reuse
+    index (all of them with ``defer_index_remap=True``); with stable row ids only the fragment
+    bitmaps change.  ``max_rows_per_group`` and ``num_threads`` are accepted for
     pylance's signature (2.x files have no row groups; groups are rewritten one after another)."""
     del max_rows_per_group, num_threads
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
+    if defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        raise CompactionNotSupportedError(
+            f"dataset {ds.uri!r}: cannot compact with defer_index_remap: the dataset uses stable row ids "
+            "(pylance does not record their moves in a fragment reuse index either)"
+        )
     for attempt in range(COMPACTION_ATTEMPTS):
         try:
-            return _compact_once(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
+            return _compact_once(
+                ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold, defer_index_remap
+            )
         except RetryableCommitConflictError:
             if attempt == COMPACTION_ATTEMPTS - 1:
                 raise
@@ -315,15 +355,14 @@ def compact_files(
 
 
 def _compact_once(
-    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float
+    ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float, defer: bool
 ) -> CompactionMetrics:
     from lancelot.dataset.write import write_fragments
 
     where = f"dataset {ds.uri!r} version {ds.version}"
     stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
-    if _has_indices(ds._mf):
-        raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
-    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, threshold)
+    index_fragments = _index_fragments(ds)
+    groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, threshold, index_fragments)
     metrics = CompactionMetrics()
     if not groups:
         return metrics
@@ -359,22 +398,38 @@ def _compact_once(
         metrics.fragments_added += len(new)
         metrics.files_added += sum(len(n.to_pb().files) for n in new)
     n_new = sum(len(new) for _, new in written)
+    at_version = ds.version
     if n_new:
         reserve = new_transaction(ds.version)
         reserve.reserve_fragments.num_fragments = n_new
         v = commit_transaction(ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
+        at_version = v
         top = int(ds.checkout_version(v).manifest.max_fragment_id)
         nid = top - n_new + 1
         for _, new_pbs in written:
             for f in new_pbs:
                 f.id = nid
                 nid += 1
+    remap = None
+    if index_fragments:
+        remap = index_remap.remap_indices(
+            ds._store,
+            ds._mf.index_section,
+            [index_remap.Group(g, new_pbs) for g, (_, new_pbs) in zip(groups, written, strict=True)],
+            stable,
+            defer,
+            at_version,
+        )
     txn = new_transaction(ds.version)
     for old_pbs, new_pbs in written:
         g = txn.rewrite.groups.add()
         g.old_fragments.extend(old_pbs)
         g.new_fragments.extend(new_pbs)
-    commit_transaction(ds._store, ds.uri, txn, build_rewrite(written, ds.uri, ds._store), read_version=ds.version)
+    if remap is not None:
+        txn.rewrite.rewritten_indices.extend(remap.rewritten())
+    commit_transaction(
+        ds._store, ds.uri, txn, build_rewrite(written, ds.uri, ds._store, remap), read_version=ds.version
+    )
     return metrics
 
 

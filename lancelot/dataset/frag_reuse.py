@@ -1,0 +1,206 @@
+"""The fragment reuse index (``__lance_frag_reuse``, table format "System Indices: Fragment Reuse
+Index"; protos/table.proto ``FragmentReuseIndexDetails``): a compaction that does not rewrite an
+index's files leaves the index on the old row addresses and records, per rewrite group, the old and
+new fragments and the old addresses of the rows it moved; readers (pylance) map the index's row
+addresses through it at query time.
+
+The details message is not among lancelot's generated protos, so it is written here on the wire
+format directly: ``FragmentReuseIndexDetails{inline=1: InlineContent{versions=1: [Version]},
+external=2: ExternalFile{path=1, offset=2, size=3}}``, ``Version{dataset_version=1, groups=3}``,
+``Group{changed_row_addrs=1, old_fragments=2, new_fragments=3}``,
+``FragmentDigest{id=1, physical_rows=2, num_deleted_rows=3}``.  Each compaction appends a Version;
+repeated fields concatenate, so the earlier versions are carried over as their bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pyroaring import BitMap
+
+from lancelot.errors import CorruptFileError
+from lancelot.format.pb import table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.store import ObjectStore
+
+FRAG_REUSE_INDEX_NAME = "__lance_frag_reuse"
+DETAILS_TYPE_URL = "/lance.table.FragmentReuseIndexDetails"
+#: details larger than this go to an external file in the index's directory (as pylance does)
+INLINE_LIMIT = 200 * 1024
+DETAILS_FILE_NAME = "details.binpb"
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _key(field: int, wire: int) -> bytes:
+    return _varint(field << 3 | wire)
+
+
+def int_field(field: int, value: int) -> bytes:
+    return _key(field, 0) + _varint(value) if value else b""
+
+
+def bytes_field(field: int, value: bytes) -> bytes:
+    return _key(field, 2) + _varint(len(value)) + value
+
+
+def _fields(data: bytes, where: str) -> Iterable[tuple[int, int | bytes]]:
+    """(field number, value) of a message's varint and length-delimited fields."""
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos, where)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, pos = _read_varint(data, pos, where)
+            yield field, v
+        elif wire == 2:
+            n, pos = _read_varint(data, pos, where)
+            if pos + n > len(data):
+                raise CorruptFileError(f"{where}: truncated fragment reuse details")
+            yield field, data[pos : pos + n]
+            pos += n
+        else:
+            raise CorruptFileError(f"{where}: unexpected wire type {wire} in fragment reuse details")
+
+
+def _read_varint(data: bytes, pos: int, where: str) -> tuple[int, int]:
+    shift = out = 0
+    while pos < len(data):
+        b = data[pos]
+        pos += 1
+        out |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return out, pos
+        shift += 7
+    raise CorruptFileError(f"{where}: truncated varint in fragment reuse details")
+
+
+def serialize_treemap(addrs: np.ndarray) -> bytes:
+    """A 64-bit roaring treemap (the Rust ``roaring`` crate's RoaringTreemap serialization: u64 count,
+    then per high 32 bits a u32 key and a portable 32-bit roaring bitmap) of sorted row addresses."""
+    addrs = np.asarray(addrs, dtype=np.uint64)
+    hi = (addrs >> np.uint64(32)).astype(np.uint32)
+    keys = np.unique(hi)
+    out = [struct.pack("<Q", len(keys))]
+    for k in keys:
+        lo = (addrs[hi == k] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        out.append(struct.pack("<I", int(k)) + BitMap(lo).serialize())
+    return b"".join(out)
+
+
+def fragment_digest(frag_id: int, physical_rows: int, deleted: int) -> bytes:
+    return int_field(1, frag_id) + int_field(2, physical_rows) + int_field(3, deleted)
+
+
+def group(changed_row_addrs: np.ndarray, old: Sequence[bytes], new: Sequence[bytes]) -> bytes:
+    """A Group message: the old addresses of the moved rows (in the order they were written), old and
+    new fragment digests."""
+    out = bytes_field(1, serialize_treemap(changed_row_addrs))
+    out += b"".join(bytes_field(2, d) for d in old)
+    out += b"".join(bytes_field(3, d) for d in new)
+    return out
+
+
+def version(dataset_version: int, groups: Sequence[bytes]) -> bytes:
+    return int_field(1, dataset_version) + b"".join(bytes_field(3, g) for g in groups)
+
+
+def inline_content(store: ObjectStore, idx: table_pb2.IndexMetadata, where: str) -> bytes:
+    """The InlineContent bytes of an existing fragment reuse index (read from its external file if
+    the details point to one)."""
+    for field, value in _fields(bytes(idx.index_details.value), where):
+        if field == 1 and isinstance(value, bytes):
+            return value
+        if field == 2 and isinstance(value, bytes):
+            ext = dict(_fields(value, where))
+            path = ext.get(1)
+            if not isinstance(path, bytes):
+                raise CorruptFileError(f"{where}: fragment reuse details name no external file")
+            u = str(uuidlib.UUID(bytes=bytes(idx.uuid.uuid)))
+            offset, size = int(ext.get(2, 0)), int(ext.get(3, 0))
+            return store.read_range(f"_indices/{u}/{path.decode()}", offset, size)
+    return b""
+
+
+def new_index(
+    store: ObjectStore,
+    previous: table_pb2.IndexMetadata | None,
+    new_version: bytes,
+    dataset_version: int,
+    new_fragments: Iterable[int],
+    where: str,
+) -> table_pb2.IndexMetadata:
+    """The fragment reuse index after a compaction: the previous one's versions plus ``new_version``,
+    under a new uuid, covering the compaction's new fragments (what pylance writes)."""
+    content = (inline_content(store, previous, where) if previous is not None else b"") + bytes_field(1, new_version)
+    u = uuidlib.uuid4()
+    if len(content) > INLINE_LIMIT:
+        store.put(f"_indices/{u}/{DETAILS_FILE_NAME}", content)
+        ext = bytes_field(1, DETAILS_FILE_NAME.encode()) + int_field(3, len(content))
+        details = bytes_field(2, ext)
+    else:
+        details = bytes_field(1, content)
+    idx = table_pb2.IndexMetadata()
+    idx.uuid.uuid = u.bytes
+    idx.name = FRAG_REUSE_INDEX_NAME
+    idx.dataset_version = dataset_version
+    idx.fragment_bitmap = BitMap(sorted(new_fragments)).serialize()
+    idx.index_details.type_url = DETAILS_TYPE_URL
+    idx.index_details.value = details
+    idx.index_version = previous.index_version if previous is not None else 0
+    idx.created_at = int(time.time() * 1000)
+    return idx
+
+
+Digest = tuple[int, int, int]  # (fragment id, physical rows, deleted rows)
+
+
+def _digest(data: bytes, where: str) -> Digest:
+    f = {k: v for k, v in _fields(data, where) if isinstance(v, int)}
+    return int(f.get(1, 0)), int(f.get(2, 0)), int(f.get(3, 0))
+
+
+def parse_versions(content: bytes, where: str) -> list[tuple[int, list[tuple[np.ndarray, list[Digest], list[Digest]]]]]:
+    """The versions of an InlineContent, oldest first: (dataset_version, its groups as (changed row
+    addresses, old fragment digests, new fragment digests))."""
+    from pyroaring import BitMap64
+
+    out = []
+    for field, v in _fields(content, where):
+        if field != 1 or not isinstance(v, bytes):
+            continue
+        dv, groups = 0, []
+        for f2, v2 in _fields(v, where):
+            if f2 == 1 and isinstance(v2, int):
+                dv = v2
+            elif f2 == 3 and isinstance(v2, bytes):
+                addrs, old, new = np.empty(0, np.uint64), [], []
+                for f3, v3 in _fields(v2, where):
+                    if not isinstance(v3, bytes):
+                        continue
+                    if f3 == 1:
+                        addrs = np.asarray(BitMap64.deserialize(v3).to_array(), dtype=np.uint64)
+                    elif f3 == 2:
+                        old.append(_digest(v3, where))
+                    elif f3 == 3:
+                        new.append(_digest(v3, where))
+                groups.append((addrs, old, new))
+        out.append((dv, groups))
+    out.sort(key=lambda x: x[0])
+    return out
