@@ -347,20 +347,11 @@ def remappable(store: ObjectStore, idx: table_pb2.IndexMetadata, stable: bool) -
 
 
 def set_files(idx: table_pb2.IndexMetadata, files: Sequence[tuple[str, int, float]]) -> None:
-    """The index's file list: pylance 14 lists an index's files and their sizes in IndexMetadata
-    field 10 (``repeated IndexFile{path=1, size=2}``) and reads the files with those sizes, so a
-    rewritten index must list its own.  Written on the wire, so it works whether or not the
-    generated protos know the field."""
-    known = idx.DESCRIPTOR.fields_by_number.get(10)
-    if known is not None:
-        idx.ClearField(known.name)
-    else:
-        idx.DiscardUnknownFields()
-    entries = b"".join(
-        frag_reuse.bytes_field(10, frag_reuse.bytes_field(1, name.encode()) + frag_reuse.int_field(2, n))
-        for name, n in ((p.rsplit("/", 1)[-1], n) for p, n, _ in files)
-    )
-    idx.MergeFromString(entries)
+    """The index's file list (IndexMetadata.files): pylance 14 reads an index's files with the
+    sizes listed there, so a rewritten index must list its own."""
+    del idx.files[:]
+    for path, size, _ in files:
+        idx.files.add(path=path.rsplit("/", 1)[-1], size_bytes=size)
 
 
 # --- the index section of the Rewrite ----------------------------------------------------------------

@@ -187,7 +187,7 @@ def _rewrite(mine: transaction_pb2.Transaction, other: transaction_pb2.Transacti
         return RETRYABLE if _overlap(touched_fragments(other), touched) else None
     if theirs == "merge":
         return RETRYABLE
-    if theirs == "create_index":  # lancelot's rewrites carry no fragment reuse index
+    if theirs == "create_index":  # only replacing the fragment reuse index (its trim) leaves our rewrite valid
         new = other.create_index.new_indices
         if any(i.name == FRAG_REUSE_INDEX_NAME for i in new):
             return None if len(new) == 1 and len(other.create_index.removed_indices) == 1 else INCOMPATIBLE
