@@ -73,3 +73,21 @@ def test_no_index(tmp_path: pytest.TempPathFactory) -> None:
     lancelot.write_dataset(pa.table({"a": [1, 2]}), p)
     ds = lancelot.dataset(p)
     assert ds.describe_indices() == [] and ds.has_index is False and lance.dataset(p).has_index is False
+
+
+def test_cleanup_removes_replaced_index_directories(tmp_path) -> None:
+    """After a compaction rewrote an index (new uuid), cleanup leaves only the live index's
+    directory under _indices/, as pylance's cleanup does on a twin."""
+    import datetime
+    import os
+
+    dirs = []
+    for name, lib in (("ours", lancelot), ("theirs", lance)):
+        p = str(tmp_path / name)
+        lance.write_dataset(pa.table({"id": range(40)}), p, max_rows_per_file=10)
+        lance.dataset(p).create_scalar_index("id", "BTREE")
+        lib.dataset(p).optimize.compact_files()
+        lib.dataset(p).cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+        live = {s.uuid for d in lance.dataset(p).describe_indices() for s in d.segments}
+        dirs.append((sorted(os.listdir(os.path.join(p, "_indices"))), sorted(live)))
+    assert dirs[0][0] == dirs[0][1] and len(dirs[1][0]) == len(dirs[0][0]) == 1

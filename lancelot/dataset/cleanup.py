@@ -166,6 +166,7 @@ def cleanup_old_versions(
         stats.removed.append(path)
         stats.old_versions += 1
     threshold = now - UNVERIFIED_AGE.total_seconds()
+    emptied: set[str] = set()
     for top, kind in (
         (DATA_DIR, "data"),
         ("_deletions", "deletion"),
@@ -193,6 +194,10 @@ def cleanup_old_versions(
             stats.bytes_removed += size
             stats.removed.append(path)
             setattr(stats, f"{kind}_files_removed", getattr(stats, f"{kind}_files_removed") + 1)
+            if kind == "index":
+                emptied.add(path.rsplit("/", 1)[0])
+    for d in sorted(emptied):  # an index's directory goes with its files, as pylance's cleanup
+        store.remove_empty_dir(d)
     _remove_temp_files(store, stats, now if delete_unverified else threshold, cutoff)
     return stats
 

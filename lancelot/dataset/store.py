@@ -385,6 +385,14 @@ class ObjectStore:
             pass
         self.fs.invalidate_cache(full)
 
+    def remove_empty_dir(self, path: str) -> None:
+        """Remove the directory ``path`` if it is empty (local disks; object stores have none)."""
+        if self.fs is None:
+            try:
+                os.rmdir(self.full_path(path))
+            except OSError:
+                pass
+
     def open_output(self, path: str, schema: pa.Schema, **writer_options: Any) -> LanceWriter:
         """A ``lancelot.LanceWriter`` whose ``close()`` makes the file appear at ``path`` whole
         (``abort()`` leaves nothing); ``writer_options`` go to LanceWriter (version, max_page_bytes).
