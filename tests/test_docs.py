@@ -124,3 +124,58 @@ def test_api_pages_name_existing_objects():
             break
         else:
             pytest.fail(f"{dotted} does not resolve")
+
+
+# -- the examples of the docstrings run ---------------------------------------------------------------
+# Every ``>>>`` example of the user-facing API runs as a doctest against a fresh ten-row dataset: ``uri``
+# ("ex.lance" in a temporary directory, the current directory while it runs), ``ds`` (it, opened),
+# ``table`` (its rows: id 0-9, name "n0"-"n9"), ``pa``, ``pc`` and ``lancelot``.
+
+
+def _documented() -> list[tuple[str, object]]:
+    from lancelot.dataset.blob_file import BlobFile
+    from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.merge_insert import MergeInsertBuilder
+    from lancelot.dataset.scanner import LanceScanner
+    from lancelot.dataset.write import write_dataset, write_fragments
+
+    out: list[tuple[str, object]] = [
+        ("dataset", lancelot.dataset.dataset),
+        ("write_dataset", write_dataset),
+        ("write_fragments", write_fragments),
+        ("write_table", lancelot.write_table),
+        ("read_table", lancelot.read_table),
+    ]
+    for cls in (LanceDataset, LanceScanner, Fragment, MergeInsertBuilder, BlobFile, LanceFile, LanceWriter):
+        out.append((cls.__name__, cls))
+        for name, member in _public_members(cls) + [("__init__", vars(cls).get("__init__"))]:
+            if member is not None:
+                out.append((f"{cls.__name__}.{name}", member))
+    return out
+
+
+def _examples() -> list[tuple[str, str]]:
+    out = []
+    for name, obj in _documented():
+        doc = _doc(obj)
+        if doc and ">>>" in doc:
+            out.append((name, doc))
+    return out
+
+
+@pytest.mark.parametrize(("name", "doc"), _examples(), ids=[n for n, _ in _examples()])
+def test_docstring_examples_run(name, doc, tmp_path, monkeypatch):
+    import doctest
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    monkeypatch.chdir(tmp_path)
+    table = pa.table({"id": pa.array(range(10), pa.int64()), "name": [f"n{i}" for i in range(10)]})
+    ds = lancelot.write_dataset(table, "ex.lance")
+    globs = {"lancelot": lancelot, "pa": pa, "pc": pc, "table": table, "uri": "ex.lance", "ds": ds}
+    test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    out: list[str] = []
+    runner.run(test, out=out.append)
+    assert not runner.failures, "".join(out)
