@@ -137,12 +137,13 @@ def _documented() -> list[tuple[str, object]]:
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.merge_insert import MergeInsertBuilder
     from lancelot.dataset.scanner import LanceScanner
-    from lancelot.dataset.write import write_dataset, write_fragments
+    from lancelot.dataset.write import commit, write_dataset, write_fragments
 
     out: list[tuple[str, object]] = [
         ("dataset", lancelot.dataset.dataset),
         ("write_dataset", write_dataset),
         ("write_fragments", write_fragments),
+        ("commit", commit),
         ("write_table", lancelot.write_table),
         ("read_table", lancelot.read_table),
     ]
