@@ -92,7 +92,7 @@ class LanceFile:
         NotALanceFileError: the bytes are not a Lance file.
         CorruptFileError: the footer or metadata do not fit the file.
 
-    Example:
+    Examples:
         >>> lancelot.write_table(table, "t.lance")
         >>> with lancelot.LanceFile("t.lance") as f:
         ...     f.num_rows, str(f.version), f.take([5, 0, 5], columns=["id"]).to_pydict()
@@ -541,7 +541,7 @@ def read_table(
         NotALanceFileError: the bytes are not a Lance file.
         CorruptFileError: the file is damaged (the message names the column and page).
 
-    Example:
+    Examples:
         >>> lancelot.write_table(table, "t.lance")
         >>> lancelot.read_table("t.lance", columns=["id"]).num_rows
         10

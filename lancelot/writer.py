@@ -75,7 +75,7 @@ class LanceWriter:
         UnsupportedTypeError: a type ``version`` cannot hold (a map before 2.2, a null struct at 2.0).
         LanceFileNotFoundError: the directory to write into does not exist.
 
-    Example:
+    Examples:
         >>> with lancelot.LanceWriter("big.lance", table.schema, version="2.1") as w:
         ...     for batch in table.to_batches(max_chunksize=4):
         ...         w.write(batch)
@@ -299,7 +299,7 @@ def write_table(
         LanceError: ``data`` is empty and no ``schema`` was given.
         SchemaMismatchError: batches whose schemas differ.
 
-    Example:
+    Examples:
         >>> lancelot.write_table(pa.table({"id": [1, 2, 3]}), "t.lance", version="2.1")
         >>> lancelot.read_table("t.lance").to_pydict()
         {'id': [1, 2, 3]}

@@ -180,3 +180,40 @@ def test_docstring_examples_run(name, doc, tmp_path, monkeypatch):
     out: list[str] = []
     runner.run(test, out=out.append)
     assert not runner.failures, "".join(out)
+
+
+def _api_with_parameters() -> list[tuple[str, object]]:
+    """The user-facing functions and methods that take parameters (``__init__``: documented in the
+    class's docstring or its own, as mkdocstrings merges them)."""
+    out = []
+    for name, obj in _documented():
+        if isinstance(obj, type | property):
+            continue
+        fn = obj.__func__ if isinstance(obj, classmethod | staticmethod) else obj
+        if callable(fn) and _params(fn):
+            out.append((name, fn))
+    try:
+        import lancelot.spark as spark
+    except ImportError:
+        return out
+    for name in spark.__all__:
+        fn = getattr(spark, name)
+        if inspect.isfunction(fn):
+            out.append((f"spark.{name}", fn))
+    return out
+
+
+@pytest.mark.parametrize(("name", "fn"), _api_with_parameters(), ids=[n for n, _ in _api_with_parameters()])
+def test_api_documents_every_parameter_and_result(name, fn):
+    """Google style, as the API reference renders it: each parameter in ``Args:``; a ``Returns:`` (or
+    ``Yields:``) section wherever something other than None is returned."""
+    doc = _doc(fn) or ""
+    if name.endswith(".__init__"):
+        doc += "\n" + (inspect.getdoc(inspect.getmodule(fn).__dict__[name.split(".")[0]]) or "")
+    assert "Args:" in doc, f"{name}: no Args section"
+    args = doc.split("Args:", 1)[1]
+    for p in _params(fn):
+        assert f"\n    {p}: " in "\n" + args, f"{name}: parameter {p!r} is not documented"
+    ret = inspect.signature(fn).return_annotation
+    if ret not in (None, "None", inspect.Signature.empty) and not name.endswith(".__init__"):
+        assert "Returns:" in doc or "Yields:" in doc, f"{name}: no Returns section"

@@ -46,7 +46,7 @@ class BlobFile(io.BufferedIOBase):
     file, for blob v2's large blobs), through a read-ahead buffer. It works wherever a binary file
     does: ``PIL.Image.open(f)``, ``shutil.copyfileobj``, ``io.TextIOWrapper``.
 
-    Example:
+    Examples:
         >>> field = pa.field("img", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
         >>> blobs = pa.table({"img": [b"abc", b"defgh"]}, schema=pa.schema([field]))
         >>> bds = lancelot.write_dataset(blobs, "blobs.lance")

@@ -64,7 +64,7 @@ class LanceDataset:
     for reads; the methods that commit (``delete``, ``update``, ``add_columns``, ``restore``...) move
     it on to the version they create, as pylance's do.
 
-    Example:
+    Examples:
         >>> ds = lancelot.dataset(uri)
         >>> ds.count_rows(), ds.version
         (10, 1)
@@ -235,7 +235,7 @@ class LanceDataset:
                 pylance gives it) and ``metadata`` (the manifest's summary: ``total_fragments``,
                 ``total_rows``... as strings).
 
-        Example:
+        Examples:
             >>> [v["version"] for v in ds.versions()]
             [1]
         """
@@ -260,7 +260,7 @@ class LanceDataset:
         Raises:
             ValueError: No such version or tag, or a branch other than main.
 
-        Example:
+        Examples:
             >>> _ = ds.delete("id < 5")
             >>> ds.checkout_version(1).count_rows(), ds.count_rows()
             (10, 5)
@@ -277,7 +277,7 @@ class LanceDataset:
         """The dataset's tags (names for versions, under ``_refs/tags/`` as pylance writes them):
         ``create(tag, version)``, ``update``, ``delete``, ``get_version``, ``list``, ``list_ordered``.
 
-        Example:
+        Examples:
             >>> ds.tags.create("first", 1)
             >>> ds.tags.get_version("first")
             1
@@ -292,7 +292,7 @@ class LanceDataset:
         """Make this (older) version the latest again, as one new version (a Restore commit, as pylance
         writes it); this object then shows the new version.
 
-        Example:
+        Examples:
             >>> _ = ds.delete("id < 5")
             >>> old = ds.checkout_version(1)
             >>> old.restore()
@@ -339,7 +339,7 @@ class LanceDataset:
         Returns:
             The new config.
 
-        Example:
+        Examples:
             >>> ds.update_config({"owner": "etl"})
             {'owner': 'etl'}
         """
@@ -556,7 +556,7 @@ class LanceDataset:
         Returns:
             The row count.
 
-        Example:
+        Examples:
             >>> ds.count_rows(), ds.count_rows("id >= 7")
             (10, 3)
         """
@@ -648,7 +648,7 @@ class LanceDataset:
             ValueError: An unknown column, a filter that does not parse or names no column, a negative
                 limit or offset, or an option lancelot does not support.
 
-        Example:
+        Examples:
             >>> s = ds.scanner(columns={"id2": "id * 2"}, filter="id < 5", limit=3, with_row_id=True)
             >>> s.to_table().to_pydict()
             {'id2': [0, 2, 4], '_rowid': [0, 1, 2]}
@@ -744,7 +744,7 @@ class LanceDataset:
         Raises:
             ValueError: As ``scanner``.
 
-        Example:
+        Examples:
             >>> ds.to_table(columns=["id"], filter="id > 6 AND name LIKE 'n%'").to_pydict()
             {'id': [7, 8, 9]}
         """
@@ -828,7 +828,7 @@ class LanceDataset:
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
 
-        Example:
+        Examples:
             >>> [b.num_rows for b in ds.to_batches(batch_size=4)]
             [4, 4, 2]
         """
@@ -868,7 +868,7 @@ class LanceDataset:
         Raises:
             IndexError: A position is out of range (an ``OutOfRangeError``).
 
-        Example:
+        Examples:
             >>> ds.take([4, 0, 4], columns=["id"]).to_pydict()
             {'id': [4, 0, 4]}
         """
@@ -934,7 +934,7 @@ class LanceDataset:
         Returns:
             A ``pyarrow.Table`` of at most ``num_rows`` rows.
 
-        Example:
+        Examples:
             >>> ds.head(2, columns=["name"]).to_pydict()
             {'name': ['n0', 'n1']}
         """
@@ -959,7 +959,7 @@ class LanceDataset:
         Returns:
             ``{"num_deleted_rows": n}``, as pylance.
 
-        Example:
+        Examples:
             >>> ds.delete("id >= 8")
             {'num_deleted_rows': 2}
             >>> ds.count_rows(), ds.version
@@ -1128,7 +1128,7 @@ class LanceDataset:
         Returns:
             ``{"num_rows_updated": n}``, as pylance.
 
-        Example:
+        Examples:
             >>> ds.update({"name": "upper(name)"}, where="id < 2")
             {'num_rows_updated': 2}
             >>> ds.to_table(columns=["name"], filter="id < 3").to_pydict()  # updated rows move to a new fragment
@@ -1148,7 +1148,7 @@ class LanceDataset:
             A [`MergeInsertBuilder`][lancelot.dataset.merge_insert.MergeInsertBuilder]: say what to do
             with matched and unmatched rows, then ``execute(data)``.
 
-        Example:
+        Examples:
             >>> new = pa.table({"id": [8, 9, 10], "name": ["x8", "x9", "x10"]})
             >>> r = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(new)
             >>> r["num_updated_rows"], r["num_inserted_rows"], ds.count_rows()
@@ -1167,7 +1167,7 @@ class LanceDataset:
             mode: ``"append"`` (default), ``"overwrite"`` or ``"create"``.
             **kwargs: Other ``write_dataset`` options.
 
-        Example:
+        Examples:
             >>> ds.insert(pa.table({"id": [10], "name": ["n10"]}))
             >>> ds.count_rows(), ds.version
             (11, 2)
@@ -1198,7 +1198,7 @@ class LanceDataset:
         Raises:
             ValueError: A name already in the schema, or an expression that does not parse.
 
-        Example:
+        Examples:
             >>> ds.add_columns({"even": "id % 2 = 0"})
             >>> ds.head(3, columns=["even"]).to_pydict()
             {'even': [True, False, True]}
@@ -1215,7 +1215,7 @@ class LanceDataset:
                 of ``name`` (rename), ``nullable`` (True to allow nulls), ``data_type`` (a cast: the
                 column's files are rewritten).
 
-        Example:
+        Examples:
             >>> ds.alter_columns({"path": "name", "name": "label"})
             >>> ds.schema.names
             ['id', 'label']
@@ -1248,7 +1248,7 @@ class LanceDataset:
             right_on: The key column in ``data_obj`` (default: ``left_on``).
             schema: The schema of ``data_obj`` when it is an iterable of batches.
 
-        Example:
+        Examples:
             >>> ds.merge(pa.table({"id": [0, 1], "score": [0.5, 0.7]}), "id")
             >>> ds.head(3, columns=["score"]).to_pydict()
             {'score': [0.5, 0.7, None]}
@@ -1304,7 +1304,7 @@ def dataset(
         DatasetNotFoundError: Nothing at ``uri`` is a dataset (a ``FileNotFoundError``).
         ValueError: ``version`` names no version or tag; an unsupported argument.
 
-    Example:
+    Examples:
         >>> ds = lancelot.dataset(uri)
         >>> ds.version, ds.count_rows()
         (1, 10)

@@ -159,7 +159,7 @@ class Fragment:
     A fragment pickles as (dataset, fragment id), so Spark or multiprocessing workers can each read
     their own.
 
-    Example:
+    Examples:
         >>> _ = lancelot.write_dataset(table, uri, mode="append")
         >>> frags = lancelot.dataset(uri).get_fragments()
         >>> [(f.fragment_id, f.count_rows()) for f in frags]

@@ -59,7 +59,7 @@ class MergeInsertBuilder:
     Source rows are matched to the dataset's rows on the key columns; a key that matches several
     source rows is an error, as in pylance.
 
-    Example:
+    Examples:
         Insert-if-not-exists:
 
         >>> new = pa.table({"id": [9, 10], "name": ["x9", "n10"]})

@@ -223,7 +223,7 @@ class LanceScanner:
     runs; each run reads anew. Filters are applied per page: zone maps (min/max per page of rows)
     skip pages that cannot match, and only the pages the filter keeps are read for the other columns.
 
-    Example:
+    Examples:
         >>> s = ds.scanner(columns=["id"], filter="id % 3 = 0")
         >>> s.count_rows(), s.to_table().to_pydict()
         (4, {'id': [0, 3, 6, 9]})

@@ -268,7 +268,7 @@ def write_fragments(
         One [`FragmentMetadata`][lancelot.dataset.fragment.FragmentMetadata] per file written, ids
         not yet assigned (``commit`` numbers them).
 
-    Example:
+    Examples:
         >>> from lancelot.dataset import commit, write_fragments
         >>> frags = write_fragments(table, "two-step.lance")
         >>> commit("two-step.lance", "create", fragments=frags, schema=table.schema).count_rows()
@@ -496,7 +496,7 @@ def write_dataset(
         UnsupportedVersionError: An unknown or unsupported ``data_storage_version``.
         TypeError: ``data`` is none of the accepted inputs.
 
-    Example:
+    Examples:
         >>> ds = lancelot.write_dataset(table, "w.lance")
         >>> ds = lancelot.write_dataset(table.slice(0, 3), "w.lance", mode="append")
         >>> ds.version, ds.count_rows(), len(ds.get_fragments()), ds.data_storage_version

@@ -61,7 +61,7 @@ def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
             (SPARK-51575), a wrong answer. Off by default: every query then returns what pylance
             returns, and the ``filter`` read option prunes without Spark's pushdown.
 
-    Example:
+    Examples:
         ```python
         import lancelot.spark
         lancelot.spark.register(spark)
@@ -104,7 +104,7 @@ def load(spark: SparkSession, path: str, **options: object) -> DataFrame:
     Returns:
         A Spark DataFrame.
 
-    Example:
+    Examples:
         ```python
         hits = lancelot.spark.load(spark, "s3://bucket/events", filter="id = 42", columns="id,name")
         ```
@@ -135,7 +135,7 @@ def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: objec
     Raises:
         LanceError: An unknown mode, or ``errorifexists`` where a dataset exists.
 
-    Example:
+    Examples:
         ```python
         lancelot.spark.save(df, "out.lance", mode="ignore")
         ```

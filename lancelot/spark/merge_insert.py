@@ -237,7 +237,7 @@ def merge_insert(
     Raises:
         ValueError: No key, nothing to do, or source columns the dataset has not.
 
-    Example:
+    Examples:
         ```python
         lancelot.spark.merge_insert(updates_df, "s3://bucket/events", on="id")
         ```

@@ -96,9 +96,10 @@ def delete(
         ``{"num_deleted_rows": n}``, as pylance.
 
     Raises:
-        ValueError: An empty or malformed predicate (checked on the driver, before any task).
+        OSError: An empty or malformed predicate (a ``DeleteInputError``, the class pylance raises;
+            checked on the driver, before any task).
 
-    Example:
+    Examples:
         ```python
         lancelot.spark.delete(spark, "s3://bucket/events", "ts < '2024-01-01'")
         ```
@@ -185,7 +186,7 @@ def update(
     Raises:
         ValueError: No updates, an unknown column, or SQL that does not parse (on the driver).
 
-    Example:
+    Examples:
         ```python
         lancelot.spark.update(spark, uri, {"status": "'done'"}, where="id < 100")
         ```
@@ -368,7 +369,7 @@ def add_columns(
         ValueError: A name already in the schema, or an unknown ``batch_format``.
         TypeError: ``transforms`` is neither a dict nor a function.
 
-    Example:
+    Examples:
         ```python
         lancelot.spark.add_columns(spark, uri, {"total": "price * quantity"})
         ```
@@ -500,7 +501,7 @@ def compact(
     Raises:
         LanceError: The dataset has indices (not compacted yet by lancelot).
 
-    Example:
+    Examples:
         ```python
         lancelot.spark.compact(spark, uri, target_rows_per_fragment=1 << 20)
         ```
