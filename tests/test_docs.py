@@ -217,3 +217,69 @@ def test_api_documents_every_parameter_and_result(name, fn):
     ret = inspect.signature(fn).return_annotation
     if ret not in (None, "None", inspect.Signature.empty) and not name.endswith(".__init__"):
         assert "Returns:" in doc or "Yields:" in doc, f"{name}: no Returns section"
+
+
+# -- the code of README.md and the user guide runs ----------------------------------------------------
+# Each page's ```python blocks run in order in one namespace, in a temporary directory, after the page's
+# prelude below (the data its text assumes: an "events.lance" dataset, ``table``...). Blocks that need
+# Spark or an object store are left to the Spark and S3 tests (tests/test_spark_demo.py, the s3 suites).
+
+_EVENTS = """
+import datetime as _dt
+import pyarrow as pa
+import pyarrow.compute as pc
+import lancelot
+
+def _rows(lo, hi):
+    return pa.table({
+        "id": pa.array(range(lo, hi), pa.int64()),
+        "name": [("a", "b", f"x{i}", f"n{i}")[i % 4] for i in range(lo, hi)],
+        "price": pa.array([None if i % 7 == 0 else i * 0.5 for i in range(lo, hi)], pa.float64()),
+        "quantity": pa.array([i % 5 for i in range(lo, hi)], pa.int64()),
+        "s": pa.array([{"a": _dt.date(2019 + i % 3, 1, 1)} for i in range(lo, hi)]),
+    })
+
+table = _rows(0, 1000)
+lancelot.write_dataset(table, "events.lance")
+lancelot.write_dataset(_rows(1000, 1100), "events.lance", mode="append")
+lancelot.write_dataset(_rows(1100, 1200), "events.lance", mode="append")
+more = more_rows = _rows(1200, 1300)
+new_rows = _rows(1250, 1350)
+other_table = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "score": [0.1, 0.2, 0.3]})
+path = "missing.lance"
+"""
+
+_PRELUDES = {
+    "docs/guide/changing-data.md": _EVENTS,
+    "docs/guide/filters.md": _EVENTS + "ds = lancelot.dataset('events.lance')\n",
+    "docs/guide/versions.md": _EVENTS,
+    "docs/guide/errors.md": _EVENTS,
+}
+
+
+def _pages() -> list[str]:
+    guide = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "guide").glob("*.md"))
+    return ["README.md", "docs/index.md", *guide]
+
+
+def _runs_here(code: str) -> bool:
+    """False for code that needs Spark or an object store (their tests run it elsewhere)."""
+    body = "\n".join(line.split("#", 1)[0] for line in code.splitlines())
+    return not any(word in body for word in ("spark", "s3://", "gs://", "az://"))
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_page_code_runs(page, tmp_path, monkeypatch):
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(_PRELUDES.get(page, ""), f"{page} (prelude)", "exec"), namespace)
+    ran = 0
+    for i, code in enumerate(blocks):
+        if _runs_here(code):
+            exec(compile(code, f"{page}, python block {i + 1}", "exec"), namespace)
+            ran += 1
+    if page in ("README.md", "docs/guide/datasets.md", "docs/guide/files.md"):
+        assert ran >= 2, f"{page}: its quickstart blocks were not found"
