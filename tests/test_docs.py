@@ -73,7 +73,9 @@ def _params(fn: object) -> list[str]:
     return [
         p.name
         for p in sig.parameters.values()
-        if p.name != "self" and not p.name.startswith("_") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        if p.name not in ("self", "cls")
+        and not p.name.startswith("_")
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
 
 
@@ -147,7 +149,11 @@ def _documented() -> list[tuple[str, object]]:
         ("write_table", lancelot.write_table),
         ("read_table", lancelot.read_table),
     ]
-    for cls in (LanceDataset, LanceScanner, Fragment, MergeInsertBuilder, BlobFile, LanceFile, LanceWriter):
+    from lancelot.dataset.fragment import FragmentMetadata
+    from lancelot.dataset.refs import Tags
+
+    classes = (LanceDataset, LanceScanner, Fragment, FragmentMetadata, MergeInsertBuilder, BlobFile, Tags)
+    for cls in (*classes, LanceFile, LanceWriter):
         out.append((cls.__name__, cls))
         for name, member in _public_members(cls) + [("__init__", vars(cls).get("__init__"))]:
             if member is not None:

@@ -45,41 +45,77 @@ _POS = "__lancelot_position"
 
 @dataclass(frozen=True)
 class FragmentMetadata:
-    """One fragment's metadata (a serialized DataFragment message): picklable, JSON-able."""
+    """One fragment's manifest entry (a serialized ``DataFragment`` message): what
+    ``write_fragments`` returns and ``commit`` takes. Picklable and JSON-able, so Spark tasks
+    or other processes can hand fragments to the one that commits (pylance's ``FragmentMetadata``).
+
+    Args:
+        message: The serialized ``DataFragment`` (``from_pb`` and ``from_json`` make one).
+    """
 
     message: bytes
 
     @classmethod
     def from_pb(cls, frag: table_pb2.DataFragment) -> FragmentMetadata:
+        """Wrap a ``DataFragment`` message.
+
+        Args:
+            frag: The message.
+
+        Returns:
+            Its ``FragmentMetadata``.
+        """
         return cls(frag.SerializeToString())
 
     def to_pb(self) -> table_pb2.DataFragment:
+        """The ``DataFragment`` message.
+
+        Returns:
+            A new message (changing it changes nothing here).
+        """
         f = table_pb2.DataFragment()
         f.ParseFromString(self.message)
         return f
 
     def to_json(self) -> str:
+        """The message as JSON (protobuf's JSON mapping).
+
+        Returns:
+            One line of JSON.
+        """
         text: str = json_format.MessageToJson(self.to_pb(), indent=None)
         return text
 
     @classmethod
     def from_json(cls, s: str) -> FragmentMetadata:
+        """Read what ``to_json`` wrote.
+
+        Args:
+            s: The JSON text.
+
+        Returns:
+            The ``FragmentMetadata``.
+        """
         return cls.from_pb(json_format.Parse(s, table_pb2.DataFragment()))
 
     @property
     def id(self) -> int:
+        """The fragment id (0 until ``commit`` assigns one to a new fragment)."""
         return int(self.to_pb().id)
 
     @property
     def physical_rows(self) -> int:
+        """Rows in the fragment's data files, deleted ones included."""
         return int(self.to_pb().physical_rows)
 
     @property
     def files(self) -> list[table_pb2.DataFile]:
+        """The data files: ``DataFile`` messages (path, field ids, column indices, file version)."""
         return list(self.to_pb().files)
 
     @property
     def deletion_file(self) -> table_pb2.DeletionFile | None:
+        """The ``DeletionFile`` message, or None without deletions."""
         f = self.to_pb()
         return f.deletion_file if f.HasField("deletion_file") else None
 
@@ -91,6 +127,7 @@ class FragmentMetadata:
 
     @property
     def num_deleted_rows(self) -> int:
+        """Deleted rows, as the deletion file's entry counts them (0 without deletions)."""
         f = self.to_pb()
         return int(f.deletion_file.num_deleted_rows) if f.HasField("deletion_file") else 0
 
