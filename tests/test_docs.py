@@ -149,10 +149,13 @@ def _documented() -> list[tuple[str, object]]:
         ("write_table", lancelot.write_table),
         ("read_table", lancelot.read_table),
     ]
+    from lancelot.dataset.compact import Optimizer
     from lancelot.dataset.fragment import FragmentMetadata
     from lancelot.dataset.refs import Tags
+    from lancelot.dataset.stats import LanceStats
 
     classes = (LanceDataset, LanceScanner, Fragment, FragmentMetadata, MergeInsertBuilder, BlobFile, Tags)
+    classes += (LanceStats, Optimizer)
     for cls in (*classes, LanceFile, LanceWriter):
         out.append((cls.__name__, cls))
         for name, member in _public_members(cls) + [("__init__", vars(cls).get("__init__"))]:
