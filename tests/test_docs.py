@@ -1,6 +1,8 @@
-"""The API reference (docs/api/, generated from docstrings by `make docs`) is only as good as the
-docstrings: every public name of ``lancelot.__all__`` and every public method and property of the
-main classes has one, and the file classes and functions document each of their parameters."""
+"""The documentation is only as good as what it shows runs: the API reference (docs/api/, generated
+from docstrings by `make docs`) needs a docstring on every public name of ``lancelot.__all__`` and every
+public method of the user-facing classes, each parameter in ``Args:`` and the result in ``Returns:``
+(Google style, as mkdocstrings renders it), and ``>>>`` examples that run; README.md and the user
+guide need code that runs against the current library."""
 
 from __future__ import annotations
 
@@ -17,20 +19,30 @@ from lancelot.writer import LanceWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: (class, method) pairs known to lack a docstring (lancelot/dataset/dataset.py, owned elsewhere):
-#: tolerated until they gain one; delete an entry once its docstring lands
-KNOWN_MISSING: set[tuple[str, str]] = set()  # (class, method) pairs allowed without a docstring: none
-
 
 def _classes() -> list[type]:
-    out = [LanceDataset, LanceFile, LanceWriter]
-    for module, name in (("lancelot.dataset.scanner", "Scanner"), ("lancelot.dataset.scan", "Scanner")):
-        try:
-            out.append(getattr(importlib.import_module(module), name))  # once the scanner lands
-            break
-        except (ImportError, AttributeError):
-            pass
-    return out
+    """The classes users meet: their public methods and properties are the API reference's pages."""
+    from lancelot.dataset.blob_file import BlobFile
+    from lancelot.dataset.compact import Optimizer
+    from lancelot.dataset.fragment import Fragment, FragmentMetadata
+    from lancelot.dataset.merge_insert import MergeInsertBuilder
+    from lancelot.dataset.refs import Tags
+    from lancelot.dataset.scanner import LanceScanner
+    from lancelot.dataset.stats import LanceStats
+
+    return [
+        LanceDataset,
+        LanceScanner,
+        Fragment,
+        FragmentMetadata,
+        MergeInsertBuilder,
+        BlobFile,
+        Tags,
+        LanceStats,
+        Optimizer,
+        LanceFile,
+        LanceWriter,
+    ]
 
 
 def _public_members(cls: type) -> list[tuple[str, object]]:
@@ -62,8 +74,7 @@ def test_every_public_name_has_a_docstring(name):
 def test_public_methods_have_docstrings(cls):
     missing = []
     for name, member in _public_members(cls):
-        has = bool(_doc(member))
-        if not has and (cls.__name__, name) not in KNOWN_MISSING:
+        if not _doc(member):
             missing.append(name)
     assert not missing, f"{cls.__name__}: no docstring on {missing}"
 
@@ -77,32 +88,6 @@ def _params(fn: object) -> list[str]:
         and not p.name.startswith("_")
         and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-
-
-@pytest.mark.parametrize(
-    "fn",
-    [
-        lancelot.read_table,
-        lancelot.write_table,
-        LanceFile,
-        LanceWriter,
-        LanceFile.read,
-        LanceFile.read_range,
-        LanceFile.take,
-        LanceFile.iter_batches,
-        LanceFile.read_global_buffer,
-        LanceWriter.write,
-    ],
-    ids=lambda f: f.__qualname__,
-)
-def test_file_api_documents_every_parameter(fn):
-    """Each parameter appears in an ``Args:`` section (what mkdocstrings renders as a table)."""
-    doc = inspect.getdoc(fn) or ""
-    assert "Args:" in doc, f"{fn.__qualname__}: no Args section"
-    args = doc.split("Args:", 1)[1]
-    target = fn.__init__ if isinstance(fn, type) else fn
-    for name in _params(target):
-        assert f"\n    {name}: " in "\n" + args, f"{fn.__qualname__}: parameter {name!r} is not documented"
 
 
 def test_api_pages_name_existing_objects():
@@ -135,10 +120,6 @@ def test_api_pages_name_existing_objects():
 
 
 def _documented() -> list[tuple[str, object]]:
-    from lancelot.dataset.blob_file import BlobFile
-    from lancelot.dataset.fragment import Fragment
-    from lancelot.dataset.merge_insert import MergeInsertBuilder
-    from lancelot.dataset.scanner import LanceScanner
     from lancelot.dataset.write import commit, write_dataset, write_fragments
 
     out: list[tuple[str, object]] = [
@@ -149,14 +130,7 @@ def _documented() -> list[tuple[str, object]]:
         ("write_table", lancelot.write_table),
         ("read_table", lancelot.read_table),
     ]
-    from lancelot.dataset.compact import Optimizer
-    from lancelot.dataset.fragment import FragmentMetadata
-    from lancelot.dataset.refs import Tags
-    from lancelot.dataset.stats import LanceStats
-
-    classes = (LanceDataset, LanceScanner, Fragment, FragmentMetadata, MergeInsertBuilder, BlobFile, Tags)
-    classes += (LanceStats, Optimizer)
-    for cls in (*classes, LanceFile, LanceWriter):
+    for cls in _classes():
         out.append((cls.__name__, cls))
         for name, member in _public_members(cls) + [("__init__", vars(cls).get("__init__"))]:
             if member is not None:

@@ -105,6 +105,9 @@ class BlobFile(io.BufferedIOBase):
 
     # -- io.IOBase -----------------------------------------------------------------------------
     def close(self) -> None:
+        """Release the byte source (unless it is shared with the data file); ``with`` calls it on exit.
+        Closing twice is allowed; reading after it raises ``ValueError``.
+        """
         if not self.closed:
             if self._src is not None and not self._shared:
                 self._src.close()
