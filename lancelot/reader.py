@@ -92,11 +92,11 @@ class LanceFile:
         NotALanceFileError: the bytes are not a Lance file.
         CorruptFileError: the footer or metadata do not fit the file.
 
-    Example:
-        ```python
-        with lancelot.LanceFile("t.lance") as f:
-            f.take([5, 0, 5], columns=["id"])
-        ```
+    Examples:
+        >>> lancelot.write_table(table, "t.lance")
+        >>> with lancelot.LanceFile("t.lance") as f:
+        ...     f.num_rows, str(f.version), f.take([5, 0, 5], columns=["id"]).to_pydict()
+        (10, '2.2', {'id': [5, 0, 5]})
     """
 
     def __init__(
@@ -211,6 +211,9 @@ class LanceFile:
             start: the first row.
             stop: the row after the last (exclusive).
             columns: the column names to read (default: all), in the order wanted.
+
+        Returns:
+            A ``pyarrow.Table`` of ``stop - start`` rows (fewer at the end of the file).
 
         Raises:
             OutOfRangeError: a negative ``start``, or a ``stop`` before ``start``.
@@ -342,6 +345,9 @@ class LanceFile:
 
         Args:
             columns: the column names to read (default: all), in the order wanted.
+
+        Returns:
+            A ``pyarrow.Table`` of every row.
         """
         return self.read_range(0, self.num_rows, columns)
 
@@ -353,6 +359,9 @@ class LanceFile:
         Args:
             indices: row numbers, as a list, a numpy array or an Arrow integer array.
             columns: the column names to read (default: all), in the order wanted.
+
+        Returns:
+            A ``pyarrow.Table`` with one row per index.
 
         Raises:
             OutOfRangeError: an index is negative or past the end (the message names it).
@@ -434,6 +443,9 @@ class LanceFile:
         Args:
             batch_size: the most rows a batch holds (positive).
             columns: the column names to read (default: all).
+
+        Yields:
+            ``pyarrow.RecordBatch`` objects, in row order.
         """
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
@@ -454,6 +466,9 @@ class LanceFile:
         Args:
             i: the buffer's number, from 0 to ``num_global_buffers - 1``.
 
+        Returns:
+            The buffer's bytes.
+
         Raises:
             LanceError: no such buffer.
         """
@@ -467,6 +482,9 @@ class LanceFile:
         Args:
             offset: the first byte's position.
             length: how many bytes.
+
+        Returns:
+            The bytes.
         """
         return bytes(self._src.read(offset, length))
 
@@ -474,7 +492,10 @@ class LanceFile:
         """The file's zone maps: per column and zone of rows, the minimum, maximum and null count.
 
         lancelot's writer stores them in a global buffer that pylance ignores; filters use them
-        to skip rows.  None for a file without them (every file pylance writes).
+        to skip rows.
+
+        Returns:
+            A ``ZoneMaps``, or None for a file without them (every file pylance writes).
         """
         from lancelot.zonemaps import MAGICS, parse_zone_maps
 
@@ -512,15 +533,18 @@ def read_table(
         columns: the column names to read (default: all), in the order wanted.
         storage_options: options of the fsspec filesystem of ``source``.
 
+    Returns:
+        A ``pyarrow.Table``.
+
     Raises:
         LanceFileNotFoundError: no file at ``source``.
         NotALanceFileError: the bytes are not a Lance file.
         CorruptFileError: the file is damaged (the message names the column and page).
 
-    Example:
-        ```python
-        table = lancelot.read_table("t.lance", columns=["id"])
-        ```
+    Examples:
+        >>> lancelot.write_table(table, "t.lance")
+        >>> lancelot.read_table("t.lance", columns=["id"]).num_rows
+        10
     """
     with LanceFile(source, storage_options=storage_options) as f:
         return f.read(columns)

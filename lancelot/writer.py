@@ -75,12 +75,12 @@ class LanceWriter:
         UnsupportedTypeError: a type ``version`` cannot hold (a map before 2.2, a null struct at 2.0).
         LanceFileNotFoundError: the directory to write into does not exist.
 
-    Example:
-        ```python
-        with lancelot.LanceWriter("big.lance", schema, version="2.2") as w:
-            for batch in batches:
-                w.write(batch)
-        ```
+    Examples:
+        >>> with lancelot.LanceWriter("big.lance", table.schema, version="2.1") as w:
+        ...     for batch in table.to_batches(max_chunksize=4):
+        ...         w.write(batch)
+        >>> lancelot.LanceFile("big.lance").num_rows
+        10
     """
 
     def __init__(
@@ -299,10 +299,10 @@ def write_table(
         LanceError: ``data`` is empty and no ``schema`` was given.
         SchemaMismatchError: batches whose schemas differ.
 
-    Example:
-        ```python
-        lancelot.write_table(pa.table({"id": [1, 2, 3]}), "t.lance", version="2.1")
-        ```
+    Examples:
+        >>> lancelot.write_table(pa.table({"id": [1, 2, 3]}), "t.lance", version="2.1")
+        >>> lancelot.read_table("t.lance").to_pydict()
+        {'id': [1, 2, 3]}
     """
     schema, batches = as_batches(data, schema)
     if schema is None:

@@ -39,7 +39,21 @@ def check_buffer_size(buffer_size: int) -> int:
 
 
 class BlobFile(io.BufferedIOBase):
-    """A blob as a file-like object (obtained from ``LanceDataset.take_blobs``)."""
+    """One blob as a read-only, seekable binary file (pylance's ``BlobFile``), from
+    [`LanceDataset.take_blobs`][lancelot.dataset.dataset.LanceDataset.take_blobs].
+
+    Nothing is read when it is made; reads go to the blob's bytes in its data file (or its own
+    file, for blob v2's large blobs), through a read-ahead buffer. It works wherever a binary file
+    does: ``PIL.Image.open(f)``, ``shutil.copyfileobj``, ``io.TextIOWrapper``.
+
+    Examples:
+        >>> field = pa.field("img", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+        >>> blobs = pa.table({"img": [b"abc", b"defgh"]}, schema=pa.schema([field]))
+        >>> bds = lancelot.write_dataset(blobs, "blobs.lance")
+        >>> f = bds.take_blobs("img", indices=[1])[0]
+        >>> f.size(), f.read(2), f.read(), f.read_range(1, 3)
+        (5, b'de', b'fgh', b'efg')
+    """
 
     def __init__(
         self,
@@ -51,6 +65,16 @@ class BlobFile(io.BufferedIOBase):
         where: str = "",
         shared: bool = False,
     ) -> None:
+        """A view of ``size`` bytes at ``offset`` of a byte source (use ``LanceDataset.take_blobs``).
+
+        Args:
+            opener: Opens the byte source (the data file) on the first read.
+            offset: Where the blob starts in the source.
+            size: The blob's size in bytes.
+            buffer_size: Bytes read ahead per read.
+            where: The dataset, column and row, for error messages.
+            shared: The source belongs to another owner and is not closed with this file.
+        """
         super().__init__()
         self._opener = opener
         self._src: ByteSource | None = None
@@ -81,6 +105,9 @@ class BlobFile(io.BufferedIOBase):
 
     # -- io.IOBase -----------------------------------------------------------------------------
     def close(self) -> None:
+        """Release the byte source (unless it is shared with the data file); ``with`` calls it on exit.
+        Closing twice is allowed; reading after it raises ``ValueError``.
+        """
         if not self.closed:
             if self._src is not None and not self._shared:
                 self._src.close()
@@ -89,23 +116,59 @@ class BlobFile(io.BufferedIOBase):
         super().close()
 
     def readable(self) -> bool:
+        """Whether the file can be read.
+
+        Returns:
+            True.
+        """
         return True
 
     def seekable(self) -> bool:
+        """Whether the file can seek.
+
+        Returns:
+            True.
+        """
         return True
 
     def writable(self) -> bool:
+        """Whether the file can be written.
+
+        Returns:
+            False: blobs are read-only.
+        """
         return False
 
     def size(self) -> int:
-        """The blob's size in bytes."""
+        """The blob's size.
+
+        Returns:
+            Its size in bytes.
+        """
         return self._size
 
     def tell(self) -> int:
+        """The cursor's position.
+
+        Returns:
+            The blob offset the next read starts at.
+        """
         self._check_open("tell")
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move the cursor (past the end is allowed; reads there return ``b""``).
+
+        Args:
+            offset: Bytes from ``whence``.
+            whence: ``io.SEEK_SET``, ``io.SEEK_CUR`` or ``io.SEEK_END``.
+
+        Returns:
+            The new position.
+
+        Raises:
+            ValueError: A negative position, or a closed file.
+        """
         self._check_open("seek")
         if whence == io.SEEK_SET:
             pos = offset
@@ -121,6 +184,14 @@ class BlobFile(io.BufferedIOBase):
         return self._pos
 
     def read(self, size: int | None = -1) -> bytes:
+        """Bytes from the cursor on; the cursor moves past them.
+
+        Args:
+            size: At most this many bytes; None or negative for the rest of the blob.
+
+        Returns:
+            The bytes (``b""`` at the end).
+        """
         self._check_open()
         if size is None or size < 0:
             return self.readall()
@@ -141,16 +212,37 @@ class BlobFile(io.BufferedIOBase):
         return out
 
     def read1(self, size: int = -1) -> bytes:
+        """As ``read`` (one call to the source at most).
+
+        Args:
+            size: At most this many bytes; negative: ``io.DEFAULT_BUFFER_SIZE``.
+
+        Returns:
+            The bytes.
+        """
         self._check_open()
         return self.read(io.DEFAULT_BUFFER_SIZE if size is None or size < 0 else size)
 
     def readall(self) -> bytes:
+        """The rest of the blob, from the cursor on.
+
+        Returns:
+            The bytes.
+        """
         self._check_open()
         out = self._fetch(self._pos, max(0, self._size - self._pos)) if self._pos < self._size else b""
         self._pos = max(self._pos, self._size)
         return out
 
     def readinto(self, b: WriteableBuffer) -> int:
+        """Read into a writable buffer.
+
+        Args:
+            b: A writable bytes-like object (``bytearray``, ``memoryview``, numpy array).
+
+        Returns:
+            The number of bytes read.
+        """
         self._check_open("readinto")
         view = memoryview(b).cast("B")
         if view.readonly:
@@ -160,6 +252,14 @@ class BlobFile(io.BufferedIOBase):
         return len(data)
 
     def readinto1(self, b: WriteableBuffer) -> int:
+        """As ``readinto``.
+
+        Args:
+            b: A writable bytes-like object.
+
+        Returns:
+            The number of bytes read.
+        """
         return self.readinto(b)
 
     # -- blob-local ranges (no cursor, no buffer) ------------------------------------------------
@@ -170,13 +270,34 @@ class BlobFile(io.BufferedIOBase):
             raise BlobRangeError(f"{self.where}: blob range end {offset + length} exceeds blob size {self._size}")
 
     def read_range(self, offset: int, length: int) -> bytes:
-        """``length`` bytes from blob offset ``offset`` (the cursor does not move)."""
+        """Bytes at a blob offset, without moving the cursor or using the buffer.
+
+        Args:
+            offset: Blob offset of the first byte.
+            length: How many bytes.
+
+        Returns:
+            The bytes.
+
+        Raises:
+            ValueError: A negative offset or length, or a range past the blob's end (a ``BlobRangeError``).
+        """
         self._check_open()
         self._check_range(int(offset), int(length))
         return self._fetch(int(offset), int(length))
 
     def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        """One payload per ``(offset, length)`` range, in input order (fetched in one pass)."""
+        """Several byte ranges, fetched in one coalesced pass.
+
+        Args:
+            ranges: ``(offset, length)`` pairs, blob-local.
+
+        Returns:
+            One ``bytes`` per range, in input order.
+
+        Raises:
+            ValueError: A range outside the blob (a ``BlobRangeError``).
+        """
         self._check_open()
         spans = [(int(o), int(n)) for o, n in ranges]
         for o, n in spans:

@@ -437,7 +437,21 @@ class Optimizer:
     """``ds.optimize``: pylance's spelling, ``ds.optimize.compact_files(...)``."""
 
     def __init__(self, ds: LanceDataset) -> None:
+        """The maintenance operations of ``ds`` (use ``LanceDataset.optimize``).
+
+        Args:
+            ds: The dataset.
+        """
         self._ds = ds
 
     def compact_files(self, **kwargs: Any) -> CompactionMetrics:
+        """Compact the dataset: ``LanceDataset.compact_files`` (pylance's spelling).
+
+        Args:
+            **kwargs: pylance's ``CompactionOptions`` (``target_rows_per_fragment``,
+                ``materialize_deletions``, ``materialize_deletions_threshold``...).
+
+        Returns:
+            A ``CompactionMetrics``.
+        """
         return self._ds.compact_files(**kwargs)

@@ -60,7 +60,21 @@ def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
 
 
 class LanceDataset:
-    """One version of a dataset (like ``lance.dataset(...)``)."""
+    """One version of a Lance dataset: its schema, fragments and rows, and the operations that read it
+    or commit a new version (pylance's ``lance.LanceDataset``).
+
+    Open one with [`lancelot.dataset`][lancelot.dataset.dataset.dataset]; write one with
+    [`lancelot.write_dataset`][lancelot.dataset.write.write_dataset]. An object stays at its version
+    for reads; the methods that commit (``delete``, ``update``, ``add_columns``, ``restore``...) move
+    it on to the version they create, as pylance's do.
+
+    Examples:
+        >>> ds = lancelot.dataset(uri)
+        >>> ds.count_rows(), ds.version
+        (10, 1)
+        >>> ds.schema.names
+        ['id', 'name']
+    """
 
     def __init__(
         self,
@@ -71,6 +85,18 @@ class LanceDataset:
         storage_options: dict[str, Any] | None = None,
         _store: ObjectStore | None = None,
     ) -> None:
+        """Open the dataset at ``uri`` (prefer [`lancelot.dataset`][lancelot.dataset.dataset.dataset]).
+
+        Args:
+            uri: A local path or an fsspec URL (``s3://``, ``gs://``, ``memory://``...).
+            version: A version number or a tag name; None for the latest version.
+            asof: Open the newest version committed at or before this time (a datetime or an ISO string).
+            storage_options: Options for the object store (credentials, endpoint, region).
+
+        Raises:
+            DatasetNotFoundError: No manifest under ``uri/_versions/`` (a ``FileNotFoundError``).
+            ValueError: ``version`` names no version or tag of the dataset.
+        """
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
@@ -206,8 +232,17 @@ class LanceDataset:
         return int(latest)
 
     def versions(self) -> list[dict[str, Any]]:
-        """Every version: ``version``, ``timestamp`` (local time, as pylance) and ``metadata`` (the
-        manifest's summary: total_fragments, total_rows... as strings, as pylance gives them)."""
+        """Every version of the dataset, oldest first.
+
+        Returns:
+            One dict per version: ``version`` (int), ``timestamp`` (a naive datetime in local time, as
+                pylance gives it) and ``metadata`` (the manifest's summary: ``total_fragments``,
+                ``total_rows``... as strings).
+
+        Examples:
+            >>> [v["version"] for v in ds.versions()]
+            [1]
+        """
         out = []
         versions = list_versions(self._store, self.uri)
         for v in sorted(versions.names):
@@ -217,7 +252,23 @@ class LanceDataset:
         return out
 
     def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
-        """This dataset at another version (a number or a tag)."""
+        """This dataset at another version, as a new object (this one does not move).
+
+        Args:
+            version: A version number, a tag name, or pylance's ``(branch, number)`` pair with the branch
+                None or ``"main"`` (lancelot has no branches).
+
+        Returns:
+            A `LanceDataset` at that version.
+
+        Raises:
+            ValueError: No such version or tag, or a branch other than main.
+
+        Examples:
+            >>> _ = ds.delete("id < 5")
+            >>> ds.checkout_version(1).count_rows(), ds.count_rows()
+            (10, 5)
+        """
         if isinstance(version, tuple):
             branch, number = version
             if branch not in (None, "main"):
@@ -227,14 +278,31 @@ class LanceDataset:
 
     @property
     def tags(self) -> Tags:
-        """The dataset's tags (``_refs/tags/``): create, update, delete, list, get_version."""
+        """The dataset's tags (names for versions, under ``_refs/tags/`` as pylance writes them):
+        ``create(tag, version)``, ``update``, ``delete``, ``get_version``, ``list``, ``list_ordered``.
+
+        Examples:
+            >>> ds.tags.create("first", 1)
+            >>> ds.tags.get_version("first")
+            1
+            >>> lancelot.dataset(uri, version="first").version
+            1
+        """
         from lancelot.dataset.refs import Tags
 
         return Tags(self)
 
     def restore(self) -> None:
-        """Make this (older) version the latest: a Restore commit, as pylance writes it; this object
-        then shows the new version."""
+        """Make this (older) version the latest again, as one new version (a Restore commit, as pylance
+        writes it); this object then shows the new version.
+
+        Examples:
+            >>> _ = ds.delete("id < 5")
+            >>> old = ds.checkout_version(1)
+            >>> old.restore()
+            >>> old.version, old.count_rows()
+            (3, 10)
+        """
         from lancelot.dataset.config import build_restore
 
         txn = new_transaction(self.latest_version)
@@ -258,20 +326,48 @@ class LanceDataset:
 
     # -- config and metadata (UpdateConfig commits, dataset/config.py) ---------------------------
     def config(self) -> dict[str, str]:
-        """The table config (a string map in the manifest)."""
+        """The table config (the manifest's string map of settings).
+
+        Returns:
+            A copy of the config: changing it changes nothing on disk (use ``update_config``).
+        """
         return dict(self.manifest.config)
 
     def update_config(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
-        """Set (None: remove) table config keys as a new version; returns the new config."""
+        """Set or remove table config keys, as one new version (an UpdateConfig commit).
+
+        Args:
+            values: The keys to set; a value of None removes its key.
+            replace: Replace the whole config with ``values`` instead of merging into it.
+
+        Returns:
+            The new config.
+
+        Examples:
+            >>> ds.update_config({"owner": "etl"})
+            {'owner': 'etl'}
+        """
         self._move_to(commit_update_config(self, config_updates=update_map(string_map(values, "config"), replace)))
         return self.config()
 
     def delete_config_keys(self, keys: list[str]) -> None:
-        """Remove table config keys as a new version."""
+        """Remove table config keys, as one new version.
+
+        Args:
+            keys: The keys to remove (absent keys are ignored).
+        """
         self._move_to(commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
 
     def update_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
-        """Set (None: remove) table metadata keys as a new version; returns the new table metadata."""
+        """Set or remove table metadata keys, as one new version.
+
+        Args:
+            values: The keys to set; a value of None removes its key.
+            replace: Replace all table metadata with ``values`` instead of merging into it.
+
+        Returns:
+            The new table metadata.
+        """
         maps = update_map(string_map(values, "metadata"), replace)
         self._move_to(commit_update_config(self, table_metadata_updates=maps))
         return self.metadata
@@ -287,7 +383,15 @@ class LanceDataset:
         return {k: v.decode() for k, v in self.manifest.schema_metadata.items()}
 
     def update_schema_metadata(self, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
-        """Set (None: remove) schema metadata keys as a new version; returns the new schema metadata."""
+        """Set or remove schema metadata keys, as one new version.
+
+        Args:
+            values: The keys to set; a value of None removes its key.
+            replace: Replace all schema metadata with ``values`` instead of merging into it.
+
+        Returns:
+            The new schema metadata.
+        """
         maps = update_map(string_map(values, "schema metadata"), replace)
         self._move_to(commit_update_config(self, schema_metadata_updates=maps))
         return self.schema_metadata
@@ -295,12 +399,25 @@ class LanceDataset:
     def update_field_metadata(
         self, field_updates: dict[str | int, dict[str, str | None]], *, replace: bool = False
     ) -> None:
-        """Set (None: remove) field metadata keys, fields named by path ("s.x") or id, as a new version."""
+        """Set or remove metadata keys of fields, as one new version.
+
+        Args:
+            field_updates: Per field, named by path (``"s.x"`` for a struct's child) or field id, the keys
+                to set; a value of None removes its key.
+            replace: Replace each named field's metadata instead of merging into it.
+
+        Raises:
+            ValueError: A path or id names no field of the schema.
+        """
         maps = field_metadata_maps(self, field_updates, replace)
         self._move_to(commit_update_config(self, field_metadata_updates=maps))
 
     def replace_schema_metadata(self, new_metadata: dict[str, str]) -> None:
-        """Deprecated in pylance: ``update_schema_metadata(new_metadata, replace=True)``."""
+        """Replace all schema metadata (deprecated in pylance, and here: it warns).
+
+        Args:
+            new_metadata: The new schema metadata; same as ``update_schema_metadata(new_metadata, replace=True)``.
+        """
         import warnings
 
         warnings.warn(
@@ -311,7 +428,12 @@ class LanceDataset:
         self.update_schema_metadata(dict(new_metadata), replace=True)
 
     def replace_field_metadata(self, field_name: str, new_metadata: dict[str, str]) -> None:
-        """Deprecated in pylance: ``update_field_metadata({field_name: new_metadata}, replace=True)``."""
+        """Replace one field's metadata (deprecated in pylance, and here: it warns).
+
+        Args:
+            field_name: The field's path.
+            new_metadata: Its new metadata; same as ``update_field_metadata({field_name: new_metadata}, replace=True)``.
+        """
         import warnings
 
         warnings.warn(
@@ -442,7 +564,14 @@ class LanceDataset:
 
     # -- reads -------------------------------------------------------------------------------
     def get_fragments(self, filter: pc.Expression | None = None) -> list[Fragment]:
-        """The fragments of this version (pylance does not support ``filter`` here either)."""
+        """The fragments of this version, in order.
+
+        Args:
+            filter: Not supported (pylance refuses it too); must be None.
+
+        Returns:
+            One [`LanceFragment`][lancelot.dataset.fragment.Fragment] per fragment.
+        """
         if filter is not None:
             raise LanceValueError("get_fragments() does not support filter yet")
         return list(self._fragments)
@@ -481,7 +610,25 @@ class LanceDataset:
         with_row_address: bool | None = None,
         **kwargs: Any,
     ) -> Any:
-        """``to_table(...).to_pandas()``."""
+        """``to_table(...).to_pandas()``: needs pandas installed.
+
+        Args:
+            columns: As in ``scanner``.
+            filter: As in ``scanner``.
+            limit: As in ``scanner``.
+            offset: As in ``scanner``.
+            nearest: As in ``scanner``.
+            batch_size: As in ``scanner``.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect.
+            prefilter: As in ``scanner``.
+            with_row_id: As in ``scanner``.
+            with_row_address: As in ``scanner``.
+
+        Returns:
+            A pandas DataFrame.
+        """
         return self.to_table(
             columns,
             filter,
@@ -495,11 +642,34 @@ class LanceDataset:
         ).to_pandas()
 
     def get_fragment(self, fragment_id: int) -> Fragment | None:
-        """The fragment with ``fragment_id`` in this version, or None."""
+        """One fragment of this version.
+
+        Args:
+            fragment_id: The fragment's id (``FragmentMetadata.id``, not its position).
+
+        Returns:
+            The [`LanceFragment`][lancelot.dataset.fragment.Fragment], or None when this version has no
+            fragment of that id.
+        """
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
     def count_rows(self, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:
-        """Live rows (matching ``filter``: SQL text or a pyarrow.compute Expression)."""
+        """The number of live (not deleted) rows, or of those matching ``filter``.
+
+        Without a filter the count comes from the manifest (no data file is opened when each fragment
+        records its row count, as pylance's writers do).
+
+        Args:
+            filter: SQL text (``"id > 5 AND name LIKE 'a%'"``) or a ``pyarrow.compute`` Expression.
+            **kwargs: Other scanner options (``scanner``).
+
+        Returns:
+            The row count.
+
+        Examples:
+            >>> ds.count_rows(), ds.count_rows("id >= 7")
+            (10, 3)
+        """
         if filter is None and not kwargs:
             if self._live_rows is None:
                 self._live_rows = sum(f.count_rows() for f in self._fragments)
@@ -539,11 +709,60 @@ class LanceDataset:
         row_addr_allowlist: bytes | None = None,
         row_addr_blocklist: bytes | None = None,
     ) -> LanceScanner:
-        """A scan of this version (pylance's ``LanceDataset.scanner``; lancelot/dataset/scanner.py).
+        """A scan of this version: what to read, which rows, in what shape (pylance's ``scanner``).
 
-        Read-tuning options (readahead, buffer sizes, late materialisation, index use) are accepted
-        and have no effect; options lancelot cannot honour (full-text search, index segments,
-        row-address allow/block lists) are refused."""
+        Nothing is read until the scanner's ``to_table``, ``to_batches``, ``to_reader``,
+        ``count_rows`` or ``head`` runs. Read-tuning options are accepted and ignored; options lancelot
+        cannot honour are refused rather than silently dropped.
+
+        Args:
+            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
+                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
+            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
+                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
+                Expression. Zone maps skip pages that cannot match.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
+                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
+                rows); pylance uses a vector index when there is one.
+            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
+            batch_size_bytes: Accepted; no effect.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect (results are always in fragment order).
+            fragments: Scan only these fragments (``LanceFragment`` objects or ids), in this order.
+            index_segments: Not supported (refused when given).
+            full_text_query: Not supported: lancelot has no full-text search (refused when given).
+            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
+            with_row_id: Add the ``_rowid`` column.
+            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
+            use_stats: Accepted; no effect.
+            fast_search: Accepted; no effect.
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            use_scalar_index: Accepted; no effect (lancelot uses no index).
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``), as pylance.
+            scan_stats_callback: Accepted; never called.
+            strict_batch_size: Accepted; no effect.
+            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
+            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
+            row_addr_allowlist: Not supported (refused when given).
+            row_addr_blocklist: Not supported (refused when given).
+
+        Returns:
+            A [`LanceScanner`][lancelot.dataset.scanner.LanceScanner].
+
+        Raises:
+            ValueError: An unknown column, a filter that does not parse or names no column, a negative
+                limit or offset, or an option lancelot does not support.
+
+        Examples:
+            >>> s = ds.scanner(columns={"id2": "id * 2"}, filter="id < 5", limit=3, with_row_id=True)
+            >>> s.to_table().to_pydict()
+            {'id2': [0, 2, 4], '_rowid': [0, 1, 2]}
+        """
         from lancelot.dataset.scanner import LanceScanner, unsupported
 
         unsupported(
@@ -597,7 +816,48 @@ class LanceDataset:
         order_by: list[Any] | None = None,
         disable_scoring_autoprojection: bool | None = None,
     ) -> pa.Table:
-        """The live rows (matching ``filter``), in fragment order; options as ``scanner``."""
+        """The live rows (matching ``filter``) as one table, in fragment order: ``scanner(...).to_table()``.
+
+        Args:
+            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
+                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
+            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
+                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
+                Expression. Zone maps skip pages that cannot match.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
+                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
+                rows); pylance uses a vector index when there is one.
+            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
+            batch_size_bytes: Accepted; no effect.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect (results are always in fragment order).
+            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
+            with_row_id: Add the ``_rowid`` column.
+            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
+            use_stats: Accepted; no effect.
+            fast_search: Accepted; no effect.
+            full_text_query: Not supported (refused when given).
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            use_scalar_index: Accepted; no effect (lancelot uses no index).
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
+            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
+
+        Returns:
+            A ``pyarrow.Table`` of the projected schema.
+
+        Raises:
+            ValueError: As ``scanner``.
+
+        Examples:
+            >>> ds.to_table(columns=["id"], filter="id > 6 AND name LIKE 'n%'").to_pydict()
+            {'id': [7, 8, 9]}
+        """
         return self.scanner(
             columns,
             filter,
@@ -641,8 +901,47 @@ class LanceDataset:
         disable_scoring_autoprojection: bool | None = None,
         **kwargs: Any,
     ) -> Iterator[pa.RecordBatch]:
-        """The scan's result in batches (at most ``batch_size`` rows; a fragment's rows never share a
-        batch with another fragment's)."""
+        """The scan's result in record batches: ``scanner(...).to_batches()``.
+
+        A batch holds at most ``batch_size`` rows, and never rows of two fragments (as in pylance).
+
+        Args:
+            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
+                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
+            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
+                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
+                Expression. Zone maps skip pages that cannot match.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
+                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
+                rows); pylance uses a vector index when there is one.
+            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
+            batch_size_bytes: Accepted; no effect.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect (results are always in fragment order).
+            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
+            with_row_id: Add the ``_rowid`` column.
+            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
+            use_stats: Accepted; no effect.
+            full_text_query: Not supported (refused when given).
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            use_scalar_index: Accepted; no effect (lancelot uses no index).
+            strict_batch_size: Accepted; no effect.
+            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
+            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
+            **kwargs: Other ``scanner`` options.
+
+        Returns:
+            An iterator of ``pyarrow.RecordBatch``.
+
+        Examples:
+            >>> [b.num_rows for b in ds.to_batches(batch_size=4)]
+            [4, 4, 2]
+        """
         return self.scanner(
             columns,
             filter,
@@ -665,7 +964,24 @@ class LanceDataset:
     def take(
         self, indices: ArrayLike | pa.Array | pa.ChunkedArray, columns: Sequence[str] | dict[str, str] | None = None
     ) -> pa.Table:
-        """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
+        """Rows by position among the live rows of all fragments, in the order asked.
+
+        Only the pages holding the asked rows are read. Positions may repeat and come in any order.
+
+        Args:
+            indices: Row positions (0 to ``count_rows() - 1``): a list, numpy array or Arrow array.
+            columns: As in ``scanner`` (names, or a dict of SQL expressions); None for all.
+
+        Returns:
+            A ``pyarrow.Table`` with one row per index.
+
+        Raises:
+            IndexError: A position is out of range (an ``OutOfRangeError``).
+
+        Examples:
+            >>> ds.take([4, 0, 4], columns=["id"]).to_pydict()
+            {'id': [4, 0, 4]}
+        """
         from lancelot.dataset.take import take
 
         return take(self, indices, columns)
@@ -703,13 +1019,35 @@ class LanceDataset:
         randomize_order: bool = True,
         **kwargs: Any,
     ) -> pa.Table:
-        """``num_rows`` live rows drawn at random without replacement (ascending unless ``randomize_order``)."""
+        """Live rows drawn at random, without replacement.
+
+        Args:
+            num_rows: How many rows (at most ``count_rows()``).
+            columns: As in ``take``.
+            randomize_order: Return them shuffled (True) or in dataset order (False).
+            **kwargs: Accepted for pylance's scanner options; no effect.
+
+        Returns:
+            A ``pyarrow.Table`` of ``num_rows`` rows.
+        """
         from lancelot.dataset.take import sample
 
         return sample(self, num_rows, columns, randomize_order)
 
     def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
-        """The first ``num_rows`` rows of a scan (``kwargs``: the scanner's options)."""
+        """The first rows of a scan.
+
+        Args:
+            num_rows: How many rows.
+            **kwargs: Scanner options (``columns``, ``filter``...).
+
+        Returns:
+            A ``pyarrow.Table`` of at most ``num_rows`` rows.
+
+        Examples:
+            >>> ds.head(2, columns=["name"]).to_pydict()
+            {'name': ['n0', 'n1']}
+        """
         if not kwargs and not isinstance(num_rows, int | np.integer):  # the older (n, columns) call
             raise LanceValueError(f"dataset {self.uri!r}: head needs a number of rows, not {num_rows!r}")
         return self.scanner(**kwargs).head(int(num_rows))
@@ -718,16 +1056,43 @@ class LanceDataset:
     def delete(
         self, predicate: str | pc.Expression, *, conflict_retries: int = 10, retry_timeout: Any = None
     ) -> DeleteResult:
-        """Delete the rows matching ``predicate`` (SQL text or a pyarrow Expression) as one new
-        version, also when none match (as pylance); this object then shows the new version.
-        Returns pylance's ``{"num_deleted_rows": n}`` (lancelot/dataset/changes.py)."""
+        """Delete the rows matching ``predicate``, as one new version (also when none match, as pylance);
+        this object then shows the new version.
+
+        Deletions are recorded in deletion files; data files are rewritten only by ``compact_files``.
+
+        Args:
+            predicate: SQL text or a ``pyarrow.compute`` Expression.
+            conflict_retries: How often to retry on a concurrent commit that conflicts.
+            retry_timeout: Accepted for pylance's signature; retries are bounded by ``conflict_retries``.
+
+        Returns:
+            ``{"num_deleted_rows": n}``, as pylance.
+
+        Examples:
+            >>> ds.delete("id >= 8")
+            {'num_deleted_rows': 2}
+            >>> ds.count_rows(), ds.version
+            (8, 2)
+        """
         from lancelot.dataset.changes import delete
 
         return delete(self, predicate, conflict_retries, retry_timeout)
 
     # -- maintenance (compact.py, cleanup.py) ---------------------------------------------------
     def compact_files(self, **options: Any) -> CompactionMetrics:
-        """Merge small fragments and materialise deletions (pylance's ``optimize.compact_files``)."""
+        """Rewrite small fragments into larger ones and drop deleted rows, as one new version; this object
+        then shows it. pylance has this as ``ds.optimize.compact_files``, also here.
+
+        Args:
+            **options: pylance's ``CompactionOptions``: ``target_rows_per_fragment`` (default 1Mi),
+                ``max_rows_per_group``, ``materialize_deletions``, ``materialize_deletions_threshold``,
+                ``num_threads``... Datasets with indices are not compacted yet (refused).
+
+        Returns:
+            A ``CompactionMetrics`` (``fragments_removed``, ``fragments_added``, ``files_removed``,
+            ``files_added``), as pylance.
+        """
         from lancelot.dataset.compact import compact_files
 
         before = self.latest_version
@@ -747,7 +1112,19 @@ class LanceDataset:
     def cleanup_old_versions(
         self, older_than: _dt.timedelta | None = None, *, delete_unverified: bool = False, **options: Any
     ) -> CleanupStats:
-        """Remove versions older than ``older_than`` and the files only they use (pylance's name)."""
+        """Remove old versions' manifests and the data, deletion and index files only they use.
+
+        The latest version and tagged versions are kept.
+
+        Args:
+            older_than: Remove versions older than this (default: two weeks, as pylance).
+            delete_unverified: Also remove unreferenced files younger than seven days (which may belong
+                to a write still in progress).
+            **options: pylance's other options (``retain_versions``, ``error_if_tagged_old_versions``...).
+
+        Returns:
+            A ``CleanupStats`` (``bytes_removed``, ``old_versions``...), as pylance.
+        """
         from lancelot.dataset.cleanup import cleanup_old_versions
 
         return cleanup_old_versions(self, older_than, delete_unverified=delete_unverified, **options)
@@ -762,8 +1139,23 @@ class LanceDataset:
         *,
         buffer_size: int = 512 * 1024,
     ) -> list[BlobFile | None]:
-        """Lazy file-like ``BlobFile`` objects for the blobs of the selected rows (exactly one of
-        ``ids``, ``addresses``, ``indices``); None for a null blob."""
+        """Lazy file-like objects over the blobs of some rows of a blob column.
+
+        Give exactly one of ``ids``, ``addresses``, ``indices``. Nothing is read until a ``BlobFile`` is.
+
+        Args:
+            blob_column: A blob column (``lance-encoding:blob`` metadata, or blob v2 at 2.2).
+            ids: Row ids.
+            addresses: Row addresses.
+            indices: Row positions, as in ``take``.
+            buffer_size: Bytes read ahead by each ``BlobFile``.
+
+        Returns:
+            One [`BlobFile`][lancelot.dataset.blob_file.BlobFile] per row (None for a null blob).
+
+        Raises:
+            ValueError: Not exactly one selector, or the column is not a blob column.
+        """
         from lancelot.dataset import blob
 
         return blob.take_blobs(self, blob_column, ids, addresses, indices, buffer_size=buffer_size)
@@ -778,7 +1170,19 @@ class LanceDataset:
         io_buffer_size: int | None = None,
         preserve_order: bool | None = None,
     ) -> list[tuple[int, bytes | None]]:
-        """``(row address, bytes)`` of each selected row's blob (None for a null blob)."""
+        """The bytes of the blobs of some rows of a blob column, read eagerly.
+
+        Args:
+            blob_column: A blob column.
+            ids: Row ids (give exactly one of ``ids``, ``addresses``, ``indices``).
+            addresses: Row addresses.
+            indices: Row positions.
+            io_buffer_size: Accepted; no effect.
+            preserve_order: Accepted; results are always in the order asked.
+
+        Returns:
+            ``(row address, bytes or None)`` per row.
+        """
         from lancelot.dataset import blob
 
         return blob.read_blobs(
@@ -794,7 +1198,18 @@ class LanceDataset:
         io_buffer_size: int | None = None,
         preserve_order: bool | None = None,
     ) -> list[tuple[int, int, bytes | None]]:
-        """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
+        """Byte ranges of blobs: one read per ``(row, offset, length)`` request.
+
+        Args:
+            blob_column: A blob column.
+            requests: ``(row, offset, length)`` triples; ``row`` is what ``selector`` says.
+            selector: ``"ids"``, ``"addresses"`` or ``"indices"``.
+            io_buffer_size: Accepted; no effect.
+            preserve_order: Accepted; results are always in request order.
+
+        Returns:
+            ``(request index, row address, bytes or None)`` per request.
+        """
         from lancelot.dataset import blob
 
         return blob.read_blob_ranges(
@@ -809,20 +1224,64 @@ class LanceDataset:
         conflict_retries: int = 10,
         retry_timeout: Any = None,
     ) -> dict[str, int]:
-        """Set columns to SQL expressions over the row where ``where`` holds (pylance's ``update``);
-        returns ``{"num_rows_updated": n}``."""
+        """Set columns to SQL expressions on the rows where ``where`` holds, as one new version; this
+        object then shows it.
+
+        Updated rows are deleted from their fragments and rewritten into new ones (as pylance does).
+
+        Args:
+            updates: Column name to SQL expression over the row (``{"name": "upper(name)"}``).
+            where: SQL text or an Expression; None updates every row.
+            conflict_retries: How often to retry on a concurrent commit that conflicts.
+            retry_timeout: Accepted for pylance's signature.
+
+        Returns:
+            ``{"num_rows_updated": n}``, as pylance.
+
+        Examples:
+            >>> ds.update({"name": "upper(name)"}, where="id < 2")
+            {'num_rows_updated': 2}
+            >>> ds.to_table(columns=["name"], filter="id < 3").to_pydict()  # updated rows move to a new fragment
+            {'name': ['n2', 'N0', 'N1']}
+        """
         from lancelot.dataset.changes import update
 
         return update(self, updates, where, conflict_retries, retry_timeout)
 
     def merge_insert(self, on: str | Sequence[str]) -> MergeInsertBuilder:
-        """A builder for an upsert / insert-if-not-exists / replace-range (pylance's ``merge_insert``)."""
+        """Start a merge-insert (an upsert, an insert-if-not-exists, a replace of a range), as pylance's.
+
+        Args:
+            on: The key column(s) rows are matched on.
+
+        Returns:
+            A [`MergeInsertBuilder`][lancelot.dataset.merge_insert.MergeInsertBuilder]: say what to do
+            with matched and unmatched rows, then ``execute(data)``.
+
+        Examples:
+            >>> new = pa.table({"id": [8, 9, 10], "name": ["x8", "x9", "x10"]})
+            >>> r = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(new)
+            >>> r["num_updated_rows"], r["num_inserted_rows"], ds.count_rows()
+            (2, 1, 11)
+        """
         from lancelot.dataset.merge_insert import MergeInsertBuilder
 
         return MergeInsertBuilder(self, on)
 
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
-        """Write ``data`` into this dataset (``write_dataset`` with ``mode``); this object moves on."""
+        """Write ``data`` into this dataset (``write_dataset(data, self, mode=mode)``); this object then
+        shows the new version.
+
+        Args:
+            data: Anything ``write_dataset`` accepts.
+            mode: ``"append"`` (default), ``"overwrite"`` or ``"create"``.
+            **kwargs: Other ``write_dataset`` options.
+
+        Examples:
+            >>> ds.insert(pa.table({"id": [10], "name": ["n10"]}))
+            >>> ds.count_rows(), ds.version
+            (11, 2)
+        """
         from lancelot.dataset.changes import insert
 
         insert(self, data, mode=mode, **kwargs)
@@ -834,25 +1293,76 @@ class LanceDataset:
         reader_schema: pa.Schema | None = None,
         batch_size: int | None = None,
     ) -> None:
-        """New columns: SQL expressions, a function over batches, a reader, or all-null fields."""
+        """Add columns, as one new version; existing data files are not rewritten (new columns go to new
+        files of the same fragments, as pylance writes them).
+
+        Args:
+            transforms: One of: a dict of new column name to SQL expression over the row; a function
+                from a ``RecordBatch`` to a batch (or DataFrame) of the new columns; a
+                ``RecordBatchReader`` of the new columns, row-aligned with the dataset; or a
+                ``pyarrow.Field`` / list / schema of all-null columns.
+            read_columns: For a function: the columns it receives (default all).
+            reader_schema: For a function: the schema of what it returns (default: from its first result).
+            batch_size: For a function: rows per call.
+
+        Raises:
+            ValueError: A name already in the schema, or an expression that does not parse.
+
+        Examples:
+            >>> ds.add_columns({"even": "id % 2 = 0"})
+            >>> ds.head(3, columns=["even"]).to_pydict()
+            {'even': [True, False, True]}
+        """
         from lancelot.dataset.schema_evolution import add_columns
 
         add_columns(self, transforms, read_columns, reader_schema, batch_size)
 
     def alter_columns(self, *alterations: dict[str, Any]) -> None:
-        """Rename columns, make them nullable, or cast them (pylance's ``alter_columns``)."""
+        """Rename columns, change their nullability or cast them, as one new version.
+
+        Args:
+            *alterations: One dict per column: ``path`` (the column, ``"s.x"`` for a nested one) and any
+                of ``name`` (rename), ``nullable`` (True to allow nulls), ``data_type`` (a cast: the
+                column's files are rewritten).
+
+        Examples:
+            >>> ds.alter_columns({"path": "name", "name": "label"})
+            >>> ds.schema.names
+            ['id', 'label']
+        """
         from lancelot.dataset.schema_alter import alter_columns
 
         alter_columns(self, *alterations)
 
     def drop_columns(self, columns: list[str]) -> None:
-        """Remove columns from the schema (metadata only, as pylance's ``drop_columns``)."""
+        """Remove columns from the schema, as one new version (metadata only: the files keep the data until
+        ``compact_files`` rewrites them, as pylance).
+
+        Args:
+            columns: Column names (``"s.x"`` for a struct's child).
+
+        Raises:
+            ValueError: A column that is not in the schema, or dropping every column.
+        """
         from lancelot.dataset.schema_alter import drop_columns
 
         drop_columns(self, columns)
 
     def merge(self, data_obj: Any, left_on: str, right_on: str | None = None, schema: pa.Schema | None = None) -> None:
-        """Left-join ``data_obj``'s other columns onto the dataset as new columns (pylance's ``merge``)."""
+        """Add the other columns of ``data_obj`` to the dataset, joined on a key (a left join: rows without
+        a match get nulls), as one new version.
+
+        Args:
+            data_obj: A Table, RecordBatchReader or anything ``write_dataset`` accepts.
+            left_on: The key column in the dataset.
+            right_on: The key column in ``data_obj`` (default: ``left_on``).
+            schema: The schema of ``data_obj`` when it is an iterable of batches.
+
+        Examples:
+            >>> ds.merge(pa.table({"id": [0, 1], "score": [0.5, 0.7]}), "id")
+            >>> ds.head(3, columns=["score"]).to_pydict()
+            {'score': [0.5, 0.7, None]}
+        """
         from lancelot.dataset.schema_evolution import merge
 
         merge(self, data_obj, left_on, right_on, schema)
@@ -875,11 +1385,40 @@ def dataset(
     table_id: list[str] | None = None,
     base_store_params: dict[str, dict[str, str]] | None = None,
 ) -> LanceDataset:
-    """Open a Lance dataset (a local path or an fsspec URL) at its latest version, at ``version``
-    (a number or a tag), or as of a time (``asof``: the newest version committed before it).
+    """Open a Lance dataset at its latest version, at a given version, or as of a time.
 
-    pylance's cache and session arguments are accepted and have no effect; a namespace, a commit
-    lock or default scan options, which lancelot does not honour, are refused."""
+    pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour
+    (a namespace, a commit lock, default scan options) are refused.
+
+    Args:
+        uri: A local path or an fsspec URL (``s3://``, ``gs://``, ``az://``, ``memory://``...).
+        version: A version number or a tag name; None for the latest.
+        asof: The newest version committed at or before this time (a datetime or an ISO string).
+        block_size: Accepted; no effect.
+        commit_lock: Not supported (refused when given): commits are atomic through the object store.
+        index_cache_size: Accepted; no effect.
+        storage_options: Object store options (credentials, ``endpoint``, ``region``...).
+        default_scan_options: Not supported (refused when given): pass options to each scan.
+        metadata_cache_size_bytes: Accepted; no effect.
+        index_cache_size_bytes: Accepted; no effect.
+        read_params: Accepted; no effect.
+        session: Accepted; no effect.
+        namespace_client: Not supported (refused when given).
+        table_id: Not supported (refused when given).
+        base_store_params: Accepted; no effect.
+
+    Returns:
+        A [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
+
+    Raises:
+        DatasetNotFoundError: Nothing at ``uri`` is a dataset (a ``FileNotFoundError``).
+        ValueError: ``version`` names no version or tag; an unsupported argument.
+
+    Examples:
+        >>> ds = lancelot.dataset(uri)
+        >>> ds.version, ds.count_rows()
+        (1, 10)
+    """
     if namespace_client is not None or table_id is not None or commit_lock is not None:
         raise LanceValueError("lancelot.dataset: namespaces and custom commit locks are not supported")
     if default_scan_options:

@@ -45,41 +45,77 @@ _POS = "__lancelot_position"
 
 @dataclass(frozen=True)
 class FragmentMetadata:
-    """One fragment's metadata (a serialized DataFragment message): picklable, JSON-able."""
+    """One fragment's manifest entry (a serialized ``DataFragment`` message): what
+    ``write_fragments`` returns and ``commit`` takes. Picklable and JSON-able, so Spark tasks
+    or other processes can hand fragments to the one that commits (pylance's ``FragmentMetadata``).
+
+    Args:
+        message: The serialized ``DataFragment`` (``from_pb`` and ``from_json`` make one).
+    """
 
     message: bytes
 
     @classmethod
     def from_pb(cls, frag: table_pb2.DataFragment) -> FragmentMetadata:
+        """Wrap a ``DataFragment`` message.
+
+        Args:
+            frag: The message.
+
+        Returns:
+            Its ``FragmentMetadata``.
+        """
         return cls(frag.SerializeToString())
 
     def to_pb(self) -> table_pb2.DataFragment:
+        """The ``DataFragment`` message.
+
+        Returns:
+            A new message (changing it changes nothing here).
+        """
         f = table_pb2.DataFragment()
         f.ParseFromString(self.message)
         return f
 
     def to_json(self) -> str:
+        """The message as JSON (protobuf's JSON mapping).
+
+        Returns:
+            One line of JSON.
+        """
         text: str = json_format.MessageToJson(self.to_pb(), indent=None)
         return text
 
     @classmethod
     def from_json(cls, s: str) -> FragmentMetadata:
+        """Read what ``to_json`` wrote.
+
+        Args:
+            s: The JSON text.
+
+        Returns:
+            The ``FragmentMetadata``.
+        """
         return cls.from_pb(json_format.Parse(s, table_pb2.DataFragment()))
 
     @property
     def id(self) -> int:
+        """The fragment id (0 until ``commit`` assigns one to a new fragment)."""
         return int(self.to_pb().id)
 
     @property
     def physical_rows(self) -> int:
+        """Rows in the fragment's data files, deleted ones included."""
         return int(self.to_pb().physical_rows)
 
     @property
     def files(self) -> list[table_pb2.DataFile]:
+        """The data files: ``DataFile`` messages (path, field ids, column indices, file version)."""
         return list(self.to_pb().files)
 
     @property
     def deletion_file(self) -> table_pb2.DeletionFile | None:
+        """The ``DeletionFile`` message, or None without deletions."""
         f = self.to_pb()
         return f.deletion_file if f.HasField("deletion_file") else None
 
@@ -91,6 +127,7 @@ class FragmentMetadata:
 
     @property
     def num_deleted_rows(self) -> int:
+        """Deleted rows, as the deletion file's entry counts them (0 without deletions)."""
         f = self.to_pb()
         return int(f.deletion_file.num_deleted_rows) if f.HasField("deletion_file") else 0
 
@@ -152,9 +189,29 @@ def manifest_live_rows(m: table_pb2.Manifest) -> int | None:
 
 
 class Fragment:
-    """One fragment of a dataset version (``LanceDataset.get_fragments()``)."""
+    """One fragment of a dataset version: a set of rows stored as one or more data files (one per
+    group of columns) and an optional deletion file (pylance's ``LanceFragment``, also
+    ``lancelot.LanceFragment``), from ``LanceDataset.get_fragments()``.
+
+    A fragment pickles as (dataset, fragment id), so Spark or multiprocessing workers can each read
+    their own.
+
+    Examples:
+        >>> _ = lancelot.write_dataset(table, uri, mode="append")
+        >>> frags = lancelot.dataset(uri).get_fragments()
+        >>> [(f.fragment_id, f.count_rows()) for f in frags]
+        [(0, 10), (1, 10)]
+        >>> frags[1].to_table(columns=["id"], filter="id < 2").to_pydict()
+        {'id': [0, 1]}
+    """
 
     def __init__(self, ds: LanceDataset, frag: table_pb2.DataFragment) -> None:
+        """Wrap one fragment of a manifest (use ``LanceDataset.get_fragments``).
+
+        Args:
+            ds: The dataset version it belongs to.
+            frag: Its ``DataFragment`` message from the manifest.
+        """
         self._ds = ds
         self._pb = frag
         self.fragment_id: int = int(frag.id)
@@ -193,10 +250,14 @@ class Fragment:
 
     @property
     def metadata(self) -> FragmentMetadata:
+        """The fragment's manifest entry (id, data files, deletion file, row counts), as pylance's
+        ``LanceFragment.metadata``.
+        """
         return FragmentMetadata.from_pb(self._pb)
 
     @property
     def where(self) -> str:
+        """Dataset, version and fragment id, as error messages name them."""
         return f"dataset {self._ds.uri!r} version {self._ds.version} fragment {self.fragment_id}"
 
     def __repr__(self) -> str:
@@ -204,6 +265,14 @@ class Fragment:
 
     # -- deletions ---------------------------------------------------------------------------
     def deleted_positions(self) -> np.ndarray:
+        """The deleted rows of the fragment, from its deletion file (read once per fragment object).
+
+        Returns:
+            Their physical positions, ascending (a uint32 numpy array; empty without deletions).
+
+        Raises:
+            FileNotFoundError: The manifest names a deletion file that is missing.
+        """
         if self._deleted is None:
             if not self._pb.HasField("deletion_file"):
                 self._deleted = np.empty(0, np.uint32)
@@ -223,8 +292,12 @@ class Fragment:
         return self._deleted
 
     def row_ids(self) -> np.ndarray:
-        """The stable row id of every physical row (uint64), decoded once per fragment object; the
-        row addresses where the dataset has no stable row ids."""
+        """The row id of every physical row, decoded once per fragment object.
+
+        Returns:
+            A uint64 numpy array: the stable row ids where the dataset has them, else the row
+            addresses (fragment id << 32 | position).
+        """
         if self._row_ids is None:
             if self._pb.WhichOneof("row_id_sequence") is None:
                 pos = np.arange(self.physical_rows, dtype=np.uint64)
@@ -236,7 +309,12 @@ class Fragment:
         return self._row_ids
 
     def filter_cost(self) -> int:
-        """Rows a full read must filter for deletions (those outside long clean runs; 0: none)."""
+        """How much work deletions add to a full read of the fragment.
+
+        Returns:
+            Rows a full read must filter for deletions (those outside long runs without deletions);
+            0 when it has none.
+        """
         if not self._pb.HasField("deletion_file"):
             return 0
         if self._physical is not None and self._physical < CLEAN_RUN_ROWS:
@@ -246,7 +324,14 @@ class Fragment:
         return sum(b - a for a, b, dirty in _segments(self.deleted_positions(), self.physical_rows) if dirty)
 
     def count_rows(self, filter: str | pc.Expression | None = None) -> int:
-        """Live rows (matching ``filter``: SQL text or a pyarrow.compute Expression)."""
+        """The fragment's live rows, or those matching ``filter``.
+
+        Args:
+            filter: SQL text or a ``pyarrow.compute`` Expression; None counts from the manifest.
+
+        Returns:
+            The row count.
+        """
         if isinstance(filter, str):
             from lancelot.dataset.scanner import as_filter
 
@@ -258,8 +343,15 @@ class Fragment:
         return self._live
 
     def physical_of_live(self, live: np.ndarray) -> np.ndarray:
-        """Physical positions of live-row indices (int64), without materialising all live rows:
-        the k-th live row sits at k + (number of deleted rows at or before it)."""
+        """Physical positions of live-row indices, without materialising all live rows (the k-th live row
+        sits at k plus the number of deleted rows at or before it).
+
+        Args:
+            live: Indices among the fragment's live rows.
+
+        Returns:
+            Their physical positions (int64).
+        """
         live = np.asarray(live, dtype=np.int64)
         deleted = self.deleted_positions()
         if not len(deleted):
@@ -268,7 +360,11 @@ class Fragment:
         return live + np.searchsorted(before, live, side="right")
 
     def live_positions(self) -> np.ndarray:
-        """Physical positions of the live rows, ascending (int64)."""
+        """The physical positions of the live rows.
+
+        Returns:
+            An ascending int64 numpy array.
+        """
         return self.physical_of_live(np.arange(self.count_rows(), dtype=np.int64))
 
     # -- column mapping ------------------------------------------------------------------------
@@ -391,13 +487,18 @@ class Fragment:
         return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
 
     def zone_ranges(self, filters: list[Filter]) -> list[tuple[int, int]]:
-        """Physical row ranges ``[start, stop)`` that may hold rows matching every filter, ascending.
+        """Physical row ranges that may hold rows matching every filter, from the data files' zone maps.
 
-        ``filters`` are zone-map filters, ``(column, op, value)`` tuples (lancelot/zonemaps.py;
-        ``lancelot.dataset.scan.zone_filters`` turns a pyarrow Expression into them).  Ranges come
-        from the zone maps of the data files that hold each filter's column (files without zone
-        maps prune nothing); deleted rows are not removed (``deleted_positions`` gives them), and
-        the filter must still be applied to the rows read."""
+        Files without zone maps prune nothing; deleted rows are not removed (``deleted_positions``
+        gives them), and the filter must still be applied to the rows read.
+
+        Args:
+            filters: Zone-map filters, ``(column, op, value)`` tuples (``lancelot.zonemaps``;
+                ``lancelot.dataset.scan.zone_filters`` makes them from a pyarrow Expression).
+
+        Returns:
+            ``[start, stop)`` ranges, ascending.
+        """
         ranges = [(0, self.physical_rows)]
         if not filters:
             return ranges
@@ -416,8 +517,16 @@ class Fragment:
     def read(
         self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None, *, positions: bool = False
     ) -> pa.Table:
-        """The fragment's live rows (``filter``: a pyarrow.compute.Expression); ``positions``: with a last
-        int64 column of each row's physical position (for ``_rowaddr`` / ``_rowid``)."""
+        """The fragment's live rows (the engine under scans; users call ``to_table``).
+
+        Args:
+            columns: Names; None for all.
+            filter: A ``pyarrow.compute`` Expression.
+            positions: Add a last int64 column of each row's physical position.
+
+        Returns:
+            A ``pyarrow.Table``.
+        """
         if isinstance(filter, str):  # a SQL filter (lancelot.sql)
             from lancelot.dataset.scan import check_filter
 
@@ -478,7 +587,16 @@ class Fragment:
         return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
 
     def read_range(self, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
-        """``length`` live rows from live row ``offset`` on (deleted rows are skipped)."""
+        """Consecutive live rows (deleted rows are skipped).
+
+        Args:
+            offset: The first live row.
+            length: How many rows.
+            columns: Names; None for all.
+
+        Returns:
+            A ``pyarrow.Table`` of at most ``length`` rows.
+        """
         cols = self._columns(columns)
         if not len(self.deleted_positions()):
             a = min(max(0, int(offset)), self.physical_rows)
@@ -496,7 +614,18 @@ class Fragment:
         return t.take(pa.array(live - a))
 
     def take(self, indices: ArrayLike, columns: Sequence[str] | dict[str, str] | None = None) -> pa.Table:
-        """Live rows by their index among the fragment's live rows (any order, duplicates)."""
+        """Live rows by their index among the fragment's live rows, in the order asked (duplicates allowed).
+
+        Args:
+            indices: Indices among the live rows.
+            columns: Names or a dict of SQL expressions; None for all.
+
+        Returns:
+            A ``pyarrow.Table`` with one row per index.
+
+        Raises:
+            IndexError: An index out of range.
+        """
         from lancelot.errors import DatasetIndexError
 
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
@@ -513,6 +642,7 @@ class Fragment:
     # -- pylance's fragment API ------------------------------------------------------------------
     @property
     def schema(self) -> pa.Schema:
+        """The dataset's schema (every fragment of a version has all its columns)."""
         return self._ds.schema
 
     @property
@@ -521,11 +651,19 @@ class Fragment:
         return self.physical_rows - self.count_rows()
 
     def data_files(self) -> list[table_pb2.DataFile]:
-        """The fragment's data files (``path``, ``fields``, ``column_indices``, file versions, size)."""
+        """The fragment's data files.
+
+        Returns:
+            Their ``DataFile`` messages (``path``, ``fields``, ``column_indices``, file version, size).
+        """
         return list(self._pb.files)
 
     def deletion_file(self) -> str | None:
-        """The path of the deletion file, relative to the dataset root (None without deletions)."""
+        """The fragment's deletion file.
+
+        Returns:
+            Its path relative to the dataset root, or None without deletions.
+        """
         if not self._pb.HasField("deletion_file"):
             return None
         return deletion_path(self.fragment_id, self._pb.deletion_file)
@@ -550,7 +688,29 @@ class Fragment:
         batch_size_bytes: int | None = None,
         strict_batch_size: bool | None = None,
     ) -> LanceScanner:
-        """A scan of this fragment alone (options as ``LanceDataset.scanner``)."""
+        """A scan of this fragment alone, as ``LanceDataset.scanner(fragments=[self])``.
+
+        Args:
+            columns: Names or a dict of SQL expressions, as in ``LanceDataset.scanner``; None for all.
+            filter: SQL text or a ``pyarrow.compute`` Expression.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            with_row_id: Add ``_rowid``.
+            with_row_address: Add ``_rowaddr``.
+            batch_size: Rows per batch of ``to_batches``.
+            batch_readahead: Accepted; no effect.
+            blob_handling: Accepted; no effect.
+            order_by: Sort keys, as in ``LanceDataset.scanner``.
+            use_scalar_index: Accepted; no effect.
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            batch_size_bytes: Accepted; no effect.
+            strict_batch_size: Accepted; no effect.
+
+        Returns:
+            A ``LanceScanner``.
+        """
         return self._ds.scanner(
             columns,
             filter,
@@ -581,6 +741,27 @@ class Fragment:
         batch_size_bytes: int | None = None,
         strict_batch_size: bool | None = None,
     ) -> pa.Table:
+        """The fragment's live rows (matching ``filter``) as one table.
+
+        Args:
+            columns: Names or a dict of SQL expressions, as in ``LanceDataset.scanner``; None for all.
+            filter: SQL text or a ``pyarrow.compute`` Expression.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            with_row_id: Add ``_rowid``.
+            with_row_address: Add ``_rowaddr``.
+            blob_handling: Accepted; no effect.
+            order_by: Sort keys, as in ``LanceDataset.scanner``.
+            use_scalar_index: Accepted; no effect.
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            batch_size_bytes: Accepted; no effect.
+            strict_batch_size: Accepted; no effect.
+
+        Returns:
+            A ``pyarrow.Table``.
+        """
         return self.scanner(
             columns=columns,
             filter=filter,
@@ -612,6 +793,29 @@ class Fragment:
         batch_size_bytes: int | None = None,
         strict_batch_size: bool | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        """The fragment's live rows (matching ``filter``) in record batches.
+
+        Args:
+            columns: Names or a dict of SQL expressions, as in ``LanceDataset.scanner``; None for all.
+            filter: SQL text or a ``pyarrow.compute`` Expression.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            with_row_id: Add ``_rowid``.
+            with_row_address: Add ``_rowaddr``.
+            batch_size: At most this many rows per batch.
+            batch_readahead: Accepted; no effect.
+            blob_handling: Accepted; no effect.
+            order_by: Sort keys, as in ``LanceDataset.scanner``.
+            use_scalar_index: Accepted; no effect.
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            batch_size_bytes: Accepted; no effect.
+            strict_batch_size: Accepted; no effect.
+
+        Returns:
+            An iterator of ``pyarrow.RecordBatch``.
+        """
         return self.scanner(
             columns=columns,
             batch_size=batch_size,
@@ -625,6 +829,14 @@ class Fragment:
         ).to_batches()
 
     def head(self, num_rows: int) -> pa.Table:
+        """The fragment's first rows.
+
+        Args:
+            num_rows: How many rows.
+
+        Returns:
+            A ``pyarrow.Table`` of at most ``num_rows`` rows.
+        """
         return self.scanner(limit=num_rows).to_table()
 
     def to_pandas(

@@ -52,9 +52,32 @@ class MergeInsertError(LanceError, OSError):
 
 
 class MergeInsertBuilder:
-    """Configure with ``when_*`` (each returns the builder), then ``execute(data)``."""
+    """A merge-insert being configured (pylance's ``MergeInsertBuilder``), from
+    [`LanceDataset.merge_insert`][lancelot.dataset.dataset.LanceDataset.merge_insert].
+
+    Each ``when_*`` method returns the builder; ``execute(data)`` runs the merge as one new version.
+    Source rows are matched to the dataset's rows on the key columns; a key that matches several
+    source rows is an error, as in pylance.
+
+    Examples:
+        Insert-if-not-exists:
+
+        >>> new = pa.table({"id": [9, 10], "name": ["x9", "n10"]})
+        >>> r = ds.merge_insert("id").when_not_matched_insert_all().execute(new)
+        >>> r["num_inserted_rows"], r["num_updated_rows"], ds.count_rows()
+        (1, 0, 11)
+    """
 
     def __init__(self, ds: LanceDataset, on: str | Iterable[str]) -> None:
+        """Start a merge-insert (use ``LanceDataset.merge_insert``).
+
+        Args:
+            ds: The dataset to change.
+            on: The key column(s).
+
+        Raises:
+            ValueError: No key, or a key that is not a column of the dataset.
+        """
         self._ds = ds
         self._on = [on] if isinstance(on, str) else list(on)
         if not self._on:
@@ -74,43 +97,108 @@ class MergeInsertBuilder:
         self._timeout: Any = None
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
-        """Matched rows take the source's values (only where ``condition`` holds: SQL over
-        ``source.col`` and ``target.col``)."""
+        """Matched rows take the source's values.
+
+        Args:
+            condition: Only where this SQL holds, over ``source.col`` and ``target.col``
+                (``"source.ts > target.ts"``); None for every matched row.
+
+        Returns:
+            The builder.
+        """
         self._matched, self._condition = "update", condition
         return self
 
     def when_matched_delete(self) -> MergeInsertBuilder:
+        """Matched rows are deleted.
+
+        Returns:
+            The builder.
+        """
         self._matched, self._condition = "delete", None
         return self
 
     def when_matched_fail(self) -> MergeInsertBuilder:
+        """A match fails the whole merge (nothing is committed): an insert that must not overwrite.
+
+        Returns:
+            The builder.
+        """
         self._matched, self._condition = "fail", None
         return self
 
     def when_not_matched_insert_all(self) -> MergeInsertBuilder:
+        """Source rows that match no dataset row are inserted.
+
+        Returns:
+            The builder.
+        """
         self._insert = True
         return self
 
     def when_not_matched_by_source_delete(self, expr: str | pc.Expression | None = None) -> MergeInsertBuilder:
-        """Delete target rows no source row matches (only those matching ``expr``, if given)."""
+        """Dataset rows that no source row matches are deleted (replacing a range: pass ``expr``).
+
+        Args:
+            expr: Only the unmatched rows matching this (SQL text or an Expression); None for all.
+
+        Returns:
+            The builder.
+        """
         self._by_source, self._by_source_expr = True, expr
         return self
 
     def conflict_retries(self, max_retries: int) -> MergeInsertBuilder:
+        """How often to retry when a concurrent commit conflicts.
+
+        Args:
+            max_retries: Retries after the first try (default 10, as pylance).
+
+        Returns:
+            The builder.
+        """
         self._retries = int(max_retries)
         return self
 
     def retry_timeout(self, timeout: Any) -> MergeInsertBuilder:
-        """No retry starts once ``timeout`` (a timedelta) has passed (the first try always runs)."""
+        """Stop retrying once this much time has passed (the first try always runs).
+
+        Args:
+            timeout: A ``datetime.timedelta``.
+
+        Returns:
+            The builder.
+        """
         self._timeout = timeout
         return self
 
     def use_index(self, use_index: bool) -> MergeInsertBuilder:
+        """Accepted for pylance's API; no effect (lancelot uses no index: the join reads the key columns).
+
+        Args:
+            use_index: Ignored.
+
+        Returns:
+            The builder.
+        """
         return self  # lancelot builds no indices: the join always scans the keys
 
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
-        """Run the merge as one new version; returns pylance's counts of inserted, updated and
-        deleted rows."""
+        """Run the merge as one new version; the dataset object then shows it.
+
+        Args:
+            data_obj: The source rows: anything ``write_dataset`` accepts; its columns are the key
+                columns and a subset of the dataset's.
+            schema: The source's schema, when ``data_obj`` is an iterable of batches.
+
+        Returns:
+            pylance's counts: ``num_inserted_rows``, ``num_updated_rows``, ``num_deleted_rows``.
+
+        Raises:
+            ValueError: No ``when_*`` was called, or the source has columns the dataset has not.
+            OSError: ``when_matched_fail`` and a row matched, or a key matched several source rows
+                (a ``MergeInsertError``).
+        """
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:

@@ -61,9 +61,27 @@ def _parse_time(text: object) -> _dt.datetime | None:
 
 
 class Tags:
-    """``LanceDataset.tags``: create, update, delete and list the dataset's tags."""
+    """The dataset's tags, ``LanceDataset.tags`` (pylance's ``Tags``): names for versions, stored as
+    ``_refs/tags/<name>.json`` in the layout pylance writes, so each library reads the other's.
+    Tagged versions are kept by ``cleanup_old_versions``.
+
+    Examples:
+        >>> _ = ds.delete("id = 0")
+        >>> ds.tags.create("before-delete", 1)
+        >>> ds.tags.list()["before-delete"]["version"]
+        1
+        >>> ds.tags.update("before-delete", 2)
+        >>> [name for name, _ in ds.tags.list_ordered()]
+        ['before-delete']
+        >>> ds.tags.delete("before-delete")
+    """
 
     def __init__(self, ds: LanceDataset) -> None:
+        """The tags of ``ds`` (use ``LanceDataset.tags``).
+
+        Args:
+            ds: The dataset.
+        """
         self._ds = ds
 
     @property
@@ -117,7 +135,17 @@ class Tags:
         self._ds._store.put(self._path(tag), json.dumps(doc, indent=2).encode())
 
     def create(self, tag: str, reference: int | str | tuple[str | None, int | None] | None = None) -> None:
-        """Name a version (``reference``: a version, a tag, or None for the latest)."""
+        """Name a version.
+
+        Args:
+            tag: The name: letters, digits, ``.``, ``-``, ``_`` (no leading or trailing dot, no ``..``,
+                not ending in ``.lock``), as pylance requires.
+            reference: A version number, another tag, pylance's ``(branch, version)`` pair (main only),
+                or None for the latest version.
+
+        Raises:
+            ValueError: An invalid name, a tag that exists, or a version that does not.
+        """
         path = self._path(tag)
         version = self._resolve(reference)
         if self._ds._store.exists(path):
@@ -137,26 +165,62 @@ class Tags:
             raise RefConflictError(f"{self._where}: tag {tag} already exists") from None
 
     def update(self, tag: str, reference: int | str | tuple[str | None, int | None] | None = None) -> None:
-        """Point an existing tag at another version."""
+        """Point an existing tag at another version.
+
+        Args:
+            tag: The tag's name.
+            reference: As in ``create``.
+
+        Raises:
+            ValueError: No such tag, or no such version.
+        """
         old = self._read(tag)
         self._write(tag, self._resolve(reference), old.get("createdAt"), dict(old.get("metadata") or {}))
 
     def replace_metadata(self, tag: str, metadata: dict[str, str]) -> None:
+        """Replace a tag's metadata (a string map stored in its file).
+
+        Args:
+            tag: The tag's name.
+            metadata: The new metadata.
+        """
         old = self._read(tag)
         self._write(tag, int(old["version"]), old.get("createdAt"), dict(metadata))
 
     def delete(self, tag: str) -> None:
+        """Remove a tag (the version stays).
+
+        Args:
+            tag: The tag's name.
+
+        Raises:
+            ValueError: No such tag (a ``RefNotFoundError``).
+        """
         path = self._path(tag)
         if not self._ds._store.exists(path):
             raise RefNotFoundError(f"{self._where}: tag {tag} does not exist")
         self._ds._store.delete(path)
 
     def get_version(self, tag: str) -> int:
-        """The version a tag names (RefNotFoundError, a ValueError, when there is no such tag)."""
+        """The version a tag names.
+
+        Args:
+            tag: The tag's name.
+
+        Returns:
+            The version number.
+
+        Raises:
+            ValueError: No such tag (a ``RefNotFoundError``).
+        """
         return int(self._read(tag)["version"])
 
     def list(self) -> dict[str, dict[str, Any]]:
-        """{tag: {branch, version, created_at, updated_at, manifest_size, metadata}} as pylance lists them."""
+        """Every tag, as pylance lists them.
+
+        Returns:
+            ``{tag: {"branch", "version", "created_at", "updated_at", "manifest_size", "metadata"}}``.
+        """
         out = {}
         for name in self._ds._store.list(TAGS_DIR):
             if not name.endswith(".json"):
@@ -177,7 +241,14 @@ class Tags:
         return out
 
     def list_ordered(self, order: str | None = None) -> builtins.list[tuple[str, dict[str, Any]]]:
-        """Tags by version, newest first (``order="asc"``: oldest first), then by name."""
+        """Every tag, ordered by version, newest first, then by name.
+
+        Args:
+            order: ``"asc"`` for oldest first; None or ``"desc"`` for newest first.
+
+        Returns:
+            ``(tag, contents)`` pairs, the contents as in ``list``.
+        """
         if order not in (None, "asc", "desc"):
             raise LanceValueError(f"order must be 'asc' or 'desc', not {order!r}")
         items = sorted(self.list().items(), key=lambda kv: kv[0])

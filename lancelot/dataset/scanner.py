@@ -216,8 +216,20 @@ class ColumnOrdering:
 
 
 class LanceScanner:
-    """A planned scan (pylance's ``LanceScanner``): ``to_table``, ``to_batches``, ``to_reader``,
-    ``count_rows``, ``head``, ``projected_schema``, ``explain_plan``."""
+    """A planned scan of one dataset version (pylance's ``LanceScanner``), made by
+    [`LanceDataset.scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
+
+    Nothing is read until ``to_table``, ``to_batches``, ``to_reader``, ``count_rows`` or ``head``
+    runs; each run reads anew. Filters are applied per page: zone maps (min/max per page of rows)
+    skip pages that cannot match, and only the pages the filter keeps are read for the other columns.
+
+    Examples:
+        >>> s = ds.scanner(columns=["id"], filter="id % 3 = 0")
+        >>> s.count_rows(), s.to_table().to_pydict()
+        (4, {'id': [0, 3, 6, 9]})
+        >>> s.projected_schema.names
+        ['id']
+    """
 
     def __init__(
         self,
@@ -237,6 +249,28 @@ class LanceScanner:
         disable_scoring_autoprojection: bool | None = None,
         order_by: list[Any] | None = None,
     ) -> None:
+        """Plan a scan (use [`LanceDataset.scanner`][lancelot.dataset.dataset.LanceDataset.scanner]).
+
+        Args:
+            ds: The dataset version to scan.
+            columns: Names (``"s.x"``, ``_rowid``, ``_rowaddr``, ``_rowoffset``) or a dict of output
+                name to SQL expression; None for all.
+            filter: SQL text or a ``pyarrow.compute`` Expression.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search (exact, brute force), as in ``LanceDataset.scanner``.
+            batch_size: Rows per batch of ``to_batches``.
+            fragments: Only these fragments (objects or ids), in this order.
+            prefilter: With ``nearest``: filter before the search.
+            with_row_id: Add ``_rowid``.
+            with_row_address: Add ``_rowaddr``.
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            disable_scoring_autoprojection: With ``nearest``: no ``_distance`` column.
+            order_by: Sort keys (names or ``ColumnOrdering``).
+
+        Raises:
+            ValueError: An unknown column, a bad filter, a negative limit or offset.
+        """
         self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
         self._where = where
@@ -443,8 +477,12 @@ class LanceScanner:
         return self._ds.schema
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """The result in batches of at most ``batch_size`` rows (a fragment's rows never share a batch
-        with another's, as in pylance)."""
+        """The result in record batches of at most ``batch_size`` rows; a batch never holds rows of two
+        fragments (as in pylance).
+
+        Returns:
+            An iterator of ``pyarrow.RecordBatch`` (fragments are read as the iterator advances).
+        """
         if self.nearest is not None or self.order_by:
             yield from self.to_table().to_batches(max_chunksize=self.batch_size)
             return
@@ -456,7 +494,11 @@ class LanceScanner:
             yield from out.to_batches(max_chunksize=self.batch_size)
 
     def to_reader(self) -> pa.RecordBatchReader:
-        """The scan's batches as a ``pyarrow.RecordBatchReader`` of ``projected_schema``."""
+        """The result as a stream.
+
+        Returns:
+            A ``pyarrow.RecordBatchReader`` of ``projected_schema``.
+        """
         return pa.RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -488,7 +530,12 @@ class LanceScanner:
         return out if self.limit is None else out.slice(0, self.limit)
 
     def to_table(self) -> pa.Table:
-        """The whole scan as one table (rows in fragment order; nearest-neighbour results when ``nearest`` is set)."""
+        """The whole result as one table, rows in fragment order (sorted by ``order_by``, or nearest first
+        with ``nearest``).
+
+        Returns:
+            A ``pyarrow.Table`` of ``projected_schema``.
+        """
         if self.nearest is not None:
             return self._nearest_table()
         if self.order_by:
@@ -540,7 +587,14 @@ class LanceScanner:
         return [one(f) for f in frags]
 
     def count_rows(self) -> int:
-        """Rows the scan returns (pylance refuses a limit or offset here)."""
+        """The number of rows the scan returns, reading only what the filter needs.
+
+        Returns:
+            The row count.
+
+        Raises:
+            ValueError: The scan has a limit or an offset (pylance refuses them here too).
+        """
         if self.limit is not None or self.offset:
             raise LanceValueError(f"{self._where}: count_rows cannot use a limit or offset (apply them to the result)")
         if self.nearest is not None:
@@ -552,7 +606,14 @@ class LanceScanner:
         return sum(f.count_rows(self.filter) for f in self._frags)
 
     def head(self, num_rows: int) -> pa.Table:
-        """The first ``num_rows`` rows of the scan."""
+        """The first rows of the scan (the scan's own limit still applies).
+
+        Args:
+            num_rows: How many rows.
+
+        Returns:
+            A ``pyarrow.Table`` of at most ``num_rows`` rows.
+        """
         if num_rows < 0:
             raise LanceValueError(f"{self._where}: head needs a non-negative number of rows, not {num_rows}")
         limit = num_rows if self.limit is None else min(num_rows, self.limit)
@@ -567,7 +628,16 @@ class LanceScanner:
         return new
 
     def explain_plan(self, verbose: bool = False) -> str:
-        """A text description of the scan: what is read, filtered, limited, projected."""
+        """A text description of the scan: projection, limit, sort, filter, and what is read.
+
+        Its text differs from pylance's (which prints DataFusion's physical plan).
+
+        Args:
+            verbose: Also list the filters zone maps can answer.
+
+        Returns:
+            The plan, one step per line.
+        """
         p = self._proj
         lines = [f"Projection: {p.names}"]
         if self.nearest is not None:
@@ -597,7 +667,15 @@ class LanceScanner:
         return "\n".join(lines) + "\n"
 
     def analyze_plan(self, count_rows: bool = False) -> str:
-        """The plan as ``explain_plan(verbose=True)`` gives it (lancelot runs no separate analysis)."""
+        """The plan as ``explain_plan(verbose=True)`` gives it: lancelot runs no separate analysis (pylance
+        runs the scan and reports its metrics).
+
+        Args:
+            count_rows: Accepted for pylance's signature; no effect.
+
+        Returns:
+            The plan, one step per line.
+        """
         return self.explain_plan(verbose=True)
 
 

@@ -40,9 +40,27 @@ class LanceStats:
     """Statistics of one dataset version."""
 
     def __init__(self, ds: LanceDataset) -> None:
+        """The statistics of ``ds`` (use ``LanceDataset.stats``).
+
+        Args:
+            ds: The dataset version.
+        """
         self._ds = ds
 
     def dataset_stats(self, max_rows_per_group: int = 1024) -> DatasetStats:
+        """Fragment-level statistics of the version, as pylance's ``stats.dataset_stats()``.
+
+        Args:
+            max_rows_per_group: A fragment with fewer rows counts as a small file.
+
+        Returns:
+            ``{"num_deleted_rows", "num_fragments", "num_small_files"}``.
+
+        Examples:
+            >>> _ = ds.delete("id < 3")
+            >>> ds.stats.dataset_stats()
+            {'num_deleted_rows': 3, 'num_fragments': 1, 'num_small_files': 1}
+        """
         frags = self._ds.get_fragments()
         return {
             "num_deleted_rows": sum(f.physical_rows - f.count_rows() for f in frags),
@@ -51,6 +69,12 @@ class LanceStats:
         }
 
     def data_stats(self) -> DataStatistics:
+        """Per-field storage, as pylance's ``stats.data_stats()``: the bytes of every page of each field's
+        columns, in every data file of the version.
+
+        Returns:
+            A ``DataStatistics``: one ``FieldStatistics(id, bytes_on_disk)`` per field, in schema order.
+        """
         ds = self._ds
         ids = [int(f.id) for f in ds.manifest.fields]
         sizes = dict.fromkeys(ids, 0)

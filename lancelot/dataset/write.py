@@ -247,12 +247,32 @@ def write_fragments(
     _store: ObjectStore | None = None,
     _base: ManifestFile | None | EllipsisType = ...,
 ) -> list[FragmentMetadata]:
-    """Write data files under ``uri/data/`` and return their fragments (ids unassigned).
+    """Write data files under ``uri/data/`` without committing them: the first half of a two-step
+    write (what each Spark task does); ``commit`` makes them one version.
 
-    Nothing becomes visible until ``commit``.  Field ids are the dataset's when ``uri``
-    holds a dataset with the same schema, else fresh; the file version defaults to the
-    dataset's (2.2 for a new dataset).  ``profile`` and ``max_page_bytes`` go to every file's
-    LanceWriter.
+    Field ids are the dataset's when ``uri`` holds one with the same schema, else fresh; nothing
+    is visible to readers until ``commit``. pylance's counterpart is
+    ``LanceFragment.create`` / ``lance.fragment.write_fragments`` plus ``LanceDataset.commit``.
+
+    Args:
+        data: Anything ``write_dataset`` accepts.
+        uri: The dataset's location (it need not exist yet).
+        schema: The schema of ``data`` (required for an empty iterable).
+        data_storage_version: The file version (default: the dataset's, 2.2 for a new one).
+        max_rows_per_file: The most rows a data file holds.
+        storage_options: Object store options.
+        profile: ``"fast"``, ``"balanced"`` (default) or ``"compact"``.
+        max_page_bytes: The largest page per column, in bytes.
+
+    Returns:
+        One [`FragmentMetadata`][lancelot.dataset.fragment.FragmentMetadata] per file written, ids
+        not yet assigned (``commit`` numbers them).
+
+    Examples:
+        >>> from lancelot.dataset import commit, write_fragments
+        >>> frags = write_fragments(table, "two-step.lance")
+        >>> commit("two-step.lance", "create", fragments=frags, schema=table.schema).count_rows()
+        10
     """
     if max_rows_per_file <= 0:
         raise ValueError("max_rows_per_file must be positive")
@@ -339,9 +359,25 @@ def commit(
     data_storage_version: str | None = None,
     enable_stable_row_ids: bool = False,
 ) -> LanceDataset:
-    """Commit fragments written by ``write_fragments`` as one new version; returns the dataset.
+    """Commit fragments written by ``write_fragments`` as one new version (atomically: a conflicting
+    concurrent commit is retried on top, or refused).
 
-    ``operation``: "create" (fails if the dataset exists), "append" or "overwrite".
+    Args:
+        uri: The dataset's location.
+        operation: ``"create"`` (fails if a dataset exists), ``"append"`` or ``"overwrite"``.
+        fragments: The fragments, as ``write_fragments`` returned them (from any number of writers).
+        schema: The data's schema (required to create or overwrite; checked on append).
+        read_version: The version the writers planned against (default: the latest at commit).
+        storage_options: Object store options.
+        data_storage_version: The file version the fragments were written at.
+        enable_stable_row_ids: Give rows stable row ids (create only).
+
+    Returns:
+        The new version, as a ``LanceDataset``.
+
+    Raises:
+        DatasetExistsError: ``"create"`` where a dataset exists.
+        LanceError: ``"append"`` where none exists, or no schema to create with.
     """
     from lancelot.dataset.dataset import LanceDataset
 
@@ -425,12 +461,46 @@ def write_dataset(
     profile: str | None = None,
     max_page_bytes: int | None = None,
 ) -> LanceDataset:
-    """Write a Table, RecordBatch, RecordBatchReader or iterable of batches as a dataset version.
+    """Write data as a new dataset, or as a new version of one (pylance's ``lance.write_dataset``).
 
-    ``mode``: "create" (error if the dataset exists), "append" (schema must match; files keep
-    the dataset's data storage version unless asked otherwise) or "overwrite" (a new version
-    with only the new data; older versions stay readable).  ``profile`` ("fast", "balanced" (default),
-    "compact") and ``max_page_bytes`` are the data files' writer settings (``lancelot.write_table``).
+    The rows go into new fragments of at most ``max_rows_per_file`` rows; the version is committed
+    atomically (put-if-not-exists of its manifest), so concurrent writers, lancelot or pylance,
+    retry on top of each other. Everything after ``uri`` is keyword-only here, where pylance also
+    takes ``schema`` and ``mode`` by position.
+
+    Args:
+        data: A Table, RecordBatch, RecordBatchReader, an iterable of batches (its schema: the
+            first batch's, or ``schema``), a pandas DataFrame, a ``LanceDataset``, or any object
+            with ``__arrow_c_stream__`` (polars, DuckDB) or ``__dataframe__``.
+        uri: A local path, an fsspec URL, or a ``LanceDataset`` (its URI and storage options).
+        mode: ``"create"`` (error if a dataset exists), ``"append"`` (the schema must match, column
+            order aside; creates the dataset when there is none) or ``"overwrite"`` (a new version
+            with only these rows; older versions stay readable).
+        data_storage_version: The Lance file version of the data files: ``"2.0"``, ``"2.1"``,
+            ``"2.2"`` or ``"stable"`` (2.2). Default: the dataset's on append and overwrite, 2.2 for
+            a new one. pylance's ``"next"`` (2.3) and ``"legacy"`` are refused.
+        max_rows_per_file: The most rows a fragment's data file holds (default 1Mi).
+        storage_options: Object store options (credentials, ``endpoint``, ``region``...).
+        schema: The schema of ``data`` (required for an empty iterable; casts a Table to it).
+        enable_stable_row_ids: Give rows stable row ids that survive compaction (new datasets only).
+        profile: How hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (default) or
+            ``"compact"`` (lancelot only; see ``LanceWriter``).
+        max_page_bytes: The largest page per column, in bytes.
+
+    Returns:
+        The new version, as a [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
+
+    Raises:
+        DatasetExistsError: ``mode="create"`` and a dataset exists at ``uri`` (a ``FileExistsError``).
+        DatasetSchemaError: An append whose schema differs (a ``ValueError``; the message names the field).
+        UnsupportedVersionError: An unknown or unsupported ``data_storage_version``.
+        TypeError: ``data`` is none of the accepted inputs.
+
+    Examples:
+        >>> ds = lancelot.write_dataset(table, "w.lance")
+        >>> ds = lancelot.write_dataset(table.slice(0, 3), "w.lance", mode="append")
+        >>> ds.version, ds.count_rows(), len(ds.get_fragments()), ds.data_storage_version
+        (2, 13, 2, '2.2')
     """
     if mode not in ("create", "append", "overwrite"):
         raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")

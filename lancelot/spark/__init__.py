@@ -48,15 +48,26 @@ _REGISTERED = "_lancelot_spark_registered"
 
 
 def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
-    """Register the "lance" format with ``spark`` (a classic or Spark Connect session).
+    """Register the ``"lance"`` data source with a Spark session (classic or Spark Connect).
 
-    ``filter_pushdown=True`` registers the source that accepts Spark's pushed filters (zone
-    maps then skip row ranges and tasks return only matching rows) and turns on
-    ``spark.sql.python.filterPushdown.enabled``, with a warning: Spark 4.1-4.3 reuse a
-    DataFrame's last pushed-down read for a later query over it that pushes no filter (a
-    wrong answer; docs/SPARK.md).  By default the source takes no pushed filters, whatever
-    that setting says, and every query returns what pylance returns; the ``filter`` read
-    option prunes without Spark's pushdown.
+    pylance has no Spark data source; what this one writes, pylance and LanceDB read.
+
+    Args:
+        spark: The session.
+        filter_pushdown: Register the source that accepts Spark's pushed-down filters (zone maps
+            then skip row ranges, tasks return only matching rows) and turn on
+            ``spark.sql.python.filterPushdown.enabled``, with a warning: pyspark 4.1-4.3 reuse a
+            DataFrame's last pushed-down read for a later query over it that pushes no filter
+            (SPARK-51575), a wrong answer. Off by default: every query then returns what pylance
+            returns, and the ``filter`` read option prunes without Spark's pushdown.
+
+    Examples:
+        ```python
+        import lancelot.spark
+        lancelot.spark.register(spark)
+        df = spark.read.format("lance").option("columns", "id,name").load("events.lance")
+        df.write.format("lance").mode("append").save("events.lance")
+        ```
     """
     import warnings
 
@@ -81,7 +92,23 @@ def _ensure_registered(spark: SparkSession) -> None:
 
 
 def load(spark: SparkSession, path: str, **options: object) -> DataFrame:
-    """``spark.read.format("lance").load(path)`` with ``options``, registering "lance" first if needed."""
+    """Read a Lance dataset (or file, directory or glob of files) into a DataFrame:
+    ``spark.read.format("lance")`` with ``options``, registering the source first if needed.
+
+    Args:
+        spark: The session.
+        path: The dataset's path or URL.
+        **options: Read options (``columns="a,b"``, ``filter="id = 42"``, ``version=2``,
+            ``storage_options={...}``...; docs/SPARK.md lists them); a dict value is passed as JSON.
+
+    Returns:
+        A Spark DataFrame.
+
+    Examples:
+        ```python
+        hits = lancelot.spark.load(spark, "s3://bucket/events", filter="id = 42", columns="id,name")
+        ```
+    """
     import json
 
     _ensure_registered(spark)
@@ -92,12 +119,26 @@ def load(spark: SparkSession, path: str, **options: object) -> DataFrame:
 
 
 def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: object) -> None:
-    """``df`` written as a Lance dataset at ``path`` with any of Spark's four save modes.
+    """Write a DataFrame as a Lance dataset with any of Spark's four save modes.
 
-    Spark lets Python data sources be written only in append and overwrite mode;
-    this decides errorifexists and ignore on the driver first (on whether a dataset
-    exists at ``path``; no job runs when ``ignore`` finds one), then writes.
-    ``options`` are the source's write options (``storage_options`` may be a dict).
+    Spark lets Python data sources write only in append and overwrite mode; this decides
+    ``errorifexists`` and ``ignore`` on the driver first (no job runs when ``ignore`` finds a
+    dataset), then writes one new version.
+
+    Args:
+        df: The rows to write.
+        path: The dataset's path or URL.
+        mode: ``"errorifexists"`` (Spark's default), ``"ignore"``, ``"append"`` or ``"overwrite"``.
+        **options: Write options (``data_storage_version``, ``max_rows_per_file``,
+            ``storage_options`` as a dict...).
+
+    Raises:
+        LanceError: An unknown mode, or ``errorifexists`` where a dataset exists.
+
+    Examples:
+        ```python
+        lancelot.spark.save(df, "out.lance", mode="ignore")
+        ```
     """
     import json
 

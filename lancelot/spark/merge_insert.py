@@ -207,21 +207,41 @@ def merge_insert(
     num_partitions: int | None = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Upsert the rows of the Spark DataFrame ``df`` into the dataset at ``uri`` by the key
-    column(s) ``on``, the join done by Spark: the target's keys and row addresses (one task per
-    fragment) joined with ``df``; the joined rows are partitioned by target fragment, and each
-    task writes its fragments' deletion files and the new rows' data files; the driver commits
-    one Update, as the library's ``merge_insert``.
+    """Upsert the rows of a Spark DataFrame into a dataset by key, the join done by Spark.
 
-    Matched rows take the source's values (columns the source lacks keep the target's); with an
-    SQL condition over ``source.<column>`` and ``target.<column>`` as ``when_matched_update_all``,
-    only the matched rows where it holds.  Rows of ``df`` no target row matches are inserted; with
-    ``when_not_matched_by_source_delete`` (True, or an SQL filter on the target) target rows no
-    source row matches are deleted.  A null key matches nothing; two source rows matching one
-    target row are an error; source columns must have the dataset's types (checked on the
-    driver).  ``num_partitions``: tasks writing the result (default: one per fragment, at least
-    two); each holds its share of the joined rows in memory.  Returns the library's counts of
-    inserted, updated and deleted rows."""
+    The target's keys and row addresses (one task per fragment) are joined with ``df``; the
+    joined rows are partitioned by target fragment, and each task writes its fragments' deletion
+    files and the new rows' data files; the driver commits one Update, as
+    ``LanceDataset.merge_insert`` does. A null key matches nothing; two source rows matching one
+    target row are an error; source columns must have the dataset's types (checked on the driver).
+
+    Args:
+        df: The source rows; its columns are the keys and a subset of the dataset's (columns it
+            lacks keep the target's values).
+        uri: The dataset's path or URL.
+        on: The key column(s).
+        when_matched_update_all: Matched rows take the source's values: True, False, or an SQL
+            condition over ``source.<column>`` and ``target.<column>``.
+        when_not_matched_insert_all: Insert the source rows that match no target row.
+        when_not_matched_by_source_delete: Delete target rows no source row matches: True, False,
+            or an SQL filter on the target.
+        storage_options: Object store options.
+        num_partitions: Tasks writing the result (default: one per fragment, at least two); each
+            holds its share of the joined rows in memory.
+        conflict_retries: How often to re-plan on the latest version when a concurrent commit
+            conflicts.
+
+    Returns:
+        ``num_inserted_rows``, ``num_updated_rows``, ``num_deleted_rows``, as pylance.
+
+    Raises:
+        ValueError: No key, nothing to do, or source columns the dataset has not.
+
+    Examples:
+        ```python
+        lancelot.spark.merge_insert(updates_df, "s3://bucket/events", on="id")
+        ```
+    """
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's usual name
 
     from lancelot.spark.types import spark_arrow_schema, spark_schema, spark_type

@@ -81,9 +81,29 @@ def delete(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Delete the rows matching the SQL predicate ``where``: each fragment's task writes its
-    deletion file, the driver commits one Delete (also when nothing matches, as pylance).
-    Returns pylance's ``{"num_deleted_rows": n}``."""
+    """Delete the rows matching a SQL predicate, on Spark: each fragment's task writes its deletion
+    file, the driver commits one Delete (also when nothing matches, as pylance's ``delete``).
+
+    Args:
+        spark: The session whose executors do the work.
+        uri: The dataset's path or URL.
+        where: The predicate, SQL text.
+        storage_options: Object store options for the driver and the executors.
+        conflict_retries: How often to re-plan on the latest version when a concurrent commit
+            conflicts.
+
+    Returns:
+        ``{"num_deleted_rows": n}``, as pylance.
+
+    Raises:
+        OSError: An empty or malformed predicate (a ``DeleteInputError``, the class pylance raises;
+            checked on the driver, before any task).
+
+    Examples:
+        ```python
+        lancelot.spark.delete(spark, "s3://bucket/events", "ts < '2024-01-01'")
+        ```
+    """
     if not isinstance(where, str) or not where.strip():
         raise DeleteInputError("delete needs a predicate (an SQL string)")
 
@@ -148,10 +168,29 @@ def update(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Set columns (``{column: SQL expression over the row}``) where the SQL predicate ``where``
-    holds (every row for None).  Each fragment's task deletes its matched rows and writes their
-    new values as new fragments; the driver commits one Update.  Returns pylance's
-    ``{"num_rows_updated": n}``."""
+    """Set columns to SQL expressions where a predicate holds, on Spark: each fragment's task deletes
+    its matched rows and writes their new values as new fragments; the driver commits one Update.
+
+    Args:
+        spark: The session whose executors do the work.
+        uri: The dataset's path or URL.
+        set: Column name to SQL expression over the row.
+        where: The predicate, SQL text; None updates every row.
+        storage_options: Object store options for the driver and the executors.
+        conflict_retries: How often to re-plan on the latest version when a concurrent commit
+            conflicts.
+
+    Returns:
+        ``{"num_rows_updated": n}``, as pylance.
+
+    Raises:
+        ValueError: No updates, an unknown column, or SQL that does not parse (on the driver).
+
+    Examples:
+        ```python
+        lancelot.spark.update(spark, uri, {"status": "'done'"}, where="id < 100")
+        ```
+    """
     if not set:
         raise ChangeInputError("update: no updates provided")
     set_sql = dict(set)
@@ -307,15 +346,34 @@ def add_columns(
     output_schema: pa.Schema | None = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> None:
-    """New columns computed on the executors, one new data file per fragment; the driver commits
-    one Merge, as the library's ``add_columns``.
+    """Add columns computed on the executors, one new data file per fragment; the driver commits one
+    Merge, as ``LanceDataset.add_columns`` does.
 
-    ``transforms`` is ``{name: SQL expression over the row}``, or a function over batches of
-    the live rows (``read_columns`` of them, all by default; ``batch_size`` rows at most) taking a
-    ``pyarrow.RecordBatch`` (``batch_format="pandas"``: a pandas DataFrame) and returning the new
-    columns, as many rows, as a RecordBatch, Table or pandas DataFrame.  Its schema is
-    ``output_schema``, the function's ``output_schema`` attribute (``lance.batch_udf``), or found
-    by running it on one row on the driver.  The function is pickled to the executors."""
+    Args:
+        spark: The session whose executors do the work.
+        uri: The dataset's path or URL.
+        transforms: ``{name: SQL expression over the row}``, or a function from a batch of live
+            rows (a ``pyarrow.RecordBatch``, or a pandas DataFrame with ``batch_format="pandas"``)
+            to the new columns, as many rows (a RecordBatch, Table or DataFrame). The function is
+            pickled to the executors.
+        read_columns: For a function: the columns it receives (default all).
+        storage_options: Object store options for the driver and the executors.
+        batch_size: For a function: at most this many rows per call.
+        batch_format: ``"arrow"`` or ``"pandas"``: what the function receives.
+        output_schema: For a function: the new columns' schema (default: its ``output_schema``
+            attribute, as ``lance.batch_udf`` sets it, or found by running it on one row).
+        conflict_retries: How often to re-plan on the latest version when a concurrent commit
+            conflicts.
+
+    Raises:
+        ValueError: A name already in the schema, or an unknown ``batch_format``.
+        TypeError: ``transforms`` is neither a dict nor a function.
+
+    Examples:
+        ```python
+        lancelot.spark.add_columns(spark, uri, {"total": "price * quantity"})
+        ```
+    """
     from lancelot.dataset.schema_evolution import _check_new_names, _new_fields, _next_field_id
 
     if batch_format not in ("arrow", "pandas"):
@@ -425,10 +483,29 @@ def compact(
     materialize_deletions: bool = True,
     materialize_deletions_threshold: float = 0.1,
 ) -> CompactionMetrics:
-    """Compact the dataset as the library's ``compact_files`` (and pylance's
-    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own Spark task;
-    the driver commits what the library commits (ReserveFragments for the new fragments' ids,
-    then one Rewrite of every group).  Returns the library's ``CompactionMetrics``."""
+    """Compact the dataset on Spark: planned as ``LanceDataset.compact_files`` (and pylance's
+    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own task; the
+    driver commits what the library commits (ReserveFragments, then one Rewrite).
+
+    Args:
+        spark: The session whose executors do the work.
+        uri: The dataset's path or URL.
+        storage_options: Object store options for the driver and the executors.
+        target_rows_per_fragment: Rows per compacted fragment.
+        materialize_deletions: Also rewrite fragments with many deleted rows.
+        materialize_deletions_threshold: The share of deleted rows that makes a fragment rewritten.
+
+    Returns:
+        A ``CompactionMetrics``, as ``compact_files`` returns.
+
+    Raises:
+        LanceError: The dataset has indices (not compacted yet by lancelot).
+
+    Examples:
+        ```python
+        lancelot.spark.compact(spark, uri, target_rows_per_fragment=1 << 20)
+        ```
+    """
     from lancelot.dataset.commit import RetryableCommitConflictError
     from lancelot.dataset.compact import (
         COMPACTION_ATTEMPTS,
