@@ -477,6 +477,13 @@ class LanceDataset:
             operation: ``LanceOperation.Append(fragments)`` or ``LanceOperation.Overwrite(schema,
                 fragments)``; fragments from lancelot or from pylance.
             read_version: the version the fragments were planned against (required for Append).
+            commit_lock: pylance's custom lock; lancelot's commits are atomic without one (must be None).
+            storage_options: object-store options.
+            enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
+            detached: must be False (lancelot has no detached versions).
+            max_retries: accepted for pylance's signature (conflicts retry as the operation allows).
+            commit_message: must be None.
+            enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
 
         Returns:
             The dataset at the new version.
@@ -514,6 +521,11 @@ class LanceDataset:
     ) -> None:
         """Delete the dataset at ``base_uri`` and everything under it.
 
+        Args:
+            base_uri: the dataset's root.
+            storage_options: object-store options.
+            ignore_not_found: return quietly when there is no dataset.
+
         Raises:
             DatasetNotFoundError: no dataset there (unless ``ignore_not_found``).
         """
@@ -522,7 +534,19 @@ class LanceDataset:
         drop(base_uri, storage_options, ignore_not_found)
 
     def slice(self, start: int, end: int, columns: Sequence[str] | dict[str, str] | None = None) -> pa.Table:
-        """Rows ``start`` (inclusive) to ``end`` (exclusive) by position among the live rows."""
+        """Rows ``start`` (inclusive) to ``end`` (exclusive) by position among the live rows.
+
+        Args:
+            start: the first row's position.
+            end: one past the last row's position (beyond the end: to the end).
+            columns: the columns to read (default: all).
+
+        Returns:
+            A table of at most ``end - start`` rows.
+
+        Raises:
+            ValueError: ``start`` negative or ``end`` before it.
+        """
         if start < 0:
             raise ValueError(f"start must be non-negative, got {start}")
         if end < start:

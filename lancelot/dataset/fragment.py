@@ -850,7 +850,21 @@ class Fragment:
         with_row_address: bool = False,
         **kwargs: Any,
     ) -> Any:
-        """``to_table(...).to_pandas()`` (pandas must be installed)."""
+        """This fragment's rows as a pandas DataFrame (pandas must be installed).
+
+        Args:
+            columns: the columns to read (default: all).
+            filter: a SQL filter or pyarrow expression.
+            limit: at most this many rows.
+            offset: rows to skip first.
+            batch_size: accepted for pylance's signature.
+            with_row_id: add the ``_rowid`` column.
+            with_row_address: add the ``_rowaddr`` column.
+            **kwargs: more options of ``to_table``.
+
+        Returns:
+            ``to_table(...).to_pandas()``.
+        """
         t = self.to_table(
             columns, filter, limit, offset, with_row_id=with_row_id, with_row_address=with_row_address, **kwargs
         )
@@ -875,7 +889,12 @@ class Fragment:
             dataset_uri: the dataset the fragment is for (its field ids are reused on append).
             data: a Table, RecordBatch(es), a reader or a pandas DataFrame.
             fragment_id: the id to record (``LanceDataset.commit`` of an Append assigns fresh ids).
+            schema: the data's schema, when ``data`` is an iterable of batches.
+            max_rows_per_group: accepted for pylance's signature (pages are sized by bytes).
+            progress: accepted for pylance's signature (no progress is reported).
             mode: "append" (the dataset's field ids) or "overwrite" / "create" (fresh ones).
+            data_storage_version: the file version (default: the dataset's, 2.2 for a new one).
+            storage_options: object-store options.
 
         Returns:
             The fragment's metadata, for ``LanceDataset.commit(uri, LanceOperation...)``.

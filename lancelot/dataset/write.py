@@ -451,12 +451,12 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
 def write_dataset(
     data: object,
     uri: str | os.PathLike[str],
-    *,
-    mode: str = "create",
-    data_storage_version: str | None = None,
-    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    storage_options: dict[str, Any] | None = None,
     schema: pa.Schema | None = None,
+    mode: str = "create",
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    *,
+    data_storage_version: str | None = None,
+    storage_options: dict[str, Any] | None = None,
     enable_stable_row_ids: bool = False,
     profile: str | None = None,
     max_page_bytes: int | None = None,
@@ -465,8 +465,8 @@ def write_dataset(
 
     The rows go into new fragments of at most ``max_rows_per_file`` rows; the version is committed
     atomically (put-if-not-exists of its manifest), so concurrent writers, lancelot or pylance,
-    retry on top of each other. Everything after ``uri`` is keyword-only here, where pylance also
-    takes ``schema`` and ``mode`` by position.
+    retry on top of each other. ``schema``, ``mode`` and ``max_rows_per_file`` may be given by
+    position, as pylance's; the other options are keyword-only.
 
     Args:
         data: A Table, RecordBatch, RecordBatchReader, an iterable of batches (its schema: the
