@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.planar import read_page_layout
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
@@ -38,7 +39,6 @@ from lancelot.encodings.structural.paths import ColumnPath, column_paths
 from lancelot.encodings.structural.repdef import LevelMeaning, unravel
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
-from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 #: takes of at most this many rows are read value by value over the whole column (column_points.py):
@@ -162,7 +162,8 @@ class ColumnReader:
         if r is None:
             meta = self.col.meta.pages[i]
             try:
-                layout = unpack_encoding(self.ctx.src, meta.encoding, pb.PageLayout, column=self.col.index, page=i)
+                # (2.3 PlanarLayout pages come back as the 2.1/2.2 layout they stand for)
+                layout = read_page_layout(self.ctx.src, meta.encoding, column=self.col.index, page=i)
                 if layout is None:
                     raise CorruptFileError("page has no encoding")
                 info = PageInfo(self.col.index, i, self.path, meta)
