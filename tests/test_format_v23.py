@@ -1,0 +1,150 @@
+"""Reading pylance's 2.3 ("next") files: PlanarLayout pages (lancelot/encodings/planar/, docs/format-2.3.md).
+
+pylance 14.0.2 writes every file here; lancelot must read exactly what pylance's own reader
+returns, for the planes it claims, and refuse the others naming the file, column and page.
+"""
+
+from __future__ import annotations
+
+import struct
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelot
+from lancelot.encodings.planar import read_page_layout
+from lancelot.errors import UnsupportedEncodingError, UnsupportedVersionError
+from lancelot.format.container import read_metadata
+from lancelot.io.source import open_source
+from lancelot.versions import FileVersion
+
+lance_file = pytest.importorskip("lance.file")
+
+N = 2000
+
+
+def _write(path, table):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lance_file.LanceFileWriter(str(path), table.schema, version="2.3") as w:
+            w.write_batch(table)
+    return str(path)
+
+
+def _oracle(path):
+    return lance_file.LanceFileReader(path).read_all().to_table()
+
+
+#: column -> (values, the 2.1/2.2 layout its planar pages stand for)
+CASES = {
+    "int_plain": (pa.array(np.arange(N, dtype=np.int32)), "mini_block_layout"),
+    "int_nulls": (pa.array([i if i % 3 else None for i in range(N)], pa.int32()), "mini_block_layout"),
+    "int_rare": (pa.array([None if i % 50 else i for i in range(N)], pa.int32()), "mini_block_layout"),
+    "i64_wide": (pa.array(np.arange(N, dtype=np.int64) * 7919 % 1000003), "mini_block_layout"),
+    "const": (pa.array([7] * N, pa.int32()), "constant_layout"),
+    "all_null": (pa.nulls(N, pa.int32()), "constant_layout"),
+    "bools": (pa.array([i % 3 == 0 for i in range(N)]), "mini_block_layout"),
+    "f64": (pa.array(np.random.default_rng(0).random(N)), "mini_block_layout"),
+    "list": (pa.array([[i, i + 1][: i % 3] for i in range(N)], pa.list_(pa.int32())), "mini_block_layout"),
+    "list_nulls": (
+        pa.array([None if i % 5 == 0 else [i, i + 1][: i % 3] for i in range(N)], pa.list_(pa.int32())),
+        "mini_block_layout",
+    ),
+    "all_null_list": (pa.nulls(N, pa.list_(pa.int32())), "constant_layout"),
+    "struct": (pa.array([{"x": i, "y": None if i % 4 == 0 else float(i)} for i in range(N)]), "mini_block_layout"),
+    "fsl": (pa.array([[i, i + 1, i + 2] for i in range(N)], pa.list_(pa.float32(), 3)), "mini_block_layout"),
+    "fsl_nulls": (
+        pa.array([None if i % 7 == 0 else [i, i + 1, i + 2] for i in range(N)], pa.list_(pa.float32(), 3)),
+        "mini_block_layout",
+    ),
+    "dict_str": (pa.array([["apple", "banana", "cherry"][i % 3] for i in range(N)]), "mini_block_layout"),
+    "dict_i64": (pa.array([[1000001, 2000003, 3000007][i % 3] for i in range(N)], pa.int64()), "mini_block_layout"),
+    "long_str": (pa.array(["x" * 300 + str(i) for i in range(N)]), "full_zip_layout"),
+}
+
+
+@pytest.fixture(scope="module")
+def planar_file(tmp_path_factory):
+    table = pa.table({name: values for name, (values, _) in CASES.items()})
+    return _write(tmp_path_factory.mktemp("v23") / "planar.lance", table)
+
+
+def _layouts(path):
+    """Layout kind of every page of every column, as lancelot translates them."""
+    src = open_source(path)
+    try:
+        meta = read_metadata(src)
+        return meta.version, [
+            {read_page_layout(src, p.encoding).WhichOneof("layout") for p in col.pages} for col in meta.columns
+        ]
+    finally:
+        src.close()
+
+
+def test_footer_is_2_3_and_pages_are_the_planes_claimed(planar_file):
+    version, kinds = _layouts(planar_file)
+    assert version is FileVersion.V2_3
+    with open(planar_file, "rb") as f:
+        f.seek(-40, 2)
+        assert struct.unpack("<HH4s", f.read()[-8:]) == (2, 3, b"LANC")
+    leaves = iter(kinds)
+    for name, (values, kind) in CASES.items():
+        n_leaves = 2 if pa.types.is_struct(values.type) else 1
+        for _ in range(n_leaves):
+            assert next(leaves) == {kind}, name
+
+
+def test_read_matches_pylance(planar_file):
+    expected = _oracle(planar_file)
+    with lancelot.LanceFile(planar_file) as f:
+        got = f.read()
+        assert f.metadata.version == "2.3"
+    for name in CASES:
+        assert got.column(name).combine_chunks().equals(expected.column(name).combine_chunks()), name
+
+
+def test_take_and_ranges_match_pylance(planar_file):
+    expected = _oracle(planar_file)
+    rows = [0, 1, 2, 499, 500, 1024, 1025, 1999]
+    with lancelot.LanceFile(planar_file) as f:
+        assert f.take(rows).equals(expected.take(rows))
+        assert f.read_range(700, 1300).equals(expected.slice(700, 600))
+
+
+def test_dataset_written_as_next_reads_like_pylance(tmp_path):
+    import lance
+
+    t = pa.table({"a": pa.array(range(300), pa.int64()), "b": CASES["list_nulls"][0].slice(0, 300)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lance.write_dataset(t, str(tmp_path / "d"), data_storage_version="next")
+    ds = lancelot.dataset(str(tmp_path / "d"))
+    assert ds.data_storage_version == "2.3"
+    assert ds.to_table().equals(lance.dataset(str(tmp_path / "d")).to_table())
+    assert ds.take([3, 150, 299]).equals(t.take([3, 150, 299]))
+
+
+@pytest.mark.parametrize(
+    "values, says",
+    [
+        # mini-block strings: 2.3's new offsets compression (CompressiveEncoding field 15)
+        (pa.array([f"s{i}" for i in range(300)]), "field 15"),
+        # a constant value at sparse valid positions
+        (pa.array([None if i % 2 else 5 for i in range(300)], pa.int32()), "sparse planar pages"),
+    ],
+)
+def test_unsupported_planes_refuse_naming_file_column_page(tmp_path, values, says):
+    path = _write(tmp_path / "u.lance", pa.table({"k": pa.array(range(300)), "a": values}))
+    with lancelot.LanceFile(path) as f:
+        assert f.read(["k"]).column("k").to_pylist() == list(range(300))
+        with pytest.raises(UnsupportedEncodingError, match=says) as e:
+            f.read(["a"])
+    assert path in str(e.value) and "column 1" in str(e.value) and "page 0" in str(e.value)
+
+
+def test_2_3_is_not_written(tmp_path):
+    for name in ("2.3", "next"):
+        with pytest.raises(UnsupportedVersionError, match="2.3"):
+            lancelot.write_table(pa.table({"a": [1]}), tmp_path / "x.lance", version=name)
