@@ -18,6 +18,7 @@ from __future__ import annotations
 from google.protobuf import any_pb2
 
 from lancelot.encodings.planar import wire
+from lancelot.encodings.planar.binary import DELTA_FIELD
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2
@@ -122,10 +123,10 @@ def _dense_layers(raw: bytes) -> list[pb.RepDefLayer]:
     return [pb.RepDefLayer.ValueType(x) for x in layers]
 
 
-def _compression(raw: bytes | None, what: str) -> pb.CompressiveEncoding | None:
+def _compression(raw: bytes | None, what: str, allow: tuple[str, int] | None = None) -> pb.CompressiveEncoding | None:
     if raw is None:
         return None
-    wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, what)
+    wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, what, allow)
     enc = pb.CompressiveEncoding()
     enc.ParseFromString(raw)
     if enc.WhichOneof("compression") is None:
@@ -142,7 +143,8 @@ def _chunked(raw: bytes, layers: list[pb.RepDefLayer]) -> pb.MiniBlockLayout:
         num_items=wire.varint(f, _C_ITEMS),
         has_large_chunk=True,  # 2.3 chunk metadata words are always u32
     )
-    value = _compression(wire.message(f, _C_VALUE), "chunked value compression")
+    # (Variable values may have delta-coded offsets: binary.py reads them)
+    value = _compression(wire.message(f, _C_VALUE), "chunked value compression", DELTA_FIELD)
     if value is None:
         raise CorruptFileError("chunked planar values without a value compression")
     out.value_compression.CopyFrom(value)
