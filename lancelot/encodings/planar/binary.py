@@ -2,10 +2,11 @@
 (docs/format-2.3.md, "Delta offsets").
 
 2.3 adds a compression case to ``CompressiveEncoding``: field 15, a delta coding
-``{1: bits per reconstructed value, 3: the deltas' CompressiveEncoding}``.  pylance 14
+``{1: bits per reconstructed value, 2: base, 3: the deltas' CompressiveEncoding}``.  pylance 14
 uses it for the offsets of mini-block strings: such a chunk holds two value buffers,
 the deltas (one per value: its byte length, here out-of-line bit-packed) and the
-value bytes.  Offsets are ``0, d0, d0 + d1, ...`` over the chunk's bytes.
+value bytes.  Offsets are ``base, base + d0, base + d0 + d1, ...`` (``n + 1`` offsets from ``n``
+deltas; field 2, the base, is absent, i.e. 0, in what pylance writes) over the chunk's bytes.
 
 The 2.1 descriptor lancelot parses the layout with keeps field 15 as an unknown
 field of ``Variable.offsets``; ``delta_offsets`` reads it back from there.
@@ -30,14 +31,15 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 #: CompressiveEncoding's 2.3 delta case and its fields
 DELTA = 15
+_BASE = 2
 #: where pylance puts it: the offsets of Variable values
 DELTA_FIELD = ("lance.encodings21.Variable.offsets", DELTA)
 _BITS, _DELTAS = 1, 3
 
 
-def delta_offsets(layout: pb.MiniBlockLayout) -> tuple[int, pb.CompressiveEncoding] | None:
-    """(offset bits, the deltas' encoding) when the page's values are Variable with delta-coded
-    offsets, else None."""
+def delta_offsets(layout: pb.MiniBlockLayout) -> tuple[int, int, pb.CompressiveEncoding] | None:
+    """(offset bits, first offset, the deltas' encoding) when the page's values are Variable with
+    delta-coded offsets, else None."""
     enc = layout.value_compression
     if enc.WhichOneof("compression") != "variable":
         return None
@@ -49,7 +51,7 @@ def delta_offsets(layout: pb.MiniBlockLayout) -> tuple[int, pb.CompressiveEncodi
     if raw is None:
         return None
     d = wire.fields(raw)
-    wire.only(d, {_BITS, _DELTAS}, "delta offsets")
+    wire.only(d, {_BITS, _BASE, _DELTAS}, "delta offsets")
     bits = wire.varint(d, _BITS)
     if bits not in (32, 64):
         raise UnsupportedEncodingError(f"delta offsets of {bits} bits")
@@ -61,7 +63,7 @@ def delta_offsets(layout: pb.MiniBlockLayout) -> tuple[int, pb.CompressiveEncodi
     deltas.ParseFromString(raw_deltas)
     if deltas.WhichOneof("compression") is None:
         raise CorruptFileError("delta offsets without an encoding of their deltas")
-    return bits, deltas
+    return bits, wire.varint(d, _BASE), deltas
 
 
 class DeltaBinaryPage(MiniBlockPage):
@@ -84,7 +86,7 @@ class DeltaBinaryPage(MiniBlockPage):
             raise CorruptFileError(f"delta-offset values in {layout.num_buffers} chunk buffers, expected 2")
         if layout.HasField("dictionary"):
             raise UnsupportedEncodingError("dictionary pages of delta-offset values are not supported")
-        self.offset_bits, self.deltas = found
+        self.offset_bits, self.base, self.deltas = found
         self.points = None  # the point kernels do not know the two-buffer chunks
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
@@ -122,8 +124,10 @@ class DeltaBinaryPage(MiniBlockPage):
         deltas = block.as_dtype(f"<u{block.bits_per_value // 8}")[:n].astype(np.int64)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(deltas, out=offsets[1:])
-        if int(offsets[-1]) > len(data):
+        # offsets count from the chunk's value buffer: the first is the base (0 as pylance writes)
+        if self.base + int(offsets[-1]) > len(data):
             raise CorruptFileError(f"delta offsets: {int(offsets[-1])} bytes of values in a buffer of {len(data)}")
+        data = data[self.base :]
         if self.offset_bits == 32 and int(offsets[-1]) >= 1 << 32:
             raise CorruptFileError("delta offsets overflow their 32 bits")
         dt = np.uint32 if self.offset_bits == 32 else np.uint64

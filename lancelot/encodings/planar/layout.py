@@ -19,6 +19,8 @@ from google.protobuf import any_pb2
 
 from lancelot.encodings.planar import wire
 from lancelot.encodings.planar.binary import DELTA_FIELD
+from lancelot.encodings.planar.sparse import SparsePlanes
+from lancelot.encodings.planar.sparse import parse as sparse_planes
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2
@@ -50,8 +52,9 @@ _SCALAR = 1
 
 def read_page_layout(
     src: ByteSource, enc: file2_pb2.Encoding, *, column: int | None = None, page: int | None = None
-) -> pb.PageLayout | None:
-    """A page's layout: a 2.1/2.2 ``PageLayout``, or a 2.3 ``PlanarLayout`` translated to one.
+) -> pb.PageLayout | SparsePlanes | None:
+    """A page's layout: a 2.1/2.2 ``PageLayout``, or a 2.3 ``PlanarLayout`` translated to one
+    (or, sparse, to the planes sparse.py reads).
 
     None for a page without an encoding.
     """
@@ -85,9 +88,9 @@ def read_page_layout(
         raise CorruptFileError(f"encoding does not parse: {e}", path=src.path, column=column, page=page) from None
 
 
-def to_page_layout(raw: bytes) -> pb.PageLayout:
-    """The 2.1/2.2 ``PageLayout`` a serialized PlanarLayout stands for (UnsupportedEncodingError
-    for the planes lancelot does not read)."""
+def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
+    """The 2.1/2.2 ``PageLayout`` a serialized PlanarLayout stands for, or the sparse planes
+    sparse.py reads (UnsupportedEncodingError for the planes lancelot does not read)."""
     top = wire.fields(raw)
     wire.only(top, {_STRUCTURE, _VALUES}, "PlanarLayout")
     structure = wire.fields(wire.message(top, _STRUCTURE) or b"")
@@ -111,7 +114,14 @@ def to_page_layout(raw: bytes) -> pb.PageLayout:
         # every row is null at its outermost level: the page is null rows (one nullable-item layer,
         # as 2.1/2.2 write all-null pages)
         return pb.PageLayout(constant_layout=pb.ConstantLayout(layers=[pb.REPDEF_NULLABLE_ITEM]))
-    raise UnsupportedEncodingError("sparse planar pages (valid/null positions) are not supported")
+    if _CONSTANT in values or _NO_VALUES in values:
+        scalar = None
+        if _CONSTANT in values:
+            const = wire.fields(wire.message(values, _CONSTANT) or b"")
+            wire.only(const, {_SCALAR}, "planar constant value")
+            scalar = wire.message(const, _SCALAR) or b""
+        return sparse_planes(sparse, scalar)
+    raise UnsupportedEncodingError("sparse planar pages with chunked or zipped values are not supported")
 
 
 def _dense_layers(raw: bytes) -> list[pb.RepDefLayer]:

@@ -25,6 +25,7 @@ from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.planar import read_page_layout
 from lancelot.encodings.planar.binary import DeltaBinaryPage, delta_offsets
+from lancelot.encodings.planar.sparse import SparsePage, SparsePlanes
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
@@ -69,9 +70,11 @@ _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa
 
 
 def make_page_reader(
-    info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout, leaf_type: pa.DataType
+    info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout | SparsePlanes, leaf_type: pa.DataType
 ) -> PageReader:
     """The reader for one page, by its PageLayout variant."""
+    if isinstance(layout, SparsePlanes):  # 2.3 sparse planar pages (planar/sparse.py)
+        return SparsePage(info, cache, layout, leaf_type)
     kind = layout.WhichOneof("layout")
     if kind == "mini_block_layout":
         if delta_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)
@@ -112,9 +115,10 @@ class NullRowsPage(PageReader):
         self.meaning = LevelMeaning.of([pb.REPDEF_NULLABLE_ITEM])
 
     @staticmethod
-    def stands_for(layout: pb.PageLayout, path: ColumnPath) -> bool:
+    def stands_for(layout: pb.PageLayout | SparsePlanes, path: ColumnPath) -> bool:
         return (
-            layout.WhichOneof("layout") == "constant_layout"
+            isinstance(layout, pb.PageLayout)
+            and layout.WhichOneof("layout") == "constant_layout"
             and bool(path.steps)
             and list(layout.constant_layout.layers) == [pb.REPDEF_NULLABLE_ITEM]
             and not layout.constant_layout.HasField("inline_value")
