@@ -1,19 +1,20 @@
-"""2.3 mini-block strings and binaries: ``Variable`` values whose offsets are delta-coded
-(docs/format-2.3.md, "Delta offsets").
+"""2.3 mini-block strings and binaries: ``Variable`` values whose offsets use the cases 2.3
+adds to ``CompressiveEncoding`` (docs/format-2.3.md, "Coded offsets").
 
-2.3 adds a compression case to ``CompressiveEncoding``: field 15, a delta coding
-``{1: bits per reconstructed value, 2: base, 3: the deltas' CompressiveEncoding}``.  pylance 14
-uses it for the offsets of mini-block strings: such a chunk holds two value buffers,
-the deltas (one per value: its byte length, here out-of-line bit-packed) and the
-value bytes.  Offsets are ``base, base + d0, base + d0 + d1, ...`` (``n + 1`` offsets from ``n``
-deltas; field 2, the base, is absent, i.e. 0, in what pylance writes) over the chunk's bytes.
+* case 15, delta ``{1: bits, 2: base, 3: the deltas' CompressiveEncoding}``: the chunk holds
+  two value buffers, the deltas (one per value: its byte length, out-of-line bit-packed as
+  pylance 14 writes them) and the value bytes; offsets are ``base, base + d0, ...``
+  (``n + 1`` offsets from ``n`` deltas; pylance leaves the base out, i.e. 0);
+* case 14, range ``{1: bits, 2: start, 3: step}``: every value has the same length
+  (``step``); the chunk holds one buffer, the bytes, and offsets are ``start + step * i``.
 
-The 2.1 descriptor lancelot parses the layout with keeps field 15 as an unknown
-field of ``Variable.offsets``; ``delta_offsets`` reads it back from there.
+The 2.1 descriptor lancelot parses the layout with keeps these cases as unknown fields of
+``Variable.offsets``; ``coded_offsets`` reads them back from there.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,17 +30,32 @@ from lancelot.encodings.structural.page import PageInfo, PageLevels, as_u8, leve
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
-#: CompressiveEncoding's 2.3 delta case and its fields
-DELTA = 15
-_BASE = 2
-#: where pylance puts it: the offsets of Variable values
-DELTA_FIELD = ("lance.encodings21.Variable.offsets", DELTA)
-_BITS, _DELTAS = 1, 3
+#: CompressiveEncoding's 2.3 cases and their fields
+RANGE, DELTA = 14, 15
+_BITS, _BASE, _DELTAS = 1, 2, 3  # delta
+_START, _STEP = 2, 3  # range
+#: where pylance puts them: the offsets of Variable values
+OFFSET_CASES = ("lance.encodings21.Variable.offsets", frozenset({RANGE, DELTA}))
 
 
-def delta_offsets(layout: pb.MiniBlockLayout) -> tuple[int, int, pb.CompressiveEncoding] | None:
-    """(offset bits, first offset, the deltas' encoding) when the page's values are Variable with
-    delta-coded offsets, else None."""
+@dataclass(frozen=True)
+class CodedOffsets:
+    """Offsets of Variable values coded by a 2.3 case."""
+
+    bits: int  # 32 or 64
+    first: int  # the delta's base or the range's start
+    step: int  # the range's step (delta: 0)
+    deltas: pb.CompressiveEncoding | None  # the delta's deltas (range: None)
+
+    @property
+    def num_buffers(self) -> int:
+        """Value buffers per chunk: deltas and bytes, or the bytes alone."""
+        return 2 if self.deltas is not None else 1
+
+
+def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
+    """How the page's Variable offsets are coded, or None when they are not Variable values with
+    2.3-coded offsets."""
     enc = layout.value_compression
     if enc.WhichOneof("compression") != "variable":
         return None
@@ -47,46 +63,52 @@ def delta_offsets(layout: pb.MiniBlockLayout) -> tuple[int, int, pb.CompressiveE
     if offsets.WhichOneof("compression") is not None:
         return None
     f = wire.fields(offsets.SerializeToString())
-    raw = wire.message(f, DELTA)
-    if raw is None:
+    if len(f) != 1 or not ({RANGE, DELTA} & set(f)):
         return None
-    d = wire.fields(raw)
-    wire.only(d, {_BITS, _BASE, _DELTAS}, "delta offsets")
-    bits = wire.varint(d, _BITS)
-    if bits not in (32, 64):
-        raise UnsupportedEncodingError(f"delta offsets of {bits} bits")
     if enc.variable.HasField("values"):
-        raise UnsupportedEncodingError("delta-offset strings with compressed value bytes are not supported")
-    raw_deltas = wire.message(d, _DELTAS) or b""
-    wire.check_known(raw_deltas, pb.CompressiveEncoding.DESCRIPTOR, "delta offsets")
-    deltas = pb.CompressiveEncoding()
-    deltas.ParseFromString(raw_deltas)
-    if deltas.WhichOneof("compression") is None:
-        raise CorruptFileError("delta offsets without an encoding of their deltas")
-    return bits, wire.varint(d, _BASE), deltas
+        raise UnsupportedEncodingError("coded-offset strings with compressed value bytes are not supported")
+    if RANGE in f:
+        r = wire.fields(wire.message(f, RANGE) or b"")
+        wire.only(r, {_BITS, _START, _STEP}, "range offsets")
+        out = CodedOffsets(wire.varint(r, _BITS), wire.varint(r, _START), wire.varint(r, _STEP), None)
+    else:
+        d = wire.fields(wire.message(f, DELTA) or b"")
+        wire.only(d, {_BITS, _BASE, _DELTAS}, "delta offsets")
+        raw_deltas = wire.message(d, _DELTAS) or b""
+        wire.check_known(raw_deltas, pb.CompressiveEncoding.DESCRIPTOR, "delta offsets")
+        deltas = pb.CompressiveEncoding()
+        deltas.ParseFromString(raw_deltas)
+        if deltas.WhichOneof("compression") is None:
+            raise CorruptFileError("delta offsets without an encoding of their deltas")
+        out = CodedOffsets(wire.varint(d, _BITS), wire.varint(d, _BASE), 0, deltas)
+    if out.bits not in (32, 64):
+        raise UnsupportedEncodingError(f"coded offsets of {out.bits} bits")
+    return out
 
 
-class DeltaBinaryPage(MiniBlockPage):
-    """A mini-block page of strings or binaries with delta-coded offsets (two buffers per chunk)."""
+class CodedOffsetsPage(MiniBlockPage):
+    """A mini-block page of strings or binaries whose offsets are 2.3-coded."""
 
     def __init__(
         self, info: PageInfo, cache: dict[Any, Any], layout: pb.MiniBlockLayout, value_type: pa.DataType
     ) -> None:
-        found = delta_offsets(layout)
+        found = coded_offsets(layout)
         if found is None:
-            raise CorruptFileError("not a page of delta-offset values")
+            raise CorruptFileError("not a page of coded-offset values")
         # the mini-block machinery (chunk table, plans, level selection) sees Variable values with
         # flat offsets of the same width; ``decode`` reads the real two-buffer chunks
         seen = pb.MiniBlockLayout()
         seen.CopyFrom(layout)
         seen.value_compression.variable.offsets.Clear()
-        seen.value_compression.variable.offsets.flat.bits_per_value = found[0]
+        seen.value_compression.variable.offsets.flat.bits_per_value = found.bits
         super().__init__(info, cache, seen, value_type)
-        if layout.num_buffers != 2:
-            raise CorruptFileError(f"delta-offset values in {layout.num_buffers} chunk buffers, expected 2")
+        if layout.num_buffers != found.num_buffers:
+            raise CorruptFileError(
+                f"coded-offset values in {layout.num_buffers} chunk buffers, expected {found.num_buffers}"
+            )
         if layout.HasField("dictionary"):
-            raise UnsupportedEncodingError("dictionary pages of delta-offset values are not supported")
-        self.offset_bits, self.base, self.deltas = found
+            raise UnsupportedEncodingError("dictionary pages of coded-offset values are not supported")
+        self.offsets = found
         self.points = None  # the point kernels do not know the two-buffer chunks
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
@@ -110,28 +132,30 @@ class DeltaBinaryPage(MiniBlockPage):
             num_levels = items.astype(np.int64)
         elif not self.fmt.has_rep and np.any(num_levels != items):
             raise CorruptFileError("a mini-block chunk holds a different number of levels and values")
-        lengths, data_segs = found.values
-        parts = [
-            self._to_arrow(self._chunk(lengths.chunk(k), data_segs.chunk(k), int(items[k]))) for k in range(len(items))
-        ]
+        segs = found.values
+        parts = [self._to_arrow(self._chunk([seg.chunk(k) for seg in segs], int(items[k]))) for k in range(len(items))]
         values = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
         return self._select(rows, plan.chunks, DecodedChunks(num_levels, rep, dfn, values))
 
-    def _chunk(self, lengths: np.ndarray, data: np.ndarray, n: int) -> VariableWidthBlock:
-        block = compression.decompress_block(self.deltas, lengths, n)
-        if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
-            raise CorruptFileError("delta offsets: the deltas are not whole fixed-width integers")
-        deltas = block.as_dtype(f"<u{block.bits_per_value // 8}")[:n].astype(np.int64)
+    def _chunk(self, bufs: list[np.ndarray], n: int) -> VariableWidthBlock:
+        """The values of one chunk from its value buffers."""
+        code, data = self.offsets, bufs[-1]
         offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(deltas, out=offsets[1:])
-        # offsets count from the chunk's value buffer: the first is the base (0 as pylance writes)
-        if self.base + int(offsets[-1]) > len(data):
-            raise CorruptFileError(f"delta offsets: {int(offsets[-1])} bytes of values in a buffer of {len(data)}")
-        data = data[self.base :]
-        if self.offset_bits == 32 and int(offsets[-1]) >= 1 << 32:
-            raise CorruptFileError("delta offsets overflow their 32 bits")
-        dt = np.uint32 if self.offset_bits == 32 else np.uint64
-        return VariableWidthBlock(offsets.astype(dt), data[: int(offsets[-1])], n, ordered=True)
+        if code.deltas is not None:
+            block = compression.decompress_block(code.deltas, bufs[0], n)
+            if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
+                raise CorruptFileError("delta offsets: the deltas are not whole fixed-width integers")
+            np.cumsum(block.as_dtype(f"<u{block.bits_per_value // 8}")[:n], out=offsets[1:])
+        else:
+            offsets[:] = code.step * np.arange(n + 1, dtype=np.int64)
+        # offsets count from the chunk's value bytes, from the base (0 as pylance writes)
+        end = code.first + int(offsets[-1])
+        if end > len(data):
+            raise CorruptFileError(f"coded offsets: values end at byte {end} of a buffer of {len(data)}")
+        if code.bits == 32 and int(offsets[-1]) >= 1 << 32:
+            raise CorruptFileError("coded offsets overflow their 32 bits")
+        dt = np.uint32 if code.bits == 32 else np.uint64
+        return VariableWidthBlock(offsets.astype(dt), data[code.first : end], n, ordered=True)
 
     @staticmethod
     def _levels(enc: pb.CompressiveEncoding, seg: Any, counts: np.ndarray, what: str) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from google.protobuf import any_pb2
 
 from lancelot.encodings.planar import wire
-from lancelot.encodings.planar.binary import DELTA_FIELD
+from lancelot.encodings.planar.binary import OFFSET_CASES
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.planar.sparse import parse as sparse_planes
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
@@ -133,7 +133,9 @@ def _dense_layers(raw: bytes) -> list[pb.RepDefLayer]:
     return [pb.RepDefLayer.ValueType(x) for x in layers]
 
 
-def _compression(raw: bytes | None, what: str, allow: tuple[str, int] | None = None) -> pb.CompressiveEncoding | None:
+def _compression(
+    raw: bytes | None, what: str, allow: tuple[str, frozenset[int]] | None = None
+) -> pb.CompressiveEncoding | None:
     if raw is None:
         return None
     wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, what, allow)
@@ -153,8 +155,8 @@ def _chunked(raw: bytes, layers: list[pb.RepDefLayer]) -> pb.MiniBlockLayout:
         num_items=wire.varint(f, _C_ITEMS),
         has_large_chunk=True,  # 2.3 chunk metadata words are always u32
     )
-    # (Variable values may have delta-coded offsets: binary.py reads them)
-    value = _compression(wire.message(f, _C_VALUE), "chunked value compression", DELTA_FIELD)
+    # (Variable values may have 2.3-coded offsets: binary.py reads them)
+    value = _compression(wire.message(f, _C_VALUE), "chunked value compression", OFFSET_CASES)
     if value is None:
         raise CorruptFileError("chunked planar values without a value compression")
     out.value_compression.CopyFrom(value)

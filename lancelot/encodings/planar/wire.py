@@ -92,21 +92,27 @@ def only(f: Fields, allowed: set[int], what: str) -> None:
         raise UnsupportedEncodingError(f"{what} field(s) {extra} are not supported")
 
 
-def check_known(buf: bytes, desc: Descriptor, what: str, allow: tuple[str, int] | None = None, _here: int = 0) -> None:
+def check_known(
+    buf: bytes,
+    desc: Descriptor,
+    what: str,
+    allow: tuple[str, frozenset[int]] | None = None,
+    _here: frozenset[int] = frozenset(),
+) -> None:
     """Refuse a message holding fields its 2.1 descriptor does not know (2.3 added
     compressions to CompressiveEncoding: parsing would silently drop them).
 
-    ``allow`` = (full name of a field, number): the message in that field may hold that unknown
-    field number (its content is the caller's to check).
+    ``allow`` = (full name of a field, numbers): the message in that field may hold those unknown
+    field numbers (their content is the caller's to check).
     """
     for num, vals in fields(buf).items():
         fd = desc.fields_by_number.get(num)
         if fd is None:
-            if num == _here:
+            if num in _here:
                 continue
             raise UnsupportedEncodingError(f"{what}: field {num} of {desc.name} is not supported (new in 2.3)")
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
-            here = allow[1] if allow is not None and allow[0] == fd.full_name else 0
+            here = allow[1] if allow is not None and allow[0] == fd.full_name else frozenset()
             for v in vals:
                 if isinstance(v, bytes):
                     check_known(v, fd.message_type, what, allow, here)

@@ -24,7 +24,7 @@ import pyarrow as pa
 from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.planar import read_page_layout
-from lancelot.encodings.planar.binary import DeltaBinaryPage, delta_offsets
+from lancelot.encodings.planar.binary import CodedOffsetsPage, coded_offsets
 from lancelot.encodings.planar.sparse import SparsePage, SparsePlanes
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
@@ -77,8 +77,8 @@ def make_page_reader(
         return SparsePage(info, cache, layout, leaf_type)
     kind = layout.WhichOneof("layout")
     if kind == "mini_block_layout":
-        if delta_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)
-            return DeltaBinaryPage(info, cache, layout.mini_block_layout, leaf_type)
+        if coded_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)
+            return CodedOffsetsPage(info, cache, layout.mini_block_layout, leaf_type)
         return MiniBlockPage(info, cache, layout.mini_block_layout, leaf_type)
     if kind == "full_zip_layout":
         return FullZipPage(info, cache, layout.full_zip_layout, leaf_type)
