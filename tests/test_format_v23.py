@@ -168,6 +168,26 @@ def test_take_and_ranges_match_pylance(planar_file):
         assert f.read_range(700, 1300).equals(expected.slice(700, 600))
 
 
+def test_multi_page_columns(tmp_path):
+    """pylance 14 cuts 2.3 pages at about 4 MiB whatever max_page_bytes says: 4.8 MB of int64."""
+    t = pa.table({"i": pa.array(np.random.default_rng(3).integers(0, 1 << 60, 600_000))})
+    path = str(tmp_path / "pages.lance")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lance_file.LanceFileWriter(path, t.schema, version="2.3") as w:
+            for b in t.to_batches(max_chunksize=100_000):
+                w.write_batch(b)
+    src = open_source(path)
+    try:
+        assert len(read_metadata(src).columns[0].pages) > 1
+    finally:
+        src.close()
+    rows = [0, 99_999, 100_000, 499_999, 500_000, 599_999]
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(_oracle(path))
+        assert f.take(rows).equals(t.take(rows))
+
+
 def test_dataset_written_as_next_reads_like_pylance(tmp_path):
     import lance
 
