@@ -86,6 +86,8 @@ CASES = {
         "sparse",
     ),
     "const_struct": (pa.array([{"x": 1, "y": 2}] * N), "constant_layout"),
+    # sparse long strings: a zipped plane of the valid rows' values only
+    "sparse_long_str": (pa.array([("x" * 500 + str(i)) if i % 100 == 0 else None for i in range(N)]), "sparse"),
     # nesting
     "list_of_lists": (
         pa.array([[[i, i + 1][: i % 3]] * (i % 2) for i in range(N)], pa.list_(pa.list_(pa.int32()))),

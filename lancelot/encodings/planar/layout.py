@@ -121,7 +121,9 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
             wire.only(const, {_SCALAR}, "planar constant value")
             scalar = wire.message(const, _SCALAR) or b""
         return sparse_planes(sparse, scalar)
-    raise UnsupportedEncodingError("sparse planar pages with chunked or zipped values are not supported")
+    if _ZIPPED in values:
+        return sparse_planes(sparse, None, _zipped(wire.message(values, _ZIPPED) or b"", [pb.REPDEF_ALL_VALID_ITEM]))
+    raise UnsupportedEncodingError("sparse planar pages with chunked values are not supported")
 
 
 def _dense_layers(raw: bytes) -> list[pb.RepDefLayer]:

@@ -12,7 +12,9 @@ Positions are page rows, ascending, in every layer.  pylance 14 codes them as
 
 lancelot reads sparse pages of item layers only (no lists) whose value plane is a
 constant scalar or no values; a page of this shape reads as levels with one nullable
-item layer per sparse layer (innermost first, as 2.1's layers).
+item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of one
+item layer may also hold zipped values: a full-zip plane of the valid rows' values only
+(their positions then need no page buffer; the page's buffers are the plane's).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pyarrow as pa
 from lancelot.encodings import compression
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.planar import wire
+from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
 from lancelot.encodings.structural.repdef import LevelMeaning
@@ -60,10 +63,11 @@ class SparsePlanes:
     """A sparse planar page lancelot reads: item layers (outermost first) and its value plane."""
 
     layers: list[ValiditySet]
-    scalar: bytes | None  # the constant value, None: no values
+    scalar: bytes | None  # the constant value, None: no values (or zipped values)
+    zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
 
 
-def parse(structure: bytes, scalar: bytes | None) -> SparsePlanes:
+def parse(structure: bytes, scalar: bytes | None, zipped: pb.FullZipLayout | None = None) -> SparsePlanes:
     """The sparse planes of a page (UnsupportedEncodingError for list layers)."""
     layers = []
     for raw in wire.fields(structure).get(1, []):
@@ -83,7 +87,16 @@ def parse(structure: bytes, scalar: bytes | None) -> SparsePlanes:
         raise CorruptFileError("a sparse planar structure without layers")
     if scalar is not None and not 1 <= len(scalar) <= 32:
         raise CorruptFileError("a planar constant scalar must hold 1..=32 bytes")
-    return SparsePlanes(layers, scalar)
+    if zipped is not None:
+        if len(layers) != 1:
+            raise UnsupportedEncodingError("sparse planar pages of several layers with zipped values are not supported")
+        if layers[0].needs_buffer:
+            raise UnsupportedEncodingError(
+                "sparse planar pages with zipped values and buffered positions are not supported"
+            )
+        if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
+            raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
+    return SparsePlanes(layers, scalar, zipped)
 
 
 def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.ndarray:
@@ -142,6 +155,30 @@ class SparsePage(PageReader):
             raise CorruptFileError(
                 f"sparse positions need {len(self.buffers)} buffers, the page has {info.num_buffers}"
             )
+        self.inner: FullZipPage | None = None
+        self._inner_ranges = 0
+        if planes.zipped is not None:
+            # the zipped plane is a full-zip page of the valid rows alone, on the page's buffers
+            meta = type(info.meta)()
+            meta.CopyFrom(info.meta)
+            meta.length = int(planes.zipped.num_items)
+            self.inner = FullZipPage(
+                PageInfo(info.column, info.index, info.path, meta), cache, planes.zipped, leaf_type
+            )
+
+    @property
+    def cache_key(self) -> tuple[str, int, int]:
+        return ("planar-sparse", self.info.column, self.info.index)  # (the inner page has the structural key)
+
+    @property
+    def _values_key(self) -> tuple[str, int, int]:
+        return ("planar-sparse-values", self.info.column, self.info.index)
+
+    def _value_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of ``rows`` hold a value, and the value plane's rows of those."""
+        dfn, first = self.dfn, self.cache[self._values_key]
+        has = dfn[rows] == 0
+        return has, first[rows[has]]
 
     @property
     def dfn(self) -> np.ndarray:
@@ -152,13 +189,23 @@ class SparsePage(PageReader):
         return dfn
 
     def search_ranges(self) -> list[Range]:
+        inner = [] if self.inner is None else self.inner.search_ranges()
+        self._inner_ranges = len(inner)
         if self.cache.get(self.cache_key) is not None:
-            return []
-        if not self.buffers:
+            return inner
+        if not self.buffers and not inner:
             self.load_search([])
-        return [self.info.buffer(i) for i in range(len(self.buffers))]
+            return []
+        return [self.info.buffer(i) for i in range(len(self.buffers))] + inner
 
     def load_search(self, bufs: list[memoryview]) -> None:
+        k = self._inner_ranges
+        if self.inner is not None and k:
+            self.inner.load_search(bufs[len(bufs) - k :])
+            bufs = bufs[: len(bufs) - k]
+            self._inner_ranges = 0
+        if self.cache.get(self.cache_key) is not None:  # only the inner page's cache was missing
+            return
         n = self.info.num_rows
         if len(bufs) != len(self.buffers):
             raise CorruptFileError(f"sparse positions need {len(self.buffers)} buffers, fetched {len(bufs)}")
@@ -177,18 +224,34 @@ class SparsePage(PageReader):
                 null = np.zeros(n, dtype=bool)
                 null[pos] = True
             dfn[null] = level
-        if self.planes.scalar is None and n and int(dfn.min()) == 0:
+        if self.inner is not None:
+            valid = dfn == 0
+            if int(valid.sum()) != self.inner.info.num_rows:
+                raise CorruptFileError(f"{int(valid.sum())} valid rows but {self.inner.info.num_rows} zipped values")
+            self.cache[self._values_key] = np.cumsum(valid) - 1
+        elif self.planes.scalar is None and n and int(dfn.min()) == 0:
             raise CorruptFileError("a sparse page without values has valid rows")
         self.cache[self.cache_key] = dfn
 
     def plan(self, rows: np.ndarray) -> list[Range]:
-        return []
+        if self.inner is None or len(rows) == 0:
+            return []
+        _, value_rows = self._value_rows(rows)
+        return self.inner.plan(value_rows) if len(value_rows) else []
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
         dfn = self.dfn[rows]
         t = leaf_value_type(self.leaf_type)
         n = len(rows)
-        if self.planes.scalar is None:
+        if self.inner is not None:
+            has, value_rows = self._value_rows(rows)
+            inner = pa.array([], self.leaf_type)
+            if len(value_rows):
+                inner = self.inner.decode(value_rows, bufs).values
+            # one value per row (a null where the row has none; the levels make it null anyway)
+            at = np.cumsum(has) - 1
+            values = inner.take(pa.array(at, mask=~has))
+        elif self.planes.scalar is None:
             values = pa.nulls(n, self.leaf_type)
         else:
             one = scalar_from_bytes(self.planes.scalar, t)
