@@ -59,36 +59,51 @@ class ValiditySet:
 
 
 @dataclass(frozen=True)
-class SparsePlanes:
-    """A sparse planar page lancelot reads: item layers (outermost first) and its value plane."""
+class ListLayer:
+    """A list layer of a sparse structure (*SparseListLayer*): which of its slots hold a non-empty
+    list, how many items each, and its validity."""
 
-    layers: list[ValiditySet]
+    num_child_slots: int  # 1: items of all its lists
+    non_empty: bytes  # 2: the slots of non-empty lists (a CompressiveEncoding, ascending)
+    num_non_empty: int  # 3
+    counts: bytes  # 4: items of each non-empty list (a CompressiveEncoding)
+    validity: ValiditySet  # 5
+
+
+@dataclass(frozen=True)
+class SparsePlanes:
+    """A sparse planar page lancelot reads: its layers (outermost first) and its value plane."""
+
+    layers: list[ValiditySet | ListLayer]
     scalar: bytes | None  # the constant value, None: no values (or zipped values)
     zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
 
 
 def parse(structure: bytes, scalar: bytes | None, zipped: pb.FullZipLayout | None = None) -> SparsePlanes:
-    """The sparse planes of a page (UnsupportedEncodingError for list layers)."""
-    layers = []
+    """The sparse planes of a page."""
+    layers: list[ValiditySet | ListLayer] = []
     for raw in wire.fields(structure).get(1, []):
         if not isinstance(raw, bytes):
             raise CorruptFileError("a sparse planar layer is not a message")
         kinds = wire.fields(raw)
         wire.only(kinds, {_ITEM, _LIST}, "sparse planar layer")
         if _LIST in kinds:
-            raise UnsupportedEncodingError("sparse planar pages of lists are not supported")
-        f = wire.fields(wire.message(kinds, _ITEM) or b"")
-        wire.only(f, {_MEANING, _POSITIONS, _COUNT}, "sparse validity set")
-        meaning = wire.varint(f, _MEANING)
-        if meaning not in (NULL_POSITIONS, VALID_POSITIONS):
-            raise CorruptFileError(f"sparse validity meaning {meaning}")
-        layers.append(ValiditySet(meaning, wire.message(f, _POSITIONS) or b"", wire.varint(f, _COUNT)))
+            f = wire.fields(wire.message(kinds, _LIST) or b"")
+            wire.only(f, {1, 2, 3, 4, 5}, "sparse list layer")
+            validity = _validity_set(wire.message(f, 5) or b"")
+            layers.append(
+                ListLayer(
+                    wire.varint(f, 1), wire.message(f, 2) or b"", wire.varint(f, 3), wire.message(f, 4) or b"", validity
+                )
+            )
+        else:
+            layers.append(_validity_set(wire.message(kinds, _ITEM) or b""))
     if not layers:
         raise CorruptFileError("a sparse planar structure without layers")
     if scalar is not None and not 1 <= len(scalar) <= 32:
         raise CorruptFileError("a planar constant scalar must hold 1..=32 bytes")
     if zipped is not None:
-        if len(layers) != 1:
+        if len(layers) != 1 or not isinstance(layers[0], ValiditySet):
             raise UnsupportedEncodingError("sparse planar pages of several layers with zipped values are not supported")
         if layers[0].needs_buffer:
             raise UnsupportedEncodingError(
@@ -97,6 +112,15 @@ def parse(structure: bytes, scalar: bytes | None, zipped: pb.FullZipLayout | Non
         if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
             raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
     return SparsePlanes(layers, scalar, zipped)
+
+
+def _validity_set(raw: bytes) -> ValiditySet:
+    f = wire.fields(raw)
+    wire.only(f, {_MEANING, _POSITIONS, _COUNT}, "sparse validity set")
+    meaning = wire.varint(f, _MEANING)
+    if meaning not in (NULL_POSITIONS, VALID_POSITIONS):
+        raise CorruptFileError(f"sparse validity meaning {meaning}")
+    return ValiditySet(meaning, wire.message(f, _POSITIONS) or b"", wire.varint(f, _COUNT))
 
 
 def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.ndarray:
@@ -150,7 +174,10 @@ class SparsePage(PageReader):
         self.planes = planes
         self.leaf_type = leaf_type
         self.meaning = LevelMeaning.of([pb.REPDEF_NULLABLE_ITEM] * len(planes.layers))
-        self.buffers = [i for i, vs in enumerate(planes.layers) if vs.needs_buffer]
+        if not all(isinstance(vs, ValiditySet) for vs in planes.layers):
+            raise CorruptFileError("a sparse page of lists read as items")
+        self.layers = [vs for vs in planes.layers if isinstance(vs, ValiditySet)]
+        self.buffers = [i for i, vs in enumerate(self.layers) if vs.needs_buffer]
         if len(self.buffers) > info.num_buffers:
             raise CorruptFileError(
                 f"sparse positions need {len(self.buffers)} buffers, the page has {info.num_buffers}"
@@ -214,7 +241,7 @@ class SparsePage(PageReader):
         depth = len(self.planes.layers)
         # innermost first, so that a row null at an outer layer takes the outer (higher) level
         for i in reversed(range(depth)):
-            vs = self.planes.layers[i]
+            vs = self.layers[i]
             pos = positions(vs, buffer_of.get(i), n)
             level = depth - i
             if vs.meaning == VALID_POSITIONS:

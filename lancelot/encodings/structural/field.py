@@ -25,7 +25,8 @@ from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.planar import read_page_layout
 from lancelot.encodings.planar.binary import CodedOffsetsPage, coded_offsets
-from lancelot.encodings.planar.sparse import SparsePage, SparsePlanes
+from lancelot.encodings.planar.sparse import SparsePlanes
+from lancelot.encodings.planar.sparse_lists import sparse_reader
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
@@ -73,8 +74,8 @@ def make_page_reader(
     info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout | SparsePlanes, leaf_type: pa.DataType
 ) -> PageReader:
     """The reader for one page, by its PageLayout variant."""
-    if isinstance(layout, SparsePlanes):  # 2.3 sparse planar pages (planar/sparse.py)
-        return SparsePage(info, cache, layout, leaf_type)
+    if isinstance(layout, SparsePlanes):  # 2.3 sparse planar pages (planar/sparse.py, sparse_lists.py)
+        return sparse_reader(info, cache, layout, leaf_type)
     kind = layout.WhichOneof("layout")
     if kind == "mini_block_layout":
         if coded_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)

@@ -1,0 +1,210 @@
+"""2.3 sparse planar pages with list layers: rep/def levels from positions and counts
+(docs/format-2.3.md, "Sparse structure").
+
+Every layer lists positions in the *slots* of its level, outermost first: the page rows
+for the outermost layer; below an item layer the same slots (a struct's null rows stay
+slots of its children); below a list layer the items of its non-empty lists.  A list
+layer says which slots are null (its validity set), which hold a non-empty list
+(``non_empty``, ascending) and how many items each holds (``counts``); the other slots
+are empty lists.
+
+The levels are built for the whole page once (the search cache) with one nullable item
+or null-and-empty list layer per sparse layer, innermost first, then rows are selected
+as for any 2.1 page.  Sequences (positions, counts) coded as ``Constant`` (with or
+without a value), range or delta are read from the layout; any other 2.1 encoding, and
+a delta's deltas, from the next page buffer, in layer order (outermost first; in a list
+layer: non-empty slots, counts, validity).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings import compression
+from lancelot.encodings.compression.block import ConstantBlock, FixedWidthBlock
+from lancelot.encodings.compression.segments import ranges_index
+from lancelot.encodings.planar import wire
+from lancelot.encodings.planar.sparse import (
+    CONSTANT,
+    DELTA,
+    NULL_POSITIONS,
+    RANGE,
+    ListLayer,
+    SparsePage,
+    SparsePlanes,
+    ValiditySet,
+    positions,
+)
+from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
+from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, select_rows
+from lancelot.encodings.structural.repdef import LevelMeaning
+from lancelot.errors import CorruptFileError, LanceError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+
+def sparse_reader(info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> PageReader:
+    """The reader of a sparse planar page: with list layers or of item layers only."""
+    if any(isinstance(layer, ListLayer) for layer in planes.layers):
+        return SparseListPage(info, cache, planes, leaf_type)
+    return SparsePage(info, cache, planes, leaf_type)
+
+
+def _needs_buffer(enc: bytes) -> bool:
+    f = wire.fields(enc)
+    return not ({CONSTANT, RANGE} & set(f)) or DELTA in f
+
+
+def _sequences(layer: ValiditySet | ListLayer) -> list[bytes]:
+    """The encodings of a layer's sequences, in the order their buffers come."""
+    if isinstance(layer, ValiditySet):
+        return [layer.positions]
+    return [layer.non_empty, layer.counts, layer.validity.positions]
+
+
+def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> np.ndarray:
+    """``count`` integers (int64) coded by ``enc_raw``: a 2.3 case, Constant or a 2.1 encoding."""
+    f = wire.fields(enc_raw)
+    if CONSTANT in f and len(f) == 1:
+        c = wire.fields(wire.message(f, CONSTANT) or b"")
+        value = wire.message(c, 1)
+        if value is None:
+            if count:
+                raise CorruptFileError(f"{what}: a constant without a value for {count} values")
+            return np.zeros(0, dtype=np.int64)
+        return np.full(count, int.from_bytes(value, "little"), dtype=np.int64)
+    if RANGE in f or DELTA in f:
+        return positions(ValiditySet(NULL_POSITIONS, enc_raw, count), buffer, 1 << 62)
+    wire.check_known(enc_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
+    enc = pb.CompressiveEncoding()
+    enc.ParseFromString(enc_raw)
+    if buffer is None:
+        raise CorruptFileError(f"{what} without its page buffer")
+    block = compression.decompress_block(enc, buffer, count)
+    if isinstance(block, ConstantBlock) and block.value is not None:
+        return np.full(count, int.from_bytes(block.value, "little"), dtype=np.int64)
+    if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
+        raise CorruptFileError(f"{what} are not whole fixed-width integers")
+    return block.as_dtype(f"<u{block.bits_per_value // 8}")[:count].astype(np.int64)
+
+
+def _null_slots(vs: ValiditySet, num_slots: int, buffer: np.ndarray | None) -> np.ndarray:
+    pos = positions(vs, buffer, num_slots)
+    null = np.zeros(num_slots, dtype=bool)
+    null[pos] = True
+    return null if vs.meaning == NULL_POSITIONS else ~null
+
+
+def _level(level: int | None) -> int:
+    if level is None:  # (every sparse layer is nullable, a list one emptyable too)
+        raise CorruptFileError("a sparse layer without a null level")
+    return level
+
+
+def build_levels(
+    layers: list[ValiditySet | ListLayer], meaning: LevelMeaning, num_rows: int, bufs: list[np.ndarray]
+) -> tuple[np.ndarray | None, np.ndarray, int]:
+    """(rep, def, number of levels) of a whole page from its sparse layers (outermost first)."""
+    it = iter(bufs)
+    depth = len(layers)
+    rep = np.full(num_rows, meaning.max_rep, dtype=np.uint16)
+    dfn = np.zeros(num_rows, dtype=np.uint16)
+    closed = np.zeros(num_rows, dtype=bool)  # entries already null or empty at an outer layer
+    slots = np.arange(num_rows, dtype=np.int64)  # entry of each slot of the current level
+    for i, layer in enumerate(layers):
+        k = depth - 1 - i  # the layer's index in ``meaning`` (innermost first)
+        bufs_of = [as_u8(next(it)) if _needs_buffer(e) else None for e in _sequences(layer)]
+        vs = layer if isinstance(layer, ValiditySet) else layer.validity
+        null = _null_slots(vs, len(slots), bufs_of[-1])
+        hit = slots[null & ~closed[slots]]
+        dfn[hit], closed[hit] = _level(meaning.null_level(k)), True
+        if isinstance(layer, ValiditySet):
+            continue
+        non_empty = _ints(layer.non_empty, layer.num_non_empty, bufs_of[0], "non-empty list slots")
+        counts = _ints(layer.counts, layer.num_non_empty, bufs_of[1], "list item counts")
+        if len(non_empty) and (
+            int(non_empty[0]) < 0 or int(non_empty[-1]) >= len(slots) or np.any(np.diff(non_empty) <= 0)
+        ):
+            raise CorruptFileError("non-empty list slots are not ascending slots of their level")
+        if np.any(counts <= 0) or int(counts.sum()) != layer.num_child_slots:
+            raise CorruptFileError(f"list item counts do not add up to {layer.num_child_slots} items")
+        entries = slots[non_empty]
+        if np.any(closed[entries]):
+            raise CorruptFileError("a null list holds items")
+        empty = np.ones(len(slots), dtype=bool)
+        empty[non_empty] = False
+        hit = slots[empty & ~closed[slots]]
+        dfn[hit], closed[hit] = _level(meaning.empty_level(k)), True
+        # each non-empty list's entry becomes one entry per item: the first keeps the entry's
+        # repetition level, the others start a new item of this list
+        mult = np.ones(len(rep), dtype=np.int64)
+        mult[entries] = counts
+        starts = np.zeros(len(rep) + 1, dtype=np.int64)
+        np.cumsum(mult, out=starts[1:])
+        rep, dfn, closed = np.repeat(rep, mult), np.repeat(dfn, mult), np.repeat(closed, mult)
+        first = np.zeros(len(rep), dtype=bool)
+        first[starts[:-1]] = True
+        rep[~first] = meaning.rep_level(k) - 1
+        slots = ranges_index(starts[entries], counts)
+    return (rep if meaning.max_rep else None), dfn, len(dfn)
+
+
+class SparseListPage(PageReader):
+    """Reads rows of a sparse planar page with list layers (constant or no values)."""
+
+    def __init__(self, info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> None:
+        super().__init__(info, cache)
+        if planes.zipped is not None:
+            raise CorruptFileError("zipped values under sparse list layers")
+        self.planes = planes
+        self.leaf_type = leaf_type
+        kinds = [
+            pb.REPDEF_NULL_AND_EMPTY_LIST if isinstance(layer, ListLayer) else pb.REPDEF_NULLABLE_ITEM
+            for layer in reversed(planes.layers)
+        ]
+        self.meaning = LevelMeaning.of(kinds)
+        self.num_buffers = sum(_needs_buffer(e) for layer in planes.layers for e in _sequences(layer))
+        if self.num_buffers > info.num_buffers:
+            raise CorruptFileError(f"sparse layers need {self.num_buffers} buffers, the page has {info.num_buffers}")
+
+    @property
+    def cache_key(self) -> tuple[str, int, int]:
+        return ("planar-sparse", self.info.column, self.info.index)
+
+    @property
+    def span(self) -> PageLevels:
+        span: PageLevels | None = self.cache.get(self.cache_key)
+        if span is None:
+            raise LanceError("sparse page decoded before load_search", column=self.info.column, page=self.info.index)
+        return span
+
+    def search_ranges(self) -> list[Range]:
+        if self.cache.get(self.cache_key) is not None:
+            return []
+        if not self.num_buffers:
+            self.load_search([])
+        return [self.info.buffer(i) for i in range(self.num_buffers)]
+
+    def load_search(self, bufs: list[memoryview]) -> None:
+        if len(bufs) != self.num_buffers:
+            raise CorruptFileError(f"sparse layers need {self.num_buffers} buffers, fetched {len(bufs)}")
+        rep, dfn, n = build_levels(self.planes.layers, self.meaning, self.info.num_rows, [as_u8(b) for b in bufs])
+        visible = int((dfn <= self.meaning.max_visible).sum())
+        if self.planes.scalar is None:
+            if int((dfn == 0).sum()):
+                raise CorruptFileError("a sparse page without values has valid items")
+            values = pa.nulls(visible, self.leaf_type)
+        else:
+            one = scalar_from_bytes(self.planes.scalar, leaf_value_type(self.leaf_type))
+            if pa.types.is_dictionary(self.leaf_type):
+                one = one.dictionary_encode().cast(self.leaf_type)
+            values = one.take(pa.array(np.zeros(visible, dtype=np.int64)))
+        self.cache[self.cache_key] = PageLevels(self.meaning, rep, dfn, n, values)
+
+    def plan(self, rows: np.ndarray) -> list[Range]:
+        return []
+
+    def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
+        return select_rows(self.span, 0, rows)
