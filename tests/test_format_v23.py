@@ -86,6 +86,36 @@ CASES = {
         "sparse",
     ),
     "const_struct": (pa.array([{"x": 1, "y": 2}] * N), "constant_layout"),
+    # sparse list layers: non-empty slots and item counts, validity in each level's slots
+    "sparse_lists": (pa.array([[7] if i % 10 == 3 else [] for i in range(N)], pa.list_(pa.int32())), "sparse"),
+    "sparse_null_lists": (
+        pa.array([[7, 7] if i % 10 == 3 else None for i in range(N)], pa.list_(pa.int32())),
+        "sparse",
+    ),
+    "sparse_null_items": (
+        pa.array([[None, 7, 7] if i % 10 == 3 else ([] if i % 2 else None) for i in range(N)], pa.list_(pa.int32())),
+        "sparse",
+    ),
+    "sparse_list_of_lists": (
+        pa.array([[[7]] if i % 7 == 3 else ([] if i % 2 else None) for i in range(N)], pa.list_(pa.list_(pa.int32()))),
+        "sparse",
+    ),
+    "sparse_list_in_struct": (
+        pa.array(
+            [{"l": [7] if i % 10 == 3 else []} if i % 3 else None for i in range(N)],
+            pa.struct([("l", pa.list_(pa.int32()))]),
+        ),
+        "sparse",
+    ),
+    "sparse_structs_in_list": (
+        pa.array([[{"x": 7}, None] if i % 10 == 3 else [] for i in range(N)], pa.list_(pa.struct([("x", pa.int32())]))),
+        "sparse",
+    ),
+    "sparse_bool_lists": (
+        pa.array([[True] if i % 10 == 3 else None for i in range(N)], pa.list_(pa.bool_())),
+        "sparse",
+    ),
+    "empty_lists": (pa.array([[]] * N, pa.list_(pa.int32())), "sparse"),
     # sparse long strings: a zipped plane of the valid rows' values only
     "sparse_long_str": (pa.array([("x" * 500 + str(i)) if i % 100 == 0 else None for i in range(N)]), "sparse"),
     # nesting
@@ -206,8 +236,8 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
 @pytest.mark.parametrize(
     "values, says",
     [
-        # sparse list layers (here: every list empty)
-        (pa.array([[]] * 300, pa.list_(pa.int32())), "sparse planar pages of lists"),
+        # list item counts as a dictionary of a range (CompressiveEncoding case 14 inside Dictionary)
+        (pa.array([[7] * (i % 3) if i % 10 == 3 else [] for i in range(1000)], pa.list_(pa.int32())), "field 14"),
         # RLE whose run values are bit-packed out of line (compression/rle.py reads flat run values only)
         (
             pa.array([[{"x": i}, {"x": i + 1}] for i in range(3000)], pa.list_(pa.struct([("x", pa.int32())]), 2)),
