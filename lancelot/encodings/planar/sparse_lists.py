@@ -52,6 +52,10 @@ def sparse_reader(info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, l
     return SparsePage(info, cache, planes, leaf_type)
 
 
+#: CompressiveEncoding.dictionary
+DICTIONARY = 7
+
+
 def _needs_buffer(enc: bytes) -> bool:
     f = wire.fields(enc)
     return not ({CONSTANT, RANGE} & set(f)) or DELTA in f
@@ -77,6 +81,8 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
         return np.full(count, int.from_bytes(value, "little"), dtype=np.int64)
     if RANGE in f or DELTA in f:
         return positions(ValiditySet(NULL_POSITIONS, enc_raw, count), buffer, 1 << 62)
+    if DICTIONARY in f and len(f) == 1:
+        return _dictionary(wire.message(f, DICTIONARY) or b"", count, buffer, what)
     wire.check_known(enc_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
     enc = pb.CompressiveEncoding()
     enc.ParseFromString(enc_raw)
@@ -88,6 +94,26 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
     if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
         raise CorruptFileError(f"{what} are not whole fixed-width integers")
     return block.as_dtype(f"<u{block.bits_per_value // 8}")[:count].astype(np.int64)
+
+
+def _dictionary(raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> np.ndarray:
+    """A Dictionary of integers in one buffer: u64 indices bytes, u64 items bytes, then each part
+    (as pylance 14 writes list item counts, the items a range)."""
+    d = wire.fields(raw)
+    wire.only(d, {1, 2, 3}, f"{what}: dictionary")
+    if buffer is None or len(buffer) < 16:
+        raise CorruptFileError(f"{what}: a dictionary without its page buffer")
+    n_idx, n_items = (int(x) for x in np.frombuffer(bytes(buffer[:16]), dtype="<u8"))
+    if 16 + n_idx + n_items > len(buffer):
+        raise CorruptFileError(f"{what}: dictionary parts of {n_idx} + {n_items} bytes in a {len(buffer)}-byte buffer")
+    num_items = wire.varint(d, 3)
+    items_raw, idx_raw = wire.message(d, 2) or b"", wire.message(d, 1) or b""
+    items = _ints(items_raw, num_items, buffer[16 + n_idx : 16 + n_idx + n_items] if n_items else None, what)
+    idx = _ints(idx_raw, count, buffer[16 : 16 + n_idx], what)
+    if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= num_items):
+        raise CorruptFileError(f"{what}: dictionary index past its {num_items} items")
+    out: np.ndarray = items[idx]
+    return out
 
 
 def _null_slots(vs: ValiditySet, num_slots: int, buffer: np.ndarray | None) -> np.ndarray:
