@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.encodings.planar import read_page_layout
+from lancelot.encodings.planar import read_page_layout, to_page_layout
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.structural.paths import column_paths
-from lancelot.errors import UnsupportedEncodingError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError, UnsupportedVersionError
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
 from lancelot.versions import FileVersion
@@ -266,3 +266,40 @@ def test_2_3_is_not_written(tmp_path):
     for name in ("2.3", "next"):
         with pytest.raises(UnsupportedVersionError, match="2.3"):
             lancelot.write_table(pa.table({"a": [1]}), tmp_path / "x.lance", version=name)
+
+
+def _msg(*fields):
+    """A protobuf message from (field number, bytes | int) pairs."""
+    out = b""
+    for num, value in fields:
+        if isinstance(value, int):
+            out += _varint(num << 3) + _varint(value)
+        else:
+            out += _varint(num << 3 | 2) + _varint(len(value)) + value
+    return out
+
+
+def _varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def test_planar_layouts_that_are_bad_or_unknown_refuse():
+    dense = _msg((1, _msg((1, _msg((1, b"\x01"))))))
+    inline_bitpacking = _msg((5, _msg((1, 32))))
+    chunked = _msg((1, _msg((1, inline_bitpacking), (5, 1), (6, 10))))
+    assert to_page_layout(dense + _msg((2, chunked))).mini_block_layout.has_large_chunk
+    with pytest.raises(CorruptFileError):
+        to_page_layout(b"\x0a\x05\x01")  # a length past the message
+    with pytest.raises(CorruptFileError, match="layers"):
+        to_page_layout(_msg((1, _msg((1, _msg((1, b"\x09")))))) + _msg((2, chunked)))
+    with pytest.raises(UnsupportedEncodingError, match=r"PlanarLayout field\(s\) \[3\]"):
+        to_page_layout(dense + _msg((2, chunked)) + _msg((3, 1)))
+    with pytest.raises(UnsupportedEncodingError, match="field 16 of CompressiveEncoding"):
+        to_page_layout(dense + _msg((2, _msg((1, _msg((1, _msg((16, b""))), (5, 1), (6, 10)))))))
+    with pytest.raises(UnsupportedEncodingError, match="value plane field"):
+        to_page_layout(dense + _msg((2, _msg((5, b"")))))
