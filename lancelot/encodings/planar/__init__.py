@@ -3,8 +3,9 @@
 A 2.3 page describes its rows in two planes: a *structure* plane (dense rep/def layers,
 or sparse positions) and a *value* plane (chunked, zipped, a constant scalar, or no
 values).  The planes that carry the same information as a 2.1/2.2 page layout are
-translated into that layout (layout.py), so the structural readers read them; any
-other shape is refused with UnsupportedEncodingError.
+translated into that layout (layout.py), so the structural readers read them; strings
+with 2.3-coded offsets (binary.py) and sparse pages (sparse.py, sparse_lists.py) have
+their own page readers; any other shape is refused with UnsupportedEncodingError.
 """
 
 from __future__ import annotations

@@ -6,11 +6,12 @@ The planes lancelot reads, by field number of ``lance.encodings23.PlanarLayout``
   ``RepDefLayer``) or sparse (2: positions per layer, outermost first);
 * values (2): chunked (1), zipped (2), a constant scalar (3) or no values (4).
 
-Dense + chunked is a mini-block page (u32 chunk words, as 2.2's ``has_large_chunk``),
-dense + zipped a full-zip page, dense all-valid + constant an inline-value constant page,
-and sparse whose outermost layer keeps no position + no values a page of null rows.
-Anything else (sparse positions, new compressions such as the 2.3 string offsets) raises
-UnsupportedEncodingError.
+Dense + chunked is a mini-block page (u32 chunk words, as 2.2's ``has_large_chunk``; its
+Variable values may have 2.3-coded offsets, binary.py), dense + zipped a full-zip page,
+dense all-valid + constant an inline-value constant page, and sparse whose outermost
+layer keeps no position + no values a page of null rows.  Other sparse pages become
+``SparsePlanes`` (sparse.py, sparse_lists.py).  Anything else, and any field or
+compression case docs/format-2.3.md does not establish, raises UnsupportedEncodingError.
 """
 
 from __future__ import annotations
