@@ -15,6 +15,7 @@ import pytest
 
 import lancelot
 from lancelot.encodings.planar import read_page_layout, to_page_layout
+from lancelot.encodings.planar.binary import coded_offsets
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.structural.paths import column_paths
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError, UnsupportedVersionError
@@ -150,6 +151,16 @@ CASES = {
     "date": (pa.array(np.arange(N).astype("datetime64[D]")), "mini_block_layout"),
     "f16": (pa.array(np.random.default_rng(1).random(N).astype(np.float16)), "mini_block_layout"),
     "bool_nulls": (pa.array([None if i % 5 == 0 else i % 3 == 0 for i in range(N)]), "mini_block_layout"),
+    # mostly-null strings: RLE offsets (run values a range, or flat) before the bytes
+    "rare_str": (pa.array(["hello" if i % 50 == 3 else None for i in range(N)]), "mini_block_layout"),
+    "rare_str_2": (
+        pa.array([["hello", "world"][i % 2] if i % 50 == 3 else None for i in range(N)]),
+        "mini_block_layout",
+    ),
+    "rare_bin": (
+        pa.array([b"\x00\x01" * (i % 4) if i % 50 == 3 else None for i in range(N)], pa.binary()),
+        "mini_block_layout",
+    ),
     # FSST-compressed strings keep 2.2's one-buffer Variable chunks
     "str_fsst": (
         pa.array(
@@ -303,3 +314,26 @@ def test_planar_layouts_that_are_bad_or_unknown_refuse():
         to_page_layout(dense + _msg((2, _msg((1, _msg((1, _msg((16, b""))), (5, 1), (6, 10)))))))
     with pytest.raises(UnsupportedEncodingError, match="value plane field"):
         to_page_layout(dense + _msg((2, _msg((5, b"")))))
+
+
+def test_string_offsets_are_coded_as_claimed(planar_file):
+    """The coded string offsets the reads above go through: delta (lengths), range (map keys of
+    one byte each) and RLE (mostly-null strings)."""
+    first_column, col = {}, 0
+    for name, (values, _) in CASES.items():
+        first_column[name] = col
+        col += len(column_paths(pa.field(name, values.type)))
+    src = open_source(planar_file)
+    try:
+        columns = read_metadata(src).columns
+
+        def code(name):
+            layout = read_page_layout(src, columns[first_column[name]].pages[0].encoding)
+            return coded_offsets(layout.mini_block_layout)
+
+        assert code("str").deltas is not None and code("large_str").bits == 64
+        assert code("map").deltas is None and code("map").rle is None and code("map").step == 1
+        assert all(code(n).rle is not None for n in ("rare_str", "rare_str_2", "rare_bin"))
+        assert code("str_fsst") is None  # FSST keeps 2.2's flat offsets
+    finally:
+        src.close()

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
-from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthBlock
+from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import decompress_level_chunks
 from lancelot.encodings.planar import wire
 from lancelot.encodings.structural.miniblock import MiniBlockPage
@@ -34,8 +34,12 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 RANGE, DELTA = 14, 15
 _BITS, _BASE, _DELTAS = 1, 2, 3  # delta
 _START, _STEP = 2, 3  # range
-#: where pylance puts them: the offsets of Variable values
-OFFSET_CASES = ("lance.encodings21.Variable.offsets", frozenset({RANGE, DELTA}))
+RLE = 8  # (2.1's case; its run values may be a range)
+#: where pylance puts them: the offsets of Variable values, and the run values of RLE offsets
+OFFSET_CASES = {
+    "lance.encodings21.Variable.offsets": frozenset({RANGE, DELTA}),
+    "lance.encodings21.Rle.values": frozenset({RANGE}),
+}
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,13 @@ class CodedOffsets:
     first: int  # the delta's base or the range's start
     step: int  # the range's step (delta: 0)
     deltas: pb.CompressiveEncoding | None  # the delta's deltas (range: None)
+    #: RLE offsets: (the run values: an encoding or a range's (start, step), the run lengths' encoding)
+    rle: tuple[pb.CompressiveEncoding | tuple[int, int], pb.CompressiveEncoding] | None = None
 
     @property
     def num_buffers(self) -> int:
-        """Value buffers per chunk: deltas and bytes, or the bytes alone."""
-        return 2 if self.deltas is not None else 1
+        """Value buffers per chunk: the coded offsets and the bytes, or the bytes alone (range)."""
+        return 2 if self.deltas is not None or self.rle is not None else 1
 
 
 def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
@@ -60,11 +66,28 @@ def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
     if enc.WhichOneof("compression") != "variable":
         return None
     offsets = enc.variable.offsets
-    if offsets.WhichOneof("compression") is not None:
+    if offsets.WhichOneof("compression") not in (None, "rle"):  # (2.1's flat offsets: the 2.2 reader)
         return None
     f = wire.fields(offsets.SerializeToString())
-    if len(f) != 1 or not ({RANGE, DELTA} & set(f)):
+    if len(f) != 1 or not ({RANGE, DELTA, RLE} & set(f)):
         return None
+    if RLE in f:
+        r = wire.fields(wire.message(f, RLE) or b"")
+        wire.only(r, {1, 2}, "RLE offsets")
+        values_raw, lengths_raw = wire.message(r, 1) or b"", wire.message(r, 2) or b""
+        v = wire.fields(values_raw)
+        values: pb.CompressiveEncoding | tuple[int, int]
+        if RANGE in v:
+            rv = wire.fields(wire.message(v, RANGE) or b"")
+            wire.only(rv, {_BITS, _START, _STEP}, "RLE offsets: range values")
+            values = (wire.varint(rv, _START), wire.varint(rv, _STEP))
+        else:
+            values = _known(values_raw, "RLE offsets: run values")
+        lengths = _known(lengths_raw, "RLE offsets: run lengths")
+        if enc.variable.HasField("values"):
+            raise UnsupportedEncodingError("coded-offset strings with compressed value bytes are not supported")
+        # (the offsets' width: pylance's RLE offsets of strings run in u32; large types are not seen)
+        return CodedOffsets(32, 0, 0, None, (values, lengths))
     if enc.variable.HasField("values"):
         raise UnsupportedEncodingError("coded-offset strings with compressed value bytes are not supported")
     if RANGE in f:
@@ -83,6 +106,49 @@ def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
         out = CodedOffsets(wire.varint(d, _BITS), wire.varint(d, _BASE), 0, deltas)
     if out.bits not in (32, 64):
         raise UnsupportedEncodingError(f"coded offsets of {out.bits} bits")
+    return out
+
+
+def _known(raw: bytes, what: str) -> pb.CompressiveEncoding:
+    wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, what)
+    enc = pb.CompressiveEncoding()
+    enc.ParseFromString(raw)
+    if enc.WhichOneof("compression") is None:
+        raise CorruptFileError(f"{what} name no encoding")
+    return enc
+
+
+def _whole_ints(block: DataBlock, count: int, what: str) -> np.ndarray:
+    if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
+        raise CorruptFileError(f"{what} are not whole fixed-width integers")
+    if block.num_values < count:
+        raise CorruptFileError(f"{what}: {block.num_values} values, {count} needed")
+    return block.as_dtype(f"<u{block.bits_per_value // 8}")[:count].astype(np.int64)
+
+
+def _rle_offsets(code: CodedOffsets, buf: np.ndarray, n: int) -> np.ndarray:
+    """``n`` offsets from one chunk buffer of RLE offsets: u64 bytes of the run values, the run
+    values, then the run lengths (as many as there are runs)."""
+    assert code.rle is not None
+    values_enc, lengths_enc = code.rle
+    if len(buf) < 8:
+        raise CorruptFileError("RLE offsets shorter than their header")
+    n_values = int(np.frombuffer(bytes(buf[:8]), dtype="<u8")[0])
+    if 8 + n_values > len(buf):
+        raise CorruptFileError(f"RLE offsets: {n_values} bytes of run values in a {len(buf)}-byte buffer")
+    lengths_buf = buf[8 + n_values :]
+    if lengths_enc.WhichOneof("compression") != "flat" or lengths_enc.flat.bits_per_value not in (8, 16, 32, 64):
+        raise UnsupportedEncodingError("RLE offsets whose run lengths are not flat whole integers")
+    runs = len(lengths_buf) * 8 // int(lengths_enc.flat.bits_per_value)
+    lengths = _whole_ints(compression.decompress_block(lengths_enc, lengths_buf, runs), runs, "RLE run lengths")
+    if isinstance(values_enc, tuple):
+        start, step = values_enc
+        values = start + step * np.arange(runs, dtype=np.int64)
+    else:
+        values = _whole_ints(compression.decompress_block(values_enc, buf[8 : 8 + n_values], runs), runs, "RLE runs")
+    if np.any(lengths < 0) or int(lengths.sum()) != n:
+        raise CorruptFileError(f"RLE offsets: runs of {int(lengths.sum())} offsets, {n} needed")
+    out: np.ndarray = np.repeat(values, lengths)
     return out
 
 
@@ -141,7 +207,11 @@ class CodedOffsetsPage(MiniBlockPage):
         """The values of one chunk from its value buffers."""
         code, data = self.offsets, bufs[-1]
         offsets = np.zeros(n + 1, dtype=np.int64)
-        if code.deltas is not None:
+        if code.rle is not None:
+            offsets = _rle_offsets(code, bufs[0], n + 1)
+            if np.any(np.diff(offsets) < 0):
+                raise CorruptFileError("RLE offsets decrease")
+        elif code.deltas is not None:
             block = compression.decompress_block(code.deltas, bufs[0], n)
             if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
                 raise CorruptFileError("delta offsets: the deltas are not whole fixed-width integers")

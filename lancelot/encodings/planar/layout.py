@@ -137,7 +137,7 @@ def _dense_layers(raw: bytes) -> list[pb.RepDefLayer]:
 
 
 def _compression(
-    raw: bytes | None, what: str, allow: tuple[str, frozenset[int]] | None = None
+    raw: bytes | None, what: str, allow: dict[str, frozenset[int]] | None = None
 ) -> pb.CompressiveEncoding | None:
     if raw is None:
         return None

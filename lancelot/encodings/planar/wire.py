@@ -96,14 +96,14 @@ def check_known(
     buf: bytes,
     desc: Descriptor,
     what: str,
-    allow: tuple[str, frozenset[int]] | None = None,
+    allow: dict[str, frozenset[int]] | None = None,
     _here: frozenset[int] = frozenset(),
 ) -> None:
     """Refuse a message holding fields its 2.1 descriptor does not know (2.3 added
     compressions to CompressiveEncoding: parsing would silently drop them).
 
-    ``allow`` = (full name of a field, numbers): the message in that field may hold those unknown
-    field numbers (their content is the caller's to check).
+    ``allow``: full name of a field -> unknown field numbers the message in that field may hold
+    (their content is the caller's to check).
     """
     for num, vals in fields(buf).items():
         fd = desc.fields_by_number.get(num)
@@ -112,7 +112,7 @@ def check_known(
                 continue
             raise UnsupportedEncodingError(f"{what}: field {num} of {desc.name} is not supported (new in 2.3)")
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
-            here = allow[1] if allow is not None and allow[0] == fd.full_name else frozenset()
+            here = allow.get(fd.full_name, frozenset()) if allow is not None else frozenset()
             for v in vals:
                 if isinstance(v, bytes):
                     check_known(v, fd.message_type, what, allow, here)
