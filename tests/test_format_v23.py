@@ -337,3 +337,22 @@ def test_string_offsets_are_coded_as_claimed(planar_file):
         assert code("str_fsst") is None  # FSST keeps 2.2's flat offsets
     finally:
         src.close()
+
+
+def test_sparse_structure_with_chunked_values(tmp_path):
+    """70 000 rows of 0..3 tags: sparse list layers over a mini-block plane of the items alone
+    (dictionary-coded strings), whose buffers come before the structure's."""
+    n = 70_000
+    t = pa.table({"tags": pa.array([["t0", "t1", "t2"][: i % 4] for i in range(n)], pa.list_(pa.string()))})
+    path = _write(tmp_path / "tags.lance", t)
+    src = open_source(path)
+    try:
+        planes = read_page_layout(src, read_metadata(src).columns[0].pages[0].encoding)
+    finally:
+        src.close()
+    assert isinstance(planes, SparsePlanes) and planes.chunked is not None
+    rows = [0, 3, 4, 7, 35_001, 69_999]
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(_oracle(path))
+        assert f.take(rows).equals(t.take(rows))
+        assert f.read_range(1000, 1100).equals(t.slice(1000, 100))

@@ -124,7 +124,10 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
         return sparse_planes(sparse, scalar)
     if _ZIPPED in values:
         return sparse_planes(sparse, None, _zipped(wire.message(values, _ZIPPED) or b"", [pb.REPDEF_ALL_VALID_ITEM]))
-    raise UnsupportedEncodingError("sparse planar pages with chunked values are not supported")
+    # chunked values of the valid items alone (their count comes from the structure)
+    return sparse_planes(
+        sparse, None, None, _chunked(wire.message(values, _CHUNKED) or b"", [pb.REPDEF_ALL_VALID_ITEM])
+    )
 
 
 def _dense_layers(raw: bytes) -> list[pb.RepDefLayer]:

@@ -77,9 +77,15 @@ class SparsePlanes:
     layers: list[ValiditySet | ListLayer]
     scalar: bytes | None  # the constant value, None: no values (or zipped values)
     zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
+    chunked: pb.MiniBlockLayout | None = None  # the valid items' values, as a mini-block page of them
 
 
-def parse(structure: bytes, scalar: bytes | None, zipped: pb.FullZipLayout | None = None) -> SparsePlanes:
+def parse(
+    structure: bytes,
+    scalar: bytes | None,
+    zipped: pb.FullZipLayout | None = None,
+    chunked: pb.MiniBlockLayout | None = None,
+) -> SparsePlanes:
     """The sparse planes of a page."""
     layers: list[ValiditySet | ListLayer] = []
     for raw in wire.fields(structure).get(1, []):
@@ -111,7 +117,7 @@ def parse(structure: bytes, scalar: bytes | None, zipped: pb.FullZipLayout | Non
             )
         if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
             raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
-    return SparsePlanes(layers, scalar, zipped)
+    return SparsePlanes(layers, scalar, zipped, chunked)
 
 
 def _validity_set(raw: bytes) -> ValiditySet:

@@ -39,6 +39,7 @@ from lancelot.encodings.planar.sparse import (
     positions,
 )
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
+from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, select_rows
 from lancelot.encodings.structural.repdef import LevelMeaning
 from lancelot.errors import CorruptFileError, LanceError
@@ -46,8 +47,8 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 
 def sparse_reader(info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> PageReader:
-    """The reader of a sparse planar page: with list layers or of item layers only."""
-    if any(isinstance(layer, ListLayer) for layer in planes.layers):
+    """The reader of a sparse planar page: with list layers or chunked values, or of item layers only."""
+    if planes.chunked is not None or any(isinstance(layer, ListLayer) for layer in planes.layers):
         return SparseListPage(info, cache, planes, leaf_type)
     return SparsePage(info, cache, planes, leaf_type)
 
@@ -178,7 +179,9 @@ def build_levels(
 
 
 class SparseListPage(PageReader):
-    """Reads rows of a sparse planar page with list layers (constant or no values)."""
+    """Reads rows of a sparse planar page with list layers (constant or no values), or with chunked
+    values: a mini-block plane of the valid items' values alone, whose buffers come first (chunk
+    metadata, chunks, dictionary), before the structure's."""
 
     def __init__(self, info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> None:
         super().__init__(info, cache)
@@ -192,8 +195,14 @@ class SparseListPage(PageReader):
         ]
         self.meaning = LevelMeaning.of(kinds)
         self.num_buffers = sum(_needs_buffer(e) for layer in planes.layers for e in _sequences(layer))
-        if self.num_buffers > info.num_buffers:
-            raise CorruptFileError(f"sparse layers need {self.num_buffers} buffers, the page has {info.num_buffers}")
+        chunked = planes.chunked
+        self.value_buffers = 0 if chunked is None else 2 + int(chunked.HasField("dictionary"))
+        if chunked is not None and chunked.repetition_index_depth:
+            raise CorruptFileError("sparse chunked values with a repetition index")
+        if self.value_buffers + self.num_buffers > info.num_buffers:
+            raise CorruptFileError(
+                f"sparse layers need {self.value_buffers + self.num_buffers} buffers, the page has {info.num_buffers}"
+            )
 
     @property
     def cache_key(self) -> tuple[str, int, int]:
@@ -201,24 +210,46 @@ class SparseListPage(PageReader):
 
     @property
     def span(self) -> PageLevels:
-        span: PageLevels | None = self.cache.get(self.cache_key)
-        if span is None:
+        return self._state()[0]
+
+    def _state(self) -> tuple[PageLevels, MiniBlockPage | None]:
+        state: tuple[PageLevels, MiniBlockPage | None] | None = self.cache.get(self.cache_key)
+        if state is None:
             raise LanceError("sparse page decoded before load_search", column=self.info.column, page=self.info.index)
-        return span
+        return state
+
+    def _value_search(self) -> list[int]:
+        """The value plane's search buffers: chunk metadata and dictionary."""
+        if self.planes.chunked is None:
+            return []
+        return [0, 2] if self.planes.chunked.HasField("dictionary") else [0]
 
     def search_ranges(self) -> list[Range]:
         if self.cache.get(self.cache_key) is not None:
             return []
-        if not self.num_buffers:
+        wanted = self._value_search() + [self.value_buffers + i for i in range(self.num_buffers)]
+        if not wanted:
             self.load_search([])
-        return [self.info.buffer(i) for i in range(self.num_buffers)]
+        return [self.info.buffer(i) for i in wanted]
 
     def load_search(self, bufs: list[memoryview]) -> None:
-        if len(bufs) != self.num_buffers:
-            raise CorruptFileError(f"sparse layers need {self.num_buffers} buffers, fetched {len(bufs)}")
-        rep, dfn, n = build_levels(self.planes.layers, self.meaning, self.info.num_rows, [as_u8(b) for b in bufs])
+        k = len(self._value_search())
+        if len(bufs) != k + self.num_buffers:
+            raise CorruptFileError(f"sparse layers need {self.num_buffers} buffers, fetched {len(bufs) - k}")
+        structure = [as_u8(b) for b in bufs[k:]]
+        rep, dfn, n = build_levels(self.planes.layers, self.meaning, self.info.num_rows, structure)
         visible = int((dfn <= self.meaning.max_visible).sum())
-        if self.planes.scalar is None:
+        inner = None
+        if self.planes.chunked is not None:
+            # one value per valid item: the span's values are the item's place in the plane (null:
+            # a null item), swapped for the plane's values when rows are decoded
+            valid = dfn[dfn <= self.meaning.max_visible] == 0
+            count = int(valid.sum())
+            at = np.cumsum(valid) - 1
+            values = pa.array(at, mask=~valid)
+            inner = self._inner(count)
+            inner.load_search(list(bufs[:k]))
+        elif self.planes.scalar is None:
             if int((dfn == 0).sum()):
                 raise CorruptFileError("a sparse page without values has valid items")
             values = pa.nulls(visible, self.leaf_type)
@@ -227,10 +258,46 @@ class SparseListPage(PageReader):
             if pa.types.is_dictionary(self.leaf_type):
                 one = one.dictionary_encode().cast(self.leaf_type)
             values = one.take(pa.array(np.zeros(visible, dtype=np.int64)))
-        self.cache[self.cache_key] = PageLevels(self.meaning, rep, dfn, n, values)
+        self.cache[self.cache_key] = (PageLevels(self.meaning, rep, dfn, n, values), inner)
+
+    def _inner(self, count: int) -> MiniBlockPage:
+        """A mini-block page of the ``count`` valid items' values on the page's first buffers."""
+        assert self.planes.chunked is not None
+        layout = pb.MiniBlockLayout()
+        layout.CopyFrom(self.planes.chunked)
+        layout.num_items = count
+        meta = type(self.info.meta)()
+        meta.CopyFrom(self.info.meta)
+        meta.length = count
+        del meta.buffer_offsets[self.value_buffers :]
+        del meta.buffer_sizes[self.value_buffers :]
+        info = PageInfo(self.info.column, self.info.index, self.info.path, meta)
+        cache: dict[Any, Any] = {}  # (its own: the page's structural key is this page's)
+        return MiniBlockPage(info, cache, layout, self.leaf_type)
+
+    def _items(self, rows: np.ndarray) -> tuple[PageLevels, np.ndarray]:
+        """The rows' levels (values: each visible item's place in the value plane) and the plane's
+        items they need."""
+        sel = select_rows(self.span, 0, rows)
+        places = sel.values.drop_null().to_numpy(zero_copy_only=False).astype(np.int64)
+        return sel, places
 
     def plan(self, rows: np.ndarray) -> list[Range]:
-        return []
+        inner = self._state()[1]
+        if inner is None or len(rows) == 0:
+            return []
+        _, places = self._items(rows)
+        return inner.plan(places) if len(places) else []
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
-        return select_rows(self.span, 0, rows)
+        inner = self._state()[1]
+        if inner is None:
+            return select_rows(self.span, 0, rows)
+        sel, places = self._items(rows)
+        got = pa.array([], self.leaf_type)
+        if len(places):
+            got = inner.decode(places, bufs).values
+        has = sel.values.is_valid().to_numpy(zero_copy_only=False)
+        at = np.cumsum(has) - 1
+        values = got.take(pa.array(at, mask=~has))
+        return PageLevels(sel.meaning, sel.rep, sel.dfn, sel.num_levels, values)
