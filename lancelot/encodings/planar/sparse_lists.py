@@ -249,6 +249,8 @@ class SparseListPage(PageReader):
             values = pa.array(at, mask=~valid)
             inner = self._inner(count)
             inner.load_search(list(bufs[:k]))
+            if int(inner.table.items.sum()) != count:
+                raise CorruptFileError(f"{count} valid items but {int(inner.table.items.sum())} chunked values")
         elif self.planes.scalar is None:
             if int((dfn == 0).sum()):
                 raise CorruptFileError("a sparse page without values has valid items")
