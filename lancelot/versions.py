@@ -11,7 +11,10 @@ Everything that depends on the version is here: parsing the public names (``stab
 and the feature switches the encoders ask (``version.large_chunks``...), so no other
 module compares version strings.
 
-``FileVersion`` is a ``str`` enum: it compares and prints as "2.0" / "2.1" / "2.2".
+2.3 (pylance's unstable "next") is read only: its pages are ``PlanarLayout`` messages
+(encodings/planar/, docs/format-2.3.md).
+
+``FileVersion`` is a ``str`` enum: it compares and prints as "2.0" / "2.1" / "2.2" / "2.3".
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class FileVersion(str, enum.Enum):
     V2_0 = "2.0"
     V2_1 = "2.1"
     V2_2 = "2.2"
+    V2_3 = "2.3"
 
     def __str__(self) -> str:
         return str(self.value)
@@ -155,25 +159,27 @@ class FileVersion(str, enum.Enum):
 DEFAULT = FileVersion.V2_2
 #: public names -> version; "stable" means what pylance 14 means by it
 ALIASES: dict[str, FileVersion] = {
-    **{v.value: v for v in FileVersion},
+    **{v.value: v for v in FileVersion if v is not FileVersion.V2_3},
     "stable": FileVersion.V2_2,
 }
-#: names pylance 14 accepts for versions lancelot neither reads nor writes: "next" is the unstable 2.3
-#: (its PlanarLayout pages), "legacy" the v1 format (0.1 / 0.2 on disk)
+#: names pylance 14 accepts for versions lancelot does not write: "next" is the unstable 2.3 (its
+#: PlanarLayout pages; lancelot reads the planes docs/format-2.3.md establishes), "legacy" the v1
+#: format (0.1 / 0.2 on disk, neither read nor written)
 NOT_SUPPORTED: dict[str, str] = {
-    "next": "'next' is pylance's unstable file version 2.3, which lancelot does not support yet",
-    "2.3": "file version 2.3 (pylance's unstable 'next') is not supported yet",
+    "next": "'next' is pylance's unstable file version 2.3, which lancelot reads but does not write yet",
+    "2.3": "file version 2.3 (pylance's unstable 'next') can be read but not written yet",
     "legacy": "'legacy' is the v1 Lance format (0.1), which lancelot does not support",
     "0.1": "the v1 Lance format (0.1) is not supported",
 }
-#: the versions lancelot writes (all it reads)
-WRITABLE: frozenset[FileVersion] = frozenset(FileVersion)
+#: the versions lancelot writes (all it reads but 2.3)
+WRITABLE: frozenset[FileVersion] = frozenset(v for v in FileVersion if v is not FileVersion.V2_3)
 #: (major, minor) in a footer -> version; 2.0 files carry 0.3 or 2.0
 ON_DISK: dict[tuple[int, int], FileVersion] = {
     (0, 3): FileVersion.V2_0,
     (2, 0): FileVersion.V2_0,
     (2, 1): FileVersion.V2_1,
     (2, 2): FileVersion.V2_2,
+    (2, 3): FileVersion.V2_3,  # read only: PlanarLayout pages (encodings/planar/)
 }
 
 
@@ -205,8 +211,6 @@ def from_disk(major: int, minor: int, path: str | None = None) -> FileVersion:
     v = ON_DISK.get((major, minor))
     if v is not None:
         return v
-    if (major, minor) == (2, 3):
-        raise UnsupportedVersionError(NOT_SUPPORTED["2.3"], path=path)
     if (major, minor) in ((0, 1), (0, 2)):
         raise UnsupportedVersionError(f"legacy Lance format {major}.{minor} (v1) is not supported", path=path)
     raise UnsupportedVersionError(f"unknown file version {major}.{minor}", path=path)

@@ -14,8 +14,8 @@ from lancelot.versions import FileVersion
 def test_parse_names_and_aliases():
     assert versions.parse(None) is FileVersion.V2_2
     assert versions.parse("stable") is FileVersion.V2_2
-    assert [versions.parse(v) for v in ("2.0", "2.1", "2.2")] == list(FileVersion)
-    # "next" is 2.3 and "legacy" the v1 format in pylance 14: refused by name, never written as 2.2
+    assert [versions.parse(v) for v in ("2.0", "2.1", "2.2")] == list(FileVersion)[:3]
+    # "next" is 2.3 (read only) and "legacy" the v1 format in pylance 14: refused by name, never written as 2.2
     for name, says in (("next", "2.3"), ("2.3", "2.3"), ("legacy", "v1"), ("0.1", "v1")):
         with pytest.raises(UnsupportedVersionError, match=says):
             versions.parse(name)
@@ -24,7 +24,7 @@ def test_parse_names_and_aliases():
 
 
 def test_aliases_mean_what_pylance_means(tmp_path):
-    """pylance writes "stable" as 2.2 and "next" as 2.3 data files (which lancelot refuses by name)."""
+    """pylance writes "stable" as 2.2 and "next" as 2.3 data files (which lancelot reads but refuses to write)."""
     import lance
     import pyarrow as pa
 
@@ -35,8 +35,9 @@ def test_aliases_mean_what_pylance_means(tmp_path):
         if name == "stable":
             assert versions.from_disk(*on_disk) is versions.parse(name)
         else:
+            assert versions.from_disk(*on_disk) is FileVersion.V2_3
             with pytest.raises(UnsupportedVersionError, match="2.3"):
-                versions.from_disk(*on_disk)
+                versions.resolve_writable(name)
 
 
 def test_a_version_is_its_public_string():
@@ -44,12 +45,12 @@ def test_a_version_is_its_public_string():
     assert v == "2.1" and str(v) == "2.1" and f"{v}" == "2.1" and {"2.1": 1}[v] == 1
     assert pickle.loads(pickle.dumps(v)) is v
     assert FileVersion.V2_0 < FileVersion.V2_1 < FileVersion.V2_2
-    assert sorted([FileVersion.V2_2, FileVersion.V2_0, FileVersion.V2_1]) == list(FileVersion)
+    assert sorted([FileVersion.V2_3, FileVersion.V2_2, FileVersion.V2_0, FileVersion.V2_1]) == list(FileVersion)
 
 
 def test_footer_versions():
     assert versions.from_disk(0, 3) is versions.from_disk(2, 0) is FileVersion.V2_0
-    assert [v.disk for v in FileVersion] == [(0, 3), (2, 1), (2, 2)]
+    assert [v.disk for v in FileVersion] == [(0, 3), (2, 1), (2, 2), (2, 3)]
     assert all(versions.from_disk(*v.disk) is v for v in FileVersion)
     with pytest.raises(UnsupportedVersionError, match="legacy"):
         versions.from_disk(0, 2)
@@ -58,7 +59,7 @@ def test_footer_versions():
 
 
 def test_feature_switches():
-    v20, v21, v22 = FileVersion
+    v20, v21, v22, _ = FileVersion
     assert not v20.structural and v21.structural and v22.structural
     for switch in (
         "large_chunks",

@@ -23,6 +23,10 @@ import pyarrow as pa
 
 from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.planar import read_page_layout
+from lancelot.encodings.planar.binary import CodedOffsetsPage, coded_offsets
+from lancelot.encodings.planar.sparse import SparsePlanes
+from lancelot.encodings.planar.sparse_lists import sparse_reader
 from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
@@ -38,7 +42,6 @@ from lancelot.encodings.structural.paths import ColumnPath, column_paths
 from lancelot.encodings.structural.repdef import LevelMeaning, unravel
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
-from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 #: takes of at most this many rows are read value by value over the whole column (column_points.py):
@@ -68,11 +71,15 @@ _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa
 
 
 def make_page_reader(
-    info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout, leaf_type: pa.DataType
+    info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout | SparsePlanes, leaf_type: pa.DataType
 ) -> PageReader:
     """The reader for one page, by its PageLayout variant."""
+    if isinstance(layout, SparsePlanes):  # 2.3 sparse planar pages (planar/sparse.py, sparse_lists.py)
+        return sparse_reader(info, cache, layout, leaf_type)
     kind = layout.WhichOneof("layout")
     if kind == "mini_block_layout":
+        if coded_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)
+            return CodedOffsetsPage(info, cache, layout.mini_block_layout, leaf_type)
         return MiniBlockPage(info, cache, layout.mini_block_layout, leaf_type)
     if kind == "full_zip_layout":
         return FullZipPage(info, cache, layout.full_zip_layout, leaf_type)
@@ -109,9 +116,10 @@ class NullRowsPage(PageReader):
         self.meaning = LevelMeaning.of([pb.REPDEF_NULLABLE_ITEM])
 
     @staticmethod
-    def stands_for(layout: pb.PageLayout, path: ColumnPath) -> bool:
+    def stands_for(layout: pb.PageLayout | SparsePlanes, path: ColumnPath) -> bool:
         return (
-            layout.WhichOneof("layout") == "constant_layout"
+            isinstance(layout, pb.PageLayout)
+            and layout.WhichOneof("layout") == "constant_layout"
             and bool(path.steps)
             and list(layout.constant_layout.layers) == [pb.REPDEF_NULLABLE_ITEM]
             and not layout.constant_layout.HasField("inline_value")
@@ -162,7 +170,8 @@ class ColumnReader:
         if r is None:
             meta = self.col.meta.pages[i]
             try:
-                layout = unpack_encoding(self.ctx.src, meta.encoding, pb.PageLayout, column=self.col.index, page=i)
+                # (2.3 PlanarLayout pages come back as the 2.1/2.2 layout they stand for)
+                layout = read_page_layout(self.ctx.src, meta.encoding, column=self.col.index, page=i)
                 if layout is None:
                     raise CorruptFileError("page has no encoding")
                 info = PageInfo(self.col.index, i, self.path, meta)

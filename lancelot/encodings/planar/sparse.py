@@ -1,0 +1,294 @@
+"""2.3 sparse planar pages: validity as positions, values as one constant (docs/format-2.3.md).
+
+A sparse structure lists one layer per level of the path, outermost first.  An item
+layer is a validity set: ``{1: meaning (1 = the positions are the null rows, 2 = the
+valid rows), 2: the positions' CompressiveEncoding, 3: how many positions}``.
+Positions are page rows, ascending, in every layer.  pylance 14 codes them as
+
+* ``Constant`` without a value: no positions;
+* case 14, a range ``{1: bits, 2: start, 3: step}``: ``start + step * i``;
+* case 15, a delta coding ``{1: bits, 2: base, 3: deltas}``: ``base`` then running sums of
+  ``count - 1`` deltas, which sit in the next page buffer (out-of-line bit-packed).
+
+lancelot reads sparse pages of item layers only (no lists) whose value plane is a
+constant scalar or no values; a page of this shape reads as levels with one nullable
+item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of one
+item layer may also hold zipped values: a full-zip plane of the valid rows' values only
+(their positions then need no page buffer; the page's buffers are the plane's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings import compression
+from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.planar import wire
+from lancelot.encodings.structural.fullzip import FullZipPage
+from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
+from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
+from lancelot.encodings.structural.repdef import LevelMeaning
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+# a sparse layer's kinds, a validity set's fields and meanings
+_ITEM, _LIST = 1, 2
+_MEANING, _POSITIONS, _COUNT = 1, 2, 3
+NULL_POSITIONS, VALID_POSITIONS = 1, 2
+# CompressiveEncoding cases 2.3 adds, with their fields
+CONSTANT, RANGE, DELTA = 3, 14, 15
+_BITS, _START, _STEP = 1, 2, 3
+_BASE, _DELTAS = 2, 3
+
+
+@dataclass(frozen=True)
+class ValiditySet:
+    """One item layer of a sparse structure."""
+
+    meaning: int  # NULL_POSITIONS or VALID_POSITIONS
+    positions: bytes  # a serialized CompressiveEncoding (with the 2.3 cases)
+    count: int
+
+    @property
+    def needs_buffer(self) -> bool:
+        return DELTA in wire.fields(self.positions)
+
+
+@dataclass(frozen=True)
+class ListLayer:
+    """A list layer of a sparse structure (*SparseListLayer*): which of its slots hold a non-empty
+    list, how many items each, and its validity."""
+
+    num_child_slots: int  # 1: items of all its lists
+    non_empty: bytes  # 2: the slots of non-empty lists (a CompressiveEncoding, ascending)
+    num_non_empty: int  # 3
+    counts: bytes  # 4: items of each non-empty list (a CompressiveEncoding)
+    validity: ValiditySet  # 5
+
+
+@dataclass(frozen=True)
+class SparsePlanes:
+    """A sparse planar page lancelot reads: its layers (outermost first) and its value plane."""
+
+    layers: list[ValiditySet | ListLayer]
+    scalar: bytes | None  # the constant value, None: no values (or zipped values)
+    zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
+    chunked: pb.MiniBlockLayout | None = None  # the valid items' values, as a mini-block page of them
+
+
+def parse(
+    structure: bytes,
+    scalar: bytes | None,
+    zipped: pb.FullZipLayout | None = None,
+    chunked: pb.MiniBlockLayout | None = None,
+) -> SparsePlanes:
+    """The sparse planes of a page."""
+    layers: list[ValiditySet | ListLayer] = []
+    for raw in wire.fields(structure).get(1, []):
+        if not isinstance(raw, bytes):
+            raise CorruptFileError("a sparse planar layer is not a message")
+        kinds = wire.fields(raw)
+        wire.only(kinds, {_ITEM, _LIST}, "sparse planar layer")
+        if _LIST in kinds:
+            f = wire.fields(wire.message(kinds, _LIST) or b"")
+            wire.only(f, {1, 2, 3, 4, 5}, "sparse list layer")
+            validity = _validity_set(wire.message(f, 5) or b"")
+            layers.append(
+                ListLayer(
+                    wire.varint(f, 1), wire.message(f, 2) or b"", wire.varint(f, 3), wire.message(f, 4) or b"", validity
+                )
+            )
+        else:
+            layers.append(_validity_set(wire.message(kinds, _ITEM) or b""))
+    if not layers:
+        raise CorruptFileError("a sparse planar structure without layers")
+    if scalar is not None and not 1 <= len(scalar) <= 32:
+        raise CorruptFileError("a planar constant scalar must hold 1..=32 bytes")
+    if zipped is not None:
+        if len(layers) != 1 or not isinstance(layers[0], ValiditySet):
+            raise UnsupportedEncodingError("sparse planar pages of several layers with zipped values are not supported")
+        if layers[0].needs_buffer:
+            raise UnsupportedEncodingError(
+                "sparse planar pages with zipped values and buffered positions are not supported"
+            )
+        if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
+            raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
+    return SparsePlanes(layers, scalar, zipped, chunked)
+
+
+def _validity_set(raw: bytes) -> ValiditySet:
+    f = wire.fields(raw)
+    wire.only(f, {_MEANING, _POSITIONS, _COUNT}, "sparse validity set")
+    meaning = wire.varint(f, _MEANING)
+    if meaning not in (NULL_POSITIONS, VALID_POSITIONS):
+        raise CorruptFileError(f"sparse validity meaning {meaning}")
+    return ValiditySet(meaning, wire.message(f, _POSITIONS) or b"", wire.varint(f, _COUNT))
+
+
+def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.ndarray:
+    """The page rows a validity set lists (int64, ascending, each < num_rows)."""
+    f = wire.fields(vs.positions)
+    n = vs.count
+    if len(f) != 1:
+        raise CorruptFileError("sparse positions name no single encoding")
+    if CONSTANT in f:
+        if n:
+            raise UnsupportedEncodingError("constant sparse positions of a nonzero count are not supported")
+        out = np.zeros(0, dtype=np.int64)
+    elif RANGE in f:
+        r = wire.fields(wire.message(f, RANGE) or b"")
+        wire.only(r, {_BITS, _START, _STEP}, "range positions")
+        start, step = wire.varint(r, _START), wire.varint(r, _STEP)
+        if step <= 0 and n > 1:
+            raise CorruptFileError("range positions must step forward")
+        out = start + step * np.arange(n, dtype=np.int64)
+    elif DELTA in f:
+        d = wire.fields(wire.message(f, DELTA) or b"")
+        wire.only(d, {_BITS, _BASE, _DELTAS}, "delta positions")
+        if buffer is None:
+            raise CorruptFileError("delta positions without their page buffer")
+        out = np.zeros(n, dtype=np.int64)
+        if n:
+            out[0] = wire.varint(d, _BASE)
+            if n > 1:
+                raw = wire.message(d, _DELTAS) or b""
+                wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, "delta positions")
+                enc = pb.CompressiveEncoding()
+                enc.ParseFromString(raw)
+                block = compression.decompress_block(enc, buffer, n - 1)
+                if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
+                    raise CorruptFileError("delta positions: the deltas are not whole fixed-width integers")
+                deltas = block.as_dtype(f"<u{block.bits_per_value // 8}")[: n - 1].astype(np.int64)
+                np.cumsum(deltas, out=out[1:])
+                out[1:] += out[0]
+    else:
+        raise UnsupportedEncodingError(f"sparse positions coded as case {sorted(f)} are not supported")
+    if len(out) and (int(out[0]) < 0 or int(out[-1]) >= num_rows or np.any(np.diff(out) <= 0)):
+        raise CorruptFileError(f"sparse positions are not ascending rows of a {num_rows}-row page")
+    return out
+
+
+class SparsePage(PageReader):
+    """Reads rows of a sparse planar page: definition levels from the layers' positions."""
+
+    def __init__(self, info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> None:
+        super().__init__(info, cache)
+        self.planes = planes
+        self.leaf_type = leaf_type
+        self.meaning = LevelMeaning.of([pb.REPDEF_NULLABLE_ITEM] * len(planes.layers))
+        if not all(isinstance(vs, ValiditySet) for vs in planes.layers):
+            raise CorruptFileError("a sparse page of lists read as items")
+        self.layers = [vs for vs in planes.layers if isinstance(vs, ValiditySet)]
+        self.buffers = [i for i, vs in enumerate(self.layers) if vs.needs_buffer]
+        if len(self.buffers) > info.num_buffers:
+            raise CorruptFileError(
+                f"sparse positions need {len(self.buffers)} buffers, the page has {info.num_buffers}"
+            )
+        self.inner: FullZipPage | None = None
+        self._inner_ranges = 0
+        if planes.zipped is not None:
+            # the zipped plane is a full-zip page of the valid rows alone, on the page's buffers
+            meta = type(info.meta)()
+            meta.CopyFrom(info.meta)
+            meta.length = int(planes.zipped.num_items)
+            self.inner = FullZipPage(
+                PageInfo(info.column, info.index, info.path, meta), cache, planes.zipped, leaf_type
+            )
+
+    @property
+    def cache_key(self) -> tuple[str, int, int]:
+        return ("planar-sparse", self.info.column, self.info.index)  # (the inner page has the structural key)
+
+    @property
+    def _values_key(self) -> tuple[str, int, int]:
+        return ("planar-sparse-values", self.info.column, self.info.index)
+
+    def _value_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of ``rows`` hold a value, and the value plane's rows of those."""
+        dfn, first = self.dfn, self.cache[self._values_key]
+        has = dfn[rows] == 0
+        return has, first[rows[has]]
+
+    @property
+    def dfn(self) -> np.ndarray:
+        """Definition level of every page row; ``load_search`` computes it."""
+        dfn: np.ndarray | None = self.cache.get(self.cache_key)
+        if dfn is None:
+            raise LanceError("sparse page decoded before load_search", column=self.info.column, page=self.info.index)
+        return dfn
+
+    def search_ranges(self) -> list[Range]:
+        inner = [] if self.inner is None else self.inner.search_ranges()
+        self._inner_ranges = len(inner)
+        if self.cache.get(self.cache_key) is not None:
+            return inner
+        if not self.buffers and not inner:
+            self.load_search([])
+            return []
+        return [self.info.buffer(i) for i in range(len(self.buffers))] + inner
+
+    def load_search(self, bufs: list[memoryview]) -> None:
+        k = self._inner_ranges
+        if self.inner is not None and k:
+            self.inner.load_search(bufs[len(bufs) - k :])
+            bufs = bufs[: len(bufs) - k]
+            self._inner_ranges = 0
+        if self.cache.get(self.cache_key) is not None:  # only the inner page's cache was missing
+            return
+        n = self.info.num_rows
+        if len(bufs) != len(self.buffers):
+            raise CorruptFileError(f"sparse positions need {len(self.buffers)} buffers, fetched {len(bufs)}")
+        buffer_of = {layer: as_u8(b) for layer, b in zip(self.buffers, bufs)}  # in layer order, outermost first
+        dfn = np.zeros(n, dtype=np.uint16)
+        depth = len(self.planes.layers)
+        # innermost first, so that a row null at an outer layer takes the outer (higher) level
+        for i in reversed(range(depth)):
+            vs = self.layers[i]
+            pos = positions(vs, buffer_of.get(i), n)
+            level = depth - i
+            if vs.meaning == VALID_POSITIONS:
+                null = np.ones(n, dtype=bool)
+                null[pos] = False
+            else:
+                null = np.zeros(n, dtype=bool)
+                null[pos] = True
+            dfn[null] = level
+        if self.inner is not None:
+            valid = dfn == 0
+            if int(valid.sum()) != self.inner.info.num_rows:
+                raise CorruptFileError(f"{int(valid.sum())} valid rows but {self.inner.info.num_rows} zipped values")
+            self.cache[self._values_key] = np.cumsum(valid) - 1
+        elif self.planes.scalar is None and n and int(dfn.min()) == 0:
+            raise CorruptFileError("a sparse page without values has valid rows")
+        self.cache[self.cache_key] = dfn
+
+    def plan(self, rows: np.ndarray) -> list[Range]:
+        if self.inner is None or len(rows) == 0:
+            return []
+        _, value_rows = self._value_rows(rows)
+        return self.inner.plan(value_rows) if len(value_rows) else []
+
+    def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
+        dfn = self.dfn[rows]
+        t = leaf_value_type(self.leaf_type)
+        n = len(rows)
+        if self.inner is not None:
+            has, value_rows = self._value_rows(rows)
+            inner = pa.array([], self.leaf_type)
+            if len(value_rows):
+                inner = self.inner.decode(value_rows, bufs).values
+            # one value per row (a null where the row has none; the levels make it null anyway)
+            at = np.cumsum(has) - 1
+            values = inner.take(pa.array(at, mask=~has))
+        elif self.planes.scalar is None:
+            values = pa.nulls(n, self.leaf_type)
+        else:
+            one = scalar_from_bytes(self.planes.scalar, t)
+            if pa.types.is_dictionary(self.leaf_type):
+                one = one.dictionary_encode().cast(self.leaf_type)
+            values = one.take(pa.array(np.zeros(n, dtype=np.int64)))
+        return PageLevels(self.meaning, None, dfn if int(dfn.max(initial=0)) else None, n, values)

@@ -1,0 +1,118 @@
+"""Protocol-buffer wire format without a schema: the PlanarLayout messages have no .proto
+in lancelot, so their fields are read by number (docs/format-2.3.md lists them).
+
+Only what PlanarLayout uses: varints (wire type 0) and length-delimited bytes (wire type 2);
+anything else in a planar message is an error.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+
+Fields = dict[int, list[int | bytes]]
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    out = shift = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise CorruptFileError("truncated varint in a planar layout")
+        b = buf[pos]
+        pos += 1
+        out |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return out, pos
+
+
+def fields(buf: bytes) -> Fields:
+    """Field number -> its values in order (ints for varints, bytes for length-delimited)."""
+    out: Fields = {}
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        num, wt = key >> 3, key & 7
+        if num == 0:
+            raise CorruptFileError("field number 0 in a planar layout")
+        value: int | bytes
+        if wt == 0:
+            value, pos = _varint(buf, pos)
+        elif wt == 2:
+            n, pos = _varint(buf, pos)
+            if pos + n > len(buf):
+                raise CorruptFileError("length-delimited field runs past its planar message")
+            value, pos = bytes(buf[pos : pos + n]), pos + n
+        else:
+            raise UnsupportedEncodingError(f"wire type {wt} (field {num}) in a planar layout")
+        out.setdefault(num, []).append(value)
+    return out
+
+
+def message(f: Fields, num: int) -> bytes | None:
+    """The submessage at ``num`` (the last one, as protobuf merges), or None when absent."""
+    vals = f.get(num)
+    if not vals:
+        return None
+    v = vals[-1]
+    if not isinstance(v, bytes):
+        raise CorruptFileError(f"planar field {num} is a varint, expected a message")
+    return v
+
+
+def varint(f: Fields, num: int, default: int = 0) -> int:
+    vals = f.get(num)
+    if not vals:
+        return default
+    v = vals[-1]
+    if not isinstance(v, int):
+        raise CorruptFileError(f"planar field {num} is bytes, expected a varint")
+    return v
+
+
+def packed_varints(f: Fields, num: int) -> list[int]:
+    """A repeated varint field, packed (bytes) or not."""
+    out: list[int] = []
+    for v in f.get(num, []):
+        if isinstance(v, int):
+            out.append(v)
+            continue
+        pos = 0
+        while pos < len(v):
+            x, pos = _varint(v, pos)
+            out.append(x)
+    return out
+
+
+def only(f: Fields, allowed: set[int], what: str) -> None:
+    """Refuse fields of a planar message whose meaning docs/format-2.3.md does not establish."""
+    extra = sorted(set(f) - allowed)
+    if extra:
+        raise UnsupportedEncodingError(f"{what} field(s) {extra} are not supported")
+
+
+def check_known(
+    buf: bytes,
+    desc: Descriptor,
+    what: str,
+    allow: dict[str, frozenset[int]] | None = None,
+    _here: frozenset[int] = frozenset(),
+) -> None:
+    """Refuse a message holding fields its 2.1 descriptor does not know (2.3 added
+    compressions to CompressiveEncoding: parsing would silently drop them).
+
+    ``allow``: full name of a field -> unknown field numbers the message in that field may hold
+    (their content is the caller's to check).
+    """
+    for num, vals in fields(buf).items():
+        fd = desc.fields_by_number.get(num)
+        if fd is None:
+            if num in _here:
+                continue
+            raise UnsupportedEncodingError(f"{what}: field {num} of {desc.name} is not supported (new in 2.3)")
+        if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            here = allow.get(fd.full_name, frozenset()) if allow is not None else frozenset()
+            for v in vals:
+                if isinstance(v, bytes):
+                    check_known(v, fd.message_type, what, allow, here)
