@@ -181,11 +181,15 @@ def run_items(
 
 
 def on_latest(
-    uri: str, storage_options: dict[str, Any] | None, retries: int, attempt: Callable[[LanceDataset], _T]
+    uri: str,
+    storage_options: dict[str, Any] | None,
+    retries: int,
+    attempt: Callable[[LanceDataset], _T],
+    timeout: object = None,
 ) -> _T:
     """``attempt(dataset at its latest version)``, re-planned on the latest version after a
-    retryable commit conflict (``retries`` times at most)."""
-    return retrying(open_dataset(uri, None, storage_options), retries, attempt)
+    retryable commit conflict (``retries`` times at most, none once ``timeout`` has passed)."""
+    return retrying(open_dataset(uri, None, storage_options), retries, attempt, timeout)
 
 
 # -- what a task changed in a fragment ---------------------------------------------------------

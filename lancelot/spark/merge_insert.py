@@ -28,7 +28,7 @@ from lancelot.dataset.changes import (
     cast_to,
     matching_positions,
 )
-from lancelot.dataset.merge_insert import _qualified_to_plain
+from lancelot.dataset.merge_insert import MergeInsertError, _qualified_to_plain
 from lancelot.format.pb import table_pb2
 from lancelot.spark.jobs import (
     FragmentChange,
@@ -94,7 +94,7 @@ class _MergePlan:
     storage_options: dict[str, Any] | None
     on: list[str]
     source_columns: list[str]
-    update: bool
+    matched: str | None  # what matched target rows get: "update", "delete", "fail" or nothing (None)
     update_condition: str | None  # SQL over source.<column> and target.<column>
     insert: bool
     by_source: bool
@@ -125,17 +125,25 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
     """A task of the joined rows of some fragments (all of each fragment's rows are in one task)
     and some rows to insert: deletion files for the matched (and unmatched-by-source) target rows,
     new data files for the updated and inserted rows.  Yields one pickled ``FragmentChange``
-    summary per task (its ``fragment_id`` is -1) and the counts of updated / deleted / inserted."""
+    summary per task (its ``fragment_id`` is -1) and the counts of updated / deleted / inserted;
+    under ``when_matched_fail`` a task that finds a match writes nothing and yields the matched
+    key instead (a dict: the driver raises, so Spark does not retry the task)."""
     parts = [b for b in batches if b.num_rows]
     summary = FragmentChange(-1)
     counts = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
     if parts:
-        ds = open_dataset(plan.uri, plan.version, plan.storage_options)
         t = pa.Table.from_batches(parts)
         has_frag = t.column(_FRAG).is_valid().to_numpy(zero_copy_only=False)
+        has_src = t.column(_SRC).is_valid().to_numpy(zero_copy_only=False)
+        if plan.matched == "fail":
+            hit = np.flatnonzero(has_frag & has_src)
+            if len(hit):
+                key = {k: t.column(k)[int(hit[0])].as_py() for k in plan.on}
+                yield _payload(("fail", key))
+                return
+        ds = open_dataset(plan.uri, plan.version, plan.storage_options)
         frag_col = pc.fill_null(t.column(_FRAG), -1).to_numpy()
         positions = pc.fill_null(t.column(_POS), -1).to_numpy()
-        has_src = t.column(_SRC).is_valid().to_numpy(zero_copy_only=False)
         rows = NewRows(ds)
         new_parts: list[pa.Table] = []
         updated: list[table_pb2.DataFragment] = []
@@ -147,13 +155,13 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
             pos = positions[sel].astype(np.int64)
             matched = has_src[sel]
             mpos = pos[matched]
-            if plan.update and len(mpos) != len(np.unique(mpos)):
+            if plan.matched in ("update", "delete") and len(mpos) != len(np.unique(mpos)):
                 raise ChangeInputError(
                     f"dataset {plan.uri!r}: ambiguous merge inserts are prohibited: several source rows match "
                     f"the same target row of {frag.where}"
                 )
             gone = np.empty(0, np.int64)
-            if plan.update and len(mpos):
+            if plan.matched == "update" and len(mpos):
                 order = np.argsort(mpos, kind="stable")
                 idx = np.flatnonzero(sel)[matched][order]
                 mpos = mpos[order]
@@ -170,6 +178,9 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 new_parts.append(new)
                 counts["num_updated_rows"] += len(mpos)
                 gone = mpos
+            elif plan.matched == "delete" and len(mpos):
+                counts["num_deleted_rows"] += len(mpos)
+                gone = np.sort(mpos)
             if plan.by_source:
                 unmatched = pos[~matched]
                 if by_source is not None and len(unmatched):
@@ -191,21 +202,29 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
         summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
         summary.files += data_files([nf.frag for nf in written])
         record_files(job, summary.files)
-    payload = pickle.dumps((summary, counts), protocol=pickle.HIGHEST_PROTOCOL)
-    yield pa.record_batch([pa.array([payload], pa.binary())], names=["payload"])
+    yield _payload((summary, counts))
+
+
+def _payload(obj: object) -> pa.RecordBatch:
+    return pa.record_batch(
+        [pa.array([pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())], names=["payload"]
+    )
 
 
 def merge_insert(
     df: Any,
     uri: str,
     on: str | list[str],
-    when_matched_update_all: bool | str = True,
+    when_matched_update_all: bool | str | None = None,
     when_not_matched_insert_all: bool = True,
     when_not_matched_by_source_delete: bool | str = False,
     storage_options: dict[str, Any] | None = None,
     *,
+    when_matched_delete: bool = False,
+    when_matched_fail: bool = False,
     num_partitions: int | None = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+    retry_timeout: Any = None,
 ) -> dict[str, int]:
     """Upsert the rows of the Spark DataFrame ``df`` into the dataset at ``uri`` by the key
     column(s) ``on``, the join done by Spark: the target's keys and row addresses (one task per
@@ -215,13 +234,19 @@ def merge_insert(
 
     Matched rows take the source's values (columns the source lacks keep the target's); with an
     SQL condition over ``source.<column>`` and ``target.<column>`` as ``when_matched_update_all``,
-    only the matched rows where it holds.  Rows of ``df`` no target row matches are inserted; with
+    only the matched rows where it holds; ``when_matched_update_all=False``: matched rows stay.
+    ``when_matched_delete=True``: matched rows are deleted instead; ``when_matched_fail=True``: a
+    match fails the call with ``MergeInsertError`` (an OSError, as pylance's) naming the key, and
+    nothing is committed (both as the builder's ``when_matched_delete()`` /
+    ``when_matched_fail()``; each excludes ``when_matched_update_all``, whose default None means
+    "update unless one of them is given").  Rows of ``df`` no target row matches are inserted; with
     ``when_not_matched_by_source_delete`` (True, or an SQL filter on the target) target rows no
     source row matches are deleted.  A null key matches nothing; two source rows matching one
-    target row are an error; source columns must have the dataset's types (checked on the
-    driver).  ``num_partitions``: tasks writing the result (default: one per fragment, at least
-    two); each holds its share of the joined rows in memory.  Returns the library's counts of
-    inserted, updated and deleted rows."""
+    target row (to update or delete) are an error; source columns must have the dataset's types
+    (checked on the driver).  ``num_partitions``: tasks writing the result (default: one per
+    fragment, at least two); each holds its share of the joined rows in memory.
+    ``conflict_retries`` / ``retry_timeout`` (a timedelta or seconds): as the builder's.  Returns
+    the library's counts of inserted, updated and deleted rows."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's usual name
 
     from lancelot.spark.types import spark_arrow_schema, spark_schema, spark_type
@@ -229,7 +254,8 @@ def merge_insert(
     keys = [on] if isinstance(on, str) else list(on)
     if not keys:
         raise ChangeInputError("merge_insert needs at least one key column")
-    if not (when_matched_update_all or when_not_matched_insert_all or when_not_matched_by_source_delete):
+    matched = _matched_action(when_matched_update_all, when_matched_delete, when_matched_fail)
+    if not (matched or when_not_matched_insert_all or when_not_matched_by_source_delete):
         raise ChangeInputError("the merge insert job is not configured to change the data in any way")
     spark = df.sparkSession
     source_columns = list(df.columns)
@@ -255,7 +281,7 @@ def merge_insert(
                 )
         if by_source_filter is not None:
             as_filter(by_source_filter, cur.schema)
-        if isinstance(when_matched_update_all, str):
+        if matched == "update" and isinstance(when_matched_update_all, str):
             text = _qualified_to_plain(when_matched_update_all)
             as_filter(text, _condition_schema(cur.schema, source_columns))
         frag_ids = [f.fragment_id for f in cur.get_fragments()]
@@ -278,7 +304,7 @@ def merge_insert(
             storage_options,
             keys,
             source_columns,
-            bool(when_matched_update_all),
+            matched,
             when_matched_update_all if isinstance(when_matched_update_all, str) else None,
             bool(when_not_matched_insert_all),
             by_source,
@@ -292,6 +318,12 @@ def merge_insert(
                 .mapInArrow(functools.partial(_merge_task, plan, job.ref), "payload binary")
             )
             results = [pickle.loads(r["payload"]) for r in out.collect()]
+            failed = [key for kind, key in results if isinstance(kind, str)]
+            if failed:  # the tasks that found a match wrote nothing; leaving the job deletes the others' files
+                raise MergeInsertError(
+                    f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
+                    "(when_matched_fail); nothing was committed"
+                )
             changes = [c for c, _ in results]
             job.files.update(f for c in changes for f in c.files)
             counts = {
@@ -299,5 +331,18 @@ def merge_insert(
             }
             return job.commit(lambda: commit_update(cur, changes, all_fields)), counts
 
-    _, counts = on_latest(uri, storage_options, conflict_retries, attempt)
+    _, counts = on_latest(uri, storage_options, conflict_retries, attempt, retry_timeout)
     return counts
+
+
+def _matched_action(update: bool | str | None, delete: bool, fail: bool) -> str | None:
+    """What matched rows get: one of the builder's three ``when_matched_*`` clauses, or None."""
+    if delete and fail:
+        raise ChangeInputError("merge_insert: when_matched_delete and when_matched_fail exclude each other")
+    if delete or fail:
+        if update:
+            raise ChangeInputError(
+                "merge_insert: when_matched_update_all excludes when_matched_delete and when_matched_fail"
+            )
+        return "delete" if delete else "fail"
+    return "update" if update is None or update else None
