@@ -38,6 +38,7 @@ from lancelot.spark.jobs import (
     data_files,
     deletions_of,
     fragment_of,
+    injected_fault,
     on_latest,
     open_dataset,
     record_files,
@@ -202,6 +203,7 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
         summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
         summary.files += data_files([nf.frag for nf in written])
         record_files(job, summary.files)
+    injected_fault(job)
     yield _payload((summary, counts))
 
 
