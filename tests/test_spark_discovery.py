@@ -45,9 +45,29 @@ def test_the_package_ships_the_module():
     assert "pyspark_lancelot" in find_packages(str(ROOT), include=cfg["include"])
 
 
-def test_the_jvm_registered_it_statically():
+def test_a_session_that_never_registered_reads_and_writes_lance(tmp_path):
     """The shared session's JVM looked Python data sources up with the repository on its workers'
-    path (tests/conftest_spark.py), so "lance" is among its static sources, registered or not."""
+    path (tests/conftest_spark.py); a new session (its own data source registry, nothing
+    registered at run time) reads and appends through format("lance") without register()."""
+    import lance
+    import pyarrow as pa
+
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"id": pa.array(range(300), pa.int64())}), uri, max_rows_per_file=100)
+    from pyspark.sql.datasource import DataSource
+
+    class Probe(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "lancelot_probe_registered_at_run_time"
+
     spark = spark_session()
-    builders = spark._jvm.org.apache.spark.sql.execution.datasources.DataSourceManager.dataSourceBuilders()
-    assert builders.isDefined() and builders.get().contains("lance")
+    spark.dataSource.register(Probe)
+    fresh = spark.newSession()
+    registry = fresh._jsparkSession.sessionState().dataSourceManager()
+    assert not registry.dataSourceExists(Probe.name())  # run-time registrations do not carry over
+    assert registry.dataSourceExists("lance")
+    df = fresh.read.format("lance").load(uri)
+    assert sorted(r["id"] for r in df.collect()) == list(range(300))
+    fresh.range(300, 310).write.format("lance").mode("append").save(uri)
+    assert lance.dataset(uri).to_table().sort_by("id")["id"].to_pylist() == list(range(310))
