@@ -20,6 +20,14 @@ Python data source (spark_floor.OneRowDataSource: one ``id`` column, and one ret
 columns) and ``spark.range(1)``.  Repetitions are interleaved (each
 repetition runs every case once, in a seeded random order; lookups use the same random key); the
 report gives medians and ratios; JSON goes to benchmarks/results/spark.json.
+
+``--ops`` instead times the operations that change a dataset (its ``--rows`` rows, written by
+pylance in fragments of 1Mi rows; restored to that first version, untimed, before every case):
+``merge_insert`` of ``rows / 10`` source rows (a Parquet file; half of them keys already in the
+dataset, half new) and a backfill (``add_columns`` of ``value * 2 + small``), each through
+``lancelot.spark`` (Spark does the join; one task per fragment), pylance's own call in this process,
+and lancelot's library call; for the backfill also Spark's Parquet path (read the table, add the
+column, write it all again).  Every case's counts and schema are checked against pylance's.
 """
 
 from __future__ import annotations
@@ -79,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--floor-threads", action="store_true", help="let pyarrow use threads in the floor source")
     p.add_argument("--no-lookup", action="store_true", help="skip the point lookups")
     p.add_argument("--no-scan", action="store_true", help="skip the scans")
+    p.add_argument("--ops", action="store_true", help="time merge_insert and a backfill instead of scans and lookups")
     p.add_argument("--parquet-row-group-rows", type=int, default=PARQUET_ROW_GROUP_ROWS)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--data-dir", type=Path, default=BENCH_DIR / "data")
@@ -316,7 +325,9 @@ class Cases:
         return [int(r[0]), str(r[1])]
 
 
-def time_interleaved(cases: dict[str, Callable[[], object]], reps: int, before_rep=None, log=print) -> dict:
+def time_interleaved(
+    cases: dict[str, Callable[[], object]], reps: int, before_rep=None, log=print, before_case=None
+) -> dict:
     """Median seconds per case: each repetition runs every case once, in a new (seeded) random order.
 
     Not a rotation: in a rotation each case always follows the same one, and a Spark query's time
@@ -328,11 +339,111 @@ def time_interleaved(cases: dict[str, Callable[[], object]], reps: int, before_r
         if before_rep is not None:
             before_rep(rep)
         for n in random.Random(rep).sample(names, len(names)):
+            if before_case is not None:
+                before_case(n)  # untimed
             t0 = time.perf_counter()
             cases[n]()
             samples[n].append(time.perf_counter() - t0)
         log(f"  rep {rep + 1}/{reps}: " + ", ".join(f"{n} {samples[n][-1]:.2f}s" for n in names))
     return {n: {"median": statistics.median(v), "samples": v} for n, v in samples.items()}
+
+
+# -- operations (--ops) -------------------------------------------------------------------------
+
+BACKFILL = {"backfill": "value * 2 + small"}
+
+
+def prepare_ops(a: argparse.Namespace, log) -> tuple[Path, Path]:
+    """The dataset the operations change (pylance-written, fragments of 1Mi rows) and the merge
+    source (Parquet: ``rows // 10`` rows, half of them keys of the dataset drawn at random, half
+    new keys, in a shuffled order), cached under data_dir/spark/."""
+    import lance
+    import pyarrow.parquet as pq
+
+    cols = [c for c in a.columns.split(",") if c]
+    out_dir = a.data_dir / "spark"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tag = f"synthetic-{a.rows}-seed{a.seed}-{'_'.join(cols)}"
+    uri, src = out_dir / f"{tag}-ops.lance", out_dir / f"{tag}-ops-source.parquet"
+    schema = pa.schema([datasets.SYNTHETIC_SCHEMA.field(c) for c in cols])
+    if not uri.exists():
+        log(f"writing {uri} ({a.rows:,} rows)")
+        tmp = uri.with_name(uri.name + ".tmp")
+        reader = pa.RecordBatchReader.from_batches(
+            schema, (b.select(cols) for b in datasets.synthetic_batches(a.rows, a.seed))
+        )
+        lance.write_dataset(reader, str(tmp), max_rows_per_file=1 << 20, data_storage_version="2.2")
+        os.replace(tmp, uri)
+    if not src.exists():
+        m = max(2, a.rows // 10)
+        rng = np.random.default_rng(a.seed + 1)
+        ids = np.concatenate([rng.choice(a.rows, m - m // 2, replace=False), np.arange(a.rows, a.rows + m // 2)])
+        rng.shuffle(ids)
+        t = pa.Table.from_batches([datasets.synthetic_batch(0, m, a.seed + 1).select(cols)])
+        t = t.set_column(t.column_names.index("id"), schema.field("id"), pa.array(ids, pa.int64()))
+        pq.write_table(t.cast(schema), src.with_name(src.name + ".tmp"))
+        os.replace(src.with_name(src.name + ".tmp"), src)
+    return uri, src
+
+
+def run_ops(spark, a: argparse.Namespace, parquet: Path, results: dict, log) -> None:
+    """merge_insert and the backfill through lancelot.spark, pylance and lancelot (and the backfill
+    through Spark's Parquet path), verified against pylance's result, then timed interleaved."""
+    import lance
+    import pyarrow.parquet as pq
+
+    import lancelot
+    import lancelot.spark as ops
+
+    uri, src = prepare_ops(a, log)
+    u = str(uri)
+    out_parquet = str(a.data_dir / "spark" / "ops-backfill-out.parquet")
+
+    def merge_spark() -> object:
+        return ops.merge_insert(spark.read.parquet(str(src)), u, "id")
+
+    def merge_pylance() -> object:
+        b = lance.dataset(u).merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        return b.execute(pq.read_table(src))
+
+    def merge_lancelot() -> object:
+        b = lancelot.dataset(u).merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        return b.execute(pq.read_table(src))
+
+    def backfill_parquet() -> object:
+        df = spark.read.parquet(str(parquet)).selectExpr("*", f"{BACKFILL['backfill']} AS backfill")
+        df.write.mode("overwrite").parquet(out_parquet)
+        return None
+
+    cases: dict[str, Callable[[], object]] = {
+        "merge_insert, lancelot.spark": merge_spark,
+        "merge_insert, pylance": merge_pylance,
+        "merge_insert, lancelot": merge_lancelot,
+        "backfill, lancelot.spark": lambda: ops.add_columns(spark, u, BACKFILL),
+        "backfill, pylance": lambda: lance.dataset(u).add_columns(BACKFILL),
+        "backfill, lancelot": lambda: lancelot.dataset(u).add_columns(BACKFILL),
+        "backfill, Spark Parquet rewrite": backfill_parquet,
+    }
+
+    def restore(_name: str = "") -> None:
+        lance.dataset(u, version=1).restore()  # the dataset as written: no backfill column, no merge
+
+    log("warm-up and verification (each against pylance's result):")
+    want: dict[str, object] = {}
+    for n, fn in cases.items():
+        restore()
+        got = fn()
+        ds = lance.dataset(u)
+        check = got if n.startswith("merge") else ds.schema.names if "Parquet" not in n else None
+        kind = n.split(",")[0]
+        want.setdefault(kind, check)
+        if check is not None and check != want[kind]:
+            raise SystemExit(f"{n}: {check} differs from {want[kind]}")
+        log(f"  {n}: {check}, {ds.count_rows():,} rows")
+    results["ops_check"] = want
+    log("operations (the dataset restored to its first version before each, untimed):")
+    results["ops"] = time_interleaved(cases, a.reps, log=log, before_case=restore)
+    restore()
 
 
 def lookup_rows_planned(path: Path, cols: list[str], key: int) -> dict:
@@ -452,6 +563,12 @@ def ratios_of(res: dict) -> dict[str, float]:
                 out[f"scan {name} / {ref}"] = scan[name] / scan[ref]
     if "floor" in scan and "parquet" in scan:
         out["scan floor / parquet"] = scan["floor"] / scan["parquet"]
+    op = {k: v["median"] for k, v in res.get("ops", {}).items()}
+    for kind in ("merge_insert", "backfill"):
+        mine = op.get(f"{kind}, lancelot.spark")
+        for ref in ("pylance", "lancelot", "Spark Parquet rewrite"):
+            if mine and f"{kind}, {ref}" in op:
+                out[f"{kind}: lancelot.spark / {ref}"] = mine / op[f"{kind}, {ref}"]
     for name in look:
         if name.endswith(" pushdown") and name.startswith("lance "):
             for ref in ("parquet pushdown", "parquet full scan", name.replace(" pushdown", " full scan")):
@@ -471,7 +588,7 @@ def render(results: dict, markdown: bool) -> str:
         + f"{m['reps']} interleaved repetitions (medians, seconds)",
         "",
     ]
-    for kind in ("scan", "lookup"):
+    for kind in ("scan", "lookup", "ops"):
         cases = results.get(kind)
         if not cases:
             continue
@@ -542,20 +659,23 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": list(os.getloadavg()),
         }
     }
-    files = prepare_files(a, log)
+    files = prepare_files(argparse.Namespace(**{**vars(a), "lance_files": ""}) if a.ops else a, log)
     results["file_mb"] = {n: round(_size(p) / 1e6, 2) for n, p in files.items()}
     spark = spark_session(a.master, a.conf)
     try:
         c = Cases(spark, files, a)
         results["partitions"] = {}
-        if not a.no_scan:
+        if a.ops:
+            run_ops(spark, a, files["parquet"], results, log)
+        if not a.no_scan and not a.ops:
             run_scans(c, results, log)
-        if not a.no_lookup:
+        if not a.no_lookup and not a.ops:
             run_lookups(c, results, log)
     finally:
         spark.stop()
     results["ratios"] = ratios_of(results)
-    results["notes"] = goal_notes(results["ratios"], [n for n in files if n.startswith("lance ")][0])
+    lance_names = [n for n in files if n.startswith("lance ")]
+    results["notes"] = goal_notes(results["ratios"], lance_names[0]) if lance_names else []
     results["meta"]["loadavg_end"] = list(os.getloadavg())
     report.save_json(results, a.out)
     print(render(results, a.markdown), flush=True)

@@ -135,6 +135,33 @@ def test_ratios_and_report():
     assert "| lance lancelot 2.0 | 1.1 | 1 | 1.2 | 2 |" in text and "| scan floor / parquet | 2 |" in text
 
 
+def test_ops_ratios_and_report():
+    """--ops: lancelot.spark's median over each other path's, and the ops table."""
+    med = {"lancelot.spark": 4.0, "pylance": 1.0, "lancelot": 2.0, "Spark Parquet rewrite": 8.0}
+    res = {
+        "meta": {"rows": 10, "columns": "id", "master": "local[2]", "reps": 1},
+        "partitions": {},
+        "ops": {
+            f"{k}, {n}": {"median": v, "samples": [v]} for k in ("merge_insert", "backfill") for n, v in med.items()
+        },
+    }
+    del res["ops"]["merge_insert, Spark Parquet rewrite"]  # no such path
+    r = spark_bench.ratios_of(res)
+    assert r == {
+        "merge_insert: lancelot.spark / pylance": 4.0,
+        "merge_insert: lancelot.spark / lancelot": 2.0,
+        "backfill: lancelot.spark / pylance": 4.0,
+        "backfill: lancelot.spark / lancelot": 2.0,
+        "backfill: lancelot.spark / Spark Parquet rewrite": 0.5,
+    }
+    res["ratios"] = r
+    text = spark_bench.render(res, markdown=True)
+    assert (
+        "| backfill, Spark Parquet rewrite | 8 | 8 | 8 | - |" in text
+        and "| backfill: lancelot.spark / lancelot | 2 |" in text
+    )
+
+
 def test_trace_phase_medians():
     from benchmarks.spark_trace import phase_medians
 

@@ -68,6 +68,33 @@ class JobRef:
     uri: str
     storage_options: dict[str, Any] | None
     prefix: str  # <dataset>/_lancelot_spark/ops-<id>: one record per task attempt that wrote files
+    fault: str | None = None  # tests only: the driver's FAULT_ENV when the job was planned
+
+
+#: tests only: set in the driver's environment while an operation is planned, it makes its tasks
+#: fail once they have written and recorded their files: ``raise`` (the first attempt of the first
+#: task raises), ``exit`` (that attempt's Python worker dies: ``os._exit``), ``raise-all`` (every
+#: attempt of every task raises)
+FAULT_ENV = "LANCELOT_SPARK_TEST_FAULT"
+
+
+def injected_fault(job: JobRef) -> None:
+    """In a task, after its files are written and recorded: the fault ``job.fault`` asks for."""
+    if not job.fault:
+        return
+    from pyspark import TaskContext
+
+    from lancelot.errors import LanceError
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return
+    if job.fault == "raise-all" or (ctx.partitionId() == 0 and ctx.attemptNumber() == 0):
+        if job.fault == "exit":
+            os._exit(70)
+        raise LanceError(
+            f"injected fault {FAULT_ENV}={job.fault} in task {ctx.partitionId()} attempt {ctx.attemptNumber()}"
+        )
 
 
 def record_files(job: JobRef, files: list[str]) -> None:
@@ -96,7 +123,8 @@ class Job:
     middle of writing one)."""
 
     def __init__(self, cur: LanceDataset, storage_options: dict[str, Any] | None) -> None:
-        self.ref = JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}")
+        fault = os.environ.get(FAULT_ENV) or None
+        self.ref = JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}", fault)
         self.store = cur._store
         self.files: set[str] = set()
         self.committing = False
@@ -176,16 +204,21 @@ def run_items(
         for i in b.column(0).to_pylist():
             result = task(items[int(i)])
             record_files(job, files_of(result))
+            injected_fault(job)
             out = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])
 
 
 def on_latest(
-    uri: str, storage_options: dict[str, Any] | None, retries: int, attempt: Callable[[LanceDataset], _T]
+    uri: str,
+    storage_options: dict[str, Any] | None,
+    retries: int,
+    attempt: Callable[[LanceDataset], _T],
+    timeout: object = None,
 ) -> _T:
     """``attempt(dataset at its latest version)``, re-planned on the latest version after a
-    retryable commit conflict (``retries`` times at most)."""
-    return retrying(open_dataset(uri, None, storage_options), retries, attempt)
+    retryable commit conflict (``retries`` times at most, none once ``timeout`` has passed)."""
+    return retrying(open_dataset(uri, None, storage_options), retries, attempt, timeout)
 
 
 # -- what a task changed in a fragment ---------------------------------------------------------

@@ -28,7 +28,7 @@ from lancelot.dataset.changes import (
     cast_to,
     matching_positions,
 )
-from lancelot.dataset.merge_insert import _qualified_to_plain
+from lancelot.dataset.merge_insert import MergeInsertError, _qualified_to_plain
 from lancelot.format.pb import table_pb2
 from lancelot.spark.jobs import (
     FragmentChange,
@@ -38,6 +38,7 @@ from lancelot.spark.jobs import (
     data_files,
     deletions_of,
     fragment_of,
+    injected_fault,
     on_latest,
     open_dataset,
     record_files,
@@ -94,7 +95,7 @@ class _MergePlan:
     storage_options: dict[str, Any] | None
     on: list[str]
     source_columns: list[str]
-    update: bool
+    matched: str | None  # what matched target rows get: "update", "delete", "fail" or nothing (None)
     update_condition: str | None  # SQL over source.<column> and target.<column>
     insert: bool
     by_source: bool
@@ -125,17 +126,25 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
     """A task of the joined rows of some fragments (all of each fragment's rows are in one task)
     and some rows to insert: deletion files for the matched (and unmatched-by-source) target rows,
     new data files for the updated and inserted rows.  Yields one pickled ``FragmentChange``
-    summary per task (its ``fragment_id`` is -1) and the counts of updated / deleted / inserted."""
+    summary per task (its ``fragment_id`` is -1) and the counts of updated / deleted / inserted;
+    under ``when_matched_fail`` a task that finds a match writes nothing and yields the matched
+    key instead (a dict: the driver raises, so Spark does not retry the task)."""
     parts = [b for b in batches if b.num_rows]
     summary = FragmentChange(-1)
     counts = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
     if parts:
-        ds = open_dataset(plan.uri, plan.version, plan.storage_options)
         t = pa.Table.from_batches(parts)
         has_frag = t.column(_FRAG).is_valid().to_numpy(zero_copy_only=False)
+        has_src = t.column(_SRC).is_valid().to_numpy(zero_copy_only=False)
+        if plan.matched == "fail":
+            hit = np.flatnonzero(has_frag & has_src)
+            if len(hit):
+                key = {k: t.column(k)[int(hit[0])].as_py() for k in plan.on}
+                yield _payload(("fail", key))
+                return
+        ds = open_dataset(plan.uri, plan.version, plan.storage_options)
         frag_col = pc.fill_null(t.column(_FRAG), -1).to_numpy()
         positions = pc.fill_null(t.column(_POS), -1).to_numpy()
-        has_src = t.column(_SRC).is_valid().to_numpy(zero_copy_only=False)
         rows = NewRows(ds)
         new_parts: list[pa.Table] = []
         updated: list[table_pb2.DataFragment] = []
@@ -147,13 +156,13 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
             pos = positions[sel].astype(np.int64)
             matched = has_src[sel]
             mpos = pos[matched]
-            if plan.update and len(mpos) != len(np.unique(mpos)):
+            if plan.matched in ("update", "delete") and len(mpos) != len(np.unique(mpos)):
                 raise ChangeInputError(
                     f"dataset {plan.uri!r}: ambiguous merge inserts are prohibited: several source rows match "
                     f"the same target row of {frag.where}"
                 )
             gone = np.empty(0, np.int64)
-            if plan.update and len(mpos):
+            if plan.matched == "update" and len(mpos):
                 order = np.argsort(mpos, kind="stable")
                 idx = np.flatnonzero(sel)[matched][order]
                 mpos = mpos[order]
@@ -170,6 +179,9 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 new_parts.append(new)
                 counts["num_updated_rows"] += len(mpos)
                 gone = mpos
+            elif plan.matched == "delete" and len(mpos):
+                counts["num_deleted_rows"] += len(mpos)
+                gone = np.sort(mpos)
             if plan.by_source:
                 unmatched = pos[~matched]
                 if by_source is not None and len(unmatched):
@@ -191,21 +203,30 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
         summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
         summary.files += data_files([nf.frag for nf in written])
         record_files(job, summary.files)
-    payload = pickle.dumps((summary, counts), protocol=pickle.HIGHEST_PROTOCOL)
-    yield pa.record_batch([pa.array([payload], pa.binary())], names=["payload"])
+    injected_fault(job)
+    yield _payload((summary, counts))
+
+
+def _payload(obj: object) -> pa.RecordBatch:
+    return pa.record_batch(
+        [pa.array([pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())], names=["payload"]
+    )
 
 
 def merge_insert(
     df: Any,
     uri: str,
     on: str | list[str],
-    when_matched_update_all: bool | str = True,
+    when_matched_update_all: bool | str | None = None,
     when_not_matched_insert_all: bool = True,
     when_not_matched_by_source_delete: bool | str = False,
     storage_options: dict[str, Any] | None = None,
     *,
+    when_matched_delete: bool = False,
+    when_matched_fail: bool = False,
     num_partitions: int | None = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
+    retry_timeout: Any = None,
 ) -> dict[str, int]:
     """Upsert the rows of a Spark DataFrame into a dataset by key, the join done by Spark.
 
@@ -213,7 +234,8 @@ def merge_insert(
     joined rows are partitioned by target fragment, and each task writes its fragments' deletion
     files and the new rows' data files; the driver commits one Update, as
     ``LanceDataset.merge_insert`` does. A null key matches nothing; two source rows matching one
-    target row are an error; source columns must have the dataset's types (checked on the driver).
+    target row (to update or delete) are an error; source columns must have the dataset's types
+    (checked on the driver).
 
     Args:
         df: The source rows; its columns are the keys and a subset of the dataset's (columns it
@@ -221,21 +243,28 @@ def merge_insert(
         uri: The dataset's path or URL.
         on: The key column(s).
         when_matched_update_all: Matched rows take the source's values: True, False, or an SQL
-            condition over ``source.<column>`` and ``target.<column>``.
+            condition over ``source.<column>`` and ``target.<column>``; the default None means
+            "update unless ``when_matched_delete`` or ``when_matched_fail`` is given".
         when_not_matched_insert_all: Insert the source rows that match no target row.
         when_not_matched_by_source_delete: Delete target rows no source row matches: True, False,
             or an SQL filter on the target.
         storage_options: Object store options.
+        when_matched_delete: Delete the matched rows instead (the builder's ``when_matched_delete()``).
+        when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as
+            pylance's) naming the key, and nothing is committed.
         num_partitions: Tasks writing the result (default: one per fragment, at least two); each
             holds its share of the joined rows in memory.
         conflict_retries: How often to re-plan on the latest version when a concurrent commit
             conflicts.
+        retry_timeout: A timedelta or seconds, as the builder's.
 
     Returns:
         ``num_inserted_rows``, ``num_updated_rows``, ``num_deleted_rows``, as pylance.
 
     Raises:
-        ValueError: No key, nothing to do, or source columns the dataset has not.
+        ValueError: No key, nothing to do, clauses that exclude each other, or source columns the
+            dataset has not.
+        MergeInsertError: ``when_matched_fail`` and a source row matched.
 
     Examples:
         ```python
@@ -249,7 +278,8 @@ def merge_insert(
     keys = [on] if isinstance(on, str) else list(on)
     if not keys:
         raise ChangeInputError("merge_insert needs at least one key column")
-    if not (when_matched_update_all or when_not_matched_insert_all or when_not_matched_by_source_delete):
+    matched = _matched_action(when_matched_update_all, when_matched_delete, when_matched_fail)
+    if not (matched or when_not_matched_insert_all or when_not_matched_by_source_delete):
         raise ChangeInputError("the merge insert job is not configured to change the data in any way")
     spark = df.sparkSession
     source_columns = list(df.columns)
@@ -275,7 +305,7 @@ def merge_insert(
                 )
         if by_source_filter is not None:
             as_filter(by_source_filter, cur.schema)
-        if isinstance(when_matched_update_all, str):
+        if matched == "update" and isinstance(when_matched_update_all, str):
             text = _qualified_to_plain(when_matched_update_all)
             as_filter(text, _condition_schema(cur.schema, source_columns))
         frag_ids = [f.fragment_id for f in cur.get_fragments()]
@@ -298,7 +328,7 @@ def merge_insert(
             storage_options,
             keys,
             source_columns,
-            bool(when_matched_update_all),
+            matched,
             when_matched_update_all if isinstance(when_matched_update_all, str) else None,
             bool(when_not_matched_insert_all),
             by_source,
@@ -312,6 +342,12 @@ def merge_insert(
                 .mapInArrow(functools.partial(_merge_task, plan, job.ref), "payload binary")
             )
             results = [pickle.loads(r["payload"]) for r in out.collect()]
+            failed = [key for kind, key in results if isinstance(kind, str)]
+            if failed:  # the tasks that found a match wrote nothing; leaving the job deletes the others' files
+                raise MergeInsertError(
+                    f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
+                    "(when_matched_fail); nothing was committed"
+                )
             changes = [c for c, _ in results]
             job.files.update(f for c in changes for f in c.files)
             counts = {
@@ -319,5 +355,18 @@ def merge_insert(
             }
             return job.commit(lambda: commit_update(cur, changes, all_fields)), counts
 
-    _, counts = on_latest(uri, storage_options, conflict_retries, attempt)
+    _, counts = on_latest(uri, storage_options, conflict_retries, attempt, retry_timeout)
     return counts
+
+
+def _matched_action(update: bool | str | None, delete: bool, fail: bool) -> str | None:
+    """What matched rows get: one of the builder's three ``when_matched_*`` clauses, or None."""
+    if delete and fail:
+        raise ChangeInputError("merge_insert: when_matched_delete and when_matched_fail exclude each other")
+    if delete or fail:
+        if update:
+            raise ChangeInputError(
+                "merge_insert: when_matched_update_all excludes when_matched_delete and when_matched_fail"
+            )
+        return "delete" if delete else "fail"
+    return "update" if update is None or update else None

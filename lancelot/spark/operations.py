@@ -498,8 +498,8 @@ def compact(
     Returns:
         A ``CompactionMetrics``, as ``compact_files`` returns.
 
-    Raises:
-        LanceError: The dataset has indices (not compacted yet by lancelot).
+    A dataset with indices is compacted by the library on the driver (``compact_files``), which
+    remaps the indices as pylance does.
 
     Examples:
         ```python
@@ -510,12 +510,12 @@ def compact(
     from lancelot.dataset.compact import (
         COMPACTION_ATTEMPTS,
         _check_files,
-        _has_indices,
         build_reserve,
         build_rewrite,
+        compact_files,
         plan_compaction,
     )
-    from lancelot.errors import LanceError
+    from lancelot.dataset.indices import index_metadata
 
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
@@ -524,8 +524,13 @@ def compact(
 
     def once(ds: LanceDataset) -> CompactionMetrics:
         where = f"dataset {ds.uri!r} version {ds.version}"
-        if _has_indices(ds._mf):
-            raise LanceError(f"{where}: compaction of datasets with indices is not supported by lancelot yet")
+        if index_metadata(ds):  # the library's compaction remaps the indices
+            return compact_files(
+                ds,
+                target_rows_per_fragment=target_rows_per_fragment,
+                materialize_deletions=materialize_deletions,
+                materialize_deletions_threshold=materialize_deletions_threshold,
+            )
         groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
         metrics = Metrics()
         if not groups:
