@@ -28,6 +28,7 @@ from lancelot.dataset.changes import (
     NewRows,
     _move_to,
     as_filter,
+    fragment_map,
     matching_positions,
     retrying,
 )
@@ -151,18 +152,26 @@ class MergeInsertBuilder:
         matched_src: list[np.ndarray] = []
         updated_parts: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (fragment, positions, source rows)
         n_deleted_matched = n_deleted_by_source = 0
-        for f in cur.get_fragments():
+
+        def join(f: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """(live positions, matched positions, their source rows) of one fragment: only its key
+            columns are read (fragments side by side)."""
             live = matching_positions(f, None)
             if not len(live):
-                continue
+                return live, live, live
             n = f.physical_rows
             tk = f._read_physical(on, 0, n)
             if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
                 tk = tk.take(pa.array(live))
             tk = tk.append_column(_POS, pa.array(live))
             j = tk.join(keys, on, join_type="inner", use_threads=False)
-            pos = j.column(_POS).to_numpy().astype(np.int64)
-            srow = j.column(_SRC).to_numpy().astype(np.int64)
+            return live, j.column(_POS).to_numpy().astype(np.int64), j.column(_SRC).to_numpy().astype(np.int64)
+
+        frags = cur.get_fragments()
+        for f, (live, pos, srow) in zip(frags, fragment_map(join, frags)):
+            if not len(live):
+                continue
+            joined = pos
             if self._matched in ("update", "delete") and len(pos) != len(np.unique(pos)):
                 self._ambiguous(f, pos)
             if self._matched == "fail" and len(pos):
@@ -184,7 +193,7 @@ class MergeInsertBuilder:
                 gone = pos
                 n_deleted_matched += len(pos)
             if self._by_source:
-                unmatched = np.setdiff1d(live, j.column(_POS).to_numpy().astype(np.int64))
+                unmatched = np.setdiff1d(live, joined)
                 if by_source is not None and len(unmatched):
                     hit = matching_positions(f, by_source)
                     unmatched = np.intersect1d(unmatched, hit)
