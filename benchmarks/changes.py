@@ -14,7 +14,8 @@ lancelot is brought to its steady state as the other benchmarks do (``steady``: 
 until its numpy paths have handed over to their numba kernels, ``jit.HOT_CALLS`` calls each;
 ``--cold-kernels`` skips it and times the numpy paths of a short-lived process).  The first
 timed run's results are checked equal between the libraries (row counts and stats).
-Prints medians and the lancelot / pylance ratios.
+Prints medians and the lancelot / pylance ratios, of the wall time and of the process's CPU time
+(every thread's: on a loaded machine the wall time mostly measures the scheduler).
 
     python -m benchmarks.changes [--sf 0.1] [--fragments 4] [--repeats 3] [--ops update]
 """
@@ -126,6 +127,7 @@ def main() -> None:
     for op in args.ops:
         fn = ops(src)[op]
         times: dict[str, list[float]] = {k: [] for k in libs}
+        cpu: dict[str, list[float]] = {k: [] for k in libs}  # the process's CPU time, every thread's
         results: dict[str, Any] = {}
         for lib in libs:  # warm-up, untimed: imports, JIT kernels, the OS's file cache
             fn(libs[lib](clone(path, work / lib)))
@@ -134,15 +136,18 @@ def main() -> None:
             for lib in order:
                 uri = clone(path, work / lib)
                 ds = libs[lib](uri)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 out = fn(ds)
                 times[lib].append(time.perf_counter() - t0)
+                cpu[lib].append(time.process_time() - c0)
                 if r == 0:
                     results[lib] = (out, lance.dataset(uri).count_rows(), lance.dataset(uri).version)
         same = results["lancelot"] == results["pylance"]
         a, b = statistics.median(times["lancelot"]), statistics.median(times["pylance"])
+        ca, cb = statistics.median(cpu["lancelot"]), statistics.median(cpu["pylance"])
         print(
             f"{op:13s} lancelot {a * 1000:8.1f} ms  pylance {b * 1000:8.1f} ms  ratio {a / b:5.2f}x"
+            f"   cpu: lancelot {ca * 1000:7.1f} ms  pylance {cb * 1000:7.1f} ms  ratio {ca / cb:5.2f}x"
             f"{'' if same else '  RESULTS DIFFER: ' + repr(results)}"
         )
     shutil.rmtree(work, ignore_errors=True)

@@ -13,9 +13,11 @@ latest version, up to ``conflict_retries`` times (pylance's default: 10).
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -160,22 +162,35 @@ _R = TypeVar("_R")
 _S = TypeVar("_S")
 
 
+_POOLS: dict[str, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(name: str, workers: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``workers`` threads kept for the next operation: a thread's start waits
+    until the new thread runs, which on a loaded machine cost more than a small operation's work.
+    Its jobs must not wait for other jobs of the same pool."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(name)
+        if pool is None:
+            pool = _POOLS[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lancelot-{name}")
+        return pool
+
+
 def fragment_map(fn: Callable[[_S], _R], items: Iterable[_S], workers: int | None = None) -> Generator[_R, None, None]:
-    """``fn`` over ``items`` (fragments) on ``workers`` threads of their own, the results in order,
-    at most ``2 * workers`` of them computed ahead (memory stays bounded).  ``fn`` must not change
-    anything: what an operation does with the results (deletion files, new rows) stays on the caller's
-    thread, in fragment order, so errors and files are those of a sequential run.  A single item runs
-    on the caller's thread."""
+    """``fn`` over ``items`` (fragments) on a shared pool of ``FRAGMENT_WORKERS`` threads, the results
+    in order, at most ``2 * workers`` of them computed ahead (memory stays bounded).  ``fn`` must not
+    change anything, nor call ``fragment_map``: what an operation does with the results (deletion
+    files, new rows) stays on the caller's thread, in fragment order, so errors and files are those
+    of a sequential run.  A single item (or ``workers`` 1) runs on the caller's thread."""
     items = list(items)
-    workers = workers or FRAGMENT_WORKERS
+    workers = min(workers or FRAGMENT_WORKERS, FRAGMENT_WORKERS)
     if len(items) < 2 or workers < 2:
         yield from map(fn, items)
         return
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(max_workers=min(workers, len(items)), thread_name_prefix="lancelot-fragments")
+    pool = shared_pool("fragments", FRAGMENT_WORKERS)
+    ahead: deque[Future[_R]] = deque()
     try:
-        ahead: deque[Future[_R]] = deque()
         it = iter(items)
         for x in it:
             ahead.append(pool.submit(fn, x))
@@ -188,7 +203,9 @@ def fragment_map(fn: Callable[[_S], _R], items: Iterable[_S], workers: int | Non
                 break
             yield r
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for fut in ahead:  # an error or an early stop: the rest is not wanted
+            fut.cancel()
+        wait(ahead)
 
 
 # -- deletions of an operation ---------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map
+from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map, shared_pool
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
@@ -98,7 +98,7 @@ def _write_column_files(
     function sees the fragments in turn), or, when ``pure`` (SQL expressions), two fragments side by
     side; each file is written while the next one's values are computed (at most a few fragments'
     new columns in memory)."""
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import Future, wait
 
     from lancelot.dataset.write import write_fragments
 
@@ -124,7 +124,7 @@ def _write_column_files(
 
     prev: Future[table_pb2.DataFragment] | None = None
     out: list[table_pb2.DataFragment] = []
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lancelot-add-columns")
+    pool = shared_pool("column-files", 2)  # (one file of this call at a time: ``prev``)
     frags = ds.get_fragments()
     computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2) if pure else None
     try:
@@ -152,14 +152,14 @@ def _write_column_files(
     except BaseException:
         if computed is not None:
             computed.close()
-        pool.shutdown(wait=True)
+        if prev is not None:
+            wait([prev])
         for p in written:  # files no manifest will reference
             try:
                 ds._store.delete(f"data/{p}")
             except Exception:  # noqa: BLE001
                 pass
         raise
-    pool.shutdown(wait=True)
     return out
 
 
