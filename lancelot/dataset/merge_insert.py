@@ -172,16 +172,16 @@ class MergeInsertBuilder:
             if not len(live):
                 continue
             joined = pos
-            if self._matched in ("update", "delete") and len(pos) != len(np.unique(pos)):
+            order = np.argsort(pos, kind="stable")
+            pos, srow = pos[order], srow[order]
+            if self._matched in ("update", "delete") and len(pos) > 1 and bool((pos[1:] == pos[:-1]).any()):
                 self._ambiguous(f, pos)
             if self._matched == "fail" and len(pos):
                 raise MergeInsertError(
                     f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values "
-                    f"{ {k: f._take_physical([k], pos[:1]).column(0)[0].as_py() for k in on} }"
+                    f"{ {k: f._take_physical([k], joined[:1]).column(0)[0].as_py() for k in on} }"
                 )
             matched_src.append(srow)
-            order = np.argsort(pos, kind="stable")
-            pos, srow = pos[order], srow[order]
             gone = np.empty(0, np.int64)
             if self._matched == "update" and len(pos):
                 if cond is not None:
@@ -202,8 +202,10 @@ class MergeInsertBuilder:
             dels.mark(f, gone)
         inserted = np.empty(0, np.int64)
         if self._insert:
-            seen = np.unique(np.concatenate(matched_src)) if matched_src else np.empty(0, np.int64)
-            inserted = np.setdiff1d(np.arange(src.num_rows, dtype=np.int64), seen)
+            unseen = np.ones(src.num_rows, dtype=bool)
+            for m in matched_src:
+                unseen[m] = False
+            inserted = np.flatnonzero(unseen).astype(np.int64)
         n_updated = sum(len(p) for _, p, _ in updated_parts)
 
         def batches() -> Iterator[pa.Table]:
