@@ -13,8 +13,11 @@ latest version, up to ``conflict_retries`` times (pylance's default: 10).
 from __future__ import annotations
 
 import importlib
+import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -153,6 +156,58 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
     return pos
 
 
+#: fragments an operation reads side by side (its reads and Arrow's kernels release the interpreter lock)
+FRAGMENT_WORKERS = 4
+_R = TypeVar("_R")
+_S = TypeVar("_S")
+
+
+_POOLS: dict[str, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_pool(name: str, workers: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``workers`` threads kept for the next operation: a thread's start waits
+    until the new thread runs, which on a loaded machine cost more than a small operation's work.
+    Its jobs must not wait for other jobs of the same pool."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(name)
+        if pool is None:
+            pool = _POOLS[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lancelot-{name}")
+        return pool
+
+
+def fragment_map(fn: Callable[[_S], _R], items: Iterable[_S], workers: int | None = None) -> Generator[_R, None, None]:
+    """``fn`` over ``items`` (fragments) on a shared pool of ``FRAGMENT_WORKERS`` threads, the results
+    in order, at most ``2 * workers`` of them computed ahead (memory stays bounded).  ``fn`` must not
+    change anything, nor call ``fragment_map``: what an operation does with the results (deletion
+    files, new rows) stays on the caller's thread, in fragment order, so errors and files are those
+    of a sequential run.  A single item (or ``workers`` 1) runs on the caller's thread."""
+    items = list(items)
+    workers = min(workers or FRAGMENT_WORKERS, FRAGMENT_WORKERS)
+    if len(items) < 2 or workers < 2:
+        yield from map(fn, items)
+        return
+    pool = shared_pool("fragments", FRAGMENT_WORKERS)
+    ahead: deque[Future[_R]] = deque()
+    try:
+        it = iter(items)
+        for x in it:
+            ahead.append(pool.submit(fn, x))
+            if len(ahead) >= 2 * workers:
+                break
+        while ahead:
+            r = ahead.popleft().result()
+            for x in it:
+                ahead.append(pool.submit(fn, x))
+                break
+            yield r
+    finally:
+        for fut in ahead:  # an error or an early stop: the rest is not wanted
+            fut.cancel()
+        wait(ahead)
+
+
 # -- deletions of an operation ---------------------------------------------------------------
 
 
@@ -285,11 +340,12 @@ def delete(
 
     def attempt(cur: LanceDataset) -> tuple[int, int]:
         dels = Deletions(cur)
-        for f in cur.get_fragments():
-            try:
-                dels.mark(f, matching_positions(f, expr))
-            except ChangeInputError as e:
-                raise DeleteInputError(e.message) from None
+        frags = cur.get_fragments()
+        try:
+            for f, pos in zip(frags, fragment_map(lambda f: matching_positions(f, expr), frags)):
+                dels.mark(f, pos)
+        except ChangeInputError as e:
+            raise DeleteInputError(e.message) from None
         txn = new_transaction(cur.version)
         txn.delete.updated_fragments.extend(dels.updated)
         txn.delete.deleted_fragment_ids.extend(dels.removed)
@@ -329,17 +385,23 @@ def update(
         dels = Deletions(cur)
         rows = NewRows(cur)
 
+        def changed(f: Fragment) -> tuple[np.ndarray, pa.Table | None]:
+            """(positions, their new rows) of one fragment: what may run beside the other fragments."""
+            pos = matching_positions(f, cond)
+            if not len(pos):
+                return pos, None
+            t = f._take_physical(list(cur.schema.names), pos)
+            new = evaluate(t, exprs)
+            for name in exprs:
+                i = t.column_names.index(name)
+                t = t.set_column(i, cur.schema.field(name), cast_to(new.column(name), cur.schema.field(name), name))
+            return pos, t
+
         def batches() -> Iterator[pa.Table]:
-            for f in cur.get_fragments():
-                pos = matching_positions(f, cond)
-                if not len(pos):
+            frags = cur.get_fragments()
+            for f, (pos, t) in zip(frags, fragment_map(changed, frags)):
+                if t is None:
                     continue
-                old = f._take_physical(list(cur.schema.names), pos)
-                new = evaluate(old, exprs)
-                t = old
-                for name in exprs:
-                    i = t.column_names.index(name)
-                    t = t.set_column(i, cur.schema.field(name), cast_to(new.column(name), cur.schema.field(name), name))
                 rows.keep_ids(f, pos)
                 dels.mark(f, pos)
                 yield t

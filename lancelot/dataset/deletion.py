@@ -83,7 +83,7 @@ def serialize_deletions(positions: np.ndarray) -> tuple[table_pb2.DeletionFile.D
         bm.run_optimize()
         return table_pb2.DeletionFile.BITMAP, bm.serialize()
     sink = pa.BufferOutputStream()
-    opts = pa.ipc.IpcWriteOptions(compression="zstd")
+    opts = pa.ipc.IpcWriteOptions(compression="zstd", use_threads=False)  # a few KiB: no hand-off to Arrow's pool
     with pa.ipc.new_file(sink, _SCHEMA, options=opts) as w:
         w.write_batch(pa.record_batch([pa.array(positions, pa.uint32())], schema=_SCHEMA))
     return table_pb2.DeletionFile.ARROW_ARRAY, sink.getvalue().to_pybytes()

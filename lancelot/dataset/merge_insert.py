@@ -28,6 +28,7 @@ from lancelot.dataset.changes import (
     NewRows,
     _move_to,
     as_filter,
+    fragment_map,
     matching_positions,
     retrying,
 )
@@ -239,28 +240,36 @@ class MergeInsertBuilder:
         matched_src: list[np.ndarray] = []
         updated_parts: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (fragment, positions, source rows)
         n_deleted_matched = n_deleted_by_source = 0
-        for f in cur.get_fragments():
+
+        def join(f: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """(live positions, matched positions, their source rows) of one fragment: only its key
+            columns are read (fragments side by side)."""
             live = matching_positions(f, None)
             if not len(live):
-                continue
+                return live, live, live
             n = f.physical_rows
             tk = f._read_physical(on, 0, n)
             if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
                 tk = tk.take(pa.array(live))
             tk = tk.append_column(_POS, pa.array(live))
             j = tk.join(keys, on, join_type="inner", use_threads=False)
-            pos = j.column(_POS).to_numpy().astype(np.int64)
-            srow = j.column(_SRC).to_numpy().astype(np.int64)
-            if self._matched in ("update", "delete") and len(pos) != len(np.unique(pos)):
+            return live, j.column(_POS).to_numpy().astype(np.int64), j.column(_SRC).to_numpy().astype(np.int64)
+
+        frags = cur.get_fragments()
+        for f, (live, pos, srow) in zip(frags, fragment_map(join, frags)):
+            if not len(live):
+                continue
+            joined = pos
+            order = np.argsort(pos, kind="stable")
+            pos, srow = pos[order], srow[order]
+            if self._matched in ("update", "delete") and len(pos) > 1 and bool((pos[1:] == pos[:-1]).any()):
                 self._ambiguous(f, pos)
             if self._matched == "fail" and len(pos):
                 raise MergeInsertError(
                     f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values "
-                    f"{ {k: f._take_physical([k], pos[:1]).column(0)[0].as_py() for k in on} }"
+                    f"{ {k: f._take_physical([k], joined[:1]).column(0)[0].as_py() for k in on} }"
                 )
             matched_src.append(srow)
-            order = np.argsort(pos, kind="stable")
-            pos, srow = pos[order], srow[order]
             gone = np.empty(0, np.int64)
             if self._matched == "update" and len(pos):
                 if cond is not None:
@@ -272,7 +281,7 @@ class MergeInsertBuilder:
                 gone = pos
                 n_deleted_matched += len(pos)
             if self._by_source:
-                unmatched = np.setdiff1d(live, j.column(_POS).to_numpy().astype(np.int64))
+                unmatched = np.setdiff1d(live, joined)
                 if by_source is not None and len(unmatched):
                     hit = matching_positions(f, by_source)
                     unmatched = np.intersect1d(unmatched, hit)
@@ -281,8 +290,10 @@ class MergeInsertBuilder:
             dels.mark(f, gone)
         inserted = np.empty(0, np.int64)
         if self._insert:
-            seen = np.unique(np.concatenate(matched_src)) if matched_src else np.empty(0, np.int64)
-            inserted = np.setdiff1d(np.arange(src.num_rows, dtype=np.int64), seen)
+            unseen = np.ones(src.num_rows, dtype=bool)
+            for m in matched_src:
+                unseen[m] = False
+            inserted = np.flatnonzero(unseen).astype(np.int64)
         n_updated = sum(len(p) for _, p, _ in updated_parts)
 
         def batches() -> Iterator[pa.Table]:

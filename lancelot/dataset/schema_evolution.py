@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate
+from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map, shared_pool
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
@@ -87,13 +87,18 @@ def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
 
 
 def _write_column_files(
-    ds: LanceDataset, schema: pa.Schema, fields: list[file_pb2.Field], values: Callable[[Fragment], pa.Table]
+    ds: LanceDataset,
+    schema: pa.Schema,
+    fields: list[file_pb2.Field],
+    values: Callable[[Fragment], pa.Table],
+    pure: bool = False,
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
     written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
-    function sees the fragments in turn); each file is written while the next one's values are
-    computed (at most two fragments' new columns in memory)."""
-    from concurrent.futures import Future, ThreadPoolExecutor
+    function sees the fragments in turn), or, when ``pure`` (SQL expressions), two fragments side by
+    side; each file is written while the next one's values are computed (at most a few fragments'
+    new columns in memory)."""
+    from concurrent.futures import Future, wait
 
     from lancelot.dataset.write import write_fragments
 
@@ -119,16 +124,20 @@ def _write_column_files(
 
     prev: Future[table_pb2.DataFragment] | None = None
     out: list[table_pb2.DataFragment] = []
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lancelot-add-columns")
+    pool = shared_pool("column-files", 2)  # (one file of this call at a time: ``prev``)
+    frags = ds.get_fragments()
+    computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2) if pure else None
     try:
-        for f in ds.get_fragments():
+        for f in frags:
             nf = table_pb2.DataFragment()
             nf.CopyFrom(f._pb)
             n = f.physical_rows
+            t = next(computed) if computed is not None else None
             if not n:
                 out.append(nf)
                 continue
-            t = values(f)
+            if t is None:
+                t = values(f)
             if t.num_rows != n:
                 raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {n} rows")
             t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
@@ -138,15 +147,19 @@ def _write_column_files(
             prev = pool.submit(write, nf, t, n)
         if prev is not None:
             prev.result()
+        if computed is not None:
+            computed.close()
     except BaseException:
-        pool.shutdown(wait=True)
+        if computed is not None:
+            computed.close()
+        if prev is not None:
+            wait([prev])
         for p in written:  # files no manifest will reference
             try:
                 ds._store.delete(f"data/{p}")
             except Exception:  # noqa: BLE001
                 pass
         raise
-    pool.shutdown(wait=True)
     return out
 
 
@@ -254,12 +267,14 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
             src = pa.table({"_": pa.nulls(f.physical_rows)})
         return evaluate(src, exprs)
 
-    _finish_add(ds, schema, values)
+    _finish_add(ds, schema, values, pure=True)
 
 
-def _finish_add(ds: LanceDataset, schema: pa.Schema, values: Callable[[Fragment], pa.Table]) -> None:
+def _finish_add(
+    ds: LanceDataset, schema: pa.Schema, values: Callable[[Fragment], pa.Table], pure: bool = False
+) -> None:
     fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values)
+    frags = _write_column_files(ds, schema, fields, values, pure)
     _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
 
 

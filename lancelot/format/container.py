@@ -41,6 +41,8 @@ ALIGNMENT = 64
 _FOOTER = struct.Struct("<QQQIIHH4s")
 #: how much of the file's tail to read on open: usually all the metadata
 TAIL_READ = 64 * 1024
+#: writes smaller than this are gathered before they reach the file's writer thread (``ContainerWriter._write``)
+COALESCE_BYTES = 64 * 1024
 
 
 @dataclass
@@ -226,6 +228,7 @@ class ContainerWriter:
         self.path = self._target.path
         self._f = self._target.file
         self._sink = BackgroundWriter(self._f)  # disk writes overlap the encoding of the next pages
+        self._small = bytearray()  # small writes not yet handed to the sink (``_write``)
         self.pos = 0
 
     def _io(self, fn: Callable[..., _R], *args: Any) -> _R:
@@ -234,10 +237,28 @@ class ContainerWriter:
         except OSError as e:
             raise self._target.error(e, "write the file") from None
 
+    def _write(self, data: bytes | memoryview) -> None:
+        """Hand ``data`` to the sink; writes under COALESCE_BYTES (padding, a small file's pages, column
+        metadata, offset table entries) are gathered into one: each sink write wakes its thread, and a
+        small file's many tiny writes spent more on those wake-ups than on the writing."""
+        if len(data) < COALESCE_BYTES:
+            self._small += data
+            if len(self._small) < COALESCE_BYTES:
+                return
+            data, self._small = bytes(self._small), bytearray()
+        else:
+            self._write_small()
+        self._io(self._sink.write, data)
+
+    def _write_small(self) -> None:
+        if self._small:
+            data, self._small = bytes(self._small), bytearray()
+            self._io(self._sink.write, data)
+
     def _pad(self) -> None:
         rem = self.pos % ALIGNMENT
         if rem:
-            self._io(self._sink.write, b"\0" * (ALIGNMENT - rem))
+            self._write(b"\0" * (ALIGNMENT - rem))
             self.pos += ALIGNMENT - rem
 
     def write_buffer(self, data: bytes | memoryview | np.ndarray) -> tuple[int, int]:
@@ -247,7 +268,7 @@ class ContainerWriter:
         pos = self.pos
         # numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
         mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data  # type: ignore[arg-type]
-        self._io(self._sink.write, mv)
+        self._write(mv)
         self.pos += len(mv)
         return pos, len(mv)
 
@@ -258,26 +279,25 @@ class ContainerWriter:
         for cm in columns:
             raw = cm.SerializeToString()
             cmo.append((self.pos, len(raw)))
-            self._io(self._sink.write, raw)
+            self._write(raw)
             self.pos += len(raw)
         cmo_pos = self.pos
         self._write_table(cmo)
         gbo_pos = self.pos
         self._write_table(gbo)
-        self._io(
-            self._sink.write,
-            _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC),
-        )
+        self._write(_FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC))
+        self._write_small()
         self._io(self._sink.flush)
         self._sink.close()
         self._target.commit()
 
     def _write_table(self, entries: list[tuple[int, int]]) -> None:
         for p, s in entries:
-            self._io(self._sink.write, struct.pack("<QQ", p, s))
+            self._write(struct.pack("<QQ", p, s))
             self.pos += 16
 
     def abort(self) -> None:
+        self._small = bytearray()
         try:
             self._sink.abort()
         finally:

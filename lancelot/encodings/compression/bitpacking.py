@@ -98,9 +98,21 @@ def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
 def bit_widths(values: np.ndarray, t: int) -> np.ndarray:
     """Bits needed by the largest (unsigned) value of each row of ``values``."""
     m = values.max(axis=-1) if values.size else np.zeros(values.shape[:-1], values.dtype)
+    m = np.asarray(m)
+    if m.dtype.kind == "i":  # a negative maximum needs every bit, as its unsigned view says
+        m = m.view(m.dtype.str.replace("i", "u"))
     w = np.zeros(m.shape, dtype=np.int64)
-    for b in range(t):
-        w += (m >> b) != 0
+    if m.dtype.itemsize * 8 != t:  # values wider than t bits: t at most
+        for b in range(t):
+            w += (m >> b) != 0
+        return w
+    # every bit below the highest set one set too (log2(t) shifts), then counted: the bit length
+    x = m.copy()
+    s = 1
+    while s < t:
+        x |= x >> x.dtype.type(s)
+        s *= 2
+    w[...] = np.bitwise_count(x)
     return w
 
 
