@@ -72,8 +72,8 @@ demo: java $(DEMO_STAMP)
 	$(BIN)/python -m examples.demo --workdir $(DEMO_DIR)
 
 test: java $(STAMP)
-	$(BIN)/ruff check lancelot tests benchmarks scripts examples
-	$(BIN)/ruff format --check lancelot tests benchmarks scripts examples
+	$(BIN)/ruff check lancelot pyspark_lancelot tests benchmarks scripts examples
+	$(BIN)/ruff format --check lancelot pyspark_lancelot tests benchmarks scripts examples
 	$(BIN)/mypy
 	$(MAKE) --no-print-directory docs
 	$(BIN)/python -m pytest -q tests
@@ -87,8 +87,8 @@ docs: $(STAMP)
 # ruff check, then mypy on lancelot/ and examples/ ([tool.mypy] in pyproject.toml; the generated
 # lancelot/format/pb is excluded): the checks of `make test` without the tests. mypy reports no errors.
 lint: $(STAMP)
-	$(BIN)/ruff check lancelot tests benchmarks scripts examples
-	$(BIN)/ruff format --check lancelot tests benchmarks scripts examples
+	$(BIN)/ruff check lancelot pyspark_lancelot tests benchmarks scripts examples
+	$(BIN)/ruff format --check lancelot pyspark_lancelot tests benchmarks scripts examples
 	$(BIN)/mypy
 
 bench: $(STAMP)
