@@ -263,27 +263,15 @@ class LanceFile:
         return self._table(fields, arrays, stop - start, schema)
 
     def _read_simple(self, fields: list[pa.Field], start: int, stop: int) -> list[pa.Array | pa.ChunkedArray] | None:
-        """Rows ``[start, stop)`` of ``fields`` when every one is a column of simple mini-block pages
-        (encodings/structural/simple_pages.py: one fetch, a few numpy steps per page), else None."""
+        """Rows ``[start, stop)`` of ``fields``: those that are a column of simple mini-block pages
+        (encodings/structural/simple_pages.py) in one fetch and a few numpy steps per page, the
+        others through their field readers; None when no field is simple (the general path)."""
         from lancelot.encodings.structural import simple_pages as sp
 
-        plans: list[list[tuple[sp.SimpleLayout, int]]] = []
+        plans: list[list[tuple[sp.SimpleLayout, int]] | None] = []
         ranges: list[tuple[int, int]] = []
         for f in fields:
-            cols = self._columns[f.name]
-            t = self._stored.field(f.name).type
-            if len(cols) != 1 or sp.type_kind(t) is None:
-                return None
-            pages = []
-            for page in cols[0].meta.pages:
-                lay = sp.simple_layout(page.encoding)
-                if lay is None or len(page.buffer_offsets) != 2:
-                    return None
-                pages.append((lay, int(page.length)))
-                ranges.extend(zip(page.buffer_offsets, page.buffer_sizes))
-            if sum(n for _, n in pages) != self.num_rows:
-                return None
-            plans.append(pages)
+            plans.append(self._simple_plan(f, sp, ranges))
         if not ranges:
             return None
         try:
@@ -293,17 +281,39 @@ class LanceFile:
         out: list[pa.Array | pa.ChunkedArray] = []
         k = 0
         for f, pages in zip(fields, plans):
-            t = self._stored.field(f.name).type
-            arrays = []
-            for lay, n in pages:
-                a = sp.decode_page(lay, t, n, bufs[k], bufs[k + 1])
-                if a is None:
-                    return None
-                arrays.append(a)
-                k += 2
-            whole: pa.Array | pa.ChunkedArray = arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays, t)
-            out.append(whole if stop - start == self.num_rows else whole.slice(start, stop - start))
+            whole: pa.Array | pa.ChunkedArray | None = None
+            if pages is not None:
+                t = self._stored.field(f.name).type
+                arrays = []
+                for lay, n in pages:
+                    a = sp.decode_page(lay, t, n, bufs[k], bufs[k + 1])
+                    k += 2
+                    if a is not None:
+                        arrays.append(a)
+                if len(arrays) == len(pages):
+                    whole = arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays, t)
+                    whole = whole if stop - start == self.num_rows else whole.slice(start, stop - start)
+            if whole is None:  # not simple (or its pages do not add up: the field reader says why)
+                whole = self._guard(self._reader(f).read_range_chunked, start, stop)
+            out.append(whole)
         return out
+
+    def _simple_plan(self, f: pa.Field, sp: Any, ranges: list[tuple[int, int]]) -> list[tuple[Any, int]] | None:
+        """(layout, rows) of each page of ``f`` when all are simple (their buffers appended to ``ranges``)."""
+        cols = self._columns[f.name]
+        if len(cols) != 1 or sp.type_kind(self._stored.field(f.name).type) is None:
+            return None
+        pages = []
+        for page in cols[0].meta.pages:
+            lay = sp.simple_layout(page.encoding)
+            if lay is None or len(page.buffer_offsets) != 2:
+                return None
+            pages.append((lay, int(page.length)))
+        if sum(n for _, n in pages) != self.num_rows:
+            return None
+        for page in cols[0].meta.pages:
+            ranges.extend(zip(page.buffer_offsets, page.buffer_sizes))
+        return pages
 
     def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow

@@ -318,10 +318,26 @@ class Fragment:
                 raise CorruptFileError(
                     f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
                 )
-            names = self._map_file(lf, df)
+            names = self._mapped(lf, df)
             out.append((lf, names))
         self._fc = out
         return out
+
+    def _mapped(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
+        """``_map_file``, once per dataset object for the data files of one shape (2.1+: the same
+        schema, shared by reader.py, and the same field ids; their mapping is the same)."""
+        if not versions.parse(lf.version).structural:
+            return self._map_file(lf, df)
+        maps = self._ds.__dict__.setdefault("_file_maps", {})
+        key = (id(lf._descriptor), tuple(df.fields))
+        hit = maps.get(key)
+        if hit is not None and hit[0] is lf._descriptor:
+            return dict(hit[1])
+        names = self._map_file(lf, df)
+        if len(maps) >= 256:
+            maps.clear()
+        maps[key] = (lf._descriptor, dict(names))
+        return names
 
     def _map_file(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
