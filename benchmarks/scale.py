@@ -206,7 +206,7 @@ def plot(results: dict, out: Path) -> None:
     for ax in list(axes.flat)[len(ops) :]:
         ax.axis("off")
     axes.flat[0].legend()
-    fig.suptitle(f"Datasets of many fragments: lancelot vs pylance (medians; load {results['load']})")
+    fig.suptitle("Datasets of many fragments: lancelot vs pylance 14.0.2 (interleaved medians; loads in scale.json)")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, format="svg", metadata={"Date": None})
@@ -228,12 +228,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "scale.json")
     ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "img" / "scale.svg")
+    ap.add_argument("--merge", action="store_true", help="keep the other sizes' results already in --out")
     args = ap.parse_args(argv)
 
     sizes = [args.fragments] if args.fragments else [int(x) for x in args.sizes.split(",") if x]
     ops = set(args.ops.split(","))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     results: dict = {"rows_per_fragment": args.rows, "repeats": args.repeats, "load": load, "fragments": {}}
+    if args.merge and args.out.exists():
+        old = json.loads(args.out.read_text())
+        results["fragments"] = old.get("fragments", {})
+        if "versions" in old:
+            results["versions"] = old["versions"]
     for n in sizes:
         per_append = args.per_append or max(10, n // 100)
         path = args.data_dir / f"f{n}-r{args.rows}-a{per_append}"
@@ -241,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: {n} fragments, {live} live rows, {args.repeats} interleaved repetitions")
         bench = Bench(args.repeats)
         run_size(bench, path, live, ops - {"checkout"}, args.data_dir / "append")
-        results["fragments"][str(n)] = bench.results
+        results["fragments"][str(n)] = dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
     if args.versions:
         path = args.data_dir / f"v{args.versions}-r{args.rows}"
         live = build_versions(path, args.versions, args.rows)
@@ -254,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
             {"open_count", "versions", "checkout", "append"} & (ops | {"checkout"}),
             args.data_dir / "append",
         )
-        results["versions"] = {str(args.versions): bench.results}
+        results["versions"] = {
+            str(args.versions): dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
+        }
     results["load_after"] = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, default=str) + "\n")
