@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import recording
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
+from lancelot.extension_types import _extension_names as extension_names
 from lancelot.extension_types import resolve_schema, view_as
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
@@ -46,9 +47,10 @@ READ_AHEAD_MAX_BYTES = 256 << 20
 #: column selections whose readers and schema a file keeps for its takes
 MAX_SELECTIONS = 64
 #: parsed schemas (global buffer 0) of opened files by their bytes: (descriptor, stored schema,
-#: schema, {version: columns per field}); shared read-only by the files that repeat them
+#: schema when it holds no extension type, {version: columns per field}); shared read-only by the
+#: files that repeat them
 MAX_SCHEMAS = 256
-_SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema, dict[Any, list[int]]]] = {}
+_SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, list[int]]]] = {}
 #: files of at most this many rows read at least half their rows whole when their columns allow it
 #: (encodings/structural/simple_pages.py)
 SIMPLE_MAX_ROWS = 1 << 15
@@ -118,11 +120,15 @@ class LanceFile:
             if known is None:
                 fd = self._parse_descriptor(raw)
                 stored = stored_schema(fd)  # the fields as the columns store them (extension types as storage)
-                known = (fd, stored, resolve_schema(stored), {})
+                # extension types resolve against the types registered now: only a schema without
+                # any is resolved once for good
+                plain = not any(extension_names(f) for f in stored)
+                known = (fd, stored, stored if plain else None, {})
                 if len(_SCHEMAS) >= MAX_SCHEMAS:
                     _SCHEMAS.clear()
                 _SCHEMAS[raw] = known
-            self._descriptor, self._stored, self.schema, counts = known
+            self._descriptor, self._stored, resolved, counts = known
+            self.schema = resolved if resolved is not None else resolve_schema(self._stored)
         except LanceError as e:
             self._src.close()
             raise e.at(path=self.path) from None
