@@ -50,17 +50,3 @@ def test_scan_matches_pylance(many: str) -> None:
 def test_filter_matches_pylance(many: str) -> None:
     ds, ref = lancelot.dataset(many), lance.dataset(many)
     assert ds.to_table(filter="x = 7.0").equals(ref.to_table(filter="x = 7.0"))
-    assert ds.to_table(filter="x > 1000").num_rows == ref.to_table(filter="x > 1000").num_rows == 0
-    assert ds.to_table(filter="x >= 0").equals(ref.to_table(filter="x >= 0"))
-
-
-def test_grouped_reads_keep_rows_and_addresses_per_fragment(many: str) -> None:
-    """Small fragments of one scan task are read together (fragment_groups.py): projections of
-    other columns than the filter's, row ids and row addresses stay those of each row's fragment."""
-    ds, ref = lancelot.dataset(many), lance.dataset(many)
-    for kw in (
-        {"columns": ["s"], "filter": "x < 3", "with_row_id": True},
-        {"columns": ["id"], "with_row_address": True},
-        {"columns": ["s", "id"], "filter": "s LIKE 'r29%' AND x > 50"},
-    ):
-        assert ds.to_table(**kw).equals(ref.to_table(**kw)), kw
