@@ -2,8 +2,8 @@
 
 Real datasets grow by many small appends (streaming ingestion, one LanceDB ``table.add`` per
 request, Spark jobs with many tasks) and reach thousands of fragments and versions before anyone
-compacts them.  This builds, with pylance, a dataset of ``--fragments`` fragments of ``--rows``
-rows each (one append per ``--per-append`` fragments, so ``fragments / per-append`` versions) and a
+compacts them.  For each size in ``--sizes`` this builds, with pylance, a dataset of that many
+fragments of ``--rows`` rows each (one append per ``max(10, size // 100)`` fragments) and a
 delete, then times per library (medians of interleaved repetitions, ratio lancelot / pylance):
 
 - ``open_count``: open the latest version and count its live rows;
@@ -13,14 +13,20 @@ delete, then times per library (medians of interleaved repetitions, ratio lancel
 - ``versions``: ``versions()`` of the dataset;
 - ``append``: append 100 rows (each library to its own hard-linked clone).
 
-Every first call is checked equal between the two libraries.
+With ``--versions V`` (0: none) a dataset of V versions (one one-fragment append each) is timed
+too: ``open_count``, ``versions``, ``checkout`` (open version V / 2 and count it) and ``append``.
 
-    python -m benchmarks.scale [--fragments 1000] [--rows 100] [--per-append 10] [--repeats 5]
+Every first call is checked equal between the two libraries.  The medians go to ``--out`` (JSON)
+and, per operation, the cost against the number of fragments to ``--plot`` (an SVG, matplotlib).
+
+    python -m benchmarks.scale [--sizes 10,1000,10000] [--versions 1000] [--rows 100] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -60,27 +66,59 @@ def build(path: Path, fragments: int, rows: int, per_append: int, log=print) -> 
     return ds.count_rows()
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fragments", type=int, default=1000)
-    ap.add_argument("--rows", type=int, default=100)
-    ap.add_argument("--per-append", type=int, default=10, help="fragments written per append (one version each)")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "lancelot-scale")
-    ap.add_argument("--ops", default="open_count,take10,scan,filter,versions,append")
-    args = ap.parse_args(argv)
+def build_versions(path: Path, versions: int, rows: int, log=print) -> int:
+    """A dataset of ``versions`` versions, one append of one ``rows``-row fragment each (rebuilt
+    if its shape differs); returns its row count."""
+    import lance
 
+    if path.exists():
+        try:
+            ds = lance.dataset(str(path))
+            if ds.version == versions:
+                return ds.count_rows()
+        except Exception:  # noqa: BLE001 - a half-built cache is rebuilt
+            pass
+        shutil.rmtree(path)
+    log(f"writing {path}: {versions} appends of {rows} rows, with pylance")
+    for k in range(versions):
+        lance.write_dataset(_table(k * rows, rows), str(path), mode="append" if k else "create")
+    return versions * rows
+
+
+def _append(bench: Bench, path: Path, work: Path) -> None:
+    """``append``: 100 rows, each library to its own hard-linked clone of ``path``, verified after."""
     import lance
 
     import lancelot
 
-    path = args.data_dir / f"f{args.fragments}-r{args.rows}-a{args.per_append}"
-    live = build(path, args.fragments, args.rows, args.per_append)
+    targets = {"lancelot": work / "lancelot", "pylance": work / "pylance"}
+    for t in targets.values():
+        clone(path, t)
+    small = _table(10**9, 100)
+    try:
+        bench.run(
+            "append",
+            {
+                "lancelot": lambda r: lancelot.write_dataset(small, str(targets["lancelot"]), mode="append"),
+                "pylance": lambda r: lance.write_dataset(small, str(targets["pylance"]), mode="append"),
+            },
+            warm=False,
+        )
+        a, b = (lance.dataset(str(t)) for t in targets.values())
+        bench.results["append"]["verified"] = a.count_rows() == b.count_rows() and a.version == b.version
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_size(bench: Bench, path: Path, live: int, ops: set[str], work: Path) -> None:
+    """The operations of ``ops`` on the dataset at ``path`` (``live`` rows)."""
+    import lance
+
+    import lancelot
+
     uri = str(path)
     rng = np.random.default_rng(36)
-    bench = Bench(args.repeats)
-    ops = set(args.ops.split(","))
-    print(f"{uri}: {args.fragments} fragments, {live} live rows, {args.repeats} interleaved repetitions")
+    repeats = bench.repeats
     if "open_count" in ops:
         bench.run(
             "open_count",
@@ -91,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             check=lambda res: res["lancelot"] == res["pylance"] == live,
         )
     if "take10" in ops:
-        picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(args.repeats + 1)]
+        picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(repeats + 1)]
         bench.run(
             "take10",
             {
@@ -128,25 +166,110 @@ def main(argv: list[str] | None = None) -> int:
             },
             check=lambda res: [v["version"] for v in res["lancelot"]] == [v["version"] for v in res["pylance"]],
         )
+    if "checkout" in ops:
+        half = max(1, lance.dataset(uri).version // 2)
+        bench.run(
+            "checkout",
+            {
+                "lancelot": lambda r: lancelot.dataset(uri, version=half).count_rows(),
+                "pylance": lambda r: lance.dataset(uri, version=half).count_rows(),
+            },
+            check=lambda res: res["lancelot"] == res["pylance"],
+        )
     if "append" in ops:
-        work = args.data_dir / "append"
-        targets = {"lancelot": work / "lancelot", "pylance": work / "pylance"}
-        for t in targets.values():
-            clone(path, t)
-        small = _table(10**9, 100)
-        try:
-            bench.run(
-                "append",
-                {
-                    "lancelot": lambda r: lancelot.write_dataset(small, str(targets["lancelot"]), mode="append"),
-                    "pylance": lambda r: lance.write_dataset(small, str(targets["pylance"]), mode="append"),
-                },
-                warm=False,
-            )
-            a, b = (lance.dataset(str(t)) for t in targets.values())
-            bench.results["append"]["verified"] = a.count_rows() == b.count_rows() and a.version == b.version
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        _append(bench, path, work)
+
+
+def plot(results: dict, out: Path) -> None:
+    """Per operation, milliseconds against the number of fragments (log-log), both libraries."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted(int(n) for n in results["fragments"])
+    ops = [op for op in OPS if any(op in results["fragments"][str(n)] for n in sizes)]
+    cols = 3
+    rows = -(-len(ops) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
+    for ax, op in zip(axes.flat, ops):
+        for lib, style in (("lancelot", "o-"), ("pylance", "s--")):
+            xs = [n for n in sizes if op in results["fragments"][str(n)]]
+            ys = [results["fragments"][str(n)][op]["median_s"][lib] * 1e3 for n in xs]
+            ax.plot(xs, ys, style, label=lib)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(op)
+        ax.set_xlabel("fragments")
+        ax.set_ylabel("ms per operation")
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in list(axes.flat)[len(ops) :]:
+        ax.axis("off")
+    axes.flat[0].legend()
+    fig.suptitle("Datasets of many fragments: lancelot vs pylance 14.0.2 (interleaved medians; loads in scale.json)")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
+
+
+OPS = ("open_count", "take10", "scan", "filter", "versions", "append")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10,1000,10000", help="fragment counts (100000 too, if you have the time)")
+    ap.add_argument("--fragments", type=int, default=None, help="one size only (as --sizes N)")
+    ap.add_argument("--rows", type=int, default=100)
+    ap.add_argument("--per-append", type=int, default=None, help="fragments per append (default max(10, size/100))")
+    ap.add_argument("--versions", type=int, default=1000, help="a dataset of this many versions too (0: none)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "lancelot-scale")
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "scale.json")
+    ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "img" / "scale.svg")
+    ap.add_argument("--merge", action="store_true", help="keep the other sizes' results already in --out")
+    args = ap.parse_args(argv)
+
+    sizes = [args.fragments] if args.fragments else [int(x) for x in args.sizes.split(",") if x]
+    ops = set(args.ops.split(","))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    results: dict = {"rows_per_fragment": args.rows, "repeats": args.repeats, "load": load, "fragments": {}}
+    if args.merge and args.out.exists():
+        old = json.loads(args.out.read_text())
+        results["fragments"] = old.get("fragments", {})
+        if "versions" in old:
+            results["versions"] = old["versions"]
+    for n in sizes:
+        per_append = args.per_append or max(10, n // 100)
+        path = args.data_dir / f"f{n}-r{args.rows}-a{per_append}"
+        live = build(path, n, args.rows, per_append)
+        print(f"{path}: {n} fragments, {live} live rows, {args.repeats} interleaved repetitions")
+        bench = Bench(args.repeats)
+        run_size(bench, path, live, ops - {"checkout"}, args.data_dir / "append")
+        results["fragments"][str(n)] = dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
+    if args.versions:
+        path = args.data_dir / f"v{args.versions}-r{args.rows}"
+        live = build_versions(path, args.versions, args.rows)
+        print(f"{path}: {args.versions} versions, {live} rows, {args.repeats} interleaved repetitions")
+        bench = Bench(args.repeats)
+        run_size(
+            bench,
+            path,
+            live,
+            {"open_count", "versions", "checkout", "append"} & (ops | {"checkout"}),
+            args.data_dir / "append",
+        )
+        results["versions"] = {
+            str(args.versions): dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
+        }
+    results["load_after"] = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1, default=str) + "\n")
+    print(f"results: {args.out}")
+    if args.plot and results["fragments"]:
+        plot(results, args.plot)
+        print(f"plot: {args.plot}")
     return 0
 
 

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import recording
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
+from lancelot.extension_types import _extension_names as extension_names
 from lancelot.extension_types import resolve_schema, view_as
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
@@ -45,6 +46,14 @@ READ_AHEAD_MIN_ROWS = 512
 READ_AHEAD_MAX_BYTES = 256 << 20
 #: column selections whose readers and schema a file keeps for its takes
 MAX_SELECTIONS = 64
+#: parsed schemas (global buffer 0) of opened files by their bytes: (descriptor, stored schema,
+#: schema when it holds no extension type, {version: columns per field}); shared read-only by the
+#: files that repeat them
+MAX_SCHEMAS = 256
+_SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, list[int]]]] = {}
+#: files of at most this many rows read at least half their rows whole when their columns allow it
+#: (encodings/structural/simple_pages.py)
+SIMPLE_MAX_ROWS = 1 << 15
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -106,10 +115,20 @@ class LanceFile:
         self.path = self._src.path
         try:
             self.metadata: FileMetadata = read_metadata(self._src)
-            self._descriptor = self._read_descriptor()
-            #: the fields as the columns store them (extension types as their storage types)
-            self._stored: pa.Schema = stored_schema(self._descriptor)
-            self.schema: pa.Schema = resolve_schema(self._stored)
+            raw = self._read_schema_bytes()
+            known = _SCHEMAS.get(raw)  # files of one writer and schema repeat these bytes
+            if known is None:
+                fd = self._parse_descriptor(raw)
+                stored = stored_schema(fd)  # the fields as the columns store them (extension types as storage)
+                # extension types resolve against the types registered now: only a schema without
+                # any is resolved once for good
+                plain = not any(extension_names(f) for f in stored)
+                known = (fd, stored, stored if plain else None, {})
+                if len(_SCHEMAS) >= MAX_SCHEMAS:
+                    _SCHEMAS.clear()
+                _SCHEMAS[raw] = known
+            self._descriptor, self._stored, resolved, counts = known
+            self.schema = resolved if resolved is not None else resolve_schema(self._stored)
         except LanceError as e:
             self._src.close()
             raise e.at(path=self.path) from None
@@ -126,17 +145,24 @@ class LanceFile:
         pos = 0
         cols = self.metadata.columns
         in_file = getattr(self._module, "columns_in_file", None)  # 2.0: a few early layouts differ
-        for f in self._stored:
-            n = self._module.column_count(f) if in_file is None else in_file(f, self._src, cols, pos)
+        per_field = counts.get(self.version) if in_file is None else None
+        if per_field is None:
+            per_field = [self._module.column_count(f) for f in self._stored] if in_file is None else None
+            if per_field is not None:
+                counts[self.version] = per_field
+        for i, f in enumerate(self._stored):
+            n = per_field[i] if per_field is not None else in_file(f, self._src, cols, pos)  # type: ignore[misc]
             if pos + n > len(cols):
                 raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
             self._columns[f.name] = [ColumnInfo(pos + i, cols[pos + i]) for i in range(n)]
             pos += n
 
-    def _read_descriptor(self) -> file_pb2.FileDescriptor:
+    def _read_schema_bytes(self) -> bytes:
         if not self.metadata.global_buffers:
             raise CorruptFileError("no global buffer 0 (schema)", path=self.path)
-        raw = bytes(self._src.read(*self.metadata.global_buffers[0]))
+        return bytes(self._src.read(*self.metadata.global_buffers[0]))
+
+    def _parse_descriptor(self, raw: bytes) -> file_pb2.FileDescriptor:
         fd = file_pb2.FileDescriptor()
         try:
             fd.ParseFromString(raw)
@@ -226,6 +252,12 @@ class LanceFile:
                 path=self.path,
             )
         start, stop = min(start, self.num_rows), min(self.num_rows, stop)
+        if (stop - start) * 2 >= self.num_rows > 0 and self.num_rows <= SIMPLE_MAX_ROWS and self.version.structural:
+            sel = self._selections.get(None if columns is None else tuple(columns))
+            fields = sel[0] if sel is not None else self._fields(columns)
+            simple = self._read_simple(fields, start, stop)  # (no field readers built for it)
+            if simple is not None:
+                return self._table(fields, simple, stop - start, None if sel is None else sel[2])
         fields, readers, schema = self._selection(columns)
         if 0 < stop - start <= FEW_INDICES and not self._src.round_trip_costly:
             rows = np.arange(start, stop, dtype=np.int64)
@@ -238,6 +270,59 @@ class LanceFile:
         else:
             arrays = [self._guard(r.read_range_chunked, start, stop) for r in readers]
         return self._table(fields, arrays, stop - start, schema)
+
+    def _read_simple(self, fields: list[pa.Field], start: int, stop: int) -> list[pa.Array | pa.ChunkedArray] | None:
+        """Rows ``[start, stop)`` of ``fields``: those that are a column of simple mini-block pages
+        (encodings/structural/simple_pages.py) in one fetch and a few numpy steps per page, the
+        others through their field readers; None when no field is simple (the general path)."""
+        from lancelot.encodings.structural import simple_pages as sp
+
+        plans: list[list[tuple[sp.SimpleLayout, int]] | None] = []
+        ranges: list[tuple[int, int]] = []
+        for f in fields:
+            plans.append(self._simple_plan(f, sp, ranges))
+        if not ranges:
+            return None
+        try:
+            bufs = self._src.read_ranges(ranges)
+        except (LanceError, OSError):
+            return None  # the general path reports it
+        out: list[pa.Array | pa.ChunkedArray] = []
+        k = 0
+        for f, pages in zip(fields, plans):
+            whole: pa.Array | pa.ChunkedArray | None = None
+            if pages is not None:
+                t = self._stored.field(f.name).type
+                arrays = []
+                for lay, n in pages:
+                    a = sp.decode_page(lay, t, n, bufs[k], bufs[k + 1])
+                    k += 2
+                    if a is not None:
+                        arrays.append(a)
+                if len(arrays) == len(pages):
+                    whole = arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays, t)
+                    whole = whole if stop - start == self.num_rows else whole.slice(start, stop - start)
+            if whole is None:  # not simple (or its pages do not add up: the field reader says why)
+                whole = self._guard(self._reader(f).read_range_chunked, start, stop)
+            out.append(whole)
+        return out
+
+    def _simple_plan(self, f: pa.Field, sp: Any, ranges: list[tuple[int, int]]) -> list[tuple[Any, int]] | None:
+        """(layout, rows) of each page of ``f`` when all are simple (their buffers appended to ``ranges``)."""
+        cols = self._columns[f.name]
+        if len(cols) != 1 or sp.type_kind(self._stored.field(f.name).type) is None:
+            return None
+        pages = []
+        for page in cols[0].meta.pages:
+            lay = sp.simple_layout(page.encoding)
+            if lay is None or len(page.buffer_offsets) != 2:
+                return None
+            pages.append((lay, int(page.length)))
+        if sum(n for _, n in pages) != self.num_rows:
+            return None
+        for page in cols[0].meta.pages:
+            ranges.extend(zip(page.buffer_offsets, page.buffer_sizes))
+        return pages
 
     def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow

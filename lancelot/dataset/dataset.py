@@ -675,6 +675,8 @@ class LanceDataset:
             The [`LanceFragment`][lancelot.dataset.fragment.Fragment], or None when this version has no
             fragment of that id.
         """
+        if self._fragment_list is None:  # one Fragment, not one per fragment of the version
+            return next((Fragment(self, f) for f in self.manifest.fragments if f.id == fragment_id), None)
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
     def count_rows(self, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:

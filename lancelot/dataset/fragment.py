@@ -169,6 +169,38 @@ def _zone_maps(lf: LanceFile) -> ZoneMaps | None:
     return zm
 
 
+#: per schema object (files of one shape share theirs, reader.py): whether its file holds neither
+#: blob nor JSONB columns, and the scan schema of a dataset schema; kept with the schema
+_PLAIN: dict[int, tuple[pa.Schema, bool]] = {}
+_SCAN_SCHEMAS: dict[int, tuple[pa.Schema, pa.Schema]] = {}
+_SHAPES = 256
+
+
+def _plain_file(schema: pa.Schema) -> bool:
+    hit = _PLAIN.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    from lancelot import field_metadata
+    from lancelot.extension_types import _is_lance_json
+
+    plain = not any(blob._holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
+    if len(_PLAIN) >= _SHAPES:
+        _PLAIN.clear()
+    _PLAIN[id(schema)] = (schema, plain)
+    return plain
+
+
+def _scan_schema(schema: pa.Schema) -> pa.Schema:
+    hit = _SCAN_SCHEMAS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    out = blob.scan_schema(schema)
+    if len(_SCAN_SCHEMAS) >= _SHAPES:
+        _SCAN_SCHEMAS.clear()
+    _SCAN_SCHEMAS[id(schema)] = (schema, out)
+    return out
+
+
 def manifest_live_rows(m: table_pb2.Manifest) -> int | None:
     """Live rows of a version from its manifest alone (physical rows less each deletion file's
     count), or None when some fragment's entry does not give them (then the files are read)."""
@@ -382,10 +414,26 @@ class Fragment:
                 raise CorruptFileError(
                     f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
                 )
-            names = self._map_file(lf, df)
+            names = self._mapped(lf, df)
             out.append((lf, names))
         self._fc = out
         return out
+
+    def _mapped(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
+        """``_map_file``, once per dataset object for the data files of one shape (2.1+: the same
+        schema, shared by reader.py, and the same field ids; their mapping is the same)."""
+        if not versions.parse(lf.version).structural:
+            return self._map_file(lf, df)
+        maps = self._ds.__dict__.setdefault("_file_maps", {})
+        key = (id(lf._descriptor), tuple(df.fields))
+        hit = maps.get(key)
+        if hit is not None and hit[0] is lf._descriptor:
+            return dict(hit[1])
+        names = self._map_file(lf, df)
+        if len(maps) >= 256:
+            maps.clear()
+        maps[key] = (lf._descriptor, dict(names))
+        return names
 
     def _map_file(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
@@ -454,6 +502,9 @@ class Fragment:
                 want = [c for c in columns if c in names and c not in got]
                 if not want:
                     continue
+                if _plain_file(lf.schema):  # no blob or JSONB column: the file's columns as they are
+                    got.update(zip(want, read(lf, [names[c] for c in want]).columns))
+                    continue
                 t = read(blob.described(lf), [names[c] for c in want])  # blobs: descriptions
                 for c, col in zip(want, dataset_columns(t)):  # JSON columns: JSONB as text
                     got[c] = col
@@ -461,7 +512,7 @@ class Fragment:
             if self.where in str(e):
                 raise
             raise type(e)(f"{self.where}: {e.message}", path=e.path, column=e.column, page=e.page) from None
-        schema = blob.scan_schema(self._ds.schema)  # blobs: descriptions
+        schema = _scan_schema(self._ds.schema)  # blobs: descriptions
         fields = [schema.field(c) for c in columns]
         arrays = []
         for f in fields:

@@ -224,7 +224,7 @@ class ManifestFile:
     transaction: transaction_pb2.Transaction | None
 
 
-def _message_at(data: bytes, pos: int, end: int, what: str) -> bytes:
+def _message_at(data: bytes | memoryview, pos: int, end: int, what: str) -> bytes | memoryview:
     if not 0 <= pos <= end - 4:
         raise ManifestError(f"{what} position {pos} outside the manifest's {end} bytes")
     (n,) = struct.unpack_from("<I", data, pos)
@@ -242,7 +242,7 @@ def parse_manifest(data: bytes, path: str) -> ManifestFile:
             raise ManifestError("no LANC magic at the end (truncated or not a manifest)")
         pos, major, minor = struct.unpack_from("<qhh", data, len(data) - FOOTER)
         end = len(data) - FOOTER
-        raw = _message_at(data, pos, end, "manifest")
+        raw = _message_at(memoryview(data), pos, end, "manifest")  # (no copy of a manifest of many fragments)
         if pos + 4 + len(raw) != end:
             raise ManifestError(f"manifest message ends at {pos + 4 + len(raw)}, the footer starts at {end}")
         m = table_pb2.Manifest()
@@ -252,7 +252,7 @@ def parse_manifest(data: bytes, path: str) -> ManifestFile:
             raise ManifestError(f"manifest protobuf does not parse: {e}") from None
         index = None
         if m.HasField("index_section"):
-            index = _message_at(data, m.index_section, pos, "index section")
+            index = bytes(_message_at(data, m.index_section, pos, "index section"))
         txn = None
         if m.HasField("transaction_section"):
             txn = transaction_pb2.Transaction()

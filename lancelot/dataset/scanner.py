@@ -577,6 +577,24 @@ class LanceScanner:
             out: list[pa.Table | None] = [None] * len(frags)
 
             def task(group: list[int]) -> None:
+                if len(group) > 1 and cols:  # small fragments: one deletion filter, one filter of all
+                    from lancelot.dataset.fragment_groups import read_group, read_group_table
+
+                    members = [frags[i] for i in group]
+                    opened = [f._fc is not None for f in members]
+                    try:
+                        if not need_pos and group == list(
+                            range(group[0], group[0] + len(group))
+                        ):  # in order: one table
+                            out[group[0]] = self._finish(members[0], read_group_table(members, cols, filt), bases)
+                            return
+                        for i, t in zip(group, read_group(members, cols, filt, need_pos)):
+                            out[i] = self._finish(frags[i], t, bases)
+                    finally:
+                        for f, was in zip(members, opened):
+                            if not was:
+                                f._fc = None
+                    return
                 for i in group:
                     out[i] = one(frags[i])
 

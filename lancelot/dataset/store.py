@@ -89,6 +89,25 @@ def _split_uri(uri: str) -> tuple[str, str]:
     return "file", uri
 
 
+def _read_local(full: str) -> bytes:
+    """All bytes of a local file (unbuffered: a scan reads one small deletion file per fragment)."""
+    fd = os.open(full, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size) if size else b""
+        if len(data) < size or not size:  # a file still growing, or one whose size stat does not give
+            parts = [data]
+            while True:
+                more = os.read(fd, 1 << 20)
+                if not more:
+                    break
+                parts.append(more)
+            data = b"".join(parts)
+        return data
+    finally:
+        os.close(fd)
+
+
 class ObjectStore:
     """The objects under one dataset root (a local path or an fsspec URL)."""
 
@@ -152,8 +171,7 @@ class ObjectStore:
         full = self.full_path(path)
         try:
             if self.fs is None:
-                with open(full, "rb") as f:
-                    return f.read()
+                return _read_local(full)
             data: bytes = self.fs.cat_file(full)
             return data
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):

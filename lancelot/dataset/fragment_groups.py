@@ -1,0 +1,139 @@
+"""Reads of several small fragments at once: what a scan of a dataset of many small fragments runs.
+
+``read_group(frags, ...)`` returns what ``[f.read(...) for f in frags]`` returns, but pays each
+per-read pyarrow call once for the whole group instead of once per fragment: the physical rows of
+every fragment (their data files opened and read one by one, as always) are concatenated, then the
+deleted rows of all are dropped by one filter, then the scan's filter (when given) runs once over
+the rows of all, and only then are the remaining columns read, from the fragments where rows
+passed (late materialisation, as ``Fragment.read`` does).  The result is cut back into one table
+per fragment (zero-copy slices), in order, so row addresses, row ids and projections stay per
+fragment.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.fragment import _POS, _scan_schema
+
+if TYPE_CHECKING:
+    from lancelot.dataset.fragment import Fragment
+
+_FRAG = "__lancelot_fragment"
+#: fragments of at most this many rows read their other columns whole for the rows a filter passed
+WHOLE_READ_ROWS = 4096
+
+
+def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None) -> tuple[pa.Table, list[int]]:
+    """The rows each fragment may contribute (all, or the zone-map ranges a filter may match) of
+    ``cols``, live rows only, with their physical positions (``_POS``) and the group index of
+    their fragment (``_FRAG``), and each fragment's first row in that table (and the end)."""
+    from lancelot.dataset.scan import zone_filters
+
+    zf = zone_filters(filter) if filter is not None else []
+    tables: list[pa.Table] = []
+    pos: list[np.ndarray] = []
+    which: list[int] = []
+    keep: list[np.ndarray] = []
+    deletions = False
+    for k, f in enumerate(frags):
+        deleted = f.deleted_positions()
+        for a, b in f.zone_ranges(zf) if zf else [(0, f.physical_rows)]:
+            if b <= a:
+                continue
+            tables.append(f._read_physical(cols, a, b))
+            pos.append(np.arange(a, b, dtype=np.int64))
+            which.append(k)
+            mask = np.ones(b - a, dtype=bool)
+            if len(deleted):
+                d = deleted[(deleted >= a) & (deleted < b)].astype(np.int64) - a
+                if len(d):
+                    mask[d] = False
+                    deletions = True
+            keep.append(mask)
+    if not tables:
+        t = frags[0]._empty(list(cols), False)
+        return t.append_column(_POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
+    sizes = [len(p) for p in pos]
+    t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    t = t.append_column(_POS, pa.array(np.concatenate(pos)))
+    t = t.append_column(_FRAG, pa.array(np.repeat(np.array(which, dtype=np.int32), sizes)))
+    if deletions:
+        t = t.filter(pa.array(np.concatenate(keep)))
+    return t, sizes
+
+
+def _group(
+    frags: list[Fragment], columns: list[str], filter: pc.Expression | None
+) -> tuple[pa.Table, list[str], list[str]]:
+    """The live rows of the group that pass ``filter`` (the filter's columns, _POS and _FRAG), and
+    (columns read, columns still to read)."""
+    from lancelot.dataset.scan import apply_filter, filter_columns
+
+    ds = frags[0]._ds
+    fcols = filter_columns(filter, ds.schema.names) if filter is not None else list(columns)
+    rest = [c for c in columns if c not in fcols]
+    t, _ = _pieces(frags, fcols, filter)
+    if filter is not None and t.num_rows:
+        where = f"dataset {ds.uri!r} version {ds.version} fragments {frags[0].fragment_id}..{frags[-1].fragment_id}"
+        t = apply_filter(t, filter, where)
+    return t, fcols, rest
+
+
+def _rest(f: Fragment, piece: pa.Table, rest: list[str], schema: pa.Schema) -> pa.Table:
+    """``piece`` (rows of ``f``) with the columns ``rest`` read for its rows."""
+    pos = piece.column(_POS).to_numpy()
+    if len(pos) * 4 < f.physical_rows and f.physical_rows > WHOLE_READ_ROWS:
+        more = f._take_physical(rest, pos)
+    else:  # a small file: read whole (one fetch, simple pages) and pick the rows
+        more = f._read_physical(rest, 0, f.physical_rows).take(pa.array(pos))
+    for c in rest:
+        piece = piece.append_column(schema.field(c), more.column(c))
+    return piece
+
+
+def read_group(
+    frags: list[Fragment], columns: list[str], filter: pc.Expression | None, positions: bool
+) -> list[pa.Table]:
+    """``[f.read(columns, filter, positions=positions) for f in frags]`` in one pass (module docstring)."""
+    t, _, rest = _group(frags, columns, filter)
+    out_cols = list(columns) + [_POS] if positions else list(columns)
+    which = t.column(_FRAG).to_numpy() if t.num_rows else np.empty(0, np.int32)
+    bounds = np.searchsorted(which, np.arange(len(frags) + 1))
+    out = []
+    schema = _scan_schema(frags[0]._ds.schema)  # blobs: descriptions
+    empty: pa.Table | None = None
+    for k, f in enumerate(frags):
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        if hi == lo:
+            if empty is None:
+                empty = f._empty(list(columns), positions)
+            out.append(empty)
+            continue
+        piece = t.slice(lo, hi - lo)
+        if rest:
+            piece = _rest(f, piece, rest, schema)
+        out.append(piece.select(out_cols))
+    return out
+
+
+def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expression | None) -> pa.Table:
+    """The rows ``read_group`` returns (without positions) as one table, in fragment order."""
+    t, _, rest = _group(frags, columns, filter)
+    if rest and t.num_rows:
+        schema = _scan_schema(frags[0]._ds.schema)
+        which = t.column(_FRAG).to_numpy()
+        bounds = np.searchsorted(which, np.arange(len(frags) + 1))
+        parts = [
+            _rest(f, t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])), rest, schema)
+            for k, f in enumerate(frags)
+            if bounds[k + 1] > bounds[k]
+        ]
+        t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    elif rest:
+        return frags[0]._empty(list(columns), False)
+    return t.select(list(columns))

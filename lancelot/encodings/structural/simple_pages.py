@@ -1,0 +1,210 @@
+"""Whole reads of simple mini-block columns: the first read of a small freshly opened file.
+
+A dataset of many small fragments is read one small file at a time, each opened once and read
+once, so a scan's cost is the per-file cost of the general path (search caches, plans, points,
+level arithmetic: about a millisecond of Python per file).  Most columns of such files have one
+shape: a top-level primitive, string or binary field, one column of mini-block pages
+(lance.encodings21.MiniBlockLayout; encoding.md, "Mini Block Page Layout") whose every item is
+valid (``REPDEF_ALL_VALID_ITEM``: no repetition or definition levels), without dictionary or
+repetition index, values in one ``Flat`` buffer of the type's width or one ``Variable`` buffer
+(flat 32/64-bit offsets, then the bytes).  Such a column reads here in a few numpy steps:
+
+* chunk metadata (page buffer 0): one word per chunk (u16, u32 with ``has_large_chunk``): the low 4
+  bits log2 of the chunk's item count (the last chunk holds what remains of ``num_items``), the
+  rest the chunk size in 8-byte words minus one;
+* a chunk (page buffer 1): a u16 level count and one value-buffer size (u16 / u32), padded to 8
+  bytes, then the value buffer.
+
+Which pages qualify is decided once per distinct encoding description (files written by one
+writer with one schema repeat the same bytes), so the protobuf decoding is shared across files.
+Anything else, or anything that does not add up, returns None and the caller takes the general
+path (which reports damaged files with their details).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+from google.protobuf import any_pb2
+
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
+
+if TYPE_CHECKING:
+    from lancelot.format.pb import file2_pb2
+
+#: distinct page encodings remembered (their bytes -> the layout, or None: not simple)
+MAX_LAYOUTS = 1024
+ALIGN = 8
+_PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
+
+
+@dataclass(frozen=True)
+class SimpleLayout:
+    """A page's mini-block layout reduced to what a whole read needs."""
+
+    variable: bool  # values: Variable (offsets then bytes) rather than Flat
+    bits: int  # bits per value (Flat) or per offset (Variable)
+    word: int  # bytes per chunk-metadata word and per value-buffer size (2, or 4 with has_large_chunk)
+    num_items: int
+
+
+_LAYOUTS: dict[bytes, SimpleLayout | None] = {}
+
+
+def _parse(raw: bytes) -> SimpleLayout | None:
+    wrapper = any_pb2.Any()
+    try:
+        wrapper.ParseFromString(raw)
+        if wrapper.type_url.rsplit("/", 1)[-1] != _PAGE_LAYOUT_URL[1:]:
+            return None
+        layout = pb.PageLayout()
+        layout.ParseFromString(wrapper.value)
+    except Exception:  # noqa: BLE001 - not parsable here: the general path says why
+        return None
+    if layout.WhichOneof("layout") != "mini_block_layout":
+        return None
+    m = layout.mini_block_layout
+    if (
+        list(m.layers) != [pb.REPDEF_ALL_VALID_ITEM]
+        or m.HasField("rep_compression")
+        or m.HasField("def_compression")
+        or m.HasField("dictionary")
+        or m.repetition_index_depth
+        or m.num_buffers != 1
+        or not m.HasField("value_compression")
+    ):
+        return None
+    word = 4 if m.has_large_chunk else 2
+    vc = m.value_compression
+    kind = vc.WhichOneof("compression")
+    if kind == "flat":
+        if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64):
+            return None
+        return SimpleLayout(False, int(vc.flat.bits_per_value), word, int(m.num_items))
+    if kind == "variable":
+        var = vc.variable
+        offs = var.offsets
+        if var.HasField("values") or offs.WhichOneof("compression") != "flat" or offs.flat.HasField("data"):
+            return None
+        if offs.flat.bits_per_value not in (32, 64):
+            return None
+        return SimpleLayout(True, int(offs.flat.bits_per_value), word, int(m.num_items))
+    return None
+
+
+def simple_layout(enc: file2_pb2.Encoding) -> SimpleLayout | None:
+    """The page's layout when it is a simple mini-block layout (decided once per encoding's bytes)."""
+    if enc.WhichOneof("location") != "direct":
+        return None
+    raw = enc.direct.encoding
+    try:
+        return _LAYOUTS[raw]
+    except KeyError:
+        pass
+    found = _parse(raw)
+    if len(_LAYOUTS) >= MAX_LAYOUTS:
+        _LAYOUTS.clear()
+    _LAYOUTS[raw] = found
+    return found
+
+
+def _kind(t: pa.DataType) -> int | None:
+    if pa.types.is_boolean(t) or pa.types.is_decimal(t) or pa.types.is_dictionary(t):
+        return None
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
+        bits = t.bit_width
+        return int(bits) if bits in (8, 16, 32, 64) else None
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return 0
+    return None
+
+
+_KINDS: dict[pa.DataType, int | None] = {}
+
+
+def type_kind(t: pa.DataType) -> int | None:
+    """Bits per value of a type these pages hold as Flat values, 0 for string / binary types (as
+    Variable values), None for any other type."""
+    try:
+        return _KINDS[t]
+    except KeyError:
+        k = _KINDS[t] = _kind(t)
+        return k
+
+
+def value_bits(t: pa.DataType) -> int | None:
+    """Bits per value of a type these pages can hold as Flat values (None: variable-width or other)."""
+    k = type_kind(t)
+    return k or None
+
+
+def is_variable(t: pa.DataType) -> bool:
+    return type_kind(t) == 0
+
+
+def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple[int, int, int]] | None:
+    """(value-buffer start, value-buffer size, items) of each chunk, None when they do not add up."""
+    if len(meta) % lay.word:
+        return None
+    words = np.frombuffer(meta, "<u4" if lay.word == 4 else "<u2").tolist()
+    out, pos, left = [], 0, lay.num_items
+    for k, w in enumerate(words):
+        size = ((w >> 4) + 1) * ALIGN
+        items = left if k == len(words) - 1 else 1 << (w & 0xF)
+        if items > left or pos + size > len(data):
+            return None
+        vsize = int.from_bytes(data[pos + 2 : pos + 2 + lay.word], "little")
+        if ALIGN + vsize > size:
+            return None
+        out.append((pos + ALIGN, vsize, items))
+        pos += size
+        left -= items
+    return out if left == 0 else None
+
+
+def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, data: memoryview) -> pa.Array | None:
+    """All ``rows`` values of one simple page as an array of type ``t``; None when they do not add up."""
+    if lay.num_items != rows:
+        return None
+    chunks = _chunks(lay, meta, data)
+    if not chunks:
+        return None
+    if not lay.variable:
+        width = lay.bits // 8
+        if value_bits(t) != lay.bits:
+            return None
+        parts = []
+        for start, vsize, items in chunks:
+            if items * width > vsize:
+                return None
+            parts.append(data[start : start + items * width])
+        buf = parts[0] if len(parts) == 1 else b"".join(parts)
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(buf)])
+    if not is_variable(t):
+        return None
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    dtype = "<u4" if lay.bits == 32 else "<u8"
+    width = lay.bits // 8
+    offsets_out: list[np.ndarray] = []
+    bytes_out: list[memoryview] = []
+    base = 0
+    for start, vsize, items in chunks:
+        if (items + 1) * width > vsize:
+            return None
+        offs = np.frombuffer(data, dtype, items + 1, start).astype(np.int64)
+        lo, hi = int(offs[0]), int(offs[-1])
+        if lo < (items + 1) * width or hi > vsize or (items and bool(np.any(offs[1:] < offs[:-1]))):
+            return None
+        offs += base - lo
+        offsets_out.append(offs if not offsets_out else offs[1:])
+        bytes_out.append(data[start + lo : start + hi])
+        base += hi - lo
+    if not large and base >= 1 << 31:
+        return None
+    offsets = offsets_out[0] if len(offsets_out) == 1 else np.concatenate(offsets_out)
+    offsets = offsets.astype(np.int64 if large else np.int32)
+    values = bytes_out[0] if len(bytes_out) == 1 else b"".join(bytes_out)
+    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(offsets), pa.py_buffer(values)])

@@ -1,0 +1,85 @@
+"""A dataset of 100,000 fragments opens and counts its rows in memory bounded by its manifest,
+not by Python objects per fragment (issue 36): the manifest (synthetic, written by lancelot's
+manifest writer, every fragment a copy of one pylance-written fragment) is checked by pylance."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lancelot
+from lancelot.dataset.manifest import manifest_name, parse_manifest_name, serialize_manifest
+from lancelot.format.pb import table_pb2
+
+FRAGMENTS = 100_000
+ROWS = 10
+#: the bound: an open and count_rows trace (tracemalloc) at most the manifest file's bytes plus
+#: this much; the manifest is read once (no copy of its message) and parsed into protobuf's own
+#: arena (about as large as the file, not traced), and no Python object is built per fragment
+EXTRA_BYTES = 1 << 20
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
+    """(uri, manifest bytes) of a dataset whose latest version lists FRAGMENTS fragments."""
+    uri = str(tmp_path_factory.mktemp("huge") / "ds.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(ROWS), pa.int64())}), uri)
+    ds = lancelot.dataset(uri)
+    m = table_pb2.Manifest()
+    m.CopyFrom(ds.manifest)
+    one = table_pb2.DataFragment()
+    one.CopyFrom(m.fragments[0])
+    one.id = 0  # (proto3: not serialized; each copy gets its own id field first)
+    body = one.SerializeToString()
+    del m.fragments[:]
+    m.version = ds.version + 1
+    m.max_fragment_id = FRAGMENTS - 1
+    tag = b"\x12"  # Manifest.fragments: field 2, length-delimited; DataFragment.id: field 1, varint
+    frags = b"".join(
+        tag + _varint(len(i) + len(body)) + i + body for i in (b"\x08" + _varint(k) for k in range(FRAGMENTS))
+    )
+    m.MergeFromString(frags)
+    assert len(m.fragments) == FRAGMENTS
+    names = os.listdir(os.path.join(uri, "_versions"))
+    scheme = next(p[1] for p in map(parse_manifest_name, names) if p is not None)
+    data = serialize_manifest(m)
+    with open(os.path.join(uri, "_versions", manifest_name(m.version, scheme)), "wb") as f:
+        f.write(data)
+    return uri, len(data)
+
+
+def test_100k_fragment_manifest_opens_within_memory_bound(huge: tuple[str, int]) -> None:
+    uri, size = huge
+    tracemalloc.start()
+    try:
+        ds = lancelot.dataset(uri)
+        assert ds.count_rows() == FRAGMENTS * ROWS
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size + EXTRA_BYTES, f"peak {peak} bytes for a manifest of {size}"
+    last = ds.get_fragment(FRAGMENTS - 1)
+    assert last is not None and last.count_rows() == ROWS
+
+
+def test_pylance_reads_the_synthetic_manifest(huge: tuple[str, int]) -> None:
+    uri, _ = huge
+    ref = lance.dataset(uri)
+    assert ref.count_rows() == FRAGMENTS * ROWS
+    assert ref.version == lancelot.dataset(uri).version
