@@ -198,3 +198,34 @@ def test_compaction_of_a_version_cleaned_up_with_its_files_plans_again(tmp_path)
     assert m.fragments_removed == 4
     want = [i for i in range(40) if i not in (5, 6)]
     assert _a(lancelot.dataset(uri).to_table()) == _a(lance.dataset(uri).to_table()) == want
+
+
+def test_cleanup_removes_blob_sidecars_with_their_data_file(tmp_path) -> None:
+    """Blob v2 sidecars (data/<file stem>/<id>.blob) go with the data file they belong to, as
+    pylance's cleanup removes them; the live version's sidecars stay and read."""
+    import datetime as _dt
+
+    import lance
+
+    schema = pa.schema(
+        [pa.field("id", pa.int64()), pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]
+    )
+
+    def rows(lo: int) -> pa.Table:
+        return pa.table({"id": [lo, lo + 1], "b": [bytes(100_000), b"x" * 5_000_000]}, schema=schema)
+
+    left = []
+    for name, lib in (("ours", lancelot), ("theirs", lance)):
+        p = str(tmp_path / name)
+        lance.write_dataset(rows(0), p, data_storage_version="2.2")
+        lance.write_dataset(rows(10), p, mode="overwrite", data_storage_version="2.2")
+        stats = lib.dataset(p).cleanup_old_versions(older_than=_dt.timedelta(0), delete_unverified=True)
+        files = sorted(
+            os.path.relpath(os.path.join(d, f), p).count("/")
+            for d, _, fs in os.walk(os.path.join(p, "data"))
+            for f in fs
+        )
+        left.append((files, stats.data_files_removed))  # (pylance leaves the emptied directory)
+    assert left[0] == left[1]
+    blobs = lancelot.dataset(str(tmp_path / "ours")).take_blobs("b", indices=[1])
+    assert blobs[0].read() == b"x" * 5_000_000

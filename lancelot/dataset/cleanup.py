@@ -181,6 +181,11 @@ def cleanup_old_versions(
                     continue
                 if parts[1] in kept.index_uuids or (in_flight and parts[1] not in verified.index_uuids):
                     continue
+            elif kind == "data" and path.endswith(".blob"):
+                # a blob v2 sidecar (data/<file stem>/<id>.blob) goes with its data file
+                owner = path.rsplit("/", 1)[0] + ".lance"
+                if owner in kept.paths or (in_flight and owner not in verified.paths):
+                    continue
             else:
                 if kind == "data" and not path.endswith(".lance"):
                     continue
@@ -194,9 +199,9 @@ def cleanup_old_versions(
             stats.bytes_removed += size
             stats.removed.append(path)
             setattr(stats, f"{kind}_files_removed", getattr(stats, f"{kind}_files_removed") + 1)
-            if kind == "index":
+            if kind == "index" or path.endswith(".blob"):
                 emptied.add(path.rsplit("/", 1)[0])
-    for d in sorted(emptied):  # an index's directory goes with its files, as pylance's cleanup
+    for d in sorted(emptied):  # an index's or sidecars' directory goes with its files, as pylance's
         store.remove_empty_dir(d)
     _remove_temp_files(store, stats, now if delete_unverified else threshold, cutoff)
     return stats
