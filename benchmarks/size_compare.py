@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from benchmarks.datasets import tpch_table
 from lancelot import write_table
-from lancelot.encodings.compression.jit import wait_for_warm_ups
+from lancelot.util.jit import wait_for_warm_ups
 from lancelot.inspect import FileView
 from lancelot.reader import LanceFile
 

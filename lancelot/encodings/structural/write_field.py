@@ -47,7 +47,6 @@ from lancelot.encodings.structural.write_repdef import (
 from lancelot.encodings.structural.write_values import (
     check_packed_children,
     fsl_of_variable,
-    is_variable,
     max_value_bytes,
     packed_struct_kind,
     storage,
@@ -58,6 +57,7 @@ from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import encodings_v2_1_pb2 as pb21
 from lancelot.format.pb import file2_pb2
+from lancelot.util.types import is_variable
 from lancelot.versions import FileVersion
 
 #: values this wide or wider go to full-zip pages (pylance's mini-block limit)

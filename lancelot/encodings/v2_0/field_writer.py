@@ -13,7 +13,6 @@ import pyarrow as pa
 from google.protobuf import empty_pb2
 
 from lancelot import field_metadata
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.paging import gather_bytes, page_count
 from lancelot.encodings.v2_0 import column_count, is_packed_struct
@@ -23,6 +22,7 @@ from lancelot.field_metadata import is_fixed_width
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
+from lancelot.util.arrays import arrow_offsets, from_numpy, to_numpy
 
 
 class ColumnWriter:
