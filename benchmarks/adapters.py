@@ -286,7 +286,7 @@ class LancelotAdapter(Adapter):
 
     @property
     def steady_calls(self) -> int:  # type: ignore[override]
-        from lancelot.encodings.compression.jit import HOT_CALLS
+        from lancelot.util.jit import HOT_CALLS
 
         return HOT_CALLS
 

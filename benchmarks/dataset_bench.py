@@ -81,7 +81,7 @@ def steady_appends(chunk: pa.Table, scratch: Path, rounds: int = 6) -> None:
     """Untimed lancelot appends until one starts no new background kernel preparation (the writer's numpy
     paths hand over to their kernels after 32 calls or some MiB of work), waiting for each preparation."""
     import lancelot
-    from lancelot.encodings.compression import jit
+    from lancelot.util import jit
 
     for _ in range(rounds):
         before = len(jit._THREADS)

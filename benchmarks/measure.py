@@ -131,7 +131,7 @@ CACHE_MODES = ("warm", "cold", "as-is")
 
 def _wait_for_warm_ups() -> None:
     """Wait for lancelot's background kernel preparation, if lancelot is loaded."""
-    jit = sys.modules.get("lancelot.encodings.compression.jit")
+    jit = sys.modules.get("lancelot.util.jit")
     if jit is not None:
         jit.wait_for_warm_ups()
 

@@ -32,9 +32,9 @@ import pyarrow.parquet as pq
 
 from benchmarks.datasets import tpch_table
 from lancelot import write_table
-from lancelot.encodings.compression.jit import wait_for_warm_ups
 from lancelot.inspect import FileView
 from lancelot.reader import LanceFile
+from lancelot.util.jit import wait_for_warm_ups
 
 DATA_DIR = Path(__file__).parent / "data"
 #: the row of the bytes outside the columns (Lance: schema, zone maps, metadata, padding; Parquet: footer)

@@ -75,7 +75,7 @@ class _Traced:
                 event("first batch")
                 first = False
             yield batch
-        from lancelot.encodings.compression.jit import state
+        from lancelot.util.jit import state
 
         # numba loaded in this worker, and threads alive (lancelot prepares hot kernels on a background thread)
         event("read done", numba=state["numba_loaded"], threads=threading.active_count())

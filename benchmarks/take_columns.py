@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmarks.datasets import tpch_table
 from lancelot import LanceFile, write_table
-from lancelot.encodings.compression.jit import wait_for_warm_ups
+from lancelot.util.jit import wait_for_warm_ups
 
 DATA_DIR = Path(__file__).parent / "data"
 PROFILES = ("balanced", "compact")

@@ -84,7 +84,7 @@ def _steady(handle, n: int, names: list[str]) -> None:
     """Untimed: enough lancelot takes (all columns and each alone) for its few-row numpy paths to get
     hot, then wait for their kernels' background preparation: the timed calls are steady state
     (the first calls of a fresh process are benchmarks/cold_start.py's subject)."""
-    from lancelot.encodings.compression import jit
+    from lancelot.util import jit
 
     rng = np.random.default_rng(99)
     for _ in range(jit.HOT_CALLS):
@@ -100,7 +100,7 @@ def _steady_scans(handle, min_seconds: float = 2.0) -> None:
     their ``warm_work`` (16-256 MiB, by path): a small table reaches neither in a few scans, so a
     round that starts nothing ends the warm-up only after ``HOT_CALLS`` rounds or ``min_seconds``
     of scans."""
-    from lancelot.encodings.compression import jit
+    from lancelot.util import jit
 
     start = time.perf_counter()
     for rounds in range(1, jit.HOT_CALLS + 2):

@@ -98,7 +98,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from lancelot import __version__
+    from lancelot._version import __version__
 
     fmt = _Help
     common = _Parser(add_help=False)

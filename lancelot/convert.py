@@ -264,7 +264,7 @@ def convert(
             with LanceWriter(dst, inp.schema, version=version, max_page_bytes=max_page_bytes, profile=profile) as w:
                 for b in inp.batches():
                     w.write(b)
-                    tick(b, f"wrote {human_bytes(w._out.pos)}")
+                    tick(b, f"wrote {human_bytes(w.bytes_written)}")
                 written_version = w.version
         in_size = inp.size
     secs = time.perf_counter() - t0

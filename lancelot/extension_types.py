@@ -18,13 +18,11 @@ nested in a struct or list is refused (``check_writable``).
 
 from __future__ import annotations
 
-import ctypes
-from typing import Any
-
 import pyarrow as pa
 
 from lancelot import jsonb
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
+from lancelot.util.c_schema import metadata_pairs
 
 NAME_KEY = b"ARROW:extension:name"
 META_KEY = b"ARROW:extension:metadata"
@@ -41,56 +39,11 @@ def is_extension(t: pa.DataType) -> bool:
     return isinstance(t, pa.BaseExtensionType)
 
 
-class _ArrowSchema(ctypes.Structure):
-    """The Arrow C data interface's ``struct ArrowSchema`` (only read here)."""
-
-
-_ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p),
-    ("name", ctypes.c_char_p),
-    ("metadata", ctypes.c_void_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.c_void_p),
-    ("dictionary", ctypes.c_void_p),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-def _c_metadata(field: pa.Field) -> dict[bytes, bytes]:
-    """The metadata of a field as the C data interface exports it (pyarrow adds the extension's
-    name and serialized parameters there, for C++ extension types too)."""
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    capsule: Any = field.__arrow_c_schema__()  # owns the struct; released when collected
-    schema = _ArrowSchema.from_address(get(capsule, b"arrow_schema"))
-    out: dict[bytes, bytes] = {}
-    if not schema.metadata:
-        return out
-    pos = int(schema.metadata)
-
-    def chunk() -> bytes:  # an int32 length, then that many bytes
-        nonlocal pos
-        n = int(ctypes.c_int32.from_address(pos).value)
-        data = ctypes.string_at(pos + 4, n)
-        pos += 4 + n
-        return data
-
-    count = int(ctypes.c_int32.from_address(pos).value)
-    pos += 4
-    for _ in range(count):
-        k = chunk()
-        out[k] = chunk()
-    return out
-
-
 def serialize(t: pa.DataType) -> bytes:
     """The serialized parameters of an extension type (``ARROW:extension:metadata``)."""
     if isinstance(t, pa.ExtensionType):
         return bytes(t.__arrow_ext_serialize__())
-    return _c_metadata(pa.field("x", t)).get(META_KEY, b"")
+    return dict(metadata_pairs(pa.field("x", t))).get(META_KEY, b"")
 
 
 def is_arrow_json(t: pa.DataType) -> bool:

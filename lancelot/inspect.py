@@ -217,7 +217,7 @@ class FileView:
         data = f.read_range(0, sample) if sample else None
         out = []
         for field in f.schema:
-            infos = f._columns[field.name]
+            infos = f.columns[field.name]
             paths = list(column_paths(field, f.version))
             if data is not None:
                 arr = data.column(field.name).combine_chunks()
@@ -300,7 +300,7 @@ class FileView:
     def _trees(self, rows: list[ColumnRow], max_pages: int, one_line: bool = False) -> list[str]:
         f = self.f
         lines: list[str] = []
-        infos = [info for field in f.schema for info in f._columns[field.name]]
+        infos = [info for field in f.schema for info in f.columns[field.name]]
         for row, info in zip(rows, infos):
             cm = info.meta
             lines += ["", f"column {info.index} ({row.path}): {len(cm.pages)} pages, {_human(row.stored)}"]

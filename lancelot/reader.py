@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import ArrayLike
 
+from lancelot import encodings
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import recording
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
@@ -134,7 +136,7 @@ class LanceFile:
             raise e.at(path=self.path) from None
         self.num_rows: int = int(self._descriptor.length)
         self.version: FileVersion = self.metadata.version
-        self._module = self.version.field_package()
+        self._module = encodings.field_package(self.version)
         self._cache: dict[Any, Any] = {}
         #: decode the fields of large reads on the shared thread pool (set False to stay on the caller's thread)
         self.parallel: bool = True
@@ -192,13 +194,22 @@ class LanceFile:
         except (IndexError, ValueError, TypeError, OverflowError, KeyError, pa.ArrowException) as e:
             raise CorruptFileError(f"cannot decode: {type(e).__name__}: {e}", path=self.path) from e
 
+    #: the public name of the decode guard, for readers built with ``make_field_reader``
+    guard = _guard
+
     def _reader(self, field: pa.Field) -> FieldReader:
         r = self._readers.get(field.name)
-        if r is None:
-            stored = self._stored.field(field.name)  # the decoders see storage types
-            ctx = FieldContext(self._src, self.version, stored, self._columns[field.name], self.num_rows, self._cache)
-            r = self._readers[field.name] = self._module.make_field_reader(ctx)
+        if r is None:  # the decoders see storage types
+            r = self._readers[field.name] = self.make_field_reader(self._stored.field(field.name))
         return r
+
+    def make_field_reader(self, stored: pa.Field) -> FieldReader:
+        """A new reader of the columns of the top-level field named ``stored.name``, decoding them as
+        ``stored`` (a storage type; the blob columns read their descriptions this way).  Its reads
+        raise low-level errors on bad bytes: run them through ``guard``."""
+        ctx = FieldContext(self._src, self.version, stored, self._columns[stored.name], self.num_rows, self._cache)
+        reader: FieldReader = self._module.make_field_reader(ctx)
+        return reader
 
     def _selection(self, columns: Sequence[str] | None) -> tuple[list[pa.Field], list[FieldReader], pa.Schema]:
         """The fields, readers and result schema of ``columns`` (kept per selection: a take of a
@@ -539,6 +550,21 @@ class LanceFile:
             yield from t.to_batches(max_chunksize=batch_size) or []
 
     # -- metadata access -----------------------------------------------------------------
+
+    @property
+    def descriptor(self) -> file_pb2.FileDescriptor:
+        """The file's schema descriptor (file.proto ``FileDescriptor``: the Lance schema, row count)."""
+        return self._descriptor
+
+    @property
+    def columns(self) -> Mapping[str, Sequence[ColumnInfo]]:
+        """Per top-level field name, the columns it owns (number and ``ColumnMetadata``), in order."""
+        return MappingProxyType(self._columns)
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes."""
+        return int(self._src.size)
 
     @property
     def num_global_buffers(self) -> int:

@@ -15,6 +15,7 @@ import pyarrow as pa
 from lancelot import extension_types, field_metadata
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
+from lancelot.util.types import is_binary_like, is_string_like
 
 EXT_NAME_KEY = extension_types.NAME_KEY
 
@@ -135,14 +136,7 @@ def _encoding_tag(t: pa.DataType) -> int:
     """The legacy Field.encoding tag pylance sets (PLAIN / VAR_BINARY / DICTIONARY)."""
     if pa.types.is_dictionary(t):
         return file_pb2.DICTIONARY
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_string_view(t)
-        or pa.types.is_binary_view(t)
-    ):
+    if is_string_like(t) or is_binary_like(t):
         return file_pb2.VAR_BINARY
     if pa.types.is_struct(t) or pa.types.is_null(t):
         return file_pb2.NONE

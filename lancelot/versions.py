@@ -7,9 +7,10 @@ maps, fixed-size lists of structs, variable-width packed structs, constant pages
 value, large mini-block chunks and more dictionary compression.
 
 Everything that depends on the version is here: parsing the public names (``stable``,
-``next``), the (major, minor) on disk, the reader's and writer's per-version factories
-and the feature switches the encoders ask (``version.large_chunks``...), so no other
-module compares version strings.
+``next``), the (major, minor) on disk and the feature switches the encoders ask
+(``version.large_chunks``...), so no other module compares version strings.  The reader's and
+writer's per-version factories are ``lancelot.encodings``' (above this module: versions.py imports
+no encodings).
 
 2.3 (pylance's unstable "next") is read only: its pages are ``PlanarLayout`` messages
 (encodings/planar/, docs/format-2.3.md).
@@ -20,15 +21,8 @@ module compares version strings.
 from __future__ import annotations
 
 import enum
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
 
 from lancelot.errors import UnsupportedVersionError
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from lancelot.encodings.structural.write_pipeline import PageWorker
 
 
 class FileVersion(str, enum.Enum):
@@ -120,39 +114,6 @@ class FileVersion(str, enum.Enum):
     def dictionary_64bit(self) -> bool:
         """2.2: 64-bit values are dictionary candidates (2.1: only 128-bit fixed-width values, as pylance)."""
         return self >= FileVersion.V2_2
-
-    # -- per-version factories ----------------------------------------------------------------------------
-    def field_package(self) -> ModuleType:
-        """The reader's field package: ``column_count(field)`` and ``make_field_reader(ctx)`` (encodings/base.py)."""
-        if self.structural:
-            from lancelot.encodings import structural
-
-            return structural
-        from lancelot.encodings import v2_0
-
-        return v2_0
-
-    def page_worker(self) -> PageWorker | None:
-        """The background page encoder of a writer (2.1+, write_pipeline.py); 2.0 pages encode in line."""
-        if not self.structural:
-            return None
-        from lancelot.encodings.structural.write_pipeline import PageWorker
-
-        return PageWorker()
-
-    def field_writer_factory(self) -> Callable[..., Any]:
-        """``make(out, field, *, first_column, settings, worker)``: the writer of one top-level field
-        (a 2.0 field's pages are encoded in line: no worker)."""
-        if self.structural:
-            from lancelot.encodings.structural.write_field import make_field_writer
-
-            return make_field_writer
-        from lancelot.encodings.v2_0.field_writer import make_field_writer as make_v2_0
-
-        def make(out: Any, field: Any, *, first_column: int, settings: Any, worker: Any = None) -> Any:
-            return make_v2_0(out, field, first_column=first_column, max_page_bytes=settings.max_page_bytes)
-
-        return make
 
 
 #: the newest version the whole interop suite passes (what pylance 14 calls "stable")

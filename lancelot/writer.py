@@ -17,9 +17,10 @@ import threading
 from types import TracebackType
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from lancelot import field_metadata, versions
+from lancelot import encodings, field_metadata, versions
 from lancelot.encodings.strategy import WriteSettings, check_profile
 from lancelot.encodings.structural.write_profile import FilePrice
 from lancelot.errors import LanceError, SchemaMismatchError
@@ -114,8 +115,8 @@ class LanceWriter:
         self._closed = False
         self._worker = None
         try:
-            self._worker = self.version.page_worker()
-            make = self.version.field_writer_factory()
+            self._worker = encodings.page_worker(self.version)
+            make = encodings.field_writer_factory(self.version)
             self._writers = []
             first = 0  # each field's columns follow the columns of the fields before it (the readers' rule)
             for f in self._stored:
@@ -203,6 +204,26 @@ class LanceWriter:
 
     write_batch = write
     write_table = write
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes in the file so far (pages still being encoded in the background not counted)."""
+        return int(self._out.pos)
+
+    def write_buffer(self, data: bytes | memoryview | np.ndarray) -> int:
+        """Write ``data`` outside any page, after every page submitted so far; its position in the
+        file (the blob writer stores blob bytes in the data file this way)."""
+        with self._lock:
+            if self._worker is not None:
+                self._worker.drain()  # the pages before these bytes are in the file: the position is known
+            return int(self._out.write_buffer(data)[0])
+
+    def next_position(self, align: int = 1) -> int:
+        """Where the next byte written will go, after every page submitted so far, rounded up to ``align``."""
+        with self._lock:
+            if self._worker is not None:
+                self._worker.drain()
+            return int(-(-self._out.pos // align) * align)
 
     def close(self) -> None:
         """Finish the file (the last pages, the column metadata, the footer) and move it into place.

@@ -21,10 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import from_numpy, to_numpy
-from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit, warm_in_background
+from lancelot.util.arrays import from_numpy, to_numpy
+from lancelot.util.jit import NumpyUntilHot, lazy_intrinsic, njit, warm_in_background
 
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy
+from lancelot.util.arrays import arrow_offsets, from_numpy
 
 MAGIC_V2 = b"LANCELOT-ZONEMAPS\x02"
 RAW, ZSTD = 0, 1

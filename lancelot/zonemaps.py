@@ -35,8 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy, zero
 from lancelot.errors import CorruptFileError
+from lancelot.util.arrays import arrow_offsets, from_numpy, to_numpy, zero
+from lancelot.util.types import is_binary_like, is_plain_fixed, is_string_like
 from lancelot.zonemap_codec import MAGIC_V2, ColumnZones, decode, encode
 
 #: format 1 (Arrow IPC), read only; every format starts with MAGIC_PREFIX and one version byte
@@ -68,24 +69,10 @@ def _stat_type(t: pa.DataType) -> pa.DataType | None:
         return _stat_type(t.value_type)
     if pa.types.is_float16(t):
         return pa.float32()
-    if (
-        pa.types.is_boolean(t)
-        or pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_temporal(t)
-    ):
-        return t
-    if (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_fixed_size_binary(t)
-        or pa.types.is_string_view(t)
-        or pa.types.is_binary_view(t)
-    ):
+    if pa.types.is_fixed_size_binary(t) or is_string_like(t) or is_binary_like(t):
         return pa.binary()
+    if pa.types.is_boolean(t) or is_plain_fixed(t):
+        return t
     return None
 
 

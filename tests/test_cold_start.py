@@ -1,7 +1,7 @@
 """The first take of a fresh process: no numba import, and numpy paths that agree with the kernels.
 
 A take of a few rows runs miniblock_points_numpy / fsst_numpy while the numba kernels are not
-loaded (compression/jit.py makes every kernel lazy); these tests check that a fresh process
+loaded (util/jit.py makes every kernel lazy); these tests check that a fresh process
 opening pylance's 2.1/2.2 files and taking rows never imports numba, and that the numpy
 formulations return exactly what the kernels return, on good files and on damaged chunks.
 """
@@ -144,7 +144,7 @@ def test_a_hot_numpy_path_prepares_its_kernel_in_the_background(written):
     path, _ = written
     code = (
         "import lancelot\n"
-        "from lancelot.encodings.compression import jit\n"
+        "from lancelot.util import jit\n"
         "from lancelot.encodings.structural import miniblock_points as mp\n"
         f"f = lancelot.LanceFile({path!r})\n"
         "assert not mp.HOT.ready()\n"

@@ -3,7 +3,7 @@ numpy.ma).
 
 Until their kernels are loaded, FSST training and encoding, bitpacking and the rest run numpy
 formulations (the same bytes); Arrow arrays are built from and read into numpy through their
-buffers (encodings/arrays.py: ``pa.array`` on numpy, ``Array.to_numpy`` and ``pa.scalar`` import
+buffers (util/arrays.py: ``pa.array`` on numpy, ``Array.to_numpy`` and ``pa.scalar`` import
 pandas, ~0.17 s).  These tests write a table of many shapes in a new process with an empty numba
 cache (hot paths kept on numpy) and check what it imported and that its bytes are the bytes this
 process writes.
@@ -57,7 +57,7 @@ def _table(seed: int = 0) -> pa.Table:
 
 _CHILD = """
 import sys, pyarrow as pa, lancelot
-from lancelot.encodings.compression import jit
+from lancelot.util import jit
 jit.HOT_CALLS = 10**9  # no background preparation of hot kernels: every page runs the numpy paths
 table = pa.ipc.open_file(sys.argv[1]).read_all()
 w = lancelot.LanceWriter(sys.argv[2], table.schema, version=sys.argv[3])

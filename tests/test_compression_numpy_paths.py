@@ -114,7 +114,7 @@ def test_zone_string_bounds_per_zone_match_the_kernel(seed: int) -> None:
 
 
 def test_numpy_until_hot_prepares_after_enough_work() -> None:
-    from lancelot.encodings.compression.jit import HOT_CALLS, NumpyUntilHot, njit
+    from lancelot.util.jit import HOT_CALLS, NumpyUntilHot, njit
 
     @njit(cache=False)
     def _k(x):  # never called: only the bookkeeping is tested
@@ -135,7 +135,7 @@ def test_numpy_until_hot_prepares_after_enough_work() -> None:
 def test_numpy_until_hot_wait_joins_the_preparation() -> None:
     import threading
 
-    from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+    from lancelot.util.jit import NumpyUntilHot, njit
 
     @njit(cache=False)
     def _k(x):
@@ -402,7 +402,7 @@ def test_rle_numpy_matches_the_kernel(seed: int) -> None:
 
 
 def test_from_numpy_and_to_numpy_match_pyarrow() -> None:
-    from lancelot.encodings.arrays import from_numpy, to_numpy
+    from lancelot.util.arrays import from_numpy, to_numpy
 
     mask = np.array([0, 1, 0, 1], bool)
     cases = [

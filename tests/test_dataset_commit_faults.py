@@ -20,6 +20,7 @@ import pytest
 from conftest_s3 import DropReplyProxy, S3Endpoint, lose_manifest_create, s3_dataset, s3_server  # noqa: F401
 
 import lancelot
+from lancelot.dataset import commit as lancelot_commit
 from lancelot.dataset.store import ObjectAlreadyExistsError, ObjectStore
 from lancelot.errors import LanceError
 
@@ -163,7 +164,7 @@ def failing_transaction_reads(monkeypatch):
 
 def _two_appends_from_version_1(uri: str):
     lancelot.write_dataset(_t(10), uri)
-    frags = lancelot.dataset.write_fragments(_t(5, 100), uri)
+    frags = lancelot.write_fragments(_t(5, 100), uri)
     lancelot.write_dataset(_t(5, 200), uri, mode="append")  # version 2, committed in between
     return frags
 
@@ -172,7 +173,7 @@ def test_transient_io_error_while_checking_a_transaction_is_retried(tmp_path, fa
     uri = str(tmp_path / "ds")
     frags = _two_appends_from_version_1(uri)
     failing_transaction_reads[0] = 2
-    ds = lancelot.dataset.commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+    ds = lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
     assert failing_transaction_reads[1] == 2
     assert ds.version == 3
     assert _a(uri) == [*range(10), *range(100, 105), *range(200, 205)]
@@ -185,14 +186,14 @@ def test_lasting_io_error_while_checking_is_an_io_error_not_a_conflict(tmp_path,
     frags = _two_appends_from_version_1(uri)
     failing_transaction_reads[0] = 1000
     with pytest.raises(CommitIOError, match="injected I/O error") as e:
-        lancelot.dataset.commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+        lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
     assert isinstance(e.value, OSError) and isinstance(e.value, LanceError)
     assert not isinstance(e.value, CommitConflictError)
     assert "version 2" in str(e.value) and "_transactions/" in str(e.value)
     assert failing_transaction_reads[1] == 4  # tried, then retried three times
     assert lancelot.dataset(uri).version == 2  # nothing committed; trying again works
     failing_transaction_reads[0] = 0
-    assert lancelot.dataset.commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1).version == 3
+    assert lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1).version == 3
 
 
 def test_missing_transaction_file_stays_a_conflict(tmp_path):
@@ -206,4 +207,4 @@ def test_missing_transaction_file_stays_a_conflict(tmp_path):
     txn = lancelot.dataset(uri).manifest.transaction_file
     os.remove(os.path.join(uri, "_transactions", txn))
     with pytest.raises(CommitConflictError, match="no transaction file"):
-        lancelot.dataset.commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)
+        lancelot_commit(uri, "append", fragments=frags, schema=_t(0).schema, read_version=1)

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from lancelot.dataset import CommitConflictError
 from lancelot.errors import LanceError
 
 
@@ -78,7 +79,7 @@ def test_create_over_an_existing_dataset(uri):
     before = _files(uri)
     t = pa.table({"a": pa.array([1], pa.int64()), "b": ["q"]})
     e = _both(OSError, lambda: lance.write_dataset(t, uri), lambda: lancelot.write_dataset(t, uri), "already exists")
-    assert isinstance(e, FileExistsError) and isinstance(e, lancelot.dataset.CommitConflictError)
+    assert isinstance(e, FileExistsError) and isinstance(e, CommitConflictError)
     assert _files(uri) == before
 
 

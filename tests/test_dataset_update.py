@@ -11,6 +11,7 @@ import pytest
 from changes_twins import VERSIONS, assert_twins, files_of, needs_sql, table, twins
 
 import lancelot
+from lancelot.dataset import CommitConflictError
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 
 # (pylance's SQL updates and condition, the same as pyarrow Expressions for lancelot)
@@ -241,7 +242,7 @@ def test_stale_update_and_merge_insert_rerun_after_concurrent_commits(tmp_path):
     got.validate()
     assert got.version == 5
     assert rows_x(got) == {0: 7.0, 1: 7.0, 3: 7.0, 4: 9.0, 5: 9.0}
-    with pytest.raises(lancelot.dataset.CommitConflictError):
+    with pytest.raises(CommitConflictError):
         lancelot.dataset(ours, version=4).update({"x": pc.scalar(1.0)}, where=pc.field("id") == 0, conflict_retries=0)
 
 
@@ -283,10 +284,10 @@ def test_retry_timeout_stops_retries(tmp_path):
     _, ours = twins(tmp_path, table())
     stale = lancelot.dataset(ours)
     lancelot.dataset(ours).update({"x": pc.scalar(1.0)}, where=pc.field("id") == 1)
-    with pytest.raises(lancelot.dataset.CommitConflictError):
+    with pytest.raises(CommitConflictError):
         stale.update({"x": pc.scalar(2.0)}, where=pc.field("id") == 2, retry_timeout=timedelta(0))
     b = stale.merge_insert("id").when_matched_update_all().retry_timeout(timedelta(0))
-    with pytest.raises(lancelot.dataset.CommitConflictError):
+    with pytest.raises(CommitConflictError):
         b.execute(table(1, 2))
     assert stale.update({"x": pc.scalar(2.0)}, where=pc.field("id") == 2, retry_timeout=timedelta(seconds=30)) == {
         "num_rows_updated": 1

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from lancelot.dataset import commit as lancelot_commit
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 from lancelot.dataset.store import ObjectStore
 
@@ -69,7 +70,7 @@ def test_checkout(tmp_path):
 
 @pytest.mark.parametrize("writer", ["lancelot", "lance"])
 def test_asof_checkout(tmp_path, writer):
-    """Reference test_asof_checkout, also through ``lancelot.dataset`` (the callable module)."""
+    """Reference test_asof_checkout, also through ``lancelot.dataset`` (the function)."""
     w = LIBS[writer]
     table = pa.table({"colA": [1, 2, 3], "colB": [4, 5, 6]})
     base = str(tmp_path / "test")
@@ -207,7 +208,7 @@ def test_dataset_append_and_stable_row_ids(tmp_path):
 
 def test_storage_version_alias_through_write_fragments_and_commit(tmp_path):
     uri = str(tmp_path / "ds")
-    frags = lancelot.dataset.write_fragments(pa.table({"a": [1, 2]}), uri, data_storage_version="stable")
+    frags = lancelot.write_fragments(pa.table({"a": [1, 2]}), uri, data_storage_version="stable")
     schema = pa.schema([("a", pa.int64())])
-    lancelot.dataset.commit(uri, "create", fragments=frags, schema=schema, data_storage_version="stable")
+    lancelot_commit(uri, "create", fragments=frags, schema=schema, data_storage_version="stable")
     assert lance.dataset(uri).data_storage_version == "2.2" and lance.dataset(uri).count_rows() == 2

@@ -55,7 +55,7 @@ def test_gather_kernel_equals_numpy(words: int) -> None:
 
 
 def test_pooled_empty_is_writable_aligned_and_typed() -> None:
-    from lancelot.encodings import arrays
+    from lancelot.util import arrays
 
     small = arrays.empty(10, np.int32)
     big = arrays.empty((arrays.POOL_MIN_BYTES // 8) + 3, np.int64)

@@ -365,7 +365,7 @@ def test_attempts_spark_did_not_commit_are_removed(tmp_path):
     out = str(tmp_path / "o")
     w = LanceDatasetWriter({"path": out}, SCHEMA, overwrite=False)
     kept, lost = w.write(iter(_batches(10))), w.write(iter(_batches(10)))  # two attempts of one partition
-    lost_files = {d.path for s in lost.fragments for d in lancelot.dataset.FragmentMetadata.from_json(s).files}
+    lost_files = {d.path for s in lost.fragments for d in lancelot.FragmentMetadata.from_json(s).files}
     assert lost_files <= _files_on_disk(out)
     w.commit([kept])  # Spark hands the driver one committed attempt per partition
     assert lance.dataset(out).count_rows() == 10

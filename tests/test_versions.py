@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from lancelot import versions
+from lancelot import encodings, versions
 from lancelot.errors import UnsupportedVersionError
 from lancelot.versions import FileVersion
 
@@ -71,6 +71,6 @@ def test_feature_switches():
         "dictionary_64bit",
     ):
         assert not getattr(v21, switch) and getattr(v22, switch), switch
-    assert v20.page_worker() is None
-    assert v20.field_package().__name__ == "lancelot.encodings.v2_0"
-    assert v21.field_package() is v22.field_package()
+    assert encodings.page_worker(v20) is None
+    assert encodings.field_package(v20).__name__ == "lancelot.encodings.v2_0"
+    assert encodings.field_package(v21) is encodings.field_package(v22)

@@ -484,7 +484,7 @@ def test_string_bounds_switch_to_the_kernel_after_warm_rows():
     code = (
         "import numpy as np, pyarrow as pa\n"
         "from lancelot import zonemap_bounds as zb\n"
-        "from lancelot.encodings.compression import jit\n"
+        "from lancelot.util import jit\n"
         "zb.WARM_ROWS = 50_000\n"
         "a = pa.array([str(x) for x in np.random.default_rng(5).integers(0, 10**9, 30_000)])\n"
         "first = zb.string_zone_bounds(a, 4096, 8)\n"

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from lancelot import field_metadata, versions
 from lancelot.dataset.blob_file import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, check_buffer_size
-from lancelot.encodings.base import FieldContext, FieldReader
+from lancelot.encodings.base import FieldReader
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.io.source import ByteSource, open_source
@@ -140,8 +140,7 @@ class DescribedFile:
         if r is None:
             lf = self.lf
             desc = _read_field(lf.schema.field(name))
-            ctx = FieldContext(lf._src, lf.version, desc, lf._columns[name], lf.num_rows, lf._cache)
-            r = self._readers[name] = lf._module.make_field_reader(ctx)
+            r = self._readers[name] = lf.make_field_reader(desc)
         return r
 
     def _table(self, columns: Sequence[str] | None, read: Callable[[list[str]], pa.Table], blob: Any) -> pa.Table:
@@ -153,7 +152,7 @@ class DescribedFile:
         t = read(rest)
         arrays = {c: t.column(c) for c in rest}
         for c in blobs:
-            arrays[c] = self.lf._guard(blob, self.reader(c))
+            arrays[c] = self.lf.guard(blob, self.reader(c))
         fields = [scan_field(self.lf.schema.field(c)) for c in cols]
         return pa.Table.from_arrays([arrays[c] for c in cols], schema=pa.schema(fields))
 
@@ -352,7 +351,7 @@ def place_of(
     if kind == KIND_INLINE:
         # a source of its own: the dataset's open data files may be closed (a bounded cache) while
         # BlobFile objects live on
-        file_size = int(lf._src.size)
+        file_size = lf.size
         opener: Callable[[], ByteSource] = lambda: store.open_input(data_path, file_size)  # noqa: E731
         return _checked(BlobPlace(opener, position, size, where, False, lf.path), file_size, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):

@@ -230,7 +230,7 @@ class BlobV2Writer:
         starts = np.concatenate([[0], np.cumsum(slots)[:-1]]).astype(np.int64)
         total = int(slots.sum())
         if total == 0:
-            base = self._data_position()
+            base = self.writer.next_position(ALIGN)
             return np.full(len(sizes), base, np.uint64)
         buf = np.zeros(total, np.uint8)
         src = offs[:-1][rows]
@@ -238,22 +238,8 @@ class BlobV2Writer:
         ramp = _ramp(sizes[keep])
         buf[np.repeat(starts[keep], sizes[keep]) + ramp] = raw[np.repeat(src[keep], sizes[keep]) + ramp]
         last = int(starts[keep][-1] + sizes[keep][-1])
-        base = self._write_buffer(buf[:last])
+        base = self.writer.write_buffer(buf[:last])
         return (starts + base).astype(np.uint64)
-
-    def _write_buffer(self, data: np.ndarray) -> int:
-        w = self.writer
-        with w._lock:
-            if w._worker is not None:
-                w._worker.drain()  # the pages before these bytes are in the file: the position is known
-            return int(w._out.write_buffer(data)[0])
-
-    def _data_position(self) -> int:
-        w = self.writer
-        with w._lock:
-            if w._worker is not None:
-                w._worker.drain()
-            return int(-(-w._out.pos // ALIGN) * ALIGN)
 
     def _sidecar(self, blob_id: int) -> str:
         return f"{self.stem}/{blob_file_name(blob_id)}.blob"

@@ -84,9 +84,7 @@ class LanceStats:
                 lf = ds._open_file(f"{prefix}{df.path}", frag.where, store)
                 col_to_field = {int(c): int(f) for f, c in zip(df.fields, df.column_indices) if c >= 0}
                 current = -1
-                metas = sorted(
-                    ((ci.index, ci.meta) for cols in lf._columns.values() for ci in cols), key=lambda x: x[0]
-                )
+                metas = sorted(((ci.index, ci.meta) for cols in lf.columns.values() for ci in cols), key=lambda x: x[0])
                 for index, meta in metas:
                     current = col_to_field.get(index, current)
                     if current in sizes:

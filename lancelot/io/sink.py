@@ -201,15 +201,7 @@ class FsspecTarget(FileTarget):
         except OSError as e:
             raise self.error(e, "upload the file") from None
         finally:
-            self.abort()
-
-    def abort(self) -> None:
-        try:
-            self.file.close()
-        except OSError:
-            pass
-        if os.path.exists(self._tmp):
-            os.unlink(self._tmp)
+            self.abort()  # FileTarget's: the local temporary file goes either way
 
 
 def open_target(path_or_url: str | os.PathLike[str], storage_options: dict[str, Any] | None = None) -> FileTarget:

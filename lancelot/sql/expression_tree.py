@@ -5,19 +5,19 @@ pyarrow offers no walk over an Expression, but it pickles one as Arrow's own ser
 whose schema metadata lists the tree in prefix order, one key/value pair per step
 (``call: name`` ... ``end: name``, ``field_ref: name``, ``nested_field_ref: n`` then n names,
 ``literal: column``, ``options: column``).  The metadata repeats keys, so it is read through the C
-data interface (``ArrowSchema.metadata``), which keeps every pair in order.
+data interface (``lancelot.util.c_schema``), which keeps every pair in order.
 """
 
 from __future__ import annotations
 
-import ctypes
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
+
+from lancelot.util.c_schema import metadata_pairs
 
 
 @dataclass(frozen=True)
@@ -42,52 +42,12 @@ class Call:
 Node = Field | Literal | Call
 
 
-class _ArrowSchema(ctypes.Structure):
-    _fields_ = [  # noqa: RUF012 - the C data interface's struct ArrowSchema
-        ("format", ctypes.c_char_p),
-        ("name", ctypes.c_char_p),
-        ("metadata", ctypes.c_void_p),
-        ("flags", ctypes.c_int64),
-        ("n_children", ctypes.c_int64),
-        ("children", ctypes.c_void_p),
-        ("dictionary", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
-_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ArrowSchema))
-
-
-def _metadata_pairs(schema: pa.Schema) -> list[tuple[str, str]]:
-    """Every (key, value) of the schema's metadata, in order, duplicates kept."""
-    c = _ArrowSchema()
-    schema._export_to_c(ctypes.addressof(c))
-    try:
-        if not c.metadata:
-            return []
-        (n,) = struct.unpack("<i", ctypes.string_at(c.metadata, 4))
-        pos, out = c.metadata + 4, []
-        for _ in range(n):
-            (klen,) = struct.unpack("<i", ctypes.string_at(pos, 4))
-            key = ctypes.string_at(pos + 4, klen).decode()
-            pos += 4 + klen
-            (vlen,) = struct.unpack("<i", ctypes.string_at(pos, 4))
-            value = ctypes.string_at(pos + 4, vlen).decode()
-            pos += 4 + vlen
-            out.append((key, value))
-        return out
-    finally:
-        if c.release:
-            _RELEASE(c.release)(ctypes.byref(c))
-
-
 def expression_tree(expr: pc.Expression) -> Node:
     """The tree of ``expr``; ValueError when its serialization is not the one described above."""
     reduced = expr.__reduce__()
     buf = reduced[1][0]
     batch = ipc.open_file(buf).get_batch(0)
-    steps = _metadata_pairs(batch.schema)
+    steps = [(k.decode(), v.decode()) for k, v in metadata_pairs(batch.schema)]
     node, end = _read(steps, 0, batch)
     if end != len(steps):
         raise ValueError("trailing steps in a serialized Expression")

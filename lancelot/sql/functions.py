@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.types import comparison_common, is_numeric, is_string
+from lancelot.sql.types import comparison_common, is_numeric
+from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
@@ -27,7 +28,7 @@ class _NullArgument(Exception):
 def _literal_str(t: Translator, v: Val, node: exp.Expr, what: str) -> str:
     if v.const is not None and not v.const.is_valid:
         raise _NullArgument
-    if v.const is None or not is_string(v.type):
+    if v.const is None or not is_string_like(v.type):
         raise t.error(f"the {what} must be a string literal", node)
     s: str = v.const.as_py()
     return s
@@ -47,7 +48,7 @@ def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
         v = t.cast(v, v.type.value_type, node)
     if pa.types.is_null(v.type):
         v = t.cast(v, pa.utf8(), node)
-    if not is_string(v.type):
+    if not is_string_like(v.type):
         raise t.error(f"expected a string, not {v.type}", node)
     return v
 
@@ -87,7 +88,7 @@ def _unary(
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         _arity(t, node, args, 1)
         x = args[0]
-        if accepts is is_string:
+        if accepts is is_string_like:
             x = _string(t, x, node)
         elif accepts is not None and not accepts(x.type):
             raise t.error(f"{node.name} does not apply to {x.type}", node)
@@ -308,16 +309,16 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "btrim": _trim("utf8_trim"),
     "ltrim": _trim("utf8_ltrim"),
     "rtrim": _trim("utf8_rtrim"),
-    "initcap": _unary("utf8_title", is_string),
+    "initcap": _unary("utf8_title", is_string_like),
     "regexp_replace": _regexp_replace,
     "split_part": _split_part,
-    "lower": _unary("utf8_lower", is_string),
-    "upper": _unary("utf8_upper", is_string),
-    "length": _unary("utf8_length", is_string),
-    "char_length": _unary("utf8_length", is_string),
-    "character_length": _unary("utf8_length", is_string),
-    "octet_length": _unary("binary_length", is_string),
-    "reverse": _unary("utf8_reverse", is_string),
+    "lower": _unary("utf8_lower", is_string_like),
+    "upper": _unary("utf8_upper", is_string_like),
+    "length": _unary("utf8_length", is_string_like),
+    "char_length": _unary("utf8_length", is_string_like),
+    "character_length": _unary("utf8_length", is_string_like),
+    "octet_length": _unary("binary_length", is_string_like),
+    "reverse": _unary("utf8_reverse", is_string_like),
     "starts_with": _pattern_fn("starts_with"),
     "ends_with": _pattern_fn("ends_with"),
     "contains": _pattern_fn("match_substring"),

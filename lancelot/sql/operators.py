@@ -16,7 +16,8 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, is_literal
-from lancelot.sql.types import arrow_type, as_decimal, comparison_common, is_numeric, is_string, numeric_common
+from lancelot.sql.types import arrow_type, as_decimal, comparison_common, is_numeric, numeric_common
+from lancelot.util.types import is_string_like
 
 #: a comparison's result from the order of its operands (-1, 0, 1)
 _OUTCOME: dict[str, Callable[[int], bool]] = {
@@ -178,11 +179,11 @@ def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | No
         raise t.error("LIKE does not support an escape character other than the backslash (\\)", escape)
     x = t.value(node.this)
     pattern = t.value(node.expression)
-    if pattern.const is None or not is_string(pattern.type):
+    if pattern.const is None or not is_string_like(pattern.type):
         raise t.error("the pattern of LIKE must be a string literal", node.expression)
     if pa.types.is_dictionary(x.type):
         x = t.cast(x, x.type.value_type, node)
-    if not is_string(x.type) and not pa.types.is_null(x.type):
+    if not is_string_like(x.type) and not pa.types.is_null(x.type):
         raise t.error(f"LIKE applies to strings, not {x.type}", node)
     p = pattern.const.as_py()
     if p is None:
@@ -263,7 +264,7 @@ def _cast(t: Translator, node: exp.Expr) -> Val:
     if to is None:
         raise t.error(f"unsupported type {node.args['to'].sql()} in CAST", node)
     x = t.value(node.this)
-    if x.const is not None and is_string(x.type) and (pa.types.is_timestamp(to) or pa.types.is_date(to)):
+    if x.const is not None and is_string_like(x.type) and (pa.types.is_timestamp(to) or pa.types.is_date(to)):
         return _const(_temporal(t, x.const.as_py(), to, node))
     return t.cast(x, to, node)
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.types import is_string
+from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
@@ -45,7 +45,7 @@ def _temporal_arg(t: Translator, node: exp.Expr, v: Val) -> Val:
 
 
 def _part_name(t: Translator, node: exp.Expr, v: Val, choices: Collection[str]) -> str:
-    if v.const is None or not is_string(v.type) or not v.const.is_valid:
+    if v.const is None or not is_string_like(v.type) or not v.const.is_valid:
         raise t.error(f"the first argument of {node.name} must be a string literal", node)
     part = str(v.const.as_py()).lower()
     if part not in choices:
@@ -92,7 +92,7 @@ def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.operators import _temporal
     from lancelot.sql.translate import _const
 
-    if len(args) != 1 or args[0].const is None or not is_string(args[0].type):
+    if len(args) != 1 or args[0].const is None or not is_string_like(args[0].type):
         raise t.error(f"{node.name} takes one string literal", node)
     text = args[0].const.as_py()
     if text is None:

@@ -16,6 +16,8 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
+from lancelot.util.types import is_binary_like, is_string_like
+
 _INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 20}
 
 
@@ -63,17 +65,8 @@ def arrow_type(dt: exp.DataType) -> pa.DataType | None:
     return None
 
 
-def is_string(t: pa.DataType) -> bool:
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
-
-
 def is_binary(t: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    )
+    return bool(is_binary_like(t) or pa.types.is_fixed_size_binary(t))
 
 
 def is_int(t: pa.DataType) -> bool:
@@ -115,8 +108,8 @@ def coerce_literal(value: pa.Scalar, to: pa.DataType) -> pa.Scalar | None:
             return None
         if pa.types.is_floating(t):
             return pa.scalar(v, to) if pa.types.is_floating(to) else None
-        if is_string(t):
-            return pa.scalar(v, to) if is_string(to) else None
+        if is_string_like(t):
+            return pa.scalar(v, to) if is_string_like(to) else None
         if pa.types.is_boolean(t):
             return value if pa.types.is_boolean(to) else None
         if is_binary(t):
@@ -182,11 +175,11 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         return comparison_common(a, b.value_type)
     if is_numeric(a) and is_numeric(b):
         return numeric_common(a, b)
-    if is_string(a) and is_string(b):
+    if is_string_like(a) and is_string_like(b):
         return pa.large_utf8() if pa.types.is_large_string(a) or pa.types.is_large_string(b) else pa.utf8()
-    if is_string(a) and (is_numeric(b) or _temporal_rank(b) or pa.types.is_boolean(b)):
+    if is_string_like(a) and (is_numeric(b) or _temporal_rank(b) or pa.types.is_boolean(b)):
         return b
-    if is_string(b) and (is_numeric(a) or _temporal_rank(a) or pa.types.is_boolean(a)):
+    if is_string_like(b) and (is_numeric(a) or _temporal_rank(a) or pa.types.is_boolean(a)):
         return a
     if is_binary(a) and is_binary(b):
         return pa.binary()

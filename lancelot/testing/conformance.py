@@ -33,6 +33,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
 from lancelot.testing import tpch
 from lancelot.testing.data import gen_array
+from lancelot.util.types import rebuild
 
 VERSIONS = ("2.1", "2.2")
 NULLS = ("none", "some", "all")
@@ -450,21 +451,7 @@ def file_encodings(path: str, columns: Iterable[int] | None = None) -> set[str]:
 
 def plain_type(t: pa.DataType) -> pa.DataType:
     """The type Lance hands back for ``t``: views become plain string / binary (recursively)."""
-    if t == pa.string_view():
-        return pa.string()
-    if t == pa.binary_view():
-        return pa.binary()
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(plain_type(f.type)) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(plain_type(t.key_type), plain_type(t.item_type), t.keys_sorted)
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(plain_type(t.value_type)), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(plain_type(t.value_type)))
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(plain_type(t.value_type)))
-    return t
+    return rebuild(t, lambda x: pa.string() if x == pa.string_view() else pa.binary() if x == pa.binary_view() else x)
 
 
 def normalize(table: pa.Table) -> pa.Table:

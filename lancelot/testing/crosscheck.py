@@ -20,6 +20,7 @@ import pyarrow as pa
 
 import lancelot
 from lancelot.testing.conformance import difference, normalize, write_pylance
+from lancelot.util.types import rebuild
 
 #: the four directions, writer -> reader
 DIRECTIONS = ("lancelot->lancelot", "lancelot->pylance", "pylance->lancelot", "pylance->pylance")
@@ -88,19 +89,7 @@ class Reads:
 
 def _decoded_type(t: pa.DataType) -> pa.DataType:
     """``t`` with every dictionary type replaced by its value type."""
-    if pa.types.is_dictionary(t):
-        return _decoded_type(t.value_type)
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(_decoded_type(f.type)) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(t.key_type, _decoded_type(t.item_type), t.keys_sorted)
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(_decoded_type(t.value_type)), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(_decoded_type(t.value_type)))
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(_decoded_type(t.value_type)))
-    return t
+    return rebuild(t, lambda x: _decoded_type(x.value_type) if pa.types.is_dictionary(x) else x)
 
 
 def _decoded(table: pa.Table) -> pa.Table:

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import points
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.points import le
+from lancelot.util.arrays import empty
+from lancelot.util.jit import NumpyUntilHot, njit
 
 #: values per FastLanes chunk
 CHUNK = 1024

@@ -22,7 +22,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.encodings.compression import variable_numpy as vn
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, unpack_chunks
@@ -40,7 +39,6 @@ from lancelot.encodings.compression.fsst import (
     parse_symbol_table,
 )
 from lancelot.encodings.compression.general import LZ4, ZSTD, inflater
-from lancelot.encodings.compression.jit import WARM_WORK, NumpyUntilHot
 from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
 from lancelot.encodings.compression.rle import _widths as rle_widths
@@ -51,6 +49,8 @@ from lancelot.encodings.compression.segments import Segments, gather, readonly, 
 from lancelot.encodings.compression.variable import offset_bits
 from lancelot.encodings.compression.zstd_kernel import inflate_frames
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import empty
+from lancelot.util.jit import WARM_WORK, NumpyUntilHot
 
 MAX_DEPTH = 16
 #: variable-width reads joined with numpy before the kernels are prepared in the background (or WARM_WORK bytes)

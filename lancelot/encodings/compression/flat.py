@@ -11,10 +11,10 @@ import numpy as np
 
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
-from lancelot.encodings.compression.jit import njit
 from lancelot.encodings.compression.points import OK, SHORT_BUFFER, le
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.jit import njit
 
 #: sanity bound on one value's width (a wide fixed-size-list of doubles fits easily)
 MAX_BITS_PER_VALUE = 1 << 32

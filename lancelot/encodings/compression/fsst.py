@@ -23,14 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import fsst_kernel
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, require
 from lancelot.encodings.compression.fsst_numpy import BLOCK_CODES, decode_numpy_blocks
-from lancelot.encodings.compression.jit import WARM_WORK, NumpyUntilHot
 from lancelot.encodings.compression.segments import readonly
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import empty
+from lancelot.util.jit import WARM_WORK, NumpyUntilHot
 
 MAGIC = 0x46535354
 ESCAPE = 255

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import lazy_intrinsic, njit
+from lancelot.util.jit import lazy_intrinsic, njit
 
 OK, ESCAPE_AT_END, BAD_CODE, NO_ROOM = 0, 1, 2, 3
 MAX_SYMBOL = 8
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
-store_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "store_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
+store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
 
 
 @njit(cache=True, nogil=True)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import empty
-from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
 from lancelot.encodings.compression.segments import readonly
+from lancelot.util.arrays import empty
+from lancelot.util.jit import NumpyUntilHot, lazy_intrinsic, njit
 
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
-store_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "store_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
+store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
 #: bytes ``out`` holds past the last chunk's output: copies go 8 bytes at a time
 SLACK = 8
 

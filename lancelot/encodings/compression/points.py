@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import njit
+from lancelot.util.jit import njit
 
 OK, SHORT_CHUNK, LEVELS, BAD_WIDTH, SHORT_BUFFER, BAD_OFFSETS, SHORT_RUNS = range(7)
 MESSAGES = {

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import empty
 from lancelot.encodings.compression import points
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+from lancelot.util.arrays import empty
+from lancelot.util.jit import NumpyUntilHot, njit
 
 OK, PART_VALUES, PART_LENGTHS, MISMATCH, NO_RUNS, SHORT_RUNS = range(6)
 MESSAGES = {

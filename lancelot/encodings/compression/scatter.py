@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
+from lancelot.util.jit import NumpyUntilHot, njit
 
 
 @njit(cache=True, nogil=True)

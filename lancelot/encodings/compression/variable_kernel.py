@@ -15,11 +15,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelot.encodings.compression import points
-from lancelot.encodings.compression.jit import lazy_intrinsic, njit
 from lancelot.encodings.compression.points import le
+from lancelot.util.jit import lazy_intrinsic, njit
 
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
-store_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "store_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
+store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
 
 OK, SHORT_BUFFER, OVERLAP, PAST_END, DECREASING = 0, 1, 2, 3, 4
 

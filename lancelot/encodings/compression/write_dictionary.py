@@ -17,10 +17,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy
-from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
+from lancelot.util.arrays import arrow_offsets, from_numpy
+from lancelot.util.jit import NumpyUntilHot, lazy_intrinsic, njit
 
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 

@@ -29,9 +29,9 @@ from lancelot.encodings.compression import pcg64, write_fsst_numpy
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8
 from lancelot.encodings.compression.fsst import LEAST_INPUT_SIZE, SymbolTable, fsst_description
-from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
 from lancelot.encodings.compression.variable import compress_variable, variable_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.jit import NumpyUntilHot, lazy_intrinsic, njit
 
 SAMPLE_TARGET = 1 << 14
 SAMPLE_PIECE = 512
@@ -39,7 +39,7 @@ ROUNDS = 5
 HASH_SLOTS = 1024
 CAND_SLOTS = 1 << 16  # > 512 symbols + every adjacent pair of a 16 KiB sample
 ESCAPE = 255
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 
 
 @njit(cache=True)

@@ -6,7 +6,7 @@ Training replays the kernel's candidate table exactly: candidates in the kernel'
 order, their slots in its linear-probing hash table (only the probing is a Python loop, over
 distinct candidates), the stable sort of gains and the 3-byte-hash collision rule.  A fresh
 process writes with these (no numba import, no compilation); write_fsst.py switches to the
-kernels once the path is hot (compression/jit.py ``NumpyUntilHot``).
+kernels once the path is hot (util/jit.py ``NumpyUntilHot``).
 """
 
 from __future__ import annotations

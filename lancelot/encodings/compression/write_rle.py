@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
+from lancelot.util.jit import NumpyUntilHot, lazy_intrinsic, njit
 
-load_u64 = lazy_intrinsic("lancelot.encodings.compression.jit_intrinsics", "load_u64")
+load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 
 
 @njit(cache=True, nogil=True)

@@ -27,9 +27,9 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import empty
-from lancelot.encodings.compression.jit import NumpyUntilHot, lazy_intrinsic, njit
 from lancelot.encodings.compression.segments import readonly
+from lancelot.util.arrays import empty
+from lancelot.util.jit import NumpyUntilHot, lazy_intrinsic, njit
 
 decompress_into = lazy_intrinsic("lancelot.encodings.compression.zstd_intrinsics", "decompress_into")
 #: the zstd frame magic, little-endian: a buffer that starts with it may be a bare frame (general.py)

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.structural.constant import ConstantPage
 from lancelot.encodings.structural.page import PageReader
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy
 
 
 class ColumnConstant:

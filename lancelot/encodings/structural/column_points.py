@@ -48,6 +48,7 @@ from lancelot.encodings.structural.miniblock_points import (
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.types import is_plain_fixed
 
 
 @dataclass
@@ -548,8 +549,7 @@ class ColumnFullZipPoints:
 
 def _whole_bytes(t: pa.DataType, bits: int) -> bool:
     """Whether ``t`` is a plain fixed-width type of ``bits`` bits, whole bytes."""
-    plain = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_fixed_size_binary(t)
-    return bool(plain or pa.types.is_temporal(t) or pa.types.is_decimal(t)) and t.bit_width == bits and bits % 8 == 0
+    return is_plain_fixed(t) and t.bit_width == bits and bits % 8 == 0
 
 
 def _plain_rows(page: FullZipPage) -> pa.DataType | None:

@@ -23,7 +23,6 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings import compression
-from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
 from lancelot.encodings.structural.page import (
     PageInfo,
@@ -38,6 +37,7 @@ from lancelot.encodings.structural.paths import is_fixed_width
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy
 
 MAX_SCALAR_BUFFERS = 8
 

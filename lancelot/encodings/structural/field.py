@@ -21,7 +21,6 @@ from typing import Any, Literal, Protocol, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.planar import read_page_layout
 from lancelot.encodings.planar.binary import CodedOffsetsPage, coded_offsets
@@ -43,6 +42,7 @@ from lancelot.encodings.structural.repdef import LevelMeaning, unravel
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy
 
 #: takes of at most this many rows are read value by value over the whole column (column_points.py):
 #: cheaper than decoding whole chunks page by page up to about this size

@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets, empty, from_numpy, numpy_dtype
 from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.encodings.compression.block import (
     ConstantBlock,
@@ -23,9 +22,10 @@ from lancelot.encodings.compression.block import (
     StructBlock,
     VariableWidthBlock,
 )
-from lancelot.encodings.compression.jit import NumpyUntilHot
 from lancelot.encodings.compression.variable_numpy import gather_values_numpy
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
+from lancelot.util.arrays import arrow_offsets, empty, from_numpy, numpy_dtype
+from lancelot.util.jit import NumpyUntilHot
 
 
 def _bitmap(valid: np.ndarray) -> pa.Buffer:

@@ -35,7 +35,6 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelot.encodings import compression
-from lancelot.encodings.arrays import from_numpy, to_numpy
 from lancelot.encodings.compression.segments import ranges_index
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
@@ -57,6 +56,7 @@ from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader,
 from lancelot.encodings.structural.repdef import LevelMeaning, visible_mask
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy, to_numpy
 
 #: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
 POINT_ROWS = 256

@@ -22,11 +22,11 @@ from numpy.typing import NDArray
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.chunked import decompress_chunks, decompress_level_chunks
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.segments import Segments, readonly
 from lancelot.encodings.structural.page import levels_u16
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.jit import NumpyUntilHot, njit
 
 ALIGN = 8
 

@@ -20,10 +20,10 @@ from numpy.typing import NDArray
 
 from lancelot.encodings.compression import zstd_kernel as zk
 from lancelot.encodings.compression.buffers import MAX_DECODED_BYTES
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.segments import readonly
 from lancelot.encodings.structural.miniblock_chunks import ALIGN, _parse_headers
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.jit import NumpyUntilHot, njit
 
 decompress_into = zk.decompress_into
 PREFIX = zk.PREFIX

@@ -27,7 +27,6 @@ from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, Var
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.flat import bit_point, check_flat, flat_level_point, flat_point
 from lancelot.encodings.compression.fsst import fsst_decode
-from lancelot.encodings.compression.jit import NumpyUntilHot, njit
 from lancelot.encodings.compression.points import (
     BAD_OFFSETS,
     BAD_WIDTH,
@@ -49,6 +48,7 @@ from lancelot.encodings.structural.leaf import values_to_arrow
 from lancelot.encodings.structural.miniblock_points_numpy import points_numpy
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.jit import NumpyUntilHot, njit
 
 # value techniques
 FLAT, BITS, INLINE, VARIABLE, RLE = 0, 1, 2, 3, 4

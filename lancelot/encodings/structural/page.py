@@ -17,13 +17,13 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.compression.segments import ranges_index
 from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.repdef import LevelMeaning, row_starts, visible_mask
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import file2_pb2
 from lancelot.io.source import Range as Range  # (offset, length) byte ranges, as ByteSource.read_ranges takes them
+from lancelot.util.arrays import from_numpy
 
 if TYPE_CHECKING:
     from lancelot.encodings.compression.block import DataBlock

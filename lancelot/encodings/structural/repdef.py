@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.arrays import from_numpy
 from lancelot.encodings.structural.paths import ColumnPath
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy
 
 ALL_VALID_ITEM = pb.REPDEF_ALL_VALID_ITEM
 ALL_VALID_LIST = pb.REPDEF_ALL_VALID_LIST

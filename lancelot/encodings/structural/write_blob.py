@@ -21,12 +21,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy
 from lancelot.encodings.structural.write_miniblock import encode_miniblock
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_values import storage
 from lancelot.errors import UnsupportedTypeError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import arrow_offsets, from_numpy, to_numpy
 
 DESCRIPTION = pa.struct([("position", pa.uint64()), ("size", pa.uint64())])
 

@@ -31,10 +31,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot import versions
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, is_large, to_numpy
 from lancelot.encodings.structural.write_repdef import PageLevels
-from lancelot.encodings.structural.write_values import is_variable, storage
+from lancelot.encodings.structural.write_values import storage
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import arrow_offsets, from_numpy, is_large, to_numpy
+from lancelot.util.types import is_plain_fixed, is_variable
 
 
 def encode_all_null(levels: PageLevels, version: str) -> tuple[pb.PageLayout, list[np.ndarray]]:
@@ -63,13 +64,7 @@ def _fixed_rows(arr: pa.Array) -> np.ndarray | None:
     valid = arr.drop_null() if arr.null_count else arr
     if pa.types.is_boolean(t):
         return to_numpy(valid).astype(np.uint8).reshape(-1, 1)
-    if not (
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_temporal(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
+    if not is_plain_fixed(t):
         return None
     width = t.bit_width // 8
     raw = np.frombuffer(valid.buffers()[1], np.uint8)

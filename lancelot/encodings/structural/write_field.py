@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from google.protobuf import empty_pb2
 
+from lancelot.encodings.column_pages import ColumnPages
 from lancelot.encodings.paging import BLOB_DESCRIPTION_BYTES, gather_bytes, page_count
 from lancelot.encodings.strategy import EncodingOptions, WriteSettings, options_for
 from lancelot.encodings.structural.write_blob import blob_relative, check_blob_type, encode_blob
@@ -47,17 +47,15 @@ from lancelot.encodings.structural.write_repdef import (
 from lancelot.encodings.structural.write_values import (
     check_packed_children,
     fsl_of_variable,
-    is_variable,
     max_value_bytes,
     packed_struct_kind,
     storage,
     value_bytes,
 )
 from lancelot.errors import LanceError, UnsupportedTypeError
-from lancelot.format.container import ContainerWriter, pack_encoding
-from lancelot.format.pb import encodings_v2_0_pb2 as pb20
+from lancelot.format.container import ContainerWriter
 from lancelot.format.pb import encodings_v2_1_pb2 as pb21
-from lancelot.format.pb import file2_pb2
+from lancelot.util.types import is_variable
 from lancelot.versions import FileVersion
 
 #: values this wide or wider go to full-zip pages (pylance's mini-block limit)
@@ -130,7 +128,7 @@ def _has_map(t: pa.DataType) -> bool:
     return False
 
 
-class LeafColumnWriter:
+class LeafColumnWriter(ColumnPages):
     """Writes the pages of one leaf column and produces its ColumnMetadata."""
 
     def __init__(
@@ -144,14 +142,13 @@ class LeafColumnWriter:
         packed: str | None = None,
         worker: PageWorker | None = None,
     ) -> None:
-        self.out, self.path, self.index = out, path, index
+        super().__init__(out)
+        self.path, self.index = path, index
         self.version, self.max_page_bytes = settings.version, settings.max_page_bytes
         self.opts = opts  # the leaf's options, resolved once (StructuralFieldWriter)
         self.worker = worker  # pages are encoded and written there (in order) when given
         self.packed = packed  # "fixed" / "variable" for a packed struct, "empty" for a struct without children
         self.dictionary = pa.types.is_dictionary(path.leaf.type)
-        self.pages: list[file2_pb2.ColumnMetadata.Page] = []
-        self.rows_written = 0
         self.pages_submitted = 0
         self.pending: list[Shred] = []
         self.pending_bytes = 0
@@ -321,22 +318,7 @@ class LeafColumnWriter:
     def _commit(self, num_rows: int, encoded: tuple[pb21.PageLayout, list[np.ndarray]]) -> None:
         """Write the page's buffers and record it (in page order)."""
         layout, buffers = encoded
-        locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
-        self.pages.append(
-            file2_pb2.ColumnMetadata.Page(
-                buffer_offsets=[p for p, _ in locs],
-                buffer_sizes=[n for _, n in locs],
-                length=num_rows,
-                encoding=pack_encoding(layout),
-                priority=self.rows_written,
-            )
-        )
-        self.rows_written += num_rows
-
-    def metadata(self) -> file2_pb2.ColumnMetadata:
-        return file2_pb2.ColumnMetadata(
-            encoding=pack_encoding(pb20.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages
-        )
+        self.write_page(layout, buffers, num_rows)
 
     def finish(self) -> list[LeafColumnWriter]:
         self.flush()

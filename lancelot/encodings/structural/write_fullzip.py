@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.arrays import to_numpy
 from lancelot.encodings.compression.block import FixedWidthBlock, StructBlock, VariableWidthBlock
 from lancelot.encodings.compression.fsst import fsst_description
 from lancelot.encodings.compression.general import buffer_compression, compress_values, general_encoding
@@ -36,6 +35,7 @@ from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, FSST_M
 from lancelot.encodings.structural.write_values import compress_per_value, has_item_nulls, to_block
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import to_numpy
 
 #: variable values longer than this are General-compressed (zstd) one by one (pylance's threshold)
 GENERAL_MIN_VALUE_BYTES = 32 * 1024

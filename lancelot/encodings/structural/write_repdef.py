@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot import field_metadata
-from lancelot.encodings.arrays import from_numpy, to_numpy
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_list_like, is_variable_width
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy, to_numpy
 from lancelot.versions import FileVersion
 
 

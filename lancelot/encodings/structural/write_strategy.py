@@ -34,7 +34,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import from_numpy, to_numpy, zero
 from lancelot.encodings.compression.bitpacking import (
     CHUNK,
     compress_inline_bitpacking,
@@ -63,7 +62,6 @@ from lancelot.encodings.structural.write_profile import apply_profile, general_b
 from lancelot.encodings.structural.write_values import (
     compress_miniblock_chunk,
     has_item_nulls,
-    is_variable,
     max_value_bytes,
     storage,
     to_block,
@@ -72,6 +70,8 @@ from lancelot.encodings.structural.write_values import (
 )
 from lancelot.errors import UnsupportedTypeError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import from_numpy, to_numpy, zero
+from lancelot.util.types import is_plain_fixed, is_variable
 
 MAX_CHUNK_ITEMS = 4096
 #: mini-block chunks are cut to stay under this many bytes unless the plan says otherwise (the bound is 32 KiB in 2.1)
@@ -275,13 +275,7 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     t = arr.type
     if pa.types.is_boolean(t) or pa.types.is_fixed_size_list(t) or pa.types.is_null(t) or is_variable(t):
         return None
-    if not (
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_temporal(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
+    if not is_plain_fixed(t):
         return None
     if t.bit_width not in (8, 16, 32, 64, 128):
         return None

@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot import versions
-from lancelot.encodings.arrays import arrow_offsets, is_large, to_numpy, zero
 from lancelot.encodings.compression.block import (
     FixedSizeListBlock,
     FixedWidthBlock,
@@ -36,15 +35,11 @@ from lancelot.encodings.compression.flat import compress_flat
 from lancelot.encodings.compression.variable import compress_variable
 from lancelot.errors import UnsupportedEncodingError, UnsupportedTypeError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util.arrays import arrow_offsets, is_large, to_numpy, zero
+from lancelot.util.types import is_variable, is_whole_bytes
 
 #: the blocks ``to_block`` builds (a DataBlock other than ConstantBlock)
 ValueBlock = FixedWidthBlock | VariableWidthBlock | FixedSizeListBlock | StructBlock
-
-
-def is_variable(t: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    )
 
 
 def storage(arr: pa.Array) -> pa.Array:
@@ -224,18 +219,6 @@ def fsl_items(arr: pa.Array) -> pa.Array:
     return arr.values.slice(arr.offset * d, len(arr) * d)
 
 
-def _whole_bytes(t: pa.DataType) -> bool:
-    if not (
-        pa.types.is_integer(t)
-        or pa.types.is_floating(t)
-        or pa.types.is_temporal(t)
-        or pa.types.is_decimal(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
-        return False
-    return int(t.bit_width) % 8 == 0
-
-
 def packed_struct_kind(field: pa.Field, version: str) -> str:
     """ "fixed" (mini-block PackedStruct) or "variable" (2.2 full-zip VariablePackedStruct) for a packed struct.
 
@@ -245,7 +228,7 @@ def packed_struct_kind(field: pa.Field, version: str) -> str:
     kinds = set()
     for child in field.type:
         ct = child.type.storage_type if isinstance(child.type, pa.ExtensionType) else child.type
-        if _whole_bytes(ct):
+        if is_whole_bytes(ct):
             kinds.add("fixed")
         elif is_variable(ct):
             kinds.add("variable")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from lancelot import field_metadata
+from lancelot.util.types import is_variable
 from lancelot.versions import FileVersion
 
 if TYPE_CHECKING:
@@ -36,18 +37,12 @@ def make_field_reader(ctx: FieldContext) -> FieldReader:
     return FieldReader20(ctx)
 
 
-def _binary_like(t: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
-    )
-
-
 def columns_in_file(field: pa.Field, src: ByteSource, cols: Sequence[file2_pb2.ColumnMetadata], pos: int) -> int:
     """Columns a top-level field occupies in this 2.0 file: ``column_count``, except a string or
     binary field that an early 2.0 writer (Lance 0.13) stored as a List of UInt8, an offsets
     column then a bytes column (its first page's encoding is ``list``)."""
     n = column_count(field)
-    if n != 1 or not _binary_like(field.type) or pos + 1 >= len(cols) or not cols[pos].pages:
+    if n != 1 or not is_variable(field.type) or pos + 1 >= len(cols) or not cols[pos].pages:
         return n
     enc = cols[pos].pages[0].encoding
     if enc.WhichOneof("location") != "direct":  # what such writers wrote; never fetch more at open

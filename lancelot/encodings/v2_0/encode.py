@@ -15,10 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy, zero
 from lancelot.errors import UnsupportedTypeError
 from lancelot.field_metadata import is_fixed_width
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.util.arrays import arrow_offsets, from_numpy, to_numpy, zero
 
 
 def _buffer(buffers: list[np.ndarray], data: np.ndarray) -> pb.Buffer:

@@ -18,9 +18,9 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
+from lancelot import field_metadata
 from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
 from lancelot.encodings.served import served
-from lancelot.encodings.v2_0 import is_packed_struct
 from lancelot.encodings.v2_0.binary import ends_and_validity, extended
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers
@@ -28,6 +28,7 @@ from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.versions import FileVersion
 
 #: half-open (start, stop) row spans (io.source.Range is an (offset, length) byte range)
 Spans = list[tuple[int, int]]
@@ -339,7 +340,7 @@ class FieldReader20(FieldReader):
         except StopIteration:
             raise CorruptFileError("the file has fewer columns than its schema needs", path=ctx.path) from None
         t = field.type
-        if is_packed_struct(field):
+        if field_metadata.is_packed_struct(field, FileVersion.V2_0):
             return LeafNode(ctx, col, t)
         if pa.types.is_struct(t):
             return StructNode(col, t, [self._build(t.field(i), cols, rows) for i in range(t.num_fields)])

@@ -13,7 +13,7 @@ import pyarrow as pa
 from google.protobuf import empty_pb2
 
 from lancelot import field_metadata
-from lancelot.encodings.arrays import arrow_offsets, from_numpy, to_numpy
+from lancelot.encodings.column_pages import ColumnPages
 from lancelot.encodings.dictionary_pages import join_values
 from lancelot.encodings.paging import gather_bytes, page_count
 from lancelot.encodings.v2_0 import column_count, is_packed_struct
@@ -23,33 +23,15 @@ from lancelot.field_metadata import is_fixed_width
 from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
+from lancelot.util.arrays import arrow_offsets, from_numpy, to_numpy
 
 
-class ColumnWriter:
+class ColumnWriter(ColumnPages):
     """Writes the pages of one column and produces its ColumnMetadata."""
 
     def __init__(self, out: ContainerWriter, index: int, max_page_bytes: int) -> None:
-        self.out, self.index, self.max_page_bytes = out, index, max_page_bytes
-        self.pages: list[file2_pb2.ColumnMetadata.Page] = []
-        self.rows_written = 0
-
-    def write_page(self, enc: pb.ArrayEncoding, buffers: list[np.ndarray], length: int) -> None:
-        locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
-        self.pages.append(
-            file2_pb2.ColumnMetadata.Page(
-                buffer_offsets=[p for p, _ in locs],
-                buffer_sizes=[s for _, s in locs],
-                length=length,
-                encoding=pack_encoding(enc),
-                priority=self.rows_written,
-            )
-        )
-        self.rows_written += length
-
-    def metadata(self) -> file2_pb2.ColumnMetadata:
-        return file2_pb2.ColumnMetadata(
-            encoding=pack_encoding(pb.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages
-        )
+        super().__init__(out)
+        self.index, self.max_page_bytes = index, max_page_bytes
 
     def append(self, arr: pa.Array) -> None:
         """Take the column's next values (each kind of column writer implements it)."""

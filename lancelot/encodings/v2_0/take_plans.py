@@ -40,6 +40,7 @@ from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.io.source import ByteSource
+from lancelot.util.types import is_variable, is_whole_bytes
 
 if TYPE_CHECKING:
     from lancelot.encodings.v2_0.field_reader import Column
@@ -54,28 +55,6 @@ def _checked(found: _T | None) -> _T:
     only for the pages it gave a shape)."""
     assert found is not None, "a plan was built for a page _page_kind did not accept"
     return found
-
-
-def _is_plain_fixed(dtype: pa.DataType) -> bool:
-    return (
-        bool(
-            pa.types.is_integer(dtype)
-            or pa.types.is_floating(dtype)
-            or pa.types.is_decimal(dtype)
-            or pa.types.is_temporal(dtype)
-            or pa.types.is_fixed_size_binary(dtype)
-        )
-        and int(dtype.bit_width) % 8 == 0
-    )
-
-
-def _is_var(dtype: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_string(dtype)
-        or pa.types.is_binary(dtype)
-        or pa.types.is_large_string(dtype)
-        or pa.types.is_large_binary(dtype)
-    )
 
 
 def _flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
@@ -642,7 +621,7 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tup
     bits = _fixed_bits(dtype)
     if bits is not None:
         return (FLAT,) if _nullable_flat(enc, bits) is not None else None
-    if not _is_var(dtype):
+    if not is_variable(dtype):
         return None
     which = enc.WhichOneof("array_encoding")
     if which == "dictionary":
@@ -667,9 +646,9 @@ def _fixed_bits(dtype: pa.DataType) -> int | None:
     (None otherwise)."""
     if pa.types.is_boolean(dtype):
         return 1
-    if _is_plain_fixed(dtype):
+    if is_whole_bytes(dtype):
         return int(dtype.bit_width)
-    if pa.types.is_fixed_size_list(dtype) and _is_plain_fixed(dtype.value_type) and dtype.list_size > 0:
+    if pa.types.is_fixed_size_list(dtype) and is_whole_bytes(dtype.value_type) and dtype.list_size > 0:
         return int(dtype.list_size) * int(dtype.value_type.bit_width)
     return None
 
