@@ -69,7 +69,7 @@ def steady(table: pa.Table, scratch: Path, rows: int = 4096) -> None:
     kernels' background preparation: a long-running process's state (the writer's numpy paths,
     e.g. FSST training, are called once per file)."""
     import lancelot
-    from lancelot.encodings.compression import jit
+    from lancelot.util import jit
 
     shutil.rmtree(scratch, ignore_errors=True)
     chunk = table.slice(0, rows)

@@ -231,7 +231,7 @@ def filtered_read(
         other = read(start, stop, rest) if rest else None
         kept = key
     else:
-        from lancelot.encodings.arrays import from_numpy
+        from lancelot.util.arrays import from_numpy
 
         sel = from_numpy(idx)
         if not rest:
