@@ -186,7 +186,18 @@ class LanceFile:
         return out
 
     def _guard(self, fn: Callable[..., _T], *args: object) -> _T:
-        """Run a decode step; any low-level failure on bad bytes becomes a CorruptFileError."""
+        """Run a decode step; any low-level failure on bad bytes becomes a CorruptFileError.
+
+        Args:
+            fn: The decode step.
+            *args: Its arguments.
+
+        Returns:
+            What ``fn`` returns.
+
+        Raises:
+            CorruptFileError: ``fn`` failed on the file's bytes (naming the file).
+        """
         try:
             return fn(*args)
         except LanceError as e:
@@ -204,9 +215,17 @@ class LanceFile:
         return r
 
     def make_field_reader(self, stored: pa.Field) -> FieldReader:
-        """A new reader of the columns of the top-level field named ``stored.name``, decoding them as
-        ``stored`` (a storage type; the blob columns read their descriptions this way).  Its reads
-        raise low-level errors on bad bytes: run them through ``guard``."""
+        """A new reader of the columns of the top-level field named ``stored.name``.
+
+        Its reads raise low-level errors on bad bytes: run them through ``guard``.
+
+        Args:
+            stored: The field to decode the columns as (a storage type; the blob columns read
+                their descriptions this way).
+
+        Returns:
+            The field's reader (``read_range``, ``take``).
+        """
         ctx = FieldContext(self._src, self.version, stored, self._columns[stored.name], self.num_rows, self._cache)
         reader: FieldReader = self._module.make_field_reader(ctx)
         return reader

@@ -211,15 +211,30 @@ class LanceWriter:
         return int(self._out.pos)
 
     def write_buffer(self, data: bytes | memoryview | np.ndarray) -> int:
-        """Write ``data`` outside any page, after every page submitted so far; its position in the
-        file (the blob writer stores blob bytes in the data file this way)."""
+        """Write ``data`` outside any page, after every page submitted so far.
+
+        The blob writer stores blob bytes in the data file this way.
+
+        Args:
+            data: The bytes.
+
+        Returns:
+            Their position in the file.
+        """
         with self._lock:
             if self._worker is not None:
                 self._worker.drain()  # the pages before these bytes are in the file: the position is known
             return int(self._out.write_buffer(data)[0])
 
     def next_position(self, align: int = 1) -> int:
-        """Where the next byte written will go, after every page submitted so far, rounded up to ``align``."""
+        """Where the next byte written will go, after every page submitted so far.
+
+        Args:
+            align: Round the position up to a multiple of this.
+
+        Returns:
+            The file position.
+        """
         with self._lock:
             if self._worker is not None:
                 self._worker.drain()

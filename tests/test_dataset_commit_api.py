@@ -9,8 +9,7 @@ import pytest
 from lance.fragment import LanceFragment as PylanceFragment
 
 import lancelot
-from lancelot.dataset import LanceDataset, LanceFragment
-from lancelot.dataset.lance_operation import LanceOperation
+from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 

@@ -123,7 +123,7 @@ def _documented() -> list[tuple[str, object]]:
     from lancelot.dataset.write import commit, write_dataset, write_fragments
 
     out: list[tuple[str, object]] = [
-        ("dataset", lancelot.dataset.dataset),
+        ("dataset", lancelot.dataset),
         ("write_dataset", write_dataset),
         ("write_fragments", write_fragments),
         ("commit", commit),

@@ -37,10 +37,9 @@ ALLOWED: dict[str, set[str]] = {
     },
     # not yet untangled (issue 34): dataset.py opens the operations' modules and they import it back
     # (write -> dataset, changes/compact/merge_insert/schema_evolution -> write -> dataset); commit ->
-    # deletion.rebase_deletions -> commit; scanner <-> fragment / vector_search; operation -> lancelot
-    # (for __version__: lancelot._version is the leaf to import instead)
+    # deletion.rebase_deletions -> commit; scanner <-> fragment / vector_search / fragment_groups;
+    # compact -> index_remap -> dataset; validate and lance_operation (LanceDataset's methods) -> write
     "dataset, to untangle": {
-        "lancelot",
         "lancelot.dataset",
         "lancelot.dataset.changes",
         "lancelot.dataset.cleanup",
@@ -50,6 +49,9 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.dataset.dataset",
         "lancelot.dataset.deletion",
         "lancelot.dataset.fragment",
+        "lancelot.dataset.fragment_groups",
+        "lancelot.dataset.index_remap",
+        "lancelot.dataset.lance_operation",
         "lancelot.dataset.merge_insert",
         "lancelot.dataset.operation",
         "lancelot.dataset.operation_changes",
@@ -57,6 +59,7 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.dataset.schema_alter",
         "lancelot.dataset.schema_evolution",
         "lancelot.dataset.take",
+        "lancelot.dataset.validate",
         "lancelot.dataset.vector_search",
         "lancelot.dataset.write",
     },

@@ -8,6 +8,7 @@ is the function (as ``lance.dataset`` is pylance's), ``from lancelot.dataset imp
 from lancelot.dataset.commit import CommitConflictError, CommitIOError, RetryableCommitConflictError
 from lancelot.dataset.dataset import LanceDataset, dataset
 from lancelot.dataset.fragment import Fragment, FragmentMetadata
+from lancelot.dataset.lance_operation import LanceOperation
 from lancelot.dataset.refs import Tags
 from lancelot.dataset.scanner import ColumnOrdering, LanceScanner, Scanner
 from lancelot.dataset.stats import DataStatistics, FieldStatistics, LanceStats
@@ -24,6 +25,7 @@ __all__ = [
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
+    "LanceOperation",
     "LanceScanner",
     "LanceStats",
     "DataStatistics",

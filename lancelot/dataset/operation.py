@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import lancelot
+from lancelot._version import __version__
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
     ManifestFile,
@@ -40,7 +40,7 @@ def _finish(m: table_pb2.Manifest, version: int, stable: bool) -> None:
     m.version = version
     m.timestamp.GetCurrentTime()
     m.writer_version.library = "lancelot"
-    m.writer_version.version = lancelot.__version__
+    m.writer_version.version = __version__
     apply_feature_flags(m, stable)
 
 
