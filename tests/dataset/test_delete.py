@@ -10,7 +10,7 @@ import pytest
 
 import lancelot
 from lancelot.dataset.transaction import operation
-from tests.dataset.twins import VERSIONS, assert_twins, files_of, needs_sql, table, twins
+from tests.dataset.helpers import VERSIONS, assert_twins, files_of, needs_sql, table, twins
 
 # (pylance's SQL, the same as a pyarrow Expression for lancelot)
 STEPS = [

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelot
-from tests.dataset.twins import VERSIONS, assert_twins, files_of, table, twins
+from tests.dataset.helpers import VERSIONS, assert_twins, files_of, table, twins
 
 
 def _src(ids, tag: str = "u") -> pa.Table:

@@ -12,7 +12,7 @@ import pytest
 
 import lancelot
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
-from tests.dataset.twins import VERSIONS, assert_twins, files_of, needs_sql, table, twins
+from tests.dataset.helpers import VERSIONS, assert_twins, files_of, needs_sql, table, twins
 
 
 def _udf(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -274,7 +274,7 @@ def test_add_columns_sql_errors_write_nothing(tmp_path):
 def test_indices_after_schema_changes_as_pylance_leaves_them(tmp_path, op):
     """Indices on a dropped column go (pylance refuses a manifest whose index names a field the
     schema lacks); renames and new columns keep them."""
-    from tests.dataset.twins import index_section, indexed_twins
+    from tests.dataset.helpers import index_section, indexed_twins
 
     theirs, ours = indexed_twins(tmp_path)
     for lib, p in (("lance", theirs), ("lancelot", ours)):
@@ -291,7 +291,7 @@ def test_indices_after_schema_changes_as_pylance_leaves_them(tmp_path, op):
 
 
 def test_cast_of_an_indexed_column_is_refused(tmp_path):
-    from tests.dataset.twins import indexed_twins
+    from tests.dataset.helpers import indexed_twins
 
     _, ours = indexed_twins(tmp_path)
     before = files_of(ours)

@@ -11,7 +11,7 @@ import pytest
 
 import lancelot
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
-from tests.dataset.twins import VERSIONS, assert_twins, files_of, needs_sql, table, twins
+from tests.dataset.helpers import VERSIONS, assert_twins, files_of, needs_sql, table, twins
 
 # (pylance's SQL updates and condition, the same as pyarrow Expressions for lancelot)
 STEPS = [
@@ -254,7 +254,7 @@ def rows_x(ds) -> dict[int, float]:
 def test_indices_pylance_built_stay_as_pylance_leaves_them(tmp_path, op):
     """An index section pylance wrote comes out of each operation as pylance's own does, and
     pylance's indexed queries agree."""
-    from tests.dataset.twins import index_section, indexed_twins
+    from tests.dataset.helpers import index_section, indexed_twins
 
     theirs, ours = indexed_twins(tmp_path)
     src = table(2, 28).set_column(2, "x", pa.array([0.5, 0.25]))

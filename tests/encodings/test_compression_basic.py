@@ -9,7 +9,6 @@ from lancelot.encodings.compression import (
     ConstantBlock,
     FixedSizeListBlock,
     FixedWidthBlock,
-    VariableWidthBlock,
     decompress,
     decompress_block,
     decompress_per_value,
@@ -20,17 +19,7 @@ from lancelot.encodings.compression.flat import compress_flat
 from lancelot.encodings.compression.variable import compress_variable, compress_variable_block
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-
-
-def var_block(values: list[bytes], bits: int = 32) -> VariableWidthBlock:
-    offs = np.zeros(len(values) + 1, dtype=np.uint32 if bits == 32 else np.uint64)
-    offs[1:] = np.cumsum([len(v) for v in values])
-    return VariableWidthBlock(offs, np.frombuffer(b"".join(values), np.uint8), len(values))
-
-
-def var_list(block: VariableWidthBlock) -> list[bytes]:
-    d = block.data.tobytes()
-    return [d[int(a) : int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
+from tests.encodings.helpers import var_block, var_list
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.float64])

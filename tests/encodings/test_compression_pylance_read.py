@@ -10,115 +10,30 @@ the chunks carry no rep/def buffers.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pyarrow as pa
 import pytest
-from lance.file import LanceFileWriter
 
 from lancelot.encodings.compression import (
-    ConstantBlock,
     FixedSizeListBlock,
-    FixedWidthBlock,
     VariableWidthBlock,
     decompress,
     decompress_block,
     decompress_per_value,
 )
 from lancelot.encodings.compression.dictionary import take_dictionary
-from lancelot.format.container import read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-from lancelot.io.source import open_source
+from tests.encodings.helpers import fixed_values, miniblock_chunks, read_pages, variable_values
+from tests.helpers import pylance_write_column
 
 VERSIONS = ["2.1", "2.2"]
+#: a non-nullable column: its chunks carry no def buffer
+write_column = partial(pylance_write_column, nullable=False)
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def write_pylance(path, arr: pa.Array, version: str, metadata: dict | None = None) -> str:
-    field = pa.field("c", arr.type, nullable=False, metadata=metadata)
-    table = pa.Table.from_arrays([arr], schema=pa.schema([field]))
-    w = LanceFileWriter(str(path), table.schema, version=version)
-    w.write_batch(table)
-    w.close()
-    return str(path)
-
-
-def read_pages(path: str, column: int = 0):
-    """[(page, PageLayout, [buffer bytes as uint8 arrays])] of one column."""
-    src = open_source(path)
-    md = read_metadata(src)
-    out = []
-    for page in md.columns[column].pages:
-        layout = unpack_encoding(src, page.encoding, pb.PageLayout)
-        bufs = [np.frombuffer(bytes(src.read(o, s)), np.uint8) for o, s in zip(page.buffer_offsets, page.buffer_sizes)]
-        out.append((page, layout, bufs))
-    return out
-
-
-def _pad8(n: int) -> int:
-    return -(-n // 8) * 8
-
-
-def miniblock_chunks(mb: pb.MiniBlockLayout, bufs: list[np.ndarray], with_levels: bool = False):
-    """[(num_values, [value buffers])] of a mini-block page.
-
-    With ``with_levels``: [(num_values, num_levels, rep buffer, def buffer, [value buffers])].
-    """
-    has_rep, has_def = mb.HasField("rep_compression"), mb.HasField("def_compression")
-    assert with_levels or not (has_rep or has_def)
-    large = mb.has_large_chunk
-    words = bufs[0].view("<u4" if large else "<u2")
-    data = bufs[1]
-    chunks, pos, seen = [], 0, 0
-    for i, word in enumerate(words):
-        nbytes = ((int(word) >> 4) + 1) * 8
-        log = int(word) & 0xF
-        n = (1 << log) if i < len(words) - 1 else mb.num_items - seen
-        seen += n
-        chunk = data[pos : pos + nbytes]
-        pos += nbytes
-        num_levels = int(chunk[:2].view("<u2")[0])
-        hdr = 2
-        level_sizes = []
-        for present in (has_rep, has_def):
-            if present:
-                level_sizes.append(int(chunk[hdr : hdr + 2].view("<u2")[0]))
-                hdr += 2
-            else:
-                level_sizes.append(None)
-        w = 4 if large else 2
-        sizes = chunk[hdr : hdr + w * mb.num_buffers].view("<u4" if large else "<u2")
-        off = _pad8(hdr + w * mb.num_buffers)
-        levels = []
-        for s in level_sizes:
-            if s is None:
-                levels.append(None)
-            else:
-                levels.append(chunk[off : off + s])
-                off = _pad8(off + s)
-        vbufs = []
-        for s in sizes:
-            vbufs.append(chunk[off : off + int(s)])
-            off = _pad8(off + int(s))
-        chunks.append((n, num_levels, levels[0], levels[1], vbufs) if with_levels else (n, vbufs))
-    assert seen == mb.num_items
-    return chunks
-
-
-def fixed_values(block, dtype) -> np.ndarray:
-    if isinstance(block, ConstantBlock):
-        return np.repeat(np.frombuffer(block.value, dtype), block.num_values)
-    assert isinstance(block, FixedWidthBlock)
-    if block.bits_per_value == 1:
-        return np.unpackbits(block.data, bitorder="little", count=block.num_values).astype(bool)
-    return block.as_dtype(dtype)
-
-
-def variable_values(block: VariableWidthBlock) -> list[bytes]:
-    data = block.data.tobytes()
-    offs = block.offsets.astype(np.int64)
-    return [data[offs[i] : offs[i + 1]] for i in range(block.num_values)]
 
 
 def decode_miniblock_page(layout: pb.PageLayout, bufs):
@@ -143,7 +58,7 @@ def only_page(path):
 def test_flat_booleans(tmp_path, version):
     rng = np.random.default_rng(1)
     src = rng.random(5000) < 0.3
-    _, layout, bufs = only_page(write_pylance(tmp_path / "b.lance", pa.array(src), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "b.lance", pa.array(src), version))
     assert layout.mini_block_layout.value_compression.flat.bits_per_value == 1
     got = np.concatenate([fixed_values(b, bool) for b in decode_miniblock_page(layout, bufs)])
     np.testing.assert_array_equal(got, src)
@@ -152,7 +67,7 @@ def test_flat_booleans(tmp_path, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_variable_strings(tmp_path, version):
     src = [str(i) for i in range(9000)]  # max length < 5: no FSST
-    _, layout, bufs = only_page(write_pylance(tmp_path / "s.lance", pa.array(src), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "s.lance", pa.array(src), version))
     assert layout.mini_block_layout.value_compression.WhichOneof("compression") == "variable"
     blocks = decode_miniblock_page(layout, bufs)
     assert len(blocks) > 1
@@ -163,7 +78,7 @@ def test_variable_strings(tmp_path, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_variable_large_binary(tmp_path, version):
     src = [bytes([i % 251]) * (i % 17) for i in range(3000)]
-    _, layout, bufs = only_page(write_pylance(tmp_path / "lb.lance", pa.array(src, pa.large_binary()), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "lb.lance", pa.array(src, pa.large_binary()), version))
     enc = layout.mini_block_layout.value_compression
     assert enc.variable.offsets.flat.bits_per_value == 64
     got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
@@ -175,7 +90,7 @@ def test_fixed_size_list_flat(tmp_path, version):
     rng = np.random.default_rng(2)
     items = rng.random(3000 * 4).astype(np.float32)
     arr = pa.FixedSizeListArray.from_arrays(pa.array(items), 4)
-    _, layout, bufs = only_page(write_pylance(tmp_path / "fsl.lance", arr, version))
+    _, layout, bufs = only_page(write_column(tmp_path / "fsl.lance", arr, version))
     assert layout.mini_block_layout.value_compression.fixed_size_list.items_per_value == 4
     blocks = decode_miniblock_page(layout, bufs)
     assert all(isinstance(b, FixedSizeListBlock) and b.dimension == 4 for b in blocks)
@@ -194,7 +109,7 @@ def test_inline_bitpacking(tmp_path, version, dtype, hi):
     rng = np.random.default_rng(4)
     src = rng.integers(0, hi, 5000, dtype=np.uint64).astype(dtype)
     src[1234] = 0
-    _, layout, bufs = only_page(write_pylance(tmp_path / "bp.lance", pa.array(src), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "bp.lance", pa.array(src), version))
     enc = layout.mini_block_layout.value_compression
     assert enc.inline_bitpacking.uncompressed_bits_per_value == np.dtype(dtype).itemsize * 8
     got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
@@ -206,7 +121,7 @@ def test_inline_bitpacking_mixed_widths(tmp_path, version):
     """Chunks of different widths (and a negative outlier: full width)."""
     src = np.concatenate([np.arange(1024) % 3, np.arange(1024) * 1000, np.full(1024, -5), np.arange(999)])
     src = src.astype(np.int32)
-    _, layout, bufs = only_page(write_pylance(tmp_path / "bpm.lance", pa.array(src), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "bpm.lance", pa.array(src), version))
     assert layout.mini_block_layout.value_compression.WhichOneof("compression") == "inline_bitpacking"
     got = np.concatenate([fixed_values(b, np.int32) for b in decode_miniblock_page(layout, bufs)])
     np.testing.assert_array_equal(got, src)
@@ -221,7 +136,7 @@ def test_definition_levels_block_bitpacking(tmp_path, version, n, kind):
     rng = np.random.default_rng(5)
     vals = rng.integers(0, 100, n).astype(np.int32)
     nulls = rng.random(n) < 0.3
-    path = write_pylance_nullable(tmp_path / "nl.lance", pa.array(vals, mask=nulls), version)
+    path = pylance_write_column(tmp_path / "nl.lance", pa.array(vals, mask=nulls), version)
     for _, layout, bufs in read_pages(path):
         mb = layout.mini_block_layout
         assert mb.def_compression.WhichOneof("compression") == kind
@@ -234,14 +149,6 @@ def test_definition_levels_block_bitpacking(tmp_path, version, n, kind):
         got_nulls = np.concatenate(got_nulls)
         np.testing.assert_array_equal(got_nulls, nulls[: len(got_nulls)])
         np.testing.assert_array_equal(np.concatenate(got_vals)[~got_nulls], vals[: len(got_nulls)][~got_nulls])
-
-
-def write_pylance_nullable(path, arr: pa.Array, version: str) -> str:
-    table = pa.table({"c": arr})
-    w = LanceFileWriter(str(path), table.schema, version=version)
-    w.write_batch(table)
-    w.close()
-    return str(path)
 
 
 # ----------------------------------------------------------------------------- FSST, RLE, BSS, general
@@ -258,7 +165,7 @@ def test_fsst_miniblock(tmp_path, version, large):
     rng = np.random.default_rng(6)
     src = text_values(rng, 8000)
     arr = pa.array(src, pa.large_string() if large else pa.string())
-    _, layout, bufs = only_page(write_pylance(tmp_path / "f.lance", arr, version))
+    _, layout, bufs = only_page(write_column(tmp_path / "f.lance", arr, version))
     enc = layout.mini_block_layout.value_compression
     assert enc.WhichOneof("compression") == "fsst"
     got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
@@ -272,7 +179,7 @@ def test_fsst_binary_all_bytes(tmp_path, version):
     base = [b"\xff\xff\xffabc", b"\xff", b"hello world", b"\x00\xff\x01", b"\xff" * 9]
     src = [base[i % 5] + bytes(rng.integers(0, 256, rng.integers(0, 12), dtype=np.uint8)) for i in range(6000)]
     meta = {"lance-encoding:compression": "fsst"}  # pylance picks FSST for binary only when asked
-    _, layout, bufs = only_page(write_pylance(tmp_path / "fb.lance", pa.array(src, pa.binary()), version, meta))
+    _, layout, bufs = only_page(write_column(tmp_path / "fb.lance", pa.array(src, pa.binary()), version, meta))
     assert layout.mini_block_layout.value_compression.WhichOneof("compression") == "fsst"
     got = [v for b in decode_miniblock_page(layout, bufs) for v in variable_values(b)]
     assert got == src
@@ -294,7 +201,7 @@ def full_zip_variable_values(layout: pb.PageLayout, bufs) -> VariableWidthBlock:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_fsst_full_zip(tmp_path, version):
     src = [(f"abc {i} " * 100).encode() for i in range(300)]
-    _, layout, bufs = only_page(write_pylance(tmp_path / "fz.lance", pa.array(src, pa.string()), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "fz.lance", pa.array(src, pa.string()), version))
     enc = layout.full_zip_layout.value_compression
     assert enc.WhichOneof("compression") == "fsst"
     out = decompress_per_value(enc, full_zip_variable_values(layout, bufs))
@@ -307,7 +214,7 @@ def test_general_zstd_full_zip(tmp_path, version, meta):
     """Large values: each value zstd-compressed separately (pylance picks zstd even when lz4 is asked)."""
     rng = np.random.default_rng(8)
     src = [rng.bytes(100) * 400 + bytes([i]) for i in range(25)]
-    _, layout, bufs = only_page(write_pylance(tmp_path / "g.lance", pa.array(src, pa.binary()), version, meta))
+    _, layout, bufs = only_page(write_column(tmp_path / "g.lance", pa.array(src, pa.binary()), version, meta))
     enc = layout.full_zip_layout.value_compression
     assert enc.general.compression.scheme == pb.COMPRESSION_ALGORITHM_ZSTD
     out = decompress_per_value(enc, full_zip_variable_values(layout, bufs))
@@ -319,7 +226,7 @@ def test_general_zstd_full_zip(tmp_path, version, meta):
 def test_rle(tmp_path, version, dtype):
     rng = np.random.default_rng(9)
     src = np.repeat(rng.integers(-100, 100, 120), rng.integers(1, 600, 120)).astype(dtype)
-    _, layout, bufs = only_page(write_pylance(tmp_path / "r.lance", pa.array(src), version))
+    _, layout, bufs = only_page(write_column(tmp_path / "r.lance", pa.array(src), version))
     enc = layout.mini_block_layout.value_compression
     assert enc.rle.run_lengths.flat.bits_per_value == 8
     got = np.concatenate([fixed_values(b, dtype) for b in decode_miniblock_page(layout, bufs)])
@@ -333,7 +240,7 @@ def test_byte_stream_split_general(tmp_path, version, scheme, dtype):
     rng = np.random.default_rng(10)
     src = np.cumsum(rng.random(20000)).astype(dtype)
     meta = {"lance-encoding:compression": scheme, "lance-encoding:bss": "on"}
-    _, layout, bufs = only_page(write_pylance(tmp_path / "bss.lance", pa.array(src), version, meta))
+    _, layout, bufs = only_page(write_column(tmp_path / "bss.lance", pa.array(src), version, meta))
     enc = layout.mini_block_layout.value_compression
     assert enc.general.compression.scheme == (
         pb.COMPRESSION_ALGORITHM_ZSTD if scheme == "zstd" else pb.COMPRESSION_ALGORITHM_LZ4
@@ -349,7 +256,9 @@ def test_general_over_bitpacking(tmp_path, version, scheme):
     rng = np.random.default_rng(11)
     src = rng.integers(0, 1 << 30, 20000).astype(np.int32)
     _, layout, bufs = only_page(
-        write_pylance(tmp_path / "gb.lance", pa.array(src), version, {"lance-encoding:compression": scheme})
+        write_column(
+            tmp_path / "gb.lance", pa.array(src), version, {"lance-encoding:compression": scheme}, nullable=False
+        )
     )
     enc = layout.mini_block_layout.value_compression
     assert enc.general.values.WhichOneof("compression") == "inline_bitpacking"
@@ -366,7 +275,7 @@ def test_dictionary_strings(tmp_path, version, meta):
     rng = np.random.default_rng(12)
     words = np.array([f"category-{i}" for i in range(300)])
     src = list(rng.choice(words, 20000))
-    _, layout, bufs = only_page(write_pylance(tmp_path / "d.lance", pa.array(src), version, meta))
+    _, layout, bufs = only_page(write_column(tmp_path / "d.lance", pa.array(src), version, meta))
     mb = layout.mini_block_layout
     assert mb.HasField("dictionary") and mb.num_dictionary_items == len(set(src))
     if version == "2.2":
@@ -381,7 +290,7 @@ def test_dictionary_strings(tmp_path, version, meta):
 def test_dictionary_fixed_width_2_2(tmp_path, dtype):
     rng = np.random.default_rng(9)
     src = np.repeat(rng.integers(-100, 100, 120), rng.integers(1, 600, 120)).astype(dtype)
-    _, layout, bufs = only_page(write_pylance(tmp_path / "df.lance", pa.array(src), "2.2"))
+    _, layout, bufs = only_page(write_column(tmp_path / "df.lance", pa.array(src), "2.2"))
     mb = layout.mini_block_layout
     assert mb.HasField("dictionary")
     assert mb.value_compression.WhichOneof("compression") == "rle"
@@ -396,7 +305,7 @@ def test_dictionary_with_nulls(tmp_path, version):
     src = rng.choice(words, 6000)
     nulls = rng.random(6000) < 0.2
     arr = pa.array(src, mask=nulls)
-    for _, layout, bufs in read_pages(write_pylance_nullable(tmp_path / "dn.lance", arr, version)):
+    for _, layout, bufs in read_pages(pylance_write_column(tmp_path / "dn.lance", arr, version)):
         mb = layout.mini_block_layout
         assert mb.HasField("dictionary")
         items = decompress_block(mb.dictionary, bufs[2], mb.num_dictionary_items)
@@ -419,7 +328,7 @@ def test_packed_struct(tmp_path, version):
     rng = np.random.default_rng(14)
     a, b, c = rng.integers(0, 1000, 3000).astype(np.int32), rng.random(3000), rng.integers(0, 9, 3000).astype(np.int8)
     arr = pa.StructArray.from_arrays([pa.array(a), pa.array(b), pa.array(c)], ["a", "b", "c"])
-    _, layout, bufs = only_page(write_pylance(tmp_path / "ps.lance", arr, version, {"packed": "true"}))
+    _, layout, bufs = only_page(write_column(tmp_path / "ps.lance", arr, version, {"packed": "true"}))
     enc = layout.mini_block_layout.value_compression
     assert list(enc.packed_struct.bits_per_value) == [32, 64, 8]
     blocks = decode_miniblock_page(layout, bufs)
@@ -433,7 +342,7 @@ def test_variable_packed_struct_2_2(tmp_path):
     c = [("x" * int(k)) + str(i) for i, k in enumerate(rng.integers(0, 20, 3000))]
     d = rng.random(3000)
     arr = pa.StructArray.from_arrays([pa.array(a), pa.array(c), pa.array(d)], ["a", "c", "d"])
-    _, layout, bufs = only_page(write_pylance(tmp_path / "vps.lance", arr, "2.2", {"packed": "true"}))
+    _, layout, bufs = only_page(write_column(tmp_path / "vps.lance", arr, "2.2", {"packed": "true"}))
     enc = layout.full_zip_layout.value_compression
     assert enc.WhichOneof("compression") == "variable_packed_struct"
     out = decompress_per_value(enc, full_zip_variable_values(layout, bufs))

@@ -32,6 +32,7 @@ from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2
 from lancelot.schema import to_descriptor
+from tests.encodings.helpers import var_block
 
 VERSIONS = ["2.1", "2.2"]
 #: the column-level encoding pylance writes for 2.1+ columns (an Any of lance.encodings.ColumnEncoding)
@@ -144,12 +145,6 @@ def read_back(path: str) -> pa.Array:
 
 def fixed_block(vals: np.ndarray) -> FixedWidthBlock:
     return FixedWidthBlock(vals.view(np.uint8), vals.itemsize * 8, len(vals))
-
-
-def var_block(values: list[bytes]) -> VariableWidthBlock:
-    offs = np.zeros(len(values) + 1, np.uint32)
-    offs[1:] = np.cumsum([len(v) for v in values])
-    return VariableWidthBlock(offs, np.frombuffer(b"".join(values), np.uint8), len(values))
 
 
 def chunked(n: int, size: int) -> list[slice]:

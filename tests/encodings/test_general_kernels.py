@@ -13,9 +13,9 @@ import pytest
 
 from lancelot.encodings.compression import chunked, zstd_kernel
 from lancelot.encodings.compression.general import buffer_compression, compress_buffer, decompress_buffer
-from lancelot.encodings.compression.segments import Segments
 from lancelot.encodings.structural import miniblock_general, miniblock_general_kernel
 from lancelot.errors import CorruptFileError
+from tests.encodings.helpers import segments
 
 ZSTD = buffer_compression("zstd", 9)
 LZ4 = buffer_compression("lz4")
@@ -44,15 +44,10 @@ def _raw(rng: np.random.Generator, n: int) -> list[np.ndarray]:
     return out
 
 
-def _segments(bufs: list[np.ndarray]) -> Segments:
-    sizes = np.array([len(b) for b in bufs], dtype=np.int64)
-    return Segments(np.concatenate(bufs), np.cumsum(sizes) - sizes, sizes)
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_frames_inflate_like_the_codec(seed: int) -> None:
     raw = _raw(np.random.default_rng(seed), 40)
-    seg = _segments([compress_buffer(ZSTD, r) for r in raw])
+    seg = segments([compress_buffer(ZSTD, r) for r in raw])
     fast = zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes))
     assert fast is not None
     assert np.array_equal(fast[1], [len(r) for r in raw])
@@ -67,12 +62,12 @@ def test_what_the_frames_kernel_does_not_vouch_for_goes_chunk_by_chunk() -> None
     bufs = [compress_buffer(ZSTD, r) for r in raw]
     bare = np.frombuffer(bufs[2][8:].tobytes(), np.uint8)  # an older file's bare frame (no size prefix)
     with_bare = [*bufs[:2], bare, *bufs[3:]]
-    seg = _segments(with_bare)
+    seg = segments(with_bare)
     assert zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes)) is None
     assert np.array_equal(chunked._general(ZSTD, seg).data, np.concatenate(raw))
     bad = bufs[4].copy()
     bad[-6:] ^= 0x5A  # a damaged frame
-    seg = _segments([*bufs[:4], bad, *bufs[5:]])
+    seg = segments([*bufs[:4], bad, *bufs[5:]])
     assert zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes)) is None
     with pytest.raises(CorruptFileError):
         chunked._general(ZSTD, seg)
@@ -213,7 +208,7 @@ def test_an_unknown_scheme_is_not_taken_for_zstd() -> None:
     from lancelot.errors import UnsupportedEncodingError
     from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
-    seg = _segments([compress_buffer(ZSTD, r) for r in _raw(np.random.default_rng(2), 4)])
+    seg = segments([compress_buffer(ZSTD, r) for r in _raw(np.random.default_rng(2), 4)])
     with pytest.raises(UnsupportedEncodingError):
         chunked._general(pb.BufferCompression(scheme=7), seg)
 
@@ -305,7 +300,7 @@ def test_damaged_sizes_announcing_more_than_a_call_may_hold_go_chunk_by_chunk(mo
         b = compress_buffer(ZSTD, rng.integers(0, 256, 3000, dtype=np.uint8)).copy()
         b[:8] = np.frombuffer((150 << 20).to_bytes(8, "little"), np.uint8)  # 150 MiB each
         bufs.append(b)
-    seg = _segments(bufs)
+    seg = segments(bufs)
     allocated: list[int] = []
     monkeypatch.setattr(zstd_kernel, "empty", lambda n, dtype=np.uint8: allocated.append(n) or np.empty(n, dtype))
     assert zstd_kernel.inflate_frames(seg.data, np.asarray(seg.starts), np.asarray(seg.sizes)) is None

@@ -24,7 +24,7 @@ from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.container import read_metadata
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
-from tests.encodings.test_compression_pylance_read import fixed_values, miniblock_chunks, read_pages, variable_values
+from tests.encodings.helpers import fixed_values, miniblock_chunks, read_pages, variable_values
 
 
 def write(path, table: pa.Table, version: str, batches: list[int] | None = None) -> str:

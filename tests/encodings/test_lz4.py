@@ -9,8 +9,8 @@ import pytest
 
 from lancelot.encodings.compression import chunked, lz4_kernel
 from lancelot.encodings.compression.general import buffer_compression, compress_buffer, decompress_buffer
-from lancelot.encodings.compression.segments import Segments
 from lancelot.errors import CorruptFileError
+from tests.encodings.helpers import segments
 
 
 def _chunks(rng: np.random.Generator, n: int) -> list[np.ndarray]:
@@ -35,12 +35,6 @@ def _chunks(rng: np.random.Generator, n: int) -> list[np.ndarray]:
     return out
 
 
-def _segments(bufs: list[np.ndarray]) -> Segments:
-    sizes = np.array([len(b) for b in bufs], dtype=np.int64)
-    starts = np.cumsum(sizes) - sizes
-    return Segments(np.concatenate(bufs), starts, sizes)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _kernel_loaded():
     z = np.zeros(0, np.int64)
@@ -53,7 +47,7 @@ def test_kernel_inflates_like_the_codec(seed: int) -> None:
     rng = np.random.default_rng(seed)
     raw = _chunks(rng, 60)
     lz4 = buffer_compression("lz4")
-    seg = _segments([compress_buffer(lz4, r) for r in raw])
+    seg = segments([compress_buffer(lz4, r) for r in raw])
     fast = chunked._lz4_chunks(seg)
     assert fast is not None
     assert np.array_equal(np.asarray(fast.sizes), [len(r) for r in raw])
@@ -69,7 +63,7 @@ def test_a_bad_block_is_reported_by_the_codec() -> None:
     bad = bufs[3].copy()
     bad[4:] = 0xFF  # literal lengths that run past the block
     bufs[3] = bad
-    seg = _segments(bufs)
+    seg = segments(bufs)
     assert chunked._lz4_chunks(seg) is None
     with pytest.raises(CorruptFileError):
         chunked._general(lz4, seg)

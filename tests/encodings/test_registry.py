@@ -12,9 +12,7 @@ import pytest
 from lancelot.encodings.compression import (
     ConstantBlock,
     FixedSizeListBlock,
-    FixedWidthBlock,
     StructBlock,
-    VariableWidthBlock,
     chunked,
     decompress,
     decompress_block,
@@ -38,26 +36,12 @@ from lancelot.encodings.compression.variable import compress_variable, compress_
 from lancelot.encodings.compression.write_fsst import compress_fsst, compress_fsst_per_value
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from tests.encodings.helpers import fixed, var_block, var_list
 
 DECODING_CONTEXTS = ("mini_block", "block", "per_value")
 INTS = (np.arange(3000, dtype=np.int64) * 7919) % 1000
 RUNS = np.repeat(np.arange(12, dtype=np.int32), 250)
 STRINGS = [b"lance " * (i % 5) + str(i).encode() for i in range(700)]
-
-
-def fixed(vals: np.ndarray) -> FixedWidthBlock:
-    return FixedWidthBlock(np.ascontiguousarray(vals).view(np.uint8), vals.itemsize * 8, len(vals))
-
-
-def var_block(values: list[bytes]) -> VariableWidthBlock:
-    offs = np.zeros(len(values) + 1, np.uint32)
-    offs[1:] = np.cumsum([len(v) for v in values])
-    return VariableWidthBlock(offs, np.frombuffer(b"".join(values), np.uint8), len(values))
-
-
-def var_list(block) -> list[bytes]:
-    d = np.asarray(block.data).tobytes()
-    return [d[int(a) : int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
 
 
 def ints_equal(out, vals=INTS) -> None:

@@ -39,23 +39,9 @@ from lancelot.encodings.compression.variable import variable_encoding
 from lancelot.encodings.compression.write_fsst import compress_fsst, compress_fsst_per_value, fsst_encode, train_fsst
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from tests.encodings.helpers import fixed, var_block, var_list
 
 DTYPES = [np.uint8, np.uint16, np.uint32, np.uint64]
-
-
-def fixed(vals: np.ndarray) -> FixedWidthBlock:
-    return FixedWidthBlock(np.ascontiguousarray(vals).view(np.uint8), vals.itemsize * 8, len(vals))
-
-
-def var_block(values: list[bytes]) -> VariableWidthBlock:
-    offs = np.zeros(len(values) + 1, np.uint32)
-    offs[1:] = np.cumsum([len(v) for v in values])
-    return VariableWidthBlock(offs, np.frombuffer(b"".join(values), np.uint8), len(values))
-
-
-def var_list(block: VariableWidthBlock) -> list[bytes]:
-    d = block.data.tobytes()
-    return [d[int(a) : int(b)] for a, b in zip(block.offsets[:-1], block.offsets[1:])]
 
 
 # ----------------------------------------------------------------------------- bitpacking

@@ -14,19 +14,12 @@ import lancelot
 from lancelot.encodings.compression.registry import TECHNIQUES
 from lancelot.encodings.served import recording
 from lancelot.inspect import _decode
+from tests.helpers import pylance_write_column
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
 N = 20_000
 ROWS = [3, 400, 19_999]
-
-
-def pylance_file(tmp_path, name: str, arr: pa.Array, version: str, meta: dict | None = None) -> str:
-    schema = pa.schema([pa.field("c", arr.type, metadata=meta)])
-    path = str(tmp_path / f"{name}-{version}.lance")
-    with lance_file.LanceFileWriter(path, schema, version=version) as w:
-        w.write_batch(pa.table([arr], schema=schema))
-    return path
 
 
 def value_chain(f: lancelot.LanceFile) -> list[str]:
@@ -60,7 +53,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_point_kernel_serves_exactly_the_techniques_the_registry_claims(tmp_path, case, version):
     arr, meta = CASES[case]
-    f = lancelot.LanceFile(pylance_file(tmp_path, case, arr, version, meta))
+    f = lancelot.LanceFile(pylance_write_column(tmp_path / f"{case}-{version}.lance", arr, version, meta))
     chain = value_chain(f)
     claimed = all(TECHNIQUES[k].point for k in chain)
     paths = f.explain_take(ROWS)["c"]

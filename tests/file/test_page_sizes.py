@@ -17,6 +17,7 @@ from lancelot.encodings.paging import DEFAULT_MAX_PAGE_BYTES, GATHER_BYTES
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
 from lancelot.testing.crosscheck import write_lancelot
+from tests.helpers import pylance_write
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
@@ -30,13 +31,6 @@ def pages(path: str) -> list[list[tuple[int, int]]]:
         return [[(int(p.length), int(sum(p.buffer_sizes))) for p in c.pages] for c in read_metadata(src).columns]
     finally:
         src.close()
-
-
-def pylance_write(path, table: pa.Table, version: str, batches: int = 1, **kw) -> str:
-    with lance_file.LanceFileWriter(str(path), table.schema, version=version, **kw) as w:
-        for b in table.to_batches(max_chunksize=max(1, -(-table.num_rows // batches))):
-            w.write_batch(b)
-    return str(path)
 
 
 def test_default_is_pylances_page_limit():
@@ -148,7 +142,7 @@ def test_blob_pages_like_pylance(tmp_path, version, batches):
     )
     sizes = [len(b) for b in table.to_batches(max_chunksize=-(-120 // batches))]
     ours = write_lancelot(tmp_path / "ours.lance", table, version, sizes)
-    theirs = pylance_write(tmp_path / "theirs.lance", table, version, batches)
+    theirs = pylance_write(tmp_path / "theirs.lance", table.to_batches(max_chunksize=-(-120 // batches)), version)
     assert [len(c) for c in pages(ours)] == [len(c) for c in pages(theirs)] == [1, 1]
     for path in (ours, theirs):
         assert lancelot.read_table(path).equals(table)

@@ -23,8 +23,10 @@ from lancelot.encodings.compression import chunked
 from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.rle import compress_rle
-from lancelot.encodings.compression.segments import Segments, gather, ranges_index, segments_mask
+from lancelot.encodings.compression.segments import gather, ranges_index, segments_mask
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from tests.encodings.helpers import segments
+from tests.helpers import pylance_write_column
 
 VERSIONS = ["2.1", "2.2"]
 N = 30_000
@@ -141,14 +143,6 @@ METADATA = {
 }
 
 
-def _write(path, arr: pa.Array, version: str, metadata: dict | None = None) -> str:
-    table = pa.Table.from_arrays([arr], schema=pa.schema([pa.field("c", arr.type, metadata=metadata)]))
-    w = LanceFileWriter(str(path), table.schema, version=version)
-    w.write_batch(table)
-    w.close()
-    return str(path)
-
-
 def _pl(path: str, fn: str, *args) -> pa.Array:
     reader = LanceFileReader(path)
     return getattr(reader, fn)(*args).to_table().column("c").combine_chunks()
@@ -158,7 +152,9 @@ def _pl(path: str, fn: str, *args) -> pa.Array:
 def written(request, tmp_path_factory):
     case, version = request.param
     rng = np.random.default_rng(zlib.crc32(f"{case}/{version}".encode()))
-    path = _write(tmp_path_factory.mktemp("fast") / f"{case}.lance", _column(case, rng), version, METADATA.get(case))
+    path = pylance_write_column(
+        tmp_path_factory.mktemp("fast") / f"{case}.lance", _column(case, rng), version, METADATA.get(case)
+    )
     return case, path
 
 
@@ -318,12 +314,6 @@ def test_gather_matches_concatenation():
     assert m.tolist() == [False, False, True, True, False, False, False, False]
 
 
-def _segments(parts: list[np.ndarray]) -> Segments:
-    sizes = np.array([len(p) for p in parts], dtype=np.int64)
-    starts = np.cumsum(sizes) - sizes
-    return Segments(np.concatenate(parts), starts, sizes)
-
-
 @pytest.mark.parametrize("width", [0, 1, 3, 9])
 def test_out_of_line_level_chunks(width):
     """Rep/def levels of many chunks, each tail packed or raw (pylance's out-of-line bitpacking)."""
@@ -335,7 +325,7 @@ def test_out_of_line_level_chunks(width):
         enc, (buf,) = compress_out_of_line_bitpacking(FixedWidthBlock(v.view(np.uint8), 16, int(c)), width)
         parts.append(buf)
         want.append(v)
-    got = chunked.decompress_level_chunks(enc, _segments(parts), counts)
+    got = chunked.decompress_level_chunks(enc, segments(parts), counts)
     assert np.array_equal(got, np.concatenate(want))
 
 
@@ -349,7 +339,7 @@ def test_rle_chunks_drop_surplus_runs():
         values.append(vals)
         lengths.append(lens)
         want.append(v)
-    block = chunked.decompress_chunks(enc, [_segments(values), _segments(lengths)], counts)
+    block = chunked.decompress_chunks(enc, [segments(values), segments(lengths)], counts)
     assert np.array_equal(block.data.view(np.int32), np.concatenate(want))
 
 
@@ -359,7 +349,7 @@ def test_fsst_symbol_table_is_parsed_once():
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        path = _write(f"{d}/t.lance", arr, "2.2")
+        path = pylance_write_column(f"{d}/t.lance", arr, "2.2")
         f = lancelot.LanceFile(path)
         assert f.read().column("c").combine_chunks().equals(arr)
         f.take([1, 5000, 19999])
@@ -375,7 +365,7 @@ def test_unsupported_batch_kernel_falls_back():
             items_per_value=2, values=pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))
         )
     )
-    seg = _segments([np.zeros(16, np.uint8)])
+    seg = segments([np.zeros(16, np.uint8)])
     assert chunked.decompress_chunks(fsl, [seg], np.array([2])) is None
     general = pb.CompressiveEncoding(
         general=pb.General(compression=pb.BufferCompression(scheme=pb.COMPRESSION_ALGORITHM_ZSTD), values=fsl)
@@ -401,7 +391,7 @@ def test_cases_reach_their_kernels(tmp_path, case):
     from lancelot.io.source import LocalFileSource
 
     rng = np.random.default_rng(zlib.crc32(f"{case}/2.1".encode()))
-    path = _write(tmp_path / "f.lance", _column(case, rng), "2.1", METADATA.get(case))
+    path = pylance_write_column(tmp_path / "f.lance", _column(case, rng), "2.1", METADATA.get(case))
     src = LocalFileSource(path)
     page = read_metadata(src).columns[0].pages[0]
     layout = unpack_encoding(src, page.encoding, pb.PageLayout).mini_block_layout
@@ -418,7 +408,7 @@ def _damaged_file(tmp_path, case: str, version: str, damage) -> bytes:
     from lancelot.io.source import LocalFileSource
 
     rng = np.random.default_rng(zlib.crc32(f"{case}/{version}".encode()))
-    path = _write(tmp_path / "f.lance", _column(case, rng), version, METADATA.get(case))
+    path = pylance_write_column(tmp_path / "f.lance", _column(case, rng), version, METADATA.get(case))
     src = LocalFileSource(path)
     page = read_metadata(src).columns[0].pages[0]
     layout = unpack_encoding(src, page.encoding, pb.PageLayout).mini_block_layout
@@ -502,7 +492,7 @@ def test_rle_levels_of_constant_pages(tmp_path, case):
 
     t, make = NULL_NESTED[case]
     arr = pa.array([make(i) for i in range(5000)], t)
-    path = _write(tmp_path / "f.lance", arr, "2.2")
+    path = pylance_write_column(tmp_path / "f.lance", arr, "2.2")
     src = LocalFileSource(path)
     kinds = set()
     for cm in read_metadata(src).columns:
@@ -532,7 +522,7 @@ def test_blobs_inside_lists_are_refused(tmp_path):
     arr = pa.array(
         [[rng.bytes(int(rng.integers(1, 3000))) for _ in range(1 + i % 3)] for i in range(200)], pa.list_(item)
     )
-    path = _write(tmp_path / "f.lance", arr, "2.2")
+    path = pylance_write_column(tmp_path / "f.lance", arr, "2.2")
     with pytest.raises(pa.ArrowInvalid, match="repetition"):  # pylance cannot read its own file
         LanceFileReader(path).read_all().to_table()
     with pytest.raises(UnsupportedEncodingError, match="blob values inside lists") as info:
@@ -642,7 +632,7 @@ def test_inline_chunks_kernel(t):
         body = pack_chunks(v[None, :], width, t) if width else np.zeros(0, np.uint8)
         chunk = np.concatenate([np.frombuffer(width.to_bytes(t // 8, "little"), np.uint8), body])
         parts.append(np.concatenate([chunk, np.zeros(-len(chunk) % 8, np.uint8)]))
-    seg = _segments(parts)
+    seg = segments(parts)
     counts = np.array(counts, dtype=np.int64)
     status, vals, _, _ = inline_chunks(seg.data, seg.starts, seg.sizes, counts, dt)
     assert status == OK and np.array_equal(vals, np.concatenate(want))

@@ -14,6 +14,7 @@ import pytest
 
 import lancelot
 from lancelot.encodings.structural import miniblock_points
+from tests.helpers import pylance_write
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
@@ -30,14 +31,6 @@ def _plain_strings(rng: np.random.Generator) -> pa.Array:
 
 def _fsst_strings(rng: np.random.Generator) -> pa.Array:
     return pa.array([" ".join(rng.choice(WORDS, 6)) + str(i) for i in range(N)])
-
-
-def _write(tmp_path, batches: list[pa.Array], version: str) -> str:
-    path = str(tmp_path / f"mixed-{version}.lance")
-    with lance_file.LanceFileWriter(path, version=version, data_cache_bytes=64 * 1024) as w:
-        for b in batches:
-            w.write_batch(pa.table({"s": b}))
-    return path
 
 
 def _page_fsst(f: lancelot.LanceFile) -> list[bool]:
@@ -58,7 +51,14 @@ def test_point_take_decodes_each_page_with_its_own_table(tmp_path, monkeypatch, 
     rng = np.random.default_rng(3)
     plain, fsst = _plain_strings(rng), _fsst_strings(rng)
     batches = [plain, fsst] if plain_first else [fsst, plain]
-    f = lancelot.LanceFile(_write(tmp_path, batches, version))
+    f = lancelot.LanceFile(
+        pylance_write(
+            tmp_path / f"mixed-{version}.lance",
+            [pa.table({"s": b}) for b in batches],
+            version,
+            data_cache_bytes=64 * 1024,
+        )
+    )
     assert _page_fsst(f) == ([False, True] if plain_first else [True, False])  # the shape under test
     monkeypatch.setitem(miniblock_points.mode, "points", mode)
     rows = [5, N - 1, N, N + 1, N + 15_000, 2 * N - 1]

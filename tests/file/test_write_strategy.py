@@ -15,6 +15,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
 from lancelot.reader import LanceFile
 from lancelot.writer import write_table
+from tests.helpers import column_bytes
 
 lance_file = pytest.importorskip("lance.file")
 
@@ -72,11 +73,6 @@ def _write(tmp_path, table: pa.Table, version: str, **kw) -> str:
     return path
 
 
-def _column_bytes(path) -> list[int]:
-    md = read_metadata(open_source(str(path)))
-    return [sum(sum(p.buffer_sizes) for p in c.pages) for c in md.columns]
-
-
 # ----------------------------------------------------------------------------- default choices
 
 
@@ -96,7 +92,7 @@ def test_low_cardinality_strings_are_dictionary_encoded(tmp_path, version):
         assert mb.HasField("dictionary") and mb.num_dictionary_items == items
         assert _kind(mb.value_compression) in ("inline_bitpacking", "rle")
         assert _kind(mb.dictionary) in (("variable",) if version == "2.1" else ("variable", "general"))
-    assert _column_bytes(path)[0] < N // 2  # 2-bit indices, not the 4-byte offsets of plain strings
+    assert column_bytes(path)[0] < N // 2  # 2-bit indices, not the 4-byte offsets of plain strings
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -166,7 +162,7 @@ def test_constant_pages_22(tmp_path):
     assert strings.WhichOneof("layout") == "constant_layout" and not strings.constant_layout.HasField("inline_value")
     assert _page(path, 2).constant_layout.inline_value == np.float64(1.5).tobytes()
     assert _page(path, 3).constant_layout.inline_value == b"\x01"
-    assert sum(_column_bytes(path)[:2]) < 64
+    assert sum(column_bytes(path)[:2]) < 64
     path21 = _write(tmp_path, table, "2.1")
     _check(path21, table)
     assert _page(path21, 0).WhichOneof("layout") == "mini_block_layout"
@@ -195,7 +191,7 @@ def test_sizes_at_most_pylances(tmp_path):
         w.write_batch(table)
         w.close()
         assert lance_file.LanceFileReader(path).read_all().to_table().equals(table)
-        for name, ours, theirs in zip(table.column_names, _column_bytes(path), _column_bytes(ref)):
+        for name, ours, theirs in zip(table.column_names, column_bytes(path), column_bytes(ref)):
             assert ours <= theirs + 64, (version, name, ours, theirs)
 
 
@@ -226,7 +222,7 @@ def test_general_compression(tmp_path, version, scheme):
     assert big_page.WhichOneof("layout") == "full_zip_layout"
     enc = big_page.full_zip_layout.value_compression  # per value always zstd (pylance cannot read lz4 nulls)
     assert _kind(enc) == "general" and enc.general.compression.scheme == pb.COMPRESSION_ALGORITHM_ZSTD
-    assert _column_bytes(path)[2] < 0.2 * sum(len(v) for v in big.to_pylist() if v)
+    assert column_bytes(path)[2] < 0.2 * sum(len(v) for v in big.to_pylist() if v)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -393,7 +389,7 @@ def test_blobs(tmp_path, version, pages):
         layout = _page(path, col)
         assert layout.WhichOneof("layout") == "blob_layout"
         assert _kind(layout.blob_layout.inner_layout.mini_block_layout.value_compression) == "packed_struct"
-    assert sum(_column_bytes(path)) < 20 * 300 * 2  # the descriptions; the bytes live out of line
+    assert sum(column_bytes(path)) < 20 * 300 * 2  # the descriptions; the bytes live out of line
     with pytest.raises(UnsupportedTypeError, match="large_binary"):
         write_table(
             pa.table([pa.array([b"x"])], schema=pa.schema([pa.field("b", pa.binary(), metadata=blob)])),

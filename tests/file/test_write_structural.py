@@ -18,6 +18,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
 from lancelot.testing.data import gen_array, gen_table
 from lancelot.writer import LanceWriter, write_table
+from tests.helpers import column_bytes
 
 lance_file = pytest.importorskip("lance.file")
 
@@ -296,12 +297,6 @@ def _encodings(path, column: int) -> pb.MiniBlockLayout:
     return page.mini_block_layout
 
 
-def _column_bytes(path) -> list[int]:
-    src = open_source(str(path))
-    md = read_metadata(src)
-    return [sum(sum(p.buffer_sizes) for p in c.pages) for c in md.columns]
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_compression_choices(tmp_path, version):
     """Dictionary for low-cardinality strings, bitpacking for narrow ints, RLE for runs, FSST for other
@@ -336,7 +331,7 @@ def test_compression_choices(tmp_path, version):
     w = lance_file.LanceFileWriter(str(ref), table.schema, version=version)
     w.write_batch(table)
     w.close()
-    for ours, theirs in zip(_column_bytes(path), _column_bytes(ref)):
+    for ours, theirs in zip(column_bytes(path), column_bytes(ref)):
         assert ours <= 1.25 * theirs + 256
 
 

@@ -30,7 +30,7 @@ import dataclasses
 import numpy as np
 import pyarrow as pa
 import pytest
-from lance.file import LanceFileReader, LanceFileWriter
+from lance.file import LanceFileReader
 
 import lancelot
 from lancelot.encodings.structural.write_repdef import leaf_paths, shred
@@ -40,6 +40,7 @@ from lancelot.testing import conformance as C
 from lancelot.testing import conformance_matrix as M
 from lancelot.testing.conformance import Case, both
 from lancelot.testing.data import gen_array
+from tests.helpers import pylance_write_column
 
 #: where lancelot's choice differs from pylance's for a good reason: the case with lancelot's expectations
 #: (baseline None: the setting is not expected to change this data's encodings)
@@ -356,7 +357,7 @@ def test_dictionary_refusals(tmp_path):
     with pytest.raises(UnsupportedTypeError, match="pylance reads no other"):
         lancelot.write_table(pa.table({"c": arr}), tmp_path / "ours.lance", version="2.2")
     with pytest.raises(RuntimeError, match="does not parse back"):
-        _pylance_write(tmp_path / "theirs.lance", arr, "2.2")
+        pylance_write_column(tmp_path / "theirs.lance", arr, "2.2")
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)
@@ -375,24 +376,17 @@ def test_empty_struct(tmp_path, version: str):
     with pytest.raises(UnsupportedTypeError, match="without children"):
         lancelot.write_table(pa.table({"e": nullable}), tmp_path / "n.lance", version=version)
     with pytest.raises(ValueError, match="Empty structs with rep/def information are not yet supported"):
-        _pylance_write(tmp_path / "n2.lance", nullable, version)
+        pylance_write_column(tmp_path / "n2.lance", nullable, version)
     inner = pa.array([{"x": {}, "i": 1}] * 5, pa.struct([("x", pa.struct([])), ("i", pa.int32())]))
     with pytest.raises(UnsupportedTypeError, match="without children inside"):
         lancelot.write_table(pa.table({"s": inner}), tmp_path / "s.lance", version=version)
-    _pylance_write(tmp_path / "s2.lance", inner, version)
+    pylance_write_column(tmp_path / "s2.lance", inner, version)
     assert (
         not LanceFileReader(str(tmp_path / "s2.lance")).read_all().to_table().column(0).combine_chunks().equals(inner)
     )
 
 
 # ----------------------------------------------------------------------------- refusals
-
-
-def _pylance_write(path, arr: pa.Array, version: str, metadata=None) -> None:
-    schema = pa.schema([pa.field("c", arr.type, metadata=metadata)])
-    w = LanceFileWriter(str(path), schema, version=version)
-    w.write_batch(pa.Table.from_arrays([arr], schema=schema))
-    w.close()
 
 
 _PACKED = {"lance-encoding:packed": "true"}
@@ -424,7 +418,7 @@ def test_refusals(tmp_path, t, version, metadata, message):
         lancelot.write_table(table, tmp_path / "ours.lance", version=version)
     assert not (tmp_path / "ours.lance").exists()
     with pytest.raises(BaseException, match=message):  # pylance panics are BaseExceptions
-        _pylance_write(tmp_path / "theirs.lance", arr, version, metadata)
+        pylance_write_column(tmp_path / "theirs.lance", arr, version, metadata)
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)
@@ -435,7 +429,7 @@ def test_blob_in_list_refused(tmp_path, version: str):
     table = pa.table({"c": arr}, schema=pa.schema([pa.field("c", _BLOB_LIST)]))
     with pytest.raises(UnsupportedTypeError, match="inside a list"):
         lancelot.write_table(table, tmp_path / "ours.lance", version=version)
-    _pylance_write(tmp_path / "theirs.lance", arr, version)
+    pylance_write_column(tmp_path / "theirs.lance", arr, version)
     with pytest.raises(BaseException):  # noqa: B017 - a panic ("called `Option::unwrap()` on a `None` value")
         LanceFileReader(str(tmp_path / "theirs.lance")).read_all().to_table()
 

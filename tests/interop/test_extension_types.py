@@ -19,6 +19,7 @@ import pytest
 
 import lancelot
 from lancelot.errors import UnsupportedTypeError
+from tests.helpers import pylance_write
 
 lance = pytest.importorskip("lance")
 lance_file = pytest.importorskip("lance.file")
@@ -106,12 +107,6 @@ def _descriptor_fields(path: str) -> list[tuple[object, ...]]:
     ]
 
 
-def _pylance_file(path: Path, table: pa.Table, version: str) -> str:
-    with lance_file.LanceFileWriter(str(path), version=version) as w:
-        w.write_batch(table)
-    return str(path)
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_file_lancelot_writes_pylance_reads(tmp_path: Path, table: pa.Table, version: str) -> None:
     ours = str(tmp_path / "ours.lance")
@@ -120,7 +115,7 @@ def test_file_lancelot_writes_pylance_reads(tmp_path: Path, table: pa.Table, ver
     assert got.schema == table.schema
     assert got.equals(table)
     # the schema as pylance stores it: storage logical types, extension name and both metadata keys
-    theirs = _pylance_file(tmp_path / "theirs.lance", table, version)
+    theirs = pylance_write(tmp_path / "theirs.lance", table, version)
     assert _descriptor_fields(ours) == _descriptor_fields(theirs)
     uuid_field = _descriptor_fields(ours)[0]
     assert uuid_field[3:6] == (
@@ -132,7 +127,7 @@ def test_file_lancelot_writes_pylance_reads(tmp_path: Path, table: pa.Table, ver
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_file_pylance_writes_lancelot_reads(tmp_path: Path, table: pa.Table, version: str) -> None:
-    path = _pylance_file(tmp_path / "theirs.lance", table, version)
+    path = pylance_write(tmp_path / "theirs.lance", table, version)
     f = lancelot.LanceFile(path)
     assert f.schema == table.schema
     assert f.read().equals(table)
@@ -198,7 +193,7 @@ def test_unregistered_extension_reads_as_storage_with_metadata(tmp_path: Path, v
         t = pa.table({"p": pa.ExtensionArray.from_storage(_Point(), storage)})
         ours = str(tmp_path / "ours.lance")
         lancelot.write_table(t, ours, version=version)
-        theirs = _pylance_file(tmp_path / "theirs.lance", t, version)
+        theirs = pylance_write(tmp_path / "theirs.lance", t, version)
         assert lancelot.read_table(ours).equals(t)  # registered: the extension type back
     finally:
         pa.unregister_extension_type("lancelot.test.point")
@@ -277,7 +272,7 @@ def test_json_file_both_ways(tmp_path: Path, version: str) -> None:
     t = _json_table(3)
     ours = str(tmp_path / "ours.lance")
     lancelot.write_table(t, ours, version=version)
-    theirs = _pylance_file(tmp_path / "theirs.lance", t, version)
+    theirs = pylance_write(tmp_path / "theirs.lance", t, version)
     assert _descriptor_fields(ours) == _descriptor_fields(theirs)
     assert _descriptor_fields(ours)[0][3:5] == ("json", "lance.json")
     # a file reader returns the JSONB bytes (large_binary, 'lance.json' metadata): the same bytes both ways
@@ -316,7 +311,7 @@ def test_jsonb_text_matches_pylance_for_edge_values(tmp_path: Path) -> None:
     uri = str(tmp_path / "ds")
     lance.write_dataset(t, uri)
     texts = lance.dataset(uri).to_table().column("j").to_pylist()
-    raw = lance_file.LanceFileReader(_pylance_file(tmp_path / "f.lance", t, "2.1")).read_all().to_table()
+    raw = lance_file.LanceFileReader(pylance_write(tmp_path / "f.lance", t, "2.1")).read_all().to_table()
     for source, text, stored in zip(EDGE_JSON, texts, raw.column("j").to_pylist()):
         assert jsonb.encode(source) == stored, source
         assert jsonb.decode(stored) == text, source

@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lancelot
+from tests.helpers import pylance_read, pylance_write
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
@@ -48,26 +49,12 @@ ON_DISK = {"2.0": (0, 3), "2.1": (2, 1), "2.2": (2, 2)}
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def pylance_write(path, data, version: str, schema: pa.Schema | None = None, **kw) -> str:
-    """pylance writes ``data`` (a Table, written batch by batch, or a list of Tables)."""
-    parts = data if isinstance(data, list) else [pa.table(b) for b in data.to_batches()] or [data]
-    schema = schema or parts[0].schema
-    with lance_file.LanceFileWriter(str(path), schema, version=version, **kw) as w:
-        for part in parts:
-            w.write_batch(part)
-    return str(path)
-
-
 def lancelot_write(path, data, version: str, schema: pa.Schema | None = None, **kw) -> str:
     parts = data if isinstance(data, list) else [data]
     with lancelot.LanceWriter(str(path), schema or parts[0].schema, version=version, **kw) as w:
         for part in parts:
             w.write(part)
     return str(path)
-
-
-def pylance_read(path, **kw) -> pa.Table:
-    return lance_file.LanceFileReader(str(path), **kw).read_all().to_table()
 
 
 def both_ways(

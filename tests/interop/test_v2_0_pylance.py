@@ -13,6 +13,7 @@ import pytest
 
 import lancelot
 from lancelot.testing.data import gen_table, tables_equal
+from tests.helpers import pylance_read, pylance_write
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
@@ -68,16 +69,6 @@ def make_table(name: str, nulls: str, n: int = N, seed: int = 1) -> pa.Table:
     return pa.table({"id": pa.array(np.arange(n)), name: tab[name]})
 
 
-def pylance_write(table: pa.Table, path, version="2.0", max_page_bytes=None) -> None:
-    kw = {"max_page_bytes": max_page_bytes} if max_page_bytes else {}
-    with lance_file.LanceFileWriter(str(path), table.schema, version=version, **kw) as w:
-        w.write_batch(table)
-
-
-def pylance_read(path) -> pa.Table:
-    return lance_file.LanceFileReader(str(path)).read_all().to_table()
-
-
 def check_reads(path, expected: pa.Table) -> None:
     f = lancelot.LanceFile(path)
     assert f.num_rows == expected.num_rows
@@ -100,7 +91,7 @@ def check_reads(path, expected: pa.Table) -> None:
 def test_pylance_writes_lancelot_reads(tmp_path, name, nulls, page_bytes):
     table = make_table(name, nulls)
     path = tmp_path / "p.lance"
-    pylance_write(table, path, max_page_bytes=page_bytes)
+    pylance_write(path, table, "2.0", max_page_bytes=page_bytes)
     expected = pylance_read(path)
     assert tables_equal(expected, table)
     check_reads(path, expected)
@@ -129,7 +120,7 @@ def test_zero_rows(tmp_path):
     lancelot.write_table(table, path, version="2.0")
     assert pylance_read(path).num_rows == 0
     assert lancelot.read_table(path).equals(table)
-    pylance_write(table, tmp_path / "pz.lance")
+    pylance_write(tmp_path / "pz.lance", table, "2.0")
     assert lancelot.read_table(tmp_path / "pz.lance").num_rows == 0
 
 
@@ -172,7 +163,7 @@ def test_packed_struct_both_ways(tmp_path, key):
     st = pa.struct([("x", pa.int32()), ("y", pa.float64()), ("b", pa.uint8()), ("d", pa.decimal128(9, 2))])
     table = gen_table(pa.schema([pa.field("p", st, True, {key: "true"})]), 500, "none", seed=3)
     theirs, ours = tmp_path / "p.lance", tmp_path / "l.lance"
-    pylance_write(table, theirs, max_page_bytes=1024)
+    pylance_write(theirs, table, "2.0", max_page_bytes=1024)
     check_reads(theirs, table)
     lancelot.write_table(table, ours, max_page_bytes=1024, version="2.0")
     assert len(lancelot.LanceFile(ours).metadata.columns) == 1
@@ -201,7 +192,7 @@ def test_pylance_dictionary_for_low_cardinality_strings(tmp_path):
         }
     )
     path = tmp_path / "d.lance"
-    pylance_write(table, path, max_page_bytes=50_000)
+    pylance_write(path, table, "2.0", max_page_bytes=50_000)
     from lancelot.inspect import inspect_file
 
     assert "dictionary" in inspect_file(str(path))

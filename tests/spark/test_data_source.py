@@ -20,7 +20,6 @@ import lancelot  # noqa: E402
 import lancelot.spark  # noqa: E402
 from lancelot.spark import save  # noqa: E402
 from lancelot.spark.writer import ATTEMPTS_DIR, ENDED  # noqa: E402
-from tests.spark.sessions import spark_session  # noqa: E402
 
 lance_file = pytest.importorskip("lance.file")
 
@@ -34,11 +33,6 @@ def _visible_data(d: str) -> list[str]:
 def _only_markers(d: str) -> bool:
     """The writer's attempt records are gone; only the ended-job markers stay."""
     return all(n.endswith(ENDED) for n in os.listdir(d)) if os.path.isdir(d) else True
-
-
-@pytest.fixture
-def spark():
-    return spark_session()  # the shared local[2] session (restarted if another mode's test stopped it)
 
 
 @pytest.fixture

@@ -16,12 +16,7 @@ lance = pytest.importorskip("lance")
 import lancelot  # noqa: E402
 from lancelot.dataset.changes import ChangeInputError  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
-from tests.spark.sessions import classic_session, connect_mode, connect_session, spark_session  # noqa: E402
-
-
-@pytest.fixture
-def spark():
-    return spark_session()  # the shared local[2] session
+from tests.spark.sessions import classic_session, connect_mode, connect_session  # noqa: E402
 
 
 def _twins(tmp_path, n: int = 900, stable: bool = False) -> tuple[str, str]:
