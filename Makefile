@@ -24,7 +24,7 @@ MIN_EXTRA := pytest pylance==14.0.2
 java:
 	bash scripts/ensure_java.sh
 
-# pandas 3 goes to a directory of its own (<venv>/pandas3): tests/test_inputs.py writes a pandas 3
+# pandas 3 goes to a directory of its own (<venv>/pandas3): tests/file/test_write_inputs.py writes a pandas 3
 # DataFrame in a subprocess with it on PYTHONPATH, while the suite itself keeps pandas 2 (pyspark's).
 $(STAMP): pyproject.toml
 	bash scripts/ensure_java.sh
@@ -62,9 +62,9 @@ $(MIN_CORE_STAMP): pyproject.toml scripts/min_constraints.py
 
 smoke-min: java $(MIN_STAMP) $(MIN_CORE_STAMP)
 	$(VENV_MIN)/bin/python scripts/min_constraints.py --check $(VENV_MIN)/constraints.txt
-	$(VENV_MIN)/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/test_smoke_min.py
+	$(VENV_MIN)/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/cli/test_smoke_min.py
 	$(VENV_MIN_CORE)/bin/python scripts/min_constraints.py --check $(VENV_MIN_CORE)/constraints.txt --absent pandas pyspark
-	$(VENV_MIN_CORE)/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/test_smoke_min.py
+	$(VENV_MIN_CORE)/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/cli/test_smoke_min.py
 
 # The demo's data stays in $(DEMO_DIR)/ (replaced by the next run) for `lancelot inspect` and Python.
 demo: java $(DEMO_STAMP)

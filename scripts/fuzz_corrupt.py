@@ -1,6 +1,7 @@
-"""A seeded fuzz campaign of damaged Lance files against the reader (beyond tests/test_conformance_corrupt.py).
+"""A seeded fuzz campaign of damaged Lance files against the reader (beyond
+tests/encodings/test_corrupt_compression.py).
 
-The contract (tests/test_conformance_corrupt.py): a read of damaged bytes returns or raises a LanceError
+The contract (tests/encodings/test_corrupt_compression.py): a read of damaged bytes returns or raises a LanceError
 naming the file (and, for damage to a page, the column and page); never another exception, a crash, a
 hang or a huge allocation.  Files are pylance-written ``{id, c}`` tables (two pages per column) of the
 kinds below at 2.0, 2.1 and 2.2.  A trial damages one file, seeded, in one of these ways:

@@ -4,7 +4,7 @@
 # The generated modules are committed.  Generated code refuses protobuf runtimes older than the
 # protoc that made it, so it is made with the protoc bundled in grpcio-tools $GRPCIO_TOOLS, whose
 # gencode is protobuf 6.31.1: the lower bound of "protobuf" in pyproject.toml (runtimes 6.31.1 up
-# to 7.x load it; tests/test_packaging.py checks the two agree).  The tool lives in its own
+# to 7.x load it; tests/cli/test_packaging.py checks the two agree).  The tool lives in its own
 # throwaway virtualenv (.venv-protoc), so the project's venvs keep the newest protobuf.
 set -euo pipefail
 cd "$(dirname "$0")/.."

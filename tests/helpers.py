@@ -1,0 +1,56 @@
+"""Helpers shared by the test packages: pylance (the oracle) writes and reads single Lance files.
+
+Each package's own helpers live in its helpers.py; these are the ones several packages use.
+pylance is imported inside the functions, so a module that skips without it still imports these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lancelot.format.container import read_metadata
+from lancelot.io.source import open_source
+
+
+def pylance_write(
+    path: Any,
+    data: pa.Table | pa.RecordBatch | Sequence[pa.Table | pa.RecordBatch],
+    version: str,
+    schema: pa.Schema | None = None,
+    **writer_kw: Any,
+) -> str:
+    """pylance's LanceFileWriter writes ``data``: a table, a batch, or a list of them, one
+    ``write_batch`` each (with a small ``data_cache_bytes``, one page per write).  Options whose value
+    is None are left at pylance's default."""
+    from lance.file import LanceFileWriter
+
+    parts = list(data) if isinstance(data, (list, tuple)) else [data]
+    kw = {k: v for k, v in writer_kw.items() if v is not None}
+    with LanceFileWriter(str(path), schema or parts[0].schema, version=version, **kw) as w:
+        for part in parts:
+            w.write_batch(part)
+    return str(path)
+
+
+def pylance_write_column(
+    path: Any, arr: pa.Array, version: str, metadata: dict | None = None, nullable: bool = True, **writer_kw: Any
+) -> str:
+    """pylance writes one column ``c`` holding ``arr`` (field ``metadata`` and nullability as given)."""
+    schema = pa.schema([pa.field("c", arr.type, nullable=nullable, metadata=metadata)])
+    return pylance_write(path, pa.Table.from_arrays([arr], schema=schema), version, **writer_kw)
+
+
+def pylance_read(path: Any, **reader_kw: Any) -> pa.Table:
+    """The whole file as pylance's LanceFileReader reads it."""
+    from lance.file import LanceFileReader
+
+    return LanceFileReader(str(path), **reader_kw).read_all().to_table()
+
+
+def column_bytes(path: Any) -> list[int]:
+    """Bytes of each column's page buffers, from the file's metadata."""
+    md = read_metadata(open_source(str(path)))
+    return [sum(sum(p.buffer_sizes) for p in c.pages) for c in md.columns]
