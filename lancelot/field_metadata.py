@@ -2,7 +2,7 @@
 
 One module owns these rules so that the 2.0 and 2.1+ readers and writers agree on them
 (format.md "Field metadata"; encoding.md "Structural Encoding", "Packed Struct", "Blob").
-The values are pylance 14.0.2's, checked against files it writes (tests/test_field_metadata.py):
+The values are pylance 14.0.2's, checked against files it writes (tests/file/test_field_metadata.py):
 
 * ``lance-encoding:packed`` / ``packed`` on a struct: one packed-struct column.  A value is
   *truthy* when it is ``true``, ``1``, ``yes``, ``y`` or ``on`` (any case, nothing stripped).

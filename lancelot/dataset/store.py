@@ -503,7 +503,7 @@ def _skip_file_sync(writer: Any) -> None:
     A LanceWriter syncs its file while writing (io/sink.py ``BackgroundWriter``) and before
     renaming it into place (``LocalTarget.commit``); a dataset's data file needs neither to be
     safe against crashed processes (it is visible only once a manifest names it).  Anything
-    but the expected sink and target is left syncing (tests/test_dataset_commit.py checks)."""
+    but the expected sink and target is left syncing (tests/dataset/test_commit.py checks)."""
     from lancelot.io.sink import BackgroundWriter, LocalTarget
 
     out = getattr(writer, "_out", None)

@@ -3,7 +3,7 @@
 A page made of one array keeps that array's dictionary whole, unused entries included.  A page joined
 from several arrays (batches) gets, as pylance's concatenation gives it, a merged dictionary of the values
 the arrays use, each array's in its dictionary's order, first occurrence kept (even when the arrays share
-one dictionary: tests/test_write_dictionary.py).
+one dictionary: tests/file/test_write_dictionary.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The 2.1/2.2 read-conformance matrix: seeded data, pylance writing, and what a file holds.
 
 The cases are tables that pylance 14.0.2 writes at 2.1 and 2.2 and that lancelot
-must read back equal to the source (tests/test_conformance_v21.py).  Each
+must read back equal to the source (tests/interop/test_conformance_read.py).  Each
 :class:`Case` makes one column ``c`` from ``(rng, n, nulls)`` and may carry the
 Arrow field metadata pylance honours (the ``lance-encoding:*`` keys of
 rust/lance-encoding/src/constants.rs, plus ``lance-encoding:blob``) and the
@@ -348,7 +348,8 @@ def case_table(case: Case, version: str, nulls: str, metadata: dict[str, str] | 
 
 
 def fresh(arr: pa.Array) -> pa.Array:
-    """An unsliced copy of a nested array (pylance mis-writes sliced struct arrays, see tests/test_read_v21.py)."""
+    """An unsliced copy of a nested array (pylance mis-writes sliced struct arrays, see
+    tests/file/test_read_structural.py)."""
     return arr.take(pa.array(np.arange(len(arr)))) if pa.types.is_nested(arr.type) else arr
 
 

@@ -1,6 +1,6 @@
 """The conformance matrix shared by the read suite (pylance writes, lancelot reads:
-tests/test_conformance_v21.py) and the write suite (lancelot writes, pylance reads:
-tests/test_conformance_write.py): the value shapes, nestings and field-metadata
+tests/interop/test_conformance_read.py) and the write suite (lancelot writes, pylance reads:
+tests/interop/test_conformance_write.py): the value shapes, nestings and field-metadata
 settings, and the checks that every public read of a file equals its source.
 
 Testing code: it calls pylance (imported when a check runs), which the library never does.

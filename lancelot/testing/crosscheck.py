@@ -94,7 +94,7 @@ def _decoded_type(t: pa.DataType) -> pa.DataType:
 
 def _decoded(table: pa.Table) -> pa.Table:
     """Dictionary columns (nested too) decoded: readers may hand back another dictionary of the same values
-    (pylance merges page dictionaries); the exact dictionaries are tests/test_write_dictionary.py's."""
+    (pylance merges page dictionaries); the exact dictionaries are tests/file/test_write_dictionary.py's."""
     schema = pa.schema([f.with_type(_decoded_type(f.type)) for f in table.schema], metadata=table.schema.metadata)
     return table if schema.equals(table.schema) else table.cast(schema)
 

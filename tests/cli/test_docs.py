@@ -205,7 +205,7 @@ def test_api_documents_every_parameter_and_result(name, fn):
 # -- the code of README.md and the user guide runs ----------------------------------------------------
 # Each page's ```python blocks run in order in one namespace, in a temporary directory, after the page's
 # prelude below (the data its text assumes: an "events.lance" dataset, ``table``...). Blocks that need
-# Spark or an object store are left to the Spark and S3 tests (tests/test_spark_demo.py, the s3 suites).
+# Spark or an object store are left to the Spark and S3 tests (tests/spark/test_demo.py, the s3 suites).
 
 _EVENTS = """
 import datetime as _dt

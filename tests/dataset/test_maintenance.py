@@ -368,7 +368,7 @@ def test_compaction_against_concurrent_overwrite_and_stale_delete(tmp_path):
 
 
 def test_compaction_keeps_btree_index_valid(tmp_path):
-    """An indexed dataset compacts (tests/test_dataset_compact_indexed.py has the rest): the BTREE
+    """An indexed dataset compacts (tests/dataset/test_compact_indexed.py has the rest): the BTREE
     index is remapped and pylance's index-using filter equals a full scan."""
     uri = str(tmp_path / "ds")
     _build(uri, "pylance", "2.1")

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.encodings.compression import fsst, jit
+from lancelot.encodings.compression import fsst
 from lancelot.encodings.structural import miniblock_points
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.container import pack_encoding, read_metadata, unpack_encoding
@@ -38,6 +38,7 @@ from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
 from lancelot.testing import conformance as C
+from lancelot.util import jit
 
 VERSIONS = ["2.1", "2.2"]
 ROWS = 1200

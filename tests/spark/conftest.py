@@ -16,7 +16,11 @@ import pytest
 #: the order of the session modes (the ``mode`` parameter of a test)
 MODE_ORDER = {"local": 0, "local-cluster": 1, "connect": 2}
 #: tests that start a local-cluster session themselves, without a ``mode`` parameter
-CLUSTER_TESTS = {"test_two_attempts_of_a_task_both_write_and_the_version_holds_each_row_once"}
+CLUSTER_TESTS = {
+    "test_two_attempts_of_a_task_both_write_and_the_version_holds_each_row_once",
+    "test_a_retried_task_or_a_killed_worker_commits_once",
+    "test_a_job_whose_tasks_all_fail_commits_nothing",
+}
 
 
 def _mode_rank(item: pytest.Item) -> int:

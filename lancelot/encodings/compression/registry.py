@@ -9,7 +9,7 @@ the chunks of a mini-block page in one pass (``chunk_batch``), and the numba poi
 (``point``).  A context a technique does not support is ``None`` and the dispatcher raises
 UnsupportedEncodingError naming it; ``note`` says why it is missing.
 
-tests/test_compression_registry.py walks the proto descriptor: a new oneof case without an
+tests/encodings/test_registry.py walks the proto descriptor: a new oneof case without an
 entry here fails that test, not a user.
 """
 

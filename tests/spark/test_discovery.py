@@ -13,9 +13,9 @@ import tomllib
 
 pytest.importorskip("pyspark")
 
-from conftest_spark import spark_session  # noqa: E402
+from tests.spark.sessions import spark_session  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_pysparks_lookup_finds_the_lance_source(monkeypatch):
@@ -47,7 +47,7 @@ def test_the_package_ships_the_module():
 
 def test_a_session_that_never_registered_reads_and_writes_lance(tmp_path):
     """The shared session's JVM looked Python data sources up with the repository on its workers'
-    path (tests/conftest_spark.py); a new session (its own data source registry, nothing
+    path (tests/spark/sessions.py); a new session (its own data source registry, nothing
     registered at run time) reads and appends through format("lance") without register()."""
     import lance
     import pyarrow as pa

@@ -15,11 +15,10 @@ import pytest
 pytest.importorskip("pyspark")
 lance = pytest.importorskip("lance")
 
-from conftest_spark import classic_session  # noqa: E402
-
 import lancelot  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
 from lancelot.spark.jobs import FAULT_ENV  # noqa: E402
+from tests.spark.sessions import classic_session  # noqa: E402
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import plots
 
-RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 
 
 def test_file_ratios_are_medians_over_pylance():

@@ -12,12 +12,11 @@ import pytest
 pytest.importorskip("pyspark")
 lance = pytest.importorskip("lance")
 
-from conftest_spark import spark_session  # noqa: E402
-
 import lancelot  # noqa: E402
 from lancelot.dataset.changes import ChangeInputError  # noqa: E402
 from lancelot.dataset.merge_insert import MergeInsertError  # noqa: E402
 from lancelot.spark import operations as ops  # noqa: E402
+from tests.spark.sessions import spark_session  # noqa: E402
 
 SCHEMA = "id long, x double"
 
