@@ -234,7 +234,7 @@ def warm_up(spark: SparkSession, workdir: str) -> float:
     warm = lancelot.dataset(os.path.join(workdir, "warm-driver"))
     warm.to_table()
     warm.take(np.arange(0, n, 20))  # a 1,000-row take runs the point kernel (small ones run numpy)
-    from lancelot.encodings.compression.jit import wait_for_warm_ups
+    from lancelot.util.jit import wait_for_warm_ups
 
     wait_for_warm_ups()  # kernels a numpy path asked for in the background are ready before the clock
     parts = 2 * max(2, spark.sparkContext.defaultParallelism)  # every Python worker gets a task

@@ -474,8 +474,9 @@ def trial(kind: str, version: str, seed: int, data: bytes, n: int, scratch: Path
 
 def set_mode(mode: str) -> None:
     """Force every numpy-until-hot path onto its kernels (``kernel``) or its numpy formulation (``numpy``)."""
-    from lancelot.encodings.compression import fsst, jit
+    from lancelot.encodings.compression import fsst
     from lancelot.encodings.structural import miniblock_points
+    from lancelot.util import jit
 
     on = mode == "kernel"
     jit.NumpyUntilHot.ready = lambda self: on  # type: ignore[method-assign]

@@ -118,12 +118,19 @@ class FileTarget:
 
     path: str
     file: IO[bytes]
+    _tmp: str  # the local temporary file ``file`` writes
 
     def commit(self) -> None:
         raise NotImplementedError
 
     def abort(self) -> None:
-        raise NotImplementedError
+        """Close and remove the local temporary file (the target is left as it was)."""
+        try:
+            self.file.close()
+        except OSError:
+            pass
+        if os.path.exists(self._tmp):
+            os.unlink(self._tmp)
 
     def error(self, e: OSError, doing: str) -> LanceError:
         """An OSError met while ``doing`` something, as a LanceError naming the user's path."""
@@ -164,14 +171,6 @@ class LocalTarget(FileTarget):
         except OSError as e:
             self.abort()
             raise self.error(e, "finish the file") from None
-
-    def abort(self) -> None:
-        try:
-            self.file.close()
-        except OSError:
-            pass
-        if os.path.exists(self._tmp):
-            os.unlink(self._tmp)
 
 
 class FsspecTarget(FileTarget):

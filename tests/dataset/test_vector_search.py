@@ -94,7 +94,7 @@ def test_bad_queries(pair):
 
 def test_memory_bounded_chunks(pair, monkeypatch):
     """The search reads vectors a chunk at a time and keeps only k candidates between chunks."""
-    import lancelot.dataset.vector_search as vs
+    from lancelot.dataset import vector_search as vs
 
     ours, theirs = pair
     monkeypatch.setattr(vs, "CHUNK_ROWS", 16)

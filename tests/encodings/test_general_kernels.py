@@ -239,7 +239,8 @@ def test_without_libzstd_reads_stay_on_python(tmp_path) -> None:
 
     script = f"""
 import numpy as np, pyarrow as pa
-from lancelot.encodings.compression import zstd_kernel, jit
+from lancelot.encodings.compression import zstd_kernel
+from lancelot.util import jit
 from lancelot.encodings.structural import miniblock_general_kernel as mgk
 zstd_kernel.zstd_library = lambda: None
 from lancelot import LanceFile, write_table
