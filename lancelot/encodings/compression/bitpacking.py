@@ -95,6 +95,10 @@ def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
     return words.reshape(-1).view(np.uint8)
 
 
+#: numpy >= 2.0 counts set bits in one pass; numpy 1.26 (the declared floor) takes the per-bit loop
+_HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
+
+
 def bit_widths(values: np.ndarray, t: int) -> np.ndarray:
     """Bits needed by the largest (unsigned) value of each row of ``values``."""
     m = values.max(axis=-1) if values.size else np.zeros(values.shape[:-1], values.dtype)
@@ -102,7 +106,7 @@ def bit_widths(values: np.ndarray, t: int) -> np.ndarray:
     if m.dtype.kind == "i":  # a negative maximum needs every bit, as its unsigned view says
         m = m.view(m.dtype.str.replace("i", "u"))
     w = np.zeros(m.shape, dtype=np.int64)
-    if m.dtype.itemsize * 8 != t:  # values wider than t bits: t at most
+    if m.dtype.itemsize * 8 != t or not _HAS_BITWISE_COUNT:  # wider than t bits (t at most); numpy 1.x
         for b in range(t):
             w += (m >> b) != 0
         return w
