@@ -83,15 +83,24 @@ def take_rows(
 
 
 def addresses_of(ds: LanceDataset, ids: np.ndarray) -> np.ndarray:
-    """Row addresses of stable row ids (an id no fragment holds is out of range)."""
-    all_ids, all_addr = [], []
+    """Row addresses of stable row ids (an id no fragment holds is out of range).
+
+    An updated row keeps its id but moves: the old copy stays behind as a deleted row of its
+    fragment. The live copy wins; a deleted one is found only when no live row holds the id.
+    """
+    all_ids, all_addr, all_dead = [], [], []
     for f in ds._fragments:
         r = f.row_ids()
         all_ids.append(r)
         all_addr.append((np.uint64(f.fragment_id) << np.uint64(32)) | np.arange(len(r), dtype=np.uint64))
+        dead = np.zeros(len(r), bool)
+        gone = f.deleted_positions().astype(np.int64)
+        dead[gone[gone < len(r)]] = True
+        all_dead.append(dead)
     known = np.concatenate(all_ids) if all_ids else np.empty(0, np.uint64)
     addr = np.concatenate(all_addr) if all_addr else np.empty(0, np.uint64)
-    order = np.argsort(known, kind="stable")
+    dead = np.concatenate(all_dead) if all_dead else np.empty(0, bool)
+    order = np.lexsort((dead, known))  # by id, live copies first
     at = np.searchsorted(known[order], ids)
     ok = at < len(known)
     ok[ok] = known[order][at[ok]] == ids[ok]

@@ -51,6 +51,18 @@ def test_update_keeps_stable_row_ids(tmp_path):
     assert a == b
 
 
+def test_take_rows_finds_updated_rows_by_stable_id(tmp_path):
+    """An updated row keeps its stable id in a new fragment; its old copy is a deleted row:
+    ``_take_rows`` returns the live copy, as pylance does (it once returned nothing)."""
+    theirs, ours = twins(tmp_path, table(), stable=True)
+    _run(theirs, ours, steps=STEPS[:1])
+    lt, lo = lance.dataset(theirs), lancelot.dataset(ours)
+    ids = lt.to_table(columns=["id"], with_row_id=True).sort_by("id")["_rowid"].to_pylist()
+    pick = ids[::7] + ids[10:20]  # includes every updated row
+    assert lo._take_rows(pick) == lt._take_rows(pick)
+    assert lance.dataset(ours)._take_rows(pick) == lt._take_rows(pick)
+
+
 def test_update_alternating_with_pylance(tmp_path):
     theirs, ours = twins(tmp_path, table(), "2.1", stable=True)
     lt = lance.dataset(theirs)
