@@ -369,6 +369,10 @@ class Fragment:
 
             filter = as_filter(filter, self._ds.schema)
         if filter is not None:
+            from lancelot.dataset.scanner import row_columns_in
+
+            if row_columns_in(filter, self._ds.schema):  # _rowid & co: computed by the scanner
+                return self._ds.scanner(columns=[], filter=filter, fragments=[self]).count_rows()
             return int(self.read(columns=[], filter=filter).num_rows)
         if self._live is None:
             self._live = self.physical_rows - len(self.deleted_positions())

@@ -619,7 +619,7 @@ class LanceScanner:
             return int(self._nearest_table().num_rows)
         if self.filter is None and not self.include_deleted_rows:
             return sum(f.count_rows() for f in self._frags)
-        if self.include_deleted_rows:
+        if self.include_deleted_rows or self._filter_rows:  # row-id columns computed before filtering
             return sum(t.num_rows for _, t in self._pieces(None))
         return sum(f.count_rows(self.filter) for f in self._frags)
 

@@ -324,3 +324,15 @@ def test_changes_on_multi_file_fragments_with_dropped_columns(tmp_path, stable):
         ds.alter_columns({"path": "y", "name": "yy"})
         ds.delete("yy < 0" if lib is lance else pc.field("yy") < 0)
     assert_twins(theirs, ours, row_ids=stable)
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_count_rows_with_row_id_filters(tmp_path, stable):
+    """Filters naming ``_rowid``/``_rowaddr`` count as pylance counts, on the dataset and on a
+    fragment (they once failed: the row-id columns were not computed before filtering)."""
+    theirs, ours = twins(tmp_path, table(), stable=stable)
+    _run(theirs, ours, steps=STEPS[:1])
+    lt, lo = lance.dataset(theirs), lancelot.dataset(ours)
+    for f in ["_rowid > 12", "_rowaddr >= 4294967296", "_rowid IN (3, 14, 15, 33)"]:
+        assert lo.count_rows(f) == lt.count_rows(f)
+        assert lo.get_fragments()[-1].count_rows(f) == lt.get_fragments()[-1].count_rows(f)
