@@ -501,11 +501,13 @@ class Fragment:
     def _assemble(self, columns: list[str], n: int, read: Callable[[LanceFile, list[str]], pa.Table]) -> pa.Table:
         """Build a table of ``columns`` from ``read(lancefile, file_names) -> Table`` per data file."""
         got: dict[str, pa.ChunkedArray | pa.Array] = {}
+        src: dict[str, int] = {}  # column -> index of the data file it came from
         try:
-            for lf, names in self._file_columns():
+            for k, (lf, names) in enumerate(self._file_columns()):
                 want = [c for c in columns if c in names and c not in got]
                 if not want:
                     continue
+                src.update(dict.fromkeys(want, k))
                 if _plain_file(lf.schema):  # no blob or JSONB column: the file's columns as they are
                     got.update(zip(want, read(lf, [names[c] for c in want]).columns))
                     continue
@@ -523,16 +525,28 @@ class Fragment:
             a = got.get(f.name)
             if a is None:
                 a = pa.nulls(n, f.type)
-            elif a.type != f.type:  # never converted: a disagreement is damage, not a cast
-                raise CorruptFileError(
-                    f"{self.where}: column {f.name!r} is {a.type} in its data file, the dataset's schema says {f.type}"
-                )
+            elif a.type != f.type:  # nested fields dropped or renamed since; else damage, never a cast
+                a = self._by_field_id(f, a, src[f.name])
             arrays.append(a)
         out_schema = pa.schema(fields, metadata=schema.metadata)
         if not fields:
             # (replace_schema_metadata would drop the rows of a column-less table)
             return pa.table({"_": pa.nulls(n)}, metadata=schema.metadata).drop_columns(["_"])
         return pa.Table.from_arrays(arrays, schema=out_schema)
+
+    def _by_field_id(self, f: pa.Field, a: pa.Array | pa.ChunkedArray, k: int) -> pa.Array | pa.ChunkedArray:
+        """Data file ``k``'s column for dataset column ``f``, its nested fields matched by id."""
+        from lancelot.dataset.field_projection import field_trees, project
+
+        lf, names = self._file_columns()[k]
+        df = self._pb.files[k]
+        desc = list(lf.descriptor.schema.fields)
+        parents = {int(x.parent_id) for x in desc}
+        owners = desc if not versions.parse(lf.version).structural else [x for x in desc if int(x.id) not in parents]
+        ids = {int(o.id): int(d) for o, d in zip(owners, df.fields)} if len(owners) == len(df.fields) else {}
+        fnode = field_trees(desc)[names[f.name]]
+        dnode = field_trees(self._ds.manifest.fields)[f.name]
+        return project(a, fnode, dnode, f.type, ids, self.where)
 
     # -- reads -------------------------------------------------------------------------------
     def _read_physical(self, columns: list[str], start: int, stop: int) -> pa.Table:
