@@ -64,6 +64,14 @@ def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
             gone |= _subtree(fields, int(_field_by_path(ds, c).id))
         except KeyError:
             raise ChangeInputError(f"column {c} does not exist in the dataset") from None
+    had_children = {int(f.parent_id) for f in fields}
+    while True:  # a struct whose last child went goes too, as in pylance
+        kept = [f for f in fields if int(f.id) not in gone]
+        parents = {int(f.parent_id) for f in kept}
+        emptied = {int(f.id) for f in kept if int(f.id) in had_children and int(f.id) not in parents}
+        if not emptied:
+            break
+        gone |= emptied
     keep = [f for f in fields if int(f.id) not in gone]
     if not any(int(f.parent_id) == -1 for f in keep):
         raise ChangeInputError("cannot drop all columns from a dataset")

@@ -48,3 +48,17 @@ def test_reads_after_nested_drop_and_rename(tmp_path, version, who):
     assert lo.take([3, 299, 598]) == lt.take([3, 299, 598])
     lance.dataset(ours).validate()
     assert lance.dataset(ours).to_table() == lt.to_table()
+
+
+def test_dropping_the_last_child_drops_the_struct(tmp_path):
+    """pylance removes a struct left without fields (``m.x`` the only child of ``m``)."""
+    t = pa.table({"id": [1, 2], "m": pa.array([{"x": {"y": 1}}, {"x": {"y": 2}}]), "k": [3, 4]})
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    for p in (theirs, ours):
+        lance.write_dataset(t, p)
+    lance.dataset(theirs).drop_columns(["m.x"])
+    lancelot.dataset(ours).drop_columns(["m.x"])
+    assert (
+        lance.dataset(ours).schema == lance.dataset(theirs).schema == pa.schema([("id", pa.int64()), ("k", pa.int64())])
+    )
+    assert lancelot.dataset(ours).to_table() == lance.dataset(theirs).to_table()
