@@ -979,7 +979,7 @@ class Fragment:
             data_storage_version=data_storage_version,
             max_rows_per_file=2**62,
             storage_options=storage_options,
-            **({} if mode == "append" else {"_base": None}),
+            _base=... if mode == "append" else None,
         )
         if len(frags) != 1:
             raise ValueError(f"LanceFragment.create wrote {len(frags)} fragments: give it at least one row")

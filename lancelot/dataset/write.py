@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lancelot import versions
-from lancelot.dataset import blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
+from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
 from lancelot.dataset.commit import CommitConflictError, commit_transaction, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
@@ -73,9 +73,10 @@ def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
     return list(to_descriptor(schema, 0).schema.fields)
 
 
-def dataset_fields(schema: pa.Schema, base: ManifestFile | None) -> list[file_pb2.Field]:
+def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool = False) -> list[file_pb2.Field]:
     """The fields (with ids) data of ``schema`` is written and committed with: the dataset's own
-    when it has the same schema (its ids may have gaps where columns were dropped), else fresh.
+    when it has the same schema (its ids may have gaps where columns were dropped), or with
+    ``subset`` (an append) holds some of the dataset's fields; else fresh.
     write_fragments and commit both use this rule, so files and manifest always agree."""
     fields = schema_fields(schema)
     if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
@@ -87,6 +88,18 @@ def dataset_fields(schema: pa.Schema, base: ManifestFile | None) -> list[file_pb
             f.metadata.update(mine.metadata)
             out.append(f)
         return out
+    if subset and base is not None:  # an append leaving nullable fields out
+        by_path = field_paths(base.manifest.fields)
+        given = field_paths(fields)
+        if all(p in by_path and by_path[p].logical_type == m.logical_type for p, m in given.items()):
+            out = []
+            for p, m in given.items():
+                g = file_pb2.Field()
+                g.CopyFrom(by_path[p])
+                g.metadata.clear()
+                g.metadata.update(m.metadata)
+                out.append(g)
+            return out
     return fields
 
 
@@ -246,6 +259,7 @@ def write_fragments(
     max_page_bytes: int | None = None,
     _store: ObjectStore | None = None,
     _base: ManifestFile | None | EllipsisType = ...,
+    _append: bool = False,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` without committing them: the first half of a two-step
     write (what each Spark task does); ``commit`` makes them one version.
@@ -292,7 +306,7 @@ def write_fragments(
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
-    fields = dataset_fields(blob_write.manifest_schema(stored, version), base)  # blob v2: the logical type
+    fields = dataset_fields(blob_write.manifest_schema(stored, version), base, subset=_append)  # blob v2: logical
     ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
@@ -440,12 +454,18 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
     """The dataset's schema, when appended data of ``schema`` fits it (nullability may differ: nulls
     are checked as the data is written); else a DatasetSchemaError naming the field that differs."""
     schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
-    why = schema_difference(base.manifest.fields, schema_fields(schema))
-    if why is not None:
-        raise DatasetSchemaError(f"dataset {uri!r}: append with a different schema: {why}")
     from lancelot.dataset.dataset import manifest_schema
 
-    return manifest_schema(base.manifest)
+    full = manifest_schema(base.manifest)
+    if append_fill.is_subset(schema, full):  # nullable fields left out: the files hold only the others
+        append_fill.check_missing(schema, full, uri)
+        full = append_fill.restrict(full, schema)
+        why = schema_difference(schema_fields(full), schema_fields(schema))
+    else:
+        why = schema_difference(base.manifest.fields, schema_fields(schema))
+    if why is not None:
+        raise DatasetSchemaError(f"dataset {uri!r}: append with a different schema: {why}")
+    return full
 
 
 def write_dataset(
@@ -521,6 +541,10 @@ def write_dataset(
             mode = "create"
         else:
             names = [f.name for f in base.manifest.fields if f.parent_id == -1]
+            from lancelot.dataset.dataset import manifest_schema
+
+            if append_fill.is_subset(stored, full := manifest_schema(base.manifest)):  # nullable fields left out
+                append_fill.check_missing(stored, full, uri)
             if stored.names != names and sorted(stored.names) == sorted(names):  # same columns, other order
                 schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
                 stored = normalize_schema(schema)
@@ -548,6 +572,7 @@ def write_dataset(
         max_page_bytes=max_page_bytes,
         _store=store,
         _base=base,
+        _append=mode == "append",
     )
     read_version = int(base.manifest.version) if base is not None else None
     return commit(
