@@ -247,6 +247,7 @@ class Translator:
             v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
         if pa.types.is_timestamp(t) and t.tz is not None:
             return self._to_zoned(v, t, node)
+        v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:
                 return _const(v.const.cast(t))
@@ -258,6 +259,18 @@ class Translator:
             raise self.error(f"cannot cast {v.type} to {t}", node) from None
         keeps_sign = pa.types.is_floating(v.type) and pa.types.is_floating(t)
         return Val(v.expr.cast(t), t, None, v.nan_low and keeps_sign)
+
+    def _round_for_cast(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """``v`` rounded as arrow-rs (DataFusion) rounds in a cast that loses digits, where Arrow
+        C++ refuses (or rounds half to even): to an integer the fraction is dropped; to a
+        decimal of fewer digits, half away from zero. An overflow or NaN stays an error."""
+        src = v.type
+        if (pa.types.is_floating(src) or pa.types.is_decimal(src)) and pa.types.is_integer(t):
+            return self.call("round", [v], node, pc.RoundOptions(0, "towards_zero"))
+        lossy_decimal = pa.types.is_decimal(src) and pa.types.is_decimal(t) and t.scale < src.scale
+        if lossy_decimal or (pa.types.is_floating(src) and pa.types.is_decimal(t)):
+            return self.call("round", [v], node, pc.RoundOptions(t.scale, "half_towards_infinity"))
+        return v
 
     def _to_zoned(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         """To a zoned timestamp as arrow-rs casts: a naive time is a wall-clock time in the zone,
@@ -273,6 +286,7 @@ class Translator:
             v = self.cast(v, pa.timestamp(t.unit), node)
         if v.type == t:
             return v
+        v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:
                 return _const(v.const.cast(t))

@@ -295,6 +295,9 @@ EXPRESSIONS = [
     "i BETWEEN 1 AND 3", "upper(s)", "strpos(s, 'b')", "st.a * 2", "power(i, 2)", "nullif(i, 2)",
     "CAST(ts AS date)", "i::float", "st", "array_has(l, 2)", "d - date '2020-01-01'",
     "ts - timestamp '2020-01-01 00:00:00'",
+    # casts that lose digits: arrow-rs truncates to integers, rounds half away from zero to decimals
+    "CAST(dec AS int)", "CAST(dec AS tinyint)", "CAST(dec AS decimal(10,1))", "CAST(dec AS decimal(12,4))",
+    "i + CAST(-2.5 AS int)", "i + CAST(2.5 AS decimal(4,0))", "dec + CAST(-0.25 AS decimal(4,1))",
 ]  # fmt: skip
 
 
