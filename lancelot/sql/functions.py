@@ -166,13 +166,19 @@ def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
 def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if len(args) not in (1, 2):
         raise t.error("round takes 1 or 2 arguments", node)
-    x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
     digits = 0
     if len(args) == 2:
         if args[1].const is None or not pa.types.is_integer(args[1].type):
             raise t.error("the digits of round must be an integer literal", node)
         digits = args[1].const.as_py()
-    return t.call("round", [x], node, pc.RoundOptions(digits, round_mode="half_towards_infinity"))
+    opts = pc.RoundOptions(digits, round_mode="half_towards_infinity")
+    d = args[0].type
+    if pa.types.is_decimal(d) and digits >= 0:  # DataFusion keeps a decimal, of at most ``digits`` places
+        out = t.call("round", [args[0]], node, opts)
+        make = pa.decimal256 if d.bit_width == 256 else pa.decimal128
+        return t.cast(out, make(d.precision, min(digits, d.scale)), node)
+    x = args[0] if pa.types.is_floating(d) else t.cast(args[0], pa.float64(), node)
+    return t.call("round", [x], node, opts)
 
 
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -245,8 +251,9 @@ def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         elif n < 0:
             opts = pc.SliceOptions(-n)
         else:
-            return t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar("")), _null(s.type)], node)
-        return t.call("utf8_slice_codeunits", [s], node, opts)
+            out = t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar("")), _null(s.type)], node)
+            return t.cast(out, pa.string_view(), node)
+        return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)  # DataFusion's type
 
     return fn
 
@@ -347,6 +354,7 @@ _NULL_RESULT = {
 }
 
 from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above
+from lancelot.sql.numeric import NUMERIC_FUNCTIONS  # noqa: E402
 from lancelot.sql.temporal import TEMPORAL_FUNCTIONS  # noqa: E402
 
 
@@ -358,9 +366,11 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         if id(node) not in t.boolean:
             raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)
         return _regex(t, node, args, True)
-    fn = FUNCTIONS.get(name) or LIST_FUNCTIONS.get(name) or TEMPORAL_FUNCTIONS.get(name)
+    fn = FUNCTIONS.get(name) or LIST_FUNCTIONS.get(name) or TEMPORAL_FUNCTIONS.get(name) or NUMERIC_FUNCTIONS.get(name)
     if fn is None:
-        known = ", ".join(sorted({*FUNCTIONS, *LIST_FUNCTIONS, *TEMPORAL_FUNCTIONS, "regexp_match"}))
+        known = ", ".join(
+            sorted({*FUNCTIONS, *LIST_FUNCTIONS, *TEMPORAL_FUNCTIONS, *NUMERIC_FUNCTIONS, "regexp_match"})
+        )
         raise t.error(f"unknown function {node.name!r} (functions: {known})", node)
     try:
         return fn(t, node, args)

@@ -67,6 +67,8 @@ def date_trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         raise t.error(f"{node.name} takes 2 arguments", node)
     unit = _part_name(t, node, args[0], _TRUNC_UNITS)
     x = _temporal_arg(t, node, args[1])
+    if pa.types.is_date(x.type):  # DataFusion truncates a date as a timestamp[ns]
+        x = t.cast(x, pa.timestamp("ns"), node)
     options = pc.RoundTemporalOptions(1, unit, week_starts_monday=True)
     return t.call("floor_temporal", [x], node, options)
 

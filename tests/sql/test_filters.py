@@ -297,6 +297,11 @@ EXPRESSIONS = [
     "ts - timestamp '2020-01-01 00:00:00'",
     # casts that lose digits: arrow-rs truncates to integers, rounds half away from zero to decimals
     "CAST(dec AS int)", "CAST(dec AS tinyint)", "CAST(dec AS decimal(10,1))", "CAST(dec AS decimal(12,4))",
+    # numeric functions (Rust f64 semantics: log(x) = ln(x) / ln(10)), result types as DataFusion's
+    "ln(i)", "log(i)", "log(2.0, i)", "log10(f)", "log2(i)", "exp(f)", "trunc(f, 1)", "trunc(i)", "greatest(i, f)",
+    "least(i, 2)", "ifnull(i, 5)", "nvl(f, 1)", "round(dec, 1)", "round(dec)", "round(dec, 3)", "degrees(f)",
+    "radians(f)", "atan2(f, i)", "cot(f)", "nanvl(f, 1)", "signum(f)", "sin(i)", "pi() * i",
+    "date_trunc('month', d)", "left(s, 2)", "right(s, 1)",
     "i + CAST(-2.5 AS int)", "i + CAST(2.5 AS decimal(4,0))", "dec + CAST(-0.25 AS decimal(4,1))",
 ]  # fmt: skip
 

@@ -1,0 +1,155 @@
+"""Numeric and null-replacing SQL functions of pylance's filters (DataFusion's names and result
+types) as pyarrow compute calls.
+
+Logarithms follow Rust's ``f64``: ``log(x)`` is ``ln(x) / ln(10)`` (not ``log10``, which can
+differ in the last bit), ``log(b, x)`` is ``ln(x) / ln(b)``; ``degrees``/``radians`` multiply by
+the same constant Rust does. Decimals and integers go in as doubles, as DataFusion coerces them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.types import comparison_common, is_numeric
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator, Val
+
+Fn = Callable[["Translator", exp.Expr, "list[Val]"], "Val"]
+
+
+def _const(x: float) -> Val:
+    from lancelot.sql.translate import _const as const
+
+    return const(pa.scalar(x, pa.float64()))
+
+
+def _double(t: Translator, node: exp.Expr, v: Val) -> Val:
+    if not is_numeric(v.type) and not pa.types.is_null(v.type):
+        raise t.error(f"{node.name} does not apply to {v.type}", node)
+    return v if pa.types.is_float64(v.type) else t.cast(v, pa.float64(), node)
+
+
+def _arity(t: Translator, node: exp.Expr, args: list[Val], *counts: int) -> None:
+    if len(args) not in counts:
+        raise t.error(f"{node.name} takes {' or '.join(map(str, counts))} argument(s), not {len(args)}", node)
+
+
+def _unary(kernel: str, scale: float | None = None) -> Fn:
+    """A double -> double kernel (``scale``: a multiplication instead of a kernel)."""
+
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        _arity(t, node, args, 1)
+        x = _double(t, node, args[0])
+        if scale is not None:
+            return t.call("multiply", [x, _const(scale)], node)
+        return t.call(kernel, [x], node)
+
+    return fn
+
+
+def _log(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1, 2)
+    base = _double(t, node, args[0]) if len(args) == 2 else _const(10.0)
+    x = _double(t, node, args[-1])
+    return t.call("divide", [t.call("ln", [x], node), t.call("ln", [base], node)], node)
+
+
+def _trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1, 2)
+    x = _double(t, node, args[0])
+    digits = 0
+    if len(args) == 2:
+        if args[1].const is None or not pa.types.is_integer(args[1].type):
+            raise t.error("the digits of trunc must be an integer literal", node)
+        digits = int(args[1].const.as_py())
+    return t.call("round", [x], node, pc.RoundOptions(digits, round_mode="towards_zero"))
+
+
+def _pi(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 0)
+    return _const(math.pi)
+
+
+def _atan2(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 2)
+    return t.call("atan2", [_double(t, node, args[0]), _double(t, node, args[1])], node)
+
+
+def _cot(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 1)
+    return t.call("divide", [_const(1.0), t.call("tan", [_double(t, node, args[0])], node)], node)
+
+
+def _extreme(kernel: str) -> Fn:
+    """greatest / least: the largest / smallest non-null argument, in their common type."""
+
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        if not args:
+            raise t.error(f"{node.name} needs arguments", node)
+        common = args[0].type
+        for a in args[1:]:
+            c = comparison_common(common, a.type)
+            if c is None:
+                raise t.error(f"{node.name} of {common} and {a.type}", node)
+            common = c
+        vals = [t.cast(a, common, node) for a in args]
+        out = t.call(kernel, vals, node, pc.ElementWiseAggregateOptions(skip_nulls=True))
+        if kernel == "max_element_wise" and pa.types.is_floating(common):  # NaN sorts above every number
+            from lancelot.sql.translate import _const as const
+
+            no = const(pa.scalar(False))
+            nans = [t.call("coalesce", [t.call("is_nan", [v], node), no], node) for v in vals]
+            any_nan = nans[0]
+            for n in nans[1:]:
+                any_nan = t.call("or", [any_nan, n], node)
+            out = t.call("if_else", [any_nan, const(pa.scalar(math.nan, common)), out], node)
+        return out
+
+    return fn
+
+
+def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.functions import FUNCTIONS
+
+    _arity(t, node, args, 2)
+    return FUNCTIONS["coalesce"](t, node, args)
+
+
+def _nanvl(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    _arity(t, node, args, 2)
+    x, y = _double(t, node, args[0]), _double(t, node, args[1])
+    return t.call("if_else", [t.call("is_nan", [x], node), y, x], node)
+
+
+NUMERIC_FUNCTIONS: dict[str, Fn] = {
+    "ln": _unary("ln"),
+    "log10": _unary("log10"),
+    "log2": _unary("log2"),
+    "log": _log,
+    "exp": _unary("exp"),
+    "trunc": _trunc,
+    "pi": _pi,
+    "degrees": _unary("", 180.0 / math.pi),
+    "radians": _unary("", math.pi / 180.0),
+    "signum": _unary("sign"),
+    "sin": _unary("sin"),
+    "cos": _unary("cos"),
+    "tan": _unary("tan"),
+    "asin": _unary("asin"),
+    "acos": _unary("acos"),
+    "atan": _unary("atan"),
+    "atan2": _atan2,
+    "cot": _cot,
+    "greatest": _extreme("max_element_wise"),
+    "least": _extreme("min_element_wise"),
+    "ifnull": _ifnull,
+    "nvl": _ifnull,
+    "nanvl": _nanvl,
+}
