@@ -9,6 +9,7 @@ schema, fields in no data file read as nulls, deleted rows are never returned.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import threading
@@ -77,26 +78,33 @@ class FragmentMetadata:
         f.ParseFromString(self.message)
         return f
 
-    def to_json(self) -> str:
-        """The message as JSON (protobuf's JSON mapping).
+    def to_json(self) -> dict[str, Any]:
+        """The fragment as pylance's ``FragmentMetadata.to_json()`` dict (JSON-serializable), so
+        either library's driver can commit the other's fragments.
 
         Returns:
-            One line of JSON.
+            A dict of plain values.
         """
-        text: str = json_format.MessageToJson(self.to_pb(), indent=None)
-        return text
+        from lancelot.dataset.fragment_json import to_dict
+
+        return to_dict(self.to_pb())
 
     @classmethod
-    def from_json(cls, s: str) -> FragmentMetadata:
-        """Read what ``to_json`` wrote.
+    def from_json(cls, s: str | dict[str, Any]) -> FragmentMetadata:
+        """Read what ``to_json`` gives, or pylance's, as a dict or as JSON text.
 
         Args:
-            s: The JSON text.
+            s: The dict, or its JSON text.
 
         Returns:
             The ``FragmentMetadata``.
         """
-        return cls.from_pb(json_format.Parse(s, table_pb2.DataFragment()))
+        from lancelot.dataset.fragment_json import from_dict
+
+        d = json.loads(s) if isinstance(s, str | bytes) else s
+        if isinstance(d, dict) and "physical_rows" not in d and "physicalRows" in d:  # protobuf JSON (older)
+            return cls.from_pb(json_format.ParseDict(d, table_pb2.DataFragment()))
+        return cls.from_pb(from_dict(d))
 
     @property
     def id(self) -> int:
@@ -296,6 +304,21 @@ class Fragment:
         return f"Fragment(id={self.fragment_id}, physical_rows={self.physical_rows}, files={len(self._pb.files)})"
 
     # -- deletions ---------------------------------------------------------------------------
+    def delete(self, predicate: str | pc.Expression) -> FragmentMetadata | None:
+        """Delete the rows matching ``predicate`` from this fragment, uncommitted (pylance's
+        ``LanceFragment.delete``): a new deletion file is written, the data files are untouched.
+
+        Args:
+            predicate: SQL text or a ``pyarrow.compute`` Expression.
+
+        Returns:
+            The fragment's new metadata, to commit with ``LanceOperation.Delete``; None when no
+            row is left.
+        """
+        from lancelot.dataset.fragment_delete import delete
+
+        return delete(self, predicate)
+
     def deleted_positions(self) -> np.ndarray:
         """The deleted rows of the fragment, from its deletion file (read once per fragment object).
 
