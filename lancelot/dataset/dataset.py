@@ -564,6 +564,49 @@ class LanceDataset:
         self.delete("true")
 
     # -- indices (described from the manifest; lancelot's reads do not use them) ----------------
+    def create_scalar_index(
+        self,
+        column: str,
+        index_type: str,
+        name: str | None = None,
+        *,
+        replace: bool = True,
+        train: bool = True,
+        fragment_ids: list[int] | None = None,
+        index_uuid: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Build a scalar index of ``column`` and commit it as a new version (pylance's
+        ``create_scalar_index``; lancelot builds BTREE and BITMAP, which pylance's queries use).
+
+        Args:
+            column: The column (a dotted path for a struct field).
+            index_type: ``"BTREE"`` or ``"BITMAP"``.
+            name: The index's name (default ``"{column}_idx"``).
+            replace: Replace an index of that name (else an existing one is an error).
+            train: Accepted for pylance's signature (an index is always trained).
+            fragment_ids: Index only these fragments.
+            index_uuid: The index's uuid (default a new one).
+            **kwargs: pylance's index parameters; not used.
+        """
+        from lancelot.dataset.index_build import create_scalar_index
+
+        self._move_to(
+            create_scalar_index(
+                self, column, index_type, name, replace=replace, fragment_ids=fragment_ids, index_uuid=index_uuid
+            )
+        )
+
+    def drop_index(self, name: str) -> None:
+        """Remove the index named ``name``, as a new version (its files stay until cleanup).
+
+        Args:
+            name: The index's name.
+        """
+        from lancelot.dataset.index_build import drop_index
+
+        self._move_to(drop_index(self, name))
+
     def describe_indices(self) -> list[IndexDescription]:
         """The indices of this version by name, with their segments (pylance's ``describe_indices``).
 
