@@ -355,6 +355,7 @@ _NULL_RESULT = {
 
 from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above
 from lancelot.sql.numeric import NUMERIC_FUNCTIONS  # noqa: E402
+from lancelot.sql.string_functions import STRING_FUNCTIONS  # noqa: E402
 from lancelot.sql.temporal import TEMPORAL_FUNCTIONS  # noqa: E402
 
 
@@ -366,11 +367,10 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         if id(node) not in t.boolean:
             raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)
         return _regex(t, node, args, True)
-    fn = FUNCTIONS.get(name) or LIST_FUNCTIONS.get(name) or TEMPORAL_FUNCTIONS.get(name) or NUMERIC_FUNCTIONS.get(name)
+    registries = (FUNCTIONS, LIST_FUNCTIONS, TEMPORAL_FUNCTIONS, NUMERIC_FUNCTIONS, STRING_FUNCTIONS)
+    fn = next((r[name] for r in registries if name in r), None)
     if fn is None:
-        known = ", ".join(
-            sorted({*FUNCTIONS, *LIST_FUNCTIONS, *TEMPORAL_FUNCTIONS, *NUMERIC_FUNCTIONS, "regexp_match"})
-        )
+        known = ", ".join(sorted({*(n for r in registries for n in r), "regexp_match"}))
         raise t.error(f"unknown function {node.name!r} (functions: {known})", node)
     try:
         return fn(t, node, args)

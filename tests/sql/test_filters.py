@@ -302,6 +302,8 @@ EXPRESSIONS = [
     "least(i, 2)", "ifnull(i, 5)", "nvl(f, 1)", "round(dec, 1)", "round(dec)", "round(dec, 3)", "degrees(f)",
     "radians(f)", "atan2(f, i)", "cot(f)", "nanvl(f, 1)", "signum(f)", "sin(i)", "pi() * i",
     "date_trunc('month', d)", "left(s, 2)", "right(s, 1)",
+    "repeat(s, 2)", "repeat(s, i)", "concat_ws('-', s, s)", "concat_ws('-', s, NULL, 'x')", "lpad(s, 6, '*')",
+    "rpad(s, 2)", "bit_length(s)",
     "i + CAST(-2.5 AS int)", "i + CAST(2.5 AS decimal(4,0))", "dec + CAST(-0.25 AS decimal(4,1))",
 ]  # fmt: skip
 
