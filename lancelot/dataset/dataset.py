@@ -20,7 +20,7 @@ from lancelot.dataset.commit import commit_transaction, list_versions, load_mani
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
 from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
 from lancelot.dataset.history import manifest_summary, version_time
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, check_reader_flags, data_version
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
@@ -130,6 +130,16 @@ class LanceDataset:
                 self._fragment_list = frags
             frags = self._fragment_list
         return frags
+
+    @property
+    def store(self) -> ObjectStore:
+        """The object store holding the dataset's files (lancelot's own: pylance has no such attribute)."""
+        return self._store
+
+    @property
+    def manifest_file(self) -> ManifestFile:
+        """This version's manifest file as read: its ``Manifest`` message and raw index section."""
+        return self._mf
 
     @property
     def schema(self) -> pa.Schema:

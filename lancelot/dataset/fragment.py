@@ -265,6 +265,12 @@ class Fragment:
         )
 
     @property
+    def data_fragment(self) -> table_pb2.DataFragment:
+        """The fragment's ``DataFragment`` message in the manifest (shared with the dataset: read it,
+        copy it to change it)."""
+        return self._pb
+
+    @property
     def physical_rows(self) -> int:
         """Rows in the fragment's data files, deleted ones included."""
         if self._physical is None:
@@ -425,14 +431,14 @@ class Fragment:
         if not versions.parse(lf.version).structural:
             return self._map_file(lf, df)
         maps = self._ds.__dict__.setdefault("_file_maps", {})
-        key = (id(lf._descriptor), tuple(df.fields))
+        key = (id(lf.descriptor), tuple(df.fields))
         hit = maps.get(key)
-        if hit is not None and hit[0] is lf._descriptor:
+        if hit is not None and hit[0] is lf.descriptor:
             return dict(hit[1])
         names = self._map_file(lf, df)
         if len(maps) >= 256:
             maps.clear()
-        maps[key] = (lf._descriptor, dict(names))
+        maps[key] = (lf.descriptor, dict(names))
         return names
 
     def _map_file(self, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
@@ -442,7 +448,7 @@ class Fragment:
         own columns (at 2.0 every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field.
         Files whose lists do not line up are matched by the field ids in their own schema."""
         ds = self._ds
-        desc = list(lf._descriptor.schema.fields)
+        desc = list(lf.descriptor.schema.fields)
         parents = {int(f.parent_id) for f in desc}
         owners = desc if not versions.parse(lf.version).structural else [f for f in desc if int(f.id) not in parents]
         fparent = {int(f.id): int(f.parent_id) for f in desc}
@@ -477,7 +483,7 @@ class Fragment:
         for f, col in zip(owners, df.column_indices):
             if int(f.parent_id) != -1 or col < 0:
                 continue
-            mine = lf._columns.get(f.name)
+            mine = lf.columns.get(f.name)
             if mine and mine[0].index != col:
                 raise UnsupportedEncodingError(
                     f"{self.where}: data file {df.path} stores field {f.name!r} at column {col}, lancelot's "

@@ -114,7 +114,7 @@ def _segment(meta: table_pb2.IndexMetadata, where: str) -> IndexSegmentDescripti
 
 def index_metadata(ds: LanceDataset) -> list[table_pb2.IndexMetadata]:
     """Every IndexMetadata of the version, system indices (``__lance_*``) included."""
-    section = ds._mf.index_section
+    section = ds.manifest_file.index_section
     if not section:
         return []
     sec = table_pb2.IndexSection()
