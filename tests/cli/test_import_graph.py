@@ -63,12 +63,6 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.dataset.vector_search",
         "lancelot.dataset.write",
     },
-    # not yet untangled (issue 34): spark/reader.py and spark/dataset_scan.py / filter_option.py
-    "spark, to untangle": {
-        "lancelot.spark.reader",
-        "lancelot.spark.dataset_scan",
-        "lancelot.spark.filter_option",
-    },
 }
 
 
