@@ -22,6 +22,7 @@ from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
 from lancelot.dataset.history import manifest_summary, version_time
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, check_reader_flags, data_version
 from lancelot.dataset.open_files import open_data_file
+from lancelot.dataset.scan import scan_arguments
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import (
@@ -894,21 +895,7 @@ class LanceDataset:
             >>> ds.to_table(columns=["id"], filter="id > 6 AND name LIKE 'n%'").to_pydict()
             {'id': [7, 8, 9]}
         """
-        return self.scanner(
-            columns,
-            filter,
-            limit,
-            offset,
-            nearest,
-            batch_size,
-            full_text_query=full_text_query,
-            prefilter=prefilter,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            include_deleted_rows=include_deleted_rows,
-            order_by=order_by,
-            disable_scoring_autoprojection=disable_scoring_autoprojection,
-        ).to_table()
+        return self.scanner(**scan_arguments(locals())).to_table()
 
     def to_batches(
         self,
@@ -978,21 +965,7 @@ class LanceDataset:
             >>> [b.num_rows for b in ds.to_batches(batch_size=4)]
             [4, 4, 2]
         """
-        return self.scanner(
-            columns,
-            filter,
-            limit,
-            offset,
-            nearest,
-            batch_size,
-            full_text_query=full_text_query,
-            prefilter=prefilter,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            order_by=order_by,
-            disable_scoring_autoprojection=disable_scoring_autoprojection,
-            **kwargs,
-        ).to_batches()
+        return self.scanner(**scan_arguments(locals())).to_batches()
 
     def _empty(self, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
         return self.scanner(columns=columns).projected_schema.empty_table()

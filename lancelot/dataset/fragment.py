@@ -28,6 +28,7 @@ from lancelot import versions
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.deletion import deletion_path, read_deletions
 from lancelot.dataset.manifest import rows_trusted
+from lancelot.dataset.scan import scan_arguments
 from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
 from lancelot.extension_types import dataset_columns
 from lancelot.format.pb import table_pb2
@@ -819,16 +820,7 @@ class Fragment:
         Returns:
             A ``pyarrow.Table``.
         """
-        return self.scanner(
-            columns=columns,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            include_deleted_rows=include_deleted_rows,
-            order_by=order_by,
-        ).to_table()
+        return self.scanner(**scan_arguments(locals())).to_table()
 
     def to_batches(
         self,
@@ -873,17 +865,7 @@ class Fragment:
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
         """
-        return self.scanner(
-            columns=columns,
-            batch_size=batch_size,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            include_deleted_rows=include_deleted_rows,
-            order_by=order_by,
-        ).to_batches()
+        return self.scanner(**scan_arguments(locals())).to_batches()
 
     def head(self, num_rows: int) -> pa.Table:
         """The fragment's first rows.
