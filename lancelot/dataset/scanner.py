@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment import _POS
+from lancelot.dataset.fragment_columns import _POS
 from lancelot.dataset.scan import check_filter
 from lancelot.errors import LanceValueError
 
