@@ -270,7 +270,7 @@ def _rows_by_stable_id(ds: LanceDataset, values: np.ndarray, where: str) -> list
     found: dict[int, _Row] = {}
     want = set(values.tolist())
     for f in ds.get_fragments():
-        ids = row_ids(f._pb, f.where)
+        ids = row_ids(f.data_fragment, f.where)
         hit = np.flatnonzero(np.isin(ids, values))
         for p in hit.tolist():
             found[int(ids[p])] = _Row(f, int(p))
@@ -324,7 +324,7 @@ def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace |
     for sel in by_frag.values():
         frag = rows[sel[0]].fragment
         pos = np.array([rows[i].position for i in sel], dtype=np.int64)
-        for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
+        for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
             if column not in names:
                 continue
             desc = described(lf).take(pos, [names[column]]).column(0).combine_chunks()

@@ -330,7 +330,7 @@ def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa
 def _values_of(ds: LanceDataset, frag: Fragment, column: str, desc: pa.Array, field: pa.Field) -> pa.Array:
     descs = desc.to_pylist()
     places: list[BlobPlace | None] = [None] * len(descs)
-    for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
+    for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
         if column in names:
             store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
             data_path = posixpath.join(prefix, df.path)

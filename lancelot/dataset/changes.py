@@ -234,9 +234,9 @@ class Deletions:
             return
         ftype, data = serialize_deletions(allpos)
         d = new_deletion_file(ftype, self.ds.version, len(allpos))
-        self.ds._store.put(deletion_path(frag.fragment_id, d), data)
+        self.ds.store.put(deletion_path(frag.fragment_id, d), data)
         nf = table_pb2.DataFragment()
-        nf.CopyFrom(frag._pb)
+        nf.CopyFrom(frag.data_fragment)
         nf.deletion_file.CopyFrom(d)
         self.updated.append(nf)
 
@@ -259,8 +259,8 @@ class NewRows:
         """Record the row ids of ``positions`` of ``frag`` for the rows just yielded."""
         if not self.stable or not len(positions):
             return
-        self._ids.append(row_ids(frag._pb, frag.where)[positions])
-        self._created.append(row_versions(frag._pb, "created_at", None, frag.where)[positions])
+        self._ids.append(row_ids(frag.data_fragment, frag.where)[positions])
+        self._created.append(row_versions(frag.data_fragment, "created_at", None, frag.where)[positions])
 
     def conform(self, t: pa.Table) -> pa.Table:
         """``t`` with the dataset's columns, order and types (missing columns null)."""
@@ -290,8 +290,8 @@ class NewRows:
             schema=schema,
             data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
             max_rows_per_file=DEFAULT_MAX_ROWS_PER_FILE,
-            _store=ds._store,
-            _base=ds._mf,
+            _store=ds.store,
+            _base=ds.manifest_file,
         )
         ids = np.concatenate(self._ids) if self._ids else np.empty(0, np.uint64)
         created = np.concatenate(self._created) if self._created else np.empty(0, np.uint64)
@@ -351,7 +351,7 @@ def delete(
         txn.delete.deleted_fragment_ids.extend(dels.removed)
         txn.delete.predicate = text
         build = build_delete(dels.updated, dels.removed, cur.uri)
-        v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
         return v, dels.count
 
     version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
@@ -420,7 +420,7 @@ def update(
                 t.inline_row_ids = encode_row_ids(nf.kept_ids)
         u.fields_for_preserving_frag_bitmap.extend(top_ids[n] for n in exprs)
         build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
-        v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
         return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
 
     version, count = retrying(ds, conflict_retries, attempt, retry_timeout)

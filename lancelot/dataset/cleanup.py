@@ -126,7 +126,7 @@ def cleanup_old_versions(
         raise ValueError("retain_versions must be positive")
     if older_than is None and retain_versions is None:
         older_than = DEFAULT_OLDER_THAN
-    store, uri = ds._store, ds.uri
+    store, uri = ds.store, ds.uri
     now = time.time()
     cutoff = None if older_than is None else now - older_than.total_seconds()
     versions = list_versions(store, uri)

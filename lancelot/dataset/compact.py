@@ -121,7 +121,7 @@ def _index_fragments(ds: LanceDataset) -> list[set[int]]:
     """Each index's fragment ids; an index whose metadata names none covers the fragments below the
     ``max_fragment_id`` of the version it was built on (pylance's rule)."""
     out = []
-    for idx in index_remap.read_indices(ds._mf.index_section):
+    for idx in index_remap.read_indices(ds.manifest_file.index_section):
         ids = index_remap.fragment_ids(idx)
         if ids is None:
             try:
@@ -150,7 +150,7 @@ def _counted(f: Fragment) -> table_pb2.DataFragment:
     """A copy of the fragment's manifest entry with its physical row count (counted if the manifest's
     cannot be trusted): ``carry_deletions`` maps row positions with it."""
     c = table_pb2.DataFragment()
-    c.CopyFrom(f._pb)
+    c.CopyFrom(f.data_fragment)
     c.physical_rows = f.physical_rows
     return c
 
@@ -204,13 +204,13 @@ def _check_files(ds: LanceDataset, groups: list[list[Fragment]], where: str) -> 
     be read from its open handle after its removal: compaction must not trust that)."""
     for group in groups:
         for f in group:
-            paths = [f"{DATA_DIR}/{d.path}" for d in f._pb.files if not d.HasField("base_id")]
-            if f._pb.HasField("deletion_file") and not f._pb.deletion_file.HasField("base_id"):
-                paths.append(deletion_path(f.fragment_id, f._pb.deletion_file))
+            paths = [f"{DATA_DIR}/{d.path}" for d in f.data_fragment.files if not d.HasField("base_id")]
+            if f.data_fragment.HasField("deletion_file") and not f.data_fragment.deletion_file.HasField("base_id"):
+                paths.append(deletion_path(f.fragment_id, f.data_fragment.deletion_file))
             for p in paths:
-                if not ds._store.exists(p):
+                if not ds.store.exists(p):
                     raise LanceFileNotFoundError(
-                        f"compaction of {where}: fragment {f.fragment_id}: {p} is missing", path=ds._store.url(p)
+                        f"compaction of {where}: fragment {f.fragment_id}: {p} is missing", path=ds.store.url(p)
                     )
 
 
@@ -285,9 +285,9 @@ def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> 
     ids, created, updated = [], [], []
     for f in group:
         live = f.live_positions()
-        rid = row_ids(f._pb, f.where)
-        c = row_versions(f._pb, "created_at", None, f.where)
-        u = row_versions(f._pb, "last_updated_at", c, f.where)
+        rid = row_ids(f.data_fragment, f.where)
+        c = row_versions(f.data_fragment, "created_at", None, f.where)
+        u = row_versions(f.data_fragment, "last_updated_at", c, f.where)
         ids.append(rid[live])
         created.append(c[live])
         updated.append(u[live])
@@ -348,7 +348,7 @@ def compact_files(
         except (LanceFileNotFoundError, CorruptFileError):
             # a file of the version being compacted is gone: planning again helps only if a cleanup
             # removed that version meanwhile (then its files may go too)
-            if attempt == COMPACTION_ATTEMPTS - 1 or ds.version in list_versions(ds._store, ds.uri).names:
+            if attempt == COMPACTION_ATTEMPTS - 1 or ds.version in list_versions(ds.store, ds.uri).names:
                 raise
         ds = ds.checkout_version(ds.latest_version)
     raise AssertionError("unreachable")
@@ -384,8 +384,8 @@ def _compact_once(
                 schema=ds.schema,
                 data_storage_version=dv,
                 max_rows_per_file=per_file,
-                _store=ds._store,
-                _base=ds._mf,
+                _store=ds.store,
+                _base=ds.manifest_file,
             )
         except LanceError as e:
             raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
@@ -394,7 +394,9 @@ def _compact_once(
             _carry_row_ids(group, new_pb)
         written.append(([_counted(f) for f in group], new_pb))
         metrics.fragments_removed += len(group)
-        metrics.files_removed += sum(len(f._pb.files) + f._pb.HasField("deletion_file") for f in group)
+        metrics.files_removed += sum(
+            len(f.data_fragment.files) + f.data_fragment.HasField("deletion_file") for f in group
+        )
         metrics.fragments_added += len(new)
         metrics.files_added += sum(len(n.to_pb().files) for n in new)
     n_new = sum(len(new) for _, new in written)
@@ -402,7 +404,7 @@ def _compact_once(
     if n_new:
         reserve = new_transaction(ds.version)
         reserve.reserve_fragments.num_fragments = n_new
-        v = commit_transaction(ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
+        v = commit_transaction(ds.store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
         at_version = v
         top = int(ds.checkout_version(v).manifest.max_fragment_id)
         nid = top - n_new + 1
@@ -413,8 +415,8 @@ def _compact_once(
     remap = None
     if index_fragments:
         remap = index_remap.remap_indices(
-            ds._store,
-            ds._mf.index_section,
+            ds.store,
+            ds.manifest_file.index_section,
             [index_remap.Group(g, new_pbs) for g, (_, new_pbs) in zip(groups, written, strict=True)],
             stable,
             defer,
@@ -427,9 +429,7 @@ def _compact_once(
         g.new_fragments.extend(new_pbs)
     if remap is not None:
         txn.rewrite.rewritten_indices.extend(remap.rewritten())
-    commit_transaction(
-        ds._store, ds.uri, txn, build_rewrite(written, ds.uri, ds._store, remap), read_version=ds.version
-    )
+    commit_transaction(ds.store, ds.uri, txn, build_rewrite(written, ds.uri, ds.store, remap), read_version=ds.version)
     return metrics
 
 

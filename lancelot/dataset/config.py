@@ -64,7 +64,7 @@ def commit_update_config(ds: LanceDataset, **maps: Any) -> int:
                 op.field_metadata_updates[fid].CopyFrom(m)
         else:
             getattr(op, name).CopyFrom(value)
-    return commit_transaction(ds._store, ds.uri, txn, build_update_config(op, ds.uri), read_version=ds.version)
+    return commit_transaction(ds.store, ds.uri, txn, build_update_config(op, ds.uri), read_version=ds.version)
 
 
 def update_map(values: Mapping[str, str | None], replace: bool) -> transaction_pb2.Transaction.UpdateMap:

@@ -41,7 +41,7 @@ def describe_dataset(uri: str, *, version: int | None = None, storage_options: d
 
     ds = LanceDataset(uri, version=version, storage_options=storage_options)
     m = ds.manifest
-    store = ds._store
+    store = ds.store
     versions = list_versions(store, ds.uri)
     try:
         dv = data_version(m, f"dataset {ds.uri!r} version {ds.version}")

@@ -25,6 +25,8 @@ from pyroaring import BitMap
 
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import table_pb2
+from lancelot.util import wire
+from lancelot.util.wire import bytes_field, int_field
 
 if TYPE_CHECKING:
     from lancelot.dataset.store import ObjectStore
@@ -36,59 +38,8 @@ INLINE_LIMIT = 200 * 1024
 DETAILS_FILE_NAME = "details.binpb"
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _key(field: int, wire: int) -> bytes:
-    return _varint(field << 3 | wire)
-
-
-def int_field(field: int, value: int) -> bytes:
-    return _key(field, 0) + _varint(value) if value else b""
-
-
-def bytes_field(field: int, value: bytes) -> bytes:
-    return _key(field, 2) + _varint(len(value)) + value
-
-
-def _fields(data: bytes, where: str) -> Iterable[tuple[int, int | bytes]]:
-    """(field number, value) of a message's varint and length-delimited fields."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos, where)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, pos = _read_varint(data, pos, where)
-            yield field, v
-        elif wire == 2:
-            n, pos = _read_varint(data, pos, where)
-            if pos + n > len(data):
-                raise CorruptFileError(f"{where}: truncated fragment reuse details")
-            yield field, data[pos : pos + n]
-            pos += n
-        else:
-            raise CorruptFileError(f"{where}: unexpected wire type {wire} in fragment reuse details")
-
-
-def _read_varint(data: bytes, pos: int, where: str) -> tuple[int, int]:
-    shift = out = 0
-    while pos < len(data):
-        b = data[pos]
-        pos += 1
-        out |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return out, pos
-        shift += 7
-    raise CorruptFileError(f"{where}: truncated varint in fragment reuse details")
+def _fields(data: bytes, where: str) -> wire.Fields:
+    return wire.fields(data, f"{where}: fragment reuse details")
 
 
 def serialize_treemap(addrs: np.ndarray) -> bytes:
@@ -124,17 +75,19 @@ def version(dataset_version: int, groups: Sequence[bytes]) -> bytes:
 def inline_content(store: ObjectStore, idx: table_pb2.IndexMetadata, where: str) -> bytes:
     """The InlineContent bytes of an existing fragment reuse index (read from its external file if
     the details point to one)."""
-    for field, value in _fields(bytes(idx.index_details.value), where):
-        if field == 1 and isinstance(value, bytes):
-            return value
-        if field == 2 and isinstance(value, bytes):
-            ext = dict(_fields(value, where))
-            path = ext.get(1)
-            if not isinstance(path, bytes):
-                raise CorruptFileError(f"{where}: fragment reuse details name no external file")
-            u = str(uuidlib.UUID(bytes=bytes(idx.uuid.uuid)))
-            offset, size = int(ext.get(2, 0)), int(ext.get(3, 0))
-            return store.read_range(f"_indices/{u}/{path.decode()}", offset, size)
+    details = _fields(bytes(idx.index_details.value), where)
+    inline = wire.message(details, 1)
+    if inline is not None:
+        return inline
+    external = wire.message(details, 2)
+    if external is not None:
+        ext = _fields(external, where)
+        path = wire.message(ext, 1)
+        if path is None:
+            raise CorruptFileError(f"{where}: fragment reuse details name no external file")
+        u = str(uuidlib.UUID(bytes=bytes(idx.uuid.uuid)))
+        offset, size = wire.varint(ext, 2), wire.varint(ext, 3)
+        return store.read_range(f"_indices/{u}/{path.decode()}", offset, size)
     return b""
 
 
@@ -172,8 +125,8 @@ Digest = tuple[int, int, int]  # (fragment id, physical rows, deleted rows)
 
 
 def _digest(data: bytes, where: str) -> Digest:
-    f = {k: v for k, v in _fields(data, where) if isinstance(v, int)}
-    return int(f.get(1, 0)), int(f.get(2, 0)), int(f.get(3, 0))
+    f = _fields(data, where)
+    return wire.varint(f, 1), wire.varint(f, 2), wire.varint(f, 3)
 
 
 def parse_versions(content: bytes, where: str) -> list[tuple[int, list[tuple[np.ndarray, list[Digest], list[Digest]]]]]:
@@ -182,25 +135,24 @@ def parse_versions(content: bytes, where: str) -> list[tuple[int, list[tuple[np.
     from pyroaring import BitMap64
 
     out = []
-    for field, v in _fields(content, where):
-        if field != 1 or not isinstance(v, bytes):
+    for v in _fields(content, where).get(1, []):
+        if not isinstance(v, bytes):
             continue
-        dv, groups = 0, []
-        for f2, v2 in _fields(v, where):
-            if f2 == 1 and isinstance(v2, int):
-                dv = v2
-            elif f2 == 3 and isinstance(v2, bytes):
-                addrs, old, new = np.empty(0, np.uint64), [], []
-                for f3, v3 in _fields(v2, where):
-                    if not isinstance(v3, bytes):
-                        continue
-                    if f3 == 1:
-                        addrs = np.asarray(BitMap64.deserialize(v3).to_array(), dtype=np.uint64)
-                    elif f3 == 2:
-                        old.append(_digest(v3, where))
-                    elif f3 == 3:
-                        new.append(_digest(v3, where))
-                groups.append((addrs, old, new))
-        out.append((dv, groups))
+        version_fields = _fields(v, where)
+        groups = []
+        for g in version_fields.get(3, []):
+            if not isinstance(g, bytes):
+                continue
+            gf = _fields(g, where)
+            addrs_raw = wire.message(gf, 1)
+            addrs = (
+                np.empty(0, np.uint64)
+                if addrs_raw is None
+                else np.asarray(BitMap64.deserialize(addrs_raw).to_array(), dtype=np.uint64)
+            )
+            old = [_digest(d, where) for d in gf.get(2, []) if isinstance(d, bytes)]
+            new = [_digest(d, where) for d in gf.get(3, []) if isinstance(d, bytes)]
+            groups.append((addrs, old, new))
+        out.append((wire.varint(version_fields, 1), groups))
     out.sort(key=lambda x: x[0])
     return out

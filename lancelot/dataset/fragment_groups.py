@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment import _POS, _scan_schema
+from lancelot.dataset.fragment_columns import _POS, _scan_schema
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment

@@ -80,7 +80,7 @@ def create_scalar_index(
         )
     field = _field(ds, column)
     name = name or f"{column}_idx"
-    existing = [i for i in read_indices(ds._mf.index_section) if i.name == name]
+    existing = [i for i in read_indices(ds.manifest_file.index_section) if i.name == name]
     if existing and not replace:
         raise IndexStateError(f"dataset {ds.uri!r}: an index named {name!r} already exists (use replace=True)")
     frags = ds.get_fragments()
@@ -126,7 +126,7 @@ def create_scalar_index(
 
 def drop_index(ds: LanceDataset, name: str) -> int:
     """Remove the index (every segment) named ``name`` from the dataset, as one new version."""
-    existing = [i for i in read_indices(ds._mf.index_section) if i.name == name]
+    existing = [i for i in read_indices(ds.manifest_file.index_section) if i.name == name]
     if not existing:
         raise IndexStateError(f"dataset {ds.uri!r}: no index named {name!r}")
     return _commit(ds, [], existing)
@@ -142,7 +142,7 @@ def _field(ds: LanceDataset, column: str) -> Any:
 
 
 def _sizes(ds: LanceDataset, where: str, names: list[str]) -> list[tuple[str, int]]:
-    return [(n, len(ds._store.read(f"{where}/{n}"))) for n in names]
+    return [(n, len(ds.store.read(f"{where}/{n}"))) for n in names]
 
 
 def _order(values: pa.Array, ids: np.ndarray) -> pa.Array:
@@ -159,7 +159,7 @@ def _btree(ds: LanceDataset, where: str, values: pa.Array, addrs: np.ndarray, ve
     t = pa.table({"values": values, "ids": pa.array(addrs, pa.uint64())}).take(_order(values, addrs))
     schema = pa.schema([pa.field("values", values.type), pa.field("ids", pa.uint64(), nullable=False)])
     data = pa.Table.from_arrays([t.column(0), t.column(1)], schema=schema)
-    _write(ds._store, f"{where}/{BTREE_PAGES}", data, version)
+    _write(ds.store, f"{where}/{BTREE_PAGES}", data, version)
     vals = data.column(0)
     starts = list(range(0, max(data.num_rows, 1), BATCH_SIZE))
     firsts = [vals[s] for s in starts] if data.num_rows else [pa.scalar(None, values.type)]
@@ -183,7 +183,7 @@ def _btree(ds: LanceDataset, where: str, values: pa.Array, addrs: np.ndarray, ve
         ],
         schema=lookup_schema,
     )
-    _write(ds._store, f"{where}/{BTREE_LOOKUP}", lookup, version)
+    _write(ds.store, f"{where}/{BTREE_LOOKUP}", lookup, version)
     return _sizes(ds, where, [BTREE_PAGES, BTREE_LOOKUP])
 
 
@@ -213,7 +213,7 @@ def _bitmap(ds: LanceDataset, where: str, values: pa.Array, ids: np.ndarray, ver
         metadata={"lance:index_stats": json.dumps({"num_bitmaps": len(out_keys)}, separators=(",", ":"))},
     )
     table = pa.Table.from_arrays([pa.array(out_keys, values.type), pa.array(maps, pa.binary())], schema=schema)
-    _write(ds._store, f"{where}/{BITMAP_LOOKUP}", table, version)
+    _write(ds.store, f"{where}/{BITMAP_LOOKUP}", table, version)
     return _sizes(ds, where, [BITMAP_LOOKUP])
 
 
@@ -232,4 +232,4 @@ def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[
         section = table_pb2.IndexSection(indices=[*kept, *new])
         return m, section.SerializeToString()
 
-    return commit_transaction(ds._store, ds.uri, txn, build, read_version=ds.version)
+    return commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version)

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from pyroaring import BitMap
 
 from lancelot.dataset.manifest import field_paths
-from lancelot.errors import CorruptFileError
+from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import table_pb2
+from lancelot.util import wire
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -73,41 +74,6 @@ class IndexDescription:
         return len(self.segments)
 
 
-def _field_numbers(data: bytes) -> set[int]:
-    """The top-level field numbers present in a serialized protobuf message (wire format walk)."""
-    seen, i, n = set(), 0, len(data)
-
-    def varint() -> int:
-        nonlocal i
-        out = shift = 0
-        while True:
-            if i >= n:
-                raise ValueError("truncated varint")
-            b = data[i]
-            i += 1
-            out |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return out
-
-    while i < n:
-        key = varint()
-        seen.add(key >> 3)
-        wire = key & 7
-        if wire == 0:
-            varint()
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        elif wire == 2:
-            length = varint()
-            i += length
-        else:
-            raise ValueError(f"wire type {wire}")
-    return seen
-
-
 def index_type(meta: table_pb2.IndexMetadata) -> str:
     """pylance's name for an index's type, from its details message."""
     url = meta.index_details.type_url
@@ -116,8 +82,8 @@ def index_type(meta: table_pb2.IndexMetadata) -> str:
         return _SCALAR_TYPES[short]
     if short == "VectorIndexDetails":
         try:
-            parts = _field_numbers(meta.index_details.value)
-        except ValueError:
+            parts = set(wire.fields(meta.index_details.value, "vector index details", fixed=True))
+        except LanceError:
             return "Vector"
         if not parts:
             return "Vector"  # the details of indices built before pylance 14 say nothing more
@@ -148,7 +114,7 @@ def _segment(meta: table_pb2.IndexMetadata, where: str) -> IndexSegmentDescripti
 
 def index_metadata(ds: LanceDataset) -> list[table_pb2.IndexMetadata]:
     """Every IndexMetadata of the version, system indices (``__lance_*``) included."""
-    section = ds._mf.index_section
+    section = ds.manifest_file.index_section
     if not section:
         return []
     sec = table_pb2.IndexSection()

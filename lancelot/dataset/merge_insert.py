@@ -323,7 +323,7 @@ class MergeInsertBuilder:
                 t.inline_row_ids = encode_row_ids(nf.kept_ids)
         u.fields_for_preserving_frag_bitmap.extend(int(x.id) for x in cur.manifest.fields if x.parent_id == -1)
         build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
-        v = commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
         return v, {
             "num_inserted_rows": int(len(inserted)),
             "num_updated_rows": int(n_updated),

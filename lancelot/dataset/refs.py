@@ -93,7 +93,7 @@ class Tags:
 
     def _read(self, tag: str) -> dict[str, Any]:
         try:
-            raw = self._ds._store.read(self._path(tag))
+            raw = self._ds.store.read(self._path(tag))
         except FileNotFoundError:
             raise RefNotFoundError(f"{self._where}: tag {tag} does not exist") from None
         try:
@@ -132,7 +132,7 @@ class Tags:
             "manifestSize": self._ds._manifest_size(version),
             "metadata": metadata,
         }
-        self._ds._store.put(self._path(tag), json.dumps(doc, indent=2).encode())
+        self._ds.store.put(self._path(tag), json.dumps(doc, indent=2).encode())
 
     def create(self, tag: str, reference: int | str | tuple[str | None, int | None] | None = None) -> None:
         """Name a version.
@@ -148,7 +148,7 @@ class Tags:
         """
         path = self._path(tag)
         version = self._resolve(reference)
-        if self._ds._store.exists(path):
+        if self._ds.store.exists(path):
             raise RefConflictError(f"{self._where}: tag {tag} already exists")
         now = _now()
         doc: dict[str, Any] = {
@@ -160,7 +160,7 @@ class Tags:
             "metadata": {},
         }
         try:
-            self._ds._store.put_if_not_exists(path, json.dumps(doc, indent=2).encode())
+            self._ds.store.put_if_not_exists(path, json.dumps(doc, indent=2).encode())
         except FileExistsError:
             raise RefConflictError(f"{self._where}: tag {tag} already exists") from None
 
@@ -197,9 +197,9 @@ class Tags:
             ValueError: No such tag (a ``RefNotFoundError``).
         """
         path = self._path(tag)
-        if not self._ds._store.exists(path):
+        if not self._ds.store.exists(path):
             raise RefNotFoundError(f"{self._where}: tag {tag} does not exist")
-        self._ds._store.delete(path)
+        self._ds.store.delete(path)
 
     def get_version(self, tag: str) -> int:
         """The version a tag names.
@@ -222,7 +222,7 @@ class Tags:
             ``{tag: {"branch", "version", "created_at", "updated_at", "manifest_size", "metadata"}}``.
         """
         out = {}
-        for name in self._ds._store.list(TAGS_DIR):
+        for name in self._ds.store.list(TAGS_DIR):
             if not name.endswith(".json"):
                 continue
             tag = name[: -len(".json")]

@@ -30,6 +30,15 @@ _CACHE_SIZE = 256
 SMALL_FILTER_ROWS = 1 << 16
 
 
+def scan_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """A ``to_table`` / ``to_batches`` call's arguments (its ``locals()`` on entry) as keywords for its
+    ``scanner``: every argument goes on by name (``**kwargs`` flattened), so the readers and the
+    scanner cannot drift apart."""
+    out = {k: v for k, v in args.items() if k not in ("self", "kwargs")}
+    out.update(args.get("kwargs") or {})
+    return out
+
+
 def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expression | None:
     """The filter as an Expression: a SQL string (pylance's filter strings, parsed by
     lancelot.sql against ``schema``), an Expression as is, or None."""

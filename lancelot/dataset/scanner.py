@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment import _POS
+from lancelot.dataset.fragment_columns import _POS
 from lancelot.dataset.scan import check_filter
 from lancelot.errors import LanceValueError
 
@@ -178,7 +178,7 @@ def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: i
     if ROW_ADDR in want:
         out[ROW_ADDR] = pa.array(addr, pa.uint64())
     if ROW_ID in want:
-        if frag._pb.WhichOneof("row_id_sequence") is not None:
+        if frag.data_fragment.WhichOneof("row_id_sequence") is not None:
             out[ROW_ID] = pa.array(frag.row_ids()[pos], pa.uint64())
         else:
             out[ROW_ID] = pa.array(addr, pa.uint64())
@@ -571,7 +571,7 @@ class LanceScanner:
                 if not opened:  # a scan holds no fragment's open files after reading it (the dataset's
                     f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
-        if len(frags) > 1 and self._ds._store.is_local:
+        if len(frags) > 1 and self._ds.store.is_local:
             pool = fragment_pool()
             order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
             out: list[pa.Table | None] = [None] * len(frags)

@@ -120,9 +120,9 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
     for p, _ in tops.values():
         if int(_field_by_path(ds, p).parent_id) != -1:
             raise SchemaEvolutionError(f"alter_columns: lancelot casts top-level columns only, not {p!r}")
-    if ds._mf.index_section:
+    if ds.manifest_file.index_section:
         idx = table_pb2.IndexSection()
-        idx.ParseFromString(ds._mf.index_section)
+        idx.ParseFromString(ds.manifest_file.index_section)
         hit = [i.name for i in idx.indices if set(tops) & {int(x) for x in i.fields}]
         if hit:
             raise SchemaEvolutionError(

@@ -71,7 +71,7 @@ def _commit_merge(
         txn.merge.schema_metadata[k] = v
     read_ids = {int(f.id) for f in ds.manifest.fragments}
     v = commit_transaction(
-        ds._store, ds.uri, txn, build_merge(frags, fields, md, read_ids, ds.uri), read_version=ds.version
+        ds.store, ds.uri, txn, build_merge(frags, fields, md, read_ids, ds.uri), read_version=ds.version
     )
     _move_to(ds, v)
 
@@ -79,7 +79,7 @@ def _commit_merge(
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
     txn = new_transaction(ds.version)
     txn.project.schema.extend(fields)
-    v = commit_transaction(ds._store, ds.uri, txn, build_project(fields, None, ds.uri), read_version=ds.version)
+    v = commit_transaction(ds.store, ds.uri, txn, build_project(fields, None, ds.uri), read_version=ds.version)
     _move_to(ds, v)
 
 
@@ -113,7 +113,7 @@ def _write_column_files(
             schema=schema,
             data_storage_version=version,
             max_rows_per_file=n,
-            _store=ds._store,
+            _store=ds.store,
             _base=fake,
         )
         for mt in metas:
@@ -130,7 +130,7 @@ def _write_column_files(
     try:
         for f in frags:
             nf = table_pb2.DataFragment()
-            nf.CopyFrom(f._pb)
+            nf.CopyFrom(f.data_fragment)
             n = f.physical_rows
             t = next(computed) if computed is not None else None
             if not n:
@@ -156,7 +156,7 @@ def _write_column_files(
             wait([prev])
         for p in written:  # files no manifest will reference
             try:
-                ds._store.delete(f"data/{p}")
+                ds.store.delete(f"data/{p}")
             except Exception:  # noqa: BLE001
                 pass
         raise

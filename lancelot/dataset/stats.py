@@ -79,7 +79,7 @@ class LanceStats:
         ids = [int(f.id) for f in ds.manifest.fields]
         sizes = dict.fromkeys(ids, 0)
         for frag in ds.get_fragments():
-            for df in frag._pb.files:
+            for df in frag.data_fragment.files:
                 store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
                 lf = ds._open_file(f"{prefix}{df.path}", frag.where, store)
                 col_to_field = {int(c): int(f) for f, c in zip(df.fields, df.column_indices) if c >= 0}

@@ -122,7 +122,7 @@ def rows_at(
 ) -> pa.Table:
     """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
     as ``columns`` (or as the projection of ``scan``)."""
-    from lancelot.dataset.fragment import _POS
+    from lancelot.dataset.fragment_columns import _POS
     from lancelot.dataset.scanner import LanceScanner
 
     scan = scan or LanceScanner(ds, columns)

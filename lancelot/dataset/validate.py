@@ -55,7 +55,7 @@ def validate(ds: LanceDataset) -> None:
             d = frag.deletion_file
             if d.num_deleted_rows > frag.physical_rows:
                 raise CorruptFileError(f"{at}: deletes {d.num_deleted_rows} of {frag.physical_rows} rows")
-            deleted = read_deletions(ds._store, fid, d, int(frag.physical_rows), at)
+            deleted = read_deletions(ds.store, fid, d, int(frag.physical_rows), at)
             if d.num_deleted_rows and len(deleted) != d.num_deleted_rows:
                 raise CorruptFileError(
                     f"{at}: deletion file holds {len(deleted)} rows, the manifest says {d.num_deleted_rows}"

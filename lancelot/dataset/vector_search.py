@@ -92,7 +92,7 @@ def distances(vectors: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
 
 def _chunk(frag: Fragment, scan: LanceScanner, column: str) -> Any:
     """(positions, vector FixedSizeListArray) pieces of the rows searched in one fragment."""
-    from lancelot.dataset.fragment import _POS
+    from lancelot.dataset.fragment_columns import _POS
 
     if scan.prefilter and scan.filter is not None:
         t = frag.read([column], scan.filter, positions=True)

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.errors import LanceError
-from lancelot.spark.reader import SlicesPartition, pack_slices
+from lancelot.spark.partitions import SlicesPartition, pack_slices
 
 if TYPE_CHECKING:
     from lancelot.dataset import LanceDataset
@@ -134,7 +134,7 @@ def pin_version(
         return ds
     from lancelot.dataset.commit import list_versions, load_manifest
 
-    store = ds._store
+    store = ds.store
     versions = list_versions(store, ds.uri)
     best = None
     for v in sorted(versions.names):
@@ -155,7 +155,7 @@ def fragment_infos(ds: LanceDataset) -> list[FragmentInfo]:
         files = f.metadata.files
         size = sum(int(d.file_size_bytes) for d in files)
         if not size:
-            size = sum(ds._store.size(f"data/{d.path}") for d in files)
+            size = sum(ds.store.size(f"data/{d.path}") for d in files)
         out.append(FragmentInfo(f.fragment_id, f.count_rows(), f.physical_rows, size))
     return out
 
@@ -194,7 +194,7 @@ def plan(
     min_partitions: int,
     min_partition_bytes: int,
 ) -> list[DatasetPartition]:
-    """Cut the fragments' live-row ranges into partitions of about one budget each (reader.pack_slices:
+    """Cut the fragments' live-row ranges into partitions of about one budget each (partitions.pack_slices:
     rows, or bytes estimated from each fragment's data size per physical row)."""
     units = [
         (i.fragment_id, i.physical_rows, i.size, ranges[i.fragment_id] if ranges is not None else [(0, i.live_rows)])

@@ -119,7 +119,7 @@ def parse_filter(sql: str, schema: pa.Schema) -> list[Filter]:
     import sqlglot
     from sqlglot.errors import ParseError
 
-    from lancelot.spark.reader import resolve_column
+    from lancelot.spark.types import resolve_column
 
     try:
         tree = sqlglot.parse_one(sql, read="spark")

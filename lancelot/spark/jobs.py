@@ -125,7 +125,7 @@ class Job:
     def __init__(self, cur: LanceDataset, storage_options: dict[str, Any] | None) -> None:
         fault = os.environ.get(FAULT_ENV) or None
         self.ref = JobRef(cur.uri, storage_options, f"{ATTEMPTS_DIR}/ops-{uuid.uuid4().hex}", fault)
-        self.store = cur._store
+        self.store = cur.store
         self.files: set[str] = set()
         self.committing = False
 
@@ -292,4 +292,4 @@ def commit_update(cur: LanceDataset, changes: list[FragmentChange], fields_modif
             t.inline_row_ids = encode_row_ids(nf.kept_ids)
     u.fields_for_preserving_frag_bitmap.extend(fields_modified)
     build = build_update(updated, removed, new, cur.uri)
-    return commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version)
+    return commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)

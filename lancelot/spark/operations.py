@@ -118,7 +118,7 @@ def delete(
             txn.delete.deleted_fragment_ids.extend(removed)
             txn.delete.predicate = where
             build = build_delete(updated, removed, cur.uri)
-            v = job.commit(lambda: commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version))
+            v = job.commit(lambda: commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version))
         return v, count
 
     _, count = on_latest(uri, storage_options, conflict_retries, attempt)
@@ -237,7 +237,7 @@ def _add_columns_task(
     ds = open_dataset(uri, version, storage_options)
     frag = fragment_of(ds, fragment_id)
     nf = table_pb2.DataFragment()
-    nf.CopyFrom(frag._pb)
+    nf.CopyFrom(frag.data_fragment)
     n = frag.physical_rows
     if not n:
         return _serialized(nf), []
@@ -252,7 +252,7 @@ def _add_columns_task(
         schema=schema,
         data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
         max_rows_per_file=n,
-        _store=ds._store,
+        _store=ds.store,
         _base=fake,
     )
     new = [mt.to_pb() for mt in metas]
@@ -419,7 +419,7 @@ def add_columns(
                 txn.merge.schema_metadata[k] = v
             read_ids = {int(f.id) for f in cur.manifest.fragments}
             build = build_merge(frags, all_fields, None, read_ids, cur.uri)
-            return job.commit(lambda: commit_transaction(cur._store, cur.uri, txn, build, read_version=cur.version))
+            return job.commit(lambda: commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version))
 
     on_latest(uri, storage_options, conflict_retries, attempt)
 
@@ -459,8 +459,8 @@ def _compact_task(
             schema=ds.schema,
             data_storage_version=writable_data_version(ds.manifest, where),
             max_rows_per_file=per_file,
-            _store=ds._store,
-            _base=ds._mf,
+            _store=ds.store,
+            _base=ds.manifest_file,
         )
     except LanceError as e:
         raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
@@ -555,9 +555,7 @@ def compact(
             if n_new:
                 reserve = new_transaction(ds.version)
                 reserve.reserve_fragments.num_fragments = n_new
-                v = commit_transaction(
-                    ds._store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version
-                )
+                v = commit_transaction(ds.store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
                 nid = int(ds.checkout_version(v).manifest.max_fragment_id) - n_new + 1
                 for _, new_pbs in written:
                     for f in new_pbs:
@@ -568,8 +566,8 @@ def compact(
                 g = txn.rewrite.groups.add()
                 g.old_fragments.extend(old_pbs)
                 g.new_fragments.extend(new_pbs)
-            build = build_rewrite(written, ds.uri, ds._store)
-            job.commit(lambda: commit_transaction(ds._store, ds.uri, txn, build, read_version=ds.version))
+            build = build_rewrite(written, ds.uri, ds.store)
+            job.commit(lambda: commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version))
         return metrics
 
     ds = open_dataset(uri, None, storage_options)

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -42,7 +42,8 @@ from pyspark.sql.types import StructField, StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.files import GLOB_CHARS, paths_option, resolve_files
-from lancelot.spark.types import spark_arrow_schema, spark_schema, to_spark_batch
+from lancelot.spark.partitions import LancePartition, pack_slices
+from lancelot.spark.types import resolve_column, spark_arrow_schema, spark_schema, to_spark_batch
 
 if TYPE_CHECKING:
     from lancelot.spark.row_filter import RowFilter
@@ -71,10 +72,18 @@ class FileInfo:
     schema: pa.Schema
 
 
-#: what open_source finds (see there)
-Source = tuple[
-    str | None, tuple[int, tuple[int, int]] | None, dict[str, Any] | None, list[FileInfo], pa.Schema, StructType
-]
+class Source(NamedTuple):
+    """What ``open_source`` finds for the paths a read's options name."""
+
+    #: the dataset's uri, or None when the paths name loose Lance files
+    dataset_uri: str | None
+    #: the dataset version the read pinned and its stamp (None for loose files)
+    pinned: tuple[int, tuple[int, int]] | None
+    storage: dict[str, Any] | None
+    #: the footers of the loose files (empty for a dataset)
+    files: list[FileInfo]
+    arrow_schema: pa.Schema
+    spark_schema: StructType
 
 
 def read_footer(path: str) -> FileInfo:
@@ -135,15 +144,6 @@ def unified_schema(files: Sequence[FileInfo]) -> StructType:
     return StructType([StructField(f.name, f.dataType, nullable[f.name], f.metadata) for f in base])
 
 
-def resolve_column(schema: pa.Schema | StructType, name: str) -> str | None:
-    """The file's spelling of column ``name`` (exact match first, then ignoring case as Spark does)."""
-    names = schema.names if isinstance(schema, pa.Schema) else schema.fieldNames()
-    if name in names:
-        return name
-    folded = [n for n in names if n.lower() == name.lower()]
-    return folded[0] if len(folded) == 1 else None
-
-
 def _resolve_path(schema: pa.Schema, attr: Sequence[str]) -> tuple[str, ...] | None:
     """A Spark column path (struct fields only) in the file's spelling, or None."""
     top = resolve_column(schema, attr[0])
@@ -197,67 +197,6 @@ def zone_filter(f: SparkFilter, schema: pa.Schema) -> Filter | None:
         return (path, "starts_with", f.value)
     op = _OPS.get(type(f))
     return (path, op, f.value) if op and isinstance(f, _COMPARISONS) else None
-
-
-class SlicesPartition(InputPartition):
-    """Row ranges of a scan: ``slices`` = ((where, start, stop), ...), what a task reads."""
-
-    def __init__(self, slices: Sequence[tuple[Any, int, int]]) -> None:
-        super().__init__(tuple(slices))
-
-    @property
-    def slices(self) -> tuple[tuple[Any, int, int], ...]:
-        slices: tuple[tuple[Any, int, int], ...] = self.value
-        return slices
-
-    @property
-    def num_rows(self) -> int:
-        return sum(stop - start for _, start, stop in self.slices)
-
-
-class LancePartition(SlicesPartition):
-    """Row ranges of one or more files: ``slices`` = ((path, start, stop), ...)."""
-
-
-def pack_slices(
-    units: Sequence[tuple[Any, int, int, Sequence[tuple[int, int]]]],
-    *,
-    rows_per_partition: int | None,
-    bytes_per_partition: int,
-    min_partitions: int,
-    min_partition_bytes: int,
-) -> list[list[tuple[Any, int, int]]]:
-    """Cut the row ranges of ``units`` = ((where, physical rows, bytes, ranges), ...) into partitions of
-    about one budget each: ``rows_per_partition`` rows if given, else bytes estimated from each unit's
-    bytes per row, ``bytes_per_partition`` lowered (not below ``min_partition_bytes``) so that all the
-    units make at least ``min_partitions`` partitions, as Spark's file sources do with the default
-    parallelism.  The budget comes from the whole units, so pruned ranges only ever drop partitions.
-    A big unit becomes several partitions; consecutive small pieces share one."""
-    parts: list[list[tuple[Any, int, int]]] = []
-    current: list[tuple[Any, int, int]] = []
-    weight = 0.0
-    if rows_per_partition:
-        budget = float(rows_per_partition)
-    else:
-        total = sum(size for _, _, size, _ in units)
-        budget = float(min(bytes_per_partition, max(min_partition_bytes, -(-total // max(1, min_partitions)))))
-    for where, rows, size, ranges in units:
-        per_row = 1.0 if rows_per_partition else max(size / max(1, rows), 1e-9)
-        # rows per piece, rounded up: a budget of half the data cuts it in two pieces, not two and a sliver
-        piece = int(budget) if rows_per_partition else -(-int(budget) * max(1, rows) // max(1, size))
-        piece = max(1, piece)
-        for start, stop in ranges:
-            for a in range(start, stop, piece):
-                b = min(stop, a + piece)
-                w = (b - a) * per_row
-                if current and weight + w > budget * (1 + 1e-9):
-                    parts.append(current)
-                    current, weight = [], 0.0
-                current.append((where, a, b))
-                weight += w
-    if current:
-        parts.append(current)
-    return parts
 
 
 def plan_partitions(
@@ -320,8 +259,7 @@ def dataset_path(paths: Sequence[str], storage: dict[str, Any] | None) -> str | 
 
 
 def open_source(options: Mapping[str, str]) -> Source:
-    """(dataset uri or None, pinned (version, stamp) or None, storage options, footers of loose files,
-    Arrow schema, Spark schema) for the paths the options name."""
+    """The dataset (pinned to a version) or the loose files the options' paths name, and their schema."""
     from lancelot.spark.dataset_scan import pin_version, remember, stamp_of
     from lancelot.spark.options import read_version_option, storage_options
 
@@ -333,10 +271,10 @@ def open_source(options: Mapping[str, str]) -> Source:
         if version is not None or timestamp is not None:
             raise LanceError("options version and timestamp need a dataset; the path holds Lance files", path=paths[0])
         files = read_footers(resolve_files(paths))
-        return None, None, storage, files, files[0].schema, unified_schema(files)
+        return Source(None, None, storage, files, files[0].schema, unified_schema(files))
     ds = pin_version(uri, storage, version, timestamp)
     remember(uri, storage, ds)
-    return uri, (ds.version, stamp_of(ds)), storage, [], ds.schema, spark_schema(ds.schema)
+    return Source(uri, (ds.version, stamp_of(ds)), storage, [], ds.schema, spark_schema(ds.schema))
 
 
 class LanceReader(DataSourceReader):

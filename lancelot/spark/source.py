@@ -28,7 +28,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.types import LongType, StructField, StructType
 
 from lancelot.errors import LanceError
-from lancelot.spark.reader import ROW_ADDRESS, LancePushdownReader, LanceReader, open_source, resolve_column
+from lancelot.spark.reader import ROW_ADDRESS, LancePushdownReader, LanceReader, open_source
+from lancelot.spark.types import resolve_column
 from lancelot.spark.writer import LanceDatasetWriter
 
 #: the pyspark worker that calls DataSourceReader.pushFilters (Spark 4.1+)
@@ -68,7 +69,7 @@ class LanceDataSource(DataSource):
         return "lance"
 
     def schema(self) -> StructType:
-        full: StructType = open_source(self.options)[5]
+        full: StructType = open_source(self.options).spark_schema
         if str(self.options.get("with_row_address", "false")).lower() == "true":
             full = StructType([*full.fields, StructField(ROW_ADDRESS, LongType(), False)])
         cols = self.options.get("columns")

@@ -5,7 +5,8 @@ pyspark derives from the Spark schema (``to_arrow_schema``, timestamps labelled 
 so every stored type is first mapped to the Arrow type Spark understands
 (``spark_arrow_type``: unsigned integers widened, dictionaries decoded, large and
 view types narrowed, fixed-size lists as lists, times in nanoseconds...) and each
-batch is cast to that form on the way out (``to_spark_batch``).
+batch is cast to that form on the way out (``to_spark_batch``).  Column names resolve as Spark's
+do: exact, else ignoring case (``resolve_column``).
 """
 
 from __future__ import annotations
@@ -247,3 +248,12 @@ def check_not_null(batch: pa.RecordBatch, schema: pa.Schema) -> None:
     """Raise SchemaMismatchError if ``batch`` holds a null where ``schema`` declares a field non-null."""
     for col, field in zip(batch.columns, schema):
         _check_array(col, field, field.name)
+
+
+def resolve_column(schema: pa.Schema | StructType, name: str) -> str | None:
+    """The file's spelling of column ``name`` (exact match first, then ignoring case as Spark does)."""
+    names = schema.names if isinstance(schema, pa.Schema) else schema.fieldNames()
+    if name in names:
+        return name
+    folded = [n for n in names if n.lower() == name.lower()]
+    return folded[0] if len(folded) == 1 else None

@@ -46,9 +46,15 @@ def _classes() -> list[type]:
 
 
 def _public_members(cls: type) -> list[tuple[str, object]]:
+    """The class's own public members and those of its mixins (LanceDataset's and Fragment's method
+    groups, rendered with the class: ``inherited_members`` in docs/api/dataset.md)."""
+    members: dict[str, object] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is cls or klass.__name__.endswith("Mixin"):
+            members.update(vars(klass))
     return [
         (name, member)
-        for name, member in vars(cls).items()
+        for name, member in members.items()
         if not name.startswith("_") and (callable(member) or isinstance(member, property | classmethod | staticmethod))
     ]
 

@@ -14,6 +14,7 @@ import pytest
 import lancelot
 from lancelot.dataset.manifest import manifest_name, parse_manifest_name, serialize_manifest
 from lancelot.format.pb import table_pb2
+from lancelot.util.wire import encode_varint
 
 FRAGMENTS = 100_000
 ROWS = 10
@@ -21,18 +22,6 @@ ROWS = 10
 #: this much; the manifest is read once (no copy of its message) and parsed into protobuf's own
 #: arena (about as large as the file, not traced), and no Python object is built per fragment
 EXTRA_BYTES = 1 << 20
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +40,8 @@ def huge(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
     m.version = ds.version + 1
     m.max_fragment_id = FRAGMENTS - 1
     tag = b"\x12"  # Manifest.fragments: field 2, length-delimited; DataFragment.id: field 1, varint
-    frags = b"".join(
-        tag + _varint(len(i) + len(body)) + i + body for i in (b"\x08" + _varint(k) for k in range(FRAGMENTS))
-    )
+    ids = (b"\x08" + encode_varint(k) for k in range(FRAGMENTS))
+    frags = b"".join(tag + encode_varint(len(i) + len(body)) + i + body for i in ids)
     m.MergeFromString(frags)
     assert len(m.fragments) == FRAGMENTS
     names = os.listdir(os.path.join(uri, "_versions"))

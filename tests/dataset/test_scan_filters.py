@@ -48,7 +48,7 @@ def test_filter_must_be_an_expression_or_sql(tmp_path):
 
 
 def test_segments_cover_rows_and_keep_long_clean_runs():
-    from lancelot.dataset.fragment import CLEAN_RUN_ROWS, _segments
+    from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, _segments
 
     n = 5 * CLEAN_RUN_ROWS
     deleted = np.array([3, 10, 2 * CLEAN_RUN_ROWS + 5, n - 1])

@@ -21,6 +21,7 @@ from lancelot.encodings.structural.paths import column_paths
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError, UnsupportedVersionError
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
+from lancelot.util.wire import encode_varint
 from lancelot.versions import FileVersion
 
 lance_file = pytest.importorskip("lance.file")
@@ -284,19 +285,10 @@ def _msg(*fields):
     out = b""
     for num, value in fields:
         if isinstance(value, int):
-            out += _varint(num << 3) + _varint(value)
+            out += encode_varint(num << 3) + encode_varint(value)
         else:
-            out += _varint(num << 3 | 2) + _varint(len(value)) + value
+            out += encode_varint(num << 3 | 2) + encode_varint(len(value)) + value
     return out
-
-
-def _varint(v):
-    out = b""
-    while True:
-        out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
-        v >>= 7
-        if not v:
-            return out
 
 
 def test_planar_layouts_that_are_bad_or_unknown_refuse():

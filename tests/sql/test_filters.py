@@ -429,7 +429,7 @@ def test_errors_while_filtering_are_value_errors(data, sql):
 
 def test_extended_conjuncts_prune_through_the_zone_maps(zoned):
     """Struct fields, IN and starts_with conjuncts from SQL prune as the same pyarrow expressions do."""
-    from lancelot.dataset.fragment import _zone_maps
+    from lancelot.dataset.fragment_reads import _zone_maps
     from lancelot.dataset.scan import zone_filters
 
     table, ds = zoned

@@ -23,12 +23,12 @@ import pyarrow as pa
 from lancelot.encodings import compression
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import decompress_level_chunks
-from lancelot.encodings.planar import wire
 from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.miniblock_chunks import DecodedChunks, chunk_buffers
 from lancelot.encodings.structural.page import PageInfo, PageLevels, as_u8, levels_u16
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util import wire
 
 #: CompressiveEncoding's 2.3 cases and their fields
 RANGE, DELTA = 14, 15

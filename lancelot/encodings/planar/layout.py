@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from google.protobuf import any_pb2
 
-from lancelot.encodings.planar import wire
 from lancelot.encodings.planar.binary import OFFSET_CASES
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.planar.sparse import parse as sparse_planes
@@ -26,6 +25,7 @@ from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingErr
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2
 from lancelot.io.source import ByteSource
+from lancelot.util import wire
 
 PLANAR_TYPE_URL = "/lance.encodings23.PlanarLayout"
 

@@ -27,13 +27,13 @@ import pyarrow as pa
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.block import FixedWidthBlock
-from lancelot.encodings.planar import wire
 from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8
 from lancelot.encodings.structural.repdef import LevelMeaning
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util import wire
 
 # a sparse layer's kinds, a validity set's fields and meanings
 _ITEM, _LIST = 1, 2

@@ -26,7 +26,6 @@ import pyarrow as pa
 from lancelot.encodings import compression
 from lancelot.encodings.compression.block import ConstantBlock, FixedWidthBlock
 from lancelot.encodings.compression.segments import ranges_index
-from lancelot.encodings.planar import wire
 from lancelot.encodings.planar.sparse import (
     CONSTANT,
     DELTA,
@@ -44,6 +43,7 @@ from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader,
 from lancelot.encodings.structural.repdef import LevelMeaning
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
+from lancelot.util import wire
 
 
 def sparse_reader(info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> PageReader:

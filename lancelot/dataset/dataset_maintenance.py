@@ -1,0 +1,75 @@
+"""``LanceDataset``'s maintenance: ``validate`` (dataset/validate.py), compaction
+(dataset/compact.py) and cleanup of old versions (dataset/cleanup.py)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lancelot.dataset.cleanup import CleanupStats
+    from lancelot.dataset.compact import CompactionMetrics, Optimizer
+    from lancelot.dataset.dataset import LanceDataset
+
+
+class MaintenanceMixin:
+    """LanceDataset's maintenance (mixed into ``LanceDataset``; see dataset/dataset.py)."""
+
+    def validate(self: LanceDataset) -> None:
+        """Check this version's manifest against its files (pylance's ``validate``).
+
+        Raises:
+            CorruptFileError: naming the fragment and file of the first inconsistency.
+        """
+        from lancelot.dataset.validate import validate
+
+        validate(self)
+
+    def compact_files(self: LanceDataset, **options: Any) -> CompactionMetrics:
+        """Rewrite small fragments into larger ones and drop deleted rows, as one new version; this object
+        then shows it. pylance has this as ``ds.optimize.compact_files``, also here.
+
+        Args:
+            **options: pylance's ``CompactionOptions``: ``target_rows_per_fragment`` (default 1Mi),
+                ``max_rows_per_group``, ``materialize_deletions``, ``materialize_deletions_threshold``,
+                ``num_threads``... Datasets with indices are not compacted yet (refused).
+
+        Returns:
+            A ``CompactionMetrics`` (``fragments_removed``, ``fragments_added``, ``files_removed``,
+            ``files_added``), as pylance.
+        """
+        from lancelot.dataset.compact import compact_files
+
+        before = self.latest_version
+        metrics = compact_files(self, **options)
+        latest = self.latest_version
+        if latest != before:  # like pylance: this object moves on to the compacted version
+            self._move_to(latest)
+        return metrics
+
+    @property
+    def optimize(self: LanceDataset) -> Optimizer:
+        """Maintenance operations (``optimize.compact_files``), as pylance's ``dataset.optimize``."""
+        from lancelot.dataset.compact import Optimizer
+
+        return Optimizer(self)
+
+    def cleanup_old_versions(
+        self: LanceDataset, older_than: _dt.timedelta | None = None, *, delete_unverified: bool = False, **options: Any
+    ) -> CleanupStats:
+        """Remove old versions' manifests and the data, deletion and index files only they use.
+
+        The latest version and tagged versions are kept.
+
+        Args:
+            older_than: Remove versions older than this (default: two weeks, as pylance).
+            delete_unverified: Also remove unreferenced files younger than seven days (which may belong
+                to a write still in progress).
+            **options: pylance's other options (``retain_versions``, ``error_if_tagged_old_versions``...).
+
+        Returns:
+            A ``CleanupStats`` (``bytes_removed``, ``old_versions``...), as pylance.
+        """
+        from lancelot.dataset.cleanup import cleanup_old_versions
+
+        return cleanup_old_versions(self, older_than, delete_unverified=delete_unverified, **options)

@@ -1,0 +1,385 @@
+"""``LanceDataset``'s scans: its fragments, and the scanner and what reads through it (``to_table``,
+``to_batches``, ``to_pandas``, ``count_rows``); the scan itself is dataset/scanner.py's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.scan import scan_arguments
+from lancelot.errors import (
+    LanceValueError,
+)
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.scanner import LanceScanner
+
+
+class ScansMixin:
+    """LanceDataset's scans (mixed into ``LanceDataset``; see dataset/dataset.py)."""
+
+    #: the live row count, once known (LanceDataset.__init__ sets it from the manifest when it says)
+    _live_rows: int | None
+
+    def get_fragments(self: LanceDataset, filter: pc.Expression | None = None) -> list[Fragment]:
+        """The fragments of this version, in order.
+
+        Args:
+            filter: Not supported (pylance refuses it too); must be None.
+
+        Returns:
+            One [`LanceFragment`][lancelot.dataset.fragment.Fragment] per fragment.
+        """
+        if filter is not None:
+            raise LanceValueError("get_fragments() does not support filter yet")
+        return list(self._fragments)
+
+    def __len__(self: LanceDataset) -> int:
+        return self.count_rows()
+
+    def to_pandas(
+        self: LanceDataset,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``to_table(...).to_pandas()``: needs pandas installed.
+
+        Args:
+            columns: As in ``scanner``.
+            filter: As in ``scanner``.
+            limit: As in ``scanner``.
+            offset: As in ``scanner``.
+            nearest: As in ``scanner``.
+            batch_size: As in ``scanner``.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect.
+            prefilter: As in ``scanner``.
+            with_row_id: As in ``scanner``.
+            with_row_address: As in ``scanner``.
+
+        Returns:
+            A pandas DataFrame.
+        """
+        return self.to_table(
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+        ).to_pandas()
+
+    def get_fragment(self: LanceDataset, fragment_id: int) -> Fragment | None:
+        """One fragment of this version.
+
+        Args:
+            fragment_id: The fragment's id (``FragmentMetadata.id``, not its position).
+
+        Returns:
+            The [`LanceFragment`][lancelot.dataset.fragment.Fragment], or None when this version has no
+            fragment of that id.
+        """
+        if self._fragment_list is None:  # one Fragment, not one per fragment of the version
+            return next((Fragment(self, f) for f in self.manifest.fragments if f.id == fragment_id), None)
+        return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
+
+    def count_rows(self: LanceDataset, filter: str | pc.Expression | None = None, **kwargs: Any) -> int:
+        """The number of live (not deleted) rows, or of those matching ``filter``.
+
+        Without a filter the count comes from the manifest (no data file is opened when each fragment
+        records its row count, as pylance's writers do).
+
+        Args:
+            filter: SQL text (``"id > 5 AND name LIKE 'a%'"``) or a ``pyarrow.compute`` Expression.
+            **kwargs: Other scanner options (``scanner``).
+
+        Returns:
+            The row count.
+
+        Examples:
+            >>> ds.count_rows(), ds.count_rows("id >= 7")
+            (10, 3)
+        """
+        if filter is None and not kwargs:
+            if self._live_rows is None:
+                self._live_rows = sum(f.count_rows() for f in self._fragments)
+            return self._live_rows
+        return self.scanner(filter=filter, **kwargs).count_rows()
+
+    def scanner(
+        self: LanceDataset,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        fragments: Iterable[Fragment] | None = None,
+        index_segments: Iterable[Any] | None = None,
+        full_text_query: Any = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        scan_stats_callback: Any = None,
+        strict_batch_size: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+        row_addr_allowlist: bytes | None = None,
+        row_addr_blocklist: bytes | None = None,
+    ) -> LanceScanner:
+        """A scan of this version: what to read, which rows, in what shape (pylance's ``scanner``).
+
+        Nothing is read until the scanner's ``to_table``, ``to_batches``, ``to_reader``,
+        ``count_rows`` or ``head`` runs. Read-tuning options are accepted and ignored; options lancelot
+        cannot honour are refused rather than silently dropped.
+
+        Args:
+            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
+                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
+            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
+                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
+                Expression. Zone maps skip pages that cannot match.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
+                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
+                rows); pylance uses a vector index when there is one.
+            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
+            batch_size_bytes: Accepted; no effect.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect (results are always in fragment order).
+            fragments: Scan only these fragments (``LanceFragment`` objects or ids), in this order.
+            index_segments: Not supported (refused when given).
+            full_text_query: Not supported: lancelot has no full-text search (refused when given).
+            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
+            with_row_id: Add the ``_rowid`` column.
+            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
+            use_stats: Accepted; no effect.
+            fast_search: Accepted; no effect.
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            use_scalar_index: Accepted; no effect (lancelot uses no index).
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``), as pylance.
+            scan_stats_callback: Accepted; never called.
+            strict_batch_size: Accepted; no effect.
+            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
+            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
+            row_addr_allowlist: Not supported (refused when given).
+            row_addr_blocklist: Not supported (refused when given).
+
+        Returns:
+            A [`LanceScanner`][lancelot.dataset.scanner.LanceScanner].
+
+        Raises:
+            ValueError: An unknown column, a filter that does not parse or names no column, a negative
+                limit or offset, or an option lancelot does not support.
+
+        Examples:
+            >>> s = ds.scanner(columns={"id2": "id * 2"}, filter="id < 5", limit=3, with_row_id=True)
+            >>> s.to_table().to_pydict()
+            {'id2': [0, 2, 4], '_rowid': [0, 1, 2]}
+        """
+        from lancelot.dataset.scanner import LanceScanner, unsupported
+
+        unsupported(
+            f"dataset {self.uri!r}",
+            index_segments=index_segments,
+            full_text_query=full_text_query,
+            row_addr_allowlist=row_addr_allowlist,
+            row_addr_blocklist=row_addr_blocklist,
+        )
+        return LanceScanner(
+            self,
+            columns,
+            filter,
+            limit,
+            offset,
+            nearest,
+            batch_size,
+            fragments,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            include_deleted_rows=include_deleted_rows,
+            disable_scoring_autoprojection=disable_scoring_autoprojection,
+            order_by=order_by,
+        )
+
+    def to_table(
+        self: LanceDataset,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        full_text_query: Any = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+    ) -> pa.Table:
+        """The live rows (matching ``filter``) as one table, in fragment order: ``scanner(...).to_table()``.
+
+        Args:
+            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
+                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
+            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
+                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
+                Expression. Zone maps skip pages that cannot match.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
+                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
+                rows); pylance uses a vector index when there is one.
+            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
+            batch_size_bytes: Accepted; no effect.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect (results are always in fragment order).
+            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
+            with_row_id: Add the ``_rowid`` column.
+            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
+            use_stats: Accepted; no effect.
+            fast_search: Accepted; no effect.
+            full_text_query: Not supported (refused when given).
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            use_scalar_index: Accepted; no effect (lancelot uses no index).
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
+            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
+
+        Returns:
+            A ``pyarrow.Table`` of the projected schema.
+
+        Raises:
+            ValueError: As ``scanner``.
+
+        Examples:
+            >>> ds.to_table(columns=["id"], filter="id > 6 AND name LIKE 'n%'").to_pydict()
+            {'id': [7, 8, 9]}
+        """
+        return self.scanner(**scan_arguments(locals())).to_table()
+
+    def to_batches(
+        self: LanceDataset,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        nearest: dict[str, Any] | None = None,
+        batch_size: int | None = None,
+        batch_size_bytes: int | None = None,
+        batch_readahead: int | None = None,
+        fragment_readahead: int | None = None,
+        scan_in_order: bool | None = None,
+        *,
+        prefilter: bool | None = None,
+        with_row_id: bool | None = None,
+        with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        full_text_query: Any = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        blob_handling: str | None = None,
+        use_scalar_index: bool | None = None,
+        strict_batch_size: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
+        **kwargs: Any,
+    ) -> Iterator[pa.RecordBatch]:
+        """The scan's result in record batches: ``scanner(...).to_batches()``.
+
+        A batch holds at most ``batch_size`` rows, and never rows of two fragments (as in pylance).
+
+        Args:
+            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
+                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
+            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
+                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
+                Expression. Zone maps skip pages that cannot match.
+            limit: At most this many rows.
+            offset: Skip this many rows first.
+            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
+                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
+                rows); pylance uses a vector index when there is one.
+            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
+            batch_size_bytes: Accepted; no effect.
+            batch_readahead: Accepted; no effect.
+            fragment_readahead: Accepted; no effect.
+            scan_in_order: Accepted; no effect (results are always in fragment order).
+            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
+            with_row_id: Add the ``_rowid`` column.
+            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
+            use_stats: Accepted; no effect.
+            full_text_query: Not supported (refused when given).
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            use_scalar_index: Accepted; no effect (lancelot uses no index).
+            strict_batch_size: Accepted; no effect.
+            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
+            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
+            **kwargs: Other ``scanner`` options.
+
+        Returns:
+            An iterator of ``pyarrow.RecordBatch``.
+
+        Examples:
+            >>> [b.num_rows for b in ds.to_batches(batch_size=4)]
+            [4, 4, 2]
+        """
+        return self.scanner(**scan_arguments(locals())).to_batches()
+
+    def _empty(self: LanceDataset, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
+        return self.scanner(columns=columns).projected_schema.empty_table()

@@ -1,0 +1,222 @@
+"""``LanceDataset``'s versions and tags: resolving, listing and checking out versions, ``restore``,
+and the static ``commit`` / ``drop`` (dataset/commit.py, refs.py, lance_operation.py)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from typing import TYPE_CHECKING, Any
+
+from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
+from lancelot.dataset.history import manifest_summary, version_time
+from lancelot.dataset.transaction import new_transaction
+from lancelot.errors import (
+    DatasetNotFoundError,
+    LanceValueError,
+    VersionNotFoundError,
+)
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.lance_operation import LanceOperation
+    from lancelot.dataset.refs import Tags
+
+
+class VersionsMixin:
+    """LanceDataset's versions and tags (mixed into ``LanceDataset``; see dataset/dataset.py)."""
+
+    def _resolve_version(self: LanceDataset, version: int | str) -> int:
+        """A version number, or the version a tag names."""
+        if isinstance(version, str) and not version.isdigit():
+            return self.tags.get_version(version)
+        v = int(version)
+        if v not in self._versions.names:
+            self._versions = list_versions(self._store, self.uri)
+            if v not in self._versions.names:
+                raise VersionNotFoundError(
+                    f"dataset {self.uri!r}: version {v} does not exist "
+                    f"(versions: {sorted(self._versions.names)[:20]}{'...' if len(self._versions.names) > 20 else ''})"
+                )
+        return v
+
+    def _version_asof(self: LanceDataset, asof: _dt.datetime | str) -> int:
+        """The newest version committed before ``asof`` (pylance: a naive time is local time)."""
+        from lancelot.dataset.history import as_local_time
+
+        cutoff = as_local_time(asof)
+        before = [v["version"] for v in self.versions() if v["timestamp"] < cutoff]
+        if not before:
+            raise VersionNotFoundError(f"{cutoff} is earlier than the first version of dataset {self.uri!r}")
+        return int(max(before))
+
+    def _version_names(self: LanceDataset) -> dict[int, str]:
+        self._versions = list_versions(self._store, self.uri)
+        return self._versions.names
+
+    def _manifest_size(self: LanceDataset, version: int) -> int:
+        from lancelot.dataset.manifest import VERSIONS_DIR
+
+        return self._store.size(f"{VERSIONS_DIR}/{self._version_names()[version]}")
+
+    @property
+    def latest_version(self: LanceDataset) -> int:
+        """The newest version of the dataset now (re-read from ``_versions/``, not this object's version)."""
+        latest = list_versions(self._store, self.uri).latest
+        if latest is None:
+            raise DatasetNotFoundError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
+        return int(latest)
+
+    def versions(self: LanceDataset) -> list[dict[str, Any]]:
+        """Every version of the dataset, oldest first.
+
+        Returns:
+            One dict per version: ``version`` (int), ``timestamp`` (a naive datetime in local time, as
+                pylance gives it) and ``metadata`` (the manifest's summary: ``total_fragments``,
+                ``total_rows``... as strings).
+
+        Examples:
+            >>> [v["version"] for v in ds.versions()]
+            [1]
+        """
+        out = []
+        versions = list_versions(self._store, self.uri)
+        for v in sorted(versions.names):
+            m = load_manifest(self._store, self.uri, versions, v).manifest
+            ts = version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
+            out.append({"version": v, "timestamp": ts, "metadata": manifest_summary(m)})
+        return out
+
+    def checkout_version(self: LanceDataset, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
+        """This dataset at another version, as a new object (this one does not move).
+
+        Args:
+            version: A version number, a tag name, or pylance's ``(branch, number)`` pair with the branch
+                None or ``"main"`` (lancelot has no branches).
+
+        Returns:
+            A `LanceDataset` at that version.
+
+        Raises:
+            ValueError: No such version or tag, or a branch other than main.
+
+        Examples:
+            >>> _ = ds.delete("id < 5")
+            >>> ds.checkout_version(1).count_rows(), ds.count_rows()
+            (10, 5)
+        """
+        if isinstance(version, tuple):
+            branch, number = version
+            if branch not in (None, "main"):
+                raise LanceValueError(f"dataset {self.uri!r}: branches are not supported by lancelot ({branch!r})")
+            version = number if number is not None else self.latest_version
+        return type(self)(self.uri, version, storage_options=self.storage_options, _store=self._store)
+
+    @property
+    def tags(self: LanceDataset) -> Tags:
+        """The dataset's tags (names for versions, under ``_refs/tags/`` as pylance writes them):
+        ``create(tag, version)``, ``update``, ``delete``, ``get_version``, ``list``, ``list_ordered``.
+
+        Examples:
+            >>> ds.tags.create("first", 1)
+            >>> ds.tags.get_version("first")
+            1
+            >>> lancelot.dataset(uri, version="first").version
+            1
+        """
+        from lancelot.dataset.refs import Tags
+
+        return Tags(self)
+
+    def restore(self: LanceDataset) -> None:
+        """Make this (older) version the latest again, as one new version (a Restore commit, as pylance
+        writes it); this object then shows the new version.
+
+        Examples:
+            >>> _ = ds.delete("id < 5")
+            >>> old = ds.checkout_version(1)
+            >>> old.restore()
+            >>> old.version, old.count_rows()
+            (3, 10)
+        """
+        from lancelot.dataset.config import build_restore
+
+        txn = new_transaction(self.latest_version)
+        txn.restore.version = self.version
+        v = commit_transaction(
+            self._store, self.uri, txn, build_restore(self._mf, self.uri), read_version=txn.read_version
+        )
+        self._move_to(v)
+
+    def _move_to(self: LanceDataset, version: int) -> None:
+        self.__dict__.update(self.checkout_version(version).__dict__)
+
+    @staticmethod
+    def commit(
+        base_uri: str | os.PathLike[str] | LanceDataset,
+        operation: LanceOperation.BaseOperation,
+        read_version: int | None = None,
+        commit_lock: Any = None,
+        storage_options: dict[str, Any] | None = None,
+        enable_v2_manifest_paths: bool | None = None,
+        detached: bool | None = False,
+        max_retries: int = 20,
+        *,
+        commit_message: str | None = None,
+        enable_stable_row_ids: bool | None = None,
+    ) -> LanceDataset:
+        """Commit fragments written by ``LanceFragment.create`` / ``write_fragments`` as one version.
+
+        Args:
+            base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
+            operation: ``LanceOperation.Append(fragments)`` or ``LanceOperation.Overwrite(schema,
+                fragments)``; fragments from lancelot or from pylance.
+            read_version: the version the fragments were planned against (required for Append).
+            commit_lock: pylance's custom lock; lancelot's commits are atomic without one (must be None).
+            storage_options: object-store options.
+            enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
+            detached: must be False (lancelot has no detached versions).
+            max_retries: accepted for pylance's signature (conflicts retry as the operation allows).
+            commit_message: must be None.
+            enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
+
+        Returns:
+            The dataset at the new version.
+
+        Raises:
+            ValueError: Append without ``read_version``, or an option lancelot does not offer.
+        """
+        from lancelot.dataset.lance_operation import commit_operation
+
+        if commit_lock is not None or detached or commit_message is not None:
+            raise ValueError("lancelot's commit takes no commit_lock, detached or commit_message")
+        return commit_operation(
+            base_uri,
+            operation,
+            read_version,
+            storage_options=storage_options,
+            enable_stable_row_ids=enable_stable_row_ids,
+        )
+
+    @staticmethod
+    def drop(
+        base_uri: str | os.PathLike[str],
+        storage_options: dict[str, Any] | None = None,
+        ignore_not_found: bool | None = None,
+    ) -> None:
+        """Delete the dataset at ``base_uri`` and everything under it.
+
+        Args:
+            base_uri: the dataset's root.
+            storage_options: object-store options.
+            ignore_not_found: return quietly when there is no dataset.
+
+        Raises:
+            DatasetNotFoundError: no dataset there (unless ``ignore_not_found``).
+        """
+        from lancelot.dataset.validate import drop
+
+        drop(base_uri, storage_options, ignore_not_found)
+
+    def checkout_latest(self: LanceDataset) -> None:
+        """Move this object to the latest version."""
+        self._move_to(self.latest_version)

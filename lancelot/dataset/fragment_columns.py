@@ -1,0 +1,239 @@
+"""``Fragment``'s columns: which data file holds each column (a fragment's files each hold some of
+its fields, by field id: table format "Data files"), and the assembly of one table from the files'
+parts."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot import versions
+from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
+from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
+from lancelot.extension_types import dataset_columns
+from lancelot.format.pb import table_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.fragment import Fragment
+    from lancelot.format.pb import file_pb2
+    from lancelot.reader import LanceFile
+
+
+#: the column of a scan's intermediate tables holding each row's physical position
+_POS = "__lancelot_position"
+
+
+def check_relative_path(p: str, where: str) -> str:
+    """A data-file path must stay inside the dataset's data directory."""
+    if (
+        not p
+        or p.startswith(("/", "\\"))
+        or "://" in p
+        or ":" in p.split("/", 1)[0]
+        or any(part in ("..", "") for part in p.replace("\\", "/").split("/"))
+    ):
+        raise CorruptFileError(f"{where}: data file path {p!r} escapes the dataset root (not a plain relative path)")
+    return posixpath.normpath(p)
+
+
+#: per schema object (files of one shape share theirs, reader.py): whether its file holds neither
+#: blob nor JSONB columns, and the scan schema of a dataset schema; kept with the schema
+_PLAIN: dict[int, tuple[pa.Schema, bool]] = {}
+_SCAN_SCHEMAS: dict[int, tuple[pa.Schema, pa.Schema]] = {}
+_SHAPES = 256
+
+
+def _plain_file(schema: pa.Schema) -> bool:
+    hit = _PLAIN.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    from lancelot import field_metadata
+    from lancelot.extension_types import _is_lance_json
+
+    plain = not any(blob._holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
+    if len(_PLAIN) >= _SHAPES:
+        _PLAIN.clear()
+    _PLAIN[id(schema)] = (schema, plain)
+    return plain
+
+
+def _scan_schema(schema: pa.Schema) -> pa.Schema:
+    hit = _SCAN_SCHEMAS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    out = blob.scan_schema(schema)
+    if len(_SCAN_SCHEMAS) >= _SHAPES:
+        _SCAN_SCHEMAS.clear()
+    _SCAN_SCHEMAS[id(schema)] = (schema, out)
+    return out
+
+
+class ColumnsMixin:
+    """Fragment's column-to-file mapping (mixed into ``Fragment``; see dataset/fragment.py)."""
+
+    def _file_columns(self: Fragment) -> list[tuple[LanceFile, dict[str, str]]]:
+        """For each data file: (LanceFile, {dataset column name: file column name})."""
+        if self._fc is not None:
+            return self._fc
+        out = []
+        ds = self._ds
+        for df in self._pb.files:
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, self.where)
+            rel = check_relative_path(df.path, self.where)
+            lf = ds._open_file(f"{prefix}{rel}", self.where, store)
+            if lf.num_rows != self.physical_rows:
+                raise CorruptFileError(
+                    f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
+                )
+            names = self._mapped(lf, df)
+            out.append((lf, names))
+        self._fc = out
+        return out
+
+    def _mapped(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
+        """``_map_file``, once per dataset object for the data files of one shape (2.1+: the same
+        schema, shared by reader.py, and the same field ids; their mapping is the same)."""
+        if not versions.parse(lf.version).structural:
+            return self._map_file(lf, df)
+        maps = self._ds.__dict__.setdefault("_file_maps", {})
+        key = (id(lf.descriptor), tuple(df.fields))
+        hit = maps.get(key)
+        if hit is not None and hit[0] is lf.descriptor:
+            return dict(hit[1])
+        names = self._map_file(lf, df)
+        if len(maps) >= 256:
+            maps.clear()
+        maps[key] = (lf.descriptor, dict(names))
+        return names
+
+    def _map_file(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
+        """{dataset column: file column} of one data file.
+
+        ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that
+        own columns (at 2.0 every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field.
+        Files whose lists do not line up are matched by the field ids in their own schema."""
+        ds = self._ds
+        desc = list(lf.descriptor.schema.fields)
+        parents = {int(f.parent_id) for f in desc}
+        owners = desc if not versions.parse(lf.version).structural else [f for f in desc if int(f.id) not in parents]
+        fparent = {int(f.id): int(f.parent_id) for f in desc}
+
+        def file_top(fid: int) -> int:
+            hops = 0
+            while fparent.get(fid, -1) != -1 and hops < 256:
+                fid, hops = fparent[fid], hops + 1
+            return fid
+
+        fname = {int(f.id): f.name for f in desc if int(f.parent_id) == -1}
+        if len(owners) == len(df.fields):
+            pairs = [(int(f.id), int(d)) for f, d in zip(owners, df.fields)]
+            self._check_columns(lf, df, owners)
+        else:
+            listed = {int(x) for x in df.fields}
+            pairs = [(int(f.id), int(f.id)) for f in owners if int(f.id) in listed]
+        names: dict[str, str] = {}
+        for fid, did in pairs:
+            top = ds._top_of_id.get(did) if did >= 0 else None
+            if top is not None and top not in names:
+                names[top] = fname.get(file_top(fid), "")
+        return {k: v for k, v in names.items() if v}
+
+    def _check_columns(self: Fragment, lf: LanceFile, df: table_pb2.DataFile, owners: list[file_pb2.Field]) -> None:
+        """Refuse a 2.0 data file whose manifest places a top-level field at another column than
+        the file reader does (as for Lance 0.13's two-column strings, had the reader not
+        recognised them): reading it by the reader's layout would decode one field's column as
+        another's."""
+        if versions.parse(lf.version).structural or len(df.column_indices) != len(owners):
+            return
+        for f, col in zip(owners, df.column_indices):
+            if int(f.parent_id) != -1 or col < 0:
+                continue
+            mine = lf.columns.get(f.name)
+            if mine and mine[0].index != col:
+                raise UnsupportedEncodingError(
+                    f"{self.where}: data file {df.path} stores field {f.name!r} at column {col}, lancelot's "
+                    f"2.0 reader expects {mine[0].index} (a column layout of some 2.0 writer that lancelot "
+                    f"does not know)"
+                )
+
+    def _columns(self: Fragment, columns: Sequence[str] | None) -> list[str]:
+        names = self._ds.schema.names
+        if columns is None:
+            return list(names)
+        for c in columns:
+            if c not in names:
+                raise LanceValueError(f"dataset {self._ds.uri!r}: no column named {c!r} (columns: {names})")
+        return list(columns)
+
+    def _assemble(
+        self: Fragment, columns: list[str], n: int, read: Callable[[LanceFile, list[str]], pa.Table]
+    ) -> pa.Table:
+        """Build a table of ``columns`` from ``read(lancefile, file_names) -> Table`` per data file."""
+        got: dict[str, pa.ChunkedArray | pa.Array] = {}
+        src: dict[str, int] = {}  # column -> index of the data file it came from
+        try:
+            for k, (lf, names) in enumerate(self._file_columns()):
+                want = [c for c in columns if c in names and c not in got]
+                if not want:
+                    continue
+                src.update(dict.fromkeys(want, k))
+                if _plain_file(lf.schema):  # no blob or JSONB column: the file's columns as they are
+                    got.update(zip(want, read(lf, [names[c] for c in want]).columns))
+                    continue
+                t = read(blob.described(lf), [names[c] for c in want])  # blobs: descriptions
+                for c, col in zip(want, dataset_columns(t)):  # JSON columns: JSONB as text
+                    got[c] = col
+        except LanceError as e:
+            if self.where in str(e):
+                raise
+            raise type(e)(f"{self.where}: {e.message}", path=e.path, column=e.column, page=e.page) from None
+        schema = _scan_schema(self._ds.schema)  # blobs: descriptions
+        fields = [schema.field(c) for c in columns]
+        arrays = []
+        for f in fields:
+            a = got.get(f.name)
+            if a is None:
+                a = pa.nulls(n, f.type)
+            elif a.type != f.type:  # nested fields dropped or renamed since; else damage, never a cast
+                a = self._by_field_id(f, a, src[f.name])
+            arrays.append(a)
+        out_schema = pa.schema(fields, metadata=schema.metadata)
+        if not fields:
+            # (replace_schema_metadata would drop the rows of a column-less table)
+            return pa.table({"_": pa.nulls(n)}, metadata=schema.metadata).drop_columns(["_"])
+        return pa.Table.from_arrays(arrays, schema=out_schema)
+
+    def _by_field_id(self: Fragment, f: pa.Field, a: pa.Array | pa.ChunkedArray, k: int) -> pa.Array | pa.ChunkedArray:
+        """Data file ``k``'s column for dataset column ``f``, its nested fields matched by id."""
+        from lancelot.dataset.field_projection import field_trees, project
+
+        lf, names = self._file_columns()[k]
+        df = self.data_fragment.files[k]
+        desc = list(lf.descriptor.schema.fields)
+        parents = {int(x.parent_id) for x in desc}
+        owners = desc if not versions.parse(lf.version).structural else [x for x in desc if int(x.id) not in parents]
+        ids = {int(o.id): int(d) for o, d in zip(owners, df.fields)} if len(owners) == len(df.fields) else {}
+        fnode = field_trees(desc)[names[f.name]]
+        dnode = field_trees(self._ds.manifest.fields)[f.name]
+        return project(a, fnode, dnode, f.type, ids, self.where)
+
+    def _read_physical(self: Fragment, columns: list[str], start: int, stop: int) -> pa.Table:
+        return self._assemble(columns, stop - start, lambda lf, names: lf.read_range(start, stop, names))
+
+    def _take_physical(self: Fragment, columns: list[str], positions: np.ndarray) -> pa.Table:
+        return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
+
+    def _empty(self: Fragment, cols: list[str], positions: bool = False) -> pa.Table:
+        from lancelot.reader import LanceFile
+
+        def none(lf: LanceFile, names: list[str]) -> pa.Table:
+            if type(lf) is not LanceFile:  # a view (blob descriptions): its own empty read
+                return lf.read_range(0, 0, names)
+            return pa.schema([lf.schema.field(n) for n in names]).empty_table()  # no page touched
+
+        t = self._assemble(cols, 0, none)
+        return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
