@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.scanner import LanceScanner
     from lancelot.dataset.stats import LanceStats
+    from lancelot.dataset.transaction_api import LanceSchema, Transaction
     from lancelot.reader import LanceFile
 
 
@@ -459,7 +460,7 @@ class LanceDataset:
     @staticmethod
     def commit(
         base_uri: str | os.PathLike[str] | LanceDataset,
-        operation: LanceOperation.BaseOperation,
+        operation: LanceOperation.BaseOperation | Transaction,
         read_version: int | None = None,
         commit_lock: Any = None,
         storage_options: dict[str, Any] | None = None,
@@ -474,9 +475,11 @@ class LanceDataset:
 
         Args:
             base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
-            operation: ``LanceOperation.Append(fragments)`` or ``LanceOperation.Overwrite(schema,
-                fragments)``; fragments from lancelot or from pylance.
-            read_version: the version the fragments were planned against (required for Append).
+            operation: a ``LanceOperation`` (Append, Overwrite, Delete, Update, Merge, Project, Restore,
+                DataReplacement, UpdateConfig) or a ``Transaction`` (``execute_uncommitted``'s);
+                fragments from lancelot or from pylance.
+            read_version: the version the operation was planned against (required but for Overwrite
+                and Restore; a Transaction carries its own).
             commit_lock: pylance's custom lock; lancelot's commits are atomic without one (must be None).
             storage_options: object-store options.
             enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
@@ -502,6 +505,46 @@ class LanceDataset:
             storage_options=storage_options,
             enable_stable_row_ids=enable_stable_row_ids,
         )
+
+    @staticmethod
+    def commit_batch(
+        dest: str | os.PathLike[str] | LanceDataset,
+        transactions: Sequence[Transaction],
+        commit_lock: Any = None,
+        storage_options: dict[str, Any] | None = None,
+        enable_v2_manifest_paths: bool | None = None,
+        detached: bool | None = False,
+        max_retries: int = 20,
+    ) -> dict[str, Any]:
+        """Commit several Append transactions as one version (pylance's ``commit_batch``).
+
+        Returns:
+            ``{"dataset": the new version, "merged": the one Append transaction committed}``.
+        """
+        from lancelot.dataset.transaction_api import commit_batch
+
+        if commit_lock is not None or detached:
+            raise ValueError("lancelot's commit_batch takes no commit_lock or detached")
+        return commit_batch(dest, transactions, storage_options)
+
+    def read_transaction(self, version: int) -> Transaction | None:
+        """The transaction that committed ``version`` (None where none is stored)."""
+        from lancelot.dataset.transaction_api import read_transaction
+
+        return read_transaction(self, version)
+
+    def get_transactions(self, recent_transactions: int = 10) -> list[Transaction | None]:
+        """The transactions of the latest ``recent_transactions`` versions, newest first."""
+        from lancelot.dataset.transaction_api import get_transactions
+
+        return get_transactions(self, recent_transactions)
+
+    @property
+    def lance_schema(self) -> LanceSchema:
+        """The schema with Lance field ids (for ``LanceOperation.Merge`` / ``Project``)."""
+        from lancelot.dataset.transaction_api import LanceSchema
+
+        return LanceSchema(self.manifest.fields, dict(self.manifest.schema_metadata))
 
     def validate(self) -> None:
         """Check this version's manifest against its files (pylance's ``validate``).

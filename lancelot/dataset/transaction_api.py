@@ -1,0 +1,509 @@
+"""Transactions as values (pylance's ``Transaction``): a ``LanceOperation`` planned against a read
+version, committed later, by this process or another, with ``LanceDataset.commit`` (transaction.proto
+``Transaction``; table format, "Transaction types").
+
+Two-phase writers use it: ``merge_insert(...).execute_uncommitted(data)`` writes the new files and
+returns the Update transaction; committing it makes one version, with the conflict rules of its
+operation (transaction.py) against whatever was committed since its read version. Operations are
+lancelot's or pylance's ``LanceOperation`` objects (read by their class name and fields), so a
+driver can commit a transaction either library planned. ``read_transaction`` / ``get_transactions``
+turn the stored transaction files back into these values.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid as _uuid
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.config import build_restore, build_update_config
+from lancelot.dataset.lance_operation import LanceOperation, as_data_file, as_fragment_metadata
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format
+from lancelot.dataset.operation import _finish, _start, build_delete
+from lancelot.dataset.operation_changes import NewFragment, build_merge, build_project, build_update
+from lancelot.dataset.rowids import row_ids, row_versions
+from lancelot.dataset.store import ObjectStore
+from lancelot.errors import LanceError
+from lancelot.format.pb import file_pb2, rowids_pb2, table_pb2, transaction_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.commit import Builder
+    from lancelot.dataset.dataset import LanceDataset
+
+
+class TransactionError(LanceError, ValueError):
+    """A transaction that cannot be committed as given (pylance raises ValueError/OSError alike)."""
+
+
+class UnsupportedTransactionError(LanceError, OSError):
+    """A transaction pylance refuses with an OSError ("Not supported": a batch of non-appends)."""
+
+
+@dataclass
+class Transaction:
+    """An operation planned against ``read_version``, not yet committed (pylance's ``Transaction``)."""
+
+    read_version: int
+    operation: LanceOperation.BaseOperation
+    uuid: str = field(default_factory=lambda: str(_uuid.uuid4()))
+    transaction_properties: dict[str, str] | None = field(default_factory=dict)
+
+
+class LanceField:
+    """One field of a ``LanceSchema``: name, field id, children (pylance's ``LanceField``)."""
+
+    def __init__(self, schema: LanceSchema, pb: file_pb2.Field) -> None:
+        self._schema, self._pb = schema, pb
+
+    def name(self) -> str:
+        return str(self._pb.name)
+
+    def id(self) -> int:
+        return int(self._pb.id)
+
+    def children(self) -> list[LanceField]:
+        return [LanceField(self._schema, f) for f in self._schema._fields if f.parent_id == self._pb.id]
+
+    def metadata(self) -> dict[str, bytes]:
+        return dict(self._pb.metadata)
+
+    def to_arrow(self) -> pa.Field:
+        return self._schema._arrow_field(self._pb)
+
+    def __repr__(self) -> str:
+        return f"LanceField(name={self.name()!r}, id={self.id()})"
+
+
+class LanceSchema:
+    """A schema with Lance field ids (pylance's ``LanceSchema``, ``LanceDataset.lance_schema``): what
+    ``Merge`` and ``Project`` need to say which data-file field ids the columns are."""
+
+    def __init__(self, fields: Sequence[file_pb2.Field], metadata: dict[str, bytes] | None = None) -> None:
+        self._fields = [_copy_field(f) for f in fields]
+        self._metadata = dict(metadata or {})
+
+    @staticmethod
+    def from_pyarrow(schema: pa.Schema) -> LanceSchema:
+        """Field ids by position, pre-order (as pylance assigns them)."""
+        from lancelot.dataset.write import schema_fields, schema_metadata
+
+        return LanceSchema(schema_fields(schema), schema_metadata(schema))
+
+    def to_pyarrow(self) -> pa.Schema:
+        from lancelot.dataset.dataset import manifest_schema
+
+        m = table_pb2.Manifest(fields=self._fields)
+        for k, v in self._metadata.items():
+            m.schema_metadata[k] = v
+        return manifest_schema(m)
+
+    def fields(self) -> list[LanceField]:
+        return [LanceField(self, f) for f in self._fields if f.parent_id == -1]
+
+    def field(self, name: str) -> LanceField | None:
+        return next((f for f in self.fields() if f.name() == name), None)
+
+    def _arrow_field(self, pb: file_pb2.Field) -> pa.Field:
+        top = pb
+        by_id = {int(f.id): f for f in self._fields}
+        path = [pb.name]
+        while top.parent_id != -1:
+            top = by_id[int(top.parent_id)]
+            path.insert(0, top.name)
+        f = self.to_pyarrow().field(path[0])
+        for name in path[1:]:
+            f = f.type.field(name)
+        return f
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, LanceSchema)
+            and [f.SerializeToString() for f in self._fields] == [f.SerializeToString() for f in other._fields]
+            and self._metadata == other._metadata
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "LanceSchema(" + ", ".join(f"{f.name}: {f.logical_type} (id {f.id})" for f in self._fields) + ")"
+
+
+def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
+    g = file_pb2.Field()
+    g.CopyFrom(f)
+    return g
+
+
+def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
+    """Manifest fields (with ids) and schema metadata of a lancelot or pylance ``LanceSchema``, or of
+    a ``pyarrow.Schema`` (ids by position, as pylance assigns them)."""
+    from lancelot.dataset.write import schema_fields, schema_metadata
+
+    if isinstance(schema, LanceSchema):
+        return [_copy_field(f) for f in schema._fields], dict(schema._metadata)
+    if isinstance(schema, pa.Schema):
+        from lancelot.schema import normalize_schema
+
+        stored = normalize_schema(schema)
+        return schema_fields(stored), schema_metadata(stored)
+    if hasattr(schema, "to_pyarrow") and hasattr(schema, "fields"):  # pylance's LanceSchema
+        arrow = schema.to_pyarrow()
+        ids: list[int] = []
+
+        def walk(f: Any) -> None:
+            ids.append(int(f.id()))
+            for c in f.children():
+                walk(c)
+
+        for f in schema.fields():
+            walk(f)
+        fields, md = schema_fields_of(arrow)
+        if len(ids) != len(fields):
+            raise TransactionError(f"cannot read the field ids of {schema!r}")
+        remap = {int(f.id): i for f, i in zip(fields, ids)}
+        for f in fields:
+            f.id = remap[int(f.id)]
+            if f.parent_id != -1:
+                f.parent_id = remap[int(f.parent_id)]
+        return fields, md
+    raise TypeError(f"expected a LanceSchema or pyarrow.Schema, got {type(schema).__name__}")
+
+
+def as_pyarrow_schema(schema: Any) -> pa.Schema:
+    if isinstance(schema, pa.Schema):
+        return schema
+    if hasattr(schema, "to_pyarrow"):
+        out: pa.Schema = schema.to_pyarrow()
+        return out
+    raise TypeError(f"expected a pyarrow.Schema or LanceSchema, got {type(schema).__name__}")
+
+
+# -- protobuf <-> values -------------------------------------------------------------------------------
+
+
+def _frags(frags: Any) -> list[table_pb2.DataFragment]:
+    if not isinstance(frags, list):
+        raise TypeError(f"fragments must be list[FragmentMetadata], got {type(frags)}")
+    return [as_fragment_metadata(f).to_pb() for f in frags]
+
+
+def _metas(frags: Any) -> list[Any]:
+    from lancelot.dataset.fragment import FragmentMetadata
+
+    return [FragmentMetadata.from_pb(f) for f in frags]
+
+
+def _update_map(m: transaction_pb2.Transaction.UpdateMap) -> LanceOperation.UpdateMap:
+    return LanceOperation.UpdateMap(
+        {e.key: (e.value if e.HasField("value") else None) for e in m.update_entries}, bool(m.replace)
+    )
+
+
+def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOperation | None:
+    """The ``LanceOperation`` of a stored transaction (None for kinds lancelot does not expose)."""
+    kind = pb.WhichOneof("operation")
+    if kind == "append":
+        return LanceOperation.Append(_metas(pb.append.fragments))
+    if kind == "overwrite":
+        o = pb.overwrite
+        return LanceOperation.Overwrite(LanceSchema(o.schema, dict(o.schema_metadata)), _metas(o.fragments))
+    if kind == "delete":
+        d = pb.delete
+        return LanceOperation.Delete(_metas(d.updated_fragments), [int(i) for i in d.deleted_fragment_ids], d.predicate)
+    if kind == "update":
+        u = pb.update
+        mode = {0: "rewrite_rows", 1: "rewrite_columns"}.get(int(u.update_mode), "")
+        return LanceOperation.Update(
+            [int(i) for i in u.removed_fragment_ids],
+            _metas(u.updated_fragments),
+            _metas(u.new_fragments),
+            [int(i) for i in u.fields_modified],
+            [int(i) for i in u.fields_for_preserving_frag_bitmap],
+            mode,
+        )
+    if kind == "merge":
+        return LanceOperation.Merge(
+            _metas(pb.merge.fragments), LanceSchema(pb.merge.schema, dict(pb.merge.schema_metadata))
+        )
+    if kind == "project":
+        return LanceOperation.Project(LanceSchema(pb.project.schema))
+    if kind == "restore":
+        return LanceOperation.Restore(int(pb.restore.version))
+    if kind == "data_replacement":
+        groups = [
+            LanceOperation.DataReplacementGroup(int(g.fragment_id), _copy_file(g.new_file))
+            for g in pb.data_replacement.replacements
+        ]
+        return LanceOperation.DataReplacement(groups)
+    if kind == "update_config":
+        c = pb.update_config
+        return LanceOperation.UpdateConfig(
+            _update_map(c.config_updates) if c.HasField("config_updates") else None,
+            _update_map(c.table_metadata_updates) if c.HasField("table_metadata_updates") else None,
+            _update_map(c.schema_metadata_updates) if c.HasField("schema_metadata_updates") else None,
+            {int(k): _update_map(v) for k, v in c.field_metadata_updates.items()} or None,
+        )
+    return None
+
+
+def _copy_file(f: table_pb2.DataFile) -> table_pb2.DataFile:
+    g = table_pb2.DataFile()
+    g.CopyFrom(f)
+    return g
+
+
+def transaction_from_pb(pb: transaction_pb2.Transaction) -> Transaction:
+    op = operation_from_pb(pb)
+    if op is None:
+        raise TransactionError(f"transaction {pb.uuid}: lancelot exposes no {pb.WhichOneof('operation')} operation")
+    return Transaction(int(pb.read_version), op, str(pb.uuid), dict(pb.transaction_properties))
+
+
+def read_transaction(ds: LanceDataset, version: int) -> Transaction | None:
+    """The transaction that committed ``version`` (None: none stored, or a kind lancelot does not expose)."""
+    from lancelot.dataset.commit import load_manifest, load_transaction
+
+    mf = load_manifest(ds._store, ds.uri, ds._versions, int(version))
+    pb = load_transaction(ds._store, mf, where=f"dataset {ds.uri!r} version {version}")
+    if pb is None or operation_from_pb(pb) is None:
+        return None
+    return transaction_from_pb(pb)
+
+
+def get_transactions(ds: LanceDataset, recent_transactions: int = 10) -> list[Transaction | None]:
+    """The transactions of the latest versions, newest first (pylance's ``get_transactions``)."""
+    top = ds.latest_version
+    out = []
+    for v in range(top, max(0, top - int(recent_transactions)), -1):
+        if v not in ds._versions.names:
+            break
+        out.append(read_transaction(ds, v))
+    return out
+
+
+# -- committing ----------------------------------------------------------------------------------------
+
+
+def _mode(update_mode: str) -> int:
+    if update_mode in ("", "rewrite_rows", "RewriteRows"):
+        return int(transaction_pb2.Transaction.REWRITE_ROWS)
+    if update_mode in ("rewrite_columns", "RewriteColumns"):
+        return int(transaction_pb2.Transaction.REWRITE_COLUMNS)
+    raise TransactionError(f"unknown update_mode {update_mode!r} (use 'rewrite_rows' or 'rewrite_columns')")
+
+
+def _created_at(read: ManifestFile, touched: set[int], kept: np.ndarray, uri: str) -> np.ndarray:
+    """Created-at versions of the rows with stable ids ``kept``, from the fragments they were in at
+    the read version (pylance derives them at commit likewise)."""
+    if not len(kept):
+        return np.empty(0, np.uint64)
+    ids, created = [], []
+    for f in read.manifest.fragments:
+        if int(f.id) in touched:
+            where = f"dataset {uri!r} fragment {f.id}"
+            ids.append(row_ids(f, where))
+            created.append(row_versions(f, "created_at", None, where))
+    if not ids:
+        return np.full(len(kept), int(read.manifest.version), np.uint64)
+    all_ids, all_created = np.concatenate(ids), np.concatenate(created)
+    order = np.argsort(all_ids, kind="stable")
+    all_ids, all_created = all_ids[order], all_created[order]
+    at = np.clip(np.searchsorted(all_ids, kept), 0, len(all_ids) - 1)
+    found = all_ids[at] == kept
+    return np.where(found, all_created[at], np.uint64(read.manifest.version)).astype(np.uint64)
+
+
+def _decode_ids(pb: table_pb2.DataFragment, where: str) -> np.ndarray:
+    """The row ids a new fragment carries over (its first rows): its inline row id sequence."""
+    from lancelot.dataset.rowids import segment_values
+
+    if pb.WhichOneof("row_id_sequence") != "inline_row_ids":
+        return np.empty(0, np.uint64)
+    seq = rowids_pb2.RowIdSequence()
+    seq.ParseFromString(pb.inline_row_ids)
+    parts = [segment_values(s, where) for s in seq.segments]
+    return np.concatenate(parts).astype(np.uint64) if parts else np.empty(0, np.uint64)
+
+
+def build_data_replacement(groups: list[transaction_pb2.Transaction.DataReplacementGroup], uri: str) -> Builder:
+    """Each group's fragment gets its new file in place of the file with the same fields and file
+    version, or added when no file holds those fields yet (an all-null column gaining data)."""
+    if len({tuple(g.new_file.fields) for g in groups}) > 1:
+        raise TransactionError("DataReplacement: all new data files must have the same fields")
+
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist")
+        m = _start(base)
+        by_id = {int(f.id): f for f in m.fragments}
+        for g in groups:
+            frag = by_id.get(int(g.fragment_id))
+            if frag is None:
+                raise TransactionError(f"dataset {uri!r}: fragment {g.fragment_id} being replaced does not exist")
+            new, changed = g.new_file, False
+            covered: set[int] = set()
+            for d in frag.files:
+                same = list(d.fields) == list(new.fields) and (d.file_major_version, d.file_minor_version) == (
+                    new.file_major_version,
+                    new.file_minor_version,
+                )
+                if same:
+                    d.path, d.file_size_bytes, changed = new.path, new.file_size_bytes, True
+                covered.update(int(x) for x in d.fields)
+            if covered.isdisjoint(int(x) for x in new.fields):
+                frag.files.append(new)
+                changed = True
+            if not changed:
+                raise TransactionError(
+                    f"dataset {uri!r} fragment {g.fragment_id}: the new data file matches none of the fragment's "
+                    "files (same fields and file version)"
+                )
+        stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        fix_data_format(m, f"dataset {uri!r} version {version}")
+        _finish(m, version, stable)
+        return m, base.index_section
+
+    return build
+
+
+def _plan(op: Any, pb: transaction_pb2.Transaction, store: ObjectStore, uri: str, read: ManifestFile | None) -> Builder:
+    """Fill ``pb`` with ``op`` and return the builder of its manifest."""
+    kind = type(op).__name__
+    if read is None and kind not in ("Restore",):
+        raise TransactionError(f"dataset {uri!r} does not exist: only Overwrite can create it")
+    if kind == "Delete":
+        updated = _frags(list(op.updated_fragments))
+        pb.delete.updated_fragments.extend(updated)
+        pb.delete.deleted_fragment_ids.extend(int(i) for i in op.deleted_fragment_ids)
+        pb.delete.predicate = str(op.predicate or "")
+        return build_delete(updated, [int(i) for i in op.deleted_fragment_ids], uri)
+    if kind == "Update":
+        assert read is not None
+        u = pb.update
+        updated = _frags(list(op.updated_fragments))
+        removed = [int(i) for i in op.removed_fragment_ids]
+        touched = set(removed) | {int(f.id) for f in updated}
+        new = []
+        for f in _frags(list(op.new_fragments)):
+            u.new_fragments.append(f)
+            kept = _decode_ids(f, f"dataset {uri!r}: a new fragment")
+            bare = table_pb2.DataFragment()
+            bare.CopyFrom(f)
+            for name in ("inline_row_ids", "external_row_ids", "inline_created_at_versions",
+                         "external_created_at_versions", "inline_last_updated_at_versions",
+                         "external_last_updated_at_versions"):  # fmt: skip
+                bare.ClearField(name)
+            new.append(NewFragment(bare, kept, _created_at(read, touched, kept, uri)))
+        u.removed_fragment_ids.extend(removed)
+        u.updated_fragments.extend(updated)
+        u.fields_modified.extend(int(i) for i in op.fields_modified)
+        u.fields_for_preserving_frag_bitmap.extend(int(i) for i in op.fields_for_preserving_frag_bitmap)
+        u.update_mode = _mode(str(op.update_mode or ""))  # type: ignore[assignment]
+        return build_update(updated, removed, new, uri)
+    if kind == "Merge":
+        assert read is not None
+        if isinstance(op.schema, pa.Schema):
+            warnings.warn(
+                "Passing a pyarrow.Schema to Merge is deprecated. Please use a LanceSchema instead.",
+                DeprecationWarning,
+                stacklevel=4,
+            )
+        frags = _frags(list(op.fragments))
+        fields, md = schema_fields_of(op.schema)
+        pb.merge.fragments.extend(frags)
+        pb.merge.schema.extend(fields)
+        for k, v in md.items():
+            pb.merge.schema_metadata[k] = v
+        read_ids = {int(f.id) for f in read.manifest.fragments}
+        return build_merge(frags, fields, md or None, read_ids, uri)
+    if kind == "Project":
+        fields, _ = schema_fields_of(op.schema)
+        pb.project.schema.extend(fields)
+        return build_project(fields, None, uri)
+    if kind == "Restore":
+        from lancelot.dataset.commit import list_versions, load_manifest
+
+        pb.restore.version = int(op.version)
+        versions = list_versions(store, uri)
+        if int(op.version) not in versions.names:
+            raise TransactionError(f"dataset {uri!r}: cannot restore version {op.version}: no such version")
+        return build_restore(load_manifest(store, uri, versions, int(op.version)), uri)
+    if kind == "DataReplacement":
+        for g in op.replacements:
+            pb.data_replacement.replacements.add(fragment_id=int(g.fragment_id), new_file=as_data_file(g.new_file))
+        return build_data_replacement(list(pb.data_replacement.replacements), uri)
+    if kind == "UpdateConfig":
+        from lancelot.dataset.config import update_map
+
+        c = pb.update_config
+        for name in ("config_updates", "table_metadata_updates", "schema_metadata_updates"):
+            m = getattr(op, name)
+            if m is not None:
+                getattr(c, name).CopyFrom(update_map(dict(m.updates), bool(m.replace)))
+        for fid, m in (op.field_metadata_updates or {}).items():
+            c.field_metadata_updates[int(fid)].CopyFrom(update_map(dict(m.updates), bool(m.replace)))
+        return build_update_config(c, uri)
+    raise NotImplementedError(f"LanceDataset.commit of a {kind} operation is not supported by lancelot")
+
+
+def commit_any(
+    uri: str | os.PathLike[str], operation: Any, read_version: int | None, storage_options: dict[str, Any] | None
+) -> LanceDataset:
+    """Commit a ``Transaction`` (its read version, uuid and properties) or a bare operation."""
+    from lancelot.dataset.commit import list_versions, load_manifest
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.lance_operation import commit_operation
+
+    props: dict[str, str] = {}
+    tid = str(_uuid.uuid4())
+    if type(operation).__name__ == "Transaction":
+        txn = operation
+        read_version, tid, props = int(txn.read_version), str(txn.uuid), dict(txn.transaction_properties or {})
+        operation = txn.operation
+        if type(operation).__name__ in ("Append", "Overwrite"):
+            return commit_operation(uri, operation, read_version or None, storage_options=storage_options)
+    store = ObjectStore(uri, storage_options)
+    uri = store.uri
+    versions = list_versions(store, uri)
+    if read_version is None:  # a Restore: against the latest
+        read_version = versions.latest
+    read = None
+    if read_version is not None and versions.latest is not None:
+        if int(read_version) not in versions.names:
+            raise TransactionError(f"dataset {uri!r}: read version {read_version} does not exist")
+        read = load_manifest(store, uri, versions, int(read_version))
+    pb = transaction_pb2.Transaction(read_version=int(read_version or 0), uuid=tid)
+    for k, v in props.items():
+        pb.transaction_properties[k] = v
+    build = _plan(operation, pb, store, uri, read)
+    version = commit_transaction(store, uri, pb, build, read_version=read_version)
+    return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
+
+
+def commit_batch(
+    dest: Any, transactions: Sequence[Any], storage_options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Several Append transactions merged into one and committed (pylance's ``commit_batch``: only
+    appends may be batched)."""
+    from lancelot.dataset.dataset import LanceDataset
+
+    if isinstance(dest, LanceDataset):
+        storage_options = storage_options or dest.storage_options
+        dest = dest.uri
+    if not transactions:
+        raise TransactionError("commit_batch needs at least one transaction")
+    frags: list[Any] = []
+    for t in transactions:
+        if type(t.operation).__name__ != "Append":
+            raise UnsupportedTransactionError("Only append transactions are supported in batch commits")
+        frags.extend(t.operation.fragments)
+    merged = Transaction(int(transactions[0].read_version), LanceOperation.Append(frags))
+    ds = commit_any(dest, merged, None, storage_options)
+    return {"dataset": ds, "merged": merged}
