@@ -17,6 +17,7 @@ from lancelot.dataset import (
     write_dataset,
     write_fragments,
 )
+from lancelot.dataset.udf import BatchUDF, batch_udf
 from lancelot.errors import (
     CorruptFileError,
     LanceError,
@@ -46,6 +47,8 @@ __all__ = [
     "UnsupportedTypeError",
     "UnsupportedVersionError",
     "read_table",
+    "BatchUDF",
+    "batch_udf",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",

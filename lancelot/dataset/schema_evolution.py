@@ -28,6 +28,7 @@ from lancelot.format.pb import file_pb2, table_pb2
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.udf import BatchUDFCheckpoint
 
 
 class SchemaEvolutionError(LanceError, OSError):
@@ -92,12 +93,14 @@ def _write_column_files(
     fields: list[file_pb2.Field],
     values: Callable[[Fragment], pa.Table],
     pure: bool = False,
+    checkpoint: BatchUDFCheckpoint | None = None,
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
     written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
     function sees the fragments in turn), or, when ``pure`` (SQL expressions), two fragments side by
     side; each file is written while the next one's values are computed (at most a few fragments'
-    new columns in memory)."""
+    new columns in memory).  With a ``checkpoint``, fragments it holds are taken from it, and each
+    fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
     from lancelot.dataset.write import write_fragments
@@ -120,6 +123,12 @@ def _write_column_files(
             d = mt.to_pb().files[0]
             written.append(d.path)
             nf.files.append(d)
+        if checkpoint is not None:
+            from lancelot.dataset.udf import fragment_json
+
+            checkpoint.insert_fragment(int(nf.id), fragment_json(nf))
+            for d in nf.files[-len(metas) :]:
+                written.remove(d.path)  # kept for the resumed run
         return nf
 
     prev: Future[table_pb2.DataFragment] | None = None
@@ -132,6 +141,10 @@ def _write_column_files(
             nf = table_pb2.DataFragment()
             nf.CopyFrom(f._pb)
             n = f.physical_rows
+            hit = _checkpointed(checkpoint, f, fields) if checkpoint is not None else None
+            if hit is not None:
+                out.append(hit)
+                continue
             t = next(computed) if computed is not None else None
             if not n:
                 out.append(nf)
@@ -161,6 +174,29 @@ def _write_column_files(
                 pass
         raise
     return out
+
+
+def _checkpointed(
+    checkpoint: BatchUDFCheckpoint, f: Fragment, fields: list[file_pb2.Field]
+) -> table_pb2.DataFragment | None:
+    """``f`` with the new data file a previous run recorded for it, if that run wrote the same
+    fields over the same files (else None: computed again)."""
+    from lancelot.dataset.udf import fragment_of_json
+
+    text = checkpoint.get_fragment(f.fragment_id)
+    if text is None:
+        return None
+    done = fragment_of_json(text)
+    old = [d.path for d in f._pb.files]
+    ids = sorted(int(x.id) for x in fields)
+    if [d.path for d in done.files[: len(old)]] != old or len(done.files) != len(old) + 1:
+        return None
+    if sorted(int(x) for x in done.files[-1].fields) != ids or int(done.physical_rows) != f.physical_rows:
+        return None
+    nf = table_pb2.DataFragment()
+    nf.CopyFrom(f._pb)  # the fragment as it is now (its deletions may have changed since)
+    nf.files.append(done.files[-1])
+    return nf
 
 
 def _cast(arr: pa.ChunkedArray, f: pa.Field) -> pa.ChunkedArray:
@@ -271,10 +307,14 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
 
 
 def _finish_add(
-    ds: LanceDataset, schema: pa.Schema, values: Callable[[Fragment], pa.Table], pure: bool = False
+    ds: LanceDataset,
+    schema: pa.Schema,
+    values: Callable[[Fragment], pa.Table],
+    pure: bool = False,
+    checkpoint: BatchUDFCheckpoint | None = None,
 ) -> None:
     fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values, pure)
+    frags = _write_column_files(ds, schema, fields, values, pure, checkpoint)
     _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
 
 
@@ -306,6 +346,11 @@ def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iter
 
 
 def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_columns: list[str] | None, size: int) -> None:
+    """New columns from a function over batches of live rows (a ``BatchUDF``'s checkpoint: batches and
+    fragments finished by an earlier, failed run are not computed again; removed once committed)."""
+    from lancelot.dataset.udf import BatchUDF, BatchUDFCheckpoint
+
+    cache = udf.cache if isinstance(udf, BatchUDF) else None
     cols = list(ds.schema.names) if read_columns is None else list(read_columns)
     schema: pa.Schema | None = getattr(udf, "output_schema", None)
     if schema is None:  # as pylance: the output schema from the function run on one row
@@ -319,8 +364,10 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
 
     def values(f: Fragment) -> pa.Table:
         parts = []
-        for b in _live_batches([f], cols, size):
-            r = _as_batch(udf(b))
+        for i, b in enumerate(_live_batches([f], cols, size)):
+            info = BatchUDFCheckpoint.BatchInfo(f.fragment_id, i)
+            got = cache.get_batch(info) if cache is not None else None
+            r = got if got is not None else _as_batch(udf(b))
             if r.schema.names != out_schema.names or r.schema.types != out_schema.types:
                 raise ChangeInputError(
                     f"{f.where}: Output schema of function does not match the expected schema: "
@@ -328,11 +375,15 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
                 )
             if r.num_rows != b.num_rows:
                 raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+            if cache is not None and got is None:
+                cache.insert_batch(info, r)
             parts.append(pa.Table.from_batches([r]).select(out_schema.names))
         t = pa.concat_tables(parts) if parts else out_schema.empty_table()
         return _scatter_live(f, t)
 
-    _finish_add(ds, out_schema, values)
+    _finish_add(ds, out_schema, values, checkpoint=cache)
+    if cache is not None:
+        cache.cleanup()  # committed: nothing left to resume
 
 
 def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader) -> None:
