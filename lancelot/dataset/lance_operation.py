@@ -178,6 +178,37 @@ class LanceOperation:
         replacements: list[LanceOperation.DataReplacementGroup]
 
     @dataclass
+    class RewriteGroup:
+        """Old fragments and the new ones their rows were rewritten into (a compaction's group)."""
+
+        old_fragments: list[Any]
+        new_fragments: list[Any]
+
+    @dataclass
+    class RewrittenIndex:
+        """An index rewritten for the new row addresses of a Rewrite."""
+
+        old_id: str
+        new_id: str
+        new_details_type_url: str
+        new_details_value: bytes
+        new_index_version: int
+
+    @dataclass
+    class Rewrite(BaseOperation):
+        """A compaction (read from the history; commit it with ``compact_files``)."""
+
+        groups: list[LanceOperation.RewriteGroup]
+        rewritten_indices: list[LanceOperation.RewrittenIndex]
+
+    @dataclass
+    class CreateIndex(BaseOperation):
+        """Indices added and removed (read from the history: ``IndexMetadata`` messages)."""
+
+        new_indices: list[Any]
+        removed_indices: list[Any]
+
+    @dataclass
     class UpdateMap:
         """Keys to set (None: remove), or the whole map replaced."""
 

@@ -242,6 +242,24 @@ def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOpe
             for g in pb.data_replacement.replacements
         ]
         return LanceOperation.DataReplacement(groups)
+    if kind == "rewrite":
+        r = pb.rewrite
+        rgroups = [LanceOperation.RewriteGroup(_metas(g.old_fragments), _metas(g.new_fragments)) for g in r.groups]
+        if r.old_fragments or r.new_fragments:  # the older, ungrouped form
+            rgroups.insert(0, LanceOperation.RewriteGroup(_metas(r.old_fragments), _metas(r.new_fragments)))
+        rewritten = [
+            LanceOperation.RewrittenIndex(
+                str(_uuid.UUID(bytes=bytes(i.old_id.uuid))),
+                str(_uuid.UUID(bytes=bytes(i.new_id.uuid))),
+                i.new_index_details.type_url,
+                bytes(i.new_index_details.value),
+                int(i.new_index_version),
+            )
+            for i in r.rewritten_indices
+        ]
+        return LanceOperation.Rewrite(rgroups, rewritten)
+    if kind == "create_index":
+        return LanceOperation.CreateIndex(list(pb.create_index.new_indices), list(pb.create_index.removed_indices))
     if kind == "update_config":
         c = pb.update_config
         return LanceOperation.UpdateConfig(
