@@ -71,8 +71,10 @@ class LanceField:
     def children(self) -> list[LanceField]:
         return [LanceField(self._schema, f) for f in self._schema._fields if f.parent_id == self._pb.id]
 
-    def metadata(self) -> dict[str, bytes]:
-        return dict(self._pb.metadata)
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The field's metadata, as strings (a property, as pylance's)."""
+        return {k: bytes(v).decode("utf-8", "replace") for k, v in self._pb.metadata.items()}
 
     def to_arrow(self) -> pa.Field:
         return self._schema._arrow_field(self._pb)
