@@ -37,6 +37,12 @@ class SchemaEvolutionError(LanceError, OSError):
     __str__ = BaseException.__str__
 
 
+class UDFError(LanceError, TypeError):
+    """A function given to ``add_columns`` that fails on the first row (pylance's TypeError)."""
+
+    __str__ = BaseException.__str__
+
+
 # -- field ids -----------------------------------------------------------------------------------
 
 
@@ -355,9 +361,17 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
     schema: pa.Schema | None = getattr(udf, "output_schema", None)
     if schema is None:  # as pylance: the output schema from the function run on one row
         first = next(_live_batches(ds.get_fragments(), cols, 1), None)
-        if first is None:
-            first = pa.RecordBatch.from_pylist([], pa.schema([ds.schema.field(c) for c in cols]))
-        schema = _as_batch(udf(first)).schema
+        try:
+            if first is None:  # (pylance has no row to call it on either)
+                raise ChangeInputError(f"dataset {ds.uri!r} has no rows to infer the function's output schema from")
+            schema = _as_batch(udf(first)).schema
+        except Exception as e:
+            if isinstance(udf, BatchUDF) and first is not None:
+                raise  # pylance lets a BatchUDF's own errors through, wraps a plain function's
+            raise UDFError(
+                f"transforms must be a BatchUDF, dict, map function, or ReaderLike value.  Received {type(udf)}, "
+                f"which is callable, but gave an error when called with a batch of data: {e}"
+            ) from e
     assert schema is not None
     _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     out_schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
