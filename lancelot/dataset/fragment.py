@@ -921,6 +921,35 @@ class Fragment:
         )
         return t.to_pandas()
 
+    def delete(self, predicate: str) -> FragmentMetadata | None:
+        """Mark the rows matching ``predicate`` deleted in a new deletion file, uncommitted (pylance's
+        ``LanceFragment.delete``, for ``LanceOperation.Delete``).
+
+        Returns:
+            The fragment's new metadata, or None when every row is deleted.
+        """
+        from lancelot.dataset.transaction_api import fragment_delete
+
+        out: FragmentMetadata | None = fragment_delete(self, predicate)
+        return out
+
+    def merge_columns(
+        self,
+        value_func: Any,
+        columns: list[str] | None = None,
+        batch_size: int | None = None,
+        reader_schema: pa.Schema | None = None,
+    ) -> tuple[FragmentMetadata, Any]:
+        """New columns in a new data file of this fragment, uncommitted (pylance's
+        ``LanceFragment.merge_columns``): commit with ``LanceOperation.Merge(fragments, schema)``.
+
+        Returns:
+            ``(FragmentMetadata, LanceSchema)``.
+        """
+        from lancelot.dataset.schema_evolution import merge_columns
+
+        return merge_columns(self, value_func, columns, batch_size, reader_schema)
+
     @staticmethod
     def create(
         dataset_uri: str | os.PathLike[str],

@@ -43,6 +43,16 @@ class UDFError(LanceError, TypeError):
     __str__ = BaseException.__str__
 
 
+#: one fragment with its new data file, and the fields of the schema with the new columns
+_Staged = tuple[table_pb2.DataFragment, list[file_pb2.Field]]
+
+
+def _copy_frag(f: table_pb2.DataFragment) -> table_pb2.DataFragment:
+    out = table_pb2.DataFragment()
+    out.CopyFrom(f)
+    return out
+
+
 # -- field ids -----------------------------------------------------------------------------------
 
 
@@ -100,6 +110,7 @@ def _write_column_files(
     values: Callable[[Fragment], pa.Table],
     pure: bool = False,
     checkpoint: BatchUDFCheckpoint | None = None,
+    only: Fragment | None = None,
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
     written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
@@ -140,7 +151,7 @@ def _write_column_files(
     prev: Future[table_pb2.DataFragment] | None = None
     out: list[table_pb2.DataFragment] = []
     pool = shared_pool("column-files", 2)  # (one file of this call at a time: ``prev``)
-    frags = ds.get_fragments()
+    frags = [only] if only is not None else ds.get_fragments()
     computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2) if pure else None
     try:
         for f in frags:
@@ -280,7 +291,7 @@ def add_columns(
         raise TypeError(f"add_columns: unsupported transforms {type(transforms).__name__}")
 
 
-def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
+def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None = None) -> _Staged | None:
     for k, v in exprs_sql.items():
         if not isinstance(k, str) or not isinstance(v, str | pc.Expression):
             raise TypeError("add_columns: column names and expressions must be strings")
@@ -300,8 +311,10 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
     if not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]:
         # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
         fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
+        if only is not None:
+            return _copy_frag(only._pb), fields
         _commit_merge(ds, list(ds.manifest.fragments), fields, None)
-        return
+        return None
 
     def values(f: Fragment) -> pa.Table:
         src = f._read_physical(cols, 0, f.physical_rows)
@@ -309,7 +322,7 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
             src = pa.table({"_": pa.nulls(f.physical_rows)})
         return evaluate(src, exprs)
 
-    _finish_add(ds, schema, values, pure=True)
+    return _finish_add(ds, schema, values, pure=True, only=only)
 
 
 def _finish_add(
@@ -318,10 +331,16 @@ def _finish_add(
     values: Callable[[Fragment], pa.Table],
     pure: bool = False,
     checkpoint: BatchUDFCheckpoint | None = None,
-) -> None:
+    only: Fragment | None = None,
+) -> _Staged | None:
+    """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it
+    with its new file and the new schema's fields: ``Fragment.merge_columns``)."""
     fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values, pure, checkpoint)
+    frags = _write_column_files(ds, schema, fields, values, pure, checkpoint, only)
+    if only is not None:
+        return frags[0], list(ds.manifest.fields) + fields
     _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+    return None
 
 
 def _as_batch(out: Any) -> pa.RecordBatch:
@@ -351,7 +370,13 @@ def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iter
                 yield from t.combine_chunks().to_batches()
 
 
-def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_columns: list[str] | None, size: int) -> None:
+def _add_udf(
+    ds: LanceDataset,
+    udf: Callable[[pa.RecordBatch], Any],
+    read_columns: list[str] | None,
+    size: int,
+    only: Fragment | None = None,
+) -> _Staged | None:
     """New columns from a function over batches of live rows (a ``BatchUDF``'s checkpoint: batches and
     fragments finished by an earlier, failed run are not computed again; removed once committed)."""
     from lancelot.dataset.udf import BatchUDF, BatchUDFCheckpoint
@@ -360,7 +385,7 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
     cols = list(ds.schema.names) if read_columns is None else list(read_columns)
     schema: pa.Schema | None = getattr(udf, "output_schema", None)
     if schema is None:  # as pylance: the output schema from the function run on one row
-        first = next(_live_batches(ds.get_fragments(), cols, 1), None)
+        first = next(_live_batches([only] if only is not None else ds.get_fragments(), cols, 1), None)
         try:
             if first is None:  # (pylance has no row to call it on either)
                 raise ChangeInputError(f"dataset {ds.uri!r} has no rows to infer the function's output schema from")
@@ -395,12 +420,13 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
         t = pa.concat_tables(parts) if parts else out_schema.empty_table()
         return _scatter_live(f, t)
 
-    _finish_add(ds, out_schema, values, checkpoint=cache)
+    staged = _finish_add(ds, out_schema, values, checkpoint=cache, only=only)
     if cache is not None:
         cache.cleanup()  # committed: nothing left to resume
+    return staged
 
 
-def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader) -> None:
+def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader, only: Fragment | None = None) -> _Staged | None:
     schema = reader.schema
     _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     it: Iterator[pa.RecordBatch] = iter(reader)
@@ -423,10 +449,47 @@ def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader) -> None:
         return _scatter_live(f, take(f.count_rows()))
 
     fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values)
+    frags = _write_column_files(ds, schema, fields, values, only=only)
     if any(b.num_rows for b in pending) or any(b.num_rows for b in it):
         raise SchemaEvolutionError(f"dataset {ds.uri!r}: the stream produced more values than expected for dataset")
+    if only is not None:
+        return frags[0], list(ds.manifest.fields) + fields
     _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+    return None
+
+
+def merge_columns(
+    frag: Fragment,
+    value_func: Any,
+    columns: list[str] | None = None,
+    batch_size: int | None = None,
+    reader_schema: pa.Schema | None = None,
+) -> tuple[Any, Any]:
+    """``Fragment.merge_columns``: the fragment with a new data file holding the new columns, and
+    the new schema (a ``LanceSchema``), to commit with ``LanceOperation.Merge``; nothing committed."""
+    from lancelot.dataset.fragment import FragmentMetadata
+    from lancelot.dataset.transaction_api import LanceSchema
+    from lancelot.dataset.udf import BatchUDF
+
+    ds = frag._ds
+    if isinstance(value_func, BatchUDF) and value_func.cache is not None:
+        raise ChangeInputError(
+            "A checkpoint file cannot be used when applying a UDF with LanceFragment.merge_columns.  "
+            "You must apply your own checkpointing for fragment-level operations."
+        )
+    staged: _Staged | None
+    if isinstance(value_func, dict):
+        staged = _add_sql(ds, value_func, only=frag)
+    elif callable(value_func) and not isinstance(value_func, pa.RecordBatchReader):
+        staged = _add_udf(ds, value_func, columns, batch_size or 8192, only=frag)
+    else:
+        from lancelot.dataset.write import as_batches
+
+        sch, batches = as_batches(value_func, reader_schema)
+        staged = _add_reader(ds, pa.RecordBatchReader.from_batches(sch, batches), only=frag)
+    assert staged is not None
+    new, fields = staged
+    return FragmentMetadata.from_pb(new), LanceSchema(fields, dict(ds.manifest.schema_metadata))
 
 
 # -- merge (a left join) ----------------------------------------------------------------------------

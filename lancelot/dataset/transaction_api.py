@@ -308,6 +308,20 @@ def get_transactions(ds: LanceDataset, recent_transactions: int = 10) -> list[Tr
     return out
 
 
+def fragment_delete(frag: Any, predicate: object) -> Any:
+    """``Fragment.delete``: a new deletion file marking the fragment's rows matching ``predicate``;
+    the fragment's new metadata (itself if nothing matched), or None when every row is deleted. For
+    ``LanceOperation.Delete``; nothing is committed."""
+    from lancelot.dataset.changes import DeleteInputError, Deletions, as_filter, matching_positions
+    from lancelot.dataset.fragment import FragmentMetadata
+
+    dels = Deletions(frag._ds)
+    dels.mark(frag, matching_positions(frag, as_filter(predicate, frag._ds.schema, DeleteInputError)))
+    if dels.removed:
+        return None
+    return FragmentMetadata.from_pb(dels.updated[0] if dels.updated else frag._pb)
+
+
 # -- committing ----------------------------------------------------------------------------------------
 
 

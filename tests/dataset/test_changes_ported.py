@@ -39,7 +39,7 @@ def test_merge_with_schema_holes(tmp_path, lib) -> None:
     ds.add_columns({"b": "a + 1"})
     ds.add_columns({"c": "a + 2"})
     ds.drop_columns(["b"])  # a hole in the field ids
-    frag = lance.dataset(str(tmp_path / "d")).get_fragments()[0]
+    frag = mod.dataset(str(tmp_path / "d")).get_fragments()[0]
     merged, schema = frag.merge_columns(lambda _: pa.RecordBatch.from_pydict({"d": range(10, 20)}))
     cls.commit(str(tmp_path / "d"), ops.Merge([merged], schema), read_version=ds.version)
     lance.dataset(str(tmp_path / "d")).validate()
@@ -93,7 +93,7 @@ def test_merge_separate_dataset(tmp_path, lib) -> None:
     schema = next(view()).schema
     view_ds = mod.write_dataset(view(), str(tmp_path / "view"), schema=schema)
     frags, new_schema = [], None
-    for frag in lance.dataset(str(tmp_path / "base")).get_fragments():
+    for frag in mod.dataset(str(tmp_path / "base")).get_fragments():
         t = frag.to_table(with_row_id=True)
         lo, hi = t["_rowid"][0], t["_rowid"][-1]
         v = view_ds.to_table(columns=["double_a"], filter=f"original_row_id >= {lo} and original_row_id <= {hi}")
@@ -223,3 +223,91 @@ def test_merge_insert_with_commit(tmp_path, lib) -> None:
     want = pa.table({"id": range(10), "updated": [False, True] + [False] * 8})
     assert ds.to_table().sort_by("id") == want
     assert _both(tmp_path / "d").sort_by("id") == want
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_merge_columns(tmp_path, lib) -> None:
+    mod, cls, ops, _ = LIBS[lib]
+    base = str(tmp_path / "test")
+    lance.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), base)
+    fragment = mod.dataset(base).get_fragments()[0]
+
+    def adder(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays([pc.multiply(batch.column(0), 2)], names=["c"])
+
+    meta, schema = fragment.merge_columns(adder, columns=["a"])
+    ds = cls.commit(base, ops.Overwrite(schema.to_pyarrow(), [meta]))
+    assert ds.schema == schema.to_pyarrow()
+    want = pa.Table.from_pydict({"a": range(100), "b": range(100), "c": pa.array(range(0, 200, 2), pa.int64())})
+    assert _both(base) == want
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_merge_columns_from_reader(tmp_path, lib) -> None:
+    mod, cls, ops, _ = LIBS[lib]
+    base = str(tmp_path / "test")
+    lance.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), base)
+    fragment = mod.dataset(base).get_fragments()[0]
+    with LanceFileWriter(str(tmp_path / "some_file")) as w:
+        w.write_batch(pa.table({"c": range(100), "d": range(100)}))
+
+    def datareader():
+        yield from LanceFileReader(str(tmp_path / "some_file")).read_all(batch_size=10).to_batches()
+
+    meta, schema = fragment.merge_columns(
+        datareader(), reader_schema=pa.schema([pa.field("c", pa.int64()), pa.field("d", pa.int64())]), batch_size=15
+    )
+    ds = cls.commit(base, ops.Overwrite(schema.to_pyarrow(), [meta]))
+    assert ds.schema == schema.to_pyarrow()
+    assert _both(base) == pa.Table.from_pydict({"a": range(100), "b": range(100), "c": range(100), "d": range(100)})
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("batch_size", [1, 10, 100])
+def test_merge_batch_size(tmp_path, lib, batch_size) -> None:
+    mod, cls, ops, _ = LIBS[lib]
+    p = str(tmp_path / "d")
+    ds = lance.write_dataset(pa.table({"a": range(300)}), p, max_rows_per_file=100)
+
+    def mutate(batch):
+        assert batch.num_rows <= batch_size
+        return pa.RecordBatch.from_pydict({"b": batch.column("a")})
+
+    frags, schema = [], None
+    for frag in mod.dataset(p).get_fragments():
+        merged, schema = frag.merge_columns(mutate, batch_size=batch_size)
+        frags.append(merged)
+    cls.commit(p, ops.Merge(frags, schema), read_version=ds.version)
+    lance.dataset(p).validate()
+    assert _both(p) == pa.table({"a": range(300), "b": range(300)})
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_no_checkpoint_merge_columns(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    lance.write_dataset(pa.table({"a": range(100), "b": range(100)}), str(tmp_path / "d"), max_rows_per_file=20)
+
+    @mod.batch_udf(checkpoint_file=tmp_path / "cache.sqlite")
+    def some_udf(batch):
+        return batch
+
+    frag = mod.dataset(str(tmp_path / "d")).get_fragments()[0]
+    with pytest.raises(ValueError, match="A checkpoint file cannot be used"):
+        frag.merge_columns(some_udf, columns=["a"])
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_fragment_delete_with_commit(tmp_path, lib) -> None:
+    """The reference's test_delete_with_commit with the library's own Fragment.delete."""
+    mod, cls, ops, _ = LIBS[lib]
+    base = str(tmp_path / "t")
+    table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
+    lance.write_dataset(table, base)
+    lance.write_dataset(table, base, mode="append")
+    frags = mod.dataset(base).get_fragments()
+    assert frags[1].delete("a >= 0") is None  # every row: the fragment goes
+    assert frags[0].delete("a > 1000").deletion_file is None  # nothing matched: unchanged
+    delete = ops.Delete([frags[0].delete("a >= 50")], [frags[1].fragment_id], "hello")
+    cls.commit(base, delete, read_version=2)
+    assert _both(base) == pa.Table.from_pydict({"a": range(50), "b": range(50)})
+    lance.dataset(base).validate()
