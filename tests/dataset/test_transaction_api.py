@@ -292,3 +292,23 @@ def test_transaction_properties_stored(tmp_path) -> None:
         }
     assert lancelot.dataset(ours).read_transaction(2).transaction_properties["job"] == "7"
     assert_twins(theirs, ours)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_strict_overwrite(tmp_path, lib) -> None:
+    """The reference's test_strict_overwrite: an Overwrite planned at a version another Overwrite
+    has replaced since is refused (pylance 14.0.2: a retryable conflict, whatever max_retries)."""
+    cls, ops, _ = LIBS[lib]
+    base = str(tmp_path / "t")
+    op = ops.Overwrite(_ab().schema, [lance.fragment.LanceFragment.create(base, _ab())])
+    v1 = cls.commit(base, op, max_retries=0)
+    assert cls.commit(base, op, read_version=v1.version, max_retries=0).version == 2
+    for retries in (0, 20):
+        with pytest.raises((OSError, CommitConflictError), match="[Cc]ommit|conflict"):
+            cls.commit(base, op, read_version=v1.version, max_retries=retries)
+    assert lance.dataset(base).version == 2
+    # an Overwrite over appends, deletes and config changes is rebased (the latest wins)
+    lance.write_dataset(_ab(5), base, mode="append")
+    lance.dataset(base).delete("a = 1")
+    assert cls.commit(base, op, read_version=2).version == 5
+    assert lance.dataset(base).to_table() == _ab()
