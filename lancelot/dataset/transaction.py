@@ -285,6 +285,8 @@ def _reserve(mine: transaction_pb2.Transaction, other: transaction_pb2.Transacti
 def _project(mine: transaction_pb2.Transaction, other: transaction_pb2.Transaction, theirs: str) -> str | None:
     if theirs in ("merge", "project"):
         return RETRYABLE  # the schema must be computed again
+    if theirs in ("append", "update"):  # pylance 14.0.2 (the reference's newer table: compatible)
+        return RETRYABLE
     return INCOMPATIBLE if theirs in ("overwrite", "restore", "update_mem_wal_state") else None
 
 

@@ -487,6 +487,27 @@ def _plan(op: Any, pb: transaction_pb2.Transaction, store: ObjectStore, uri: str
     raise NotImplementedError(f"LanceDataset.commit of a {kind} operation is not supported by lancelot")
 
 
+def _refuse_rebase(store: ObjectStore, uri: str, pb: transaction_pb2.Transaction, read_version: int) -> None:
+    """A Delete given as an operation carries deletion files, not the rows it meant: where a commit
+    since its read version changed the same fragments' deletions, pylance cannot merge them and asks
+    for a retry; so does lancelot (its own ``delete`` merges them: it knows the rows)."""
+    from lancelot.dataset.commit import RetryableCommitConflictError, list_versions, load_manifest, load_transaction
+    from lancelot.dataset.transaction import REBASE, conflict
+
+    versions = list_versions(store, uri)
+    for v in range(read_version + 1, (versions.latest or 0) + 1):
+        if v not in versions.names:
+            continue
+        other = load_transaction(store, load_manifest(store, uri, versions, v), where=f"dataset {uri!r} version {v}")
+        c = conflict(pb, other)
+        if c is not None and c.kind == REBASE and other is not None:
+            raise RetryableCommitConflictError(
+                f"dataset {uri!r}: Retryable commit conflict for version {v}: this Delete transaction was "
+                f"preempted by concurrent transaction {type(operation_from_pb(other)).__name__} at version {v} "
+                f"({c.reason}). Please retry."
+            )
+
+
 def commit_any(
     uri: str | os.PathLike[str], operation: Any, read_version: int | None, storage_options: dict[str, Any] | None
 ) -> LanceDataset:
@@ -517,6 +538,8 @@ def commit_any(
     for k, v in props.items():
         pb.transaction_properties[k] = v
     build = _plan(operation, pb, store, uri, read)
+    if pb.WhichOneof("operation") == "delete" and read_version is not None:
+        _refuse_rebase(store, uri, pb, int(read_version))
     version = commit_transaction(store, uri, pb, build, read_version=read_version)
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
 
