@@ -484,7 +484,8 @@ class LanceDataset:
             storage_options: object-store options.
             enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
             detached: must be False (lancelot has no detached versions).
-            max_retries: accepted for pylance's signature (conflicts retry as the operation allows).
+            max_retries: 0 makes an Overwrite strict, as pylance's: refused if anything was committed
+                after ``read_version`` (otherwise conflicts are resolved as the operation allows).
             commit_message: must be None.
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
 
@@ -504,6 +505,7 @@ class LanceDataset:
             read_version,
             storage_options=storage_options,
             enable_stable_row_ids=enable_stable_row_ids,
+            max_retries=max_retries,
         )
 
     @staticmethod

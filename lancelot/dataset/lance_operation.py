@@ -232,9 +232,11 @@ def commit_operation(
     *,
     storage_options: dict[str, Any] | None = None,
     enable_stable_row_ids: bool | None = None,
+    max_retries: int = 20,
 ) -> LanceDataset:
     """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
-    (``LanceDataset.commit``)."""
+    (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
+    overwrite": refused if any version was committed after ``read_version``)."""
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.transaction_api import commit_any
     from lancelot.dataset.write import commit
@@ -253,7 +255,10 @@ def commit_operation(
         frags = [as_fragment_metadata(f) for f in operation.fragments]
         return commit(base_uri, "append", fragments=frags, read_version=read_version, storage_options=storage_options)
     if kind == "Overwrite":
-        from lancelot.dataset.transaction_api import as_pyarrow_schema
+        from lancelot.dataset.transaction_api import as_pyarrow_schema, check_strict_overwrite
+
+        if max_retries == 0:
+            check_strict_overwrite(base_uri, read_version, storage_options)
 
         frags = [as_fragment_metadata(f) for f in operation.fragments]
         for f in frags:

@@ -508,6 +508,24 @@ def _refuse_rebase(store: ObjectStore, uri: str, pb: transaction_pb2.Transaction
             )
 
 
+def check_strict_overwrite(
+    uri: str | os.PathLike[str], read_version: int | None, storage_options: dict[str, Any] | None
+) -> None:
+    """A strict Overwrite (``max_retries=0``) is not rebased: any version after its read version
+    refuses it (pylance's "Commit conflict ... after 0 retries")."""
+    from lancelot.dataset.commit import CommitConflictError, list_versions
+
+    store = ObjectStore(uri, storage_options)
+    latest = list_versions(store, store.uri).latest
+    if latest is not None and read_version != latest:
+        raise CommitConflictError(
+            f"dataset {store.uri!r}: Commit conflict for version {(read_version or 0) + 1}: a strict overwrite "
+            "(max_retries=0) "
+            f"read at version {read_version} cannot be committed after version {latest}: "
+            "Failed to commit the transaction after 0 retries."
+        )
+
+
 def commit_any(
     uri: str | os.PathLike[str], operation: Any, read_version: int | None, storage_options: dict[str, Any] | None
 ) -> LanceDataset:

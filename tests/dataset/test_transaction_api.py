@@ -307,8 +307,12 @@ def test_strict_overwrite(tmp_path, lib) -> None:
         with pytest.raises((OSError, CommitConflictError), match="[Cc]ommit|conflict"):
             cls.commit(base, op, read_version=v1.version, max_retries=retries)
     assert lance.dataset(base).version == 2
-    # an Overwrite over appends, deletes and config changes is rebased (the latest wins)
+    # an Overwrite over appends and deletes is rebased (the latest wins), unless strict (max_retries=0)
     lance.write_dataset(_ab(5), base, mode="append")
     lance.dataset(base).delete("a = 1")
-    assert cls.commit(base, op, read_version=2).version == 5
+    with pytest.raises((OSError, CommitConflictError), match="Commit conflict for version 3"):
+        cls.commit(base, op, read_version=2, max_retries=0)
+    assert cls.commit(base, op, read_version=4, max_retries=0).version == 5
+    lance.write_dataset(_ab(5), base, mode="append")
+    assert cls.commit(base, op, read_version=5).version == 7
     assert lance.dataset(base).to_table() == _ab()
