@@ -53,7 +53,22 @@ def _rows(rng: random.Random, schema: pa.Schema, n: int, lo: int, hi: int) -> pa
 def _step(rng: random.Random, schema: pa.Schema, n_added: int) -> dict[str, Any]:
     others = [f for f in schema if f.name not in KEYS]
     op = rng.choice(
-        ["mi", "mi3", "mi2", "update", "delete", "add", "alter", "drop", "mi", "update", "udf", "merge", "index"]
+        [
+            "mi",
+            "mi3",
+            "mi2",
+            "update",
+            "delete",
+            "add",
+            "alter",
+            "drop",
+            "mi",
+            "update",
+            "udf",
+            "merge",
+            "index",
+            "compact",
+        ]
     )
     if op == "drop" and len(others) < 2:
         op = "add"
@@ -114,6 +129,9 @@ def _apply(lib: Any, path: str, s: dict[str, Any]) -> Any:
         return ds.alter_columns(s["alter"])
     if op == "drop":
         return ds.drop_columns(s["columns"])
+    if op == "compact":
+        lib.dataset(path).optimize.compact_files(target_rows_per_fragment=30)
+        return None
     if op == "index":  # pylance builds indices, whoever changes the data
         return lance.dataset(path).create_scalar_index("k", "BTREE", replace=True) and None
     if op == "udf":
