@@ -316,3 +316,16 @@ def test_strict_overwrite(tmp_path, lib) -> None:
     lance.write_dataset(_ab(5), base, mode="append")
     assert cls.commit(base, op, read_version=5).version == 7
     assert lance.dataset(base).to_table() == _ab()
+
+
+def test_transaction_pickles_for_a_driver(tmp_path) -> None:
+    """A worker plans (execute_uncommitted), pickles the Transaction to the driver, which commits it."""
+    import pickle
+
+    theirs, ours = twins(tmp_path, table(30))
+    for p, lib, cls in ((theirs, lance, lance.LanceDataset), (ours, lancelot, LanceDataset)):
+        txn, _ = lib.dataset(p).merge_insert("id").when_matched_update_all().execute_uncommitted(_upsert(5, 27))
+        again = pickle.loads(pickle.dumps(txn))
+        assert again == txn
+        cls.commit(p, again)
+    assert_twins(theirs, ours)
