@@ -203,7 +203,8 @@ class LanceOperation:
 
     @dataclass
     class CreateIndex(BaseOperation):
-        """Indices added and removed (read from the history: ``IndexMetadata`` messages)."""
+        """Indices added and removed: pylance's ``Index`` values (or ``IndexMetadata`` messages) whose
+        files are in ``_indices/``."""
 
         new_indices: list[Any]
         removed_indices: list[Any]

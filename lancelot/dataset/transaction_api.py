@@ -484,7 +484,57 @@ def _plan(op: Any, pb: transaction_pb2.Transaction, store: ObjectStore, uri: str
         for fid, m in (op.field_metadata_updates or {}).items():
             c.field_metadata_updates[int(fid)].CopyFrom(update_map(dict(m.updates), bool(m.replace)))
         return build_update_config(c, uri)
+    if kind == "CreateIndex":
+        assert read is not None
+        new_idx = [_index_metadata(i) for i in op.new_indices]
+        gone = [_index_metadata(i) for i in op.removed_indices]
+        pb.create_index.new_indices.extend(new_idx)
+        pb.create_index.removed_indices.extend(gone)
+        return build_create_index(new_idx, gone, uri)
     raise NotImplementedError(f"LanceDataset.commit of a {kind} operation is not supported by lancelot")
+
+
+def _index_metadata(index: Any) -> table_pb2.IndexMetadata:
+    """An ``IndexMetadata`` message of a pylance ``Index`` (or of such a message itself)."""
+    from pyroaring import BitMap
+
+    if isinstance(index, table_pb2.IndexMetadata):
+        return index
+    m = table_pb2.IndexMetadata(name=str(index.name), fields=[int(f) for f in index.fields])
+    m.uuid.uuid = _uuid.UUID(str(index.uuid)).bytes
+    m.dataset_version = int(index.dataset_version)
+    m.fragment_bitmap = BitMap(sorted(int(f) for f in index.fragment_ids)).serialize()
+    m.index_version = int(getattr(index, "index_version", 0) or 0)
+    created = getattr(index, "created_at", None)
+    if created is not None:
+        m.created_at = int(created.timestamp() * 1000)
+    if getattr(index, "base_id", None) is not None:
+        m.base_id = int(index.base_id)
+    details = getattr(index, "index_details", None)
+    if details is not None:
+        m.index_details.type_url, m.index_details.value = str(details[0]), bytes(details[1])
+    return m
+
+
+def build_create_index(new: list[table_pb2.IndexMetadata], removed: list[table_pb2.IndexMetadata], uri: str) -> Builder:
+    """The index section with ``removed`` (by uuid) taken out and ``new`` added."""
+
+    def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
+        if base is None:
+            raise LanceError(f"dataset {uri!r} does not exist")
+        m = _start(base)
+        section = table_pb2.IndexSection()
+        if base.index_section:
+            section.ParseFromString(base.index_section)
+        gone = {bytes(i.uuid.uuid) for i in removed} | {bytes(i.uuid.uuid) for i in new}
+        keep = [i for i in section.indices if bytes(i.uuid.uuid) not in gone]
+        del section.indices[:]
+        section.indices.extend(keep + list(new))
+        _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+        out: bytes = section.SerializeToString()
+        return m, out
+
+    return build
 
 
 def _refuse_rebase(store: ObjectStore, uri: str, pb: transaction_pb2.Transaction, read_version: int) -> None:

@@ -329,3 +329,36 @@ def test_transaction_pickles_for_a_driver(tmp_path) -> None:
         assert again == txn
         cls.commit(p, again)
     assert_twins(theirs, ours)
+
+
+def test_commit_index(tmp_path) -> None:
+    """The reference's test_commit_index: an index built on one dataset, its files copied into two
+    twins, committed with LanceOperation.CreateIndex by pylance into one and lancelot into the other.
+    (pylance 14.0.2 lists the committed index with type 'Unknown', not the source's: both do.)"""
+    import shutil
+    from pathlib import Path
+
+    from lance.dataset import Index
+
+    t = pa.table({"meta": [f"m{i}" for i in range(300)], "id": range(300)})
+    src = lance.write_dataset(t, str(tmp_path / "src"))
+    src.create_scalar_index("meta", index_type="BTREE")
+    iid = src.list_indices()[0]["uuid"]
+    listed = []
+    for p, cls in ((str(tmp_path / "theirs"), lance.LanceDataset), (str(tmp_path / "ours"), LanceDataset)):
+        d = lance.write_dataset(t, p)
+        shutil.copytree(Path(src.uri) / "_indices" / iid, Path(p) / "_indices" / iid)
+        field_id = next(f.id() for f in d.lance_schema.fields() if f.name() == "meta")
+        frags = {f.fragment_id for f in d.get_fragments()}
+        idx = Index(
+            uuid=iid, name="meta_idx", fields=[field_id], dataset_version=1, fragment_ids=frags, index_version=0
+        )
+        cls.commit(p, lance.LanceOperation.CreateIndex(new_indices=[idx], removed_indices=[]), read_version=1)
+        got = lance.dataset(p)
+        got.validate()
+        plan = got.scanner(fast_search=True, prefilter=True, filter="meta = 'hello'").explain_plan()
+        assert "ScalarIndexQuery: query=[meta = hello]@meta_idx" in plan
+        assert got.to_table(filter="meta = 'm5'").to_pydict() == {"meta": ["m5"], "id": [5]}
+        listed.append(got.list_indices())
+        assert lancelot.dataset(p).list_indices()[0]["uuid"] == iid
+    assert listed[1] == listed[0]
