@@ -523,7 +523,7 @@ class LanceDataset:
         Returns:
             ``{"dataset": the new version, "merged": the one Append transaction committed}``.
         """
-        from lancelot.dataset.transaction_api import commit_batch
+        from lancelot.dataset.transaction_commit import commit_batch
 
         if commit_lock is not None or detached:
             raise ValueError("lancelot's commit_batch takes no commit_lock or detached")

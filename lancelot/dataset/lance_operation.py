@@ -239,7 +239,7 @@ def commit_operation(
     (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
     overwrite": refused if any version was committed after ``read_version``)."""
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.transaction_api import commit_any
+    from lancelot.dataset.transaction_commit import commit_any
     from lancelot.dataset.write import commit
 
     if isinstance(base_uri, LanceDataset):
@@ -256,7 +256,8 @@ def commit_operation(
         frags = [as_fragment_metadata(f) for f in operation.fragments]
         return commit(base_uri, "append", fragments=frags, read_version=read_version, storage_options=storage_options)
     if kind == "Overwrite":
-        from lancelot.dataset.transaction_api import as_pyarrow_schema, check_strict_overwrite
+        from lancelot.dataset.transaction_api import as_pyarrow_schema
+        from lancelot.dataset.transaction_commit import check_strict_overwrite
 
         if max_retries == 0:
             check_strict_overwrite(base_uri, read_version, storage_options)
