@@ -12,10 +12,12 @@ from lancelot.dataset import (
     LanceFragment,
     LanceOperation,
     LanceScanner,
+    Transaction,
     dataset,
     write_dataset,
     write_fragments,
 )
+from lancelot.dataset.udf import BatchUDF, batch_udf
 from lancelot.errors import (
     CorruptFileError,
     LanceError,
@@ -45,11 +47,14 @@ __all__ = [
     "UnsupportedTypeError",
     "UnsupportedVersionError",
     "read_table",
+    "BatchUDF",
+    "batch_udf",
     "FragmentMetadata",
     "LanceDataset",
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "Transaction",
     "dataset",
     "write_dataset",
     "write_fragments",

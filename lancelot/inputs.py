@@ -73,6 +73,10 @@ def as_batches(
         return schema or t.schema, iter(t.to_batches())
     if _is_lance_dataset(data):
         return schema or data.schema, iter(data.to_batches())  # type: ignore[attr-defined]
+    pads = sys.modules.get("pyarrow.dataset")  # a pyarrow Scanner or Dataset, as pylance takes them
+    if pads is not None and isinstance(data, pads.Scanner | pads.Dataset):
+        reader = data.to_reader() if isinstance(data, pads.Scanner) else data.scanner().to_reader()
+        return schema or reader.schema, iter(reader)
     if hasattr(data, "__arrow_c_stream__"):
         reader = pa.RecordBatchReader.from_stream(data)
         return schema or reader.schema, iter(reader)

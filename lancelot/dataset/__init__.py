@@ -12,6 +12,7 @@ from lancelot.dataset.lance_operation import LanceOperation
 from lancelot.dataset.refs import Tags
 from lancelot.dataset.scanner import ColumnOrdering, LanceScanner, Scanner
 from lancelot.dataset.stats import DataStatistics, FieldStatistics, LanceStats
+from lancelot.dataset.transaction_api import LanceSchema, Transaction
 from lancelot.dataset.write import commit, write_dataset, write_fragments
 
 LanceFragment = Fragment  # pylance's name
@@ -27,11 +28,13 @@ __all__ = [
     "LanceFragment",
     "LanceOperation",
     "LanceScanner",
+    "LanceSchema",
     "LanceStats",
     "DataStatistics",
     "FieldStatistics",
     "Scanner",
     "Tags",
+    "Transaction",
     "commit",
     "dataset",
     "write_dataset",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.lance_operation import LanceOperation
     from lancelot.dataset.refs import Tags
+    from lancelot.dataset.transaction_api import LanceSchema, Transaction
 
 
 class VersionsMixin:
@@ -153,7 +155,7 @@ class VersionsMixin:
     @staticmethod
     def commit(
         base_uri: str | os.PathLike[str] | LanceDataset,
-        operation: LanceOperation.BaseOperation,
+        operation: LanceOperation.BaseOperation | Transaction,
         read_version: int | None = None,
         commit_lock: Any = None,
         storage_options: dict[str, Any] | None = None,
@@ -168,14 +170,17 @@ class VersionsMixin:
 
         Args:
             base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
-            operation: ``LanceOperation.Append(fragments)`` or ``LanceOperation.Overwrite(schema,
-                fragments)``; fragments from lancelot or from pylance.
-            read_version: the version the fragments were planned against (required for Append).
+            operation: a ``LanceOperation`` (Append, Overwrite, Delete, Update, Merge, Project, Restore,
+                DataReplacement, UpdateConfig) or a ``Transaction`` (``execute_uncommitted``'s);
+                fragments from lancelot or from pylance.
+            read_version: the version the operation was planned against (required but for Overwrite
+                and Restore; a Transaction carries its own).
             commit_lock: pylance's custom lock; lancelot's commits are atomic without one (must be None).
             storage_options: object-store options.
             enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
             detached: must be False (lancelot has no detached versions).
-            max_retries: accepted for pylance's signature (conflicts retry as the operation allows).
+            max_retries: 0 makes an Overwrite strict, as pylance's: refused if anything was committed
+                after ``read_version`` (otherwise conflicts are resolved as the operation allows).
             commit_message: must be None.
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
 
@@ -195,7 +200,48 @@ class VersionsMixin:
             read_version,
             storage_options=storage_options,
             enable_stable_row_ids=enable_stable_row_ids,
+            max_retries=max_retries,
         )
+
+    @staticmethod
+    def commit_batch(
+        dest: str | os.PathLike[str] | LanceDataset,
+        transactions: Sequence[Transaction],
+        commit_lock: Any = None,
+        storage_options: dict[str, Any] | None = None,
+        enable_v2_manifest_paths: bool | None = None,
+        detached: bool | None = False,
+        max_retries: int = 20,
+    ) -> dict[str, Any]:
+        """Commit several Append transactions as one version (pylance's ``commit_batch``).
+
+        Returns:
+            ``{"dataset": the new version, "merged": the one Append transaction committed}``.
+        """
+        from lancelot.dataset.transaction_commit import commit_batch
+
+        if commit_lock is not None or detached:
+            raise ValueError("lancelot's commit_batch takes no commit_lock or detached")
+        return commit_batch(dest, transactions, storage_options)
+
+    def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
+        """The transaction that committed ``version`` (None where none is stored)."""
+        from lancelot.dataset.transaction_api import read_transaction
+
+        return read_transaction(self, version)
+
+    def get_transactions(self: LanceDataset, recent_transactions: int = 10) -> list[Transaction | None]:
+        """The transactions of the latest ``recent_transactions`` versions, newest first."""
+        from lancelot.dataset.transaction_api import get_transactions
+
+        return get_transactions(self, recent_transactions)
+
+    @property
+    def lance_schema(self: LanceDataset) -> LanceSchema:
+        """The schema with Lance field ids (for ``LanceOperation.Merge`` / ``Project``)."""
+        from lancelot.dataset.transaction_api import LanceSchema
+
+        return LanceSchema(self.manifest.fields, dict(self.manifest.schema_metadata))
 
     @staticmethod
     def drop(

@@ -251,6 +251,23 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         return delete(self, predicate)
 
+    def merge_columns(
+        self,
+        value_func: Any,
+        columns: list[str] | None = None,
+        batch_size: int | None = None,
+        reader_schema: pa.Schema | None = None,
+    ) -> tuple[FragmentMetadata, Any]:
+        """New columns in a new data file of this fragment, uncommitted (pylance's
+        ``LanceFragment.merge_columns``): commit with ``LanceOperation.Merge(fragments, schema)``.
+
+        Returns:
+            ``(FragmentMetadata, LanceSchema)``.
+        """
+        from lancelot.dataset.schema_evolution import merge_columns
+
+        return merge_columns(self, value_func, columns, batch_size, reader_schema)
+
     def deleted_positions(self) -> np.ndarray:
         """The deleted rows of the fragment, from its deletion file (read once per fragment object).
 

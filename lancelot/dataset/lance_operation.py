@@ -14,8 +14,6 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from lancelot.dataset.fragment import FragmentMetadata
 from lancelot.format.pb import table_pb2
 
@@ -24,40 +22,98 @@ if TYPE_CHECKING:
 
 
 def as_fragment_metadata(frag: Any) -> FragmentMetadata:
-    """lancelot's FragmentMetadata of a lancelot or pylance fragment description."""
+    """lancelot's FragmentMetadata of a lancelot or pylance fragment description (pylance's through
+    its ``to_json()`` dict: files, deletion file, inline row ids and row versions)."""
     if isinstance(frag, FragmentMetadata):
         return frag
     if isinstance(frag, table_pb2.DataFragment):
         return FragmentMetadata.from_pb(frag)
     to_json = getattr(frag, "to_json", None)
     d = to_json() if callable(to_json) else frag
+    if isinstance(d, str):
+        return FragmentMetadata.from_json(d)
     if not isinstance(d, dict):
         raise TypeError(f"expected a FragmentMetadata, got {type(frag).__name__}")
-    for key in ("deletion_file", "row_id_meta", "created_at_version_meta", "last_updated_at_version_meta"):
-        if d.get(key) is not None:
-            raise ValueError(f"fragment {d.get('id')}: committing a fragment with {key} is not supported")
     if d.get("overlays"):
         raise ValueError(f"fragment {d.get('id')}: committing a fragment with overlays is not supported")
     pb = table_pb2.DataFragment(id=int(d.get("id") or 0), physical_rows=int(d["physical_rows"]))
     for f in d.get("files", []):
-        df = pb.files.add(
-            path=str(f["path"]),
-            fields=[int(x) for x in f["fields"]],
-            column_indices=[int(x) for x in f.get("column_indices", [])],
-            file_major_version=int(f.get("file_major_version") or 0),
-            file_minor_version=int(f.get("file_minor_version") or 0),
-            file_size_bytes=int(f.get("file_size_bytes") or 0),
+        pb.files.append(as_data_file(f))
+    dfile = d.get("deletion_file")
+    if dfile is not None:
+        kind = str(dfile.get("file_type", "array")).lower()
+        pb.deletion_file.file_type = (
+            table_pb2.DeletionFile.BITMAP if kind == "bitmap" else table_pb2.DeletionFile.ARROW_ARRAY
         )
-        if f.get("base_id") is not None:
-            df.base_id = int(f["base_id"])
+        pb.deletion_file.read_version = int(dfile.get("read_version") or 0)
+        pb.deletion_file.id = int(dfile.get("id") or 0)
+        pb.deletion_file.num_deleted_rows = int(dfile.get("num_deleted_rows") or 0)
+        if dfile.get("base_id") is not None:
+            pb.deletion_file.base_id = int(dfile["base_id"])
+    for key, target in (
+        ("row_id_meta", "inline_row_ids"),
+        ("created_at_version_meta", "inline_created_at_versions"),
+        ("last_updated_at_version_meta", "inline_last_updated_at_versions"),
+    ):
+        meta = d.get(key)
+        if meta is None:
+            continue
+        inline = meta.get("Inline", meta.get("inline")) if isinstance(meta, dict) else None
+        if inline is None:
+            raise ValueError(f"fragment {d.get('id')}: committing a fragment with an external {key} is not supported")
+        setattr(pb, target, bytes(inline))
     return FragmentMetadata.from_pb(pb)
 
 
+def as_data_file(f: Any) -> table_pb2.DataFile:
+    """A ``DataFile`` message of a lancelot message, a pylance ``DataFile`` or its dict."""
+    if isinstance(f, table_pb2.DataFile):
+        out = table_pb2.DataFile()
+        out.CopyFrom(f)
+        return out
+    if not isinstance(f, dict):
+        f = {
+            k: getattr(f, k)
+            for k in (
+                "path",
+                "fields",
+                "column_indices",
+                "file_major_version",
+                "file_minor_version",
+                "file_size_bytes",
+                "base_id",
+            )
+            if hasattr(f, k)
+        }
+    df = table_pb2.DataFile(
+        path=str(f["path"]),  # (pylance's is a callable str)
+        fields=[int(x) for x in f["fields"]],
+        column_indices=[int(x) for x in f.get("column_indices") or []],
+        file_major_version=int(f.get("file_major_version") or 0),
+        file_minor_version=int(f.get("file_minor_version") or 0),
+        file_size_bytes=int(f.get("file_size_bytes") or 0),
+    )
+    if f.get("base_id") is not None:
+        df.base_id = int(f["base_id"])
+    return df
+
+
 class LanceOperation:
-    """The operations ``LanceDataset.commit`` accepts (pylance's ``lance.LanceOperation`` names)."""
+    """The operations ``LanceDataset.commit`` accepts (pylance's ``lance.LanceOperation`` names, fields
+    and defaults; transaction.proto's messages). Fragments may be lancelot's or pylance's
+    ``FragmentMetadata``; schemas a ``LanceSchema`` (field ids kept) or a ``pyarrow.Schema`` (ids
+    by position, as pylance assigns them)."""
 
     class BaseOperation:
         """A change to commit as one new version."""
+
+    @dataclass
+    class Overwrite(BaseOperation):
+        """Replace the dataset (or create it) with ``fragments`` of ``new_schema``."""
+
+        new_schema: Any
+        fragments: list[Any] = field(default_factory=list)
+        initial_bases: list[Any] | None = None
 
     @dataclass
     class Append(BaseOperation):
@@ -66,47 +122,157 @@ class LanceOperation:
         fragments: list[Any] = field(default_factory=list)
 
     @dataclass
-    class Overwrite(BaseOperation):
-        """Replace the dataset (or create it) with ``fragments`` of ``new_schema``."""
+    class Delete(BaseOperation):
+        """Fragments with new deletion files, and ids of fragments deleted entirely."""
 
-        new_schema: pa.Schema
-        fragments: list[Any] = field(default_factory=list)
+        updated_fragments: list[Any]
+        deleted_fragment_ids: list[int]
+        predicate: str
+
+    @dataclass
+    class Update(BaseOperation):
+        """Rows rewritten: old fragments removed or given deletion files, new fragments added (their
+        first rows may carry stable row ids over in ``row_id_meta``; row versions are derived at
+        commit)."""
+
+        removed_fragment_ids: list[int] = field(default_factory=list)
+        updated_fragments: list[Any] = field(default_factory=list)
+        new_fragments: list[Any] = field(default_factory=list)
+        fields_modified: list[int] = field(default_factory=list)
+        fields_for_preserving_frag_bitmap: list[int] = field(default_factory=list)
+        update_mode: str = ""
+        updated_fragment_offsets: dict[int, bytes] | None = None
+
+    @dataclass
+    class Merge(BaseOperation):
+        """New columns: every fragment of the dataset (with its new data files) and the new schema."""
+
+        fragments: list[Any]
+        schema: Any
+        preserves_nullability: bool = False
+
+    @dataclass
+    class Project(BaseOperation):
+        """A new schema over the same data (dropped or renamed columns)."""
+
+        schema: Any
+        preserves_nullability: bool = False
+
+    @dataclass
+    class Restore(BaseOperation):
+        """Make ``version`` the latest again."""
+
+        version: int
+
+    @dataclass
+    class DataReplacementGroup:
+        """A new data file for fragment ``fragment_id``, replacing the file with the same fields."""
+
+        fragment_id: int
+        new_file: Any
+
+    @dataclass
+    class DataReplacement(BaseOperation):
+        """Data files replaced in place (same fields, same rows)."""
+
+        replacements: list[LanceOperation.DataReplacementGroup]
+
+    @dataclass
+    class RewriteGroup:
+        """Old fragments and the new ones their rows were rewritten into (a compaction's group)."""
+
+        old_fragments: list[Any]
+        new_fragments: list[Any]
+
+    @dataclass
+    class RewrittenIndex:
+        """An index rewritten for the new row addresses of a Rewrite."""
+
+        old_id: str
+        new_id: str
+        new_details_type_url: str
+        new_details_value: bytes
+        new_index_version: int
+
+    @dataclass
+    class Rewrite(BaseOperation):
+        """A compaction (read from the history; commit it with ``compact_files``)."""
+
+        groups: list[LanceOperation.RewriteGroup]
+        rewritten_indices: list[LanceOperation.RewrittenIndex]
+
+    @dataclass
+    class CreateIndex(BaseOperation):
+        """Indices added and removed: pylance's ``Index`` values (or ``IndexMetadata`` messages) whose
+        files are in ``_indices/``."""
+
+        new_indices: list[Any]
+        removed_indices: list[Any]
+
+    @dataclass
+    class UpdateMap:
+        """Keys to set (None: remove), or the whole map replaced."""
+
+        updates: dict[str, str | None]
+        replace: bool = False
+
+    @dataclass
+    class UpdateConfig(BaseOperation):
+        """Config, table metadata, schema metadata and field metadata changes."""
+
+        config_updates: LanceOperation.UpdateMap | None = None
+        table_metadata_updates: LanceOperation.UpdateMap | None = None
+        schema_metadata_updates: LanceOperation.UpdateMap | None = None
+        field_metadata_updates: dict[int, LanceOperation.UpdateMap] | None = None
 
 
 def commit_operation(
     base_uri: str | os.PathLike[str] | LanceDataset,
-    operation: LanceOperation.BaseOperation,
+    operation: Any,
     read_version: int | None = None,
     *,
     storage_options: dict[str, Any] | None = None,
     enable_stable_row_ids: bool | None = None,
+    max_retries: int = 20,
 ) -> LanceDataset:
-    """Commit ``operation`` as one new version (``LanceDataset.commit``)."""
+    """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
+    (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
+    overwrite": refused if any version was committed after ``read_version``)."""
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.transaction_commit import commit_any
     from lancelot.dataset.write import commit
 
     if isinstance(base_uri, LanceDataset):
         storage_options = storage_options or base_uri.storage_options
         base_uri = base_uri.uri
-    if isinstance(operation, LanceOperation.Append):
-        if read_version is None:
-            raise ValueError("read_version is required for all operations except Overwrite and Restore")
+    kind = type(operation).__name__
+    if kind == "Transaction":
+        return commit_any(base_uri, operation, None, storage_options)
+    if not hasattr(operation, "__dataclass_fields__"):
+        raise TypeError(f"operation must be a LanceOperation.BaseOperation or Transaction, got {type(operation)}")
+    if read_version is None and kind not in ("Overwrite", "Restore"):
+        raise ValueError("read_version is required for all operations except Overwrite and Restore")
+    if kind == "Append":
         frags = [as_fragment_metadata(f) for f in operation.fragments]
         return commit(base_uri, "append", fragments=frags, read_version=read_version, storage_options=storage_options)
-    if isinstance(operation, LanceOperation.Overwrite):
+    if kind == "Overwrite":
+        from lancelot.dataset.transaction_api import as_pyarrow_schema
+        from lancelot.dataset.transaction_commit import check_strict_overwrite
+
+        if max_retries == 0:
+            check_strict_overwrite(base_uri, read_version, storage_options)
+
         frags = [as_fragment_metadata(f) for f in operation.fragments]
-        schema = operation.new_schema
-        if not isinstance(schema, pa.Schema):
-            raise TypeError(f"Overwrite.new_schema must be a pyarrow.Schema, got {type(schema).__name__}")
+        for f in frags:
+            if f.deletion_file is not None:
+                raise ValueError("Overwrite: a fragment with a deletion file cannot be committed (use Delete)")
         return commit(
             base_uri,
             "overwrite",
             fragments=frags,
-            schema=schema,
+            schema=as_pyarrow_schema(operation.new_schema),
             read_version=read_version,
             storage_options=storage_options,
             enable_stable_row_ids=bool(enable_stable_row_ids),
         )
-    raise NotImplementedError(
-        f"LanceDataset.commit of {type(operation).__name__} is not supported by lancelot (Append and Overwrite are)"
-    )
+    return commit_any(base_uri, operation, read_version, storage_options)

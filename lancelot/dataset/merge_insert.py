@@ -39,7 +39,10 @@ from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
 
 if TYPE_CHECKING:
+    from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.transaction_api import Transaction
+    from lancelot.format.pb import transaction_pb2
 
 _SRC = "__lancelot_src"
 _POS = "__lancelot_pos"
@@ -208,6 +211,29 @@ class MergeInsertBuilder:
         _move_to(self._ds, version)
         return stats
 
+    def execute_uncommitted(
+        self, data_obj: Any, *, schema: pa.Schema | None = None
+    ) -> tuple[Transaction, dict[str, int]]:
+        """Write the merge's files without committing (pylance's two-phase merge_insert): commit the
+        returned transaction with ``LanceDataset.commit(uri, transaction)``.
+
+        Args:
+            data_obj: The source rows, as for ``execute``.
+            schema: The source's schema, when ``data_obj`` is an iterable of batches.
+
+        Returns:
+            ``(Transaction, stats)``: an Update transaction read at the dataset's version, and the
+            counts ``execute`` would return.
+        """
+        from lancelot.dataset.transaction_api import transaction_from_pb
+
+        if self._matched is None and not self._insert and not self._by_source:
+            raise ChangeInputError("the merge insert job is not configured to change the data in any way")
+        with _Source(data_obj, schema) as src:
+            self._check_source(src.table)
+            txn, _, stats = self._stage(self._ds, src.table)
+        return transaction_from_pb(txn), stats
+
     # -- the merge -----------------------------------------------------------------------------
     def _check_source(self, src: pa.Table) -> None:
         target = self._ds.schema
@@ -227,6 +253,11 @@ class MergeInsertBuilder:
             raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
 
     def _attempt(self, cur: LanceDataset, src: pa.Table) -> tuple[int, dict[str, int]]:
+        txn, build, stats = self._stage(cur, src)
+        return commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version), stats
+
+    def _stage(self, cur: LanceDataset, src: pa.Table) -> tuple[transaction_pb2.Transaction, Builder, dict[str, int]]:
+        """The merge on ``cur`` planned and its files written: its Update transaction and builder."""
         on = self._on
         keys = src.select(on).append_column(_SRC, pa.array(np.arange(src.num_rows, dtype=np.int64)))
         cond = self._match_condition(cur, src) if self._matched == "update" and self._condition else None
@@ -323,12 +354,12 @@ class MergeInsertBuilder:
                 t.inline_row_ids = encode_row_ids(nf.kept_ids)
         u.fields_for_preserving_frag_bitmap.extend(int(x.id) for x in cur.manifest.fields if x.parent_id == -1)
         build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
-        return v, {
+        stats = {
             "num_inserted_rows": int(len(inserted)),
             "num_updated_rows": int(n_updated),
             "num_deleted_rows": int(n_deleted_matched + n_deleted_by_source),
         }
+        return txn, build, stats
 
     def _ambiguous(self, f: Any, pos: np.ndarray) -> None:
         vals, counts = np.unique(pos, return_counts=True)

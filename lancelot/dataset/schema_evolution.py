@@ -28,12 +28,29 @@ from lancelot.format.pb import file_pb2, table_pb2
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.udf import BatchUDFCheckpoint
 
 
 class SchemaEvolutionError(LanceError, OSError):
     """A schema change pylance refuses with an OSError (conflicting names, bad casts...)."""
 
     __str__ = BaseException.__str__
+
+
+class UDFError(LanceError, TypeError):
+    """A function given to ``add_columns`` that fails on the first row (pylance's TypeError)."""
+
+    __str__ = BaseException.__str__
+
+
+#: one fragment with its new data file, and the fields of the schema with the new columns
+_Staged = tuple[table_pb2.DataFragment, list[file_pb2.Field]]
+
+
+def _copy_frag(f: table_pb2.DataFragment) -> table_pb2.DataFragment:
+    out = table_pb2.DataFragment()
+    out.CopyFrom(f)
+    return out
 
 
 # -- field ids -----------------------------------------------------------------------------------
@@ -92,12 +109,15 @@ def _write_column_files(
     fields: list[file_pb2.Field],
     values: Callable[[Fragment], pa.Table],
     pure: bool = False,
+    checkpoint: BatchUDFCheckpoint | None = None,
+    only: Fragment | None = None,
 ) -> list[table_pb2.DataFragment]:
     """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
     written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
     function sees the fragments in turn), or, when ``pure`` (SQL expressions), two fragments side by
     side; each file is written while the next one's values are computed (at most a few fragments'
-    new columns in memory)."""
+    new columns in memory).  With a ``checkpoint``, fragments it holds are taken from it, and each
+    fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
     from lancelot.dataset.write import write_fragments
@@ -120,18 +140,28 @@ def _write_column_files(
             d = mt.to_pb().files[0]
             written.append(d.path)
             nf.files.append(d)
+        if checkpoint is not None:
+            from lancelot.dataset.udf import fragment_json
+
+            checkpoint.insert_fragment(int(nf.id), fragment_json(nf))
+            for d in nf.files[-len(metas) :]:
+                written.remove(d.path)  # kept for the resumed run
         return nf
 
     prev: Future[table_pb2.DataFragment] | None = None
     out: list[table_pb2.DataFragment] = []
     pool = shared_pool("column-files", 2)  # (one file of this call at a time: ``prev``)
-    frags = ds.get_fragments()
+    frags = [only] if only is not None else ds.get_fragments()
     computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2) if pure else None
     try:
         for f in frags:
             nf = table_pb2.DataFragment()
             nf.CopyFrom(f.data_fragment)
             n = f.physical_rows
+            hit = _checkpointed(checkpoint, f, fields) if checkpoint is not None else None
+            if hit is not None:
+                out.append(hit)
+                continue
             t = next(computed) if computed is not None else None
             if not n:
                 out.append(nf)
@@ -161,6 +191,29 @@ def _write_column_files(
                 pass
         raise
     return out
+
+
+def _checkpointed(
+    checkpoint: BatchUDFCheckpoint, f: Fragment, fields: list[file_pb2.Field]
+) -> table_pb2.DataFragment | None:
+    """``f`` with the new data file a previous run recorded for it, if that run wrote the same
+    fields over the same files (else None: computed again)."""
+    from lancelot.dataset.udf import fragment_of_json
+
+    text = checkpoint.get_fragment(f.fragment_id)
+    if text is None:
+        return None
+    done = fragment_of_json(text)
+    old = [d.path for d in f.data_fragment.files]
+    ids = sorted(int(x.id) for x in fields)
+    if [d.path for d in done.files[: len(old)]] != old or len(done.files) != len(old) + 1:
+        return None
+    if sorted(int(x) for x in done.files[-1].fields) != ids or int(done.physical_rows) != f.physical_rows:
+        return None
+    nf = table_pb2.DataFragment()
+    nf.CopyFrom(f.data_fragment)  # the fragment as it is now (its deletions may have changed since)
+    nf.files.append(done.files[-1])
+    return nf
 
 
 def _cast(arr: pa.ChunkedArray, f: pa.Field) -> pa.ChunkedArray:
@@ -238,7 +291,7 @@ def add_columns(
         raise TypeError(f"add_columns: unsupported transforms {type(transforms).__name__}")
 
 
-def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
+def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None = None) -> _Staged | None:
     for k, v in exprs_sql.items():
         if not isinstance(k, str) or not isinstance(v, str | pc.Expression):
             raise TypeError("add_columns: column names and expressions must be strings")
@@ -258,8 +311,10 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
     if not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]:
         # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
         fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
+        if only is not None:
+            return _copy_frag(only.data_fragment), fields
         _commit_merge(ds, list(ds.manifest.fragments), fields, None)
-        return
+        return None
 
     def values(f: Fragment) -> pa.Table:
         src = f._read_physical(cols, 0, f.physical_rows)
@@ -267,15 +322,25 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str]) -> None:
             src = pa.table({"_": pa.nulls(f.physical_rows)})
         return evaluate(src, exprs)
 
-    _finish_add(ds, schema, values, pure=True)
+    return _finish_add(ds, schema, values, pure=True, only=only)
 
 
 def _finish_add(
-    ds: LanceDataset, schema: pa.Schema, values: Callable[[Fragment], pa.Table], pure: bool = False
-) -> None:
+    ds: LanceDataset,
+    schema: pa.Schema,
+    values: Callable[[Fragment], pa.Table],
+    pure: bool = False,
+    checkpoint: BatchUDFCheckpoint | None = None,
+    only: Fragment | None = None,
+) -> _Staged | None:
+    """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it
+    with its new file and the new schema's fields: ``Fragment.merge_columns``)."""
     fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values, pure)
+    frags = _write_column_files(ds, schema, fields, values, pure, checkpoint, only)
+    if only is not None:
+        return frags[0], list(ds.manifest.fields) + fields
     _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+    return None
 
 
 def _as_batch(out: Any) -> pa.RecordBatch:
@@ -305,22 +370,43 @@ def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iter
                 yield from t.combine_chunks().to_batches()
 
 
-def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_columns: list[str] | None, size: int) -> None:
+def _add_udf(
+    ds: LanceDataset,
+    udf: Callable[[pa.RecordBatch], Any],
+    read_columns: list[str] | None,
+    size: int,
+    only: Fragment | None = None,
+) -> _Staged | None:
+    """New columns from a function over batches of live rows (a ``BatchUDF``'s checkpoint: batches and
+    fragments finished by an earlier, failed run are not computed again; removed once committed)."""
+    from lancelot.dataset.udf import BatchUDF, BatchUDFCheckpoint
+
+    cache = udf.cache if isinstance(udf, BatchUDF) else None
     cols = list(ds.schema.names) if read_columns is None else list(read_columns)
     schema: pa.Schema | None = getattr(udf, "output_schema", None)
     if schema is None:  # as pylance: the output schema from the function run on one row
-        first = next(_live_batches(ds.get_fragments(), cols, 1), None)
-        if first is None:
-            first = pa.RecordBatch.from_pylist([], pa.schema([ds.schema.field(c) for c in cols]))
-        schema = _as_batch(udf(first)).schema
+        first = next(_live_batches([only] if only is not None else ds.get_fragments(), cols, 1), None)
+        try:
+            if first is None:  # (pylance has no row to call it on either)
+                raise ChangeInputError(f"dataset {ds.uri!r} has no rows to infer the function's output schema from")
+            schema = _as_batch(udf(first)).schema
+        except Exception as e:
+            if isinstance(udf, BatchUDF) and first is not None:
+                raise  # pylance lets a BatchUDF's own errors through, wraps a plain function's
+            raise UDFError(
+                f"transforms must be a BatchUDF, dict, map function, or ReaderLike value.  Received {type(udf)}, "
+                f"which is callable, but gave an error when called with a batch of data: {e}"
+            ) from e
     assert schema is not None
     _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     out_schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
 
     def values(f: Fragment) -> pa.Table:
         parts = []
-        for b in _live_batches([f], cols, size):
-            r = _as_batch(udf(b))
+        for i, b in enumerate(_live_batches([f], cols, size)):
+            info = BatchUDFCheckpoint.BatchInfo(f.fragment_id, i)
+            got = cache.get_batch(info) if cache is not None else None
+            r = got if got is not None else _as_batch(udf(b))
             if r.schema.names != out_schema.names or r.schema.types != out_schema.types:
                 raise ChangeInputError(
                     f"{f.where}: Output schema of function does not match the expected schema: "
@@ -328,14 +414,19 @@ def _add_udf(ds: LanceDataset, udf: Callable[[pa.RecordBatch], Any], read_column
                 )
             if r.num_rows != b.num_rows:
                 raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+            if cache is not None and got is None:
+                cache.insert_batch(info, r)
             parts.append(pa.Table.from_batches([r]).select(out_schema.names))
         t = pa.concat_tables(parts) if parts else out_schema.empty_table()
         return _scatter_live(f, t)
 
-    _finish_add(ds, out_schema, values)
+    staged = _finish_add(ds, out_schema, values, checkpoint=cache, only=only)
+    if cache is not None:
+        cache.cleanup()  # committed: nothing left to resume
+    return staged
 
 
-def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader) -> None:
+def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader, only: Fragment | None = None) -> _Staged | None:
     schema = reader.schema
     _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     it: Iterator[pa.RecordBatch] = iter(reader)
@@ -358,10 +449,47 @@ def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader) -> None:
         return _scatter_live(f, take(f.count_rows()))
 
     fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values)
+    frags = _write_column_files(ds, schema, fields, values, only=only)
     if any(b.num_rows for b in pending) or any(b.num_rows for b in it):
         raise SchemaEvolutionError(f"dataset {ds.uri!r}: the stream produced more values than expected for dataset")
+    if only is not None:
+        return frags[0], list(ds.manifest.fields) + fields
     _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+    return None
+
+
+def merge_columns(
+    frag: Fragment,
+    value_func: Any,
+    columns: list[str] | None = None,
+    batch_size: int | None = None,
+    reader_schema: pa.Schema | None = None,
+) -> tuple[Any, Any]:
+    """``Fragment.merge_columns``: the fragment with a new data file holding the new columns, and
+    the new schema (a ``LanceSchema``), to commit with ``LanceOperation.Merge``; nothing committed."""
+    from lancelot.dataset.fragment import FragmentMetadata
+    from lancelot.dataset.transaction_api import LanceSchema
+    from lancelot.dataset.udf import BatchUDF
+
+    ds = frag._ds
+    if isinstance(value_func, BatchUDF) and value_func.cache is not None:
+        raise ChangeInputError(
+            "A checkpoint file cannot be used when applying a UDF with LanceFragment.merge_columns.  "
+            "You must apply your own checkpointing for fragment-level operations."
+        )
+    staged: _Staged | None
+    if isinstance(value_func, dict):
+        staged = _add_sql(ds, value_func, only=frag)
+    elif callable(value_func) and not isinstance(value_func, pa.RecordBatchReader):
+        staged = _add_udf(ds, value_func, columns, batch_size or 8192, only=frag)
+    else:
+        from lancelot.dataset.write import as_batches
+
+        sch, batches = as_batches(value_func, reader_schema)
+        staged = _add_reader(ds, pa.RecordBatchReader.from_batches(sch, batches), only=frag)
+    assert staged is not None
+    new, fields = staged
+    return FragmentMetadata.from_pb(new), LanceSchema(fields, dict(ds.manifest.schema_metadata))
 
 
 # -- merge (a left join) ----------------------------------------------------------------------------

@@ -237,8 +237,10 @@ def _update_config(mine: transaction_pb2.Transaction, other: transaction_pb2.Tra
 
 
 def _overwrite(mine: transaction_pb2.Transaction, other: transaction_pb2.Transaction, theirs: str) -> str | None:
-    if theirs in ("overwrite", "update_config"):
-        return INCOMPATIBLE if _upsert_key_conflict(mine, other) else None
+    if theirs in ("overwrite", "update_config") and _upsert_key_conflict(mine, other):
+        return INCOMPATIBLE
+    if theirs == "overwrite":  # pylance 14.0.2: "preempted by concurrent transaction Overwrite" (the
+        return RETRYABLE  # reference's table, newer, rebases it): an overwrite never silently replaces another
     return INCOMPATIBLE if theirs == "update_mem_wal_state" else None
 
 
@@ -283,6 +285,8 @@ def _reserve(mine: transaction_pb2.Transaction, other: transaction_pb2.Transacti
 def _project(mine: transaction_pb2.Transaction, other: transaction_pb2.Transaction, theirs: str) -> str | None:
     if theirs in ("merge", "project"):
         return RETRYABLE  # the schema must be computed again
+    if theirs in ("append", "update"):  # pylance 14.0.2 (the reference's newer table: compatible)
+        return RETRYABLE
     return INCOMPATIBLE if theirs in ("overwrite", "restore", "update_mem_wal_state") else None
 
 

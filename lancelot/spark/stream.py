@@ -25,6 +25,7 @@ a failed batch's data files, except those a committed version names.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -96,7 +97,7 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
         )
         ctx = TaskContext.get()
         query = self.stream_id or (ctx.getLocalProperty(SPARK_QUERY_ID) if ctx is not None else None) or ""
-        return StreamCommitMessage([f.to_json() for f in frags], query)
+        return StreamCommitMessage([json.dumps(f.to_json()) for f in frags], query)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 (pyspark's)
         """On the driver: the micro-batch's fragments as one new version, unless it is already committed."""

@@ -222,7 +222,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
             store.delete(record)
             _remove_empty_dir(store, f"{ATTEMPTS_DIR}/{self.job_id}")
             raise LanceError(f"job {self.job_id} already ended: this task attempt's output was discarded")
-        return LanceCommitMessage([f.to_json() for f in frags], sum(f.physical_rows for f in frags), name)
+        return LanceCommitMessage([json.dumps(f.to_json()) for f in frags], sum(f.physical_rows for f in frags), name)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """On the driver, after every task succeeded: one new dataset version with every task's fragments."""

@@ -1,0 +1,298 @@
+"""Transactions as values (pylance's ``Transaction``): a ``LanceOperation`` planned against a read
+version, committed later, by this process or another, with ``LanceDataset.commit`` (transaction.proto
+``Transaction``; table format, "Transaction types").
+
+Two-phase writers use it: ``merge_insert(...).execute_uncommitted(data)`` writes the new files and
+returns the Update transaction; committing it (transaction_commit.py) makes one version, with the
+conflict rules of its operation (transaction.py) against whatever was committed since its read
+version. Operations are lancelot's or pylance's ``LanceOperation`` objects (read by their class name
+and fields), so a driver can commit a transaction either library planned. ``read_transaction`` /
+``get_transactions`` turn the stored transaction files back into these values; ``LanceSchema`` is
+the schema with field ids that Merge and Project take.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lancelot.dataset.lance_operation import LanceOperation, as_fragment_metadata
+from lancelot.errors import LanceError
+from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+
+
+class TransactionError(LanceError, ValueError):
+    """A transaction that cannot be committed as given (pylance raises ValueError/OSError alike)."""
+
+
+class UnsupportedTransactionError(LanceError, OSError):
+    """A transaction pylance refuses with an OSError ("Not supported": a batch of non-appends)."""
+
+
+@dataclass
+class Transaction:
+    """An operation planned against ``read_version``, not yet committed (pylance's ``Transaction``)."""
+
+    read_version: int
+    operation: LanceOperation.BaseOperation
+    uuid: str = field(default_factory=lambda: str(_uuid.uuid4()))
+    transaction_properties: dict[str, str] | None = field(default_factory=dict)
+
+
+class LanceField:
+    """One field of a ``LanceSchema``: name, field id, children (pylance's ``LanceField``)."""
+
+    def __init__(self, schema: LanceSchema, pb: file_pb2.Field) -> None:
+        self._schema, self._pb = schema, pb
+
+    def name(self) -> str:
+        return str(self._pb.name)
+
+    def id(self) -> int:
+        return int(self._pb.id)
+
+    def children(self) -> list[LanceField]:
+        return [LanceField(self._schema, f) for f in self._schema._fields if f.parent_id == self._pb.id]
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The field's metadata, as strings (a property, as pylance's)."""
+        return {k: bytes(v).decode("utf-8", "replace") for k, v in self._pb.metadata.items()}
+
+    def to_arrow(self) -> pa.Field:
+        return self._schema._arrow_field(self._pb)
+
+    def __repr__(self) -> str:
+        return f"LanceField(name={self.name()!r}, id={self.id()})"
+
+
+class LanceSchema:
+    """A schema with Lance field ids (pylance's ``LanceSchema``, ``LanceDataset.lance_schema``): what
+    ``Merge`` and ``Project`` need to say which data-file field ids the columns are."""
+
+    def __init__(self, fields: Sequence[file_pb2.Field], metadata: dict[str, bytes] | None = None) -> None:
+        self._fields = [_copy_field(f) for f in fields]
+        self._metadata = dict(metadata or {})
+
+    @staticmethod
+    def from_pyarrow(schema: pa.Schema) -> LanceSchema:
+        """Field ids by position, pre-order (as pylance assigns them)."""
+        from lancelot.dataset.write import schema_fields, schema_metadata
+
+        return LanceSchema(schema_fields(schema), schema_metadata(schema))
+
+    def to_pyarrow(self) -> pa.Schema:
+        from lancelot.dataset.dataset import manifest_schema
+
+        m = table_pb2.Manifest(fields=self._fields)
+        for k, v in self._metadata.items():
+            m.schema_metadata[k] = v
+        return manifest_schema(m)
+
+    def fields(self) -> list[LanceField]:
+        return [LanceField(self, f) for f in self._fields if f.parent_id == -1]
+
+    def field(self, name: str) -> LanceField | None:
+        return next((f for f in self.fields() if f.name() == name), None)
+
+    def _arrow_field(self, pb: file_pb2.Field) -> pa.Field:
+        top = pb
+        by_id = {int(f.id): f for f in self._fields}
+        path = [pb.name]
+        while top.parent_id != -1:
+            top = by_id[int(top.parent_id)]
+            path.insert(0, top.name)
+        f = self.to_pyarrow().field(path[0])
+        for name in path[1:]:
+            f = f.type.field(name)
+        return f
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, LanceSchema)
+            and [f.SerializeToString() for f in self._fields] == [f.SerializeToString() for f in other._fields]
+            and self._metadata == other._metadata
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "LanceSchema(" + ", ".join(f"{f.name}: {f.logical_type} (id {f.id})" for f in self._fields) + ")"
+
+
+def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
+    g = file_pb2.Field()
+    g.CopyFrom(f)
+    return g
+
+
+def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
+    """Manifest fields (with ids) and schema metadata of a lancelot or pylance ``LanceSchema``, or of
+    a ``pyarrow.Schema`` (ids by position, as pylance assigns them)."""
+    from lancelot.dataset.write import schema_fields, schema_metadata
+
+    if isinstance(schema, LanceSchema):
+        return [_copy_field(f) for f in schema._fields], dict(schema._metadata)
+    if isinstance(schema, pa.Schema):
+        from lancelot.schema import normalize_schema
+
+        stored = normalize_schema(schema)
+        return schema_fields(stored), schema_metadata(stored)
+    if hasattr(schema, "to_pyarrow") and hasattr(schema, "fields"):  # pylance's LanceSchema
+        arrow = schema.to_pyarrow()
+        ids: list[int] = []
+
+        def walk(f: Any) -> None:
+            ids.append(int(f.id()))
+            for c in f.children():
+                walk(c)
+
+        for f in schema.fields():
+            walk(f)
+        fields, md = schema_fields_of(arrow)
+        if len(ids) != len(fields):
+            raise TransactionError(f"cannot read the field ids of {schema!r}")
+        remap = {int(f.id): i for f, i in zip(fields, ids)}
+        for f in fields:
+            f.id = remap[int(f.id)]
+            if f.parent_id != -1:
+                f.parent_id = remap[int(f.parent_id)]
+        return fields, md
+    raise TypeError(f"expected a LanceSchema or pyarrow.Schema, got {type(schema).__name__}")
+
+
+def as_pyarrow_schema(schema: Any) -> pa.Schema:
+    if isinstance(schema, pa.Schema):
+        return schema
+    if hasattr(schema, "to_pyarrow"):
+        out: pa.Schema = schema.to_pyarrow()
+        return out
+    raise TypeError(f"expected a pyarrow.Schema or LanceSchema, got {type(schema).__name__}")
+
+
+# -- protobuf <-> values -------------------------------------------------------------------------------
+
+
+def _frags(frags: Any) -> list[table_pb2.DataFragment]:
+    if not isinstance(frags, list):
+        raise TypeError(f"fragments must be list[FragmentMetadata], got {type(frags)}")
+    return [as_fragment_metadata(f).to_pb() for f in frags]
+
+
+def _metas(frags: Any) -> list[Any]:
+    from lancelot.dataset.fragment import FragmentMetadata
+
+    return [FragmentMetadata.from_pb(f) for f in frags]
+
+
+def _update_map(m: transaction_pb2.Transaction.UpdateMap) -> LanceOperation.UpdateMap:
+    return LanceOperation.UpdateMap(
+        {e.key: (e.value if e.HasField("value") else None) for e in m.update_entries}, bool(m.replace)
+    )
+
+
+def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOperation | None:
+    """The ``LanceOperation`` of a stored transaction (None for kinds lancelot does not expose)."""
+    kind = pb.WhichOneof("operation")
+    if kind == "append":
+        return LanceOperation.Append(_metas(pb.append.fragments))
+    if kind == "overwrite":
+        o = pb.overwrite
+        return LanceOperation.Overwrite(LanceSchema(o.schema, dict(o.schema_metadata)), _metas(o.fragments))
+    if kind == "delete":
+        d = pb.delete
+        return LanceOperation.Delete(_metas(d.updated_fragments), [int(i) for i in d.deleted_fragment_ids], d.predicate)
+    if kind == "update":
+        u = pb.update
+        mode = {0: "rewrite_rows", 1: "rewrite_columns"}.get(int(u.update_mode), "")
+        return LanceOperation.Update(
+            [int(i) for i in u.removed_fragment_ids],
+            _metas(u.updated_fragments),
+            _metas(u.new_fragments),
+            [int(i) for i in u.fields_modified],
+            [int(i) for i in u.fields_for_preserving_frag_bitmap],
+            mode,
+        )
+    if kind == "merge":
+        return LanceOperation.Merge(
+            _metas(pb.merge.fragments), LanceSchema(pb.merge.schema, dict(pb.merge.schema_metadata))
+        )
+    if kind == "project":
+        return LanceOperation.Project(LanceSchema(pb.project.schema))
+    if kind == "restore":
+        return LanceOperation.Restore(int(pb.restore.version))
+    if kind == "data_replacement":
+        groups = [
+            LanceOperation.DataReplacementGroup(int(g.fragment_id), _copy_file(g.new_file))
+            for g in pb.data_replacement.replacements
+        ]
+        return LanceOperation.DataReplacement(groups)
+    if kind == "rewrite":
+        r = pb.rewrite
+        rgroups = [LanceOperation.RewriteGroup(_metas(g.old_fragments), _metas(g.new_fragments)) for g in r.groups]
+        if r.old_fragments or r.new_fragments:  # the older, ungrouped form
+            rgroups.insert(0, LanceOperation.RewriteGroup(_metas(r.old_fragments), _metas(r.new_fragments)))
+        rewritten = [
+            LanceOperation.RewrittenIndex(
+                str(_uuid.UUID(bytes=bytes(i.old_id.uuid))),
+                str(_uuid.UUID(bytes=bytes(i.new_id.uuid))),
+                i.new_index_details.type_url,
+                bytes(i.new_index_details.value),
+                int(i.new_index_version),
+            )
+            for i in r.rewritten_indices
+        ]
+        return LanceOperation.Rewrite(rgroups, rewritten)
+    if kind == "create_index":
+        return LanceOperation.CreateIndex(list(pb.create_index.new_indices), list(pb.create_index.removed_indices))
+    if kind == "update_config":
+        c = pb.update_config
+        return LanceOperation.UpdateConfig(
+            _update_map(c.config_updates) if c.HasField("config_updates") else None,
+            _update_map(c.table_metadata_updates) if c.HasField("table_metadata_updates") else None,
+            _update_map(c.schema_metadata_updates) if c.HasField("schema_metadata_updates") else None,
+            {int(k): _update_map(v) for k, v in c.field_metadata_updates.items()} or None,
+        )
+    return None
+
+
+def _copy_file(f: table_pb2.DataFile) -> table_pb2.DataFile:
+    g = table_pb2.DataFile()
+    g.CopyFrom(f)
+    return g
+
+
+def transaction_from_pb(pb: transaction_pb2.Transaction) -> Transaction:
+    op = operation_from_pb(pb)
+    if op is None:
+        raise TransactionError(f"transaction {pb.uuid}: lancelot exposes no {pb.WhichOneof('operation')} operation")
+    return Transaction(int(pb.read_version), op, str(pb.uuid), dict(pb.transaction_properties))
+
+
+def read_transaction(ds: LanceDataset, version: int) -> Transaction | None:
+    """The transaction that committed ``version`` (None: none stored, or a kind lancelot does not expose)."""
+    from lancelot.dataset.commit import load_manifest, load_transaction
+
+    mf = load_manifest(ds.store, ds.uri, ds._versions, int(version))
+    pb = load_transaction(ds.store, mf, where=f"dataset {ds.uri!r} version {version}")
+    if pb is None or operation_from_pb(pb) is None:
+        return None
+    return transaction_from_pb(pb)
+
+
+def get_transactions(ds: LanceDataset, recent_transactions: int = 10) -> list[Transaction | None]:
+    """The transactions of the latest versions, newest first (pylance's ``get_transactions``)."""
+    top = ds.latest_version
+    out = []
+    for v in range(top, max(0, top - int(recent_transactions)), -1):
+        if v not in ds._versions.names:
+            break
+        out.append(read_transaction(ds, v))
+    return out
