@@ -40,7 +40,8 @@ ALLOWED: dict[str, set[str]] = {
     # not yet untangled (issue 34): LanceDataset's method groups (dataset_*.py) open the operations'
     # modules and they import it back (write -> dataset, changes/compact/merge_insert/schema_evolution
     # -> write -> dataset); commit -> deletion.rebase_deletions -> commit; scanner <-> vector_search;
-    # lance_operation (LanceDataset.commit) -> write
+    # lance_operation (LanceDataset.commit) -> write; Fragment.delete / merge_columns and the
+    # transaction API (execute_uncommitted, commit of a Transaction, batch_udf) the same way
     "dataset, to untangle": {
         "lancelot.dataset.changes",
         "lancelot.dataset.cleanup",
@@ -53,11 +54,15 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.dataset.dataset_versions",
         "lancelot.dataset.deletion",
         "lancelot.dataset.fragment",
+        "lancelot.dataset.fragment_delete",
         "lancelot.dataset.lance_operation",
         "lancelot.dataset.merge_insert",
         "lancelot.dataset.scanner",
         "lancelot.dataset.schema_alter",
         "lancelot.dataset.schema_evolution",
+        "lancelot.dataset.transaction_api",
+        "lancelot.dataset.transaction_commit",
+        "lancelot.dataset.udf",
         "lancelot.dataset.vector_search",
         "lancelot.dataset.write",
     },
