@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lancelot.dataset.deletion import rebase_deletions
 from lancelot.dataset.manifest import (
     HINT_FILE,
+    U64_MAX,
     VERSIONS_DIR,
     ManifestFile,
     check_writer_flags,
@@ -74,15 +75,22 @@ class Versions:
 
 
 def list_versions(store: ObjectStore, uri: str) -> Versions:
-    names: dict[int, str] = {}
-    schemes = set()
-    for name in store.list(VERSIONS_DIR):
+    """The manifests under ``_versions/``, from one listing (other files, such as temporary files and
+    the version hint, are skipped); a directory mixing both naming schemes is refused.
+
+    The common case, every name of the V2 scheme, costs one comprehension (no call per name):
+    appends and ``versions()`` list directories of thousands of manifests."""
+    manifests = [n for n in store.list_names(VERSIONS_DIR) if n.endswith(".manifest")]
+    names = {U64_MAX - int(n[:20]): n for n in manifests if len(n) == 29 and n[:20].isdigit()}
+    if len(names) == len(manifests):
+        return Versions(names, "v2" if names else None)
+    schemes = {"v2"} if names else set()
+    for name in manifests:
         parsed = parse_manifest_name(name)
-        if parsed is None:
+        if parsed is None or parsed[1] == "v2":
             continue
-        v, scheme = parsed
-        names[v] = name
-        schemes.add(scheme)
+        names[parsed[0]] = name
+        schemes.add(parsed[1])
     if len(schemes) > 1:
         raise CorruptFileError(f"dataset {uri!r}: _versions/ mixes both manifest naming schemes")
     return Versions(names, schemes.pop() if schemes else None)
@@ -201,7 +209,30 @@ def commit_transaction(
     create: bool = False,
     scheme: str = "v2",
 ) -> int:
-    """Write ``txn`` and commit the manifest ``build`` makes; return the new version.
+    """Write ``txn`` and commit the manifest ``build`` makes; return the new version
+    (``commit_manifest`` without the committed manifest)."""
+    return commit_manifest(store, uri, txn, build, read_version=read_version, create=create, scheme=scheme)[0]
+
+
+def commit_manifest(
+    store: ObjectStore,
+    uri: str,
+    txn: transaction_pb2.Transaction,
+    build: Builder,
+    *,
+    read_version: int | None,
+    create: bool = False,
+    scheme: str = "v2",
+    known: tuple[Versions, ManifestFile | None] | None = None,
+) -> tuple[int, Versions, ManifestFile | None]:
+    """Write ``txn`` and commit the manifest ``build`` makes; return the new version, the versions
+    known then (the new one among them) and its manifest (None where an earlier attempt of this
+    commit took effect: read it back).
+
+    ``known``: the listing and latest manifest the writer read, when it read them itself just
+    before (an append): the first attempt builds on them without listing ``_versions/`` or
+    reading the manifest again, as pylance's commit does.  Should another writer have committed
+    since, creating the manifest fails and the next attempt lists and checks as usual.
 
     Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
     deletes whose fragments another delete changed meanwhile get their deletion files merged
@@ -216,66 +247,79 @@ def commit_transaction(
     checked = read_version
     attempted: set[int] = set()  # versions this commit tried to create (they may have taken effect)
     for _ in range(MAX_RETRIES):
-        versions = list_versions(store, uri)
-        latest = versions.latest
-        for v in sorted(attempted):
-            if v in versions.names:
-                if is_ours(_load_vanishing(store, uri, versions, v), txn):
-                    return _done(store, v)
-                attempted.discard(v)  # another writer's: this attempt lost the race
-        if create and latest is not None:
-            raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
-        base = None
-        if latest is not None:
-            if checked is not None and checked > latest:
-                raise LanceError(f"dataset {uri!r}: read version {checked} is newer than the latest {latest}")
-            unconditional = operation(txn) in _UNCONDITIONAL
-            start = checked if checked is not None else latest
+        if known is not None and (known[1] is None or known[1].manifest.version == read_version):
+            versions, base = known
+            latest = versions.latest
+            known = None
+            if create and latest is not None:
+                raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
+            if base is not None:
+                checked = latest
+                check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
+        else:
+            known = None
+            versions = list_versions(store, uri)
+            latest = versions.latest
+            for v in sorted(attempted):
+                if v in versions.names:
+                    if is_ours(_load_vanishing(store, uri, versions, v), txn):
+                        return _done(store, v), versions, None
+                    attempted.discard(v)  # another writer's: this attempt lost the race
+            if create and latest is not None:
+                raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
             base = None
-            rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
-            for v in range(start + 1, latest + 1):
-                if v not in versions.names:
-                    if unconditional:
-                        continue
-                    raise RetryableCommitConflictError(
-                        f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
-                        f"cleaned up and cannot be checked for conflicts; re-read the dataset and retry"
-                    )
-                mf = _load_vanishing(store, uri, versions, v)
-                if is_ours(mf, txn):
-                    return _done(store, v)
-                other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
-                c = conflict(txn, other)
-                if c is not None and c.kind == REBASE and other is not None:
-                    if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
-                        rebase_over.append((other, c.reason))
-                elif c is not None:
-                    error = RetryableCommitConflictError if c.retryable else CommitConflictError
-                    raise error(
-                        f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
-                        f"{c.reason}"
-                    )
-                if v == latest:
-                    base = mf
-            base = base or _load_vanishing(store, uri, versions, latest)
-            if rebase_over:  # only once every version in between was checked with the transaction as it was
-                txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
-                name = transaction_name(txn)
-                store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
-            checked = latest
-            check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
+            if latest is not None:
+                if checked is not None and checked > latest:
+                    raise LanceError(f"dataset {uri!r}: read version {checked} is newer than the latest {latest}")
+                unconditional = operation(txn) in _UNCONDITIONAL
+                start = checked if checked is not None else latest
+                base = None
+                rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
+                for v in range(start + 1, latest + 1):
+                    if v not in versions.names:
+                        if unconditional:
+                            continue
+                        raise RetryableCommitConflictError(
+                            f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
+                            f"cleaned up and cannot be checked for conflicts; re-read the dataset and retry"
+                        )
+                    mf = _load_vanishing(store, uri, versions, v)
+                    if is_ours(mf, txn):
+                        return _done(store, v), versions, None
+                    other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
+                    c = conflict(txn, other)
+                    if c is not None and c.kind == REBASE and other is not None:
+                        if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
+                            rebase_over.append((other, c.reason))
+                    elif c is not None:
+                        error = RetryableCommitConflictError if c.retryable else CommitConflictError
+                        raise error(
+                            f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
+                            f"{c.reason}"
+                        )
+                    if v == latest:
+                        base = mf
+                base = base or _load_vanishing(store, uri, versions, latest)
+                if rebase_over:  # only once every version in between was checked with the transaction as it was
+                    txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
+                    name = transaction_name(txn)
+                    store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+                checked = latest
+                check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
         m, index = build(base, version)
         m.version = version
         m.transaction_file = name
         data = serialize_manifest(m, index)
-        target = f"{VERSIONS_DIR}/{manifest_name(version, versions.scheme or scheme)}"
+        used = versions.scheme or scheme
+        target = f"{VERSIONS_DIR}/{manifest_name(version, used)}"
         attempted.add(version)
         try:
             store.put_if_not_exists(target, data)
         except (FileExistsError, CommitConflictError):
             continue  # lost the race, or won it with a lost reply: the next round tells which
-        return _done(store, version)
+        now = Versions({**versions.names, version: manifest_name(version, used)}, used)
+        return _done(store, version), now, ManifestFile(m, index, None)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 
 

@@ -16,11 +16,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
-from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
+from lancelot.dataset.commit import Versions, commit_transaction, list_versions, load_manifest
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
 from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
-from lancelot.dataset.history import manifest_summary, version_time
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, check_reader_flags, data_version
+from lancelot.dataset.history import versions_list
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, check_reader_flags, data_version
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
@@ -84,6 +84,7 @@ class LanceDataset:
         asof: _dt.datetime | str | None = None,
         storage_options: dict[str, Any] | None = None,
         _store: ObjectStore | None = None,
+        _committed: tuple[Versions, ManifestFile] | None = None,
     ) -> None:
         """Open the dataset at ``uri`` (prefer [`lancelot.dataset`][lancelot.dataset.dataset.dataset]).
 
@@ -100,7 +101,8 @@ class LanceDataset:
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
-        self._versions = list_versions(self._store, self.uri)
+        # (_committed: the listing and manifest a commit just made; not read back)
+        self._versions = _committed[0] if _committed else list_versions(self._store, self.uri)
         if self._versions.latest is None:
             e = DatasetNotFoundError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
             e.filename = self.uri
@@ -108,7 +110,10 @@ class LanceDataset:
         if version is None and asof is not None:
             version = self._version_asof(asof)
         v = self._versions.latest if version is None else self._resolve_version(version)
-        self._mf = load_manifest(self._store, self.uri, self._versions, v)
+        if _committed and _committed[1].manifest.version == v:
+            self._mf = _committed[1]
+        else:
+            self._mf = load_manifest(self._store, self.uri, self._versions, v)
         self.manifest: table_pb2.Manifest = self._mf.manifest
         self.version: int = int(self.manifest.version)
         check_reader_flags(self.manifest, f"dataset {self.uri!r} version {self.version}")
@@ -206,13 +211,13 @@ class LanceDataset:
 
     def _version_asof(self, asof: _dt.datetime | str) -> int:
         """The newest version committed before ``asof`` (pylance: a naive time is local time)."""
-        from lancelot.dataset.history import as_local_time
+        from lancelot.dataset.history import as_local_time, version_asof
 
-        cutoff = as_local_time(asof)
-        before = [v["version"] for v in self.versions() if v["timestamp"] < cutoff]
-        if not before:
+        found = version_asof(self._store, self.uri, asof)
+        if found is None:
+            cutoff = as_local_time(asof)
             raise VersionNotFoundError(f"{cutoff} is earlier than the first version of dataset {self.uri!r}")
-        return int(max(before))
+        return found
 
     def _version_names(self) -> dict[int, str]:
         self._versions = list_versions(self._store, self.uri)
@@ -243,13 +248,7 @@ class LanceDataset:
             >>> [v["version"] for v in ds.versions()]
             [1]
         """
-        out = []
-        versions = list_versions(self._store, self.uri)
-        for v in sorted(versions.names):
-            m = load_manifest(self._store, self.uri, versions, v).manifest
-            ts = version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
-            out.append({"version": v, "timestamp": ts, "metadata": manifest_summary(m)})
-        return out
+        return versions_list(self._store, self.uri)
 
     def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
         """This dataset at another version, as a new object (this one does not move).
