@@ -119,6 +119,19 @@ def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int
     return mf
 
 
+def locate_version(store: ObjectStore, uri: str, version: int) -> tuple[Versions, ManifestFile] | None:
+    """Version ``version``'s manifest read by its name, V2 scheme first, without listing
+    ``_versions/`` (as pylance resolves a version it is given); None when neither name exists.
+    The ``Versions`` returned knows this one version only."""
+    for scheme in ("v2", "v1"):
+        versions = Versions({version: manifest_name(version, scheme)}, scheme)
+        try:
+            return versions, load_manifest(store, uri, versions, version)
+        except FileNotFoundError:
+            continue
+    return None
+
+
 def load_transaction(
     store: ObjectStore, mf: ManifestFile, *, where: str = "", version: int | None = None
 ) -> transaction_pb2.Transaction | None:

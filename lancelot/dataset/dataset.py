@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
-from lancelot.dataset.commit import Versions, commit_transaction, list_versions, load_manifest
+from lancelot.dataset.commit import Versions, commit_transaction, list_versions, load_manifest, locate_version
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
 from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
 from lancelot.dataset.history import versions_list
@@ -101,7 +101,9 @@ class LanceDataset:
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
-        # (_committed: the listing and manifest a commit just made; not read back)
+        if _committed is None and asof is None and (isinstance(version, int) or str(version).isdigit()):
+            _committed = locate_version(self._store, self.uri, int(version))  # type: ignore[arg-type]
+        # (_committed: the listing and manifest a commit just made, or the version asked for, read by name)
         self._versions = _committed[0] if _committed else list_versions(self._store, self.uri)
         if self._versions.latest is None:
             e = DatasetNotFoundError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
