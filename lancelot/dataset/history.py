@@ -4,6 +4,8 @@ pylance gives as a version's metadata, and the times ``asof`` accepts."""
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,7 @@ from lancelot.format.pb import table_pb2
 from lancelot.util.jit import NumpyUntilHot
 
 if TYPE_CHECKING:
+    from lancelot.dataset.commit import Versions
     from lancelot.dataset.store import ObjectStore
 
 
@@ -123,6 +126,30 @@ def version_info(data: bytes, path: str, *, summary: bool) -> VersionInfo:
     )
 
 
+#: manifests read at once from a remote store (each read is a round trip of its own)
+REMOTE_READS = 16
+
+
+def _manifests(store: ObjectStore, versions: Versions) -> Iterator[tuple[int, str, bytes | None]]:
+    """(version, path, bytes or None if gone) of every listed manifest, oldest first; from a remote
+    store ``REMOTE_READS`` at a time, side by side."""
+
+    def read(v: int) -> tuple[int, str, bytes | None]:
+        path = f"{VERSIONS_DIR}/{versions.names[v]}"
+        try:
+            return v, path, store.read(path)
+        except FileNotFoundError:
+            return v, path, None
+
+    order = sorted(versions.names)
+    if store.is_local:
+        yield from map(read, order)
+        return
+    with ThreadPoolExecutor(max_workers=REMOTE_READS, thread_name_prefix="lancelot-manifests") as pool:
+        for k in range(0, len(order), REMOTE_READS * 4):
+            yield from pool.map(read, order[k : k + REMOTE_READS * 4])
+
+
 def read_versions(store: ObjectStore, uri: str, *, summary: bool = True) -> list[VersionInfo]:
     """Every version of the dataset, oldest first, from one listing and one read per manifest
     (``summary=False``: versions and timestamps only, for time travel)."""
@@ -130,11 +157,8 @@ def read_versions(store: ObjectStore, uri: str, *, summary: bool = True) -> list
 
     versions = list_versions(store, uri)
     out = []
-    for v in sorted(versions.names):
-        path = f"{VERSIONS_DIR}/{versions.names[v]}"
-        try:
-            data = store.read(path)
-        except FileNotFoundError:
+    for v, path, data in _manifests(store, versions):
+        if data is None:
             continue  # cleaned up since the listing (pylance lists what it can read)
         info = version_info(data, path, summary=summary)
         if info.version != v:

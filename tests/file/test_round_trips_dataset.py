@@ -90,3 +90,15 @@ def test_checkout_of_an_old_version_in_bounded_round_trips(stats, many):
     ds = lancelot.dataset(f"latencyls://{many}", version=1)
     assert stats.round_trips <= 3, stats.round_trips
     assert ds.count_rows() == FRAGMENTS * ROWS
+
+
+def test_versions_reads_manifests_side_by_side(stats, tmp_path):
+    """``versions()`` reads every manifest (as pylance does): 40 of them in a few rounds, not 40."""
+    path = str(tmp_path / "ds")
+    for k in range(40):
+        lance.write_dataset(pa.table({"a": [k]}), path, mode="append" if k else "create")
+    stats.reset()
+    got = lancelot.dataset(f"latencyls://{path}").versions()
+    assert stats.requests >= 41
+    assert stats.round_trips <= 8, (stats.round_trips, stats.requests)
+    assert got == lance.dataset(path).versions()
