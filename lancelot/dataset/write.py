@@ -564,7 +564,7 @@ def write_dataset(
         uri,
         mode,
         fragments=frags,
-        schema=schema,
+        schema=None if mode == "append" else schema,  # (an append's schema was checked above)
         read_version=read_version,
         storage_options=storage_options,
         data_storage_version=data_storage_version,
