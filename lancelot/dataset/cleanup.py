@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lancelot.dataset.commit import Versions, list_versions, load_manifest
+from lancelot.dataset.commit import Versions, list_versions, load_manifest, manifest_from_bytes
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment import DATA_DIR
+from lancelot.dataset.history import read_manifests
 from lancelot.dataset.manifest import FOOTER, MAGIC, VERSIONS_DIR
 from lancelot.dataset.manifest_wire import (
     F_HAS_INDEX,
@@ -116,19 +117,20 @@ class _Files:
 _HOT = NumpyUntilHot(scan_files, warm_work=4 << 20)
 
 
-def _read_version(store: ObjectStore, uri: str, versions: Versions, v: int) -> tuple[float, Callable[[_Files], None]]:
+def _read_version(
+    store: ObjectStore, uri: str, versions: Versions, v: int, path: str, data: bytes | None
+) -> tuple[float, Callable[[_Files], None]]:
     """A manifest's commit time (epoch seconds) and a function adding the files it names to a
-    ``_Files``: read off its bytes by the kernel once it is loaded, else parsed (``_collect``)."""
-    path = f"{VERSIONS_DIR}/{versions.names[v]}"
-    if _HOT.ready():
-        try:
-            data = store.read(path)
-        except FileNotFoundError:
-            data = b""
-        scanned = _scan(data, v) if data else None
+    ``_Files``: read off its bytes (``data``; None: gone) by the kernel once it is loaded, else
+    parsed (``_collect``)."""
+    if data is not None and _HOT.ready():
+        scanned = _scan(data, v)
         if scanned is not None:
             return scanned
-    mf = load_manifest(store, uri, versions, v)  # an unreadable manifest stops the cleanup
+    if data is None:  # an unreadable manifest stops the cleanup
+        mf = load_manifest(store, uri, versions, v)
+    else:
+        mf = manifest_from_bytes(data, path, uri, v)
     m = mf.manifest
     if not _HOT.ready():
         size = m.ByteSize()
@@ -233,8 +235,8 @@ def cleanup_old_versions(
     kept, verified = _Files(), _Files()
     old: list[int] = []
     tagged_old: list[int] = []
-    for v in sorted(versions.names):
-        ts, collect = _read_version(store, uri, versions, v)
+    for v, path, data in read_manifests(store, versions):  # (a remote store's side by side)
+        ts, collect = _read_version(store, uri, versions, v, path, data)
         should = (cutoff is None or ts < cutoff) and (before_version is None or v < before_version)
         is_latest = current <= v
         if v in tags and should and not is_latest:
@@ -252,12 +254,12 @@ def cleanup_old_versions(
             f"{names} or pass error_if_tagged_old_versions=False"
         )
     stats = CleanupStats()
+    sizes = {p: n for p, n, _ in store.list_files(VERSIONS_DIR)} if old else {}  # (one listing, not a request each)
     for v in old:  # manifests first: no listed version ever loses a file
         path = f"{VERSIONS_DIR}/{versions.names[v]}"
-        try:
-            size = store.size(path)
-        except FileNotFoundError:
-            continue
+        size = sizes.get(path)
+        if size is None:
+            continue  # gone already
         store.delete(path)
         stats.bytes_removed += size
         stats.removed.append(path)

@@ -110,6 +110,11 @@ def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int
         raise LanceFileNotFoundError(
             f"dataset {uri!r}: the manifest of version {version} vanished (cleaned up?)", path=store.url(path)
         ) from None
+    return manifest_from_bytes(data, path, uri, version)
+
+
+def manifest_from_bytes(data: bytes, path: str, uri: str, version: int) -> ManifestFile:
+    """The manifest file ``data`` read from ``path``, which must hold version ``version``."""
     try:
         mf = parse_manifest(data, path)
     except LanceError as e:

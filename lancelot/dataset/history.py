@@ -130,7 +130,7 @@ def version_info(data: bytes, path: str, *, summary: bool) -> VersionInfo:
 REMOTE_READS = 16
 
 
-def _manifests(store: ObjectStore, versions: Versions) -> Iterator[tuple[int, str, bytes | None]]:
+def read_manifests(store: ObjectStore, versions: Versions) -> Iterator[tuple[int, str, bytes | None]]:
     """(version, path, bytes or None if gone) of every listed manifest, oldest first; from a remote
     store ``REMOTE_READS`` at a time, side by side."""
 
@@ -157,7 +157,7 @@ def read_versions(store: ObjectStore, uri: str, *, summary: bool = True) -> list
 
     versions = list_versions(store, uri)
     out = []
-    for v, path, data in _manifests(store, versions):
+    for v, path, data in read_manifests(store, versions):
         if data is None:
             continue  # cleaned up since the listing (pylance lists what it can read)
         info = version_info(data, path, summary=summary)

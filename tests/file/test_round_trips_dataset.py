@@ -102,3 +102,29 @@ def test_versions_reads_manifests_side_by_side(stats, tmp_path):
     assert stats.requests >= 41
     assert stats.round_trips <= 8, (stats.round_trips, stats.requests)
     assert got == lance.dataset(path).versions()
+
+
+def test_cleanup_reads_manifests_side_by_side(stats, tmp_path):
+    """``cleanup_old_versions`` reads every manifest too, side by side, and removes what pylance's removes."""
+    import shutil
+
+    path = str(tmp_path / "ds")
+    for k in range(40):
+        lance.write_dataset(pa.table({"a": [k]}), path, mode="overwrite" if k else "create")
+    theirs = str(tmp_path / "theirs")
+    shutil.copytree(path, theirs)
+    ds = lancelot.dataset(f"latencyls://{path}")
+    stats.reset()
+    got = ds.cleanup_old_versions(retain_versions=5)
+    reads, round_trips = stats.requests, stats.round_trips
+    want = lance.dataset(theirs).cleanup_old_versions(retain_versions=5)
+    assert (got.old_versions, got.data_files_removed, got.bytes_removed) == (
+        want.old_versions,
+        want.data_files_removed,
+        want.bytes_removed,
+    )
+    assert got.old_versions == 35 and reads >= 40
+    # the manifests read side by side, the removed ones' sizes from one listing: a request per
+    # manifest, one after another, would be 75 round trips
+    assert round_trips <= 20, (round_trips, reads)
+    assert lancelot.dataset(path).to_table().equals(lance.dataset(theirs).to_table())
