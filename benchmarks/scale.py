@@ -18,6 +18,9 @@ too: ``open_count``, ``versions``, ``checkout`` (open version V / 2 and count it
 the version committed just before a time half-way through the history and count it), ``cleanup``
 (``cleanup_old_versions(retain_versions=V / 2)`` on a fresh clone each time) and ``append``.
 
+With ``--config-versions V`` the same on a dataset of V versions made by config updates (one
+small fragment; a history of appends this long would hold tens of GB of manifests).
+
 Wall clock and the process's CPU time (every thread's) are both recorded: on a loaded machine
 the wall-clock ratio of single-threaded Python against pylance's thread pool mostly measures
 the scheduler.
@@ -25,7 +28,8 @@ the scheduler.
 Every first call is checked equal between the two libraries.  The medians go to ``--out`` (JSON)
 and, per operation, the cost against the number of fragments to ``--plot`` (an SVG, matplotlib).
 
-    python -m benchmarks.scale [--sizes 10,1000,10000] [--versions 1000] [--rows 100] [--repeats 5]
+    python -m benchmarks.scale [--sizes 10,1000,10000] [--versions 1000] [--config-versions 10000]
+        [--rows 100] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -141,6 +145,27 @@ def build_versions(path: Path, versions: int, rows: int, log=print) -> int:
     for k in range(versions):
         lance.write_dataset(_table(k * rows, rows), str(path), mode="append" if k else "create")
     return versions * rows
+
+
+def build_config_versions(path: Path, versions: int, log=print) -> int:
+    """A dataset of ``versions`` versions: one 100-row fragment, then config updates (pylance's
+    ``update_config``: a commit each, the manifest stays small), rebuilt if its shape differs;
+    returns its row count.  A history this long built by appends would hold tens of GB of
+    manifests."""
+    import lance
+
+    if path.exists():
+        try:
+            if lance.dataset(str(path)).version == versions:
+                return 100
+        except Exception:  # noqa: BLE001 - a half-built cache is rebuilt
+            pass
+        shutil.rmtree(path)
+    log(f"writing {path}: {versions} versions by config updates, with pylance")
+    ds = lance.write_dataset(_table(0, 100), str(path))
+    for k in range(versions - 1):
+        ds.update_config({"k": str(k)})
+    return 100
 
 
 def _append(bench: CpuBench, path: Path, work: Path) -> None:
@@ -326,6 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--per-append", type=int, default=None, help="fragments per append (default max(10, size/100))")
     ap.add_argument("--versions", type=int, default=1000, help="a dataset of this many versions too (0: none)")
+    ap.add_argument(
+        "--config-versions",
+        type=int,
+        default=0,
+        help="a dataset of this many versions made by config updates (one small fragment; 0: none)",
+    )
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "lancelot-scale")
     ap.add_argument("--ops", default=",".join(OPS))
@@ -341,8 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge and args.out.exists():
         old = json.loads(args.out.read_text())
         results["fragments"] = old.get("fragments", {})
-        if "versions" in old:
-            results["versions"] = old["versions"]
+        for key in ("versions", "config_versions"):
+            if key in old:
+                results[key] = old[key]
     for n in sizes:
         per_append = args.per_append or max(10, n // 100)
         path = args.data_dir / f"f{n}-r{args.rows}-a{per_append}"
@@ -362,6 +394,16 @@ def main(argv: list[str] | None = None) -> int:
         results["versions"] = {
             str(args.versions): dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
         }
+    if args.config_versions:
+        path = args.data_dir / f"c{args.config_versions}"
+        live = build_config_versions(path, args.config_versions)
+        print(f"{path}: {args.config_versions} versions (config updates), {args.repeats} interleaved repetitions")
+        bench = CpuBench(args.repeats)
+        vops = set(VERSION_OPS) & (ops | {"checkout", "asof", "cleanup"})
+        run_size(bench, path, live, vops, args.data_dir / "append")
+        results.setdefault("config_versions", {})[str(args.config_versions)] = dict(
+            bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg())
+        )
     results["load_after"] = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, default=str) + "\n")

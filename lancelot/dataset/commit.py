@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lancelot.dataset.deletion import rebase_deletions
@@ -62,16 +61,45 @@ class CommitIOError(LanceError, OSError):
     __str__ = BaseException.__str__
 
 
-@dataclass
 class Versions:
-    """The manifests of a dataset: version -> file name, and the naming scheme in use."""
+    """The manifests of a dataset: version -> file name, and the naming scheme in use.
 
-    names: dict[int, str]
-    scheme: str | None
+    A listing of V2 names keeps them as listed until ``names`` is asked for: the latest version is
+    the smallest name (``u64::MAX - version``, zero-padded), and a version's name is computed, so
+    opening the latest version of a long history parses no name but that one."""
+
+    def __init__(self, names: dict[int, str] | None, scheme: str | None, raw_v2: list[str] | None = None) -> None:
+        self._names = names
+        self.scheme = scheme
+        self._raw = raw_v2  # the V2 names as listed, while ``names`` is not built
+        self._set: set[str] | None = None
+
+    @property
+    def names(self) -> dict[int, str]:
+        if self._names is None:
+            self._names = {U64_MAX - int(n[:20]): n for n in self._raw or ()}
+        return self._names
 
     @property
     def latest(self) -> int | None:
-        return max(self.names) if self.names else None
+        if self._names is None:
+            return U64_MAX - int(min(self._raw)[:20]) if self._raw else None
+        return max(self._names) if self._names else None
+
+    def name_of(self, version: int) -> str | None:
+        """The file name of ``version``'s manifest, None if it is not listed."""
+        if self._names is not None:
+            return self._names.get(version)
+        if self._set is None:
+            self._set = set(self._raw or ())
+        name = manifest_name(version, "v2")
+        return name if name in self._set else None
+
+    def adding(self, version: int, name: str) -> Versions:
+        """These versions and one more (a commit's own)."""
+        if self._names is None and self.scheme in ("v2", None) and name.endswith(".manifest") and len(name) == 29:
+            return Versions(None, "v2", [*(self._raw or ()), name])
+        return Versions({**self.names, version: name}, self.scheme or parse_manifest_name(name)[1])  # type: ignore[index]
 
 
 def list_versions(store: ObjectStore, uri: str) -> Versions:
@@ -81,9 +109,10 @@ def list_versions(store: ObjectStore, uri: str) -> Versions:
     The common case, every name of the V2 scheme, costs one comprehension (no call per name):
     appends and ``versions()`` list directories of thousands of manifests."""
     manifests = [n for n in store.list_names(VERSIONS_DIR) if n.endswith(".manifest")]
-    names = {U64_MAX - int(n[:20]): n for n in manifests if len(n) == 29 and n[:20].isdigit()}
-    if len(names) == len(manifests):
-        return Versions(names, "v2" if names else None)
+    v2 = [n for n in manifests if len(n) == 29 and n[:20].isdigit()]
+    if len(v2) == len(manifests):
+        return Versions(None, "v2" if v2 else None, v2)
+    names = {U64_MAX - int(n[:20]): n for n in v2}
     schemes = {"v2"} if names else set()
     for name in manifests:
         parsed = parse_manifest_name(name)
@@ -97,7 +126,7 @@ def list_versions(store: ObjectStore, uri: str) -> Versions:
 
 
 def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
-    name = versions.names.get(version)
+    name = versions.name_of(version)
     if name is None:
         raise LanceError(
             f"dataset {uri!r}: version {version} does not exist "
@@ -336,7 +365,7 @@ def commit_manifest(
             store.put_if_not_exists(target, data)
         except (FileExistsError, CommitConflictError):
             continue  # lost the race, or won it with a lost reply: the next round tells which
-        now = Versions({**versions.names, version: manifest_name(version, used)}, used)
+        now = versions.adding(version, manifest_name(version, used))
         return _done(store, version), now, ManifestFile(m, index, None)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 
