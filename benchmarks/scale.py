@@ -14,12 +14,22 @@ delete, then times per library (medians of interleaved repetitions, ratio lancel
 - ``append``: append 100 rows (each library to its own hard-linked clone).
 
 With ``--versions V`` (0: none) a dataset of V versions (one one-fragment append each) is timed
-too: ``open_count``, ``versions``, ``checkout`` (open version V / 2 and count it) and ``append``.
+too: ``open_count``, ``versions``, ``checkout`` (open version V / 2 and count it), ``asof`` (open
+the version committed just before a time half-way through the history and count it), ``cleanup``
+(``cleanup_old_versions(retain_versions=V / 2)`` on a fresh clone each time) and ``append``.
+
+With ``--config-versions V`` the same on a dataset of V versions made by config updates (one
+small fragment; a history of appends this long would hold tens of GB of manifests).
+
+Wall clock and the process's CPU time (every thread's) are both recorded: on a loaded machine
+the wall-clock ratio of single-threaded Python against pylance's thread pool mostly measures
+the scheduler.
 
 Every first call is checked equal between the two libraries.  The medians go to ``--out`` (JSON)
 and, per operation, the cost against the number of fragments to ``--plot`` (an SVG, matplotlib).
 
-    python -m benchmarks.scale [--sizes 10,1000,10000] [--versions 1000] [--rows 100] [--repeats 5]
+    python -m benchmarks.scale [--sizes 10,1000,10000] [--versions 1000] [--config-versions 10000]
+        [--rows 100] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -36,6 +46,58 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from benchmarks.dataset_bench import Bench, clone
+
+
+class CpuBench(Bench):
+    """``Bench`` that also records the process's CPU time (every thread's) per call, waits for
+    lancelot's background kernel preparation after the warm-up call, and can prepare each call
+    untimed (``setup(library, repetition)``: a fresh clone for a cleanup)."""
+
+    def run(self, op, calls, check=None, warm=True, repeats=None, setup=None) -> None:  # type: ignore[override]
+        import statistics
+        import time
+
+        from lancelot.util.jit import wait_for_warm_ups
+
+        names = list(calls)
+        verified = True
+        if warm:
+            first = {}
+            for n in names:
+                if setup is not None:
+                    setup(n, -1)
+                first[n] = calls[n](-1)
+            verified = check(first) if check is not None else True
+            del first
+            wait_for_warm_ups()
+        wall: dict[str, list[float]] = {n: [] for n in names}
+        cpu: dict[str, list[float]] = {n: [] for n in names}
+        for r in range(repeats or self.repeats):
+            for n in names[r % len(names) :] + names[: r % len(names)]:
+                if setup is not None:
+                    setup(n, r)
+                c0, t0 = time.process_time(), time.perf_counter()
+                calls[n](r)
+                wall[n].append(time.perf_counter() - t0)
+                cpu[n].append(time.process_time() - c0)
+        med = {n: statistics.median(v) for n, v in wall.items()}
+        cmed = {n: statistics.median(v) for n, v in cpu.items()}
+        ratio = med["lancelot"] / med["pylance"]
+        cratio = cmed["lancelot"] / cmed["pylance"] if cmed["pylance"] else float("nan")
+        self.results[op] = {
+            "median_s": med,
+            "ratio": ratio,
+            "cpu_median_s": cmed,
+            "cpu_ratio": cratio,
+            "verified": verified,
+            "repeats": len(wall[names[0]]),
+        }
+        flag = "" if verified else "  (NOT VERIFIED: results differ)"
+        self.log(
+            f"{op:>12}  lancelot {med['lancelot'] * 1e3:9.2f} ms (cpu {cmed['lancelot'] * 1e3:9.2f})   "
+            f"pylance {med['pylance'] * 1e3:9.2f} ms (cpu {cmed['pylance'] * 1e3:9.2f})   "
+            f"ratio {ratio:5.2f}x, cpu {cratio:5.2f}x{flag}"
+        )
 
 
 def _table(start: int, n: int) -> pa.Table:
@@ -85,7 +147,28 @@ def build_versions(path: Path, versions: int, rows: int, log=print) -> int:
     return versions * rows
 
 
-def _append(bench: Bench, path: Path, work: Path) -> None:
+def build_config_versions(path: Path, versions: int, log=print) -> int:
+    """A dataset of ``versions`` versions: one 100-row fragment, then config updates (pylance's
+    ``update_config``: a commit each, the manifest stays small), rebuilt if its shape differs;
+    returns its row count.  A history this long built by appends would hold tens of GB of
+    manifests."""
+    import lance
+
+    if path.exists():
+        try:
+            if lance.dataset(str(path)).version == versions:
+                return 100
+        except Exception:  # noqa: BLE001 - a half-built cache is rebuilt
+            pass
+        shutil.rmtree(path)
+    log(f"writing {path}: {versions} versions by config updates, with pylance")
+    ds = lance.write_dataset(_table(0, 100), str(path))
+    for k in range(versions - 1):
+        ds.update_config({"k": str(k)})
+    return 100
+
+
+def _append(bench: CpuBench, path: Path, work: Path) -> None:
     """``append``: 100 rows, each library to its own hard-linked clone of ``path``, verified after."""
     import lance
 
@@ -110,7 +193,7 @@ def _append(bench: Bench, path: Path, work: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_size(bench: Bench, path: Path, live: int, ops: set[str], work: Path) -> None:
+def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) -> None:
     """The operations of ``ops`` on the dataset at ``path`` (``live`` rows)."""
     import lance
 
@@ -176,8 +259,51 @@ def run_size(bench: Bench, path: Path, live: int, ops: set[str], work: Path) -> 
             },
             check=lambda res: res["lancelot"] == res["pylance"],
         )
+    if "asof" in ops:
+        import datetime as _dt
+
+        hist = lance.dataset(uri).versions()
+        when = hist[len(hist) // 2]["timestamp"] + _dt.timedelta(microseconds=1)
+        bench.run(
+            "asof",
+            {
+                "lancelot": lambda r: lancelot.dataset(uri, asof=when).count_rows(),
+                "pylance": lambda r: lance.dataset(uri, asof=when).count_rows(),
+            },
+            check=lambda res: res["lancelot"] == res["pylance"],
+        )
+    if "cleanup" in ops:
+        _cleanup(bench, path, work)
     if "append" in ops:
         _append(bench, path, work)
+
+
+def _cleanup(bench: CpuBench, path: Path, work: Path) -> None:
+    """``cleanup``: ``cleanup_old_versions(retain_versions=half)``, each call on a fresh hard-linked
+    clone (made untimed); the removed versions and bytes checked equal."""
+    import lance
+
+    import lancelot
+
+    half = max(1, lance.dataset(str(path)).version // 2)
+    target = work / "cleanup"
+    libs = {"lancelot": lancelot, "pylance": lance}
+    try:
+        bench.run(
+            "cleanup",
+            {
+                n: (lambda r, m=m: _stats(m.dataset(str(target)).cleanup_old_versions(retain_versions=half)))
+                for n, m in libs.items()
+            },
+            check=lambda res: res["lancelot"] == res["pylance"],
+            setup=lambda n, r: clone(path, target),
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _stats(s) -> tuple[int, int, int]:
+    return (s.old_versions, s.bytes_removed, s.data_files_removed)
 
 
 def plot(results: dict, out: Path) -> None:
@@ -214,6 +340,8 @@ def plot(results: dict, out: Path) -> None:
 
 
 OPS = ("open_count", "take10", "scan", "filter", "versions", "append")
+#: the operations timed on the dataset of many versions
+VERSION_OPS = ("open_count", "versions", "checkout", "asof", "cleanup", "append")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,6 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--per-append", type=int, default=None, help="fragments per append (default max(10, size/100))")
     ap.add_argument("--versions", type=int, default=1000, help="a dataset of this many versions too (0: none)")
+    ap.add_argument(
+        "--config-versions",
+        type=int,
+        default=0,
+        help="a dataset of this many versions made by config updates (one small fragment; 0: none)",
+    )
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "lancelot-scale")
     ap.add_argument("--ops", default=",".join(OPS))
@@ -238,31 +372,38 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge and args.out.exists():
         old = json.loads(args.out.read_text())
         results["fragments"] = old.get("fragments", {})
-        if "versions" in old:
-            results["versions"] = old["versions"]
+        for key in ("versions", "config_versions"):
+            if key in old:
+                results[key] = old[key]
     for n in sizes:
         per_append = args.per_append or max(10, n // 100)
         path = args.data_dir / f"f{n}-r{args.rows}-a{per_append}"
         live = build(path, n, args.rows, per_append)
         print(f"{path}: {n} fragments, {live} live rows, {args.repeats} interleaved repetitions")
-        bench = Bench(args.repeats)
-        run_size(bench, path, live, ops - {"checkout"}, args.data_dir / "append")
+        bench = CpuBench(args.repeats)
+        run_size(bench, path, live, ops - {"checkout", "asof", "cleanup"}, args.data_dir / "append")
         results["fragments"][str(n)] = dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
     if args.versions:
         path = args.data_dir / f"v{args.versions}-r{args.rows}"
         live = build_versions(path, args.versions, args.rows)
         print(f"{path}: {args.versions} versions, {live} rows, {args.repeats} interleaved repetitions")
-        bench = Bench(args.repeats)
+        bench = CpuBench(args.repeats)
         run_size(
-            bench,
-            path,
-            live,
-            {"open_count", "versions", "checkout", "append"} & (ops | {"checkout"}),
-            args.data_dir / "append",
+            bench, path, live, set(VERSION_OPS) & (ops | {"checkout", "asof", "cleanup"}), args.data_dir / "append"
         )
         results["versions"] = {
             str(args.versions): dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
         }
+    if args.config_versions:
+        path = args.data_dir / f"c{args.config_versions}"
+        live = build_config_versions(path, args.config_versions)
+        print(f"{path}: {args.config_versions} versions (config updates), {args.repeats} interleaved repetitions")
+        bench = CpuBench(args.repeats)
+        vops = set(VERSION_OPS) & (ops | {"checkout", "asof", "cleanup"})
+        run_size(bench, path, live, vops, args.data_dir / "append")
+        results.setdefault("config_versions", {})[str(args.config_versions)] = dict(
+            bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg())
+        )
     results["load_after"] = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, default=str) + "\n")

@@ -25,17 +25,33 @@ import posixpath
 import re
 import time
 import uuid as _uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from lancelot.dataset.commit import list_versions, load_manifest
+import numpy as np
+
+from lancelot.dataset.commit import Versions, list_versions, load_manifest, manifest_from_bytes
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment import DATA_DIR
-from lancelot.dataset.manifest import VERSIONS_DIR
+from lancelot.dataset.history import read_manifests
+from lancelot.dataset.manifest import FOOTER, MAGIC, VERSIONS_DIR
+from lancelot.dataset.manifest_wire import (
+    F_HAS_INDEX,
+    F_INDEX_POS,
+    F_NANOS,
+    F_OK,
+    F_SECONDS,
+    F_TXN_LEN,
+    F_TXN_START,
+    F_VERSION,
+    scan_files,
+)
 from lancelot.dataset.transaction import TRANSACTIONS_DIR
 from lancelot.errors import LanceError
 from lancelot.format.pb import table_pb2
+from lancelot.util.jit import NumpyUntilHot
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -80,6 +96,85 @@ class CleanupStats:
 class _Files:
     paths: set[str] = field(default_factory=set)
     index_uuids: set[str] = field(default_factory=set)
+    #: read off manifests' bytes (manifest_wire.scan_files): data file names, deletion file keys
+    raw_paths: set[bytes] = field(default_factory=set)
+    deletions: list[np.ndarray] = field(default_factory=list)
+
+    def finish(self) -> set[str]:
+        """``paths``, with the names read off manifests' bytes added (each distinct one once)."""
+        self.paths.update(f"{DATA_DIR}/{p.decode()}" for p in self.raw_paths)
+        if self.deletions:
+            keys = np.unique(np.concatenate(self.deletions), axis=0).view(np.uint64)  # (u64 ids)
+            for fid, kind, read, did in keys.tolist():
+                d = table_pb2.DeletionFile(file_type=kind, read_version=read, id=did)
+                self.paths.add(deletion_path(fid, d))
+        self.raw_paths.clear()
+        self.deletions.clear()
+        return self.paths
+
+
+#: cleanup reads every manifest: past this many bytes of them its kernel is prepared
+_HOT = NumpyUntilHot(scan_files, warm_work=4 << 20)
+
+
+def _read_version(
+    store: ObjectStore, uri: str, versions: Versions, v: int, path: str, data: bytes | None
+) -> tuple[float, Callable[[_Files], None]]:
+    """A manifest's commit time (epoch seconds) and a function adding the files it names to a
+    ``_Files``: read off its bytes (``data``; None: gone) by the kernel once it is loaded, else
+    parsed (``_collect``)."""
+    if data is not None and _HOT.ready():
+        scanned = _scan(data, v)
+        if scanned is not None:
+            return scanned
+    if data is None:  # an unreadable manifest stops the cleanup
+        mf = load_manifest(store, uri, versions, v)
+    else:
+        mf = manifest_from_bytes(data, path, uri, v)
+    m = mf.manifest
+    if not _HOT.ready():
+        size = m.ByteSize()
+        empty = np.frombuffer(b"\0", dtype=np.uint8)  # (read-only, as the calls' arrays)
+        _HOT.numpy_call(lambda: scan_files(empty, 0, 0), work=size)
+    return m.timestamp.seconds + m.timestamp.nanos / 1e9, lambda into: _collect(m, mf.index_section, into)
+
+
+def _scan(data: bytes, v: int) -> tuple[float, Callable[[_Files], None]] | None:
+    """``_read_version`` by the kernel; None when the bytes are not what it reads (then: parse)."""
+    if len(data) < FOOTER + 4 or data[-4:] != MAGIC:
+        return None
+    pos = int.from_bytes(data[-FOOTER : -FOOTER + 8], "little", signed=True)
+    end = len(data) - FOOTER
+    if not (0 <= pos <= end - 4 and pos + 4 + int.from_bytes(data[pos : pos + 4], "little") == end):
+        return None
+    meta, spans, dels = scan_files(np.frombuffer(data, dtype=np.uint8), pos + 4, end)
+    if not meta[F_OK] or meta[F_VERSION] != v:
+        return None
+    index = None
+    if meta[F_HAS_INDEX]:
+        at = int(meta[F_INDEX_POS])
+        if not 0 <= at <= pos - 4:
+            return None
+        n = int.from_bytes(data[at : at + 4], "little")
+        if at + 4 + n > pos:
+            return None
+        index = data[at + 4 : at + 4 + n]
+    txn = ""
+    if meta[F_TXN_START] >= 0:
+        start = int(meta[F_TXN_START])
+        txn = data[start : start + int(meta[F_TXN_LEN])].decode()
+
+    def add(into: _Files) -> None:
+        starts = spans[:, 0]
+        into.raw_paths.update(map(data.__getitem__, map(slice, starts.tolist(), (starts + spans[:, 1]).tolist())))
+        if len(dels):
+            into.deletions.append(dels)
+        if txn:
+            into.paths.add(f"{TRANSACTIONS_DIR}/{txn}")
+        if index:
+            _collect_indices(index, into)
+
+    return int(meta[F_SECONDS]) + int(meta[F_NANOS]) / 1e9, add
 
 
 def tagged_versions(store: ObjectStore) -> dict[int, list[str]]:
@@ -106,10 +201,14 @@ def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -
     if m.transaction_file:
         into.paths.add(f"{TRANSACTIONS_DIR}/{m.transaction_file}")
     if index_section:
-        sec = table_pb2.IndexSection()
-        sec.ParseFromString(index_section)
-        for idx in sec.indices:
-            into.index_uuids.add(str(_uuid.UUID(bytes=bytes(idx.uuid.uuid))))
+        _collect_indices(index_section, into)
+
+
+def _collect_indices(index_section: bytes, into: _Files) -> None:
+    sec = table_pb2.IndexSection()
+    sec.ParseFromString(index_section)
+    for idx in sec.indices:
+        into.index_uuids.add(str(_uuid.UUID(bytes=bytes(idx.uuid.uuid))))
 
 
 def cleanup_old_versions(
@@ -136,18 +235,18 @@ def cleanup_old_versions(
     kept, verified = _Files(), _Files()
     old: list[int] = []
     tagged_old: list[int] = []
-    for v in sorted(versions.names):
-        mf = load_manifest(store, uri, versions, v)  # an unreadable manifest stops the cleanup
-        m = mf.manifest
-        ts = m.timestamp.seconds + m.timestamp.nanos / 1e9
+    for v, path, data in read_manifests(store, versions):  # (a remote store's side by side)
+        ts, collect = _read_version(store, uri, versions, v, path, data)
         should = (cutoff is None or ts < cutoff) and (before_version is None or v < before_version)
         is_latest = current <= v
         if v in tags and should and not is_latest:
             tagged_old.append(v)
         keep = is_latest or not should or v in tags
-        _collect(m, mf.index_section, kept if keep else verified)
+        collect(kept if keep else verified)
         if not keep:
             old.append(v)
+    kept.finish()
+    verified.finish()
     if tagged_old and error_if_tagged_old_versions:
         names = sorted(n for v in tagged_old for n in tags[v])
         raise CleanupError(
@@ -155,12 +254,12 @@ def cleanup_old_versions(
             f"{names} or pass error_if_tagged_old_versions=False"
         )
     stats = CleanupStats()
+    sizes = {p: n for p, n, _ in store.list_files(VERSIONS_DIR)} if old else {}  # (one listing, not a request each)
     for v in old:  # manifests first: no listed version ever loses a file
         path = f"{VERSIONS_DIR}/{versions.names[v]}"
-        try:
-            size = store.size(path)
-        except FileNotFoundError:
-            continue
+        size = sizes.get(path)
+        if size is None:
+            continue  # gone already
         store.delete(path)
         stats.bytes_removed += size
         stats.removed.append(path)

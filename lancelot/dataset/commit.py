@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lancelot.dataset.deletion import rebase_deletions
 from lancelot.dataset.manifest import (
     HINT_FILE,
+    U64_MAX,
     VERSIONS_DIR,
     ManifestFile,
     check_writer_flags,
@@ -61,35 +61,72 @@ class CommitIOError(LanceError, OSError):
     __str__ = BaseException.__str__
 
 
-@dataclass
 class Versions:
-    """The manifests of a dataset: version -> file name, and the naming scheme in use."""
+    """The manifests of a dataset: version -> file name, and the naming scheme in use.
 
-    names: dict[int, str]
-    scheme: str | None
+    A listing of V2 names keeps them as listed until ``names`` is asked for: the latest version is
+    the smallest name (``u64::MAX - version``, zero-padded), and a version's name is computed, so
+    opening the latest version of a long history parses no name but that one."""
+
+    def __init__(self, names: dict[int, str] | None, scheme: str | None, raw_v2: list[str] | None = None) -> None:
+        self._names = names
+        self.scheme = scheme
+        self._raw = raw_v2  # the V2 names as listed, while ``names`` is not built
+        self._set: set[str] | None = None
+
+    @property
+    def names(self) -> dict[int, str]:
+        if self._names is None:
+            self._names = {U64_MAX - int(n[:20]): n for n in self._raw or ()}
+        return self._names
 
     @property
     def latest(self) -> int | None:
-        return max(self.names) if self.names else None
+        if self._names is None:
+            return U64_MAX - int(min(self._raw)[:20]) if self._raw else None
+        return max(self._names) if self._names else None
+
+    def name_of(self, version: int) -> str | None:
+        """The file name of ``version``'s manifest, None if it is not listed."""
+        if self._names is not None:
+            return self._names.get(version)
+        if self._set is None:
+            self._set = set(self._raw or ())
+        name = manifest_name(version, "v2")
+        return name if name in self._set else None
+
+    def adding(self, version: int, name: str) -> Versions:
+        """These versions and one more (a commit's own)."""
+        if self._names is None and self.scheme in ("v2", None) and name.endswith(".manifest") and len(name) == 29:
+            return Versions(None, "v2", [*(self._raw or ()), name])
+        return Versions({**self.names, version: name}, self.scheme or parse_manifest_name(name)[1])  # type: ignore[index]
 
 
 def list_versions(store: ObjectStore, uri: str) -> Versions:
-    names: dict[int, str] = {}
-    schemes = set()
-    for name in store.list(VERSIONS_DIR):
+    """The manifests under ``_versions/``, from one listing (other files, such as temporary files and
+    the version hint, are skipped); a directory mixing both naming schemes is refused.
+
+    The common case, every name of the V2 scheme, costs one comprehension (no call per name):
+    appends and ``versions()`` list directories of thousands of manifests."""
+    manifests = [n for n in store.list_names(VERSIONS_DIR) if n.endswith(".manifest")]
+    v2 = [n for n in manifests if len(n) == 29 and n[:20].isdigit()]
+    if len(v2) == len(manifests):
+        return Versions(None, "v2" if v2 else None, v2)
+    names = {U64_MAX - int(n[:20]): n for n in v2}
+    schemes = {"v2"} if names else set()
+    for name in manifests:
         parsed = parse_manifest_name(name)
-        if parsed is None:
+        if parsed is None or parsed[1] == "v2":
             continue
-        v, scheme = parsed
-        names[v] = name
-        schemes.add(scheme)
+        names[parsed[0]] = name
+        schemes.add(parsed[1])
     if len(schemes) > 1:
         raise CorruptFileError(f"dataset {uri!r}: _versions/ mixes both manifest naming schemes")
     return Versions(names, schemes.pop() if schemes else None)
 
 
 def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
-    name = versions.names.get(version)
+    name = versions.name_of(version)
     if name is None:
         raise LanceError(
             f"dataset {uri!r}: version {version} does not exist "
@@ -102,6 +139,11 @@ def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int
         raise LanceFileNotFoundError(
             f"dataset {uri!r}: the manifest of version {version} vanished (cleaned up?)", path=store.url(path)
         ) from None
+    return manifest_from_bytes(data, path, uri, version)
+
+
+def manifest_from_bytes(data: bytes, path: str, uri: str, version: int) -> ManifestFile:
+    """The manifest file ``data`` read from ``path``, which must hold version ``version``."""
     try:
         mf = parse_manifest(data, path)
     except LanceError as e:
@@ -109,6 +151,19 @@ def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int
     if mf.manifest.version != version:
         raise CorruptFileError(f"dataset {uri!r}: {path} holds version {mf.manifest.version}, its name says {version}")
     return mf
+
+
+def locate_version(store: ObjectStore, uri: str, version: int) -> tuple[Versions, ManifestFile] | None:
+    """Version ``version``'s manifest read by its name, V2 scheme first, without listing
+    ``_versions/`` (as pylance resolves a version it is given); None when neither name exists.
+    The ``Versions`` returned knows this one version only."""
+    for scheme in ("v2", "v1"):
+        versions = Versions({version: manifest_name(version, scheme)}, scheme)
+        try:
+            return versions, load_manifest(store, uri, versions, version)
+        except FileNotFoundError:
+            continue
+    return None
 
 
 def load_transaction(
@@ -201,7 +256,30 @@ def commit_transaction(
     create: bool = False,
     scheme: str = "v2",
 ) -> int:
-    """Write ``txn`` and commit the manifest ``build`` makes; return the new version.
+    """Write ``txn`` and commit the manifest ``build`` makes; return the new version
+    (``commit_manifest`` without the committed manifest)."""
+    return commit_manifest(store, uri, txn, build, read_version=read_version, create=create, scheme=scheme)[0]
+
+
+def commit_manifest(
+    store: ObjectStore,
+    uri: str,
+    txn: transaction_pb2.Transaction,
+    build: Builder,
+    *,
+    read_version: int | None,
+    create: bool = False,
+    scheme: str = "v2",
+    known: tuple[Versions, ManifestFile | None] | None = None,
+) -> tuple[int, Versions, ManifestFile | None]:
+    """Write ``txn`` and commit the manifest ``build`` makes; return the new version, the versions
+    known then (the new one among them) and its manifest (None where an earlier attempt of this
+    commit took effect: read it back).
+
+    ``known``: the listing and latest manifest the writer read, when it read them itself just
+    before (an append): the first attempt builds on them without listing ``_versions/`` or
+    reading the manifest again, as pylance's commit does.  Should another writer have committed
+    since, creating the manifest fails and the next attempt lists and checks as usual.
 
     Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
     deletes whose fragments another delete changed meanwhile get their deletion files merged
@@ -216,66 +294,79 @@ def commit_transaction(
     checked = read_version
     attempted: set[int] = set()  # versions this commit tried to create (they may have taken effect)
     for _ in range(MAX_RETRIES):
-        versions = list_versions(store, uri)
-        latest = versions.latest
-        for v in sorted(attempted):
-            if v in versions.names:
-                if is_ours(_load_vanishing(store, uri, versions, v), txn):
-                    return _done(store, v)
-                attempted.discard(v)  # another writer's: this attempt lost the race
-        if create and latest is not None:
-            raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
-        base = None
-        if latest is not None:
-            if checked is not None and checked > latest:
-                raise LanceError(f"dataset {uri!r}: read version {checked} is newer than the latest {latest}")
-            unconditional = operation(txn) in _UNCONDITIONAL
-            start = checked if checked is not None else latest
+        if known is not None and (known[1] is None or known[1].manifest.version == read_version):
+            versions, base = known
+            latest = versions.latest
+            known = None
+            if create and latest is not None:
+                raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
+            if base is not None:
+                checked = latest
+                check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
+        else:
+            known = None
+            versions = list_versions(store, uri)
+            latest = versions.latest
+            for v in sorted(attempted):
+                if v in versions.names:
+                    if is_ours(_load_vanishing(store, uri, versions, v), txn):
+                        return _done(store, v), versions, None
+                    attempted.discard(v)  # another writer's: this attempt lost the race
+            if create and latest is not None:
+                raise CommitConflictError(f"dataset {uri!r} already exists (version {latest})")
             base = None
-            rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
-            for v in range(start + 1, latest + 1):
-                if v not in versions.names:
-                    if unconditional:
-                        continue
-                    raise RetryableCommitConflictError(
-                        f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
-                        f"cleaned up and cannot be checked for conflicts; re-read the dataset and retry"
-                    )
-                mf = _load_vanishing(store, uri, versions, v)
-                if is_ours(mf, txn):
-                    return _done(store, v)
-                other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
-                c = conflict(txn, other)
-                if c is not None and c.kind == REBASE and other is not None:
-                    if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
-                        rebase_over.append((other, c.reason))
-                elif c is not None:
-                    error = RetryableCommitConflictError if c.retryable else CommitConflictError
-                    raise error(
-                        f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
-                        f"{c.reason}"
-                    )
-                if v == latest:
-                    base = mf
-            base = base or _load_vanishing(store, uri, versions, latest)
-            if rebase_over:  # only once every version in between was checked with the transaction as it was
-                txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
-                name = transaction_name(txn)
-                store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
-            checked = latest
-            check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
+            if latest is not None:
+                if checked is not None and checked > latest:
+                    raise LanceError(f"dataset {uri!r}: read version {checked} is newer than the latest {latest}")
+                unconditional = operation(txn) in _UNCONDITIONAL
+                start = checked if checked is not None else latest
+                base = None
+                rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
+                for v in range(start + 1, latest + 1):
+                    if v not in versions.names:
+                        if unconditional:
+                            continue
+                        raise RetryableCommitConflictError(
+                            f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
+                            f"cleaned up and cannot be checked for conflicts; re-read the dataset and retry"
+                        )
+                    mf = _load_vanishing(store, uri, versions, v)
+                    if is_ours(mf, txn):
+                        return _done(store, v), versions, None
+                    other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
+                    c = conflict(txn, other)
+                    if c is not None and c.kind == REBASE and other is not None:
+                        if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
+                            rebase_over.append((other, c.reason))
+                    elif c is not None:
+                        error = RetryableCommitConflictError if c.retryable else CommitConflictError
+                        raise error(
+                            f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
+                            f"{c.reason}"
+                        )
+                    if v == latest:
+                        base = mf
+                base = base or _load_vanishing(store, uri, versions, latest)
+                if rebase_over:  # only once every version in between was checked with the transaction as it was
+                    txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
+                    name = transaction_name(txn)
+                    store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+                checked = latest
+                check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
         m, index = build(base, version)
         m.version = version
         m.transaction_file = name
         data = serialize_manifest(m, index)
-        target = f"{VERSIONS_DIR}/{manifest_name(version, versions.scheme or scheme)}"
+        used = versions.scheme or scheme
+        target = f"{VERSIONS_DIR}/{manifest_name(version, used)}"
         attempted.add(version)
         try:
             store.put_if_not_exists(target, data)
         except (FileExistsError, CommitConflictError):
             continue  # lost the race, or won it with a lost reply: the next round tells which
-        return _done(store, version)
+        now = versions.adding(version, manifest_name(version, used))
+        return _done(store, version), now, ManifestFile(m, index, None)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lancelot.dataset.commit import Versions, list_versions, load_manifest
+from lancelot.dataset.commit import Versions, list_versions, load_manifest, locate_version
 from lancelot.dataset.dataset_changes import ChangesMixin
 from lancelot.dataset.dataset_maintenance import MaintenanceMixin
 from lancelot.dataset.dataset_metadata import MetadataMixin
@@ -70,6 +70,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         asof: _dt.datetime | str | None = None,
         storage_options: dict[str, Any] | None = None,
         _store: ObjectStore | None = None,
+        _committed: tuple[Versions, ManifestFile] | None = None,
     ) -> None:
         """Open the dataset at ``uri`` (prefer [`lancelot.dataset`][lancelot.dataset.dataset.dataset]).
 
@@ -86,7 +87,10 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         self._store = _store or ObjectStore(uri, storage_options)
         self.uri: str = self._store.uri
         self.storage_options = storage_options
-        self._versions: Versions = list_versions(self._store, self.uri)
+        if _committed is None and asof is None and (isinstance(version, int) or str(version).isdigit()):
+            _committed = locate_version(self._store, self.uri, int(version))  # type: ignore[arg-type]
+        # (_committed: the listing and manifest a commit just made, or the version asked for, read by name)
+        self._versions: Versions = _committed[0] if _committed else list_versions(self._store, self.uri)
         if self._versions.latest is None:
             e = DatasetNotFoundError(f"dataset {self.uri!r} does not exist (no manifest in _versions/)")
             e.filename = self.uri
@@ -94,7 +98,10 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         if version is None and asof is not None:
             version = self._version_asof(asof)
         v = self._versions.latest if version is None else self._resolve_version(version)
-        self._mf = load_manifest(self._store, self.uri, self._versions, v)
+        if _committed and _committed[1].manifest.version == v:
+            self._mf = _committed[1]
+        else:
+            self._mf = load_manifest(self._store, self.uri, self._versions, v)
         self.manifest: table_pb2.Manifest = self._mf.manifest
         self.version: int = int(self.manifest.version)
         check_reader_flags(self.manifest, f"dataset {self.uri!r} version {self.version}")

@@ -8,8 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
-from lancelot.dataset.history import manifest_summary, version_time
+from lancelot.dataset.commit import commit_transaction, list_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import (
     DatasetNotFoundError,
@@ -43,13 +42,13 @@ class VersionsMixin:
 
     def _version_asof(self: LanceDataset, asof: _dt.datetime | str) -> int:
         """The newest version committed before ``asof`` (pylance: a naive time is local time)."""
-        from lancelot.dataset.history import as_local_time
+        from lancelot.dataset.history import as_local_time, version_asof
 
-        cutoff = as_local_time(asof)
-        before = [v["version"] for v in self.versions() if v["timestamp"] < cutoff]
-        if not before:
+        found = version_asof(self.store, self.uri, asof)
+        if found is None:
+            cutoff = as_local_time(asof)
             raise VersionNotFoundError(f"{cutoff} is earlier than the first version of dataset {self.uri!r}")
-        return int(max(before))
+        return found
 
     def _version_names(self: LanceDataset) -> dict[int, str]:
         self._versions = list_versions(self._store, self.uri)
@@ -80,13 +79,9 @@ class VersionsMixin:
             >>> [v["version"] for v in ds.versions()]
             [1]
         """
-        out = []
-        versions = list_versions(self._store, self.uri)
-        for v in sorted(versions.names):
-            m = load_manifest(self._store, self.uri, versions, v).manifest
-            ts = version_time(m.timestamp.seconds * 1_000_000_000 + m.timestamp.nanos)
-            out.append({"version": v, "timestamp": ts, "metadata": manifest_summary(m)})
-        return out
+        from lancelot.dataset.history import versions_list
+
+        return versions_list(self.store, self.uri)
 
     def checkout_version(self: LanceDataset, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
         """This dataset at another version, as a new object (this one does not move).

@@ -168,8 +168,10 @@ def writable_data_version(m: table_pb2.Manifest, where: str) -> str | None:
 def fix_data_format(m: table_pb2.Manifest, where: str) -> None:
     """Record the data storage version of a manifest being committed: a legacy (or absent) one is
     replaced by the version of its data files, as pylance's commit does (its files must agree)."""
-    files = files_data_version(m, where)
     declared = m.data_format.version if m.HasField("data_format") else ""
+    if declared not in ("", LEGACY_DATA_VERSION):
+        return  # (a declared version stands: no walk over every data file per commit)
+    files = files_data_version(m, where)
     if files is not None and files != LEGACY_DATA_VERSION and declared in ("", LEGACY_DATA_VERSION):
         m.data_format.file_format = "lance"
         m.data_format.version = files

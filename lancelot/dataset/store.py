@@ -231,6 +231,17 @@ class ObjectStore:
             return []
         return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
 
+    def list_names(self, prefix: str) -> builtins.list[str]:
+        """Names under the directory ``prefix`` in no particular order, subdirectories possibly
+        among them (callers filter by name): ``list`` without a stat per entry, for directories
+        of thousands of manifests.  Never served from a cache."""
+        if self.fs is None:
+            try:
+                return os.listdir(self.full_path(prefix))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        return self.list(prefix)
+
     def list_files(self, prefix: str) -> builtins.list[tuple[str, int, float]]:  # `list` is the method above
         """(dataset-relative path, size, modification time in epoch seconds) of every object under
         the directory ``prefix``, recursively; ``[]`` if there is none (cleanup uses it)."""

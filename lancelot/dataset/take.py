@@ -8,8 +8,10 @@ would project them (nested paths, SQL expressions, row-id columns), in the order
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +22,27 @@ from lancelot.errors import DatasetIndexError, LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.scanner import LanceScanner
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+#: fragments a take over a remote store touches at once (each one's deletion file, footer and
+#: pages are round trips of its own: side by side, a take costs a few round trips, not a few per fragment)
+REMOTE_TAKE_FRAGMENTS = 16
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) -> list[_R]:
+    """``[fn(x) for x in items]``: on a remote store, ``REMOTE_TAKE_FRAGMENTS`` at a time."""
+    if len(items) < 2 or ds._store.is_local:
+        return [fn(x) for x in items]
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=REMOTE_TAKE_FRAGMENTS, thread_name_prefix="lancelot-take")
+    return list(_POOL.map(fn, items))
 
 
 def take(
@@ -45,9 +67,10 @@ def take(
         starts = np.concatenate([[0], np.cumsum(counts)])
         which = np.searchsorted(starts, idx, side="right") - 1
         pos = np.empty(len(idx), np.int64)
-        for fi in np.unique(which):
-            sel = which == fi
-            pos[sel] = ds._fragments[fi].physical_of_live(idx[sel] - starts[fi])
+        touched = np.unique(which).tolist()
+        live = side_by_side(ds, touched, lambda fi: ds._fragments[fi].physical_of_live(idx[which == fi] - starts[fi]))
+        for fi, p in zip(touched, live):
+            pos[which == fi] = p
         fids = np.array([f.fragment_id for f in ds._fragments], np.int64)[which]
         return rows_at(ds, (fids << 32 | pos).astype(np.uint64), columns, ignore_deletions=True)
     if not idx.size:
@@ -55,10 +78,11 @@ def take(
     starts = np.concatenate([[0], np.cumsum(counts)])
     which = np.searchsorted(starts, idx, side="right") - 1
     order = np.argsort(which, kind="stable")
-    parts = []
-    for fi in np.unique(which):
-        sel = order[which[order] == fi]
-        parts.append(ds._fragments[fi].take(idx[sel] - starts[fi], columns))
+    parts = side_by_side(
+        ds,
+        np.unique(which).tolist(),
+        lambda fi: ds._fragments[fi].take(idx[order[which[order] == fi]] - starts[fi], columns),
+    )
     t = pa.concat_tables(parts)
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
@@ -131,6 +155,7 @@ def rows_at(
     pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
     parts: list[tuple[np.ndarray, pa.Table]] = []
     by_id = {f.fragment_id: f for f in ds._fragments}
+    todo: list[tuple[Fragment, np.ndarray, np.ndarray]] = []
     for fid in np.unique(fids):
         sel = np.flatnonzero(fids == fid)
         f = by_id.get(int(fid))
@@ -141,12 +166,18 @@ def rows_at(
                 f"dataset {ds.uri!r} version {ds.version}: row address {bad} (fragment {bad >> 32}, "
                 f"row {bad & 0xFFFFFFFF}) is not in the dataset"
             )
-        if not ignore_deletions and len(f.deleted_positions()):
-            live = ~np.isin(p, f.deleted_positions().astype(np.int64))
-            sel, p = sel[live], p[live]
-        if not len(sel):
-            continue
-        t = f._take_physical(scan._read_cols(), p).append_column(_POS, pa.array(p))
+        todo.append((f, sel, p))
+    if not ignore_deletions:
+        side_by_side(ds, [f for f, _, _ in todo], lambda f: f.deleted_positions())
+        for k, (f, sel, p) in enumerate(todo):
+            if len(f.deleted_positions()):
+                live = ~np.isin(p, f.deleted_positions().astype(np.int64))
+                todo[k] = (f, sel[live], p[live])
+    todo = [x for x in todo if len(x[1])]
+    cols = scan._read_cols()
+    read = side_by_side(ds, todo, lambda x: x[0]._take_physical(cols, x[2]))
+    for (f, sel, p), t in zip(todo, read):
+        t = t.append_column(_POS, pa.array(p))
         parts.append((sel, scan._finish(f, t, scan._offset_bases() if "_rowoffset" in scan._proj.rows else None)))
     if not parts:
         return scan.projected_schema.empty_table()

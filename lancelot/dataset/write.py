@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
-from lancelot.dataset.commit import CommitConflictError, commit_transaction, list_versions, load_manifest
+from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -241,10 +241,15 @@ def storage_version(name: str | None) -> str | None:
 
 
 def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
+    return _listed(store, uri)[1]
+
+
+def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
+    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write."""
     versions = list_versions(store, uri)
     if versions.latest is None:
-        return None
-    return load_manifest(store, uri, versions, versions.latest)
+        return versions, None
+    return versions, load_manifest(store, uri, versions, versions.latest)
 
 
 def write_fragments(
@@ -372,6 +377,8 @@ def commit(
     storage_options: dict[str, Any] | None = None,
     data_storage_version: str | None = None,
     enable_stable_row_ids: bool = False,
+    _store: ObjectStore | None = None,
+    _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> LanceDataset:
     """Commit fragments written by ``write_fragments`` as one new version (atomically: a conflicting
     concurrent commit is retried on top, or refused).
@@ -396,12 +403,13 @@ def commit(
     from lancelot.dataset.dataset import LanceDataset
 
     data_storage_version = storage_version(data_storage_version)
-    store = ObjectStore(uri, storage_options)
+    store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
     txn = new_transaction(read_version or 0)
+    known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
     if operation == "append":
-        base = _existing(store, uri)
+        base = known[1]
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist: use mode 'create'")
         if schema is not None:
@@ -417,7 +425,7 @@ def commit(
         if schema is None:
             raise LanceError(f"{operation} needs the schema")
         stored = normalize_schema(schema)
-        base = _existing(store, uri)
+        base = known[1]
         if operation == "create" and base is not None:
             raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
         fields = dataset_fields(stored, base)
@@ -444,10 +452,11 @@ def commit(
         create = operation == "create"
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
-    version = commit_transaction(
-        store, uri, txn, build, read_version=read_version if not create else None, create=create
+    version, listed, mf = commit_manifest(
+        store, uri, txn, build, read_version=read_version if not create else None, create=create, known=known
     )
-    return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
+    committed = (listed, mf) if mf is not None else None
+    return LanceDataset(uri, version=version, storage_options=storage_options, _store=store, _committed=committed)
 
 
 def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.Schema:
@@ -530,7 +539,8 @@ def write_dataset(
         uri = uri.uri
     store = ObjectStore(uri, storage_options)
     uri = store.uri
-    base = _existing(store, uri)
+    known = _listed(store, uri)
+    base = known[1]
     schema, batches = as_batches(data, schema)
     check_metadata(schema)
     stored = normalize_schema(schema)
@@ -579,9 +589,11 @@ def write_dataset(
         uri,
         mode,
         fragments=frags,
-        schema=schema,
+        schema=None if mode == "append" else schema,  # (an append's schema was checked above)
         read_version=read_version,
         storage_options=storage_options,
         data_storage_version=data_storage_version,
         enable_stable_row_ids=enable_stable_row_ids,
+        _store=store,
+        _known=known,
     )

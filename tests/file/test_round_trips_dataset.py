@@ -1,0 +1,140 @@
+"""A dataset of many small fragments over an object store (issue 36): opening it, counting its
+rows and a take cost a bounded number of round trips, not one or more per fragment.  Through the
+latency filesystem of tests/file/test_remote_reads.py (benchmarks/latency_fs.py), with listings
+counted too; a round trip is a period with a request in flight.  Counts, not times."""
+
+from __future__ import annotations
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from fsspec.implementations.local import LocalFileSystem
+
+import lancelot
+from benchmarks.latency_fs import LatencyFileSystem
+
+FRAGMENTS = 500
+ROWS = 20
+VERSIONS = 24
+
+
+class ListingLatencyFileSystem(LatencyFileSystem):
+    """The latency filesystem with directory listings as requests too (a LIST is a round trip)."""
+
+    protocol = "latencyls"
+
+    @classmethod
+    def _strip_protocol(cls, path):
+        if isinstance(path, str) and path.startswith("latencyls://"):
+            path = path[len("latencyls://") :]
+        return LatencyFileSystem._strip_protocol(path)
+
+    def ls(self, path, detail=True, **kwargs):
+        # one LIST request answers names and sizes (the local listing's own stat calls are not requests)
+        return self._request(_PLAIN.ls, self._strip_protocol(path), detail=detail, **kwargs)
+
+
+_PLAIN = LocalFileSystem()
+
+
+@pytest.fixture(scope="module")
+def stats():
+    import fsspec
+
+    old = LatencyFileSystem.latency
+    LatencyFileSystem.latency = 0.020  # longer than scheduling jitter: requests issued together overlap
+    fsspec.register_implementation("latencyls", ListingLatencyFileSystem, clobber=True)
+    s = ListingLatencyFileSystem.stats
+    yield s
+    LatencyFileSystem.latency = old
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> str:
+    """500 fragments of 20 rows written by pylance, then a delete (a deletion file in each)."""
+    path = str(tmp_path_factory.mktemp("rt") / "ds")
+    ids = np.arange(FRAGMENTS * ROWS, dtype=np.int64)
+    lance.write_dataset(pa.table({"id": ids, "s": pa.array([f"r{i}" for i in ids])}), path, max_rows_per_file=ROWS)
+    lance.dataset(path).delete("id % 7 = 3")
+    return path
+
+
+def test_open_and_count_in_bounded_round_trips(stats, many):
+    stats.reset()
+    ds = lancelot.dataset(f"latencyls://{many}")
+    assert stats.round_trips <= 3, stats.round_trips  # list _versions/, read the manifest
+    assert len(ds.get_fragments()) == FRAGMENTS
+    stats.reset()
+    assert ds.count_rows() == lance.dataset(many).count_rows()
+    assert stats.requests == 0  # from the manifest: no data or deletion file
+
+
+def test_take_touches_its_fragments_side_by_side(stats, many):
+    ds = lancelot.dataset(f"latencyls://{many}")
+    live = ds.count_rows()
+    rows = np.sort(np.random.default_rng(3).choice(live, 10, replace=False))
+    stats.reset()
+    got = ds.take(rows)
+    # each touched fragment: its deletion file, the data file's footer and metadata, its pages;
+    # one after another that is 30+ round trips, side by side a few
+    assert stats.requests >= 30
+    assert stats.round_trips <= 8, (stats.round_trips, stats.requests)
+    assert got.equals(lance.dataset(many).take(rows))
+    stats.reset()
+    ids = ds.take(rows, columns=["id"]).column("id").to_numpy()
+    addr = lance.dataset(many).to_table(columns=["id"], with_row_address=True)
+    where = addr.column("_rowaddr").to_numpy()[np.searchsorted(addr.column("id").to_numpy(), ids)]
+    stats.reset()
+    by_address = ds._take_rows(where)
+    assert stats.round_trips <= 4, (stats.round_trips, stats.requests)  # files already open
+    assert by_address.equals(got)
+
+
+def test_checkout_of_an_old_version_in_bounded_round_trips(stats, many):
+    stats.reset()
+    ds = lancelot.dataset(f"latencyls://{many}", version=1)
+    assert stats.round_trips <= 3, stats.round_trips
+    assert ds.count_rows() == FRAGMENTS * ROWS
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> str:
+    """24 versions written by pylance (one overwrite each)."""
+    path = str(tmp_path_factory.mktemp("rt") / "history")
+    for k in range(VERSIONS):
+        lance.write_dataset(pa.table({"a": [k]}), path, mode="overwrite" if k else "create")
+    return path
+
+
+def test_versions_reads_manifests_side_by_side(stats, history):
+    """``versions()`` reads every manifest (as pylance does): side by side, in a few rounds."""
+    stats.reset()
+    got = lancelot.dataset(f"latencyls://{history}").versions()
+    assert stats.requests > VERSIONS
+    assert stats.round_trips <= 8, (stats.round_trips, stats.requests)
+    assert got == lance.dataset(history).versions()
+
+
+def test_cleanup_reads_manifests_side_by_side(stats, history, tmp_path):
+    """``cleanup_old_versions`` reads every manifest too, side by side, and removes what pylance's removes."""
+    import shutil
+
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    shutil.copytree(history, ours)
+    shutil.copytree(history, theirs)
+    ds = lancelot.dataset(f"latencyls://{ours}")
+    stats.reset()
+    got = ds.cleanup_old_versions(retain_versions=5)
+    reads, round_trips = stats.requests, stats.round_trips
+    want = lance.dataset(theirs).cleanup_old_versions(retain_versions=5)
+    assert (got.old_versions, got.data_files_removed, got.bytes_removed) == (
+        want.old_versions,
+        want.data_files_removed,
+        want.bytes_removed,
+    )
+    assert got.old_versions == VERSIONS - 5 and reads > VERSIONS
+    # the manifests read side by side, the removed ones' sizes from one listing: a request per
+    # manifest, one after another, would be 43 round trips
+    assert round_trips <= 18, (round_trips, reads)
+    assert lancelot.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())
