@@ -52,8 +52,10 @@ def _source(data_dir: Path, table: str, sf: float) -> pa.Table:
     return datasets.tpch_table(data_dir, sf, table).load()
 
 
-def prepare(data_dir: Path, tables: list[str], versions: list[str], sf: float) -> dict[tuple[str, str], Path]:
-    """The pylance-written file of every (table, version), written if missing."""
+def prepare(
+    data_dir: Path, tables: list[str], versions: list[str], sf: float, rows: int | None = None
+) -> dict[tuple[str, str], Path]:
+    """The pylance-written file of every (table, version) (its first ``rows`` rows), written if missing."""
     import lance.file
 
     work = data_dir / "first_read"
@@ -63,9 +65,11 @@ def prepare(data_dir: Path, tables: list[str], versions: list[str], sf: float) -
         src = None
         for v in versions:
             tag = f"sf{sf:g}-" if table != "vectors" else f"{VECTOR_ROWS}-"
+            tag += f"{rows}-" if rows else ""
             path = work / f"{table}-{tag}{v}.lance"
             if not path.exists():
                 src = src if src is not None else _source(data_dir, table, sf)
+                src = src.slice(0, rows) if rows else src
                 with lance.file.LanceFileWriter(str(path), version=v) as w:
                     w.write_batch(src)
             out[(table, v)] = path
@@ -154,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tables", default=",".join(TABLES), help=f"comma list of {', '.join(TABLES)}")
     p.add_argument("--versions", default=",".join(VERSIONS))
     p.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
+    p.add_argument("--rows", type=int, default=None, help="only the first ROWS rows of each table (small fragments)")
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--warm", type=int, default=8, help="untimed lancelot open-and-reads per file first")
     p.add_argument(
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     tables = [t for t in a.tables.split(",") if t]
     versions = [v for v in a.versions.split(",") if v]
-    files = prepare(a.data_dir, tables, versions, a.sf)
+    files = prepare(a.data_dir, tables, versions, a.sf, a.rows)
     impls = (*IMPLS, "lancelot-reread") if a.reread else IMPLS
     samples = measure(files, a.reps, a.warm, impls, log=lambda m: print(m, file=sys.stderr))
     summary, text = summarize(samples)
