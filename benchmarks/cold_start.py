@@ -4,6 +4,8 @@ Every measurement is a new Python process that imports the library and does one 
 
 * ``take``: import, open a Lance 2.2 file written by pylance, take 3 random rows (all columns);
 * ``scan``: import, open the same kind of file (``--rows`` rows), read it whole;
+* ``scans``: import, then open, read whole and close that file five times (what a dataset scan of
+  its first fragments does: every open-and-read is a first read of a freshly opened file);
 * ``write``: import, write a ``--rows``-row table as a Lance 2.2 file (the table is loaded from
   Arrow IPC before the clock starts; pyarrow is imported by both libraries and so not timed).
 
@@ -18,6 +20,7 @@ caches (``PYTHONDONTWRITEBYTECODE`` is dropped), as a pip install compiles them.
 
     .venv/bin/python -m benchmarks.cold_start                 # TPC-H orders (200k rows), 5 repetitions
     .venv/bin/python -m benchmarks.cold_start --reps 3 --dataset constants
+    .venv/bin/python -m benchmarks.cold_start --cases scans --dataset part --rows 200000
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from benchmarks.measure import balanced_order
 
 BENCH_DIR = Path(__file__).resolve().parent
 IMPLS = ("lancelot-empty", "lancelot-warm", "pylance")
-CASES = ("take", "scan", "write")
+CASES = ("take", "scan", "scans", "write")
 
 _CHILD = r"""
 import json, sys, time
@@ -54,25 +57,28 @@ if impl == "pylance":
         with lance.file.LanceFileWriter(out, version="2.2") as w:
             w.write_batch(table)
     else:
-        r = lance.file.LanceFileReader(path)
-        if case == "take":
-            n = r.metadata().num_rows
-            rows = np.sort(np.random.default_rng(int(seed)).choice(n, 3, replace=False))
-            res = r.take_rows(rows.tolist()).to_table()
-        else:
-            res = r.read_all().to_table()
+        for _ in range(5 if case == "scans" else 1):
+            r = lance.file.LanceFileReader(path)
+            if case == "take":
+                n = r.metadata().num_rows
+                rows = np.sort(np.random.default_rng(int(seed)).choice(n, 3, replace=False))
+                res = r.take_rows(rows.tolist()).to_table()
+            else:
+                res = r.read_all().to_table()
+            del r
 else:
     import lancelot
     t1 = time.perf_counter()
     if case == "write":
         lancelot.write_table(table, out, version="2.2")
     else:
-        f = lancelot.LanceFile(path)
-        if case == "take":
-            rows = np.sort(np.random.default_rng(int(seed)).choice(f.num_rows, 3, replace=False))
-            res = f.take(rows)
-        else:
-            res = f.read()
+        for _ in range(5 if case == "scans" else 1):
+            with lancelot.LanceFile(path) as f:
+                if case == "take":
+                    rows = np.sort(np.random.default_rng(int(seed)).choice(f.num_rows, 3, replace=False))
+                    res = f.take(rows)
+                else:
+                    res = f.read()
 t2, c2 = time.perf_counter(), time.process_time()
 print(json.dumps({"import": t1 - t0, "op": t2 - t1, "total": t2 - t0, "cpu": c2 - c0,
                   "numba": "numba" in sys.modules}))
@@ -86,8 +92,8 @@ def prepare(data_dir: Path, dataset: str, rows: int, work: Path, log=print) -> t
 
     from benchmarks import datasets
 
-    if dataset == "orders":
-        ds = datasets.tpch_table(data_dir, 1.0, "orders", log=log)
+    if dataset in ("orders", "part", "lineitem"):
+        ds = datasets.tpch_table(data_dir, 1.0, dataset, log=log)
     elif dataset == "constants":
         ds = datasets.constants(data_dir, max(rows, 1_000_000), log=log)
     else:
@@ -129,7 +135,7 @@ def run_once(impl: str, case: str, files: tuple[Path, Path, Path], cache_dir: Pa
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="benchmarks.cold_start", description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", choices=("orders", "constants", "synthetic"), default="orders")
+    p.add_argument("--dataset", choices=("orders", "part", "lineitem", "constants", "synthetic"), default="orders")
     p.add_argument("--rows", type=int, default=200_000, help="rows of the written and scanned table")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--cases", default=",".join(CASES))

@@ -27,7 +27,7 @@ from lancelot.extension_types import _extension_names as extension_names
 from lancelot.extension_types import resolve_schema, view_as
 from lancelot.format.container import FileMetadata, read_metadata
 from lancelot.format.pb import file_pb2
-from lancelot.io.source import ByteSource, Range, open_source
+from lancelot.io.source import ByteSource, Range, Staged, open_source
 from lancelot.schema import stored_schema
 from lancelot.versions import FileVersion
 
@@ -46,6 +46,8 @@ FEW_INDICES = 64
 #: (unless they add up to more than READ_AHEAD_MAX_BYTES: no flooding the page cache on huge reads)
 READ_AHEAD_MIN_ROWS = 512
 READ_AHEAD_MAX_BYTES = 256 << 20
+#: whole reads of every column of a file of at most this many bytes read the file in one request first
+STAGE_WHOLE_MAX_BYTES = 4 << 20
 #: column selections whose readers and schema a file keeps for its takes
 MAX_SELECTIONS = 64
 #: parsed schemas (global buffer 0) of opened files by their bytes: (descriptor, stored schema,
@@ -282,6 +284,27 @@ class LanceFile:
                 path=self.path,
             )
         start, stop = min(start, self.num_rows), min(self.num_rows, stop)
+        staged = self._stage_whole(start, stop, columns)
+        try:
+            return self._read_range(start, stop, columns, bool(staged))
+        finally:
+            if staged:
+                self._src.unstage(staged)
+
+    def _stage_whole(self, start: int, stop: int, columns: Sequence[str] | None) -> Staged:
+        """A whole read of every column of a small file reads the file in one request first
+        (``ByteSource.stage``): the fields' search caches and data then cost no request each."""
+        if start != 0 or stop != self.num_rows or not 0 < self._src.size <= STAGE_WHOLE_MAX_BYTES:
+            return ()
+        if columns is not None and set(columns) != set(self.schema.names):
+            return ()
+        try:
+            return self._src.stage([(0, self._src.size)])
+        except (LanceError, OSError):
+            return ()  # the fields' own reads report it
+
+    def _read_range(self, start: int, stop: int, columns: Sequence[str] | None, staged: bool) -> pa.Table:
+        """``read_range`` of clipped rows (``staged``: the file's bytes are in memory)."""
         if (stop - start) * 2 >= self.num_rows > 0 and self.num_rows <= SIMPLE_MAX_ROWS and self.version.structural:
             sel = self._selections.get(None if columns is None else tuple(columns))
             fields = sel[0] if sel is not None else self._fields(columns)
@@ -293,7 +316,7 @@ class LanceFile:
             rows = np.arange(start, stop, dtype=np.int64)
             arrays = self._take_few(readers, rows, lambda r: r.read_range_chunked(start, stop))
             return self._table(fields, arrays, stop - start, schema)
-        if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1:
+        if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1 and not staged:
             self._read_ahead(readers, start, stop)
         if stop - start >= PARALLEL_MIN_ROWS:
             arrays = self._map(lambda r: self._guard(r.read_range_chunked, start, stop), readers, parallel=True)

@@ -324,6 +324,13 @@ class StructuralFieldReader(FieldReader):
         cheaply (empty when it does not): for read-ahead, not checked against the file."""
         if stop <= start:
             return []
+        if start == 0 and stop >= self.ctx.num_rows:  # a whole read reads every page whole: no plan needed
+            return [
+                r
+                for col in self.columns
+                for page in col.col.meta.pages
+                for r in zip(page.buffer_offsets, page.buffer_sizes)
+            ]
         try:
             points = self._column_points()
             return [] if points is None else points.span_ranges(start, stop)

@@ -22,7 +22,6 @@ from lancelot.encodings.compression.block import (
     StructBlock,
     VariableWidthBlock,
 )
-from lancelot.encodings.compression.variable_numpy import gather_values_numpy
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.util.arrays import arrow_offsets, empty, from_numpy, numpy_dtype
 from lancelot.util.jit import NumpyUntilHot
@@ -197,7 +196,8 @@ HOT_GATHER = NumpyUntilHot(vk.gather_values, warm_work=16 << 20)
 
 def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray | None) -> pa.Array | None:
     """``dictionary.take(idx)`` (``bad`` rows null) for a string or binary dictionary without nulls,
-    built from its buffers; None when it does not apply."""
+    built from its buffers by the kernel; None when it does not apply, or while the kernel is not
+    loaded (a fresh process: Arrow's take, 6x faster than a numpy gather of the bytes)."""
     t = dictionary.type
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
     if dictionary.null_count or not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
@@ -205,6 +205,14 @@ def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray |
     offs = arrow_offsets(dictionary).astype(np.int64)
     data_buf = dictionary.buffers()[2]
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    starts = np.ascontiguousarray(offs[:-1])
+    if not HOT_GATHER.ready():
+        z = np.zeros(0, np.int64)
+        HOT_GATHER.numpy_call(
+            lambda: vk.gather_values(data, starts, z, np.zeros(1, np.int64), np.zeros(8, np.uint8), 0),
+            work=len(idx) * 8,
+        )
+        return None
     lens = offs[1:] - offs[:-1]
     out_lens = lens[idx]
     if bad is not None:
@@ -216,21 +224,13 @@ def _dictionary_strings(dictionary: pa.Array, idx: np.ndarray, bad: np.ndarray |
     total = int(out_offs[-1])
     if not large and total >= 2**31:
         return None  # Arrow's take says what it does with that
-    starts = np.ascontiguousarray(offs[:-1])
-    if HOT_GATHER.ready():
-        longest = int(lens.max()) if len(lens) else 0
-        words = -(-longest // 8) if longest <= 32 and len(data) <= max(n, 1 << 16) else 0
-        if words:  # short values: each copied as a fixed number of words from a padded copy
-            data = np.concatenate([data, np.zeros(8 * words, np.uint8)])
-        out = empty(total + 8 * max(words, 1), np.uint8)
-        vk.gather_values(data, starts, np.ascontiguousarray(idx, dtype=np.int64), out_offs, out, words)
-        out = out[:total]
-    else:  # a fresh process: numpy until the kernel is loaded (the same bytes)
-        z = np.zeros(0, np.int64)
-        HOT_GATHER.numpy_call(
-            lambda: vk.gather_values(data, starts, z, np.zeros(1, np.int64), np.zeros(8, np.uint8), 0), work=total
-        )
-        out = gather_values_numpy(data, starts, idx, out_offs)
+    longest = int(lens.max()) if len(lens) else 0
+    words = -(-longest // 8) if longest <= 32 and len(data) <= max(n, 1 << 16) else 0
+    if words:  # short values: each copied as a fixed number of words from a padded copy
+        data = np.concatenate([data, np.zeros(8 * words, np.uint8)])
+    out = empty(total + 8 * max(words, 1), np.uint8)
+    vk.gather_values(data, starts, np.ascontiguousarray(idx, dtype=np.int64), out_offs, out, words)
+    out = out[:total]
     if large:
         offsets = out_offs
     else:
