@@ -10,8 +10,9 @@ rotating order:
 - ``add_columns``: one SQL-computed column (``l_partkey + l_suppkey``).
 
 Each library runs each operation once untimed first (imports, the OS's file cache); before that,
-lancelot is brought to its steady state as the other benchmarks do (``steady``: untimed appends
-until its numpy paths have handed over to their numba kernels, ``jit.HOT_CALLS`` calls each;
+lancelot is brought to its steady state as the other benchmarks do (``steady``: untimed appends,
+full reads and takes until its numpy paths have handed over to their numba kernels,
+``jit.HOT_CALLS`` calls each;
 ``--cold-kernels`` skips it and times the numpy paths of a short-lived process).  The first
 timed run's results are checked equal between the libraries (row counts and stats).
 Prints medians and the lancelot / pylance ratios, of the wall time and of the process's CPU time
@@ -65,9 +66,10 @@ def source(table: pa.Table, n: int) -> pa.Table:
 
 
 def steady(table: pa.Table, scratch: Path, rows: int = 4096) -> None:
-    """Untimed lancelot appends of ``rows`` rows, ``jit.HOT_CALLS`` + 1 of them, then waits for the
-    kernels' background preparation: a long-running process's state (the writer's numpy paths,
-    e.g. FSST training, are called once per file)."""
+    """Untimed lancelot appends of ``rows`` rows, ``jit.HOT_CALLS`` + 1 of them, then as many full
+    reads and takes of the result, then waits for the kernels' background preparation: a
+    long-running process's state (the writer's and the reader's numpy paths, e.g. FSST training or
+    bit unpacking, have handed over to their kernels, as the read benchmarks' steady calls do)."""
     import lancelot
     from lancelot.util import jit
 
@@ -75,6 +77,11 @@ def steady(table: pa.Table, scratch: Path, rows: int = 4096) -> None:
     chunk = table.slice(0, rows)
     for _ in range(jit.HOT_CALLS + 1):
         lancelot.write_dataset(chunk, str(scratch), mode="append")
+    ds = lancelot.dataset(str(scratch))
+    some = np.arange(0, ds.count_rows(), 97)
+    for _ in range(jit.HOT_CALLS + 1):
+        ds.to_table()
+        ds.take(some)
     jit.wait_for_warm_ups()
     shutil.rmtree(scratch, ignore_errors=True)
 

@@ -225,7 +225,11 @@ class Deletions:
         if not len(positions):
             return
         old = frag.deleted_positions().astype(np.int64)
-        allpos = np.union1d(old, np.asarray(positions, dtype=np.int64))
+        positions = np.asarray(positions, dtype=np.int64)
+        if not len(old) and (len(positions) < 2 or bool((positions[1:] > positions[:-1]).all())):
+            allpos = positions  # the usual case: no deletions yet, positions ascending (no sort needed)
+        else:
+            allpos = np.union1d(old, positions)
         self.count += len(allpos) - len(old)
         if len(allpos) == len(old):
             return

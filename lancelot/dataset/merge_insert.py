@@ -28,11 +28,12 @@ from lancelot.dataset.changes import (
     NewRows,
     _move_to,
     as_filter,
-    fragment_map,
     matching_positions,
     retrying,
 )
 from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.merge_join import POS as _POS
+from lancelot.dataset.merge_join import KeyJoin
 from lancelot.dataset.operation_changes import build_update
 from lancelot.dataset.rowids import encode_row_ids
 from lancelot.dataset.transaction import new_transaction
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.transaction_api import Transaction
     from lancelot.format.pb import transaction_pb2
-
-_SRC = "__lancelot_src"
-_POS = "__lancelot_pos"
 
 
 class MergeInsertError(LanceError, OSError):
@@ -259,7 +257,6 @@ class MergeInsertBuilder:
     def _stage(self, cur: LanceDataset, src: pa.Table) -> tuple[transaction_pb2.Transaction, Builder, dict[str, int]]:
         """The merge on ``cur`` planned and its files written: its Update transaction and builder."""
         on = self._on
-        keys = src.select(on).append_column(_SRC, pa.array(np.arange(src.num_rows, dtype=np.int64)))
         cond = self._match_condition(cur, src) if self._matched == "update" and self._condition else None
         by_source = (
             as_filter(self._by_source_expr, cur.schema)
@@ -272,22 +269,8 @@ class MergeInsertBuilder:
         updated_parts: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (fragment, positions, source rows)
         n_deleted_matched = n_deleted_by_source = 0
 
-        def join(f: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            """(live positions, matched positions, their source rows) of one fragment: only its key
-            columns are read (fragments side by side)."""
-            live = matching_positions(f, None)
-            if not len(live):
-                return live, live, live
-            n = f.physical_rows
-            tk = f._read_physical(on, 0, n)
-            if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
-                tk = tk.take(pa.array(live))
-            tk = tk.append_column(_POS, pa.array(live))
-            j = tk.join(keys, on, join_type="inner", use_threads=False)
-            return live, j.column(_POS).to_numpy().astype(np.int64), j.column(_SRC).to_numpy().astype(np.int64)
-
         frags = cur.get_fragments()
-        for f, (live, pos, srow) in zip(frags, fragment_map(join, frags)):
+        for f, (live, pos, srow) in zip(frags, KeyJoin(src, on).matches(frags)):
             if not len(live):
                 continue
             joined = pos

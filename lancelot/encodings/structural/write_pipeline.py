@@ -33,12 +33,27 @@ import heapq
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 #: input bytes of the pages submitted and not yet committed (``PageWorker.max_bytes``): four 8 MiB pages,
 #: or one 32 MiB page and the next one waiting to be queued
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+
+
+_SHARED: dict[int, ThreadPoolExecutor] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(workers: int) -> ThreadPoolExecutor:
+    """The process-wide pool of ``workers`` encode threads, kept for the next file: a thread's start
+    waits until the new thread runs, which on a loaded machine cost more than a small file's pages.
+    Its jobs never wait for other jobs (see the module docstring), so files may share it."""
+    with _SHARED_LOCK:
+        pool = _SHARED.get(workers)
+        if pool is None:
+            pool = _SHARED[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lancelot-pages")
+        return pool
 
 
 def default_workers() -> int:
@@ -50,7 +65,8 @@ def default_workers() -> int:
 
 
 class PageWorker:
-    """Encodes pages on ``workers`` threads and commits them one at a time, in submission order."""
+    """Encodes pages on ``workers`` threads and commits them one at a time, in submission order
+    (``workers`` None: the process's shared pool of ``default_workers()`` threads)."""
 
     def __init__(
         self, workers: int | None = None, max_pending: int | None = None, max_bytes: int | None = None
@@ -58,7 +74,14 @@ class PageWorker:
         self.workers = workers or default_workers()
         self.max_pending = max_pending or 4 * self.workers
         self.max_bytes = max_bytes or DEFAULT_MAX_BYTES
-        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lancelot-pages")
+        #: the shared pool for the default size; a pool of its own for a size asked for (tests)
+        self._own = workers is not None
+        self._pool = (
+            ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lancelot-pages")
+            if self._own
+            else shared_pool(self.workers)
+        )
+        self._jobs: set[Future[Any]] = set()  # this writer's jobs on the shared pool, not yet done
         self._cond = threading.Condition()
         #: encoded pages waiting for the pages before them: seq -> (commit, result, error, nbytes)
         self._ready: dict[int, tuple[Callable[[Any], None], Any, BaseException | None, int]] = {}
@@ -101,7 +124,7 @@ class PageWorker:
 
         with self._cond:
             heapq.heappush(self._queue, (-nbytes, seq, run))
-        self._pool.submit(self._run_next)
+        self._track(self._pool.submit(self._run_next))
         with self._cond:
             while not self._failed and (
                 self._submitted - self._encoded > self.max_pending
@@ -113,11 +136,23 @@ class PageWorker:
 
     def run(self, job: Callable[[], Any]) -> Future[Any]:
         """Run ``job`` on the pool, outside the page order (e.g. zone statistics); its Future."""
-        return self._pool.submit(job)
+        return self._track(self._pool.submit(job))
+
+    def _track(self, fut: Future[Any]) -> Future[Any]:
+        with self._cond:
+            self._jobs.add(fut)
+        fut.add_done_callback(self._untrack)
+        return fut
+
+    def _untrack(self, fut: Future[Any]) -> None:
+        with self._cond:
+            self._jobs.discard(fut)
 
     def _run_next(self) -> None:
         """(A pool job: one per queued page.) Encode and commit the largest queued page."""
         with self._cond:
+            if not self._queue:  # closed: the queue was dropped
+                return
             run = heapq.heappop(self._queue)[2]
         run()
 
@@ -163,6 +198,12 @@ class PageWorker:
         with self._cond:
             self._failed = True
             self._cond.notify_all()
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self._ready.clear()
-        self._queue.clear()
+            jobs = list(self._jobs)
+        for fut in jobs:
+            fut.cancel()
+        wait(jobs)  # (the shared pool stays up for the next file)
+        if self._own:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._cond:
+            self._ready.clear()
+            self._queue.clear()

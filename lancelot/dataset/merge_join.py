@@ -1,0 +1,146 @@
+"""The join of ``merge_insert``: which live rows of a target fragment match which source rows on
+the key columns (SQL inner-join semantics: a null key matches nothing).
+
+Only the key columns of the target are read.  When the first key column is an integer column
+and the source's keys of it span a modest range, a lookup table over that range (one byte per
+key value) first keeps the target rows whose first key any source row has: the hash join then
+runs over those candidates only, not over every row of the fragment (an upsert of a few source
+rows into a large table reads its keys once and joins a few of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.changes import fragment_map, matching_positions
+
+if TYPE_CHECKING:
+    from lancelot.dataset.fragment import Fragment
+
+SRC = "__lancelot_src"
+POS = "__lancelot_pos"
+_FRAG = "__lancelot_frag"
+#: candidate rows of consecutive fragments joined at once
+GROUP_ROWS = 1 << 20
+
+#: the widest range of first-key values the candidate lookup covers (one byte per value)
+LOOKUP_SPAN = 1 << 26
+_EMPTY = np.empty(0, np.int64)
+
+
+class KeyJoin:
+    """The source's keys, joined with each fragment's in turn."""
+
+    def __init__(self, src: pa.Table, on: list[str]) -> None:
+        self.on = on
+        self.keys = src.select(on).append_column(SRC, pa.array(np.arange(src.num_rows, dtype=np.int64)))
+        self._lo, self._table = _lookup(src.column(on[0]))
+
+    def matches(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per fragment, in order: (live positions, matched positions, their source rows), the
+        matched pairs in no particular order (int64 arrays).  Fragments are read side by side; the
+        candidates of consecutive fragments are joined together (one hash table of the source's
+        keys for up to ``GROUP_ROWS`` candidates)."""
+        pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]] = []
+        rows = 0
+        for staged in fragment_map(self._stage, frags):
+            pending.append(staged)
+            if staged[3] is not None:
+                rows += staged[3].num_rows
+            if rows >= GROUP_ROWS:
+                yield from self._join_group(pending)
+                pending, rows = [], 0
+        yield from self._join_group(pending)
+
+    def _stage(self, f: Fragment) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]:
+        """(live, matched, source rows, None) of a fragment joined here, or (live, candidate
+        positions, -, their keys) of one whose candidates wait for ``_join_group``."""
+        live = matching_positions(f, None)
+        if not len(live):
+            return live, live, live, None
+        n = f.physical_rows
+        if self._table is None:
+            tk = f._read_physical(self.on, 0, n)
+            if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
+                tk = tk.take(pa.array(live))
+            pos, srow = self._join(tk.append_column(POS, pa.array(live)))
+            return live, pos, srow, None
+        first = f._read_physical(self.on[:1], 0, n).column(0)
+        mask = self._candidates(first)
+        if len(live) != n:
+            mask[f.deleted_positions()] = False
+        cand = np.flatnonzero(mask)
+        if not len(cand):
+            return live, _EMPTY, _EMPTY, None
+        tk = pa.table({self.on[0]: first.take(pa.array(cand))})
+        if len(self.on) > 1:
+            rest = f._take_physical(self.on[1:], cand)
+            for name, col in zip(rest.column_names, rest.columns):
+                tk = tk.append_column(name, col)
+        return live, cand, _EMPTY, tk.append_column(POS, pa.array(cand))
+
+    def _join_group(
+        self, group: list[tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]]
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        parts = [
+            tk.append_column(_FRAG, pa.array(np.full(tk.num_rows, i, dtype=np.int32)))
+            for i, (_, _, _, tk) in enumerate(group)
+            if tk is not None
+        ]
+        if parts:
+            j = pa.concat_tables(parts).join(self.keys, self.on, join_type="inner", use_threads=False)
+            which = j.column(_FRAG).to_numpy()
+            order = np.argsort(which, kind="stable")
+            pos = j.column(POS).to_numpy().astype(np.int64)[order]
+            srow = j.column(SRC).to_numpy().astype(np.int64)[order]
+            cuts = np.searchsorted(which[order], np.arange(len(group) + 1))
+        for i, (live, a, b, tk) in enumerate(group):
+            if tk is None:
+                yield live, a, b
+            else:
+                yield live, pos[cuts[i] : cuts[i + 1]], srow[cuts[i] : cuts[i + 1]]
+
+    def _join(self, tk: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        j = tk.join(self.keys, self.on, join_type="inner", use_threads=False)
+        return j.column(POS).to_numpy().astype(np.int64), j.column(SRC).to_numpy().astype(np.int64)
+
+    def _candidates(self, col: pa.ChunkedArray) -> np.ndarray:
+        """A writable bool mask: rows whose value (not null) some source row's first key has."""
+        assert self._table is not None
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        valid = None
+        if arr.null_count:
+            valid = arr.is_valid().to_numpy(zero_copy_only=False)
+            arr = pc.fill_null(arr, 0)
+        # true matches land in [1, span]; overflow (values near the type's ends) and out-of-range values
+        # are clipped onto the False ends or hit a false candidate, which the join then drops
+        d = np.subtract(arr.to_numpy(), np.int64(self._lo - 1), dtype=np.int64, casting="unsafe")
+        mask: np.ndarray = np.take(self._table, d, mode="clip")
+        if valid is not None:
+            mask &= valid
+        return mask
+
+
+def _lookup(col: pa.ChunkedArray) -> tuple[int, np.ndarray | None]:
+    """(lowest value, table) of the source's first key: ``table[1 + v - lowest]`` says whether a
+    source row has value ``v``; the first and last entries are False (every value out of range is
+    clipped onto them).  No table for a non-integer column or too wide a range."""
+    if not pa.types.is_integer(col.type):
+        return 0, None
+    vals = col.drop_null()
+    if not len(vals):
+        return 0, None
+    mm = pc.min_max(vals)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    span = hi - lo + 1
+    if span > LOOKUP_SPAN or lo <= -(1 << 63) + 1 or hi >= 1 << 63:
+        return 0, None
+    v = vals.combine_chunks() if isinstance(vals, pa.ChunkedArray) else vals
+    table = np.zeros(span + 2, dtype=bool)
+    table[np.subtract(v.to_numpy(), np.int64(lo - 1), dtype=np.int64, casting="unsafe")] = True
+    return lo, table
