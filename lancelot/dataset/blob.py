@@ -460,7 +460,17 @@ def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) ->
                 groups[p.key] = (p.open(), p.shared, [])
             groups[p.key][2].append(i)
         for src, _, members in groups.values():
-            reqs = [(places[i].offset + spans[i][0], spans[i][1]) for i in members]  # type: ignore[union-attr]
+            reqs = []
+            for i in members:
+                p = places[i]
+                assert p is not None
+                if p.offset < 0 or p.size < 0 or p.offset + p.size > src.size:  # each place of a shared source
+                    raise CorruptFileError(
+                        f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside "
+                        f"{src.path} of {src.size} bytes",
+                        path=src.path,
+                    )
+                reqs.append((p.offset + spans[i][0], spans[i][1]))
             for i, buf in zip(members, src.read_ranges(reqs)):
                 out[i] = bytes(buf)
     finally:

@@ -81,14 +81,15 @@ def _copy(original, tmp_path) -> tuple[str, str]:
 def guarded(monkeypatch):
     """A watchdog, a tracemalloc bound, and every local read checked against its file's size."""
     reads: list[tuple[str, int, int, int]] = []
-    inner = source_mod.LocalFileSource._read
+    inner = source_mod.LocalFileSource.read_ranges
 
-    def checked(self, offset, length):
-        reads.append((self.path, offset, length, self.size))
-        assert 0 <= offset and offset + length <= self.size, f"read [{offset}, {offset + length}) of {self.path}"
-        return inner(self, offset, length)
+    def checked(self, ranges):
+        for offset, length in ranges:
+            reads.append((self.path, offset, length, self.size))
+            assert 0 <= offset and offset + length <= self.size, f"read [{offset}, {offset + length}) of {self.path}"
+        return inner(self, ranges)
 
-    monkeypatch.setattr(source_mod.LocalFileSource, "_read", checked)
+    monkeypatch.setattr(source_mod.LocalFileSource, "read_ranges", checked)
 
     def on_alarm(signum, frame):
         raise TimeoutError(f"read still running after {WATCHDOG_SECONDS} s")
