@@ -422,6 +422,104 @@ def _checked_source(src: ByteSource, position: int, size: int, where: str, path:
     return src
 
 
+# -- blob_handling="all_binary": scans with the bytes instead of the descriptions ---------------------
+BLOB_HANDLING = ("all_binary", "blobs_descriptions", "all_descriptions")
+
+
+def wants_binary(blob_handling: str | None) -> bool:
+    """Whether a scan's ``blob_handling`` asks for the bytes of blob columns (pylance's three modes;
+    ``all_descriptions`` reads as ``blobs_descriptions``, as pylance's does)."""
+    if blob_handling is None:
+        return False
+    if blob_handling not in BLOB_HANDLING:
+        raise BlobColumnError(
+            f"Invalid blob_handling: {blob_handling}. Expected one of: all_binary, all_descriptions, blobs_descriptions"
+        )
+    return blob_handling == "all_binary"
+
+
+def _output_field(ds: LanceDataset, name: str) -> tuple[pa.Field, str] | None:
+    """The dataset field of a scan's output column (a column or a dotted path) holding a blob, and its path."""
+    if name in ds.schema.names:
+        f = ds.schema.field(name)
+    else:
+        parts = name.split(".")
+        if parts[0] not in ds.schema.names:
+            return None
+        f = ds.schema.field(parts[0])
+        for p in parts[1:]:
+            if not pa.types.is_struct(f.type) or f.type.get_field_index(p) < 0:
+                return None
+            f = f.type.field(p)
+    return (f, name) if holds_blob(f, is_blob_field) else None
+
+
+def _binary_field(ds_field: pa.Field, out: pa.Field) -> pa.Field:
+    """``out`` (a scanned field) as ``all_binary`` returns it: blobs as ``large_binary`` (2.0 / 2.1
+    keep the blob key, as pylance's)."""
+    if is_blob_field(ds_field):
+        md = None if is_blob_v2(ds_field) else ds_field.metadata
+        return pa.field(out.name, pa.large_binary(), out.nullable, md)
+    if not pa.types.is_struct(out.type) or not pa.types.is_struct(ds_field.type):
+        return out
+    kids = []
+    for i in range(out.type.num_fields):
+        k = out.type.field(i)
+        j = ds_field.type.get_field_index(k.name)
+        kids.append(_binary_field(ds_field.type.field(j), k) if j >= 0 else k)
+    return pa.field(out.name, pa.struct(kids), out.nullable, out.metadata)
+
+
+def binary_schema(ds: LanceDataset, schema: pa.Schema) -> pa.Schema:
+    """A scan's output schema under ``all_binary``."""
+    fields = []
+    for f in schema:
+        hit = _output_field(ds, f.name)
+        fields.append(f if hit is None else _binary_field(hit[0], f))
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def binary_table(ds: LanceDataset, t: pa.Table, addresses: Any) -> pa.Table:
+    """A scan's output ``t`` (rows at row ``addresses``) with its blob descriptions, at the top level
+    or in structs, replaced by the blobs' bytes (``blob_handling="all_binary"``)."""
+    out_schema = binary_schema(ds, t.schema)
+    if out_schema.equals(t.schema, check_metadata=True):
+        return t
+    addr = np.asarray(addresses, dtype=np.uint64)
+    by_id = {f.fragment_id: f for f in ds.get_fragments()}
+    rows = [_Row(by_id[int(a >> np.uint64(32))], int(a & np.uint64(0xFFFFFFFF))) for a in addr]
+    cols = []
+    for f, out, col in zip(t.schema, out_schema, t.columns):
+        hit = _output_field(ds, f.name)
+        if hit is None:
+            cols.append(col)
+            continue
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        cols.append(_bytes_of(ds, hit[0], hit[1], arr, out, rows))
+    return pa.Table.from_arrays(cols, schema=out_schema)
+
+
+def _bytes_of(
+    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
+) -> pa.Array:
+    if is_blob_field(ds_field):
+        places = _places(ds, path, rows)
+        return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
+    if not pa.types.is_struct(arr.type) or not holds_blob(ds_field, is_blob_field):
+        return arr
+    children = []
+    for i in range(arr.type.num_fields):
+        name = arr.type.field(i).name
+        j = ds_field.type.get_field_index(name)
+        child = arr.field(i)
+        if j >= 0:
+            child = _bytes_of(ds, ds_field.type.field(j), f"{path}.{name}", child, out.type.field(i), rows)
+        children.append(child)
+    kids = [out.type.field(i) for i in range(out.type.num_fields)]
+    mask = arr.is_null() if arr.null_count else None
+    return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+
+
 # -- the API (LanceDataset.take_blobs / read_blobs / read_blob_ranges) ------------------------------
 def take_blobs(
     ds: LanceDataset,

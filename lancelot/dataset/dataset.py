@@ -767,7 +767,8 @@ class LanceDataset:
             fast_search: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
             late_materialization: Accepted; no effect.
-            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
+                default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             include_deleted_rows: Also return deleted rows (needs ``with_row_id``), as pylance.
             scan_stats_callback: Accepted; never called.
@@ -813,6 +814,7 @@ class LanceDataset:
             include_deleted_rows=include_deleted_rows,
             disable_scoring_autoprojection=disable_scoring_autoprojection,
             order_by=order_by,
+            blob_handling=blob_handling,
         )
 
     def to_table(
@@ -868,7 +870,8 @@ class LanceDataset:
             full_text_query: Not supported (refused when given).
             io_buffer_size: Accepted; no effect.
             late_materialization: Accepted; no effect.
-            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
+                default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
             order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
@@ -898,6 +901,7 @@ class LanceDataset:
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
             disable_scoring_autoprojection=disable_scoring_autoprojection,
+            blob_handling=blob_handling,
         ).to_table()
 
     def to_batches(
@@ -954,7 +958,8 @@ class LanceDataset:
             full_text_query: Not supported (refused when given).
             io_buffer_size: Accepted; no effect.
             late_materialization: Accepted; no effect.
-            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
+                default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             strict_batch_size: Accepted; no effect.
             order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
@@ -981,6 +986,7 @@ class LanceDataset:
             with_row_address=with_row_address,
             order_by=order_by,
             disable_scoring_autoprojection=disable_scoring_autoprojection,
+            blob_handling=blob_handling,
             **kwargs,
         ).to_batches()
 

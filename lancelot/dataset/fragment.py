@@ -750,7 +750,7 @@ class Fragment:
             with_row_address: Add ``_rowaddr``.
             batch_size: Rows per batch of ``to_batches``.
             batch_readahead: Accepted; no effect.
-            blob_handling: Accepted; no effect.
+            blob_handling: As in ``LanceDataset.scanner``.
             order_by: Sort keys, as in ``LanceDataset.scanner``.
             use_scalar_index: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
@@ -773,6 +773,7 @@ class Fragment:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
+            blob_handling=blob_handling,
         )
 
     def to_table(
@@ -801,7 +802,7 @@ class Fragment:
             offset: Skip this many rows first.
             with_row_id: Add ``_rowid``.
             with_row_address: Add ``_rowaddr``.
-            blob_handling: Accepted; no effect.
+            blob_handling: As in ``LanceDataset.scanner``.
             order_by: Sort keys, as in ``LanceDataset.scanner``.
             use_scalar_index: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
@@ -822,6 +823,7 @@ class Fragment:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
+            blob_handling=blob_handling,
         ).to_table()
 
     def to_batches(
@@ -855,7 +857,7 @@ class Fragment:
             with_row_address: Add ``_rowaddr``.
             batch_size: At most this many rows per batch.
             batch_readahead: Accepted; no effect.
-            blob_handling: Accepted; no effect.
+            blob_handling: As in ``LanceDataset.scanner``.
             order_by: Sort keys, as in ``LanceDataset.scanner``.
             use_scalar_index: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
@@ -877,6 +879,7 @@ class Fragment:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
+            blob_handling=blob_handling,
         ).to_batches()
 
     def head(self, num_rows: int) -> pa.Table:
