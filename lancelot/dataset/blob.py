@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from lancelot.io.source import ByteSource, open_source
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.scanner import LanceScanner
     from lancelot.reader import LanceFile
 
 BLOB_V2_EXTENSION = "lance.blob.v2"
@@ -518,6 +519,81 @@ def _bytes_of(
     kids = [out.type.field(i) for i in range(out.type.num_fields)]
     mask = arr.is_null() if arr.null_count else None
     return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+
+
+# -- to_pandas(blob_mode=...) ----------------------------------------------------------------------------
+BLOB_PANDAS_MODES = ("lazy", "bytes", "descriptions")
+
+
+def _blob_paths(schema: pa.Schema) -> list[str]:
+    """The output paths of a scanned schema that are blob descriptions (pylance's test: the blob key
+    set to ``true``, or the blob v2 extension name)."""
+
+    def walk(f: pa.Field, parent: str) -> Iterator[str]:
+        here = f"{parent}.{f.name}" if parent else f.name
+        if field_metadata.value(f, field_metadata.BLOB_KEY) == "true" or is_blob_v2(f):
+            yield here
+        elif pa.types.is_struct(f.type):
+            for i in range(f.type.num_fields):
+                yield from walk(f.type.field(i), here)
+
+    return [p for f in schema for p in walk(f, "")]
+
+
+def _is_null_description(d: Any) -> bool:
+    """pylance's rule: None, or 2.0's null (position 1, size 0)."""
+    if d is None:
+        return True
+    return isinstance(d, dict) and d.keys() == {"position", "size"} and (d["position"], d["size"]) == (1, 0)
+
+
+def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> Any:
+    """A scan as a pandas DataFrame, its blob columns as pylance 14 gives them: ``"lazy"`` (the
+    default) one ``BlobFile`` per value (None for a null), ``"bytes"`` their bytes, ``"descriptions"``
+    the descriptions (``to_table().to_pandas()``).  ``kwargs`` go to ``pyarrow.Table.to_pandas``."""
+    from lancelot.dataset.scanner import ROW_ADDR
+
+    if blob_mode not in BLOB_PANDAS_MODES:
+        raise BlobColumnError("blob_mode must be one of: 'lazy', 'bytes', 'descriptions'")
+    schema = scanner.projected_schema
+    paths = _blob_paths(schema)
+    if not paths or blob_mode == "descriptions":
+        return scanner.to_table().to_pandas(**kwargs)
+    asked = ROW_ADDR in schema.names
+    if blob_mode == "bytes":
+        return scanner._copy_with(binary=True).to_table().to_pandas(**kwargs)
+    t = scanner._copy_with(binary=False, with_row_address=True).to_table()
+    ds = scanner._ds
+    addresses = t.column(ROW_ADDR).to_pylist()
+    files: dict[str, list[BlobFile | None]] = {}
+    for path in paths:
+        parts = path.split(".")
+        descs = t.column(parts[0]).to_pylist()
+        descs = [descend(d, parts[1:]) for d in descs]
+        source = path if _output_field(ds, path) is not None else parts[0]
+        wanted = [a for a, d in zip(addresses, descs) if not _is_null_description(d)]
+        got = iter(take_blobs(ds, source, addresses=wanted) if wanted else [])
+        files[path] = [None if _is_null_description(d) else next(got) for d in descs]
+    top = [p for p in files if "." not in p and p in t.schema.names]
+    rest = t.drop_columns(top + ([] if asked else [ROW_ADDR]))
+    df = rest.to_pandas(**kwargs)  # (no columns left: an empty frame of the rows' index)
+    for i, name in enumerate(schema.names):
+        if name in top:
+            df.insert(i, name, files[name])
+    for path, values in files.items():
+        if path in top:
+            continue
+        parts = path.split(".")
+        df[parts[0]] = [_with_value(v, parts[1:], f) for v, f in zip(df[parts[0]].tolist(), values)]
+    return df
+
+
+def _with_value(parent: dict[str, Any] | None, path: list[str], value: Any) -> dict[str, Any] | None:
+    if parent is None:
+        return None
+    out = dict(parent)
+    out[path[0]] = value if len(path) == 1 else _with_value(parent.get(path[0]), path[1:], value)
+    return out
 
 
 # -- the API (LanceDataset.take_blobs / read_blobs / read_blob_ranges) ------------------------------

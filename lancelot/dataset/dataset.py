@@ -632,9 +632,10 @@ class LanceDataset:
         prefilter: bool | None = None,
         with_row_id: bool | None = None,
         with_row_address: bool | None = None,
+        blob_mode: str = "lazy",
         **kwargs: Any,
     ) -> Any:
-        """``to_table(...).to_pandas()``: needs pandas installed.
+        """The rows as a pandas DataFrame: needs pandas installed.
 
         Args:
             columns: As in ``scanner``.
@@ -649,11 +650,14 @@ class LanceDataset:
             prefilter: As in ``scanner``.
             with_row_id: As in ``scanner``.
             with_row_address: As in ``scanner``.
+            blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``, pylance's default), their bytes
+                (``"bytes"``) or their descriptions (``"descriptions"``).
+            **kwargs: Options of ``pyarrow.Table.to_pandas``.
 
         Returns:
             A pandas DataFrame.
         """
-        return self.to_table(
+        return self.scanner(
             columns,
             filter,
             limit,
@@ -663,7 +667,7 @@ class LanceDataset:
             prefilter=prefilter,
             with_row_id=with_row_id,
             with_row_address=with_row_address,
-        ).to_pandas()
+        ).to_pandas(blob_mode=blob_mode, **kwargs)
 
     def get_fragment(self, fragment_id: int) -> Fragment | None:
         """One fragment of this version.

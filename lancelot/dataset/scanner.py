@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -582,9 +582,29 @@ class LanceScanner:
             return _rows_only(parts)
         return pa.concat_tables(parts)
 
-    def to_pandas(self) -> Any:
-        """``to_table().to_pandas()`` (pandas must be installed)."""
-        return self.to_table().to_pandas()
+    def to_pandas(self, *, blob_mode: str = "lazy", **kwargs: Any) -> Any:
+        """The result as a pandas DataFrame (pandas must be installed).
+
+        Args:
+            blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``), their bytes (``"bytes"``) or
+                their descriptions (``"descriptions"``), as pylance's.
+            **kwargs: Options of ``pyarrow.Table.to_pandas``.
+
+        Returns:
+            A ``pandas.DataFrame``.
+        """
+        from lancelot.dataset.blob import to_pandas
+
+        return to_pandas(self, blob_mode, kwargs)
+
+    def _copy_with(self, *, binary: bool, with_row_address: bool = False) -> LanceScanner:
+        """A copy reading blobs as bytes (``binary``) or not, returning ``_rowaddr`` too when asked
+        (``blob.to_pandas``)."""
+        p = self._proj
+        asked = ROW_ADDR in p.names and not self._drop_addr
+        if (binary or with_row_address) and ROW_ADDR not in p.names:
+            p = replace(p, names=[*p.names, ROW_ADDR], rows=p.rows | {ROW_ADDR}, added=p.added + 1)
+        return self._copy(_proj=p, _binary=binary, _drop_addr=not asked and not with_row_address)
 
     def _parallel(self, bases: dict[int, int] | None) -> list[pa.Table]:
         """Whole fragments read two at a time (pylance's fragment read-ahead); fragments with
