@@ -41,6 +41,7 @@ from lancelot.dataset.blob import (
     place_of,
     read_places,
 )
+from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import LanceError, UnsupportedTypeError
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
@@ -455,3 +456,35 @@ def _values_of(
     kids = [t.field(k) for k in range(t.num_fields)]
     mask = None if all(valid) else pa.array([not v for v in valid])
     return pa.StructArray.from_arrays([children[k.name] for k in kids], fields=kids, mask=mask)
+
+
+def with_values(frag: Fragment, t: pa.Table) -> pa.Table:
+    """``t`` (rows of ``frag`` as scans return them) with its blob descriptions as values (``with_bytes``),
+    for operations that rewrite rows (update)."""
+    if not t.num_rows or not any(holds_blob(f, is_blob_field) for f in frag._ds.schema if f.name in t.column_names):
+        return t
+    batches = list(with_bytes(frag, iter(t.combine_chunks().to_batches())))
+    return pa.Table.from_batches(batches)
+
+
+def logical_values(col: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Array | pa.ChunkedArray:
+    """A blob column given as bytes (``binary`` / ``large_binary``) for a blob v2 dataset field, as the
+    field's logical ``struct<data, uri, ...>`` (no URIs); anything else as it is.  Blob descriptions
+    (what scans return) are refused: written as values they would lose the blobs."""
+    if is_blob_field(field) and col.type in (DESCRIPTION_V2, DESCRIPTION_V1):
+        raise LanceError(f"blob column {field.name!r}: descriptions ({col.type}) cannot be written as its values")
+    if not is_blob_v2(field) or not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+        return col
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([logical_values(c, field) for c in col.chunks], field.type)
+    data = col.cast(pa.large_binary())
+    kids = [field.type.field(k) for k in range(field.type.num_fields)]
+    children = [data if k.name == "data" else pa.nulls(len(col), k.type) for k in kids]
+    mask = col.is_null() if col.null_count else None
+    return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+
+
+def accepts(source: pa.Field, target: pa.Field) -> bool:
+    """Whether data of ``source`` is written into a blob v2 dataset field ``target`` (bytes with the blob
+    key, as pylance's merge_insert takes them)."""
+    return is_blob_v2(target) and field_metadata.is_blob(source)
