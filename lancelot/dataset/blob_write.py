@@ -42,7 +42,7 @@ from lancelot.dataset.blob import (
     read_places,
 )
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
-from lancelot.errors import LanceError, UnsupportedTypeError
+from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
 
@@ -62,6 +62,10 @@ EXT_META_KEY = "ARROW:extension:metadata"
 LOGICAL = pa.struct([pa.field("data", pa.large_binary()), pa.field("uri", pa.string())])
 #: inline values start on this alignment in the data file (each is a buffer of its own)
 ALIGN = 64
+
+
+class ExternalBlobError(_OSErrorMessage, LanceError, OSError):
+    """An external blob URI written without ``allow_external_blob_outside_bases`` (pylance's OSError)."""
 
 
 def _v2(version: str) -> bool:
@@ -184,8 +188,19 @@ class BlobV2Writer:
     """Turns the blob v2 columns of batches into descriptions while their bytes are written: inline
     ones into the data file (through its LanceWriter), the others into sidecars beside it."""
 
-    def __init__(self, store: ObjectStore, data_path: str, writer: LanceWriter, schema: pa.Schema, version: str):
+    def __init__(
+        self,
+        store: ObjectStore,
+        data_path: str,
+        writer: LanceWriter,
+        schema: pa.Schema,
+        version: str,
+        *,
+        allow_external: bool = True,
+    ):
         self.store, self.writer = store, writer
+        #: external URIs are stored as references (pylance's ``allow_external_blob_outside_bases``)
+        self.allow_external = allow_external
         self.stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
         self.fields = [i for i, f in enumerate(schema) if is_v2_input(f, version)]
         self.input_schema = schema
@@ -272,6 +287,14 @@ class BlobV2Writer:
             position[r], blob_id[r] = self._write_packed(raw[offs[r] : offs[r + 1]], pack_max)
         for r in np.flatnonzero(kind == KIND_DEDICATED).tolist():
             blob_id[r] = self._write_dedicated(raw[offs[r] : offs[r + 1]])
+        if external.any() and not self.allow_external:
+            assert uri is not None
+            first = uri[int(np.flatnonzero(external)[0])].as_py()
+            raise ExternalBlobError(
+                f"blob field {name!r}: external blob URI {first!r} is outside the dataset's registered external "
+                "bases; set allow_external_blob_outside_bases=True to store it as a reference",
+                column=name,
+            )
         if external.any():
             kind[external] = KIND_EXTERNAL
             assert uri is not None

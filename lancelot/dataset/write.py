@@ -246,6 +246,7 @@ def write_fragments(
     max_page_bytes: int | None = None,
     _store: ObjectStore | None = None,
     _base: ManifestFile | None | EllipsisType = ...,
+    _allow_external_blobs: bool | None = None,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` without committing them: the first half of a two-step
     write (what each Spark task does); ``commit`` makes them one version.
@@ -329,7 +330,10 @@ def write_fragments(
                         profile=profile,
                         max_page_bytes=max_page_bytes,
                     )
-                    blobs = blob_write.BlobV2Writer(store, f"{DATA_DIR}/{name}", writer, stored, version)
+                    external = _allow_external_blobs is not False  # rewrites keep what was written
+                    blobs = blob_write.BlobV2Writer(
+                        store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
+                    )
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
                 writer.write(blobs.convert(part) if blobs is not None else part)
@@ -460,6 +464,7 @@ def write_dataset(
     enable_stable_row_ids: bool = False,
     profile: str | None = None,
     max_page_bytes: int | None = None,
+    allow_external_blob_outside_bases: bool = False,
 ) -> LanceDataset:
     """Write data as a new dataset, or as a new version of one (pylance's ``lance.write_dataset``).
 
@@ -486,6 +491,8 @@ def write_dataset(
         profile: How hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (default) or
             ``"compact"`` (lancelot only; see ``LanceWriter``).
         max_page_bytes: The largest page per column, in bytes.
+        allow_external_blob_outside_bases: Store blob v2 values that are external URIs (``lance.blob_array``
+            of URIs) as references; refused without it, as pylance refuses them.
 
     Returns:
         The new version, as a [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
@@ -548,6 +555,7 @@ def write_dataset(
         max_page_bytes=max_page_bytes,
         _store=store,
         _base=base,
+        _allow_external_blobs=allow_external_blob_outside_bases,
     )
     read_version = int(base.manifest.version) if base is not None else None
     return commit(
