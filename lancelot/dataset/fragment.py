@@ -902,6 +902,8 @@ class Fragment:
         batch_size: int | None = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
+        blob_mode: str = "lazy",
+        order_by: list[object] | None = None,
         **kwargs: Any,
     ) -> Any:
         """This fragment's rows as a pandas DataFrame (pandas must be installed).
@@ -911,18 +913,28 @@ class Fragment:
             filter: a SQL filter or pyarrow expression.
             limit: at most this many rows.
             offset: rows to skip first.
-            batch_size: accepted for pylance's signature.
+            batch_size: rows per scan batch.
             with_row_id: add the ``_rowid`` column.
             with_row_address: add the ``_rowaddr`` column.
-            **kwargs: more options of ``to_table``.
+            blob_mode: blob columns as ``BlobFile`` objects (``"lazy"``), their bytes (``"bytes"``) or
+                their descriptions (``"descriptions"``), as pylance's.
+            order_by: sort keys, as in ``scanner``.
+            **kwargs: options of ``pyarrow.Table.to_pandas``.
 
         Returns:
-            ``to_table(...).to_pandas()``.
+            A ``pandas.DataFrame``.
         """
-        t = self.to_table(
-            columns, filter, limit, offset, with_row_id=with_row_id, with_row_address=with_row_address, **kwargs
+        scan = self.scanner(
+            columns=columns,
+            batch_size=batch_size,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            order_by=order_by,
         )
-        return t.to_pandas()
+        return scan.to_pandas(blob_mode=blob_mode, **kwargs)
 
     @staticmethod
     def create(

@@ -79,3 +79,9 @@ def test_bad_blob_mode(ds_path):
     with pytest.raises(ValueError, match="blob_mode must be one of") as e:
         lancelot.dataset(ds_path).to_pandas(blob_mode="x")
     assert isinstance(e.value, LanceError)
+
+
+@pytest.mark.parametrize("kw", [{}, {"blob_mode": "bytes"}, {"columns": ["b"], "with_row_id": True}])
+def test_fragment_to_pandas(ds_path, kw):
+    ours, theirs = lancelot.dataset(ds_path).get_fragments()[0], lance.dataset(ds_path).get_fragments()[0]
+    assert _plain(ours.to_pandas(**kw)) == _plain(theirs.to_pandas(**kw))
