@@ -16,6 +16,8 @@ from lancelot.dataset import (
     write_dataset,
     write_fragments,
 )
+from lancelot.dataset.blob_file import BlobFile
+from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
 from lancelot.errors import (
     CorruptFileError,
     LanceError,
@@ -32,6 +34,11 @@ from lancelot.reader import LanceFile, read_table
 from lancelot.writer import LanceWriter, write_table
 
 __all__ = [
+    "Blob",
+    "BlobColumn",
+    "BlobFile",
+    "blob_array",
+    "blob_field",
     "CorruptFileError",
     "LanceError",
     "LanceFile",
