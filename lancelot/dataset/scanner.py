@@ -297,7 +297,7 @@ class LanceScanner:
             self.nearest = parse_nearest(nearest, ds.schema, where)
         self.prefilter = bool(prefilter)
         self.include_deleted_rows = bool(include_deleted_rows)
-        from lancelot.dataset.blob import wants_binary
+        from lancelot.dataset.blob_scan import wants_binary
 
         #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
         self._binary = wants_binary(blob_handling)
@@ -498,7 +498,7 @@ class LanceScanner:
         """``blob_handling="all_binary"``: the blobs' bytes in place of their descriptions."""
         if not self._binary:
             return t
-        from lancelot.dataset.blob import binary_schema, binary_table
+        from lancelot.dataset.blob_scan import binary_schema, binary_table
 
         if not t.num_rows:
             schema = binary_schema(self._ds, t.schema)
@@ -593,7 +593,7 @@ class LanceScanner:
         Returns:
             A ``pandas.DataFrame``.
         """
-        from lancelot.dataset.blob import to_pandas
+        from lancelot.dataset.blob_scan import to_pandas
 
         return to_pandas(self, blob_mode, kwargs)
 
