@@ -85,17 +85,32 @@ def scan_field(field: pa.Field) -> pa.Field:
         return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
     if field_metadata.is_blob(field):
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
-    if pa.types.is_struct(field.type) and holds_blob(field, is_blob_field):
-        kids = [scan_field(field.type.field(i)) for i in range(field.type.num_fields)]
-        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
+    if holds_blob(field, is_blob_field):
+        return _nested(field, scan_field)
     return field
 
 
+def _nested(field: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
+    """``field`` (a struct or list) with ``fn`` applied to its children."""
+    t = field.type
+    if pa.types.is_struct(t):
+        nt: pa.DataType = pa.struct([fn(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_large_list(t):
+        nt = pa.large_list(fn(t.value_field))
+    elif pa.types.is_list(t):
+        nt = pa.list_(fn(t.value_field))
+    else:
+        return field
+    return pa.field(field.name, nt, field.nullable, field.metadata)
+
+
 def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
-    """Whether ``field`` or a struct field below it passes ``test``."""
+    """Whether ``field`` or a struct field or list item below it passes ``test``."""
     if test(field):
         return True
     t = field.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return holds_blob(t.value_field, test)
     return pa.types.is_struct(t) and any(holds_blob(t.field(i), test) for i in range(t.num_fields))
 
 
@@ -115,10 +130,7 @@ def _read_field(field: pa.Field) -> pa.Field:
     if field_metadata.is_blob(field):
         md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, md)
-    if pa.types.is_struct(field.type):
-        kids = [_read_field(field.type.field(i)) for i in range(field.type.num_fields)]
-        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
-    return field
+    return _nested(field, _read_field)
 
 
 class DescribedFile:
@@ -334,6 +346,29 @@ def descend(desc: dict[str, Any] | None, path: Sequence[str]) -> dict[str, Any] 
             return None
         desc = desc.get(seg)
     return desc
+
+
+def places_in(
+    ds: LanceDataset, top: str, rows: list[_Row], descs: list[dict[str, Any] | None], column: str
+) -> list[BlobPlace | None]:
+    """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file
+    of column ``top``; None: a null)."""
+    out: list[BlobPlace | None] = [None] * len(rows)
+    files: dict[int, tuple[LanceFile, Any, str, str]] = {}
+    for i, (r, d) in enumerate(zip(rows, descs)):
+        if d is None:
+            continue
+        frag = r.fragment
+        if frag.fragment_id not in files:
+            for df, (lf, names) in zip(frag._pb.files, frag._file_columns()):
+                if top in names:
+                    store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+                    files[frag.fragment_id] = (lf, store, posixpath.join(prefix, df.path), df.path)
+                    break
+        lf, store, data_path, rel = files[frag.fragment_id]
+        where = f"{frag.where}: data file {rel}, column {column!r}, row {r.position}"
+        out[i] = place_of(ds, lf, store, data_path, d, where)
+    return out
 
 
 def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace | None]:

@@ -24,6 +24,7 @@ from lancelot.dataset.blob import (
     holds_blob,
     is_blob_field,
     is_blob_v2,
+    places_in,
     read_places,
     take_blobs,
 )
@@ -72,6 +73,9 @@ def _binary_field(ds_field: pa.Field, out: pa.Field) -> pa.Field:
     if is_blob_field(ds_field):
         md = None if is_blob_v2(ds_field) else ds_field.metadata
         return pa.field(out.name, pa.large_binary(), out.nullable, md)
+    if _is_list(out.type) and _is_list(ds_field.type):
+        item = _binary_field(ds_field.type.value_field, out.type.value_field)
+        return pa.field(out.name, _list_of(out.type, item), out.nullable, out.metadata)
     if not pa.types.is_struct(out.type) or not pa.types.is_struct(ds_field.type):
         return out
     kids = []
@@ -117,7 +121,11 @@ def _bytes_of(
     if is_blob_field(ds_field):
         places = _places(ds, path, rows)
         return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
-    if not pa.types.is_struct(arr.type) or not holds_blob(ds_field, is_blob_field):
+    if not holds_blob(ds_field, is_blob_field):
+        return arr
+    if _is_list(arr.type):
+        return _list_bytes(ds, ds_field, path, arr, out, rows)
+    if not pa.types.is_struct(arr.type):
         return arr
     children = []
     for i in range(arr.type.num_fields):
@@ -130,6 +138,32 @@ def _bytes_of(
     kids = [out.type.field(i) for i in range(out.type.num_fields)]
     mask = arr.is_null() if arr.null_count else None
     return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
+
+
+def _list_of(like: pa.DataType, item: pa.Field) -> pa.DataType:
+    return pa.large_list(item) if pa.types.is_large_list(like) else pa.list_(item)
+
+
+def _list_bytes(
+    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
+) -> pa.Array:
+    """A list of blobs: each item's bytes, read from its row's data file (lists of blobs only)."""
+    item = ds_field.type.value_field
+    if not is_blob_field(item):
+        raise BlobColumnError(f"column {path!r}: blob_handling='all_binary' reads lists of blobs, not {ds_field.type}")
+    offs = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    lens = np.diff(offs)
+    item_rows = [r for r, k in zip(rows, lens.tolist()) for _ in range(k)]
+    descs = arr.values.slice(int(offs[0]), int(offs[-1] - offs[0])).to_pylist()
+    places = places_in(ds, path.split(".")[0], item_rows, descs, path)
+    values = pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
+    cls = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
+    rebased = pa.array(offs - offs[0], pa.int64() if pa.types.is_large_list(arr.type) else pa.int32())
+    return cls.from_arrays(rebased, values, type=out.type, mask=arr.is_null() if arr.null_count else None)
 
 
 # -- to_pandas(blob_mode=...) ----------------------------------------------------------------------------

@@ -95,8 +95,32 @@ def is_v2_input(field: pa.Field, version: str) -> bool:
     return _v2(version) and _holds_v2(field)
 
 
+def _in_list(field: pa.Field, below_list: bool = False) -> pa.Field | None:
+    """A blob field inside a list at or below ``field`` (the first), else None."""
+    if below_list and (is_blob_v2(field) or field_metadata.is_blob(field)):
+        return field
+    t = field.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _in_list(t.value_field, True)
+    if pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            hit = _in_list(t.field(i), below_list)
+            if hit is not None:
+                return hit
+    return None
+
+
 def check_version(schema: pa.Schema, version: str | None) -> None:
-    """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's)."""
+    """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's), and at 2.2+
+    a blob inside a list (lancelot writes blob v2 values at the top level and in structs)."""
+    if version and _v2(version):
+        for f in schema:
+            hit = _in_list(f)
+            if hit is not None:
+                raise UnsupportedTypeError(
+                    f"blob field {hit.name!r} inside a list (column {f.name!r}) is not writable at {version}",
+                    column=f.name,
+                )
     if not version or _v2(version):
         return
     for f in schema:
@@ -440,6 +464,16 @@ def _rebuilt(
         return _values_of(frag, top, path, arr, field, live)
     if not holds_blob(field, is_blob_field):
         return arr
+    if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):  # a list of blobs: its items
+        offs = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+        items = arr.values.slice(int(offs[0]), int(offs[-1] - offs[0]))
+        item = field.type.value_field
+        values = _rebuilt(frag, top, (*path, item.name), items, item, None)
+        large = pa.types.is_large_list(field.type)
+        rebased = pa.array(offs - offs[0], pa.int64() if large else pa.int32())
+        cls = pa.LargeListArray if large else pa.ListArray
+        mask = arr.is_null() if arr.null_count else None
+        return cls.from_arrays(rebased, values, type=field.type, mask=mask)
     valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
     below = valid if live is None else valid & live
     kids = [field.type.field(k) for k in range(field.type.num_fields)]
