@@ -151,19 +151,52 @@ def _list_of(like: pa.DataType, item: pa.Field) -> pa.DataType:
 def _list_bytes(
     ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
 ) -> pa.Array:
-    """A list of blobs: each item's bytes, read from its row's data file (lists of blobs only)."""
-    item = ds_field.type.value_field
-    if not is_blob_field(item):
-        raise BlobColumnError(f"column {path!r}: blob_handling='all_binary' reads lists of blobs, not {ds_field.type}")
+    """A list holding blobs: each item's bytes, read with the descriptions in hand from its row's data file."""
     offs = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-    lens = np.diff(offs)
-    item_rows = [r for r, k in zip(rows, lens.tolist()) for _ in range(k)]
-    descs = arr.values.slice(int(offs[0]), int(offs[-1] - offs[0])).to_pylist()
-    places = places_in(ds, path.split(".")[0], item_rows, descs, path)
-    values = pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
+    item_rows = [r for r, k in zip(rows, np.diff(offs).tolist()) for _ in range(k)]
+    items = arr.values.slice(int(offs[0]), int(offs[-1] - offs[0]))
+    values = _in_hand(ds, ds_field.type.value_field, path, items, out.type.value_field, item_rows)
     cls = pa.LargeListArray if pa.types.is_large_list(arr.type) else pa.ListArray
     rebased = pa.array(offs - offs[0], pa.int64() if pa.types.is_large_list(arr.type) else pa.int32())
     return cls.from_arrays(rebased, values, type=out.type, mask=arr.is_null() if arr.null_count else None)
+
+
+def _in_hand(
+    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
+) -> pa.Array:
+    """``arr`` (descriptions, or structs / lists holding them, one per entry of ``rows``) as bytes."""
+    if is_blob_field(ds_field):
+        places = places_in(ds, path.split(".")[0], rows, arr.to_pylist(), path)
+        return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
+    if not holds_blob(ds_field, is_blob_field):
+        return arr
+    if _is_list(arr.type):
+        return _list_bytes(ds, ds_field, path, arr, out, rows)
+    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+    live = [r if ok else None for r, ok in zip(rows, valid.tolist())]
+    children = []
+    for i in range(arr.type.num_fields):
+        name = arr.type.field(i).name
+        j = ds_field.type.get_field_index(name)
+        child = arr.field(i)
+        if j >= 0 and holds_blob(ds_field.type.field(j), is_blob_field):
+            sub = [k for k, r in enumerate(live) if r is not None]  # rows under a null struct: none read
+            got = _in_hand(
+                ds, ds_field.type.field(j), f"{path}.{name}", child.take(sub), out.type.field(i), [rows[k] for k in sub]
+            )
+            child = _scatter(got, sub, len(live), out.type.field(i).type)
+        children.append(child)
+    kids = [out.type.field(i) for i in range(out.type.num_fields)]
+    return pa.StructArray.from_arrays(children, fields=kids, mask=pa.array(~valid) if not valid.all() else None)
+
+
+def _scatter(values: pa.Array, at: list[int], n: int, t: pa.DataType) -> pa.Array:
+    """``values`` placed at positions ``at`` of an array of ``n`` (nulls elsewhere)."""
+    if len(at) == n:
+        return values
+    idx = np.full(n, -1, np.int64)
+    idx[np.asarray(at, np.int64)] = np.arange(len(at))
+    return values.take(pa.array(idx, mask=idx < 0)).cast(t)
 
 
 # -- to_pandas(blob_mode=...) ----------------------------------------------------------------------------

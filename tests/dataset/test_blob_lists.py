@@ -56,3 +56,16 @@ def test_2_2_list_of_blobs_refused(tmp_path):
         lancelot.dataset(path).compact_files()
     assert lance.dataset(path).version == 2
     assert lance.dataset(path).to_table(blob_handling="all_binary").column("l").to_pylist() == VALUES * 2
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_list_of_structs_with_blobs(tmp_path, version):
+    st = pa.struct([pa.field("b", pa.large_binary(), metadata=BLOB), pa.field("i", pa.int32())])
+    rows = [[{"b": b"a", "i": 1}], [], None, [{"b": b"c" * 70_000, "i": 2}, {"b": None, "i": 3}]]
+    path = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"l": pa.array(rows, pa.list_(st))}), path, data_storage_version=version)
+    theirs, ours = lance.dataset(path), lancelot.dataset(path)
+    assert ours.to_table().to_pylist() == theirs.to_table().to_pylist()
+    got = ours.to_table(blob_handling="all_binary")
+    assert got.equals(theirs.to_table(blob_handling="all_binary"))
+    assert got.column("l").to_pylist() == rows
