@@ -17,6 +17,8 @@ from lancelot.dataset import (
     write_dataset,
     write_fragments,
 )
+from lancelot.dataset.blob_file import BlobFile
+from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
 from lancelot.dataset.udf import BatchUDF, batch_udf
 from lancelot.errors import (
     CorruptFileError,
@@ -34,6 +36,11 @@ from lancelot.reader import LanceFile, read_table
 from lancelot.writer import LanceWriter, write_table
 
 __all__ = [
+    "Blob",
+    "BlobColumn",
+    "BlobFile",
+    "blob_array",
+    "blob_field",
     "CorruptFileError",
     "LanceError",
     "LanceFile",

@@ -9,16 +9,17 @@ extension type when it is registered in the process (pyarrow's canonical ones al
 ones such as pylance's ``lance.bfloat16`` once their module is imported), exactly as pyarrow's
 IPC reader does; an unregistered one stays its storage type with those two metadata keys.
 
-``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: a
-top-level JSON column becomes ``large_binary`` JSONB values (``lancelot.jsonb``) under pylance's own
-``lance.json`` name, logical type ``json``; a file reader returns those bytes as they are, a dataset
-scan returns them as ``arrow.json`` text again (``dataset_schema`` / ``dataset_columns``).  JSON
-nested in a struct or list is refused (``check_writable``).
+``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: a JSON
+field (a column, or a field inside structs and lists) becomes ``large_binary`` JSONB values
+(``lancelot.jsonb``) under pylance's own ``lance.json`` name, logical type ``json``; a file reader
+returns those bytes as they are, a dataset scan returns them as ``arrow.json`` text again
+(``dataset_schema`` / ``dataset_columns``), at any depth (structs, lists, maps).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lancelot import jsonb
 from lancelot.errors import CorruptFileError, UnsupportedTypeError
@@ -50,45 +51,145 @@ def is_arrow_json(t: pa.DataType) -> bool:
     return is_extension(t) and t.extension_name == ARROW_JSON
 
 
-def check_writable(t: pa.DataType, name: str, top: bool = True) -> None:
-    """Refuse an extension type that pylance stores in a form lancelot does not write: ``arrow.json``
-    below the top level of a field (at the top it becomes JSONB)."""
-    if is_arrow_json(t) and not top:
-        raise UnsupportedTypeError(
-            f"field {name!r} holds a JSON ({t}) column inside a struct or list: not writable "
-            "(JSON columns are written at the top level only)",
-            column=name,
-        )
-    if is_extension(t):
-        check_writable(t.storage_type, name, False)
-        return
-    for i in range(t.num_fields):
-        check_writable(t.field(i).type, name, False)
+def check_writable(t: pa.DataType, name: str) -> None:
+    """Refuse an extension type lancelot cannot store as pylance does.  None left: ``arrow.json`` is
+    JSONB at any depth (struct, list, map), the others their storage (``schema.normalize_field``
+    refuses a storage Lance has no type for, naming the extension)."""
+    del t, name
+
+
+def _holds_json(t: pa.DataType) -> bool:
+    """``arrow.json`` in ``t`` or below it (not inside another extension's storage)."""
+    if is_arrow_json(t):
+        return True
+    if is_extension(t) or pa.types.is_dictionary(t):
+        return False
+    return any(_holds_json(t.field(i).type) for i in range(t.num_fields))
 
 
 def stored_array(col: pa.Array | pa.ChunkedArray, stored: pa.DataType) -> pa.Array | pa.ChunkedArray | None:
-    """A top-level column of an extension type as its stored values (JSON text as JSONB), None when
-    plain storage does (the caller casts)."""
-    if is_arrow_json(col.type) and pa.types.is_large_binary(stored):
-        return jsonb.encode_array(col)
-    return None
+    """A column holding ``arrow.json`` (at the top level or in structs and lists) as its stored values,
+    JSON text as JSONB; None when plain storage does (the caller casts)."""
+    if not _holds_json(col.type):
+        return None
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([_to_stored(c, stored) for c in col.chunks], stored)
+    return _to_stored(col, stored)
 
 
-def _is_lance_json(f: pa.Field) -> bool:
+def _mask(arr: pa.Array) -> pa.Array | None:
+    return arr.is_null() if arr.null_count else None
+
+
+def _to_stored(arr: pa.Array, stored: pa.DataType) -> pa.Array:
+    """``arr`` as values of its stored type ``stored``: JSON text as JSONB, at any struct / list depth."""
+    if is_arrow_json(arr.type):
+        return jsonb.encode_array(arr)
+    if isinstance(arr, pa.ExtensionArray):
+        arr = arr.storage
+    if not _holds_json(arr.type):
+        return arr if arr.type == stored else arr.cast(stored)
+    if pa.types.is_struct(arr.type):
+        kids = [stored.field(i) for i in range(stored.num_fields)]
+        children = [_to_stored(arr.field(i), k.type) for i, k in enumerate(kids)]
+        return pa.StructArray.from_arrays(children, fields=kids, mask=_mask(arr))
+    if pa.types.is_fixed_size_list(arr.type):
+        flat = arr.flatten() if not arr.offset else arr.values.slice(arr.offset * arr.type.list_size)
+        values = _to_stored(flat.slice(0, len(arr) * arr.type.list_size), stored.value_type)
+        return pa.FixedSizeListArray.from_arrays(values, type=stored, mask=_mask(arr))
+    if pa.types.is_map(arr.type):
+        offs, start, n = _offsets(arr)
+        keys = _to_stored(arr.keys.slice(start, n), stored.key_type)
+        items = _to_stored(arr.items.slice(start, n), stored.item_type)
+        return pa.MapArray.from_arrays(offs, keys, items, type=stored, mask=_mask(arr))
+    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+        cls = pa.LargeListArray if pa.types.is_large_list(stored) else pa.ListArray
+        offs, start, n = _offsets(arr)
+        values = _to_stored(arr.values.slice(start, n), stored.value_type)
+        return cls.from_arrays(offs, values, type=stored, mask=_mask(arr))
+    raise UnsupportedTypeError(f"JSON inside {arr.type} is not writable")
+
+
+def _offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
+    """The offsets of a list or map array rebased to 0, and the start and length of its values
+    (pyarrow builds no list from sliced offsets with a null mask)."""
+    offs = arr.offsets
+    start = int(offs[0].as_py()) if len(offs) else 0
+    end = int(offs[-1].as_py()) if len(offs) else 0
+    return pc.subtract(offs, pa.scalar(start, offs.type)), start, end - start
+
+
+def _is_jsonb(f: pa.Field) -> bool:
+    """A stored JSON field: JSONB (``large_binary``) under the ``lance.json`` name."""
     return bool(f.metadata) and f.metadata.get(NAME_KEY) == LANCE_JSON.encode() and pa.types.is_large_binary(f.type)
 
 
+def _is_lance_json(f: pa.Field) -> bool:
+    """``f`` or a field below it is stored JSON (what a dataset scan turns back into text)."""
+    if _is_jsonb(f):
+        return True
+    t = f.type
+    if is_extension(t) or pa.types.is_dictionary(t):
+        return False
+    return any(_is_lance_json(t.field(i)) for i in range(t.num_fields))
+
+
+def _json_field(f: pa.Field) -> pa.Field:
+    """The field a dataset shows for a stored one: JSONB as ``arrow.json``, at any depth."""
+    if _is_jsonb(f):
+        md = {k: v for k, v in f.metadata.items() if k not in LANCE_JSON_METADATA}
+        return pa.field(f.name, pa.json_(), f.nullable, md or None)
+    if not _is_lance_json(f):
+        return f
+    t = f.type
+    if pa.types.is_struct(t):
+        nt: pa.DataType = pa.struct([_json_field(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_large_list(t):
+        nt = pa.large_list(_json_field(t.value_field))
+    elif pa.types.is_fixed_size_list(t):
+        nt = pa.list_(_json_field(t.value_field), t.list_size)
+    elif pa.types.is_list(t):
+        nt = pa.list_(_json_field(t.value_field))
+    elif pa.types.is_map(t):
+        nt = pa.map_(_json_field(t.key_field), _json_field(t.item_field), t.keys_sorted)
+    else:
+        return f
+    return pa.field(f.name, nt, f.nullable, f.metadata)
+
+
 def dataset_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema a dataset shows (pylance's): JSONB columns as ``arrow.json`` (string storage)."""
+    """The schema a dataset shows (pylance's): JSONB fields as ``arrow.json`` (string storage)."""
     if not any(_is_lance_json(f) for f in schema):
         return schema
-    fields = [
-        pa.field(f.name, pa.json_(), f.nullable, {k: v for k, v in f.metadata.items() if k not in LANCE_JSON_METADATA})
-        if _is_lance_json(f)
-        else f
-        for f in schema
-    ]
-    return pa.schema(fields, metadata=schema.metadata)
+    return pa.schema([_json_field(f) for f in schema], metadata=schema.metadata)
+
+
+def _decoded(arr: pa.Array, f: pa.Field) -> pa.Array:
+    """The values of stored field ``f`` as a dataset scan returns them (JSONB as JSON text)."""
+    if _is_jsonb(f):
+        return jsonb.decode_array(arr)
+    if not _is_lance_json(f):
+        return arr
+    t, shown = f.type, _json_field(f).type
+    if pa.types.is_struct(t):
+        children = [_decoded(arr.field(i), t.field(i)) for i in range(t.num_fields)]
+        kids = [shown.field(i) for i in range(shown.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=kids, mask=_mask(arr))
+    if pa.types.is_fixed_size_list(t):
+        size = t.list_size
+        values = _decoded(arr.values.slice(arr.offset * size, len(arr) * size), t.value_field)
+        return pa.FixedSizeListArray.from_arrays(values, type=shown, mask=_mask(arr))
+    if pa.types.is_map(t):
+        offs, start, n = _offsets(arr)
+        keys = _decoded(arr.keys.slice(start, n), t.key_field)
+        items = _decoded(arr.items.slice(start, n), t.item_field)
+        return pa.MapArray.from_arrays(offs, keys, items, type=shown, mask=_mask(arr))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+        offs, start, n = _offsets(arr)
+        values = _decoded(arr.values.slice(start, n), t.value_field)
+        return cls.from_arrays(offs, values, type=shown, mask=_mask(arr))
+    return arr
 
 
 def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:
@@ -97,7 +198,11 @@ def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:
     for f, col in zip(table.schema, table.columns):
         if _is_lance_json(f):
             try:
-                col = jsonb.decode_array(col)
+                chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+                parts = [_decoded(c, f) for c in chunks]
+                col = (
+                    pa.chunked_array(parts, _json_field(f).type) if parts else pa.chunked_array([], _json_field(f).type)
+                )
             except CorruptFileError as e:
                 raise CorruptFileError(f"column {f.name!r}: {e.message}", column=f.name) from None
         out.append(col)
@@ -141,6 +246,10 @@ def view_as(arr: pa.Array | pa.ChunkedArray, t: pa.DataType) -> pa.Array | pa.Ch
     """The storage array ``arr`` seen as type ``t`` (the same layout with extension types in it; zero-copy)."""
     if arr.type == t:
         return arr
+    if pa.types.is_null(arr.type) and isinstance(t, pa.BaseExtensionType):  # a view keeps no null count
+        if isinstance(arr, pa.ChunkedArray):
+            return pa.chunked_array([pa.ExtensionArray.from_storage(t, c) for c in arr.chunks], t)
+        return pa.ExtensionArray.from_storage(t, arr)
     if isinstance(arr, pa.ChunkedArray):
         return pa.chunked_array([c.view(t) for c in arr.chunks], t)
     return arr.view(t)

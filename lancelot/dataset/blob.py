@@ -85,23 +85,41 @@ def scan_field(field: pa.Field) -> pa.Field:
         return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
     if field_metadata.is_blob(field):
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
-    if pa.types.is_struct(field.type) and _holds_blob(field, is_blob_field):
-        kids = [scan_field(field.type.field(i)) for i in range(field.type.num_fields)]
-        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
+    if holds_blob(field, is_blob_field):
+        return _nested(field, scan_field)
     return field
 
 
-def _holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
-    """Whether ``field`` or a struct field below it passes ``test``."""
+def _nested(field: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
+    """``field`` (a struct or list) with ``fn`` applied to its children."""
+    t = field.type
+    if pa.types.is_struct(t):
+        nt: pa.DataType = pa.struct([fn(t.field(i)) for i in range(t.num_fields)])
+    elif pa.types.is_large_list(t):
+        nt = pa.large_list(fn(t.value_field))
+    elif pa.types.is_list(t):
+        nt = pa.list_(fn(t.value_field))
+    else:
+        return field
+    return pa.field(field.name, nt, field.nullable, field.metadata)
+
+
+def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
+    """Whether ``field`` or a struct field or list item below it passes ``test``."""
     if test(field):
         return True
     t = field.type
-    return pa.types.is_struct(t) and any(_holds_blob(t.field(i), test) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return holds_blob(t.value_field, test)
+    return pa.types.is_struct(t) and any(holds_blob(t.field(i), test) for i in range(t.num_fields))
+
+
+_holds_blob = holds_blob  # the name fragment.py imports
 
 
 def scan_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` as a dataset scan returns it (the same object when it holds no blob field)."""
-    if not any(_holds_blob(f, is_blob_field) for f in schema):
+    if not any(holds_blob(f, is_blob_field) for f in schema):
         return schema
     return pa.schema([scan_field(f) for f in schema], metadata=schema.metadata)
 
@@ -112,10 +130,7 @@ def _read_field(field: pa.Field) -> pa.Field:
     if field_metadata.is_blob(field):
         md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, md)
-    if pa.types.is_struct(field.type):
-        kids = [_read_field(field.type.field(i)) for i in range(field.type.num_fields)]
-        return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
-    return field
+    return _nested(field, _read_field)
 
 
 class DescribedFile:
@@ -132,7 +147,7 @@ class DescribedFile:
     def _blob_columns(self, columns: Sequence[str] | None) -> list[str]:
         names = self.lf.schema.names if columns is None else columns
         schema = self.lf.schema
-        return [c for c in names if c in schema.names and _holds_blob(schema.field(c), field_metadata.is_blob)]
+        return [c for c in names if c in schema.names and holds_blob(schema.field(c), field_metadata.is_blob)]
 
     def reader(self, name: str) -> FieldReader:
         """The reader of a blob column's descriptions (a one-column packed struct of the same pages)."""
@@ -179,7 +194,7 @@ _VIEWS: weakref.WeakKeyDictionary[Any, DescribedFile] = weakref.WeakKeyDictionar
 
 def described(lf: LanceFile) -> LanceFile:
     """``lf`` with its blob columns read as descriptions (the view is kept with the file)."""
-    if not any(_holds_blob(f, field_metadata.is_blob) for f in lf.schema):
+    if not any(holds_blob(f, field_metadata.is_blob) for f in lf.schema):
         return lf
     view = _VIEWS.get(lf)
     if view is None:
@@ -306,17 +321,59 @@ def blob_file_name(blob_id: int) -> str:
     return format(int(blob_id) & 0xFFFFFFFF, "032b")[::-1]
 
 
-def _check_column(ds: LanceDataset, column: str) -> pa.Field:
-    if column not in ds.schema.names:
-        raise NoSuchColumnError(f"Field {column!r} not found. Available fields: {ds.schema.names}")
-    f = ds.schema.field(column)
+def resolve_blob_column(ds: LanceDataset, column: str) -> tuple[str, list[str], pa.Field]:
+    """The top-level column, the path of struct fields below it and the field of a blob column
+    named ``column`` (``"img"``, or ``"s.img"`` for a blob field inside a struct, as pylance takes)."""
+    names = ds.schema.names
+    top, rest = (column, []) if column in names else (column.split(".")[0], column.split(".")[1:])
+    if top not in names:
+        raise NoSuchColumnError(f"Field {column!r} not found. Available fields: {names}")
+    f = ds.schema.field(top)
+    for seg in rest:
+        kids = [f.type.field(i).name for i in range(f.type.num_fields)] if pa.types.is_struct(f.type) else []
+        if seg not in kids:
+            raise NoSuchColumnError(f"Field {column!r} not found. Available fields: {names}")
+        f = f.type.field(seg)
     if not is_blob_field(f):
         raise BlobColumnError(f"dataset {ds.uri!r}: the column {column!r} is not a blob column")
-    return f
+    return top, rest, f
+
+
+def descend(desc: dict[str, Any] | None, path: Sequence[str]) -> dict[str, Any] | None:
+    """The description at ``path`` below a scanned struct value (None below a null struct)."""
+    for seg in path:
+        if desc is None:
+            return None
+        desc = desc.get(seg)
+    return desc
+
+
+def places_in(
+    ds: LanceDataset, top: str, rows: list[_Row], descs: list[dict[str, Any] | None], column: str
+) -> list[BlobPlace | None]:
+    """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file
+    of column ``top``; None: a null)."""
+    out: list[BlobPlace | None] = [None] * len(rows)
+    files: dict[int, tuple[LanceFile, Any, str, str]] = {}
+    for i, (r, d) in enumerate(zip(rows, descs)):
+        if d is None:
+            continue
+        frag = r.fragment
+        if frag.fragment_id not in files:
+            for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
+                if top in names:
+                    store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+                    files[frag.fragment_id] = (lf, store, posixpath.join(prefix, df.path), df.path)
+                    break
+        lf, store, data_path, rel = files[frag.fragment_id]
+        where = f"{frag.where}: data file {rel}, column {column!r}, row {r.position}"
+        out[i] = place_of(ds, lf, store, data_path, d, where)
+    return out
 
 
 def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace | None]:
     """Where each selected row's blob lies (None: a null blob)."""
+    top, path, _ = resolve_blob_column(ds, column)
     out: list[BlobPlace | None] = [None] * len(rows)
     by_frag: dict[int, list[int]] = {}
     for i, r in enumerate(rows):
@@ -325,14 +382,14 @@ def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace |
         frag = rows[sel[0]].fragment
         pos = np.array([rows[i].position for i in sel], dtype=np.int64)
         for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-            if column not in names:
+            if top not in names:
                 continue
-            desc = described(lf).take(pos, [names[column]]).column(0).combine_chunks()
+            desc = described(lf).take(pos, [names[top]]).column(0).combine_chunks()
             store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
             data_path = posixpath.join(prefix, df.path)
             for i, row, d in zip(sel, pos.tolist(), desc.to_pylist()):
                 where = f"{frag.where}: data file {df.path}, column {column!r}, row {row}"
-                out[i] = place_of(ds, lf, store, data_path, d, where)
+                out[i] = place_of(ds, lf, store, data_path, descend(d, path), where)
             break
     return out
 
@@ -413,7 +470,7 @@ def take_blobs(
     """One lazy ``BlobFile`` per selected row (None for a null blob)."""
     buffer_size = check_buffer_size(buffer_size)
     kind, values = _selection(ids, addresses, indices)
-    _check_column(ds, blob_column)
+    resolve_blob_column(ds, blob_column)
     places = _places(ds, blob_column, _rows(ds, kind, values))
     return [
         None
@@ -438,7 +495,17 @@ def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) ->
                 groups[p.key] = (p.open(), p.shared, [])
             groups[p.key][2].append(i)
         for src, _, members in groups.values():
-            reqs = [(places[i].offset + spans[i][0], spans[i][1]) for i in members]  # type: ignore[union-attr]
+            reqs = []
+            for i in members:
+                p = places[i]
+                assert p is not None
+                if p.offset < 0 or p.size < 0 or p.offset + p.size > src.size:  # each place of a shared source
+                    raise CorruptFileError(
+                        f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside "
+                        f"{src.path} of {src.size} bytes",
+                        path=src.path,
+                    )
+                reqs.append((p.offset + spans[i][0], spans[i][1]))
             for i, buf in zip(members, src.read_ranges(reqs)):
                 out[i] = bytes(buf)
     finally:
@@ -461,7 +528,7 @@ def read_blobs(
     """``(row address, bytes)`` per selected row (None for a null blob)."""
     del io_buffer_size  # reads are planned per source in one call: no scheduler buffer to size
     kind, values = _selection(ids, addresses, indices)
-    _check_column(ds, blob_column)
+    resolve_blob_column(ds, blob_column)
     rows = _rows(ds, kind, values)
     places = _places(ds, blob_column, rows)
     data = read_places(places, [(0, p.size if p else 0) for p in places])
@@ -482,7 +549,7 @@ def read_blob_ranges(
     del io_buffer_size
     reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
     kind, values = _selection([r for r, _, _ in reqs], None, None, given=selector)
-    _check_column(ds, blob_column)
+    resolve_blob_column(ds, blob_column)
     rows = _rows(ds, kind, values)
     places = _places(ds, blob_column, rows)
     for i, ((_, off, ln), p) in enumerate(zip(reqs, places)):

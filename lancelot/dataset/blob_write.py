@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,17 +35,18 @@ from lancelot.dataset.blob import (
     KIND_PACKED,
     BlobPlace,
     blob_file_name,
+    holds_blob,
     is_blob_field,
     is_blob_v2,
     place_of,
     read_places,
 )
-from lancelot.errors import LanceError, UnsupportedTypeError
+from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
+from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
 
 if TYPE_CHECKING:
-    from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.store import ObjectStore
     from lancelot.writer import LanceWriter
@@ -63,6 +64,10 @@ LOGICAL = pa.struct([pa.field("data", pa.large_binary()), pa.field("uri", pa.str
 ALIGN = 64
 
 
+class ExternalBlobError(_OSErrorMessage, LanceError, OSError):
+    """An external blob URI written without ``allow_external_blob_outside_bases`` (pylance's OSError)."""
+
+
 def _v2(version: str) -> bool:
     """2.2 and later (a legacy or unknown version string is not)."""
     try:
@@ -71,18 +76,86 @@ def _v2(version: str) -> bool:
         return False
 
 
+def _is_v2_leaf(field: pa.Field) -> bool:
+    """A field that is one blob v2 value per row: the ``lance.blob.v2`` extension, or a binary
+    field with the blob key (pylance 14 takes ``binary`` as well as ``large_binary`` at 2.2)."""
+    return is_blob_v2(field) or field_metadata.is_blob(field)
+
+
+def _holds_v2(field: pa.Field) -> bool:
+    """``field`` is a blob v2 value, or a struct with one below it."""
+    if _is_v2_leaf(field):
+        return True
+    t = field.type
+    return pa.types.is_struct(t) and any(_holds_v2(t.field(i)) for i in range(t.num_fields))
+
+
 def is_v2_input(field: pa.Field, version: str) -> bool:
-    """A field written as a blob v2 column at ``version``."""
-    if not _v2(version):
-        return False
-    return is_blob_v2(field) or (field_metadata.is_blob(field) and pa.types.is_large_binary(field.type))
+    """A field written with blob v2 values at ``version`` (itself, or a struct field below it)."""
+    return _v2(version) and _holds_v2(field)
+
+
+def _in_list(field: pa.Field, below_list: bool = False) -> pa.Field | None:
+    """A blob field inside a list at or below ``field`` (the first), else None."""
+    if below_list and (is_blob_v2(field) or field_metadata.is_blob(field)):
+        return field
+    t = field.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _in_list(t.value_field, True)
+    if pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            hit = _in_list(t.field(i), below_list)
+            if hit is not None:
+                return hit
+    return None
+
+
+def check_version(schema: pa.Schema, version: str | None) -> None:
+    """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's), and at 2.2+
+    a blob inside a list (lancelot writes blob v2 values at the top level and in structs)."""
+    if version and _v2(version):
+        for f in schema:
+            hit = _in_list(f)
+            if hit is not None:
+                raise UnsupportedTypeError(
+                    f"blob field {hit.name!r} inside a list (column {f.name!r}) is not writable at {version}",
+                    column=f.name,
+                )
+    if not version or _v2(version):
+        return
+    for f in schema:
+        for leaf in _v2_leaves(f):
+            if is_blob_v2(leaf):
+                raise UnsupportedTypeError(
+                    f"blob field {leaf.name!r} (lance.blob.v2) needs file version 2.2 or later, not {version}",
+                    column=leaf.name,
+                )
+
+
+def _v2_leaves(field: pa.Field) -> Iterator[pa.Field]:
+    if _is_v2_leaf(field):
+        yield field
+    elif pa.types.is_struct(field.type):
+        for i in range(field.type.num_fields):
+            yield from _v2_leaves(field.type.field(i))
+
+
+def _map_v2(field: pa.Field, leaf: Callable[[pa.Field], pa.Field]) -> pa.Field:
+    """``field`` with each blob v2 value field below it (or itself) replaced by ``leaf(field)``."""
+    if _is_v2_leaf(field):
+        return leaf(field)
+    if not _holds_v2(field):
+        return field
+    kids = [_map_v2(field.type.field(i), leaf) for i in range(field.type.num_fields)]
+    return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
 
 
 def manifest_schema(schema: pa.Schema, version: str | None) -> pa.Schema:
     """The dataset's (logical) schema of data of ``schema`` written at ``version``."""
+    check_version(schema, version)
     if not version or not any(is_v2_input(f, version) for f in schema):
         return schema
-    fields = [_logical(f) if is_v2_input(f, version) else f for f in schema]
+    fields = [_map_v2(f, _logical) if is_v2_input(f, version) else f for f in schema]
     return pa.schema(fields, metadata=schema.metadata)
 
 
@@ -101,12 +174,16 @@ def _thresholds(f: pa.Field) -> dict[str, str]:
     return {k: md[k] for k in (INLINE_KEY, DEDICATED_KEY, PACK_FILE_KEY) if k in md}
 
 
+def _description(f: pa.Field) -> pa.Field:
+    md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+    return pa.field(f.name, DESCRIPTION_V2, f.nullable, md)
+
+
 def file_schema(schema: pa.Schema, version: str) -> pa.Schema:
-    """The data file's schema: blob v2 fields as their description column."""
+    """The data file's schema: blob v2 fields (at any struct depth) as their description column."""
     if not any(is_v2_input(f, version) for f in schema):
         return schema
-    md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
-    fields = [pa.field(f.name, DESCRIPTION_V2, f.nullable, md) if is_v2_input(f, version) else f for f in schema]
+    fields = [_map_v2(f, _description) if is_v2_input(f, version) else f for f in schema]
     return pa.schema(fields, metadata=schema.metadata)
 
 
@@ -135,10 +212,22 @@ class BlobV2Writer:
     """Turns the blob v2 columns of batches into descriptions while their bytes are written: inline
     ones into the data file (through its LanceWriter), the others into sidecars beside it."""
 
-    def __init__(self, store: ObjectStore, data_path: str, writer: LanceWriter, schema: pa.Schema, version: str):
+    def __init__(
+        self,
+        store: ObjectStore,
+        data_path: str,
+        writer: LanceWriter,
+        schema: pa.Schema,
+        version: str,
+        *,
+        allow_external: bool = True,
+    ):
         self.store, self.writer = store, writer
+        #: external URIs are stored as references (pylance's ``allow_external_blob_outside_bases``)
+        self.allow_external = allow_external
         self.stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
         self.fields = [i for i, f in enumerate(schema) if is_v2_input(f, version)]
+        self.input_schema = schema
         self.schema = file_schema(schema, version)
         self.next_id = 1
         self.written: list[str] = []  # sidecars made (removed on abort)
@@ -146,13 +235,15 @@ class BlobV2Writer:
         self._pack_id = 0
         self._pack_size = 0
         self._pack_max = 0
+        #: (inline max, dedicated threshold, pack file max) of each blob v2 value field, by name path
         self._limits = {
-            i: (
-                _threshold(schema.field(i), INLINE_KEY, INLINE_MAX, True),
-                _threshold(schema.field(i), DEDICATED_KEY, DEDICATED_THRESHOLD, False),
-                _threshold(schema.field(i), PACK_FILE_KEY, PACK_FILE_MAX, False),
+            path: (
+                _threshold(f, INLINE_KEY, INLINE_MAX, True),
+                _threshold(f, DEDICATED_KEY, DEDICATED_THRESHOLD, False),
+                _threshold(f, PACK_FILE_KEY, PACK_FILE_MAX, False),
             )
             for i in self.fields
+            for path, f in _leaf_paths(schema.field(i))
         }
 
     def convert(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -161,8 +252,24 @@ class BlobV2Writer:
             return batch
         cols = list(batch.columns)
         for i in self.fields:
-            cols[i] = self._describe(cols[i], *self._limits[i], batch.schema.field(i).name)
+            field = self.input_schema.field(i)
+            cols[i] = self._convert(cols[i], field, (field.name,))
         return pa.RecordBatch.from_arrays(cols, schema=self.schema)
+
+    def _convert(self, col: pa.Array, field: pa.Field, path: tuple[str, ...]) -> pa.Array:
+        """One column: a blob v2 value field as descriptions, a struct holding some with them
+        converted, column by column in schema order (pylance's order of inline and sidecar bytes)."""
+        if _is_v2_leaf(field):
+            return self._describe(col, *self._limits[path], ".".join(path))
+        if not _holds_v2(field):
+            return col
+        t = field.type
+        kids = [t.field(k) for k in range(t.num_fields)]
+        arrays = [self._convert(col.field(k), kid, (*path, kid.name)) for k, kid in enumerate(kids)]
+        valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
+        mask = None if valid.all() else pa.array(~valid)
+        out_fields = [_map_v2(kid, _description) for kid in kids]
+        return pa.StructArray.from_arrays(arrays, fields=out_fields, mask=mask)
 
     # -- one column -------------------------------------------------------------------------
     def _describe(self, col: pa.Array, inline_max: int, dedicated: int, pack_max: int, name: str) -> pa.StructArray:
@@ -204,6 +311,14 @@ class BlobV2Writer:
             position[r], blob_id[r] = self._write_packed(raw[offs[r] : offs[r + 1]], pack_max)
         for r in np.flatnonzero(kind == KIND_DEDICATED).tolist():
             blob_id[r] = self._write_dedicated(raw[offs[r] : offs[r + 1]])
+        if external.any() and not self.allow_external:
+            assert uri is not None
+            first = uri[int(np.flatnonzero(external)[0])].as_py()
+            raise ExternalBlobError(
+                f"blob field {name!r}: external blob URI {first!r} is outside the dataset's registered external "
+                "bases; set allow_external_blob_outside_bases=True to store it as a reference",
+                column=name,
+            )
         if external.any():
             kind[external] = KIND_EXTERNAL
             assert uri is not None
@@ -297,6 +412,16 @@ class BlobV2Writer:
                 pass
 
 
+def _leaf_paths(field: pa.Field, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], pa.Field]]:
+    """(name path, field) of each blob v2 value field at or below ``field``."""
+    here = (*path, field.name)
+    if _is_v2_leaf(field):
+        yield here, field
+    elif pa.types.is_struct(field.type):
+        for i in range(field.type.num_fields):
+            yield from _leaf_paths(field.type.field(i), here)
+
+
 def _ramp(sizes: np.ndarray) -> np.ndarray:
     """``concatenate([arange(s) for s in sizes])``, vectorized."""
     total = int(sizes.sum())
@@ -309,11 +434,12 @@ def _ramp(sizes: np.ndarray) -> np.ndarray:
 
 # -- rewriting (compaction) ------------------------------------------------------------------------
 def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``batches`` of ``frag`` (as scans return them) with their blob descriptions replaced by the
-    values a writer takes: the bytes (2.0 / 2.1), the logical blob struct (2.2: bytes in ``data``,
-    external references in ``uri``).  For rewrites of whole fragments (compaction)."""
+    """``batches`` of ``frag`` (as scans return them) with their blob descriptions (at the top level
+    or inside structs) replaced by the values a writer takes: the bytes (2.0 / 2.1), the logical
+    blob struct (2.2: bytes in ``data``, external references in ``uri``).  For rewrites of whole
+    fragments (compaction)."""
     ds = frag._ds
-    blobs = {f.name: f for f in ds.schema if is_blob_field(f)}
+    blobs = {f.name: f for f in ds.schema if holds_blob(f, is_blob_field)}
     for b in batches:
         names = [n for n in b.schema.names if n in blobs]
         if not names:
@@ -322,16 +448,51 @@ def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa
         cols, fields = list(b.columns), list(b.schema)
         for n in names:
             i = b.schema.get_field_index(n)
-            cols[i] = _values_of(ds, frag, n, b.column(i), blobs[n])
+            cols[i] = _rebuilt(frag, n, (), b.column(i), blobs[n], None)
             fields[i] = blobs[n]
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields, metadata=b.schema.metadata))
 
 
-def _values_of(ds: LanceDataset, frag: Fragment, column: str, desc: pa.Array, field: pa.Field) -> pa.Array:
+def _rebuilt(
+    frag: Fragment, top: str, path: tuple[str, ...], arr: pa.Array, field: pa.Field, live: np.ndarray | None
+) -> pa.Array:
+    """``arr`` (scanned, of dataset field ``field`` at ``path`` below column ``top``) with the blob
+    descriptions at or below it as values; ``live``: the rows whose parent structs are valid."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if is_blob_field(field):
+        return _values_of(frag, top, path, arr, field, live)
+    if not holds_blob(field, is_blob_field):
+        return arr
+    if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):  # a list of blobs: its items
+        offs = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+        items = arr.values.slice(int(offs[0]), int(offs[-1] - offs[0]))
+        item = field.type.value_field
+        values = _rebuilt(frag, top, (*path, item.name), items, item, None)
+        large = pa.types.is_large_list(field.type)
+        rebased = pa.array(offs - offs[0], pa.int64() if large else pa.int32())
+        cls = pa.LargeListArray if large else pa.ListArray
+        mask = arr.is_null() if arr.null_count else None
+        return cls.from_arrays(rebased, values, type=field.type, mask=mask)
+    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+    below = valid if live is None else valid & live
+    kids = [field.type.field(k) for k in range(field.type.num_fields)]
+    children = [_rebuilt(frag, top, (*path, k.name), arr.field(j), k, below) for j, k in enumerate(kids)]
+    mask = None if valid.all() else pa.array(~valid)
+    return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+
+
+def _values_of(
+    frag: Fragment, top: str, path: tuple[str, ...], desc: pa.Array, field: pa.Field, live: np.ndarray | None
+) -> pa.Array:
+    ds = frag._ds
     descs = desc.to_pylist()
+    if live is not None:
+        descs = [d if ok else None for d, ok in zip(descs, live.tolist())]
     places: list[BlobPlace | None] = [None] * len(descs)
+    column = ".".join((top, *path))
     for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-        if column in names:
+        if top in names:
             store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
             data_path = posixpath.join(prefix, df.path)
             where = f"{frag.where}: data file {df.path}, column {column!r}"
@@ -352,3 +513,35 @@ def _values_of(ds: LanceDataset, frag: Fragment, column: str, desc: pa.Array, fi
     kids = [t.field(k) for k in range(t.num_fields)]
     mask = None if all(valid) else pa.array([not v for v in valid])
     return pa.StructArray.from_arrays([children[k.name] for k in kids], fields=kids, mask=mask)
+
+
+def with_values(frag: Fragment, t: pa.Table) -> pa.Table:
+    """``t`` (rows of ``frag`` as scans return them) with its blob descriptions as values (``with_bytes``),
+    for operations that rewrite rows (update)."""
+    if not t.num_rows or not any(holds_blob(f, is_blob_field) for f in frag._ds.schema if f.name in t.column_names):
+        return t
+    batches = list(with_bytes(frag, iter(t.combine_chunks().to_batches())))
+    return pa.Table.from_batches(batches)
+
+
+def logical_values(col: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Array | pa.ChunkedArray:
+    """A blob column given as bytes (``binary`` / ``large_binary``) for a blob v2 dataset field, as the
+    field's logical ``struct<data, uri, ...>`` (no URIs); anything else as it is.  Blob descriptions
+    (what scans return) are refused: written as values they would lose the blobs."""
+    if is_blob_field(field) and col.type in (DESCRIPTION_V2, DESCRIPTION_V1):
+        raise LanceError(f"blob column {field.name!r}: descriptions ({col.type}) cannot be written as its values")
+    if not is_blob_v2(field) or not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
+        return col
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([logical_values(c, field) for c in col.chunks], field.type)
+    data = col.cast(pa.large_binary())
+    kids = [field.type.field(k) for k in range(field.type.num_fields)]
+    children = [data if k.name == "data" else pa.nulls(len(col), k.type) for k in kids]
+    mask = col.is_null() if col.null_count else None
+    return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+
+
+def accepts(source: pa.Field, target: pa.Field) -> bool:
+    """Whether data of ``source`` is written into a blob v2 dataset field ``target`` (bytes with the blob
+    key, as pylance's merge_insert takes them)."""
+    return is_blob_v2(target) and field_metadata.is_blob(source)

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.dataset import blob_write  # blob columns rewritten as values (dataset/blob_write.py)
 from lancelot.dataset.commit import CommitConflictError, commit_transaction
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
@@ -272,7 +273,8 @@ class NewRows:
         cols = []
         for f in schema:
             if f.name in t.column_names:
-                cols.append(cast_to(t.column(f.name), f, f"dataset {self.ds.uri!r}"))
+                col = blob_write.logical_values(t.column(f.name), f)  # blob v2 given as bytes
+                cols.append(cast_to(col, f, f"dataset {self.ds.uri!r}"))
             else:
                 cols.append(pa.nulls(t.num_rows, f.type))
         return pa.Table.from_arrays(cols, schema=schema)
@@ -395,6 +397,7 @@ def update(
             if not len(pos):
                 return pos, None
             t = f._take_physical(list(cur.schema.names), pos)
+            t = blob_write.with_values(f, t)  # blobs: their values, not their descriptions
             new = evaluate(t, exprs)
             for name in exprs:
                 i = t.column_names.index(name)

@@ -57,9 +57,10 @@ class ScansMixin:
         prefilter: bool | None = None,
         with_row_id: bool | None = None,
         with_row_address: bool | None = None,
+        blob_mode: str = "lazy",
         **kwargs: Any,
     ) -> Any:
-        """``to_table(...).to_pandas()``: needs pandas installed.
+        """The rows as a pandas DataFrame: needs pandas installed.
 
         Args:
             columns: As in ``scanner``.
@@ -74,11 +75,14 @@ class ScansMixin:
             prefilter: As in ``scanner``.
             with_row_id: As in ``scanner``.
             with_row_address: As in ``scanner``.
+            blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``, pylance's default), their bytes
+                (``"bytes"``) or their descriptions (``"descriptions"``).
+            **kwargs: Options of ``pyarrow.Table.to_pandas``.
 
         Returns:
             A pandas DataFrame.
         """
-        return self.to_table(
+        return self.scanner(
             columns,
             filter,
             limit,
@@ -88,7 +92,7 @@ class ScansMixin:
             prefilter=prefilter,
             with_row_id=with_row_id,
             with_row_address=with_row_address,
-        ).to_pandas()
+        ).to_pandas(blob_mode=blob_mode, **kwargs)
 
     def get_fragment(self: LanceDataset, fragment_id: int) -> Fragment | None:
         """One fragment of this version.
@@ -192,7 +196,8 @@ class ScansMixin:
             fast_search: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
             late_materialization: Accepted; no effect.
-            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
+                default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             include_deleted_rows: Also return deleted rows (needs ``with_row_id``), as pylance.
             scan_stats_callback: Accepted; never called.
@@ -238,6 +243,7 @@ class ScansMixin:
             include_deleted_rows=include_deleted_rows,
             disable_scoring_autoprojection=disable_scoring_autoprojection,
             order_by=order_by,
+            blob_handling=blob_handling,
         )
 
     def to_table(
@@ -293,7 +299,8 @@ class ScansMixin:
             full_text_query: Not supported (refused when given).
             io_buffer_size: Accepted; no effect.
             late_materialization: Accepted; no effect.
-            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
+                default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
             order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
@@ -365,7 +372,8 @@ class ScansMixin:
             full_text_query: Not supported (refused when given).
             io_buffer_size: Accepted; no effect.
             late_materialization: Accepted; no effect.
-            blob_handling: Accepted; no effect (blob columns read as pylance's default: descriptions).
+            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
+                default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             strict_batch_size: Accepted; no effect.
             order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.

@@ -222,7 +222,7 @@ class ReadsMixin:
             with_row_address: Add ``_rowaddr``.
             batch_size: Rows per batch of ``to_batches``.
             batch_readahead: Accepted; no effect.
-            blob_handling: Accepted; no effect.
+            blob_handling: As in ``LanceDataset.scanner``.
             order_by: Sort keys, as in ``LanceDataset.scanner``.
             use_scalar_index: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
@@ -245,6 +245,7 @@ class ReadsMixin:
             with_row_address=with_row_address,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
+            blob_handling=blob_handling,
         )
 
     def to_table(
@@ -273,7 +274,7 @@ class ReadsMixin:
             offset: Skip this many rows first.
             with_row_id: Add ``_rowid``.
             with_row_address: Add ``_rowaddr``.
-            blob_handling: Accepted; no effect.
+            blob_handling: As in ``LanceDataset.scanner``.
             order_by: Sort keys, as in ``LanceDataset.scanner``.
             use_scalar_index: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
@@ -318,7 +319,7 @@ class ReadsMixin:
             with_row_address: Add ``_rowaddr``.
             batch_size: At most this many rows per batch.
             batch_readahead: Accepted; no effect.
-            blob_handling: Accepted; no effect.
+            blob_handling: As in ``LanceDataset.scanner``.
             order_by: Sort keys, as in ``LanceDataset.scanner``.
             use_scalar_index: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
@@ -352,6 +353,8 @@ class ReadsMixin:
         batch_size: int | None = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
+        blob_mode: str = "lazy",
+        order_by: list[object] | None = None,
         **kwargs: Any,
     ) -> Any:
         """This fragment's rows as a pandas DataFrame (pandas must be installed).
@@ -361,18 +364,28 @@ class ReadsMixin:
             filter: a SQL filter or pyarrow expression.
             limit: at most this many rows.
             offset: rows to skip first.
-            batch_size: accepted for pylance's signature.
+            batch_size: rows per scan batch.
             with_row_id: add the ``_rowid`` column.
             with_row_address: add the ``_rowaddr`` column.
-            **kwargs: more options of ``to_table``.
+            blob_mode: blob columns as ``BlobFile`` objects (``"lazy"``), their bytes (``"bytes"``) or
+                their descriptions (``"descriptions"``), as pylance's.
+            order_by: sort keys, as in ``scanner``.
+            **kwargs: options of ``pyarrow.Table.to_pandas``.
 
         Returns:
-            ``to_table(...).to_pandas()``.
+            A ``pandas.DataFrame``.
         """
-        t = self.to_table(
-            columns, filter, limit, offset, with_row_id=with_row_id, with_row_address=with_row_address, **kwargs
+        scan = self.scanner(
+            columns=columns,
+            batch_size=batch_size,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            order_by=order_by,
         )
-        return t.to_pandas()
+        return scan.to_pandas(blob_mode=blob_mode, **kwargs)
 
     _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
 

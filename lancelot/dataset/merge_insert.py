@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.dataset import blob_write  # blob v2 columns given as bytes (dataset/blob_write.py)
 from lancelot.dataset.changes import (
     DEFAULT_CONFLICT_RETRIES,
     ChangeInputError,
@@ -241,7 +242,7 @@ class MergeInsertBuilder:
                 f"dataset {self._ds.uri!r}: merge_insert source has columns the dataset does not: {unexpected}"
             )
         for f in src.schema:
-            if f.type != target.field(f.name).type:
+            if f.type != target.field(f.name).type and not blob_write.accepts(f, target.field(f.name)):
                 raise MergeInsertError(
                     f"dataset {self._ds.uri!r}: merge_insert source column {f.name!r} is {f.type}, "
                     f"the dataset's is {target.field(f.name).type}"
@@ -317,7 +318,7 @@ class MergeInsertBuilder:
                 new = src.take(pa.array(srow))
                 rest = [c for c in cur.schema.names if c not in new.column_names]
                 if rest:
-                    old = f._take_physical(rest, pos)
+                    old = blob_write.with_values(f, f._take_physical(rest, pos))  # blobs: values
                     for c in rest:
                         new = new.append_column(old.schema.field(c), old.column(c))
                 rows.keep_ids(f, pos)

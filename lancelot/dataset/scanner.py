@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -248,6 +248,7 @@ class LanceScanner:
         include_deleted_rows: bool | None = None,
         disable_scoring_autoprojection: bool | None = None,
         order_by: list[Any] | None = None,
+        blob_handling: str | None = None,
     ) -> None:
         """Plan a scan (use [`LanceDataset.scanner`][lancelot.dataset.dataset.LanceDataset.scanner]).
 
@@ -267,6 +268,8 @@ class LanceScanner:
             include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
             disable_scoring_autoprojection: With ``nearest``: no ``_distance`` column.
             order_by: Sort keys (names or ``ColumnOrdering``).
+            blob_handling: ``"all_binary"``: blob columns as their bytes (``dataset/blob.py``);
+                ``"blobs_descriptions"`` (the default) or ``"all_descriptions"``: as descriptions.
 
         Raises:
             ValueError: An unknown column, a bad filter, a negative limit or offset.
@@ -294,7 +297,12 @@ class LanceScanner:
             self.nearest = parse_nearest(nearest, ds.schema, where)
         self.prefilter = bool(prefilter)
         self.include_deleted_rows = bool(include_deleted_rows)
-        self._proj = projection(ds.schema, columns, with_row_id, with_row_address, where)
+        from lancelot.dataset.blob_scan import wants_binary
+
+        #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
+        self._binary = wants_binary(blob_handling)
+        self._proj = projection(ds.schema, columns, with_row_id, with_row_address or self._binary, where)
+        self._drop_addr = self._binary and not with_row_address
         if self.include_deleted_rows and ROW_ID not in self._proj.rows:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
@@ -463,7 +471,7 @@ class LanceScanner:
             if self.nearest is not None and not self.no_distance:
                 at = len(self._proj.names) - self._proj.added
                 t = t.add_column(at, pa.field("_distance", pa.float32()), pa.array([], pa.float32()))
-            self._schema = t.schema
+            self._schema = self._bytes(t).schema
         return self._schema
 
     def _with_empty_rows(self, t: pa.Table) -> pa.Table:
@@ -483,8 +491,27 @@ class LanceScanner:
         Returns:
             An iterator of ``pyarrow.RecordBatch`` (fragments are read as the iterator advances).
         """
+        for b in self._batches():
+            yield self._bytes(pa.Table.from_batches([b])).combine_chunks().to_batches()[0] if self._binary else b
+
+    def _bytes(self, t: pa.Table) -> pa.Table:
+        """``blob_handling="all_binary"``: the blobs' bytes in place of their descriptions."""
+        if not self._binary:
+            return t
+        from lancelot.dataset.blob_scan import binary_schema, binary_table
+
+        if not t.num_rows:
+            schema = binary_schema(self._ds, t.schema)
+            if self._drop_addr and ROW_ADDR in schema.names:
+                schema = schema.remove(schema.get_field_index(ROW_ADDR))
+            return schema.empty_table()
+        addresses = t.column(ROW_ADDR).to_numpy(zero_copy_only=False)
+        out = binary_table(self._ds, t, addresses)
+        return out.drop_columns([ROW_ADDR]) if self._drop_addr else out
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
         if self.nearest is not None or self.order_by:
-            yield from self.to_table().to_batches(max_chunksize=self.batch_size)
+            yield from self._table().to_batches(max_chunksize=self.batch_size)
             return
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
         for frag, t in self._pieces(self.batch_size if self.filter is None else None):
@@ -536,6 +563,9 @@ class LanceScanner:
         Returns:
             A ``pyarrow.Table`` of ``projected_schema``.
         """
+        return self._bytes(self._table())
+
+    def _table(self) -> pa.Table:
         if self.nearest is not None:
             return self._nearest_table()
         if self.order_by:
@@ -552,9 +582,29 @@ class LanceScanner:
             return _rows_only(parts)
         return pa.concat_tables(parts)
 
-    def to_pandas(self) -> Any:
-        """``to_table().to_pandas()`` (pandas must be installed)."""
-        return self.to_table().to_pandas()
+    def to_pandas(self, *, blob_mode: str = "lazy", **kwargs: Any) -> Any:
+        """The result as a pandas DataFrame (pandas must be installed).
+
+        Args:
+            blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``), their bytes (``"bytes"``) or
+                their descriptions (``"descriptions"``), as pylance's.
+            **kwargs: Options of ``pyarrow.Table.to_pandas``.
+
+        Returns:
+            A ``pandas.DataFrame``.
+        """
+        from lancelot.dataset.blob_scan import to_pandas
+
+        return to_pandas(self, blob_mode, kwargs)
+
+    def _copy_with(self, *, binary: bool, with_row_address: bool = False) -> LanceScanner:
+        """A copy reading blobs as bytes (``binary``) or not, returning ``_rowaddr`` too when asked
+        (``blob.to_pandas``)."""
+        p = self._proj
+        asked = ROW_ADDR in p.names and not self._drop_addr
+        if (binary or with_row_address) and ROW_ADDR not in p.names:
+            p = replace(p, names=[*p.names, ROW_ADDR], rows=p.rows | {ROW_ADDR}, added=p.added + 1)
+        return self._copy(_proj=p, _binary=binary, _drop_addr=not asked and not with_row_address)
 
     def _parallel(self, bases: dict[int, int] | None) -> list[pa.Table]:
         """Whole fragments read two at a time (pylance's fragment read-ahead); fragments with

@@ -36,7 +36,7 @@ _POOL_LOCK = threading.Lock()
 
 def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) -> list[_R]:
     """``[fn(x) for x in items]``: on a remote store, ``REMOTE_TAKE_FRAGMENTS`` at a time."""
-    if len(items) < 2 or ds._store.is_local:
+    if len(items) < 2 or ds.store.is_local:
         return [fn(x) for x in items]
     global _POOL
     with _POOL_LOCK:

@@ -265,6 +265,7 @@ def write_fragments(
     _store: ObjectStore | None = None,
     _base: ManifestFile | None | EllipsisType = ...,
     _append: bool = False,
+    _allow_external_blobs: bool | None = None,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` without committing them: the first half of a two-step
     write (what each Spark task does); ``commit`` makes them one version.
@@ -348,7 +349,10 @@ def write_fragments(
                         profile=profile,
                         max_page_bytes=max_page_bytes,
                     )
-                    blobs = blob_write.BlobV2Writer(store, f"{DATA_DIR}/{name}", writer, stored, version)
+                    external = _allow_external_blobs is not False  # rewrites keep what was written
+                    blobs = blob_write.BlobV2Writer(
+                        store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
+                    )
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
                 writer.write(blobs.convert(part) if blobs is not None else part)
@@ -489,6 +493,7 @@ def write_dataset(
     enable_stable_row_ids: bool = False,
     profile: str | None = None,
     max_page_bytes: int | None = None,
+    allow_external_blob_outside_bases: bool = False,
 ) -> LanceDataset:
     """Write data as a new dataset, or as a new version of one (pylance's ``lance.write_dataset``).
 
@@ -515,6 +520,8 @@ def write_dataset(
         profile: How hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (default) or
             ``"compact"`` (lancelot only; see ``LanceWriter``).
         max_page_bytes: The largest page per column, in bytes.
+        allow_external_blob_outside_bases: Store blob v2 values that are external URIs (``lance.blob_array``
+            of URIs) as references; refused without it, as pylance refuses them.
 
     Returns:
         The new version, as a [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
@@ -583,6 +590,7 @@ def write_dataset(
         _store=store,
         _base=base,
         _append=mode == "append",
+        _allow_external_blobs=allow_external_blob_outside_bases,
     )
     read_version = int(base.manifest.version) if base is not None else None
     return commit(

@@ -1,11 +1,10 @@
 """``BlobFile`` against pylance's ``lance.BlobFile``: the same bytes for 1-byte, middle and tail
-reads, the same cursor after seeks and reads, the same errors; and reads that hold only the
-range asked for (a memory bound)."""
+reads, the same cursor after seeks and reads, the same errors.  The memory bound of range reads is
+tests/dataset/test_blob_memory.py's (1 GiB sparse blobs)."""
 
 from __future__ import annotations
 
 import io
-import tracemalloc
 
 import lance
 import numpy as np
@@ -121,39 +120,6 @@ def test_null_and_empty(tmp_path):
     got = lancelot.dataset(path).take_blobs("blob", indices=[0, 1])
     assert got[0] is None and got[1] is not None and got[1].size() == 0 and got[1].read() == b""
     assert [x is None for x in lance.dataset(path).take_blobs("blob", indices=[0, 1])] == [True, False]
-
-
-#: the large blob of the memory test, and the range read out of it
-BIG = 96 * 1024 * 1024
-RANGE = 1024 * 1024
-
-
-@pytest.mark.parametrize("version", ["2.1", "2.2"])
-def test_range_of_a_large_blob_holds_only_that_range(tmp_path, version):
-    """Reading 1 MiB from the middle of a 96 MiB blob (inline in the data file at 2.1, a dedicated
-    sidecar at 2.2) allocates about 1 MiB, never the blob."""
-    big = np.zeros(BIG, dtype=np.uint8)
-    big[BIG // 2 : BIG // 2 + RANGE] = np.arange(RANGE, dtype=np.uint64).astype(np.uint8)
-    offsets = pa.array(np.array([0, BIG], dtype=np.int64))
-    arr = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 1, [None, offsets.buffers()[1], pa.py_buffer(big)])
-    t = pa.Table.from_arrays([arr], schema=pa.schema([pa.field("blob", pa.large_binary(), metadata=BLOB)]))
-    path = str(tmp_path / "ds")
-    lance.write_dataset(t, path, data_storage_version=version)
-    del t, arr
-    ds = lancelot.dataset(path)
-    expect = big[BIG // 2 : BIG // 2 + RANGE].tobytes()
-    del big
-    tracemalloc.start()
-    try:
-        f = ds.take_blobs("blob", indices=[0])[0]
-        f.seek(BIG // 2)
-        got = f.read(RANGE)
-        ranged = f.read_range(BIG // 2, RANGE)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert got == expect and ranged == expect and f.size() == BIG
-    assert peak < 3 * RANGE, peak  # the two results and one read's copy, never the 96 MiB blob
 
 
 def test_blob_file_outlives_the_open_data_file(pair):

@@ -295,7 +295,12 @@ def test_write_blob_v2_extension_input(tmp_path):
     t = pa.Table.from_arrays([arr], schema=pa.schema([field]))
     theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
     lance.write_dataset(t, theirs, allow_external_blob_outside_bases=True)
-    lancelot.write_dataset(t, ours)
+    with pytest.raises(OSError, match="allow_external_blob_outside_bases") as e:  # as pylance refuses it
+        lancelot.write_dataset(t, ours)
+    assert isinstance(e.value, LanceError) and "'blob'" in str(e.value)
+    with pytest.raises(OSError):
+        lance.write_dataset(t, str(tmp_path / "refused"))
+    lancelot.write_dataset(t, ours, allow_external_blob_outside_bases=True)
     assert list(_manifest(ours).fields) == list(_manifest(theirs).fields)
     a, b = lance.dataset(ours), lance.dataset(theirs)
     assert a.to_table().equals(b.to_table())
