@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     # lance_operation (LanceDataset.commit) -> write; Fragment.delete / merge_columns and the
     # transaction API (execute_uncommitted, commit of a Transaction, batch_udf) the same way
     "dataset, to untangle": {
+        "lancelot.dataset.blob_scan",
         "lancelot.dataset.changes",
         "lancelot.dataset.cleanup",
         "lancelot.dataset.commit",
@@ -57,6 +58,7 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.dataset.fragment_delete",
         "lancelot.dataset.lance_operation",
         "lancelot.dataset.merge_insert",
+        "lancelot.dataset.merge_join",
         "lancelot.dataset.scanner",
         "lancelot.dataset.schema_alter",
         "lancelot.dataset.schema_evolution",
