@@ -210,6 +210,15 @@ class VersionsMixin:
     ) -> dict[str, Any]:
         """Commit several Append transactions as one version (pylance's ``commit_batch``).
 
+        Args:
+            dest: The dataset (a URI or a ``LanceDataset``).
+            transactions: ``Transaction`` objects of Append operations.
+            commit_lock: Must be None (lancelot's commits are atomic without one).
+            storage_options: Object-store options.
+            enable_v2_manifest_paths: Accepted for pylance's signature.
+            detached: Must be False.
+            max_retries: Accepted for pylance's signature.
+
         Returns:
             ``{"dataset": the new version, "merged": the one Append transaction committed}``.
         """
@@ -220,13 +229,27 @@ class VersionsMixin:
         return commit_batch(dest, transactions, storage_options)
 
     def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
-        """The transaction that committed ``version`` (None where none is stored)."""
+        """The transaction that committed ``version``.
+
+        Args:
+            version: A version of this dataset.
+
+        Returns:
+            A ``Transaction``, or None where none is stored.
+        """
         from lancelot.dataset.transaction_api import read_transaction
 
         return read_transaction(self, version)
 
     def get_transactions(self: LanceDataset, recent_transactions: int = 10) -> list[Transaction | None]:
-        """The transactions of the latest ``recent_transactions`` versions, newest first."""
+        """The transactions of the latest versions, newest first.
+
+        Args:
+            recent_transactions: How many versions back.
+
+        Returns:
+            One ``Transaction`` (or None where none is stored) per version.
+        """
         from lancelot.dataset.transaction_api import get_transactions
 
         return get_transactions(self, recent_transactions)

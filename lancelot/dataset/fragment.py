@@ -261,6 +261,13 @@ class Fragment(ColumnsMixin, ReadsMixin):
         """New columns in a new data file of this fragment, uncommitted (pylance's
         ``LanceFragment.merge_columns``): commit with ``LanceOperation.Merge(fragments, schema)``.
 
+        Args:
+            value_func: A function from a batch of the fragment's rows to a batch of new columns,
+                or a ``RecordBatchReader`` of the new columns (pylance's forms).
+            columns: The columns the function reads (default all).
+            batch_size: Rows per batch given to the function.
+            reader_schema: The schema of the new columns, for a reader.
+
         Returns:
             ``(FragmentMetadata, LanceSchema)``.
         """
