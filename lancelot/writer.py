@@ -100,7 +100,8 @@ class LanceWriter:
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
-        profile = check_profile(profile)
+        # pylance 14 compresses 2.3 chunks only as asked (no General wrapper of its own): "fast" is that profile
+        profile = check_profile(profile if profile is not None or not self.version.planar else "fast")
         self.settings = WriteSettings(
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),

@@ -18,7 +18,7 @@ from lancelot.encodings.planar import read_page_layout, to_page_layout
 from lancelot.encodings.planar.binary import coded_offsets
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.structural.paths import column_paths
-from lancelot.errors import CorruptFileError, UnsupportedEncodingError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
 from lancelot.versions import FileVersion
@@ -271,12 +271,6 @@ def test_unsupported_planes_refuse_naming_file_column_page(tmp_path, values, say
         with pytest.raises(UnsupportedEncodingError, match=says) as e:
             f.read(["a"])
     assert path in str(e.value) and "column 1" in str(e.value) and "page 0" in str(e.value)
-
-
-def test_2_3_is_not_written(tmp_path):
-    for name in ("2.3", "next"):
-        with pytest.raises(UnsupportedVersionError, match="2.3"):
-            lancelot.write_table(pa.table({"a": [1]}), tmp_path / "x.lance", version=name)
 
 
 def _msg(*fields):

@@ -116,3 +116,40 @@ def check_known(
             for v in vals:
                 if isinstance(v, bytes):
                     check_known(v, fd.message_type, what, allow, here)
+
+
+# -- writing ----------------------------------------------------------------------------------------------------
+def _put_varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def encode(*items: tuple[int, int | bytes | None]) -> bytes:
+    """A message of (field number, value) pairs in the order given: an int is a varint, bytes a
+    length-delimited field (an empty message too), None leaves the field out."""
+    out = bytearray()
+    for num, value in items:
+        if value is None:
+            continue
+        if isinstance(value, int):
+            out += _put_varint(num << 3) + _put_varint(value)
+        else:
+            out += _put_varint(num << 3 | 2) + _put_varint(len(value)) + value
+    return bytes(out)
+
+
+def packed(values: list[int]) -> bytes:
+    """A packed repeated varint field's bytes."""
+    return b"".join(_put_varint(v) for v in values)
+
+
+def nonzero(v: int) -> int | None:
+    """A proto3 scalar as written: zero is left out."""
+    return v or None

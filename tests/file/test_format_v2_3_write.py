@@ -1,0 +1,234 @@
+"""Writing 2.3 ("next") files: PlanarLayout pages (lancelot/encodings/planar/write_*.py, docs/format-2.3.md).
+
+Every case of the read matrix (test_format_v2_3.CASES) is written by lancelot at 2.3 and read back by
+pylance 14.0.2 (``LanceFileReader`` and ``lance.dataset``) and by lancelot; where pylance's own bytes
+for the same data are deterministic, lancelot's page messages (and buffers) are pylance's.
+"""
+
+from __future__ import annotations
+
+import struct
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancelot
+from lancelot.encodings.planar import PLANAR_TYPE_URL, read_page_layout
+from lancelot.encodings.structural.paths import column_paths
+from lancelot.errors import UnsupportedTypeError
+from lancelot.format.container import read_metadata
+from lancelot.io.source import open_source
+from lancelot.versions import FileVersion, UnstableVersionWarning
+from tests.file.test_format_v2_3 import CASES, N
+from tests.helpers import pylance_read, pylance_write
+
+lance = pytest.importorskip("lance")
+
+pytestmark = pytest.mark.filterwarnings("ignore::lancelot.versions.UnstableVersionWarning")
+
+#: cases whose page messages and buffers are byte for byte pylance's
+SAME_BYTES = [
+    "int_plain",
+    "i64_wide",
+    "const",
+    "all_null",
+    "bools",
+    "f64",
+    "list",
+    "list_nulls",
+    "all_null_list",
+    "sparse_valid",
+    "sparse_null",
+    "sparse_f64",
+    "sparse_bool",
+    "sparse_random",
+    "sparse_struct",
+    "const_struct",
+    "sparse_lists",
+    "sparse_null_lists",
+    "sparse_null_items",
+    "sparse_list_of_lists",
+    "sparse_list_in_struct",
+    "sparse_structs_in_list",
+    "sparse_bool_lists",
+    "empty_lists",
+    "list_of_lists",
+    "large_list",
+    "fsb",
+    "date",
+    "f16",
+    "bool_nulls",
+]
+#: cases whose page messages are pylance's (the bytes differ: null slots' filler, chunk sizes)
+SAME_MESSAGES = ["int_nulls", "struct", "fsl", "fsl_nulls", "decimal"]
+
+
+#: cases pylance writes sparse and lancelot dense (valid rows among many nulls, with values that vary)
+DENSE_WHERE_PYLANCE_IS_SPARSE = {"sparse_long_str"}
+
+
+def _table() -> pa.Table:
+    return pa.table({name: values for name, (values, _) in CASES.items()})
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """(lancelot's 2.3 file, pylance's 2.3 file) of every case."""
+    d = tmp_path_factory.mktemp("v23w")
+    table = _table()
+    ours = str(d / "ours.lance")
+    lancelot.write_table(table, ours, version="2.3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = pylance_write(d / "theirs.lance", table, "2.3")
+    return ours, theirs
+
+
+def _pages(path):
+    """Per column: (the page's Any bytes, its buffers) of each page."""
+    src = open_source(path)
+    try:
+        meta = read_metadata(src)
+        return meta.version, [
+            [
+                (p.encoding.direct.encoding, [bytes(src.read(o, n)) for o, n in zip(p.buffer_offsets, p.buffer_sizes)])
+                for p in col.pages
+            ]
+            for col in meta.columns
+        ]
+    finally:
+        src.close()
+
+
+def _columns_of(name):
+    first = 0
+    for n, (values, _) in CASES.items():
+        k = len(column_paths(pa.field(n, values.type)))
+        if n == name:
+            return range(first, first + k)
+        first += k
+    raise KeyError(name)
+
+
+def test_pylance_reads_every_case(files):
+    ours, _ = files
+    got = pylance_read(ours)
+    for name, (values, _) in CASES.items():
+        assert got.column(name).combine_chunks().equals(values), name
+
+
+def test_lancelot_round_trip(files):
+    ours, _ = files
+    with lancelot.LanceFile(ours) as f:
+        assert f.metadata.version == "2.3"
+        got = f.read()
+        rows = [0, 1, 3, 500, 1024, 1999]
+        assert f.take(rows).equals(_table().take(rows))
+    for name, (values, _) in CASES.items():
+        assert got.column(name).combine_chunks().equals(values), name
+
+
+def test_footer_and_pages_are_2_3_planar(files):
+    ours, _ = files
+    with open(ours, "rb") as fh:
+        fh.seek(-8, 2)
+        assert struct.unpack("<HH4s", fh.read()) == (2, 3, b"LANC")
+    version, columns = _pages(ours)
+    assert version is FileVersion.V2_3
+    for col in columns:
+        for raw, _ in col:
+            assert PLANAR_TYPE_URL.encode() in raw
+
+
+@pytest.mark.parametrize("name", SAME_BYTES + SAME_MESSAGES)
+def test_page_messages_are_pylances(files, name):
+    ours, theirs = files
+    (_, a), (_, b) = _pages(ours), _pages(theirs)
+    for c in _columns_of(name):
+        assert [m for m, _ in a[c]] == [m for m, _ in b[c]], name
+        if name in SAME_BYTES:
+            assert [bufs for _, bufs in a[c]] == [bufs for _, bufs in b[c]], name
+
+
+def test_sparse_and_dense_planes_as_read(files):
+    """What the reader makes of lancelot's pages is what it makes of pylance's, for every case."""
+    ours, theirs = files
+
+    def kinds(path):
+        src = open_source(path)
+        try:
+            return [
+                {type(read_page_layout(src, p.encoding)).__name__ for p in col.pages}
+                for col in read_metadata(src).columns
+            ]
+        finally:
+            src.close()
+
+    a, b = kinds(ours), kinds(theirs)
+    for name in CASES:
+        cols = _columns_of(name)
+        if name in DENSE_WHERE_PYLANCE_IS_SPARSE:
+            assert [a[c] for c in cols] != [b[c] for c in cols], name
+        else:
+            assert [a[c] for c in cols] == [b[c] for c in cols], name
+
+
+def test_next_is_2_3_and_warns_as_pylance(tmp_path):
+    t = pa.table({"a": pa.array(range(10))})
+    with pytest.warns(UnstableVersionWarning, match="unstable format version"):
+        with lancelot.LanceWriter(tmp_path / "n.lance", t.schema, version="next") as w:
+            w.write(t)
+    with lancelot.LanceFile(tmp_path / "n.lance") as f:
+        assert f.metadata.version == "2.3"
+    assert pylance_read(tmp_path / "n.lance").equals(t)
+
+
+def test_multi_page_columns(tmp_path):
+    rng = np.random.default_rng(5)
+    t = pa.table(
+        {
+            "i": pa.array(rng.integers(0, 1 << 40, 20_000)),
+            "s": pa.array([None if i % 7 == 0 else 3 for i in range(20_000)], pa.int32()),
+        }
+    )
+    path = tmp_path / "pages.lance"
+    with lancelot.LanceWriter(path, t.schema, version="2.3", max_page_bytes=32 * 1024) as w:
+        for b in t.to_batches(max_chunksize=3000):
+            w.write(b)
+    src = open_source(str(path))
+    try:
+        assert all(len(c.pages) > 1 for c in read_metadata(src).columns)
+    finally:
+        src.close()
+    assert pylance_read(path).equals(t)
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(t)
+
+
+def test_unverified_columns_are_refused(tmp_path):
+    blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    t = pa.table([pa.array([b"x" * 10] * 4, pa.large_binary())], schema=pa.schema([blob]))
+    with pytest.raises(UnsupportedTypeError, match="2.3"):
+        lancelot.write_table(t, tmp_path / "b.lance", version="2.3")
+    assert not (tmp_path / "b.lance").exists()
+
+
+def test_dataset_at_2_3_pylance_opens_appends_reads(tmp_path):
+    uri = str(tmp_path / "ds")
+    names = ["int_nulls", "str", "list_nulls", "sparse_valid", "struct", "long_str"]
+    t = pa.table({"id": pa.array(range(N), pa.int64()), **{n: CASES[n][0] for n in names}})
+    lancelot.write_dataset(t.slice(0, 1000), uri, data_storage_version="2.3")
+    ds = lance.dataset(uri)
+    assert ds.data_storage_version == "2.3"
+    assert ds.to_table().equals(t.slice(0, 1000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lance.write_dataset(t.slice(1000, 500), uri, mode="append")
+    lancelot.write_dataset(t.slice(1500), uri, mode="append", data_storage_version="next")
+    ours = lancelot.dataset(uri)
+    assert ours.data_storage_version == "2.3"
+    assert ours.to_table().sort_by("id").equals(t)
+    assert lance.dataset(uri).to_table().sort_by("id").equals(t)
+    assert lance.dataset(uri).take([5, 1200, 1999]).equals(t.take([5, 1200, 1999]))
