@@ -111,6 +111,16 @@ def _plan_chunks(
     return np.concatenate(firsts), np.concatenate(counts)
 
 
+def _many_levels(lev: np.ndarray, chunks: tuple[np.ndarray, np.ndarray], max_items: int) -> bool:
+    """Whether a chunk cut by its values alone holds more than twice ``max_items`` levels (many null or
+    empty lists): such a page is cut counting its levels (a chunk's level count is a u16)."""
+    firsts, counts = chunks
+    if not len(firsts):
+        return False
+    ends = np.append(lev[(firsts + counts)[:-1]], lev[-1]) if len(lev) else np.zeros(0, np.int64)
+    return bool((ends - lev[firsts] > 2 * max_items).any())
+
+
 def _rep_index(
     rep: np.ndarray, max_rep: int, lev: np.ndarray | None, chunks: tuple[np.ndarray, np.ndarray]
 ) -> np.ndarray:
@@ -204,7 +214,11 @@ def encode_miniblock(
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
     costs = plan.costs() if callable(plan.costs) else plan.costs
-    chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items, plan.chunk_target)
+    chunks = _plan_chunks(
+        costs, None if not plan.level_costs else lev, streams, header, plan.max_chunk_items, plan.chunk_target
+    )
+    if not plan.level_costs and lev is not None and _many_levels(lev, chunks, plan.max_chunk_items):
+        chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items, plan.chunk_target)
     firsts, counts = chunks
     n_chunks = len(firsts)
     per_chunk = streams + num_buffers
