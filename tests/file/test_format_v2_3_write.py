@@ -243,3 +243,66 @@ def test_dataset_at_2_3_pylance_opens_appends_reads(tmp_path):
     assert ours.to_table().sort_by("id").equals(t)
     assert lance.dataset(uri).to_table().sort_by("id").equals(t)
     assert lance.dataset(uri).take([5, 1200, 1999]).equals(t.take([5, 1200, 1999]))
+
+
+#: more types and null patterns than the read matrix holds (pylance reads lancelot's 2.3 of each)
+MORE = {
+    "ts": pa.array(np.arange(N).astype("datetime64[us]")),
+    "u64": pa.array(np.random.default_rng(1).integers(0, 1 << 63, N).astype(np.uint64)),
+    "i8_nulls": pa.array([None if i % 3 else i % 100 for i in range(N)], pa.int8()),
+    "bool_all_null": pa.nulls(N, pa.bool_()),
+    "bool_const": pa.array([False] * N),
+    "null_type": pa.nulls(N),
+    "fsl_str_null": pa.nulls(N, pa.list_(pa.string(), 2)),
+    "struct_all_null": pa.array([None] * N, pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    "struct_null_child": pa.array([{"x": None, "y": "a"}] * N, pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    "large_bin": pa.array([b"ab" * (i % 7) for i in range(N)], pa.large_binary()),
+    "dict_nulls": pa.array([None if i % 4 == 0 else ["a", "b"][i % 2] for i in range(N)]).dictionary_encode(),
+    "const_str_nulls": pa.array([None if i % 3 == 0 else "abc" for i in range(N)]),
+    "const_fsl_nulls": pa.array([None if i % 2 else [1, 2] for i in range(N)], pa.list_(pa.int32(), 2)),
+    "const_decimal_nulls": pa.array([None if i % 2 else 1 for i in range(N)], pa.decimal128(10, 2)),
+    "single_valid": pa.array([5 if i == 1777 else None for i in range(N)], pa.int32()),
+    "first_valid": pa.array([5 if i == 0 else None for i in range(N)], pa.int64()),
+    "single_list": pa.array([[1] if i == 7 else [] for i in range(N)], pa.list_(pa.int32())),
+    "map_nulls": pa.array([None if i % 3 == 0 else [("k", i)] for i in range(N)], pa.map_(pa.string(), pa.int64())),
+    "list_struct_nulls": pa.array(
+        [None if i % 3 == 0 else [{"a": None if i % 2 else i}, None] for i in range(N)],
+        pa.list_(pa.struct([("a", pa.int64())])),
+    ),
+    "nested_list_nulls": pa.array(
+        [None if i % 5 == 0 else [None, [], [i]] for i in range(N)], pa.list_(pa.list_(pa.int16()))
+    ),
+    "long_bin_nulls": pa.array([None if i % 3 else b"z" * 400 for i in range(N)], pa.binary()),
+    "vector": pa.array(np.random.default_rng(2).random((N, 8)).astype(np.float32).tolist(), pa.list_(pa.float32(), 8)),
+    "dec256": pa.array(range(N), pa.decimal256(40, 2)),
+    "big_strings": pa.array(["w" * (i % 700) for i in range(N)]),
+}
+#: of MORE, the cases whose page messages are pylance's
+MORE_SAME_MESSAGES = ["single_valid", "first_valid", "single_list", "bool_all_null", "struct_all_null", "null_type"]
+
+
+@pytest.fixture(scope="module")
+def more_file(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("v23more") / "more.lance")
+    lancelot.write_table(pa.table(MORE), path, version="2.3")
+    return path
+
+
+def test_more_types_both_ways(more_file):
+    theirs = pylance_read(more_file)
+    with lancelot.LanceFile(more_file) as f:
+        ours = f.read()
+    for name, values in MORE.items():
+        assert theirs.column(name).combine_chunks().equals(values), name
+        assert ours.column(name).combine_chunks().equals(values), name
+
+
+@pytest.mark.parametrize("name", MORE_SAME_MESSAGES)
+def test_more_page_messages_are_pylances(tmp_path, name):
+    t = pa.table({name: MORE[name]})
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version="2.3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = pylance_write(tmp_path / "theirs.lance", t, "2.3")
+    assert _pages(ours)[1] == _pages(theirs)[1]

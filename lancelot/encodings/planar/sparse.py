@@ -5,7 +5,7 @@ layer is a validity set: ``{1: meaning (1 = the positions are the null rows, 2 =
 valid rows), 2: the positions' CompressiveEncoding, 3: how many positions}``.
 Positions are page rows, ascending, in every layer.  pylance 14 codes them as
 
-* ``Constant`` without a value: no positions;
+* ``Constant`` without a value: no positions; with one (a u64): that one position;
 * case 14, a range ``{1: bits, 2: start, 3: step}``: ``start + step * i``;
 * case 15, a delta coding ``{1: bits, 2: base, 3: deltas}``: ``base`` then running sums of
   ``count - 1`` deltas, which sit in the next page buffer (out-of-line bit-packed).
@@ -135,10 +135,11 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
     n = vs.count
     if len(f) != 1:
         raise CorruptFileError("sparse positions name no single encoding")
-    if CONSTANT in f:
-        if n:
-            raise UnsupportedEncodingError("constant sparse positions of a nonzero count are not supported")
-        out = np.zeros(0, dtype=np.int64)
+    if CONSTANT in f:  # no position, or (a Range needs two) one: the constant's u64
+        value = wire.message(wire.fields(wire.message(f, CONSTANT) or b""), 1)
+        if n != (value is not None) or (value is not None and len(value) != 8):
+            raise CorruptFileError(f"constant sparse positions: {n} positions, a value of {len(value or b'')} bytes")
+        out = np.array([int.from_bytes(value, "little")] if value is not None else [], dtype=np.int64)
     elif RANGE in f:
         r = wire.fields(wire.message(f, RANGE) or b"")
         wire.only(r, {_BITS, _START, _STEP}, "range positions")

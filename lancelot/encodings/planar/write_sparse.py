@@ -2,14 +2,14 @@
 "Sparse structure").
 
 A sparse structure lists one layer per level of the path, outermost first: an item layer
-is a validity set (*SparseValiditySet*: the null or the valid positions, whichever are
-fewer), a list layer (*SparseListLayer*) names its child slots, the slots holding a
+is a validity set (*SparseValiditySet*: the null or the valid positions, whichever code
+smaller), a list layer (*SparseListLayer*) names its child slots, the slots holding a
 non-empty list, the item count of each and its own validity.  Slots: the outermost
 layer's are the page rows; below an item layer the same slots (a null slot stays null
 below it); below a list layer the items of its non-empty lists.
 
-Sequences are coded as pylance 14 codes them: none as ``Constant{}``, an arithmetic
-progression as a ``Range`` (case 14), other positions as a ``Delta`` (case 15) whose
+Sequences are coded as pylance 14 codes them: none as ``Constant{}``, one as a ``Constant``
+u64, an arithmetic progression as a ``Range`` (case 14), other positions as a ``Delta`` (case 15) whose
 deltas are out-of-line bit-packed in a page buffer; list counts all equal as a
 ``Constant`` u64, others out-of-line bit-packed in a page buffer.  Page buffers follow the
 layers' order (outermost first; in a list layer: non-empty positions, counts, validity).
@@ -61,27 +61,27 @@ def _sequence(values: np.ndarray, buffers: list[np.ndarray], *, positions: bool)
         enc, bufs = compress_out_of_line_bitpacking(_u64_block(v))
         buffers.extend(bufs)
         return bytes(enc.SerializeToString())
+    if n == 1:  # (a Range needs two values)
+        return wire.encode((_CONSTANT, wire.encode((1, int(v[0]).to_bytes(8, "little")))))
     steps = np.diff(v)
-    if n >= 2 and (steps == steps[0]).all():
+    if (steps == steps[0]).all():
         return wire.encode((_RANGE, wire.encode((1, 64), (2, wire.nonzero(int(v[0]))), (3, int(steps[0])))))
-    if n == 1:
-        return wire.encode((_RANGE, wire.encode((1, 64), (2, wire.nonzero(int(v[0]))), (3, 1))))
     enc, bufs = compress_out_of_line_bitpacking(_u64_block(steps))
     buffers.extend(bufs)
     return wire.encode((_DELTA, wire.encode((1, 64), (2, wire.nonzero(int(v[0]))), (3, enc.SerializeToString()))))
 
 
-def _validity(null: np.ndarray, buffers: list[np.ndarray], *, prefer_valid_on_tie: bool) -> bytes:
-    """A validity set over slots (``null``: True for a null slot): the fewer of the two position sets."""
-    n_null = int(null.sum())
-    n_valid = len(null) - n_null
-    valid = n_valid < n_null or (prefer_valid_on_tie and n_valid == n_null > 0)
-    pos = np.flatnonzero(~null if valid else null)
-    return wire.encode(
-        (1, VALID_POSITIONS if valid else NULL_POSITIONS),
-        (2, _sequence(pos, buffers, positions=True)),
-        (3, wire.nonzero(len(pos))),
-    )
+def _validity(null: np.ndarray, buffers: list[np.ndarray]) -> bytes:
+    """A validity set over slots (``null``: True for a null slot): the null or the valid positions,
+    whichever take fewer bytes (message and buffers), the null ones when even."""
+    options = []
+    for meaning, pos in ((NULL_POSITIONS, np.flatnonzero(null)), (VALID_POSITIONS, np.flatnonzero(~null))):
+        bufs: list[np.ndarray] = []
+        msg = wire.encode((1, meaning), (2, _sequence(pos, bufs, positions=True)), (3, wire.nonzero(len(pos))))
+        options.append((len(msg) + sum(b.nbytes for b in bufs), msg, bufs))
+    chosen = options[1] if options[1][0] < options[0][0] else options[0]
+    buffers.extend(chosen[2])
+    return chosen[1]
 
 
 def _stops(layers: Sequence[int]) -> dict[int, tuple[int, bool]]:
@@ -137,7 +137,7 @@ def sparse_structure(
         here = stop_layer[starts] == j
         if layer in _ITEM_LAYERS:
             null = inherited | here
-            out.append(wire.encode((1, _validity(null, buffers, prefer_valid_on_tie=True))))
+            out.append(wire.encode((1, _validity(null, buffers))))
             inherited = null
             continue
         depth += 1
@@ -152,7 +152,7 @@ def sparse_structure(
         seq_bufs: list[np.ndarray] = []
         ne = _sequence(non_empty, seq_bufs, positions=True)
         cnt = _sequence(counts, seq_bufs, positions=False)
-        val = _validity(null, seq_bufs, prefer_valid_on_tie=False)
+        val = _validity(null, seq_bufs)
         buffers.extend(seq_bufs)
         out.append(
             wire.encode(
