@@ -39,6 +39,8 @@ SAME_BYTES = [
     "list",
     "list_nulls",
     "all_null_list",
+    "fsl",
+    "fsl_nulls",
     "dict_str",
     "dict_i64",
     "str",
@@ -68,12 +70,13 @@ SAME_BYTES = [
     "str_list_nulls",
     "dictionary",
     "fsb",
+    "decimal",
     "date",
     "f16",
     "bool_nulls",
 ]
-#: cases whose page messages are pylance's (the bytes differ: null slots' filler, chunk sizes)
-SAME_MESSAGES = ["int_nulls", "struct", "fsl", "fsl_nulls", "decimal"]
+#: cases whose page messages are pylance's (the bytes differ: the values left in null slots)
+SAME_MESSAGES = ["int_nulls", "struct"]
 
 
 #: cases pylance writes sparse and lancelot dense (valid rows among many nulls, with values that vary)
@@ -218,7 +221,7 @@ def test_multi_page_columns(tmp_path):
         assert f.read().equals(t)
 
 
-def test_unverified_columns_are_refused(tmp_path):
+def test_blob_columns_are_refused_as_pylance_refuses_them(tmp_path):
     blob = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
     t = pa.table([pa.array([b"x" * 10] * 4, pa.large_binary())], schema=pa.schema([blob]))
     with pytest.raises(UnsupportedTypeError, match="2.3"):
@@ -306,3 +309,31 @@ def test_more_page_messages_are_pylances(tmp_path, name):
         warnings.simplefilter("ignore")
         theirs = pylance_write(tmp_path / "theirs.lance", t, "2.3")
     assert _pages(ours)[1] == _pages(theirs)[1]
+
+
+_PACKED = pa.struct([("a", pa.int32()), ("b", pa.float64())])
+_PACKED_VAR = pa.struct([("a", pa.int32()), ("s", pa.string())])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pa.array([None if i % 3 == 0 else {"a": i, "b": i * 0.5} for i in range(N)], _PACKED),
+        pa.array([{"a": 1, "b": 2.0}] * N, _PACKED),
+        pa.array([None if i % 4 == 0 else {"a": i, "s": f"x{i}"} for i in range(N)], _PACKED_VAR),
+        pa.array([None] * N, _PACKED),
+    ],
+    ids=["fixed", "constant", "variable", "all_null"],
+)
+def test_packed_structs_are_pylances(tmp_path, values):
+    schema = pa.schema([pa.field("p", values.type, metadata={"packed": "true"})])
+    t = pa.Table.from_arrays([values], schema=schema)
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version="2.3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = pylance_write(tmp_path / "theirs.lance", t, "2.3")
+    assert _pages(ours)[1] == _pages(theirs)[1]
+    assert pylance_read(ours).column("p").combine_chunks().equals(values)
+    with lancelot.LanceFile(ours) as f:
+        assert f.read().column("p").combine_chunks().equals(values)

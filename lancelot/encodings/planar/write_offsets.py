@@ -4,8 +4,7 @@
 pylance 14 writes a chunk of strings as ``Variable{offsets: Delta{1: offset bits, 3:
 OutOfLineBitpacking{offset bits -> w}}}`` with two chunk buffers: the value lengths (the
 deltas of the offsets ``0, l0, l0 + l1, ...``), bit-packed with one width for the whole
-page, then the bytes.  Its chunks hold the most values (a power of two) whose bytes and
-offsets fit 4 KiB.
+page, then the bytes (chunk sizes: chunk_sizes.py).
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ from lancelot.encodings.compression.block import FixedWidthBlock, VariableWidthB
 from lancelot.encodings.planar import wire
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
-#: 2.3 string chunks: bytes and offsets of a chunk's values stay under this many bytes
-CHUNK_TARGET = 4 * 1024
 #: CompressiveEncoding case 15 (Delta): {1: bits per value, 2: base, 3: deltas}
 _DELTA = 15
 

@@ -31,6 +31,7 @@ import pyarrow as pa
 from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.scatter import copy_slices
+from lancelot.encodings.planar.chunk_sizes import FLAT_KINDS, flat_chunk_items
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, MiniBlockValues, plan_miniblock
@@ -214,11 +215,12 @@ def encode_miniblock(
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
     costs = plan.costs() if callable(plan.costs) else plan.costs
-    chunks = _plan_chunks(
-        costs, None if not plan.level_costs else lev, streams, header, plan.max_chunk_items, plan.chunk_target
-    )
-    if not plan.level_costs and lev is not None and _many_levels(lev, chunks, plan.max_chunk_items):
-        chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items, plan.chunk_target)
+    max_items, target = plan.max_chunk_items, plan.chunk_target
+    if opts.version.planar and num_items and probe_enc.WhichOneof("compression") in FLAT_KINDS:
+        max_items, target = flat_chunk_items(int(costs[-1]) / num_items, max_items), CHUNK_LIMIT
+    chunks = _plan_chunks(costs, None if not plan.level_costs else lev, streams, header, max_items, target)
+    if not plan.level_costs and lev is not None and _many_levels(lev, chunks, max_items):
+        chunks = _plan_chunks(costs, lev, streams, header, max_items, target)
     firsts, counts = chunks
     n_chunks = len(firsts)
     per_chunk = streams + num_buffers

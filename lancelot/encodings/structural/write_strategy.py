@@ -56,7 +56,7 @@ from lancelot.encodings.compression.variable import (
     variable_encoding,
 )
 from lancelot.encodings.compression.write_dictionary import dictionary_encode
-from lancelot.encodings.planar.write_offsets import CHUNK_TARGET as PLANAR_CHUNK_TARGET
+from lancelot.encodings.planar.chunk_sizes import STRING_CHUNK_BYTES as PLANAR_CHUNK_TARGET
 from lancelot.encodings.planar.write_offsets import delta_offsets_chunks
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural import page_pool
