@@ -31,9 +31,12 @@ BLOCK_HEADER = 8
 def _widths(rle: pb.Rle) -> tuple[int, int]:
     for name in ("values", "run_lengths"):
         kind = getattr(rle, name).WhichOneof("compression")
-        if kind != "flat":
+        if kind != "flat" and not (name == "values" and kind == "out_of_line_bitpacking"):
             raise UnsupportedEncodingError(f"RLE {name} compressed with {kind!r}")
-    bits = int(rle.values.flat.bits_per_value)
+    if rle.values.HasField("out_of_line_bitpacking"):  # (2.3: run values bit-packed out of line)
+        bits = int(rle.values.out_of_line_bitpacking.uncompressed_bits_per_value)
+    else:
+        bits = int(rle.values.flat.bits_per_value)
     if bits not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"RLE of {bits}-bit values")
     len_bits = int(rle.run_lengths.flat.bits_per_value)
@@ -65,13 +68,31 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
     return FixedWidthBlock(np.repeat(vals, counts).view(np.uint8), bits, num_values)
 
 
+def flat_values(rle: pb.Rle) -> bool:
+    """Whether the run values are stored flat (the batch and point kernels read only those; 2.3 may
+    bit-pack them out of line, which ``decompress_rle`` reads)."""
+    return rle.values.WhichOneof("compression") == "flat"
+
+
+def _run_values(rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, len_bits: int) -> np.ndarray:
+    """The run values part as flat bytes: as stored, or (2.3) unpacked from out-of-line bitpacking, one
+    value per run length."""
+    if not rle.values.HasField("out_of_line_bitpacking"):
+        return values
+    from lancelot.encodings.compression.bitpacking import decompress_out_of_line_bitpacking
+
+    num_runs = len(lengths) // (len_bits // 8)
+    return as_u8(decompress_out_of_line_bitpacking(rle.values.out_of_line_bitpacking, values, num_runs).data)
+
+
 def decompress_rle(rle: pb.Rle, buffers: list[np.ndarray], num_values: int) -> FixedWidthBlock:
     """Expand the runs of one mini-block chunk (values buffer, lengths buffer)."""
     bits, len_bits = _widths(rle)
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
-    return _expand(as_u8(buffers[0]), as_u8(buffers[1]), bits, len_bits, num_values)
+    lengths = as_u8(buffers[1])
+    return _expand(_run_values(rle, as_u8(buffers[0]), lengths, len_bits), lengths, bits, len_bits, num_values)
 
 
 def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> FixedWidthBlock:
@@ -87,7 +108,8 @@ def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> Fi
         f"RLE block values part of {values_size} bytes overruns the {len(buf)}-byte buffer",
     )
     start = BLOCK_HEADER + values_size
-    return _expand(buf[BLOCK_HEADER:start], buf[start:], bits, len_bits, num_values)
+    values = _run_values(rle, buf[BLOCK_HEADER:start], buf[start:], len_bits)
+    return _expand(values, buf[start:], bits, len_bits, num_values)
 
 
 def runs(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
