@@ -71,7 +71,7 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
 def flat_values(rle: pb.Rle) -> bool:
     """Whether the run values are stored flat (the batch and point kernels read only those; 2.3 may
     bit-pack them out of line, which ``decompress_rle`` reads)."""
-    return rle.values.WhichOneof("compression") == "flat"
+    return bool(rle.values.WhichOneof("compression") == "flat")
 
 
 def _run_values(rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, len_bits: int) -> np.ndarray:
