@@ -35,7 +35,8 @@ _STRUCTURE, _VALUES = 1, 2
 _DENSE, _SPARSE = 1, 2
 _DENSE_LAYERS = 1
 _SPARSE_LAYER = 1  # repeated, outermost first
-_SPARSE_ITEM, _SPARSE_LIST = 1, 2  # a layer's kind
+_SPARSE_ITEM, _SPARSE_LIST, _SPARSE_FSL = 1, 2, 3  # a layer's kind
+_FSL_VALIDITY = 2  # of a fixed-size-list layer ({1: dimension, 2: validity})
 _LIST_VALIDITY = 5  # of a list layer
 _MEANING, _POSITIONS, _NUM_POSITIONS = 1, 2, 3  # of a validity set
 _VALID_POSITIONS = 2  # meaning: the positions listed are the valid ones
@@ -231,6 +232,9 @@ def _outermost_all_null(raw: bytes) -> bool:
     elif _SPARSE_LIST in kinds:
         lst = wire.message(kinds, _SPARSE_LIST)
         validity = None if lst is None else wire.message(wire.fields(lst), _LIST_VALIDITY)
+    elif _SPARSE_FSL in kinds:  # (a fixed-size list of structs whose rows are all null)
+        fsl = wire.message(kinds, _SPARSE_FSL)
+        validity = None if fsl is None else wire.message(wire.fields(fsl), _FSL_VALIDITY)
     else:
         return False
     if validity is None:

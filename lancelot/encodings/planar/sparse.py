@@ -8,9 +8,11 @@ Positions are page rows, ascending, in every layer.  pylance 14 codes them as
 * ``Constant`` without a value: no positions; with one (a u64): that one position;
 * case 14, a range ``{1: bits, 2: start, 3: step}``: ``start + step * i``;
 * case 15, a delta coding ``{1: bits, 2: base, 3: deltas}``: ``base`` then running sums of
-  ``count - 1`` deltas, which sit in the next page buffer (out-of-line bit-packed).
+  ``count - 1`` deltas, which sit in the next page buffer (out-of-line bit-packed);
+* a 2.1 encoding (Flat 64) of the positions themselves, in the next page buffer.
 
-lancelot reads sparse pages of item layers only (no lists) whose value plane is a
+lancelot reads sparse pages of item layers only (no lists; fixed-size-list layers of
+structs, whose slots are lists of ``dimension`` slots of the layer below) whose value plane is a
 constant scalar or no values; a page of this shape reads as levels with one nullable
 item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of one
 item layer may also hold zipped values: a full-zip plane of the valid rows' values only
@@ -36,7 +38,7 @@ from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingErr
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 # a sparse layer's kinds, a validity set's fields and meanings
-_ITEM, _LIST = 1, 2
+_ITEM, _LIST, _FSL = 1, 2, 3
 _MEANING, _POSITIONS, _COUNT = 1, 2, 3
 NULL_POSITIONS, VALID_POSITIONS = 1, 2
 # CompressiveEncoding cases 2.3 adds, with their fields
@@ -52,10 +54,15 @@ class ValiditySet:
     meaning: int  # NULL_POSITIONS or VALID_POSITIONS
     positions: bytes  # a serialized CompressiveEncoding (with the 2.3 cases)
     count: int
+    #: a fixed-size-list layer's dimension (*SparseFixedSizeListLayer* {1: dimension, 2: validity}): its
+    #: slots are lists, each ``dimension`` slots of the layer below; 0 for an item layer
+    dimension: int = 0
 
     @property
     def needs_buffer(self) -> bool:
-        return DELTA in wire.fields(self.positions)
+        """Delta-coded positions and 2.1 encodings (e.g. Flat) sit in a page buffer; Constant and Range do not."""
+        f = wire.fields(self.positions)
+        return DELTA in f or not ({CONSTANT, RANGE} & set(f))
 
 
 @dataclass(frozen=True)
@@ -92,8 +99,16 @@ def parse(
         if not isinstance(raw, bytes):
             raise CorruptFileError("a sparse planar layer is not a message")
         kinds = wire.fields(raw)
-        wire.only(kinds, {_ITEM, _LIST}, "sparse planar layer")
-        if _LIST in kinds:
+        wire.only(kinds, {_ITEM, _LIST, _FSL}, "sparse planar layer")
+        if _FSL in kinds:
+            f = wire.fields(wire.message(kinds, _FSL) or b"")
+            wire.only(f, {1, 2}, "sparse fixed-size-list layer")
+            dimension = wire.varint(f, 1)
+            if dimension <= 0:
+                raise CorruptFileError(f"sparse fixed-size-list layer of dimension {dimension}")
+            vs = _validity_set(wire.message(f, 2) or b"")
+            layers.append(ValiditySet(vs.meaning, vs.positions, vs.count, dimension))
+        elif _LIST in kinds:
             f = wire.fields(wire.message(kinds, _LIST) or b"")
             wire.only(f, {1, 2, 3, 4, 5}, "sparse list layer")
             validity = _validity_set(wire.message(f, 5) or b"")
@@ -166,8 +181,18 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
                 deltas = block.as_dtype(f"<u{block.bits_per_value // 8}")[: n - 1].astype(np.int64)
                 np.cumsum(deltas, out=out[1:])
                 out[1:] += out[0]
-    else:
-        raise UnsupportedEncodingError(f"sparse positions coded as case {sorted(f)} are not supported")
+    else:  # a 2.1 encoding in a page buffer (pylance writes Flat 64 positions)
+        wire.check_known(vs.positions, pb.CompressiveEncoding.DESCRIPTOR, "sparse positions")
+        enc = pb.CompressiveEncoding()
+        enc.ParseFromString(vs.positions)
+        if buffer is None:
+            raise CorruptFileError("sparse positions without their page buffer")
+        out = np.zeros(0, dtype=np.int64)
+        if n:
+            flat = compression.decompress_block(enc, buffer, n)
+            if not isinstance(flat, FixedWidthBlock) or flat.bits_per_value not in (8, 16, 32, 64):
+                raise CorruptFileError("sparse positions are not whole fixed-width integers")
+            out = flat.as_dtype(f"<u{flat.bits_per_value // 8}")[:n].astype(np.int64)
     if len(out) and (int(out[0]) < 0 or int(out[-1]) >= num_rows or np.any(np.diff(out) <= 0)):
         raise CorruptFileError(f"sparse positions are not ascending rows of a {num_rows}-row page")
     return out
@@ -246,18 +271,23 @@ class SparsePage(PageReader):
         buffer_of = {layer: as_u8(b) for layer, b in zip(self.buffers, bufs)}  # in layer order, outermost first
         dfn = np.zeros(n, dtype=np.uint16)
         depth = len(self.planes.layers)
+        group = 1  # page rows per slot of the layer: the dimensions of the fixed-size lists at or below it
         # innermost first, so that a row null at an outer layer takes the outer (higher) level
         for i in reversed(range(depth)):
             vs = self.layers[i]
-            pos = positions(vs, buffer_of.get(i), n)
+            group *= vs.dimension or 1
+            if n % group:
+                raise CorruptFileError(f"{n} page rows are not whole fixed-size lists of {group}")
+            slots = n // group
+            pos = positions(vs, buffer_of.get(i), slots)
             level = depth - i
             if vs.meaning == VALID_POSITIONS:
-                null = np.ones(n, dtype=bool)
+                null = np.ones(slots, dtype=bool)
                 null[pos] = False
             else:
-                null = np.zeros(n, dtype=bool)
+                null = np.zeros(slots, dtype=bool)
                 null[pos] = True
-            dfn[null] = level
+            dfn[np.repeat(null, group) if group > 1 else null] = level
         if self.inner is not None:
             valid = dfn == 0
             if int(valid.sum()) != self.inner.info.num_rows:

@@ -42,7 +42,7 @@ from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_byte
 from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, select_rows
 from lancelot.encodings.structural.repdef import LevelMeaning
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 
@@ -187,6 +187,8 @@ class SparseListPage(PageReader):
         super().__init__(info, cache)
         if planes.zipped is not None:
             raise CorruptFileError("zipped values under sparse list layers")
+        if any(isinstance(layer, ValiditySet) and layer.dimension for layer in planes.layers):
+            raise UnsupportedEncodingError("sparse fixed-size-list layers beside list layers are not supported")
         self.planes = planes
         self.leaf_type = leaf_type
         kinds = [

@@ -45,14 +45,21 @@ def _has_null_or_empty(layers: Sequence[int]) -> bool:
 
 
 def encode_planar_page(
-    values: pa.Array, levels: PageLevels, num_rows: int, dense: DensePage, *, constants: bool = True
+    values: pa.Array,
+    levels: PageLevels,
+    num_rows: int,
+    dense: DensePage,
+    *,
+    constants: bool = True,
+    fsl_dims: Sequence[int] = (),
 ) -> tuple[file2_pb2.Encoding, list[np.ndarray]]:
     """The encoding and buffers of one 2.3 page of ``values`` (the page's visible items) with
     ``levels``; ``dense()`` makes the 2.2 mini-block or full-zip page of the same rows
-    (``constants``: False where the page's values may not be one constant, e.g. dictionaries)."""
+    (``constants``: False where the page's values may not be one constant, e.g. dictionaries;
+    ``fsl_dims``: write_sparse.sparse_structure's)."""
     layers = list(levels.layers)
     if values.null_count == len(values):
-        s = sparse_structure(layers, levels.rep, levels.defs, num_rows)
+        s = sparse_structure(layers, levels.rep, levels.defs, num_rows, fsl_dims)
         return planar_encoding(planar_layout(s.plane, no_values())), s.buffers
     constant = constant_value(values) if constants else None
     if constant is not None and constant[0] is not None:
@@ -60,7 +67,7 @@ def encode_planar_page(
         if levels.rep is None and levels.defs is None and _all_valid_items(layers):
             return planar_encoding(planar_layout(dense_structure(layers), constant_values(scalar))), []
         if _has_null_or_empty(layers):
-            s = sparse_structure(layers, levels.rep, levels.defs, num_rows)
+            s = sparse_structure(layers, levels.rep, levels.defs, num_rows, fsl_dims)
             return planar_encoding(planar_layout(s.plane, constant_values(scalar))), s.buffers
     layout, buffers = dense()
     return planar_encoding(dense_page(layout)), buffers

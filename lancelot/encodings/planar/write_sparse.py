@@ -107,9 +107,20 @@ def _stops(layers: Sequence[int]) -> dict[int, tuple[int, bool]]:
 
 
 def sparse_structure(
-    layers: Sequence[int], rep: np.ndarray | None, defs: np.ndarray | None, num_rows: int
+    layers: Sequence[int],
+    rep: np.ndarray | None,
+    defs: np.ndarray | None,
+    num_rows: int,
+    fsl_dims: Sequence[int] = (),
 ) -> SparseStructure:
-    """The sparse structure plane of a page with these 2.1 layers (innermost first) and levels."""
+    """The sparse structure plane of a page with these 2.1 layers (innermost first) and levels.
+
+    ``fsl_dims``: per layer, outermost first, the dimension of a fixed-size list (of structs) whose
+    layer it is, else 0; such a layer (*SparseFixedSizeListLayer* ``{1: dimension, 2: validity}``)
+    has a slot per list and ``dimension`` child slots per slot, null ones too; its levels (and
+    ``num_rows``) count the child entries, as 2.2's do."""
+    if any(fsl_dims):
+        return _fixed_size_structure(layers, defs, fsl_dims)
     k = len(layers)
     n = len(defs) if defs is not None else len(rep) if rep is not None else num_rows
     d = np.zeros(n, np.int64) if defs is None else defs.astype(np.int64)
@@ -170,5 +181,37 @@ def sparse_structure(
         )
         starts, inherited = child, np.zeros(len(child), bool)
     num_valid = int((~inherited & (stop_layer[starts] == k)).sum())
+    plane = wire.encode((SPARSE, wire.encode(*[(1, layer) for layer in out])))
+    return SparseStructure(plane, buffers, num_valid)
+
+
+def _fixed_size_structure(layers: Sequence[int], defs: np.ndarray | None, fsl_dims: Sequence[int]) -> SparseStructure:
+    """The sparse structure of a path of item and fixed-size-list layers (no lists): layer ``j``'s slots
+    are the page's entries in groups of the dimensions at or below it."""
+    k = len(layers)
+    if len(fsl_dims) != k or any(x not in _ITEM_LAYERS for x in layers):
+        raise UnsupportedEncodingError("fixed-size-list layers need item layers only")
+    if defs is None:
+        raise UnsupportedEncodingError("a sparse fixed-size-list page without definition levels")
+    d = defs.astype(np.int64)
+    stops = _stops(layers)
+    table = np.full(max(stops, default=0) + 1, k, np.int64)
+    for level, (j, _) in stops.items():
+        table[level] = j
+    stop_layer = table[d]
+    n = len(d)
+    buffers: list[np.ndarray] = []
+    out: list[bytes] = []
+    for j in range(k):
+        group = int(np.prod([x for x in fsl_dims[j:] if x], dtype=np.int64))
+        if n % group:
+            raise UnsupportedEncodingError(f"{n} entries are not whole fixed-size lists of {group}")
+        null = stop_layer[::group] <= j  # a slot is null where it or a slot above it is
+        validity = _validity(null, buffers)
+        if fsl_dims[j]:
+            out.append(wire.encode((3, wire.encode((1, int(fsl_dims[j])), (2, validity)))))
+        else:
+            out.append(wire.encode((1, validity)))
+    num_valid = int((stop_layer == k).sum())
     plane = wire.encode((SPARSE, wire.encode(*[(1, layer) for layer in out])))
     return SparseStructure(plane, buffers, num_valid)
