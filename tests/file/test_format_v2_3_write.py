@@ -356,17 +356,23 @@ def _matrix_params():
     return out
 
 
-@pytest.mark.parametrize("case,nulls", _matrix_params())
+def _settings_params():
+    from lancelot.testing import conformance_matrix as M
+
+    return [pytest.param(c, "some", id=c.name) for c in M.SETTINGS if "some" in c.nulls and "blob" not in c.name]
+
+
+@pytest.mark.parametrize("case,nulls", _matrix_params() + _settings_params())
 def test_conformance_matrix_both_ways(tmp_path, monkeypatch, case, nulls):
-    """The 2.1/2.2 conformance matrix's shapes and nestings at 2.3: lancelot writes them in odd batches
-    and several pages, pylance reads them (whole, ranges, takes, projections) and so does lancelot; pylance
-    writes them and lancelot reads them."""
+    """The 2.1/2.2 conformance matrix's shapes, nestings and field-metadata settings at 2.3: lancelot
+    writes them in odd batches and several pages, pylance reads them (whole, ranges, takes, projections)
+    and so does lancelot; pylance writes them and lancelot reads them."""
     from lancelot.testing import conformance as C
     from lancelot.testing import conformance_matrix as M
     from tests.interop.test_conformance_write import check_pylance, page_bytes_for, write_ours
 
     monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))  # (check_reads checks the file's version)
-    table = C.case_table(case, "2.2", nulls)
+    table = C.case_table(case, "2.2", nulls, case.metadata)
     seed = C.case_seed(case, "2.2", nulls)
     ours = write_ours(tmp_path / "ours.lance", table, "2.3", page_bytes_for(table))
     check_pylance(ours, table, seed)
