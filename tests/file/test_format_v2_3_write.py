@@ -381,3 +381,26 @@ def test_conformance_matrix_both_ways(tmp_path, monkeypatch, case, nulls):
         warnings.simplefilter("ignore")
         theirs = pylance_write(tmp_path / "theirs.lance", table, "2.3")
     M.check_reads(theirs, table, seed)
+
+
+def test_a_damaged_page_names_file_column_and_page(tmp_path):
+    """Sparse positions (a Delta in a page buffer) overwritten: a CorruptFileError naming the file, column
+    and page, not wrong rows."""
+    from lancelot.errors import CorruptFileError
+
+    path = str(tmp_path / "bad.lance")
+    lancelot.write_table(pa.table({"k": pa.array(range(N)), "s": CASES["sparse_random"][0]}), path, version="2.3")
+    src = open_source(path)
+    try:
+        page = read_metadata(src).columns[1].pages[0]
+    finally:
+        src.close()
+    assert len(page.buffer_offsets) == 1  # the deltas of the valid rows' positions
+    with open(path, "r+b") as fh:
+        fh.seek(page.buffer_offsets[0])
+        fh.write(b"\xff" * page.buffer_sizes[0])
+    with lancelot.LanceFile(path) as f:
+        assert f.read(["k"]).column("k").to_pylist() == list(range(N))
+        with pytest.raises(CorruptFileError) as e:
+            f.read(["s"])
+    assert path in str(e.value) and "column 1" in str(e.value) and "page 0" in str(e.value)
