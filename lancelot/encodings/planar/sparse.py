@@ -14,9 +14,9 @@ Positions are page rows, ascending, in every layer.  pylance 14 codes them as
 lancelot reads sparse pages of item layers only (no lists; fixed-size-list layers of
 structs, whose slots are lists of ``dimension`` slots of the layer below) whose value plane is a
 constant scalar or no values; a page of this shape reads as levels with one nullable
-item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of one
-item layer may also hold zipped values: a full-zip plane of the valid rows' values only
-(their positions then need no page buffer; the page's buffers are the plane's).
+item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of item
+layers may also hold zipped values: a full-zip plane of the valid rows' values only, on
+the page's first buffers (positions needing a buffer come after them).
 """
 
 from __future__ import annotations
@@ -124,12 +124,8 @@ def parse(
     if scalar is not None and not 1 <= len(scalar) <= 32:
         raise CorruptFileError("a planar constant scalar must hold 1..=32 bytes")
     if zipped is not None:
-        if len(layers) != 1 or not isinstance(layers[0], ValiditySet):
-            raise UnsupportedEncodingError("sparse planar pages of several layers with zipped values are not supported")
-        if layers[0].needs_buffer:
-            raise UnsupportedEncodingError(
-                "sparse planar pages with zipped values and buffered positions are not supported"
-            )
+        if not all(isinstance(layer, ValiditySet) and not layer.dimension for layer in layers):
+            raise UnsupportedEncodingError("sparse planar pages of list layers with zipped values are not supported")
         if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
             raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
     return SparsePlanes(layers, scalar, zipped, chunked)
@@ -255,7 +251,9 @@ class SparsePage(PageReader):
         if not self.buffers and not inner:
             self.load_search([])
             return []
-        return [self.info.buffer(i) for i in range(len(self.buffers))] + inner
+        # the positions' buffers are the page's first, or, under a zipped plane, its last (after the plane's)
+        first = self.info.num_buffers - len(self.buffers) if self.inner is not None else 0
+        return [self.info.buffer(first + i) for i in range(len(self.buffers))] + inner
 
     def load_search(self, bufs: list[memoryview]) -> None:
         k = self._inner_ranges

@@ -58,9 +58,10 @@ def chunked_values(mb: pb.MiniBlockLayout, *, with_count: bool = True) -> bytes:
     return wire.encode((CHUNKED, chunked))
 
 
-def zipped_values(fz: pb.FullZipLayout) -> bytes:
-    """The zipped value plane of a 2.2 full-zip layout."""
-    levels = wire.encode((1, wire.nonzero(fz.bits_rep)), (2, wire.nonzero(fz.bits_def)))
+def zipped_values(fz: pb.FullZipLayout, *, with_levels: bool = True) -> bytes:
+    """The zipped value plane of a 2.2 full-zip layout (``with_levels``: False under a sparse structure,
+    which leaves the levels message out)."""
+    levels = wire.encode((1, wire.nonzero(fz.bits_rep)), (2, wire.nonzero(fz.bits_def))) if with_levels else None
     addressing = fz.WhichOneof("details")
     zipped = wire.encode(
         (1, fz.value_compression.SerializeToString()),

@@ -2,8 +2,8 @@
 "Sparse structure").
 
 A sparse structure lists one layer per level of the path, outermost first: an item layer
-is a validity set (*SparseValiditySet*: the null or the valid positions, whichever code
-smaller), a list layer (*SparseListLayer*) names its child slots, the slots holding a
+is a validity set (*SparseValiditySet*: the null or the valid positions, chosen as
+``_validity`` says), a list layer (*SparseListLayer*) names its child slots, the slots holding a
 non-empty list, the item count of each and its own validity.  Slots: the outermost
 layer's are the page rows; below an item layer the same slots (a null slot stays null
 below it); below a list layer the items of its non-empty lists.
@@ -71,14 +71,25 @@ def _sequence(values: np.ndarray, buffers: list[np.ndarray], *, positions: bool)
     return wire.encode((_DELTA, wire.encode((1, 64), (2, wire.nonzero(int(v[0]))), (3, enc.SerializeToString()))))
 
 
+def _cheap(pos: np.ndarray) -> bool:
+    """No positions, or a range (two or more, evenly spaced): coded in the message alone."""
+    if len(pos) == 0:
+        return True
+    if len(pos) == 1:
+        return False
+    steps = np.diff(pos)
+    return bool((steps == steps[0]).all())
+
+
 def _validity(null: np.ndarray, buffers: list[np.ndarray]) -> bytes:
-    """A validity set over slots (``null``: True for a null slot): the null or the valid positions,
-    whichever take fewer bytes (message and buffers), the null ones when even."""
+    """A validity set over slots (``null``: True for a null slot), choosing as pylance 14 does: the set
+    of positions that is empty or a range when only one of the two is, else the smaller set, else the
+    shorter message, else the null positions."""
     options = []
     for meaning, pos in ((NULL_POSITIONS, np.flatnonzero(null)), (VALID_POSITIONS, np.flatnonzero(~null))):
         bufs: list[np.ndarray] = []
         msg = wire.encode((1, meaning), (2, _sequence(pos, bufs, positions=True)), (3, wire.nonzero(len(pos))))
-        options.append((len(msg) + sum(b.nbytes for b in bufs), msg, bufs))
+        options.append(((not _cheap(pos), len(pos), len(msg)), msg, bufs))
     chosen = options[1] if options[1][0] < options[0][0] else options[0]
     buffers.extend(chosen[2])
     return chosen[1]

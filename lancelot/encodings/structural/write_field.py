@@ -291,6 +291,7 @@ class LeafColumnWriter(ColumnPages):
                     lambda: self._layout(s.values, levels, constants=False),
                     constants=not self.dictionary and self.packed is None and self.opts.structural_encoding is None,
                     fsl_dims=[st.size if st.kind == "fsl" else 0 for st in self.path.steps],
+                    opts=self.opts if self.packed is None and self.opts.structural_encoding is None else None,
                 )
             return self._layout(s.values, levels)
         except LanceError as e:
