@@ -358,3 +358,34 @@ def test_sparse_structure_with_chunked_values(tmp_path):
         assert f.read().equals(_oracle(path))
         assert f.take(rows).equals(t.take(rows))
         assert f.read_range(1000, 1100).equals(t.slice(1000, 100))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # wide values on fewer than half the rows: a zipped plane of the valid ones, positions in a buffer after it
+        pa.array([("x" * 300 + str(i)) if (i * 7919 % 100) < 45 else None for i in range(N)]),
+        # ... under two item layers (a struct), the leaf's valid positions delta-coded
+        pa.array(
+            [{"s": ("x" * 500 + str(i)) if i % 3 else None} if i % 10 == 0 else None for i in range(N)],
+            pa.struct([("s", pa.string())]),
+        ),
+        # one wide binary on every 7th row: item layers over a chunked plane (a dictionary) of every row
+        pa.array([b"y" * 300 if i % 7 == 0 else None for i in range(N)], pa.binary()),
+    ],
+    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots"],
+)
+def test_sparse_value_planes_read_like_pylance(tmp_path, values):
+    path = _write(tmp_path / "v.lance", pa.table({"a": values}))
+    src = open_source(path)
+    try:
+        assert isinstance(read_page_layout(src, read_metadata(src).columns[-1].pages[0].encoding), SparsePlanes)
+    finally:
+        src.close()
+    expected = _oracle(path)
+    assert expected.column("a").combine_chunks().equals(values)
+    rows = [0, 1, 7, 10, 500, N - 1]
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(expected)
+        assert f.take(rows).equals(expected.take(rows))
+        assert f.read_range(300, 1700).equals(expected.slice(300, 1400))

@@ -125,7 +125,7 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
         return sparse_planes(sparse, scalar)
     if _ZIPPED in values:
         return sparse_planes(sparse, None, _zipped(wire.message(values, _ZIPPED) or b"", [pb.REPDEF_ALL_VALID_ITEM]))
-    # chunked values of the valid items alone (their count comes from the structure)
+    # chunked values of the innermost layer's slots (their count comes from the structure)
     return sparse_planes(
         sparse, None, None, _chunked(wire.message(values, _CHUNKED) or b"", [pb.REPDEF_ALL_VALID_ITEM])
     )

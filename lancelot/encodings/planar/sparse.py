@@ -84,7 +84,7 @@ class SparsePlanes:
     layers: list[ValiditySet | ListLayer]
     scalar: bytes | None  # the constant value, None: no values (or zipped values)
     zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
-    chunked: pb.MiniBlockLayout | None = None  # the valid items' values, as a mini-block page of them
+    chunked: pb.MiniBlockLayout | None = None  # a value per innermost slot, as a mini-block page of them
 
 
 def parse(

@@ -180,7 +180,8 @@ def build_levels(
 
 class SparseListPage(PageReader):
     """Reads rows of a sparse planar page with list layers (constant or no values), or with chunked
-    values: a mini-block plane of the valid items' values alone, whose buffers come first (chunk
+    values: a mini-block plane of one value per slot of the innermost layer (null items filled),
+    whose buffers come first (chunk
     metadata, chunks, dictionary), before the structure's."""
 
     def __init__(self, info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> None:
@@ -243,16 +244,16 @@ class SparseListPage(PageReader):
         visible = int((dfn <= self.meaning.max_visible).sum())
         inner = None
         if self.planes.chunked is not None:
-            # one value per valid item: the span's values are the item's place in the plane (null:
-            # a null item), swapped for the plane's values when rows are decoded
+            # one value per slot of the innermost layer (null items too: pylance 14 fills them, e.g.
+            # with a dictionary entry): the span's values are the item's place in the plane (null: a
+            # null item), swapped for the plane's values when rows are decoded
             valid = dfn[dfn <= self.meaning.max_visible] == 0
-            count = int(valid.sum())
-            at = np.cumsum(valid) - 1
-            values = pa.array(at, mask=~valid)
+            count = len(valid)
+            values = pa.array(np.arange(count, dtype=np.int64), mask=~valid)
             inner = self._inner(count)
             inner.load_search(list(bufs[:k]))
             if int(inner.table.items.sum()) != count:
-                raise CorruptFileError(f"{count} valid items but {int(inner.table.items.sum())} chunked values")
+                raise CorruptFileError(f"{count} item slots but {int(inner.table.items.sum())} chunked values")
         elif self.planes.scalar is None:
             if int((dfn == 0).sum()):
                 raise CorruptFileError("a sparse page without values has valid items")
@@ -265,7 +266,7 @@ class SparseListPage(PageReader):
         self.cache[self.cache_key] = (PageLevels(self.meaning, rep, dfn, n, values), inner)
 
     def _inner(self, count: int) -> MiniBlockPage:
-        """A mini-block page of the ``count`` valid items' values on the page's first buffers."""
+        """A mini-block page of the ``count`` item slots' values on the page's first buffers."""
         assert self.planes.chunked is not None
         layout = pb.MiniBlockLayout()
         layout.CopyFrom(self.planes.chunked)
