@@ -25,6 +25,8 @@ Levels are u16 values bit-packed out of line with the page's widest level
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 
@@ -32,6 +34,7 @@ from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpa
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.scatter import copy_slices
 from lancelot.encodings.planar.chunk_sizes import FLAT_KINDS, flat_chunk_items
+from lancelot.encodings.planar.write_levels import rle_levels
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, MiniBlockValues, plan_miniblock
@@ -154,6 +157,21 @@ def _pack_levels(levels: np.ndarray, width: int) -> np.ndarray:
     return compress_out_of_line_bitpacking(block, width)[1][0]
 
 
+def _level_codec(
+    levels: np.ndarray | None, planar: bool
+) -> tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None:
+    """How a page's rep or def levels are coded: bit-packed at the page's width, or at 2.3 RLE where it
+    is smaller (encodings/planar/write_levels.py)."""
+    if levels is None:
+        return None
+    width = int(levels.max()).bit_length() if len(levels) else 0
+    if planar:
+        rle = rle_levels(levels, width)
+        if rle is not None:
+            return rle
+    return _levels_encoding(width), lambda chunk: _pack_levels(chunk, width)
+
+
 def _as_bytes(b: np.ndarray) -> np.ndarray:
     return b if b.dtype == np.uint8 and b.ndim == 1 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
 
@@ -165,13 +183,13 @@ def _chunk_pieces(
     chunks: tuple[np.ndarray, np.ndarray],
     per_chunk: int,
     n_levels: np.ndarray,
+    rep_codec: tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None = None,
+    def_codec: tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None = None,
 ) -> tuple[pb.CompressiveEncoding | None, np.ndarray, np.ndarray]:
     """(encoding, the pieces' bytes one after another, their sizes per chunk) of every chunk made one at a time:
     the packed levels, then the value buffers; ``n_levels`` gets each chunk's level count."""
     rep, defs = levels.rep, levels.defs
     total_levels = len(rep) if rep is not None else (len(defs) if defs is not None else 0)
-    rep_width = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
-    def_width = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
     n_chunks = len(chunks[0])
     value_encoding = None
     pieces: list[np.ndarray] = []
@@ -182,10 +200,10 @@ def _chunk_pieces(
         if lev is not None:
             ls = int(lev[a])
             le = int(lev[a + count]) if k < n_chunks - 1 else total_levels
-            if rep is not None:
-                pieces.append(_pack_levels(rep[ls:le], rep_width))
-            if defs is not None:
-                pieces.append(_pack_levels(defs[ls:le], def_width))
+            if rep is not None and rep_codec is not None:
+                pieces.append(rep_codec[1](rep[ls:le]))
+            if defs is not None and def_codec is not None:
+                pieces.append(def_codec[1](defs[ls:le]))
             n_levels[k] = le - ls
         pieces.extend(bufs)
     pieces = [_as_bytes(b) for b in pieces]
@@ -207,8 +225,8 @@ def encode_miniblock(
     streams = int(rep is not None) + int(defs is not None)
     lev = _level_bounds(levels, num_items)
     word = 4 if large_chunks else 2
-    rep_width = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
-    def_width = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
+    rep_codec = _level_codec(rep, opts.version.planar)
+    def_codec = _level_codec(defs, opts.version.planar)
     plan = plan_miniblock(values, force_dictionary, opts)
     probe_enc, probe_bufs = plan.chunk(0, min(num_items, 1))
     num_buffers = len(probe_bufs)
@@ -234,7 +252,7 @@ def encode_miniblock(
         lens = np.diff(bounds).reshape(n_chunks, 1)
         src = bounds[:-1]
     else:  # every chunk's buffers (levels first), then one layout pass
-        value_encoding, data, lens = _chunk_pieces(plan, levels, lev, chunks, per_chunk, n_levels)
+        value_encoding, data, lens = _chunk_pieces(plan, levels, lev, chunks, per_chunk, n_levels, rep_codec, def_codec)
         src = np.zeros(lens.size, np.int64)
         np.cumsum(lens.reshape(-1)[:-1], out=src[1:])
     if n_levels.max(initial=0) > 0xFFFF:
@@ -273,10 +291,10 @@ def encode_miniblock(
         layout.dictionary.CopyFrom(plan.dictionary)
         layout.num_dictionary_items = plan.num_dictionary_items
         buffers.append(plan.dictionary_buffer)
-    if rep is not None:
-        layout.rep_compression.CopyFrom(_levels_encoding(rep_width))
+    if rep is not None and rep_codec is not None:
+        layout.rep_compression.CopyFrom(rep_codec[0])
         layout.repetition_index_depth = 1
         buffers.append(_rep_index(rep, levels.max_rep, lev, chunks).view(np.uint8))
-    if defs is not None:
-        layout.def_compression.CopyFrom(_levels_encoding(def_width))
+    if defs is not None and def_codec is not None:
+        layout.def_compression.CopyFrom(def_codec[0])
     return pb.PageLayout(mini_block_layout=layout), buffers
