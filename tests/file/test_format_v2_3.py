@@ -389,3 +389,46 @@ def test_sparse_value_planes_read_like_pylance(tmp_path, values):
         assert f.read().equals(expected)
         assert f.take(rows).equals(expected.take(rows))
         assert f.read_range(300, 1700).equals(expected.slice(300, 1400))
+
+
+@pytest.mark.parametrize(
+    "values, batches",
+    [
+        # offsets RLE-coded with ranges for run values and run lengths (no offsets buffer)
+        (
+            pa.array(
+                [None, {"d": None}, {"d": None}, {"d": None}, {"d": b"9xy6"}, {"d": b""}, None, {"d": None}]
+                + [None, {"d": None}, None, None],
+                pa.struct([("d", pa.large_binary())]),
+            ),
+            [2, 10],
+        ),
+        # map keys of lengths 0, 1, 2: a delta whose deltas are a range
+        (pa.array([[("", 264), ("y", 779)], [], [], [("ya", None)], None], pa.map_(pa.string(), pa.int32())), [5]),
+        # every value empty: Constant offsets
+        (
+            pa.array(
+                [[None, None], [], None, None, [], [], ["", ""], [None], [None, None], []], pa.large_list(pa.string())
+            ),
+            [3, 2, 2, 3],
+        ),
+        (pa.array([""] * 10), [10]),
+    ],
+    ids=["rle_ranges", "delta_range", "constant_nested", "constant"],
+)
+def test_small_chunks_offsets_read_like_pylance(tmp_path, values, batches):
+    """pylance codes the offsets of small string chunks in the layout alone (ranges, constants)."""
+    t = pa.table({"id": pa.array(range(len(values)), pa.int64()), "c": values})
+    path = str(tmp_path / "s.lance")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lance_file.LanceFileWriter(path, t.schema, version="2.3") as w:
+            pos = 0
+            for b in batches:
+                w.write_batch(t.slice(pos, b))
+                pos += b
+    expected = _oracle(path)
+    assert expected.equals(t)
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(expected)
+        assert f.take([0, len(values) - 1]).equals(expected.take([0, len(values) - 1]))

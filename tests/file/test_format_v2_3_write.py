@@ -279,6 +279,9 @@ MORE = {
         pa.struct([("s", pa.string())]),
     ),
     "sparse_long_random": pa.array([("x" * 300 + str(i)) if (i * 7919 % 100) < 45 else None for i in range(N)]),
+    # every value empty: Constant offsets (pylance refuses bit-packing at width 0)
+    "empty_strings": pa.array(["" if i % 3 else None for i in range(N)], pa.large_string()),
+    "empty_string_lists": pa.array([[None, ""] if i % 4 else [] for i in range(N)], pa.list_(pa.string())),
 }
 #: of MORE, the cases whose page messages are pylance's
 MORE_SAME_MESSAGES = [

@@ -4,7 +4,8 @@
 pylance 14 writes a chunk of strings as ``Variable{offsets: Delta{1: offset bits, 3:
 OutOfLineBitpacking{offset bits -> w}}}`` with two chunk buffers: the value lengths (the
 deltas of the offsets ``0, l0, l0 + l1, ...``), bit-packed with one width for the whole
-page, then the bytes (chunk sizes: chunk_sizes.py).
+page, then the bytes (chunk sizes: chunk_sizes.py).  A page of empty values alone has
+``Constant`` offsets (0) and one chunk buffer, the (no) bytes.
 """
 
 from __future__ import annotations
@@ -43,13 +44,18 @@ def delta_offsets_chunks(
     offsets = block.offsets.astype(np.int64)
     lengths = np.diff(offsets).astype(f"<u{bits // 8}")
     width = int(lengths.max()).bit_length() if len(lengths) else 0
-    enc = delta_offsets_encoding(bits, width)
     data = block.data
+    costs = (offsets - offsets[0]) + (bits // 8) * np.arange(len(offsets), dtype=np.int64)
+    if width == 0:  # every value empty: Constant offsets and the (no) bytes, as pylance writes them
+        empty = pb.CompressiveEncoding(
+            variable=pb.Variable(offsets=pb.CompressiveEncoding(constant=pb.Constant(value=bytes(bits // 8))))
+        )
+        return (lambda a, n: (empty, [data[:0]])), costs
+    enc = delta_offsets_encoding(bits, width)
 
     def chunk(a: int, n: int) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
         lens = np.ascontiguousarray(lengths[a : a + n])
         _, (packed,) = compress_out_of_line_bitpacking(FixedWidthBlock(lens.view(np.uint8), bits, n), width)
         return enc, [packed, data[int(offsets[a]) : int(offsets[a + n])]]
 
-    costs = (offsets - offsets[0]) + (bits // 8) * np.arange(len(offsets), dtype=np.int64)
     return chunk, costs
