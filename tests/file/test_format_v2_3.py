@@ -413,11 +413,30 @@ def test_sparse_value_planes_read_like_pylance(tmp_path, values):
             [3, 2, 2, 3],
         ),
         (pa.array([""] * 10), [10]),
+        # RLE offsets whose run lengths are a Constant
+        (
+            pa.array(
+                [None, [], [], [None, b"\xec(K", None], None, None, None, [b"\xec(K", None], [], None, None, []],
+                pa.large_list(pa.large_binary()),
+            ),
+            [3, 1, 8],
+        ),
+        # sparse positions: a Delta whose deltas are a range (no buffer), or Flat 64 deltas in a buffer
+        (pa.array([[None], [None], None, None, [None], [], None, None, None, None, None], pa.list_(pa.bool_())), [11]),
+        (pa.array([[None], [None], None, None, None, [], None, None, None, None, None], pa.list_(pa.bool_())), [11]),
     ],
-    ids=["rle_ranges", "delta_range", "constant_nested", "constant"],
+    ids=[
+        "rle_ranges",
+        "delta_range",
+        "constant_nested",
+        "constant",
+        "rle_constant_lengths",
+        "delta_flat",
+        "delta_of_range",
+    ],
 )
 def test_small_chunks_offsets_read_like_pylance(tmp_path, values, batches):
-    """pylance codes the offsets of small string chunks in the layout alone (ranges, constants)."""
+    """pylance codes the sequences of small pages in the layout alone (ranges, constants) or plainly."""
     t = pa.table({"id": pa.array(range(len(values)), pa.int64()), "c": values})
     path = str(tmp_path / "s.lance")
     with warnings.catch_warnings():

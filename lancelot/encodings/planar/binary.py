@@ -111,12 +111,12 @@ def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
 
 
 def _range_or_known(raw: bytes, what: str) -> tuple[pb.CompressiveEncoding | tuple[int, int], int]:
-    """A range's (start, step) and its bits, or a 2.1 encoding (bits 0)."""
+    """A range's or a constant's (start, step) and the range's bits, or a 2.1 encoding (bits 0)."""
     f = wire.fields(raw)
-    if RANGE in f:
-        r = wire.fields(wire.message(f, RANGE) or b"")
-        wire.only(r, {_BITS, _START, _STEP}, f"{what}: range")
-        return (wire.varint(r, _START), wire.varint(r, _STEP)), wire.varint(r, _BITS)
+    inline = wire.inline_sequence(raw)
+    if inline is not None:
+        bits = wire.varint(wire.fields(wire.message(f, RANGE) or b""), _BITS) if RANGE in f else 0
+        return inline, bits
     return _known(raw, what), 0
 
 

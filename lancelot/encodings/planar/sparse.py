@@ -61,8 +61,7 @@ class ValiditySet:
     @property
     def needs_buffer(self) -> bool:
         """Delta-coded positions and 2.1 encodings (e.g. Flat) sit in a page buffer; Constant and Range do not."""
-        f = wire.fields(self.positions)
-        return DELTA in f or not ({CONSTANT, RANGE} & set(f))
+        return wire.needs_buffer(self.positions)
 
 
 @dataclass(frozen=True)
@@ -161,13 +160,18 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
     elif DELTA in f:
         d = wire.fields(wire.message(f, DELTA) or b"")
         wire.only(d, {_BITS, _BASE, _DELTAS}, "delta positions")
-        if buffer is None:
+        raw = wire.message(d, _DELTAS) or b""
+        inline = wire.inline_sequence(raw)  # deltas in a range (pylance, small pages): no buffer
+        if buffer is None and inline is None:
             raise CorruptFileError("delta positions without their page buffer")
         out = np.zeros(n, dtype=np.int64)
         if n:
             out[0] = wire.varint(d, _BASE)
-            if n > 1:
-                raw = wire.message(d, _DELTAS) or b""
+            if n > 1 and inline is not None:
+                np.cumsum(inline[0] + inline[1] * np.arange(n - 1, dtype=np.int64), out=out[1:])
+                out[1:] += out[0]
+            elif n > 1:
+                assert buffer is not None
                 wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, "delta positions")
                 enc = pb.CompressiveEncoding()
                 enc.ParseFromString(raw)

@@ -58,8 +58,7 @@ DICTIONARY = 7
 
 
 def _needs_buffer(enc: bytes) -> bool:
-    f = wire.fields(enc)
-    return not ({CONSTANT, RANGE} & set(f)) or DELTA in f
+    return wire.needs_buffer(enc)
 
 
 def _sequences(layer: ValiditySet | ListLayer) -> list[bytes]:
