@@ -141,8 +141,16 @@ def _validity_set(raw: bytes) -> ValiditySet:
 
 def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.ndarray:
     """The page rows a validity set lists (int64, ascending, each < num_rows)."""
-    f = wire.fields(vs.positions)
-    n = vs.count
+    out = sequence(vs.positions, vs.count, buffer)
+    if len(out) and (int(out[0]) < 0 or int(out[-1]) >= num_rows or np.any(np.diff(out) <= 0)):
+        raise CorruptFileError(f"sparse positions are not ascending rows of a {num_rows}-row page")
+    return out
+
+
+def sequence(raw: bytes, n: int, buffer: np.ndarray | None) -> np.ndarray:
+    """``n`` integers (int64) coded by a sequence's CompressiveEncoding ``raw``: positions, or a list
+    layer's counts (which may repeat: a Delta of zero deltas)."""
+    f = wire.fields(raw)
     if len(f) != 1:
         raise CorruptFileError("sparse positions name no single encoding")
     if CONSTANT in f:  # no position, or (a Range needs two) one: the constant's u64
@@ -154,14 +162,12 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
         r = wire.fields(wire.message(f, RANGE) or b"")
         wire.only(r, {_BITS, _START, _STEP}, "range positions")
         start, step = wire.varint(r, _START), wire.varint(r, _STEP)
-        if step <= 0 and n > 1:
-            raise CorruptFileError("range positions must step forward")
         out = start + step * np.arange(n, dtype=np.int64)
     elif DELTA in f:
         d = wire.fields(wire.message(f, DELTA) or b"")
         wire.only(d, {_BITS, _BASE, _DELTAS}, "delta positions")
-        raw = wire.message(d, _DELTAS) or b""
-        inline = wire.inline_sequence(raw)  # deltas in a range (pylance, small pages): no buffer
+        deltas_raw = wire.message(d, _DELTAS) or b""
+        inline = wire.inline_sequence(deltas_raw)  # deltas in a range (pylance, small pages): no buffer
         if buffer is None and inline is None:
             raise CorruptFileError("delta positions without their page buffer")
         out = np.zeros(n, dtype=np.int64)
@@ -172,9 +178,9 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
                 out[1:] += out[0]
             elif n > 1:
                 assert buffer is not None
-                wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, "delta positions")
+                wire.check_known(deltas_raw, pb.CompressiveEncoding.DESCRIPTOR, "delta positions")
                 enc = pb.CompressiveEncoding()
-                enc.ParseFromString(raw)
+                enc.ParseFromString(deltas_raw)
                 block = compression.decompress_block(enc, buffer, n - 1)
                 if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
                     raise CorruptFileError("delta positions: the deltas are not whole fixed-width integers")
@@ -182,9 +188,9 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
                 np.cumsum(deltas, out=out[1:])
                 out[1:] += out[0]
     else:  # a 2.1 encoding in a page buffer (pylance writes Flat 64 positions)
-        wire.check_known(vs.positions, pb.CompressiveEncoding.DESCRIPTOR, "sparse positions")
+        wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, "sparse positions")
         enc = pb.CompressiveEncoding()
-        enc.ParseFromString(vs.positions)
+        enc.ParseFromString(raw)
         if buffer is None:
             raise CorruptFileError("sparse positions without their page buffer")
         out = np.zeros(0, dtype=np.int64)
@@ -193,8 +199,6 @@ def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.n
             if not isinstance(flat, FixedWidthBlock) or flat.bits_per_value not in (8, 16, 32, 64):
                 raise CorruptFileError("sparse positions are not whole fixed-width integers")
             out = flat.as_dtype(f"<u{flat.bits_per_value // 8}")[:n].astype(np.int64)
-    if len(out) and (int(out[0]) < 0 or int(out[-1]) >= num_rows or np.any(np.diff(out) <= 0)):
-        raise CorruptFileError(f"sparse positions are not ascending rows of a {num_rows}-row page")
     return out
 
 

@@ -37,6 +37,7 @@ from lancelot.encodings.planar.sparse import (
     SparsePlanes,
     ValiditySet,
     positions,
+    sequence,
 )
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
 from lancelot.encodings.structural.miniblock import MiniBlockPage
@@ -80,7 +81,7 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
             return np.zeros(0, dtype=np.int64)
         return np.full(count, int.from_bytes(value, "little"), dtype=np.int64)
     if RANGE in f or DELTA in f:
-        return positions(ValiditySet(NULL_POSITIONS, enc_raw, count), buffer, 1 << 62)
+        return sequence(enc_raw, count, buffer)
     if DICTIONARY in f and len(f) == 1:
         return _dictionary(wire.message(f, DICTIONARY) or b"", count, buffer, what)
     wire.check_known(enc_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
