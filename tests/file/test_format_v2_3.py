@@ -424,6 +424,14 @@ def test_sparse_value_planes_read_like_pylance(tmp_path, values):
         # sparse positions: a Delta whose deltas are a range (no buffer), or Flat 64 deltas in a buffer
         (pa.array([[None], [None], None, None, [None], [], None, None, None, None, None], pa.list_(pa.bool_())), [11]),
         (pa.array([[None], [None], None, None, None, [], None, None, None, None, None], pa.list_(pa.bool_())), [11]),
+        # list counts 1, 1, 2: a Delta of range deltas (0, 1), not ascending
+        (
+            pa.array(
+                [[], [], [], [(490, None)], [], [], [], [], [(490, None)], [(562, []), (-15, None)]],
+                pa.map_(pa.int32(), pa.map_(pa.int32(), pa.int32())),
+            ),
+            [10],
+        ),
     ],
     ids=[
         "rle_ranges",
@@ -433,6 +441,7 @@ def test_sparse_value_planes_read_like_pylance(tmp_path, values):
         "rle_constant_lengths",
         "delta_flat",
         "delta_of_range",
+        "counts_repeat",
     ],
 )
 def test_small_chunks_offsets_read_like_pylance(tmp_path, values, batches):
