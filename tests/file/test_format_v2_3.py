@@ -432,6 +432,13 @@ def test_sparse_value_planes_read_like_pylance(tmp_path, values):
             ),
             [10],
         ),
+        # list counts as RLE of ranged run values (run lengths in a buffer)
+        (
+            pa.array(
+                [[], None, [[]], None, [[]], [[]], [], [[], [], []]], pa.large_list(pa.large_list(pa.large_binary()))
+            ),
+            [8],
+        ),
     ],
     ids=[
         "rle_ranges",
@@ -442,6 +449,7 @@ def test_sparse_value_planes_read_like_pylance(tmp_path, values):
         "delta_flat",
         "delta_of_range",
         "counts_repeat",
+        "counts_rle_of_range",
     ],
 )
 def test_small_chunks_offsets_read_like_pylance(tmp_path, values, batches):

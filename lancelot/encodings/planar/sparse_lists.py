@@ -54,8 +54,8 @@ def sparse_reader(info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, l
     return SparsePage(info, cache, planes, leaf_type)
 
 
-#: CompressiveEncoding.dictionary
-DICTIONARY = 7
+#: CompressiveEncoding.dictionary, .rle
+DICTIONARY, RLE = 7, 8
 
 
 def _needs_buffer(enc: bytes) -> bool:
@@ -84,6 +84,10 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
         return sequence(enc_raw, count, buffer)
     if DICTIONARY in f and len(f) == 1:
         return _dictionary(wire.message(f, DICTIONARY) or b"", count, buffer, what)
+    if RLE in f and len(f) == 1:
+        ranged = _ranged_runs(wire.message(f, RLE) or b"", count, buffer, what)
+        if ranged is not None:
+            return ranged
     wire.check_known(enc_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
     enc = pb.CompressiveEncoding()
     enc.ParseFromString(enc_raw)
@@ -95,6 +99,33 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
     if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
         raise CorruptFileError(f"{what} are not whole fixed-width integers")
     return block.as_dtype(f"<u{block.bits_per_value // 8}")[:count].astype(np.int64)
+
+
+def _ranged_runs(raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> np.ndarray | None:
+    """RLE whose run values are a range (pylance codes list counts so): in the buffer a u64 byte count
+    of the run values (0), then the run lengths; None for other RLE (2.1's, decoded as such)."""
+    r = wire.fields(raw)
+    inline = wire.inline_sequence(wire.message(r, 1) or b"")
+    if inline is None:
+        return None
+    lengths_enc = pb.CompressiveEncoding()
+    lengths_raw = wire.message(r, 2) or b""
+    wire.check_known(lengths_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
+    lengths_enc.ParseFromString(lengths_raw)
+    bits = int(lengths_enc.flat.bits_per_value) if lengths_enc.WhichOneof("compression") == "flat" else 0
+    if bits not in (8, 16, 32, 64):
+        raise UnsupportedEncodingError(f"{what}: RLE of ranged values whose run lengths are not flat integers")
+    if buffer is None or len(buffer) < 8:
+        raise CorruptFileError(f"{what}: RLE without its page buffer")
+    start = 8 + int(np.frombuffer(bytes(buffer[:8]), dtype="<u8")[0])
+    if start > len(buffer):
+        raise CorruptFileError(f"{what}: RLE run values past their buffer")
+    lengths = np.frombuffer(bytes(buffer[start:]), dtype=f"<u{bits // 8}").astype(np.int64)
+    if int(lengths.sum()) < count:
+        raise CorruptFileError(f"{what}: runs of {int(lengths.sum())} values, {count} needed")
+    values = inline[0] + inline[1] * np.arange(len(lengths), dtype=np.int64)
+    out: np.ndarray = np.repeat(values, lengths)[:count]
+    return out
 
 
 def _dictionary(raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> np.ndarray:
