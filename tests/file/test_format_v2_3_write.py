@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import lancelot
 from lancelot.encodings.planar import PLANAR_TYPE_URL, read_page_layout
@@ -415,3 +417,23 @@ def test_a_damaged_page_names_file_column_and_page(tmp_path):
         with pytest.raises(CorruptFileError) as e:
             f.read(["s"])
     assert path in str(e.value) and "column 1" in str(e.value) and "page 0" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- nested shapes, property
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(data=st.data())
+def test_nested_shapes_both_ways(tmp_path_factory, data):
+    """Random nested tables of few rows (empty and null lists, structs, maps, dictionaries) at 2.3:
+    lancelot writes -> lancelot and pylance read equal; pylance writes -> lancelot reads equal.  pylance
+    codes the small pages these make with the sequences it keeps in the layout alone (ranges, constants)."""
+    from lancelot.testing.crosscheck import crosscheck
+    from lancelot.testing.nested_strategies import nested_tables
+
+    table, sizes = data.draw(nested_tables("2.2"))
+    result = crosscheck(tmp_path_factory.mktemp("nested23"), table, "2.3", sizes)
+    problems = {k: v for k, v in result.problems.items() if k != "pylance->pylance" and v is not None}
+    assert not problems, problems
