@@ -77,9 +77,7 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
 def flat_values(rle: pb.Rle) -> bool:
     """Whether both parts are stored flat (the batch and point kernels read only those; 2.3 may bit-pack
     the run values out of line or General-compress the parts, which ``decompress_rle`` reads)."""
-    return bool(
-        rle.values.WhichOneof("compression") == "flat" and rle.run_lengths.WhichOneof("compression") == "flat"
-    )
+    return bool(rle.values.WhichOneof("compression") == "flat" and rle.run_lengths.WhichOneof("compression") == "flat")
 
 
 def _parts(rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, len_bits: int) -> tuple[np.ndarray, np.ndarray]:
