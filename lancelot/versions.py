@@ -12,7 +12,8 @@ Everything that depends on the version is here: parsing the public names (``stab
 writer's per-version factories are ``lancelot.encodings``' (above this module: versions.py imports
 no encodings).
 
-2.3 (pylance's unstable "next") is read only: its pages are ``PlanarLayout`` messages
+2.3 (pylance's unstable "next") is written only when asked for by name ("2.3" / "next"), with
+pylance's warning that the version is unstable; its pages are ``PlanarLayout`` messages
 (encodings/planar/, docs/format-2.3.md).
 
 ``FileVersion`` is a ``str`` enum: it compares and prints as "2.0" / "2.1" / "2.2" / "2.3".
@@ -21,6 +22,7 @@ no encodings).
 from __future__ import annotations
 
 import enum
+import warnings
 
 from lancelot.errors import UnsupportedVersionError
 
@@ -111,6 +113,12 @@ class FileVersion(str, enum.Enum):
         return self >= FileVersion.V2_2
 
     @property
+    def planar(self) -> bool:
+        """2.3: pages are ``PlanarLayout`` messages (a structure plane and a value plane), not 2.1's
+        ``PageLayout`` (encodings/planar/)."""
+        return self >= FileVersion.V2_3
+
+    @property
     def dictionary_64bit(self) -> bool:
         """2.2: 64-bit values are dictionary candidates (2.1: only 128-bit fixed-width values, as pylance)."""
         return self >= FileVersion.V2_2
@@ -118,29 +126,35 @@ class FileVersion(str, enum.Enum):
 
 #: the newest version the whole interop suite passes (what pylance 14 calls "stable")
 DEFAULT = FileVersion.V2_2
-#: public names -> version; "stable" means what pylance 14 means by it
+#: public names -> version; "stable" and "next" mean what pylance 14 means by them
 ALIASES: dict[str, FileVersion] = {
-    **{v.value: v for v in FileVersion if v is not FileVersion.V2_3},
+    **{v.value: v for v in FileVersion},
     "stable": FileVersion.V2_2,
+    "next": FileVersion.V2_3,
 }
-#: names pylance 14 accepts for versions lancelot does not write: "next" is the unstable 2.3 (its
-#: PlanarLayout pages; lancelot reads the planes docs/format-2.3.md establishes), "legacy" the v1
-#: format (0.1 / 0.2 on disk, neither read nor written)
+#: names pylance 14 accepts for versions lancelot does not support: "legacy" is the v1 format
+#: (0.1 / 0.2 on disk, neither read nor written)
 NOT_SUPPORTED: dict[str, str] = {
-    "next": "'next' is pylance's unstable file version 2.3, which lancelot reads but does not write yet",
-    "2.3": "file version 2.3 (pylance's unstable 'next') can be read but not written yet",
     "legacy": "'legacy' is the v1 Lance format (0.1), which lancelot does not support",
     "0.1": "the v1 Lance format (0.1) is not supported",
 }
-#: the versions lancelot writes (all it reads but 2.3)
-WRITABLE: frozenset[FileVersion] = frozenset(v for v in FileVersion if v is not FileVersion.V2_3)
+#: the versions lancelot writes
+WRITABLE: frozenset[FileVersion] = frozenset(FileVersion)
+#: unstable versions: written only when named, with this warning (pylance 14 logs the same words)
+UNSTABLE: dict[FileVersion, str] = {
+    FileVersion.V2_3: (
+        "You have requested an unstable format version.  Files written with this format version may not be "
+        "readable in the future!  This is a development feature and should only be used for experimentation "
+        "and never for production data."
+    )
+}
 #: (major, minor) in a footer -> version; 2.0 files carry 0.3 or 2.0
 ON_DISK: dict[tuple[int, int], FileVersion] = {
     (0, 3): FileVersion.V2_0,
     (2, 0): FileVersion.V2_0,
     (2, 1): FileVersion.V2_1,
     (2, 2): FileVersion.V2_2,
-    (2, 3): FileVersion.V2_3,  # read only: PlanarLayout pages (encodings/planar/)
+    (2, 3): FileVersion.V2_3,  # PlanarLayout pages (encodings/planar/)
 }
 
 
@@ -158,13 +172,20 @@ def parse(version: str | FileVersion | None) -> FileVersion:
 
 
 def resolve_writable(version: str | FileVersion | None) -> FileVersion:
-    """``parse``, refusing versions lancelot does not write."""
+    """``parse``, refusing versions lancelot does not write and warning (``UnstableVersionWarning``)
+    that an unstable one was asked for, as pylance does."""
     v = parse(version)
     if v not in WRITABLE:
         raise UnsupportedVersionError(
             f"writing version {v} files is not yet supported (writable: {sorted(w.value for w in WRITABLE)})"
         )
+    if v in UNSTABLE:
+        warnings.warn(UNSTABLE[v], UnstableVersionWarning, stacklevel=1)  # once per process by default, as pylance
     return v
+
+
+class UnstableVersionWarning(UserWarning):
+    """A file version pylance calls unstable (2.3, "next") was asked for."""
 
 
 def from_disk(major: int, minor: int, path: str | None = None) -> FileVersion:

@@ -65,11 +65,12 @@ class LanceWriter:
         path: a local path or an fsspec URL (``memory://...``, ``s3://...``).
         schema: the file's Arrow schema; every batch written must have its column names and types.
         version: the Lance file version: ``"2.0"``, ``"2.1"``, ``"2.2"`` (the default, also called
-            ``"stable"``) or ``"next"``.
+            ``"stable"``) or ``"2.3"`` (also called ``"next"``: pylance's unstable version, written with
+            its warning, ``lancelot.versions.UnstableVersionWarning``).
         max_page_bytes: the largest page per column, in bytes (default 32 MiB; pages gather 8 MiB).
         storage_options: options of the fsspec filesystem of ``path`` (s3fs's names or pylance's).
-        profile: how hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (the default) or
-            ``"compact"``.
+        profile: how hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (the default; at 2.3
+            ``"fast"``, as pylance compresses 2.3 chunks only as asked) or ``"compact"``.
 
     Raises:
         TypeError: ``schema`` is not a ``pyarrow.Schema``.
@@ -100,7 +101,8 @@ class LanceWriter:
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
-        profile = check_profile(profile)
+        # pylance 14 compresses 2.3 chunks only as asked (no General wrapper of its own): "fast" is that profile
+        profile = check_profile(profile if profile is not None or not self.version.planar else "fast")
         self.settings = WriteSettings(
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
@@ -324,7 +326,8 @@ def write_table(
             a pandas DataFrame (converted by ``pyarrow.Table.from_pandas``), or an object with
             ``__arrow_c_stream__`` or ``__dataframe__`` (lancelot/inputs.py).
         path: a local path or an fsspec URL (``memory://...``, ``s3://...``).
-        version: the Lance file version: ``"2.0"``, ``"2.1"`` or ``"2.2"`` (the default).
+        version: the Lance file version: ``"2.0"``, ``"2.1"``, ``"2.2"`` (the default) or ``"2.3"``
+            (``"next"``, unstable).
         max_page_bytes: the largest page per column, in bytes (default 32 MiB).
         schema: the schema to write (default: the data's); required for an empty iterable.
         storage_options: options of the fsspec filesystem of ``path``.

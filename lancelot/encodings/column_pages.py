@@ -23,14 +23,15 @@ class ColumnPages:
         self.rows_written = 0
 
     def write_page(self, encoding: Message, buffers: list[np.ndarray], length: int) -> None:
-        """Write a page's buffers and record it after the pages before it."""
+        """Write a page's buffers and record it after the pages before it (``encoding``: a layout message,
+        or a page Encoding already packed, as 2.3's PlanarLayout pages are)."""
         locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
         self.pages.append(
             file2_pb2.ColumnMetadata.Page(
                 buffer_offsets=[p for p, _ in locs],
                 buffer_sizes=[n for _, n in locs],
                 length=length,
-                encoding=pack_encoding(encoding),
+                encoding=encoding if isinstance(encoding, file2_pb2.Encoding) else pack_encoding(encoding),
                 priority=self.rows_written,
             )
         )

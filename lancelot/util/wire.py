@@ -151,3 +151,52 @@ def check_known(
             for v in vals:
                 if isinstance(v, bytes):
                     check_known(v, fd.message_type, what, allow, here)
+
+
+# -- writing ----------------------------------------------------------------------------------------------------
+def encode(*items: tuple[int, int | bytes | None]) -> bytes:
+    """A message of (field number, value) pairs in the order given: an int is a varint, bytes a
+    length-delimited field (an empty message too), None leaves the field out."""
+    out = bytearray()
+    for num, value in items:
+        if value is None:
+            continue
+        if isinstance(value, int):
+            out += encode_varint(num << 3) + encode_varint(value)
+        else:
+            out += encode_varint(num << 3 | 2) + encode_varint(len(value)) + value
+    return bytes(out)
+
+
+def packed(values: list[int]) -> bytes:
+    """A packed repeated varint field's bytes."""
+    return b"".join(encode_varint(v) for v in values)
+
+
+def nonzero(v: int) -> int | None:
+    """A proto3 scalar as written: zero is left out."""
+    return v or None
+
+
+def inline_sequence(raw: bytes) -> tuple[int, int] | None:
+    """(start, step) of a sequence a CompressiveEncoding codes in the message alone: a Range (2.3's case
+    14: ``{1: bits, 2: start, 3: step}``) or a Constant with a value (case 3: step 0); None otherwise."""
+    f = fields(raw)
+    if 14 in f:
+        r = fields(message(f, 14) or b"")
+        only(r, {1, 2, 3}, "range")
+        return varint(r, 2), varint(r, 3)
+    if 3 in f and len(f) == 1:
+        value = message(fields(message(f, 3) or b""), 1)
+        if value is not None:
+            return int.from_bytes(value, "little"), 0
+    return None
+
+
+def needs_buffer(raw: bytes) -> bool:
+    """Whether a sequence's CompressiveEncoding keeps its data in a page buffer (not a Range or a
+    Constant, nor a Delta of such deltas)."""
+    f = fields(raw)
+    if 15 in f:  # a delta: its deltas' encoding decides
+        return needs_buffer(message(fields(message(f, 15) or b""), 3) or b"")
+    return not ({3, 14} & set(f))

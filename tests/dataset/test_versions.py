@@ -145,14 +145,14 @@ def test_data_storage_version_aliases(tmp_path, alias):
     assert lance.dataset(uri).count_rows() == 3
 
 
-def test_data_storage_version_next_is_refused(tmp_path):
-    """pylance 14.0.2 resolves "next" to its unstable 2.3, which lancelot does not write yet: refused by
-    name rather than written as another version, and nothing is written."""
+def test_data_storage_version_next_is_2_3(tmp_path):
+    """pylance 14.0.2 resolves "next" to its unstable 2.3; lancelot writes 2.3 for it too (with the
+    warning), recorded as "2.3" in the manifest (tests/file/test_format_v2_3_write.py reads it both ways)."""
     assert lance.write_dataset(pa.table({"a": [1]}), str(tmp_path / "p"), data_storage_version="next")
     assert lance.dataset(str(tmp_path / "p")).data_storage_version == "2.3"
-    with pytest.raises(lancelot.UnsupportedVersionError, match="2.3"):
+    with pytest.warns(UserWarning, match="unstable"):
         lancelot.write_dataset(pa.table({"a": [1]}), str(tmp_path / "n"), data_storage_version="next")
-    assert not (tmp_path / "n" / "_versions").exists()
+    assert lance.dataset(str(tmp_path / "n")).data_storage_version == "2.3"
 
 
 def test_data_storage_version_legacy_and_unknown(tmp_path):

@@ -18,7 +18,7 @@ from lancelot.encodings.planar import read_page_layout, to_page_layout
 from lancelot.encodings.planar.binary import coded_offsets
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.structural.paths import column_paths
-from lancelot.errors import CorruptFileError, UnsupportedEncodingError, UnsupportedVersionError
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
 from lancelot.util.wire import encode_varint
@@ -255,29 +255,31 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "values, says",
+    "values",
     [
-        # RLE whose run values are bit-packed out of line (compression/rle.py reads flat run values only)
-        (
-            pa.array([[{"x": i}, {"x": i + 1}] for i in range(3000)], pa.list_(pa.struct([("x", pa.int32())]), 2)),
-            "RLE values compressed with 'out_of_line_bitpacking'",
+        # RLE whose run values are bit-packed out of line (a fixed-size list of structs: its items'
+        # column has twice the rows, so pylance reads it alone)
+        pa.array([[{"x": i}, {"x": i + 1}] for i in range(3000)], pa.list_(pa.struct([("x", pa.int32())]), 2)),
+        # page dictionaries of nullable fixed-size lists: each item zipped as its validity bits, then its values
+        pa.array(
+            [None if i % 4 == 0 else [[1, 2], [3, 4], [5, 6]][i % 3] for i in range(3000)], pa.list_(pa.int32(), 2)
         ),
+        pa.array([[[1, None], [3, 4], [5, 6]][i % 3] for i in range(3000)], pa.list_(pa.int32(), 2)),
+        pa.array([[[1, None], None, [5, 6], [7, 8]][i % 4] for i in range(3000)], pa.list_(pa.int64(), 2)),
     ],
+    ids=["rle_of_bitpacked_values", "dict_fsl_null_rows", "dict_fsl_null_items", "dict_fsl_i64"],
 )
-def test_unsupported_planes_refuse_naming_file_column_page(tmp_path, values, says):
+def test_nested_compressions_read_like_pylance(tmp_path, values):
     n = len(values)
     path = _write(tmp_path / "u.lance", pa.table({"k": pa.array(range(n)), "a": values}))
+    expected = lance_file.LanceFileReader(path, columns=["a"]).read_all().to_table()
+    assert expected.column("a").combine_chunks().equals(values)
+    rows = [0, 1, 5, 1500, n - 1]
     with lancelot.LanceFile(path) as f:
         assert f.read(["k"]).column("k").to_pylist() == list(range(n))
-        with pytest.raises(UnsupportedEncodingError, match=says) as e:
-            f.read(["a"])
-    assert path in str(e.value) and "column 1" in str(e.value) and "page 0" in str(e.value)
-
-
-def test_2_3_is_not_written(tmp_path):
-    for name in ("2.3", "next"):
-        with pytest.raises(UnsupportedVersionError, match="2.3"):
-            lancelot.write_table(pa.table({"a": [1]}), tmp_path / "x.lance", version=name)
+        assert f.read(["a"]).equals(expected)
+        assert f.take(rows, ["a"]).equals(expected.take(rows))
+        assert f.read_range(700, 1300, ["a"]).equals(expected.slice(700, 600))
 
 
 def _msg(*fields):
@@ -348,3 +350,113 @@ def test_sparse_structure_with_chunked_values(tmp_path):
         assert f.read().equals(_oracle(path))
         assert f.take(rows).equals(t.take(rows))
         assert f.read_range(1000, 1100).equals(t.slice(1000, 100))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # wide values on fewer than half the rows: a zipped plane of the valid ones, positions in a buffer after it
+        pa.array([("x" * 300 + str(i)) if (i * 7919 % 100) < 45 else None for i in range(N)]),
+        # ... under two item layers (a struct), the leaf's valid positions delta-coded
+        pa.array(
+            [{"s": ("x" * 500 + str(i)) if i % 3 else None} if i % 10 == 0 else None for i in range(N)],
+            pa.struct([("s", pa.string())]),
+        ),
+        # one wide binary on every 7th row: item layers over a chunked plane (a dictionary) of every row
+        pa.array([b"y" * 300 if i % 7 == 0 else None for i in range(N)], pa.binary()),
+    ],
+    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots"],
+)
+def test_sparse_value_planes_read_like_pylance(tmp_path, values):
+    path = _write(tmp_path / "v.lance", pa.table({"a": values}))
+    src = open_source(path)
+    try:
+        assert isinstance(read_page_layout(src, read_metadata(src).columns[-1].pages[0].encoding), SparsePlanes)
+    finally:
+        src.close()
+    expected = _oracle(path)
+    assert expected.column("a").combine_chunks().equals(values)
+    rows = [0, 1, 7, 10, 500, N - 1]
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(expected)
+        assert f.take(rows).equals(expected.take(rows))
+        assert f.read_range(300, 1700).equals(expected.slice(300, 1400))
+
+
+@pytest.mark.parametrize(
+    "values, batches",
+    [
+        # offsets RLE-coded with ranges for run values and run lengths (no offsets buffer)
+        (
+            pa.array(
+                [None, {"d": None}, {"d": None}, {"d": None}, {"d": b"9xy6"}, {"d": b""}, None, {"d": None}]
+                + [None, {"d": None}, None, None],
+                pa.struct([("d", pa.large_binary())]),
+            ),
+            [2, 10],
+        ),
+        # map keys of lengths 0, 1, 2: a delta whose deltas are a range
+        (pa.array([[("", 264), ("y", 779)], [], [], [("ya", None)], None], pa.map_(pa.string(), pa.int32())), [5]),
+        # every value empty: Constant offsets
+        (
+            pa.array(
+                [[None, None], [], None, None, [], [], ["", ""], [None], [None, None], []], pa.large_list(pa.string())
+            ),
+            [3, 2, 2, 3],
+        ),
+        (pa.array([""] * 10), [10]),
+        # RLE offsets whose run lengths are a Constant
+        (
+            pa.array(
+                [None, [], [], [None, b"\xec(K", None], None, None, None, [b"\xec(K", None], [], None, None, []],
+                pa.large_list(pa.large_binary()),
+            ),
+            [3, 1, 8],
+        ),
+        # sparse positions: a Delta whose deltas are a range (no buffer), or Flat 64 deltas in a buffer
+        (pa.array([[None], [None], None, None, [None], [], None, None, None, None, None], pa.list_(pa.bool_())), [11]),
+        (pa.array([[None], [None], None, None, None, [], None, None, None, None, None], pa.list_(pa.bool_())), [11]),
+        # list counts 1, 1, 2: a Delta of range deltas (0, 1), not ascending
+        (
+            pa.array(
+                [[], [], [], [(490, None)], [], [], [], [], [(490, None)], [(562, []), (-15, None)]],
+                pa.map_(pa.int32(), pa.map_(pa.int32(), pa.int32())),
+            ),
+            [10],
+        ),
+        # list counts as RLE of ranged run values (run lengths in a buffer)
+        (
+            pa.array(
+                [[], None, [[]], None, [[]], [[]], [], [[], [], []]], pa.large_list(pa.large_list(pa.large_binary()))
+            ),
+            [8],
+        ),
+    ],
+    ids=[
+        "rle_ranges",
+        "delta_range",
+        "constant_nested",
+        "constant",
+        "rle_constant_lengths",
+        "delta_flat",
+        "delta_of_range",
+        "counts_repeat",
+        "counts_rle_of_range",
+    ],
+)
+def test_small_chunks_offsets_read_like_pylance(tmp_path, values, batches):
+    """pylance codes the sequences of small pages in the layout alone (ranges, constants) or plainly."""
+    t = pa.table({"id": pa.array(range(len(values)), pa.int64()), "c": values})
+    path = str(tmp_path / "s.lance")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lance_file.LanceFileWriter(path, t.schema, version="2.3") as w:
+            pos = 0
+            for b in batches:
+                w.write_batch(t.slice(pos, b))
+                pos += b
+    expected = _oracle(path)
+    assert expected.equals(t)
+    with lancelot.LanceFile(path) as f:
+        assert f.read().equals(expected)
+        assert f.take([0, len(values) - 1]).equals(expected.take([0, len(values) - 1]))

@@ -15,8 +15,9 @@ def test_parse_names_and_aliases():
     assert versions.parse(None) is FileVersion.V2_2
     assert versions.parse("stable") is FileVersion.V2_2
     assert [versions.parse(v) for v in ("2.0", "2.1", "2.2")] == list(FileVersion)[:3]
-    # "next" is 2.3 (read only) and "legacy" the v1 format in pylance 14: refused by name, never written as 2.2
-    for name, says in (("next", "2.3"), ("2.3", "2.3"), ("legacy", "v1"), ("0.1", "v1")):
+    # "next" is the unstable 2.3 and "legacy" the v1 format in pylance 14 (refused by name, never written as 2.2)
+    assert versions.parse("next") is versions.parse("2.3") is FileVersion.V2_3
+    for name, says in (("legacy", "v1"), ("0.1", "v1")):
         with pytest.raises(UnsupportedVersionError, match=says):
             versions.parse(name)
     with pytest.raises(UnsupportedVersionError, match="unknown file version '9.9'"):
@@ -24,7 +25,7 @@ def test_parse_names_and_aliases():
 
 
 def test_aliases_mean_what_pylance_means(tmp_path):
-    """pylance writes "stable" as 2.2 and "next" as 2.3 data files (which lancelot reads but refuses to write)."""
+    """pylance writes "stable" as 2.2 and "next" as 2.3 data files (lancelot too, warning that 2.3 is unstable)."""
     import lance
     import pyarrow as pa
 
@@ -36,8 +37,8 @@ def test_aliases_mean_what_pylance_means(tmp_path):
             assert versions.from_disk(*on_disk) is versions.parse(name)
         else:
             assert versions.from_disk(*on_disk) is FileVersion.V2_3
-            with pytest.raises(UnsupportedVersionError, match="2.3"):
-                versions.resolve_writable(name)
+            with pytest.warns(versions.UnstableVersionWarning):
+                assert versions.resolve_writable(name) is FileVersion.V2_3
 
 
 def test_a_version_is_its_public_string():

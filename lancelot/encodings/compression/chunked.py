@@ -42,6 +42,7 @@ from lancelot.encodings.compression.general import LZ4, ZSTD, inflater
 from lancelot.encodings.compression.lz4_kernel import inflate_blocks
 from lancelot.encodings.compression.rle import BLOCK_HEADER as RLE_HEADER
 from lancelot.encodings.compression.rle import _widths as rle_widths
+from lancelot.encodings.compression.rle import flat_values as rle_flat_values
 from lancelot.encodings.compression.rle_kernel import MESSAGES as RLE_MESSAGES
 from lancelot.encodings.compression.rle_kernel import OK as RLE_OK
 from lancelot.encodings.compression.rle_kernel import decode_runs
@@ -101,7 +102,7 @@ def decompress_chunks(
             raise corrupt("FSST values must be variable-width")
         return fsst_decode(table, inner)
     if kind == "rle":
-        return _rle(enc.rle, buffers, counts)
+        return _rle(enc.rle, buffers, counts) if rle_flat_values(enc.rle) else None
     if kind == "byte_stream_split":
         return _byte_stream_split(enc.byte_stream_split, buffers, counts)
     if kind == "general":
@@ -130,7 +131,7 @@ def decompress_level_chunks(
         block = _flat(enc.flat, [seg], counts)
     elif kind == "inline_bitpacking":
         block = _inline_bitpacking(enc.inline_bitpacking, [seg], counts)
-    elif kind == "rle":
+    elif kind == "rle" and rle_flat_values(enc.rle):
         block = _rle_block(enc.rle, seg, counts)
     elif kind == "general":
         return decompress_level_chunks(enc.general.values, _general(enc.general.compression, seg), counts, _depth + 1)

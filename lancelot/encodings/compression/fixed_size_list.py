@@ -10,7 +10,9 @@ layer) carry a validity bitmap.  Layouts:
 * full-zip (per value): each row is zipped as its validity bitmaps
   (``ceil(cum_dim / 8)`` bytes per layer with validity, outer first) followed by
   its ``cum_dim * bytes_per_item`` item bytes;
-* block: the flat items buffer (no validity).
+* block: the flat items buffer; with validity (2.3 page dictionaries of nullable
+  fixed-size lists) the rows as full-zip zips them: each row's validity bitmaps,
+  then its item bytes.
 
 The chain may also end in a ``Constant`` instead of a Flat: every item is that
 value (``value`` unset: every item is null, as pylance writes a list whose items are
@@ -182,3 +184,17 @@ def compress_fsl_per_value(block: FixedSizeListBlock) -> tuple[pb.CompressiveEnc
     item_bytes = as_u8(items.data)[: rows * cum * items.bits_per_value // 8].reshape(rows, -1)
     table = np.concatenate([*parts, item_bytes], axis=1)
     return enc, FixedWidthBlock(table.reshape(-1), table.shape[1] * 8, rows)
+
+
+def decompress_fsl_block(fsl: pb.FixedSizeList, buffer: np.ndarray, num_rows: int) -> FixedSizeListBlock:
+    """Decode a block (one whole buffer): the items, or, with validity, rows as full-zip zips them."""
+    layers, flat = fsl_layers(fsl)
+    if not any(layer.has_validity for layer in layers):
+        return decompress_fsl(fsl, [buffer], num_rows)
+    cum, valid_bytes = 1, 0
+    for layer in layers:
+        cum *= layer.dimension
+        valid_bytes += (cum + 7) // 8 if layer.has_validity else 0
+    item_bits = 0 if isinstance(flat, pb.Constant) else int(flat.bits_per_value)
+    row_bits = 8 * valid_bytes + cum * item_bits
+    return decompress_fsl_per_value(fsl, FixedWidthBlock(as_u8(buffer), row_bits, num_rows))

@@ -29,7 +29,11 @@ from lancelot.encodings.compression.buffers import require
 from lancelot.encodings.compression.byte_stream_split import decompress_byte_stream_split
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.constant import decompress_constant
-from lancelot.encodings.compression.fixed_size_list import decompress_fsl, decompress_fsl_per_value
+from lancelot.encodings.compression.fixed_size_list import (
+    decompress_fsl,
+    decompress_fsl_block,
+    decompress_fsl_per_value,
+)
 from lancelot.encodings.compression.flat import decompress_flat
 from lancelot.encodings.compression.fsst import fsst_decode
 from lancelot.encodings.compression.general import decompress_buffer, decompress_values
@@ -215,7 +219,7 @@ def _entries() -> dict[str, Technique]:
         Technique(
             "fixed_size_list",
             lambda e, b, n, r: decompress_fsl(e.fixed_size_list, b, n),
-            lambda e, b, n, r: decompress_fsl(e.fixed_size_list, [b], n),
+            lambda e, b, n, r: decompress_fsl_block(e.fixed_size_list, b, n),
             _fixed("fixed_size_list", lambda e, v, r: decompress_fsl_per_value(e.fixed_size_list, v)),
         ),
         Technique(

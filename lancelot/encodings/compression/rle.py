@@ -28,15 +28,24 @@ MAX_RUN = 255
 BLOCK_HEADER = 8
 
 
+def _part_bits(enc: pb.CompressiveEncoding, name: str) -> int:
+    """The width of one RLE part: Flat, General over Flat (2.3, a field asking for zstd: each part
+    compressed on its own) or, for the run values, out-of-line bitpacking (2.3)."""
+    kind = enc.WhichOneof("compression")
+    if kind == "general" and enc.general.values.WhichOneof("compression") == "flat":
+        return int(enc.general.values.flat.bits_per_value)
+    if kind == "out_of_line_bitpacking" and name == "values":
+        return int(enc.out_of_line_bitpacking.uncompressed_bits_per_value)
+    if kind != "flat":
+        raise UnsupportedEncodingError(f"RLE {name} compressed with {kind!r}")
+    return int(enc.flat.bits_per_value)
+
+
 def _widths(rle: pb.Rle) -> tuple[int, int]:
-    for name in ("values", "run_lengths"):
-        kind = getattr(rle, name).WhichOneof("compression")
-        if kind != "flat":
-            raise UnsupportedEncodingError(f"RLE {name} compressed with {kind!r}")
-    bits = int(rle.values.flat.bits_per_value)
+    bits = _part_bits(rle.values, "values")
     if bits not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"RLE of {bits}-bit values")
-    len_bits = int(rle.run_lengths.flat.bits_per_value)
+    len_bits = _part_bits(rle.run_lengths, "run_lengths")
     if len_bits not in (8, 16, 32, 64):
         raise UnsupportedEncodingError(f"RLE with {len_bits}-bit run lengths")
     return bits, len_bits
@@ -65,13 +74,39 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
     return FixedWidthBlock(np.repeat(vals, counts).view(np.uint8), bits, num_values)
 
 
+def flat_values(rle: pb.Rle) -> bool:
+    """Whether both parts are stored flat (the batch and point kernels read only those; 2.3 may bit-pack
+    the run values out of line or General-compress the parts, which ``decompress_rle`` reads)."""
+    return bool(rle.values.WhichOneof("compression") == "flat" and rle.run_lengths.WhichOneof("compression") == "flat")
+
+
+def _parts(rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, len_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (run values, run lengths) parts as flat bytes: as stored, inflated (General), or the values
+    unpacked from out-of-line bitpacking, one per run length."""
+    if rle.run_lengths.HasField("general"):
+        from lancelot.encodings.compression.general import decompress_buffer
+
+        lengths = as_u8(decompress_buffer(rle.run_lengths.general.compression, lengths))
+    if rle.values.HasField("general"):
+        from lancelot.encodings.compression.general import decompress_buffer
+
+        values = as_u8(decompress_buffer(rle.values.general.compression, values))
+    elif rle.values.HasField("out_of_line_bitpacking"):
+        from lancelot.encodings.compression.bitpacking import decompress_out_of_line_bitpacking
+
+        num_runs = len(lengths) // (len_bits // 8)
+        values = as_u8(decompress_out_of_line_bitpacking(rle.values.out_of_line_bitpacking, values, num_runs).data)
+    return values, lengths
+
+
 def decompress_rle(rle: pb.Rle, buffers: list[np.ndarray], num_values: int) -> FixedWidthBlock:
     """Expand the runs of one mini-block chunk (values buffer, lengths buffer)."""
     bits, len_bits = _widths(rle)
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
-    return _expand(as_u8(buffers[0]), as_u8(buffers[1]), bits, len_bits, num_values)
+    values, lengths = _parts(rle, as_u8(buffers[0]), as_u8(buffers[1]), len_bits)
+    return _expand(values, lengths, bits, len_bits, num_values)
 
 
 def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> FixedWidthBlock:
@@ -87,7 +122,8 @@ def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> Fi
         f"RLE block values part of {values_size} bytes overruns the {len(buf)}-byte buffer",
     )
     start = BLOCK_HEADER + values_size
-    return _expand(buf[BLOCK_HEADER:start], buf[start:], bits, len_bits, num_values)
+    values, lengths = _parts(rle, buf[BLOCK_HEADER:start], buf[start:], len_bits)
+    return _expand(values, lengths, bits, len_bits, num_values)
 
 
 def runs(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

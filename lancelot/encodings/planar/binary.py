@@ -6,7 +6,10 @@ adds to ``CompressiveEncoding`` (docs/format-2.3.md, "Coded offsets").
   pylance 14 writes them) and the value bytes; offsets are ``base, base + d0, ...``
   (``n + 1`` offsets from ``n`` deltas; pylance leaves the base out, i.e. 0);
 * case 14, range ``{1: bits, 2: start, 3: step}``: every value has the same length
-  (``step``); the chunk holds one buffer, the bytes, and offsets are ``start + step * i``.
+  (``step``); the chunk holds one buffer, the bytes, and offsets are ``start + step * i``;
+* a delta whose deltas are a range, RLE whose run values and run lengths are ranges, and
+  Constant offsets (every value empty), which pylance writes for small chunks: the chunk
+  holds the bytes alone.
 
 The 2.1 descriptor lancelot parses the layout with keeps these cases as unknown fields of
 ``Variable.offsets``; ``coded_offsets`` reads them back from there.
@@ -39,6 +42,7 @@ RLE = 8  # (2.1's case; its run values may be a range)
 OFFSET_CASES = {
     "lance.encodings21.Variable.offsets": frozenset({RANGE, DELTA}),
     "lance.encodings21.Rle.values": frozenset({RANGE}),
+    "lance.encodings21.Rle.run_lengths": frozenset({RANGE}),
 }
 
 
@@ -47,16 +51,20 @@ class CodedOffsets:
     """Offsets of Variable values coded by a 2.3 case."""
 
     bits: int  # 32 or 64
-    first: int  # the delta's base or the range's start
-    step: int  # the range's step (delta: 0)
-    deltas: pb.CompressiveEncoding | None  # the delta's deltas (range: None)
-    #: RLE offsets: (the run values: an encoding or a range's (start, step), the run lengths' encoding)
-    rle: tuple[pb.CompressiveEncoding | tuple[int, int], pb.CompressiveEncoding] | None = None
+    first: int  # the delta's base, the range's start or the constant
+    step: int  # the range's step (delta, constant: 0)
+    #: the delta's deltas: an encoding (in a chunk buffer) or a range's (start, step) (range: None)
+    deltas: pb.CompressiveEncoding | tuple[int, int] | None
+    #: RLE offsets: (the run values, the run lengths), each an encoding or a range's (start, step)
+    rle: tuple[pb.CompressiveEncoding | tuple[int, int], pb.CompressiveEncoding | tuple[int, int]] | None = None
 
     @property
     def num_buffers(self) -> int:
-        """Value buffers per chunk: the coded offsets and the bytes, or the bytes alone (range)."""
-        return 2 if self.deltas is not None or self.rle is not None else 1
+        """Value buffers per chunk: the coded offsets and the bytes, or the bytes alone (offsets coded
+        in the layout: a range, a constant, deltas or runs that are ranges)."""
+        if self.rle is not None:
+            return 1 if all(isinstance(part, tuple) for part in self.rle) else 2
+        return 2 if isinstance(self.deltas, pb.CompressiveEncoding) else 1
 
 
 def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
@@ -66,6 +74,11 @@ def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
     if enc.WhichOneof("compression") != "variable":
         return None
     offsets = enc.variable.offsets
+    if offsets.WhichOneof("compression") == "constant":  # every value empty (pylance, small pages)
+        value = offsets.constant.value
+        if enc.variable.HasField("values") or len(value) not in (4, 8):
+            raise UnsupportedEncodingError(f"constant offsets of {len(value)} bytes")
+        return CodedOffsets(8 * len(value), int.from_bytes(value, "little"), 0, None)
     if offsets.WhichOneof("compression") not in (None, "rle"):  # (2.1's flat offsets: the 2.2 reader)
         return None
     f = wire.fields(offsets.SerializeToString())
@@ -75,19 +88,12 @@ def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
         r = wire.fields(wire.message(f, RLE) or b"")
         wire.only(r, {1, 2}, "RLE offsets")
         values_raw, lengths_raw = wire.message(r, 1) or b"", wire.message(r, 2) or b""
-        v = wire.fields(values_raw)
-        values: pb.CompressiveEncoding | tuple[int, int]
-        if RANGE in v:
-            rv = wire.fields(wire.message(v, RANGE) or b"")
-            wire.only(rv, {_BITS, _START, _STEP}, "RLE offsets: range values")
-            values = (wire.varint(rv, _START), wire.varint(rv, _STEP))
-        else:
-            values = _known(values_raw, "RLE offsets: run values")
-        lengths = _known(lengths_raw, "RLE offsets: run lengths")
+        values, bits = _range_or_known(values_raw, "RLE offsets: run values")
+        lengths, _ = _range_or_known(lengths_raw, "RLE offsets: run lengths")
         if enc.variable.HasField("values"):
             raise UnsupportedEncodingError("coded-offset strings with compressed value bytes are not supported")
-        # (the offsets' width: pylance's RLE offsets of strings run in u32; large types are not seen)
-        return CodedOffsets(32, 0, 0, None, (values, lengths))
+        # (the offsets' width: a range of run values says it; pylance's flat run values of strings run in u32)
+        return CodedOffsets(bits if bits in (32, 64) else 32, 0, 0, None, (values, lengths))
     if enc.variable.HasField("values"):
         raise UnsupportedEncodingError("coded-offset strings with compressed value bytes are not supported")
     if RANGE in f:
@@ -97,15 +103,26 @@ def coded_offsets(layout: pb.MiniBlockLayout) -> CodedOffsets | None:
     else:
         d = wire.fields(wire.message(f, DELTA) or b"")
         wire.only(d, {_BITS, _BASE, _DELTAS}, "delta offsets")
-        raw_deltas = wire.message(d, _DELTAS) or b""
-        wire.check_known(raw_deltas, pb.CompressiveEncoding.DESCRIPTOR, "delta offsets")
-        deltas = pb.CompressiveEncoding()
-        deltas.ParseFromString(raw_deltas)
-        if deltas.WhichOneof("compression") is None:
-            raise CorruptFileError("delta offsets without an encoding of their deltas")
+        deltas, _ = _range_or_known(wire.message(d, _DELTAS) or b"", "delta offsets: the deltas")
         out = CodedOffsets(wire.varint(d, _BITS), wire.varint(d, _BASE), 0, deltas)
     if out.bits not in (32, 64):
         raise UnsupportedEncodingError(f"coded offsets of {out.bits} bits")
+    return out
+
+
+def _range_or_known(raw: bytes, what: str) -> tuple[pb.CompressiveEncoding | tuple[int, int], int]:
+    """A range's or a constant's (start, step) and the range's bits, or a 2.1 encoding (bits 0)."""
+    f = wire.fields(raw)
+    inline = wire.inline_sequence(raw)
+    if inline is not None:
+        bits = wire.varint(wire.fields(wire.message(f, RANGE) or b""), _BITS) if RANGE in f else 0
+        return inline, bits
+    return _known(raw, what), 0
+
+
+def _ranged(r: tuple[int, int], n: int) -> np.ndarray:
+    """``n`` values of a range's (start, step)."""
+    out: np.ndarray = r[0] + r[1] * np.arange(n, dtype=np.int64)
     return out
 
 
@@ -131,19 +148,39 @@ def _rle_offsets(code: CodedOffsets, buf: np.ndarray, n: int) -> np.ndarray:
     values, then the run lengths (as many as there are runs)."""
     assert code.rle is not None
     values_enc, lengths_enc = code.rle
+    if isinstance(values_enc, tuple) and isinstance(lengths_enc, tuple):  # no buffer: runs until n offsets
+        start, step = lengths_enc
+        if step < 0 or (step == 0 and start <= 0):
+            raise CorruptFileError("RLE offsets: run lengths that never reach the offsets")
+        k = np.arange(n + 1, dtype=np.int64)
+        runs = int(np.searchsorted(np.cumsum(start + step * k), n)) + 1
+        lengths = _ranged((start, step), runs)
+        lengths[-1] -= int(lengths.sum()) - n  # (the last run may run past the chunk)
+        values = _ranged(values_enc, runs)
+        if np.any(lengths < 0):
+            raise CorruptFileError("RLE offsets: negative run lengths")
+        out_: np.ndarray = np.repeat(values, lengths)
+        return out_
     if len(buf) < 8:
         raise CorruptFileError("RLE offsets shorter than their header")
     n_values = int(np.frombuffer(bytes(buf[:8]), dtype="<u8")[0])
     if 8 + n_values > len(buf):
         raise CorruptFileError(f"RLE offsets: {n_values} bytes of run values in a {len(buf)}-byte buffer")
     lengths_buf = buf[8 + n_values :]
-    if lengths_enc.WhichOneof("compression") != "flat" or lengths_enc.flat.bits_per_value not in (8, 16, 32, 64):
-        raise UnsupportedEncodingError("RLE offsets whose run lengths are not flat whole integers")
-    runs = len(lengths_buf) * 8 // int(lengths_enc.flat.bits_per_value)
-    lengths = _whole_ints(compression.decompress_block(lengths_enc, lengths_buf, runs), runs, "RLE run lengths")
+    if isinstance(lengths_enc, tuple):
+        assert not isinstance(values_enc, tuple)
+        bits = int(values_enc.flat.bits_per_value) if values_enc.WhichOneof("compression") == "flat" else 0
+        if bits not in (8, 16, 32, 64):
+            raise UnsupportedEncodingError("RLE offsets: ranged run lengths over run values that are not flat")
+        runs = n_values * 8 // bits
+        lengths = _ranged(lengths_enc, runs)
+    else:
+        if lengths_enc.WhichOneof("compression") != "flat" or lengths_enc.flat.bits_per_value not in (8, 16, 32, 64):
+            raise UnsupportedEncodingError("RLE offsets whose run lengths are not flat whole integers")
+        runs = len(lengths_buf) * 8 // int(lengths_enc.flat.bits_per_value)
+        lengths = _whole_ints(compression.decompress_block(lengths_enc, lengths_buf, runs), runs, "RLE run lengths")
     if isinstance(values_enc, tuple):
-        start, step = values_enc
-        values = start + step * np.arange(runs, dtype=np.int64)
+        values = _ranged(values_enc, runs)
     else:
         values = _whole_ints(compression.decompress_block(values_enc, buf[8 : 8 + n_values], runs), runs, "RLE runs")
     if np.any(lengths < 0) or int(lengths.sum()) != n:
@@ -211,6 +248,8 @@ class CodedOffsetsPage(MiniBlockPage):
             offsets = _rle_offsets(code, bufs[0], n + 1)
             if np.any(np.diff(offsets) < 0):
                 raise CorruptFileError("RLE offsets decrease")
+        elif isinstance(code.deltas, tuple):  # deltas in a range: lengths start, start + step, ...
+            np.cumsum(_ranged(code.deltas, n), out=offsets[1:])
         elif code.deltas is not None:
             block = compression.decompress_block(code.deltas, bufs[0], n)
             if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):

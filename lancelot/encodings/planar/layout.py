@@ -35,7 +35,8 @@ _STRUCTURE, _VALUES = 1, 2
 _DENSE, _SPARSE = 1, 2
 _DENSE_LAYERS = 1
 _SPARSE_LAYER = 1  # repeated, outermost first
-_SPARSE_ITEM, _SPARSE_LIST = 1, 2  # a layer's kind
+_SPARSE_ITEM, _SPARSE_LIST, _SPARSE_FSL = 1, 2, 3  # a layer's kind
+_FSL_VALIDITY = 2  # of a fixed-size-list layer ({1: dimension, 2: validity})
 _LIST_VALIDITY = 5  # of a list layer
 _MEANING, _POSITIONS, _NUM_POSITIONS = 1, 2, 3  # of a validity set
 _VALID_POSITIONS = 2  # meaning: the positions listed are the valid ones
@@ -124,7 +125,7 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
         return sparse_planes(sparse, scalar)
     if _ZIPPED in values:
         return sparse_planes(sparse, None, _zipped(wire.message(values, _ZIPPED) or b"", [pb.REPDEF_ALL_VALID_ITEM]))
-    # chunked values of the valid items alone (their count comes from the structure)
+    # chunked values of the innermost layer's slots (their count comes from the structure)
     return sparse_planes(
         sparse, None, None, _chunked(wire.message(values, _CHUNKED) or b"", [pb.REPDEF_ALL_VALID_ITEM])
     )
@@ -231,6 +232,9 @@ def _outermost_all_null(raw: bytes) -> bool:
     elif _SPARSE_LIST in kinds:
         lst = wire.message(kinds, _SPARSE_LIST)
         validity = None if lst is None else wire.message(wire.fields(lst), _LIST_VALIDITY)
+    elif _SPARSE_FSL in kinds:  # (a fixed-size list of structs whose rows are all null)
+        fsl = wire.message(kinds, _SPARSE_FSL)
+        validity = None if fsl is None else wire.message(wire.fields(fsl), _FSL_VALIDITY)
     else:
         return False
     if validity is None:

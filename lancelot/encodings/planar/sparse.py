@@ -5,16 +5,18 @@ layer is a validity set: ``{1: meaning (1 = the positions are the null rows, 2 =
 valid rows), 2: the positions' CompressiveEncoding, 3: how many positions}``.
 Positions are page rows, ascending, in every layer.  pylance 14 codes them as
 
-* ``Constant`` without a value: no positions;
+* ``Constant`` without a value: no positions; with one (a u64): that one position;
 * case 14, a range ``{1: bits, 2: start, 3: step}``: ``start + step * i``;
 * case 15, a delta coding ``{1: bits, 2: base, 3: deltas}``: ``base`` then running sums of
-  ``count - 1`` deltas, which sit in the next page buffer (out-of-line bit-packed).
+  ``count - 1`` deltas, which sit in the next page buffer (out-of-line bit-packed);
+* a 2.1 encoding (Flat 64) of the positions themselves, in the next page buffer.
 
-lancelot reads sparse pages of item layers only (no lists) whose value plane is a
+lancelot reads sparse pages of item layers only (no lists; fixed-size-list layers of
+structs, whose slots are lists of ``dimension`` slots of the layer below) whose value plane is a
 constant scalar or no values; a page of this shape reads as levels with one nullable
-item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of one
-item layer may also hold zipped values: a full-zip plane of the valid rows' values only
-(their positions then need no page buffer; the page's buffers are the plane's).
+item layer per sparse layer (innermost first, as 2.1's layers).  A sparse page of item
+layers may also hold zipped values: a full-zip plane of the valid rows' values only, on
+the page's first buffers (positions needing a buffer come after them).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util import wire
 
 # a sparse layer's kinds, a validity set's fields and meanings
-_ITEM, _LIST = 1, 2
+_ITEM, _LIST, _FSL = 1, 2, 3
 _MEANING, _POSITIONS, _COUNT = 1, 2, 3
 NULL_POSITIONS, VALID_POSITIONS = 1, 2
 # CompressiveEncoding cases 2.3 adds, with their fields
@@ -52,10 +54,14 @@ class ValiditySet:
     meaning: int  # NULL_POSITIONS or VALID_POSITIONS
     positions: bytes  # a serialized CompressiveEncoding (with the 2.3 cases)
     count: int
+    #: a fixed-size-list layer's dimension (*SparseFixedSizeListLayer* {1: dimension, 2: validity}): its
+    #: slots are lists, each ``dimension`` slots of the layer below; 0 for an item layer
+    dimension: int = 0
 
     @property
     def needs_buffer(self) -> bool:
-        return DELTA in wire.fields(self.positions)
+        """Delta-coded positions and 2.1 encodings (e.g. Flat) sit in a page buffer; Constant and Range do not."""
+        return wire.needs_buffer(self.positions)
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ class SparsePlanes:
     layers: list[ValiditySet | ListLayer]
     scalar: bytes | None  # the constant value, None: no values (or zipped values)
     zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
-    chunked: pb.MiniBlockLayout | None = None  # the valid items' values, as a mini-block page of them
+    chunked: pb.MiniBlockLayout | None = None  # a value per innermost slot, as a mini-block page of them
 
 
 def parse(
@@ -92,8 +98,16 @@ def parse(
         if not isinstance(raw, bytes):
             raise CorruptFileError("a sparse planar layer is not a message")
         kinds = wire.fields(raw)
-        wire.only(kinds, {_ITEM, _LIST}, "sparse planar layer")
-        if _LIST in kinds:
+        wire.only(kinds, {_ITEM, _LIST, _FSL}, "sparse planar layer")
+        if _FSL in kinds:
+            f = wire.fields(wire.message(kinds, _FSL) or b"")
+            wire.only(f, {1, 2}, "sparse fixed-size-list layer")
+            dimension = wire.varint(f, 1)
+            if dimension <= 0:
+                raise CorruptFileError(f"sparse fixed-size-list layer of dimension {dimension}")
+            vs = _validity_set(wire.message(f, 2) or b"")
+            layers.append(ValiditySet(vs.meaning, vs.positions, vs.count, dimension))
+        elif _LIST in kinds:
             f = wire.fields(wire.message(kinds, _LIST) or b"")
             wire.only(f, {1, 2, 3, 4, 5}, "sparse list layer")
             validity = _validity_set(wire.message(f, 5) or b"")
@@ -109,12 +123,8 @@ def parse(
     if scalar is not None and not 1 <= len(scalar) <= 32:
         raise CorruptFileError("a planar constant scalar must hold 1..=32 bytes")
     if zipped is not None:
-        if len(layers) != 1 or not isinstance(layers[0], ValiditySet):
-            raise UnsupportedEncodingError("sparse planar pages of several layers with zipped values are not supported")
-        if layers[0].needs_buffer:
-            raise UnsupportedEncodingError(
-                "sparse planar pages with zipped values and buffered positions are not supported"
-            )
+        if not all(isinstance(layer, ValiditySet) and not layer.dimension for layer in layers):
+            raise UnsupportedEncodingError("sparse planar pages of list layers with zipped values are not supported")
         if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
             raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
     return SparsePlanes(layers, scalar, zipped, chunked)
@@ -131,44 +141,64 @@ def _validity_set(raw: bytes) -> ValiditySet:
 
 def positions(vs: ValiditySet, buffer: np.ndarray | None, num_rows: int) -> np.ndarray:
     """The page rows a validity set lists (int64, ascending, each < num_rows)."""
-    f = wire.fields(vs.positions)
-    n = vs.count
+    out = sequence(vs.positions, vs.count, buffer)
+    if len(out) and (int(out[0]) < 0 or int(out[-1]) >= num_rows or np.any(np.diff(out) <= 0)):
+        raise CorruptFileError(f"sparse positions are not ascending rows of a {num_rows}-row page")
+    return out
+
+
+def sequence(raw: bytes, n: int, buffer: np.ndarray | None) -> np.ndarray:
+    """``n`` integers (int64) coded by a sequence's CompressiveEncoding ``raw``: positions, or a list
+    layer's counts (which may repeat: a Delta of zero deltas)."""
+    f = wire.fields(raw)
     if len(f) != 1:
         raise CorruptFileError("sparse positions name no single encoding")
-    if CONSTANT in f:
-        if n:
-            raise UnsupportedEncodingError("constant sparse positions of a nonzero count are not supported")
-        out = np.zeros(0, dtype=np.int64)
+    if CONSTANT in f:  # no position, or (a Range needs two) one: the constant's u64
+        value = wire.message(wire.fields(wire.message(f, CONSTANT) or b""), 1)
+        if n != (value is not None) or (value is not None and len(value) != 8):
+            raise CorruptFileError(f"constant sparse positions: {n} positions, a value of {len(value or b'')} bytes")
+        out = np.array([int.from_bytes(value, "little")] if value is not None else [], dtype=np.int64)
     elif RANGE in f:
         r = wire.fields(wire.message(f, RANGE) or b"")
         wire.only(r, {_BITS, _START, _STEP}, "range positions")
         start, step = wire.varint(r, _START), wire.varint(r, _STEP)
-        if step <= 0 and n > 1:
-            raise CorruptFileError("range positions must step forward")
         out = start + step * np.arange(n, dtype=np.int64)
     elif DELTA in f:
         d = wire.fields(wire.message(f, DELTA) or b"")
         wire.only(d, {_BITS, _BASE, _DELTAS}, "delta positions")
-        if buffer is None:
+        deltas_raw = wire.message(d, _DELTAS) or b""
+        inline = wire.inline_sequence(deltas_raw)  # deltas in a range (pylance, small pages): no buffer
+        if buffer is None and inline is None:
             raise CorruptFileError("delta positions without their page buffer")
         out = np.zeros(n, dtype=np.int64)
         if n:
             out[0] = wire.varint(d, _BASE)
-            if n > 1:
-                raw = wire.message(d, _DELTAS) or b""
-                wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, "delta positions")
+            if n > 1 and inline is not None:
+                np.cumsum(inline[0] + inline[1] * np.arange(n - 1, dtype=np.int64), out=out[1:])
+                out[1:] += out[0]
+            elif n > 1:
+                assert buffer is not None
+                wire.check_known(deltas_raw, pb.CompressiveEncoding.DESCRIPTOR, "delta positions")
                 enc = pb.CompressiveEncoding()
-                enc.ParseFromString(raw)
+                enc.ParseFromString(deltas_raw)
                 block = compression.decompress_block(enc, buffer, n - 1)
                 if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
                     raise CorruptFileError("delta positions: the deltas are not whole fixed-width integers")
                 deltas = block.as_dtype(f"<u{block.bits_per_value // 8}")[: n - 1].astype(np.int64)
                 np.cumsum(deltas, out=out[1:])
                 out[1:] += out[0]
-    else:
-        raise UnsupportedEncodingError(f"sparse positions coded as case {sorted(f)} are not supported")
-    if len(out) and (int(out[0]) < 0 or int(out[-1]) >= num_rows or np.any(np.diff(out) <= 0)):
-        raise CorruptFileError(f"sparse positions are not ascending rows of a {num_rows}-row page")
+    else:  # a 2.1 encoding in a page buffer (pylance writes Flat 64 positions)
+        wire.check_known(raw, pb.CompressiveEncoding.DESCRIPTOR, "sparse positions")
+        enc = pb.CompressiveEncoding()
+        enc.ParseFromString(raw)
+        if buffer is None:
+            raise CorruptFileError("sparse positions without their page buffer")
+        out = np.zeros(0, dtype=np.int64)
+        if n:
+            flat = compression.decompress_block(enc, buffer, n)
+            if not isinstance(flat, FixedWidthBlock) or flat.bits_per_value not in (8, 16, 32, 64):
+                raise CorruptFileError("sparse positions are not whole fixed-width integers")
+            out = flat.as_dtype(f"<u{flat.bits_per_value // 8}")[:n].astype(np.int64)
     return out
 
 
@@ -229,7 +259,9 @@ class SparsePage(PageReader):
         if not self.buffers and not inner:
             self.load_search([])
             return []
-        return [self.info.buffer(i) for i in range(len(self.buffers))] + inner
+        # the positions' buffers are the page's first, or, under a zipped plane, its last (after the plane's)
+        first = self.info.num_buffers - len(self.buffers) if self.inner is not None else 0
+        return [self.info.buffer(first + i) for i in range(len(self.buffers))] + inner
 
     def load_search(self, bufs: list[memoryview]) -> None:
         k = self._inner_ranges
@@ -245,18 +277,23 @@ class SparsePage(PageReader):
         buffer_of = {layer: as_u8(b) for layer, b in zip(self.buffers, bufs)}  # in layer order, outermost first
         dfn = np.zeros(n, dtype=np.uint16)
         depth = len(self.planes.layers)
+        group = 1  # page rows per slot of the layer: the dimensions of the fixed-size lists at or below it
         # innermost first, so that a row null at an outer layer takes the outer (higher) level
         for i in reversed(range(depth)):
             vs = self.layers[i]
-            pos = positions(vs, buffer_of.get(i), n)
+            group *= vs.dimension or 1
+            if n % group:
+                raise CorruptFileError(f"{n} page rows are not whole fixed-size lists of {group}")
+            slots = n // group
+            pos = positions(vs, buffer_of.get(i), slots)
             level = depth - i
             if vs.meaning == VALID_POSITIONS:
-                null = np.ones(n, dtype=bool)
+                null = np.ones(slots, dtype=bool)
                 null[pos] = False
             else:
-                null = np.zeros(n, dtype=bool)
+                null = np.zeros(slots, dtype=bool)
                 null[pos] = True
-            dfn[null] = level
+            dfn[np.repeat(null, group) if group > 1 else null] = level
         if self.inner is not None:
             valid = dfn == 0
             if int(valid.sum()) != self.inner.info.num_rows:

@@ -36,12 +36,13 @@ from lancelot.encodings.planar.sparse import (
     SparsePlanes,
     ValiditySet,
     positions,
+    sequence,
 )
 from lancelot.encodings.structural.leaf import leaf_value_type, scalar_from_bytes
 from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, select_rows
 from lancelot.encodings.structural.repdef import LevelMeaning
-from lancelot.errors import CorruptFileError, LanceError
+from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util import wire
 
@@ -53,13 +54,12 @@ def sparse_reader(info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, l
     return SparsePage(info, cache, planes, leaf_type)
 
 
-#: CompressiveEncoding.dictionary
-DICTIONARY = 7
+#: CompressiveEncoding.dictionary, .rle
+DICTIONARY, RLE = 7, 8
 
 
 def _needs_buffer(enc: bytes) -> bool:
-    f = wire.fields(enc)
-    return not ({CONSTANT, RANGE} & set(f)) or DELTA in f
+    return wire.needs_buffer(enc)
 
 
 def _sequences(layer: ValiditySet | ListLayer) -> list[bytes]:
@@ -81,9 +81,13 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
             return np.zeros(0, dtype=np.int64)
         return np.full(count, int.from_bytes(value, "little"), dtype=np.int64)
     if RANGE in f or DELTA in f:
-        return positions(ValiditySet(NULL_POSITIONS, enc_raw, count), buffer, 1 << 62)
+        return sequence(enc_raw, count, buffer)
     if DICTIONARY in f and len(f) == 1:
         return _dictionary(wire.message(f, DICTIONARY) or b"", count, buffer, what)
+    if RLE in f and len(f) == 1:
+        ranged = _ranged_runs(wire.message(f, RLE) or b"", count, buffer, what)
+        if ranged is not None:
+            return ranged
     wire.check_known(enc_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
     enc = pb.CompressiveEncoding()
     enc.ParseFromString(enc_raw)
@@ -95,6 +99,33 @@ def _ints(enc_raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> n
     if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
         raise CorruptFileError(f"{what} are not whole fixed-width integers")
     return block.as_dtype(f"<u{block.bits_per_value // 8}")[:count].astype(np.int64)
+
+
+def _ranged_runs(raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> np.ndarray | None:
+    """RLE whose run values are a range (pylance codes list counts so): in the buffer a u64 byte count
+    of the run values (0), then the run lengths; None for other RLE (2.1's, decoded as such)."""
+    r = wire.fields(raw)
+    inline = wire.inline_sequence(wire.message(r, 1) or b"")
+    if inline is None:
+        return None
+    lengths_enc = pb.CompressiveEncoding()
+    lengths_raw = wire.message(r, 2) or b""
+    wire.check_known(lengths_raw, pb.CompressiveEncoding.DESCRIPTOR, what)
+    lengths_enc.ParseFromString(lengths_raw)
+    bits = int(lengths_enc.flat.bits_per_value) if lengths_enc.WhichOneof("compression") == "flat" else 0
+    if bits not in (8, 16, 32, 64):
+        raise UnsupportedEncodingError(f"{what}: RLE of ranged values whose run lengths are not flat integers")
+    if buffer is None or len(buffer) < 8:
+        raise CorruptFileError(f"{what}: RLE without its page buffer")
+    start = 8 + int(np.frombuffer(bytes(buffer[:8]), dtype="<u8")[0])
+    if start > len(buffer):
+        raise CorruptFileError(f"{what}: RLE run values past their buffer")
+    lengths = np.frombuffer(bytes(buffer[start:]), dtype=f"<u{bits // 8}").astype(np.int64)
+    if int(lengths.sum()) < count:
+        raise CorruptFileError(f"{what}: runs of {int(lengths.sum())} values, {count} needed")
+    values = inline[0] + inline[1] * np.arange(len(lengths), dtype=np.int64)
+    out: np.ndarray = np.repeat(values, lengths)[:count]
+    return out
 
 
 def _dictionary(raw: bytes, count: int, buffer: np.ndarray | None, what: str) -> np.ndarray:
@@ -180,13 +211,16 @@ def build_levels(
 
 class SparseListPage(PageReader):
     """Reads rows of a sparse planar page with list layers (constant or no values), or with chunked
-    values: a mini-block plane of the valid items' values alone, whose buffers come first (chunk
+    values: a mini-block plane of one value per slot of the innermost layer (null items filled),
+    whose buffers come first (chunk
     metadata, chunks, dictionary), before the structure's."""
 
     def __init__(self, info: PageInfo, cache: dict[Any, Any], planes: SparsePlanes, leaf_type: pa.DataType) -> None:
         super().__init__(info, cache)
         if planes.zipped is not None:
             raise CorruptFileError("zipped values under sparse list layers")
+        if any(isinstance(layer, ValiditySet) and layer.dimension for layer in planes.layers):
+            raise UnsupportedEncodingError("sparse fixed-size-list layers beside list layers are not supported")
         self.planes = planes
         self.leaf_type = leaf_type
         kinds = [
@@ -241,16 +275,16 @@ class SparseListPage(PageReader):
         visible = int((dfn <= self.meaning.max_visible).sum())
         inner = None
         if self.planes.chunked is not None:
-            # one value per valid item: the span's values are the item's place in the plane (null:
-            # a null item), swapped for the plane's values when rows are decoded
+            # one value per slot of the innermost layer (null items too: pylance 14 fills them, e.g.
+            # with a dictionary entry): the span's values are the item's place in the plane (null: a
+            # null item), swapped for the plane's values when rows are decoded
             valid = dfn[dfn <= self.meaning.max_visible] == 0
-            count = int(valid.sum())
-            at = np.cumsum(valid) - 1
-            values = pa.array(at, mask=~valid)
+            count = len(valid)
+            values = pa.array(np.arange(count, dtype=np.int64), mask=~valid)
             inner = self._inner(count)
             inner.load_search(list(bufs[:k]))
             if int(inner.table.items.sum()) != count:
-                raise CorruptFileError(f"{count} valid items but {int(inner.table.items.sum())} chunked values")
+                raise CorruptFileError(f"{count} item slots but {int(inner.table.items.sum())} chunked values")
         elif self.planes.scalar is None:
             if int((dfn == 0).sum()):
                 raise CorruptFileError("a sparse page without values has valid items")
@@ -263,7 +297,7 @@ class SparseListPage(PageReader):
         self.cache[self.cache_key] = (PageLevels(self.meaning, rep, dfn, n, values), inner)
 
     def _inner(self, count: int) -> MiniBlockPage:
-        """A mini-block page of the ``count`` valid items' values on the page's first buffers."""
+        """A mini-block page of the ``count`` item slots' values on the page's first buffers."""
         assert self.planes.chunked is not None
         layout = pb.MiniBlockLayout()
         layout.CopyFrom(self.planes.chunked)

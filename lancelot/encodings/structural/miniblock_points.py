@@ -40,6 +40,7 @@ from lancelot.encodings.compression.points import (
     store_le,
 )
 from lancelot.encodings.compression.rle import _widths as rle_widths
+from lancelot.encodings.compression.rle import flat_values as rle_flat_values
 from lancelot.encodings.compression.rle_kernel import rle_block_layout, rle_fits, rle_point
 from lancelot.encodings.compression.segments import gather, readonly
 from lancelot.encodings.compression.variable import offset_bits
@@ -236,7 +237,7 @@ class PointReader:
                 def_t, def_w = _out_of_line_bits(d.out_of_line_bitpacking)
             elif kind == "flat" and check_flat(d.flat) in (8, 16):
                 def_kind, def_t = DEF_FLAT, int(d.flat.bits_per_value)
-            elif kind == "rle":
+            elif kind == "rle" and rle_flat_values(d.rle):
                 bits, len_bits = rle_widths(d.rle)
                 if bits not in (8, 16) or len_bits % 8 or not 0 < len_bits <= 64:
                     return None
@@ -267,7 +268,7 @@ class PointReader:
             vkind, vparam = INLINE, _inline_bits(enc.inline_bitpacking)
         elif kind == "variable":
             vkind, vparam = VARIABLE, offset_bits(enc.variable) // 8
-        elif kind == "rle":
+        elif kind == "rle" and rle_flat_values(enc.rle):
             bits, len_bits = rle_widths(enc.rle)
             vkind, vparam, vparam2 = RLE, bits // 8, len_bits // 8
         else:

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf.message import Message
 
 from lancelot.encodings.column_pages import ColumnPages
 from lancelot.encodings.paging import BLOB_DESCRIPTION_BYTES, gather_bytes, page_count
+from lancelot.encodings.planar.write_page import encode_planar_page
 from lancelot.encodings.strategy import EncodingOptions, WriteSettings, options_for
 from lancelot.encodings.structural.write_blob import blob_relative, check_blob_type, encode_blob
 from lancelot.encodings.structural.write_constant import constant_value, encode_all_null, encode_constant
@@ -64,7 +66,7 @@ FULL_ZIP_MIN_BYTES = 256
 PAGE_ROW_ALIGN = 1024
 #: one encoded page, as the page worker carries it from encode to commit: its row count, layout and buffers
 #: (not the shred: a page waiting for the pages before it holds only its encoded bytes)
-EncodedShred = tuple[int, tuple[pb21.PageLayout, list[np.ndarray]]]
+EncodedShred = tuple[int, tuple[Message, list[np.ndarray]]]
 
 
 def _check_leaf_type(path: LeafPath, version: FileVersion, opts: EncodingOptions) -> str | None:
@@ -274,48 +276,71 @@ class LeafColumnWriter(ColumnPages):
         else:
             commit(encode())
 
-    def _encode(self, s: Shred, page: int) -> tuple[pb21.PageLayout, list[np.ndarray]]:
-        """The layout and buffers of one page (thread-safe: reads only the writer's settings)."""
+    def _encode(self, s: Shred, page: int) -> tuple[Message, list[np.ndarray]]:
+        """The layout and buffers of one page (thread-safe: reads only the writer's settings); at 2.3 the
+        page's packed PlanarLayout encoding (encodings/planar/write_page.py) over the same machinery."""
         levels = page_levels(self.path, s.rep, s.defc)
-        values = s.values
         try:
-            large_chunks = self.version.large_chunks
-            opts = self.opts
-            constant = None
-            if self.version.constant_values and not (self.dictionary or opts.blob) and opts.structural_encoding is None:
-                constant = constant_value(values)
-            if self.packed == "empty":
-                return encode_empty_struct(levels, self.path.leaf.name)
-            if opts.blob:
-                return encode_blob(values, levels, large_chunks, self.blob_bases)
-            if values.null_count == len(values):
-                return encode_all_null(levels, self.version)
-            if fsl_of_variable(storage(values).type):
-                raise UnsupportedTypeError(
-                    f"{values.type} with non-null values is not writable (pylance 14 writes "
-                    "fixed-size lists of strings/binary only when all null)"
+            if self.version.planar:
+                if self.opts.blob:  # (pylance 14 refuses them too: "Lance 2.3 does not write Blob v1 pages")
+                    raise UnsupportedTypeError(f"blob column {self.path.leaf.name!r} is not writable at 2.3")
+                return encode_planar_page(
+                    s.values,
+                    levels,
+                    s.num_rows,
+                    lambda: self._layout(s.values, levels, constants=False),
+                    constants=not self.dictionary and self.packed is None and self.opts.structural_encoding is None,
+                    fsl_dims=[st.size if st.kind == "fsl" else 0 for st in self.path.steps],
+                    opts=self.opts if self.packed is None and self.opts.structural_encoding is None else None,
                 )
-            if constant is not None:
-                return encode_constant(levels, *constant)
-            if self.packed is not None:
-                check_packed_children(values)
-                if self.packed == "variable":
-                    return encode_full_zip(values, levels, opts)
-                return encode_miniblock(values, levels, large_chunks, False, opts)
-            if self.dictionary:
-                return encode_miniblock(values, levels, large_chunks, True, opts)
-            if opts.structural_encoding == "fullzip" or (
-                opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES
-            ):
-                return encode_full_zip(values, levels, opts)
-            try:
-                return encode_miniblock(values, levels, large_chunks, False, opts)
-            except ChunkTooLarge:  # levels or values that no chunk can hold: full-zip takes any
-                return encode_full_zip(values, levels, opts)
+            return self._layout(s.values, levels)
         except LanceError as e:
             raise e.at(column=self.index, page=page) from None
 
-    def _commit(self, num_rows: int, encoded: tuple[pb21.PageLayout, list[np.ndarray]]) -> None:
+    def _layout(
+        self, values: pa.Array, levels: PageLevels, constants: bool = True
+    ) -> tuple[pb21.PageLayout, list[np.ndarray]]:
+        """The 2.1/2.2 layout and buffers of one page (``constants``: False for no constant or all-null page)."""
+        large_chunks = self.version.large_chunks
+        opts = self.opts
+        constant = None
+        if (
+            constants
+            and self.version.constant_values
+            and not (self.dictionary or opts.blob)
+            and opts.structural_encoding is None
+        ):
+            constant = constant_value(values)
+        if self.packed == "empty":
+            return encode_empty_struct(levels, self.path.leaf.name)
+        if opts.blob:
+            return encode_blob(values, levels, large_chunks, self.blob_bases)
+        if constants and values.null_count == len(values):
+            return encode_all_null(levels, self.version)
+        if fsl_of_variable(storage(values).type):
+            raise UnsupportedTypeError(
+                f"{values.type} with non-null values is not writable (pylance 14 writes "
+                "fixed-size lists of strings/binary only when all null)"
+            )
+        if constant is not None:
+            return encode_constant(levels, *constant)
+        if self.packed is not None:
+            check_packed_children(values)
+            if self.packed == "variable":
+                return encode_full_zip(values, levels, opts)
+            return encode_miniblock(values, levels, large_chunks, False, opts)
+        if self.dictionary:
+            return encode_miniblock(values, levels, large_chunks, True, opts)
+        if opts.structural_encoding == "fullzip" or (
+            opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES
+        ):
+            return encode_full_zip(values, levels, opts)
+        try:
+            return encode_miniblock(values, levels, large_chunks, False, opts)
+        except ChunkTooLarge:  # levels or values that no chunk can hold: full-zip takes any
+            return encode_full_zip(values, levels, opts)
+
+    def _commit(self, num_rows: int, encoded: tuple[Message, list[np.ndarray]]) -> None:
         """Write the page's buffers and record it (in page order)."""
         layout, buffers = encoded
         self.write_page(layout, buffers, num_rows)

@@ -25,12 +25,16 @@ Levels are u16 values bit-packed out of line with the page's widest level
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.compression.bitpacking import compress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import FixedWidthBlock
 from lancelot.encodings.compression.scatter import copy_slices
+from lancelot.encodings.planar.chunk_sizes import FLAT_KINDS, flat_chunk_items
+from lancelot.encodings.planar.write_levels import rle_levels
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, MiniBlockValues, plan_miniblock
@@ -111,6 +115,16 @@ def _plan_chunks(
     return np.concatenate(firsts), np.concatenate(counts)
 
 
+def _many_levels(lev: np.ndarray, chunks: tuple[np.ndarray, np.ndarray], max_items: int) -> bool:
+    """Whether a chunk cut by its values alone holds more than twice ``max_items`` levels (many null or
+    empty lists): such a page is cut counting its levels (a chunk's level count is a u16)."""
+    firsts, counts = chunks
+    if not len(firsts):
+        return False
+    ends = np.append(lev[(firsts + counts)[:-1]], lev[-1]) if len(lev) else np.zeros(0, np.int64)
+    return bool((ends - lev[firsts] > 2 * max_items).any())
+
+
 def _rep_index(
     rep: np.ndarray, max_rep: int, lev: np.ndarray | None, chunks: tuple[np.ndarray, np.ndarray]
 ) -> np.ndarray:
@@ -143,6 +157,21 @@ def _pack_levels(levels: np.ndarray, width: int) -> np.ndarray:
     return compress_out_of_line_bitpacking(block, width)[1][0]
 
 
+def _level_codec(
+    levels: np.ndarray | None, planar: bool
+) -> tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None:
+    """How a page's rep or def levels are coded: bit-packed at the page's width, or at 2.3 RLE where it
+    is smaller (encodings/planar/write_levels.py)."""
+    if levels is None:
+        return None
+    width = int(levels.max()).bit_length() if len(levels) else 0
+    if planar:
+        rle = rle_levels(levels, width)
+        if rle is not None:
+            return rle
+    return _levels_encoding(width), lambda chunk: _pack_levels(chunk, width)
+
+
 def _as_bytes(b: np.ndarray) -> np.ndarray:
     return b if b.dtype == np.uint8 and b.ndim == 1 else np.ascontiguousarray(b).reshape(-1).view(np.uint8)
 
@@ -154,13 +183,13 @@ def _chunk_pieces(
     chunks: tuple[np.ndarray, np.ndarray],
     per_chunk: int,
     n_levels: np.ndarray,
+    rep_codec: tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None = None,
+    def_codec: tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None = None,
 ) -> tuple[pb.CompressiveEncoding | None, np.ndarray, np.ndarray]:
     """(encoding, the pieces' bytes one after another, their sizes per chunk) of every chunk made one at a time:
     the packed levels, then the value buffers; ``n_levels`` gets each chunk's level count."""
     rep, defs = levels.rep, levels.defs
     total_levels = len(rep) if rep is not None else (len(defs) if defs is not None else 0)
-    rep_width = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
-    def_width = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
     n_chunks = len(chunks[0])
     value_encoding = None
     pieces: list[np.ndarray] = []
@@ -171,10 +200,10 @@ def _chunk_pieces(
         if lev is not None:
             ls = int(lev[a])
             le = int(lev[a + count]) if k < n_chunks - 1 else total_levels
-            if rep is not None:
-                pieces.append(_pack_levels(rep[ls:le], rep_width))
-            if defs is not None:
-                pieces.append(_pack_levels(defs[ls:le], def_width))
+            if rep is not None and rep_codec is not None:
+                pieces.append(rep_codec[1](rep[ls:le]))
+            if defs is not None and def_codec is not None:
+                pieces.append(def_codec[1](defs[ls:le]))
             n_levels[k] = le - ls
         pieces.extend(bufs)
     pieces = [_as_bytes(b) for b in pieces]
@@ -196,15 +225,20 @@ def encode_miniblock(
     streams = int(rep is not None) + int(defs is not None)
     lev = _level_bounds(levels, num_items)
     word = 4 if large_chunks else 2
-    rep_width = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
-    def_width = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
+    rep_codec = _level_codec(rep, opts.version.planar)
+    def_codec = _level_codec(defs, opts.version.planar)
     plan = plan_miniblock(values, force_dictionary, opts)
     probe_enc, probe_bufs = plan.chunk(0, min(num_items, 1))
     num_buffers = len(probe_bufs)
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
     costs = plan.costs() if callable(plan.costs) else plan.costs
-    chunks = _plan_chunks(costs, lev, streams, header, plan.max_chunk_items, plan.chunk_target)
+    max_items, target = plan.max_chunk_items, plan.chunk_target
+    if opts.version.planar and num_items and probe_enc.WhichOneof("compression") in FLAT_KINDS:
+        max_items, target = flat_chunk_items(int(costs[-1]) / num_items, max_items), CHUNK_LIMIT
+    chunks = _plan_chunks(costs, None if not plan.level_costs else lev, streams, header, max_items, target)
+    if not plan.level_costs and lev is not None and _many_levels(lev, chunks, max_items):
+        chunks = _plan_chunks(costs, lev, streams, header, max_items, target)
     firsts, counts = chunks
     n_chunks = len(firsts)
     per_chunk = streams + num_buffers
@@ -218,7 +252,7 @@ def encode_miniblock(
         lens = np.diff(bounds).reshape(n_chunks, 1)
         src = bounds[:-1]
     else:  # every chunk's buffers (levels first), then one layout pass
-        value_encoding, data, lens = _chunk_pieces(plan, levels, lev, chunks, per_chunk, n_levels)
+        value_encoding, data, lens = _chunk_pieces(plan, levels, lev, chunks, per_chunk, n_levels, rep_codec, def_codec)
         src = np.zeros(lens.size, np.int64)
         np.cumsum(lens.reshape(-1)[:-1], out=src[1:])
     if n_levels.max(initial=0) > 0xFFFF:
@@ -257,10 +291,10 @@ def encode_miniblock(
         layout.dictionary.CopyFrom(plan.dictionary)
         layout.num_dictionary_items = plan.num_dictionary_items
         buffers.append(plan.dictionary_buffer)
-    if rep is not None:
-        layout.rep_compression.CopyFrom(_levels_encoding(rep_width))
+    if rep is not None and rep_codec is not None:
+        layout.rep_compression.CopyFrom(rep_codec[0])
         layout.repetition_index_depth = 1
         buffers.append(_rep_index(rep, levels.max_rep, lev, chunks).view(np.uint8))
-    if defs is not None:
-        layout.def_compression.CopyFrom(_levels_encoding(def_width))
+    if defs is not None and def_codec is not None:
+        layout.def_compression.CopyFrom(def_codec[0])
     return pb.PageLayout(mini_block_layout=layout), buffers

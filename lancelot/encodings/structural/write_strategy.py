@@ -56,6 +56,8 @@ from lancelot.encodings.compression.variable import (
     variable_encoding,
 )
 from lancelot.encodings.compression.write_dictionary import dictionary_encode
+from lancelot.encodings.planar.chunk_sizes import STRING_CHUNK_BYTES as PLANAR_CHUNK_TARGET
+from lancelot.encodings.planar.write_offsets import delta_offsets_chunks
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.write_profile import apply_profile, general_bulk, with_general
@@ -122,6 +124,7 @@ class MiniBlockValues:
     chunk_target: int = CHUNK_TARGET  # chunks are cut to stay under this many bytes (before General compression)
     flat: MiniBlockValues | None = None  # the values as Flat, for a profile to wrap instead (pages of other techniques)
     runs: bool = False  # Rle values: a take finds its row by searching runs (see write_profile.apply_profile)
+    level_costs: bool = True  # False: chunks are cut by their values alone when the page has no lists (2.3 strings)
 
 
 def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compressed]) -> ChunkEncoder:
@@ -352,6 +355,8 @@ def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: Encodin
             candidates.append(compress_out_of_line_bitpacking(items))
     plain_enc, (plain,) = candidates[0]
     scheme = opts.dict_values_compression
+    if scheme is None and opts.version.planar:
+        scheme = "lz4"  # pylance 14 compresses every 2.3 page dictionary (lz4 unless asked otherwise)
     if scheme != "none" and (scheme is not None or opts.version.compressed_dictionaries):
         level = opts.dict_values_compression_level if scheme == "zstd" else None
         compression = buffer_compression(scheme or "lz4", level)
@@ -552,6 +557,11 @@ def _variable_page(values: pa.Array, opts: EncodingOptions) -> MiniBlockValues:
         return variable_encoding(bits), *compress_variable_chunks(block, items, bits)
 
     costs = value_costs(values)
+    if opts.version.planar and not opts.general:  # 2.3: delta-coded offsets (encodings/planar/write_offsets.py)
+        coded, costs = delta_offsets_chunks(block, bits)
+        return MiniBlockValues(
+            costs, MAX_CHUNK_ITEMS, coded, int(costs[-1]), chunk_target=PLANAR_CHUNK_TARGET, level_costs=False
+        )
     if opts.general:
         compression = _general_compression(opts)
         return MiniBlockValues(
