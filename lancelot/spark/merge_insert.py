@@ -50,6 +50,7 @@ from lancelot.spark.jobs import (
     open_dataset,
     record_files,
 )
+from lancelot.spark.merge_lookup import LOOKUP_LIMIT, LookupResult, as_matches, deletions, lookup_task, summary
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -351,13 +352,6 @@ def merge_insert(
         )
         n = max(1, len(frag_ids))
         target = spark.range(0, len(frag_ids), 1, n).mapInArrow(scan, key_schema)
-        if collected is not None and len(collected) <= BROADCAST_LIMIT:
-            target = F.broadcast(target)  # at most as many rows as source keys: no shuffle of the source
-        how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None
-        how = how or ("right_outer" if when_not_matched_insert_all else "inner")
-        joined = target.join(df.withColumn(_SRC, F.lit(True)), on=keys, how=how)
-        parts = int(num_partitions or max(2, n))
-        part = F.when(F.col(_FRAG).isNull(), F.lit(-1) - F.pmod(F.hash(*keys), F.lit(parts))).otherwise(F.col(_FRAG))
         plan = _MergePlan(
             cur.uri,
             cur.version,
@@ -372,6 +366,17 @@ def merge_insert(
             collected,
         )
         all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
+        if collected is not None and len(collected) <= LOOKUP_LIMIT:
+            matches = target.toArrow()
+            if matches.num_rows <= LOOKUP_LIMIT:
+                return _merge_by_lookup(cur, df, plan, as_matches(matches, cur.schema, keys), all_fields)
+        if collected is not None and len(collected) <= BROADCAST_LIMIT:
+            target = F.broadcast(target)  # at most as many rows as source keys: no shuffle of the source
+        how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None
+        how = how or ("right_outer" if when_not_matched_insert_all else "inner")
+        joined = target.join(df.withColumn(_SRC, F.lit(True)), on=keys, how=how)
+        parts = int(num_partitions or max(2, n))
+        part = F.when(F.col(_FRAG).isNull(), F.lit(-1) - F.pmod(F.hash(*keys), F.lit(parts))).otherwise(F.col(_FRAG))
         with Job(cur, storage_options) as job:
             out = (
                 joined.withColumn(_PART, part)
@@ -379,19 +384,7 @@ def merge_insert(
                 .mapInArrow(functools.partial(_merge_task, plan, job.ref), "payload binary")
             )
             results = [pickle.loads(r["payload"]) for r in out.collect()]
-            changed = [key for kind, key in results if kind == "changed"]
-            if changed:  # leaving the job deletes the files the other tasks wrote
-                raise ChangeInputError(
-                    f"dataset {cur.uri!r}: merge_insert source returned a key ({changed[0]}) it did not return when "
-                    "its keys were collected (a non-deterministic DataFrame: cache or checkpoint it); nothing "
-                    "was committed"
-                )
-            failed = [key for kind, key in results if isinstance(kind, str)]
-            if failed:  # the tasks that found a match wrote nothing; leaving the job deletes the others' files
-                raise MergeInsertError(
-                    f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
-                    "(when_matched_fail); nothing was committed"
-                )
+            _refused(cur, results)
             changes = [c for c, _ in results]
             job.files.update(f for c in changes for f in c.files)
             counts = {
@@ -401,6 +394,43 @@ def merge_insert(
 
     _, counts = on_latest(uri, storage_options, conflict_retries, attempt, retry_timeout)
     return counts
+
+
+def _refused(cur: LanceDataset, results: list[Any]) -> None:
+    """Raise for a task that wrote nothing: a source that changed, or a match under ``when_matched_fail``
+    (leaving the job deletes the files the other tasks wrote)."""
+    changed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "changed"]
+    if changed:
+        raise ChangeInputError(
+            f"dataset {cur.uri!r}: merge_insert source returned a key ({changed[0]}) it did not return when "
+            "its keys were collected (a non-deterministic DataFrame: cache or checkpoint it); nothing "
+            "was committed"
+        )
+    failed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "fail"]
+    if failed:
+        raise MergeInsertError(
+            f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
+            "(when_matched_fail); nothing was committed"
+        )
+
+
+def _merge_by_lookup(
+    cur: LanceDataset, df: Any, plan: _MergePlan, matches: pa.Table, all_fields: list[int]
+) -> tuple[int, dict[str, int]]:
+    """One task per partition of the source, joined in Arrow with the collected matches
+    (merge_lookup.py); the driver writes the deletion files and commits one Update."""
+    with Job(cur, plan.storage_options) as job:
+        body = functools.partial(lookup_task, plan, job.ref, matches)
+        results = [pickle.loads(r["payload"]) for r in df.mapInArrow(body, "payload binary").collect()]
+        _refused(cur, results)
+        done = [r for r in results if isinstance(r, LookupResult)]
+        job.files.update(f for r in done for f in r.files)
+        changes = deletions(cur, job.ref, done, plan.matched in ("update", "delete")) + [summary(r) for r in done]
+        job.files.update(f for c in changes for f in c.files)
+        counts = {
+            k: sum(r.counts[k] for r in done) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+        }
+        return job.commit(lambda: commit_update(cur, changes, all_fields)), counts
 
 
 def _source_keys(df: Any, field: pa.Field) -> pa.Array | None:
