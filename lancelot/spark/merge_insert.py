@@ -6,6 +6,13 @@ a null key matches nothing); the joined rows are repartitioned by target fragmen
 holds every matched row of its fragments: it writes their deletion file and the new rows'
 data files (updated rows first, keeping their stable row ids; then inserted rows).  The driver
 commits one Update transaction, as the library's ``merge_insert`` writes it.
+
+Unless target rows no source row matches are deleted (which needs every target row), the
+source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
+scan keeps only the target rows whose first key is among them: the join then holds the source
+and its matches, not the whole target (a broadcast join when that is small).  The source is
+evaluated twice (its keys, then its rows); a merge task finding a row to insert whose key was not
+collected (a source that changed in between) fails the call, committing nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from lancelot.spark.jobs import (
     open_dataset,
     record_files,
 )
+from lancelot.spark.merge_lookup import LOOKUP_LIMIT, LookupResult, as_matches, deletions, lookup_task, summary
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -56,6 +64,10 @@ _FRAG = "_lancelot_fragment"
 _POS = "_lancelot_position"
 _SRC = "_lancelot_source"
 _PART = "_lancelot_partition"
+#: the most source keys collected on the driver to prune the target's key scan (more: no pruning)
+KEY_FILTER_LIMIT = 4_000_000
+#: the most matched target rows broadcast to the join (the source side is then not shuffled)
+BROADCAST_LIMIT = 1_000_000
 
 
 def _target_keys(
@@ -65,10 +77,12 @@ def _target_keys(
     on: list[str],
     fragment_ids: list[int],
     out: pa.Schema,
+    only: pa.Array | None,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """A task of the target's key scan: the key columns of its fragments' live rows, with each
-    row's fragment id and physical position (its row address)."""
+    """A task of the target's key scan: the key columns of its fragments' live rows (those whose
+    first key is in ``only``, if given), with each row's fragment id and physical position (its
+    row address)."""
     from lancelot.spark.types import to_spark_batch
 
     ds = open_dataset(uri, version, storage_options)
@@ -79,6 +93,11 @@ def _target_keys(
             if not len(live):
                 continue
             t = frag._read_physical(on, 0, frag.physical_rows)
+            if only is not None:
+                hit = pc.is_in(t.column(on[0]), value_set=only).to_numpy(zero_copy_only=False)
+                live = live[hit[live]]
+                if not len(live):
+                    continue
             if len(live) != frag.physical_rows:
                 t = t.take(pa.array(live))
             t = t.append_column(_FRAG, pa.array(np.full(len(live), frag.fragment_id, np.int64)))
@@ -100,6 +119,7 @@ class _MergePlan:
     insert: bool
     by_source: bool
     by_source_filter: str | None
+    collected: pa.Array | None = None  # the source's first keys the key scan kept (None: no pruning)
 
 
 def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
@@ -141,6 +161,13 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
             if len(hit):
                 key = {k: t.column(k)[int(hit[0])].as_py() for k in plan.on}
                 yield _payload(("fail", key))
+                return
+        if plan.collected is not None and plan.insert:
+            first = t.column(plan.on[0]).filter(pa.array(~has_frag & has_src))
+            new_key = pc.invert(pc.is_in(first, value_set=plan.collected))
+            stray = pc.filter(first, pc.fill_null(new_key, False))
+            if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
+                yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
         ds = open_dataset(plan.uri, plan.version, plan.storage_options)
         frag_col = pc.fill_null(t.column(_FRAG), -1).to_numpy()
@@ -312,16 +339,19 @@ def merge_insert(
         key_schema = spark_schema(pa.schema([cur.schema.field(k) for k in keys]))
         for extra in (_FRAG, _POS):
             key_schema = key_schema.add(extra, "long", False)
+        collected = None if by_source else _source_keys(df, cur.schema.field(keys[0]))
         scan = functools.partial(
-            _target_keys, cur.uri, cur.version, storage_options, keys, frag_ids, spark_arrow_schema(key_schema)
+            _target_keys,
+            cur.uri,
+            cur.version,
+            storage_options,
+            keys,
+            frag_ids,
+            spark_arrow_schema(key_schema),
+            collected,
         )
         n = max(1, len(frag_ids))
         target = spark.range(0, len(frag_ids), 1, n).mapInArrow(scan, key_schema)
-        how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None
-        how = how or ("right_outer" if when_not_matched_insert_all else "inner")
-        joined = target.join(df.withColumn(_SRC, F.lit(True)), on=keys, how=how)
-        parts = int(num_partitions or max(2, n))
-        part = F.when(F.col(_FRAG).isNull(), F.lit(-1) - F.pmod(F.hash(*keys), F.lit(parts))).otherwise(F.col(_FRAG))
         plan = _MergePlan(
             cur.uri,
             cur.version,
@@ -333,8 +363,20 @@ def merge_insert(
             bool(when_not_matched_insert_all),
             by_source,
             by_source_filter,
+            collected,
         )
         all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
+        if collected is not None and len(collected) <= LOOKUP_LIMIT:
+            matches = target.toArrow()
+            if matches.num_rows <= LOOKUP_LIMIT:
+                return _merge_by_lookup(cur, df, plan, as_matches(matches, cur.schema, keys), all_fields)
+        if collected is not None and len(collected) <= BROADCAST_LIMIT:
+            target = F.broadcast(target)  # at most as many rows as source keys: no shuffle of the source
+        how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None
+        how = how or ("right_outer" if when_not_matched_insert_all else "inner")
+        joined = target.join(df.withColumn(_SRC, F.lit(True)), on=keys, how=how)
+        parts = int(num_partitions or max(2, n))
+        part = F.when(F.col(_FRAG).isNull(), F.lit(-1) - F.pmod(F.hash(*keys), F.lit(parts))).otherwise(F.col(_FRAG))
         with Job(cur, storage_options) as job:
             out = (
                 joined.withColumn(_PART, part)
@@ -342,12 +384,7 @@ def merge_insert(
                 .mapInArrow(functools.partial(_merge_task, plan, job.ref), "payload binary")
             )
             results = [pickle.loads(r["payload"]) for r in out.collect()]
-            failed = [key for kind, key in results if isinstance(kind, str)]
-            if failed:  # the tasks that found a match wrote nothing; leaving the job deletes the others' files
-                raise MergeInsertError(
-                    f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
-                    "(when_matched_fail); nothing was committed"
-                )
+            _refused(cur, results)
             changes = [c for c, _ in results]
             job.files.update(f for c in changes for f in c.files)
             counts = {
@@ -357,6 +394,54 @@ def merge_insert(
 
     _, counts = on_latest(uri, storage_options, conflict_retries, attempt, retry_timeout)
     return counts
+
+
+def _refused(cur: LanceDataset, results: list[Any]) -> None:
+    """Raise for a task that wrote nothing: a source that changed, or a match under ``when_matched_fail``
+    (leaving the job deletes the files the other tasks wrote)."""
+    changed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "changed"]
+    if changed:
+        raise ChangeInputError(
+            f"dataset {cur.uri!r}: merge_insert source returned a key ({changed[0]}) it did not return when "
+            "its keys were collected (a non-deterministic DataFrame: cache or checkpoint it); nothing "
+            "was committed"
+        )
+    failed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "fail"]
+    if failed:
+        raise MergeInsertError(
+            f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values {failed[0]} "
+            "(when_matched_fail); nothing was committed"
+        )
+
+
+def _merge_by_lookup(
+    cur: LanceDataset, df: Any, plan: _MergePlan, matches: pa.Table, all_fields: list[int]
+) -> tuple[int, dict[str, int]]:
+    """One task per partition of the source, joined in Arrow with the collected matches
+    (merge_lookup.py); the driver writes the deletion files and commits one Update."""
+    with Job(cur, plan.storage_options) as job:
+        body = functools.partial(lookup_task, plan, job.ref, matches)
+        results = [pickle.loads(r["payload"]) for r in df.mapInArrow(body, "payload binary").collect()]
+        _refused(cur, results)
+        done = [r for r in results if isinstance(r, LookupResult)]
+        job.files.update(f for r in done for f in r.files)
+        changes = deletions(cur, job.ref, done, plan.matched in ("update", "delete")) + [summary(r) for r in done]
+        job.files.update(f for c in changes for f in c.files)
+        counts = {
+            k: sum(r.counts[k] for r in done) for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+        }
+        return job.commit(lambda: commit_update(cur, changes, all_fields)), counts
+
+
+def _source_keys(df: Any, field: pa.Field) -> pa.Array | None:
+    """The distinct non-null values of the source's first key column, as the dataset's type (the
+    key scan keeps the target rows whose first key is one of them), or None past
+    ``KEY_FILTER_LIMIT`` rows (the scan keeps every row)."""
+    got = df.select(field.name).limit(KEY_FILTER_LIMIT + 1).toArrow()
+    if got.num_rows > KEY_FILTER_LIMIT:
+        return None
+    keys = pc.unique(cast_to(got.column(0), field, f"merge_insert key {field.name!r}").combine_chunks())
+    return keys.drop_null()
 
 
 def _matched_action(update: bool | str | None, delete: bool, fail: bool) -> str | None:

@@ -20,6 +20,7 @@ CLUSTER_TESTS = {
     "test_two_attempts_of_a_task_both_write_and_the_version_holds_each_row_once",
     "test_a_retried_task_or_a_killed_worker_commits_once",
     "test_a_job_whose_tasks_all_fail_commits_nothing",
+    "test_the_stream_sink_on_executor_jvms_lands_exactly_once",
 }
 
 

@@ -14,11 +14,13 @@ import lance  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from lancelot.spark.stream import committed_batch  # noqa: E402
-from tests.spark.sessions import spark_session  # noqa: E402
+from tests.spark.sessions import classic_session, spark_session  # noqa: E402
 
 
-def test_a_file_stream_lands_exactly_once_across_restarts_and_a_crash_after_commit(tmp_path):
-    spark = spark_session()
+def _exactly_once(spark, tmp_path) -> None:
+    """Four files in four triggers over three runs of one query (a restart from the checkpoint
+    between them, and a crash injected between batch 2's commit and Spark's record of it): every
+    row lands once, one version per batch, each version's transaction naming its query and batch."""
     src, out, ck = tmp_path / "in", str(tmp_path / "out"), str(tmp_path / "ck")
     src.mkdir()
 
@@ -53,6 +55,12 @@ def test_a_file_stream_lands_exactly_once_across_restarts_and_a_crash_after_comm
     query = json.loads(open(f"{ck}/metadata").read())["id"]
     assert all(committed_batch(out, None, query, b) for b in range(4)) and not committed_batch(out, None, query, 4)
 
+
+def test_a_file_stream_lands_exactly_once_across_restarts_and_a_crash_after_commit(tmp_path):
+    spark = spark_session()
+    _exactly_once(spark, tmp_path)
+    src = tmp_path / "in"  # the four files
+
     # complete mode: each micro-batch's whole result overwrites the dataset
     counts = spark.readStream.schema("id long, s string").option("maxFilesPerTrigger", 3).parquet(str(src))
     agg = counts.groupBy((F.col("id") % 3).alias("g")).count()
@@ -61,3 +69,9 @@ def test_a_file_stream_lands_exactly_once_across_restarts_and_a_crash_after_comm
     q.trigger(availableNow=True).start(out2).awaitTermination()
     got = lance.dataset(out2).to_table().sort_by("g")
     assert got.column("g").to_pylist() == [0, 1, 2] and sum(got.column("count").to_pylist()) == 400
+
+
+def test_the_stream_sink_on_executor_jvms_lands_exactly_once(tmp_path):
+    """The same on local-cluster (tests/spark/conftest.py CLUSTER_TESTS): the micro-batches' data
+    files are written by two executor JVMs' Python workers, the versions committed by the driver."""
+    _exactly_once(classic_session("local-cluster[2,1,1024]"), tmp_path)

@@ -1,0 +1,167 @@
+"""``merge_insert`` from Spark without a Spark join, when the source's matches are few (merge_insert.py).
+
+The target rows whose first key the source has (the pruned key scan: keys, fragment id, physical
+position) are collected on the driver and sent with the task to every partition of the source
+DataFrame; each task joins its source rows with them in Arrow (SQL semantics: a null key
+matches nothing), writes the updated and inserted rows as new data files (updated rows keep
+their stable row ids) and returns, per target fragment, the positions its source rows matched
+and those it updated or deleted.  The driver checks that no target row was matched twice
+(ambiguous), writes each changed fragment's deletion file and commits one Update, as the
+library's ``merge_insert``: no shuffle of the source, no exchange of the target's keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.changes import ChangeInputError, NewRows, cast_to
+from lancelot.spark.jobs import (
+    FragmentChange,
+    JobRef,
+    data_files,
+    deletions_of,
+    fragment_of,
+    injected_fault,
+    open_dataset,
+    record_files,
+)
+
+if TYPE_CHECKING:
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.spark.merge_insert import _MergePlan
+
+#: the most matched target rows sent with the task to every source partition (more: a Spark join)
+LOOKUP_LIMIT = 1_000_000
+_ROW = "_lancelot_source_row"
+_FRAG = "_lancelot_fragment"
+_POS = "_lancelot_position"
+
+
+@dataclass
+class LookupResult:
+    """What one source partition's task did: positions per target fragment (all matched, and
+    those to delete), the new fragments it wrote (ids unassigned) and the counts."""
+
+    matched: dict[int, np.ndarray] = field(default_factory=dict)
+    gone: dict[int, np.ndarray] = field(default_factory=dict)
+    new: list[tuple[bytes, np.ndarray, np.ndarray]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def as_matches(t: pa.Table, schema: pa.Schema, on: list[str]) -> pa.Table:
+    """The collected key scan with its key columns in the dataset's types (Arrow's join needs equal types)."""
+    cols = [cast_to(t.column(k), schema.field(k), f"merge_insert key {k!r}") for k in on]
+    return pa.table(cols + [t.column(_FRAG), t.column(_POS)], names=[*on, _FRAG, _POS])
+
+
+def lookup_task(
+    plan: _MergePlan, job: JobRef, matches: pa.Table, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """A task over one partition of the source: see the module docstring.  Yields one pickled
+    ``LookupResult``, or ``("fail", key)`` / ``("changed", key)`` having written nothing."""
+    from lancelot.spark.merge_insert import _condition_holds, _payload
+
+    parts = [b for b in batches if b.num_rows]
+    out = LookupResult(counts={"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0})
+    if not parts:
+        yield _payload(out)
+        return
+    ds = open_dataset(plan.uri, plan.version, plan.storage_options)
+    src = pa.Table.from_batches(parts).select(plan.source_columns)
+    src = pa.table(
+        [cast_to(src.column(c), ds.schema.field(c), f"merge_insert source column {c!r}") for c in src.column_names],
+        names=src.column_names,
+    )
+    left = src.select(plan.on).append_column(_ROW, pa.array(np.arange(src.num_rows, dtype=np.int64)))
+    j = left.join(matches, keys=plan.on, join_type="left outer")
+    rows = j.column(_ROW).to_numpy()
+    frag_col = pc.fill_null(j.column(_FRAG), -1).to_numpy()
+    pos_col = pc.fill_null(j.column(_POS), -1).to_numpy()
+    hit = frag_col >= 0
+    if plan.matched == "fail" and hit.any():
+        first = int(rows[np.flatnonzero(hit)[0]])
+        yield _payload(("fail", {k: src.column(k)[first].as_py() for k in plan.on}))
+        return
+    new_parts: list[pa.Table] = []
+    inserted = np.empty(0, np.int64)
+    if plan.insert:
+        inserted = np.sort(rows[~hit])
+        if plan.collected is not None:
+            first_keys = src.column(plan.on[0]).take(pa.array(inserted))
+            stray = first_keys.filter(pc.fill_null(pc.invert(pc.is_in(first_keys, value_set=plan.collected)), False))
+            if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
+                yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
+                return
+    new_rows = NewRows(ds)
+    rest = [c for c in ds.schema.names if c not in plan.source_columns]
+    for fid in np.unique(frag_col[hit]):
+        sel = np.flatnonzero(hit & (frag_col == fid))
+        order = np.argsort(pos_col[sel], kind="stable")
+        pos, idx = pos_col[sel][order].astype(np.int64), rows[sel][order]
+        out.matched[int(fid)] = pos
+        if plan.matched == "delete":
+            out.gone[int(fid)] = np.unique(pos)
+            out.counts["num_deleted_rows"] += len(out.gone[int(fid)])
+        elif plan.matched == "update":
+            frag = fragment_of(ds, int(fid))
+            new = src.take(pa.array(idx))
+            if plan.update_condition is not None:
+                ok = _condition_holds(plan, ds.schema, frag, pos, new)
+                pos, new = pos[ok], new.filter(pa.array(ok))
+            if not len(pos):
+                continue
+            if rest:
+                old = frag._take_physical(rest, pos)
+                for c in rest:
+                    new = new.append_column(old.schema.field(c), old.column(c))
+            new_rows.keep_ids(frag, pos)
+            new_parts.append(new)
+            out.gone[int(fid)] = pos
+            out.counts["num_updated_rows"] += len(pos)
+    if len(inserted):
+        new_parts.append(src.take(pa.array(inserted)))
+        out.counts["num_inserted_rows"] += len(inserted)
+    written = new_rows.write(iter(new_parts))
+    out.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
+    out.files = data_files([nf.frag for nf in written])
+    record_files(job, out.files)
+    injected_fault(job)
+    yield _payload(out)
+
+
+def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], checked: bool) -> list[FragmentChange]:
+    """On the driver: one deletion file per target fragment the tasks matched (``checked``: a
+    target row matched by two source rows is an error, as the library's ``merge_insert``)."""
+    matched: dict[int, list[np.ndarray]] = {}
+    gone: dict[int, list[np.ndarray]] = {}
+    for r in results:
+        for fid, pos in r.matched.items():
+            matched.setdefault(fid, []).append(pos)
+        for fid, pos in r.gone.items():
+            gone.setdefault(fid, []).append(pos)
+    if checked:
+        for fid, arrays in matched.items():
+            pos = np.concatenate(arrays)
+            if len(pos) != len(np.unique(pos)):
+                raise ChangeInputError(
+                    f"dataset {cur.uri!r}: ambiguous merge inserts are prohibited: several source rows match "
+                    f"the same target row of fragment {fid}"
+                )
+    changes = []
+    for fid, arrays in sorted(gone.items()):
+        change = deletions_of(cur, fragment_of(cur, fid), np.unique(np.concatenate(arrays)))
+        record_files(job, change.files)
+        changes.append(change)
+    return changes
+
+
+def summary(r: LookupResult) -> FragmentChange:
+    """A task's new fragments as the commit takes them."""
+    return FragmentChange(-1, new=r.new, files=r.files)
