@@ -328,6 +328,14 @@ def page_levels(path: LeafPath, rep: np.ndarray | None, defc: np.ndarray | None)
             present[codes[0]] |= step.nullable
             if step.kind == "list":
                 present[codes[1]] = True
+    else:
+        # pylance pushes a struct's nulls down into its children (Arrow's flattened validity): each
+        # layer below a struct whose nulls this page holds is nullable too, down to the first list
+        # (a null list has no items); pylance projects a child alone through these layers
+        carry = False
+        for step, codes in zip(path.steps, path.codes):  # outside in
+            present[codes[0]] |= carry
+            carry = step.kind == "struct" and bool(present[codes[0]])
     table = np.zeros(path.max_code + 1, np.uint16)
     layers: list[pb.RepDefLayer] = []
     level, max_visible, seen_list = 0, 0, False
