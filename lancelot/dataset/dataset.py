@@ -16,7 +16,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
-from lancelot.dataset.commit import Versions, commit_transaction, list_versions, load_manifest, locate_version
+from lancelot.dataset.commit import (
+    Versions,
+    commit_transaction,
+    latest_by_hint,
+    list_versions,
+    load_manifest,
+    locate_version,
+)
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
 from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
 from lancelot.dataset.history import versions_list
@@ -103,6 +110,8 @@ class LanceDataset:
         self.storage_options = storage_options
         if _committed is None and asof is None and (isinstance(version, int) or str(version).isdigit()):
             _committed = locate_version(self._store, self.uri, int(version))  # type: ignore[arg-type]
+        elif _committed is None and asof is None and version is None:
+            _committed = latest_by_hint(self._store, self.uri)
         # (_committed: the listing and manifest a commit just made, or the version asked for, read by name)
         self._versions = _committed[0] if _committed else list_versions(self._store, self.uri)
         if self._versions.latest is None:
