@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "lancelot-scale")
-    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--ops", default=",".join(dict.fromkeys(OPS + VERSION_OPS)))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "scale.json")
     ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "img" / "scale.svg")
     ap.add_argument("--merge", action="store_true", help="keep the other sizes' results already in --out")
@@ -388,9 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         live = build_versions(path, args.versions, args.rows)
         print(f"{path}: {args.versions} versions, {live} rows, {args.repeats} interleaved repetitions")
         bench = CpuBench(args.repeats)
-        run_size(
-            bench, path, live, set(VERSION_OPS) & (ops | {"checkout", "asof", "cleanup"}), args.data_dir / "append"
-        )
+        run_size(bench, path, live, set(VERSION_OPS) & ops, args.data_dir / "append")
         results["versions"] = {
             str(args.versions): dict(bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg()))
         }
@@ -399,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         live = build_config_versions(path, args.config_versions)
         print(f"{path}: {args.config_versions} versions (config updates), {args.repeats} interleaved repetitions")
         bench = CpuBench(args.repeats)
-        vops = set(VERSION_OPS) & (ops | {"checkout", "asof", "cleanup"})
+        vops = set(VERSION_OPS) & ops
         run_size(bench, path, live, vops, args.data_dir / "append")
         results.setdefault("config_versions", {})[str(args.config_versions)] = dict(
             bench.results, load=", ".join(f"{x:.1f}" for x in os.getloadavg())

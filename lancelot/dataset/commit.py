@@ -166,6 +166,26 @@ def locate_version(store: ObjectStore, uri: str, version: int) -> tuple[Versions
     return None
 
 
+def latest_by_hint(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile] | None:
+    """The latest version of a dataset on a local disk found through ``latest_version_hint.json``
+    (pylance and lancelot write it after each commit) instead of a listing of ``_versions/``:
+    the hinted version's manifest read by name, and no manifest of the version after it.  None
+    (then: list) whenever anything differs from that: no hint, a stale one, a manifest missing
+    or damaged.  Object stores list (a LIST page is one request there)."""
+    if not store.is_local:
+        return None
+    try:
+        version = int(json.loads(store.read(f"{VERSIONS_DIR}/{HINT_FILE}"))["version"])
+        if version < 1:
+            return None
+        found = locate_version(store, uri, version)
+        if found is None or any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version + 1, s)}") for s in ("v2", "v1")):
+            return None
+        return found
+    except (LanceError, OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def load_transaction(
     store: ObjectStore, mf: ManifestFile, *, where: str = "", version: int | None = None
 ) -> transaction_pb2.Transaction | None:

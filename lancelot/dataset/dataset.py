@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lancelot.dataset.commit import Versions, list_versions, load_manifest, locate_version
+from lancelot.dataset.commit import Versions, latest_by_hint, list_versions, load_manifest, locate_version
 from lancelot.dataset.dataset_changes import ChangesMixin
 from lancelot.dataset.dataset_maintenance import MaintenanceMixin
 from lancelot.dataset.dataset_metadata import MetadataMixin
@@ -89,6 +89,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         self.storage_options = storage_options
         if _committed is None and asof is None and (isinstance(version, int) or str(version).isdigit()):
             _committed = locate_version(self._store, self.uri, int(version))  # type: ignore[arg-type]
+        elif _committed is None and asof is None and version is None:
+            _committed = latest_by_hint(self._store, self.uri)
         # (_committed: the listing and manifest a commit just made, or the version asked for, read by name)
         self._versions: Versions = _committed[0] if _committed else list_versions(self._store, self.uri)
         if self._versions.latest is None:

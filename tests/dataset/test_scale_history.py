@@ -161,3 +161,39 @@ def test_versions_of_a_dataset_with_v1_manifest_names(tmp_path, path):
     assert lancelot.write_dataset(pa.table({"a": [4]}), uri, mode="append").version == 3
     assert "3.manifest" in os.listdir(os.path.join(uri, "_versions"))
     assert lance.dataset(uri).to_table().column("a").to_pylist() == [1, 2, 3, 4]
+
+
+def test_latest_version_through_the_hint_file_or_a_listing(many, tmp_path, monkeypatch):
+    """Opening the latest version reads ``latest_version_hint.json`` and the hinted manifest
+    (no listing); a stale, wrong or damaged hint falls back to listing ``_versions/``."""
+    uri = str(tmp_path / "ds")
+    shutil.copytree(many, uri)
+    hint = os.path.join(uri, "_versions", "latest_version_hint.json")
+    listed = {"n": 0}
+    real_list = store_mod.ObjectStore.list_names
+
+    def list_names(self, prefix):
+        listed["n"] += prefix == "_versions"
+        return real_list(self, prefix)
+
+    monkeypatch.setattr(store_mod.ObjectStore, "list_names", list_names)
+    assert lancelot.dataset(uri).version == lance.dataset(uri).version == 9
+    assert listed["n"] == 0  # pylance wrote the hint: no listing
+    for text, why in (
+        ('{"version": 4}', "stale: version 5 exists"),
+        ('{"version": 12}', "no such version"),
+        ("not json", "damaged"),
+        ('{"version": 0}', "no version 0"),
+    ):
+        with open(hint, "w") as f:
+            f.write(text)
+        listed["n"] = 0
+        ds = lancelot.dataset(uri)
+        assert (ds.version, listed["n"]) == (9, 1), why
+        assert ds.to_table().equals(lance.dataset(uri).to_table())
+    os.remove(hint)
+    assert lancelot.dataset(uri).version == 9
+    lance.write_dataset(table(3, 9000), uri, mode="append")  # pylance writes the hint again
+    listed["n"] = 0
+    assert lancelot.dataset(uri).version == 10 and listed["n"] == 0
+    assert lancelot.dataset(uri).count_rows() == lance.dataset(uri).count_rows()
