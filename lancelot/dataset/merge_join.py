@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 
 SRC = "__lancelot_src"
 POS = "__lancelot_pos"
-_FRAG = "__lancelot_frag"
-#: candidate rows of consecutive fragments joined at once
-GROUP_ROWS = 1 << 20
 
 #: the widest range of first-key values the candidate lookup covers (one byte per value)
 LOOKUP_SPAN = 1 << 26
@@ -43,70 +40,40 @@ class KeyJoin:
 
     def matches(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per fragment, in order: (live positions, matched positions, their source rows), the
-        matched pairs in no particular order (int64 arrays).  Fragments are read side by side; the
-        candidates of consecutive fragments are joined together (one hash table of the source's
-        keys for up to ``GROUP_ROWS`` candidates)."""
-        pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]] = []
-        rows = 0
-        for staged in fragment_map(self._stage, frags):
-            pending.append(staged)
-            if staged[3] is not None:
-                rows += staged[3].num_rows
-            if rows >= GROUP_ROWS:
-                yield from self._join_group(pending)
-                pending, rows = [], 0
-        yield from self._join_group(pending)
+        matched pairs in no particular order (int64 arrays); fragments side by side."""
+        return fragment_map(self._match, frags)
 
-    def _stage(self, f: Fragment) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]:
-        """(live, matched, source rows, None) of a fragment joined here, or (live, candidate
-        positions, -, their keys) of one whose candidates wait for ``_join_group``."""
+    def _match(self, f: Fragment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         live = matching_positions(f, None)
         if not len(live):
-            return live, live, live, None
+            return live, live, live
         n = f.physical_rows
         if self._table is None:
             tk = f._read_physical(self.on, 0, n)
             if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
                 tk = tk.take(pa.array(live))
-            pos, srow = self._join(tk.append_column(POS, pa.array(live)))
-            return live, pos, srow, None
+            return live, *self._join(tk.append_column(POS, pa.array(live)), self.keys)
         first = f._read_physical(self.on[:1], 0, n).column(0)
         mask = self._candidates(first)
         if len(live) != n:
             mask[f.deleted_positions()] = False
         cand = np.flatnonzero(mask)
         if not len(cand):
-            return live, _EMPTY, _EMPTY, None
+            return live, _EMPTY, _EMPTY
         tk = pa.table({self.on[0]: first.take(pa.array(cand))})
         if len(self.on) > 1:
             rest = f._take_physical(self.on[1:], cand)
             for name, col in zip(rest.column_names, rest.columns):
                 tk = tk.append_column(name, col)
-        return live, cand, _EMPTY, tk.append_column(POS, pa.array(cand))
+        # the source's keys within the candidates' range of the first key (a table clustered by its
+        # key, as most are, holds a slice of the source's keys per fragment): a smaller hash table
+        mm = pc.min_max(tk.column(0))
+        k0 = self.keys.column(0)
+        keys = self.keys.filter(pc.and_(pc.greater_equal(k0, mm["min"]), pc.less_equal(k0, mm["max"])))
+        return live, *self._join(tk.append_column(POS, pa.array(cand)), keys)
 
-    def _join_group(
-        self, group: list[tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]]
-    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        parts = [
-            tk.append_column(_FRAG, pa.array(np.full(tk.num_rows, i, dtype=np.int32)))
-            for i, (_, _, _, tk) in enumerate(group)
-            if tk is not None
-        ]
-        if parts:
-            j = pa.concat_tables(parts).join(self.keys, self.on, join_type="inner", use_threads=False)
-            which = j.column(_FRAG).to_numpy()
-            order = np.argsort(which, kind="stable")
-            pos = j.column(POS).to_numpy().astype(np.int64)[order]
-            srow = j.column(SRC).to_numpy().astype(np.int64)[order]
-            cuts = np.searchsorted(which[order], np.arange(len(group) + 1))
-        for i, (live, a, b, tk) in enumerate(group):
-            if tk is None:
-                yield live, a, b
-            else:
-                yield live, pos[cuts[i] : cuts[i + 1]], srow[cuts[i] : cuts[i + 1]]
-
-    def _join(self, tk: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-        j = tk.join(self.keys, self.on, join_type="inner", use_threads=False)
+    def _join(self, tk: pa.Table, keys: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        j = tk.join(keys, self.on, join_type="inner", use_threads=False)
         return j.column(POS).to_numpy().astype(np.int64), j.column(SRC).to_numpy().astype(np.int64)
 
     def _candidates(self, col: pa.ChunkedArray) -> np.ndarray:
