@@ -9,8 +9,10 @@ commits one Update transaction, as the library's ``merge_insert`` writes it.
 
 Unless target rows no source row matches are deleted (which needs every target row), the
 source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
-scan keeps only the target rows whose first key is among them: the join then holds the source
-and its matches, not the whole target (a broadcast join when that is small).  The source is
+scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of
+them are joined in Arrow inside the source's own partitions (merge_lookup.py: no Spark join, no
+shuffle); more go through the Spark join above, which then holds the source and its matches,
+not the whole target (a broadcast join when the source keys are few).  The source is
 evaluated twice (its keys, then its rows); a merge task finding a row to insert whose key was not
 collected (a source that changed in between) fails the call, committing nothing.
 """
@@ -66,6 +68,8 @@ _SRC = "_lancelot_source"
 _PART = "_lancelot_partition"
 #: the most source keys collected on the driver to prune the target's key scan (more: no pruning)
 KEY_FILTER_LIMIT = 4_000_000
+#: source rows per task when the matches are joined in the source's tasks (fewer, larger new fragments)
+LOOKUP_ROWS_PER_TASK = 250_000
 #: the most matched target rows broadcast to the join (the source side is then not shuffled)
 BROADCAST_LIMIT = 1_000_000
 
@@ -279,8 +283,10 @@ def merge_insert(
         when_matched_delete: Delete the matched rows instead (the builder's ``when_matched_delete()``).
         when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as
             pylance's) naming the key, and nothing is committed.
-        num_partitions: Tasks writing the result (default: one per fragment, at least two); each
-            holds its share of the joined rows in memory.
+        num_partitions: Tasks writing the result: at most this many source partitions (coalesced;
+            default one per 250,000 source keys) when the matches are joined in the source's
+            tasks, else this many tasks after Spark's
+            join (default: one per fragment, at least two); each holds its rows in memory.
         conflict_retries: How often to re-plan on the latest version when a concurrent commit
             conflicts.
         retry_timeout: A timedelta or seconds, as the builder's.
@@ -369,7 +375,9 @@ def merge_insert(
         if collected is not None and len(collected) <= LOOKUP_LIMIT:
             matches = target.toArrow()
             if matches.num_rows <= LOOKUP_LIMIT:
-                return _merge_by_lookup(cur, df, plan, as_matches(matches, cur.schema, keys), all_fields)
+                tasks = num_partitions or max(1, -(-len(collected) // LOOKUP_ROWS_PER_TASK))
+                source = df.coalesce(tasks)  # no more tasks than the source's partitions: small sources, one
+                return _merge_by_lookup(cur, source, plan, as_matches(matches, cur.schema, keys), all_fields)
         if collected is not None and len(collected) <= BROADCAST_LIMIT:
             target = F.broadcast(target)  # at most as many rows as source keys: no shuffle of the source
         how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None
