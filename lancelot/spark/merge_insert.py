@@ -168,8 +168,8 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 return
         if plan.collected is not None and plan.insert:
             first = t.column(plan.on[0]).filter(pa.array(~has_frag & has_src))
-            new_key = pc.invert(pc.is_in(first, value_set=plan.collected))
-            stray = pc.filter(first, pc.fill_null(new_key, False))
+            new_key = pc.and_(pc.is_valid(first), pc.invert(pc.is_in(first, value_set=plan.collected)))
+            stray = pc.filter(first, new_key)  # a null key matches nothing: inserted whatever was collected
             if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
                 yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
                 return

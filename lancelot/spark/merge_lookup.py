@@ -95,7 +95,8 @@ def lookup_task(
         inserted = np.sort(rows[~hit])
         if plan.collected is not None:
             first_keys = src.column(plan.on[0]).take(pa.array(inserted))
-            stray = first_keys.filter(pc.fill_null(pc.invert(pc.is_in(first_keys, value_set=plan.collected)), False))
+            new_key = pc.and_(pc.is_valid(first_keys), pc.invert(pc.is_in(first_keys, value_set=plan.collected)))
+            stray = first_keys.filter(new_key)  # a null key matches nothing: inserted whatever was collected
             if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
                 yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
