@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import pickle
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,7 +51,18 @@ from lancelot.spark.jobs import (
     open_dataset,
     record_files,
 )
-from lancelot.spark.merge_lookup import LOOKUP_LIMIT, LookupResult, as_matches, deletions, lookup_task, summary
+from lancelot.spark.merge_lookup import (
+    LOOKUP_LIMIT,
+    LookupResult,
+    _condition_holds,
+    _condition_schema,
+    _MergePlan,
+    _payload,
+    as_matches,
+    deletions,
+    lookup_task,
+    summary,
+)
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -107,43 +117,6 @@ def _target_keys(
             t = t.append_column(_FRAG, pa.array(np.full(len(live), frag.fragment_id, np.int64)))
             t = t.append_column(_POS, pa.array(live.astype(np.int64)))
             yield to_spark_batch(t.select(out.names), out)
-
-
-@dataclass(frozen=True)
-class _MergePlan:
-    """What a merge task needs to know (pickled to the executors)."""
-
-    uri: str
-    version: int
-    storage_options: dict[str, Any] | None
-    on: list[str]
-    source_columns: list[str]
-    matched: str | None  # what matched target rows get: "update", "delete", "fail" or nothing (None)
-    update_condition: str | None  # SQL over source.<column> and target.<column>
-    insert: bool
-    by_source: bool
-    by_source_filter: str | None
-    collected: pa.Array | None = None  # the source's first keys the key scan kept (None: no pruning)
-
-
-def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
-    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the
-    library's spelling of ``target.c`` and ``source.c``)."""
-    fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
-    return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
-
-
-def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
-    """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
-    assert plan.update_condition is not None
-    cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
-    old = frag._take_physical(list(schema.names), pos)
-    cols = {f"__target_{n}": old.column(n) for n in schema.names}
-    cols |= {f"__source_{c}": cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns}
-    t = pa.table(cols).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
-    ok = np.zeros(len(pos), dtype=bool)
-    ok[t.filter(cond).column(_POS).to_numpy()] = True
-    return ok
 
 
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -236,12 +209,6 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
         record_files(job, summary.files)
     injected_fault(job)
     yield _payload((summary, counts))
-
-
-def _payload(obj: object) -> pa.RecordBatch:
-    return pa.record_batch(
-        [pa.array([pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())], names=["payload"]
-    )
 
 
 def merge_insert(
