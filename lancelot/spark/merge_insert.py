@@ -9,8 +9,10 @@ commits one Update transaction, as the library's ``merge_insert`` writes it.
 
 Unless target rows no source row matches are deleted (which needs every target row), the
 source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
-scan keeps only the target rows whose first key is among them: the join then holds the source
-and its matches, not the whole target (a broadcast join when that is small).  The source is
+scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of
+them are joined in Arrow inside the source's own partitions (merge_lookup.py: no Spark join, no
+shuffle); more go through the Spark join above, which then holds the source and its matches,
+not the whole target (a broadcast join when the source keys are few).  The source is
 evaluated twice (its keys, then its rows); a merge task finding a row to insert whose key was not
 collected (a source that changed in between) fails the call, committing nothing.
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 import functools
 import pickle
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +51,18 @@ from lancelot.spark.jobs import (
     open_dataset,
     record_files,
 )
-from lancelot.spark.merge_lookup import LOOKUP_LIMIT, LookupResult, as_matches, deletions, lookup_task, summary
+from lancelot.spark.merge_lookup import (
+    LOOKUP_LIMIT,
+    LookupResult,
+    _condition_holds,
+    _condition_schema,
+    _MergePlan,
+    _payload,
+    as_matches,
+    deletions,
+    lookup_task,
+    summary,
+)
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -66,6 +78,8 @@ _SRC = "_lancelot_source"
 _PART = "_lancelot_partition"
 #: the most source keys collected on the driver to prune the target's key scan (more: no pruning)
 KEY_FILTER_LIMIT = 4_000_000
+#: source rows per task when the matches are joined in the source's tasks (fewer, larger new fragments)
+LOOKUP_ROWS_PER_TASK = 250_000
 #: the most matched target rows broadcast to the join (the source side is then not shuffled)
 BROADCAST_LIMIT = 1_000_000
 
@@ -105,43 +119,6 @@ def _target_keys(
             yield to_spark_batch(t.select(out.names), out)
 
 
-@dataclass(frozen=True)
-class _MergePlan:
-    """What a merge task needs to know (pickled to the executors)."""
-
-    uri: str
-    version: int
-    storage_options: dict[str, Any] | None
-    on: list[str]
-    source_columns: list[str]
-    matched: str | None  # what matched target rows get: "update", "delete", "fail" or nothing (None)
-    update_condition: str | None  # SQL over source.<column> and target.<column>
-    insert: bool
-    by_source: bool
-    by_source_filter: str | None
-    collected: pa.Array | None = None  # the source's first keys the key scan kept (None: no pruning)
-
-
-def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
-    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the
-    library's spelling of ``target.c`` and ``source.c``)."""
-    fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
-    return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
-
-
-def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
-    """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
-    assert plan.update_condition is not None
-    cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
-    old = frag._take_physical(list(schema.names), pos)
-    cols = {f"__target_{n}": old.column(n) for n in schema.names}
-    cols |= {f"__source_{c}": cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns}
-    t = pa.table(cols).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
-    ok = np.zeros(len(pos), dtype=bool)
-    ok[t.filter(cond).column(_POS).to_numpy()] = True
-    return ok
-
-
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """A task of the joined rows of some fragments (all of each fragment's rows are in one task)
     and some rows to insert: deletion files for the matched (and unmatched-by-source) target rows,
@@ -164,8 +141,8 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 return
         if plan.collected is not None and plan.insert:
             first = t.column(plan.on[0]).filter(pa.array(~has_frag & has_src))
-            new_key = pc.invert(pc.is_in(first, value_set=plan.collected))
-            stray = pc.filter(first, pc.fill_null(new_key, False))
+            new_key = pc.and_(pc.is_valid(first), pc.invert(pc.is_in(first, value_set=plan.collected)))
+            stray = pc.filter(first, new_key)  # a null key matches nothing: inserted whatever was collected
             if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
                 yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
@@ -234,12 +211,6 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
     yield _payload((summary, counts))
 
 
-def _payload(obj: object) -> pa.RecordBatch:
-    return pa.record_batch(
-        [pa.array([pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())], names=["payload"]
-    )
-
-
 def merge_insert(
     df: Any,
     uri: str,
@@ -279,8 +250,10 @@ def merge_insert(
         when_matched_delete: Delete the matched rows instead (the builder's ``when_matched_delete()``).
         when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as
             pylance's) naming the key, and nothing is committed.
-        num_partitions: Tasks writing the result (default: one per fragment, at least two); each
-            holds its share of the joined rows in memory.
+        num_partitions: Tasks writing the result: at most this many source partitions (coalesced;
+            default one per 250,000 source keys) when the matches are joined in the source's
+            tasks, else this many tasks after Spark's
+            join (default: one per fragment, at least two); each holds its rows in memory.
         conflict_retries: How often to re-plan on the latest version when a concurrent commit
             conflicts.
         retry_timeout: A timedelta or seconds, as the builder's.
@@ -369,7 +342,9 @@ def merge_insert(
         if collected is not None and len(collected) <= LOOKUP_LIMIT:
             matches = target.toArrow()
             if matches.num_rows <= LOOKUP_LIMIT:
-                return _merge_by_lookup(cur, df, plan, as_matches(matches, cur.schema, keys), all_fields)
+                tasks = num_partitions or max(1, -(-len(collected) // LOOKUP_ROWS_PER_TASK))
+                source = df.coalesce(tasks)  # no more tasks than the source's partitions: small sources, one
+                return _merge_by_lookup(cur, source, plan, as_matches(matches, cur.schema, keys), all_fields)
         if collected is not None and len(collected) <= BROADCAST_LIMIT:
             target = F.broadcast(target)  # at most as many rows as source keys: no shuffle of the source
         how = "full_outer" if by_source and when_not_matched_insert_all else "left_outer" if by_source else None

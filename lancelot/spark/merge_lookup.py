@@ -8,19 +8,24 @@ their stable row ids) and returns, per target fragment, the positions its source
 and those it updated or deleted.  The driver checks that no target row was matched twice
 (ambiguous), writes each changed fragment's deletion file and commits one Update, as the
 library's ``merge_insert``: no shuffle of the source, no exchange of the target's keys.
+
+Also here, shared with the Spark-join path: the plan pickled to the tasks, the update
+condition's evaluation and the tasks' payloads.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, NewRows, cast_to
+from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to
+from lancelot.dataset.merge_insert import _qualified_to_plain
 from lancelot.spark.jobs import (
     FragmentChange,
     JobRef,
@@ -34,13 +39,55 @@ from lancelot.spark.jobs import (
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.spark.merge_insert import _MergePlan
 
 #: the most matched target rows sent with the task to every source partition (more: a Spark join)
 LOOKUP_LIMIT = 1_000_000
 _ROW = "_lancelot_source_row"
 _FRAG = "_lancelot_fragment"
 _POS = "_lancelot_position"
+
+
+@dataclass(frozen=True)
+class _MergePlan:
+    """What a merge task needs to know (pickled to the executors)."""
+
+    uri: str
+    version: int
+    storage_options: dict[str, Any] | None
+    on: list[str]
+    source_columns: list[str]
+    matched: str | None  # what matched target rows get: "update", "delete", "fail" or nothing (None)
+    update_condition: str | None  # SQL over source.<column> and target.<column>
+    insert: bool
+    by_source: bool
+    by_source_filter: str | None
+    collected: pa.Array | None = None  # the source's first keys the key scan kept (None: no pruning)
+
+
+def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
+    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the
+    library's spelling of ``target.c`` and ``source.c``)."""
+    fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
+    return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
+
+
+def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
+    """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
+    assert plan.update_condition is not None
+    cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
+    old = frag._take_physical(list(schema.names), pos)
+    cols = {f"__target_{n}": old.column(n) for n in schema.names}
+    cols |= {f"__source_{c}": cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns}
+    t = pa.table(cols).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
+    ok = np.zeros(len(pos), dtype=bool)
+    ok[t.filter(cond).column(_POS).to_numpy()] = True
+    return ok
+
+
+def _payload(obj: object) -> pa.RecordBatch:
+    return pa.record_batch(
+        [pa.array([pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)], pa.binary())], names=["payload"]
+    )
 
 
 @dataclass
@@ -66,8 +113,6 @@ def lookup_task(
 ) -> Iterator[pa.RecordBatch]:
     """A task over one partition of the source: see the module docstring.  Yields one pickled
     ``LookupResult``, or ``("fail", key)`` / ``("changed", key)`` having written nothing."""
-    from lancelot.spark.merge_insert import _condition_holds, _payload
-
     parts = [b for b in batches if b.num_rows]
     out = LookupResult(counts={"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0})
     if not parts:
@@ -95,7 +140,8 @@ def lookup_task(
         inserted = np.sort(rows[~hit])
         if plan.collected is not None:
             first_keys = src.column(plan.on[0]).take(pa.array(inserted))
-            stray = first_keys.filter(pc.fill_null(pc.invert(pc.is_in(first_keys, value_set=plan.collected)), False))
+            new_key = pc.and_(pc.is_valid(first_keys), pc.invert(pc.is_in(first_keys, value_set=plan.collected)))
+            stray = first_keys.filter(new_key)  # a null key matches nothing: inserted whatever was collected
             if len(stray):  # its target row (if any) was not scanned: inserting it could duplicate it
                 yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
