@@ -265,12 +265,12 @@ def warm_up_on(spark: SparkSession, df: DataFrame, workdir: str, options: dict[s
     parts = 2 * max(2, spark.sparkContext.defaultParallelism)  # every Python worker gets tasks
     path = os.path.join(workdir, "warm-data")
     df.limit(WARM_ROWS).repartition(parts).write.format("lance").options(**options).mode("overwrite").save(path)
-    read = (
+    reader = (
         spark.read.format("lance")
         .option("filter_pushdown", "true")
         .option("rows_per_partition", WARM_ROWS // parts + 1)
     )
-    read = read.load(path)
+    read = reader.load(path)
     read.count()
     read.filter("l_orderkey = 1").collect()
 
