@@ -117,16 +117,21 @@ def _isnan(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.call("is_nan", [x], node)
 
 
-def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+def as_common(t: Translator, node: exp.Expr, args: list[Val], name: str) -> list[Val]:
+    """``args`` cast to their common type (comparison rules), for functions of many arguments."""
     if not args:
-        raise t.error("coalesce needs arguments", node)
+        raise t.error(f"{name} needs arguments", node)
     common = args[0].type
     for a in args[1:]:
         c = comparison_common(common, a.type)
         if c is None:
-            raise t.error(f"coalesce of {common} and {a.type}", node)
+            raise t.error(f"{name} of {common} and {a.type}", node)
         common = c
-    return t.call("coalesce", [t.cast(a, common, node) for a in args], node)
+    return [t.cast(a, common, node) for a in args]
+
+
+def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    return t.call("coalesce", as_common(t, node, args, "coalesce"), node)
 
 
 def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
