@@ -60,6 +60,8 @@ def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Exp
     hi_a, hi_b = not a.nan_low, not b.nan_low
     both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
     only_a, only_b = test(1 if hi_a else -1), test(-1 if hi_b else 1)
+    if b.const is not None and not b.const.is_valid:
+        return plain  # against NULL: unknown, NaN or not
     bconst = b.const.as_py() if b.const is not None else None
     isnan_a = pc.is_nan(a.expr)
     if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
@@ -92,9 +94,13 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         symbol = symbols.get(type(node), node.key)
         raise t.error(f"cannot apply {symbol} to {a.type} and {b.type}", node)
     if pa.types.is_decimal(common) and fn != "mod":
-        da = a if pa.types.is_decimal(a.type) else t.cast(a, as_decimal(a.type), node)
-        db = b if pa.types.is_decimal(b.type) else t.cast(b, as_decimal(b.type), node)
+        both_int = pa.types.is_integer(a.type) and pa.types.is_integer(b.type)  # uint64 with a signed integer
+        da = a if pa.types.is_decimal(a.type) else t.cast(a, common if both_int else as_decimal(a.type), node)
+        db = b if pa.types.is_decimal(b.type) else t.cast(b, common if both_int else as_decimal(b.type), node)
         out = t.call(fn, [da, db], node)
+        if pa.types.is_decimal256(out.type) and not pa.types.is_decimal256(common):  # DataFusion caps at 38
+            capped = pa.decimal128(38, out.type.scale)
+            out = Val(out.expr.cast(capped, safe=False), capped) if out.const is None else t.cast(out, capped, node)
         if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
             p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
             want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)
@@ -107,9 +113,11 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         if (a.nan_low or b.nan_low) and out.const is None:  # a NaN operand passes on with its sign
             return Val(out.expr, out.type, None, True)
         return out
+    if pa.types.is_floating(common):  # C's fmod: exact, with the dividend's sign (-0.0 % 2 is -0.0)
+        from lancelot.sql.udfs import fmod
+
+        return t.call(fmod(common), [a, b], node)
     quotient = t.call("divide", [a, b], node)
-    if pa.types.is_floating(common):
-        quotient = t.call("trunc", [quotient], node)
     return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
 
 
@@ -251,7 +259,7 @@ def _between(t: Translator, node: exp.Expr) -> Val:
 
 def _neg(t: Translator, node: exp.Expr) -> Val:
     x = t.value(node.this)
-    if not is_numeric(x.type):
+    if not is_numeric(x.type) or pa.types.is_unsigned_integer(x.type):  # DataFusion: no unsigned negation
         raise t.error(f"cannot negate {x.type}", node)
     out = t.call("negate", [x], node)
     if pa.types.is_floating(x.type) and out.const is None:
