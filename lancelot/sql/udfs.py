@@ -159,4 +159,25 @@ def pad(left: bool, width: int, fill: str, t: pa.DataType) -> str:
         return extra + s if left else s + extra
 
     kind = "lpad" if left else "rpad"
-    return register(f"lancelot_{kind}<{t}|{width}|{fill!r}>", {"s": t}, pa.utf8(), lambda a: _map(a, pa.utf8(), one))
+    return register(f"lancelot_{kind}<{t}|{width}|{fill!r}>", {"s": t}, t, lambda a: _map(a, t, one))
+
+
+def decimal_mod(a_type: pa.DataType, b_type: pa.DataType, out: pa.DataType) -> str:
+    """The remainder of two decimals with the dividend's sign, exact (Python's Decimal ``%``); a
+    zero divisor fails, as in DataFusion."""
+    quantum = decimal.Decimal(1).scaleb(-out.scale)
+
+    def impl(a: pa.Array, b: pa.Array) -> pa.Array:
+        res: list[decimal.Decimal | None] = []
+        with decimal.localcontext() as ctx:
+            ctx.prec = 80
+            for x, y in zip(a.to_pylist(), b.to_pylist()):
+                if x is None or y is None:
+                    res.append(None)
+                elif y == 0:
+                    raise pa.ArrowInvalid("Divide by zero")
+                else:
+                    res.append((x % y).quantize(quantum))
+        return pa.array(res, out)
+
+    return register(f"lancelot_decimal_mod<{a_type}|{b_type}|{out}>", {"a": a_type, "b": b_type}, out, impl)
