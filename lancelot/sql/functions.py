@@ -262,7 +262,8 @@ def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         elif n < 0:
             opts = pc.SliceOptions(-n)
         else:
-            out = t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar("")), _null(s.type)], node)
+            empty = _const(pa.scalar("", s.type))  # of the string's own type: mixed ones crash Acero
+            out = t.call("if_else", [t.call("is_valid", [s], node), empty, _null(s.type)], node)
             return t.cast(out, pa.string_view(), node)
         return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)  # DataFusion's type
 

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
-from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, is_literal
+from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, is_literal, sql_text
 from lancelot.sql.types import arrow_type, as_decimal, comparison_common, is_numeric, numeric_common
 from lancelot.util.types import is_string_like
 
@@ -248,7 +248,7 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     if isinstance(what, exp.Null):
         return t.call("is_valid" if negated else "is_null", [x], node)
     if not isinstance(what, exp.Boolean):
-        raise t.error(f"IS {what.sql()} is not supported", node)
+        raise t.error(f"IS {sql_text(what)} is not supported", node)
     x = t.boolean_operand(x, node.this)
     truth = bool(what.this)
     # IS TRUE: true only for true; IS NOT TRUE: everything else (null included)
@@ -291,7 +291,7 @@ def _cast_type(t: Translator, node: exp.Expr) -> pa.DataType:
     # lance's own planner knows no VARCHAR; DataFusion's, which plans function arguments, does
     in_function = node.find_ancestor(exp.Anonymous) is not None
     if to is None or (dt.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR) and not in_function):
-        raise t.error(f"unsupported type {dt.sql()} in CAST", node)
+        raise t.error(f"unsupported type {sql_text(dt)} in CAST", node)
     return to
 
 

@@ -73,6 +73,14 @@ _ARITHMETIC: dict[type[exp.Expr], str] = {
 _BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe)
 
 
+def sql_text(node: exp.Expr) -> str:
+    """``node`` written back as SQL, for messages (sqlglot cannot write every node, e.g. ``x''``)."""
+    try:
+        return str(node.sql())
+    except (ValueError, TypeError):
+        return type(node).__name__
+
+
 def _unparen(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Paren):
         node = node.this
@@ -305,7 +313,7 @@ class Translator:
         if pa.types.is_null(v.type):
             return self.cast(v, pa.bool_(), node)
         if not pa.types.is_boolean(v.type):
-            raise self.error(f"expected a boolean, not {v.type}: {node.sql()}", node)
+            raise self.error(f"expected a boolean, not {v.type}: {sql_text(node)}", node)
         return v
 
     def literal(self, node: exp.Expr) -> Val:
@@ -346,7 +354,7 @@ class Translator:
         if want is not None:
             c = coerce_literal(s, want)
             if c is None:
-                raise self.error(f"the literal {n.sql()} cannot be converted to the column's type {want}", n)
+                raise self.error(f"the literal {sql_text(n)} cannot be converted to the column's type {want}", n)
             s = c
         return s
 
@@ -375,7 +383,7 @@ class Translator:
 
             return function(self, node)
         what = type(node).__name__
-        raise self.error(f"{what} ({node.sql()}) is not supported in lance SQL", node)
+        raise self.error(f"{what} ({sql_text(node)}) is not supported in lance SQL", node)
 
     def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/operators.py)."""

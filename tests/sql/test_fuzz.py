@@ -85,6 +85,9 @@ REGRESSIONS = [
     ("p", "lpad(s, 5, '')"),
     ("p", "CAST(i8 AS varchar)"),  # refused at the top, fine inside a function
     ("p", "concat(CAST(i8 AS varchar), 'a')"),
+    ("f", "right(ls, 0) = ''"),  # crashed the process (if_else of utf8 and large_utf8)
+    ("f", "CASE WHEN bin >= x'' THEN i8 > 1 ELSE i8 < 1 END"),  # the message failed to print x''
+    ("p", "concat_ws('-', s, 'x')"),  # string, not string_view
 ]
 
 
