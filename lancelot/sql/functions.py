@@ -46,6 +46,8 @@ def _literal_int(t: Translator, v: Val, node: exp.Expr, what: str) -> int:
 def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
     if pa.types.is_dictionary(v.type):
         v = t.cast(v, v.type.value_type, node)
+    if pa.types.is_string_view(v.type):  # few Arrow kernels take views
+        v = t.cast(v, pa.utf8(), node)
     if pa.types.is_null(v.type):
         v = t.cast(v, pa.utf8(), node)
     if not is_string_like(v.type):
@@ -117,16 +119,21 @@ def _isnan(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.call("is_nan", [x], node)
 
 
-def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+def as_common(t: Translator, node: exp.Expr, args: list[Val], name: str) -> list[Val]:
+    """``args`` cast to their common type (comparison rules), for functions of many arguments."""
     if not args:
-        raise t.error("coalesce needs arguments", node)
+        raise t.error(f"{name} needs arguments", node)
     common = args[0].type
     for a in args[1:]:
         c = comparison_common(common, a.type)
         if c is None:
-            raise t.error(f"coalesce of {common} and {a.type}", node)
+            raise t.error(f"{name} of {common} and {a.type}", node)
         common = c
-    return t.call("coalesce", [t.cast(a, common, node) for a in args], node)
+    return [t.cast(a, common, node) for a in args]
+
+
+def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    return t.call("coalesce", as_common(t, node, args, "coalesce"), node)
 
 
 def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -142,6 +149,10 @@ def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     s = _string(t, args[0], node)
     old = _literal_str(t, args[1], node, "search string")
     new = _literal_str(t, args[2], node, "replacement")
+    if old == "":  # Rust's str::replace puts ``new`` around every character; Arrow's kernel never ends
+        if new == "":
+            return s
+        raise t.error("replace of an empty string is not supported by lancelot", node)
     return t.call("replace_substring", [s], node, pc.ReplaceSubstringOptions(old, new))
 
 
@@ -251,7 +262,8 @@ def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         elif n < 0:
             opts = pc.SliceOptions(-n)
         else:
-            out = t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar("")), _null(s.type)], node)
+            empty = _const(pa.scalar("", s.type))  # of the string's own type: mixed ones crash Acero
+            out = t.call("if_else", [t.call("is_valid", [s], node), empty, _null(s.type)], node)
             return t.cast(out, pa.string_view(), node)
         return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)  # DataFusion's type
 

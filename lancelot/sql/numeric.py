@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.types import comparison_common, is_numeric
+from lancelot.sql.types import is_numeric
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
@@ -91,15 +91,10 @@ def _extreme(kernel: str) -> Fn:
     """greatest / least: the largest / smallest non-null argument, in their common type."""
 
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        if not args:
-            raise t.error(f"{node.name} needs arguments", node)
-        common = args[0].type
-        for a in args[1:]:
-            c = comparison_common(common, a.type)
-            if c is None:
-                raise t.error(f"{node.name} of {common} and {a.type}", node)
-            common = c
-        vals = [t.cast(a, common, node) for a in args]
+        from lancelot.sql.functions import as_common
+
+        vals = as_common(t, node, args, node.name)
+        common = vals[0].type
         out = t.call(kernel, vals, node, pc.ElementWiseAggregateOptions(skip_nulls=True))
         if kernel == "max_element_wise" and pa.types.is_floating(common):  # NaN sorts above every number
             from lancelot.sql.translate import _const as const

@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, is_literal
+from lancelot.sql.errors import SqlError
+from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, is_literal, sql_text
 from lancelot.sql.types import arrow_type, as_decimal, comparison_common, is_numeric, numeric_common
 from lancelot.util.types import is_string_like
 
@@ -60,6 +61,8 @@ def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Exp
     hi_a, hi_b = not a.nan_low, not b.nan_low
     both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
     only_a, only_b = test(1 if hi_a else -1), test(-1 if hi_b else 1)
+    if b.const is not None and not b.const.is_valid:
+        return plain  # against NULL: unknown, NaN or not
     bconst = b.const.as_py() if b.const is not None else None
     isnan_a = pc.is_nan(a.expr)
     if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
@@ -91,10 +94,20 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         symbols: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
         symbol = symbols.get(type(node), node.key)
         raise t.error(f"cannot apply {symbol} to {a.type} and {b.type}", node)
-    if pa.types.is_decimal(common) and fn != "mod":
-        da = a if pa.types.is_decimal(a.type) else t.cast(a, as_decimal(a.type), node)
-        db = b if pa.types.is_decimal(b.type) else t.cast(b, as_decimal(b.type), node)
-        out = t.call(fn, [da, db], node)
+    if pa.types.is_decimal(common):
+        both_int = pa.types.is_integer(a.type) and pa.types.is_integer(b.type)  # uint64 with a signed integer
+        da = a if pa.types.is_decimal(a.type) else t.cast(a, common if both_int else as_decimal(a.type), node)
+        db = b if pa.types.is_decimal(b.type) else t.cast(b, common if both_int else as_decimal(b.type), node)
+        if fn == "mod":
+            return _decimal_mod(t, da, db, node)
+        try:
+            out = t.call(fn, [da, db], node)
+        except SqlError:  # a result wider than decimal128: computed wide, then capped at 38 digits
+            wide = [t.cast(v, pa.decimal256(v.type.precision, v.type.scale), node) for v in (da, db)]
+            out = t.call(fn, wide, node)
+        if pa.types.is_decimal256(out.type) and not pa.types.is_decimal256(common):  # DataFusion caps at 38
+            capped = pa.decimal128(38, out.type.scale)
+            out = Val(out.expr.cast(capped, safe=False), capped) if out.const is None else t.cast(out, capped, node)
         if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
             p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
             want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)
@@ -107,10 +120,22 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         if (a.nan_low or b.nan_low) and out.const is None:  # a NaN operand passes on with its sign
             return Val(out.expr, out.type, None, True)
         return out
+    if pa.types.is_floating(common):  # C's fmod: exact, with the dividend's sign (-0.0 % 2 is -0.0)
+        from lancelot.sql.udfs import fmod
+
+        return t.call(fmod(common), [a, b], node)
     quotient = t.call("divide", [a, b], node)
-    if pa.types.is_floating(common):
-        quotient = t.call("trunc", [quotient], node)
     return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
+
+
+def _decimal_mod(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
+    """DataFusion's decimal remainder: the larger scale, the smaller count of whole digits."""
+    from lancelot.sql.udfs import decimal_mod
+
+    (p1, s1), (p2, s2) = (a.type.precision, a.type.scale), (b.type.precision, b.type.scale)
+    scale = max(s1, s2)
+    out = pa.decimal128(min(38, min(p1 - s1, p2 - s2) + scale), scale)
+    return t.call(decimal_mod(a.type, b.type, out), [a, b], node)
 
 
 def _temporal_kind(t: pa.DataType) -> str:
@@ -159,7 +184,8 @@ def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> 
             has_null = True
             continue
         try:
-            values.append(s.cast(common).as_py() if s.type != common else s.as_py())
+            unsafe = pa.types.is_integer(s.type) and pa.types.is_floating(common)  # big integers round
+            values.append(pc.cast(s, common, safe=not unsafe).as_py() if s.type != common else s.as_py())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError) as e:
             raise t.error(f"cannot cast {s.as_py()!r} to {common}: {e}", node) from None
     value_set = pa.array(values, common)
@@ -222,7 +248,7 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     if isinstance(what, exp.Null):
         return t.call("is_valid" if negated else "is_null", [x], node)
     if not isinstance(what, exp.Boolean):
-        raise t.error(f"IS {what.sql()} is not supported", node)
+        raise t.error(f"IS {sql_text(what)} is not supported", node)
     x = t.boolean_operand(x, node.this)
     truth = bool(what.this)
     # IS TRUE: true only for true; IS NOT TRUE: everything else (null included)
@@ -251,7 +277,7 @@ def _between(t: Translator, node: exp.Expr) -> Val:
 
 def _neg(t: Translator, node: exp.Expr) -> Val:
     x = t.value(node.this)
-    if not is_numeric(x.type):
+    if not is_numeric(x.type) or pa.types.is_unsigned_integer(x.type):  # DataFusion: no unsigned negation
         raise t.error(f"cannot negate {x.type}", node)
     out = t.call("negate", [x], node)
     if pa.types.is_floating(x.type) and out.const is None:
@@ -259,11 +285,46 @@ def _neg(t: Translator, node: exp.Expr) -> Val:
     return out
 
 
-def _cast(t: Translator, node: exp.Expr) -> Val:
-    to = arrow_type(node.args["to"])
-    if to is None:
-        raise t.error(f"unsupported type {node.args['to'].sql()} in CAST", node)
+def _cast_type(t: Translator, node: exp.Expr) -> pa.DataType:
+    dt = node.args["to"]
+    to = arrow_type(dt)
+    # lance's own planner knows no VARCHAR; DataFusion's, which plans function arguments, does
+    in_function = node.find_ancestor(exp.Anonymous) is not None
+    if to is None or (dt.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR) and not in_function):
+        raise t.error(f"unsupported type {sql_text(dt)} in CAST", node)
+    return to
+
+
+def _try_cast(t: Translator, node: exp.Expr) -> Val:
+    """TRY_CAST: the cast, null where a value does not convert."""
+    from lancelot.sql.udfs import try_cast
+
+    to = _cast_type(t, node)
     x = t.value(node.this)
+    if x.const is not None:
+        try:
+            return _cast_value(t, x, to, node)
+        except SqlError:
+            return _const(pa.scalar(None, to))
+    try:
+        plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
+    except SqlError:
+        return _const(pa.scalar(None, to))
+
+    def convert(arr: pa.Array) -> pa.Array:
+        import pyarrow.dataset as pds
+
+        table = pds.dataset(pa.table({"x": arr})).to_table(columns={"v": plan})
+        return table.column("v").combine_chunks()
+
+    return t.call(try_cast(x.type, to, convert), [x], node)
+
+
+def _cast(t: Translator, node: exp.Expr) -> Val:
+    return _cast_value(t, t.value(node.this), _cast_type(t, node), node)
+
+
+def _cast_value(t: Translator, x: Val, to: pa.DataType, node: exp.Expr) -> Val:
     if x.const is not None and is_string_like(x.type) and (pa.types.is_timestamp(to) or pa.types.is_date(to)):
         return _const(_temporal(t, x.const.as_py(), to, node))
     return t.cast(x, to, node)
@@ -318,6 +379,7 @@ HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     exp.Between: _between,
     exp.Neg: _neg,
     exp.Cast: _cast,
+    exp.TryCast: _try_cast,
     exp.DPipe: _dpipe,
     exp.In: _in,
     exp.Like: _like,

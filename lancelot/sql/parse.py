@@ -32,6 +32,8 @@ class LanceDialect(Dialect):
 
     class Parser(_parser.Parser):
         FUNCTIONS = {}  # every call is an exp.Anonymous named as written
+        # sqlparser-rs: IS binds looser than comparisons (``x > 1 IS NULL`` is ``(x > 1) IS NULL``)
+        IS_PREDICATE_PRECEDENCE = _parser.IsPredicatePrecedence.LOW
         FUNCTION_PARSERS = {  # and so are these, plain functions to DataFusion
             k: v for k, v in _parser.Parser.FUNCTION_PARSERS.items() if k not in ("INITCAP", "CHR", "CHAR")
         }

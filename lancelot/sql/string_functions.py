@@ -2,7 +2,7 @@
 pyarrow compute calls: ``repeat``, ``concat_ws``, ``lpad``/``rpad``, ``bit_length``.
 
 ``lpad``/``rpad`` cut a longer string to the width (DataFusion's rule, unlike Arrow's pad,
-which never cuts); their fill must be one character (Arrow pads with one code point).
+which never cuts); a fill of other than one character is padded in Python.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _concat_ws(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         both = t.call("binary_join_element_wise", [acc, v, sep], node)
         acc = t.call("coalesce", [both, acc, v], node)
     out = t.call("coalesce", [acc, _const("", pa.utf8())], node)
-    if any(v.const is not None for v in values):  # DataFusion's type when literals take part
+    if any(v.const is not None and not v.const.is_valid for v in values):  # DataFusion's type with a NULL
         out = t.cast(out, pa.string_view(), node)
     return out
 
@@ -73,8 +73,10 @@ def _pad(kernel: str) -> Fn:
         s = _text(t, node, args[0])
         width = max(_literal_int(t, args[1], node, "length"), 0)
         fill = _literal_str(t, args[2], node, "fill") if len(args) == 3 else " "
-        if len(fill) != 1:
-            raise t.error(f"{node.name} with a fill of {len(fill)} characters is not supported by lancelot", node)
+        if len(fill) != 1:  # Arrow pads with one character: the rest in Python
+            from lancelot.sql.udfs import pad
+
+            return t.call(pad(kernel == "utf8_lpad", width, fill, s.type), [s], node)
         cut = t.call("utf8_slice_codeunits", [s], node, pc.SliceOptions(0, width))
         return t.call(kernel, [cut], node, pc.PadOptions(width, fill))
 

@@ -23,6 +23,7 @@ from sqlglot import exp
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
 from lancelot.sql.types import as_decimal, coerce_literal
+from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
 
@@ -70,6 +71,14 @@ _ARITHMETIC: dict[type[exp.Expr], str] = {
 }
 #: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
 _BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe)
+
+
+def sql_text(node: exp.Expr) -> str:
+    """``node`` written back as SQL, for messages (sqlglot cannot write every node, e.g. ``x''``)."""
+    try:
+        return str(node.sql())
+    except (ValueError, TypeError):
+        return type(node).__name__
 
 
 def _unparen(node: exp.Expr) -> exp.Expr:
@@ -247,10 +256,16 @@ class Translator:
             v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
         if pa.types.is_timestamp(t) and t.tz is not None:
             return self._to_zoned(v, t, node)
+        if is_string_like(t) and (pa.types.is_floating(v.type) or pa.types.is_timestamp(v.type)):
+            from lancelot.sql.udfs import float_to_text, timestamp_to_text
+
+            udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
+            return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
         v = self._round_for_cast(v, t, node)
+        unsafe = pa.types.is_integer(v.type) and pa.types.is_floating(t)  # arrow-rs rounds big integers
         if v.const is not None:
             try:
-                return _const(v.const.cast(t))
+                return _const(pc.cast(v.const, t, safe=not unsafe))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError) as e:
                 raise self.error(f"cannot cast {v.const.as_py()!r} to {t}: {e}", node) from None
         try:
@@ -258,7 +273,7 @@ class Translator:
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
             raise self.error(f"cannot cast {v.type} to {t}", node) from None
         keeps_sign = pa.types.is_floating(v.type) and pa.types.is_floating(t)
-        return Val(v.expr.cast(t), t, None, v.nan_low and keeps_sign)
+        return Val(v.expr.cast(t, safe=not unsafe), t, None, v.nan_low and keeps_sign)
 
     def _round_for_cast(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         """``v`` rounded as arrow-rs (DataFusion) rounds in a cast that loses digits, where Arrow
@@ -298,7 +313,7 @@ class Translator:
         if pa.types.is_null(v.type):
             return self.cast(v, pa.bool_(), node)
         if not pa.types.is_boolean(v.type):
-            raise self.error(f"expected a boolean, not {v.type}: {node.sql()}", node)
+            raise self.error(f"expected a boolean, not {v.type}: {sql_text(node)}", node)
         return v
 
     def literal(self, node: exp.Expr) -> Val:
@@ -312,7 +327,8 @@ class Translator:
         elif isinstance(n, exp.Boolean):
             s = pa.scalar(bool(n.this), pa.bool_())
         elif isinstance(n, exp.HexString):
-            s = pa.scalar(bytes.fromhex(n.this if len(n.this) % 2 == 0 else "0" + n.this), pa.binary())
+            digits = n.this or ""
+            s = pa.scalar(bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits), pa.binary())
         elif isinstance(n, exp.Array):
             items = [self.literal_scalar(e) for e in n.expressions]
             t = items[0].type if items and items[0] is not None else pa.null()
@@ -327,8 +343,8 @@ class Translator:
             negative = isinstance(n, exp.Neg)
             text = ("-" if negative else "") + (n.this.this if negative else n.this)
             try:
-                value: int | float = int(text)
-                s = pa.scalar(value, pa.int64()) if -(2**63) <= value < 2**63 else pa.scalar(float(text))
+                value: int | float = int(text)  # the magnitude must fit first: -9223372036854775808 is a float
+                s = pa.scalar(value, pa.int64()) if abs(value) < 2**63 else pa.scalar(float(text))
             except ValueError:
                 try:
                     s = pa.scalar(float(text), pa.float64())
@@ -338,7 +354,7 @@ class Translator:
         if want is not None:
             c = coerce_literal(s, want)
             if c is None:
-                raise self.error(f"the literal {n.sql()} cannot be converted to the column's type {want}", n)
+                raise self.error(f"the literal {sql_text(n)} cannot be converted to the column's type {want}", n)
             s = c
         return s
 
@@ -367,7 +383,7 @@ class Translator:
 
             return function(self, node)
         what = type(node).__name__
-        raise self.error(f"{what} ({node.sql()}) is not supported in lance SQL", node)
+        raise self.error(f"{what} ({sql_text(node)}) is not supported in lance SQL", node)
 
     def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/operators.py)."""

@@ -124,12 +124,13 @@ def coerce_literal(value: pa.Scalar, to: pa.DataType) -> pa.Scalar | None:
 
 
 def _int_common(a: pa.DataType, b: pa.DataType) -> pa.DataType:
+    """Integers widen; uint64 and a signed integer meet as decimal(20, 0), which holds both."""
     sa, sb = pa.types.is_signed_integer(a), pa.types.is_signed_integer(b)
     if sa == sb:
         return a if a.bit_width >= b.bit_width else b
     signed, unsigned = (a, b) if sa else (b, a)
     width = max(signed.bit_width, unsigned.bit_width * 2)
-    return {8: pa.int8(), 16: pa.int16(), 32: pa.int32(), 64: pa.int64()}.get(width, pa.int64())
+    return {8: pa.int8(), 16: pa.int16(), 32: pa.int32(), 64: pa.int64()}.get(width, pa.decimal128(20, 0))
 
 
 def as_decimal(t: pa.DataType) -> pa.DataType:
@@ -174,6 +175,11 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
     if pa.types.is_dictionary(b):
         return comparison_common(a, b.value_type)
     if is_numeric(a) and is_numeric(b):
+        floating = a if pa.types.is_floating(a) else b if pa.types.is_floating(b) else None
+        exact = a if pa.types.is_decimal(a) else b if pa.types.is_decimal(b) else None
+        if floating is not None and exact is not None:  # DataFusion compares a decimal with a float as decimals
+            as_exact = pa.decimal128(30, 15) if pa.types.is_float64(floating) else pa.decimal128(14, 7)
+            return numeric_common(exact, as_exact)
         return numeric_common(a, b)
     if is_string_like(a) and is_string_like(b):
         return pa.large_utf8() if pa.types.is_large_string(a) or pa.types.is_large_string(b) else pa.utf8()

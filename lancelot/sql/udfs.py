@@ -1,0 +1,183 @@
+"""Element-wise functions pyarrow lacks, registered with pyarrow as scalar UDFs on first use: casts
+to text as arrow-rs writes them (floats the shortest way, ``1e16`` / ``0.00001``, ``-0.0``, ``NaN``;
+timestamps ``2020-01-01T12:30:00.600``, UTC ones with ``Z``), C's ``fmod`` for float ``%``,
+``TRY_CAST`` (null where a cast fails), ``lpad``/``rpad`` with any fill.
+
+Each is registered under a name holding its argument types and options, so an expression that
+uses one can be evaluated anywhere in the process that parsed it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_REGISTERED: set[str] = set()
+_LOCK = threading.Lock()
+
+
+def register(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, impl: Callable[..., pa.Array]) -> str:
+    """``impl`` (arrays or scalars in, an array of ``out`` out) as the pyarrow function ``name``."""
+    with _LOCK:
+        if name not in _REGISTERED:
+
+            def udf(ctx: pc.UdfContext, *args: pa.Array | pa.Scalar) -> pa.Array:
+                n = next((len(a) for a in args if isinstance(a, pa.Array)), ctx.batch_length)
+                arrays = [a if isinstance(a, pa.Array) else pa.array([a.as_py()] * n, a.type) for a in args]
+                return impl(*arrays)
+
+            doc = {"summary": name, "description": "lancelot SQL: " + name}
+            pc.register_scalar_function(udf, name, doc, inputs, out)
+            _REGISTERED.add(name)
+    return name
+
+
+def _map(arr: pa.Array, out: pa.DataType, fn: Callable[[Any], Any]) -> pa.Array:
+    return pa.array([None if v is None else fn(v) for v in arr.to_pylist()], out)
+
+
+# -- floats and timestamps as text ----------------------------------------------------------------
+
+
+def float_text(x: float, single: bool = False) -> str:
+    """``x`` as arrow-rs casts it to text: the shortest digits that read back (of a float32 when
+    ``single``), positional for exponents -5..15 (with ``.0`` when whole), else ``1.5e16``."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    sign = "-" if math.copysign(1.0, x) < 0 else ""
+    if x == 0:
+        return sign + "0.0"
+    shortest = str(np.float32(abs(x))) if single else repr(abs(x))
+    d = decimal.Decimal(shortest).normalize()
+    _, digits_t, e = d.as_tuple()
+    assert isinstance(e, int)
+    digits = "".join(map(str, digits_t))
+    k = len(digits) - 1 + e  # the exponent in scientific notation
+    if -5 <= k < 16:
+        if e >= 0:
+            return sign + digits + "0" * e + ".0"
+        point = len(digits) + e
+        if point > 0:
+            return sign + digits[:point] + "." + digits[point:]
+        return sign + "0." + "0" * (-point) + digits
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{k}"
+
+
+def float_to_text(t: pa.DataType) -> str:
+    single = pa.types.is_float32(t) or pa.types.is_float16(t)
+    return register(
+        f"lancelot_text<{t}>", {"x": t}, pa.utf8(), lambda a: _map(a, pa.utf8(), lambda v: float_text(v, single))
+    )
+
+
+def _stamp_text(t: pa.DataType) -> Callable[[pa.Array], pa.Array]:
+    digits = {"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit]
+
+    def impl(a: pa.Array) -> pa.Array:
+        ticks = a.cast(pa.int64()).to_pylist()
+        per_second = 10**digits
+        out: list[str | None] = []
+        for v in ticks:
+            if v is None:
+                out.append(None)
+                continue
+            seconds, frac = divmod(v, per_second)
+            text = (_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)).isoformat()
+            if frac:  # chrono's %.f: 3, 6 or 9 digits, as few as hold the fraction
+                nanos = f"{frac * 10 ** (9 - digits):09d}"
+                text += "." + (nanos[:3] if nanos[3:] == "000000" else nanos[:6] if nanos[6:] == "000" else nanos)
+            if t.tz is not None:
+                text += "Z" if t.tz in ("UTC", "+00:00", "Z") else t.tz
+            out.append(text)
+        return pa.array(out, pa.utf8())
+
+    return impl
+
+
+def timestamp_to_text(t: pa.DataType) -> str:
+    return register(f"lancelot_text<{t}>", {"x": t}, pa.utf8(), _stamp_text(t))
+
+
+# -- fmod, try_cast, pad -----------------------------------------------------------------------
+
+
+def fmod(t: pa.DataType) -> str:
+    """C's fmod (the remainder with the dividend's sign, exact), as Rust's ``%`` on floats."""
+
+    def impl(a: pa.Array, b: pa.Array) -> pa.Array:
+        x = a.to_numpy(zero_copy_only=False)
+        y = b.to_numpy(zero_copy_only=False)
+        with np.errstate(all="ignore"):
+            r = np.fmod(x, y)
+        mask = ~(a.is_valid().to_numpy(zero_copy_only=False) & b.is_valid().to_numpy(zero_copy_only=False))
+        return pa.array(np.where(mask, 0, r).astype(t.to_pandas_dtype()), t, mask=mask)
+
+    return register(f"lancelot_fmod<{t}>", {"a": t, "b": t}, t, impl)
+
+
+def try_cast(src: pa.DataType, to: pa.DataType, cast: Callable[[pa.Array], pa.Array]) -> str:
+    """``cast`` of the whole array, or of each value alone where that fails (null where it fails)."""
+
+    def impl(a: pa.Array) -> pa.Array:
+        try:
+            return cast(a)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError, OverflowError):
+            pass
+        out = []
+        for i in range(len(a)):
+            try:
+                out.append(cast(a.slice(i, 1))[0].as_py())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError, OverflowError):
+                out.append(None)
+        return pa.array(out, to)
+
+    return register(f"lancelot_try_cast<{src}|{to}>", {"x": src}, to, impl)
+
+
+def pad(left: bool, width: int, fill: str, t: pa.DataType) -> str:
+    """DataFusion's lpad/rpad: cut to ``width`` characters, or fill with ``fill`` repeated (cut);
+    an empty fill leaves a short string as it is."""
+
+    def one(s: str) -> str:
+        if len(s) >= width:
+            return s[:width]
+        if not fill:
+            return s
+        need = width - len(s)
+        extra = (fill * (need // len(fill) + 1))[:need]
+        return extra + s if left else s + extra
+
+    kind = "lpad" if left else "rpad"
+    return register(f"lancelot_{kind}<{t}|{width}|{fill!r}>", {"s": t}, t, lambda a: _map(a, t, one))
+
+
+def decimal_mod(a_type: pa.DataType, b_type: pa.DataType, out: pa.DataType) -> str:
+    """The remainder of two decimals with the dividend's sign, exact (Python's Decimal ``%``); a
+    zero divisor fails, as in DataFusion."""
+    quantum = decimal.Decimal(1).scaleb(-out.scale)
+
+    def impl(a: pa.Array, b: pa.Array) -> pa.Array:
+        res: list[decimal.Decimal | None] = []
+        with decimal.localcontext() as ctx:
+            ctx.prec = 80
+            for x, y in zip(a.to_pylist(), b.to_pylist()):
+                if x is None or y is None:
+                    res.append(None)
+                elif y == 0:
+                    raise pa.ArrowInvalid("Divide by zero")
+                else:
+                    res.append((x % y).quantize(quantum))
+        return pa.array(res, out)
+
+    return register(f"lancelot_decimal_mod<{a_type}|{b_type}|{out}>", {"a": a_type, "b": b_type}, out, impl)

@@ -1,0 +1,109 @@
+"""Differential tests of lancelot's SQL against pylance on one table of every common type with its
+edge values (tests/sql/fuzz_grammar.py): seeded random filters and projections, and the cases the
+big run (scripts/sql_fuzz.py) found wrong, each once a bug.  Both must select the same rows, give
+the same values and types, or both raise (lancelot a LanceError of pylance's builtin class)."""
+
+from __future__ import annotations
+
+import warnings
+
+import lance
+import pytest
+
+import lancelot
+from lancelot.errors import LanceError
+from tests.sql.fuzz_grammar import Gen, fuzz_table, same_values
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[lance.LanceDataset, lancelot.LanceDataset]:
+    uri = str(tmp_path_factory.mktemp("sqlfuzz") / "ds")
+    return lance.write_dataset(fuzz_table(), uri), lancelot.dataset(uri)
+
+
+def _outcome(ds: object, kind: str, sql: str) -> tuple[str, object]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if kind == "f":
+                return "rows", sorted(ds.to_table(filter=sql, columns=["n"]).column("n").to_pylist())  # type: ignore[attr-defined]
+            col = ds.to_table(columns={"n": "n", "v": sql}).column("v")  # type: ignore[attr-defined]
+            return str(col.type), col.to_pylist()
+    except Exception as e:  # noqa: BLE001 - the error is the outcome
+        return "error", e
+
+
+def _check(pair: tuple, kind: str, sql: str) -> None:
+    ref, ours = pair
+    (rk, rv), (ok, ov) = _outcome(ref, kind, sql), _outcome(ours, kind, sql)
+    if rk == "error":
+        builtin = next(k for k in type(rv).__mro__ if k.__module__ == "builtins")
+        assert ok == "error", (sql, rv, ov)
+        assert isinstance(ov, LanceError) and isinstance(ov, builtin), (sql, rv, ov)
+        return
+    assert ok != "error", (sql, ov, rv)
+    assert ok == rk, (sql, rk, ok)
+    assert same_values(rv, ov), (sql, rv, ov)  # type: ignore[arg-type]
+
+
+REGRESSIONS = [
+    ("f", "i32 > 7 IS NULL"),  # IS binds looser than >
+    ("f", "(f32 <> 0 IS NOT NULL) AND (i32 = u32)"),
+    ("f", "f32 > NULL"),  # unknown for NaN too
+    ("f", "NOT (f64 >= NULL)"),
+    ("p", "f64 % 255"),  # fmod keeps -0.0
+    ("p", "f64 % 3"),
+    ("p", "octet_length(st.b) % ln(dec)"),  # x % -inf = x
+    ("p", "dec % 2"),  # decimal remainder (was 0)
+    ("p", "u64 % i64"),
+    ("p", "u64 + i64"),  # uint64 with a signed integer: decimal(20, 0)
+    ("p", "u64 * i8"),
+    ("f", "u64 = i8"),
+    ("f", "(u64 <> i8) IS FALSE"),
+    ("f", "NOT ((dec <> 1e-300) IS TRUE)"),  # decimal vs float compares as decimals
+    ("f", "(u8 < -0.0) OR (u64 = 1e10)"),  # uint64 above 2^53 to double
+    ("p", "CAST(i64 AS float)"),
+    ("f", "st.a IN (1.5, -0.0, 9223372036854775807)"),
+    ("f", "st.a BETWEEN -9223372036854775808 AND 1"),  # a float literal in pylance
+    ("p", "CAST(f64 AS string)"),  # floats and timestamps as text, as arrow-rs writes them
+    ("p", "CAST(f32 AS string)"),
+    ("p", "concat(f64, '')"),
+    ("p", "concat_ws('-', f32, 0.0)"),
+    ("p", "CAST(f64 * 1e16 AS string)"),
+    ("p", "CAST(ts AS string)"),
+    ("p", "s || tz"),
+    ("p", "-u8"),  # no unsigned negation
+    ("f", "bin = x''"),
+    ("p", "replace(ls, '', '')"),  # used to hang
+    ("p", "ends_with(right(s, 2), 'b')"),  # string_view into string kernels
+    ("p", "TRY_CAST(ls AS double)"),
+    ("p", "TRY_CAST(f64 AS int)"),
+    ("p", "TRY_CAST(i16 AS tinyint)"),
+    ("f", "TRY_CAST(ls AS int) > 0"),
+    ("p", "lpad(s, 5, 'xy')"),
+    ("p", "rpad(ls, 4, 'é*')"),
+    ("p", "lpad(s, 5, '')"),
+    ("p", "CAST(i8 AS varchar)"),  # refused at the top, fine inside a function
+    ("p", "concat(CAST(i8 AS varchar), 'a')"),
+    ("f", "right(ls, 0) = ''"),  # crashed the process (if_else of utf8 and large_utf8)
+    ("f", "CASE WHEN bin >= x'' THEN i8 > 1 ELSE i8 < 1 END"),  # the message failed to print x''
+    ("p", "concat_ws('-', s, 'x')"),  # string, not string_view
+]
+
+
+@pytest.mark.parametrize(("kind", "sql"), REGRESSIONS, ids=[s for _, s in REGRESSIONS])
+def test_fuzz_regressions_match_pylance(pair, kind, sql):
+    _check(pair, kind, sql)
+
+
+#: what pylance has and lancelot not yet (CASE inside function arguments, INTERVAL arithmetic, a few
+#: DataFusion functions): the random test leaves those out
+GAPS = ("CASE", "INTERVAL", "chr(", "ascii(", "md5(", "to_hex(", "translate(", "cbrt(", "replace(")
+
+
+def test_random_sql_matches_pylance(pair):
+    g = Gen(20261128)
+    for k in range(80):
+        sql = g.bool_(2) if k % 2 else g.any(2)
+        if not any(gap in sql for gap in GAPS):
+            _check(pair, "f" if k % 2 else "p", sql)
