@@ -46,8 +46,15 @@ def _finish(m: table_pb2.Manifest, version: int, stable: bool) -> None:
 
 def _next_fragment_id(m: table_pb2.Manifest) -> int:
     """One past ``max_fragment_id`` (ids are never reused, even of removed fragments); never an id
-    still in use, should a manifest's ``max_fragment_id`` lag behind its fragments."""
-    used = max((int(f.id) for f in m.fragments), default=-1)
+    still in use, should a manifest's ``max_fragment_id`` lag behind its fragments.
+
+    A ``max_fragment_id`` at least the last fragment's id (where appends put theirs) is trusted
+    as pylance trusts it, so a commit does not walk every fragment; only a lagging one (or none)
+    has every id looked at."""
+    frags = m.fragments
+    if m.HasField("max_fragment_id") and (not frags or int(frags[len(frags) - 1].id) <= m.max_fragment_id):
+        return int(m.max_fragment_id) + 1
+    used = max((int(f.id) for f in frags), default=-1)
     if m.HasField("max_fragment_id"):
         return max(int(m.max_fragment_id), used) + 1
     return used + 1
