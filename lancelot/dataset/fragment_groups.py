@@ -42,10 +42,12 @@ def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None
     gone: list[np.ndarray] = []  # deleted rows, as positions in the concatenated table
     at = 0
     for k, f in enumerate(frags):
-        deleted = f.deleted_positions()
+        deleted = None  # read when the fragment contributes rows (a filter's zone maps may prune it whole)
         for a, b in f.zone_ranges(zf) if zf else [(0, f.physical_rows)]:
             if b <= a:
                 continue
+            if deleted is None:
+                deleted = f.deleted_positions()
             tables.append(f._read_physical(cols, a, b))
             starts.append(a)
             sizes.append(b - a)
