@@ -19,7 +19,7 @@ from lancelot.dataset.dataset_metadata import MetadataMixin
 from lancelot.dataset.dataset_rows import RowsMixin
 from lancelot.dataset.dataset_scans import ScansMixin
 from lancelot.dataset.dataset_versions import VersionsMixin
-from lancelot.dataset.fragment import DATA_DIR, Fragment, manifest_live_rows
+from lancelot.dataset.fragment import DATA_DIR, Fragment
 from lancelot.dataset.manifest import ManifestFile, check_reader_flags
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
@@ -111,8 +111,9 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         self._index_fields()
         self._bases: dict[int, ObjectStore] = {}
         self._fragment_list: list[Fragment] | None = None  # built on first use (count_rows needs none)
-        #: the live row count when every fragment's manifest entry gives it (else counted on demand)
-        self._live_rows: int | None = manifest_live_rows(self.manifest)
+        #: the live row count, once ``count_rows`` asked (from the manifest when every fragment's entry gives
+        #: it, else counted): a commit's returned dataset and a take never walk every fragment for it
+        self._live_rows: int | None = None
 
     @property
     def _fragments(self) -> list[Fragment]:

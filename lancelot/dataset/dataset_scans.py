@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.fragment import Fragment, manifest_live_rows
 from lancelot.dataset.scan import scan_arguments
 from lancelot.errors import (
     LanceValueError,
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class ScansMixin:
     """LanceDataset's scans (mixed into ``LanceDataset``; see dataset/dataset.py)."""
 
-    #: the live row count, once known (LanceDataset.__init__ sets it from the manifest when it says)
+    #: the live row count, once known (from the manifest when it says, else counted; None: not yet asked)
     _live_rows: int | None
 
     def get_fragments(self: LanceDataset, filter: pc.Expression | None = None) -> list[Fragment]:
@@ -126,6 +126,8 @@ class ScansMixin:
             (10, 3)
         """
         if filter is None and not kwargs:
+            if self._live_rows is None:
+                self._live_rows = manifest_live_rows(self.manifest)
             if self._live_rows is None:
                 self._live_rows = sum(f.count_rows() for f in self._fragments)
             return self._live_rows

@@ -54,7 +54,9 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
             col = pa.chunked_array(arrays, type=r.schema.field(0).type) if arrays else pa.chunked_array([], pa.uint32())
             if col.null_count:
                 raise CorruptFileError(f"{where}: deletion file holds nulls")
-            pos = np.unique(col.to_numpy().astype(np.int64))
+            pos: np.ndarray = col.to_numpy().astype(np.int64)
+            if len(pos) > 1 and not (pos[1:] > pos[:-1]).all():  # (pylance writes them sorted: no sort then)
+                pos = np.unique(pos)
         elif file_type == table_pb2.DeletionFile.BITMAP:
             from pyroaring import BitMap
 

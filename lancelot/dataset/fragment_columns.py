@@ -61,6 +61,24 @@ def _plain_file(schema: pa.Schema) -> bool:
     return plain
 
 
+_OUT_SCHEMAS: dict[tuple[int, tuple[str, ...]], tuple[pa.Schema, list[pa.Field], pa.Schema]] = {}
+
+
+def _out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:
+    """(fields, schema) of ``columns`` of a scan schema, built once per schema and projection: a scan
+    of many small fragments assembles one table per fragment with the same ones."""
+    key = (id(schema), tuple(columns))
+    hit = _OUT_SCHEMAS.get(key)
+    if hit is not None and hit[0] is schema:
+        return hit[1], hit[2]
+    fields = [schema.field(c) for c in columns]
+    out = pa.schema(fields, metadata=schema.metadata)
+    if len(_OUT_SCHEMAS) >= _SHAPES:
+        _OUT_SCHEMAS.clear()
+    _OUT_SCHEMAS[key] = (schema, fields, out)
+    return fields, out
+
+
 def _scan_schema(schema: pa.Schema) -> pa.Schema:
     hit = _SCAN_SCHEMAS.get(id(schema))
     if hit is not None and hit[0] is schema:
@@ -191,8 +209,7 @@ class ColumnsMixin:
             if self.where in str(e):
                 raise
             raise type(e)(f"{self.where}: {e.message}", path=e.path, column=e.column, page=e.page) from None
-        schema = _scan_schema(self._ds.schema)  # blobs: descriptions
-        fields = [schema.field(c) for c in columns]
+        fields, out_schema = _out_schema(_scan_schema(self._ds.schema), columns)  # blobs: descriptions
         arrays = []
         for f in fields:
             a = got.get(f.name)
@@ -201,10 +218,9 @@ class ColumnsMixin:
             elif a.type != f.type:  # nested fields dropped or renamed since; else damage, never a cast
                 a = self._by_field_id(f, a, src[f.name])
             arrays.append(a)
-        out_schema = pa.schema(fields, metadata=schema.metadata)
         if not fields:
             # (replace_schema_metadata would drop the rows of a column-less table)
-            return pa.table({"_": pa.nulls(n)}, metadata=schema.metadata).drop_columns(["_"])
+            return pa.table({"_": pa.nulls(n)}, metadata=out_schema.metadata).drop_columns(["_"])
         return pa.Table.from_arrays(arrays, schema=out_schema)
 
     def _by_field_id(self: Fragment, f: pa.Field, a: pa.Array | pa.ChunkedArray, k: int) -> pa.Array | pa.ChunkedArray:

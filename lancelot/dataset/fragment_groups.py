@@ -36,34 +36,40 @@ def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None
 
     zf = zone_filters(filter) if filter is not None else []
     tables: list[pa.Table] = []
-    pos: list[np.ndarray] = []
+    starts: list[int] = []  # each piece's first physical row
+    sizes: list[int] = []
     which: list[int] = []
-    keep: list[np.ndarray] = []
-    deletions = False
+    gone: list[np.ndarray] = []  # deleted rows, as positions in the concatenated table
+    at = 0
     for k, f in enumerate(frags):
-        deleted = f.deleted_positions()
+        deleted = None  # read when the fragment contributes rows (a filter's zone maps may prune it whole)
         for a, b in f.zone_ranges(zf) if zf else [(0, f.physical_rows)]:
             if b <= a:
                 continue
+            if deleted is None:
+                deleted = f.deleted_positions()
             tables.append(f._read_physical(cols, a, b))
-            pos.append(np.arange(a, b, dtype=np.int64))
+            starts.append(a)
+            sizes.append(b - a)
             which.append(k)
-            mask = np.ones(b - a, dtype=bool)
             if len(deleted):
-                d = deleted[(deleted >= a) & (deleted < b)].astype(np.int64) - a
+                d = deleted[(deleted >= a) & (deleted < b)] if a or b < f.physical_rows else deleted
                 if len(d):
-                    mask[d] = False
-                    deletions = True
-            keep.append(mask)
+                    gone.append(d.astype(np.int64) + (at - a))
+            at += b - a
     if not tables:
         t = frags[0]._empty(list(cols), False)
         return t.append_column(_POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
-    sizes = [len(p) for p in pos]
     t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-    t = t.append_column(_POS, pa.array(np.concatenate(pos)))
+    # every piece's physical positions at once: the row's index, less its piece's first index, plus its start
+    first = np.cumsum([0, *sizes[:-1]])
+    shift = np.repeat(np.asarray(starts, dtype=np.int64) - first, sizes)
+    t = t.append_column(_POS, pa.array(np.arange(at, dtype=np.int64) + shift))
     t = t.append_column(_FRAG, pa.array(np.repeat(np.array(which, dtype=np.int32), sizes)))
-    if deletions:
-        t = t.filter(pa.array(np.concatenate(keep)))
+    if gone:
+        keep = np.ones(at, dtype=bool)
+        keep[np.concatenate(gone)] = False
+        t = t.filter(pa.array(keep))
     return t, sizes
 
 

@@ -78,10 +78,11 @@ def check_writer_flags(m: table_pb2.Manifest, where: str) -> None:
         )
 
 
-def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool) -> None:
-    """Recompute the flags from the manifest's content, as the table format defines them."""
+def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool, *, deletions: bool | None = None) -> None:
+    """Recompute the flags from the manifest's content, as the table format defines them
+    (``deletions``: whether some fragment has a deletion file, when the caller knows it)."""
     r = w = 0
-    if any(f.HasField("deletion_file") for f in m.fragments):
+    if deletions if deletions is not None else any(f.HasField("deletion_file") for f in m.fragments):
         r |= FLAG_DELETION_FILES
         w |= FLAG_DELETION_FILES
     if stable_row_ids:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lancelot._version import __version__
 from lancelot.dataset.manifest import (
+    FLAG_DELETION_FILES,
     FLAG_STABLE_ROW_IDS,
     ManifestFile,
     apply_feature_flags,
@@ -36,18 +37,34 @@ def _start(base: ManifestFile | None) -> table_pb2.Manifest:
     return m
 
 
-def _finish(m: table_pb2.Manifest, version: int, stable: bool) -> None:
+def _finish(m: table_pb2.Manifest, version: int, stable: bool, *, deletions: bool | None = None) -> None:
     m.version = version
     m.timestamp.GetCurrentTime()
     m.writer_version.library = "lancelot"
     m.writer_version.version = __version__
-    apply_feature_flags(m, stable)
+    apply_feature_flags(m, stable, deletions=deletions)
+
+
+def _appended_deletions(base: table_pb2.Manifest, frags: list[table_pb2.DataFragment]) -> bool | None:
+    """Whether the manifest an append makes has deletion files, from the base's flag when pylance or
+    lancelot wrote it (both set it from the fragments, at every commit) and the appended fragments,
+    so an append does not walk every fragment for it; None (walk) for other writers."""
+    if base.writer_version.library not in ("lance", "lancelot"):
+        return None
+    return bool(base.reader_feature_flags & FLAG_DELETION_FILES) or any(f.HasField("deletion_file") for f in frags)
 
 
 def _next_fragment_id(m: table_pb2.Manifest) -> int:
     """One past ``max_fragment_id`` (ids are never reused, even of removed fragments); never an id
-    still in use, should a manifest's ``max_fragment_id`` lag behind its fragments."""
-    used = max((int(f.id) for f in m.fragments), default=-1)
+    still in use, should a manifest's ``max_fragment_id`` lag behind its fragments.
+
+    A ``max_fragment_id`` at least the last fragment's id (where appends put theirs) is trusted
+    as pylance trusts it, so a commit does not walk every fragment; only a lagging one (or none)
+    has every id looked at."""
+    frags = m.fragments
+    if m.HasField("max_fragment_id") and (not frags or int(frags[len(frags) - 1].id) <= m.max_fragment_id):
+        return int(m.max_fragment_id) + 1
+    used = max((int(f.id) for f in frags), default=-1)
     if m.HasField("max_fragment_id"):
         return max(int(m.max_fragment_id), used) + 1
     return used + 1
@@ -88,7 +105,7 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str) -> Builder:
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         _add_fragments(m, frags, version, stable)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        _finish(m, version, stable, deletions=_appended_deletions(base.manifest, frags))
         return m, base.index_section
 
     return build

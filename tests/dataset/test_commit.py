@@ -140,3 +140,30 @@ def test_local_durability_is_pylances_unless_fsync_is_asked(tmp_path, monkeypatc
     assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == [
         a for a in range(30) if a >= 3 and a != 25
     ]
+
+
+def test_appends_set_the_feature_flags_pylance_sets(tmp_path):
+    """An append's deletion-file flag (taken from the base's flag, not a walk of every fragment)
+    is the one pylance's append sets, with and without deletion files in the dataset."""
+    import lance
+
+    from lancelot.dataset.commit import list_versions, load_manifest
+    from lancelot.dataset.store import ObjectStore
+
+    def flags(uri):
+        store = ObjectStore(uri)
+        vs = list_versions(store, uri)
+        m = load_manifest(store, uri, vs, vs.latest).manifest
+        return m.reader_feature_flags, m.writer_feature_flags
+
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    for uri in (ours, theirs):
+        lance.write_dataset(_t(4), uri, max_rows_per_file=2)
+    for deleted in (False, True):
+        if deleted:
+            for uri in (ours, theirs):
+                lance.dataset(uri).delete("a = 3")
+        lancelot.write_dataset(_t(2), ours, mode="append")
+        lance.write_dataset(_t(2), theirs, mode="append")
+        assert flags(ours) == flags(theirs)
+        assert bool(flags(ours)[0] & 1) is deleted
