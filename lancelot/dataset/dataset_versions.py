@@ -161,41 +161,49 @@ class VersionsMixin:
         commit_message: str | None = None,
         enable_stable_row_ids: bool | None = None,
     ) -> LanceDataset:
-        """Commit fragments written by ``LanceFragment.create`` / ``write_fragments`` as one version.
+        """Commit a change planned elsewhere (fragments from ``LanceFragment.create`` /
+        ``write_fragments``, a ``Transaction`` from ``execute_uncommitted``) as one version.
 
         Args:
             base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
             operation: a ``LanceOperation`` (Append, Overwrite, Delete, Update, Merge, Project, Restore,
-                DataReplacement, UpdateConfig) or a ``Transaction`` (``execute_uncommitted``'s);
-                fragments from lancelot or from pylance.
+                Rewrite, DataReplacement, CreateIndex, UpdateConfig) or a ``Transaction``; fragments
+                from lancelot or from pylance.
             read_version: the version the operation was planned against (required but for Overwrite
                 and Restore; a Transaction carries its own).
-            commit_lock: pylance's custom lock; lancelot's commits are atomic without one (must be None).
+            commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it
+                returns a context manager held while that version's manifest is written.
             storage_options: object-store options.
-            enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
-            detached: must be False (lancelot has no detached versions).
+            enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+            detached: commit a version outside the lineage (a random number with the top bit set):
+                never the latest, found only by ``checkout_version``.
             max_retries: 0 makes an Overwrite strict, as pylance's: refused if anything was committed
                 after ``read_version`` (otherwise conflicts are resolved as the operation allows).
-            commit_message: must be None.
+            commit_message: stored as the transaction property ``__lance_commit_message`` (not with a
+                Transaction: set its properties instead).
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
 
         Returns:
             The dataset at the new version.
 
         Raises:
-            ValueError: Append without ``read_version``, or an option lancelot does not offer.
+            ValueError: Append without ``read_version``; a commit_message with a Transaction.
+            TypeError: a commit_lock that is not callable.
+            CommitConflictError: a concurrent commit the operation cannot be rebased over (an OSError).
         """
-        from lancelot.dataset.lance_operation import commit_operation
+        from lancelot.dataset.transaction_commit import commit_with_options
 
-        if commit_lock is not None or detached or commit_message is not None:
-            raise ValueError("lancelot's commit takes no commit_lock, detached or commit_message")
-        return commit_operation(
+        return commit_with_options(
             base_uri,
             operation,
             read_version,
+            commit_lock=commit_lock,
             storage_options=storage_options,
-            enable_stable_row_ids=enable_stable_row_ids,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            detached=bool(detached),
             max_retries=max_retries,
+            commit_message=commit_message,
+            enable_stable_row_ids=enable_stable_row_ids,
         )
 
     @staticmethod
@@ -213,10 +221,10 @@ class VersionsMixin:
         Args:
             dest: The dataset (a URI or a ``LanceDataset``).
             transactions: ``Transaction`` objects of Append operations.
-            commit_lock: Must be None (lancelot's commits are atomic without one).
+            commit_lock: pylance's ``CommitLock`` (see ``commit``).
             storage_options: Object-store options.
             enable_v2_manifest_paths: Accepted for pylance's signature.
-            detached: Must be False.
+            detached: Commit the merged append as a detached version (see ``commit``).
             max_retries: Accepted for pylance's signature.
 
         Returns:
@@ -224,9 +232,7 @@ class VersionsMixin:
         """
         from lancelot.dataset.transaction_commit import commit_batch
 
-        if commit_lock is not None or detached:
-            raise ValueError("lancelot's commit_batch takes no commit_lock or detached")
-        return commit_batch(dest, transactions, storage_options)
+        return commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
 
     def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
         """The transaction that committed ``version``.

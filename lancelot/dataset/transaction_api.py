@@ -36,6 +36,13 @@ class UnsupportedTransactionError(LanceError, OSError):
     """A transaction pylance refuses with an OSError ("Not supported": a batch of non-appends)."""
 
 
+class InvalidOperationError(LanceError, OSError):
+    """An operation pylance refuses as "Invalid user input" with an OSError (e.g. new fragments
+    without row ids in a dataset with stable row ids)."""
+
+    __str__ = BaseException.__str__
+
+
 @dataclass
 class Transaction:
     """An operation planned against ``read_version``, not yet committed (pylance's ``Transaction``)."""

@@ -20,6 +20,7 @@ import pyarrow as pa
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
 from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
+from lancelot.dataset.commit_options import merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -381,6 +382,9 @@ def commit(
     storage_options: dict[str, Any] | None = None,
     data_storage_version: str | None = None,
     enable_stable_row_ids: bool = False,
+    transaction_properties: dict[str, str] | None = None,
+    commit_lock: Any = None,
+    enable_v2_manifest_paths: bool | None = None,
     _store: ObjectStore | None = None,
     _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> LanceDataset:
@@ -396,6 +400,9 @@ def commit(
         storage_options: Object store options.
         data_storage_version: The file version the fragments were written at.
         enable_stable_row_ids: Give rows stable row ids (create only).
+        transaction_properties: Stored in the transaction file (commit_options.py).
+        commit_lock: pylance's ``CommitLock`` (commit_options.py).
+        enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
 
     Returns:
         The new version, as a ``LanceDataset``.
@@ -411,6 +418,7 @@ def commit(
     uri = store.uri
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
     txn = new_transaction(read_version or 0)
+    set_properties(txn, transaction_properties)
     known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
     if operation == "append":
         base = known[1]
@@ -457,7 +465,14 @@ def commit(
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
     version, listed, mf = commit_manifest(
-        store, uri, txn, build, read_version=read_version if not create else None, create=create, known=known
+        with_commit_lock(store, commit_lock),
+        uri,
+        txn,
+        build,
+        read_version=read_version if not create else None,
+        create=create,
+        scheme="v1" if enable_v2_manifest_paths is False else "v2",
+        known=known,
     )
     committed = (listed, mf) if mf is not None else None
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store, _committed=committed)
@@ -494,6 +509,11 @@ def write_dataset(
     profile: str | None = None,
     max_page_bytes: int | None = None,
     allow_external_blob_outside_bases: bool = False,
+    max_rows_per_group: int = 1024,
+    commit_lock: Any = None,
+    enable_v2_manifest_paths: bool = True,
+    commit_message: str | None = None,
+    transaction_properties: dict[str, str] | None = None,
 ) -> LanceDataset:
     """Write data as a new dataset, or as a new version of one (pylance's ``lance.write_dataset``).
 
@@ -522,6 +542,12 @@ def write_dataset(
         max_page_bytes: The largest page per column, in bytes.
         allow_external_blob_outside_bases: Store blob v2 values that are external URIs (``lance.blob_array``
             of URIs) as references; refused without it, as pylance refuses them.
+        max_rows_per_group: Accepted for pylance's signature (legacy files only: 2.x files have no row groups).
+        commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it returns a
+            context manager held while that version's manifest is written.
+        enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+        commit_message: Stored with the version, under the transaction property ``__lance_commit_message``.
+        transaction_properties: Strings stored in the version's transaction file (``read_transaction``).
 
     Returns:
         The new version, as a [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
@@ -602,6 +628,9 @@ def write_dataset(
         storage_options=storage_options,
         data_storage_version=data_storage_version,
         enable_stable_row_ids=enable_stable_row_ids,
+        transaction_properties=merged_properties(commit_message, transaction_properties),
+        commit_lock=commit_lock,
+        enable_v2_manifest_paths=enable_v2_manifest_paths,
         _store=store,
         _known=known,
     )

@@ -1,0 +1,154 @@
+"""pylance's commit options and the operations ``LanceDataset.commit`` takes beyond the common ones:
+commit messages and transaction properties, a commit lock, detached commits, a caller's Rewrite, and
+the conflict error's class. Each test runs with pylance and with lancelot (``lib``): pylance is the
+oracle, and what either writes is read back by the other."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lancelot
+from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation
+from lancelot.errors import LanceError
+
+from .helpers import index_section
+
+LIBS = {
+    "pylance": (lance, lance.LanceDataset, lance.LanceOperation, lance.fragment.LanceFragment),
+    "lancelot": (lancelot, LanceDataset, LanceOperation, LanceFragment),
+}
+OTHER = {"pylance": lancelot, "lancelot": lance}
+T = pa.table({"id": pa.array(range(10), pa.int64()), "s": [f"r{i}" for i in range(10)]})
+
+
+def _props(path: str, version: int) -> tuple[dict[str, str], dict[str, str]]:
+    """The version's transaction properties as pylance and as lancelot read them."""
+    theirs = lance.dataset(path).read_transaction(version).transaction_properties
+    ours = lancelot.dataset(path).read_transaction(version).transaction_properties
+    return dict(theirs or {}), dict(ours or {})
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_commit_message_and_properties(tmp_path, lib) -> None:
+    mod, cls, ops, frag = LIBS[lib]
+    p = str(tmp_path / "d")
+    ds = mod.write_dataset(T, p, commit_message="first", transaction_properties={"k": "v"})
+    ds.insert(T, transaction_properties={"x": "y", "__lance_commit_message": "lost"}, commit_message="second")
+    mod.write_dataset(T, p, mode="append")
+    ds = cls.commit(p, ops.Append([frag.create(p, T)]), read_version=3, commit_message="fourth")
+    want = [
+        {"__lance_commit_message": "first", "k": "v"},
+        {"__lance_commit_message": "second", "x": "y"},
+        {},
+        {"__lance_commit_message": "fourth"},
+    ]
+    for v, props in enumerate(want, 1):
+        assert _props(p, v) == (props, props)
+    txn = lance.dataset(p).read_transaction(4) if lib == "pylance" else ds.read_transaction(4)
+    with pytest.raises(ValueError, match="commit_message is not supported"):
+        cls.commit(p, txn, commit_message="no")
+    with pytest.raises(TypeError, match="commit_lock must be a function"):
+        cls.commit(p, ops.Append([]), read_version=4, commit_lock=3)
+    assert lance.dataset(p).version == 4 and lance.dataset(p).validate() is None
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_commit_lock(tmp_path, lib) -> None:
+    mod, cls, ops, frag = LIBS[lib]
+    p = str(tmp_path / "d")
+    calls: list[tuple[str, int, object]] = []
+
+    @contextmanager
+    def lock(version: int):
+        calls.append(("enter", version, None))
+        try:
+            yield
+        except BaseException as e:
+            calls.append(("failed", version, type(e)))
+            raise
+        calls.append(("exit", version, None))
+
+    mod.write_dataset(T, p, commit_lock=lock)
+    cls.commit(p, ops.Append([frag.create(p, T)]), read_version=1, commit_lock=lock)
+    mod.write_dataset(T, p, mode="overwrite", commit_lock=lock)
+    assert calls == [("enter", v, None) if i % 2 == 0 else ("exit", v, None) for v in (1, 2, 3) for i in (0, 1)]
+    assert OTHER[lib].dataset(p).count_rows() == 10
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_detached_commit(tmp_path, lib) -> None:
+    mod, cls, ops, frag = LIBS[lib]
+    p = str(tmp_path / "d")
+    mod.write_dataset(T, p)
+    d = cls.commit(p, ops.Append([frag.create(p, T.slice(0, 3))]), read_version=1, detached=True)
+    assert d.version >= 1 << 63 and d.count_rows() == 13
+    for other in (lance, lancelot):
+        ds = other.dataset(p)
+        assert ds.version == 1 and ds.latest_version == 1 and [v["version"] for v in ds.versions()] == [1]
+        at = ds.checkout_version(d.version)
+        assert at.version == d.version and at.to_table().sort_by("id") == pa.concat_tables([T, T.slice(0, 3)]).sort_by(
+            "id"
+        )
+    assert lance.dataset(p).checkout_version(d.version).validate() is None
+    # an attached commit afterwards is version 2, unaffected by the detached one
+    v2 = cls.commit(p, ops.Append([frag.create(p, T.slice(0, 1))]), read_version=1)
+    assert v2.version == 2 and OTHER[lib].dataset(p).count_rows() == 11
+
+
+def _fragments(path: str) -> list[tuple[int, int, bool]]:
+    return [
+        (f.fragment_id, f.metadata.physical_rows, f.metadata.deletion_file is not None)
+        for f in lance.dataset(path).get_fragments()
+    ]
+
+
+@pytest.mark.parametrize("stable", [False, True])
+def test_rewrite_equals_pylance(tmp_path, stable) -> None:
+    """A caller's compaction (fragments 0 and 1, one with a deletion, rewritten into one; fragment 2
+    kept), committed by lancelot, reads as pylance's own commit of the same Rewrite on a twin (the
+    index not named in ``rewritten_indices`` kept as it was). With stable row ids, new fragments
+    without row ids are refused by both (an OSError), nothing committed."""
+    results = []
+    for who in ("pylance", "lancelot"):
+        mod, cls, ops, frag = LIBS[who]
+        p = str(tmp_path / who)
+        lance.write_dataset(T, p, max_rows_per_file=4, enable_stable_row_ids=stable)
+        lance.dataset(p).delete("id = 1")
+        lance.dataset(p).create_scalar_index("id", "BTREE")
+        ds = lance.dataset(p)
+        old = [f.metadata for f in ds.get_fragments()][:2]
+        new = lance.fragment.LanceFragment.create(p, pa.concat_tables([f.to_table() for f in ds.get_fragments()[:2]]))
+        op = ops.Rewrite([ops.RewriteGroup(old, [new])], [])
+        if stable:
+            with pytest.raises(OSError, match="row ids"):
+                cls.commit(p, op, read_version=ds.version)
+            assert lance.dataset(p).version == ds.version
+            continue
+        out = cls.commit(p, op, read_version=ds.version)
+        assert out.version == ds.version + 1
+        assert lance.dataset(p).validate() is None
+        txn = OTHER[who].dataset(p).read_transaction(out.version)
+        assert type(txn.operation).__name__ == "Rewrite" and len(txn.operation.groups) == 1
+        results.append((_fragments(p), lance.dataset(p).to_table(), index_section(p)))
+        assert lancelot.dataset(p).to_table() == results[-1][1]
+    if results:
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_commit_conflict_error_is_oserror(tmp_path, lib) -> None:
+    """pylance's CommitConflictError is an OSError with ``retryable``: so is lancelot's."""
+    mod, cls, ops, frag = LIBS[lib]
+    p = str(tmp_path / "d")
+    mod.write_dataset(T, p)
+    mod.write_dataset(T, p, mode="append")
+    with pytest.raises(OSError) as info:
+        cls.commit(p, ops.Overwrite(T.schema, [frag.create(p, T)]), read_version=1, max_retries=0)
+    assert type(info.value).__name__ == "CommitConflictError" and isinstance(info.value.retryable, bool)
+    if lib == "lancelot":
+        assert isinstance(info.value, LanceError)
+    assert OTHER[lib].dataset(p).version == 2
