@@ -202,6 +202,17 @@ class LanceOperation:
         rewritten_indices: list[LanceOperation.RewrittenIndex]
 
     @dataclass
+    class Clone(BaseOperation):
+        """A new dataset cloning ``ref_path`` at ``ref_version`` (shallow: its files referenced through a
+        base path, none copied)."""
+
+        is_shallow: bool
+        ref_name: str | None
+        ref_version: int
+        ref_path: str
+        branch_name: str | None = None
+
+    @dataclass
     class CreateIndex(BaseOperation):
         """Indices added and removed: pylance's ``Index`` values (or ``IndexMetadata`` messages) whose
         files are in ``_indices/``."""

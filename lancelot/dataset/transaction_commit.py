@@ -327,6 +327,12 @@ def commit_any(
                 transaction_properties=props,
                 commit_lock=commit_lock,
             )
+    if type(operation).__name__ == "Clone":
+        from lancelot.dataset.clone import commit_clone
+
+        return commit_clone(
+            uri, operation, read_version, storage_options, transaction_properties=props, commit_lock=commit_lock
+        )
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     versions = list_versions(store, uri)

@@ -152,3 +152,29 @@ def test_commit_conflict_error_is_oserror(tmp_path, lib) -> None:
     if lib == "lancelot":
         assert isinstance(info.value, LanceError)
     assert OTHER[lib].dataset(p).version == 2
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_shallow_clone(tmp_path, lib) -> None:
+    """A shallow clone (by commit of a Clone operation, and by ``shallow_clone`` of a tag) reads in both
+    libraries as the source's version, keeps the source's version number, copies no data file, and
+    takes appends of the other library in its own root."""
+    mod, cls, ops, frag = LIBS[lib]
+    src = str(tmp_path / "src")
+    lance.write_dataset(T, src, max_rows_per_file=4)
+    lance.dataset(src).delete("id < 2")
+    lance.dataset(src).tags.create("t", 1)
+    c1 = cls.commit(str(tmp_path / "c1"), ops.Clone(True, None, 2, src, None), read_version=0)
+    c2 = mod.dataset(src).shallow_clone(str(tmp_path / "c2"), "t")
+    for path, version, want in ((tmp_path / "c1", 2, T.slice(2)), (tmp_path / "c2", 1, T)):
+        for reader in (lance, lancelot):
+            ds = reader.dataset(str(path))
+            assert ds.version == version and ds.to_table().sort_by("id") == want
+        assert lance.dataset(str(path)).validate() is None
+        assert not (path / "data").exists()
+        txn = OTHER[lib].dataset(str(path)).read_transaction(version).operation
+        assert (type(txn).__name__, txn.is_shallow, txn.ref_version, txn.ref_path) == ("Clone", True, version, src)
+    assert c1.version == 2 and c2.version == 1
+    OTHER[lib].write_dataset(T.slice(0, 1), str(tmp_path / "c1"), mode="append")
+    assert lance.dataset(str(tmp_path / "c1")).count_rows() == 9 and lancelot.dataset(str(tmp_path / "c1")).version == 3
+    assert lance.dataset(src).count_rows() == 8 and lance.dataset(str(tmp_path / "c1")).validate() is None
