@@ -160,6 +160,11 @@ class VersionsMixin:
         *,
         commit_message: str | None = None,
         enable_stable_row_ids: bool | None = None,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
+        namespace_client_managed_versioning: bool = False,
+        base_store_params: dict[str, dict[str, str]] | None = None,
+        commit_timeout: _dt.timedelta | None = _dt.timedelta(seconds=1800),
     ) -> LanceDataset:
         """Commit a change planned elsewhere (fragments from ``LanceFragment.create`` /
         ``write_fragments``, a ``Transaction`` from ``execute_uncommitted``) as one version.
@@ -182,6 +187,11 @@ class VersionsMixin:
             commit_message: stored as the transaction property ``__lance_commit_message`` (not with a
                 Transaction: set its properties instead).
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
+            namespace_client: must be None (lancelot has no namespaces); so must ``table_id``, and
+                ``namespace_client_managed_versioning`` False.
+            base_store_params: must be None (other bases are opened with ``storage_options``).
+            commit_timeout: accepted for pylance's signature (lancelot's commits give up after a
+                bounded number of attempts, not after a time).
 
         Returns:
             The dataset at the new version.
@@ -191,8 +201,14 @@ class VersionsMixin:
             TypeError: a commit_lock that is not callable.
             CommitConflictError: a concurrent commit the operation cannot be rebased over (an OSError).
         """
-        from lancelot.dataset.transaction_commit import commit_with_options
+        from lancelot.dataset.transaction_commit import commit_with_options, refuse_unsupported
 
+        refuse_unsupported(
+            namespace_client=namespace_client,
+            table_id=table_id,
+            namespace_client_managed_versioning=namespace_client_managed_versioning or None,
+            base_store_params=base_store_params,
+        )
         return commit_with_options(
             base_uri,
             operation,
@@ -215,6 +231,8 @@ class VersionsMixin:
         enable_v2_manifest_paths: bool | None = None,
         detached: bool | None = False,
         max_retries: int = 20,
+        base_store_params: dict[str, dict[str, str]] | None = None,
+        commit_timeout: _dt.timedelta | None = _dt.timedelta(seconds=1800),
     ) -> dict[str, Any]:
         """Commit several Append transactions as one version (pylance's ``commit_batch``).
 
@@ -226,12 +244,15 @@ class VersionsMixin:
             enable_v2_manifest_paths: Accepted for pylance's signature.
             detached: Commit the merged append as a detached version (see ``commit``).
             max_retries: Accepted for pylance's signature.
+            base_store_params: Must be None.
+            commit_timeout: Accepted for pylance's signature.
 
         Returns:
             ``{"dataset": the new version, "merged": the one Append transaction committed}``.
         """
-        from lancelot.dataset.transaction_commit import commit_batch
+        from lancelot.dataset.transaction_commit import commit_batch, refuse_unsupported
 
+        refuse_unsupported(base_store_params=base_store_params)
         return commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
 
     def shallow_clone(

@@ -248,6 +248,7 @@ def commit_operation(
     transaction_properties: dict[str, str] | None = None,
     commit_lock: Any = None,
     enable_v2_manifest_paths: bool | None = None,
+    transaction_uuid: str | None = None,
 ) -> LanceDataset:
     """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
     (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
@@ -276,6 +277,7 @@ def commit_operation(
             storage_options=storage_options,
             transaction_properties=transaction_properties,
             commit_lock=commit_lock,
+            transaction_uuid=transaction_uuid,
         )
     if kind == "Overwrite":
         from lancelot.dataset.transaction_api import as_pyarrow_schema
@@ -299,6 +301,7 @@ def commit_operation(
             transaction_properties=transaction_properties,
             commit_lock=commit_lock,
             enable_v2_manifest_paths=enable_v2_manifest_paths,
+            transaction_uuid=transaction_uuid,
         )
     return commit_any(
         base_uri,

@@ -326,6 +326,7 @@ def commit_any(
                 storage_options=storage_options,
                 transaction_properties=props,
                 commit_lock=commit_lock,
+                transaction_uuid=tid,
             )
     if type(operation).__name__ == "Clone":
         from lancelot.dataset.clone import commit_clone
@@ -351,6 +352,13 @@ def commit_any(
         _refuse_rebase(store, uri, pb, int(read_version))
     version = commit_transaction(with_commit_lock(store, commit_lock), uri, pb, build, read_version=read_version)
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
+
+
+def refuse_unsupported(**options: Any) -> None:
+    """pylance's options lancelot has no use for: refused unless left at their defaults (None)."""
+    given = sorted(k for k, v in options.items() if v is not None)
+    if given:
+        raise NotImplementedError(f"lancelot's commit does not support {', '.join(given)}")
 
 
 def commit_with_options(

@@ -385,6 +385,7 @@ def commit(
     transaction_properties: dict[str, str] | None = None,
     commit_lock: Any = None,
     enable_v2_manifest_paths: bool | None = None,
+    transaction_uuid: str | None = None,
     _store: ObjectStore | None = None,
     _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> LanceDataset:
@@ -403,6 +404,7 @@ def commit(
         transaction_properties: Stored in the transaction file (commit_options.py).
         commit_lock: pylance's ``CommitLock`` (commit_options.py).
         enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+        transaction_uuid: The transaction's uuid (a committed ``Transaction`` keeps its own).
 
     Returns:
         The new version, as a ``LanceDataset``.
@@ -419,6 +421,8 @@ def commit(
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
     txn = new_transaction(read_version or 0)
     set_properties(txn, transaction_properties)
+    if transaction_uuid:
+        txn.uuid = transaction_uuid
     known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
     if operation == "append":
         base = known[1]
@@ -497,7 +501,7 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
 
 
 def write_dataset(
-    data: object,
+    data_obj: object,
     uri: str | os.PathLike[str],
     schema: pa.Schema | None = None,
     mode: str = "create",
@@ -523,7 +527,7 @@ def write_dataset(
     position, as pylance's; the other options are keyword-only.
 
     Args:
-        data: A Table, RecordBatch, RecordBatchReader, an iterable of batches (its schema: the
+        data_obj: A Table, RecordBatch, RecordBatchReader, an iterable of batches (its schema: the
             first batch's, or ``schema``), a pandas DataFrame, a ``LanceDataset``, or any object
             with ``__arrow_c_stream__`` (polars, DuckDB) or ``__dataframe__``.
         uri: A local path, an fsspec URL, or a ``LanceDataset`` (its URI and storage options).
@@ -535,7 +539,7 @@ def write_dataset(
             a new one. pylance's ``"next"`` (2.3) and ``"legacy"`` are refused.
         max_rows_per_file: The most rows a fragment's data file holds (default 1Mi).
         storage_options: Object store options (credentials, ``endpoint``, ``region``...).
-        schema: The schema of ``data`` (required for an empty iterable; casts a Table to it).
+        schema: The schema of ``data_obj`` (required for an empty iterable; casts a Table to it).
         enable_stable_row_ids: Give rows stable row ids that survive compaction (new datasets only).
         profile: How hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (default) or
             ``"compact"`` (lancelot only; see ``LanceWriter``).
@@ -556,7 +560,7 @@ def write_dataset(
         DatasetExistsError: ``mode="create"`` and a dataset exists at ``uri`` (a ``FileExistsError``).
         DatasetSchemaError: An append whose schema differs (a ``ValueError``; the message names the field).
         UnsupportedVersionError: An unknown or unsupported ``data_storage_version``.
-        TypeError: ``data`` is none of the accepted inputs.
+        TypeError: ``data_obj`` is none of the accepted inputs.
 
     Examples:
         >>> ds = lancelot.write_dataset(table, "w.lance")
@@ -574,7 +578,7 @@ def write_dataset(
     uri = store.uri
     known = _listed(store, uri)
     base = known[1]
-    schema, batches = as_batches(data, schema)
+    schema, batches = as_batches(data_obj, schema)
     check_metadata(schema)
     stored = normalize_schema(schema)
     if mode == "create" and base is not None:

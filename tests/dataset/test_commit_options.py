@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation
+from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation, Transaction
 from lancelot.errors import LanceError
 
 from .helpers import index_section
@@ -178,3 +178,19 @@ def test_shallow_clone(tmp_path, lib) -> None:
     OTHER[lib].write_dataset(T.slice(0, 1), str(tmp_path / "c1"), mode="append")
     assert lance.dataset(str(tmp_path / "c1")).count_rows() == 9 and lancelot.dataset(str(tmp_path / "c1")).version == 3
     assert lance.dataset(src).count_rows() == 8 and lance.dataset(str(tmp_path / "c1")).validate() is None
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_transaction_keeps_uuid_and_v1_paths(tmp_path, lib) -> None:
+    """A committed Append ``Transaction`` keeps its uuid and properties; ``enable_v2_manifest_paths=False``
+    names a new dataset's manifests by version; ``data_obj`` is write_dataset's keyword."""
+    mod, cls, ops, frag = LIBS[lib]
+    txn_cls = lance.Transaction if lib == "pylance" else Transaction
+    p = str(tmp_path / "d")
+    mod.write_dataset(data_obj=T, uri=p, enable_v2_manifest_paths=False)
+    u = "11111111-2222-3333-4444-555555555555"
+    cls.commit(p, txn_cls(1, ops.Append([frag.create(p, T)]), uuid=u, transaction_properties={"p": "q"}))
+    for reader in (lance, lancelot):
+        txn = reader.dataset(p).read_transaction(2)
+        assert (txn.uuid, txn.transaction_properties, txn.read_version) == (u, {"p": "q"}, 1)
+    assert sorted(f.name for f in (tmp_path / "d" / "_versions").glob("*.manifest")) == ["1.manifest", "2.manifest"]
