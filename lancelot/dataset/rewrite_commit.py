@@ -5,7 +5,9 @@ New fragments with id 0 get theirs at commit, from ``max_fragment_id`` (pylance'
 transaction keeps them as given). Indices follow pylance's rules: with stable row ids every index's
 fragment bitmap is recomputed (rows keep their ids); without, each ``RewrittenIndex`` names an index
 whose files the caller rewrote under ``new_id``: its bitmap is recomputed and its uuid replaced, and
-the other indices are left as they were.
+the other indices are left as they were. The bitmaps take the new fragments' ids as the caller gave
+them, before ids are assigned, as pylance 14.0.2 does (a caller rewriting an index gives the new
+fragments their ids, since the index's row addresses name them).
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ def build_user_rewrite(groups: list[Group], rewritten: list[Any], uri: str, stor
                 assert r is not None
                 raise TransactionError(f"dataset {uri!r}: Rewrite refers to index {r.old_id} which does not exist")
             if idx.fragment_bitmap:
-                bm = _new_bitmap(BitMap.deserialize(bytes(idx.fragment_bitmap)), with_ids, idx.name)
+                bm = _new_bitmap(BitMap.deserialize(bytes(idx.fragment_bitmap)), groups, idx.name)  # (ids as given)
                 idx.fragment_bitmap = bm.serialize()
             elif r is not None:
                 raise TransactionError(f"dataset {uri!r}: index {idx.name!r} stores no fragment bitmap to rewrite")

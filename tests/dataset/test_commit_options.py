@@ -194,3 +194,75 @@ def test_transaction_keeps_uuid_and_v1_paths(tmp_path, lib) -> None:
         txn = reader.dataset(p).read_transaction(2)
         assert (txn.uuid, txn.transaction_properties, txn.read_version) == (u, {"p": "q"}, 1)
     assert sorted(f.name for f in (tmp_path / "d" / "_versions").glob("*.manifest")) == ["1.manifest", "2.manifest"]
+
+
+def test_rewrite_with_rewritten_index(tmp_path) -> None:
+    """A Rewrite naming a rewritten index (its files copied under the new uuid, as a caller's own
+    remap would write them): lancelot moves the index's fragment bitmap and uuid as pylance does
+    (pylance 14.0.2 puts the new fragments' ids as given, here 0, into the bitmap: so does lancelot)."""
+    import shutil
+    import uuid
+
+    from lancelot.format.pb import table_pb2
+
+    results = []
+    for who in ("pylance", "lancelot"):
+        mod, cls, ops, frag = LIBS[who]
+        p = str(tmp_path / who)
+        lance.write_dataset(T, p, max_rows_per_file=4)
+        lance.dataset(p).create_scalar_index("id", "BTREE")
+        ds = lance.dataset(p)
+        sec = table_pb2.IndexSection()
+        sec.ParseFromString(lancelot.dataset(p).manifest_file.index_section)
+        idx = sec.indices[0]
+        old_id, new_id = str(uuid.UUID(bytes=bytes(idx.uuid.uuid))), str(uuid.uuid4())
+        shutil.copytree(f"{p}/_indices/{old_id}", f"{p}/_indices/{new_id}")
+        rewritten = ops.RewrittenIndex(
+            old_id, new_id, idx.index_details.type_url, bytes(idx.index_details.value), int(idx.index_version)
+        )
+        old = [f.metadata for f in ds.get_fragments()][:2]
+        new = lance.fragment.LanceFragment.create(p, pa.concat_tables([f.to_table() for f in ds.get_fragments()[:2]]))
+        cls.commit(p, ops.Rewrite([ops.RewriteGroup(old, [new])], [rewritten]), read_version=ds.version)
+        after = lance.dataset(p)
+        assert after.validate() is None and [i.uuid for i in after.describe_indices()[0].segments] == [new_id]
+        results.append((_fragments(p), index_section(p), after.to_table(filter="id = 5").num_rows))
+    assert results[0] == results[1]
+
+
+BUILTINS = (ValueError, OSError, KeyError, IndexError, TypeError, FileNotFoundError, NotImplementedError)
+BAD_INPUT = {
+    "missing dataset": lambda m, p: m.dataset(p + "-nope"),
+    "bad version": lambda m, p: m.dataset(p, version=9),
+    "checkout bad version": lambda m, p: m.dataset(p).checkout_version(9),
+    "bad column": lambda m, p: m.dataset(p).to_table(columns=["zz"]),
+    "sql error": lambda m, p: m.dataset(p).to_table(filter="id >"),
+    "update bad column": lambda m, p: m.dataset(p).update({"zz": "1"}),
+    "duplicate keys": lambda m, p: (
+        m.dataset(p)
+        .merge_insert("id")
+        .when_matched_update_all()
+        .execute(pa.table({"id": pa.array([1, 1], pa.int64()), "s": ["x", "y"]}))
+    ),
+    "restore missing": lambda m, p: m.LanceDataset.commit(p, m.LanceOperation.Restore(99)),
+    "read version missing": lambda m, p: m.LanceDataset.commit(
+        p, m.LanceOperation.Delete([], [], "x"), read_version=99
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUT)
+def test_error_classes_match_pylance(tmp_path, case) -> None:
+    """On the same bad input, lancelot's error is a LanceError and every builtin class pylance's is."""
+    p = str(tmp_path / "d")
+    lance.write_dataset(T, p)
+    errors = []
+    for mod in (lance, lancelot):
+        with pytest.raises(Exception) as info:
+            BAD_INPUT[case](mod, p)
+        errors.append(info.value)
+    theirs, ours = errors
+    assert isinstance(ours, LanceError)
+    assert [isinstance(ours, b) for b in BUILTINS if isinstance(theirs, b)] == [True] * sum(
+        isinstance(theirs, b) for b in BUILTINS
+    )
+    assert lance.dataset(p).version == 1
