@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+import lancelot.commit
 from lancelot.dataset import LanceDataset, LanceFragment, LanceOperation, Transaction
 from lancelot.errors import LanceError
 
@@ -150,7 +151,9 @@ def test_commit_conflict_error_is_oserror(tmp_path, lib) -> None:
         cls.commit(p, ops.Overwrite(T.schema, [frag.create(p, T)]), read_version=1, max_retries=0)
     assert type(info.value).__name__ == "CommitConflictError" and isinstance(info.value.retryable, bool)
     if lib == "lancelot":
-        assert isinstance(info.value, LanceError)
+        assert isinstance(info.value, LanceError) and isinstance(info.value, lancelot.commit.CommitConflictError)
+    else:
+        assert isinstance(info.value, lance.commit.CommitConflictError)
     assert OTHER[lib].dataset(p).version == 2
 
 
