@@ -4,8 +4,8 @@ message under the reserved key ``__lance_commit_message``), and a user's commit 
 
 The commit lock is pylance's ``CommitLock``: a callable taking the version about to be committed and
 returning a context manager, entered before that version's manifest is written and exited after
-(with the exception, when the write failed); a ``CommitConflictError`` (lancelot's or pylance's)
-raised by the lock means another writer holds that version: the commit tries the next one. lancelot
+(with the exception, when the write failed). An exception from the lock fails the commit, as in
+pylance 14.0.2 (a ``CommitLockError``, an OSError naming the lock's error; not retried). lancelot
 still creates the manifest with put-if-not-exists inside the lock, so the lock adds safety on stores
 without an atomic create and costs nothing on those with one.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from lancelot.dataset.manifest import VERSIONS_DIR, parse_manifest_name
 from lancelot.dataset.store import ObjectStore
-from lancelot.errors import CommitConflictError
+from lancelot.errors import LanceError, _OSErrorMessage
 from lancelot.format.pb import transaction_pb2
 
 #: the transaction property pylance stores a commit message under
@@ -48,12 +48,6 @@ def check_commit_lock(commit_lock: Any) -> None:
         raise TypeError(f"commit_lock must be a function, got {type(commit_lock)}")
 
 
-def _is_conflict(e: BaseException) -> bool:
-    """A conflict raised by the lock: lancelot's class, or pylance's (known by name: library code
-    does not import pylance)."""
-    return isinstance(e, CommitConflictError) or any(c.__name__ == "CommitConflictError" for c in type(e).__mro__)
-
-
 class LockedStore(ObjectStore):
     """The dataset's store, with each manifest creation under ``_versions/`` done inside the user's
     commit lock for its version (every other object written as the store does)."""
@@ -73,16 +67,29 @@ class LockedStore(ObjectStore):
             lease = self._commit_lock(version)
             lease.__enter__()
         except Exception as e:
-            if _is_conflict(e):  # someone else holds this version: the commit loop tries the next
-                raise FileExistsError(f"commit lock: version {version} is taken ({e})") from e
-            raise
+            raise CommitLockError.of(e) from e
         try:
             super().put_if_not_exists(path, data)
         except BaseException:
-            if not lease.__exit__(*sys.exc_info()):
-                raise
-            return
-        lease.__exit__(None, None, None)
+            try:
+                if lease.__exit__(*sys.exc_info()):
+                    return
+            except Exception as e:
+                raise CommitLockError.of(e) from e
+            raise
+        try:
+            lease.__exit__(None, None, None)
+        except Exception as e:
+            raise CommitLockError.of(e) from e
+
+
+class CommitLockError(_OSErrorMessage, LanceError, OSError):
+    """The user's commit lock raised (on taking or releasing): pylance's OSError "Error from commit
+    handler: <class>: <message>", not retried."""
+
+    @staticmethod
+    def of(e: BaseException) -> CommitLockError:
+        return CommitLockError(f"Error from commit handler: {type(e).__name__}: {e}")
 
 
 def with_commit_lock(store: ObjectStore, commit_lock: CommitLock | None) -> ObjectStore:

@@ -16,7 +16,7 @@ from lancelot.dataset.commit_options import DETACHED_VERSION_MASK, detached_mani
 from lancelot.dataset.manifest import VERSIONS_DIR, ManifestFile, serialize_manifest
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, transaction_name
-from lancelot.dataset.transaction_api import TransactionError, _frags
+from lancelot.dataset.transaction_api import TransactionError, UnsupportedTransactionError, _frags
 from lancelot.errors import CommitConflictError, VersionNotFoundError
 from lancelot.format.pb import transaction_pb2
 
@@ -54,6 +54,10 @@ def commit_detached(
         read_version = versions.latest
     if read_version is None:
         raise TransactionError(f"dataset {uri!r} does not exist: a detached commit needs a version to build on")
+    if versions.scheme == "v1":
+        raise UnsupportedTransactionError(
+            f"dataset {uri!r}: Not supported: detached commits cannot be used with v1 manifest paths"
+        )
     read = _read_manifest(store, uri, versions, int(read_version))
     pb = transaction_pb2.Transaction(read_version=int(read_version))
     if tid:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import lance
+import lance.commit
 import pyarrow as pa
 import pytest
 
