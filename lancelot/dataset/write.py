@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
@@ -518,6 +519,11 @@ def write_dataset(
     enable_v2_manifest_paths: bool = True,
     commit_message: str | None = None,
     transaction_properties: dict[str, str] | None = None,
+    data_cache_bytes: int | None = None,
+    use_legacy_format: bool | None = None,
+    namespace_client: Any = None,
+    table_id: list[str] | None = None,
+    session: Any = None,
 ) -> LanceDataset:
     """Write data as a new dataset, or as a new version of one (pylance's ``lance.write_dataset``).
 
@@ -552,6 +558,11 @@ def write_dataset(
         enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
         commit_message: Stored with the version, under the transaction property ``__lance_commit_message``.
         transaction_properties: Strings stored in the version's transaction file (``read_transaction``).
+        data_cache_bytes: Accepted for pylance's signature (lancelot's writer sizes its own buffers).
+        use_legacy_format: Deprecated, as in pylance: False means ``data_storage_version="stable"``,
+            True the legacy format (refused: lancelot writes no legacy files).
+        namespace_client: Must be None (lancelot has no namespaces); so must ``table_id``.
+        session: Accepted for pylance's signature (lancelot keeps no session caches).
 
     Returns:
         The new version, as a [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
@@ -570,6 +581,11 @@ def write_dataset(
     """
     if mode not in ("create", "append", "overwrite"):
         raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
+    if namespace_client is not None or table_id is not None:
+        raise LanceValueError("lancelot.write_dataset: namespaces are not supported")
+    if use_legacy_format is not None:
+        warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning, 2)
+        data_storage_version = "legacy" if use_legacy_format else "stable"
     data_storage_version = storage_version(data_storage_version)
     if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
         storage_options = storage_options or getattr(uri, "storage_options", None)

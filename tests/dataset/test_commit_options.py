@@ -270,3 +270,13 @@ def test_error_classes_match_pylance(tmp_path, case) -> None:
         isinstance(theirs, b) for b in BUILTINS
     )
     assert lance.dataset(p).version == 1
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_use_legacy_format_false_is_stable(tmp_path, lib) -> None:
+    """pylance's deprecated ``use_legacy_format=False``: the stable data storage version, with a warning."""
+    mod = LIBS[lib][0]
+    with pytest.warns(DeprecationWarning, match="use_legacy_format is deprecated"):
+        mod.write_dataset(T, str(tmp_path / "d"), use_legacy_format=False, data_cache_bytes=1 << 20)
+    stable = lance.write_dataset(T, str(tmp_path / "s"), data_storage_version="stable").data_storage_version
+    assert lance.dataset(str(tmp_path / "d")).data_storage_version == stable
