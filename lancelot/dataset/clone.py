@@ -4,12 +4,16 @@ that lived in the source's own root now pointing at it through a new ``base_path
 (``is_dataset_root``). No data is copied; the clone's version number is the source's.
 
 ``LanceDataset.shallow_clone`` and ``LanceDataset.commit(target, LanceOperation.Clone(...))`` both
-land here, as in pylance.
+land here, as in pylance. A deep clone (``LanceDataset.deep_clone``) copies the version's own files
+(data, deletion and index files in the source's root) into the target, whose manifest is then the
+source's as it is; committing a deep Clone operation directly is refused, as pylance refuses it (the
+files would not be there).
 """
 
 from __future__ import annotations
 
 import os
+import uuid as _uuid
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import Versions, _write_hint, list_versions, load_manifest
@@ -24,6 +28,7 @@ from lancelot.dataset.manifest import (
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, new_transaction, transaction_name
+from lancelot.dataset.transaction_api import InvalidOperationError
 from lancelot.errors import DatasetNotFoundError, VersionNotFoundError
 from lancelot.format.pb import table_pb2
 
@@ -39,13 +44,18 @@ def commit_clone(
     *,
     transaction_properties: dict[str, str] | None = None,
     commit_lock: Any = None,
+    _copied: bool = False,
 ) -> LanceDataset:
-    """Create the dataset ``target`` as a shallow clone of ``operation.ref_path`` at ``ref_version``."""
+    """Create the dataset ``target`` as a clone of ``operation.ref_path`` at ``ref_version`` (a deep one
+    only from ``deep_clone``, ``_copied``: after it copied the files)."""
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.write import DatasetExistsError
 
-    if not operation.is_shallow:
-        raise NotImplementedError("lancelot commits shallow clones only (is_shallow=True)")
+    if not operation.is_shallow and not _copied:
+        raise InvalidOperationError(
+            "Invalid user input: A deep Clone cannot be committed directly: the commit does not copy the source "
+            "files, so the new dataset would reference files that do not exist. Use deep_clone instead."
+        )
     if getattr(operation, "branch_name", None):
         raise NotImplementedError("lancelot has no branches: a Clone with a branch_name is not supported")
     ref_path = str(operation.ref_path)
@@ -62,10 +72,14 @@ def commit_clone(
     existing = list_versions(store, uri)
     if existing.latest is not None:
         raise DatasetExistsError(f"dataset {uri!r} already exists (version {existing.latest}): cannot clone into it")
-    m, index = _cloned_manifest(src, ref_path, operation.ref_name)
+    if operation.is_shallow:
+        m, index = _cloned_manifest(src, ref_path, operation.ref_name)
+    else:
+        m, index = _start(src), src.index_section
+        _finish(m, ref_version, bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
     txn = new_transaction(int(read_version or 0))
     c = txn.clone
-    c.is_shallow, c.ref_version, c.ref_path = True, ref_version, ref_path
+    c.is_shallow, c.ref_version, c.ref_path = bool(operation.is_shallow), ref_version, ref_path
     if operation.ref_name is not None:
         c.ref_name = str(operation.ref_name)
     for k, v in (transaction_properties or {}).items():
@@ -103,3 +117,47 @@ def _cloned_manifest(src: ManifestFile, ref_path: str, ref_name: str | None) -> 
         index = section.SerializeToString()
     _finish(m, int(src.manifest.version), bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
     return m, index
+
+
+def deep_clone(
+    source: LanceDataset, target: str | os.PathLike[str], version: int, storage_options: dict[str, Any] | None
+) -> LanceDataset:
+    """Copy version ``version``'s own files (those in the source's root) into ``target``, then commit
+    the deep Clone there (pylance's ``deep_clone``)."""
+    from lancelot.dataset.deletion import deletion_path
+    from lancelot.dataset.fragment import DATA_DIR
+    from lancelot.dataset.lance_operation import LanceOperation
+    from lancelot.dataset.write import DatasetExistsError
+
+    at = source.checkout_version(version)
+    dest = ObjectStore(target, storage_options)
+    if list_versions(dest, dest.uri).latest is not None:
+        raise DatasetExistsError(f"dataset {dest.uri!r} already exists: cannot clone into it")
+    paths: list[str] = []
+    for f in at.manifest.fragments:
+        paths += [f"{DATA_DIR}/{d.path}" for d in f.files if not d.HasField("base_id")]
+        if f.HasField("deletion_file") and not f.deletion_file.HasField("base_id"):
+            paths.append(deletion_path(int(f.id), f.deletion_file))
+    if at.manifest_file.index_section:
+        section = table_pb2.IndexSection()
+        section.ParseFromString(at.manifest_file.index_section)
+        for i in section.indices:
+            if not i.HasField("base_id"):
+                folder = f"_indices/{_uuid.UUID(bytes=bytes(i.uuid.uuid))}"
+                paths += [f"{folder}/{name}" for name in at.store.list(folder)]
+    for p in paths:
+        _copy(at.store, dest, p)
+    op = LanceOperation.Clone(False, None, int(version), source.uri)
+    return commit_clone(dest.uri, op, int(version), storage_options, _copied=True)
+
+
+def _copy(src: ObjectStore, dest: ObjectStore, path: str) -> None:
+    """One file, from ``src`` to the same path under ``dest`` (a file copy on a local disk)."""
+    if src.is_local and dest.is_local:
+        import shutil
+
+        out = dest.full_path(path)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        shutil.copyfile(src.full_path(path), out)
+    else:
+        dest.put(path, src.read(path))

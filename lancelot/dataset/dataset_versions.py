@@ -282,6 +282,31 @@ class VersionsMixin:
         op = LanceOperation.Clone(True, None, version, self.uri)
         return commit_clone(target_path, op, version, storage_options or self.storage_options)
 
+    def deep_clone(
+        self: LanceDataset,
+        target_path: str | os.PathLike[str],
+        reference: int | str | tuple[str | None, int | None],
+        storage_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LanceDataset:
+        """A new, independent dataset at ``target_path`` holding this dataset's version ``reference``:
+        the version's data, deletion and index files are copied there (a deep Clone commit, as pylance
+        writes it; the clone's version number is the source's).
+
+        Args:
+            target_path: Where the clone goes (no dataset may be there).
+            reference: A version number, a tag name, or a ``(branch, version)`` pair (branch None/"main").
+            storage_options: Object-store options of the target (default: this dataset's).
+            **kwargs: pylance's further options; none is used by lancelot.
+
+        Returns:
+            The clone, as a `LanceDataset`.
+        """
+        from lancelot.dataset.clone import deep_clone
+
+        version = self.checkout_version(reference).version
+        return deep_clone(self, target_path, version, storage_options or self.storage_options)
+
     def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
         """The transaction that committed ``version``.
 

@@ -280,3 +280,30 @@ def test_use_legacy_format_false_is_stable(tmp_path, lib) -> None:
         mod.write_dataset(T, str(tmp_path / "d"), use_legacy_format=False, data_cache_bytes=1 << 20)
     stable = lance.write_dataset(T, str(tmp_path / "s"), data_storage_version="stable").data_storage_version
     assert lance.dataset(str(tmp_path / "d")).data_storage_version == stable
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_deep_clone(tmp_path, lib) -> None:
+    """A deep clone copies the version's data, deletion and index files: it reads as the source's
+    version in both libraries after the source is gone; committing a deep Clone directly is refused."""
+    import shutil
+
+    mod, cls, ops, frag = LIBS[lib]
+    src = str(tmp_path / "src")
+    mod.write_dataset(T, src, max_rows_per_file=5)
+    mod.dataset(src).delete("id < 2")
+    lance.dataset(src).create_scalar_index("id", "BTREE")
+    mod.write_dataset(T.slice(0, 1), src, mode="append")
+    clone = mod.dataset(src).deep_clone(str(tmp_path / "c"), 3)
+    assert clone.version == 3
+    with pytest.raises(OSError, match="deep Clone cannot be committed directly"):
+        cls.commit(str(tmp_path / "c2"), ops.Clone(False, None, 3, src, None), read_version=0)
+    shutil.rmtree(src)
+    for reader in (lance, lancelot):
+        ds = reader.dataset(str(tmp_path / "c"))
+        assert ds.version == 3 and ds.to_table().sort_by("id") == T.slice(2)
+        txn = ds.read_transaction(3)
+        assert (txn.operation.is_shallow, txn.operation.ref_version, txn.read_version) == (False, 3, 3)
+    theirs = lance.dataset(str(tmp_path / "c"))
+    assert theirs.validate() is None and theirs.to_table(filter="id = 5").num_rows == 1
+    assert [i.name for i in theirs.describe_indices()] == ["id_idx"]
