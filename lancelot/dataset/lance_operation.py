@@ -273,7 +273,7 @@ def commit_operation(
             base_uri,
             "append",
             fragments=frags,
-            read_version=read_version,
+            read_version=read_version or None,  # (pylance: read at version 0, checked against nothing)
             storage_options=storage_options,
             transaction_properties=transaction_properties,
             commit_lock=commit_lock,

@@ -322,7 +322,7 @@ def commit_any(
             return commit_operation(
                 uri,
                 operation,
-                read_version or None,
+                read_version if type(operation).__name__ == "Append" else (read_version or None),
                 storage_options=storage_options,
                 transaction_properties=props,
                 commit_lock=commit_lock,
@@ -391,6 +391,9 @@ def commit_with_options(
             "transaction properties instead."
         )
     props = merged_properties(commit_message, None)
+    kind = type(operation).__name__
+    if kind in ("Append", "Overwrite") and read_version and not detached:
+        _check_read_version(base_uri, int(read_version), storage_options)
     if detached:
         from lancelot.dataset.detached import commit_detached
 
@@ -410,6 +413,17 @@ def commit_with_options(
         commit_lock=commit_lock,
         enable_v2_manifest_paths=enable_v2_manifest_paths,
     )
+
+
+def _check_read_version(uri: Any, read_version: int, storage_options: dict[str, Any] | None) -> None:
+    """The read version must exist (pylance opens the dataset at it; the other kinds load it in
+    ``commit_any``)."""
+    from lancelot.dataset.commit import list_versions
+
+    store = ObjectStore(uri, storage_options)
+    versions = list_versions(store, store.uri)
+    if versions.latest is not None and read_version not in versions.names:
+        raise VersionNotFoundError(f"dataset {store.uri!r}: read version {read_version} does not exist")
 
 
 def commit_batch(

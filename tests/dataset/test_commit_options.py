@@ -248,6 +248,7 @@ BAD_INPUT = {
         .execute(pa.table({"id": pa.array([1, 1], pa.int64()), "s": ["x", "y"]}))
     ),
     "restore missing": lambda m, p: m.LanceDataset.commit(p, m.LanceOperation.Restore(99)),
+    "append read version missing": lambda m, p: m.LanceDataset.commit(p, m.LanceOperation.Append([]), read_version=99),
     "read version missing": lambda m, p: m.LanceDataset.commit(
         p, m.LanceOperation.Delete([], [], "x"), read_version=99
     ),
@@ -307,3 +308,17 @@ def test_deep_clone(tmp_path, lib) -> None:
     theirs = lance.dataset(str(tmp_path / "c"))
     assert theirs.validate() is None and theirs.to_table(filter="id = 5").num_rows == 1
     assert [i.name for i in theirs.describe_indices()] == ["id_idx"]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_append_read_at_version_zero(tmp_path, lib) -> None:
+    """An Append with ``read_version=0`` is checked against nothing (pylance's rule): it lands after an
+    overwrite, where one read at version 1 is refused."""
+    mod, cls, ops, frag = LIBS[lib]
+    p = str(tmp_path / "d")
+    mod.write_dataset(T, p)
+    mod.write_dataset(T, p, mode="overwrite")
+    with pytest.raises(OSError, match="(?i)overwrite"):
+        cls.commit(p, ops.Append([frag.create(p, T)]), read_version=1)
+    ds = cls.commit(p, ops.Append([frag.create(p, T)]), read_version=0)
+    assert ds.version == 3 and OTHER[lib].dataset(p).count_rows() == 20
