@@ -92,6 +92,13 @@ class CommitLockError(_OSErrorMessage, LanceError, OSError):
         return CommitLockError(f"Error from commit handler: {type(e).__name__}: {e}")
 
 
+def lock_of(dataset: Any) -> CommitLock | None:
+    """The commit lock a dataset object was opened with (``lancelot.dataset(uri, commit_lock=...)``),
+    if ``dataset`` is one: writes through it (``write_dataset(data, ds)``, ``ds.insert``) take it."""
+    store = getattr(dataset, "store", None)
+    return store._commit_lock if isinstance(store, LockedStore) else None
+
+
 def with_commit_lock(store: ObjectStore, commit_lock: CommitLock | None) -> ObjectStore:
     """``store`` itself, or a view of it whose commits take ``commit_lock``."""
     check_commit_lock(commit_lock)

@@ -21,7 +21,7 @@ import pyarrow as pa
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
 from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
-from lancelot.dataset.commit_options import merged_properties, set_properties, with_commit_lock
+from lancelot.dataset.commit_options import lock_of, merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -587,6 +587,7 @@ def write_dataset(
         warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning, 2)
         data_storage_version = "legacy" if use_legacy_format else "stable"
     data_storage_version = storage_version(data_storage_version)
+    commit_lock = commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
     if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
         storage_options = storage_options or getattr(uri, "storage_options", None)
         uri = uri.uri

@@ -79,6 +79,19 @@ def test_commit_lock(tmp_path, lib) -> None:
     mod.write_dataset(T, p, mode="overwrite", commit_lock=lock)
     assert calls == [("enter", v, None) if i % 2 == 0 else ("exit", v, None) for v in (1, 2, 3) for i in (0, 1)]
     assert OTHER[lib].dataset(p).count_rows() == 10
+    # a dataset opened with a lock commits every change under it, inserts too
+    taken: list[int] = []
+
+    @contextmanager
+    def lock2(version: int):
+        taken.append(version)
+        yield
+
+    ds = mod.dataset(p, commit_lock=lock2)
+    ds.insert(T)
+    ds.delete("id < 0")
+    ds.update({"s": "'x'"}, where="id = 1")
+    assert taken == [4, 5, 6] and OTHER[lib].dataset(p).count_rows() == 20
 
 
 @pytest.mark.parametrize("lib", LIBS)
