@@ -503,7 +503,7 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
 
 def write_dataset(
     data_obj: object,
-    uri: str | os.PathLike[str],
+    uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     mode: str = "create",
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
