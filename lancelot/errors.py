@@ -167,3 +167,32 @@ class InvalidRefError(_OSErrorMessage, LanceValueError, OSError):
 
     def __init__(self, message: str, **where: object) -> None:
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
+
+
+class CommitConflictError(_OSErrorMessage, LanceError, OSError):
+    """A concurrent commit makes this one impossible (e.g. an append against an overwrite), or the
+    dataset already exists for a create: pylance's ``lance.commit.CommitConflictError``, an OSError.
+
+    ``retryable`` says, as pylance's attribute does, whether running the operation again on the
+    latest version could succeed (``RetryableCommitConflictError``) or not."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str = "", retryable: bool | None = None, **where: object) -> None:
+        LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
+        if retryable is not None:
+            self.retryable = bool(retryable)
+
+    def at(
+        self, *, path: str | None = None, column: int | str | None = None, page: int | None = None
+    ) -> CommitConflictError:
+        e = super().at(path=path, column=column, page=page)
+        e.retryable = self.retryable
+        return e
+
+
+class RetryableCommitConflictError(CommitConflictError):
+    """A concurrent commit prevents this one, but the operation can be run again on the latest
+    version and mean the same (pylance's "Retryable commit conflict", ``retryable=True``)."""
+
+    retryable = True

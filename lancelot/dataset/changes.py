@@ -440,5 +440,5 @@ def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: An
     from lancelot.dataset.write import write_dataset
 
     kwargs.setdefault("storage_options", ds.storage_options)
-    new = write_dataset(data, ds.uri, mode=mode, **kwargs)
+    new = write_dataset(data, ds, mode=mode, **kwargs)  # (as pylance: the dataset, its commit lock too)
     _move_to(ds, new.version)

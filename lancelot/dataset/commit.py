@@ -35,23 +35,23 @@ from lancelot.dataset.transaction import (
     transaction_name,
     transaction_uuid,
 )
-from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
+from lancelot.errors import (  # (the conflict errors live with the others; importable from here too)
+    CommitConflictError as CommitConflictError,
+)
+from lancelot.errors import (
+    CorruptFileError,
+    LanceError,
+    LanceFileNotFoundError,
+)
+from lancelot.errors import (
+    RetryableCommitConflictError as RetryableCommitConflictError,
+)
 from lancelot.format.pb import table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.store import ObjectStore
 
 MAX_RETRIES = 50
-
-
-class CommitConflictError(LanceError):
-    """A concurrent commit makes this one impossible (e.g. an append against an overwrite),
-    or the dataset already exists for a create."""
-
-
-class RetryableCommitConflictError(CommitConflictError):
-    """A concurrent commit prevents this one, but the operation can be run again on the latest
-    version and mean the same (pylance's "Retryable commit conflict")."""
 
 
 class CommitIOError(LanceError, OSError):

@@ -225,14 +225,14 @@ def dataset(
     """Open a Lance dataset at its latest version, at a given version, or as of a time.
 
     pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour
-    (a namespace, a commit lock, default scan options) are refused.
+    (a namespace, default scan options) are refused.
 
     Args:
         uri: A local path or an fsspec URL (``s3://``, ``gs://``, ``az://``, ``memory://``...).
         version: A version number or a tag name; None for the latest.
         asof: The newest version committed at or before this time (a datetime or an ISO string).
         block_size: Accepted; no effect.
-        commit_lock: Not supported (refused when given): commits are atomic through the object store.
+        commit_lock: pylance's ``CommitLock``, taken by every commit made through this object.
         index_cache_size: Accepted; no effect.
         storage_options: Object store options (credentials, ``endpoint``, ``region``...).
         default_scan_options: Not supported (refused when given): pass options to each scan.
@@ -256,10 +256,15 @@ def dataset(
         >>> ds.version, ds.count_rows()
         (1, 10)
     """
-    if namespace_client is not None or table_id is not None or commit_lock is not None:
-        raise LanceValueError("lancelot.dataset: namespaces and custom commit locks are not supported")
+    if namespace_client is not None or table_id is not None:
+        raise LanceValueError("lancelot.dataset: namespaces are not supported")
     if default_scan_options:
         raise LanceValueError("lancelot.dataset: default_scan_options is not supported (pass the options to each scan)")
+    if commit_lock:  # every commit through this object (and its checkouts) takes the lock
+        from lancelot.dataset.commit_options import with_commit_lock
+
+        store = with_commit_lock(ObjectStore(uri, storage_options), commit_lock)
+        return LanceDataset(uri, version, asof=asof, storage_options=storage_options, _store=store)
     return LanceDataset(uri, version, asof=asof, storage_options=storage_options)
 
 

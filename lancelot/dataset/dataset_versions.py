@@ -160,42 +160,66 @@ class VersionsMixin:
         *,
         commit_message: str | None = None,
         enable_stable_row_ids: bool | None = None,
+        namespace_client: Any = None,
+        table_id: list[str] | None = None,
+        namespace_client_managed_versioning: bool = False,
+        base_store_params: dict[str, dict[str, str]] | None = None,
+        commit_timeout: _dt.timedelta | None = _dt.timedelta(seconds=1800),
     ) -> LanceDataset:
-        """Commit fragments written by ``LanceFragment.create`` / ``write_fragments`` as one version.
+        """Commit a change planned elsewhere (fragments from ``LanceFragment.create`` /
+        ``write_fragments``, a ``Transaction`` from ``execute_uncommitted``) as one version.
 
         Args:
             base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
             operation: a ``LanceOperation`` (Append, Overwrite, Delete, Update, Merge, Project, Restore,
-                DataReplacement, UpdateConfig) or a ``Transaction`` (``execute_uncommitted``'s);
-                fragments from lancelot or from pylance.
+                Rewrite, DataReplacement, CreateIndex, UpdateConfig) or a ``Transaction``; fragments
+                from lancelot or from pylance.
             read_version: the version the operation was planned against (required but for Overwrite
                 and Restore; a Transaction carries its own).
-            commit_lock: pylance's custom lock; lancelot's commits are atomic without one (must be None).
+            commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it
+                returns a context manager held while that version's manifest is written.
             storage_options: object-store options.
-            enable_v2_manifest_paths: accepted for pylance's signature (lancelot keeps the dataset's naming).
-            detached: must be False (lancelot has no detached versions).
+            enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+            detached: commit a version outside the lineage (a random number with the top bit set):
+                never the latest, found only by ``checkout_version``.
             max_retries: 0 makes an Overwrite strict, as pylance's: refused if anything was committed
                 after ``read_version`` (otherwise conflicts are resolved as the operation allows).
-            commit_message: must be None.
+            commit_message: stored as the transaction property ``__lance_commit_message`` (not with a
+                Transaction: set its properties instead).
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
+            namespace_client: must be None (lancelot has no namespaces); so must ``table_id``, and
+                ``namespace_client_managed_versioning`` False.
+            base_store_params: must be None (other bases are opened with ``storage_options``).
+            commit_timeout: accepted for pylance's signature (lancelot's commits give up after a
+                bounded number of attempts, not after a time).
 
         Returns:
             The dataset at the new version.
 
         Raises:
-            ValueError: Append without ``read_version``, or an option lancelot does not offer.
+            ValueError: Append without ``read_version``; a commit_message with a Transaction.
+            TypeError: a commit_lock that is not callable.
+            CommitConflictError: a concurrent commit the operation cannot be rebased over (an OSError).
         """
-        from lancelot.dataset.lance_operation import commit_operation
+        from lancelot.dataset.transaction_commit import commit_with_options, refuse_unsupported
 
-        if commit_lock is not None or detached or commit_message is not None:
-            raise ValueError("lancelot's commit takes no commit_lock, detached or commit_message")
-        return commit_operation(
+        refuse_unsupported(
+            namespace_client=namespace_client,
+            table_id=table_id,
+            namespace_client_managed_versioning=namespace_client_managed_versioning or None,
+            base_store_params=base_store_params,
+        )
+        return commit_with_options(
             base_uri,
             operation,
             read_version,
+            commit_lock=commit_lock,
             storage_options=storage_options,
-            enable_stable_row_ids=enable_stable_row_ids,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            detached=bool(detached),
             max_retries=max_retries,
+            commit_message=commit_message,
+            enable_stable_row_ids=enable_stable_row_ids,
         )
 
     @staticmethod
@@ -207,26 +231,81 @@ class VersionsMixin:
         enable_v2_manifest_paths: bool | None = None,
         detached: bool | None = False,
         max_retries: int = 20,
+        base_store_params: dict[str, dict[str, str]] | None = None,
+        commit_timeout: _dt.timedelta | None = _dt.timedelta(seconds=1800),
     ) -> dict[str, Any]:
         """Commit several Append transactions as one version (pylance's ``commit_batch``).
 
         Args:
             dest: The dataset (a URI or a ``LanceDataset``).
             transactions: ``Transaction`` objects of Append operations.
-            commit_lock: Must be None (lancelot's commits are atomic without one).
+            commit_lock: pylance's ``CommitLock`` (see ``commit``).
             storage_options: Object-store options.
             enable_v2_manifest_paths: Accepted for pylance's signature.
-            detached: Must be False.
+            detached: Commit the merged append as a detached version (see ``commit``).
             max_retries: Accepted for pylance's signature.
+            base_store_params: Must be None.
+            commit_timeout: Accepted for pylance's signature.
 
         Returns:
             ``{"dataset": the new version, "merged": the one Append transaction committed}``.
         """
-        from lancelot.dataset.transaction_commit import commit_batch
+        from lancelot.dataset.transaction_commit import commit_batch, refuse_unsupported
 
-        if commit_lock is not None or detached:
-            raise ValueError("lancelot's commit_batch takes no commit_lock or detached")
-        return commit_batch(dest, transactions, storage_options)
+        refuse_unsupported(base_store_params=base_store_params)
+        return commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
+
+    def shallow_clone(
+        self: LanceDataset,
+        target_path: str | os.PathLike[str],
+        reference: int | str | tuple[str | None, int | None],
+        storage_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LanceDataset:
+        """A new dataset at ``target_path`` holding this dataset's version ``reference`` without copying
+        data: its manifest references this dataset's files through a base path (a Clone commit, as
+        pylance writes it; the clone's version number is the source's).
+
+        Args:
+            target_path: Where the clone goes (no dataset may be there).
+            reference: A version number, a tag name, or a ``(branch, version)`` pair (branch None/"main").
+            storage_options: Object-store options of the target (default: this dataset's).
+            **kwargs: pylance's further options; none is used by lancelot.
+
+        Returns:
+            The clone, as a `LanceDataset`.
+        """
+        from lancelot.dataset.clone import commit_clone
+        from lancelot.dataset.lance_operation import LanceOperation
+
+        version = self.checkout_version(reference).version
+        op = LanceOperation.Clone(True, None, version, self.uri)
+        return commit_clone(target_path, op, version, storage_options or self.storage_options)
+
+    def deep_clone(
+        self: LanceDataset,
+        target_path: str | os.PathLike[str],
+        reference: int | str | tuple[str | None, int | None],
+        storage_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> LanceDataset:
+        """A new, independent dataset at ``target_path`` holding this dataset's version ``reference``:
+        the version's data, deletion and index files are copied there (a deep Clone commit, as pylance
+        writes it; the clone's version number is the source's).
+
+        Args:
+            target_path: Where the clone goes (no dataset may be there).
+            reference: A version number, a tag name, or a ``(branch, version)`` pair (branch None/"main").
+            storage_options: Object-store options of the target (default: this dataset's).
+            **kwargs: pylance's further options; none is used by lancelot.
+
+        Returns:
+            The clone, as a `LanceDataset`.
+        """
+        from lancelot.dataset.clone import deep_clone
+
+        version = self.checkout_version(reference).version
+        return deep_clone(self, target_path, version, storage_options or self.storage_options)
 
     def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
         """The transaction that committed ``version``.

@@ -202,6 +202,17 @@ class LanceOperation:
         rewritten_indices: list[LanceOperation.RewrittenIndex]
 
     @dataclass
+    class Clone(BaseOperation):
+        """A new dataset cloning ``ref_path`` at ``ref_version`` (shallow: its files referenced through a
+        base path, none copied)."""
+
+        is_shallow: bool
+        ref_name: str | None
+        ref_version: int
+        ref_path: str
+        branch_name: str | None = None
+
+    @dataclass
     class CreateIndex(BaseOperation):
         """Indices added and removed: pylance's ``Index`` values (or ``IndexMetadata`` messages) whose
         files are in ``_indices/``."""
@@ -234,6 +245,10 @@ def commit_operation(
     storage_options: dict[str, Any] | None = None,
     enable_stable_row_ids: bool | None = None,
     max_retries: int = 20,
+    transaction_properties: dict[str, str] | None = None,
+    commit_lock: Any = None,
+    enable_v2_manifest_paths: bool | None = None,
+    transaction_uuid: str | None = None,
 ) -> LanceDataset:
     """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
     (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
@@ -247,14 +262,23 @@ def commit_operation(
         base_uri = base_uri.uri
     kind = type(operation).__name__
     if kind == "Transaction":
-        return commit_any(base_uri, operation, None, storage_options)
+        return commit_any(base_uri, operation, None, storage_options, commit_lock=commit_lock)
     if not hasattr(operation, "__dataclass_fields__"):
         raise TypeError(f"operation must be a LanceOperation.BaseOperation or Transaction, got {type(operation)}")
     if read_version is None and kind not in ("Overwrite", "Restore"):
         raise ValueError("read_version is required for all operations except Overwrite and Restore")
     if kind == "Append":
         frags = [as_fragment_metadata(f) for f in operation.fragments]
-        return commit(base_uri, "append", fragments=frags, read_version=read_version, storage_options=storage_options)
+        return commit(
+            base_uri,
+            "append",
+            fragments=frags,
+            read_version=read_version or None,  # (pylance: read at version 0, checked against nothing)
+            storage_options=storage_options,
+            transaction_properties=transaction_properties,
+            commit_lock=commit_lock,
+            transaction_uuid=transaction_uuid,
+        )
     if kind == "Overwrite":
         from lancelot.dataset.transaction_api import as_pyarrow_schema
         from lancelot.dataset.transaction_commit import check_strict_overwrite
@@ -274,5 +298,16 @@ def commit_operation(
             read_version=read_version,
             storage_options=storage_options,
             enable_stable_row_ids=bool(enable_stable_row_ids),
+            transaction_properties=transaction_properties,
+            commit_lock=commit_lock,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            transaction_uuid=transaction_uuid,
         )
-    return commit_any(base_uri, operation, read_version, storage_options)
+    return commit_any(
+        base_uri,
+        operation,
+        read_version,
+        storage_options,
+        transaction_properties=transaction_properties,
+        commit_lock=commit_lock,
+    )

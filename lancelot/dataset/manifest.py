@@ -198,6 +198,8 @@ def forget_untrusted_rows(m: table_pb2.Manifest) -> None:
 
 
 def manifest_name(version: int, scheme: str) -> str:
+    if version >= 1 << 63:  # a detached version (top bit set): ``d{version}``, in either scheme
+        return f"d{version}.manifest"
     if scheme == "v2":
         return f"{U64_MAX - version:020d}.manifest"
     return f"{version}.manifest"

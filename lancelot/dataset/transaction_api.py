@@ -36,6 +36,13 @@ class UnsupportedTransactionError(LanceError, OSError):
     """A transaction pylance refuses with an OSError ("Not supported": a batch of non-appends)."""
 
 
+class InvalidOperationError(LanceError, OSError):
+    """An operation pylance refuses as "Invalid user input" with an OSError (e.g. new fragments
+    without row ids in a dataset with stable row ids)."""
+
+    __str__ = BaseException.__str__
+
+
 @dataclass
 class Transaction:
     """An operation planned against ``read_version``, not yet committed (pylance's ``Transaction``)."""
@@ -250,6 +257,15 @@ def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOpe
             for i in r.rewritten_indices
         ]
         return LanceOperation.Rewrite(rgroups, rewritten)
+    if kind == "clone":
+        c = pb.clone
+        return LanceOperation.Clone(
+            bool(c.is_shallow),
+            c.ref_name if c.HasField("ref_name") else None,
+            int(c.ref_version),
+            c.ref_path,
+            c.branch_name if c.HasField("branch_name") else None,
+        )
     if kind == "create_index":
         return LanceOperation.CreateIndex(list(pb.create_index.new_indices), list(pb.create_index.removed_indices))
     if kind == "update_config":

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.commit_options import check_commit_lock, merged_properties, with_commit_lock
 from lancelot.dataset.config import build_restore, build_update_config
 from lancelot.dataset.lance_operation import LanceOperation, as_data_file
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format
@@ -32,7 +33,7 @@ from lancelot.dataset.transaction_api import (
     operation_from_pb,
     schema_fields_of,
 )
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, VersionNotFoundError
 from lancelot.format.pb import rowids_pb2, table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ def _plan(op: Any, pb: transaction_pb2.Transaction, store: ObjectStore, uri: str
         pb.restore.version = int(op.version)
         versions = list_versions(store, uri)
         if int(op.version) not in versions.names:
-            raise TransactionError(f"dataset {uri!r}: cannot restore version {op.version}: no such version")
+            raise VersionNotFoundError(f"dataset {uri!r}: cannot restore version {op.version}: no such version")
         return build_restore(load_manifest(store, uri, versions, int(op.version)), uri)
     if kind == "DataReplacement":
         for g in op.replacements:
@@ -206,6 +207,11 @@ def _plan(op: Any, pb: transaction_pb2.Transaction, store: ObjectStore, uri: str
         pb.create_index.new_indices.extend(new_idx)
         pb.create_index.removed_indices.extend(gone)
         return build_create_index(new_idx, gone, uri)
+    if kind == "Rewrite":
+        from lancelot.dataset.rewrite_commit import build_user_rewrite, fill_rewrite
+
+        groups, rewritten = fill_rewrite(op, pb)
+        return build_user_rewrite(groups, rewritten, uri, store)
     raise NotImplementedError(f"LanceDataset.commit of a {kind} operation is not supported by lancelot")
 
 
@@ -292,21 +298,42 @@ def check_strict_overwrite(
 
 
 def commit_any(
-    uri: str | os.PathLike[str], operation: Any, read_version: int | None, storage_options: dict[str, Any] | None
+    uri: str | os.PathLike[str],
+    operation: Any,
+    read_version: int | None,
+    storage_options: dict[str, Any] | None,
+    *,
+    transaction_properties: dict[str, str] | None = None,
+    commit_lock: Any = None,
 ) -> LanceDataset:
-    """Commit a ``Transaction`` (its read version, uuid and properties) or a bare operation."""
+    """Commit a ``Transaction`` (its read version, uuid and properties) or a bare operation (with
+    ``transaction_properties``), its manifest written under ``commit_lock`` if given."""
     from lancelot.dataset.commit import list_versions, load_manifest
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.lance_operation import commit_operation
 
-    props: dict[str, str] = {}
+    props: dict[str, str] = dict(transaction_properties or {})
     tid = str(_uuid.uuid4())
     if type(operation).__name__ == "Transaction":
         txn = operation
         read_version, tid, props = int(txn.read_version), str(txn.uuid), dict(txn.transaction_properties or {})
         operation = txn.operation
         if type(operation).__name__ in ("Append", "Overwrite"):
-            return commit_operation(uri, operation, read_version or None, storage_options=storage_options)
+            return commit_operation(
+                uri,
+                operation,
+                read_version if type(operation).__name__ == "Append" else (read_version or None),
+                storage_options=storage_options,
+                transaction_properties=props,
+                commit_lock=commit_lock,
+                transaction_uuid=tid,
+            )
+    if type(operation).__name__ == "Clone":
+        from lancelot.dataset.clone import commit_clone
+
+        return commit_clone(
+            uri, operation, read_version, storage_options, transaction_properties=props, commit_lock=commit_lock
+        )
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     versions = list_versions(store, uri)
@@ -315,7 +342,7 @@ def commit_any(
     read = None
     if read_version is not None and versions.latest is not None:
         if int(read_version) not in versions.names:
-            raise TransactionError(f"dataset {uri!r}: read version {read_version} does not exist")
+            raise VersionNotFoundError(f"dataset {uri!r}: read version {read_version} does not exist")
         read = load_manifest(store, uri, versions, int(read_version))
     pb = transaction_pb2.Transaction(read_version=int(read_version or 0), uuid=tid)
     for k, v in props.items():
@@ -323,12 +350,89 @@ def commit_any(
     build = _plan(operation, pb, store, uri, read)
     if pb.WhichOneof("operation") == "delete" and read_version is not None:
         _refuse_rebase(store, uri, pb, int(read_version))
-    version = commit_transaction(store, uri, pb, build, read_version=read_version)
+    version = commit_transaction(with_commit_lock(store, commit_lock), uri, pb, build, read_version=read_version)
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store)
 
 
+def refuse_unsupported(**options: Any) -> None:
+    """pylance's options lancelot has no use for: refused unless left at their defaults (None)."""
+    given = sorted(k for k, v in options.items() if v is not None)
+    if given:
+        raise NotImplementedError(f"lancelot's commit does not support {', '.join(given)}")
+
+
+def commit_with_options(
+    base_uri: Any,
+    operation: Any,
+    read_version: int | None,
+    *,
+    commit_lock: Any = None,
+    storage_options: dict[str, Any] | None = None,
+    enable_v2_manifest_paths: bool | None = None,
+    detached: bool = False,
+    max_retries: int = 20,
+    commit_message: str | None = None,
+    enable_stable_row_ids: bool | None = None,
+) -> LanceDataset:
+    """``LanceDataset.commit``: pylance's argument checks, then a detached or an attached commit."""
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.lance_operation import commit_operation
+
+    check_commit_lock(commit_lock)
+    if isinstance(base_uri, LanceDataset):
+        storage_options = storage_options or base_uri.storage_options
+        base_uri = base_uri.uri
+    elif not isinstance(base_uri, (str, os.PathLike)):
+        raise TypeError(f"base_uri must be str, Path, or LanceDataset, got {type(base_uri)}")
+    is_txn = type(operation).__name__ == "Transaction"
+    if is_txn and commit_message is not None:
+        raise TransactionError(
+            "commit_message is not supported when calling commit with a Transaction.  Set the message on the "
+            "transaction properties instead."
+        )
+    props = merged_properties(commit_message, None)
+    kind = type(operation).__name__
+    if kind in ("Append", "Overwrite") and read_version and not detached:
+        _check_read_version(base_uri, int(read_version), storage_options)
+    if detached:
+        from lancelot.dataset.detached import commit_detached
+
+        if not is_txn and read_version is None and type(operation).__name__ not in ("Overwrite", "Restore"):
+            raise ValueError("read_version is required for all operations except Overwrite and Restore")
+        return commit_detached(
+            base_uri, operation, read_version, storage_options, transaction_properties=props, commit_lock=commit_lock
+        )
+    return commit_operation(
+        base_uri,
+        operation,
+        read_version,
+        storage_options=storage_options,
+        enable_stable_row_ids=enable_stable_row_ids,
+        max_retries=max_retries,
+        transaction_properties=props,
+        commit_lock=commit_lock,
+        enable_v2_manifest_paths=enable_v2_manifest_paths,
+    )
+
+
+def _check_read_version(uri: Any, read_version: int, storage_options: dict[str, Any] | None) -> None:
+    """The read version must exist (pylance opens the dataset at it; the other kinds load it in
+    ``commit_any``)."""
+    from lancelot.dataset.commit import list_versions
+
+    store = ObjectStore(uri, storage_options)
+    versions = list_versions(store, store.uri)
+    if versions.latest is not None and read_version not in versions.names:
+        raise VersionNotFoundError(f"dataset {store.uri!r}: read version {read_version} does not exist")
+
+
 def commit_batch(
-    dest: Any, transactions: Sequence[Any], storage_options: dict[str, Any] | None = None
+    dest: Any,
+    transactions: Sequence[Any],
+    storage_options: dict[str, Any] | None = None,
+    *,
+    commit_lock: Any = None,
+    detached: bool = False,
 ) -> dict[str, Any]:
     """Several Append transactions merged into one and committed (pylance's ``commit_batch``: only
     appends may be batched)."""
@@ -345,5 +449,11 @@ def commit_batch(
             raise UnsupportedTransactionError("Only append transactions are supported in batch commits")
         frags.extend(t.operation.fragments)
     merged = Transaction(int(transactions[0].read_version), LanceOperation.Append(frags))
-    ds = commit_any(dest, merged, None, storage_options)
+    check_commit_lock(commit_lock)
+    if detached:
+        from lancelot.dataset.detached import commit_detached
+
+        ds = commit_detached(dest, merged, None, storage_options, commit_lock=commit_lock)
+    else:
+        ds = commit_any(dest, merged, None, storage_options, commit_lock=commit_lock)
     return {"dataset": ds, "merged": merged}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ import pyarrow as pa
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
 from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
+from lancelot.dataset.commit_options import lock_of, merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -381,6 +383,10 @@ def commit(
     storage_options: dict[str, Any] | None = None,
     data_storage_version: str | None = None,
     enable_stable_row_ids: bool = False,
+    transaction_properties: dict[str, str] | None = None,
+    commit_lock: Any = None,
+    enable_v2_manifest_paths: bool | None = None,
+    transaction_uuid: str | None = None,
     _store: ObjectStore | None = None,
     _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> LanceDataset:
@@ -396,6 +402,10 @@ def commit(
         storage_options: Object store options.
         data_storage_version: The file version the fragments were written at.
         enable_stable_row_ids: Give rows stable row ids (create only).
+        transaction_properties: Stored in the transaction file (commit_options.py).
+        commit_lock: pylance's ``CommitLock`` (commit_options.py).
+        enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+        transaction_uuid: The transaction's uuid (a committed ``Transaction`` keeps its own).
 
     Returns:
         The new version, as a ``LanceDataset``.
@@ -411,6 +421,9 @@ def commit(
     uri = store.uri
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
     txn = new_transaction(read_version or 0)
+    set_properties(txn, transaction_properties)
+    if transaction_uuid:
+        txn.uuid = transaction_uuid
     known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
     if operation == "append":
         base = known[1]
@@ -457,7 +470,14 @@ def commit(
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
     version, listed, mf = commit_manifest(
-        store, uri, txn, build, read_version=read_version if not create else None, create=create, known=known
+        with_commit_lock(store, commit_lock),
+        uri,
+        txn,
+        build,
+        read_version=read_version if not create else None,
+        create=create,
+        scheme="v1" if enable_v2_manifest_paths is False else "v2",
+        known=known,
     )
     committed = (listed, mf) if mf is not None else None
     return LanceDataset(uri, version=version, storage_options=storage_options, _store=store, _committed=committed)
@@ -482,8 +502,8 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
 
 
 def write_dataset(
-    data: object,
-    uri: str | os.PathLike[str],
+    data_obj: object,
+    uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     mode: str = "create",
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
@@ -494,6 +514,16 @@ def write_dataset(
     profile: str | None = None,
     max_page_bytes: int | None = None,
     allow_external_blob_outside_bases: bool = False,
+    max_rows_per_group: int = 1024,
+    commit_lock: Any = None,
+    enable_v2_manifest_paths: bool = True,
+    commit_message: str | None = None,
+    transaction_properties: dict[str, str] | None = None,
+    data_cache_bytes: int | None = None,
+    use_legacy_format: bool | None = None,
+    namespace_client: Any = None,
+    table_id: list[str] | None = None,
+    session: Any = None,
 ) -> LanceDataset:
     """Write data as a new dataset, or as a new version of one (pylance's ``lance.write_dataset``).
 
@@ -503,7 +533,7 @@ def write_dataset(
     position, as pylance's; the other options are keyword-only.
 
     Args:
-        data: A Table, RecordBatch, RecordBatchReader, an iterable of batches (its schema: the
+        data_obj: A Table, RecordBatch, RecordBatchReader, an iterable of batches (its schema: the
             first batch's, or ``schema``), a pandas DataFrame, a ``LanceDataset``, or any object
             with ``__arrow_c_stream__`` (polars, DuckDB) or ``__dataframe__``.
         uri: A local path, an fsspec URL, or a ``LanceDataset`` (its URI and storage options).
@@ -515,13 +545,24 @@ def write_dataset(
             a new one. pylance's ``"next"`` (2.3) and ``"legacy"`` are refused.
         max_rows_per_file: The most rows a fragment's data file holds (default 1Mi).
         storage_options: Object store options (credentials, ``endpoint``, ``region``...).
-        schema: The schema of ``data`` (required for an empty iterable; casts a Table to it).
+        schema: The schema of ``data_obj`` (required for an empty iterable; casts a Table to it).
         enable_stable_row_ids: Give rows stable row ids that survive compaction (new datasets only).
         profile: How hard the 2.1+ writer compresses: ``"fast"``, ``"balanced"`` (default) or
             ``"compact"`` (lancelot only; see ``LanceWriter``).
         max_page_bytes: The largest page per column, in bytes.
         allow_external_blob_outside_bases: Store blob v2 values that are external URIs (``lance.blob_array``
             of URIs) as references; refused without it, as pylance refuses them.
+        max_rows_per_group: Accepted for pylance's signature (legacy files only: 2.x files have no row groups).
+        commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it returns a
+            context manager held while that version's manifest is written.
+        enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+        commit_message: Stored with the version, under the transaction property ``__lance_commit_message``.
+        transaction_properties: Strings stored in the version's transaction file (``read_transaction``).
+        data_cache_bytes: Accepted for pylance's signature (lancelot's writer sizes its own buffers).
+        use_legacy_format: Deprecated, as in pylance: False means ``data_storage_version="stable"``,
+            True the legacy format (refused: lancelot writes no legacy files).
+        namespace_client: Must be None (lancelot has no namespaces); so must ``table_id``.
+        session: Accepted for pylance's signature (lancelot keeps no session caches).
 
     Returns:
         The new version, as a [`LanceDataset`][lancelot.dataset.dataset.LanceDataset].
@@ -530,7 +571,7 @@ def write_dataset(
         DatasetExistsError: ``mode="create"`` and a dataset exists at ``uri`` (a ``FileExistsError``).
         DatasetSchemaError: An append whose schema differs (a ``ValueError``; the message names the field).
         UnsupportedVersionError: An unknown or unsupported ``data_storage_version``.
-        TypeError: ``data`` is none of the accepted inputs.
+        TypeError: ``data_obj`` is none of the accepted inputs.
 
     Examples:
         >>> ds = lancelot.write_dataset(table, "w.lance")
@@ -540,7 +581,13 @@ def write_dataset(
     """
     if mode not in ("create", "append", "overwrite"):
         raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
+    if namespace_client is not None or table_id is not None:
+        raise LanceValueError("lancelot.write_dataset: namespaces are not supported")
+    if use_legacy_format is not None:
+        warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning, 2)
+        data_storage_version = "legacy" if use_legacy_format else "stable"
     data_storage_version = storage_version(data_storage_version)
+    commit_lock = commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
     if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
         storage_options = storage_options or getattr(uri, "storage_options", None)
         uri = uri.uri
@@ -548,7 +595,7 @@ def write_dataset(
     uri = store.uri
     known = _listed(store, uri)
     base = known[1]
-    schema, batches = as_batches(data, schema)
+    schema, batches = as_batches(data_obj, schema)
     check_metadata(schema)
     stored = normalize_schema(schema)
     if mode == "create" and base is not None:
@@ -602,6 +649,9 @@ def write_dataset(
         storage_options=storage_options,
         data_storage_version=data_storage_version,
         enable_stable_row_ids=enable_stable_row_ids,
+        transaction_properties=merged_properties(commit_message, transaction_properties),
+        commit_lock=commit_lock,
+        enable_v2_manifest_paths=enable_v2_manifest_paths,
         _store=store,
         _known=known,
     )

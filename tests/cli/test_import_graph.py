@@ -41,11 +41,13 @@ ALLOWED: dict[str, set[str]] = {
     # modules and they import it back (write -> dataset, changes/compact/merge_insert/schema_evolution
     # -> write -> dataset); commit -> deletion.rebase_deletions -> commit; scanner <-> vector_search;
     # lance_operation (LanceDataset.commit) -> write; Fragment.delete / merge_columns and the
-    # transaction API (execute_uncommitted, commit of a Transaction, batch_udf) the same way
+    # transaction API (execute_uncommitted, commit of a Transaction, batch_udf; its detached, clone
+    # and Rewrite commits) the same way
     "dataset, to untangle": {
         "lancelot.dataset.blob_scan",
         "lancelot.dataset.changes",
         "lancelot.dataset.cleanup",
+        "lancelot.dataset.clone",
         "lancelot.dataset.commit",
         "lancelot.dataset.compact",
         "lancelot.dataset.dataset",
@@ -54,11 +56,13 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.dataset.dataset_scans",
         "lancelot.dataset.dataset_versions",
         "lancelot.dataset.deletion",
+        "lancelot.dataset.detached",
         "lancelot.dataset.fragment",
         "lancelot.dataset.fragment_delete",
         "lancelot.dataset.lance_operation",
         "lancelot.dataset.merge_insert",
         "lancelot.dataset.merge_join",
+        "lancelot.dataset.rewrite_commit",
         "lancelot.dataset.scanner",
         "lancelot.dataset.schema_alter",
         "lancelot.dataset.schema_evolution",
