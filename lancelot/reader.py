@@ -552,11 +552,7 @@ class LanceFile:
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields, readers, schema = self._selection(columns)
         spread = len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly
-        # (a take of more than a few rows tells the OS its ranges first; a larger take's fields read
-        # side by side, each hinting what the cache misses: announcing all of its ranges first cost
-        # more than the take on a cached file)
-        announce = FEW_INDICES < len(uniq) < PARALLEL_MIN_TAKE
-        arrays = self._read_fields(fields, readers, uniq, "take", spread, announce)
+        arrays = self._read_fields(fields, readers, uniq, "take", spread)
         if inverse is not None:
             order = pa.array(inverse)
             arrays = [a.take(order) for a in arrays]
