@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,8 +21,8 @@ import pyarrow as pa
 from numpy.typing import ArrayLike
 
 from lancelot import encodings
-from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
-from lancelot.encodings.served import recording
+from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader, Plan, Rows
+from lancelot.encodings.served import recording, served
 from lancelot.errors import CorruptFileError, LanceError, OutOfRangeError
 from lancelot.extension_types import _extension_names as extension_names
 from lancelot.extension_types import resolve_schema, view_as
@@ -46,6 +47,9 @@ FEW_INDICES = 64
 #: (unless they add up to more than READ_AHEAD_MAX_BYTES: no flooding the page cache on huge reads)
 READ_AHEAD_MIN_ROWS = 512
 READ_AHEAD_MAX_BYTES = 256 << 20
+#: a local round of the read loop fetching more than this many bytes fetches each field's ranges
+#: right before it decodes them (the bytes still in the CPU's cache) instead of all at once
+ROUND_APART_BYTES = 1 << 20
 #: whole reads of every column of a file of at most this many bytes read the file in one request first
 STAGE_WHOLE_MAX_BYTES = 4 << 20
 #: column selections whose readers and schema a file keeps for its takes
@@ -305,77 +309,80 @@ class LanceFile:
 
     def _read_range(self, start: int, stop: int, columns: Sequence[str] | None, staged: bool) -> pa.Table:
         """``read_range`` of clipped rows (``staged``: the file's bytes are in memory)."""
+        rows = range(start, stop)
         if (stop - start) * 2 >= self.num_rows > 0 and self.num_rows <= SIMPLE_MAX_ROWS and self.version.structural:
             sel = self._selections.get(None if columns is None else tuple(columns))
             fields = sel[0] if sel is not None else self._fields(columns)
-            simple = self._read_simple(fields, start, stop)  # (no field readers built for it)
-            if simple is not None:
-                return self._table(fields, simple, stop - start, None if sel is None else sel[2])
+            plans = self._simple_plans(fields, rows)  # (no field readers built for the simple fields)
+            if plans is not None:
+                arrays = self._run(fields, plans, "range")
+                return self._table(fields, arrays, stop - start, None if sel is None else sel[2])
         fields, readers, schema = self._selection(columns)
-        if 0 < stop - start <= FEW_INDICES and not self._src.round_trip_costly:
-            rows = np.arange(start, stop, dtype=np.int64)
-            arrays = self._take_few(readers, rows, lambda r: r.read_range_chunked(start, stop))
-            return self._table(fields, arrays, stop - start, schema)
-        if stop - start >= READ_AHEAD_MIN_ROWS and len(readers) > 1 and not staged:
-            self._read_ahead(readers, start, stop)
-        if stop - start >= PARALLEL_MIN_ROWS:
-            arrays = self._map(lambda r: self._guard(r.read_range_chunked, start, stop), readers, parallel=True)
-        else:
-            arrays = [self._guard(r.read_range_chunked, start, stop) for r in readers]
+        spread = stop - start >= PARALLEL_MIN_ROWS
+        announce = stop - start >= READ_AHEAD_MIN_ROWS and not staged
+        arrays = self._read_fields(fields, readers, rows, "range", spread, announce)
         return self._table(fields, arrays, stop - start, schema)
 
-    def _read_simple(self, fields: list[pa.Field], start: int, stop: int) -> list[pa.Array | pa.ChunkedArray] | None:
-        """Rows ``[start, stop)`` of ``fields``: those that are a column of simple mini-block pages
-        (encodings/structural/simple_pages.py) in one fetch and a few numpy steps per page, the
-        others through their field readers; None when no field is simple (the general path)."""
+    def _simple_plans(self, fields: list[pa.Field], rows: range) -> list[Plan] | None:
+        """Plans of ``rows`` of ``fields``: a field that is a column of simple mini-block pages
+        (encodings/structural/simple_pages.py) reads them whole, decoded in a few numpy steps per
+        page; the others plan through their field readers.  None when no field is simple."""
         from lancelot.encodings.structural import simple_pages as sp
 
-        plans: list[list[tuple[sp.SimpleLayout, int]] | None] = []
-        ranges: list[tuple[int, int]] = []
-        for f in fields:
-            plans.append(self._simple_plan(f, sp, ranges))
-        if not ranges:
+        plans: list[Plan | None] = [self._simple_plan(f, sp, rows) for f in fields]
+        if all(p is None for p in plans):
             return None
-        try:
-            bufs = self._src.read_ranges(ranges)
-        except (LanceError, OSError):
-            return None  # the general path reports it
-        out: list[pa.Array | pa.ChunkedArray] = []
-        k = 0
-        for f, pages in zip(fields, plans):
-            whole: pa.Array | pa.ChunkedArray | None = None
-            if pages is not None:
-                t = self._stored.field(f.name).type
-                arrays = []
-                for lay, n in pages:
-                    a = sp.decode_page(lay, t, n, bufs[k], bufs[k + 1])
-                    k += 2
-                    if a is not None:
-                        arrays.append(a)
-                if len(arrays) == len(pages):
-                    whole = arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays, t)
-                    whole = whole if stop - start == self.num_rows else whole.slice(start, stop - start)
-            if whole is None:  # not simple (or its pages do not add up: the field reader says why)
-                whole = self._guard(self._reader(f).read_range_chunked, start, stop)
-            out.append(whole)
-        return out
+        return [p if p is not None else self._first(self._reader(f), rows) for f, p in zip(fields, plans)]
 
-    def _simple_plan(self, f: pa.Field, sp: Any, ranges: list[tuple[int, int]]) -> list[tuple[Any, int]] | None:
-        """(layout, rows) of each page of ``f`` when all are simple (their buffers appended to ``ranges``)."""
+    def _simple_plan(self, f: pa.Field, sp: Any, rows: range) -> Plan | None:
+        """The whole-page plan of ``f`` when all its pages are simple and inside the file, else None."""
         cols = self._columns[f.name]
-        if len(cols) != 1 or sp.type_kind(self._stored.field(f.name).type) is None:
+        t = self._stored.field(f.name).type
+        if len(cols) != 1 or sp.type_kind(t) is None:
             return None
         pages = []
+        ranges: list[Range] = []
+        size = self._src.size
         for page in cols[0].meta.pages:
             lay = sp.simple_layout(page.encoding)
             if lay is None or len(page.buffer_offsets) != 2:
                 return None
             pages.append((lay, int(page.length)))
+            for off, ln in zip(page.buffer_offsets, page.buffer_sizes):
+                if off + ln > size:
+                    return None  # the field reader reports it
+                ranges.append((off, ln))
         if sum(n for _, n in pages) != self.num_rows:
             return None
-        for page in cols[0].meta.pages:
-            ranges.extend(zip(page.buffer_offsets, page.buffer_sizes))
-        return pages
+        start, stop = rows.start, rows.stop
+
+        def decode(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
+            arrays = []
+            for k, (lay, n) in enumerate(pages):
+                a = sp.decode_page(lay, t, n, bufs[2 * k], bufs[2 * k + 1])
+                if a is None:  # not simple after all: the field reader says why
+                    return self._reader(f).plan(rows)
+                arrays.append(a)
+            whole = arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays, t)
+            return whole if stop - start == self.num_rows else whole.slice(start, stop - start)
+
+        return Plan(ranges, decode, "simple")
+
+    def _first(self, reader: FieldReader, rows: Rows) -> Plan:
+        """A plan whose decode step prepares ``reader`` and plans ``rows`` (a field planned late)."""
+        return Plan([], lambda _: self._prepared(reader, rows))
+
+    @staticmethod
+    def _prepared(reader: FieldReader, rows: Rows) -> Plan:
+        first = reader.prepare()
+        if first is None:
+            return reader.plan(rows)
+
+        def loaded(bufs: list[memoryview]) -> Plan:
+            first.decode(bufs)
+            return reader.plan(rows)
+
+        return Plan(first.ranges, loaded)
 
     def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
@@ -386,97 +393,110 @@ class LanceFile:
             return [fn(x) for x in items]
         return list((_remote_pool() if self._src.round_trip_costly else _pool()).map(fn, items))
 
-    def _read_ahead(self, readers: list[FieldReader], start: int, stop: int) -> None:
-        """Announce the byte ranges every field will read (``ByteSource.will_need``: posix_fadvise
-        WILLNEED on local files), so the disk reads of all columns overlap instead of queueing."""
-        ranges: list[tuple[int, int]] = []
-        for r in readers:
-            ranges.extend((off, ln) for off, ln in r.range_hint(start, stop) if ln > 0 and off >= 0)
-        if ranges and sum(ln for _, ln in ranges) <= READ_AHEAD_MAX_BYTES:
-            self._src.will_need(ranges)
+    def _read_fields(
+        self,
+        fields: list[pa.Field],
+        readers: list[FieldReader],
+        rows: Rows,
+        op: str,
+        spread: bool,
+        announce: bool = False,
+    ) -> list[pa.Array | pa.ChunkedArray]:
+        """``rows`` of every field: their search structures first (one round for all fields that
+        still need them), then their plans through the read loop.  ``spread`` (a large read): on a
+        local file each field runs its own rounds on the decode pool, so one field's reads overlap
+        another's decoding (``announce``: every field's ranges told to the OS first); otherwise
+        every field is planned here and each round fetched as one."""
+        firsts = [(i, p) for i, r in enumerate(readers) if (p := r.prepare()) is not None]
+        if firsts:
+            self._run([fields[i] for i, _ in firsts], [p for _, p in firsts], "prepare")
+        if spread and len(readers) > 1 and self.parallel and not self._src.round_trip_costly:
+            early: list[Plan] = []
+            if announce:
+                early = self._guard(self._plans, readers, rows)
+                self._announce([r for p in early for r in (*p.ranges, *p.ahead)])
 
-    def _take_ahead(self, readers: list[FieldReader], rows: np.ndarray) -> None:
-        """Announce the byte ranges of every field's take before any is read (as _read_ahead)."""
-        ranges: list[tuple[int, int]] = []
-        for r in readers:
-            ranges += r.take_hint(rows)
+            def one(i: int) -> pa.Array | pa.ChunkedArray:
+                return self._run([fields[i]], [early[i] if early else self._guard(readers[i].plan, rows)], op)[0]
+
+            return self._map(one, list(range(len(readers))), True)
+        plans = self._guard(self._plans, readers, rows)
+        if announce and len(plans) > 1:
+            self._announce([r for p in plans for r in (*p.ranges, *p.ahead)])
+        return self._run(fields, plans, op, parallel=spread)
+
+    @staticmethod
+    def _plans(readers: list[FieldReader], rows: Rows) -> list[Plan]:
+        return [r.plan(rows) for r in readers]
+
+    def _announce(self, ranges: list[Range]) -> None:
+        """``ByteSource.will_need`` of ``ranges`` (local files: read ahead), unless they are huge."""
         if ranges and min([off for off, _ in ranges]) < 0:
             ranges = [(off, ln) for off, ln in ranges if off >= 0]
         if ranges and sum([ln for _, ln in ranges]) <= READ_AHEAD_MAX_BYTES:
             self._src.will_need(ranges)
 
-    def _take_few(
-        self,
-        readers: list[FieldReader],
-        rows: np.ndarray,
-        other: Callable[[FieldReader], pa.Array | pa.ChunkedArray] | None = None,
+    def _run(
+        self, fields: list[pa.Field], plans: list[Plan], op: str, parallel: bool = False
     ) -> list[pa.Array | pa.ChunkedArray]:
-        """A take of a few rows from a local file: every field that plans its take whole
-        (``FieldReader.point_plan``) has its byte ranges fetched in one ``read_ranges`` call (the
-        source coalesces and announces them together), then decodes; the others take as usual
-        (or run ``other``: a short range read), their ranges announced first."""
-        op = "take" if other is None else "range"
-        planned: list[tuple[FieldReader, int, object, int, int]] = []
-        others: list[int] = []
-        ranges: list[Range] = []
-        arrays: list[pa.Array | pa.ChunkedArray] = [None] * len(readers)
-        self._guard(self._plan_few, readers, rows, planned, others, ranges)
-        if len(others) > 1 and other is None:
-            self._take_ahead([readers[i] for i in others], rows)
-        if planned:
-            self._guard(self._decode_few, rows, planned, self._src.read_ranges, ranges, op, arrays)
-        for i in others:
-            arrays[i] = self._guard(readers[i].take, rows) if other is None else self._guard(other, readers[i])
-        return arrays
+        """The read loop: fetch the union of the pending plans' ranges in one coalesced round (one
+        ``read_ranges``; remotely one ``stage``, with the ranges the decode steps read themselves),
+        decode (``parallel``: on the pool), repeat for the follow-up plans.  Each field's last
+        planner is reported to encodings/served.py."""
+        out: list[pa.Array | pa.ChunkedArray] = [None] * len(plans)
+        pending = list(enumerate(plans))
+        remote = self._src.round_trip_costly
+        staged: Staged = ()
+        try:
+            while pending:
+                ranges = [r for _, p in pending for r in p.ranges]
+                ahead = [r for _, p in pending for r in p.ahead]
+                if remote:
+                    if ahead:
+                        inside = [(o, n) for o, n in ahead if o + n <= self._src.size]
+                        staged += self._guard(self._src.stage, ranges + inside)
+                elif ahead and len([p for _, p in pending if p.ahead]) > 1:
+                    self._announce(ranges + ahead)
+                if not remote and len(pending) > 1 and sum([ln for _, ln in ranges]) > ROUND_APART_BYTES:
+                    # a large local round: each field's bytes read right before it decodes (still in
+                    # the CPU's cache)
+                    results = [self._guard(self._fetch_decode, p) for _, p in pending]
+                    pending = self._settle(fields, pending, results, out, op)
+                    continue
+                bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
+                cuts = list(accumulate([len(p.ranges) for _, p in pending], initial=0))
+                steps = [(p, bufs[a:b]) for (_, p), a, b in zip(pending, cuts, cuts[1:])]
+                if parallel and len(steps) > 1 and self.parallel:
+                    results = self._map(lambda step: self._guard(step[0].decode, step[1]), steps, True)
+                else:
+                    results = [self._guard(p.decode, part) for p, part in steps]
+                pending = self._settle(fields, pending, results, out, op)
+        finally:
+            if staged:
+                self._src.unstage(staged)
+        return out
+
+    def _fetch_decode(self, p: Plan) -> pa.Array | pa.ChunkedArray | Plan:
+        return p.decode(self._src.read_ranges(p.ranges) if p.ranges else [])
 
     @staticmethod
-    def _plan_few(
-        readers: list[FieldReader],
-        rows: np.ndarray,
-        planned: list[tuple[FieldReader, int, object, int, int]],
-        others: list[int],
-        ranges: list[Range],
-    ) -> None:
-        """``_take_few``'s plans (in one ``_guard``: a few rows' take is mostly per-field calls)."""
-        for i, r in enumerate(readers):
-            found = r.point_plan(rows)
-            if found is None:
-                others.append(i)
-            else:
-                planned.append((r, i, found[0], len(ranges), len(ranges) + len(found[1])))
-                ranges += found[1]
-
-    @staticmethod
-    def _decode_few(
-        rows: np.ndarray,
-        planned: list[tuple[FieldReader, int, object, int, int]],
-        read_ranges: Callable[[list[Range]], list[memoryview]],
-        ranges: list[Range],
+    def _settle(
+        fields: list[pa.Field],
+        pending: list[tuple[int, Plan]],
+        results: list[pa.Array | pa.ChunkedArray | Plan],
+        out: list[pa.Array | pa.ChunkedArray],
         op: str,
-        arrays: list[pa.Array | pa.ChunkedArray],
-    ) -> None:
-        """``_take_few``'s one fetch (none when every planned field needs no bytes: constant
-        pages) and the planned fields' decodes."""
-        bufs = read_ranges(ranges) if ranges else []
-        for r, i, plan, a, b in planned:
-            arrays[i] = r.take_fetched(rows, plan, bufs[a:b], op)
-
-    def _stage_take(self, readers: list[FieldReader], rows: np.ndarray) -> None:
-        """On a remote source: the search caches of every field in one round, then every field's
-        planned take ranges in one round (``ByteSource.stage``), before any field decodes."""
-        hint_rounds: list[Callable[[FieldReader], list[Range]]] = [
-            lambda r: r.search_hint(),
-            lambda r: r.take_hint(rows),
-        ]
-        for hint in hint_rounds:
-            # side by side: a hint that loads what it needs itself (2.0 dictionaries) overlaps the others
-            def run(r: FieldReader, hint: Callable[[FieldReader], list[Range]] = hint) -> list[Range]:
-                return self._guard(lambda: hint(r))
-
-            found = self._map(run, readers, parallel=True)
-            ranges = [(off, ln) for rs in found for off, ln in rs if ln > 0 and off >= 0 and off + ln <= self._src.size]
-            if ranges:
-                self._src.stage(ranges)
+    ) -> list[tuple[int, Plan]]:
+        """Store the fields a round finished (reporting their planners); the follow-up plans."""
+        nxt = []
+        for (i, p), res in zip(pending, results):
+            if isinstance(res, Plan):
+                nxt.append((i, res))
+            else:
+                out[i] = res
+                if p.planner and op != "prepare":
+                    served(fields[i].name, op, p.planner)
+        return nxt
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file as a Table.
@@ -531,25 +551,8 @@ class LanceFile:
             ordered = bool(np.all(idx[1:] > idx[:-1]))  # sorted and unique: no re-ordering afterwards
         uniq, inverse = (idx, None) if ordered else np.unique(idx, return_inverse=True)
         fields, readers, schema = self._selection(columns)
-        remote = self._src.round_trip_costly
-        if not remote and 0 < len(uniq) <= FEW_INDICES:
-            arrays = self._take_few(readers, uniq)
-        else:
-            try:
-                if remote and len(uniq):
-                    self._stage_take(readers, uniq)
-                elif len(readers) > 1 and 0 < len(uniq) < PARALLEL_MIN_TAKE:
-                    # (a larger take's fields read side by side, each hinting what the cache misses:
-                    # announcing all of its ranges first cost more than the take on a cached file)
-                    self._take_ahead(readers, uniq)
-                if len(uniq) >= PARALLEL_MIN_TAKE or remote:
-                    # remote: fields decode side by side, so their own later rounds overlap too
-                    arrays = self._map(lambda r: self._guard(r.take, uniq), readers, parallel=True)
-                else:
-                    arrays = [self._guard(r.take, uniq) for r in readers]
-            finally:
-                if remote:
-                    self._src.unstage()
+        spread = len(uniq) >= PARALLEL_MIN_TAKE or self._src.round_trip_costly
+        arrays = self._read_fields(fields, readers, uniq, "take", spread)
         if inverse is not None:
             order = pa.array(inverse)
             arrays = [a.take(order) for a in arrays]

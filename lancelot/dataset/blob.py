@@ -175,7 +175,7 @@ class DescribedFile:
         start, stop = max(0, int(start)), min(int(stop), self.lf.num_rows)
 
         def blob(r: FieldReader) -> pa.Array | pa.ChunkedArray:
-            return r.read_range_chunked(start, stop) if stop > start else pa.array([], r.ctx.field.type)
+            return r.read(range(start, stop)) if stop > start else pa.array([], r.ctx.field.type)
 
         return self._table(columns, lambda cols: self.lf.read_range(start, stop, cols), blob)
 
@@ -184,7 +184,7 @@ class DescribedFile:
         uniq, inverse = np.unique(rows, return_inverse=True)
 
         def blob(r: FieldReader) -> pa.Array:
-            return r.take(uniq).take(pa.array(inverse)) if len(rows) else pa.array([], r.ctx.field.type)
+            return r.read(uniq).take(pa.array(inverse)) if len(rows) else pa.array([], r.ctx.field.type)
 
         return self._table(columns, lambda cols: self.lf.take(rows, cols), blob)
 

@@ -9,14 +9,17 @@ its own column allocation and its own FieldReader:
 * 2.1+ (encodings/structural): only leaves own columns (structs and lists are
   carried by repetition/definition levels); a packed struct or blob owns one.
 
-A FieldReader follows plan -> fetch -> decode: it plans the byte ranges from the
-cached column metadata (and per-page search caches it builds once), fetches
-them with one ``ByteSource.read_ranges`` call, and decodes with numpy.
+A FieldReader plans a read (``plan``): the byte ranges it needs, found from the
+cached column metadata and the per-page search caches it loads once
+(``prepare``), and the decode step that turns their bytes into an Arrow array
+or into the plan of a next round.  The reader fetches the ranges of every
+field's plan in one coalesced ``ByteSource.read_ranges`` call per round.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,48 +54,74 @@ class FieldContext:
         return self.src.path
 
 
+#: what a field read asks for: sorted unique rows (int64, inside the file) or a ``range`` of rows
+Rows = np.ndarray | range
+
+
+@dataclass(eq=False)
+class Plan:
+    """One round of a field read: the byte ranges it needs, and the decode step that turns their
+    bytes (in the order of ``ranges``) into the field's array or into the Plan of a next round
+    (2.0 list offsets, then the items; a page's search cache, then its data; blob descriptions,
+    then the blobs).  ``planner`` names what made it (encodings/served.py reports it); ``ahead``
+    are ranges the decode step reads by itself (the 2.0 decoders): the reader announces them with
+    the round (read-ahead locally, the same round of requests remotely)."""
+
+    ranges: list[Range]
+    decode: Callable[[list[memoryview]], pa.Array | pa.ChunkedArray | Plan]
+    planner: str = ""
+    ahead: list[Range] = field(default_factory=list)
+
+
+def done(array: pa.Array | pa.ChunkedArray, planner: str = "empty") -> Plan:
+    """A plan that needs no bytes: its result is known already."""
+    return Plan([], lambda _: array, planner)
+
+
+def execute(src: ByteSource, plans: list[Plan]) -> list[pa.Array | pa.ChunkedArray]:
+    """The read loop on the caller's thread: fetch the union of every pending plan's ranges in one
+    ``read_ranges``, decode, repeat for the follow-up plans (``LanceFile`` runs the same loop with
+    its pools and staging)."""
+    out: list[pa.Array | pa.ChunkedArray] = [None] * len(plans)
+    pending = list(enumerate(plans))
+    while pending:
+        ranges = [r for _, p in pending for r in p.ranges]
+        bufs = src.read_ranges(ranges) if ranges else []
+        nxt = []
+        pos = 0
+        for i, p in pending:
+            res = p.decode(bufs[pos : pos + len(p.ranges)])
+            pos += len(p.ranges)
+            if isinstance(res, Plan):
+                nxt.append((i, res))
+            else:
+                out[i] = res
+        pending = nxt
+    return out
+
+
 class FieldReader(ABC):
-    """Reads rows of one top-level field."""
+    """Reads rows of one top-level field: ``plan`` says which bytes a read needs and how to decode
+    them; ``prepare`` loads the search structures once (the page search caches)."""
 
     def __init__(self, ctx: FieldContext) -> None:
         self.ctx = ctx
 
     @abstractmethod
-    def read_range(self, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
-        """Rows [start, stop) as an Arrow array of ``ctx.field.type`` (chunked: one chunk per page, no copy)."""
+    def plan(self, rows: Rows) -> Plan:
+        """The first round of a read of ``rows``: sorted unique int64 rows inside the file (a
+        take), or ``range(start, stop)`` inside the file (a range read, which may come back as a
+        ChunkedArray of one chunk per page).  The result has ``ctx.field.type``, rows in order."""
 
-    @abstractmethod
-    def take(self, rows: np.ndarray) -> pa.Array:
-        """Rows at ``rows`` (int64, sorted ascending, unique), in that order."""
-
-    def read_range_chunked(self, start: int, stop: int) -> pa.Array | pa.ChunkedArray:
-        """``read_range``, but a reader may return one chunk per page instead of concatenating."""
-        return self.read_range(start, stop)
-
-    # Hints: byte ranges (offset, length) a read will fetch, announced before any field reads so
-    # the reader can overlap them (posix_fadvise locally, one round of requests remotely).  They
-    # are only hints: never checked against the file, empty when unknown, and they never raise.
-
-    def search_hint(self) -> list[Range]:
-        """Ranges the first read loads per-page search caches from (empty once loaded)."""
-        return []
-
-    def range_hint(self, start: int, stop: int) -> list[Range]:
-        """Ranges ``read_range(start, stop)`` will read."""
-        return []
-
-    def take_hint(self, rows: np.ndarray) -> list[Range]:
-        """Ranges ``take(rows)`` (sorted, unique) will read first."""
-        return []
-
-    # A take planned whole: the reader fetches the byte ranges of every such field in one call.
-
-    def point_plan(self, rows: np.ndarray) -> tuple[object, list[Range]] | None:
-        """Plan a take of ``rows`` (sorted, unique) that needs nothing but its byte ranges (checked
-        against the file): (plan, ranges) for ``take_fetched``; None when this reader cannot."""
+    def prepare(self) -> Plan | None:
+        """The one-time load of the search structures every later plan relies on (None once done
+        or when there are none): the reader fetches those of every field in one round first."""
         return None
 
-    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
-        """The take ``point_plan(rows)`` planned, from the bytes of its ranges (``op``: "range"
-        when it serves a short range read, for encodings/served.py)."""
-        raise NotImplementedError
+    def read(self, rows: Rows) -> pa.Array | pa.ChunkedArray:
+        """``rows`` read on their own: prepare, plan, fetch, decode (LanceFile reads many fields
+        together instead)."""
+        first = self.prepare()
+        if first is not None:
+            execute(self.ctx.src, [first])
+        return execute(self.ctx.src, [self.plan(rows)])[0]

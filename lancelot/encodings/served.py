@@ -1,10 +1,11 @@
 """Which decode path served a read, for debugging and for tests.
 
-A take or range read of one field is served by one of several implementations, chosen by
-format version, page layout and row count (the whole-column point readers of 2.1+, page by page
-decoding, the vectorized 2.0 take plans, the generic 2.0 decoder).  Each field reader reports
-the one it used here: at DEBUG level on the ``lancelot.read`` logger, and to every ``recording()``
-block active in the process (process-wide, because fields decode on pool threads).
+A take or range read of one field is planned by one of several planners, chosen by format
+version, page layout and row count (the whole-column point readers of 2.1+, page by page
+decoding, whole simple pages, the vectorized 2.0 take plans, the generic 2.0 decoder); each
+``Plan`` names its planner (encodings/base.py).  The reader's read loop reports the planner of
+each field's last round here: at DEBUG level on the ``lancelot.read`` logger, and to every
+``recording()`` block active in the process (process-wide, because fields decode on pool threads).
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def test_range_reads_are_recorded_and_logged(tmp_path, caplog):
     with caplog.at_level(logging.DEBUG, logger="lancelot.read"), recording() as rec:
         f.read_range(10, 200)
     assert rec.paths("x", "range") == ["decoder/LeafNode"]
-    with recording() as few:  # a short range is a take of its rows, fetched with the other fields' (point_plan)
+    with recording() as few:  # a short range is a take of its rows, fetched with the other fields' in one round
         f.read_range(10, 20)
     assert few.paths("x", "range") == ["plan/FlatPlan"]
     assert "range of field 'x' served by decoder/LeafNode" in caplog.text

@@ -561,7 +561,7 @@ def test_fsst_pages_with_their_own_tables(tmp_path, version):
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
-    """The byte ranges a multi-field read_range announces up front (range_hint) hold every byte it then reads."""
+    """The byte ranges a multi-field read_range announces up front (its plans' ranges) hold every byte it then reads."""
     rng = np.random.default_rng(21)
     n = 60_000
     table = pa.table(
@@ -586,8 +586,9 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
     for a, b in [(0, 600), (n // 3, n // 3 + 10_000), (n - 5000, n), (12_345, 12_345 + 40_000)]:
         assert f.read_range(a, b).equals(LanceFileReader(path).read_range(a, b - a).to_table()), (a, b)
         for name in table.column_names:
-            hints = f._reader(f.schema.field(name)).range_hint(a, b)
-            if not hints:  # no whole-column chunk table: no hint
+            plan = f._reader(f.schema.field(name)).plan(range(a, b))
+            hints = plan.ranges + plan.ahead
+            if not hints:  # a decoder that fetches by itself
                 continue
             hinted.add(name)
             reads.clear()
@@ -648,10 +649,9 @@ def test_inline_chunks_kernel(t):
 @pytest.mark.parametrize("k", [40, 200])
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
 def test_take_hints_cover_every_read(tmp_path, version, k):
-    """A multi-field take announces its byte ranges first and then reads only inside them, with
-    the plan the hint made; the result equals pylance's.  A take of more than ``FEW_INDICES`` rows
-    announces them field by field (ByteSource.will_need); a few rows are fetched for all fields in
-    one read_ranges call (its requests are read from the page cache, or hinted then read)."""
+    """A multi-field take reads only inside the byte ranges of its fields' plans, fetched for all
+    fields in one read_ranges call (its requests are read from the page cache, or hinted then
+    read); the result equals pylance's."""
     rng = np.random.default_rng(22)
     n = 50_000
     table = pa.table(
@@ -669,9 +669,9 @@ def test_take_hints_cover_every_read(tmp_path, version, k):
     f.take([0])
     hinted, announced, reads = [], [], []
     f._src.will_need = lambda ranges: (hinted.extend(ranges), announced.extend(ranges))
-    if k <= lancelot.reader.FEW_INDICES:  # one read_ranges call for all fields (page cache hits are not hinted)
-        ranged = f._src.read_ranges
-        f._src.read_ranges = lambda ranges: (hinted.extend(ranges), ranged(ranges))[1]
+    assert k < lancelot.reader.PARALLEL_MIN_TAKE  # one read_ranges call for all fields
+    ranged = f._src.read_ranges
+    f._src.read_ranges = lambda ranges: (hinted.extend(ranges), ranged(ranges))[1]
     inner, cached = f._src._read, f._src._read_cached
     f._src._read = lambda off, ln: (reads.append((off, ln)), inner(off, ln))[1]
     f._src._read_cached = lambda off, ln: (reads.append((off, ln)), cached(off, ln))[1]  # page cache hits

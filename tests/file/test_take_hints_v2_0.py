@@ -1,7 +1,7 @@
 """2.0 takes: read-ahead hints, mixed page shapes, even pages from the writer, scattered-read prefetch.
 
 * a multi-field take of a 2.0 file announces every vectorized column's byte ranges first
-  (``FieldReader20.take_hint`` -> ``ByteSource.will_need``), then reads inside them, only a small
+  (the ``ahead`` ranges of ``FieldReader20.plan`` -> ``ByteSource.will_need``), then reads inside them, only a small
   fraction of the file;
 * a column whose pages differ in shape (pylance itself writes dictionary pages next to binary ones)
   is served by a ``MixedPlan``, with the result pylance's take gives;
@@ -119,14 +119,15 @@ def test_few_row_take_fetches_fixed_width_fields_in_one_call(tmp_path, writer):
     assert f.take(rows).column("qty").null_count == len(rows)
 
 
-def test_take_hint_is_empty_without_a_plan(tmp_path):
+def test_no_ranges_ahead_without_a_plan(tmp_path):
     """A list column has no vectorized plan: no hint, the take still works."""
     t = pa.table({"l": pa.array([[i, i + 1] for i in range(5000)], pa.list_(pa.int32()))})
     path = str(tmp_path / "l.lance")
     lancelot.write_table(t, path, version="2.0", max_page_bytes=4096)
     f = lancelot.LanceFile(path)
     r = f._reader(f.schema.field("l"))
-    assert r.take_hint(np.array([1, 2000, 4999])) == []
+    plan = r.plan(np.array([1, 2000, 4999]))
+    assert (plan.ranges, plan.ahead, plan.planner) == ([], [], "decoder/ListNode")
     assert f.take([4999, 1]).column(0).to_pylist() == [[4999, 5000], [1, 2]]
 
 
@@ -169,8 +170,9 @@ def test_mixed_page_shapes_pylance(tmp_path):
     # the hint's groups are kept for the take of the same rows
     r = f._reader(f.schema.field("s"))
     rows = np.sort(rng.choice(12_000, 30, replace=False))
-    assert r.take_hint(rows) != []
-    assert r.take(rows).equals(table.column("s").take(pa.array(rows)).combine_chunks())
+    first = r.plan(rows)
+    assert first.ranges or first.ahead
+    assert r.read(rows).equals(table.column("s").take(pa.array(rows)).combine_chunks())
     plan = r._plan
     assert isinstance(plan, MixedPlan)
     assert {type(p) for p in plan.plans} == {DictionaryPlan, BinaryPlan}

@@ -82,11 +82,10 @@ def test_adjacent_rows_are_one_request(tmp_path):
     assert src.bytes_read <= 4096 + 8 * TAKE
 
 
-def test_only_serial_takes_announce_their_ranges_first(tmp_path, monkeypatch):
-    """A take of 65-255 rows announces every field's ranges before reading (``_take_ahead``); a take
-    of PARALLEL_MIN_TAKE rows or more reads its fields side by side, each hinting what the page
-    cache misses, without that announcement (on a cached file it cost more than the take). Both
-    equal pylance's take of the same rows."""
+def test_serial_takes_fetch_every_field_in_one_round(tmp_path):
+    """A take of 65-255 rows fetches the ranges of every field's plan in one read_ranges call; a
+    take of PARALLEL_MIN_TAKE rows or more runs each field's rounds side by side (a call each).
+    Both equal pylance's take of the same rows."""
     from lance.file import LanceFileReader
 
     from lancelot import reader
@@ -94,15 +93,17 @@ def test_only_serial_takes_announce_their_ranges_first(tmp_path, monkeypatch):
     t = pa.table({"a": _table("int64")["c"], "s": _table("string")["c"]})
     path = tmp_path / "t.lance"
     _write("pylance", "2.1", t, path)
-    announced: list[int] = []
-    real = reader.LanceFile._take_ahead
-    monkeypatch.setattr(
-        reader.LanceFile, "_take_ahead", lambda self, rs, rows: announced.append(len(rows)) or real(self, rs, rows)
-    )
     f = lancelot.LanceFile(str(path))
+    f.take([0])  # the search caches, once
+    calls: list[int] = []
+    real = f._src.read_ranges
+    f._src.read_ranges = lambda ranges: calls.append(len(ranges)) or real(ranges)
     ref = LanceFileReader(str(path))
     rng = np.random.default_rng(4)
+    seen = {}
     for k in (100, reader.PARALLEL_MIN_TAKE, 1000):
         rows = np.sort(rng.choice(ROWS, k, replace=False))
+        calls.clear()
         assert f.take(rows).equals(ref.take_rows(rows.tolist()).to_table())
-    assert announced == [100]
+        seen[k] = len(calls)
+    assert seen == {100: 1, reader.PARALLEL_MIN_TAKE: 2, 1000: 2}, seen

@@ -57,9 +57,6 @@ class ColumnConstant:
     def plan(self, rows: np.ndarray) -> tuple[None, list[tuple[int, int]]]:
         return None, []
 
-    def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        return []
-
     def decode(self, rows: np.ndarray, plan: None, bufs: list[memoryview]) -> pa.Array:
         n = len(rows)
         if self.fixed is not None:

@@ -83,14 +83,6 @@ class ColumnPointGroups:
             ranges.extend(rs)
         return GroupPlan(parts), ranges
 
-    def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        out = []
-        for g, run in enumerate(self.runs):
-            a, b = max(start, int(self.run_firsts[g])), min(stop, int(self.run_ends[g]))
-            if a < b:
-                out.extend(run.span_ranges(a, b))
-        return out
-
     def decode(self, rows: np.ndarray, plan: GroupPlan, bufs: list[memoryview]) -> pa.Array:
         arrays, pos = [], 0
         for g, sub, sub_plan, n in plan.parts:

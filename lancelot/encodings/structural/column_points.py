@@ -243,23 +243,6 @@ class ColumnPoints:
         idx = rows - table[4].take(k_of)
         return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
 
-    def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        """The byte ranges (one per page) of the chunks holding rows [start, stop): a cheap read-ahead hint."""
-        c = self.chunks
-        first, last = np.searchsorted(c.row_ends, [start, stop - 1], side="right").tolist()
-        last = min(last, len(c.row_ends) - 1)
-        if first > last:
-            return []
-        if c.page[first] == c.page[last]:
-            cuts = [first, last + 1]
-        else:
-            page = c.page[first : last + 1]
-            cuts = [first, *(np.flatnonzero(page[1:] != page[:-1]) + 1 + first).tolist(), last + 1]
-        return [
-            (int(c.offsets[a]), int(c.offsets[b - 1] + c.sizes[b - 1] - c.offsets[a]))
-            for a, b in zip(cuts[:-1], cuts[1:])
-        ]
-
     def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list[memoryview]) -> pa.Array:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
         c = self.chunks
@@ -503,16 +486,6 @@ class ColumnFullZipPoints:
         if any(p.info.num_rows * stride > p.info.buffer(0)[1] for p in full):
             return None  # the page-by-page path reports it
         return cls(full, page_ends)
-
-    def span_ranges(self, start: int, stop: int) -> list[tuple[int, int]]:
-        """The byte ranges (one per page) of rows [start, stop): a cheap read-ahead hint."""
-        first, last = np.searchsorted(self.page_ends, [start, stop - 1], side="right").tolist()
-        out = []
-        for p in range(first, min(last, len(self.pages) - 1) + 1):
-            lo = max(start, int(self.page_firsts[p])) - int(self.page_firsts[p])
-            hi = min(stop, int(self.page_ends[p])) - int(self.page_firsts[p])
-            out.append((int(self.base[p]) + lo * self.stride, (hi - lo) * self.stride))
-        return out
 
     def plan(self, rows: np.ndarray) -> tuple[np.ndarray | None, list[tuple[int, int]]]:
         """(state, the byte ranges of the rows, adjacent rows merged); the state (None: a few

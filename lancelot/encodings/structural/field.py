@@ -1,15 +1,15 @@
 """The 2.1+ FieldReader: one top-level field, read from the leaf columns it owns.
 
 Each column holds one leaf with the levels of the whole path above it
-(paths.py).  The first read loads the search caches of every page of the
-field in one fetch (kept in ``FieldContext.cache``).  A read then maps the
-field rows to page rows of every column, fetches all data ranges in one call,
-decodes each page into its path array (repdef.py) and, for fields of several
-columns, merges the path arrays into the field's array.
-
-Takes and short ranges of a top-level primitive field whose pages allow it go
-around the page-by-page path: column_points.py reads the rows value by value
-over the whole column (one plan, one fetch, one kernel call).
+(paths.py).  ``prepare`` loads the search caches of every page of the field in
+one round (kept in ``FieldContext.cache``).  ``plan`` then picks a planner per
+read: a take or short range of a top-level primitive field whose pages allow
+it goes to the whole-column point reader (column_points.py: one plan, one
+fetch, one kernel call); any other read goes page by page: the field rows are
+mapped to page rows of every column, the data ranges of all pages are one
+round, each page decodes into its path array (repdef.py) and, for fields of
+several columns, the path arrays merge into the field's array (blob pages add
+a round for their out-of-line data).
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from typing import Any, Literal, Protocol, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
+from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader, Plan, Rows, done, execute
 from lancelot.encodings.planar import read_page_layout
 from lancelot.encodings.planar.binary import CodedOffsetsPage, coded_offsets
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.planar.sparse_lists import sparse_reader
-from lancelot.encodings.served import served
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.blob import BlobPage
 from lancelot.encodings.structural.column_constant import ColumnConstant
@@ -62,8 +61,6 @@ class _Points(Protocol[_Plan]):
     def plan(self, rows: np.ndarray) -> tuple[_Plan, list[Range]]: ...
 
     def decode(self, rows: np.ndarray, plan: _Plan, bufs: list[memoryview]) -> pa.Array: ...
-
-    def span_ranges(self, start: int, stop: int) -> list[Range]: ...
 
 
 #: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
@@ -239,7 +236,9 @@ _Job = tuple[ColumnReader, int, list[Range], Callable[[list[memoryview]], None]]
 
 
 class StructuralFieldReader(FieldReader):
-    """Reads a top-level field of a 2.1/2.2 file."""
+    """Reads a top-level field of a 2.1/2.2 file: a planner chosen per read, the whole-column point
+    reader (column_points.py, for takes and short ranges of a primitive field) or the page by page
+    one (every other read)."""
 
     def __init__(self, ctx: FieldContext) -> None:
         super().__init__(ctx)
@@ -251,17 +250,15 @@ class StructuralFieldReader(FieldReader):
         self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
         self._warm = False
         self._points: _Points[Any] | None | Literal[False] = False  # False: not looked at yet
-        self._planned: tuple[np.ndarray, Any, list[Range]] | None = None  # take_hint's plan, for take
         self._name: str = ctx.field.name
-        self._points_path = ""  # what served a point read (encodings/served.py)
+        self._points_path = ""  # the point planner's name (encodings/served.py)
 
-    def _load_search_caches(self) -> None:
-        """Load the search cache of every page of the field at once (first read only).
-
-        One fetch for all pages, as the reference does when it opens a column: later
-        reads of any rows need only their data.  A page whose metadata or search
-        buffers are bad is left for the read that needs it to report.
-        """
+    def prepare(self) -> Plan | None:
+        """The search caches of every page of the field, in one round (first read only), as the
+        reference loads them when it opens a column: later reads of any rows need only their data.
+        A page whose metadata or search buffers are bad is left for the read that needs it to report."""
+        if self._warm:
+            return None
         self._warm = True
         size = self.ctx.src.size
         jobs = []
@@ -275,95 +272,43 @@ class StructuralFieldReader(FieldReader):
                 if ranges and all(0 <= off and 0 <= ln and off + ln <= size for off, ln in ranges):
                     jobs.append((page, ranges))
         if not jobs:
-            return
-        bufs = self.ctx.src.read_ranges([r for _, ranges in jobs for r in ranges])
-        pos = 0
-        for page, ranges in jobs:
-            part = bufs[pos : pos + len(ranges)]
-            pos += len(ranges)
-            try:
-                page.load_search(part)
-            except (LanceError, *_DECODE_ERRORS):
-                continue
+            return None
 
-    def search_hint(self) -> list[Range]:
-        """Byte ranges the first read will load the search caches from (empty once loaded): a
-        reader on a remote source fetches those of every field in one round (``ByteSource.stage``)."""
-        if self._warm:
-            return []
-        size = self.ctx.src.size
-        out: list[Range] = []
-        for col in self.columns:
-            for p in range(len(col.col.meta.pages)):
+        def load(bufs: list[memoryview]) -> pa.Array:
+            pos = 0
+            for page, ranges in jobs:
+                part = bufs[pos : pos + len(ranges)]
+                pos += len(ranges)
                 try:
-                    ranges = col.page(p).search_ranges()
+                    page.load_search(part)
                 except (LanceError, *_DECODE_ERRORS):
                     continue
-                out.extend((off, ln) for off, ln in ranges if 0 <= off and 0 <= ln and off + ln <= size)
-        return out
+            return pa.nulls(0)
 
-    def read_range(self, start: int, stop: int) -> pa.Array:
-        return self.read_range_chunked(start, stop, chunked=False)
+        return Plan([r for _, ranges in jobs for r in ranges], load, "search")
 
-    def read_range_chunked(self, start: int, stop: int, chunked: bool = True) -> pa.Array | pa.ChunkedArray:
-        """Rows [start, stop); a field of one column spanning pages comes back as one chunk per page."""
-        if stop <= start:
-            return pa.nulls(0, self.ctx.field.type)
-        if start < 0 or stop > self.ctx.num_rows:
-            raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
-        whole = start == 0 and stop == self.ctx.num_rows  # every page read whole: no search cache needed
-        if stop - start <= POINT_SPAN_ROWS and not whole:
-            points = self._column_points()
-            if points is not None:
-                served(self._name, "range", self._points_path)
-                return self._take_points(points, row_range(start, stop))
-        return self._read(max(0, stop - start), lambda col: col.split_range(start, stop), chunked, op="range")
+    def _load_search_caches(self) -> None:
+        first = self.prepare()
+        if first is not None:
+            execute(self.ctx.src, [first])
 
-    def range_hint(self, start: int, stop: int) -> list[Range]:
-        """Byte ranges rows [start, stop) will read, as far as the whole-column chunk table tells
-        cheaply (empty when it does not): for read-ahead, not checked against the file."""
-        if stop <= start:
-            return []
-        if start == 0 and stop >= self.ctx.num_rows:  # a whole read reads every page whole: no plan needed
-            return [
-                r
-                for col in self.columns
-                for page in col.col.meta.pages
-                for r in zip(page.buffer_offsets, page.buffer_sizes)
-            ]
-        try:
-            points = self._column_points()
-            return [] if points is None else points.span_ranges(start, stop)
-        except (LanceError, *_DECODE_ERRORS):
-            return []
-
-    def take_hint(self, rows: np.ndarray) -> list[Range]:
-        """Byte ranges a take of ``rows`` (sorted, unique) will read first: the whole-column point
-        plan (kept for the take that follows) or the pages' own plans."""
-        self._planned = None
-        if not len(rows) or len(rows) > POINT_RANGE_ROWS:
-            return []
-        try:
-            points = self._points if self._points is not False else self._column_points()
-            if points is None:
-                return [r for col in self.columns for p, local in col.split(rows) for r in col.page(p).plan(local)]
-            plan, ranges = points.plan(rows)
-        except Exception:  # only a hint: the take itself reports any problem where it meets it
-            return []
-        self._planned = (rows, plan, ranges)
-        return ranges
-
-    def take(self, rows: np.ndarray) -> pa.Array:
-        rows = np.asarray(rows, dtype=np.int64)
+    def plan(self, rows: Rows) -> Plan:
+        if isinstance(rows, range):
+            start, stop = rows.start, rows.stop
+            if stop <= start:
+                return done(pa.nulls(0, self.ctx.field.type))
+            whole = start == 0 and stop == self.ctx.num_rows  # every page read whole: no search cache needed
+            if stop - start <= POINT_SPAN_ROWS and not whole:
+                points = self._points if self._points is not False else self._column_points()
+                if points is not None:
+                    return self._point_plan(points, row_range(start, stop))
+            return self._pages_plan(stop - start, lambda col: col.split_range(start, stop), chunked=True)
         n = len(rows)
-        if n and (rows[0] < 0 or rows[-1] >= self.ctx.num_rows):
-            raise LanceError(f"rows out of range for {self.ctx.num_rows} rows", path=self.ctx.path)
         if n and (n <= POINT_RANGE_ROWS or not is_contiguous(rows)):
             points = self._points if self._points is not False else self._column_points()
             if points is not None:
-                served(self._name, "take", self._points_path)
-                return self._take_points(points, rows)
-        return self._read(n, lambda col: col.split(rows), op="take")
+                return self._point_plan(points, rows)
+        return self._pages_plan(n, lambda col: col.split(rows))
 
     def _column_points(self) -> _Points[Any] | None:
         """The whole-column point reader of a top-level primitive field, when its pages allow one."""
@@ -388,13 +333,8 @@ class StructuralFieldReader(FieldReader):
             self._points_path = f"points/{type(self._points).__name__}"
         return self._points
 
-    def point_plan(self, rows: np.ndarray) -> tuple[object, list[Range]] | None:
-        """The whole-column point plan of a take of ``rows`` and its byte ranges (None without one)."""
-        if not len(rows) or len(rows) > POINT_RANGE_ROWS:
-            return None
-        points = self._points if self._points is not False else self._column_points()
-        if points is None:
-            return None
+    def _point_plan(self, points: _Points[Any], rows: np.ndarray) -> Plan:
+        """The whole-column point read of ``rows``: one plan, one fetch, one kernel call."""
         try:
             plan, ranges = points.plan(rows)
             self._check_ranges(ranges)
@@ -402,13 +342,7 @@ class StructuralFieldReader(FieldReader):
             raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
         except _DECODE_ERRORS as e:
             raise self._undecodable(e) from None
-        return plan, ranges
-
-    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
-        points = self._points
-        assert points is not None and points is not False  # point_plan planned with it
-        served(self._name, op, self._points_path)
-        return self._decode_points(points, rows, plan, bufs)
+        return Plan(ranges, partial(self._decode_points, points, rows, plan), self._points_path)
 
     def _check_ranges(self, ranges: list[Range]) -> None:
         size = self.ctx.src.size
@@ -420,21 +354,6 @@ class StructuralFieldReader(FieldReader):
         return CorruptFileError(
             f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=self.columns[0].col.index
         )
-
-    def _take_points(self, points: _Points[Any], rows: np.ndarray) -> pa.Array:
-        planned, self._planned = self._planned, None
-        try:
-            if planned is not None and planned[0] is rows:
-                plan, ranges = planned[1], planned[2]
-            else:
-                plan, ranges = points.plan(rows)
-            self._check_ranges(ranges)
-            bufs = self.ctx.src.read_ranges(ranges)
-        except LanceError as e:
-            raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
-        except _DECODE_ERRORS as e:
-            raise self._undecodable(e) from None
-        return self._decode_points(points, rows, plan, bufs)
 
     def _decode_points(self, points: _Points[Any], rows: np.ndarray, plan: Any, bufs: list[memoryview]) -> pa.Array:
         try:
@@ -461,7 +380,7 @@ class StructuralFieldReader(FieldReader):
         if e.page is not None:
             return e
         try:
-            self._read(len(rows), lambda col: col.split(rows), op="take")
+            execute(self.ctx.src, [self._pages_plan(len(rows), lambda col: col.split(rows))])
         except LanceError as found:
             if found.page is not None:
                 return found
@@ -479,63 +398,102 @@ class StructuralFieldReader(FieldReader):
                 f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index, page=page
             ) from None
 
-    def _read(
-        self,
-        n_rows: int,
-        split: Callable[[ColumnReader], list[tuple[int, np.ndarray]]],
-        chunked: bool = False,
-        op: str = "range",
-    ) -> pa.Array | pa.ChunkedArray:
-        """Rows of the field: ``split(column)`` gives each column's (page, page-local rows).
+    def _pages_plan(
+        self, n_rows: int, split: Callable[[ColumnReader], list[tuple[int, np.ndarray]]], chunked: bool = False
+    ) -> Plan:
+        """The page by page read of rows of the field: ``split(column)`` gives each column's (page,
+        page-local rows).  Rounds: the search caches of pages ``prepare`` could not load (to report
+        their problem), the data of the rows, out-of-line data (blob pages).
 
         ``chunked``: a field of one column read from several pages may come back as a
         ChunkedArray of its pages (no concatenation copy).
         """
-        t = self.ctx.field.type
         if n_rows == 0:
-            return pa.nulls(0, t)
+            return done(pa.nulls(0, self.ctx.field.type))
         if not self._warm:
             self._load_search_caches()
         work = [(col, p, local) for col in self.columns for p, local in split(col)]
-        decoded: list[PageLevels | None] = [None] * len(work)
-
-        def decode(i: int, bufs: list[memoryview]) -> None:
-            col, p, local = work[i]
-            decoded[i] = col.page(p).decode(local, bufs)
-
-        def complete(i: int, bufs: list[memoryview]) -> None:
-            col, p, _ = work[i]
-            levels = decoded[i]
-            if levels is None:  # step 2 decoded every page
-                raise LanceError("page completed before it was decoded", column=col.col.index, page=p)
-            decoded[i] = col.page(p).complete(levels, bufs)
-
         pages = [col.page(p) for col, p, _ in work]
-        served(self.ctx.field.name, op, "pages/" + "+".join(sorted({type(page).__name__ for page in pages})))
-        # 1. search caches of the pages touched (loaded once per file)
+        planner = "pages/" + "+".join(sorted({type(page).__name__ for page in pages}))
         searches: list[_Job] = []
-        ranges: list[Range] | None
         for (col, p, _), page in zip(work, pages):
             ranges = self._guard(col, p, page.search_ranges)
             if ranges:
                 searches.append((col, p, ranges, page.load_search))
-        if searches:
-            self._fetch_round(searches)
-        # 2. the data of the rows
-        jobs: list[_Job] = []
-        for i, ((col, p, local), page) in enumerate(zip(work, pages)):
-            jobs.append((col, p, self._guard(col, p, page.plan, local), partial(decode, i)))
-        self._fetch_round(jobs, parallel=True)
-        # 3. out-of-line data (blob pages)
+
+        def data(_: object = None) -> Plan:
+            decoded: list[PageLevels | None] = [None] * len(work)
+
+            def decode(i: int, bufs: list[memoryview]) -> None:
+                col, p, local = work[i]
+                decoded[i] = col.page(p).decode(local, bufs)
+
+            jobs: list[_Job] = [
+                (col, p, self._guard(col, p, page.plan, local), partial(decode, i))
+                for i, ((col, p, local), page) in enumerate(zip(work, pages))
+            ]
+            self._check_jobs(jobs)
+
+            def decoded_pages(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
+                self._deliver(jobs, bufs, parallel=True)
+                return self._finish(n_rows, work, pages, decoded, chunked, planner)
+
+            return Plan([r for _, _, ranges, _ in jobs for r in ranges], decoded_pages, planner)
+
+        if not searches:
+            return data()
+        self._check_jobs(searches)
+
+        def loaded(bufs: list[memoryview]) -> Plan:
+            self._deliver(searches, bufs)
+            return data()
+
+        return Plan([r for _, _, ranges, _ in searches for r in ranges], loaded, planner)
+
+    def _finish(
+        self,
+        n_rows: int,
+        work: list[tuple[ColumnReader, int, np.ndarray]],
+        pages: list[PageReader],
+        decoded: list[PageLevels | None],
+        chunked: bool,
+        planner: str,
+    ) -> pa.Array | pa.ChunkedArray | Plan:
+        """After the data round: the round of out-of-line data (blob pages), then the field's array."""
         extra: list[_Job] = []
+
+        def complete(i: int, bufs: list[memoryview]) -> None:
+            col, p, _ = work[i]
+            levels = decoded[i]
+            if levels is None:  # the data round decoded every page
+                raise LanceError("page completed before it was decoded", column=col.col.index, page=p)
+            decoded[i] = col.page(p).complete(levels, bufs)
+
         for i, ((col, p, _), page) in enumerate(zip(work, pages)):
             if type(page).finish is PageReader.finish:
                 continue
             decoded[i], ranges = self._guard(col, p, page.finish, decoded[i])
             if ranges is not None:
                 extra.append((col, p, ranges, partial(complete, i)))
-        if extra:
-            self._fetch_round(extra)
+        if not extra:
+            return self._assemble(n_rows, work, decoded, chunked)
+        self._check_jobs(extra)
+
+        def completed(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray:
+            self._deliver(extra, bufs)
+            return self._assemble(n_rows, work, decoded, chunked)
+
+        return Plan([r for _, _, ranges, _ in extra for r in ranges], completed, planner)
+
+    def _assemble(
+        self,
+        n_rows: int,
+        work: list[tuple[ColumnReader, int, np.ndarray]],
+        decoded: list[PageLevels | None],
+        chunked: bool,
+    ) -> pa.Array | pa.ChunkedArray:
+        """The field's array from the decoded pages of its columns."""
+        t = self.ctx.field.type
         per_column: dict[int, list[pa.Array]] = {}
         for i, (col, p, local) in enumerate(work):
             arr = self._guard(col, p, col.to_array, decoded[i])
@@ -604,9 +562,8 @@ class StructuralFieldReader(FieldReader):
             at += len(local)
         return None
 
-    def _fetch_round(self, jobs: list[_Job], parallel: bool = False) -> None:
-        """Fetch every job's ranges in one read_ranges call, then hand each job its buffers
-        (``parallel``: side by side when there are several and they are large, page_pool.py)."""
+    def _check_jobs(self, jobs: list[_Job]) -> None:
+        """Every job's ranges lie inside the file (else the page is named as corrupt)."""
         size = self.ctx.src.size
         for col, p, ranges, _ in jobs:
             for off, ln in ranges:
@@ -617,19 +574,17 @@ class StructuralFieldReader(FieldReader):
                         column=col.col.index,
                         page=p,
                     )
-        flat = [r for _, _, ranges, _ in jobs for r in ranges]
-        if not flat:
-            for col, p, _ranges, cb in jobs:
-                self._guard(col, p, cb, [])
-            return
-        bufs = self.ctx.src.read_ranges(flat)
+
+    def _deliver(self, jobs: list[_Job], bufs: list[memoryview], parallel: bool = False) -> None:
+        """Hand each job its buffers of one round (``parallel``: side by side when there are several
+        and they are large, page_pool.py)."""
         pos = 0
         tasks: list[Callable[[], None]] = []
         for col, p, ranges, cb in jobs:
             part = bufs[pos : pos + len(ranges)]
             pos += len(ranges)
             tasks.append(partial(self._guard, col, p, cb, part))
-        if parallel and len(tasks) > 1 and sum(ln for _, ln in flat) >= page_pool.PARALLEL_MIN_BYTES:
+        if parallel and len(tasks) > 1 and sum(len(b) for b in bufs) >= page_pool.PARALLEL_MIN_BYTES:
             page_pool.run_all(tasks)
         else:
             for task in tasks:

@@ -5,8 +5,11 @@
 * a list column holds ``List`` offsets pages; its child column holds the items,
   paged independently, so rows -> item ranges -> child rows.
 
-Every read is a list of (start, stop) row ranges; take() turns sorted rows into
-runs, so scattered rows read only the pages (and bytes) they touch.
+``plan`` picks a planner per read: a take of a leaf column with a vectorized
+plan (take_plans.py) plans its first round of byte ranges; every other read
+runs the node decoder on (start, stop) row ranges (a take's rows as runs, so
+scattered rows read only the pages and bytes they touch), which fetches them
+itself.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot import field_metadata
-from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader
-from lancelot.encodings.served import served
+from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader, Plan, Rows, done
 from lancelot.encodings.v2_0.binary import ends_and_validity, extended
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers
@@ -37,6 +39,10 @@ DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.
 #: more rows than any page holds: a page length or list item count above it is corrupt (and would
 #: overflow the int64 row arithmetic)
 MAX_PAGE_ROWS = 1 << 48
+#: ranges of at most this many rows are read as a take of their rows (one round with the other fields')
+FEW_RANGE_ROWS = 64
+#: takes of fewer rows (and every take from a remote source) announce the ranges their plan reads itself
+AHEAD_MAX_ROWS = 256
 
 
 def runs(rows: np.ndarray) -> Spans:
@@ -356,13 +362,83 @@ class FieldReader20(FieldReader):
             return BlobNode(ctx, col, t)
         return LeafNode(ctx, col, t)
 
-    def read_range(self, start: int, stop: int) -> pa.Array:
-        if stop <= start:
-            return pa.array([], self.ctx.field.type)
-        served(self.ctx.field.name, "range", f"decoder/{type(self.root).__name__}")
-        if isinstance(self.root, LeafNode):
-            return self.root.read_chunked([(start, stop)])
-        return self.root.read([(start, stop)])
+    def plan(self, rows: Rows) -> Plan:
+        """A take (or a range of at most ``FEW_RANGE_ROWS`` rows) of a leaf column with a vectorized
+        plan (take_plans.py) fetches its first round in the reader's round; any other read runs the
+        node decoder, which fetches what it needs itself."""
+        t = self.ctx.field.type
+        if isinstance(rows, range):
+            start, stop = rows.start, rows.stop
+            if stop <= start:
+                return done(pa.array([], t))
+            if stop - start <= FEW_RANGE_ROWS:
+                point = self._point(np.arange(start, stop, dtype=np.int64))
+                if point is not None:
+                    return point
+            root = self.root
+            if isinstance(root, LeafNode):
+                return Plan([], lambda _: root.read_chunked([(start, stop)]), f"decoder/{type(root).__name__}")
+            return Plan([], lambda _: root.read([(start, stop)]), f"decoder/{type(root).__name__}")
+        if not len(rows):
+            return done(pa.array([], t))
+        return self._take(np.asarray(rows, dtype=np.int64))
+
+    def _decoder(self, rows: np.ndarray) -> Plan:
+        """The node decoder's take of ``rows`` (it fetches its pages itself)."""
+        return Plan([], lambda _: self.root.read(runs(rows)), f"decoder/{type(self.root).__name__}")
+
+    def _point(self, rows: np.ndarray) -> Plan | None:
+        """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width
+        values, dictionary indices once the dictionaries are loaded, a few rows' binary end
+        offsets), else None."""
+        plan = self._plan
+        if plan is False:
+            plan = self._take_plan()
+        if plan is None or not (self._inside or self._inside_file()):
+            return None  # (a buffer outside the file: the take reports it)
+        try:
+            found = plan.point(rows)
+        except (LanceError, *DECODE_ERRORS) as e:
+            raise self._located(e) from None
+        if found is None:
+            return None
+        state, ranges = found
+        take_plan = plan
+
+        def fetched(bufs: list[memoryview]) -> pa.Array | Plan:
+            try:
+                out = take_plan.take_point(rows, state, bufs)
+            except (LanceError, *DECODE_ERRORS) as e:
+                raise self._located(e) from None
+            return self._decoder(rows) if out is None else out
+
+        return Plan(ranges, fetched, f"plan/{type(plan).__name__}")
+
+    def _take(self, rows: np.ndarray) -> Plan:
+        """A take of ``rows`` (sorted, unique): the vectorized plan's first round when it knows it,
+        else its own rounds (announced ahead), else the node decoder."""
+        point = self._point(rows)
+        if point is not None:
+            return point
+        plan = self._plan
+        if not plan:
+            return self._decoder(rows)
+        name = f"plan/{type(plan).__name__}"
+        ahead: list[tuple[int, int]] = []
+        if self.ctx.src.round_trip_costly or len(rows) < AHEAD_MAX_ROWS:
+            try:
+                ahead = plan.ranges(rows)
+            except (LanceError, IndexError, ValueError, TypeError, pa.ArrowException):
+                ahead = []  # only announced: the take itself reports the problem
+
+        def taken(_: list[memoryview]) -> pa.Array | Plan:
+            try:
+                out = plan.take(self.ctx.src, rows)
+            except (LanceError, *DECODE_ERRORS) as e:
+                raise self._located(e) from None
+            return self._decoder(rows) if out is None else out
+
+        return Plan([], taken, name, ahead=[(off, ln) for off, ln in ahead if off >= 0 and ln > 0])
 
     def _take_plan(self) -> TakePlan | None:
         """The leaf column's vectorized take plan (built once), or None."""
@@ -377,34 +453,6 @@ class FieldReader20(FieldReader):
             except (LanceError, *DECODE_ERRORS) as e:
                 raise self._located(e) from None
         return self._plan
-
-    def take_hint(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        """Byte ranges the first fetch of a take of ``rows`` (sorted, unique) reads, for read-ahead
-        (``LanceFile._take_ahead``); empty when no vectorized plan serves the column."""
-        if not len(rows):
-            return []
-        try:
-            plan = self._take_plan()
-            return [] if plan is None else plan.ranges(np.asarray(rows, dtype=np.int64))
-        except (LanceError, IndexError, ValueError, TypeError, pa.ArrowException):
-            return []  # only a hint: the take itself reports the problem
-
-    def point_plan(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A take whose vectorized plan knows its first fetch round (fixed-width values, dictionary
-        indices once the dictionaries are loaded, a few rows' binary end offsets): (plan, ranges)
-        for ``take_fetched``."""
-        if not len(rows):
-            return None
-        plan = self._plan
-        if plan is False:
-            plan = self._take_plan()
-        if plan is None or not (self._inside or self._inside_file()):
-            return None  # the usual take reports a buffer outside the file
-        try:
-            found = plan.point(rows)
-        except (LanceError, *DECODE_ERRORS) as e:
-            raise self._located(e) from None
-        return None if found is None else ((plan, found[0]), found[1])
 
     def _located(self, e: Exception) -> LanceError:
         """A failure of the leaf column's take plan, naming the column (the plans span its pages)."""
@@ -426,31 +474,3 @@ class FieldReader20(FieldReader):
                 for off, ln in zip(p.buffer_offsets, p.buffer_sizes)
             )
         return self._inside
-
-    def take_fetched(self, rows: np.ndarray, plan: object, bufs: list[memoryview], op: str = "take") -> pa.Array:
-        assert isinstance(plan, tuple)  # as point_plan made it
-        take_plan, state = plan
-        try:
-            out = take_plan.take_point(rows, state, bufs)
-        except (LanceError, *DECODE_ERRORS) as e:
-            raise self._located(e) from None
-        if out is not None:
-            served(self.ctx.field.name, op, f"plan/{type(take_plan).__name__}")
-            return out
-        served(self.ctx.field.name, op, f"decoder/{type(self.root).__name__}")
-        return self.root.read(runs(rows))
-
-    def take(self, rows: np.ndarray) -> pa.Array:
-        if len(rows) == 0:
-            return pa.array([], self.ctx.field.type)
-        rows = np.asarray(rows, dtype=np.int64)
-        plan = self._take_plan()
-        try:
-            out = plan.take(self.ctx.src, rows) if plan is not None else None
-        except (LanceError, *DECODE_ERRORS) as e:
-            raise self._located(e) from None
-        if out is not None:
-            served(self.ctx.field.name, "take", f"plan/{type(plan).__name__}")
-            return out
-        served(self.ctx.field.name, "take", f"decoder/{type(self.root).__name__}")
-        return self.root.read(runs(rows))
