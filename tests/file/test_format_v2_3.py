@@ -254,6 +254,11 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
     assert ds.take([3, 150, 299]).equals(t.take([3, 150, 299]))
 
 
+def _random_half_null(n):
+    rng = np.random.default_rng(42)
+    return rng.integers(-(1 << 31), 1 << 31, n), rng.random(n) < 0.5
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -266,8 +271,19 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
         ),
         pa.array([[[1, None], [3, 4], [5, 6]][i % 3] for i in range(3000)], pa.list_(pa.int32(), 2)),
         pa.array([[[1, None], None, [5, 6], [7, 8]][i % 4] for i in range(3000)], pa.list_(pa.int64(), 2)),
+        # RLE whose run lengths are bit-packed out of line (random ints, half null: runs of null fillers)
+        pa.array(
+            [None if m else int(v) for v, m in zip(*_random_half_null(2000))],
+            pa.int32(),
+        ),
     ],
-    ids=["rle_of_bitpacked_values", "dict_fsl_null_rows", "dict_fsl_null_items", "dict_fsl_i64"],
+    ids=[
+        "rle_of_bitpacked_values",
+        "dict_fsl_null_rows",
+        "dict_fsl_null_items",
+        "dict_fsl_i64",
+        "rle_bitpacked_lengths",
+    ],
 )
 def test_nested_compressions_read_like_pylance(tmp_path, values):
     n = len(values)
