@@ -380,8 +380,13 @@ def test_sparse_structure_with_chunked_values(tmp_path):
         ),
         # one wide binary on every 7th row: item layers over a chunked plane (a dictionary) of every row
         pa.array([b"y" * 300 if i % 7 == 0 else None for i in range(N)], pa.binary()),
+        # fixed-width wide values (a zipped plane without a repetition index), positions Flat 64 in a buffer
+        pa.array(
+            [np.arange(64, dtype=np.float32) + i if (i * 7919) % 100 < 10 else None for i in range(N)],
+            pa.list_(pa.float32(), 64),
+        ),
     ],
-    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots"],
+    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots", "zipped_fixed_width"],
 )
 def test_sparse_value_planes_read_like_pylance(tmp_path, values):
     path = _write(tmp_path / "v.lance", pa.table({"a": values}))

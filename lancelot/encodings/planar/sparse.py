@@ -225,6 +225,10 @@ class SparsePage(PageReader):
             meta = type(info.meta)()
             meta.CopyFrom(info.meta)
             meta.length = int(planes.zipped.num_items)
+            # its buffers alone (the positions' follow): a fixed-width plane has no repetition index
+            keep = info.num_buffers - len(self.buffers)
+            del meta.buffer_offsets[keep:]
+            del meta.buffer_sizes[keep:]
             self.inner = FullZipPage(
                 PageInfo(info.column, info.index, info.path, meta), cache, planes.zipped, leaf_type
             )
