@@ -355,45 +355,86 @@ def test_packed_structs_are_pylances(tmp_path, values):
 # ----------------------------------------------------------------------------- the conformance matrix at 2.3
 
 
-def _matrix_params():
+def _matrix_groups():
+    """The 2.1/2.2 conformance matrix's shapes and nestings (nulls "some") and field-metadata settings, in
+    groups of one row count: each group one table, a column per case (named by it, its field metadata
+    kept), so that a file and its checks serve many cases.  Cases holding a fixed-size list of structs
+    form groups of their own (pylance reads those columns only apart from the others)."""
     from lancelot.testing import conformance_matrix as M
+    from tests.interop.test_conformance_write import _has_fsl_struct
 
-    out = []
-    for case in M.SHAPES + M.NESTED:
-        if "blob" in case.name:  # (pylance writes no Blob v1 pages at 2.3)
+    groups: dict[str, list] = {}
+    for case in M.SHAPES + M.NESTED + M.SETTINGS:
+        if "blob" in case.name or "some" not in case.nulls:  # (pylance writes no Blob v1 pages at 2.3)
             continue
-        nested = case in M.NESTED
-        for nulls in case.nulls:
-            if nulls == "some" or (nested and nulls == "all"):
-                out.append(pytest.param(case, nulls, id=f"{case.name}-{nulls}"))
-    return out
+        fsl_struct = _has_fsl_struct(case.make(np.random.default_rng(0), 4, "some").type)
+        key = f"rows{case.rows}" + ("-fsl_struct" if fsl_struct else "")
+        groups.setdefault(key, []).append(case)
+    return [pytest.param(cases, id=key) for key, cases in groups.items()]
 
 
-def _settings_params():
-    from lancelot.testing import conformance_matrix as M
-
-    return [pytest.param(c, "some", id=c.name) for c in M.SETTINGS if "some" in c.nulls and "blob" not in c.name]
-
-
-@pytest.mark.parametrize("case,nulls", _matrix_params() + _settings_params())
-def test_conformance_matrix_both_ways(tmp_path, monkeypatch, case, nulls):
-    """The 2.1/2.2 conformance matrix's shapes, nestings and field-metadata settings at 2.3: lancelot
-    writes them in odd batches and several pages, pylance reads them (whole, ranges, takes, projections)
-    and so does lancelot; pylance writes them and lancelot reads them."""
+def _both_ways(tmp_path, table, seed, max_page_bytes):
+    """lancelot writes ``table`` at 2.3 in odd batches and several pages: pylance reads it (whole, ranges,
+    takes, projections), lancelot reads it (whole, ranges across pages, a take); pylance writes it:
+    lancelot reads it every way check_reads knows (ranges, takes, projections, batches)."""
     from lancelot.testing import conformance as C
     from lancelot.testing import conformance_matrix as M
-    from tests.interop.test_conformance_write import check_pylance, page_bytes_for, write_ours
+    from tests.interop.test_conformance_write import check_pylance, write_ours
 
-    monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))  # (check_reads checks the file's version)
-    table = C.case_table(case, "2.2", nulls, case.metadata)
-    seed = C.case_seed(case, "2.2", nulls)
-    ours = write_ours(tmp_path / "ours.lance", table, "2.3", page_bytes_for(table))
+    ours = write_ours(tmp_path / "ours.lance", table, "2.3", max_page_bytes)
     check_pylance(ours, table, seed)
-    M.check_reads(ours, table, seed)
+    exp = C.normalize(table)
+    n = exp.num_rows
+    with lancelot.LanceFile(ours) as lf:
+        assert lf.version == "2.3"
+        M.fail_if(C.difference(lf.read(), exp), "full read", ours)
+        starts = np.cumsum(C.page_lengths(ours)[0])[:-1].tolist()
+        for a, b in [(b - 1, b + 1) for b in starts[:2]] + [(n // 3, n // 3 + 1), (max(0, n - 5), n)]:
+            M.fail_if(C.difference(lf.read_range(a, b), exp.slice(a, b - a)), f"read_range({a}, {b})", ours)
+        rows = np.random.default_rng(seed).choice(n, min(n, 37), replace=False).astype(np.int64)
+        M.fail_if(C.difference(lf.take(rows), exp.take(pa.array(rows))), f"take of {rows.tolist()}", ours)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = pylance_write(tmp_path / "theirs.lance", table, "2.3")
     M.check_reads(theirs, table, seed)
+
+
+@pytest.mark.parametrize("cases", _matrix_groups())
+def test_conformance_matrix_both_ways(tmp_path, monkeypatch, cases):
+    """The matrix's cases at 2.3, a group of one row count at a time, both ways (``_both_ways``)."""
+    import re
+
+    from lancelot.testing import conformance as C
+    from tests.interop.test_conformance_write import page_bytes_for
+
+    monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))  # (check_reads checks the file's version)
+    fields, arrays, page_bytes = [pa.field("id", pa.int64())], [], []
+    for case in cases:
+        t = C.case_table(case, "2.2", "some", case.metadata)
+        fields.append(t.schema.field("c").with_name(re.sub(r"[^A-Za-z0-9_]", "_", case.name)))
+        arrays.append(t.column("c").combine_chunks())
+        page_bytes.append(page_bytes_for(t))
+    n = cases[0].rows
+    table = pa.Table.from_arrays([pa.array(np.arange(n), pa.int64()), *arrays], schema=pa.schema(fields))
+    _both_ways(tmp_path, table, C.case_seed(cases[0], "2.2", "some"), max(page_bytes))
+
+
+def test_conformance_matrix_all_null_nestings_both_ways(tmp_path, monkeypatch):
+    """Every nesting of the matrix all null (sparse structures of no values, one layer per level), as
+    columns of one table, both ways."""
+    from lancelot.testing import conformance as C
+    from lancelot.testing import conformance_matrix as M
+
+    monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))
+    types = {}
+    for case in M.NESTED:
+        if "all" in case.nulls and "blob" not in case.name:
+            types.setdefault(str(case.make(np.random.default_rng(0), 4, "all").type), case.make)
+    n = 1800
+    cols = {f"c{i}": make(np.random.default_rng(i), n, "all") for i, make in enumerate(types.values())}
+    assert all(c.null_count == n for c in cols.values()) and len(cols) >= 12
+    table = pa.table({"id": pa.array(np.arange(n), pa.int64()), **cols})
+    _both_ways(tmp_path, table, 7, 4096)
 
 
 def test_a_damaged_page_names_file_column_and_page(tmp_path):
