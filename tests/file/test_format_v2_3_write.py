@@ -155,10 +155,16 @@ def test_footer_and_pages_are_2_3_planar(files):
             assert PLANAR_TYPE_URL.encode() in raw
 
 
-@pytest.mark.parametrize("name", SAME_BYTES + SAME_MESSAGES)
-def test_page_messages_are_pylances(files, name):
+@pytest.fixture(scope="module")
+def pages_of_files(files):
+    """(lancelot's, pylance's) pages of every column (``_pages``), read once."""
     ours, theirs = files
-    (_, a), (_, b) = _pages(ours), _pages(theirs)
+    return _pages(ours)[1], _pages(theirs)[1]
+
+
+@pytest.mark.parametrize("name", SAME_BYTES + SAME_MESSAGES)
+def test_page_messages_are_pylances(pages_of_files, name):
+    a, b = pages_of_files
     for c in _columns_of(name):
         assert [m for m, _ in a[c]] == [m for m, _ in b[c]], name
         if name in SAME_BYTES:
