@@ -330,6 +330,60 @@ def test_more_page_messages_are_pylances(tmp_path, name):
     assert _pages(ours)[1] == _pages(theirs)[1]
 
 
+def _wide_strings() -> pa.Table:
+    """Wide strings (full-zip widths): few distinct, half distinct, distinct on half the rows."""
+    rng = np.random.default_rng(11)
+    pool = ["".join(chr(c) for c in rng.integers(65, 91, 400)) for _ in range(700)]
+    return pa.table(
+        {
+            "few": pa.array([["a" * 300, "b" * 400, "c" * 500][i % 3] for i in range(N)]),
+            "half_distinct": pa.array(["z" * (300 + i % 1000) for i in range(N)]),
+            "distinct_half_null": pa.array([None if i % 2 else pool[i % 700] + str(i) for i in range(N)]),
+        }
+    )
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_wide_strings_dictionary_as_pylance(tmp_path, version):
+    """pylance weighs a page dictionary before the widths: few distinct wide strings are a mini-block page
+    of dictionary indices (pages as pylance's), many are full-zip."""
+    t = _wide_strings()
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version=version)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = pylance_write(tmp_path / "theirs.lance", t, version)
+    assert [_choice(ours, c) for c in range(3)] == [_choice(theirs, c) for c in range(3)]
+    assert [_choice(ours, c)[1] for c in range(3)] == [True, True, False]  # (a page dictionary)
+    assert pylance_read(ours).equals(t)
+    with lancelot.LanceFile(ours) as f:
+        assert f.read().equals(t)
+
+
+def _choice(path, column):
+    """(layout, has a page dictionary) of a column's first page: the 2.2 layout's name, or the 2.3
+    structure and value planes ("dense+chunked", "sparse+zipped"...)."""
+    from google.protobuf import any_pb2
+
+    from lancelot.format.pb import encodings_v2_1_pb2 as pb21
+    from lancelot.util import wire
+
+    raw = _pages(path)[1][column][0][0]
+    a = any_pb2.Any()
+    a.ParseFromString(raw)
+    if a.type_url != PLANAR_TYPE_URL:
+        layout = pb21.PageLayout.FromString(a.value)
+        kind = layout.WhichOneof("layout")
+        return kind, kind == "mini_block_layout" and layout.mini_block_layout.HasField("dictionary")
+    f = wire.fields(a.value)
+    structure, values = wire.fields(f[1][0]), wire.fields(f[2][0])
+    plane = next(iter(values))
+    chunked_dict = plane == 1 and 3 in wire.fields(values[1][0])
+    return ("dense" if 1 in structure else "sparse") + "+" + {1: "chunked", 2: "zipped", 3: "constant", 4: "none"}[
+        plane
+    ], chunked_dict
+
+
 _PACKED = pa.struct([("a", pa.int32()), ("b", pa.float64())])
 _PACKED_VAR = pa.struct([("a", pa.int32()), ("s", pa.string())])
 
