@@ -254,6 +254,13 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
     assert ds.take([3, 150, 299]).equals(t.take([3, 150, 299]))
 
 
+def _repeated_wide():
+    """400 random letters, 700 such values drawn for about half the rows, the rest null."""
+    rng = np.random.default_rng(11)
+    pool = ["".join(chr(c) for c in rng.integers(65, 91, 400)) for _ in range(700)]
+    return pa.array([None if rng.random() < 0.5 else pool[int(rng.integers(0, 700))] for _ in range(N)])
+
+
 def _random_half_null(n):
     rng = np.random.default_rng(42)
     return rng.integers(-(1 << 31), 1 << 31, n), rng.random(n) < 0.5
@@ -323,6 +330,8 @@ def test_planar_layouts_that_are_bad_or_unknown_refuse():
     with pytest.raises(UnsupportedEncodingError, match="field 16 of CompressiveEncoding"):
         to_page_layout(dense + _msg((2, _msg((1, _msg((1, _msg((16, b""))), (5, 1), (6, 10)))))))
     with pytest.raises(UnsupportedEncodingError, match="value plane field"):
+        to_page_layout(dense + _msg((2, _msg((6, b"")))))
+    with pytest.raises(UnsupportedEncodingError, match="dense planar page of indexed values"):
         to_page_layout(dense + _msg((2, _msg((5, b"")))))
 
 
@@ -385,8 +394,10 @@ def test_sparse_structure_with_chunked_values(tmp_path):
             [np.arange(64, dtype=np.float32) + i if (i * 7919) % 100 < 10 else None for i in range(N)],
             pa.list_(pa.float32(), 64),
         ),
+        # wide values repeated on half the rows: an indexed plane (an index per row into zipped items)
+        _repeated_wide(),
     ],
-    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots", "zipped_fixed_width"],
+    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots", "zipped_fixed_width", "indexed_items"],
 )
 def test_sparse_value_planes_read_like_pylance(tmp_path, values):
     path = _write(tmp_path / "v.lance", pa.table({"a": values}))
