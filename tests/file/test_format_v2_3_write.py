@@ -331,7 +331,8 @@ def test_more_page_messages_are_pylances(tmp_path, name):
 
 
 def _wide_strings() -> pa.Table:
-    """Wide strings (full-zip widths): few distinct, half distinct, distinct on half the rows."""
+    """Wide strings (full-zip widths): few distinct, half distinct, distinct on half the rows, few on a
+    tenth of the rows; an Arrow dictionary on a third of the rows."""
     rng = np.random.default_rng(11)
     pool = ["".join(chr(c) for c in rng.integers(65, 91, 400)) for _ in range(700)]
     return pa.table(
@@ -339,6 +340,9 @@ def _wide_strings() -> pa.Table:
             "few": pa.array([["a" * 300, "b" * 400, "c" * 500][i % 3] for i in range(N)]),
             "half_distinct": pa.array(["z" * (300 + i % 1000) for i in range(N)]),
             "distinct_half_null": pa.array([None if i % 2 else pool[i % 700] + str(i) for i in range(N)]),
+            # few distinct on fewer than half the rows (2.3: a sparse structure over chunked dictionary indices)
+            "few_sparse": pa.array([["a" * 300, "b" * 400][i % 2] if i % 10 == 3 else None for i in range(N)]),
+            "dict_sparse": pa.array([["x", "yy"][i % 2] if i % 3 == 0 else None for i in range(N)]).dictionary_encode(),
         }
     )
 
@@ -353,8 +357,10 @@ def test_wide_strings_dictionary_as_pylance(tmp_path, version):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = pylance_write(tmp_path / "theirs.lance", t, version)
-    assert [_choice(ours, c) for c in range(3)] == [_choice(theirs, c) for c in range(3)]
+    assert [_choice(ours, c) for c in range(5)] == [_choice(theirs, c) for c in range(5)]
     assert [_choice(ours, c)[1] for c in range(3)] == [True, True, False]  # (a page dictionary)
+    if version == "2.3":
+        assert [_choice(ours, c) for c in (3, 4)] == [("sparse+chunked", True)] * 2
     assert pylance_read(ours).equals(t)
     with lancelot.LanceFile(ours) as f:
         assert f.read().equals(t)
