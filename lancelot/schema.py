@@ -61,6 +61,16 @@ _SIMPLE_NAMES = {str(t): name for name, t in _SIMPLE.items() if name != "json"}
 _UNITS = {"s", "ms", "us", "ns"}
 
 
+def _struct_item(f: pa.Field) -> bool:
+    """A list's items are structs ("list.struct"), except blob v2 items written from bytes: pylance names
+    the list by the bytes it was given ("list"); those given as ``lance.blob_array`` structs carry the
+    extension's (empty) serialized metadata and keep "list.struct"."""
+    md = f.metadata or {}
+    if md.get(b"ARROW:extension:name") == b"lance.blob.v2" and b"ARROW:extension:metadata" not in md:
+        return False
+    return bool(pa.types.is_struct(f.type))
+
+
 def logical_type(t: pa.DataType) -> str:
     """The logical type string of an Arrow type (children are separate fields)."""
     if pa.types.is_string_view(t):
@@ -87,9 +97,9 @@ def logical_type(t: pa.DataType) -> str:
     if pa.types.is_map(t):
         return "map"
     if pa.types.is_list(t) or pa.types.is_list_view(t):
-        return "list.struct" if pa.types.is_struct(t.value_type) else "list"
+        return "list.struct" if _struct_item(t.value_field) else "list"
     if pa.types.is_large_list(t) or pa.types.is_large_list_view(t):
-        return "large_list.struct" if pa.types.is_struct(t.value_type) else "large_list"
+        return "large_list.struct" if _struct_item(t.value_field) else "large_list"
     if pa.types.is_fixed_size_list(t):
         if _is_bfloat16(t.value_field):
             return f"fixed_size_list:{BFLOAT16}:{t.list_size}"

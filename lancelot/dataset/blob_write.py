@@ -82,11 +82,18 @@ def _is_v2_leaf(field: pa.Field) -> bool:
     return is_blob_v2(field) or field_metadata.is_blob(field)
 
 
+def _is_list(t: pa.DataType) -> bool:
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
+
+
 def _holds_v2(field: pa.Field) -> bool:
-    """``field`` is a blob v2 value, or a struct with one below it."""
+    """``field`` is a blob v2 value, or a struct or list with one below it (pylance 14 writes blob v2
+    items of lists at 2.2 and 2.3, one description per item)."""
     if _is_v2_leaf(field):
         return True
     t = field.type
+    if _is_list(t):
+        return _holds_v2(t.value_field)
     return pa.types.is_struct(t) and any(_holds_v2(t.field(i)) for i in range(t.num_fields))
 
 
@@ -95,16 +102,16 @@ def is_v2_input(field: pa.Field, version: str) -> bool:
     return _v2(version) and _holds_v2(field)
 
 
-def _in_list(field: pa.Field, below_list: bool = False) -> pa.Field | None:
-    """A blob field inside a list at or below ``field`` (the first), else None."""
-    if below_list and (is_blob_v2(field) or field_metadata.is_blob(field)):
+def _in_fixed_size_list(field: pa.Field, below: bool = False) -> pa.Field | None:
+    """A blob field inside a fixed-size list at or below ``field`` (the first), else None."""
+    if below and (is_blob_v2(field) or field_metadata.is_blob(field)):
         return field
     t = field.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return _in_list(t.value_field, True)
+    if _is_list(t) or pa.types.is_fixed_size_list(t):
+        return _in_fixed_size_list(t.value_field, below or pa.types.is_fixed_size_list(t))
     if pa.types.is_struct(t):
         for i in range(t.num_fields):
-            hit = _in_list(t.field(i), below_list)
+            hit = _in_fixed_size_list(t.field(i), below)
             if hit is not None:
                 return hit
     return None
@@ -112,13 +119,15 @@ def _in_list(field: pa.Field, below_list: bool = False) -> pa.Field | None:
 
 def check_version(schema: pa.Schema, version: str | None) -> None:
     """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's), and at 2.2+
-    a blob inside a list (lancelot writes blob v2 values at the top level and in structs)."""
+    a blob inside a fixed-size list (lancelot writes blob v2 values at the top level, in structs and
+    in lists)."""
     if version and _v2(version):
         for f in schema:
-            hit = _in_list(f)
+            hit = _in_fixed_size_list(f)
             if hit is not None:
                 raise UnsupportedTypeError(
-                    f"blob field {hit.name!r} inside a list (column {f.name!r}) is not writable at {version}",
+                    f"blob field {hit.name!r} inside a fixed-size list (column {f.name!r}) is not writable at "
+                    f"{version} (pylance 14's writer fails on them too)",
                     column=f.name,
                 )
     if not version or _v2(version):
@@ -135,6 +144,8 @@ def check_version(schema: pa.Schema, version: str | None) -> None:
 def _v2_leaves(field: pa.Field) -> Iterator[pa.Field]:
     if _is_v2_leaf(field):
         yield field
+    elif _is_list(field.type):
+        yield from _v2_leaves(field.type.value_field)
     elif pa.types.is_struct(field.type):
         for i in range(field.type.num_fields):
             yield from _v2_leaves(field.type.field(i))
@@ -146,7 +157,16 @@ def _map_v2(field: pa.Field, leaf: Callable[[pa.Field], pa.Field]) -> pa.Field:
         return leaf(field)
     if not _holds_v2(field):
         return field
-    kids = [_map_v2(field.type.field(i), leaf) for i in range(field.type.num_fields)]
+    t = field.type
+    if _is_list(t):
+        item = _map_v2(t.value_field, leaf)
+        return pa.field(
+            field.name,
+            pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item),
+            field.nullable,
+            field.metadata,
+        )
+    kids = [_map_v2(t.field(i), leaf) for i in range(t.num_fields)]
     return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
 
 
@@ -264,6 +284,16 @@ class BlobV2Writer:
         if not _holds_v2(field):
             return col
         t = field.type
+        if _is_list(t):  # the items (the lists' own offsets and validity kept)
+            offs = np.asarray(col.offsets.to_numpy(zero_copy_only=False), np.int64)
+            items = col.values.slice(int(offs[0]), int(offs[-1] - offs[0]))
+            item = t.value_field
+            values = self._convert(items, item, (*path, item.name))
+            large = pa.types.is_large_list(t)
+            rebased = pa.array(offs - offs[0], pa.int64() if large else pa.int32())
+            out = _map_v2(pa.field(field.name, t), _description).type
+            cls = pa.LargeListArray if large else pa.ListArray
+            return cls.from_arrays(rebased, values, type=out, mask=col.is_null() if col.null_count else None)
         kids = [t.field(k) for k in range(t.num_fields)]
         arrays = [self._convert(col.field(k), kid, (*path, kid.name)) for k, kid in enumerate(kids)]
         valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
@@ -417,6 +447,8 @@ def _leaf_paths(field: pa.Field, path: tuple[str, ...] = ()) -> Iterator[tuple[t
     here = (*path, field.name)
     if _is_v2_leaf(field):
         yield here, field
+    elif _is_list(field.type):
+        yield from _leaf_paths(field.type.value_field, here)
     elif pa.types.is_struct(field.type):
         for i in range(field.type.num_fields):
             yield from _leaf_paths(field.type.field(i), here)

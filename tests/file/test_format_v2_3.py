@@ -254,6 +254,18 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
     assert ds.take([3, 150, 299]).equals(t.take([3, 150, 299]))
 
 
+def _repeated_wide():
+    """400 random letters, 700 such values drawn for about half the rows, the rest null."""
+    rng = np.random.default_rng(11)
+    pool = ["".join(chr(c) for c in rng.integers(65, 91, 400)) for _ in range(700)]
+    return pa.array([None if rng.random() < 0.5 else pool[int(rng.integers(0, 700))] for _ in range(N)])
+
+
+def _random_half_null(n):
+    rng = np.random.default_rng(42)
+    return rng.integers(-(1 << 31), 1 << 31, n), rng.random(n) < 0.5
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -266,8 +278,19 @@ def test_dataset_written_as_next_reads_like_pylance(tmp_path):
         ),
         pa.array([[[1, None], [3, 4], [5, 6]][i % 3] for i in range(3000)], pa.list_(pa.int32(), 2)),
         pa.array([[[1, None], None, [5, 6], [7, 8]][i % 4] for i in range(3000)], pa.list_(pa.int64(), 2)),
+        # RLE whose run lengths are bit-packed out of line (random ints, half null: runs of null fillers)
+        pa.array(
+            [None if m else int(v) for v, m in zip(*_random_half_null(2000))],
+            pa.int32(),
+        ),
     ],
-    ids=["rle_of_bitpacked_values", "dict_fsl_null_rows", "dict_fsl_null_items", "dict_fsl_i64"],
+    ids=[
+        "rle_of_bitpacked_values",
+        "dict_fsl_null_rows",
+        "dict_fsl_null_items",
+        "dict_fsl_i64",
+        "rle_bitpacked_lengths",
+    ],
 )
 def test_nested_compressions_read_like_pylance(tmp_path, values):
     n = len(values)
@@ -307,6 +330,8 @@ def test_planar_layouts_that_are_bad_or_unknown_refuse():
     with pytest.raises(UnsupportedEncodingError, match="field 16 of CompressiveEncoding"):
         to_page_layout(dense + _msg((2, _msg((1, _msg((1, _msg((16, b""))), (5, 1), (6, 10)))))))
     with pytest.raises(UnsupportedEncodingError, match="value plane field"):
+        to_page_layout(dense + _msg((2, _msg((6, b"")))))
+    with pytest.raises(UnsupportedEncodingError, match="dense planar page of indexed values"):
         to_page_layout(dense + _msg((2, _msg((5, b"")))))
 
 
@@ -364,8 +389,15 @@ def test_sparse_structure_with_chunked_values(tmp_path):
         ),
         # one wide binary on every 7th row: item layers over a chunked plane (a dictionary) of every row
         pa.array([b"y" * 300 if i % 7 == 0 else None for i in range(N)], pa.binary()),
+        # fixed-width wide values (a zipped plane without a repetition index), positions Flat 64 in a buffer
+        pa.array(
+            [np.arange(64, dtype=np.float32) + i if (i * 7919) % 100 < 10 else None for i in range(N)],
+            pa.list_(pa.float32(), 64),
+        ),
+        # wide values repeated on half the rows: an indexed plane (an index per row into zipped items)
+        _repeated_wide(),
     ],
-    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots"],
+    ids=["zipped_random_rows", "zipped_struct", "chunked_item_slots", "zipped_fixed_width", "indexed_items"],
 )
 def test_sparse_value_planes_read_like_pylance(tmp_path, values):
     path = _write(tmp_path / "v.lance", pa.table({"a": values}))

@@ -155,10 +155,16 @@ def test_footer_and_pages_are_2_3_planar(files):
             assert PLANAR_TYPE_URL.encode() in raw
 
 
-@pytest.mark.parametrize("name", SAME_BYTES + SAME_MESSAGES)
-def test_page_messages_are_pylances(files, name):
+@pytest.fixture(scope="module")
+def pages_of_files(files):
+    """(lancelot's, pylance's) pages of every column (``_pages``), read once."""
     ours, theirs = files
-    (_, a), (_, b) = _pages(ours), _pages(theirs)
+    return _pages(ours)[1], _pages(theirs)[1]
+
+
+@pytest.mark.parametrize("name", SAME_BYTES + SAME_MESSAGES)
+def test_page_messages_are_pylances(pages_of_files, name):
+    a, b = pages_of_files
     for c in _columns_of(name):
         assert [m for m, _ in a[c]] == [m for m, _ in b[c]], name
         if name in SAME_BYTES:
@@ -324,6 +330,66 @@ def test_more_page_messages_are_pylances(tmp_path, name):
     assert _pages(ours)[1] == _pages(theirs)[1]
 
 
+def _wide_strings() -> pa.Table:
+    """Wide strings (full-zip widths): few distinct, half distinct, distinct on half the rows, few on a
+    tenth of the rows; an Arrow dictionary on a third of the rows."""
+    rng = np.random.default_rng(11)
+    pool = ["".join(chr(c) for c in rng.integers(65, 91, 400)) for _ in range(700)]
+    return pa.table(
+        {
+            "few": pa.array([["a" * 300, "b" * 400, "c" * 500][i % 3] for i in range(N)]),
+            "half_distinct": pa.array(["z" * (300 + i % 1000) for i in range(N)]),
+            "distinct_half_null": pa.array([None if i % 2 else pool[i % 700] + str(i) for i in range(N)]),
+            # few distinct on fewer than half the rows (2.3: a sparse structure over chunked dictionary indices)
+            "few_sparse": pa.array([["a" * 300, "b" * 400][i % 2] if i % 10 == 3 else None for i in range(N)]),
+            "dict_sparse": pa.array([["x", "yy"][i % 2] if i % 3 == 0 else None for i in range(N)]).dictionary_encode(),
+        }
+    )
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_wide_strings_dictionary_as_pylance(tmp_path, version):
+    """pylance weighs a page dictionary before the widths: few distinct wide strings are a mini-block page
+    of dictionary indices (pages as pylance's), many are full-zip."""
+    t = _wide_strings()
+    ours = str(tmp_path / "ours.lance")
+    lancelot.write_table(t, ours, version=version)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = pylance_write(tmp_path / "theirs.lance", t, version)
+    assert [_choice(ours, c) for c in range(5)] == [_choice(theirs, c) for c in range(5)]
+    assert [_choice(ours, c)[1] for c in range(3)] == [True, True, False]  # (a page dictionary)
+    if version == "2.3":
+        assert [_choice(ours, c) for c in (3, 4)] == [("sparse+chunked", True)] * 2
+    assert pylance_read(ours).equals(t)
+    with lancelot.LanceFile(ours) as f:
+        assert f.read().equals(t)
+
+
+def _choice(path, column):
+    """(layout, has a page dictionary) of a column's first page: the 2.2 layout's name, or the 2.3
+    structure and value planes ("dense+chunked", "sparse+zipped"...)."""
+    from google.protobuf import any_pb2
+
+    from lancelot.format.pb import encodings_v2_1_pb2 as pb21
+    from lancelot.util import wire
+
+    raw = _pages(path)[1][column][0][0]
+    a = any_pb2.Any()
+    a.ParseFromString(raw)
+    if a.type_url != PLANAR_TYPE_URL:
+        layout = pb21.PageLayout.FromString(a.value)
+        kind = layout.WhichOneof("layout")
+        return kind, kind == "mini_block_layout" and layout.mini_block_layout.HasField("dictionary")
+    f = wire.fields(a.value)
+    structure, values = wire.fields(f[1][0]), wire.fields(f[2][0])
+    plane = next(iter(values))
+    chunked_dict = plane == 1 and 3 in wire.fields(values[1][0])
+    return ("dense" if 1 in structure else "sparse") + "+" + {1: "chunked", 2: "zipped", 3: "constant", 4: "none"}[
+        plane
+    ], chunked_dict
+
+
 _PACKED = pa.struct([("a", pa.int32()), ("b", pa.float64())])
 _PACKED_VAR = pa.struct([("a", pa.int32()), ("s", pa.string())])
 
@@ -355,45 +421,86 @@ def test_packed_structs_are_pylances(tmp_path, values):
 # ----------------------------------------------------------------------------- the conformance matrix at 2.3
 
 
-def _matrix_params():
+def _matrix_groups():
+    """The 2.1/2.2 conformance matrix's shapes and nestings (nulls "some") and field-metadata settings, in
+    groups of one row count: each group one table, a column per case (named by it, its field metadata
+    kept), so that a file and its checks serve many cases.  Cases holding a fixed-size list of structs
+    form groups of their own (pylance reads those columns only apart from the others)."""
     from lancelot.testing import conformance_matrix as M
+    from tests.interop.test_conformance_write import _has_fsl_struct
 
-    out = []
-    for case in M.SHAPES + M.NESTED:
-        if "blob" in case.name:  # (pylance writes no Blob v1 pages at 2.3)
+    groups: dict[str, list] = {}
+    for case in M.SHAPES + M.NESTED + M.SETTINGS:
+        if "blob" in case.name or "some" not in case.nulls:  # (pylance writes no Blob v1 pages at 2.3)
             continue
-        nested = case in M.NESTED
-        for nulls in case.nulls:
-            if nulls == "some" or (nested and nulls == "all"):
-                out.append(pytest.param(case, nulls, id=f"{case.name}-{nulls}"))
-    return out
+        fsl_struct = _has_fsl_struct(case.make(np.random.default_rng(0), 4, "some").type)
+        key = f"rows{case.rows}" + ("-fsl_struct" if fsl_struct else "")
+        groups.setdefault(key, []).append(case)
+    return [pytest.param(cases, id=key) for key, cases in groups.items()]
 
 
-def _settings_params():
-    from lancelot.testing import conformance_matrix as M
-
-    return [pytest.param(c, "some", id=c.name) for c in M.SETTINGS if "some" in c.nulls and "blob" not in c.name]
-
-
-@pytest.mark.parametrize("case,nulls", _matrix_params() + _settings_params())
-def test_conformance_matrix_both_ways(tmp_path, monkeypatch, case, nulls):
-    """The 2.1/2.2 conformance matrix's shapes, nestings and field-metadata settings at 2.3: lancelot
-    writes them in odd batches and several pages, pylance reads them (whole, ranges, takes, projections)
-    and so does lancelot; pylance writes them and lancelot reads them."""
+def _both_ways(tmp_path, table, seed, max_page_bytes):
+    """lancelot writes ``table`` at 2.3 in odd batches and several pages: pylance reads it (whole, ranges,
+    takes, projections), lancelot reads it (whole, ranges across pages, a take); pylance writes it:
+    lancelot reads it every way check_reads knows (ranges, takes, projections, batches)."""
     from lancelot.testing import conformance as C
     from lancelot.testing import conformance_matrix as M
-    from tests.interop.test_conformance_write import check_pylance, page_bytes_for, write_ours
+    from tests.interop.test_conformance_write import check_pylance, write_ours
 
-    monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))  # (check_reads checks the file's version)
-    table = C.case_table(case, "2.2", nulls, case.metadata)
-    seed = C.case_seed(case, "2.2", nulls)
-    ours = write_ours(tmp_path / "ours.lance", table, "2.3", page_bytes_for(table))
+    ours = write_ours(tmp_path / "ours.lance", table, "2.3", max_page_bytes)
     check_pylance(ours, table, seed)
-    M.check_reads(ours, table, seed)
+    exp = C.normalize(table)
+    n = exp.num_rows
+    with lancelot.LanceFile(ours) as lf:
+        assert lf.version == "2.3"
+        M.fail_if(C.difference(lf.read(), exp), "full read", ours)
+        starts = np.cumsum(C.page_lengths(ours)[0])[:-1].tolist()
+        for a, b in [(b - 1, b + 1) for b in starts[:2]] + [(n // 3, n // 3 + 1), (max(0, n - 5), n)]:
+            M.fail_if(C.difference(lf.read_range(a, b), exp.slice(a, b - a)), f"read_range({a}, {b})", ours)
+        rows = np.random.default_rng(seed).choice(n, min(n, 37), replace=False).astype(np.int64)
+        M.fail_if(C.difference(lf.take(rows), exp.take(pa.array(rows))), f"take of {rows.tolist()}", ours)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = pylance_write(tmp_path / "theirs.lance", table, "2.3")
     M.check_reads(theirs, table, seed)
+
+
+@pytest.mark.parametrize("cases", _matrix_groups())
+def test_conformance_matrix_both_ways(tmp_path, monkeypatch, cases):
+    """The matrix's cases at 2.3, a group of one row count at a time, both ways (``_both_ways``)."""
+    import re
+
+    from lancelot.testing import conformance as C
+    from tests.interop.test_conformance_write import page_bytes_for
+
+    monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))  # (check_reads checks the file's version)
+    fields, arrays, page_bytes = [pa.field("id", pa.int64())], [], []
+    for case in cases:
+        t = C.case_table(case, "2.2", "some", case.metadata)
+        fields.append(t.schema.field("c").with_name(re.sub(r"[^A-Za-z0-9_]", "_", case.name)))
+        arrays.append(t.column("c").combine_chunks())
+        page_bytes.append(page_bytes_for(t))
+    n = cases[0].rows
+    table = pa.Table.from_arrays([pa.array(np.arange(n), pa.int64()), *arrays], schema=pa.schema(fields))
+    _both_ways(tmp_path, table, C.case_seed(cases[0], "2.2", "some"), max(page_bytes))
+
+
+def test_conformance_matrix_all_null_nestings_both_ways(tmp_path, monkeypatch):
+    """Every nesting of the matrix all null (sparse structures of no values, one layer per level), as
+    columns of one table, both ways."""
+    from lancelot.testing import conformance as C
+    from lancelot.testing import conformance_matrix as M
+
+    monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))
+    types = {}
+    for case in M.NESTED:
+        if "all" in case.nulls and "blob" not in case.name:
+            types.setdefault(str(case.make(np.random.default_rng(0), 4, "all").type), case.make)
+    n = 1800
+    cols = {f"c{i}": make(np.random.default_rng(i), n, "all") for i, make in enumerate(types.values())}
+    assert all(c.null_count == n for c in cols.values()) and len(cols) >= 12
+    table = pa.table({"id": pa.array(np.arange(n), pa.int64()), **cols})
+    _both_ways(tmp_path, table, 7, 4096)
 
 
 def test_a_damaged_page_names_file_column_and_page(tmp_path):

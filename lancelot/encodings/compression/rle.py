@@ -30,11 +30,12 @@ BLOCK_HEADER = 8
 
 def _part_bits(enc: pb.CompressiveEncoding, name: str) -> int:
     """The width of one RLE part: Flat, General over Flat (2.3, a field asking for zstd: each part
-    compressed on its own) or, for the run values, out-of-line bitpacking (2.3)."""
+    compressed on its own) or out-of-line bitpacking (2.3: the run values, or the run lengths of flat
+    values)."""
     kind = enc.WhichOneof("compression")
     if kind == "general" and enc.general.values.WhichOneof("compression") == "flat":
         return int(enc.general.values.flat.bits_per_value)
-    if kind == "out_of_line_bitpacking" and name == "values":
+    if kind == "out_of_line_bitpacking":
         return int(enc.out_of_line_bitpacking.uncompressed_bits_per_value)
     if kind != "flat":
         raise UnsupportedEncodingError(f"RLE {name} compressed with {kind!r}")
@@ -80,9 +81,23 @@ def flat_values(rle: pb.Rle) -> bool:
     return bool(rle.values.WhichOneof("compression") == "flat" and rle.run_lengths.WhichOneof("compression") == "flat")
 
 
-def _parts(rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, len_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """The (run values, run lengths) parts as flat bytes: as stored, inflated (General), or the values
-    unpacked from out-of-line bitpacking, one per run length."""
+def _parts(
+    rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (run values, run lengths) parts as flat bytes: as stored, inflated (General), or unpacked
+    from out-of-line bitpacking (the values one per run length, the lengths one per run value)."""
+    if rle.run_lengths.HasField("out_of_line_bitpacking"):
+        from lancelot.encodings.compression.bitpacking import decompress_out_of_line_bitpacking
+
+        if rle.values.HasField("general"):
+            from lancelot.encodings.compression.general import decompress_buffer
+
+            values = as_u8(decompress_buffer(rle.values.general.compression, values))
+        elif not rle.values.HasField("flat"):
+            raise UnsupportedEncodingError("RLE with both parts bit-packed")
+        num_runs = len(values) // (bits // 8)
+        packed = rle.run_lengths.out_of_line_bitpacking
+        return values, as_u8(decompress_out_of_line_bitpacking(packed, lengths, num_runs).data)
     if rle.run_lengths.HasField("general"):
         from lancelot.encodings.compression.general import decompress_buffer
 
@@ -105,7 +120,7 @@ def decompress_rle(rle: pb.Rle, buffers: list[np.ndarray], num_values: int) -> F
     if num_values == 0:
         return FixedWidthBlock(np.zeros(0, np.uint8), bits, 0)
     require(len(buffers) == 2, f"RLE expects 2 buffers, got {len(buffers)}")
-    values, lengths = _parts(rle, as_u8(buffers[0]), as_u8(buffers[1]), len_bits)
+    values, lengths = _parts(rle, as_u8(buffers[0]), as_u8(buffers[1]), bits, len_bits)
     return _expand(values, lengths, bits, len_bits, num_values)
 
 
@@ -122,7 +137,7 @@ def decompress_rle_block(rle: pb.Rle, buffer: np.ndarray, num_values: int) -> Fi
         f"RLE block values part of {values_size} bytes overruns the {len(buf)}-byte buffer",
     )
     start = BLOCK_HEADER + values_size
-    values, lengths = _parts(rle, buf[BLOCK_HEADER:start], buf[start:], len_bits)
+    values, lengths = _parts(rle, buf[BLOCK_HEADER:start], buf[start:], bits, len_bits)
     return _expand(values, lengths, bits, len_bits, num_values)
 
 

@@ -41,7 +41,9 @@ _LIST_VALIDITY = 5  # of a list layer
 _MEANING, _POSITIONS, _NUM_POSITIONS = 1, 2, 3  # of a validity set
 _VALID_POSITIONS = 2  # meaning: the positions listed are the valid ones
 # value plane
-_CHUNKED, _ZIPPED, _CONSTANT, _NO_VALUES = 1, 2, 3, 4
+_CHUNKED, _ZIPPED, _CONSTANT, _NO_VALUES, _INDEXED = 1, 2, 3, 4, 5
+# indexed values: an index per slot (1) into items (2: zipped values)
+_I_INDICES, _I_ITEMS = 1, 2
 # chunked values
 _C_VALUE, _C_LEVELS, _C_DICT, _C_DICT_ITEMS, _C_BUFFERS, _C_ITEMS = 1, 2, 3, 4, 5, 6
 _L_REP, _L_DEF, _L_REP_INDEX_DEPTH = 1, 2, 3
@@ -98,7 +100,7 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
     structure = wire.fields(wire.message(top, _STRUCTURE) or b"")
     values = wire.fields(wire.message(top, _VALUES) or b"")
     wire.only(structure, {_DENSE, _SPARSE}, "planar structure")
-    wire.only(values, {_CHUNKED, _ZIPPED, _CONSTANT, _NO_VALUES}, "planar value plane")
+    wire.only(values, {_CHUNKED, _ZIPPED, _CONSTANT, _NO_VALUES, _INDEXED}, "planar value plane")
     if len(structure) != 1 or len(values) != 1:
         raise CorruptFileError("a planar page needs exactly one structure and one value plane")
     dense = wire.message(structure, _DENSE)
@@ -110,6 +112,10 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
             return pb.PageLayout(full_zip_layout=_zipped(wire.message(values, _ZIPPED) or b"", layers))
         if _CONSTANT in values:
             return pb.PageLayout(constant_layout=_constant(wire.message(values, _CONSTANT) or b"", layers))
+        if _INDEXED in values:
+            raise UnsupportedEncodingError(
+                "a dense planar page of indexed values is not supported (never seen written)"
+            )
         raise UnsupportedEncodingError("a dense planar page without values is not supported")
     sparse = wire.message(structure, _SPARSE) or b""
     if _NO_VALUES in values and _outermost_all_null(sparse):
@@ -125,6 +131,9 @@ def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:
         return sparse_planes(sparse, scalar)
     if _ZIPPED in values:
         return sparse_planes(sparse, None, _zipped(wire.message(values, _ZIPPED) or b"", [pb.REPDEF_ALL_VALID_ITEM]))
+    if _INDEXED in values:
+        indices, items = _indexed(wire.message(values, _INDEXED) or b"")
+        return sparse_planes(sparse, None, items, indices=indices)
     # chunked values of the innermost layer's slots (their count comes from the structure)
     return sparse_planes(
         sparse, None, None, _chunked(wire.message(values, _CHUNKED) or b"", [pb.REPDEF_ALL_VALID_ITEM])
@@ -206,6 +215,18 @@ def _zipped(raw: bytes, layers: list[pb.RepDefLayer]) -> pb.FullZipLayout:
     else:
         raise CorruptFileError("zipped planar values without an addressing")
     return out
+
+
+def _indexed(raw: bytes) -> tuple[bytes, pb.FullZipLayout]:
+    """(the indices' encoding, the items as a full-zip page of them) of an indexed value plane: one index
+    per slot of the innermost layer (pylance: 0 for null slots) into items that are zipped values
+    (``{1: indices, 2: ZippedValues}``)."""
+    f = wire.fields(raw)
+    wire.only(f, {_I_INDICES, _I_ITEMS}, "indexed values")
+    indices, items = wire.message(f, _I_INDICES), wire.message(f, _I_ITEMS)
+    if indices is None or items is None:
+        raise CorruptFileError("indexed planar values without indices or items")
+    return indices, _zipped(items, [pb.REPDEF_ALL_VALID_ITEM])
 
 
 def _constant(raw: bytes, layers: list[pb.RepDefLayer]) -> pb.ConstantLayout:

@@ -84,6 +84,8 @@ class SparsePlanes:
     scalar: bytes | None  # the constant value, None: no values (or zipped values)
     zipped: pb.FullZipLayout | None = None  # the valid rows' values, as a full-zip page of them
     chunked: pb.MiniBlockLayout | None = None  # a value per innermost slot, as a mini-block page of them
+    #: with ``zipped``: the encoding of an index per slot into the zipped items (an indexed value plane)
+    indices: bytes | None = None
 
 
 def parse(
@@ -91,6 +93,7 @@ def parse(
     scalar: bytes | None,
     zipped: pb.FullZipLayout | None = None,
     chunked: pb.MiniBlockLayout | None = None,
+    indices: bytes | None = None,
 ) -> SparsePlanes:
     """The sparse planes of a page."""
     layers: list[ValiditySet | ListLayer] = []
@@ -127,7 +130,7 @@ def parse(
             raise UnsupportedEncodingError("sparse planar pages of list layers with zipped values are not supported")
         if list(zipped.layers) != [pb.REPDEF_ALL_VALID_ITEM]:
             raise UnsupportedEncodingError(f"sparse zipped values of layers {list(zipped.layers)} are not supported")
-    return SparsePlanes(layers, scalar, zipped, chunked)
+    return SparsePlanes(layers, scalar, zipped, chunked, indices)
 
 
 def _validity_set(raw: bytes) -> ValiditySet:
@@ -225,6 +228,16 @@ class SparsePage(PageReader):
             meta = type(info.meta)()
             meta.CopyFrom(info.meta)
             meta.length = int(planes.zipped.num_items)
+            # its buffers alone (the indices' come first, the positions' follow): a fixed-width plane
+            # has no repetition index
+            keep = info.num_buffers - len(self.buffers)
+            first = 1 if planes.indices is not None else 0
+            if keep <= first:
+                raise CorruptFileError(f"a sparse page of {info.num_buffers} buffers has none for its values")
+            del meta.buffer_offsets[keep:]
+            del meta.buffer_sizes[keep:]
+            del meta.buffer_offsets[:first]
+            del meta.buffer_sizes[:first]
             self.inner = FullZipPage(
                 PageInfo(info.column, info.index, info.path, meta), cache, planes.zipped, leaf_type
             )
@@ -256,12 +269,13 @@ class SparsePage(PageReader):
         self._inner_ranges = len(inner)
         if self.cache.get(self.cache_key) is not None:
             return inner
-        if not self.buffers and not inner:
+        indices = [self.info.buffer(0)] if self.planes.indices is not None else []  # (an indexed plane's)
+        if not self.buffers and not inner and not indices:
             self.load_search([])
             return []
         # the positions' buffers are the page's first, or, under a zipped plane, its last (after the plane's)
         first = self.info.num_buffers - len(self.buffers) if self.inner is not None else 0
-        return [self.info.buffer(first + i) for i in range(len(self.buffers))] + inner
+        return [self.info.buffer(first + i) for i in range(len(self.buffers))] + indices + inner
 
     def load_search(self, bufs: list[memoryview]) -> None:
         k = self._inner_ranges
@@ -272,6 +286,9 @@ class SparsePage(PageReader):
         if self.cache.get(self.cache_key) is not None:  # only the inner page's cache was missing
             return
         n = self.info.num_rows
+        index_buf = None
+        if self.planes.indices is not None and bufs:
+            index_buf, bufs = as_u8(bufs[-1]), bufs[:-1]
         if len(bufs) != len(self.buffers):
             raise CorruptFileError(f"sparse positions need {len(self.buffers)} buffers, fetched {len(bufs)}")
         buffer_of = {layer: as_u8(b) for layer, b in zip(self.buffers, bufs)}  # in layer order, outermost first
@@ -294,7 +311,14 @@ class SparsePage(PageReader):
                 null = np.zeros(slots, dtype=bool)
                 null[pos] = True
             dfn[np.repeat(null, group) if group > 1 else null] = level
-        if self.inner is not None:
+        if self.inner is not None and self.planes.indices is not None:
+            # an index per page row into the items (null rows' ignored)
+            idx = sequence(self.planes.indices, n, index_buf)
+            valid = dfn == 0
+            if np.any(idx[valid] >= self.inner.info.num_rows) or np.any(idx[valid] < 0):
+                raise CorruptFileError(f"indexed values point past their {self.inner.info.num_rows} items")
+            self.cache[self._values_key] = np.where(valid, idx, 0)
+        elif self.inner is not None:
             valid = dfn == 0
             if int(valid.sum()) != self.inner.info.num_rows:
                 raise CorruptFileError(f"{int(valid.sum())} valid rows but {self.inner.info.num_rows} zipped values")
@@ -307,7 +331,7 @@ class SparsePage(PageReader):
         if self.inner is None or len(rows) == 0:
             return []
         _, value_rows = self._value_rows(rows)
-        return self.inner.plan(value_rows) if len(value_rows) else []
+        return self.inner.plan(np.unique(value_rows)) if len(value_rows) else []
 
     def decode(self, rows: np.ndarray, bufs: list[memoryview]) -> PageLevels:
         dfn = self.dfn[rows]
@@ -316,8 +340,11 @@ class SparsePage(PageReader):
         if self.inner is not None:
             has, value_rows = self._value_rows(rows)
             inner = pa.array([], self.leaf_type)
-            if len(value_rows):
-                inner = self.inner.decode(value_rows, bufs).values
+            if len(value_rows):  # (indexed: items in any order, repeated)
+                items, back = np.unique(value_rows, return_inverse=True)
+                inner = self.inner.decode(items, bufs).values
+                if len(items) != len(value_rows) or np.any(items != value_rows):
+                    inner = inner.take(pa.array(back.reshape(-1)))
             # one value per row (a null where the row has none; the levels make it null anyway)
             at = np.cumsum(has) - 1
             values = inner.take(pa.array(at, mask=~has))

@@ -38,7 +38,7 @@ def dense_structure(layers: Sequence[int]) -> bytes:
 
 def chunked_values(mb: pb.MiniBlockLayout, *, with_count: bool = True) -> bytes:
     """The chunked value plane of a 2.2 mini-block layout (``with_count``: False under a sparse
-    structure, which gives the count)."""
+    structure, which gives the count and the levels: both left out, as pylance requires)."""
     if not mb.has_large_chunk:
         raise UnsupportedEncodingError("a 2.3 chunked plane needs u32 chunk words (has_large_chunk)")
     levels = wire.encode(
@@ -49,7 +49,7 @@ def chunked_values(mb: pb.MiniBlockLayout, *, with_count: bool = True) -> bytes:
     dictionary = mb.HasField("dictionary")
     chunked = wire.encode(
         (1, mb.value_compression.SerializeToString()),
-        (2, levels),
+        (2, levels if with_count else None),
         (3, mb.dictionary.SerializeToString() if dictionary else None),
         (4, wire.nonzero(mb.num_dictionary_items) if dictionary else None),
         (5, wire.nonzero(mb.num_buffers)),

@@ -19,10 +19,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from google.protobuf import any_pb2
 
 from lancelot.encodings.planar.layout import PLANAR_TYPE_URL
 from lancelot.encodings.planar.write_dense import (
+    chunked_values,
     constant_values,
     dense_page,
     dense_structure,
@@ -34,9 +36,14 @@ from lancelot.encodings.planar.write_sparse import sparse_structure
 from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural.write_constant import constant_value
 from lancelot.encodings.structural.write_fullzip import encode_full_zip
+from lancelot.encodings.structural.write_miniblock import encode_miniblock
 from lancelot.encodings.structural.write_repdef import PageLevels
+from lancelot.encodings.structural.write_values import max_value_bytes
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2
+
+#: values this wide are full-zip widths (write_field.FULL_ZIP_MIN_BYTES)
+FULL_ZIP_MIN_BYTES = 256
 
 DensePage = Callable[[], tuple[pb.PageLayout, list[np.ndarray]]]
 
@@ -86,7 +93,42 @@ def encode_planar_page(
         sparse = _sparse_zipped(values, levels, num_rows, fsl_dims, opts)
         if sparse is not None:
             return sparse
+    if layout.WhichOneof("layout") == "mini_block_layout" and layout.mini_block_layout.HasField("dictionary"):
+        sparse = _sparse_chunked(values, levels, num_rows, fsl_dims, opts)
+        if sparse is not None:
+            return sparse
     return planar_encoding(dense_page(layout)), buffers
+
+
+def _sparse_chunked(
+    values: pa.Array, levels: PageLevels, num_rows: int, fsl_dims: Sequence[int], opts: EncodingOptions | None
+) -> tuple[file2_pb2.Encoding, list[np.ndarray]] | None:
+    """A dictionary page (an Arrow dictionary field's, or of wide values: full-zip widths) without lists
+    whose valid rows are fewer than half: pylance writes it sparse, the chunked plane holding a
+    dictionary index per row (null rows' filled; its buffers first)."""
+    wide = pa.types.is_dictionary(values.type) or max_value_bytes(values) >= FULL_ZIP_MIN_BYTES
+    if wide and levels.rep is None and levels.defs is not None and not any(fsl_dims) and len(values) == num_rows:
+        valid = np.asarray(levels.defs) == 0
+        if 2 * int(valid.sum()) < num_rows and values.null_count < len(values):
+            s = sparse_structure(list(levels.layers), None, levels.defs, num_rows)
+            filled = _filled(values)
+            all_valid = PageLevels(None, None, [pb.REPDEF_ALL_VALID_ITEM], 0, 0, 0)
+            force = pa.types.is_dictionary(values.type)
+            layout, buffers = encode_miniblock(filled, all_valid, True, force, opts or EncodingOptions())
+            mb = layout.mini_block_layout
+            if layout.WhichOneof("layout") == "mini_block_layout" and mb.HasField("dictionary"):
+                plane = chunked_values(mb, with_count=False)
+                return planar_encoding(planar_layout(s.plane, plane)), [*buffers, *s.buffers]
+    return None
+
+
+def _filled(values: pa.Array) -> pa.Array:
+    """``values`` with each null replaced by the first valid value (a slot's value the structure hides)."""
+    if pa.types.is_dictionary(values.type):
+        indices = pc.fill_null(values.indices, values.indices[int(np.argmax(values.is_valid()))])
+        return pa.DictionaryArray.from_arrays(indices, values.dictionary)
+    first = values[int(np.argmax(np.asarray(values.is_valid())))]
+    return pc.fill_null(values, first)
 
 
 def _sparse_zipped(

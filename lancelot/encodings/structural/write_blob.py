@@ -36,7 +36,10 @@ def check_blob_type(t: pa.DataType, name: str, max_rep: int) -> None:
     if not pa.types.is_large_binary(t):
         raise UnsupportedTypeError(f"blob field {name!r} must be large_binary, not {t} (pylance reads no other)")
     if max_rep:
-        raise UnsupportedTypeError(f"blob field {name!r} inside a list is not writable")
+        raise UnsupportedTypeError(
+            f"blob field {name!r} inside a list is not writable at 2.1 (pylance 14 writes such pages but cannot "
+            "read them back); lists of blobs are written at 2.0 and at 2.2 or later"
+        )
 
 
 #: a blob value as a page holds it until its batch's bytes have a file position

@@ -46,6 +46,7 @@ from lancelot.encodings.structural.write_repdef import (
     slice_rows,
     split_flat_parts,
 )
+from lancelot.encodings.structural.write_strategy import wide_dictionary
 from lancelot.encodings.structural.write_values import (
     check_packed_children,
     fsl_of_variable,
@@ -332,7 +333,9 @@ class LeafColumnWriter(ColumnPages):
         if self.dictionary:
             return encode_miniblock(values, levels, large_chunks, True, opts)
         if opts.structural_encoding == "fullzip" or (
-            opts.structural_encoding is None and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES
+            opts.structural_encoding is None
+            and max_value_bytes(values) >= FULL_ZIP_MIN_BYTES
+            and not wide_dictionary(values, opts)  # (pylance: a page dictionary before the widths)
         ):
             return encode_full_zip(values, levels, opts)
         try:

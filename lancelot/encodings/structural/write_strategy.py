@@ -603,6 +603,23 @@ def plan_miniblock(
     return apply_profile(plan, len(values), opts, variable=is_variable(arr.type))
 
 
+def wide_dictionary(values: pa.Array, opts: EncodingOptions = DEFAULT_OPTIONS) -> bool:
+    """Whether a page of wide strings or binaries (a full-zip page by its widths) takes a page dictionary:
+    pylance 14 considers the dictionary first, whatever the widths (few distinct long values: a
+    mini-block page of indices) when the dictionary uncompressed (its items at the valid values' mean
+    width, u32 offsets, u32 indices of every slot) is under ``dict_size_ratio`` of the plain values."""
+    arr = storage(values)
+    if not is_variable(arr.type):
+        return False
+    plan = _dictionary_page(values, opts, False, None)
+    if plan is None:
+        return False
+    n, c = len(arr), int(plan.num_dictionary_items)
+    plain = value_bytes(arr)
+    mean = (plain - 4 * n) / max(n - arr.null_count, 1)
+    return bool(c * (mean + 4) + 4 * n < opts.dict_size_ratio * plain)
+
+
 def _plain_or_dictionary(
     values: pa.Array, arr: pa.Array, force_dictionary: bool, opts: EncodingOptions
 ) -> MiniBlockValues:
