@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to
+from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to, matching_positions
 from lancelot.dataset.merge_insert import _qualified_to_plain
 from lancelot.spark.jobs import (
     FragmentChange,
@@ -108,10 +108,38 @@ def as_matches(t: pa.Table, schema: pa.Schema, on: list[str]) -> pa.Table:
     return pa.table(cols + [t.column(_FRAG), t.column(_POS)], names=[*on, _FRAG, _POS])
 
 
+def fragment_keys(frag: Any, on: list[str], only: pa.Array | None) -> pa.Table | None:
+    """The key columns of a fragment's live rows (those whose first key is in ``only``, if given)
+    with each row's fragment id and physical position (its row address); None if there are none."""
+    live = matching_positions(frag, None)
+    if not len(live):
+        return None
+    t = frag._read_physical(on, 0, frag.physical_rows)
+    if only is not None:
+        hit = pc.is_in(t.column(on[0]), value_set=only).to_numpy(zero_copy_only=False)
+        live = live[hit[live]]
+        if not len(live):
+            return None
+    if len(live) != frag.physical_rows:
+        t = t.take(pa.array(live))
+    t = t.append_column(_FRAG, pa.array(np.full(len(live), frag.fragment_id, np.int64)))
+    return t.append_column(_POS, pa.array(live.astype(np.int64)))
+
+
+def scan_matches(ds: LanceDataset, on: list[str], src: pa.Table) -> pa.Table:
+    """In a task: the target rows whose first key is one of ``src``'s (every fragment's key
+    column read, pruned by the task's own keys), as ``as_matches`` gives them."""
+    only = pc.unique(src.column(on[0])).drop_null()
+    schema = pa.schema([ds.schema.field(k) for k in on] + [pa.field(_FRAG, pa.int64()), pa.field(_POS, pa.int64())])
+    parts = [t for f in ds.get_fragments() if (t := fragment_keys(f, on, only)) is not None]
+    return pa.Table.from_batches([b for t in parts for b in t.select(schema.names).to_batches()], schema)
+
+
 def lookup_task(
-    plan: _MergePlan, job: JobRef, matches: pa.Table, batches: Iterator[pa.RecordBatch]
+    plan: _MergePlan, job: JobRef, matches: pa.Table | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """A task over one partition of the source: see the module docstring.  Yields one pickled
+    """A task over one partition of the source: see the module docstring (``matches`` None: the
+    task finds its source rows' matches itself, ``scan_matches``).  Yields one pickled
     ``LookupResult``, or ``("fail", key)`` / ``("changed", key)`` having written nothing."""
     parts = [b for b in batches if b.num_rows]
     out = LookupResult(counts={"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0})
@@ -124,6 +152,8 @@ def lookup_task(
         [cast_to(src.column(c), ds.schema.field(c), f"merge_insert source column {c!r}") for c in src.column_names],
         names=src.column_names,
     )
+    if matches is None:
+        matches = scan_matches(ds, plan.on, src)
     left = src.select(plan.on).append_column(_ROW, pa.array(np.arange(src.num_rows, dtype=np.int64)))
     j = left.join(matches, keys=plan.on, join_type="left outer")
     rows = j.column(_ROW).to_numpy()
