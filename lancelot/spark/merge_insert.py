@@ -1,25 +1,26 @@
-"""``merge_insert`` from Spark: the upsert's join done by Spark (lancelot.spark.operations).
-
-The target's key columns and row addresses (fragment id, physical position) are scanned by one
-task per fragment and joined with the source DataFrame on the key columns (SQL join semantics:
-a null key matches nothing); the joined rows are repartitioned by target fragment, so each task
-holds every matched row of its fragments: it writes their deletion file and the new rows'
-data files (updated rows first, keeping their stable row ids; then inserted rows).  The driver
-commits one Update transaction, as the library's ``merge_insert`` writes it.
+"""``merge_insert`` from Spark (lancelot.spark.operations): one dataset version per call.
 
 Unless target rows no source row matches are deleted (which needs every target row), a target
 of at most ``TASK_SCAN_LIMIT`` rows is not joined by Spark at all: one Spark job, one task per
 partition of the source (coalesced to the session's parallelism), each reading the target's key
 columns pruned by its own source keys and joining them in Arrow (merge_lookup.py), writing the
-new rows; the driver writes the deletion files and commits.  The source is evaluated once.
+new rows; the driver writes the deletion files and commits one Update.  The source is evaluated
+once.
 
-For larger targets the source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
-scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of
-them are joined in Arrow inside the source's own partitions (merge_lookup.py: no Spark join, no
-shuffle); more go through the Spark join above, which then holds the source and its matches,
-not the whole target (a broadcast join when the source keys are few).  The source is
-evaluated twice (its keys, then its rows); a merge task finding a row to insert whose key was not
-collected (a source that changed in between) fails the call, committing nothing.
+For larger targets, the target's key columns and row addresses (fragment id, physical position)
+are scanned by one task per fragment and joined with the source DataFrame on the key columns
+(SQL join semantics: a null key matches nothing); the joined rows are repartitioned by target
+fragment, so each task holds every matched row of its fragments: it writes their deletion file
+and the new rows' data files (updated rows first, keeping their stable row ids; then inserted
+rows).  The driver commits one Update transaction, as the library's ``merge_insert`` writes it.
+Unless target rows no source row matches are deleted, the source's first key column is
+collected first (up to ``KEY_FILTER_LIMIT`` values) and the key scan keeps only the target rows
+whose first key is among them.  At most ``LOOKUP_LIMIT`` of them are joined in Arrow inside the
+source's own partitions (merge_lookup.py); more go through the Spark join above, which then
+holds the source and its matches, not the whole target (a broadcast join when the source keys
+are few).  That source is evaluated twice (its keys, then its rows); a merge task finding a row
+to insert whose key was not collected (a source that changed in between) fails the call,
+committing nothing.
 """
 
 from __future__ import annotations
@@ -226,9 +227,9 @@ def merge_insert(
 ) -> dict[str, int]:
     """Upsert the rows of a Spark DataFrame into a dataset by key, the join done by Spark.
 
-    The target's keys and row addresses (one task per fragment) are joined with ``df``; the
-    joined rows are partitioned by target fragment, and each task writes its fragments' deletion
-    files and the new rows' data files; the driver commits one Update, as
+    Each task of ``df``'s partitions finds its rows' matches among the target's keys and row
+    addresses and writes the new rows' data files (for large targets: Spark's join, see the
+    module docstring); the driver writes the deletion files and commits one Update, as
     ``LanceDataset.merge_insert`` does. A null key matches nothing; two source rows matching one
     target row (to update or delete) are an error; source columns must have the dataset's types
     (checked on the driver).
@@ -248,10 +249,11 @@ def merge_insert(
         when_matched_delete: Delete the matched rows instead (the builder's ``when_matched_delete()``).
         when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as
             pylance's) naming the key, and nothing is committed.
-        num_partitions: Tasks writing the result: at most this many source partitions (coalesced;
-            default one per 250,000 source keys) when the matches are joined in the source's
-            tasks, else this many tasks after Spark's
-            join (default: one per fragment, at least two); each holds its rows in memory.
+        num_partitions: Tasks writing the result: at most this many source partitions
+            (coalesced; default: the session's parallelism for a target of at most
+            ``TASK_SCAN_LIMIT`` rows, else one per 250,000 source keys) when the matches are
+            joined in the source's tasks, else this many tasks after Spark's join (default: one
+            per fragment, at least two); each holds its rows in memory.
         conflict_retries: How often to re-plan on the latest version when a concurrent commit
             conflicts.
         retry_timeout: A timedelta or seconds, as the builder's.

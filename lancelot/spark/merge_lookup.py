@@ -1,8 +1,9 @@
-"""``merge_insert`` from Spark without a Spark join, when the source's matches are few (merge_insert.py).
+"""``merge_insert`` from Spark without a Spark join (merge_insert.py).
 
-The target rows whose first key the source has (the pruned key scan: keys, fragment id, physical
-position) are collected on the driver and sent with the task to every partition of the source
-DataFrame; each task joins its source rows with them in Arrow (SQL semantics: a null key
+Each task over a partition of the source DataFrame gets the target rows whose first key its
+rows have (keys, fragment id, physical position): it reads them itself from every fragment's
+key columns (``scan_matches``: targets of at most merge_insert.py's ``TASK_SCAN_LIMIT`` rows),
+or they come with the task, collected on the driver from a pruned key scan.  Each task joins its source rows with them in Arrow (SQL semantics: a null key
 matches nothing), writes the updated and inserted rows as new data files (updated rows keep
 their stable row ids) and returns, per target fragment, the positions its source rows matched
 and those it updated or deleted.  The driver checks that no target row was matched twice
