@@ -1,24 +1,31 @@
-"""``merge_insert`` from Spark: the upsert's join done by Spark (lancelot.spark.operations).
+"""``merge_insert`` from Spark (lancelot.spark.operations): one dataset version per call.
 
-The target's key columns and row addresses (fragment id, physical position) are scanned by one
-task per fragment and joined with the source DataFrame on the key columns (SQL join semantics:
-a null key matches nothing); the joined rows are repartitioned by target fragment, so each task
-holds every matched row of its fragments: it writes their deletion file and the new rows'
-data files (updated rows first, keeping their stable row ids; then inserted rows).  The driver
-commits one Update transaction, as the library's ``merge_insert`` writes it.
+Unless target rows no source row matches are deleted (which needs every target row), a target
+of at most ``TASK_SCAN_LIMIT`` rows is not joined by Spark at all: one Spark job, one task per
+partition of the source (coalesced to the session's parallelism), each reading the target's key
+columns pruned by its own source keys and joining them in Arrow (merge_lookup.py), writing the
+new rows; the driver writes the deletion files and commits one Update.  The source is evaluated
+once.
 
-Unless target rows no source row matches are deleted (which needs every target row), the
-source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
-scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of
-them are joined in Arrow inside the source's own partitions (merge_lookup.py: no Spark join, no
-shuffle); more go through the Spark join above, which then holds the source and its matches,
-not the whole target (a broadcast join when the source keys are few).  The source is
-evaluated twice (its keys, then its rows); a merge task finding a row to insert whose key was not
-collected (a source that changed in between) fails the call, committing nothing.
+For larger targets, the target's key columns and row addresses (fragment id, physical position)
+are scanned by one task per fragment and joined with the source DataFrame on the key columns
+(SQL join semantics: a null key matches nothing); the joined rows are repartitioned by target
+fragment, so each task holds every matched row of its fragments: it writes their deletion file
+and the new rows' data files (updated rows first, keeping their stable row ids; then inserted
+rows).  The driver commits one Update transaction, as the library's ``merge_insert`` writes it.
+Unless target rows no source row matches are deleted, the source's first key column is
+collected first (up to ``KEY_FILTER_LIMIT`` values) and the key scan keeps only the target rows
+whose first key is among them.  At most ``LOOKUP_LIMIT`` of them are joined in Arrow inside the
+source's own partitions (merge_lookup.py); more go through the Spark join above, which then
+holds the source and its matches, not the whole target (a broadcast join when the source keys
+are few).  That source is evaluated twice (its keys, then its rows); a merge task finding a row
+to insert whose key was not collected (a source that changed in between) fails the call,
+committing nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import pickle
 from collections.abc import Iterator
@@ -60,6 +67,7 @@ from lancelot.spark.merge_lookup import (
     _payload,
     as_matches,
     deletions,
+    fragment_keys,
     lookup_task,
     summary,
 )
@@ -80,6 +88,9 @@ _PART = "_lancelot_partition"
 KEY_FILTER_LIMIT = 4_000_000
 #: source rows per task when the matches are joined in the source's tasks (fewer, larger new fragments)
 LOOKUP_ROWS_PER_TASK = 250_000
+#: the most target rows (physical) whose keys every source task reads itself (more: the keys
+#: are collected from the source first and the target's key scan is pruned by them)
+TASK_SCAN_LIMIT = 20_000_000
 #: the most matched target rows broadcast to the join (the source side is then not shuffled)
 BROADCAST_LIMIT = 1_000_000
 
@@ -102,21 +113,9 @@ def _target_keys(
     ds = open_dataset(uri, version, storage_options)
     for b in batches:
         for i in b.column(0).to_pylist():
-            frag = fragment_of(ds, fragment_ids[int(i)])
-            live = matching_positions(frag, None)
-            if not len(live):
-                continue
-            t = frag._read_physical(on, 0, frag.physical_rows)
-            if only is not None:
-                hit = pc.is_in(t.column(on[0]), value_set=only).to_numpy(zero_copy_only=False)
-                live = live[hit[live]]
-                if not len(live):
-                    continue
-            if len(live) != frag.physical_rows:
-                t = t.take(pa.array(live))
-            t = t.append_column(_FRAG, pa.array(np.full(len(live), frag.fragment_id, np.int64)))
-            t = t.append_column(_POS, pa.array(live.astype(np.int64)))
-            yield to_spark_batch(t.select(out.names), out)
+            t = fragment_keys(fragment_of(ds, fragment_ids[int(i)]), on, only)
+            if t is not None:
+                yield to_spark_batch(t.select(out.names), out)
 
 
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -228,9 +227,9 @@ def merge_insert(
 ) -> dict[str, int]:
     """Upsert the rows of a Spark DataFrame into a dataset by key, the join done by Spark.
 
-    The target's keys and row addresses (one task per fragment) are joined with ``df``; the
-    joined rows are partitioned by target fragment, and each task writes its fragments' deletion
-    files and the new rows' data files; the driver commits one Update, as
+    Each task of ``df``'s partitions finds its rows' matches among the target's keys and row
+    addresses and writes the new rows' data files (for large targets: Spark's join, see the
+    module docstring); the driver writes the deletion files and commits one Update, as
     ``LanceDataset.merge_insert`` does. A null key matches nothing; two source rows matching one
     target row (to update or delete) are an error; source columns must have the dataset's types
     (checked on the driver).
@@ -250,10 +249,11 @@ def merge_insert(
         when_matched_delete: Delete the matched rows instead (the builder's ``when_matched_delete()``).
         when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as
             pylance's) naming the key, and nothing is committed.
-        num_partitions: Tasks writing the result: at most this many source partitions (coalesced;
-            default one per 250,000 source keys) when the matches are joined in the source's
-            tasks, else this many tasks after Spark's
-            join (default: one per fragment, at least two); each holds its rows in memory.
+        num_partitions: Tasks writing the result: at most this many source partitions
+            (coalesced; default: the session's parallelism for a target of at most
+            ``TASK_SCAN_LIMIT`` rows, else one per 250,000 source keys) when the matches are
+            joined in the source's tasks, else this many tasks after Spark's join (default: one
+            per fragment, at least two); each holds its rows in memory.
         conflict_retries: How often to re-plan on the latest version when a concurrent commit
             conflicts.
         retry_timeout: A timedelta or seconds, as the builder's.
@@ -308,7 +308,24 @@ def merge_insert(
         if matched == "update" and isinstance(when_matched_update_all, str):
             text = _qualified_to_plain(when_matched_update_all)
             as_filter(text, _condition_schema(cur.schema, source_columns))
-        frag_ids = [f.fragment_id for f in cur.get_fragments()]
+        frags = cur.get_fragments()
+        frag_ids = [f.fragment_id for f in frags]
+        all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
+        plan = _MergePlan(
+            cur.uri,
+            cur.version,
+            storage_options,
+            keys,
+            source_columns,
+            matched,
+            when_matched_update_all if isinstance(when_matched_update_all, str) else None,
+            bool(when_not_matched_insert_all),
+            by_source,
+            by_source_filter,
+        )
+        if not by_source and sum(f.physical_rows for f in frags) <= TASK_SCAN_LIMIT:
+            source = df.coalesce(int(num_partitions or _parallelism(spark)))
+            return _merge_by_lookup(cur, source, plan, None, all_fields)
         key_schema = spark_schema(pa.schema([cur.schema.field(k) for k in keys]))
         for extra in (_FRAG, _POS):
             key_schema = key_schema.add(extra, "long", False)
@@ -325,20 +342,7 @@ def merge_insert(
         )
         n = max(1, len(frag_ids))
         target = spark.range(0, len(frag_ids), 1, n).mapInArrow(scan, key_schema)
-        plan = _MergePlan(
-            cur.uri,
-            cur.version,
-            storage_options,
-            keys,
-            source_columns,
-            matched,
-            when_matched_update_all if isinstance(when_matched_update_all, str) else None,
-            bool(when_not_matched_insert_all),
-            by_source,
-            by_source_filter,
-            collected,
-        )
-        all_fields = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
+        plan = dataclasses.replace(plan, collected=collected)
         if collected is not None and len(collected) <= LOOKUP_LIMIT:
             matches = target.toArrow()
             if matches.num_rows <= LOOKUP_LIMIT:
@@ -389,11 +393,20 @@ def _refused(cur: LanceDataset, results: list[Any]) -> None:
         )
 
 
+def _parallelism(spark: Any) -> int:
+    """The session's default parallelism (Spark Connect: its ``spark.default.parallelism``, else 2)."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return max(1, int(spark.conf.get("spark.default.parallelism", "2") or 2))
+
+
 def _merge_by_lookup(
-    cur: LanceDataset, df: Any, plan: _MergePlan, matches: pa.Table, all_fields: list[int]
+    cur: LanceDataset, df: Any, plan: _MergePlan, matches: pa.Table | None, all_fields: list[int]
 ) -> tuple[int, dict[str, int]]:
-    """One task per partition of the source, joined in Arrow with the collected matches
-    (merge_lookup.py); the driver writes the deletion files and commits one Update."""
+    """One task per partition of the source, joined in Arrow with the collected matches (None:
+    each task finds its own, merge_lookup.py); the driver writes the deletion files and commits
+    one Update."""
     with Job(cur, plan.storage_options) as job:
         body = functools.partial(lookup_task, plan, job.ref, matches)
         results = [pickle.loads(r["payload"]) for r in df.mapInArrow(body, "payload binary").collect()]

@@ -1,13 +1,15 @@
-"""``merge_insert`` from Spark without a Spark join, when the source's matches are few (merge_insert.py).
+"""``merge_insert`` from Spark without a Spark join (merge_insert.py).
 
-The target rows whose first key the source has (the pruned key scan: keys, fragment id, physical
-position) are collected on the driver and sent with the task to every partition of the source
-DataFrame; each task joins its source rows with them in Arrow (SQL semantics: a null key
-matches nothing), writes the updated and inserted rows as new data files (updated rows keep
-their stable row ids) and returns, per target fragment, the positions its source rows matched
-and those it updated or deleted.  The driver checks that no target row was matched twice
-(ambiguous), writes each changed fragment's deletion file and commits one Update, as the
-library's ``merge_insert``: no shuffle of the source, no exchange of the target's keys.
+Each task over a partition of the source DataFrame gets the target rows whose first key its
+rows have (keys, fragment id, physical position): it reads them itself from every fragment's
+key columns (``scan_matches``: targets of at most merge_insert.py's ``TASK_SCAN_LIMIT`` rows),
+or they come with the task, collected on the driver from a pruned key scan.  Each task joins
+its source rows with them in Arrow (SQL semantics: a null key matches nothing), writes the
+updated and inserted rows as new data files (updated rows keep their stable row ids) and
+returns, per target fragment, the positions its source rows matched and those it updated or
+deleted.  The driver checks that no target row was matched twice (ambiguous), writes each
+changed fragment's deletion file and commits one Update, as the library's ``merge_insert``: no
+shuffle of the source, no exchange of the target's keys.
 
 Also here, shared with the Spark-join path: the plan pickled to the tasks, the update
 condition's evaluation and the tasks' payloads.
@@ -24,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to
+from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to, matching_positions
 from lancelot.dataset.merge_insert import _qualified_to_plain
 from lancelot.spark.jobs import (
     FragmentChange,
@@ -108,10 +110,57 @@ def as_matches(t: pa.Table, schema: pa.Schema, on: list[str]) -> pa.Table:
     return pa.table(cols + [t.column(_FRAG), t.column(_POS)], names=[*on, _FRAG, _POS])
 
 
+def _is_in(values: pa.ChunkedArray | pa.Array, only: pa.Array) -> np.ndarray:
+    """Which ``values`` are in ``only`` (a null is in nothing): numpy's sorted search for integer
+    keys (pyarrow's ``is_in`` hashes a large value set slowly), pyarrow's otherwise."""
+    if pa.types.is_integer(values.type) and pa.types.is_integer(only.type):
+        filled = pc.fill_null(values, 0).to_numpy()
+        hit = np.isin(filled, pc.fill_null(only, 0).to_numpy())
+        if values.null_count:
+            hit &= pc.is_valid(values).to_numpy(zero_copy_only=False)
+        return np.asarray(hit, dtype=bool)
+    return np.asarray(pc.is_in(values, value_set=only).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _distinct(values: pa.ChunkedArray) -> pa.Array:
+    """The distinct non-null ``values`` (numpy's sort for integers, faster than pyarrow's hash)."""
+    if pa.types.is_integer(values.type):
+        kept = values.drop_null() if values.null_count else values
+        return pa.array(np.unique(kept.to_numpy()), values.type)
+    return pc.unique(values).drop_null()
+
+
+def fragment_keys(frag: Any, on: list[str], only: pa.Array | None) -> pa.Table | None:
+    """The key columns of a fragment's live rows (those whose first key is in ``only``, if given)
+    with each row's fragment id and physical position (its row address); None if there are none."""
+    live = matching_positions(frag, None)
+    if not len(live):
+        return None
+    t = frag._read_physical(on, 0, frag.physical_rows)
+    if only is not None:
+        live = live[_is_in(t.column(on[0]), only)[live]]
+        if not len(live):
+            return None
+    if len(live) != frag.physical_rows:
+        t = t.take(pa.array(live))
+    t = t.append_column(_FRAG, pa.array(np.full(len(live), frag.fragment_id, np.int64)))
+    return t.append_column(_POS, pa.array(live.astype(np.int64)))
+
+
+def scan_matches(ds: LanceDataset, on: list[str], src: pa.Table) -> pa.Table:
+    """In a task: the target rows whose first key is one of ``src``'s (every fragment's key
+    column read, pruned by the task's own keys), as ``as_matches`` gives them."""
+    only = _distinct(src.column(on[0]))
+    schema = pa.schema([ds.schema.field(k) for k in on] + [pa.field(_FRAG, pa.int64()), pa.field(_POS, pa.int64())])
+    parts = [t for f in ds.get_fragments() if (t := fragment_keys(f, on, only)) is not None]
+    return pa.Table.from_batches([b for t in parts for b in t.select(schema.names).to_batches()], schema)
+
+
 def lookup_task(
-    plan: _MergePlan, job: JobRef, matches: pa.Table, batches: Iterator[pa.RecordBatch]
+    plan: _MergePlan, job: JobRef, matches: pa.Table | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """A task over one partition of the source: see the module docstring.  Yields one pickled
+    """A task over one partition of the source: see the module docstring (``matches`` None: the
+    task finds its source rows' matches itself, ``scan_matches``).  Yields one pickled
     ``LookupResult``, or ``("fail", key)`` / ``("changed", key)`` having written nothing."""
     parts = [b for b in batches if b.num_rows]
     out = LookupResult(counts={"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0})
@@ -124,6 +173,8 @@ def lookup_task(
         [cast_to(src.column(c), ds.schema.field(c), f"merge_insert source column {c!r}") for c in src.column_names],
         names=src.column_names,
     )
+    if matches is None:
+        matches = scan_matches(ds, plan.on, src)
     left = src.select(plan.on).append_column(_ROW, pa.array(np.arange(src.num_rows, dtype=np.int64)))
     j = left.join(matches, keys=plan.on, join_type="left outer")
     rows = j.column(_ROW).to_numpy()
