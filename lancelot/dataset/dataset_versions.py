@@ -187,8 +187,9 @@ class VersionsMixin:
             commit_message: stored as the transaction property ``__lance_commit_message`` (not with a
                 Transaction: set its properties instead).
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
-            namespace_client: must be None (lancelot has no namespaces); so must ``table_id``, and
-                ``namespace_client_managed_versioning`` False.
+            namespace_client: must be None (lancelot has no namespaces).
+            table_id: must be None (a namespace's table id).
+            namespace_client_managed_versioning: must be False.
             base_store_params: must be None (other bases are opened with ``storage_options``).
             commit_timeout: accepted for pylance's signature (lancelot's commits give up after a
                 bounded number of attempts, not after a time).

@@ -542,7 +542,8 @@ def write_dataset(
             with only these rows; older versions stay readable).
         data_storage_version: The Lance file version of the data files: ``"2.0"``, ``"2.1"``,
             ``"2.2"`` or ``"stable"`` (2.2). Default: the dataset's on append and overwrite, 2.2 for
-            a new one. pylance's ``"next"`` (2.3) and ``"legacy"`` are refused.
+            a new one. pylance's unstable ``"next"`` (2.3) with an ``UnstableVersionWarning``; ``"legacy"`` is
+            refused.
         max_rows_per_file: The most rows a fragment's data file holds (default 1Mi).
         storage_options: Object store options (credentials, ``endpoint``, ``region``...).
         schema: The schema of ``data_obj`` (required for an empty iterable; casts a Table to it).
@@ -561,7 +562,8 @@ def write_dataset(
         data_cache_bytes: Accepted for pylance's signature (lancelot's writer sizes its own buffers).
         use_legacy_format: Deprecated, as in pylance: False means ``data_storage_version="stable"``,
             True the legacy format (refused: lancelot writes no legacy files).
-        namespace_client: Must be None (lancelot has no namespaces); so must ``table_id``.
+        namespace_client: Must be None (lancelot has no namespaces).
+        table_id: Must be None (a namespace's table id).
         session: Accepted for pylance's signature (lancelot keeps no session caches).
 
     Returns:
