@@ -9,7 +9,8 @@ rotating order:
 - ``update``: ``l_linenumber + 10`` on about 1% of the rows (``l_orderkey % 100 = 7``);
 - ``add_columns``: one SQL-computed column (``l_partkey + l_suppkey``).
 
-Each library runs each operation once untimed first (imports, the OS's file cache); before that,
+Each library runs each operation ``--warmups`` times untimed first (imports, the OS's file cache,
+lancelot's kernels of the operation's own paths getting hot); before that,
 lancelot is brought to its steady state as the other benchmarks do (``steady``: untimed appends,
 full reads and takes until its numpy paths have handed over to their numba kernels,
 ``jit.HOT_CALLS`` calls each;
@@ -18,7 +19,9 @@ timed run's results are checked equal between the libraries (row counts and stat
 Prints medians and the lancelot / pylance ratios, of the wall time and of the process's CPU time
 (every thread's: on a loaded machine the wall time mostly measures the scheduler).
 
-    python -m benchmarks.changes [--sf 0.1] [--fragments 4] [--repeats 3] [--ops update]
+``--settle`` waits before each timed call (the other library's threads may still be busy).
+
+    python -m benchmarks.changes [--sf 0.1] [--fragments 4] [--repeats 3] [--ops update] [--warmups 4]
 """
 
 from __future__ import annotations
@@ -114,6 +117,14 @@ def main() -> None:
     ap.add_argument("--ops", nargs="*", default=list(OPS), choices=OPS)
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     ap.add_argument("--cold-kernels", action="store_true", help="no steady-state warm-up of lancelot's kernels")
+    ap.add_argument("--warmups", type=int, default=1, help="untimed calls of each operation per library first")
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        help="seconds to wait before each timed call, so that the other library's threads still busy after "
+        "its call (the process's CPU time counts them) are done",
+    )
     args = ap.parse_args()
 
     import lance
@@ -136,13 +147,16 @@ def main() -> None:
         times: dict[str, list[float]] = {k: [] for k in libs}
         cpu: dict[str, list[float]] = {k: [] for k in libs}  # the process's CPU time, every thread's
         results: dict[str, Any] = {}
-        for lib in libs:  # warm-up, untimed: imports, JIT kernels, the OS's file cache
-            fn(libs[lib](clone(path, work / lib)))
+        for _ in range(args.warmups):  # untimed: imports, JIT kernels (hot after a few calls), the OS's file cache
+            for lib in libs:
+                fn(libs[lib](clone(path, work / lib)))
         for r in range(args.repeats):
             order = list(libs)[r % 2 :] + list(libs)[: r % 2]
             for lib in order:
                 uri = clone(path, work / lib)
                 ds = libs[lib](uri)
+                if args.settle:
+                    time.sleep(args.settle)
                 t0, c0 = time.perf_counter(), time.process_time()
                 out = fn(ds)
                 times[lib].append(time.perf_counter() - t0)

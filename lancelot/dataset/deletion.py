@@ -8,6 +8,7 @@ deleted rows of a fragment and the bitmap form above that; so does lancelot.
 
 from __future__ import annotations
 
+import array
 import random
 from typing import TYPE_CHECKING
 
@@ -81,7 +82,7 @@ def serialize_deletions(positions: np.ndarray) -> tuple[table_pb2.DeletionFile.D
     if len(positions) > BITMAP_THRESHOLD:
         from pyroaring import BitMap
 
-        bm = BitMap(positions)
+        bm = BitMap(array.array("I", positions.tobytes()))  # (pyroaring adds an array.array at once, numpy per value)
         bm.run_optimize()
         return table_pb2.DeletionFile.BITMAP, bm.serialize()
     sink = pa.BufferOutputStream()
