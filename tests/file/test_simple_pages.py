@@ -33,6 +33,9 @@ def _table(n: int, seed: int) -> pa.Table:
             "ls": pa.array(words, pa.large_string()),
             "b": pa.array([w.encode() for w in words], pa.binary()),
             "lb": pa.array([w.encode() for w in words], pa.large_binary()),
+            "small": pa.array(rng.integers(0, 1000, n), pa.int64()),  # inline-bitpacked
+            "day": pa.array(rng.integers(9000, 9100, n).astype(np.int32), pa.date32()),
+            "u8": pa.array(rng.integers(0, 5, n).astype(np.uint8), pa.uint8()),
         }
     )
 
@@ -61,7 +64,7 @@ def test_simple_pages_read_as_pylance(tmp_path, version: str, rows: int, counted
     ref = LanceFileReader(path).read_all().to_table()
     with lancelot.LanceFile(path) as f:
         assert f.read_range(0, rows).equals(ref)
-    assert len(counted) >= 5  # (flat and variable columns; bitpacked and FSST ones go the general way)
+    assert len(counted) >= 8  # (flat, variable and bitpacked columns; FSST ones go the general way)
     with lancelot.LanceFile(path) as f:  # a part of the rows, a selection, reordered
         assert f.read_range(rows // 4, rows, ["s", "i64"]).equals(ref.select(["s", "i64"]).slice(rows // 4))
 

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import any_pb2
 
+from lancelot.encodings.compression.bitpacking_kernel import OK, inline_chunks
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class SimpleLayout:
     bits: int  # bits per value (Flat) or per offset (Variable)
     word: int  # bytes per chunk-metadata word and per value-buffer size (2, or 4 with has_large_chunk)
     num_items: int
+    packed: bool = False  # Flat values inline-bitpacked (a width word, then FastLanes words) per chunk
 
 
 _LAYOUTS: dict[bytes, SimpleLayout | None] = {}
@@ -92,6 +94,11 @@ def _parse(raw: bytes) -> SimpleLayout | None:
         if offs.flat.bits_per_value not in (32, 64):
             return None
         return SimpleLayout(True, int(offs.flat.bits_per_value), word, int(m.num_items))
+    if kind == "inline_bitpacking":
+        bp = vc.inline_bitpacking
+        if bp.HasField("values") or bp.uncompressed_bits_per_value not in (8, 16, 32, 64):
+            return None
+        return SimpleLayout(False, int(bp.uncompressed_bits_per_value), word, int(m.num_items), packed=True)
     return None
 
 
@@ -165,6 +172,21 @@ def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple
     return out if left == 0 else None
 
 
+def _unpacked(
+    lay: SimpleLayout, t: pa.DataType, rows: int, data: memoryview, chunks: list[tuple[int, int, int]]
+) -> pa.Array | None:
+    """The values of inline-bitpacked chunks (at most 1024 each, as the writers make them) as ``t``."""
+    starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
+    if int(counts.max()) > 1024:
+        return None
+    status, values, _, _ = inline_chunks(
+        np.frombuffer(data, np.uint8), starts, sizes, counts, np.dtype(f"<u{lay.bits // 8}")
+    )
+    if status != OK or len(values) != rows:
+        return None
+    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(values)])
+
+
 def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, data: memoryview) -> pa.Array | None:
     """All ``rows`` values of one simple page as an array of type ``t``; None when they do not add up."""
     if lay.num_items != rows:
@@ -176,6 +198,8 @@ def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, 
         width = lay.bits // 8
         if value_bits(t) != lay.bits:
             return None
+        if lay.packed:
+            return _unpacked(lay, t, rows, data, chunks)
         parts = []
         for start, vsize, items in chunks:
             if items * width > vsize:
