@@ -23,14 +23,16 @@ path (which reports damaged files with their details).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 from google.protobuf import any_pb2
 
+from lancelot.encodings import compression
 from lancelot.encodings.compression.bitpacking_kernel import OK, inline_chunks
+from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, out_of_range
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -51,6 +53,15 @@ class SimpleLayout:
     word: int  # bytes per chunk-metadata word and per value-buffer size (2, or 4 with has_large_chunk)
     num_items: int
     packed: bool = False  # Flat values inline-bitpacked (a width word, then FastLanes words) per chunk
+    #: a dictionary page: the values are indices (Flat or bitpacked) into page buffer 2, which this
+    #: encoding decodes as a block of ``num_dictionary_items`` values
+    dictionary: pb.CompressiveEncoding | None = None
+    num_dictionary_items: int = 0
+
+    @property
+    def buffers(self) -> int:
+        """The page's buffers: chunk metadata, chunks (and the dictionary)."""
+        return 2 if self.dictionary is None else 3
 
 
 _LAYOUTS: dict[bytes, SimpleLayout | None] = {}
@@ -73,7 +84,6 @@ def _parse(raw: bytes) -> SimpleLayout | None:
         list(m.layers) != [pb.REPDEF_ALL_VALID_ITEM]
         or m.HasField("rep_compression")
         or m.HasField("def_compression")
-        or m.HasField("dictionary")
         or m.repetition_index_depth
         or m.num_buffers != 1
         or not m.HasField("value_compression")
@@ -82,10 +92,19 @@ def _parse(raw: bytes) -> SimpleLayout | None:
     word = 4 if m.has_large_chunk else 2
     vc = m.value_compression
     kind = vc.WhichOneof("compression")
+    if m.HasField("dictionary"):
+        indices = _parse_values(vc, kind, word, int(m.num_items))
+        if indices is None or indices.variable:
+            return None
+        return replace(indices, dictionary=m.dictionary, num_dictionary_items=int(m.num_dictionary_items))
+    return _parse_values(vc, kind, word, int(m.num_items))
+
+
+def _parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_items: int) -> SimpleLayout | None:
     if kind == "flat":
         if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64):
             return None
-        return SimpleLayout(False, int(vc.flat.bits_per_value), word, int(m.num_items))
+        return SimpleLayout(False, int(vc.flat.bits_per_value), word, num_items)
     if kind == "variable":
         var = vc.variable
         offs = var.offsets
@@ -93,12 +112,12 @@ def _parse(raw: bytes) -> SimpleLayout | None:
             return None
         if offs.flat.bits_per_value not in (32, 64):
             return None
-        return SimpleLayout(True, int(offs.flat.bits_per_value), word, int(m.num_items))
+        return SimpleLayout(True, int(offs.flat.bits_per_value), word, num_items)
     if kind == "inline_bitpacking":
         bp = vc.inline_bitpacking
         if bp.HasField("values") or bp.uncompressed_bits_per_value not in (8, 16, 32, 64):
             return None
-        return SimpleLayout(False, int(bp.uncompressed_bits_per_value), word, int(m.num_items), packed=True)
+        return SimpleLayout(False, int(bp.uncompressed_bits_per_value), word, num_items, packed=True)
     return None
 
 
@@ -172,41 +191,66 @@ def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple
     return out if left == 0 else None
 
 
-def _unpacked(
-    lay: SimpleLayout, t: pa.DataType, rows: int, data: memoryview, chunks: list[tuple[int, int, int]]
+def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int]]) -> np.ndarray | None:
+    """The Flat values of the chunks (unpacked when inline-bitpacked: at most 1024 per chunk, as the
+    writers make them) as unsigned ``lay.bits``-bit words; None when they do not add up."""
+    dtype = np.dtype(f"<u{lay.bits // 8}")
+    if lay.packed:
+        starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
+        if int(counts.max()) > 1024:
+            return None
+        status, values, _, _ = inline_chunks(np.frombuffer(data, np.uint8), starts, sizes, counts, dtype)
+        return values if status == OK else None
+    width = dtype.itemsize
+    parts = []
+    for start, vsize, items in chunks:
+        if items * width > vsize:
+            return None
+        parts.append(np.frombuffer(data, dtype, items, start))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _looked_up(lay: SimpleLayout, t: pa.DataType, indices: np.ndarray, raw: memoryview) -> pa.Array | None:
+    """The values of a dictionary page: its dictionary decoded as a block, the indices looked up."""
+    assert lay.dictionary is not None
+    try:
+        block = compression.decompress_block(lay.dictionary, np.frombuffer(raw, np.uint8), lay.num_dictionary_items)
+        dictionary = block_to_arrow(block, t)
+    except Exception:  # noqa: BLE001 - the general path reports a bad dictionary with its details
+        return None
+    if len(dictionary) != lay.num_dictionary_items or dictionary.null_count:
+        return None
+    if out_of_range(indices, len(dictionary)) is not None:  # every item is valid: every index points in
+        return None
+    return apply_dictionary(indices, dictionary, t)
+
+
+def decode_page(
+    lay: SimpleLayout,
+    t: pa.DataType,
+    rows: int,
+    meta: memoryview,
+    data: memoryview,
+    dictionary: memoryview | None = None,
 ) -> pa.Array | None:
-    """The values of inline-bitpacked chunks (at most 1024 each, as the writers make them) as ``t``."""
-    starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
-    if int(counts.max()) > 1024:
-        return None
-    status, values, _, _ = inline_chunks(
-        np.frombuffer(data, np.uint8), starts, sizes, counts, np.dtype(f"<u{lay.bits // 8}")
-    )
-    if status != OK or len(values) != rows:
-        return None
-    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(values)])
-
-
-def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, data: memoryview) -> pa.Array | None:
     """All ``rows`` values of one simple page as an array of type ``t``; None when they do not add up."""
     if lay.num_items != rows:
         return None
     chunks = _chunks(lay, meta, data)
     if not chunks:
         return None
+    if lay.dictionary is not None:
+        if dictionary is None:
+            return None
+        indices = _fixed(lay, data, chunks)
+        return None if indices is None or len(indices) != rows else _looked_up(lay, t, indices, dictionary)
     if not lay.variable:
-        width = lay.bits // 8
         if value_bits(t) != lay.bits:
             return None
-        if lay.packed:
-            return _unpacked(lay, t, rows, data, chunks)
-        parts = []
-        for start, vsize, items in chunks:
-            if items * width > vsize:
-                return None
-            parts.append(data[start : start + items * width])
-        buf = parts[0] if len(parts) == 1 else b"".join(parts)
-        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(buf)])
+        values = _fixed(lay, data, chunks)
+        if values is None or len(values) != rows:
+            return None
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(values)])
     if not is_variable(t):
         return None
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
@@ -230,5 +274,5 @@ def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, 
         return None
     offsets = offsets_out[0] if len(offsets_out) == 1 else np.concatenate(offsets_out)
     offsets = offsets.astype(np.int64 if large else np.int32)
-    values = bytes_out[0] if len(bytes_out) == 1 else b"".join(bytes_out)
-    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(offsets), pa.py_buffer(values)])
+    joined = bytes_out[0] if len(bytes_out) == 1 else b"".join(bytes_out)
+    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
