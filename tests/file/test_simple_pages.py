@@ -38,6 +38,8 @@ def _table(n: int, seed: int) -> pa.Table:
             "u8": pa.array(rng.integers(0, 5, n).astype(np.uint8), pa.uint8()),
             "cat": pa.array([("LOW", "MEDIUM", "HIGH-PRIORITY")[v] for v in rng.integers(0, 3, n)]),  # dictionary
             "key": pa.array(rng.choice(rng.integers(-(2**40), 2**40, 7), n), pa.int64()),
+            "dec": pa.array(rng.integers(-(10**12), 10**12, n), pa.int64()).cast(pa.decimal128(20, 0)),
+            "dec5": pa.array(rng.integers(-2, 3, n), pa.int64()).cast(pa.decimal128(20, 0)),  # dictionary
         }
     )
 
@@ -68,7 +70,7 @@ def test_simple_pages_read_as_pylance(tmp_path, version: str, rows: int, counted
     ref = LanceFileReader(path).read_all().to_table()
     with lancelot.LanceFile(path) as f:
         assert f.read_range(0, rows).equals(ref)
-    assert len(counted) >= 12  # (flat, variable, bitpacked, dictionary columns; FSST ones go the general way)
+    assert len(counted) >= 14  # (flat, variable, bitpacked, dictionary columns; FSST ones go the general way)
     with lancelot.LanceFile(path) as f:  # a part of the rows, a selection, reordered
         assert f.read_range(rows // 4, rows, ["s", "i64"]).equals(ref.select(["s", "i64"]).slice(rows // 4))
 

@@ -94,7 +94,7 @@ def _parse(raw: bytes) -> SimpleLayout | None:
     kind = vc.WhichOneof("compression")
     if m.HasField("dictionary"):
         indices = _parse_values(vc, kind, word, int(m.num_items))
-        if indices is None or indices.variable:
+        if indices is None or indices.variable or indices.bits > 64:
             return None
         return replace(indices, dictionary=m.dictionary, num_dictionary_items=int(m.num_dictionary_items))
     return _parse_values(vc, kind, word, int(m.num_items))
@@ -102,7 +102,7 @@ def _parse(raw: bytes) -> SimpleLayout | None:
 
 def _parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_items: int) -> SimpleLayout | None:
     if kind == "flat":
-        if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64):
+        if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64, 128):
             return None
         return SimpleLayout(False, int(vc.flat.bits_per_value), word, num_items)
     if kind == "variable":
@@ -138,6 +138,8 @@ def simple_layout(enc: file2_pb2.Encoding) -> SimpleLayout | None:
 
 
 def _kind(t: pa.DataType) -> int | None:
+    if pa.types.is_decimal128(t):
+        return 128
     if pa.types.is_boolean(t) or pa.types.is_decimal(t) or pa.types.is_dictionary(t):
         return None
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
@@ -193,8 +195,9 @@ def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple
 
 def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int]]) -> np.ndarray | None:
     """The Flat values of the chunks (unpacked when inline-bitpacked: at most 1024 per chunk, as the
-    writers make them) as unsigned ``lay.bits``-bit words; None when they do not add up."""
-    dtype = np.dtype(f"<u{lay.bits // 8}")
+    writers make them) as unsigned ``lay.bits``-bit words (128-bit ones as bytes); None when they do not
+    add up."""
+    dtype = np.dtype(f"<u{lay.bits // 8}" if lay.bits <= 64 else f"V{lay.bits // 8}")
     if lay.packed:
         starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
         if int(counts.max()) > 1024:
