@@ -3,11 +3,14 @@
 A dataset of many small fragments is read one small file at a time, each opened once and read
 once, so a scan's cost is the per-file cost of the general path (search caches, plans, points,
 level arithmetic: about a millisecond of Python per file).  Most columns of such files have one
-shape: a top-level primitive, string or binary field, one column of mini-block pages
+shape: a top-level primitive, decimal128, string or binary field, one column of mini-block pages
 (lance.encodings21.MiniBlockLayout; encoding.md, "Mini Block Page Layout") whose every item is
-valid (``REPDEF_ALL_VALID_ITEM``: no repetition or definition levels), without dictionary or
-repetition index, values in one ``Flat`` buffer of the type's width or one ``Variable`` buffer
-(flat 32/64-bit offsets, then the bytes).  Such a column reads here in a few numpy steps:
+valid (``REPDEF_ALL_VALID_ITEM``: no repetition or definition levels), without repetition index,
+one value buffer per chunk: ``Flat`` values of the type's width, inline-bitpacked ones, one
+``Variable`` buffer (flat 32/64-bit offsets, then the bytes), or any other compression the
+chunks' batch decoder reads (FSST, general compression...); a page dictionary (page buffer 2,
+decoded as one block) looked up by the decoded indices.  Such a column reads here in a few numpy
+steps:
 
 * chunk metadata (page buffer 0): one word per chunk (u16, u32 with ``has_large_chunk``): the low 4
   bits log2 of the chunk's item count (the last chunk holds what remains of ``num_items``), the
@@ -32,7 +35,10 @@ from google.protobuf import any_pb2
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.bitpacking_kernel import OK, inline_chunks
-from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, out_of_range
+from lancelot.encodings.compression.block import DataBlock
+from lancelot.encodings.compression.chunked import decompress_chunks
+from lancelot.encodings.compression.segments import Segments
+from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, indices_to_numpy, out_of_range
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -57,6 +63,9 @@ class SimpleLayout:
     #: encoding decodes as a block of ``num_dictionary_items`` values
     dictionary: pb.CompressiveEncoding | None = None
     num_dictionary_items: int = 0
+    #: any other value compression of one buffer per chunk: the chunks' batch decoder
+    #: (compression/chunked.py: FSST, general compression, RLE, byte stream split...) decodes them
+    other: pb.CompressiveEncoding | None = None
 
     @property
     def buffers(self) -> int:
@@ -94,7 +103,7 @@ def _parse(raw: bytes) -> SimpleLayout | None:
     kind = vc.WhichOneof("compression")
     if m.HasField("dictionary"):
         indices = _parse_values(vc, kind, word, int(m.num_items))
-        if indices is None or indices.variable or indices.bits > 64:
+        if indices is None or indices.variable or indices.bits > 64 and indices.other is None:
             return None
         return replace(indices, dictionary=m.dictionary, num_dictionary_items=int(m.num_dictionary_items))
     return _parse_values(vc, kind, word, int(m.num_items))
@@ -118,7 +127,7 @@ def _parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_i
         if bp.HasField("values") or bp.uncompressed_bits_per_value not in (8, 16, 32, 64):
             return None
         return SimpleLayout(False, int(bp.uncompressed_bits_per_value), word, num_items, packed=True)
-    return None
+    return SimpleLayout(False, 0, word, num_items, other=vc)
 
 
 def simple_layout(enc: file2_pb2.Encoding) -> SimpleLayout | None:
@@ -213,6 +222,15 @@ def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
+def _batch(enc: pb.CompressiveEncoding, data: memoryview, chunks: list[tuple[int, int, int]]) -> DataBlock | None:
+    """The values of the chunks by their batch decoder; None when there is none or they do not decode."""
+    starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
+    try:
+        return decompress_chunks(enc, [Segments(np.frombuffer(data, np.uint8), starts, sizes)], counts)
+    except Exception:  # noqa: BLE001 - the general path reports bad values with their details
+        return None
+
+
 def _looked_up(lay: SimpleLayout, t: pa.DataType, indices: np.ndarray, raw: memoryview) -> pa.Array | None:
     """The values of a dictionary page: its dictionary decoded as a block, the indices looked up."""
     assert lay.dictionary is not None
@@ -242,18 +260,32 @@ def decode_page(
     chunks = _chunks(lay, meta, data)
     if not chunks:
         return None
+    if lay.other is not None:
+        block = _batch(lay.other, data, chunks)
+        if block is None:
+            return None
+        try:
+            if lay.dictionary is None:
+                values = block_to_arrow(block, t)
+                return values if len(values) == rows else None
+            indices = indices_to_numpy(block)
+        except Exception:  # noqa: BLE001 - the general path reports bad values with their details
+            return None
+        if dictionary is None or len(indices) != rows:
+            return None
+        return _looked_up(lay, t, indices, dictionary)
     if lay.dictionary is not None:
         if dictionary is None:
             return None
-        indices = _fixed(lay, data, chunks)
-        return None if indices is None or len(indices) != rows else _looked_up(lay, t, indices, dictionary)
+        idx = _fixed(lay, data, chunks)
+        return None if idx is None or len(idx) != rows else _looked_up(lay, t, idx, dictionary)
     if not lay.variable:
         if value_bits(t) != lay.bits:
             return None
-        values = _fixed(lay, data, chunks)
-        if values is None or len(values) != rows:
+        flat = _fixed(lay, data, chunks)
+        if flat is None or len(flat) != rows:
             return None
-        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(values)])
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(flat)])
     if not is_variable(t):
         return None
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
