@@ -40,6 +40,7 @@ def _table(n: int, seed: int) -> pa.Table:
             "key": pa.array(rng.choice(rng.integers(-(2**40), 2**40, 7), n), pa.int64()),
             "dec": pa.array(rng.integers(-(10**12), 10**12, n), pa.int64()).cast(pa.decimal128(20, 0)),
             "dec5": pa.array(rng.integers(-2, 3, n), pa.int64()).cast(pa.decimal128(20, 0)),  # dictionary
+            "same": pa.array(np.full(n, -7), pa.int32()),  # constant (2.2)
         }
     )
 

@@ -66,11 +66,13 @@ class SimpleLayout:
     #: any other value compression of one buffer per chunk: the chunks' batch decoder
     #: (compression/chunked.py: FSST, general compression, RLE, byte stream split...) decodes them
     other: pb.CompressiveEncoding | None = None
+    #: a constant page (lance.encodings21.ConstantLayout) of every item valid: the one value's bytes
+    constant: bytes | None = None
 
     @property
     def buffers(self) -> int:
-        """The page's buffers: chunk metadata, chunks (and the dictionary)."""
-        return 2 if self.dictionary is None else 3
+        """The page's buffers: chunk metadata, chunks (and the dictionary); none for a constant."""
+        return 0 if self.constant is not None else 2 if self.dictionary is None else 3
 
 
 _LAYOUTS: dict[bytes, SimpleLayout | None] = {}
@@ -86,6 +88,11 @@ def _parse(raw: bytes) -> SimpleLayout | None:
         layout.ParseFromString(wrapper.value)
     except Exception:  # noqa: BLE001 - not parsable here: the general path says why
         return None
+    if layout.WhichOneof("layout") == "constant_layout":
+        c = layout.constant_layout
+        if list(c.layers) != [pb.REPDEF_ALL_VALID_ITEM] or not c.HasField("inline_value") or not c.inline_value:
+            return None
+        return SimpleLayout(False, 8 * len(c.inline_value), 0, -1, constant=bytes(c.inline_value))
     if layout.WhichOneof("layout") != "mini_block_layout":
         return None
     m = layout.mini_block_layout
@@ -250,12 +257,16 @@ def decode_page(
     lay: SimpleLayout,
     t: pa.DataType,
     rows: int,
-    meta: memoryview,
-    data: memoryview,
+    meta: memoryview | None = None,
+    data: memoryview | None = None,
     dictionary: memoryview | None = None,
 ) -> pa.Array | None:
     """All ``rows`` values of one simple page as an array of type ``t``; None when they do not add up."""
-    if lay.num_items != rows:
+    if lay.constant is not None:
+        if value_bits(t) != lay.bits:
+            return None
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(lay.constant * rows)])
+    if lay.num_items != rows or meta is None or data is None:
         return None
     chunks = _chunks(lay, meta, data)
     if not chunks:
