@@ -345,7 +345,7 @@ class LanceFile:
         size = self._src.size
         for page in cols[0].meta.pages:
             lay = sp.simple_layout(page.encoding)
-            if lay is None or len(page.buffer_offsets) != 2:
+            if lay is None or len(page.buffer_offsets) != lay.buffers:
                 return None
             pages.append((lay, int(page.length)))
             for off, ln in zip(page.buffer_offsets, page.buffer_sizes):
@@ -358,8 +358,10 @@ class LanceFile:
 
         def decode(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
             arrays = []
-            for k, (lay, n) in enumerate(pages):
-                a = sp.decode_page(lay, t, n, bufs[2 * k], bufs[2 * k + 1])
+            at = 0
+            for lay, n in pages:
+                a = sp.decode_page(lay, t, n, *bufs[at : at + lay.buffers])
+                at += lay.buffers
                 if a is None:  # not simple after all: the field reader says why
                     return self._reader(f).plan(rows)
                 arrays.append(a)

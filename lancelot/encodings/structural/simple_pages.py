@@ -3,11 +3,14 @@
 A dataset of many small fragments is read one small file at a time, each opened once and read
 once, so a scan's cost is the per-file cost of the general path (search caches, plans, points,
 level arithmetic: about a millisecond of Python per file).  Most columns of such files have one
-shape: a top-level primitive, string or binary field, one column of mini-block pages
+shape: a top-level primitive, decimal128, string or binary field, one column of mini-block pages
 (lance.encodings21.MiniBlockLayout; encoding.md, "Mini Block Page Layout") whose every item is
-valid (``REPDEF_ALL_VALID_ITEM``: no repetition or definition levels), without dictionary or
-repetition index, values in one ``Flat`` buffer of the type's width or one ``Variable`` buffer
-(flat 32/64-bit offsets, then the bytes).  Such a column reads here in a few numpy steps:
+valid (``REPDEF_ALL_VALID_ITEM``: no repetition or definition levels), without repetition index,
+one value buffer per chunk: ``Flat`` values of the type's width, inline-bitpacked ones, one
+``Variable`` buffer (flat 32/64-bit offsets, then the bytes), or any other compression the
+chunks' batch decoder reads (FSST, general compression...); a page dictionary (page buffer 2,
+decoded as one block) looked up by the decoded indices.  Such a column reads here in a few numpy
+steps:
 
 * chunk metadata (page buffer 0): one word per chunk (u16, u32 with ``has_large_chunk``): the low 4
   bits log2 of the chunk's item count (the last chunk holds what remains of ``num_items``), the
@@ -23,13 +26,19 @@ path (which reports damaged files with their details).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 from google.protobuf import any_pb2
 
+from lancelot.encodings import compression
+from lancelot.encodings.compression.bitpacking_kernel import OK, inline_chunks
+from lancelot.encodings.compression.block import DataBlock
+from lancelot.encodings.compression.chunked import decompress_chunks
+from lancelot.encodings.compression.segments import Segments
+from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, indices_to_numpy, out_of_range
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -49,6 +58,21 @@ class SimpleLayout:
     bits: int  # bits per value (Flat) or per offset (Variable)
     word: int  # bytes per chunk-metadata word and per value-buffer size (2, or 4 with has_large_chunk)
     num_items: int
+    packed: bool = False  # Flat values inline-bitpacked (a width word, then FastLanes words) per chunk
+    #: a dictionary page: the values are indices (Flat or bitpacked) into page buffer 2, which this
+    #: encoding decodes as a block of ``num_dictionary_items`` values
+    dictionary: pb.CompressiveEncoding | None = None
+    num_dictionary_items: int = 0
+    #: any other value compression of one buffer per chunk: the chunks' batch decoder
+    #: (compression/chunked.py: FSST, general compression, RLE, byte stream split...) decodes them
+    other: pb.CompressiveEncoding | None = None
+    #: a constant page (lance.encodings21.ConstantLayout) of every item valid: the one value's bytes
+    constant: bytes | None = None
+
+    @property
+    def buffers(self) -> int:
+        """The page's buffers: chunk metadata, chunks (and the dictionary); none for a constant."""
+        return 0 if self.constant is not None else 2 if self.dictionary is None else 3
 
 
 _LAYOUTS: dict[bytes, SimpleLayout | None] = {}
@@ -64,6 +88,11 @@ def _parse(raw: bytes) -> SimpleLayout | None:
         layout.ParseFromString(wrapper.value)
     except Exception:  # noqa: BLE001 - not parsable here: the general path says why
         return None
+    if layout.WhichOneof("layout") == "constant_layout":
+        c = layout.constant_layout
+        if list(c.layers) != [pb.REPDEF_ALL_VALID_ITEM] or not c.HasField("inline_value") or not c.inline_value:
+            return None
+        return SimpleLayout(False, 8 * len(c.inline_value), 0, -1, constant=bytes(c.inline_value))
     if layout.WhichOneof("layout") != "mini_block_layout":
         return None
     m = layout.mini_block_layout
@@ -71,7 +100,6 @@ def _parse(raw: bytes) -> SimpleLayout | None:
         list(m.layers) != [pb.REPDEF_ALL_VALID_ITEM]
         or m.HasField("rep_compression")
         or m.HasField("def_compression")
-        or m.HasField("dictionary")
         or m.repetition_index_depth
         or m.num_buffers != 1
         or not m.HasField("value_compression")
@@ -80,10 +108,19 @@ def _parse(raw: bytes) -> SimpleLayout | None:
     word = 4 if m.has_large_chunk else 2
     vc = m.value_compression
     kind = vc.WhichOneof("compression")
-    if kind == "flat":
-        if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64):
+    if m.HasField("dictionary"):
+        indices = _parse_values(vc, kind, word, int(m.num_items))
+        if indices is None or indices.variable or indices.bits > 64 and indices.other is None:
             return None
-        return SimpleLayout(False, int(vc.flat.bits_per_value), word, int(m.num_items))
+        return replace(indices, dictionary=m.dictionary, num_dictionary_items=int(m.num_dictionary_items))
+    return _parse_values(vc, kind, word, int(m.num_items))
+
+
+def _parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_items: int) -> SimpleLayout | None:
+    if kind == "flat":
+        if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64, 128):
+            return None
+        return SimpleLayout(False, int(vc.flat.bits_per_value), word, num_items)
     if kind == "variable":
         var = vc.variable
         offs = var.offsets
@@ -91,8 +128,13 @@ def _parse(raw: bytes) -> SimpleLayout | None:
             return None
         if offs.flat.bits_per_value not in (32, 64):
             return None
-        return SimpleLayout(True, int(offs.flat.bits_per_value), word, int(m.num_items))
-    return None
+        return SimpleLayout(True, int(offs.flat.bits_per_value), word, num_items)
+    if kind == "inline_bitpacking":
+        bp = vc.inline_bitpacking
+        if bp.HasField("values") or bp.uncompressed_bits_per_value not in (8, 16, 32, 64):
+            return None
+        return SimpleLayout(False, int(bp.uncompressed_bits_per_value), word, num_items, packed=True)
+    return SimpleLayout(False, 0, word, num_items, other=vc)
 
 
 def simple_layout(enc: file2_pb2.Encoding) -> SimpleLayout | None:
@@ -112,6 +154,8 @@ def simple_layout(enc: file2_pb2.Encoding) -> SimpleLayout | None:
 
 
 def _kind(t: pa.DataType) -> int | None:
+    if pa.types.is_decimal128(t):
+        return 128
     if pa.types.is_boolean(t) or pa.types.is_decimal(t) or pa.types.is_dictionary(t):
         return None
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
@@ -165,24 +209,94 @@ def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple
     return out if left == 0 else None
 
 
-def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, data: memoryview) -> pa.Array | None:
+def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int]]) -> np.ndarray | None:
+    """The Flat values of the chunks (unpacked when inline-bitpacked: at most 1024 per chunk, as the
+    writers make them) as unsigned ``lay.bits``-bit words (128-bit ones as bytes); None when they do not
+    add up."""
+    dtype = np.dtype(f"<u{lay.bits // 8}" if lay.bits <= 64 else f"V{lay.bits // 8}")
+    if lay.packed:
+        starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
+        if int(counts.max()) > 1024:
+            return None
+        status, values, _, _ = inline_chunks(np.frombuffer(data, np.uint8), starts, sizes, counts, dtype)
+        return values if status == OK else None
+    width = dtype.itemsize
+    parts = []
+    for start, vsize, items in chunks:
+        if items * width > vsize:
+            return None
+        parts.append(np.frombuffer(data, dtype, items, start))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _batch(enc: pb.CompressiveEncoding, data: memoryview, chunks: list[tuple[int, int, int]]) -> DataBlock | None:
+    """The values of the chunks by their batch decoder; None when there is none or they do not decode."""
+    starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
+    try:
+        return decompress_chunks(enc, [Segments(np.frombuffer(data, np.uint8), starts, sizes)], counts)
+    except Exception:  # noqa: BLE001 - the general path reports bad values with their details
+        return None
+
+
+def _looked_up(lay: SimpleLayout, t: pa.DataType, indices: np.ndarray, raw: memoryview) -> pa.Array | None:
+    """The values of a dictionary page: its dictionary decoded as a block, the indices looked up."""
+    assert lay.dictionary is not None
+    try:
+        block = compression.decompress_block(lay.dictionary, np.frombuffer(raw, np.uint8), lay.num_dictionary_items)
+        dictionary = block_to_arrow(block, t)
+    except Exception:  # noqa: BLE001 - the general path reports a bad dictionary with its details
+        return None
+    if len(dictionary) != lay.num_dictionary_items or dictionary.null_count:
+        return None
+    if out_of_range(indices, len(dictionary)) is not None:  # every item is valid: every index points in
+        return None
+    return apply_dictionary(indices, dictionary, t)
+
+
+def decode_page(
+    lay: SimpleLayout,
+    t: pa.DataType,
+    rows: int,
+    meta: memoryview | None = None,
+    data: memoryview | None = None,
+    dictionary: memoryview | None = None,
+) -> pa.Array | None:
     """All ``rows`` values of one simple page as an array of type ``t``; None when they do not add up."""
-    if lay.num_items != rows:
+    if lay.constant is not None:
+        if value_bits(t) != lay.bits:
+            return None
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(lay.constant * rows)])
+    if lay.num_items != rows or meta is None or data is None:
         return None
     chunks = _chunks(lay, meta, data)
     if not chunks:
         return None
+    if lay.other is not None:
+        block = _batch(lay.other, data, chunks)
+        if block is None:
+            return None
+        try:
+            if lay.dictionary is None:
+                values = block_to_arrow(block, t)
+                return values if len(values) == rows else None
+            indices = indices_to_numpy(block)
+        except Exception:  # noqa: BLE001 - the general path reports bad values with their details
+            return None
+        if dictionary is None or len(indices) != rows:
+            return None
+        return _looked_up(lay, t, indices, dictionary)
+    if lay.dictionary is not None:
+        if dictionary is None:
+            return None
+        idx = _fixed(lay, data, chunks)
+        return None if idx is None or len(idx) != rows else _looked_up(lay, t, idx, dictionary)
     if not lay.variable:
-        width = lay.bits // 8
         if value_bits(t) != lay.bits:
             return None
-        parts = []
-        for start, vsize, items in chunks:
-            if items * width > vsize:
-                return None
-            parts.append(data[start : start + items * width])
-        buf = parts[0] if len(parts) == 1 else b"".join(parts)
-        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(buf)])
+        flat = _fixed(lay, data, chunks)
+        if flat is None or len(flat) != rows:
+            return None
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(flat)])
     if not is_variable(t):
         return None
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
@@ -206,5 +320,5 @@ def decode_page(lay: SimpleLayout, t: pa.DataType, rows: int, meta: memoryview, 
         return None
     offsets = offsets_out[0] if len(offsets_out) == 1 else np.concatenate(offsets_out)
     offsets = offsets.astype(np.int64 if large else np.int32)
-    values = bytes_out[0] if len(bytes_out) == 1 else b"".join(bytes_out)
-    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(offsets), pa.py_buffer(values)])
+    joined = bytes_out[0] if len(bytes_out) == 1 else b"".join(bytes_out)
+    return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(offsets), pa.py_buffer(joined)])
