@@ -49,7 +49,7 @@ def commit_clone(
     """Create the dataset ``target`` as a clone of ``operation.ref_path`` at ``ref_version`` (a deep one
     only from ``deep_clone``, ``_copied``: after it copied the files)."""
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.write import DatasetExistsError
+    from lancelot.dataset.writing import DatasetExistsError
 
     if not operation.is_shallow and not _copied:
         raise InvalidOperationError(
@@ -125,9 +125,9 @@ def deep_clone(
     """Copy version ``version``'s own files (those in the source's root) into ``target``, then commit
     the deep Clone there (pylance's ``deep_clone``)."""
     from lancelot.dataset.deletion import deletion_path
-    from lancelot.dataset.fragment import DATA_DIR
+    from lancelot.dataset.fragment_metadata import DATA_DIR
     from lancelot.dataset.lance_operation import LanceOperation
-    from lancelot.dataset.write import DatasetExistsError
+    from lancelot.dataset.writing import DatasetExistsError
 
     at = source.checkout_version(version)
     dest = ObjectStore(target, storage_options)

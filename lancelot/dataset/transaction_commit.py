@@ -19,7 +19,7 @@ import pyarrow as pa
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.commit_options import check_commit_lock, merged_properties, with_commit_lock
 from lancelot.dataset.config import build_restore, build_update_config
-from lancelot.dataset.lance_operation import LanceOperation, as_data_file
+from lancelot.dataset.lance_operation import LanceOperation, as_data_file, as_fragment_metadata
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format
 from lancelot.dataset.operation import _finish, _start, build_delete
 from lancelot.dataset.operation_changes import NewFragment, build_merge, build_project, build_update
@@ -30,6 +30,7 @@ from lancelot.dataset.transaction_api import (
     TransactionError,
     UnsupportedTransactionError,
     _frags,
+    as_pyarrow_schema,
     operation_from_pb,
     schema_fields_of,
 )
@@ -310,7 +311,6 @@ def commit_any(
     ``transaction_properties``), its manifest written under ``commit_lock`` if given."""
     from lancelot.dataset.commit import list_versions, load_manifest
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.lance_operation import commit_operation
 
     props: dict[str, str] = dict(transaction_properties or {})
     tid = str(_uuid.uuid4())
@@ -376,7 +376,6 @@ def commit_with_options(
 ) -> LanceDataset:
     """``LanceDataset.commit``: pylance's argument checks, then a detached or an attached commit."""
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.lance_operation import commit_operation
 
     check_commit_lock(commit_lock)
     if isinstance(base_uri, LanceDataset):
@@ -457,3 +456,75 @@ def commit_batch(
     else:
         ds = commit_any(dest, merged, None, storage_options, commit_lock=commit_lock)
     return {"dataset": ds, "merged": merged}
+
+
+def commit_operation(
+    base_uri: str | os.PathLike[str] | LanceDataset,
+    operation: Any,
+    read_version: int | None = None,
+    *,
+    storage_options: dict[str, Any] | None = None,
+    enable_stable_row_ids: bool | None = None,
+    max_retries: int = 20,
+    transaction_properties: dict[str, str] | None = None,
+    commit_lock: Any = None,
+    enable_v2_manifest_paths: bool | None = None,
+    transaction_uuid: str | None = None,
+) -> LanceDataset:
+    """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
+    (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
+    overwrite": refused if any version was committed after ``read_version``)."""
+    from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.write import commit
+
+    if isinstance(base_uri, LanceDataset):
+        storage_options = storage_options or base_uri.storage_options
+        base_uri = base_uri.uri
+    kind = type(operation).__name__
+    if kind == "Transaction":
+        return commit_any(base_uri, operation, None, storage_options, commit_lock=commit_lock)
+    if not hasattr(operation, "__dataclass_fields__"):
+        raise TypeError(f"operation must be a LanceOperation.BaseOperation or Transaction, got {type(operation)}")
+    if read_version is None and kind not in ("Overwrite", "Restore"):
+        raise ValueError("read_version is required for all operations except Overwrite and Restore")
+    if kind == "Append":
+        frags = [as_fragment_metadata(f) for f in operation.fragments]
+        return commit(
+            base_uri,
+            "append",
+            fragments=frags,
+            read_version=read_version or None,  # (pylance: read at version 0, checked against nothing)
+            storage_options=storage_options,
+            transaction_properties=transaction_properties,
+            commit_lock=commit_lock,
+            transaction_uuid=transaction_uuid,
+        )
+    if kind == "Overwrite":
+        if max_retries == 0:
+            check_strict_overwrite(base_uri, read_version, storage_options)
+
+        frags = [as_fragment_metadata(f) for f in operation.fragments]
+        for f in frags:
+            if f.deletion_file is not None:
+                raise ValueError("Overwrite: a fragment with a deletion file cannot be committed (use Delete)")
+        return commit(
+            base_uri,
+            "overwrite",
+            fragments=frags,
+            schema=as_pyarrow_schema(operation.new_schema),
+            read_version=read_version,
+            storage_options=storage_options,
+            enable_stable_row_ids=bool(enable_stable_row_ids),
+            transaction_properties=transaction_properties,
+            commit_lock=commit_lock,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            transaction_uuid=transaction_uuid,
+        )
+    return commit_any(
+        base_uri,
+        operation,
+        read_version,
+        storage_options,
+        transaction_properties=transaction_properties,
+        commit_lock=commit_lock,
+    )
