@@ -4,6 +4,9 @@ function; not those under ``if TYPE_CHECKING:``) has no cycles but the allowed o
 A cycle makes two modules one: neither can be read, tested or changed without the other, and their
 import order matters.  The layers go one way: util/ (arrays, jit, types) below format/ and io/,
 below encodings/, below reader/writer, below dataset/, below spark/, sql/ and the CLI.
+Inside dataset/, the operations (writing, changes, compaction, the commit wing...) sit below
+``LanceDataset`` and ``Fragment``, whose methods call them: an operation that commits returns the
+version (writing.Committed) and the class opens it, so no operation imports the class back.
 """
 
 from __future__ import annotations
@@ -36,18 +39,6 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.sql.numeric",
         "lancelot.sql.string_functions",
         "lancelot.sql.temporal",
-    },
-    # not yet untangled (issue 34): the commit wing opens the version it commits as a LanceDataset
-    # (write.commit / write_dataset, transaction_commit's commit of a LanceOperation or Transaction,
-    # its detached and clone commits), and LanceDataset.commit / shallow_clone (dataset_versions.py)
-    # call it
-    "dataset, to untangle": {
-        "lancelot.dataset.clone",
-        "lancelot.dataset.dataset",
-        "lancelot.dataset.dataset_versions",
-        "lancelot.dataset.detached",
-        "lancelot.dataset.transaction_commit",
-        "lancelot.dataset.write",
     },
 }
 
