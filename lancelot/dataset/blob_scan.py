@@ -229,7 +229,7 @@ def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> 
     """A scan as a pandas DataFrame, its blob columns as pylance 14 gives them: ``"lazy"`` (the
     default) one ``BlobFile`` per value (None for a null), ``"bytes"`` their bytes, ``"descriptions"``
     the descriptions (``to_table().to_pandas()``).  ``kwargs`` go to ``pyarrow.Table.to_pandas``."""
-    from lancelot.dataset.scanner import ROW_ADDR
+    from lancelot.dataset.row_id_columns import ROW_ADDR
 
     if blob_mode not in BLOB_PANDAS_MODES:
         raise BlobColumnError("blob_mode must be one of: 'lazy', 'bytes', 'descriptions'")

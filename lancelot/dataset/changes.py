@@ -280,7 +280,7 @@ class NewRows:
         return pa.Table.from_arrays(cols, schema=schema)
 
     def write(self, batches: Iterator[pa.Table]) -> list[NewFragment]:
-        from lancelot.dataset.write import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
+        from lancelot.dataset.writing import DEFAULT_MAX_ROWS_PER_FILE, write_fragments
 
         ds = self.ds
         schema = ds.schema
@@ -437,8 +437,8 @@ def update(
 
 def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: Any) -> None:
     """``write_dataset(data, ds, mode=mode)``; ``ds`` then shows the new version (pylance's ``insert``)."""
-    from lancelot.dataset.write import write_dataset
+    from lancelot.dataset.writing import write_version
 
     kwargs.setdefault("storage_options", ds.storage_options)
-    new = write_dataset(data, ds, mode=mode, **kwargs)  # (as pylance: the dataset, its commit lock too)
+    new = write_version(data, ds, mode=mode, **kwargs)  # (as pylance: the dataset, its commit lock too)
     _move_to(ds, new.version)

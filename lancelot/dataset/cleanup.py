@@ -34,7 +34,7 @@ import numpy as np
 
 from lancelot.dataset.commit import Versions, list_versions, load_manifest, manifest_from_bytes
 from lancelot.dataset.deletion import deletion_path
-from lancelot.dataset.fragment import DATA_DIR
+from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.history import read_manifests
 from lancelot.dataset.manifest import FOOTER, MAGIC, VERSIONS_DIR
 from lancelot.dataset.manifest_wire import (

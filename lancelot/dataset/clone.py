@@ -29,6 +29,7 @@ from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, new_transaction, transaction_name
 from lancelot.dataset.transaction_api import InvalidOperationError
+from lancelot.dataset.writing import Committed
 from lancelot.errors import DatasetNotFoundError, VersionNotFoundError
 from lancelot.format.pb import table_pb2
 
@@ -45,11 +46,10 @@ def commit_clone(
     transaction_properties: dict[str, str] | None = None,
     commit_lock: Any = None,
     _copied: bool = False,
-) -> LanceDataset:
+) -> Committed:
     """Create the dataset ``target`` as a clone of ``operation.ref_path`` at ``ref_version`` (a deep one
     only from ``deep_clone``, ``_copied``: after it copied the files)."""
-    from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.write import DatasetExistsError
+    from lancelot.dataset.writing import DatasetExistsError
 
     if not operation.is_shallow and not _copied:
         raise InvalidOperationError(
@@ -91,7 +91,7 @@ def commit_clone(
     with_commit_lock(store, commit_lock).put_if_not_exists(f"{VERSIONS_DIR}/{file}", serialize_manifest(m, index))
     _write_hint(store, ref_version)
     known = (Versions({ref_version: file}, "v2"), ManifestFile(m, index, None))
-    return LanceDataset(uri, version=ref_version, storage_options=storage_options, _store=store, _committed=known)
+    return Committed(uri, ref_version, storage_options, store, known)
 
 
 def _cloned_manifest(src: ManifestFile, ref_path: str, ref_name: str | None) -> tuple[table_pb2.Manifest, bytes | None]:
@@ -121,13 +121,13 @@ def _cloned_manifest(src: ManifestFile, ref_path: str, ref_name: str | None) -> 
 
 def deep_clone(
     source: LanceDataset, target: str | os.PathLike[str], version: int, storage_options: dict[str, Any] | None
-) -> LanceDataset:
+) -> Committed:
     """Copy version ``version``'s own files (those in the source's root) into ``target``, then commit
     the deep Clone there (pylance's ``deep_clone``)."""
     from lancelot.dataset.deletion import deletion_path
-    from lancelot.dataset.fragment import DATA_DIR
+    from lancelot.dataset.fragment_metadata import DATA_DIR
     from lancelot.dataset.lance_operation import LanceOperation
-    from lancelot.dataset.write import DatasetExistsError
+    from lancelot.dataset.writing import DatasetExistsError
 
     at = source.checkout_version(version)
     dest = ObjectStore(target, storage_options)

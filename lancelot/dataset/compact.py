@@ -31,7 +31,7 @@ import pyarrow as pa
 from lancelot.dataset import blob_write, index_remap
 from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction, list_versions
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
-from lancelot.dataset.fragment import DATA_DIR, Fragment
+from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
@@ -42,6 +42,7 @@ from lancelot.format.pb import table_pb2
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.store import ObjectStore
 
 
@@ -357,7 +358,7 @@ def compact_files(
 def _compact_once(
     ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float, defer: bool
 ) -> CompactionMetrics:
-    from lancelot.dataset.write import write_fragments
+    from lancelot.dataset.writing import write_fragments
 
     where = f"dataset {ds.uri!r} version {ds.version}"
     stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)

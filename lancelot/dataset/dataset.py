@@ -19,8 +19,10 @@ from lancelot.dataset.dataset_metadata import MetadataMixin
 from lancelot.dataset.dataset_rows import RowsMixin
 from lancelot.dataset.dataset_scans import ScansMixin
 from lancelot.dataset.dataset_versions import VersionsMixin
-from lancelot.dataset.fragment import DATA_DIR, Fragment
+from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import ManifestFile, check_reader_flags
+from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import (
@@ -29,20 +31,10 @@ from lancelot.errors import (
     LanceError,
     LanceValueError,
 )
-from lancelot.extension_types import dataset_schema
-from lancelot.format.pb import file_pb2, table_pb2
-from lancelot.schema import from_descriptor
+from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
     from lancelot.reader import LanceFile
-
-
-def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
-    fd = file_pb2.FileDescriptor()
-    fd.schema.fields.extend(m.fields)
-    for k, v in m.schema_metadata.items():
-        fd.schema.metadata[k] = v
-    return dataset_schema(from_descriptor(fd))  # JSON columns: arrow.json
 
 
 class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataMixin, MaintenanceMixin):

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment import Fragment, manifest_live_rows
+from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.fragment_metadata import manifest_live_rows
 from lancelot.dataset.scan import scan_arguments
 from lancelot.errors import (
     LanceValueError,

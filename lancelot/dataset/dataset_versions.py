@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lancelot.dataset.commit import commit_transaction, list_versions
 from lancelot.dataset.transaction import new_transaction
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.lance_operation import LanceOperation
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.transaction_api import LanceSchema, Transaction
+    from lancelot.dataset.writing import Committed
 
 
 class VersionsMixin:
@@ -147,8 +148,9 @@ class VersionsMixin:
     def _move_to(self: LanceDataset, version: int) -> None:
         self.__dict__.update(self.checkout_version(version).__dict__)
 
-    @staticmethod
+    @classmethod
     def commit(
+        cls: type[LanceDataset],
         base_uri: str | os.PathLike[str] | LanceDataset,
         operation: LanceOperation.BaseOperation | Transaction,
         read_version: int | None = None,
@@ -210,7 +212,8 @@ class VersionsMixin:
             namespace_client_managed_versioning=namespace_client_managed_versioning or None,
             base_store_params=base_store_params,
         )
-        return commit_with_options(
+        base_uri, storage_options = _place(base_uri, storage_options)
+        committed = commit_with_options(
             base_uri,
             operation,
             read_version,
@@ -222,9 +225,11 @@ class VersionsMixin:
             commit_message=commit_message,
             enable_stable_row_ids=enable_stable_row_ids,
         )
+        return _opened(cls, committed)
 
-    @staticmethod
+    @classmethod
     def commit_batch(
+        cls: type[LanceDataset],
         dest: str | os.PathLike[str] | LanceDataset,
         transactions: Sequence[Transaction],
         commit_lock: Any = None,
@@ -254,7 +259,9 @@ class VersionsMixin:
         from lancelot.dataset.transaction_commit import commit_batch, refuse_unsupported
 
         refuse_unsupported(base_store_params=base_store_params)
-        return commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
+        dest, storage_options = _place(dest, storage_options)
+        out = commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
+        return {**out, "dataset": _opened(cls, out["dataset"])}
 
     def shallow_clone(
         self: LanceDataset,
@@ -281,7 +288,7 @@ class VersionsMixin:
 
         version = self.checkout_version(reference).version
         op = LanceOperation.Clone(True, None, version, self.uri)
-        return commit_clone(target_path, op, version, storage_options or self.storage_options)
+        return _opened(type(self), commit_clone(target_path, op, version, storage_options or self.storage_options))
 
     def deep_clone(
         self: LanceDataset,
@@ -306,7 +313,7 @@ class VersionsMixin:
         from lancelot.dataset.clone import deep_clone
 
         version = self.checkout_version(reference).version
-        return deep_clone(self, target_path, version, storage_options or self.storage_options)
+        return _opened(type(self), deep_clone(self, target_path, version, storage_options or self.storage_options))
 
     def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
         """The transaction that committed ``version``.
@@ -364,3 +371,17 @@ class VersionsMixin:
     def checkout_latest(self: LanceDataset) -> None:
         """Move this object to the latest version."""
         self._move_to(self.latest_version)
+
+
+def _place(uri: Any, storage_options: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
+    """A commit's destination: a LanceDataset names its own URI, and its storage options unless given."""
+    if isinstance(uri, VersionsMixin):  # (a LanceDataset)
+        ds = cast("LanceDataset", uri)
+        return ds.uri, storage_options or ds.storage_options
+    return uri, storage_options
+
+
+def _opened(cls: type[LanceDataset], c: Committed) -> LanceDataset:
+    """The version a commit wrote, opened from what the commit already read (``LanceDataset`` is
+    above the commit wing: the wing returns the version, the class opens it)."""
+    return cls(c.uri, version=c.version, storage_options=c.storage_options, _store=c.store, _committed=c.known)

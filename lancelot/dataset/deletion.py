@@ -118,9 +118,9 @@ def rebase_deletions(
     Anything else (an update on either side: its rows moved to new fragments; data files changed)
     is a retryable conflict.  Returns the rebased transaction (read version = ``latest``'s) and its
     builder."""
-    from lancelot.dataset.commit import RetryableCommitConflictError
     from lancelot.dataset.operation import build_delete
     from lancelot.dataset.transaction import operation
+    from lancelot.errors import RetryableCommitConflictError
 
     version = int(latest.manifest.version)
     for other, reason in others:

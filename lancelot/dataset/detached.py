@@ -17,12 +17,12 @@ from lancelot.dataset.manifest import VERSIONS_DIR, ManifestFile, serialize_mani
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, transaction_name
 from lancelot.dataset.transaction_api import TransactionError, UnsupportedTransactionError, _frags
+from lancelot.dataset.writing import Committed
 from lancelot.errors import CommitConflictError, VersionNotFoundError
 from lancelot.format.pb import transaction_pb2
 
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
-    from lancelot.dataset.dataset import LanceDataset
 
 #: random versions tried before giving up (a clash needs two equal random 63-bit numbers)
 ATTEMPTS = 20
@@ -36,10 +36,9 @@ def commit_detached(
     *,
     transaction_properties: dict[str, str] | None = None,
     commit_lock: Any = None,
-) -> LanceDataset:
+) -> Committed:
     """Commit ``operation`` (or a ``Transaction``) as a detached version on top of its read version."""
-    from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.transaction_commit import _plan
+    from lancelot.dataset.transaction_plan import plan_operation
 
     props = dict(transaction_properties or {})
     tid = None
@@ -68,7 +67,7 @@ def commit_detached(
         pb.uuid = str(_uuid.uuid4())
     for k, v in props.items():
         pb.transaction_properties[k] = v
-    build = _append_builder(operation, pb, uri) or _plan(operation, pb, store, uri, read)
+    build = _append_builder(operation, pb, uri) or plan_operation(operation, pb, store, uri, read)
     name = transaction_name(pb)
     store.put(f"{TRANSACTIONS_DIR}/{name}", pb.SerializeToString())
     locked = with_commit_lock(store, commit_lock)
@@ -83,7 +82,7 @@ def commit_detached(
         except FileExistsError:
             continue
         known = (Versions({version: file}, "v2"), ManifestFile(m, index, None))
-        return LanceDataset(uri, version=version, storage_options=storage_options, _store=store, _committed=known)
+        return Committed(uri, version, storage_options, store, known)
     raise CommitConflictError(f"dataset {uri!r}: no unused detached version found after {ATTEMPTS} tries")
 
 

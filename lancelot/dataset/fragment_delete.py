@@ -16,13 +16,14 @@ import pyarrow.compute as pc
 from lancelot.dataset.changes import Deletions
 
 if TYPE_CHECKING:
-    from lancelot.dataset.fragment import Fragment, FragmentMetadata
+    from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.fragment_metadata import FragmentMetadata
 
 
 def delete(frag: Fragment, predicate: str | pc.Expression) -> FragmentMetadata | None:
     """The fragment with the live rows matching ``predicate`` deleted: its metadata with a new
     deletion file, unchanged when nothing matches, or None when no row is left."""
-    from lancelot.dataset.fragment import FragmentMetadata
+    from lancelot.dataset.fragment_metadata import FragmentMetadata
 
     ds = frag._ds
     hits = ds.scanner(columns=[], filter=predicate, fragments=[frag], with_row_address=True).to_table()

@@ -10,15 +10,14 @@ lancelot (``FragmentMetadata``) or from pylance (its ``FragmentMetadata``, read 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.fragment import FragmentMetadata
+from lancelot.dataset.fragment_metadata import FragmentMetadata
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
-    from lancelot.dataset.dataset import LanceDataset
+    pass
 
 
 def as_fragment_metadata(frag: Any) -> FragmentMetadata:
@@ -235,79 +234,3 @@ class LanceOperation:
         table_metadata_updates: LanceOperation.UpdateMap | None = None
         schema_metadata_updates: LanceOperation.UpdateMap | None = None
         field_metadata_updates: dict[int, LanceOperation.UpdateMap] | None = None
-
-
-def commit_operation(
-    base_uri: str | os.PathLike[str] | LanceDataset,
-    operation: Any,
-    read_version: int | None = None,
-    *,
-    storage_options: dict[str, Any] | None = None,
-    enable_stable_row_ids: bool | None = None,
-    max_retries: int = 20,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-    enable_v2_manifest_paths: bool | None = None,
-    transaction_uuid: str | None = None,
-) -> LanceDataset:
-    """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
-    (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
-    overwrite": refused if any version was committed after ``read_version``)."""
-    from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.transaction_commit import commit_any
-    from lancelot.dataset.write import commit
-
-    if isinstance(base_uri, LanceDataset):
-        storage_options = storage_options or base_uri.storage_options
-        base_uri = base_uri.uri
-    kind = type(operation).__name__
-    if kind == "Transaction":
-        return commit_any(base_uri, operation, None, storage_options, commit_lock=commit_lock)
-    if not hasattr(operation, "__dataclass_fields__"):
-        raise TypeError(f"operation must be a LanceOperation.BaseOperation or Transaction, got {type(operation)}")
-    if read_version is None and kind not in ("Overwrite", "Restore"):
-        raise ValueError("read_version is required for all operations except Overwrite and Restore")
-    if kind == "Append":
-        frags = [as_fragment_metadata(f) for f in operation.fragments]
-        return commit(
-            base_uri,
-            "append",
-            fragments=frags,
-            read_version=read_version or None,  # (pylance: read at version 0, checked against nothing)
-            storage_options=storage_options,
-            transaction_properties=transaction_properties,
-            commit_lock=commit_lock,
-            transaction_uuid=transaction_uuid,
-        )
-    if kind == "Overwrite":
-        from lancelot.dataset.transaction_api import as_pyarrow_schema
-        from lancelot.dataset.transaction_commit import check_strict_overwrite
-
-        if max_retries == 0:
-            check_strict_overwrite(base_uri, read_version, storage_options)
-
-        frags = [as_fragment_metadata(f) for f in operation.fragments]
-        for f in frags:
-            if f.deletion_file is not None:
-                raise ValueError("Overwrite: a fragment with a deletion file cannot be committed (use Delete)")
-        return commit(
-            base_uri,
-            "overwrite",
-            fragments=frags,
-            schema=as_pyarrow_schema(operation.new_schema),
-            read_version=read_version,
-            storage_options=storage_options,
-            enable_stable_row_ids=bool(enable_stable_row_ids),
-            transaction_properties=transaction_properties,
-            commit_lock=commit_lock,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
-            transaction_uuid=transaction_uuid,
-        )
-    return commit_any(
-        base_uri,
-        operation,
-        read_version,
-        storage_options,
-        transaction_properties=transaction_properties,
-        commit_lock=commit_lock,
-    )

@@ -15,8 +15,12 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionError
+from lancelot.extension_types import dataset_schema
 from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
+from lancelot.schema import from_descriptor
 
 MAGIC = b"LANC"
 FOOTER = 16
@@ -312,3 +316,12 @@ def field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, file_pb2.Field]:
             p, hops = int(by_id[p].parent_id), hops + 1
         out[".".join(reversed(parts))] = f
     return out
+
+
+def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
+    """The dataset schema a manifest's fields and schema metadata describe (JSON columns as arrow.json)."""
+    fd = file_pb2.FileDescriptor()
+    fd.schema.fields.extend(m.fields)
+    for k, v in m.schema_metadata.items():
+        fd.schema.metadata[k] = v
+    return dataset_schema(from_descriptor(fd))

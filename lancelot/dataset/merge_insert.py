@@ -417,7 +417,7 @@ class _Source:
         self.table: pa.Table
 
     def __enter__(self) -> _Source:
-        from lancelot.dataset.write import as_batches
+        from lancelot.dataset.writing import as_batches
 
         data = self._data
         if type(data).__module__.split(".")[0] == "pandas":

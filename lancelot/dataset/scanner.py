@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import _POS
+from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_COLUMNS, ROW_ID, ROW_OFFSET, row_columns
 from lancelot.dataset.scan import check_filter
 from lancelot.errors import LanceValueError
 
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
 
-ROW_ID, ROW_ADDR, ROW_OFFSET = "_rowid", "_rowaddr", "_rowoffset"
-ROW_COLUMNS = (ROW_ID, ROW_ADDR, ROW_OFFSET)
 #: pylance's default rows per batch (the environment's LANCE_DEFAULT_BATCH_SIZE, as in pylance, else this)
 DEFAULT_BATCH_SIZE = 8192
 
@@ -156,37 +155,6 @@ def projection(
             rows.add(col)
             added += 1
     return Projection(names, exprs, fields, reads, rows, added)
-
-
-def row_columns(
-    frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int, deleted_null: bool = False
-) -> dict[str, pa.Array]:
-    """The row-id columns of the rows at physical positions ``pos`` of ``frag``; ``deleted_null``:
-    deleted rows (a scan with ``include_deleted_rows``) have null ``_rowid`` and ``_rowaddr``."""
-    out = _row_columns(frag, pos, want, offset_base)
-    if deleted_null and len(frag.deleted_positions()):
-        gone = pa.array(np.isin(pos, frag.deleted_positions().astype(np.int64)))
-        for name in (ROW_ID, ROW_ADDR):
-            if name in out:
-                out[name] = pc.if_else(gone, pa.nulls(len(pos), pa.uint64()), out[name])
-    return out
-
-
-def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int) -> dict[str, pa.Array]:
-    out: dict[str, pa.Array] = {}
-    addr = (np.uint64(frag.fragment_id) << np.uint64(32)) | pos.astype(np.uint64)
-    if ROW_ADDR in want:
-        out[ROW_ADDR] = pa.array(addr, pa.uint64())
-    if ROW_ID in want:
-        if frag.data_fragment.WhichOneof("row_id_sequence") is not None:
-            out[ROW_ID] = pa.array(frag.row_ids()[pos], pa.uint64())
-        else:
-            out[ROW_ID] = pa.array(addr, pa.uint64())
-    if ROW_OFFSET in want:
-        deleted = frag.deleted_positions().astype(np.int64)
-        live = pos - np.searchsorted(deleted, pos, side="left")
-        out[ROW_OFFSET] = pa.array((live + offset_base).astype(np.uint64), pa.uint64())
-    return out
 
 
 def sort_keys(order_by: Any, schema: pa.Schema, where: str) -> list[tuple[str, bool, bool]]:

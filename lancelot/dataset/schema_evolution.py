@@ -65,7 +65,7 @@ def _next_field_id(m: table_pb2.Manifest) -> int:
 
 def _new_fields(schema: pa.Schema, first_id: int) -> list[file_pb2.Field]:
     """Manifest fields of ``schema`` with ids from ``first_id`` (pre-order, as pylance assigns)."""
-    from lancelot.dataset.write import schema_fields
+    from lancelot.dataset.writing import schema_fields
 
     out = []
     for f in schema_fields(schema):
@@ -120,7 +120,7 @@ def _write_column_files(
     fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
-    from lancelot.dataset.write import write_fragments
+    from lancelot.dataset.writing import write_fragments
 
     version = writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}")
     fake = ManifestFile(table_pb2.Manifest(fields=fields), None, None)
@@ -467,7 +467,7 @@ def merge_columns(
 ) -> tuple[Any, Any]:
     """``Fragment.merge_columns``: the fragment with a new data file holding the new columns, and
     the new schema (a ``LanceSchema``), to commit with ``LanceOperation.Merge``; nothing committed."""
-    from lancelot.dataset.fragment import FragmentMetadata
+    from lancelot.dataset.fragment_metadata import FragmentMetadata
     from lancelot.dataset.transaction_api import LanceSchema
     from lancelot.dataset.udf import BatchUDF
 
@@ -483,7 +483,7 @@ def merge_columns(
     elif callable(value_func) and not isinstance(value_func, pa.RecordBatchReader):
         staged = _add_udf(ds, value_func, columns, batch_size or 8192, only=frag)
     else:
-        from lancelot.dataset.write import as_batches
+        from lancelot.dataset.writing import as_batches
 
         sch, batches = as_batches(value_func, reader_schema)
         staged = _add_reader(ds, pa.RecordBatchReader.from_batches(sch, batches), only=frag)
@@ -496,7 +496,7 @@ def merge_columns(
 
 
 def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None, schema: Any = None) -> None:
-    from lancelot.dataset.write import as_batches
+    from lancelot.dataset.writing import as_batches
 
     right_on = right_on or left_on
     if left_on not in ds.schema.names:

@@ -91,12 +91,12 @@ class LanceSchema:
     @staticmethod
     def from_pyarrow(schema: pa.Schema) -> LanceSchema:
         """Field ids by position, pre-order (as pylance assigns them)."""
-        from lancelot.dataset.write import schema_fields, schema_metadata
+        from lancelot.dataset.writing import schema_fields, schema_metadata
 
         return LanceSchema(schema_fields(schema), schema_metadata(schema))
 
     def to_pyarrow(self) -> pa.Schema:
-        from lancelot.dataset.dataset import manifest_schema
+        from lancelot.dataset.manifest import manifest_schema
 
         m = table_pb2.Manifest(fields=self._fields)
         for k, v in self._metadata.items():
@@ -143,7 +143,7 @@ def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
 def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
     """Manifest fields (with ids) and schema metadata of a lancelot or pylance ``LanceSchema``, or of
     a ``pyarrow.Schema`` (ids by position, as pylance assigns them)."""
-    from lancelot.dataset.write import schema_fields, schema_metadata
+    from lancelot.dataset.writing import schema_fields, schema_metadata
 
     if isinstance(schema, LanceSchema):
         return [_copy_field(f) for f in schema._fields], dict(schema._metadata)
@@ -194,7 +194,7 @@ def _frags(frags: Any) -> list[table_pb2.DataFragment]:
 
 
 def _metas(frags: Any) -> list[Any]:
-    from lancelot.dataset.fragment import FragmentMetadata
+    from lancelot.dataset.fragment_metadata import FragmentMetadata
 
     return [FragmentMetadata.from_pb(f) for f in frags]
 

@@ -117,7 +117,7 @@ def _vectors(col: pa.ChunkedArray | pa.Array, dtype: type) -> tuple[np.ndarray, 
 
 def search(scan: LanceScanner) -> pa.Table:
     """The scan's result for its ``nearest`` query (see the module docstring)."""
-    from lancelot.dataset.scanner import ROW_ID, row_columns
+    from lancelot.dataset.row_id_columns import ROW_ID, row_columns
 
     n = scan.nearest
     assert n is not None
@@ -157,12 +157,11 @@ def search(scan: LanceScanner) -> pa.Table:
 def _passes(scan: LanceScanner, addr: np.ndarray) -> np.ndarray:
     """Which of the rows at ``addr`` match the scan's filter (post-filtering)."""
     from lancelot.dataset.scan import apply_filter, filter_columns
-    from lancelot.dataset.scanner import LanceScanner
 
     assert scan.filter is not None
     cols: list[str] = filter_columns(scan.filter, list(scan._ds.schema.names))
     cols += sorted(scan._filter_rows)
-    check = LanceScanner(scan._ds, cols)
+    check = type(scan)(scan._ds, cols)  # (a scanner of the same dataset, for the filter's columns)
     t = scan._ds._rows_at(addr, None, ignore_deletions=True, scan=check)
     t = t.append_column("__lancelot_index", pa.array(np.arange(len(addr), dtype=np.int64)))
     kept = apply_filter(t, scan.filter, f"dataset {scan._ds.uri!r}").column("__lancelot_index").to_numpy()

@@ -1,376 +1,31 @@
-"""Writing datasets: data files under ``data/`` (``write_fragments``: nothing becomes
-visible), then one commit (``commit``); ``write_dataset`` does both.
-
-Data files are ordinary Lance files whose schema carries the dataset's field ids; each
-fragment's DataFile lists the ids and the file column of each (table format, "Data files":
-at 2.0 every field owns a column, at 2.1+ only leaf fields do).  Input is streamed: at
-most one batch and the open file's pending pages are in memory.
+"""Writing datasets (pylance's ``write_dataset``, ``commit`` and ``write_fragments``): data files
+under ``data/`` (``write_fragments``: nothing becomes visible), then one commit (``commit``);
+``write_dataset`` does both.  These entry points open the version they commit as a ``LanceDataset``;
+the machinery is writing.py, below the dataset class, so the operations its methods call write through
+it without importing the class back.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
-import warnings
-from collections.abc import Iterable, Iterator
-from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
-from lancelot import versions
-from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
-from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
-from lancelot.dataset.commit_options import lock_of, merged_properties, set_properties, with_commit_lock
-from lancelot.dataset.fragment import DATA_DIR, FragmentMetadata
-from lancelot.dataset.manifest import (
-    FLAG_STABLE_ROW_IDS,
-    LEGACY_DATA_VERSION,
-    ManifestFile,
-    field_paths,
-    writable_data_version,
-)
-from lancelot.dataset.operation import build_append, build_overwrite
-from lancelot.dataset.store import ObjectStore
-from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import (
-    DatasetSchemaError,
-    LanceError,
-    LanceValueError,
-    SchemaMismatchError,
-    UnsupportedVersionError,
-)
-from lancelot.format.pb import file_pb2, table_pb2
-from lancelot.schema import normalize_schema, to_descriptor
-from lancelot.writer import LanceWriter, resolve_version
-
-if TYPE_CHECKING:
-    from lancelot.dataset.dataset import LanceDataset
-
-DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+from lancelot.dataset.dataset import LanceDataset
+from lancelot.dataset.fragment_metadata import FragmentMetadata
+from lancelot.dataset.writing import DEFAULT_MAX_ROWS_PER_FILE, Committed, commit_version, write_version
+from lancelot.dataset.writing import DatasetExistsError as DatasetExistsError
+from lancelot.dataset.writing import as_batches as as_batches
+from lancelot.dataset.writing import check_append_schema as check_append_schema
+from lancelot.dataset.writing import schema_fields as schema_fields
+from lancelot.dataset.writing import schema_metadata as schema_metadata
+from lancelot.dataset.writing import write_fragments as write_fragments
 
 
-class DatasetExistsError(CommitConflictError, FileExistsError):
-    """``mode="create"`` where a dataset already exists (pylance: OSError "Dataset already exists")."""
-
-    __str__ = BaseException.__str__  # the LanceError message, not OSError's "[Errno None] ..."
-
-    def __init__(self, message: str) -> None:
-        LanceError.__init__(self, message)
-
-
-def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame or iterable
-    of batches."""
-    from lancelot.inputs import as_batches as _as_batches
-
-    got, batches = _as_batches(data, schema, caller="write_dataset")
-    if got is None:
-        raise LanceError("no data and no schema given")
-    return got, batches
-
-
-def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
-    """The manifest's fields of a new schema: pre-order, ids from 0 (what pylance assigns)."""
-    return list(to_descriptor(schema, 0).schema.fields)
-
-
-def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool = False) -> list[file_pb2.Field]:
-    """The fields (with ids) data of ``schema`` is written and committed with: the dataset's own
-    when it has the same schema (its ids may have gaps where columns were dropped), or with
-    ``subset`` (an append) holds some of the dataset's fields; else fresh.
-    write_fragments and commit both use this rule, so files and manifest always agree."""
-    fields = schema_fields(schema)
-    if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
-        out = []
-        for theirs, mine in zip(base.manifest.fields, fields):  # the ids of the dataset, the metadata of the data
-            f = file_pb2.Field()
-            f.CopyFrom(theirs)
-            f.metadata.clear()
-            f.metadata.update(mine.metadata)
-            out.append(f)
-        return out
-    if subset and base is not None:  # an append leaving nullable fields out
-        by_path = field_paths(base.manifest.fields)
-        given = field_paths(fields)
-        if all(p in by_path and by_path[p].logical_type == m.logical_type for p, m in given.items()):
-            out = []
-            for p, m in given.items():
-                g = file_pb2.Field()
-                g.CopyFrom(by_path[p])
-                g.metadata.clear()
-                g.metadata.update(m.metadata)
-                out.append(g)
-            return out
-    return fields
-
-
-def check_metadata(schema: pa.Schema) -> None:
-    """Refuse schema or field metadata that is not UTF-8 (pylance refuses it: a ValueError)."""
-
-    def check(md: dict[bytes, bytes] | None, where: str) -> None:
-        for k, v in (md or {}).items():
-            for what, b in (("key", k), ("value", v)):
-                try:
-                    b.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise LanceValueError(
-                        f"{where} metadata {what} {b!r} is not valid UTF-8 (encode binary metadata, e.g. as base64)"
-                    ) from None
-
-    def walk(f: pa.Field, path: str) -> None:
-        check(f.metadata, f"field {path!r}")
-        for child in _child_fields(f.type):
-            walk(child, f"{path}.{child.name}")
-
-    check(schema.metadata, "schema")
-    for f in schema:
-        walk(f, f.name)
-
-
-def _child_fields(t: pa.DataType) -> list[pa.Field]:
-    if pa.types.is_struct(t):
-        return [t.field(i) for i in range(t.num_fields)]
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [t.value_field]
-    if pa.types.is_map(t):
-        return [t.key_field, t.item_field]
-    return []
-
-
-def _field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, str]:
-    """{dotted path: logical type} of a manifest's (pre-order) fields."""
-    return {path: f.logical_type for path, f in field_paths(fields).items()}
-
-
-def schema_difference(dataset: Iterable[file_pb2.Field], data: Iterable[file_pb2.Field]) -> str | None:
-    """How the data's fields differ from the dataset's, nullability aside (None: they match)."""
-    theirs, mine = _field_paths(dataset), _field_paths(data)
-    missing = [p for p in theirs if p not in mine and "." not in p]
-    unexpected = [p for p in mine if p not in theirs and "." not in p]
-    if missing or unexpected:
-        return f"fields do not match: missing={missing}, unexpected={unexpected}"
-    for path, lt in theirs.items():
-        if path not in mine:
-            return f"field {path!r} is missing from the data"
-        if mine[path] != lt:
-            return f"field {path!r} should have type {lt} but the data's is {mine[path]}"
-    extra = [p for p in mine if p not in theirs]
-    if extra:
-        return f"field {extra[0]!r} is not in the dataset"
-    if list(theirs) != list(mine):
-        return f"the fields are in another order: {list(mine)} (the dataset's: {list(theirs)})"
-    return None
-
-
-def _null_free(col: pa.Array | pa.ChunkedArray, field: pa.Field, path: str, uri: str) -> None:
-    """Refuse nulls in a column (or a struct child) whose dataset field is not nullable."""
-    if not field.nullable and col.null_count:
-        raise DatasetSchemaError(
-            f"dataset {uri!r}: the field {path!r} contains null values, but it is marked non-null in the "
-            "dataset's schema"
-        )
-    if pa.types.is_struct(field.type):
-        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        for i in range(field.type.num_fields):
-            child = field.type.field(i)
-            for c in chunks:
-                _null_free(c.field(i), child, f"{path}.{child.name}", uri)
-
-
-def fit_to_dataset(batch: pa.RecordBatch, target: pa.Schema, uri: str) -> pa.RecordBatch:
-    """An appended batch in the dataset's schema: data that is nullable where the dataset's field is
-    not is accepted when it holds no nulls there (as pylance accepts it)."""
-    if batch.schema.equals(target, check_metadata=False):
-        return pa.RecordBatch.from_arrays(batch.columns, schema=target)
-    cols = []
-    for col, field in zip(batch.columns, target):
-        _null_free(col, field, field.name, uri)
-        cols.append(_cast(col, field.type))
-    return pa.RecordBatch.from_arrays(cols, schema=target)
-
-
-def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
-    """``col`` as type ``to``; an extension type (arrow.json over string vs large_string...) through
-    its storage, which pyarrow will not cast between extension types itself."""
-    if col.type == to:
-        return col
-    if isinstance(to, pa.BaseExtensionType):
-        storage = col.storage if isinstance(col.type, pa.BaseExtensionType) else col
-        return pa.ExtensionArray.from_storage(to, storage.cast(to.storage_type))
-    return col.cast(to)
-
-
-def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
-    return {k.decode(): v for k, v in (schema.metadata or {}).items()}
-
-
-def _type_key(fields: Iterable[file_pb2.Field]) -> list[tuple[str, str, bool]]:
-    return [(f.name, f.logical_type, f.nullable) for f in fields]
-
-
-def file_field_lists(fields: list[file_pb2.Field], version: str) -> tuple[list[int], list[int]]:
-    """(DataFile.fields, DataFile.column_indices) of a file holding ``fields`` at ``version``."""
-    if not versions.parse(version).structural:
-        ids = [int(f.id) for f in fields]
-    else:
-        parents = {int(f.parent_id) for f in fields}
-        ids = [int(f.id) for f in fields if int(f.id) not in parents]
-    return ids, list(range(len(ids)))
-
-
-def storage_version(name: str | None) -> str | None:
-    """The data storage version a public name means (None stays None: the dataset's or the default).
-
-    pylance resolves its aliases ("stable", "next", any case) before it records the version in the
-    manifest; a manifest holding the alias itself cannot be opened by pylance.  "legacy" names the
-    pre-2.0 format and "next" pylance's unstable 2.3, neither of which lancelot writes."""
-    if name is None:
-        return None
-    text = str(getattr(name, "value", name)).strip().lower()
-    if text in ("legacy", LEGACY_DATA_VERSION):
-        raise UnsupportedVersionError(
-            f"data_storage_version {name!r}: the legacy format (0.1, before Lance 2.0) is not written by lancelot"
-        )
-    if text in versions.NOT_SUPPORTED:  # "next": pylance's unstable 2.3
-        raise UnsupportedVersionError(f"data_storage_version {name!r}: {versions.NOT_SUPPORTED[text]}")
-    try:
-        return str(resolve_version(text).value)
-    except UnsupportedVersionError:
-        raise UnsupportedVersionError(
-            f"unknown data_storage_version {name!r} (use 'stable', '2.0', '2.1' or '2.2')"
-        ) from None
-
-
-def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
-    return _listed(store, uri)[1]
-
-
-def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
-    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write."""
-    versions = list_versions(store, uri)
-    if versions.latest is None:
-        return versions, None
-    return versions, load_manifest(store, uri, versions, versions.latest)
-
-
-def write_fragments(
-    data: object,
-    uri: str | os.PathLike[str],
-    *,
-    schema: pa.Schema | None = None,
-    data_storage_version: str | None = None,
-    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    storage_options: dict[str, Any] | None = None,
-    profile: str | None = None,
-    max_page_bytes: int | None = None,
-    _store: ObjectStore | None = None,
-    _base: ManifestFile | None | EllipsisType = ...,
-    _append: bool = False,
-    _allow_external_blobs: bool | None = None,
-) -> list[FragmentMetadata]:
-    """Write data files under ``uri/data/`` without committing them: the first half of a two-step
-    write (what each Spark task does); ``commit`` makes them one version.
-
-    Field ids are the dataset's when ``uri`` holds one with the same schema, else fresh; nothing
-    is visible to readers until ``commit``. pylance's counterpart is
-    ``LanceFragment.create`` / ``lance.fragment.write_fragments`` plus ``LanceDataset.commit``.
-
-    Args:
-        data: Anything ``write_dataset`` accepts.
-        uri: The dataset's location (it need not exist yet).
-        schema: The schema of ``data`` (required for an empty iterable).
-        data_storage_version: The file version (default: the dataset's, 2.2 for a new one).
-        max_rows_per_file: The most rows a data file holds.
-        storage_options: Object store options.
-        profile: ``"fast"``, ``"balanced"`` (default) or ``"compact"``.
-        max_page_bytes: The largest page per column, in bytes.
-
-    Returns:
-        One [`FragmentMetadata`][lancelot.dataset.fragment.FragmentMetadata] per file written, ids
-        not yet assigned (``commit`` numbers them).
-
-    Examples:
-        >>> from lancelot.dataset import commit, write_fragments
-        >>> frags = write_fragments(table, "two-step.lance")
-        >>> commit("two-step.lance", "create", fragments=frags, schema=table.schema).count_rows()
-        10
-    """
-    if max_rows_per_file <= 0:
-        raise ValueError("max_rows_per_file must be positive")
-    data_storage_version = storage_version(data_storage_version)
-    store = _store or ObjectStore(uri, storage_options)
-    uri = store.uri
-    schema, batches = as_batches(data, schema)
-    check_metadata(schema)
-    stored = normalize_schema(schema)
-    base = _base if _base is not ... else _existing(store, uri)
-    fields = dataset_fields(stored, base)
-    if data_storage_version is None:
-        data_storage_version = (
-            writable_data_version(base.manifest, f"dataset {uri!r} version {base.manifest.version}")
-            if base is not None
-            else None
-        )
-    version = resolve_version(data_storage_version)
-    major, minor = versions.parse(version).key
-    fields = dataset_fields(blob_write.manifest_schema(stored, version), base, subset=_append)  # blob v2: logical
-    ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
-    out: list[FragmentMetadata] = []
-    writer: LanceWriter | None = None
-    name = ""  # the open data file's
-    blobs: blob_write.BlobV2Writer | None = None  # the open data file's blob v2 bytes
-
-    def close(w: LanceWriter) -> None:
-        nonlocal writer
-        writer = None
-        if blobs is not None:
-            blobs.finish()
-        w.close()
-        df = table_pb2.DataFile(
-            path=name,
-            fields=ids,
-            column_indices=cols,
-            file_major_version=major,
-            file_minor_version=minor,
-            file_size_bytes=int(getattr(w, "file_size", 0)),
-        )
-        out.append(FragmentMetadata.from_pb(table_pb2.DataFragment(files=[df], physical_rows=w.num_rows)))
-
-    try:
-        for batch in batches:
-            if batch.schema.names != stored.names:
-                raise SchemaMismatchError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
-            while batch.num_rows:
-                if writer is None:
-                    name = f"{uuid.uuid4().hex}.lance"
-                    writer = store.open_output(
-                        f"{DATA_DIR}/{name}",
-                        blob_write.file_schema(stored, version),  # blob v2: descriptions
-                        version=version,
-                        profile=profile,
-                        max_page_bytes=max_page_bytes,
-                    )
-                    external = _allow_external_blobs is not False  # rewrites keep what was written
-                    blobs = blob_write.BlobV2Writer(
-                        store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
-                    )
-                room = max_rows_per_file - writer.num_rows
-                part, batch = batch.slice(0, room), batch.slice(room)
-                writer.write(blobs.convert(part) if blobs is not None else part)
-                if writer.num_rows >= max_rows_per_file:
-                    close(writer)
-        if writer is not None and writer.num_rows:
-            close(writer)
-        elif writer is not None:
-            writer.abort()
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-            if blobs is not None:
-                blobs.abort()
-        raise
-    return out
+def _opened(c: Committed) -> LanceDataset:
+    """The version just committed, opened from what the commit already read."""
+    return LanceDataset(c.uri, version=c.version, storage_options=c.storage_options, _store=c.store, _committed=c.known)
 
 
 def commit(
@@ -387,8 +42,6 @@ def commit(
     commit_lock: Any = None,
     enable_v2_manifest_paths: bool | None = None,
     transaction_uuid: str | None = None,
-    _store: ObjectStore | None = None,
-    _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> LanceDataset:
     """Commit fragments written by ``write_fragments`` as one new version (atomically: a conflicting
     concurrent commit is retried on top, or refused).
@@ -414,91 +67,22 @@ def commit(
         DatasetExistsError: ``"create"`` where a dataset exists.
         LanceError: ``"append"`` where none exists, or no schema to create with.
     """
-    from lancelot.dataset.dataset import LanceDataset
-
-    data_storage_version = storage_version(data_storage_version)
-    store = _store or ObjectStore(uri, storage_options)
-    uri = store.uri
-    frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
-    txn = new_transaction(read_version or 0)
-    set_properties(txn, transaction_properties)
-    if transaction_uuid:
-        txn.uuid = transaction_uuid
-    known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
-    if operation == "append":
-        base = known[1]
-        if base is None:
-            raise LanceError(f"dataset {uri!r} does not exist: use mode 'create'")
-        if schema is not None:
-            check_append_schema(base, normalize_schema(schema), uri)
-        if read_version is None:
-            txn.read_version = read_version = int(base.manifest.version)
-        for f in frags:
-            f.ClearField("id")
-        txn.append.fragments.extend(frags)
-        build = build_append(frags, uri)
-        create = False
-    elif operation in ("create", "overwrite"):
-        if schema is None:
-            raise LanceError(f"{operation} needs the schema")
-        stored = normalize_schema(schema)
-        base = known[1]
-        if operation == "create" and base is not None:
-            raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
-        fields = dataset_fields(stored, base)
-        if read_version is None and base is not None:
-            txn.read_version = read_version = int(base.manifest.version)
-        versions = {f"{d.file_major_version}.{d.file_minor_version}" for f in frags for d in f.files}
-        dv = (
-            data_storage_version
-            or (max(versions) if versions else None)
-            or (base.manifest.data_format.version if base is not None else None)
-            or resolve_version(None)
+    return _opened(
+        commit_version(
+            uri,
+            operation,
+            fragments=fragments,
+            schema=schema,
+            read_version=read_version,
+            storage_options=storage_options,
+            data_storage_version=data_storage_version,
+            enable_stable_row_ids=enable_stable_row_ids,
+            transaction_properties=transaction_properties,
+            commit_lock=commit_lock,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            transaction_uuid=transaction_uuid,
         )
-        stored = blob_write.manifest_schema(stored, str(dv))  # blob v2: the logical type
-        fields = dataset_fields(stored, base)
-        md = schema_metadata(stored)
-        txn.overwrite.fragments.extend(frags)
-        txn.overwrite.schema.extend(fields)
-        for k, v in md.items():
-            txn.overwrite.schema_metadata[k] = v
-        stable = enable_stable_row_ids or (
-            base is not None and bool(base.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
-        )
-        build = build_overwrite(frags, fields, md, dv, stable_row_ids=stable)
-        create = operation == "create"
-    else:
-        raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
-    version, listed, mf = commit_manifest(
-        with_commit_lock(store, commit_lock),
-        uri,
-        txn,
-        build,
-        read_version=read_version if not create else None,
-        create=create,
-        scheme="v1" if enable_v2_manifest_paths is False else "v2",
-        known=known,
     )
-    committed = (listed, mf) if mf is not None else None
-    return LanceDataset(uri, version=version, storage_options=storage_options, _store=store, _committed=committed)
-
-
-def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.Schema:
-    """The dataset's schema, when appended data of ``schema`` fits it (nullability may differ: nulls
-    are checked as the data is written); else a DatasetSchemaError naming the field that differs."""
-    schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
-    from lancelot.dataset.dataset import manifest_schema
-
-    full = manifest_schema(base.manifest)
-    if append_fill.is_subset(schema, full):  # nullable fields left out: the files hold only the others
-        append_fill.check_missing(schema, full, uri)
-        full = append_fill.restrict(full, schema)
-        why = schema_difference(schema_fields(full), schema_fields(schema))
-    else:
-        why = schema_difference(base.manifest.fields, schema_fields(schema))
-    if why is not None:
-        raise DatasetSchemaError(f"dataset {uri!r}: append with a different schema: {why}")
-    return full
 
 
 def write_dataset(
@@ -581,79 +165,28 @@ def write_dataset(
         >>> ds.version, ds.count_rows(), len(ds.get_fragments()), ds.data_storage_version
         (2, 13, 2, '2.2')
     """
-    if mode not in ("create", "append", "overwrite"):
-        raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
-    if namespace_client is not None or table_id is not None:
-        raise LanceValueError("lancelot.write_dataset: namespaces are not supported")
-    if use_legacy_format is not None:
-        warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning, 2)
-        data_storage_version = "legacy" if use_legacy_format else "stable"
-    data_storage_version = storage_version(data_storage_version)
-    commit_lock = commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
-    if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
-        storage_options = storage_options or getattr(uri, "storage_options", None)
-        uri = uri.uri
-    store = ObjectStore(uri, storage_options)
-    uri = store.uri
-    known = _listed(store, uri)
-    base = known[1]
-    schema, batches = as_batches(data_obj, schema)
-    check_metadata(schema)
-    stored = normalize_schema(schema)
-    if mode == "create" and base is not None:
-        raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
-    if mode == "append":
-        if base is None:
-            mode = "create"
-        else:
-            names = [f.name for f in base.manifest.fields if f.parent_id == -1]
-            from lancelot.dataset.dataset import manifest_schema
-
-            if append_fill.is_subset(stored, full := manifest_schema(base.manifest)):  # nullable fields left out
-                append_fill.check_missing(stored, full, uri)
-            if stored.names != names and sorted(stored.names) == sorted(names):  # same columns, other order
-                schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
-                stored = normalize_schema(schema)
-                batches = (b.select(names) for b in batches)
-            target = check_append_schema(base, stored, uri)
-            dv = base.manifest.data_format.version
-            # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
-            target = pa.schema(
-                [s if blob_write.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
-            )
-            if not stored.equals(target, check_metadata=False):
-                schema, stored = target, normalize_schema(target)
-                batches = (fit_to_dataset(b, target, uri) for b in batches)
-    if data_storage_version is None and base is not None and mode == "overwrite":
-        data_storage_version = base.manifest.data_format.version or None
-        if data_storage_version == LEGACY_DATA_VERSION:  # lancelot writes no legacy files: its default
-            data_storage_version = str(resolve_version(None))
-    frags = write_fragments(
-        batches,
-        uri,
-        schema=schema,
-        data_storage_version=data_storage_version,
-        max_rows_per_file=max_rows_per_file,
-        profile=profile,
-        max_page_bytes=max_page_bytes,
-        _store=store,
-        _base=base,
-        _append=mode == "append",
-        _allow_external_blobs=allow_external_blob_outside_bases,
-    )
-    read_version = int(base.manifest.version) if base is not None else None
-    return commit(
-        uri,
-        mode,
-        fragments=frags,
-        schema=None if mode == "append" else schema,  # (an append's schema was checked above)
-        read_version=read_version,
-        storage_options=storage_options,
-        data_storage_version=data_storage_version,
-        enable_stable_row_ids=enable_stable_row_ids,
-        transaction_properties=merged_properties(commit_message, transaction_properties),
-        commit_lock=commit_lock,
-        enable_v2_manifest_paths=enable_v2_manifest_paths,
-        _store=store,
-        _known=known,
+    return _opened(
+        write_version(
+            data_obj,
+            uri,
+            schema,
+            mode,
+            max_rows_per_file,
+            data_storage_version=data_storage_version,
+            storage_options=storage_options,
+            enable_stable_row_ids=enable_stable_row_ids,
+            profile=profile,
+            max_page_bytes=max_page_bytes,
+            allow_external_blob_outside_bases=allow_external_blob_outside_bases,
+            max_rows_per_group=max_rows_per_group,
+            commit_lock=commit_lock,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            commit_message=commit_message,
+            transaction_properties=transaction_properties,
+            data_cache_bytes=data_cache_bytes,
+            use_legacy_format=use_legacy_format,
+            namespace_client=namespace_client,
+            table_id=table_id,
+            session=session,
+        )
     )

@@ -4,6 +4,9 @@ function; not those under ``if TYPE_CHECKING:``) has no cycles but the allowed o
 A cycle makes two modules one: neither can be read, tested or changed without the other, and their
 import order matters.  The layers go one way: util/ (arrays, jit, types) below format/ and io/,
 below encodings/, below reader/writer, below dataset/, below spark/, sql/ and the CLI.
+Inside dataset/, the operations (writing, changes, compaction, the commit wing...) sit below
+``LanceDataset`` and ``Fragment``, whose methods call them: an operation that commits returns the
+version (writing.Committed) and the class opens it, so no operation imports the class back.
 """
 
 from __future__ import annotations
@@ -36,41 +39,6 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.sql.numeric",
         "lancelot.sql.string_functions",
         "lancelot.sql.temporal",
-    },
-    # not yet untangled (issue 34): LanceDataset's method groups (dataset_*.py) open the operations'
-    # modules and they import it back (write -> dataset, changes/compact/merge_insert/schema_evolution
-    # -> write -> dataset); commit -> deletion.rebase_deletions -> commit; scanner <-> vector_search;
-    # lance_operation (LanceDataset.commit) -> write; Fragment.delete / merge_columns and the
-    # transaction API (execute_uncommitted, commit of a Transaction, batch_udf; its detached, clone
-    # and Rewrite commits) the same way
-    "dataset, to untangle": {
-        "lancelot.dataset.blob_scan",
-        "lancelot.dataset.changes",
-        "lancelot.dataset.cleanup",
-        "lancelot.dataset.clone",
-        "lancelot.dataset.commit",
-        "lancelot.dataset.compact",
-        "lancelot.dataset.dataset",
-        "lancelot.dataset.dataset_changes",
-        "lancelot.dataset.dataset_maintenance",
-        "lancelot.dataset.dataset_scans",
-        "lancelot.dataset.dataset_versions",
-        "lancelot.dataset.deletion",
-        "lancelot.dataset.detached",
-        "lancelot.dataset.fragment",
-        "lancelot.dataset.fragment_delete",
-        "lancelot.dataset.lance_operation",
-        "lancelot.dataset.merge_insert",
-        "lancelot.dataset.merge_join",
-        "lancelot.dataset.rewrite_commit",
-        "lancelot.dataset.scanner",
-        "lancelot.dataset.schema_alter",
-        "lancelot.dataset.schema_evolution",
-        "lancelot.dataset.transaction_api",
-        "lancelot.dataset.transaction_commit",
-        "lancelot.dataset.udf",
-        "lancelot.dataset.vector_search",
-        "lancelot.dataset.write",
     },
 }
 

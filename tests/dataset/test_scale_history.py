@@ -21,7 +21,7 @@ history = importlib.import_module("lancelot.dataset.history")
 cleanup = importlib.import_module("lancelot.dataset.cleanup")
 wire = importlib.import_module("lancelot.dataset.manifest_wire")
 store_mod = importlib.import_module("lancelot.dataset.store")
-write_mod = importlib.import_module("lancelot.dataset.write")
+write_mod = importlib.import_module("lancelot.dataset.writing")  # (the machinery under write_dataset)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def test_append_on_a_stale_read_commits_on_top_of_the_newer_version(many, tmp_pa
     known = write_mod._listed(store, uri)
     frags = write_mod.write_fragments(table(3, 7000), uri)
     lance.write_dataset(table(4, 8000), uri, mode="append")  # another writer commits version 10
-    ds = write_mod.commit(uri, "append", fragments=frags, read_version=9, _store=store, _known=known)
+    ds = write_mod.commit_version(uri, "append", fragments=frags, read_version=9, _store=store, _known=known)
     assert ds.version == 11
     got = lance.dataset(uri).to_table(columns=["id"]).column("id").to_pylist()
     assert set(range(7000, 7003)) <= set(got) and set(range(8000, 8004)) <= set(got)

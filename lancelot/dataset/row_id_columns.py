@@ -1,0 +1,50 @@
+"""The row-id columns a scan or a take may ask for (pylance's ``with_row_id``, ``with_row_address``,
+``_rowoffset``): their names, and their values for rows of a fragment (table format, "Row ids" and
+"Row addresses": an address is the fragment id in the high 32 bits, the row's position below).
+Below the scanner and its helpers (vector_search.py, blob_scan.py), which all read them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    from lancelot.dataset.fragment import Fragment
+
+ROW_ID, ROW_ADDR, ROW_OFFSET = "_rowid", "_rowaddr", "_rowoffset"
+ROW_COLUMNS = (ROW_ID, ROW_ADDR, ROW_OFFSET)
+
+
+def row_columns(
+    frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int, deleted_null: bool = False
+) -> dict[str, pa.Array]:
+    """The row-id columns of the rows at physical positions ``pos`` of ``frag``; ``deleted_null``:
+    deleted rows (a scan with ``include_deleted_rows``) have null ``_rowid`` and ``_rowaddr``."""
+    out = _row_columns(frag, pos, want, offset_base)
+    if deleted_null and len(frag.deleted_positions()):
+        gone = pa.array(np.isin(pos, frag.deleted_positions().astype(np.int64)))
+        for name in (ROW_ID, ROW_ADDR):
+            if name in out:
+                out[name] = pc.if_else(gone, pa.nulls(len(pos), pa.uint64()), out[name])
+    return out
+
+
+def _row_columns(frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int) -> dict[str, pa.Array]:
+    out: dict[str, pa.Array] = {}
+    addr = (np.uint64(frag.fragment_id) << np.uint64(32)) | pos.astype(np.uint64)
+    if ROW_ADDR in want:
+        out[ROW_ADDR] = pa.array(addr, pa.uint64())
+    if ROW_ID in want:
+        if frag.data_fragment.WhichOneof("row_id_sequence") is not None:
+            out[ROW_ID] = pa.array(frag.row_ids()[pos], pa.uint64())
+        else:
+            out[ROW_ID] = pa.array(addr, pa.uint64())
+    if ROW_OFFSET in want:
+        deleted = frag.deleted_positions().astype(np.int64)
+        live = pos - np.searchsorted(deleted, pos, side="left")
+        out[ROW_OFFSET] = pa.array((live + offset_base).astype(np.uint64), pa.uint64())
+    return out
