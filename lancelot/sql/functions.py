@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.types import comparison_common, is_numeric
+from lancelot.sql.types import comparison_common, is_int, is_numeric
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -160,7 +160,8 @@ def _abs(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1)
     if not is_numeric(args[0].type):
         raise t.error(f"abs does not apply to {args[0].type}", node)
-    return t.call("abs", args, node)
+    # arrow-rs fails on the smallest integer (no positive counterpart), as Arrow's checked kernel
+    return t.call("abs_checked" if is_int(args[0].type) else "abs", args, node)
 
 
 def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
@@ -194,9 +195,7 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
-    a, b = args
-    if pa.types.is_int64(a.type) and pa.types.is_int64(b.type):  # else DataFusion picks power(double, double)
-        return t.call("power", [a, b], node)
+    a, b = args  # lance's planner gives power of any non-decimal numbers as a double
     return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
 
 

@@ -79,7 +79,14 @@ def _pi(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _atan2(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
-    return t.call("atan2", [_double(t, node, args[0]), _double(t, node, args[1])], node)
+    x, y = (_double(t, node, a) for a in args)
+    wide = any(pa.types.is_float64(a.type) or pa.types.is_decimal(a.type) for a in args)
+    if wide:  # DataFusion's atan2(float64, float64); any narrower pair goes in as float32
+        return t.call("atan2", [x, y], node)
+    from lancelot.sql.translate import Val
+
+    x, y = (Val(a.expr.cast(pa.float32(), safe=False), pa.float32()) for a in args)
+    return t.call("atan2", [x, y], node)
 
 
 def _cot(t: Translator, node: exp.Expr, args: list[Val]) -> Val:

@@ -345,8 +345,10 @@ def _temporal(t: Translator, text: str, to: pa.DataType, node: exp.Expr) -> pa.S
 
 def _dpipe(t: Translator, node: exp.Expr) -> Val:
     a, b = t.value(node.this), t.value(node.expression)
-    a, b = t.cast(a, pa.utf8(), node), t.cast(b, pa.utf8(), node)
-    return t.call("binary_join_element_wise", [a, b, _const(pa.scalar(""))], node)
+    large = pa.types.is_large_string(a.type) or pa.types.is_large_string(b.type)
+    to = pa.large_utf8() if large else pa.utf8()  # DataFusion keeps a large_string operand's type
+    a, b = t.cast(a, to, node), t.cast(b, to, node)
+    return t.call("binary_join_element_wise", [a, b, _const(pa.scalar("", to))], node)
 
 
 def _in(t: Translator, node: exp.Expr) -> Val:

@@ -261,6 +261,8 @@ class Translator:
 
             udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
+        if pa.types.is_timestamp(v.type) and pa.types.is_floating(t):
+            v = self.cast(v, pa.int64(), node)  # arrow-rs casts a timestamp to a float by its ticks
         v = self._round_for_cast(v, t, node)
         unsafe = pa.types.is_integer(v.type) and pa.types.is_floating(t)  # arrow-rs rounds big integers
         if v.const is not None:

@@ -88,6 +88,15 @@ REGRESSIONS = [
     ("f", "right(ls, 0) = ''"),  # crashed the process (if_else of utf8 and large_utf8)
     ("f", "CASE WHEN bin >= x'' THEN i8 > 1 ELSE i8 < 1 END"),  # the message failed to print x''
     ("p", "concat_ws('-', s, 'x')"),  # string, not string_view
+    ("p", "power(3, 255)"),  # a double, never a wrapped int64
+    ("p", "power(i64, i64)"),
+    ("p", "atan2(i32, u64)"),  # float32 unless an argument is a double or decimal
+    ("p", "atan2(f32, dec)"),
+    ("p", "CAST(ts AS double)"),  # the ticks
+    ("p", "TRY_CAST(tz AS float)"),
+    ("p", "TRY_CAST(ts AS int)"),  # the ticks overflow: null
+    ("p", "ls || s"),  # large_string stays large
+    ("p", "abs(i8)"),  # abs(-128) overflows
 ]
 
 
