@@ -116,3 +116,21 @@ def test_random_sql_matches_pylance(pair):
         sql = g.bool_(2) if k % 2 else g.any(2)
         if not any(gap in sql for gap in GAPS):
             _check(pair, "f" if k % 2 else "p", sql)
+
+
+@pytest.mark.parametrize("kw", [{}, {"filter": "n > 3"}, {"with_row_id": True}])
+def test_literal_only_projection_matches_pylance(pair, kw):
+    """pylance refuses a scan of only literals unless a row id is asked (ValueError)."""
+    outs = []
+    for ds in pair:
+        try:
+            outs.append(ds.to_table(columns={"x": "1", "y": "'a'"}, **kw).column("x").to_pylist())
+        except ValueError as e:
+            outs.append(e)
+    ref, ours = outs
+    if isinstance(ref, Exception):
+        assert isinstance(ours, LanceError) and isinstance(ours, ValueError), ours
+        with pytest.raises(ValueError):
+            pair[1].scanner(columns={"x": "1"}).projected_schema  # noqa: B018
+    else:
+        assert ours == ref
