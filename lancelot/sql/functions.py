@@ -354,6 +354,12 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
 }
 
 
+#: numeric functions whose untyped NULL arguments are doubles
+_MATH = frozenset(
+    "abs sqrt cbrt ln log log2 log10 exp ceil floor signum sin cos tan cot asin acos atan sinh cosh tanh "
+    "asinh acosh atanh degrees radians round trunc power pow".split()
+)
+
 #: result types of functions called with a literal NULL where they take a constant (default utf8)
 _NULL_RESULT = {
     "starts_with": pa.bool_(),
@@ -374,6 +380,8 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
     """A call of a named function (sqlglot's ``Anonymous`` node: our dialect keeps every call so)."""
     name = node.name.lower()
     args = [t.value(a) for a in node.expressions]
+    if name in _MATH:  # DataFusion coerces an untyped NULL to a double here
+        args = [t.cast(a, pa.float64(), node) if pa.types.is_null(a.type) else a for a in args]
     if name == "regexp_match":
         if id(node) not in t.boolean:
             raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)

@@ -369,6 +369,12 @@ def _escape(t: Translator, node: exp.Expr) -> Val:
     return like(t, inner, isinstance(inner, exp.ILike), node.expression)
 
 
+def _case(t: Translator, node: exp.Expr) -> Val:
+    from lancelot.sql.case import case
+
+    return case(t, node)
+
+
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
@@ -387,4 +393,5 @@ HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     exp.Like: _like,
     exp.ILike: _like,
     exp.Escape: _escape,
+    exp.Case: _case,
 }
