@@ -89,6 +89,14 @@ def _atan2(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.call("atan2", [x, y], node)
 
 
+def _cbrt(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.udfs import cbrt
+
+    _arity(t, node, args, 1)
+    x = args[0] if pa.types.is_float32(args[0].type) else _double(t, node, args[0])  # float32 stays
+    return t.call(cbrt(x.type), [x], node)
+
+
 def _cot(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1)
     return t.call("divide", [_const(1.0), t.call("tan", [_double(t, node, args[0])], node)], node)
@@ -148,6 +156,7 @@ NUMERIC_FUNCTIONS: dict[str, Fn] = {
     "acos": _unary("acos"),
     "atan": _unary("atan"),
     "atan2": _atan2,
+    "cbrt": _cbrt,
     "cot": _cot,
     "greatest": _extreme("max_element_wise"),
     "least": _extreme("min_element_wise"),

@@ -181,3 +181,31 @@ def decimal_mod(a_type: pa.DataType, b_type: pa.DataType, out: pa.DataType) -> s
         return pa.array(res, out)
 
     return register(f"lancelot_decimal_mod<{a_type}|{b_type}|{out}>", {"a": a_type, "b": b_type}, out, impl)
+
+
+# -- functions of one value at a time --------------------------------------------------------------
+
+
+def rowwise(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, fn: Callable[..., Any]) -> str:
+    """``fn`` of the Python values of each row (null where any is null) as the function ``name``;
+    a ValueError of ``fn`` fails the call, as DataFusion's kernels do."""
+
+    def impl(*arrays: pa.Array) -> pa.Array:
+        rows = zip(*(a.to_pylist() for a in arrays), strict=True)
+        try:
+            return pa.array([None if None in r else fn(*r) for r in rows], out)
+        except ValueError as e:
+            raise pa.ArrowInvalid(f"{name}: {e}") from None
+
+    key = ",".join(str(t) for t in inputs.values())
+    return register(f"lancelot_{name}<{key}|{out}>", inputs, out, impl)
+
+
+def cbrt(t: pa.DataType) -> str:
+    """The real cube root (negative for a negative number), rounded to ``t`` as Rust's ``cbrt``."""
+
+    def impl(a: pa.Array) -> pa.Array:
+        x = a.to_numpy(zero_copy_only=False).astype(np.float64)
+        return pa.array(np.cbrt(x).astype(t.to_pandas_dtype()), t, mask=a.is_null().to_numpy(zero_copy_only=False))
+
+    return register(f"lancelot_cbrt<{t}>", {"x": t}, t, impl)
