@@ -56,7 +56,8 @@ def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
 
 def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
     """DataFusion compares floats in IEEE total order (NaN equal to itself, above every number;
-    a NaN with its sign bit set, as negation makes one, below every number), but -0 = 0."""
+    a NaN with its sign bit set, as negation makes one, below every number; -0 below 0 between two
+    columns, -0 = 0 against a literal)."""
     test = _OUTCOME[fn]
     hi_a, hi_b = not a.nan_low, not b.nan_low
     both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
@@ -80,7 +81,15 @@ def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Exp
     for term in terms:
         nan = term if nan.equals(pc.scalar(False)) else pc.or_kleene(nan, term)
     either = pc.or_kleene(isnan_a, isnan_b)
-    return Val(pc.if_else(either, nan, plain.expr), pa.bool_())
+    # two zeros of a column against a column compare by sign too (-0 below 0); only with a literal is -0 = 0
+    zero = pc.scalar(pa.scalar(0, a.type))
+    both_zero = pc.and_kleene(pc.equal(a.expr, zero), pc.equal(b.expr, zero))
+    one = pc.scalar(pa.scalar(1, a.type))
+    positive_a, positive_b = (pc.greater(pc.divide(one, x.expr), zero) for x in (a, b))
+    signed = pc.if_else(both_zero, pc.Expression._call(fn, [positive_a, positive_b]), plain.expr)
+    out = pc.if_else(either, nan, signed)
+    valid = pc.Expression._call("and", [pc.is_valid(a.expr), pc.is_valid(b.expr)])  # NULL against NaN stays unknown
+    return Val(pc.if_else(valid, out, pc.scalar(pa.scalar(None, pa.bool_()))), pa.bool_())
 
 
 def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
@@ -306,10 +315,8 @@ def _try_cast(t: Translator, node: exp.Expr) -> Val:
             return _cast_value(t, x, to, node)
         except SqlError:
             return _const(pa.scalar(None, to))
-    try:
-        plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
-    except SqlError:
-        return _const(pa.scalar(None, to))
+    # a pair of types with no cast is refused, as DataFusion's planner refuses it
+    plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
 
     def convert(arr: pa.Array) -> pa.Array:
         import pyarrow.dataset as pds

@@ -116,6 +116,12 @@ REGRESSIONS = [
     ("p", "translate(s, i8, 'x')"),  # string_view
     ("p", "cbrt(f32)"),  # float32 rounded from the double root
     ("p", "cbrt(dec)"),
+    ("p", "f64 < -f64"),  # two columns: -0 below 0 (total order); against a literal -0 = 0
+    ("f", "f64 = -f64"),
+    ("p", "CAST(i32 != 0 AS tinyint unsigned) = -f32"),  # NULL against NaN stays unknown
+    ("p", "TRY_CAST(ts AS bigint unsigned)"),  # a time as its ticks (days)
+    ("p", "TRY_CAST(DATE '2021-02-01' AS bigint)"),
+    ("p", "TRY_CAST(d AS int unsigned)"),  # no such cast: refused, not null
 ]
 
 
