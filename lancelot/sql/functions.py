@@ -141,7 +141,16 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
     strings = [t.cast(a, pa.utf8(), node) for a in args]
     opts = pc.JoinOptions(null_handling="replace", null_replacement="")
-    return t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
+    out = t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
+    # DataFusion's type: a view with a view; a string with any non-text argument; else the
+    # arguments' own when all are of one string type, a view when several (NULL counts as one)
+    types = {a.type for a in args}
+    if any(pa.types.is_string_view(x) for x in types):
+        return t.cast(out, pa.string_view(), node)
+    if all(is_string_like(x) or pa.types.is_null(x) for x in types):
+        one = next(iter(types)) if len(types) == 1 else pa.null()
+        return t.cast(out, one if is_string_like(one) else pa.string_view(), node)
+    return out
 
 
 def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -368,6 +377,8 @@ _NULL_RESULT = {
     "regexp_like": pa.bool_(),
     "strpos": pa.int32(),
     "instr": pa.int32(),
+    "substr": pa.string_view(),
+    "substring": pa.string_view(),
 }
 
 from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above

@@ -400,10 +400,9 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
 
 
 def _case(t: Translator, node: exp.Expr) -> Val:
-    """CASE, which lance's planner hands to DataFusion only inside a function's arguments: the value
-    of the first WHEN that is true (a null is not), else ELSE or null; the branches in one type."""
-    if node.find_ancestor(exp.Anonymous) is None:
-        raise t.error(f"Case ({sql_text(node)}) is not supported in lance SQL", node)
+    """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
+    is not), else ELSE or null; the branches in one type."""
+    _in_function(t, node)
     operand = node.this
     subject = t.value(operand) if operand is not None else None
     conds: list[Val] = []
@@ -426,6 +425,45 @@ def _case(t: Translator, node: exp.Expr) -> Val:
     return t.call("case_when", [struct, *vals], node)
 
 
+def _in_function(t: Translator, node: exp.Expr) -> None:
+    """SUBSTRING / TRIM / EXTRACT / CASE: lance's planner hands them to DataFusion only inside a
+    function's arguments."""
+    if node.find_ancestor(exp.Anonymous) is None:
+        raise t.error(f"{type(node).__name__} ({sql_text(node)}) is not supported in lance SQL", node)
+
+
+def _special_call(t: Translator, node: exp.Expr, name: str, args: list[Val]) -> Val:
+    """``name(args)`` as the function call the special syntax stands for."""
+    from lancelot.sql.functions import _NULL_RESULT, FUNCTIONS, _NullArgument
+    from lancelot.sql.string_functions import STRING_FUNCTIONS
+    from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
+
+    fn = {**FUNCTIONS, **STRING_FUNCTIONS, **TEMPORAL_FUNCTIONS}[name]
+    try:
+        return fn(t, node, args)
+    except _NullArgument:
+        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))
+
+
+def _substring(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    parts = [node.this, node.args["start"], node.args.get("length")]
+    return _special_call(t, node, "substr", [t.value(p) for p in parts if p is not None])
+
+
+def _trim(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
+    parts = [node.this, node.args.get("expression")]
+    return _special_call(t, node, name, [t.value(p) for p in parts if p is not None])
+
+
+def _extract(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    part = _const(pa.scalar(node.this.name.lower()))
+    return _special_call(t, node, "date_part", [part, t.value(node.expression)])
+
+
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
@@ -445,4 +483,7 @@ HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     exp.ILike: _like,
     exp.Escape: _escape,
     exp.Case: _case,
+    exp.Substring: _substring,
+    exp.Trim: _trim,
+    exp.Extract: _extract,
 }

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.translate import sql_text
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -190,6 +191,27 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return out if exact else t.cast(out, pa.string_view(), node)
 
 
+def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``substr(s, start[, count])``: characters from 1-based ``start`` (a start before 1 eats into
+    the count), a string_view. Lance's planner takes it only inside another function's arguments."""
+    from lancelot.sql.functions import _literal_int
+
+    if node.find_ancestor(exp.Anonymous) is None:
+        raise t.error(f"{sql_text(node)} is not supported in lance SQL (only inside a function's arguments)", node)
+    if len(args) not in (2, 3):
+        raise t.error("substr takes 2 or 3 arguments", node)
+    s = _text(t, node, args[0])
+    start = _literal_int(t, args[1], node, "start")
+    begin = max(start, 1) - 1
+    opts = pc.SliceOptions(begin)
+    if len(args) == 3:
+        count = _literal_int(t, args[2], node, "count")
+        if count < 0:
+            raise t.error(f"negative count not allowed: {count}", node)
+        opts = pc.SliceOptions(begin, max(start + count - 1, begin))
+    return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)
+
+
 STRING_FUNCTIONS: dict[str, Fn] = {
     "repeat": _repeat,
     "concat_ws": _concat_ws,
@@ -201,4 +223,6 @@ STRING_FUNCTIONS: dict[str, Fn] = {
     "md5": _md5,
     "to_hex": _to_hex,
     "translate": _translate,
+    "substr": _substr,
+    "substring": _substr,
 }

@@ -122,6 +122,14 @@ REGRESSIONS = [
     ("p", "TRY_CAST(ts AS bigint unsigned)"),  # a time as its ticks (days)
     ("p", "TRY_CAST(DATE '2021-02-01' AS bigint)"),
     ("p", "TRY_CAST(d AS int unsigned)"),  # no such cast: refused, not null
+    ("p", "substring(s, 1, 2)"),  # SUBSTRING / TRIM / EXTRACT: refused at the top, fine in a function
+    ("p", "concat(substring(s, -1, 3))"),  # a start before 1 eats into the count
+    ("p", "concat(substr(ls, 2))"),
+    ("p", "concat(trim(leading 'a' from s))"),
+    ("p", "abs(extract(month from ts))"),
+    ("p", "concat(s, ls)"),  # concat's type: a view for mixed string types, a string with numbers
+    ("p", "concat(ls, NULL)"),
+    ("p", "concat(i8, NULL, s)"),
 ]
 
 
