@@ -9,6 +9,7 @@ dividend's sign; ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` never gi
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -49,37 +50,50 @@ def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         return compare(t, _FLIP[fn], b, a, node)  # ``1 < f`` as ``f > 1``
     a, b = t.cast(a, common, node), t.cast(b, common, node)
     plain = t.call(fn, [a, b], node)
+    consts = [v.const for v in (a, b) if v.const is not None and v.const.is_valid]
+    if pa.types.is_floating(common) and plain.const is not None and len(consts) == 2:
+        x, y = (_total_key(c.as_py()) for c in consts)
+        return _const(pa.scalar(_OUTCOME[fn]((x > y) - (x < y))))
     if not pa.types.is_floating(common) or plain.const is not None:
         return plain
     return _nan_order(t, fn, a, b, plain, node)
 
 
+def _total_key(x: float) -> tuple[int, float]:
+    """``x``'s place in IEEE total order (NaN by its sign bit; -0 and 0 equal, as between literals)."""
+    if math.isnan(x):
+        return (-1 if math.copysign(1.0, x) < 0 else 1, 0.0)
+    return (0, x)
+
+
+def _is_field(e: pc.Expression) -> bool:
+    return "(" not in str(e)  # a column reference prints as its name
+
+
 def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
-    """DataFusion compares floats in IEEE total order (NaN equal to itself, above every number;
-    a NaN with its sign bit set, as negation makes one, below every number; -0 below 0 between two
-    columns, -0 = 0 against a literal)."""
-    test = _OUTCOME[fn]
-    hi_a, hi_b = not a.nan_low, not b.nan_low
-    both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
-    only_a, only_b = test(1 if hi_a else -1), test(-1 if hi_b else 1)
+    """DataFusion compares floats in IEEE total order: NaN equal to itself, above every number, but
+    a NaN with its sign bit set (as negation, or an operation making a NaN, makes one) below every
+    number; -0 below 0 between two columns, -0 = 0 against a literal."""
+    from lancelot.sql.udfs import sign_bit
+
     if b.const is not None and not b.const.is_valid:
         return plain  # against NULL: unknown, NaN or not
-    bconst = b.const.as_py() if b.const is not None else None
+    test = _OUTCOME[fn]
     isnan_a = pc.is_nan(a.expr)
-    if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
-        # IEEE already says false for a NaN ``a`` (true for <>): add the NaN when it passes
-        return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only_a and fn != "not_equal" else plain
+    # a NaN's place: above every number unless its sign bit is set
+    high_a = pc.invert(pc.Expression._call(sign_bit(a.type), [a.expr]))
+    above, below = pc.scalar(test(1)), pc.scalar(test(-1))
+    a_only = pc.if_else(high_a, above, below)  # a NaN ``a`` against a number
+    if b.const is not None and not math.isnan(b.const.as_py()):
+        if _is_field(a.expr):  # a stored NaN is above every number: the form zone maps prune by
+            only = test(-1 if a.nan_low else 1)
+            return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only and fn != "not_equal" else plain
+        return Val(pc.if_else(isnan_a, a_only, plain.expr), pa.bool_())
     isnan_b = pc.is_nan(b.expr)
-    terms = []
-    if both:
-        terms.append(pc.and_kleene(isnan_a, isnan_b))
-    if only_a:
-        terms.append(pc.and_kleene(isnan_a, pc.invert(isnan_b)))
-    if only_b:
-        terms.append(pc.and_kleene(pc.invert(isnan_a), isnan_b))
-    nan = pc.scalar(False)
-    for term in terms:
-        nan = term if nan.equals(pc.scalar(False)) else pc.or_kleene(nan, term)
+    high_b = pc.invert(pc.Expression._call(sign_bit(b.type), [b.expr]))
+    b_only = pc.if_else(high_b, below, above)
+    both = pc.Expression._call(fn, [high_a, high_b])
+    nan = pc.if_else(isnan_a, pc.if_else(isnan_b, both, a_only), b_only)
     either = pc.or_kleene(isnan_a, isnan_b)
     # two zeros of a column against a column compare by sign too (-0 below 0); only with a literal is -0 = 0
     zero = pc.scalar(pa.scalar(0, a.type))
@@ -88,7 +102,7 @@ def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Exp
     positive_a, positive_b = (pc.greater(pc.divide(one, x.expr), zero) for x in (a, b))
     signed = pc.if_else(both_zero, pc.Expression._call(fn, [positive_a, positive_b]), plain.expr)
     out = pc.if_else(either, nan, signed)
-    valid = pc.Expression._call("and", [pc.is_valid(a.expr), pc.is_valid(b.expr)])  # NULL against NaN stays unknown
+    valid = pc.Expression._call("and", [pc.is_valid(a.expr), pc.is_valid(b.expr)])  # NULL against NaN: unknown
     return Val(pc.if_else(valid, out, pc.scalar(pa.scalar(None, pa.bool_()))), pa.bool_())
 
 

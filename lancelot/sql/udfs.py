@@ -209,3 +209,14 @@ def cbrt(t: pa.DataType) -> str:
         return pa.array(np.cbrt(x).astype(t.to_pandas_dtype()), t, mask=a.is_null().to_numpy(zero_copy_only=False))
 
     return register(f"lancelot_cbrt<{t}>", {"x": t}, t, impl)
+
+
+def sign_bit(t: pa.DataType) -> str:
+    """Whether each float has its sign bit set: a NaN an operation makes on x86 (0/0, inf - inf, cos(inf))
+    has it, and sorts below every number in IEEE total order, as DataFusion compares."""
+
+    def impl(a: pa.Array) -> pa.Array:
+        x = a.to_numpy(zero_copy_only=False)
+        return pa.array(np.signbit(x), pa.bool_(), mask=a.is_null().to_numpy(zero_copy_only=False))
+
+    return register(f"lancelot_sign_bit<{t}>", {"x": t}, pa.bool_(), impl)
