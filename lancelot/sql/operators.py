@@ -478,6 +478,30 @@ def _extract(t: Translator, node: exp.Expr) -> Val:
     return _special_call(t, node, "date_part", [part, t.value(node.expression)])
 
 
+def _rounding(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
+    """CEIL / FLOOR (only inside a function's arguments): a float keeps its type, a decimal too,
+    an integer becomes a double."""
+
+    def fn(t: Translator, node: exp.Expr) -> Val:
+        _in_function(t, node)
+        x = t.value(node.this)
+        if (
+            pa.types.is_null(x.type)
+            or is_numeric(x.type)
+            and not (pa.types.is_floating(x.type) or pa.types.is_decimal(x.type))
+        ):
+            x = t.cast(x, pa.float64(), node)
+        if not is_numeric(x.type):
+            raise t.error(f"{kernel} does not apply to {x.type}", node)
+        d = x.type
+        if pa.types.is_decimal(d) and d.precision < 38:  # Arrow wraps on overflow: round wider, fit back
+            wide = t.call(kernel, [t.cast(x, pa.decimal128(d.precision + 1, d.scale), node)], node)
+            return Val(wide.expr.cast(d), d)
+        return t.call(kernel, [x], node)
+
+    return fn
+
+
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
@@ -500,4 +524,6 @@ HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     exp.Substring: _substring,
     exp.Trim: _trim,
     exp.Extract: _extract,
+    exp.Ceil: _rounding("ceil"),
+    exp.Floor: _rounding("floor"),
 }
