@@ -363,6 +363,11 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
 }
 
 
+#: string functions whose result is a string_view when their first argument is one
+_VIEW_KEEPING = frozenset(
+    "lower upper initcap reverse btrim ltrim rtrim trim repeat regexp_replace translate split_part".split()
+)
+
 #: numeric functions whose untyped NULL arguments are doubles
 _MATH = frozenset(
     "abs sqrt cbrt ln log log2 log10 exp ceil floor signum sin cos tan cot asin acos atan sinh cosh tanh "
@@ -403,7 +408,10 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         known = ", ".join(sorted({*(n for r in registries for n in r), "regexp_match"}))
         raise t.error(f"unknown function {node.name!r} (functions: {known})", node)
     try:
-        return fn(t, node, args)
+        out = fn(t, node, args)
+        if name in _VIEW_KEEPING and args and pa.types.is_string_view(args[0].type) and pa.types.is_string(out.type):
+            out = t.cast(out, pa.string_view(), node)  # DataFusion's kernel returns a view for a view
+        return out
     except _NullArgument:
         from lancelot.sql.translate import _const
 

@@ -368,8 +368,10 @@ def _dpipe(t: Translator, node: exp.Expr) -> Val:
     a, b = t.value(node.this), t.value(node.expression)
     large = pa.types.is_large_string(a.type) or pa.types.is_large_string(b.type)
     to = pa.large_utf8() if large else pa.utf8()  # DataFusion keeps a large_string operand's type
+    view = pa.types.is_string_view(a.type) or pa.types.is_string_view(b.type)  # or a view's
     a, b = t.cast(a, to, node), t.cast(b, to, node)
-    return t.call("binary_join_element_wise", [a, b, _const(pa.scalar("", to))], node)
+    out = t.call("binary_join_element_wise", [a, b, _const(pa.scalar("", to))], node)
+    return t.cast(out, pa.string_view(), node) if view else out
 
 
 def _in(t: Translator, node: exp.Expr) -> Val:

@@ -143,6 +143,8 @@ REGRESSIONS = [
     ("p", "acosh(f32)"),
     ("p", "trunc(f64)"),  # a zero comes out +0 with one argument, a negative fraction -0
     ("p", "trunc(-f64)"),
+    ("p", "lower(right(s, 2))"),  # a string_view in, a string_view out
+    ("p", "right(s, 2) || ls"),
 ]
 
 
