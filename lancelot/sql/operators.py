@@ -110,6 +110,10 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
     if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
         return _time_difference(t, a, b, node)
+    if fn in ("add", "subtract") and pa.types.is_duration(b.type) or fn == "add" and pa.types.is_duration(a.type):
+        from lancelot.sql.temporal import shift
+
+        return shift(t, fn, b, a, node) if pa.types.is_duration(a.type) else shift(t, fn, a, b, node)
     common = numeric_common(a.type, b.type)
     if pa.types.is_null(a.type) or pa.types.is_null(b.type):
         common = b.type if pa.types.is_null(a.type) else a.type
@@ -504,6 +508,12 @@ def _rounding(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
     return fn
 
 
+def _interval(t: Translator, node: exp.Expr) -> Val:
+    from lancelot.sql.temporal import interval
+
+    return interval(t, node)
+
+
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
@@ -527,5 +537,6 @@ HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     exp.Trim: _trim,
     exp.Extract: _extract,
     exp.Ceil: _rounding("ceil"),
+    exp.Interval: lambda t, node: _interval(t, node),
     exp.Floor: _rounding("floor"),
 }
