@@ -7,6 +7,7 @@ has no pyarrow kernel: it is a scalar UDF registered with pyarrow per element ty
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -179,7 +180,13 @@ def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         if not is_numeric(args[0].type):
             raise t.error(f"{node.name} does not apply to {args[0].type}", node)
         x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
-        return t.call(kernel, [x], node)
+        out = t.call(kernel, [x], node)
+        if kernel == "sqrt":  # Rust's sqrt of a negative is a NaN with its sign bit set
+            from lancelot.sql.translate import _const
+
+            negative = t.call("less", [x, _const(pa.scalar(0.0, x.type))], node)
+            out = t.call("if_else", [negative, _const(pa.scalar(-math.nan, x.type)), out], node)
+        return out
 
     return fn
 

@@ -127,15 +127,24 @@ def _extreme(kernel: str) -> Fn:
         vals = as_common(t, node, args, node.name)
         common = vals[0].type
         out = t.call(kernel, vals, node, pc.ElementWiseAggregateOptions(skip_nulls=True))
-        if kernel == "max_element_wise" and pa.types.is_floating(common):  # NaN sorts above every number
+        if pa.types.is_floating(common):  # NaN sorts above every number, one with its sign bit below
             from lancelot.sql.translate import _const as const
+            from lancelot.sql.udfs import sign_bit
 
             no = const(pa.scalar(False))
-            nans = [t.call("coalesce", [t.call("is_nan", [v], node), no], node) for v in vals]
+            low = kernel == "min_element_wise"
+
+            def placed_nan(v: Val) -> Val:
+                sign = t.call(sign_bit(v.type), [v], node)
+                side = sign if low else t.call("invert", [sign], node)
+                return t.call("and_kleene", [t.call("is_nan", [v], node), side], node)
+
+            nans = [t.call("coalesce", [placed_nan(v), no], node) for v in vals]
             any_nan = nans[0]
             for n in nans[1:]:
                 any_nan = t.call("or", [any_nan, n], node)
-            out = t.call("if_else", [any_nan, const(pa.scalar(math.nan, common)), out], node)
+            nan = -math.nan if low else math.nan
+            out = t.call("if_else", [any_nan, const(pa.scalar(nan, common)), out], node)
         return out
 
     return fn

@@ -31,7 +31,7 @@ def register(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, impl: 
 
             def udf(ctx: pc.UdfContext, *args: pa.Array | pa.Scalar) -> pa.Array:
                 n = next((len(a) for a in args if isinstance(a, pa.Array)), ctx.batch_length)
-                arrays = [a if isinstance(a, pa.Array) else pa.array([a.as_py()] * n, a.type) for a in args]
+                arrays = [a if isinstance(a, pa.Array) else pa.repeat(a, n) for a in args]  # bits kept (a NaN's sign)
                 return impl(*arrays)
 
             doc = {"summary": name, "description": "lancelot SQL: " + name}
