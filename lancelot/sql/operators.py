@@ -319,6 +319,8 @@ def _cast_type(t: Translator, node: exp.Expr) -> pa.DataType:
     in_function = node.find_ancestor(exp.Anonymous) is not None
     if to is None or (dt.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR) and not in_function):
         raise t.error(f"unsupported type {sql_text(dt)} in CAST", node)
+    if in_function and pa.types.is_timestamp(to):  # DataFusion's TIMESTAMP is in nanoseconds
+        return pa.timestamp("ns", to.tz)
     return to
 
 

@@ -153,6 +153,8 @@ REGRESSIONS = [
     ("f", "u8 < sqrt(-(1))"),
     ("p", "least(127, -f64 - -3)"),  # greatest / least place NaNs by their sign too
     ("p", "greatest(i8 + 3, sqrt(CASE WHEN i64 >= 0.5 THEN 2 ELSE st.a END))"),
+    ("p", "abs(CAST(CAST(d AS timestamp) AS bigint))"),  # in a function TIMESTAMP is nanoseconds
+    ("p", "cbrt(TRY_CAST(timestamp '2020-01-01 12:30:00' AS float))"),
 ]
 
 
