@@ -155,6 +155,8 @@ REGRESSIONS = [
     ("p", "greatest(i8 + 3, sqrt(CASE WHEN i64 >= 0.5 THEN 2 ELSE st.a END))"),
     ("p", "abs(CAST(CAST(d AS timestamp) AS bigint))"),  # in a function TIMESTAMP is nanoseconds
     ("p", "cbrt(TRY_CAST(timestamp '2020-01-01 12:30:00' AS float))"),
+    ("p", "s || i8 * 2"),  # || binds tighter than * and +: (s || i8) * 2, an error
+    ("p", "s || 'a' || ls"),
 ]
 
 
