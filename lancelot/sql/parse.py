@@ -41,7 +41,7 @@ class LanceDialect(Dialect):
         def _parse_factor_operand(self) -> exp.Expr | None:
             # sqlparser-rs: ``||`` binds tighter than ``*`` and ``+`` (``s || i * 2`` is ``(s || i) * 2``)
             this = super()._parse_factor_operand()
-            while self._match(_tokens.TokenType.DPIPE):
+            while self._match(sqlglot.TokenType.DPIPE):
                 this = self.expression(exp.DPipe(this=this, expression=super()._parse_factor_operand(), safe=True))
             return this
 
