@@ -330,13 +330,13 @@ def _try_cast(t: Translator, node: exp.Expr) -> Val:
 
     to = _cast_type(t, node)
     x = t.value(node.this)
+    # a pair of types with no cast is refused, as DataFusion's planner refuses it (text is parsed)
+    plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
     if x.const is not None:
         try:
             return _cast_value(t, x, to, node)
         except SqlError:
             return _const(pa.scalar(None, to))
-    # a pair of types with no cast is refused, as DataFusion's planner refuses it
-    plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
 
     def convert(arr: pa.Array) -> pa.Array:
         import pyarrow.dataset as pds

@@ -157,6 +157,7 @@ REGRESSIONS = [
     ("p", "cbrt(TRY_CAST(timestamp '2020-01-01 12:30:00' AS float))"),
     ("p", "s || i8 * 2"),  # || binds tighter than * and +: (s || i8) * 2, an error
     ("p", "s || 'a' || ls"),
+    ("p", "TRY_CAST(DATE '2020-01-01' AS bigint unsigned)"),  # a literal too: no such cast, refused
 ]
 
 
