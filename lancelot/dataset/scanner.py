@@ -271,6 +271,8 @@ class LanceScanner:
         self._binary = wants_binary(blob_handling)
         self._proj = projection(ds.schema, columns, with_row_id, with_row_address or self._binary, where)
         self._drop_addr = self._binary and not with_row_address
+        #: only literal expressions, no column nor row id: pylance's scans refuse to run these
+        self._no_column = bool(self._proj.exprs) and not (self._proj.reads or self._proj.rows or self._proj.fields)
         if self.include_deleted_rows and ROW_ID not in self._proj.rows:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
@@ -426,9 +428,14 @@ class LanceScanner:
         return search(self)
 
     # -- results ----------------------------------------------------------------------------------
+    def _require_column(self) -> None:
+        if self._no_column:
+            raise LanceValueError(f"{self._where}: a scan must read at least one column, not only literals")
+
     @property
     def projected_schema(self) -> pa.Schema:
         """The schema of the scan's result."""
+        self._require_column()
         if self._schema is None:
             empty = self._empty_input()
             frag = self._frags[0] if self._frags else None
@@ -478,6 +485,7 @@ class LanceScanner:
         return out.drop_columns([ROW_ADDR]) if self._drop_addr else out
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
+        self._require_column()
         if self.nearest is not None or self.order_by:
             yield from self._table().to_batches(max_chunksize=self.batch_size)
             return
@@ -534,6 +542,7 @@ class LanceScanner:
         return self._bytes(self._table())
 
     def _table(self) -> pa.Table:
+        self._require_column()
         if self.nearest is not None:
             return self._nearest_table()
         if self.order_by:
@@ -631,6 +640,7 @@ class LanceScanner:
         Raises:
             ValueError: The scan has a limit or an offset (pylance refuses them here too).
         """
+        self._require_column()
         if self.limit is not None or self.offset:
             raise LanceValueError(f"{self._where}: count_rows cannot use a limit or offset (apply them to the result)")
         if self.nearest is not None:

@@ -7,6 +7,7 @@ has no pyarrow kernel: it is a scalar UDF registered with pyarrow per element ty
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.types import comparison_common, is_numeric
+from lancelot.sql.types import comparison_common, is_int, is_numeric
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
@@ -141,7 +142,16 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
     strings = [t.cast(a, pa.utf8(), node) for a in args]
     opts = pc.JoinOptions(null_handling="replace", null_replacement="")
-    return t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
+    out = t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
+    # DataFusion's type: a view with a view; a string with any non-text argument; else the
+    # arguments' own when all are of one string type, a view when several (NULL counts as one)
+    types = {a.type for a in args}
+    if any(pa.types.is_string_view(x) for x in types):
+        return t.cast(out, pa.string_view(), node)
+    if all(is_string_like(x) or pa.types.is_null(x) for x in types):
+        one = next(iter(types)) if len(types) == 1 else pa.null()
+        return t.cast(out, one if is_string_like(one) else pa.string_view(), node)
+    return out
 
 
 def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -160,7 +170,8 @@ def _abs(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1)
     if not is_numeric(args[0].type):
         raise t.error(f"abs does not apply to {args[0].type}", node)
-    return t.call("abs", args, node)
+    # arrow-rs fails on the smallest integer (no positive counterpart), as Arrow's checked kernel
+    return t.call("abs_checked" if is_int(args[0].type) else "abs", args, node)
 
 
 def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
@@ -169,7 +180,13 @@ def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         if not is_numeric(args[0].type):
             raise t.error(f"{node.name} does not apply to {args[0].type}", node)
         x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
-        return t.call(kernel, [x], node)
+        out = t.call(kernel, [x], node)
+        if kernel == "sqrt":  # Rust's sqrt of a negative is a NaN with its sign bit set
+            from lancelot.sql.translate import _const
+
+            negative = t.call("less", [x, _const(pa.scalar(0.0, x.type))], node)
+            out = t.call("if_else", [negative, _const(pa.scalar(-math.nan, x.type)), out], node)
+        return out
 
     return fn
 
@@ -194,9 +211,7 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
-    a, b = args
-    if pa.types.is_int64(a.type) and pa.types.is_int64(b.type):  # else DataFusion picks power(double, double)
-        return t.call("power", [a, b], node)
+    a, b = args  # lance's planner gives power of any non-decimal numbers as a double
     return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
 
 
@@ -355,6 +370,17 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
 }
 
 
+#: string functions whose result is a string_view when their first argument is one
+_VIEW_KEEPING = frozenset(
+    "lower upper initcap reverse btrim ltrim rtrim trim repeat regexp_replace translate split_part".split()
+)
+
+#: numeric functions whose untyped NULL arguments are doubles
+_MATH = frozenset(
+    "abs sqrt cbrt ln log log2 log10 exp ceil floor signum sin cos tan cot asin acos atan sinh cosh tanh "
+    "asinh acosh atanh degrees radians round trunc power pow".split()
+)
+
 #: result types of functions called with a literal NULL where they take a constant (default utf8)
 _NULL_RESULT = {
     "starts_with": pa.bool_(),
@@ -363,6 +389,8 @@ _NULL_RESULT = {
     "regexp_like": pa.bool_(),
     "strpos": pa.int32(),
     "instr": pa.int32(),
+    "substr": pa.string_view(),
+    "substring": pa.string_view(),
 }
 
 from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above
@@ -375,6 +403,8 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
     """A call of a named function (sqlglot's ``Anonymous`` node: our dialect keeps every call so)."""
     name = node.name.lower()
     args = [t.value(a) for a in node.expressions]
+    if name in _MATH:  # DataFusion coerces an untyped NULL to a double here
+        args = [t.cast(a, pa.float64(), node) if pa.types.is_null(a.type) else a for a in args]
     if name == "regexp_match":
         if id(node) not in t.boolean:
             raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)
@@ -385,7 +415,10 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         known = ", ".join(sorted({*(n for r in registries for n in r), "regexp_match"}))
         raise t.error(f"unknown function {node.name!r} (functions: {known})", node)
     try:
-        return fn(t, node, args)
+        out = fn(t, node, args)
+        if name in _VIEW_KEEPING and args and pa.types.is_string_view(args[0].type) and pa.types.is_string(out.type):
+            out = t.cast(out, pa.string_view(), node)  # DataFusion's kernel returns a view for a view
+        return out
     except _NullArgument:
         from lancelot.sql.translate import _const
 

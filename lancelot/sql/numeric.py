@@ -36,6 +36,17 @@ def _double(t: Translator, node: exp.Expr, v: Val) -> Val:
     return v if pa.types.is_float64(v.type) else t.cast(v, pa.float64(), node)
 
 
+def _float(t: Translator, node: exp.Expr, v: Val) -> Val:
+    """``v`` as a float: a float32 stays one (DataFusion's kernels keep it), the rest as doubles."""
+    return v if pa.types.is_float32(v.type) else _double(t, node, v)
+
+
+def _const_of(x: float, like: Val) -> Val:
+    from lancelot.sql.translate import _const as const
+
+    return const(pa.scalar(x, like.type))
+
+
 def _arity(t: Translator, node: exp.Expr, args: list[Val], *counts: int) -> None:
     if len(args) not in counts:
         raise t.error(f"{node.name} takes {' or '.join(map(str, counts))} argument(s), not {len(args)}", node)
@@ -46,9 +57,9 @@ def _unary(kernel: str, scale: float | None = None) -> Fn:
 
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         _arity(t, node, args, 1)
-        x = _double(t, node, args[0])
+        x = _float(t, node, args[0])
         if scale is not None:
-            return t.call("multiply", [x, _const(scale)], node)
+            return t.call("multiply", [x, _const_of(scale, x)], node)
         return t.call(kernel, [x], node)
 
     return fn
@@ -56,20 +67,24 @@ def _unary(kernel: str, scale: float | None = None) -> Fn:
 
 def _log(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1, 2)
-    base = _double(t, node, args[0]) if len(args) == 2 else _const(10.0)
-    x = _double(t, node, args[-1])
+    x = _float(t, node, args[-1])  # the value's float type; the base is cast to it
+    base = t.cast(_double(t, node, args[0]), x.type, node) if len(args) == 2 else _const_of(10.0, x)
     return t.call("divide", [t.call("ln", [x], node), t.call("ln", [base], node)], node)
 
 
 def _trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1, 2)
-    x = _double(t, node, args[0])
+    x = _float(t, node, args[0])
     digits = 0
     if len(args) == 2:
         if args[1].const is None or not pa.types.is_integer(args[1].type):
             raise t.error("the digits of trunc must be an integer literal", node)
         digits = int(args[1].const.as_py())
-    return t.call("round", [x], node, pc.RoundOptions(digits, round_mode="towards_zero"))
+    out = t.call("round", [x], node, pc.RoundOptions(digits, round_mode="towards_zero"))
+    if out.const is None and len(args) == 1:  # DataFusion's one-argument kernel gives a zero as +0
+        zero = _const_of(0.0, out)
+        out = t.call("if_else", [t.call("equal", [x, zero], node), zero, out], node)
+    return out
 
 
 def _pi(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -79,12 +94,28 @@ def _pi(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _atan2(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
-    return t.call("atan2", [_double(t, node, args[0]), _double(t, node, args[1])], node)
+    x, y = (_double(t, node, a) for a in args)
+    wide = any(pa.types.is_float64(a.type) or pa.types.is_decimal(a.type) for a in args)
+    if wide:  # DataFusion's atan2(float64, float64); any narrower pair goes in as float32
+        return t.call("atan2", [x, y], node)
+    from lancelot.sql.translate import Val
+
+    x, y = (Val(a.expr.cast(pa.float32(), safe=False), pa.float32()) for a in args)
+    return t.call("atan2", [x, y], node)
+
+
+def _cbrt(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.udfs import cbrt
+
+    _arity(t, node, args, 1)
+    x = args[0] if pa.types.is_float32(args[0].type) else _double(t, node, args[0])  # float32 stays
+    return t.call(cbrt(x.type), [x], node)
 
 
 def _cot(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1)
-    return t.call("divide", [_const(1.0), t.call("tan", [_double(t, node, args[0])], node)], node)
+    x = _float(t, node, args[0])
+    return t.call("divide", [_const_of(1.0, x), t.call("tan", [x], node)], node)
 
 
 def _extreme(kernel: str) -> Fn:
@@ -96,15 +127,24 @@ def _extreme(kernel: str) -> Fn:
         vals = as_common(t, node, args, node.name)
         common = vals[0].type
         out = t.call(kernel, vals, node, pc.ElementWiseAggregateOptions(skip_nulls=True))
-        if kernel == "max_element_wise" and pa.types.is_floating(common):  # NaN sorts above every number
+        if pa.types.is_floating(common):  # NaN sorts above every number, one with its sign bit below
             from lancelot.sql.translate import _const as const
+            from lancelot.sql.udfs import sign_bit
 
             no = const(pa.scalar(False))
-            nans = [t.call("coalesce", [t.call("is_nan", [v], node), no], node) for v in vals]
+            low = kernel == "min_element_wise"
+
+            def placed_nan(v: Val) -> Val:
+                sign = t.call(sign_bit(v.type), [v], node)
+                side = sign if low else t.call("invert", [sign], node)
+                return t.call("and_kleene", [t.call("is_nan", [v], node), side], node)
+
+            nans = [t.call("coalesce", [placed_nan(v), no], node) for v in vals]
             any_nan = nans[0]
             for n in nans[1:]:
                 any_nan = t.call("or", [any_nan, n], node)
-            out = t.call("if_else", [any_nan, const(pa.scalar(math.nan, common)), out], node)
+            nan = -math.nan if low else math.nan
+            out = t.call("if_else", [any_nan, const(pa.scalar(nan, common)), out], node)
         return out
 
     return fn
@@ -140,7 +180,14 @@ NUMERIC_FUNCTIONS: dict[str, Fn] = {
     "asin": _unary("asin"),
     "acos": _unary("acos"),
     "atan": _unary("atan"),
+    "sinh": _unary("sinh"),
+    "cosh": _unary("cosh"),
+    "tanh": _unary("tanh"),
+    "asinh": _unary("asinh"),
+    "acosh": _unary("acosh"),
+    "atanh": _unary("atanh"),
     "atan2": _atan2,
+    "cbrt": _cbrt,
     "cot": _cot,
     "greatest": _extreme("max_element_wise"),
     "least": _extreme("min_element_wise"),

@@ -9,6 +9,7 @@ dividend's sign; ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` never gi
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -49,44 +50,70 @@ def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         return compare(t, _FLIP[fn], b, a, node)  # ``1 < f`` as ``f > 1``
     a, b = t.cast(a, common, node), t.cast(b, common, node)
     plain = t.call(fn, [a, b], node)
+    consts = [v.const for v in (a, b) if v.const is not None and v.const.is_valid]
+    if pa.types.is_floating(common) and plain.const is not None and len(consts) == 2:
+        x, y = (_total_key(c.as_py()) for c in consts)
+        return _const(pa.scalar(_OUTCOME[fn]((x > y) - (x < y))))
     if not pa.types.is_floating(common) or plain.const is not None:
         return plain
     return _nan_order(t, fn, a, b, plain, node)
 
 
+def _total_key(x: float) -> tuple[int, float]:
+    """``x``'s place in IEEE total order (NaN by its sign bit; -0 and 0 equal, as between literals)."""
+    if math.isnan(x):
+        return (-1 if math.copysign(1.0, x) < 0 else 1, 0.0)
+    return (0, x)
+
+
+def _is_field(e: pc.Expression) -> bool:
+    return "(" not in str(e)  # a column reference prints as its name
+
+
 def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
-    """DataFusion compares floats in IEEE total order (NaN equal to itself, above every number;
-    a NaN with its sign bit set, as negation makes one, below every number), but -0 = 0."""
-    test = _OUTCOME[fn]
-    hi_a, hi_b = not a.nan_low, not b.nan_low
-    both = test((hi_a > hi_b) - (hi_a < hi_b))  # both NaN
-    only_a, only_b = test(1 if hi_a else -1), test(-1 if hi_b else 1)
+    """DataFusion compares floats in IEEE total order: NaN equal to itself, above every number, but
+    a NaN with its sign bit set (as negation, or an operation making a NaN, makes one) below every
+    number; -0 below 0 between two columns, -0 = 0 against a literal."""
+    from lancelot.sql.udfs import sign_bit
+
     if b.const is not None and not b.const.is_valid:
         return plain  # against NULL: unknown, NaN or not
-    bconst = b.const.as_py() if b.const is not None else None
+    test = _OUTCOME[fn]
     isnan_a = pc.is_nan(a.expr)
-    if b.const is not None and bconst == bconst:  # a number, not NaN: only a NaN ``a`` matters
-        # IEEE already says false for a NaN ``a`` (true for <>): add the NaN when it passes
-        return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only_a and fn != "not_equal" else plain
+    # a NaN's place: above every number unless its sign bit is set
+    high_a = pc.invert(pc.Expression._call(sign_bit(a.type), [a.expr]))
+    above, below = pc.scalar(test(1)), pc.scalar(test(-1))
+    a_only = pc.if_else(high_a, above, below)  # a NaN ``a`` against a number
+    if b.const is not None and not math.isnan(b.const.as_py()):
+        if _is_field(a.expr):  # a stored NaN is above every number: the form zone maps prune by
+            only = test(-1 if a.nan_low else 1)
+            return Val(pc.or_kleene(plain.expr, isnan_a), pa.bool_()) if only and fn != "not_equal" else plain
+        return Val(pc.if_else(isnan_a, a_only, plain.expr), pa.bool_())
     isnan_b = pc.is_nan(b.expr)
-    terms = []
-    if both:
-        terms.append(pc.and_kleene(isnan_a, isnan_b))
-    if only_a:
-        terms.append(pc.and_kleene(isnan_a, pc.invert(isnan_b)))
-    if only_b:
-        terms.append(pc.and_kleene(pc.invert(isnan_a), isnan_b))
-    nan = pc.scalar(False)
-    for term in terms:
-        nan = term if nan.equals(pc.scalar(False)) else pc.or_kleene(nan, term)
+    high_b = pc.invert(pc.Expression._call(sign_bit(b.type), [b.expr]))
+    b_only = pc.if_else(high_b, below, above)
+    both = pc.Expression._call(fn, [high_a, high_b])
+    nan = pc.if_else(isnan_a, pc.if_else(isnan_b, both, a_only), b_only)
     either = pc.or_kleene(isnan_a, isnan_b)
-    return Val(pc.if_else(either, nan, plain.expr), pa.bool_())
+    # two zeros of a column against a column compare by sign too (-0 below 0); only with a literal is -0 = 0
+    zero = pc.scalar(pa.scalar(0, a.type))
+    both_zero = pc.and_kleene(pc.equal(a.expr, zero), pc.equal(b.expr, zero))
+    one = pc.scalar(pa.scalar(1, a.type))
+    positive_a, positive_b = (pc.greater(pc.divide(one, x.expr), zero) for x in (a, b))
+    signed = pc.if_else(both_zero, pc.Expression._call(fn, [positive_a, positive_b]), plain.expr)
+    out = pc.if_else(either, nan, signed)
+    valid = pc.Expression._call("and", [pc.is_valid(a.expr), pc.is_valid(b.expr)])  # NULL against NaN: unknown
+    return Val(pc.if_else(valid, out, pc.scalar(pa.scalar(None, pa.bool_()))), pa.bool_())
 
 
 def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
     if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
         return _time_difference(t, a, b, node)
+    if fn in ("add", "subtract") and pa.types.is_duration(b.type) or fn == "add" and pa.types.is_duration(a.type):
+        from lancelot.sql.temporal import shift
+
+        return shift(t, fn, b, a, node) if pa.types.is_duration(a.type) else shift(t, fn, a, b, node)
     common = numeric_common(a.type, b.type)
     if pa.types.is_null(a.type) or pa.types.is_null(b.type):
         common = b.type if pa.types.is_null(a.type) else a.type
@@ -292,6 +319,8 @@ def _cast_type(t: Translator, node: exp.Expr) -> pa.DataType:
     in_function = node.find_ancestor(exp.Anonymous) is not None
     if to is None or (dt.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.CHAR) and not in_function):
         raise t.error(f"unsupported type {sql_text(dt)} in CAST", node)
+    if in_function and pa.types.is_timestamp(to):  # DataFusion's TIMESTAMP is in nanoseconds
+        return pa.timestamp("ns", to.tz)
     return to
 
 
@@ -301,15 +330,13 @@ def _try_cast(t: Translator, node: exp.Expr) -> Val:
 
     to = _cast_type(t, node)
     x = t.value(node.this)
+    # a pair of types with no cast is refused, as DataFusion's planner refuses it (text is parsed)
+    plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
     if x.const is not None:
         try:
             return _cast_value(t, x, to, node)
         except SqlError:
             return _const(pa.scalar(None, to))
-    try:
-        plan = _cast_value(t, Val(pc.field("x"), x.type), to, node).expr
-    except SqlError:
-        return _const(pa.scalar(None, to))
 
     def convert(arr: pa.Array) -> pa.Array:
         import pyarrow.dataset as pds
@@ -345,8 +372,12 @@ def _temporal(t: Translator, text: str, to: pa.DataType, node: exp.Expr) -> pa.S
 
 def _dpipe(t: Translator, node: exp.Expr) -> Val:
     a, b = t.value(node.this), t.value(node.expression)
-    a, b = t.cast(a, pa.utf8(), node), t.cast(b, pa.utf8(), node)
-    return t.call("binary_join_element_wise", [a, b, _const(pa.scalar(""))], node)
+    large = pa.types.is_large_string(a.type) or pa.types.is_large_string(b.type)
+    to = pa.large_utf8() if large else pa.utf8()  # DataFusion keeps a large_string operand's type
+    view = pa.types.is_string_view(a.type) or pa.types.is_string_view(b.type)  # or a view's
+    a, b = t.cast(a, to, node), t.cast(b, to, node)
+    out = t.call("binary_join_element_wise", [a, b, _const(pa.scalar("", to))], node)
+    return t.cast(out, pa.string_view(), node) if view else out
 
 
 def _in(t: Translator, node: exp.Expr) -> Val:
@@ -367,6 +398,124 @@ def _escape(t: Translator, node: exp.Expr) -> Val:
     return like(t, inner, isinstance(inner, exp.ILike), node.expression)
 
 
+def _condition(t: Translator, v: Val, node: exp.Expr) -> Val:
+    """A WHEN condition as a boolean: numbers are true when not zero (DataFusion casts them)."""
+    if pa.types.is_boolean(v.type):
+        return v
+    return t.cast(v, pa.bool_(), node)
+
+
+def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | None:
+    """The branches' common type: text when any branch is text (a number reads as its digits)."""
+    types = [v.type for v in vals if not pa.types.is_null(v.type)]
+    if not types:
+        return None
+    if any(is_string_like(x) for x in types) and not all(is_string_like(x) for x in types):
+        return pa.large_utf8() if any(pa.types.is_large_string(x) for x in types) else pa.utf8()
+    common = types[0]
+    for x in types[1:]:
+        c = comparison_common(common, x)
+        if c is None:
+            raise t.error(f"the branches of CASE have no common type ({common} and {x})", node)
+        common = c
+    return common
+
+
+def _case(t: Translator, node: exp.Expr) -> Val:
+    """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
+    is not), else ELSE or null; the branches in one type."""
+    _in_function(t, node)
+    operand = node.this
+    subject = t.value(operand) if operand is not None else None
+    conds: list[Val] = []
+    vals: list[Val] = []
+    for branch in node.args.get("ifs") or []:
+        when = t.value(branch.this)
+        if subject is not None:
+            when = t.compare("equal", subject, when, branch)
+        conds.append(_condition(t, when, branch.this))
+        vals.append(t.value(branch.args["true"]))
+    default = node.args.get("default")
+    if default is not None:
+        vals.append(t.value(default))
+    common = _common(t, vals, node)
+    if common is None:
+        return _const(pa.scalar(None))
+    vals = [t.cast(v, common, node) for v in vals]
+    names = [f"c{i}" for i in range(len(conds))]
+    struct = t.call("make_struct", conds, node, pc.MakeStructOptions(names))
+    return t.call("case_when", [struct, *vals], node)
+
+
+def _in_function(t: Translator, node: exp.Expr) -> None:
+    """SUBSTRING / TRIM / EXTRACT / CASE: lance's planner hands them to DataFusion only inside a
+    function's arguments."""
+    if node.find_ancestor(exp.Anonymous) is None:
+        raise t.error(f"{type(node).__name__} ({sql_text(node)}) is not supported in lance SQL", node)
+
+
+def _special_call(t: Translator, node: exp.Expr, name: str, args: list[Val]) -> Val:
+    """``name(args)`` as the function call the special syntax stands for."""
+    from lancelot.sql.functions import _NULL_RESULT, FUNCTIONS, _NullArgument
+    from lancelot.sql.string_functions import STRING_FUNCTIONS
+    from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
+
+    fn = {**FUNCTIONS, **STRING_FUNCTIONS, **TEMPORAL_FUNCTIONS}[name]
+    try:
+        return fn(t, node, args)
+    except _NullArgument:
+        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))
+
+
+def _substring(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    parts = [node.this, node.args["start"], node.args.get("length")]
+    return _special_call(t, node, "substr", [t.value(p) for p in parts if p is not None])
+
+
+def _trim(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
+    parts = [node.this, node.args.get("expression")]
+    return _special_call(t, node, name, [t.value(p) for p in parts if p is not None])
+
+
+def _extract(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    part = _const(pa.scalar(node.this.name.lower()))
+    return _special_call(t, node, "date_part", [part, t.value(node.expression)])
+
+
+def _rounding(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
+    """CEIL / FLOOR (only inside a function's arguments): a float keeps its type, a decimal too,
+    an integer becomes a double."""
+
+    def fn(t: Translator, node: exp.Expr) -> Val:
+        _in_function(t, node)
+        x = t.value(node.this)
+        if (
+            pa.types.is_null(x.type)
+            or is_numeric(x.type)
+            and not (pa.types.is_floating(x.type) or pa.types.is_decimal(x.type))
+        ):
+            x = t.cast(x, pa.float64(), node)
+        if not is_numeric(x.type):
+            raise t.error(f"{kernel} does not apply to {x.type}", node)
+        d = x.type
+        if pa.types.is_decimal(d) and d.precision < 38:  # Arrow wraps on overflow: round wider, fit back
+            wide = t.call(kernel, [t.cast(x, pa.decimal128(d.precision + 1, d.scale), node)], node)
+            return Val(wide.expr.cast(d), d)
+        return t.call(kernel, [x], node)
+
+    return fn
+
+
+def _interval(t: Translator, node: exp.Expr) -> Val:
+    from lancelot.sql.temporal import interval
+
+    return interval(t, node)
+
+
 HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     **dict.fromkeys(_COMPARISONS, _compare),
     **dict.fromkeys(_ARITHMETIC, _arith),
@@ -385,4 +534,11 @@ HANDLERS: dict[type[exp.Expr], Callable[[Translator, exp.Expr], Val]] = {
     exp.Like: _like,
     exp.ILike: _like,
     exp.Escape: _escape,
+    exp.Case: _case,
+    exp.Substring: _substring,
+    exp.Trim: _trim,
+    exp.Extract: _extract,
+    exp.Ceil: _rounding("ceil"),
+    exp.Interval: lambda t, node: _interval(t, node),
+    exp.Floor: _rounding("floor"),
 }

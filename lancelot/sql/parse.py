@@ -38,6 +38,13 @@ class LanceDialect(Dialect):
             k: v for k, v in _parser.Parser.FUNCTION_PARSERS.items() if k not in ("INITCAP", "CHR", "CHAR")
         }
 
+        def _parse_factor_operand(self) -> exp.Expr | None:
+            # sqlparser-rs: ``||`` binds tighter than ``*`` and ``+`` (``s || i * 2`` is ``(s || i) * 2``)
+            this = super()._parse_factor_operand()
+            while self._match(sqlglot.TokenType.DPIPE):
+                this = self.expression(exp.DPipe(this=this, expression=super()._parse_factor_operand(), safe=True))
+            return this
+
 
 def position(sql: str, node: exp.Expr | None) -> str:
     """``line L, column C`` where ``node`` starts: its leftmost token that sqlglot located (or, when

@@ -1,5 +1,6 @@
 """More string functions of pylance's SQL (DataFusion's names, semantics and result types) as
-pyarrow compute calls: ``repeat``, ``concat_ws``, ``lpad``/``rpad``, ``bit_length``.
+pyarrow compute calls: ``repeat``, ``concat_ws``, ``lpad``/``rpad``, ``bit_length``; ``ascii``,
+``chr``, ``md5``, ``to_hex``, ``translate`` value by value in Python.
 
 ``lpad``/``rpad`` cut a longer string to the width (DataFusion's rule, unlike Arrow's pad,
 which never cuts); a fill of other than one character is padded in Python.
@@ -7,12 +8,16 @@ which never cuts); a fill of other than one character is padded in Python.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
+
+from lancelot.sql.translate import sql_text
+from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator, Val
@@ -90,10 +95,134 @@ def _bit_length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.call("multiply", [n, _const(8, n.type)], node)
 
 
+def _null_of(args: list[Val]) -> bool:
+    return any(a.const is not None and not a.const.is_valid for a in args)
+
+
+def _ascii(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """The code point of the first character (0 for an empty string), an int32."""
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 1:
+        raise t.error("ascii takes 1 argument", node)
+    if _null_of(args):
+        return _const(None, pa.int32())
+    s = _text(t, node, args[0])
+    return t.call(rowwise("ascii", {"s": s.type}, pa.int32(), lambda v: ord(v[0]) if v else 0), [s], node)
+
+
+def _unicode_char(v: int) -> str:
+    if not 0 <= v <= 0x10FFFF or 0xD800 <= v <= 0xDFFF:
+        raise ValueError(f"invalid Unicode scalar value: {v}")
+    return chr(v)
+
+
+def _chr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """The character of a code point (an invalid one fails the query, as in DataFusion)."""
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 1:
+        raise t.error("chr takes 1 argument", node)
+    if _null_of(args):
+        return _const(None, pa.utf8())
+    if not pa.types.is_integer(args[0].type):
+        raise t.error(f"chr takes an integer, not {args[0].type}", node)
+    x = t.cast(args[0], pa.int64(), node)
+    return t.call(rowwise("chr", {"x": pa.int64()}, pa.utf8(), _unicode_char), [x], node)
+
+
+def _md5_hex(v: str | bytes) -> str:
+    return hashlib.md5(v.encode() if isinstance(v, str) else v, usedforsecurity=False).hexdigest()
+
+
+def _md5(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """The MD5 digest of a string's UTF-8 bytes or of binary, as 32 hex digits (a string_view)."""
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 1:
+        raise t.error("md5 takes 1 argument", node)
+    if _null_of(args):
+        return _const(None, pa.string_view())
+    x = args[0]
+    if pa.types.is_string_view(x.type) or pa.types.is_binary_view(x.type):
+        x = t.cast(x, pa.utf8() if pa.types.is_string_view(x.type) else pa.binary(), node)
+    if not (is_string_like(x.type) or pa.types.is_binary(x.type) or pa.types.is_large_binary(x.type)):
+        raise t.error(f"md5 takes a string or binary, not {x.type}", node)
+    out = t.call(rowwise("md5", {"x": x.type}, pa.utf8(), _md5_hex), [x], node)
+    return t.cast(out, pa.string_view(), node)
+
+
+def _to_hex(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """An integer in lowercase hex; a negative one as its 64-bit two's complement."""
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 1:
+        raise t.error("to_hex takes 1 argument", node)
+    if _null_of(args):
+        return _const(None, pa.utf8())
+    x = args[0]
+    if not pa.types.is_integer(x.type):
+        raise t.error(f"to_hex takes an integer, not {x.type}", node)
+    return t.call(rowwise("to_hex", {"x": x.type}, pa.utf8(), lambda v: format(v & (2**64 - 1), "x")), [x], node)
+
+
+def _translated(s: str, old: str, new: str) -> str:
+    table: dict[str, str | None] = {}
+    for i, c in enumerate(old):
+        table.setdefault(c, new[i] if i < len(new) else None)  # the first mapping of a character wins
+    return "".join(m for m in (table.get(c, c) for c in s) if m is not None)
+
+
+def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """Each character of the second argument replaced by the one at its position in the third (or
+    dropped). The first argument's type when the other two are strings, else a string_view (the
+    type DataFusion coerces to)."""
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 3:
+        raise t.error("translate takes 3 arguments", node)
+    exact = is_string_like(args[0].type) and all(pa.types.is_string(a.type) for a in args[1:])
+    if _null_of(args):
+        return _const(None, pa.string_view())
+    vals = [_text(t, node, args[0]), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
+    out_type = vals[0].type if exact else pa.utf8()
+    inputs = {f"a{i}": v.type for i, v in enumerate(vals)}
+    out = t.call(rowwise("translate", inputs, out_type, _translated), vals, node)
+    return out if exact else t.cast(out, pa.string_view(), node)
+
+
+def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """``substr(s, start[, count])``: characters from 1-based ``start`` (a start before 1 eats into
+    the count), a string_view. Lance's planner takes it only inside another function's arguments."""
+    from lancelot.sql.functions import _literal_int
+
+    if node.find_ancestor(exp.Anonymous) is None:
+        raise t.error(f"{sql_text(node)} is not supported in lance SQL (only inside a function's arguments)", node)
+    if len(args) not in (2, 3):
+        raise t.error("substr takes 2 or 3 arguments", node)
+    s = _text(t, node, args[0])
+    start = _literal_int(t, args[1], node, "start")
+    begin = max(start, 1) - 1
+    opts = pc.SliceOptions(begin)
+    if len(args) == 3:
+        count = _literal_int(t, args[2], node, "count")
+        if count < 0:
+            raise t.error(f"negative count not allowed: {count}", node)
+        opts = pc.SliceOptions(begin, max(start + count - 1, begin))
+    return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)
+
+
 STRING_FUNCTIONS: dict[str, Fn] = {
     "repeat": _repeat,
     "concat_ws": _concat_ws,
     "lpad": _pad("utf8_lpad"),
     "rpad": _pad("utf8_rpad"),
     "bit_length": _bit_length,
+    "ascii": _ascii,
+    "chr": _chr,
+    "md5": _md5,
+    "to_hex": _to_hex,
+    "translate": _translate,
+    "substr": _substr,
+    "substring": _substr,
 }

@@ -113,3 +113,50 @@ TEMPORAL_FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] 
     "today": current_date,
     "to_timestamp": to_timestamp,
 }
+
+
+_INTERVAL_UNITS = {
+    "microsecond": 1,
+    "millisecond": 1_000,
+    "second": 1_000_000,
+    "minute": 60_000_000,
+    "hour": 3_600_000_000,
+    "day": 86_400_000_000,
+    "week": 7 * 86_400_000_000,
+}
+
+
+def interval(t: Translator, node: exp.Expr) -> Val:
+    """``INTERVAL '1 day'`` / ``INTERVAL '90' MINUTE`` (only inside a function's arguments, as lance's
+    planner takes it) as a duration in microseconds; months and years have no fixed length: refused."""
+    import re
+
+    from lancelot.sql.translate import _const, sql_text
+
+    if node.find_ancestor(exp.Anonymous) is None:
+        raise t.error(f"Interval ({sql_text(node)}) is not supported in lance SQL", node)
+    unit = node.args.get("unit")
+    text = f"{node.this.name} {unit.name if unit is not None else ''}".lower()
+    parts = re.findall(r"(-?\d+)\s*([a-z]+)", text)
+    if not parts or re.sub(r"(-?\d+)\s*([a-z]+)", "", text).strip():
+        raise t.error(f"cannot read the interval {sql_text(node)}", node)
+    total = 0
+    for count, name in parts:
+        per = _INTERVAL_UNITS.get(name.rstrip("s"))
+        if per is None:
+            raise t.error(f"intervals of {name} are not supported by lancelot (only days and shorter)", node)
+        total += int(count) * per
+    return _const(pa.scalar(total, pa.duration("us")))
+
+
+def shift(t: Translator, fn: str, x: Val, d: Val, node: exp.Expr) -> Val:
+    """A date or timestamp plus or minus a duration, in the time's own type (a date by whole days)."""
+    if pa.types.is_date(x.type):
+        days = d.const.as_py() if d.const is not None else None
+        if days is None or days.microseconds or days.seconds:
+            raise t.error("a date moves only by whole days in lancelot", node)
+        moved = t.call(fn, [t.cast(x, pa.timestamp("us"), node), d], node)
+        return t.cast(moved, x.type, node)
+    if not pa.types.is_timestamp(x.type):
+        raise t.error(f"cannot add an interval to {x.type}", node)
+    return t.call(fn, [x, t.cast(d, pa.duration(x.type.unit), node)], node)

@@ -261,6 +261,13 @@ class Translator:
 
             udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
+        to_number = pa.types.is_integer(t) or pa.types.is_floating(t)
+        days = pa.types.is_date(v.type) and t in (pa.int32(), pa.int64())
+        if (pa.types.is_timestamp(v.type) and to_number) or days:
+            storage = pa.int32() if pa.types.is_date32(v.type) else pa.int64()
+            if storage != t:  # arrow-rs casts a time to a number by its ticks (days), then the number
+                const = None if v.const is None else v.const.cast(storage)
+                return self.cast(Val(v.expr.cast(storage), storage, const), t, node)
         v = self._round_for_cast(v, t, node)
         unsafe = pa.types.is_integer(v.type) and pa.types.is_floating(t)  # arrow-rs rounds big integers
         if v.const is not None:

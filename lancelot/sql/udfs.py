@@ -31,7 +31,7 @@ def register(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, impl: 
 
             def udf(ctx: pc.UdfContext, *args: pa.Array | pa.Scalar) -> pa.Array:
                 n = next((len(a) for a in args if isinstance(a, pa.Array)), ctx.batch_length)
-                arrays = [a if isinstance(a, pa.Array) else pa.array([a.as_py()] * n, a.type) for a in args]
+                arrays = [a if isinstance(a, pa.Array) else pa.repeat(a, n) for a in args]  # bits kept (a NaN's sign)
                 return impl(*arrays)
 
             doc = {"summary": name, "description": "lancelot SQL: " + name}
@@ -181,3 +181,42 @@ def decimal_mod(a_type: pa.DataType, b_type: pa.DataType, out: pa.DataType) -> s
         return pa.array(res, out)
 
     return register(f"lancelot_decimal_mod<{a_type}|{b_type}|{out}>", {"a": a_type, "b": b_type}, out, impl)
+
+
+# -- functions of one value at a time --------------------------------------------------------------
+
+
+def rowwise(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, fn: Callable[..., Any]) -> str:
+    """``fn`` of the Python values of each row (null where any is null) as the function ``name``;
+    a ValueError of ``fn`` fails the call, as DataFusion's kernels do."""
+
+    def impl(*arrays: pa.Array) -> pa.Array:
+        rows = zip(*(a.to_pylist() for a in arrays), strict=True)
+        try:
+            return pa.array([None if None in r else fn(*r) for r in rows], out)
+        except ValueError as e:
+            raise pa.ArrowInvalid(f"{name}: {e}") from None
+
+    key = ",".join(str(t) for t in inputs.values())
+    return register(f"lancelot_{name}<{key}|{out}>", inputs, out, impl)
+
+
+def cbrt(t: pa.DataType) -> str:
+    """The real cube root (negative for a negative number), rounded to ``t`` as Rust's ``cbrt``."""
+
+    def impl(a: pa.Array) -> pa.Array:
+        x = a.to_numpy(zero_copy_only=False).astype(np.float64)
+        return pa.array(np.cbrt(x).astype(t.to_pandas_dtype()), t, mask=a.is_null().to_numpy(zero_copy_only=False))
+
+    return register(f"lancelot_cbrt<{t}>", {"x": t}, t, impl)
+
+
+def sign_bit(t: pa.DataType) -> str:
+    """Whether each float has its sign bit set: a NaN an operation makes on x86 (0/0, inf - inf, cos(inf))
+    has it, and sorts below every number in IEEE total order, as DataFusion compares."""
+
+    def impl(a: pa.Array) -> pa.Array:
+        x = a.to_numpy(zero_copy_only=False)
+        return pa.array(np.signbit(x), pa.bool_(), mask=a.is_null().to_numpy(zero_copy_only=False))
+
+    return register(f"lancelot_sign_bit<{t}>", {"x": t}, pa.bool_(), impl)
