@@ -336,7 +336,7 @@ class FieldReader20(FieldReader):
         cols = iter(ctx.columns)
         self.root = self._build(ctx.field, cols, ctx.num_rows)
         self._plan: TakePlan | None | Literal[False] = False  # built on the first take
-        self._inside: bool | None = None  # every page buffer lies in the file (point_plan)
+        self._inside: bool | None = None  # every page buffer lies in the file (the point planner)
 
     def _build(self, field: pa.Field, cols: Iterator[ColumnInfo], rows: int | None) -> Node:
         """The node of ``field`` and its descendants; ``rows``: the rows its column holds (None in a list)."""
@@ -463,7 +463,7 @@ class FieldReader20(FieldReader):
 
     def _inside_file(self) -> bool:
         """Every page buffer of the leaf column lies in the file (checked once): the plans keep
-        their ranges inside their buffers, so the ranges of ``point_plan`` lie in the file."""
+        their ranges inside their buffers, so the ranges of the point planner lie in the file."""
         if self._inside is None:
             assert isinstance(self.root, LeafNode)  # a plan exists only for a leaf column
             size = self.ctx.src.size
