@@ -196,3 +196,11 @@ class RetryableCommitConflictError(CommitConflictError):
     version and mean the same (pylance's "Retryable commit conflict", ``retryable=True``)."""
 
     retryable = True
+
+
+class NegativeIndexError(DatasetIndexError, OverflowError):
+    """A negative take index or row id (pylance: OverflowError, as it reads them as unsigned)."""
+
+
+class IndexTypeError(LanceError, TypeError):
+    """Take indices or row ids that are not integers (pylance: TypeError)."""

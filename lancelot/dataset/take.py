@@ -1,9 +1,16 @@
 """Rows by position: ``take`` (indices among the live rows), ``_take_rows`` (row ids: row
 addresses, or stable row ids where the dataset has them), ``sample``.
 
-Every path ends in ``rows_at``: the rows at row addresses (``fragment_id << 32 | position``),
-read per fragment with the reader's take (only the pages holding them), projected as a scan
-would project them (nested paths, SQL expressions, row-id columns), in the order asked.
+Every take walks the same three steps:
+
+1. ``by_index`` / ``by_address``: the indices are checked once (integers, not negative, in
+   range), sorted and made unique once, and mapped to ``Rows``: per touched fragment its
+   physical positions, ascending and unique, deleted rows mapped around (indices) or dropped
+   (addresses) with one read of each fragment's deletion file;
+2. ``read``: one ``Fragment._take_physical`` per touched fragment (the reader's take of those
+   positions: already sorted and unique, so it neither sorts nor reorders), projected as a scan
+   would project them (nested paths, SQL expressions, row-id columns);
+3. one ``Table.take`` back to the order asked, duplicates included.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -18,7 +26,7 @@ import pyarrow as pa
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
-from lancelot.errors import DatasetIndexError, LanceValueError
+from lancelot.errors import DatasetIndexError, IndexTypeError, LanceValueError, NegativeIndexError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -30,8 +38,13 @@ _R = TypeVar("_R")
 #: fragments a take over a remote store touches at once (each one's deletion file, footer and
 #: pages are round trips of its own: side by side, a take costs a few round trips, not a few per fragment)
 REMOTE_TAKE_FRAGMENTS = 16
+#: up to this many indices, order and bounds are checked on a Python list (cheaper than numpy's
+#: reductions on a few values)
+FEW = 32
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+_LOW = np.uint64(0xFFFFFFFF)
+_32 = np.uint64(32)
 
 
 def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) -> list[_R]:
@@ -45,48 +58,166 @@ def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) 
     return list(_POOL.map(fn, items))
 
 
+@dataclass
+class Rows:
+    """The rows of a take, mapped once: per touched fragment (in dataset order for indices, in
+    address order for addresses) its physical positions, ascending and unique; row ``i`` of the
+    answer is row ``back[i]`` of those groups laid end to end (None: they are the answer's order)."""
+
+    groups: list[tuple[Fragment, np.ndarray]]
+    back: np.ndarray | None
+
+    @property
+    def count(self) -> int:
+        """Rows in the answer."""
+        return len(self.back) if self.back is not None else sum(len(p) for _, p in self.groups)
+
+    def addresses(self) -> np.ndarray:
+        """The row address of each row of the answer, in the answer's order (uint64)."""
+        parts = [(np.uint64(f.fragment_id) << _32) | p.astype(np.uint64) for f, p in self.groups]
+        addr = np.concatenate(parts) if parts else np.empty(0, np.uint64)
+        return addr[self.back] if self.back is not None else addr
+
+
+def as_integers(values: ArrayLike | pa.Array | pa.ChunkedArray, where: str, what: str) -> np.ndarray:
+    """``values`` as a flat numpy integer array (its own dtype), refused as pylance refuses them:
+    non-integers are a TypeError, negatives an OverflowError (pylance reads them as unsigned)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    a = np.asarray(values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else values).reshape(-1)
+    if not a.size:
+        return a.astype(np.int64)
+    if not np.issubdtype(a.dtype, np.integer):
+        if a.dtype == object and all(isinstance(v, int | np.integer) for v in a.tolist()):
+            a = np.asarray(a.tolist())  # Python ints beyond int64: uint64
+        else:
+            raise IndexTypeError(f"{where}: {what} values must be integers, not {a.dtype}")
+    if a.dtype.kind == "i" and int(a.min()) < 0:
+        raise NegativeIndexError(f"{where}: {what} {int(a.min())} is negative (can't convert negative int to unsigned)")
+    return a
+
+
+def sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the values ascending and unique, ``back``: value ``i`` is ``uniq[back[i]]``; None when they
+    already are ascending and unique)."""
+    n = values.size
+    if n <= FEW:
+        listed = values.tolist()
+        if all(a < b for a, b in zip(listed, listed[1:])):
+            return values, None
+    elif bool(np.all(values[1:] > values[:-1])):
+        return values, None
+    uniq, back = np.unique(values, return_inverse=True)
+    return uniq, back.reshape(-1)
+
+
+def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
+    """``[a, b)`` runs of equal values of the ascending ``keys``."""
+    if not keys.size:
+        return []
+    cuts = (np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist()
+    return list(zip([0, *cuts], [*cuts, keys.size]))
+
+
+def by_index(ds: LanceDataset, indices: ArrayLike | pa.Array | pa.ChunkedArray, what: str = "take index") -> Rows:
+    """``Rows`` of indices among the live rows of all fragments in order."""
+    where = f"dataset {ds.uri!r} version {ds.version}"
+    uniq, back = sorted_unique(as_integers(indices, where, what).astype(np.int64, copy=False))
+    frags = ds._fragments
+    counts = [f.count_rows() for f in frags]
+    total = sum(counts)
+    if uniq.size and int(uniq[-1]) >= total:
+        raise DatasetIndexError(f"{where}: {what} {int(uniq[-1])} is out of range for {total} rows")
+    starts = np.cumsum([0, *counts])
+    which = np.searchsorted(starts, uniq, side="right") - 1
+    runs = _runs(which)
+    touched = [frags[int(which[a])] for a, _ in runs]
+    side_by_side(ds, touched, lambda f: f.deleted_positions())  # remote: the deletion files side by side
+    groups = [
+        (f, f.physical_of_live(uniq[a:b] - starts[which[a]])) for f, (a, b) in zip(touched, runs)
+    ]  # k-th live row -> physical: ascending stays ascending
+    return Rows(groups, back)
+
+
+def by_address(ds: LanceDataset, addresses: np.ndarray, deleted: str, error: type[Exception] | None = None) -> Rows:
+    """``Rows`` of row addresses (uint64); a row that is not in the dataset is ``error`` (default
+    DatasetIndexError).  Deleted rows: ``"drop"`` (left out of the answer), ``"keep"`` (read as
+    they are) or ``"refuse"`` (the blob APIs: pylance's DeletedRowError)."""
+    where = f"dataset {ds.uri!r} version {ds.version}"
+    uniq, back = sorted_unique(addresses.astype(np.uint64, copy=False))
+    fids = uniq >> _32
+    runs = _runs(fids)
+    by_id = {f.fragment_id: f for f in ds._fragments}
+    groups: list[tuple[Fragment, np.ndarray]] = []
+    for a, b in runs:
+        f = by_id.get(int(fids[a]))
+        pos = (uniq[a:b] & _LOW).astype(np.int64)
+        if f is None or int(pos[-1]) >= f.physical_rows:
+            bad = int(uniq[a] if f is None else uniq[a:b][pos >= f.physical_rows][0])
+            raise (error or DatasetIndexError)(
+                f"{where}: row address {bad} (fragment {bad >> 32}, row {bad & 0xFFFFFFFF}) is not in the dataset"
+            )
+        groups.append((f, pos))
+    if deleted == "keep":
+        return Rows(groups, back)
+    side_by_side(ds, [f for f, _ in groups], lambda f: f.deleted_positions())
+    alive = np.ones(uniq.size, bool)
+    for k, ((f, pos), (a, _)) in enumerate(zip(groups, runs)):
+        gone = f.deleted_positions()
+        if not len(gone):
+            continue
+        dead = np.isin(pos, gone)
+        if not dead.any():
+            continue
+        if deleted == "refuse":
+            from lancelot.dataset.blob import DeletedRowError
+
+            bad = int(uniq[a + int(np.flatnonzero(dead)[0])])
+            raise DeletedRowError(f"{where}: row {bad} is deleted: a take by row address must not target deleted rows")
+        alive[a : a + len(pos)] = ~dead
+        groups[k] = (f, pos[~dead])
+    groups = [(f, p) for f, p in groups if len(p)]
+    if back is not None and not alive.all():
+        renumber = np.cumsum(alive) - 1
+        back = renumber[back[alive[back]]]
+    return Rows(groups, back)
+
+
+def read(ds: LanceDataset, rows: Rows, scan: LanceScanner) -> pa.Table:
+    """The rows, projected as ``scan`` projects, in the answer's order: one read per fragment."""
+    from lancelot.dataset.fragment_columns import _POS
+
+    proj = scan._proj
+    if proj.plain and not proj.rows:
+        names = list(proj.names)
+        parts = side_by_side(ds, rows.groups, lambda g: g[0]._take_physical(names, g[1]))
+    else:
+        cols = scan._read_cols()
+        bases = scan._offset_bases() if "_rowoffset" in proj.rows else None
+
+        def one(g: tuple[Fragment, np.ndarray]) -> pa.Table:
+            t = g[0]._take_physical(cols, g[1]).append_column(_POS, pa.array(g[1]))
+            return scan._finish(g[0], t, bases)
+
+        parts = side_by_side(ds, rows.groups, one)
+    if not parts:
+        return scan.projected_schema.empty_table()
+    if not parts[0].num_columns:  # (concat_tables and take lose the row count of column-less tables)
+        return parts[0].schema.empty_table().append_column("_", pa.nulls(rows.count)).drop_columns(["_"])
+    t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return t.take(pa.array(rows.back)) if rows.back is not None else t
+
+
 def take(
     ds: LanceDataset,
     indices: ArrayLike | pa.Array | pa.ChunkedArray,
     columns: Sequence[str] | dict[str, str] | None = None,
 ) -> pa.Table:
     """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
-    from lancelot.dataset.scanner import projection
+    from lancelot.dataset.scanner import LanceScanner
 
-    idx = np.asarray(indices.to_numpy() if isinstance(indices, pa.Array | pa.ChunkedArray) else indices)
-    idx = idx.astype(np.int64, copy=False).reshape(-1)
-    counts = np.array([f.count_rows() for f in ds._fragments], dtype=np.int64)
-    total = int(counts.sum())
-    if idx.size and (idx.min() < 0 or idx.max() >= total):
-        bad = int(idx[(idx < 0) | (idx >= total)][0])
-        raise DatasetIndexError(
-            f"dataset {ds.uri!r} version {ds.version}: take index {bad} is out of range for {total} rows"
-        )
-    proj = projection(ds.schema, columns, None, None, f"dataset {ds.uri!r}")
-    if not proj.plain or proj.rows:
-        starts = np.concatenate([[0], np.cumsum(counts)])
-        which = np.searchsorted(starts, idx, side="right") - 1
-        pos = np.empty(len(idx), np.int64)
-        touched = np.unique(which).tolist()
-        live = side_by_side(ds, touched, lambda fi: ds._fragments[fi].physical_of_live(idx[which == fi] - starts[fi]))
-        for fi, p in zip(touched, live):
-            pos[which == fi] = p
-        fids = np.array([f.fragment_id for f in ds._fragments], np.int64)[which]
-        return rows_at(ds, (fids << 32 | pos).astype(np.uint64), columns, ignore_deletions=True)
-    if not idx.size:
-        return ds._empty(columns)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    which = np.searchsorted(starts, idx, side="right") - 1
-    order = np.argsort(which, kind="stable")
-    parts = side_by_side(
-        ds,
-        np.unique(which).tolist(),
-        lambda fi: ds._fragments[fi].take(idx[order[which[order] == fi]] - starts[fi], columns),
-    )
-    t = pa.concat_tables(parts)
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return t.take(pa.array(inverse))
+    scan = LanceScanner(ds, columns)  # the projection checked before any row is
+    return read(ds, by_index(ds, indices), scan)
 
 
 def take_rows(
@@ -99,8 +230,8 @@ def take_rows(
 ) -> pa.Table:
     """Rows by row id (the row address, or the stable row id of datasets that have them), in the
     order asked; deleted rows are left out unless ``ignore_deletions``."""
-    ids = np.asarray(row_ids.to_numpy() if isinstance(row_ids, pa.Array | pa.ChunkedArray) else row_ids)
-    ids = ids.astype(np.uint64, copy=False).reshape(-1)
+    where = f"dataset {ds.uri!r} version {ds.version}"
+    ids = as_integers(row_ids, where, "row id").astype(np.uint64, copy=False)
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
         ids = addresses_of(ds, ids)
     return rows_at(ds, ids, columns, ignore_deletions=ignore_deletions)
@@ -116,7 +247,7 @@ def addresses_of(ds: LanceDataset, ids: np.ndarray) -> np.ndarray:
     for f in ds._fragments:
         r = f.row_ids()
         all_ids.append(r)
-        all_addr.append((np.uint64(f.fragment_id) << np.uint64(32)) | np.arange(len(r), dtype=np.uint64))
+        all_addr.append((np.uint64(f.fragment_id) << _32) | np.arange(len(r), dtype=np.uint64))
         dead = np.zeros(len(r), bool)
         gone = f.deleted_positions().astype(np.int64)
         dead[gone[gone < len(r)]] = True
@@ -146,45 +277,10 @@ def rows_at(
 ) -> pa.Table:
     """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
     as ``columns`` (or as the projection of ``scan``)."""
-    from lancelot.dataset.fragment_columns import _POS
     from lancelot.dataset.scanner import LanceScanner
 
     scan = scan or LanceScanner(ds, columns)
-    addr = addr.astype(np.uint64)
-    fids = (addr >> np.uint64(32)).astype(np.int64)
-    pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    parts: list[tuple[np.ndarray, pa.Table]] = []
-    by_id = {f.fragment_id: f for f in ds._fragments}
-    todo: list[tuple[Fragment, np.ndarray, np.ndarray]] = []
-    for fid in np.unique(fids):
-        sel = np.flatnonzero(fids == fid)
-        f = by_id.get(int(fid))
-        p = pos[sel]
-        if f is None or (len(p) and int(p.max()) >= f.physical_rows):
-            bad = int(addr[sel][0]) if f is None else int(addr[sel][p >= f.physical_rows][0])
-            raise DatasetIndexError(
-                f"dataset {ds.uri!r} version {ds.version}: row address {bad} (fragment {bad >> 32}, "
-                f"row {bad & 0xFFFFFFFF}) is not in the dataset"
-            )
-        todo.append((f, sel, p))
-    if not ignore_deletions:
-        side_by_side(ds, [f for f, _, _ in todo], lambda f: f.deleted_positions())
-        for k, (f, sel, p) in enumerate(todo):
-            if len(f.deleted_positions()):
-                live = ~np.isin(p, f.deleted_positions().astype(np.int64))
-                todo[k] = (f, sel[live], p[live])
-    todo = [x for x in todo if len(x[1])]
-    cols = scan._read_cols()
-    read = side_by_side(ds, todo, lambda x: x[0]._take_physical(cols, x[2]))
-    for (f, sel, p), t in zip(todo, read):
-        t = t.append_column(_POS, pa.array(p))
-        parts.append((sel, scan._finish(f, t, scan._offset_bases() if "_rowoffset" in scan._proj.rows else None)))
-    if not parts:
-        return scan.projected_schema.empty_table()
-    order = np.concatenate([sel for sel, _ in parts])
-    t = pa.concat_tables([t for _, t in parts]) if parts[0][1].num_columns else parts[0][1]
-    back = np.argsort(order, kind="stable")  # row i of the answer is row back[i] of t
-    return t.take(pa.array(back)) if t.num_columns else t
+    return read(ds, by_address(ds, addr, "keep" if ignore_deletions else "drop"), scan)
 
 
 def sample(
