@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot import field_metadata, versions
-from lancelot.dataset.blob_file import DEFAULT_BLOB_BUFFER_SIZE, BlobFile, check_buffer_size
+from lancelot.dataset.blob_file import BlobFile, check_buffer_size
 from lancelot.encodings.base import FieldReader
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import CorruptFileError, LanceError
@@ -39,6 +39,7 @@ from lancelot.io.source import ByteSource, open_source
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.row_selection import Rows
     from lancelot.reader import LanceFile
 
 BLOB_V2_EXTENSION = "lance.blob.v2"
@@ -180,11 +181,15 @@ class DescribedFile:
         return self._table(columns, lambda cols: self.lf.read_range(start, stop, cols), blob)
 
     def take(self, indices: Any, columns: Sequence[str] | None = None) -> pa.Table:
+        from lancelot.dataset.row_selection import sorted_unique
+
         rows = np.asarray(indices, dtype=np.int64).reshape(-1)
-        uniq, inverse = np.unique(rows, return_inverse=True)
+        uniq, back = sorted_unique(rows)  # a dataset take's rows come sorted and unique: kept as they are
 
         def blob(r: FieldReader) -> pa.Array:
-            return r.read(uniq).take(pa.array(inverse)) if len(rows) else pa.array([], r.ctx.field.type)
+            if not len(rows):
+                return pa.array([], r.ctx.field.type)
+            return r.read(uniq) if back is None else r.read(uniq).take(pa.array(back))
 
         return self._table(columns, lambda cols: self.lf.take(rows, cols), blob)
 
@@ -215,91 +220,55 @@ class _Row:
         return (self.fragment.fragment_id << 32) | self.position
 
 
-def _selection(ids: Any, addresses: Any, indices: Any, given: str | None = None) -> tuple[str, np.ndarray]:
+def row_list(rows: Rows) -> list[_Row]:
+    """The rows of a take one by one, in the order asked (duplicates repeated)."""
+    flat = [_Row(f, p) for f, pos in rows.groups for p in pos.tolist()]
+    return flat if rows.back is None else [flat[i] for i in rows.back.tolist()]
+
+
+def _selection(ids: Any, addresses: Any, indices: Any, given: str | None = None) -> tuple[str, Any]:
     if given is not None:
         if given not in ("ids", "addresses", "indices"):
             raise BlobColumnError(f"selector must be 'ids', 'addresses' or 'indices', not {given!r}")
-        return given, _ints(ids)
+        return given, ids
     chosen = [(k, v) for k, v in (("ids", ids), ("addresses", addresses), ("indices", indices)) if v is not None]
     if len(chosen) != 1:
         raise BlobColumnError("Exactly one of ids, indices, or addresses must be specified")
-    return chosen[0][0], _ints(chosen[0][1])
+    return chosen[0]
 
 
-def _ints(values: Any) -> np.ndarray:
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if isinstance(values, pa.Array):
-        values = values.to_numpy(zero_copy_only=False)
-    a = np.asarray(values)
-    if a.size and not np.issubdtype(a.dtype, np.integer):
-        raise BlobColumnError(f"row selections must be integers, not {a.dtype}")
-    if a.size and a.min() < 0:
-        raise BlobColumnError(f"row selection {int(a.min())} is negative")
-    return a.astype(np.uint64).reshape(-1)
+def selected(ds: LanceDataset, kind: str, values: Any) -> Rows:
+    """The rows a blob API selects (dataset/row_selection.py maps them, as for ``take``): indices among the live
+    rows, row addresses, or row ids; out of range is pylance's ValueError, an address or row id of
+    a deleted row its NotImplementedError / ValueError."""
+    from lancelot.dataset.row_selection import addresses_of, as_integers, by_address, by_index
 
-
-def _rows(ds: LanceDataset, kind: str, values: np.ndarray) -> list[_Row]:
-    frags = ds.get_fragments()
     where = f"dataset {ds.uri!r} version {ds.version}"
     if kind == "indices":
-        counts = np.array([f.count_rows() for f in frags], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)])
-        idx = values.astype(np.int64)
-        if idx.size and int(idx.max()) >= int(starts[-1]):
-            raise BlobColumnError(f"{where}: index {int(idx.max())} is out of range for {int(starts[-1])} rows")
-        which = np.searchsorted(starts, idx, side="right") - 1
-        out: list[_Row | None] = [None] * len(idx)
-        for fi in np.unique(which):
-            sel = np.flatnonzero(which == fi)
-            pos = frags[fi].physical_of_live(idx[sel] - starts[fi])
-            for i, p in zip(sel.tolist(), pos.tolist()):
-                out[i] = _Row(frags[fi], int(p))
-        return [r for r in out if r is not None]
+        return by_index(ds, values, "index", error=BlobColumnError)
+    addr = as_integers(values, where, "row selection").astype(np.uint64, copy=False)
     if kind == "ids" and _stable_row_ids(ds):
-        return _rows_by_stable_id(ds, values, where)
-    by_id = {f.fragment_id: f for f in frags}
-    frag_ids, offsets = values >> np.uint64(32), (values & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    for fid in np.unique(frag_ids).tolist():
-        frag, sel = by_id.get(int(fid)), frag_ids == fid
-        bad = offsets[sel] >= (frag.physical_rows if frag is not None else 0)
-        if bad.any():
-            a = int(values[sel][bad][0])
-            raise BlobColumnError(f"{where}: row address {a} names no row (fragment {fid}, offset {a & 0xFFFFFFFF})")
-        gone = np.isin(offsets[sel], frag.deleted_positions())  # type: ignore[union-attr]
-        if gone.any():
-            a = int(values[sel][gone][0])
-            raise DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
-    return [_Row(by_id[int(f)], int(o)) for f, o in zip(frag_ids.tolist(), offsets.tolist())]
+        ids = addr
+        addr = addresses_of(ds, ids, error=BlobColumnError)
+
+        def deleted(a: int) -> LanceError:  # pylance: a ValueError for a row id
+            return BlobColumnError(f"{where}: row id {int(ids[addr == a][0])} was deleted or not found")
+
+        return by_address(ds, addr, deleted, error=BlobColumnError)
+    return by_address(ds, addr, _deleted_address(where), error=BlobColumnError)
+
+
+def _deleted_address(where: str) -> Callable[[int], LanceError]:
+    def refuse(a: int) -> LanceError:
+        return DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
+
+    return refuse
 
 
 def _stable_row_ids(ds: LanceDataset) -> bool:
     from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 
     return bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
-
-
-def _rows_by_stable_id(ds: LanceDataset, values: np.ndarray, where: str) -> list[_Row]:
-    from lancelot.dataset.rowids import row_ids
-
-    found: dict[int, _Row] = {}
-    want = set(values.tolist())
-    for f in ds.get_fragments():
-        ids = row_ids(f.data_fragment, f.where)
-        hit = np.flatnonzero(np.isin(ids, values))
-        for p in hit.tolist():
-            found[int(ids[p])] = _Row(f, int(p))
-        if len(found) == len(want):
-            break
-    rows = []
-    for v in values.tolist():
-        r = found.get(v)
-        if r is None:
-            raise BlobColumnError(f"{where}: row id {v} names no row")
-        if np.any(r.fragment.deleted_positions() == r.position):  # pylance: a ValueError here
-            raise BlobColumnError(f"{where}: row id {v} was deleted or not found")
-        rows.append(r)
-    return rows
 
 
 # -- where the bytes are --------------------------------------------------------------------------
@@ -371,27 +340,25 @@ def places_in(
     return out
 
 
-def _places(ds: LanceDataset, column: str, rows: list[_Row]) -> list[BlobPlace | None]:
-    """Where each selected row's blob lies (None: a null blob)."""
+def _places(ds: LanceDataset, column: str, rows: Rows) -> list[BlobPlace | None]:
+    """Where each selected row's blob lies (None: a null blob), in the order asked: the descriptions
+    of each fragment's rows read once, in one take of its data file."""
     top, path, _ = resolve_blob_column(ds, column)
-    out: list[BlobPlace | None] = [None] * len(rows)
-    by_frag: dict[int, list[int]] = {}
-    for i, r in enumerate(rows):
-        by_frag.setdefault(r.fragment.fragment_id, []).append(i)
-    for sel in by_frag.values():
-        frag = rows[sel[0]].fragment
-        pos = np.array([rows[i].position for i in sel], dtype=np.int64)
+    flat: list[BlobPlace | None] = []
+    for frag, pos in rows.groups:
         for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
             if top not in names:
                 continue
             desc = described(lf).take(pos, [names[top]]).column(0).combine_chunks()
             store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
             data_path = posixpath.join(prefix, df.path)
-            for i, row, d in zip(sel, pos.tolist(), desc.to_pylist()):
+            for row, d in zip(pos.tolist(), desc.to_pylist()):
                 where = f"{frag.where}: data file {df.path}, column {column!r}, row {row}"
-                out[i] = place_of(ds, lf, store, data_path, descend(d, path), where)
+                flat.append(place_of(ds, lf, store, data_path, descend(d, path), where))
             break
-    return out
+        else:
+            flat.extend([None] * len(pos))
+    return flat if rows.back is None else [flat[i] for i in rows.back.tolist()]
 
 
 def place_of(
@@ -458,25 +425,21 @@ def _checked_source(src: ByteSource, position: int, size: int, where: str, path:
 
 
 # -- the API (LanceDataset.take_blobs / read_blobs / read_blob_ranges) ------------------------------
-def take_blobs(
-    ds: LanceDataset,
-    blob_column: str,
-    ids: Any = None,
-    addresses: Any = None,
-    indices: Any = None,
-    *,
-    buffer_size: int = DEFAULT_BLOB_BUFFER_SIZE,
-) -> list[BlobFile | None]:
-    """One lazy ``BlobFile`` per selected row (None for a null blob)."""
-    buffer_size = check_buffer_size(buffer_size)
+def choose(ds: LanceDataset, blob_column: str, ids: Any, addresses: Any, indices: Any) -> Rows:
+    """The rows selected by exactly one of ``ids``, ``addresses``, ``indices`` of a blob column."""
     kind, values = _selection(ids, addresses, indices)
     resolve_blob_column(ds, blob_column)
-    places = _places(ds, blob_column, _rows(ds, kind, values))
+    return selected(ds, kind, values)
+
+
+def take_blobs(ds: LanceDataset, blob_column: str, rows: Rows, buffer_size: int) -> list[BlobFile | None]:
+    """One lazy ``BlobFile`` per selected row (None for a null blob)."""
+    buffer_size = check_buffer_size(buffer_size)
     return [
         None
         if p is None
         else BlobFile(p.open, p.offset, p.size, buffer_size=buffer_size, where=p.where, shared=p.shared)
-        for p in places
+        for p in _places(ds, blob_column, rows)
     ]
 
 
@@ -516,23 +479,13 @@ def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) ->
 
 
 def read_blobs(
-    ds: LanceDataset,
-    blob_column: str,
-    ids: Any = None,
-    addresses: Any = None,
-    indices: Any = None,
-    *,
-    io_buffer_size: int | None = None,
-    preserve_order: bool | None = None,
+    ds: LanceDataset, blob_column: str, rows: Rows, preserve_order: bool | None
 ) -> list[tuple[int, bytes | None]]:
-    """``(row address, bytes)`` per selected row (None for a null blob)."""
-    del io_buffer_size  # reads are planned per source in one call: no scheduler buffer to size
-    kind, values = _selection(ids, addresses, indices)
-    resolve_blob_column(ds, blob_column)
-    rows = _rows(ds, kind, values)
+    """``(row address, bytes)`` per selected row (None for a null blob); reads are planned per source
+    in one call (no scheduler buffer to size)."""
     places = _places(ds, blob_column, rows)
     data = read_places(places, [(0, p.size if p else 0) for p in places])
-    out = [(r.address, d) for r, d in zip(rows, data)]
+    out = list(zip(rows.addresses().tolist(), data))
     return out if preserve_order is not False else sorted(out, key=lambda x: x[0])
 
 
@@ -540,26 +493,24 @@ def read_blob_ranges(
     ds: LanceDataset,
     blob_column: str,
     requests: Sequence[tuple[int, int, int]],
-    *,
     selector: str,
-    io_buffer_size: int | None = None,
-    preserve_order: bool | None = None,
+    preserve_order: bool | None,
 ) -> list[tuple[int, int, bytes | None]]:
     """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
-    del io_buffer_size
     reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
     kind, values = _selection([r for r, _, _ in reqs], None, None, given=selector)
     resolve_blob_column(ds, blob_column)
-    rows = _rows(ds, kind, values)
+    rows = selected(ds, kind, values)
     places = _places(ds, blob_column, rows)
+    addresses = rows.addresses().tolist()
     for i, ((_, off, ln), p) in enumerate(zip(reqs, places)):
         if off < 0 or ln < 0:
             raise BlobColumnError(f"blob range request {i}: offset and length must be non-negative")
         if p is not None and off + ln > p.size:
             raise BlobColumnError(
-                f"blob range request {i} for row address {rows[i].address} is invalid: "
+                f"blob range request {i} for row address {addresses[i]} is invalid: "
                 f"range end {off + ln} exceeds blob size {p.size}"
             )
     data = read_places(places, [(o, n) for _, o, n in reqs])
-    out = [(i, r.address, d) for i, (r, d) in enumerate(zip(rows, data))]
+    out = [(i, a, d) for i, (a, d) in enumerate(zip(addresses, data))]
     return out if preserve_order is not False else sorted(out, key=lambda x: (x[1], x[0]))

@@ -20,18 +20,22 @@ from lancelot.dataset.blob import (
     BlobColumnError,
     _places,
     _Row,
+    choose,
     descend,
     holds_blob,
     is_blob_field,
     is_blob_v2,
     places_in,
     read_places,
+    row_list,
     take_blobs,
 )
+from lancelot.dataset.blob_file import DEFAULT_BLOB_BUFFER_SIZE
 
 if TYPE_CHECKING:
     from lancelot.dataset.blob_file import BlobFile
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.dataset.row_selection import Rows
     from lancelot.dataset.scanner import LanceScanner
 
 
@@ -101,9 +105,9 @@ def binary_table(ds: LanceDataset, t: pa.Table, addresses: Any) -> pa.Table:
     out_schema = binary_schema(ds, t.schema)
     if out_schema.equals(t.schema, check_metadata=True):
         return t
-    addr = np.asarray(addresses, dtype=np.uint64)
-    by_id = {f.fragment_id: f for f in ds.get_fragments()}
-    rows = [_Row(by_id[int(a >> np.uint64(32))], int(a & np.uint64(0xFFFFFFFF))) for a in addr]
+    from lancelot.dataset.row_selection import by_address
+
+    rows = by_address(ds, np.asarray(addresses, dtype=np.uint64), "keep")
     cols = []
     for f, out, col in zip(t.schema, out_schema, t.columns):
         hit = _output_field(ds, f.name)
@@ -115,16 +119,14 @@ def binary_table(ds: LanceDataset, t: pa.Table, addresses: Any) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=out_schema)
 
 
-def _bytes_of(
-    ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: list[_Row]
-) -> pa.Array:
+def _bytes_of(ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, out: pa.Field, rows: Rows) -> pa.Array:
     if is_blob_field(ds_field):
         places = _places(ds, path, rows)
         return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
     if not holds_blob(ds_field, is_blob_field):
         return arr
     if _is_list(arr.type):
-        return _list_bytes(ds, ds_field, path, arr, out, rows)
+        return _list_bytes(ds, ds_field, path, arr, out, row_list(rows))
     if not pa.types.is_struct(arr.type):
         return arr
     children = []
@@ -250,7 +252,8 @@ def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> 
         descs = [descend(d, parts[1:]) for d in descs]
         source = path if _output_field(ds, path) is not None else parts[0]
         wanted = [a for a, d in zip(addresses, descs) if not _is_null_description(d)]
-        got = iter(take_blobs(ds, source, addresses=wanted) if wanted else [])
+        rows = choose(ds, source, None, wanted, None) if wanted else None
+        got = iter(take_blobs(ds, source, rows, DEFAULT_BLOB_BUFFER_SIZE) if rows else [])
         files[path] = [None if _is_null_description(d) else next(got) for d in descs]
     top = [p for p in files if "." not in p and p in t.schema.names]
     rest = t.drop_columns(top + ([] if asked else [ROW_ADDR]))

@@ -166,7 +166,7 @@ class RowsMixin:
         """
         from lancelot.dataset import blob
 
-        return blob.take_blobs(self, blob_column, ids, addresses, indices, buffer_size=buffer_size)
+        return blob.take_blobs(self, blob_column, blob.choose(self, blob_column, ids, addresses, indices), buffer_size)
 
     def read_blobs(
         self: LanceDataset,
@@ -193,9 +193,8 @@ class RowsMixin:
         """
         from lancelot.dataset import blob
 
-        return blob.read_blobs(
-            self, blob_column, ids, addresses, indices, io_buffer_size=io_buffer_size, preserve_order=preserve_order
-        )
+        rows = blob.choose(self, blob_column, ids, addresses, indices)
+        return blob.read_blobs(self, blob_column, rows, preserve_order)  # (io_buffer_size: no buffer to size)
 
     def read_blob_ranges(
         self: LanceDataset,
@@ -220,6 +219,4 @@ class RowsMixin:
         """
         from lancelot.dataset import blob
 
-        return blob.read_blob_ranges(
-            self, blob_column, requests, selector=selector, io_buffer_size=io_buffer_size, preserve_order=preserve_order
-        )
+        return blob.read_blob_ranges(self, blob_column, requests, selector, preserve_order)

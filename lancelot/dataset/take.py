@@ -3,10 +3,8 @@ addresses, or stable row ids where the dataset has them), ``sample``.
 
 Every take walks the same three steps:
 
-1. ``by_index`` / ``by_address``: the indices are checked once (integers, not negative, in
-   range), sorted and made unique once, and mapped to ``Rows``: per touched fragment its
-   physical positions, ascending and unique, deleted rows mapped around (indices) or dropped
-   (addresses) with one read of each fragment's deletion file;
+1. ``by_index`` / ``by_address`` (dataset/row_selection.py): the rows checked, sorted and made
+   unique once, mapped to per-fragment physical positions with the deletions applied once;
 2. ``read``: one ``Fragment._take_physical`` per touched fragment (the reader's take of those
    positions: already sorted and unique, so it neither sorts nor reorders), projected as a scan
    would project them (nested paths, SQL expressions, row-id columns);
@@ -15,172 +13,23 @@ Every take walks the same three steps:
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
-from lancelot.errors import DatasetIndexError, IndexTypeError, LanceValueError, NegativeIndexError
+from lancelot.dataset.row_selection import Rows, addresses_of, as_integers, by_address, by_index, side_by_side
+from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.scanner import LanceScanner
 
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-#: fragments a take over a remote store touches at once (each one's deletion file, footer and
-#: pages are round trips of its own: side by side, a take costs a few round trips, not a few per fragment)
-REMOTE_TAKE_FRAGMENTS = 16
-#: up to this many indices, order and bounds are checked on a Python list (cheaper than numpy's
-#: reductions on a few values)
-FEW = 32
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-_LOW = np.uint64(0xFFFFFFFF)
-_32 = np.uint64(32)
-
-
-def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) -> list[_R]:
-    """``[fn(x) for x in items]``: on a remote store, ``REMOTE_TAKE_FRAGMENTS`` at a time."""
-    if len(items) < 2 or ds.store.is_local:
-        return [fn(x) for x in items]
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=REMOTE_TAKE_FRAGMENTS, thread_name_prefix="lancelot-take")
-    return list(_POOL.map(fn, items))
-
-
-@dataclass
-class Rows:
-    """The rows of a take, mapped once: per touched fragment (in dataset order for indices, in
-    address order for addresses) its physical positions, ascending and unique; row ``i`` of the
-    answer is row ``back[i]`` of those groups laid end to end (None: they are the answer's order)."""
-
-    groups: list[tuple[Fragment, np.ndarray]]
-    back: np.ndarray | None
-
-    @property
-    def count(self) -> int:
-        """Rows in the answer."""
-        return len(self.back) if self.back is not None else sum(len(p) for _, p in self.groups)
-
-    def addresses(self) -> np.ndarray:
-        """The row address of each row of the answer, in the answer's order (uint64)."""
-        parts = [(np.uint64(f.fragment_id) << _32) | p.astype(np.uint64) for f, p in self.groups]
-        addr = np.concatenate(parts) if parts else np.empty(0, np.uint64)
-        return addr[self.back] if self.back is not None else addr
-
-
-def as_integers(values: ArrayLike | pa.Array | pa.ChunkedArray, where: str, what: str) -> np.ndarray:
-    """``values`` as a flat numpy integer array (its own dtype), refused as pylance refuses them:
-    non-integers are a TypeError, negatives an OverflowError (pylance reads them as unsigned)."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    a = np.asarray(values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else values).reshape(-1)
-    if not a.size:
-        return a.astype(np.int64)
-    if not np.issubdtype(a.dtype, np.integer):
-        if a.dtype == object and all(isinstance(v, int | np.integer) for v in a.tolist()):
-            a = np.asarray(a.tolist())  # Python ints beyond int64: uint64
-        else:
-            raise IndexTypeError(f"{where}: {what} values must be integers, not {a.dtype}")
-    if a.dtype.kind == "i" and int(a.min()) < 0:
-        raise NegativeIndexError(f"{where}: {what} {int(a.min())} is negative (can't convert negative int to unsigned)")
-    return a
-
-
-def sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(the values ascending and unique, ``back``: value ``i`` is ``uniq[back[i]]``; None when they
-    already are ascending and unique)."""
-    n = values.size
-    if n <= FEW:
-        listed = values.tolist()
-        if all(a < b for a, b in zip(listed, listed[1:])):
-            return values, None
-    elif bool(np.all(values[1:] > values[:-1])):
-        return values, None
-    uniq, back = np.unique(values, return_inverse=True)
-    return uniq, back.reshape(-1)
-
-
-def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
-    """``[a, b)`` runs of equal values of the ascending ``keys``."""
-    if not keys.size:
-        return []
-    cuts = (np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist()
-    return list(zip([0, *cuts], [*cuts, keys.size]))
-
-
-def by_index(ds: LanceDataset, indices: ArrayLike | pa.Array | pa.ChunkedArray, what: str = "take index") -> Rows:
-    """``Rows`` of indices among the live rows of all fragments in order."""
-    where = f"dataset {ds.uri!r} version {ds.version}"
-    uniq, back = sorted_unique(as_integers(indices, where, what).astype(np.int64, copy=False))
-    frags = ds._fragments
-    counts = [f.count_rows() for f in frags]
-    total = sum(counts)
-    if uniq.size and int(uniq[-1]) >= total:
-        raise DatasetIndexError(f"{where}: {what} {int(uniq[-1])} is out of range for {total} rows")
-    starts = np.cumsum([0, *counts])
-    which = np.searchsorted(starts, uniq, side="right") - 1
-    runs = _runs(which)
-    touched = [frags[int(which[a])] for a, _ in runs]
-    side_by_side(ds, touched, lambda f: f.deleted_positions())  # remote: the deletion files side by side
-    groups = [
-        (f, f.physical_of_live(uniq[a:b] - starts[which[a]])) for f, (a, b) in zip(touched, runs)
-    ]  # k-th live row -> physical: ascending stays ascending
-    return Rows(groups, back)
-
-
-def by_address(ds: LanceDataset, addresses: np.ndarray, deleted: str, error: type[Exception] | None = None) -> Rows:
-    """``Rows`` of row addresses (uint64); a row that is not in the dataset is ``error`` (default
-    DatasetIndexError).  Deleted rows: ``"drop"`` (left out of the answer), ``"keep"`` (read as
-    they are) or ``"refuse"`` (the blob APIs: pylance's DeletedRowError)."""
-    where = f"dataset {ds.uri!r} version {ds.version}"
-    uniq, back = sorted_unique(addresses.astype(np.uint64, copy=False))
-    fids = uniq >> _32
-    runs = _runs(fids)
-    by_id = {f.fragment_id: f for f in ds._fragments}
-    groups: list[tuple[Fragment, np.ndarray]] = []
-    for a, b in runs:
-        f = by_id.get(int(fids[a]))
-        pos = (uniq[a:b] & _LOW).astype(np.int64)
-        if f is None or int(pos[-1]) >= f.physical_rows:
-            bad = int(uniq[a] if f is None else uniq[a:b][pos >= f.physical_rows][0])
-            raise (error or DatasetIndexError)(
-                f"{where}: row address {bad} (fragment {bad >> 32}, row {bad & 0xFFFFFFFF}) is not in the dataset"
-            )
-        groups.append((f, pos))
-    if deleted == "keep":
-        return Rows(groups, back)
-    side_by_side(ds, [f for f, _ in groups], lambda f: f.deleted_positions())
-    alive = np.ones(uniq.size, bool)
-    for k, ((f, pos), (a, _)) in enumerate(zip(groups, runs)):
-        gone = f.deleted_positions()
-        if not len(gone):
-            continue
-        dead = np.isin(pos, gone)
-        if not dead.any():
-            continue
-        if deleted == "refuse":
-            from lancelot.dataset.blob import DeletedRowError
-
-            bad = int(uniq[a + int(np.flatnonzero(dead)[0])])
-            raise DeletedRowError(f"{where}: row {bad} is deleted: a take by row address must not target deleted rows")
-        alive[a : a + len(pos)] = ~dead
-        groups[k] = (f, pos[~dead])
-    groups = [(f, p) for f, p in groups if len(p)]
-    if back is not None and not alive.all():
-        renumber = np.cumsum(alive) - 1
-        back = renumber[back[alive[back]]]
-    return Rows(groups, back)
+__all__ = ["read", "rows_at", "sample", "side_by_side", "take", "take_rows"]
 
 
 def read(ds: LanceDataset, rows: Rows, scan: LanceScanner) -> pa.Table:
@@ -235,36 +84,6 @@ def take_rows(
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
         ids = addresses_of(ds, ids)
     return rows_at(ds, ids, columns, ignore_deletions=ignore_deletions)
-
-
-def addresses_of(ds: LanceDataset, ids: np.ndarray) -> np.ndarray:
-    """Row addresses of stable row ids (an id no fragment holds is out of range).
-
-    An updated row keeps its id but moves: the old copy stays behind as a deleted row of its
-    fragment. The live copy wins; a deleted one is found only when no live row holds the id.
-    """
-    all_ids, all_addr, all_dead = [], [], []
-    for f in ds._fragments:
-        r = f.row_ids()
-        all_ids.append(r)
-        all_addr.append((np.uint64(f.fragment_id) << _32) | np.arange(len(r), dtype=np.uint64))
-        dead = np.zeros(len(r), bool)
-        gone = f.deleted_positions().astype(np.int64)
-        dead[gone[gone < len(r)]] = True
-        all_dead.append(dead)
-    known = np.concatenate(all_ids) if all_ids else np.empty(0, np.uint64)
-    addr = np.concatenate(all_addr) if all_addr else np.empty(0, np.uint64)
-    dead = np.concatenate(all_dead) if all_dead else np.empty(0, bool)
-    order = np.lexsort((dead, known))  # by id, live copies first
-    at = np.searchsorted(known[order], ids)
-    ok = at < len(known)
-    ok[ok] = known[order][at[ok]] == ids[ok]
-    if not ok.all():
-        raise DatasetIndexError(
-            f"dataset {ds.uri!r} version {ds.version}: row id {int(ids[~ok][0])} is not in the dataset"
-        )
-    out: np.ndarray = addr[order][at]
-    return out
 
 
 def rows_at(
