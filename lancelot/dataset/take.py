@@ -32,15 +32,27 @@ if TYPE_CHECKING:
 __all__ = ["read", "rows_at", "sample", "side_by_side", "take", "take_rows"]
 
 
-def read(ds: LanceDataset, rows: Rows, scan: LanceScanner) -> pa.Table:
-    """The rows, projected as ``scan`` projects, in the answer's order: one read per fragment."""
-    from lancelot.dataset.fragment_columns import _POS
+def _where(ds: LanceDataset) -> str:
+    return f"dataset {ds.uri!r} version {ds.version}"
 
-    proj = scan._proj
+
+def read(
+    ds: LanceDataset,
+    rows: Rows,
+    columns: Sequence[str] | dict[str, str] | None,
+    scan: LanceScanner | None = None,
+) -> pa.Table:
+    """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order: one
+    read per fragment.  Plain columns need no scanner: each fragment's table is the answer's part."""
+    from lancelot.dataset.fragment_columns import _POS
+    from lancelot.dataset.scanner import LanceScanner, projection
+
+    proj = scan._proj if scan is not None else projection(ds.schema, columns, None, None, _where(ds))
     if proj.plain and not proj.rows:
         names = list(proj.names)
         parts = side_by_side(ds, rows.groups, lambda g: g[0]._take_physical(names, g[1]))
     else:
+        scan = scan or LanceScanner(ds, columns)
         cols = scan._read_cols()
         bases = scan._offset_bases() if "_rowoffset" in proj.rows else None
 
@@ -50,7 +62,7 @@ def read(ds: LanceDataset, rows: Rows, scan: LanceScanner) -> pa.Table:
 
         parts = side_by_side(ds, rows.groups, one)
     if not parts:
-        return scan.projected_schema.empty_table()
+        return (scan or LanceScanner(ds, columns)).projected_schema.empty_table()
     if not parts[0].num_columns:  # (concat_tables and take lose the row count of column-less tables)
         return parts[0].schema.empty_table().append_column("_", pa.nulls(rows.count)).drop_columns(["_"])
     t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
@@ -63,10 +75,7 @@ def take(
     columns: Sequence[str] | dict[str, str] | None = None,
 ) -> pa.Table:
     """Rows by index over the live rows of all fragments in order (any order, duplicates)."""
-    from lancelot.dataset.scanner import LanceScanner
-
-    scan = LanceScanner(ds, columns)  # the projection checked before any row is
-    return read(ds, by_index(ds, indices), scan)
+    return read(ds, by_index(ds, indices), columns)
 
 
 def take_rows(
@@ -79,8 +88,7 @@ def take_rows(
 ) -> pa.Table:
     """Rows by row id (the row address, or the stable row id of datasets that have them), in the
     order asked; deleted rows are left out unless ``ignore_deletions``."""
-    where = f"dataset {ds.uri!r} version {ds.version}"
-    ids = as_integers(row_ids, where, "row id").astype(np.uint64, copy=False)
+    ids = as_integers(row_ids, _where(ds), "row id").astype(np.uint64, copy=False)
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
         ids = addresses_of(ds, ids)
     return rows_at(ds, ids, columns, ignore_deletions=ignore_deletions)
@@ -96,10 +104,7 @@ def rows_at(
 ) -> pa.Table:
     """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
     as ``columns`` (or as the projection of ``scan``)."""
-    from lancelot.dataset.scanner import LanceScanner
-
-    scan = scan or LanceScanner(ds, columns)
-    return read(ds, by_address(ds, addr, "keep" if ignore_deletions else "drop"), scan)
+    return read(ds, by_address(ds, addr, "keep" if ignore_deletions else "drop"), columns, scan)
 
 
 def sample(
