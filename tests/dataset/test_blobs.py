@@ -103,6 +103,10 @@ def test_take_blobs_by_indices_addresses_ids(blob_ds):
     )
     sizes = [f.size() if f else None for f in ours.take_blobs("blob", indices=idx)]
     assert sizes == [None if b is None else len(b) for b in expect]
+    mixed = [n - 1, 0, 4, n - 1, 4, 1]  # duplicates, unsorted, across both fragments
+    assert _all_bytes(ours.take_blobs("blob", indices=mixed)) == _all_bytes(theirs.take_blobs("blob", indices=mixed))
+    picks = [addresses[-1], addresses[0], addresses[-1]]
+    assert ours.read_blobs("blob", addresses=picks) == theirs.read_blobs("blob", addresses=picks)
 
 
 def test_read_blobs_and_ranges(blob_ds):
@@ -155,6 +159,17 @@ def test_selection_and_column_errors(blob_ds):
         lance.dataset(path).take_blobs("nope", indices=[0])
     with pytest.raises(TypeError):
         ours.take_blobs("blob", indices=[0], buffer_size=1.5)
+    theirs = lance.dataset(path)
+    for bad, error in (
+        ({"indices": [-1]}, OverflowError),
+        ({"addresses": [2, -1]}, OverflowError),
+        ({"indices": [0.5]}, TypeError),
+    ):
+        with pytest.raises(error):
+            theirs.take_blobs("blob", **bad)
+        with pytest.raises(error) as e:
+            ours.take_blobs("blob", **bad)
+        assert isinstance(e.value, LanceError)
 
 
 @pytest.mark.parametrize("blob_ds", ["2.2"], indirect=True)  # blob v2 files are 2.2

@@ -150,6 +150,39 @@ def test_take(pair):
         ours.take([n])
 
 
+@pytest.mark.parametrize(
+    "idx",
+    [
+        [19, 19, 5, 20, 0, 19],  # duplicates, unsorted, across fragments (fragment 2 is all deleted)
+        [60, 3, 60, 3, 55],  # rows after deleted ones, each asked twice
+        [41, 40, 39, 38, 37, 36],  # descending inside one fragment
+    ],
+)
+def test_take_orders_duplicates_and_deleted_rows(pair, idx):
+    """One mapping serves every take: the answer is in the order asked, duplicates repeated, indices
+    counting live rows only (the deleted ones are stepped over), with or without row-id columns."""
+    ours, theirs = pair
+    for cols in (None, ["t", "_rowaddr"], {"a2": "a * 2"}):
+        assert ours.take(idx, columns=cols).equals(theirs.take(idx, columns=cols)), cols
+    assert ours.take(pa.array(idx, pa.uint32()), columns=["a"]).equals(theirs.take(idx, columns=["a"]))
+
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [([3, -1], OverflowError), ([-70], OverflowError), ([1.0], TypeError), ([0, 10**6], OSError)],
+)
+def test_take_refuses_as_pylance(pair, bad, error):
+    """Negative indices and row ids: pylance's OverflowError; non-integers its TypeError; past the
+    end its OSError (lancelot's are LanceErrors too)."""
+    ours, theirs = pair
+    for call in (lambda ds: ds.take(bad, columns=["a"]), lambda ds: ds._take_rows(bad, columns=["a"])):
+        with pytest.raises(error):
+            call(theirs)
+        with pytest.raises(error) as e:
+            call(ours)
+        assert isinstance(e.value, lancelot.LanceError)
+
+
 def test_take_rows_by_row_id(pair):
     """``_take_rows``: row ids in the order asked; deleted rows are left out, as pylance leaves them."""
     ours, theirs = pair
@@ -161,6 +194,11 @@ def test_take_rows_by_row_id(pair):
     assert ours._take_rows(pick, columns=proj).equals(theirs._take_rows(pick, columns=proj))
     deleted = (1 << 32) | 3  # a = 13, deleted
     assert ours._take_rows([ids[0], deleted]).equals(theirs._take_rows([ids[0], deleted]))
+    mixed = [ids[9], deleted, ids[0], ids[9], deleted, (4 << 32) | 0, ids[0]]  # a = 40: deleted too
+    for cols in (None, ["a", "_rowid"]):
+        assert ours._take_rows(mixed, columns=cols).equals(theirs._take_rows(mixed, columns=cols))
+        got = ours._take_rows(mixed, columns=cols, ignore_deletions=True)
+        assert got.equals(theirs._take_rows(mixed, columns=cols, ignore_deletions=True))
     with pytest.raises(OSError):
         theirs._take_rows([(1 << 32) | 50])
     with pytest.raises(OSError):
@@ -369,3 +407,24 @@ def test_batch_size_and_its_environment_default(tmp_path, monkeypatch):
     assert sizes == {12, 4}
     monkeypatch.delenv("LANCE_DEFAULT_BATCH_SIZE")
     assert {b.num_rows for b in ds.scanner().to_batches()} == {1000}
+
+
+def test_take_reads_each_fragment_once_in_order(pair, monkeypatch):
+    """The dataset maps a take's rows once: each touched data file is asked once, for ascending
+    unique rows (the file reader then neither sorts nor reorders); the answer is still pylance's."""
+    from lancelot.reader import LanceFile
+
+    ours, theirs = pair
+    calls = []
+    orig = LanceFile.take
+
+    def spy(self, indices, columns=None):
+        calls.append((self.path, list(indices)))
+        return orig(self, indices, columns)
+
+    monkeypatch.setattr(LanceFile, "take", spy)
+    idx = [50, 3, 50, 12, 3, 49, 0]
+    assert ours.take(idx, columns=["a", "t"]).equals(theirs.take(idx, columns=["a", "t"]))
+    touched = {a >> 32 for a in theirs.take(idx, columns=["_rowaddr"]).column("_rowaddr").to_pylist()}
+    assert len({p for p, _ in calls}) == len(calls) == len(touched) > 1
+    assert all(rows == sorted(set(rows)) for _, rows in calls)
