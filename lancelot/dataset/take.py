@@ -64,7 +64,7 @@ def read(
     if not parts:
         return (scan or LanceScanner(ds, columns)).projected_schema.empty_table()
     if not parts[0].num_columns:  # (concat_tables and take lose the row count of column-less tables)
-        return parts[0].schema.empty_table().append_column("_", pa.nulls(rows.count)).drop_columns(["_"])
+        return pa.table({"_": pa.nulls(rows.count)}, metadata=parts[0].schema.metadata).drop_columns(["_"])
     t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
     return t.take(pa.array(rows.back)) if rows.back is not None else t
 

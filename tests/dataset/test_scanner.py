@@ -165,6 +165,7 @@ def test_take_orders_duplicates_and_deleted_rows(pair, idx):
     for cols in (None, ["t", "_rowaddr"], {"a2": "a * 2"}):
         assert ours.take(idx, columns=cols).equals(theirs.take(idx, columns=cols)), cols
     assert ours.take(pa.array(idx, pa.uint32()), columns=["a"]).equals(theirs.take(idx, columns=["a"]))
+    assert ours.take(idx, columns=[]).num_rows == len(idx)  # no column: still one row per index
 
 
 @pytest.mark.parametrize(
