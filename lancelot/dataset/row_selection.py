@@ -20,6 +20,7 @@ import pyarrow as pa
 from numpy.typing import ArrayLike
 
 from lancelot.errors import DatasetIndexError, IndexTypeError, LanceError, NegativeIndexError
+from lancelot.reader import FEW_INDICES
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -30,9 +31,6 @@ _R = TypeVar("_R")
 #: fragments a take over a remote store touches at once (each one's deletion file, footer and
 #: pages are round trips of its own: side by side, a take costs a few round trips, not a few per fragment)
 REMOTE_TAKE_FRAGMENTS = 16
-#: up to this many indices, order and bounds are checked on a Python list (cheaper than numpy's
-#: reductions on a few values)
-FEW = 32
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 _LOW = np.uint64(0xFFFFFFFF)
@@ -93,7 +91,7 @@ def sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(the values ascending and unique, ``back``: value ``i`` is ``uniq[back[i]]``; None when they
     already are ascending and unique)."""
     n = values.size
-    if n <= FEW:
+    if n <= FEW_INDICES:  # (checked on a Python list, as the reader checks a few indices)
         listed = values.tolist()
         if all(a < b for a, b in zip(listed, listed[1:])):
             return values, None
