@@ -338,12 +338,7 @@ class LanceScanner:
                     yield frag, t
                 continue
             t = frag.read(cols, self.filter, positions=need_pos)
-            if skip:
-                cut = min(skip, t.num_rows)
-                t, skip = t.slice(cut), skip - cut
-            if left is not None:
-                t = t.slice(0, left)
-                left -= t.num_rows
+            t, skip, left = _window(t, skip, left)
             if t.num_rows:
                 yield frag, t
 
@@ -371,12 +366,7 @@ class LanceScanner:
                     for name, arr in rows.items():
                         t = t.append_column(name, arr)
                 t = apply_filter(t, self.filter, frag.where).select(cols + [_POS])
-            if skip:
-                cut = min(skip, t.num_rows)
-                t, skip = t.slice(cut), skip - cut
-            if left is not None:
-                t = t.slice(0, left)
-                left -= t.num_rows
+            t, skip, left = _window(t, skip, left)
             if t.num_rows:
                 yield frag, t
 
@@ -749,6 +739,17 @@ def _tasks(frags: list[Fragment], order: list[int]) -> list[list[int]]:
     if group:
         tasks.append(group)
     return tasks
+
+
+def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, int | None]:
+    """The rows of ``t`` after ``skip`` rows, at most ``left`` of them; the offset and limit left."""
+    if skip:
+        cut = min(skip, t.num_rows)
+        t, skip = t.slice(cut), skip - cut
+    if left is not None:
+        t = t.slice(0, left)
+        left -= t.num_rows
+    return t, skip, left
 
 
 def _rows_only(parts: list[pa.Table]) -> pa.Table:
