@@ -17,6 +17,7 @@ None and the fragments are read by ``Fragment``'s own path, which reports damage
 
 from __future__ import annotations
 
+import os
 import struct
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -164,22 +165,39 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
     return out
 
 
-def _read(path: str) -> bytes | None:
-    """A small local file's bytes (None: missing, or too large to be read whole here)."""
-    import os
-
+def _read_all(paths: list[str]) -> list[bytes | None]:
+    """The bytes of small local files (None: missing, or too large to be read whole here).  All are
+    opened and announced to the OS first (``posix_fadvise(WILLNEED)``), so a group's reads not in
+    the page cache are in flight together, then read one by one."""
+    fds: list[tuple[int, int] | None] = []
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_FILE_BYTES:
-            return None
-        data = os.read(fd, size)
-        return data if len(data) == size else None
+        for path in paths:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                fds.append(None)
+                continue
+            fds.append((fd, -1))
+            size = os.fstat(fd).st_size
+            if size <= MAX_FILE_BYTES:
+                fds[-1] = (fd, size)
+                if _ADVISE:
+                    os.posix_fadvise(fd, 0, size, os.POSIX_FADV_WILLNEED)
+        out: list[bytes | None] = []
+        for entry in fds:
+            if entry is None or entry[1] < 0:
+                out.append(None)
+                continue
+            data = os.read(entry[0], entry[1])
+            out.append(data if len(data) == entry[1] else None)
+        return out
     finally:
-        os.close(fd)
+        for entry in fds:
+            if entry is not None:
+                os.close(entry[0])
+
+
+_ADVISE = hasattr(os, "posix_fadvise")
 
 
 def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Files | None:
@@ -191,16 +209,18 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
     if not store.is_local or not columns:
         return None
     root = store.full_path("data") + "/"
+    paths = []
+    for f in frags:
+        files = f._pb.files
+        if len(files) != 1 or files[0].HasField("base_id"):
+            return None
+        name = files[0].path
+        if not name or "/" in name or "\\" in name or ":" in name or name in (".", ".."):
+            return None
+        paths.append(root + name)
     out = []
     try:
-        for f in frags:
-            files = f._pb.files
-            if len(files) != 1 or files[0].HasField("base_id"):
-                return None
-            name = files[0].path
-            if not name or "/" in name or "\\" in name or ":" in name or name in (".", ".."):
-                return None
-            data = _read(root + name)
+        for f, data in zip(frags, _read_all(paths)):
             if data is None:
                 return None
             out.append((data, _file(f, data, columns, filtered)))
@@ -219,16 +239,15 @@ def read_deletions(frags: list[Fragment]) -> None:
         return
     root = store.full_path("_deletions") + "/"
     arrow = table_pb2.DeletionFile.ARROW_ARRAY
+    todo = []
     for f in frags:
         if f._deleted is not None or not f._pb.HasField("deletion_file"):
             continue
         d = f._pb.deletion_file
-        if d.file_type != arrow or d.HasField("base_id"):
-            continue
-        data = _read(f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow")
-        if data is None:
-            continue
-        pos = parse_single_batch(data, f.physical_rows)
+        if d.file_type == arrow and not d.HasField("base_id"):
+            todo.append((f, d, f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow"))
+    for (f, d, _), data in zip(todo, _read_all([p for _, _, p in todo])):
+        pos = parse_single_batch(data, f.physical_rows) if data is not None else None
         if pos is not None and (not d.num_deleted_rows or d.num_deleted_rows == len(pos)):
             f._deleted = pos
 
