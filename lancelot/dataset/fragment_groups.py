@@ -12,6 +12,7 @@ fragment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -174,3 +175,63 @@ def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expre
     elif rest:
         return frags[0]._empty(list(columns), False)
     return t.select(list(columns))
+
+
+def count_group(frags: list[Fragment], filter: pc.Expression) -> int:
+    """``sum(f.count_rows(filter) for f in frags)`` in one pass: only the filter's columns are read."""
+    return int(_group(frags, [], filter)[0].num_rows)
+
+
+def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_fragments: int) -> list[list[int]]:
+    """The fragments' indices in ``order``, cut into runs of small fragments (fewer than ``max_rows``
+    rows each, known from the manifest) of at most ``max_rows`` rows and ``max_fragments``
+    fragments together; any other fragment alone."""
+    runs: list[list[int]] = []
+    run: list[int] = []
+    rows = 0
+    for i in order:
+        n = frags[i]._physical
+        if n is None or n >= max_rows:
+            if run:
+                runs.append(run)
+                run, rows = [], 0
+            runs.append([i])
+            continue
+        run.append(i)
+        rows += n
+        if rows >= max_rows or len(run) >= max_fragments:
+            runs.append(run)
+            run, rows = [], 0
+    if run:
+        runs.append(run)
+    return runs
+
+
+class InOrder:
+    """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after
+    another (a stream of batches): each run of small fragments (``small_runs``) is read together
+    when its first fragment is asked, so at most one run is read ahead."""
+
+    def __init__(
+        self,
+        frags: list[Fragment],
+        columns: list[str],
+        filter: pc.Expression | None,
+        positions: bool,
+        runs: list[list[int]],
+    ) -> None:
+        self._frags, self._columns, self._filter, self._positions = frags, columns, filter, positions
+        self._run = {run[0]: run for run in runs if len(run) > 1}
+        self._ready: dict[int, pa.Table] = {}
+
+    def read(self, i: int) -> pa.Table:
+        t = self._ready.pop(i, None)
+        if t is not None:
+            return t
+        run = self._run.get(i)
+        f = self._frags[i]
+        if run is None or not self._columns:
+            return f.read(self._columns, self._filter, positions=self._positions)
+        tables = read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
+        self._ready.update(zip(run[1:], tables[1:]))
+        return tables[0]

@@ -124,3 +124,16 @@ def test_damaged_files_in_a_group_are_named(small: str, tmp_path) -> None:
         fh.truncate(200)
     with pytest.raises(lancelot.LanceError, match=f"fragment {frag.fragment_id}: data file"):
         lancelot.dataset(uri).to_table()
+
+
+@pytest.mark.parametrize("kw", [{}, {"filter": "x < 30", "columns": ["s"]}, {"with_row_id": True, "batch_size": 7}])
+def test_grouped_batches_and_counts_match_pylance(small: str, kw: dict) -> None:
+    """A stream of batches reads runs of small fragments together; a batch of a scan without a
+    filter still holds the rows of one fragment, as pylance's do; counts with a filter read the runs
+    together too."""
+    got, ref = list(lancelot.dataset(small).to_batches(**kw)), list(lance.dataset(small).to_batches(**kw))
+    if "filter" not in kw:
+        assert [b.num_rows for b in got] == [b.num_rows for b in ref]
+    assert pa.Table.from_batches(got).equals(pa.Table.from_batches(ref))
+    if "filter" in kw:
+        assert lancelot.dataset(small).count_rows(filter=kw["filter"]) == lance.dataset(small).count_rows(kw["filter"])
