@@ -89,28 +89,22 @@ def _inside(pos: np.ndarray, physical_rows: int, where: str) -> np.ndarray:
 _CONTINUATION = b"\xff\xff\xff\xff"
 
 
-def parse_single_batch(data: bytes, physical_rows: int) -> np.ndarray | None:
-    """``parse_deletions`` of an Arrow deletion file holding one record batch (as pylance and
-    lancelot write them), read as the IPC stream the file holds after its magic (on the caller's
-    thread: no hand-off to Arrow's pool).  None for any other layout or any damage:
-    ``parse_deletions`` reads those, and reports damage with the fragment's name."""
+def parse_stream(data: bytes, physical_rows: int) -> np.ndarray | None:
+    """``parse_deletions`` of an Arrow deletion file read as the IPC stream the file holds after
+    its magic (on the caller's thread: no hand-off to Arrow's pool, no footer parsed).  None for
+    any other layout or any damage: ``parse_deletions`` reads those, and reports damage with the
+    fragment's name."""
     s = 8
     while data[s : s + 4] == b"\0\0\0\0" and s < 128:  # the magic's padding (to 8 or 64 bytes)
         s += 8
     if data[s : s + 4] != _CONTINUATION:
         return None
     try:
-        r = pa.ipc.open_stream(pa.py_buffer(data).slice(s), options=_IPC_OPTIONS)
-        if len(r.schema) != 1 or not pa.types.is_integer(r.schema.field(0).type):
+        t = pa.ipc.open_stream(pa.py_buffer(data).slice(s), options=_IPC_OPTIONS).read_all()
+        if t.num_columns != 1 or not pa.types.is_integer(t.schema.field(0).type):
             return None
-        b = r.read_next_batch()
-        try:
-            r.read_next_batch()
-            return None  # more than one batch
-        except StopIteration:
-            pass
-        b.validate(full=True)
-        return _inside(_positions(b.column(0), ""), physical_rows, "")
+        t.validate(full=True)
+        return _inside(_positions(t.column(0), ""), physical_rows, "")
     except Exception:  # noqa: BLE001 - parse_deletions reports damage
         return None
 

@@ -8,7 +8,7 @@ offset tables unpacked in place (container layout, seeds 000/002: "File Layout")
 schema repeat them), and the simple mini-block pages of every fragment of the group
 (encodings/structural/simple_pages.py) decoded as one column: the Flat values of all their chunks
 joined into one buffer, the Variable offsets of all rebased in one numpy step.  Deletion files in
-Arrow form holding one batch are read here too (dataset/deletion.py).
+Arrow form are read here too (dataset/deletion.py).
 
 Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page
 that is not simple, zone maps a filter could use, a damaged file) makes ``group_files`` return
@@ -230,9 +230,9 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
 
 
 def read_deletions(frags: list[Fragment]) -> None:
-    """Read the deletion files of ``frags`` not read yet that are Arrow files of one batch in the
-    dataset's own directory (``Fragment.deleted_positions`` reads the others, and reports damage)."""
-    from lancelot.dataset.deletion import parse_single_batch
+    """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own
+    directory (``Fragment.deleted_positions`` reads the others, and reports damage)."""
+    from lancelot.dataset.deletion import parse_stream
 
     store = frags[0]._ds.store
     if not store.is_local:
@@ -247,7 +247,7 @@ def read_deletions(frags: list[Fragment]) -> None:
         if d.file_type == arrow and not d.HasField("base_id"):
             todo.append((f, d, f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow"))
     for (f, d, _), data in zip(todo, _read_all([p for _, _, p in todo])):
-        pos = parse_single_batch(data, f.physical_rows) if data is not None else None
+        pos = parse_stream(data, f.physical_rows) if data is not None else None
         if pos is not None and (not d.num_deleted_rows or d.num_deleted_rows == len(pos)):
             f._deleted = pos
 
