@@ -87,6 +87,30 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
+def file_shape(
+    raw: bytes,
+) -> tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, list[int]]]:
+    """(descriptor, stored schema, schema when it holds no extension type, {version: columns per
+    field}) of a file's schema bytes (global buffer 0), parsed once per distinct bytes: files of
+    one writer and schema repeat them (``_SCHEMAS``)."""
+    known = _SCHEMAS.get(raw)
+    if known is None:
+        fd = file_pb2.FileDescriptor()
+        try:
+            fd.ParseFromString(raw)
+        except Exception as e:
+            raise CorruptFileError(f"schema in global buffer 0 does not parse: {e}") from None
+        stored = stored_schema(fd)  # the fields as the columns store them (extension types as storage)
+        # extension types resolve against the types registered now: only a schema without any is
+        # resolved once for good
+        plain = not any(extension_names(f) for f in stored)
+        known = (fd, stored, stored if plain else None, {})
+        if len(_SCHEMAS) >= MAX_SCHEMAS:
+            _SCHEMAS.clear()
+        _SCHEMAS[raw] = known
+    return known
+
+
 class LanceFile:
     """A Lance file (2.0, 2.1 or 2.2) opened for reading (like ``pyarrow.parquet.ParquetFile``).
 
@@ -123,18 +147,7 @@ class LanceFile:
         self.path = self._src.path
         try:
             self.metadata: FileMetadata = read_metadata(self._src)
-            raw = self._read_schema_bytes()
-            known = _SCHEMAS.get(raw)  # files of one writer and schema repeat these bytes
-            if known is None:
-                fd = self._parse_descriptor(raw)
-                stored = stored_schema(fd)  # the fields as the columns store them (extension types as storage)
-                # extension types resolve against the types registered now: only a schema without
-                # any is resolved once for good
-                plain = not any(extension_names(f) for f in stored)
-                known = (fd, stored, stored if plain else None, {})
-                if len(_SCHEMAS) >= MAX_SCHEMAS:
-                    _SCHEMAS.clear()
-                _SCHEMAS[raw] = known
+            known = file_shape(self._read_schema_bytes())
             self._descriptor, self._stored, resolved, counts = known
             self.schema = resolved if resolved is not None else resolve_schema(self._stored)
         except LanceError as e:
@@ -169,14 +182,6 @@ class LanceFile:
         if not self.metadata.global_buffers:
             raise CorruptFileError("no global buffer 0 (schema)", path=self.path)
         return bytes(self._src.read(*self.metadata.global_buffers[0]))
-
-    def _parse_descriptor(self, raw: bytes) -> file_pb2.FileDescriptor:
-        fd = file_pb2.FileDescriptor()
-        try:
-            fd.ParseFromString(raw)
-        except Exception as e:
-            raise CorruptFileError(f"schema in global buffer 0 does not parse: {e}", path=self.path) from None
-        return fd
 
     # -- the read API --------------------------------------------------------------------
 

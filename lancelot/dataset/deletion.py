@@ -53,11 +53,7 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
                     b.validate(full=True)
                 arrays = [b.column(0) for b in batches]
             col = pa.chunked_array(arrays, type=r.schema.field(0).type) if arrays else pa.chunked_array([], pa.uint32())
-            if col.null_count:
-                raise CorruptFileError(f"{where}: deletion file holds nulls")
-            pos: np.ndarray = col.to_numpy().astype(np.int64)
-            if len(pos) > 1 and not (pos[1:] > pos[:-1]).all():  # (pylance writes them sorted: no sort then)
-                pos = np.unique(pos)
+            pos = _positions(col, where)
         elif file_type == table_pb2.DeletionFile.BITMAP:
             from pyroaring import BitMap
 
@@ -68,12 +64,49 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
         raise
     except Exception as e:  # noqa: BLE001 - pyarrow / pyroaring raise many kinds on bad bytes
         raise CorruptFileError(f"{where}: deletion file does not parse: {type(e).__name__}: {e}") from None
+    return _inside(pos, physical_rows, where)
+
+
+def _positions(col: pa.Array | pa.ChunkedArray, where: str) -> np.ndarray:
+    """The column's positions, sorted and unique (pylance writes them sorted: no sort then)."""
+    if col.null_count:
+        raise CorruptFileError(f"{where}: deletion file holds nulls")
+    pos: np.ndarray = col.to_numpy().astype(np.int64)
+    if len(pos) > 1 and not (pos[1:] > pos[:-1]).all():
+        pos = np.unique(pos)
+    return pos
+
+
+def _inside(pos: np.ndarray, physical_rows: int, where: str) -> np.ndarray:
     if len(pos) and (pos[0] < 0 or pos[-1] >= physical_rows):
         raise CorruptFileError(
             f"{where}: deletion file marks row {int(pos[-1] if pos[-1] >= physical_rows else pos[0])} "
             f"but the fragment has {physical_rows} rows"
         )
     return pos.astype(np.uint32)
+
+
+_CONTINUATION = b"\xff\xff\xff\xff"
+
+
+def parse_stream(data: bytes, physical_rows: int) -> np.ndarray | None:
+    """``parse_deletions`` of an Arrow deletion file read as the IPC stream the file holds after
+    its magic (on the caller's thread: no hand-off to Arrow's pool, no footer parsed).  None for
+    any other layout or any damage: ``parse_deletions`` reads those, and reports damage with the
+    fragment's name."""
+    s = 8
+    while data[s : s + 4] == b"\0\0\0\0" and s < 128:  # the magic's padding (to 8 or 64 bytes)
+        s += 8
+    if data[s : s + 4] != _CONTINUATION:
+        return None
+    try:
+        t = pa.ipc.open_stream(pa.py_buffer(data).slice(s), options=_IPC_OPTIONS).read_all()
+        if t.num_columns != 1 or not pa.types.is_integer(t.schema.field(0).type):
+            return None
+        t.validate(full=True)
+        return _inside(_positions(t.column(0), ""), physical_rows, "")
+    except Exception:  # noqa: BLE001 - parse_deletions reports damage
+        return None
 
 
 def serialize_deletions(positions: np.ndarray) -> tuple[table_pb2.DeletionFile.DeletionFileType, bytes]:

@@ -12,6 +12,7 @@ fragment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,22 +20,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import _POS, _scan_schema
+from lancelot.dataset.group_files import Files, group_files, group_table, read_deletions
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.scan import ZoneFilter
 
 _FRAG = "__lancelot_fragment"
 #: fragments of at most this many rows read their other columns whole for the rows a filter passed
 WHOLE_READ_ROWS = 4096
 
 
-def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None) -> tuple[pa.Table, list[int]]:
+def _pieces(
+    frags: list[Fragment], cols: list[str], zf: list[ZoneFilter], files: Files | None
+) -> tuple[pa.Table, list[int]]:
     """The rows each fragment may contribute (all, or the zone-map ranges a filter may match) of
     ``cols``, live rows only, with their physical positions (``_POS``) and the group index of
     their fragment (``_FRAG``), and each fragment's first row in that table (and the end)."""
-    from lancelot.dataset.scan import zone_filters
-
-    zf = zone_filters(filter) if filter is not None else []
+    whole = group_table(frags, files, cols, list(range(len(frags)))) if files is not None else None
     tables: list[pa.Table] = []
     starts: list[int] = []  # each piece's first physical row
     sizes: list[int] = []
@@ -43,12 +46,13 @@ def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None
     at = 0
     for k, f in enumerate(frags):
         deleted = None  # read when the fragment contributes rows (a filter's zone maps may prune it whole)
-        for a, b in f.zone_ranges(zf) if zf else [(0, f.physical_rows)]:
+        for a, b in f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]:
             if b <= a:
                 continue
             if deleted is None:
                 deleted = f.deleted_positions()
-            tables.append(f._read_physical(cols, a, b))
+            if whole is None:
+                tables.append(f._read_physical(cols, a, b))
             starts.append(a)
             sizes.append(b - a)
             which.append(k)
@@ -57,6 +61,8 @@ def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None
                 if len(d):
                     gone.append(d.astype(np.int64) + (at - a))
             at += b - a
+    if whole is not None:
+        tables = [whole]
     if not tables:
         t = frags[0]._empty(list(cols), False)
         return t.append_column(_POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
@@ -76,18 +82,44 @@ def _pieces(frags: list[Fragment], cols: list[str], filter: pc.Expression | None
 def _group(
     frags: list[Fragment], columns: list[str], filter: pc.Expression | None
 ) -> tuple[pa.Table, list[str], list[str]]:
-    """The live rows of the group that pass ``filter`` (the filter's columns, _POS and _FRAG), and
-    (columns read, columns still to read)."""
-    from lancelot.dataset.scan import apply_filter, filter_columns
+    """The live rows of the group that pass ``filter`` (the filter's columns, the other columns when
+    the group's files were read together, _POS and _FRAG), and (columns read, columns still to read)."""
+    from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
     ds = frags[0]._ds
     fcols = filter_columns(filter, ds.schema.names) if filter is not None else list(columns)
     rest = [c for c in columns if c not in fcols]
-    t, _ = _pieces(frags, fcols, filter)
+    zf = zone_filters(filter) if filter is not None else []
+    files = group_files(frags, fcols + rest, bool(zf))
+    if files is not None:
+        read_deletions(frags)
+    t, _ = _pieces(frags, fcols, zf, files)
     if filter is not None and t.num_rows:
         where = f"dataset {ds.uri!r} version {ds.version} fragments {frags[0].fragment_id}..{frags[-1].fragment_id}"
         t = apply_filter(t, filter, where)
+    if files is not None and rest and t.num_rows:
+        more = _rest_group(frags, files, t, rest)
+        if more is not None:
+            return more, fcols + rest, []
     return t, fcols, rest
+
+
+def _rest_group(frags: list[Fragment], files: Files, t: pa.Table, rest: list[str]) -> pa.Table | None:
+    """``t`` with the columns ``rest`` of its rows, from the files of the fragments it has rows of
+    (decoded together, then taken at once); None when they do not decode together."""
+    which = t.column(_FRAG).to_numpy()
+    ks = np.unique(which)
+    more = group_table(frags, files, rest, ks.tolist())
+    if more is None:
+        return None
+    sizes = np.array([frags[k].physical_rows for k in ks.tolist()], dtype=np.int64)
+    base = np.zeros(len(frags), dtype=np.int64)
+    base[ks] = np.cumsum(sizes) - sizes
+    more = more.take(pa.array(base[which] + t.column(_POS).to_numpy()))
+    schema = _scan_schema(frags[0]._ds.schema)
+    for c in rest:
+        t = t.append_column(schema.field(c), more.column(c))
+    return t
 
 
 def _rest(f: Fragment, piece: pa.Table, rest: list[str], schema: pa.Schema) -> pa.Table:
@@ -143,3 +175,63 @@ def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expre
     elif rest:
         return frags[0]._empty(list(columns), False)
     return t.select(list(columns))
+
+
+def count_group(frags: list[Fragment], filter: pc.Expression) -> int:
+    """``sum(f.count_rows(filter) for f in frags)`` in one pass: only the filter's columns are read."""
+    return int(_group(frags, [], filter)[0].num_rows)
+
+
+def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_fragments: int) -> list[list[int]]:
+    """The fragments' indices in ``order``, cut into runs of small fragments (fewer than ``max_rows``
+    rows each, known from the manifest) of at most ``max_rows`` rows and ``max_fragments``
+    fragments together; any other fragment alone."""
+    runs: list[list[int]] = []
+    run: list[int] = []
+    rows = 0
+    for i in order:
+        n = frags[i]._physical
+        if n is None or n >= max_rows:
+            if run:
+                runs.append(run)
+                run, rows = [], 0
+            runs.append([i])
+            continue
+        run.append(i)
+        rows += n
+        if rows >= max_rows or len(run) >= max_fragments:
+            runs.append(run)
+            run, rows = [], 0
+    if run:
+        runs.append(run)
+    return runs
+
+
+class InOrder:
+    """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after
+    another (a stream of batches): each run of small fragments (``small_runs``) is read together
+    when its first fragment is asked, so at most one run is read ahead."""
+
+    def __init__(
+        self,
+        frags: list[Fragment],
+        columns: list[str],
+        filter: pc.Expression | None,
+        positions: bool,
+        runs: list[list[int]],
+    ) -> None:
+        self._frags, self._columns, self._filter, self._positions = frags, columns, filter, positions
+        self._run = {run[0]: run for run in runs if len(run) > 1}
+        self._ready: dict[int, pa.Table] = {}
+
+    def read(self, i: int) -> pa.Table:
+        t = self._ready.pop(i, None)
+        if t is not None:
+            return t
+        run = self._run.get(i)
+        f = self._frags[i]
+        if run is None or not self._columns:
+            return f.read(self._columns, self._filter, positions=self._positions)
+        tables = read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
+        self._ready.update(zip(run[1:], tables[1:]))
+        return tables[0]

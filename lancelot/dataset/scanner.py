@@ -30,6 +30,7 @@ from lancelot.errors import LanceValueError
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.fragment_groups import InOrder
 
 #: pylance's default rows per batch (the environment's LANCE_DEFAULT_BATCH_SIZE, as in pylance, else this)
 DEFAULT_BATCH_SIZE = 8192
@@ -314,7 +315,8 @@ class LanceScanner:
         if self.include_deleted_rows or self._filter_rows:
             yield from self._pieces_with_deleted(cols, skip, left)
             return
-        for frag in self._frags:
+        reads = self._in_order(cols, need_pos)
+        for i, frag in enumerate(self._frags):
             if left is not None and left <= 0:
                 return
             if self.filter is None:
@@ -329,23 +331,28 @@ class LanceScanner:
                 step = hi - lo if chunk is None else chunk
                 for a in range(lo, hi, step):
                     b = min(hi, a + step)
-                    if (a, b) == (0, n) and chunk is None:
-                        t = frag.read(cols, positions=need_pos)
+                    if (a, b) == (0, n) and (chunk is None or reads is not None):
+                        t = reads.read(i) if reads is not None else frag.read(cols, positions=need_pos)
                     else:
                         t = frag.read_range(a, b - a, cols)
                         if need_pos:
                             t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
                     yield frag, t
                 continue
-            t = frag.read(cols, self.filter, positions=need_pos)
-            if skip:
-                cut = min(skip, t.num_rows)
-                t, skip = t.slice(cut), skip - cut
-            if left is not None:
-                t = t.slice(0, left)
-                left -= t.num_rows
+            t = reads.read(i) if reads is not None else frag.read(cols, self.filter, positions=need_pos)
+            t, skip, left = _window(t, skip, left)
             if t.num_rows:
                 yield frag, t
+
+    def _in_order(self, cols: list[str], need_pos: bool) -> InOrder | None:
+        """Whole-fragment reads with the runs of small fragments read together (a scan without a
+        limit of a local dataset: a limit would read a run it may not need)."""
+        if self.limit is not None or not cols or len(self._frags) < 2 or not self._ds.store.is_local:
+            return None
+        from lancelot.dataset.fragment_groups import InOrder
+
+        runs = _tasks(self._frags, list(range(len(self._frags))))
+        return InOrder(self._frags, cols, self.filter, need_pos, runs)
 
     def _pieces_with_deleted(self, cols: list[str], skip: int, left: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
         """Like ``_pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
@@ -371,12 +378,7 @@ class LanceScanner:
                     for name, arr in rows.items():
                         t = t.append_column(name, arr)
                 t = apply_filter(t, self.filter, frag.where).select(cols + [_POS])
-            if skip:
-                cut = min(skip, t.num_rows)
-                t, skip = t.slice(cut), skip - cut
-            if left is not None:
-                t = t.slice(0, left)
-                left -= t.num_rows
+            t, skip, left = _window(t, skip, left)
             if t.num_rows:
                 yield frag, t
 
@@ -649,6 +651,16 @@ class LanceScanner:
             return sum(f.count_rows() for f in self._frags)
         if self.include_deleted_rows or self._filter_rows:  # row-id columns computed before filtering
             return sum(t.num_rows for _, t in self._pieces(None))
+        if len(self._frags) > 1 and self._ds.store.is_local:
+            from lancelot.dataset.fragment_groups import count_group
+
+            runs = _tasks(self._frags, list(range(len(self._frags))))
+            return sum(
+                count_group([self._frags[i] for i in run], self.filter)
+                if len(run) > 1
+                else self._frags[run[0]].count_rows(self.filter)
+                for run in runs
+            )
         return sum(f.count_rows(self.filter) for f in self._frags)
 
     def head(self, num_rows: int) -> pa.Table:
@@ -733,22 +745,20 @@ TASK_FRAGMENTS = 32
 def _tasks(frags: list[Fragment], order: list[int]) -> list[list[int]]:
     """``order`` cut into tasks: runs of small fragments (known from the manifest) together, each
     other fragment alone, so a scan of thousands of small fragments is not thousands of tasks."""
-    tasks: list[list[int]] = []
-    group: list[int] = []
-    rows = 0
-    for i in order:
-        n = frags[i]._physical
-        if n is None or n >= TASK_ROWS:
-            tasks.append([i])
-            continue
-        group.append(i)
-        rows += n
-        if rows >= TASK_ROWS or len(group) >= TASK_FRAGMENTS:
-            tasks.append(group)
-            group, rows = [], 0
-    if group:
-        tasks.append(group)
-    return tasks
+    from lancelot.dataset.fragment_groups import small_runs
+
+    return small_runs(frags, order, TASK_ROWS, TASK_FRAGMENTS)
+
+
+def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, int | None]:
+    """The rows of ``t`` after ``skip`` rows, at most ``left`` of them; the offset and limit left."""
+    if skip:
+        cut = min(skip, t.num_rows)
+        t, skip = t.slice(cut), skip - cut
+    if left is not None:
+        t = t.slice(0, left)
+        left -= t.num_rows
+    return t, skip, left
 
 
 def _rows_only(parts: list[pa.Table]) -> pa.Table:

@@ -1,0 +1,372 @@
+"""The data and deletion files of a group of small fragments, read and decoded together.
+
+A scan task of many small fragments (dataset/fragment_groups.py) would otherwise open each
+fragment's data file as a ``LanceFile`` and read it through the general read path: about a dozen
+steps of Python per fragment.  Here each data file is read whole in one request, its footer and
+offset tables unpacked in place (container layout, seeds 000/002: "File Layout"), its schema
+(global buffer 0) and each column's metadata looked up by their bytes (files of one writer and
+schema repeat them), and the simple mini-block pages of every fragment of the group
+(encodings/structural/simple_pages.py) decoded as one column: the Flat values of all their chunks
+joined into one buffer, the Variable offsets of all rebased in one numpy step.  Deletion files in
+Arrow form are read here too (dataset/deletion.py).
+
+Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page
+that is not simple, zone maps a filter could use, a damaged file) makes ``group_files`` return
+None and the fragments are read by ``Fragment``'s own path, which reports damage with its details.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.dataset.fragment_columns import _out_schema, _plain_file, _scan_schema
+from lancelot.encodings.structural import simple_pages as sp
+from lancelot.format.container import FOOTER_SIZE, MAGIC
+from lancelot.format.pb import file2_pb2, table_pb2
+from lancelot.versions import ON_DISK
+
+if TYPE_CHECKING:
+    from lancelot.dataset.fragment import Fragment
+
+_FOOTER = struct.Struct("<QQQIIHH4s")
+#: a page: (layout, its buffers' (offset, size) in the file, rows)
+Page = tuple[sp.SimpleLayout, tuple[tuple[int, int], ...], int]
+#: per fragment of a group: its data file's bytes, and the pages of each column read
+Files = list[tuple[bytes, dict[str, tuple[Page, ...]]]]
+#: column metadata bytes -> the column's pages when every one is simple (None: not all)
+_COLUMNS: dict[bytes, tuple[Page, ...] | None] = {}
+MAX_COLUMNS = 4096
+#: data files larger than this are read by the general path (their pages are worth planning)
+MAX_FILE_BYTES = 1 << 20
+
+
+class _NotSimple(Exception):
+    """A fragment of the group does not fit: the group takes the general path."""
+
+
+def _pages(raw: bytes) -> tuple[Page, ...] | None:
+    hit = _COLUMNS.get(raw, False)
+    if hit is not False:
+        return hit  # type: ignore[return-value]
+    out: tuple[Page, ...] | None = None
+    try:
+        meta = file2_pb2.ColumnMetadata()
+        meta.ParseFromString(raw)
+        pages = []
+        for p in meta.pages:
+            lay = sp.simple_layout(p.encoding)
+            if lay is None or len(p.buffer_offsets) != lay.buffers:
+                break
+            pages.append((lay, tuple(zip(map(int, p.buffer_offsets), map(int, p.buffer_sizes))), int(p.length)))
+        else:
+            out = tuple(pages)
+    except Exception:  # noqa: BLE001 - the general path reports a damaged file
+        out = None
+    if len(_COLUMNS) >= MAX_COLUMNS:
+        _COLUMNS.clear()
+    _COLUMNS[raw] = out
+    return out
+
+
+def _shape(
+    f: Fragment, fd: Any, stored: pa.Schema, version: Any, counts: dict[Any, list[int]], columns: list[str]
+) -> dict[str, int] | None:
+    """{dataset column: file column index} of ``columns`` for files of this schema and field ids
+    (kept per dataset object), None when one of them cannot be read here."""
+    ds = f._ds
+    df = f._pb.files[0]
+    shapes = ds.__dict__.setdefault("_group_shapes", {})
+    key = (id(fd), version, tuple(df.fields), tuple(columns))
+    hit = shapes.get(key)
+    if hit is not None and hit[0] is fd:
+        return hit[1]  # type: ignore[no-any-return]
+    names = f._mapped(SimpleNamespace(descriptor=fd, version=version), df)  # type: ignore[arg-type]
+    per_field = counts.get(version)
+    if per_field is None:
+        from lancelot import encodings
+
+        per_field = counts[version] = [encodings.field_package(version).column_count(x) for x in stored]
+    starts = np.cumsum([0, *per_field]).tolist()
+    out_fields, _ = _out_schema(_scan_schema(ds.schema), columns)
+    found: dict[str, int] | None = {}
+    if not _plain_file(stored):
+        found = None
+    for c, want in zip(columns, out_fields):
+        if found is None:
+            break
+        i = stored.get_field_index(names.get(c, ""))
+        if i < 0 or per_field[i] != 1 or stored.field(i).type != want.type or sp.type_kind(want.type) is None:
+            found = None
+        else:
+            found[c] = int(starts[i])
+    if len(shapes) >= 256:
+        shapes.clear()
+    shapes[key] = (fd, found)
+    return found
+
+
+def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[str, tuple[Page, ...]]:
+    """The pages of ``columns`` in one fragment's data file (its bytes)."""
+    size = len(data)
+    if size < FOOTER_SIZE:
+        raise _NotSimple
+    cm_start, cmo_pos, gbo_pos, n_gb, n_cols, major, minor, magic = _FOOTER.unpack_from(data, size - FOOTER_SIZE)
+    version = ON_DISK.get((major, minor))
+    end = size - FOOTER_SIZE
+    if magic != MAGIC or version is None or not version.structural or not n_gb:
+        raise _NotSimple
+    if cmo_pos + 16 * n_cols > end or gbo_pos + 16 * n_gb > end:
+        raise _NotSimple
+    gbo = struct.unpack_from(f"<{2 * n_gb}Q", data, gbo_pos)
+    if filtered and n_gb > 1:
+        from lancelot.zonemaps import MAGICS
+
+        width = len(MAGICS[0])
+        for i in range(1, n_gb):  # zone maps a filter could prune with: the general path uses them
+            if data[gbo[2 * i] : gbo[2 * i] + width] in MAGICS:
+                raise _NotSimple
+    p, n = gbo[0], gbo[1]
+    if p + n > end:
+        raise _NotSimple
+    from lancelot.reader import file_shape
+
+    try:
+        fd, stored, resolved, counts = file_shape(data[p : p + n])
+    except Exception:  # noqa: BLE001 - the general path reports it
+        raise _NotSimple from None
+    if resolved is not stored or int(fd.length) != f.physical_rows:
+        raise _NotSimple
+    index = _shape(f, fd, stored, version, counts, columns)
+    if index is None:
+        raise _NotSimple
+    cmo = struct.unpack_from(f"<{2 * n_cols}Q", data, cmo_pos)
+    out = {}
+    rows = f.physical_rows
+    for c, i in index.items():
+        if i >= n_cols:
+            raise _NotSimple
+        p, n = cmo[2 * i], cmo[2 * i + 1]
+        if p + n > end:
+            raise _NotSimple
+        pages = _pages(data[p : p + n])
+        if pages is None or sum(pg[2] for pg in pages) != rows:
+            raise _NotSimple
+        for _, ranges, _ in pages:
+            for off, ln in ranges:
+                if off + ln > size:
+                    raise _NotSimple
+        out[c] = pages
+    return out
+
+
+def _read_all(paths: list[str]) -> list[bytes | None]:
+    """The bytes of small local files (None: missing, or too large to be read whole here).  All are
+    opened and announced to the OS first (``posix_fadvise(WILLNEED)``), so a group's reads not in
+    the page cache are in flight together, then read one by one."""
+    fds: list[tuple[int, int] | None] = []
+    try:
+        for path in paths:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                fds.append(None)
+                continue
+            fds.append((fd, -1))
+            size = os.fstat(fd).st_size
+            if size <= MAX_FILE_BYTES:
+                fds[-1] = (fd, size)
+                if _ADVISE:
+                    os.posix_fadvise(fd, 0, size, os.POSIX_FADV_WILLNEED)
+        out: list[bytes | None] = []
+        for entry in fds:
+            if entry is None or entry[1] < 0:
+                out.append(None)
+                continue
+            data = os.read(entry[0], entry[1])
+            out.append(data if len(data) == entry[1] else None)
+        return out
+    finally:
+        for entry in fds:
+            if entry is not None:
+                os.close(entry[0])
+
+
+_ADVISE = hasattr(os, "posix_fadvise")
+
+
+def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Files | None:
+    """Per fragment, its data file's bytes and the pages of ``columns`` in it; None when a fragment
+    does not fit (module docstring).  ``filtered``: a filter's zone maps could prune (files holding
+    zone maps go to the general path)."""
+    ds = frags[0]._ds
+    store = ds.store
+    if not store.is_local or not columns:
+        return None
+    root = store.full_path("data") + "/"
+    paths = []
+    for f in frags:
+        files = f._pb.files
+        if len(files) != 1 or files[0].HasField("base_id"):
+            return None
+        name = files[0].path
+        if not name or "/" in name or "\\" in name or ":" in name or name in (".", ".."):
+            return None
+        paths.append(root + name)
+    out = []
+    try:
+        for f, data in zip(frags, _read_all(paths)):
+            if data is None:
+                return None
+            out.append((data, _file(f, data, columns, filtered)))
+    except _NotSimple:
+        return None
+    return out
+
+
+def read_deletions(frags: list[Fragment]) -> None:
+    """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own
+    directory (``Fragment.deleted_positions`` reads the others, and reports damage)."""
+    from lancelot.dataset.deletion import parse_stream
+
+    store = frags[0]._ds.store
+    if not store.is_local:
+        return
+    root = store.full_path("_deletions") + "/"
+    arrow = table_pb2.DeletionFile.ARROW_ARRAY
+    todo = []
+    for f in frags:
+        if f._deleted is not None or not f._pb.HasField("deletion_file"):
+            continue
+        d = f._pb.deletion_file
+        if d.file_type == arrow and not d.HasField("base_id"):
+            todo.append((f, d, f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow"))
+    for (f, d, _), data in zip(todo, _read_all([p for _, _, p in todo])):
+        pos = parse_stream(data, f.physical_rows) if data is not None else None
+        if pos is not None and (not d.num_deleted_rows or d.num_deleted_rows == len(pos)):
+            f._deleted = pos
+
+
+def _chunks_of(
+    lay: sp.SimpleLayout, data: bytes, meta: tuple[int, int], values: tuple[int, int], n: int
+) -> list[tuple[int, int, int]] | None:
+    """(value-buffer start, size, items) of the page's chunks (absolute in the file)."""
+    (mo, ml), (vo, vl) = meta, values
+    if ml == lay.word:  # one chunk (a small page): its word and value-buffer size read directly
+        w = int.from_bytes(data[mo : mo + ml], "little")
+        size = ((w >> 4) + 1) * sp.ALIGN
+        vsize = int.from_bytes(data[vo + 2 : vo + 2 + lay.word], "little")
+        if size > vl or sp.ALIGN + vsize > size:
+            return None
+        return [(vo + sp.ALIGN, vsize, n)]
+    chunks = sp._chunks(lay, memoryview(data)[mo : mo + ml], memoryview(data)[vo : vo + vl])
+    return None if chunks is None else [(vo + a, b, c) for a, b, c in chunks]
+
+
+def _column(t: pa.DataType, parts: list[tuple[bytes, tuple[Page, ...]]]) -> pa.Array | pa.ChunkedArray:
+    """The pages of one column of several files (each file's bytes and pages) as one column."""
+    bits = sp.value_bits(t)
+    variable = sp.is_variable(t)
+    pieces: list[pa.Array] = []
+    flat: list[memoryview] = []  # Flat values of consecutive pages, joined at the next other page
+    offs: list[memoryview] = []  # Variable chunks: offsets, (file view, start, size, items)
+    var: list[tuple[memoryview, int, int, int]] = []
+    rows = vwidth = 0
+
+    def flush() -> None:
+        nonlocal rows
+        if flat:
+            pieces.append(pa.Array.from_buffers(t, rows, [None, pa.py_buffer(b"".join(flat))]))
+            flat.clear()
+        elif var:
+            pieces.append(_variable(t, offs, var, rows, vwidth))
+            offs.clear()
+            var.clear()
+        rows = 0
+
+    for data, pages in parts:
+        view = memoryview(data)
+        for lay, ranges, n in pages:
+            plain = lay.constant is None and lay.dictionary is None and lay.other is None and not lay.packed
+            if plain and lay.num_items == n and not lay.variable and bits == lay.bits:
+                chunks = _chunks_of(lay, data, ranges[0], ranges[1], n)
+                if chunks is None:
+                    raise _NotSimple
+                if var:
+                    flush()
+                width = bits // 8
+                for start, vsize, items in chunks:
+                    if items * width > vsize:
+                        raise _NotSimple
+                    flat.append(view[start : start + items * width])
+                rows += n
+            elif plain and lay.num_items == n and lay.variable and variable:
+                chunks = _chunks_of(lay, data, ranges[0], ranges[1], n)
+                if chunks is None:
+                    raise _NotSimple
+                width = lay.bits // 8
+                if flat or (var and width != vwidth):
+                    flush()
+                vwidth = width
+                for start, vsize, items in chunks:
+                    if (items + 1) * width > vsize:
+                        raise _NotSimple
+                    offs.append(view[start : start + (items + 1) * width])
+                    var.append((view, start, vsize, items))
+                rows += n
+            else:
+                flush()
+                a = sp.decode_page(lay, t, n, *(view[o : o + ln] for o, ln in ranges))
+                if a is None:
+                    raise _NotSimple
+                pieces.append(a)
+    flush()
+    return pieces[0] if len(pieces) == 1 else pa.chunked_array(pieces, t)
+
+
+def _variable(
+    t: pa.DataType, offs: list[memoryview], var: list[tuple[memoryview, int, int, int]], rows: int, width: int
+) -> pa.Array:
+    """Variable chunks of several pages (offsets of ``width`` bytes) as one array: every chunk's
+    offsets rebased at once."""
+    allo = np.frombuffer(b"".join(offs), "<u4" if width == 4 else "<u8").astype(np.int64)
+    items = np.array([v[3] for v in var], dtype=np.int64)
+    ends = np.cumsum(items + 1)
+    firsts = ends - items - 1
+    lo, hi = allo[firsts], allo[ends - 1]
+    sizes = np.array([v[2] for v in var], dtype=np.int64)
+    steps = np.diff(allo)
+    steps[ends[:-1] - 1] = 0  # (across chunks)
+    if (lo < (items + 1) * width).any() or (hi > sizes).any() or (steps < 0).any():
+        raise _NotSimple
+    lens = hi - lo
+    base = np.cumsum(lens) - lens
+    out = allo + np.repeat(base - lo, items + 1)
+    keep = np.ones(len(out), dtype=bool)
+    keep[firsts[1:]] = False
+    out = out[keep]
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    total = int(lens.sum())
+    if not large and total >= 1 << 31:
+        raise _NotSimple
+    starts = [v[1] for v in var]
+    joined = b"".join([v[0][s + a : s + b] for v, s, a, b in zip(var, starts, lo.tolist(), hi.tolist())])
+    return pa.Array.from_buffers(
+        t, rows, [None, pa.py_buffer(out.astype(np.int64 if large else np.int32)), pa.py_buffer(joined)]
+    )
+
+
+def group_table(frags: list[Fragment], files: Files, columns: list[str], which: list[int]) -> pa.Table | None:
+    """The physical rows of the fragments ``which`` (indices into ``frags`` and ``files``), in that
+    order, of ``columns`` as one table of the scan schema; None when a page does not decode here."""
+    fields, schema = _out_schema(_scan_schema(frags[0]._ds.schema), columns)
+    try:
+        arrays = [_column(fl.type, [(files[k][0], files[k][1][c]) for k in which]) for c, fl in zip(columns, fields)]
+    except _NotSimple:
+        return None
+    return pa.Table.from_arrays(arrays, schema=schema)
