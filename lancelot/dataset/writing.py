@@ -22,7 +22,14 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
-from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
+from lancelot.dataset.commit import (
+    Builder,
+    CommitConflictError,
+    Versions,
+    commit_manifest,
+    list_versions,
+    load_manifest,
+)
 from lancelot.dataset.commit_options import lock_of, merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment_metadata import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
@@ -35,6 +42,16 @@ from lancelot.dataset.manifest import (
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
+from lancelot.dataset.write_options import (
+    DEFAULT_MAX_BYTES_PER_FILE,
+    WriteOptions,
+    auto_cleanup_config,
+    progress_begin,
+    progress_complete,
+)
+from lancelot.dataset.write_options import (
+    DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE,
+)
 from lancelot.errors import (
     DatasetSchemaError,
     LanceError,
@@ -48,8 +65,6 @@ from lancelot.writer import LanceWriter, resolve_version
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
-
-DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 
 
 class Committed(NamedTuple):
@@ -266,6 +281,10 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
     return versions, load_manifest(store, uri, versions, versions.latest)
 
 
+def _bytes_written(w: LanceWriter) -> int:
+    return w.bytes_written
+
+
 def write_fragments(
     data: object,
     uri: str | os.PathLike[str],
@@ -275,6 +294,8 @@ def write_fragments(
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
+    max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
+    progress: Any = None,
     max_page_bytes: int | None = None,
     _store: ObjectStore | None = None,
     _base: ManifestFile | None | EllipsisType = ...,
@@ -297,6 +318,12 @@ def write_fragments(
         storage_options: Object store options.
         profile: ``"fast"``, ``"balanced"`` (default) or ``"compact"``.
         max_page_bytes: The largest page per column, in bytes.
+        max_bytes_per_file: A data file is closed, and the next rows go to a new one, once the
+            bytes written to it reach this (checked after each input batch, as pylance does:
+            a soft limit; pages still buffered are not counted).
+        progress: pylance's ``FragmentWriteProgress``: ``begin`` as each data file opens,
+            ``complete`` as each full one closes (rows or bytes; pylance 14 does not call it for
+            the last file when the input ends first).
 
     Returns:
         One [`FragmentMetadata`][lancelot.dataset.fragment.FragmentMetadata] per file written, ids
@@ -310,6 +337,8 @@ def write_fragments(
     """
     if max_rows_per_file <= 0:
         raise ValueError("max_rows_per_file must be positive")
+    if max_bytes_per_file < 0:
+        raise OverflowError("max_bytes_per_file: can't convert negative int to unsigned")
     data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
@@ -330,10 +359,12 @@ def write_fragments(
     ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
+    # the bytes in the file so far; a limit of one's own waits for the pages being encoded (the same files every run)
+    size = LanceWriter.next_position if max_bytes_per_file < DEFAULT_MAX_BYTES_PER_FILE else _bytes_written
     name = ""  # the open data file's
     blobs: blob_write.BlobV2Writer | None = None  # the open data file's blob v2 bytes
 
-    def close(w: LanceWriter) -> None:
+    def close(w: LanceWriter, full: bool = False) -> None:
         nonlocal writer
         writer = None
         if blobs is not None:
@@ -348,6 +379,8 @@ def write_fragments(
             file_size_bytes=int(getattr(w, "file_size", 0)),
         )
         out.append(FragmentMetadata.from_pb(table_pb2.DataFragment(files=[df], physical_rows=w.num_rows)))
+        if full:
+            progress_complete(progress, out[-1])
 
     try:
         for batch in batches:
@@ -367,11 +400,12 @@ def write_fragments(
                     blobs = blob_write.BlobV2Writer(
                         store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
                     )
+                    progress_begin(progress)
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
                 writer.write(blobs.convert(part) if blobs is not None else part)
-                if writer.num_rows >= max_rows_per_file:
-                    close(writer)
+                if writer.num_rows >= max_rows_per_file or size(writer) >= max_bytes_per_file:
+                    close(writer, full=True)
         if writer is not None and writer.num_rows:
             close(writer)
         elif writer is not None:
@@ -383,6 +417,15 @@ def write_fragments(
                 blobs.abort()
         raise
     return out
+
+
+def _with_config(build: Builder, config: dict[str, str]) -> Builder:
+    def with_config(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
+        m, index = build(base, version)
+        m.config.update(config)
+        return m, index
+
+    return with_config
 
 
 def commit_version(
@@ -399,6 +442,7 @@ def commit_version(
     commit_lock: Any = None,
     enable_v2_manifest_paths: bool | None = None,
     transaction_uuid: str | None = None,
+    _config: dict[str, str] | None = None,
     _store: ObjectStore | None = None,
     _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> Committed:
@@ -454,6 +498,9 @@ def commit_version(
             base is not None and bool(base.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         )
         build = build_overwrite(frags, fields, md, dv, stable_row_ids=stable)
+        if _config:  # (auto_cleanup_options of a new dataset: table config, as pylance's Overwrite upserts it)
+            txn.overwrite.config_upsert_values.update(_config)
+            build = _with_config(build, _config)
         create = operation == "create"
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
@@ -489,41 +536,30 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
     return full
 
 
+_DEFAULTS = WriteOptions()
+
+
 def write_version(
     data_obj: object,
     uri: str | os.PathLike[str] | LanceDataset,
     schema: pa.Schema | None = None,
     mode: str = "create",
-    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    *,
-    data_storage_version: str | None = None,
-    storage_options: dict[str, Any] | None = None,
-    enable_stable_row_ids: bool = False,
-    profile: str | None = None,
-    max_page_bytes: int | None = None,
-    allow_external_blob_outside_bases: bool = False,
-    max_rows_per_group: int = 1024,
-    commit_lock: Any = None,
-    enable_v2_manifest_paths: bool = True,
-    commit_message: str | None = None,
-    transaction_properties: dict[str, str] | None = None,
-    data_cache_bytes: int | None = None,
-    use_legacy_format: bool | None = None,
-    namespace_client: Any = None,
-    table_id: list[str] | None = None,
-    session: Any = None,
+    options: WriteOptions = _DEFAULTS,
 ) -> Committed:
     """``write_dataset`` (write.py), up to the version it commits: the data written as new fragments
     of a new dataset, or appended to or overwriting ``uri``'s."""
     if mode not in ("create", "append", "overwrite"):
         raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
-    if namespace_client is not None or table_id is not None:
+    o = options
+    if o.namespace_client is not None or o.table_id is not None:
         raise LanceValueError("lancelot.write_dataset: namespaces are not supported")
-    if use_legacy_format is not None:
+    data_storage_version = o.data_storage_version
+    if o.use_legacy_format is not None:
         warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning, 2)
-        data_storage_version = "legacy" if use_legacy_format else "stable"
+        data_storage_version = "legacy" if o.use_legacy_format else "stable"
     data_storage_version = storage_version(data_storage_version)
-    commit_lock = commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
+    commit_lock = o.commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
+    storage_options = o.storage_options
     if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
         storage_options = storage_options or getattr(uri, "storage_options", None)
         uri = uri.uri
@@ -567,13 +603,15 @@ def write_version(
         uri,
         schema=schema,
         data_storage_version=data_storage_version,
-        max_rows_per_file=max_rows_per_file,
-        profile=profile,
-        max_page_bytes=max_page_bytes,
+        max_rows_per_file=o.max_rows_per_file,
+        max_bytes_per_file=o.max_bytes_per_file,
+        progress=o.progress,
+        profile=o.profile,
+        max_page_bytes=o.max_page_bytes,
         _store=store,
         _base=base,
         _append=mode == "append",
-        _allow_external_blobs=allow_external_blob_outside_bases,
+        _allow_external_blobs=o.allow_external_blob_outside_bases,
     )
     read_version = int(base.manifest.version) if base is not None else None
     return commit_version(
@@ -584,10 +622,11 @@ def write_version(
         read_version=read_version,
         storage_options=storage_options,
         data_storage_version=data_storage_version,
-        enable_stable_row_ids=enable_stable_row_ids,
-        transaction_properties=merged_properties(commit_message, transaction_properties),
+        enable_stable_row_ids=o.enable_stable_row_ids,
+        transaction_properties=merged_properties(o.commit_message, o.transaction_properties),
         commit_lock=commit_lock,
-        enable_v2_manifest_paths=enable_v2_manifest_paths,
+        enable_v2_manifest_paths=o.enable_v2_manifest_paths,
+        _config=auto_cleanup_config(o.auto_cleanup_options) if base is None else None,
         _store=store,
         _known=known,
     )
