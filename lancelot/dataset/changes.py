@@ -441,5 +441,7 @@ def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: An
     from lancelot.dataset.writing import write_version
 
     kwargs.setdefault("storage_options", ds.storage_options)
-    new = write_version(data, ds, mode=mode, options=WriteOptions.of(kwargs))  # (the dataset and its commit lock)
+    new = write_version(
+        data, ds, mode=mode, options=WriteOptions.of(kwargs, strict=True)
+    )  # (the dataset and its commit lock)
     _move_to(ds, new.version)

@@ -68,19 +68,15 @@ def commit(
         DatasetExistsError: ``"create"`` where a dataset exists.
         LanceError: ``"append"`` where none exists, or no schema to create with.
     """
+    options = WriteOptions.of(locals())
     return _opened(
         commit_version(
             uri,
             operation,
-            fragments=fragments,
+            fragments,
+            options,
             schema=schema,
             read_version=read_version,
-            storage_options=storage_options,
-            data_storage_version=data_storage_version,
-            enable_stable_row_ids=enable_stable_row_ids,
-            transaction_properties=transaction_properties,
-            commit_lock=commit_lock,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
             transaction_uuid=transaction_uuid,
         )
     )
@@ -178,4 +174,4 @@ def write_dataset(
         >>> ds.version, ds.count_rows(), len(ds.get_fragments()), ds.data_storage_version
         (2, 13, 2, '2.2')
     """
-    return _opened(write_version(data_obj, uri, schema, mode, WriteOptions.of(locals())))
+    return _opened(write_version(data_obj, uri, WriteOptions.of(locals()), schema=schema, mode=mode))

@@ -51,18 +51,14 @@ class WriteOptions:
     session: Any = None
 
     @classmethod
-    def of(cls, args: Mapping[str, Any]) -> WriteOptions:
-        """The options among a call's arguments (``write_dataset``'s ``locals()``, ``insert``'s kwargs);
-        an unknown name is a TypeError, as for a function."""
+    def of(cls, args: Mapping[str, Any], *, strict: bool = False) -> WriteOptions:
+        """The options among a call's arguments (``write_dataset``'s ``locals()``); ``strict``: any
+        other name is a TypeError, as for a function (``insert``'s keywords)."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in args.items() if k in names or k not in _CALL_ARGS})
+        return cls(**{k: v for k, v in args.items() if k in names or strict})
 
     def replace(self, **changes: Any) -> WriteOptions:
         return dataclasses.replace(self, **changes)
-
-
-#: write_dataset's arguments that are not options
-_CALL_ARGS = frozenset({"data_obj", "uri", "schema", "mode"})
 
 
 def humantime(seconds: int) -> str:

@@ -66,6 +66,8 @@ from lancelot.writer import LanceWriter, resolve_version
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
+_DEFAULTS = WriteOptions()
+
 
 class Committed(NamedTuple):
     """A version just committed, as ``LanceDataset`` opens it without listing or reading again."""
@@ -431,16 +433,11 @@ def _with_config(build: Builder, config: dict[str, str]) -> Builder:
 def commit_version(
     uri: str | os.PathLike[str],
     operation: str,
-    *,
     fragments: list[FragmentMetadata],
+    options: WriteOptions = _DEFAULTS,
+    *,
     schema: pa.Schema | None = None,
     read_version: int | None = None,
-    storage_options: dict[str, Any] | None = None,
-    data_storage_version: str | None = None,
-    enable_stable_row_ids: bool = False,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-    enable_v2_manifest_paths: bool | None = None,
     transaction_uuid: str | None = None,
     _config: dict[str, str] | None = None,
     _store: ObjectStore | None = None,
@@ -448,12 +445,13 @@ def commit_version(
 ) -> Committed:
     """``commit`` (write.py), up to the version it commits: an Append, Overwrite or new dataset of
     ``fragments``; ``_store`` and ``_known`` (the versions listed and the latest manifest) save reading them again."""
-    data_storage_version = storage_version(data_storage_version)
+    data_storage_version = storage_version(options.data_storage_version)
+    storage_options, enable_stable_row_ids = options.storage_options, options.enable_stable_row_ids
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
     txn = new_transaction(read_version or 0)
-    set_properties(txn, transaction_properties)
+    set_properties(txn, merged_properties(options.commit_message, options.transaction_properties))
     if transaction_uuid:
         txn.uuid = transaction_uuid
     known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
@@ -505,13 +503,13 @@ def commit_version(
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
     version, listed, mf = commit_manifest(
-        with_commit_lock(store, commit_lock),
+        with_commit_lock(store, options.commit_lock),
         uri,
         txn,
         build,
         read_version=read_version if not create else None,
         create=create,
-        scheme="v1" if enable_v2_manifest_paths is False else "v2",
+        scheme="v1" if options.enable_v2_manifest_paths is False else "v2",
         known=known,
     )
     committed = (listed, mf) if mf is not None else None
@@ -536,15 +534,13 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
     return full
 
 
-_DEFAULTS = WriteOptions()
-
-
 def write_version(
     data_obj: object,
     uri: str | os.PathLike[str] | LanceDataset,
+    options: WriteOptions = _DEFAULTS,
+    *,
     schema: pa.Schema | None = None,
     mode: str = "create",
-    options: WriteOptions = _DEFAULTS,
 ) -> Committed:
     """``write_dataset`` (write.py), up to the version it commits: the data written as new fragments
     of a new dataset, or appended to or overwriting ``uri``'s."""
@@ -613,19 +609,13 @@ def write_version(
         _append=mode == "append",
         _allow_external_blobs=o.allow_external_blob_outside_bases,
     )
-    read_version = int(base.manifest.version) if base is not None else None
     return commit_version(
         uri,
         mode,
-        fragments=frags,
+        frags,
+        o.replace(data_storage_version=data_storage_version, storage_options=storage_options, commit_lock=commit_lock),
         schema=None if mode == "append" else schema,  # (an append's schema was checked above)
-        read_version=read_version,
-        storage_options=storage_options,
-        data_storage_version=data_storage_version,
-        enable_stable_row_ids=o.enable_stable_row_ids,
-        transaction_properties=merged_properties(o.commit_message, o.transaction_properties),
-        commit_lock=commit_lock,
-        enable_v2_manifest_paths=o.enable_v2_manifest_paths,
+        read_version=int(base.manifest.version) if base is not None else None,
         _config=auto_cleanup_config(o.auto_cleanup_options) if base is None else None,
         _store=store,
         _known=known,
