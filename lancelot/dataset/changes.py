@@ -437,8 +437,8 @@ def update(
 
 def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: Any) -> None:
     """``write_dataset(data, ds, mode=mode)``; ``ds`` then shows the new version (pylance's ``insert``)."""
+    from lancelot.dataset.write_modes import write_version
     from lancelot.dataset.write_options import WriteOptions
-    from lancelot.dataset.writing import write_version
 
     kwargs.setdefault("storage_options", ds.storage_options)
     new = write_version(

@@ -14,8 +14,9 @@ import pyarrow as pa
 
 from lancelot.dataset.dataset import LanceDataset
 from lancelot.dataset.fragment_metadata import FragmentMetadata
+from lancelot.dataset.write_modes import write_version
 from lancelot.dataset.write_options import DEFAULT_MAX_BYTES_PER_FILE, DEFAULT_MAX_ROWS_PER_FILE, WriteOptions
-from lancelot.dataset.writing import Committed, commit_version, write_version
+from lancelot.dataset.writing import Committed, commit_version
 from lancelot.dataset.writing import DatasetExistsError as DatasetExistsError
 from lancelot.dataset.writing import as_batches as as_batches
 from lancelot.dataset.writing import check_append_schema as check_append_schema
