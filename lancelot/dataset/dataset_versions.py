@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from lancelot.dataset.writing import Committed
 
 
+#: a version as ``checkout_version`` takes it: a number, a tag, or a (branch, version) pair
+Reference = int | str | tuple[str | None, int | None]
+Options = dict[str, Any] | None
+
+
 class VersionsMixin:
     """LanceDataset's versions and tags (mixed into ``LanceDataset``; see dataset/dataset.py)."""
 
@@ -286,8 +291,12 @@ class VersionsMixin:
         return self._clone(target_path, reference, storage_options, deep=False)
 
     def deep_clone(
-        self: LanceDataset, target_path: Any, reference: Any, storage_options: Any = None, **kwargs: Any
-    ) -> Any:
+        self: LanceDataset,
+        target_path: str | os.PathLike[str],
+        reference: Reference,
+        storage_options: Options = None,
+        **kwargs: Any,
+    ) -> LanceDataset:
         """As ``shallow_clone`` (same arguments and result), but the clone is independent: the
         version's data, deletion and index files are copied to ``target_path`` (a deep Clone commit,
         as pylance writes it).
