@@ -437,8 +437,11 @@ def update(
 
 def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: Any) -> None:
     """``write_dataset(data, ds, mode=mode)``; ``ds`` then shows the new version (pylance's ``insert``)."""
-    from lancelot.dataset.writing import write_version
+    from lancelot.dataset.write_modes import write_version
+    from lancelot.dataset.write_options import WriteOptions
 
     kwargs.setdefault("storage_options", ds.storage_options)
-    new = write_version(data, ds, mode=mode, **kwargs)  # (as pylance: the dataset, its commit lock too)
+    new = write_version(
+        data, ds, mode=mode, options=WriteOptions.of(kwargs, strict=True)
+    )  # (the dataset and its commit lock)
     _move_to(ds, new.version)

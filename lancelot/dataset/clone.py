@@ -17,7 +17,7 @@ import uuid as _uuid
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import Versions, _write_hint, list_versions, load_manifest
-from lancelot.dataset.commit_options import with_commit_lock
+from lancelot.dataset.commit_options import CommitRequest, with_commit_lock
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
     VERSIONS_DIR,
@@ -37,19 +37,12 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 
-def commit_clone(
-    target: str | os.PathLike[str],
-    operation: Any,
-    read_version: int | None,
-    storage_options: dict[str, Any] | None,
-    *,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-    _copied: bool = False,
-) -> Committed:
-    """Create the dataset ``target`` as a clone of ``operation.ref_path`` at ``ref_version`` (a deep one
-    only from ``deep_clone``, ``_copied``: after it copied the files)."""
+def commit_clone(req: CommitRequest, *, _copied: bool = False) -> Committed:
+    """Create the dataset ``req.uri`` as a clone of ``req.operation.ref_path`` at its ``ref_version`` (a
+    deep one only from ``deep_clone``, ``_copied``: after it copied the files)."""
     from lancelot.dataset.writing import DatasetExistsError
+
+    operation, storage_options = req.operation, req.storage_options
 
     if not operation.is_shallow and not _copied:
         raise InvalidOperationError(
@@ -67,7 +60,7 @@ def commit_clone(
     if ref_version not in versions.names:
         raise VersionNotFoundError(f"dataset {source.uri!r}: version {ref_version} (to clone) does not exist")
     src = load_manifest(source, source.uri, versions, ref_version)
-    store = ObjectStore(target, storage_options)
+    store = ObjectStore(req.uri, storage_options)
     uri = store.uri
     existing = list_versions(store, uri)
     if existing.latest is not None:
@@ -77,18 +70,18 @@ def commit_clone(
     else:
         m, index = _start(src), src.index_section
         _finish(m, ref_version, bool(src.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS))
-    txn = new_transaction(int(read_version or 0))
+    txn = new_transaction(int(req.read_version or 0))
     c = txn.clone
     c.is_shallow, c.ref_version, c.ref_path = bool(operation.is_shallow), ref_version, ref_path
     if operation.ref_name is not None:
         c.ref_name = str(operation.ref_name)
-    for k, v in (transaction_properties or {}).items():
+    for k, v in (req.transaction_properties or {}).items():
         txn.transaction_properties[k] = v
     name = transaction_name(txn)
     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
     m.transaction_file = name
     file = manifest_name(ref_version, "v2")
-    with_commit_lock(store, commit_lock).put_if_not_exists(f"{VERSIONS_DIR}/{file}", serialize_manifest(m, index))
+    with_commit_lock(store, req.commit_lock).put_if_not_exists(f"{VERSIONS_DIR}/{file}", serialize_manifest(m, index))
     _write_hint(store, ref_version)
     known = (Versions({ref_version: file}, "v2"), ManifestFile(m, index, None))
     return Committed(uri, ref_version, storage_options, store, known)
@@ -148,7 +141,7 @@ def deep_clone(
     for p in paths:
         _copy(at.store, dest, p)
     op = LanceOperation.Clone(False, None, int(version), source.uri)
-    return commit_clone(dest.uri, op, int(version), storage_options, _copied=True)
+    return commit_clone(CommitRequest(dest.uri, op, int(version), storage_options), _copied=True)
 
 
 def _copy(src: ObjectStore, dest: ObjectStore, path: str) -> None:

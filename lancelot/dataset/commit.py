@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from lancelot.dataset.commit_options import check_deadline
 from lancelot.dataset.deletion import rebase_deletions
 from lancelot.dataset.manifest import (
     HINT_FILE,
@@ -266,19 +267,10 @@ Builder = Callable[[ManifestFile | None, int], tuple[table_pb2.Manifest, bytes |
 _UNCONDITIONAL = {"overwrite", "restore", "clone"}
 
 
-def commit_transaction(
-    store: ObjectStore,
-    uri: str,
-    txn: transaction_pb2.Transaction,
-    build: Builder,
-    *,
-    read_version: int | None,
-    create: bool = False,
-    scheme: str = "v2",
-) -> int:
-    """Write ``txn`` and commit the manifest ``build`` makes; return the new version
-    (``commit_manifest`` without the committed manifest)."""
-    return commit_manifest(store, uri, txn, build, read_version=read_version, create=create, scheme=scheme)[0]
+def commit_transaction(*args: Any, **kwargs: Any) -> int:
+    """``commit_manifest`` (same arguments) returning only the new version."""
+    version: int = commit_manifest(*args, **kwargs)[0]
+    return version
 
 
 def commit_manifest(
@@ -314,6 +306,7 @@ def commit_manifest(
     checked = read_version
     attempted: set[int] = set()  # versions this commit tried to create (they may have taken effect)
     for _ in range(MAX_RETRIES):
+        check_deadline(uri)  # (commit_timeout: LanceDataset.commit's, retries included)
         if known is not None and (known[1] is None or known[1].manifest.version == read_version):
             versions, base = known
             latest = versions.latest

@@ -12,14 +12,19 @@ without an atomic create and costs nothing on those with one.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as _dt
 import sys
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from lancelot.dataset.manifest import VERSIONS_DIR, parse_manifest_name
 from lancelot.dataset.store import ObjectStore
-from lancelot.errors import LanceError, _OSErrorMessage
+from lancelot.errors import LanceError, LanceValueError, _OSErrorMessage
 from lancelot.format.pb import transaction_pb2
 
 #: the transaction property pylance stores a commit message under
@@ -124,3 +129,91 @@ def detached_version_of(name: str) -> int | None:
     if name.startswith("d") and name.endswith(".manifest") and name[1 : -len(".manifest")].isdigit():
         return int(name[1 : -len(".manifest")])
     return None
+
+
+# -- commit_timeout: how long a commit, its retries included, may take (pylance's CommitBuilder timeout)
+
+
+class CommitTimeoutError(_OSErrorMessage, LanceError, TimeoutError):
+    """The commit did not finish within ``commit_timeout`` (pylance raises TimeoutError)."""
+
+
+class InvalidCommitTimeoutError(_OSErrorMessage, LanceValueError, OSError):
+    """A ``commit_timeout`` pylance refuses: zero (its OSError) or negative (its ValueError)."""
+
+
+#: (monotonic deadline, the timeout) of the commit under way in this thread/context, if it has one
+_DEADLINE: ContextVar[tuple[float, _dt.timedelta] | None] = ContextVar("lancelot_commit_deadline", default=None)
+
+
+def _duration_text(d: _dt.timedelta) -> str:
+    """A duration as Rust's ``Duration`` debug-prints it (``1µs``, ``2.5ms``, ``1800s``)."""
+    us = d // _dt.timedelta(microseconds=1)
+    for unit, size in (("s", 1_000_000), ("ms", 1000)):
+        if us >= size:
+            return f"{us / size:g}{unit}"
+    return f"{us}µs"
+
+
+@contextmanager
+def commit_deadline(timeout: _dt.timedelta | None) -> Iterator[None]:
+    """Run a commit that must finish within ``timeout`` (None: no limit), checked before each attempt;
+    pylance's rules for the value: a timedelta, positive (zero: an invalid-input OSError)."""
+    if timeout is not None and not isinstance(timeout, _dt.timedelta):
+        raise TypeError(
+            f"argument 'commit_timeout': {type(timeout).__name__!r} object is not an instance of 'timedelta'"
+        )
+    if timeout is not None and timeout < _dt.timedelta(0):
+        raise InvalidCommitTimeoutError("It is not possible to convert a negative timedelta to a Rust Duration")
+    if timeout is not None and not timeout:
+        raise InvalidCommitTimeoutError(
+            "Invalid user input: CommitBuilder timeout must be non-zero; pass `None` to disable"
+        )
+    token = _DEADLINE.set((time.monotonic() + timeout.total_seconds(), timeout) if timeout is not None else None)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check_deadline(uri: str) -> None:
+    """Raise CommitTimeoutError when the commit under way is past its ``commit_timeout``."""
+    got = _DEADLINE.get()
+    if got is not None and time.monotonic() >= got[0]:
+        raise CommitTimeoutError(
+            f"dataset {uri!r}: Operation timed out: Commit timed out after {_duration_text(got[1])}. "
+            "Increase commit_timeout or pass None to disable."
+        )
+
+
+@dataclass(frozen=True)
+class CommitRequest:
+    """One commit of a ``LanceOperation`` or ``Transaction`` (``LanceDataset.commit``, ``commit_batch``,
+    a Clone), its arguments gathered once and handed whole down the commit wing
+    (transaction_commit.py, detached.py, clone.py)."""
+
+    uri: Any
+    operation: Any
+    read_version: int | None = None
+    storage_options: dict[str, Any] | None = None
+    commit_lock: Any = None
+    transaction_properties: dict[str, str] | None = None
+    transaction_uuid: str | None = None
+    enable_v2_manifest_paths: bool | None = None
+    enable_stable_row_ids: bool | None = None
+    max_retries: int = 20
+
+    def unwrapped(self) -> CommitRequest:
+        """A ``Transaction`` as its operation, with its read version, uuid and properties (these win
+        over the request's, as in pylance); a bare operation as it is."""
+        t = self.operation
+        if type(t).__name__ != "Transaction":
+            return self
+        props = dict(t.transaction_properties or {})
+        return dataclasses.replace(
+            self, operation=t.operation, read_version=int(t.read_version), transaction_uuid=str(t.uuid),
+            transaction_properties=props,
+        )  # fmt: skip
+
+    def but(self, **changes: Any) -> CommitRequest:
+        return dataclasses.replace(self, **changes)

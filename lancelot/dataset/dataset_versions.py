@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from lancelot.dataset.writing import Committed
 
 
+#: a version as ``checkout_version`` takes it: a number, a tag, or a (branch, version) pair
+Reference = int | str | tuple[str | None, int | None]
+Options = dict[str, Any] | None
+
+
 class VersionsMixin:
     """LanceDataset's versions and tags (mixed into ``LanceDataset``; see dataset/dataset.py)."""
 
@@ -193,8 +198,9 @@ class VersionsMixin:
             table_id: must be None (a namespace's table id).
             namespace_client_managed_versioning: must be False.
             base_store_params: must be None (other bases are opened with ``storage_options``).
-            commit_timeout: accepted for pylance's signature (lancelot's commits give up after a
-                bounded number of attempts, not after a time).
+            commit_timeout: the longest the commit, its retries on conflict included, may take
+                (checked before each attempt: past it, a ``CommitTimeoutError``, a TimeoutError);
+                None: no limit; zero or negative is refused, as pylance refuses it.
 
         Returns:
             The dataset at the new version.
@@ -203,7 +209,9 @@ class VersionsMixin:
             ValueError: Append without ``read_version``; a commit_message with a Transaction.
             TypeError: a commit_lock that is not callable.
             CommitConflictError: a concurrent commit the operation cannot be rebased over (an OSError).
+            CommitTimeoutError: not committed within ``commit_timeout`` (a TimeoutError).
         """
+        from lancelot.dataset.commit_options import CommitRequest, commit_deadline
         from lancelot.dataset.transaction_commit import commit_with_options, refuse_unsupported
 
         refuse_unsupported(
@@ -213,18 +221,13 @@ class VersionsMixin:
             base_store_params=base_store_params,
         )
         base_uri, storage_options = _place(base_uri, storage_options)
-        committed = commit_with_options(
-            base_uri,
-            operation,
-            read_version,
-            commit_lock=commit_lock,
-            storage_options=storage_options,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
-            detached=bool(detached),
+        req = CommitRequest(
+            base_uri, operation, read_version, storage_options, commit_lock,
+            enable_v2_manifest_paths=enable_v2_manifest_paths, enable_stable_row_ids=enable_stable_row_ids,
             max_retries=max_retries,
-            commit_message=commit_message,
-            enable_stable_row_ids=enable_stable_row_ids,
-        )
+        )  # fmt: skip
+        with commit_deadline(commit_timeout):
+            committed = commit_with_options(req, detached=bool(detached), commit_message=commit_message)
         return _opened(cls, committed)
 
     @classmethod
@@ -251,16 +254,18 @@ class VersionsMixin:
             detached: Commit the merged append as a detached version (see ``commit``).
             max_retries: Accepted for pylance's signature.
             base_store_params: Must be None.
-            commit_timeout: Accepted for pylance's signature.
+            commit_timeout: The longest the commit may take, retries included (see ``commit``).
 
         Returns:
             ``{"dataset": the new version, "merged": the one Append transaction committed}``.
         """
+        from lancelot.dataset.commit_options import commit_deadline
         from lancelot.dataset.transaction_commit import commit_batch, refuse_unsupported
 
         refuse_unsupported(base_store_params=base_store_params)
         dest, storage_options = _place(dest, storage_options)
-        out = commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
+        with commit_deadline(commit_timeout):
+            out = commit_batch(dest, transactions, storage_options, commit_lock=commit_lock, detached=bool(detached))
         return {**out, "dataset": _opened(cls, out["dataset"])}
 
     def shallow_clone(
@@ -283,37 +288,41 @@ class VersionsMixin:
         Returns:
             The clone, as a `LanceDataset`.
         """
-        from lancelot.dataset.clone import commit_clone
-        from lancelot.dataset.lance_operation import LanceOperation
-
-        version = self.checkout_version(reference).version
-        op = LanceOperation.Clone(True, None, version, self.uri)
-        return _opened(type(self), commit_clone(target_path, op, version, storage_options or self.storage_options))
+        return self._clone(target_path, reference, storage_options, deep=False)
 
     def deep_clone(
         self: LanceDataset,
         target_path: str | os.PathLike[str],
-        reference: int | str | tuple[str | None, int | None],
-        storage_options: dict[str, Any] | None = None,
+        reference: Reference,
+        storage_options: Options = None,
         **kwargs: Any,
     ) -> LanceDataset:
-        """A new, independent dataset at ``target_path`` holding this dataset's version ``reference``:
-        the version's data, deletion and index files are copied there (a deep Clone commit, as pylance
-        writes it; the clone's version number is the source's).
+        """As ``shallow_clone`` (same arguments and result), but the clone is independent: the
+        version's data, deletion and index files are copied to ``target_path`` (a deep Clone commit,
+        as pylance writes it).
 
         Args:
             target_path: Where the clone goes (no dataset may be there).
-            reference: A version number, a tag name, or a ``(branch, version)`` pair (branch None/"main").
+            reference: A version number, a tag name, or a ``(branch, version)`` pair.
             storage_options: Object-store options of the target (default: this dataset's).
             **kwargs: pylance's further options; none is used by lancelot.
 
         Returns:
             The clone, as a `LanceDataset`.
         """
-        from lancelot.dataset.clone import deep_clone
+        return self._clone(target_path, reference, storage_options, deep=True)
+
+    def _clone(self: LanceDataset, target: Any, reference: Any, storage_options: Any, *, deep: bool) -> LanceDataset:
+        from lancelot.dataset.clone import commit_clone, deep_clone
+        from lancelot.dataset.commit_options import CommitRequest
+        from lancelot.dataset.lance_operation import LanceOperation
 
         version = self.checkout_version(reference).version
-        return _opened(type(self), deep_clone(self, target_path, version, storage_options or self.storage_options))
+        options = storage_options or self.storage_options
+        if deep:
+            return _opened(type(self), deep_clone(self, target, version, options))
+        op = LanceOperation.Clone(True, None, version, self.uri)
+        return _opened(type(self), commit_clone(CommitRequest(target, op, version, options)))
 
     def read_transaction(self: LanceDataset, version: int) -> Transaction | None:
         """The transaction that committed ``version``.

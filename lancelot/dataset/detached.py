@@ -7,12 +7,17 @@ versions"). No conflict check: nothing is committed on top of it.
 
 from __future__ import annotations
 
-import os
 import secrets
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import Versions, list_versions, load_manifest
-from lancelot.dataset.commit_options import DETACHED_VERSION_MASK, detached_manifest_name, with_commit_lock
+from lancelot.dataset.commit_options import (
+    DETACHED_VERSION_MASK,
+    CommitRequest,
+    check_deadline,
+    detached_manifest_name,
+    with_commit_lock,
+)
 from lancelot.dataset.manifest import VERSIONS_DIR, ManifestFile, serialize_manifest
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, transaction_name
@@ -28,25 +33,14 @@ if TYPE_CHECKING:
 ATTEMPTS = 20
 
 
-def commit_detached(
-    uri: str | os.PathLike[str],
-    operation: Any,
-    read_version: int | None,
-    storage_options: dict[str, Any] | None,
-    *,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-) -> Committed:
-    """Commit ``operation`` (or a ``Transaction``) as a detached version on top of its read version."""
+def commit_detached(req: CommitRequest) -> Committed:
+    """Commit ``req``'s operation (or ``Transaction``) as a detached version on top of its read version."""
     from lancelot.dataset.transaction_plan import plan_operation
 
-    props = dict(transaction_properties or {})
-    tid = None
-    if type(operation).__name__ == "Transaction":
-        read_version, tid = int(operation.read_version), str(operation.uuid)
-        props = dict(operation.transaction_properties or {})
-        operation = operation.operation
-    store = ObjectStore(uri, storage_options)
+    req = req.unwrapped()
+    operation, read_version, tid = req.operation, req.read_version, req.transaction_uuid
+    props = dict(req.transaction_properties or {})
+    store = ObjectStore(req.uri, req.storage_options)
     uri = store.uri
     versions = list_versions(store, uri)
     if read_version is None:
@@ -70,8 +64,9 @@ def commit_detached(
     build = _append_builder(operation, pb, uri) or plan_operation(operation, pb, store, uri, read)
     name = transaction_name(pb)
     store.put(f"{TRANSACTIONS_DIR}/{name}", pb.SerializeToString())
-    locked = with_commit_lock(store, commit_lock)
+    locked = with_commit_lock(store, req.commit_lock)
     for _ in range(ATTEMPTS):
+        check_deadline(uri)
         version = secrets.randbits(64) | DETACHED_VERSION_MASK
         m, index = build(read, version)
         m.version = version
@@ -82,7 +77,7 @@ def commit_detached(
         except FileExistsError:
             continue
         known = (Versions({version: file}, "v2"), ManifestFile(m, index, None))
-        return Committed(uri, version, storage_options, store, known)
+        return Committed(uri, version, req.storage_options, store, known)
     raise CommitConflictError(f"dataset {uri!r}: no unused detached version found after {ATTEMPTS} tries")
 
 

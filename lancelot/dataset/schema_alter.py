@@ -54,16 +54,42 @@ def _subtree(fields: list[file_pb2.Field], root: int) -> set[int]:
     return ids
 
 
+def _top_of(fields: list[file_pb2.Field], f: file_pb2.Field) -> file_pb2.Field:
+    by_id = {int(x.id): x for x in fields}
+    while int(f.parent_id) != -1:
+        f = by_id[int(f.parent_id)]
+    return f
+
+
+def _drops_whole_lists(ds: LanceDataset) -> bool:
+    """pylance 14 drops a whole top-level list column when asked to drop a field under it
+    (``ls.item.q``) in a dataset of file version 2.1 or older; from 2.2 only that field goes.
+    A list nested in a struct (``s.ls.item.q``) loses only the field in every version."""
+    v = ds.data_storage_version
+    if v in ("legacy", "0.1", "0.3"):
+        return True
+    try:
+        major, minor = (int(x) for x in v.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) < (2, 2)
+
+
 def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
     if isinstance(columns, str):
         columns = [columns]
     fields = list(ds.manifest.fields)
+    whole_lists = _drops_whole_lists(ds)
     gone: set[int] = set()
     for c in columns:
         try:
-            gone |= _subtree(fields, int(_field_by_path(ds, c).id))
+            hit = _field_by_path(ds, c)
         except KeyError:
-            raise ChangeInputError(f"column {c} does not exist in the dataset") from None
+            raise ChangeInputError(f"Column {c} does not exist in the dataset") from None
+        top = _top_of(fields, hit)
+        if whole_lists and top is not hit and str(top.logical_type).startswith(("list", "large_list")):
+            hit = top  # below a top-level list, files before 2.2 drop the whole column (pylance 14)
+        gone |= _subtree(fields, int(hit.id))
     had_children = {int(f.parent_id) for f in fields}
     while True:  # a struct whose last child went goes too, as in pylance
         kept = [f for f in fields if int(f.id) not in gone]
@@ -74,7 +100,7 @@ def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
         gone |= emptied
     keep = [f for f in fields if int(f.id) not in gone]
     if not any(int(f.parent_id) == -1 for f in keep):
-        raise ChangeInputError("cannot drop all columns from a dataset")
+        raise ChangeInputError("Cannot drop all columns from a dataset")
     _commit_project(ds, keep)
 
 

@@ -355,12 +355,19 @@ def _as_batch(out: Any) -> pa.RecordBatch:
 
 def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iterator[pa.RecordBatch]:
     """The live rows of ``frags`` in order, in batches of at most ``size`` rows."""
+    from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, row_columns
+
+    special = [c for c in cols if c in (ROW_ID, ROW_ADDR)]  # (pylance's merge_columns reads ``_rowid`` too)
+    plain = [c for c in cols if c not in special]
     for f in frags:
         deleted = f.deleted_positions().astype(np.int64)
         n = f.physical_rows
         for a in range(0, n, size):
             b = min(n, a + size)
-            t = f._read_physical(cols, a, b)
+            t = f._read_physical(plain, a, b) if plain else pa.table({"_": pa.nulls(b - a)}).drop_columns(["_"])
+            if special:
+                extra = row_columns(f, np.arange(a, b, dtype=np.int64), set(special), 0)
+                t = pa.table({c: t.column(c) if c in plain else extra[c] for c in cols})
             d = deleted[(deleted >= a) & (deleted < b)] - a
             if len(d):
                 mask = np.ones(b - a, dtype=bool)

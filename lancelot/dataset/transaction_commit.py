@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import commit_transaction
-from lancelot.dataset.commit_options import check_commit_lock, merged_properties, with_commit_lock
+from lancelot.dataset.commit_options import CommitRequest, check_commit_lock, merged_properties, with_commit_lock
 from lancelot.dataset.lance_operation import LanceOperation, as_fragment_metadata
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction_api import (
@@ -24,6 +24,7 @@ from lancelot.dataset.transaction_api import (
     operation_from_pb,
 )
 from lancelot.dataset.transaction_plan import plan_operation
+from lancelot.dataset.write_options import WriteOptions
 from lancelot.dataset.writing import Committed, commit_version
 from lancelot.errors import VersionNotFoundError
 from lancelot.format.pb import transaction_pb2
@@ -71,42 +72,22 @@ def check_strict_overwrite(
         )
 
 
-def commit_any(
-    uri: str | os.PathLike[str],
-    operation: Any,
-    read_version: int | None,
-    storage_options: dict[str, Any] | None,
-    *,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-) -> Committed:
-    """Commit a ``Transaction`` (its read version, uuid and properties) or a bare operation (with
-    ``transaction_properties``), its manifest written under ``commit_lock`` if given."""
+def commit_any(req: CommitRequest) -> Committed:
+    """Commit a ``Transaction`` (its read version, uuid and properties) or a bare operation (with the
+    request's transaction properties), its manifest written under the request's commit lock if any."""
     from lancelot.dataset.commit import list_versions, load_manifest
 
-    props: dict[str, str] = dict(transaction_properties or {})
-    tid = str(_uuid.uuid4())
-    if type(operation).__name__ == "Transaction":
-        txn = operation
-        read_version, tid, props = int(txn.read_version), str(txn.uuid), dict(txn.transaction_properties or {})
-        operation = txn.operation
-        if type(operation).__name__ in ("Append", "Overwrite"):
-            return commit_operation(
-                uri,
-                operation,
-                read_version if type(operation).__name__ == "Append" else (read_version or None),
-                storage_options=storage_options,
-                transaction_properties=props,
-                commit_lock=commit_lock,
-                transaction_uuid=tid,
-            )
-    if type(operation).__name__ == "Clone":
+    was_txn = type(req.operation).__name__ == "Transaction"
+    req = req.unwrapped()
+    kind = type(req.operation).__name__
+    if was_txn and kind in ("Append", "Overwrite"):
+        return commit_operation(req if kind == "Append" else req.but(read_version=req.read_version or None))
+    if kind == "Clone":
         from lancelot.dataset.clone import commit_clone
 
-        return commit_clone(
-            uri, operation, read_version, storage_options, transaction_properties=props, commit_lock=commit_lock
-        )
-    store = ObjectStore(uri, storage_options)
+        return commit_clone(req)
+    operation, read_version, storage_options = req.operation, req.read_version, req.storage_options
+    store = ObjectStore(req.uri, storage_options)
     uri = store.uri
     versions = list_versions(store, uri)
     if read_version is None:  # a Restore: against the latest
@@ -116,13 +97,15 @@ def commit_any(
         if int(read_version) not in versions.names:
             raise VersionNotFoundError(f"dataset {uri!r}: read version {read_version} does not exist")
         read = load_manifest(store, uri, versions, int(read_version))
-    pb = transaction_pb2.Transaction(read_version=int(read_version or 0), uuid=tid)
-    for k, v in props.items():
+    pb = transaction_pb2.Transaction(
+        read_version=int(read_version or 0), uuid=req.transaction_uuid or str(_uuid.uuid4())
+    )
+    for k, v in (req.transaction_properties or {}).items():
         pb.transaction_properties[k] = v
     build = plan_operation(operation, pb, store, uri, read)
     if pb.WhichOneof("operation") == "delete" and read_version is not None:
         _refuse_rebase(store, uri, pb, int(read_version))
-    version = commit_transaction(with_commit_lock(store, commit_lock), uri, pb, build, read_version=read_version)
+    version = commit_transaction(with_commit_lock(store, req.commit_lock), uri, pb, build, read_version=read_version)
     return Committed(uri, version, storage_options, store, None)
 
 
@@ -133,52 +116,27 @@ def refuse_unsupported(**options: Any) -> None:
         raise NotImplementedError(f"lancelot's commit does not support {', '.join(given)}")
 
 
-def commit_with_options(
-    base_uri: Any,
-    operation: Any,
-    read_version: int | None,
-    *,
-    commit_lock: Any = None,
-    storage_options: dict[str, Any] | None = None,
-    enable_v2_manifest_paths: bool | None = None,
-    detached: bool = False,
-    max_retries: int = 20,
-    commit_message: str | None = None,
-    enable_stable_row_ids: bool | None = None,
-) -> Committed:
+def commit_with_options(req: CommitRequest, *, detached: bool = False, commit_message: str | None = None) -> Committed:
     """``LanceDataset.commit``: pylance's argument checks, then a detached or an attached commit."""
-    check_commit_lock(commit_lock)
-    if not isinstance(base_uri, (str, os.PathLike)):  # (a LanceDataset: its uri and storage options, given)
-        raise TypeError(f"base_uri must be str, Path, or LanceDataset, got {type(base_uri)}")
-    is_txn = type(operation).__name__ == "Transaction"
-    if is_txn and commit_message is not None:
+    check_commit_lock(req.commit_lock)
+    if not isinstance(req.uri, (str, os.PathLike)):  # (a LanceDataset: its uri and storage options, given)
+        raise TypeError(f"base_uri must be str, Path, or LanceDataset, got {type(req.uri)}")
+    kind = type(req.operation).__name__
+    if kind == "Transaction" and commit_message is not None:
         raise TransactionError(
             "commit_message is not supported when calling commit with a Transaction.  Set the message on the "
             "transaction properties instead."
         )
-    props = merged_properties(commit_message, None)
-    kind = type(operation).__name__
-    if kind in ("Append", "Overwrite") and read_version and not detached:
-        _check_read_version(base_uri, int(read_version), storage_options)
+    req = req.but(transaction_properties=merged_properties(commit_message, None))
+    if kind in ("Append", "Overwrite") and req.read_version and not detached:
+        _check_read_version(req.uri, int(req.read_version), req.storage_options)
     if detached:
         from lancelot.dataset.detached import commit_detached
 
-        if not is_txn and read_version is None and type(operation).__name__ not in ("Overwrite", "Restore"):
+        if kind != "Transaction" and req.read_version is None and kind not in ("Overwrite", "Restore"):
             raise ValueError("read_version is required for all operations except Overwrite and Restore")
-        return commit_detached(
-            base_uri, operation, read_version, storage_options, transaction_properties=props, commit_lock=commit_lock
-        )
-    return commit_operation(
-        base_uri,
-        operation,
-        read_version,
-        storage_options=storage_options,
-        enable_stable_row_ids=enable_stable_row_ids,
-        max_retries=max_retries,
-        transaction_properties=props,
-        commit_lock=commit_lock,
-        enable_v2_manifest_paths=enable_v2_manifest_paths,
-    )
+        return commit_detached(req)
+    return commit_operation(req)
 
 
 def _check_read_version(uri: Any, read_version: int, storage_options: dict[str, Any] | None) -> None:
@@ -214,73 +172,48 @@ def commit_batch(
     if detached:
         from lancelot.dataset.detached import commit_detached
 
-        ds = commit_detached(dest, merged, None, storage_options, commit_lock=commit_lock)
+        ds = commit_detached(CommitRequest(dest, merged, None, storage_options, commit_lock))
     else:
-        ds = commit_any(dest, merged, None, storage_options, commit_lock=commit_lock)
+        ds = commit_any(CommitRequest(dest, merged, None, storage_options, commit_lock))
     return {"dataset": ds, "merged": merged}
 
 
-def commit_operation(
-    base_uri: str | os.PathLike[str],
-    operation: Any,
-    read_version: int | None = None,
-    *,
-    storage_options: dict[str, Any] | None = None,
-    enable_stable_row_ids: bool | None = None,
-    max_retries: int = 20,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-    enable_v2_manifest_paths: bool | None = None,
-    transaction_uuid: str | None = None,
-) -> Committed:
-    """Commit ``operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
+def commit_operation(req: CommitRequest) -> Committed:
+    """Commit ``req.operation`` (a ``LanceOperation`` or a ``Transaction``) as one new version
     (``LanceDataset.commit``); ``max_retries=0`` makes an Overwrite strict (pylance's "strict
     overwrite": refused if any version was committed after ``read_version``)."""
+    operation, read_version = req.operation, req.read_version
     kind = type(operation).__name__
     if kind == "Transaction":
-        return commit_any(base_uri, operation, None, storage_options, commit_lock=commit_lock)
+        return commit_any(req.but(read_version=None))
     if not hasattr(operation, "__dataclass_fields__"):
         raise TypeError(f"operation must be a LanceOperation.BaseOperation or Transaction, got {type(operation)}")
     if read_version is None and kind not in ("Overwrite", "Restore"):
         raise ValueError("read_version is required for all operations except Overwrite and Restore")
-    if kind == "Append":
-        frags = [as_fragment_metadata(f) for f in operation.fragments]
-        return commit_version(
-            base_uri,
-            "append",
-            fragments=frags,
-            read_version=read_version or None,  # (pylance: read at version 0, checked against nothing)
-            storage_options=storage_options,
-            transaction_properties=transaction_properties,
-            commit_lock=commit_lock,
-            transaction_uuid=transaction_uuid,
-        )
+    if kind not in ("Append", "Overwrite"):
+        return commit_any(req)
+    frags = [as_fragment_metadata(f) for f in operation.fragments]
     if kind == "Overwrite":
-        if max_retries == 0:
-            check_strict_overwrite(base_uri, read_version, storage_options)
-
-        frags = [as_fragment_metadata(f) for f in operation.fragments]
+        if req.max_retries == 0:
+            check_strict_overwrite(req.uri, read_version, req.storage_options)
         for f in frags:
             if f.deletion_file is not None:
                 raise ValueError("Overwrite: a fragment with a deletion file cannot be committed (use Delete)")
-        return commit_version(
-            base_uri,
-            "overwrite",
-            fragments=frags,
-            schema=as_pyarrow_schema(operation.new_schema),
-            read_version=read_version,
-            storage_options=storage_options,
-            enable_stable_row_ids=bool(enable_stable_row_ids),
-            transaction_properties=transaction_properties,
-            commit_lock=commit_lock,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
-            transaction_uuid=transaction_uuid,
-        )
-    return commit_any(
-        base_uri,
-        operation,
-        read_version,
-        storage_options,
-        transaction_properties=transaction_properties,
-        commit_lock=commit_lock,
+    options = WriteOptions(
+        storage_options=req.storage_options,
+        enable_stable_row_ids=bool(req.enable_stable_row_ids),
+        transaction_properties=req.transaction_properties,
+        commit_lock=req.commit_lock,
+        enable_v2_manifest_paths=req.enable_v2_manifest_paths is not False if kind == "Overwrite" else True,
+    )
+    schema = as_pyarrow_schema(operation.new_schema) if kind == "Overwrite" else None
+    read_version = read_version or None if kind == "Append" else read_version  # (Append at 0: checked against nothing)
+    return commit_version(
+        req.uri,
+        kind.lower(),
+        frags,
+        options,
+        schema=schema,
+        read_version=read_version,
+        transaction_uuid=req.transaction_uuid,
     )

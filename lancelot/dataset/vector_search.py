@@ -54,7 +54,7 @@ def parse_nearest(nearest: Any, schema: pa.Schema, where: str) -> Nearest:
     column = str(nearest["column"])
     if column not in schema.names:
         raise LanceValueError(f"{where}: nearest: no column named {column!r}")
-    t = schema.field(column).type
+    t = _storage(schema.field(column).type)
     if not (pa.types.is_fixed_size_list(t) and pa.types.is_floating(t.value_type)):
         raise VectorTypeError(f"{where}: query column {column} must be a vector of floats, not {t}")
     q = nearest["q"]
@@ -72,6 +72,12 @@ def parse_nearest(nearest: Any, schema: pa.Schema, where: str) -> Nearest:
     if metric not in METRICS:
         raise LanceValueError(f"{where}: metric type {nearest.get('metric')!r} is not supported (l2, cosine, dot)")
     return Nearest(column, q, k, METRICS[metric])
+
+
+def _storage(t: pa.DataType) -> pa.DataType:
+    """A vector column's fixed-size-list type: an extension type's storage (``arrow.fixed_shape_tensor``:
+    its values flat, in row-major order, as pylance searches them)."""
+    return t.storage_type if isinstance(t, pa.BaseExtensionType) else t
 
 
 def distances(vectors: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
@@ -106,8 +112,10 @@ def _chunk(frag: Fragment, scan: LanceScanner, column: str) -> Any:
 
 
 def _vectors(col: pa.ChunkedArray | pa.Array, dtype: type) -> tuple[np.ndarray, np.ndarray]:
-    """(values n x d, valid mask) of a fixed-size-list column."""
+    """(values n x d, valid mask) of a fixed-size-list column (or an extension array stored as one)."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if isinstance(arr, pa.ExtensionArray):
+        arr = arr.storage
     d = arr.type.list_size
     valid = np.ones(len(arr), bool) if arr.null_count == 0 else arr.is_valid().to_numpy(zero_copy_only=False)
     values = arr.flatten() if arr.null_count == 0 else arr.fill_null([0.0] * d).flatten()

@@ -14,7 +14,9 @@ import pyarrow as pa
 
 from lancelot.dataset.dataset import LanceDataset
 from lancelot.dataset.fragment_metadata import FragmentMetadata
-from lancelot.dataset.writing import DEFAULT_MAX_ROWS_PER_FILE, Committed, commit_version, write_version
+from lancelot.dataset.write_modes import write_version
+from lancelot.dataset.write_options import DEFAULT_MAX_BYTES_PER_FILE, DEFAULT_MAX_ROWS_PER_FILE, WriteOptions
+from lancelot.dataset.writing import Committed, commit_version
 from lancelot.dataset.writing import DatasetExistsError as DatasetExistsError
 from lancelot.dataset.writing import as_batches as as_batches
 from lancelot.dataset.writing import check_append_schema as check_append_schema
@@ -67,19 +69,15 @@ def commit(
         DatasetExistsError: ``"create"`` where a dataset exists.
         LanceError: ``"append"`` where none exists, or no schema to create with.
     """
+    options = WriteOptions.of(locals())
     return _opened(
         commit_version(
             uri,
             operation,
-            fragments=fragments,
+            fragments,
+            options,
             schema=schema,
             read_version=read_version,
-            storage_options=storage_options,
-            data_storage_version=data_storage_version,
-            enable_stable_row_ids=enable_stable_row_ids,
-            transaction_properties=transaction_properties,
-            commit_lock=commit_lock,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
             transaction_uuid=transaction_uuid,
         )
     )
@@ -99,8 +97,11 @@ def write_dataset(
     max_page_bytes: int | None = None,
     allow_external_blob_outside_bases: bool = False,
     max_rows_per_group: int = 1024,
+    max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
     commit_lock: Any = None,
+    progress: Any = None,
     enable_v2_manifest_paths: bool = True,
+    auto_cleanup_options: dict[str, int] | None = None,
     commit_message: str | None = None,
     transaction_properties: dict[str, str] | None = None,
     data_cache_bytes: int | None = None,
@@ -138,9 +139,18 @@ def write_dataset(
         allow_external_blob_outside_bases: Store blob v2 values that are external URIs (``lance.blob_array``
             of URIs) as references; refused without it, as pylance refuses them.
         max_rows_per_group: Accepted for pylance's signature (legacy files only: 2.x files have no row groups).
+        max_bytes_per_file: Start a new data file (a new fragment) once the bytes written to the
+            current one reach this: a soft limit, checked after each input batch (default 90 GiB).
+        progress: pylance's ``FragmentWriteProgress``: ``begin(fragment)`` as each data file opens,
+            ``complete(fragment)`` as each full one closes (by rows or bytes); as in pylance 14, the
+            last file, closed because the input ended, gets no ``complete``.
         commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it returns a
             context manager held while that version's manifest is written.
         enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
+        auto_cleanup_options: pylance's ``AutoCleanupConfig`` (``{"interval": 20,
+            "older_than_seconds": 1209600}``): stored, when the write creates the dataset, as the table
+            config ``lance.auto_cleanup.interval`` / ``lance.auto_cleanup.older_than`` (so pylance's
+            commits clean up old versions; lancelot's commits do not run the cleanup themselves).
         commit_message: Stored with the version, under the transaction property ``__lance_commit_message``.
         transaction_properties: Strings stored in the version's transaction file (``read_transaction``).
         data_cache_bytes: Accepted for pylance's signature (lancelot's writer sizes its own buffers).
@@ -165,28 +175,4 @@ def write_dataset(
         >>> ds.version, ds.count_rows(), len(ds.get_fragments()), ds.data_storage_version
         (2, 13, 2, '2.2')
     """
-    return _opened(
-        write_version(
-            data_obj,
-            uri,
-            schema,
-            mode,
-            max_rows_per_file,
-            data_storage_version=data_storage_version,
-            storage_options=storage_options,
-            enable_stable_row_ids=enable_stable_row_ids,
-            profile=profile,
-            max_page_bytes=max_page_bytes,
-            allow_external_blob_outside_bases=allow_external_blob_outside_bases,
-            max_rows_per_group=max_rows_per_group,
-            commit_lock=commit_lock,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
-            commit_message=commit_message,
-            transaction_properties=transaction_properties,
-            data_cache_bytes=data_cache_bytes,
-            use_legacy_format=use_legacy_format,
-            namespace_client=namespace_client,
-            table_id=table_id,
-            session=session,
-        )
-    )
+    return _opened(write_version(data_obj, uri, WriteOptions.of(locals()), schema=schema, mode=mode))

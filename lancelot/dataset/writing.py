@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import uuid
-import warnings
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -22,8 +21,15 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
-from lancelot.dataset.commit import CommitConflictError, Versions, commit_manifest, list_versions, load_manifest
-from lancelot.dataset.commit_options import lock_of, merged_properties, set_properties, with_commit_lock
+from lancelot.dataset.commit import (
+    Builder,
+    CommitConflictError,
+    Versions,
+    commit_manifest,
+    list_versions,
+    load_manifest,
+)
+from lancelot.dataset.commit_options import merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment_metadata import DATA_DIR, FragmentMetadata
 from lancelot.dataset.manifest import (
     FLAG_STABLE_ROW_IDS,
@@ -35,6 +41,15 @@ from lancelot.dataset.manifest import (
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
+from lancelot.dataset.write_options import (
+    DEFAULT_MAX_BYTES_PER_FILE,
+    WriteOptions,
+    progress_begin,
+    progress_complete,
+)
+from lancelot.dataset.write_options import (
+    DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE,
+)
 from lancelot.errors import (
     DatasetSchemaError,
     LanceError,
@@ -47,9 +62,9 @@ from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.writer import LanceWriter, resolve_version
 
 if TYPE_CHECKING:
-    from lancelot.dataset.dataset import LanceDataset
+    pass
 
-DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
+_DEFAULTS = WriteOptions()
 
 
 class Committed(NamedTuple):
@@ -266,6 +281,10 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
     return versions, load_manifest(store, uri, versions, versions.latest)
 
 
+def _bytes_written(w: LanceWriter) -> int:
+    return w.bytes_written
+
+
 def write_fragments(
     data: object,
     uri: str | os.PathLike[str],
@@ -275,6 +294,8 @@ def write_fragments(
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
     storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
+    max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
+    progress: Any = None,
     max_page_bytes: int | None = None,
     _store: ObjectStore | None = None,
     _base: ManifestFile | None | EllipsisType = ...,
@@ -297,6 +318,12 @@ def write_fragments(
         storage_options: Object store options.
         profile: ``"fast"``, ``"balanced"`` (default) or ``"compact"``.
         max_page_bytes: The largest page per column, in bytes.
+        max_bytes_per_file: A data file is closed, and the next rows go to a new one, once the
+            bytes written to it reach this (checked after each input batch, as pylance does:
+            a soft limit; pages still buffered are not counted).
+        progress: pylance's ``FragmentWriteProgress``: ``begin`` as each data file opens,
+            ``complete`` as each full one closes (rows or bytes; pylance 14 does not call it for
+            the last file when the input ends first).
 
     Returns:
         One [`FragmentMetadata`][lancelot.dataset.fragment.FragmentMetadata] per file written, ids
@@ -310,6 +337,8 @@ def write_fragments(
     """
     if max_rows_per_file <= 0:
         raise ValueError("max_rows_per_file must be positive")
+    if max_bytes_per_file < 0:
+        raise OverflowError("max_bytes_per_file: can't convert negative int to unsigned")
     data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
@@ -330,10 +359,12 @@ def write_fragments(
     ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
+    # the bytes in the file so far; a limit of one's own waits for the pages being encoded (the same files every run)
+    size = LanceWriter.next_position if max_bytes_per_file < DEFAULT_MAX_BYTES_PER_FILE else _bytes_written
     name = ""  # the open data file's
     blobs: blob_write.BlobV2Writer | None = None  # the open data file's blob v2 bytes
 
-    def close(w: LanceWriter) -> None:
+    def close(w: LanceWriter, full: bool = False) -> None:
         nonlocal writer
         writer = None
         if blobs is not None:
@@ -348,6 +379,8 @@ def write_fragments(
             file_size_bytes=int(getattr(w, "file_size", 0)),
         )
         out.append(FragmentMetadata.from_pb(table_pb2.DataFragment(files=[df], physical_rows=w.num_rows)))
+        if full:
+            progress_complete(progress, out[-1])
 
     try:
         for batch in batches:
@@ -367,11 +400,12 @@ def write_fragments(
                     blobs = blob_write.BlobV2Writer(
                         store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
                     )
+                    progress_begin(progress)
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
                 writer.write(blobs.convert(part) if blobs is not None else part)
-                if writer.num_rows >= max_rows_per_file:
-                    close(writer)
+                if writer.num_rows >= max_rows_per_file or size(writer) >= max_bytes_per_file:
+                    close(writer, full=True)
         if writer is not None and writer.num_rows:
             close(writer)
         elif writer is not None:
@@ -385,31 +419,37 @@ def write_fragments(
     return out
 
 
+def _with_config(build: Builder, config: dict[str, str]) -> Builder:
+    def with_config(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
+        m, index = build(base, version)
+        m.config.update(config)
+        return m, index
+
+    return with_config
+
+
 def commit_version(
     uri: str | os.PathLike[str],
     operation: str,
-    *,
     fragments: list[FragmentMetadata],
+    options: WriteOptions = _DEFAULTS,
+    *,
     schema: pa.Schema | None = None,
     read_version: int | None = None,
-    storage_options: dict[str, Any] | None = None,
-    data_storage_version: str | None = None,
-    enable_stable_row_ids: bool = False,
-    transaction_properties: dict[str, str] | None = None,
-    commit_lock: Any = None,
-    enable_v2_manifest_paths: bool | None = None,
     transaction_uuid: str | None = None,
+    _config: dict[str, str] | None = None,
     _store: ObjectStore | None = None,
     _known: tuple[Versions, ManifestFile | None] | None = None,
 ) -> Committed:
     """``commit`` (write.py), up to the version it commits: an Append, Overwrite or new dataset of
     ``fragments``; ``_store`` and ``_known`` (the versions listed and the latest manifest) save reading them again."""
-    data_storage_version = storage_version(data_storage_version)
+    data_storage_version = storage_version(options.data_storage_version)
+    storage_options, enable_stable_row_ids = options.storage_options, options.enable_stable_row_ids
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
     frags = [f.to_pb() if isinstance(f, FragmentMetadata) else f for f in fragments]
     txn = new_transaction(read_version or 0)
-    set_properties(txn, transaction_properties)
+    set_properties(txn, merged_properties(options.commit_message, options.transaction_properties))
     if transaction_uuid:
         txn.uuid = transaction_uuid
     known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
@@ -454,17 +494,20 @@ def commit_version(
             base is not None and bool(base.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         )
         build = build_overwrite(frags, fields, md, dv, stable_row_ids=stable)
+        if _config:  # (auto_cleanup_options of a new dataset: table config, as pylance's Overwrite upserts it)
+            txn.overwrite.config_upsert_values.update(_config)
+            build = _with_config(build, _config)
         create = operation == "create"
     else:
         raise ValueError(f"unknown operation {operation!r} (use 'create', 'append' or 'overwrite')")
     version, listed, mf = commit_manifest(
-        with_commit_lock(store, commit_lock),
+        with_commit_lock(store, options.commit_lock),
         uri,
         txn,
         build,
         read_version=read_version if not create else None,
         create=create,
-        scheme="v1" if enable_v2_manifest_paths is False else "v2",
+        scheme="v1" if options.enable_v2_manifest_paths is False else "v2",
         known=known,
     )
     committed = (listed, mf) if mf is not None else None
@@ -487,107 +530,3 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.S
     if why is not None:
         raise DatasetSchemaError(f"dataset {uri!r}: append with a different schema: {why}")
     return full
-
-
-def write_version(
-    data_obj: object,
-    uri: str | os.PathLike[str] | LanceDataset,
-    schema: pa.Schema | None = None,
-    mode: str = "create",
-    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
-    *,
-    data_storage_version: str | None = None,
-    storage_options: dict[str, Any] | None = None,
-    enable_stable_row_ids: bool = False,
-    profile: str | None = None,
-    max_page_bytes: int | None = None,
-    allow_external_blob_outside_bases: bool = False,
-    max_rows_per_group: int = 1024,
-    commit_lock: Any = None,
-    enable_v2_manifest_paths: bool = True,
-    commit_message: str | None = None,
-    transaction_properties: dict[str, str] | None = None,
-    data_cache_bytes: int | None = None,
-    use_legacy_format: bool | None = None,
-    namespace_client: Any = None,
-    table_id: list[str] | None = None,
-    session: Any = None,
-) -> Committed:
-    """``write_dataset`` (write.py), up to the version it commits: the data written as new fragments
-    of a new dataset, or appended to or overwriting ``uri``'s."""
-    if mode not in ("create", "append", "overwrite"):
-        raise LanceValueError(f"unknown mode {mode!r} (use 'create', 'append' or 'overwrite')")
-    if namespace_client is not None or table_id is not None:
-        raise LanceValueError("lancelot.write_dataset: namespaces are not supported")
-    if use_legacy_format is not None:
-        warnings.warn("use_legacy_format is deprecated, use data_storage_version instead", DeprecationWarning, 2)
-        data_storage_version = "legacy" if use_legacy_format else "stable"
-    data_storage_version = storage_version(data_storage_version)
-    commit_lock = commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
-    if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
-        storage_options = storage_options or getattr(uri, "storage_options", None)
-        uri = uri.uri
-    store = ObjectStore(uri, storage_options)
-    uri = store.uri
-    known = _listed(store, uri)
-    base = known[1]
-    schema, batches = as_batches(data_obj, schema)
-    check_metadata(schema)
-    stored = normalize_schema(schema)
-    if mode == "create" and base is not None:
-        raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
-    if mode == "append":
-        if base is None:
-            mode = "create"
-        else:
-            names = [f.name for f in base.manifest.fields if f.parent_id == -1]
-            from lancelot.dataset.manifest import manifest_schema
-
-            if append_fill.is_subset(stored, full := manifest_schema(base.manifest)):  # nullable fields left out
-                append_fill.check_missing(stored, full, uri)
-            if stored.names != names and sorted(stored.names) == sorted(names):  # same columns, other order
-                schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
-                stored = normalize_schema(schema)
-                batches = (b.select(names) for b in batches)
-            target = check_append_schema(base, stored, uri)
-            dv = base.manifest.data_format.version
-            # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
-            target = pa.schema(
-                [s if blob_write.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
-            )
-            if not stored.equals(target, check_metadata=False):
-                schema, stored = target, normalize_schema(target)
-                batches = (fit_to_dataset(b, target, uri) for b in batches)
-    if data_storage_version is None and base is not None and mode == "overwrite":
-        data_storage_version = base.manifest.data_format.version or None
-        if data_storage_version == LEGACY_DATA_VERSION:  # lancelot writes no legacy files: its default
-            data_storage_version = str(resolve_version(None))
-    frags = write_fragments(
-        batches,
-        uri,
-        schema=schema,
-        data_storage_version=data_storage_version,
-        max_rows_per_file=max_rows_per_file,
-        profile=profile,
-        max_page_bytes=max_page_bytes,
-        _store=store,
-        _base=base,
-        _append=mode == "append",
-        _allow_external_blobs=allow_external_blob_outside_bases,
-    )
-    read_version = int(base.manifest.version) if base is not None else None
-    return commit_version(
-        uri,
-        mode,
-        fragments=frags,
-        schema=None if mode == "append" else schema,  # (an append's schema was checked above)
-        read_version=read_version,
-        storage_options=storage_options,
-        data_storage_version=data_storage_version,
-        enable_stable_row_ids=enable_stable_row_ids,
-        transaction_properties=merged_properties(commit_message, transaction_properties),
-        commit_lock=commit_lock,
-        enable_v2_manifest_paths=enable_v2_manifest_paths,
-        _store=store,
-        _known=known,
-    )

@@ -426,18 +426,7 @@ def test_add_many_columns(tmp_path, lib) -> None:
     assert theirs.num_rows == 3 and theirs.num_columns == 100
 
 
-@pytest.mark.parametrize(
-    "lib",
-    [
-        "pylance",
-        pytest.param(
-            "lancelot",
-            marks=pytest.mark.xfail(
-                strict=True, reason="lancelot's nearest() takes fixed-size-list vectors, not fixed_shape_tensor"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_query_after_merge(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     rng = np.random.default_rng(0)

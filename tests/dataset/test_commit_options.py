@@ -335,3 +335,30 @@ def test_append_read_at_version_zero(tmp_path, lib) -> None:
         cls.commit(p, ops.Append([frag.create(p, T)]), read_version=1)
     ds = cls.commit(p, ops.Append([frag.create(p, T)]), read_version=0)
     assert ds.version == 3 and OTHER[lib].dataset(p).count_rows() == 20
+
+
+@pytest.mark.parametrize("lib", [lance, lancelot], ids=["pylance", "lancelot"])
+def test_commit_timeout(tmp_path, lib) -> None:
+    """pylance's ``commit_timeout``: the whole commit, retries included, within it (1µs: lancelot's
+    TimeoutError before anything is committed; pylance's own says "Commit timed out after 1µs" when it
+    loses that race); None: no limit; zero and negative refused; not a timedelta: TypeError."""
+    import datetime as dt
+
+    p = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"a": [1]}), p)
+    frags = lance.fragment.write_fragments(pa.table({"a": [2]}), p)
+    op = lance.LanceOperation.Append(frags)
+    if lib is lancelot:  # (pylance's 1µs race with its own commit goes either way, and may land after)
+        with pytest.raises(TimeoutError, match="timed out after 1µs"):
+            lib.LanceDataset.commit(p, op, read_version=1, commit_timeout=dt.timedelta(microseconds=1))
+        assert lance.dataset(p).version == 1
+    with pytest.raises(OSError, match="non-zero"):
+        lib.LanceDataset.commit(p, op, read_version=1, commit_timeout=dt.timedelta(0))
+    with pytest.raises(ValueError, match="negative timedelta"):
+        lib.LanceDataset.commit(p, op, read_version=1, commit_timeout=dt.timedelta(seconds=-1))
+    with pytest.raises(TypeError, match="timedelta"):
+        lib.LanceDataset.commit(p, op, read_version=1, commit_timeout=5)
+    v = lance.dataset(p).version
+    assert lib.LanceDataset.commit(p, op, read_version=v, commit_timeout=None).version == v + 1
+    assert lib.LanceDataset.commit(p, op, read_version=v + 1, commit_timeout=dt.timedelta(seconds=60)).version == v + 2
+    assert lance.dataset(p).count_rows() == v + 2

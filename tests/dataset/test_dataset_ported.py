@@ -111,16 +111,7 @@ def test_count_deleted_rows(tmp_path, lib) -> None:
     assert lance.dataset(tmp_path / "test").stats.dataset_stats()["num_deleted_rows"] == 50
 
 
-@pytest.mark.parametrize(
-    "lib",
-    [
-        "pylance",
-        pytest.param(
-            "lancelot",
-            marks=pytest.mark.xfail(strict=True, reason="lancelot's merge_columns cannot read the _rowid column"),
-        ),
-    ],
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_merge_columns_rowid(tmp_path, lib) -> None:
     mod, cls, ops = LIBS[lib]
     base = mod.write_dataset(pa.table({"a": range(10), "b": range(10)}), tmp_path / "base")

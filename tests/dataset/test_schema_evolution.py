@@ -106,6 +106,50 @@ def test_drop_columns_ported(tmp_path):
     lance.dataset(tmp_path / "d").validate()
 
 
+_ITEM = pa.struct([("p", pa.int64()), ("q", pa.int64())])
+_NESTED = pa.table(
+    {
+        "id": pa.array([1, 2, 3], pa.int64()),
+        "ls": pa.array([[{"p": 1, "q": 2}], [], [{"p": 3, "q": 4}, {"p": 5, "q": 6}]], pa.list_(_ITEM)),
+        "s": pa.array(
+            [{"a": 1, "ls": [{"p": 1, "q": 2}]}] * 3, pa.struct([("a", pa.int64()), ("ls", pa.list_(_ITEM))])
+        ),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("writer", "version"), [("pylance", "2.1"), ("lancelot", "2.1"), ("pylance", "2.2"), ("lancelot", "2.2")]
+)
+def test_drop_nested_fields_in_lists_as_pylance(tmp_path, writer, version):
+    """A field under a top-level list goes alone from file version 2.2; before it pylance drops
+    the whole list column (a list inside a struct loses only the field in every version)."""
+    lib = lance if writer == "pylance" else lancelot
+    theirs, ours = str(tmp_path / "theirs"), str(tmp_path / "ours")
+    for p in (theirs, ours):
+        lib.write_dataset(_NESTED, p, data_storage_version=version)
+    for cols in (["ls.item.q", "s.ls.item.q"], ["s.a"]):
+        lance.dataset(theirs).drop_columns(cols)
+        lancelot.dataset(ours).drop_columns(cols)
+    assert_twins(theirs, ours)
+    want = "ls: list<item: struct<p: int64>>" if version == "2.2" else None
+    got = [f"{f.name}: {f.type}" for f in lance.dataset(ours).schema if f.name == "ls"]
+    assert got == ([want] if want else [])
+    assert str(lancelot.dataset(ours).schema.field("s").type) == "struct<ls: list<item: struct<p: int64>>>"
+
+
+@pytest.mark.parametrize("lib", [lance, lancelot])
+def test_drop_columns_errors_as_pylance(tmp_path, lib):
+    lance.write_dataset(_NESTED, tmp_path / "d")
+    ds = lib.dataset(tmp_path / "d")
+    for bad in (["ls.q"], ["ls.item.q", "nope"], ["ls.element.q"]):
+        with pytest.raises(ValueError, match=f"^Column {bad[-1]} does not exist in the dataset$"):
+            ds.drop_columns(bad)
+    with pytest.raises(ValueError, match="^Cannot drop all columns from a dataset$"):
+        ds.drop_columns(["id", "ls", "s.a", "s.ls"])
+    assert lance.dataset(tmp_path / "d").version == 1
+
+
 def test_add_columns_udf_ported(tmp_path):
     tab = pa.table({"a": range(100), "b": range(100)})
     lance.write_dataset(tab, tmp_path / "d", max_rows_per_file=25)

@@ -78,6 +78,21 @@ def test_float64_vectors(tmp_path):
     _same(lancelot.dataset(uri).to_table(**q), lance.dataset(uri).to_table(**q))
 
 
+@pytest.mark.parametrize("shape", [(16,), (4, 4)])
+def test_fixed_shape_tensor_vectors(tmp_path, shape):
+    """An ``arrow.fixed_shape_tensor`` column is searched by its values in row-major order, as pylance
+    does (lancelot writes it, both read it)."""
+    rng = np.random.default_rng(1)
+    t = pa.table(
+        {"id": range(40), "vec": pa.FixedShapeTensorArray.from_numpy_ndarray(rng.random((40, *shape), np.float32))}
+    )
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(t, uri)
+    for metric in ("l2", "cosine"):
+        q = {"nearest": {"column": "vec", "q": rng.random(16, np.float32), "k": 4, "metric": metric}}
+        _same(lancelot.dataset(uri).to_table(**q), lance.dataset(uri).to_table(**q))
+
+
 def test_bad_queries(pair):
     ours, theirs = pair
     for bad, cls in [
