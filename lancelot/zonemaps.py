@@ -391,11 +391,17 @@ class ZoneMapBuilder:
                 continue
             st = _stat_type(t)
             blocks = [p for p in self._stats[j] if isinstance(p, tuple)]  # all: resolved above, none None
-            mins = pa.concat_arrays([p[0].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
-            maxs = pa.concat_arrays([p[1].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
+            mins, maxs = _joined([p[0] for p in blocks], st), _joined([p[1] for p in blocks], st)
             nulls = np.concatenate([p[2] for p in blocks]) if blocks else np.zeros(0, np.int64)
             columns.append(ColumnZones(path, mins, maxs, nulls.astype(np.int64)))
         return encode(rows.astype(np.int64), columns, self.rows_per_zone)
+
+
+def _joined(parts: list[pa.Array], t: pa.DataType) -> pa.Array:
+    """The blocks' bounds as one array of ``t`` (a small file's one block as it is)."""
+    if len(parts) == 1 and parts[0].type == t:
+        return parts[0]
+    return pa.concat_arrays([p.cast(t) for p in parts]) if parts else pa.nulls(0, t)
 
 
 class ZoneMaps:
