@@ -240,7 +240,7 @@ def test_small_file_is_written_without_a_file_thread(tmp_path, monkeypatch):
     started: list[int] = []
     original = sink.BackgroundWriter._start
     monkeypatch.setattr(sink.BackgroundWriter, "_start", lambda self: started.append(1) or original(self))
-    for rows, threads in ((100, 0), (20_000, 1)):
+    for rows, threads in ((100, 0), (6_000, 1)):
         t = _table(rows)
         p = tmp_path / f"t{rows}.lance"
         lancelot.write_table(t, p)
