@@ -47,9 +47,8 @@ class FileVersion(str, enum.Enum):
 
     @property
     def key(self) -> tuple[int, int]:
-        """(major, minor) of the public name, for ordering."""
-        major, minor = self.value.split(".")
-        return int(major), int(minor)
+        """(major, minor) of the public name, for ordering (a table: the writer asks its switches per page)."""
+        return _KEYS[self._value_]
 
     # ordered by (major, minor), only against other FileVersions (equality stays str's: == "2.1" holds)
     def __lt__(self, other: object) -> bool:
@@ -123,6 +122,8 @@ class FileVersion(str, enum.Enum):
         """2.2: 64-bit values are dictionary candidates (2.1: only 128-bit fixed-width values, as pylance)."""
         return self >= FileVersion.V2_2
 
+
+_KEYS: dict[str, tuple[int, int]] = {v._value_: (int(v._value_[0]), int(v._value_[2:])) for v in FileVersion}
 
 #: the newest version the whole interop suite passes (what pylance 14 calls "stable")
 DEFAULT = FileVersion.V2_2

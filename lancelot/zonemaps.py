@@ -158,6 +158,18 @@ def _binary_array(values: list[bytes | None]) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), len(values), [validity, pa.py_buffer(offsets), data], null_count=nulls)
 
 
+def _one_zone_bytes(arr: pa.Array) -> _Stats:
+    """The bounds of byte strings forming one zone (a small file's), cut as ``_cut_bounds`` cuts them: one
+    ``min_max`` and the two values' bytes, no per-zone arrays to cast and slice."""
+    mm = pc.min_max(arr)
+    lo, hi = mm["min"], mm["max"]
+    low = lo.as_buffer().to_pybytes()[:MAX_BOUND_BYTES] if lo.is_valid else None
+    high = hi.as_buffer().to_pybytes() if hi.is_valid else None
+    if high is not None and len(high) > MAX_BOUND_BYTES:
+        high = _truncate_upper(high)
+    return _binary_array([low]), _binary_array([high]), np.array([arr.null_count], np.int64)
+
+
 #: fixed-width types whose bounds numpy computes directly (temporal types through their integer view)
 _INT_VIEW = {32: pa.int32(), 64: pa.int64()}
 
@@ -329,6 +341,8 @@ class ZoneMapBuilder:
         try:
             arr = _prepare(_leaf_array(column, path))
             stats = _numeric_zone_stats(arr, self.rows_per_zone, nzones)
+            if stats is None and nzones == 1 and _stat_type(arr.type) == pa.binary():
+                stats = _one_zone_bytes(arr)
             if stats is None:
                 zone = from_numpy(np.arange(len(column), dtype=np.int64) // self.rows_per_zone)
                 stats = self._zone_stats(arr, zone, nzones, self.rows_per_zone)
@@ -343,6 +357,8 @@ class ZoneMapBuilder:
         """Bounds per zone (``zone`` = each row's zone); byte strings with ``rows_per_zone`` given
         take one numba pass (zonemap_bounds.py; a few zones: one min_max each), cheaper than the hash group-by."""
         if rows_per_zone and _stat_type(arr.type) == pa.binary():
+            if nzones == 1:
+                return _one_zone_bytes(arr)
             if nzones >= KERNEL_MIN_ZONES:
                 from lancelot.zonemap_bounds import string_zone_bounds  # imports numba: only when worth it
 
@@ -391,11 +407,17 @@ class ZoneMapBuilder:
                 continue
             st = _stat_type(t)
             blocks = [p for p in self._stats[j] if isinstance(p, tuple)]  # all: resolved above, none None
-            mins = pa.concat_arrays([p[0].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
-            maxs = pa.concat_arrays([p[1].cast(st) for p in blocks]) if blocks else pa.nulls(0, st)
+            mins, maxs = _joined([p[0] for p in blocks], st), _joined([p[1] for p in blocks], st)
             nulls = np.concatenate([p[2] for p in blocks]) if blocks else np.zeros(0, np.int64)
             columns.append(ColumnZones(path, mins, maxs, nulls.astype(np.int64)))
         return encode(rows.astype(np.int64), columns, self.rows_per_zone)
+
+
+def _joined(parts: list[pa.Array], t: pa.DataType) -> pa.Array:
+    """The blocks' bounds as one array of ``t`` (a small file's one block as it is)."""
+    if len(parts) == 1 and parts[0].type == t:
+        return parts[0]
+    return pa.concat_arrays([p.cast(t) for p in parts]) if parts else pa.nulls(0, t)
 
 
 class ZoneMaps:

@@ -227,7 +227,8 @@ class ContainerWriter:
         self._target = open_target(path, storage_options)
         self.path = self._target.path
         self._f = self._target.file
-        self._sink = BackgroundWriter(self._f)  # disk writes overlap the encoding of the next pages
+        # disk writes overlap the encoding of the next pages; a small file is written without a thread
+        self._sink = BackgroundWriter(self._f, inline_bytes=COALESCE_BYTES)
         self._small = bytearray()  # small writes not yet handed to the sink (``_write``)
         self.pos = 0
 

@@ -32,18 +32,37 @@ SYNC_EVERY = 64 * 1024 * 1024
 class BackgroundWriter:
     """Writes queued buffers to ``f`` on one thread, in order."""
 
-    def __init__(self, f: IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES, sync_every: int = SYNC_EVERY) -> None:
+    def __init__(
+        self, f: IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES, sync_every: int = SYNC_EVERY, inline_bytes: int = 0
+    ) -> None:
+        """``inline_bytes``: until the first write of at least that many bytes, writes happen in the
+        caller's thread and no thread is started (a small file's one write costs less than a thread)."""
         self._f = f
         self._max = max_bytes
         self._sync_every: float = sync_every  # inf: never (dataset/store.py)
+        self._inline = inline_bytes
         self._unsynced = 0
         self._queue: deque[bytes | memoryview] = deque()
         self._pending = 0  # bytes queued or being written
         self._cond = threading.Condition()
         self._error: BaseException | None = None
         self._closing = False
+        self._thread: threading.Thread | None = None
+        if not inline_bytes:
+            self._start()
+
+    def _start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="lancelot-file", daemon=True)
         self._thread.start()
+
+    def _write_now(self, data: bytes | memoryview) -> None:
+        self._f.write(data)
+        self._unsynced += len(data)
+        if self._unsynced >= self._sync_every:
+            self._f.flush()
+            os.fdatasync(self._f.fileno())
+            self._unsynced = 0
+            release_free_memory()  # the pages' freed temporaries (io/heap.py)
 
     def _run(self) -> None:
         while True:
@@ -55,13 +74,7 @@ class BackgroundWriter:
                 data = self._queue.popleft()
             try:
                 if self._error is None:
-                    self._f.write(data)
-                    self._unsynced += len(data)
-                    if self._unsynced >= self._sync_every:
-                        self._f.flush()
-                        os.fdatasync(self._f.fileno())
-                        self._unsynced = 0
-                        release_free_memory()  # the pages' freed temporaries (io/heap.py)
+                    self._write_now(data)
             except BaseException as e:  # raised in the caller's thread
                 self._error = e
             with self._cond:
@@ -76,6 +89,11 @@ class BackgroundWriter:
         """Queue ``data`` (bytes or a byte memoryview); blocks while ``max_bytes`` are already waiting."""
         self._raise()
         n = len(data)
+        if self._thread is None:
+            if n < self._inline:
+                self._write_now(data)
+                return
+            self._start()
         with self._cond:
             while self._pending and self._pending + n > self._max and self._error is None:
                 self._cond.wait()
@@ -97,7 +115,8 @@ class BackgroundWriter:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
     def abort(self) -> None:
         """Drop what is queued and stop the thread."""
@@ -106,7 +125,8 @@ class BackgroundWriter:
             self._pending = 0
             self._closing = True
             self._cond.notify_all()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
 
 class FileTarget:

@@ -65,7 +65,7 @@ def test_commits_in_submission_order():
     """Later pages may finish encoding first; commits still run in submission order."""
     import time
 
-    worker = PageWorker(workers=3)
+    worker = PageWorker(workers=3, inline_bytes=0)
     order: list[int] = []
     for i in range(12):
         worker.submit(lambda i=i: time.sleep(0.002 * (12 - i)) or i, order.append)
@@ -79,7 +79,7 @@ def test_costliest_queued_page_encodes_first():
     submission order."""
     import threading
 
-    worker = PageWorker(workers=1)
+    worker = PageWorker(workers=1, inline_bytes=0)
     release = threading.Event()
     started: list[int] = []
     committed: list[int] = []
@@ -98,7 +98,7 @@ def test_long_page_does_not_stall_other_workers():
     commits wait for it). Page 0 waits for page 5's encode, which needs a free second thread."""
     import threading
 
-    worker = PageWorker(workers=2)
+    worker = PageWorker(workers=2, inline_bytes=0)
     reached = threading.Event()
     order: list[int] = []
     seen: list[bool] = []
@@ -116,7 +116,7 @@ def test_first_error_in_page_order_and_sticky():
     a failed worker keeps failing: no later drain passes."""
     import threading
 
-    worker = PageWorker(workers=2)
+    worker = PageWorker(workers=2, inline_bytes=0)
     late_failed = threading.Event()
     committed: list[int] = []
 
@@ -165,7 +165,7 @@ def test_caller_keeps_submitting_behind_a_long_page():
     twice as many): the caller queues page 4 while page 0 still encodes (it waits for page 4)."""
     import threading
 
-    worker = PageWorker(workers=2, max_pending=2)
+    worker = PageWorker(workers=2, inline_bytes=0, max_pending=2)
     reached = threading.Event()
     order: list[int] = []
     seen: list[bool] = []
@@ -183,7 +183,7 @@ def test_uncommitted_bytes_bounded():
     caller queues page 3 only after page 0 committed (pages of 10 bytes, a bound of 25)."""
     import threading
 
-    worker = PageWorker(workers=2, max_bytes=25)
+    worker = PageWorker(workers=2, inline_bytes=0, max_bytes=25)
     release = threading.Event()
     order: list[int] = []
 
@@ -202,3 +202,47 @@ def test_uncommitted_bytes_bounded():
     worker.close()
     assert order == list(range(6))
     assert worker.peak_held == 30
+
+
+def test_small_page_with_nothing_in_flight_runs_on_the_callers_thread():
+    """A page under ``inline_bytes`` with every page before it committed is encoded and committed by the
+    caller (a small file starts no thread); one submitted while a page is in flight goes to the pool,
+    after it; an inline page's error is raised by its own submit and sticks."""
+    import threading
+
+    worker = PageWorker(workers=1, inline_bytes=100)
+    me = threading.get_ident()
+    where: list[tuple[int, bool]] = []
+    worker.submit(lambda: 0, lambda r: where.append((r, threading.get_ident() == me)), nbytes=10)
+    release = threading.Event()
+    worker.submit(lambda: release.wait(timeout=10) and 1, lambda r: where.append((r, False)), nbytes=1000)
+    worker.submit(lambda: 2, lambda r: where.append((r, threading.get_ident() == me)), nbytes=10)
+    release.set()
+    worker.drain()
+    assert where == [(0, True), (1, False), (2, False)]
+
+    def fail():
+        raise ValueError("small page")
+
+    with pytest.raises(ValueError, match="small page"):
+        worker.submit(fail, where.append, nbytes=10)
+    with pytest.raises(ValueError, match="small page"):
+        worker.drain()
+    worker.close()
+    assert len(where) == 3
+
+
+def test_small_file_is_written_without_a_file_thread(tmp_path, monkeypatch):
+    """A file under the sink's ``inline_bytes`` is written by the caller (no "lancelot-file" thread); a larger
+    one starts the thread at its first large write. pylance reads both."""
+    from lancelot.io import sink
+
+    started: list[int] = []
+    original = sink.BackgroundWriter._start
+    monkeypatch.setattr(sink.BackgroundWriter, "_start", lambda self: started.append(1) or original(self))
+    for rows, threads in ((100, 0), (6_000, 1)):
+        t = _table(rows)
+        p = tmp_path / f"t{rows}.lance"
+        lancelot.write_table(t, p)
+        assert len(started) == threads
+        assert LanceFileReader(str(p)).read_all().to_table().equals(t)

@@ -200,6 +200,32 @@ class _RawLiterals:
         return zstd_frames.compress(raw.tobytes(), self.level, raw_literals=True)
 
 
+#: zstd inputs under this many bytes go through python-zstandard's compressor (see ``_SmallZstd``)
+SMALL_ZSTD_BYTES = 64 * 1024
+
+
+class _SmallZstd:
+    """zstd at a level through a per-thread python-zstandard compressor for inputs under SMALL_ZSTD_BYTES:
+    pyarrow's codec sets up a compression context on every call (~40 us, more than compressing a small
+    page's chunk); larger inputs still go through pyarrow's.  Both write the same frames."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+        self.big = _codec("zstd", level)
+
+    def compress(self, raw: np.ndarray, asbytes: bool = True) -> bytes:
+        if raw.nbytes >= SMALL_ZSTD_BYTES:
+            out: bytes = self.big.compress(raw, asbytes=True)
+            return out
+        made = getattr(_LOCAL, "zstd_c", None)
+        if made is None:
+            made = _LOCAL.zstd_c = {}
+        c = made.get(self.level)
+        if c is None:
+            c = made[self.level] = zstandard.ZstdCompressor(level=self.level)
+        return c.compress(memoryview(np.ascontiguousarray(raw)))  # type: ignore[arg-type]  # (numpy stubs: Buffer only on 3.12+)
+
+
 def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -> tuple[Any, int, bool]:
     """(codec, width of the size prefix, whether an empty input compresses to nothing: lz4's raw
     block) for a BufferCompression (``raw_literals``: zstd frames with uncompressed literals)."""
@@ -208,6 +234,8 @@ def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -
     level = compression.level if compression.HasField("level") else None
     if raw_literals:
         return _RawLiterals(3 if level is None else level), 8, False
+    if level is not None and level > 0:
+        return _SmallZstd(level), 8, False
     return _codec("zstd", level), 8, False
 
 

@@ -25,6 +25,7 @@ Levels are u16 values bit-packed out of line with the page's widest level
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -49,6 +50,12 @@ CHUNK_LIMIT = 32 * 1024
 
 class ChunkTooLarge(UnsupportedEncodingError):
     """Not even one item fits a mini-block chunk (a long run of null/empty lists before it)."""
+
+
+@functools.cache
+def _head_dtype(streams: int, size_dtype: str, num_buffers: int) -> np.dtype[np.void]:
+    """A chunk header's fields: level count, level stream sizes, buffer sizes (made once per shape)."""
+    return np.dtype([("n", "<u2"), ("levels", "<u2", (streams,)), ("sizes", size_dtype, (num_buffers,))])
 
 
 def _pad(n: int) -> int:
@@ -265,9 +272,7 @@ def encode_miniblock(
     np.cumsum(sizes, out=starts[1:])
     out = np.full(int(starts[-1]), FILL_BYTE, np.uint8)
     size_dtype = "<u4" if large_chunks else "<u2"
-    head = np.zeros(
-        n_chunks, np.dtype([("n", "<u2"), ("levels", "<u2", (streams,)), ("sizes", size_dtype, (num_buffers,))])
-    )
+    head = np.zeros(n_chunks, _head_dtype(streams, size_dtype, num_buffers))
     head["n"] = n_levels
     head["levels"] = lens[:, :streams]
     head["sizes"] = lens[:, streams:]

@@ -39,6 +39,10 @@ from typing import Any
 #: input bytes of the pages submitted and not yet committed (``PageWorker.max_bytes``): four 8 MiB pages,
 #: or one 32 MiB page and the next one waiting to be queued
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+#: a page of fewer input bytes, submitted while no page is in flight, is encoded and committed on the
+#: caller's thread: handing a small file's few tiny pages to the pool cost more (thread wake-ups, the
+#: GIL passed back and forth) than encoding them
+INLINE_BYTES = 32 * 1024
 
 
 _SHARED: dict[int, ThreadPoolExecutor] = {}
@@ -69,9 +73,14 @@ class PageWorker:
     (``workers`` None: the process's shared pool of ``default_workers()`` threads)."""
 
     def __init__(
-        self, workers: int | None = None, max_pending: int | None = None, max_bytes: int | None = None
+        self,
+        workers: int | None = None,
+        max_pending: int | None = None,
+        max_bytes: int | None = None,
+        inline_bytes: int = INLINE_BYTES,
     ) -> None:
         self.workers = workers or default_workers()
+        self.inline_bytes = inline_bytes
         self.max_pending = max_pending or 4 * self.workers
         self.max_bytes = max_bytes or DEFAULT_MAX_BYTES
         #: the shared pool for the default size; a pool of its own for a size asked for (tests)
@@ -99,9 +108,18 @@ class PageWorker:
     def submit(self, encode: Callable[[], Any], commit: Callable[[Any], None], nbytes: int = 0) -> None:
         """Queue ``commit(encode())`` for a page of ``nbytes`` input bytes; wait while too many pages or
         bytes are in flight (re-raising their errors).  Of the queued pages, the largest is encoded
-        first (ties: in submission order)."""
+        first (ties: in submission order).  A page under ``inline_bytes`` submitted while every page
+        before it is committed runs here, on the caller's thread (its error is raised at once)."""
         with self._cond:
             self._raise()
+            inline = nbytes < self.inline_bytes and self._committed == self._submitted and not self._failed
+            if inline:
+                self._submitted += 1
+                self._encoded += 1
+        if inline:
+            self._run_inline(encode, commit)
+            return
+        with self._cond:
             seq = self._submitted
             self._submitted += 1
             self._held += nbytes
@@ -133,6 +151,19 @@ class PageWorker:
             ):
                 self._cond.wait()
             self._raise()
+
+    def _run_inline(self, encode: Callable[[], Any], commit: Callable[[Any], None]) -> None:
+        """(``submit``'s small page, nothing in flight.) Encode and commit it on this thread."""
+        try:
+            commit(encode())
+        except BaseException as e:
+            with self._cond:
+                self._failed, self._error = True, e
+            raise
+        finally:
+            with self._cond:
+                self._committed += 1
+                self._cond.notify_all()
 
     def run(self, job: Callable[[], Any]) -> Future[Any]:
         """Run ``job`` on the pool, outside the page order (e.g. zone statistics); its Future."""

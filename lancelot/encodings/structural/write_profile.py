@@ -146,9 +146,14 @@ def with_general(inner: ChunkEncoder, compression: pb.BufferCompression, raw_lit
 
 
 def general_bulk(
-    inner: BulkEncoder | None, compression: pb.BufferCompression, raw_literals: bool = False
+    inner: BulkEncoder | None,
+    compression: pb.BufferCompression,
+    raw_literals: bool = False,
+    known: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BulkEncoder | None:
-    """``with_general`` for a bulk encoder: each chunk's buffer compressed, the results one after another."""
+    """``with_general`` for a bulk encoder: each chunk's buffer compressed, the results one after another
+    (``known``: a buffer and its compressed form already made, e.g. by the profile's probe of a page of
+    one chunk: not compressed again)."""
     if inner is None:
         return None
 
@@ -157,6 +162,10 @@ def general_bulk(
         if made is None:
             return None
         enc, data, bounds = made
+        if known is not None and len(bounds) == 2:
+            raw = data[int(bounds[0]) : int(bounds[1])]
+            if raw.nbytes == known[0].nbytes and np.array_equal(raw, known[0]):
+                return general_encoding(compression, enc), known[1], np.array([0, len(known[1])], np.int64)
         return general_encoding(compression, enc), *_compress_pieces(compression, data, bounds, raw_literals)
 
     return bulk
@@ -223,13 +232,18 @@ def apply_profile(
         return replace(plan, costs=costs)  # (a take searches the runs; lz4 would have it inflate a chunk a row)
     compression = buffer_compression(*small) if small else buffer_compression(profile.scheme, profile.level)
     raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
-    for a, count in _probe_chunks(costs, plan.max_chunk_items):
+    probes = _probe_chunks(costs, plan.max_chunk_items)
+    known = None
+    for a, count in probes:
         first = plan.chunk(a, count)[1][0]
         raw += first.nbytes
-        packed += len(compress_buffer(compression, first))
+        made = compress_buffer(compression, first)
+        packed += len(made)
+        if len(probes) == 1 and a == 0 and count == len(costs) - 1:  # the page's one chunk, if not cut finer
+            known = (first, made)
     if not raw or packed > (1.0 - profile.min_saving) * raw:
         return replace(plan, costs=costs)
-    return _wrapped(plan, costs, compression, plan.size * packed // raw)
+    return _wrapped(plan, costs, compression, plan.size * packed // raw, known=known)
 
 
 def _wrapped(
@@ -239,12 +253,13 @@ def _wrapped(
     size: int,
     chunk_target: int | None = None,
     raw_literals: bool = False,
+    known: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> MiniBlockValues:
     return replace(
         plan,
         costs=costs,
         chunk=with_general(plan.chunk, compression, raw_literals),
-        bulk=general_bulk(plan.bulk, compression, raw_literals),
+        bulk=general_bulk(plan.bulk, compression, raw_literals, known),
         size=size,
         chunk_target=plan.chunk_target if chunk_target is None else chunk_target,
     )

@@ -369,16 +369,20 @@ def _dictionary_block(items: FixedWidthBlock | VariableWidthBlock, opts: Encodin
     return min(candidates, key=lambda c: len(c[1][0]))
 
 
-def _sorted_runs_dictionary(fixed: FixedWidthBlock) -> pa.DictionaryArray | None:
+def _sorted_runs_dictionary(fixed: FixedWidthBlock, limit: int | None = None) -> pa.DictionaryArray | int | None:
     """The dictionary encoding of sorted 8..64-bit values (ids, keys) from their runs, without hashing: each
     distinct value is one run, so first-appearance order (pc.dictionary_encode's) is run order.  None when
-    the values are not sorted."""
+    the values are not sorted; their number of distinct values when it is over ``limit`` (no dictionary)."""
     nb = fixed.bits_per_value // 8
     if nb not in (1, 2, 4, 8) or fixed.num_values < 2:
         return None
     vals = fixed.as_dtype(f"<u{nb}")
+    steps = vals[1:] != vals[:-1]
     if not bool(np.all(vals[1:] >= vals[:-1])):
         return None
+    distinct = 1 + int(np.count_nonzero(steps))
+    if limit is not None and distinct > limit:
+        return distinct  # (unique ids: no need to build the dictionary to refuse it)
     run_values, lengths = runs(vals)
     indices = np.repeat(np.arange(len(run_values), dtype=np.int32), lengths)
     return pa.DictionaryArray.from_arrays(from_numpy(indices), from_numpy(run_values))
@@ -434,7 +438,10 @@ def _dictionary_page(
     if encoded is not None:
         fixed = None  # the items are the dictionary's values, not keys derived from them
     elif fixed is not None:
-        encoded = _sorted_runs_dictionary(fixed)
+        runs_dict = _sorted_runs_dictionary(fixed, None if force else limit)
+        if isinstance(runs_dict, int):  # more distinct values than the limit
+            return None
+        encoded = runs_dict
     if encoded is None:
         encoded = dictionary_encode(keys, n if force else limit)
         if encoded is None:  # more distinct values than the limit
