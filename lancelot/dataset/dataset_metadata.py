@@ -78,8 +78,15 @@ class MetadataMixin:
     def update_schema_metadata(
         self: LanceDataset, values: dict[str, str | None], *, replace: bool = False
     ) -> dict[str, str]:
-        """Set or remove schema metadata keys, as one new version (``values`` and ``replace`` as
-        ``update_metadata``'s); returns the new schema metadata."""
+        """Set or remove schema metadata keys, as one new version.
+
+        Args:
+            values: The keys to set; a value of None removes its key.
+            replace: Replace all schema metadata with ``values`` instead of merging into it.
+
+        Returns:
+            The new schema metadata.
+        """
         self._update_strings("schema_metadata_updates", "schema metadata", values, replace)
         return self.schema_metadata
 
