@@ -176,10 +176,7 @@ def _entries() -> dict[str, Technique]:
             "fsst",
             _fsst_chunk,
             None,
-            _var(
-                "fsst",
-                lambda e, v, r: fsst_decode(symbol_table(bytes(e.fsst.symbol_table)), _variable(r(e.fsst.values, v))),
-            ),
+            _var("fsst", _fsst_values),
             chunk_batch=True,
             point=True,
             note="FSST compresses values, never a block of levels or a dictionary buffer pylance writes",
@@ -233,10 +230,7 @@ def _entries() -> dict[str, Technique]:
             "variable_packed_struct",
             None,
             None,
-            _var(
-                "variable_packed_struct",
-                lambda e, v, r: decompress_variable_packed_struct(e.variable_packed_struct, v, r),
-            ),
+            _var("variable_packed_struct", _variable_packed_struct),
             note="pylance writes variable packed structs as full-zip only",
         ),
     ]
