@@ -13,7 +13,7 @@ import difflib
 import os
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from lancelot import versions
 from lancelot.convert import FORMATS
@@ -100,7 +100,6 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     from lancelot._version import __version__
 
-    fmt = _Help
     common = _Parser(add_help=False)
     common.add_argument(
         "--debug",
@@ -108,13 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="show the full traceback on errors (default: off)",
     )
-    p = _Parser(
-        prog="lancelot",
-        description="Lance files in pure Python",
-        allow_abbrev=False,
-        formatter_class=fmt,
-        parents=[common],
-    )
+    shared: dict[str, Any] = {"allow_abbrev": False, "formatter_class": _Help, "parents": [common]}
+    p = _Parser(prog="lancelot", description="Lance files in pure Python", **shared)
     p.add_argument(
         "--version", action="version", version=f"lancelot {__version__}", help="print lancelot's version and exit"
     )
@@ -122,9 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser(
         "inspect",
         help="show what a Lance file (or dataset) holds",
-        allow_abbrev=False,
-        formatter_class=fmt,
-        parents=[common],
+        **shared,
         description="A table of the file's columns (path, type, pages, rows, bytes, encoding, "
         "compression ratio); --verbose adds every page's encoding tree.",
     )
@@ -136,9 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "convert",
         help="convert a Parquet, CSV, Arrow IPC or Lance file to Lance",
-        allow_abbrev=False,
-        formatter_class=fmt,
-        parents=[common],
+        **shared,
         description="Reads SRC (its format told by its content, not its name) and writes DST as "
         "one Lance file (or, with --dataset, a new version of a Lance dataset); shows a "
         "progress bar on a terminal and a summary line.",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _E = TypeVar("_E", bound="LanceError")
 
@@ -68,8 +68,8 @@ class UnsupportedTypeError(LanceError):
     """An Arrow type the requested file version cannot hold."""
 
 
-class LanceFileNotFoundError(LanceError, FileNotFoundError):
-    """No file (or no directory to write into) at the path: catchable as ``FileNotFoundError`` too."""
+class _PathError(LanceError):
+    """A LanceError that is also an OSError: its ``filename`` is the path."""
 
     def __init__(
         self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None
@@ -77,29 +77,22 @@ class LanceFileNotFoundError(LanceError, FileNotFoundError):
         LanceError.__init__(self, message, path=path, column=column, page=page)
         self.filename = path
 
+
+class LanceFileNotFoundError(_PathError, FileNotFoundError):
+    """No file (or no directory to write into) at the path: catchable as ``FileNotFoundError`` too."""
+
     __str__ = BaseException.__str__  # the LanceError message, not OSError's "[Errno None] ..."
 
 
 class TruncatedFileError(CorruptFileError):
     """The file is shorter than its own layout says (``expected`` and ``actual`` sizes in bytes)."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        column: int | str | None = None,
-        page: int | None = None,
-        expected: int | None = None,
-        actual: int | None = None,
-    ) -> None:
-        super().__init__(message, path=path, column=column, page=page)
+    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None, **where: Any) -> None:
+        super().__init__(message, **where)
         self.expected, self.actual = expected, actual
 
-    def at(
-        self, *, path: str | None = None, column: int | str | None = None, page: int | None = None
-    ) -> TruncatedFileError:
-        e = super().at(path=path, column=column, page=page)
+    def at(self, **where: Any) -> TruncatedFileError:
+        e = super().at(**where)
         e.expected, e.actual = self.expected, self.actual
         return e
 
@@ -121,15 +114,9 @@ class LanceValueError(LanceError, ValueError):
     """A bad argument (an unknown column, a negative limit, a bad option): pylance's ValueError."""
 
 
-class DatasetNotFoundError(_OSErrorMessage, LanceError, FileNotFoundError, ValueError):
+class DatasetNotFoundError(_OSErrorMessage, _PathError, FileNotFoundError, ValueError):
     """No dataset at the URI (no manifest in ``_versions/``).  pylance raises ValueError here; a
     FileNotFoundError is what Python code expects of a missing path: this is both."""
-
-    def __init__(
-        self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None
-    ) -> None:
-        LanceError.__init__(self, message, path=path, column=column, page=page)
-        self.filename = path
 
 
 class VersionNotFoundError(_OSErrorMessage, LanceError, ValueError, OSError):

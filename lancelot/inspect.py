@@ -148,14 +148,11 @@ def column_paths(field: pa.Field, version: str, prefix: str | None = None) -> It
 
 
 def _child_arrays(arr: pa.Array) -> list[pa.Array]:
+    """The child arrays of a nested array, in ``field_metadata.children`` order (a list's: its items)."""
     t = arr.type
     if pa.types.is_struct(t):
         return [arr.field(i) for i in range(t.num_fields)]
-    if pa.types.is_map(t):
-        return [arr.keys, arr.items]
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [arr.flatten()]
-    return []
+    return [arr.keys, arr.items] if pa.types.is_map(t) else [arr.flatten()]
 
 
 def _logical_bytes(field: pa.Field, arr: pa.Array, version: str) -> Iterator[int | None]:
@@ -165,7 +162,8 @@ def _logical_bytes(field: pa.Field, arr: pa.Array, version: str) -> Iterator[int
         return
     if not field_metadata.is_structural(version):
         yield None
-    for c, a in zip(field_metadata.children(field), _child_arrays(arr)):
+    kids = field_metadata.children(field)
+    for c, a in zip(kids, _child_arrays(arr) if kids else []):
         yield from _logical_bytes(c, a, version)
 
 

@@ -80,18 +80,13 @@ def logical_type(t: pa.DataType) -> str:
     key = str(t)
     if key in _SIMPLE_NAMES and not pa.types.is_timestamp(t):
         return _SIMPLE_NAMES[key]
-    if pa.types.is_decimal128(t):
-        return f"decimal:128:{t.precision}:{t.scale}"
-    if pa.types.is_decimal256(t):
-        return f"decimal:256:{t.precision}:{t.scale}"
-    if pa.types.is_time32(t):
-        return f"time32:{t.unit}"
-    if pa.types.is_time64(t):
-        return f"time64:{t.unit}"
+    if pa.types.is_decimal128(t) or pa.types.is_decimal256(t):
+        return f"decimal:{t.bit_width}:{t.precision}:{t.scale}"
+    for head in ("time32", "time64", "duration"):  # "<head>:<unit>", as parse_logical_type reads them
+        if getattr(pa.types, f"is_{head}")(t):
+            return f"{head}:{t.unit}"
     if pa.types.is_timestamp(t):
         return f"timestamp:{t.unit}:{t.tz if t.tz else '-'}"
-    if pa.types.is_duration(t):
-        return f"duration:{t.unit}"
     if pa.types.is_struct(t):
         return "struct"
     if pa.types.is_map(t):

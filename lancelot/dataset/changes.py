@@ -31,12 +31,13 @@ from lancelot.dataset.deletion import deletion_path, new_deletion_file, serializ
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
 from lancelot.dataset.operation import build_delete
 from lancelot.dataset.operation_changes import NewFragment, build_update
-from lancelot.dataset.rowids import row_ids, row_versions
+from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
-from lancelot.format.pb import table_pb2
+from lancelot.format.pb import table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
 
@@ -78,30 +79,29 @@ class DeleteResult(dict[str, int]):
 
 def as_filter(predicate: object, schema: pa.Schema, error: type[LanceError] = ChangeInputError) -> pc.Expression:
     """A filter given as SQL text (DataFusion's dialect, as pylance) or a pyarrow Expression."""
-    if isinstance(predicate, pc.Expression):
-        return predicate
-    if not isinstance(predicate, str):
-        raise TypeError(f"a filter must be an SQL string or a pyarrow.compute.Expression, not {type(predicate)}")
-    from lancelot.sql import parse_filter
-
-    try:
-        return parse_filter(predicate, schema)
-    except LanceError as e:
-        raise error(f"filter {predicate!r}: {e}") from None
+    bad = f"a filter must be an SQL string or a pyarrow.compute.Expression, not {type(predicate)}"
+    return _parsed(predicate, schema, "filter", bad, error)
 
 
 def as_expression(sql: object, schema: pa.Schema) -> pc.Expression:
     """A value given as an SQL expression over the row (or a pyarrow Expression)."""
-    if isinstance(sql, pc.Expression):
-        return sql
-    if not isinstance(sql, str):
-        raise TypeError(f"an SQL expression must be a string, not {type(sql).__name__}")
-    from lancelot.sql import parse_expression
+    bad = f"an SQL expression must be a string, not {type(sql).__name__}"
+    return _parsed(sql, schema, "expression", bad, ChangeInputError)
+
+
+def _parsed(value: object, schema: pa.Schema, kind: str, bad: str, error: type[LanceError]) -> pc.Expression:
+    """``value`` itself if an Expression, else its SQL text parsed as a ``kind`` (TypeError ``bad``
+    for anything else; ``error`` naming the text for SQL that does not parse)."""
+    if isinstance(value, pc.Expression):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(bad)
+    from lancelot.sql import parse_expression, parse_filter
 
     try:
-        return parse_expression(sql, schema)
+        return (parse_filter if kind == "filter" else parse_expression)(value, schema)
     except LanceError as e:
-        raise ChangeInputError(f"expression {sql!r}: {e}") from None
+        raise error(f"{kind} {value!r}: {e}") from None
 
 
 def evaluate(table: pa.Table, exprs: Mapping[str, pc.Expression]) -> pa.Table:
@@ -311,6 +311,24 @@ class NewRows:
         return out
 
 
+def update_transaction(
+    cur: LanceDataset, dels: Deletions, rows: NewRows, new_frags: list[NewFragment], field_ids: list[int]
+) -> tuple[transaction_pb2.Transaction, Builder]:
+    """The Update transaction (protos/transaction.proto) of rows deleted and rewritten, and its
+    builder; ``field_ids``: the top-level fields whose values changed."""
+    txn = new_transaction(cur.version)
+    u = txn.update
+    u.removed_fragment_ids.extend(dels.removed)
+    u.updated_fragments.extend(dels.updated)
+    for nf in new_frags:
+        t = u.new_fragments.add()
+        t.CopyFrom(nf.frag)
+        if rows.stable and len(nf.kept_ids):
+            t.inline_row_ids = encode_row_ids(nf.kept_ids)
+    u.fields_for_preserving_frag_bitmap.extend(field_ids)
+    return txn, build_update(dels.updated, dels.removed, new_frags, cur.uri)
+
+
 def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _T], timeout: object = None) -> _T:
     """``attempt(dataset)``; on a commit conflict, again on the latest version, at most ``retries``
     times and (``timeout``: a timedelta or seconds) not once the time is up (one try always)."""
@@ -414,19 +432,7 @@ def update(
                 yield t
 
         new_frags = rows.write(batches())
-        txn = new_transaction(cur.version)
-        u = txn.update
-        u.removed_fragment_ids.extend(dels.removed)
-        u.updated_fragments.extend(dels.updated)
-        for nf in new_frags:
-            t = u.new_fragments.add()
-            t.CopyFrom(nf.frag)
-            if rows.stable and len(nf.kept_ids):
-                from lancelot.dataset.rowids import encode_row_ids
-
-                t.inline_row_ids = encode_row_ids(nf.kept_ids)
-        u.fields_for_preserving_frag_bitmap.extend(top_ids[n] for n in exprs)
-        build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
+        txn, build = update_transaction(cur, dels, rows, new_frags, [top_ids[n] for n in exprs])
         v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
         return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
 

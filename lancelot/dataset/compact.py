@@ -355,11 +355,40 @@ def compact_files(
     raise AssertionError("unreachable")
 
 
+def rewrite_group(
+    ds: LanceDataset, group: list[Fragment], target_rows_per_fragment: int, data_version: str | None, where: str
+) -> list[table_pb2.DataFragment]:
+    """The live rows of a group of adjacent fragments, in order, written into new fragments (ids
+    unassigned) of about ``target_rows_per_fragment`` rows each, stable row ids carried over."""
+    from lancelot.dataset.writing import write_fragments
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        for f in group:
+            yield from blob_write.with_bytes(f, f.to_batches())  # blobs: their values (dataset/blob_write.py)
+
+    live = sum(f.count_rows() for f in group)
+    per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
+    try:
+        new = write_fragments(
+            rows(),
+            ds.uri,
+            schema=ds.schema,
+            data_storage_version=data_version,
+            max_rows_per_file=per_file,
+            _store=ds.store,
+            _base=ds.manifest_file,
+        )
+    except LanceError as e:
+        raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
+    new_pb = [n.to_pb() for n in new]
+    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        _carry_row_ids(group, new_pb)
+    return new_pb
+
+
 def _compact_once(
     ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float, defer: bool
 ) -> CompactionMetrics:
-    from lancelot.dataset.writing import write_fragments
-
     where = f"dataset {ds.uri!r} version {ds.version}"
     stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
     index_fragments = _index_fragments(ds)
@@ -371,35 +400,14 @@ def _compact_once(
     _check_files(ds, groups, where)
     written: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]] = []
     for group in groups:
-
-        def rows(group: list[Fragment] = group) -> Iterator[pa.RecordBatch]:
-            for f in group:
-                yield from blob_write.with_bytes(f, f.to_batches())  # blobs: their values (dataset/blob_write.py)
-
-        live = sum(f.count_rows() for f in group)
-        per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
-        try:
-            new = write_fragments(
-                rows(),
-                ds.uri,
-                schema=ds.schema,
-                data_storage_version=dv,
-                max_rows_per_file=per_file,
-                _store=ds.store,
-                _base=ds.manifest_file,
-            )
-        except LanceError as e:
-            raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
-        new_pb = [n.to_pb() for n in new]
-        if stable:
-            _carry_row_ids(group, new_pb)
+        new_pb = rewrite_group(ds, group, target_rows_per_fragment, dv, where)
         written.append(([_counted(f) for f in group], new_pb))
         metrics.fragments_removed += len(group)
         metrics.files_removed += sum(
             len(f.data_fragment.files) + f.data_fragment.HasField("deletion_file") for f in group
         )
-        metrics.fragments_added += len(new)
-        metrics.files_added += sum(len(n.to_pb().files) for n in new)
+        metrics.fragments_added += len(new_pb)
+        metrics.files_added += sum(len(n.files) for n in new_pb)
     n_new = sum(len(new) for _, new in written)
     at_version = ds.version
     if n_new:

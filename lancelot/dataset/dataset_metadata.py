@@ -41,7 +41,7 @@ class MetadataMixin:
             >>> ds.update_config({"owner": "etl"})
             {'owner': 'etl'}
         """
-        self._move_to(commit_update_config(self, config_updates=update_map(string_map(values, "config"), replace)))
+        self._update_strings("config_updates", "config", values, replace)
         return self.config()
 
     def delete_config_keys(self: LanceDataset, keys: list[str]) -> None:
@@ -62,8 +62,7 @@ class MetadataMixin:
         Returns:
             The new table metadata.
         """
-        maps = update_map(string_map(values, "metadata"), replace)
-        self._move_to(commit_update_config(self, table_metadata_updates=maps))
+        self._update_strings("table_metadata_updates", "metadata", values, replace)
         return self.metadata
 
     @property
@@ -88,9 +87,14 @@ class MetadataMixin:
         Returns:
             The new schema metadata.
         """
-        maps = update_map(string_map(values, "schema metadata"), replace)
-        self._move_to(commit_update_config(self, schema_metadata_updates=maps))
+        self._update_strings("schema_metadata_updates", "schema metadata", values, replace)
         return self.schema_metadata
+
+    def _update_strings(
+        self: LanceDataset, updates: str, what: str, values: dict[str, str | None], replace: bool
+    ) -> None:
+        """Commit one UpdateConfig whose string-map ``updates`` sets ``values`` (None: remove the key)."""
+        self._move_to(commit_update_config(self, **{updates: update_map(string_map(values, what), replace)}))
 
     def update_field_metadata(
         self: LanceDataset, field_updates: dict[str | int, dict[str, str | None]], *, replace: bool = False

@@ -31,13 +31,11 @@ from lancelot.dataset.changes import (
     as_filter,
     matching_positions,
     retrying,
+    update_transaction,
 )
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.merge_join import POS as _POS
 from lancelot.dataset.merge_join import KeyJoin
-from lancelot.dataset.operation_changes import build_update
-from lancelot.dataset.rowids import encode_row_ids
-from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
 
 if TYPE_CHECKING:
@@ -327,17 +325,8 @@ class MergeInsertBuilder:
                 yield src.take(pa.array(inserted[a : a + 65536]))
 
         new_frags = rows.write(batches())
-        txn = new_transaction(cur.version)
-        u = txn.update
-        u.removed_fragment_ids.extend(dels.removed)
-        u.updated_fragments.extend(dels.updated)
-        for nf in new_frags:
-            t = u.new_fragments.add()
-            t.CopyFrom(nf.frag)
-            if rows.stable and len(nf.kept_ids):
-                t.inline_row_ids = encode_row_ids(nf.kept_ids)
-        u.fields_for_preserving_frag_bitmap.extend(int(x.id) for x in cur.manifest.fields if x.parent_id == -1)
-        build = build_update(dels.updated, dels.removed, new_frags, cur.uri)
+        top = [int(x.id) for x in cur.manifest.fields if x.parent_id == -1]
+        txn, build = update_transaction(cur, dels, rows, new_frags, top)
         stats = {
             "num_inserted_rows": int(len(inserted)),
             "num_updated_rows": int(n_updated),

@@ -139,24 +139,30 @@ def build_overwrite(
     return build
 
 
+def _replace_fragments(m: table_pb2.Manifest, updated: list[table_pb2.DataFragment], removed: list[int]) -> bool:
+    """Delete and Update alike: fragments listed as updated replace theirs, removed ids go;
+    returns whether the dataset has stable row ids."""
+    by_id = {int(f.id): f for f in updated}
+    gone = set(removed)
+    keep = []
+    for f in m.fragments:
+        if int(f.id) in gone:
+            continue
+        c = table_pb2.DataFragment()
+        c.CopyFrom(by_id.get(int(f.id), f))
+        keep.append(c)
+    del m.fragments[:]
+    m.fragments.extend(keep)
+    forget_untrusted_rows(m)
+    return bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+
+
 def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
         m = _start(base)
-        by_id = {int(f.id): f for f in updated}
-        gone = set(removed)
-        keep = []
-        for f in m.fragments:
-            if int(f.id) in gone:
-                continue
-            c = table_pb2.DataFragment()
-            c.CopyFrom(by_id.get(int(f.id), f))
-            keep.append(c)
-        del m.fragments[:]
-        m.fragments.extend(keep)
-        forget_untrusted_rows(m)
-        stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        stable = _replace_fragments(m, updated, removed)
         fix_data_format(m, f"dataset {uri!r} version {version}")
         _finish(m, version, stable)
         return m, base.index_section

@@ -21,7 +21,7 @@ import numpy as np
 
 from lancelot.dataset.commit import CommitConflictError
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format, forget_untrusted_rows
-from lancelot.dataset.operation import _finish, _next_fragment_id, _start
+from lancelot.dataset.operation import _finish, _next_fragment_id, _replace_fragments, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
@@ -52,19 +52,7 @@ def build_update(
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
         m = _start(base)
-        by_id = {int(f.id): f for f in updated}
-        gone = set(removed)
-        keep = []
-        for f in m.fragments:
-            if int(f.id) in gone:
-                continue
-            c = table_pb2.DataFragment()
-            c.CopyFrom(by_id.get(int(f.id), f))
-            keep.append(c)
-        del m.fragments[:]
-        m.fragments.extend(keep)
-        forget_untrusted_rows(m)
-        stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+        stable = _replace_fragments(m, updated, removed)
         nid = _next_fragment_id(m)
         for nf in new:
             f = m.fragments.add()

@@ -201,13 +201,7 @@ def plan(
         for i in infos
         if i.live_rows
     ]
-    packed = pack_slices(
-        units,
-        rows_per_partition=rows_per_partition,
-        bytes_per_partition=bytes_per_partition,
-        min_partitions=min_partitions,
-        min_partition_bytes=min_partition_bytes,
-    )
+    packed = pack_slices(units, rows_per_partition, bytes_per_partition, min_partitions, min_partition_bytes)
     return [DatasetPartition(p) for p in packed]
 
 

@@ -15,12 +15,10 @@ leave one behind, which no manifest names (invisible to readers).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
 import pickle
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,7 +38,7 @@ from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids
 from lancelot.dataset.transaction import new_transaction
 from lancelot.format.pb import table_pb2
-from lancelot.spark.writer import ATTEMPTS_DIR, ENDED, MARKER_SECONDS
+from lancelot.spark.writer import ATTEMPTS_DIR, ENDED, end_attempts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -166,27 +164,7 @@ class Job:
         markers over a day old go too: the write path's cleanup keeps its markers as long)."""
         store, prefix = self.store, self.ref.prefix
         try:
-            store.put(f"{prefix}{ENDED}", str(time.time()).encode())
-            for name in store.list(ATTEMPTS_DIR):
-                if name.endswith(ENDED) and f"{ATTEMPTS_DIR}/{name}" != f"{prefix}{ENDED}":
-                    try:
-                        if time.time() - float(store.read(f"{ATTEMPTS_DIR}/{name}")) > MARKER_SECONDS:
-                            store.delete(f"{ATTEMPTS_DIR}/{name}")
-                    except (FileNotFoundError, ValueError):
-                        pass
-            for rec in store.list(prefix):
-                path = f"{prefix}/{rec}"
-                try:
-                    files = json.loads(store.read(path))
-                except (FileNotFoundError, ValueError):
-                    files = []
-                for f in files:
-                    if f not in keep:
-                        store.delete(f)
-                store.delete(path)
-            if store.is_local:
-                with contextlib.suppress(OSError):
-                    os.rmdir(store.full_path(prefix))
+            end_attempts(store, prefix, lambda raw: [f for f in json.loads(raw) if f not in keep])
         except OSError:
             pass  # best effort: files no manifest names are invisible to readers
 

@@ -61,10 +61,10 @@ from lancelot.spark.jobs import (
 from lancelot.spark.merge_lookup import (
     LOOKUP_LIMIT,
     LookupResult,
-    _condition_holds,
     _condition_schema,
     _MergePlan,
     _payload,
+    _updated_rows,
     as_matches,
     deletions,
     fragment_keys,
@@ -169,15 +169,7 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
                 order = np.argsort(mpos, kind="stable")
                 idx = np.flatnonzero(sel)[matched][order]
                 mpos = mpos[order]
-                new = t.take(pa.array(idx)).select(plan.source_columns)
-                if plan.update_condition is not None:
-                    ok = _condition_holds(plan, ds.schema, frag, mpos, new)
-                    mpos, new = mpos[ok], new.filter(pa.array(ok))
-                rest = [c for c in ds.schema.names if c not in plan.source_columns]
-                if rest:
-                    old = frag._take_physical(rest, mpos)
-                    for c in rest:
-                        new = new.append_column(old.schema.field(c), old.column(c))
+                mpos, new = _updated_rows(plan, ds, frag, mpos, t.take(pa.array(idx)).select(plan.source_columns))
                 rows.keep_ids(frag, mpos)
                 new_parts.append(new)
                 counts["num_updated_rows"] += len(mpos)

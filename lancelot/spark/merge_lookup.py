@@ -73,6 +73,22 @@ def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema
     return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
 
 
+def _updated_rows(
+    plan: _MergePlan, ds: LanceDataset, frag: Any, pos: np.ndarray, new: pa.Table
+) -> tuple[np.ndarray, pa.Table]:
+    """Target rows ``pos`` of ``frag`` matched by source rows ``new`` (in that order): those where
+    the update condition holds, and their new rows (source columns, then the target's others)."""
+    if plan.update_condition is not None:
+        ok = _condition_holds(plan, ds.schema, frag, pos, new)
+        pos, new = pos[ok], new.filter(pa.array(ok))
+    rest = [c for c in ds.schema.names if c not in plan.source_columns]
+    if rest and len(pos):
+        old = frag._take_physical(rest, pos)
+        for c in rest:
+            new = new.append_column(old.schema.field(c), old.column(c))
+    return pos, new
+
+
 def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.ndarray, new: pa.Table) -> np.ndarray:
     """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
     assert plan.update_condition is not None
@@ -197,7 +213,6 @@ def lookup_task(
                 yield _payload(("changed", {plan.on[0]: stray[0].as_py()}))
                 return
     new_rows = NewRows(ds)
-    rest = [c for c in ds.schema.names if c not in plan.source_columns]
     for fid in np.unique(frag_col[hit]):
         sel = np.flatnonzero(hit & (frag_col == fid))
         order = np.argsort(pos_col[sel], kind="stable")
@@ -208,16 +223,9 @@ def lookup_task(
             out.counts["num_deleted_rows"] += len(out.gone[int(fid)])
         elif plan.matched == "update":
             frag = fragment_of(ds, int(fid))
-            new = src.take(pa.array(idx))
-            if plan.update_condition is not None:
-                ok = _condition_holds(plan, ds.schema, frag, pos, new)
-                pos, new = pos[ok], new.filter(pa.array(ok))
+            pos, new = _updated_rows(plan, ds, frag, pos, src.take(pa.array(idx)))
             if not len(pos):
                 continue
-            if rest:
-                old = frag._take_physical(rest, pos)
-                for c in rest:
-                    new = new.append_column(old.schema.field(c), old.column(c))
             new_rows.keep_ids(frag, pos)
             new_parts.append(new)
             out.gone[int(fid)] = pos

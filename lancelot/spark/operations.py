@@ -16,7 +16,7 @@ commit: the dataset stays at its version and the files the tasks wrote are delet
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -121,8 +121,7 @@ def delete(
             v = job.commit(lambda: commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version))
         return v, count
 
-    _, count = on_latest(uri, storage_options, conflict_retries, attempt)
-    return {"num_deleted_rows": count}
+    return {"num_deleted_rows": on_latest(uri, storage_options, conflict_retries, attempt)[1]}
 
 
 # -- update -----------------------------------------------------------------------------------------
@@ -212,8 +211,7 @@ def update(
             v = job.commit(lambda: commit_update(cur, changes, [top_ids[n] for n in set_sql]))
         return v, sum(c.count for c in changes)
 
-    _, count = on_latest(uri, storage_options, conflict_retries, attempt)
-    return {"num_rows_updated": count}
+    return {"num_rows_updated": on_latest(uri, storage_options, conflict_retries, attempt)[1]}
 
 
 # -- add_columns ------------------------------------------------------------------------------------
@@ -436,37 +434,14 @@ def _compact_task(
 ) -> tuple[list[bytes], list[bytes]]:
     """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live
     rows in order, stable row ids carried over: (old fragments, new fragments), serialized."""
-    from lancelot.dataset import blob_write
-    from lancelot.dataset.compact import _carry_row_ids, _counted
-    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
-    from lancelot.dataset.write import write_fragments
-    from lancelot.errors import LanceError
+    from lancelot.dataset.compact import _counted, rewrite_group
+    from lancelot.dataset.manifest import writable_data_version
 
     ds = open_dataset(uri, version, storage_options)
     group = [fragment_of(ds, i) for i in fragment_ids]
     where = f"dataset {ds.uri!r} version {ds.version}"
-
-    def rows() -> Iterator[pa.RecordBatch]:
-        for f in group:
-            yield from blob_write.with_bytes(f, f.to_batches())
-
-    live = sum(f.count_rows() for f in group)
-    per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
-    try:
-        new = write_fragments(
-            rows(),
-            ds.uri,
-            schema=ds.schema,
-            data_storage_version=writable_data_version(ds.manifest, where),
-            max_rows_per_file=per_file,
-            _store=ds.store,
-            _base=ds.manifest_file,
-        )
-    except LanceError as e:
-        raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
-    new_pb = [n.to_pb() for n in new]
-    if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        _carry_row_ids(group, new_pb)
+    dv = writable_data_version(ds.manifest, where)
+    new_pb = rewrite_group(ds, group, target_rows_per_fragment, dv, where)
     return [_counted(f).SerializeToString() for f in group], [f.SerializeToString() for f in new_pb]
 
 

@@ -33,7 +33,6 @@ class LancePartition(SlicesPartition):
 
 def pack_slices(
     units: Sequence[tuple[Any, int, int, Sequence[tuple[int, int]]]],
-    *,
     rows_per_partition: int | None,
     bytes_per_partition: int,
     min_partitions: int,

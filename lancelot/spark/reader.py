@@ -214,13 +214,7 @@ def plan_partitions(
         for f in files
         if f.num_rows
     ]
-    packed = pack_slices(
-        units,
-        rows_per_partition=rows_per_partition,
-        bytes_per_partition=bytes_per_partition,
-        min_partitions=min_partitions,
-        min_partition_bytes=MIN_PARTITION_BYTES,
-    )
+    packed = pack_slices(units, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
     return [LancePartition(p) for p in packed]
 
 

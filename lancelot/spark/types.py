@@ -149,11 +149,6 @@ def to_spark_batch(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> pa.Re
     return pa.RecordBatch.from_arrays(cols, schema=target)
 
 
-def lance_arrow_schema(schema: StructType) -> pa.Schema:
-    """The Arrow schema Spark rows of ``schema`` are stored with in a Lance file."""
-    return spark_arrow_schema(schema)
-
-
 def _align_type(ours: pa.DataType, theirs: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(ours) and pa.types.is_struct(theirs):
         names = [theirs.field(i).name for i in range(theirs.num_fields)]

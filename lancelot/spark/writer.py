@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -142,6 +142,31 @@ def _uri(options: Mapping[str, str]) -> str:
                 "the output path is a file; the lance data source writes a dataset (a directory)", path=raw
             )
     return raw
+
+
+def end_attempts(store: ObjectStore, prefix: str, stale: Callable[[bytes], list[str]]) -> None:
+    """End the job whose attempt records are under ``prefix``: write its end marker (attempts
+    finishing later see it and delete their own files), remove other jobs' markers over
+    MARKER_SECONDS old, then delete the files ``stale`` picks from each record, the record, and the
+    (local) directory."""
+    store.put(f"{prefix}{ENDED}", str(time.time()).encode())
+    for name in store.list(ATTEMPTS_DIR):
+        if name.endswith(ENDED) and f"{ATTEMPTS_DIR}/{name}" != f"{prefix}{ENDED}":
+            try:
+                if time.time() - float(store.read(f"{ATTEMPTS_DIR}/{name}")) > MARKER_SECONDS:
+                    store.delete(f"{ATTEMPTS_DIR}/{name}")
+            except (FileNotFoundError, ValueError):
+                pass
+    for rec in store.list(prefix):
+        path = f"{prefix}/{rec}"
+        try:
+            files = stale(store.read(path))
+        except (FileNotFoundError, ValueError):
+            files = []
+        for f in files:
+            store.delete(f)
+        store.delete(path)
+    _remove_empty_dir(store, prefix)
 
 
 class LanceDatasetWriter(DataSourceArrowWriter):
@@ -273,32 +298,12 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         self._cleanup(set())
 
     def _cleanup(self, committed: set[str]) -> None:
-        """Delete the data files of this job's attempts that are not in ``committed``, then the records.
-
-        First the job's end marker is written (attempts finishing later see it and delete their own
-        files); markers of jobs that ended over a day ago are removed.
-        """
-        store = self._store()
-        prefix = f"{ATTEMPTS_DIR}/{self.job_id}"
-        store.put(f"{prefix}{ENDED}", str(time.time()).encode())
-        for name in store.list(ATTEMPTS_DIR):
-            if name.endswith(ENDED) and name != f"{self.job_id}{ENDED}":
-                try:
-                    if time.time() - float(store.read(f"{ATTEMPTS_DIR}/{name}")) > MARKER_SECONDS:
-                        store.delete(f"{ATTEMPTS_DIR}/{name}")
-                except (FileNotFoundError, ValueError):
-                    pass
-        for rec in store.list(prefix):
-            path = f"{prefix}/{rec}"
-            try:
-                files = json.loads(store.read(path)).get("files", [])
-            except (FileNotFoundError, ValueError):
-                files = []
-            for f in files:
-                if f not in committed:
-                    store.delete(f"data/{f}")
-            store.delete(path)
-        _remove_empty_dir(store, prefix)
+        """End the job: the data files of its attempts that are not in ``committed`` go, then the records."""
+        end_attempts(
+            self._store(),
+            f"{ATTEMPTS_DIR}/{self.job_id}",
+            lambda raw: [f"data/{f}" for f in json.loads(raw).get("files", []) if f not in committed],
+        )
 
 
 def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:

@@ -48,6 +48,7 @@ def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, length
     return total
 
 
+# decoded_size's loop written out again on purpose: the hot first pass of every decode, kept free of calls
 @njit(cache=True, nogil=True)
 def decoded_size_tables(
     codes: np.ndarray, offsets: np.ndarray, table_of: np.ndarray, lengths: np.ndarray, n_symbols: np.ndarray

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -101,31 +102,19 @@ def _variable_packed_struct(enc: pb.CompressiveEncoding, block: VariableWidthBlo
     return decompress_variable_packed_struct(enc.variable_packed_struct, block, rec)
 
 
-def _fixed(
-    kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, RecursePerValue], DataBlock]
+def _only(
+    width: type[FixedWidthBlock] | type[VariableWidthBlock],
+    kind: str,
+    fn: Callable[[pb.CompressiveEncoding, Any, RecursePerValue], DataBlock],
 ) -> PerValueDecoder:
-    """A per-value decoder of fixed-width values only."""
+    """A per-value decoder of values of one width (``FixedWidthBlock`` or ``VariableWidthBlock``) only."""
+    other = "variable-width" if width is FixedWidthBlock else "fixed-width"
 
     def decode(
         enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue
     ) -> DataBlock:
-        if not isinstance(block, FixedWidthBlock):
-            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in variable-width full-zip")
-        return fn(enc, block, rec)
-
-    return decode
-
-
-def _var(
-    kind: str, fn: Callable[[pb.CompressiveEncoding, VariableWidthBlock, RecursePerValue], DataBlock]
-) -> PerValueDecoder:
-    """A per-value decoder of variable-width values only."""
-
-    def decode(
-        enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue
-    ) -> DataBlock:
-        if not isinstance(block, VariableWidthBlock):
-            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in fixed-width full-zip")
+        if not isinstance(block, width):
+            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in {other} full-zip")
         return fn(enc, block, rec)
 
     return decode
@@ -137,7 +126,7 @@ def _entries() -> dict[str, Technique]:
             "flat",
             lambda e, b, n, r: decompress_flat(e.flat, b, n),
             lambda e, b, n, r: decompress_flat(e.flat, [b], n),
-            _fixed("flat", lambda e, v, r: decompress_flat(e.flat, [v.data], v.num_values)),
+            _only(FixedWidthBlock, "flat", lambda e, v, r: decompress_flat(e.flat, [v.data], v.num_values)),
             chunk_batch=True,
             point=True,
         ),
@@ -145,7 +134,7 @@ def _entries() -> dict[str, Technique]:
             "variable",
             lambda e, b, n, r: decompress_variable(e.variable, b, n),
             lambda e, b, n, r: decompress_variable_block(e.variable, b, n),
-            _var("variable", lambda e, v, r: v),
+            _only(VariableWidthBlock, "variable", lambda e, v, r: v),
             chunk_batch=True,
             point=True,
         ),
@@ -176,10 +165,7 @@ def _entries() -> dict[str, Technique]:
             "fsst",
             _fsst_chunk,
             None,
-            _var(
-                "fsst",
-                lambda e, v, r: fsst_decode(symbol_table(bytes(e.fsst.symbol_table)), _variable(r(e.fsst.values, v))),
-            ),
+            _only(VariableWidthBlock, "fsst", _fsst_values),
             chunk_batch=True,
             point=True,
             note="FSST compresses values, never a block of levels or a dictionary buffer pylance writes",
@@ -212,7 +198,11 @@ def _entries() -> dict[str, Technique]:
             "general",
             _general_chunk,
             lambda e, b, n, r: r(e.general.values, decompress_buffer(e.general.compression, b), n),
-            _var("general", lambda e, v, r: r(e.general.values, decompress_values(e.general.compression, v))),
+            _only(
+                VariableWidthBlock,
+                "general",
+                lambda e, v, r: r(e.general.values, decompress_values(e.general.compression, v)),
+            ),
             chunk_batch=True,
             point=True,
         ),
@@ -220,7 +210,7 @@ def _entries() -> dict[str, Technique]:
             "fixed_size_list",
             lambda e, b, n, r: decompress_fsl(e.fixed_size_list, b, n),
             lambda e, b, n, r: decompress_fsl_block(e.fixed_size_list, b, n),
-            _fixed("fixed_size_list", lambda e, v, r: decompress_fsl_per_value(e.fixed_size_list, v)),
+            _only(FixedWidthBlock, "fixed_size_list", lambda e, v, r: decompress_fsl_per_value(e.fixed_size_list, v)),
         ),
         Technique(
             "packed_struct",
@@ -233,10 +223,7 @@ def _entries() -> dict[str, Technique]:
             "variable_packed_struct",
             None,
             None,
-            _var(
-                "variable_packed_struct",
-                lambda e, v, r: decompress_variable_packed_struct(e.variable_packed_struct, v, r),
-            ),
+            _only(VariableWidthBlock, "variable_packed_struct", _variable_packed_struct),
             note="pylance writes variable packed structs as full-zip only",
         ),
     ]

@@ -125,14 +125,6 @@ def gather(
     return data[ranges_index(starts, lengths)]
 
 
-def read_uints(data: NDArray[np.uint8], pos: NDArray[np.int64], width: int) -> NDArray[np.int64]:
-    """Little-endian unsigned ints of ``width`` bytes at byte positions ``pos`` (as int64)."""
-    out = data[pos].astype(np.int64)
-    for b in range(1, width):
-        out |= data[pos + b].astype(np.int64) << (8 * b)
-    return out
-
-
 def readonly(a: NDArray[_T]) -> NDArray[_T]:
     """A read-only view of ``a`` (numba compiles one specialization per writability: keep it one)."""
     if not a.flags.writeable:

@@ -102,11 +102,6 @@ def decompress_variable_block(var: pb.Variable | None, buffer: np.ndarray, num_v
     return rebase(offsets, data, num_values)
 
 
-def decompress_variable_per_value(block: VariableWidthBlock) -> VariableWidthBlock:
-    """Full-zip values are stored as they are: nothing to undo."""
-    return block
-
-
 def _offsets_of(block: VariableWidthBlock, bits: int) -> np.ndarray:
     offs = np.asarray(block.offsets).astype(np.uint64)
     return offs - offs[0] if len(offs) else np.zeros(1, np.uint64)

@@ -47,6 +47,16 @@ def extents_numpy(
     return SHORT_BUFFER if n < len(starts) else OK
 
 
+def _chunk_offsets(data: np.ndarray, starts: np.ndarray, counts: np.ndarray, ow: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every chunk's ``counts[k] + 1`` offsets of ``ow`` bytes at ``starts[k]``, all as int64, and a mask
+    of the values' end offsets (False at each chunk's first offset: ``first``)."""
+    each = counts + 1
+    allw = np.ascontiguousarray(gather(data, starts, each * ow)).view(f"<u{ow}").astype(np.int64)
+    keep = np.ones(len(allw), dtype=bool)
+    keep[np.cumsum(each) - each] = False
+    return allw, keep
+
+
 def join_numpy(
     data: np.ndarray,
     starts: np.ndarray,
@@ -58,10 +68,7 @@ def join_numpy(
     out_data: np.ndarray,
 ) -> int:
     """``variable_kernel.join``: rebased offsets and the chunks' bytes, or DECREASING."""
-    each = counts + 1
-    allw = np.ascontiguousarray(gather(data, starts, each * ow)).view(f"<u{ow}").astype(np.int64)
-    keep = np.ones(len(allw), dtype=bool)
-    keep[np.cumsum(each) - each] = False  # each chunk's first offset: ``first``
+    allw, keep = _chunk_offsets(data, starts, counts, ow)
     # (boolean masks and one diff: half the time of index arrays over every value)
     if np.any(np.diff(allw)[keep[1:]] < 0):  # a value's offset below the one before it in its chunk
         return DECREASING
@@ -83,10 +90,7 @@ def spans_numpy(
     out_ends: np.ndarray,
 ) -> int:
     """``variable_kernel.spans``: every value's absolute start and end in ``data``, or DECREASING."""
-    each = counts + 1
-    allw = np.ascontiguousarray(gather(data, starts, each * ow)).view(f"<u{ow}").astype(np.int64)
-    keep = np.ones(len(allw), dtype=bool)
-    keep[np.cumsum(each) - each] = False  # each chunk's first offset
+    allw, keep = _chunk_offsets(data, starts, counts, ow)
     at = np.flatnonzero(keep)
     v, prev = allw[at], allw[at - 1]
     if np.any(v < prev):
