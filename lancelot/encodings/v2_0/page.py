@@ -1,7 +1,9 @@
 """Access to one 2.0 page's buffers, with every range checked against the page.
 
 A 2.0 ``Buffer`` names a page buffer by index (buffer_type page), or a column
-or file buffer; the byte positions come from the column metadata.
+or file buffer; the byte positions come from the column metadata.  Reads are
+``Fetch`` steps (encodings/base.py): they yield the file ranges and are sent
+their bytes, so the decoders never read the file themselves.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lancelot.encodings.base import Fetch
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
@@ -47,15 +50,20 @@ class PageBuffers:
     def size(self, buf: pb.Buffer) -> int:
         return self._locate(buf)[1]
 
-    def read(self, buf: pb.Buffer, ranges: Sequence[tuple[int, int]]) -> list[np.ndarray]:
-        """Byte ranges (start, stop) inside buffer ``buf``, as uint8 arrays."""
+    def ranges(self, buf: pb.Buffer, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The file ranges (offset, length) of byte ranges (start, stop) inside buffer ``buf``."""
         off, size = self._locate(buf)
         req = []
         for s, e in ranges:
             if s < 0 or e < s or e > size:
                 raise self.error(f"byte range [{s}, {e}) lies outside a {size}-byte buffer")
             req.append((off + s, e - s))
-        return [np.frombuffer(m, dtype=np.uint8) for m in self.src.read_ranges(req)]
+        return req
 
-    def read_all(self, buf: pb.Buffer) -> np.ndarray:
-        return self.read(buf, [(0, self.size(buf))])[0]
+    def read(self, buf: pb.Buffer, ranges: Sequence[tuple[int, int]]) -> Fetch[list[np.ndarray]]:
+        """Byte ranges (start, stop) inside buffer ``buf``, as uint8 arrays (one round)."""
+        bufs = yield self.ranges(buf, ranges)
+        return [np.frombuffer(m, dtype=np.uint8) for m in bufs]
+
+    def read_all(self, buf: pb.Buffer) -> Fetch[np.ndarray]:
+        return (yield from self.read(buf, [(0, self.size(buf))]))[0]
