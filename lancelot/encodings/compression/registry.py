@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -101,34 +102,37 @@ def _variable_packed_struct(enc: pb.CompressiveEncoding, block: VariableWidthBlo
     return decompress_variable_packed_struct(enc.variable_packed_struct, block, rec)
 
 
-def _fixed(
-    kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, RecursePerValue], DataBlock]
+_B = TypeVar("_B", FixedWidthBlock, VariableWidthBlock)
+
+
+def _only(
+    kind: str, cls: type[_B], fn: Callable[[pb.CompressiveEncoding, _B, RecursePerValue], DataBlock]
 ) -> PerValueDecoder:
-    """A per-value decoder of fixed-width values only."""
+    """A per-value decoder of blocks of ``cls`` only (fixed- or variable-width values)."""
+    other = "variable" if cls is FixedWidthBlock else "fixed"
 
     def decode(
         enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue
     ) -> DataBlock:
-        if not isinstance(block, FixedWidthBlock):
-            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in variable-width full-zip")
+        if not isinstance(block, cls):
+            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in {other}-width full-zip")
         return fn(enc, block, rec)
 
     return decode
+
+
+def _fixed(
+    kind: str, fn: Callable[[pb.CompressiveEncoding, FixedWidthBlock, RecursePerValue], DataBlock]
+) -> PerValueDecoder:
+    """A per-value decoder of fixed-width values only."""
+    return _only(kind, FixedWidthBlock, fn)
 
 
 def _var(
     kind: str, fn: Callable[[pb.CompressiveEncoding, VariableWidthBlock, RecursePerValue], DataBlock]
 ) -> PerValueDecoder:
     """A per-value decoder of variable-width values only."""
-
-    def decode(
-        enc: pb.CompressiveEncoding, block: FixedWidthBlock | VariableWidthBlock, rec: RecursePerValue
-    ) -> DataBlock:
-        if not isinstance(block, VariableWidthBlock):
-            raise UnsupportedEncodingError(f"compressive encoding {kind!r} is not supported in fixed-width full-zip")
-        return fn(enc, block, rec)
-
-    return decode
+    return _only(kind, VariableWidthBlock, fn)
 
 
 def _entries() -> dict[str, Technique]:
