@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Literal
 
 import numpy as np
@@ -36,12 +37,12 @@ from lancelot.encodings.base import (
     gather,
     resume,
 )
+from lancelot.encodings.v2_0 import whole
 from lancelot.encodings.v2_0.binary import ends_and_validity, extended
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
-from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.encodings.v2_0.page import PageBuffers, direct_message
 from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
-from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.versions import FileVersion
 
@@ -72,11 +73,11 @@ class Column:
     def __init__(self, ctx: FieldContext, info: ColumnInfo, rows: int | None) -> None:
         """``rows``: the rows the pages must hold (the file's, for a column outside lists), or None."""
         self.ctx, self.info = ctx, info
-        lengths = np.array([p.length for p in info.meta.pages], dtype=np.uint64)
-        if len(lengths) and int(lengths.max()) > (MAX_PAGE_ROWS if rows is None else rows):
-            big = int(lengths.argmax())
-            raise CorruptFileError(f"page of {int(lengths[big])} rows", path=ctx.path, column=info.index, page=big)
-        self.starts = np.concatenate([[0], np.cumsum(lengths.astype(np.int64))]).tolist()
+        lengths = [p.length for p in info.meta.pages]
+        if lengths and max(lengths) > (MAX_PAGE_ROWS if rows is None else rows):
+            big = lengths.index(max(lengths))
+            raise CorruptFileError(f"page of {lengths[big]} rows", path=ctx.path, column=info.index, page=big)
+        self.starts: list[int] = list(accumulate(lengths, initial=0))
         if rows is not None and self.starts[-1] != rows:
             raise CorruptFileError(
                 f"pages hold {self.starts[-1]} rows, the file has {rows}", path=ctx.path, column=info.index
@@ -91,7 +92,7 @@ class Column:
         enc = self._enc.get(i)
         if enc is None:
             page = self.info.meta.pages[i]
-            enc = unpack_encoding(self.ctx.src, page.encoding, pb.ArrayEncoding, column=self.info.index, page=i)
+            enc = direct_message(self.ctx.src, page.encoding, pb.ArrayEncoding, column=self.info.index, page=i)
             if enc is None:
                 raise CorruptFileError("page has no encoding", path=self.ctx.path, column=self.info.index, page=i)
             self._enc[i] = enc
@@ -208,7 +209,7 @@ def is_blob_column(ctx: FieldContext, info: ColumnInfo) -> bool:
     """Whether the column's ColumnEncoding is ``blob`` (what pylance writes for a 2.0 blob field)."""
     if not info.meta.HasField("encoding"):
         return False
-    enc = unpack_encoding(ctx.src, info.meta.encoding, pb.ColumnEncoding, column=info.index)
+    enc = direct_message(ctx.src, info.meta.encoding, pb.ColumnEncoding, column=info.index)
     return enc is not None and enc.WhichOneof("column_encoding") == "blob"
 
 
@@ -391,11 +392,51 @@ class FieldReader20(FieldReader):
             root = self.root
             name = f"decoder/{type(root).__name__}"
             if isinstance(root, LeafNode):
+                if start == 0 and stop == root.col.num_rows and not isinstance(root, BlobNode):
+                    found = self._whole(root)
+                    if found is not None:
+                        return found
                 return as_plan(root.read_chunked([(start, stop)]), name)
             return as_plan(root.read([(start, stop)]), name)
         if not len(rows):
             return done(pa.array([], t))
         return self._take(np.asarray(rows, dtype=np.int64))
+
+    def _whole(self, root: LeafNode) -> Plan | None:
+        """All of a leaf column's rows in one round and a few numpy steps a page (whole.py) when
+        every page has a simple shape, else None."""
+        col, t, size = root.col, root.dtype, self.ctx.src.size
+        shapes, ranges = [], []
+        for page in col.info.meta.pages:
+            enc = page.encoding
+            found = whole.shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
+            if found is None:
+                return None
+            for b in whole.buffers(found):
+                if b >= len(page.buffer_offsets) or b >= len(page.buffer_sizes):
+                    return None
+                off, ln = page.buffer_offsets[b], page.buffer_sizes[b]
+                if off + ln > size:
+                    return None
+                ranges.append((off, ln))
+            shapes.append(found)
+        counts = [b - a for a, b in zip(col.starts, col.starts[1:])]
+
+        def decoded(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
+            parts, pos = [], 0
+            for found, n in zip(shapes, counts):
+                k = len(whole.buffers(found))
+                try:
+                    part = whole.decode_page(found, n, bufs[pos : pos + k], t)
+                except DECODE_ERRORS:
+                    part = None
+                if part is None:  # bytes that do not add up: the node decoder reports them
+                    return as_plan(root.read_chunked([(0, col.num_rows)]), f"decoder/{type(root).__name__}")
+                parts.append(part)
+                pos += k
+            return parts[0] if len(parts) == 1 else pa.chunked_array(parts, t)
+
+        return Plan(ranges, decoded, "whole/v2_0")
 
     def _decoder(self, rows: np.ndarray) -> Plan:
         """The node decoder's take of ``rows``, run by run."""

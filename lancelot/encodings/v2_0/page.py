@@ -9,11 +9,16 @@ their bytes, so the decoders never read the file themselves.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, TypeVar, cast
 
 import numpy as np
+from google.protobuf import any_pb2
+from google.protobuf.message import Message
 
 from lancelot.encodings.base import Fetch
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
 from lancelot.io.source import ByteSource
@@ -67,3 +72,29 @@ class PageBuffers:
 
     def read_all(self, buf: pb.Buffer) -> Fetch[np.ndarray]:
         return (yield from self.read(buf, [(0, self.size(buf))]))[0]
+
+
+_Msg = TypeVar("_Msg", bound=Message)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(raw: bytes, cls: Any) -> Message | None:
+    msg, out = any_pb2.Any(), cls()
+    try:
+        msg.ParseFromString(raw)
+        return out if msg.Unpack(out) else None
+    except Exception:
+        return None
+
+
+def direct_message(
+    src: ByteSource, enc: file2_pb2.Encoding, cls: type[_Msg], *, column: int, page: int | None = None
+) -> _Msg | None:
+    """``unpack_encoding`` of a column's or page's encoding, a direct one parsed once per distinct
+    bytes in the process (files of one writer and schema repeat them; the message is shared, read
+    only).  Encodings that do not parse go to ``unpack_encoding``, which reports them."""
+    if enc.WhichOneof("location") == "direct":
+        found = _parsed(enc.direct.encoding, cast(Any, cls))
+        if found is not None:
+            return cast(_Msg, found)
+    return unpack_encoding(src, enc, cls, column=column, page=page)
