@@ -393,7 +393,13 @@ class FieldReader20(FieldReader):
             name = f"decoder/{type(root).__name__}"
             if isinstance(root, LeafNode):
                 if start == 0 and stop == root.col.num_rows and not isinstance(root, BlobNode):
-                    found = self._whole(root)
+                    found = whole.field_plan(
+                        root.col.info,
+                        root.dtype,
+                        self.ctx.src.size,
+                        rows,
+                        lambda: as_plan(root.read_chunked([(start, stop)]), name),
+                    )
                     if found is not None:
                         return found
                 return as_plan(root.read_chunked([(start, stop)]), name)
@@ -401,42 +407,6 @@ class FieldReader20(FieldReader):
         if not len(rows):
             return done(pa.array([], t))
         return self._take(np.asarray(rows, dtype=np.int64))
-
-    def _whole(self, root: LeafNode) -> Plan | None:
-        """All of a leaf column's rows in one round and a few numpy steps a page (whole.py) when
-        every page has a simple shape, else None."""
-        col, t, size = root.col, root.dtype, self.ctx.src.size
-        shapes, ranges = [], []
-        for page in col.info.meta.pages:
-            enc = page.encoding
-            found = whole.shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
-            if found is None:
-                return None
-            for b in whole.buffers(found):
-                if b >= len(page.buffer_offsets) or b >= len(page.buffer_sizes):
-                    return None
-                off, ln = page.buffer_offsets[b], page.buffer_sizes[b]
-                if off + ln > size:
-                    return None
-                ranges.append((off, ln))
-            shapes.append(found)
-        counts = [b - a for a, b in zip(col.starts, col.starts[1:])]
-
-        def decoded(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
-            parts, pos = [], 0
-            for found, n in zip(shapes, counts):
-                k = len(whole.buffers(found))
-                try:
-                    part = whole.decode_page(found, n, bufs[pos : pos + k], t)
-                except DECODE_ERRORS:
-                    part = None
-                if part is None:  # bytes that do not add up: the node decoder reports them
-                    return as_plan(root.read_chunked([(0, col.num_rows)]), f"decoder/{type(root).__name__}")
-                parts.append(part)
-                pos += k
-            return parts[0] if len(parts) == 1 else pa.chunked_array(parts, t)
-
-        return Plan(ranges, decoded, "whole/v2_0")
 
     def _decoder(self, rows: np.ndarray) -> Plan:
         """The node decoder's take of ``rows``, run by run."""

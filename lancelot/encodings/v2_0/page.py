@@ -93,8 +93,13 @@ def direct_message(
     """``unpack_encoding`` of a column's or page's encoding, a direct one parsed once per distinct
     bytes in the process (files of one writer and schema repeat them; the message is shared, read
     only).  Encodings that do not parse go to ``unpack_encoding``, which reports them."""
-    if enc.WhichOneof("location") == "direct":
-        found = _parsed(enc.direct.encoding, cast(Any, cls))
-        if found is not None:
-            return cast(_Msg, found)
-    return unpack_encoding(src, enc, cls, column=column, page=page)
+    found = parsed_direct(enc, cls)
+    return found if found is not None else unpack_encoding(src, enc, cls, column=column, page=page)
+
+
+def parsed_direct(enc: file2_pb2.Encoding, cls: type[_Msg]) -> _Msg | None:
+    """A direct encoding's message, parsed once per distinct bytes (shared, read only); None when
+    it is not direct or does not parse."""
+    if enc.WhichOneof("location") != "direct":
+        return None
+    return cast("_Msg | None", _parsed(enc.direct.encoding, cast(Any, cls)))

@@ -23,12 +23,15 @@ reports damaged files with their details).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.base import ColumnInfo, Plan
+from lancelot.encodings.v2_0.page import parsed_direct
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.util.types import is_variable, is_whole_bytes
 
@@ -224,3 +227,52 @@ def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.
     if present.all():
         return items.take(pa.array(idx - 1))
     return items.take(pa.array(np.where(present, idx - 1, 0), mask=~present))
+
+
+def field_plan(info: ColumnInfo, t: pa.DataType, size: int, rows: range, fallback: Callable[[], Plan]) -> Plan | None:
+    """The read of ``rows`` (at least half the column's, all of them read) of a leaf column of type
+    ``t`` (its column ``info``, in a file of ``size`` bytes) when every page has a simple shape:
+    one round of every page's buffers, then ``decode_page`` each; else None.  ``fallback`` plans
+    the read again when the bytes do not add up (the node decoder reports them)."""
+    meta = info.meta
+    if meta.HasField("encoding") and meta.encoding.WhichOneof("location") not in (None, "none"):
+        col = parsed_direct(meta.encoding, pb.ColumnEncoding)
+        if col is None or col.WhichOneof("column_encoding") not in (None, "values"):
+            return None  # a blob column, or one the field reader reports
+    shapes: list[Shape] = []
+    counts: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    for page in meta.pages:
+        enc = page.encoding
+        found = shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
+        if found is None:
+            return None
+        for b in buffers(found):
+            if b >= len(page.buffer_offsets) or b >= len(page.buffer_sizes):
+                return None
+            off, ln = page.buffer_offsets[b], page.buffer_sizes[b]
+            if off + ln > size:
+                return None
+            ranges.append((off, ln))
+        shapes.append(found)
+        counts.append(int(page.length))
+    total = sum(counts)
+    if rows.stop > total:
+        return None
+
+    def decoded(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
+        parts, pos = [], 0
+        for found, n in zip(shapes, counts):
+            k = len(buffers(found))
+            try:
+                part = decode_page(found, n, bufs[pos : pos + k], t)
+            except (IndexError, ValueError, TypeError, OverflowError, pa.ArrowException):
+                part = None
+            if part is None:
+                return fallback()
+            parts.append(part)
+            pos += k
+        out = parts[0] if len(parts) == 1 else pa.chunked_array(parts, t)
+        return out if rows.stop - rows.start == total else out.slice(rows.start, rows.stop - rows.start)
+
+    return Plan(ranges, decoded, "whole/v2_0")
