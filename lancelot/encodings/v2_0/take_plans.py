@@ -55,7 +55,7 @@ def _checked(found: _T | None) -> _T:
     return found
 
 
-def _flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
+def flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
     """Page-buffer index of a plain Flat of ``bits`` bits (any whole-byte width if None), else None."""
     if enc.WhichOneof("array_encoding") != "flat":
         return None
@@ -78,7 +78,7 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
         if which == "no_nulls":
             enc = enc.nullable.no_nulls.values
         elif which == "some_nulls":
-            bitmap = _flat_buffer(enc.nullable.some_nulls.validity, 1)
+            bitmap = flat_buffer(enc.nullable.some_nulls.validity, 1)
             if bitmap is None:
                 return None
             kind, validity, enc = SOME_NULLS, bitmap, enc.nullable.some_nulls.values
@@ -86,7 +86,7 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
             return None
     if enc.WhichOneof("array_encoding") == "fixed_size_list" and bits is not None:
         return _fixed_size_list_flat(enc.fixed_size_list, kind, validity, bits)
-    values = _flat_buffer(enc, bits)
+    values = flat_buffer(enc, bits)
     return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
 
 
@@ -102,7 +102,7 @@ def _fixed_size_list_flat(
         if items.nullable.WhichOneof("nullability") != "no_nulls":
             return None
         items = items.nullable.no_nulls.values
-    values = _flat_buffer(items, bits // dim)
+    values = flat_buffer(items, bits // dim)
     return None if values is None else (kind, values, validity, bits)
 
 
@@ -544,7 +544,7 @@ FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
     """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
     enc = table.column.encoding(i)
-    bits = _fixed_bits(dtype)
+    bits = fixed_bits(dtype)
     if bits is not None:
         return (FLAT,) if _nullable_flat(enc, bits) is not None else None
     if not is_variable(dtype):
@@ -558,7 +558,7 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tup
     if which == "binary":
         b = enc.binary
         plan = _nullable_flat(b.indices, None)
-        di = _flat_buffer(b.bytes, 8)
+        di = flat_buffer(b.bytes, 8)
         if plan is None or plan[0] != NO_VALIDITY or di is None:
             return None
         if table.buffer(i, plan[1]) is None or table.buffer(i, di) is None:
@@ -567,7 +567,7 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tup
     return None
 
 
-def _fixed_bits(dtype: pa.DataType) -> int | None:
+def fixed_bits(dtype: pa.DataType) -> int | None:
     """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
     (None otherwise)."""
     if pa.types.is_boolean(dtype):
@@ -580,7 +580,7 @@ def _fixed_bits(dtype: pa.DataType) -> int | None:
 
 
 def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    bits = _checked(_fixed_bits(dtype))
+    bits = _checked(fixed_bits(dtype))
     width = max(bits // 8, 1)
     plans = [(ALL_NULLS, -1, -1, bits)] * len(table.bufs)  # pages of other groups are never asked
     for i in pages:
@@ -624,7 +624,7 @@ def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> Take
         b = table.column.encoding(i).binary
         plan = _checked(_nullable_flat(b.indices, None))
         offsets[i] = _checked(table.buffer(i, plan[1]))
-        data[i] = _checked(table.buffer(i, _checked(_flat_buffer(b.bytes, 8))))
+        data[i] = _checked(table.buffer(i, _checked(flat_buffer(b.bytes, 8))))
         widths[i], adjust[i] = plan[3] // 8, b.null_adjustment
     return BinaryPlan(table, offsets, widths, data, adjust, dtype)
 

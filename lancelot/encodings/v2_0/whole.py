@@ -31,9 +31,11 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, Plan
+from lancelot.encodings.v2_0.decode import unwrap_no_nulls
 from lancelot.encodings.v2_0.page import parsed_direct
+from lancelot.encodings.v2_0.take_plans import fixed_bits, flat_buffer
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
-from lancelot.util.types import is_variable, is_whole_bytes
+from lancelot.util.types import is_variable
 
 #: numpy types of unsigned integers by byte width
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -66,45 +68,17 @@ ALL_NULLS = "all_nulls"
 Shape = Flat | Binary | Dictionary | str
 
 
-def _flat(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
-    """The page buffer of a plain uncompressed Flat of ``bits`` bits (any whole-byte width if None)."""
-    if enc.WhichOneof("array_encoding") != "flat":
-        return None
-    f = enc.flat
-    if f.buffer.buffer_type != pb.Buffer.page or f.HasField("compression"):
-        return None
-    if f.bits_per_value != bits if bits is not None else f.bits_per_value not in (8, 16, 32, 64):
-        return None
-    return int(f.buffer.buffer_index)
-
-
-def _no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
-    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
-        enc = enc.nullable.no_nulls.values
-    return enc
-
-
 def _binary(b: pb.Binary) -> Binary | None:
-    idx = _no_nulls(b.indices)
-    at = _flat(idx, None)
-    data = _flat(b.bytes, 8)
+    idx = unwrap_no_nulls(b.indices)
+    at = flat_buffer(idx, None)
+    data = flat_buffer(b.bytes, 8)
     if at is None or data is None:
         return None
     return Binary(at, int(idx.flat.bits_per_value) // 8, data, int(b.null_adjustment))
 
 
-def _fixed_bits(t: pa.DataType) -> int | None:
-    if pa.types.is_boolean(t):
-        return 1
-    if is_whole_bytes(t):
-        return int(t.bit_width)
-    if pa.types.is_fixed_size_list(t) and is_whole_bytes(t.value_type) and t.list_size > 0:
-        return int(t.list_size) * int(t.value_type.bit_width)
-    return None
-
-
 def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
-    bits = _fixed_bits(t)
+    bits = fixed_bits(t)
     if bits is not None:
         validity = -1
         if enc.WhichOneof("array_encoding") == "nullable":
@@ -112,31 +86,31 @@ def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
             if which == "all_nulls":
                 return ALL_NULLS
             if which == "some_nulls":
-                validity_at = _flat(enc.nullable.some_nulls.validity, 1)
+                validity_at = flat_buffer(enc.nullable.some_nulls.validity, 1)
                 if validity_at is None:
                     return None
                 validity, enc = validity_at, enc.nullable.some_nulls.values
             else:
-                enc = _no_nulls(enc)
+                enc = unwrap_no_nulls(enc)
         if pa.types.is_fixed_size_list(t) and enc.WhichOneof("array_encoding") == "fixed_size_list":
             if enc.fixed_size_list.dimension != t.list_size:
                 return None
-            enc = _no_nulls(enc.fixed_size_list.items)
-            at = _flat(enc, bits // t.list_size)
+            enc = unwrap_no_nulls(enc.fixed_size_list.items)
+            at = flat_buffer(enc, bits // t.list_size)
         else:
-            at = _flat(enc, bits)
+            at = flat_buffer(enc, bits)
         return None if at is None else Flat(at, validity, bits)
     if not is_variable(t):
         return None
-    enc = _no_nulls(enc)
+    enc = unwrap_no_nulls(enc)
     which = enc.WhichOneof("array_encoding")
     if which == "binary":
         return _binary(enc.binary)
     if which == "dictionary":
         d = enc.dictionary
-        idx = _no_nulls(d.indices)
-        at = _flat(idx, None)
-        items = _no_nulls(d.items)
+        idx = unwrap_no_nulls(d.indices)
+        at = flat_buffer(idx, None)
+        items = unwrap_no_nulls(d.items)
         if at is None or items.WhichOneof("array_encoding") != "binary":
             return None
         found = _binary(items.binary)
