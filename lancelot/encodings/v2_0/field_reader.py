@@ -431,7 +431,13 @@ class FieldReader20(FieldReader):
         take_plan, name = plan, f"plan/{type(plan).__name__}"
 
         def fetched(bufs: list[memoryview]) -> pa.Array | Plan:
-            return resume(self._finished(take_plan.take_point(rows, state, bufs), rows), name)
+            if not take_plan.one_round:
+                return resume(self._finished(take_plan.take_point(rows, state, bufs), rows), name)
+            try:
+                out = take_plan.finish(rows, state, bufs)
+            except (LanceError, *DECODE_ERRORS) as e:
+                raise self._located(e) from None
+            return self._decoder(rows) if out is None else out
 
         return Plan(ranges, fetched, name)
 

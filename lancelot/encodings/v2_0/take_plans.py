@@ -233,6 +233,13 @@ class FixedValues:
 class TakePlan:
     """A vectorized take for one leaf column (or for some of its pages, inside a MixedPlan)."""
 
+    #: ``take_point`` needs no round after the planned one: ``finish`` gives its result directly
+    one_round = False
+
+    def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        """``take_point`` of a one-round plan, without a Fetch step."""
+        raise NotImplementedError
+
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
         """The rows (sorted, unique, in range), or None to fall back to the generic decoder."""
         raise NotImplementedError
@@ -294,11 +301,13 @@ class FlatPlan(_FixedPlan):
             return None
         return self._first_round(rows)
 
+    one_round = True
+
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        return self._point_values(rows, state, bufs)
+        return self.finish(rows, state, bufs)
         yield  # (a Fetch of no further round)
 
-    def _point_values(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
+    def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
         if isinstance(state, list):  # few rows, whole-byte values, no nulls
             return self._array(len(rows), None, pa.py_buffer(b"".join(bufs)))
         if isinstance(state, take_few.Span):
@@ -350,7 +359,7 @@ class DictionaryPlan(_FixedPlan):
         else:
             state, ranges = self._first_round(rows, not self._items.null_count)
             bufs = yield ranges
-        return self._point_items(state, bufs)
+        return self.finish(rows, state, bufs)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         """One round once the dictionaries are loaded (the indices' ranges), else None."""
@@ -358,11 +367,13 @@ class DictionaryPlan(_FixedPlan):
             return None
         return self._first_round(rows, not self._items.null_count)
 
+    one_round = True
+
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        return self._point_items(state, bufs)
+        return self.finish(rows, state, bufs)
         yield  # (a Fetch of no further round)
 
-    def _point_items(self, state: object, bufs: list[memoryview]) -> pa.Array | None:
+    def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
         items = self._items
         assert items is not None  # loaded by the first take
         if isinstance(state, list | take_few.Span | take_few.Few):  # few rows, no null items
