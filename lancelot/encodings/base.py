@@ -13,7 +13,11 @@ A FieldReader plans a read (``plan``): the byte ranges it needs, found from the
 cached column metadata and the per-page search caches it loads once
 (``prepare``), and the decode step that turns their bytes into an Arrow array
 or into the plan of a next round.  The reader fetches the ranges of every
-field's plan in one coalesced ``ByteSource.read_ranges`` call per round.
+field's plan in one coalesced ``ByteSource.read_ranges`` call per round; no
+decoder reads the file itself.  A decoder of several rounds may be written as
+a ``Fetch`` generator (it yields each round's ranges and is sent their bytes):
+``gather`` runs several side by side, ``as_plan`` / ``resume`` turn one into
+Plans (the 2.0 node decoders and take plans are written so).
 """
 
 from __future__ import annotations
