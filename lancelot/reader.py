@@ -315,7 +315,7 @@ class LanceFile:
     def _read_range(self, start: int, stop: int, columns: Sequence[str] | None, staged: bool) -> pa.Table:
         """``read_range`` of clipped rows (``staged``: the file's bytes are in memory)."""
         rows = range(start, stop)
-        if (stop - start) * 2 >= self.num_rows > 0 and self.num_rows <= SIMPLE_MAX_ROWS and self.version.structural:
+        if (stop - start) * 2 >= self.num_rows > 0 and self.num_rows <= SIMPLE_MAX_ROWS:
             sel = self._selections.get(None if columns is None else tuple(columns))
             fields = sel[0] if sel is not None else self._fields(columns)
             plans = self._simple_plans(fields, rows)  # (no field readers built for the simple fields)
@@ -334,7 +334,10 @@ class LanceFile:
         page; the others plan through their field readers.  None when no field is simple."""
         from lancelot.encodings.structural import simple_pages as sp
 
-        plans: list[Plan | None] = [self._simple_plan(f, sp, rows) for f in fields]
+        if self.version.structural:
+            plans: list[Plan | None] = [self._simple_plan(f, sp, rows) for f in fields]
+        else:  # 2.0: plain pages of one column (encodings/v2_0/whole.py)
+            plans = [self._whole_plan(f, rows) for f in fields]
         if all(p is None for p in plans):
             return None
         return [p if p is not None else self._first(self._reader(f), rows) for f, p in zip(fields, plans)]
@@ -374,6 +377,16 @@ class LanceFile:
             return whole if stop - start == self.num_rows else whole.slice(start, stop - start)
 
         return Plan(ranges, decode, "simple")
+
+    def _whole_plan(self, f: pa.Field, rows: range) -> Plan | None:
+        """A 2.0 field of one column of simple pages read whole (encodings/v2_0/whole.py), else None."""
+        from lancelot.encodings.v2_0 import whole
+
+        cols = self._columns[f.name]
+        if len(cols) != 1:
+            return None
+        t = self._stored.field(f.name).type
+        return whole.field_plan(cols[0], t, self._src.size, rows, lambda: self._reader(f).plan(rows))
 
     def _first(self, reader: FieldReader, rows: Rows) -> Plan:
         """A plan whose decode step prepares ``reader`` and plans ``rows`` (a field planned late)."""

@@ -13,15 +13,19 @@ A FieldReader plans a read (``plan``): the byte ranges it needs, found from the
 cached column metadata and the per-page search caches it loads once
 (``prepare``), and the decode step that turns their bytes into an Arrow array
 or into the plan of a next round.  The reader fetches the ranges of every
-field's plan in one coalesced ``ByteSource.read_ranges`` call per round.
+field's plan in one coalesced ``ByteSource.read_ranges`` call per round; no
+decoder reads the file itself.  A decoder of several rounds may be written as
+a ``Fetch`` generator (it yields each round's ranges and is sent their bytes):
+``gather`` runs several side by side, ``as_plan`` / ``resume`` turn one into
+Plans (the 2.0 node decoders and take plans are written so).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -64,8 +68,8 @@ class Plan:
     bytes (in the order of ``ranges``) into the field's array or into the Plan of a next round
     (2.0 list offsets, then the items; a page's search cache, then its data; blob descriptions,
     then the blobs).  ``planner`` names what made it (encodings/served.py reports it); ``ahead``
-    are ranges the decode step reads by itself (the 2.0 decoders): the reader announces them with
-    the round (read-ahead locally, the same round of requests remotely)."""
+    are ranges a decode step would read by itself, announced with the round (read-ahead locally,
+    the same round of requests remotely): no reader under encodings/ sets them any more."""
 
     ranges: list[Range]
     decode: Callable[[list[memoryview]], pa.Array | pa.ChunkedArray | Plan]
@@ -76,6 +80,81 @@ class Plan:
 def done(array: pa.Array | pa.ChunkedArray, planner: str = "empty") -> Plan:
     """A plan that needs no bytes: its result is known already."""
     return Plan([], lambda _: array, planner)
+
+
+_T = TypeVar("_T")
+
+#: a decode written as a generator: it yields the byte ranges of each round it needs and is sent
+#: their bytes (in the order of the ranges) back; its return value is its result
+Fetch = Generator[list[Range], list[memoryview], _T]
+
+
+def fetch(ranges: list[Range]) -> Fetch[list[memoryview]]:
+    """One round of ``ranges`` (``yield from fetch(r)`` in a Fetch: their bytes)."""
+    return (yield ranges)
+
+
+def gather(steps: Sequence[Fetch[Any]]) -> Fetch[list[Any]]:
+    """Run several Fetch decodes side by side: each round fetches the union of their pending
+    ranges, so the rounds of the whole are as many as the longest one's, not their sum."""
+    out: list[Any] = [None] * len(steps)
+    pending: list[tuple[int, Fetch[Any], list[Range]]] = []
+    for i, g in enumerate(steps):
+        try:
+            pending.append((i, g, next(g)))
+        except StopIteration as stop:
+            out[i] = stop.value
+    while pending:
+        bufs = yield [r for _, _, rs in pending for r in rs]
+        nxt, pos = [], 0
+        for i, g, rs in pending:
+            part, pos = bufs[pos : pos + len(rs)], pos + len(rs)
+            try:
+                nxt.append((i, g, g.send(part)))
+            except StopIteration as stop:
+                out[i] = stop.value
+        pending = nxt
+    return out
+
+
+def served(step: Fetch[_T], blocks: list[tuple[int, memoryview]]) -> Fetch[_T]:
+    """``step`` with the rounds whose ranges all lie inside ``blocks`` ((file offset, bytes)
+    fetched before) answered from them, the others passed on."""
+    try:
+        ranges = next(step)
+        while True:
+            found: list[memoryview] = []
+            for off, ln in ranges:
+                inside = (b[off - at : off - at + ln] for at, b in blocks if at <= off and off + ln <= at + len(b))
+                hit = next(inside, None)
+                if hit is None:
+                    break
+                found.append(hit)
+            ranges = step.send(found if len(found) == len(ranges) else (yield ranges))
+    except StopIteration as stop:
+        result: _T = stop.value
+        return result
+
+
+def resume(step: Fetch[pa.Array | pa.ChunkedArray], planner: str) -> pa.Array | pa.ChunkedArray | Plan:
+    """Run ``step`` to its first yield: its result when it needs no bytes, else the Plan of that
+    round (whose decode step does the same with the next)."""
+
+    def advance(bufs: list[memoryview] | None) -> pa.Array | pa.ChunkedArray | Plan:
+        try:
+            ranges = next(step) if bufs is None else step.send(bufs)
+        except StopIteration as stop:
+            return stop.value
+        return Plan(ranges, advance, planner)
+
+    return advance(None)
+
+
+def as_plan(step: Fetch[pa.Array | pa.ChunkedArray], planner: str) -> Plan:
+    """A Fetch decode as a chain of Plans: its first round's ranges (computed now), each later
+    round the Plan its decode step returns."""
+    first = resume(step, planner)
+    return first if isinstance(first, Plan) else done(first, planner)
 
 
 def execute(src: ByteSource, plans: list[Plan]) -> list[pa.Array | pa.ChunkedArray]:

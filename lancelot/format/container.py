@@ -162,6 +162,27 @@ def read_metadata(src: ByteSource) -> FileMetadata:
     return FileMetadata(path, size, major, minor, columns, gbo)
 
 
+def encoding_bytes(
+    src: ByteSource, enc: file2_pb2.Encoding, *, column: int | str | None = None, page: int | None = None
+) -> bytes | None:
+    """The serialized ``Any`` of a direct or deferred (indirect: read from the file) Encoding, or
+    None for the ``none`` location."""
+    kind = enc.WhichOneof("location")
+    if kind is None or kind == "none":
+        return None
+    if kind == "direct":
+        return bytes(enc.direct.encoding)
+    loc, ln = enc.indirect.buffer_location, enc.indirect.buffer_length
+    if loc < 0 or ln < 0 or loc + ln > src.size:
+        raise CorruptFileError(
+            f"deferred encoding [{loc}, {loc + ln}) lies outside the {src.size}-byte file",
+            path=src.path,
+            column=column,
+            page=page,
+        )
+    return bytes(src.read(loc, ln))
+
+
 def unpack_encoding(
     src: ByteSource,
     enc: file2_pb2.Encoding,
@@ -175,15 +196,9 @@ def unpack_encoding(
     The bytes are a serialized ``google.protobuf.Any`` holding the message.
     Returns None for the ``none`` location.
     """
-    kind = enc.WhichOneof("location")
-    if kind is None or kind == "none":
+    raw = encoding_bytes(src, enc, column=column, page=page)
+    if raw is None:
         return None
-    if kind == "direct":
-        raw = enc.direct.encoding
-    else:
-        loc, ln = enc.indirect.buffer_location, enc.indirect.buffer_length
-        _check_range(src.path, "deferred encoding", loc, ln, src.size)
-        raw = bytes(src.read(loc, ln))
     msg: _M = message_cls()
     try:
         any_msg = any_pb2.Any()

@@ -124,7 +124,7 @@ def test_rebuilt_chunks_equal_the_python_rebuild(tmp_path, monkeypatch, version:
             assert fast is None  # (pyarrow's lz4 is the faster: the Python path)
             continue
         assert fast is not None
-        slow = miniblock_general._inflate_few(data, pos, size, **kw)
+        slow = miniblock_general._inflate_few(data, pos, size, miniblock_general.Chunks(**kw))
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b)
     assert {h for h, _ in shapes} == {0, 1} and ZSTD.scheme in {c for _, c in shapes}, shapes
@@ -158,7 +158,9 @@ def test_every_chunk_shape_rebuilds_like_python(has_def: int, word: int, nb: int
     args = dict(has_def=has_def, word=word, nb=nb)
     fast = miniblock_general_kernel.rebuild_chunks(data, pos[order], size[order], scheme=compression.scheme, **args)
     assert fast is not None
-    slow = miniblock_general._inflate_few(data, pos[order], size[order], compression=compression, **args)
+    slow = miniblock_general._inflate_few(
+        data, pos[order], size[order], miniblock_general.Chunks(compression=compression, **args)
+    )
     for a, b in zip(fast, slow):
         assert np.array_equal(a, b)
 

@@ -27,6 +27,11 @@ def _table() -> pa.Table:
             "price": pa.array(rng.normal(size=N)),
             "comment": pa.array([f"comment {i} " + "x" * int(i % 23) for i in range(N)]),
             "maybe": pa.array(rng.integers(0, 100, N), mask=rng.random(N) < 0.2),
+            "flag": pa.array(rng.random(N) < 0.5, mask=rng.random(N) < 0.1),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(4 * N), pa.float32()), 4),
+            "dec": pa.array(rng.integers(0, 10**6, N)).cast(pa.decimal128(19, 0)).cast(pa.decimal128(15, 2)),
+            "none": pa.nulls(N, pa.int32()),
+            "note": pa.array([f"n{i}" for i in range(N)], mask=rng.random(N) < 0.3),
         }
     )
 
@@ -67,3 +72,23 @@ def test_local_whole_and_partial_reads_equal_pylance(small_file):
             want.select(list(reversed(want.column_names)))
         )
         assert f.read_range(10, 2_000).equals(want.slice(10, 1_990))
+
+
+def test_v2_0_whole_reads_take_the_whole_column_path(tmp_path, monkeypatch):
+    """Every column of a small pylance 2.0 file (plain, nullable, boolean, vector, decimal, all-null,
+    binary and dictionary strings) is read whole in one round by encodings/v2_0/whole.py; pages
+    whose bytes do not add up go to the node decoder."""
+    from lancelot.encodings.served import recording
+    from lancelot.encodings.v2_0 import whole
+
+    path = str(tmp_path / "w.lance")
+    with LanceFileWriter(path, version="2.0") as w:
+        w.write_batch(_table())
+    want = LanceFileReader(path).read_all().to_table()
+    with recording() as rec:
+        assert lancelot.LanceFile(path).read().equals(want)
+    assert {n: rec.paths(n, "range") for n in want.column_names} == {n: ["whole/v2_0"] for n in want.column_names}
+    monkeypatch.setattr(whole, "decode_page", lambda *a: None)
+    with recording() as rec:
+        assert lancelot.LanceFile(path).read().equals(want)
+    assert rec.paths("id", "range") == ["decoder/LeafNode"]

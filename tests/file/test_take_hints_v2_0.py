@@ -1,8 +1,8 @@
-"""2.0 takes: read-ahead hints, mixed page shapes, even pages from the writer, scattered-read prefetch.
+"""2.0 takes: planned rounds, mixed page shapes, even pages from the writer, scattered-read prefetch.
 
-* a multi-field take of a 2.0 file announces every vectorized column's byte ranges first
-  (the ``ahead`` ranges of ``FieldReader20.plan`` -> ``ByteSource.will_need``), then reads inside them, only a small
-  fraction of the file;
+* a multi-field take of a 2.0 file plans every column's first round (``FieldReader20.plan``), so the
+  reader fetches them in one call, then reads little else, only a small fraction of the file;
+* a list column's take plans its offsets first, its items in a follow-up plan;
 * a column whose pages differ in shape (pylance itself writes dictionary pages next to binary ones)
   is served by a ``MixedPlan``, with the result pylance's take gives;
 * lancelot's 2.0 writer cuts a column into pages as pylance does (no small remainder page of
@@ -18,8 +18,8 @@ import pytest
 from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
+from lancelot.encodings.base import Plan
 from lancelot.encodings.v2_0 import take_plans
-from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.encodings.v2_0.take_plans import BinaryPlan, DictionaryPlan, GenericPlan, MixedPlan
 from lancelot.io.source import CountingSource, LocalFileSource, MemorySource
 
@@ -112,22 +112,28 @@ def test_few_row_take_fetches_fixed_width_fields_in_one_call(tmp_path, writer):
         assert got.equals(LanceFileReader(path).take_rows(rows).to_table().cast(got.schema))
         assert got.equals(table.take(pa.array(rows)))
         # key, price, qty (values and validity bytes), day, comment's end offsets: one call; then
-        # comment's bytes (more than a few rows: comment's offsets, then bytes, on their own)
-        assert len(calls) == (2 if len(rows) <= FEW_ROWS else 3), [len(c) for c in calls]
+        # comment's bytes
+        assert len(calls) == 2, [len(c) for c in calls]
         # a range per row and field, or one per field for rows near each other in a page (take_few.Span)
         assert len(calls[0]) >= 4 * len(rows) or (seed == 4 and len(calls[0]) >= 4), (len(calls[0]), len(rows))
     assert f.take(rows).column("qty").null_count == len(rows)
 
 
-def test_no_ranges_ahead_without_a_plan(tmp_path):
-    """A list column has no vectorized plan: no hint, the take still works."""
+def test_list_take_plans_offsets_then_items(tmp_path):
+    """A list column has no vectorized plan: the node decoder plans the offsets' ranges, then the
+    items' in a follow-up plan (no ranges read on its own)."""
     t = pa.table({"l": pa.array([[i, i + 1] for i in range(5000)], pa.list_(pa.int32()))})
     path = str(tmp_path / "l.lance")
     lancelot.write_table(t, path, version="2.0", max_page_bytes=4096)
     f = lancelot.LanceFile(path)
     r = f._reader(f.schema.field("l"))
     plan = r.plan(np.array([1, 2000, 4999]))
-    assert (plan.ranges, plan.ahead, plan.planner) == ([], [], "decoder/ListNode")
+    assert plan.ranges and plan.ahead == [] and plan.planner == "decoder/ListNode"
+    bufs = f._src.read_ranges(plan.ranges)
+    items = plan.decode(bufs)
+    assert isinstance(items, Plan) and items.ranges and items.ahead == []
+    got = items.decode(f._src.read_ranges(items.ranges))
+    assert got.to_pylist() == [[1, 2], [2000, 2001], [4999, 5000]]
     assert f.take([4999, 1]).column(0).to_pylist() == [[4999, 5000], [1, 2]]
 
 
@@ -167,16 +173,15 @@ def test_mixed_page_shapes_pylance(tmp_path):
         assert got.column(0).combine_chunks().equals(table.column("s").take(pa.array(rows)).combine_chunks()), rows
         uniq = np.unique(rows)
         assert f.take(uniq).equals(ref.take_rows(uniq).to_table())
-    # the hint's groups are kept for the take of the same rows
+    # the take's first round is planned (dictionary indices, binary end offsets)
     r = f._reader(f.schema.field("s"))
     rows = np.sort(rng.choice(12_000, 30, replace=False))
     first = r.plan(rows)
-    assert first.ranges or first.ahead
+    assert first.ranges and not first.ahead
     assert r.read(rows).equals(table.column("s").take(pa.array(rows)).combine_chunks())
     plan = r._plan
     assert isinstance(plan, MixedPlan)
     assert {type(p) for p in plan.plans} == {DictionaryPlan, BinaryPlan}
-    assert plan.ranges(np.array([5, 3005, 9005])) != []
 
 
 def test_mixed_plan_routes_other_pages_to_the_generic_decoder(tmp_path, monkeypatch):

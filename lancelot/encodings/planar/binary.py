@@ -25,10 +25,9 @@ import pyarrow as pa
 
 from lancelot.encodings import compression
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
-from lancelot.encodings.compression.chunked import decompress_level_chunks
 from lancelot.encodings.structural.miniblock import MiniBlockPage
-from lancelot.encodings.structural.miniblock_chunks import DecodedChunks, chunk_buffers
-from lancelot.encodings.structural.page import PageInfo, PageLevels, as_u8, levels_u16
+from lancelot.encodings.structural.miniblock_chunks import DecodedChunks, chunk_buffers, level_chunks
+from lancelot.encodings.structural.page import PageInfo, PageLevels, as_u8
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util import wire
@@ -227,9 +226,9 @@ class CodedOffsetsPage(MiniBlockPage):
         num_levels = found.num_levels
         rep = dfn = None
         if found.rep is not None:
-            rep = self._levels(self.layout.rep_compression, found.rep, num_levels, "repetition")
+            rep = level_chunks(self.layout.rep_compression, found.rep, num_levels, "repetition")
         if found.dfn is not None:
-            dfn = self._levels(self.layout.def_compression, found.dfn, num_levels, "definition")
+            dfn = level_chunks(self.layout.def_compression, found.dfn, num_levels, "definition")
         items = plan.items
         if not (self.fmt.has_rep or self.fmt.has_def):
             num_levels = items.astype(np.int64)
@@ -265,16 +264,3 @@ class CodedOffsetsPage(MiniBlockPage):
             raise CorruptFileError("coded offsets overflow their 32 bits")
         dt = np.uint32 if code.bits == 32 else np.uint64
         return VariableWidthBlock(offsets.astype(dt), data[code.first : end], n, ordered=True)
-
-    @staticmethod
-    def _levels(enc: pb.CompressiveEncoding, seg: Any, counts: np.ndarray, what: str) -> np.ndarray:
-        out = decompress_level_chunks(enc, seg, counts)
-        if out is None:
-            parts = [
-                levels_u16(compression.decompress_block(enc, seg.chunk(k), int(counts[k])), int(counts[k]), what)
-                for k in range(len(seg))
-            ]
-            out = np.concatenate(parts) if parts else np.zeros(0, np.uint16)
-        if len(out) != int(counts.sum()):
-            raise CorruptFileError(f"{what} levels: decoded {len(out)}, the chunk headers say {int(counts.sum())}")
-        return out

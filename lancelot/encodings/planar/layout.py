@@ -22,6 +22,7 @@ from lancelot.encodings.planar.binary import OFFSET_CASES
 from lancelot.encodings.planar.sparse import SparsePlanes
 from lancelot.encodings.planar.sparse import parse as sparse_planes
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
+from lancelot.format.container import encoding_bytes
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2
 from lancelot.io.source import ByteSource
@@ -62,18 +63,9 @@ def read_page_layout(
 
     None for a page without an encoding.
     """
-    kind = enc.WhichOneof("location")
-    if kind is None or kind == "none":
+    raw = encoding_bytes(src, enc, column=column, page=page)
+    if raw is None:
         return None
-    if kind == "direct":
-        raw = enc.direct.encoding
-    else:
-        loc, ln = enc.indirect.buffer_location, enc.indirect.buffer_length
-        if loc + ln > src.size:
-            raise CorruptFileError(
-                "deferred page encoding lies outside the file", path=src.path, column=column, page=page
-            )
-        raw = bytes(src.read(loc, ln))
     try:
         msg = any_pb2.Any()
         msg.ParseFromString(raw)

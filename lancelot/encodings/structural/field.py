@@ -508,14 +508,7 @@ class StructuralFieldReader(FieldReader):
         if chunked and len(self.columns) == 1:
             arrs = per_column.get(id(self.columns[0]), [])
             if len(arrs) > 1 and all(a.type == t for a in arrs):
-                out = pa.chunked_array(arrs, type=t)
-                if len(out) != n_rows:
-                    raise CorruptFileError(
-                        f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
-                        path=self.ctx.path,
-                        column=self.columns[0].col.index,
-                    )
-                return out
+                return self._counted(pa.chunked_array(arrs, type=t), n_rows)
         spines = []
         for col in self.columns:
             arrs = per_column.get(id(col), [])
@@ -535,6 +528,10 @@ class StructuralFieldReader(FieldReader):
                 column=self.columns[0].col.index,
                 page=misfit,
             ) from None
+        return self._counted(out, n_rows)
+
+    def _counted(self, out: pa.Array | pa.ChunkedArray, n_rows: int) -> pa.Array | pa.ChunkedArray:
+        """``out``, checked to hold the ``n_rows`` rows the read asked for."""
         if len(out) != n_rows:
             raise CorruptFileError(
                 f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",

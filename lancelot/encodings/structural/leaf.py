@@ -13,15 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.encodings.compression import block as blocks
 from lancelot.encodings.compression import variable_kernel as vk
-from lancelot.encodings.compression.block import (
-    ConstantBlock,
-    DataBlock,
-    FixedSizeListBlock,
-    FixedWidthBlock,
-    StructBlock,
-    VariableWidthBlock,
-)
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.util.arrays import arrow_offsets, empty, from_numpy, numpy_dtype
 from lancelot.util.jit import NumpyUntilHot
@@ -45,7 +38,7 @@ def _storage(t: pa.DataType) -> pa.DataType:
     return t.storage_type if isinstance(t, pa.ExtensionType) else t
 
 
-def _fixed(block: FixedWidthBlock, t: pa.DataType) -> pa.Array:
+def _fixed(block: blocks.FixedWidthBlock, t: pa.DataType) -> pa.Array:
     bits = bit_width(t)
     n = block.num_values
     if bits == 1 and block.bits_per_value == 8:  # full-zip keeps booleans one per byte
@@ -61,7 +54,7 @@ def _fixed(block: FixedWidthBlock, t: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(t, n, [None, pa.py_buffer(block.data[:need])])
 
 
-def _variable(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
+def _variable(block: blocks.VariableWidthBlock, t: pa.DataType) -> pa.Array:
     n = block.num_values
     offsets = np.asarray(block.offsets)
     if len(offsets) < n + 1:
@@ -89,28 +82,28 @@ def _variable(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out), pa.py_buffer(np.ascontiguousarray(data))])
 
 
-def _constant(block: ConstantBlock, t: pa.DataType) -> pa.Array:
+def _constant(block: blocks.ConstantBlock, t: pa.DataType) -> pa.Array:
     if block.value is None:
         return pa.nulls(block.num_values, t)
     one = scalar_from_bytes(block.value, t)
     return pa.repeat(one, block.num_values) if block.num_values else one.slice(0, 0)
 
 
-def block_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
+def block_to_arrow(block: blocks.DataBlock, t: pa.DataType) -> pa.Array:
     """The Arrow array of type ``t`` holding the block's values (no validity)."""
     st = _storage(t)
-    if isinstance(block, ConstantBlock):
+    if isinstance(block, blocks.ConstantBlock):
         arr = _constant(block, st)
     elif pa.types.is_null(st):
         arr = pa.nulls(block.num_values)
-    elif pa.types.is_fixed_size_list(st) and isinstance(block, FixedSizeListBlock):
+    elif pa.types.is_fixed_size_list(st) and isinstance(block, blocks.FixedSizeListBlock):
         if block.dimension != st.list_size:
             raise CorruptFileError(f"fixed-size list of {block.dimension} items cannot be {st}")
         child = block_to_arrow(block.child, st.value_type)
         if block.validity is not None:
             child = with_validity(child, block.validity[: len(child)])
         arr = pa.FixedSizeListArray.from_arrays(child, type=st)
-    elif pa.types.is_struct(st) and isinstance(block, StructBlock):
+    elif pa.types.is_struct(st) and isinstance(block, blocks.StructBlock):
         if len(block.children) != st.num_fields:
             raise CorruptFileError(f"packed struct of {len(block.children)} fields cannot be {st}")
         children = [block_to_arrow(c, st.field(i).type) for i, c in enumerate(block.children)]
@@ -118,7 +111,7 @@ def block_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
             arr = pa.Array.from_buffers(st, block.num_values, [None])
         else:
             arr = pa.StructArray.from_arrays(children, fields=list(st))
-    elif isinstance(block, VariableWidthBlock):
+    elif isinstance(block, blocks.VariableWidthBlock):
         if not (
             pa.types.is_string(st)
             or pa.types.is_binary(st)
@@ -127,7 +120,7 @@ def block_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
         ):
             raise CorruptFileError(f"variable-width values cannot be {st}")
         arr = _variable(block, st)
-    elif isinstance(block, FixedWidthBlock):
+    elif isinstance(block, blocks.FixedWidthBlock):
         arr = _fixed(block, st)
     else:
         raise UnsupportedEncodingError(f"a {type(block).__name__} cannot be read as {st}")
@@ -136,12 +129,12 @@ def block_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
     return arr
 
 
-def indices_to_numpy(block: DataBlock) -> np.ndarray:
+def indices_to_numpy(block: blocks.DataBlock) -> np.ndarray:
     """Dictionary indices (a fixed-width block of unsigned ints) as int64."""
-    if isinstance(block, ConstantBlock):
+    if isinstance(block, blocks.ConstantBlock):
         v = int.from_bytes(block.value or b"\0", "little")
         return np.full(block.num_values, v, dtype=np.int64)
-    if not isinstance(block, FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
+    if not isinstance(block, blocks.FixedWidthBlock) or block.bits_per_value not in (8, 16, 32, 64):
         raise CorruptFileError("dictionary indices must be 8, 16, 32 or 64-bit integers")
     dt = np.dtype(f"<u{block.bits_per_value // 8}")
     need = block.num_values * dt.itemsize
@@ -271,7 +264,7 @@ def leaf_value_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
-def values_to_arrow(block: DataBlock, t: pa.DataType) -> pa.Array:
+def values_to_arrow(block: blocks.DataBlock, t: pa.DataType) -> pa.Array:
     """Stored values (no dictionary involved) as an array of field type ``t``."""
     if pa.types.is_dictionary(t):
         return block_to_arrow(block, t.value_type).dictionary_encode().cast(t)

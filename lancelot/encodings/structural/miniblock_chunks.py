@@ -223,9 +223,9 @@ def decode_chunks(
     num_levels = bufs.num_levels
     rep = dfn = None
     if bufs.rep is not None:  # set exactly when fmt.has_rep
-        rep = _levels(fmt.layout.rep_compression, bufs.rep, num_levels, "repetition")
+        rep = level_chunks(fmt.layout.rep_compression, bufs.rep, num_levels, "repetition")
     if bufs.dfn is not None:  # set exactly when fmt.has_def
-        dfn = _levels(fmt.layout.def_compression, bufs.dfn, num_levels, "definition")
+        dfn = level_chunks(fmt.layout.def_compression, bufs.dfn, num_levels, "definition")
     if not (fmt.has_rep or fmt.has_def):
         num_levels = items.astype(np.int64)
     elif not fmt.has_rep and np.any(num_levels != items):
@@ -234,7 +234,8 @@ def decode_chunks(
     return DecodedChunks(num_levels, rep, dfn, values)
 
 
-def _levels(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray, what: str) -> np.ndarray:
+def level_chunks(enc: pb.CompressiveEncoding, seg: Segments, counts: np.ndarray, what: str) -> np.ndarray:
+    """The rep or def levels of mini-block chunks, ``counts[k]`` in chunk k, decompressed."""
     out = decompress_level_chunks(enc, seg, counts)
     if out is None:
         parts = [

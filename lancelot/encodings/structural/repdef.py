@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -157,7 +158,7 @@ def unravel(
     scale = path.row_scale
     if len(units) % scale:
         raise CorruptFileError(f"{len(units)} level rows are not a multiple of the fixed-size list {scale}")
-    return _build(path, meaning, rep, dfn, num_levels, leaf, 0, units, scale)
+    return _build(_Tree(path, meaning, rep, dfn, leaf), 0, units, scale)
 
 
 def _defs_at(dfn: np.ndarray | None, idx: np.ndarray) -> np.ndarray | None:
@@ -170,17 +171,20 @@ def _mask(invalid: np.ndarray | None) -> pa.Array | None:
     return from_numpy(invalid, type=pa.bool_())
 
 
-def _build(
-    path: ColumnPath,
-    meaning: LevelMeaning,
-    rep: np.ndarray | None,
-    dfn: np.ndarray | None,
-    num_levels: int,
-    leaf: LeafBuilder,
-    i: int,
-    starts: np.ndarray,
-    scale: int,
-) -> pa.Array:
+class _Tree(NamedTuple):
+    """What every level of ``_build`` reads: the path, its levels' meaning, the levels, the leaf."""
+
+    path: ColumnPath
+    meaning: LevelMeaning
+    rep: np.ndarray | None
+    dfn: np.ndarray | None
+    leaf: LeafBuilder
+
+
+def _build(tree: _Tree, i: int, starts: np.ndarray, scale: int) -> pa.Array:
+    """The array of path step ``i`` whose entries start at levels ``starts`` (``scale`` levels a
+    row inside fixed-size lists)."""
+    path, meaning, rep, dfn, leaf = tree
     steps = path.steps
     k = len(steps) - i  # layer index of this node
     elems = starts[::scale] if scale > 1 else starts
@@ -200,11 +204,11 @@ def _build(
     elif d is not None and step.kind == "list":
         invalid = d > meaning.base[k] + _DEF_LEVELS[meaning.layers[k]]
     if step.kind == "struct":
-        child = _build(path, meaning, rep, dfn, num_levels, leaf, i + 1, starts, scale)
+        child = _build(tree, i + 1, starts, scale)
         field = step.type.field(0)
         return pa.StructArray.from_arrays([child], fields=[field], mask=_mask(invalid))
     if step.kind == "fsl":
-        child = _build(path, meaning, rep, dfn, num_levels, leaf, i + 1, starts, scale // step.dimension)
+        child = _build(tree, i + 1, starts, scale // step.dimension)
         return pa.FixedSizeListArray.from_arrays(child, type=step.type, mask=_mask(invalid))
     # a list (or map) level
     if scale != 1:
@@ -220,7 +224,7 @@ def _build(
     offsets = np.empty(len(elems) + 1, dtype=np.int64)
     offsets[:-1] = np.searchsorted(children, elems)
     offsets[-1] = len(children)
-    child = _build(path, meaning, rep, dfn, num_levels, leaf, i + 1, children, 1)
+    child = _build(tree, i + 1, children, 1)
     large = pa.types.is_large_list(step.type)
     if not large and len(children) >= 1 << 31:
         raise CorruptFileError("more than 2^31 list items in one page")

@@ -47,8 +47,8 @@ def columns_in_file(field: pa.Field, src: ByteSource, cols: Sequence[file2_pb2.C
     enc = cols[pos].pages[0].encoding
     if enc.WhichOneof("location") != "direct":  # what such writers wrote; never fetch more at open
         return n
-    from lancelot.format.container import unpack_encoding
+    from lancelot.encodings.v2_0.page import direct_message
     from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
-    msg = unpack_encoding(src, enc, pb.ArrayEncoding, column=pos, page=0)
+    msg = direct_message(src, enc, pb.ArrayEncoding, column=pos, page=0)
     return 2 if msg is not None and msg.WhichOneof("array_encoding") == "list" else n

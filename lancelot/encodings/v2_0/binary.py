@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.base import Fetch, served
 from lancelot.encodings.v2_0.decode import Spans, decode_offsets, read_flat, total, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
-from lancelot.io.source import Staged
 
 
 def ends_and_validity(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,11 +56,11 @@ def value_spans(raw: np.ndarray, ranges: Spans, adjustment: int) -> list[tuple[i
 WHOLE_BYTES_MAX = 4 << 20
 
 
-def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> Staged:
+def _whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> list[tuple[int, int]]:
     """On a remote source, a read of rows [0, e) (a dictionary's items) fetches the offsets and the
-    whole bytes buffer in one round instead of two (``ByteSource.stage``)."""
+    whole bytes buffer in one round instead of two: those two file ranges, else none."""
     if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
-        return ()
+        return []
     idx, data = unwrap_no_nulls(b.indices), b.bytes
     if (
         idx.WhichOneof("array_encoding") != "flat"
@@ -68,39 +68,40 @@ def _stage_whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> Staged:
         or data.WhichOneof("array_encoding") != "flat"
         or data.flat.HasField("compression")
     ):
-        return ()
+        return []
     try:
         o_off, o_size = pbuf._locate(idx.flat.buffer)
         b_off, b_size = pbuf._locate(data.flat.buffer)
     except Exception:
-        return ()
+        return []
     n = min(ranges[0][1] * (idx.flat.bits_per_value // 8), o_size)
-    if b_size > WHOLE_BYTES_MAX:
-        return ()
-    return pbuf.src.stage([(o_off, n), (b_off, b_size)])
+    if b_size > WHOLE_BYTES_MAX or o_off + n > pbuf.src.size or b_off + b_size > pbuf.src.size:
+        return []
+    return [(o_off, n), (b_off, b_size)]
 
 
 def decode_binary(
     b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
-) -> pa.Array:
-    staged = _stage_whole(b, pbuf, ranges)
-    try:
-        return _decode_binary(b, pbuf, ranges, dtype, cache)
-    finally:
-        pbuf.src.unstage(staged)
+) -> Fetch[pa.Array]:
+    whole = _whole(b, pbuf, ranges)
+    if not whole:
+        return (yield from _decode_binary(b, pbuf, ranges, dtype, cache))
+    bufs = yield whole
+    blocks = [(o, m) for (o, _), m in zip(whole, bufs)]
+    return (yield from served(_decode_binary(b, pbuf, ranges, dtype, cache), blocks))
 
 
 def _decode_binary(
     b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
-) -> pa.Array:
-    raw = decode_offsets(b.indices, pbuf, extended(ranges))
+) -> Fetch[pa.Array]:
+    raw = yield from decode_offsets(b.indices, pbuf, extended(ranges))
     spans = value_spans(raw, ranges, b.null_adjustment)
     for start, end, lengths, _ in spans:
         if (lengths < 0).any() or not 0 <= start <= end:
             raise pbuf.error("binary offsets are not monotonic")
     if b.bytes.WhichOneof("array_encoding") != "flat" or b.bytes.flat.bits_per_value != 8:
         raise pbuf.error("binary bytes must be flat 8-bit", UnsupportedEncodingError)
-    data_parts = read_flat(pbuf, b.bytes.flat, [(s, e) for s, e, _, _ in spans], cache) if spans else []
+    data_parts = (yield from read_flat(pbuf, b.bytes.flat, [(s, e) for s, e, _, _ in spans], cache)) if spans else []
     data = np.concatenate(data_parts) if len(data_parts) != 1 else data_parts[0]
     lengths = np.concatenate([sp[2] for sp in spans]) if spans else np.zeros(0, np.int64)
     valid = np.concatenate([sp[3] for sp in spans]) if spans else np.zeros(0, bool)

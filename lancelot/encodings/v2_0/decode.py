@@ -1,10 +1,13 @@
 """Decoding 2.0 ArrayEncoding trees for row ranges of one page (plan, fetch, decode).
 
 Each decoder gets the rows it must produce as local (start, stop) ranges and
-fetches only the bytes those rows need where the encoding allows it (flat
+asks only for the bytes those rows need where the encoding allows it (flat
 values, validity bits, binary offsets and bytes); dictionaries are read whole
-and cached per page.  Encodings (encodings_v2_0.proto): Nullable, Flat,
-FixedSizeList, Binary, Dictionary, FixedSizeBinary, PackedStruct, Constant.
+and cached per page.  Decoders are ``Fetch`` steps (encodings/base.py): they
+yield the file ranges of each round (the siblings of a node side by side, via
+``gather``) and are sent the bytes, so the caller fetches every round.
+Encodings (encodings_v2_0.proto): Nullable, Flat, FixedSizeList, Binary,
+Dictionary, FixedSizeBinary, PackedStruct, Constant.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.base import Fetch, gather
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -34,10 +38,10 @@ def bool_array(bits: np.ndarray, validity: np.ndarray | None = None) -> pa.Array
     return pa.Array.from_buffers(pa.bool_(), len(bits), [vbuf, buf])
 
 
-def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Spans) -> np.ndarray:
+def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Spans) -> Fetch[np.ndarray]:
     """LSB-first bits for the rows of ``ranges`` as one numpy bool array."""
     byte_ranges = [(s // 8, (e + 7) // 8) for s, e in ranges]
-    parts = pbuf.read(buf, byte_ranges)
+    parts = yield from pbuf.read(buf, byte_ranges)
     out = []
     for (s, e), raw in zip(ranges, parts):
         bits = np.unpackbits(raw, bitorder="little").astype(bool)
@@ -50,7 +54,7 @@ def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Spans) -> np.ndarray:
 
 def read_flat(
     pbuf: PageBuffers, flat: pb.Flat, byte_ranges: Spans, cache: dict[Any, Any] | None = None
-) -> list[np.ndarray]:
+) -> Fetch[list[np.ndarray]]:
     """Byte ranges of a Flat buffer, undoing its general compression (``Flat.compression``).
 
     pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's
@@ -61,7 +65,7 @@ def read_flat(
     it once.
     """
     if not flat.HasField("compression") or flat.compression.scheme in ("", "none"):
-        return pbuf.read(flat.buffer, byte_ranges)
+        return (yield from pbuf.read(flat.buffer, byte_ranges))
     from lancelot.encodings.compression.general import buffer_compression, decompress_buffer
 
     scheme = flat.compression.scheme
@@ -73,8 +77,9 @@ def read_flat(
     if hit is not None and hit[0] == which:
         data = hit[1]
     else:
+        whole = yield from pbuf.read_all(flat.buffer)
         try:
-            data = decompress_buffer(buffer_compression(scheme), pbuf.read_all(flat.buffer))
+            data = decompress_buffer(buffer_compression(scheme), whole)
         except LanceError as err:
             raise err.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
         if cache is not None:
@@ -87,13 +92,13 @@ def read_flat(
     return out
 
 
-def read_fixed(pbuf: PageBuffers, flat: pb.Flat, ranges: Spans) -> np.ndarray:
+def read_fixed(pbuf: PageBuffers, flat: pb.Flat, ranges: Spans) -> Fetch[np.ndarray]:
     """Raw bytes of fixed-width values (bits_per_value a multiple of 8)."""
     bits = flat.bits_per_value
     if bits == 0 or bits % 8:
         raise pbuf.error(f"flat values of {bits} bits are not supported", UnsupportedEncodingError)
     w = bits // 8
-    parts = read_flat(pbuf, flat, [(s * w, e * w) for s, e in ranges])
+    parts = yield from read_flat(pbuf, flat, [(s * w, e * w) for s, e in ranges])
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
@@ -110,7 +115,7 @@ def _with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
 
 def decode(
     enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
-) -> pa.Array:
+) -> Fetch[pa.Array]:
     """The rows ``ranges`` of this page, decoded into an Arrow array of ``dtype``."""
     kind = enc.WhichOneof("array_encoding")
     n = total(ranges)
@@ -118,23 +123,24 @@ def decode(
         nl = enc.nullable
         which = nl.WhichOneof("nullability")
         if which == "no_nulls":
-            return decode(nl.no_nulls.values, pbuf, ranges, dtype, cache)
+            return (yield from decode(nl.no_nulls.values, pbuf, ranges, dtype, cache))
         if which == "all_nulls":
             return pa.nulls(n, dtype)
         if which == "some_nulls":
             v = nl.some_nulls.validity
             if v.WhichOneof("array_encoding") != "flat" or v.flat.bits_per_value != 1:
                 raise pbuf.error("validity must be a 1-bit flat buffer", UnsupportedEncodingError)
-            valid = read_bits(pbuf, v.flat.buffer, ranges)
-            values = decode(nl.some_nulls.values, pbuf, ranges, dtype, cache)
+            valid, values = yield from gather(
+                [read_bits(pbuf, v.flat.buffer, ranges), decode(nl.some_nulls.values, pbuf, ranges, dtype, cache)]
+            )
             return _with_validity(values, valid)
         raise pbuf.error("nullable encoding with no variant")
     if kind == "flat":
         if pa.types.is_null(dtype):
             return pa.nulls(n)
         if enc.flat.bits_per_value == 1:
-            return bool_array(read_bits(pbuf, enc.flat.buffer, ranges))
-        raw = read_fixed(pbuf, enc.flat, ranges)
+            return bool_array((yield from read_bits(pbuf, enc.flat.buffer, ranges)))
+        raw = yield from read_fixed(pbuf, enc.flat, ranges)
         width = enc.flat.bits_per_value // 8
         if len(raw) != n * width:
             raise pbuf.error("flat buffer is shorter than the page's rows")
@@ -147,25 +153,25 @@ def decode(
         d = fsl.dimension
         if not pa.types.is_fixed_size_list(dtype) or dtype.list_size != d:
             raise pbuf.error(f"fixed_size_list of dimension {d} for a field of type {dtype}")
-        items = decode(fsl.items, pbuf, [(s * d, e * d) for s, e in ranges], dtype.value_type, cache)
+        items = yield from decode(fsl.items, pbuf, [(s * d, e * d) for s, e in ranges], dtype.value_type, cache)
         return pa.FixedSizeListArray.from_arrays(items, type=dtype)
     if kind == "binary":
         from lancelot.encodings.v2_0.binary import decode_binary
 
-        return decode_binary(enc.binary, pbuf, ranges, dtype, cache)
+        return (yield from decode_binary(enc.binary, pbuf, ranges, dtype, cache))
     if kind == "fsst":
-        return decode_fsst(enc.fsst, pbuf, ranges, dtype, cache)
+        return (yield from decode_fsst(enc.fsst, pbuf, ranges, dtype, cache))
     if kind == "dictionary":
         from lancelot.encodings.v2_0.dictionary import decode_dictionary
 
-        return decode_dictionary(enc.dictionary, pbuf, ranges, dtype, cache)
+        return (yield from decode_dictionary(enc.dictionary, pbuf, ranges, dtype, cache))
     if kind == "fixed_size_binary":
         fsb = enc.fixed_size_binary
         w = fsb.byte_width
         inner = fsb.bytes
         if inner.WhichOneof("array_encoding") != "flat":
             raise pbuf.error("fixed_size_binary bytes must be flat", UnsupportedEncodingError)
-        parts = pbuf.read(inner.flat.buffer, [(s * w, e * w) for s, e in ranges])
+        parts = yield from pbuf.read(inner.flat.buffer, [(s * w, e * w) for s, e in ranges])
         raw = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
         if pa.types.is_fixed_size_binary(dtype):
             return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
@@ -180,7 +186,7 @@ def decode(
     if kind == "packed_struct":
         from lancelot.encodings.v2_0.packed_struct import decode_packed_struct
 
-        return decode_packed_struct(enc.packed_struct, pbuf, ranges, dtype)
+        return (yield from decode_packed_struct(enc.packed_struct, pbuf, ranges, dtype))
     if kind == "constant":
         value = enc.constant.value
         scalar = pa.Array.from_buffers(dtype, 1, [None, pa.py_buffer(value)])
@@ -188,7 +194,9 @@ def decode(
     raise pbuf.error(f"2.0 array encoding {kind!r} is not supported", UnsupportedEncodingError)
 
 
-def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]) -> pa.Array:
+def decode_fsst(
+    fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
+) -> Fetch[pa.Array]:
     """2.0 ``Fsst`` (pylance writes it for ``lance-encoding:compression=fsst`` on string and
     binary): the inner encoding holds each string's FSST codes; the symbol table has the same
     serialization as 2.1's (compression/fsst.py), so the same kernel decodes them."""
@@ -202,7 +210,7 @@ def decode_fsst(fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataT
         or pa.types.is_large_binary(dtype)
     ):
         raise pbuf.error(f"an FSST page for a field of type {dtype}", UnsupportedEncodingError)
-    codes = decode(fsst.binary, pbuf, ranges, pa.large_binary(), cache)
+    codes = yield from decode(fsst.binary, pbuf, ranges, pa.large_binary(), cache)
     try:
         table = symbol_table(bytes(fsst.symbol_table))
         offs = np.frombuffer(codes.buffers()[1], np.int64)[codes.offset : codes.offset + len(codes) + 1]
@@ -230,13 +238,13 @@ def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
     return enc
 
 
-def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans) -> np.ndarray:
+def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans) -> Fetch[np.ndarray]:
     """Integer offsets (binary indices, list offsets) of ``ranges`` as uint64."""
     enc = unwrap_no_nulls(enc)
     if enc.WhichOneof("array_encoding") == "nullable":
         raise pbuf.error("offsets must not be nullable")
     if enc.WhichOneof("array_encoding") != "flat" or enc.flat.bits_per_value not in (8, 16, 32, 64):
         raise pbuf.error("offsets must be flat 8/16/32/64-bit integers", UnsupportedEncodingError)
-    raw = read_fixed(pbuf, enc.flat, ranges)
+    raw = yield from read_fixed(pbuf, enc.flat, ranges)
     dt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[enc.flat.bits_per_value]
     return raw.view(dt).astype(np.uint64, copy=False)

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.encodings.base import Fetch, gather
 from lancelot.encodings.v2_0.decode import Spans, decode, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -26,22 +27,30 @@ def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
 
 def decode_dictionary(
     d: pb.Dictionary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
-) -> pa.Array:
+) -> Fetch[pa.Array]:
     value_type = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
     key = ("v2_0-dict", pbuf.column, pbuf.page_index)
     items = cache.get(key)
-    if items is None:
-        items = decode(d.items, pbuf, [(0, d.num_dictionary_items)], value_type, cache)
+    plain = not pa.types.is_dictionary(dtype)
+    index_type = _stored_index_type(d.indices) if plain else dtype.index_type
+    if items is None:  # the items and the indices in the same rounds
+        items, idx = yield from gather(
+            [
+                decode(d.items, pbuf, [(0, d.num_dictionary_items)], value_type, cache),
+                decode(d.indices, pbuf, ranges, index_type, cache),
+            ]
+        )
         cache[key] = items
-    if not pa.types.is_dictionary(dtype):
+    else:
+        idx = yield from decode(d.indices, pbuf, ranges, index_type, cache)
+    if plain:
         # a dictionary chosen by the writer for a plain column: indices are 1-based, 0 is null
-        idx_np = decode(d.indices, pbuf, ranges, _stored_index_type(d.indices), cache).to_numpy().astype(np.int64)
+        idx_np = idx.to_numpy().astype(np.int64)
         if len(idx_np) and idx_np.max() > len(items):
             raise pbuf.error(f"dictionary index {idx_np.max()} out of range of {len(items)} items")
         valid = idx_np > 0
         return items.take(pa.array(idx_np - 1, mask=~valid))
     # an Arrow dictionary column: 0-based indices, nulls point at a null item
-    idx = decode(d.indices, pbuf, ranges, dtype.index_type, cache)
     idx_np = idx.to_numpy(zero_copy_only=False)
     if len(idx_np) and (idx_np.min() < 0 or idx_np.max() >= len(items)):
         raise pbuf.error(f"dictionary index out of range of {len(items)} items")

@@ -6,29 +6,43 @@
   paged independently, so rows -> item ranges -> child rows.
 
 ``plan`` picks a planner per read: a take of a leaf column with a vectorized
-plan (take_plans.py) plans its first round of byte ranges; every other read
-runs the node decoder on (start, stop) row ranges (a take's rows as runs, so
-scattered rows read only the pages and bytes they touch), which fetches them
-itself.
+plan (take_plans.py) plans its rounds of byte ranges; every other read runs the
+node decoder on (start, stop) row ranges (a take's rows as runs, so scattered
+rows read only the pages and bytes they touch).  Both are ``Fetch`` steps
+(encodings/base.py) turned into Plans: every page of a node, and the children of
+a struct, share their rounds; a list needs its offsets before its items, a
+binary page its offsets before its bytes (a follow-up Plan each).
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 
 from lancelot import field_metadata
-from lancelot.encodings.base import ColumnInfo, FieldContext, FieldReader, Plan, Rows, done
+from lancelot.encodings.base import (
+    ColumnInfo,
+    Fetch,
+    FieldContext,
+    FieldReader,
+    Plan,
+    Rows,
+    as_plan,
+    done,
+    gather,
+    resume,
+)
+from lancelot.encodings.v2_0 import whole
 from lancelot.encodings.v2_0.binary import ends_and_validity, extended
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
-from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.encodings.v2_0.page import PageBuffers, direct_message
 from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
-from lancelot.format.container import unpack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.versions import FileVersion
 
@@ -41,8 +55,6 @@ DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.
 MAX_PAGE_ROWS = 1 << 48
 #: ranges of at most this many rows are read as a take of their rows (one round with the other fields')
 FEW_RANGE_ROWS = 64
-#: takes of fewer rows (and every take from a remote source) announce the ranges their plan reads itself
-AHEAD_MAX_ROWS = 256
 
 
 def runs(rows: np.ndarray) -> Spans:
@@ -61,11 +73,11 @@ class Column:
     def __init__(self, ctx: FieldContext, info: ColumnInfo, rows: int | None) -> None:
         """``rows``: the rows the pages must hold (the file's, for a column outside lists), or None."""
         self.ctx, self.info = ctx, info
-        lengths = np.array([p.length for p in info.meta.pages], dtype=np.uint64)
-        if len(lengths) and int(lengths.max()) > (MAX_PAGE_ROWS if rows is None else rows):
-            big = int(lengths.argmax())
-            raise CorruptFileError(f"page of {int(lengths[big])} rows", path=ctx.path, column=info.index, page=big)
-        self.starts = np.concatenate([[0], np.cumsum(lengths.astype(np.int64))]).tolist()
+        lengths = [p.length for p in info.meta.pages]
+        if lengths and max(lengths) > (MAX_PAGE_ROWS if rows is None else rows):
+            big = lengths.index(max(lengths))
+            raise CorruptFileError(f"page of {lengths[big]} rows", path=ctx.path, column=info.index, page=big)
+        self.starts: list[int] = list(accumulate(lengths, initial=0))
         if rows is not None and self.starts[-1] != rows:
             raise CorruptFileError(
                 f"pages hold {self.starts[-1]} rows, the file has {rows}", path=ctx.path, column=info.index
@@ -80,7 +92,7 @@ class Column:
         enc = self._enc.get(i)
         if enc is None:
             page = self.info.meta.pages[i]
-            enc = unpack_encoding(self.ctx.src, page.encoding, pb.ArrayEncoding, column=self.info.index, page=i)
+            enc = direct_message(self.ctx.src, page.encoding, pb.ArrayEncoding, column=self.info.index, page=i)
             if enc is None:
                 raise CorruptFileError("page has no encoding", path=self.ctx.path, column=self.info.index, page=i)
             self._enc[i] = enc
@@ -118,7 +130,8 @@ def undecodable(e: Exception, ctx: FieldContext, col: Column, page: int | None =
 class Node:
     col: Column
 
-    def read(self, ranges: Spans) -> pa.Array:
+    def read(self, ranges: Spans) -> Fetch[pa.Array]:
+        """The rows of ``ranges`` (a Fetch: it yields the byte ranges of each round)."""
         raise NotImplementedError
 
 
@@ -126,28 +139,34 @@ class LeafNode(Node):
     def __init__(self, ctx: FieldContext, col: Column, dtype: pa.DataType) -> None:
         self.ctx, self.col, self.dtype = ctx, col, dtype
 
-    def read(self, ranges: Spans) -> pa.Array:
-        parts = self.read_parts(ranges)
+    def read(self, ranges: Spans) -> Fetch[pa.Array]:
+        parts = yield from self.read_parts(ranges)
         return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
-    def read_chunked(self, ranges: Spans) -> pa.Array | pa.ChunkedArray:
+    def read_chunked(self, ranges: Spans) -> Fetch[pa.Array | pa.ChunkedArray]:
         """Like read(), but pages stay separate chunks (a scan need not copy them together)."""
-        parts = self.read_parts(ranges)
+        parts = yield from self.read_parts(ranges)
         return parts[0] if len(parts) == 1 else pa.chunked_array(parts, self.dtype)
 
-    def read_parts(self, ranges: Spans) -> list[pa.Array]:
-        parts = []
-        for p, local in self.col.split(ranges):
-            try:
-                part = decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache)
-                if part.type != self.dtype:
-                    raise CorruptFileError(f"page of {part.type} values in a column of {self.dtype}")
-                parts.append(part)
-            except LanceError as e:
-                raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-            except DECODE_ERRORS as e:
-                raise undecodable(e, self.ctx, self.col, p) from None
+    def read_parts(self, ranges: Spans) -> Fetch[list[pa.Array]]:
+        """One array per page the ranges touch; every page's rounds side by side."""
+        parts = yield from gather([self._page(p, local) for p, local in self.col.split(ranges)])
         return parts or [pa.array([], self.dtype)]
+
+    def _page(self, p: int, local: Spans) -> Fetch[pa.Array]:
+        try:
+            part = yield from self._decode(p, local)
+        except LanceError as e:
+            raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+        except DECODE_ERRORS as e:
+            raise undecodable(e, self.ctx, self.col, p) from None
+        return part
+
+    def _decode(self, p: int, local: Spans) -> Fetch[pa.Array]:
+        part = yield from decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache)
+        if part.type != self.dtype:
+            raise CorruptFileError(f"page of {part.type} values in a column of {self.dtype}")
+        return part
 
 
 #: a 2.0 blob page's descriptions: absolute file position and size of each value
@@ -160,19 +179,11 @@ class BlobNode(LeafNode):
     per value, (u64 position, u64 size) of its bytes anywhere in the file; an empty value is
     (0, 0) and a null (1, 0).  Reads return the values themselves, as pylance does."""
 
-    def read_parts(self, ranges: Spans) -> list[pa.Array]:
-        parts = []
-        for p, local in self.col.split(ranges):
-            try:
-                desc = decode(self.col.encoding(p), self.col.buffers(p), local, BLOB_DESCRIPTION, self.ctx.cache)
-                parts.append(self._values(desc))
-            except LanceError as e:
-                raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-            except DECODE_ERRORS as e:
-                raise undecodable(e, self.ctx, self.col, p) from None
-        return parts or [pa.array([], self.dtype)]
+    def _decode(self, p: int, local: Spans) -> Fetch[pa.Array]:
+        desc = yield from decode(self.col.encoding(p), self.col.buffers(p), local, BLOB_DESCRIPTION, self.ctx.cache)
+        return (yield from self._values(desc))
 
-    def _values(self, desc: pa.StructArray) -> pa.Array:
+    def _values(self, desc: pa.StructArray) -> Fetch[pa.Array]:
         pos = np.asarray(desc.field("position").to_numpy(zero_copy_only=False), dtype=np.uint64)
         size = np.asarray(desc.field("size").to_numpy(zero_copy_only=False), dtype=np.uint64)
         valid = (pos != 1) | (size != 0)
@@ -180,7 +191,7 @@ class BlobNode(LeafNode):
             raise CorruptFileError("implausible blob size")
         fetch = np.flatnonzero(size > 0)
         reqs = list(zip(pos[fetch].astype(np.int64).tolist(), size[fetch].astype(np.int64).tolist()))
-        bufs = self.ctx.src.read_ranges(reqs) if reqs else []
+        bufs = (yield reqs) if reqs else []
         data = np.concatenate([np.frombuffer(b, np.uint8) for b in bufs]) if bufs else np.zeros(0, np.uint8)
         n = len(desc)
         offsets = np.zeros(n + 1, np.int64)
@@ -198,7 +209,7 @@ def is_blob_column(ctx: FieldContext, info: ColumnInfo) -> bool:
     """Whether the column's ColumnEncoding is ``blob`` (what pylance writes for a 2.0 blob field)."""
     if not info.meta.HasField("encoding"):
         return False
-    enc = unpack_encoding(ctx.src, info.meta.encoding, pb.ColumnEncoding, column=info.index)
+    enc = direct_message(ctx.src, info.meta.encoding, pb.ColumnEncoding, column=info.index)
     return enc is not None and enc.WhichOneof("column_encoding") == "blob"
 
 
@@ -206,8 +217,8 @@ class StructNode(Node):
     def __init__(self, col: Column, dtype: pa.StructType, children: list[Node]) -> None:
         self.col, self.dtype, self.children = col, dtype, children
 
-    def read(self, ranges: Spans) -> pa.Array:
-        kids = [c.read(ranges) for c in self.children]
+    def read(self, ranges: Spans) -> Fetch[pa.Array]:
+        kids = yield from gather([c.read(ranges) for c in self.children])
         n = sum(e - s for s, e in ranges)
         if not kids:
             return pa.array([{}] * n, self.dtype)
@@ -250,18 +261,22 @@ class ListNode(Node):
             self._items_before = before
         return self._items_before
 
-    def read(self, ranges: Spans) -> pa.Array:
+    def _offsets(self, p: int, local: Spans) -> Fetch[np.ndarray]:
+        try:
+            return (yield from decode_offsets(self.col.encoding(p).list.offsets, self.col.buffers(p), extended(local)))
+        except LanceError as err:
+            raise err.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
+        except DECODE_ERRORS as err:
+            raise undecodable(err, self.ctx, self.col, p) from None
+
+    def read(self, ranges: Spans) -> Fetch[pa.Array]:
         before = self.items_before()
         item_ranges: Spans = []
         lengths, valid = [], []
-        for p, local in self.col.split(ranges):
+        split = self.col.split(ranges)
+        raws = yield from gather([self._offsets(p, local) for p, local in split])
+        for (p, local), raw in zip(split, raws):
             lst = self.col.encoding(p).list
-            try:
-                raw = decode_offsets(lst.offsets, self.col.buffers(p), extended(local))
-            except LanceError as err:
-                raise err.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-            except DECODE_ERRORS as err:
-                raise undecodable(err, self.ctx, self.col, p) from None
             pos = 0
             for s, e in local:
                 k = e - max(s - 1, 0)
@@ -292,7 +307,7 @@ class ListNode(Node):
                 merged[-1] = (merged[-1][0], e)
             else:
                 merged.append((s, e))
-        items = self.child.read(merged) if merged else pa.array([], self.dtype.value_type)
+        items = (yield from self.child.read(merged)) if merged else pa.array([], self.dtype.value_type)
         n = sum(e - s for s, e in ranges)
         lens = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
         ok = np.concatenate(valid) if valid else np.zeros(0, bool)
@@ -314,8 +329,8 @@ class ListBytesNode(Node):
         self.dtype, self.col = dtype, col
         self.inner = ListNode(ctx, col, ltype, LeafNode(ctx, items, pa.uint8()))
 
-    def read(self, ranges: Spans) -> pa.Array:
-        lists = self.inner.read(ranges)
+    def read(self, ranges: Spans) -> Fetch[pa.Array]:
+        lists = yield from self.inner.read(ranges)
         values = lists.values
         if values.null_count:
             raise CorruptFileError("null bytes inside a string", path=self.inner.ctx.path, column=self.col.info.index)
@@ -364,8 +379,7 @@ class FieldReader20(FieldReader):
 
     def plan(self, rows: Rows) -> Plan:
         """A take (or a range of at most ``FEW_RANGE_ROWS`` rows) of a leaf column with a vectorized
-        plan (take_plans.py) fetches its first round in the reader's round; any other read runs the
-        node decoder, which fetches what it needs itself."""
+        plan (take_plans.py) runs that plan's rounds; any other read the node decoder's."""
         t = self.ctx.field.type
         if isinstance(rows, range):
             start, stop = rows.start, rows.stop
@@ -376,16 +390,27 @@ class FieldReader20(FieldReader):
                 if point is not None:
                     return point
             root = self.root
+            name = f"decoder/{type(root).__name__}"
             if isinstance(root, LeafNode):
-                return Plan([], lambda _: root.read_chunked([(start, stop)]), f"decoder/{type(root).__name__}")
-            return Plan([], lambda _: root.read([(start, stop)]), f"decoder/{type(root).__name__}")
+                if start == 0 and stop == root.col.num_rows and not isinstance(root, BlobNode):
+                    found = whole.field_plan(
+                        root.col.info,
+                        root.dtype,
+                        self.ctx.src.size,
+                        rows,
+                        lambda: as_plan(root.read_chunked([(start, stop)]), name),
+                    )
+                    if found is not None:
+                        return found
+                return as_plan(root.read_chunked([(start, stop)]), name)
+            return as_plan(root.read([(start, stop)]), name)
         if not len(rows):
             return done(pa.array([], t))
         return self._take(np.asarray(rows, dtype=np.int64))
 
     def _decoder(self, rows: np.ndarray) -> Plan:
-        """The node decoder's take of ``rows`` (it fetches its pages itself)."""
-        return Plan([], lambda _: self.root.read(runs(rows)), f"decoder/{type(self.root).__name__}")
+        """The node decoder's take of ``rows``, run by run."""
+        return as_plan(self.root.read(runs(rows)), f"decoder/{type(self.root).__name__}")
 
     def _point(self, rows: np.ndarray) -> Plan | None:
         """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width
@@ -403,42 +428,37 @@ class FieldReader20(FieldReader):
         if found is None:
             return None
         state, ranges = found
-        take_plan = plan
+        take_plan, name = plan, f"plan/{type(plan).__name__}"
 
         def fetched(bufs: list[memoryview]) -> pa.Array | Plan:
+            if not take_plan.one_round:
+                return resume(self._finished(take_plan.take_point(rows, state, bufs), rows), name)
             try:
-                out = take_plan.take_point(rows, state, bufs)
+                out = take_plan.finish(rows, state, bufs)
             except (LanceError, *DECODE_ERRORS) as e:
                 raise self._located(e) from None
             return self._decoder(rows) if out is None else out
 
-        return Plan(ranges, fetched, f"plan/{type(plan).__name__}")
+        return Plan(ranges, fetched, name)
 
     def _take(self, rows: np.ndarray) -> Plan:
-        """A take of ``rows`` (sorted, unique): the vectorized plan's first round when it knows it,
-        else its own rounds (announced ahead), else the node decoder."""
+        """A take of ``rows`` (sorted, unique): the vectorized plan's one round when it knows it,
+        else its rounds, else the node decoder's."""
         point = self._point(rows)
         if point is not None:
             return point
         plan = self._plan
         if not plan:
             return self._decoder(rows)
-        name = f"plan/{type(plan).__name__}"
-        ahead: list[tuple[int, int]] = []
-        if self.ctx.src.round_trip_costly or len(rows) < AHEAD_MAX_ROWS:
-            try:
-                ahead = plan.ranges(rows)
-            except (LanceError, IndexError, ValueError, TypeError, pa.ArrowException):
-                ahead = []  # only announced: the take itself reports the problem
+        return as_plan(self._finished(plan.take(rows), rows), f"plan/{type(plan).__name__}")
 
-        def taken(_: list[memoryview]) -> pa.Array | Plan:
-            try:
-                out = plan.take(self.ctx.src, rows)
-            except (LanceError, *DECODE_ERRORS) as e:
-                raise self._located(e) from None
-            return self._decoder(rows) if out is None else out
-
-        return Plan([], taken, name, ahead=[(off, ln) for off, ln in ahead if off >= 0 and ln > 0])
+    def _finished(self, step: Fetch[pa.Array | None], rows: np.ndarray) -> Fetch[pa.Array]:
+        """A take plan's ``step``, its failures naming the column; the node decoder when it declines."""
+        try:
+            out = yield from step
+        except (LanceError, *DECODE_ERRORS) as e:
+            raise self._located(e) from None
+        return out if out is not None else (yield from self.root.read(runs(rows)))
 
     def _take_plan(self) -> TakePlan | None:
         """The leaf column's vectorized take plan (built once), or None."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from lancelot.encodings.base import Fetch
 from lancelot.encodings.v2_0.decode import Spans, total, unwrap_no_nulls
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
@@ -25,12 +26,12 @@ def field_widths(ps: pb.PackedStruct, pbuf: PageBuffers) -> list[int]:
     return widths
 
 
-def decode_packed_struct(ps: pb.PackedStruct, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType) -> pa.Array:
+def decode_packed_struct(ps: pb.PackedStruct, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType) -> Fetch[pa.Array]:
     widths = field_widths(ps, pbuf)
     if len(widths) != dtype.num_fields:
         raise pbuf.error(f"packed struct has {len(widths)} fields, the schema {dtype.num_fields}")
     row = sum(widths)
-    parts = pbuf.read(ps.buffer, [(s * row, e * row) for s, e in ranges])
+    parts = yield from pbuf.read(ps.buffer, [(s * row, e * row) for s, e in ranges])
     raw = np.concatenate(parts) if len(parts) != 1 else parts[0]
     n = total(ranges)
     rows = raw.reshape(n, row) if row else np.zeros((n, 0), np.uint8)

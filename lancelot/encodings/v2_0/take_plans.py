@@ -8,21 +8,20 @@ row ``r`` are found by arithmetic, not by walking the encoding tree page by page
   (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``;
   and booleans, one bit a value, for takes of a few rows only);
 * ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
-  indices, 0 = null): the index as above, the items decoded on the column's first take (its
-  first hint names their buffers, so a remote first take fetches them with the indices);
+  indices, 0 = null): the index as above, the items decoded on the column's first take (in the
+  same rounds as its indices);
 * ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the
   row, then its bytes (two fetch rounds).
 
 A take computes every position with numpy (a take of at most ``FEW_ROWS`` rows with Python
-ints, take_few.py) and fetches each round with one ``read_ranges`` call (near ranges
-coalesce).  Pages are grouped by shape: a column whose pages differ (pylance writes
-dictionary pages next to binary ones when a batch has many distinct strings) gets a
-``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the
-generic decoder.  ``ranges`` gives a take's first-round byte ranges ahead (the read-ahead hint
-of ``LanceFile.take``); the positions it computed are kept for the take of the same rows.
-``point`` plans a take's first round (Flat; Dictionary once its items are loaded; a few rows'
-Binary end offsets, whose bytes ``take_point`` then fetches), so ``LanceFile``'s few-row take
-fetches its ranges with the other fields' and calls ``take_point``.
+ints, take_few.py).  ``take`` is a ``Fetch`` (encodings/base.py): it yields the byte ranges of
+each round and is sent their bytes, so the file reader fetches every round with the other
+fields' (one coalesced ``read_ranges``).  Pages are grouped by shape: a column whose pages
+differ (pylance writes dictionary pages next to binary ones when a batch has many distinct
+strings) gets a ``MixedPlan`` that sends each row to its page group's plan, pages of no such
+shape to the generic decoder.  ``point`` plans a take's first round without running the
+plan (Flat; Dictionary once its items are loaded; a few rows' Binary end offsets, whose bytes
+``take_point`` then asks for).
 """
 
 from __future__ import annotations
@@ -32,14 +31,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-from google.protobuf.message import Message
 
+from lancelot.encodings.base import Fetch, fetch, gather
 from lancelot.encodings.v2_0 import take_few
 from lancelot.encodings.v2_0.decode import decode
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
-from lancelot.io.source import ByteSource
 from lancelot.util.types import is_variable, is_whole_bytes
 
 if TYPE_CHECKING:
@@ -57,7 +55,7 @@ def _checked(found: _T | None) -> _T:
     return found
 
 
-def _flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
+def flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
     """Page-buffer index of a plain Flat of ``bits`` bits (any whole-byte width if None), else None."""
     if enc.WhichOneof("array_encoding") != "flat":
         return None
@@ -80,7 +78,7 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
         if which == "no_nulls":
             enc = enc.nullable.no_nulls.values
         elif which == "some_nulls":
-            bitmap = _flat_buffer(enc.nullable.some_nulls.validity, 1)
+            bitmap = flat_buffer(enc.nullable.some_nulls.validity, 1)
             if bitmap is None:
                 return None
             kind, validity, enc = SOME_NULLS, bitmap, enc.nullable.some_nulls.values
@@ -88,7 +86,7 @@ def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, i
             return None
     if enc.WhichOneof("array_encoding") == "fixed_size_list" and bits is not None:
         return _fixed_size_list_flat(enc.fixed_size_list, kind, validity, bits)
-    values = _flat_buffer(enc, bits)
+    values = flat_buffer(enc, bits)
     return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
 
 
@@ -104,7 +102,7 @@ def _fixed_size_list_flat(
         if items.nullable.WhichOneof("nullability") != "no_nulls":
             return None
         items = items.nullable.no_nulls.values
-    values = _flat_buffer(items, bits // dim)
+    values = flat_buffer(items, bits // dim)
     return None if values is None else (kind, values, validity, bits)
 
 
@@ -143,9 +141,10 @@ def _ranges(pos: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
     return [(p, n) for p, n in zip(pos.tolist(), sizes) if n]
 
 
-def _fetch(src: ByteSource, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The bytes at each (pos, length), concatenated in order."""
-    return np.frombuffer(b"".join(src.read_ranges(_ranges(pos, lengths))), np.uint8)
+def _fetch(pos: np.ndarray, lengths: np.ndarray) -> Fetch[np.ndarray]:
+    """The bytes at each (pos, length), concatenated in order (one round)."""
+    bufs = yield _ranges(pos, lengths)
+    return np.frombuffer(b"".join(bufs), np.uint8)
 
 
 class FixedValues:
@@ -234,72 +233,49 @@ class FixedValues:
 class TakePlan:
     """A vectorized take for one leaf column (or for some of its pages, inside a MixedPlan)."""
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+    #: ``take_point`` needs no round after the planned one: ``finish`` gives its result directly
+    one_round = False
+
+    def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        """``take_point`` of a one-round plan, without a Fetch step."""
+        raise NotImplementedError
+
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
         """The rows (sorted, unique, in range), or None to fall back to the generic decoder."""
         raise NotImplementedError
 
-    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        """The byte ranges the first fetch round of ``take(rows)`` reads (for read-ahead hints)."""
-        return []
-
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A take of ``rows`` planned from its first fetch round: (state, its byte ranges) for
-        ``take_point`` (which fetches any later round itself), or None when this plan cannot."""
+        """A take of ``rows`` planned from its first fetch round without a load first: (state, its
+        byte ranges) for ``take_point``, or None when this plan cannot."""
         return None
 
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
-        """The take ``point(rows)`` planned, from the bytes of its ranges (None: use the generic decoder)."""
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
+        """The take ``point(rows)`` planned, from the bytes of its ranges (and any later round it
+        asks for); None: use the generic decoder."""
         raise NotImplementedError
 
 
 class _FixedPlan(TakePlan):
-    """A plan whose first round is a FixedValues read; the positions a hint computed for
-    ``rows`` are kept for the take of the same ``rows`` object that follows."""
+    """A plan whose first round is a FixedValues read."""
 
     table: PageTable
     _fixed: FixedValues
-    _memo: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
-    _few_memo: tuple[np.ndarray, list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None = None
 
     def _few(self, rows: np.ndarray) -> tuple[list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None:
         """(state, byte ranges) when the take is a few rows (take_few.FewValues.plan), else None."""
         if len(rows) > FEW_ROWS:
             return None
-        memo = self._few_memo
-        if memo is not None and memo[0] is rows:
-            return memo[1], memo[2]
         pages, local = take_few.locate(self.table.start_list, rows.tolist())
         return self._fixed.few.plan(pages, local, self.table.error)
 
-    def _locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        memo = self._memo
-        if memo is not None and memo[0] is rows:
-            return memo[1:]
-        page, local = self.table.locate(rows)
-        return page, local, self._fixed.positions(page, local)
-
-    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        few = self._few(rows)
-        if few is not None:
-            self._few_memo = (rows, *few)
-            return few[1]
-        if self._fixed.bit:
-            return []
-        page, local, positions = self._locate(rows)
-        self._memo = (rows, page, local, positions)
-        return _ranges(*positions)
-
     def _first_round(self, rows: np.ndarray, few_ok: bool = True) -> tuple[object, list[tuple[int, int]]]:
         """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows'
-        pages (a list), a take_few.Span or Few on the few-row path, else (page, local row) arrays; the
-        hints' memos are used up."""
+        pages (a list), a take_few.Span or Few on the few-row path, else (page, local row) arrays."""
         few = self._few(rows) if few_ok else None
-        self._few_memo = None
         if few is not None:
             return few
-        page, local, positions = self._locate(rows)
-        self._memo = None
-        return (page, local), _ranges(*positions)
+        page, local = self.table.locate(rows)
+        return (page, local), _ranges(*self._fixed.positions(page, local))
 
     def _values(self, state: object, bufs: list[memoryview]) -> tuple[np.ndarray, np.ndarray | None]:
         """(raw values, rows x width; validity or None) of a non-few ``_first_round`` from its bytes."""
@@ -314,21 +290,24 @@ class FlatPlan(_FixedPlan):
         self._fixed = values
         self._list = pa.types.is_fixed_size_list(dtype)
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
         if self.values.bit and len(rows) > FEW_ROWS:
             return None  # booleans: the generic decoder
         state, ranges = self._first_round(rows)
-        return self.take_point(rows, state, src.read_ranges(ranges))
+        return (yield from self.take_point(rows, state, (yield ranges)))
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        if len(rows) <= FEW_ROWS and self._few_memo is None:  # the common case, in fewer calls
-            pages, local = take_few.locate(self.table.start_list, rows.tolist())
-            return self.values.few.plan(pages, local, self.table.error)
         if self.values.bit and len(rows) > FEW_ROWS:
             return None
         return self._first_round(rows)
 
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
+    one_round = True
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
+        return self.finish(rows, state, bufs)
+        yield  # (a Fetch of no further round)
+
+    def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
         if isinstance(state, list):  # few rows, whole-byte values, no nulls
             return self._array(len(rows), None, pa.py_buffer(b"".join(bufs)))
         if isinstance(state, take_few.Span):
@@ -357,35 +336,30 @@ class DictionaryPlan(_FixedPlan):
         self,
         table: PageTable,
         indices: FixedValues,
-        load: Callable[[], pa.Array],
-        item_ranges: list[tuple[int, int]],
+        load: Callable[[], Fetch[pa.Array]],
         base: np.ndarray,
         counts: np.ndarray,
     ) -> None:
         self.table, self.indices, self.base, self.counts = table, indices, base, counts
         self._fixed = indices
         self._items: pa.Array | None = None
-        self._load, self._item_ranges = load, item_ranges
+        self._load = load
         self._base_list: list[int] = base.tolist()
         self._count_list: list[int] = counts.tolist()
         self._items_few: take_few.Items | None = None
 
-    @property
-    def items(self) -> pa.Array:
-        """Every page's dictionary items, concatenated (decoded on the first take)."""
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
+        """The first take loads every page's dictionary items in the rounds of its indices."""
         if self._items is None:
-            self._items = self._load()
-        return self._items
-
-    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        """The indices' ranges and, before the first take, the dictionaries' buffers (a remote
-        first take then fetches both in one round)."""
-        found = super().ranges(rows)
-        return found if self._items is not None else found + self._item_ranges
-
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
-        state, ranges = self._first_round(rows, not self.items.null_count)
-        return self.take_point(rows, state, src.read_ranges(ranges))
+            state, ranges = self._first_round(rows)
+            self._items, bufs = yield from gather([self._load(), fetch(ranges)])
+            if self._items.null_count and not isinstance(state, tuple):  # the few-row path needs none
+                state, ranges = self._first_round(rows, False)
+                bufs = yield ranges
+        else:
+            state, ranges = self._first_round(rows, not self._items.null_count)
+            bufs = yield ranges
+        return self.finish(rows, state, bufs)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         """One round once the dictionaries are loaded (the indices' ranges), else None."""
@@ -393,9 +367,17 @@ class DictionaryPlan(_FixedPlan):
             return None
         return self._first_round(rows, not self._items.null_count)
 
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+    one_round = True
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
+        return self.finish(rows, state, bufs)
+        yield  # (a Fetch of no further round)
+
+    def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        items = self._items
+        assert items is not None  # loaded by the first take
         if isinstance(state, list | take_few.Span | take_few.Few):  # few rows, no null items
-            return self._take_few(state, bufs)
+            return self._take_few(items, state, bufs)
         assert isinstance(state, tuple)
         page = state[0]
         raw, valid = self._values(state, bufs)
@@ -403,11 +385,13 @@ class DictionaryPlan(_FixedPlan):
         _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
         present = idx > 0 if valid is None else valid & (idx > 0)
         if present.all():
-            return self.items.take(pa.array(self.base[page] + idx - 1))
+            return items.take(pa.array(self.base[page] + idx - 1))
         glob = np.where(present, self.base[page] + idx - 1, 0)
-        return self.items.take(pa.array(glob, mask=~present))
+        return items.take(pa.array(glob, mask=~present))
 
-    def _take_few(self, state: list[int] | take_few.Span | take_few.Few, bufs: list[memoryview]) -> pa.Array | None:
+    def _take_few(
+        self, all_items: pa.Array, state: list[int] | take_few.Span | take_few.Few, bufs: list[memoryview]
+    ) -> pa.Array | None:
         few = self.indices.few
         if isinstance(state, list):  # no null indices
             pages, idx, valid = state, take_few.uints(b"".join(bufs), few.width), None
@@ -429,7 +413,7 @@ class DictionaryPlan(_FixedPlan):
                 picks.append(base[p] + i - 1 if i and (valid is None or valid[j]) else -1)
         items = self._items_few
         if items is None:
-            items = self._items_few = take_few.Items(self.items)
+            items = self._items_few = take_few.Items(all_items)
         data, lengths = items.pick(picks)
         offsets = take_few.offsets(lengths, items.large)
         if offsets is None:
@@ -439,7 +423,8 @@ class DictionaryPlan(_FixedPlan):
 
 
 class BinaryPlan(TakePlan):
-    """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes."""
+    """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes (two rounds: the end
+    offsets around each row, then its bytes)."""
 
     def __init__(
         self,
@@ -456,67 +441,40 @@ class BinaryPlan(TakePlan):
         self._lists: list[list[int]] = [offsets[:, 0].tolist(), offsets[:, 1].tolist(), widths.tolist()]
         self._lists += [data[:, 0].tolist(), data[:, 1].tolist(), adjust.tolist()]
 
-    _few_memo: tuple[np.ndarray, list[int], list[tuple[int, int]]] | None = None
-
-    def _few(self, rows: np.ndarray) -> tuple[list[int], list[tuple[int, int]]] | None:
-        """(page, end offsets range) of each row when the take is a few rows (take_few), else None."""
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
+        """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
+        round, are asked for by ``take_point``); None otherwise."""
         if len(rows) > FEW_ROWS:
             return None
-        memo = self._few_memo
-        if memo is not None and memo[0] is rows:
-            return memo[1], memo[2]
         pages, local = take_few.locate(self.table.start_list, rows.tolist())
         base, size, widths = self._lists[:3]
         return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
 
-    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
-        round, are fetched by ``take_point``); None otherwise."""
-        few = self._few(rows)
-        self._few_memo = None
-        return few
-
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
+        """The rows of ``pages`` from the bytes of their end offsets (``point``): their bytes fetched, then joined."""
         assert isinstance(state, list)  # point planned it
-        return self._from_offsets(self.table.column.ctx.src, state, bufs)
-
-    def _take_few(self, src: ByteSource, pages: list[int], ranges: list[tuple[int, int]]) -> pa.Array | None:
-        return self._from_offsets(src, pages, src.read_ranges(ranges))
-
-    def _from_offsets(self, src: ByteSource, pages: list[int], raw: list[memoryview]) -> pa.Array | None:
-        """The rows of ``pages`` from the bytes of their end offsets (``_few``): their bytes fetched, then joined."""
+        pages = state
         widths, data_base, data_size, adjust = self._lists[2:]
-        starts, stops, valid = take_few.binary_bounds(raw, pages, widths, adjust, data_size, self.table.error)
+        starts, stops, valid = take_few.binary_bounds(bufs, pages, widths, adjust, data_size, self.table.error)
         offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], self._large)
         if offsets is None:
             return None  # let the generic path raise its error
         lo, hi, page = min(starts), max(stops), pages[0]
         if page == pages[-1] and hi - lo <= take_few.BINARY_SPAN_MAX:  # one page, near each other: one range
-            (buf,) = src.read_ranges([(data_base[page] + lo, hi - lo)])
+            (buf,) = yield [(data_base[page] + lo, hi - lo)]
             data = [buf[a - lo : b - lo] for a, b in zip(starts, stops)]
         else:
-            data = src.read_ranges([(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)])
+            data = yield [(data_base[p] + a, b - a) for p, a, b in zip(pages, starts, stops)]
         vbuf = take_few.validity(valid)
         return pa.Array.from_buffers(self.dtype, len(pages), [vbuf, offsets, pa.py_buffer(b"".join(data))])
 
-    def _offset_positions(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _bounds(self, rows: np.ndarray) -> Fetch[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """First round: (page, start, stop, valid) of each row's bytes in its page's data buffer."""
         page, local = self.table.locate(rows)
         w = self.widths[page]
         _check(self.table, (local + 1) * w > self.offsets[page, 1], page, "binary offsets are shorter than the rows")
         first = local > 0
-        return page, w, first, self.offsets[page, 0] + (local - first) * w, w * (1 + first)
-
-    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        few = self._few(rows)
-        if few is not None:
-            self._few_memo = (rows, *few)
-            return few[1]
-        return _ranges(*self._offset_positions(rows)[3:])
-
-    def _bounds(self, src: ByteSource, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """First round: (page, start, stop, valid) of each row's bytes in its page's data buffer."""
-        page, w, first, pos, lengths = self._offset_positions(rows)
-        raw = _fetch(src, pos, lengths)
+        raw = yield from _fetch(self.offsets[page, 0] + (local - first) * w, w * (1 + first))
         if (w == w[0]).all():
             ends = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(w[0])]).astype(np.uint64)
         else:  # pages with different offset widths: decode entry by entry width
@@ -540,13 +498,13 @@ class BinaryPlan(TakePlan):
         _check(self.table, bad, page, "binary offsets are not monotonic")
         return page, start, stop, valid
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
-        few = self._few(rows)
-        if few is not None:
-            self._few_memo = None
-            return self._take_few(src, *few)
-        page, start, stop, valid = self._bounds(src, rows)
-        data = _fetch(src, self.data[page, 0] + start, stop - start)
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
+        found = self.point(rows)
+        if found is not None:
+            state, ranges = found
+            return (yield from self.take_point(rows, state, (yield ranges)))
+        page, start, stop, valid = yield from self._bounds(rows)
+        data = yield from _fetch(self.data[page, 0] + start, stop - start)
         n = len(rows)
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(stop - start, out=offsets[1:])
@@ -561,53 +519,32 @@ class BinaryPlan(TakePlan):
 class GenericPlan(TakePlan):
     """Pages of no vectorized shape, inside a MixedPlan: the generic decoder, run by run."""
 
-    def __init__(self, read: Callable[[np.ndarray], pa.Array]) -> None:
+    def __init__(self, read: Callable[[np.ndarray], Fetch[pa.Array]]) -> None:
         self.read = read
 
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array:
-        return self.read(rows)
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
+        return (yield from self.read(rows))
 
 
 class MixedPlan(TakePlan):
     """A column whose pages differ in shape (e.g. dictionary pages and a binary tail page):
-    each row goes to the plan of its page's group, the parts are put back in row order."""
+    each row goes to the plan of its page's group (their rounds side by side), the parts are put
+    back in row order."""
 
     def __init__(self, table: PageTable, group: np.ndarray, plans: list[TakePlan]) -> None:
         self.table, self.group, self.plans = table, group, plans
 
-    _memo: tuple[np.ndarray, list[tuple[TakePlan, np.ndarray, np.ndarray]]] | None = None
-
-    def _groups(self, rows: np.ndarray) -> list[tuple[TakePlan, np.ndarray, np.ndarray]]:
-        """(plan, positions in ``rows``, those rows) per page group; the same objects for the
-        same ``rows`` object, so the groups' plans find what their hints computed."""
-        memo = self._memo
-        if memo is not None and memo[0] is rows:
-            return memo[1]
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
         g = self.group[self.table.locate(rows)[0]]
         if (g == g[0]).all():
-            groups = [(self.plans[int(g[0])], np.arange(len(rows)), rows)]
-        else:
-            sels = [(int(k), np.flatnonzero(g == k)) for k in np.unique(g)]
-            groups = [(self.plans[k], sel, rows[sel]) for k, sel in sels]
-        self._memo = (rows, groups)
-        return groups
-
-    def ranges(self, rows: np.ndarray) -> list[tuple[int, int]]:
-        return [r for plan, _, sub in self._groups(rows) for r in plan.ranges(sub)]
-
-    def take(self, src: ByteSource, rows: np.ndarray) -> pa.Array | None:
-        groups = self._groups(rows)
-        self._memo = None
-        if len(groups) == 1:
-            return groups[0][0].take(src, rows)
-        parts = []
-        for plan, _, sub in groups:
-            part = plan.take(src, sub)
-            if part is None:
-                return None
-            parts.append(part)
+            return (yield from self.plans[int(g[0])].take(rows))
+        sels = [np.flatnonzero(g == k) for k in np.unique(g)]
+        keys = [int(k) for k in np.unique(g)]
+        parts = yield from gather([self.plans[k].take(rows[sel]) for k, sel in zip(keys, sels)])
+        if any(part is None for part in parts):
+            return None
         where = np.empty(len(rows), np.int64)
-        where[np.concatenate([sel for _, sel, _ in groups])] = np.arange(len(rows))
+        where[np.concatenate(sels)] = np.arange(len(rows))
         return pa.concat_arrays(parts).take(pa.array(where))
 
 
@@ -618,7 +555,7 @@ FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
     """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
     enc = table.column.encoding(i)
-    bits = _fixed_bits(dtype)
+    bits = fixed_bits(dtype)
     if bits is not None:
         return (FLAT,) if _nullable_flat(enc, bits) is not None else None
     if not is_variable(dtype):
@@ -632,7 +569,7 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tup
     if which == "binary":
         b = enc.binary
         plan = _nullable_flat(b.indices, None)
-        di = _flat_buffer(b.bytes, 8)
+        di = flat_buffer(b.bytes, 8)
         if plan is None or plan[0] != NO_VALIDITY or di is None:
             return None
         if table.buffer(i, plan[1]) is None or table.buffer(i, di) is None:
@@ -641,7 +578,7 @@ def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tup
     return None
 
 
-def _fixed_bits(dtype: pa.DataType) -> int | None:
+def fixed_bits(dtype: pa.DataType) -> int | None:
     """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
     (None otherwise)."""
     if pa.types.is_boolean(dtype):
@@ -654,7 +591,7 @@ def _fixed_bits(dtype: pa.DataType) -> int | None:
 
 
 def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    bits = _checked(_fixed_bits(dtype))
+    bits = _checked(fixed_bits(dtype))
     width = max(bits // 8, 1)
     plans = [(ALL_NULLS, -1, -1, bits)] * len(table.bufs)  # pages of other groups are never asked
     for i in pages:
@@ -662,53 +599,32 @@ def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePl
     return FlatPlan(table, FixedValues(table, plans, width, bits == 1), dtype)
 
 
-#: a dictionary plan's first hint names its pages' dictionary buffers when they add up to at most this
-DICTIONARY_HINT_MAX = 1 << 20
-
-
-def _page_buffer_indices(msg: Message) -> list[int]:
-    """The page buffers an encoding tree refers to (``Buffer`` of type page, at any depth)."""
-    out = []
-    for field, value in msg.ListFields():
-        if field.message_type is None:  # a scalar field
-            continue
-        for v in [value] if isinstance(value, Message) else value:
-            if isinstance(v, pb.Buffer):
-                if v.buffer_type == pb.Buffer.page:
-                    out.append(v.buffer_index)
-            elif isinstance(v, Message):
-                out.extend(_page_buffer_indices(v))
-    return out
-
-
 def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = np.zeros(n, np.int64)
-    item_ranges: list[tuple[int, int]] = []
     for i in pages:
         e = table.column.encoding(i)
         plans[i] = _checked(_nullable_flat(e.dictionary.indices, None))
         counts[i] = e.dictionary.num_dictionary_items
-        item_ranges += [r for b in _page_buffer_indices(e.dictionary.items) if (r := table.buffer(i, b)) is not None]
 
-    def load() -> pa.Array:
-        items = []
-        for i in pages:
-            key = ("v2_0-dict", table.index, i)
-            if key not in cache:
-                e = table.column.encoding(i).dictionary
-                cache[key] = decode(e.items, table.column.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
-            if len(cache[key]) != counts[i]:
-                raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
-            items.append(cache[key])
-        return pa.concat_arrays(items)
+    def page_items(i: int) -> Fetch[pa.Array]:
+        key = ("v2_0-dict", table.index, i)
+        if key not in cache:
+            e = table.column.encoding(i).dictionary
+            rows = [(0, e.num_dictionary_items)]
+            cache[key] = yield from decode(e.items, table.column.buffers(i), rows, dtype, cache)
+        if len(cache[key]) != counts[i]:
+            raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
+        return cache[key]
 
-    if sum(ln for _, ln in item_ranges) > DICTIONARY_HINT_MAX:
-        item_ranges = []
+    def load() -> Fetch[pa.Array]:
+        """Every page's items (the pages' rounds side by side), concatenated."""
+        return pa.concat_arrays((yield from gather([page_items(i) for i in pages])))
+
     width = max(p[3] for p in plans) // 8 or 1
     base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return DictionaryPlan(table, FixedValues(table, plans, width), load, item_ranges, base, counts)
+    return DictionaryPlan(table, FixedValues(table, plans, width), load, base, counts)
 
 
 def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
@@ -719,13 +635,13 @@ def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> Take
         b = table.column.encoding(i).binary
         plan = _checked(_nullable_flat(b.indices, None))
         offsets[i] = _checked(table.buffer(i, plan[1]))
-        data[i] = _checked(table.buffer(i, _checked(_flat_buffer(b.bytes, 8))))
+        data[i] = _checked(table.buffer(i, _checked(flat_buffer(b.bytes, 8))))
         widths[i], adjust[i] = plan[3] // 8, b.null_adjustment
     return BinaryPlan(table, offsets, widths, data, adjust, dtype)
 
 
 def plan_take(
-    column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], pa.Array] | None = None
+    column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], Fetch[pa.Array]] | None = None
 ) -> TakePlan | None:
     """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path.
 

@@ -1,0 +1,252 @@
+"""Whole reads of simple 2.0 leaf columns: the first read of a small freshly opened file.
+
+A dataset of many small 2.0 fragments is read one small file at a time, each opened once and
+read once, so the per-page cost of the node decoder (the encoding tree walked page by page,
+a read step per buffer) is paid per file.  What pylance writes at 2.0 for a plain column is
+mostly pages of four shapes (encodings_v2_0.proto), and a read of all of a column's rows reads
+them here in one round (every page's buffers) and a few numpy steps a page:
+
+* ``Nullable(no_nulls | some_nulls, Flat)`` of the type's width (booleans one bit a value,
+  fixed-size lists ``dimension`` values a row): the values buffer and the validity bitmap are
+  Arrow's buffers as they are (both LSB-first);
+* ``Nullable(all_nulls)``: nulls;
+* ``Binary(indices = no-null Flat end offsets, bytes = Flat u8)``: a null value's end offset is
+  above the real end by ``null_adjustment``;
+* ``Dictionary(indices = no-null Flat, items = such a Binary)`` of a plain string/binary column:
+  1-based indices, 0 a null.
+
+A page's shape is found once per distinct encoding description (``shape`` caches it by the
+encoding's bytes: files of one writer and schema repeat them).  Anything else, or bytes that
+do not add up, makes ``decode_page`` return None and the caller takes the node decoder (which
+reports damaged files with their details).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+
+from lancelot.encodings.base import ColumnInfo, Plan
+from lancelot.encodings.v2_0.decode import unwrap_no_nulls
+from lancelot.encodings.v2_0.page import parsed_direct
+from lancelot.encodings.v2_0.take_plans import fixed_bits, flat_buffer
+from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.util.types import is_variable
+
+#: numpy types of unsigned integers by byte width
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+@dataclass(frozen=True)
+class Flat:
+    values: int  # page buffer index
+    validity: int  # page buffer index of the bitmap, -1 when every value is valid
+    bits: int  # bits per value
+
+
+@dataclass(frozen=True)
+class Binary:
+    offsets: int  # page buffer index of the end offsets
+    width: int  # their bytes each
+    data: int  # page buffer index of the bytes
+    adjust: int  # null_adjustment (0: no nulls)
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    indices: int  # page buffer index
+    width: int  # index bytes
+    items: Binary
+    count: int  # dictionary items
+
+
+ALL_NULLS = "all_nulls"
+Shape = Flat | Binary | Dictionary | str
+
+
+def _binary(b: pb.Binary) -> Binary | None:
+    idx = unwrap_no_nulls(b.indices)
+    at = flat_buffer(idx, None)
+    data = flat_buffer(b.bytes, 8)
+    if at is None or data is None:
+        return None
+    return Binary(at, int(idx.flat.bits_per_value) // 8, data, int(b.null_adjustment))
+
+
+def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
+    bits = fixed_bits(t)
+    if bits is not None:
+        validity = -1
+        if enc.WhichOneof("array_encoding") == "nullable":
+            which = enc.nullable.WhichOneof("nullability")
+            if which == "all_nulls":
+                return ALL_NULLS
+            if which == "some_nulls":
+                validity_at = flat_buffer(enc.nullable.some_nulls.validity, 1)
+                if validity_at is None:
+                    return None
+                validity, enc = validity_at, enc.nullable.some_nulls.values
+            else:
+                enc = unwrap_no_nulls(enc)
+        if pa.types.is_fixed_size_list(t) and enc.WhichOneof("array_encoding") == "fixed_size_list":
+            if enc.fixed_size_list.dimension != t.list_size:
+                return None
+            enc = unwrap_no_nulls(enc.fixed_size_list.items)
+            at = flat_buffer(enc, bits // t.list_size)
+        else:
+            at = flat_buffer(enc, bits)
+        return None if at is None else Flat(at, validity, bits)
+    if not is_variable(t):
+        return None
+    enc = unwrap_no_nulls(enc)
+    which = enc.WhichOneof("array_encoding")
+    if which == "binary":
+        return _binary(enc.binary)
+    if which == "dictionary":
+        d = enc.dictionary
+        idx = unwrap_no_nulls(d.indices)
+        at = flat_buffer(idx, None)
+        items = unwrap_no_nulls(d.items)
+        if at is None or items.WhichOneof("array_encoding") != "binary":
+            return None
+        found = _binary(items.binary)
+        if found is None:
+            return None
+        return Dictionary(at, int(idx.flat.bits_per_value) // 8, found, int(d.num_dictionary_items))
+    if which == "nullable" and enc.nullable.WhichOneof("nullability") == "all_nulls":
+        return ALL_NULLS
+    return None
+
+
+@lru_cache(maxsize=4096)
+def shape(raw: bytes, t: pa.DataType) -> Shape | None:
+    """The shape of a page whose direct encoding (a serialized ``Any``) is ``raw``, for a column of
+    type ``t``, or None (the node decoder reads it)."""
+    from google.protobuf import any_pb2
+
+    msg, enc = any_pb2.Any(), pb.ArrayEncoding()
+    try:
+        msg.ParseFromString(raw)
+        if not msg.Unpack(enc):
+            return None
+    except Exception:
+        return None
+    return _shape(enc, t)
+
+
+def buffers(s: Shape) -> list[int]:
+    """The page buffers a page of shape ``s`` reads, in the order ``decode_page`` takes them."""
+    if isinstance(s, Flat):
+        return [s.values] if s.validity < 0 else [s.values, s.validity]
+    if isinstance(s, Binary):
+        return [s.offsets, s.data]
+    if isinstance(s, Dictionary):
+        return [s.indices, s.items.offsets, s.items.data]
+    return []
+
+
+def _strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.DataType) -> pa.Array | None:
+    if len(offsets) < n * s.width:
+        return None
+    ends = np.frombuffer(offsets, _UINT[s.width], n).astype(np.int64)
+    valid = None
+    if s.adjust:
+        null = ends >= s.adjust
+        if null.any():
+            ends = np.where(null, ends - s.adjust, ends)
+            valid = ~null
+    if n and (ends[-1] > len(data) or (ends < 0).any() or (np.diff(ends) < 0).any() or ends[0] < 0):
+        return None
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if not large and n and ends[-1] >= 1 << 31:
+        return None
+    out = np.zeros(n + 1, np.int64 if large else np.int32)
+    out[1:] = ends
+    vbuf = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(out), pa.py_buffer(data)])
+
+
+def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.Array | None:
+    """The ``n`` rows of a page of shape ``s`` from the bytes of its ``buffers(s)``, or None when
+    they do not add up."""
+    if s == ALL_NULLS:
+        return pa.nulls(n, t)
+    if isinstance(s, Flat):
+        values = bufs[0]
+        if len(values) * 8 < n * s.bits:
+            return None
+        vbuf = None
+        if s.validity >= 0:
+            if len(bufs[1]) * 8 < n:
+                return None
+            vbuf = pa.py_buffer(bufs[1])
+        if pa.types.is_fixed_size_list(t):
+            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, pa.py_buffer(values)])
+            return pa.Array.from_buffers(t, n, [vbuf], children=[items])
+        return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(values)])
+    if isinstance(s, Binary):
+        return _strings(s, n, bufs[0], bufs[1], t)
+    assert isinstance(s, Dictionary)
+    items = _strings(s.items, s.count, bufs[1], bufs[2], t)
+    if items is None or len(bufs[0]) < n * s.width:
+        return None
+    idx = np.frombuffer(bufs[0], _UINT[s.width], n).astype(np.int64)
+    if n and idx.max() > s.count:
+        return None
+    present = idx > 0
+    if present.all():
+        return items.take(pa.array(idx - 1))
+    return items.take(pa.array(np.where(present, idx - 1, 0), mask=~present))
+
+
+def field_plan(info: ColumnInfo, t: pa.DataType, size: int, rows: range, fallback: Callable[[], Plan]) -> Plan | None:
+    """The read of ``rows`` (at least half the column's, all of them read) of a leaf column of type
+    ``t`` (its column ``info``, in a file of ``size`` bytes) when every page has a simple shape:
+    one round of every page's buffers, then ``decode_page`` each; else None.  ``fallback`` plans
+    the read again when the bytes do not add up (the node decoder reports them)."""
+    meta = info.meta
+    if meta.HasField("encoding") and meta.encoding.WhichOneof("location") not in (None, "none"):
+        col = parsed_direct(meta.encoding, pb.ColumnEncoding)
+        if col is None or col.WhichOneof("column_encoding") not in (None, "values"):
+            return None  # a blob column, or one the field reader reports
+    shapes: list[Shape] = []
+    counts: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    for page in meta.pages:
+        enc = page.encoding
+        found = shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
+        if found is None:
+            return None
+        for b in buffers(found):
+            if b >= len(page.buffer_offsets) or b >= len(page.buffer_sizes):
+                return None
+            off, ln = page.buffer_offsets[b], page.buffer_sizes[b]
+            if off + ln > size:
+                return None
+            ranges.append((off, ln))
+        shapes.append(found)
+        counts.append(int(page.length))
+    total = sum(counts)
+    if rows.stop > total:
+        return None
+
+    def decoded(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
+        parts, pos = [], 0
+        for found, n in zip(shapes, counts):
+            k = len(buffers(found))
+            try:
+                part = decode_page(found, n, bufs[pos : pos + k], t)
+            except (IndexError, ValueError, TypeError, OverflowError, pa.ArrowException):
+                part = None
+            if part is None:
+                return fallback()
+            parts.append(part)
+            pos += k
+        out = parts[0] if len(parts) == 1 else pa.chunked_array(parts, t)
+        return out if rows.stop - rows.start == total else out.slice(rows.start, rows.stop - rows.start)
+
+    return Plan(ranges, decoded, "whole/v2_0")
