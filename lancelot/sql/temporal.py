@@ -91,7 +91,7 @@ def current_date(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.operators import _temporal
+    from lancelot.sql.casts import _temporal
     from lancelot.sql.translate import _const
 
     if len(args) != 1 or args[0].const is None or not is_string_like(args[0].type):

@@ -8,7 +8,8 @@ Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs,
    guesses.  Constant sub-expressions are computed at once (``1 + 1`` is ``2``; ``'x'::int`` fails
    here, as in pylance's planning).
 
-Operators live in lancelot/sql/operators.py, functions in functions.py, lists.py, temporal.py.
+Operators live in lancelot/sql/operators.py (which dispatches to comparison.py, arithmetic.py, casts.py,
+string_operators.py, special_forms.py), functions in functions.py, lists.py, temporal.py.
 """
 
 from __future__ import annotations
@@ -393,7 +394,7 @@ class Translator:
         raise self.error(f"{what} ({sql_text(node)}) is not supported in lance SQL", node)
 
     def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
-        """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/operators.py)."""
-        from lancelot.sql.operators import compare
+        """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/comparison.py)."""
+        from lancelot.sql.comparison import compare
 
         return compare(self, fn, a, b, node)

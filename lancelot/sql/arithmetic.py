@@ -1,0 +1,101 @@
+"""SQL arithmetic (``+ - * / %``, unary minus) in DataFusion's types: integers wrap, ``/`` truncates
+and fails on a zero divisor, ``%`` takes the dividend's sign; decimals widen as DataFusion's do;
+date - date is days, timestamp - timestamp a duration; intervals shift dates and times.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from sqlglot import exp
+
+from lancelot.sql.errors import SqlError
+from lancelot.sql.translate import _ARITHMETIC, Translator, Val
+from lancelot.sql.types import as_decimal, comparison_common, is_numeric, numeric_common
+
+
+def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
+    """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
+    if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
+        return _time_difference(t, a, b, node)
+    if fn in ("add", "subtract") and pa.types.is_duration(b.type) or fn == "add" and pa.types.is_duration(a.type):
+        from lancelot.sql.temporal import shift
+
+        return shift(t, fn, b, a, node) if pa.types.is_duration(a.type) else shift(t, fn, a, b, node)
+    common = numeric_common(a.type, b.type)
+    if pa.types.is_null(a.type) or pa.types.is_null(b.type):
+        common = b.type if pa.types.is_null(a.type) else a.type
+    if common is None or not (is_numeric(common) or pa.types.is_null(common)):
+        symbols: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+        symbol = symbols.get(type(node), node.key)
+        raise t.error(f"cannot apply {symbol} to {a.type} and {b.type}", node)
+    if pa.types.is_decimal(common):
+        both_int = pa.types.is_integer(a.type) and pa.types.is_integer(b.type)  # uint64 with a signed integer
+        da = a if pa.types.is_decimal(a.type) else t.cast(a, common if both_int else as_decimal(a.type), node)
+        db = b if pa.types.is_decimal(b.type) else t.cast(b, common if both_int else as_decimal(b.type), node)
+        if fn == "mod":
+            return _decimal_mod(t, da, db, node)
+        try:
+            out = t.call(fn, [da, db], node)
+        except SqlError:  # a result wider than decimal128: computed wide, then capped at 38 digits
+            wide = [t.cast(v, pa.decimal256(v.type.precision, v.type.scale), node) for v in (da, db)]
+            out = t.call(fn, wide, node)
+        if pa.types.is_decimal256(out.type) and not pa.types.is_decimal256(common):  # DataFusion caps at 38
+            capped = pa.decimal128(38, out.type.scale)
+            out = Val(out.expr.cast(capped, safe=False), capped) if out.const is None else t.cast(out, capped, node)
+        if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
+            p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
+            want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)
+            if want != out.type:
+                return Val(out.expr.cast(want, safe=False), want)
+        return out
+    a, b = t.cast(a, common, node), t.cast(b, common, node)
+    if fn != "mod":
+        out = t.call(fn, [a, b], node)
+        if (a.nan_low or b.nan_low) and out.const is None:  # a NaN operand passes on with its sign
+            return Val(out.expr, out.type, None, True)
+        return out
+    if pa.types.is_floating(common):  # C's fmod: exact, with the dividend's sign (-0.0 % 2 is -0.0)
+        from lancelot.sql.udfs import fmod
+
+        return t.call(fmod(common), [a, b], node)
+    quotient = t.call("divide", [a, b], node)
+    return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
+
+
+def _decimal_mod(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
+    """DataFusion's decimal remainder: the larger scale, the smaller count of whole digits."""
+    from lancelot.sql.udfs import decimal_mod
+
+    (p1, s1), (p2, s2) = (a.type.precision, a.type.scale), (b.type.precision, b.type.scale)
+    scale = max(s1, s2)
+    out = pa.decimal128(min(38, min(p1 - s1, p2 - s2) + scale), scale)
+    return t.call(decimal_mod(a.type, b.type, out), [a, b], node)
+
+
+def _temporal_kind(t: pa.DataType) -> str:
+    return "date" if pa.types.is_date(t) else "timestamp" if pa.types.is_timestamp(t) else ""
+
+
+def _time_difference(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:
+    """DataFusion: date - date is a number of days (int64), timestamp - timestamp a duration."""
+    if pa.types.is_date(a.type):
+        days = [t.cast(t.cast(v, pa.date32(), node), pa.int32(), node) for v in (a, b)]
+        return t.call("subtract", [t.cast(d, pa.int64(), node) for d in days], node)
+    common = comparison_common(a.type, b.type)
+    if common is None:
+        raise t.error(f"cannot subtract {b.type} from {a.type}", node)
+    return t.call("subtract", [t.cast(a, common, node), t.cast(b, common, node)], node)
+
+
+def _arith(t: Translator, node: exp.Expr) -> Val:
+    return arithmetic(t, _ARITHMETIC[type(node)], t.value(node.this), t.value(node.expression), node)
+
+
+def _neg(t: Translator, node: exp.Expr) -> Val:
+    x = t.value(node.this)
+    if not is_numeric(x.type) or pa.types.is_unsigned_integer(x.type):  # DataFusion: no unsigned negation
+        raise t.error(f"cannot negate {x.type}", node)
+    out = t.call("negate", [x], node)
+    if pa.types.is_floating(x.type) and out.const is None:
+        return Val(out.expr, out.type, None, not x.nan_low)
+    return out

@@ -1,0 +1,133 @@
+"""SQL's special syntax that lance's planner hands to DataFusion only inside a function's arguments:
+``CASE``, ``SUBSTRING``, ``TRIM``, ``EXTRACT``, ``CEIL`` / ``FLOOR``, ``INTERVAL``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from lancelot.sql.translate import Translator, Val, _const, sql_text
+from lancelot.sql.types import comparison_common, is_numeric
+from lancelot.util.types import is_string_like
+
+
+def _condition(t: Translator, v: Val, node: exp.Expr) -> Val:
+    """A WHEN condition as a boolean: numbers are true when not zero (DataFusion casts them)."""
+    if pa.types.is_boolean(v.type):
+        return v
+    return t.cast(v, pa.bool_(), node)
+
+
+def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | None:
+    """The branches' common type: text when any branch is text (a number reads as its digits)."""
+    types = [v.type for v in vals if not pa.types.is_null(v.type)]
+    if not types:
+        return None
+    if any(is_string_like(x) for x in types) and not all(is_string_like(x) for x in types):
+        return pa.large_utf8() if any(pa.types.is_large_string(x) for x in types) else pa.utf8()
+    common = types[0]
+    for x in types[1:]:
+        c = comparison_common(common, x)
+        if c is None:
+            raise t.error(f"the branches of CASE have no common type ({common} and {x})", node)
+        common = c
+    return common
+
+
+def _case(t: Translator, node: exp.Expr) -> Val:
+    """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
+    is not), else ELSE or null; the branches in one type."""
+    _in_function(t, node)
+    operand = node.this
+    subject = t.value(operand) if operand is not None else None
+    conds: list[Val] = []
+    vals: list[Val] = []
+    for branch in node.args.get("ifs") or []:
+        when = t.value(branch.this)
+        if subject is not None:
+            when = t.compare("equal", subject, when, branch)
+        conds.append(_condition(t, when, branch.this))
+        vals.append(t.value(branch.args["true"]))
+    default = node.args.get("default")
+    if default is not None:
+        vals.append(t.value(default))
+    common = _common(t, vals, node)
+    if common is None:
+        return _const(pa.scalar(None))
+    vals = [t.cast(v, common, node) for v in vals]
+    names = [f"c{i}" for i in range(len(conds))]
+    struct = t.call("make_struct", conds, node, pc.MakeStructOptions(names))
+    return t.call("case_when", [struct, *vals], node)
+
+
+def _in_function(t: Translator, node: exp.Expr) -> None:
+    """SUBSTRING / TRIM / EXTRACT / CASE: lance's planner hands them to DataFusion only inside a
+    function's arguments."""
+    if node.find_ancestor(exp.Anonymous) is None:
+        raise t.error(f"{type(node).__name__} ({sql_text(node)}) is not supported in lance SQL", node)
+
+
+def _special_call(t: Translator, node: exp.Expr, name: str, args: list[Val]) -> Val:
+    """``name(args)`` as the function call the special syntax stands for."""
+    from lancelot.sql.functions import _NULL_RESULT, FUNCTIONS, _NullArgument
+    from lancelot.sql.string_functions import STRING_FUNCTIONS
+    from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
+
+    fn = {**FUNCTIONS, **STRING_FUNCTIONS, **TEMPORAL_FUNCTIONS}[name]
+    try:
+        return fn(t, node, args)
+    except _NullArgument:
+        return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))
+
+
+def _substring(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    parts = [node.this, node.args["start"], node.args.get("length")]
+    return _special_call(t, node, "substr", [t.value(p) for p in parts if p is not None])
+
+
+def _trim(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
+    parts = [node.this, node.args.get("expression")]
+    return _special_call(t, node, name, [t.value(p) for p in parts if p is not None])
+
+
+def _extract(t: Translator, node: exp.Expr) -> Val:
+    _in_function(t, node)
+    part = _const(pa.scalar(node.this.name.lower()))
+    return _special_call(t, node, "date_part", [part, t.value(node.expression)])
+
+
+def _rounding(kernel: str) -> Callable[[Translator, exp.Expr], Val]:
+    """CEIL / FLOOR (only inside a function's arguments): a float keeps its type, a decimal too,
+    an integer becomes a double."""
+
+    def fn(t: Translator, node: exp.Expr) -> Val:
+        _in_function(t, node)
+        x = t.value(node.this)
+        if (
+            pa.types.is_null(x.type)
+            or is_numeric(x.type)
+            and not (pa.types.is_floating(x.type) or pa.types.is_decimal(x.type))
+        ):
+            x = t.cast(x, pa.float64(), node)
+        if not is_numeric(x.type):
+            raise t.error(f"{kernel} does not apply to {x.type}", node)
+        d = x.type
+        if pa.types.is_decimal(d) and d.precision < 38:  # Arrow wraps on overflow: round wider, fit back
+            wide = t.call(kernel, [t.cast(x, pa.decimal128(d.precision + 1, d.scale), node)], node)
+            return Val(wide.expr.cast(d), d)
+        return t.call(kernel, [x], node)
+
+    return fn
+
+
+def _interval(t: Translator, node: exp.Expr) -> Val:
+    from lancelot.sql.temporal import interval
+
+    return interval(t, node)
