@@ -9,7 +9,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
-from lancelot.sql.translate import _ARITHMETIC, Translator, Val
+from lancelot.sql.translate import _ARITHMETIC, Translator, Val, _const
 from lancelot.sql.types import as_decimal, comparison_common, is_numeric, numeric_common
 
 
@@ -59,7 +59,11 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
 
         return t.call(fmod(common), [a, b], node)
     quotient = t.call("divide", [a, b], node)
-    return t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
+    out = t.call("subtract", [a, t.call("multiply", [quotient, b], node)], node)
+    if pa.types.is_signed_integer(common) and out.const is None:  # the smallest integer % -1 is 0 (the quotient wraps)
+        minus_one = t.call("equal", [b, _const(pa.scalar(-1, common))], node)
+        out = t.call("if_else", [minus_one, t.call("subtract", [a, a], node), out], node)  # 0, or null
+    return out
 
 
 def _decimal_mod(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:

@@ -134,7 +134,16 @@ def as_common(t: Translator, node: exp.Expr, args: list[Val], name: str) -> list
 
 
 def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    return t.call("coalesce", as_common(t, node, args, "coalesce"), node)
+    out = t.call("coalesce", as_common(t, node, args, "coalesce"), node)
+    return as_view_with_views(t, node, args, out)
+
+
+def as_view_with_views(t: Translator, node: exp.Expr, args: list[Val], out: Val) -> Val:
+    """DataFusion's text meets a string_view as a view: ``out`` (computed in Arrow C++'s plain
+    string types, which its kernels take) cast back to a view when an argument is one."""
+    if is_string_like(out.type) and any(pa.types.is_string_view(a.type) for a in args):
+        return t.cast(out, pa.string_view(), node)
+    return out
 
 
 def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -225,7 +234,7 @@ def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         raise t.error(f"nullif of {a.type} and {b.type}", node)
     a = t.cast(a, common, node)
     same = t.call("coalesce", [t.compare("equal", a, b, node), _const(pa.scalar(False))], node)
-    return t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node)
+    return as_view_with_views(t, node, args, t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node))
 
 
 def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:

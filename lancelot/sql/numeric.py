@@ -152,8 +152,19 @@ def _extreme(kernel: str) -> Fn:
 
 def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.functions import FUNCTIONS
+    from lancelot.util.types import is_string_like
 
     _arity(t, node, args, 2)
+    text = [is_string_like(a.type) for a in args]
+    if any(text) and not all(text):  # DataFusion's nvl: text with anything else is text (utf8)
+        args = [t.cast(a, pa.utf8(), node) for a in args]
+    elif all(is_string_like(a.type) or pa.types.is_null(a.type) for a in args) and args[0].type != args[1].type:
+        from lancelot.sql.functions import as_common
+
+        plain = as_common(
+            t, node, [t.cast(a, pa.utf8(), node) if pa.types.is_string_view(a.type) else a for a in args], "ifnull"
+        )
+        return t.cast(t.call("coalesce", plain, node), pa.string_view(), node)  # two kinds of text meet as a view
     return FUNCTIONS["coalesce"](t, node, args)
 
 

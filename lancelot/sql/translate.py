@@ -262,6 +262,8 @@ class Translator:
 
             udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
+        if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
+            v = self.cast(v, pa.int32(), node)
         to_number = pa.types.is_integer(t) or pa.types.is_floating(t)
         days = pa.types.is_date(v.type) and t in (pa.int32(), pa.int64())
         if (pa.types.is_timestamp(v.type) and to_number) or days:

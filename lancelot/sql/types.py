@@ -189,6 +189,13 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         return a
     if is_binary(a) and is_binary(b):
         return pa.binary()
+    if (
+        pa.types.is_date32(a)
+        and b in (pa.int32(), pa.int64())
+        or pa.types.is_date32(b)
+        and a in (pa.int32(), pa.int64())
+    ):
+        return pa.date32()  # arrow-rs casts int32 / int64 to a date (days); a narrower integer it refuses
     if _temporal_rank(a) and _temporal_rank(b):
         if pa.types.is_date(a) and pa.types.is_date(b):
             return pa.date64() if pa.types.is_date64(a) or pa.types.is_date64(b) else pa.date32()

@@ -158,6 +158,16 @@ REGRESSIONS = [
     ("p", "s || i8 * 2"),  # || binds tighter than * and +: (s || i8) * 2, an error
     ("p", "s || 'a' || ls"),
     ("p", "TRY_CAST(DATE '2020-01-01' AS bigint unsigned)"),  # a literal too: no such cast, refused
+    ("f", "i32 < d"),  # int32 / int64 meet a date as days; narrower integers are refused
+    ("f", "-st.a IS DISTINCT FROM '2020-01-02'::date"),
+    ("f", "i64 < d"),  # 2^62 days: a cast error when run
+    ("f", "u8 < d"),
+    ("p", "i32 % -1"),  # the smallest integer % -1 is 0, not a wrapped quotient's remainder
+    ("p", "ifnull(s, 1)"),  # nvl: text with a number is text
+    ("p", "ifnull(f32, '1')"),
+    ("p", "ifnull(s, ls)"),  # two kinds of text: a view
+    ("p", "coalesce(s, left('日本', 2))"),  # text with a view: a view
+    ("p", "nullif(right(ls, 2) || b, 'ab')"),
 ]
 
 
