@@ -218,12 +218,6 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.call("round", [x], node, opts)
 
 
-def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
-    a, b = args  # lance's planner gives power of any non-decimal numbers as a double
-    return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
-
-
 def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.translate import _const
 
@@ -374,8 +368,6 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "abs": _abs,
     "sqrt": _float_fn("sqrt"),
     "round": _round,
-    "power": _power,
-    "pow": _power,
 }
 
 

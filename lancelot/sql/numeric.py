@@ -65,11 +65,76 @@ def _unary(kernel: str, scale: float | None = None) -> Fn:
     return fn
 
 
+def _call(node: exp.Expr, *names: str) -> exp.Anonymous | None:
+    """``node`` when it is a call of one of ``names`` (parentheses looked through)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node if isinstance(node, exp.Anonymous) and node.name.lower() in names else None
+
+
 def _log(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1, 2)
     x = _float(t, node, args[-1])  # the value's float type; the base is cast to it
+    if len(args) == 2 and (args[0].const is None or args[1].const is None):
+        # DataFusion's simplifier, whatever the values (NaN and NULL too): log(b, 1) = 0,
+        # log(b, b) = 1, log(b, power(b, y)) = y
+        base_node, number_node = node.expressions
+        one = args[1].const
+        if one is not None and one.is_valid and one.as_py() == 1:
+            return _const_of(0.0, _float(t, node, args[0]))
+        if base_node == number_node:
+            return _const_of(1.0, x)
+        inner = _call(number_node, "power", "pow")
+        if inner is not None and len(inner.expressions) == 2 and inner.expressions[0] == base_node:
+            return _exponent(t, inner, args[0])
     base = t.cast(_double(t, node, args[0]), x.type, node) if len(args) == 2 else _const_of(10.0, x)
     return t.call("divide", [t.call("ln", [x], node), t.call("ln", [base], node)], node)
+
+
+def _exponent(t: Translator, call: exp.Anonymous, base: Val) -> Val:
+    """``power(base, y)``'s ``y`` as power takes it: an integer with a decimal base, else a double."""
+    y = t.value(call.expressions[1])
+    if pa.types.is_decimal(base.type) and pa.types.is_integer(y.type):
+        return t.cast(y, pa.int64(), call)
+    return _double(t, call, y)
+
+
+def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """DataFusion's power: of a decimal a decimal (lancelot/sql/udfs.py), of anything else a double."""
+    from lancelot.sql.translate import _const as const
+    from lancelot.sql.udfs import decimal_power, decimal_power_rows, power_checked
+
+    _arity(t, node, args, 2)
+    a, b = args
+    if (
+        not is_numeric(a.type)
+        and not pa.types.is_null(a.type)
+        or not is_numeric(b.type)
+        and not pa.types.is_null(b.type)
+    ):
+        raise t.error(f"power does not apply to {a.type} and {b.type}", node)
+    dec = pa.types.is_decimal(a.type)
+    out = a.type if dec else pa.float64()
+    if pa.types.is_null(a.type) or pa.types.is_null(b.type):
+        return const(pa.scalar(None, out))
+    if a.const is None or b.const is None:  # DataFusion's simplifier: power(a, 0) = 1, power(a, 1) = a,
+        e = b.const.as_py() if b.const is not None else None  # power(a, log(a, y)) = y
+        if e == 0:
+            return const(pa.scalar(1, out))
+        if e == 1:
+            return t.cast(a, out, node)
+        inner = _call(node.expressions[1], "log")
+        if inner is not None and len(inner.expressions) == 2 and inner.expressions[0] == node.expressions[0]:
+            return _float(t, inner, t.value(inner.expressions[1]))
+    if dec:
+        if b.const is None:
+            return t.call(decimal_power_rows(a.type), [a, _double(t, node, b)], node)
+        e = b.const.as_py()
+        if e is None:
+            return const(pa.scalar(None, out))
+        integer = pa.types.is_integer(b.type)
+        return t.call(decimal_power(a.type, int(e) if integer else float(e), integer), [a], node)
+    return t.call(power_checked(out), [_double(t, node, a), _double(t, node, b)], node)
 
 
 def _trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -205,4 +270,6 @@ NUMERIC_FUNCTIONS: dict[str, Fn] = {
     "ifnull": _ifnull,
     "nvl": _ifnull,
     "nanvl": _nanvl,
+    "power": _power,
+    "pow": _power,
 }

@@ -220,3 +220,95 @@ def sign_bit(t: pa.DataType) -> str:
         return pa.array(np.signbit(x), pa.bool_(), mask=a.is_null().to_numpy(zero_copy_only=False))
 
     return register(f"lancelot_sign_bit<{t}>", {"x": t}, pa.bool_(), impl)
+
+
+# -- power ------------------------------------------------------------------------------------------
+
+
+def _zero_to_negative(base: pa.Array, exponent: pa.Array) -> None:
+    bad = pc.and_(pc.equal(base, 0), pc.less(exponent, 0))
+    if pc.any(bad).as_py():
+        raise pa.ArrowInvalid("Compute error: zero raised to a negative power is undefined")
+
+
+def power_checked(t: pa.DataType) -> str:
+    """DataFusion's float power: ``pow``, but zero to a negative power is an error."""
+
+    def impl(base: pa.Array, exponent: pa.Array) -> pa.Array:
+        _zero_to_negative(base, exponent)
+        return pc.power(base, exponent)
+
+    return register(f"lancelot_power_checked_{t}", {"base": t, "exponent": t}, t, impl)
+
+
+def _decimals(unscaled: list[int | None], t: pa.DataType) -> pa.Array:
+    """A decimal128 array of these unscaled values, unchecked against the precision (as arrow-rs
+    leaves a kernel's result)."""
+    data = b"".join((v or 0).to_bytes(16, "little", signed=True) for v in unscaled)
+    valid = pa.array([v is not None for v in unscaled]).buffers()[1]
+    return pa.Array.from_buffers(t, len(unscaled), [valid, pa.py_buffer(data)])
+
+
+def _powf_scaled(unscaled: int, scale: int, e: float) -> int:
+    """The float fallback: the base as a double to the power ``e``, rounded back to the scale."""
+    b = unscaled / 10.0**scale
+    if b == 0 and e < 0:
+        raise pa.ArrowInvalid("Compute error: zero raised to a negative power is undefined")
+    try:
+        r = math.pow(b, e)
+    except (OverflowError, ValueError):
+        r = math.nan
+    if not math.isfinite(r):
+        raise pa.ArrowInvalid(f"Arithmetic overflow: Result of {b:g}^{e:g} is not finite")
+    scaled = r * 10.0**scale
+    out = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)  # Rust's round: half away from zero
+    if abs(out) >= 2**127:
+        raise pa.ArrowInvalid(f"Arithmetic overflow: Result {scaled} is too large for the target decimal type")
+    return out
+
+
+def decimal_power(t: pa.DataType, e: float, integer: bool) -> str:
+    """DataFusion's ``power(decimal, constant)``: a whole exponent >= 0 exactly (truncating to the
+    scale, the precision unchecked), any other through a double, rounded; overflow is an error."""
+
+    def one(unscaled: int) -> int:
+        s = t.scale
+        if integer or (math.isfinite(e) and e == math.trunc(e) and e >= 0):
+            k = int(e)
+            if k == 0:
+                return int(10**s)
+            if k > 0:
+                powered = unscaled**k if abs(unscaled) < 2**127 and k * abs(unscaled).bit_length() <= 260 else None
+                if powered is None or not -(2**127) <= powered < 2**127 or s * (k - 1) > 38:
+                    raise pa.ArrowInvalid(f"Arithmetic overflow: Cannot raise base {unscaled} to exp {k}")
+                q = int(abs(powered) // 10 ** (s * (k - 1)))  # Rust divides towards zero
+                return q if powered >= 0 else -q
+        if not math.isfinite(e):
+            raise pa.ArrowInvalid(f"Compute error: Cannot use non-finite exp: {e}")
+        return _powf_scaled(unscaled, t.scale, e)
+
+    def impl(base: pa.Array) -> pa.Array:
+        ints = [None if v is None else int(v.scaleb(t.scale)) for v in base.to_pylist()]
+        return _decimals([None if v is None else one(v) for v in ints], t)
+
+    return register(f"lancelot_decimal_power_{t}_{e!r}_{integer}", {"base": t}, t, impl)
+
+
+def decimal_power_rows(t: pa.DataType) -> str:
+    """DataFusion's ``power(decimal, column)``: through doubles, cast back to the decimal (null
+    where it does not fit, or is not a number)."""
+
+    def impl(base: pa.Array, exponent: pa.Array) -> pa.Array:
+        b = base.cast(pa.float64())
+        _zero_to_negative(b, exponent)
+        out: list[decimal.Decimal | None] = []
+        for x in pc.power(b, exponent).to_pylist():
+            if x is None or not math.isfinite(x):
+                out.append(None)
+                continue
+            scaled = x * 10.0**t.scale
+            q = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)
+            out.append(decimal.Decimal(q).scaleb(-t.scale) if abs(q) < 10**t.precision else None)
+        return pa.array(out, t)
+
+    return register(f"lancelot_decimal_power_rows_{t}", {"base": t, "exponent": pa.float64()}, t, impl)

@@ -168,6 +168,16 @@ REGRESSIONS = [
     ("p", "ifnull(s, ls)"),  # two kinds of text: a view
     ("p", "coalesce(s, left('日本', 2))"),  # text with a view: a view
     ("p", "nullif(right(ls, 2) || b, 'ab')"),
+    ("p", "power(dec, 3)"),  # a decimal to a constant whole power: exact, truncated, precision unchecked
+    ("p", "power(dec, dec)"),  # to a column: through doubles, null where it does not fit
+    ("p", "power(dec, 0.5)"),  # (-1)^0.5: an error
+    ("p", "power(dec, 100)"),  # overflow: an error
+    ("p", "power(f64, -1)"),  # zero to a negative power: an error
+    ("p", "power(f64, 0)"),  # DataFusion's simplifier: 1 even for NULL
+    ("p", "power(2, log(2, f64))"),
+    ("p", "log(f64, f64)"),  # 1 even for NaN and NULL
+    ("p", "log(f32, 1)"),  # 0 in the base's type
+    ("p", "log(i8, power(i8, f64))"),
 ]
 
 
