@@ -152,12 +152,12 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     strings = [t.cast(a, pa.utf8(), node) for a in args]
     opts = pc.JoinOptions(null_handling="replace", null_replacement="")
     out = t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
-    # DataFusion's type: a view with a view; a string with any non-text argument; else the
+    # DataFusion's type: a string with any non-text argument; else a view with a view; else the
     # arguments' own when all are of one string type, a view when several (NULL counts as one)
     types = {a.type for a in args}
-    if any(pa.types.is_string_view(x) for x in types):
-        return t.cast(out, pa.string_view(), node)
     if all(is_string_like(x) or pa.types.is_null(x) for x in types):
+        if any(pa.types.is_string_view(x) for x in types):
+            return t.cast(out, pa.string_view(), node)
         one = next(iter(types)) if len(types) == 1 else pa.null()
         return t.cast(out, one if is_string_like(one) else pa.string_view(), node)
     return out

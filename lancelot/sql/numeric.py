@@ -199,16 +199,26 @@ def _extreme(kernel: str) -> Fn:
             no = const(pa.scalar(False))
             low = kernel == "min_element_wise"
 
-            def placed_nan(v: Val) -> Val:
+            def placed_nan_sign(v: Val) -> Val:
                 sign = t.call(sign_bit(v.type), [v], node)
-                side = sign if low else t.call("invert", [sign], node)
-                return t.call("and_kleene", [t.call("is_nan", [v], node), side], node)
+                return sign if low else t.call("invert", [sign], node)
+
+            def placed_nan(v: Val) -> Val:
+                return t.call("and_kleene", [t.call("is_nan", [v], node), placed_nan_sign(v)], node)
 
             nans = [t.call("coalesce", [placed_nan(v), no], node) for v in vals]
             any_nan = nans[0]
             for n in nans[1:]:
                 any_nan = t.call("or", [any_nan, n], node)
             nan = -math.nan if low else math.nan
+            # between zeros too, total order: -0 below 0
+            zero = const(pa.scalar(-0.0 if low else 0.0, common))
+            signed = [t.call("and_kleene", [t.call("equal", [v, zero], node), placed_nan_sign(v)], node) for v in vals]
+            any_zero = signed[0]
+            for z in signed[1:]:
+                any_zero = t.call("or_kleene", [any_zero, z], node)
+            is_zero = t.call("and_kleene", [t.call("equal", [out, zero], node), any_zero], node)
+            out = t.call("if_else", [t.call("coalesce", [is_zero, no], node), zero, out], node)
             out = t.call("if_else", [any_nan, const(pa.scalar(nan, common)), out], node)
         return out
 
