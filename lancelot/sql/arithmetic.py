@@ -17,10 +17,10 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
     if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
         return _time_difference(t, a, b, node)
-    if fn in ("add", "subtract") and pa.types.is_duration(b.type) or fn == "add" and pa.types.is_duration(a.type):
+    if fn in ("add", "subtract") and _span(b.type) or fn == "add" and _span(a.type):
         from lancelot.sql.temporal import shift
 
-        return shift(t, fn, b, a, node) if pa.types.is_duration(a.type) else shift(t, fn, a, b, node)
+        return shift(t, fn, b, a, node) if _span(a.type) else shift(t, fn, a, b, node)
     common = numeric_common(a.type, b.type)
     if pa.types.is_null(a.type) or pa.types.is_null(b.type):
         common = b.type if pa.types.is_null(a.type) else a.type
@@ -64,6 +64,11 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         minus_one = t.call("equal", [b, _const(pa.scalar(-1, common))], node)
         out = t.call("if_else", [minus_one, t.call("subtract", [a, a], node), out], node)  # 0, or null
     return out
+
+
+def _span(x: pa.DataType) -> bool:
+    """A length of time: a duration, or an interval of calendar months."""
+    return bool(pa.types.is_duration(x) or pa.types.is_interval(x))
 
 
 def _decimal_mod(t: Translator, a: Val, b: Val, node: exp.Expr) -> Val:

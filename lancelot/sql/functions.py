@@ -168,10 +168,11 @@ def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     s = _string(t, args[0], node)
     old = _literal_str(t, args[1], node, "search string")
     new = _literal_str(t, args[2], node, "replacement")
-    if old == "":  # Rust's str::replace puts ``new`` around every character; Arrow's kernel never ends
+    if old == "":  # Rust's str::replace puts ``new`` around every character, as an empty regex does
         if new == "":
             return s
-        raise t.error("replace of an empty string is not supported by lancelot", node)
+        opts = pc.ReplaceSubstringOptions("", new.replace("\\", "\\\\"))
+        return t.call("replace_substring_regex", [s], node, opts)
     return t.call("replace_substring", [s], node, pc.ReplaceSubstringOptions(old, new))
 
 

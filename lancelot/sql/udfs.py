@@ -9,6 +9,7 @@ uses one can be evaluated anywhere in the process that parsed it.
 
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import decimal
 import math
@@ -312,3 +313,39 @@ def decimal_power_rows(t: pa.DataType) -> str:
         return pa.array(out, t)
 
     return register(f"lancelot_decimal_power_rows_{t}", {"base": t, "exponent": pa.float64()}, t, impl)
+
+
+# -- calendar months --------------------------------------------------------------------------------
+
+_TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+def _plus_months(day: int, months: int) -> int:
+    """Days since the epoch, moved by calendar months (the day clamped to the month's last, as
+    chrono's ``checked_add_months``)."""
+    d = _EPOCH + _dt.timedelta(days=day)
+    k = d.year * 12 + d.month - 1 + months
+    year, month = divmod(k, 12)
+    if not 1 <= year <= 9999:
+        raise pa.ArrowInvalid(f"Arithmetic overflow: cannot add {months} months to {d}")
+    last = calendar.monthrange(year, month + 1)[1]
+    return (_dt.date(year, month + 1, min(d.day, last)) - _EPOCH).days
+
+
+def add_months(t: pa.DataType, months: int) -> str:
+    """A date or timestamp moved by ``months`` calendar months (its time of day kept)."""
+    per_day = 1 if pa.types.is_date(t) else _TICKS_PER_DAY[t.unit]
+    storage = pa.int32() if pa.types.is_date32(t) else pa.int64()
+
+    def impl(x: pa.Array) -> pa.Array:
+        out = []
+        for v in x.cast(storage).to_pylist():
+            if v is None:
+                out.append(None)
+                continue
+            day, rest = divmod(v, per_day)
+            out.append(_plus_months(day, months) * per_day + rest)
+        return pa.array(out, storage).cast(t)
+
+    return register(f"lancelot_add_months_{t}_{months}", {"x": t}, t, impl)

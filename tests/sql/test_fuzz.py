@@ -181,6 +181,13 @@ REGRESSIONS = [
     ("p", "greatest(-0.0, u64)"),  # between zeros, total order: -0 below 0
     ("p", "least(f64, -f64)"),
     ("p", "concat(i8, right(s, 1))"),  # a number with a view: a string
+    ("p", "replace(s, '', 'x')"),  # an empty search string: around every character
+    ("p", "replace(ls, '', '\\1')"),
+    ("f", "concat(NULL, replace(s, '', 'Abc')) > nullif(ls || date '2020-01-01', 'ab')"),
+    ("p", "date_part('month', d + INTERVAL '1 month')"),  # calendar months, the day clamped
+    ("p", "concat(d + INTERVAL '1 month 2 days')"),
+    ("p", "concat(ts - INTERVAL '1 year 3 hours')"),
+    ("p", "date_part('day', tz - INTERVAL '2 months')"),
 ]
 
 
@@ -189,8 +196,8 @@ def test_fuzz_regressions_match_pylance(pair, kind, sql):
     _check(pair, kind, sql)
 
 
-#: what pylance has and lancelot not yet (replace of ''): the random test leaves those out
-GAPS = ("replace(",)
+#: what pylance has and lancelot not yet: the random test leaves those out
+GAPS: tuple[str, ...] = ()
 
 
 def test_random_sql_matches_pylance(pair):
