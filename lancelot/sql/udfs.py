@@ -339,7 +339,7 @@ def add_months(t: pa.DataType, months: int) -> str:
     storage = pa.int32() if pa.types.is_date32(t) else pa.int64()
 
     def impl(x: pa.Array) -> pa.Array:
-        out = []
+        out: list[int | None] = []
         for v in x.cast(storage).to_pylist():
             if v is None:
                 out.append(None)
