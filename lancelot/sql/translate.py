@@ -353,8 +353,11 @@ class Translator:
             negative = isinstance(n, exp.Neg)
             text = ("-" if negative else "") + (n.this.this if negative else n.this)
             try:
-                value: int | float = int(text)  # the magnitude must fit first: -9223372036854775808 is a float
-                s = pa.scalar(value, pa.int64()) if abs(value) < 2**63 else pa.scalar(float(text))
+                value: int | float = int(text)
+                # lance's planner needs the magnitude to fit first (-9223372036854775808 is a float);
+                # DataFusion's, which plans a function's arguments, reads the smallest int64 whole
+                fits = abs(value) < 2**63 or value == -(2**63) and n.find_ancestor(exp.Anonymous) is not None
+                s = pa.scalar(value, pa.int64()) if fits else pa.scalar(float(text))
             except ValueError:
                 try:
                     s = pa.scalar(float(text), pa.float64())

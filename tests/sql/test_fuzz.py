@@ -188,6 +188,9 @@ REGRESSIONS = [
     ("p", "concat(d + INTERVAL '1 month 2 days')"),
     ("p", "concat(ts - INTERVAL '1 year 3 hours')"),
     ("p", "date_part('day', tz - INTERVAL '2 months')"),
+    ("p", "concat(-9223372036854775808)"),  # in a function the smallest int64 is an integer
+    ("p", "'a' || -9223372036854775808"),  # at the top a float
+    ("p", "concat(-2.25, -(CASE dec WHEN -9223372036854775808 THEN 0.5 WHEN 1 THEN i32 END))"),
 ]
 
 
