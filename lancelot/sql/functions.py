@@ -347,7 +347,6 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "btrim": _trim("utf8_trim"),
     "ltrim": _trim("utf8_ltrim"),
     "rtrim": _trim("utf8_rtrim"),
-    "initcap": _unary("utf8_title", is_string_like),
     "regexp_replace": _regexp_replace,
     "split_part": _split_part,
     "lower": _unary("utf8_lower", is_string_like),
@@ -393,6 +392,7 @@ _NULL_RESULT = {
     "instr": pa.int32(),
     "substr": pa.string_view(),
     "substring": pa.string_view(),
+    "initcap": pa.string_view(),
 }
 
 from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above

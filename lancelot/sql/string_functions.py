@@ -191,6 +191,28 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return out if exact else t.cast(out, pa.string_view(), node)
 
 
+def _initcapped(s: str) -> str:
+    """DataFusion's initcap: a character upper-cased after a non-alphanumeric one (or first),
+    lower-cased after an alphanumeric one (digits count: ``1x`` stays)."""
+    out, prev = [], False
+    for c in s:
+        out.append(c.lower() if prev else c.upper())
+        prev = c.isalnum()
+    return "".join(out)
+
+
+def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.functions import _string
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 1:
+        raise t.error("initcap takes 1 argument", node)
+    x = _string(t, args[0], node)
+    if pa.types.is_null(x.type):
+        return _const(None, pa.string_view())
+    return t.call(rowwise("initcap", {"s": x.type}, x.type, _initcapped), [x], node)
+
+
 def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """``substr(s, start[, count])``: characters from 1-based ``start`` (a start before 1 eats into
     the count), a string_view. Lance's planner takes it only inside another function's arguments."""
@@ -223,6 +245,7 @@ STRING_FUNCTIONS: dict[str, Fn] = {
     "md5": _md5,
     "to_hex": _to_hex,
     "translate": _translate,
+    "initcap": _initcap,
     "substr": _substr,
     "substring": _substr,
 }

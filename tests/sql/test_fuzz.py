@@ -191,6 +191,9 @@ REGRESSIONS = [
     ("p", "concat(-9223372036854775808)"),  # in a function the smallest int64 is an integer
     ("p", "'a' || -9223372036854775808"),  # at the top a float
     ("p", "concat(-2.25, -(CASE dec WHEN -9223372036854775808 THEN 0.5 WHEN 1 THEN i32 END))"),
+    ("p", "initcap('a1b c_d éa ÀÉ 1x x1y')"),  # a digit is part of a word: 1x, X1y
+    ("p", "initcap(concat_ws('Abc', TIMESTAMP '2020-01-01T13:00:00', st.a > 1))"),
+    ("p", "initcap(NULL)"),
 ]
 
 
