@@ -207,9 +207,9 @@ def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
     if len(args) != 1:
         raise t.error("initcap takes 1 argument", node)
-    x = _string(t, args[0], node)
-    if pa.types.is_null(x.type):
+    if pa.types.is_null(args[0].type):
         return _const(None, pa.string_view())
+    x = _string(t, args[0], node)
     return t.call(rowwise("initcap", {"s": x.type}, x.type, _initcapped), [x], node)
 
 
