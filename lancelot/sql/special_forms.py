@@ -27,6 +27,8 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
     types = [v.type for v in vals if not pa.types.is_null(v.type)]
     if not types:
         return None
+    if any(pa.types.is_string_view(x) for x in types):
+        return pa.string_view()  # a view with text or numbers: a view
     if any(is_string_like(x) for x in types) and not all(is_string_like(x) for x in types):
         return pa.large_utf8() if any(pa.types.is_large_string(x) for x in types) else pa.utf8()
     common = types[0]
@@ -58,10 +60,12 @@ def _case(t: Translator, node: exp.Expr) -> Val:
     common = _common(t, vals, node)
     if common is None:
         return _const(pa.scalar(None))
-    vals = [t.cast(v, common, node) for v in vals]
+    view = pa.types.is_string_view(common)  # Arrow's case_when takes no views: computed as strings
+    vals = [t.cast(v, pa.utf8() if view else common, node) for v in vals]
     names = [f"c{i}" for i in range(len(conds))]
     struct = t.call("make_struct", conds, node, pc.MakeStructOptions(names))
-    return t.call("case_when", [struct, *vals], node)
+    out = t.call("case_when", [struct, *vals], node)
+    return t.cast(out, common, node) if view else out
 
 
 def _in_function(t: Translator, node: exp.Expr) -> None:

@@ -194,6 +194,9 @@ REGRESSIONS = [
     ("p", "initcap('a1b c_d éa ÀÉ 1x x1y')"),  # a digit is part of a word: 1x, X1y
     ("p", "initcap(concat_ws('Abc', TIMESTAMP '2020-01-01T13:00:00', st.a > 1))"),
     ("p", "initcap(NULL)"),
+    ("p", "round(dec, 0)"),  # 99999999.99 rounds to 100000000, not a wrapped 0
+    ("p", "concat(CASE WHEN b THEN right(s, 1) ELSE left('é', 1) END)"),  # CASE of views
+    ("p", "concat(CASE WHEN b THEN right(s, 1) ELSE 1 END)"),  # a view with a number: a view
 ]
 
 
