@@ -120,7 +120,7 @@ def in_list(t: Translator, node: exp.In) -> Val:
 
 def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> Val:
     common = x.type
-    for item_type in {s.type for s in scalars}:
+    for item_type in dict.fromkeys(s.type for s in scalars):  # in the list's order, as DataFusion folds them
         c = comparison_common(common, item_type)
         if c is None:
             raise t.error(f"cannot compare {x.type} with {item_type} in IN", node)
