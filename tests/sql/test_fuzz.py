@@ -200,6 +200,9 @@ REGRESSIONS = [
     ("p", "concat(u64 IN (1e10, 3))"),  # IN's type folds over the list in order: double here ...
     ("p", "concat(u64 IN (1e-300, 3))"),  # (was decimal by a set's order: 1e-300 = 0)
     ("p", "concat(u64 IN (3, 1e-300))"),  # ... decimal there: 1e-300 = 0, as pylance
+    ("f", "(ts IS NOT NULL IS DISTINCT FROM (NULL) OR (st.a < 3)) IS NOT FALSE"),  # the rest is the right side
+    ("f", "i8 IS DISTINCT FROM 1 AND i16 > 2"),  # i8 IS DISTINCT FROM (1 AND i16 > 2): refused
+    ("f", "(i8 IS DISTINCT FROM 1) OR i8 IS NULL"),
 ]
 
 
