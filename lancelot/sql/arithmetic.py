@@ -102,6 +102,8 @@ def _arith(t: Translator, node: exp.Expr) -> Val:
 
 def _neg(t: Translator, node: exp.Expr) -> Val:
     x = t.value(node.this)
+    if pa.types.is_null(x.type):  # -NULL is NULL
+        return x
     if not is_numeric(x.type) or pa.types.is_unsigned_integer(x.type):  # DataFusion: no unsigned negation
         raise t.error(f"cannot negate {x.type}", node)
     out = t.call("negate", [x], node)

@@ -264,6 +264,8 @@ class Translator:
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
         if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
             v = self.cast(v, pa.int32(), node)
+        if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:
+            return self._text_to_timestamp(v, t, node)
         to_number = pa.types.is_integer(t) or pa.types.is_floating(t)
         days = pa.types.is_date(v.type) and t in (pa.int32(), pa.int64())
         if (pa.types.is_timestamp(v.type) and to_number) or days:
@@ -297,6 +299,14 @@ class Translator:
             return self.call("round", [v], node, pc.RoundOptions(t.scale, "half_towards_infinity"))
         return v
 
+    def _text_to_timestamp(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """Text to a timestamp as arrow-rs parses it (lancelot/sql/udfs.py: text_to_timestamp)."""
+        from lancelot.sql.udfs import text_to_timestamp
+
+        plain = pa.types.is_string(v.type) or pa.types.is_large_string(v.type)
+        text = v if plain else self.cast(v, pa.utf8(), node)
+        return self.call(text_to_timestamp(text.type, t), [text], node)
+
     def _to_zoned(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         """To a zoned timestamp as arrow-rs casts: a naive time is a wall-clock time in the zone,
         a date is midnight UTC."""
@@ -311,6 +321,8 @@ class Translator:
             v = self.cast(v, pa.timestamp(t.unit), node)
         if v.type == t:
             return v
+        if is_string_like(v.type) and v.const is None:
+            return self._text_to_timestamp(v, t, node)
         v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:

@@ -349,3 +349,24 @@ def add_months(t: pa.DataType, months: int) -> str:
         return pa.array(out, storage).cast(t)
 
     return register(f"lancelot_add_months_{t}_{months}", {"x": t}, t, impl)
+
+
+def text_to_timestamp(src: pa.DataType, t: pa.DataType) -> str:
+    """Text to a timestamp as arrow-rs parses it: with an offset as written (to a naive timestamp,
+    its UTC time), without one as a wall-clock time in the zone (Arrow C++ refuses both)."""
+
+    def parse(arr: pa.Array) -> pa.Array:
+        try:
+            return arr.cast(t)
+        except pa.ArrowInvalid:
+            if t.tz is None:
+                return arr.cast(pa.timestamp(t.unit, "UTC")).cast(t)
+            return pc.assume_timezone(arr.cast(pa.timestamp(t.unit)), timezone=t.tz).cast(t)
+
+    def impl(x: pa.Array) -> pa.Array:
+        try:
+            return parse(x)
+        except pa.ArrowInvalid:  # offsets on some rows only: row by row
+            return pa.concat_arrays([parse(x.slice(i, 1)) for i in range(len(x))]) if len(x) else x.cast(t)
+
+    return register(f"lancelot_text_to_timestamp_{src}_{t}", {"x": src}, t, impl)

@@ -203,6 +203,10 @@ REGRESSIONS = [
     ("f", "(ts IS NOT NULL IS DISTINCT FROM (NULL) OR (st.a < 3)) IS NOT FALSE"),  # the rest is the right side
     ("f", "i8 IS DISTINCT FROM 1 AND i16 > 2"),  # i8 IS DISTINCT FROM (1 AND i16 > 2): refused
     ("f", "(i8 IS DISTINCT FROM 1) OR i8 IS NULL"),
+    ("p", "CAST(-NULL <> st.a AS string)"),  # -NULL is NULL
+    ("f", "upper(TRY_CAST(CAST(tz AS date) AS string)) IS DISTINCT FROM tz"),  # text without an offset: in the zone
+    ("p", "concat(CAST(CAST(tz AS string) AS timestamp))"),  # text with an offset: its UTC time
+    ("f", "ls > ts"),  # text that is no time: an error when run
 ]
 
 
