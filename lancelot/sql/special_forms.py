@@ -23,14 +23,17 @@ def _condition(t: Translator, v: Val, node: exp.Expr) -> Val:
 
 
 def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | None:
-    """The branches' common type: text when any branch is text (a number reads as its digits)."""
+    """The branches' common type: text when any branch is text and the rest numbers (a number reads
+    as its digits); else as compared (text with a date: a date; text with a boolean: none)."""
     types = [v.type for v in vals if not pa.types.is_null(v.type)]
     if not types:
         return None
-    if any(pa.types.is_string_view(x) for x in types):
-        return pa.string_view()  # a view with text or numbers: a view
-    if any(is_string_like(x) for x in types) and not all(is_string_like(x) for x in types):
-        return pa.large_utf8() if any(pa.types.is_large_string(x) for x in types) else pa.utf8()
+    text = [x for x in types if is_string_like(x)]
+    if text and all(is_string_like(x) or is_numeric(x) for x in types):
+        if any(pa.types.is_string_view(x) for x in text):
+            return pa.string_view()  # a view with text or numbers: a view
+        if len(text) < len(types):
+            return pa.large_utf8() if any(pa.types.is_large_string(x) for x in text) else pa.utf8()
     common = types[0]
     for x in types[1:]:
         c = comparison_common(common, x)

@@ -183,9 +183,9 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         return numeric_common(a, b)
     if is_string_like(a) and is_string_like(b):
         return pa.large_utf8() if pa.types.is_large_string(a) or pa.types.is_large_string(b) else pa.utf8()
-    if is_string_like(a) and (is_numeric(b) or _temporal_rank(b) or pa.types.is_boolean(b)):
+    if is_string_like(a) and (is_numeric(b) or _temporal_rank(b)):  # text with a boolean: none
         return b
-    if is_string_like(b) and (is_numeric(a) or _temporal_rank(a) or pa.types.is_boolean(a)):
+    if is_string_like(b) and (is_numeric(a) or _temporal_rank(a)):
         return a
     if is_binary(a) and is_binary(b):
         return pa.binary()

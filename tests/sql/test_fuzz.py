@@ -207,6 +207,10 @@ REGRESSIONS = [
     ("f", "upper(TRY_CAST(CAST(tz AS date) AS string)) IS DISTINCT FROM tz"),  # text without an offset: in the zone
     ("p", "concat(CAST(CAST(tz AS string) AS timestamp))"),  # text with an offset: its UTC time
     ("f", "ls > ts"),  # text that is no time: an error when run
+    ("f", "CAST(b AS string) = b"),  # text and a boolean do not compare (was rows)
+    ("p", "nullif(s, b)"),
+    ("p", "concat(CASE WHEN b THEN s ELSE b END)"),  # nor make one CASE
+    ("p", "concat(CASE WHEN b THEN '2020-01-01' ELSE d END)"),  # text with a date: a date
 ]
 
 
