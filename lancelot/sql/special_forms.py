@@ -65,10 +65,35 @@ def _case(t: Translator, node: exp.Expr) -> Val:
         return _const(pa.scalar(None))
     view = pa.types.is_string_view(common)  # Arrow's case_when takes no views: computed as strings
     vals = [t.cast(v, pa.utf8() if view else common, node) for v in vals]
-    names = [f"c{i}" for i in range(len(conds))]
-    struct = t.call("make_struct", conds, node, pc.MakeStructOptions(names))
-    out = t.call("case_when", [struct, *vals], node)
+    out = _lazy(t, node, conds, vals)
+    if out is None:  # constants (or columns lancelot computes itself): Arrow's case_when of all branches
+        names = [f"c{i}" for i in range(len(conds))]
+        struct = t.call("make_struct", conds, node, pc.MakeStructOptions(names))
+        out = t.call("case_when", [struct, *vals], node)
     return t.cast(out, common, node) if view else out
+
+
+def _lazy(t: Translator, node: exp.Expr, conds: list[Val], vals: list[Val]) -> Val | None:
+    """The CASE as DataFusion runs it, a branch only on the rows that take it (udfs.lazy_case), over
+    the dataset columns it reads; None when it reads none, or one the schema does not hold."""
+    from lancelot.sql.expression_tree import expression_tree, fields
+    from lancelot.sql.udfs import lazy_case
+
+    if all(v.const is not None for v in (*conds, *vals)):
+        return None
+    names: list[str] = []
+    try:
+        for v in (*conds, *vals):
+            for path in fields(expression_tree(v.expr)):
+                if path[0] not in names:
+                    names.append(path[0])
+    except ValueError:
+        return None
+    if not names or any(name not in t.schema.names for name in names):
+        return None
+    inputs = {name: t.schema.field(name).type for name in names}
+    udf = lazy_case(inputs, [c.expr for c in conds], [v.expr for v in vals], vals[0].type)
+    return t.call(udf, [Val(pc.field(name), inputs[name]) for name in names], node)
 
 
 def _in_function(t: Translator, node: exp.Expr) -> None:

@@ -370,3 +370,48 @@ def text_to_timestamp(src: pa.DataType, t: pa.DataType) -> str:
             return pa.concat_arrays([parse(x.slice(i, 1)) for i in range(len(x))]) if len(x) else x.cast(t)
 
     return register(f"lancelot_text_to_timestamp_{src}_{t}", {"x": src}, t, impl)
+
+
+# -- CASE, lazily ---------------------------------------------------------------------------------
+
+
+def lazy_case(
+    inputs: dict[str, pa.DataType], conds: list[pc.Expression], vals: list[pc.Expression], out: pa.DataType
+) -> str:
+    """DataFusion's CASE: each WHEN evaluated on the rows no earlier WHEN took, each THEN (and the
+    ELSE, when ``vals`` holds one more) only on the rows that take it, so a branch no row takes
+    cannot fail (``CASE WHEN x > 0 THEN 1 / x END``).  ``inputs``: the columns the branches read."""
+    import hashlib
+
+    import pyarrow.dataset as pds
+
+    def evaluate(table: pa.Table, expr: pc.Expression) -> pa.Array:
+        got = pds.dataset(table).to_table(columns={"v": expr}, use_threads=False).column("v")
+        return got.combine_chunks() if got.num_chunks else pa.array([], got.type)
+
+    def impl(*arrays: pa.Array) -> pa.Array:
+        table = pa.table(dict(zip(inputs, arrays, strict=True)))
+        n = table.num_rows
+        result = pa.nulls(n, out)
+        remaining = np.ones(n, dtype=bool)
+        branches: list[tuple[pc.Expression | None, pc.Expression]] = list(zip(conds, vals, strict=False))
+        if len(vals) > len(conds):
+            branches.append((None, vals[-1]))
+        for cond, val in branches:
+            idx = np.flatnonzero(remaining)
+            if not len(idx):
+                break
+            if cond is None:
+                rows = idx
+            else:
+                hit = evaluate(table.take(idx), cond).fill_null(False).to_numpy(zero_copy_only=False)
+                rows = idx[hit.astype(bool)]
+            if len(rows):
+                mask = np.zeros(n, dtype=bool)
+                mask[rows] = True
+                result = pc.replace_with_mask(result, pa.array(mask), evaluate(table.take(rows), val).cast(out))
+                remaining[rows] = False
+        return result
+
+    text = "|".join([str(inputs), str(out), *(str(e) for e in conds), "=>", *(str(e) for e in vals)])
+    return register(f"lancelot_case_{hashlib.sha1(text.encode()).hexdigest()[:20]}", inputs, out, impl)

@@ -211,6 +211,10 @@ REGRESSIONS = [
     ("p", "nullif(s, b)"),
     ("p", "concat(CASE WHEN b THEN s ELSE b END)"),  # nor make one CASE
     ("p", "concat(CASE WHEN b THEN '2020-01-01' ELSE d END)"),  # text with a date: a date
+    ("p", "abs(CASE WHEN i8 > 200 THEN i64 % 0 ELSE 1 END)"),  # a THEN only on its rows: none here
+    ("p", "abs(CASE WHEN i8 > 0 THEN i64 % 0 ELSE 1 END)"),  # some here: an error
+    ("p", "isnan(CASE i32 WHEN 2 THEN (i8 / u8) WHEN -1 THEN ascii('Abc') END)"),
+    ("f", "abs(CASE WHEN u8 > 0 THEN i64 / u8 ELSE -1 END) > 1"),
 ]
 
 
