@@ -49,6 +49,8 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
                 return Val(out.expr.cast(want, safe=False), want)
         return out
     a, b = t.cast(a, common, node), t.cast(b, common, node)
+    if fn == "divide" and pa.types.is_signed_integer(common):  # the smallest integer / -1 overflows: an error
+        fn = "divide_checked"
     if fn != "mod":
         out = t.call(fn, [a, b], node)
         if (a.nan_low or b.nan_low) and out.const is None:  # a NaN operand passes on with its sign

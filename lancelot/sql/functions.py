@@ -211,13 +211,15 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         digits = args[1].const.as_py()
     opts = pc.RoundOptions(digits, round_mode="half_towards_infinity")
     d = args[0].type
-    if pa.types.is_decimal(d) and digits >= 0:  # DataFusion keeps a decimal, of at most ``digits`` places
+    if not is_numeric(d) and not pa.types.is_null(d):
+        raise t.error(f"round does not apply to {d}", node)
+    if pa.types.is_decimal(d):  # DataFusion keeps a decimal, of at most ``digits`` places (>= 0)
         make = pa.decimal256 if d.bit_width == 256 else pa.decimal128
         x = args[0]
         if d.precision < (76 if d.bit_width == 256 else 38):  # Arrow wraps a carry into a new digit: round wider
             x = t.cast(x, make(d.precision + 1, d.scale), node)
         out = t.call("round", [x], node, opts)
-        return t.cast(out, make(d.precision, min(digits, d.scale)), node)
+        return t.cast(out, make(d.precision, max(0, min(digits, d.scale))), node)
     x = args[0] if pa.types.is_floating(d) else t.cast(args[0], pa.float64(), node)
     return t.call("round", [x], node, opts)
 

@@ -71,7 +71,7 @@ _ARITHMETIC: dict[type[exp.Expr], str] = {
     exp.Mod: "mod",
 }
 #: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
-_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe)
+_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
 def sql_text(node: exp.Expr) -> str:
@@ -262,6 +262,8 @@ class Translator:
 
             udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
+        if pa.types.is_float32(t) and pa.types.is_decimal(v.type):  # arrow-rs: through a double, rounded once
+            v = self.cast(v, pa.float64(), node)
         if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
             v = self.cast(v, pa.int32(), node)
         if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:

@@ -146,9 +146,9 @@ def numeric_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
     if not (is_numeric(a) and is_numeric(b)):
         return None
     if pa.types.is_floating(a) or pa.types.is_floating(b):
-        if pa.types.is_float64(a) or pa.types.is_float64(b) or pa.types.is_decimal(a) or pa.types.is_decimal(b):
+        if pa.types.is_float64(a) or pa.types.is_float64(b):
             return pa.float64()
-        return pa.float32()
+        return pa.float32()  # float32 with an integer or a decimal stays float32
     if pa.types.is_decimal(a) or pa.types.is_decimal(b):
         da, db = as_decimal(a), as_decimal(b)
         scale = max(da.scale, db.scale)

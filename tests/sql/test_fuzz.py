@@ -215,6 +215,13 @@ REGRESSIONS = [
     ("p", "abs(CASE WHEN i8 > 0 THEN i64 % 0 ELSE 1 END)"),  # some here: an error
     ("p", "isnan(CASE i32 WHEN 2 THEN (i8 / u8) WHEN -1 THEN ascii('Abc') END)"),
     ("f", "abs(CASE WHEN u8 > 0 THEN i64 / u8 ELSE -1 END) > 1"),
+    ("p", "i32 / -1"),  # the smallest integer / -1: an overflow error, never a wrapped value
+    ("p", "dec / f32"),  # a decimal with a float32: float32 (the decimal through a double)
+    ("p", "dec % f32"),
+    ("p", "round(dec, -1)"),  # a decimal rounded to tens: decimal(p, 0)
+    ("p", "round(isnan(f64))"),  # no round of a boolean
+    ("p", "127 IS NOT DISTINCT FROM d"),  # lance's literal resolution applies to IS DISTINCT FROM
+    ("f", "st.a IS NOT DISTINCT FROM 1.5"),
 ]
 
 
