@@ -262,8 +262,14 @@ class Translator:
 
             udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
-        if pa.types.is_float32(t) and pa.types.is_decimal(v.type):  # arrow-rs: through a double, rounded once
-            v = self.cast(v, pa.float64(), node)
+        if pa.types.is_floating(t) and pa.types.is_decimal(v.type):  # arrow-rs: unscaled / 10^scale
+            if v.const is not None:
+                unscaled = int(v.const.as_py().scaleb(v.type.scale)) if v.const.is_valid else None
+                exact = None if unscaled is None else float(unscaled) / 10.0**v.type.scale
+                return self.cast(_const(pa.scalar(exact, pa.float64())), t, node)
+            from lancelot.sql.udfs import decimal_to_double
+
+            return self.cast(self.call(decimal_to_double(v.type), [v], node), t, node)
         if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
             v = self.cast(v, pa.int32(), node)
         if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:

@@ -415,3 +415,21 @@ def lazy_case(
 
     text = "|".join([str(inputs), str(out), *(str(e) for e in conds), "=>", *(str(e) for e in vals)])
     return register(f"lancelot_case_{hashlib.sha1(text.encode()).hexdigest()[:20]}", inputs, out, impl)
+
+
+def decimal_to_double(t: pa.DataType) -> str:
+    """A decimal as arrow-rs casts it to a double: the unscaled integer as a double, divided by
+    ``10^scale`` (Arrow C++ multiplies by ``10^-scale``, off in the last digit)."""
+    div = 10.0**t.scale
+
+    def impl(x: pa.Array) -> pa.Array:
+        if t.bit_width != 128:
+            return pc.divide(x.cast(pa.decimal256(t.precision, 0), safe=False).cast(pa.float64()), div)
+        words = np.frombuffer(x.buffers()[1], dtype=np.int64, count=2 * (x.offset + len(x)))[2 * x.offset :]
+        lo, hi = words[0::2], words[1::2]
+        out = lo.astype(np.float64)
+        for i in np.flatnonzero(hi != (lo >> 63)):  # beyond int64: the exact integer, rounded once
+            out[i] = float((int(hi[i]) << 64) | (int(lo[i]) & (2**64 - 1)))
+        return pa.array(out / div, pa.float64(), mask=x.is_null().to_numpy(zero_copy_only=False))
+
+    return register(f"lancelot_decimal_to_double_{t}", {"x": t}, pa.float64(), impl)

@@ -222,6 +222,8 @@ REGRESSIONS = [
     ("p", "round(isnan(f64))"),  # no round of a boolean
     ("p", "127 IS NOT DISTINCT FROM d"),  # lance's literal resolution applies to IS DISTINCT FROM
     ("f", "st.a IS NOT DISTINCT FROM 1.5"),
+    ("p", "1e10 % greatest(-2.25, dec)"),  # a decimal to a double: unscaled / 10^scale, as arrow-rs
+    ("p", "CAST(dec * dec * dec AS double)"),
 ]
 
 
