@@ -319,7 +319,8 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if "i" in flags:
         pattern = "(?i)" + pattern
     opts = pc.ReplaceSubstringOptions(pattern, replacement, max_replacements=None if "g" in flags else 1)
-    return t.call("replace_substring_regex", [s], node, opts)
+    out = t.call("replace_substring_regex", [s], node, opts)
+    return t.cast(out, pa.string_view(), node) if pa.types.is_large_string(out.type) else out  # DataFusion's
 
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:

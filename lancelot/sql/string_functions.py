@@ -64,7 +64,11 @@ def _concat_ws(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         both = t.call("binary_join_element_wise", [acc, v, sep], node)
         acc = t.call("coalesce", [both, acc, v], node)
     out = t.call("coalesce", [acc, _const("", pa.utf8())], node)
-    if any(v.const is not None and not v.const.is_valid for v in values):  # DataFusion's type with a NULL
+    if sep.const is None:  # a null separator: null
+        out = t.call("if_else", [t.call("is_null", [sep], node), _const(None, pa.utf8()), out], node)
+    # DataFusion's type: a string with any non-text argument or with only strings, else a view
+    types = {a.type for a in args}
+    if all(is_string_like(x) or pa.types.is_null(x) for x in types) and types != {pa.utf8()}:
         out = t.cast(out, pa.string_view(), node)
     return out
 

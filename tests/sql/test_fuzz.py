@@ -224,6 +224,10 @@ REGRESSIONS = [
     ("f", "st.a IS NOT DISTINCT FROM 1.5"),
     ("p", "1e10 % greatest(-2.25, dec)"),  # a decimal to a double: unscaled / 10^scale, as arrow-rs
     ("p", "CAST(dec * dec * dec AS double)"),
+    ("p", "regexp_replace(ls, 'a', 'Z')"),  # a large_string in: a view out
+    ("p", "concat_ws(right(s, 1), s, s)"),  # a null separator: null; a view among the text: a view
+    ("p", "concat_ws('-', ls, ls)"),
+    ("p", "concat_ws('-', i8, ls)"),
 ]
 
 
