@@ -225,22 +225,45 @@ def _extreme(kernel: str) -> Fn:
     return fn
 
 
-def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.functions import FUNCTIONS
+#: DataFusion's nvl signature: both arguments coerced to the first of these that takes both
+_NVL_TYPES = [pa.bool_(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(), pa.int8(), pa.int16(), pa.int32(),
+              pa.int64(), pa.float32(), pa.float64(), pa.string_view(), pa.utf8(), pa.large_utf8()]  # fmt: skip
+
+
+def _coerces(to: pa.DataType, x: pa.DataType) -> bool:
+    """DataFusion's ``can_coerce_from`` for the nvl types."""
     from lancelot.util.types import is_string_like
 
-    _arity(t, node, args, 2)
-    text = [is_string_like(a.type) for a in args]
-    if any(text) and not all(text):  # DataFusion's nvl: text with anything else is text (utf8)
-        args = [t.cast(a, pa.utf8(), node) for a in args]
-    elif all(is_string_like(a.type) or pa.types.is_null(a.type) for a in args) and args[0].type != args[1].type:
-        from lancelot.sql.functions import as_common
-
-        plain = as_common(
-            t, node, [t.cast(a, pa.utf8(), node) if pa.types.is_string_view(a.type) else a for a in args], "ifnull"
+    if pa.types.is_null(x) or to == x:
+        return True
+    if pa.types.is_unsigned_integer(to):
+        return bool(pa.types.is_unsigned_integer(x) and x.bit_width <= to.bit_width)
+    if pa.types.is_signed_integer(to):
+        return bool(
+            pa.types.is_integer(x)
+            and (x.bit_width <= to.bit_width if pa.types.is_signed_integer(x) else x.bit_width < to.bit_width)
         )
-        return t.cast(t.call("coalesce", plain, node), pa.string_view(), node)  # two kinds of text meet as a view
-    return FUNCTIONS["coalesce"](t, node, args)
+    if pa.types.is_float32(to):
+        return bool(pa.types.is_integer(x))
+    if pa.types.is_float64(to):
+        return bool(pa.types.is_integer(x) or pa.types.is_floating(x) or pa.types.is_decimal(x))
+    if pa.types.is_string_view(to):
+        return bool(is_string_like(x))
+    return bool(pa.types.is_string(to) or pa.types.is_large_string(to))  # anything reads as text
+
+
+def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """ifnull / nvl: the first argument unless null, both in the first nvl type taking both (a
+    decimal, date or time is not one: as a double or text; two kinds of text as a view)."""
+    _arity(t, node, args, 2)
+    a, b = args
+    if a.type == b.type and a.type in _NVL_TYPES:
+        to = a.type
+    else:
+        to = next((x for x in _NVL_TYPES if _coerces(x, a.type) and _coerces(x, b.type)), pa.utf8())
+    work = pa.utf8() if pa.types.is_string_view(to) else to  # Arrow's coalesce takes no views
+    out = t.call("coalesce", [t.cast(v, work, node) for v in args], node)
+    return t.cast(out, to, node)
 
 
 def _nanvl(t: Translator, node: exp.Expr, args: list[Val]) -> Val:

@@ -228,6 +228,10 @@ REGRESSIONS = [
     ("p", "concat_ws(right(s, 1), s, s)"),  # a null separator: null; a view among the text: a view
     ("p", "concat_ws('-', ls, ls)"),
     ("p", "concat_ws('-', i8, ls)"),
+    ("p", "ifnull(dec, dec)"),  # nvl's type list: a decimal as a double, a date or time as text
+    ("p", "ifnull(ts, ts)"),
+    ("p", "ifnull(i32, u64)"),  # float32: the first type taking both
+    ("p", "ifnull(NULL, NULL)"),  # bool
 ]
 
 
