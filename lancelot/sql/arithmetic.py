@@ -39,14 +39,13 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         except SqlError:  # a result wider than decimal128: computed wide, then capped at 38 digits
             wide = [t.cast(v, pa.decimal256(v.type.precision, v.type.scale), node) for v in (da, db)]
             out = t.call(fn, wide, node)
+        if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
+            p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
+            want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)  # straight from the wide quotient: no wrap
+            return out if want == out.type else Val(out.expr.cast(want, safe=False), want)
         if pa.types.is_decimal256(out.type) and not pa.types.is_decimal256(common):  # DataFusion caps at 38
             capped = pa.decimal128(38, out.type.scale)
             out = Val(out.expr.cast(capped, safe=False), capped) if out.const is None else t.cast(out, capped, node)
-        if fn == "divide" and out.const is None:  # DataFusion: 4 more digits of scale than the dividend's
-            p1, s1, s2 = da.type.precision, da.type.scale, db.type.scale
-            want = pa.decimal128(min(38, p1 + s2 + 4), s1 + 4)
-            if want != out.type:
-                return Val(out.expr.cast(want, safe=False), want)
         return out
     a, b = t.cast(a, common, node), t.cast(b, common, node)
     if fn == "divide" and pa.types.is_signed_integer(common):  # the smallest integer / -1 overflows: an error

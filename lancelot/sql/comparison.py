@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -43,6 +44,12 @@ def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         raise t.error(f"cannot compare {a.type} with {b.type}", node)
     if pa.types.is_floating(common) and a.const is not None and b.const is None:
         return compare(t, _FLIP[fn], b, a, node)  # ``1 < f`` as ``f > 1``
+    if pa.types.is_date32(common) and pa.types.is_integer(a.type) != pa.types.is_integer(b.type):
+        # DataFusion unwraps the integer's cast to a date against a constant date: the days as a number
+        number, date = (a, b) if pa.types.is_integer(a.type) else (b, a)
+        if number.const is None and date.const is not None:
+            days = t.cast(t.cast(date, pa.int32(), node), number.type, node)
+            return compare(t, fn, number, days, node) if number is a else compare(t, fn, days, number, node)
     a, b = t.cast(a, common, node), t.cast(b, common, node)
     plain = t.call(fn, [a, b], node)
     consts = [v.const for v in (a, b) if v.const is not None and v.const.is_valid]
@@ -108,7 +115,9 @@ def in_list(t: Translator, node: exp.In) -> Val:
         raise t.error("IN needs at least one value", node)
     x = t.value(node.this)
     if x.const is None and all(is_literal(e) and not isinstance(_unparen(e), exp.Array) for e in node.expressions):
-        return _in_set(t, node, x, [t.literal_scalar(e) for e in node.expressions])
+        scalars = [t.literal_scalar(e) for e in node.expressions]
+        x = _unwrapped(t, node.this, [_const(s) for s in scalars if s.is_valid]) or x
+        return _in_set(t, node, x, scalars)
     items = [t.value(e) for e in node.expressions]
     out: Val | None = None
     for i in items:
@@ -149,11 +158,39 @@ def _in_set(t: Translator, node: exp.Expr, x: Val, scalars: list[pa.Scalar]) -> 
 
 
 def _compare(t: Translator, node: exp.Expr) -> Val:
-    return compare(t, _COMPARISONS[type(node)], t.value(node.this), t.value(node.expression), node)
+    return compare(t, _COMPARISONS[type(node)], *_operands(t, node), node)
+
+
+def _operands(t: Translator, node: exp.Expr) -> tuple[Val, Val]:
+    """A comparison's two sides, a cast integer against an integer constant unwrapped."""
+    a, b = t.value(node.this), t.value(node.expression)
+    if b.const is not None:
+        a = _unwrapped(t, node.this, [b]) or a
+    elif a.const is not None:
+        b = _unwrapped(t, node.expression, [a]) or b
+    return a, b
+
+
+def _unwrapped(t: Translator, side: exp.Expr, others: list[Val]) -> Val | None:
+    """DataFusion's optimizer compares ``CAST(x AS int_type)`` with integer constants as ``x``
+    itself when each constant fits both integer types (a value the cast would refuse or make null
+    then compares as it is): the uncast ``x``, else None."""
+    side = _unparen(side)
+    if not isinstance(side, exp.Cast | exp.TryCast):
+        return None
+    if not others or any(o.const is None or not o.const.is_valid or not pa.types.is_integer(o.type) for o in others):
+        return None
+    inner, outer = t.value(side.this), t.value(side)
+    if inner.const is not None or not (pa.types.is_integer(inner.type) and pa.types.is_integer(outer.type)):
+        return None
+    ranges = [np.iinfo(x.to_pandas_dtype()) for x in (inner.type, outer.type)]
+    values = [o.const.as_py() for o in others if o.const is not None]
+    fits = all(r.min <= v <= r.max for v in values for r in ranges)
+    return inner if fits else None
 
 
 def _distinct(t: Translator, node: exp.Expr) -> Val:
-    a, b = t.value(node.this), t.value(node.expression)
+    a, b = _operands(t, node)
     ne = compare(t, "not_equal", a, b, node)
     one_null = t.call("xor", [t.call("is_null", [a], node), t.call("is_null", [b], node)], node)
     out = t.call("coalesce", [ne, one_null], node) if ne.const is None or not ne.const.is_valid else ne

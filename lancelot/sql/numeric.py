@@ -60,9 +60,21 @@ def _unary(kernel: str, scale: float | None = None) -> Fn:
         x = _float(t, node, args[0])
         if scale is not None:
             return t.call("multiply", [x, _const_of(scale, x)], node)
+        if kernel in ("ln", "log2"):
+            return _ln(t, node, x, kernel)
         return t.call(kernel, [x], node)
 
     return fn
+
+
+def _ln(t: Translator, node: exp.Expr, x: Val, kernel: str = "ln") -> Val:
+    """ln / log2 as Rust's: of a negative float32 a NaN with its sign bit set (C's logf, log2f;
+    the double functions, and log10f, give a positive NaN), which sorts below every number."""
+    out = t.call(kernel, [x], node)
+    if not pa.types.is_float32(x.type) or out.const is not None:
+        return out
+    negative = t.call("less", [x, _const_of(0.0, x)], node)
+    return t.call("if_else", [negative, _const_of(-math.nan, x), out], node)
 
 
 def _call(node: exp.Expr, *names: str) -> exp.Anonymous | None:
@@ -88,7 +100,7 @@ def _log(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         if inner is not None and len(inner.expressions) == 2 and inner.expressions[0] == base_node:
             return _exponent(t, inner, args[0])
     base = t.cast(_double(t, node, args[0]), x.type, node) if len(args) == 2 else _const_of(10.0, x)
-    return t.call("divide", [t.call("ln", [x], node), t.call("ln", [base], node)], node)
+    return t.call("divide", [_ln(t, node, x), _ln(t, node, base)], node)
 
 
 def _exponent(t: Translator, call: exp.Anonymous, base: Val) -> Val:
