@@ -56,6 +56,22 @@ def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
     return v
 
 
+def as_text(t: Translator, v: Val, node: exp.Expr) -> Val:
+    """``v`` as text for the string functions DataFusion coerces any argument for (lpad, left,
+    length, reverse, translate...): a number, boolean or time as its text."""
+    if is_string_like(v.type) or pa.types.is_null(v.type) or pa.types.is_dictionary(v.type):
+        return _string(t, v, node)
+    return t.cast(v, pa.utf8(), node)
+
+
+def _unary_text(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        _arity(t, node, args, 1)
+        return t.call(kernel, [as_text(t, args[0], node)], node)
+
+    return fn
+
+
 def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val:
     if len(args) not in (2, 3):
         raise t.error(f"{node.name} takes 2 or 3 arguments", node)
@@ -277,7 +293,7 @@ def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         from lancelot.sql.translate import _const
 
         _arity(t, node, args, 2)
-        s = _string(t, args[0], node)
+        s = as_text(t, args[0], node)
         n = _literal_int(t, args[1], node, "length")
         if left:
             opts = pc.SliceOptions(0, n) if n != 0 else pc.SliceOptions(0, 0)
@@ -357,11 +373,11 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "split_part": _split_part,
     "lower": _unary("utf8_lower", is_string_like),
     "upper": _unary("utf8_upper", is_string_like),
-    "length": _unary("utf8_length", is_string_like),
-    "char_length": _unary("utf8_length", is_string_like),
-    "character_length": _unary("utf8_length", is_string_like),
+    "length": _unary_text("utf8_length"),
+    "char_length": _unary_text("utf8_length"),
+    "character_length": _unary_text("utf8_length"),
     "octet_length": _unary("binary_length", is_string_like),
-    "reverse": _unary("utf8_reverse", is_string_like),
+    "reverse": _unary_text("utf8_reverse"),
     "starts_with": _pattern_fn("starts_with"),
     "ends_with": _pattern_fn("ends_with"),
     "contains": _pattern_fn("match_substring"),

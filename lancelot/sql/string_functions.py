@@ -79,7 +79,9 @@ def _pad(kernel: str) -> Fn:
 
         if len(args) not in (2, 3):
             raise t.error(f"{node.name} takes 2 or 3 arguments", node)
-        s = _text(t, node, args[0])
+        from lancelot.sql.functions import as_text
+
+        s = as_text(t, args[0], node)
         width = max(_literal_int(t, args[1], node, "length"), 0)
         fill = _literal_str(t, args[2], node, "fill") if len(args) == 3 else " "
         if len(fill) != 1:  # Arrow pads with one character: the rest in Python
@@ -185,9 +187,12 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
     if len(args) != 3:
         raise t.error("translate takes 3 arguments", node)
-    exact = is_string_like(args[0].type) and all(pa.types.is_string(a.type) for a in args[1:])
     if _null_of(args):
         return _const(None, pa.string_view())
+    from lancelot.sql.functions import as_text
+
+    args = [as_text(t, args[0], node), *args[1:]]  # a number or boolean as its text
+    exact = all(pa.types.is_string(a.type) for a in args[1:])
     vals = [_text(t, node, args[0]), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
     out_type = vals[0].type if exact else pa.utf8()
     inputs = {f"a{i}": v.type for i, v in enumerate(vals)}

@@ -242,6 +242,12 @@ REGRESSIONS = [
     ("f", "CAST(i16 AS tinyint) = 300"),  # not when the constant does not fit the cast: an error when run
     ("f", "CAST(u32 AS tinyint unsigned) IS DISTINCT FROM 7"),
     ("f", "CAST(i16 AS tinyint) IN (3, NULL)"),
+    ("p", "lpad(b, 6, '*')"),  # lpad, rpad, left, right, length, reverse, translate take any value as text
+    ("p", "left(i8, 2)"),
+    ("p", "right(f64, 2)"),
+    ("p", "length(b)"),
+    ("p", "translate(b, 'ab', 'xy')"),
+    ("p", "upper(i8)"),  # upper, lower, ascii... do not
 ]
 
 
