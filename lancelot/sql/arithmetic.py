@@ -17,6 +17,10 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
     """``a fn b`` (fn: add, subtract, multiply, divide, mod) in the operands' common number type."""
     if fn == "subtract" and _temporal_kind(a.type) and _temporal_kind(a.type) == _temporal_kind(b.type):
         return _time_difference(t, a, b, node)
+    if fn in ("add", "subtract") and pa.types.is_date32(a.type) and pa.types.is_integer(b.type):
+        return _plus_days(t, fn, a, b, node)
+    if fn == "add" and pa.types.is_integer(a.type) and pa.types.is_date32(b.type):
+        return _plus_days(t, fn, b, a, node)
     if fn in ("add", "subtract") and _span(b.type) or fn == "add" and _span(a.type):
         from lancelot.sql.temporal import shift
 
@@ -65,6 +69,19 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         minus_one = t.call("equal", [b, _const(pa.scalar(-1, common))], node)
         out = t.call("if_else", [minus_one, t.call("subtract", [a, a], node), out], node)  # 0, or null
     return out
+
+
+def _plus_days(t: Translator, fn: str, date: Val, n: Val, node: exp.Expr) -> Val:
+    """A date plus or minus an integer: that many days.  DataFusion reads the integer as seconds of
+    days (``n * 86400``, wrapping in 64 bits) and those as an interval in nanoseconds, which must
+    fit 64 bits: beyond 106,751 days an overflow error."""
+    i64 = pa.int64()
+    seconds = t.call("multiply", [t.cast(n, i64, node), _const(pa.scalar(86_400, i64))], node)
+    check = t.call("multiply_checked", [seconds, _const(pa.scalar(1_000_000_000, i64))], node)
+    days = t.call("divide", [seconds, _const(pa.scalar(86_400, i64))], node)
+    days = t.call("add", [days, t.call("multiply", [check, _const(pa.scalar(0, i64))], node)], node)  # kept: its error
+    base = t.cast(t.cast(date, pa.int32(), node), i64, node)
+    return t.cast(t.cast(t.call(fn, [base, days], node), pa.int32(), node), pa.date32(), node)
 
 
 def _span(x: pa.DataType) -> bool:

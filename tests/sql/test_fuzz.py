@@ -248,6 +248,10 @@ REGRESSIONS = [
     ("p", "length(b)"),
     ("p", "translate(b, 'ab', 'xy')"),
     ("p", "upper(i8)"),  # upper, lower, ascii... do not
+    ("p", "concat(d + i64)"),  # a date plus an integer: days (2^62 days wrap to none, as DataFusion)
+    ("p", "concat(d - i8)"),
+    ("p", "concat(i32 + d)"),  # 2^31 days overflow the interval: an error
+    ("f", "d + 1 > date '2020-01-03'"),
 ]
 
 
