@@ -140,6 +140,8 @@ def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
             return _float(t, inner, t.value(inner.expressions[1]))
     if dec:
         if b.const is None:
+            if pa.types.is_integer(b.type):  # DataFusion takes an integer exponent as int64 (checked)
+                b = t.cast(b, pa.int64(), node)
             return t.call(decimal_power_rows(a.type), [a, _double(t, node, b)], node)
         e = b.const.as_py()
         if e is None:
