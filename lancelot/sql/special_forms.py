@@ -73,22 +73,39 @@ def _case(t: Translator, node: exp.Expr) -> Val:
     return t.cast(out, common, node) if view else out
 
 
+#: kernels that cannot fail: a CASE made only of these runs eagerly (Arrow's case_when), as fast
+_INFALLIBLE = {
+    *("equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "and", "or", "xor"),
+    *("and_kleene", "or_kleene", "invert", "is_null", "is_valid", "is_nan", "if_else", "coalesce"),
+    *("add", "subtract", "multiply", "negate", "abs", "sign", "max_element_wise", "min_element_wise"),
+    *("utf8_upper", "utf8_lower", "utf8_length", "binary_join_element_wise", "make_struct", "case_when"),
+}
+
+
 def _lazy(t: Translator, node: exp.Expr, conds: list[Val], vals: list[Val]) -> Val | None:
     """The CASE as DataFusion runs it, a branch only on the rows that take it (udfs.lazy_case), over
-    the dataset columns it reads; None when it reads none, or one the schema does not hold."""
-    from lancelot.sql.expression_tree import expression_tree, fields
+    the dataset columns it reads; None when no branch can fail, it reads no column, or one the
+    schema does not hold."""
+    from lancelot.sql.expression_tree import Call, Node, expression_tree, fields
     from lancelot.sql.udfs import lazy_case
 
     if all(v.const is not None for v in (*conds, *vals)):
         return None
+
+    def calls(n: Node) -> set[str]:
+        return {n.function}.union(*(calls(a) for a in n.args)) if isinstance(n, Call) else set()
+
     names: list[str] = []
     try:
-        for v in (*conds, *vals):
-            for path in fields(expression_tree(v.expr)):
-                if path[0] not in names:
-                    names.append(path[0])
+        trees = [expression_tree(v.expr) for v in (*conds, *vals)]
     except ValueError:
         return None
+    if set().union(*(calls(tree) for tree in trees)) <= _INFALLIBLE:
+        return None
+    for tree in trees:
+        for path in fields(tree):
+            if path[0] not in names:
+                names.append(path[0])
     if not names or any(name not in t.schema.names for name in names):
         return None
     inputs = {name: t.schema.field(name).type for name in names}
