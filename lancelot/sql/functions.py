@@ -150,7 +150,10 @@ def as_common(t: Translator, node: exp.Expr, args: list[Val], name: str) -> list
 
 
 def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    out = t.call("coalesce", as_common(t, node, args, "coalesce"), node)
+    from lancelot.sql.special_forms import lazy_coalesce
+
+    vals = as_common(t, node, args, "coalesce")
+    out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)
     return as_view_with_views(t, node, args, out)
 
 

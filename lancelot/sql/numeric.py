@@ -275,8 +275,11 @@ def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         to = a.type
     else:
         to = next((x for x in _NVL_TYPES if _coerces(x, a.type) and _coerces(x, b.type)), pa.utf8())
+    from lancelot.sql.special_forms import lazy_coalesce
+
     work = pa.utf8() if pa.types.is_string_view(to) else to  # Arrow's coalesce takes no views
-    out = t.call("coalesce", [t.cast(v, work, node) for v in args], node)
+    vals = [t.cast(v, work, node) for v in args]
+    out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)
     return t.cast(out, to, node)
 
 

@@ -113,6 +113,16 @@ def _lazy(t: Translator, node: exp.Expr, conds: list[Val], vals: list[Val]) -> V
     return t.call(udf, [Val(pc.field(name), inputs[name]) for name in names], node)
 
 
+def lazy_coalesce(t: Translator, node: exp.Expr, vals: list[Val]) -> Val | None:
+    """coalesce / nvl as DataFusion runs them, as a CASE: an argument only on the rows no earlier
+    one covers (``coalesce(x, 1 / y)`` fails only where x is null and y zero); None when no
+    argument can fail (then Arrow's coalesce does)."""
+    if len(vals) < 2 or pa.types.is_string_view(vals[0].type):
+        return None
+    conds = [t.call("is_valid", [v], node) for v in vals[:-1]]
+    return _lazy(t, node, conds, vals)
+
+
 def _in_function(t: Translator, node: exp.Expr) -> None:
     """SUBSTRING / TRIM / EXTRACT / CASE: lance's planner hands them to DataFusion only inside a
     function's arguments."""

@@ -50,7 +50,8 @@ def _map(arr: pa.Array, out: pa.DataType, fn: Callable[[Any], Any]) -> pa.Array:
 
 def float_text(x: float, single: bool = False) -> str:
     """``x`` as arrow-rs casts it to text: the shortest digits that read back (of a float32 when
-    ``single``), positional for exponents -5..15 (with ``.0`` when whole), else ``1.5e16``."""
+    ``single``), positional for exponents -5..15 (a float32: -6..12; with ``.0`` when whole), else
+    ``1.5e16``."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
@@ -64,7 +65,7 @@ def float_text(x: float, single: bool = False) -> str:
     assert isinstance(e, int)
     digits = "".join(map(str, digits_t))
     k = len(digits) - 1 + e  # the exponent in scientific notation
-    if -5 <= k < 16:
+    if (-6 <= k < 13) if single else (-5 <= k < 16):  # arrow-rs's bounds, narrower for a float32
         if e >= 0:
             return sign + digits + "0" * e + ".0"
         point = len(digits) + e

@@ -254,6 +254,11 @@ REGRESSIONS = [
     ("f", "d + 1 > date '2020-01-03'"),
     ("p", "power(dec, u64)"),  # an integer exponent of a decimal is an int64: 2^63 fails
     ("p", "power(dec, u8)"),
+    ("p", "concat_ws('a', TRY_CAST(tz AS float), '2020-01-02'::date)"),  # a float32 as text: 1.5778368e15
+    ("p", "concat(CAST(1e12 AS float), ' ', CAST(1e13 AS float), ' ', CAST(0.000001 AS float))"),
+    ("p", "coalesce(0.1, CAST(tz + INTERVAL '1 year 2 days' AS int))"),  # coalesce / nvl are lazy as CASE
+    ("p", "ifnull(u32 + -3, ceil((i64 / st.a)))"),
+    ("p", "coalesce(u8, i64 % 0)"),
 ]
 
 
