@@ -34,6 +34,8 @@ def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         raise t.error(f"cannot apply {symbol} to {a.type} and {b.type}", node)
     if pa.types.is_decimal(common):
         both_int = pa.types.is_integer(a.type) and pa.types.is_integer(b.type)  # uint64 with a signed integer
+        if pa.types.is_null(a.type) or pa.types.is_null(b.type):  # NULL takes the decimal's type
+            a, b = t.cast(a, common, node), t.cast(b, common, node)
         da = a if pa.types.is_decimal(a.type) else t.cast(a, common if both_int else as_decimal(a.type), node)
         db = b if pa.types.is_decimal(b.type) else t.cast(b, common if both_int else as_decimal(b.type), node)
         if fn == "mod":

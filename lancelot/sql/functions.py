@@ -274,10 +274,9 @@ def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
     s = _string(t, args[0], node)
     sub = _literal_str(t, args[1], node, "substring")
-    if sub == "":
-        return t.call(
-            "if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, pa.int32())), _null(pa.int32())], node
-        )
+    if sub == "":  # 1; an int64 for a large_string, as its lengths
+        n = pa.int64() if pa.types.is_large_string(s.type) else pa.int32()
+        return t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, n)), _null(n)], node)
     pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(sub, max_splits=1))
     found = t.call("greater", [t.call("list_value_length", [pieces], node), _const(pa.scalar(1, pa.int32()))], node)
     before = t.call("utf8_length", [t.call("list_element", [pieces, _const(pa.scalar(0))], node)], node)

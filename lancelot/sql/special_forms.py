@@ -43,6 +43,22 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
     return common
 
 
+def _same(t: Translator, subject: Val, value: Val, node: exp.Expr) -> Val:
+    """``CASE x WHEN v``: arrow-rs's equality, floats in IEEE total order (-0 is not 0; a NaN
+    matches a NaN of its sign)."""
+    from lancelot.sql.udfs import sign_bit
+
+    eq = t.compare("equal", subject, value, node)
+    common = comparison_common(subject.type, value.type)
+    if common is None or not pa.types.is_floating(common) or eq.const is not None:
+        return eq
+    a, b = t.cast(subject, common, node), t.cast(value, common, node)
+    same_sign = t.call("equal", [t.call(sign_bit(common), [a], node), t.call(sign_bit(common), [b], node)], node)
+    both_nan = t.call("and_kleene", [t.call("is_nan", [a], node), t.call("is_nan", [b], node)], node)
+    plain = t.call("and_kleene", [t.call("equal", [a, b], node), same_sign], node)
+    return t.call("or_kleene", [plain, t.call("and_kleene", [both_nan, same_sign], node)], node)
+
+
 def _case(t: Translator, node: exp.Expr) -> Val:
     """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
     is not), else ELSE or null; the branches in one type."""
@@ -54,7 +70,7 @@ def _case(t: Translator, node: exp.Expr) -> Val:
     for branch in node.args.get("ifs") or []:
         when = t.value(branch.this)
         if subject is not None:
-            when = t.compare("equal", subject, when, branch)
+            when = _same(t, subject, when, branch)
         conds.append(_condition(t, when, branch.this))
         vals.append(t.value(branch.args["true"]))
     default = node.args.get("default")

@@ -259,6 +259,10 @@ REGRESSIONS = [
     ("p", "coalesce(0.1, CAST(tz + INTERVAL '1 year 2 days' AS int))"),  # coalesce / nvl are lazy as CASE
     ("p", "ifnull(u32 + -3, ceil((i64 / st.a)))"),
     ("p", "coalesce(u8, i64 % 0)"),
+    ("p", "abs(CASE f64 WHEN 0 THEN 1 ELSE 2 END)"),  # CASE x WHEN: total order, -0 is not 0
+    ("p", "abs(CASE f64 WHEN f64 THEN 1 ELSE 2 END)"),  # NaN is NaN
+    ("p", "CAST((NULL - dec) = CASE f64 WHEN 256 THEN i32 WHEN 2 THEN u32 END AS smallint)"),  # NULL - decimal
+    ("p", "strpos(ls, '')"),  # int64 for a large_string
 ]
 
 
