@@ -153,6 +153,8 @@ def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.special_forms import lazy_coalesce
 
     vals = as_common(t, node, args, "coalesce")
+    if pa.types.is_string_view(vals[0].type):  # Arrow's coalesce takes no views: as strings, a view after
+        vals = [t.cast(v, pa.utf8(), node) for v in vals]
     out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)
     return as_view_with_views(t, node, args, out)
 
@@ -326,7 +328,9 @@ def _trim(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
 def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if len(args) not in (3, 4):
         raise t.error(f"{node.name} takes 3 or 4 arguments", node)
-    s = _string(t, args[0], node)
+    text = is_string_like(args[0].type) or pa.types.is_null(args[0].type) or pa.types.is_dictionary(args[0].type)
+    # DataFusion reads any other value as large text, and keeps that type
+    s = _string(t, args[0], node) if text else t.cast(t.cast(args[0], pa.utf8(), node), pa.large_utf8(), node)
     pattern = _literal_str(t, args[1], node, "pattern")
     replacement = _literal_str(t, args[2], node, "replacement")
     flags = _literal_str(t, args[3], node, "flags") if len(args) == 4 else ""
@@ -338,7 +342,9 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         pattern = "(?i)" + pattern
     opts = pc.ReplaceSubstringOptions(pattern, replacement, max_replacements=None if "g" in flags else 1)
     out = t.call("replace_substring_regex", [s], node, opts)
-    return t.cast(out, pa.string_view(), node) if pa.types.is_large_string(out.type) else out  # DataFusion's
+    if text and pa.types.is_large_string(out.type):  # DataFusion's type for a large_string: a view
+        return t.cast(out, pa.string_view(), node)
+    return out
 
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:

@@ -32,6 +32,8 @@ def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | No
 
 def _dpipe(t: Translator, node: exp.Expr) -> Val:
     a, b = t.value(node.this), t.value(node.expression)
+    if not any(is_string_like(v.type) for v in (a, b)):
+        raise t.error(f"cannot concatenate {a.type} || {b.type}: neither is text", node)
     large = pa.types.is_large_string(a.type) or pa.types.is_large_string(b.type)
     to = pa.large_utf8() if large else pa.utf8()  # DataFusion keeps a large_string operand's type
     view = pa.types.is_string_view(a.type) or pa.types.is_string_view(b.type)  # or a view's

@@ -263,6 +263,10 @@ REGRESSIONS = [
     ("p", "abs(CASE f64 WHEN f64 THEN 1 ELSE 2 END)"),  # NaN is NaN
     ("p", "CAST((NULL - dec) = CASE f64 WHEN 256 THEN i32 WHEN 2 THEN u32 END AS smallint)"),  # NULL - decimal
     ("p", "strpos(ls, '')"),  # int64 for a large_string
+    ("p", "length(ls || u32 < 0.5 || 0.0)"),  # || needs text on one side
+    ("p", "NULL || 2"),
+    ("p", "regexp_replace(i8, '1', 'x')"),  # any value as large text, kept large
+    ("p", "coalesce(right(s, 1), right(s, 2))"),  # views coalesced as strings
 ]
 
 
