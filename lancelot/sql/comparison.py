@@ -116,7 +116,7 @@ def in_list(t: Translator, node: exp.In) -> Val:
     x = t.value(node.this)
     if x.const is None and all(is_literal(e) and not isinstance(_unparen(e), exp.Array) for e in node.expressions):
         scalars = [t.literal_scalar(e) for e in node.expressions]
-        x = _unwrapped(t, node.this, [_const(s) for s in scalars if s.is_valid]) or x
+        x = _unwrapped(t, node.this, [_const(s) for s in scalars if s.is_valid], nulls=True) or x
         return _in_set(t, node, x, scalars)
     items = [t.value(e) for e in node.expressions]
     out: Val | None = None
@@ -171,14 +171,17 @@ def _operands(t: Translator, node: exp.Expr) -> tuple[Val, Val]:
     return a, b
 
 
-def _unwrapped(t: Translator, side: exp.Expr, others: list[Val]) -> Val | None:
+def _unwrapped(t: Translator, side: exp.Expr, others: list[Val], nulls: bool = False) -> Val | None:
     """DataFusion's optimizer compares ``CAST(x AS int_type)`` with integer constants as ``x``
     itself when each constant fits both integer types (a value the cast would refuse or make null
-    then compares as it is): the uncast ``x``, else None."""
+    then compares as it is): the uncast ``x``, else None.  ``nulls``: an IN list whose NULLs were
+    left out of ``others`` (a list of NULLs alone unwraps too)."""
     side = _unparen(side)
     if not isinstance(side, exp.Cast | exp.TryCast):
         return None
-    if not others or any(o.const is None or not o.const.is_valid or not pa.types.is_integer(o.type) for o in others):
+    if not (others or nulls) or any(
+        o.const is None or not o.const.is_valid or not pa.types.is_integer(o.type) for o in others
+    ):
         return None
     inner, outer = t.value(side.this), t.value(side)
     if inner.const is not None or not (pa.types.is_integer(inner.type) and pa.types.is_integer(outer.type)):
