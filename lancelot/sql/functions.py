@@ -254,7 +254,9 @@ def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if common is None:
         raise t.error(f"nullif of {a.type} and {b.type}", node)
     a = t.cast(a, common, node)
-    same = t.call("coalesce", [t.compare("equal", a, b, node), _const(pa.scalar(False))], node)
+    from lancelot.sql.special_forms import total_equal
+
+    same = t.call("coalesce", [total_equal(t, a, b, node), _const(pa.scalar(False))], node)  # -0 is not 0
     return as_view_with_views(t, node, args, t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node))
 
 

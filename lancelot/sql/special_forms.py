@@ -43,9 +43,9 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
     return common
 
 
-def _same(t: Translator, subject: Val, value: Val, node: exp.Expr) -> Val:
-    """``CASE x WHEN v``: arrow-rs's equality, floats in IEEE total order (-0 is not 0; a NaN
-    matches a NaN of its sign)."""
+def total_equal(t: Translator, subject: Val, value: Val, node: exp.Expr) -> Val:
+    """``CASE x WHEN v`` and ``nullif``: arrow-rs's equality, floats in IEEE total order (-0 is not
+    0; a NaN matches a NaN of its sign)."""
     from lancelot.sql.udfs import sign_bit
 
     eq = t.compare("equal", subject, value, node)
@@ -70,7 +70,7 @@ def _case(t: Translator, node: exp.Expr) -> Val:
     for branch in node.args.get("ifs") or []:
         when = t.value(branch.this)
         if subject is not None:
-            when = _same(t, subject, when, branch)
+            when = total_equal(t, subject, when, branch)
         conds.append(_condition(t, when, branch.this))
         vals.append(t.value(branch.args["true"]))
     default = node.args.get("default")
