@@ -257,6 +257,14 @@ class Translator:
             v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
         if pa.types.is_timestamp(t) and t.tz is not None:
             return self._to_zoned(v, t, node)
+        if is_string_like(t) and pa.types.is_decimal(v.type) and v.type.scale > 6:
+            from lancelot.sql.udfs import rowwise  # Arrow C++ writes 0E-15 where arrow-rs writes digits
+
+            if v.const is not None:
+                d = v.const.as_py()
+                return self.cast(_const(pa.scalar(None if d is None else format(d, "f"), pa.utf8())), t, node)
+            text = self.call(rowwise("decimal_text", {"x": v.type}, pa.utf8(), lambda d: format(d, "f")), [v], node)
+            return self.cast(text, t, node)
         if is_string_like(t) and (pa.types.is_floating(v.type) or pa.types.is_timestamp(v.type)):
             from lancelot.sql.udfs import float_to_text, timestamp_to_text
 

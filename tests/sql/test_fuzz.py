@@ -270,6 +270,8 @@ REGRESSIONS = [
     ("p", "CAST(i16 AS tinyint) IN (NULL)"),  # a list of NULLs unwraps the cast too
     ("p", "-nullif(-0.0, i32)"),  # nullif compares in total order: -0 is not 0
     ("p", "nullif(f64, f64)"),
+    ("p", "CAST(CAST(dec AS decimal(30,15)) * 0 AS string)"),  # a decimal as text: digits, never 0E-15
+    ("p", "concat(CAST(0 AS decimal(20,10)))"),
 ]
 
 
