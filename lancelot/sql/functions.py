@@ -56,6 +56,22 @@ def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
     return v
 
 
+def as_text(t: Translator, v: Val, node: exp.Expr) -> Val:
+    """``v`` as text for the string functions DataFusion coerces any argument for (lpad, left,
+    length, reverse, translate...): a number, boolean or time as its text."""
+    if is_string_like(v.type) or pa.types.is_null(v.type) or pa.types.is_dictionary(v.type):
+        return _string(t, v, node)
+    return t.cast(v, pa.utf8(), node)
+
+
+def _unary_text(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
+    def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+        _arity(t, node, args, 1)
+        return t.call(kernel, [as_text(t, args[0], node)], node)
+
+    return fn
+
+
 def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val:
     if len(args) not in (2, 3):
         raise t.error(f"{node.name} takes 2 or 3 arguments", node)
@@ -134,7 +150,21 @@ def as_common(t: Translator, node: exp.Expr, args: list[Val], name: str) -> list
 
 
 def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    return t.call("coalesce", as_common(t, node, args, "coalesce"), node)
+    from lancelot.sql.special_forms import lazy_coalesce
+
+    vals = as_common(t, node, args, "coalesce")
+    if pa.types.is_string_view(vals[0].type):  # Arrow's coalesce takes no views: as strings, a view after
+        vals = [t.cast(v, pa.utf8(), node) for v in vals]
+    out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)
+    return as_view_with_views(t, node, args, out)
+
+
+def as_view_with_views(t: Translator, node: exp.Expr, args: list[Val], out: Val) -> Val:
+    """DataFusion's text meets a string_view as a view: ``out`` (computed in Arrow C++'s plain
+    string types, which its kernels take) cast back to a view when an argument is one."""
+    if is_string_like(out.type) and any(pa.types.is_string_view(a.type) for a in args):
+        return t.cast(out, pa.string_view(), node)
+    return out
 
 
 def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -143,12 +173,12 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     strings = [t.cast(a, pa.utf8(), node) for a in args]
     opts = pc.JoinOptions(null_handling="replace", null_replacement="")
     out = t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
-    # DataFusion's type: a view with a view; a string with any non-text argument; else the
+    # DataFusion's type: a string with any non-text argument; else a view with a view; else the
     # arguments' own when all are of one string type, a view when several (NULL counts as one)
     types = {a.type for a in args}
-    if any(pa.types.is_string_view(x) for x in types):
-        return t.cast(out, pa.string_view(), node)
     if all(is_string_like(x) or pa.types.is_null(x) for x in types):
+        if any(pa.types.is_string_view(x) for x in types):
+            return t.cast(out, pa.string_view(), node)
         one = next(iter(types)) if len(types) == 1 else pa.null()
         return t.cast(out, one if is_string_like(one) else pa.string_view(), node)
     return out
@@ -159,10 +189,11 @@ def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     s = _string(t, args[0], node)
     old = _literal_str(t, args[1], node, "search string")
     new = _literal_str(t, args[2], node, "replacement")
-    if old == "":  # Rust's str::replace puts ``new`` around every character; Arrow's kernel never ends
+    if old == "":  # Rust's str::replace puts ``new`` around every character, as an empty regex does
         if new == "":
             return s
-        raise t.error("replace of an empty string is not supported by lancelot", node)
+        opts = pc.ReplaceSubstringOptions("", new.replace("\\", "\\\\"))
+        return t.call("replace_substring_regex", [s], node, opts)
     return t.call("replace_substring", [s], node, pc.ReplaceSubstringOptions(old, new))
 
 
@@ -201,18 +232,17 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         digits = args[1].const.as_py()
     opts = pc.RoundOptions(digits, round_mode="half_towards_infinity")
     d = args[0].type
-    if pa.types.is_decimal(d) and digits >= 0:  # DataFusion keeps a decimal, of at most ``digits`` places
-        out = t.call("round", [args[0]], node, opts)
+    if not is_numeric(d) and not pa.types.is_null(d):
+        raise t.error(f"round does not apply to {d}", node)
+    if pa.types.is_decimal(d):  # DataFusion keeps a decimal, of at most ``digits`` places (>= 0)
         make = pa.decimal256 if d.bit_width == 256 else pa.decimal128
-        return t.cast(out, make(d.precision, min(digits, d.scale)), node)
+        x = args[0]
+        if d.precision < (76 if d.bit_width == 256 else 38):  # Arrow wraps a carry into a new digit: round wider
+            x = t.cast(x, make(d.precision + 1, d.scale), node)
+        out = t.call("round", [x], node, opts)
+        return t.cast(out, make(d.precision, max(0, min(digits, d.scale))), node)
     x = args[0] if pa.types.is_floating(d) else t.cast(args[0], pa.float64(), node)
     return t.call("round", [x], node, opts)
-
-
-def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
-    a, b = args  # lance's planner gives power of any non-decimal numbers as a double
-    return t.call("power", [t.cast(a, pa.float64(), node), t.cast(b, pa.float64(), node)], node)
 
 
 def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -224,8 +254,10 @@ def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if common is None:
         raise t.error(f"nullif of {a.type} and {b.type}", node)
     a = t.cast(a, common, node)
-    same = t.call("coalesce", [t.compare("equal", a, b, node), _const(pa.scalar(False))], node)
-    return t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node)
+    from lancelot.sql.special_forms import total_equal
+
+    same = t.call("coalesce", [total_equal(t, a, b, node), _const(pa.scalar(False))], node)  # -0 is not 0
+    return as_view_with_views(t, node, args, t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node))
 
 
 def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -246,10 +278,9 @@ def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 2)
     s = _string(t, args[0], node)
     sub = _literal_str(t, args[1], node, "substring")
-    if sub == "":
-        return t.call(
-            "if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, pa.int32())), _null(pa.int32())], node
-        )
+    if sub == "":  # 1; an int64 for a large_string, as its lengths
+        n = pa.int64() if pa.types.is_large_string(s.type) else pa.int32()
+        return t.call("if_else", [t.call("is_valid", [s], node), _const(pa.scalar(1, n)), _null(n)], node)
     pieces = t.call("split_pattern", [s], node, pc.SplitPatternOptions(sub, max_splits=1))
     found = t.call("greater", [t.call("list_value_length", [pieces], node), _const(pa.scalar(1, pa.int32()))], node)
     before = t.call("utf8_length", [t.call("list_element", [pieces, _const(pa.scalar(0))], node)], node)
@@ -268,7 +299,7 @@ def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         from lancelot.sql.translate import _const
 
         _arity(t, node, args, 2)
-        s = _string(t, args[0], node)
+        s = as_text(t, args[0], node)
         n = _literal_int(t, args[1], node, "length")
         if left:
             opts = pc.SliceOptions(0, n) if n != 0 else pc.SliceOptions(0, 0)
@@ -299,7 +330,9 @@ def _trim(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
 def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if len(args) not in (3, 4):
         raise t.error(f"{node.name} takes 3 or 4 arguments", node)
-    s = _string(t, args[0], node)
+    text = is_string_like(args[0].type) or pa.types.is_null(args[0].type) or pa.types.is_dictionary(args[0].type)
+    # DataFusion reads any other value as large text, and keeps that type
+    s = _string(t, args[0], node) if text else t.cast(t.cast(args[0], pa.utf8(), node), pa.large_utf8(), node)
     pattern = _literal_str(t, args[1], node, "pattern")
     replacement = _literal_str(t, args[2], node, "replacement")
     flags = _literal_str(t, args[3], node, "flags") if len(args) == 4 else ""
@@ -310,7 +343,10 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     if "i" in flags:
         pattern = "(?i)" + pattern
     opts = pc.ReplaceSubstringOptions(pattern, replacement, max_replacements=None if "g" in flags else 1)
-    return t.call("replace_substring_regex", [s], node, opts)
+    out = t.call("replace_substring_regex", [s], node, opts)
+    if text and pa.types.is_large_string(out.type):  # DataFusion's type for a large_string: a view
+        return t.cast(out, pa.string_view(), node)
+    return out
 
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -343,16 +379,15 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "btrim": _trim("utf8_trim"),
     "ltrim": _trim("utf8_ltrim"),
     "rtrim": _trim("utf8_rtrim"),
-    "initcap": _unary("utf8_title", is_string_like),
     "regexp_replace": _regexp_replace,
     "split_part": _split_part,
     "lower": _unary("utf8_lower", is_string_like),
     "upper": _unary("utf8_upper", is_string_like),
-    "length": _unary("utf8_length", is_string_like),
-    "char_length": _unary("utf8_length", is_string_like),
-    "character_length": _unary("utf8_length", is_string_like),
+    "length": _unary_text("utf8_length"),
+    "char_length": _unary_text("utf8_length"),
+    "character_length": _unary_text("utf8_length"),
     "octet_length": _unary("binary_length", is_string_like),
-    "reverse": _unary("utf8_reverse", is_string_like),
+    "reverse": _unary_text("utf8_reverse"),
     "starts_with": _pattern_fn("starts_with"),
     "ends_with": _pattern_fn("ends_with"),
     "contains": _pattern_fn("match_substring"),
@@ -365,8 +400,6 @@ FUNCTIONS: dict[str, Callable[[Translator, exp.Expr, list[Val]], Val]] = {
     "abs": _abs,
     "sqrt": _float_fn("sqrt"),
     "round": _round,
-    "power": _power,
-    "pow": _power,
 }
 
 
@@ -391,6 +424,7 @@ _NULL_RESULT = {
     "instr": pa.int32(),
     "substr": pa.string_view(),
     "substring": pa.string_view(),
+    "initcap": pa.string_view(),
 }
 
 from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above

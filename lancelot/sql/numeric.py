@@ -60,16 +60,95 @@ def _unary(kernel: str, scale: float | None = None) -> Fn:
         x = _float(t, node, args[0])
         if scale is not None:
             return t.call("multiply", [x, _const_of(scale, x)], node)
+        if kernel in ("ln", "log2"):
+            return _ln(t, node, x, kernel)
         return t.call(kernel, [x], node)
 
     return fn
 
 
+def _ln(t: Translator, node: exp.Expr, x: Val, kernel: str = "ln") -> Val:
+    """ln / log2 as Rust's: of a negative float32 a NaN with its sign bit set (C's logf, log2f;
+    the double functions, and log10f, give a positive NaN), which sorts below every number."""
+    out = t.call(kernel, [x], node)
+    if not pa.types.is_float32(x.type) or out.const is not None:
+        return out
+    negative = t.call("less", [x, _const_of(0.0, x)], node)
+    return t.call("if_else", [negative, _const_of(-math.nan, x), out], node)
+
+
+def _call(node: exp.Expr, *names: str) -> exp.Anonymous | None:
+    """``node`` when it is a call of one of ``names`` (parentheses looked through)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node if isinstance(node, exp.Anonymous) and node.name.lower() in names else None
+
+
 def _log(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     _arity(t, node, args, 1, 2)
     x = _float(t, node, args[-1])  # the value's float type; the base is cast to it
+    if len(args) == 2 and (args[0].const is None or args[1].const is None):
+        # DataFusion's simplifier, whatever the values (NaN and NULL too): log(b, 1) = 0,
+        # log(b, b) = 1, log(b, power(b, y)) = y
+        base_node, number_node = node.expressions
+        one = args[1].const
+        if one is not None and one.is_valid and one.as_py() == 1:
+            return _const_of(0.0, _float(t, node, args[0]))
+        if base_node == number_node:
+            return _const_of(1.0, x)
+        inner = _call(number_node, "power", "pow")
+        if inner is not None and len(inner.expressions) == 2 and inner.expressions[0] == base_node:
+            return _exponent(t, inner, args[0])
     base = t.cast(_double(t, node, args[0]), x.type, node) if len(args) == 2 else _const_of(10.0, x)
-    return t.call("divide", [t.call("ln", [x], node), t.call("ln", [base], node)], node)
+    return t.call("divide", [_ln(t, node, x), _ln(t, node, base)], node)
+
+
+def _exponent(t: Translator, call: exp.Anonymous, base: Val) -> Val:
+    """``power(base, y)``'s ``y`` as power takes it: an integer with a decimal base, else a double."""
+    y = t.value(call.expressions[1])
+    if pa.types.is_decimal(base.type) and pa.types.is_integer(y.type):
+        return t.cast(y, pa.int64(), call)
+    return _double(t, call, y)
+
+
+def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """DataFusion's power: of a decimal a decimal (lancelot/sql/udfs.py), of anything else a double."""
+    from lancelot.sql.translate import _const as const
+    from lancelot.sql.udfs import decimal_power, decimal_power_rows, power_checked
+
+    _arity(t, node, args, 2)
+    a, b = args
+    if (
+        not is_numeric(a.type)
+        and not pa.types.is_null(a.type)
+        or not is_numeric(b.type)
+        and not pa.types.is_null(b.type)
+    ):
+        raise t.error(f"power does not apply to {a.type} and {b.type}", node)
+    dec = pa.types.is_decimal(a.type)
+    out = a.type if dec else pa.float64()
+    if pa.types.is_null(a.type) or pa.types.is_null(b.type):
+        return const(pa.scalar(None, out))
+    if a.const is None or b.const is None:  # DataFusion's simplifier: power(a, 0) = 1, power(a, 1) = a,
+        e = b.const.as_py() if b.const is not None else None  # power(a, log(a, y)) = y
+        if e == 0:
+            return const(pa.scalar(1, out))
+        if e == 1:
+            return t.cast(a, out, node)
+        inner = _call(node.expressions[1], "log")
+        if inner is not None and len(inner.expressions) == 2 and inner.expressions[0] == node.expressions[0]:
+            return _float(t, inner, t.value(inner.expressions[1]))
+    if dec:
+        if b.const is None:
+            if pa.types.is_integer(b.type):  # DataFusion takes an integer exponent as int64 (checked)
+                b = t.cast(b, pa.int64(), node)
+            return t.call(decimal_power_rows(a.type), [a, _double(t, node, b)], node)
+        e = b.const.as_py()
+        if e is None:
+            return const(pa.scalar(None, out))
+        integer = pa.types.is_integer(b.type)
+        return t.call(decimal_power(a.type, int(e) if integer else float(e), integer), [a], node)
+    return t.call(power_checked(out), [_double(t, node, a), _double(t, node, b)], node)
 
 
 def _trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -134,27 +213,74 @@ def _extreme(kernel: str) -> Fn:
             no = const(pa.scalar(False))
             low = kernel == "min_element_wise"
 
-            def placed_nan(v: Val) -> Val:
+            def placed_nan_sign(v: Val) -> Val:
                 sign = t.call(sign_bit(v.type), [v], node)
-                side = sign if low else t.call("invert", [sign], node)
-                return t.call("and_kleene", [t.call("is_nan", [v], node), side], node)
+                return sign if low else t.call("invert", [sign], node)
+
+            def placed_nan(v: Val) -> Val:
+                return t.call("and_kleene", [t.call("is_nan", [v], node), placed_nan_sign(v)], node)
 
             nans = [t.call("coalesce", [placed_nan(v), no], node) for v in vals]
             any_nan = nans[0]
             for n in nans[1:]:
                 any_nan = t.call("or", [any_nan, n], node)
             nan = -math.nan if low else math.nan
+            # between zeros too, total order: -0 below 0
+            zero = const(pa.scalar(-0.0 if low else 0.0, common))
+            signed = [t.call("and_kleene", [t.call("equal", [v, zero], node), placed_nan_sign(v)], node) for v in vals]
+            any_zero = signed[0]
+            for z in signed[1:]:
+                any_zero = t.call("or_kleene", [any_zero, z], node)
+            is_zero = t.call("and_kleene", [t.call("equal", [out, zero], node), any_zero], node)
+            out = t.call("if_else", [t.call("coalesce", [is_zero, no], node), zero, out], node)
             out = t.call("if_else", [any_nan, const(pa.scalar(nan, common)), out], node)
         return out
 
     return fn
 
 
-def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.functions import FUNCTIONS
+#: DataFusion's nvl signature: both arguments coerced to the first of these that takes both
+_NVL_TYPES = [pa.bool_(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(), pa.int8(), pa.int16(), pa.int32(),
+              pa.int64(), pa.float32(), pa.float64(), pa.string_view(), pa.utf8(), pa.large_utf8()]  # fmt: skip
 
+
+def _coerces(to: pa.DataType, x: pa.DataType) -> bool:
+    """DataFusion's ``can_coerce_from`` for the nvl types."""
+    from lancelot.util.types import is_string_like
+
+    if pa.types.is_null(x) or to == x:
+        return True
+    if pa.types.is_unsigned_integer(to):
+        return bool(pa.types.is_unsigned_integer(x) and x.bit_width <= to.bit_width)
+    if pa.types.is_signed_integer(to):
+        return bool(
+            pa.types.is_integer(x)
+            and (x.bit_width <= to.bit_width if pa.types.is_signed_integer(x) else x.bit_width < to.bit_width)
+        )
+    if pa.types.is_float32(to):
+        return bool(pa.types.is_integer(x))
+    if pa.types.is_float64(to):
+        return bool(pa.types.is_integer(x) or pa.types.is_floating(x) or pa.types.is_decimal(x))
+    if pa.types.is_string_view(to):
+        return bool(is_string_like(x))
+    return bool(pa.types.is_string(to) or pa.types.is_large_string(to))  # anything reads as text
+
+
+def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    """ifnull / nvl: the first argument unless null, both in the first nvl type taking both (a
+    decimal, date or time is not one: as a double or text; two kinds of text as a view)."""
     _arity(t, node, args, 2)
-    return FUNCTIONS["coalesce"](t, node, args)
+    a, b = args
+    if a.type == b.type and a.type in _NVL_TYPES:
+        to = a.type
+    else:
+        to = next((x for x in _NVL_TYPES if _coerces(x, a.type) and _coerces(x, b.type)), pa.utf8())
+    from lancelot.sql.special_forms import lazy_coalesce
+
+    work = pa.utf8() if pa.types.is_string_view(to) else to  # Arrow's coalesce takes no views
+    vals = [t.cast(v, work, node) for v in args]
+    out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)
+    return t.cast(out, to, node)
 
 
 def _nanvl(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -194,4 +320,6 @@ NUMERIC_FUNCTIONS: dict[str, Fn] = {
     "ifnull": _ifnull,
     "nvl": _ifnull,
     "nanvl": _nanvl,
+    "power": _power,
+    "pow": _power,
 }

@@ -38,6 +38,11 @@ class LanceDialect(Dialect):
             k: v for k, v in _parser.Parser.FUNCTION_PARSERS.items() if k not in ("INITCAP", "CHR", "CHAR")
         }
 
+        def _parse_is_rhs(self, distinct: bool = False) -> exp.Expr | None:
+            # sqlparser-rs: IS [NOT] DISTINCT FROM takes a whole expression, OR included
+            # (``a IS DISTINCT FROM b OR c`` is ``a IS DISTINCT FROM (b OR c)``)
+            return self._parse_disjunction() if distinct else super()._parse_is_rhs(distinct)
+
         def _parse_factor_operand(self) -> exp.Expr | None:
             # sqlparser-rs: ``||`` binds tighter than ``*`` and ``+`` (``s || i * 2`` is ``(s || i) * 2``)
             this = super()._parse_factor_operand()

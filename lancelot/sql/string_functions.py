@@ -64,7 +64,11 @@ def _concat_ws(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         both = t.call("binary_join_element_wise", [acc, v, sep], node)
         acc = t.call("coalesce", [both, acc, v], node)
     out = t.call("coalesce", [acc, _const("", pa.utf8())], node)
-    if any(v.const is not None and not v.const.is_valid for v in values):  # DataFusion's type with a NULL
+    if sep.const is None:  # a null separator: null
+        out = t.call("if_else", [t.call("is_null", [sep], node), _const(None, pa.utf8()), out], node)
+    # DataFusion's type: a string with any non-text argument or with only strings, else a view
+    types = {a.type for a in args}
+    if all(is_string_like(x) or pa.types.is_null(x) for x in types) and types != {pa.utf8()}:
         out = t.cast(out, pa.string_view(), node)
     return out
 
@@ -75,7 +79,9 @@ def _pad(kernel: str) -> Fn:
 
         if len(args) not in (2, 3):
             raise t.error(f"{node.name} takes 2 or 3 arguments", node)
-        s = _text(t, node, args[0])
+        from lancelot.sql.functions import as_text
+
+        s = as_text(t, args[0], node)
         width = max(_literal_int(t, args[1], node, "length"), 0)
         fill = _literal_str(t, args[2], node, "fill") if len(args) == 3 else " "
         if len(fill) != 1:  # Arrow pads with one character: the rest in Python
@@ -181,14 +187,39 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
     if len(args) != 3:
         raise t.error("translate takes 3 arguments", node)
-    exact = is_string_like(args[0].type) and all(pa.types.is_string(a.type) for a in args[1:])
     if _null_of(args):
         return _const(None, pa.string_view())
+    from lancelot.sql.functions import as_text
+
+    args = [as_text(t, args[0], node), *args[1:]]  # a number or boolean as its text
+    exact = all(pa.types.is_string(a.type) for a in args[1:])
     vals = [_text(t, node, args[0]), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
     out_type = vals[0].type if exact else pa.utf8()
     inputs = {f"a{i}": v.type for i, v in enumerate(vals)}
     out = t.call(rowwise("translate", inputs, out_type, _translated), vals, node)
     return out if exact else t.cast(out, pa.string_view(), node)
+
+
+def _initcapped(s: str) -> str:
+    """DataFusion's initcap: a character upper-cased after a non-alphanumeric one (or first),
+    lower-cased after an alphanumeric one (digits count: ``1x`` stays)."""
+    out, prev = [], False
+    for c in s:
+        out.append(c.lower() if prev else c.upper())
+        prev = c.isalnum()
+    return "".join(out)
+
+
+def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
+    from lancelot.sql.functions import _string
+    from lancelot.sql.udfs import rowwise
+
+    if len(args) != 1:
+        raise t.error("initcap takes 1 argument", node)
+    if pa.types.is_null(args[0].type):
+        return _const(None, pa.string_view())
+    x = _string(t, args[0], node)
+    return t.call(rowwise("initcap", {"s": x.type}, x.type, _initcapped), [x], node)
 
 
 def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -223,6 +254,7 @@ STRING_FUNCTIONS: dict[str, Fn] = {
     "md5": _md5,
     "to_hex": _to_hex,
     "translate": _translate,
+    "initcap": _initcap,
     "substr": _substr,
     "substring": _substr,
 }

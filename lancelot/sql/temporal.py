@@ -91,7 +91,7 @@ def current_date(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.operators import _temporal
+    from lancelot.sql.casts import _temporal
     from lancelot.sql.translate import _const
 
     if len(args) != 1 or args[0].const is None or not is_string_like(args[0].type):
@@ -125,10 +125,13 @@ _INTERVAL_UNITS = {
     "week": 7 * 86_400_000_000,
 }
 
+_MONTHS = {"month": 1, "mon": 1, "year": 12, "decade": 120, "century": 1200}
+
 
 def interval(t: Translator, node: exp.Expr) -> Val:
     """``INTERVAL '1 day'`` / ``INTERVAL '90' MINUTE`` (only inside a function's arguments, as lance's
-    planner takes it) as a duration in microseconds; months and years have no fixed length: refused."""
+    planner takes it) as a duration in microseconds, or with months or years a month-day-nanosecond
+    interval (calendar months, as arrow-rs adds them)."""
     import re
 
     from lancelot.sql.translate import _const, sql_text
@@ -140,17 +143,36 @@ def interval(t: Translator, node: exp.Expr) -> Val:
     parts = re.findall(r"(-?\d+)\s*([a-z]+)", text)
     if not parts or re.sub(r"(-?\d+)\s*([a-z]+)", "", text).strip():
         raise t.error(f"cannot read the interval {sql_text(node)}", node)
-    total = 0
+    total = months = 0
     for count, name in parts:
-        per = _INTERVAL_UNITS.get(name.rstrip("s"))
+        unit = name.rstrip("s")
+        if unit in _MONTHS:
+            months += int(count) * _MONTHS[unit]
+            continue
+        per = _INTERVAL_UNITS.get(unit)
         if per is None:
-            raise t.error(f"intervals of {name} are not supported by lancelot (only days and shorter)", node)
+            raise t.error(f"unknown interval unit {name!r}", node)
         total += int(count) * per
+    if months:  # calendar months: a month-day-nanosecond interval
+        return _const(pa.scalar((months, 0, total * 1000), pa.month_day_nano_interval()))
     return _const(pa.scalar(total, pa.duration("us")))
 
 
 def shift(t: Translator, fn: str, x: Val, d: Val, node: exp.Expr) -> Val:
-    """A date or timestamp plus or minus a duration, in the time's own type (a date by whole days)."""
+    """A date or timestamp plus or minus a duration, in the time's own type (a date by whole days);
+    an interval of months moves by calendar months first (the day clamped to the month's last)."""
+    if pa.types.is_interval(d.type):
+        from lancelot.sql.translate import _const
+        from lancelot.sql.udfs import add_months
+
+        if not (pa.types.is_date32(x.type) or pa.types.is_timestamp(x.type)) or d.const is None:
+            raise t.error(f"cannot add an interval to {x.type}", node)
+        months, _, nanos = d.const.as_py()
+        sign = -1 if fn == "subtract" else 1
+        x = t.call(add_months(x.type, sign * months), [x], node)
+        if not nanos:
+            return x
+        d = _const(pa.scalar(nanos // 1000, pa.duration("us")))
     if pa.types.is_date(x.type):
         days = d.const.as_py() if d.const is not None else None
         if days is None or days.microseconds or days.seconds:

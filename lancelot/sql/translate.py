@@ -8,7 +8,8 @@ Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs,
    guesses.  Constant sub-expressions are computed at once (``1 + 1`` is ``2``; ``'x'::int`` fails
    here, as in pylance's planning).
 
-Operators live in lancelot/sql/operators.py, functions in functions.py, lists.py, temporal.py.
+Operators live in lancelot/sql/operators.py (which dispatches to comparison.py, arithmetic.py, casts.py,
+string_operators.py, special_forms.py), functions in functions.py, lists.py, temporal.py.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ _ARITHMETIC: dict[type[exp.Expr], str] = {
     exp.Mod: "mod",
 }
 #: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
-_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe)
+_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
 def sql_text(node: exp.Expr) -> str:
@@ -256,11 +257,31 @@ class Translator:
             v = self.cast(v, pa.int64(), node)  # arrow-rs reads any integer as ticks; Arrow C++ only int64
         if pa.types.is_timestamp(t) and t.tz is not None:
             return self._to_zoned(v, t, node)
+        if is_string_like(t) and pa.types.is_decimal(v.type) and v.type.scale > 6:
+            from lancelot.sql.udfs import rowwise  # Arrow C++ writes 0E-15 where arrow-rs writes digits
+
+            if v.const is not None:
+                d = v.const.as_py()
+                return self.cast(_const(pa.scalar(None if d is None else format(d, "f"), pa.utf8())), t, node)
+            text = self.call(rowwise("decimal_text", {"x": v.type}, pa.utf8(), lambda d: format(d, "f")), [v], node)
+            return self.cast(text, t, node)
         if is_string_like(t) and (pa.types.is_floating(v.type) or pa.types.is_timestamp(v.type)):
             from lancelot.sql.udfs import float_to_text, timestamp_to_text
 
             udf = float_to_text(v.type) if pa.types.is_floating(v.type) else timestamp_to_text(v.type)
             return self.cast(self.call(udf, [v], node), t, node)  # as arrow-rs writes them
+        if pa.types.is_floating(t) and pa.types.is_decimal(v.type):  # arrow-rs: unscaled / 10^scale
+            if v.const is not None:
+                unscaled = int(v.const.as_py().scaleb(v.type.scale)) if v.const.is_valid else None
+                exact = None if unscaled is None else float(unscaled) / 10.0**v.type.scale
+                return self.cast(_const(pa.scalar(exact, pa.float64())), t, node)
+            from lancelot.sql.udfs import decimal_to_double
+
+            return self.cast(self.call(decimal_to_double(v.type), [v], node), t, node)
+        if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
+            v = self.cast(v, pa.int32(), node)
+        if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:
+            return self._text_to_timestamp(v, t, node)
         to_number = pa.types.is_integer(t) or pa.types.is_floating(t)
         days = pa.types.is_date(v.type) and t in (pa.int32(), pa.int64())
         if (pa.types.is_timestamp(v.type) and to_number) or days:
@@ -294,6 +315,14 @@ class Translator:
             return self.call("round", [v], node, pc.RoundOptions(t.scale, "half_towards_infinity"))
         return v
 
+    def _text_to_timestamp(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """Text to a timestamp as arrow-rs parses it (lancelot/sql/udfs.py: text_to_timestamp)."""
+        from lancelot.sql.udfs import text_to_timestamp
+
+        plain = pa.types.is_string(v.type) or pa.types.is_large_string(v.type)
+        text = v if plain else self.cast(v, pa.utf8(), node)
+        return self.call(text_to_timestamp(text.type, t), [text], node)
+
     def _to_zoned(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         """To a zoned timestamp as arrow-rs casts: a naive time is a wall-clock time in the zone,
         a date is midnight UTC."""
@@ -308,6 +337,8 @@ class Translator:
             v = self.cast(v, pa.timestamp(t.unit), node)
         if v.type == t:
             return v
+        if is_string_like(v.type) and v.const is None:
+            return self._text_to_timestamp(v, t, node)
         v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:
@@ -350,8 +381,11 @@ class Translator:
             negative = isinstance(n, exp.Neg)
             text = ("-" if negative else "") + (n.this.this if negative else n.this)
             try:
-                value: int | float = int(text)  # the magnitude must fit first: -9223372036854775808 is a float
-                s = pa.scalar(value, pa.int64()) if abs(value) < 2**63 else pa.scalar(float(text))
+                value: int | float = int(text)
+                # lance's planner needs the magnitude to fit first (-9223372036854775808 is a float);
+                # DataFusion's, which plans a function's arguments, reads the smallest int64 whole
+                fits = abs(value) < 2**63 or value == -(2**63) and n.find_ancestor(exp.Anonymous) is not None
+                s = pa.scalar(value, pa.int64()) if fits else pa.scalar(float(text))
             except ValueError:
                 try:
                     s = pa.scalar(float(text), pa.float64())
@@ -393,7 +427,7 @@ class Translator:
         raise self.error(f"{what} ({sql_text(node)}) is not supported in lance SQL", node)
 
     def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
-        """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/operators.py)."""
-        from lancelot.sql.operators import compare
+        """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/comparison.py)."""
+        from lancelot.sql.comparison import compare
 
         return compare(self, fn, a, b, node)

@@ -146,9 +146,9 @@ def numeric_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
     if not (is_numeric(a) and is_numeric(b)):
         return None
     if pa.types.is_floating(a) or pa.types.is_floating(b):
-        if pa.types.is_float64(a) or pa.types.is_float64(b) or pa.types.is_decimal(a) or pa.types.is_decimal(b):
+        if pa.types.is_float64(a) or pa.types.is_float64(b):
             return pa.float64()
-        return pa.float32()
+        return pa.float32()  # float32 with an integer or a decimal stays float32
     if pa.types.is_decimal(a) or pa.types.is_decimal(b):
         da, db = as_decimal(a), as_decimal(b)
         scale = max(da.scale, db.scale)
@@ -183,12 +183,19 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         return numeric_common(a, b)
     if is_string_like(a) and is_string_like(b):
         return pa.large_utf8() if pa.types.is_large_string(a) or pa.types.is_large_string(b) else pa.utf8()
-    if is_string_like(a) and (is_numeric(b) or _temporal_rank(b) or pa.types.is_boolean(b)):
+    if is_string_like(a) and (is_numeric(b) or _temporal_rank(b)):  # text with a boolean: none
         return b
-    if is_string_like(b) and (is_numeric(a) or _temporal_rank(a) or pa.types.is_boolean(a)):
+    if is_string_like(b) and (is_numeric(a) or _temporal_rank(a)):
         return a
     if is_binary(a) and is_binary(b):
         return pa.binary()
+    if (
+        pa.types.is_date32(a)
+        and b in (pa.int32(), pa.int64())
+        or pa.types.is_date32(b)
+        and a in (pa.int32(), pa.int64())
+    ):
+        return pa.date32()  # arrow-rs casts int32 / int64 to a date (days); a narrower integer it refuses
     if _temporal_rank(a) and _temporal_rank(b):
         if pa.types.is_date(a) and pa.types.is_date(b):
             return pa.date64() if pa.types.is_date64(a) or pa.types.is_date64(b) else pa.date32()

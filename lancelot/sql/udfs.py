@@ -9,6 +9,7 @@ uses one can be evaluated anywhere in the process that parsed it.
 
 from __future__ import annotations
 
+import calendar
 import datetime as _dt
 import decimal
 import math
@@ -49,7 +50,8 @@ def _map(arr: pa.Array, out: pa.DataType, fn: Callable[[Any], Any]) -> pa.Array:
 
 def float_text(x: float, single: bool = False) -> str:
     """``x`` as arrow-rs casts it to text: the shortest digits that read back (of a float32 when
-    ``single``), positional for exponents -5..15 (with ``.0`` when whole), else ``1.5e16``."""
+    ``single``), positional for exponents -5..15 (a float32: -6..12; with ``.0`` when whole), else
+    ``1.5e16``."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
@@ -63,7 +65,7 @@ def float_text(x: float, single: bool = False) -> str:
     assert isinstance(e, int)
     digits = "".join(map(str, digits_t))
     k = len(digits) - 1 + e  # the exponent in scientific notation
-    if -5 <= k < 16:
+    if (-6 <= k < 13) if single else (-5 <= k < 16):  # arrow-rs's bounds, narrower for a float32
         if e >= 0:
             return sign + digits + "0" * e + ".0"
         point = len(digits) + e
@@ -220,3 +222,215 @@ def sign_bit(t: pa.DataType) -> str:
         return pa.array(np.signbit(x), pa.bool_(), mask=a.is_null().to_numpy(zero_copy_only=False))
 
     return register(f"lancelot_sign_bit<{t}>", {"x": t}, pa.bool_(), impl)
+
+
+# -- power ------------------------------------------------------------------------------------------
+
+
+def _zero_to_negative(base: pa.Array, exponent: pa.Array) -> None:
+    bad = pc.and_(pc.equal(base, 0), pc.less(exponent, 0))
+    if pc.any(bad).as_py():
+        raise pa.ArrowInvalid("Compute error: zero raised to a negative power is undefined")
+
+
+def power_checked(t: pa.DataType) -> str:
+    """DataFusion's float power: ``pow``, but zero to a negative power is an error."""
+
+    def impl(base: pa.Array, exponent: pa.Array) -> pa.Array:
+        _zero_to_negative(base, exponent)
+        return pc.power(base, exponent)
+
+    return register(f"lancelot_power_checked_{t}", {"base": t, "exponent": t}, t, impl)
+
+
+def _decimals(unscaled: list[int | None], t: pa.DataType) -> pa.Array:
+    """A decimal128 array of these unscaled values, unchecked against the precision (as arrow-rs
+    leaves a kernel's result)."""
+    data = b"".join((v or 0).to_bytes(16, "little", signed=True) for v in unscaled)
+    valid = pa.array([v is not None for v in unscaled]).buffers()[1]
+    return pa.Array.from_buffers(t, len(unscaled), [valid, pa.py_buffer(data)])
+
+
+def _powf_scaled(unscaled: int, scale: int, e: float) -> int:
+    """The float fallback: the base as a double to the power ``e``, rounded back to the scale."""
+    b = unscaled / 10.0**scale
+    if b == 0 and e < 0:
+        raise pa.ArrowInvalid("Compute error: zero raised to a negative power is undefined")
+    try:
+        r = math.pow(b, e)
+    except (OverflowError, ValueError):
+        r = math.nan
+    if not math.isfinite(r):
+        raise pa.ArrowInvalid(f"Arithmetic overflow: Result of {b:g}^{e:g} is not finite")
+    scaled = r * 10.0**scale
+    out = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)  # Rust's round: half away from zero
+    if abs(out) >= 2**127:
+        raise pa.ArrowInvalid(f"Arithmetic overflow: Result {scaled} is too large for the target decimal type")
+    return out
+
+
+def decimal_power(t: pa.DataType, e: float, integer: bool) -> str:
+    """DataFusion's ``power(decimal, constant)``: a whole exponent >= 0 exactly (truncating to the
+    scale, the precision unchecked), any other through a double, rounded; overflow is an error."""
+
+    def one(unscaled: int) -> int:
+        s = t.scale
+        if integer or (math.isfinite(e) and e == math.trunc(e) and e >= 0):
+            k = int(e)
+            if k == 0:
+                return int(10**s)
+            if k > 0:
+                powered = unscaled**k if abs(unscaled) < 2**127 and k * abs(unscaled).bit_length() <= 260 else None
+                if powered is None or not -(2**127) <= powered < 2**127 or s * (k - 1) > 38:
+                    raise pa.ArrowInvalid(f"Arithmetic overflow: Cannot raise base {unscaled} to exp {k}")
+                q = int(abs(powered) // 10 ** (s * (k - 1)))  # Rust divides towards zero
+                return q if powered >= 0 else -q
+        if not math.isfinite(e):
+            raise pa.ArrowInvalid(f"Compute error: Cannot use non-finite exp: {e}")
+        return _powf_scaled(unscaled, t.scale, e)
+
+    def impl(base: pa.Array) -> pa.Array:
+        ints = [None if v is None else int(v.scaleb(t.scale)) for v in base.to_pylist()]
+        return _decimals([None if v is None else one(v) for v in ints], t)
+
+    return register(f"lancelot_decimal_power_{t}_{e!r}_{integer}", {"base": t}, t, impl)
+
+
+def decimal_power_rows(t: pa.DataType) -> str:
+    """DataFusion's ``power(decimal, column)``: through doubles, cast back to the decimal (null
+    where it does not fit, or is not a number)."""
+
+    def impl(base: pa.Array, exponent: pa.Array) -> pa.Array:
+        b = base.cast(pa.float64())
+        _zero_to_negative(b, exponent)
+        out: list[decimal.Decimal | None] = []
+        for x in pc.power(b, exponent).to_pylist():
+            if x is None or not math.isfinite(x):
+                out.append(None)
+                continue
+            scaled = x * 10.0**t.scale
+            q = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)
+            out.append(decimal.Decimal(q).scaleb(-t.scale) if abs(q) < 10**t.precision else None)
+        return pa.array(out, t)
+
+    return register(f"lancelot_decimal_power_rows_{t}", {"base": t, "exponent": pa.float64()}, t, impl)
+
+
+# -- calendar months --------------------------------------------------------------------------------
+
+_TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+def _plus_months(day: int, months: int) -> int:
+    """Days since the epoch, moved by calendar months (the day clamped to the month's last, as
+    chrono's ``checked_add_months``)."""
+    d = _EPOCH + _dt.timedelta(days=day)
+    k = d.year * 12 + d.month - 1 + months
+    year, month = divmod(k, 12)
+    if not 1 <= year <= 9999:
+        raise pa.ArrowInvalid(f"Arithmetic overflow: cannot add {months} months to {d}")
+    last = calendar.monthrange(year, month + 1)[1]
+    return (_dt.date(year, month + 1, min(d.day, last)) - _EPOCH).days
+
+
+def add_months(t: pa.DataType, months: int) -> str:
+    """A date or timestamp moved by ``months`` calendar months (its time of day kept)."""
+    per_day = 1 if pa.types.is_date(t) else _TICKS_PER_DAY[t.unit]
+    storage = pa.int32() if pa.types.is_date32(t) else pa.int64()
+
+    def impl(x: pa.Array) -> pa.Array:
+        out: list[int | None] = []
+        for v in x.cast(storage).to_pylist():
+            if v is None:
+                out.append(None)
+                continue
+            day, rest = divmod(v, per_day)
+            out.append(_plus_months(day, months) * per_day + rest)
+        return pa.array(out, storage).cast(t)
+
+    return register(f"lancelot_add_months_{t}_{months}", {"x": t}, t, impl)
+
+
+def text_to_timestamp(src: pa.DataType, t: pa.DataType) -> str:
+    """Text to a timestamp as arrow-rs parses it: with an offset as written (to a naive timestamp,
+    its UTC time), without one as a wall-clock time in the zone (Arrow C++ refuses both)."""
+
+    def parse(arr: pa.Array) -> pa.Array:
+        try:
+            return arr.cast(t)
+        except pa.ArrowInvalid:
+            if t.tz is None:
+                return arr.cast(pa.timestamp(t.unit, "UTC")).cast(t)
+            return pc.assume_timezone(arr.cast(pa.timestamp(t.unit)), timezone=t.tz).cast(t)
+
+    def impl(x: pa.Array) -> pa.Array:
+        try:
+            return parse(x)
+        except pa.ArrowInvalid:  # offsets on some rows only: row by row
+            return pa.concat_arrays([parse(x.slice(i, 1)) for i in range(len(x))]) if len(x) else x.cast(t)
+
+    return register(f"lancelot_text_to_timestamp_{src}_{t}", {"x": src}, t, impl)
+
+
+# -- CASE, lazily ---------------------------------------------------------------------------------
+
+
+def lazy_case(
+    inputs: dict[str, pa.DataType], conds: list[pc.Expression], vals: list[pc.Expression], out: pa.DataType
+) -> str:
+    """DataFusion's CASE: each WHEN evaluated on the rows no earlier WHEN took, each THEN (and the
+    ELSE, when ``vals`` holds one more) only on the rows that take it, so a branch no row takes
+    cannot fail (``CASE WHEN x > 0 THEN 1 / x END``).  ``inputs``: the columns the branches read."""
+    import hashlib
+
+    import pyarrow.dataset as pds
+
+    def evaluate(table: pa.Table, expr: pc.Expression) -> pa.Array:
+        got = pds.dataset(table).to_table(columns={"v": expr}, use_threads=False).column("v")
+        return got.combine_chunks() if got.num_chunks else pa.array([], got.type)
+
+    def impl(*arrays: pa.Array) -> pa.Array:
+        table = pa.table(dict(zip(inputs, arrays, strict=True)))
+        n = table.num_rows
+        result = pa.nulls(n, out)
+        remaining = np.ones(n, dtype=bool)
+        branches: list[tuple[pc.Expression | None, pc.Expression]] = list(zip(conds, vals, strict=False))
+        if len(vals) > len(conds):
+            branches.append((None, vals[-1]))
+        for cond, val in branches:
+            idx = np.flatnonzero(remaining)
+            if not len(idx):
+                break
+            if cond is None:
+                rows = idx
+            else:
+                hit = evaluate(table.take(idx), cond).fill_null(False).to_numpy(zero_copy_only=False)
+                rows = idx[hit.astype(bool)]
+            if len(rows):
+                mask = np.zeros(n, dtype=bool)
+                mask[rows] = True
+                result = pc.replace_with_mask(result, pa.array(mask), evaluate(table.take(rows), val).cast(out))
+                remaining[rows] = False
+        return result
+
+    text = "|".join([str(inputs), str(out), *(str(e) for e in conds), "=>", *(str(e) for e in vals)])
+    return register(f"lancelot_case_{hashlib.sha1(text.encode()).hexdigest()[:20]}", inputs, out, impl)
+
+
+def decimal_to_double(t: pa.DataType) -> str:
+    """A decimal as arrow-rs casts it to a double: the unscaled integer as a double, divided by
+    ``10^scale`` (Arrow C++ multiplies by ``10^-scale``, off in the last digit)."""
+    div = 10.0**t.scale
+
+    def impl(x: pa.Array) -> pa.Array:
+        if t.bit_width != 128:
+            return pc.divide(x.cast(pa.decimal256(t.precision, 0), safe=False).cast(pa.float64()), div)
+        words = np.frombuffer(x.buffers()[1], dtype=np.int64, count=2 * (x.offset + len(x)))[2 * x.offset :]
+        lo, hi = words[0::2], words[1::2]
+        out = lo.astype(np.float64)
+        for i in np.flatnonzero(hi != (lo >> 63)):  # beyond int64: the exact integer, rounded once
+            out[i] = float((int(hi[i]) << 64) | (int(lo[i]) & (2**64 - 1)))
+        return pa.array(out / div, pa.float64(), mask=x.is_null().to_numpy(zero_copy_only=False))
+
+    return register(f"lancelot_decimal_to_double_{t}", {"x": t}, pa.float64(), impl)

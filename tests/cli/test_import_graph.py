@@ -34,6 +34,11 @@ ALLOWED: dict[str, set[str]] = {
     "sql translate dispatch": {
         "lancelot.sql.translate",
         "lancelot.sql.operators",
+        "lancelot.sql.comparison",
+        "lancelot.sql.arithmetic",
+        "lancelot.sql.casts",
+        "lancelot.sql.string_operators",
+        "lancelot.sql.special_forms",
         "lancelot.sql.functions",
         "lancelot.sql.lists",
         "lancelot.sql.numeric",

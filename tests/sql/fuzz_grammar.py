@@ -219,12 +219,14 @@ class Gen:
 
     def date(self, depth: int) -> str:
         return self.pick(["d", "date '2020-01-01'", "DATE '2021-02-01'", "CAST(ts AS date)", "'2020-01-02'::date",
-                          "date_trunc('month', d)", "CAST(tz AS date)", "d + INTERVAL '1 day'"])  # fmt: skip
+                          "date_trunc('month', d)", "CAST(tz AS date)", "d + INTERVAL '1 day'",
+                          "d - INTERVAL '1 month'"])  # fmt: skip
 
     def ts(self, depth: int) -> str:
         return self.pick(["ts", "tz", "timestamp '2020-01-01 12:30:00'", "TIMESTAMP '2020-01-01T13:00:00'",
                           "CAST(d AS timestamp)", "date_trunc('hour', ts)", "to_timestamp('2020-01-01')",
-                          "timestamp '2020-01-01 00:00:00+00:00'", "ts + INTERVAL '1 hour'"])  # fmt: skip
+                          "timestamp '2020-01-01 00:00:00+00:00'", "ts + INTERVAL '1 hour'",
+                          "tz + INTERVAL '1 year 2 days'"])  # fmt: skip
 
     def any(self, depth: int) -> str:
         r = self.r.randrange(6)
