@@ -361,7 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "lancelot-scale")
     ap.add_argument("--ops", default=",".join(dict.fromkeys(OPS + VERSION_OPS)))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "scale.json")
-    ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "img" / "scale.svg")
+    ap.add_argument(
+        "--plot",
+        type=lambda s: Path(s) if s else None,
+        default=Path(__file__).parent.parent / "docs" / "img" / "scale.svg",
+        help='SVG of the cost per operation against the number of fragments ("" for none)',
+    )
     ap.add_argument("--merge", action="store_true", help="keep the other sizes' results already in --out")
     args = ap.parse_args(argv)
 
