@@ -1,10 +1,11 @@
-"""Regression tests for the reader-side bugs of issue 11, each against pylance 14.0.2.
+"""Reads of particular encodings by ``LanceFile``, each against pylance 14.0.2:
 
-3. 2.0 general compression (zstd / lz4) of string and binary bytes, both ways.
-4. 2.0 blob columns written by pylance.
-5. 2.1/2.2 fixed-size lists whose items are all null.
-6. 2.1/2.2 full reads of FSST pages bigger than 8x their compressed size.
-7. 2.1/2.2 small reads of dictionary pages return arrays holding only what they need.
+- 2.0 general compression (zstd / lz4) of string and binary bytes, both ways;
+- 2.0 blob columns written by pylance;
+- 2.1/2.2 fixed-size lists whose items are all null;
+- 2.1/2.2 full reads of FSST pages bigger than 8x their compressed size;
+- 2.1/2.2 small reads of dictionary and constant pages return arrays holding only what they need;
+- 2.0 FSST strings both ways; per-value zstd and full-zip zstd values, and their corruption.
 """
 
 from __future__ import annotations
