@@ -22,6 +22,7 @@ import pytest
 import lancelot
 from lancelot.dataset.blob_write import logical_values
 from lancelot.errors import LanceError
+from tests.dataset.helpers import blob_bytes, blob_storage
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 BLOB = {"lance-encoding:blob": "true"}
@@ -47,38 +48,32 @@ def _expected(batches: list[int], deleted: set[int]) -> dict[int, bytes | None]:
     return out
 
 
-def _bytes(files) -> list[bytes | None]:
-    return [None if f is None else f.readall() for f in files]
-
-
-def _storage(col: pa.ChunkedArray) -> pa.Array:
-    return pa.chunked_array([c.storage if isinstance(c, pa.ExtensionArray) else c for c in col.chunks]).combine_chunks()
-
-
 def _agree(path: str, want: dict[int, bytes | None]) -> None:
     """Both readers over the dataset at ``path`` agree with each other and with ``want`` (id -> value)."""
     theirs, ours = lance.dataset(path), lancelot.dataset(path)
     a, b = theirs.to_table(with_row_address=True), ours.to_table(with_row_address=True)
     assert b.column("id").to_pylist() == a.column("id").to_pylist() == list(want)
-    assert _storage(b.column("blob")).equals(_storage(a.column("blob")))
+    assert blob_storage(b.column("blob")).equals(blob_storage(a.column("blob")))
     assert b.column("_rowaddr").equals(a.column("_rowaddr"))
     n = len(want)
     idx = list(range(n))[::-1]
     values = list(want.values())
-    got = _bytes(ours.take_blobs("blob", indices=idx))
-    assert got == _bytes(theirs.take_blobs("blob", indices=idx)) == values[::-1]
+    got = blob_bytes(ours.take_blobs("blob", indices=idx))
+    assert got == blob_bytes(theirs.take_blobs("blob", indices=idx)) == values[::-1]
     addresses = a.column("_rowaddr").to_pylist()
-    assert _bytes(ours.take_blobs("blob", addresses=addresses[1::2])) == values[1::2]
-    assert _bytes(theirs.take_blobs("blob", addresses=addresses[1::2])) == values[1::2]
+    assert blob_bytes(ours.take_blobs("blob", addresses=addresses[1::2])) == values[1::2]
+    assert blob_bytes(theirs.take_blobs("blob", addresses=addresses[1::2])) == values[1::2]
     row_ids = theirs.to_table(with_row_id=True).column("_rowid").to_pylist()
-    assert _bytes(ours.take_blobs("blob", ids=row_ids[::3])) == _bytes(theirs.take_blobs("blob", ids=row_ids[::3]))
+    assert blob_bytes(ours.take_blobs("blob", ids=row_ids[::3])) == blob_bytes(
+        theirs.take_blobs("blob", ids=row_ids[::3])
+    )
     assert ours.read_blobs("blob", indices=idx[:5]) == theirs.read_blobs("blob", indices=idx[:5])
     expr = "id % 3 = 1"
     filtered = ours.to_table(filter=expr).column("blob")
-    assert _storage(filtered).equals(_storage(theirs.to_table(filter=expr).column("blob")))
+    assert blob_storage(filtered).equals(blob_storage(theirs.to_table(filter=expr).column("blob")))
     take = [n - 1, 0, n // 2]
-    assert _storage(ours.take(take, columns=["blob"]).column(0)).equals(
-        _storage(theirs.take(take, columns=["blob"]).column(0))
+    assert blob_storage(ours.take(take, columns=["blob"]).column(0)).equals(
+        blob_storage(theirs.take(take, columns=["blob"]).column(0))
     )
     for x, y in zip(ours.take_blobs("blob", indices=range(n)), theirs.take_blobs("blob", indices=range(n))):
         assert (x is None) == (y is None)
@@ -131,7 +126,7 @@ def test_stable_row_ids_both_ways(tmp_path):
     ids = theirs.to_table(with_row_id=True).column("_rowid").to_pylist()
     assert ids == ours.to_table(with_row_id=True).column("_rowid").to_pylist()
     want = list(_expected([0, 1, 2], {0, 11, 22}).values())
-    assert _bytes(ours.take_blobs("blob", ids=ids)) == _bytes(theirs.take_blobs("blob", ids=ids)) == want
+    assert blob_bytes(ours.take_blobs("blob", ids=ids)) == blob_bytes(theirs.take_blobs("blob", ids=ids)) == want
     with pytest.raises(ValueError):
         ours.take_blobs("blob", ids=[0])  # the deleted row's id
 
