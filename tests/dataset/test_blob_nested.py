@@ -1,4 +1,4 @@
-"""Blob fields inside structs against pylance 14.0.2 (issue 32, part 1): pylance's nested blob
+"""Blob fields inside structs against pylance 14.0.2: pylance's nested blob
 datasets read by lancelot (``take_blobs`` / ``read_blobs`` / ``read_blob_ranges`` by the path
 ``"s.b"``, by indices, addresses and ids, deletes in place), lancelot's written the way pylance
 writes them (2.2: a ``lance.blob.v2`` field under the struct), compaction of both; and the blob
