@@ -109,3 +109,14 @@ def indexed_twins(tmp_path: Path) -> tuple[str, str]:
         ds.create_scalar_index("id", "BTREE")
         ds.create_scalar_index("x", "BTREE")
     return theirs, ours
+
+
+def blob_bytes(files) -> list[bytes | None]:
+    """The bytes of each ``BlobFile`` (None for a null), e.g. of ``take_blobs``."""
+    return [None if f is None else f.readall() for f in files]
+
+
+def blob_storage(col: pa.ChunkedArray) -> pa.Array:
+    """A scanned blob column as one array of its storage (descriptions, extension types unwrapped)."""
+    chunks = [c.storage if isinstance(c, pa.ExtensionArray) else c for c in col.chunks]
+    return pa.chunked_array(chunks, chunks[0].type).combine_chunks()

@@ -1,4 +1,4 @@
-"""Damaged blob datasets (issue 32, "bad input"): the corrupt-input and fuzz contract of
+"""Damaged blob datasets: the corrupt-input and fuzz contract of
 tests/encodings/test_corrupt_compression.py extended to blob layouts.
 
 pylance-written blob datasets at 2.0, 2.1 and 2.2 (2.2 with inline values, a packed sidecar and

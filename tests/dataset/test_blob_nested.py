@@ -1,4 +1,4 @@
-"""Blob fields inside structs against pylance 14.0.2 (issue 32, part 1): pylance's nested blob
+"""Blob fields inside structs against pylance 14.0.2: pylance's nested blob
 datasets read by lancelot (``take_blobs`` / ``read_blobs`` / ``read_blob_ranges`` by the path
 ``"s.b"``, by indices, addresses and ids, deletes in place), lancelot's written the way pylance
 writes them (2.2: a ``lance.blob.v2`` field under the struct), compaction of both; and the blob
@@ -13,6 +13,7 @@ import pytest
 import lancelot
 from lancelot.dataset.blob import NoSuchColumnError
 from lancelot.errors import LanceError
+from tests.dataset.helpers import blob_bytes
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 BLOB = {"lance-encoding:blob": "true"}
@@ -27,10 +28,6 @@ def _table(version: str, first: int = 0) -> pa.Table:
     if version != "2.0":
         rows[5] = None
     return pa.table({"s": pa.array(rows, STRUCT), "n": pa.array(range(first, first + len(rows)), pa.int64())})
-
-
-def _bytes(files) -> list[bytes | None]:
-    return [None if f is None else f.readall() for f in files]
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -51,12 +48,14 @@ def test_scan_and_take_blobs_by_path(nested):
     assert ours.take([7, 0, 3], columns=["s"]).to_pylist() == theirs.take([7, 0, 3], columns=["s"]).to_pylist()
     n = theirs.count_rows()
     idx = list(range(n))[::-1]
-    want = _bytes(theirs.take_blobs("s.b", indices=idx))
-    assert _bytes(ours.take_blobs("s.b", indices=idx)) == want
+    want = blob_bytes(theirs.take_blobs("s.b", indices=idx))
+    assert blob_bytes(ours.take_blobs("s.b", indices=idx)) == want
     assert None in want and b"" in want and len(max((w or b"" for w in want), key=len)) > 4 * 1024 * 1024
     addresses = theirs.to_table(with_row_address=True).column("_rowaddr").to_pylist()[1::2]
-    assert _bytes(ours.take_blobs("s.b", addresses=addresses)) == _bytes(theirs.take_blobs("s.b", addresses=addresses))
-    assert _bytes(ours.take_blobs("s.b", ids=addresses)) == _bytes(theirs.take_blobs("s.b", ids=addresses))
+    assert blob_bytes(ours.take_blobs("s.b", addresses=addresses)) == blob_bytes(
+        theirs.take_blobs("s.b", addresses=addresses)
+    )
+    assert blob_bytes(ours.take_blobs("s.b", ids=addresses)) == blob_bytes(theirs.take_blobs("s.b", ids=addresses))
 
 
 def test_read_blobs_and_ranges_by_path(nested):
@@ -108,8 +107,8 @@ def test_lancelot_writes_nested_blobs_as_pylance(tmp_path, version):
     if version == "2.2":  # the descriptions themselves (2.0 / 2.1 place the bytes elsewhere)
         assert a.to_table().equals(b.to_table())
     live = [k for k in range(len(t)) if t.column("s")[k].is_valid]  # see test_null_struct_rows_by_lancelot
-    assert _bytes(a.take_blobs("s.b", indices=live)) == [VALUES[k] for k in live]
-    assert _bytes(lancelot.dataset(ours).take_blobs("s.b", indices=range(len(t)))) == _bytes(
+    assert blob_bytes(a.take_blobs("s.b", indices=live)) == [VALUES[k] for k in live]
+    assert blob_bytes(lancelot.dataset(ours).take_blobs("s.b", indices=range(len(t)))) == blob_bytes(
         b.take_blobs("s.b", indices=range(len(t)))
     )
 
@@ -133,7 +132,7 @@ def test_appends_both_ways(tmp_path):
     for path in (p, q):
         theirs, ours = lance.dataset(path), lancelot.dataset(path)
         idx = [0, 2, 4, 6, 8, 9, 10]
-        assert _bytes(ours.take_blobs("s.b", indices=idx)) == _bytes(theirs.take_blobs("s.b", indices=idx))
+        assert blob_bytes(ours.take_blobs("s.b", indices=idx)) == blob_bytes(theirs.take_blobs("s.b", indices=idx))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -144,12 +143,12 @@ def test_compaction_rewrites_nested_blob_values(tmp_path, version):
     lance.write_dataset(_table(version).slice(0, 4), path, data_storage_version=version)
     lance.write_dataset(_table(version, first=10).slice(0, 4), path, mode="append")
     lance.dataset(path).delete("n = 1")
-    want = _bytes(lance.dataset(path).take_blobs("s.b", indices=range(7)))
+    want = blob_bytes(lance.dataset(path).take_blobs("s.b", indices=range(7)))
     lancelot.dataset(path).compact_files(target_rows_per_fragment=100)
     theirs = lance.dataset(path)
     assert len(theirs.get_fragments()) == 1
-    assert _bytes(theirs.take_blobs("s.b", indices=range(7))) == want
-    assert _bytes(lancelot.dataset(path).take_blobs("s.b", indices=range(7))) == want
+    assert blob_bytes(theirs.take_blobs("s.b", indices=range(7))) == want
+    assert blob_bytes(lancelot.dataset(path).take_blobs("s.b", indices=range(7))) == want
 
 
 def test_binary_blob_at_2_2(tmp_path):
@@ -161,7 +160,7 @@ def test_binary_blob_at_2_2(tmp_path):
     lancelot.write_dataset(t, ours)
     assert _fields(ours) == _fields(theirs)
     assert lance.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())
-    assert _bytes(lance.dataset(ours).take_blobs("b", indices=[0, 1, 2])) == t.column("b").to_pylist()
+    assert blob_bytes(lance.dataset(ours).take_blobs("b", indices=[0, 1, 2])) == t.column("b").to_pylist()
 
 
 @pytest.mark.parametrize("version", ["2.0", "2.1"])

@@ -19,6 +19,7 @@ import pytest
 import lancelot
 from lancelot.dataset.blob import BlobColumnError, DeletedRowError, NoSuchColumnError, blob_file_name
 from lancelot.errors import CorruptFileError, LanceError
+from tests.dataset.helpers import blob_bytes, blob_storage
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 BLOB = {"lance-encoding:blob": "true"}
@@ -52,20 +53,15 @@ def blob_ds(request, tmp_path_factory):
     return path, v
 
 
-def _storage(col: pa.ChunkedArray) -> pa.Array:
-    chunks = [c.storage if isinstance(c, pa.ExtensionArray) else c for c in col.chunks]
-    return pa.chunked_array(chunks, chunks[0].type).combine_chunks()
-
-
 def test_scan_returns_pylance_descriptions(blob_ds):
     path, v = blob_ds
     theirs, ours = lance.dataset(path).to_table(), lancelot.dataset(path).to_table()
     assert ours.schema.field("blob") == theirs.schema.field("blob")
     assert ours.schema.field("blob").metadata == theirs.schema.field("blob").metadata
-    assert _storage(ours.column("blob")).equals(_storage(theirs.column("blob")))
+    assert blob_storage(ours.column("blob")).equals(blob_storage(theirs.column("blob")))
     assert ours.column("id").equals(theirs.column("id"))
     if v == "2.2":
-        kinds = set(_storage(ours.column("blob")).field("kind").to_pylist())
+        kinds = set(blob_storage(ours.column("blob")).field("kind").to_pylist())
         assert kinds == {0, 1, 2}  # inline, packed and dedicated all met
 
 
@@ -75,16 +71,12 @@ def test_scan_with_filter_and_take(blob_ds):
     expr = pc.field("id") >= 4
     a = ours.to_table(filter=expr)
     b = theirs.to_table(filter=expr)
-    assert _storage(a.column("blob")).equals(_storage(b.column("blob")))
+    assert blob_storage(a.column("blob")).equals(blob_storage(b.column("blob")))
     n = ours.count_rows()
     idx = [n - 1, 0, 5, 5]
-    assert _storage(ours.take(idx, columns=["blob"]).column(0)).equals(
-        _storage(theirs.take(idx, columns=["blob"]).column(0))
+    assert blob_storage(ours.take(idx, columns=["blob"]).column(0)).equals(
+        blob_storage(theirs.take(idx, columns=["blob"]).column(0))
     )
-
-
-def _all_bytes(files) -> list[bytes | None]:
-    return [None if f is None else f.readall() for f in files]
 
 
 def test_take_blobs_by_indices_addresses_ids(blob_ds):
@@ -92,19 +84,19 @@ def test_take_blobs_by_indices_addresses_ids(blob_ds):
     theirs, ours = lance.dataset(path), lancelot.dataset(path)
     n = theirs.count_rows()
     idx = list(range(n))[::-1]
-    expect = _all_bytes(theirs.take_blobs("blob", indices=idx))
-    assert _all_bytes(ours.take_blobs("blob", indices=idx)) == expect
+    expect = blob_bytes(theirs.take_blobs("blob", indices=idx))
+    assert blob_bytes(ours.take_blobs("blob", indices=idx)) == expect
     assert sum(x is None for x in expect) == 1 and b"" in expect
     addresses = [int(a) for a in theirs.to_table(with_row_address=True).column("_rowaddr").to_pylist()]
     pick = addresses[::2]
-    assert _all_bytes(ours.take_blobs("blob", addresses=pick)) == _all_bytes(theirs.take_blobs("blob", addresses=pick))
-    assert _all_bytes(ours.take_blobs("blob", ids=pa.array(pick, pa.uint64()))) == _all_bytes(
+    assert blob_bytes(ours.take_blobs("blob", addresses=pick)) == blob_bytes(theirs.take_blobs("blob", addresses=pick))
+    assert blob_bytes(ours.take_blobs("blob", ids=pa.array(pick, pa.uint64()))) == blob_bytes(
         theirs.take_blobs("blob", ids=pick)
     )
     sizes = [f.size() if f else None for f in ours.take_blobs("blob", indices=idx)]
     assert sizes == [None if b is None else len(b) for b in expect]
     mixed = [n - 1, 0, 4, n - 1, 4, 1]  # duplicates, unsorted, across both fragments
-    assert _all_bytes(ours.take_blobs("blob", indices=mixed)) == _all_bytes(theirs.take_blobs("blob", indices=mixed))
+    assert blob_bytes(ours.take_blobs("blob", indices=mixed)) == blob_bytes(theirs.take_blobs("blob", indices=mixed))
     picks = [addresses[-1], addresses[0], addresses[-1]]
     assert ours.read_blobs("blob", addresses=picks) == theirs.read_blobs("blob", addresses=picks)
 
@@ -185,7 +177,7 @@ def test_lancefile_reads_pylance_blob_v2_file(blob_ds):
         t = lf.read()
     whole = lance.dataset(path, version=1).to_table()  # the first fragment before its deletion
     assert t.schema.field("blob") == whole.schema.field("blob")
-    assert t.column("blob").combine_chunks().equals(_storage(whole.column("blob")))
+    assert t.column("blob").combine_chunks().equals(blob_storage(whole.column("blob")))
 
 
 def test_blob_file_names():
@@ -215,9 +207,9 @@ def test_external_blobs(tmp_path):
     arr = lance.blob_array([b"abc", uri, lance.blob.Blob.from_uri(uri, 5, 7), None, b""])
     lance.write_dataset(pa.table({"blob": arr}), path, allow_external_blob_outside_bases=True)
     theirs, ours = lance.dataset(path), lancelot.dataset(path)
-    assert _storage(ours.to_table().column("blob")).equals(_storage(theirs.to_table().column("blob")))
-    got = _all_bytes(ours.take_blobs("blob", indices=range(5)))
-    assert got == _all_bytes(theirs.take_blobs("blob", indices=range(5)))
+    assert blob_storage(ours.to_table().column("blob")).equals(blob_storage(theirs.to_table().column("blob")))
+    got = blob_bytes(ours.take_blobs("blob", indices=range(5)))
+    assert got == blob_bytes(theirs.take_blobs("blob", indices=range(5)))
     assert got[1] == ext.read_bytes() and got[2] == ext.read_bytes()[5:12]
 
 
@@ -292,8 +284,10 @@ def test_write_blob_v2_like_pylance(tmp_path):
     assert a.to_table().equals(b.to_table())  # the descriptions themselves, positions included
     assert _listing(ours) == _listing(theirs)
     n = len(t)
-    assert _all_bytes(a.take_blobs("blob", indices=range(n))) == t.column("blob").to_pylist()
-    assert _storage(lancelot.dataset(ours).to_table().column("blob")).equals(_storage(b.to_table().column("blob")))
+    assert blob_bytes(a.take_blobs("blob", indices=range(n))) == t.column("blob").to_pylist()
+    assert blob_storage(lancelot.dataset(ours).to_table().column("blob")).equals(
+        blob_storage(b.to_table().column("blob"))
+    )
     with lancelot.LanceFile(glob.glob(os.path.join(ours, "data", "*.lance"))[0]) as lf:
         desc = lf._descriptor.schema.fields
         assert [(f.id, f.parent_id) for f in desc if f.name in ("kind", "blob_uri")] == [(-1, -1), (-1, -1)]
@@ -321,8 +315,8 @@ def test_write_blob_v2_extension_input(tmp_path):
     assert a.to_table().equals(b.to_table())
     assert set(a.to_table().column("blob").combine_chunks().field("kind").to_pylist()) == {0, 1, 2, 3, None}
     assert _listing(ours) == _listing(theirs)
-    assert _all_bytes(a.take_blobs("blob", indices=range(7))) == _all_bytes(b.take_blobs("blob", indices=range(7)))
-    assert _all_bytes(lancelot.dataset(ours).take_blobs("blob", indices=range(7))) == _all_bytes(
+    assert blob_bytes(a.take_blobs("blob", indices=range(7))) == blob_bytes(b.take_blobs("blob", indices=range(7)))
+    assert blob_bytes(lancelot.dataset(ours).take_blobs("blob", indices=range(7))) == blob_bytes(
         b.take_blobs("blob", indices=range(7))
     )
 
@@ -340,9 +334,9 @@ def test_write_blob_v1_read_by_pylance(tmp_path, version):
     da, db = a.to_table().column("blob").combine_chunks(), b.to_table().column("blob").combine_chunks()
     assert da.type == db.type and da.field("size").to_pylist() == db.field("size").to_pylist()
     assert da.is_valid().equals(db.is_valid())
-    assert _all_bytes(a.take_blobs("blob", indices=range(6))) == t.column("blob").to_pylist()
+    assert blob_bytes(a.take_blobs("blob", indices=range(6))) == t.column("blob").to_pylist()
     assert a.read_blobs("blob", indices=[4, 1, 2]) == b.read_blobs("blob", indices=[4, 1, 2])
-    assert _storage(lancelot.dataset(ours).to_table().column("blob")).equals(da)
+    assert blob_storage(lancelot.dataset(ours).to_table().column("blob")).equals(da)
 
 
 def test_appends_both_ways_with_deletes(tmp_path):
@@ -362,9 +356,9 @@ def test_appends_both_ways_with_deletes(tmp_path):
             for i, v in zip([0, 1, 2, 3, 10, 11, 12], one.column("blob").to_pylist() + two.column("blob").to_pylist())
             if i not in (1, 11)
         ]
-        assert _all_bytes(theirs.take_blobs("blob", indices=range(5))) == want
-        assert _all_bytes(ours.take_blobs("blob", indices=range(5))) == want
-        assert _storage(ours.to_table().column("blob")).equals(_storage(theirs.to_table().column("blob")))
+        assert blob_bytes(theirs.take_blobs("blob", indices=range(5))) == want
+        assert blob_bytes(ours.take_blobs("blob", indices=range(5))) == want
+        assert blob_storage(ours.to_table().column("blob")).equals(blob_storage(theirs.to_table().column("blob")))
     assert list(_manifest(p).fields) == list(_manifest(q).fields)
 
 
@@ -400,14 +394,14 @@ def test_compaction_keeps_blob_values(tmp_path, version):
     lance.write_dataset(_table([10, 70_000, None, 0], 10), path, data_storage_version=version)
     lance.write_dataset(_table([4 * 1024 * 1024 + 9, 3], 11, first_id=4), path, mode="append")
     lance.dataset(path).delete("id = 1")
-    want = _all_bytes(lance.dataset(path).take_blobs("blob", indices=range(5)))
+    want = blob_bytes(lance.dataset(path).take_blobs("blob", indices=range(5)))
     ours = lancelot.dataset(path)
     metrics = ours.compact_files(target_rows_per_fragment=100)
     assert metrics.fragments_removed == 2 and metrics.fragments_added == 1
     theirs = lance.dataset(path)
     assert len(theirs.get_fragments()) == 1
-    assert _all_bytes(theirs.take_blobs("blob", indices=range(5))) == want
-    assert _all_bytes(lancelot.dataset(path).take_blobs("blob", indices=range(5))) == want
+    assert blob_bytes(theirs.take_blobs("blob", indices=range(5))) == want
+    assert blob_bytes(lancelot.dataset(path).take_blobs("blob", indices=range(5))) == want
     assert theirs.schema == lance.dataset(path, version=1).schema
 
 
@@ -433,7 +427,7 @@ def test_take_blobs_by_stable_row_ids(tmp_path):
     lance.dataset(path).delete("id = 0 or id = 10")
     theirs, ours = lance.dataset(path), lancelot.dataset(path)
     ids = theirs.to_table(with_row_id=True).column("_rowid").to_pylist()[::-1]
-    assert _all_bytes(ours.take_blobs("blob", ids=ids)) == _all_bytes(theirs.take_blobs("blob", ids=ids))
+    assert blob_bytes(ours.take_blobs("blob", ids=ids)) == blob_bytes(theirs.take_blobs("blob", ids=ids))
     for bad in ([0], [3], [99]):  # deleted in each fragment, never assigned
         with pytest.raises(ValueError):
             theirs.take_blobs("blob", ids=bad)

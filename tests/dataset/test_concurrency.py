@@ -1,4 +1,4 @@
-"""Commit safety (issue 16 item 4): concurrent writers in separate processes lose no commit,
+"""Commit safety: concurrent writers in separate processes lose no commit,
 and a writer killed (SIGKILL) anywhere in a commit leaves a dataset both lancelot and
 pylance open at a committed version.
 

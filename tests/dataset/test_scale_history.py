@@ -1,4 +1,4 @@
-"""Many versions (issue 36): ``versions()``, time travel and cleanup read each manifest's few
+"""Many versions: ``versions()``, time travel and cleanup read each manifest's few
 fields off its bytes (dataset/manifest_wire.py) once the kernels are loaded; the answers are
 pylance's either way.  Appends read the latest manifest once and list ``_versions/`` once."""
 

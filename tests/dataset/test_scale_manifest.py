@@ -1,5 +1,5 @@
 """A dataset of 100,000 fragments opens and counts its rows in memory bounded by its manifest,
-not by Python objects per fragment (issue 36): the manifest (synthetic, written by lancelot's
+not by Python objects per fragment: the manifest (synthetic, written by lancelot's
 manifest writer, every fragment a copy of one pylance-written fragment) is checked by pylance."""
 
 from __future__ import annotations

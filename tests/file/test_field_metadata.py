@@ -1,4 +1,4 @@
-"""Field-metadata rules (lancelot/field_metadata.py) against pylance 14.0.2's files (issue 11, bug 8).
+"""Field-metadata rules (lancelot/field_metadata.py) against pylance 14.0.2's files.
 
 One rule decides which fields own columns, for the 2.0 and 2.1+ readers and writers alike; these
 tests pin it to what pylance's writer does, and check both ways that the files agree.

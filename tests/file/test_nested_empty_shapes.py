@@ -1,4 +1,4 @@
-"""Nested empty / null shapes, both ways against pylance 14.0.2 (issue 11, bug 2).
+"""Nested empty / null shapes, both ways against pylance 14.0.2.
 
 A list under a list, struct or map whose batch holds no inner item (all null, all empty) once made the
 2.1/2.2 writer fail with a raw IndexError.  Every case here is written by lancelot (read back by

@@ -1,4 +1,4 @@
-"""Pages of the size asked (issue 11): the default page limit, ``max_page_bytes``, blob columns.
+"""Pages of the size asked: the default page limit, ``max_page_bytes``, blob columns.
 
 Page counts are compared with pylance 14.0.2's for the same data (its python test_file.py
 ``test_file_stat`` among them); the paging rule is encodings/paging.py.

@@ -1,4 +1,4 @@
-"""LanceWriter shared by several threads (issue 11, bug 1): every batch is written whole.
+"""LanceWriter shared by several threads: every batch is written whole.
 
 The shape of pylance's own test_multithreaded_writer (python/python/tests/test_file.py in the
 reference): threads write batches of (thread_id, value, data) rows to one writer; afterwards

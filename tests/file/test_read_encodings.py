@@ -1,10 +1,11 @@
-"""Regression tests for the reader-side bugs of issue 11, each against pylance 14.0.2.
+"""Reads of particular encodings by ``LanceFile``, each against pylance 14.0.2:
 
-3. 2.0 general compression (zstd / lz4) of string and binary bytes, both ways.
-4. 2.0 blob columns written by pylance.
-5. 2.1/2.2 fixed-size lists whose items are all null.
-6. 2.1/2.2 full reads of FSST pages bigger than 8x their compressed size.
-7. 2.1/2.2 small reads of dictionary pages return arrays holding only what they need.
+- 2.0 general compression (zstd / lz4) of string and binary bytes, both ways;
+- 2.0 blob columns written by pylance;
+- 2.1/2.2 fixed-size lists whose items are all null;
+- 2.1/2.2 full reads of FSST pages bigger than 8x their compressed size;
+- 2.1/2.2 small reads of dictionary and constant pages return arrays holding only what they need;
+- 2.0 FSST strings both ways; per-value zstd and full-zip zstd values, and their corruption.
 """
 
 from __future__ import annotations
@@ -16,19 +17,9 @@ import pytest
 
 import lancelot
 from lancelot.inspect import inspect_file
+from tests.helpers import pylance_read, pylance_write
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
-
-
-def pw(table: pa.Table, version: str, path) -> str:
-    """Write ``table`` with pylance's LanceFileWriter at ``version``."""
-    with lance_file.LanceFileWriter(str(path), table.schema, version=version) as w:
-        w.write_batch(table)
-    return str(path)
-
-
-def pr(path) -> pa.Table:
-    return lance_file.LanceFileReader(str(path)).read_all().to_table()
 
 
 def encodings(path) -> list[str]:
@@ -40,7 +31,7 @@ def encodings(path) -> list[str]:
     ]
 
 
-# -- bug 3: 2.0 Binary bytes under Flat.compression --------------------------------------------
+# -- 2.0 Binary bytes under Flat.compression --------------------------------------------
 
 COMPRESSED_TYPES = [pa.large_string(), pa.string(), pa.binary(), pa.large_binary()]
 
@@ -56,9 +47,9 @@ def _compressible(ty: pa.DataType, n: int = 1500) -> pa.Table:
 def test_v20_compressed_bytes_pylance_to_lancelot(tmp_path, scheme, ty):
     field = pa.field("a", ty, metadata={"lance-encoding:compression": scheme})
     t = pa.table([_compressible(ty)], schema=pa.schema([field]))
-    p = pw(t, "2.0", tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, "2.0")
     assert f'scheme: "{scheme}"' in "\n".join(encodings(p))  # the bytes really are compressed
-    expected = pr(p)
+    expected = pylance_read(p)
     f = lancelot.LanceFile(p)
     assert f.read().equals(expected)
     idx = [0, 3, 5, 700, 1499]
@@ -83,8 +74,8 @@ def test_v20_compressed_bytes_lancelot_to_pylance(tmp_path, md, ty):
     t = pa.table([_compressible(ty)], schema=pa.schema([field]))
     ours = str(tmp_path / "ours.lance")
     lancelot.write_table(t, ours, version="2.0")
-    theirs = pw(t, "2.0", tmp_path / "theirs.lance")
-    assert pr(ours).equals(t)
+    theirs = pylance_write(tmp_path / "theirs.lance", t, "2.0")
+    assert pylance_read(ours).equals(t)
     assert lancelot.read_table(ours).equals(t)
 
     assert encodings(ours) == encodings(theirs)
@@ -101,7 +92,7 @@ def test_v20_compressed_bytes_corrupt(tmp_path):
     """A compressed bytes buffer whose size prefix lies gives a clear CorruptFileError."""
     field = pa.field("a", pa.large_string(), metadata={"lance-encoding:compression": "zstd"})
     t = pa.table([_compressible(pa.large_string())], schema=pa.schema([field]))
-    p = pw(t, "2.0", tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, "2.0")
     data = bytearray(open(p, "rb").read())
     at = data.find(b"\x28\xb5\x2f\xfd")  # the zstd frame; the u64 size prefix precedes it
     assert at > 8
@@ -112,7 +103,7 @@ def test_v20_compressed_bytes_corrupt(tmp_path):
         lancelot.read_table(str(bad))
 
 
-# -- bug 4: 2.0 blob columns -------------------------------------------------------------------
+# -- 2.0 blob columns -------------------------------------------------------------------
 
 
 def _blob_table(n: int = 600) -> pa.Table:
@@ -134,7 +125,7 @@ def test_blob_pylance_to_lancelot(tmp_path, version):
             w.write_batch(b)
     if version == "2.0":
         assert "blob" in inspect_file(p)  # ColumnEncoding.blob with PackedStruct descriptions
-    expected = pr(p)
+    expected = pylance_read(p)
     assert expected.column("b").combine_chunks().equals(t.column("b").combine_chunks())
     f = lancelot.LanceFile(p)
     assert f.read().equals(expected)
@@ -149,7 +140,7 @@ def test_v20_blob_bad_position(tmp_path):
     import numpy as np
 
     t = _blob_table(20).select(["b"])
-    p = pw(t, "2.0", tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, "2.0")
     data = bytearray(open(p, "rb").read())
     meta = lance_file.LanceFileReader(p).metadata()
     desc = meta.columns[0].pages[0].buffers[0]
@@ -163,7 +154,7 @@ def test_v20_blob_bad_position(tmp_path):
         lancelot.read_table(str(bad))
 
 
-# -- bug 5: fixed-size lists whose items are all null (FixedSizeList over Constant) --------------
+# -- fixed-size lists whose items are all null (FixedSizeList over Constant) --------------
 
 
 def _fsl_all_null_items() -> dict[str, pa.Array]:
@@ -191,10 +182,10 @@ def _fsl_all_null_items() -> dict[str, pa.Array]:
 @pytest.mark.parametrize("name", list(_fsl_all_null_items()))
 def test_fsl_all_null_items(tmp_path, version, name):
     t = pa.table({"f": _fsl_all_null_items()[name]})
-    p = pw(t, version, tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, version)
     if name == "issue":
         assert "constant" in "\n".join(line for line in inspect_file(p).splitlines() if "PageLayout" in line)
-    expected = pr(p)
+    expected = pylance_read(p)
     assert expected.equals(t)
     f = lancelot.LanceFile(p)
     n = len(t)
@@ -204,10 +195,10 @@ def test_fsl_all_null_items(tmp_path, version, name):
     assert f.read_range(1, n - 1).equals(expected.slice(1, n - 2))
     ours = str(tmp_path / "ours.lance")
     lancelot.write_table(t, ours, version=version)
-    assert pr(ours).equals(t)
+    assert pylance_read(ours).equals(t)
 
 
-# -- bug 6: full reads of FSST pages whose codes barely compress -------------------------------
+# -- full reads of FSST pages whose codes barely compress -------------------------------
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.2"])
@@ -219,7 +210,7 @@ def test_fsst_full_read_output_sized_exactly(tmp_path, monkeypatch, version):
     import lancelot.encodings.compression.buffers as buffers
 
     t = pa.table({"s": [str(i) * 1280 for i in range(400)]})
-    p = pw(t, version, tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, version)
     assert "fsst" in inspect_file(p)
     raw = t.column("s").combine_chunks().nbytes
     assert lancelot.LanceFile(p)._src.size * 8 > 2 * raw  # the old capacity would have exceeded the limit
@@ -252,7 +243,7 @@ def test_fsst_spans_bad_code():
         fsst_decode_spans(table, data, np.array([3]), np.array([5]))
 
 
-# -- bug 7: small reads of dictionary pages hold only the rows read ----------------------------
+# -- small reads of dictionary pages hold only the rows read ----------------------------
 
 
 def _dictionary_columns() -> dict[str, pa.Array]:
@@ -274,9 +265,9 @@ def test_dictionary_small_reads_hold_only_their_rows(tmp_path, version, name):
     """A 1-row take of a page of 1009 dictionary-encoded ~20-40 KB values holds one value,
     not the whole chunk looked up through the dictionary (formerly 13-27 MB here)."""
     t = pa.table({"b": _dictionary_columns()[name]})
-    p = pw(t, version, tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, version)
     assert "dictionary" in inspect_file(p)
-    expected = pr(p)
+    expected = pylance_read(p)
     f = lancelot.LanceFile(p)
     one_value = 40_000 if name == "string" else 20_000  # bytes of one value
     took = f.take([5])
@@ -298,7 +289,7 @@ def test_constant_page_small_reads_hold_only_their_rows(tmp_path, version):
     copies of the value, not one per row of the page."""
     value = b"0" * 29_959
     t = pa.table({"val": [[value] for _ in range(1009)]})
-    p = pw(t, version, tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, version)
     assert "constant_layout" in inspect_file(p)
     f = lancelot.LanceFile(p)
     assert f.take([5]).get_total_buffer_size() < 2 * len(value)
@@ -308,7 +299,7 @@ def test_constant_page_small_reads_hold_only_their_rows(tmp_path, version):
     assert f.read().equals(t)
 
 
-# -- found while porting: 2.0 FSST pages (``lance-encoding:compression=fsst`` at 2.0) ----------
+# -- 2.0 FSST pages (``lance-encoding:compression=fsst`` at 2.0) ----------
 
 
 @pytest.mark.parametrize("ty", [pa.string(), pa.binary()], ids=str)
@@ -319,9 +310,9 @@ def test_v20_fsst_pylance_to_lancelot(tmp_path, ty, n):
     field = pa.field("a", ty, metadata={"lance-encoding:compression": "fsst"})
     vals = [None if i % 17 == 0 else ("" if i % 19 == 0 else f"xyzzy hello world {i}") for i in range(n)]
     t = pa.table([pa.array(vals, pa.string()).cast(ty)], schema=pa.schema([field]))
-    p = pw(t, "2.0", tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, "2.0")
     assert "ArrayEncoding fsst" in "\n".join(encodings(p))
-    expected = pr(p)
+    expected = pylance_read(p)
     assert expected.equals(t)
     f = lancelot.LanceFile(p)
     assert f.read().equals(expected)
@@ -338,7 +329,7 @@ def test_v20_fsst_large_string_pylance_fails(tmp_path):
         [pa.array([f"xyzzy hello world {i}" for i in range(300)], pa.large_string())], schema=pa.schema([field])
     )
     with pytest.raises(Exception, match="Encoding task failed|left == right"):
-        pw(t, "2.0", tmp_path / "f.lance")
+        pylance_write(tmp_path / "f.lance", t, "2.0")
 
 
 # -- full-zip values under per-value zstd: decoded in one checked pass -------------------------
@@ -378,9 +369,9 @@ def test_full_zip_zstd_values_pylance_to_lancelot(tmp_path, version):
     t = pa.table(
         [pa.array([None if i % 13 == 0 else (f"value {i} " * 40) for i in range(3000)])], schema=pa.schema([field])
     )
-    p = pw(t, version, tmp_path / "f.lance")
+    p = pylance_write(tmp_path / "f.lance", t, version)
     assert "full_zip_layout" in inspect_file(p) and "COMPRESSION_ALGORITHM_ZSTD" in inspect_file(p)
-    expected = pr(p)
+    expected = pylance_read(p)
     f = lancelot.LanceFile(p)
     assert f.read().equals(expected)
     assert f.take([0, 1, 13, 2999]).equals(expected.take([0, 1, 13, 2999]))
@@ -398,7 +389,7 @@ def test_v20_fsst_lancelot_to_pylance(tmp_path, ty, n):
     t = pa.table([pa.array(vals, pa.string()).cast(ty)], schema=pa.schema([field]))
     ours = str(tmp_path / "ours.lance")
     lancelot.write_table(t, ours, version="2.0")
-    assert pr(ours).equals(t)
+    assert pylance_read(ours).equals(t)
     assert lancelot.read_table(ours).equals(t)
 
     def shape(path):
@@ -407,7 +398,7 @@ def test_v20_fsst_lancelot_to_pylance(tmp_path, ty, n):
     if pa.types.is_large_string(ty):
         assert "fsst" not in "\n".join(encodings(ours))
         return
-    theirs = pw(t, "2.0", tmp_path / "theirs.lance")
+    theirs = pylance_write(tmp_path / "theirs.lance", t, "2.0")
     assert shape(ours) == shape(theirs)
     assert "ArrayEncoding fsst" in shape(ours)[0]
     if n > 1000:  # the strings really are compressed

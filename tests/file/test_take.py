@@ -1,10 +1,18 @@
-"""Takes of a few rows of 2.1/2.2 files (structural/column_points.py's few-row paths).
+"""``LanceFile.take`` (and short ``read_range``) of 2.1/2.2 files, equal to pylance's take.
 
-A take of up to 64 rows builds its Arrow arrays from the point kernel's output in Python: plain
-strings joined, FSST codes joined then decoded, dictionary strings looked up in Python lists of
-the column's dictionary, fixed-width values as the kernel wrote them.  Each must equal pylance's
-take, with nulls, across pages and chunks, in any order, and a dictionary index past its page's
-dictionary must be a null item or an error.
+A take of up to 64 rows builds its Arrow arrays from the point kernel's output in Python
+(structural/column_points.py): plain strings joined, FSST codes joined then decoded, dictionary
+strings looked up in Python lists of the column's dictionary, fixed-width values as the kernel
+wrote them.  Each must equal pylance's take, with nulls, across pages and chunks, in any order,
+and a dictionary index past its page's dictionary must be a null item or an error.
+
+pylance chooses FSST page by page: a page of short strings (at most 4 bytes) or of little data
+keeps them plain.  ``ColumnPoints`` reads all pages of such a column in one kernel call, so each
+page's strings must be decoded with its own table, or none.
+
+Fixed-width full-zip columns (``ColumnFullZipPoints``) are taken a few rows at a time (planned in
+Python ints; rows that are just their values' bytes become Arrow arrays without decoding) and
+more, scattered, clustered and adjacent, across pages.
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from lancelot.encodings.served import recording
 from lancelot.encodings.structural import miniblock_points
 from lancelot.encodings.structural.column_points import ColumnPoints
 from lancelot.errors import CorruptFileError
+from lancelot.inspect import _decode
+from tests.helpers import pylance_write
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
@@ -177,3 +187,94 @@ def test_constant_columns(tmp_path, value) -> None:
     assert f.take(rows[::-1].copy()).equals(table.take(rows[::-1].copy()))
     assert f.read_range(n - 30, n + 5).equals(table.slice(n - 30))
     assert f.read_range(100, 3000).equals(table.slice(100, 2900))
+
+
+PAGE_ROWS = 20_000  # rows of each page of the mixed FSST / plain column
+PAGE_WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+
+
+def _plain_strings(rng: np.random.Generator) -> pa.Array:
+    """Distinct 4-byte strings: too short for FSST, too many for a dictionary."""
+    alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)
+    raw = alphabet[rng.integers(0, len(alphabet), 4 * PAGE_ROWS)].tobytes()
+    return pa.array([raw[4 * i : 4 * i + 4].decode() for i in range(PAGE_ROWS)])
+
+
+def _fsst_strings(rng: np.random.Generator) -> pa.Array:
+    return pa.array([" ".join(rng.choice(PAGE_WORDS, 6)) + str(i) for i in range(PAGE_ROWS)])
+
+
+def _page_fsst(f: lancelot.LanceFile) -> list[bool]:
+    """Whether each page of the column compresses its strings with FSST."""
+    out = []
+    for page in f.metadata.columns[0].pages:
+        layout, _ = _decode(f, page.encoding)
+        out.append(layout.mini_block_layout.value_compression.WhichOneof("compression") == "fsst")
+    return out
+
+
+@pytest.mark.parametrize("mode", ["numpy", "kernel"])
+@pytest.mark.parametrize("plain_first", [True, False])
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_point_take_decodes_each_page_with_its_own_table(tmp_path, monkeypatch, mode, plain_first, version):
+    rng = np.random.default_rng(3)
+    plain, fsst = _plain_strings(rng), _fsst_strings(rng)
+    batches = [plain, fsst] if plain_first else [fsst, plain]
+    f = lancelot.LanceFile(
+        pylance_write(
+            tmp_path / f"mixed-{version}.lance",
+            [pa.table({"s": b}) for b in batches],
+            version,
+            data_cache_bytes=64 * 1024,
+        )
+    )
+    assert _page_fsst(f) == ([False, True] if plain_first else [True, False])  # the shape under test
+    monkeypatch.setitem(miniblock_points.mode, "points", mode)
+    rows = [5, PAGE_ROWS - 1, PAGE_ROWS, PAGE_ROWS + 1, PAGE_ROWS + 15_000, 2 * PAGE_ROWS - 1]
+    assert f.explain_take(rows)["s"] == ["points/ColumnPoints"]
+    expected = pa.concat_arrays(batches).take(rows).to_pylist()
+    assert f.take(rows)["s"].to_pylist() == expected
+    # rows of the second page only (the kernel's first page is then the other kind)
+    assert (
+        f.take([PAGE_ROWS + 2, PAGE_ROWS + 3])["s"].to_pylist()
+        == pa.concat_arrays(batches).take([PAGE_ROWS + 2, PAGE_ROWS + 3]).to_pylist()
+    )
+
+
+FULL_ZIP_ROWS = 6_000
+
+
+def _full_zip_table() -> pa.Table:
+    rng = np.random.default_rng(5)
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(FULL_ZIP_ROWS * 128, dtype=np.float32)), 128)
+    wide = pa.FixedSizeListArray.from_arrays(pa.array(rng.integers(0, 1 << 60, FULL_ZIP_ROWS * 32)), 32)
+    nulls = rng.random(FULL_ZIP_ROWS) < 0.2
+    with_nulls = pa.FixedSizeListArray.from_arrays(
+        pa.array(rng.random(FULL_ZIP_ROWS * 64, dtype=np.float32)), 64, mask=pa.array(nulls)
+    )
+    return pa.table({"vec": vec, "wide": wide, "vn": with_nulls})
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_full_zip_takes_equal_pylance(tmp_path, version):
+    table = _full_zip_table()
+    path = str(tmp_path / f"fz-{version}.lance")
+    with lance_file.LanceFileWriter(path, version=version, max_page_bytes=256 * 1024, data_cache_bytes=256 * 1024) as w:
+        for b in table.to_batches(max_chunksize=1000):
+            w.write_batch(b)
+    f = lancelot.LanceFile(path)
+    ref = lance_file.LanceFileReader(path)
+    rng = np.random.default_rng(2)
+    sets = [np.sort(rng.choice(FULL_ZIP_ROWS, k, replace=False)) for k in (1, 10, 64, 300)]
+    sets += [start + np.sort(rng.choice(1000, 10, replace=False)) for start in (0, 2500, FULL_ZIP_ROWS - 1000)]
+    sets += [np.arange(990, 1010), np.array([0, FULL_ZIP_ROWS - 1])]
+    paths = f.explain_take(sets[1])
+    assert paths["vec"] == paths["wide"] == ["points/ColumnFullZipPoints"], paths
+    plain = {c: f._reader(f.schema.field(c))._points.plain for c in ("vec", "wide", "vn")}
+    assert plain["vec"] == table.schema.field("vec").type and plain["wide"] is not None, plain
+    assert plain["vn"] is None  # rows with a control word: decoded
+    assert len(f._reader(f.schema.field("vec")).columns[0].col.meta.pages) > 3
+    for rows in sets:
+        got = f.take(rows)
+        assert got.equals(ref.take_rows(rows.tolist()).to_table().cast(got.schema)), rows
+        assert got.equals(table.take(pa.array(rows))), rows

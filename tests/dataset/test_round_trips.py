@@ -1,4 +1,4 @@
-"""A dataset of many small fragments over an object store (issue 36): opening it, counting its
+"""A dataset of many small fragments over an object store: opening it, counting its
 rows and a take cost a bounded number of round trips, not one or more per fragment.  Through the
 latency filesystem of tests/file/test_remote_reads.py (benchmarks/latency_fs.py), with listings
 counted too; a round trip is a period with a request in flight.  Counts, not times."""

@@ -1,4 +1,4 @@
-"""The Python API's front door (issue 12): inputs write_table takes and refuses, fsspec URL
+"""The file API's inputs and errors: inputs write_table takes and refuses, fsspec URL
 writes, and errors that name the user's path, missing files, truncation, take indices, ranges."""
 
 from __future__ import annotations
