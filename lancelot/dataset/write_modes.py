@@ -113,6 +113,7 @@ def write_version(
         _base=base,
         _append=mode == "append",
         _allow_external_blobs=o.allow_external_blob_outside_bases,
+        _checked=True,
     )
     return commit_version(
         uri,

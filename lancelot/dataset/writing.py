@@ -15,7 +15,7 @@ import os
 import uuid
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import pyarrow as pa
 
@@ -314,6 +314,7 @@ def write_fragments(
     _base: ManifestFile | None | EllipsisType = ...,
     _append: bool = False,
     _allow_external_blobs: bool | None = None,
+    _checked: bool = False,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` without committing them: the first half of a two-step
     write (what each Spark task does); ``commit`` makes them one version.
@@ -355,8 +356,11 @@ def write_fragments(
     data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
-    schema, batches = as_batches(data, schema)
-    check_metadata(schema)
+    if _checked and schema is not None:  # write_version's batches of ``schema``, its metadata checked
+        batches = cast(Iterator[pa.RecordBatch], data)
+    else:
+        schema, batches = as_batches(data, schema)
+        check_metadata(schema)
     stored = normalize_schema(schema)
     base = _base if _base is not ... else _existing(store, uri)
     if data_storage_version is None:
