@@ -105,7 +105,10 @@ def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
     """The manifest's fields of a new schema: pre-order, ids from 0 (what pylance assigns).
     The descriptor is a pure function of the schema, so it is built once per schema; each call
     gets fields of its own (callers may change them)."""
-    key = schema.serialize().to_pybytes()
+    try:
+        key = schema.serialize().to_pybytes()
+    except (pa.ArrowException, TypeError, ValueError):  # a type IPC cannot carry: not cached
+        return list(to_descriptor(schema, 0).schema.fields)
     raw = _FIELDS.get(key)
     if raw is None:
         raw = to_descriptor(schema, 0).schema.SerializeToString()
