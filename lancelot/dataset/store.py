@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import errno
+import functools
 import os
 import posixpath
 import tempfile
@@ -285,7 +286,9 @@ class ObjectStore:
     # ------------------------------------------------------------------ writes
     def _makedirs(self, full: str) -> None:
         if self.fs is None:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
+            d = os.path.dirname(full)
+            if not os.path.isdir(d):  # (one stat where the directory is there, as it mostly is)
+                os.makedirs(d, exist_ok=True)
 
     def put(self, path: str, data: bytes) -> None:
         """Write (or replace) one object whole; readers never see part of it."""
@@ -485,7 +488,9 @@ class _StoreSource(FsspecSource):
             raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
 
 
+@functools.cache
 def _local_writer() -> Callable[..., LanceWriter]:
+    """The LanceWriter class of local data files (defined on first use: writer.py imports late)."""
     from lancelot.writer import LanceWriter
 
     class _LocalWriter(LanceWriter):
@@ -525,6 +530,7 @@ def _skip_file_sync(writer: Any) -> None:
     target.sync = False
 
 
+@functools.cache
 def _upload_writer() -> Callable[..., LanceWriter]:
     """A LanceWriter that writes a local temporary file and uploads it whole on ``close()``
     (s3fs: a multipart upload, visible only once complete)."""

@@ -86,7 +86,7 @@ def write_version(
                 schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
                 stored = normalize_schema(schema)
                 batches = (b.select(names) for b in batches)
-            target = check_append_schema(base, stored, uri)
+            target = check_append_schema(base, stored, uri, full)
             dv = base.manifest.data_format.version
             # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
             target = pa.schema(
@@ -113,6 +113,7 @@ def write_version(
         _base=base,
         _append=mode == "append",
         _allow_external_blobs=o.allow_external_blob_outside_bases,
+        _checked=True,
     )
     return commit_version(
         uri,

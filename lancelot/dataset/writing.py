@@ -15,7 +15,7 @@ import os
 import uuid
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import pyarrow as pa
 
@@ -97,9 +97,25 @@ def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, I
     return got, batches
 
 
+#: schema_fields' results by the Arrow schema's IPC bytes (pa.Schema's ``==`` ignores metadata)
+_FIELDS: dict[bytes, bytes] = {}
+
+
 def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
-    """The manifest's fields of a new schema: pre-order, ids from 0 (what pylance assigns)."""
-    return list(to_descriptor(schema, 0).schema.fields)
+    """The manifest's fields of a new schema: pre-order, ids from 0 (what pylance assigns).
+    The descriptor is a pure function of the schema, so it is built once per schema; each call
+    gets fields of its own (callers may change them)."""
+    try:
+        key = schema.serialize().to_pybytes()
+    except (pa.ArrowException, TypeError, ValueError):  # a type IPC cannot carry: not cached
+        return list(to_descriptor(schema, 0).schema.fields)
+    raw = _FIELDS.get(key)
+    if raw is None:
+        raw = to_descriptor(schema, 0).schema.SerializeToString()
+        if len(_FIELDS) >= 64:
+            _FIELDS.clear()
+        _FIELDS[key] = raw
+    return list(file_pb2.Schema.FromString(raw).fields)
 
 
 def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool = False) -> list[file_pb2.Field]:
@@ -301,6 +317,7 @@ def write_fragments(
     _base: ManifestFile | None | EllipsisType = ...,
     _append: bool = False,
     _allow_external_blobs: bool | None = None,
+    _checked: bool = False,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` without committing them: the first half of a two-step
     write (what each Spark task does); ``commit`` makes them one version.
@@ -342,11 +359,13 @@ def write_fragments(
     data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
-    schema, batches = as_batches(data, schema)
-    check_metadata(schema)
+    if _checked and schema is not None:  # write_version's batches of ``schema``, its metadata checked
+        batches = cast(Iterator[pa.RecordBatch], data)
+    else:
+        schema, batches = as_batches(data, schema)
+        check_metadata(schema)
     stored = normalize_schema(schema)
     base = _base if _base is not ... else _existing(store, uri)
-    fields = dataset_fields(stored, base)
     if data_storage_version is None:
         data_storage_version = (
             writable_data_version(base.manifest, f"dataset {uri!r} version {base.manifest.version}")
@@ -473,7 +492,6 @@ def commit_version(
         base = known[1]
         if operation == "create" and base is not None:
             raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
-        fields = dataset_fields(stored, base)
         if read_version is None and base is not None:
             txn.read_version = read_version = int(base.manifest.version)
         versions = {f"{d.file_major_version}.{d.file_minor_version}" for f in frags for d in f.files}
@@ -514,13 +532,15 @@ def commit_version(
     return Committed(uri, version, storage_options, store, committed)
 
 
-def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str) -> pa.Schema:
+def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str, full: pa.Schema | None = None) -> pa.Schema:
     """The dataset's schema, when appended data of ``schema`` fits it (nullability may differ: nulls
-    are checked as the data is written); else a DatasetSchemaError naming the field that differs."""
+    are checked as the data is written); else a DatasetSchemaError naming the field that differs.
+    ``full``: the dataset's schema when the caller has it already (``manifest_schema(base.manifest)``)."""
     schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
-    from lancelot.dataset.manifest import manifest_schema
+    if full is None:
+        from lancelot.dataset.manifest import manifest_schema
 
-    full = manifest_schema(base.manifest)
+        full = manifest_schema(base.manifest)
     if append_fill.is_subset(schema, full):  # nullable fields left out: the files hold only the others
         append_fill.check_missing(schema, full, uri)
         full = append_fill.restrict(full, schema)

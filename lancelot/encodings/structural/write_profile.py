@@ -131,16 +131,25 @@ PROFILES = {
 }
 
 
-def with_general(inner: ChunkEncoder, compression: pb.BufferCompression, raw_literals: bool = False) -> ChunkEncoder:
+def with_general(
+    inner: ChunkEncoder,
+    compression: pb.BufferCompression,
+    raw_literals: bool = False,
+    known: tuple[np.ndarray, np.ndarray] | None = None,
+) -> ChunkEncoder:
     """General compression of the first buffer of every chunk ``inner`` makes (whose encoding is the
-    same for every chunk: its General wrapper is made once; ``raw_literals``: zstd_frames.py)."""
+    same for every chunk: its General wrapper is made once; ``raw_literals``: zstd_frames.py;
+    ``known``: a buffer and its compressed form already made, as in ``general_bulk``)."""
     made: list[pb.CompressiveEncoding] = []
 
     def chunk(a: int, count: int) -> Compressed:
         enc, bufs = inner(a, count)
         if not made:
             made.append(general_encoding(compression, enc))
-        return made[0], [compress_buffer(compression, bufs[0], raw_literals), *bufs[1:]]
+        first = bufs[0]
+        if known is not None and first.nbytes == known[0].nbytes and np.array_equal(first, known[0]):
+            return made[0], [known[1], *bufs[1:]]
+        return made[0], [compress_buffer(compression, first, raw_literals), *bufs[1:]]
 
     return chunk
 
@@ -258,7 +267,7 @@ def _wrapped(
     return replace(
         plan,
         costs=costs,
-        chunk=with_general(plan.chunk, compression, raw_literals),
+        chunk=with_general(plan.chunk, compression, raw_literals, known),
         bulk=general_bulk(plan.bulk, compression, raw_literals, known),
         size=size,
         chunk_target=plan.chunk_target if chunk_target is None else chunk_target,

@@ -388,6 +388,16 @@ def _sorted_runs_dictionary(fixed: FixedWidthBlock, limit: int | None = None) ->
     return pa.DictionaryArray.from_arrays(from_numpy(indices), from_numpy(run_values))
 
 
+def _distinct(fixed: FixedWidthBlock) -> int:
+    """The number of distinct 8..64-bit values of a block (sorted: a small page's count without a hash
+    table); 0 for other widths (not counted here)."""
+    nb = fixed.bits_per_value // 8
+    if nb not in (1, 2, 4, 8) or fixed.num_values < 2:
+        return 0
+    vals = np.sort(fixed.as_dtype(f"<u{nb}"))
+    return 1 + int(np.count_nonzero(vals[1:] != vals[:-1]))
+
+
 def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | None:
     """The page dictionary of an Arrow dictionary page as pylance keeps it: the array's own dictionary, unused
     entries included, without null entries (None when a valid index points at one: re-encoded then)."""
@@ -441,6 +451,8 @@ def _dictionary_page(
         runs_dict = _sorted_runs_dictionary(fixed, None if force else limit)
         if isinstance(runs_dict, int):  # more distinct values than the limit
             return None
+        if runs_dict is None and not force and n < DICT_SAMPLE_MIN and _distinct(fixed) > limit:
+            return None  # (a small page, unsampled: counted exactly, without hashing)
         encoded = runs_dict
     if encoded is None:
         encoded = dictionary_encode(keys, n if force else limit)
