@@ -434,7 +434,7 @@ class LanceFile:
             early: list[Plan] = []
             if announce:
                 early = self._guard(self._plans, readers, rows)
-                self._announce([r for p in early for r in (*p.ranges, *p.ahead)])
+                self._announce([r for p in early for r in p.ranges])
 
             def one(i: int) -> pa.Array | pa.ChunkedArray:
                 return self._run([fields[i]], [early[i] if early else self._guard(readers[i].plan, rows)], op)[0]
@@ -442,7 +442,7 @@ class LanceFile:
             return self._map(one, list(range(len(readers))), True)
         plans = self._guard(self._plans, readers, rows)
         if announce and len(plans) > 1:
-            self._announce([r for p in plans for r in (*p.ranges, *p.ahead)])
+            self._announce([r for p in plans for r in p.ranges])
         return self._run(fields, plans, op, parallel=spread)
 
     @staticmethod
@@ -460,40 +460,28 @@ class LanceFile:
         self, fields: list[pa.Field], plans: list[Plan], op: str, parallel: bool = False
     ) -> list[pa.Array | pa.ChunkedArray]:
         """The read loop: fetch the union of the pending plans' ranges in one coalesced round (one
-        ``read_ranges``; remotely one ``stage``, with the ranges the decode steps read themselves),
-        decode (``parallel``: on the pool), repeat for the follow-up plans.  Each field's last
-        planner is reported to encodings/served.py."""
+        ``read_ranges``; remotely one round of requests side by side), decode (``parallel``: on
+        the pool), repeat for the follow-up plans.  Each field's last planner is reported to
+        encodings/served.py."""
         out: list[pa.Array | pa.ChunkedArray] = [None] * len(plans)
         pending = list(enumerate(plans))
         remote = self._src.round_trip_costly
-        staged: Staged = ()
-        try:
-            while pending:
-                ranges = [r for _, p in pending for r in p.ranges]
-                ahead = [r for _, p in pending for r in p.ahead]
-                if remote:
-                    if ahead:
-                        inside = [(o, n) for o, n in ahead if o + n <= self._src.size]
-                        staged += self._guard(self._src.stage, ranges + inside)
-                elif ahead and len([p for _, p in pending if p.ahead]) > 1:
-                    self._announce(ranges + ahead)
-                if not remote and len(pending) > 1 and sum([ln for _, ln in ranges]) > ROUND_APART_BYTES:
-                    # a large local round: each field's bytes read right before it decodes (still in
-                    # the CPU's cache)
-                    results = [self._guard(self._fetch_decode, p) for _, p in pending]
-                    pending = self._settle(fields, pending, results, out, op)
-                    continue
-                bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
-                cuts = list(accumulate([len(p.ranges) for _, p in pending], initial=0))
-                steps = [(p, bufs[a:b]) for (_, p), a, b in zip(pending, cuts, cuts[1:])]
-                if parallel and len(steps) > 1 and self.parallel:
-                    results = self._map(lambda step: self._guard(step[0].decode, step[1]), steps, True)
-                else:
-                    results = [self._guard(p.decode, part) for p, part in steps]
+        while pending:
+            ranges = [r for _, p in pending for r in p.ranges]
+            if not remote and len(pending) > 1 and sum([ln for _, ln in ranges]) > ROUND_APART_BYTES:
+                # a large local round: each field's bytes read right before it decodes (still in
+                # the CPU's cache)
+                results = [self._guard(self._fetch_decode, p) for _, p in pending]
                 pending = self._settle(fields, pending, results, out, op)
-        finally:
-            if staged:
-                self._src.unstage(staged)
+                continue
+            bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
+            cuts = list(accumulate([len(p.ranges) for _, p in pending], initial=0))
+            steps = [(p, bufs[a:b]) for (_, p), a, b in zip(pending, cuts, cuts[1:])]
+            if parallel and len(steps) > 1 and self.parallel:
+                results = self._map(lambda step: self._guard(step[0].decode, step[1]), steps, True)
+            else:
+                results = [self._guard(p.decode, part) for p, part in steps]
+            pending = self._settle(fields, pending, results, out, op)
         return out
 
     def _fetch_decode(self, p: Plan) -> pa.Array | pa.ChunkedArray | Plan:

@@ -67,14 +67,12 @@ class Plan:
     """One round of a field read: the byte ranges it needs, and the decode step that turns their
     bytes (in the order of ``ranges``) into the field's array or into the Plan of a next round
     (2.0 list offsets, then the items; a page's search cache, then its data; blob descriptions,
-    then the blobs).  ``planner`` names what made it (encodings/served.py reports it); ``ahead``
-    are ranges a decode step would read by itself, announced with the round (read-ahead locally,
-    the same round of requests remotely): no reader under encodings/ sets them any more."""
+    then the blobs).  ``planner`` names what made it (encodings/served.py reports it).  A decode
+    step never reads the file itself: what it needs next is the next round's Plan."""
 
     ranges: list[Range]
     decode: Callable[[list[memoryview]], pa.Array | pa.ChunkedArray | Plan]
     planner: str = ""
-    ahead: list[Range] = field(default_factory=list)
 
 
 def done(array: pa.Array | pa.ChunkedArray, planner: str = "empty") -> Plan:

@@ -138,4 +138,3 @@ def test_cleanup_reads_manifests_side_by_side(stats, history, tmp_path):
     # manifest, one after another, would be 43 round trips
     assert round_trips <= 18, (round_trips, reads)
     assert lancelot.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())
-

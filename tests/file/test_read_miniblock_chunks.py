@@ -587,7 +587,7 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
         assert f.read_range(a, b).equals(LanceFileReader(path).read_range(a, b - a).to_table()), (a, b)
         for name in table.column_names:
             plan = f._reader(f.schema.field(name)).plan(range(a, b))
-            hints = plan.ranges + plan.ahead
+            hints = plan.ranges
             if not hints:  # a decoder that fetches by itself
                 continue
             hinted.add(name)

@@ -128,10 +128,10 @@ def test_list_take_plans_offsets_then_items(tmp_path):
     f = lancelot.LanceFile(path)
     r = f._reader(f.schema.field("l"))
     plan = r.plan(np.array([1, 2000, 4999]))
-    assert plan.ranges and plan.ahead == [] and plan.planner == "decoder/ListNode"
+    assert plan.ranges and plan.planner == "decoder/ListNode"
     bufs = f._src.read_ranges(plan.ranges)
     items = plan.decode(bufs)
-    assert isinstance(items, Plan) and items.ranges and items.ahead == []
+    assert isinstance(items, Plan) and items.ranges
     got = items.decode(f._src.read_ranges(items.ranges))
     assert got.to_pylist() == [[1, 2], [2000, 2001], [4999, 5000]]
     assert f.take([4999, 1]).column(0).to_pylist() == [[4999, 5000], [1, 2]]
@@ -177,7 +177,7 @@ def test_mixed_page_shapes_pylance(tmp_path):
     r = f._reader(f.schema.field("s"))
     rows = np.sort(rng.choice(12_000, 30, replace=False))
     first = r.plan(rows)
-    assert first.ranges and not first.ahead
+    assert first.ranges
     assert r.read(rows).equals(table.column("s").take(pa.array(rows)).combine_chunks())
     plan = r._plan
     assert isinstance(plan, MixedPlan)
