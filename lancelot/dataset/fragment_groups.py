@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import _POS, _scan_schema
 from lancelot.dataset.group_files import Files, group_files, group_table, read_deletions
+from lancelot.dataset.row_selection import side_by_side
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -44,15 +45,20 @@ def _pieces(
     which: list[int] = []
     gone: list[np.ndarray] = []  # deleted rows, as positions in the concatenated table
     at = 0
-    for k, f in enumerate(frags):
-        deleted = None  # read when the fragment contributes rows (a filter's zone maps may prune it whole)
-        for a, b in f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]:
-            if b <= a:
-                continue
-            if deleted is None:
-                deleted = f.deleted_positions()
-            if whole is None:
-                tables.append(f._read_physical(cols, a, b))
+
+    def one(f: Fragment) -> tuple[list[tuple[int, int]], np.ndarray | None, list[pa.Table]]:
+        """The fragment's ranges to read, its deleted rows (read when it contributes rows: a
+        filter's zone maps may prune it whole) and, unless read together, its tables."""
+        ranges = [(a, b) for a, b in (f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]) if b > a]
+        deleted = f.deleted_positions() if ranges else None
+        return ranges, deleted, [f._read_physical(cols, a, b) for a, b in ranges] if whole is None else []
+
+    # remote: the fragments side by side (their deletion files, footers and pages in flight together)
+    per = side_by_side(frags[0]._ds, frags, one) if whole is None else [one(f) for f in frags]
+    for k, (f, (ranges, deleted, tabs)) in enumerate(zip(frags, per)):
+        tables.extend(tabs)
+        for a, b in ranges:
+            assert deleted is not None
             starts.append(a)
             sizes.append(b - a)
             which.append(k)
@@ -145,16 +151,21 @@ def read_group(
     out = []
     schema = _scan_schema(frags[0]._ds.schema)  # blobs: descriptions
     empty: pa.Table | None = None
+    pieces = {
+        k: t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k]))
+        for k in range(len(frags))
+        if bounds[k + 1] > bounds[k]
+    }
+    if rest:  # remote: the fragments' other columns side by side
+        done = side_by_side(frags[0]._ds, list(pieces.items()), lambda kp: _rest(frags[kp[0]], kp[1], rest, schema))
+        pieces = dict(zip(pieces, done))
     for k, f in enumerate(frags):
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        if hi == lo:
+        piece = pieces.get(k)
+        if piece is None:
             if empty is None:
                 empty = f._empty(list(columns), positions)
             out.append(empty)
             continue
-        piece = t.slice(lo, hi - lo)
-        if rest:
-            piece = _rest(f, piece, rest, schema)
         out.append(piece.select(out_cols))
     return out
 
@@ -166,11 +177,15 @@ def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expre
         schema = _scan_schema(frags[0]._ds.schema)
         which = t.column(_FRAG).to_numpy()
         bounds = np.searchsorted(which, np.arange(len(frags) + 1))
-        parts = [
-            _rest(f, t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])), rest, schema)
-            for k, f in enumerate(frags)
-            if bounds[k + 1] > bounds[k]
-        ]
+        parts = side_by_side(  # remote: the fragments' other columns side by side
+            frags[0]._ds,
+            [
+                (f, t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])))
+                for k, f in enumerate(frags)
+                if bounds[k + 1] > bounds[k]
+            ],
+            lambda fp: _rest(fp[0], fp[1], rest, schema),
+        )
         t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     elif rest:
         return frags[0]._empty(list(columns), False)

@@ -346,8 +346,8 @@ class LanceScanner:
 
     def _in_order(self, cols: list[str], need_pos: bool) -> InOrder | None:
         """Whole-fragment reads with the runs of small fragments read together (a scan without a
-        limit of a local dataset: a limit would read a run it may not need)."""
-        if self.limit is not None or not cols or len(self._frags) < 2 or not self._ds.store.is_local:
+        limit: a limit would read a run it may not need); remote, a run's files are fetched side by side."""
+        if self.limit is not None or not cols or len(self._frags) < 2:
             return None
         from lancelot.dataset.fragment_groups import InOrder
 
@@ -600,9 +600,11 @@ class LanceScanner:
                 if not opened:  # a scan holds no fragment's open files after reading it (the dataset's
                     f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
-        if len(frags) > 1 and self._ds.store.is_local:
+        if len(frags) > 1:
             pool = fragment_pool()
-            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
+            order = list(range(len(frags)))
+            if filt is None and self._ds.store.is_local:  # (remote: costs would read deletion files one by one)
+                order.sort(key=lambda i: -frags[i].filter_cost())
             out: list[pa.Table | None] = [None] * len(frags)
 
             def task(group: list[int]) -> None:
@@ -651,7 +653,7 @@ class LanceScanner:
             return sum(f.count_rows() for f in self._frags)
         if self.include_deleted_rows or self._filter_rows:  # row-id columns computed before filtering
             return sum(t.num_rows for _, t in self._pieces(None))
-        if len(self._frags) > 1 and self._ds.store.is_local:
+        if len(self._frags) > 1:
             from lancelot.dataset.fragment_groups import count_group
 
             runs = _tasks(self._frags, list(range(len(self._frags))))

@@ -139,3 +139,38 @@ def test_cleanup_reads_manifests_side_by_side(stats, history, tmp_path):
     assert round_trips <= 18, (round_trips, reads)
     assert lancelot.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())
 
+
+
+SCAN_FRAGMENTS = 200
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory) -> str:
+    """200 fragments of 20 rows written by pylance, then a delete (a deletion file in each)."""
+    path = str(tmp_path_factory.mktemp("rt") / "scan")
+    ids = np.arange(SCAN_FRAGMENTS * ROWS, dtype=np.int64)
+    lance.write_dataset(pa.table({"id": ids, "s": pa.array([f"r{i}" for i in ids])}), path, max_rows_per_file=ROWS)
+    lance.dataset(path).delete("id % 7 = 3")
+    return path
+
+
+@pytest.mark.parametrize("filter", [None, "id >= 100 AND s != 'r7'"])
+def test_scan_keeps_requests_in_flight_side_by_side(stats, scanned, filter):
+    """A scan reads each fragment's deletion file and data file (whole: the manifest gives its size),
+    a scan task's fragments side by side: 2 requests per fragment, in a few round trips."""
+    ds = lancelot.dataset(f"latencyls://{scanned}")
+    want = lance.dataset(scanned).to_table(filter=filter)
+    stats.reset()
+    got = ds.to_table(filter=filter)
+    requests, round_trips = stats.requests, stats.round_trips
+    assert got.equals(want)
+    assert requests <= 2 * SCAN_FRAGMENTS, requests  # one per deletion file, one per data file
+    # one after another that is 400 round trips; a task's 32 fragments' 64 requests go out together
+    # (32 in flight), two tasks at once: about 2 round trips per 32 fragments, bound ceil(F/16)
+    assert round_trips <= -(-SCAN_FRAGMENTS // 16), (round_trips, requests)
+    stats.reset()
+    batches = list(ds.to_batches(filter=filter))
+    assert pa.Table.from_batches(batches, schema=got.schema).equals(want.combine_chunks()) or pa.Table.from_batches(
+        batches, schema=got.schema
+    ).equals(want)
+    assert stats.round_trips <= -(-SCAN_FRAGMENTS // 16) * 2, (stats.round_trips, stats.requests)
