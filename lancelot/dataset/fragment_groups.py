@@ -162,6 +162,8 @@ def read_group(
     for k, f in enumerate(frags):
         piece = pieces.get(k)
         if piece is None:
+            if empty is None:  # from another fragment's rows when there are some (remote: no file opened)
+                empty = next(iter(pieces.values())).slice(0, 0).select(out_cols) if pieces else None
             if empty is None:
                 empty = f._empty(list(columns), positions)
             out.append(empty)
