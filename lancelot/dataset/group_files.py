@@ -275,6 +275,9 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
         n = int(files[0].file_size_bytes)
         if n > MAX_FILE_BYTES:
             return None
+        v = ON_DISK.get((files[0].file_major_version, files[0].file_minor_version))
+        if v is not None and not v.structural:  # a 2.0 file: not fetched for nothing
+            return None
         sizes.append(n)
     if store.is_local:
         datas = _read_all(paths)
