@@ -7,7 +7,9 @@ deleted rows of all are dropped by one filter, then the scan's filter (when give
 the rows of all, and only then are the remaining columns read, from the fragments where rows
 passed (late materialisation, as ``Fragment.read`` does).  The result is cut back into one table
 per fragment (zero-copy slices), in order, so row addresses, row ids and projections stay per
-fragment.
+fragment.  Over an object store the group's files are fetched side by side (group_files.py), and
+fragments read by their own path are read side by side too (``row_selection.side_by_side``), so a
+group costs a round trip or so, not one per request.
 """
 
 from __future__ import annotations
