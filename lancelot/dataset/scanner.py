@@ -14,7 +14,9 @@ rows of the dataset.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -601,7 +603,7 @@ class LanceScanner:
                     f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
         if len(frags) > 1:
-            pool = fragment_pool()
+            pool = fragment_pool() if self._ds.store.is_local else _remote_tasks()
             order = list(range(len(frags)))
             if filt is None and self._ds.store.is_local:  # (remote: costs would read deletion files one by one)
                 order.sort(key=lambda i: -frags[i].filter_cost())
@@ -742,6 +744,20 @@ class LanceScanner:
 #: small fragments share a task of the scan's fragment pool up to this many rows (or TASK_FRAGMENTS)
 TASK_ROWS = 1 << 14
 TASK_FRAGMENTS = 32
+#: scan tasks at once over an object store (their requests wait on the store, not on the CPU)
+REMOTE_TASKS = 8
+_REMOTE_POOL: ThreadPoolExecutor | None = None
+_REMOTE_LOCK = threading.Lock()
+
+
+def _remote_tasks() -> ThreadPoolExecutor:
+    """The pool a remote scan's tasks run on: more at once than locally, so fragments read alone
+    (large ones) keep requests in flight side by side too."""
+    global _REMOTE_POOL
+    with _REMOTE_LOCK:
+        if _REMOTE_POOL is None:
+            _REMOTE_POOL = ThreadPoolExecutor(max_workers=REMOTE_TASKS, thread_name_prefix="lancelot-scan-tasks")
+        return _REMOTE_POOL
 
 
 def _tasks(frags: list[Fragment], order: list[int]) -> list[list[int]]:
