@@ -659,12 +659,16 @@ class LanceScanner:
             from lancelot.dataset.fragment_groups import count_group
 
             runs = _tasks(self._frags, list(range(len(self._frags))))
-            return sum(
-                count_group([self._frags[i] for i in run], self.filter)
-                if len(run) > 1
-                else self._frags[run[0]].count_rows(self.filter)
-                for run in runs
-            )
+            filt = self.filter
+
+            def count(run: list[int]) -> int:
+                if len(run) > 1:
+                    return count_group([self._frags[i] for i in run], filt)
+                return self._frags[run[0]].count_rows(filt)
+
+            if self._ds.store.is_local:
+                return sum(map(count, runs))
+            return sum(_remote_tasks().map(count, runs))  # remote: several runs' requests in flight
         return sum(f.count_rows(self.filter) for f in self._frags)
 
     def head(self, num_rows: int) -> pa.Table:

@@ -188,3 +188,7 @@ def test_scan_keeps_requests_in_flight_side_by_side(stats, scanned, filter, how,
     assert ds.scanner(filter=filter).to_reader().read_all().equals(want)
     assert stats.requests <= requests, stats.requests  # (no file opened for an empty batch)
     assert stats.round_trips <= bound, (stats.round_trips, stats.requests)  # a run of 32 at a time
+    if filter is not None:
+        stats.reset()
+        assert lancelot.dataset(f"latencyls://{scanned}").count_rows(filter) == want.num_rows
+        assert stats.round_trips <= bound + 2, (stats.round_trips, stats.requests)  # (+ open)
