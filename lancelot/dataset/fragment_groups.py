@@ -14,7 +14,9 @@ group costs a round trip or so, not one per request.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -226,10 +228,23 @@ def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_f
     return runs
 
 
+_AHEAD: ThreadPoolExecutor | None = None
+_AHEAD_LOCK = threading.Lock()
+
+
+def _ahead_pool() -> ThreadPoolExecutor:
+    global _AHEAD
+    with _AHEAD_LOCK:
+        if _AHEAD is None:
+            _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lancelot-scan-ahead")
+        return _AHEAD
+
+
 class InOrder:
     """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after
     another (a stream of batches): each run of small fragments (``small_runs``) is read together
-    when its first fragment is asked, so at most one run is read ahead."""
+    when its first fragment is asked, so at most one run is read ahead; over an object store the
+    next run is read meanwhile (its requests in flight while this run's batches are used)."""
 
     def __init__(
         self,
@@ -241,7 +256,13 @@ class InOrder:
     ) -> None:
         self._frags, self._columns, self._filter, self._positions = frags, columns, filter, positions
         self._run = {run[0]: run for run in runs if len(run) > 1}
+        self._next = {a[0]: b for a, b in zip(runs, runs[1:]) if len(b) > 1}
         self._ready: dict[int, pa.Table] = {}
+        self._pending: dict[int, Future[list[pa.Table]]] = {}
+        self._remote = bool(frags) and not frags[0]._ds.store.is_local
+
+    def _group(self, run: list[int]) -> list[pa.Table]:
+        return read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
 
     def read(self, i: int) -> pa.Table:
         t = self._ready.pop(i, None)
@@ -251,6 +272,10 @@ class InOrder:
         f = self._frags[i]
         if run is None or not self._columns:
             return f.read(self._columns, self._filter, positions=self._positions)
-        tables = read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
+        pending = self._pending.pop(i, None)
+        following = self._next.get(i)
+        if self._remote and following is not None and following[0] not in self._pending:
+            self._pending[following[0]] = _ahead_pool().submit(self._group, following)
+        tables = pending.result() if pending is not None else self._group(run)
         self._ready.update(zip(run[1:], tables[1:]))
         return tables[0]
