@@ -7,12 +7,16 @@ deleted rows of all are dropped by one filter, then the scan's filter (when give
 the rows of all, and only then are the remaining columns read, from the fragments where rows
 passed (late materialisation, as ``Fragment.read`` does).  The result is cut back into one table
 per fragment (zero-copy slices), in order, so row addresses, row ids and projections stay per
-fragment.
+fragment.  Over an object store the group's files are fetched side by side (group_files.py), and
+fragments read by their own path are read side by side too (``row_selection.side_by_side``), so a
+group costs a round trip or so, not one per request.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,6 +25,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import _POS, _scan_schema
 from lancelot.dataset.group_files import Files, group_files, group_table, read_deletions
+from lancelot.dataset.row_selection import side_by_side
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -44,15 +49,20 @@ def _pieces(
     which: list[int] = []
     gone: list[np.ndarray] = []  # deleted rows, as positions in the concatenated table
     at = 0
-    for k, f in enumerate(frags):
-        deleted = None  # read when the fragment contributes rows (a filter's zone maps may prune it whole)
-        for a, b in f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]:
-            if b <= a:
-                continue
-            if deleted is None:
-                deleted = f.deleted_positions()
-            if whole is None:
-                tables.append(f._read_physical(cols, a, b))
+
+    def one(f: Fragment) -> tuple[list[tuple[int, int]], np.ndarray | None, list[pa.Table]]:
+        """The fragment's ranges to read, its deleted rows (read when it contributes rows: a
+        filter's zone maps may prune it whole) and, unless read together, its tables."""
+        ranges = [(a, b) for a, b in (f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]) if b > a]
+        deleted = f.deleted_positions() if ranges else None
+        return ranges, deleted, [f._read_physical(cols, a, b) for a, b in ranges] if whole is None else []
+
+    # remote: the fragments side by side (their deletion files, footers and pages in flight together)
+    per = side_by_side(frags[0]._ds, frags, one) if whole is None else [one(f) for f in frags]
+    for k, (f, (ranges, deleted, tabs)) in enumerate(zip(frags, per)):
+        tables.extend(tabs)
+        for a, b in ranges:
+            assert deleted is not None
             starts.append(a)
             sizes.append(b - a)
             which.append(k)
@@ -145,16 +155,23 @@ def read_group(
     out = []
     schema = _scan_schema(frags[0]._ds.schema)  # blobs: descriptions
     empty: pa.Table | None = None
+    pieces = {
+        k: t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k]))
+        for k in range(len(frags))
+        if bounds[k + 1] > bounds[k]
+    }
+    if rest:  # remote: the fragments' other columns side by side
+        done = side_by_side(frags[0]._ds, list(pieces.items()), lambda kp: _rest(frags[kp[0]], kp[1], rest, schema))
+        pieces = dict(zip(pieces, done))
     for k, f in enumerate(frags):
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        if hi == lo:
+        piece = pieces.get(k)
+        if piece is None:
+            if empty is None:  # from another fragment's rows when there are some (remote: no file opened)
+                empty = next(iter(pieces.values())).slice(0, 0).select(out_cols) if pieces else None
             if empty is None:
                 empty = f._empty(list(columns), positions)
             out.append(empty)
             continue
-        piece = t.slice(lo, hi - lo)
-        if rest:
-            piece = _rest(f, piece, rest, schema)
         out.append(piece.select(out_cols))
     return out
 
@@ -166,11 +183,15 @@ def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expre
         schema = _scan_schema(frags[0]._ds.schema)
         which = t.column(_FRAG).to_numpy()
         bounds = np.searchsorted(which, np.arange(len(frags) + 1))
-        parts = [
-            _rest(f, t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])), rest, schema)
-            for k, f in enumerate(frags)
-            if bounds[k + 1] > bounds[k]
-        ]
+        parts = side_by_side(  # remote: the fragments' other columns side by side
+            frags[0]._ds,
+            [
+                (f, t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])))
+                for k, f in enumerate(frags)
+                if bounds[k + 1] > bounds[k]
+            ],
+            lambda fp: _rest(fp[0], fp[1], rest, schema),
+        )
         t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     elif rest:
         return frags[0]._empty(list(columns), False)
@@ -207,10 +228,23 @@ def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_f
     return runs
 
 
+_AHEAD: ThreadPoolExecutor | None = None
+_AHEAD_LOCK = threading.Lock()
+
+
+def _ahead_pool() -> ThreadPoolExecutor:
+    global _AHEAD
+    with _AHEAD_LOCK:
+        if _AHEAD is None:
+            _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lancelot-scan-ahead")
+        return _AHEAD
+
+
 class InOrder:
     """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after
     another (a stream of batches): each run of small fragments (``small_runs``) is read together
-    when its first fragment is asked, so at most one run is read ahead."""
+    when its first fragment is asked, so at most one run is read ahead; over an object store the
+    next run is read meanwhile (its requests in flight while this run's batches are used)."""
 
     def __init__(
         self,
@@ -222,7 +256,13 @@ class InOrder:
     ) -> None:
         self._frags, self._columns, self._filter, self._positions = frags, columns, filter, positions
         self._run = {run[0]: run for run in runs if len(run) > 1}
+        self._next = {a[0]: b for a, b in zip(runs, runs[1:]) if len(b) > 1}
         self._ready: dict[int, pa.Table] = {}
+        self._pending: dict[int, Future[list[pa.Table]]] = {}
+        self._remote = bool(frags) and not frags[0]._ds.store.is_local
+
+    def _group(self, run: list[int]) -> list[pa.Table]:
+        return read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
 
     def read(self, i: int) -> pa.Table:
         t = self._ready.pop(i, None)
@@ -232,6 +272,10 @@ class InOrder:
         f = self._frags[i]
         if run is None or not self._columns:
             return f.read(self._columns, self._filter, positions=self._positions)
-        tables = read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
+        pending = self._pending.pop(i, None)
+        following = self._next.get(i)
+        if self._remote and following is not None and following[0] not in self._pending:
+            self._pending[following[0]] = _ahead_pool().submit(self._group, following)
+        tables = pending.result() if pending is not None else self._group(run)
         self._ready.update(zip(run[1:], tables[1:]))
         return tables[0]

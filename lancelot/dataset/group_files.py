@@ -10,6 +10,11 @@ schema repeat them), and the simple mini-block pages of every fragment of the gr
 joined into one buffer, the Variable offsets of all rebased in one numpy step.  Deletion files in
 Arrow form are read here too (dataset/deletion.py).
 
+Over an object store the group's files are fetched side by side (``REMOTE_IN_FLIGHT`` requests
+in flight): every data file whole (its size from the manifest, ``DataFile.file_size_bytes``; asked
+first, side by side, when the manifest does not give it) together with every deletion file, so a
+scan task of dozens of fragments costs a round trip or two, not three per fragment.
+
 Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page
 that is not simple, zone maps a filter could use, a damaged file) makes ``group_files`` return
 None and the fragments are read by ``Fragment``'s own path, which reports damage with its details.
@@ -19,6 +24,8 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +40,7 @@ from lancelot.versions import ON_DISK
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.store import ObjectStore
 
 _FOOTER = struct.Struct("<QQQIIHH4s")
 #: a page: (layout, its buffers' (offset, size) in the file, rows)
@@ -198,6 +206,51 @@ def _read_all(paths: list[str]) -> list[bytes | None]:
 
 
 _ADVISE = hasattr(os, "posix_fadvise")
+#: requests a group keeps in flight on a remote store (every scan task shares them)
+REMOTE_IN_FLIGHT = 32
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _remote_pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=REMOTE_IN_FLIGHT, thread_name_prefix="lancelot-fetch")
+        return _POOL
+
+
+def _fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None]) -> list[bytes | None]:
+    """The bytes of objects of a remote store (full store paths), fetched side by side; a size of 0
+    is unknown and asked first (side by side too), None is small enough to fetch unasked (a
+    deletion file).  None: missing, unreadable, or larger than ``MAX_FILE_BYTES`` (the general
+    path reads those, and reports what is wrong)."""
+    fs = store.fs
+    pool = _remote_pool()
+
+    def size(path: str) -> int:
+        try:
+            return int(fs.size(path))
+        except Exception:  # noqa: BLE001 - the general path reports it
+            return -1
+
+    unknown = [i for i, n in enumerate(sizes) if n is not None and n <= 0]
+    if unknown:
+        sizes = list(sizes)
+        for i, n in zip(unknown, pool.map(size, [paths[i] for i in unknown])):
+            sizes[i] = n
+
+    def whole(item: tuple[str, int | None]) -> bytes | None:
+        path, n = item
+        if n is not None and (n < 0 or n > MAX_FILE_BYTES):
+            return None
+        try:
+            data = fs.cat_file(path)
+        except Exception:  # noqa: BLE001 - the general path reports it
+            return None
+        return bytes(data) if n is None or len(data) == n else None
+
+    return list(pool.map(whole, zip(paths, sizes)))
 
 
 def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Files | None:
@@ -206,10 +259,11 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
     zone maps go to the general path)."""
     ds = frags[0]._ds
     store = ds.store
-    if not store.is_local or not columns:
+    if not columns:
         return None
     root = store.full_path("data") + "/"
     paths = []
+    sizes: list[int | None] = []
     for f in frags:
         files = f._pb.files
         if len(files) != 1 or files[0].HasField("base_id"):
@@ -218,9 +272,23 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
         if not name or "/" in name or "\\" in name or ":" in name or name in (".", ".."):
             return None
         paths.append(root + name)
+        n = int(files[0].file_size_bytes)
+        if n > MAX_FILE_BYTES:
+            return None
+        v = ON_DISK.get((files[0].file_major_version, files[0].file_minor_version))
+        if v is not None and not v.structural:  # a 2.0 file: not fetched for nothing
+            return None
+        sizes.append(n)
+    if store.is_local:
+        datas = _read_all(paths)
+    else:  # the deletion files in the same requests' round
+        todo = _deletion_todo(frags)
+        got = _fetch_remote(store, paths + [p for _, _, p in todo], sizes + [None] * len(todo))
+        datas = got[: len(paths)]
+        _parse_deletions(todo, got[len(paths) :])
     out = []
     try:
-        for f, data in zip(frags, _read_all(paths)):
+        for f, data in zip(frags, datas):
             if data is None:
                 return None
             out.append((data, _file(f, data, columns, filtered)))
@@ -232,21 +300,38 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
 def read_deletions(frags: list[Fragment]) -> None:
     """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own
     directory (``Fragment.deleted_positions`` reads the others, and reports damage)."""
-    from lancelot.dataset.deletion import parse_stream
-
     store = frags[0]._ds.store
-    if not store.is_local:
+    todo = _deletion_todo(frags)
+    if not todo:
         return
-    root = store.full_path("_deletions") + "/"
+    paths = [p for _, _, p in todo]
+    _parse_deletions(todo, _read_all(paths) if store.is_local else _fetch_remote(store, paths, [None] * len(paths)))
+
+
+_Todo = list[tuple["Fragment", table_pb2.DeletionFile, str]]
+
+
+def _deletion_todo(frags: list[Fragment]) -> _Todo:
+    """(fragment, deletion file, its store path) of the Arrow deletion files of ``frags`` in the
+    dataset's own directory not read yet."""
+    root = frags[0]._ds.store.full_path("_deletions") + "/"
     arrow = table_pb2.DeletionFile.ARROW_ARRAY
-    todo = []
+    todo: _Todo = []
     for f in frags:
         if f._deleted is not None or not f._pb.HasField("deletion_file"):
             continue
         d = f._pb.deletion_file
         if d.file_type == arrow and not d.HasField("base_id"):
             todo.append((f, d, f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow"))
-    for (f, d, _), data in zip(todo, _read_all([p for _, _, p in todo])):
+    return todo
+
+
+def _parse_deletions(todo: _Todo, datas: list[bytes | None]) -> None:
+    """Set the deleted positions of the fragments whose deletion file's bytes parse and agree with
+    the manifest (the others are read again, and reported, by ``Fragment.deleted_positions``)."""
+    from lancelot.dataset.deletion import parse_stream
+
+    for (f, d, _), data in zip(todo, datas):
         pos = parse_stream(data, f.physical_rows) if data is not None else None
         if pos is not None and (not d.num_deleted_rows or d.num_deleted_rows == len(pos)):
             f._deleted = pos

@@ -14,7 +14,9 @@ rows of the dataset.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -346,8 +348,8 @@ class LanceScanner:
 
     def _in_order(self, cols: list[str], need_pos: bool) -> InOrder | None:
         """Whole-fragment reads with the runs of small fragments read together (a scan without a
-        limit of a local dataset: a limit would read a run it may not need)."""
-        if self.limit is not None or not cols or len(self._frags) < 2 or not self._ds.store.is_local:
+        limit: a limit would read a run it may not need); remote, a run's files are fetched side by side."""
+        if self.limit is not None or not cols or len(self._frags) < 2:
             return None
         from lancelot.dataset.fragment_groups import InOrder
 
@@ -600,9 +602,11 @@ class LanceScanner:
                 if not opened:  # a scan holds no fragment's open files after reading it (the dataset's
                     f._fc = None  # file cache keeps the recent ones): memory and GC work stay per read
 
-        if len(frags) > 1 and self._ds.store.is_local:
-            pool = fragment_pool()
-            order = sorted(range(len(frags)), key=lambda i: -frags[i].filter_cost() if filt is None else 0)
+        if len(frags) > 1:
+            pool = fragment_pool() if self._ds.store.is_local else _remote_tasks()
+            order = list(range(len(frags)))
+            if filt is None and self._ds.store.is_local:  # (remote: costs would read deletion files one by one)
+                order.sort(key=lambda i: -frags[i].filter_cost())
             out: list[pa.Table | None] = [None] * len(frags)
 
             def task(group: list[int]) -> None:
@@ -651,16 +655,20 @@ class LanceScanner:
             return sum(f.count_rows() for f in self._frags)
         if self.include_deleted_rows or self._filter_rows:  # row-id columns computed before filtering
             return sum(t.num_rows for _, t in self._pieces(None))
-        if len(self._frags) > 1 and self._ds.store.is_local:
+        if len(self._frags) > 1:
             from lancelot.dataset.fragment_groups import count_group
 
             runs = _tasks(self._frags, list(range(len(self._frags))))
-            return sum(
-                count_group([self._frags[i] for i in run], self.filter)
-                if len(run) > 1
-                else self._frags[run[0]].count_rows(self.filter)
-                for run in runs
-            )
+            filt = self.filter
+
+            def count(run: list[int]) -> int:
+                if len(run) > 1:
+                    return count_group([self._frags[i] for i in run], filt)
+                return self._frags[run[0]].count_rows(filt)
+
+            if self._ds.store.is_local:
+                return sum(map(count, runs))
+            return sum(_remote_tasks().map(count, runs))  # remote: several runs' requests in flight
         return sum(f.count_rows(self.filter) for f in self._frags)
 
     def head(self, num_rows: int) -> pa.Table:
@@ -740,6 +748,20 @@ class LanceScanner:
 #: small fragments share a task of the scan's fragment pool up to this many rows (or TASK_FRAGMENTS)
 TASK_ROWS = 1 << 14
 TASK_FRAGMENTS = 32
+#: scan tasks at once over an object store (their requests wait on the store, not on the CPU)
+REMOTE_TASKS = 8
+_REMOTE_POOL: ThreadPoolExecutor | None = None
+_REMOTE_LOCK = threading.Lock()
+
+
+def _remote_tasks() -> ThreadPoolExecutor:
+    """The pool a remote scan's tasks run on: more at once than locally, so fragments read alone
+    (large ones) keep requests in flight side by side too."""
+    global _REMOTE_POOL
+    with _REMOTE_LOCK:
+        if _REMOTE_POOL is None:
+            _REMOTE_POOL = ThreadPoolExecutor(max_workers=REMOTE_TASKS, thread_name_prefix="lancelot-scan-tasks")
+        return _REMOTE_POOL
 
 
 def _tasks(frags: list[Fragment], order: list[int]) -> list[list[int]]:

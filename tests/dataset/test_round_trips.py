@@ -138,3 +138,57 @@ def test_cleanup_reads_manifests_side_by_side(stats, history, tmp_path):
     # manifest, one after another, would be 43 round trips
     assert round_trips <= 18, (round_trips, reads)
     assert lancelot.dataset(ours).to_table().equals(lance.dataset(theirs).to_table())
+
+
+SCAN_FRAGMENTS = 128
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory) -> str:
+    """128 fragments of 20 rows written by pylance, then a delete (a deletion file in each)."""
+    path = str(tmp_path_factory.mktemp("rt") / "scan")
+    ids = np.arange(SCAN_FRAGMENTS * ROWS, dtype=np.int64)
+    lance.write_dataset(pa.table({"id": ids, "s": pa.array([f"r{i}" for i in ids])}), path, max_rows_per_file=ROWS)
+    lance.dataset(path).delete("id % 7 = 3")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("filter", "how"),
+    [(None, "whole"), ("id >= 100 AND s != 'r7'", "whole"), ("id >= 100 AND s != 'r7'", "own path"), (None, "alone")],
+)
+def test_scan_keeps_requests_in_flight_side_by_side(stats, scanned, filter, how, monkeypatch):
+    """A scan reads a task's fragments side by side: each data file whole with the deletion files
+    (the manifest gives the data files' sizes); when the files are not read whole, each fragment
+    by its own path, side by side; fragments read alone (large ones), several tasks at once."""
+    import importlib
+
+    if how == "own path":
+        monkeypatch.setattr(importlib.import_module("lancelot.dataset.group_files"), "MAX_FILE_BYTES", 0)
+    if how == "alone":
+        monkeypatch.setattr(importlib.import_module("lancelot.dataset.scanner"), "TASK_FRAGMENTS", 1)
+    ds = lancelot.dataset(f"latencyls://{scanned}")
+    want = lance.dataset(scanned).to_table(filter=filter)
+    stats.reset()
+    got = ds.to_table(filter=filter)
+    requests, round_trips = stats.requests, stats.round_trips
+    assert got.equals(want)
+    # whole: a deletion file and a data file per fragment; else also the data file's size
+    assert requests <= (2 if how == "whole" else 3) * SCAN_FRAGMENTS, requests
+    # one request after another this was 3 * F round trips; side by side a scan task (32 fragments)
+    # is one round trip (its requests, 32 in flight, overlap), so the bound is ceil(F/32); read by
+    # each fragment's own path (16 at a time), ceil(F/16); alone (8 tasks at once), ceil(F/16) * 3
+    bound = {"whole": -(-SCAN_FRAGMENTS // 32), "own path": -(-SCAN_FRAGMENTS // 16)}.get(
+        how, -(-SCAN_FRAGMENTS // 16) * 3
+    )
+    assert round_trips <= bound, (round_trips, requests)
+    if how != "whole":
+        return  # (batches read the fragments by the same paths)
+    stats.reset()
+    assert ds.scanner(filter=filter).to_reader().read_all().equals(want)
+    assert stats.requests <= requests, stats.requests  # (no file opened for an empty batch)
+    assert stats.round_trips <= bound, (stats.round_trips, stats.requests)  # (next run read meanwhile: 1 or 2)
+    if filter is not None:
+        stats.reset()
+        assert lancelot.dataset(f"latencyls://{scanned}").count_rows(filter) == want.num_rows
+        assert stats.round_trips <= bound + 2, (stats.round_trips, stats.requests)  # (+ open)

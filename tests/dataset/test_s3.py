@@ -120,3 +120,17 @@ def test_single_files_on_s3_take_pylance_option_names(s3_dataset, version):  # n
     with lancelot.LanceFile(theirs, storage_options=po) as f:
         assert f.read().equals(t)
         assert f.take([4999, 3, 1200]).equals(t.take([4999, 3, 1200]))
+
+
+def test_scan_of_many_small_fragments_on_s3(s3_dataset):  # noqa: F811
+    """A scan of 16 small fragments with deletion files (their files fetched side by side, read
+    whole), full and filtered (as batches), equal pylance's."""
+    uri, lo, po = s3_dataset.uri, s3_dataset.lancelot_options(), s3_dataset.pylance_options()
+    lance.write_dataset(_table(0, 160), uri, max_rows_per_file=10, storage_options=po)
+    lance.dataset(uri, storage_options=po).delete("id % 7 = 3")
+    theirs = lance.dataset(uri, storage_options=po)
+    me = lancelot.dataset(uri, storage_options=lo)
+    assert len(me.get_fragments()) == 16
+    assert me.to_table().equals(theirs.to_table())
+    f = "id >= 105 AND name != 'row-200'"
+    assert me.scanner(filter=f).to_reader().read_all().equals(theirs.to_table(filter=f))
