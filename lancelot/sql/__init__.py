@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from lancelot.sql.errors import SqlError
 
 if TYPE_CHECKING:
-    from lancelot.sql.translate import Val
+    from lancelot.sql.values import Val
 
 __all__ = ["SqlError", "parse_expression", "parse_filter", "typed_expression"]
 

@@ -5,12 +5,17 @@ date - date is days, timestamp - timestamp a duration; intervals shift dates and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
-from lancelot.sql.translate import _ARITHMETIC, Translator, Val, _const
 from lancelot.sql.types import as_decimal, comparison_common, is_numeric, numeric_common
+from lancelot.sql.values import _ARITHMETIC, Val, _const
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator
 
 
 def arithmetic(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:

@@ -5,15 +5,19 @@ types lance's planner and DataFusion accept.
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.errors import SqlError
-from lancelot.sql.translate import Translator, Val, _const, sql_text
 from lancelot.sql.types import arrow_type
+from lancelot.sql.values import Val, _const, sql_text
 from lancelot.util.types import is_string_like
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator
 
 
 def _cast_type(t: Translator, node: exp.Expr) -> pa.DataType:

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.translate import _COMPARISONS, Translator, Val, _const, _unparen, is_literal
 from lancelot.sql.types import comparison_common
+from lancelot.sql.values import _COMPARISONS, Val, _const, _unparen, is_literal
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator
 
 #: a comparison's result from the order of its operands (-1, 0, 1)
 _OUTCOME: dict[str, Callable[[int], bool]] = {

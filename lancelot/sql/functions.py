@@ -15,53 +15,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.arguments import _literal_int, _literal_str, _NullArgument, _string, as_common, as_text
+from lancelot.sql.conditionals import lazy_coalesce, total_equal
+from lancelot.sql.lists import LIST_FUNCTIONS, element
+from lancelot.sql.numeric import NUMERIC_FUNCTIONS
+from lancelot.sql.string_functions import STRING_FUNCTIONS
+from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
 from lancelot.sql.types import comparison_common, is_int, is_numeric
+from lancelot.sql.values import Val, _const
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
-    from lancelot.sql.translate import Translator, Val
-
-
-class _NullArgument(Exception):
-    """A literal NULL where a function takes a constant: the call's result is NULL."""
-
-
-def _literal_str(t: Translator, v: Val, node: exp.Expr, what: str) -> str:
-    if v.const is not None and not v.const.is_valid:
-        raise _NullArgument
-    if v.const is None or not is_string_like(v.type):
-        raise t.error(f"the {what} must be a string literal", node)
-    s: str = v.const.as_py()
-    return s
-
-
-def _literal_int(t: Translator, v: Val, node: exp.Expr, what: str) -> int:
-    if v.const is not None and not v.const.is_valid:
-        raise _NullArgument
-    if v.const is None or not pa.types.is_integer(v.type):
-        raise t.error(f"the {what} must be an integer literal", node)
-    i: int = v.const.as_py()
-    return i
-
-
-def _string(t: Translator, v: Val, node: exp.Expr) -> Val:
-    if pa.types.is_dictionary(v.type):
-        v = t.cast(v, v.type.value_type, node)
-    if pa.types.is_string_view(v.type):  # few Arrow kernels take views
-        v = t.cast(v, pa.utf8(), node)
-    if pa.types.is_null(v.type):
-        v = t.cast(v, pa.utf8(), node)
-    if not is_string_like(v.type):
-        raise t.error(f"expected a string, not {v.type}", node)
-    return v
-
-
-def as_text(t: Translator, v: Val, node: exp.Expr) -> Val:
-    """``v`` as text for the string functions DataFusion coerces any argument for (lpad, left,
-    length, reverse, translate...): a number, boolean or time as its text."""
-    if is_string_like(v.type) or pa.types.is_null(v.type) or pa.types.is_dictionary(v.type):
-        return _string(t, v, node)
-    return t.cast(v, pa.utf8(), node)
+    from lancelot.sql.translate import Translator
 
 
 def _unary_text(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
@@ -77,8 +42,6 @@ def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val
         raise t.error(f"{node.name} takes 2 or 3 arguments", node)
     s = _string(t, args[0], node)
     if boolean and args[1].const is not None and not args[1].const.is_valid:
-        from lancelot.sql.translate import _const
-
         return _const(pa.scalar(False))
     pattern = _literal_str(t, args[1], node, "pattern")
     flags = _literal_str(t, args[2], node, "flags") if len(args) == 3 else ""
@@ -86,8 +49,6 @@ def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val
         raise t.error(f"unsupported regular expression flags {flags!r} (only 'i')", node)
     out = t.call("match_substring_regex", [s], node, pc.MatchSubstringOptions(pattern, ignore_case="i" in flags))
     if boolean:  # regexp_match(...) IS NOT NULL: a null string does not match
-        from lancelot.sql.translate import _const
-
         out = t.call("coalesce", [out, _const(pa.scalar(False))], node)
     return out
 
@@ -136,22 +97,7 @@ def _isnan(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     return t.call("is_nan", [x], node)
 
 
-def as_common(t: Translator, node: exp.Expr, args: list[Val], name: str) -> list[Val]:
-    """``args`` cast to their common type (comparison rules), for functions of many arguments."""
-    if not args:
-        raise t.error(f"{name} needs arguments", node)
-    common = args[0].type
-    for a in args[1:]:
-        c = comparison_common(common, a.type)
-        if c is None:
-            raise t.error(f"{name} of {common} and {a.type}", node)
-        common = c
-    return [t.cast(a, common, node) for a in args]
-
-
 def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.special_forms import lazy_coalesce
-
     vals = as_common(t, node, args, "coalesce")
     if pa.types.is_string_view(vals[0].type):  # Arrow's coalesce takes no views: as strings, a view after
         vals = [t.cast(v, pa.utf8(), node) for v in vals]
@@ -168,8 +114,6 @@ def as_view_with_views(t: Translator, node: exp.Expr, args: list[Val], out: Val)
 
 
 def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.translate import _const
-
     strings = [t.cast(a, pa.utf8(), node) for a in args]
     opts = pc.JoinOptions(null_handling="replace", null_replacement="")
     out = t.call("binary_join_element_wise", [*strings, _const(pa.scalar(""))], node, opts)
@@ -213,8 +157,6 @@ def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
         out = t.call(kernel, [x], node)
         if kernel == "sqrt":  # Rust's sqrt of a negative is a NaN with its sign bit set
-            from lancelot.sql.translate import _const
-
             negative = t.call("less", [x, _const(pa.scalar(0.0, x.type))], node)
             out = t.call("if_else", [negative, _const(pa.scalar(-math.nan, x.type)), out], node)
         return out
@@ -246,23 +188,17 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.translate import _const
-
     _arity(t, node, args, 2)
     a, b = args
     common = comparison_common(a.type, b.type)
     if common is None:
         raise t.error(f"nullif of {a.type} and {b.type}", node)
     a = t.cast(a, common, node)
-    from lancelot.sql.special_forms import total_equal
-
     same = t.call("coalesce", [total_equal(t, a, b, node), _const(pa.scalar(False))], node)  # -0 is not 0
     return as_view_with_views(t, node, args, t.call("if_else", [same, _const(pa.scalar(None, a.type)), a], node))
 
 
 def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.translate import _const
-
     _arity(t, node, args, 1)
     if not is_numeric(args[0].type):
         raise t.error(f"iszero does not apply to {args[0].type}", node)
@@ -273,8 +209,6 @@ def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """1-based character position of the first occurrence, 0 when absent: the characters before it
     are the first piece of a split at it."""
-    from lancelot.sql.translate import _const
-
     _arity(t, node, args, 2)
     s = _string(t, args[0], node)
     sub = _literal_str(t, args[1], node, "substring")
@@ -289,15 +223,11 @@ def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _null(t: pa.DataType) -> Val:
-    from lancelot.sql.translate import _const
-
     return _const(pa.scalar(None, t))
 
 
 def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        from lancelot.sql.translate import _const
-
         _arity(t, node, args, 2)
         s = as_text(t, args[0], node)
         n = _literal_int(t, args[1], node, "length")
@@ -350,9 +280,6 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.lists import element
-    from lancelot.sql.translate import _const
-
     _arity(t, node, args, 3)
     s = _string(t, args[0], node)
     delimiter = _literal_str(t, args[1], node, "delimiter")
@@ -427,11 +354,6 @@ _NULL_RESULT = {
     "initcap": pa.string_view(),
 }
 
-from lancelot.sql.lists import LIST_FUNCTIONS  # noqa: E402 - they use the helpers above
-from lancelot.sql.numeric import NUMERIC_FUNCTIONS  # noqa: E402
-from lancelot.sql.string_functions import STRING_FUNCTIONS  # noqa: E402
-from lancelot.sql.temporal import TEMPORAL_FUNCTIONS  # noqa: E402
-
 
 def function(t: Translator, node: exp.Anonymous) -> Val:
     """A call of a named function (sqlglot's ``Anonymous`` node: our dialect keeps every call so)."""
@@ -454,6 +376,4 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
             out = t.cast(out, pa.string_view(), node)  # DataFusion's kernel returns a view for a view
         return out
     except _NullArgument:
-        from lancelot.sql.translate import _const
-
         return _const(pa.scalar(None, _NULL_RESULT.get(name, pa.utf8())))

@@ -18,9 +18,11 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.types import comparison_common, is_list
+from lancelot.sql.values import _const
 
 if TYPE_CHECKING:
-    from lancelot.sql.translate import Translator, Val
+    from lancelot.sql.translate import Translator
+    from lancelot.sql.values import Val
 
 _REGISTERED: set[str] = set()
 _LOCK = threading.Lock()
@@ -124,8 +126,6 @@ def array_has(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _has_many(all_of: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        from lancelot.sql.translate import _const
-
         _arity(t, node, args, 2)
         lists, wanted = _list_arg(t, node, args[0]), args[1]
         if wanted.const is None or not is_list(wanted.type):
@@ -155,8 +155,6 @@ def array_position(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def element(t: Translator, node: exp.Expr, lists: Val, index: Val) -> Val:
     """``l[k]`` / ``array_element(l, k)``: the k-th element counting from 1, from the end when k < 0;
     null past either end (k must be a literal)."""
-    from lancelot.sql.translate import _const
-
     lists = _list_arg(t, node, lists)
     if index.const is None or not pa.types.is_integer(index.type):
         raise t.error("a list index must be an integer literal", node)

@@ -16,16 +16,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.arguments import as_common
+from lancelot.sql.conditionals import lazy_coalesce
 from lancelot.sql.types import is_numeric
+from lancelot.sql.values import Val
 
 if TYPE_CHECKING:
-    from lancelot.sql.translate import Translator, Val
+    from lancelot.sql.translate import Translator
 
 Fn = Callable[["Translator", exp.Expr, "list[Val]"], "Val"]
 
 
 def _const(x: float) -> Val:
-    from lancelot.sql.translate import _const as const
+    from lancelot.sql.values import _const as const
 
     return const(pa.scalar(x, pa.float64()))
 
@@ -42,7 +45,7 @@ def _float(t: Translator, node: exp.Expr, v: Val) -> Val:
 
 
 def _const_of(x: float, like: Val) -> Val:
-    from lancelot.sql.translate import _const as const
+    from lancelot.sql.values import _const as const
 
     return const(pa.scalar(x, like.type))
 
@@ -113,8 +116,8 @@ def _exponent(t: Translator, call: exp.Anonymous, base: Val) -> Val:
 
 def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """DataFusion's power: of a decimal a decimal (lancelot/sql/udfs.py), of anything else a double."""
-    from lancelot.sql.translate import _const as const
     from lancelot.sql.udfs import decimal_power, decimal_power_rows, power_checked
+    from lancelot.sql.values import _const as const
 
     _arity(t, node, args, 2)
     a, b = args
@@ -177,8 +180,6 @@ def _atan2(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     wide = any(pa.types.is_float64(a.type) or pa.types.is_decimal(a.type) for a in args)
     if wide:  # DataFusion's atan2(float64, float64); any narrower pair goes in as float32
         return t.call("atan2", [x, y], node)
-    from lancelot.sql.translate import Val
-
     x, y = (Val(a.expr.cast(pa.float32(), safe=False), pa.float32()) for a in args)
     return t.call("atan2", [x, y], node)
 
@@ -201,14 +202,12 @@ def _extreme(kernel: str) -> Fn:
     """greatest / least: the largest / smallest non-null argument, in their common type."""
 
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        from lancelot.sql.functions import as_common
-
         vals = as_common(t, node, args, node.name)
         common = vals[0].type
         out = t.call(kernel, vals, node, pc.ElementWiseAggregateOptions(skip_nulls=True))
         if pa.types.is_floating(common):  # NaN sorts above every number, one with its sign bit below
-            from lancelot.sql.translate import _const as const
             from lancelot.sql.udfs import sign_bit
+            from lancelot.sql.values import _const as const
 
             no = const(pa.scalar(False))
             low = kernel == "min_element_wise"
@@ -275,8 +274,6 @@ def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         to = a.type
     else:
         to = next((x for x in _NVL_TYPES if _coerces(x, a.type) and _coerces(x, b.type)), pa.utf8())
-    from lancelot.sql.special_forms import lazy_coalesce
-
     work = pa.utf8() if pa.types.is_string_view(to) else to  # Arrow's coalesce takes no views
     vals = [t.cast(v, work, node) for v in args]
     out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)

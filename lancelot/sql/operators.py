@@ -6,6 +6,7 @@ arithmetic.py, casts.py, string_operators.py, special_forms.py), and the logical
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from sqlglot import exp
@@ -15,7 +16,10 @@ from lancelot.sql.casts import _cast, _try_cast
 from lancelot.sql.comparison import _between, _compare, _distinct, _in
 from lancelot.sql.special_forms import _case, _extract, _interval, _rounding, _substring, _trim
 from lancelot.sql.string_operators import _dpipe, _escape, _like
-from lancelot.sql.translate import _ARITHMETIC, _COMPARISONS, Translator, Val, _const, _unparen, sql_text
+from lancelot.sql.values import _ARITHMETIC, _COMPARISONS, Val, _const, _unparen, sql_text
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator
 
 
 def _logical(t: Translator, node: exp.Expr) -> Val:

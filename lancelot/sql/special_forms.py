@@ -5,14 +5,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.translate import Translator, Val, _const, sql_text
+from lancelot.sql.arguments import _NullArgument
+from lancelot.sql.conditionals import lazy_branches, total_equal
 from lancelot.sql.types import comparison_common, is_numeric
+from lancelot.sql.values import Val, _const, sql_text
 from lancelot.util.types import is_string_like
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator
 
 
 def _condition(t: Translator, v: Val, node: exp.Expr) -> Val:
@@ -43,22 +49,6 @@ def _common(t: Translator, vals: list[Val], node: exp.Expr) -> pa.DataType | Non
     return common
 
 
-def total_equal(t: Translator, subject: Val, value: Val, node: exp.Expr) -> Val:
-    """``CASE x WHEN v`` and ``nullif``: arrow-rs's equality, floats in IEEE total order (-0 is not
-    0; a NaN matches a NaN of its sign)."""
-    from lancelot.sql.udfs import sign_bit
-
-    eq = t.compare("equal", subject, value, node)
-    common = comparison_common(subject.type, value.type)
-    if common is None or not pa.types.is_floating(common) or eq.const is not None:
-        return eq
-    a, b = t.cast(subject, common, node), t.cast(value, common, node)
-    same_sign = t.call("equal", [t.call(sign_bit(common), [a], node), t.call(sign_bit(common), [b], node)], node)
-    both_nan = t.call("and_kleene", [t.call("is_nan", [a], node), t.call("is_nan", [b], node)], node)
-    plain = t.call("and_kleene", [t.call("equal", [a, b], node), same_sign], node)
-    return t.call("or_kleene", [plain, t.call("and_kleene", [both_nan, same_sign], node)], node)
-
-
 def _case(t: Translator, node: exp.Expr) -> Val:
     """CASE (only inside a function's arguments): the value of the first WHEN that is true (a null
     is not), else ELSE or null; the branches in one type."""
@@ -81,62 +71,12 @@ def _case(t: Translator, node: exp.Expr) -> Val:
         return _const(pa.scalar(None))
     view = pa.types.is_string_view(common)  # Arrow's case_when takes no views: computed as strings
     vals = [t.cast(v, pa.utf8() if view else common, node) for v in vals]
-    out = _lazy(t, node, conds, vals)
+    out = lazy_branches(t, node, conds, vals)
     if out is None:  # constants (or columns lancelot computes itself): Arrow's case_when of all branches
         names = [f"c{i}" for i in range(len(conds))]
         struct = t.call("make_struct", conds, node, pc.MakeStructOptions(names))
         out = t.call("case_when", [struct, *vals], node)
     return t.cast(out, common, node) if view else out
-
-
-#: kernels that cannot fail: a CASE made only of these runs eagerly (Arrow's case_when), as fast
-_INFALLIBLE = {
-    *("equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "and", "or", "xor"),
-    *("and_kleene", "or_kleene", "invert", "is_null", "is_valid", "is_nan", "if_else", "coalesce"),
-    *("add", "subtract", "multiply", "negate", "abs", "sign", "max_element_wise", "min_element_wise"),
-    *("utf8_upper", "utf8_lower", "utf8_length", "binary_join_element_wise", "make_struct", "case_when"),
-}
-
-
-def _lazy(t: Translator, node: exp.Expr, conds: list[Val], vals: list[Val]) -> Val | None:
-    """The CASE as DataFusion runs it, a branch only on the rows that take it (udfs.lazy_case), over
-    the dataset columns it reads; None when no branch can fail, it reads no column, or one the
-    schema does not hold."""
-    from lancelot.sql.expression_tree import Call, Node, expression_tree, fields
-    from lancelot.sql.udfs import lazy_case
-
-    if all(v.const is not None for v in (*conds, *vals)):
-        return None
-
-    def calls(n: Node) -> set[str]:
-        return {n.function}.union(*(calls(a) for a in n.args)) if isinstance(n, Call) else set()
-
-    names: list[str] = []
-    try:
-        trees = [expression_tree(v.expr) for v in (*conds, *vals)]
-    except ValueError:
-        return None
-    if set().union(*(calls(tree) for tree in trees)) <= _INFALLIBLE:
-        return None
-    for tree in trees:
-        for path in fields(tree):
-            if path[0] not in names:
-                names.append(path[0])
-    if not names or any(name not in t.schema.names for name in names):
-        return None
-    inputs = {name: t.schema.field(name).type for name in names}
-    udf = lazy_case(inputs, [c.expr for c in conds], [v.expr for v in vals], vals[0].type)
-    return t.call(udf, [Val(pc.field(name), inputs[name]) for name in names], node)
-
-
-def lazy_coalesce(t: Translator, node: exp.Expr, vals: list[Val]) -> Val | None:
-    """coalesce / nvl as DataFusion runs them, as a CASE: an argument only on the rows no earlier
-    one covers (``coalesce(x, 1 / y)`` fails only where x is null and y zero); None when no
-    argument can fail (then Arrow's coalesce does)."""
-    if len(vals) < 2 or pa.types.is_string_view(vals[0].type):
-        return None
-    conds = [t.call("is_valid", [v], node) for v in vals[:-1]]
-    return _lazy(t, node, conds, vals)
 
 
 def _in_function(t: Translator, node: exp.Expr) -> None:
@@ -148,7 +88,7 @@ def _in_function(t: Translator, node: exp.Expr) -> None:
 
 def _special_call(t: Translator, node: exp.Expr, name: str, args: list[Val]) -> Val:
     """``name(args)`` as the function call the special syntax stands for."""
-    from lancelot.sql.functions import _NULL_RESULT, FUNCTIONS, _NullArgument
+    from lancelot.sql.functions import _NULL_RESULT, FUNCTIONS
     from lancelot.sql.string_functions import STRING_FUNCTIONS
     from lancelot.sql.temporal import TEMPORAL_FUNCTIONS
 

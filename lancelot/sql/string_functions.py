@@ -16,24 +16,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.translate import sql_text
+from lancelot.sql.arguments import _literal_int, _literal_str, _string, as_text
+from lancelot.sql.values import Val, sql_text
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
-    from lancelot.sql.translate import Translator, Val
+    from lancelot.sql.translate import Translator
 
 Fn = Callable[["Translator", exp.Expr, "list[Val]"], "Val"]
 
 
 def _const(v: object, t: pa.DataType) -> Val:
-    from lancelot.sql.translate import _const as const
+    from lancelot.sql.values import _const as const
 
     return const(pa.scalar(v, t))
 
 
 def _text(t: Translator, node: exp.Expr, v: Val) -> Val:
-    from lancelot.sql.functions import _string
-
     return _string(t, v, node)
 
 
@@ -75,12 +74,8 @@ def _concat_ws(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _pad(kernel: str) -> Fn:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        from lancelot.sql.functions import _literal_int, _literal_str
-
         if len(args) not in (2, 3):
             raise t.error(f"{node.name} takes 2 or 3 arguments", node)
-        from lancelot.sql.functions import as_text
-
         s = as_text(t, args[0], node)
         width = max(_literal_int(t, args[1], node, "length"), 0)
         fill = _literal_str(t, args[2], node, "fill") if len(args) == 3 else " "
@@ -189,8 +184,6 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         raise t.error("translate takes 3 arguments", node)
     if _null_of(args):
         return _const(None, pa.string_view())
-    from lancelot.sql.functions import as_text
-
     args = [as_text(t, args[0], node), *args[1:]]  # a number or boolean as its text
     exact = all(pa.types.is_string(a.type) for a in args[1:])
     vals = [_text(t, node, args[0]), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
@@ -211,7 +204,6 @@ def _initcapped(s: str) -> str:
 
 
 def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.functions import _string
     from lancelot.sql.udfs import rowwise
 
     if len(args) != 1:
@@ -225,8 +217,6 @@ def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """``substr(s, start[, count])``: characters from 1-based ``start`` (a start before 1 eats into
     the count), a string_view. Lance's planner takes it only inside another function's arguments."""
-    from lancelot.sql.functions import _literal_int
-
     if node.find_ancestor(exp.Anonymous) is None:
         raise t.error(f"{sql_text(node)} is not supported in lance SQL (only inside a function's arguments)", node)
     if len(args) not in (2, 3):

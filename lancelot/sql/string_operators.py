@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.translate import Translator, Val, _const
+from lancelot.sql.values import Val, _const
 from lancelot.util.types import is_string_like
+
+if TYPE_CHECKING:
+    from lancelot.sql.translate import Translator
 
 
 def like(t: Translator, node: exp.Expr, ignore_case: bool, escape: exp.Expr | None = None) -> Val:

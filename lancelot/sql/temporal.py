@@ -14,10 +14,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.values import Val, _const, sql_text
 from lancelot.util.types import is_string_like
 
 if TYPE_CHECKING:
-    from lancelot.sql.translate import Translator, Val
+    from lancelot.sql.translate import Translator
 
 #: date_part's part -> (pyarrow kernel, its options)
 _PARTS: dict[str, tuple[str, object]] = {
@@ -74,8 +75,6 @@ def date_trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def now(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.translate import _const
-
     if args:
         raise t.error(f"{node.name} takes no arguments", node)
     stamp = _dt.datetime.now(_dt.timezone.utc)
@@ -83,8 +82,6 @@ def now(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def current_date(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    from lancelot.sql.translate import _const
-
     if args:
         raise t.error(f"{node.name} takes no arguments", node)
     return _const(pa.scalar(_dt.datetime.now(_dt.timezone.utc).date(), pa.date32()))
@@ -92,7 +89,6 @@ def current_date(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def to_timestamp(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.casts import _temporal
-    from lancelot.sql.translate import _const
 
     if len(args) != 1 or args[0].const is None or not is_string_like(args[0].type):
         raise t.error(f"{node.name} takes one string literal", node)
@@ -134,8 +130,6 @@ def interval(t: Translator, node: exp.Expr) -> Val:
     interval (calendar months, as arrow-rs adds them)."""
     import re
 
-    from lancelot.sql.translate import _const, sql_text
-
     if node.find_ancestor(exp.Anonymous) is None:
         raise t.error(f"Interval ({sql_text(node)}) is not supported in lance SQL", node)
     unit = node.args.get("unit")
@@ -162,7 +156,6 @@ def shift(t: Translator, fn: str, x: Val, d: Val, node: exp.Expr) -> Val:
     """A date or timestamp plus or minus a duration, in the time's own type (a date by whole days);
     an interval of months moves by calendar months first (the day clamped to the month's last)."""
     if pa.types.is_interval(d.type):
-        from lancelot.sql.translate import _const
         from lancelot.sql.udfs import add_months
 
         if not (pa.types.is_date32(x.type) or pa.types.is_timestamp(x.type)) or d.const is None:

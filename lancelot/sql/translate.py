@@ -9,12 +9,13 @@ Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs,
    here, as in pylance's planning).
 
 Operators live in lancelot/sql/operators.py (which dispatches to comparison.py, arithmetic.py, casts.py,
-string_operators.py, special_forms.py), functions in functions.py, lists.py, temporal.py.
+string_operators.py, special_forms.py), functions in functions.py, lists.py, temporal.py.  Each
+handler is given this ``Translator`` and translates its arguments through ``t.value``: the handler
+modules import only lancelot/sql/values.py (``Val`` and the syntax helpers), never this module.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ from sqlglot import exp
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
 from lancelot.sql.types import as_decimal, coerce_literal
+from lancelot.sql.values import _BINARY, Val, _const, _unparen, is_literal, sql_text
 from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
@@ -38,68 +40,6 @@ def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.
         if len(_TYPES) < 4096:
             _TYPES[key] = t
     return t
-
-
-@dataclass(frozen=True)
-class Val:
-    """A translated node: its expression, its Arrow type, and its value when known at parse time."""
-
-    expr: pc.Expression
-    type: pa.DataType
-    const: pa.Scalar | None = None
-    #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
-    nan_low: bool = False
-
-
-def _const(s: pa.Scalar) -> Val:
-    return Val(pc.scalar(s), s.type, s)
-
-
-_COMPARISONS: dict[type[exp.Expr], str] = {
-    exp.EQ: "equal",
-    exp.NEQ: "not_equal",
-    exp.GT: "greater",
-    exp.GTE: "greater_equal",
-    exp.LT: "less",
-    exp.LTE: "less_equal",
-}
-_ARITHMETIC: dict[type[exp.Expr], str] = {
-    exp.Add: "add",
-    exp.Sub: "subtract",
-    exp.Mul: "multiply",
-    exp.Div: "divide",
-    exp.Mod: "mod",
-}
-#: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
-_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
-
-
-def sql_text(node: exp.Expr) -> str:
-    """``node`` written back as SQL, for messages (sqlglot cannot write every node, e.g. ``x''``)."""
-    try:
-        return str(node.sql())
-    except (ValueError, TypeError):
-        return type(node).__name__
-
-
-def _unparen(node: exp.Expr) -> exp.Expr:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
-def is_literal(node: exp.Expr) -> bool:
-    """A literal as DataFusion's parser makes one: numbers (a minus sign folded in), strings,
-    booleans, NULL, hex strings and arrays of those; not ``DATE '...'`` nor casts."""
-    node = _unparen(node)
-    if isinstance(node, exp.Literal | exp.Boolean | exp.Null | exp.HexString):
-        return True
-    if isinstance(node, exp.Neg):
-        inner = node.this
-        return isinstance(inner, exp.Literal) and not inner.is_string
-    if isinstance(node, exp.Array):
-        return all(is_literal(e) for e in node.expressions)
-    return False
 
 
 def _all_literal(node: exp.Expr) -> bool:

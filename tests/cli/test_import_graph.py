@@ -7,6 +7,9 @@ below encodings/, below reader/writer, below dataset/, below spark/, sql/ and th
 Inside dataset/, the operations (writing, changes, compaction, the commit wing...) sit below
 ``LanceDataset`` and ``Fragment``, whose methods call them: an operation that commits returns the
 version (writing.Committed) and the class opens it, so no operation imports the class back.
+Inside sql/, ``translate.Translator`` sits above the operator and function modules it dispatches
+to: each handler is given the translator and recurses through ``t.value``, importing only what lies
+below it (values, arguments, conditionals, types, udfs) and the ``Translator`` type for the checker.
 """
 
 from __future__ import annotations
@@ -28,22 +31,6 @@ ALLOWED: dict[str, set[str]] = {
         "lancelot.encodings.v2_0.binary",
         "lancelot.encodings.v2_0.dictionary",
         "lancelot.encodings.v2_0.packed_struct",
-    },
-    # the SQL translator, the same shape: ``translate`` dispatches a node to the operator / function
-    # modules, which translate their arguments through it (lazily imported, in calls)
-    "sql translate dispatch": {
-        "lancelot.sql.translate",
-        "lancelot.sql.operators",
-        "lancelot.sql.comparison",
-        "lancelot.sql.arithmetic",
-        "lancelot.sql.casts",
-        "lancelot.sql.string_operators",
-        "lancelot.sql.special_forms",
-        "lancelot.sql.functions",
-        "lancelot.sql.lists",
-        "lancelot.sql.numeric",
-        "lancelot.sql.string_functions",
-        "lancelot.sql.temporal",
     },
 }
 

@@ -1,0 +1,77 @@
+"""What the translator (lancelot/sql/translate.py) and its operator / function modules share: the
+translated node ``Val`` and the syntax helpers they read nodes with.
+
+It sits below them all, so the handler modules need not import the translator: each handler is
+given the ``Translator`` and recurses through ``t.value(...)`` (the type is imported for the checker
+only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+
+@dataclass(frozen=True)
+class Val:
+    """A translated node: its expression, its Arrow type, and its value when known at parse time."""
+
+    expr: pc.Expression
+    type: pa.DataType
+    const: pa.Scalar | None = None
+    #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
+    nan_low: bool = False
+
+
+def _const(s: pa.Scalar) -> Val:
+    return Val(pc.scalar(s), s.type, s)
+
+
+_COMPARISONS: dict[type[exp.Expr], str] = {
+    exp.EQ: "equal",
+    exp.NEQ: "not_equal",
+    exp.GT: "greater",
+    exp.GTE: "greater_equal",
+    exp.LT: "less",
+    exp.LTE: "less_equal",
+}
+_ARITHMETIC: dict[type[exp.Expr], str] = {
+    exp.Add: "add",
+    exp.Sub: "subtract",
+    exp.Mul: "multiply",
+    exp.Div: "divide",
+    exp.Mod: "mod",
+}
+#: DataFusion's ``BinaryExpr`` operators (what lance's literal resolution looks through)
+_BINARY = (*_COMPARISONS, *_ARITHMETIC, exp.And, exp.Or, exp.DPipe, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+def sql_text(node: exp.Expr) -> str:
+    """``node`` written back as SQL, for messages (sqlglot cannot write every node, e.g. ``x''``)."""
+    try:
+        return str(node.sql())
+    except (ValueError, TypeError):
+        return type(node).__name__
+
+
+def _unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def is_literal(node: exp.Expr) -> bool:
+    """A literal as DataFusion's parser makes one: numbers (a minus sign folded in), strings,
+    booleans, NULL, hex strings and arrays of those; not ``DATE '...'`` nor casts."""
+    node = _unparen(node)
+    if isinstance(node, exp.Literal | exp.Boolean | exp.Null | exp.HexString):
+        return True
+    if isinstance(node, exp.Neg):
+        inner = node.this
+        return isinstance(inner, exp.Literal) and not inner.is_string
+    if isinstance(node, exp.Array):
+        return all(is_literal(e) for e in node.expressions)
+    return False
