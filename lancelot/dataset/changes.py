@@ -13,11 +13,10 @@ latest version, up to ``conflict_retries`` times (pylance's default: 10).
 from __future__ import annotations
 
 import importlib
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +34,7 @@ from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
 from lancelot.format.pb import table_pb2, transaction_pb2
+from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
@@ -161,21 +161,6 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
 FRAGMENT_WORKERS = 4
 _R = TypeVar("_R")
 _S = TypeVar("_S")
-
-
-_POOLS: dict[str, ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def shared_pool(name: str, workers: int) -> ThreadPoolExecutor:
-    """A process-wide pool of ``workers`` threads kept for the next operation: a thread's start waits
-    until the new thread runs, which on a loaded machine cost more than a small operation's work.
-    Its jobs must not wait for other jobs of the same pool."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(name)
-        if pool is None:
-            pool = _POOLS[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lancelot-{name}")
-        return pool
 
 
 def fragment_map(fn: Callable[[_S], _R], items: Iterable[_S], workers: int | None = None) -> Generator[_R, None, None]:

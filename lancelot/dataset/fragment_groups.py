@@ -14,9 +14,8 @@ group costs a round trip or so, not one per request.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +25,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.fragment_columns import _POS, _scan_schema
 from lancelot.dataset.group_files import Files, group_files, group_table, read_deletions
 from lancelot.dataset.row_selection import side_by_side
+from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -228,18 +228,6 @@ def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_f
     return runs
 
 
-_AHEAD: ThreadPoolExecutor | None = None
-_AHEAD_LOCK = threading.Lock()
-
-
-def _ahead_pool() -> ThreadPoolExecutor:
-    global _AHEAD
-    with _AHEAD_LOCK:
-        if _AHEAD is None:
-            _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lancelot-scan-ahead")
-        return _AHEAD
-
-
 class InOrder:
     """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after
     another (a stream of batches): each run of small fragments (``small_runs``) is read together
@@ -275,7 +263,7 @@ class InOrder:
         pending = self._pending.pop(i, None)
         following = self._next.get(i)
         if self._remote and following is not None and following[0] not in self._pending:
-            self._pending[following[0]] = _ahead_pool().submit(self._group, following)
+            self._pending[following[0]] = shared_pool("scan-ahead", 2).submit(self._group, following)
         tables = pending.result() if pending is not None else self._group(run)
         self._ready.update(zip(run[1:], tables[1:]))
         return tables[0]

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import os
 import struct
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +34,7 @@ from lancelot.dataset.fragment_columns import _out_schema, _plain_file, _scan_sc
 from lancelot.encodings.structural import simple_pages as sp
 from lancelot.format.container import FOOTER_SIZE, MAGIC
 from lancelot.format.pb import file2_pb2, table_pb2
+from lancelot.util.pools import shared_pool
 from lancelot.versions import ON_DISK
 
 if TYPE_CHECKING:
@@ -208,16 +207,6 @@ def _read_all(paths: list[str]) -> list[bytes | None]:
 _ADVISE = hasattr(os, "posix_fadvise")
 #: requests a group keeps in flight on a remote store (every scan task shares them)
 REMOTE_IN_FLIGHT = 32
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _remote_pool() -> ThreadPoolExecutor:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=REMOTE_IN_FLIGHT, thread_name_prefix="lancelot-fetch")
-        return _POOL
 
 
 def _fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None]) -> list[bytes | None]:
@@ -226,7 +215,7 @@ def _fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None])
     deletion file).  None: missing, unreadable, or larger than ``MAX_FILE_BYTES`` (the general
     path reads those, and reports what is wrong)."""
     fs = store.fs
-    pool = _remote_pool()
+    pool = shared_pool("fetch", REMOTE_IN_FLIGHT)
 
     def size(path: str) -> int:
         try:

@@ -9,9 +9,7 @@ Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/b
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from lancelot.errors import DatasetIndexError, IndexTypeError, LanceError, NegativeIndexError
 from lancelot.reader import FEW_INDICES
+from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -31,8 +30,6 @@ _R = TypeVar("_R")
 #: fragments a take over a remote store touches at once (each one's deletion file, footer and
 #: pages are round trips of its own: side by side, a take costs a few round trips, not a few per fragment)
 REMOTE_TAKE_FRAGMENTS = 16
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
 _LOW = np.uint64(0xFFFFFFFF)
 _32 = np.uint64(32)
 
@@ -41,11 +38,7 @@ def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) 
     """``[fn(x) for x in items]``: on a remote store, ``REMOTE_TAKE_FRAGMENTS`` at a time."""
     if len(items) < 2 or ds.store.is_local:
         return [fn(x) for x in items]
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=REMOTE_TAKE_FRAGMENTS, thread_name_prefix="lancelot-take")
-    return list(_POOL.map(fn, items))
+    return list(shared_pool("take", REMOTE_TAKE_FRAGMENTS).map(fn, items))
 
 
 @dataclass

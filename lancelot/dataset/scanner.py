@@ -14,7 +14,6 @@ rows of the dataset.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -28,6 +27,7 @@ from lancelot.dataset.fragment_columns import _POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_COLUMNS, ROW_ID, ROW_OFFSET, row_columns
 from lancelot.dataset.scan import check_filter
 from lancelot.errors import LanceValueError
+from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -750,18 +750,12 @@ TASK_ROWS = 1 << 14
 TASK_FRAGMENTS = 32
 #: scan tasks at once over an object store (their requests wait on the store, not on the CPU)
 REMOTE_TASKS = 8
-_REMOTE_POOL: ThreadPoolExecutor | None = None
-_REMOTE_LOCK = threading.Lock()
 
 
 def _remote_tasks() -> ThreadPoolExecutor:
     """The pool a remote scan's tasks run on: more at once than locally, so fragments read alone
     (large ones) keep requests in flight side by side too."""
-    global _REMOTE_POOL
-    with _REMOTE_LOCK:
-        if _REMOTE_POOL is None:
-            _REMOTE_POOL = ThreadPoolExecutor(max_workers=REMOTE_TASKS, thread_name_prefix="lancelot-scan-tasks")
-        return _REMOTE_POOL
+    return shared_pool("scan-tasks", REMOTE_TASKS)
 
 
 def _tasks(frags: list[Fragment], order: list[int]) -> list[list[int]]:

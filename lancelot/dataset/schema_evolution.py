@@ -17,13 +17,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map, shared_pool
+from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
+from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
