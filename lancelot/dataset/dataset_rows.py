@@ -10,14 +10,12 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import ArrayLike
 
-from lancelot.errors import (
-    LanceValueError,
-)
+from lancelot.dataset import take as _take
+from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.blob_file import BlobFile
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.scanner import LanceScanner
 
 
 class RowsMixin:
@@ -68,35 +66,10 @@ class RowsMixin:
             >>> ds.take([4, 0, 4], columns=["id"]).to_pydict()
             {'id': [4, 0, 4]}
         """
-        from lancelot.dataset.take import take
+        return _take.take(self, indices, columns)
 
-        return take(self, indices, columns)
-
-    def _take_rows(
-        self: LanceDataset,
-        row_ids: Sequence[int] | pa.Array | np.ndarray,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        *,
-        ignore_deletions: bool = False,
-        **kargs: Any,
-    ) -> pa.Table:
-        """Rows by row id (the row address, or the stable row id of datasets that have them), in the
-        order asked; deleted rows are left out unless ``ignore_deletions``."""
-        from lancelot.dataset.take import take_rows
-
-        return take_rows(self, row_ids, columns, ignore_deletions=ignore_deletions)
-
-    def _rows_at(
-        self: LanceDataset,
-        addr: np.ndarray,
-        columns: Sequence[str] | dict[str, str] | None,
-        *,
-        ignore_deletions: bool,
-        scan: LanceScanner | None = None,
-    ) -> pa.Table:
-        from lancelot.dataset.take import rows_at
-
-        return rows_at(self, addr, columns, ignore_deletions=ignore_deletions, scan=scan)
+    _take_rows = _take.take_rows
+    _rows_at = _take.rows_at
 
     def sample(
         self: LanceDataset,
@@ -116,9 +89,7 @@ class RowsMixin:
         Returns:
             A ``pyarrow.Table`` of ``num_rows`` rows.
         """
-        from lancelot.dataset.take import sample
-
-        return sample(self, num_rows, columns, randomize_order)
+        return _take.sample(self, num_rows, columns, randomize_order)
 
     def head(self: LanceDataset, num_rows: int, **kwargs: Any) -> pa.Table:
         """The first rows of a scan.

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import array
 import random
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
+from lancelot.dataset.open_files import kept
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.format.pb import table_pb2, transaction_pb2
 
@@ -31,6 +34,12 @@ _SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
 #: buffer to Arrow's thread pool costs more than decoding it, and a scan reads one per fragment)
 _IPC_OPTIONS = pa.ipc.IpcReadOptions(use_threads=False)
 _SUFFIX = {table_pb2.DeletionFile.ARROW_ARRAY: "arrow", table_pb2.DeletionFile.BITMAP: "bin"}
+#: deleted positions kept across dataset objects, as data files are kept open (dataset/open_files.py):
+#: a deletion file's name carries a random id and is never reused, so its content never changes
+CACHED_POSITIONS = 1 << 21
+_CACHE: OrderedDict[tuple[str, str, int], np.ndarray] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_cached = 0  # positions held by _CACHE
 
 
 def deletion_path(fragment_id: int, d: table_pb2.DeletionFile) -> str:
@@ -45,6 +54,9 @@ def parse_deletions(data: bytes, file_type: int, physical_rows: int, where: str)
     """Sorted unique uint32 positions of deleted rows; each must lie inside the fragment."""
     try:
         if file_type == table_pb2.DeletionFile.ARROW_ARRAY:
+            pos = parse_stream(data, physical_rows)  # (the quicker read; None: read again as a file)
+            if pos is not None:
+                return pos
             with pa.ipc.open_file(pa.py_buffer(data), options=_IPC_OPTIONS) as r:
                 if len(r.schema) != 1 or not pa.types.is_integer(r.schema.field(0).type):
                     raise CorruptFileError(f"{where}: deletion file schema {r.schema} is not one integer column")
@@ -211,13 +223,29 @@ def read_deletions(
     physical_rows: int,
     where: str,
     path: str | None = None,
+    *,
+    cached: bool = False,
 ) -> np.ndarray:
     """The deleted positions of a fragment's deletion file (at ``path`` in ``store``, by default
     ``deletion_path``); ``where`` names the dataset, version and fragment.  A missing file is a
-    LanceFileNotFoundError naming them and the path, as a missing data file is."""
+    LanceFileNotFoundError naming them and the path, as a missing data file is.  With ``cached``,
+    a file read before by this process is not read again (the array is then read-only)."""
+    global _cached
     path = path or deletion_path(fragment_id, d)
+    key = (store.uri, path, physical_rows)
+    hit = kept(_CACHE, key, _CACHE_LOCK) if cached else None
+    if hit is not None:
+        return hit
     try:
         data = store.read(path)
     except FileNotFoundError:
         raise LanceFileNotFoundError(f"{where}: deletion file {path} is missing", path=store.url(path)) from None
-    return parse_deletions(data, d.file_type, physical_rows, f"{where}: {path}")
+    pos = parse_deletions(data, d.file_type, physical_rows, f"{where}: {path}")
+    if cached and len(pos) <= CACHED_POSITIONS // 8:
+        pos.setflags(write=False)
+        with _CACHE_LOCK:
+            if key not in _CACHE:
+                _CACHE[key], _cached = pos, _cached + len(pos)
+            while _cached > CACHED_POSITIONS:
+                _cached -= len(_CACHE.popitem(last=False)[1])
+    return pos

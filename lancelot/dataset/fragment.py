@@ -170,7 +170,9 @@ class Fragment(ColumnsMixin, ReadsMixin):
                 if prefix == "":
                     path = path.split("/", 1)[1]  # a base that is a plain directory holds the file itself
                 # a missing deletion file is a LanceFileNotFoundError, as a missing data file is
-                self._deleted = read_deletions(store, self.fragment_id, d, self.physical_rows, self.where, path)
+                self._deleted = read_deletions(
+                    store, self.fragment_id, d, self.physical_rows, self.where, path, cached=True
+                )
                 if d.num_deleted_rows and d.num_deleted_rows != len(self._deleted):
                     raise CorruptFileError(
                         f"{self.where}: deletion file {path} holds {len(self._deleted)} rows, "

@@ -176,20 +176,14 @@ class ReadsMixin:
             A ``pyarrow.Table`` with one row per index.
 
         Raises:
-            IndexError: An index out of range.
+            IndexError: An index out of range (also an OSError, as pylance's).
+            OverflowError: A negative index.
+            TypeError: An index that is not an integer.
         """
-        from lancelot.errors import DatasetIndexError
+        from lancelot.dataset.row_selection import in_fragment
+        from lancelot.dataset.take import read
 
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        n = self.count_rows()
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
-            bad = int(idx[(idx < 0) | (idx >= n)][0])
-            raise DatasetIndexError(f"{self.where}: take index {bad} is out of range for {n} live rows")
-        pos = self.physical_of_live(idx)
-        if columns is None or (not isinstance(columns, dict) and all(c in self._ds.schema.names for c in columns)):
-            return self._take_physical(self._columns(columns), pos)
-        addr = (np.uint64(self.fragment_id) << np.uint64(32)) | pos.astype(np.uint64)
-        return self._ds._rows_at(addr, columns, ignore_deletions=True)
+        return read(self._ds, in_fragment(self, indices), columns)
 
     def scanner(
         self: Fragment,
@@ -256,82 +250,37 @@ class ReadsMixin:
         offset: int | None = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
-        blob_handling: str | None = None,
         order_by: list[object] | None = None,
-        use_scalar_index: bool | None = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        include_deleted_rows: bool | None = None,
-        batch_size_bytes: int | None = None,
-        strict_batch_size: bool | None = None,
+        **kwargs: Any,
     ) -> pa.Table:
-        """The fragment's live rows (matching ``filter``) as one table.
+        """The fragment's live rows (matching ``filter``) as one table (pylance's positional order).
 
         Args:
-            columns: Names or a dict of SQL expressions, as in ``LanceDataset.scanner``; None for all.
-            filter: SQL text or a ``pyarrow.compute`` Expression.
-            limit: At most this many rows.
-            offset: Skip this many rows first.
-            with_row_id: Add ``_rowid``.
-            with_row_address: Add ``_rowaddr``.
-            blob_handling: As in ``LanceDataset.scanner``.
-            order_by: Sort keys, as in ``LanceDataset.scanner``.
-            use_scalar_index: Accepted; no effect.
-            io_buffer_size: Accepted; no effect.
-            late_materialization: Accepted; no effect.
-            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
-            batch_size_bytes: Accepted; no effect.
-            strict_batch_size: Accepted; no effect.
+            columns: The columns: names, or a dict of SQL expressions; None for all.
+            filter: Only the rows it matches: SQL text or a ``pyarrow.compute`` Expression.
+            limit: Return at most this many rows.
+            offset: Skip this many of the rows first.
+            with_row_id: With the ``_rowid`` column.
+            with_row_address: With the ``_rowaddr`` column.
+            order_by: Sort keys, as ``scanner``'s.
+            **kwargs: ``scanner``'s other keyword arguments (``blob_handling``, ``include_deleted_rows``...).
 
         Returns:
             A ``pyarrow.Table``.
         """
         return self.scanner(**scan_arguments(locals())).to_table()
 
-    def to_batches(
-        self: Fragment,
-        *,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        batch_size: int | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        batch_readahead: int = 16,
-        blob_handling: str | None = None,
-        order_by: list[object] | None = None,
-        use_scalar_index: bool | None = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        include_deleted_rows: bool | None = None,
-        batch_size_bytes: int | None = None,
-        strict_batch_size: bool | None = None,
-    ) -> Iterator[pa.RecordBatch]:
+    def to_batches(self: Fragment, **options: Any) -> Iterator[pa.RecordBatch]:
         """The fragment's live rows (matching ``filter``) in record batches.
 
         Args:
-            columns: Names or a dict of SQL expressions, as in ``LanceDataset.scanner``; None for all.
-            filter: SQL text or a ``pyarrow.compute`` Expression.
-            limit: At most this many rows.
-            offset: Skip this many rows first.
-            with_row_id: Add ``_rowid``.
-            with_row_address: Add ``_rowaddr``.
-            batch_size: At most this many rows per batch.
-            batch_readahead: Accepted; no effect.
-            blob_handling: As in ``LanceDataset.scanner``.
-            order_by: Sort keys, as in ``LanceDataset.scanner``.
-            use_scalar_index: Accepted; no effect.
-            io_buffer_size: Accepted; no effect.
-            late_materialization: Accepted; no effect.
-            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
-            batch_size_bytes: Accepted; no effect.
-            strict_batch_size: Accepted; no effect.
+            **options: ``scanner``'s keyword arguments (``columns``, ``filter``, ``limit``, ``offset``,
+                ``with_row_id``, ``batch_size``...), as pylance's ``LanceFragment.to_batches``.
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
         """
-        return self.scanner(**scan_arguments(locals())).to_batches()
+        return self.scanner(**options).to_batches()
 
     def head(self: Fragment, num_rows: int) -> pa.Table:
         """The fragment's first rows.
@@ -375,17 +324,8 @@ class ReadsMixin:
         Returns:
             A ``pandas.DataFrame``.
         """
-        scan = self.scanner(
-            columns=columns,
-            batch_size=batch_size,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            order_by=order_by,
-        )
-        return scan.to_pandas(blob_mode=blob_mode, **kwargs)
+        scan = {k: v for k, v in locals().items() if k not in ("self", "blob_mode", "kwargs")}
+        return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **kwargs)
 
     _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
 
@@ -25,6 +25,17 @@ _LOCK = threading.Lock()
 #: fragments a scan reads at once
 FRAGMENT_READAHEAD = 2
 _POOL: ThreadPoolExecutor | None = None
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def kept(cache: OrderedDict[_K, _V], key: _K, lock: threading.Lock = _LOCK) -> _V | None:
+    """``cache[key]``, now its most recently used entry (None: not kept); ``lock`` guards ``cache``."""
+    with lock:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+        return hit
 
 
 def fragment_pool() -> ThreadPoolExecutor:
@@ -42,11 +53,9 @@ def open_data_file(store: ObjectStore, path: str, where: str, storage_options: d
     from lancelot.reader import LanceFile
 
     key = (store.uri, path, repr(sorted((storage_options or {}).items())))
-    with _LOCK:
-        lf = _FILES.get(key)
-        if lf is not None:
-            _FILES.move_to_end(key)
-            return lf
+    lf = kept(_FILES, key)
+    if lf is not None:
+        return lf
     try:
         lf = LanceFile(store.open_input(path))
     except FileNotFoundError:

@@ -67,17 +67,29 @@ def as_integers(values: ArrayLike | pa.Array | pa.ChunkedArray, where: str, what
     non-integers are a TypeError, negatives an OverflowError (pylance reads them as unsigned)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
-    a = np.asarray(values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else values).reshape(-1)
-    if not a.size:
+    a = np.asarray(values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else values)
+    if not a.size and a.ndim < 2:
         return a.astype(np.int64)
+    if a.ndim != 1:
+        raise IndexTypeError(f"{where}: {what} values must be a flat sequence of integers, not {a.ndim}-d")
     if not np.issubdtype(a.dtype, np.integer):
         if a.dtype == object and all(isinstance(v, int | np.integer) for v in a.tolist()):
-            a = np.asarray(a.tolist())  # Python ints beyond int64: uint64
+            a = np.asarray(a.tolist(), np.uint64)  # Python ints beyond int64 (beyond uint64: OverflowError)
         else:
             raise IndexTypeError(f"{where}: {what} values must be integers, not {a.dtype}")
     if a.dtype.kind == "i" and int(a.min()) < 0:
         raise NegativeIndexError(f"{where}: {what} {int(a.min())} is negative (can't convert negative int to unsigned)")
     return a
+
+
+def checked(
+    indices: ArrayLike | pa.Array | pa.ChunkedArray, where: str, what: str, total: int, error: type[LanceError]
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``sorted_unique`` of ``indices`` (int64), each refused unless an integer from 0 to ``total - 1``."""
+    a = as_integers(indices, where, what)
+    if a.size and int(a.max()) >= total:
+        raise error(f"{where}: {what} {int(a.max())} is out of range for {total} rows")
+    return sorted_unique(a.astype(np.int64, copy=False))
 
 
 def sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -109,13 +121,9 @@ def by_index(
     error: type[LanceError] = DatasetIndexError,
 ) -> Rows:
     """``Rows`` of indices among the live rows of all fragments in order; past the end is ``error``."""
-    where = f"dataset {ds.uri!r} version {ds.version}"
-    uniq, back = sorted_unique(as_integers(indices, where, what).astype(np.int64, copy=False))
     frags = ds._fragments
     counts = [f.count_rows() for f in frags]
-    total = sum(counts)
-    if uniq.size and int(uniq[-1]) >= total:
-        raise error(f"{where}: {what} {int(uniq[-1])} is out of range for {total} rows")
+    uniq, back = checked(indices, f"dataset {ds.uri!r} version {ds.version}", what, sum(counts), error)
     starts = np.cumsum([0, *counts])
     which = np.searchsorted(starts, uniq, side="right") - 1
     runs = _runs(which)
@@ -125,6 +133,12 @@ def by_index(
         (f, f.physical_of_live(uniq[a:b] - starts[which[a]])) for f, (a, b) in zip(touched, runs)
     ]  # k-th live row -> physical: ascending stays ascending
     return Rows(groups, back)
+
+
+def in_fragment(frag: Fragment, indices: ArrayLike | pa.Array | pa.ChunkedArray) -> Rows:
+    """``Rows`` of indices among the live rows of one fragment (``Fragment.take``)."""
+    uniq, back = checked(indices, frag.where, "take index", frag.count_rows(), DatasetIndexError)
+    return Rows([(frag, frag.physical_of_live(uniq))] if uniq.size else [], back)
 
 
 def by_address(
