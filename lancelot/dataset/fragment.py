@@ -10,6 +10,7 @@ schema, fields in no data file read as nulls, deleted rows are never returned.
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -104,7 +105,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
         """
         return FragmentMetadata.from_pb(self._pb)
 
-    @property
+    @cached_property
     def where(self) -> str:
         """Dataset, version and fragment id, as error messages name them."""
         return f"dataset {self._ds.uri!r} version {self._ds.version} fragment {self.fragment_id}"
