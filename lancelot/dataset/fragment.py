@@ -153,7 +153,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
         return merge_columns(self, value_func, columns, batch_size, reader_schema)
 
     def deleted_positions(self) -> np.ndarray:
-        """The deleted rows of the fragment, from its deletion file (read once per fragment object).
+        """The deleted rows of the fragment, from its deletion file (read once per process: ``read_deletions``).
 
         Returns:
             Their physical positions, ascending (a uint32 numpy array; empty without deletions).
