@@ -55,8 +55,7 @@ def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val
 
 def _pattern_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 2)
-        s = _string(t, args[0], node)
+        s = _string_arg(t, node, args, 2)
         return t.call(kernel, [s], node, pc.MatchSubstringOptions(_literal_str(t, args[1], node, "pattern")))
 
     return fn
@@ -82,6 +81,12 @@ def _unary(
 def _arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
     if len(args) != n:
         raise t.error(f"{node.name} takes {n} argument{'s' if n > 1 else ''}, not {len(args)}", node)
+
+
+def _string_arg(t: Translator, node: exp.Expr, args: list[Val], n: int) -> Val:
+    """The first of a string function's ``n`` arguments, as a string (the count checked)."""
+    _arity(t, node, args, n)
+    return _string(t, args[0], node)
 
 
 def _is_valid(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
@@ -129,8 +134,7 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 3)
-    s = _string(t, args[0], node)
+    s = _string_arg(t, node, args, 3)
     old = _literal_str(t, args[1], node, "search string")
     new = _literal_str(t, args[2], node, "replacement")
     if old == "":  # Rust's str::replace puts ``new`` around every character, as an empty regex does
@@ -209,8 +213,7 @@ def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """1-based character position of the first occurrence, 0 when absent: the characters before it
     are the first piece of a split at it."""
-    _arity(t, node, args, 2)
-    s = _string(t, args[0], node)
+    s = _string_arg(t, node, args, 2)
     sub = _literal_str(t, args[1], node, "substring")
     if sub == "":  # 1; an int64 for a large_string, as its lengths
         n = pa.int64() if pa.types.is_large_string(s.type) else pa.int32()
@@ -232,10 +235,8 @@ def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
         s = as_text(t, args[0], node)
         n = _literal_int(t, args[1], node, "length")
         if left:
-            opts = pc.SliceOptions(0, n) if n != 0 else pc.SliceOptions(0, 0)
-        elif n > 0:
-            opts = pc.SliceOptions(-n)
-        elif n < 0:
+            opts = pc.SliceOptions(0, n)
+        elif n:  # the last n characters, or all but the first -n
             opts = pc.SliceOptions(-n)
         else:
             empty = _const(pa.scalar("", s.type))  # of the string's own type: mixed ones crash Acero
@@ -280,8 +281,7 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 3)
-    s = _string(t, args[0], node)
+    s = _string_arg(t, node, args, 3)
     delimiter = _literal_str(t, args[1], node, "delimiter")
     k = _literal_int(t, args[2], node, "part number")
     if k <= 0:
