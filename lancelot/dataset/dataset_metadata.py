@@ -53,8 +53,15 @@ class MetadataMixin:
         self._move_to(commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
 
     def update_metadata(self: LanceDataset, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
-        """Set or remove table metadata keys as one new version, as ``update_config`` does (a value of None
-        removes its key; ``replace`` replaces all of it); returns the new table metadata."""
+        """Set or remove table metadata keys, as one new version.
+
+        Args:
+            values: The keys to set; a value of None removes its key.
+            replace: Replace all table metadata with ``values`` instead of merging into it.
+
+        Returns:
+            The new table metadata.
+        """
         self._update_strings("table_metadata_updates", "metadata", values, replace)
         return self.metadata
 
@@ -71,8 +78,15 @@ class MetadataMixin:
     def update_schema_metadata(
         self: LanceDataset, values: dict[str, str | None], *, replace: bool = False
     ) -> dict[str, str]:
-        """Set or remove schema metadata keys as one new version, as ``update_config`` does (a value of None
-        removes its key; ``replace`` replaces all of it); returns the new schema metadata."""
+        """Set or remove schema metadata keys, as one new version.
+
+        Args:
+            values: The keys to set; a value of None removes its key.
+            replace: Replace all schema metadata with ``values`` instead of merging into it.
+
+        Returns:
+            The new schema metadata.
+        """
         self._update_strings("schema_metadata_updates", "schema metadata", values, replace)
         return self.schema_metadata
 
