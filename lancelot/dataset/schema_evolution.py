@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map
+from lancelot.dataset.changes import ChangeInputError, as_expression, evaluate, fragment_map
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
@@ -91,14 +91,14 @@ def _commit_merge(
     v = commit_transaction(
         ds.store, ds.uri, txn, build_merge(frags, fields, md, read_ids, ds.uri), read_version=ds.version
     )
-    _move_to(ds, v)
+    ds._move_to(v)
 
 
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
     txn = new_transaction(ds.version)
     txn.project.schema.extend(fields)
     v = commit_transaction(ds.store, ds.uri, txn, build_project(fields, None, ds.uri), read_version=ds.version)
-    _move_to(ds, v)
+    ds._move_to(v)
 
 
 # -- new data files per fragment --------------------------------------------------------------------
