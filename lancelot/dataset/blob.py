@@ -102,9 +102,6 @@ def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
     return pa.types.is_struct(t) and any(holds_blob(t.field(i), test) for i in range(t.num_fields))
 
 
-_holds_blob = holds_blob  # the name fragment.py imports
-
-
 def scan_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` as a dataset scan returns it (the same object when it holds no blob field)."""
     if not any(holds_blob(f, is_blob_field) for f in schema):
