@@ -209,12 +209,8 @@ def plan_partitions(
 ) -> list[LancePartition]:
     """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``;
     a whole file when ``ranges`` is None)."""
-    units = [
-        (f.path, f.num_rows, f.size, ranges[f.path] if ranges is not None else [(0, f.num_rows)])
-        for f in files
-        if f.num_rows
-    ]
-    packed = pack_slices(units, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
+    units = [(f.path, f.num_rows, f.size, f.num_rows) for f in files]
+    packed = pack_slices(units, ranges, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
     return [LancePartition(p) for p in packed]
 
 
