@@ -10,6 +10,7 @@ Arrow fields (or constant-null SQL) are metadata only.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -46,12 +47,6 @@ class UDFError(LanceError, TypeError):
 
 #: one fragment with its new data file, and the fields of the schema with the new columns
 _Staged = tuple[table_pb2.DataFragment, list[file_pb2.Field]]
-
-
-def _copy_frag(f: table_pb2.DataFragment) -> table_pb2.DataFragment:
-    out = table_pb2.DataFragment()
-    out.CopyFrom(f)
-    return out
 
 
 # -- field ids -----------------------------------------------------------------------------------
@@ -313,7 +308,7 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None 
         # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
         fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
         if only is not None:
-            return _copy_frag(only.data_fragment), fields
+            return copy.deepcopy(only.data_fragment), fields
         _commit_merge(ds, list(ds.manifest.fragments), fields, None)
         return None
 
