@@ -49,18 +49,14 @@ class _Switches:
     structural = _Since("2.1", "structural encodings (mini-block, full-zip...); only leaves own columns")
     large_chunks = _Since("2.2", "mini-block chunks over 32 KiB (chunk sizes in u32 words, not u16)")
     constant_values = _Since("2.2", "constant-layout pages holding a value (2.1 has only all-null constant pages)")
-    flat_null_levels = _Since(
-        "2.2",
-        "an all-null (constant) page stores its levels as Flat u16 buffers in the layout (2.1: only the "
-        "layers, or the levels in the page's own buffers)",
-    )
+    #: 2.1 keeps only the layers, or the levels in the page's own buffers
+    flat_null_levels = _Since("2.2", "an all-null (constant) page's levels as Flat u16 buffers in the layout")
     maps = _Since("2.2", "map fields")
     fixed_size_list_structs = _Since("2.2", "fixed-size lists of structs")
     variable_packed_structs = _Since("2.2", "packed structs with string/binary children (VariablePackedStruct)")
+    #: as pylance writes them; 2.1 page dictionaries are plain
     compressed_dictionaries = _Since(
-        "2.2",
-        "page dictionaries may be General-compressed (lz4 by default) or, of 64-bit values, out-of-line "
-        "bit-packed, as pylance writes them; 2.1 page dictionaries are plain",
+        "2.2", "page dictionaries General-compressed (lz4) or, of 64-bit values, bit-packed"
     )
     planar = _Since("2.3", "pages are PlanarLayout messages (a structure and a value plane), not PageLayout")
     dictionary_64bit = _Since("2.2", "64-bit values are dictionary candidates (2.1: only 128-bit ones, as pylance)")
