@@ -54,10 +54,8 @@ class _Switches:
     maps = _Since("2.2", "map fields")
     fixed_size_list_structs = _Since("2.2", "fixed-size lists of structs")
     variable_packed_structs = _Since("2.2", "packed structs with string/binary children (VariablePackedStruct)")
-    #: as pylance writes them; 2.1 page dictionaries are plain
-    compressed_dictionaries = _Since(
-        "2.2", "page dictionaries General-compressed (lz4) or, of 64-bit values, bit-packed"
-    )
+    #: General-compressed with lz4, or (64-bit values) bit-packed, as pylance writes them; 2.1's are plain
+    compressed_dictionaries = _Since("2.2", "page dictionaries compressed (lz4 or bit-packing)")
     planar = _Since("2.3", "pages are PlanarLayout messages (a structure and a value plane), not PageLayout")
     dictionary_64bit = _Since("2.2", "64-bit values are dictionary candidates (2.1: only 128-bit ones, as pylance)")
 
