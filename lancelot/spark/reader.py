@@ -437,8 +437,8 @@ class LancePushdownReader(LanceReader):
 
     It keeps the filters zone maps can use to skip row ranges, and applies those it can
     evaluate exactly as Spark does to the rows it reads (lancelot/spark/row_filter.py).
-    Those it evaluates are not handed back: Spark then plans no Filter over the scan (a
-    lookup's plan no longer embeds its key, so Spark compiles no new code per key).  Every
+    Those it evaluates are not handed back: Spark then plans no Filter over the scan (so a
+    lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
     other filter is handed back, and Spark applies it after the scan.
     """
 
