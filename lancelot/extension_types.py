@@ -18,6 +18,8 @@ returns those bytes as they are, a dataset scan returns them as ``arrow.json`` t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -141,17 +143,23 @@ def _json_field(f: pa.Field) -> pa.Field:
         return pa.field(f.name, pa.json_(), f.nullable, md or None)
     if not _is_lance_json(f):
         return f
+    return map_children(f, _json_field)
+
+
+def map_children(f: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
+    """``f`` with ``fn`` applied to its child fields when it is a struct, list (of any kind) or map;
+    other fields as they are.  The one rebuild the JSON and blob schema rewrites share."""
     t = f.type
     if pa.types.is_struct(t):
-        nt: pa.DataType = pa.struct([_json_field(t.field(i)) for i in range(t.num_fields)])
+        nt: pa.DataType = pa.struct([fn(t.field(i)) for i in range(t.num_fields)])
     elif pa.types.is_large_list(t):
-        nt = pa.large_list(_json_field(t.value_field))
+        nt = pa.large_list(fn(t.value_field))
     elif pa.types.is_fixed_size_list(t):
-        nt = pa.list_(_json_field(t.value_field), t.list_size)
+        nt = pa.list_(fn(t.value_field), t.list_size)
     elif pa.types.is_list(t):
-        nt = pa.list_(_json_field(t.value_field))
+        nt = pa.list_(fn(t.value_field))
     elif pa.types.is_map(t):
-        nt = pa.map_(_json_field(t.key_field), _json_field(t.item_field), t.keys_sorted)
+        nt = pa.map_(fn(t.key_field), fn(t.item_field), t.keys_sorted)
     else:
         return f
     return pa.field(f.name, nt, f.nullable, f.metadata)

@@ -358,6 +358,6 @@ def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str
 
 def inspect_file(path: str, *, max_pages: int = 5, verbose: bool = True) -> str:
     """A file's description for programs and tests: the table, then every page's encoding on one
-    line (``ArrayEncoding dictionary { ... }``), as before the table view existed."""
+    line (``ArrayEncoding dictionary { ... }``), which tests can search."""
     with LanceFile(path) as f:
         return FileView(f).render(verbose=verbose, max_pages=max_pages, one_line=True)

@@ -23,11 +23,44 @@ from __future__ import annotations
 
 import enum
 import warnings
+from typing import overload
 
 from lancelot.errors import UnsupportedVersionError
 
 
-class FileVersion(str, enum.Enum):
+class _Since:
+    """A feature switch: True for the versions from ``since`` on (class access: the switch itself)."""
+
+    def __init__(self, since: str, doc: str) -> None:
+        self.key = (int(since[0]), int(since[2:]))
+        self.__doc__ = f"{since}: {doc}"
+
+    @overload
+    def __get__(self, version: None, owner: type) -> _Since: ...
+    @overload
+    def __get__(self, version: FileVersion, owner: type) -> bool: ...
+    def __get__(self, version: FileVersion | None, owner: type) -> bool | _Since:
+        return self if version is None else version.key >= self.key
+
+
+class _Switches:
+    """What the encoders ask a version (``version.large_chunks``...), each with the version it came in."""
+
+    structural = _Since("2.1", "structural encodings (mini-block, full-zip...); only leaves own columns")
+    large_chunks = _Since("2.2", "mini-block chunks over 32 KiB (chunk sizes in u32 words, not u16)")
+    constant_values = _Since("2.2", "constant-layout pages holding a value (2.1 has only all-null constant pages)")
+    #: 2.1 keeps only the layers, or the levels in the page's own buffers
+    flat_null_levels = _Since("2.2", "an all-null (constant) page's levels as Flat u16 buffers in the layout")
+    maps = _Since("2.2", "map fields")
+    fixed_size_list_structs = _Since("2.2", "fixed-size lists of structs")
+    variable_packed_structs = _Since("2.2", "packed structs with string/binary children (VariablePackedStruct)")
+    #: General-compressed with lz4, or (64-bit values) bit-packed, as pylance writes them; 2.1's are plain
+    compressed_dictionaries = _Since("2.2", "page dictionaries compressed (lz4 or bit-packing)")
+    planar = _Since("2.3", "pages are PlanarLayout messages (a structure and a value plane), not PageLayout")
+    dictionary_64bit = _Since("2.2", "64-bit values are dictionary candidates (2.1: only 128-bit ones, as pylance)")
+
+
+class FileVersion(_Switches, str, enum.Enum):
     """One Lance file format version (ordered by (major, minor)).
 
     A ``str`` enum (``enum.StrEnum`` needs Python 3.11; lancelot supports 3.10): ``str()`` and
@@ -67,60 +100,6 @@ class FileVersion(str, enum.Enum):
     def disk(self) -> tuple[int, int]:
         """The (major, minor) written in the footer (2.0 files are written as 0.3, as pylance does)."""
         return (0, 3) if self is FileVersion.V2_0 else self.key
-
-    # -- feature switches -------------------------------------------------------------------------------
-    @property
-    def structural(self) -> bool:
-        """2.1+: structural encodings (mini-block, full-zip...); only leaves own columns."""
-        return self is not FileVersion.V2_0
-
-    @property
-    def large_chunks(self) -> bool:
-        """2.2: mini-block chunks over 32 KiB (chunk sizes in u32 words, not u16)."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def constant_values(self) -> bool:
-        """2.2: constant-layout pages holding a value (2.1 has only all-null constant pages)."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def flat_null_levels(self) -> bool:
-        """2.2: an all-null (constant) page stores its levels as Flat u16 buffers in the layout
-        (2.1: only the layers, or the levels in the page's own buffers)."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def maps(self) -> bool:
-        """2.2: map fields."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def fixed_size_list_structs(self) -> bool:
-        """2.2: fixed-size lists of structs."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def variable_packed_structs(self) -> bool:
-        """2.2: packed structs with string/binary children (full-zip VariablePackedStruct)."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def compressed_dictionaries(self) -> bool:
-        """2.2: page dictionaries may be General-compressed (lz4 by default) or, of 64-bit values,
-        out-of-line bit-packed, as pylance writes them; 2.1 page dictionaries are plain."""
-        return self >= FileVersion.V2_2
-
-    @property
-    def planar(self) -> bool:
-        """2.3: pages are ``PlanarLayout`` messages (a structure plane and a value plane), not 2.1's
-        ``PageLayout`` (encodings/planar/)."""
-        return self >= FileVersion.V2_3
-
-    @property
-    def dictionary_64bit(self) -> bool:
-        """2.2: 64-bit values are dictionary candidates (2.1: only 128-bit fixed-width values, as pylance)."""
-        return self >= FileVersion.V2_2
 
 
 _KEYS: dict[str, tuple[int, int]] = {v._value_: (int(v._value_[0]), int(v._value_[2:])) for v in FileVersion}

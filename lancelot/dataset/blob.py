@@ -34,6 +34,7 @@ from lancelot.dataset.blob_file import BlobFile, check_buffer_size
 from lancelot.encodings.base import FieldReader
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import CorruptFileError, LanceError
+from lancelot.extension_types import map_children
 from lancelot.io.source import ByteSource, open_source
 
 if TYPE_CHECKING:
@@ -87,22 +88,8 @@ def scan_field(field: pa.Field) -> pa.Field:
     if field_metadata.is_blob(field):
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
     if holds_blob(field, is_blob_field):
-        return _nested(field, scan_field)
+        return map_children(field, scan_field)
     return field
-
-
-def _nested(field: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
-    """``field`` (a struct or list) with ``fn`` applied to its children."""
-    t = field.type
-    if pa.types.is_struct(t):
-        nt: pa.DataType = pa.struct([fn(t.field(i)) for i in range(t.num_fields)])
-    elif pa.types.is_large_list(t):
-        nt = pa.large_list(fn(t.value_field))
-    elif pa.types.is_list(t):
-        nt = pa.list_(fn(t.value_field))
-    else:
-        return field
-    return pa.field(field.name, nt, field.nullable, field.metadata)
 
 
 def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
@@ -113,9 +100,6 @@ def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return holds_blob(t.value_field, test)
     return pa.types.is_struct(t) and any(holds_blob(t.field(i), test) for i in range(t.num_fields))
-
-
-_holds_blob = holds_blob  # the name fragment.py imports
 
 
 def scan_schema(schema: pa.Schema) -> pa.Schema:
@@ -131,7 +115,7 @@ def _read_field(field: pa.Field) -> pa.Field:
     if field_metadata.is_blob(field):
         md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, md)
-    return _nested(field, _read_field)
+    return map_children(field, _read_field)
 
 
 class DescribedFile:

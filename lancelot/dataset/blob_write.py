@@ -43,6 +43,7 @@ from lancelot.dataset.blob import (
 )
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
+from lancelot.extension_types import map_children
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
 
@@ -157,17 +158,7 @@ def _map_v2(field: pa.Field, leaf: Callable[[pa.Field], pa.Field]) -> pa.Field:
         return leaf(field)
     if not _holds_v2(field):
         return field
-    t = field.type
-    if _is_list(t):
-        item = _map_v2(t.value_field, leaf)
-        return pa.field(
-            field.name,
-            pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item),
-            field.nullable,
-            field.metadata,
-        )
-    kids = [_map_v2(t.field(i), leaf) for i in range(t.num_fields)]
-    return pa.field(field.name, pa.struct(kids), field.nullable, field.metadata)
+    return map_children(field, lambda f: _map_v2(f, leaf))
 
 
 def manifest_schema(schema: pa.Schema, version: str | None) -> pa.Schema:

@@ -330,11 +330,6 @@ def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _
     raise AssertionError("unreachable")
 
 
-def _move_to(ds: LanceDataset, version: int) -> None:
-    """Like pylance, the dataset object the user called the operation on shows the new version."""
-    ds.__dict__.update(ds.checkout_version(version).__dict__)
-
-
 # -- delete ------------------------------------------------------------------------------------
 
 
@@ -364,7 +359,7 @@ def delete(
         return v, dels.count
 
     version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    _move_to(ds, version)
+    ds._move_to(version)
     return DeleteResult(ds, count)
 
 
@@ -422,7 +417,7 @@ def update(
         return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
 
     version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    _move_to(ds, version)
+    ds._move_to(version)
     return {"num_rows_updated": count}
 
 
@@ -435,4 +430,4 @@ def insert(ds: LanceDataset, data: object, *, mode: str = "append", **kwargs: An
     new = write_version(
         data, ds, mode=mode, options=WriteOptions.of(kwargs, strict=True)
     )  # (the dataset and its commit lock)
-    _move_to(ds, new.version)
+    ds._move_to(new.version)

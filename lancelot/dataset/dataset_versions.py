@@ -151,6 +151,7 @@ class VersionsMixin:
         self._move_to(v)
 
     def _move_to(self: LanceDataset, version: int) -> None:
+        """Show ``version`` from now on: pylance's operations move the object they are called on."""
         self.__dict__.update(self.checkout_version(version).__dict__)
 
     @classmethod

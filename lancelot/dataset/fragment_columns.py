@@ -54,7 +54,7 @@ def _plain_file(schema: pa.Schema) -> bool:
     from lancelot import field_metadata
     from lancelot.extension_types import _is_lance_json
 
-    plain = not any(blob._holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
+    plain = not any(blob.holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
     if len(_PLAIN) >= _SHAPES:
         _PLAIN.clear()
     _PLAIN[id(schema)] = (schema, plain)

@@ -69,10 +69,6 @@ class IndexDescription:
     def total_size_bytes(self) -> int:
         return sum(s.size_bytes or 0 for s in self.segments)
 
-    @property
-    def num_segments(self) -> int:
-        return len(self.segments)
-
 
 def index_type(meta: table_pb2.IndexMetadata) -> str:
     """pylance's name for an index's type, from its details message."""

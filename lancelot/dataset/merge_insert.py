@@ -27,7 +27,6 @@ from lancelot.dataset.changes import (
     ChangeInputError,
     Deletions,
     NewRows,
-    _move_to,
     as_filter,
     matching_positions,
     retrying,
@@ -56,7 +55,7 @@ class MergeInsertBuilder:
     """A merge-insert being configured (pylance's ``MergeInsertBuilder``), from
     [`LanceDataset.merge_insert`][lancelot.dataset.dataset.LanceDataset.merge_insert].
 
-    Each ``when_*`` method returns the builder; ``execute(data)`` runs the merge as one new version.
+    Each ``when_*`` and option method returns the builder; ``execute(data)`` runs the merge as one new version.
     Source rows are matched to the dataset's rows on the key columns; a key that matches several
     source rows is an error, as in pylance.
 
@@ -111,29 +110,17 @@ class MergeInsertBuilder:
         return self
 
     def when_matched_delete(self) -> MergeInsertBuilder:
-        """Matched rows are deleted.
-
-        Returns:
-            The builder.
-        """
+        """Matched rows are deleted."""
         self._matched, self._condition = "delete", None
         return self
 
     def when_matched_fail(self) -> MergeInsertBuilder:
-        """A match fails the whole merge (nothing is committed): an insert that must not overwrite.
-
-        Returns:
-            The builder.
-        """
+        """A match fails the whole merge (nothing is committed): an insert that must not overwrite."""
         self._matched, self._condition = "fail", None
         return self
 
     def when_not_matched_insert_all(self) -> MergeInsertBuilder:
-        """Source rows that match no dataset row are inserted.
-
-        Returns:
-            The builder.
-        """
+        """Source rows that match no dataset row are inserted."""
         self._insert = True
         return self
 
@@ -205,7 +192,7 @@ class MergeInsertBuilder:
         with _Source(data_obj, schema) as src:
             self._check_source(src.table)
             version, stats = retrying(self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout)
-        _move_to(self._ds, version)
+        self._ds._move_to(version)
         return stats
 
     def execute_uncommitted(

@@ -10,6 +10,7 @@ Arrow fields (or constant-null SQL) are metadata only.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, _move_to, as_expression, evaluate, fragment_map
+from lancelot.dataset.changes import ChangeInputError, as_expression, evaluate, fragment_map
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
@@ -46,12 +47,6 @@ class UDFError(LanceError, TypeError):
 
 #: one fragment with its new data file, and the fields of the schema with the new columns
 _Staged = tuple[table_pb2.DataFragment, list[file_pb2.Field]]
-
-
-def _copy_frag(f: table_pb2.DataFragment) -> table_pb2.DataFragment:
-    out = table_pb2.DataFragment()
-    out.CopyFrom(f)
-    return out
 
 
 # -- field ids -----------------------------------------------------------------------------------
@@ -91,14 +86,14 @@ def _commit_merge(
     v = commit_transaction(
         ds.store, ds.uri, txn, build_merge(frags, fields, md, read_ids, ds.uri), read_version=ds.version
     )
-    _move_to(ds, v)
+    ds._move_to(v)
 
 
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
     txn = new_transaction(ds.version)
     txn.project.schema.extend(fields)
     v = commit_transaction(ds.store, ds.uri, txn, build_project(fields, None, ds.uri), read_version=ds.version)
-    _move_to(ds, v)
+    ds._move_to(v)
 
 
 # -- new data files per fragment --------------------------------------------------------------------
@@ -313,7 +308,7 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None 
         # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
         fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
         if only is not None:
-            return _copy_frag(only.data_fragment), fields
+            return copy.deepcopy(only.data_fragment), fields
         _commit_merge(ds, list(ds.manifest.fragments), fields, None)
         return None
 

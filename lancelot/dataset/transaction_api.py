@@ -13,6 +13,7 @@ the schema with field ids that Merge and Project take.
 
 from __future__ import annotations
 
+import copy
 import uuid as _uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ class LanceSchema:
     ``Merge`` and ``Project`` need to say which data-file field ids the columns are."""
 
     def __init__(self, fields: Sequence[file_pb2.Field], metadata: dict[str, bytes] | None = None) -> None:
-        self._fields = [_copy_field(f) for f in fields]
+        self._fields = [copy.deepcopy(f) for f in fields]
         self._metadata = dict(metadata or {})
 
     @staticmethod
@@ -134,19 +135,13 @@ class LanceSchema:
         return "LanceSchema(" + ", ".join(f"{f.name}: {f.logical_type} (id {f.id})" for f in self._fields) + ")"
 
 
-def _copy_field(f: file_pb2.Field) -> file_pb2.Field:
-    g = file_pb2.Field()
-    g.CopyFrom(f)
-    return g
-
-
 def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
     """Manifest fields (with ids) and schema metadata of a lancelot or pylance ``LanceSchema``, or of
     a ``pyarrow.Schema`` (ids by position, as pylance assigns them)."""
     from lancelot.dataset.writing import schema_fields, schema_metadata
 
     if isinstance(schema, LanceSchema):
-        return [_copy_field(f) for f in schema._fields], dict(schema._metadata)
+        return [copy.deepcopy(f) for f in schema._fields], dict(schema._metadata)
     if isinstance(schema, pa.Schema):
         from lancelot.schema import normalize_schema
 
@@ -237,7 +232,7 @@ def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOpe
         return LanceOperation.Restore(int(pb.restore.version))
     if kind == "data_replacement":
         groups = [
-            LanceOperation.DataReplacementGroup(int(g.fragment_id), _copy_file(g.new_file))
+            LanceOperation.DataReplacementGroup(int(g.fragment_id), copy.deepcopy(g.new_file))
             for g in pb.data_replacement.replacements
         ]
         return LanceOperation.DataReplacement(groups)
@@ -277,12 +272,6 @@ def operation_from_pb(pb: transaction_pb2.Transaction) -> LanceOperation.BaseOpe
             {int(k): _update_map(v) for k, v in c.field_metadata_updates.items()} or None,
         )
     return None
-
-
-def _copy_file(f: table_pb2.DataFile) -> table_pb2.DataFile:
-    g = table_pb2.DataFile()
-    g.CopyFrom(f)
-    return g
 
 
 def transaction_from_pb(pb: transaction_pb2.Transaction) -> Transaction:

@@ -196,12 +196,8 @@ def plan(
 ) -> list[DatasetPartition]:
     """Cut the fragments' live-row ranges into partitions of about one budget each (partitions.pack_slices:
     rows, or bytes estimated from each fragment's data size per physical row)."""
-    units = [
-        (i.fragment_id, i.physical_rows, i.size, ranges[i.fragment_id] if ranges is not None else [(0, i.live_rows)])
-        for i in infos
-        if i.live_rows
-    ]
-    packed = pack_slices(units, rows_per_partition, bytes_per_partition, min_partitions, min_partition_bytes)
+    units = [(i.fragment_id, i.physical_rows, i.size, i.live_rows) for i in infos]
+    packed = pack_slices(units, ranges, rows_per_partition, bytes_per_partition, min_partitions, min_partition_bytes)
     return [DatasetPartition(p) for p in packed]
 
 

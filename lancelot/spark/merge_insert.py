@@ -246,8 +246,7 @@ def merge_insert(
             ``TASK_SCAN_LIMIT`` rows, else one per 250,000 source keys) when the matches are
             joined in the source's tasks, else this many tasks after Spark's join (default: one
             per fragment, at least two); each holds its rows in memory.
-        conflict_retries: How often to re-plan on the latest version when a concurrent commit
-            conflicts.
+        conflict_retries: How often to re-plan on the latest version after a commit conflict.
         retry_timeout: A timedelta or seconds, as the builder's.
 
     Returns:

@@ -89,8 +89,7 @@ def delete(
         uri: The dataset's path or URL.
         where: The predicate, SQL text.
         storage_options: Object store options for the driver and the executors.
-        conflict_retries: How often to re-plan on the latest version when a concurrent commit
-            conflicts.
+        conflict_retries: How often to re-plan on the latest version after a commit conflict.
 
     Returns:
         ``{"num_deleted_rows": n}``, as pylance.
@@ -176,8 +175,7 @@ def update(
         set: Column name to SQL expression over the row.
         where: The predicate, SQL text; None updates every row.
         storage_options: Object store options for the driver and the executors.
-        conflict_retries: How often to re-plan on the latest version when a concurrent commit
-            conflicts.
+        conflict_retries: How often to re-plan on the latest version after a commit conflict.
 
     Returns:
         ``{"num_rows_updated": n}``, as pylance.
@@ -360,8 +358,7 @@ def add_columns(
         batch_format: ``"arrow"`` or ``"pandas"``: what the function receives.
         output_schema: For a function: the new columns' schema (default: its ``output_schema``
             attribute, as ``lance.batch_udf`` sets it, or found by running it on one row).
-        conflict_retries: How often to re-plan on the latest version when a concurrent commit
-            conflicts.
+        conflict_retries: How often to re-plan on the latest version after a commit conflict.
 
     Raises:
         ValueError: A name already in the schema, or an unknown ``batch_format``.

@@ -5,7 +5,7 @@ loose-file reader, lancelot/spark/reader.py, and the dataset scan, lancelot/spar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql.datasource import InputPartition
@@ -32,14 +32,16 @@ class LancePartition(SlicesPartition):
 
 
 def pack_slices(
-    units: Sequence[tuple[Any, int, int, Sequence[tuple[int, int]]]],
+    units: Sequence[tuple[Any, int, int, int]],
+    ranges: Mapping[Any, Sequence[tuple[int, int]]] | None,
     rows_per_partition: int | None,
     bytes_per_partition: int,
     min_partitions: int,
     min_partition_bytes: int,
 ) -> list[list[tuple[Any, int, int]]]:
-    """Cut the row ranges of ``units`` = ((where, physical rows, bytes, ranges), ...) into partitions of
-    about one budget each: ``rows_per_partition`` rows if given, else bytes estimated from each unit's
+    """Cut the row ranges of ``units`` = ((where, physical rows, bytes, live rows), ...) into partitions
+    of about one budget each (``ranges[where]``, or all of a unit when ``ranges`` is None; units without
+    live rows are skipped): ``rows_per_partition`` rows if given, else bytes estimated from each unit's
     bytes per row, ``bytes_per_partition`` lowered (not below ``min_partition_bytes``) so that all the
     units make at least ``min_partitions`` partitions, as Spark's file sources do with the default
     parallelism.  The budget comes from the whole units, so pruned ranges only ever drop partitions.
@@ -47,17 +49,18 @@ def pack_slices(
     parts: list[list[tuple[Any, int, int]]] = []
     current: list[tuple[Any, int, int]] = []
     weight = 0.0
+    units = [u for u in units if u[3]]
     if rows_per_partition:
         budget = float(rows_per_partition)
     else:
         total = sum(size for _, _, size, _ in units)
         budget = float(min(bytes_per_partition, max(min_partition_bytes, -(-total // max(1, min_partitions)))))
-    for where, rows, size, ranges in units:
+    for where, rows, size, live in units:
         per_row = 1.0 if rows_per_partition else max(size / max(1, rows), 1e-9)
         # rows per piece, rounded up: a budget of half the data cuts it in two pieces, not two and a sliver
         piece = int(budget) if rows_per_partition else -(-int(budget) * max(1, rows) // max(1, size))
         piece = max(1, piece)
-        for start, stop in ranges:
+        for start, stop in ranges[where] if ranges is not None else [(0, live)]:
             for a in range(start, stop, piece):
                 b = min(stop, a + piece)
                 w = (b - a) * per_row

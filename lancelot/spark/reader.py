@@ -209,12 +209,8 @@ def plan_partitions(
 ) -> list[LancePartition]:
     """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``;
     a whole file when ``ranges`` is None)."""
-    units = [
-        (f.path, f.num_rows, f.size, ranges[f.path] if ranges is not None else [(0, f.num_rows)])
-        for f in files
-        if f.num_rows
-    ]
-    packed = pack_slices(units, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
+    units = [(f.path, f.num_rows, f.size, f.num_rows) for f in files]
+    packed = pack_slices(units, ranges, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
     return [LancePartition(p) for p in packed]
 
 
@@ -441,8 +437,8 @@ class LancePushdownReader(LanceReader):
 
     It keeps the filters zone maps can use to skip row ranges, and applies those it can
     evaluate exactly as Spark does to the rows it reads (lancelot/spark/row_filter.py).
-    Those it evaluates are not handed back: Spark then plans no Filter over the scan (a
-    lookup's plan no longer embeds its key, so Spark compiles no new code per key).  Every
+    Those it evaluates are not handed back: Spark then plans no Filter over the scan (so a
+    lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
     other filter is handed back, and Spark applies it after the scan.
     """
 

@@ -18,6 +18,18 @@ if TYPE_CHECKING:
     from lancelot.sql.values import Val
 
 
+def arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
+    """The error a call of ``node`` with other than ``n`` arguments raises."""
+    if len(args) != n:
+        raise t.error(f"{node.name} takes {n} argument{'s' if n != 1 else ''}, not {len(args)}", node)
+
+
+def string_arg(t: Translator, node: exp.Expr, args: list[Val], n: int) -> Val:
+    """The first of a string function's ``n`` arguments, as a string (the count checked)."""
+    arity(t, node, args, n)
+    return _string(t, args[0], node)
+
+
 class _NullArgument(Exception):
     """A literal NULL where a function takes a constant: the call's result is NULL."""
 

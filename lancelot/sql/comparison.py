@@ -62,7 +62,7 @@ def compare(t: Translator, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         return _const(pa.scalar(_OUTCOME[fn]((x > y) - (x < y))))
     if not pa.types.is_floating(common) or plain.const is not None:
         return plain
-    return _nan_order(t, fn, a, b, plain, node)
+    return _nan_order(fn, a, b, plain)
 
 
 def _total_key(x: float) -> tuple[int, float]:
@@ -76,7 +76,7 @@ def _is_field(e: pc.Expression) -> bool:
     return "(" not in str(e)  # a column reference prints as its name
 
 
-def _nan_order(t: Translator, fn: str, a: Val, b: Val, plain: Val, node: exp.Expr) -> Val:
+def _nan_order(fn: str, a: Val, b: Val, plain: Val) -> Val:
     """DataFusion compares floats in IEEE total order: NaN equal to itself, above every number, but
     a NaN with its sign bit set (as negation, or an operation making a NaN, makes one) below every
     number; -0 below 0 between two columns, -0 = 0 against a literal."""

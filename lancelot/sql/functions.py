@@ -15,7 +15,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.arguments import _literal_int, _literal_str, _NullArgument, _string, as_common, as_text
+from lancelot.sql.arguments import (
+    _literal_int,
+    _literal_str,
+    _NullArgument,
+    _string,
+    arity,
+    as_common,
+    as_text,
+    string_arg,
+)
 from lancelot.sql.conditionals import lazy_coalesce, total_equal
 from lancelot.sql.lists import LIST_FUNCTIONS, element
 from lancelot.sql.numeric import NUMERIC_FUNCTIONS
@@ -31,7 +40,7 @@ if TYPE_CHECKING:
 
 def _unary_text(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 1)
+        arity(t, node, args, 1)
         return t.call(kernel, [as_text(t, args[0], node)], node)
 
     return fn
@@ -55,8 +64,7 @@ def _regex(t: Translator, node: exp.Expr, args: list[Val], boolean: bool) -> Val
 
 def _pattern_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 2)
-        s = _string(t, args[0], node)
+        s = string_arg(t, node, args, 2)
         return t.call(kernel, [s], node, pc.MatchSubstringOptions(_literal_str(t, args[1], node, "pattern")))
 
     return fn
@@ -66,7 +74,7 @@ def _unary(
     kernel: str, accepts: Callable[[pa.DataType], bool] | None = None, to: pa.DataType | None = None
 ) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 1)
+        arity(t, node, args, 1)
         x = args[0]
         if accepts is is_string_like:
             x = _string(t, x, node)
@@ -79,18 +87,13 @@ def _unary(
     return fn
 
 
-def _arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
-    if len(args) != n:
-        raise t.error(f"{node.name} takes {n} argument{'s' if n > 1 else ''}, not {len(args)}", node)
-
-
 def _is_valid(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 1)
+    arity(t, node, args, 1)
     return t.call("is_valid", args, node)
 
 
 def _isnan(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 1)
+    arity(t, node, args, 1)
     x = args[0]
     if pa.types.is_integer(x.type):
         x = t.cast(x, pa.float64(), node)
@@ -129,8 +132,7 @@ def _concat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 3)
-    s = _string(t, args[0], node)
+    s = string_arg(t, node, args, 3)
     old = _literal_str(t, args[1], node, "search string")
     new = _literal_str(t, args[2], node, "replacement")
     if old == "":  # Rust's str::replace puts ``new`` around every character, as an empty regex does
@@ -142,7 +144,7 @@ def _replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _abs(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 1)
+    arity(t, node, args, 1)
     if not is_numeric(args[0].type):
         raise t.error(f"abs does not apply to {args[0].type}", node)
     # arrow-rs fails on the smallest integer (no positive counterpart), as Arrow's checked kernel
@@ -151,7 +153,7 @@ def _abs(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _float_fn(kernel: str) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 1)
+        arity(t, node, args, 1)
         if not is_numeric(args[0].type):
             raise t.error(f"{node.name} does not apply to {args[0].type}", node)
         x = args[0] if pa.types.is_floating(args[0].type) else t.cast(args[0], pa.float64(), node)
@@ -188,7 +190,7 @@ def _round(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
+    arity(t, node, args, 2)
     a, b = args
     common = comparison_common(a.type, b.type)
     if common is None:
@@ -199,7 +201,7 @@ def _nullif(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 1)
+    arity(t, node, args, 1)
     if not is_numeric(args[0].type):
         raise t.error(f"iszero does not apply to {args[0].type}", node)
     x = t.cast(args[0], pa.float64(), node) if not pa.types.is_floating(args[0].type) else args[0]
@@ -209,8 +211,7 @@ def _iszero(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 def _strpos(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """1-based character position of the first occurrence, 0 when absent: the characters before it
     are the first piece of a split at it."""
-    _arity(t, node, args, 2)
-    s = _string(t, args[0], node)
+    s = string_arg(t, node, args, 2)
     sub = _literal_str(t, args[1], node, "substring")
     if sub == "":  # 1; an int64 for a large_string, as its lengths
         n = pa.int64() if pa.types.is_large_string(s.type) else pa.int32()
@@ -228,14 +229,12 @@ def _null(t: pa.DataType) -> Val:
 
 def _left_right(left: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 2)
+        arity(t, node, args, 2)
         s = as_text(t, args[0], node)
         n = _literal_int(t, args[1], node, "length")
         if left:
-            opts = pc.SliceOptions(0, n) if n != 0 else pc.SliceOptions(0, 0)
-        elif n > 0:
-            opts = pc.SliceOptions(-n)
-        elif n < 0:
+            opts = pc.SliceOptions(0, n)
+        elif n:  # the last n characters, or all but the first -n
             opts = pc.SliceOptions(-n)
         else:
             empty = _const(pa.scalar("", s.type))  # of the string's own type: mixed ones crash Acero
@@ -280,8 +279,7 @@ def _regexp_replace(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def _split_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 3)
-    s = _string(t, args[0], node)
+    s = string_arg(t, node, args, 3)
     delimiter = _literal_str(t, args[1], node, "delimiter")
     k = _literal_int(t, args[2], node, "part number")
     if k <= 0:
@@ -352,6 +350,9 @@ _NULL_RESULT = {
     "substr": pa.string_view(),
     "substring": pa.string_view(),
     "initcap": pa.string_view(),
+    "ascii": pa.int32(),
+    "md5": pa.string_view(),
+    "translate": pa.string_view(),
 }
 
 

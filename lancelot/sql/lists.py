@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.arguments import arity
 from lancelot.sql.types import comparison_common, is_list
 from lancelot.sql.values import _const
 
@@ -112,13 +113,8 @@ def _value_for(t: Translator, node: exp.Expr, lists: Val, value: Val) -> Val:
     return t.cast(value, item, node)
 
 
-def _arity(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
-    if len(args) != n:
-        raise t.error(f"{node.name} takes {n} arguments, not {len(args)}", node)
-
-
 def array_has(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
+    arity(t, node, args, 2)
     lists = _list_arg(t, node, args[0])
     value = _value_for(t, node, lists, args[1])
     return t.call(_register("array_has", lists.type, value.type, pa.bool_(), _has), [lists, value], node)
@@ -126,7 +122,7 @@ def array_has(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _has_many(all_of: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
     def fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-        _arity(t, node, args, 2)
+        arity(t, node, args, 2)
         lists, wanted = _list_arg(t, node, args[0]), args[1]
         if wanted.const is None or not is_list(wanted.type):
             raise t.error(f"the second argument of {node.name} must be a list literal", node)
@@ -146,7 +142,7 @@ def _has_many(all_of: bool) -> Callable[[Translator, exp.Expr, list[Val]], Val]:
 
 
 def array_position(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
+    arity(t, node, args, 2)
     lists = _list_arg(t, node, args[0])
     value = _value_for(t, node, lists, args[1])
     return t.call(_register("array_position", lists.type, value.type, pa.uint64(), _position), [lists, value], node)
@@ -170,12 +166,12 @@ def element(t: Translator, node: exp.Expr, lists: Val, index: Val) -> Val:
 
 
 def _element_fn(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 2)
+    arity(t, node, args, 2)
     return element(t, node, args[0], args[1])
 
 
 def _length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    _arity(t, node, args, 1)
+    arity(t, node, args, 1)
     lists = _list_arg(t, node, args[0])
     return t.cast(t.call("list_value_length", [lists], node), pa.uint64(), node)
 

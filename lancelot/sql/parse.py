@@ -51,7 +51,7 @@ class LanceDialect(Dialect):
             return this
 
 
-def position(sql: str, node: exp.Expr | None) -> str:
+def position(node: exp.Expr | None) -> str:
     """``line L, column C`` where ``node`` starts: its leftmost token that sqlglot located (or, when
     it located none, its nearest ancestor's)."""
     while node is not None:

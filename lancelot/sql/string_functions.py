@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from lancelot.sql.arguments import _literal_int, _literal_str, _string, as_text
+from lancelot.sql.arguments import _literal_int, _literal_str, _NullArgument, _string, arity, as_text, string_arg
 from lancelot.sql.values import Val, sql_text
 from lancelot.util.types import is_string_like
 
@@ -32,14 +32,8 @@ def _const(v: object, t: pa.DataType) -> Val:
     return const(pa.scalar(v, t))
 
 
-def _text(t: Translator, node: exp.Expr, v: Val) -> Val:
-    return _string(t, v, node)
-
-
 def _repeat(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    if len(args) != 2:
-        raise t.error("repeat takes 2 arguments", node)
-    s = _text(t, node, args[0])
+    s = string_arg(t, node, args, 2)
     n = args[1]
     if not pa.types.is_integer(n.type):
         raise t.error(f"the count of repeat must be an integer, not {n.type}", node)
@@ -90,25 +84,25 @@ def _pad(kernel: str) -> Fn:
 
 
 def _bit_length(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    if len(args) != 1:
-        raise t.error("bit_length takes 1 argument", node)
-    n = t.call("binary_length", [_text(t, node, args[0])], node)
+    arity(t, node, args, 1)
+    n = t.call("binary_length", [_string(t, args[0], node)], node)
     return t.call("multiply", [n, _const(8, n.type)], node)
 
 
-def _null_of(args: list[Val]) -> bool:
-    return any(a.const is not None and not a.const.is_valid for a in args)
+def _arguments(t: Translator, node: exp.Expr, args: list[Val], n: int) -> None:
+    """Check the count of ``args``; a NULL literal among them makes the call NULL (``_NullArgument``:
+    functions.py answers a null of the function's type)."""
+    arity(t, node, args, n)
+    if any(a.const is not None and not a.const.is_valid for a in args):
+        raise _NullArgument
 
 
 def _ascii(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """The code point of the first character (0 for an empty string), an int32."""
     from lancelot.sql.udfs import rowwise
 
-    if len(args) != 1:
-        raise t.error("ascii takes 1 argument", node)
-    if _null_of(args):
-        return _const(None, pa.int32())
-    s = _text(t, node, args[0])
+    _arguments(t, node, args, 1)
+    s = _string(t, args[0], node)
     return t.call(rowwise("ascii", {"s": s.type}, pa.int32(), lambda v: ord(v[0]) if v else 0), [s], node)
 
 
@@ -122,10 +116,7 @@ def _chr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """The character of a code point (an invalid one fails the query, as in DataFusion)."""
     from lancelot.sql.udfs import rowwise
 
-    if len(args) != 1:
-        raise t.error("chr takes 1 argument", node)
-    if _null_of(args):
-        return _const(None, pa.utf8())
+    _arguments(t, node, args, 1)
     if not pa.types.is_integer(args[0].type):
         raise t.error(f"chr takes an integer, not {args[0].type}", node)
     x = t.cast(args[0], pa.int64(), node)
@@ -140,10 +131,7 @@ def _md5(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """The MD5 digest of a string's UTF-8 bytes or of binary, as 32 hex digits (a string_view)."""
     from lancelot.sql.udfs import rowwise
 
-    if len(args) != 1:
-        raise t.error("md5 takes 1 argument", node)
-    if _null_of(args):
-        return _const(None, pa.string_view())
+    _arguments(t, node, args, 1)
     x = args[0]
     if pa.types.is_string_view(x.type) or pa.types.is_binary_view(x.type):
         x = t.cast(x, pa.utf8() if pa.types.is_string_view(x.type) else pa.binary(), node)
@@ -157,10 +145,7 @@ def _to_hex(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     """An integer in lowercase hex; a negative one as its 64-bit two's complement."""
     from lancelot.sql.udfs import rowwise
 
-    if len(args) != 1:
-        raise t.error("to_hex takes 1 argument", node)
-    if _null_of(args):
-        return _const(None, pa.utf8())
+    _arguments(t, node, args, 1)
     x = args[0]
     if not pa.types.is_integer(x.type):
         raise t.error(f"to_hex takes an integer, not {x.type}", node)
@@ -180,13 +165,10 @@ def _translate(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     type DataFusion coerces to)."""
     from lancelot.sql.udfs import rowwise
 
-    if len(args) != 3:
-        raise t.error("translate takes 3 arguments", node)
-    if _null_of(args):
-        return _const(None, pa.string_view())
+    _arguments(t, node, args, 3)
     args = [as_text(t, args[0], node), *args[1:]]  # a number or boolean as its text
     exact = all(pa.types.is_string(a.type) for a in args[1:])
-    vals = [_text(t, node, args[0]), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
+    vals = [_string(t, args[0], node), *(t.cast(a, pa.utf8(), node) for a in args[1:])]
     out_type = vals[0].type if exact else pa.utf8()
     inputs = {f"a{i}": v.type for i, v in enumerate(vals)}
     out = t.call(rowwise("translate", inputs, out_type, _translated), vals, node)
@@ -206,8 +188,7 @@ def _initcapped(s: str) -> str:
 def _initcap(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     from lancelot.sql.udfs import rowwise
 
-    if len(args) != 1:
-        raise t.error("initcap takes 1 argument", node)
+    arity(t, node, args, 1)
     if pa.types.is_null(args[0].type):
         return _const(None, pa.string_view())
     x = _string(t, args[0], node)
@@ -221,7 +202,7 @@ def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         raise t.error(f"{sql_text(node)} is not supported in lance SQL (only inside a function's arguments)", node)
     if len(args) not in (2, 3):
         raise t.error("substr takes 2 or 3 arguments", node)
-    s = _text(t, node, args[0])
+    s = _string(t, args[0], node)
     start = _literal_int(t, args[1], node, "start")
     begin = max(start, 1) - 1
     opts = pc.SliceOptions(begin)

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from lancelot.sql.arguments import arity
 from lancelot.sql.values import Val, _const, sql_text
 from lancelot.util.types import is_string_like
 
@@ -55,8 +56,7 @@ def _part_name(t: Translator, node: exp.Expr, v: Val, choices: Collection[str]) 
 
 
 def date_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    if len(args) != 2:
-        raise t.error(f"{node.name} takes 2 arguments", node)
+    arity(t, node, args, 2)
     part = _part_name(t, node, args[0], _PARTS)
     x = _temporal_arg(t, node, args[1])
     kernel, options = _PARTS[part]
@@ -64,8 +64,7 @@ def date_part(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 
 def date_trunc(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
-    if len(args) != 2:
-        raise t.error(f"{node.name} takes 2 arguments", node)
+    arity(t, node, args, 2)
     unit = _part_name(t, node, args[0], _TRUNC_UNITS)
     x = _temporal_arg(t, node, args[1])
     if pa.types.is_date(x.type):  # DataFusion truncates a date as a timestamp[ns]

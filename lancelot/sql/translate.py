@@ -80,7 +80,7 @@ class Translator:
 
     # -- errors and columns -------------------------------------------------------------------
     def error(self, message: str, node: exp.Expr | None) -> SqlError:
-        return SqlError(f"{message}, at {position(self.sql, node)} of the SQL {self.what} {self.sql!r}")
+        return SqlError(f"{message}, at {position(node)} of the SQL {self.what} {self.sql!r}")
 
     def resolve_path(self, parts: list[tuple[str, bool]], node: exp.Expr) -> tuple[tuple[str, ...], pa.DataType]:
         """The schema path and type of a column reference: an unquoted top-level name matches

@@ -84,18 +84,19 @@ def setting(
     metadata: dict[str, str],
     expect: dict[str, frozenset[str]] | None = None,
     *,
-    baseline: dict[str, str],
+    baseline: dict[str, str] | None = None,
     nulls: tuple[str, ...] = SOME,
     **kw: Any,
 ) -> Case:
-    """A field-metadata setting: with nulls none / some (all-null pages are constant layouts whatever the setting)."""
-    return Case(name, make, metadata, expect or {}, nulls=nulls, baseline=baseline, **kw)
+    """A field-metadata setting: with nulls none / some (all-null pages are constant layouts whatever the
+    setting); its baseline is the same data with ``baseline``'s metadata (default: none)."""
+    return Case(name, make, metadata, expect or {}, nulls=nulls, baseline=baseline or {}, **kw)
 
 
 #: the field-metadata settings pylance honours (rust/lance-encoding/src/constants.rs), each with the
 #: metadata of the same data without it (the baseline file must lack what the setting brings)
 SETTINGS = [
-    setting("compression=zstd", C.floats_smooth, ZSTD, both("general", "zstd"), rows=6000, baseline={}),
+    setting("compression=zstd", C.floats_smooth, ZSTD, both("general", "zstd"), rows=6000),
     setting(
         "compression=zstd,level=7",
         C.floats_smooth,
@@ -104,7 +105,7 @@ SETTINGS = [
         rows=6000,
         baseline=ZSTD,
     ),
-    setting("compression=lz4", C.floats_rounded, LZ4, both("general", "lz4"), rows=6000, baseline={}),
+    setting("compression=lz4", C.floats_rounded, LZ4, both("general", "lz4"), rows=6000),
     setting(
         "compression=lz4,level=3/string",
         C.strings_text,
@@ -120,7 +121,6 @@ SETTINGS = [
         both("general", "zstd"),
         absent=frozenset({"fsst"}),
         rows=2400,
-        baseline={},
     ),
     setting(
         "compression=none/string",
@@ -129,7 +129,6 @@ SETTINGS = [
         both("variable"),
         absent=frozenset({"fsst", "general"}),
         rows=2400,
-        baseline={},
     ),
     setting(
         "compression=none/over_32k",
@@ -138,7 +137,6 @@ SETTINGS = [
         both("full_zip_layout"),
         absent=frozenset({"general"}),
         rows=45,
-        baseline={},
     ),
     setting(
         "compression=fsst/binary",
@@ -146,7 +144,6 @@ SETTINGS = [
         {"lance-encoding:compression": "fsst"},
         both("fsst"),
         rows=2400,
-        baseline={},
     ),
     setting(
         "rle-threshold=0",
@@ -154,7 +151,6 @@ SETTINGS = [
         {"lance-encoding:rle-threshold": "0"},
         both("mini_block_layout"),
         absent=frozenset({"rle"}),
-        baseline={},
     ),
     setting(
         "bss=on/float64",
@@ -187,24 +183,21 @@ SETTINGS = [
         {"lance-encoding:dict-divisor": "100000"},
         both("variable"),
         absent=frozenset({"mini_block_dictionary"}),
-        baseline={},
     ),
     setting(
         "dict-size-ratio=0.0001",
         C.strings_low_cardinality,
         {"lance-encoding:dict-size-ratio": "0.0001"},
         absent=frozenset({"mini_block_dictionary"}),
-        baseline={},
     ),
-    setting("packed=true", C.packed_fixed, {"lance-encoding:packed": "true"}, both("packed_struct"), baseline={}),
-    setting("packed=true/legacy_key", C.packed_fixed, {"packed": "true"}, both("packed_struct"), baseline={}),
+    setting("packed=true", C.packed_fixed, {"lance-encoding:packed": "true"}, both("packed_struct")),
+    setting("packed=true/legacy_key", C.packed_fixed, {"packed": "true"}, both("packed_struct")),
     setting(
         "packed=true/variable",
         C.packed_variable,
         {"lance-encoding:packed": "true"},
         both("variable_packed_struct", "full_zip_layout"),
         versions=("2.2",),
-        baseline={},
     ),
     setting(
         "structural-encoding=fullzip",
@@ -212,14 +205,12 @@ SETTINGS = [
         {"lance-encoding:structural-encoding": "fullzip"},
         both("full_zip_layout"),
         absent=frozenset({"mini_block_layout"}),
-        baseline={},
     ),
     setting(
         "structural-encoding=fullzip/list",
         C.nested(pa.list_(pa.int32())),
         {"lance-encoding:structural-encoding": "fullzip"},
         both("full_zip_layout"),
-        baseline={},
     ),
     setting(
         "structural-encoding=miniblock",
@@ -228,11 +219,8 @@ SETTINGS = [
         both("mini_block_layout"),
         absent=frozenset({"full_zip_layout"}),
         rows=600,
-        baseline={},
     ),
-    setting(
-        "blob=true", C.blobs, {"lance-encoding:blob": "true"}, both("blob_layout"), rows=600, baseline={}, nulls=C.NULLS
-    ),
+    setting("blob=true", C.blobs, {"lance-encoding:blob": "true"}, both("blob_layout"), rows=600, nulls=C.NULLS),
 ]
 
 #: types of the zero-row files

@@ -13,8 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-NULL_PATTERNS = ("none", "some", "all")
-
 
 def _mask(n: int, nulls: str, rng: np.random.Generator) -> np.ndarray | None:
     if nulls == "none" or n == 0:

@@ -1,4 +1,4 @@
-"""Dependency bounds that hold (issue 12): the generated protobuf modules load on the declared
+"""Dependency bounds that hold: the generated protobuf modules load on the declared
 lowest protobuf, `make test` runs the smoke tests on the lowest versions, Java is checked before
 anything heavy is installed."""
 

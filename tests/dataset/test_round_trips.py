@@ -77,7 +77,7 @@ def test_take_touches_its_fragments_side_by_side(stats, many):
     stats.reset()
     got = ds.take(rows)
     # each touched fragment: its deletion file, the data file's footer and metadata, its pages;
-    # one after another that is 30+ round trips; side by side, issue 36's bound: 2
+    # one after another that is 30+ round trips; fetched side by side, at most 2
     assert stats.requests >= 30
     assert stats.round_trips <= 2, (stats.round_trips, stats.requests)
     assert got.equals(lance.dataset(many).take(rows))

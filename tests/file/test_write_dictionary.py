@@ -1,8 +1,8 @@
-"""Arrow dictionary fields keep their dictionary as pylance keeps it (issue 11, bug 9).
+"""Arrow dictionary fields keep their dictionary as pylance keeps it, entries no row uses included.
 
-The 2.1/2.2 writer once re-encoded a dictionary page from its values, dropping the entries no row uses;
-pylance (and lancelot at 2.0) keep them.  Each file, ours and pylance's, must read back (with either reader)
-exactly the dictionary and indices pylance reads from its own file.
+A dictionary page re-encoded from its values would drop the entries no row uses; pylance keeps them.
+Each file, ours and pylance's, must read back (with either reader) exactly the dictionary and indices
+pylance reads from its own file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""JSON fields below the top level and extension types over unusual storage, against pylance 14.0.2
-(issue 32, part 3).
+"""JSON fields below the top level and extension types over unusual storage, against pylance 14.0.2.
 
 pylance stores an ``arrow.json`` field inside a struct, a list or (2.2) a map as it stores a JSON
 column: JSONB (``large_binary``) under ``lance.json``, logical type ``json``; its dataset reads

@@ -1,4 +1,4 @@
-"""Arrow extension types against pylance 14.0.2 (issue 32, part 3), files and datasets, both ways.
+"""Arrow extension types against pylance 14.0.2, files and datasets, both ways.
 
 pylance stores an extension type as its storage type, with the name in ``Field.extension_name`` and
 both ``ARROW:extension:name`` and ``ARROW:extension:metadata`` in the field's metadata, at 2.0, 2.1

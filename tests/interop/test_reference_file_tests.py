@@ -1,4 +1,4 @@
-"""The reference implementation's own file tests, ported to lancelot (issue 11).
+"""The reference implementation's own file tests, ported to lancelot.
 
 Source of the cases: python/python/tests/test_file.py in lancedb/lance (Apache-2.0); these are
 our own tests of the same cases, written against lancelot's API.  Every case runs both ways at
@@ -403,7 +403,7 @@ def test_dictionary(tmp_path, version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_dictionary_unused_values(tmp_path, version):
-    """A dictionary some of whose values no row uses keeps them (issue 11 bug 9)."""
+    """A dictionary some of whose values no row uses keeps them, as pylance does."""
     dictionary = pa.array(["foo", "bar", "baz"], pa.string())
     dict_arr = pa.DictionaryArray.from_arrays(pa.array([0, 0, 1, 1], pa.int32()), dictionary)
     for got in _dict_round_trip(tmp_path, dict_arr, version):

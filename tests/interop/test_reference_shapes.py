@@ -1,4 +1,4 @@
-"""The data shapes of the reference implementation's Rust encoding tests, as our own cases (issue 11).
+"""The data shapes of the reference implementation's Rust encoding tests, as our own cases.
 
 The shapes (not the code) of rust/lance-encoding's tests in lancedb/lance: encodings/logical/list.rs,
 struct.rs, primitive*.rs, blob.rs, testing.rs (random data of a type, several page sizes) and

@@ -102,7 +102,7 @@ def decompress_variable_block(var: pb.Variable | None, buffer: np.ndarray, num_v
     return rebase(offsets, data, num_values)
 
 
-def _offsets_of(block: VariableWidthBlock, bits: int) -> np.ndarray:
+def _offsets_of(block: VariableWidthBlock) -> np.ndarray:
     offs = np.asarray(block.offsets).astype(np.uint64)
     return offs - offs[0] if len(offs) else np.zeros(1, np.uint64)
 
@@ -110,7 +110,7 @@ def _offsets_of(block: VariableWidthBlock, bits: int) -> np.ndarray:
 def compress_variable(block: VariableWidthBlock, bits: int = 32) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
     """One mini-block chunk buffer: offsets (from the chunk start), bytes, padding."""
     w = bits // 8
-    offs = _offsets_of(block, bits)
+    offs = _offsets_of(block)
     data = as_u8(block.data)[int(block.offsets[0]) : int(block.offsets[-1])] if len(block.offsets) else as_u8(b"")
     header = (len(offs)) * w
     check_size(header + len(data), "variable chunk")
@@ -154,7 +154,7 @@ def compress_variable_block(
 ) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
     """The whole-buffer layout: header words, offsets, bytes."""
     w = bits // 8
-    offs = _offsets_of(block, bits)
+    offs = _offsets_of(block)
     data = as_u8(block.data)[int(block.offsets[0]) : int(block.offsets[-1])] if len(block.offsets) else as_u8(b"")
     start = 2 * w + len(offs) * w
     out = np.empty(start + len(data), dtype=np.uint8)

@@ -15,7 +15,7 @@ whether the page's chunks are then wrapped:
   slowly (TPC-H lineitem's sorted l_orderkey at 2.1, 9 KiB chunks: ~8 us each, benchmarks/inflate_cost.py;
   left unwrapped, lineitem at 2.1 is 3% larger, its 100-row takes of l_orderkey 1.09 -> 0.33 ms and its
   10-row takes of all columns 0.72 -> 0.63 ms);
-* ``compact``: the smallest file whose takes stay within a budget (issue 15: 1.5x balanced's). Per
+* ``compact``: the smallest file whose takes stay within a budget (1.5x balanced's). Per
   page, the choice with the fewest bytes per value plus a price per microsecond a take pays per row
   to inflate its chunk: the page as planned, lz4 in 16 KiB chunks, or zstd level 15 or 9 (level 15
   also with its literals left raw, zstd_frames.py: they inflate 1.5-2.5x sooner), in chunks of 16,
@@ -27,7 +27,7 @@ whether the page's chunks are then wrapped:
   base_growth_us; plus inflating) stays within TAKE_BUDGET times balanced's.  Writes take about 12x
   as long as balanced (1M TPC-H lineitem rows: 2.6 s against 0.22 s; zstd level 15 on the chosen
   chunks, and probes of four chunk sizes and three zstd variants); scans pay zstd's inflation.
-  (Tried and left out, issue 15: zstd frames of 2-4 KiB blocks read only up to the value a take
+  (Tried and left out: zstd frames of 2-4 KiB blocks read only up to the value a take
   needs.  pylance reads them, but a frame of many blocks inflates 25-50% slower than a single block,
   so at the 2-8 KiB chunks compact picks a take gained 0-5%; the gain shows only at 16-32 KiB
   chunks, whose takes cost more anyway.  Also tried: FSST'd strings wrapped as plain strings
@@ -90,7 +90,7 @@ LZ4_INFLATE_US = (1.2, 0.2)
 CHUNK_OVERHEAD = 16
 #: the file width ``bytes_per_us`` is given for (TPC-H lineitem's 16 columns), when no FilePrice is solved
 PRICED_COLUMNS = 16
-#: compact: a take may cost this many times balanced's (modelled; issue 15's goal is 1.5x measured)
+#: compact: a take may cost this many times balanced's (modelled; the goal is 1.5x measured)
 TAKE_BUDGET = 1.4
 #: what a balanced take pays per row and column besides inflating, and more for variable-width values (10-row
 #: takes of one column of TPC-H supplier, the cheapest table per row: keys 2.0 us a row, strings 3.9-4.1;
@@ -402,8 +402,8 @@ class SampledColumn(Protocol):
 
 class FilePrice:
     """The compact profile's price (bytes per value a microsecond of take time must save) for one file,
-    solved once before the file's first page is written (issue 15: compact takes within 1.5x of
-    balanced's).  A take of a row pays, per column, balanced's base cost plus inflating a chunk; the
+    solved once before the file's first page is written (so that compact takes stay within
+    1.5x of balanced's).  A take of a row pays, per column, balanced's base cost plus inflating a chunk; the
     price is the least (the smallest file) at which the sum stays within TAKE_BUDGET times balanced's,
     on a sample page of SAMPLE_ROWS rows of every column, taken when a batch first fills a page (every
     column then holds the same rows; a small table is sampled whole, at close).  ``sampling``: where
