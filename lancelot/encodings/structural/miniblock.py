@@ -27,7 +27,7 @@ levels with index arithmetic over whole arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 import numpy as np
@@ -82,10 +82,27 @@ class ChunkTable:
     has_preamble: np.ndarray  # bool per chunk
     dictionary: pa.Array | None
 
-    def __post_init__(self) -> None:
-        self.row_ends = self.first_row + self.row_starts  # rows that start before the next chunk
-        self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
-        self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
+    known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts, when the caller has it
+
+    def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
+        #: rows that start before the next chunk
+        self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
+        self._trailer: np.ndarray | None = None
+        self._stops: np.ndarray | None = None
+
+    @property
+    def trailer(self) -> np.ndarray:
+        """Per chunk: whether its last row goes on into the next chunk."""
+        if self._trailer is None:
+            self._trailer = np.append(self.has_preamble[1:], False)
+        return self._trailer
+
+    @property
+    def stops(self) -> np.ndarray:
+        """The chunks whose last row ends in them."""
+        if self._stops is None:
+            self._stops = np.flatnonzero(~self.trailer)
+        return self._stops
 
 
 @dataclass(frozen=True)
@@ -193,9 +210,13 @@ class MiniBlockPage(PageReader):
         else:
             if self.meaning.max_rep:
                 raise CorruptFileError("a mini-block page with lists needs a repetition index")
-            starts = items.copy()
-            first_row = np.cumsum(starts) - starts
-            preamble = np.zeros(n_chunks, dtype=bool)
+            # without repetition every item is a row: the row bounds are the item counts' sums
+            if n_chunks and total_items != self.info.num_rows:
+                raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+            row_ends = np.cumsum(items)
+            return ChunkTable(
+                offsets, sizes, items, row_ends - items, items, np.zeros(n_chunks, dtype=bool), dictionary, row_ends
+            )
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
