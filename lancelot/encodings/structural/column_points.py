@@ -241,7 +241,12 @@ class ColumnPoints:
         chunk_of = self.chunks.row_ends.searchsorted(rows, side="right")
         listed = chunk_of.tolist()
         if listed[0] == listed[-1]:  # one chunk (a tiny table, a clustered take)
-            table = self._few_table[:, listed[0] : listed[0] + 1].copy()
+            i = listed[0]
+            if self._few is None:  # (a first take: no whole-column stack for one chunk)
+                c = self.chunks
+                table = np.array([[c.offsets[i]], [c.sizes[i]], [c.items[i]], [c.def_w[i]], [c.first_row[i]]], np.int64)
+            else:
+                table = self._few[:, i : i + 1].copy()
             off, at = table[0, 0], table[1, 0]
             table[0, 0] = 0
             k_of = np.zeros(len(listed), dtype=np.int64)

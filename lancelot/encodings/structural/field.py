@@ -270,8 +270,9 @@ class StructuralFieldReader(FieldReader):
 
     def plan(self, rows: Rows) -> Plan:
         """The read of ``rows``.  Search caches (chunk tables, dictionaries, repetition indexes) are
-        loaded per page on first need, only for the pages the rows fall in: a first take of one row
-        decodes one page's per column (the reference loads every page's when it opens a column)."""
+        loaded per page on first need: a first take loads those of the pages its rows fall in (one
+        page's per column for one row), a later one reaching other pages every page's (the reference
+        loads every page's when it opens a column)."""
         if isinstance(rows, range):
             start, stop = rows.start, rows.stop
             if stop <= start:
@@ -292,10 +293,14 @@ class StructuralFieldReader(FieldReader):
         (one round, when not loaded yet), then one plan, one fetch, one kernel call.  ``fallback``
         (the page-by-page read, which reports a bad page where it is) when the pages allow no point
         reader or their metadata or search buffers are bad."""
+        col = self.columns[0]
         try:
-            touched = self.columns[0].pages_of(rows)
+            touched = col.pages_of(rows)
         except (LanceError, *_DECODE_ERRORS):
             return fallback()
+        if self._cover and not self._cover.issuperset(touched):
+            # a file read again elsewhere: every page's, as the reference loads them (one rebuild more)
+            touched = list(range(len(col.col.meta.pages)))
 
         def planned() -> Plan:
             points = self._points_over(touched)
@@ -340,7 +345,7 @@ class StructuralFieldReader(FieldReader):
     def _points_over(self, touched: list[int]) -> _Points[Any] | None:
         """The point reader over the pages read so far and ``touched`` (their search caches loaded),
         when their pages allow one."""
-        if all(p in self._cover for p in touched):
+        if self._cover.issuperset(touched):
             return self._points
         col = self.columns[0]
         ids = sorted(self._cover.union(touched))
