@@ -265,6 +265,7 @@ class StructuralFieldReader(FieldReader):
         #: pages reads touched so far, built again when a read touches another one
         self._points: _Points[Any] | None = None
         self._cover: frozenset[int] = frozenset()
+        self._every = False  # whether ``_cover`` is every page of the column
         self._name: str = ctx.field.name
         self._points_path = ""  # the point planner's name (encodings/served.py)
 
@@ -293,6 +294,8 @@ class StructuralFieldReader(FieldReader):
         (one round, when not loaded yet), then one plan, one fetch, one kernel call.  ``fallback``
         (the page-by-page read, which reports a bad page where it is) when the pages allow no point
         reader or their metadata or search buffers are bad."""
+        if self._every:  # the reader over every page: nothing to look up
+            return fallback() if self._points is None else self._points_read(self._points, rows)
         col = self.columns[0]
         try:
             touched = col.pages_of(rows)
@@ -361,6 +364,7 @@ class StructuralFieldReader(FieldReader):
         except (LanceError, *_DECODE_ERRORS):
             points = None  # the page-by-page path reports the problem where it is met
         self._points, self._cover = points, frozenset(ids)
+        self._every = len(ids) == len(col.col.meta.pages)
         self._points_path = f"points/{type(points).__name__}"
         return points
 
