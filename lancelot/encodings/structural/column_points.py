@@ -7,7 +7,7 @@ almost every row; reading page by page costs a plan, a decode and an Arrow
 array per page.  When every page of a top-level primitive field is a mini-block
 page without lists whose techniques the point kernel reads
 (miniblock_points.PointReader, same technique codes on every page), the
-column's chunk tables are joined once into one table of the whole column, and a
+chunk tables of its pages read so far (field.py) are joined into one table, and a
 take maps rows to chunks with one ``searchsorted``, fetches the chunks in one
 call, reads every row with one kernel call, and builds one Arrow array (page
 dictionaries joined, FSST strings decoded per page table).

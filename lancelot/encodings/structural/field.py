@@ -1,9 +1,9 @@
 """The 2.1+ FieldReader: one top-level field, read from the leaf columns it owns.
 
 Each column holds one leaf with the levels of the whole path above it
-(paths.py).  ``prepare`` loads the search caches of every page of the field in
-one round (kept in ``FieldContext.cache``).  ``plan`` then picks a planner per
-read: a take or short range of a top-level primitive field whose pages allow
+(paths.py).  A page's search cache (kept in ``FieldContext.cache``) is loaded
+in the first round of the first read that needs the page.  ``plan`` picks a
+planner per read: a take or short range of a top-level primitive field whose pages allow
 it goes to the whole-column point reader (column_points.py: one plan, one
 fetch, one kernel call); any other read goes page by page: the field rows are
 mapped to page rows of every column, the data ranges of all pages are one
@@ -437,8 +437,8 @@ class StructuralFieldReader(FieldReader):
         self, n_rows: int, split: Callable[[ColumnReader], list[tuple[int, np.ndarray]]], chunked: bool = False
     ) -> Plan:
         """The page by page read of rows of the field: ``split(column)`` gives each column's (page,
-        page-local rows).  Rounds: the search caches of pages ``prepare`` could not load (to report
-        their problem), the data of the rows, out-of-line data (blob pages).
+        page-local rows).  Rounds: the search caches of the pages not loaded yet (a bad one reports
+        its problem), the data of the rows, out-of-line data (blob pages).
 
         ``chunked``: a field of one column read from several pages may come back as a
         ChunkedArray of its pages (no concatenation copy).
