@@ -95,6 +95,9 @@ def _open_take(impl: str, path: str) -> int:
         return reader.take_rows(rows.tolist()).to_table().num_rows
     import lancelot
 
+    if impl == "lancelot-reread":  # through a file opened (and taken from) before
+        f = _OPENED.get(path) or _OPENED.setdefault(path, lancelot.LanceFile(path))
+        return f.take(np.sort(_RNG.choice(f.num_rows, _TAKE, replace=False))).num_rows  # type: ignore[attr-defined]
     with lancelot.LanceFile(path) as f:
         rows = np.sort(_RNG.choice(f.num_rows, _TAKE, replace=False))
         return f.take(rows).num_rows
