@@ -87,22 +87,8 @@ class ChunkTable:
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
         self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
-        self._trailer: np.ndarray | None = None
-        self._stops: np.ndarray | None = None
-
-    @property
-    def trailer(self) -> np.ndarray:
-        """Per chunk: whether its last row goes on into the next chunk."""
-        if self._trailer is None:
-            self._trailer = np.append(self.has_preamble[1:], False)
-        return self._trailer
-
-    @property
-    def stops(self) -> np.ndarray:
-        """The chunks whose last row ends in them."""
-        if self._stops is None:
-            self._stops = np.flatnonzero(~self.trailer)
-        return self._stops
+        self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
+        self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
 
 
 @dataclass(frozen=True)
