@@ -354,7 +354,8 @@ class StructuralFieldReader(FieldReader):
         ids = sorted(self._cover.union(touched))
         try:
             pages = [col.page(p) for p in ids]
-            firsts, ends, t, c = col.page_firsts[ids], col.page_ends[ids], col.path.leaf.type, col.col.index
+            run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == len(ids) else ids  # (a slice: no copy)
+            firsts, ends, t, c = col.page_firsts[run], col.page_ends[run], col.path.leaf.type, col.col.index
             points: _Points[Any] | None = (
                 ColumnPoints.of(pages, firsts, t, c, ids)
                 or ColumnFullZipPoints.of(pages, ends)

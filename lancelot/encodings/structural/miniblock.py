@@ -82,11 +82,14 @@ class ChunkTable:
     has_preamble: np.ndarray  # bool per chunk
     dictionary: pa.Array | None
 
-    known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts, when the caller has it
+    known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts of a page without repetition
 
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
         self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
+        if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk)
+            self.trailer, self.stops = self.has_preamble, np.arange(len(self.items))
+            return
         self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
         self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
 
@@ -223,9 +226,10 @@ class MiniBlockPage(PageReader):
             np.array([size], dtype=np.int64),
             one,
             np.zeros(1, dtype=np.int64),
-            one.copy(),
+            one,
             np.zeros(1, dtype=bool),
             dictionary,
+            one,
         )
 
     def _rep_index(
