@@ -14,6 +14,10 @@ calls of a fresh process cost is ``benchmarks.cold_start``'s subject.
 
     .venv/bin/python -m benchmarks.first_read                       # all tables, 2.0/2.1/2.2
     .venv/bin/python -m benchmarks.first_read --tables part,vectors --reps 9
+    .venv/bin/python -m benchmarks.first_read --take 1 --sf 0.1     # open + take 1 new random row, close
+
+``--take N`` times what a dataset take pays per fragment instead: open a fresh reader, take N random
+rows over all columns (new rows every call), close.
 """
 
 from __future__ import annotations
@@ -77,9 +81,31 @@ def prepare(
 
 
 _OPENED: dict[str, object] = {}
+_RNG = np.random.default_rng(7)
+_TAKE = 0  # rows a call takes (0: read the whole file)
+
+
+def _open_take(impl: str, path: str) -> int:
+    """Open a fresh reader, take ``_TAKE`` new random rows over all columns, close."""
+    if impl == "pylance":
+        import lance.file
+
+        reader = lance.file.LanceFileReader(path)
+        rows = np.sort(_RNG.choice(reader.metadata().num_rows, _TAKE, replace=False))
+        return reader.take_rows(rows.tolist()).to_table().num_rows
+    import lancelot
+
+    if impl == "lancelot-reread":  # through a file opened (and taken from) before
+        f = _OPENED.get(path) or _OPENED.setdefault(path, lancelot.LanceFile(path))
+        return f.take(np.sort(_RNG.choice(f.num_rows, _TAKE, replace=False))).num_rows  # type: ignore[attr-defined]
+    with lancelot.LanceFile(path) as f:
+        rows = np.sort(_RNG.choice(f.num_rows, _TAKE, replace=False))
+        return f.take(rows).num_rows
 
 
 def _open_read(impl: str, path: str) -> int:
+    if _TAKE:
+        return _open_take(impl, path)
     if impl == "lancelot-reread":  # through a file opened and read before: what a first read adds shows
         import lancelot
 
@@ -166,9 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time lancelot reading through a file it read before (what the first read adds)",
     )
+    p.add_argument("--take", type=int, default=0, help="time open + take N new random rows + close instead")
     p.add_argument("--data-dir", type=Path, default=BENCH_DIR / "data")
     p.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "first_read.json")
     a = p.parse_args(argv)
+    global _TAKE
+    _TAKE = a.take
     tables = [t for t in a.tables.split(",") if t]
     versions = [v for v in a.versions.split(",") if v]
     files = prepare(a.data_dir, tables, versions, a.sf, a.rows)

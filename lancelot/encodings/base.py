@@ -10,8 +10,9 @@ its own column allocation and its own FieldReader:
   carried by repetition/definition levels); a packed struct or blob owns one.
 
 A FieldReader plans a read (``plan``): the byte ranges it needs, found from the
-cached column metadata and the per-page search caches it loads once
-(``prepare``), and the decode step that turns their bytes into an Arrow array
+cached column metadata and the search caches it loads (``prepare``: once, up
+front; the 2.1+ readers instead load a page's in a first round of the read that
+needs it), and the decode step that turns their bytes into an Arrow array
 or into the plan of a next round.  The reader fetches the ranges of every
 field's plan in one coalesced ``ByteSource.read_ranges`` call per round; no
 decoder reads the file itself.  A decoder of several rounds may be written as

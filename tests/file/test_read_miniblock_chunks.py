@@ -209,7 +209,7 @@ def test_point_reads_equal_chunk_reads(written, monkeypatch):
         np.unique(rng.integers(0, n, 1500)),
     ]
     column = [lancelot.LanceFile(path).take(r) for r in takes]
-    monkeypatch.setattr(fld.StructuralFieldReader, "_column_points", lambda self: None)
+    monkeypatch.setattr(fld.StructuralFieldReader, "_points_over", lambda self, touched: None)
     paged = [lancelot.LanceFile(path).take(r) for r in takes]
     monkeypatch.setattr(mb.PointReader, "of", classmethod(lambda cls, layout, word: None))
     monkeypatch.setattr(mb, "POINT_ROWS", -1)

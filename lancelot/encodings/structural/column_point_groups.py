@@ -11,6 +11,7 @@ run, concatenating in row order (runs are consecutive, rows sorted).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,7 @@ class ColumnPointGroups:
         page_ends: np.ndarray,
         value_type: pa.DataType,
         column: int,
+        page_ids: Sequence[int],
     ) -> ColumnPointGroups | None:
         """The grouped reader, or None unless every page has a point reader and there are 2+ runs."""
         if len(pages) < 2 or pa.types.is_dictionary(value_type):
@@ -58,7 +60,7 @@ class ColumnPointGroups:
             return None
         runs = []
         for a, b in zip(cuts[:-1], cuts[1:]):
-            run = ColumnPoints.of(pages[a:b], page_firsts[a:b], value_type, column, page_base=a)
+            run = ColumnPoints.of(pages[a:b], page_firsts[a:b], value_type, column, page_ids[a:b])
             if run is None:
                 return None
             runs.append(run)

@@ -7,7 +7,7 @@ almost every row; reading page by page costs a plan, a decode and an Arrow
 array per page.  When every page of a top-level primitive field is a mini-block
 page without lists whose techniques the point kernel reads
 (miniblock_points.PointReader, same technique codes on every page), the
-column's chunk tables are joined once into one table of the whole column, and a
+chunk tables of its pages read so far (field.py) are joined into one table, and a
 take maps rows to chunks with one ``searchsorted``, fetches the chunks in one
 call, reads every row with one kernel call, and builds one Arrow array (page
 dictionaries joined, FSST strings decoded per page table).
@@ -98,10 +98,11 @@ class ColumnPoints:
         page_firsts: np.ndarray,
         value_type: pa.DataType,
         column: int,
-        page_base: int = 0,
+        page_ids: Sequence[int] | None = None,
     ) -> None:
         self.pages = pages
-        self.page_base = page_base  # index of pages[0] in the column (errors name the column's page)
+        #: each page's index in the column (errors name the column's page); default 0, 1, ...
+        self.page_ids = range(len(pages)) if page_ids is None else page_ids
         readers: list[PointReader] = []
         tables: list[ChunkTable] = []
         for p in pages:
@@ -111,20 +112,9 @@ class ColumnPoints:
         self.reader = readers[0]
         self.value_type = value_type
         self.column = column
-        first = [np.full(len(t.items), int(page_firsts[i]), dtype=np.int64) for i, t in enumerate(tables)]
-        cat = np.concatenate
-        self.chunks = ColumnChunks(
-            cat([t.row_ends for t in tables]) + cat(first),
-            cat([t.first_row for t in tables]) + cat(first),
-            cat([t.offsets for t in tables]),
-            cat([t.sizes for t in tables]),
-            cat([t.items for t in tables]),
-            cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
-            cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
-        )
+        self.chunks = self._join_tables(tables, readers, page_firsts)
         c = self.chunks
-        # what a few-row plan gathers per chunk, in one take (rows: offset, size, items, def width, first row)
-        self._few_table = np.stack([c.offsets, c.sizes, c.items, c.def_w, c.first_row])
+        self._few: np.ndarray | None = None
         #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
         self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
         self.arrow_kind = self.reader.arrow_kind(value_type)
@@ -136,10 +126,52 @@ class ColumnPoints:
         # column's pages may differ: each page's symbol table (None: its strings are plain)
         self.page_fsst = [r.fsst for r in readers]
         self.any_fsst = any(f is not None for f in self.page_fsst)
-        self.fsst_tables: StackedTables | None = None  # every page's FSST table, when all of them compress
-        symbols = [symbol_table(f) for f in self.page_fsst if f is not None]
-        if self.any_fsst and len(symbols) == len(readers) and all(t.switch_on for t in symbols):
-            self.fsst_tables = stack_tables(symbols)
+        self._fsst_tables: StackedTables | None | Literal[False] = False
+
+    @staticmethod
+    def _join_tables(tables: list[ChunkTable], readers: list[PointReader], page_firsts: np.ndarray) -> ColumnChunks:
+        """The pages' chunk tables as one table of column rows (a one-page column reuses its page's arrays)."""
+        if len(tables) == 1:
+            t, base = tables[0], int(page_firsts[0])
+            n = len(t.items)
+            return ColumnChunks(
+                t.row_ends + base if base else t.row_ends,
+                t.first_row + base if base else t.first_row,
+                t.offsets,
+                t.sizes,
+                t.items,
+                np.zeros(n, dtype=np.int64),
+                np.full(n, readers[0].def_w, dtype=np.int64),
+            )
+        first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), [len(t.items) for t in tables])
+        cat = np.concatenate
+        return ColumnChunks(
+            cat([t.row_ends for t in tables]) + first,
+            cat([t.first_row for t in tables]) + first,
+            cat([t.offsets for t in tables]),
+            cat([t.sizes for t in tables]),
+            cat([t.items for t in tables]),
+            cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
+            cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
+        )
+
+    @property
+    def _few_table(self) -> np.ndarray:
+        """What a few-row plan gathers per chunk, in one take (rows: offset, size, items, def width, first row)."""
+        if self._few is None:
+            c = self.chunks
+            self._few = np.stack([c.offsets, c.sizes, c.items, c.def_w, c.first_row])
+        return self._few
+
+    @property
+    def fsst_tables(self) -> StackedTables | None:
+        """Every page's FSST table stacked, when all of them compress (else None)."""
+        if self._fsst_tables is False:
+            self._fsst_tables = None
+            symbols = [symbol_table(f) for f in self.page_fsst if f is not None]
+            if self.any_fsst and len(symbols) == len(self.page_fsst) and all(t.switch_on for t in symbols):
+                self._fsst_tables = stack_tables(symbols)
+        return self._fsst_tables
 
     @staticmethod
     def shape(page: PageReader) -> tuple[object, ...] | None:
@@ -158,7 +190,7 @@ class ColumnPoints:
         page_firsts: np.ndarray,
         value_type: pa.DataType,
         column: int,
-        page_base: int = 0,
+        page_ids: Sequence[int] | None = None,
     ) -> ColumnPoints | None:
         """The point reader of a column, or None when its pages do not all qualify."""
         if not pages or pa.types.is_dictionary(value_type):
@@ -167,7 +199,7 @@ class ColumnPoints:
         if len(shapes) != 1 or None in shapes:
             return None
         mini = [p for p in pages if isinstance(p, MiniBlockPage)]  # all of them: shape() checked
-        return cls(mini, page_firsts, value_type, column, page_base)
+        return cls(mini, page_firsts, value_type, column, page_ids)
 
     @staticmethod
     def _join_dictionaries(tables: list[ChunkTable]) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
@@ -209,7 +241,12 @@ class ColumnPoints:
         chunk_of = self.chunks.row_ends.searchsorted(rows, side="right")
         listed = chunk_of.tolist()
         if listed[0] == listed[-1]:  # one chunk (a tiny table, a clustered take)
-            table = self._few_table[:, listed[0] : listed[0] + 1].copy()
+            i = listed[0]
+            if self._few is None:  # (a first take: no whole-column stack for one chunk)
+                c = self.chunks
+                table = np.array([[c.offsets[i]], [c.sizes[i]], [c.items[i]], [c.def_w[i]], [c.first_row[i]]], np.int64)
+            else:
+                table = self._few[:, i : i + 1].copy()
             off, at = table[0, 0], table[1, 0]
             table[0, 0] = 0
             k_of = np.zeros(len(listed), dtype=np.int64)
@@ -270,7 +307,7 @@ class ColumnPoints:
         try:
             dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
         except PointReadError as e:
-            raise CorruptFileError(e.message, page=self.page_base + int(c.page[chunk_of[e.row]])) from None
+            raise CorruptFileError(e.message, page=self.page_ids[int(c.page[chunk_of[e.row]])]) from None
         if self.dictionary is None and not self.any_fsst:
             values = r.arrow(data, fixed, var_start, var_len, self.value_type, self.arrow_kind)
             return values if not self.nullable else with_validity(values, dfn == 0)
@@ -286,7 +323,7 @@ class ColumnPoints:
                 check_dictionary_slots(values, valid)
             except LanceError as e:
                 raise e.at(
-                    page=self.page_base + int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])
+                    page=self.page_ids[int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])]
                 ) from None
         return with_validity(values, valid)
 
@@ -329,7 +366,7 @@ class ColumnPoints:
                 pieces.append(data[a:b])
                 end += b - a
             elif ok is None or ok[j]:
-                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_base + p)
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[p])
             ends.append(end)
         if end >= 1 << 31:
             return None
@@ -357,7 +394,7 @@ class ColumnPoints:
         if bad.any():
             if valid is None or bool(np.any(bad & valid)):
                 p = int(page_of_row[np.flatnonzero(bad if valid is None else bad & valid)[0]])
-                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_base + p)
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[p])
             local[bad] = 0  # null items: any item does
             base[bad] = 0
         out = words.take(local + base, axis=0)
@@ -386,7 +423,7 @@ class ColumnPoints:
                     try:
                         parts.append(r.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[p]))
                     except LanceError as e:
-                        raise e.at(page=self.page_base + p) from None
+                        raise e.at(page=self.page_ids[p]) from None
                 block = _join_variable(parts) if len(parts) > 1 else parts[0]
         else:
             block = r.block(data, fixed, var_start, var_len, None)
@@ -403,7 +440,7 @@ class ColumnPoints:
             try:
                 self.reader.inflate(data, pos[k : k + 1], size[k : k + 1])
             except LanceError:
-                return self.page_base + int(self.chunks.page[chunks[k]])
+                return self.page_ids[int(self.chunks.page[chunks[k]])]
         return None
 
     def _fsst_failure(
@@ -415,7 +452,7 @@ class ColumnPoints:
             try:
                 self.reader.strings(data, var_start[a:b], var_len[a:b], self.page_fsst[p])
             except LanceError:
-                return self.page_base + p
+                return self.page_ids[p]
         return None
 
 

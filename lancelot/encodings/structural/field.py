@@ -1,9 +1,9 @@
 """The 2.1+ FieldReader: one top-level field, read from the leaf columns it owns.
 
 Each column holds one leaf with the levels of the whole path above it
-(paths.py).  ``prepare`` loads the search caches of every page of the field in
-one round (kept in ``FieldContext.cache``).  ``plan`` then picks a planner per
-read: a take or short range of a top-level primitive field whose pages allow
+(paths.py).  A page's search cache (kept in ``FieldContext.cache``) is loaded
+in the first round of the first read that needs the page.  ``plan`` picks a
+planner per read: a take or short range of a top-level primitive field whose pages allow
 it goes to the whole-column point reader (column_points.py: one plan, one
 fetch, one kernel call); any other read goes page by page: the field rows are
 mapped to page rows of every column, the data ranges of all pages are one
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -140,17 +140,17 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
-        lengths = np.array([p.length for p in col.meta.pages], dtype=np.uint64)
-        if len(lengths) and int(lengths.max()) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
-            big = int(lengths.argmax())
+        listed = [int(p.length) for p in col.meta.pages]
+        if listed and max(listed) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
+            big = listed.index(max(listed))
             raise CorruptFileError(
-                f"page of {int(lengths[big])} rows in a file of {ctx.num_rows}",
+                f"page of {listed[big]} rows in a file of {ctx.num_rows}",
                 path=ctx.path,
                 column=col.index,
                 page=big,
             )
-        lengths = lengths.astype(np.int64)
-        if self.scale > 1 and int(lengths.sum()) != ctx.num_rows * self.scale:
+        lengths = np.array(listed, dtype=np.int64)
+        if self.scale > 1 and sum(listed) != ctx.num_rows * self.scale:
             # pages of whole null rows count field rows, not fixed-size-list items
             null_rows = [isinstance(self.page(i), NullRowsPage) for i in range(len(lengths))]
             lengths = np.where(null_rows, lengths * self.scale, lengths)
@@ -184,6 +184,16 @@ class ColumnReader:
                 raise e.at(path=self.ctx.path, column=self.col.index, page=i) from None
             self._pages[i] = r
         return r
+
+    def pages_of(self, rows: np.ndarray) -> list[int]:
+        """The pages holding the field rows ``rows`` (sorted, unique; a field of one row per item)."""
+        ends = self.page_ends
+        if len(ends) == 1:
+            return [0]
+        first, last = np.searchsorted(ends, rows[[0, -1]], side="right").tolist()
+        if first == last:
+            return [first]
+        return np.unique(np.searchsorted(ends, rows, side="right")).tolist()  # type: ignore[no-any-return]
 
     def split(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """(page index, sorted page-local rows) for the field rows ``rows`` (sorted, unique)."""
@@ -248,93 +258,119 @@ class StructuralFieldReader(FieldReader):
                 f"field {ctx.field.name!r} needs {len(paths)} columns, got {len(ctx.columns)}", path=ctx.path
             )
         self.columns = [ColumnReader(ctx, c, p) for c, p in zip(ctx.columns, paths)]
-        self._warm = False
-        self._points: _Points[Any] | None | Literal[False] = False  # False: not looked at yet
+        col = self.columns[0]
+        #: a top-level primitive field: takes and short ranges go to a whole-column point reader
+        self._pointable = len(self.columns) == 1 and not col.path.steps and not col.path.blob
+        #: that point reader (None: its pages allow none) over the column pages in ``_cover``: the
+        #: pages reads touched so far, built again when a read touches another one
+        self._points: _Points[Any] | None = None
+        self._cover: frozenset[int] = frozenset()
+        self._every = False  # whether ``_cover`` is every page of the column
         self._name: str = ctx.field.name
         self._points_path = ""  # the point planner's name (encodings/served.py)
 
-    def prepare(self) -> Plan | None:
-        """The search caches of every page of the field, in one round (first read only), as the
-        reference loads them when it opens a column: later reads of any rows need only their data.
-        A page whose metadata or search buffers are bad is left for the read that needs it to report."""
-        if self._warm:
-            return None
-        self._warm = True
-        size = self.ctx.src.size
-        jobs = []
-        for col in self.columns:
-            for p in range(len(col.col.meta.pages)):
-                try:
-                    page = col.page(p)
-                    ranges = page.search_ranges()
-                except (LanceError, *_DECODE_ERRORS):
-                    continue
-                if ranges and all(0 <= off and 0 <= ln and off + ln <= size for off, ln in ranges):
-                    jobs.append((page, ranges))
-        if not jobs:
-            return None
-
-        def load(bufs: list[memoryview]) -> pa.Array:
-            pos = 0
-            for page, ranges in jobs:
-                part = bufs[pos : pos + len(ranges)]
-                pos += len(ranges)
-                try:
-                    page.load_search(part)
-                except (LanceError, *_DECODE_ERRORS):
-                    continue
-            return pa.nulls(0)
-
-        return Plan([r for _, ranges in jobs for r in ranges], load, "search")
-
-    def _load_search_caches(self) -> None:
-        first = self.prepare()
-        if first is not None:
-            execute(self.ctx.src, [first])
-
     def plan(self, rows: Rows) -> Plan:
+        """The read of ``rows``.  Search caches (chunk tables, dictionaries, repetition indexes) are
+        loaded per page on first need: a first take loads those of the pages its rows fall in (one
+        page's per column for one row), a later one reaching other pages every page's (the reference
+        loads every page's when it opens a column)."""
         if isinstance(rows, range):
             start, stop = rows.start, rows.stop
             if stop <= start:
                 return done(pa.nulls(0, self.ctx.field.type))
-            whole = start == 0 and stop == self.ctx.num_rows  # every page read whole: no search cache needed
-            if stop - start <= POINT_SPAN_ROWS and not whole:
-                points = self._points if self._points is not False else self._column_points()
-                if points is not None:
-                    return self._point_plan(points, row_range(start, stop))
-            return self._pages_plan(stop - start, lambda col: col.split_range(start, stop), chunked=True)
+            whole = start == 0 and stop == self.ctx.num_rows  # every page read whole: no point reader
+            pages = partial(self._pages_plan, stop - start, lambda col: col.split_range(start, stop), True)
+            if stop - start <= POINT_SPAN_ROWS and not whole and self._pointable:
+                return self._point_plan(row_range(start, stop), pages)
+            return pages()
         n = len(rows)
-        if n and (n <= POINT_RANGE_ROWS or not is_contiguous(rows)):
-            points = self._points if self._points is not False else self._column_points()
-            if points is not None:
-                return self._point_plan(points, rows)
-        return self._pages_plan(n, lambda col: col.split(rows))
+        pages = partial(self._pages_plan, n, lambda col: col.split(rows))
+        if n and self._pointable and (n <= POINT_RANGE_ROWS or not is_contiguous(rows)):
+            return self._point_plan(rows, pages)
+        return pages()
+
+    def _point_plan(self, rows: np.ndarray, fallback: Callable[[], Plan]) -> Plan:
+        """The whole-column point read of ``rows``: the search caches of the pages they fall in first
+        (one round, when not loaded yet), then one plan, one fetch, one kernel call.  ``fallback``
+        (the page-by-page read, which reports a bad page where it is) when the pages allow no point
+        reader or their metadata or search buffers are bad."""
+        if self._every:  # the reader over every page: nothing to look up
+            return fallback() if self._points is None else self._points_read(self._points, rows)
+        col = self.columns[0]
+        try:
+            touched = col.pages_of(rows)
+        except (LanceError, *_DECODE_ERRORS):
+            return fallback()
+        if self._cover and not self._cover.issuperset(touched):
+            # a file read again elsewhere: every page's, as the reference loads them (one rebuild more)
+            touched = list(range(len(col.col.meta.pages)))
+
+        def planned() -> Plan:
+            points = self._points_over(touched)
+            return fallback() if points is None else self._points_read(points, rows)
+
+        return self._searched(touched, planned, fallback)
+
+    def _searched(self, touched: list[int], then: Callable[[], Plan], fallback: Callable[[], Plan]) -> Plan:
+        """``then()`` once the search caches of the column pages ``touched`` are loaded (a round
+        first for those that are not); ``fallback()`` when one cannot be."""
+        col, size = self.columns[0], self.ctx.src.size
+        try:
+            jobs = [(page, rs) for page in [col.page(p) for p in touched] if (rs := page.search_ranges())]
+        except (LanceError, *_DECODE_ERRORS):
+            return fallback()
+        if not jobs:
+            return then()
+        if not all(0 <= off and 0 <= ln and off + ln <= size for _, rs in jobs for off, ln in rs):
+            return fallback()
+
+        def loaded(bufs: list[memoryview]) -> Plan:
+            pos = 0
+            try:
+                for page, rs in jobs:
+                    page.load_search(bufs[pos : pos + len(rs)])
+                    pos += len(rs)
+            except (LanceError, *_DECODE_ERRORS):
+                return fallback()
+            return then()
+
+        return Plan([r for _, rs in jobs for r in rs], loaded, "search")
 
     def _column_points(self) -> _Points[Any] | None:
-        """The whole-column point reader of a top-level primitive field, when its pages allow one."""
-        if self._points is False:
-            if not self._warm:
-                self._load_search_caches()
-            self._points = None
-            col = self.columns[0]
-            if len(self.columns) == 1 and not col.path.steps and not col.path.blob:
-                try:
-                    pages = [col.page(p) for p in range(len(col.col.meta.pages))]
-                    self._points = (
-                        ColumnPoints.of(pages, col.page_firsts, col.path.leaf.type, col.col.index)
-                        or ColumnFullZipPoints.of(pages, col.page_ends)
-                        or ColumnPointGroups.of(
-                            pages, col.page_firsts, col.page_ends, col.path.leaf.type, col.col.index
-                        )
-                        or ColumnConstant.of(pages, col.path.leaf.type)
-                    )
-                except (LanceError, *_DECODE_ERRORS):
-                    self._points = None  # the page-by-page path reports the problem where it is met
-            self._points_path = f"points/{type(self._points).__name__}"
-        return self._points
+        """The point reader over every page of the field (their search caches loaded first), or None."""
+        if not self._pointable:
+            return None
+        every = list(range(len(self.columns[0].col.meta.pages)))
+        nothing = partial(done, pa.nulls(0))
+        execute(self.ctx.src, [self._searched(every, nothing, nothing)])
+        return self._points_over(every)
 
-    def _point_plan(self, points: _Points[Any], rows: np.ndarray) -> Plan:
-        """The whole-column point read of ``rows``: one plan, one fetch, one kernel call."""
+    def _points_over(self, touched: list[int]) -> _Points[Any] | None:
+        """The point reader over the pages read so far and ``touched`` (their search caches loaded),
+        when their pages allow one."""
+        if self._cover.issuperset(touched):
+            return self._points
+        col = self.columns[0]
+        ids = sorted(self._cover.union(touched))
+        try:
+            pages = [col.page(p) for p in ids]
+            run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == len(ids) else ids  # (a slice: no copy)
+            firsts, ends, t, c = col.page_firsts[run], col.page_ends[run], col.path.leaf.type, col.col.index
+            points: _Points[Any] | None = (
+                ColumnPoints.of(pages, firsts, t, c, ids)
+                or ColumnFullZipPoints.of(pages, ends)
+                or ColumnPointGroups.of(pages, firsts, ends, t, c, ids)
+                or ColumnConstant.of(pages, t)
+            )
+        except (LanceError, *_DECODE_ERRORS):
+            points = None  # the page-by-page path reports the problem where it is met
+        self._points, self._cover = points, frozenset(ids)
+        self._every = len(ids) == len(col.col.meta.pages)
+        self._points_path = f"points/{type(points).__name__}"
+        return points
+
+    def _points_read(self, points: _Points[Any], rows: np.ndarray) -> Plan:
+        """The plan of ``rows`` by ``points``: one fetch, one decode."""
         try:
             plan, ranges = points.plan(rows)
             self._check_ranges(ranges)
@@ -402,16 +438,14 @@ class StructuralFieldReader(FieldReader):
         self, n_rows: int, split: Callable[[ColumnReader], list[tuple[int, np.ndarray]]], chunked: bool = False
     ) -> Plan:
         """The page by page read of rows of the field: ``split(column)`` gives each column's (page,
-        page-local rows).  Rounds: the search caches of pages ``prepare`` could not load (to report
-        their problem), the data of the rows, out-of-line data (blob pages).
+        page-local rows).  Rounds: the search caches of the pages not loaded yet (a bad one reports
+        its problem), the data of the rows, out-of-line data (blob pages).
 
         ``chunked``: a field of one column read from several pages may come back as a
         ChunkedArray of its pages (no concatenation copy).
         """
         if n_rows == 0:
             return done(pa.nulls(0, self.ctx.field.type))
-        if not self._warm:
-            self._load_search_caches()
         work = [(col, p, local) for col in self.columns for p, local in split(col)]
         pages = [col.page(p) for col, p, _ in work]
         planner = "pages/" + "+".join(sorted({type(page).__name__ for page in pages}))

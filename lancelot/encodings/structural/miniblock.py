@@ -27,7 +27,7 @@ levels with index arithmetic over whole arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 import numpy as np
@@ -82,8 +82,14 @@ class ChunkTable:
     has_preamble: np.ndarray  # bool per chunk
     dictionary: pa.Array | None
 
-    def __post_init__(self) -> None:
-        self.row_ends = self.first_row + self.row_starts  # rows that start before the next chunk
+    known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts of a page without repetition
+
+    def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
+        #: rows that start before the next chunk
+        self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
+        if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk)
+            self.trailer, self.stops = self.has_preamble, np.arange(len(self.items))
+            return
         self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
         self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
 
@@ -193,9 +199,13 @@ class MiniBlockPage(PageReader):
         else:
             if self.meaning.max_rep:
                 raise CorruptFileError("a mini-block page with lists needs a repetition index")
-            starts = items.copy()
-            first_row = np.cumsum(starts) - starts
-            preamble = np.zeros(n_chunks, dtype=bool)
+            # without repetition every item is a row: the row bounds are the item counts' sums
+            if n_chunks and total_items != self.info.num_rows:
+                raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+            row_ends = np.cumsum(items)
+            return ChunkTable(
+                offsets, sizes, items, row_ends - items, items, np.zeros(n_chunks, dtype=bool), dictionary, row_ends
+            )
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
@@ -216,9 +226,10 @@ class MiniBlockPage(PageReader):
             np.array([size], dtype=np.int64),
             one,
             np.zeros(1, dtype=np.int64),
-            one.copy(),
+            one,
             np.zeros(1, dtype=bool),
             dictionary,
+            one,
         )
 
     def _rep_index(
