@@ -27,95 +27,40 @@ plan (Flat; Dictionary once its items are loaded; a few rows' Binary end offsets
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import Fetch, fetch, gather
-from lancelot.encodings.v2_0 import take_few
+from lancelot.encodings.v2_0 import take_few, whole
 from lancelot.encodings.v2_0.decode import decode
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
-from lancelot.format.pb import encodings_v2_0_pb2 as pb
-from lancelot.util.types import is_variable, is_whole_bytes
 
 if TYPE_CHECKING:
     from lancelot.encodings.v2_0.field_reader import Column
 
-NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
-
-_T = TypeVar("_T")
-
-
-def _checked(found: _T | None) -> _T:
-    """A page's buffer or flat plan that ``_page_kind`` already found present (plans are built
-    only for the pages it gave a shape)."""
-    assert found is not None, "a plan was built for a page _page_kind did not accept"
-    return found
-
-
-def flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
-    """Page-buffer index of a plain Flat of ``bits`` bits (any whole-byte width if None), else None."""
-    if enc.WhichOneof("array_encoding") != "flat":
-        return None
-    flat = enc.flat
-    if flat.buffer.buffer_type != pb.Buffer.page or flat.HasField("compression"):
-        return None
-    ok = flat.bits_per_value in (8, 16, 32, 64) if bits is None else flat.bits_per_value == bits
-    if not ok:
-        return None
-    return flat.buffer.buffer_index
-
-
-def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, int, int] | None:
-    """(kind, values buffer, validity buffer, bits per value) of a Nullable over a plain Flat."""
-    kind, validity = NO_VALIDITY, -1
-    if enc.WhichOneof("array_encoding") == "nullable":
-        which = enc.nullable.WhichOneof("nullability")
-        if which == "all_nulls":
-            return ALL_NULLS, -1, -1, bits or 0
-        if which == "no_nulls":
-            enc = enc.nullable.no_nulls.values
-        elif which == "some_nulls":
-            bitmap = flat_buffer(enc.nullable.some_nulls.validity, 1)
-            if bitmap is None:
-                return None
-            kind, validity, enc = SOME_NULLS, bitmap, enc.nullable.some_nulls.values
-        else:
-            return None
-    if enc.WhichOneof("array_encoding") == "fixed_size_list" and bits is not None:
-        return _fixed_size_list_flat(enc.fixed_size_list, kind, validity, bits)
-    values = flat_buffer(enc, bits)
-    return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
-
-
-def _fixed_size_list_flat(
-    fsl: pb.FixedSizeList, kind: int, validity: int, bits: int
-) -> tuple[int, int, int, int] | None:
-    """A FixedSizeList of ``bits // dimension``-bit no-null flat items as one flat value of ``bits`` bits."""
-    dim = fsl.dimension
-    if dim <= 0 or bits % dim:
-        return None
-    items = fsl.items
-    if items.WhichOneof("array_encoding") == "nullable":
-        if items.nullable.WhichOneof("nullability") != "no_nulls":
-            return None
-        items = items.nullable.no_nulls.values
-    values = flat_buffer(items, bits // dim)
-    return None if values is None else (kind, values, validity, bits)
+NO_VALIDITY, SOME_NULLS, ALL_NULLS = take_few.NO_VALIDITY, take_few.SOME_NULLS, take_few.ALL_NULLS
 
 
 class PageTable:
-    """Row starts and, per page, the file positions of the buffers a plan reads."""
+    """Row starts and, per page, its shape (whole.py) and the file positions of its buffers."""
 
-    def __init__(self, column: Column) -> None:
+    def __init__(self, column: Column, dtype: pa.DataType) -> None:
         self.column = column
         self.path = column.ctx.path
         self.index = column.info.index
         self.starts = np.asarray(column.starts, np.int64)
         self.start_list: list[int] = list(column.starts)
-        self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in column.info.meta.pages]
+        pages = column.info.meta.pages
+        self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in pages]
+        self.shapes = [
+            whole.page_shape(p, dtype)
+            if p.encoding.WhichOneof("location") == "direct"
+            else whole.encoding_shape(column.encoding(i), dtype)
+            for i, p in enumerate(pages)
+        ]
 
     def buffer(self, page: int, i: int) -> tuple[int, int] | None:
         return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
@@ -549,71 +494,61 @@ class MixedPlan(TakePlan):
 
 
 #: page shapes (the kind keys of ``_page_kind``)
+#: page groups (the keys of ``_page_kind``)
 FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 
 
 def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
-    """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
-    enc = table.column.encoding(i)
-    bits = fixed_bits(dtype)
-    if bits is not None:
-        return (FLAT,) if _nullable_flat(enc, bits) is not None else None
-    if not is_variable(dtype):
+    """The plan group of page ``i`` by its shape (whole.page_shape): (FLAT,), (DICTIONARY, index
+    width) or (BINARY,); None for the generic decoder."""
+    s = table.shapes[i]
+    if isinstance(s, whole.Flat) or (s == whole.ALL_NULLS and whole.fixed_bits(dtype) is not None):
+        return (FLAT,)
+    binary = s.items if isinstance(s, whole.Dictionary) else s
+    if not isinstance(binary, whole.Binary) or table.buffer(i, binary.offsets) is None:
         return None
-    which = enc.WhichOneof("array_encoding")
-    if which == "dictionary":
-        plan = _nullable_flat(enc.dictionary.indices, None)
-        if plan is None:
-            return None
-        return (DICTIONARY, 0) if plan[0] == ALL_NULLS else (DICTIONARY, plan[3])
-    if which == "binary":
-        b = enc.binary
-        plan = _nullable_flat(b.indices, None)
-        di = flat_buffer(b.bytes, 8)
-        if plan is None or plan[0] != NO_VALIDITY or di is None:
-            return None
-        if table.buffer(i, plan[1]) is None or table.buffer(i, di) is None:
-            return None  # the generic path reports the bad buffer index
-        return (BINARY,)
-    return None
+    if table.buffer(i, binary.data) is None:
+        return None  # the generic path reports the bad buffer index
+    if isinstance(s, whole.Dictionary):
+        return None if table.buffer(i, s.indices) is None else (DICTIONARY, s.width)
+    return (BINARY,)
 
 
-def fixed_bits(dtype: pa.DataType) -> int | None:
-    """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
-    (None otherwise)."""
-    if pa.types.is_boolean(dtype):
-        return 1
-    if is_whole_bytes(dtype):
-        return int(dtype.bit_width)
-    if pa.types.is_fixed_size_list(dtype) and is_whole_bytes(dtype.value_type) and dtype.list_size > 0:
-        return int(dtype.list_size) * int(dtype.value_type.bit_width)
-    return None
+def _flat(s: whole.Shape | None, bits: int) -> tuple[int, int, int, int]:
+    """(kind, values buffer, validity buffer, bits per value) of a Flat or all-null page."""
+    if isinstance(s, whole.Flat):
+        return (NO_VALIDITY if s.validity < 0 else SOME_NULLS), s.values, s.validity, s.bits
+    return ALL_NULLS, -1, -1, bits  # (also the pages of other groups: never asked)
 
 
 def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    bits = _checked(fixed_bits(dtype))
-    width = max(bits // 8, 1)
-    plans = [(ALL_NULLS, -1, -1, bits)] * len(table.bufs)  # pages of other groups are never asked
-    for i in pages:
-        plans[i] = _checked(_nullable_flat(table.column.encoding(i), bits))
-    return FlatPlan(table, FixedValues(table, plans, width, bits == 1), dtype)
+    bits = whole.fixed_bits(dtype)
+    assert bits is not None  # FLAT pages are of a fixed-width type
+    plans = [_flat(table.shapes[i] if i in pages else None, bits) for i in range(len(table.bufs))]
+    return FlatPlan(table, FixedValues(table, plans, max(bits // 8, 1), bits == 1), dtype)
 
 
 def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = np.zeros(n, np.int64)
+    shapes: dict[int, whole.Dictionary] = {}
     for i in pages:
-        e = table.column.encoding(i)
-        plans[i] = _checked(_nullable_flat(e.dictionary.indices, None))
-        counts[i] = e.dictionary.num_dictionary_items
+        s = shapes[i] = cast(whole.Dictionary, table.shapes[i])
+        plans[i], counts[i] = (NO_VALIDITY, s.indices, -1, s.width * 8), s.count
 
     def page_items(i: int) -> Fetch[pa.Array]:
+        """A page's dictionary items: its Binary decoded whole (whole.strings); the generic
+        decoder when its bytes do not add up (it reports them)."""
         key = ("v2_0-dict", table.index, i)
         if key not in cache:
-            e = table.column.encoding(i).dictionary
-            rows = [(0, e.num_dictionary_items)]
-            cache[key] = yield from decode(e.items, table.column.buffers(i), rows, dtype, cache)
+            s = shapes[i].items
+            offsets, data = yield [table.bufs[i][s.offsets], table.bufs[i][s.data]]
+            items = whole.strings(s, shapes[i].count, offsets, data, dtype)
+            if items is None:
+                e = table.column.encoding(i).dictionary
+                items = yield from decode(e.items, table.column.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
+            cache[key] = items
         if len(cache[key]) != counts[i]:
             raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
         return cache[key]
@@ -632,11 +567,9 @@ def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> Take
     offsets, data = np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64)
     widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
     for i in pages:
-        b = table.column.encoding(i).binary
-        plan = _checked(_nullable_flat(b.indices, None))
-        offsets[i] = _checked(table.buffer(i, plan[1]))
-        data[i] = _checked(table.buffer(i, _checked(flat_buffer(b.bytes, 8))))
-        widths[i], adjust[i] = plan[3] // 8, b.null_adjustment
+        s = cast(whole.Binary, table.shapes[i])
+        offsets[i], data[i] = table.bufs[i][s.offsets], table.bufs[i][s.data]
+        widths[i], adjust[i] = s.width, s.adjust
     return BinaryPlan(table, offsets, widths, data, adjust, dtype)
 
 
@@ -651,7 +584,7 @@ def plan_take(
     n = len(column.info.meta.pages)
     if n == 0:
         return None
-    table = PageTable(column)
+    table = PageTable(column, dtype)
     kinds = [_page_kind(table, i, dtype) for i in range(n)]
     keys = list(dict.fromkeys(kinds))
     if keys == [None] or (None in keys and generic is None):
