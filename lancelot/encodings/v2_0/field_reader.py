@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from functools import cached_property
 from itertools import accumulate
 from typing import Literal
 
@@ -100,6 +101,33 @@ class Column:
 
     def buffers(self, i: int) -> PageBuffers:
         return PageBuffers(self.ctx.src, self.info.meta.pages[i], self.info.meta, self.info.index, i)
+
+    @cached_property
+    def bufs(self) -> list[list[tuple[int, int]]]:
+        """Per page, the file (position, size) of each of its buffers."""
+        return [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in self.info.meta.pages]
+
+    def buffer(self, page: int, i: int) -> tuple[int, int] | None:
+        return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
+
+    def shape(self, i: int, dtype: pa.DataType) -> whole.Shape | None:
+        """Page ``i``'s shape (whole.py) in a column of ``dtype``."""
+        page = self.info.meta.pages[i]
+        if page.encoding.WhichOneof("location") == "direct":
+            return whole.page_shape(page, dtype)
+        return whole.encoding_shape(self.encoding(i), dtype)
+
+    @cached_property
+    def row_starts(self) -> np.ndarray:
+        return np.asarray(self.starts, np.int64)
+
+    def locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(page, row within the page) of each row."""
+        page = np.searchsorted(self.row_starts, rows, side="right") - 1
+        return page, rows - self.row_starts[page]
+
+    def error(self, msg: str, page: int) -> CorruptFileError:
+        return CorruptFileError(msg, path=self.ctx.path, column=self.info.index, page=page)
 
     def split(self, ranges: Spans) -> list[tuple[int, Spans]]:
         """Group global row ranges by page: [(page, local ranges)] in row order."""
@@ -487,10 +515,5 @@ class FieldReader20(FieldReader):
         if self._inside is None:
             assert isinstance(self.root, LeafNode)  # a plan exists only for a leaf column
             size = self.ctx.src.size
-            pages = self.root.col.info.meta.pages
-            self._inside = all(
-                0 <= off and 0 <= ln and off + ln <= size
-                for p in pages
-                for off, ln in zip(p.buffer_offsets, p.buffer_sizes)
-            )
+            self._inside = all(0 <= off and 0 <= ln and off + ln <= size for p in self.root.col.bufs for off, ln in p)
         return self._inside

@@ -27,6 +27,8 @@ plan (Flat; Dictionary once its items are loaded; a few rows' Binary end offsets
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -36,7 +38,6 @@ from lancelot.encodings.base import Fetch, fetch, gather
 from lancelot.encodings.v2_0 import take_few, whole
 from lancelot.encodings.v2_0.decode import decode
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
-from lancelot.errors import CorruptFileError
 
 if TYPE_CHECKING:
     from lancelot.encodings.v2_0.field_reader import Column
@@ -44,36 +45,7 @@ if TYPE_CHECKING:
 NO_VALIDITY, SOME_NULLS, ALL_NULLS = take_few.NO_VALIDITY, take_few.SOME_NULLS, take_few.ALL_NULLS
 
 
-class PageTable:
-    """Row starts and, per page, its shape (whole.py) and the file positions of its buffers."""
-
-    def __init__(self, column: Column, dtype: pa.DataType) -> None:
-        self.column = column
-        self.path = column.ctx.path
-        self.index = column.info.index
-        self.starts = np.asarray(column.starts, np.int64)
-        self.start_list: list[int] = list(column.starts)
-        pages = column.info.meta.pages
-        self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in pages]
-        self.shapes = [
-            whole.page_shape(p, dtype)
-            if p.encoding.WhichOneof("location") == "direct"
-            else whole.encoding_shape(column.encoding(i), dtype)
-            for i, p in enumerate(pages)
-        ]
-
-    def buffer(self, page: int, i: int) -> tuple[int, int] | None:
-        return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
-
-    def locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        page = np.searchsorted(self.starts, rows, side="right") - 1
-        return page, rows - self.starts[page]
-
-    def error(self, msg: str, page: int) -> CorruptFileError:
-        return CorruptFileError(msg, path=self.path, column=self.index, page=page)
-
-
-def _check(table: PageTable, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
+def _check(table: Column, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
     if bad.any():
         raise table.error(msg, int(page[bad][0]))
 
@@ -96,36 +68,56 @@ class FixedValues:
     """Values and validity of Nullable/Flat pages of one width (also dictionary indices); ``bit``:
     one-bit values (booleans), which only takes of a few rows read here (``few``)."""
 
-    def __init__(self, table: PageTable, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
+    def __init__(self, table: Column, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
         self.table, self.width, self.bit = table, width, bit
-        n = len(plans)
-        self.kinds = np.array([p[0] for p in plans], np.int8)
-        self.all_valid = not self.kinds.any()  # no page of the column has a validity buffer or is all null
-        self.values = np.zeros((n, 2), np.int64)
-        self.validity = np.zeros((n, 2), np.int64)
+        kinds = [p[0] for p in plans]
+        self.all_valid = not any(kinds)  # no page of the column has a validity buffer or is all null
+        values, validity = [(0, 0)] * len(plans), [(0, 0)] * len(plans)
         for i, (kind, vi, bi, _) in enumerate(plans):
             if kind != ALL_NULLS:
-                loc = table.buffer(i, vi)
-                if loc is None:
-                    raise table.error(f"buffer index {vi} out of {len(table.bufs[i])} buffers", i)
-                self.values[i] = loc
+                values[i] = self._buffer(i, vi)
             if kind == SOME_NULLS:
-                loc = table.buffer(i, bi)
-                if loc is None:
-                    raise table.error(f"buffer index {bi} out of {len(table.bufs[i])} buffers", i)
-                self.validity[i] = loc
-        self.value_pos = self.values[:, 0].copy()
-        self.value_end = self.value_pos + self.values[:, 1]
-        size = self.values[:, 1]
+                validity[i] = self._buffer(i, bi)
         self.few = take_few.FewValues(
-            self.value_pos.tolist(),
-            (size * 8 if bit else size // width).tolist(),  # values each buffer holds
+            [v[0] for v in values],
+            [v[1] * 8 if bit else v[1] // width for v in values],  # values each buffer holds
             width,
-            self.kinds.tolist(),
-            self.validity[:, 0].tolist(),
-            self.validity[:, 1].tolist(),
+            kinds,
+            [v[0] for v in validity],
+            [v[1] for v in validity],
             bit,
         )
+        self._values, self._validity = values, validity
+
+    def _buffer(self, page: int, i: int) -> tuple[int, int]:
+        loc = self.table.buffer(page, i)
+        if loc is None:
+            raise self.table.error(f"buffer index {i} out of {len(self.table.bufs[page])} buffers", page)
+        return loc
+
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        return np.array(self.few.kinds, np.int8)
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """(position, size) of each page's values buffer (the numpy twin of ``few``, built on the
+        first take of more than a few rows)."""
+        return np.array(self._values, np.int64).reshape(-1, 2)
+
+    @cached_property
+    def validity(self) -> np.ndarray:
+        return np.array(self._validity, np.int64).reshape(-1, 2)
+
+    @cached_property
+    def value_pos(self) -> np.ndarray:
+        pos: np.ndarray = self.values[:, 0].copy()
+        return pos
+
+    @cached_property
+    def value_end(self) -> np.ndarray:
+        end: np.ndarray = self.value_pos + self.values[:, 1]
+        return end
 
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
@@ -203,14 +195,14 @@ class TakePlan:
 class _FixedPlan(TakePlan):
     """A plan whose first round is a FixedValues read."""
 
-    table: PageTable
+    table: Column
     _fixed: FixedValues
 
     def _few(self, rows: np.ndarray) -> tuple[list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None:
         """(state, byte ranges) when the take is a few rows (take_few.FewValues.plan), else None."""
         if len(rows) > FEW_ROWS:
             return None
-        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        pages, local = take_few.locate(self.table.starts, rows.tolist())
         return self._fixed.few.plan(pages, local, self.table.error)
 
     def _first_round(self, rows: np.ndarray, few_ok: bool = True) -> tuple[object, list[tuple[int, int]]]:
@@ -230,7 +222,7 @@ class _FixedPlan(TakePlan):
 
 
 class FlatPlan(_FixedPlan):
-    def __init__(self, table: PageTable, values: FixedValues, dtype: pa.DataType) -> None:
+    def __init__(self, table: Column, values: FixedValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
         self._fixed = values
         self._list = pa.types.is_fixed_size_list(dtype)
@@ -279,19 +271,25 @@ class DictionaryPlan(_FixedPlan):
 
     def __init__(
         self,
-        table: PageTable,
+        table: Column,
         indices: FixedValues,
         load: Callable[[], Fetch[pa.Array]],
-        base: np.ndarray,
-        counts: np.ndarray,
+        counts: list[int],
     ) -> None:
-        self.table, self.indices, self.base, self.counts = table, indices, base, counts
-        self._fixed = indices
+        self.table, self.indices, self._fixed = table, indices, indices
         self._items: pa.Array | None = None
         self._load = load
-        self._base_list: list[int] = base.tolist()
-        self._count_list: list[int] = counts.tolist()
+        self._count_list = counts
+        self._base_list = list(accumulate(counts[:-1], initial=0))  # each page's first item
         self._items_few: take_few.Items | None = None
+
+    @cached_property
+    def base(self) -> np.ndarray:
+        return np.array(self._base_list, np.int64)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        return np.array(self._count_list, np.int64)
 
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
         """The first take loads every page's dictionary items in the rounds of its indices."""
@@ -371,27 +369,35 @@ class BinaryPlan(TakePlan):
     """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes (two rounds: the end
     offsets around each row, then its bytes)."""
 
-    def __init__(
-        self,
-        table: PageTable,
-        offsets: np.ndarray,
-        widths: np.ndarray,
-        data: np.ndarray,
-        adjust: np.ndarray,
-        dtype: pa.DataType,
-    ) -> None:
-        self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
-        self.dtype = dtype
+    def __init__(self, table: Column, pages: list[tuple[int, int, int, int, int, int]], dtype: pa.DataType) -> None:
+        """``pages``: per page (offsets position, offsets size, offset width, data position, data
+        size, null adjustment)."""
+        self.table, self.dtype = table, dtype
         self._large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
-        self._lists: list[list[int]] = [offsets[:, 0].tolist(), offsets[:, 1].tolist(), widths.tolist()]
-        self._lists += [data[:, 0].tolist(), data[:, 1].tolist(), adjust.tolist()]
+        self._lists: list[list[int]] = [list(c) for c in zip(*pages)]
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        return np.column_stack(self._lists[:2]).astype(np.int64)
+
+    @cached_property
+    def widths(self) -> np.ndarray:
+        return np.array(self._lists[2], np.int64)
+
+    @cached_property
+    def data(self) -> np.ndarray:
+        return np.column_stack(self._lists[3:5]).astype(np.int64)
+
+    @cached_property
+    def adjust(self) -> np.ndarray:
+        return np.array(self._lists[5], np.uint64)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
         round, are asked for by ``take_point``); None otherwise."""
         if len(rows) > FEW_ROWS:
             return None
-        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        pages, local = take_few.locate(self.table.starts, rows.tolist())
         base, size, widths = self._lists[:3]
         return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
 
@@ -476,7 +482,7 @@ class MixedPlan(TakePlan):
     each row goes to the plan of its page's group (their rounds side by side), the parts are put
     back in row order."""
 
-    def __init__(self, table: PageTable, group: np.ndarray, plans: list[TakePlan]) -> None:
+    def __init__(self, table: Column, group: np.ndarray, plans: list[TakePlan]) -> None:
         self.table, self.group, self.plans = table, group, plans
 
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
@@ -498,10 +504,10 @@ class MixedPlan(TakePlan):
 FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 
 
-def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
+def _page_kind(table: Column, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
     """The plan group of page ``i`` by its shape (whole.page_shape): (FLAT,), (DICTIONARY, index
     width) or (BINARY,); None for the generic decoder."""
-    s = table.shapes[i]
+    s = table.shape(i, dtype)
     if isinstance(s, whole.Flat) or (s == whole.ALL_NULLS and whole.fixed_bits(dtype) is not None):
         return (FLAT,)
     binary = s.items if isinstance(s, whole.Dictionary) else s
@@ -521,56 +527,54 @@ def _flat(s: whole.Shape | None, bits: int) -> tuple[int, int, int, int]:
     return ALL_NULLS, -1, -1, bits  # (also the pages of other groups: never asked)
 
 
-def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
+def _flat_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
     bits = whole.fixed_bits(dtype)
     assert bits is not None  # FLAT pages are of a fixed-width type
-    plans = [_flat(table.shapes[i] if i in pages else None, bits) for i in range(len(table.bufs))]
+    plans = [_flat(table.shape(i, dtype) if i in pages else None, bits) for i in range(len(table.bufs))]
     return FlatPlan(table, FixedValues(table, plans, max(bits // 8, 1), bits == 1), dtype)
 
 
-def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
+def _dictionary_plan(table: Column, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
-    counts = np.zeros(n, np.int64)
+    counts = [0] * n
     shapes: dict[int, whole.Dictionary] = {}
     for i in pages:
-        s = shapes[i] = cast(whole.Dictionary, table.shapes[i])
+        s = shapes[i] = cast(whole.Dictionary, table.shape(i, dtype))
         plans[i], counts[i] = (NO_VALIDITY, s.indices, -1, s.width * 8), s.count
 
     def page_items(i: int) -> Fetch[pa.Array]:
         """A page's dictionary items: its Binary decoded whole (whole.strings); the generic
         decoder when its bytes do not add up (it reports them)."""
-        key = ("v2_0-dict", table.index, i)
+        key = ("v2_0-dict", table.info.index, i)
         if key not in cache:
             s = shapes[i].items
             offsets, data = yield [table.bufs[i][s.offsets], table.bufs[i][s.data]]
             items = whole.strings(s, shapes[i].count, offsets, data, dtype)
             if items is None:
-                e = table.column.encoding(i).dictionary
-                items = yield from decode(e.items, table.column.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
+                e = table.encoding(i).dictionary
+                items = yield from decode(e.items, table.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
             cache[key] = items
-        if len(cache[key]) != counts[i]:
-            raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
+        if len(cache[key]) != shapes[i].count:
+            raise table.error(f"dictionary of {len(cache[key])} items, {shapes[i].count} declared", i)
         return cache[key]
 
     def load() -> Fetch[pa.Array]:
         """Every page's items (the pages' rounds side by side), concatenated."""
+        if len(pages) == 1:
+            return (yield from page_items(pages[0]))
         return pa.concat_arrays((yield from gather([page_items(i) for i in pages])))
 
     width = max(p[3] for p in plans) // 8 or 1
-    base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return DictionaryPlan(table, FixedValues(table, plans, width), load, base, counts)
+    return DictionaryPlan(table, FixedValues(table, plans, width), load, counts)
 
 
-def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    n = len(table.bufs)
-    offsets, data = np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64)
-    widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
+def _binary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
+    rows = [(0, 0, 1, 0, 0, 0)] * len(table.bufs)  # (pages of other groups are never asked)
     for i in pages:
-        s = cast(whole.Binary, table.shapes[i])
-        offsets[i], data[i] = table.bufs[i][s.offsets], table.bufs[i][s.data]
-        widths[i], adjust[i] = s.width, s.adjust
-    return BinaryPlan(table, offsets, widths, data, adjust, dtype)
+        s = cast(whole.Binary, table.shape(i, dtype))
+        rows[i] = (*table.bufs[i][s.offsets], s.width, *table.bufs[i][s.data], s.adjust)
+    return BinaryPlan(table, rows, dtype)
 
 
 def plan_take(
@@ -584,7 +588,7 @@ def plan_take(
     n = len(column.info.meta.pages)
     if n == 0:
         return None
-    table = PageTable(column, dtype)
+    table = column
     kinds = [_page_kind(table, i, dtype) for i in range(n)]
     keys = list(dict.fromkeys(kinds))
     if keys == [None] or (None in keys and generic is None):
