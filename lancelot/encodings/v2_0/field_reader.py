@@ -39,7 +39,7 @@ from lancelot.encodings.base import (
     resume,
 )
 from lancelot.encodings.v2_0 import whole
-from lancelot.encodings.v2_0.binary import ends_and_validity, extended
+from lancelot.encodings.v2_0.binary import extended, value_spans
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers, direct_message
 from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
@@ -305,20 +305,9 @@ class ListNode(Node):
         raws = yield from gather([self._offsets(p, local) for p, local in split])
         for (p, local), raw in zip(split, raws):
             lst = self.col.encoding(p).list
-            pos = 0
-            for s, e in local:
-                k = e - max(s - 1, 0)
-                ends, ok = ends_and_validity(raw[pos : pos + k], lst.null_offset_adjustment)
-                pos += k
-                ends = ends.astype(np.int64)  # (with a Python int, uint64 would concatenate as float64)
-                if s > 0:
-                    start, ends, ok = int(ends[0]), ends[1:], ok[1:]
-                else:
-                    start = 0
-                bounds = np.concatenate([[start], ends])
-                ln = np.diff(bounds)
+            for start, end, ln, ok in value_spans(raw, local, lst.null_offset_adjustment):
                 # increasing, so inside [0, num_items] when its ends are (an end >= 2**63 wrapped negative)
-                if (ln < 0).any() or start < 0 or bounds[-1] > lst.num_items:
+                if (ln < 0).any() or start < 0 or end > lst.num_items:
                     raise CorruptFileError(
                         "list offsets are not monotonic or exceed num_items",
                         path=self.ctx.path,
@@ -327,8 +316,8 @@ class ListNode(Node):
                     )
                 lengths.append(ln)
                 valid.append(ok)
-                if bounds[-1] > start:
-                    item_ranges.append((before[p] + start, before[p] + int(bounds[-1])))
+                if end > start:
+                    item_ranges.append((before[p] + start, before[p] + end))
         merged: Spans = []
         for s, e in item_ranges:
             if merged and merged[-1][1] == s:

@@ -35,8 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import Fetch, fetch, gather
-from lancelot.encodings.v2_0 import take_few, whole
-from lancelot.encodings.v2_0.decode import decode
+from lancelot.encodings.v2_0 import dictionary, take_few, whole
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
 
 if TYPE_CHECKING:
@@ -538,32 +537,14 @@ def _dictionary_plan(table: Column, dtype: pa.DataType, cache: dict[Any, Any], p
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = [0] * n
-    shapes: dict[int, whole.Dictionary] = {}
     for i in pages:
-        s = shapes[i] = cast(whole.Dictionary, table.shape(i, dtype))
+        s = cast(whole.Dictionary, table.shape(i, dtype))
         plans[i], counts[i] = (NO_VALIDITY, s.indices, -1, s.width * 8), s.count
 
-    def page_items(i: int) -> Fetch[pa.Array]:
-        """A page's dictionary items: its Binary decoded whole (whole.strings); the generic
-        decoder when its bytes do not add up (it reports them)."""
-        key = ("v2_0-dict", table.info.index, i)
-        if key not in cache:
-            s = shapes[i].items
-            offsets, data = yield [table.bufs[i][s.offsets], table.bufs[i][s.data]]
-            items = whole.strings(s, shapes[i].count, offsets, data, dtype)
-            if items is None:
-                e = table.encoding(i).dictionary
-                items = yield from decode(e.items, table.buffers(i), [(0, e.num_dictionary_items)], dtype, cache)
-            cache[key] = items
-        if len(cache[key]) != shapes[i].count:
-            raise table.error(f"dictionary of {len(cache[key])} items, {shapes[i].count} declared", i)
-        return cache[key]
-
     def load() -> Fetch[pa.Array]:
-        """Every page's items (the pages' rounds side by side), concatenated."""
-        if len(pages) == 1:
-            return (yield from page_items(pages[0]))
-        return pa.concat_arrays((yield from gather([page_items(i) for i in pages])))
+        """Every page's items (dictionary.page_items; the pages' rounds side by side), concatenated."""
+        items = [dictionary.page_items(table.encoding(i).dictionary, table.buffers(i), dtype, cache) for i in pages]
+        return pa.concat_arrays(parts) if len(parts := (yield from gather(items))) > 1 else parts[0]
 
     width = max(p[3] for p in plans) // 8 or 1
     return DictionaryPlan(table, FixedValues(table, plans, width), load, counts)

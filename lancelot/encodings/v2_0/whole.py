@@ -94,7 +94,8 @@ def flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
     return flat.buffer.buffer_index if ok else None
 
 
-def _binary(b: pb.Binary) -> Binary | None:
+def binary_shape(b: pb.Binary) -> Binary | None:
+    """The shape of a Binary of no-null flat end offsets and flat bytes, or None."""
     idx = unwrap_no_nulls(b.indices)
     at = flat_buffer(idx, None)
     data = flat_buffer(b.bytes, 8)
@@ -132,7 +133,7 @@ def encoding_shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
     enc = unwrap_no_nulls(enc)
     which = enc.WhichOneof("array_encoding")
     if which == "binary":
-        return _binary(enc.binary)
+        return binary_shape(enc.binary)
     if which == "dictionary":
         d = enc.dictionary
         idx = unwrap_no_nulls(d.indices)
@@ -140,7 +141,7 @@ def encoding_shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
         items = unwrap_no_nulls(d.items)
         if at is None or items.WhichOneof("array_encoding") != "binary":
             return None
-        found = _binary(items.binary)
+        found = binary_shape(items.binary)
         if found is None:
             return None
         return Dictionary(at, int(idx.flat.bits_per_value) // 8, found, int(d.num_dictionary_items))
