@@ -84,6 +84,7 @@ class Column:
                 f"pages hold {self.starts[-1]} rows, the file has {rows}", path=ctx.path, column=info.index
             )
         self._enc: dict[int, pb.ArrayEncoding] = {}
+        self._shapes: dict[int, whole.Shape | None] = {}
 
     @property
     def num_rows(self) -> int:
@@ -111,11 +112,13 @@ class Column:
         return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
 
     def shape(self, i: int, dtype: pa.DataType) -> whole.Shape | None:
-        """Page ``i``'s shape (whole.py) in a column of ``dtype``."""
-        page = self.info.meta.pages[i]
-        if page.encoding.WhichOneof("location") == "direct":
-            return whole.page_shape(page, dtype)
-        return whole.encoding_shape(self.encoding(i), dtype)
+        """Page ``i``'s shape (whole.py) in a column of ``dtype`` (found once: a column is planned
+        as one type)."""
+        if i not in self._shapes:
+            page = self.info.meta.pages[i]
+            direct = page.encoding.WhichOneof("location") == "direct"
+            self._shapes[i] = whole.page_shape(page, dtype) if direct else whole.encoding_shape(self.encoding(i), dtype)
+        return self._shapes[i]
 
     @cached_property
     def row_starts(self) -> np.ndarray:
