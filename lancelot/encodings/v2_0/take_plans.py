@@ -192,10 +192,15 @@ class TakePlan:
 
 
 class _FixedPlan(TakePlan):
-    """A plan whose first round is a FixedValues read."""
+    """A plan whose first round is a FixedValues read, and its last (``finish``)."""
 
     table: Column
     _fixed: FixedValues
+    one_round = True
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
+        return self.finish(rows, state, bufs)
+        yield  # (a Fetch of no further round)
 
     def _few(self, rows: np.ndarray) -> tuple[list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None:
         """(state, byte ranges) when the take is a few rows (take_few.FewValues.plan), else None."""
@@ -236,12 +241,6 @@ class FlatPlan(_FixedPlan):
         if self.values.bit and len(rows) > FEW_ROWS:
             return None
         return self._first_round(rows)
-
-    one_round = True
-
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        return self.finish(rows, state, bufs)
-        yield  # (a Fetch of no further round)
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
         if isinstance(state, list):  # few rows, whole-byte values, no nulls
@@ -308,12 +307,6 @@ class DictionaryPlan(_FixedPlan):
         if self._items is None:
             return None
         return self._first_round(rows, not self._items.null_count)
-
-    one_round = True
-
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        return self.finish(rows, state, bufs)
-        yield  # (a Fetch of no further round)
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
         items = self._items
