@@ -85,6 +85,7 @@ class Column:
             )
         self._enc: dict[int, pb.ArrayEncoding] = {}
         self._shapes: dict[int, whole.Shape | None] = {}
+        self._bufs: list[list[tuple[int, int]]] | None = None
 
     @property
     def num_rows(self) -> int:
@@ -103,10 +104,12 @@ class Column:
     def buffers(self, i: int) -> PageBuffers:
         return PageBuffers(self.ctx.src, self.info.meta.pages[i], self.info.meta, self.info.index, i)
 
-    @cached_property
+    @property
     def bufs(self) -> list[list[tuple[int, int]]]:
-        """Per page, the file (position, size) of each of its buffers."""
-        return [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in self.info.meta.pages]
+        """Per page, the file (position, size) of each of its buffers (found on the first take)."""
+        if self._bufs is None:
+            self._bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in self.info.meta.pages]
+        return self._bufs
 
     def buffer(self, page: int, i: int) -> tuple[int, int] | None:
         return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
@@ -434,7 +437,7 @@ class FieldReader20(FieldReader):
 
     def _point(self, rows: np.ndarray) -> Plan | None:
         """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width
-        values, dictionary indices once the dictionaries are loaded, a few rows' binary end
+        values, dictionary indices (and on the first take the items), a few rows' binary end
         offsets), else None."""
         plan = self._plan
         if plan is False:

@@ -20,7 +20,7 @@ fields' (one coalesced ``read_ranges``).  Pages are grouped by shape: a column w
 differ (pylance writes dictionary pages next to binary ones when a batch has many distinct
 strings) gets a ``MixedPlan`` that sends each row to its page group's plan, pages of no such
 shape to the generic decoder.  ``point`` plans a take's first round without running the
-plan (Flat; Dictionary once its items are loaded; a few rows' Binary end offsets, whose bytes
+plan (Flat; Dictionary, with its items on the first take; a few rows' Binary end offsets, whose bytes
 ``take_point`` then asks for).
 """
 
@@ -29,13 +29,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cached_property
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.base import Fetch, fetch, gather
-from lancelot.encodings.v2_0 import dictionary, take_few, whole
+from lancelot.encodings.base import Fetch, gather
+from lancelot.encodings.v2_0 import take_few, whole
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
 
 if TYPE_CHECKING:
@@ -71,21 +71,13 @@ class FixedValues:
         self.table, self.width, self.bit = table, width, bit
         kinds = [p[0] for p in plans]
         self.all_valid = not any(kinds)  # no page of the column has a validity buffer or is all null
-        values, validity = [(0, 0)] * len(plans), [(0, 0)] * len(plans)
-        for i, (kind, vi, bi, _) in enumerate(plans):
-            if kind != ALL_NULLS:
-                values[i] = self._buffer(i, vi)
-            if kind == SOME_NULLS:
-                validity[i] = self._buffer(i, bi)
-        self.few = take_few.FewValues(
-            [v[0] for v in values],
-            [v[1] * 8 if bit else v[1] // width for v in values],  # values each buffer holds
-            width,
-            kinds,
-            [v[0] for v in validity],
-            [v[1] for v in validity],
-            bit,
-        )
+        none = (0, 0)
+        values = [self._buffer(i, p[1]) if p[0] != ALL_NULLS else none for i, p in enumerate(plans)]
+        validity = [self._buffer(i, p[2]) if p[0] == SOME_NULLS else none for i, p in enumerate(plans)]
+        base, size = [v[0] for v in values], [v[1] for v in values]
+        vbase, vsize = [v[0] for v in validity], [v[1] for v in validity]
+        cap = [x * 8 for x in size] if bit else [x // width for x in size]  # values each buffer holds
+        self.few = take_few.FewValues(base, cap, width, kinds, vbase, vsize, bit)
         self._values, self._validity = values, validity
 
     def _buffer(self, page: int, i: int) -> tuple[int, int]:
@@ -209,10 +201,10 @@ class _FixedPlan(TakePlan):
         pages, local = take_few.locate(self.table.starts, rows.tolist())
         return self._fixed.few.plan(pages, local, self.table.error)
 
-    def _first_round(self, rows: np.ndarray, few_ok: bool = True) -> tuple[object, list[tuple[int, int]]]:
+    def _first_round(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
         """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows'
         pages (a list), a take_few.Span or Few on the few-row path, else (page, local row) arrays."""
-        few = self._few(rows) if few_ok else None
+        few = self._few(rows)
         if few is not None:
             return few
         page, local = self.table.locate(rows)
@@ -265,18 +257,20 @@ class FlatPlan(_FixedPlan):
 
 
 class DictionaryPlan(_FixedPlan):
-    """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
+    """Plain string/binary pages stored as 1-based dictionary indices (0 = null) into Binary items
+    (whole.py's shapes); a take is one round, the column's first also fetching every page's items."""
 
     def __init__(
         self,
         table: Column,
         indices: FixedValues,
-        load: Callable[[], Fetch[pa.Array]],
+        dtype: pa.DataType,
+        shapes: dict[int, whole.Dictionary],
         counts: list[int],
     ) -> None:
-        self.table, self.indices, self._fixed = table, indices, indices
+        self.table, self.indices, self._fixed, self.dtype, self._shapes = table, indices, indices, dtype, shapes
         self._items: pa.Array | None = None
-        self._load = load
+        self._item_ranges = [table.bufs[i][r] for i, d in shapes.items() for r in (d.items.offsets, d.items.data)]
         self._count_list = counts
         self._base_list = list(accumulate(counts[:-1], initial=0))  # each page's first item
         self._items_few: take_few.Items | None = None
@@ -290,28 +284,36 @@ class DictionaryPlan(_FixedPlan):
         return np.array(self._count_list, np.int64)
 
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
-        """The first take loads every page's dictionary items in the rounds of its indices."""
-        if self._items is None:
-            state, ranges = self._first_round(rows)
-            self._items, bufs = yield from gather([self._load(), fetch(ranges)])
-            if self._items.null_count and not isinstance(state, tuple):  # the few-row path needs none
-                state, ranges = self._first_round(rows, False)
-                bufs = yield ranges
-        else:
-            state, ranges = self._first_round(rows, not self._items.null_count)
-            bufs = yield ranges
-        return self.finish(rows, state, bufs)
+        state, ranges = self.point(rows)
+        return self.finish(rows, state, (yield ranges))
 
-    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """One round once the dictionaries are loaded (the indices' ranges), else None."""
-        if self._items is None:
-            return None
-        return self._first_round(rows, not self._items.null_count)
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
+        """The indices' ranges, then (until the items are loaded) the items' buffers."""
+        state, ranges = self._first_round(rows)
+        extra = self._item_ranges if self._items is None else []
+        return (state, len(extra)), ranges + extra
+
+    def _load(self, bufs: list[memoryview]) -> pa.Array | None:
+        """Every page's items from the bytes of ``_item_ranges`` (None: they do not add up)."""
+        parts = []
+        for k, d in enumerate(self._shapes.values()):
+            part = whole.strings(d.items, d.count, bufs[2 * k], bufs[2 * k + 1], self.dtype)
+            if part is None:
+                return None  # the node decoder reports them
+            parts.append(part)
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        assert isinstance(state, tuple)
+        state, loads = state
+        if loads:
+            if self._items is None:
+                self._items = self._load(bufs[len(bufs) - loads :])
+            bufs = bufs[: len(bufs) - loads]
         items = self._items
-        assert items is not None  # loaded by the first take
-        if isinstance(state, list | take_few.Span | take_few.Few):  # few rows, no null items
+        if items is None:
+            return None
+        if isinstance(state, list | take_few.Span | take_few.Few):  # few rows
             return self._take_few(items, state, bufs)
         assert isinstance(state, tuple)
         page = state[0]
@@ -349,6 +351,8 @@ class DictionaryPlan(_FixedPlan):
         items = self._items_few
         if items is None:
             items = self._items_few = take_few.Items(all_items)
+        if items.valid is not None:  # null items
+            picks = [g if g >= 0 and items.valid[g] else -1 for g in picks]
         data, lengths = items.pick(picks)
         offsets = take_few.offsets(lengths, items.large)
         if offsets is None:
@@ -526,21 +530,15 @@ def _flat_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
     return FlatPlan(table, FixedValues(table, plans, max(bits // 8, 1), bits == 1), dtype)
 
 
-def _dictionary_plan(table: Column, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
+def _dictionary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
     counts = [0] * n
-    for i in pages:
-        s = cast(whole.Dictionary, table.shape(i, dtype))
-        plans[i], counts[i] = (NO_VALIDITY, s.indices, -1, s.width * 8), s.count
-
-    def load() -> Fetch[pa.Array]:
-        """Every page's items (dictionary.page_items; the pages' rounds side by side), concatenated."""
-        items = [dictionary.page_items(table.encoding(i).dictionary, table.buffers(i), dtype, cache) for i in pages]
-        return pa.concat_arrays(parts) if len(parts := (yield from gather(items))) > 1 else parts[0]
-
+    shapes = {i: cast(whole.Dictionary, table.shape(i, dtype)) for i in pages}
+    for i, d in shapes.items():
+        plans[i], counts[i] = (NO_VALIDITY, d.indices, -1, d.width * 8), d.count
     width = max(p[3] for p in plans) // 8 or 1
-    return DictionaryPlan(table, FixedValues(table, plans, width), load, counts)
+    return DictionaryPlan(table, FixedValues(table, plans, width), dtype, shapes, counts)
 
 
 def _binary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
@@ -576,7 +574,7 @@ def plan_take(
         elif k[0] == FLAT:
             plans.append(_flat_plan(table, dtype, pages))
         elif k[0] == DICTIONARY:
-            plans.append(_dictionary_plan(table, dtype, column.ctx.cache, pages))
+            plans.append(_dictionary_plan(table, dtype, pages))
         else:
             plans.append(_binary_plan(table, dtype, pages))
     if len(plans) == 1:
