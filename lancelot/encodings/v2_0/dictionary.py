@@ -14,14 +14,14 @@ import pyarrow.compute as pc
 
 from lancelot.encodings.base import Fetch, gather
 from lancelot.encodings.v2_0 import whole
-from lancelot.encodings.v2_0.decode import Spans, decode, unwrap_no_nulls
+from lancelot.encodings.v2_0.decode import Spans, decode
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
 def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
     """Unsigned integer type of the stored indices (pylance picks the narrowest width)."""
-    enc = unwrap_no_nulls(enc)
+    enc = whole.unwrap_no_nulls(enc)
     bits = enc.flat.bits_per_value if enc.WhichOneof("array_encoding") == "flat" else 32
     return {8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}.get(bits, pa.uint32())
 
@@ -33,7 +33,7 @@ def page_items(d: pb.Dictionary, pbuf: PageBuffers, value_type: pa.DataType, cac
     key = ("v2_0-dict", pbuf.column, pbuf.page_index)
     items = cache.get(key)
     if items is None:
-        enc, n = unwrap_no_nulls(d.items), d.num_dictionary_items
+        enc, n = whole.unwrap_no_nulls(d.items), d.num_dictionary_items
         s = whole.binary_shape(enc.binary) if enc.WhichOneof("array_encoding") == "binary" else None
         if s is not None and max(s.offsets, s.data) < len(pbuf.page):
             offsets, data = yield [pbuf.page[s.offsets], pbuf.page[s.data]]

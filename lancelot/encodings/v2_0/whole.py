@@ -34,7 +34,6 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, Plan
-from lancelot.encodings.v2_0.decode import unwrap_no_nulls
 from lancelot.encodings.v2_0.page import parse_any, parsed_direct
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
@@ -69,6 +68,13 @@ class Dictionary:
 
 ALL_NULLS = "all_nulls"
 Shape = Flat | Binary | Dictionary | str
+
+
+def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
+    """The values encoding under any Nullable.NoNull wrappers."""
+    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
+        enc = enc.nullable.no_nulls.values
+    return enc
 
 
 def fixed_bits(dtype: pa.DataType) -> int | None:
