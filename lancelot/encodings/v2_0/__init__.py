@@ -41,7 +41,7 @@ def columns_in_file(field: pa.Field, src: ByteSource, cols: Sequence[file2_pb2.C
     """Columns a top-level field occupies in this 2.0 file: ``column_count``, except a string or
     binary field that an early 2.0 writer (Lance 0.13) stored as a List of UInt8, an offsets
     column then a bytes column (its first page's encoding is ``list``)."""
-    n = column_count(field)
+    n = 1 if not pa.types.is_nested(field.type) else column_count(field)  # (a leaf: one column)
     if n != 1 or not is_variable(field.type) or pos + 1 >= len(cols) or not cols[pos].pages:
         return n
     enc = cols[pos].pages[0].encoding

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.base import Fetch, served
-from lancelot.encodings.v2_0.decode import Spans, decode_offsets, read_flat, total, unwrap_no_nulls
+from lancelot.encodings.base import Fetch
+from lancelot.encodings.v2_0.decode import Spans, decode_offsets, read_flat, total
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
@@ -52,46 +52,7 @@ def value_spans(raw: np.ndarray, ranges: Spans, adjustment: int) -> list[tuple[i
     return out
 
 
-#: a remote whole-page read (a dictionary) fetches a bytes buffer up to this size with its offsets
-WHOLE_BYTES_MAX = 4 << 20
-
-
-def _whole(b: pb.Binary, pbuf: PageBuffers, ranges: Spans) -> list[tuple[int, int]]:
-    """On a remote source, a read of rows [0, e) (a dictionary's items) fetches the offsets and the
-    whole bytes buffer in one round instead of two: those two file ranges, else none."""
-    if not pbuf.src.round_trip_costly or len(ranges) != 1 or ranges[0][0] != 0:
-        return []
-    idx, data = unwrap_no_nulls(b.indices), b.bytes
-    if (
-        idx.WhichOneof("array_encoding") != "flat"
-        or idx.flat.bits_per_value % 8
-        or data.WhichOneof("array_encoding") != "flat"
-        or data.flat.HasField("compression")
-    ):
-        return []
-    try:
-        o_off, o_size = pbuf._locate(idx.flat.buffer)
-        b_off, b_size = pbuf._locate(data.flat.buffer)
-    except Exception:
-        return []
-    n = min(ranges[0][1] * (idx.flat.bits_per_value // 8), o_size)
-    if b_size > WHOLE_BYTES_MAX or o_off + n > pbuf.src.size or b_off + b_size > pbuf.src.size:
-        return []
-    return [(o_off, n), (b_off, b_size)]
-
-
 def decode_binary(
-    b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
-) -> Fetch[pa.Array]:
-    whole = _whole(b, pbuf, ranges)
-    if not whole:
-        return (yield from _decode_binary(b, pbuf, ranges, dtype, cache))
-    bufs = yield whole
-    blocks = [(o, m) for (o, _), m in zip(whole, bufs)]
-    return (yield from served(_decode_binary(b, pbuf, ranges, dtype, cache), blocks))
-
-
-def _decode_binary(
     b: pb.Binary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
 ) -> Fetch[pa.Array]:
     raw = yield from decode_offsets(b.indices, pbuf, extended(ranges))

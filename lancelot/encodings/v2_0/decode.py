@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from lancelot.encodings.base import Fetch, gather
 from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.encodings.v2_0.whole import unwrap_no_nulls
 from lancelot.errors import LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
@@ -229,13 +230,6 @@ def decode_fsst(
     if validity is not None and codes.offset:
         validity = pa.py_buffer(np.packbits(codes.is_valid().to_numpy(zero_copy_only=False), bitorder="little"))
     return pa.Array.from_buffers(dtype, n, [validity, pa.py_buffer(out_offs), pa.py_buffer(block.data)])
-
-
-def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
-    """The values encoding under any Nullable.NoNull wrappers."""
-    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
-        enc = enc.nullable.no_nulls.values
-    return enc
 
 
 def decode_offsets(enc: pb.ArrayEncoding, pbuf: PageBuffers, ranges: Spans) -> Fetch[np.ndarray]:

@@ -1,7 +1,7 @@
 """2.0 ``Dictionary``: indices into a dictionary of items stored in the page.
 
-The items are decoded once per page and cached; a null value is an index that
-points at a null item.
+The items are decoded once per page and cached (``page_items``, shared by the node decoder and
+the take plans); a null value is an index that points at a null item.
 """
 
 from __future__ import annotations
@@ -13,36 +13,48 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.encodings.base import Fetch, gather
-from lancelot.encodings.v2_0.decode import Spans, decode, unwrap_no_nulls
+from lancelot.encodings.v2_0 import whole
+from lancelot.encodings.v2_0.decode import Spans, decode
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 
 
 def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
     """Unsigned integer type of the stored indices (pylance picks the narrowest width)."""
-    enc = unwrap_no_nulls(enc)
+    enc = whole.unwrap_no_nulls(enc)
     bits = enc.flat.bits_per_value if enc.WhichOneof("array_encoding") == "flat" else 32
     return {8: pa.uint8(), 16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}.get(bits, pa.uint32())
+
+
+def page_items(d: pb.Dictionary, pbuf: PageBuffers, value_type: pa.DataType, cache: dict[Any, Any]) -> Fetch[pa.Array]:
+    """A dictionary page's items, decoded once per page (cached): items of the Binary shape of
+    whole.py in one round of their two buffers (whole.strings), others (or bytes that do not add
+    up, which it reports) by the node decoder."""
+    key = ("v2_0-dict", pbuf.column, pbuf.page_index)
+    items = cache.get(key)
+    if items is None:
+        enc, n = whole.unwrap_no_nulls(d.items), d.num_dictionary_items
+        s = whole.binary_shape(enc.binary) if enc.WhichOneof("array_encoding") == "binary" else None
+        if s is not None and max(s.offsets, s.data) < len(pbuf.page):
+            offsets, data = yield [pbuf.page[s.offsets], pbuf.page[s.data]]
+            items = whole.strings(s, n, offsets, data, value_type)
+        if items is None:
+            items = yield from decode(d.items, pbuf, [(0, n)], value_type, cache)
+        cache[key] = items
+    if len(items) != d.num_dictionary_items:
+        raise pbuf.error(f"dictionary of {len(items)} items, {d.num_dictionary_items} declared")
+    return items
 
 
 def decode_dictionary(
     d: pb.Dictionary, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
 ) -> Fetch[pa.Array]:
     value_type = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
-    key = ("v2_0-dict", pbuf.column, pbuf.page_index)
-    items = cache.get(key)
     plain = not pa.types.is_dictionary(dtype)
     index_type = _stored_index_type(d.indices) if plain else dtype.index_type
-    if items is None:  # the items and the indices in the same rounds
-        items, idx = yield from gather(
-            [
-                decode(d.items, pbuf, [(0, d.num_dictionary_items)], value_type, cache),
-                decode(d.indices, pbuf, ranges, index_type, cache),
-            ]
-        )
-        cache[key] = items
-    else:
-        idx = yield from decode(d.indices, pbuf, ranges, index_type, cache)
+    items, idx = yield from gather(  # the items and the indices in the same rounds
+        [page_items(d, pbuf, value_type, cache), decode(d.indices, pbuf, ranges, index_type, cache)]
+    )
     if plain:
         # a dictionary chosen by the writer for a plain column: indices are 1-based, 0 is null
         idx_np = idx.to_numpy().astype(np.int64)

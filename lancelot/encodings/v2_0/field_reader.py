@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
+from functools import cached_property
 from itertools import accumulate
 from typing import Literal
 
@@ -38,7 +39,7 @@ from lancelot.encodings.base import (
     resume,
 )
 from lancelot.encodings.v2_0 import whole
-from lancelot.encodings.v2_0.binary import ends_and_validity, extended
+from lancelot.encodings.v2_0.binary import extended, value_spans
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers, direct_message
 from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
@@ -83,6 +84,8 @@ class Column:
                 f"pages hold {self.starts[-1]} rows, the file has {rows}", path=ctx.path, column=info.index
             )
         self._enc: dict[int, pb.ArrayEncoding] = {}
+        self._shapes: dict[int, whole.Shape | None] = {}
+        self._bufs: list[list[tuple[int, int]]] | None = None
 
     @property
     def num_rows(self) -> int:
@@ -100,6 +103,37 @@ class Column:
 
     def buffers(self, i: int) -> PageBuffers:
         return PageBuffers(self.ctx.src, self.info.meta.pages[i], self.info.meta, self.info.index, i)
+
+    @property
+    def bufs(self) -> list[list[tuple[int, int]]]:
+        """Per page, the file (position, size) of each of its buffers (found on the first take)."""
+        if self._bufs is None:
+            self._bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in self.info.meta.pages]
+        return self._bufs
+
+    def buffer(self, page: int, i: int) -> tuple[int, int] | None:
+        return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
+
+    def shape(self, i: int, dtype: pa.DataType) -> whole.Shape | None:
+        """Page ``i``'s shape (whole.py) in a column of ``dtype`` (found once: a column is planned
+        as one type)."""
+        if i not in self._shapes:
+            page = self.info.meta.pages[i]
+            direct = page.encoding.WhichOneof("location") == "direct"
+            self._shapes[i] = whole.page_shape(page, dtype) if direct else whole.encoding_shape(self.encoding(i), dtype)
+        return self._shapes[i]
+
+    @cached_property
+    def row_starts(self) -> np.ndarray:
+        return np.asarray(self.starts, np.int64)
+
+    def locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(page, row within the page) of each row."""
+        page = np.searchsorted(self.row_starts, rows, side="right") - 1
+        return page, rows - self.row_starts[page]
+
+    def error(self, msg: str, page: int) -> CorruptFileError:
+        return CorruptFileError(msg, path=self.ctx.path, column=self.info.index, page=page)
 
     def split(self, ranges: Spans) -> list[tuple[int, Spans]]:
         """Group global row ranges by page: [(page, local ranges)] in row order."""
@@ -277,20 +311,9 @@ class ListNode(Node):
         raws = yield from gather([self._offsets(p, local) for p, local in split])
         for (p, local), raw in zip(split, raws):
             lst = self.col.encoding(p).list
-            pos = 0
-            for s, e in local:
-                k = e - max(s - 1, 0)
-                ends, ok = ends_and_validity(raw[pos : pos + k], lst.null_offset_adjustment)
-                pos += k
-                ends = ends.astype(np.int64)  # (with a Python int, uint64 would concatenate as float64)
-                if s > 0:
-                    start, ends, ok = int(ends[0]), ends[1:], ok[1:]
-                else:
-                    start = 0
-                bounds = np.concatenate([[start], ends])
-                ln = np.diff(bounds)
+            for start, end, ln, ok in value_spans(raw, local, lst.null_offset_adjustment):
                 # increasing, so inside [0, num_items] when its ends are (an end >= 2**63 wrapped negative)
-                if (ln < 0).any() or start < 0 or bounds[-1] > lst.num_items:
+                if (ln < 0).any() or start < 0 or end > lst.num_items:
                     raise CorruptFileError(
                         "list offsets are not monotonic or exceed num_items",
                         path=self.ctx.path,
@@ -299,8 +322,8 @@ class ListNode(Node):
                     )
                 lengths.append(ln)
                 valid.append(ok)
-                if bounds[-1] > start:
-                    item_ranges.append((before[p] + start, before[p] + int(bounds[-1])))
+                if end > start:
+                    item_ranges.append((before[p] + start, before[p] + end))
         merged: Spans = []
         for s, e in item_ranges:
             if merged and merged[-1][1] == s:
@@ -414,7 +437,7 @@ class FieldReader20(FieldReader):
 
     def _point(self, rows: np.ndarray) -> Plan | None:
         """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width
-        values, dictionary indices once the dictionaries are loaded, a few rows' binary end
+        values, dictionary indices (and on the first take the items), a few rows' binary end
         offsets), else None."""
         plan = self._plan
         if plan is False:
@@ -487,10 +510,5 @@ class FieldReader20(FieldReader):
         if self._inside is None:
             assert isinstance(self.root, LeafNode)  # a plan exists only for a leaf column
             size = self.ctx.src.size
-            pages = self.root.col.info.meta.pages
-            self._inside = all(
-                0 <= off and 0 <= ln and off + ln <= size
-                for p in pages
-                for off, ln in zip(p.buffer_offsets, p.buffer_sizes)
-            )
+            self._inside = all(0 <= off and 0 <= ln and off + ln <= size for p in self.root.col.bufs for off, ln in p)
         return self._inside

@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import Fetch
-from lancelot.encodings.v2_0.decode import Spans, total, unwrap_no_nulls
+from lancelot.encodings.v2_0.decode import Spans, total
 from lancelot.encodings.v2_0.page import PageBuffers
+from lancelot.encodings.v2_0.whole import unwrap_no_nulls
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 

@@ -78,7 +78,8 @@ _Msg = TypeVar("_Msg", bound=Message)
 
 
 @lru_cache(maxsize=4096)
-def _parsed(raw: bytes, cls: Any) -> Message | None:
+def parse_any(raw: bytes, cls: Any) -> Message | None:
+    """A serialized ``Any`` unpacked as ``cls``, parsed once per distinct bytes (shared, read only)."""
     msg, out = any_pb2.Any(), cls()
     try:
         msg.ParseFromString(raw)
@@ -102,4 +103,4 @@ def parsed_direct(enc: file2_pb2.Encoding, cls: type[_Msg]) -> _Msg | None:
     it is not direct or does not parse."""
     if enc.WhichOneof("location") != "direct":
         return None
-    return cast("_Msg | None", _parsed(enc.direct.encoding, cast(Any, cls)))
+    return cast("_Msg | None", parse_any(enc.direct.encoding, cast(Any, cls)))

@@ -255,6 +255,7 @@ class Items:
         ends = np.frombuffer(bufs[1], np.int64 if large else np.int32)[items.offset : items.offset + len(items) + 1]
         self.ends: list[int] = ends.tolist()
         self.data = b"" if bufs[2] is None else bufs[2].to_pybytes()
+        self.valid: list[bool] | None = items.is_valid().to_pylist() if items.null_count else None
 
     def pick(self, picks: list[int]) -> tuple[bytes, list[int]]:
         """The bytes of items ``picks`` (-1: an empty value), concatenated, and their lengths."""

@@ -20,115 +20,31 @@ fields' (one coalesced ``read_ranges``).  Pages are grouped by shape: a column w
 differ (pylance writes dictionary pages next to binary ones when a batch has many distinct
 strings) gets a ``MixedPlan`` that sends each row to its page group's plan, pages of no such
 shape to the generic decoder.  ``point`` plans a take's first round without running the
-plan (Flat; Dictionary once its items are loaded; a few rows' Binary end offsets, whose bytes
+plan (Flat; Dictionary, with its items on the first take; a few rows' Binary end offsets, whose bytes
 ``take_point`` then asks for).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import cached_property
+from itertools import accumulate
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pyarrow as pa
 
-from lancelot.encodings.base import Fetch, fetch, gather
-from lancelot.encodings.v2_0 import take_few
-from lancelot.encodings.v2_0.decode import decode
+from lancelot.encodings.base import Fetch, gather
+from lancelot.encodings.v2_0 import take_few, whole
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
-from lancelot.errors import CorruptFileError
-from lancelot.format.pb import encodings_v2_0_pb2 as pb
-from lancelot.util.types import is_variable, is_whole_bytes
 
 if TYPE_CHECKING:
     from lancelot.encodings.v2_0.field_reader import Column
 
-NO_VALIDITY, SOME_NULLS, ALL_NULLS = 0, 1, 2
-
-_T = TypeVar("_T")
+NO_VALIDITY, SOME_NULLS, ALL_NULLS = take_few.NO_VALIDITY, take_few.SOME_NULLS, take_few.ALL_NULLS
 
 
-def _checked(found: _T | None) -> _T:
-    """A page's buffer or flat plan that ``_page_kind`` already found present (plans are built
-    only for the pages it gave a shape)."""
-    assert found is not None, "a plan was built for a page _page_kind did not accept"
-    return found
-
-
-def flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
-    """Page-buffer index of a plain Flat of ``bits`` bits (any whole-byte width if None), else None."""
-    if enc.WhichOneof("array_encoding") != "flat":
-        return None
-    flat = enc.flat
-    if flat.buffer.buffer_type != pb.Buffer.page or flat.HasField("compression"):
-        return None
-    ok = flat.bits_per_value in (8, 16, 32, 64) if bits is None else flat.bits_per_value == bits
-    if not ok:
-        return None
-    return flat.buffer.buffer_index
-
-
-def _nullable_flat(enc: pb.ArrayEncoding, bits: int | None) -> tuple[int, int, int, int] | None:
-    """(kind, values buffer, validity buffer, bits per value) of a Nullable over a plain Flat."""
-    kind, validity = NO_VALIDITY, -1
-    if enc.WhichOneof("array_encoding") == "nullable":
-        which = enc.nullable.WhichOneof("nullability")
-        if which == "all_nulls":
-            return ALL_NULLS, -1, -1, bits or 0
-        if which == "no_nulls":
-            enc = enc.nullable.no_nulls.values
-        elif which == "some_nulls":
-            bitmap = flat_buffer(enc.nullable.some_nulls.validity, 1)
-            if bitmap is None:
-                return None
-            kind, validity, enc = SOME_NULLS, bitmap, enc.nullable.some_nulls.values
-        else:
-            return None
-    if enc.WhichOneof("array_encoding") == "fixed_size_list" and bits is not None:
-        return _fixed_size_list_flat(enc.fixed_size_list, kind, validity, bits)
-    values = flat_buffer(enc, bits)
-    return None if values is None else (kind, values, validity, enc.flat.bits_per_value)
-
-
-def _fixed_size_list_flat(
-    fsl: pb.FixedSizeList, kind: int, validity: int, bits: int
-) -> tuple[int, int, int, int] | None:
-    """A FixedSizeList of ``bits // dimension``-bit no-null flat items as one flat value of ``bits`` bits."""
-    dim = fsl.dimension
-    if dim <= 0 or bits % dim:
-        return None
-    items = fsl.items
-    if items.WhichOneof("array_encoding") == "nullable":
-        if items.nullable.WhichOneof("nullability") != "no_nulls":
-            return None
-        items = items.nullable.no_nulls.values
-    values = flat_buffer(items, bits // dim)
-    return None if values is None else (kind, values, validity, bits)
-
-
-class PageTable:
-    """Row starts and, per page, the file positions of the buffers a plan reads."""
-
-    def __init__(self, column: Column) -> None:
-        self.column = column
-        self.path = column.ctx.path
-        self.index = column.info.index
-        self.starts = np.asarray(column.starts, np.int64)
-        self.start_list: list[int] = list(column.starts)
-        self.bufs = [list(zip(p.buffer_offsets, p.buffer_sizes)) for p in column.info.meta.pages]
-
-    def buffer(self, page: int, i: int) -> tuple[int, int] | None:
-        return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
-
-    def locate(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        page = np.searchsorted(self.starts, rows, side="right") - 1
-        return page, rows - self.starts[page]
-
-    def error(self, msg: str, page: int) -> CorruptFileError:
-        return CorruptFileError(msg, path=self.path, column=self.index, page=page)
-
-
-def _check(table: PageTable, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
+def _check(table: Column, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
     if bad.any():
         raise table.error(msg, int(page[bad][0]))
 
@@ -151,36 +67,48 @@ class FixedValues:
     """Values and validity of Nullable/Flat pages of one width (also dictionary indices); ``bit``:
     one-bit values (booleans), which only takes of a few rows read here (``few``)."""
 
-    def __init__(self, table: PageTable, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
+    def __init__(self, table: Column, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
         self.table, self.width, self.bit = table, width, bit
-        n = len(plans)
-        self.kinds = np.array([p[0] for p in plans], np.int8)
-        self.all_valid = not self.kinds.any()  # no page of the column has a validity buffer or is all null
-        self.values = np.zeros((n, 2), np.int64)
-        self.validity = np.zeros((n, 2), np.int64)
-        for i, (kind, vi, bi, _) in enumerate(plans):
-            if kind != ALL_NULLS:
-                loc = table.buffer(i, vi)
-                if loc is None:
-                    raise table.error(f"buffer index {vi} out of {len(table.bufs[i])} buffers", i)
-                self.values[i] = loc
-            if kind == SOME_NULLS:
-                loc = table.buffer(i, bi)
-                if loc is None:
-                    raise table.error(f"buffer index {bi} out of {len(table.bufs[i])} buffers", i)
-                self.validity[i] = loc
-        self.value_pos = self.values[:, 0].copy()
-        self.value_end = self.value_pos + self.values[:, 1]
-        size = self.values[:, 1]
-        self.few = take_few.FewValues(
-            self.value_pos.tolist(),
-            (size * 8 if bit else size // width).tolist(),  # values each buffer holds
-            width,
-            self.kinds.tolist(),
-            self.validity[:, 0].tolist(),
-            self.validity[:, 1].tolist(),
-            bit,
-        )
+        kinds = [p[0] for p in plans]
+        self.all_valid = not any(kinds)  # no page of the column has a validity buffer or is all null
+        none = (0, 0)
+        values = [self._buffer(i, p[1]) if p[0] != ALL_NULLS else none for i, p in enumerate(plans)]
+        validity = [self._buffer(i, p[2]) if p[0] == SOME_NULLS else none for i, p in enumerate(plans)]
+        base, size = [v[0] for v in values], [v[1] for v in values]
+        vbase, vsize = [v[0] for v in validity], [v[1] for v in validity]
+        cap = [x * 8 for x in size] if bit else [x // width for x in size]  # values each buffer holds
+        self.few = take_few.FewValues(base, cap, width, kinds, vbase, vsize, bit)
+        self._values, self._validity = values, validity
+
+    def _buffer(self, page: int, i: int) -> tuple[int, int]:
+        loc = self.table.buffer(page, i)
+        if loc is None:
+            raise self.table.error(f"buffer index {i} out of {len(self.table.bufs[page])} buffers", page)
+        return loc
+
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        return np.array(self.few.kinds, np.int8)
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """(position, size) of each page's values buffer (the numpy twin of ``few``, built on the
+        first take of more than a few rows)."""
+        return np.array(self._values, np.int64).reshape(-1, 2)
+
+    @cached_property
+    def validity(self) -> np.ndarray:
+        return np.array(self._validity, np.int64).reshape(-1, 2)
+
+    @cached_property
+    def value_pos(self) -> np.ndarray:
+        pos: np.ndarray = self.values[:, 0].copy()
+        return pos
+
+    @cached_property
+    def value_end(self) -> np.ndarray:
+        end: np.ndarray = self.value_pos + self.values[:, 1]
+        return end
 
     def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
@@ -256,22 +184,27 @@ class TakePlan:
 
 
 class _FixedPlan(TakePlan):
-    """A plan whose first round is a FixedValues read."""
+    """A plan whose first round is a FixedValues read, and its last (``finish``)."""
 
-    table: PageTable
+    table: Column
     _fixed: FixedValues
+    one_round = True
+
+    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
+        return self.finish(rows, state, bufs)
+        yield  # (a Fetch of no further round)
 
     def _few(self, rows: np.ndarray) -> tuple[list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None:
         """(state, byte ranges) when the take is a few rows (take_few.FewValues.plan), else None."""
         if len(rows) > FEW_ROWS:
             return None
-        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        pages, local = take_few.locate(self.table.starts, rows.tolist())
         return self._fixed.few.plan(pages, local, self.table.error)
 
-    def _first_round(self, rows: np.ndarray, few_ok: bool = True) -> tuple[object, list[tuple[int, int]]]:
+    def _first_round(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
         """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows'
         pages (a list), a take_few.Span or Few on the few-row path, else (page, local row) arrays."""
-        few = self._few(rows) if few_ok else None
+        few = self._few(rows)
         if few is not None:
             return few
         page, local = self.table.locate(rows)
@@ -285,7 +218,7 @@ class _FixedPlan(TakePlan):
 
 
 class FlatPlan(_FixedPlan):
-    def __init__(self, table: PageTable, values: FixedValues, dtype: pa.DataType) -> None:
+    def __init__(self, table: Column, values: FixedValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
         self._fixed = values
         self._list = pa.types.is_fixed_size_list(dtype)
@@ -300,12 +233,6 @@ class FlatPlan(_FixedPlan):
         if self.values.bit and len(rows) > FEW_ROWS:
             return None
         return self._first_round(rows)
-
-    one_round = True
-
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        return self.finish(rows, state, bufs)
-        yield  # (a Fetch of no further round)
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
         if isinstance(state, list):  # few rows, whole-byte values, no nulls
@@ -330,53 +257,63 @@ class FlatPlan(_FixedPlan):
 
 
 class DictionaryPlan(_FixedPlan):
-    """Plain string/binary pages stored as 1-based dictionary indices (0 = null)."""
+    """Plain string/binary pages stored as 1-based dictionary indices (0 = null) into Binary items
+    (whole.py's shapes); a take is one round, the column's first also fetching every page's items."""
 
     def __init__(
         self,
-        table: PageTable,
+        table: Column,
         indices: FixedValues,
-        load: Callable[[], Fetch[pa.Array]],
-        base: np.ndarray,
-        counts: np.ndarray,
+        dtype: pa.DataType,
+        shapes: dict[int, whole.Dictionary],
+        counts: list[int],
     ) -> None:
-        self.table, self.indices, self.base, self.counts = table, indices, base, counts
-        self._fixed = indices
+        self.table, self.indices, self._fixed, self.dtype, self._shapes = table, indices, indices, dtype, shapes
         self._items: pa.Array | None = None
-        self._load = load
-        self._base_list: list[int] = base.tolist()
-        self._count_list: list[int] = counts.tolist()
+        self._item_ranges = [table.bufs[i][r] for i, d in shapes.items() for r in (d.items.offsets, d.items.data)]
+        self._count_list = counts
+        self._base_list = list(accumulate(counts[:-1], initial=0))  # each page's first item
         self._items_few: take_few.Items | None = None
 
+    @cached_property
+    def base(self) -> np.ndarray:
+        return np.array(self._base_list, np.int64)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        return np.array(self._count_list, np.int64)
+
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
-        """The first take loads every page's dictionary items in the rounds of its indices."""
-        if self._items is None:
-            state, ranges = self._first_round(rows)
-            self._items, bufs = yield from gather([self._load(), fetch(ranges)])
-            if self._items.null_count and not isinstance(state, tuple):  # the few-row path needs none
-                state, ranges = self._first_round(rows, False)
-                bufs = yield ranges
-        else:
-            state, ranges = self._first_round(rows, not self._items.null_count)
-            bufs = yield ranges
-        return self.finish(rows, state, bufs)
+        state, ranges = self.point(rows)
+        return self.finish(rows, state, (yield ranges))
 
-    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """One round once the dictionaries are loaded (the indices' ranges), else None."""
-        if self._items is None:
-            return None
-        return self._first_round(rows, not self._items.null_count)
+    def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
+        """The indices' ranges, then (until the items are loaded) the items' buffers."""
+        state, ranges = self._first_round(rows)
+        extra = self._item_ranges if self._items is None else []
+        return (state, len(extra)), ranges + extra
 
-    one_round = True
-
-    def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        return self.finish(rows, state, bufs)
-        yield  # (a Fetch of no further round)
+    def _load(self, bufs: list[memoryview]) -> pa.Array | None:
+        """Every page's items from the bytes of ``_item_ranges`` (None: they do not add up)."""
+        parts = []
+        for k, d in enumerate(self._shapes.values()):
+            part = whole.strings(d.items, d.count, bufs[2 * k], bufs[2 * k + 1], self.dtype)
+            if part is None:
+                return None  # the node decoder reports them
+            parts.append(part)
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array | None:
+        assert isinstance(state, tuple)
+        state, loads = state
+        if loads:
+            if self._items is None:
+                self._items = self._load(bufs[len(bufs) - loads :])
+            bufs = bufs[: len(bufs) - loads]
         items = self._items
-        assert items is not None  # loaded by the first take
-        if isinstance(state, list | take_few.Span | take_few.Few):  # few rows, no null items
+        if items is None:
+            return None
+        if isinstance(state, list | take_few.Span | take_few.Few):  # few rows
             return self._take_few(items, state, bufs)
         assert isinstance(state, tuple)
         page = state[0]
@@ -414,6 +351,8 @@ class DictionaryPlan(_FixedPlan):
         items = self._items_few
         if items is None:
             items = self._items_few = take_few.Items(all_items)
+        if items.valid is not None:  # null items
+            picks = [g if g >= 0 and items.valid[g] else -1 for g in picks]
         data, lengths = items.pick(picks)
         offsets = take_few.offsets(lengths, items.large)
         if offsets is None:
@@ -426,27 +365,35 @@ class BinaryPlan(TakePlan):
     """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes (two rounds: the end
     offsets around each row, then its bytes)."""
 
-    def __init__(
-        self,
-        table: PageTable,
-        offsets: np.ndarray,
-        widths: np.ndarray,
-        data: np.ndarray,
-        adjust: np.ndarray,
-        dtype: pa.DataType,
-    ) -> None:
-        self.table, self.offsets, self.widths, self.data, self.adjust = table, offsets, widths, data, adjust
-        self.dtype = dtype
+    def __init__(self, table: Column, pages: list[tuple[int, int, int, int, int, int]], dtype: pa.DataType) -> None:
+        """``pages``: per page (offsets position, offsets size, offset width, data position, data
+        size, null adjustment)."""
+        self.table, self.dtype = table, dtype
         self._large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
-        self._lists: list[list[int]] = [offsets[:, 0].tolist(), offsets[:, 1].tolist(), widths.tolist()]
-        self._lists += [data[:, 0].tolist(), data[:, 1].tolist(), adjust.tolist()]
+        self._lists: list[list[int]] = [list(c) for c in zip(*pages)]
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        return np.column_stack(self._lists[:2]).astype(np.int64)
+
+    @cached_property
+    def widths(self) -> np.ndarray:
+        return np.array(self._lists[2], np.int64)
+
+    @cached_property
+    def data(self) -> np.ndarray:
+        return np.column_stack(self._lists[3:5]).astype(np.int64)
+
+    @cached_property
+    def adjust(self) -> np.ndarray:
+        return np.array(self._lists[5], np.uint64)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
         round, are asked for by ``take_point``); None otherwise."""
         if len(rows) > FEW_ROWS:
             return None
-        pages, local = take_few.locate(self.table.start_list, rows.tolist())
+        pages, local = take_few.locate(self.table.starts, rows.tolist())
         base, size, widths = self._lists[:3]
         return pages, take_few.binary_offset_ranges(base, size, widths, pages, local, self.table.error)
 
@@ -531,7 +478,7 @@ class MixedPlan(TakePlan):
     each row goes to the plan of its page's group (their rounds side by side), the parts are put
     back in row order."""
 
-    def __init__(self, table: PageTable, group: np.ndarray, plans: list[TakePlan]) -> None:
+    def __init__(self, table: Column, group: np.ndarray, plans: list[TakePlan]) -> None:
         self.table, self.group, self.plans = table, group, plans
 
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
@@ -549,95 +496,57 @@ class MixedPlan(TakePlan):
 
 
 #: page shapes (the kind keys of ``_page_kind``)
+#: page groups (the keys of ``_page_kind``)
 FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 
 
-def _page_kind(table: PageTable, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
-    """The vectorized shape of page ``i`` ((FLAT,), (DICTIONARY, index width), (BINARY,)), or None."""
-    enc = table.column.encoding(i)
-    bits = fixed_bits(dtype)
-    if bits is not None:
-        return (FLAT,) if _nullable_flat(enc, bits) is not None else None
-    if not is_variable(dtype):
+def _page_kind(table: Column, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
+    """The plan group of page ``i`` by its shape (whole.page_shape): (FLAT,), (DICTIONARY, index
+    width) or (BINARY,); None for the generic decoder."""
+    s = table.shape(i, dtype)
+    if isinstance(s, whole.Flat) or (s == whole.ALL_NULLS and whole.fixed_bits(dtype) is not None):
+        return (FLAT,)
+    binary = s.items if isinstance(s, whole.Dictionary) else s
+    if not isinstance(binary, whole.Binary) or table.buffer(i, binary.offsets) is None:
         return None
-    which = enc.WhichOneof("array_encoding")
-    if which == "dictionary":
-        plan = _nullable_flat(enc.dictionary.indices, None)
-        if plan is None:
-            return None
-        return (DICTIONARY, 0) if plan[0] == ALL_NULLS else (DICTIONARY, plan[3])
-    if which == "binary":
-        b = enc.binary
-        plan = _nullable_flat(b.indices, None)
-        di = flat_buffer(b.bytes, 8)
-        if plan is None or plan[0] != NO_VALIDITY or di is None:
-            return None
-        if table.buffer(i, plan[1]) is None or table.buffer(i, di) is None:
-            return None  # the generic path reports the bad buffer index
-        return (BINARY,)
-    return None
+    if table.buffer(i, binary.data) is None:
+        return None  # the generic path reports the bad buffer index
+    if isinstance(s, whole.Dictionary):
+        return None if table.buffer(i, s.indices) is None else (DICTIONARY, s.width)
+    return (BINARY,)
 
 
-def fixed_bits(dtype: pa.DataType) -> int | None:
-    """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
-    (None otherwise)."""
-    if pa.types.is_boolean(dtype):
-        return 1
-    if is_whole_bytes(dtype):
-        return int(dtype.bit_width)
-    if pa.types.is_fixed_size_list(dtype) and is_whole_bytes(dtype.value_type) and dtype.list_size > 0:
-        return int(dtype.list_size) * int(dtype.value_type.bit_width)
-    return None
+def _flat(s: whole.Shape | None, bits: int) -> tuple[int, int, int, int]:
+    """(kind, values buffer, validity buffer, bits per value) of a Flat or all-null page."""
+    if isinstance(s, whole.Flat):
+        return (NO_VALIDITY if s.validity < 0 else SOME_NULLS), s.values, s.validity, s.bits
+    return ALL_NULLS, -1, -1, bits  # (also the pages of other groups: never asked)
 
 
-def _flat_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    bits = _checked(fixed_bits(dtype))
-    width = max(bits // 8, 1)
-    plans = [(ALL_NULLS, -1, -1, bits)] * len(table.bufs)  # pages of other groups are never asked
-    for i in pages:
-        plans[i] = _checked(_nullable_flat(table.column.encoding(i), bits))
-    return FlatPlan(table, FixedValues(table, plans, width, bits == 1), dtype)
+def _flat_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
+    bits = whole.fixed_bits(dtype)
+    assert bits is not None  # FLAT pages are of a fixed-width type
+    plans = [_flat(table.shape(i, dtype) if i in pages else None, bits) for i in range(len(table.bufs))]
+    return FlatPlan(table, FixedValues(table, plans, max(bits // 8, 1), bits == 1), dtype)
 
 
-def _dictionary_plan(table: PageTable, dtype: pa.DataType, cache: dict[Any, Any], pages: list[int]) -> TakePlan:
+def _dictionary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
     n = len(table.bufs)
     plans = [(ALL_NULLS, -1, -1, 8)] * n
-    counts = np.zeros(n, np.int64)
-    for i in pages:
-        e = table.column.encoding(i)
-        plans[i] = _checked(_nullable_flat(e.dictionary.indices, None))
-        counts[i] = e.dictionary.num_dictionary_items
-
-    def page_items(i: int) -> Fetch[pa.Array]:
-        key = ("v2_0-dict", table.index, i)
-        if key not in cache:
-            e = table.column.encoding(i).dictionary
-            rows = [(0, e.num_dictionary_items)]
-            cache[key] = yield from decode(e.items, table.column.buffers(i), rows, dtype, cache)
-        if len(cache[key]) != counts[i]:
-            raise table.error(f"dictionary of {len(cache[key])} items, {counts[i]} declared", i)
-        return cache[key]
-
-    def load() -> Fetch[pa.Array]:
-        """Every page's items (the pages' rounds side by side), concatenated."""
-        return pa.concat_arrays((yield from gather([page_items(i) for i in pages])))
-
+    counts = [0] * n
+    shapes = {i: cast(whole.Dictionary, table.shape(i, dtype)) for i in pages}
+    for i, d in shapes.items():
+        plans[i], counts[i] = (NO_VALIDITY, d.indices, -1, d.width * 8), d.count
     width = max(p[3] for p in plans) // 8 or 1
-    base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return DictionaryPlan(table, FixedValues(table, plans, width), load, base, counts)
+    return DictionaryPlan(table, FixedValues(table, plans, width), dtype, shapes, counts)
 
 
-def _binary_plan(table: PageTable, dtype: pa.DataType, pages: list[int]) -> TakePlan:
-    n = len(table.bufs)
-    offsets, data = np.zeros((n, 2), np.int64), np.zeros((n, 2), np.int64)
-    widths, adjust = np.zeros(n, np.int64), np.zeros(n, np.uint64)
+def _binary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
+    rows = [(0, 0, 1, 0, 0, 0)] * len(table.bufs)  # (pages of other groups are never asked)
     for i in pages:
-        b = table.column.encoding(i).binary
-        plan = _checked(_nullable_flat(b.indices, None))
-        offsets[i] = _checked(table.buffer(i, plan[1]))
-        data[i] = _checked(table.buffer(i, _checked(flat_buffer(b.bytes, 8))))
-        widths[i], adjust[i] = plan[3] // 8, b.null_adjustment
-    return BinaryPlan(table, offsets, widths, data, adjust, dtype)
+        s = cast(whole.Binary, table.shape(i, dtype))
+        rows[i] = (*table.bufs[i][s.offsets], s.width, *table.bufs[i][s.data], s.adjust)
+    return BinaryPlan(table, rows, dtype)
 
 
 def plan_take(
@@ -651,7 +560,7 @@ def plan_take(
     n = len(column.info.meta.pages)
     if n == 0:
         return None
-    table = PageTable(column)
+    table = column
     kinds = [_page_kind(table, i, dtype) for i in range(n)]
     keys = list(dict.fromkeys(kinds))
     if keys == [None] or (None in keys and generic is None):
@@ -665,7 +574,7 @@ def plan_take(
         elif k[0] == FLAT:
             plans.append(_flat_plan(table, dtype, pages))
         elif k[0] == DICTIONARY:
-            plans.append(_dictionary_plan(table, dtype, column.ctx.cache, pages))
+            plans.append(_dictionary_plan(table, dtype, pages))
         else:
             plans.append(_binary_plan(table, dtype, pages))
     if len(plans) == 1:

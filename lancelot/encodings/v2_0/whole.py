@@ -1,4 +1,7 @@
-"""Whole reads of simple 2.0 leaf columns: the first read of a small freshly opened file.
+"""Page shapes of simple 2.0 leaf columns, and their whole reads (a small file's first read).
+
+The shapes are the one classification of a page's encoding that every 2.0 read planner uses:
+the whole read here, the takes of take_plans.py.
 
 A dataset of many small 2.0 fragments is read one small file at a time, each opened once and
 read once, so the per-page cost of the node decoder (the encoding tree walked page by page,
@@ -15,8 +18,8 @@ them here in one round (every page's buffers) and a few numpy steps a page:
 * ``Dictionary(indices = no-null Flat, items = such a Binary)`` of a plain string/binary column:
   1-based indices, 0 a null.
 
-A page's shape is found once per distinct encoding description (``shape`` caches it by the
-encoding's bytes: files of one writer and schema repeat them).  Anything else, or bytes that
+A page's shape is found once per distinct encoding description (``page_shape`` caches it by
+the encoding's bytes: files of one writer and schema repeat them).  Anything else, or bytes that
 do not add up, makes ``decode_page`` return None and the caller takes the node decoder (which
 reports damaged files with their details).
 """
@@ -31,11 +34,10 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import ColumnInfo, Plan
-from lancelot.encodings.v2_0.decode import unwrap_no_nulls
-from lancelot.encodings.v2_0.page import parsed_direct
-from lancelot.encodings.v2_0.take_plans import fixed_bits, flat_buffer
+from lancelot.encodings.v2_0.page import parse_any, parsed_direct
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
-from lancelot.util.types import is_variable
+from lancelot.format.pb import file2_pb2
+from lancelot.util.types import is_variable, is_whole_bytes
 
 #: numpy types of unsigned integers by byte width
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -68,7 +70,38 @@ ALL_NULLS = "all_nulls"
 Shape = Flat | Binary | Dictionary | str
 
 
-def _binary(b: pb.Binary) -> Binary | None:
+def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
+    """The values encoding under any Nullable.NoNull wrappers."""
+    while enc.WhichOneof("array_encoding") == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
+        enc = enc.nullable.no_nulls.values
+    return enc
+
+
+def fixed_bits(dtype: pa.DataType) -> int | None:
+    """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
+    (None otherwise)."""
+    if pa.types.is_boolean(dtype):
+        return 1
+    if is_whole_bytes(dtype):
+        return int(dtype.bit_width)
+    if pa.types.is_fixed_size_list(dtype) and is_whole_bytes(dtype.value_type) and dtype.list_size > 0:
+        return int(dtype.list_size) * int(dtype.value_type.bit_width)
+    return None
+
+
+def flat_buffer(enc: pb.ArrayEncoding, bits: int | None) -> int | None:
+    """Page-buffer index of a plain Flat of ``bits`` bits (any whole-byte width if None), else None."""
+    if enc.WhichOneof("array_encoding") != "flat":
+        return None
+    flat = enc.flat
+    if flat.buffer.buffer_type != pb.Buffer.page or flat.HasField("compression"):
+        return None
+    ok = flat.bits_per_value in (8, 16, 32, 64) if bits is None else flat.bits_per_value == bits
+    return flat.buffer.buffer_index if ok else None
+
+
+def binary_shape(b: pb.Binary) -> Binary | None:
+    """The shape of a Binary of no-null flat end offsets and flat bytes, or None."""
     idx = unwrap_no_nulls(b.indices)
     at = flat_buffer(idx, None)
     data = flat_buffer(b.bytes, 8)
@@ -77,7 +110,8 @@ def _binary(b: pb.Binary) -> Binary | None:
     return Binary(at, int(idx.flat.bits_per_value) // 8, data, int(b.null_adjustment))
 
 
-def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
+def encoding_shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
+    """The shape of a page of encoding ``enc`` in a column of type ``t``, or None."""
     bits = fixed_bits(t)
     if bits is not None:
         validity = -1
@@ -105,7 +139,7 @@ def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
     enc = unwrap_no_nulls(enc)
     which = enc.WhichOneof("array_encoding")
     if which == "binary":
-        return _binary(enc.binary)
+        return binary_shape(enc.binary)
     if which == "dictionary":
         d = enc.dictionary
         idx = unwrap_no_nulls(d.indices)
@@ -113,7 +147,7 @@ def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
         items = unwrap_no_nulls(d.items)
         if at is None or items.WhichOneof("array_encoding") != "binary":
             return None
-        found = _binary(items.binary)
+        found = binary_shape(items.binary)
         if found is None:
             return None
         return Dictionary(at, int(idx.flat.bits_per_value) // 8, found, int(d.num_dictionary_items))
@@ -123,19 +157,16 @@ def _shape(enc: pb.ArrayEncoding, t: pa.DataType) -> Shape | None:
 
 
 @lru_cache(maxsize=4096)
-def shape(raw: bytes, t: pa.DataType) -> Shape | None:
-    """The shape of a page whose direct encoding (a serialized ``Any``) is ``raw``, for a column of
-    type ``t``, or None (the node decoder reads it)."""
-    from google.protobuf import any_pb2
+def _direct_shape(raw: bytes, t: pa.DataType) -> Shape | None:
+    enc = parse_any(raw, pb.ArrayEncoding)
+    return encoding_shape(enc, t) if isinstance(enc, pb.ArrayEncoding) else None
 
-    msg, enc = any_pb2.Any(), pb.ArrayEncoding()
-    try:
-        msg.ParseFromString(raw)
-        if not msg.Unpack(enc):
-            return None
-    except Exception:
-        return None
-    return _shape(enc, t)
+
+def page_shape(page: file2_pb2.ColumnMetadata.Page, t: pa.DataType) -> Shape | None:
+    """The shape of a page with a direct encoding in a column of type ``t`` (cached by the
+    encoding's bytes), or None (the node decoder reads it)."""
+    enc = page.encoding
+    return _direct_shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
 
 
 def buffers(s: Shape) -> list[int]:
@@ -149,7 +180,7 @@ def buffers(s: Shape) -> list[int]:
     return []
 
 
-def _strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.DataType) -> pa.Array | None:
+def strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.DataType) -> pa.Array | None:
     if len(offsets) < n * s.width:
         return None
     ends = np.frombuffer(offsets, _UINT[s.width], n).astype(np.int64)
@@ -189,9 +220,9 @@ def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.
             return pa.Array.from_buffers(t, n, [vbuf], children=[items])
         return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(values)])
     if isinstance(s, Binary):
-        return _strings(s, n, bufs[0], bufs[1], t)
+        return strings(s, n, bufs[0], bufs[1], t)
     assert isinstance(s, Dictionary)
-    items = _strings(s.items, s.count, bufs[1], bufs[2], t)
+    items = strings(s.items, s.count, bufs[1], bufs[2], t)
     if items is None or len(bufs[0]) < n * s.width:
         return None
     idx = np.frombuffer(bufs[0], _UINT[s.width], n).astype(np.int64)
@@ -217,8 +248,7 @@ def field_plan(info: ColumnInfo, t: pa.DataType, size: int, rows: range, fallbac
     counts: list[int] = []
     ranges: list[tuple[int, int]] = []
     for page in meta.pages:
-        enc = page.encoding
-        found = shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
+        found = page_shape(page, t)
         if found is None:
             return None
         for b in buffers(found):
