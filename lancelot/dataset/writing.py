@@ -26,6 +26,7 @@ from lancelot.dataset.commit import (
     CommitConflictError,
     Versions,
     commit_manifest,
+    latest_by_hint,
     list_versions,
     load_manifest,
 )
@@ -290,7 +291,12 @@ def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
 
 
 def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
-    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write."""
+    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write: on
+    a local disk through the version hint, as pylance's commit finds it (no listing of a long
+    ``_versions/``; the ``Versions`` then knows the latest only), else from a listing."""
+    hinted = latest_by_hint(store, uri)
+    if hinted is not None:
+        return hinted
     versions = list_versions(store, uri)
     if versions.latest is None:
         return versions, None
