@@ -365,12 +365,12 @@ def write_fragments(
     data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
-    if _checked and schema is not None:  # write_version's batches of ``schema``, its metadata checked
-        batches = cast(Iterator[pa.RecordBatch], data)
+    if _checked and schema is not None:  # write_version's batches of ``schema``, stored form, metadata checked
+        batches, stored = cast(Iterator[pa.RecordBatch], data), schema
     else:
         schema, batches = as_batches(data, schema)
         check_metadata(schema)
-    stored = normalize_schema(schema)
+        stored = normalize_schema(schema)
     base = _base if _base is not ... else _existing(store, uri)
     if data_storage_version is None:
         data_storage_version = (
