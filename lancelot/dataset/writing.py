@@ -380,8 +380,10 @@ def write_fragments(
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
-    fields = dataset_fields(blob_write.manifest_schema(stored, version), base, subset=_append)  # blob v2: logical
-    ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
+    logical = blob_write.manifest_schema(stored, version)  # blob v2: the logical type
+    plain = logical is stored  # no blob v2 field: the file holds the data as given
+    fields = dataset_fields(logical, base, subset=_append)
+    ids, cols = file_field_lists(fields if plain else blob_write.collapse_fields(fields), version)  # blob v2: 1 column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
     # the bytes in the file so far; a limit of one's own waits for the pages being encoded (the same files every run)
@@ -416,15 +418,16 @@ def write_fragments(
                     name = f"{uuid.uuid4().hex}.lance"
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
-                        blob_write.file_schema(stored, version),  # blob v2: descriptions
+                        stored if plain else blob_write.file_schema(stored, version),  # blob v2: descriptions
                         version=version,
                         profile=profile,
                         max_page_bytes=max_page_bytes,
                     )
-                    external = _allow_external_blobs is not False  # rewrites keep what was written
-                    blobs = blob_write.BlobV2Writer(
-                        store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
-                    )
+                    if not plain:  # (rewrites keep the external blobs that were written)
+                        external = _allow_external_blobs is not False
+                        blobs = blob_write.BlobV2Writer(
+                            store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
+                        )
                     progress_begin(progress)
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)
