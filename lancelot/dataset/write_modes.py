@@ -44,9 +44,8 @@ Batches = Iterator[pa.RecordBatch]
 def _fit_append(
     base: ManifestFile, schema: pa.Schema, stored: pa.Schema, full: pa.Schema, batches: Batches, uri: str
 ) -> tuple[pa.Schema, pa.Schema, Batches]:
-    """(schema, its stored form, batches) of appended data whose schema differs from the dataset's
-    ``full``: columns in another order reordered, nullable fields left out checked, types fitted
-    (a DatasetSchemaError where they cannot be)."""
+    """(schema, stored form, batches) of appended data whose schema differs from the dataset's ``full``:
+    columns reordered, nullable fields left out checked, types fitted (else a DatasetSchemaError)."""
     names = [f.name for f in base.manifest.fields if f.parent_id == -1]
     if append_fill.is_subset(stored, full):  # nullable fields left out
         append_fill.check_missing(stored, full, uri)

@@ -15,7 +15,7 @@ import os
 import uuid
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import pyarrow as pa
 
@@ -61,9 +61,6 @@ from lancelot.errors import (
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.writer import LanceWriter, resolve_version
-
-if TYPE_CHECKING:
-    pass
 
 _DEFAULTS = WriteOptions()
 
@@ -286,16 +283,10 @@ def storage_version(name: str | None) -> str | None:
         ) from None
 
 
-def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
-    return _listed(store, uri)[1]
-
-
 def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
-    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write: on
-    a local disk through the version hint, as pylance's commit finds it (no listing of a long
-    ``_versions/``; the ``Versions`` then knows the latest only), else from a listing."""
-    hinted = latest_by_hint(store, uri)
-    if hinted is not None:
+    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write:
+    through the version hint on a local disk, as pylance's commit (no listing of a long _versions/)."""
+    if (hinted := latest_by_hint(store, uri)) is not None:
         return hinted
     versions = list_versions(store, uri)
     if versions.latest is None:
@@ -371,7 +362,7 @@ def write_fragments(
         schema, batches = as_batches(data, schema)
         check_metadata(schema)
         stored = normalize_schema(schema)
-    base = _base if _base is not ... else _existing(store, uri)
+    base = _base if _base is not ... else _listed(store, uri)[1]
     if data_storage_version is None:
         data_storage_version = (
             writable_data_version(base.manifest, f"dataset {uri!r} version {base.manifest.version}")
