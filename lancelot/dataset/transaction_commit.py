@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import uuid as _uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.commit_options import CommitRequest, check_commit_lock, merged_properties, with_commit_lock
@@ -28,9 +28,6 @@ from lancelot.dataset.write_options import WriteOptions
 from lancelot.dataset.writing import Committed, commit_version
 from lancelot.errors import VersionNotFoundError
 from lancelot.format.pb import transaction_pb2
-
-if TYPE_CHECKING:
-    pass
 
 
 def _refuse_rebase(store: ObjectStore, uri: str, pb: transaction_pb2.Transaction, read_version: int) -> None:

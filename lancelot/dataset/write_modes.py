@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from lancelot.dataset import append_fill, blob_write
 from lancelot.dataset.commit_options import lock_of
-from lancelot.dataset.manifest import LEGACY_DATA_VERSION
+from lancelot.dataset.manifest import LEGACY_DATA_VERSION, ManifestFile, manifest_schema
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.write_options import WriteOptions, auto_cleanup_config
 from lancelot.dataset.writing import (
@@ -37,6 +38,31 @@ if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
 
 _DEFAULTS = WriteOptions()
+Batches = Iterator[pa.RecordBatch]
+
+
+def _fit_append(
+    base: ManifestFile, schema: pa.Schema, stored: pa.Schema, full: pa.Schema, batches: Batches, uri: str
+) -> tuple[pa.Schema, pa.Schema, Batches]:
+    """(schema, stored form, batches) of appended data whose schema differs from the dataset's ``full``:
+    columns reordered, nullable fields left out checked, types fitted (else a DatasetSchemaError)."""
+    names = [f.name for f in base.manifest.fields if f.parent_id == -1]
+    if append_fill.is_subset(stored, full):  # nullable fields left out
+        append_fill.check_missing(stored, full, uri)
+    if stored.names != names and sorted(stored.names) == sorted(names):  # same columns, other order
+        schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
+        stored = normalize_schema(schema)
+        batches = (b.select(names) for b in batches)
+    target = check_append_schema(base, stored, uri, full)
+    dv = base.manifest.data_format.version
+    # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
+    target = pa.schema(
+        [s if blob_write.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
+    )
+    if not stored.equals(target, check_metadata=False):
+        schema, stored = target, normalize_schema(target)
+        batches = (fit_to_dataset(b, target, uri) for b in batches)
+    return schema, stored, batches
 
 
 def write_version(
@@ -73,28 +99,12 @@ def write_version(
     stored = normalize_schema(schema)
     if mode == "create" and base is not None:
         raise DatasetExistsError(f"dataset {uri!r} already exists (version {base.manifest.version})")
-    if mode == "append":
-        if base is None:
-            mode = "create"
-        else:
-            names = [f.name for f in base.manifest.fields if f.parent_id == -1]
-            from lancelot.dataset.manifest import manifest_schema
-
-            if append_fill.is_subset(stored, full := manifest_schema(base.manifest)):  # nullable fields left out
-                append_fill.check_missing(stored, full, uri)
-            if stored.names != names and sorted(stored.names) == sorted(names):  # same columns, other order
-                schema = pa.schema([schema.field(n) for n in names], metadata=schema.metadata)
-                stored = normalize_schema(schema)
-                batches = (b.select(names) for b in batches)
-            target = check_append_schema(base, stored, uri, full)
-            dv = base.manifest.data_format.version
-            # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
-            target = pa.schema(
-                [s if blob_write.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
-            )
-            if not stored.equals(target, check_metadata=False):
-                schema, stored = target, normalize_schema(target)
-                batches = (fit_to_dataset(b, target, uri) for b in batches)
+    if mode == "append" and base is not None:
+        full = manifest_schema(base.manifest)
+        if not stored.equals(full, check_metadata=True):  # (the dataset's very schema: nothing to check or fit)
+            schema, stored, batches = _fit_append(base, schema, stored, full, batches, uri)
+    elif mode == "append":
+        mode = "create"
     if data_storage_version is None and base is not None and mode == "overwrite":
         data_storage_version = base.manifest.data_format.version or None
         if data_storage_version == LEGACY_DATA_VERSION:  # lancelot writes no legacy files: its default
@@ -102,7 +112,7 @@ def write_version(
     frags = write_fragments(
         batches,
         uri,
-        schema=schema,
+        schema=stored,
         data_storage_version=data_storage_version,
         max_rows_per_file=o.max_rows_per_file,
         max_bytes_per_file=o.max_bytes_per_file,

@@ -15,7 +15,7 @@ import os
 import uuid
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import pyarrow as pa
 
@@ -26,6 +26,7 @@ from lancelot.dataset.commit import (
     CommitConflictError,
     Versions,
     commit_manifest,
+    latest_by_hint,
     list_versions,
     load_manifest,
 )
@@ -60,9 +61,6 @@ from lancelot.errors import (
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.writer import LanceWriter, resolve_version
-
-if TYPE_CHECKING:
-    pass
 
 _DEFAULTS = WriteOptions()
 
@@ -285,12 +283,11 @@ def storage_version(name: str | None) -> str | None:
         ) from None
 
 
-def _existing(store: ObjectStore, uri: str) -> ManifestFile | None:
-    return _listed(store, uri)[1]
-
-
 def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None]:
-    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write."""
+    """The dataset's versions and its latest manifest (None: no dataset yet), read once per write:
+    through the version hint on a local disk, as pylance's commit (no listing of a long _versions/)."""
+    if (hinted := latest_by_hint(store, uri)) is not None:
+        return hinted
     versions = list_versions(store, uri)
     if versions.latest is None:
         return versions, None
@@ -359,13 +356,13 @@ def write_fragments(
     data_storage_version = storage_version(data_storage_version)
     store = _store or ObjectStore(uri, storage_options)
     uri = store.uri
-    if _checked and schema is not None:  # write_version's batches of ``schema``, its metadata checked
-        batches = cast(Iterator[pa.RecordBatch], data)
+    if _checked and schema is not None:  # write_version's batches of ``schema``, stored form, metadata checked
+        batches, stored = cast(Iterator[pa.RecordBatch], data), schema
     else:
         schema, batches = as_batches(data, schema)
         check_metadata(schema)
-    stored = normalize_schema(schema)
-    base = _base if _base is not ... else _existing(store, uri)
+        stored = normalize_schema(schema)
+    base = _base if _base is not ... else _listed(store, uri)[1]
     if data_storage_version is None:
         data_storage_version = (
             writable_data_version(base.manifest, f"dataset {uri!r} version {base.manifest.version}")
@@ -374,8 +371,10 @@ def write_fragments(
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
-    fields = dataset_fields(blob_write.manifest_schema(stored, version), base, subset=_append)  # blob v2: logical
-    ids, cols = file_field_lists(blob_write.collapse_fields(fields), version)  # blob v2: one column
+    logical = blob_write.manifest_schema(stored, version)  # blob v2: the logical type
+    plain = logical is stored  # no blob v2 field: the file holds the data as given
+    fields = dataset_fields(logical, base, subset=_append)
+    ids, cols = file_field_lists(fields if plain else blob_write.collapse_fields(fields), version)  # blob v2: 1 column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
     # the bytes in the file so far; a limit of one's own waits for the pages being encoded (the same files every run)
@@ -410,15 +409,16 @@ def write_fragments(
                     name = f"{uuid.uuid4().hex}.lance"
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
-                        blob_write.file_schema(stored, version),  # blob v2: descriptions
+                        stored if plain else blob_write.file_schema(stored, version),  # blob v2: descriptions
                         version=version,
                         profile=profile,
                         max_page_bytes=max_page_bytes,
                     )
-                    external = _allow_external_blobs is not False  # rewrites keep what was written
-                    blobs = blob_write.BlobV2Writer(
-                        store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
-                    )
+                    if not plain:  # (rewrites keep the external blobs that were written)
+                        external = _allow_external_blobs is not False
+                        blobs = blob_write.BlobV2Writer(
+                            store, f"{DATA_DIR}/{name}", writer, stored, version, allow_external=external
+                        )
                     progress_begin(progress)
                 room = max_rows_per_file - writer.num_rows
                 part, batch = batch.slice(0, room), batch.slice(room)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import uuid
 from collections import deque
 from typing import IO, Any
 
@@ -172,13 +173,11 @@ class LocalTarget(FileTarget):
             raise LanceError("is a directory: give a file path to write", path=self.path)
         if not os.path.isdir(d):
             raise LanceFileNotFoundError(f"directory {d!r} does not exist", path=self.path)
-        try:
-            fd, self._tmp = tempfile.mkstemp(prefix=".lancelot-", suffix=".tmp", dir=d)
+        self._tmp = os.path.join(d, f".lancelot-{uuid.uuid4().hex}.tmp")
+        try:  # (mode 0666 less the umask: the usual mode of a finished file)
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except OSError as e:
             raise self.error(e, "create the file") from None
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; a finished file gets the usual mode
         self.file = os.fdopen(fd, "wb", buffering=1 << 20)
 
     def commit(self) -> None:

@@ -167,3 +167,28 @@ def test_appends_set_the_feature_flags_pylance_sets(tmp_path):
         lance.write_dataset(_t(2), theirs, mode="append")
         assert flags(ours) == flags(theirs)
         assert bool(flags(ours)[0] & 1) is deleted
+
+
+@pytest.mark.parametrize("hint", [None, 1, 3, 9, "garbage"])
+def test_append_lands_on_the_latest_version_whatever_the_hint_says(tmp_path, hint):
+    """An append finds the latest version through latest_version_hint.json; a missing, stale,
+    future or damaged hint falls back to the listing, and pylance reads the version committed."""
+    import json
+    import os
+
+    import lance
+
+    uri = str(tmp_path / "ds")
+    for k in range(3):
+        lance.write_dataset(_t(4, 4 * k), uri, mode="append" if k else "create")
+    path = os.path.join(uri, "_versions", "latest_version_hint.json")
+    if hint is None:
+        os.remove(path)
+    else:
+        with open(path, "w") as f:
+            f.write(json.dumps({"version": hint}) if isinstance(hint, int) else hint)
+    assert lancelot.write_dataset(_t(2, 100), uri, mode="append").version == 4
+    ds = lance.dataset(uri)
+    assert (ds.version, ds.count_rows()) == (4, 14)
+    with open(path) as f:
+        assert json.load(f) == {"version": 4}
