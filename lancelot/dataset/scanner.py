@@ -310,14 +310,15 @@ class LanceScanner:
 
     def _pieces(self, chunk: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
         """Per fragment (in order), tables of the columns to read, the rows that pass the filter and
-        fall in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked."""
+        fall in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked
+        (or a filtered scan is cut in batches of ``chunk`` rows: ``_batches_of``)."""
         need_pos = bool(self._proj.rows)
         skip, left = self.offset, self.limit
         cols = self._read_cols()
         if self.include_deleted_rows or self._filter_rows:
-            yield from self._pieces_with_deleted(cols, skip, left)
+            yield from self._pieces_with_deleted(cols, skip, left, chunk)
             return
-        reads = self._in_order(cols, need_pos)
+        reads = self._in_order(cols, need_pos or (chunk is not None and self.filter is not None))
         for i, frag in enumerate(self._frags):
             if left is not None and left <= 0:
                 return
@@ -341,10 +342,11 @@ class LanceScanner:
                             t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
                     yield frag, t
                 continue
-            t = reads.read(i) if reads is not None else frag.read(cols, self.filter, positions=need_pos)
-            t, skip, left = _window(t, skip, left)
-            if t.num_rows:
-                yield frag, t
+            t = reads.read(i) if reads is not None else frag.read(cols, self.filter, positions=need_pos or bool(chunk))
+            for piece in _batches_of(frag, t, chunk, False):
+                piece, skip, left = _window(piece, skip, left)
+                if piece.num_rows:
+                    yield frag, piece
 
     def _in_order(self, cols: list[str], need_pos: bool) -> InOrder | None:
         """Whole-fragment reads with the runs of small fragments read together (a scan without a
@@ -356,7 +358,9 @@ class LanceScanner:
         runs = _tasks(self._frags, list(range(len(self._frags))))
         return InOrder(self._frags, cols, self.filter, need_pos, runs)
 
-    def _pieces_with_deleted(self, cols: list[str], skip: int, left: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
+    def _pieces_with_deleted(
+        self, cols: list[str], skip: int, left: int | None, chunk: int | None
+    ) -> Iterator[tuple[Fragment, pa.Table]]:
         """Like ``_pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
         and the row-id columns a filter names computed before it is applied."""
         from lancelot.dataset.scan import apply_filter, filter_columns
@@ -380,9 +384,10 @@ class LanceScanner:
                     for name, arr in rows.items():
                         t = t.append_column(name, arr)
                 t = apply_filter(t, self.filter, frag.where).select(cols + [_POS])
-            t, skip, left = _window(t, skip, left)
-            if t.num_rows:
-                yield frag, t
+            for piece in _batches_of(frag, t, chunk if self.filter is not None else None, self.include_deleted_rows):
+                piece, skip, left = _window(piece, skip, left)
+                if piece.num_rows:
+                    yield frag, piece
 
     def _finish(self, frag: Fragment, t: pa.Table, bases: dict[int, int] | None) -> pa.Table:
         """The output columns of one piece."""
@@ -494,7 +499,7 @@ class LanceScanner:
             yield from self._table().to_batches(max_chunksize=self.batch_size)
             return
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
-        for frag, t in self._pieces(self.batch_size if self.filter is None else None):
+        for frag, t in self._pieces(self.batch_size):
             out = self._finish(frag, t, bases)
             if out.num_columns:
                 out = out.combine_chunks()
@@ -775,6 +780,22 @@ def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, in
         t = t.slice(0, left)
         left -= t.num_rows
     return t, skip, left
+
+
+def _batches_of(frag: Fragment, t: pa.Table, chunk: int | None, physical: bool) -> list[pa.Table]:
+    """A fragment's filtered rows cut as pylance's batches: the fragment read ``chunk`` live rows
+    (``physical``: rows, deleted too) at a time, each batch filtered, the empty ones dropped."""
+    if chunk is None or t.num_rows <= 1:
+        return [t]
+    pos = t.column(_POS).to_numpy().astype(np.int64)
+    deleted = frag.deleted_positions() if not physical else np.empty(0, np.int64)
+    live = pos - np.searchsorted(deleted, pos) if len(deleted) else pos
+    which = live // chunk
+    if which[0] == which[-1]:
+        return [t]
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    bounds = [0, *cuts.tolist(), t.num_rows]
+    return [t.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
 
 
 def _rows_only(parts: list[pa.Table]) -> pa.Table:
