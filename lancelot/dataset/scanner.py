@@ -14,7 +14,7 @@ rows of the dataset.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -202,49 +202,21 @@ class LanceScanner:
         ['id']
     """
 
-    def __init__(
-        self,
-        ds: LanceDataset,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        nearest: dict[str, Any] | None = None,
-        batch_size: int | None = None,
-        fragments: Iterable[Fragment | int] | None = None,
-        *,
-        prefilter: bool | None = None,
-        with_row_id: bool | None = None,
-        with_row_address: bool | None = None,
-        include_deleted_rows: bool | None = None,
-        disable_scoring_autoprojection: bool | None = None,
-        order_by: list[Any] | None = None,
-        blob_handling: str | None = None,
-    ) -> None:
+    def __init__(self, ds: LanceDataset, columns: Sequence[str] | dict[str, str] | None = None, **options: Any) -> None:
         """Plan a scan (use [`LanceDataset.scanner`][lancelot.dataset.dataset.LanceDataset.scanner]).
 
         Args:
             ds: The dataset version to scan.
             columns: Names (``"s.x"``, ``_rowid``, ``_rowaddr``, ``_rowoffset``) or a dict of output
                 name to SQL expression; None for all.
-            filter: SQL text or a ``pyarrow.compute`` Expression.
-            limit: At most this many rows.
-            offset: Skip this many rows first.
-            nearest: A vector search (exact, brute force), as in ``LanceDataset.scanner``.
-            batch_size: Rows per batch of ``to_batches``.
-            fragments: Only these fragments (objects or ids), in this order.
-            prefilter: With ``nearest``: filter before the search.
-            with_row_id: Add ``_rowid``.
-            with_row_address: Add ``_rowaddr``.
-            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
-            disable_scoring_autoprojection: With ``nearest``: no ``_distance`` column.
-            order_by: Sort keys (names or ``ColumnOrdering``).
-            blob_handling: ``"all_binary"``: blob columns as their bytes (``dataset/blob.py``);
-                ``"blobs_descriptions"`` (the default) or ``"all_descriptions"``: as descriptions.
+            **options: The other arguments of ``LanceDataset.scanner``, by name (those it documents as
+                having no effect are accepted and ignored).
 
         Raises:
             ValueError: An unknown column, a bad filter, a negative limit or offset.
         """
+        o = options.get
+        limit, offset, batch_size, filter = o("limit"), o("offset"), o("batch_size"), o("filter")
         self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
         self._where = where
@@ -262,28 +234,29 @@ class LanceScanner:
         #: row-id columns the filter names: computed before it is applied
         self._filter_rows = row_columns_in(self.filter, ds.schema)
         self.nearest = None
-        if nearest is not None:
+        if o("nearest") is not None:
             from lancelot.dataset.vector_search import parse_nearest
 
-            self.nearest = parse_nearest(nearest, ds.schema, where)
-        self.prefilter = bool(prefilter)
-        self.include_deleted_rows = bool(include_deleted_rows)
+            self.nearest = parse_nearest(o("nearest"), ds.schema, where)
+        self.prefilter = bool(o("prefilter"))
+        self.include_deleted_rows = bool(o("include_deleted_rows"))
         from lancelot.dataset.blob_scan import wants_binary
 
         #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
-        self._binary = wants_binary(blob_handling)
-        self._proj = projection(ds.schema, columns, with_row_id, with_row_address or self._binary, where)
-        self._drop_addr = self._binary and not with_row_address
+        self._binary = wants_binary(o("blob_handling"))
+        self._proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address") or self._binary, where)
+        self._drop_addr = self._binary and not o("with_row_address")
         #: only literal expressions, no column nor row id: pylance's scans refuse to run these
         self._no_column = bool(self._proj.exprs) and not (self._proj.reads or self._proj.rows or self._proj.fields)
         if self.include_deleted_rows and ROW_ID not in self._proj.rows:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
-        self.no_distance = bool(disable_scoring_autoprojection)
-        self.order_by = sort_keys(order_by, ds.schema, where)
+        self.no_distance = bool(o("disable_scoring_autoprojection"))
+        self.order_by = sort_keys(o("order_by"), ds.schema, where)
         for name, _, _ in self.order_by:
             if name not in self._proj.reads:
                 self._proj.reads.append(name)  # read for sorting, not returned unless asked
+        fragments = o("fragments")
         if fragments is None:
             self._frags = list(ds._fragments)
         else:
