@@ -14,10 +14,12 @@ rows of the dataset.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.fragment_groups import InOrder
 
+#: remote scans with a limit: fragments read side by side
+READ_AHEAD = 8
+_R = TypeVar("_R")
 #: pylance's default rows per batch (the environment's LANCE_DEFAULT_BATCH_SIZE, as in pylance, else this)
 DEFAULT_BATCH_SIZE = 8192
 
@@ -292,34 +297,46 @@ class LanceScanner:
             yield from self._pieces_with_deleted(cols, skip, left, chunk)
             return
         reads = self._in_order(cols, need_pos or (chunk is not None and self.filter is not None))
-        for i, frag in enumerate(self._frags):
-            if left is not None and left <= 0:
-                return
-            if self.filter is None:
-                n = frag.count_rows()
-                if skip >= n:
-                    skip -= n
-                    continue
-                lo, hi = skip, n if left is None else min(n, skip + left)
-                skip = 0
-                if left is not None:
-                    left -= hi - lo
-                step = hi - lo if chunk is None else chunk
-                for a in range(lo, hi, step):
-                    b = min(hi, a + step)
-                    if (a, b) == (0, n) and (chunk is None or reads is not None):
-                        t = reads.read(i) if reads is not None else frag.read(cols, positions=need_pos)
-                    else:
-                        t = frag.read_range(a, b - a, cols)
-                        if need_pos:
-                            t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
-                    yield frag, t
+        # remote with a limit: a few fragments' reads in flight side by side, none issued past the limit
+        ahead = self.limit is not None and not self._ds.store.is_local
+        for frag, t in _read_ahead(self._reads(reads, cols, chunk, need_pos), READ_AHEAD if ahead else 0):
+            if self.filter is None:  # (offset and limit planned from the fragments' row counts)
+                yield frag, t
                 continue
-            t = reads.read(i) if reads is not None else frag.read(cols, self.filter, positions=need_pos or bool(chunk))
             for piece in _batches_of(frag, t, chunk, False):
                 piece, skip, left = _window(piece, skip, left)
                 if piece.num_rows:
                     yield frag, piece
+            if left is not None and left <= 0:
+                return
+
+    def _reads(
+        self, reads: InOrder | None, cols: list[str], chunk: int | None, need_pos: bool
+    ) -> Iterator[Callable[[], tuple[Fragment, pa.Table]]]:
+        """The reads of ``_pieces``, in order, not yet run: without a filter, the pieces in [offset,
+        offset + limit) (from the fragments' row counts); with one, each fragment's rows that pass."""
+        skip, left = self.offset, self.limit
+        for i, frag in enumerate(self._frags):
+            if left is not None and left <= 0:
+                return
+            if self.filter is not None:
+                yield partial(_whole, reads, frag, i, cols, self.filter, need_pos or bool(chunk))
+                continue
+            n = frag.count_rows()
+            if skip >= n:
+                skip -= n
+                continue
+            lo, hi = skip, n if left is None else min(n, skip + left)
+            skip = 0
+            if left is not None:
+                left -= hi - lo
+            step = hi - lo if chunk is None else chunk
+            for a in range(lo, hi, step):
+                b = min(hi, a + step)
+                if (a, b) == (0, n) and (chunk is None or reads is not None):
+                    yield partial(_whole, reads, frag, i, cols, None, need_pos)
+                else:
+                    yield partial(_live_range, frag, a, b, cols, need_pos)
 
     def _in_order(self, cols: list[str], need_pos: bool) -> InOrder | None:
         """Whole-fragment reads with the runs of small fragments read together (a scan without a
@@ -753,6 +770,40 @@ def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, in
         t = t.slice(0, left)
         left -= t.num_rows
     return t, skip, left
+
+
+def _whole(
+    reads: InOrder | None, frag: Fragment, i: int, cols: list[str], filt: pc.Expression | None, pos: bool
+) -> tuple[Fragment, pa.Table]:
+    """A fragment's live rows (that pass ``filt``), from its run when read together (``reads``)."""
+    return frag, reads.read(i) if reads is not None else frag.read(cols, filt, positions=pos)
+
+
+def _live_range(frag: Fragment, a: int, b: int, cols: list[str], need_pos: bool) -> tuple[Fragment, pa.Table]:
+    """Live rows ``a`` to ``b`` of a fragment, with their physical positions when asked."""
+    t = frag.read_range(a, b - a, cols)
+    if need_pos:
+        t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
+    return frag, t
+
+
+def _read_ahead(reads: Iterator[Callable[[], _R]], ahead: int) -> Iterator[_R]:
+    """The results of ``reads`` in order; with ``ahead``, that many run side by side on the remote
+    scan's pool, the next one issued as a result is taken (none once the caller stops)."""
+    if not ahead:
+        yield from (read() for read in reads)
+        return
+    pending: deque[Future[_R]] = deque()
+    try:
+        for read in reads:
+            pending.append(_remote_tasks().submit(read))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for fut in pending:
+            fut.cancel()
 
 
 def _batches_of(frag: Fragment, t: pa.Table, chunk: int | None, physical: bool) -> list[pa.Table]:
