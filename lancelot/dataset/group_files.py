@@ -117,7 +117,7 @@ def _parse_nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveE
         or m.HasField("dictionary")
         or m.repetition_index_depth
         or m.num_buffers != 1
-        or m.value_compression.WhichOneof("compression") not in ("flat", "variable")
+        or m.value_compression.WhichOneof("compression") not in ("flat", "variable", "inline_bitpacking")
     ):
         return None, None
     vc = m.value_compression
@@ -386,6 +386,26 @@ def _chunks_of(
     return None if chunks is None else [(vo + a, b, c) for a, b, c in chunks]
 
 
+def _packed(
+    lay: sp.SimpleLayout,
+    t: pa.DataType,
+    bits: int | None,
+    view: memoryview,
+    ranges: tuple[tuple[int, int], ...],
+    n: int,
+    levels: pb.CompressiveEncoding,
+    valid: _Validity,
+) -> pa.Array:
+    """A page of inline-bitpacked values of nullable items."""
+    chunks = valid.chunks(levels, view, ranges[0], ranges[1], n, lay.word)
+    if not lay.packed or bits != lay.bits or lay.num_items != n or not chunks:
+        raise _NotSimple
+    values = sp._fixed(lay, view, chunks)
+    if values is None or len(values) != n:
+        raise _NotSimple
+    return pa.Array.from_buffers(t, n, [valid.bitmap(), pa.py_buffer(values)])
+
+
 class _Validity:
     """The validity of the rows of a run of pages decoded together: all valid, or from the
     definition levels of nullable pages (level 0: valid, 1: null), decoded together."""
@@ -495,9 +515,10 @@ def _column(t: pa.DataType, parts: list[tuple[bytes, tuple[Page, ...]]]) -> pa.A
             plain = lay.constant is None and lay.dictionary is None and lay.other is None and not lay.packed
             fixed = plain and lay.num_items == n and not lay.variable and bits == lay.bits
             if not fixed and not (plain and lay.num_items == n and lay.variable and variable):
-                if levels is not None:
-                    raise _NotSimple
                 flush()
+                if levels is not None:  # bitpacked values with nulls
+                    pieces.append(_packed(lay, t, bits, view, ranges, n, levels, valid))
+                    continue
                 a = sp.decode_page(lay, t, n, *(view[o : o + ln] for o, ln in ranges))
                 if a is None:
                     raise _NotSimple
