@@ -66,3 +66,16 @@ def test_small_fragments_with_nulls_read_together(small: str, tmp_path, version:
         got = ours.to_table(**kw)
         got.validate(full=True)
         assert got.equals(theirs.to_table(**kw))
+
+
+def test_bitpacked_pages_with_nulls_read_together(tmp_path) -> None:
+    from lancelot.dataset.group_files import group_files
+
+    uri = str(tmp_path / "packed")
+    y = pa.array([i * 1000003 % 100000 if i % 7 else None for i in range(600)], pa.int64())
+    lance.write_dataset(pa.table({"y": y}), uri, max_rows_per_file=300)
+    files = group_files(lancelot.dataset(uri).get_fragments(), ["y"], False)
+    assert files is not None and files[0][1]["y"][0][0].packed  # (inline-bitpacked, with levels)
+    got = lancelot.dataset(uri).to_table()
+    got.validate(full=True)
+    assert got.equals(lance.dataset(uri).to_table())
