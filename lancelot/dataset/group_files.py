@@ -371,19 +371,34 @@ def _parse_deletions(todo: _Todo, datas: list[bytes | None]) -> None:
 
 
 def _chunks_of(
-    lay: sp.SimpleLayout, data: bytes, meta: tuple[int, int], values: tuple[int, int], n: int
+    view: memoryview, meta: tuple[int, int], values: tuple[int, int], n: int, word: int, levels: list[Any] | None
 ) -> list[tuple[int, int, int]] | None:
-    """(value-buffer start, size, items) of the page's chunks (absolute in the file)."""
+    """(value-buffer start, size, items) of a page's chunks (absolute in the file): a chunk is a u16
+    level count, (with levels) a u16 levels size, the value buffer's size (``word`` bytes), padded to
+    8; (the levels, padded;) the values.  ``levels``: each chunk's (file, levels start, size) is added."""
     (mo, ml), (vo, vl) = meta, values
-    if ml == lay.word:  # one chunk (a small page): its word and value-buffer size read directly
-        w = int.from_bytes(data[mo : mo + ml], "little")
+    if ml % word:
+        return None
+    words = np.frombuffer(view[mo : mo + ml], "<u4" if word == 4 else "<u2").tolist()
+    out, pos, left = [], vo, n
+    fields = 2 if levels is None else 4
+    head = -(-(fields + word) // sp.ALIGN) * sp.ALIGN
+    for k, w in enumerate(words):
         size = ((w >> 4) + 1) * sp.ALIGN
-        vsize = int.from_bytes(data[vo + 2 : vo + 2 + lay.word], "little")
-        if size > vl or sp.ALIGN + vsize > size:
+        items = left if k == len(words) - 1 else 1 << (w & 0xF)
+        if items > left or pos + size > vo + vl:
             return None
-        return [(vo + sp.ALIGN, vsize, n)]
-    chunks = sp._chunks(lay, memoryview(data)[mo : mo + ml], memoryview(data)[vo : vo + vl])
-    return None if chunks is None else [(vo + a, b, c) for a, b, c in chunks]
+        count, dsize = struct.unpack_from("<HH", view, pos) if levels is not None else (items, 0)
+        vsize = int.from_bytes(view[pos + fields : pos + fields + word], "little")
+        at = pos + head + -(-dsize // sp.ALIGN) * sp.ALIGN
+        if count != items or at + vsize > pos + size:
+            return None
+        if levels is not None:
+            levels.append((view, pos + head, dsize))
+        out.append((at, vsize, items))
+        pos += size
+        left -= items
+    return out if left == 0 else None
 
 
 def _packed(
@@ -428,35 +443,15 @@ class _Validity:
         n: int,
         word: int,
     ) -> list[tuple[int, int, int]] | None:
-        """(value-buffer start, size, items) of a nullable page's chunks (a chunk: u16 level count,
-        u16 levels size, the value buffer's size, padded to 8; the levels, padded; the values); their
-        levels are kept for ``bitmap``."""
+        """``_chunks_of`` a nullable page; its levels are kept for ``bitmap``."""
         if self.enc is not None and enc != self.enc:
             raise _NotSimple  # (one level encoding per run)
         self.enc = enc
-        (mo, ml), (vo, vl) = meta, values
-        if ml % word:
-            return None
-        words = np.frombuffer(view[mo : mo + ml], "<u4" if word == 4 else "<u2").tolist()
-        out, pos, left = [], vo, n
-        head = -(-(4 + word) // sp.ALIGN) * sp.ALIGN
-        for k, w in enumerate(words):
-            size = ((w >> 4) + 1) * sp.ALIGN
-            items = left if k == len(words) - 1 else 1 << (w & 0xF)
-            if items > left or pos + size > vo + vl:
-                return None
-            levels, dsize = struct.unpack_from("<HH", view, pos)
-            vsize = int.from_bytes(view[pos + 4 : pos + 4 + word], "little")
-            at = pos + head + -(-dsize // sp.ALIGN) * sp.ALIGN
-            if levels != items or at + vsize > pos + size:
-                return None
-            self.defs.append((view, pos + head, dsize))
-            self.counts.append(items)
-            out.append((at, vsize, items))
-            pos += size
-            left -= items
+        at = len(self.defs)
+        out = _chunks_of(view, meta, values, n, word, self.defs)
+        self.counts.extend(items for _, _, items in (out or [])[: len(self.defs) - at])
         self.marks.append(n)
-        return out if left == 0 else None
+        return out
 
     def bitmap(self) -> pa.Buffer | None:
         """The validity bitmap of the run's rows (None: all valid), and a new run."""
@@ -528,7 +523,7 @@ def _column(t: pa.DataType, parts: list[tuple[bytes, tuple[Page, ...]]]) -> pa.A
             if var if fixed else flat or (var and width != vwidth):
                 flush()
             if levels is None:
-                chunks = _chunks_of(lay, data, ranges[0], ranges[1], n)
+                chunks = _chunks_of(view, ranges[0], ranges[1], n, lay.word, None)
                 valid.all(n)
             else:
                 chunks = valid.chunks(levels, view, ranges[0], ranges[1], n, lay.word)
