@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import inspect
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -63,8 +65,7 @@ class ScansMixin:
     ) -> Any:
         """The rows as a pandas DataFrame: needs pandas installed.
 
-        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner] (which
-        documents them), and:
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner], and:
 
         Args:
             blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``, pylance's default), their bytes
@@ -240,8 +241,9 @@ class ScansMixin:
     ) -> pa.Table:
         """The live rows (matching ``filter``) as one table, in fragment order: ``scanner(...).to_table()``.
 
-        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner], which
-        documents them.
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
+
+        Args:
 
         Returns:
             A ``pyarrow.Table`` of the projected schema.
@@ -288,8 +290,10 @@ class ScansMixin:
         batch holds the rows that passed of ``batch_size`` rows read (empty ones are skipped), as
         pylance cuts them.
 
-        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner], which
-        documents them.
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
+
+        Args:
+            **kwargs: Other ``scanner`` options.
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
@@ -302,3 +306,18 @@ class ScansMixin:
 
     def _empty(self: LanceDataset, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
         return self.scanner(columns=columns).projected_schema.empty_table()
+
+
+def _scanner_arguments(fn: Callable[..., Any]) -> None:
+    """``fn``'s ``Args:`` with ``scanner``'s own description of each of its parameters it does not
+    describe itself: one text for each scan argument, wherever it is taken."""
+    entries = re.findall(r"^( {12}(\w+): .*(?:\n {16}.*)*)", ScansMixin.scanner.__doc__ or "", re.M)
+    doc = fn.__doc__ or ""
+    mine = set(re.findall(r"^ {12}(\w+): ", doc, re.M))
+    wanted = inspect.signature(fn).parameters
+    lines = [text for text, name in entries if name in wanted and name not in mine]
+    fn.__doc__ = doc.replace("        Args:\n", "        Args:\n" + "".join(t + "\n" for t in lines), 1)
+
+
+for _fn in (ScansMixin.to_pandas, ScansMixin.to_table, ScansMixin.to_batches):
+    _scanner_arguments(_fn)
