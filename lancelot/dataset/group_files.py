@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import struct
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +53,6 @@ Files = list[tuple[bytes, dict[str, tuple[Page, ...]]]]
 #: column metadata bytes -> the column's pages when every one is simple (None: not all)
 _COLUMNS: dict[bytes, tuple[Page, ...] | None] = {}
 MAX_COLUMNS = 4096
-_NULLABLE: dict[bytes, tuple[sp.SimpleLayout | None, pb.CompressiveEncoding | None]] = {}
 #: data files larger than this are read by the general path (their pages are worth planning)
 MAX_FILE_BYTES = 1 << 20
 
@@ -88,19 +88,11 @@ def _pages(raw: bytes) -> tuple[Page, ...] | None:
     return out
 
 
+@lru_cache(maxsize=MAX_COLUMNS)
 def _nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveEncoding | None]:
     """A mini-block page of nullable items without dictionary (REPDEF_NULLABLE_ITEM, definition levels
-    in each chunk before its one value buffer: encoding.md, "Mini Block Page Layout") of Flat or
-    Variable values: its values' layout and its levels' encoding; (None, None) for any other page."""
-    hit = _NULLABLE.get(raw)
-    if hit is None:
-        if len(_NULLABLE) >= MAX_COLUMNS:
-            _NULLABLE.clear()
-        hit = _NULLABLE[raw] = _parse_nullable(raw)
-    return hit
-
-
-def _parse_nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveEncoding | None]:
+    in each chunk before its one value buffer: encoding.md, "Mini Block Page Layout") of Flat,
+    bitpacked or Variable values: its values' layout and its levels' encoding; else (None, None)."""
     wrapper = any_pb2.Any()
     layout = pb.PageLayout()
     try:
