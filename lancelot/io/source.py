@@ -10,12 +10,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, TruncatedFileError
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+from lancelot.util.pools import shared_pool
 
 Range = tuple[int, int]  # (offset, length)
 #: bytes held in memory by a source, as sorted (offset, data) blocks (``ByteSource.stage``)
@@ -149,7 +147,9 @@ class ByteSource:
         """The bytes of each request (non-empty, at distinct offsets) by offset: side by side when
         the source allows, else one by one, the OS told of them all first (``_prefetch``)."""
         if len(requests) > 1 and self.max_concurrency > 1:
-            blobs = _pool(self.max_concurrency).map(lambda r: self._read(*r), requests)
+            blobs = shared_pool(f"io-{self.max_concurrency}", self.max_concurrency).map(
+                lambda r: self._read(*r), requests
+            )
             return dict(zip((off for off, _ in requests), blobs))
         if len(requests) > 1:
             self._prefetch(requests)
@@ -222,31 +222,7 @@ def _blocks(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int]
     return out
 
 
-def _merged(ranges: Sequence[Range], gap: int) -> list[Range]:
-    """``ranges`` sorted, those closer than ``gap`` bytes merged (``coalesce`` without the members)."""
-    out: list[list[int]] = []
-    for off, ln in sorted(ranges):
-        if out and off <= out[-1][1] + gap:
-            out[-1][1] = max(out[-1][1], off + ln)
-        else:
-            out.append([off, off + ln])
-    return [(a, b - a) for a, b in out]
-
-
 _STAGE_LOCK = threading.Lock()
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOL_LOCK = threading.Lock()
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """A shared thread pool for the side-by-side requests of remote sources."""
-    with _POOL_LOCK:
-        pool = _POOLS.get(workers)
-        if pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            pool = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lancelot-io")
-        return pool
 
 
 class LocalFileSource(ByteSource):
@@ -395,7 +371,7 @@ class LocalFileSource(ByteSource):
             self._hinted = set()
         if len(ranges) <= HINTED_MAX:
             self._hinted.update(off for off, _ in ranges)
-        self._fadvise(_merged(ranges, self.coalesce_gap) if len(ranges) > 1 else ranges)
+        self._fadvise([(o, n) for o, n, _ in _blocks(ranges, self.coalesce_gap)] if len(ranges) > 1 else ranges)
 
     def unstage(self, blocks: Staged | None = None) -> None:
         super().unstage(blocks)
