@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, TruncatedFileError
@@ -25,20 +25,24 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
 
     Returns (offset, length, member indices) for each merged request.
     """
-    order = sorted(range(len(ranges)), key=ranges.__getitem__)
+    return _merge(sorted((off, ln, i) for i, (off, ln) in enumerate(ranges)), gap)
+
+
+def _merge(items: Iterable[tuple[int, int, int]], gap: int) -> list[tuple[int, int, list[int]]]:
+    """(offset, length, tag) items in offset order merged where closer than ``gap`` bytes: (offset,
+    length, the tags inside) per block."""
     merged: list[tuple[int, int, list[int]]] = []
     start = end = 0
     members: list[int] | None = None
-    for i in order:
-        off, ln = ranges[i]
+    for off, ln, tag in items:
         if members is not None and off <= end + gap:
-            members.append(i)
+            members.append(tag)
             if off + ln > end:
                 end = off + ln
         else:
             if members is not None:
                 merged.append((start, end - start, members))
-            start, end, members = off, off + ln, [i]
+            start, end, members = off, off + ln, [tag]
     if members is not None:
         merged.append((start, end - start, members))
     return merged
@@ -204,22 +208,8 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
 
 def _blocks(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int]]]:
     """``ranges`` sorted, those closer than ``gap`` bytes merged: (offset, length, the offsets of
-    the ranges inside) per block (``coalesce`` with offsets for members: no sort key to call)."""
-    out: list[tuple[int, int, list[int]]] = []
-    start = end = 0
-    starts: list[int] | None = None
-    for off, ln in sorted(ranges):
-        if starts is not None and off <= end + gap:
-            starts.append(off)
-            if off + ln > end:
-                end = off + ln
-        else:
-            if starts is not None:
-                out.append((start, end - start, starts))
-            start, end, starts = off, off + ln, [off]
-    if starts is not None:
-        out.append((start, end - start, starts))
-    return out
+    the ranges inside) per block."""
+    return _merge(((off, ln, off) for off, ln in sorted(ranges)), gap)
 
 
 _STAGE_LOCK = threading.Lock()
