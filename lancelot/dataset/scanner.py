@@ -489,11 +489,36 @@ class LanceScanner:
             yield from self._table().to_batches(max_chunksize=self.batch_size)
             return
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
+        late, held = self._late(), []  # (late: batches joined until they reach batch_size rows)
         for frag, t in self._pieces(self.batch_size):
-            out = self._finish(frag, t, bases)
-            if out.num_columns:
-                out = out.combine_chunks()
-            yield from out.to_batches(max_chunksize=self.batch_size)
+            held.append(self._finish(frag, t, bases))
+            if late and sum(h.num_rows for h in held) < self.batch_size:
+                continue
+            out = pa.concat_tables(held) if len(held) > 1 else held[0]
+            held = []
+            yield from out.combine_chunks().to_batches(max_chunksize=None if late else self.batch_size)
+        if held and held[0].num_columns:
+            yield pa.concat_tables(held).combine_chunks().to_batches()[0]
+
+    def _late(self) -> bool:
+        """Whether pylance reads some projected columns after a filter it does not evaluate in its
+        scan (late materialisation, which joins the filtered batches until they reach batch_size
+        rows): columns not in the filter whose values (structs aside) have no fixed width, or one of
+        10 bytes or more (1000 over an object store)."""
+        from lancelot.dataset.scan import filter_columns, simple_filter
+
+        if self.filter is None or simple_filter(self.filter):  # (evaluated in the scan: batches kept)
+            return False
+        used = set(filter_columns(self.filter, list(self._ds.schema.names)))
+        limit = 10 if self._ds.store.is_local else 1000
+        for c in self._proj.reads:
+            t = self._ds.schema.field(c).type
+            if c in used or pa.types.is_struct(t):
+                continue
+            width = _byte_width(t)
+            if pa.types.is_boolean(t) or width is None or width >= limit:
+                return True
+        return False
 
     def to_reader(self) -> pa.RecordBatchReader:
         """The result as a stream.
@@ -804,6 +829,14 @@ def _read_ahead(reads: Iterator[Callable[[], _R]], ahead: int) -> Iterator[_R]:
     finally:
         for fut in pending:
             fut.cancel()
+
+
+def _byte_width(t: pa.DataType) -> int | None:
+    """Bytes per value of a fixed-width type (None: variable width, nested)."""
+    try:
+        return int(t.byte_width)
+    except ValueError:
+        return None
 
 
 def _batches_of(frag: Fragment, t: pa.Table, chunk: int | None, physical: bool) -> list[pa.Table]:
