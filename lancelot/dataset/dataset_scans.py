@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import inspect
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -63,19 +65,9 @@ class ScansMixin:
     ) -> Any:
         """The rows as a pandas DataFrame: needs pandas installed.
 
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner], and:
+
         Args:
-            columns: As in ``scanner``.
-            filter: As in ``scanner``.
-            limit: As in ``scanner``.
-            offset: As in ``scanner``.
-            nearest: As in ``scanner``.
-            batch_size: As in ``scanner``.
-            batch_readahead: Accepted; no effect.
-            fragment_readahead: Accepted; no effect.
-            scan_in_order: Accepted; no effect.
-            prefilter: As in ``scanner``.
-            with_row_id: As in ``scanner``.
-            with_row_address: As in ``scanner``.
             blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``, pylance's default), their bytes
                 (``"bytes"``) or their descriptions (``"descriptions"``).
             **kwargs: Options of ``pyarrow.Table.to_pandas``.
@@ -83,17 +75,8 @@ class ScansMixin:
         Returns:
             A pandas DataFrame.
         """
-        return self.scanner(
-            columns,
-            filter,
-            limit,
-            offset,
-            nearest,
-            batch_size,
-            prefilter=prefilter,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-        ).to_pandas(blob_mode=blob_mode, **kwargs)
+        scan = {k: v for k, v in locals().items() if k not in ("self", "blob_mode", "kwargs")}
+        return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **kwargs)
 
     def get_fragment(self: LanceDataset, fragment_id: int) -> Fragment | None:
         """One fragment of this version.
@@ -224,30 +207,10 @@ class ScansMixin:
         """
         from lancelot.dataset.scanner import LanceScanner, unsupported
 
-        unsupported(
-            f"dataset {self.uri!r}",
-            index_segments=index_segments,
-            full_text_query=full_text_query,
-            row_addr_allowlist=row_addr_allowlist,
-            row_addr_blocklist=row_addr_blocklist,
-        )
-        return LanceScanner(
-            self,
-            columns,
-            filter,
-            limit,
-            offset,
-            nearest,
-            batch_size,
-            fragments,
-            prefilter=prefilter,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            include_deleted_rows=include_deleted_rows,
-            disable_scoring_autoprojection=disable_scoring_autoprojection,
-            order_by=order_by,
-            blob_handling=blob_handling,
-        )
+        args = scan_arguments(locals())
+        refused = ("index_segments", "full_text_query", "row_addr_allowlist", "row_addr_blocklist")
+        unsupported(f"dataset {self.uri!r}", **{k: args.pop(k) for k in refused})
+        return LanceScanner(self, **args)
 
     def to_table(
         self: LanceDataset,
@@ -278,42 +241,15 @@ class ScansMixin:
     ) -> pa.Table:
         """The live rows (matching ``filter``) as one table, in fragment order: ``scanner(...).to_table()``.
 
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
+
         Args:
-            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
-                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
-            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
-                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
-                Expression. Zone maps skip pages that cannot match.
-            limit: At most this many rows.
-            offset: Skip this many rows first.
-            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
-                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
-                rows); pylance uses a vector index when there is one.
-            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
-            batch_size_bytes: Accepted; no effect.
-            batch_readahead: Accepted; no effect.
-            fragment_readahead: Accepted; no effect.
-            scan_in_order: Accepted; no effect (results are always in fragment order).
-            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
-            with_row_id: Add the ``_rowid`` column.
-            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
-            use_stats: Accepted; no effect.
-            fast_search: Accepted; no effect.
-            full_text_query: Not supported (refused when given).
-            io_buffer_size: Accepted; no effect.
-            late_materialization: Accepted; no effect.
-            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
-                default) or ``"all_descriptions"``: as their descriptions.
-            use_scalar_index: Accepted; no effect (lancelot uses no index).
-            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
-            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
-            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
 
         Returns:
             A ``pyarrow.Table`` of the projected schema.
 
         Raises:
-            ValueError: As ``scanner``.
+            ValueError: As ``scanner`` raises it.
 
         Examples:
             >>> ds.to_table(columns=["id"], filter="id > 6 AND name LIKE 'n%'").to_pydict()
@@ -350,37 +286,13 @@ class ScansMixin:
     ) -> Iterator[pa.RecordBatch]:
         """The scan's result in record batches: ``scanner(...).to_batches()``.
 
-        A batch holds at most ``batch_size`` rows, and never rows of two fragments (as in pylance).
+        A batch holds at most ``batch_size`` rows, and never rows of two fragments; with a filter, a
+        batch holds the rows that passed of ``batch_size`` rows read (empty ones are skipped), as
+        pylance cuts them.
+
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
 
         Args:
-            columns: The columns to return: a list of names (nested fields as ``"s.x"``; ``_rowid``,
-                ``_rowaddr``, ``_rowoffset`` too), or a dict of output name to SQL expression. None: all.
-            filter: A row filter: SQL text as pylance parses it (comparisons, ``AND``/``OR``/``NOT``,
-                ``IN``, ``LIKE``, ``IS NULL``, ``regexp_match``, casts...) or a ``pyarrow.compute``
-                Expression. Zone maps skip pages that cannot match.
-            limit: At most this many rows.
-            offset: Skip this many rows first.
-            nearest: A vector search: ``{"column": name, "q": vector, "k": 10, "metric": "l2"}``
-                (also ``"cosine"``, ``"dot"``). lancelot's search is exact (brute force over the live
-                rows); pylance uses a vector index when there is one.
-            batch_size: Rows per batch of ``to_batches`` (default 8192, or ``LANCE_DEFAULT_BATCH_SIZE``).
-            batch_size_bytes: Accepted; no effect.
-            batch_readahead: Accepted; no effect.
-            fragment_readahead: Accepted; no effect.
-            scan_in_order: Accepted; no effect (results are always in fragment order).
-            prefilter: With ``nearest``: filter before searching (True) or after (False, the default).
-            with_row_id: Add the ``_rowid`` column.
-            with_row_address: Add the ``_rowaddr`` column (fragment id << 32 | position in fragment).
-            use_stats: Accepted; no effect.
-            full_text_query: Not supported (refused when given).
-            io_buffer_size: Accepted; no effect.
-            late_materialization: Accepted; no effect.
-            blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
-                default) or ``"all_descriptions"``: as their descriptions.
-            use_scalar_index: Accepted; no effect (lancelot uses no index).
-            strict_batch_size: Accepted; no effect.
-            order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
-            disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
             **kwargs: Other ``scanner`` options.
 
         Returns:
@@ -394,3 +306,18 @@ class ScansMixin:
 
     def _empty(self: LanceDataset, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
         return self.scanner(columns=columns).projected_schema.empty_table()
+
+
+def _scanner_arguments(fn: Callable[..., Any]) -> None:
+    """``fn``'s ``Args:`` with ``scanner``'s own description of each of its parameters it does not
+    describe itself: one text for each scan argument, wherever it is taken."""
+    entries = re.findall(r"^( {12}(\w+): .*(?:\n {16}.*)*)", ScansMixin.scanner.__doc__ or "", re.M)
+    doc = fn.__doc__ or ""
+    mine = set(re.findall(r"^ {12}(\w+): ", doc, re.M))
+    wanted = inspect.signature(fn).parameters
+    lines = [text for text, name in entries if name in wanted and name not in mine]
+    fn.__doc__ = doc.replace("        Args:\n", "        Args:\n" + "".join(t + "\n" for t in lines), 1)
+
+
+for _fn in (ScansMixin.to_pandas, ScansMixin.to_table, ScansMixin.to_batches):
+    _scanner_arguments(_fn)

@@ -148,7 +148,13 @@ def read_group(
     frags: list[Fragment], columns: list[str], filter: pc.Expression | None, positions: bool
 ) -> list[pa.Table]:
     """``[f.read(columns, filter, positions=positions) for f in frags]`` in one pass (module docstring)."""
-    t, _, rest = _group(frags, columns, filter)
+    return _per_fragment(frags, *_group(frags, columns, filter), columns, positions)
+
+
+def _per_fragment(
+    frags: list[Fragment], t: pa.Table, _: list[str], rest: list[str], columns: list[str], positions: bool
+) -> list[pa.Table]:
+    """The rows of ``t`` (``_group``'s) per fragment, with the columns ``rest`` read for them."""
     out_cols = list(columns) + [_POS] if positions else list(columns)
     which = t.column(_FRAG).to_numpy() if t.num_rows else np.empty(0, np.int32)
     bounds = np.searchsorted(which, np.arange(len(frags) + 1))
@@ -178,24 +184,11 @@ def read_group(
 
 def read_group_table(frags: list[Fragment], columns: list[str], filter: pc.Expression | None) -> pa.Table:
     """The rows ``read_group`` returns (without positions) as one table, in fragment order."""
-    t, _, rest = _group(frags, columns, filter)
-    if rest and t.num_rows:
-        schema = _scan_schema(frags[0]._ds.schema)
-        which = t.column(_FRAG).to_numpy()
-        bounds = np.searchsorted(which, np.arange(len(frags) + 1))
-        parts = side_by_side(  # remote: the fragments' other columns side by side
-            frags[0]._ds,
-            [
-                (f, t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])))
-                for k, f in enumerate(frags)
-                if bounds[k + 1] > bounds[k]
-            ],
-            lambda fp: _rest(fp[0], fp[1], rest, schema),
-        )
-        t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    elif rest:
-        return frags[0]._empty(list(columns), False)
-    return t.select(list(columns))
+    t, read, rest = _group(frags, columns, filter)
+    if not rest:
+        return t.select(list(columns))
+    parts = [p for p in _per_fragment(frags, t, read, rest, columns, False) if p.num_rows]
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else frags[0]._empty(list(columns), False)
 
 
 def count_group(frags: list[Fragment], filter: pc.Expression) -> int:

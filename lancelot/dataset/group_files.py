@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import os
 import struct
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from google.protobuf import any_pb2
 
 from lancelot.dataset.fragment_columns import _out_schema, _plain_file, _scan_schema
 from lancelot.encodings.structural import simple_pages as sp
 from lancelot.format.container import FOOTER_SIZE, MAGIC
+from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.format.pb import file2_pb2, table_pb2
 from lancelot.util.pools import shared_pool
 from lancelot.versions import ON_DISK
@@ -42,8 +45,9 @@ if TYPE_CHECKING:
     from lancelot.dataset.store import ObjectStore
 
 _FOOTER = struct.Struct("<QQQIIHH4s")
-#: a page: (layout, its buffers' (offset, size) in the file, rows)
-Page = tuple[sp.SimpleLayout, tuple[tuple[int, int], ...], int]
+#: a page: (layout, its buffers' (offset, size) in the file, rows, the encoding of its definition
+#: levels when its items may be null: lance.encodings21 REPDEF_NULLABLE_ITEM, level 1 a null)
+Page = tuple[sp.SimpleLayout, tuple[tuple[int, int], ...], int, pb.CompressiveEncoding | None]
 #: per fragment of a group: its data file's bytes, and the pages of each column read
 Files = list[tuple[bytes, dict[str, tuple[Page, ...]]]]
 #: column metadata bytes -> the column's pages when every one is simple (None: not all)
@@ -67,10 +71,13 @@ def _pages(raw: bytes) -> tuple[Page, ...] | None:
         meta.ParseFromString(raw)
         pages = []
         for p in meta.pages:
-            lay = sp.simple_layout(p.encoding)
+            lay, levels = sp.simple_layout(p.encoding), None
+            if lay is None and p.encoding.WhichOneof("location") == "direct":
+                lay, levels = _nullable(p.encoding.direct.encoding)
             if lay is None or len(p.buffer_offsets) != lay.buffers:
                 break
-            pages.append((lay, tuple(zip(map(int, p.buffer_offsets), map(int, p.buffer_sizes))), int(p.length)))
+            ranges = tuple(zip(map(int, p.buffer_offsets), map(int, p.buffer_sizes)))
+            pages.append((lay, ranges, int(p.length), levels))
         else:
             out = tuple(pages)
     except Exception:  # noqa: BLE001 - the general path reports a damaged file
@@ -79,6 +86,35 @@ def _pages(raw: bytes) -> tuple[Page, ...] | None:
         _COLUMNS.clear()
     _COLUMNS[raw] = out
     return out
+
+
+@lru_cache(maxsize=MAX_COLUMNS)
+def _nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveEncoding | None]:
+    """A mini-block page of nullable items without dictionary (REPDEF_NULLABLE_ITEM, definition levels
+    in each chunk before its one value buffer: encoding.md, "Mini Block Page Layout") of Flat,
+    bitpacked or Variable values: its values' layout and its levels' encoding; else (None, None)."""
+    wrapper = any_pb2.Any()
+    layout = pb.PageLayout()
+    try:
+        wrapper.ParseFromString(raw)
+        layout.ParseFromString(wrapper.value)
+    except Exception:  # noqa: BLE001 - the general path reports it
+        return None, None
+    m = layout.mini_block_layout
+    if (
+        layout.WhichOneof("layout") != "mini_block_layout"
+        or list(m.layers) != [pb.REPDEF_NULLABLE_ITEM]
+        or not m.HasField("def_compression")
+        or m.HasField("rep_compression")
+        or m.HasField("dictionary")
+        or m.repetition_index_depth
+        or m.num_buffers != 1
+        or m.value_compression.WhichOneof("compression") not in ("flat", "variable", "inline_bitpacking")
+    ):
+        return None, None
+    vc = m.value_compression
+    lay = sp._parse_values(vc, vc.WhichOneof("compression"), 4 if m.has_large_chunk else 2, int(m.num_items))
+    return (lay, m.def_compression) if lay is not None else (None, None)
 
 
 def _shape(
@@ -164,7 +200,7 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
         pages = _pages(data[p : p + n])
         if pages is None or sum(pg[2] for pg in pages) != rows:
             raise _NotSimple
-        for _, ranges, _ in pages:
+        for _, ranges, _, _ in pages:
             for off, ln in ranges:
                 if off + ln > size:
                     raise _NotSimple
@@ -327,19 +363,115 @@ def _parse_deletions(todo: _Todo, datas: list[bytes | None]) -> None:
 
 
 def _chunks_of(
-    lay: sp.SimpleLayout, data: bytes, meta: tuple[int, int], values: tuple[int, int], n: int
+    view: memoryview, meta: tuple[int, int], values: tuple[int, int], n: int, word: int, levels: list[Any] | None
 ) -> list[tuple[int, int, int]] | None:
-    """(value-buffer start, size, items) of the page's chunks (absolute in the file)."""
+    """(value-buffer start, size, items) of a page's chunks (absolute in the file): a chunk is a u16
+    level count, (with levels) a u16 levels size, the value buffer's size (``word`` bytes), padded to
+    8; (the levels, padded;) the values.  ``levels``: each chunk's (file, levels start, size) is added."""
     (mo, ml), (vo, vl) = meta, values
-    if ml == lay.word:  # one chunk (a small page): its word and value-buffer size read directly
-        w = int.from_bytes(data[mo : mo + ml], "little")
+    if ml % word:
+        return None
+    words = np.frombuffer(view[mo : mo + ml], "<u4" if word == 4 else "<u2").tolist()
+    out, pos, left = [], vo, n
+    fields = 2 if levels is None else 4
+    head = -(-(fields + word) // sp.ALIGN) * sp.ALIGN
+    for k, w in enumerate(words):
         size = ((w >> 4) + 1) * sp.ALIGN
-        vsize = int.from_bytes(data[vo + 2 : vo + 2 + lay.word], "little")
-        if size > vl or sp.ALIGN + vsize > size:
+        items = left if k == len(words) - 1 else 1 << (w & 0xF)
+        if items > left or pos + size > vo + vl:
             return None
-        return [(vo + sp.ALIGN, vsize, n)]
-    chunks = sp._chunks(lay, memoryview(data)[mo : mo + ml], memoryview(data)[vo : vo + vl])
-    return None if chunks is None else [(vo + a, b, c) for a, b, c in chunks]
+        count, dsize = struct.unpack_from("<HH", view, pos) if levels is not None else (items, 0)
+        vsize = int.from_bytes(view[pos + fields : pos + fields + word], "little")
+        at = pos + head + -(-dsize // sp.ALIGN) * sp.ALIGN
+        if count != items or at + vsize > pos + size:
+            return None
+        if levels is not None:
+            levels.append((view, pos + head, dsize))
+        out.append((at, vsize, items))
+        pos += size
+        left -= items
+    return out if left == 0 else None
+
+
+def _packed(
+    lay: sp.SimpleLayout,
+    t: pa.DataType,
+    bits: int | None,
+    view: memoryview,
+    ranges: tuple[tuple[int, int], ...],
+    n: int,
+    levels: pb.CompressiveEncoding,
+    valid: _Validity,
+) -> pa.Array:
+    """A page of inline-bitpacked values of nullable items."""
+    chunks = valid.chunks(levels, view, ranges[0], ranges[1], n, lay.word)
+    if not lay.packed or bits != lay.bits or lay.num_items != n or not chunks:
+        raise _NotSimple
+    values = sp._fixed(lay, view, chunks)
+    if values is None or len(values) != n:
+        raise _NotSimple
+    return pa.Array.from_buffers(t, n, [valid.bitmap(), pa.py_buffer(values)])
+
+
+class _Validity:
+    """The validity of the rows of a run of pages decoded together: all valid, or from the
+    definition levels of nullable pages (level 0: valid, 1: null), decoded together."""
+
+    def __init__(self) -> None:
+        self.marks: list[int] = []  # per page: -n (n rows all valid) or n (n rows of levels)
+        self.defs: list[tuple[memoryview, int, int]] = []  # per chunk: (file, start, size) of its levels
+        self.counts: list[int] = []
+        self.enc: pb.CompressiveEncoding | None = None
+
+    def all(self, n: int) -> None:
+        self.marks.append(-n)
+
+    def chunks(
+        self,
+        enc: pb.CompressiveEncoding,
+        view: memoryview,
+        meta: tuple[int, int],
+        values: tuple[int, int],
+        n: int,
+        word: int,
+    ) -> list[tuple[int, int, int]] | None:
+        """``_chunks_of`` a nullable page; its levels are kept for ``bitmap``."""
+        if self.enc is not None and enc != self.enc:
+            raise _NotSimple  # (one level encoding per run)
+        self.enc = enc
+        at = len(self.defs)
+        out = _chunks_of(view, meta, values, n, word, self.defs)
+        self.counts.extend(items for _, _, items in (out or [])[: len(self.defs) - at])
+        self.marks.append(n)
+        return out
+
+    def bitmap(self) -> pa.Buffer | None:
+        """The validity bitmap of the run's rows (None: all valid), and a new run."""
+        marks, defs, counts, enc = self.marks, self.defs, self.counts, self.enc
+        self.marks, self.defs, self.counts, self.enc = [], [], [], None
+        if not defs or enc is None:
+            return None
+        from lancelot.encodings.compression.segments import Segments
+        from lancelot.encodings.structural.miniblock_chunks import level_chunks
+
+        sizes = np.array([d[2] for d in defs], dtype=np.int64)
+        joined = np.frombuffer(b"".join([v[s : s + n] for v, s, n in defs]), np.uint8)
+        try:
+            levels = level_chunks(
+                enc, Segments(joined, np.cumsum(sizes) - sizes, sizes), np.array(counts), "definition"
+            )
+        except Exception:  # noqa: BLE001 - the general path reports it
+            raise _NotSimple from None
+        if len(levels) and int(levels.max()) > 1:
+            raise _NotSimple
+        parts, at = [], 0
+        for m in marks:
+            if m < 0:
+                parts.append(np.ones(-m, dtype=bool))
+            else:
+                parts.append(levels[at : at + m] == 0)
+                at += m
+        return pa.py_buffer(np.packbits(np.concatenate(parts), bitorder="little"))
 
 
 def _column(t: pa.DataType, parts: list[tuple[bytes, tuple[Page, ...]]]) -> pa.Array | pa.ChunkedArray:
@@ -351,60 +483,68 @@ def _column(t: pa.DataType, parts: list[tuple[bytes, tuple[Page, ...]]]) -> pa.A
     offs: list[memoryview] = []  # Variable chunks: offsets, (file view, start, size, items)
     var: list[tuple[memoryview, int, int, int]] = []
     rows = vwidth = 0
+    valid = _Validity()
 
     def flush() -> None:
         nonlocal rows
         if flat:
-            pieces.append(pa.Array.from_buffers(t, rows, [None, pa.py_buffer(b"".join(flat))]))
+            pieces.append(pa.Array.from_buffers(t, rows, [valid.bitmap(), pa.py_buffer(b"".join(flat))]))
             flat.clear()
         elif var:
-            pieces.append(_variable(t, offs, var, rows, vwidth))
+            pieces.append(_variable(t, offs, var, rows, vwidth, valid.bitmap()))
             offs.clear()
             var.clear()
         rows = 0
 
     for data, pages in parts:
         view = memoryview(data)
-        for lay, ranges, n in pages:
+        for lay, ranges, n, levels in pages:
             plain = lay.constant is None and lay.dictionary is None and lay.other is None and not lay.packed
-            if plain and lay.num_items == n and not lay.variable and bits == lay.bits:
-                chunks = _chunks_of(lay, data, ranges[0], ranges[1], n)
-                if chunks is None:
-                    raise _NotSimple
-                if var:
-                    flush()
-                width = bits // 8
-                for start, vsize, items in chunks:
-                    if items * width > vsize:
-                        raise _NotSimple
-                    flat.append(view[start : start + items * width])
-                rows += n
-            elif plain and lay.num_items == n and lay.variable and variable:
-                chunks = _chunks_of(lay, data, ranges[0], ranges[1], n)
-                if chunks is None:
-                    raise _NotSimple
-                width = lay.bits // 8
-                if flat or (var and width != vwidth):
-                    flush()
-                vwidth = width
-                for start, vsize, items in chunks:
-                    if (items + 1) * width > vsize:
-                        raise _NotSimple
-                    offs.append(view[start : start + (items + 1) * width])
-                    var.append((view, start, vsize, items))
-                rows += n
-            else:
+            fixed = plain and lay.num_items == n and not lay.variable and bits == lay.bits
+            if not fixed and not (plain and lay.num_items == n and lay.variable and variable):
                 flush()
+                if levels is not None:  # bitpacked values with nulls
+                    pieces.append(_packed(lay, t, bits, view, ranges, n, levels, valid))
+                    continue
                 a = sp.decode_page(lay, t, n, *(view[o : o + ln] for o, ln in ranges))
                 if a is None:
                     raise _NotSimple
                 pieces.append(a)
+                continue
+            width = lay.bits // 8
+            if var if fixed else flat or (var and width != vwidth):
+                flush()
+            if levels is None:
+                chunks = _chunks_of(view, ranges[0], ranges[1], n, lay.word, None)
+                valid.all(n)
+            else:
+                chunks = valid.chunks(levels, view, ranges[0], ranges[1], n, lay.word)
+            if chunks is None:
+                raise _NotSimple
+            rows += n
+            if fixed:
+                for start, vsize, items in chunks:
+                    if items * width > vsize:
+                        raise _NotSimple
+                    flat.append(view[start : start + items * width])
+                continue
+            vwidth = width
+            for start, vsize, items in chunks:
+                if (items + 1) * width > vsize:
+                    raise _NotSimple
+                offs.append(view[start : start + (items + 1) * width])
+                var.append((view, start, vsize, items))
     flush()
     return pieces[0] if len(pieces) == 1 else pa.chunked_array(pieces, t)
 
 
 def _variable(
-    t: pa.DataType, offs: list[memoryview], var: list[tuple[memoryview, int, int, int]], rows: int, width: int
+    t: pa.DataType,
+    offs: list[memoryview],
+    var: list[tuple[memoryview, int, int, int]],
+    rows: int,
+    width: int,
+    validity: pa.Buffer | None,
 ) -> pa.Array:
     """Variable chunks of several pages (offsets of ``width`` bytes) as one array: every chunk's
     offsets rebased at once."""
@@ -431,7 +571,7 @@ def _variable(
     starts = [v[1] for v in var]
     joined = b"".join([v[0][s + a : s + b] for v, s, a, b in zip(var, starts, lo.tolist(), hi.tolist())])
     return pa.Array.from_buffers(
-        t, rows, [None, pa.py_buffer(out.astype(np.int64 if large else np.int32)), pa.py_buffer(joined)]
+        t, rows, [validity, pa.py_buffer(out.astype(np.int64 if large else np.int32)), pa.py_buffer(joined)]
     )
 
 

@@ -14,10 +14,12 @@ rows of the dataset.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.fragment_groups import InOrder
 
+#: remote scans with a limit: fragments read side by side
+READ_AHEAD = 8
+_R = TypeVar("_R")
 #: pylance's default rows per batch (the environment's LANCE_DEFAULT_BATCH_SIZE, as in pylance, else this)
 DEFAULT_BATCH_SIZE = 8192
 
@@ -202,49 +207,21 @@ class LanceScanner:
         ['id']
     """
 
-    def __init__(
-        self,
-        ds: LanceDataset,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        nearest: dict[str, Any] | None = None,
-        batch_size: int | None = None,
-        fragments: Iterable[Fragment | int] | None = None,
-        *,
-        prefilter: bool | None = None,
-        with_row_id: bool | None = None,
-        with_row_address: bool | None = None,
-        include_deleted_rows: bool | None = None,
-        disable_scoring_autoprojection: bool | None = None,
-        order_by: list[Any] | None = None,
-        blob_handling: str | None = None,
-    ) -> None:
+    def __init__(self, ds: LanceDataset, columns: Sequence[str] | dict[str, str] | None = None, **options: Any) -> None:
         """Plan a scan (use [`LanceDataset.scanner`][lancelot.dataset.dataset.LanceDataset.scanner]).
 
         Args:
             ds: The dataset version to scan.
             columns: Names (``"s.x"``, ``_rowid``, ``_rowaddr``, ``_rowoffset``) or a dict of output
                 name to SQL expression; None for all.
-            filter: SQL text or a ``pyarrow.compute`` Expression.
-            limit: At most this many rows.
-            offset: Skip this many rows first.
-            nearest: A vector search (exact, brute force), as in ``LanceDataset.scanner``.
-            batch_size: Rows per batch of ``to_batches``.
-            fragments: Only these fragments (objects or ids), in this order.
-            prefilter: With ``nearest``: filter before the search.
-            with_row_id: Add ``_rowid``.
-            with_row_address: Add ``_rowaddr``.
-            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
-            disable_scoring_autoprojection: With ``nearest``: no ``_distance`` column.
-            order_by: Sort keys (names or ``ColumnOrdering``).
-            blob_handling: ``"all_binary"``: blob columns as their bytes (``dataset/blob.py``);
-                ``"blobs_descriptions"`` (the default) or ``"all_descriptions"``: as descriptions.
+            **options: The other arguments of ``LanceDataset.scanner``, by name (those it documents as
+                having no effect are accepted and ignored).
 
         Raises:
             ValueError: An unknown column, a bad filter, a negative limit or offset.
         """
+        o = options.get
+        limit, offset, batch_size, filter = o("limit"), o("offset"), o("batch_size"), o("filter")
         self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
         self._where = where
@@ -262,28 +239,29 @@ class LanceScanner:
         #: row-id columns the filter names: computed before it is applied
         self._filter_rows = row_columns_in(self.filter, ds.schema)
         self.nearest = None
-        if nearest is not None:
+        if o("nearest") is not None:
             from lancelot.dataset.vector_search import parse_nearest
 
-            self.nearest = parse_nearest(nearest, ds.schema, where)
-        self.prefilter = bool(prefilter)
-        self.include_deleted_rows = bool(include_deleted_rows)
+            self.nearest = parse_nearest(o("nearest"), ds.schema, where)
+        self.prefilter = bool(o("prefilter"))
+        self.include_deleted_rows = bool(o("include_deleted_rows"))
         from lancelot.dataset.blob_scan import wants_binary
 
         #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
-        self._binary = wants_binary(blob_handling)
-        self._proj = projection(ds.schema, columns, with_row_id, with_row_address or self._binary, where)
-        self._drop_addr = self._binary and not with_row_address
+        self._binary = wants_binary(o("blob_handling"))
+        self._proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address") or self._binary, where)
+        self._drop_addr = self._binary and not o("with_row_address")
         #: only literal expressions, no column nor row id: pylance's scans refuse to run these
         self._no_column = bool(self._proj.exprs) and not (self._proj.reads or self._proj.rows or self._proj.fields)
         if self.include_deleted_rows and ROW_ID not in self._proj.rows:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
-        self.no_distance = bool(disable_scoring_autoprojection)
-        self.order_by = sort_keys(order_by, ds.schema, where)
+        self.no_distance = bool(o("disable_scoring_autoprojection"))
+        self.order_by = sort_keys(o("order_by"), ds.schema, where)
         for name, _, _ in self.order_by:
             if name not in self._proj.reads:
                 self._proj.reads.append(name)  # read for sorting, not returned unless asked
+        fragments = o("fragments")
         if fragments is None:
             self._frags = list(ds._fragments)
         else:
@@ -310,41 +288,55 @@ class LanceScanner:
 
     def _pieces(self, chunk: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
         """Per fragment (in order), tables of the columns to read, the rows that pass the filter and
-        fall in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked."""
+        fall in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked
+        (or a filtered scan is cut in batches of ``chunk`` rows: ``_batches_of``)."""
         need_pos = bool(self._proj.rows)
         skip, left = self.offset, self.limit
         cols = self._read_cols()
         if self.include_deleted_rows or self._filter_rows:
-            yield from self._pieces_with_deleted(cols, skip, left)
+            yield from self._pieces_with_deleted(cols, skip, left, chunk)
             return
-        reads = self._in_order(cols, need_pos)
+        reads = self._in_order(cols, need_pos or (chunk is not None and self.filter is not None))
+        # remote with a limit: a few fragments' reads in flight side by side, none issued past the limit
+        ahead = self.limit is not None and not self._ds.store.is_local
+        for frag, t in _read_ahead(self._reads(reads, cols, chunk, need_pos), READ_AHEAD if ahead else 0):
+            if self.filter is None:  # (offset and limit planned from the fragments' row counts)
+                yield frag, t
+                continue
+            for piece in _batches_of(frag, t, chunk, False):
+                piece, skip, left = _window(piece, skip, left)
+                if piece.num_rows:
+                    yield frag, piece
+            if left is not None and left <= 0:
+                return
+
+    def _reads(
+        self, reads: InOrder | None, cols: list[str], chunk: int | None, need_pos: bool
+    ) -> Iterator[Callable[[], tuple[Fragment, pa.Table]]]:
+        """The reads of ``_pieces``, in order, not yet run: without a filter, the pieces in [offset,
+        offset + limit) (from the fragments' row counts); with one, each fragment's rows that pass."""
+        skip, left = self.offset, self.limit
         for i, frag in enumerate(self._frags):
             if left is not None and left <= 0:
                 return
-            if self.filter is None:
-                n = frag.count_rows()
-                if skip >= n:
-                    skip -= n
-                    continue
-                lo, hi = skip, n if left is None else min(n, skip + left)
-                skip = 0
-                if left is not None:
-                    left -= hi - lo
-                step = hi - lo if chunk is None else chunk
-                for a in range(lo, hi, step):
-                    b = min(hi, a + step)
-                    if (a, b) == (0, n) and (chunk is None or reads is not None):
-                        t = reads.read(i) if reads is not None else frag.read(cols, positions=need_pos)
-                    else:
-                        t = frag.read_range(a, b - a, cols)
-                        if need_pos:
-                            t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
-                    yield frag, t
+            if self.filter is not None:
+                yield partial(_whole, reads, frag, i, cols, self.filter, need_pos or bool(chunk))
                 continue
-            t = reads.read(i) if reads is not None else frag.read(cols, self.filter, positions=need_pos)
-            t, skip, left = _window(t, skip, left)
-            if t.num_rows:
-                yield frag, t
+            n = frag.count_rows()
+            if skip >= n:
+                skip -= n
+                continue
+            lo, hi = skip, n if left is None else min(n, skip + left)
+            skip = 0
+            if left is not None:
+                left -= hi - lo
+            step = hi - lo if chunk is None else chunk
+            for a in range(lo, hi, step):
+                b = min(hi, a + step)
+                if (a, b) == (0, n) and (chunk is None or reads is not None):
+                    yield partial(_whole, reads, frag, i, cols, None, need_pos)
+                else:
+                    yield partial(_live_range, frag, a, b, cols, need_pos)
 
     def _in_order(self, cols: list[str], need_pos: bool) -> InOrder | None:
         """Whole-fragment reads with the runs of small fragments read together (a scan without a
@@ -356,7 +348,9 @@ class LanceScanner:
         runs = _tasks(self._frags, list(range(len(self._frags))))
         return InOrder(self._frags, cols, self.filter, need_pos, runs)
 
-    def _pieces_with_deleted(self, cols: list[str], skip: int, left: int | None) -> Iterator[tuple[Fragment, pa.Table]]:
+    def _pieces_with_deleted(
+        self, cols: list[str], skip: int, left: int | None, chunk: int | None
+    ) -> Iterator[tuple[Fragment, pa.Table]]:
         """Like ``_pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
         and the row-id columns a filter names computed before it is applied."""
         from lancelot.dataset.scan import apply_filter, filter_columns
@@ -380,9 +374,10 @@ class LanceScanner:
                     for name, arr in rows.items():
                         t = t.append_column(name, arr)
                 t = apply_filter(t, self.filter, frag.where).select(cols + [_POS])
-            t, skip, left = _window(t, skip, left)
-            if t.num_rows:
-                yield frag, t
+            for piece in _batches_of(frag, t, chunk if self.filter is not None else None, self.include_deleted_rows):
+                piece, skip, left = _window(piece, skip, left)
+                if piece.num_rows:
+                    yield frag, piece
 
     def _finish(self, frag: Fragment, t: pa.Table, bases: dict[int, int] | None) -> pa.Table:
         """The output columns of one piece."""
@@ -494,11 +489,36 @@ class LanceScanner:
             yield from self._table().to_batches(max_chunksize=self.batch_size)
             return
         bases = self._offset_bases() if ROW_OFFSET in self._proj.rows else None
-        for frag, t in self._pieces(self.batch_size if self.filter is None else None):
-            out = self._finish(frag, t, bases)
-            if out.num_columns:
-                out = out.combine_chunks()
-            yield from out.to_batches(max_chunksize=self.batch_size)
+        late, held = self._late(), []  # (late: batches joined until they reach batch_size rows)
+        for frag, t in self._pieces(self.batch_size):
+            held.append(self._finish(frag, t, bases))
+            if late and sum(h.num_rows for h in held) < self.batch_size:
+                continue
+            out = pa.concat_tables(held) if len(held) > 1 else held[0]
+            held = []
+            yield from out.combine_chunks().to_batches(max_chunksize=None if late else self.batch_size)
+        if held and held[0].num_columns:
+            yield pa.concat_tables(held).combine_chunks().to_batches()[0]
+
+    def _late(self) -> bool:
+        """Whether pylance reads some projected columns after a filter it does not evaluate in its
+        scan (late materialisation, which joins the filtered batches until they reach batch_size
+        rows): columns not in the filter whose values (structs aside) have no fixed width, or one of
+        10 bytes or more (1000 over an object store)."""
+        from lancelot.dataset.scan import filter_columns, simple_filter
+
+        if self.filter is None or simple_filter(self.filter):  # (evaluated in the scan: batches kept)
+            return False
+        used = set(filter_columns(self.filter, list(self._ds.schema.names)))
+        limit = 10 if self._ds.store.is_local else 1000
+        for c in self._proj.reads:
+            t = self._ds.schema.field(c).type
+            if c in used or pa.types.is_struct(t):
+                continue
+            width = _byte_width(t)
+            if pa.types.is_boolean(t) or width is None or width >= limit:
+                return True
+        return False
 
     def to_reader(self) -> pa.RecordBatchReader:
         """The result as a stream.
@@ -775,6 +795,64 @@ def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, in
         t = t.slice(0, left)
         left -= t.num_rows
     return t, skip, left
+
+
+def _whole(
+    reads: InOrder | None, frag: Fragment, i: int, cols: list[str], filt: pc.Expression | None, pos: bool
+) -> tuple[Fragment, pa.Table]:
+    """A fragment's live rows (that pass ``filt``), from its run when read together (``reads``)."""
+    return frag, reads.read(i) if reads is not None else frag.read(cols, filt, positions=pos)
+
+
+def _live_range(frag: Fragment, a: int, b: int, cols: list[str], need_pos: bool) -> tuple[Fragment, pa.Table]:
+    """Live rows ``a`` to ``b`` of a fragment, with their physical positions when asked."""
+    t = frag.read_range(a, b - a, cols)
+    if need_pos:
+        t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
+    return frag, t
+
+
+def _read_ahead(reads: Iterator[Callable[[], _R]], ahead: int) -> Iterator[_R]:
+    """The results of ``reads`` in order; with ``ahead``, that many run side by side on the remote
+    scan's pool, the next one issued as a result is taken (none once the caller stops)."""
+    if not ahead:
+        yield from (read() for read in reads)
+        return
+    pending: deque[Future[_R]] = deque()
+    try:
+        for read in reads:
+            pending.append(_remote_tasks().submit(read))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for fut in pending:
+            fut.cancel()
+
+
+def _byte_width(t: pa.DataType) -> int | None:
+    """Bytes per value of a fixed-width type (None: variable width, nested)."""
+    try:
+        return int(t.byte_width)
+    except ValueError:
+        return None
+
+
+def _batches_of(frag: Fragment, t: pa.Table, chunk: int | None, physical: bool) -> list[pa.Table]:
+    """A fragment's filtered rows cut as pylance's batches: the fragment read ``chunk`` live rows
+    (``physical``: rows, deleted too) at a time, each batch filtered, the empty ones dropped."""
+    if chunk is None or t.num_rows <= 1:
+        return [t]
+    pos = t.column(_POS).to_numpy().astype(np.int64)
+    deleted = frag.deleted_positions() if not physical else np.empty(0, np.int64)
+    live = pos - np.searchsorted(deleted, pos) if len(deleted) else pos
+    which = live // chunk
+    if which[0] == which[-1]:
+        return [t]
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    bounds = [0, *cuts.tolist(), t.num_rows]
+    return [t.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
 
 
 def _rows_only(parts: list[pa.Table]) -> pa.Table:

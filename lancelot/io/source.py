@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, TruncatedFileError
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+from lancelot.util.pools import shared_pool
 
 Range = tuple[int, int]  # (offset, length)
 #: bytes held in memory by a source, as sorted (offset, data) blocks (``ByteSource.stage``)
@@ -27,20 +25,24 @@ def coalesce(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int
 
     Returns (offset, length, member indices) for each merged request.
     """
-    order = sorted(range(len(ranges)), key=ranges.__getitem__)
+    return _merge(sorted((off, ln, i) for i, (off, ln) in enumerate(ranges)), gap)
+
+
+def _merge(items: Iterable[tuple[int, int, int]], gap: int) -> list[tuple[int, int, list[int]]]:
+    """(offset, length, tag) items in offset order merged where closer than ``gap`` bytes: (offset,
+    length, the tags inside) per block."""
     merged: list[tuple[int, int, list[int]]] = []
     start = end = 0
     members: list[int] | None = None
-    for i in order:
-        off, ln = ranges[i]
+    for off, ln, tag in items:
         if members is not None and off <= end + gap:
-            members.append(i)
+            members.append(tag)
             if off + ln > end:
                 end = off + ln
         else:
             if members is not None:
                 merged.append((start, end - start, members))
-            start, end, members = off, off + ln, [i]
+            start, end, members = off, off + ln, [tag]
     if members is not None:
         merged.append((start, end - start, members))
     return merged
@@ -149,7 +151,9 @@ class ByteSource:
         """The bytes of each request (non-empty, at distinct offsets) by offset: side by side when
         the source allows, else one by one, the OS told of them all first (``_prefetch``)."""
         if len(requests) > 1 and self.max_concurrency > 1:
-            blobs = _pool(self.max_concurrency).map(lambda r: self._read(*r), requests)
+            blobs = shared_pool(f"io-{self.max_concurrency}", self.max_concurrency).map(
+                lambda r: self._read(*r), requests
+            )
             return dict(zip((off for off, _ in requests), blobs))
         if len(requests) > 1:
             self._prefetch(requests)
@@ -204,49 +208,11 @@ def _inside(held: tuple[tuple[int, memoryview], ...], off: int, ln: int) -> memo
 
 def _blocks(ranges: Sequence[Range], gap: int) -> list[tuple[int, int, list[int]]]:
     """``ranges`` sorted, those closer than ``gap`` bytes merged: (offset, length, the offsets of
-    the ranges inside) per block (``coalesce`` with offsets for members: no sort key to call)."""
-    out: list[tuple[int, int, list[int]]] = []
-    start = end = 0
-    starts: list[int] | None = None
-    for off, ln in sorted(ranges):
-        if starts is not None and off <= end + gap:
-            starts.append(off)
-            if off + ln > end:
-                end = off + ln
-        else:
-            if starts is not None:
-                out.append((start, end - start, starts))
-            start, end, starts = off, off + ln, [off]
-    if starts is not None:
-        out.append((start, end - start, starts))
-    return out
-
-
-def _merged(ranges: Sequence[Range], gap: int) -> list[Range]:
-    """``ranges`` sorted, those closer than ``gap`` bytes merged (``coalesce`` without the members)."""
-    out: list[list[int]] = []
-    for off, ln in sorted(ranges):
-        if out and off <= out[-1][1] + gap:
-            out[-1][1] = max(out[-1][1], off + ln)
-        else:
-            out.append([off, off + ln])
-    return [(a, b - a) for a, b in out]
+    the ranges inside) per block."""
+    return _merge(((off, ln, off) for off, ln in sorted(ranges)), gap)
 
 
 _STAGE_LOCK = threading.Lock()
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOL_LOCK = threading.Lock()
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """A shared thread pool for the side-by-side requests of remote sources."""
-    with _POOL_LOCK:
-        pool = _POOLS.get(workers)
-        if pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            pool = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lancelot-io")
-        return pool
 
 
 class LocalFileSource(ByteSource):
@@ -395,7 +361,7 @@ class LocalFileSource(ByteSource):
             self._hinted = set()
         if len(ranges) <= HINTED_MAX:
             self._hinted.update(off for off, _ in ranges)
-        self._fadvise(_merged(ranges, self.coalesce_gap) if len(ranges) > 1 else ranges)
+        self._fadvise([(o, n) for o, n, _ in _blocks(ranges, self.coalesce_gap)] if len(ranges) > 1 else ranges)
 
     def unstage(self, blocks: Staged | None = None) -> None:
         super().unstage(blocks)

@@ -192,3 +192,23 @@ def test_scan_keeps_requests_in_flight_side_by_side(stats, scanned, filter, how,
         stats.reset()
         assert lancelot.dataset(f"latencyls://{scanned}").count_rows(filter) == want.num_rows
         assert stats.round_trips <= bound + 2, (stats.round_trips, stats.requests)  # (+ open)
+
+
+@pytest.mark.parametrize("scan", [{"limit": 300}, {"offset": 100, "limit": 200}, {"filter": "id % 5 = 0", "limit": 60}])
+def test_limit_reads_fragments_side_by_side(stats, scanned, scan):
+    """A scan with a limit (``head`` too) reads a few fragments side by side (READ_AHEAD), and issues
+    no read past the limit without a filter (the manifest's row counts plan it), a bounded few with one."""
+    from lancelot.dataset.scanner import READ_AHEAD
+
+    ds, ref = lancelot.dataset(f"latencyls://{scanned}"), lance.dataset(scanned)
+    live = -(-ROWS * 6 // 7)  # rows per fragment after the delete (at most)
+    stats.reset()
+    assert ds.to_table(**scan).equals(ref.to_table(**scan))
+    # one after another: 3 requests (deletion file, data file's size, its pages) per fragment
+    needed = -(-(scan.get("offset", 0) + scan["limit"] * (5 if "filter" in scan else 1)) // (live - 1))
+    assert stats.requests <= 3 * (needed + (READ_AHEAD if "filter" in scan else 0)), (stats.requests, needed)
+    assert stats.round_trips <= 6, (stats.round_trips, stats.requests)
+    if "filter" not in scan and "offset" not in scan:
+        stats.reset()
+        assert ds.head(scan["limit"]).equals(ref.head(scan["limit"]))
+        assert stats.round_trips <= 6, (stats.round_trips, stats.requests)
