@@ -196,11 +196,36 @@ def normalize_field(f: pa.Field) -> pa.Field:
     return pa.field(f.name, normalize_type(f.type), f.nullable, md or None)
 
 
+#: normalized schemas and their descriptors (FileDescriptor of 0 rows) by ``_key``: one append after another
+#: writes the same schema (a dataset write normalizes it several times); cleared when CACHED are held
+_NORMALIZED: dict[tuple[bytes, str], tuple[pa.Schema, file_pb2.FileDescriptor | None]] = {}
+CACHED = 64
+
+
+def _key(schema: pa.Schema) -> tuple[bytes, str]:
+    """What normalizing depends on: the IPC form (every field's and the schema's metadata, at any depth)
+    and the printed types (extension types by their class, which the IPC form leaves out)."""
+    return schema.serialize().to_pybytes(), str(schema)
+
+
 def normalize_schema(schema: pa.Schema) -> pa.Schema:
     """The schema as a Lance file stores it (see ``normalize_type``; JSON only at the top level)."""
+    return _normalized(schema)[1]
+
+
+def _normalized(schema: pa.Schema) -> tuple[tuple[bytes, str], pa.Schema, file_pb2.FileDescriptor | None]:
+    """(``_key(schema)``, the schema normalized, its cached descriptor if made)."""
+    key = _key(schema)
+    hit = _NORMALIZED.get(key)
+    if hit is not None:
+        return key, *hit
     for f in schema:
         extension_types.check_writable(f.type, f.name)
-    return pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata)
+    out = pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata)
+    if len(_NORMALIZED) >= CACHED:
+        _NORMALIZED.clear()
+    _NORMALIZED[key] = (out, None)
+    return key, out, None
 
 
 def _children(t: pa.DataType) -> list[pa.Field]:
@@ -227,8 +252,11 @@ def _nested(t: pa.DataType) -> bool:
 
 def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
     """Flatten an Arrow schema into the FileDescriptor pylance stores in global buffer 0."""
-    schema = normalize_schema(schema)
+    key, schema, cached = _normalized(schema)
     out = file_pb2.FileDescriptor(length=num_rows)
+    if cached is not None:
+        out.schema.CopyFrom(cached.schema)
+        return out
     next_id = 0
 
     def add(f: pa.Field, parent: int) -> None:
@@ -268,6 +296,7 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
         add(f, -1)
     for k, v in (schema.metadata or {}).items():
         out.schema.metadata[k.decode()] = v
+    _NORMALIZED[key] = (schema, file_pb2.FileDescriptor(schema=out.schema))
     return out
 
 

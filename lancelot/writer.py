@@ -101,13 +101,14 @@ class LanceWriter:
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
+        counts = [field_metadata.column_count(f, self.version) for f in self._stored]
         # pylance 14 compresses 2.3 chunks only as asked (no General wrapper of its own): "fast" is that profile
         profile = check_profile(profile if profile is not None or not self.version.planar else "fast")
         self.settings = WriteSettings(
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
             profile=profile,
-            columns=sum(field_metadata.column_count(f, self.version) for f in self._stored),
+            columns=sum(counts),
             price=FilePrice() if profile == "compact" and self.version.structural else None,
         )
         self.max_page_bytes = self.settings.max_page_bytes
@@ -121,11 +122,11 @@ class LanceWriter:
             make = encodings.field_writer_factory(self.version)
             self._writers = []
             first = 0  # each field's columns follow the columns of the fields before it (the readers' rule)
-            for f in self._stored:
+            for f, count in zip(self._stored, counts):
                 self._writers.append(
                     make(self._out, f, first_column=first, settings=self.settings, worker=self._worker)
                 )
-                first += field_metadata.column_count(f, self.version)
+                first += count
             self._num_columns = first
             if self.settings.price is not None:  # its price is solved on a sample of every column
                 self.settings.price.columns = [c for w in self._writers for c in getattr(w, "columns", [])]

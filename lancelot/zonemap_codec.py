@@ -22,6 +22,7 @@ width per zone.  A type spec is ``pyarrow.type_for_alias``'s name (``int64``, ``
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,7 @@ ZSTD_LEVEL = 9
 MIN_COMPRESS = 64
 #: a decoded body larger than this is refused (a corrupt size field must not allocate gigabytes)
 MAX_BODY = 1 << 30
+_LOCAL = threading.local()
 
 
 @dataclass
@@ -105,7 +107,7 @@ def _values(arr: pa.Array) -> bytes:
         return _bitmap(bits.astype(bool) & _valid(arr))
     width = arr.type.bit_width // 8
     raw = np.frombuffer(arr.buffers()[1], np.uint8)[arr.offset * width : (arr.offset + n) * width].reshape(n, width)
-    return np.where(_valid(arr)[:, None], raw, 0).astype(np.uint8).tobytes()
+    return raw.tobytes() if not arr.null_count else np.where(_valid(arr)[:, None], raw, 0).astype(np.uint8).tobytes()
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
@@ -113,6 +115,14 @@ def _valid(arr: pa.Array) -> np.ndarray:
         return np.ones(len(arr), bool)
     bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
     return bits[arr.offset : arr.offset + len(arr)].astype(bool)
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    """This thread's compressor (made once: making one costs more than compressing a small body)."""
+    made: zstandard.ZstdCompressor | None = getattr(_LOCAL, "zstd", None)
+    if made is None:
+        made = _LOCAL.zstd = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True)
+    return made
 
 
 def encode(rows: np.ndarray, columns: list[ColumnZones], rows_per_zone: int) -> bytes:
@@ -134,7 +144,7 @@ def encode(rows: np.ndarray, columns: list[ColumnZones], rows_per_zone: int) -> 
         parts += [_values(c.min), _values(c.max), _ints(c.nulls)]
     body = b"".join(parts)
     if len(body) > MIN_COMPRESS:
-        packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True).compress(body)
+        packed = _compressor().compress(body)
         if len(packed) < len(body):
             return MAGIC_V2 + bytes([ZSTD]) + packed
     return MAGIC_V2 + bytes([RAW]) + body

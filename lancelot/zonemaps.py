@@ -239,10 +239,10 @@ def _dense_zone_stats(
     full = min(n // rows_per_zone, nzones)
     grid = vals[: full * rows_per_zone].reshape(full, rows_per_zone)
     mins, maxs = grid.min(axis=1), grid.max(axis=1)
-    if full < nzones:
+    if full < nzones:  # (a small file's one zone: its bounds alone)
         tail = vals[full * rows_per_zone :]
-        mins = np.append(mins, tail.min()).astype(vals.dtype, copy=False)
-        maxs = np.append(maxs, tail.max()).astype(vals.dtype, copy=False)
+        low, high = tail.min(keepdims=True), tail.max(keepdims=True)
+        mins, maxs = (np.concatenate([mins, low]), np.concatenate([maxs, high])) if full else (low, high)
     unknown = None
     if vals.dtype.kind == "f":
         nan = np.isnan(mins) | np.isnan(maxs)  # min/max propagate NaN: NaN zones get no bounds

@@ -20,6 +20,7 @@ import pytest
 import lancelot
 from lancelot.dataset import dataset, write_dataset
 from lancelot.inputs import as_batches, is_pandas_dataframe
+from tests.helpers import pylance_read
 
 T = pa.table(
     {
@@ -159,3 +160,17 @@ def test_real_pandas3_dataframe(tmp_path):
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=180, env=env
     )
     assert p.returncode == 0 and p.stdout.startswith("ok 3."), p.stderr
+
+
+def test_schemas_equal_but_for_metadata_written_apart(tmp_path):
+    """Normalized schemas are cached per schema: schemas pyarrow calls equal (metadata aside) keep each its
+    own field and schema metadata in the files pylance reads."""
+    t = pa.table({"a": [1, 2, 3]})
+    metas = [{"k": "one"}, {"k": "two"}, None]
+    for i, md in enumerate(metas):
+        schema = pa.schema([pa.field("a", pa.int64(), metadata=md)], metadata={"m": str(i)})
+        lancelot.write_table(t.cast(schema), tmp_path / f"{i}.lance")
+    for i, md in enumerate(metas):
+        got = pylance_read(tmp_path / f"{i}.lance").schema
+        assert got.field("a").metadata == ({b"k": md["k"].encode()} if md else None)
+        assert got.metadata == {b"m": str(i).encode()}

@@ -37,6 +37,7 @@ from lancelot.encodings.compression.scatter import copy_slices
 from lancelot.encodings.planar.chunk_sizes import FLAT_KINDS, flat_chunk_items
 from lancelot.encodings.planar.write_levels import rle_levels
 from lancelot.encodings.strategy import EncodingOptions
+from lancelot.encodings.structural.write_profile import SMALL_PAGE_BYTES
 from lancelot.encodings.structural.write_repdef import PageLevels
 from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, MiniBlockValues, plan_miniblock
 from lancelot.errors import UnsupportedEncodingError
@@ -235,11 +236,14 @@ def encode_miniblock(
     rep_codec = _level_codec(rep, opts.version.planar)
     def_codec = _level_codec(defs, opts.version.planar)
     plan = plan_miniblock(values, force_dictionary, opts)
-    probe_enc, probe_bufs = plan.chunk(0, min(num_items, 1))
+    costs = plan.costs() if callable(plan.costs) else plan.costs
+    # the chunks' encoding and buffer count: a small page probed whole (what its General wrapper compressed
+    # already), a larger one by its first item
+    small = num_items <= plan.max_chunk_items and int(costs[-1]) <= SMALL_PAGE_BYTES
+    probe_enc, probe_bufs = plan.chunk(0, num_items if small else min(num_items, 1))
     num_buffers = len(probe_bufs)
     header = 2 + 2 * streams + word * num_buffers
     header += _pad(header)
-    costs = plan.costs() if callable(plan.costs) else plan.costs
     max_items, target = plan.max_chunk_items, plan.chunk_target
     if opts.version.planar and num_items and probe_enc.WhichOneof("compression") in FLAT_KINDS:
         max_items, target = flat_chunk_items(int(costs[-1]) / num_items, max_items), CHUNK_LIMIT

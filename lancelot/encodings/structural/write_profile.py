@@ -208,6 +208,8 @@ def _probe_chunks(costs: np.ndarray, max_items: int) -> list[tuple[int, int]]:
     overlap: a chunk cut short by the page's end, e.g. padded bitpacking, would flatter the probe);
     a page the first probe covers is probed once."""
     n = len(costs) - 1
+    if 0 < n <= max_items and int(costs[-1] - costs[0]) <= PROBE_BYTES:
+        return [(0, n)]  # (a small page: its one probe, as below without the spread)
     starts = np.linspace(0, n, PROBE_CHUNKS, endpoint=False).astype(np.int64)
     out = []
     for a in sorted(set(starts.tolist())):  # (np.unique imports numpy.ma: ~30 ms in a fresh process)

@@ -225,10 +225,11 @@ def _cheapest(block: FixedWidthBlock, opts: EncodingOptions) -> tuple[int, str]:
     """(bytes, kind) of the smallest of Flat, InlineBitpacking and Rle for 8..64-bit values."""
     n, t = block.num_values, block.bits_per_value
     best = (n * t // 8, "flat")
-    packed = inline_bitpacking_size(block)
+    vals = block.as_dtype(f"<u{t // 8}")
+    # (a page of one bit-packed chunk: its width, then 1024 values of that many bits)
+    packed = t // 8 + int(vals.max()).bit_length() * CHUNK // 8 if 0 < n <= CHUNK else inline_bitpacking_size(block)
     if packed < best[0]:
         best = (packed, "bitpacking")
-    vals = block.as_dtype(f"<u{t // 8}")
     runs = 1 + int(np.count_nonzero(vals[1:] != vals[:-1])) if n else 0
     gate = opts.rle_threshold if opts.rle_threshold is not None else RLE_RUN_RATIO
     if runs < gate * n:
@@ -448,11 +449,11 @@ def _dictionary_page(
     if encoded is not None:
         fixed = None  # the items are the dictionary's values, not keys derived from them
     elif fixed is not None:
+        if not force and n < DICT_SAMPLE_MIN and _distinct(fixed) > limit:
+            return None  # (a small page, unsampled: counted exactly, without hashing)
         runs_dict = _sorted_runs_dictionary(fixed, None if force else limit)
         if isinstance(runs_dict, int):  # more distinct values than the limit
             return None
-        if runs_dict is None and not force and n < DICT_SAMPLE_MIN and _distinct(fixed) > limit:
-            return None  # (a small page, unsampled: counted exactly, without hashing)
         encoded = runs_dict
     if encoded is None:
         encoded = dictionary_encode(keys, n if force else limit)
