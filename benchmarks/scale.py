@@ -8,6 +8,8 @@ delete, then times per library (medians of interleaved repetitions, ratio lancel
 
 - ``open_count``: open the latest version and count its live rows;
 - ``take10``: open, then 10 new random live rows (all columns);
+- ``take10_new``: the same on a hard-linked copy of the dataset neither library opened before in
+  this process (one per repetition per library, made untimed): every file's first take;
 - ``scan``: open, then the whole dataset as one table;
 - ``filter``: open, then a selective filter (``x = 7.0``: one row in 1013);
 - ``versions``: ``versions()`` of the dataset;
@@ -225,6 +227,8 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
             },
             check=lambda res: res["lancelot"].equals(res["pylance"]),
         )
+    if "take10_new" in ops:
+        _take10_new(bench, path, live, rng, work)
     if "scan" in ops:
         bench.run(
             "scan",
@@ -280,6 +284,34 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
         _cleanup(bench, path, work)
     if "append" in ops:
         _append(bench, path, work)
+
+
+def _take10_new(bench: CpuBench, path: Path, live: int, rng: np.random.Generator, work: Path) -> None:
+    """``take10_new``: open and take 10 rows of a copy never opened in this process (its files'
+    first take: no open file or parsed deletion file to reuse); the take kernels made ready first
+    by 40 untimed takes of ``path`` (their preparation would land in whatever is timed)."""
+    import lance
+
+    import lancelot
+    from lancelot.util.jit import wait_for_warm_ups
+
+    libs = {"lancelot": lancelot, "pylance": lance}
+    picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(bench.repeats + 1)]
+    warm = lancelot.dataset(str(path))
+    for p in picks * (40 // len(picks) + 1):
+        warm.take(p)
+    wait_for_warm_ups()
+    try:
+        for n in libs:
+            for r in range(-1, bench.repeats):
+                clone(path, work / f"{n}{r}")
+        bench.run(
+            "take10_new",
+            {n: (lambda r, n=n, m=m: m.dataset(str(work / f"{n}{r}")).take(picks[r])) for n, m in libs.items()},
+            check=lambda res: res["lancelot"].equals(res["pylance"]),
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _cleanup(bench: CpuBench, path: Path, work: Path) -> None:
@@ -343,7 +375,7 @@ def plot(results: dict, out: Path) -> None:
     plt.close(fig)
 
 
-OPS = ("open_count", "take10", "scan", "filter", "versions", "append")
+OPS = ("open_count", "take10", "take10_new", "scan", "filter", "versions", "append")
 #: the operations timed on the dataset of many versions
 VERSION_OPS = ("open_count", "versions", "checkout", "asof", "cleanup", "append")
 

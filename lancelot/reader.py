@@ -340,7 +340,7 @@ class LanceFile:
             plans = [self._whole_plan(f, rows) for f in fields]
         if all(p is None for p in plans):
             return None
-        return [p if p is not None else self._first(self._reader(f), rows) for f, p in zip(fields, plans)]
+        return [p if p is not None else self._late(self._reader(f), rows) for f, p in zip(fields, plans)]
 
     def _simple_plan(self, f: pa.Field, sp: Any, rows: range) -> Plan | None:
         """The whole-page plan of ``f`` when all its pages are simple and inside the file, else None."""
@@ -388,21 +388,10 @@ class LanceFile:
         t = self._stored.field(f.name).type
         return whole.field_plan(cols[0], t, self._src.size, rows, lambda: self._reader(f).plan(rows))
 
-    def _first(self, reader: FieldReader, rows: Rows) -> Plan:
-        """A plan whose decode step prepares ``reader`` and plans ``rows`` (a field planned late)."""
-        return Plan([], lambda _: self._prepared(reader, rows))
-
     @staticmethod
-    def _prepared(reader: FieldReader, rows: Rows) -> Plan:
-        first = reader.prepare()
-        if first is None:
-            return reader.plan(rows)
-
-        def loaded(bufs: list[memoryview]) -> Plan:
-            first.decode(bufs)
-            return reader.plan(rows)
-
-        return Plan(first.ranges, loaded)
+    def _late(reader: FieldReader, rows: Rows) -> Plan:
+        """A plan whose decode step plans ``rows`` (a field planned after the simple ones were)."""
+        return Plan([], lambda _: reader.plan(rows))
 
     def _map(self, fn: Callable[[_S], _T], items: list[_S], parallel: bool) -> list[_T]:
         """``fn`` over the fields, on the shared decode pool when worth it (pread, numpy, pyarrow
@@ -422,14 +411,10 @@ class LanceFile:
         spread: bool,
         announce: bool = False,
     ) -> list[pa.Array | pa.ChunkedArray]:
-        """``rows`` of every field: their search structures first (one round for all fields that
-        still need them), then their plans through the read loop.  ``spread`` (a large read): on a
+        """``rows`` of every field, their plans through the read loop.  ``spread`` (a large read): on a
         local file each field runs its own rounds on the decode pool, so one field's reads overlap
         another's decoding (``announce``: every field's ranges told to the OS first); otherwise
         every field is planned here and each round fetched as one."""
-        firsts = [(i, p) for i, r in enumerate(readers) if (p := r.prepare()) is not None]
-        if firsts:
-            self._run([fields[i] for i, _ in firsts], [p for _, p in firsts], "prepare")
         if spread and len(readers) > 1 and self.parallel and not self._src.round_trip_costly:
             early: list[Plan] = []
             if announce:
@@ -502,7 +487,7 @@ class LanceFile:
                 nxt.append((i, res))
             else:
                 out[i] = res
-                if p.planner and op != "prepare":
+                if p.planner:
                     served(fields[i].name, op, p.planner)
         return nxt
 

@@ -10,9 +10,8 @@ its own column allocation and its own FieldReader:
   carried by repetition/definition levels); a packed struct or blob owns one.
 
 A FieldReader plans a read (``plan``): the byte ranges it needs, found from the
-cached column metadata and the search caches it loads (``prepare``: once, up
-front; the 2.1+ readers instead load a page's in a first round of the read that
-needs it), and the decode step that turns their bytes into an Arrow array
+cached column metadata and the search caches it loads (the 2.1+ readers load a
+page's in a first round of the first read that needs it), and the decode step that turns their bytes into an Arrow array
 or into the plan of a next round.  The reader fetches the ranges of every
 field's plan in one coalesced ``ByteSource.read_ranges`` call per round; no
 decoder reads the file itself.  A decoder of several rounds may be written as
@@ -180,7 +179,7 @@ def execute(src: ByteSource, plans: list[Plan]) -> list[pa.Array | pa.ChunkedArr
 
 class FieldReader(ABC):
     """Reads rows of one top-level field: ``plan`` says which bytes a read needs and how to decode
-    them; ``prepare`` loads the search structures once (the page search caches)."""
+    them (in rounds: a first read loads the search caches it needs first)."""
 
     def __init__(self, ctx: FieldContext) -> None:
         self.ctx = ctx
@@ -191,15 +190,7 @@ class FieldReader(ABC):
         take), or ``range(start, stop)`` inside the file (a range read, which may come back as a
         ChunkedArray of one chunk per page).  The result has ``ctx.field.type``, rows in order."""
 
-    def prepare(self) -> Plan | None:
-        """The one-time load of the search structures every later plan relies on (None once done
-        or when there are none): the reader fetches those of every field in one round first."""
-        return None
-
     def read(self, rows: Rows) -> pa.Array | pa.ChunkedArray:
-        """``rows`` read on their own: prepare, plan, fetch, decode (LanceFile reads many fields
-        together instead)."""
-        first = self.prepare()
-        if first is not None:
-            execute(self.ctx.src, [first])
+        """``rows`` read on their own: plan, fetch, decode (LanceFile reads many fields together
+        instead)."""
         return execute(self.ctx.src, [self.plan(rows)])[0]

@@ -106,7 +106,7 @@ class ColumnPoints:
         readers: list[PointReader] = []
         tables: list[ChunkTable] = []
         for p in pages:
-            assert p.points is not None and p.table is not None  # ColumnPoints.of checked each page's shape
+            assert p.points is not None  # ColumnPoints.of checked each page's shape
             readers.append(p.points)
             tables.append(p.table)
         self.reader = readers[0]
@@ -176,9 +176,9 @@ class ColumnPoints:
     @staticmethod
     def shape(page: PageReader) -> tuple[object, ...] | None:
         """What pages read by one ColumnPoints must share (None: the page has no point reader)."""
-        if not isinstance(page, MiniBlockPage) or page.points is None or page.table is None:
+        if not isinstance(page, MiniBlockPage) or page.points is None:
             return None
-        layers = tuple(page.meaning.layers)
+        layers = page.meaning.layers
         if len(layers) != 1 or layers[0] not in (pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_NULLABLE_ITEM):
             return None
         return page.points.codes, layers, page.table.dictionary is not None

@@ -134,6 +134,8 @@ def _prune(steps: list[tuple[str, pa.DataType, int]], leaf: pa.Field) -> pa.Data
 
 def column_paths(field: pa.Field) -> list[ColumnPath]:
     """One ColumnPath per column the field owns, in file order."""
+    if not pa.types.is_nested(field.type):  # (a leaf: no walk)
+        return [ColumnPath((), field, is_blob(field))]
     found: list[tuple[list[tuple[str, pa.DataType, int]], pa.Field]] = []
     _walk(field, found, [])
     paths = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -67,18 +68,7 @@ class LevelMeaning:
 
     @classmethod
     def of(cls, layers: Sequence[int]) -> LevelMeaning:
-        layers = tuple(int(x) for x in layers)
-        if not layers:
-            raise CorruptFileError("page has no rep/def layers")
-        base, total = [], 0
-        for layer in layers:
-            if layer not in _DEF_LEVELS:
-                raise CorruptFileError(f"unknown rep/def layer {layer}")
-            base.append(total)
-            total += _DEF_LEVELS[layer]
-        lists = [k for k, layer in enumerate(layers) if layer in _LISTS]
-        visible = base[lists[0]] if lists else total
-        return cls(layers, tuple(base), len(lists), total, visible)
+        return _meaning(tuple(map(int, layers)))
 
     def rep_level(self, k: int) -> int:
         """The repetition level of list layer ``k`` (innermost list = 1)."""
@@ -97,6 +87,22 @@ class LevelMeaning:
         if layer == NULL_AND_EMPTY_LIST:
             return self.base[k] + 2
         return None
+
+
+@lru_cache(maxsize=256)
+def _meaning(layers: tuple[int, ...]) -> LevelMeaning:
+    """``LevelMeaning.of`` (memoized: every page of a column has the same few layers)."""
+    if not layers:
+        raise CorruptFileError("page has no rep/def layers")
+    base, total = [], 0
+    for layer in layers:
+        if layer not in _DEF_LEVELS:
+            raise CorruptFileError(f"unknown rep/def layer {layer}")
+        base.append(total)
+        total += _DEF_LEVELS[layer]
+    lists = [k for k, layer in enumerate(layers) if layer in _LISTS]
+    visible = base[lists[0]] if lists else total
+    return LevelMeaning(layers, tuple(base), len(lists), total, visible)
 
 
 def check_levels(meaning: LevelMeaning, rep: np.ndarray | None, dfn: np.ndarray | None) -> None:
