@@ -26,6 +26,10 @@ def _logical(t: Translator, node: exp.Expr) -> Val:
     fn = "and_kleene" if isinstance(node, exp.And) else "or_kleene"
     a = t.boolean_operand(t.value(node.this), node.this)
     b = t.boolean_operand(t.value(node.expression), node.expression)
+    # DataFusion's simplifier: ``FALSE AND x`` is false and ``x OR TRUE`` true, ``x`` never evaluated
+    absorbing = fn == "or_kleene"
+    if any(v.const is not None and v.const.as_py() is absorbing for v in (a, b)):
+        return _const(pa.scalar(absorbing))
     return t.call(fn, [a, b], node)
 
 
@@ -40,6 +44,8 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     x = t.value(node.this)
     what = node.expression
     if isinstance(what, exp.Null):
+        if x.failed:  # never null: DataFusion answers without computing it
+            return _const(pa.scalar(negated))
         return t.call("is_valid" if negated else "is_null", [x], node)
     if not isinstance(what, exp.Boolean):
         raise t.error(f"IS {sql_text(what)} is not supported", node)

@@ -6,7 +6,8 @@ Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs,
 2. ``Translator.value`` builds the expression bottom-up, every node with its Arrow type; operands
    meet in DataFusion's common type (lancelot/sql/types.py) with explicit casts, so pyarrow never
    guesses.  Constant sub-expressions are computed at once (``1 + 1`` is ``2``; ``'x'::int`` fails
-   here, as in pylance's planning).
+   here, as in pylance's planning); one whose kernel fails (``1 / 0``) is left for the scan to raise
+   on its rows, as DataFusion's simplifier leaves it (``Val.failed``).
 
 Operators live in lancelot/sql/operators.py (which dispatches to comparison.py, arithmetic.py, casts.py,
 string_operators.py, special_forms.py), functions in functions.py, lists.py, temporal.py.  Each
@@ -29,6 +30,12 @@ from lancelot.sql.values import _BINARY, Val, _const, _unparen, is_literal, sql_
 from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
+#: kernels whose result is null only where an argument is (DataFusion's binary, negation and NOT)
+_KEEPS_NULLS = frozenset(
+    f"{op}{checked}"
+    for op in ("add", "subtract", "multiply", "divide", "negate", "power", "abs")
+    for checked in ("", "_checked")
+) | {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "and_kleene", "or_kleene", "invert"}
 
 
 def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.DataType:
@@ -175,18 +182,25 @@ class Translator:
     # -- pass 2: typed expressions -----------------------------------------------------------
     def call(self, name: str, args: list[Val], node: exp.Expr, options: Any = None) -> Val:
         """``name`` applied to ``args``: computed now when all are constants, else an expression whose
-        type pyarrow reports for empty inputs (a kernel that does not exist for them is a SqlError)."""
+        type pyarrow reports for empty inputs (a kernel that does not exist for them is a SqlError).
+        A constant whose kernel fails is ``failed``, and so is what keeps its nulls from failed and
+        constant arguments only (``(1 / 0) + 1``), as DataFusion's nullability reasons."""
+        failed = False
         try:
             if all(a.const is not None for a in args):
-                out = pc.call_function(name, [a.const for a in args], options)
-                return _const(out)
+                try:
+                    return _const(pc.call_function(name, [a.const for a in args], options))
+                except pa.ArrowInvalid:
+                    failed = True
             t = _result_type(name, tuple(a.type for a in args), options)
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             types = ", ".join(str(a.type) for a in args)
             raise self.error(f"{name} does not apply to ({types}): {e}", node) from None
         except pa.ArrowInvalid as e:
             raise self.error(f"{name}: {e}", node) from None
-        return Val(pc.Expression._call(name, [a.expr for a in args], options), t)
+        if not failed and any(a.failed for a in args) and name in _KEEPS_NULLS:
+            failed = all(a.failed or (a.const is not None and a.const.is_valid) for a in args)
+        return Val(pc.Expression._call(name, [a.expr for a in args], options), t, failed=failed)
 
     def cast(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         if v.type == t:

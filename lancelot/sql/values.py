@@ -24,6 +24,9 @@ class Val:
     const: pa.Scalar | None = None
     #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
     nan_low: bool = False
+    #: constants only, whose computation fails (``1 / 0``): left for the scan to raise, as DataFusion's
+    #: constant folding leaves what it cannot compute; never null (``(1 / 0) IS NULL`` is false)
+    failed: bool = False
 
 
 def _const(s: pa.Scalar) -> Val:
