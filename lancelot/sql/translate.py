@@ -232,6 +232,8 @@ class Translator:
             from lancelot.sql.udfs import decimal_to_double
 
             return self.cast(self.call(decimal_to_double(v.type), [v], node), t, node)
+        if pa.types.is_decimal(t) and is_string_like(v.type):
+            return self._text_to_decimal(v, t, node)
         if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
             v = self.cast(v, pa.int32(), node)
         if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:
@@ -268,6 +270,19 @@ class Translator:
         if lossy_decimal or (pa.types.is_floating(src) and pa.types.is_decimal(t)):
             return self.call("round", [v], node, pc.RoundOptions(t.scale, "half_towards_infinity"))
         return v
+
+    def _text_to_decimal(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """Text to a decimal as arrow-rs parses it (lancelot/sql/udfs.py: text_decimal)."""
+        from lancelot.sql.udfs import text_decimal, text_to_decimal
+
+        if t.scale < 0:
+            raise self.error(f"cannot cast text to {t}: a decimal of negative scale", node)
+        if v.const is None:
+            return self.call(text_to_decimal(v.type, t), [v], node)
+        try:
+            return _const(pa.scalar(None if not v.const.is_valid else text_decimal(v.const.as_py(), t), t))
+        except ValueError as e:
+            raise self.error(str(e), node) from None
 
     def _text_to_timestamp(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         """Text to a timestamp as arrow-rs parses it (lancelot/sql/udfs.py: text_to_timestamp)."""
