@@ -134,7 +134,7 @@ def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         return const(pa.scalar(None, out))
     if a.const is None or b.const is None:  # DataFusion's simplifier: power(a, 0) = 1, power(a, 1) = a,
         e = b.const.as_py() if b.const is not None else None  # power(a, log(a, y)) = y
-        if e == 0:
+        if e == 0 and str(e)[0] != "-":  # not -0.0: DataFusion's literals compare by bits
             return const(pa.scalar(1, out))
         if e == 1:
             return t.cast(a, out, node)

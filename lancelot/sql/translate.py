@@ -308,6 +308,11 @@ class Translator:
             return v
         if is_string_like(v.type) and v.const is None:
             return self._text_to_timestamp(v, t, node)
+        if is_string_like(v.type) and v.const is not None and v.const.is_valid:
+            try:
+                return _const(v.const.cast(t))
+            except pa.ArrowInvalid:  # no offset: a wall-clock time in the zone, as arrow-rs reads it
+                return self._to_zoned(self.cast(v, pa.timestamp(t.unit), node), t, node)
         v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:
