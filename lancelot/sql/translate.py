@@ -84,6 +84,7 @@ class Translator:
         self.hints: dict[int, pa.DataType] = {}
         self.boolean: set[int] = set()
         self.columns: list[tuple[str, ...]] = []
+        self.values: dict[int, Val] = {}
 
     # -- errors and columns -------------------------------------------------------------------
     def error(self, message: str, node: exp.Expr | None) -> SqlError:
@@ -374,7 +375,12 @@ class Translator:
         return s
 
     def value(self, node: exp.Expr) -> Val:
-        """The typed expression of ``node``."""
+        """The typed expression of ``node`` (remembered by node: lancelot/sql/nullability.py reads them)."""
+        v = self._value(node)
+        self.values[id(_unparen(node))] = v
+        return v
+
+    def _value(self, node: exp.Expr) -> Val:
         node = _unparen(node)
         if is_literal(node):
             return self.literal(node)

@@ -27,8 +27,8 @@ def _outcome(ds: object, kind: str, sql: str) -> tuple[str, object]:
             warnings.simplefilter("ignore")
             if kind == "f":
                 return "rows", sorted(ds.to_table(filter=sql, columns=["n"]).column("n").to_pylist())  # type: ignore[attr-defined]
-            col = ds.to_table(columns={"n": "n", "v": sql}).column("v")  # type: ignore[attr-defined]
-            return str(col.type), col.to_pylist()
+            t = ds.to_table(columns={"n": "n", "v": sql})  # type: ignore[attr-defined]
+            return f"{t.schema.field('v')}", t.column("v").to_pylist()  # the type and its nullability
     except Exception as e:  # noqa: BLE001 - the error is the outcome
         return "error", e
 
