@@ -3,9 +3,9 @@ the nullability pylance gives each computed column of a scan's schema.
 
 A constant (``1 + 1``, ``abs(-1)``: DataFusion folds them first) is null only when its value is;
 a column as its field (a struct field also when its parent may be null; ``_rowid`` may be);
-``IS [NOT] NULL / TRUE / FALSE`` and ``IS [NOT] DISTINCT FROM`` never are; operators (arithmetic,
-comparisons, ``AND``, ``NOT``, ``LIKE``, ``IN``, ``BETWEEN``, ``||``, ``CAST``) are when an operand
-may be; ``coalesce`` / ``nvl`` when every argument may be; any other function, ``TRY_CAST`` and
+``IS [NOT] NULL / TRUE / FALSE`` never are; operators (arithmetic, comparisons, ``IS [NOT]
+DISTINCT FROM``, ``AND``, ``NOT``, ``LIKE``, ``IN``, ``BETWEEN``, ``||``, ``CAST``) are when an
+operand may be; ``coalesce`` / ``nvl`` when every argument may be; any other function, ``TRY_CAST`` and
 ``CASE`` may always be.
 """
 
@@ -35,6 +35,8 @@ _OPERATORS = (
     exp.In,
     exp.Between,
     exp.Cast,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
 )
 
 
@@ -53,7 +55,7 @@ def nullable(t: Translator, node: exp.Expr) -> bool:
         return _field_nullable(t.schema, [p for p, _ in parts])
     if isinstance(node, exp.TryCast):
         return True
-    if isinstance(node, exp.Is | exp.NullSafeEQ | exp.NullSafeNEQ):
+    if isinstance(node, exp.Is):
         return False
     if isinstance(node, exp.Not) and isinstance(_unparen(node.this), exp.Is):
         return False
