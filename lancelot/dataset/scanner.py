@@ -705,6 +705,21 @@ class LanceScanner:
             return sum(_remote_tasks().map(count, runs))  # remote: several runs' requests in flight
         return sum(f.count_rows(self.filter) for f in self._frags)
 
+    def scan_batches(self) -> list[pa.RecordBatch]:
+        """The scan's batches, as a list (pylance's own raises StopIteration once they are read)."""
+        return list(self.to_batches())
+
+    def take(self, indices: object) -> pa.Table:
+        """Not implemented, as in pylance (use ``LanceDataset.take``)."""
+        raise NotImplementedError("take")
+
+    @staticmethod
+    def from_dataset(*args: object, **kwargs: object) -> LanceScanner:
+        """Not implemented, as in pylance (pyarrow's Scanner constructors: use ``LanceDataset.scanner``)."""
+        raise NotImplementedError("from dataset")
+
+    from_fragment = from_batches = from_dataset
+
     def head(self, num_rows: int) -> pa.Table:
         """The first rows of the scan (the scan's own limit still applies).
 

@@ -247,6 +247,16 @@ def test_scanner_object(pair):
     assert "a > 3" in plan and "num_fragments=" in plan
     # reference test_select_none: a scan of no columns still reads the filter's
     assert "projection=[a]" in ours.scanner(columns=[], filter="a < 50", with_row_id=True).explain_plan(True)
+    # pyarrow Scanner's other doors, as pylance has them: refused, but for scan_batches (whose batches
+    # pylance's own loses to a StopIteration)
+    assert pa.Table.from_batches(s.scan_batches()).equals(s.to_table())
+    for sc in (s, theirs.scanner()):
+        with pytest.raises(NotImplementedError):
+            sc.take([0])
+        with pytest.raises(NotImplementedError):
+            type(sc).from_dataset(ours)
+        with pytest.raises(NotImplementedError):
+            type(sc).from_batches([])
 
 
 def test_write_a_scan_back(tmp_path, pair):
