@@ -208,8 +208,10 @@ def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     opts = pc.SliceOptions(begin)
     if len(args) == 3:
         count = _literal_int(t, args[2], node, "count")
-        if count < 0:
-            raise t.error(f"negative count not allowed: {count}", node)
+        if count < 0:  # an error on the rows that reach it
+            from lancelot.sql.udfs import failing
+
+            return t.call(failing(f"negative count not allowed: {count}", s.type, pa.string_view()), [s], node)
         opts = pc.SliceOptions(begin, max(start + count - 1, begin))
     return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)
 

@@ -461,3 +461,15 @@ def text_decimal(s: str, t: pa.DataType) -> decimal.Decimal:
 def text_to_decimal(src: pa.DataType, t: pa.DataType) -> str:
     """``text_decimal`` of each row (Arrow C++ refuses blanks and rounding, reads exponents)."""
     return rowwise(f"text_to_decimal_{t}", {"x": src}, t, lambda s: text_decimal(s, t))
+
+
+def failing(message: str, src: pa.DataType, out: pa.DataType) -> str:
+    """A function that fails with ``message`` on any row it is given: what DataFusion refuses only
+    when a row reaches it (a CASE branch no row takes never fails)."""
+
+    def impl(x: pa.Array) -> pa.Array:
+        if len(x):
+            raise pa.ArrowInvalid(message)
+        return pa.nulls(0, out)
+
+    return register(f"lancelot_fail_{abs(hash(message))}<{src}|{out}>", {"x": src}, out, impl)

@@ -292,6 +292,8 @@ REGRESSIONS = [
     ("f", "'a%' LIKE 'a\\%'"),
     ("f", "s LIKE 'a!%' ESCAPE '!'"),  # only the backslash escapes
     ("p", "f64 <=> f64"),  # not an operator in pylance's dialect
+    ("p", "char_length(CASE WHEN ends_with('ab', '') THEN split_part(s, '_', 2) ELSE substr('Abc', 2, -1) END)"),
+    ("p", "char_length(CASE WHEN i32 > 100 THEN substr(s, 2, -1) ELSE s END)"),  # a negative count: an error
 ]
 
 
