@@ -30,6 +30,10 @@ from lancelot.sql.values import _BINARY, Val, _const, _unparen, is_literal, sql_
 from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
+#: DataFusion's binary operators, NULL when an operand is the NULL literal
+_NULL_OPERATORS = frozenset(
+    f"{op}{checked}" for op in ("add", "subtract", "multiply", "divide") for checked in ("", "_checked")
+) | {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 #: kernels whose result is null only where an argument is (DataFusion's binary, negation and NOT)
 _KEEPS_NULLS = frozenset(
     f"{op}{checked}"
@@ -199,6 +203,8 @@ class Translator:
             raise self.error(f"{name} does not apply to ({types}): {e}", node) from None
         except pa.ArrowInvalid as e:
             raise self.error(f"{name}: {e}", node) from None
+        if name in _NULL_OPERATORS and any(a.const is not None and not a.const.is_valid for a in args):
+            return _const(pa.scalar(None, t))  # DataFusion's simplifier: ``NULL - x`` is NULL, x never run
         if not failed and any(a.failed for a in args) and name in _KEEPS_NULLS:
             failed = all(a.failed or (a.const is not None and a.const.is_valid) for a in args)
         return Val(pc.Expression._call(name, [a.expr for a in args], options), t, failed=failed)

@@ -294,6 +294,8 @@ REGRESSIONS = [
     ("p", "f64 <=> f64"),  # not an operator in pylance's dialect
     ("p", "char_length(CASE WHEN ends_with('ab', '') THEN split_part(s, '_', 2) ELSE substr('Abc', 2, -1) END)"),
     ("p", "char_length(CASE WHEN i32 > 100 THEN substr(s, 2, -1) ELSE s END)"),  # a negative count: an error
+    ("p", "(log10(NULL) - u8) <> log10((u8 / u8))"),  # NULL - x is NULL: the division is never run
+    ("f", "(u8 / u8) > NULL"),
 ]
 
 
