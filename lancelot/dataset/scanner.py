@@ -709,8 +709,15 @@ class LanceScanner:
         """The scan's batches, as a list (pylance's own raises StopIteration once they are read)."""
         return list(self.to_batches())
 
-    def take(self, indices: object) -> pa.Table:
-        """Not implemented, as in pylance (use ``LanceDataset.take``)."""
+    def take(self, indices: object) -> None:
+        """Not implemented, as in pylance (use ``LanceDataset.take``).
+
+        Args:
+            indices: The rows pyarrow's Scanner.take would take.
+
+        Raises:
+            NotImplementedError: Always.
+        """
         raise NotImplementedError("take")
 
     @staticmethod
