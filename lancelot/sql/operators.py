@@ -44,7 +44,9 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     x = t.value(node.this)
     what = node.expression
     if isinstance(what, exp.Null):
-        if x.failed:  # never null: DataFusion answers without computing it
+        from lancelot.sql.nullability import nullable
+
+        if x.failed or not nullable(t, node.this):  # never null: DataFusion answers without computing it
             return _const(pa.scalar(negated))
         return t.call("is_valid" if negated else "is_null", [x], node)
     if not isinstance(what, exp.Boolean):

@@ -296,6 +296,7 @@ REGRESSIONS = [
     ("p", "char_length(CASE WHEN i32 > 100 THEN substr(s, 2, -1) ELSE s END)"),  # a negative count: an error
     ("p", "(log10(NULL) - u8) <> log10((u8 / u8))"),  # NULL - x is NULL: the division is never run
     ("f", "(u8 / u8) > NULL"),
+    ("p", "st.a % 0 IS NULL IS NULL"),  # IS NULL of what is never null: false, x never run
 ]
 
 
