@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from sqlglot import exp
 
-from lancelot.sql.values import _ARITHMETIC, _COMPARISONS, _unparen, is_literal
+from lancelot.sql.values import _ARITHMETIC, _COMPARISONS, _unparen, column_parts, is_literal
 
 if TYPE_CHECKING:
     from lancelot.sql.translate import Translator
@@ -42,8 +42,6 @@ _OPERATORS = (
 
 def nullable(t: Translator, node: exp.Expr) -> bool:
     """Whether ``node`` (translated by ``t``) may be null."""
-    from lancelot.sql.translate import column_parts
-
     node = _unparen(node)
     v = t.values.get(id(node))
     if v is not None and (v.failed or v.const is not None):

@@ -26,7 +26,7 @@ from sqlglot import exp
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
 from lancelot.sql.types import as_decimal, coerce_literal
-from lancelot.sql.values import _BINARY, Val, _const, _unparen, is_literal, sql_text
+from lancelot.sql.values import _BINARY, Val, _const, _unparen, column_parts, is_literal, sql_text
 from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
@@ -58,26 +58,6 @@ def _all_literal(node: exp.Expr) -> bool:
     if isinstance(node, _BINARY):
         return _all_literal(node.this) and _all_literal(node.expression)
     return is_literal(node)
-
-
-def column_parts(node: exp.Expr) -> list[tuple[str, bool]] | None:
-    """``[(name, quoted), ...]`` when ``node`` names a column or a field inside struct columns
-    (``a``, ``s.a.b``, ``s['a']``), else None."""
-    if isinstance(node, exp.Column):
-        if not isinstance(node.this, exp.Identifier):
-            return None
-        return [(p.name, bool(p.args.get("quoted"))) for p in node.parts]
-    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
-        head = column_parts(node.this)
-        if head is None:
-            return None
-        return [*head, (node.expression.name, True)]
-    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
-        key = node.expressions[0]
-        if isinstance(key, exp.Literal) and key.is_string:
-            head = column_parts(node.this)
-            return None if head is None else [*head, (key.name, True)]
-    return None
 
 
 class Translator:

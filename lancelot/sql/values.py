@@ -78,3 +78,23 @@ def is_literal(node: exp.Expr) -> bool:
     if isinstance(node, exp.Array):
         return all(is_literal(e) for e in node.expressions)
     return False
+
+
+def column_parts(node: exp.Expr) -> list[tuple[str, bool]] | None:
+    """``[(name, quoted), ...]`` when ``node`` names a column or a field inside struct columns
+    (``a``, ``s.a.b``, ``s['a']``), else None."""
+    if isinstance(node, exp.Column):
+        if not isinstance(node.this, exp.Identifier):
+            return None
+        return [(p.name, bool(p.args.get("quoted"))) for p in node.parts]
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+        head = column_parts(node.this)
+        if head is None:
+            return None
+        return [*head, (node.expression.name, True)]
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+        key = node.expressions[0]
+        if isinstance(key, exp.Literal) and key.is_string:
+            head = column_parts(node.this)
+            return None if head is None else [*head, (key.name, True)]
+    return None
