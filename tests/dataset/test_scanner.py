@@ -101,6 +101,11 @@ def test_count_rows(pair):
     assert ours.count_rows(filter=pc.field("a") < 50) == theirs.count_rows(filter="a < 50")
     for kw in [{"filter": "a < 50", "columns": [], "with_row_id": True}, {"columns": ["a"]}, {}, {"filter": "TRUE"}]:
         assert ours.scanner(**kw).count_rows() == theirs.scanner(**kw).count_rows()
+    for ds in pair:  # a bad filter: pylance's dataset count_rows raises OSError (its scanner's ValueError)
+        with pytest.raises(OSError):
+            ds.count_rows("nope > 1")
+        with pytest.raises(ValueError):
+            ds.scanner(filter="nope > 1").count_rows()
     with pytest.raises(ValueError):
         theirs.scanner(limit=2).count_rows()
     with pytest.raises(ValueError):
