@@ -211,7 +211,8 @@ def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         if count < 0:  # an error on the rows that reach it
             from lancelot.sql.udfs import failing
 
-            return t.call(failing(f"negative count not allowed: {count}", s.type, pa.string_view()), [s], node)
+            fail = failing(f"negative count not allowed: {count}", pa.string_view())
+            return t.call(fail, [t.call("is_valid", [s], node)], node)
         opts = pc.SliceOptions(begin, max(start + count - 1, begin))
     return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)
 

@@ -463,13 +463,14 @@ def text_to_decimal(src: pa.DataType, t: pa.DataType) -> str:
     return rowwise(f"text_to_decimal_{t}", {"x": src}, t, lambda s: text_decimal(s, t))
 
 
-def failing(message: str, src: pa.DataType, out: pa.DataType) -> str:
-    """A function that fails with ``message`` on any row it is given: what DataFusion refuses only
-    when a row reaches it (a CASE branch no row takes never fails)."""
+def failing(message: str, out: pa.DataType) -> str:
+    """A function of a boolean that fails with ``message`` where any value is true, else nulls of
+    ``out``: what DataFusion refuses only when a row reaches it (a CASE branch no row takes, the
+    right side of an ``AND`` whose left side is false on every row)."""
 
-    def impl(x: pa.Array) -> pa.Array:
-        if len(x):
+    def impl(where: pa.Array) -> pa.Array:
+        if pc.any(where).as_py():
             raise pa.ArrowInvalid(message)
-        return pa.nulls(0, out)
+        return pa.nulls(len(where), out)
 
-    return register(f"lancelot_fail_{abs(hash(message))}<{src}|{out}>", {"x": src}, out, impl)
+    return register(f"lancelot_fail_{abs(hash(message))}<{out}>", {"where": pa.bool_()}, out, impl)

@@ -297,6 +297,9 @@ REGRESSIONS = [
     ("p", "(log10(NULL) - u8) <> log10((u8 / u8))"),  # NULL - x is NULL: the division is never run
     ("f", "(u8 / u8) > NULL"),
     ("p", "st.a % 0 IS NULL IS NULL"),  # IS NULL of what is never null: false, x never run
+    ("f", "n > 100 AND 1 / 0 > 1"),  # AND / OR skip their right side where the left decides every row
+    ("f", "n < 100 OR 1 / 0 > 1"),
+    ("f", "n > 5 AND 1 / 0 > 1"),
 ]
 
 
