@@ -105,6 +105,9 @@ class ScansMixin:
         Returns:
             The row count.
 
+        Raises:
+            OSError: A filter it cannot use (as pylance; also a ValueError).
+
         Examples:
             >>> ds.count_rows(), ds.count_rows("id >= 7")
             (10, 3)
@@ -115,7 +118,12 @@ class ScansMixin:
             if self._live_rows is None:
                 self._live_rows = sum(f.count_rows() for f in self._fragments)
             return self._live_rows
-        return self.scanner(filter=filter, **kwargs).count_rows()
+        from lancelot.sql.errors import CountFilterError, SqlError
+
+        try:
+            return self.scanner(filter=filter, **kwargs).count_rows()
+        except SqlError as e:
+            raise CountFilterError(str(e)) from None
 
     def scanner(
         self: LanceDataset,

@@ -77,6 +77,8 @@ def _pieces(
         t = frags[0]._empty(list(cols), False)
         return t.append_column(_POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
     t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    if not cols:  # a filter of no column (``TRUE``): its rows, without columns
+        t = pa.table({_POS: pa.nulls(at)}).drop_columns([_POS])
     # every piece's physical positions at once: the row's index, less its piece's first index, plus its start
     first = np.cumsum([0, *sizes[:-1]])
     shift = np.repeat(np.asarray(starts, dtype=np.int64) - first, sizes)

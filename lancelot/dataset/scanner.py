@@ -17,7 +17,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -61,12 +61,12 @@ def row_columns_in(expr: pc.Expression | None, schema: pa.Schema) -> set[str]:
     return {c for c in filter_columns(expr, list(ROW_COLUMNS)) if c not in schema.names}
 
 
-def as_expression(sql: str, schema: pa.Schema) -> pc.Expression:
-    """A projection's SQL expression (a column, a nested path, arithmetic...) as an Expression."""
-    from lancelot.sql import parse_expression
+def as_expression(sql: str, schema: pa.Schema) -> tuple[pc.Expression, bool]:
+    """A projection's SQL expression (a column, a nested path, arithmetic...) as an Expression, and
+    whether it may be null (as pylance's schema says: ``1`` may not; lancelot/sql/nullability.py)."""
+    from lancelot.sql import parse_projection
 
-    expr: pc.Expression = parse_expression(sql, schema)
-    return expr
+    return parse_projection(sql, schema)
 
 
 def _path(schema: pa.Schema, name: str) -> tuple[pa.Field, list[str]] | None:
@@ -95,6 +95,7 @@ class Projection:
     reads: list[str]
     rows: set[str]  # row-id columns needed
     added: int = 0  # trailing names added by with_row_id / with_row_address
+    nullable: dict[str, bool] = field(default_factory=dict)  # of the computed outputs
 
     @property
     def plain(self) -> bool:
@@ -115,6 +116,7 @@ def projection(
     fields: dict[str, pa.Field] = {}
     reads: list[str] = []
     rows: set[str] = set()
+    nullable: dict[str, bool] = {}
 
     def read(c: str) -> None:
         if c not in reads:
@@ -132,7 +134,10 @@ def projection(
                 exprs[name] = pc.field(sql)
                 continue
             found = _path(schema, sql)
-            expr = pc.field(*found[1]) if found is not None else as_expression(sql, schema)
+            if found is not None:
+                expr, nullable[name] = pc.field(*found[1]), _path_nullable(schema, found[1])
+            else:
+                expr, nullable[name] = as_expression(sql, schema)
             exprs[name] = expr
             for c in filter_columns(expr, list(schema.names)):
                 read(c)
@@ -162,7 +167,16 @@ def projection(
             names.append(col)
             rows.add(col)
             added += 1
-    return Projection(names, exprs, fields, reads, rows, added)
+    return Projection(names, exprs, fields, reads, rows, added, nullable)
+
+
+def _path_nullable(schema: pa.Schema, path: list[str]) -> bool:
+    f = schema.field(path[0])
+    for p in path[1:]:
+        if f.nullable:
+            return True
+        f = f.type.field(p)
+    return bool(f.nullable)
 
 
 def sort_keys(order_by: Any, schema: pa.Schema, where: str) -> list[tuple[str, bool, bool]]:
@@ -405,7 +419,7 @@ class LanceScanner:
         for name in p.names:
             if name in p.exprs:
                 col = computed.column(name)
-                fields.append(pa.field(name, col.type))
+                fields.append(pa.field(name, col.type, p.nullable.get(name, True)))
             else:
                 col = t.column(name)
                 fields.append(t.schema.field(name))
@@ -690,6 +704,28 @@ class LanceScanner:
                 return sum(map(count, runs))
             return sum(_remote_tasks().map(count, runs))  # remote: several runs' requests in flight
         return sum(f.count_rows(self.filter) for f in self._frags)
+
+    def scan_batches(self) -> list[pa.RecordBatch]:
+        """The scan's batches, as a list (pylance's own raises StopIteration once they are read)."""
+        return list(self.to_batches())
+
+    def take(self, indices: object) -> None:
+        """Not implemented, as in pylance (use ``LanceDataset.take``).
+
+        Args:
+            indices: The rows pyarrow's Scanner.take would take.
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError("take")
+
+    @staticmethod
+    def from_dataset(*args: object, **kwargs: object) -> LanceScanner:
+        """Not implemented, as in pylance (pyarrow's Scanner constructors: use ``LanceDataset.scanner``)."""
+        raise NotImplementedError("from dataset")
+
+    from_fragment = from_batches = from_dataset
 
     def head(self, num_rows: int) -> pa.Table:
         """The first rows of the scan (the scan's own limit still applies).

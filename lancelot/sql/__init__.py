@@ -20,7 +20,7 @@ from lancelot.sql.errors import SqlError
 if TYPE_CHECKING:
     from lancelot.sql.values import Val
 
-__all__ = ["SqlError", "parse_expression", "parse_filter", "typed_expression"]
+__all__ = ["SqlError", "parse_expression", "parse_filter", "parse_projection", "typed_expression"]
 
 
 def typed_expression(sql: str, schema: pa.Schema, *, filter: bool) -> tuple[Val, list[tuple[str, ...]]]:
@@ -58,8 +58,19 @@ def _parse_filter(sql: str, schema: pa.Schema) -> pc.Expression:
 def parse_expression(sql: str, schema: pa.Schema) -> pc.Expression:
     """The value expression of a SQL expression, typed as pylance types it (``i32_col * 2`` is int32:
     the literal takes the column's type; ``i32_col + i64_col`` is int64)."""
+    return parse_projection(sql, schema)[0]
+
+
+def parse_projection(sql: str, schema: pa.Schema) -> tuple[pc.Expression, bool]:
+    """``parse_expression`` and whether its value may be null (lancelot/sql/nullability.py)."""
+    from lancelot.sql.nullability import nullable
+    from lancelot.sql.parse import parse_sql
+    from lancelot.sql.translate import Translator
+
     name = sql.strip()
     if name in schema.names:  # pylance: a bare column name is that column, whatever its spelling
-        return pc.field(name)
-    v, _ = typed_expression(sql, schema, filter=False)
-    return v.expr
+        return pc.field(name), schema.field(name).nullable
+    tree = parse_sql(sql, "expression")
+    t = Translator(sql, schema, "expression")
+    t.resolve(tree)
+    return t.value(tree).expr, nullable(t, tree)

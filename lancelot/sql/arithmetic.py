@@ -131,7 +131,9 @@ def _neg(t: Translator, node: exp.Expr) -> Val:
         return x
     if not is_numeric(x.type) or pa.types.is_unsigned_integer(x.type):  # DataFusion: no unsigned negation
         raise t.error(f"cannot negate {x.type}", node)
-    out = t.call("negate", [x], node)
+    # a column's minimum negates to itself (wrapping); DataFusion's constant folding checks
+    checked = x.const is not None or x.failed
+    out = t.call("negate_checked" if checked else "negate", [x], node)
     if pa.types.is_floating(x.type) and out.const is None:
         return Val(out.expr, out.type, None, not x.nan_low)
     return out

@@ -102,6 +102,12 @@ def _isnan(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
 
 def _coalesce(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     vals = as_common(t, node, args, "coalesce")
+    # DataFusion's simplifier: null literals dropped, nothing after a literal (which alone is the answer)
+    vals = [v for v in vals if v.const is None or v.const.is_valid] or vals[:1]
+    known = next((k for k, v in enumerate(vals) if v.const is not None), len(vals))
+    vals = vals[: known + 1]
+    if len(vals) == 1:
+        return as_view_with_views(t, node, args, vals[0])
     if pa.types.is_string_view(vals[0].type):  # Arrow's coalesce takes no views: as strings, a view after
         vals = [t.cast(v, pa.utf8(), node) for v in vals]
     out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)

@@ -134,7 +134,7 @@ def _power(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         return const(pa.scalar(None, out))
     if a.const is None or b.const is None:  # DataFusion's simplifier: power(a, 0) = 1, power(a, 1) = a,
         e = b.const.as_py() if b.const is not None else None  # power(a, log(a, y)) = y
-        if e == 0:
+        if e == 0 and str(e)[0] != "-":  # not -0.0: DataFusion's literals compare by bits
             return const(pa.scalar(1, out))
         if e == 1:
             return t.cast(a, out, node)
@@ -276,6 +276,8 @@ def _ifnull(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
         to = next((x for x in _NVL_TYPES if _coerces(x, a.type) and _coerces(x, b.type)), pa.utf8())
     work = pa.utf8() if pa.types.is_string_view(to) else to  # Arrow's coalesce takes no views
     vals = [t.cast(v, work, node) for v in args]
+    if vals[0].const is not None and vals[0].const.is_valid:  # a literal: the answer (DataFusion's simplifier)
+        return t.cast(vals[0], to, node)
     out = lazy_coalesce(t, node, vals) or t.call("coalesce", vals, node)
     return t.cast(out, to, node)
 

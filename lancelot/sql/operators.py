@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from lancelot.sql.arithmetic import _arith, _neg
@@ -26,7 +27,30 @@ def _logical(t: Translator, node: exp.Expr) -> Val:
     fn = "and_kleene" if isinstance(node, exp.And) else "or_kleene"
     a = t.boolean_operand(t.value(node.this), node.this)
     b = t.boolean_operand(t.value(node.expression), node.expression)
+    # DataFusion's simplifier: ``FALSE AND x`` is false and ``x OR TRUE`` true, ``x`` never evaluated
+    absorbing = fn == "or_kleene"
+    if any(v.const is not None and v.const.as_py() is absorbing for v in (a, b)):
+        return _const(pa.scalar(absorbing))
+    if b.failed and a.const is None:  # run only where ``a`` leaves the answer open (DataFusion skips it
+        from lancelot.sql.udfs import failing  # when ``a`` decides a whole batch)
+
+        open_rows = t.call("coalesce", [a if absorbing is False else t.call("invert", [a], node), _TRUE], node)
+        b = Val(pc.Expression._call(failing(_failure(b), pa.bool_()), [open_rows.expr]), pa.bool_())
     return t.call(fn, [a, b], node)
+
+
+_TRUE = _const(pa.scalar(True))
+
+
+def _failure(v: Val) -> str:
+    """The error of a constant that fails (``Val.failed``)."""
+    import pyarrow.dataset as pads
+
+    try:
+        pads.dataset(pa.table({"_": [0]})).to_table(columns={"v": v.expr})
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        return str(e)
+    return "cannot compute a constant"
 
 
 def _not(t: Translator, node: exp.Expr) -> Val:
@@ -40,6 +64,10 @@ def _is(t: Translator, node: exp.Expr, negated: bool = False) -> Val:
     x = t.value(node.this)
     what = node.expression
     if isinstance(what, exp.Null):
+        from lancelot.sql.nullability import nullable
+
+        if x.failed or not nullable(t, node.this):  # never null: DataFusion answers without computing it
+            return _const(pa.scalar(negated))
         return t.call("is_valid" if negated else "is_null", [x], node)
     if not isinstance(what, exp.Boolean):
         raise t.error(f"IS {sql_text(what)} is not supported", node)

@@ -29,6 +29,7 @@ class LanceDialect(Dialect):
         IDENTIFIERS = ["`"]
         STRING_ESCAPES = ["'"]
         HEX_STRINGS = [("x'", "'"), ("X'", "'")]
+        KEYWORDS = {k: v for k, v in _tokens.Tokenizer.KEYWORDS.items() if k != "<=>"}  # not an operator
 
     class Parser(_parser.Parser):
         FUNCTIONS = {}  # every call is an exp.Anonymous named as written

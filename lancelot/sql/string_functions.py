@@ -208,8 +208,11 @@ def _substr(t: Translator, node: exp.Expr, args: list[Val]) -> Val:
     opts = pc.SliceOptions(begin)
     if len(args) == 3:
         count = _literal_int(t, args[2], node, "count")
-        if count < 0:
-            raise t.error(f"negative count not allowed: {count}", node)
+        if count < 0:  # an error on the rows that reach it
+            from lancelot.sql.udfs import failing
+
+            fail = failing(f"negative count not allowed: {count}", pa.string_view())
+            return t.call(fail, [t.call("is_valid", [s], node)], node)
         opts = pc.SliceOptions(begin, max(start + count - 1, begin))
     return t.cast(t.call("utf8_slice_codeunits", [s], node, opts), pa.string_view(), node)
 

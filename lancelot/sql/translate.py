@@ -6,7 +6,8 @@ Two passes, as in the reference's planner (rust/lance-datafusion/src/planner.rs,
 2. ``Translator.value`` builds the expression bottom-up, every node with its Arrow type; operands
    meet in DataFusion's common type (lancelot/sql/types.py) with explicit casts, so pyarrow never
    guesses.  Constant sub-expressions are computed at once (``1 + 1`` is ``2``; ``'x'::int`` fails
-   here, as in pylance's planning).
+   here, as in pylance's planning); one whose kernel fails (``1 / 0``) is left for the scan to raise
+   on its rows, as DataFusion's simplifier leaves it (``Val.failed``).
 
 Operators live in lancelot/sql/operators.py (which dispatches to comparison.py, arithmetic.py, casts.py,
 string_operators.py, special_forms.py), functions in functions.py, lists.py, temporal.py.  Each
@@ -25,10 +26,20 @@ from sqlglot import exp
 from lancelot.sql.errors import SqlError
 from lancelot.sql.parse import position
 from lancelot.sql.types import as_decimal, coerce_literal
-from lancelot.sql.values import _BINARY, Val, _const, _unparen, is_literal, sql_text
+from lancelot.sql.values import _BINARY, Val, _const, _unparen, column_parts, is_literal, sql_text
 from lancelot.util.types import is_string_like
 
 _TYPES: dict[tuple[Any, ...], pa.DataType] = {}
+#: DataFusion's binary operators, NULL when an operand is the NULL literal
+_NULL_OPERATORS = frozenset(
+    f"{op}{checked}" for op in ("add", "subtract", "multiply", "divide") for checked in ("", "_checked")
+) | {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+#: kernels whose result is null only where an argument is (DataFusion's binary, negation and NOT)
+_KEEPS_NULLS = frozenset(
+    f"{op}{checked}"
+    for op in ("add", "subtract", "multiply", "divide", "negate", "power", "abs")
+    for checked in ("", "_checked")
+) | {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "and_kleene", "or_kleene", "invert"}
 
 
 def _result_type(name: str, types: tuple[pa.DataType, ...], options: Any) -> pa.DataType:
@@ -49,26 +60,6 @@ def _all_literal(node: exp.Expr) -> bool:
     return is_literal(node)
 
 
-def column_parts(node: exp.Expr) -> list[tuple[str, bool]] | None:
-    """``[(name, quoted), ...]`` when ``node`` names a column or a field inside struct columns
-    (``a``, ``s.a.b``, ``s['a']``), else None."""
-    if isinstance(node, exp.Column):
-        if not isinstance(node.this, exp.Identifier):
-            return None
-        return [(p.name, bool(p.args.get("quoted"))) for p in node.parts]
-    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
-        head = column_parts(node.this)
-        if head is None:
-            return None
-        return [*head, (node.expression.name, True)]
-    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
-        key = node.expressions[0]
-        if isinstance(key, exp.Literal) and key.is_string:
-            head = column_parts(node.this)
-            return None if head is None else [*head, (key.name, True)]
-    return None
-
-
 class Translator:
     """Translate one SQL filter or expression against ``schema``."""
 
@@ -77,6 +68,7 @@ class Translator:
         self.hints: dict[int, pa.DataType] = {}
         self.boolean: set[int] = set()
         self.columns: list[tuple[str, ...]] = []
+        self.values: dict[int, Val] = {}
 
     # -- errors and columns -------------------------------------------------------------------
     def error(self, message: str, node: exp.Expr | None) -> SqlError:
@@ -175,18 +167,27 @@ class Translator:
     # -- pass 2: typed expressions -----------------------------------------------------------
     def call(self, name: str, args: list[Val], node: exp.Expr, options: Any = None) -> Val:
         """``name`` applied to ``args``: computed now when all are constants, else an expression whose
-        type pyarrow reports for empty inputs (a kernel that does not exist for them is a SqlError)."""
+        type pyarrow reports for empty inputs (a kernel that does not exist for them is a SqlError).
+        A constant whose kernel fails is ``failed``, and so is what keeps its nulls from failed and
+        constant arguments only (``(1 / 0) + 1``), as DataFusion's nullability reasons."""
+        failed = False
         try:
             if all(a.const is not None for a in args):
-                out = pc.call_function(name, [a.const for a in args], options)
-                return _const(out)
+                try:
+                    return _const(pc.call_function(name, [a.const for a in args], options))
+                except pa.ArrowInvalid:
+                    failed = True
             t = _result_type(name, tuple(a.type for a in args), options)
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             types = ", ".join(str(a.type) for a in args)
             raise self.error(f"{name} does not apply to ({types}): {e}", node) from None
         except pa.ArrowInvalid as e:
             raise self.error(f"{name}: {e}", node) from None
-        return Val(pc.Expression._call(name, [a.expr for a in args], options), t)
+        if name in _NULL_OPERATORS and any(a.const is not None and not a.const.is_valid for a in args):
+            return _const(pa.scalar(None, t))  # DataFusion's simplifier: ``NULL - x`` is NULL, x never run
+        if not failed and any(a.failed for a in args) and name in _KEEPS_NULLS:
+            failed = all(a.failed or (a.const is not None and a.const.is_valid) for a in args)
+        return Val(pc.Expression._call(name, [a.expr for a in args], options), t, failed=failed)
 
     def cast(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         if v.type == t:
@@ -218,6 +219,8 @@ class Translator:
             from lancelot.sql.udfs import decimal_to_double
 
             return self.cast(self.call(decimal_to_double(v.type), [v], node), t, node)
+        if pa.types.is_decimal(t) and is_string_like(v.type):
+            return self._text_to_decimal(v, t, node)
         if pa.types.is_date32(t) and pa.types.is_int64(v.type):  # arrow-rs: days that must fit int32
             v = self.cast(v, pa.int32(), node)
         if pa.types.is_timestamp(t) and is_string_like(v.type) and v.const is None:
@@ -255,6 +258,19 @@ class Translator:
             return self.call("round", [v], node, pc.RoundOptions(t.scale, "half_towards_infinity"))
         return v
 
+    def _text_to_decimal(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
+        """Text to a decimal as arrow-rs parses it (lancelot/sql/udfs.py: text_decimal)."""
+        from lancelot.sql.udfs import text_decimal, text_to_decimal
+
+        if t.scale < 0:
+            raise self.error(f"cannot cast text to {t}: a decimal of negative scale", node)
+        if v.const is None:
+            return self.call(text_to_decimal(v.type, t), [v], node)
+        try:
+            return _const(pa.scalar(None if not v.const.is_valid else text_decimal(v.const.as_py(), t), t))
+        except ValueError as e:
+            raise self.error(str(e), node) from None
+
     def _text_to_timestamp(self, v: Val, t: pa.DataType, node: exp.Expr) -> Val:
         """Text to a timestamp as arrow-rs parses it (lancelot/sql/udfs.py: text_to_timestamp)."""
         from lancelot.sql.udfs import text_to_timestamp
@@ -279,6 +295,11 @@ class Translator:
             return v
         if is_string_like(v.type) and v.const is None:
             return self._text_to_timestamp(v, t, node)
+        if is_string_like(v.type) and v.const is not None and v.const.is_valid:
+            try:
+                return _const(v.const.cast(t))
+            except pa.ArrowInvalid:  # no offset: a wall-clock time in the zone, as arrow-rs reads it
+                return self._to_zoned(self.cast(v, pa.timestamp(t.unit), node), t, node)
         v = self._round_for_cast(v, t, node)
         if v.const is not None:
             try:
@@ -340,7 +361,12 @@ class Translator:
         return s
 
     def value(self, node: exp.Expr) -> Val:
-        """The typed expression of ``node``."""
+        """The typed expression of ``node`` (remembered by node: lancelot/sql/nullability.py reads them)."""
+        v = self._value(node)
+        self.values[id(_unparen(node))] = v
+        return v
+
+    def _value(self, node: exp.Expr) -> Val:
         node = _unparen(node)
         if is_literal(node):
             return self.literal(node)

@@ -179,8 +179,11 @@ def comparison_common(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
         exact = a if pa.types.is_decimal(a) else b if pa.types.is_decimal(b) else None
         if floating is not None and exact is not None:  # DataFusion compares a decimal with a float as decimals
             as_exact = pa.decimal128(30, 15) if pa.types.is_float64(floating) else pa.decimal128(14, 7)
-            return numeric_common(exact, as_exact)
-        return numeric_common(a, b)
+            a, b = exact, as_exact
+        common = numeric_common(a, b)
+        if common is not None and pa.types.is_decimal256(common) and 256 not in (a.bit_width, b.bit_width):
+            return pa.decimal128(38, common.scale)  # DataFusion's wider decimal: precision capped at 38
+        return common
     if is_string_like(a) and is_string_like(b):
         return pa.large_utf8() if pa.types.is_large_string(a) or pa.types.is_large_string(b) else pa.utf8()
     if is_string_like(a) and (is_numeric(b) or _temporal_rank(b)):  # text with a boolean: none

@@ -434,3 +434,43 @@ def decimal_to_double(t: pa.DataType) -> str:
         return pa.array(out / div, pa.float64(), mask=x.is_null().to_numpy(zero_copy_only=False))
 
     return register(f"lancelot_decimal_to_double_{t}", {"x": t}, pa.float64(), impl)
+
+
+def text_decimal(s: str, t: pa.DataType) -> decimal.Decimal:
+    """Text as arrow-rs casts it to a decimal: blanks around it ignored, digits with one optional
+    point and sign (no exponent), the fraction rounded half away from zero to the scale; no digits at
+    all is 0 unless the scale is 0.  ValueError for anything else, or a value the precision cannot hold."""
+    body = s.strip()
+    negative = body[:1] == "-"
+    body = body[1:] if body[:1] in "+-" else body
+    whole, _, frac = body.partition(".")
+    if not all("0" <= c <= "9" for c in whole + frac) or (not whole + frac and t.scale == 0):
+        raise ValueError(f"cannot cast the string {s!r} to {t}")
+    n = int(whole or "0") * 10**t.scale
+    if len(frac) > t.scale:
+        div = 10 ** (len(frac) - t.scale)
+        kept, rest = divmod(int(frac), div)
+        n += kept + (2 * rest >= div)
+    else:
+        n += int(frac.ljust(t.scale, "0") or "0")
+    if n >= 10**t.precision:
+        raise ValueError(f"{s.strip()!r} is too large to store in a {t}")
+    return decimal.Decimal(-n if negative else n).scaleb(-t.scale)
+
+
+def text_to_decimal(src: pa.DataType, t: pa.DataType) -> str:
+    """``text_decimal`` of each row (Arrow C++ refuses blanks and rounding, reads exponents)."""
+    return rowwise(f"text_to_decimal_{t}", {"x": src}, t, lambda s: text_decimal(s, t))
+
+
+def failing(message: str, out: pa.DataType) -> str:
+    """A function of a boolean that fails with ``message`` where any value is true, else nulls of
+    ``out``: what DataFusion refuses only when a row reaches it (a CASE branch no row takes, the
+    right side of an ``AND`` whose left side is false on every row)."""
+
+    def impl(where: pa.Array) -> pa.Array:
+        if pc.any(where).as_py():
+            raise pa.ArrowInvalid(message)
+        return pa.nulls(len(where), out)
+
+    return register(f"lancelot_fail_{abs(hash(message))}<{out}>", {"where": pa.bool_()}, out, impl)

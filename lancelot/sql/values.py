@@ -24,6 +24,9 @@ class Val:
     const: pa.Scalar | None = None
     #: a float whose NaN has its sign bit set (negation flips it): below every number in total order
     nan_low: bool = False
+    #: constants only, whose computation fails (``1 / 0``): left for the scan to raise, as DataFusion's
+    #: constant folding leaves what it cannot compute; never null (``(1 / 0) IS NULL`` is false)
+    failed: bool = False
 
 
 def _const(s: pa.Scalar) -> Val:
@@ -75,3 +78,23 @@ def is_literal(node: exp.Expr) -> bool:
     if isinstance(node, exp.Array):
         return all(is_literal(e) for e in node.expressions)
     return False
+
+
+def column_parts(node: exp.Expr) -> list[tuple[str, bool]] | None:
+    """``[(name, quoted), ...]`` when ``node`` names a column or a field inside struct columns
+    (``a``, ``s.a.b``, ``s['a']``), else None."""
+    if isinstance(node, exp.Column):
+        if not isinstance(node.this, exp.Identifier):
+            return None
+        return [(p.name, bool(p.args.get("quoted"))) for p in node.parts]
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+        head = column_parts(node.this)
+        if head is None:
+            return None
+        return [*head, (node.expression.name, True)]
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+        key = node.expressions[0]
+        if isinstance(key, exp.Literal) and key.is_string:
+            head = column_parts(node.this)
+            return None if head is None else [*head, (key.name, True)]
+    return None
