@@ -290,8 +290,10 @@ def commit_manifest(
 
     ``known``: the listing and latest manifest the writer read, when it read them itself just
     before (an append): the first attempt builds on them without listing ``_versions/`` or
-    reading the manifest again, as pylance's commit does.  Should another writer have committed
-    since, creating the manifest fails and the next attempt lists and checks as usual.
+    reading the manifest again, as pylance's commit does.  The manifest becomes the commit's,
+    as every one it reads itself: ``build`` may take its message over (``ManifestFile.owned``).
+    Should another writer have committed since, creating the manifest fails and the next attempt
+    lists and checks as usual.
 
     Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
     deletes whose fragments another delete changed meanwhile get their deletion files merged
@@ -367,6 +369,8 @@ def commit_manifest(
                 checked = latest
                 check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
+        if base is not None:
+            base.owned = True
         m, index = build(base, version)
         m.version = version
         m.transaction_file = name

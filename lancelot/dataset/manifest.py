@@ -227,11 +227,14 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
 @dataclass
 class ManifestFile:
     """A parsed manifest file: the message, the raw index section (carried over on commit)
-    and the inline transaction, if any."""
+    and the inline transaction, if any.  ``owned``: parsed for one commit only, whose builder
+    may take the message over instead of copying it (commit.py sets it, operation.py's
+    ``_start`` takes it)."""
 
     manifest: table_pb2.Manifest
     index_section: bytes | None
     transaction: transaction_pb2.Transaction | None
+    owned: bool = False
 
 
 def _message_at(data: bytes | memoryview, pos: int, end: int, what: str) -> bytes | memoryview:
