@@ -295,7 +295,6 @@ class ObjectStore:
         full = self.full_path(path)
         _fault("put:before")
         if self.fs is None:
-            self._makedirs(full)
             tmp = self._local_temp(full, data)
             try:
                 os.replace(tmp, full)
@@ -355,7 +354,6 @@ class ObjectStore:
         return ObjectAlreadyExistsError("already exists (a concurrent writer created it)", path=self.url(path))
 
     def _put_if_not_exists_local(self, path: str, full: str, data: bytes) -> None:
-        self._makedirs(full)
         tmp = self._local_temp(full, data)
         _fault("create:before")
         try:
@@ -388,21 +386,28 @@ class ObjectStore:
             raise
 
     def _local_temp(self, full: str, data: bytes) -> str:
-        """Write ``data`` to a temporary file beside ``full`` (its name never ends in .manifest; synced
-        with the ``fsync`` option)."""
+        """Write ``data`` to a temporary file beside ``full``, making its directory when it is not
+        there yet (its name never ends in .manifest; synced with the ``fsync`` option)."""
         d = os.path.dirname(full)
         tmp = os.path.join(d, f".tmp-{uuid.uuid4().hex}.partial")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                _fault("temp:written")
-                if self.sync:
-                    os.fsync(f.fileno())
+            fd = os.open(tmp, flags, 0o666)
+        except FileNotFoundError:  # (no stat per write for the directory, which is mostly there)
+            os.makedirs(d, exist_ok=True)
+            fd = os.open(tmp, flags, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            _fault("temp:written")
+            if self.sync:
+                os.fsync(fd)
         except BaseException:
+            os.close(fd)
             _unlink(tmp)
             raise
+        os.close(fd)
         return tmp
 
     def delete(self, path: str) -> None:
