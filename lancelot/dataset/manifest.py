@@ -321,10 +321,22 @@ def field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, file_pb2.Field]:
     return out
 
 
+#: manifest_schema's results by the bytes of the schema they describe (a pa.Schema is immutable)
+_SCHEMAS: dict[bytes, pa.Schema] = {}
+
+
 def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
-    """The dataset schema a manifest's fields and schema metadata describe (JSON columns as arrow.json)."""
+    """The dataset schema a manifest's fields and schema metadata describe (JSON columns as arrow.json);
+    built once per schema, as every commit and open of a dataset asks for it."""
     fd = file_pb2.FileDescriptor()
     fd.schema.fields.extend(m.fields)
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
-    return dataset_schema(from_descriptor(fd))
+    key = fd.SerializeToString(deterministic=True)
+    schema = _SCHEMAS.get(key)
+    if schema is None:
+        schema = dataset_schema(from_descriptor(fd))
+        if len(_SCHEMAS) >= 64:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = schema
+    return schema
