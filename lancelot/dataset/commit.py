@@ -290,8 +290,8 @@ def commit_manifest(
 
     ``known``: the listing and latest manifest the writer read, when it read them itself just
     before (an append): the first attempt builds on them without listing ``_versions/`` or
-    reading the manifest again, as pylance's commit does.  The manifest becomes the commit's,
-    as every one it reads itself: ``build`` may take its message over (``ManifestFile.owned``).
+    reading the manifest again, as pylance's commit does.  ``build`` may take over the message of
+    a manifest the commit reads itself, and of a known one its caller marked ``owned``.
     Should another writer have committed since, creating the manifest fails and the next attempt
     lists and checks as usual.
 
@@ -362,6 +362,7 @@ def commit_manifest(
                     if v == latest:
                         base = mf
                 base = base or _load_vanishing(store, uri, versions, latest)
+                base.owned = True  # (read for this commit only: its builder may take the message over)
                 if rebase_over:  # only once every version in between was checked with the transaction as it was
                     txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
                     name = transaction_name(txn)
@@ -369,8 +370,6 @@ def commit_manifest(
                 checked = latest
                 check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
-        if base is not None:
-            base.owned = True
         m, index = build(base, version)
         m.version = version
         m.transaction_file = name

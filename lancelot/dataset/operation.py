@@ -167,6 +167,13 @@ def _replace_fragments(m: table_pb2.Manifest, updated: list[table_pb2.DataFragme
     return bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
 
 
+def _any_deletions(updated: list[table_pb2.DataFragment], removed: list[int]) -> bool | None:
+    """True when a fragment a delete or update leaves has a deletion file (the manifest then has
+    some, without a walk over every fragment); None: walk."""
+    gone = set(removed)
+    return True if any(f.HasField("deletion_file") and int(f.id) not in gone for f in updated) else None
+
+
 def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
@@ -174,7 +181,7 @@ def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri:
         m = _start(base, take=True)
         stable = _replace_fragments(m, updated, removed)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        _finish(m, version, stable, deletions=_any_deletions(updated, removed))
         return m, base.index_section
 
     return build

@@ -21,7 +21,7 @@ import numpy as np
 
 from lancelot.dataset.commit import CommitConflictError
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format, forget_untrusted_rows
-from lancelot.dataset.operation import _finish, _next_fragment_id, _replace_fragments, _start
+from lancelot.dataset.operation import _any_deletions, _finish, _next_fragment_id, _replace_fragments, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
@@ -72,7 +72,7 @@ def build_update(
         if new:
             m.max_fragment_id = nid - 1
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        _finish(m, version, stable, deletions=_any_deletions(updated, removed))
         return m, base.index_section
 
     return build
