@@ -32,6 +32,7 @@ import errno
 import functools
 import os
 import posixpath
+import re
 import tempfile
 import threading
 import uuid
@@ -90,6 +91,11 @@ def _split_uri(uri: str) -> tuple[str, str]:
     return "file", uri
 
 
+#: what a plain dataset-relative path never holds: empty, ``.`` or ``..`` parts, backslashes,
+#: NULs, colons (schemes, drive letters)
+_ODD = re.compile(r"//|/\.|[\\\x00:]")
+
+
 def _read_local(full: str) -> bytes:
     """All bytes of a local file (unbuffered: a scan reads one small deletion file per fragment)."""
     fd = os.open(full, os.O_RDONLY)
@@ -144,6 +150,8 @@ class ObjectStore:
     def _rel(self, path: str) -> str:
         """Check and normalise a dataset-relative path (``a/b``; no ``..``, scheme or root)."""
         p = os.fspath(path)
+        if type(p) is str and p and p[0] not in "./" and p[-1] != "/" and not _ODD.search(p):
+            return p  # already plain (every path lancelot makes): nothing to split
         if not isinstance(p, str) or not p or "\x00" in p or "\\" in p:
             raise UnsafePathError(f"invalid path {p!r} in the dataset", path=self.uri)
         if "://" in p or p.startswith("/") or (len(p) > 1 and p[1] == ":"):
