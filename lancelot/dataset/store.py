@@ -292,12 +292,6 @@ class ObjectStore:
         return _StoreSource(self, path, full, size)
 
     # ------------------------------------------------------------------ writes
-    def _makedirs(self, full: str) -> None:
-        if self.fs is None:
-            d = os.path.dirname(full)
-            if not os.path.isdir(d):  # (one stat where the directory is there, as it mostly is)
-                os.makedirs(d, exist_ok=True)
-
     def put(self, path: str, data: bytes) -> None:
         """Write (or replace) one object whole; readers never see part of it."""
         full = self.full_path(path)
@@ -444,7 +438,8 @@ class ObjectStore:
         After ``close()``, ``.file_size`` is the file's size in bytes."""
         full = self.full_path(path)
         if self.fs is None:
-            self._makedirs(full)
+            if not os.path.isdir(d := os.path.dirname(full)):  # (one stat where it is there, as it mostly is)
+                os.makedirs(d, exist_ok=True)
             return _local_writer()(full, schema, sync=self.sync, **writer_options)
         return _upload_writer()(self, path, full, schema, **writer_options)
 
