@@ -228,8 +228,8 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
 class ManifestFile:
     """A parsed manifest file: the message, the raw index section (carried over on commit)
     and the inline transaction, if any.  ``owned``: parsed for one commit only, whose builder
-    may take the message over instead of copying it (commit.py sets it, operation.py's
-    ``_start`` takes it)."""
+    may take the message over instead of copying it (set by whoever read it for the commit,
+    taken by operation.py's ``_start``)."""
 
     manifest: table_pb2.Manifest
     index_section: bytes | None
