@@ -290,8 +290,10 @@ def commit_manifest(
 
     ``known``: the listing and latest manifest the writer read, when it read them itself just
     before (an append): the first attempt builds on them without listing ``_versions/`` or
-    reading the manifest again, as pylance's commit does.  Should another writer have committed
-    since, creating the manifest fails and the next attempt lists and checks as usual.
+    reading the manifest again, as pylance's commit does.  ``build`` may take over the message of
+    a manifest the commit reads itself, and of a known one its caller marked ``owned``.
+    Should another writer have committed since, creating the manifest fails and the next attempt
+    lists and checks as usual.
 
     Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
     deletes whose fragments another delete changed meanwhile get their deletion files merged
@@ -360,6 +362,7 @@ def commit_manifest(
                     if v == latest:
                         base = mf
                 base = base or _load_vanishing(store, uri, versions, latest)
+                base.owned = True  # (read for this commit only: its builder may take the message over)
                 if rebase_over:  # only once every version in between was checked with the transaction as it was
                     txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
                     name = transaction_name(txn)

@@ -227,11 +227,14 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
 @dataclass
 class ManifestFile:
     """A parsed manifest file: the message, the raw index section (carried over on commit)
-    and the inline transaction, if any."""
+    and the inline transaction, if any.  ``owned``: parsed for one commit only, whose builder
+    may take the message over instead of copying it (set by whoever read it for the commit,
+    taken by operation.py's ``_start``)."""
 
     manifest: table_pb2.Manifest
     index_section: bytes | None
     transaction: transaction_pb2.Transaction | None
+    owned: bool = False
 
 
 def _message_at(data: bytes | memoryview, pos: int, end: int, what: str) -> bytes | memoryview:
@@ -318,10 +321,22 @@ def field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, file_pb2.Field]:
     return out
 
 
+#: manifest_schema's results by the bytes of the schema they describe (a pa.Schema is immutable)
+_SCHEMAS: dict[bytes, pa.Schema] = {}
+
+
 def manifest_schema(m: table_pb2.Manifest) -> pa.Schema:
-    """The dataset schema a manifest's fields and schema metadata describe (JSON columns as arrow.json)."""
+    """The dataset schema a manifest's fields and schema metadata describe (JSON columns as arrow.json);
+    built once per schema, as every commit and open of a dataset asks for it."""
     fd = file_pb2.FileDescriptor()
     fd.schema.fields.extend(m.fields)
     for k, v in m.schema_metadata.items():
         fd.schema.metadata[k] = v
-    return dataset_schema(from_descriptor(fd))
+    key = fd.SerializeToString(deterministic=True)
+    schema = _SCHEMAS.get(key)
+    if schema is None:
+        schema = dataset_schema(from_descriptor(fd))
+        if len(_SCHEMAS) >= 64:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = schema
+    return schema

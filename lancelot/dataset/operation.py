@@ -27,11 +27,21 @@ if TYPE_CHECKING:
     from lancelot.dataset.commit import Builder
 
 
-def _start(base: ManifestFile | None) -> table_pb2.Manifest:
-    m = table_pb2.Manifest()
-    if base is not None:
+def _start(base: ManifestFile | None, *, take: bool = False) -> table_pb2.Manifest:
+    """The next manifest, begun as a copy of ``base``'s.  With ``take``, a base the commit parsed
+    for itself (``base.owned``, commit.py) lends its message instead of a copy, once: the builder
+    must not read ``base.manifest`` afterwards.  Fields this proto does not know are dropped (a
+    newer writer's may describe fragments or positions this commit changes); lancelot writes
+    none, so its own manifests are not walked for them."""
+    if base is None:
+        m = table_pb2.Manifest()
+    elif take and base.owned:
+        m, base.owned = base.manifest, False
+    else:
+        m = table_pb2.Manifest()
         m.CopyFrom(base.manifest)
-        m.DiscardUnknownFields()  # fields of newer writers may point into the old file's layout
+    if base is not None and m.writer_version.library != "lancelot":
+        m.DiscardUnknownFields()
     for name in ("version_aux_data", "tag", "transaction_file", "index_section", "transaction_section"):
         m.ClearField(name)
     return m
@@ -100,12 +110,13 @@ def build_append(frags: list[table_pb2.DataFragment], uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist: create it first (mode='create')")
-        m = _start(base)
+        deletions = _appended_deletions(base.manifest, frags)
+        m = _start(base, take=True)
         forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         _add_fragments(m, frags, version, stable)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable, deletions=_appended_deletions(base.manifest, frags))
+        _finish(m, version, stable, deletions=deletions)
         return m, base.index_section
 
     return build
@@ -140,31 +151,37 @@ def build_overwrite(
 
 
 def _replace_fragments(m: table_pb2.Manifest, updated: list[table_pb2.DataFragment], removed: list[int]) -> bool:
-    """Delete and Update alike: fragments listed as updated replace theirs, removed ids go;
-    returns whether the dataset has stable row ids."""
+    """Delete and Update alike: fragments listed as updated replace theirs, removed ids go, in
+    place (the others are not copied); returns whether the dataset has stable row ids."""
     by_id = {int(f.id): f for f in updated}
     gone = set(removed)
-    keep = []
-    for f in m.fragments:
-        if int(f.id) in gone:
-            continue
-        c = table_pb2.DataFragment()
-        c.CopyFrom(by_id.get(int(f.id), f))
-        keep.append(c)
-    del m.fragments[:]
-    m.fragments.extend(keep)
+    if by_id or gone:
+        frags = m.fragments
+        for i in reversed(range(len(frags))):
+            fid = int(frags[i].id)
+            if fid in gone:
+                del frags[i]
+            elif fid in by_id:
+                frags[i].CopyFrom(by_id[fid])
     forget_untrusted_rows(m)
     return bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+
+
+def _any_deletions(updated: list[table_pb2.DataFragment], removed: list[int]) -> bool | None:
+    """True when a fragment a delete or update leaves has a deletion file (the manifest then has
+    some, without a walk over every fragment); None: walk."""
+    gone = set(removed)
+    return True if any(f.HasField("deletion_file") and int(f.id) not in gone for f in updated) else None
 
 
 def build_delete(updated: list[table_pb2.DataFragment], removed: list[int], uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = _start(base, take=True)
         stable = _replace_fragments(m, updated, removed)
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        _finish(m, version, stable, deletions=_any_deletions(updated, removed))
         return m, base.index_section
 
     return build

@@ -21,7 +21,7 @@ import numpy as np
 
 from lancelot.dataset.commit import CommitConflictError
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format, forget_untrusted_rows
-from lancelot.dataset.operation import _finish, _next_fragment_id, _replace_fragments, _start
+from lancelot.dataset.operation import _any_deletions, _finish, _next_fragment_id, _replace_fragments, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
@@ -51,7 +51,7 @@ def build_update(
 ) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
-        m = _start(base)
+        m = _start(base, take=True)
         stable = _replace_fragments(m, updated, removed)
         nid = _next_fragment_id(m)
         for nf in new:
@@ -72,7 +72,7 @@ def build_update(
         if new:
             m.max_fragment_id = nid - 1
         fix_data_format(m, f"dataset {uri!r} version {version}")
-        _finish(m, version, stable)
+        _finish(m, version, stable, deletions=_any_deletions(updated, removed))
         return m, base.index_section
 
     return build
@@ -133,18 +133,9 @@ def build_merge(
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
         _check_same_fragments(base, read_ids, uri, "a merge (new columns)")
-        m = _start(base)
-        by_id = {int(f.id): f for f in frags}
-        out = []
-        for f in m.fragments:
-            c = table_pb2.DataFragment()
-            c.CopyFrom(by_id.get(int(f.id), f))
-            out.append(c)
-        del m.fragments[:]
-        m.fragments.extend(out)
+        m = _start(base, take=True)
+        stable = _replace_fragments(m, frags, [])
         _set_schema(m, fields, metadata)
-        forget_untrusted_rows(m)
-        stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         fix_data_format(m, f"dataset {uri!r} version {version}")
         _finish(m, version, stable)
         return m, _indices_of_schema(base.index_section, fields)
@@ -157,7 +148,7 @@ def build_project(fields: list[file_pb2.Field], metadata: dict[str, bytes] | Non
 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         base = _base_or_fail(base, uri)
-        m = _start(base)
+        m = _start(base, take=True)
         _set_schema(m, fields, metadata)
         forget_untrusted_rows(m)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)

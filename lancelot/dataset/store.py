@@ -32,6 +32,7 @@ import errno
 import functools
 import os
 import posixpath
+import re
 import tempfile
 import threading
 import uuid
@@ -90,6 +91,11 @@ def _split_uri(uri: str) -> tuple[str, str]:
     return "file", uri
 
 
+#: what a plain dataset-relative path never holds: empty, ``.`` or ``..`` parts, backslashes,
+#: NULs, colons (schemes, drive letters)
+_ODD = re.compile(r"//|/\.|[\\\x00:]")
+
+
 def _read_local(full: str) -> bytes:
     """All bytes of a local file (unbuffered: a scan reads one small deletion file per fragment)."""
     fd = os.open(full, os.O_RDONLY)
@@ -144,6 +150,8 @@ class ObjectStore:
     def _rel(self, path: str) -> str:
         """Check and normalise a dataset-relative path (``a/b``; no ``..``, scheme or root)."""
         p = os.fspath(path)
+        if type(p) is str and p and p[0] not in "./" and p[-1] != "/" and not _ODD.search(p):
+            return p  # already plain (every path lancelot makes): nothing to split
         if not isinstance(p, str) or not p or "\x00" in p or "\\" in p:
             raise UnsafePathError(f"invalid path {p!r} in the dataset", path=self.uri)
         if "://" in p or p.startswith("/") or (len(p) > 1 and p[1] == ":"):
@@ -284,18 +292,11 @@ class ObjectStore:
         return _StoreSource(self, path, full, size)
 
     # ------------------------------------------------------------------ writes
-    def _makedirs(self, full: str) -> None:
-        if self.fs is None:
-            d = os.path.dirname(full)
-            if not os.path.isdir(d):  # (one stat where the directory is there, as it mostly is)
-                os.makedirs(d, exist_ok=True)
-
     def put(self, path: str, data: bytes) -> None:
         """Write (or replace) one object whole; readers never see part of it."""
         full = self.full_path(path)
         _fault("put:before")
         if self.fs is None:
-            self._makedirs(full)
             tmp = self._local_temp(full, data)
             try:
                 os.replace(tmp, full)
@@ -355,7 +356,6 @@ class ObjectStore:
         return ObjectAlreadyExistsError("already exists (a concurrent writer created it)", path=self.url(path))
 
     def _put_if_not_exists_local(self, path: str, full: str, data: bytes) -> None:
-        self._makedirs(full)
         tmp = self._local_temp(full, data)
         _fault("create:before")
         try:
@@ -388,21 +388,28 @@ class ObjectStore:
             raise
 
     def _local_temp(self, full: str, data: bytes) -> str:
-        """Write ``data`` to a temporary file beside ``full`` (its name never ends in .manifest; synced
-        with the ``fsync`` option)."""
+        """Write ``data`` to a temporary file beside ``full``, making its directory when it is not
+        there yet (its name never ends in .manifest; synced with the ``fsync`` option)."""
         d = os.path.dirname(full)
         tmp = os.path.join(d, f".tmp-{uuid.uuid4().hex}.partial")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                _fault("temp:written")
-                if self.sync:
-                    os.fsync(f.fileno())
+            fd = os.open(tmp, flags, 0o666)
+        except FileNotFoundError:  # (no stat per write for the directory, which is mostly there)
+            os.makedirs(d, exist_ok=True)
+            fd = os.open(tmp, flags, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            _fault("temp:written")
+            if self.sync:
+                os.fsync(fd)
         except BaseException:
+            os.close(fd)
             _unlink(tmp)
             raise
+        os.close(fd)
         return tmp
 
     def delete(self, path: str) -> None:
@@ -431,7 +438,8 @@ class ObjectStore:
         After ``close()``, ``.file_size`` is the file's size in bytes."""
         full = self.full_path(path)
         if self.fs is None:
-            self._makedirs(full)
+            if not os.path.isdir(d := os.path.dirname(full)):  # (one stat where it is there, as it mostly is)
+                os.makedirs(d, exist_ok=True)
             return _local_writer()(full, schema, sync=self.sync, **writer_options)
         return _upload_writer()(self, path, full, schema, **writer_options)
 

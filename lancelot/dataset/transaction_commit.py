@@ -12,7 +12,7 @@ import uuid as _uuid
 from collections.abc import Sequence
 from typing import Any
 
-from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.commit import commit_manifest
 from lancelot.dataset.commit_options import CommitRequest, check_commit_lock, merged_properties, with_commit_lock
 from lancelot.dataset.lance_operation import LanceOperation, as_fragment_metadata
 from lancelot.dataset.store import ObjectStore
@@ -102,8 +102,14 @@ def commit_any(req: CommitRequest) -> Committed:
     build = plan_operation(operation, pb, store, uri, read)
     if pb.WhichOneof("operation") == "delete" and read_version is not None:
         _refuse_rebase(store, uri, pb, int(read_version))
-    version = commit_transaction(with_commit_lock(store, req.commit_lock), uri, pb, build, read_version=read_version)
-    return Committed(uri, version, storage_options, store, None)
+    known = None
+    if read is not None and read_version == versions.latest:  # (the commit neither lists nor reads it again)
+        read.owned = True  # (planned already: the builder may take its message over)
+        known = (versions, read)
+    version, listed, mf = commit_manifest(
+        with_commit_lock(store, req.commit_lock), uri, pb, build, read_version=read_version, known=known
+    )
+    return Committed(uri, version, storage_options, store, (listed, mf) if mf is not None else None)
 
 
 def refuse_unsupported(**options: Any) -> None:

@@ -54,11 +54,17 @@ class WriteOptions:
     def of(cls, args: Mapping[str, Any], *, strict: bool = False) -> WriteOptions:
         """The options among a call's arguments (``write_dataset``'s ``locals()``); ``strict``: any
         other name is a TypeError, as for a function (``insert``'s keywords)."""
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = _NAMES if cls is WriteOptions else {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in args.items() if k in names or strict})
 
     def replace(self, **changes: Any) -> WriteOptions:
+        """These options with ``changes`` (themselves when nothing changes)."""
+        if all(k in _NAMES and getattr(self, k) is v for k, v in changes.items()):
+            return self
         return dataclasses.replace(self, **changes)
+
+
+_NAMES = frozenset(f.name for f in dataclasses.fields(WriteOptions))
 
 
 def humantime(seconds: int) -> str:

@@ -472,6 +472,8 @@ def commit_version(
     if transaction_uuid:
         txn.uuid = transaction_uuid
     known = _known or _listed(store, uri)  # (write_dataset read them just before: not again)
+    if known[1] is not None:
+        known[1].owned = True  # (read for this commit: its builder may take the message over)
     if operation == "append":
         base = known[1]
         if base is None:

@@ -171,11 +171,11 @@ class LocalTarget(FileTarget):
         d = os.path.dirname(os.path.abspath(path))
         if os.path.isdir(path):
             raise LanceError("is a directory: give a file path to write", path=self.path)
-        if not os.path.isdir(d):
-            raise LanceFileNotFoundError(f"directory {d!r} does not exist", path=self.path)
         self._tmp = os.path.join(d, f".lancelot-{uuid.uuid4().hex}.tmp")
         try:  # (mode 0666 less the umask: the usual mode of a finished file)
             fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except (FileNotFoundError, NotADirectoryError):
+            raise LanceFileNotFoundError(f"directory {d!r} does not exist", path=self.path) from None
         except OSError as e:
             raise self.error(e, "create the file") from None
         self.file = os.fdopen(fd, "wb", buffering=1 << 20)

@@ -192,3 +192,27 @@ def test_append_lands_on_the_latest_version_whatever_the_hint_says(tmp_path, hin
     assert (ds.version, ds.count_rows()) == (4, 14)
     with open(path) as f:
         assert json.load(f) == {"version": 4}
+
+
+def test_commits_on_a_pylance_manifest_drop_its_unknown_fields_and_leave_opened_datasets_alone(tmp_path):
+    """Appends, deletes and LanceDataset.commit build on the manifest they read (taking it over,
+    not copying it): what they write holds no field this proto does not know (pylance 14 writes
+    one), pylance reads every version as lancelot does, and a dataset opened before is unchanged."""
+    import lance
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(_t(10), uri)
+    before = lancelot.dataset(uri)
+    assert [u.field_number for u in UnknownFieldSet(before.manifest_file.manifest)]  # (else: nothing to check)
+    lancelot.write_dataset(_t(5, 10), uri, mode="append")
+    lancelot.dataset(uri).delete("a = 3")
+    op = lancelot.LanceOperation.Delete([], [0], "a < 10")
+    ds = lancelot.LanceDataset.commit(uri, op, read_version=3)
+    assert ds.version == 4 and ds.to_table().column("a").to_pylist() == list(range(10, 15))
+    for v in range(2, 5):
+        ours, theirs = lancelot.dataset(uri, version=v), lance.dataset(uri, version=v)
+        assert not [u.field_number for u in UnknownFieldSet(ours.manifest_file.manifest)]
+        assert ours.to_table() == theirs.to_table()
+        assert [f.fragment_id for f in ours.get_fragments()] == [f.fragment_id for f in theirs.get_fragments()]
+    assert before.version == 1 and before.count_rows() == 10 and len(before.get_fragments()) == 1
