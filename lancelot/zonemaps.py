@@ -76,7 +76,7 @@ def _stat_type(t: pa.DataType) -> pa.DataType | None:
     return None
 
 
-def _leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
+def leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
     """Every primitive column reachable from the top level through structs only."""
     out: list[tuple[Path, pa.DataType]] = []
 
@@ -284,16 +284,17 @@ class ZoneMapBuilder:
         schema: pa.Schema,
         rows_per_zone: int = DEFAULT_ROWS_PER_ZONE,
         run: Callable[[Callable[[], Any]], Future[Any]] | None = None,
+        columns: list[tuple[Path, pa.DataType]] | None = None,
     ) -> None:
         """``run`` (e.g. the writer's page pool): computes each column's statistics of each block of
         zones in the background, so the caller's thread goes on with its batches; ``finish`` collects
-        them in order (the bytes do not depend on it)."""
+        them in order (the bytes do not depend on it).  ``columns``: ``leaf_columns(schema)``, made before."""
         if rows_per_zone <= 0:
             raise ValueError("rows_per_zone must be positive")
         self.schema = schema
         self.rows_per_zone = int(rows_per_zone)
         self._run = run
-        self._columns = _leaf_columns(schema)
+        self._columns = columns if columns is not None else leaf_columns(schema)
         self._alive = [True] * len(self._columns)
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
