@@ -228,7 +228,7 @@ class LeafColumnWriter(ColumnPages):
         num_rows = sum(p.num_rows for p in parts)
         per_row = self.path.items_per_row  # rows below fixed-size lists of structs are counted in entries
         if cost <= self.max_page_bytes or num_rows == per_row:
-            self._emit(parts)
+            self._emit(parts, cost)
             return
         align = PAGE_ROW_ALIGN * per_row
         if final:  # equal pages (the last maybe a little shorter)
@@ -251,7 +251,8 @@ class LeafColumnWriter(ColumnPages):
         for page in pages:
             self._emit(page)
 
-    def _emit(self, parts: list[Shred]) -> None:
+    def _emit(self, parts: list[Shred], cost: int | None = None) -> None:
+        """Encode and write ``parts`` as one page (``cost``: their ``_cost``, if known)."""
         page = self.pages_submitted
         self.pages_submitted += 1
         if self.opts.blob:  # blob values are written while encoding: in order, on the commit step
@@ -273,7 +274,7 @@ class LeafColumnWriter(ColumnPages):
                 self._commit(*r)
 
         if self.worker is not None:
-            self.worker.submit(encode, commit, sum(self._cost(p) for p in parts))
+            self.worker.submit(encode, commit, sum(self._cost(p) for p in parts) if cost is None else cost)
         else:
             commit(encode())
 
