@@ -103,6 +103,8 @@ class FileVersion(_Switches, str, enum.Enum):
 
 
 _KEYS: dict[str, tuple[int, int]] = {v._value_: (int(v._value_[0]), int(v._value_[2:])) for v in FileVersion}
+for _v in FileVersion:  # each member answers its switches from its own dict (no call per question)
+    vars(_v).update({k: s.__get__(_v, FileVersion) for k, s in vars(_Switches).items() if isinstance(s, _Since)})
 
 #: the newest version the whole interop suite passes (what pylance 14 calls "stable")
 DEFAULT = FileVersion.V2_2

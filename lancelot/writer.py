@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from lancelot import encodings, field_metadata, versions
 from lancelot.encodings.strategy import WriteSettings, check_profile
+from lancelot.encodings.structural.write_field import Leaves, plan_leaves
 from lancelot.encodings.structural.write_profile import FilePrice
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.extension_types import stored_array
@@ -29,7 +30,7 @@ from lancelot.format.container import ContainerWriter
 from lancelot.inputs import as_batches, type_name
 from lancelot.schema import normalize_schema, to_descriptor
 from lancelot.versions import FileVersion
-from lancelot.zonemaps import ZoneMapBuilder
+from lancelot.zonemaps import ZoneMapBuilder, leaf_columns
 
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
 #: re-exported for callers of the writer (spark, dataset): lancelot/versions.py owns them
@@ -49,6 +50,34 @@ def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
         return col.cast(to)
     except pa.ArrowNotImplementedError:
         return pa.array(col.to_pylist(), to)
+
+
+class _Setup:
+    """What a writer derives from its normalized schema, version and profile alone: each field's column
+    count, each field's leaves (write_field.plan_leaves; made by the first 2.1+ writer without a file
+    price) and the zone maps' columns."""
+
+    def __init__(self, schema: pa.Schema, version: FileVersion) -> None:
+        self.schema = schema  # (held: the cache's key is its id)
+        self.counts = [field_metadata.column_count(f, version) for f in schema]
+        self.leaves: list[Leaves] | None = None
+        self.zone_columns = leaf_columns(schema)
+
+
+#: the setups of recent (normalized schema, version, profile): normalize_schema returns one object per schema
+_SETUPS: dict[tuple[int, FileVersion, str], _Setup] = {}
+_SETUPS_CACHED = 64
+
+
+def _setup(schema: pa.Schema, version: FileVersion, profile: str) -> _Setup:
+    key = (id(schema), version, profile)
+    hit = _SETUPS.get(key)
+    if hit is not None and hit.schema is schema:
+        return hit
+    if len(_SETUPS) >= _SETUPS_CACHED:
+        _SETUPS.clear()
+    made = _SETUPS[key] = _Setup(schema, version)
+    return made
 
 
 class LanceWriter:
@@ -101,9 +130,10 @@ class LanceWriter:
         self.version = resolve_version(version)
         self.schema = schema
         self._stored = normalize_schema(schema)
-        counts = [field_metadata.column_count(f, self.version) for f in self._stored]
         # pylance 14 compresses 2.3 chunks only as asked (no General wrapper of its own): "fast" is that profile
         profile = check_profile(profile if profile is not None or not self.version.planar else "fast")
+        setup = _setup(self._stored, self.version, profile)
+        counts = setup.counts
         self.settings = WriteSettings(
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
@@ -122,16 +152,21 @@ class LanceWriter:
             make = encodings.field_writer_factory(self.version)
             self._writers = []
             first = 0  # each field's columns follow the columns of the fields before it (the readers' rule)
-            for f, count in zip(self._stored, counts):
+            priced = self.settings.price is not None  # (a file's own price is in its leaves' options)
+            if setup.leaves is None and self.version.structural and not priced:
+                setup.leaves = [plan_leaves(f, self.settings) for f in self._stored]
+            for i, (f, count) in enumerate(zip(self._stored, counts)):
+                more = {"leaves": setup.leaves[i]} if setup.leaves is not None and not priced else {}
                 self._writers.append(
-                    make(self._out, f, first_column=first, settings=self.settings, worker=self._worker)
+                    make(self._out, f, first_column=first, settings=self.settings, worker=self._worker, **more)
                 )
                 first += count
             self._num_columns = first
             if self.settings.price is not None:  # its price is solved on a sample of every column
                 self.settings.price.columns = [c for w in self._writers for c in getattr(w, "columns", [])]
             # zone statistics computed on the page pool (the caller's thread goes on shredding)
-            self._zones = ZoneMapBuilder(self._stored, run=self._worker.run if self._worker is not None else None)
+            run = self._worker.run if self._worker is not None else None
+            self._zones = ZoneMapBuilder(self._stored, run=run, columns=setup.zone_columns)
         except BaseException:
             self._stop_worker()
             self._out.abort()

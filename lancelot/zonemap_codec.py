@@ -52,6 +52,8 @@ class ColumnZones:
 
 
 def _uvarint(v: int) -> bytes:
+    if v < 0x80:
+        return bytes((v,))
     out = bytearray()
     while True:
         b, v = v & 0x7F, v >> 7

@@ -76,16 +76,18 @@ def _stat_type(t: pa.DataType) -> pa.DataType | None:
     return None
 
 
-def _leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
-    """Every primitive column reachable from the top level through structs only."""
+def leaf_columns(schema: pa.Schema) -> list[tuple[Path, pa.DataType]]:
+    """Every primitive column reachable from the top level through structs only, with its bounds' type."""
     out: list[tuple[Path, pa.DataType]] = []
 
     def visit(path: Path, t: pa.DataType) -> None:
         if pa.types.is_struct(t):
             for i in range(t.num_fields):
                 visit(path + (t.field(i).name,), t.field(i).type)
-        elif _stat_type(t) is not None:
-            out.append((path, t))
+        else:
+            st = _stat_type(t)
+            if st is not None:
+                out.append((path, st))
 
     for f in schema:
         visit((f.name,), f.type)
@@ -167,7 +169,14 @@ def _one_zone_bytes(arr: pa.Array) -> _Stats:
     high = hi.as_buffer().to_pybytes() if hi.is_valid else None
     if high is not None and len(high) > MAX_BOUND_BYTES:
         high = _truncate_upper(high)
-    return _binary_array([low]), _binary_array([high]), np.array([arr.null_count], np.int64)
+    return _one_binary(low), _one_binary(high), np.array([arr.null_count], np.int64)
+
+
+def _one_binary(v: bytes | None) -> pa.Array:
+    """``_binary_array([v])`` without its per-value passes."""
+    offsets = pa.py_buffer(np.array([0, len(v or b"")], np.int32))
+    validity = None if v is not None else pa.py_buffer(b"\x00")
+    return pa.Array.from_buffers(pa.binary(), 1, [validity, offsets, pa.py_buffer(v or b"")], null_count=int(v is None))
 
 
 #: fixed-width types whose bounds numpy computes directly (temporal types through their integer view)
@@ -237,12 +246,14 @@ def _dense_zone_stats(
     """Zone bounds of values without nulls: whole zones as one 2-D min/max, the partial last zone apart."""
     n = len(vals)
     full = min(n // rows_per_zone, nzones)
-    grid = vals[: full * rows_per_zone].reshape(full, rows_per_zone)
-    mins, maxs = grid.min(axis=1), grid.max(axis=1)
-    if full < nzones:  # (a small file's one zone: its bounds alone)
+    if not full:  # (a small file's one zone: its bounds alone)
+        mins, maxs = vals.min(keepdims=True), vals.max(keepdims=True)
+    else:
+        grid = vals[: full * rows_per_zone].reshape(full, rows_per_zone)
+        mins, maxs = grid.min(axis=1), grid.max(axis=1)
+    if 0 < full < nzones:
         tail = vals[full * rows_per_zone :]
-        low, high = tail.min(keepdims=True), tail.max(keepdims=True)
-        mins, maxs = (np.concatenate([mins, low]), np.concatenate([maxs, high])) if full else (low, high)
+        mins, maxs = np.concatenate([mins, tail.min(keepdims=True)]), np.concatenate([maxs, tail.max(keepdims=True)])
     unknown = None
     if vals.dtype.kind == "f":
         nan = np.isnan(mins) | np.isnan(maxs)  # min/max propagate NaN: NaN zones get no bounds
@@ -284,16 +295,17 @@ class ZoneMapBuilder:
         schema: pa.Schema,
         rows_per_zone: int = DEFAULT_ROWS_PER_ZONE,
         run: Callable[[Callable[[], Any]], Future[Any]] | None = None,
+        columns: list[tuple[Path, pa.DataType]] | None = None,
     ) -> None:
         """``run`` (e.g. the writer's page pool): computes each column's statistics of each block of
         zones in the background, so the caller's thread goes on with its batches; ``finish`` collects
-        them in order (the bytes do not depend on it)."""
+        them in order (the bytes do not depend on it).  ``columns``: ``leaf_columns(schema)``, made before."""
         if rows_per_zone <= 0:
             raise ValueError("rows_per_zone must be positive")
         self.schema = schema
         self.rows_per_zone = int(rows_per_zone)
         self._run = run
-        self._columns = _leaf_columns(schema)
+        self._columns = columns if columns is not None else leaf_columns(schema)
         self._alive = [True] * len(self._columns)
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
@@ -402,10 +414,9 @@ class ZoneMapBuilder:
                 self._alive[j] = False
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         columns = []
-        for j, (path, t) in enumerate(self._columns):
+        for j, (path, st) in enumerate(self._columns):
             if not self._alive[j]:
                 continue
-            st = _stat_type(t)
             blocks = [p for p in self._stats[j] if isinstance(p, tuple)]  # all: resolved above, none None
             mins, maxs = _joined([p[0] for p in blocks], st), _joined([p[1] for p in blocks], st)
             nulls = np.concatenate([p[2] for p in blocks]) if blocks else np.zeros(0, np.int64)

@@ -366,3 +366,20 @@ def test_long_runs_of_empty_lists(tmp_path, version):
     write_table(table, path, version=version)
     check_pylance(path, table)
     assert layouts(path) == ["full_zip_layout"]
+
+
+def test_same_types_other_field_metadata_keep_their_own_encodings(tmp_path):
+    """A writer reuses what it derived from a schema seen before (leaves, options): schemas equal but for a
+    nested field's encoding metadata still get their own, in any order, and pylance reads both."""
+    child = pa.field("s", pa.string())
+    plain = pa.schema([pa.field("p", pa.struct([child]))])
+    zstd = pa.schema([pa.field("p", pa.struct([child.with_metadata({"lance-encoding:compression": "zstd"})]))])
+    rows = pa.array([{"s": "abc" * (i % 9)} for i in range(200)])
+    written = {}
+    for k, schema in enumerate([plain, zstd, plain, zstd]):
+        path = tmp_path / f"{k}.lance"
+        write_table(pa.table([rows], schema=schema), path, version="2.2")
+        written.setdefault(k % 2, []).append(path.read_bytes())
+        assert lance_file.LanceFileReader(str(path)).read_all().to_table().column(0).to_pylist() == rows.to_pylist()
+    (a1, a2), (b1, b2) = written.values()
+    assert a1 == a2 and b1 == b2 and a1 != b1

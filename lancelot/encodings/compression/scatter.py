@@ -26,10 +26,16 @@ def _copy_slices(out: np.ndarray, dst: np.ndarray, src: np.ndarray, starts: np.n
 HOT = NumpyUntilHot(_copy_slices, warm_work=16 << 20)
 
 
+def _warm_type(x: np.ndarray) -> bool:
+    """Whether ``x`` is of the types the kernel is warmed for (writable C-contiguous int64)."""
+    return x.dtype == np.int64 and x.flags.c_contiguous and x.flags.writeable
+
+
 def copy_slices(out: np.ndarray, dst: np.ndarray, src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> None:
     """``out[dst[k]:dst[k] + lens[k]] = src[starts[k]:starts[k] + lens[k]]`` for every k (uint8 arrays;
     int64 positions)."""
-    dst, starts, lens = (np.require(x, np.int64, ["C", "W"]) for x in (dst, starts, lens))  # the warmed types
+    if not (_warm_type(dst) and _warm_type(starts) and _warm_type(lens)):
+        dst, starts, lens = (np.require(x, np.int64, ["C", "W"]) for x in (dst, starts, lens))
     src = np.ascontiguousarray(src)
     if HOT.ready():
         _copy_slices(out, dst, src, starts, lens)

@@ -228,7 +228,7 @@ class LeafColumnWriter(ColumnPages):
         num_rows = sum(p.num_rows for p in parts)
         per_row = self.path.items_per_row  # rows below fixed-size lists of structs are counted in entries
         if cost <= self.max_page_bytes or num_rows == per_row:
-            self._emit(parts)
+            self._emit(parts, cost)
             return
         align = PAGE_ROW_ALIGN * per_row
         if final:  # equal pages (the last maybe a little shorter)
@@ -251,7 +251,8 @@ class LeafColumnWriter(ColumnPages):
         for page in pages:
             self._emit(page)
 
-    def _emit(self, parts: list[Shred]) -> None:
+    def _emit(self, parts: list[Shred], cost: int | None = None) -> None:
+        """Encode and write ``parts`` as one page (``cost``: their ``_cost``, if known)."""
         page = self.pages_submitted
         self.pages_submitted += 1
         if self.opts.blob:  # blob values are written while encoding: in order, on the commit step
@@ -273,7 +274,7 @@ class LeafColumnWriter(ColumnPages):
                 self._commit(*r)
 
         if self.worker is not None:
-            self.worker.submit(encode, commit, sum(self._cost(p) for p in parts))
+            self.worker.submit(encode, commit, sum(self._cost(p) for p in parts) if cost is None else cost)
         else:
             commit(encode())
 
@@ -353,6 +354,38 @@ class LeafColumnWriter(ColumnPages):
         return [self]
 
 
+#: a top-level field's leaves: (path, options, packed kind) each, in pre-order (what depends on the schema alone)
+Leaves = list[tuple[LeafPath, EncodingOptions, str | None]]
+
+
+def plan_leaves(field: pa.Field, settings: WriteSettings) -> Leaves:
+    """Each leaf of ``field`` with its options resolved once and its type checked for ``settings.version``."""
+    version = settings.version
+    if not version.maps and _has_map(field.type):
+        raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
+    paths = leaf_paths(field)
+    if not version.fixed_size_list_structs and any(st.kind == "fsl" for p in paths for st in p.steps):
+        raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
+    # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
+    top = options_for(field, version, profile=settings.profile, columns=settings.columns, price=settings.price)
+    leaves: Leaves = []
+    for p in paths:
+        opts = (
+            top
+            if p.leaf is field
+            else options_for(
+                p.leaf,
+                version,
+                structural_encoding=top.structural_encoding,
+                profile=settings.profile,
+                columns=settings.columns,
+                price=settings.price,
+            )
+        )
+        leaves.append((p, opts, _check_leaf_type(p, version, opts)))
+    return leaves
+
+
 class StructuralFieldWriter:
     """Shreds each batch of a top-level field into its leaf columns."""
 
@@ -364,37 +397,15 @@ class StructuralFieldWriter:
         first_column: int,
         settings: WriteSettings,
         worker: PageWorker | None = None,
+        leaves: Leaves | None = None,
     ) -> None:
         self.field = field
-        version = settings.version
-        if not version.maps and _has_map(field.type):
-            raise UnsupportedTypeError(f"map field {field.name!r} needs file version 2.2")
-        self.paths = leaf_paths(field)
-        if not version.fixed_size_list_structs and any(st.kind == "fsl" for p in self.paths for st in p.steps):
-            raise UnsupportedTypeError(f"fixed-size list of structs {field.name!r} needs file version 2.2")
-        # pylance takes lance-encoding:structural-encoding from the top-level field for all its leaves
-        top = options_for(field, version, profile=settings.profile, columns=settings.columns, price=settings.price)
-        self.columns = []
-        for i, p in enumerate(self.paths):  # leaf columns in pre-order, numbered from the field's first
-            # options resolved once per leaf (a top-level leaf's are the field's)
-            opts = (
-                top
-                if p.leaf is field
-                else options_for(
-                    p.leaf,
-                    version,
-                    structural_encoding=top.structural_encoding,
-                    profile=settings.profile,
-                    columns=settings.columns,
-                    price=settings.price,
-                )
-            )
-            kind = _check_leaf_type(p, version, opts)
-            self.columns.append(
-                LeafColumnWriter(
-                    out, p, index=first_column + i, settings=settings, opts=opts, packed=kind, worker=worker
-                )
-            )
+        self.leaves = leaves if leaves is not None else plan_leaves(field, settings)
+        self.paths = [p for p, _, _ in self.leaves]
+        self.columns = [  # leaf columns in pre-order, numbered from the field's first
+            LeafColumnWriter(out, p, index=first_column + i, settings=settings, opts=opts, packed=kind, worker=worker)
+            for i, (p, opts, kind) in enumerate(self.leaves)
+        ]
 
     def append(self, arr: pa.Array) -> None:
         if len(arr) == 0:
@@ -416,12 +427,14 @@ def make_field_writer(
     first_column: int,
     settings: WriteSettings,
     worker: PageWorker | None = None,
+    leaves: Leaves | None = None,
 ) -> StructuralFieldWriter:
     """The writer of one top-level field of a 2.1/2.2 file; its leaf columns are numbered in pre-order from
     ``first_column`` (``field_metadata.column_count`` of the fields before it).
 
-    With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``.
+    With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``;
+    ``leaves``: ``plan_leaves`` of the field with these settings, made before.
     """
     if not settings.version.structural:
         raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {settings.version}")
-    return StructuralFieldWriter(out, field, first_column=first_column, settings=settings, worker=worker)
+    return StructuralFieldWriter(out, field, first_column=first_column, settings=settings, worker=worker, leaves=leaves)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -47,6 +48,10 @@ ALIGN = 8
 FILL_BYTE = 0xFE
 #: the format's bound on a chunk in 2.1 (chunks are cut to stay under the plan's ``chunk_target``)
 CHUNK_LIMIT = 32 * 1024
+
+
+#: how a page's rep or def levels are coded: the encoding, and the function packing one chunk's levels
+_Codec = tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]]
 
 
 class ChunkTooLarge(UnsupportedEncodingError):
@@ -165,9 +170,7 @@ def _pack_levels(levels: np.ndarray, width: int) -> np.ndarray:
     return compress_out_of_line_bitpacking(block, width)[1][0]
 
 
-def _level_codec(
-    levels: np.ndarray | None, planar: bool
-) -> tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None:
+def _level_codec(levels: np.ndarray | None, planar: bool) -> _Codec | None:
     """How a page's rep or def levels are coded: bit-packed at the page's width, or at 2.3 RLE where it
     is smaller (encodings/planar/write_levels.py)."""
     if levels is None:
@@ -191,8 +194,8 @@ def _chunk_pieces(
     chunks: tuple[np.ndarray, np.ndarray],
     per_chunk: int,
     n_levels: np.ndarray,
-    rep_codec: tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None = None,
-    def_codec: tuple[pb.CompressiveEncoding, Callable[[np.ndarray], np.ndarray]] | None = None,
+    rep_codec: _Codec | None = None,
+    def_codec: _Codec | None = None,
 ) -> tuple[pb.CompressiveEncoding | None, np.ndarray, np.ndarray]:
     """(encoding, the pieces' bytes one after another, their sizes per chunk) of every chunk made one at a time:
     the packed levels, then the value buffers; ``n_levels`` gets each chunk's level count."""
@@ -252,6 +255,18 @@ def encode_miniblock(
         chunks = _plan_chunks(costs, lev, streams, header, max_items, target)
     firsts, counts = chunks
     n_chunks = len(firsts)
+    size_dtype = "<u4" if large_chunks else "<u2"
+    if small and n_chunks == 1:  # the page's one chunk: the probe made its values' buffers
+        total = len(rep) if rep is not None else (len(defs) if defs is not None else 0)
+        pieces = [codec[1](lv) for lv, codec in ((rep, rep_codec), (defs, def_codec)) if lv is not None and codec]
+        head = np.zeros(1, _head_dtype(streams, size_dtype, num_buffers))
+        out, words = _one_chunk(head, header, streams, total, [_as_bytes(b) for b in pieces + probe_bufs])
+        if not large_chunks and len(out) > CHUNK_LIMIT:
+            raise ChunkTooLarge(f"mini-block chunk of {len(out)} bytes exceeds the 32 KiB of version 2.1")
+        buffers = [words.astype(size_dtype).view(np.uint8), out]
+        return _layout(
+            levels, plan, probe_enc, num_items, num_buffers, large_chunks, (rep_codec, def_codec), lev, chunks, buffers
+        )
     per_chunk = streams + num_buffers
     n_levels = np.zeros(n_chunks, np.int64)
     bulk = None
@@ -275,7 +290,6 @@ def encode_miniblock(
     starts = np.zeros(n_chunks + 1, np.int64)
     np.cumsum(sizes, out=starts[1:])
     out = np.full(int(starts[-1]), FILL_BYTE, np.uint8)
-    size_dtype = "<u4" if large_chunks else "<u2"
     head = np.zeros(n_chunks, _head_dtype(streams, size_dtype, num_buffers))
     head["n"] = n_levels
     head["levels"] = lens[:, :streams]
@@ -289,14 +303,52 @@ def encode_miniblock(
         logs[-1] = 0
     words = ((sizes // ALIGN - 1) << 4) | logs
     buffers = [words.astype(size_dtype).view(np.uint8), out]
+    encoding = value_encoding or probe_enc
+    return _layout(
+        levels, plan, encoding, num_items, num_buffers, large_chunks, (rep_codec, def_codec), lev, chunks, buffers
+    )
+
+
+def _one_chunk(
+    head: np.ndarray, header: int, streams: int, n_levels: int, pieces: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the chunk's bytes, its metadata word) of a page of one chunk, laid out as ``encode_miniblock`` lays out
+    many: ``head`` (one zeroed header record) filled, each piece padded to ALIGN with FILL_BYTE."""
+    lens = [p.nbytes for p in pieces]
+    if n_levels > 0xFFFF:
+        raise ChunkTooLarge(f"a mini-block chunk of {n_levels} level entries")
+    head["n"], head["levels"], head["sizes"] = n_levels, lens[:streams], lens[streams:]
+    fill = bytes([FILL_BYTE]) * ALIGN
+    parts: list[Any] = [head.tobytes(), fill[: header - head.dtype.itemsize]]  # (bytes and byte arrays)
+    for p, n in zip(pieces, lens):
+        parts += [p, fill[: -n % ALIGN]]
+    out = np.frombuffer(bytearray().join(parts), np.uint8)
+    return out, np.array([(len(out) // ALIGN - 1) << 4], np.int64)
+
+
+def _layout(
+    levels: PageLevels,
+    plan: MiniBlockValues,
+    value_encoding: pb.CompressiveEncoding,
+    num_items: int,
+    num_buffers: int,
+    large_chunks: bool,
+    codecs: tuple[_Codec | None, _Codec | None],
+    lev: np.ndarray | None,
+    chunks: tuple[np.ndarray, np.ndarray],
+    buffers: list[np.ndarray],
+) -> tuple[pb.PageLayout, list[np.ndarray]]:
+    """The page's layout message, and its buffers with the dictionary and repetition index appended."""
+    rep, defs = levels.rep, levels.defs
+    rep_codec, def_codec = codecs
     layout = pb.MiniBlockLayout(
-        value_compression=value_encoding or probe_enc,
+        value_compression=value_encoding,
         layers=levels.layers,
         num_buffers=num_buffers,
         num_items=num_items,
         has_large_chunk=large_chunks,
     )
-    if plan.dictionary is not None:
+    if plan.dictionary is not None and plan.dictionary_buffer is not None:
         layout.dictionary.CopyFrom(plan.dictionary)
         layout.num_dictionary_items = plan.num_dictionary_items
         buffers.append(plan.dictionary_buffer)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -234,13 +234,13 @@ def apply_profile(
         price = opts.price
         if price is not None and price.sampling is not None:
             price.sampling.append(_sample(plan, costs, variable))
-            return replace(plan, costs=costs)  # (a sample page: only its options matter)
+            return plan.but(costs=costs)  # (a sample page: only its options matter)
         if price is not None and price.price is not None:
             return _cheapest(plan, costs, price.price)
         return _cheapest(plan, costs, profile.bytes_per_us * PRICED_COLUMNS / (opts.columns or PRICED_COLUMNS))
     small = profile.small if int(costs[-1]) <= SMALL_PAGE_BYTES else None
     if plan.runs and small is None:
-        return replace(plan, costs=costs)  # (a take searches the runs; lz4 would have it inflate a chunk a row)
+        return plan.but(costs=costs)  # (a take searches the runs; lz4 would have it inflate a chunk a row)
     compression = buffer_compression(*small) if small else buffer_compression(profile.scheme, profile.level)
     raw, packed = 0, GENERAL_OVERHEAD  # (what decides a small page; nothing for a large one)
     probes = _probe_chunks(costs, plan.max_chunk_items)
@@ -253,7 +253,7 @@ def apply_profile(
         if len(probes) == 1 and a == 0 and count == len(costs) - 1:  # the page's one chunk, if not cut finer
             known = (first, made)
     if not raw or packed > (1.0 - profile.min_saving) * raw:
-        return replace(plan, costs=costs)
+        return plan.but(costs=costs)
     return _wrapped(plan, costs, compression, plan.size * packed // raw, known=known)
 
 
@@ -266,8 +266,7 @@ def _wrapped(
     raw_literals: bool = False,
     known: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> MiniBlockValues:
-    return replace(
-        plan,
+    return plan.but(
         costs=costs,
         chunk=with_general(plan.chunk, compression, raw_literals, known),
         bulk=general_bulk(plan.bulk, compression, raw_literals, known),
@@ -337,9 +336,9 @@ def _options_of(plan: MiniBlockValues, costs: np.ndarray) -> list[Option]:
     """Every choice for a page: ``plan`` as it is or wrapped, or its ``flat`` alternative wrapped in
     zstd (sorted keys: zstd finds more in their flat bytes than in their bit-packed ones)."""
     starts = sorted({a for a, _ in _probe_chunks(costs, plan.max_chunk_items)})
-    options = _options(replace(plan, costs=costs), costs, starts, wrap_only=False)
+    options = _options(plan.but(costs=costs), costs, starts, wrap_only=False)
     if plan.flat is not None:
-        flat = _options(replace(plan.flat, costs=costs), costs, starts, wrap_only=True)
+        flat = _options(plan.flat.but(costs=costs), costs, starts, wrap_only=True)
         options += [o._replace(label=f"flat values, {o.label}") for o in flat]
     return options
 

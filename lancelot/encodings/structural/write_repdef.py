@@ -21,6 +21,7 @@ and ``RepDefLayer`` list pylance expects (a list layer without empties is
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,11 +75,11 @@ class LeafPath:
     #: every page declares the layers the schema allows, not just those its data uses
     stable_layers: bool = False
 
-    @property
+    @functools.cached_property  # (paths are made once per schema: write_field.plan_leaves)
     def max_code(self) -> int:
         return max((c for cs in self.codes for c in cs), default=0)
 
-    @property
+    @functools.cached_property
     def items_per_row(self) -> int:
         """Level entries per row below fixed-size lists (of structs): pylance counts a page's rows in them."""
         return int(np.prod([s.size for s in self.steps if s.kind == "fsl"], dtype=np.int64))

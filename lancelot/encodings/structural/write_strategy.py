@@ -126,6 +126,12 @@ class MiniBlockValues:
     runs: bool = False  # Rle values: a take finds its row by searching runs (see write_profile.apply_profile)
     level_costs: bool = True  # False: chunks are cut by their values alone when the page has no lists (2.3 strings)
 
+    def but(self, **changes: object) -> MiniBlockValues:
+        """A copy with ``changes`` (``dataclasses.replace`` without its per-field calls: one per page)."""
+        out = object.__new__(MiniBlockValues)
+        out.__dict__.update(self.__dict__, **changes)
+        return out
+
 
 def _sliced(block: FixedWidthBlock, compress: Callable[[FixedWidthBlock], Compressed]) -> ChunkEncoder:
     width = block.bits_per_value // 8

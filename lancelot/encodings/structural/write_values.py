@@ -141,11 +141,22 @@ def compress_per_value(block: FixedWidthBlock | FixedSizeListBlock) -> tuple[pb.
     return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=block.bits_per_value)), block
 
 
+#: bits per value of the integer and floating-point types, by Arrow type id
+_NUMBER_BITS: dict[int, int] = {
+    t.id: t.bit_width
+    for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64())
+    + (pa.float16(), pa.float32(), pa.float64())
+}
+
+
 def value_costs(arr: pa.Array) -> np.ndarray:
     """Cumulative bytes of the first k values (k = 0..n), for cutting chunks and pages."""
+    n = len(arr)
+    width = _NUMBER_BITS.get(arr.type.id, 0) // 8
+    if width:  # (the common case: no type tests)
+        return np.arange(0, (n + 1) * width, width, dtype=np.int64)
     arr = storage(arr)
     t = arr.type
-    n = len(arr)
     if is_variable(t):
         offs = arrow_offsets(arr)
         return (offs.astype(np.int64) - int(offs[0])) + 4 * np.arange(n + 1, dtype=np.int64)
@@ -164,6 +175,9 @@ def value_costs(arr: pa.Array) -> np.ndarray:
 def value_bytes(arr: pa.Array) -> int:
     """The bytes a page's values count for: ``value_costs(arr)[-1]`` without the array, except that
     fixed-size-list item validity counts only when the items hold nulls (``value_costs`` keeps room for it)."""
+    bits = _NUMBER_BITS.get(arr.type.id)
+    if bits is not None:  # (the common case, asked per batch and column: no type tests)
+        return (len(arr) * bits + 7) // 8
     arr = storage(arr)
     t = arr.type
     n = len(arr)
