@@ -13,21 +13,12 @@ there are three entry points, one per context the structural layer meets:
   layer has unzipped them into a FixedWidthBlock (``bits_per_value`` layout) or
   a VariableWidthBlock (``bits_per_offset`` layout).
 
-Which technique decodes in which context is one table, ``registry.TECHNIQUES`` (one entry per
-oneof case, checked against the proto descriptor by a test).  Every failure on bad input raises
-CorruptFileError; an encoding pylance 14
-never writes (or that we do not know) raises UnsupportedEncodingError.
+Which technique decodes in which context is one table, ``registry.TECHNIQUES``.  Bad input raises
+CorruptFileError; an encoding pylance 14 never writes raises UnsupportedEncodingError.
 
-Encoders live beside their decoders and return ``(CompressiveEncoding,
-buffers)`` for one mini-block chunk (``compress_flat``, ``compress_variable``,
-``compress_inline_bitpacking``, ``compress_rle``, ``compress_byte_stream_split``,
-``compress_fsst``, ``compress_fsl``, ``compress_packed_struct``), for one block
-(``compress_variable_block``, ``compress_out_of_line_bitpacking``,
-``compress_rle_block``), or the
-per-value form for full-zip (``compress_fsl_per_value``, ``compress_fsst_per_value``,
-``compress_variable_packed_struct``, ``general.compress_values``); General
-wrapping is ``general.compress_buffer`` + ``general.general_encoding``, and the
-mini-block dictionary split is ``dictionary.dictionary_encode``.
+Encoders live beside their decoders and return ``(CompressiveEncoding, buffers)`` for one mini-block
+chunk, one block, or the per-value form of full-zip; General wrapping is ``general.compress_buffer`` +
+``general.general_encoding``; the mini-block dictionary split is ``write_dictionary.dictionary_encode``.
 """
 
 from __future__ import annotations
