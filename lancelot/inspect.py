@@ -1,12 +1,11 @@
 """``lancelot inspect``: what a Lance file holds, for people.
 
-``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header
-(version, rows, size), then one table row per physical column — column path (struct children and
-list items by their own names), type, pages, rows, stored bytes, bytes per value, the encoding in a
-few words and the compression ratio (Arrow bytes / stored bytes) — and the bytes outside the columns
-(schema, zone maps, metadata, padding).  ``verbose`` adds every column's full encoding
-tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view
-for another kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
+``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header (version, rows,
+size), then one table row per physical column — column path (struct children and list items by their own names), type,
+pages, rows, stored bytes, bytes per value, the encoding in a few words and the compression ratio (Arrow bytes / stored
+bytes) — and the bytes outside the columns (schema, zone maps, metadata, padding).  ``verbose`` adds every column's full
+encoding tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view for another
+kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
 """
 
 from __future__ import annotations
@@ -105,8 +104,8 @@ def encoding_tree(f: LanceFile, enc: file2_pb2.Encoding, indent: str = "", label
 
 
 def encoding_words(msg: Message) -> str:
-    """An encoding in a few words: the kinds chosen in its tree, wrappers left out
-    (e.g. ``miniblock bitpack+dict``, ``dictionary binary``)."""
+    """An encoding in a few words: the kinds chosen in its tree, wrappers left out (e.g. ``miniblock bitpack+dict``,
+    ``dictionary binary``)."""
     words: list[str] = []
     extra: list[str] = []
 
@@ -135,8 +134,8 @@ def encoding_words(msg: Message) -> str:
 
 
 def column_paths(field: pa.Field, version: str, prefix: str | None = None) -> Iterator[tuple[str, pa.Field]]:
-    """(path, field) of every column ``field`` owns, in file order: a 2.0 struct or list first owns a
-    column of its own, then its children's (``s.a``, ``l.item``, ``m.key``)."""
+    """(path, field) of every column ``field`` owns, in file order: a 2.0 struct or list first owns a column of its own,
+    then its children's (``s.a``, ``l.item``, ``m.key``)."""
     path = prefix or field.name
     if field_metadata.owns_column(field, version):
         yield path, field
@@ -238,9 +237,8 @@ class FileView:
         return out, sample < f.num_rows
 
     def overhead(self, rows: list[ColumnRow]) -> dict[str, int]:
-        """The file's bytes that belong to no column: the schema, lancelot's zone maps (and any other
-        global buffer), the column metadata with the offset tables and footer, and the rest (alignment
-        padding, deferred encodings)."""
+        """The file's bytes that belong to no column: the schema, lancelot's zone maps (and any other global buffer),
+        the column metadata with the offset tables and footer, and the rest (alignment padding, deferred encodings)."""
         from lancelot.format.container import FOOTER_SIZE
         from lancelot.zonemaps import MAGIC_PREFIX
 
@@ -260,8 +258,8 @@ class FileView:
         return encoding_words(msg) if msg is not None else name
 
     def render(self, *, verbose: bool = False, max_pages: int = 5, one_line: bool = False) -> str:
-        """The header and column table; ``verbose`` adds the schema and encoding trees (``one_line``:
-        each tree on one line, as protobuf's text format prints it)."""
+        """The header and column table; ``verbose`` adds the schema and encoding trees (``one_line``: each tree on one
+        line, as protobuf's text format prints it)."""
         f, md = self.f, self.f.metadata
         lines = [
             f"file: {f.path}",
@@ -357,7 +355,7 @@ def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str
 
 
 def inspect_file(path: str, *, max_pages: int = 5, verbose: bool = True) -> str:
-    """A file's description for programs and tests: the table, then every page's encoding on one
-    line (``ArrayEncoding dictionary { ... }``), which tests can search."""
+    """A file's description for programs and tests: the table, then every page's encoding on one line (``ArrayEncoding
+    dictionary { ... }``), which tests can search."""
     with LanceFile(path) as f:
         return FileView(f).render(verbose=verbose, max_pages=max_pages, one_line=True)

@@ -1,11 +1,11 @@
 """Options of the "lance" data source that concern datasets: storage settings, time travel, paths.
 
-Spark hands a data source its options as one case-insensitive string map, and pickles
-the reader and writer (options included) to every executor: storage settings given
-here therefore reach every task.  Two spellings, merged (the second wins):
+Spark hands a data source its options as one case-insensitive string map, and pickles the reader and writer (options
+included) to every executor: storage settings given here therefore reach every task.  Two spellings, merged (the second
+wins):
 
-* ``.option("storage_options", json.dumps({...}))``: any JSON object (nested values
-  such as s3fs's ``client_kwargs`` included);
+* ``.option("storage_options", json.dumps({...}))``: any JSON object (nested values such as s3fs's ``client_kwargs``
+  included);
 * ``.option("storage.<key>", value)``: one string setting per option.
 """
 

@@ -1,15 +1,12 @@
 """The read side of the "lance" data source: a dataset or loose files, partition planning, pushdown, read().
 
-A path holding a Lance dataset is read through lancelot/spark/dataset_scan.py (one
-pinned version, live-row ranges per fragment).  Otherwise the path names Lance files
-(a file, a directory of them, a glob), read as below.
+A path holding a Lance dataset is read through lancelot/spark/dataset_scan.py (one pinned version, live-row ranges per
+fragment).  Otherwise the path names Lance files (a file, a directory of them, a glob), read as below.
 
-Planning runs once on the driver (in a pyspark planner worker): every file's
-footer gives its schema and row count; each file's rows are cut into ranges of
-about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big
-file is read by many tasks and small files share one.  With filters pushed down,
-each file's zone maps (lancelot/zonemaps.py) first drop the row ranges they prove
-empty.  Tasks then apply the filters they can evaluate exactly as Spark does
+Planning runs once on the driver (in a pyspark planner worker): every file's footer gives its schema and row count; each
+file's rows are cut into ranges of about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big file
+is read by many tasks and small files share one.  With filters pushed down, each file's zone maps (lancelot/zonemaps.py)
+first drop the row ranges they prove empty.  Tasks then apply the filters they can evaluate exactly as Spark does
 (lancelot/spark/row_filter.py); Spark applies every other filter after the scan.
 """
 
@@ -207,8 +204,8 @@ def plan_partitions(
     bytes_per_partition: int,
     min_partitions: int = 1,
 ) -> list[LancePartition]:
-    """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``;
-    a whole file when ``ranges`` is None)."""
+    """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``; a whole file
+    when ``ranges`` is None)."""
     units = [(f.path, f.num_rows, f.size, f.num_rows) for f in files]
     packed = pack_slices(units, ranges, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
     return [LancePartition(p) for p in packed]
@@ -268,8 +265,8 @@ def open_source(options: Mapping[str, str]) -> Source:
 
 
 class LanceReader(DataSourceReader):
-    """Reads a pinned version of a Lance dataset, or row ranges of Lance files, as Arrow batches in the
-    schema Spark asked for."""
+    """Reads a pinned version of a Lance dataset, or row ranges of Lance files, as Arrow batches in the schema Spark
+    asked for."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         (self.dataset_uri, pinned, self.storage, self.files, arrow_schema, file_schema) = open_source(options)
@@ -378,8 +375,8 @@ class LanceReader(DataSourceReader):
         )
 
     def read_step(self, path: str) -> int:
-        """Rows per read_range call in ``path``: about READ_BYTES of the file (at most READ_ROWS rows), in
-        whole batches of batch_size."""
+        """Rows per read_range call in ``path``: about READ_BYTES of the file (at most READ_ROWS rows), in whole batches
+        of batch_size."""
         info = next((f for f in self.files if f.path == path), None)
         if info is None or not info.num_rows:
             return self.batch_size
@@ -435,10 +432,9 @@ class LanceReader(DataSourceReader):
 class LancePushdownReader(LanceReader):
     """A LanceReader that also accepts filters (``spark.sql.python.filterPushdown.enabled``).
 
-    It keeps the filters zone maps can use to skip row ranges, and applies those it can
-    evaluate exactly as Spark does to the rows it reads (lancelot/spark/row_filter.py).
-    Those it evaluates are not handed back: Spark then plans no Filter over the scan (so a
-    lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
+    It keeps the filters zone maps can use to skip row ranges, and applies those it can evaluate exactly as Spark does
+    to the rows it reads (lancelot/spark/row_filter.py). Those it evaluates are not handed back: Spark then plans no
+    Filter over the scan (so a lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
     other filter is handed back, and Spark applies it after the scan.
     """
 

@@ -1,29 +1,23 @@
 """The write side of the "lance" data source: Spark jobs write Lance datasets, one version per job.
 
-Each task writes its rows as data files under ``<uri>/data/``
-(``lancelot.dataset.write_fragments``; nothing becomes visible) and returns their
-fragment metadata as its commit message.  Spark hands the driver's ``commit`` the
-messages of exactly one committed attempt per partition; ``lancelot.dataset.commit``
-then makes one new version out of them (an append, an overwrite or the dataset's
-creation), so a reader sees the job's rows all at once or not at all.
+Each task writes its rows as data files under ``<uri>/data/`` (``lancelot.dataset.write_fragments``; nothing becomes
+visible) and returns their fragment metadata as its commit message.  Spark hands the driver's ``commit`` the messages of
+exactly one committed attempt per partition; ``lancelot.dataset.commit`` then makes one new version out of them (an
+append, an overwrite or the dataset's creation), so a reader sees the job's rows all at once or not at all.
 
-Task attempts whose output Spark does not commit (a retried or speculative attempt,
-a job that fails or aborts) leave data files no manifest names: invisible to every
-reader.  Each attempt also records its file names under
-``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort mark the job ended
-(``<job id>.ended``, kept a day), then delete the files of the job's attempts that
-did not make it into the version, and the records; an attempt that finishes after
-that sees the marker and deletes its own files.  Only an attempt killed in the
-middle of writing a file can leave one behind (invisible: no manifest names it).
+Task attempts whose output Spark does not commit (a retried or speculative attempt, a job that fails or aborts) leave
+data files no manifest names: invisible to every reader.  Each attempt also records its file names under
+``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort mark the job ended (``<job id>.ended``, kept a day),
+then delete the files of the job's attempts that did not make it into the version, and the records; an attempt that
+finishes after that sees the marker and deletes its own files.  Only an attempt killed in the middle of writing a file
+can leave one behind (invisible: no manifest names it).
 
-An append is checked when Spark plans the write (on the driver, before any task runs): the
-DataFrame's columns must be the dataset's, by name (order may differ), with the types Spark
-reads them as (``types.append_mismatch`` names the first column that differs in one line);
-nullable columns go into non-null ones with each batch checked for nulls.
+An append is checked when Spark plans the write (on the driver, before any task runs): the DataFrame's columns must be
+the dataset's, by name (order may differ), with the types Spark reads them as (``types.append_mismatch`` names the first
+column that differs in one line); nullable columns go into non-null ones with each batch checked for nulls.
 
-Spark passes Python data sources only the append and overwrite modes;
-``errorifexists`` and ``ignore`` are available through the ``save_mode`` option or
-``lancelot.spark.save`` (decided on whether a dataset exists at the path).
+Spark passes Python data sources only the append and overwrite modes; ``errorifexists`` and ``ignore`` are available
+through the ``save_mode`` option or ``lancelot.spark.save`` (decided on whether a dataset exists at the path).
 """
 
 from __future__ import annotations
@@ -96,8 +90,8 @@ def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
 
 
 def write_options(options: Mapping[str, str]) -> dict[str, Any]:
-    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1"),
-    ``max_rows_per_file`` and ``profile`` ("fast", "balanced", "compact"), checked on the driver."""
+    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1"), ``max_rows_per_file``
+    and ``profile`` ("fast", "balanced", "compact"), checked on the driver."""
     from lancelot.writer import resolve_version
 
     out: dict[str, Any] = {}
@@ -145,10 +139,9 @@ def _uri(options: Mapping[str, str]) -> str:
 
 
 def end_attempts(store: ObjectStore, prefix: str, stale: Callable[[bytes], list[str]]) -> None:
-    """End the job whose attempt records are under ``prefix``: write its end marker (attempts
-    finishing later see it and delete their own files), remove other jobs' markers over
-    MARKER_SECONDS old, then delete the files ``stale`` picks from each record, the record, and the
-    (local) directory."""
+    """End the job whose attempt records are under ``prefix``: write its end marker (attempts finishing later see it and
+    delete their own files), remove other jobs' markers over MARKER_SECONDS old, then delete the files ``stale`` picks
+    from each record, the record, and the (local) directory."""
     store.put(f"{prefix}{ENDED}", str(time.time()).encode())
     for name in store.list(ATTEMPTS_DIR):
         if name.endswith(ENDED) and f"{ATTEMPTS_DIR}/{name}" != f"{prefix}{ENDED}":

@@ -1,9 +1,9 @@
-"""TPC-H tables from ``tpchgen-cli`` (the ``dev``/``bench`` extras): the one helper the
-conformance tests, the benchmarks and the demo share.
+"""TPC-H tables from ``tpchgen-cli`` (the ``dev``/``bench`` extras): the one helper the conformance tests, the
+benchmarks and the demo share.
 
-``tpchgen-cli parquet`` writes one ``TABLE.parquet`` per table into a directory; its
-strings come back as ``string_view`` and its fields carry Parquet field ids, so
-``plain_schema`` gives the schema Lance files hold (plain strings, no field ids).
+``tpchgen-cli parquet`` writes one ``TABLE.parquet`` per table into a directory; its strings come back as
+``string_view`` and its fields carry Parquet field ids, so ``plain_schema`` gives the schema Lance files hold (plain
+strings, no field ids).
 """
 
 from __future__ import annotations
