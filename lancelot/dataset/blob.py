@@ -196,10 +196,6 @@ class _Row:
     fragment: Fragment
     position: int
 
-    @property
-    def address(self) -> int:
-        return (self.fragment.fragment_id << 32) | self.position
-
 
 def row_list(rows: Rows) -> list[_Row]:
     """The rows of a take one by one, in the order asked (duplicates repeated)."""

@@ -15,7 +15,6 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.manifest import VERSIONS_DIR
 from lancelot.errors import CorruptFileError, InvalidRefError, LanceValueError, RefConflictError, RefNotFoundError
 
 if TYPE_CHECKING:
@@ -254,8 +253,3 @@ class Tags:
         items.sort(key=lambda kv: kv[1]["version"], reverse=order != "asc")
         return items
 
-
-def manifest_size(store: Any, name: str) -> int:
-    """Bytes of the manifest file ``_versions/<name>``."""
-    size: int = store.size(f"{VERSIONS_DIR}/{name}")
-    return size
