@@ -14,12 +14,7 @@ class LanceError(Exception):
     """
 
     def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        column: int | str | None = None,
-        page: int | None = None,
+        self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None
     ) -> None:
         self.message = message
         self.path = path

@@ -17,13 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import Versions, _write_hint, list_versions, load_manifest
 from lancelot.dataset.commit_options import CommitRequest, with_commit_lock
-from lancelot.dataset.manifest import (
-    FLAG_STABLE_ROW_IDS,
-    VERSIONS_DIR,
-    ManifestFile,
-    manifest_name,
-    serialize_manifest,
-)
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, VERSIONS_DIR, ManifestFile, manifest_name, serialize_manifest
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, new_transaction, transaction_name

@@ -25,12 +25,7 @@ from lancelot.dataset.manifest import ManifestFile, check_reader_flags
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
-from lancelot.errors import (
-    CorruptFileError,
-    DatasetNotFoundError,
-    LanceError,
-    LanceValueError,
-)
+from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, LanceValueError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:

@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lancelot.dataset.commit import commit_transaction, list_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import (
-    DatasetNotFoundError,
-    LanceValueError,
-    VersionNotFoundError,
-)
+from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFoundError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset

@@ -426,12 +426,7 @@ class Remap:
 
 
 def remap_indices(
-    store: ObjectStore,
-    section: bytes | None,
-    groups: Sequence[Group],
-    stable: bool,
-    defer: bool,
-    dataset_version: int,
+    store: ObjectStore, section: bytes | None, groups: Sequence[Group], stable: bool, defer: bool, dataset_version: int
 ) -> Remap:
     """Rewrite the files of the indices lancelot remaps (under new uuids) and prepare the rest: returns the ``Remap``
     the Rewrite commit applies to the latest index section."""

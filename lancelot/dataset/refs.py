@@ -252,4 +252,3 @@ class Tags:
         items = sorted(self.list().items(), key=lambda kv: kv[0])
         items.sort(key=lambda kv: kv[1]["version"], reverse=order != "asc")
         return items
-

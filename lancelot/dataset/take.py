@@ -37,10 +37,7 @@ def _where(ds: LanceDataset) -> str:
 
 
 def read(
-    ds: LanceDataset,
-    rows: Rows,
-    columns: Sequence[str] | dict[str, str] | None,
-    scan: LanceScanner | None = None,
+    ds: LanceDataset, rows: Rows, columns: Sequence[str] | dict[str, str] | None, scan: LanceScanner | None = None
 ) -> pa.Table:
     """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order: one read per fragment. Plain
     columns need no scanner: each fragment's table is the answer's part."""

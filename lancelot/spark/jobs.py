@@ -25,12 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from lancelot.dataset.changes import (
-    ChangeInputError,
-    Deletions,
-    NewRows,
-    retrying,
-)
+from lancelot.dataset.changes import ChangeInputError, Deletions, NewRows, retrying
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids

@@ -35,13 +35,7 @@ from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import (
-    align_to_dataset,
-    append_mismatch,
-    check_not_null,
-    spark_arrow_schema,
-    to_spark_batch,
-)
+from lancelot.spark.types import align_to_dataset, append_mismatch, check_not_null, spark_arrow_schema, to_spark_batch
 
 if TYPE_CHECKING:
     from lancelot.dataset import FragmentMetadata

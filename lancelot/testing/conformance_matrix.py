@@ -115,12 +115,7 @@ SETTINGS = [
         baseline=LZ4,
     ),
     setting(
-        "compression=zstd/string",
-        C.strings_text,
-        ZSTD,
-        both("general", "zstd"),
-        absent=frozenset({"fsst"}),
-        rows=2400,
+        "compression=zstd/string", C.strings_text, ZSTD, both("general", "zstd"), absent=frozenset({"fsst"}), rows=2400
     ),
     setting(
         "compression=none/string",

@@ -60,10 +60,7 @@ def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat | pb.Cons
 
 
 def _build(
-    layers: list[FslLayer],
-    items: FixedWidthBlock | ConstantBlock,
-    validity: Sequence[np.ndarray | None],
-    num_rows: int,
+    layers: list[FslLayer], items: FixedWidthBlock | ConstantBlock, validity: Sequence[np.ndarray | None], num_rows: int
 ) -> FixedSizeListBlock:
     block: DataBlock = items
     cum = [1]

@@ -150,10 +150,7 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
         _check_status(status, f"the {table.n_symbols} symbols of the table")
         if mode["decode"] == "auto":
             sym = readonly(np.ascontiguousarray(table.symbols))
-            HOT_ONE.numpy_call(
-                lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table),
-                work=len(out),
-            )
+            HOT_ONE.numpy_call(lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table), work=len(out))
         return VariableWidthBlock(out_offs, out, len(starts))
     sym = readonly(np.ascontiguousarray(table.symbols))
     out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table, n_codes)

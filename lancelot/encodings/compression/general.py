@@ -238,9 +238,7 @@ def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -
 
 
 def compress_buffer(
-    compression: pb.BufferCompression,
-    data: np.ndarray | bytes | bytearray | memoryview,
-    raw_literals: bool = False,
+    compression: pb.BufferCompression, data: np.ndarray | bytes | bytearray | memoryview, raw_literals: bool = False
 ) -> np.ndarray:
     """General-compress one buffer, with the size prefix pylance expects (``raw_literals``: a zstd frame whose literals
     stay uncompressed, zstd_frames.py)."""

@@ -20,10 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking import (
-    decompress_inline_bitpacking,
-    decompress_out_of_line_bitpacking,
-)
+from lancelot.encodings.compression.bitpacking import decompress_inline_bitpacking, decompress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.buffers import require
 from lancelot.encodings.compression.byte_stream_split import decompress_byte_stream_split

@@ -81,12 +81,7 @@ def join_numpy(
 
 
 def spans_numpy(
-    data: np.ndarray,
-    starts: np.ndarray,
-    counts: np.ndarray,
-    ow: int,
-    out_starts: np.ndarray,
-    out_ends: np.ndarray,
+    data: np.ndarray, starts: np.ndarray, counts: np.ndarray, ow: int, out_starts: np.ndarray, out_ends: np.ndarray
 ) -> int:
     """``variable_kernel.spans``: every value's absolute start and end in ``data``, or DECREASING."""
     allw, keep = _chunk_offsets(data, starts, counts, ow)

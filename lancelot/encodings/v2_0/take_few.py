@@ -192,12 +192,7 @@ def binary_offset_ranges(
 
 
 def binary_bounds(
-    raw: Sequence[memoryview],
-    pages: list[int],
-    widths: list[int],
-    adjust: list[int],
-    size: list[int],
-    error: Error,
+    raw: Sequence[memoryview], pages: list[int], widths: list[int], adjust: list[int], size: list[int], error: Error
 ) -> tuple[list[int], list[int], list[bool]]:
     """(start, stop, valid) of each row's bytes in its page's data buffer, from the offsets that
     ``binary_offset_ranges`` located; an end offset of at least the page's null adjustment marks a null and is that much
