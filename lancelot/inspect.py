@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -317,41 +317,17 @@ class FileView:
         return lines
 
 
-def _file_view(path: str, verbose: bool, max_pages: int) -> str:
+def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str:
+    """The description of what is at ``path``: a dataset (lancelot/dataset/describe.py) or a file (``max_pages`` < 0:
+    every page in ``verbose`` trees)."""
+    from lancelot.dataset.describe import describe_dataset, is_dataset
+
+    if is_dataset(path):
+        return describe_dataset(path)
+    if "://" not in path and os.path.isdir(path):
+        raise LanceError("is a directory, neither a Lance file nor a Lance dataset", path=path)
     with LanceFile(path) as f:
         return FileView(f).render(verbose=verbose, max_pages=max_pages)
-
-
-def _is_dataset(path: str) -> bool:
-    from lancelot.dataset.describe import is_dataset
-
-    return is_dataset(path)
-
-
-def _dataset_view(path: str, verbose: bool, max_pages: int) -> str:
-    from lancelot.dataset.describe import describe_dataset
-
-    return describe_dataset(path)
-
-
-def _directory(path: str, verbose: bool, max_pages: int) -> str:
-    raise LanceError("is a directory, neither a Lance file nor a Lance dataset", path=path)
-
-
-#: (does this view handle the path?, render it) tried in order; the file view is the last resort
-VIEWS: list[tuple[Callable[[str], bool], Callable[[str, bool, int], str]]] = [
-    (_is_dataset, _dataset_view),  # a directory holding _versions/*.manifest (lancelot/dataset/describe.py)
-    (lambda p: "://" not in p and os.path.isdir(p), _directory),
-    (lambda p: True, _file_view),
-]
-
-
-def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str:
-    """The description of what is at ``path`` (``max_pages`` < 0: every page in ``verbose`` trees)."""
-    for handles, render in VIEWS:
-        if handles(path):
-            return render(path, verbose, max_pages)
-    raise LanceError("nothing to inspect", path=path)  # pragma: no cover - the file view takes every path
 
 
 def inspect_file(path: str, *, max_pages: int = 5, verbose: bool = True) -> str:

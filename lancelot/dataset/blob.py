@@ -353,7 +353,8 @@ def place_of(
         # BlobFile objects live on
         file_size = lf.size
         opener: Callable[[], ByteSource] = lambda: store.open_input(data_path, file_size)  # noqa: E731
-        return _checked(BlobPlace(opener, position, size, where, False, lf.path), file_size, lf.path)
+        _check_range(position, size, file_size, where, lf.path)
+        return BlobPlace(opener, position, size, where, False, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):
         stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
         path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
@@ -381,22 +382,21 @@ def place_of(
     raise CorruptFileError(f"{where}: blob description of unknown kind {kind}")
 
 
-def _checked(p: BlobPlace, file_size: int, path: str) -> BlobPlace:
-    if p.offset < 0 or p.size < 0 or p.offset + p.size > file_size:
+def _check_range(position: int, size: int, file_size: int, where: str, path: str) -> None:
+    """A blob description's byte range lies inside its file (``path``, of ``file_size`` bytes)."""
+    if position < 0 or size < 0 or position + size > file_size:
         raise CorruptFileError(
-            f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside the file of {file_size} bytes",
+            f"{where}: blob description [{position}, {position + size}) lies outside {path} of {file_size} bytes",
             path=path,
         )
-    return p
 
 
 def _checked_source(src: ByteSource, position: int, size: int, where: str, path: str) -> ByteSource:
-    if position + size > src.size:
+    try:
+        _check_range(position, size, src.size, where, path)
+    except CorruptFileError:
         src.close()
-        raise CorruptFileError(
-            f"{where}: blob description [{position}, {position + size}) lies outside {path} of {src.size} bytes",
-            path=path,
-        )
+        raise
     return src
 
 

@@ -139,13 +139,10 @@ def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: objec
 
     from lancelot.errors import LanceError
     from lancelot.spark.options import dataset_version, storage_options
-    from lancelot.spark.writer import SAVE_MODES
+    from lancelot.spark.writer import canonical_save_mode
 
     _ensure_registered(df.sparkSession)
-    m = mode.lower().replace("_", "")
-    m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
-    if m not in SAVE_MODES:
-        raise LanceError(f"unknown save mode {mode!r} (use one of {SAVE_MODES})")
+    m = canonical_save_mode(mode)
     opts = {k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in options.items()}
     exists = dataset_version(path, storage_options(opts)) is not None
     if exists and m == "errorifexists":

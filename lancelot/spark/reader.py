@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -39,6 +39,7 @@ from pyspark.sql.types import StructField, StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.files import GLOB_CHARS, paths_option, resolve_files
+from lancelot.spark.options import int_option
 from lancelot.spark.partitions import LancePartition, pack_slices
 from lancelot.spark.types import resolve_column, spark_arrow_schema, spark_schema, to_spark_batch
 
@@ -211,23 +212,6 @@ def plan_partitions(
     return [LancePartition(p) for p in packed]
 
 
-@overload
-def _int_option(options: Mapping[str, str], name: str, default: int) -> int: ...
-@overload
-def _int_option(options: Mapping[str, str], name: str, default: None) -> int | None: ...
-def _int_option(options: Mapping[str, str], name: str, default: int | None) -> int | None:
-    raw = options.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(str(raw).replace("_", ""))
-    except ValueError:
-        raise LanceError(f"option {name!r} must be an integer, not {raw!r}") from None
-    if value <= 0:
-        raise LanceError(f"option {name!r} must be positive, not {value}")
-    return value
-
-
 def dataset_path(paths: Sequence[str], storage: dict[str, Any] | None) -> str | None:
     """The dataset ``paths`` name (one path holding a ``_versions/`` directory), or None for Lance files."""
     from lancelot.spark.options import is_dataset, is_url
@@ -293,10 +277,10 @@ class LanceReader(DataSourceReader):
         self.target = spark_arrow_schema(schema)
         if self.row_address:
             self.target = self.target.append(pa.field(ROW_ADDRESS, pa.int64(), False))
-        self.rows_per_partition = _int_option(options, "rows_per_partition", None)
-        self.bytes_per_partition = _int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
-        self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
-        self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
+        self.rows_per_partition = int_option(options, "rows_per_partition", None)
+        self.bytes_per_partition = int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
+        self.batch_size = int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
+        self.min_partitions = int_option(options, "min_partitions", os.cpu_count() or 2)
         self.zone_filters: list[Filter] = []
         #: the filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
         self.row_filter: RowFilter | None = None

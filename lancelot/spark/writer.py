@@ -34,7 +34,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
-from lancelot.spark.options import dataset_version, storage_options
+from lancelot.spark.options import dataset_version, int_option, storage_options
 from lancelot.spark.types import align_to_dataset, append_mismatch, check_not_null, spark_arrow_schema, to_spark_batch
 
 if TYPE_CHECKING:
@@ -71,13 +71,18 @@ def _lance_messages(messages: list[WriterCommitMessage | None]) -> list[LanceCom
     return out
 
 
+def canonical_save_mode(mode: str, what: str = "save mode") -> str:
+    """A save mode in Spark's spellings ("error", "default", "error_if_exists"...) as one of ``SAVE_MODES``."""
+    m = mode.lower().replace("_", "")
+    m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
+    if m not in SAVE_MODES:
+        raise LanceError(f"unknown {what} {mode!r} (use one of {SAVE_MODES})")
+    return m
+
+
 def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
     """The effective save mode: Spark's (append/overwrite), refined by the ``save_mode`` option."""
-    mode = (options.get("save_mode") or ("overwrite" if overwrite else "append")).lower().replace("_", "")
-    aliases = {"error": "errorifexists", "default": "errorifexists"}
-    mode = aliases.get(mode, mode)
-    if mode not in SAVE_MODES:
-        raise LanceError(f"unknown save_mode {options.get('save_mode')!r} (use one of {SAVE_MODES})")
+    mode = canonical_save_mode(options.get("save_mode") or ("overwrite" if overwrite else "append"), "save_mode")
     if overwrite and mode != "overwrite":
         raise LanceError(f'save_mode {mode!r} contradicts Spark\'s mode("overwrite")')
     return mode
@@ -100,14 +105,9 @@ def write_options(options: Mapping[str, str]) -> dict[str, Any]:
         )
     if v:
         out["data_storage_version"] = resolve_version(str(v))
-    rows = options.get("max_rows_per_file")
-    if rows:
-        try:
-            out["max_rows_per_file"] = int(rows)
-        except ValueError:
-            raise LanceError(f"option max_rows_per_file must be an integer, not {rows!r}") from None
-        if out["max_rows_per_file"] <= 0:
-            raise LanceError(f"option max_rows_per_file must be positive, not {rows!r}")
+    rows = int_option(options, "max_rows_per_file", None)
+    if rows is not None:
+        out["max_rows_per_file"] = rows
     profile = options.get("profile")
     if profile:
         from lancelot.encodings.strategy import PROFILES
