@@ -2,8 +2,7 @@
 
 Arguments are parsed strictly (an unknown option is an error, with the nearest known one suggested); every failure is
 one ``lancelot: error: ...`` line on stderr and a non-zero exit status (``--debug`` shows the traceback instead).  Exit
-status: 0 done, 1 failed, 2 bad usage, 130 interrupted.
-"""
+status: 0 done, 1 failed, 2 bad usage, 130 interrupted."""
 
 from __future__ import annotations
 
@@ -196,8 +195,7 @@ def _bench(rest: list[str]) -> int:
 
     The suite is a developer tool (pylance, tpchgen-cli, psutil, gigabytes of data) that lives beside the package in a
     checkout and is not installed with it, so the library never imports it: from a checkout (or an editable install)
-    this runs it there; an installed package says how to run it.
-    """
+    this runs it there; an installed package says how to run it."""
     import subprocess
     from pathlib import Path
 

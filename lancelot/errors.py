@@ -10,8 +10,7 @@ _E = TypeVar("_E", bound="LanceError")
 class LanceError(Exception):
     """Base class of every error lancelot raises on purpose.
 
-    ``path``, ``column`` and ``page`` say where the problem is, when known.
-    """
+    ``path``, ``column`` and ``page`` say where the problem is, when known."""
 
     def __init__(
         self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None

@@ -11,8 +11,7 @@ storage type with those two metadata keys.
 ``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: a JSON field (a column, or a
 field inside structs and lists) becomes ``large_binary`` JSONB values (``lancelot.jsonb``) under pylance's own
 ``lance.json`` name, logical type ``json``; a file reader returns those bytes as they are, a dataset scan returns them
-as ``arrow.json`` text again (``dataset_schema`` / ``dataset_columns``), at any depth (structs, lists, maps).
-"""
+as ``arrow.json`` text again (``dataset_schema`` / ``dataset_columns``), at any depth (structs, lists, maps)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ size), then one table row per physical column — column path (struct children a
 pages, rows, stored bytes, bytes per value, the encoding in a few words and the compression ratio (Arrow bytes / stored
 bytes) — and the bytes outside the columns (schema, zone maps, metadata, padding).  ``verbose`` adds every column's full
 encoding tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view for another
-kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
-"""
+kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py)."""
 
 from __future__ import annotations
 

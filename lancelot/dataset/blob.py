@@ -12,8 +12,7 @@ of line.  As pylance 14 does, a dataset scan returns one *description* per value
 
 ``take_blobs`` returns ``BlobFile`` objects (blob_file.py) that read only the bytes asked for; ``read_blobs`` and
 ``read_blob_ranges`` read whole values or ranges in one planned pass. Deleted rows are never returned: indices count
-live rows only, and an address or row id of a deleted row is refused, as pylance refuses it.
-"""
+live rows only, and an address or row id of a deleted row is refused, as pylance refuses it."""
 
 from __future__ import annotations
 
@@ -382,18 +381,18 @@ def place_of(
     raise CorruptFileError(f"{where}: blob description of unknown kind {kind}")
 
 
-def _check_range(position: int, size: int, file_size: int, where: str, path: str) -> None:
+def _check_range(position: int, size: int, file_size: int, where: str, path: str, file: str = "the file") -> None:
     """A blob description's byte range lies inside its file (``path``, of ``file_size`` bytes)."""
     if position < 0 or size < 0 or position + size > file_size:
         raise CorruptFileError(
-            f"{where}: blob description [{position}, {position + size}) lies outside {path} of {file_size} bytes",
+            f"{where}: blob description [{position}, {position + size}) lies outside {file} of {file_size} bytes",
             path=path,
         )
 
 
 def _checked_source(src: ByteSource, position: int, size: int, where: str, path: str) -> ByteSource:
     try:
-        _check_range(position, size, src.size, where, path)
+        _check_range(position, size, src.size, where, path, path)
     except CorruptFileError:
         src.close()
         raise

@@ -3,8 +3,7 @@
 It holds where the blob's bytes lie (a byte source, an offset and a size), never the bytes: each read fetches only the
 range it asks for, through a read-ahead buffer of at most ``buffer_size`` bytes for small sequential reads (0 disables
 it).  ``read_range`` and ``read_ranges`` read blob-local ranges without touching the cursor or the buffer.  Memory is
-bounded by what a call returns plus the buffer.
-"""
+bounded by what a call returns plus the buffer."""
 
 from __future__ import annotations
 
@@ -104,8 +103,7 @@ class BlobFile(io.BufferedIOBase):
     # -- io.IOBase -----------------------------------------------------------------------------
     def close(self) -> None:
         """Release the byte source (unless it is shared with the data file); ``with`` calls it on exit. Closing twice is
-        allowed; reading after it raises ``ValueError``.
-        """
+        allowed; reading after it raises ``ValueError``."""
         if not self.closed:
             if self._src is not None and not self._shared:
                 self._src.close()

@@ -3,8 +3,7 @@ blobs' bytes in place of their descriptions, at the top level or in structs) and
 (``BlobFile`` objects, bytes, or descriptions).
 
 A scan's rows are found again by their row addresses (``_rowaddr``, added to the scan and dropped after unless asked
-for); their blobs are read as ``take_blobs`` / ``read_blobs`` read them (``dataset/blob.py``).
-"""
+for); their blobs are read as ``take_blobs`` / ``read_blobs`` read them (``dataset/blob.py``)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ A blob v2 value is inline bytes, or an external URI (optionally a byte range of 
 ``struct<data: large_binary, uri: string, position: uint64, size: uint64>``, the extension name ``lance.blob.v2``
 (``dataset/blob_write.py`` turns such columns into descriptions and sidecars at 2.2+).  ``BlobType`` is not registered
 with pyarrow: pylance registers its own class under the same name, and either is written the same way (by name and
-storage).
-"""
+storage)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,7 @@ A ``large_binary`` field with ``lance-encoding:blob`` (or a ``lance.blob.v2`` ex
   references.
 
 Blob ids count from 1 per data file, in the order sidecars are started.  ``with_bytes`` turns scanned descriptions back
-into such values, for rewrites (compaction).
-"""
+into such values, for rewrites (compaction)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ that changes no fragment), so both libraries number versions alike.  Rows are ne
 ``update`` marks the old rows deleted (a new deletion file per touched fragment) and writes the new rows into new
 fragments, which keep the stable row ids of the rows they replace.  Commits go through ``commit_transaction``; a
 conflict with a concurrent commit re-runs the operation on the latest version, up to ``conflict_retries`` times
-(pylance's default: 10).
-"""
+(pylance's default: 10)."""
 
 from __future__ import annotations
 

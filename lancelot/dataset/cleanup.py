@@ -12,8 +12,7 @@ is at least 7 days old or ``delete_unverified`` is set.
 
 Temporary files of writers that died (``TEMP_PATTERNS``: lancelot's ``.tmp-*.partial`` and ``.lancelot-*.tmp``,
 pylance's staged manifests ``*.manifest-<uuid>`` and ``.tmp_*``, and its object store's ``<name>#<n>``) go by the same
-rule, when also older than the cutoff (pylance 14.0.2 leaves them).
-"""
+rule, when also older than the cutoff (pylance 14.0.2 leaves them)."""
 
 from __future__ import annotations
 

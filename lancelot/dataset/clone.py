@@ -6,8 +6,7 @@ number is the source's.
 ``LanceDataset.shallow_clone`` and ``LanceDataset.commit(target, LanceOperation.Clone(...))`` both land here, as in
 pylance. A deep clone (``LanceDataset.deep_clone``) copies the version's own files (data, deletion and index files in
 the source's root) into the target, whose manifest is then the source's as it is; committing a deep Clone operation
-directly is refused, as pylance refuses it (the files would not be there).
-"""
+directly is refused, as pylance refuses it (the files would not be there)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ The commit is two versions, as pylance makes them: ReserveFragments (ids for the
 group's old fragments replaced by its new ones, fragments kept in id order as pylance keeps them).  Both are rebuilt
 over concurrent appends, deletes and rewrites of other fragments (transaction.py); rows deleted meanwhile from fragments
 being rewritten are carried into the new fragments; a rewrite or update of those fragments, or a cleanup of the version
-read, makes the compaction plan again on the latest version.
-"""
+read, makes the compaction plan again on the latest version."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ or a field's metadata (``field_metadata_updates``, by field id).  Each is an ``U
 or none to remove the key) and ``replace`` (the map becomes exactly the entries).  pylance 14 writes only these newer
 fields, one map per commit; the older ``upsert_values``/``delete_keys`` fields are read too.
 
-``Restore`` commits an older version's content as the newest version.
-"""
+``Restore`` commits an older version's content as the newest version."""
 
 from __future__ import annotations
 

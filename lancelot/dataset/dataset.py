@@ -1,8 +1,7 @@
 """``LanceDataset``: one version of a Lance dataset, read through its manifest (table format).
 
 ``lancelot.dataset(uri, version=None)`` opens the latest version (or ``version``); reads see exactly that version's
-fragments, minus deleted rows.  ``delete`` commits a new version.
-"""
+fragments, minus deleted rows.  ``delete`` commits a new version."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 ``_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}``.  The Arrow form is an IPC file (zstd) holding one batch of
 one non-null UInt32 column ``row_id`` of row positions; the ``.bin`` form is a portable roaring bitmap.  pylance writes
-the Arrow form up to 5000 deleted rows of a fragment and the bitmap form above that; so does lancelot.
-"""
+the Arrow form up to 5000 deleted rows of a fragment and the bitmap form above that; so does lancelot."""
 
 from __future__ import annotations
 

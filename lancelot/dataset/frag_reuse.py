@@ -7,8 +7,7 @@ The details message is not among lancelot's generated protos, so it is written h
 ``FragmentReuseIndexDetails{inline=1: InlineContent{versions=1: [Version]}, external=2: ExternalFile{path=1, offset=2,
 size=3}}``, ``Version{dataset_version=1, groups=3}``, ``Group{changed_row_addrs=1, old_fragments=2, new_fragments=3}``,
 ``FragmentDigest{id=1, physical_rows=2, num_deleted_rows=3}``.  Each compaction appends a Version; repeated fields
-concatenate, so the earlier versions are carried over as their bytes.
-"""
+concatenate, so the earlier versions are carried over as their bytes."""
 
 from __future__ import annotations
 

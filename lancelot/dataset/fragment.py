@@ -3,8 +3,7 @@ and "Data files").
 
 ``FragmentMetadata`` is the picklable description that travels between processes (Spark executors to the driver);
 ``Fragment`` reads one fragment of one dataset version: the columns of each data file are matched to dataset fields by
-the field ids in the file's schema, fields in no data file read as nulls, deleted rows are never returned.
-"""
+the field ids in the file's schema, fields in no data file read as nulls, deleted rows are never returned."""
 
 from __future__ import annotations
 
@@ -99,8 +98,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
     @property
     def metadata(self) -> FragmentMetadata:
         """The fragment's manifest entry (id, data files, deletion file, row counts), as pylance's
-        ``LanceFragment.metadata``.
-        """
+        ``LanceFragment.metadata``."""
         return FragmentMetadata.from_pb(self._pb)
 
     @cached_property

@@ -3,8 +3,7 @@
 
 The rows of one fragment matching a predicate are added to its deletion file (a new file, never an edit of the old one),
 and the fragment's new metadata is returned, to be committed with the other workers' by one ``LanceOperation.Delete``;
-nothing is visible to readers until then.
-"""
+nothing is visible to readers until then."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ filter (when given) runs once over the rows of all, and only then are the remain
 where rows passed (late materialisation, as ``Fragment.read`` does).  The result is cut back into one table per fragment
 (zero-copy slices), in order, so row addresses, row ids and projections stay per fragment.  Over an object store the
 group's files are fetched side by side (group_files.py), and fragments read by their own path are read side by side too
-(``row_selection.side_by_side``), so a group costs a round trip or so, not one per request.
-"""
+(``row_selection.side_by_side``), so a group costs a round trip or so, not one per request."""
 
 from __future__ import annotations
 

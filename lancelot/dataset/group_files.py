@@ -16,8 +16,7 @@ three per fragment.
 
 Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page that is not simple, zone
 maps a filter could use, a damaged file) makes ``group_files`` return None and the fragments are read by ``Fragment``'s
-own path, which reports damage with its details.
-"""
+own path, which reports damage with its details."""
 
 from __future__ import annotations
 

@@ -10,8 +10,7 @@ that pylance's queries use them.
 
 Index files are Lance files of the dataset's data storage version, with no zone maps (pylance reads its global buffers
 by number). The index covers the fragments it was built over (``fragment_bitmap``); rows appended later are scanned by
-pylance until the index is rebuilt.
-"""
+pylance until the index is rebuilt."""
 
 from __future__ import annotations
 

@@ -15,8 +15,7 @@ and deleted rows vanish.  pylance 14 keeps every index valid in one of three way
   others), and for all of them with ``defer_index_remap=True``.
 
 In every case the index's ``fragment_bitmap`` has a rewrite group's old fragments replaced by its new ones (pylance's
-rule; the compaction plan never splits an index's fragments from the others').
-"""
+rule; the compaction plan never splits an index's fragments from the others')."""
 
 from __future__ import annotations
 

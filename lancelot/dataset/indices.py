@@ -2,8 +2,7 @@
 
 Read from the manifest's index section alone (table.proto ``IndexSection`` / ``IndexMetadata``): no index file is
 opened. lancelot does not use indices to answer queries (its scans and filters read the data), so what is described here
-is what pylance built; scans return the same rows either way.
-"""
+is what pylance built; scans return the same rows either way."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ Source rows are matched to the dataset's live rows by the ``on`` columns (SQL jo
 nothing).  Matched target rows that are updated or deleted get deleted in their fragments; updated rows (source values,
 the target's values for columns the source lacks) and inserted rows are written to new fragments, updated rows first, so
 they keep their stable row ids.  A source that is not already an in-memory Table is spooled to a temporary Arrow IPC
-file and memory-mapped: only its keys are hashed, rows are taken from the map.
-"""
+file and memory-mapped: only its keys are hashed, rows are taken from the map."""
 
 from __future__ import annotations
 

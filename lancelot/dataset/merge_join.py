@@ -4,8 +4,7 @@ inner-join semantics: a null key matches nothing).
 Only the key columns of the target are read.  When the first key column is an integer column and the source's keys of it
 span a modest range, a lookup table over that range (one byte per key value) first keeps the target rows whose first key
 any source row has: the hash join then runs over those candidates only, not over every row of the fragment (an upsert of
-a few source rows into a large table reads its keys once and joins a few of them).
-"""
+a few source rows into a large table reads its keys once and joins a few of them)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Data files are immutable (their names are never reused), so a process opens each once: an LRU of ``MAX_OPEN_FILES``
 ``LanceFile`` objects keyed by store, path and storage options, shared by every ``LanceDataset`` (a dataset reopened at
-another version finds its files already open).
-"""
+another version finds its files already open)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@
 A tag file is JSON: ``branch`` (null on the main branch), ``version``, ``createdAt`` and ``updatedAt`` (RFC 3339, UTC,
 nanoseconds, "Z"), ``manifestSize`` (bytes of the tagged version's manifest) and ``metadata`` (a string map).  Tag names
 are refs: letters, digits, ``.``, ``-``, ``_``; no leading or trailing dot, no ``..``, not ending in ``.lock``. Tagged
-versions are kept by ``cleanup_old_versions``.
-"""
+versions are kept by ``cleanup_old_versions``."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ them as given). Indices follow pylance's rules: with stable row ids every index'
 keep their ids); without, each ``RewrittenIndex`` names an index whose files the caller rewrote under ``new_id``: its
 bitmap is recomputed and its uuid replaced, and the other indices are left as they were. The bitmaps take the new
 fragments' ids as the caller gave them, before ids are assigned, as pylance 14.0.2 does (a caller rewriting an index
-gives the new fragments their ids, since the index's row addresses name them).
-"""
+gives the new fragments their ids, since the index's row addresses name them)."""
 
 from __future__ import annotations
 

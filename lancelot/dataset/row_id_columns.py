@@ -1,8 +1,7 @@
 """The row-id columns a scan or a take may ask for (pylance's ``with_row_id``, ``with_row_address``, ``_rowoffset``):
 their names, and their values for rows of a fragment (table format, "Row ids" and "Row addresses": an address is the
 fragment id in the high 32 bits, the row's position below). Below the scanner and its helpers (vector_search.py,
-blob_scan.py), which all read them.
-"""
+blob_scan.py), which all read them."""
 
 from __future__ import annotations
 

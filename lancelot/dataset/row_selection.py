@@ -3,8 +3,7 @@ negative, in range), sorted and made unique once, and mapped to ``Rows``: per to
 ascending and unique (deleted rows mapped around, dropped, kept or refused, with one read of each fragment's deletion
 file), and how to put them back in the order asked.
 
-Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/blob.py).
-"""
+Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/blob.py)."""
 
 from __future__ import annotations
 
@@ -190,8 +189,7 @@ def addresses_of(ds: LanceDataset, ids: np.ndarray, error: type[LanceError] = Da
     """Row addresses of stable row ids (an id no fragment holds is out of range).
 
     An updated row keeps its id but moves: the old copy stays behind as a deleted row of its fragment. The live copy
-    wins; a deleted one is found only when no live row holds the id.
-    """
+    wins; a deleted one is found only when no live row holds the id."""
     all_ids, all_addr, all_dead = [], [], []
     for f in ds._fragments:
         r = f.row_ids()

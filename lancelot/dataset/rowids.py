@@ -2,8 +2,7 @@
 per-row dataset-version runs, decoded to numpy and encoded back.
 
 Bitmaps of ``range_with_bitmap`` are LSB first (bit i of byte i // 8 is value start + i), as pylance 14.0.2 writes them;
-a version run covers as many rows as its span holds values.
-"""
+a version run covers as many rows as its span holds values."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ transactions Project and Merge), as pylance 14 performs them.
 
 Drops and renames are Project transactions: only the schema changes (data files keep listing dropped ids; a file left
 with none of the schema's fields leaves its fragment, and indices on dropped fields go).  A cast gives the column a new
-field id and a new data file per fragment (a Merge); pylance refuses to cast an indexed column, and so does this.
-"""
+field id and a new data file per fragment (a Merge); pylance refuses to cast an indexed column, and so does this."""
 
 from __future__ import annotations
 

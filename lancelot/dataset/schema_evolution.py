@@ -4,8 +4,7 @@ helpers here.
 
 New columns get fresh field ids (one past the largest id the schema or any data file has used) and live in one new data
 file per fragment, beside the fragment's other files, with as many rows as the fragment has physically (deleted rows
-hold nulls); all-null columns given as Arrow fields (or constant-null SQL) are metadata only.
-"""
+hold nulls); all-null columns given as Arrow fields (or constant-null SQL) are metadata only."""
 
 from __future__ import annotations
 

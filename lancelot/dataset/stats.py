@@ -3,8 +3,7 @@
 ``dataset_stats`` counts deleted rows, fragments and "small" fragments (fewer physical rows than
 ``max_rows_per_group``); ``data_stats`` gives each field's bytes on disk: the sum of the page buffer sizes of the
 columns the field owns in every data file (a column that starts no field continues the previous one, as nested fields
-span several columns).
-"""
+span several columns)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ The checkpoint is a SQLite file in pylance's layout (table ``batches``: fragment
 table ``fragments``: fragment id, the fragment's JSON with its new data file), so a backfill pylance started can be
 resumed by lancelot and the other way round. A fragment whose new file was written is taken from the checkpoint as it
 is; within an unfinished fragment, batches already computed are not computed again. The file is removed once the new
-version is committed.
-"""
+version is committed."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ reading.
 fragment ids within ``max_fragment_id``, data files that exist and hold only schema fields, deletion files that exist
 and delete no more rows than the fragment has, and indices built at this version or before. The first problem raises a
 CorruptFileError (a missing file: LanceFileNotFoundError, an OSError as pylance's) naming the dataset, version,
-fragment, file.
-"""
+fragment, file."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ squared Euclidean distance, ``cosine`` one minus the cosine similarity, ``dot`` 
 the smaller row id, rows whose vector is null are never returned.  With ``prefilter`` the filter picks the rows
 searched; without, the ``k`` nearest rows are filtered afterwards (so fewer than ``k`` may remain), as in pylance.  The
 result is the projection, then ``_distance`` (float32), then the row-id columns asked with
-``with_row_id``/``with_row_address``; ``offset``/``limit`` apply to it.
-"""
+``with_row_id``/``with_row_address``; ``offset``/``limit`` apply to it."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 import lancelot.spark lancelot.spark.register(spark) df = spark.read.format("lance").load("dataset/")      # a dataset,
 a file, a directory or a glob df.write.format("lance").mode("append").save("out/")  # creates the dataset if there is
-none lancelot.spark.save(df, "out/")                       # Spark's default mode (errorifexists) too
-"""
+none lancelot.spark.save(df, "out/")                       # Spark's default mode (errorifexists) too"""
 
 from __future__ import annotations
 

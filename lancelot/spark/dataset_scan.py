@@ -5,8 +5,7 @@ The driver opens the dataset once, when the scan is planned, and pins that versi
 is a list of ``(fragment id, first live row, end live row)`` slices, so deleted rows are never returned
 (``Fragment.read_range`` counts live rows).  With filters pushed down, each fragment's zone maps (lancelot's extension
 in the files it wrote) drop the physical row ranges they prove empty; those are mapped to live-row ranges through the
-fragment's deletion vector before partitions are cut.
-"""
+fragment's deletion vector before partitions are cut."""
 
 from __future__ import annotations
 

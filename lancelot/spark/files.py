@@ -2,8 +2,7 @@
 
 Like Spark's file sources, names starting with ``_`` or ``.`` are hidden (temporary files live under such names), and a
 directory is not searched recursively.  Local paths and ``file://`` URLs only (datasets, read through
-lancelot/spark/dataset_scan.py, may live on any store).
-"""
+lancelot/spark/dataset_scan.py, may live on any store)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ cannot apply it to the wrong query.  Zone maps drop the row ranges it rules out,
 Accepted: a conjunction (``AND``) of ``column <op> literal`` (=, !=, <>, <, <=, >, >=, either side), ``column [NOT] IN
 (literals)``, ``column IS [NOT] NULL``, ``column BETWEEN a AND b``, ``NOT (column = literal)`` and ``column LIKE
 'prefix%'``, on integer, date, boolean and string columns.  Anything else is refused on the driver, naming the part
-(apply it with ``df.filter``).
-"""
+(apply it with ``df.filter``)."""
 
 from __future__ import annotations
 

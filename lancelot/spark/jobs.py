@@ -8,8 +8,7 @@ then records their names under ``_lancelot_spark/ops-<id>/`` (the write path's f
 ``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
 failed task or job, of a commit that lost to a conflicting one, of retried or speculative task attempts; an attempt
 finishing after the end sees the job's end marker (``ops-<id>.ended``, kept a day) and deletes its own.  Only a task
-killed while writing a file can leave one behind, which no manifest names (invisible to readers).
-"""
+killed while writing a file can leave one behind, which no manifest names (invisible to readers)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,7 @@ scan keeps only the target rows whose first key is among them.  At most ``LOOKUP
 inside the source's own partitions (merge_lookup.py); more go through the Spark join above, which then holds the source
 and its matches, not the whole target (a broadcast join when the source keys are few).  That source is evaluated twice
 (its keys, then its rows); a merge task finding a row to insert whose key was not collected (a source that changed in
-between) fails the call, committing nothing.
-"""
+between) fails the call, committing nothing."""
 
 from __future__ import annotations
 

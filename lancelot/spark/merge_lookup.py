@@ -10,8 +10,7 @@ its source rows matched and those it updated or deleted.  The driver checks that
 shuffle of the source, no exchange of the target's keys.
 
 Also here, shared with the Spark-join path: the plan pickled to the tasks, the update condition's evaluation and the
-tasks' payloads.
-"""
+tasks' payloads."""
 
 from __future__ import annotations
 

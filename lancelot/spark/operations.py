@@ -9,8 +9,7 @@ library's own operation writes (Delete, Update, Merge, Rewrite: table format, "T
 protos/transaction.proto), so pylance and lancelot check it against concurrent commits with their usual rules.  A
 ``RetryableCommitConflictError`` re-plans and re-runs the job on the latest version (at most ``conflict_retries``
 times).  A failed task fails the job before any commit: the dataset stays at its version and the files the tasks wrote
-are deleted.
-"""
+are deleted."""
 
 from __future__ import annotations
 

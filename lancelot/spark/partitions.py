@@ -1,7 +1,6 @@
 """Spark input partitions of a Lance read: row ranges ``(where, start, stop)`` a task reads, and ``pack_slices``, which
 cuts row ranges into partitions of about one budget each (shared by the loose-file reader, lancelot/spark/reader.py, and
-the dataset scan, lancelot/spark/dataset_scan.py).
-"""
+the dataset scan, lancelot/spark/dataset_scan.py)."""
 
 from __future__ import annotations
 

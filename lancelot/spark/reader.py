@@ -7,8 +7,7 @@ Planning runs once on the driver (in a pyspark planner worker): every file's foo
 file's rows are cut into ranges of about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big file
 is read by many tasks and small files share one.  With filters pushed down, each file's zone maps (lancelot/zonemaps.py)
 first drop the row ranges they prove empty.  Tasks then apply the filters they can evaluate exactly as Spark does
-(lancelot/spark/row_filter.py); Spark applies every other filter after the scan.
-"""
+(lancelot/spark/row_filter.py); Spark applies every other filter after the scan."""
 
 from __future__ import annotations
 
@@ -419,8 +418,7 @@ class LancePushdownReader(LanceReader):
     It keeps the filters zone maps can use to skip row ranges, and applies those it can evaluate exactly as Spark does
     to the rows it reads (lancelot/spark/row_filter.py). Those it evaluates are not handed back: Spark then plans no
     Filter over the scan (so a lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
-    other filter is handed back, and Spark applies it after the scan.
-    """
+    other filter is handed back, and Spark applies it after the scan."""
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
         from lancelot.spark.row_filter import RowFilter, exact_test, row_filter

@@ -13,8 +13,7 @@ own type (not cast by a user schema), and ignores any other filter (handed back)
 * ``IS [NOT] NULL`` on any of those.
 
 Floating-point columns are left out (Spark treats NaN as equal to itself and above every number; Arrow does not), as are
-decimals, timestamps and nested fields.  A null never passes a comparison, as in Spark's three-valued logic.
-"""
+decimals, timestamps and nested fields.  A null never passes a comparison, as in Spark's three-valued logic."""
 
 from __future__ import annotations
 

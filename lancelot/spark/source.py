@@ -11,8 +11,7 @@ false, yet the data source is never told that setting.  Spark asks for a reader 
 planner (only when the setting is true; it then calls ``pushFilters``) and its plain read planner (which never calls
 ``pushFilters``).  So ``reader()`` hands the pushdown-capable reader only to the filter-pushdown planner, recognized by
 the pyspark module on the call stack, and a plain reader otherwise.  The ``filter_pushdown`` option ("auto", "true",
-"false") overrides that choice.
-"""
+"false") overrides that choice."""
 
 from __future__ import annotations
 
@@ -52,8 +51,7 @@ class LanceDataSource(DataSource):
     ``batch_size`` (rows per Arrow batch), ``filter_pushdown`` (auto/true/false). Write options:
     ``data_storage_version`` ("2.0", "2.1", "2.2"), ``max_rows_per_file``, ``save_mode`` (errorifexists / ignore, with
     Spark's append). Both: ``storage_options`` (JSON) or ``storage.<key>`` (object-store settings, s3:// paths).
-    ``filter`` (a SQL predicate the source applies itself: lancelot/spark/filter_option.py).
-    """
+    ``filter`` (a SQL predicate the source applies itself: lancelot/spark/filter_option.py)."""
 
     #: whether option filter_pushdown "auto" accepts Spark's pushed filters (see the module docstring)
     pushdown_by_default: ClassVar[bool] = False

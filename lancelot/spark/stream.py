@@ -17,8 +17,7 @@ carrying the pair.
 
 Complete mode (Spark asks the sink to truncate) overwrites the dataset with each batch: a rerun writes the same result
 again, so no batch is duplicated either.  ``abort`` deletes a failed batch's data files, except those a committed
-version names.
-"""
+version names."""
 
 from __future__ import annotations
 

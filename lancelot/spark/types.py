@@ -4,8 +4,7 @@ Spark reads a Python data source's Arrow batches only in the exact Arrow form py
 (``to_arrow_schema``, timestamps labelled UTC), so every stored type is first mapped to the Arrow type Spark understands
 (``spark_arrow_type``: unsigned integers widened, dictionaries decoded, large and view types narrowed, fixed-size lists
 as lists, times in nanoseconds...) and each batch is cast to that form on the way out (``to_spark_batch``).  Column
-names resolve as Spark's do: exact, else ignoring case (``resolve_column``).
-"""
+names resolve as Spark's do: exact, else ignoring case (``resolve_column``)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ def _to_arrow_schema_options() -> dict[str, Any]:
     """Keyword arguments that make pyspark's ``to_arrow_schema`` label timestamps UTC, in every pyspark.
 
     pyspark 4.1 takes ``timestamp_utc`` (default True: UTC); 4.2 and 4.3 take ``timezone`` (default None, which 4.2
-    refuses for a TimestampType).
-    """
+    refuses for a TimestampType)."""
     params = inspect.signature(to_arrow_schema).parameters
     if "timezone" in params:
         return {"timezone": ARROW_TIMEZONE}
@@ -213,8 +211,7 @@ def align_to_dataset(ours: pa.Schema, theirs: pa.Schema) -> pa.Schema:
 
     Spark's nullability says little about the data (``spark.range``'s id is non-null, a UDF's result nullable) and it
     names list items ``element``: either alone would make an append's schema differ from the dataset's.  Where the
-    dataset's field is non-null and Spark's is not, ``check_not_null`` refuses a batch that really holds a null.
-    """
+    dataset's field is non-null and Spark's is not, ``check_not_null`` refuses a batch that really holds a null."""
     return pa.schema(
         [_align_field(f, theirs.field(f.name)) if f.name in theirs.names else f for f in ours], metadata=ours.metadata
     )

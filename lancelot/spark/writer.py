@@ -17,8 +17,7 @@ the dataset's, by name (order may differ), with the types Spark reads them as (`
 column that differs in one line); nullable columns go into non-null ones with each batch checked for nulls.
 
 Spark passes Python data sources only the append and overwrite modes; ``errorifexists`` and ``ignore`` are available
-through the ``save_mode`` option or ``lancelot.spark.save`` (decided on whether a dataset exists at the path).
-"""
+through the ``save_mode`` option or ``lancelot.spark.save`` (decided on whether a dataset exists at the path)."""
 
 from __future__ import annotations
 

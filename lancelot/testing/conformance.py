@@ -7,8 +7,7 @@ plus ``lance-encoding:blob``) and the encodings the file must (``expect``) or mu
 :func:`file_encodings` in the pages' ``PageLayout`` messages (encodings_v2_1.proto).  Tokens are the proto names:
 layouts (``mini_block_layout``...), ``CompressiveEncoding`` kinds (``rle``, ``fsst``...), ``mini_block_dictionary`` for
 a mini-block page's dictionary, the general compression schemes ``zstd`` / ``lz4`` (``zstd@7`` when a level is stored),
-and ``levels:<kind>`` for the rep/def level encodings.
-"""
+and ``levels:<kind>`` for the rep/def level encodings."""
 
 from __future__ import annotations
 
@@ -370,8 +369,7 @@ def write_pylance(
     """Write ``table`` with pylance's LanceFileWriter, batch by batch (fresh copies).
 
     With a tiny ``data_cache_bytes`` pylance 14.0.2 ends a page at every batch; ``max_page_bytes`` alone does not split
-    the pages of these small batches.
-    """
+    the pages of these small batches."""
     from lance.file import LanceFileWriter
 
     w = LanceFileWriter(

@@ -3,8 +3,7 @@ tests/interop/test_conformance_read.py) and the write suite (lancelot writes, py
 tests/interop/test_conformance_write.py): the value shapes, nestings and field-metadata settings, and the checks that
 every public read of a file equals its source.
 
-Testing code: it calls pylance (imported when a check runs), which the library never does.
-"""
+Testing code: it calls pylance (imported when a check runs), which the library never does."""
 
 from __future__ import annotations
 

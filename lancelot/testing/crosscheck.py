@@ -3,8 +3,7 @@
 ``crosscheck`` writes one table with each writer (batch by batch) and reads each file with each reader, returning what
 differed as a ``Crosscheck`` so a test can assert all four are equal, or that exactly the documented pylance failures
 happen.  ``pylance_read_isolated`` reads in a child process, for files on which pylance 14.0.2 aborts the process (a
-Rust panic across the FFI boundary).
-"""
+Rust panic across the FFI boundary)."""
 
 from __future__ import annotations
 

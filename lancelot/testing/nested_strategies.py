@@ -4,8 +4,7 @@
 (vectors and dictionary strings among them); ``nested_values(t)`` draws Python values of such a type where nulls and
 empty lists are as likely as items at every level, so batches with no inner item at all (a page with nothing to infer
 its items from) come up often; ``nested_tables(version)`` draws a small table of one such column plus an id column, with
-the batch sizes to write it in.
-"""
+the batch sizes to write it in."""
 
 from __future__ import annotations
 

@@ -15,8 +15,7 @@ encoding pylance 14 never writes raises UnsupportedEncodingError.
 
 Encoders live beside their decoders and return ``(CompressiveEncoding, buffers)`` for one mini-block chunk, one block,
 or the per-value form of full-zip; General wrapping is ``general.compress_buffer`` + ``general.general_encoding``; the
-mini-block dictionary split is ``write_dictionary.dictionary_encode``.
-"""
+mini-block dictionary split is ``write_dictionary.dictionary_encode``."""
 
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ lane ``l`` is packed word ``k * LANES + l``) holding its T rows, W bits each, LS
   each): the buffer length tells which.
 
 Decoding runs one numba loop over every chunk of one width at once (bitpacking_kernel.py); inline encoding is one numba
-pass over a page, out-of-line encoding shifts and ors whole rows of lanes with numpy.
-"""
+pass over a page, out-of-line encoding shifts and ors whole rows of lanes with numpy."""
 
 from __future__ import annotations
 
@@ -36,8 +35,7 @@ def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
     """(gather, scatter) for T-bit values.
 
     ``by_lane`` is an (n, LANES, T) array of values in lane-major order; ``out = by_lane.reshape(n, 1024)[:, gather]``
-    gives the values in order and ``by_lane = values[:, scatter]`` goes back.
-    """
+    gives the values in order and ``by_lane = values[:, scatter]`` goes back."""
     if t not in _GATHER:
         lanes = CHUNK // t
         row, lane = np.meshgrid(np.arange(t), np.arange(lanes), indexing="ij")
@@ -53,8 +51,7 @@ def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
     """Unpack ``n`` chunks (uint8, n * 128 * width bytes) into an (n, 1024) array of T-bit values.
 
     Row r of a lane starts at bit r * width of the lane's stream: its low bits are in word (r * width) // t shifted
-    right, the rest (if it spills) in the next word shifted left; bits at or above ``width`` are masked away.
-    """
+    right, the rest (if it spills) in the next word shifted left; bits at or above ``width`` are masked away."""
     if width == 0:
         raise ValueError("use zeros for width 0")
     dt = uint_dtype(t, "bitpacked value")
@@ -69,8 +66,7 @@ def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
     """Pack an (n, 1024) array of T-bit values, each below ``2**width``, into ``width`` bits each (uint8 bytes).
 
     The mirror of ``unpack_chunks``: row r of every lane is shifted to bit ``r * width`` of the lane's stream, or-ed
-    into its word and, when it spills, into the next one.
-    """
+    into its word and, when it spills, into the next one."""
     dt = uint_dtype(t, "bitpacked value")
     lanes = CHUNK // t
     n = values.shape[0]
@@ -186,8 +182,7 @@ def pack_inline_chunks(block: FixedWidthBlock) -> tuple[np.ndarray, np.ndarray]:
     """Inline-pack every 1024 values of a block at once: (bytes, start of each chunk and the end).
 
     The widths come from one reduction over the chunks; one numba pass (bitpacking_kernel.pack_inline) writes every
-    chunk's width word and packed words.
-    """
+    chunk's width word and packed words."""
     t = block.bits_per_value
     raw = _as_uint(block, t)
     widths = _chunk_widths(raw, t)

@@ -3,8 +3,7 @@
 Lane ``l`` of row ``r`` of a chunk is value ``FL_ORDER[r // 8] * 16 + (r % 8) * 128 + l``; row ``r`` starts at bit ``r *
 W`` of each lane's stream of T-bit words.  One pass per chunk writes the values straight into their places (no row
 gather, no temporary arrays), the inner loop running over the lanes of a word row. ``inline_chunks`` decodes a whole run
-of inline-bitpacked mini-block chunks (width word + packed words each) in one call, checking every header.
-"""
+of inline-bitpacked mini-block chunks (width word + packed words each) in one call, checking every header."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ would give.
 
 A technique (or a shape, e.g. inline bitpacking of more than 1024 values per chunk) without a kernel here returns None:
 the caller then decodes chunk by chunk with the per-chunk entry points.  Every length is checked as in the per-chunk
-decoders (CorruptFileError).
-"""
+decoders (CorruptFileError)."""
 
 from __future__ import annotations
 
@@ -74,8 +73,7 @@ def decompress_chunks(
     """The values of every chunk (``counts[k]`` in chunk k), concatenated; None = no batch kernel.
 
     The segments must lie inside their data and the counts be plausible (the mini-block layer checks both against the
-    chunk table and chunk headers).
-    """
+    chunk table and chunk headers)."""
     require(_depth < MAX_DEPTH, "compressive encoding nests too deeply")
     kind = enc.WhichOneof("compression")
     if kind == "flat":

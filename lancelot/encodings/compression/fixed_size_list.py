@@ -14,8 +14,7 @@ The chain may also end in a ``Constant`` instead of a Flat: every item is that v
 null, as pylance writes a list whose items are all null); a constant item takes no bytes (no items buffer, nothing
 zipped per row).
 
-Decoded as nested FixedSizeListBlocks; ``validity`` is one bool per child item.
-"""
+Decoded as nested FixedSizeListBlocks; ``validity`` is one bool per child item."""
 
 from __future__ import annotations
 

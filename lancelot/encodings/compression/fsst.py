@@ -11,8 +11,7 @@
 A compressed string is a sequence of codes: code c < 255 stands for symbol c; 255 is an escape and the next byte is a
 literal.  ``Fsst.values`` (a Variable) describes how the compressed strings are stored: a mini-block chunk, or the
 full-zip values.  Decoding walks the codes of the whole data buffer once in a numba kernel (fsst_kernel.py), after
-checking the offsets.
-"""
+checking the offsets."""
 
 from __future__ import annotations
 

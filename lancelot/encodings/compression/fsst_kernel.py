@@ -7,8 +7,7 @@ texts, 1.3 MB of codes: 5 ms against 120 ms for the former numpy formulation).
 
 The kernel returns a status instead of raising: 0 = fine, 1 = a string ends inside an escape, 2 = a code beyond the
 symbol table (3: ``decode_from``'s output is full). A symbol is copied as one unaligned 8-byte load and store
-(jit_intrinsics.py: numba's eight byte stores cost three times as much).
-"""
+(jit_intrinsics.py: numba's eight byte stores cost three times as much)."""
 
 from __future__ import annotations
 
@@ -89,8 +88,7 @@ def decode_from(
 
     Returns (status, next string, next byte): status NO_ROOM when string ``next string`` does not fit (the caller grows
     ``out`` and calls again from there).  Every symbol is stored as 8 bytes (the position advances by its length), so
-    ``out`` holds 8 bytes more than it is filled.  ``symbols`` is C-contiguous uint8 (n, 8).
-    """
+    ``out`` holds 8 bytes more than it is filled.  ``symbols`` is C-contiguous uint8 (n, 8)."""
     room = len(out) - MAX_SYMBOL
     p = pos
     for s in range(first, len(starts)):
@@ -141,8 +139,7 @@ def decode(
     """Decode the strings ``codes[starts[s]:ends[s]]`` into ``out``, their bounds into ``out_offsets``.
 
     ``out`` must hold the decoded size (``decoded_size``) plus 8 (every symbol is written as 8 bytes and the position
-    advances by its length).  Returns a status; stops at the first error.
-    """
+    advances by its length).  Returns a status; stops at the first error."""
     out_offsets[0] = 0
     status, _, _ = decode_from(codes, starts, ends, symbols, lengths, n_symbols, out, out_offsets, 0, 0)
     return status

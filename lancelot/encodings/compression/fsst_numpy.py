@@ -4,8 +4,7 @@ For the strings of a take, or of a fresh process's first scans, a dozen numpy pa
 loading (or compiling) the kernel.  The walk's only sequential rule, "255 escapes the next byte", is resolved per run of
 0xFF bytes: inside a string, the first byte of such a run is always an escape (it follows a symbol, a literal or the
 string start), the run alternates escape / literal, and the byte after a run of odd length is a literal.  Same statuses
-as the kernels: OK, ESCAPE_AT_END, BAD_CODE.
-"""
+as the kernels: OK, ESCAPE_AT_END, BAD_CODE."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ Byte layouts of one compressed buffer, as pylance writes them:
 
 Where General sits decides what it covers: in a mini-block chunk it wraps the chunk's FIRST buffer only (the dispatcher
 then decodes ``values`` from it and the other buffers); in a block it wraps the whole buffer; in full-zip it wraps each
-value separately (``values`` is then a Variable).
-"""
+value separately (``values`` is then a Variable)."""
 
 from __future__ import annotations
 

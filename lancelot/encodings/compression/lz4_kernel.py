@@ -7,8 +7,7 @@ low nibble: match length - 4; 15 means more length bytes follow, each added, unt
 (except after the block's last literals) a u16 little-endian match offset back into the output.
 
 Any malformed block (bad length, offset before the chunk's output, output not exactly the announced size) makes the
-kernel return its index: the caller then decodes chunk by chunk, and pyarrow's codec reports the problem.
-"""
+kernel return its index: the caller then decodes chunk by chunk, and pyarrow's codec reports the problem."""
 
 from __future__ import annotations
 

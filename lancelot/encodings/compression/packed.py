@@ -5,8 +5,7 @@
 * lance.encodings21.VariablePackedStruct (2.2, full-zip): children may be variable width.  The page's values are the
   rows (a VariableWidthBlock); in a row each field in order is either ``bits_per_value / 8`` bytes (fixed) or a
   little-endian length of ``bits_per_length`` bits followed by that many bytes (variable).  Each field's bytes are then
-  decoded with its own per-value ``value`` encoding.  A zero-length row (a null item) holds no fields.
-"""
+  decoded with its own per-value ``value`` encoding.  A zero-length row (a null item) holds no fields."""
 
 from __future__ import annotations
 
@@ -83,8 +82,7 @@ def decompress_variable_packed_struct(
 
     A zero-length row carries no value (pylance writes null items that way): its fixed fields decode as zero bytes and
     its variable fields as empty values; the structural layer's definition levels mark it null.  Every other row must be
-    consumed exactly by its fields.
-    """
+    consumed exactly by its fields."""
     require(0 < len(vps.fields) <= MAX_FIELDS, f"variable packed struct with {len(vps.fields)} fields")
     n = block.num_values
     offs = np.asarray(block.offsets, dtype=np.int64)

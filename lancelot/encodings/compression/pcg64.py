@@ -8,8 +8,7 @@ numpy's, for ``n`` up to 2**32:
   SeedSequence(0): a constant, ``SEED0``);
 * 32-bit draws take the low then the high half of each 64-bit output;
 * a draw in [0, n) is Lemire's multiply-and-reject on a 32-bit draw, as numpy's ``random_bounded_uint64_fill`` does for
-  ranges below 2**32.
-"""
+  ranges below 2**32."""
 
 from __future__ import annotations
 

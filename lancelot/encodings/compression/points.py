@@ -12,8 +12,7 @@ header and calls, per row, the point helpers that live with each technique (numb
 
 Each checks the sizes it relies on and returns one of the statuses below (the kernel raises nothing: the caller turns a
 status into CorruptFileError).  This module holds what they share: the statuses and ``le``, a little-endian unsigned
-integer of 1..8 bytes at a byte position.
-"""
+integer of 1..8 bytes at a byte position."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ technique does not support is ``None`` and the dispatcher raises UnsupportedEnco
 it is missing.
 
 tests/encodings/test_registry.py walks the proto descriptor: a new oneof case without an entry here fails that test, not
-a user.
-"""
+a user."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ Where the two parts live depends on the context:
 
 * mini-block chunk: two buffers, values then lengths;
 * block (one whole buffer, e.g. the rep/def levels of a mini-block chunk or of a constant layout, 2.2): a little-endian
-  u64 giving the byte size of the values part, then the values, then the run lengths up to the buffer's end.
-"""
+  u64 giving the byte size of the values part, then the values, then the run lengths up to the buffer's end."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Each mini-block chunk holds its run values (buffer 0) and run lengths (buffer 1); a chunk of ``n`` values takes runs in
 order until ``n`` values are out (surplus runs, which pylance may leave, are ignored).  The numpy formulation needed a
-dozen passes (repeats, cumulative sums, clips); this loop reads each run once.
-"""
+dozen passes (repeats, cumulative sums, clips); this loop reads each run once."""
 
 from __future__ import annotations
 

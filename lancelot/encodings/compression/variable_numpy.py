@@ -2,8 +2,7 @@
 
 A fresh process (empty numba cache) would spend seconds compiling ``extents`` and ``join`` on its first scan; these
 formulations give the same offsets, bytes and statuses (the first bad chunk in chunk order decides) in a few numpy
-passes, and run until the kernels are loaded (chunked.py).
-"""
+passes, and run until the kernels are loaded (chunked.py)."""
 
 from __future__ import annotations
 

@@ -15,8 +15,7 @@ error 4%, 90th percentile 14%; the old per-KiB model's median error was 66%).
 ``compress(..., raw_literals=True)`` asks libzstd (``ZSTD_c_literalCompressionMode``, an experimental parameter of zstd
 >= 1.4.5) to leave the literals uncompressed: a chunk of FSST codes or short strings then inflates 1.5-2.5x sooner for
 2-25% more bytes (TPC-H supplier), a choice the compact profile weighs like any other.  libzstd is the one
-zstd_kernel.py reads with; without it the option is not offered.
-"""
+zstd_kernel.py reads with; without it the option is not offered."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The kernels of zstd_kernel.py call it once per chunk, without the interpreter.  The function comes from the library
 ``zstd_kernel.zstd_library`` found (python-zstandard's own copy); its address is registered with LLVM under a name of
 our own, so that compiled kernels, also those loaded from numba's on-disk cache, link to that library and no other zstd
-a process may hold.
-"""
+a process may hold."""
 
 from __future__ import annotations
 

@@ -12,8 +12,7 @@ and calls ``ZSTD_decompressDCtx`` (through zstd_intrinsics) on each:
 libzstd is python-zstandard's own copy (its cffi module exports the zstd API), else the system's ``libzstd``; without
 either, and for anything the kernels do not vouch for (a bare frame of an older file, an empty buffer, an implausible
 size, a frame that fails), the callers take their per-chunk Python path, which reads the same bytes or raises the same
-error.
-"""
+error."""
 
 from __future__ import annotations
 

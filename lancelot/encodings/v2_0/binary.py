@@ -1,8 +1,7 @@
 """2.0 ``Binary``: variable-width values as end offsets ("indices") plus bytes.
 
 indices[i] is the end of value i; a null value stores end + null_adjustment, so a value is null when its index is >=
-null_adjustment (seeds 001, message Binary / List).  The start of row 0 of a page is 0.
-"""
+null_adjustment (seeds 001, message Binary / List).  The start of row 0 of a page is 0."""
 
 from __future__ import annotations
 

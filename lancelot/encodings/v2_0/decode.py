@@ -4,8 +4,7 @@ Each decoder gets the rows it must produce as local (start, stop) ranges and ask
 where the encoding allows it (flat values, validity bits, binary offsets and bytes); dictionaries are read whole and
 cached per page.  Decoders are ``Fetch`` steps (encodings/base.py): they yield the file ranges of each round (the
 siblings of a node side by side, via ``gather``) and are sent the bytes, so the caller fetches every round. Encodings
-(encodings_v2_0.proto): Nullable, Flat, FixedSizeList, Binary, Dictionary, FixedSizeBinary, PackedStruct, Constant.
-"""
+(encodings_v2_0.proto): Nullable, Flat, FixedSizeList, Binary, Dictionary, FixedSizeBinary, PackedStruct, Constant."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ def read_flat(
     pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's metadata sets
     ``lance-encoding:compression`` to zstd or lz4: the whole buffer is one compressed unit (a size prefix, then the zstd
     frame / lz4 block, as in 2.1's BufferCompression), so it is fetched and decompressed whole, then sliced.  ``cache``
-    keeps the last decompressed buffer of each column, so reading a page batch by batch decompresses it once.
-    """
+    keeps the last decompressed buffer of each column, so reading a page batch by batch decompresses it once."""
     if not flat.HasField("compression") or flat.compression.scheme in ("", "none"):
         return (yield from pbuf.read(flat.buffer, byte_ranges))
     from lancelot.encodings.compression.general import buffer_compression, decompress_buffer

@@ -1,8 +1,7 @@
 """2.0 ``Dictionary``: indices into a dictionary of items stored in the page.
 
 The items are decoded once per page and cached (``page_items``, shared by the node decoder and the take plans); a null
-value is an index that points at a null item.
-"""
+value is an index that points at a null item."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@
 byte ranges; every other read runs the node decoder on (start, stop) row ranges (a take's rows as runs, so scattered
 rows read only the pages and bytes they touch).  Both are ``Fetch`` steps (encodings/base.py) turned into Plans: every
 page of a node, and the children of a struct, share their rounds; a list needs its offsets before its items, a binary
-page its offsets before its bytes (a follow-up Plan each).
-"""
+page its offsets before its bytes (a follow-up Plan each)."""
 
 from __future__ import annotations
 

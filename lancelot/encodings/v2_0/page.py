@@ -2,8 +2,7 @@
 
 A 2.0 ``Buffer`` names a page buffer by index (buffer_type page), or a column or file buffer; the byte positions come
 from the column metadata.  Reads are ``Fetch`` steps (encodings/base.py): they yield the file ranges and are sent their
-bytes, so the decoders never read the file themselves.
-"""
+bytes, so the decoders never read the file themselves."""
 
 from __future__ import annotations
 

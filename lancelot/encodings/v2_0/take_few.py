@@ -3,8 +3,7 @@
 A take of ten rows costs ten or so numpy calls per column on the vectorized path, each dearer than a loop over ten ints;
 so up to ``FEW_ROWS`` rows the plans find each row's page, byte positions and values here, with the same checks
 (encodings_v2_0.proto: Flat, Binary, Dictionary). Flat pages with nulls and one-bit (boolean) pages are read here too
-(``FewValues``).
-"""
+(``FewValues``)."""
 
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ fetches every round with the other fields' (one coalesced ``read_ranges``).  Pag
 pages differ (pylance writes dictionary pages next to binary ones when a batch has many distinct strings) gets a
 ``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the generic decoder.  ``point``
 plans a take's first round without running the plan (Flat; Dictionary, with its items on the first take; a few rows'
-Binary end offsets, whose bytes ``take_point`` then asks for).
-"""
+Binary end offsets, whose bytes ``take_point`` then asks for)."""
 
 from __future__ import annotations
 
@@ -549,8 +548,7 @@ def plan_take(
     """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path.
 
     Pages are grouped by shape; a column of one shape gets that shape's plan, a column of several a MixedPlan (pages of
-    no vectorized shape then use ``generic``, rows -> array).
-    """
+    no vectorized shape then use ``generic``, rows -> array)."""
     n = len(column.info.meta.pages)
     if n == 0:
         return None

@@ -19,8 +19,7 @@ rows reads them here in one round (every page's buffers) and a few numpy steps a
 
 A page's shape is found once per distinct encoding description (``page_shape`` caches it by the encoding's bytes: files
 of one writer and schema repeat them).  Anything else, or bytes that do not add up, makes ``decode_page`` return None
-and the caller takes the node decoder (which reports damaged files with their details).
-"""
+and the caller takes the node decoder (which reports damaged files with their details)."""
 
 from __future__ import annotations
 
