@@ -542,9 +542,7 @@ def _binary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePla
     return BinaryPlan(table, rows, dtype)
 
 
-def plan_take(
-    column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], Fetch[pa.Array]] | None = None
-) -> TakePlan | None:
+def plan_take(column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], Fetch[pa.Array]]) -> TakePlan | None:
     """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path.
 
     Pages are grouped by shape; a column of one shape gets that shape's plan, a column of several a MixedPlan (pages of
@@ -552,24 +550,22 @@ def plan_take(
     n = len(column.info.meta.pages)
     if n == 0:
         return None
-    table = column
-    kinds = [_page_kind(table, i, dtype) for i in range(n)]
+    kinds = [_page_kind(column, i, dtype) for i in range(n)]
     keys = list(dict.fromkeys(kinds))
-    if keys == [None] or (None in keys and generic is None):
+    if keys == [None]:
         return None
     plans: list[TakePlan] = []
     for k in keys:
         pages = [i for i in range(n) if kinds[i] == k]
         if k is None:
-            assert generic is not None  # returned None above otherwise
             plans.append(GenericPlan(generic))
         elif k[0] == FLAT:
-            plans.append(_flat_plan(table, dtype, pages))
+            plans.append(_flat_plan(column, dtype, pages))
         elif k[0] == DICTIONARY:
-            plans.append(_dictionary_plan(table, dtype, pages))
+            plans.append(_dictionary_plan(column, dtype, pages))
         else:
-            plans.append(_binary_plan(table, dtype, pages))
+            plans.append(_binary_plan(column, dtype, pages))
     if len(plans) == 1:
         return plans[0]
     group = np.array([keys.index(k) for k in kinds], np.int64)
-    return MixedPlan(table, group, plans)
+    return MixedPlan(column, group, plans)
