@@ -1,10 +1,8 @@
 """The ``lancelot`` command: inspect | convert | bench.
 
-Arguments are parsed strictly (an unknown option is an error, with the nearest known one
-suggested); every failure is one ``lancelot: error: ...`` line on stderr and a non-zero exit
-status (``--debug`` shows the traceback instead).  Exit status: 0 done, 1 failed, 2 bad usage,
-130 interrupted.
-"""
+Arguments are parsed strictly (an unknown option is an error, with the nearest known one suggested); every failure is
+one ``lancelot: error: ...`` line on stderr and a non-zero exit status (``--debug`` shows the traceback instead).  Exit
+status: 0 done, 1 failed, 2 bad usage, 130 interrupted."""
 
 from __future__ import annotations
 
@@ -195,10 +193,9 @@ BENCH_COMMAND = "python -m benchmarks.run"
 def _bench(rest: list[str]) -> int:
     """Run the benchmark suite of a source checkout (``python -m benchmarks.run``) in a child process.
 
-    The suite is a developer tool (pylance, tpchgen-cli, psutil, gigabytes of data) that lives beside
-    the package in a checkout and is not installed with it, so the library never imports it: from a
-    checkout (or an editable install) this runs it there; an installed package says how to run it.
-    """
+    The suite is a developer tool (pylance, tpchgen-cli, psutil, gigabytes of data) that lives beside the package in a
+    checkout and is not installed with it, so the library never imports it: from a checkout (or an editable install)
+    this runs it there; an installed package says how to run it."""
     import subprocess
     from pathlib import Path
 

@@ -10,16 +10,10 @@ _E = TypeVar("_E", bound="LanceError")
 class LanceError(Exception):
     """Base class of every error lancelot raises on purpose.
 
-    ``path``, ``column`` and ``page`` say where the problem is, when known.
-    """
+    ``path``, ``column`` and ``page`` say where the problem is, when known."""
 
     def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        column: int | str | None = None,
-        page: int | None = None,
+        self, message: str, *, path: str | None = None, column: int | str | None = None, page: int | None = None
     ) -> None:
         self.message = message
         self.path = path
@@ -115,13 +109,13 @@ class LanceValueError(LanceError, ValueError):
 
 
 class DatasetNotFoundError(_OSErrorMessage, _PathError, FileNotFoundError, ValueError):
-    """No dataset at the URI (no manifest in ``_versions/``).  pylance raises ValueError here; a
-    FileNotFoundError is what Python code expects of a missing path: this is both."""
+    """No dataset at the URI (no manifest in ``_versions/``).  pylance raises ValueError here; a FileNotFoundError is
+    what Python code expects of a missing path: this is both."""
 
 
 class VersionNotFoundError(_OSErrorMessage, LanceError, ValueError, OSError):
-    """A version (or an ``asof`` time) the dataset does not have (pylance: ValueError when opening,
-    OSError from ``checkout_version``)."""
+    """A version (or an ``asof`` time) the dataset does not have (pylance: ValueError when opening, OSError from
+    ``checkout_version``)."""
 
     def __init__(self, message: str, **where: object) -> None:
         LanceError.__init__(self, message, **where)  # type: ignore[arg-type]
@@ -157,11 +151,11 @@ class InvalidRefError(_OSErrorMessage, LanceValueError, OSError):
 
 
 class CommitConflictError(_OSErrorMessage, LanceError, OSError):
-    """A concurrent commit makes this one impossible (e.g. an append against an overwrite), or the
-    dataset already exists for a create: pylance's ``lance.commit.CommitConflictError``, an OSError.
+    """A concurrent commit makes this one impossible (e.g. an append against an overwrite), or the dataset already
+    exists for a create: pylance's ``lance.commit.CommitConflictError``, an OSError.
 
-    ``retryable`` says, as pylance's attribute does, whether running the operation again on the
-    latest version could succeed (``RetryableCommitConflictError``) or not."""
+    ``retryable`` says, as pylance's attribute does, whether running the operation again on the latest version could
+    succeed (``RetryableCommitConflictError``) or not."""
 
     retryable: bool = False
 
@@ -179,8 +173,8 @@ class CommitConflictError(_OSErrorMessage, LanceError, OSError):
 
 
 class RetryableCommitConflictError(CommitConflictError):
-    """A concurrent commit prevents this one, but the operation can be run again on the latest
-    version and mean the same (pylance's "Retryable commit conflict", ``retryable=True``)."""
+    """A concurrent commit prevents this one, but the operation can be run again on the latest version and mean the same
+    (pylance's "Retryable commit conflict", ``retryable=True``)."""
 
     retryable = True
 

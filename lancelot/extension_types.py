@@ -1,20 +1,17 @@
 """Arrow extension types in Lance files and datasets.
 
-A Lance field stores an extension type as its *storage* type (the logical type string says
-``fixed_size_binary:16`` for ``arrow.uuid``), with the extension's name in ``Field.extension_name``
-and, as pylance 14 writes them, both ``ARROW:extension:name`` and ``ARROW:extension:metadata``
-(the serialized parameters, possibly empty) in the field's metadata.  Reading rebuilds the
-extension type when it is registered in the process (pyarrow's canonical ones always are:
-``arrow.uuid``, ``arrow.fixed_shape_tensor``, ``arrow.bool8``, ``arrow.opaque``...; Python
-ones such as pylance's ``lance.bfloat16`` once their module is imported), exactly as pyarrow's
-IPC reader does; an unregistered one stays its storage type with those two metadata keys.
+A Lance field stores an extension type as its *storage* type (the logical type string says ``fixed_size_binary:16`` for
+``arrow.uuid``), with the extension's name in ``Field.extension_name`` and, as pylance 14 writes them, both
+``ARROW:extension:name`` and ``ARROW:extension:metadata`` (the serialized parameters, possibly empty) in the field's
+metadata.  Reading rebuilds the extension type when it is registered in the process (pyarrow's canonical ones always
+are: ``arrow.uuid``, ``arrow.fixed_shape_tensor``, ``arrow.bool8``, ``arrow.opaque``...; Python ones such as pylance's
+``lance.bfloat16`` once their module is imported), exactly as pyarrow's IPC reader does; an unregistered one stays its
+storage type with those two metadata keys.
 
-``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: a JSON
-field (a column, or a field inside structs and lists) becomes ``large_binary`` JSONB values
-(``lancelot.jsonb``) under pylance's own ``lance.json`` name, logical type ``json``; a file reader
-returns those bytes as they are, a dataset scan returns them as ``arrow.json`` text again
-(``dataset_schema`` / ``dataset_columns``), at any depth (structs, lists, maps).
-"""
+``arrow.json`` (``pa.json_()``) is the one extension pylance rewrites rather than stores: a JSON field (a column, or a
+field inside structs and lists) becomes ``large_binary`` JSONB values (``lancelot.jsonb``) under pylance's own
+``lance.json`` name, logical type ``json``; a file reader returns those bytes as they are, a dataset scan returns them
+as ``arrow.json`` text again (``dataset_schema`` / ``dataset_columns``), at any depth (structs, lists, maps)."""
 
 from __future__ import annotations
 
@@ -54,9 +51,9 @@ def is_arrow_json(t: pa.DataType) -> bool:
 
 
 def check_writable(t: pa.DataType, name: str) -> None:
-    """Refuse an extension type lancelot cannot store as pylance does.  None left: ``arrow.json`` is
-    JSONB at any depth (struct, list, map), the others their storage (``schema.normalize_field``
-    refuses a storage Lance has no type for, naming the extension)."""
+    """Refuse an extension type lancelot cannot store as pylance does.  None left: ``arrow.json`` is JSONB at any depth
+    (struct, list, map), the others their storage (``schema.normalize_field`` refuses a storage Lance has no type for,
+    naming the extension)."""
     del t, name
 
 
@@ -70,8 +67,8 @@ def _holds_json(t: pa.DataType) -> bool:
 
 
 def stored_array(col: pa.Array | pa.ChunkedArray, stored: pa.DataType) -> pa.Array | pa.ChunkedArray | None:
-    """A column holding ``arrow.json`` (at the top level or in structs and lists) as its stored values,
-    JSON text as JSONB; None when plain storage does (the caller casts)."""
+    """A column holding ``arrow.json`` (at the top level or in structs and lists) as its stored values, JSON text as
+    JSONB; None when plain storage does (the caller casts)."""
     if not _holds_json(col.type):
         return None
     if isinstance(col, pa.ChunkedArray):
@@ -113,8 +110,8 @@ def _to_stored(arr: pa.Array, stored: pa.DataType) -> pa.Array:
 
 
 def _offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
-    """The offsets of a list or map array rebased to 0, and the start and length of its values
-    (pyarrow builds no list from sliced offsets with a null mask)."""
+    """The offsets of a list or map array rebased to 0, and the start and length of its values (pyarrow builds no list
+    from sliced offsets with a null mask)."""
     offs = arr.offsets
     start = int(offs[0].as_py()) if len(offs) else 0
     end = int(offs[-1].as_py()) if len(offs) else 0
@@ -147,8 +144,8 @@ def _json_field(f: pa.Field) -> pa.Field:
 
 
 def map_children(f: pa.Field, fn: Callable[[pa.Field], pa.Field]) -> pa.Field:
-    """``f`` with ``fn`` applied to its child fields when it is a struct, list (of any kind) or map;
-    other fields as they are.  The one rebuild the JSON and blob schema rewrites share."""
+    """``f`` with ``fn`` applied to its child fields when it is a struct, list (of any kind) or map; other fields as
+    they are.  The one rebuild the JSON and blob schema rewrites share."""
     t = f.type
     if pa.types.is_struct(t):
         nt: pa.DataType = pa.struct([fn(t.field(i)) for i in range(t.num_fields)])
@@ -218,9 +215,9 @@ def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:
 
 
 def resolve_field(field: pa.Field) -> pa.Field:
-    """``field`` with the extension types registered in this process rebuilt from their metadata
-    (at any depth), as pyarrow's IPC reader rebuilds them; the field itself when there are none,
-    or when a registered type refuses its stored parameters, or one of ``KEPT_AS_STORAGE`` is in it."""
+    """``field`` with the extension types registered in this process rebuilt from their metadata (at any depth), as
+    pyarrow's IPC reader rebuilds them; the field itself when there are none, or when a registered type refuses its
+    stored parameters, or one of ``KEPT_AS_STORAGE`` is in it."""
     names = _extension_names(field)
     if not names or names & KEPT_AS_STORAGE:
         return field

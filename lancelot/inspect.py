@@ -1,19 +1,17 @@
 """``lancelot inspect``: what a Lance file holds, for people.
 
-``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header
-(version, rows, size), then one table row per physical column — column path (struct children and
-list items by their own names), type, pages, rows, stored bytes, bytes per value, the encoding in a
-few words and the compression ratio (Arrow bytes / stored bytes) — and the bytes outside the columns
-(schema, zone maps, metadata, padding).  ``verbose`` adds every column's full encoding
-tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view
-for another kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py).
-"""
+``inspect_path`` picks the view for a path; today the one view is a file's (``FileView``): a header (version, rows,
+size), then one table row per physical column — column path (struct children and list items by their own names), type,
+pages, rows, stored bytes, bytes per value, the encoding in a few words and the compression ratio (Arrow bytes / stored
+bytes) — and the bytes outside the columns (schema, zone maps, metadata, padding).  ``verbose`` adds every column's full
+encoding tree per page (seed 002 "Encodings": the protobuf messages of encodings_v2_0/v2_1.proto).  A view for another
+kind of path is one more entry of ``VIEWS`` (the dataset view: lancelot/dataset/describe.py)."""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -105,8 +103,8 @@ def encoding_tree(f: LanceFile, enc: file2_pb2.Encoding, indent: str = "", label
 
 
 def encoding_words(msg: Message) -> str:
-    """An encoding in a few words: the kinds chosen in its tree, wrappers left out
-    (e.g. ``miniblock bitpack+dict``, ``dictionary binary``)."""
+    """An encoding in a few words: the kinds chosen in its tree, wrappers left out (e.g. ``miniblock bitpack+dict``,
+    ``dictionary binary``)."""
     words: list[str] = []
     extra: list[str] = []
 
@@ -135,8 +133,8 @@ def encoding_words(msg: Message) -> str:
 
 
 def column_paths(field: pa.Field, version: str, prefix: str | None = None) -> Iterator[tuple[str, pa.Field]]:
-    """(path, field) of every column ``field`` owns, in file order: a 2.0 struct or list first owns a
-    column of its own, then its children's (``s.a``, ``l.item``, ``m.key``)."""
+    """(path, field) of every column ``field`` owns, in file order: a 2.0 struct or list first owns a column of its own,
+    then its children's (``s.a``, ``l.item``, ``m.key``)."""
     path = prefix or field.name
     if field_metadata.owns_column(field, version):
         yield path, field
@@ -238,9 +236,8 @@ class FileView:
         return out, sample < f.num_rows
 
     def overhead(self, rows: list[ColumnRow]) -> dict[str, int]:
-        """The file's bytes that belong to no column: the schema, lancelot's zone maps (and any other
-        global buffer), the column metadata with the offset tables and footer, and the rest (alignment
-        padding, deferred encodings)."""
+        """The file's bytes that belong to no column: the schema, lancelot's zone maps (and any other global buffer),
+        the column metadata with the offset tables and footer, and the rest (alignment padding, deferred encodings)."""
         from lancelot.format.container import FOOTER_SIZE
         from lancelot.zonemaps import MAGIC_PREFIX
 
@@ -260,8 +257,8 @@ class FileView:
         return encoding_words(msg) if msg is not None else name
 
     def render(self, *, verbose: bool = False, max_pages: int = 5, one_line: bool = False) -> str:
-        """The header and column table; ``verbose`` adds the schema and encoding trees (``one_line``:
-        each tree on one line, as protobuf's text format prints it)."""
+        """The header and column table; ``verbose`` adds the schema and encoding trees (``one_line``: each tree on one
+        line, as protobuf's text format prints it)."""
         f, md = self.f, self.f.metadata
         lines = [
             f"file: {f.path}",
@@ -319,45 +316,21 @@ class FileView:
         return lines
 
 
-def _file_view(path: str, verbose: bool, max_pages: int) -> str:
+def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str:
+    """The description of what is at ``path``: a dataset (lancelot/dataset/describe.py) or a file (``max_pages`` < 0:
+    every page in ``verbose`` trees)."""
+    from lancelot.dataset.describe import describe_dataset, is_dataset
+
+    if is_dataset(path):
+        return describe_dataset(path)
+    if "://" not in path and os.path.isdir(path):
+        raise LanceError("is a directory, neither a Lance file nor a Lance dataset", path=path)
     with LanceFile(path) as f:
         return FileView(f).render(verbose=verbose, max_pages=max_pages)
 
 
-def _is_dataset(path: str) -> bool:
-    from lancelot.dataset.describe import is_dataset
-
-    return is_dataset(path)
-
-
-def _dataset_view(path: str, verbose: bool, max_pages: int) -> str:
-    from lancelot.dataset.describe import describe_dataset
-
-    return describe_dataset(path)
-
-
-def _directory(path: str, verbose: bool, max_pages: int) -> str:
-    raise LanceError("is a directory, neither a Lance file nor a Lance dataset", path=path)
-
-
-#: (does this view handle the path?, render it) tried in order; the file view is the last resort
-VIEWS: list[tuple[Callable[[str], bool], Callable[[str, bool, int], str]]] = [
-    (_is_dataset, _dataset_view),  # a directory holding _versions/*.manifest (lancelot/dataset/describe.py)
-    (lambda p: "://" not in p and os.path.isdir(p), _directory),
-    (lambda p: True, _file_view),
-]
-
-
-def inspect_path(path: str, *, verbose: bool = False, max_pages: int = 5) -> str:
-    """The description of what is at ``path`` (``max_pages`` < 0: every page in ``verbose`` trees)."""
-    for handles, render in VIEWS:
-        if handles(path):
-            return render(path, verbose, max_pages)
-    raise LanceError("nothing to inspect", path=path)  # pragma: no cover - the file view takes every path
-
-
 def inspect_file(path: str, *, max_pages: int = 5, verbose: bool = True) -> str:
-    """A file's description for programs and tests: the table, then every page's encoding on one
-    line (``ArrayEncoding dictionary { ... }``), which tests can search."""
+    """A file's description for programs and tests: the table, then every page's encoding on one line (``ArrayEncoding
+    dictionary { ... }``), which tests can search."""
     with LanceFile(path) as f:
         return FileView(f).render(verbose=verbose, max_pages=max_pages, one_line=True)

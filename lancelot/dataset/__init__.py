@@ -1,9 +1,8 @@
 """Lance datasets (the table format): versioned manifests over fragments of Lance files.
 
-``dataset(uri)`` opens one; ``write_dataset`` creates, appends or overwrites;
-``write_fragments`` + ``commit`` split writing files from the one atomic commit.  ``lancelot.dataset``
-is the function (as ``lance.dataset`` is pylance's), ``from lancelot.dataset import ...`` this package.
-"""
+``dataset(uri)`` opens one; ``write_dataset`` creates, appends or overwrites; ``write_fragments`` + ``commit`` split
+writing files from the one atomic commit.  ``lancelot.dataset`` is the function (as ``lance.dataset`` is pylance's),
+``from lancelot.dataset import ...`` this package."""
 
 from lancelot.dataset.commit import CommitConflictError, CommitIOError, RetryableCommitConflictError
 from lancelot.dataset.dataset import LanceDataset, dataset

@@ -1,22 +1,18 @@
 """Blob columns of datasets: what a scan returns for them, and their bytes on demand.
 
-A blob column (``lance-encoding:blob`` on a binary field; at 2.2 the ``lance.blob.v2``
-extension) stores its values out of line.  As pylance 14 does, a dataset scan returns one
-*description* per value, never the bytes:
+A blob column (``lance-encoding:blob`` on a binary field; at 2.2 the ``lance.blob.v2`` extension) stores its values out
+of line.  As pylance 14 does, a dataset scan returns one *description* per value, never the bytes:
 
-* 2.0 and 2.1 files: ``struct<position: uint64, size: uint64>``, the absolute byte range of the
-  value in the data file (2.0 writes a null as position 1, size 0; 2.1 a null description);
-* 2.2 files (blob v2): ``struct<kind: uint8, position: uint64, size: uint64, blob_id: uint32,
-  blob_uri: string>``; ``kind`` 0 (inline): the bytes lie in the data file itself; 1 (packed) and
-  2 (dedicated): in the sidecar ``<data file stem>/<name>.blob`` beside the data file, ``name``
-  the 32 binary digits of ``blob_id`` least significant first; 3 (external): in the object at
-  ``blob_uri`` (position and size 0: the whole object).
+* 2.0 and 2.1 files: ``struct<position: uint64, size: uint64>``, the absolute byte range of the value in the data file
+  (2.0 writes a null as position 1, size 0; 2.1 a null description);
+* 2.2 files (blob v2): ``struct<kind: uint8, position: uint64, size: uint64, blob_id: uint32, blob_uri: string>``;
+  ``kind`` 0 (inline): the bytes lie in the data file itself; 1 (packed) and 2 (dedicated): in the sidecar ``<data file
+  stem>/<name>.blob`` beside the data file, ``name`` the 32 binary digits of ``blob_id`` least significant first; 3
+  (external): in the object at ``blob_uri`` (position and size 0: the whole object).
 
-``take_blobs`` returns ``BlobFile`` objects (blob_file.py) that read only the bytes asked
-for; ``read_blobs`` and ``read_blob_ranges`` read whole values or ranges in one planned pass.
-Deleted rows are never returned: indices count live rows only, and an address or row id of a
-deleted row is refused, as pylance refuses it.
-"""
+``take_blobs`` returns ``BlobFile`` objects (blob_file.py) that read only the bytes asked for; ``read_blobs`` and
+``read_blob_ranges`` read whole values or ranges in one planned pass. Deleted rows are never returned: indices count
+live rows only, and an address or row id of a deleted row is refused, as pylance refuses it."""
 
 from __future__ import annotations
 
@@ -110,8 +106,8 @@ def scan_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def _read_field(field: pa.Field) -> pa.Field:
-    """A file field with its 2.0 / 2.1 blobs read as descriptions: one-column packed structs of the
-    same pages (the blob page returns descriptions when asked for that type)."""
+    """A file field with its 2.0 / 2.1 blobs read as descriptions: one-column packed structs of the same pages (the blob
+    page returns descriptions when asked for that type)."""
     if field_metadata.is_blob(field):
         md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, md)
@@ -119,8 +115,8 @@ def _read_field(field: pa.Field) -> pa.Field:
 
 
 class DescribedFile:
-    """A data file whose 2.0 / 2.1 blob columns read as their descriptions (other columns, and
-    2.2 blob v2 columns, which hold descriptions already, read as the file reads them)."""
+    """A data file whose 2.0 / 2.1 blob columns read as their descriptions (other columns, and 2.2 blob v2 columns,
+    which hold descriptions already, read as the file reads them)."""
 
     def __init__(self, lf: LanceFile) -> None:
         self.lf = lf
@@ -199,10 +195,6 @@ class _Row:
     fragment: Fragment
     position: int
 
-    @property
-    def address(self) -> int:
-        return (self.fragment.fragment_id << 32) | self.position
-
 
 def row_list(rows: Rows) -> list[_Row]:
     """The rows of a take one by one, in the order asked (duplicates repeated)."""
@@ -222,9 +214,9 @@ def _selection(ids: Any, addresses: Any, indices: Any, given: str | None = None)
 
 
 def selected(ds: LanceDataset, kind: str, values: Any) -> Rows:
-    """The rows a blob API selects (dataset/row_selection.py maps them, as for ``take``): indices among the live
-    rows, row addresses, or row ids; out of range is pylance's ValueError, an address or row id of
-    a deleted row its NotImplementedError / ValueError."""
+    """The rows a blob API selects (dataset/row_selection.py maps them, as for ``take``): indices among the live rows,
+    row addresses, or row ids; out of range is pylance's ValueError, an address or row id of a deleted row its
+    NotImplementedError / ValueError."""
     from lancelot.dataset.row_selection import addresses_of, as_integers, by_address, by_index
 
     where = f"dataset {ds.uri!r} version {ds.version}"
@@ -258,8 +250,7 @@ def _stable_row_ids(ds: LanceDataset) -> bool:
 # -- where the bytes are --------------------------------------------------------------------------
 @dataclass
 class BlobPlace:
-    """The bytes of one blob: ``open()`` gives their source (named ``key``), at ``offset``, ``size``
-    bytes long."""
+    """The bytes of one blob: ``open()`` gives their source (named ``key``), at ``offset``, ``size`` bytes long."""
 
     open: Callable[[], ByteSource]
     offset: int
@@ -275,8 +266,8 @@ def blob_file_name(blob_id: int) -> str:
 
 
 def resolve_blob_column(ds: LanceDataset, column: str) -> tuple[str, list[str], pa.Field]:
-    """The top-level column, the path of struct fields below it and the field of a blob column
-    named ``column`` (``"img"``, or ``"s.img"`` for a blob field inside a struct, as pylance takes)."""
+    """The top-level column, the path of struct fields below it and the field of a blob column named ``column``
+    (``"img"``, or ``"s.img"`` for a blob field inside a struct, as pylance takes)."""
     names = ds.schema.names
     top, rest = (column, []) if column in names else (column.split(".")[0], column.split(".")[1:])
     if top not in names:
@@ -304,8 +295,8 @@ def descend(desc: dict[str, Any] | None, path: Sequence[str]) -> dict[str, Any] 
 def places_in(
     ds: LanceDataset, top: str, rows: list[_Row], descs: list[dict[str, Any] | None], column: str
 ) -> list[BlobPlace | None]:
-    """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file
-    of column ``top``; None: a null)."""
+    """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file of column
+    ``top``; None: a null)."""
     out: list[BlobPlace | None] = [None] * len(rows)
     files: dict[int, tuple[LanceFile, Any, str, str]] = {}
     for i, (r, d) in enumerate(zip(rows, descs)):
@@ -325,8 +316,8 @@ def places_in(
 
 
 def _places(ds: LanceDataset, column: str, rows: Rows) -> list[BlobPlace | None]:
-    """Where each selected row's blob lies (None: a null blob), in the order asked: the descriptions
-    of each fragment's rows read once, in one take of its data file."""
+    """Where each selected row's blob lies (None: a null blob), in the order asked: the descriptions of each fragment's
+    rows read once, in one take of its data file."""
     top, path, _ = resolve_blob_column(ds, column)
     flat: list[BlobPlace | None] = []
     for frag, pos in rows.groups:
@@ -361,7 +352,8 @@ def place_of(
         # BlobFile objects live on
         file_size = lf.size
         opener: Callable[[], ByteSource] = lambda: store.open_input(data_path, file_size)  # noqa: E731
-        return _checked(BlobPlace(opener, position, size, where, False, lf.path), file_size, lf.path)
+        _check_range(position, size, file_size, where, lf.path)
+        return BlobPlace(opener, position, size, where, False, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):
         stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
         path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
@@ -389,22 +381,21 @@ def place_of(
     raise CorruptFileError(f"{where}: blob description of unknown kind {kind}")
 
 
-def _checked(p: BlobPlace, file_size: int, path: str) -> BlobPlace:
-    if p.offset < 0 or p.size < 0 or p.offset + p.size > file_size:
+def _check_range(position: int, size: int, file_size: int, where: str, path: str, file: str = "the file") -> None:
+    """A blob description's byte range lies inside its file (``path``, of ``file_size`` bytes)."""
+    if position < 0 or size < 0 or position + size > file_size:
         raise CorruptFileError(
-            f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside the file of {file_size} bytes",
+            f"{where}: blob description [{position}, {position + size}) lies outside {file} of {file_size} bytes",
             path=path,
         )
-    return p
 
 
 def _checked_source(src: ByteSource, position: int, size: int, where: str, path: str) -> ByteSource:
-    if position + size > src.size:
+    try:
+        _check_range(position, size, src.size, where, path, path)
+    except CorruptFileError:
         src.close()
-        raise CorruptFileError(
-            f"{where}: blob description [{position}, {position + size}) lies outside {path} of {src.size} bytes",
-            path=path,
-        )
+        raise
     return src
 
 
@@ -465,8 +456,8 @@ def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) ->
 def read_blobs(
     ds: LanceDataset, blob_column: str, rows: Rows, preserve_order: bool | None
 ) -> list[tuple[int, bytes | None]]:
-    """``(row address, bytes)`` per selected row (None for a null blob); reads are planned per source
-    in one call (no scheduler buffer to size)."""
+    """``(row address, bytes)`` per selected row (None for a null blob); reads are planned per source in one call (no
+    scheduler buffer to size)."""
     places = _places(ds, blob_column, rows)
     data = read_places(places, [(0, p.size if p else 0) for p in places])
     out = list(zip(rows.addresses().tolist(), data))

@@ -1,12 +1,9 @@
-"""``BlobFile``: one blob of a dataset as a read-only, seekable binary file (pylance's
-``lance.BlobFile``).
+"""``BlobFile``: one blob of a dataset as a read-only, seekable binary file (pylance's ``lance.BlobFile``).
 
-It holds where the blob's bytes lie (a byte source, an offset and a size), never the bytes:
-each read fetches only the range it asks for, through a read-ahead buffer of at most
-``buffer_size`` bytes for small sequential reads (0 disables it).  ``read_range`` and
-``read_ranges`` read blob-local ranges without touching the cursor or the buffer.  Memory is
-bounded by what a call returns plus the buffer.
-"""
+It holds where the blob's bytes lie (a byte source, an offset and a size), never the bytes: each read fetches only the
+range it asks for, through a read-ahead buffer of at most ``buffer_size`` bytes for small sequential reads (0 disables
+it).  ``read_range`` and ``read_ranges`` read blob-local ranges without touching the cursor or the buffer.  Memory is
+bounded by what a call returns plus the buffer."""
 
 from __future__ import annotations
 
@@ -42,9 +39,9 @@ class BlobFile(io.BufferedIOBase):
     """One blob as a read-only, seekable binary file (pylance's ``BlobFile``), from
     [`LanceDataset.take_blobs`][lancelot.dataset.dataset.LanceDataset.take_blobs].
 
-    Nothing is read when it is made; reads go to the blob's bytes in its data file (or its own
-    file, for blob v2's large blobs), through a read-ahead buffer. It works wherever a binary file
-    does: ``PIL.Image.open(f)``, ``shutil.copyfileobj``, ``io.TextIOWrapper``.
+    Nothing is read when it is made; reads go to the blob's bytes in its data file (or its own file, for blob v2's large
+    blobs), through a read-ahead buffer. It works wherever a binary file does: ``PIL.Image.open(f)``,
+    ``shutil.copyfileobj``, ``io.TextIOWrapper``.
 
     Examples:
         >>> field = pa.field("img", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
@@ -105,9 +102,8 @@ class BlobFile(io.BufferedIOBase):
 
     # -- io.IOBase -----------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the byte source (unless it is shared with the data file); ``with`` calls it on exit.
-        Closing twice is allowed; reading after it raises ``ValueError``.
-        """
+        """Release the byte source (unless it is shared with the data file); ``with`` calls it on exit. Closing twice is
+        allowed; reading after it raises ``ValueError``."""
         if not self.closed:
             if self._src is not None and not self._shared:
                 self._src.close()

@@ -1,11 +1,9 @@
-"""Blob columns in scans and DataFrames, as pylance 14 returns them on request: ``blob_handling=
-"all_binary"`` (the blobs' bytes in place of their descriptions, at the top level or in structs)
-and ``to_pandas(blob_mode=...)`` (``BlobFile`` objects, bytes, or descriptions).
+"""Blob columns in scans and DataFrames, as pylance 14 returns them on request: ``blob_handling= "all_binary"`` (the
+blobs' bytes in place of their descriptions, at the top level or in structs) and ``to_pandas(blob_mode=...)``
+(``BlobFile`` objects, bytes, or descriptions).
 
-A scan's rows are found again by their row addresses (``_rowaddr``, added to the scan and dropped
-after unless asked for); their blobs are read as ``take_blobs`` / ``read_blobs`` read them
-(``dataset/blob.py``).
-"""
+A scan's rows are found again by their row addresses (``_rowaddr``, added to the scan and dropped after unless asked
+for); their blobs are read as ``take_blobs`` / ``read_blobs`` read them (``dataset/blob.py``)."""
 
 from __future__ import annotations
 
@@ -72,8 +70,8 @@ def _output_field(ds: LanceDataset, name: str) -> tuple[pa.Field, str] | None:
 
 
 def _binary_field(ds_field: pa.Field, out: pa.Field) -> pa.Field:
-    """``out`` (a scanned field) as ``all_binary`` returns it: blobs as ``large_binary`` (2.0 / 2.1
-    keep the blob key, as pylance's)."""
+    """``out`` (a scanned field) as ``all_binary`` returns it: blobs as ``large_binary`` (2.0 / 2.1 keep the blob key,
+    as pylance's)."""
     if is_blob_field(ds_field):
         md = None if is_blob_v2(ds_field) else ds_field.metadata
         return pa.field(out.name, pa.large_binary(), out.nullable, md)
@@ -100,8 +98,8 @@ def binary_schema(ds: LanceDataset, schema: pa.Schema) -> pa.Schema:
 
 
 def binary_table(ds: LanceDataset, t: pa.Table, addresses: Any) -> pa.Table:
-    """A scan's output ``t`` (rows at row ``addresses``) with its blob descriptions, at the top level
-    or in structs, replaced by the blobs' bytes (``blob_handling="all_binary"``)."""
+    """A scan's output ``t`` (rows at row ``addresses``) with its blob descriptions, at the top level or in structs,
+    replaced by the blobs' bytes (``blob_handling="all_binary"``)."""
     out_schema = binary_schema(ds, t.schema)
     if out_schema.equals(t.schema, check_metadata=True):
         return t
@@ -206,8 +204,8 @@ BLOB_PANDAS_MODES = ("lazy", "bytes", "descriptions")
 
 
 def _blob_paths(schema: pa.Schema) -> list[str]:
-    """The output paths of a scanned schema that are blob descriptions (pylance's test: the blob key
-    set to ``true``, or the blob v2 extension name)."""
+    """The output paths of a scanned schema that are blob descriptions (pylance's test: the blob key set to ``true``, or
+    the blob v2 extension name)."""
 
     def walk(f: pa.Field, parent: str) -> Iterator[str]:
         here = f"{parent}.{f.name}" if parent else f.name
@@ -228,9 +226,9 @@ def _is_null_description(d: Any) -> bool:
 
 
 def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> Any:
-    """A scan as a pandas DataFrame, its blob columns as pylance 14 gives them: ``"lazy"`` (the
-    default) one ``BlobFile`` per value (None for a null), ``"bytes"`` their bytes, ``"descriptions"``
-    the descriptions (``to_table().to_pandas()``).  ``kwargs`` go to ``pyarrow.Table.to_pandas``."""
+    """A scan as a pandas DataFrame, its blob columns as pylance 14 gives them: ``"lazy"`` (the default) one
+    ``BlobFile`` per value (None for a null), ``"bytes"`` their bytes, ``"descriptions"`` the descriptions
+    (``to_table().to_pandas()``).  ``kwargs`` go to ``pyarrow.Table.to_pandas``."""
     from lancelot.dataset.row_id_columns import ROW_ADDR
 
     if blob_mode not in BLOB_PANDAS_MODES:

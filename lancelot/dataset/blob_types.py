@@ -1,13 +1,11 @@
-"""The values users write into blob v2 columns, with pylance 14's names: ``Blob``, ``BlobType`` (the
-``lance.blob.v2`` extension), ``blob_array``, ``blob_field``, and ``BlobColumn`` (a binary array
-read as file objects).
+"""The values users write into blob v2 columns, with pylance 14's names: ``Blob``, ``BlobType`` (the ``lance.blob.v2``
+extension), ``blob_array``, ``blob_field``, and ``BlobColumn`` (a binary array read as file objects).
 
-A blob v2 value is inline bytes, or an external URI (optionally a byte range of it); the logical
-storage is ``struct<data: large_binary, uri: string, position: uint64, size: uint64>``, the
-extension name ``lance.blob.v2`` (``dataset/blob_write.py`` turns such columns into descriptions and
-sidecars at 2.2+).  ``BlobType`` is not registered with pyarrow: pylance registers its own class
-under the same name, and either is written the same way (by name and storage).
-"""
+A blob v2 value is inline bytes, or an external URI (optionally a byte range of it); the logical storage is
+``struct<data: large_binary, uri: string, position: uint64, size: uint64>``, the extension name ``lance.blob.v2``
+(``dataset/blob_write.py`` turns such columns into descriptions and sidecars at 2.2+).  ``BlobType`` is not registered
+with pyarrow: pylance registers its own class under the same name, and either is written the same way (by name and
+storage)."""
 
 from __future__ import annotations
 
@@ -39,8 +37,8 @@ class BlobValueError(LanceValueError):
 
 @dataclass(frozen=True)
 class Blob:
-    """One blob v2 value: inline ``data``, or an external ``uri`` (with ``position`` and ``size``: a
-    range of it).  None (not a Blob) is a null; ``Blob.empty()`` an empty value.
+    """One blob v2 value: inline ``data``, or an external ``uri`` (with ``position`` and ``size``: a range of it).  None
+    (not a Blob) is a null; ``Blob.empty()`` an empty value.
 
     Examples:
         >>> lancelot.Blob.from_bytes(b"abc"), lancelot.Blob.from_uri("s3://bucket/a.mp4", 0, 1024).size
@@ -123,8 +121,8 @@ class BlobType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow ships no stub
 
 
 def blob_array(values: list[Any]) -> pa.ExtensionArray:
-    """A ``lance.blob.v2`` array from Python values: bytes-like (inline), str (an external URI),
-    ``Blob``, or None (a null).
+    """A ``lance.blob.v2`` array from Python values: bytes-like (inline), str (an external URI), ``Blob``, or None (a
+    null).
 
     Args:
         values: The values.
@@ -175,8 +173,8 @@ def blob_field(
         name: The field's name.
         nullable: Whether it takes nulls.
         inline_size_threshold: Values up to this many bytes stay in the data file (default 64 KiB).
-        dedicated_size_threshold: Values larger than this get a sidecar file of their own (default 4 MiB);
-            the others share packed sidecars.
+        dedicated_size_threshold: Values larger than this get a sidecar file of their own (default 4 MiB); the others
+            share packed sidecars.
         pack_file_size_threshold: A packed sidecar's largest size (default 1 GiB).
 
     Returns:

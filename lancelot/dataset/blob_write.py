@@ -1,20 +1,19 @@
 """Writing blob columns of 2.2+ datasets as pylance 14 writes them ("blob v2").
 
-A ``large_binary`` field with ``lance-encoding:blob`` (or a ``lance.blob.v2`` extension struct
-of ``data``, ``uri``, ``position``, ``size``, what ``lance.blob_array`` builds) becomes:
+A ``large_binary`` field with ``lance-encoding:blob`` (or a ``lance.blob.v2`` extension struct of ``data``, ``uri``,
+``position``, ``size``, what ``lance.blob_array`` builds) becomes:
 
-* in the manifest, the logical blob type: ``struct<data: large_binary, uri: string>`` with the
-  extension name ``lance.blob.v2`` (one column: its children own none);
-* in the data file, one packed-struct column of descriptions (``blob.DESCRIPTION_V2``) whose
-  children the file's schema lists without ids, as pylance's do;
-* the bytes by size (pylance's thresholds, overridable per field by its metadata keys below):
-  up to 64 KiB inline in the data file (each value its own 64-byte aligned buffer), up to
-  4 MiB appended to a shared packed sidecar ``<data file stem>/<name>.blob`` (a new one past
-  1 GiB), larger ones each in a dedicated sidecar; external URIs are kept as references.
+* in the manifest, the logical blob type: ``struct<data: large_binary, uri: string>`` with the extension name
+  ``lance.blob.v2`` (one column: its children own none);
+* in the data file, one packed-struct column of descriptions (``blob.DESCRIPTION_V2``) whose children the file's schema
+  lists without ids, as pylance's do;
+* the bytes by size (pylance's thresholds, overridable per field by its metadata keys below): up to 64 KiB inline in the
+  data file (each value its own 64-byte aligned buffer), up to 4 MiB appended to a shared packed sidecar ``<data file
+  stem>/<name>.blob`` (a new one past 1 GiB), larger ones each in a dedicated sidecar; external URIs are kept as
+  references.
 
-Blob ids count from 1 per data file, in the order sidecars are started.  ``with_bytes`` turns
-scanned descriptions back into such values, for rewrites (compaction).
-"""
+Blob ids count from 1 per data file, in the order sidecars are started.  ``with_bytes`` turns scanned descriptions back
+into such values, for rewrites (compaction)."""
 
 from __future__ import annotations
 
@@ -78,8 +77,8 @@ def _v2(version: str) -> bool:
 
 
 def _is_v2_leaf(field: pa.Field) -> bool:
-    """A field that is one blob v2 value per row: the ``lance.blob.v2`` extension, or a binary
-    field with the blob key (pylance 14 takes ``binary`` as well as ``large_binary`` at 2.2)."""
+    """A field that is one blob v2 value per row: the ``lance.blob.v2`` extension, or a binary field with the blob key
+    (pylance 14 takes ``binary`` as well as ``large_binary`` at 2.2)."""
     return is_blob_v2(field) or field_metadata.is_blob(field)
 
 
@@ -88,8 +87,8 @@ def _is_list(t: pa.DataType) -> bool:
 
 
 def _holds_v2(field: pa.Field) -> bool:
-    """``field`` is a blob v2 value, or a struct or list with one below it (pylance 14 writes blob v2
-    items of lists at 2.2 and 2.3, one description per item)."""
+    """``field`` is a blob v2 value, or a struct or list with one below it (pylance 14 writes blob v2 items of lists at
+    2.2 and 2.3, one description per item)."""
     if _is_v2_leaf(field):
         return True
     t = field.type
@@ -119,9 +118,8 @@ def _in_fixed_size_list(field: pa.Field, below: bool = False) -> pa.Field | None
 
 
 def check_version(schema: pa.Schema, version: str | None) -> None:
-    """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's), and at 2.2+
-    a blob inside a fixed-size list (lancelot writes blob v2 values at the top level, in structs and
-    in lists)."""
+    """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's), and at 2.2+ a blob inside a
+    fixed-size list (lancelot writes blob v2 values at the top level, in structs and in lists)."""
     if version and _v2(version):
         for f in schema:
             hit = _in_fixed_size_list(f)
@@ -171,8 +169,8 @@ def manifest_schema(schema: pa.Schema, version: str | None) -> pa.Schema:
 
 
 def _logical(f: pa.Field) -> pa.Field:
-    """The manifest's field: the extension's own storage struct when given as one (pylance keeps it,
-    with its empty serialized metadata), else ``struct<data, uri>``."""
+    """The manifest's field: the extension's own storage struct when given as one (pylance keeps it, with its empty
+    serialized metadata), else ``struct<data, uri>``."""
     md = {**_thresholds(f), EXT_KEY: "lance.blob.v2"}
     if is_blob_v2(f):
         md[EXT_META_KEY] = field_metadata.value(f, EXT_META_KEY) or ""
@@ -220,8 +218,8 @@ def _threshold(field: pa.Field, key: str, default: int, allow_zero: bool) -> int
 
 
 class BlobV2Writer:
-    """Turns the blob v2 columns of batches into descriptions while their bytes are written: inline
-    ones into the data file (through its LanceWriter), the others into sidecars beside it."""
+    """Turns the blob v2 columns of batches into descriptions while their bytes are written: inline ones into the data
+    file (through its LanceWriter), the others into sidecars beside it."""
 
     def __init__(
         self,
@@ -268,8 +266,8 @@ class BlobV2Writer:
         return pa.RecordBatch.from_arrays(cols, schema=self.schema)
 
     def _convert(self, col: pa.Array, field: pa.Field, path: tuple[str, ...]) -> pa.Array:
-        """One column: a blob v2 value field as descriptions, a struct holding some with them
-        converted, column by column in schema order (pylance's order of inline and sidecar bytes)."""
+        """One column: a blob v2 value field as descriptions, a struct holding some with them converted, column by
+        column in schema order (pylance's order of inline and sidecar bytes)."""
         if _is_v2_leaf(field):
             return self._describe(col, *self._limits[path], ".".join(path))
         if not _holds_v2(field):
@@ -457,10 +455,9 @@ def _ramp(sizes: np.ndarray) -> np.ndarray:
 
 # -- rewriting (compaction) ------------------------------------------------------------------------
 def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``batches`` of ``frag`` (as scans return them) with their blob descriptions (at the top level
-    or inside structs) replaced by the values a writer takes: the bytes (2.0 / 2.1), the logical
-    blob struct (2.2: bytes in ``data``, external references in ``uri``).  For rewrites of whole
-    fragments (compaction)."""
+    """``batches`` of ``frag`` (as scans return them) with their blob descriptions (at the top level or inside structs)
+    replaced by the values a writer takes: the bytes (2.0 / 2.1), the logical blob struct (2.2: bytes in ``data``,
+    external references in ``uri``).  For rewrites of whole fragments (compaction)."""
     ds = frag._ds
     blobs = {f.name: f for f in ds.schema if holds_blob(f, is_blob_field)}
     for b in batches:
@@ -479,8 +476,8 @@ def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa
 def _rebuilt(
     frag: Fragment, top: str, path: tuple[str, ...], arr: pa.Array, field: pa.Field, live: np.ndarray | None
 ) -> pa.Array:
-    """``arr`` (scanned, of dataset field ``field`` at ``path`` below column ``top``) with the blob
-    descriptions at or below it as values; ``live``: the rows whose parent structs are valid."""
+    """``arr`` (scanned, of dataset field ``field`` at ``path`` below column ``top``) with the blob descriptions at or
+    below it as values; ``live``: the rows whose parent structs are valid."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if is_blob_field(field):
@@ -539,8 +536,8 @@ def _values_of(
 
 
 def with_values(frag: Fragment, t: pa.Table) -> pa.Table:
-    """``t`` (rows of ``frag`` as scans return them) with its blob descriptions as values (``with_bytes``),
-    for operations that rewrite rows (update)."""
+    """``t`` (rows of ``frag`` as scans return them) with its blob descriptions as values (``with_bytes``), for
+    operations that rewrite rows (update)."""
     if not t.num_rows or not any(holds_blob(f, is_blob_field) for f in frag._ds.schema if f.name in t.column_names):
         return t
     batches = list(with_bytes(frag, iter(t.combine_chunks().to_batches())))
@@ -548,9 +545,9 @@ def with_values(frag: Fragment, t: pa.Table) -> pa.Table:
 
 
 def logical_values(col: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Array | pa.ChunkedArray:
-    """A blob column given as bytes (``binary`` / ``large_binary``) for a blob v2 dataset field, as the
-    field's logical ``struct<data, uri, ...>`` (no URIs); anything else as it is.  Blob descriptions
-    (what scans return) are refused: written as values they would lose the blobs."""
+    """A blob column given as bytes (``binary`` / ``large_binary``) for a blob v2 dataset field, as the field's logical
+    ``struct<data, uri, ...>`` (no URIs); anything else as it is.  Blob descriptions (what scans return) are refused:
+    written as values they would lose the blobs."""
     if is_blob_field(field) and col.type in (DESCRIPTION_V2, DESCRIPTION_V1):
         raise LanceError(f"blob column {field.name!r}: descriptions ({col.type}) cannot be written as its values")
     if not is_blob_v2(field) or not (pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type)):
@@ -565,6 +562,6 @@ def logical_values(col: pa.Array | pa.ChunkedArray, field: pa.Field) -> pa.Array
 
 
 def accepts(source: pa.Field, target: pa.Field) -> bool:
-    """Whether data of ``source`` is written into a blob v2 dataset field ``target`` (bytes with the blob
-    key, as pylance's merge_insert takes them)."""
+    """Whether data of ``source`` is written into a blob v2 dataset field ``target`` (bytes with the blob key, as
+    pylance's merge_insert takes them)."""
     return is_blob_v2(target) and field_metadata.is_blob(source)

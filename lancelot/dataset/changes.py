@@ -1,14 +1,12 @@
-"""Changing a dataset's rows in place: ``delete`` and ``update`` (table format, "Transaction
-types": Delete, Update), and what merge_insert and schema evolution share with them.
+"""Changing a dataset's rows in place: ``delete`` and ``update`` (table format, "Transaction types": Delete, Update),
+and what merge_insert and schema evolution share with them.
 
-Each call commits exactly one new version, as pylance 14 does, even when nothing matches (a
-Delete or Update transaction that changes no fragment), so both libraries number versions
-alike.  Rows are never changed inside a data file: ``update`` marks the old rows deleted
-(a new deletion file per touched fragment) and writes the new rows into new fragments, which
-keep the stable row ids of the rows they replace.  Commits go through
-``commit_transaction``; a conflict with a concurrent commit re-runs the operation on the
-latest version, up to ``conflict_retries`` times (pylance's default: 10).
-"""
+Each call commits exactly one new version, as pylance 14 does, even when nothing matches (a Delete or Update transaction
+that changes no fragment), so both libraries number versions alike.  Rows are never changed inside a data file:
+``update`` marks the old rows deleted (a new deletion file per touched fragment) and writes the new rows into new
+fragments, which keep the stable row ids of the rows they replace.  Commits go through ``commit_transaction``; a
+conflict with a concurrent commit re-runs the operation on the latest version, up to ``conflict_retries`` times
+(pylance's default: 10)."""
 
 from __future__ import annotations
 
@@ -60,9 +58,8 @@ class DeleteInputError(LanceError, OSError):
 
 
 class DeleteResult(dict[str, int]):
-    """What ``delete`` returns: pylance's ``{"num_deleted_rows": n}``.  Attribute access reaches
-    the dataset (now at the new version), for code written against lancelot's earlier ``delete``
-    that returned the dataset itself."""
+    """What ``delete`` returns: pylance's ``{"num_deleted_rows": n}``.  Attribute access reaches the dataset (now at the
+    new version), for code written against lancelot's earlier ``delete`` that returned the dataset itself."""
 
     def __init__(self, ds: LanceDataset, num_deleted_rows: int) -> None:
         super().__init__(num_deleted_rows=num_deleted_rows)
@@ -90,8 +87,8 @@ def as_expression(sql: object, schema: pa.Schema) -> pc.Expression:
 
 
 def _parsed(value: object, schema: pa.Schema, kind: str, bad: str, error: type[LanceError]) -> pc.Expression:
-    """``value`` itself if an Expression, else its SQL text parsed as a ``kind`` (TypeError ``bad``
-    for anything else; ``error`` naming the text for SQL that does not parse)."""
+    """``value`` itself if an Expression, else its SQL text parsed as a ``kind`` (TypeError ``bad`` for anything else;
+    ``error`` naming the text for SQL that does not parse)."""
     if isinstance(value, pc.Expression):
         return value
     if not isinstance(value, str):
@@ -131,8 +128,8 @@ def cast_to(arr: pa.ChunkedArray | pa.Array, f: pa.Field, where: str) -> pa.Chun
 
 
 def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.ndarray:
-    """Physical positions (int64, ascending) of the fragment's live rows matching ``predicate``
-    (all live rows for None)."""
+    """Physical positions (int64, ascending) of the fragment's live rows matching ``predicate`` (all live rows for
+    None)."""
     from lancelot.dataset.scan import apply_filter, filter_columns
 
     deleted = frag.deleted_positions().astype(np.int64)
@@ -164,11 +161,11 @@ _S = TypeVar("_S")
 
 
 def fragment_map(fn: Callable[[_S], _R], items: Iterable[_S], workers: int | None = None) -> Generator[_R, None, None]:
-    """``fn`` over ``items`` (fragments) on a shared pool of ``FRAGMENT_WORKERS`` threads, the results
-    in order, at most ``2 * workers`` of them computed ahead (memory stays bounded).  ``fn`` must not
-    change anything, nor call ``fragment_map``: what an operation does with the results (deletion
-    files, new rows) stays on the caller's thread, in fragment order, so errors and files are those
-    of a sequential run.  A single item (or ``workers`` 1) runs on the caller's thread."""
+    """``fn`` over ``items`` (fragments) on a shared pool of ``FRAGMENT_WORKERS`` threads, the results in order, at most
+    ``2 * workers`` of them computed ahead (memory stays bounded).  ``fn`` must not change anything, nor call
+    ``fragment_map``: what an operation does with the results (deletion files, new rows) stays on the caller's thread,
+    in fragment order, so errors and files are those of a sequential run.  A single item (or ``workers`` 1) runs on the
+    caller's thread."""
     items = list(items)
     workers = min(workers or FRAGMENT_WORKERS, FRAGMENT_WORKERS)
     if len(items) < 2 or workers < 2:
@@ -199,8 +196,8 @@ def fragment_map(fn: Callable[[_S], _R], items: Iterable[_S], workers: int | Non
 
 @dataclass
 class Deletions:
-    """Rows an operation removes, per fragment: the Update/Delete transaction's updated
-    fragments (new deletion files written at once) and removed fragment ids."""
+    """Rows an operation removes, per fragment: the Update/Delete transaction's updated fragments (new deletion files
+    written at once) and removed fragment ids."""
 
     ds: LanceDataset
     updated: list[table_pb2.DataFragment] = field(default_factory=list)
@@ -235,9 +232,9 @@ class Deletions:
 
 
 class NewRows:
-    """Rows an operation writes into new fragments, streamed batch by batch into data files of
-    the dataset's schema and version.  Rows that replace existing ones come first and bring their
-    stable row ids and created-at versions (``NewFragment.kept_*``)."""
+    """Rows an operation writes into new fragments, streamed batch by batch into data files of the dataset's schema and
+    version.  Rows that replace existing ones come first and bring their stable row ids and created-at versions
+    (``NewFragment.kept_*``)."""
 
     def __init__(self, ds: LanceDataset) -> None:
         self.ds = ds
@@ -299,8 +296,8 @@ class NewRows:
 def update_transaction(
     cur: LanceDataset, dels: Deletions, rows: NewRows, new_frags: list[NewFragment], field_ids: list[int]
 ) -> tuple[transaction_pb2.Transaction, Builder]:
-    """The Update transaction (protos/transaction.proto) of rows deleted and rewritten, and its
-    builder; ``field_ids``: the top-level fields whose values changed."""
+    """The Update transaction (protos/transaction.proto) of rows deleted and rewritten, and its builder; ``field_ids``:
+    the top-level fields whose values changed."""
     txn = new_transaction(cur.version)
     u = txn.update
     u.removed_fragment_ids.extend(dels.removed)
@@ -315,8 +312,8 @@ def update_transaction(
 
 
 def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _T], timeout: object = None) -> _T:
-    """``attempt(dataset)``; on a commit conflict, again on the latest version, at most ``retries``
-    times and (``timeout``: a timedelta or seconds) not once the time is up (one try always)."""
+    """``attempt(dataset)``; on a commit conflict, again on the latest version, at most ``retries`` times and
+    (``timeout``: a timedelta or seconds) not once the time is up (one try always)."""
     seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else timeout
     deadline = None if seconds is None else time.monotonic() + float(seconds)  # type: ignore[arg-type]
     current = ds
@@ -373,8 +370,8 @@ def update(
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
     retry_timeout: object = None,
 ) -> dict[str, int]:
-    """Set ``updates`` (column -> SQL expression over the row) where ``where`` holds; the old rows
-    are deleted and the new ones written to new fragments (pylance's Update, rewrite-rows mode)."""
+    """Set ``updates`` (column -> SQL expression over the row) where ``where`` holds; the old rows are deleted and the
+    new ones written to new fragments (pylance's Update, rewrite-rows mode)."""
     if not updates:
         raise ChangeInputError("update: no updates provided")
     schema = ds.schema

@@ -1,22 +1,18 @@
-"""Cleanup: remove old versions and the files no remaining version uses (pylance's
-``cleanup_old_versions``; table format, "Version cleanup").
+"""Cleanup: remove old versions and the files no remaining version uses (pylance's ``cleanup_old_versions``; table
+format, "Version cleanup").
 
-A manifest is removed when it is older than the cutoff, is not the dataset's (latest) version
-and carries no tag (``_refs/tags/*.json``).  Every manifest is read: the data, deletion,
-transaction and index files of the kept ones are "referenced", those of removed ones
-"verified".  The manifests of the removed versions go first (pylance removes them last): a
-cleanup interrupted at any step then leaves every listed version whole, and at worst files no
-manifest names.  Then every file under ``data/``, ``_deletions/``, ``_transactions/`` and
-``_indices/`` is considered (as pylance 14.0.2 does; newer Lance also skips files modified
-after the oldest kept manifest): a referenced file stays; a verified one goes; one no manifest
-names (a commit that failed, one in flight, or one an interrupted cleanup left) goes only when
-it is at least 7 days old or ``delete_unverified`` is set.
+A manifest is removed when it is older than the cutoff, is not the dataset's (latest) version and carries no tag
+(``_refs/tags/*.json``).  Every manifest is read: the data, deletion, transaction and index files of the kept ones are
+"referenced", those of removed ones "verified".  The manifests of the removed versions go first (pylance removes them
+last): a cleanup interrupted at any step then leaves every listed version whole, and at worst files no manifest names.
+Then every file under ``data/``, ``_deletions/``, ``_transactions/`` and ``_indices/`` is considered (as pylance 14.0.2
+does; newer Lance also skips files modified after the oldest kept manifest): a referenced file stays; a verified one
+goes; one no manifest names (a commit that failed, one in flight, or one an interrupted cleanup left) goes only when it
+is at least 7 days old or ``delete_unverified`` is set.
 
-Temporary files of writers that died (``TEMP_PATTERNS``: lancelot's ``.tmp-*.partial`` and
-``.lancelot-*.tmp``, pylance's staged manifests ``*.manifest-<uuid>`` and ``.tmp_*``, and its
-object store's ``<name>#<n>``) go by the same rule, when also older than the cutoff
-(pylance 14.0.2 leaves them).
-"""
+Temporary files of writers that died (``TEMP_PATTERNS``: lancelot's ``.tmp-*.partial`` and ``.lancelot-*.tmp``,
+pylance's staged manifests ``*.manifest-<uuid>`` and ``.tmp_*``, and its object store's ``<name>#<n>``) go by the same
+rule, when also older than the cutoff (pylance 14.0.2 leaves them)."""
 
 from __future__ import annotations
 
@@ -120,9 +116,8 @@ _HOT = NumpyUntilHot(scan_files, warm_work=4 << 20)
 def _read_version(
     store: ObjectStore, uri: str, versions: Versions, v: int, path: str, data: bytes | None
 ) -> tuple[float, Callable[[_Files], None]]:
-    """A manifest's commit time (epoch seconds) and a function adding the files it names to a
-    ``_Files``: read off its bytes (``data``; None: gone) by the kernel once it is loaded, else
-    parsed (``_collect``)."""
+    """A manifest's commit time (epoch seconds) and a function adding the files it names to a ``_Files``: read off its
+    bytes (``data``; None: gone) by the kernel once it is loaded, else parsed (``_collect``)."""
     if data is not None and _HOT.ready():
         scanned = _scan(data, v)
         if scanned is not None:
@@ -219,8 +214,8 @@ def cleanup_old_versions(
     delete_unverified: bool = False,
     error_if_tagged_old_versions: bool = True,
 ) -> CleanupStats:
-    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` (default two
-    weeks, as pylance) or beyond the last ``retain_versions``, and the files only they used."""
+    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` (default two weeks, as pylance) or
+    beyond the last ``retain_versions``, and the files only they used."""
     if retain_versions is not None and retain_versions <= 0:
         raise ValueError("retain_versions must be positive")
     if older_than is None and retain_versions is None:

@@ -1,14 +1,12 @@
-"""Shallow clones (transaction.proto ``Clone``; table format, "Base paths"): a new dataset whose first
-manifest is the source's manifest at ``ref_version``, with every data file, deletion file and index
-that lived in the source's own root now pointing at it through a new ``base_paths`` entry
-(``is_dataset_root``). No data is copied; the clone's version number is the source's.
+"""Shallow clones (transaction.proto ``Clone``; table format, "Base paths"): a new dataset whose first manifest is the
+source's manifest at ``ref_version``, with every data file, deletion file and index that lived in the source's own root
+now pointing at it through a new ``base_paths`` entry (``is_dataset_root``). No data is copied; the clone's version
+number is the source's.
 
-``LanceDataset.shallow_clone`` and ``LanceDataset.commit(target, LanceOperation.Clone(...))`` both
-land here, as in pylance. A deep clone (``LanceDataset.deep_clone``) copies the version's own files
-(data, deletion and index files in the source's root) into the target, whose manifest is then the
-source's as it is; committing a deep Clone operation directly is refused, as pylance refuses it (the
-files would not be there).
-"""
+``LanceDataset.shallow_clone`` and ``LanceDataset.commit(target, LanceOperation.Clone(...))`` both land here, as in
+pylance. A deep clone (``LanceDataset.deep_clone``) copies the version's own files (data, deletion and index files in
+the source's root) into the target, whose manifest is then the source's as it is; committing a deep Clone operation
+directly is refused, as pylance refuses it (the files would not be there)."""
 
 from __future__ import annotations
 
@@ -18,13 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit import Versions, _write_hint, list_versions, load_manifest
 from lancelot.dataset.commit_options import CommitRequest, with_commit_lock
-from lancelot.dataset.manifest import (
-    FLAG_STABLE_ROW_IDS,
-    VERSIONS_DIR,
-    ManifestFile,
-    manifest_name,
-    serialize_manifest,
-)
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, VERSIONS_DIR, ManifestFile, manifest_name, serialize_manifest
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import TRANSACTIONS_DIR, new_transaction, transaction_name
@@ -38,8 +30,8 @@ if TYPE_CHECKING:
 
 
 def commit_clone(req: CommitRequest, *, _copied: bool = False) -> Committed:
-    """Create the dataset ``req.uri`` as a clone of ``req.operation.ref_path`` at its ``ref_version`` (a
-    deep one only from ``deep_clone``, ``_copied``: after it copied the files)."""
+    """Create the dataset ``req.uri`` as a clone of ``req.operation.ref_path`` at its ``ref_version`` (a deep one only
+    from ``deep_clone``, ``_copied``: after it copied the files)."""
     from lancelot.dataset.writing import DatasetExistsError
 
     operation, storage_options = req.operation, req.storage_options
@@ -115,8 +107,8 @@ def _cloned_manifest(src: ManifestFile, ref_path: str, ref_name: str | None) -> 
 def deep_clone(
     source: LanceDataset, target: str | os.PathLike[str], version: int, storage_options: dict[str, Any] | None
 ) -> Committed:
-    """Copy version ``version``'s own files (those in the source's root) into ``target``, then commit
-    the deep Clone there (pylance's ``deep_clone``)."""
+    """Copy version ``version``'s own files (those in the source's root) into ``target``, then commit the deep Clone
+    there (pylance's ``deep_clone``)."""
     from lancelot.dataset.deletion import deletion_path
     from lancelot.dataset.fragment_metadata import DATA_DIR
     from lancelot.dataset.lance_operation import LanceOperation

@@ -1,23 +1,20 @@
-"""Compaction: rewrite runs of small fragments (or fragments with many deleted rows) into new
-data files, committed as one Rewrite transaction (table format, "Transaction types": Rewrite,
-ReserveFragments; pylance's ``optimize.compact_files``).
+"""Compaction: rewrite runs of small fragments (or fragments with many deleted rows) into new data files, committed as
+one Rewrite transaction (table format, "Transaction types": Rewrite, ReserveFragments; pylance's
+``optimize.compact_files``).
 
-Planning follows pylance: walking the fragments in order, a fragment is a candidate when its
-share of deleted rows exceeds ``materialize_deletions_threshold`` ("compact itself") or when it
-has fewer physical rows than ``target_rows_per_fragment`` ("compact with neighbours"); adjacent
-candidates form a bin; a bin of one neighbour-only fragment is dropped; a bin is split into
-groups of at least ``target_rows_per_fragment`` live rows (the remainder joins the last group).
-Each group's live rows are written, in order, in the dataset's data storage version, as
-pylance 14 writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments of
-``ceil(rows / k)`` rows (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536).
+Planning follows pylance: walking the fragments in order, a fragment is a candidate when its share of deleted rows
+exceeds ``materialize_deletions_threshold`` ("compact itself") or when it has fewer physical rows than
+``target_rows_per_fragment`` ("compact with neighbours"); adjacent candidates form a bin; a bin of one neighbour-only
+fragment is dropped; a bin is split into groups of at least ``target_rows_per_fragment`` live rows (the remainder joins
+the last group). Each group's live rows are written, in order, in the dataset's data storage version, as pylance 14
+writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments of ``ceil(rows / k)`` rows (1024 live rows with
+a target of 1500 make one fragment; 3072, two of 1536).
 
-The commit is two versions, as pylance makes them: ReserveFragments (ids for the new
-fragments), then Rewrite (each group's old fragments replaced by its new ones, fragments kept in
-id order as pylance keeps them).  Both are rebuilt over concurrent appends, deletes and rewrites
-of other fragments (transaction.py); rows deleted meanwhile from fragments being rewritten are
-carried into the new fragments; a rewrite or update of those fragments, or a cleanup of the version
-read, makes the compaction plan again on the latest version.
-"""
+The commit is two versions, as pylance makes them: ReserveFragments (ids for the new fragments), then Rewrite (each
+group's old fragments replaced by its new ones, fragments kept in id order as pylance keeps them).  Both are rebuilt
+over concurrent appends, deletes and rewrites of other fragments (transaction.py); rows deleted meanwhile from fragments
+being rewritten are carried into the new fragments; a rewrite or update of those fragments, or a cleanup of the version
+read, makes the compaction plan again on the latest version."""
 
 from __future__ import annotations
 
@@ -67,9 +64,9 @@ def plan_compaction(
     threshold: float,
     index_fragments: list[set[int]] | None = None,
 ) -> list[list[Fragment]]:
-    """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them:
-    fragments covered by different sets of indices (``index_fragments``: each index's fragment ids)
-    never share a group, so every index covers all or none of a group's fragments."""
+    """Groups of adjacent fragments (lancelot Fragment objects) to rewrite, as pylance plans them: fragments covered by
+    different sets of indices (``index_fragments``: each index's fragment ids) never share a group, so every index
+    covers all or none of a group's fragments."""
     if materialize_deletions and threshold >= 1.0:
         materialize_deletions = False
     bins: list[list[tuple[Fragment, bool, int]]] = []  # (fragment, compacts itself, live rows)
@@ -119,8 +116,8 @@ def plan_compaction(
 
 
 def _index_fragments(ds: LanceDataset) -> list[set[int]]:
-    """Each index's fragment ids; an index whose metadata names none covers the fragments below the
-    ``max_fragment_id`` of the version it was built on (pylance's rule)."""
+    """Each index's fragment ids; an index whose metadata names none covers the fragments below the ``max_fragment_id``
+    of the version it was built on (pylance's rule)."""
     out = []
     for idx in index_remap.read_indices(ds.manifest_file.index_section):
         ids = index_remap.fragment_ids(idx)
@@ -148,8 +145,8 @@ def _deleted(store: ObjectStore, f: table_pb2.DataFragment, where: str) -> np.nd
 
 
 def _counted(f: Fragment) -> table_pb2.DataFragment:
-    """A copy of the fragment's manifest entry with its physical row count (counted if the manifest's
-    cannot be trusted): ``carry_deletions`` maps row positions with it."""
+    """A copy of the fragment's manifest entry with its physical row count (counted if the manifest's cannot be
+    trusted): ``carry_deletions`` maps row positions with it."""
     c = table_pb2.DataFragment()
     c.CopyFrom(f.data_fragment)
     c.physical_rows = f.physical_rows
@@ -164,9 +161,9 @@ def carry_deletions(
     now: dict[int, table_pb2.DataFragment],
     new: list[table_pb2.DataFragment],
 ) -> list[table_pb2.DataFragment]:
-    """``new`` (a group's rewritten fragments, holding the live rows of ``old`` as the compaction read
-    them, in order) with the rows deleted since (``now``: the latest version's fragments by id) marked
-    deleted in new deletion files: a concurrent delete of a compacted fragment rebased, not lost."""
+    """``new`` (a group's rewritten fragments, holding the live rows of ``old`` as the compaction read them, in order)
+    with the rows deleted since (``now``: the latest version's fragments by id) marked deleted in new deletion files: a
+    concurrent delete of a compacted fragment rebased, not lost."""
     positions = []
     offset = 0
     for o in old:
@@ -201,8 +198,8 @@ def carry_deletions(
 
 
 def _check_files(ds: LanceDataset, groups: list[list[Fragment]], where: str) -> None:
-    """Every file a group reads must be there (a file opened earlier by this process could still
-    be read from its open handle after its removal: compaction must not trust that)."""
+    """Every file a group reads must be there (a file opened earlier by this process could still be read from its open
+    handle after its removal: compaction must not trust that)."""
     for group in groups:
         for f in group:
             paths = [f"{DATA_DIR}/{d.path}" for d in f.data_fragment.files if not d.HasField("base_id")]
@@ -236,11 +233,10 @@ def build_rewrite(
     store: ObjectStore,
     remap: index_remap.Remap | None = None,
 ) -> Builder:
-    """Rewrite: each group's old fragments replaced by its new ones; the fragments end in id order, as
-    pylance orders them after every commit (so a group's rows move behind a fragment it skipped:
-    compaction may reorder rows).  An old fragment must still be in the latest version with the same
-    data files (else a retryable conflict); rows deleted from it since are carried into the new
-    fragments (``carry_deletions``: pylance gives up there)."""
+    """Rewrite: each group's old fragments replaced by its new ones; the fragments end in id order, as pylance orders
+    them after every commit (so a group's rows move behind a fragment it skipped: compaction may reorder rows).  An old
+    fragment must still be in the latest version with the same data files (else a retryable conflict); rows deleted from
+    it since are carried into the new fragments (``carry_deletions``: pylance gives up there)."""
 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
@@ -281,8 +277,8 @@ def build_rewrite(
 
 
 def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> None:
-    """Stable row ids: the live rows keep their ids and their created-at / last-updated-at versions,
-    re-chunked over the new fragments (what pylance's compaction does; ``next_row_id`` is unchanged)."""
+    """Stable row ids: the live rows keep their ids and their created-at / last-updated-at versions, re-chunked over the
+    new fragments (what pylance's compaction does; ``next_row_id`` is unchanged)."""
     ids, created, updated = [], [], []
     for f in group:
         live = f.live_positions()
@@ -320,16 +316,15 @@ def compact_files(
 ) -> CompactionMetrics:
     """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
 
-    Concurrent commits are handled as pylance handles them (appends, deletes and rewrites of other
-    fragments: the compaction is rebuilt on top of them), and better: when a delete or rewrite
-    committed meanwhile changed fragments this compaction rewrites (pylance's "retryable" conflict,
-    which fails its compaction), or when a cleanup removed the version it read (and files with it),
-    the compaction is planned again on the latest version and retried, up to ``COMPACTION_ATTEMPTS``
-    times.  Indices stay valid as pylance keeps them (index_remap.py): BTREE, BITMAP and LABEL_LIST
-    indices are rewritten with the new row addresses, the others are left to the fragment reuse
-    index (all of them with ``defer_index_remap=True``); with stable row ids only the fragment
-    bitmaps change.  ``max_rows_per_group`` and ``num_threads`` are accepted for
-    pylance's signature (2.x files have no row groups; groups are rewritten one after another)."""
+    Concurrent commits are handled as pylance handles them (appends, deletes and rewrites of other fragments: the
+    compaction is rebuilt on top of them), and better: when a delete or rewrite committed meanwhile changed fragments
+    this compaction rewrites (pylance's "retryable" conflict, which fails its compaction), or when a cleanup removed the
+    version it read (and files with it), the compaction is planned again on the latest version and retried, up to
+    ``COMPACTION_ATTEMPTS`` times.  Indices stay valid as pylance keeps them (index_remap.py): BTREE, BITMAP and
+    LABEL_LIST indices are rewritten with the new row addresses, the others are left to the fragment reuse index (all of
+    them with ``defer_index_remap=True``); with stable row ids only the fragment bitmaps change.  ``max_rows_per_group``
+    and ``num_threads`` are accepted for pylance's signature (2.x files have no row groups; groups are rewritten one
+    after another)."""
     del max_rows_per_group, num_threads
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
@@ -358,8 +353,8 @@ def compact_files(
 def rewrite_group(
     ds: LanceDataset, group: list[Fragment], target_rows_per_fragment: int, data_version: str | None, where: str
 ) -> list[table_pb2.DataFragment]:
-    """The live rows of a group of adjacent fragments, in order, written into new fragments (ids
-    unassigned) of about ``target_rows_per_fragment`` rows each, stable row ids carried over."""
+    """The live rows of a group of adjacent fragments, in order, written into new fragments (ids unassigned) of about
+    ``target_rows_per_fragment`` rows each, stable row ids carried over."""
     from lancelot.dataset.writing import write_fragments
 
     def rows() -> Iterator[pa.RecordBatch]:
@@ -457,8 +452,8 @@ class Optimizer:
         """Compact the dataset: ``LanceDataset.compact_files`` (pylance's spelling).
 
         Args:
-            **kwargs: pylance's ``CompactionOptions`` (``target_rows_per_fragment``,
-                ``materialize_deletions``, ``materialize_deletions_threshold``...).
+            **kwargs: pylance's ``CompactionOptions`` (``target_rows_per_fragment``, ``materialize_deletions``,
+                ``materialize_deletions_threshold``...).
 
         Returns:
             A ``CompactionMetrics``.

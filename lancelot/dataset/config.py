@@ -1,15 +1,12 @@
-"""Metadata-only commits: UpdateConfig and Restore (protos/transaction.proto, table format
-"Transaction types").
+"""Metadata-only commits: UpdateConfig and Restore (protos/transaction.proto, table format "Transaction types").
 
-``UpdateConfig`` changes one of four string maps of the manifest without touching data: the
-table config (``config_updates``), the table metadata (``table_metadata_updates``), the schema
-metadata (``schema_metadata_updates``) or a field's metadata (``field_metadata_updates``, by
-field id).  Each is an ``UpdateMap``: entries (a key, and a value or none to remove the key)
-and ``replace`` (the map becomes exactly the entries).  pylance 14 writes only these newer
+``UpdateConfig`` changes one of four string maps of the manifest without touching data: the table config
+(``config_updates``), the table metadata (``table_metadata_updates``), the schema metadata (``schema_metadata_updates``)
+or a field's metadata (``field_metadata_updates``, by field id).  Each is an ``UpdateMap``: entries (a key, and a value
+or none to remove the key) and ``replace`` (the map becomes exactly the entries).  pylance 14 writes only these newer
 fields, one map per commit; the older ``upsert_values``/``delete_keys`` fields are read too.
 
-``Restore`` commits an older version's content as the newest version.
-"""
+``Restore`` commits an older version's content as the newest version."""
 
 from __future__ import annotations
 
@@ -51,8 +48,8 @@ def field_metadata_maps(
 
 
 def commit_update_config(ds: LanceDataset, **maps: Any) -> int:
-    """Commit one UpdateConfig of ``maps`` (its field names: ``config_updates``...) on top of
-    ``ds``'s version; returns the new version."""
+    """Commit one UpdateConfig of ``maps`` (its field names: ``config_updates``...) on top of ``ds``'s version; returns
+    the new version."""
     from lancelot.dataset.commit import commit_transaction
     from lancelot.dataset.transaction import new_transaction
 
@@ -118,8 +115,8 @@ def build_update_config(op: transaction_pb2.Transaction.UpdateConfig, uri: str) 
 
 
 def build_restore(old: ManifestFile, uri: str) -> Builder:
-    """The content of version ``old`` as a new version.  Fragment ids and stable row ids keep counting
-    from the latest version (never reused), the old version's index section comes back with it."""
+    """The content of version ``old`` as a new version.  Fragment ids and stable row ids keep counting from the latest
+    version (never reused), the old version's index section comes back with it."""
 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:

@@ -1,8 +1,7 @@
 """``LanceDataset``: one version of a Lance dataset, read through its manifest (table format).
 
-``lancelot.dataset(uri, version=None)`` opens the latest version (or ``version``); reads see
-exactly that version's fragments, minus deleted rows.  ``delete`` commits a new version.
-"""
+``lancelot.dataset(uri, version=None)`` opens the latest version (or ``version``); reads see exactly that version's
+fragments, minus deleted rows.  ``delete`` commits a new version."""
 
 from __future__ import annotations
 
@@ -25,12 +24,7 @@ from lancelot.dataset.manifest import ManifestFile, check_reader_flags
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
-from lancelot.errors import (
-    CorruptFileError,
-    DatasetNotFoundError,
-    LanceError,
-    LanceValueError,
-)
+from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, LanceValueError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -38,13 +32,13 @@ if TYPE_CHECKING:
 
 
 class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataMixin, MaintenanceMixin):
-    """One version of a Lance dataset: its schema, fragments and rows, and the operations that read it
-    or commit a new version (pylance's ``lance.LanceDataset``).
+    """One version of a Lance dataset: its schema, fragments and rows, and the operations that read it or commit a new
+    version (pylance's ``lance.LanceDataset``).
 
     Open one with [`lancelot.dataset`][lancelot.dataset.dataset.dataset]; write one with
-    [`lancelot.write_dataset`][lancelot.dataset.write.write_dataset]. An object stays at its version
-    for reads; the methods that commit (``delete``, ``update``, ``add_columns``, ``restore``...) move
-    it on to the version they create, as pylance's do.
+    [`lancelot.write_dataset`][lancelot.dataset.write.write_dataset]. An object stays at its version for reads; the
+    methods that commit (``delete``, ``update``, ``add_columns``, ``restore``...) move it on to the version they create,
+    as pylance's do.
 
     Examples:
         >>> ds = lancelot.dataset(uri)
@@ -109,8 +103,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
 
     @property
     def _fragments(self) -> list[Fragment]:
-        """The version's Fragment objects, built on first use: opening a dataset of thousands of
-        fragments and counting its rows builds none (a race builds two lists; one is kept)."""
+        """The version's Fragment objects, built on first use: opening a dataset of thousands of fragments and counting
+        its rows builds none (a race builds two lists; one is kept)."""
         frags = self._fragment_list
         if frags is None:
             frags = [Fragment(self, f) for f in self.manifest.fragments]
@@ -165,8 +159,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
     def _base(self, base_id: int | None, where: str) -> tuple[ObjectStore, str]:
         """(store, path prefix) of the files of a base path (None: this dataset, under data/).
 
-        Files may live outside the dataset's root only where the manifest declares a base path
-        (shallow clones): ``base_paths[id]`` is a dataset root (files under data/) or a directory."""
+        Files may live outside the dataset's root only where the manifest declares a base path (shallow clones):
+        ``base_paths[id]`` is a dataset root (files under data/) or a directory."""
         if base_id is None:
             return self._store, f"{DATA_DIR}/"
         bp = next((b for b in self.manifest.base_paths if b.id == base_id), None)
@@ -188,8 +182,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        """The Arrow C stream of a full scan: a dataset is data to write, or to hand to any Arrow
-        consumer (as pylance's is)."""
+        """The Arrow C stream of a full scan: a dataset is data to write, or to hand to any Arrow consumer (as pylance's
+        is)."""
         return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -216,8 +210,8 @@ def dataset(
 ) -> LanceDataset:
     """Open a Lance dataset at its latest version, at a given version, or as of a time.
 
-    pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour
-    (a namespace, default scan options) are refused.
+    pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour (a namespace,
+    default scan options) are refused.
 
     Args:
         uri: A local path or an fsspec URL (``s3://``, ``gs://``, ``az://``, ``memory://``...).

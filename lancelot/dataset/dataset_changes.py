@@ -1,5 +1,5 @@
-"""``LanceDataset``'s operations that change rows or columns, each committing one new version that
-the object then shows (dataset/changes.py, merge_insert.py, schema_evolution.py, schema_alter.py)."""
+"""``LanceDataset``'s operations that change rows or columns, each committing one new version that the object then shows
+(dataset/changes.py, merge_insert.py, schema_evolution.py, schema_alter.py)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ class ChangesMixin:
     def delete(
         self: LanceDataset, predicate: str | pc.Expression, *, conflict_retries: int = 10, retry_timeout: Any = None
     ) -> DeleteResult:
-        """Delete the rows matching ``predicate``, as one new version (also when none match, as pylance);
-        this object then shows the new version.
+        """Delete the rows matching ``predicate``, as one new version (also when none match, as pylance); this object
+        then shows the new version.
 
         Deletions are recorded in deletion files; data files are rewritten only by ``compact_files``.
 
@@ -55,8 +55,8 @@ class ChangesMixin:
         conflict_retries: int = 10,
         retry_timeout: Any = None,
     ) -> dict[str, int]:
-        """Set columns to SQL expressions on the rows where ``where`` holds, as one new version; this
-        object then shows it.
+        """Set columns to SQL expressions on the rows where ``where`` holds, as one new version; this object then shows
+        it.
 
         Updated rows are deleted from their fragments and rewritten into new ones (as pylance does).
 
@@ -100,8 +100,8 @@ class ChangesMixin:
         return MergeInsertBuilder(self, on)
 
     def insert(self: LanceDataset, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
-        """Write ``data`` into this dataset (``write_dataset(data, self, mode=mode)``); this object then
-        shows the new version.
+        """Write ``data`` into this dataset (``write_dataset(data, self, mode=mode)``); this object then shows the new
+        version.
 
         Args:
             data: Anything ``write_dataset`` accepts.
@@ -124,14 +124,13 @@ class ChangesMixin:
         reader_schema: pa.Schema | None = None,
         batch_size: int | None = None,
     ) -> None:
-        """Add columns, as one new version; existing data files are not rewritten (new columns go to new
-        files of the same fragments, as pylance writes them).
+        """Add columns, as one new version; existing data files are not rewritten (new columns go to new files of the
+        same fragments, as pylance writes them).
 
         Args:
-            transforms: One of: a dict of new column name to SQL expression over the row; a function
-                from a ``RecordBatch`` to a batch (or DataFrame) of the new columns; a
-                ``RecordBatchReader`` of the new columns, row-aligned with the dataset; or a
-                ``pyarrow.Field`` / list / schema of all-null columns.
+            transforms: One of: a dict of new column name to SQL expression over the row; a function from a
+                ``RecordBatch`` to a batch (or DataFrame) of the new columns; a ``RecordBatchReader`` of the new
+                columns, row-aligned with the dataset; or a ``pyarrow.Field`` / list / schema of all-null columns.
             read_columns: For a function: the columns it receives (default all).
             reader_schema: For a function: the schema of what it returns (default: from its first result).
             batch_size: For a function: rows per call.
@@ -152,9 +151,8 @@ class ChangesMixin:
         """Rename columns, change their nullability or cast them, as one new version.
 
         Args:
-            *alterations: One dict per column: ``path`` (the column, ``"s.x"`` for a nested one) and any
-                of ``name`` (rename), ``nullable`` (True to allow nulls), ``data_type`` (a cast: the
-                column's files are rewritten).
+            *alterations: One dict per column: ``path`` (the column, ``"s.x"`` for a nested one) and any of ``name``
+                (rename), ``nullable`` (True to allow nulls), ``data_type`` (a cast: the column's files are rewritten).
 
         Examples:
             >>> ds.alter_columns({"path": "name", "name": "label"})
@@ -182,8 +180,8 @@ class ChangesMixin:
     def merge(
         self: LanceDataset, data_obj: Any, left_on: str, right_on: str | None = None, schema: pa.Schema | None = None
     ) -> None:
-        """Add the other columns of ``data_obj`` to the dataset, joined on a key (a left join: rows without
-        a match get nulls), as one new version.
+        """Add the other columns of ``data_obj`` to the dataset, joined on a key (a left join: rows without a match get
+        nulls), as one new version.
 
         Args:
             data_obj: A Table, RecordBatchReader or anything ``write_dataset`` accepts.

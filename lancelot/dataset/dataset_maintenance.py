@@ -1,5 +1,5 @@
-"""``LanceDataset``'s maintenance: ``validate`` (dataset/validate.py), compaction
-(dataset/compact.py) and cleanup of old versions (dataset/cleanup.py)."""
+"""``LanceDataset``'s maintenance: ``validate`` (dataset/validate.py), compaction (dataset/compact.py) and cleanup of
+old versions (dataset/cleanup.py)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ class MaintenanceMixin:
         validate(self)
 
     def compact_files(self: LanceDataset, **options: Any) -> CompactionMetrics:
-        """Rewrite small fragments into larger ones and drop deleted rows, as one new version; this object
-        then shows it. pylance has this as ``ds.optimize.compact_files``, also here.
+        """Rewrite small fragments into larger ones and drop deleted rows, as one new version; this object then shows
+        it. pylance has this as ``ds.optimize.compact_files``, also here.
 
         Args:
             **options: pylance's ``CompactionOptions``: ``target_rows_per_fragment`` (default 1Mi),
@@ -63,8 +63,8 @@ class MaintenanceMixin:
 
         Args:
             older_than: Remove versions older than this (default: two weeks, as pylance).
-            delete_unverified: Also remove unreferenced files younger than seven days (which may belong
-                to a write still in progress).
+            delete_unverified: Also remove unreferenced files younger than seven days (which may belong to a write still
+                in progress).
             **options: pylance's other options (``retain_versions``, ``error_if_tagged_old_versions``...).
 
         Returns:

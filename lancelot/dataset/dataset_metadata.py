@@ -1,5 +1,5 @@
-"""``LanceDataset``'s metadata: table config, schema and field metadata (UpdateConfig commits,
-dataset/config.py), statistics, indices as the manifest describes them, and row-id facts."""
+"""``LanceDataset``'s metadata: table config, schema and field metadata (UpdateConfig commits, dataset/config.py),
+statistics, indices as the manifest describes them, and row-id facts."""
 
 from __future__ import annotations
 
@@ -102,8 +102,8 @@ class MetadataMixin:
         """Set or remove metadata keys of fields, as one new version.
 
         Args:
-            field_updates: Per field, named by path (``"s.x"`` for a struct's child) or field id, the keys
-                to set; a value of None removes its key.
+            field_updates: Per field, named by path (``"s.x"`` for a struct's child) or field id, the keys to set; a
+                value of None removes its key.
             replace: Replace each named field's metadata instead of merging into it.
 
         Raises:
@@ -174,8 +174,8 @@ class MetadataMixin:
         index_uuid: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """Build a scalar index of ``column`` and commit it as a new version (pylance's
-        ``create_scalar_index``; lancelot builds BTREE and BITMAP, which pylance's queries use).
+        """Build a scalar index of ``column`` and commit it as a new version (pylance's ``create_scalar_index``;
+        lancelot builds BTREE and BITMAP, which pylance's queries use).
 
         Args:
             column: The column (a dotted path for a struct field).

@@ -1,5 +1,5 @@
-"""``LanceDataset``'s row reads by position (``take``, ``slice``, ``head``, ``sample``,
-dataset/take.py) and its blob reads (``take_blobs``, ``read_blobs``, dataset/blob.py)."""
+"""``LanceDataset``'s row reads by position (``take``, ``slice``, ``head``, ``sample``, dataset/take.py) and its blob
+reads (``take_blobs``, ``read_blobs``, dataset/blob.py)."""
 
 from __future__ import annotations
 

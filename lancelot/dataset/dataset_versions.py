@@ -1,5 +1,5 @@
-"""``LanceDataset``'s versions and tags: resolving, listing and checking out versions, ``restore``,
-and the static ``commit`` / ``drop`` (dataset/commit.py, refs.py, lance_operation.py)."""
+"""``LanceDataset``'s versions and tags: resolving, listing and checking out versions, ``restore``, and the static
+``commit`` / ``drop`` (dataset/commit.py, refs.py, lance_operation.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lancelot.dataset.commit import commit_transaction, list_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import (
-    DatasetNotFoundError,
-    LanceValueError,
-    VersionNotFoundError,
-)
+from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFoundError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -77,9 +73,8 @@ class VersionsMixin:
         """Every version of the dataset, oldest first.
 
         Returns:
-            One dict per version: ``version`` (int), ``timestamp`` (a naive datetime in local time, as
-                pylance gives it) and ``metadata`` (the manifest's summary: ``total_fragments``,
-                ``total_rows``... as strings).
+            One dict per version: ``version`` (int), ``timestamp`` (a naive datetime in local time, as pylance gives it)
+                and ``metadata`` (the manifest's summary: ``total_fragments``, ``total_rows``... as strings).
 
         Examples:
             >>> [v["version"] for v in ds.versions()]
@@ -93,8 +88,8 @@ class VersionsMixin:
         """This dataset at another version, as a new object (this one does not move).
 
         Args:
-            version: A version number, a tag name, or pylance's ``(branch, number)`` pair with the branch
-                None or ``"main"`` (lancelot has no branches).
+            version: A version number, a tag name, or pylance's ``(branch, number)`` pair with the branch None or
+                ``"main"`` (lancelot has no branches).
 
         Returns:
             A `LanceDataset` at that version.
@@ -116,8 +111,8 @@ class VersionsMixin:
 
     @property
     def tags(self: LanceDataset) -> Tags:
-        """The dataset's tags (names for versions, under ``_refs/tags/`` as pylance writes them):
-        ``create(tag, version)``, ``update``, ``delete``, ``get_version``, ``list``, ``list_ordered``.
+        """The dataset's tags (names for versions, under ``_refs/tags/`` as pylance writes them): ``create(tag,
+        version)``, ``update``, ``delete``, ``get_version``, ``list``, ``list_ordered``.
 
         Examples:
             >>> ds.tags.create("first", 1)
@@ -131,8 +126,8 @@ class VersionsMixin:
         return Tags(self)
 
     def restore(self: LanceDataset) -> None:
-        """Make this (older) version the latest again, as one new version (a Restore commit, as pylance
-        writes it); this object then shows the new version.
+        """Make this (older) version the latest again, as one new version (a Restore commit, as pylance writes it); this
+        object then shows the new version.
 
         Examples:
             >>> _ = ds.delete("id < 5")
@@ -174,34 +169,34 @@ class VersionsMixin:
         base_store_params: dict[str, dict[str, str]] | None = None,
         commit_timeout: _dt.timedelta | None = _dt.timedelta(seconds=1800),
     ) -> LanceDataset:
-        """Commit a change planned elsewhere (fragments from ``LanceFragment.create`` /
-        ``write_fragments``, a ``Transaction`` from ``execute_uncommitted``) as one version.
+        """Commit a change planned elsewhere (fragments from ``LanceFragment.create`` / ``write_fragments``, a
+        ``Transaction`` from ``execute_uncommitted``) as one version.
 
         Args:
             base_uri: the dataset (created by an ``Overwrite`` when it does not exist).
-            operation: a ``LanceOperation`` (Append, Overwrite, Delete, Update, Merge, Project, Restore,
-                Rewrite, DataReplacement, CreateIndex, UpdateConfig) or a ``Transaction``; fragments
-                from lancelot or from pylance.
-            read_version: the version the operation was planned against (required but for Overwrite
-                and Restore; a Transaction carries its own).
-            commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it
-                returns a context manager held while that version's manifest is written.
+            operation: a ``LanceOperation`` (Append, Overwrite, Delete, Update, Merge, Project, Restore, Rewrite,
+                DataReplacement, CreateIndex, UpdateConfig) or a ``Transaction``; fragments from lancelot or from
+                pylance.
+            read_version: the version the operation was planned against (required but for Overwrite and Restore; a
+                Transaction carries its own).
+            commit_lock: pylance's ``CommitLock``: called with the version about to be committed, it returns a context
+                manager held while that version's manifest is written.
             storage_options: object-store options.
             enable_v2_manifest_paths: False names a new dataset's manifests by version (V1 naming).
-            detached: commit a version outside the lineage (a random number with the top bit set):
-                never the latest, found only by ``checkout_version``.
-            max_retries: 0 makes an Overwrite strict, as pylance's: refused if anything was committed
-                after ``read_version`` (otherwise conflicts are resolved as the operation allows).
-            commit_message: stored as the transaction property ``__lance_commit_message`` (not with a
-                Transaction: set its properties instead).
+            detached: commit a version outside the lineage (a random number with the top bit set): never the latest,
+                found only by ``checkout_version``.
+            max_retries: 0 makes an Overwrite strict, as pylance's: refused if anything was committed after
+                ``read_version`` (otherwise conflicts are resolved as the operation allows).
+            commit_message: stored as the transaction property ``__lance_commit_message`` (not with a Transaction: set
+                its properties instead).
             enable_stable_row_ids: for an Overwrite creating the dataset, give rows stable ids.
             namespace_client: must be None (lancelot has no namespaces).
             table_id: must be None (a namespace's table id).
             namespace_client_managed_versioning: must be False.
             base_store_params: must be None (other bases are opened with ``storage_options``).
-            commit_timeout: the longest the commit, its retries on conflict included, may take
-                (checked before each attempt: past it, a ``CommitTimeoutError``, a TimeoutError);
-                None: no limit; zero or negative is refused, as pylance refuses it.
+            commit_timeout: the longest the commit, its retries on conflict included, may take (checked before each
+                attempt: past it, a ``CommitTimeoutError``, a TimeoutError); None: no limit; zero or negative is
+                refused, as pylance refuses it.
 
         Returns:
             The dataset at the new version.
@@ -276,9 +271,9 @@ class VersionsMixin:
         storage_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> LanceDataset:
-        """A new dataset at ``target_path`` holding this dataset's version ``reference`` without copying
-        data: its manifest references this dataset's files through a base path (a Clone commit, as
-        pylance writes it; the clone's version number is the source's).
+        """A new dataset at ``target_path`` holding this dataset's version ``reference`` without copying data: its
+        manifest references this dataset's files through a base path (a Clone commit, as pylance writes it; the clone's
+        version number is the source's).
 
         Args:
             target_path: Where the clone goes (no dataset may be there).
@@ -298,9 +293,8 @@ class VersionsMixin:
         storage_options: Options = None,
         **kwargs: Any,
     ) -> LanceDataset:
-        """As ``shallow_clone`` (same arguments and result), but the clone is independent: the
-        version's data, deletion and index files are copied to ``target_path`` (a deep Clone commit,
-        as pylance writes it).
+        """As ``shallow_clone`` (same arguments and result), but the clone is independent: the version's data, deletion
+        and index files are copied to ``target_path`` (a deep Clone commit, as pylance writes it).
 
         Args:
             target_path: Where the clone goes (no dataset may be there).
@@ -392,6 +386,6 @@ def _place(uri: Any, storage_options: dict[str, Any] | None) -> tuple[Any, dict[
 
 
 def _opened(cls: type[LanceDataset], c: Committed) -> LanceDataset:
-    """The version a commit wrote, opened from what the commit already read (``LanceDataset`` is
-    above the commit wing: the wing returns the version, the class opens it)."""
+    """The version a commit wrote, opened from what the commit already read (``LanceDataset`` is above the commit wing:
+    the wing returns the version, the class opens it)."""
     return cls(c.uri, version=c.version, storage_options=c.storage_options, _store=c.store, _committed=c.known)

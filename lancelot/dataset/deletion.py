@@ -1,10 +1,8 @@
 """Deletion files: the rows of a fragment that are deleted (table format, "Deletion files").
 
-``_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}``.  The Arrow form is an IPC file
-(zstd) holding one batch of one non-null UInt32 column ``row_id`` of row positions; the
-``.bin`` form is a portable roaring bitmap.  pylance writes the Arrow form up to 5000
-deleted rows of a fragment and the bitmap form above that; so does lancelot.
-"""
+``_deletions/{fragment_id}-{read_version}-{id}.{arrow|bin}``.  The Arrow form is an IPC file (zstd) holding one batch of
+one non-null UInt32 column ``row_id`` of row positions; the ``.bin`` form is a portable roaring bitmap.  pylance writes
+the Arrow form up to 5000 deleted rows of a fragment and the bitmap form above that; so does lancelot."""
 
 from __future__ import annotations
 
@@ -102,10 +100,9 @@ _CONTINUATION = b"\xff\xff\xff\xff"
 
 
 def parse_stream(data: bytes, physical_rows: int) -> np.ndarray | None:
-    """``parse_deletions`` of an Arrow deletion file read as the IPC stream the file holds after
-    its magic (on the caller's thread: no hand-off to Arrow's pool, no footer parsed).  None for
-    any other layout or any damage: ``parse_deletions`` reads those, and reports damage with the
-    fragment's name."""
+    """``parse_deletions`` of an Arrow deletion file read as the IPC stream the file holds after its magic (on the
+    caller's thread: no hand-off to Arrow's pool, no footer parsed).  None for any other layout or any damage:
+    ``parse_deletions`` reads those, and reports damage with the fragment's name."""
     s = 8
     while data[s : s + 4] == b"\0\0\0\0" and s < 128:  # the magic's padding (to 8 or 64 bytes)
         s += 8
@@ -152,17 +149,15 @@ def rebase_deletions(
     others: list[tuple[transaction_pb2.Transaction, str]],
     latest: ManifestFile,
 ) -> tuple[transaction_pb2.Transaction, Builder]:
-    """A delete rebuilt on top of ``latest`` after ``others`` (concurrent deletes, each with the reason
-    it touches this one) changed the deletion files of fragments it changes too: each such fragment's
-    deleted rows become the union of both (written as a new deletion file), a fragment left with no
-    row is removed, and one another delete removed whole needs nothing more.  Deleting a row twice
-    means the same as once, so this is what running the delete again would do (pylance merges the
-    deletion vectors, or re-runs the delete).  Called only once every version in between was checked
+    """A delete rebuilt on top of ``latest`` after ``others`` (concurrent deletes, each with the reason it touches this
+    one) changed the deletion files of fragments it changes too: each such fragment's deleted rows become the union of
+    both (written as a new deletion file), a fragment left with no row is removed, and one another delete removed whole
+    needs nothing more.  Deleting a row twice means the same as once, so this is what running the delete again would do
+    (pylance merges the deletion vectors, or re-runs the delete).  Called only once every version in between was checked
     against ``txn`` as it was: no other commit (a compaction) removed or rewrote these fragments.
 
-    Anything else (an update on either side: its rows moved to new fragments; data files changed)
-    is a retryable conflict.  Returns the rebased transaction (read version = ``latest``'s) and its
-    builder."""
+    Anything else (an update on either side: its rows moved to new fragments; data files changed) is a retryable
+    conflict.  Returns the rebased transaction (read version = ``latest``'s) and its builder."""
     from lancelot.dataset.operation import build_delete
     from lancelot.dataset.transaction import operation
     from lancelot.errors import RetryableCommitConflictError
@@ -226,10 +221,10 @@ def read_deletions(
     *,
     cached: bool = False,
 ) -> np.ndarray:
-    """The deleted positions of a fragment's deletion file (at ``path`` in ``store``, by default
-    ``deletion_path``); ``where`` names the dataset, version and fragment.  A missing file is a
-    LanceFileNotFoundError naming them and the path, as a missing data file is.  With ``cached``,
-    a file read before by this process is not read again (the array is then read-only)."""
+    """The deleted positions of a fragment's deletion file (at ``path`` in ``store``, by default ``deletion_path``);
+    ``where`` names the dataset, version and fragment.  A missing file is a LanceFileNotFoundError naming them and the
+    path, as a missing data file is.  With ``cached``, a file read before by this process is not read again (the array
+    is then read-only)."""
     global _cached
     path = path or deletion_path(fragment_id, d)
     key = (store.uri, path, physical_rows)

@@ -1,9 +1,7 @@
-"""Detached commits (``LanceDataset.commit(..., detached=True)``): a version built on the read version
-but outside the dataset's lineage. Its number is random with the top bit set (pylance's
-``DETACHED_VERSION_MASK``), its manifest ``_versions/d{version}.manifest``: listings skip it, it never
-becomes the latest, and only ``checkout_version(version)`` finds it (table format, "Detached
-versions"). No conflict check: nothing is committed on top of it.
-"""
+"""Detached commits (``LanceDataset.commit(..., detached=True)``): a version built on the read version but outside the
+dataset's lineage. Its number is random with the top bit set (pylance's ``DETACHED_VERSION_MASK``), its manifest
+``_versions/d{version}.manifest``: listings skip it, it never becomes the latest, and only ``checkout_version(version)``
+finds it (table format, "Detached versions"). No conflict check: nothing is committed on top of it."""
 
 from __future__ import annotations
 

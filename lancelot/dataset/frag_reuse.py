@@ -1,16 +1,13 @@
-"""The fragment reuse index (``__lance_frag_reuse``, table format "System Indices: Fragment Reuse
-Index"; protos/table.proto ``FragmentReuseIndexDetails``): a compaction that does not rewrite an
-index's files leaves the index on the old row addresses and records, per rewrite group, the old and
-new fragments and the old addresses of the rows it moved; readers (pylance) map the index's row
-addresses through it at query time.
+"""The fragment reuse index (``__lance_frag_reuse``, table format "System Indices: Fragment Reuse Index";
+protos/table.proto ``FragmentReuseIndexDetails``): a compaction that does not rewrite an index's files leaves the index
+on the old row addresses and records, per rewrite group, the old and new fragments and the old addresses of the rows it
+moved; readers (pylance) map the index's row addresses through it at query time.
 
-The details message is not among lancelot's generated protos, so it is written here on the wire
-format directly: ``FragmentReuseIndexDetails{inline=1: InlineContent{versions=1: [Version]},
-external=2: ExternalFile{path=1, offset=2, size=3}}``, ``Version{dataset_version=1, groups=3}``,
-``Group{changed_row_addrs=1, old_fragments=2, new_fragments=3}``,
-``FragmentDigest{id=1, physical_rows=2, num_deleted_rows=3}``.  Each compaction appends a Version;
-repeated fields concatenate, so the earlier versions are carried over as their bytes.
-"""
+The details message is not among lancelot's generated protos, so it is written here on the wire format directly:
+``FragmentReuseIndexDetails{inline=1: InlineContent{versions=1: [Version]}, external=2: ExternalFile{path=1, offset=2,
+size=3}}``, ``Version{dataset_version=1, groups=3}``, ``Group{changed_row_addrs=1, old_fragments=2, new_fragments=3}``,
+``FragmentDigest{id=1, physical_rows=2, num_deleted_rows=3}``.  Each compaction appends a Version; repeated fields
+concatenate, so the earlier versions are carried over as their bytes."""
 
 from __future__ import annotations
 
@@ -43,8 +40,8 @@ def _fields(data: bytes, where: str) -> wire.Fields:
 
 
 def serialize_treemap(addrs: np.ndarray) -> bytes:
-    """A 64-bit roaring treemap (the Rust ``roaring`` crate's RoaringTreemap serialization: u64 count,
-    then per high 32 bits a u32 key and a portable 32-bit roaring bitmap) of sorted row addresses."""
+    """A 64-bit roaring treemap (the Rust ``roaring`` crate's RoaringTreemap serialization: u64 count, then per high 32
+    bits a u32 key and a portable 32-bit roaring bitmap) of sorted row addresses."""
     addrs = np.asarray(addrs, dtype=np.uint64)
     hi = (addrs >> np.uint64(32)).astype(np.uint32)
     keys = np.unique(hi)
@@ -60,8 +57,8 @@ def fragment_digest(frag_id: int, physical_rows: int, deleted: int) -> bytes:
 
 
 def group(changed_row_addrs: np.ndarray, old: Sequence[bytes], new: Sequence[bytes]) -> bytes:
-    """A Group message: the old addresses of the moved rows (in the order they were written), old and
-    new fragment digests."""
+    """A Group message: the old addresses of the moved rows (in the order they were written), old and new fragment
+    digests."""
     out = bytes_field(1, serialize_treemap(changed_row_addrs))
     out += b"".join(bytes_field(2, d) for d in old)
     out += b"".join(bytes_field(3, d) for d in new)
@@ -73,8 +70,8 @@ def version(dataset_version: int, groups: Sequence[bytes]) -> bytes:
 
 
 def inline_content(store: ObjectStore, idx: table_pb2.IndexMetadata, where: str) -> bytes:
-    """The InlineContent bytes of an existing fragment reuse index (read from its external file if
-    the details point to one)."""
+    """The InlineContent bytes of an existing fragment reuse index (read from its external file if the details point to
+    one)."""
     details = _fields(bytes(idx.index_details.value), where)
     inline = wire.message(details, 1)
     if inline is not None:
@@ -99,8 +96,8 @@ def new_index(
     new_fragments: Iterable[int],
     where: str,
 ) -> table_pb2.IndexMetadata:
-    """The fragment reuse index after a compaction: the previous one's versions plus ``new_version``,
-    under a new uuid, covering the compaction's new fragments (what pylance writes)."""
+    """The fragment reuse index after a compaction: the previous one's versions plus ``new_version``, under a new uuid,
+    covering the compaction's new fragments (what pylance writes)."""
     content = (inline_content(store, previous, where) if previous is not None else b"") + bytes_field(1, new_version)
     u = uuidlib.uuid4()
     if len(content) > INLINE_LIMIT:
@@ -130,8 +127,8 @@ def _digest(data: bytes, where: str) -> Digest:
 
 
 def parse_versions(content: bytes, where: str) -> list[tuple[int, list[tuple[np.ndarray, list[Digest], list[Digest]]]]]:
-    """The versions of an InlineContent, oldest first: (dataset_version, its groups as (changed row
-    addresses, old fragment digests, new fragment digests))."""
+    """The versions of an InlineContent, oldest first: (dataset_version, its groups as (changed row addresses, old
+    fragment digests, new fragment digests))."""
     from pyroaring import BitMap64
 
     out = []

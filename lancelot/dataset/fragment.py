@@ -1,11 +1,9 @@
-"""Fragments: a set of rows stored as one or more data files plus an optional deletion file
-(table format, "Fragments" and "Data files").
+"""Fragments: a set of rows stored as one or more data files plus an optional deletion file (table format, "Fragments"
+and "Data files").
 
-``FragmentMetadata`` is the picklable description that travels between processes (Spark
-executors to the driver); ``Fragment`` reads one fragment of one dataset version: the
-columns of each data file are matched to dataset fields by the field ids in the file's
-schema, fields in no data file read as nulls, deleted rows are never returned.
-"""
+``FragmentMetadata`` is the picklable description that travels between processes (Spark executors to the driver);
+``Fragment`` reads one fragment of one dataset version: the columns of each data file are matched to dataset fields by
+the field ids in the file's schema, fields in no data file read as nulls, deleted rows are never returned."""
 
 from __future__ import annotations
 
@@ -33,12 +31,11 @@ if TYPE_CHECKING:
 
 
 class Fragment(ColumnsMixin, ReadsMixin):
-    """One fragment of a dataset version: a set of rows stored as one or more data files (one per
-    group of columns) and an optional deletion file (pylance's ``LanceFragment``, also
-    ``lancelot.LanceFragment``), from ``LanceDataset.get_fragments()``.
+    """One fragment of a dataset version: a set of rows stored as one or more data files (one per group of columns) and
+    an optional deletion file (pylance's ``LanceFragment``, also ``lancelot.LanceFragment``), from
+    ``LanceDataset.get_fragments()``.
 
-    A fragment pickles as (dataset, fragment id), so Spark or multiprocessing workers can each read
-    their own.
+    A fragment pickles as (dataset, fragment id), so Spark or multiprocessing workers can each read their own.
 
     Examples:
         >>> _ = lancelot.write_dataset(table, uri, mode="append")
@@ -78,8 +75,8 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
     @property
     def data_fragment(self) -> table_pb2.DataFragment:
-        """The fragment's ``DataFragment`` message in the manifest (shared with the dataset: read it,
-        copy it to change it)."""
+        """The fragment's ``DataFragment`` message in the manifest (shared with the dataset: read it, copy it to change
+        it)."""
         return self._pb
 
     @property
@@ -101,8 +98,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
     @property
     def metadata(self) -> FragmentMetadata:
         """The fragment's manifest entry (id, data files, deletion file, row counts), as pylance's
-        ``LanceFragment.metadata``.
-        """
+        ``LanceFragment.metadata``."""
         return FragmentMetadata.from_pb(self._pb)
 
     @cached_property
@@ -114,8 +110,8 @@ class Fragment(ColumnsMixin, ReadsMixin):
         return f"Fragment(id={self.fragment_id}, physical_rows={self.physical_rows}, files={len(self._pb.files)})"
 
     def delete(self, predicate: str | pc.Expression) -> FragmentMetadata | None:
-        """Delete the rows matching ``predicate`` from this fragment, uncommitted (pylance's
-        ``LanceFragment.delete``): a new deletion file is written, the data files are untouched.
+        """Delete the rows matching ``predicate`` from this fragment, uncommitted (pylance's ``LanceFragment.delete``):
+        a new deletion file is written, the data files are untouched.
 
         Args:
             predicate: SQL text or a ``pyarrow.compute`` Expression.
@@ -135,12 +131,12 @@ class Fragment(ColumnsMixin, ReadsMixin):
         batch_size: int | None = None,
         reader_schema: pa.Schema | None = None,
     ) -> tuple[FragmentMetadata, Any]:
-        """New columns in a new data file of this fragment, uncommitted (pylance's
-        ``LanceFragment.merge_columns``): commit with ``LanceOperation.Merge(fragments, schema)``.
+        """New columns in a new data file of this fragment, uncommitted (pylance's ``LanceFragment.merge_columns``):
+        commit with ``LanceOperation.Merge(fragments, schema)``.
 
         Args:
-            value_func: A function from a batch of the fragment's rows to a batch of new columns,
-                or a ``RecordBatchReader`` of the new columns (pylance's forms).
+            value_func: A function from a batch of the fragment's rows to a batch of new columns, or a
+                ``RecordBatchReader`` of the new columns (pylance's forms).
             columns: The columns the function reads (default all).
             batch_size: Rows per batch given to the function.
             reader_schema: The schema of the new columns, for a reader.
@@ -237,8 +233,8 @@ class Fragment(ColumnsMixin, ReadsMixin):
         return self._live
 
     def physical_of_live(self, live: np.ndarray) -> np.ndarray:
-        """Physical positions of live-row indices, without materialising all live rows (the k-th live row
-        sits at k plus the number of deleted rows at or before it).
+        """Physical positions of live-row indices, without materialising all live rows (the k-th live row sits at k plus
+        the number of deleted rows at or before it).
 
         Args:
             live: Indices among the fragment's live rows.

@@ -1,6 +1,5 @@
-"""``Fragment``'s columns: which data file holds each column (a fragment's files each hold some of
-its fields, by field id: table format "Data files"), and the assembly of one table from the files'
-parts."""
+"""``Fragment``'s columns: which data file holds each column (a fragment's files each hold some of its fields, by field
+id: table format "Data files"), and the assembly of one table from the files' parts."""
 
 from __future__ import annotations
 
@@ -65,8 +64,8 @@ _OUT_SCHEMAS: dict[tuple[int, tuple[str, ...]], tuple[pa.Schema, list[pa.Field],
 
 
 def _out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:
-    """(fields, schema) of ``columns`` of a scan schema, built once per schema and projection: a scan
-    of many small fragments assembles one table per fragment with the same ones."""
+    """(fields, schema) of ``columns`` of a scan schema, built once per schema and projection: a scan of many small
+    fragments assembles one table per fragment with the same ones."""
     key = (id(schema), tuple(columns))
     hit = _OUT_SCHEMAS.get(key)
     if hit is not None and hit[0] is schema:
@@ -113,8 +112,8 @@ class ColumnsMixin:
         return out
 
     def _mapped(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
-        """``_map_file``, once per dataset object for the data files of one shape (2.1+: the same
-        schema, shared by reader.py, and the same field ids; their mapping is the same)."""
+        """``_map_file``, once per dataset object for the data files of one shape (2.1+: the same schema, shared by
+        reader.py, and the same field ids; their mapping is the same)."""
         if not versions.parse(lf.version).structural:
             return self._map_file(lf, df)
         maps = self._ds.__dict__.setdefault("_file_maps", {})
@@ -131,9 +130,9 @@ class ColumnsMixin:
     def _map_file(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
 
-        ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that
-        own columns (at 2.0 every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field.
-        Files whose lists do not line up are matched by the field ids in their own schema."""
+        ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that own columns (at 2.0
+        every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field. Files whose lists do not line up are
+        matched by the field ids in their own schema."""
         ds = self._ds
         desc = list(lf.descriptor.schema.fields)
         parents = {int(f.parent_id) for f in desc}
@@ -161,10 +160,9 @@ class ColumnsMixin:
         return {k: v for k, v in names.items() if v}
 
     def _check_columns(self: Fragment, lf: LanceFile, df: table_pb2.DataFile, owners: list[file_pb2.Field]) -> None:
-        """Refuse a 2.0 data file whose manifest places a top-level field at another column than
-        the file reader does (as for Lance 0.13's two-column strings, had the reader not
-        recognised them): reading it by the reader's layout would decode one field's column as
-        another's."""
+        """Refuse a 2.0 data file whose manifest places a top-level field at another column than the file reader does
+        (as for Lance 0.13's two-column strings, had the reader not recognised them): reading it by the reader's layout
+        would decode one field's column as another's."""
         if versions.parse(lf.version).structural or len(df.column_indices) != len(owners):
             return
         for f, col in zip(owners, df.column_indices):

@@ -1,10 +1,9 @@
-"""``LanceFragment.delete``: the first half of a distributed delete (table format "Deletion
-files"; pylance's ``LanceFragment.delete`` with ``LanceOperation.Delete``).
+"""``LanceFragment.delete``: the first half of a distributed delete (table format "Deletion files"; pylance's
+``LanceFragment.delete`` with ``LanceOperation.Delete``).
 
-The rows of one fragment matching a predicate are added to its deletion file (a new file, never
-an edit of the old one), and the fragment's new metadata is returned, to be committed with the
-other workers' by one ``LanceOperation.Delete``; nothing is visible to readers until then.
-"""
+The rows of one fragment matching a predicate are added to its deletion file (a new file, never an edit of the old one),
+and the fragment's new metadata is returned, to be committed with the other workers' by one ``LanceOperation.Delete``;
+nothing is visible to readers until then."""
 
 from __future__ import annotations
 
@@ -21,8 +20,8 @@ if TYPE_CHECKING:
 
 
 def delete(frag: Fragment, predicate: str | pc.Expression) -> FragmentMetadata | None:
-    """The fragment with the live rows matching ``predicate`` deleted: its metadata with a new
-    deletion file, unchanged when nothing matches, or None when no row is left."""
+    """The fragment with the live rows matching ``predicate`` deleted: its metadata with a new deletion file, unchanged
+    when nothing matches, or None when no row is left."""
     from lancelot.dataset.fragment_metadata import FragmentMetadata
 
     ds = frag._ds

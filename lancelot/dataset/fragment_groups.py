@@ -1,16 +1,13 @@
 """Reads of several small fragments at once: what a scan of a dataset of many small fragments runs.
 
-``read_group(frags, ...)`` returns what ``[f.read(...) for f in frags]`` returns, but pays each
-per-read pyarrow call once for the whole group instead of once per fragment: the physical rows of
-every fragment (their data files opened and read one by one, as always) are concatenated, then the
-deleted rows of all are dropped by one filter, then the scan's filter (when given) runs once over
-the rows of all, and only then are the remaining columns read, from the fragments where rows
-passed (late materialisation, as ``Fragment.read`` does).  The result is cut back into one table
-per fragment (zero-copy slices), in order, so row addresses, row ids and projections stay per
-fragment.  Over an object store the group's files are fetched side by side (group_files.py), and
-fragments read by their own path are read side by side too (``row_selection.side_by_side``), so a
-group costs a round trip or so, not one per request.
-"""
+``read_group(frags, ...)`` returns what ``[f.read(...) for f in frags]`` returns, but pays each per-read pyarrow call
+once for the whole group instead of once per fragment: the physical rows of every fragment (their data files opened and
+read one by one, as always) are concatenated, then the deleted rows of all are dropped by one filter, then the scan's
+filter (when given) runs once over the rows of all, and only then are the remaining columns read, from the fragments
+where rows passed (late materialisation, as ``Fragment.read`` does).  The result is cut back into one table per fragment
+(zero-copy slices), in order, so row addresses, row ids and projections stay per fragment.  Over an object store the
+group's files are fetched side by side (group_files.py), and fragments read by their own path are read side by side too
+(``row_selection.side_by_side``), so a group costs a round trip or so, not one per request."""
 
 from __future__ import annotations
 
@@ -39,9 +36,9 @@ WHOLE_READ_ROWS = 4096
 def _pieces(
     frags: list[Fragment], cols: list[str], zf: list[ZoneFilter], files: Files | None
 ) -> tuple[pa.Table, list[int]]:
-    """The rows each fragment may contribute (all, or the zone-map ranges a filter may match) of
-    ``cols``, live rows only, with their physical positions (``_POS``) and the group index of
-    their fragment (``_FRAG``), and each fragment's first row in that table (and the end)."""
+    """The rows each fragment may contribute (all, or the zone-map ranges a filter may match) of ``cols``, live rows
+    only, with their physical positions (``_POS``) and the group index of their fragment (``_FRAG``), and each
+    fragment's first row in that table (and the end)."""
     whole = group_table(frags, files, cols, list(range(len(frags)))) if files is not None else None
     tables: list[pa.Table] = []
     starts: list[int] = []  # each piece's first physical row
@@ -51,8 +48,8 @@ def _pieces(
     at = 0
 
     def one(f: Fragment) -> tuple[list[tuple[int, int]], np.ndarray | None, list[pa.Table]]:
-        """The fragment's ranges to read, its deleted rows (read when it contributes rows: a
-        filter's zone maps may prune it whole) and, unless read together, its tables."""
+        """The fragment's ranges to read, its deleted rows (read when it contributes rows: a filter's zone maps may
+        prune it whole) and, unless read together, its tables."""
         ranges = [(a, b) for a, b in (f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]) if b > a]
         deleted = f.deleted_positions() if ranges else None
         return ranges, deleted, [f._read_physical(cols, a, b) for a, b in ranges] if whole is None else []
@@ -94,8 +91,8 @@ def _pieces(
 def _group(
     frags: list[Fragment], columns: list[str], filter: pc.Expression | None
 ) -> tuple[pa.Table, list[str], list[str]]:
-    """The live rows of the group that pass ``filter`` (the filter's columns, the other columns when
-    the group's files were read together, _POS and _FRAG), and (columns read, columns still to read)."""
+    """The live rows of the group that pass ``filter`` (the filter's columns, the other columns when the group's files
+    were read together, _POS and _FRAG), and (columns read, columns still to read)."""
     from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
     ds = frags[0]._ds
@@ -117,8 +114,8 @@ def _group(
 
 
 def _rest_group(frags: list[Fragment], files: Files, t: pa.Table, rest: list[str]) -> pa.Table | None:
-    """``t`` with the columns ``rest`` of its rows, from the files of the fragments it has rows of
-    (decoded together, then taken at once); None when they do not decode together."""
+    """``t`` with the columns ``rest`` of its rows, from the files of the fragments it has rows of (decoded together,
+    then taken at once); None when they do not decode together."""
     which = t.column(_FRAG).to_numpy()
     ks = np.unique(which)
     more = group_table(frags, files, rest, ks.tolist())
@@ -224,10 +221,10 @@ def small_runs(frags: list[Fragment], order: Iterable[int], max_rows: int, max_f
 
 
 class InOrder:
-    """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after
-    another (a stream of batches): each run of small fragments (``small_runs``) is read together
-    when its first fragment is asked, so at most one run is read ahead; over an object store the
-    next run is read meanwhile (its requests in flight while this run's batches are used)."""
+    """``frags[i].read(columns, filter, positions=positions)`` of the fragments asked one after another (a stream of
+    batches): each run of small fragments (``small_runs``) is read together when its first fragment is asked, so at most
+    one run is read ahead; over an object store the next run is read meanwhile (its requests in flight while this run's
+    batches are used)."""
 
     def __init__(
         self,

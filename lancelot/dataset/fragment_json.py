@@ -1,10 +1,8 @@
 """A fragment's manifest entry as pylance's ``FragmentMetadata.to_json()`` dict, and back.
 
-Distributed writers (Ray, Spark, Daft) send fragment descriptions from workers to a driver as
-this JSON; using pylance's field names lets either library's driver commit the other's workers'
-fragments. The row-id and row-version sequences travel as their serialized protobuf bytes, as
-pylance sends them (``{"Inline": [bytes]}`` / ``{"inline": [bytes]}``).
-"""
+Distributed writers (Ray, Spark, Daft) send fragment descriptions from workers to a driver as this JSON; using pylance's
+field names lets either library's driver commit the other's workers' fragments. The row-id and row-version sequences
+travel as their serialized protobuf bytes, as pylance sends them (``{"Inline": [bytes]}`` / ``{"inline": [bytes]}``)."""
 
 from __future__ import annotations
 

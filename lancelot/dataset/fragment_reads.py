@@ -1,6 +1,5 @@
-"""``Fragment``'s reads: physical row ranges pruned by zone maps, deleted rows dropped (``read``,
-``read_range``, ``take``), and pylance's fragment scan API (``scanner``, ``to_table``,
-``to_batches``, ``head``, ``to_pandas``)."""
+"""``Fragment``'s reads: physical row ranges pruned by zone maps, deleted rows dropped (``read``, ``read_range``,
+``take``), and pylance's fragment scan API (``scanner``, ``to_table``, ``to_batches``, ``head``, ``to_pandas``)."""
 
 from __future__ import annotations
 
@@ -50,8 +49,8 @@ class ReadsMixin:
     def zone_ranges(self: Fragment, filters: list[Filter]) -> list[tuple[int, int]]:
         """Physical row ranges that may hold rows matching every filter, from the data files' zone maps.
 
-        Files without zone maps prune nothing; deleted rows are not removed (``deleted_positions``
-        gives them), and the filter must still be applied to the rows read.
+        Files without zone maps prune nothing; deleted rows are not removed (``deleted_positions`` gives them), and the
+        filter must still be applied to the rows read.
 
         Args:
             filters: Zone-map filters, ``(column, op, value)`` tuples (``lancelot.zonemaps``;
@@ -274,8 +273,8 @@ class ReadsMixin:
         """The fragment's live rows (matching ``filter``) in record batches.
 
         Args:
-            **options: ``scanner``'s keyword arguments (``columns``, ``filter``, ``limit``, ``offset``,
-                ``with_row_id``, ``batch_size``...), as pylance's ``LanceFragment.to_batches``.
+            **options: ``scanner``'s keyword arguments (``columns``, ``filter``, ``limit``, ``offset``, ``with_row_id``,
+                ``batch_size``...), as pylance's ``LanceFragment.to_batches``.
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
@@ -316,8 +315,8 @@ class ReadsMixin:
             batch_size: rows per scan batch.
             with_row_id: add the ``_rowid`` column.
             with_row_address: add the ``_rowaddr`` column.
-            blob_mode: blob columns as ``BlobFile`` objects (``"lazy"``), their bytes (``"bytes"``) or
-                their descriptions (``"descriptions"``), as pylance's.
+            blob_mode: blob columns as ``BlobFile`` objects (``"lazy"``), their bytes (``"bytes"``) or their
+                descriptions (``"descriptions"``), as pylance's.
             order_by: sort keys, as in ``scanner``.
             **kwargs: options of ``pyarrow.Table.to_pandas``.
 
@@ -335,8 +334,8 @@ CLEAN_RUN_ROWS = 1 << 16
 
 
 def _segments(deleted: np.ndarray, n: int) -> list[tuple[int, int, bool]]:
-    """``[start, stop)`` segments of ``n`` rows in order, each True where it holds deletions (to filter)
-    and False for runs of at least CLEAN_RUN_ROWS rows without any (kept as they are)."""
+    """``[start, stop)`` segments of ``n`` rows in order, each True where it holds deletions (to filter) and False for
+    runs of at least CLEAN_RUN_ROWS rows without any (kept as they are)."""
     d = np.asarray(deleted, dtype=np.int64)
     gaps_lo = np.concatenate([[0], d + 1])  # the rows strictly between deletions (and before / after them)
     gaps_hi = np.concatenate([d, [n]])
@@ -357,10 +356,10 @@ def _segments(deleted: np.ndarray, n: int) -> list[tuple[int, int, bool]]:
 def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
     """``t`` without the rows at the (sorted) positions ``deleted``.
 
-    Long runs without deletions stay zero-copy slices (a fragment whose deletions sit in one region
-    copies only that region); the rest is filtered a column at a time: each column's old buffers are
-    freed before the next is filtered (less fresh memory to fault in), and ``pc.filter`` per column
-    costs about half of ``Table.filter`` here (TPC-H lineitem, 3 fragments: 60 vs 120 ms)."""
+    Long runs without deletions stay zero-copy slices (a fragment whose deletions sit in one region copies only that
+    region); the rest is filtered a column at a time: each column's old buffers are freed before the next is filtered
+    (less fresh memory to fault in), and ``pc.filter`` per column costs about half of ``Table.filter`` here (TPC-H
+    lineitem, 3 fragments: 60 vs 120 ms)."""
     n = t.num_rows
     mask = np.ones(n, dtype=bool)
     mask[deleted] = False

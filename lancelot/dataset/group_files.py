@@ -1,24 +1,22 @@
 """The data and deletion files of a group of small fragments, read and decoded together.
 
-A scan task of many small fragments (dataset/fragment_groups.py) would otherwise open each
-fragment's data file as a ``LanceFile`` and read it through the general read path: about a dozen
-steps of Python per fragment.  Here each data file is read whole in one request, its footer and
-offset tables unpacked in place (container layout, seeds 000/002: "File Layout"), its schema
-(global buffer 0) and each column's metadata looked up by their bytes (files of one writer and
-schema repeat them), and the simple mini-block pages of every fragment of the group
-(encodings/structural/simple_pages.py) decoded as one column: the Flat values of all their chunks
-joined into one buffer, the Variable offsets of all rebased in one numpy step.  Deletion files in
-Arrow form are read here too (dataset/deletion.py).
+A scan task of many small fragments (dataset/fragment_groups.py) would otherwise open each fragment's data file as a
+``LanceFile`` and read it through the general read path: about a dozen steps of Python per fragment.  Here each data
+file is read whole in one request, its footer and offset tables unpacked in place (container layout, seeds 000/002:
+"File Layout"), its schema (global buffer 0) and each column's metadata looked up by their bytes (files of one writer
+and schema repeat them), and the simple mini-block pages of every fragment of the group
+(encodings/structural/simple_pages.py) decoded as one column: the Flat values of all their chunks joined into one
+buffer, the Variable offsets of all rebased in one numpy step.  Deletion files in Arrow form are read here too
+(dataset/deletion.py).
 
-Over an object store the group's files are fetched side by side (``REMOTE_IN_FLIGHT`` requests
-in flight): every data file whole (its size from the manifest, ``DataFile.file_size_bytes``; asked
-first, side by side, when the manifest does not give it) together with every deletion file, so a
-scan task of dozens of fragments costs a round trip or two, not three per fragment.
+Over an object store the group's files are fetched side by side (``REMOTE_IN_FLIGHT`` requests in flight): every data
+file whole (its size from the manifest, ``DataFile.file_size_bytes``; asked first, side by side, when the manifest does
+not give it) together with every deletion file, so a scan task of dozens of fragments costs a round trip or two, not
+three per fragment.
 
-Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page
-that is not simple, zone maps a filter could use, a damaged file) makes ``group_files`` return
-None and the fragments are read by ``Fragment``'s own path, which reports damage with its details.
-"""
+Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page that is not simple, zone
+maps a filter could use, a damaged file) makes ``group_files`` return None and the fragments are read by ``Fragment``'s
+own path, which reports damage with its details."""
 
 from __future__ import annotations
 
@@ -90,9 +88,9 @@ def _pages(raw: bytes) -> tuple[Page, ...] | None:
 
 @lru_cache(maxsize=MAX_COLUMNS)
 def _nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveEncoding | None]:
-    """A mini-block page of nullable items without dictionary (REPDEF_NULLABLE_ITEM, definition levels
-    in each chunk before its one value buffer: encoding.md, "Mini Block Page Layout") of Flat,
-    bitpacked or Variable values: its values' layout and its levels' encoding; else (None, None)."""
+    """A mini-block page of nullable items without dictionary (REPDEF_NULLABLE_ITEM, definition levels in each chunk
+    before its one value buffer: encoding.md, "Mini Block Page Layout") of Flat, bitpacked or Variable values: its
+    values' layout and its levels' encoding; else (None, None)."""
     wrapper = any_pb2.Any()
     layout = pb.PageLayout()
     try:
@@ -120,8 +118,8 @@ def _nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveEncodin
 def _shape(
     f: Fragment, fd: Any, stored: pa.Schema, version: Any, counts: dict[Any, list[int]], columns: list[str]
 ) -> dict[str, int] | None:
-    """{dataset column: file column index} of ``columns`` for files of this schema and field ids
-    (kept per dataset object), None when one of them cannot be read here."""
+    """{dataset column: file column index} of ``columns`` for files of this schema and field ids (kept per dataset
+    object), None when one of them cannot be read here."""
     ds = f._ds
     df = f._pb.files[0]
     shapes = ds.__dict__.setdefault("_group_shapes", {})
@@ -209,9 +207,9 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
 
 
 def _read_all(paths: list[str]) -> list[bytes | None]:
-    """The bytes of small local files (None: missing, or too large to be read whole here).  All are
-    opened and announced to the OS first (``posix_fadvise(WILLNEED)``), so a group's reads not in
-    the page cache are in flight together, then read one by one."""
+    """The bytes of small local files (None: missing, or too large to be read whole here).  All are opened and announced
+    to the OS first (``posix_fadvise(WILLNEED)``), so a group's reads not in the page cache are in flight together, then
+    read one by one."""
     fds: list[tuple[int, int] | None] = []
     try:
         for path in paths:
@@ -246,10 +244,9 @@ REMOTE_IN_FLIGHT = 32
 
 
 def _fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None]) -> list[bytes | None]:
-    """The bytes of objects of a remote store (full store paths), fetched side by side; a size of 0
-    is unknown and asked first (side by side too), None is small enough to fetch unasked (a
-    deletion file).  None: missing, unreadable, or larger than ``MAX_FILE_BYTES`` (the general
-    path reads those, and reports what is wrong)."""
+    """The bytes of objects of a remote store (full store paths), fetched side by side; a size of 0 is unknown and asked
+    first (side by side too), None is small enough to fetch unasked (a deletion file).  None: missing, unreadable, or
+    larger than ``MAX_FILE_BYTES`` (the general path reads those, and reports what is wrong)."""
     fs = store.fs
     pool = shared_pool("fetch", REMOTE_IN_FLIGHT)
 
@@ -279,9 +276,8 @@ def _fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None])
 
 
 def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Files | None:
-    """Per fragment, its data file's bytes and the pages of ``columns`` in it; None when a fragment
-    does not fit (module docstring).  ``filtered``: a filter's zone maps could prune (files holding
-    zone maps go to the general path)."""
+    """Per fragment, its data file's bytes and the pages of ``columns`` in it; None when a fragment does not fit (module
+    docstring).  ``filtered``: a filter's zone maps could prune (files holding zone maps go to the general path)."""
     ds = frags[0]._ds
     store = ds.store
     if not columns:
@@ -323,8 +319,8 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
 
 
 def read_deletions(frags: list[Fragment]) -> None:
-    """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own
-    directory (``Fragment.deleted_positions`` reads the others, and reports damage)."""
+    """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own directory
+    (``Fragment.deleted_positions`` reads the others, and reports damage)."""
     store = frags[0]._ds.store
     todo = _deletion_todo(frags)
     if not todo:
@@ -337,8 +333,8 @@ _Todo = list[tuple["Fragment", table_pb2.DeletionFile, str]]
 
 
 def _deletion_todo(frags: list[Fragment]) -> _Todo:
-    """(fragment, deletion file, its store path) of the Arrow deletion files of ``frags`` in the
-    dataset's own directory not read yet."""
+    """(fragment, deletion file, its store path) of the Arrow deletion files of ``frags`` in the dataset's own directory
+    not read yet."""
     root = frags[0]._ds.store.full_path("_deletions") + "/"
     arrow = table_pb2.DeletionFile.ARROW_ARRAY
     todo: _Todo = []
@@ -352,8 +348,8 @@ def _deletion_todo(frags: list[Fragment]) -> _Todo:
 
 
 def _parse_deletions(todo: _Todo, datas: list[bytes | None]) -> None:
-    """Set the deleted positions of the fragments whose deletion file's bytes parse and agree with
-    the manifest (the others are read again, and reported, by ``Fragment.deleted_positions``)."""
+    """Set the deleted positions of the fragments whose deletion file's bytes parse and agree with the manifest (the
+    others are read again, and reported, by ``Fragment.deleted_positions``)."""
     from lancelot.dataset.deletion import parse_stream
 
     for (f, d, _), data in zip(todo, datas):
@@ -365,9 +361,9 @@ def _parse_deletions(todo: _Todo, datas: list[bytes | None]) -> None:
 def _chunks_of(
     view: memoryview, meta: tuple[int, int], values: tuple[int, int], n: int, word: int, levels: list[Any] | None
 ) -> list[tuple[int, int, int]] | None:
-    """(value-buffer start, size, items) of a page's chunks (absolute in the file): a chunk is a u16
-    level count, (with levels) a u16 levels size, the value buffer's size (``word`` bytes), padded to
-    8; (the levels, padded;) the values.  ``levels``: each chunk's (file, levels start, size) is added."""
+    """(value-buffer start, size, items) of a page's chunks (absolute in the file): a chunk is a u16 level count, (with
+    levels) a u16 levels size, the value buffer's size (``word`` bytes), padded to 8; (the levels, padded;) the values.
+    ``levels``: each chunk's (file, levels start, size) is added."""
     (mo, ml), (vo, vl) = meta, values
     if ml % word:
         return None
@@ -414,8 +410,8 @@ def _packed(
 
 
 class _Validity:
-    """The validity of the rows of a run of pages decoded together: all valid, or from the
-    definition levels of nullable pages (level 0: valid, 1: null), decoded together."""
+    """The validity of the rows of a run of pages decoded together: all valid, or from the definition levels of nullable
+    pages (level 0: valid, 1: null), decoded together."""
 
     def __init__(self) -> None:
         self.marks: list[int] = []  # per page: -n (n rows all valid) or n (n rows of levels)
@@ -546,8 +542,8 @@ def _variable(
     width: int,
     validity: pa.Buffer | None,
 ) -> pa.Array:
-    """Variable chunks of several pages (offsets of ``width`` bytes) as one array: every chunk's
-    offsets rebased at once."""
+    """Variable chunks of several pages (offsets of ``width`` bytes) as one array: every chunk's offsets rebased at
+    once."""
     allo = np.frombuffer(b"".join(offs), "<u4" if width == 4 else "<u8").astype(np.int64)
     items = np.array([v[3] for v in var], dtype=np.int64)
     ends = np.cumsum(items + 1)
@@ -576,8 +572,8 @@ def _variable(
 
 
 def group_table(frags: list[Fragment], files: Files, columns: list[str], which: list[int]) -> pa.Table | None:
-    """The physical rows of the fragments ``which`` (indices into ``frags`` and ``files``), in that
-    order, of ``columns`` as one table of the scan schema; None when a page does not decode here."""
+    """The physical rows of the fragments ``which`` (indices into ``frags`` and ``files``), in that order, of
+    ``columns`` as one table of the scan schema; None when a page does not decode here."""
     fields, schema = _out_schema(_scan_schema(frags[0]._ds.schema), columns)
     try:
         arrays = [_column(fl.type, [(files[k][0], files[k][1][c]) for k in which]) for c, fl in zip(columns, fields)]

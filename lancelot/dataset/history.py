@@ -1,5 +1,5 @@
-"""A dataset's history as pylance reports it: version timestamps (``versions()``), the summary
-pylance gives as a version's metadata, and the times ``asof`` accepts."""
+"""A dataset's history as pylance reports it: version timestamps (``versions()``), the summary pylance gives as a
+version's metadata, and the times ``asof`` accepts."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ if TYPE_CHECKING:
 
 
 def version_time(ns: int) -> _dt.datetime:
-    """A manifest's timestamp as pylance's ``versions()`` gives it: local time, whole seconds plus
-    microseconds truncated, with its float arithmetic on the nanoseconds (the two agree to the microsecond)."""
+    """A manifest's timestamp as pylance's ``versions()`` gives it: local time, whole seconds plus microseconds
+    truncated, with its float arithmetic on the nanoseconds (the two agree to the microsecond)."""
     return _dt.datetime.fromtimestamp(ns // 1e9) + _dt.timedelta(microseconds=(ns % 1e9) // 1e3)
 
 
 def as_local_time(asof: Any) -> _dt.datetime:
-    """``asof`` as a naive local time, what ``versions()`` timestamps are (a str as pylance parses
-    it, or ISO 8601; a datetime, or a pandas Timestamp; an aware time converted to local time)."""
+    """``asof`` as a naive local time, what ``versions()`` timestamps are (a str as pylance parses it, or ISO 8601; a
+    datetime, or a pandas Timestamp; an aware time converted to local time)."""
     if isinstance(asof, str):
         try:
             cutoff = _dt.datetime.strptime(asof, "%Y-%m-%d %H:%M:%S")
@@ -101,9 +101,9 @@ def _summary_dict(frags: int, files: int, size: int, rows: int, del_files: int, 
 
 
 def version_info(data: bytes, path: str, *, summary: bool) -> VersionInfo:
-    """The version, timestamp and (``summary``) pylance's summary of the manifest file ``data``:
-    read off its bytes by a kernel once that is loaded (a long history gets it loaded in the
-    background), else from the parsed message; a manifest the kernel cannot read is parsed."""
+    """The version, timestamp and (``summary``) pylance's summary of the manifest file ``data``: read off its bytes by a
+    kernel once that is loaded (a long history gets it loaded in the background), else from the parsed message; a
+    manifest the kernel cannot read is parsed."""
     if len(data) >= FOOTER + 4 and data[-4:] == MAGIC and _HOT.ready():
         pos = int.from_bytes(data[-FOOTER : -FOOTER + 8], "little", signed=True)
         end = len(data) - FOOTER
@@ -131,8 +131,8 @@ REMOTE_READS = 16
 
 
 def read_manifests(store: ObjectStore, versions: Versions) -> Iterator[tuple[int, str, bytes | None]]:
-    """(version, path, bytes or None if gone) of every listed manifest, oldest first; from a remote
-    store ``REMOTE_READS`` at a time, side by side."""
+    """(version, path, bytes or None if gone) of every listed manifest, oldest first; from a remote store
+    ``REMOTE_READS`` at a time, side by side."""
 
     def read(v: int) -> tuple[int, str, bytes | None]:
         path = f"{VERSIONS_DIR}/{versions.names[v]}"
@@ -151,8 +151,8 @@ def read_manifests(store: ObjectStore, versions: Versions) -> Iterator[tuple[int
 
 
 def read_versions(store: ObjectStore, uri: str, *, summary: bool = True) -> list[VersionInfo]:
-    """Every version of the dataset, oldest first, from one listing and one read per manifest
-    (``summary=False``: versions and timestamps only, for time travel)."""
+    """Every version of the dataset, oldest first, from one listing and one read per manifest (``summary=False``:
+    versions and timestamps only, for time travel)."""
     from lancelot.dataset.commit import list_versions
 
     versions = list_versions(store, uri)
@@ -176,8 +176,8 @@ def versions_list(store: ObjectStore, uri: str) -> list[dict[str, Any]]:
 
 
 def version_asof(store: ObjectStore, uri: str, asof: Any) -> int | None:
-    """The newest version committed before ``asof`` (None: none was), reading only each manifest's
-    version and timestamp."""
+    """The newest version committed before ``asof`` (None: none was), reading only each manifest's version and
+    timestamp."""
     cutoff = as_local_time(asof)
     before = [i.version for i in read_versions(store, uri, summary=False) if version_time(i.timestamp_ns) < cutoff]
     return max(before) if before else None

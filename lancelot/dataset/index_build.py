@@ -1,18 +1,16 @@
-"""Building and dropping scalar indices: ``create_scalar_index`` (BTREE, BITMAP) and
-``drop_index``, each one ``CreateIndex`` transaction (protos/transaction.proto; table format
-"Indices"), written as pylance 14.0.2 writes them so that pylance's queries use them.
+"""Building and dropping scalar indices: ``create_scalar_index`` (BTREE, BITMAP) and ``drop_index``, each one
+``CreateIndex`` transaction (protos/transaction.proto; table format "Indices"), written as pylance 14.0.2 writes them so
+that pylance's queries use them.
 
-- BTREE: ``page_data.lance`` holds every row's (value, row address), sorted by value (nulls
-  first) then address; ``page_lookup.lance`` one row per page of ``batch_size`` (4096) rows:
-  the page's first and last value, its null count and its number.
-- BITMAP: ``bitmap_page_lookup.lance`` holds each distinct value (nulls first) and the
-  serialized row-id tree map of its rows: row addresses, or stable row ids where the dataset
-  has them (pylance's BTREE holds addresses either way).
+- BTREE: ``page_data.lance`` holds every row's (value, row address), sorted by value (nulls first) then address;
+  ``page_lookup.lance`` one row per page of ``batch_size`` (4096) rows: the page's first and last value, its null count
+  and its number.
+- BITMAP: ``bitmap_page_lookup.lance`` holds each distinct value (nulls first) and the serialized row-id tree map of its
+  rows: row addresses, or stable row ids where the dataset has them (pylance's BTREE holds addresses either way).
 
-Index files are Lance files of the dataset's data storage version, with no zone maps (pylance
-reads its global buffers by number). The index covers the fragments it was built over
-(``fragment_bitmap``); rows appended later are scanned by pylance until the index is rebuilt.
-"""
+Index files are Lance files of the dataset's data storage version, with no zone maps (pylance reads its global buffers
+by number). The index covers the fragments it was built over (``fragment_bitmap``); rows appended later are scanned by
+pylance until the index is rebuilt."""
 
 from __future__ import annotations
 
@@ -71,8 +69,8 @@ def create_scalar_index(
     fragment_ids: Iterable[int] | None = None,
     index_uuid: str | None = None,
 ) -> int:
-    """Build a BTREE or BITMAP index of ``column`` over the dataset's fragments (or
-    ``fragment_ids``) and commit it; returns the new version."""
+    """Build a BTREE or BITMAP index of ``column`` over the dataset's fragments (or ``fragment_ids``) and commit it;
+    returns the new version."""
     kind = str(getattr(index_type, "value", index_type)).upper()
     if kind not in _DETAILS:
         raise LanceValueError(
@@ -146,8 +144,7 @@ def _sizes(ds: LanceDataset, where: str, names: list[str]) -> list[tuple[str, in
 
 
 def _order(values: pa.Array, ids: np.ndarray) -> pa.Array:
-    """Positions sorting rows by value as pylance's index does (nulls first, NaN after every
-    number), then by id."""
+    """Positions sorting rows by value as pylance's index does (nulls first, NaN after every number), then by id."""
     rank = pc.if_else(values.is_null(), pa.scalar(0, pa.int8()), pa.scalar(1, pa.int8()))
     if pa.types.is_floating(values.type):  # Arrow sorts NaN with the nulls; Rust's total order last
         rank = pc.if_else(pc.is_nan(values).fill_null(False), pa.scalar(2, pa.int8()), rank)

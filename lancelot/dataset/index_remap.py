@@ -1,25 +1,21 @@
-"""Keeping indices valid across a compaction (table format "Transaction types: Rewrite";
-protos/transaction.proto ``Rewrite.rewritten_indices``; protos/table.proto ``IndexMetadata``).
+"""Keeping indices valid across a compaction (table format "Transaction types: Rewrite"; protos/transaction.proto
+``Rewrite.rewritten_indices``; protos/table.proto ``IndexMetadata``).
 
-A compaction moves rows: the row at old address ``(fragment << 32) | offset`` lands at a new address
-in a new fragment, and deleted rows vanish.  pylance 14 keeps every index valid in one of three ways,
-and so does lancelot:
+A compaction moves rows: the row at old address ``(fragment << 32) | offset`` lands at a new address in a new fragment,
+and deleted rows vanish.  pylance 14 keeps every index valid in one of three ways, and so does lancelot:
 
-- remap: the index's files are rewritten under a new uuid with the new addresses (a
-  ``RewrittenIndex`` in the transaction; the old uuid's metadata is replaced).  lancelot does this
-  for the scalar indices stored as Lance files of (value, row address) pairs: BTREE
-  (``page_data.lance`` + ``page_lookup.lance``), BITMAP and LABEL_LIST (``bitmap_page_lookup.lance``
-  of serialized row-id tree maps);
-- no remap: with stable row ids an index holding row ids stays as it is (the BTREE of a stable
-  dataset holds row addresses and is remapped, as pylance does);
-- defer: the index keeps its files and uuid, and the fragment reuse index (``frag_reuse.py``)
-  records the move, which readers apply when they load the index; lancelot does this for the index
-  types it cannot rewrite (vector, full text, others), and for all of them with
-  ``defer_index_remap=True``.
+- remap: the index's files are rewritten under a new uuid with the new addresses (a ``RewrittenIndex`` in the
+  transaction; the old uuid's metadata is replaced).  lancelot does this for the scalar indices stored as Lance files of
+  (value, row address) pairs: BTREE (``page_data.lance`` + ``page_lookup.lance``), BITMAP and LABEL_LIST
+  (``bitmap_page_lookup.lance`` of serialized row-id tree maps);
+- no remap: with stable row ids an index holding row ids stays as it is (the BTREE of a stable dataset holds row
+  addresses and is remapped, as pylance does);
+- defer: the index keeps its files and uuid, and the fragment reuse index (``frag_reuse.py``) records the move, which
+  readers apply when they load the index; lancelot does this for the index types it cannot rewrite (vector, full text,
+  others), and for all of them with ``defer_index_remap=True``.
 
-In every case the index's ``fragment_bitmap`` has a rewrite group's old fragments replaced by its new
-ones (pylance's rule; the compaction plan never splits an index's fragments from the others').
-"""
+In every case the index's ``fragment_bitmap`` has a rewrite group's old fragments replaced by its new ones (pylance's
+rule; the compaction plan never splits an index's fragments from the others')."""
 
 from __future__ import annotations
 
@@ -71,8 +67,8 @@ def uuid_str(idx: table_pb2.IndexMetadata) -> str:
 
 @dataclass
 class RowAddrMap:
-    """Old row address -> new row address (``DELETED`` for a deleted row) for every row of the
-    rewritten fragments; an address of another fragment is left as it is."""
+    """Old row address -> new row address (``DELETED`` for a deleted row) for every row of the rewritten fragments; an
+    address of another fragment is left as it is."""
 
     old: np.ndarray
     new: np.ndarray
@@ -92,9 +88,8 @@ class RowAddrMap:
 
 @dataclass
 class AddrChain:
-    """Maps applied one after the other: the fragment reuse index's versions (the moves of earlier
-    compactions that deferred their remap, which pylance applies to every index it loads), then this
-    compaction's."""
+    """Maps applied one after the other: the fragment reuse index's versions (the moves of earlier compactions that
+    deferred their remap, which pylance applies to every index it loads), then this compaction's."""
 
     maps: list[RowAddrMap]
 
@@ -115,9 +110,8 @@ class AddrChain:
 
 
 def reuse_maps(store: ObjectStore, section: bytes | None, where: str) -> list[RowAddrMap]:
-    """The row address maps of the fragment reuse index's versions, oldest first (each group's
-    changed addresses, in order, take the new fragments' addresses in order; the other rows of its
-    old fragments were deleted)."""
+    """The row address maps of the fragment reuse index's versions, oldest first (each group's changed addresses, in
+    order, take the new fragments' addresses in order; the other rows of its old fragments were deleted)."""
     out = []
     for idx in read_indices(section):
         if idx.name != frag_reuse.FRAG_REUSE_INDEX_NAME:
@@ -198,8 +192,8 @@ def _read(store: ObjectStore, path: str) -> LanceFile:
 
 
 def _write(store: ObjectStore, path: str, table: pa.Table, version: str, extra: Sequence[bytes] = ()) -> None:
-    """An index file as pylance writes them: global buffer 0 the schema, then ``extra`` global
-    buffers (a label list's null rows) and no zone maps (pylance reads its own buffers by number)."""
+    """An index file as pylance writes them: global buffer 0 the schema, then ``extra`` global buffers (a label list's
+    null rows) and no zone maps (pylance reads its own buffers by number)."""
     w = store.open_output(path, table.schema, version=version)
     w._zones = None  # type: ignore[assignment]  # lancelot's zone-map global buffer would take the number of an index buffer
     if extra:
@@ -218,11 +212,10 @@ def _write(store: ObjectStore, path: str, table: pa.Table, version: str, extra: 
 
 
 def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChain) -> None:
-    """BTREE: page_data's (values, ids) rows with the new ids, deleted rows dropped.  When no row is
-    dropped the pages keep their sizes and page_lookup is copied, as pylance does; otherwise pages are
-    cut again at the index's ``batch_size`` and page_lookup's statistics recomputed as pylance makes
-    them (min and max: the page's first and last value, nulls sorting first; the null count): a
-    reader finds page ``i`` at rows ``i * batch_size``."""
+    """BTREE: page_data's (values, ids) rows with the new ids, deleted rows dropped.  When no row is dropped the pages
+    keep their sizes and page_lookup is copied, as pylance does; otherwise pages are cut again at the index's
+    ``batch_size`` and page_lookup's statistics recomputed as pylance makes them (min and max: the page's first and last
+    value, nulls sorting first; the null count): a reader finds page ``i`` at rows ``i * batch_size``."""
     data_f, look_f = _read(store, f"{old_dir}/{BTREE_PAGES}"), _read(store, f"{old_dir}/{BTREE_LOOKUP}")
     try:
         data, look, version = data_f.read(), look_f.read(), str(data_f.version)
@@ -258,8 +251,8 @@ def _remap_btree(store: ObjectStore, old_dir: str, new_dir: str, rmap: AddrChain
 
 
 def parse_row_id_tree_map(data: bytes, where: str) -> dict[int, BitMap | None]:
-    """lance's RowIdTreeMap serialization: u32 count, then per fragment a u32 id, a u32 size and a
-    portable roaring bitmap of offsets (size 0: the whole fragment)."""
+    """lance's RowIdTreeMap serialization: u32 count, then per fragment a u32 id, a u32 size and a portable roaring
+    bitmap of offsets (size 0: the whole fragment)."""
     out: dict[int, BitMap | None] = {}
     if len(data) < 4:
         raise CorruptFileError(f"{where}: truncated row id map")
@@ -347,8 +340,8 @@ def remappable(store: ObjectStore, idx: table_pb2.IndexMetadata, stable: bool) -
 
 
 def set_files(idx: table_pb2.IndexMetadata, files: Sequence[tuple[str, int, float]]) -> None:
-    """The index's file list (IndexMetadata.files): pylance 14 reads an index's files with the
-    sizes listed there, so a rewritten index must list its own."""
+    """The index's file list (IndexMetadata.files): pylance 14 reads an index's files with the sizes listed there, so a
+    rewritten index must list its own."""
     del idx.files[:]
     for path, size, _ in files:
         idx.files.add(path=path.rsplit("/", 1)[-1], size_bytes=size)
@@ -358,8 +351,8 @@ def set_files(idx: table_pb2.IndexMetadata, files: Sequence[tuple[str, int, floa
 
 
 def update_bitmap(idx: table_pb2.IndexMetadata, groups: Sequence[tuple[set[int], set[int]]]) -> None:
-    """A rewrite group's old fragments replaced by its new ones in the index's fragment bitmap
-    (a group only partly covered loses the covered fragments: the index no longer covers them)."""
+    """A rewrite group's old fragments replaced by its new ones in the index's fragment bitmap (a group only partly
+    covered loses the covered fragments: the index no longer covers them)."""
     ids = fragment_ids(idx)
     if ids is None:
         return
@@ -375,8 +368,8 @@ def update_bitmap(idx: table_pb2.IndexMetadata, groups: Sequence[tuple[set[int],
 
 @dataclass
 class Remap:
-    """What a compaction does to the indices it read: the new metadata of the remapped ones (by old
-    uuid), and the fragment reuse groups to record (None: no index is deferred)."""
+    """What a compaction does to the indices it read: the new metadata of the remapped ones (by old uuid), and the
+    fragment reuse groups to record (None: no index is deferred)."""
 
     replaced: dict[bytes, table_pb2.IndexMetadata]
     reuse_groups: list[bytes] | None
@@ -432,15 +425,10 @@ class Remap:
 
 
 def remap_indices(
-    store: ObjectStore,
-    section: bytes | None,
-    groups: Sequence[Group],
-    stable: bool,
-    defer: bool,
-    dataset_version: int,
+    store: ObjectStore, section: bytes | None, groups: Sequence[Group], stable: bool, defer: bool, dataset_version: int
 ) -> Remap:
-    """Rewrite the files of the indices lancelot remaps (under new uuids) and prepare the rest:
-    returns the ``Remap`` the Rewrite commit applies to the latest index section."""
+    """Rewrite the files of the indices lancelot remaps (under new uuids) and prepare the rest: returns the ``Remap``
+    the Rewrite commit applies to the latest index section."""
     rmap: AddrChain | None = None
     bitmap_groups = [({f.fragment_id for f in g.old}, {int(n.id) for n in g.new}) for g in groups]
     rewritten_frags: set[int] = set().union(*(o for o, _ in bitmap_groups))

@@ -1,9 +1,8 @@
 """The indices a version lists in its manifest: ``describe_indices``, ``list_indices``, ``has_index``.
 
-Read from the manifest's index section alone (table.proto ``IndexSection`` / ``IndexMetadata``): no
-index file is opened. lancelot does not use indices to answer queries (its scans and filters read the
-data), so what is described here is what pylance built; scans return the same rows either way.
-"""
+Read from the manifest's index section alone (table.proto ``IndexSection`` / ``IndexMetadata``): no index file is
+opened. lancelot does not use indices to answer queries (its scans and filters read the data), so what is described here
+is what pylance built; scans return the same rows either way."""
 
 from __future__ import annotations
 

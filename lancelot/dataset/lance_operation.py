@@ -1,11 +1,10 @@
 """pylance's two-phase write API: ``LanceFragment.create`` / ``write_fragments`` write data files,
 ``LanceDataset.commit(uri, LanceOperation.Append | Overwrite, read_version)`` makes them one version.
 
-This is the protocol distributed writers (Ray, Daft, Spark jobs) use: workers write fragments and
-send their metadata to a driver, which commits once. The operations map onto the transaction.proto
-``Append`` and ``Overwrite`` messages that ``write.commit`` already builds. Fragments may come from
-lancelot (``FragmentMetadata``) or from pylance (its ``FragmentMetadata``, read through its
-``to_json()`` dict), so a driver of either library can commit the other's files.
+This is the protocol distributed writers (Ray, Daft, Spark jobs) use: workers write fragments and send their metadata to
+a driver, which commits once. The operations map onto the transaction.proto ``Append`` and ``Overwrite`` messages that
+``write.commit`` already builds. Fragments may come from lancelot (``FragmentMetadata``) or from pylance (its
+``FragmentMetadata``, read through its ``to_json()`` dict), so a driver of either library can commit the other's files.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ if TYPE_CHECKING:
 
 
 def as_fragment_metadata(frag: Any) -> FragmentMetadata:
-    """lancelot's FragmentMetadata of a lancelot or pylance fragment description (pylance's through
-    its ``to_json()`` dict: files, deletion file, inline row ids and row versions)."""
+    """lancelot's FragmentMetadata of a lancelot or pylance fragment description (pylance's through its ``to_json()``
+    dict: files, deletion file, inline row ids and row versions)."""
     if isinstance(frag, FragmentMetadata):
         return frag
     if isinstance(frag, table_pb2.DataFragment):
@@ -98,10 +97,9 @@ def as_data_file(f: Any) -> table_pb2.DataFile:
 
 
 class LanceOperation:
-    """The operations ``LanceDataset.commit`` accepts (pylance's ``lance.LanceOperation`` names, fields
-    and defaults; transaction.proto's messages). Fragments may be lancelot's or pylance's
-    ``FragmentMetadata``; schemas a ``LanceSchema`` (field ids kept) or a ``pyarrow.Schema`` (ids
-    by position, as pylance assigns them)."""
+    """The operations ``LanceDataset.commit`` accepts (pylance's ``lance.LanceOperation`` names, fields and defaults;
+    transaction.proto's messages). Fragments may be lancelot's or pylance's ``FragmentMetadata``; schemas a
+    ``LanceSchema`` (field ids kept) or a ``pyarrow.Schema`` (ids by position, as pylance assigns them)."""
 
     class BaseOperation:
         """A change to commit as one new version."""
@@ -130,9 +128,8 @@ class LanceOperation:
 
     @dataclass
     class Update(BaseOperation):
-        """Rows rewritten: old fragments removed or given deletion files, new fragments added (their
-        first rows may carry stable row ids over in ``row_id_meta``; row versions are derived at
-        commit)."""
+        """Rows rewritten: old fragments removed or given deletion files, new fragments added (their first rows may
+        carry stable row ids over in ``row_id_meta``; row versions are derived at commit)."""
 
         removed_fragment_ids: list[int] = field(default_factory=list)
         updated_fragments: list[Any] = field(default_factory=list)
@@ -202,8 +199,8 @@ class LanceOperation:
 
     @dataclass
     class Clone(BaseOperation):
-        """A new dataset cloning ``ref_path`` at ``ref_version`` (shallow: its files referenced through a
-        base path, none copied)."""
+        """A new dataset cloning ``ref_path`` at ``ref_version`` (shallow: its files referenced through a base path,
+        none copied)."""
 
         is_shallow: bool
         ref_name: str | None
@@ -213,8 +210,8 @@ class LanceOperation:
 
     @dataclass
     class CreateIndex(BaseOperation):
-        """Indices added and removed: pylance's ``Index`` values (or ``IndexMetadata`` messages) whose
-        files are in ``_indices/``."""
+        """Indices added and removed: pylance's ``Index`` values (or ``IndexMetadata`` messages) whose files are in
+        ``_indices/``."""
 
         new_indices: list[Any]
         removed_indices: list[Any]

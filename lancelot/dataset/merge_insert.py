@@ -1,13 +1,11 @@
-"""``merge_insert``: upserts, insert-if-not-exists and replace-a-range in one Update transaction
-(pylance's ``MergeInsertBuilder``; table format, "Transaction types": Update).
+"""``merge_insert``: upserts, insert-if-not-exists and replace-a-range in one Update transaction (pylance's
+``MergeInsertBuilder``; table format, "Transaction types": Update).
 
-Source rows are matched to the dataset's live rows by the ``on`` columns (SQL join semantics:
-a null key matches nothing).  Matched target rows that are updated or deleted get deleted in
-their fragments; updated rows (source values, the target's values for columns the source
-lacks) and inserted rows are written to new fragments, updated rows first, so they keep their
-stable row ids.  A source that is not already an in-memory Table is spooled to a temporary
-Arrow IPC file and memory-mapped: only its keys are hashed, rows are taken from the map.
-"""
+Source rows are matched to the dataset's live rows by the ``on`` columns (SQL join semantics: a null key matches
+nothing).  Matched target rows that are updated or deleted get deleted in their fragments; updated rows (source values,
+the target's values for columns the source lacks) and inserted rows are written to new fragments, updated rows first, so
+they keep their stable row ids.  A source that is not already an in-memory Table is spooled to a temporary Arrow IPC
+file and memory-mapped: only its keys are hashed, rows are taken from the map."""
 
 from __future__ import annotations
 
@@ -45,8 +43,8 @@ if TYPE_CHECKING:
 
 
 class MergeInsertError(LanceError, OSError):
-    """A merge_insert that cannot run on this source (pylance raises OSError): ambiguous matches,
-    a source schema the dataset does not have, a match under ``when_matched_fail``."""
+    """A merge_insert that cannot run on this source (pylance raises OSError): ambiguous matches, a source schema the
+    dataset does not have, a match under ``when_matched_fail``."""
 
     __str__ = BaseException.__str__
 
@@ -55,9 +53,9 @@ class MergeInsertBuilder:
     """A merge-insert being configured (pylance's ``MergeInsertBuilder``), from
     [`LanceDataset.merge_insert`][lancelot.dataset.dataset.LanceDataset.merge_insert].
 
-    Each ``when_*`` and option method returns the builder; ``execute(data)`` runs the merge as one new version.
-    Source rows are matched to the dataset's rows on the key columns; a key that matches several
-    source rows is an error, as in pylance.
+    Each ``when_*`` and option method returns the builder; ``execute(data)`` runs the merge as one new version. Source
+    rows are matched to the dataset's rows on the key columns; a key that matches several source rows is an error, as in
+    pylance.
 
     Examples:
         Insert-if-not-exists:
@@ -100,8 +98,8 @@ class MergeInsertBuilder:
         """Matched rows take the source's values.
 
         Args:
-            condition: Only where this SQL holds, over ``source.col`` and ``target.col``
-                (``"source.ts > target.ts"``); None for every matched row.
+            condition: Only where this SQL holds, over ``source.col`` and ``target.col`` (``"source.ts > target.ts"``);
+                None for every matched row.
 
         Returns:
             The builder.
@@ -175,8 +173,8 @@ class MergeInsertBuilder:
         """Run the merge as one new version; the dataset object then shows it.
 
         Args:
-            data_obj: The source rows: anything ``write_dataset`` accepts; its columns are the key
-                columns and a subset of the dataset's.
+            data_obj: The source rows: anything ``write_dataset`` accepts; its columns are the key columns and a subset
+                of the dataset's.
             schema: The source's schema, when ``data_obj`` is an iterable of batches.
 
         Returns:
@@ -184,8 +182,8 @@ class MergeInsertBuilder:
 
         Raises:
             ValueError: No ``when_*`` was called, or the source has columns the dataset has not.
-            OSError: ``when_matched_fail`` and a row matched, or a key matched several source rows
-                (a ``MergeInsertError``).
+            OSError: ``when_matched_fail`` and a row matched, or a key matched several source rows (a
+                ``MergeInsertError``).
         """
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
@@ -198,8 +196,8 @@ class MergeInsertBuilder:
     def execute_uncommitted(
         self, data_obj: Any, *, schema: pa.Schema | None = None
     ) -> tuple[Transaction, dict[str, int]]:
-        """Write the merge's files without committing (pylance's two-phase merge_insert): commit the
-        returned transaction with ``LanceDataset.commit(uri, transaction)``.
+        """Write the merge's files without committing (pylance's two-phase merge_insert): commit the returned
+        transaction with ``LanceDataset.commit(uri, transaction)``.
 
         Args:
             data_obj: The source rows, as for ``execute``.
@@ -332,8 +330,8 @@ class MergeInsertBuilder:
 
     # -- when_matched_update_all(condition) -------------------------------------------------------
     def _match_condition(self, cur: LanceDataset, src: pa.Table) -> pc.Expression:
-        """The condition over ``source.x`` / ``target.x``, as a filter over columns named
-        ``__source_x`` / ``__target_x`` of a joined table."""
+        """The condition over ``source.x`` / ``target.x``, as a filter over columns named ``__source_x`` /
+        ``__target_x`` of a joined table."""
         assert self._condition is not None
         text = _qualified_to_plain(self._condition)
         fields = [pa.field(f"__target_{f.name}", f.type) for f in cur.schema]
@@ -365,8 +363,8 @@ _QUALIFIED = re.compile(r"(?<![\w`\"'.])(source|target)\.(`[^`]+`|\"[^\"]+\"|[A-
 
 
 def _qualified_to_plain(sql: str) -> str:
-    """``source.x`` / ``target.x`` in an SQL condition as plain column names ``__source_x`` /
-    ``__target_x`` (outside string literals)."""
+    """``source.x`` / ``target.x`` in an SQL condition as plain column names ``__source_x`` / ``__target_x`` (outside
+    string literals)."""
     out, i = [], 0
     for m in re.finditer(r"'(?:[^']|'')*'", sql):
         out.append(_QUALIFIED.sub(_plain, sql[i : m.start()]))
@@ -384,8 +382,8 @@ def _plain(m: re.Match[str]) -> str:
 
 
 class _Source:
-    """The source as a Table: in memory as given, else spooled to a temporary IPC file and
-    memory-mapped (removed on exit)."""
+    """The source as a Table: in memory as given, else spooled to a temporary IPC file and memory-mapped (removed on
+    exit)."""
 
     def __init__(self, data: Any, schema: pa.Schema | None) -> None:
         self._data, self._schema = data, schema

@@ -1,12 +1,10 @@
-"""The join of ``merge_insert``: which live rows of a target fragment match which source rows on
-the key columns (SQL inner-join semantics: a null key matches nothing).
+"""The join of ``merge_insert``: which live rows of a target fragment match which source rows on the key columns (SQL
+inner-join semantics: a null key matches nothing).
 
-Only the key columns of the target are read.  When the first key column is an integer column
-and the source's keys of it span a modest range, a lookup table over that range (one byte per
-key value) first keeps the target rows whose first key any source row has: the hash join then
-runs over those candidates only, not over every row of the fragment (an upsert of a few source
-rows into a large table reads its keys once and joins a few of them).
-"""
+Only the key columns of the target are read.  When the first key column is an integer column and the source's keys of it
+span a modest range, a lookup table over that range (one byte per key value) first keeps the target rows whose first key
+any source row has: the hash join then runs over those candidates only, not over every row of the fragment (an upsert of
+a few source rows into a large table reads its keys once and joins a few of them)."""
 
 from __future__ import annotations
 
@@ -39,8 +37,8 @@ class KeyJoin:
         self._lo, self._table = _lookup(src.column(on[0]))
 
     def matches(self, frags: list[Fragment]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per fragment, in order: (live positions, matched positions, their source rows), the
-        matched pairs in no particular order (int64 arrays); fragments side by side."""
+        """Per fragment, in order: (live positions, matched positions, their source rows), the matched pairs in no
+        particular order (int64 arrays); fragments side by side."""
         return fragment_map(self._match, frags)
 
     def _match(self, f: Fragment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -94,9 +92,9 @@ class KeyJoin:
 
 
 def _lookup(col: pa.ChunkedArray) -> tuple[int, np.ndarray | None]:
-    """(lowest value, table) of the source's first key: ``table[1 + v - lowest]`` says whether a
-    source row has value ``v``; the first and last entries are False (every value out of range is
-    clipped onto them).  No table for a non-integer column or too wide a range."""
+    """(lowest value, table) of the source's first key: ``table[1 + v - lowest]`` says whether a source row has value
+    ``v``; the first and last entries are False (every value out of range is clipped onto them).  No table for a
+    non-integer column or too wide a range."""
     if not pa.types.is_integer(col.type):
         return 0, None
     vals = col.drop_null()

@@ -1,9 +1,8 @@
 """Data files kept open across dataset objects, and the pool fragments are read on.
 
-Data files are immutable (their names are never reused), so a process opens each once: an LRU of
-``MAX_OPEN_FILES`` ``LanceFile`` objects keyed by store, path and storage options, shared by every
-``LanceDataset`` (a dataset reopened at another version finds its files already open).
-"""
+Data files are immutable (their names are never reused), so a process opens each once: an LRU of ``MAX_OPEN_FILES``
+``LanceFile`` objects keyed by store, path and storage options, shared by every ``LanceDataset`` (a dataset reopened at
+another version finds its files already open)."""
 
 from __future__ import annotations
 
@@ -48,8 +47,8 @@ def fragment_pool() -> ThreadPoolExecutor:
 
 
 def open_data_file(store: ObjectStore, path: str, where: str, storage_options: dict[str, Any] | None) -> LanceFile:
-    """The data file at ``path`` in ``store`` (opened once per process); a missing file is a
-    LanceFileNotFoundError and any other failure names ``where`` and the path."""
+    """The data file at ``path`` in ``store`` (opened once per process); a missing file is a LanceFileNotFoundError and
+    any other failure names ``where`` and the path."""
     from lancelot.reader import LanceFile
 
     key = (store.uri, path, repr(sorted((storage_options or {}).items())))

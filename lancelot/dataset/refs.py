@@ -1,12 +1,10 @@
-"""Tags: names for versions, ``_refs/tags/<name>.json`` beside ``_versions/`` (table format,
-"Tags"; the layout pylance 14 writes and reads).
+"""Tags: names for versions, ``_refs/tags/<name>.json`` beside ``_versions/`` (table format, "Tags"; the layout pylance
+14 writes and reads).
 
-A tag file is JSON: ``branch`` (null on the main branch), ``version``, ``createdAt`` and
-``updatedAt`` (RFC 3339, UTC, nanoseconds, "Z"), ``manifestSize`` (bytes of the tagged
-version's manifest) and ``metadata`` (a string map).  Tag names are refs: letters, digits,
-``.``, ``-``, ``_``; no leading or trailing dot, no ``..``, not ending in ``.lock``.
-Tagged versions are kept by ``cleanup_old_versions``.
-"""
+A tag file is JSON: ``branch`` (null on the main branch), ``version``, ``createdAt`` and ``updatedAt`` (RFC 3339, UTC,
+nanoseconds, "Z"), ``manifestSize`` (bytes of the tagged version's manifest) and ``metadata`` (a string map).  Tag names
+are refs: letters, digits, ``.``, ``-``, ``_``; no leading or trailing dot, no ``..``, not ending in ``.lock``. Tagged
+versions are kept by ``cleanup_old_versions``."""
 
 from __future__ import annotations
 
@@ -16,7 +14,6 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.manifest import VERSIONS_DIR
 from lancelot.errors import CorruptFileError, InvalidRefError, LanceValueError, RefConflictError, RefNotFoundError
 
 if TYPE_CHECKING:
@@ -62,8 +59,8 @@ def _parse_time(text: object) -> _dt.datetime | None:
 
 class Tags:
     """The dataset's tags, ``LanceDataset.tags`` (pylance's ``Tags``): names for versions, stored as
-    ``_refs/tags/<name>.json`` in the layout pylance writes, so each library reads the other's.
-    Tagged versions are kept by ``cleanup_old_versions``.
+    ``_refs/tags/<name>.json`` in the layout pylance writes, so each library reads the other's. Tagged versions are kept
+    by ``cleanup_old_versions``.
 
     Examples:
         >>> _ = ds.delete("id = 0")
@@ -138,10 +135,10 @@ class Tags:
         """Name a version.
 
         Args:
-            tag: The name: letters, digits, ``.``, ``-``, ``_`` (no leading or trailing dot, no ``..``,
-                not ending in ``.lock``), as pylance requires.
-            reference: A version number, another tag, pylance's ``(branch, version)`` pair (main only),
-                or None for the latest version.
+            tag: The name: letters, digits, ``.``, ``-``, ``_`` (no leading or trailing dot, no ``..``, not ending in
+                ``.lock``), as pylance requires.
+            reference: A version number, another tag, pylance's ``(branch, version)`` pair (main only), or None for the
+                latest version.
 
         Raises:
             ValueError: An invalid name, a tag that exists, or a version that does not.
@@ -254,9 +251,3 @@ class Tags:
         items = sorted(self.list().items(), key=lambda kv: kv[0])
         items.sort(key=lambda kv: kv[1]["version"], reverse=order != "asc")
         return items
-
-
-def manifest_size(store: Any, name: str) -> int:
-    """Bytes of the manifest file ``_versions/<name>``."""
-    size: int = store.size(f"{VERSIONS_DIR}/{name}")
-    return size

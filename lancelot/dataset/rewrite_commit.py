@@ -1,14 +1,12 @@
-"""Committing a ``LanceOperation.Rewrite`` a caller planned (transaction.proto ``Rewrite``): each
-group's old fragments replaced by its new ones, as ``compact_files`` commits its own.
+"""Committing a ``LanceOperation.Rewrite`` a caller planned (transaction.proto ``Rewrite``): each group's old fragments
+replaced by its new ones, as ``compact_files`` commits its own.
 
-New fragments with id 0 get theirs at commit, from ``max_fragment_id`` (pylance's rule; the stored
-transaction keeps them as given). Indices follow pylance's rules: with stable row ids every index's
-fragment bitmap is recomputed (rows keep their ids); without, each ``RewrittenIndex`` names an index
-whose files the caller rewrote under ``new_id``: its bitmap is recomputed and its uuid replaced, and
-the other indices are left as they were. The bitmaps take the new fragments' ids as the caller gave
-them, before ids are assigned, as pylance 14.0.2 does (a caller rewriting an index gives the new
-fragments their ids, since the index's row addresses name them).
-"""
+New fragments with id 0 get theirs at commit, from ``max_fragment_id`` (pylance's rule; the stored transaction keeps
+them as given). Indices follow pylance's rules: with stable row ids every index's fragment bitmap is recomputed (rows
+keep their ids); without, each ``RewrittenIndex`` names an index whose files the caller rewrote under ``new_id``: its
+bitmap is recomputed and its uuid replaced, and the other indices are left as they were. The bitmaps take the new
+fragments' ids as the caller gave them, before ids are assigned, as pylance 14.0.2 does (a caller rewriting an index
+gives the new fragments their ids, since the index's row addresses name them)."""
 
 from __future__ import annotations
 
@@ -52,8 +50,8 @@ def fill_rewrite(op: Any, pb: transaction_pb2.Transaction) -> tuple[list[Group],
 
 
 def _new_bitmap(old: BitMap, groups: list[Group], name: str) -> BitMap:
-    """pylance's recalculation: a group covered by the index moves to its new fragments (a group
-    only partly covered is refused)."""
+    """pylance's recalculation: a group covered by the index moves to its new fragments (a group only partly covered is
+    refused)."""
     out = BitMap(old)
     for olds, news in groups:
         ids = [int(f.id) for f in olds]

@@ -1,8 +1,7 @@
-"""The row-id columns a scan or a take may ask for (pylance's ``with_row_id``, ``with_row_address``,
-``_rowoffset``): their names, and their values for rows of a fragment (table format, "Row ids" and
-"Row addresses": an address is the fragment id in the high 32 bits, the row's position below).
-Below the scanner and its helpers (vector_search.py, blob_scan.py), which all read them.
-"""
+"""The row-id columns a scan or a take may ask for (pylance's ``with_row_id``, ``with_row_address``, ``_rowoffset``):
+their names, and their values for rows of a fragment (table format, "Row ids" and "Row addresses": an address is the
+fragment id in the high 32 bits, the row's position below). Below the scanner and its helpers (vector_search.py,
+blob_scan.py), which all read them."""
 
 from __future__ import annotations
 
@@ -22,8 +21,8 @@ ROW_COLUMNS = (ROW_ID, ROW_ADDR, ROW_OFFSET)
 def row_columns(
     frag: Fragment, pos: np.ndarray, want: set[str], offset_base: int, deleted_null: bool = False
 ) -> dict[str, pa.Array]:
-    """The row-id columns of the rows at physical positions ``pos`` of ``frag``; ``deleted_null``:
-    deleted rows (a scan with ``include_deleted_rows``) have null ``_rowid`` and ``_rowaddr``."""
+    """The row-id columns of the rows at physical positions ``pos`` of ``frag``; ``deleted_null``: deleted rows (a scan
+    with ``include_deleted_rows``) have null ``_rowid`` and ``_rowaddr``."""
     out = _row_columns(frag, pos, want, offset_base)
     if deleted_null and len(frag.deleted_positions()):
         gone = pa.array(np.isin(pos, frag.deleted_positions().astype(np.int64)))

@@ -1,11 +1,9 @@
-"""The rows of a take, mapped once: indices among the live rows, or row addresses, are checked
-once (integers, not negative, in range), sorted and made unique once, and mapped to ``Rows``: per
-touched fragment its physical positions, ascending and unique (deleted rows mapped around,
-dropped, kept or refused, with one read of each fragment's deletion file), and how to put them
-back in the order asked.
+"""The rows of a take, mapped once: indices among the live rows, or row addresses, are checked once (integers, not
+negative, in range), sorted and made unique once, and mapped to ``Rows``: per touched fragment its physical positions,
+ascending and unique (deleted rows mapped around, dropped, kept or refused, with one read of each fragment's deletion
+file), and how to put them back in the order asked.
 
-Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/blob.py).
-"""
+Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/blob.py)."""
 
 from __future__ import annotations
 
@@ -43,9 +41,9 @@ def side_by_side(ds: LanceDataset, items: Sequence[_T], fn: Callable[[_T], _R]) 
 
 @dataclass
 class Rows:
-    """The rows of a take, mapped once: per touched fragment (in dataset order for indices, in
-    address order for addresses) its physical positions, ascending and unique; row ``i`` of the
-    answer is row ``back[i]`` of those groups laid end to end (None: they are the answer's order)."""
+    """The rows of a take, mapped once: per touched fragment (in dataset order for indices, in address order for
+    addresses) its physical positions, ascending and unique; row ``i`` of the answer is row ``back[i]`` of those groups
+    laid end to end (None: they are the answer's order)."""
 
     groups: list[tuple[Fragment, np.ndarray]]
     back: np.ndarray | None
@@ -63,8 +61,8 @@ class Rows:
 
 
 def as_integers(values: ArrayLike | pa.Array | pa.ChunkedArray, where: str, what: str) -> np.ndarray:
-    """``values`` as a flat numpy integer array (its own dtype), refused as pylance refuses them:
-    non-integers are a TypeError, negatives an OverflowError (pylance reads them as unsigned)."""
+    """``values`` as a flat numpy integer array (its own dtype), refused as pylance refuses them: non-integers are a
+    TypeError, negatives an OverflowError (pylance reads them as unsigned)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     a = np.asarray(values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else values)
@@ -93,8 +91,8 @@ def checked(
 
 
 def sorted_unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(the values ascending and unique, ``back``: value ``i`` is ``uniq[back[i]]``; None when they
-    already are ascending and unique)."""
+    """(the values ascending and unique, ``back``: value ``i`` is ``uniq[back[i]]``; None when they already are
+    ascending and unique)."""
     n = values.size
     if n <= FEW_INDICES:  # (checked on a Python list, as the reader checks a few indices)
         listed = values.tolist()
@@ -147,9 +145,9 @@ def by_address(
     deleted: str | Callable[[int], LanceError],
     error: type[LanceError] = DatasetIndexError,
 ) -> Rows:
-    """``Rows`` of row addresses (uint64); a row that is not in the dataset is ``error``.  Deleted
-    rows: ``"drop"`` (left out of the answer), ``"keep"`` (read as they are), or refused with the
-    error ``deleted(address)`` makes (the blob APIs, as pylance refuses them)."""
+    """``Rows`` of row addresses (uint64); a row that is not in the dataset is ``error``.  Deleted rows: ``"drop"``
+    (left out of the answer), ``"keep"`` (read as they are), or refused with the error ``deleted(address)`` makes (the
+    blob APIs, as pylance refuses them)."""
     where = f"dataset {ds.uri!r} version {ds.version}"
     uniq, back = sorted_unique(addresses.astype(np.uint64, copy=False))
     fids = uniq >> _32
@@ -190,9 +188,8 @@ def by_address(
 def addresses_of(ds: LanceDataset, ids: np.ndarray, error: type[LanceError] = DatasetIndexError) -> np.ndarray:
     """Row addresses of stable row ids (an id no fragment holds is out of range).
 
-    An updated row keeps its id but moves: the old copy stays behind as a deleted row of its
-    fragment. The live copy wins; a deleted one is found only when no live row holds the id.
-    """
+    An updated row keeps its id but moves: the old copy stays behind as a deleted row of its fragment. The live copy
+    wins; a deleted one is found only when no live row holds the id."""
     all_ids, all_addr, all_dead = [], [], []
     for f in ds._fragments:
         r = f.row_ids()

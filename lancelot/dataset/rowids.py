@@ -1,9 +1,8 @@
-"""Stable row ids of a fragment (table format, "Row ids"; our ``rowids.proto``): the inline
-RowIdSequence and the per-row dataset-version runs, decoded to numpy and encoded back.
+"""Stable row ids of a fragment (table format, "Row ids"; our ``rowids.proto``): the inline RowIdSequence and the
+per-row dataset-version runs, decoded to numpy and encoded back.
 
-Bitmaps of ``range_with_bitmap`` are LSB first (bit i of byte i // 8 is value start + i), as
-pylance 14.0.2 writes them; a version run covers as many rows as its span holds values.
-"""
+Bitmaps of ``range_with_bitmap`` are LSB first (bit i of byte i // 8 is value start + i), as pylance 14.0.2 writes them;
+a version run covers as many rows as its span holds values."""
 
 from __future__ import annotations
 
@@ -82,8 +81,8 @@ def row_ids(frag: table_pb2.DataFragment, where: str) -> np.ndarray:
 
 
 def row_versions(frag: table_pb2.DataFragment, which: str, default: np.ndarray | None, where: str) -> np.ndarray:
-    """Per-row dataset versions (``which``: "created_at" or "last_updated_at"); ``default`` (or
-    version 1) where the fragment has none."""
+    """Per-row dataset versions (``which``: "created_at" or "last_updated_at"); ``default`` (or version 1) where the
+    fragment has none."""
     field = f"inline_{which}_versions"
     n = int(frag.physical_rows)
     if not frag.HasField(field):

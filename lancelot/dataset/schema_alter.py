@@ -1,11 +1,9 @@
-"""Schema changes without new values: ``drop_columns`` and ``alter_columns`` (table format,
-"Schema evolution"; transactions Project and Merge), as pylance 14 performs them.
+"""Schema changes without new values: ``drop_columns`` and ``alter_columns`` (table format, "Schema evolution";
+transactions Project and Merge), as pylance 14 performs them.
 
-Drops and renames are Project transactions: only the schema changes (data files keep listing
-dropped ids; a file left with none of the schema's fields leaves its fragment, and indices on
-dropped fields go).  A cast gives the column a new field id and a new data file per fragment
-(a Merge); pylance refuses to cast an indexed column, and so does this.
-"""
+Drops and renames are Project transactions: only the schema changes (data files keep listing dropped ids; a file left
+with none of the schema's fields leaves its fragment, and indices on dropped fields go).  A cast gives the column a new
+field id and a new data file per fragment (a Merge); pylance refuses to cast an indexed column, and so does this."""
 
 from __future__ import annotations
 
@@ -62,9 +60,9 @@ def _top_of(fields: list[file_pb2.Field], f: file_pb2.Field) -> file_pb2.Field:
 
 
 def _drops_whole_lists(ds: LanceDataset) -> bool:
-    """pylance 14 drops a whole top-level list column when asked to drop a field under it
-    (``ls.item.q``) in a dataset of file version 2.1 or older; from 2.2 only that field goes.
-    A list nested in a struct (``s.ls.item.q``) loses only the field in every version."""
+    """pylance 14 drops a whole top-level list column when asked to drop a field under it (``ls.item.q``) in a dataset
+    of file version 2.1 or older; from 2.2 only that field goes. A list nested in a struct (``s.ls.item.q``) loses only
+    the field in every version."""
     v = ds.data_storage_version
     if v in ("legacy", "0.1", "0.3"):
         return True

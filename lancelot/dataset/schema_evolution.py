@@ -1,12 +1,10 @@
-"""Schema evolution with new values: ``add_columns`` and ``merge`` (table format, "Schema
-evolution"; the Merge transaction), as pylance 14 performs them; ``drop_columns`` and
-``alter_columns`` are in schema_alter.py and use the helpers here.
+"""Schema evolution with new values: ``add_columns`` and ``merge`` (table format, "Schema evolution"; the Merge
+transaction), as pylance 14 performs them; ``drop_columns`` and ``alter_columns`` are in schema_alter.py and use the
+helpers here.
 
-New columns get fresh field ids (one past the largest id the schema or any data file has
-used) and live in one new data file per fragment, beside the fragment's other files, with as
-many rows as the fragment has physically (deleted rows hold nulls); all-null columns given as
-Arrow fields (or constant-null SQL) are metadata only.
-"""
+New columns get fresh field ids (one past the largest id the schema or any data file has used) and live in one new data
+file per fragment, beside the fragment's other files, with as many rows as the fragment has physically (deleted rows
+hold nulls); all-null columns given as Arrow fields (or constant-null SQL) are metadata only."""
 
 from __future__ import annotations
 
@@ -108,12 +106,11 @@ def _write_column_files(
     checkpoint: BatchUDFCheckpoint | None = None,
     only: Fragment | None = None,
 ) -> list[table_pb2.DataFragment]:
-    """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows)
-    written with ``fields``' ids.  Values are computed in order on this thread (a reader or a
-    function sees the fragments in turn), or, when ``pure`` (SQL expressions), two fragments side by
-    side; each file is written while the next one's values are computed (at most a few fragments'
-    new columns in memory).  With a ``checkpoint``, fragments it holds are taken from it, and each
-    fragment written is recorded in it (its file then survives a failure of the rest)."""
+    """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows) written with
+    ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn),
+    or, when ``pure`` (SQL expressions), two fragments side by side; each file is written while the next one's values
+    are computed (at most a few fragments' new columns in memory).  With a ``checkpoint``, fragments it holds are taken
+    from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
     from lancelot.dataset.writing import write_fragments
@@ -192,8 +189,8 @@ def _write_column_files(
 def _checkpointed(
     checkpoint: BatchUDFCheckpoint, f: Fragment, fields: list[file_pb2.Field]
 ) -> table_pb2.DataFragment | None:
-    """``f`` with the new data file a previous run recorded for it, if that run wrote the same
-    fields over the same files (else None: computed again)."""
+    """``f`` with the new data file a previous run recorded for it, if that run wrote the same fields over the same
+    files (else None: computed again)."""
     from lancelot.dataset.udf import fragment_of_json
 
     text = checkpoint.get_fragment(f.fragment_id)
@@ -329,8 +326,8 @@ def _finish_add(
     checkpoint: BatchUDFCheckpoint | None = None,
     only: Fragment | None = None,
 ) -> _Staged | None:
-    """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it
-    with its new file and the new schema's fields: ``Fragment.merge_columns``)."""
+    """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it with its new file and
+    the new schema's fields: ``Fragment.merge_columns``)."""
     fields = _new_fields(schema, _next_field_id(ds.manifest))
     frags = _write_column_files(ds, schema, fields, values, pure, checkpoint, only)
     if only is not None:
@@ -380,8 +377,8 @@ def _add_udf(
     size: int,
     only: Fragment | None = None,
 ) -> _Staged | None:
-    """New columns from a function over batches of live rows (a ``BatchUDF``'s checkpoint: batches and
-    fragments finished by an earlier, failed run are not computed again; removed once committed)."""
+    """New columns from a function over batches of live rows (a ``BatchUDF``'s checkpoint: batches and fragments
+    finished by an earlier, failed run are not computed again; removed once committed)."""
     from lancelot.dataset.udf import BatchUDF, BatchUDFCheckpoint
 
     cache = udf.cache if isinstance(udf, BatchUDF) else None
@@ -468,8 +465,8 @@ def merge_columns(
     batch_size: int | None = None,
     reader_schema: pa.Schema | None = None,
 ) -> tuple[Any, Any]:
-    """``Fragment.merge_columns``: the fragment with a new data file holding the new columns, and
-    the new schema (a ``LanceSchema``), to commit with ``LanceOperation.Merge``; nothing committed."""
+    """``Fragment.merge_columns``: the fragment with a new data file holding the new columns, and the new schema (a
+    ``LanceSchema``), to commit with ``LanceOperation.Merge``; nothing committed."""
     from lancelot.dataset.fragment_metadata import FragmentMetadata
     from lancelot.dataset.transaction_api import LanceSchema
     from lancelot.dataset.udf import BatchUDF

@@ -1,10 +1,9 @@
 """``LanceDataset.stats``: pylance's dataset statistics.
 
-``dataset_stats`` counts deleted rows, fragments and "small" fragments (fewer physical rows
-than ``max_rows_per_group``); ``data_stats`` gives each field's bytes on disk: the sum of the
-page buffer sizes of the columns the field owns in every data file (a column that starts no
-field continues the previous one, as nested fields span several columns).
-"""
+``dataset_stats`` counts deleted rows, fragments and "small" fragments (fewer physical rows than
+``max_rows_per_group``); ``data_stats`` gives each field's bytes on disk: the sum of the page buffer sizes of the
+columns the field owns in every data file (a column that starts no field continues the previous one, as nested fields
+span several columns)."""
 
 from __future__ import annotations
 
@@ -69,8 +68,8 @@ class LanceStats:
         }
 
     def data_stats(self) -> DataStatistics:
-        """Per-field storage, as pylance's ``stats.data_stats()``: the bytes of every page of each field's
-        columns, in every data file of the version.
+        """Per-field storage, as pylance's ``stats.data_stats()``: the bytes of every page of each field's columns, in
+        every data file of the version.
 
         Returns:
             A ``DataStatistics``: one ``FieldStatistics(id, bytes_on_disk)`` per field, in schema order.

@@ -1,13 +1,13 @@
-"""Rows by position: ``take`` (indices among the live rows), ``_take_rows`` (row ids: row
-addresses, or stable row ids where the dataset has them), ``sample``.
+"""Rows by position: ``take`` (indices among the live rows), ``_take_rows`` (row ids: row addresses, or stable row ids
+where the dataset has them), ``sample``.
 
 Every take walks the same three steps:
 
-1. ``by_index`` / ``by_address`` (dataset/row_selection.py): the rows checked, sorted and made
-   unique once, mapped to per-fragment physical positions with the deletions applied once;
-2. ``read``: one ``Fragment._take_physical`` per touched fragment (the reader's take of those
-   positions: already sorted and unique, so it neither sorts nor reorders), projected as a scan
-   would project them (nested paths, SQL expressions, row-id columns);
+1. ``by_index`` / ``by_address`` (dataset/row_selection.py): the rows checked, sorted and made unique once, mapped to
+   per-fragment physical positions with the deletions applied once;
+2. ``read``: one ``Fragment._take_physical`` per touched fragment (the reader's take of those positions: already sorted
+   and unique, so it neither sorts nor reorders), projected as a scan would project them (nested paths, SQL expressions,
+   row-id columns);
 3. one ``Table.take`` back to the order asked, duplicates included.
 """
 
@@ -37,13 +37,10 @@ def _where(ds: LanceDataset) -> str:
 
 
 def read(
-    ds: LanceDataset,
-    rows: Rows,
-    columns: Sequence[str] | dict[str, str] | None,
-    scan: LanceScanner | None = None,
+    ds: LanceDataset, rows: Rows, columns: Sequence[str] | dict[str, str] | None, scan: LanceScanner | None = None
 ) -> pa.Table:
-    """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order: one
-    read per fragment.  Plain columns need no scanner: each fragment's table is the answer's part."""
+    """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order: one read per fragment. Plain
+    columns need no scanner: each fragment's table is the answer's part."""
     from lancelot.dataset.fragment_columns import _POS
     from lancelot.dataset.scanner import LanceScanner, projection
 
@@ -86,8 +83,8 @@ def take_rows(
     ignore_deletions: bool = False,
     **kargs: Any,
 ) -> pa.Table:
-    """Rows by row id (the row address, or the stable row id of datasets that have them), in the
-    order asked; deleted rows are left out unless ``ignore_deletions``."""
+    """Rows by row id (the row address, or the stable row id of datasets that have them), in the order asked; deleted
+    rows are left out unless ``ignore_deletions``."""
     ids = as_integers(row_ids, _where(ds), "row id").astype(np.uint64, copy=False)
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
         ids = addresses_of(ds, ids)
@@ -102,8 +99,8 @@ def rows_at(
     ignore_deletions: bool,
     scan: LanceScanner | None = None,
 ) -> pa.Table:
-    """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected
-    as ``columns`` (or as the projection of ``scan``)."""
+    """Rows at row addresses, in order; deleted ones dropped unless ``ignore_deletions``; projected as ``columns`` (or
+    as the projection of ``scan``)."""
     return read(ds, by_address(ds, addr, "keep" if ignore_deletions else "drop"), columns, scan)
 
 

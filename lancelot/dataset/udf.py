@@ -1,12 +1,11 @@
-"""User functions that compute new columns (pylance's ``lance.batch_udf`` / ``BatchUDF``), with
-pylance's checkpointing: a long backfill that dies resumes without recomputing what it finished.
+"""User functions that compute new columns (pylance's ``lance.batch_udf`` / ``BatchUDF``), with pylance's checkpointing:
+a long backfill that dies resumes without recomputing what it finished.
 
-The checkpoint is a SQLite file in pylance's layout (table ``batches``: fragment id, batch index,
-pickled result batch; table ``fragments``: fragment id, the fragment's JSON with its new data file),
-so a backfill pylance started can be resumed by lancelot and the other way round. A fragment whose
-new file was written is taken from the checkpoint as it is; within an unfinished fragment, batches
-already computed are not computed again. The file is removed once the new version is committed.
-"""
+The checkpoint is a SQLite file in pylance's layout (table ``batches``: fragment id, batch index, pickled result batch;
+table ``fragments``: fragment id, the fragment's JSON with its new data file), so a backfill pylance started can be
+resumed by lancelot and the other way round. A fragment whose new file was written is taken from the checkpoint as it
+is; within an unfinished fragment, batches already computed are not computed again. The file is removed once the new
+version is committed."""
 
 from __future__ import annotations
 
@@ -28,11 +27,11 @@ class BatchUDF:
     """A function from a batch of the dataset's rows to a batch of new columns (pylance's ``BatchUDF``).
 
     Args:
-        func: The function; it receives a ``RecordBatch`` and returns a ``RecordBatch`` (or pandas
-            DataFrame) with as many rows.
+        func: The function; it receives a ``RecordBatch`` and returns a ``RecordBatch`` (or pandas DataFrame) with as
+            many rows.
         output_schema: The schema of what it returns (default: from its result on the first row).
-        checkpoint_file: A SQLite file to keep finished work in, so that a failed ``add_columns``
-            called again with the same file resumes.
+        checkpoint_file: A SQLite file to keep finished work in, so that a failed ``add_columns`` called again with the
+            same file resumes.
     """
 
     def __init__(

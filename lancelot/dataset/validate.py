@@ -1,12 +1,11 @@
-"""``LanceDataset.validate()`` and ``LanceDataset.drop()``: the consistency checks and the removal
-pylance offers beside reading.
+"""``LanceDataset.validate()`` and ``LanceDataset.drop()``: the consistency checks and the removal pylance offers beside
+reading.
 
-``validate`` checks what a manifest promises about its fragments (table.proto ``Manifest`` and
-``DataFragment``): unique fragment ids within ``max_fragment_id``, data files that exist and hold
-only schema fields, deletion files that exist and delete no more rows than the fragment has, and
-indices built at this version or before. The first problem raises a CorruptFileError (a missing
-file: LanceFileNotFoundError, an OSError as pylance's) naming the dataset, version, fragment, file.
-"""
+``validate`` checks what a manifest promises about its fragments (table.proto ``Manifest`` and ``DataFragment``): unique
+fragment ids within ``max_fragment_id``, data files that exist and hold only schema fields, deletion files that exist
+and delete no more rows than the fragment has, and indices built at this version or before. The first problem raises a
+CorruptFileError (a missing file: LanceFileNotFoundError, an OSError as pylance's) naming the dataset, version,
+fragment, file."""
 
 from __future__ import annotations
 

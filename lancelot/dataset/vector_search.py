@@ -1,16 +1,13 @@
 """Exact nearest-neighbour search: ``to_table(nearest={"column", "q", "k", "metric", ...})``.
 
-This is brute force over the live rows (no vector index is used, even where pylance built
-one): the vector column is read a chunk at a time, distances are computed with numpy for the
-whole chunk, and only the best ``k`` candidates are kept, so memory is bounded by a chunk plus
-``k`` rows.  Distances are pylance's: ``l2`` (alias ``euclidean``) the squared Euclidean
-distance, ``cosine`` one minus the cosine similarity, ``dot`` one minus the dot product; ties
-go to the smaller row id, rows whose vector is null are never returned.  With ``prefilter``
-the filter picks the rows searched; without, the ``k`` nearest rows are filtered afterwards
-(so fewer than ``k`` may remain), as in pylance.  The result is the projection, then
-``_distance`` (float32), then the row-id columns asked with ``with_row_id``/``with_row_address``;
-``offset``/``limit`` apply to it.
-"""
+This is brute force over the live rows (no vector index is used, even where pylance built one): the vector column is
+read a chunk at a time, distances are computed with numpy for the whole chunk, and only the best ``k`` candidates are
+kept, so memory is bounded by a chunk plus ``k`` rows.  Distances are pylance's: ``l2`` (alias ``euclidean``) the
+squared Euclidean distance, ``cosine`` one minus the cosine similarity, ``dot`` one minus the dot product; ties go to
+the smaller row id, rows whose vector is null are never returned.  With ``prefilter`` the filter picks the rows
+searched; without, the ``k`` nearest rows are filtered afterwards (so fewer than ``k`` may remain), as in pylance.  The
+result is the projection, then ``_distance`` (float32), then the row-id columns asked with
+``with_row_id``/``with_row_address``; ``offset``/``limit`` apply to it."""
 
 from __future__ import annotations
 
@@ -45,8 +42,8 @@ class Nearest:
 
 
 def parse_nearest(nearest: Any, schema: pa.Schema, where: str) -> Nearest:
-    """Check a ``nearest`` dict against the schema (pylance's keys; index-tuning keys are accepted
-    and have no effect on an exact search)."""
+    """Check a ``nearest`` dict against the schema (pylance's keys; index-tuning keys are accepted and have no effect on
+    an exact search)."""
     if not isinstance(nearest, dict):
         raise LanceValueError(f"{where}: nearest must be a dict with 'column' and 'q', not {type(nearest).__name__}")
     if "column" not in nearest or "q" not in nearest:
@@ -75,8 +72,8 @@ def parse_nearest(nearest: Any, schema: pa.Schema, where: str) -> Nearest:
 
 
 def _storage(t: pa.DataType) -> pa.DataType:
-    """A vector column's fixed-size-list type: an extension type's storage (``arrow.fixed_shape_tensor``:
-    its values flat, in row-major order, as pylance searches them)."""
+    """A vector column's fixed-size-list type: an extension type's storage (``arrow.fixed_shape_tensor``: its values
+    flat, in row-major order, as pylance searches them)."""
     return t.storage_type if isinstance(t, pa.BaseExtensionType) else t
 
 

@@ -1,11 +1,8 @@
 """The "lance" PySpark data source (needs pyspark >= 4.1; see docs/SPARK.md).
 
-import lancelot.spark
-lancelot.spark.register(spark)
-df = spark.read.format("lance").load("dataset/")      # a dataset, a file, a directory or a glob
-df.write.format("lance").mode("append").save("out/")  # creates the dataset if there is none
-lancelot.spark.save(df, "out/")                       # Spark's default mode (errorifexists) too
-"""
+import lancelot.spark lancelot.spark.register(spark) df = spark.read.format("lance").load("dataset/")      # a dataset,
+a file, a directory or a glob df.write.format("lance").mode("append").save("out/")  # creates the dataset if there is
+none lancelot.spark.save(df, "out/")                       # Spark's default mode (errorifexists) too"""
 
 from __future__ import annotations
 
@@ -54,12 +51,11 @@ def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
 
     Args:
         spark: The session.
-        filter_pushdown: Register the source that accepts Spark's pushed-down filters (zone maps
-            then skip row ranges, tasks return only matching rows) and turn on
-            ``spark.sql.python.filterPushdown.enabled``, with a warning: pyspark 4.1-4.3 reuse a
-            DataFrame's last pushed-down read for a later query over it that pushes no filter
-            (SPARK-51575), a wrong answer. Off by default: every query then returns what pylance
-            returns, and the ``filter`` read option prunes without Spark's pushdown.
+        filter_pushdown: Register the source that accepts Spark's pushed-down filters (zone maps then skip row ranges,
+            tasks return only matching rows) and turn on ``spark.sql.python.filterPushdown.enabled``, with a warning:
+            pyspark 4.1-4.3 reuse a DataFrame's last pushed-down read for a later query over it that pushes no filter
+            (SPARK-51575), a wrong answer. Off by default: every query then returns what pylance returns, and the
+            ``filter`` read option prunes without Spark's pushdown.
 
     Examples:
         ```python
@@ -92,14 +88,14 @@ def _ensure_registered(spark: SparkSession) -> None:
 
 
 def load(spark: SparkSession, path: str, **options: object) -> DataFrame:
-    """Read a Lance dataset (or file, directory or glob of files) into a DataFrame:
-    ``spark.read.format("lance")`` with ``options``, registering the source first if needed.
+    """Read a Lance dataset (or file, directory or glob of files) into a DataFrame: ``spark.read.format("lance")`` with
+    ``options``, registering the source first if needed.
 
     Args:
         spark: The session.
         path: The dataset's path or URL.
-        **options: Read options (``columns="a,b"``, ``filter="id = 42"``, ``version=2``,
-            ``storage_options={...}``...; docs/SPARK.md lists them); a dict value is passed as JSON.
+        **options: Read options (``columns="a,b"``, ``filter="id = 42"``, ``version=2``, ``storage_options={...}``...;
+            docs/SPARK.md lists them); a dict value is passed as JSON.
 
     Returns:
         A Spark DataFrame.
@@ -121,16 +117,14 @@ def load(spark: SparkSession, path: str, **options: object) -> DataFrame:
 def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: object) -> None:
     """Write a DataFrame as a Lance dataset with any of Spark's four save modes.
 
-    Spark lets Python data sources write only in append and overwrite mode; this decides
-    ``errorifexists`` and ``ignore`` on the driver first (no job runs when ``ignore`` finds a
-    dataset), then writes one new version.
+    Spark lets Python data sources write only in append and overwrite mode; this decides ``errorifexists`` and
+    ``ignore`` on the driver first (no job runs when ``ignore`` finds a dataset), then writes one new version.
 
     Args:
         df: The rows to write.
         path: The dataset's path or URL.
         mode: ``"errorifexists"`` (Spark's default), ``"ignore"``, ``"append"`` or ``"overwrite"``.
-        **options: Write options (``data_storage_version``, ``max_rows_per_file``,
-            ``storage_options`` as a dict...).
+        **options: Write options (``data_storage_version``, ``max_rows_per_file``, ``storage_options`` as a dict...).
 
     Raises:
         LanceError: An unknown mode, or ``errorifexists`` where a dataset exists.
@@ -144,13 +138,10 @@ def save(df: DataFrame, path: str, mode: str = "errorifexists", **options: objec
 
     from lancelot.errors import LanceError
     from lancelot.spark.options import dataset_version, storage_options
-    from lancelot.spark.writer import SAVE_MODES
+    from lancelot.spark.writer import canonical_save_mode
 
     _ensure_registered(df.sparkSession)
-    m = mode.lower().replace("_", "")
-    m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
-    if m not in SAVE_MODES:
-        raise LanceError(f"unknown save mode {mode!r} (use one of {SAVE_MODES})")
+    m = canonical_save_mode(mode)
     opts = {k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in options.items()}
     exists = dataset_version(path, storage_options(opts)) is not None
     if exists and m == "errorifexists":

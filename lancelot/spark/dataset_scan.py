@@ -1,14 +1,11 @@
 """Reading a Lance dataset through Spark: one pinned version, partitions of live rows per fragment.
 
-The driver opens the dataset once, when the scan is planned, and pins that version
-(or the one the ``version`` / ``timestamp`` options name): every task then reads
-exactly that version, whatever commits happen meanwhile.  A partition is a list of
-``(fragment id, first live row, end live row)`` slices, so deleted rows are never
-returned (``Fragment.read_range`` counts live rows).  With filters pushed down, each
-fragment's zone maps (lancelot's extension in the files it wrote) drop the physical
-row ranges they prove empty; those are mapped to live-row ranges through the
-fragment's deletion vector before partitions are cut.
-"""
+The driver opens the dataset once, when the scan is planned, and pins that version (or the one the ``version`` /
+``timestamp`` options name): every task then reads exactly that version, whatever commits happen meanwhile.  A partition
+is a list of ``(fragment id, first live row, end live row)`` slices, so deleted rows are never returned
+(``Fragment.read_range`` counts live rows).  With filters pushed down, each fragment's zone maps (lancelot's extension
+in the files it wrote) drop the physical row ranges they prove empty; those are mapped to live-row ranges through the
+fragment's deletion vector before partitions are cut."""
 
 from __future__ import annotations
 
@@ -64,9 +61,9 @@ def _key(uri: str, version: int, storage: dict[str, Any] | None) -> tuple[str, i
 
 
 def remember(uri: str, storage: dict[str, Any] | None, ds: LanceDataset) -> None:
-    """Keep a version opened on the driver (pin_version) for this process's later open_version and
-    pin_version calls: pyspark plans the scan (reader, then partitions) in one Python process, and
-    reuses that process for the next queries."""
+    """Keep a version opened on the driver (pin_version) for this process's later open_version and pin_version calls:
+    pyspark plans the scan (reader, then partitions) in one Python process, and reuses that process for the next
+    queries."""
     with _LOCK:
         if len(_OPENED) >= _OPENED_MAX:
             _OPENED.pop(next(iter(_OPENED)))
@@ -76,8 +73,8 @@ def remember(uri: str, storage: dict[str, Any] | None, ds: LanceDataset) -> None
 def open_version(
     uri: str, version: int, storage: dict[str, Any] | None, stamp: tuple[int, int] | None = None
 ) -> LanceDataset:
-    """A dataset version, opened once per Python worker; ``stamp`` (``stamp_of`` when the scan was
-    planned) makes sure it is the same manifest, not a new dataset written at the same path since."""
+    """A dataset version, opened once per Python worker; ``stamp`` (``stamp_of`` when the scan was planned) makes sure
+    it is the same manifest, not a new dataset written at the same path since."""
     from lancelot.dataset import dataset
 
     key = _key(uri, version, storage)
@@ -99,9 +96,9 @@ def open_version(
 
 
 def _still_current(uri: str, storage: dict[str, Any] | None, version: int | None) -> LanceDataset | None:
-    """The dataset this process opened at ``version`` (None: the latest one now), if that version's
-    manifest is still the one it read (same stamp); else None.  Costs a listing of ``_versions/`` and
-    one manifest read, not a new LanceDataset (whose fragments keep their open files and zone maps)."""
+    """The dataset this process opened at ``version`` (None: the latest one now), if that version's manifest is still
+    the one it read (same stamp); else None.  Costs a listing of ``_versions/`` and one manifest read, not a new
+    LanceDataset (whose fragments keep their open files and zone maps)."""
     from lancelot.dataset.commit import list_versions, load_manifest
     from lancelot.dataset.store import ObjectStore
 
@@ -121,8 +118,8 @@ def _still_current(uri: str, storage: dict[str, Any] | None, version: int | None
 def pin_version(
     uri: str, storage: dict[str, Any] | None, version: int | None, timestamp: dt.datetime | None
 ) -> LanceDataset:
-    """The version to read: ``version``, the latest one committed at or before ``timestamp``, or the
-    latest (the one this process opened before when its manifest is unchanged)."""
+    """The version to read: ``version``, the latest one committed at or before ``timestamp``, or the latest (the one
+    this process opened before when its manifest is unchanged)."""
     from lancelot.dataset import dataset
 
     if timestamp is None:
@@ -194,8 +191,8 @@ def plan(
     min_partitions: int,
     min_partition_bytes: int,
 ) -> list[DatasetPartition]:
-    """Cut the fragments' live-row ranges into partitions of about one budget each (partitions.pack_slices:
-    rows, or bytes estimated from each fragment's data size per physical row)."""
+    """Cut the fragments' live-row ranges into partitions of about one budget each (partitions.pack_slices: rows, or
+    bytes estimated from each fragment's data size per physical row)."""
     units = [(i.fragment_id, i.physical_rows, i.size, i.live_rows) for i in infos]
     packed = pack_slices(units, ranges, rows_per_partition, bytes_per_partition, min_partitions, min_partition_bytes)
     return [DatasetPartition(p) for p in packed]
@@ -213,9 +210,9 @@ def read_partition(
     row_filter: RowFilter | None = None,
     row_address: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch);
-    with ``row_filter`` (lancelot/spark/row_filter.py) only the rows passing it; with ``row_address``
-    a last column ``_rowaddr`` (fragment id << 32 | physical row position, pylance's row address)."""
+    """The partition's rows in batches of ``batch_size`` (``convert``: a Table -> Spark's RecordBatch); with
+    ``row_filter`` (lancelot/spark/row_filter.py) only the rows passing it; with ``row_address`` a last column
+    ``_rowaddr`` (fragment id << 32 | physical row position, pylance's row address)."""
     from lancelot.spark.row_filter import filtered_read
 
     if row_address and row_filter is not None:

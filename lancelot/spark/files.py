@@ -1,10 +1,8 @@
 """Which files a path names: a file, a directory of ``.lance`` files, or a glob.
 
-Like Spark's file sources, names starting with ``_`` or ``.`` are hidden (temporary
-files live under such names), and a directory is not searched recursively.  Local
-paths and ``file://`` URLs only (datasets, read through lancelot/spark/dataset_scan.py,
-may live on any store).
-"""
+Like Spark's file sources, names starting with ``_`` or ``.`` are hidden (temporary files live under such names), and a
+directory is not searched recursively.  Local paths and ``file://`` URLs only (datasets, read through
+lancelot/spark/dataset_scan.py, may live on any store)."""
 
 from __future__ import annotations
 

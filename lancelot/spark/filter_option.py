@@ -1,18 +1,15 @@
 """The ``filter`` read option: a SQL predicate the source itself applies, with or without Spark's pushdown.
 
-``spark.read.format("lance").option("filter", "id = 12345").load(p)`` is the DataFrame of
-the rows pylance's ``to_table(filter="id = 12345")`` returns.  The predicate is part of
-the DataFrame's definition (its options), so it holds for every query over it: unlike a
-pushed-down filter, Spark's reuse of a planned read (docs/SPARK.md, correctness) cannot
-apply it to the wrong query.  Zone maps drop the row ranges it rules out, and tasks keep
-only the rows that pass (lancelot/spark/row_filter.py), so a point lookup reads a zone,
-not the dataset.
+``spark.read.format("lance").option("filter", "id = 12345").load(p)`` is the DataFrame of the rows pylance's
+``to_table(filter="id = 12345")`` returns.  The predicate is part of the DataFrame's definition (its options), so it
+holds for every query over it: unlike a pushed-down filter, Spark's reuse of a planned read (docs/SPARK.md, correctness)
+cannot apply it to the wrong query.  Zone maps drop the row ranges it rules out, and tasks keep only the rows that pass
+(lancelot/spark/row_filter.py), so a point lookup reads a zone, not the dataset.
 
-Accepted: a conjunction (``AND``) of ``column <op> literal`` (=, !=, <>, <, <=, >, >=, either
-side), ``column [NOT] IN (literals)``, ``column IS [NOT] NULL``, ``column BETWEEN a AND b``,
-``NOT (column = literal)`` and ``column LIKE 'prefix%'``, on integer, date, boolean and string
-columns.  Anything else is refused on the driver, naming the part (apply it with ``df.filter``).
-"""
+Accepted: a conjunction (``AND``) of ``column <op> literal`` (=, !=, <>, <, <=, >, >=, either side), ``column [NOT] IN
+(literals)``, ``column IS [NOT] NULL``, ``column BETWEEN a AND b``, ``NOT (column = literal)`` and ``column LIKE
+'prefix%'``, on integer, date, boolean and string columns.  Anything else is refused on the driver, naming the part
+(apply it with ``df.filter``)."""
 
 from __future__ import annotations
 

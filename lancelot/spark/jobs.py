@@ -1,17 +1,14 @@
-"""The Spark jobs of lancelot.spark.operations: one task per fragment (or per group of rows), the
-files the tasks write, and the one commit on the driver.
+"""The Spark jobs of lancelot.spark.operations: one task per fragment (or per group of rows), the files the tasks write,
+and the one commit on the driver.
 
-``Job.run`` runs ``task(item)`` for each item in its own Spark task (a ``spark.range`` of item
-indexes and ``mapInArrow``: the same on classic Spark and Spark Connect; the task and items are
-pickled to the executors).  Each task opens the dataset at the planned version and writes only
-files no manifest names yet (deletion files, data files), then records their names under
-``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records).  After
-``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not
-committed: those of a failed task or job, of a commit that lost to a conflicting one, of retried
-or speculative task attempts; an attempt finishing after the end sees the job's end marker
-(``ops-<id>.ended``, kept a day) and deletes its own.  Only a task killed while writing a file can
-leave one behind, which no manifest names (invisible to readers).
-"""
+``Job.run`` runs ``task(item)`` for each item in its own Spark task (a ``spark.range`` of item indexes and
+``mapInArrow``: the same on classic Spark and Spark Connect; the task and items are pickled to the executors).  Each
+task opens the dataset at the planned version and writes only files no manifest names yet (deletion files, data files),
+then records their names under ``_lancelot_spark/ops-<id>/`` (the write path's folder for its per-job records).  After
+``Job.commit``, leaving the ``with Job(...)`` block deletes every recorded file that was not committed: those of a
+failed task or job, of a commit that lost to a conflicting one, of retried or speculative task attempts; an attempt
+finishing after the end sees the job's end marker (``ops-<id>.ended``, kept a day) and deletes its own.  Only a task
+killed while writing a file can leave one behind, which no manifest names (invisible to readers)."""
 
 from __future__ import annotations
 
@@ -27,12 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from lancelot.dataset.changes import (
-    ChangeInputError,
-    Deletions,
-    NewRows,
-    retrying,
-)
+from lancelot.dataset.changes import ChangeInputError, Deletions, NewRows, retrying
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids
@@ -69,10 +61,9 @@ class JobRef:
     fault: str | None = None  # tests only: the driver's FAULT_ENV when the job was planned
 
 
-#: tests only: set in the driver's environment while an operation is planned, it makes its tasks
-#: fail once they have written and recorded their files: ``raise`` (the first attempt of the first
-#: task raises), ``exit`` (that attempt's Python worker dies: ``os._exit``), ``raise-all`` (every
-#: attempt of every task raises)
+#: tests only: set in the driver's environment while an operation is planned, it makes its tasks fail once they have
+#: written and recorded their files: ``raise`` (the first attempt of the first task raises), ``exit`` (that attempt's
+#: Python worker dies: ``os._exit``), ``raise-all`` (every attempt of every task raises)
 FAULT_ENV = "LANCELOT_SPARK_TEST_FAULT"
 
 
@@ -96,9 +87,9 @@ def injected_fault(job: JobRef) -> None:
 
 
 def record_files(job: JobRef, files: list[str]) -> None:
-    """In a task, after writing ``files`` (paths relative to the dataset): record them, so the
-    driver can delete them if they are not committed.  A task attempt that ends after its job did
-    (killed, lost, speculative) sees the job's end marker and deletes its own files."""
+    """In a task, after writing ``files`` (paths relative to the dataset): record them, so the driver can delete them if
+    they are not committed.  A task attempt that ends after its job did (killed, lost, speculative) sees the job's end
+    marker and deletes its own files."""
     from lancelot.dataset.store import ObjectStore
     from lancelot.errors import LanceError
 
@@ -115,10 +106,9 @@ def record_files(job: JobRef, files: list[str]) -> None:
 
 
 class Job:
-    """One Spark job of an operation and the files its tasks write: ``run`` the tasks, ``commit``;
-    on leaving, every recorded file not committed is deleted (a failed task, a failed job, a lost
-    commit race: no file of the attempt stays behind, visible or not, but for a task killed in the
-    middle of writing one)."""
+    """One Spark job of an operation and the files its tasks write: ``run`` the tasks, ``commit``; on leaving, every
+    recorded file not committed is deleted (a failed task, a failed job, a lost commit race: no file of the attempt
+    stays behind, visible or not, but for a task killed in the middle of writing one)."""
 
     def __init__(self, cur: LanceDataset, storage_options: dict[str, Any] | None) -> None:
         fault = os.environ.get(FAULT_ENV) or None
@@ -130,8 +120,8 @@ class Job:
     def run(
         self, spark: SparkSession, items: list[_T], task: Callable[[_T], _R], files_of: Callable[[_R], list[str]]
     ) -> list[_R]:
-        """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are
-        pickled to the executors); raises, having returned nothing, if any task fails."""
+        """``[task(item) for item in items]``, one Spark task per item (``task`` and ``items`` are pickled to the
+        executors); raises, having returned nothing, if any task fails."""
         if not items:
             return []
         n = len(items)
@@ -160,8 +150,8 @@ class Job:
         self._end(keep)
 
     def _end(self, keep: set[str]) -> None:
-        """Mark the job ended, then delete the recorded files not in ``keep`` and the records (end
-        markers over a day old go too: the write path's cleanup keeps its markers as long)."""
+        """Mark the job ended, then delete the recorded files not in ``keep`` and the records (end markers over a day
+        old go too: the write path's cleanup keeps its markers as long)."""
         store, prefix = self.store, self.ref.prefix
         try:
             end_attempts(store, prefix, lambda raw: [f for f in json.loads(raw) if f not in keep])
@@ -176,8 +166,8 @@ def run_items(
     files_of: Callable[[Any], list[str]],
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, its files
-    recorded, its result pickled."""
+    """The body of a Spark task: ``task(items[i])`` for each index ``i`` it was given, its files recorded, its result
+    pickled."""
     for b in batches:
         for i in b.column(0).to_pylist():
             result = task(items[int(i)])
@@ -194,8 +184,8 @@ def on_latest(
     attempt: Callable[[LanceDataset], _T],
     timeout: object = None,
 ) -> _T:
-    """``attempt(dataset at its latest version)``, re-planned on the latest version after a
-    retryable commit conflict (``retries`` times at most, none once ``timeout`` has passed)."""
+    """``attempt(dataset at its latest version)``, re-planned on the latest version after a retryable commit conflict
+    (``retries`` times at most, none once ``timeout`` has passed)."""
     return retrying(open_dataset(uri, None, storage_options), retries, attempt, timeout)
 
 
@@ -204,8 +194,8 @@ def on_latest(
 
 @dataclass
 class FragmentChange:
-    """What a task did to one fragment: the fragment with its new deletion file (serialized), or
-    its id if every row is gone; new fragments (ids unassigned) with the row ids they keep."""
+    """What a task did to one fragment: the fragment with its new deletion file (serialized), or its id if every row is
+    gone; new fragments (ids unassigned) with the row ids they keep."""
 
     fragment_id: int
     updated: list[bytes] = field(default_factory=list)

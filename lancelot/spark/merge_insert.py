@@ -1,27 +1,22 @@
 """``merge_insert`` from Spark (lancelot.spark.operations): one dataset version per call.
 
-Unless target rows no source row matches are deleted (which needs every target row), a target
-of at most ``TASK_SCAN_LIMIT`` rows is not joined by Spark at all: one Spark job, one task per
-partition of the source (coalesced to the session's parallelism), each reading the target's key
-columns pruned by its own source keys and joining them in Arrow (merge_lookup.py), writing the
-new rows; the driver writes the deletion files and commits one Update.  The source is evaluated
-once.
+Unless target rows no source row matches are deleted (which needs every target row), a target of at most
+``TASK_SCAN_LIMIT`` rows is not joined by Spark at all: one Spark job, one task per partition of the source (coalesced
+to the session's parallelism), each reading the target's key columns pruned by its own source keys and joining them in
+Arrow (merge_lookup.py), writing the new rows; the driver writes the deletion files and commits one Update.  The source
+is evaluated once.
 
-For larger targets, the target's key columns and row addresses (fragment id, physical position)
-are scanned by one task per fragment and joined with the source DataFrame on the key columns
-(SQL join semantics: a null key matches nothing); the joined rows are repartitioned by target
-fragment, so each task holds every matched row of its fragments: it writes their deletion file
-and the new rows' data files (updated rows first, keeping their stable row ids; then inserted
-rows).  The driver commits one Update transaction, as the library's ``merge_insert`` writes it.
-Unless target rows no source row matches are deleted, the source's first key column is
-collected first (up to ``KEY_FILTER_LIMIT`` values) and the key scan keeps only the target rows
-whose first key is among them.  At most ``LOOKUP_LIMIT`` of them are joined in Arrow inside the
-source's own partitions (merge_lookup.py); more go through the Spark join above, which then
-holds the source and its matches, not the whole target (a broadcast join when the source keys
-are few).  That source is evaluated twice (its keys, then its rows); a merge task finding a row
-to insert whose key was not collected (a source that changed in between) fails the call,
-committing nothing.
-"""
+For larger targets, the target's key columns and row addresses (fragment id, physical position) are scanned by one task
+per fragment and joined with the source DataFrame on the key columns (SQL join semantics: a null key matches nothing);
+the joined rows are repartitioned by target fragment, so each task holds every matched row of its fragments: it writes
+their deletion file and the new rows' data files (updated rows first, keeping their stable row ids; then inserted rows).
+The driver commits one Update transaction, as the library's ``merge_insert`` writes it. Unless target rows no source row
+matches are deleted, the source's first key column is collected first (up to ``KEY_FILTER_LIMIT`` values) and the key
+scan keeps only the target rows whose first key is among them.  At most ``LOOKUP_LIMIT`` of them are joined in Arrow
+inside the source's own partitions (merge_lookup.py); more go through the Spark join above, which then holds the source
+and its matches, not the whole target (a broadcast join when the source keys are few).  That source is evaluated twice
+(its keys, then its rows); a merge task finding a row to insert whose key was not collected (a source that changed in
+between) fails the call, committing nothing."""
 
 from __future__ import annotations
 
@@ -105,9 +100,8 @@ def _target_keys(
     only: pa.Array | None,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """A task of the target's key scan: the key columns of its fragments' live rows (those whose
-    first key is in ``only``, if given), with each row's fragment id and physical position (its
-    row address)."""
+    """A task of the target's key scan: the key columns of its fragments' live rows (those whose first key is in
+    ``only``, if given), with each row's fragment id and physical position (its row address)."""
     from lancelot.spark.types import to_spark_batch
 
     ds = open_dataset(uri, version, storage_options)
@@ -119,12 +113,11 @@ def _target_keys(
 
 
 def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """A task of the joined rows of some fragments (all of each fragment's rows are in one task)
-    and some rows to insert: deletion files for the matched (and unmatched-by-source) target rows,
-    new data files for the updated and inserted rows.  Yields one pickled ``FragmentChange``
-    summary per task (its ``fragment_id`` is -1) and the counts of updated / deleted / inserted;
-    under ``when_matched_fail`` a task that finds a match writes nothing and yields the matched
-    key instead (a dict: the driver raises, so Spark does not retry the task)."""
+    """A task of the joined rows of some fragments (all of each fragment's rows are in one task) and some rows to
+    insert: deletion files for the matched (and unmatched-by-source) target rows, new data files for the updated and
+    inserted rows.  Yields one pickled ``FragmentChange`` summary per task (its ``fragment_id`` is -1) and the counts of
+    updated / deleted / inserted; under ``when_matched_fail`` a task that finds a match writes nothing and yields the
+    matched key instead (a dict: the driver raises, so Spark does not retry the task)."""
     parts = [b for b in batches if b.num_rows]
     summary = FragmentChange(-1)
     counts = {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
@@ -219,33 +212,31 @@ def merge_insert(
 ) -> dict[str, int]:
     """Upsert the rows of a Spark DataFrame into a dataset by key, the join done by Spark.
 
-    Each task of ``df``'s partitions finds its rows' matches among the target's keys and row
-    addresses and writes the new rows' data files (for large targets: Spark's join, see the
-    module docstring); the driver writes the deletion files and commits one Update, as
-    ``LanceDataset.merge_insert`` does. A null key matches nothing; two source rows matching one
-    target row (to update or delete) are an error; source columns must have the dataset's types
-    (checked on the driver).
+    Each task of ``df``'s partitions finds its rows' matches among the target's keys and row addresses and writes the
+    new rows' data files (for large targets: Spark's join, see the module docstring); the driver writes the deletion
+    files and commits one Update, as ``LanceDataset.merge_insert`` does. A null key matches nothing; two source rows
+    matching one target row (to update or delete) are an error; source columns must have the dataset's types (checked on
+    the driver).
 
     Args:
-        df: The source rows; its columns are the keys and a subset of the dataset's (columns it
-            lacks keep the target's values).
+        df: The source rows; its columns are the keys and a subset of the dataset's (columns it lacks keep the target's
+            values).
         uri: The dataset's path or URL.
         on: The key column(s).
-        when_matched_update_all: Matched rows take the source's values: True, False, or an SQL
-            condition over ``source.<column>`` and ``target.<column>``; the default None means
-            "update unless ``when_matched_delete`` or ``when_matched_fail`` is given".
+        when_matched_update_all: Matched rows take the source's values: True, False, or an SQL condition over
+            ``source.<column>`` and ``target.<column>``; the default None means "update unless ``when_matched_delete``
+            or ``when_matched_fail`` is given".
         when_not_matched_insert_all: Insert the source rows that match no target row.
-        when_not_matched_by_source_delete: Delete target rows no source row matches: True, False,
-            or an SQL filter on the target.
+        when_not_matched_by_source_delete: Delete target rows no source row matches: True, False, or an SQL filter on
+            the target.
         storage_options: Object store options.
         when_matched_delete: Delete the matched rows instead (the builder's ``when_matched_delete()``).
-        when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as
-            pylance's) naming the key, and nothing is committed.
-        num_partitions: Tasks writing the result: at most this many source partitions
-            (coalesced; default: the session's parallelism for a target of at most
-            ``TASK_SCAN_LIMIT`` rows, else one per 250,000 source keys) when the matches are
-            joined in the source's tasks, else this many tasks after Spark's join (default: one
-            per fragment, at least two); each holds its rows in memory.
+        when_matched_fail: A match fails the call with ``MergeInsertError`` (an OSError, as pylance's) naming the key,
+            and nothing is committed.
+        num_partitions: Tasks writing the result: at most this many source partitions (coalesced; default: the session's
+            parallelism for a target of at most ``TASK_SCAN_LIMIT`` rows, else one per 250,000 source keys) when the
+            matches are joined in the source's tasks, else this many tasks after Spark's join (default: one per
+            fragment, at least two); each holds its rows in memory.
         conflict_retries: How often to re-plan on the latest version after a commit conflict.
         retry_timeout: A timedelta or seconds, as the builder's.
 
@@ -253,8 +244,7 @@ def merge_insert(
         ``num_inserted_rows``, ``num_updated_rows``, ``num_deleted_rows``, as pylance.
 
     Raises:
-        ValueError: No key, nothing to do, clauses that exclude each other, or source columns the
-            dataset has not.
+        ValueError: No key, nothing to do, clauses that exclude each other, or source columns the dataset has not.
         MergeInsertError: ``when_matched_fail`` and a source row matched.
 
     Examples:
@@ -367,8 +357,8 @@ def merge_insert(
 
 
 def _refused(cur: LanceDataset, results: list[Any]) -> None:
-    """Raise for a task that wrote nothing: a source that changed, or a match under ``when_matched_fail``
-    (leaving the job deletes the files the other tasks wrote)."""
+    """Raise for a task that wrote nothing: a source that changed, or a match under ``when_matched_fail`` (leaving the
+    job deletes the files the other tasks wrote)."""
     changed = [r[1] for r in results if isinstance(r, tuple) and r[0] == "changed"]
     if changed:
         raise ChangeInputError(
@@ -395,9 +385,8 @@ def _parallelism(spark: Any) -> int:
 def _merge_by_lookup(
     cur: LanceDataset, df: Any, plan: _MergePlan, matches: pa.Table | None, all_fields: list[int]
 ) -> tuple[int, dict[str, int]]:
-    """One task per partition of the source, joined in Arrow with the collected matches (None:
-    each task finds its own, merge_lookup.py); the driver writes the deletion files and commits
-    one Update."""
+    """One task per partition of the source, joined in Arrow with the collected matches (None: each task finds its own,
+    merge_lookup.py); the driver writes the deletion files and commits one Update."""
     with Job(cur, plan.storage_options) as job:
         body = functools.partial(lookup_task, plan, job.ref, matches)
         results = [pickle.loads(r["payload"]) for r in df.mapInArrow(body, "payload binary").collect()]
@@ -413,9 +402,8 @@ def _merge_by_lookup(
 
 
 def _source_keys(df: Any, field: pa.Field) -> pa.Array | None:
-    """The distinct non-null values of the source's first key column, as the dataset's type (the
-    key scan keeps the target rows whose first key is one of them), or None past
-    ``KEY_FILTER_LIMIT`` rows (the scan keeps every row)."""
+    """The distinct non-null values of the source's first key column, as the dataset's type (the key scan keeps the
+    target rows whose first key is one of them), or None past ``KEY_FILTER_LIMIT`` rows (the scan keeps every row)."""
     got = df.select(field.name).limit(KEY_FILTER_LIMIT + 1).toArrow()
     if got.num_rows > KEY_FILTER_LIMIT:
         return None

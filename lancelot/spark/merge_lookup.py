@@ -1,19 +1,16 @@
 """``merge_insert`` from Spark without a Spark join (merge_insert.py).
 
-Each task over a partition of the source DataFrame gets the target rows whose first key its
-rows have (keys, fragment id, physical position): it reads them itself from every fragment's
-key columns (``scan_matches``: targets of at most merge_insert.py's ``TASK_SCAN_LIMIT`` rows),
-or they come with the task, collected on the driver from a pruned key scan.  Each task joins
-its source rows with them in Arrow (SQL semantics: a null key matches nothing), writes the
-updated and inserted rows as new data files (updated rows keep their stable row ids) and
-returns, per target fragment, the positions its source rows matched and those it updated or
-deleted.  The driver checks that no target row was matched twice (ambiguous), writes each
-changed fragment's deletion file and commits one Update, as the library's ``merge_insert``: no
+Each task over a partition of the source DataFrame gets the target rows whose first key its rows have (keys, fragment
+id, physical position): it reads them itself from every fragment's key columns (``scan_matches``: targets of at most
+merge_insert.py's ``TASK_SCAN_LIMIT`` rows), or they come with the task, collected on the driver from a pruned key scan.
+Each task joins its source rows with them in Arrow (SQL semantics: a null key matches nothing), writes the updated and
+inserted rows as new data files (updated rows keep their stable row ids) and returns, per target fragment, the positions
+its source rows matched and those it updated or deleted.  The driver checks that no target row was matched twice
+(ambiguous), writes each changed fragment's deletion file and commits one Update, as the library's ``merge_insert``: no
 shuffle of the source, no exchange of the target's keys.
 
-Also here, shared with the Spark-join path: the plan pickled to the tasks, the update
-condition's evaluation and the tasks' payloads.
-"""
+Also here, shared with the Spark-join path: the plan pickled to the tasks, the update condition's evaluation and the
+tasks' payloads."""
 
 from __future__ import annotations
 
@@ -67,8 +64,8 @@ class _MergePlan:
 
 
 def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema:
-    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the
-    library's spelling of ``target.c`` and ``source.c``)."""
+    """The columns an update condition reads: ``__target_<c>`` and ``__source_<c>`` (the library's spelling of
+    ``target.c`` and ``source.c``)."""
     fields = [pa.field(f"__target_{f.name}", f.type) for f in schema]
     return pa.schema(fields + [pa.field(f"__source_{c}", schema.field(c).type) for c in source_columns])
 
@@ -76,8 +73,8 @@ def _condition_schema(schema: pa.Schema, source_columns: list[str]) -> pa.Schema
 def _updated_rows(
     plan: _MergePlan, ds: LanceDataset, frag: Any, pos: np.ndarray, new: pa.Table
 ) -> tuple[np.ndarray, pa.Table]:
-    """Target rows ``pos`` of ``frag`` matched by source rows ``new`` (in that order): those where
-    the update condition holds, and their new rows (source columns, then the target's others)."""
+    """Target rows ``pos`` of ``frag`` matched by source rows ``new`` (in that order): those where the update condition
+    holds, and their new rows (source columns, then the target's others)."""
     if plan.update_condition is not None:
         ok = _condition_holds(plan, ds.schema, frag, pos, new)
         pos, new = pos[ok], new.filter(pa.array(ok))
@@ -110,8 +107,8 @@ def _payload(obj: object) -> pa.RecordBatch:
 
 @dataclass
 class LookupResult:
-    """What one source partition's task did: positions per target fragment (all matched, and
-    those to delete), the new fragments it wrote (ids unassigned) and the counts."""
+    """What one source partition's task did: positions per target fragment (all matched, and those to delete), the new
+    fragments it wrote (ids unassigned) and the counts."""
 
     matched: dict[int, np.ndarray] = field(default_factory=dict)
     gone: dict[int, np.ndarray] = field(default_factory=dict)
@@ -127,8 +124,8 @@ def as_matches(t: pa.Table, schema: pa.Schema, on: list[str]) -> pa.Table:
 
 
 def _is_in(values: pa.ChunkedArray | pa.Array, only: pa.Array) -> np.ndarray:
-    """Which ``values`` are in ``only`` (a null is in nothing): numpy's sorted search for integer
-    keys (pyarrow's ``is_in`` hashes a large value set slowly), pyarrow's otherwise."""
+    """Which ``values`` are in ``only`` (a null is in nothing): numpy's sorted search for integer keys (pyarrow's
+    ``is_in`` hashes a large value set slowly), pyarrow's otherwise."""
     if pa.types.is_integer(values.type) and pa.types.is_integer(only.type):
         filled = pc.fill_null(values, 0).to_numpy()
         hit = np.isin(filled, pc.fill_null(only, 0).to_numpy())
@@ -147,8 +144,8 @@ def _distinct(values: pa.ChunkedArray) -> pa.Array:
 
 
 def fragment_keys(frag: Any, on: list[str], only: pa.Array | None) -> pa.Table | None:
-    """The key columns of a fragment's live rows (those whose first key is in ``only``, if given)
-    with each row's fragment id and physical position (its row address); None if there are none."""
+    """The key columns of a fragment's live rows (those whose first key is in ``only``, if given) with each row's
+    fragment id and physical position (its row address); None if there are none."""
     live = matching_positions(frag, None)
     if not len(live):
         return None
@@ -164,8 +161,8 @@ def fragment_keys(frag: Any, on: list[str], only: pa.Array | None) -> pa.Table |
 
 
 def scan_matches(ds: LanceDataset, on: list[str], src: pa.Table) -> pa.Table:
-    """In a task: the target rows whose first key is one of ``src``'s (every fragment's key
-    column read, pruned by the task's own keys), as ``as_matches`` gives them."""
+    """In a task: the target rows whose first key is one of ``src``'s (every fragment's key column read, pruned by the
+    task's own keys), as ``as_matches`` gives them."""
     only = _distinct(src.column(on[0]))
     schema = pa.schema([ds.schema.field(k) for k in on] + [pa.field(_FRAG, pa.int64()), pa.field(_POS, pa.int64())])
     parts = [t for f in ds.get_fragments() if (t := fragment_keys(f, on, only)) is not None]
@@ -175,9 +172,9 @@ def scan_matches(ds: LanceDataset, on: list[str], src: pa.Table) -> pa.Table:
 def lookup_task(
     plan: _MergePlan, job: JobRef, matches: pa.Table | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """A task over one partition of the source: see the module docstring (``matches`` None: the
-    task finds its source rows' matches itself, ``scan_matches``).  Yields one pickled
-    ``LookupResult``, or ``("fail", key)`` / ``("changed", key)`` having written nothing."""
+    """A task over one partition of the source: see the module docstring (``matches`` None: the task finds its source
+    rows' matches itself, ``scan_matches``).  Yields one pickled ``LookupResult``, or ``("fail", key)`` / ``("changed",
+    key)`` having written nothing."""
     parts = [b for b in batches if b.num_rows]
     out = LookupResult(counts={"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0})
     if not parts:
@@ -242,8 +239,8 @@ def lookup_task(
 
 
 def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], checked: bool) -> list[FragmentChange]:
-    """On the driver: one deletion file per target fragment the tasks matched (``checked``: a
-    target row matched by two source rows is an error, as the library's ``merge_insert``)."""
+    """On the driver: one deletion file per target fragment the tasks matched (``checked``: a target row matched by two
+    source rows is an error, as the library's ``merge_insert``)."""
     matched: dict[int, list[np.ndarray]] = {}
     gone: dict[int, list[np.ndarray]] = {}
     for r in results:

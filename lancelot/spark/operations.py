@@ -1,17 +1,15 @@
-"""Distributed operations on Lance datasets from Spark: ``delete``, ``update``, ``add_columns``,
-``merge_insert`` (merge_insert.py) and ``compact``, each one new dataset version per call
-(``compact``: two, ReserveFragments then Rewrite, as the library and pylance compact).
+"""Distributed operations on Lance datasets from Spark: ``delete``, ``update``, ``add_columns``, ``merge_insert``
+(merge_insert.py) and ``compact``, each one new dataset version per call (``compact``: two, ReserveFragments then
+Rewrite, as the library and pylance compact).
 
-The driver plans on the dataset's latest version and runs one Spark task per fragment (jobs.py);
-each task opens the dataset at the planned version, works on its fragment, writes files no
-manifest names yet (deletion files, new data files) and returns their metadata.  Once every
-task has succeeded, the driver commits ONE transaction of the kind the library's own operation
-writes (Delete, Update, Merge, Rewrite: table format, "Transaction types";
-protos/transaction.proto), so pylance and lancelot check it against concurrent commits with
-their usual rules.  A ``RetryableCommitConflictError`` re-plans and re-runs the job on the
-latest version (at most ``conflict_retries`` times).  A failed task fails the job before any
-commit: the dataset stays at its version and the files the tasks wrote are deleted.
-"""
+The driver plans on the dataset's latest version and runs one Spark task per fragment (jobs.py); each task opens the
+dataset at the planned version, works on its fragment, writes files no manifest names yet (deletion files, new data
+files) and returns their metadata.  Once every task has succeeded, the driver commits ONE transaction of the kind the
+library's own operation writes (Delete, Update, Merge, Rewrite: table format, "Transaction types";
+protos/transaction.proto), so pylance and lancelot check it against concurrent commits with their usual rules.  A
+``RetryableCommitConflictError`` re-plans and re-runs the job on the latest version (at most ``conflict_retries``
+times).  A failed task fails the job before any commit: the dataset stays at its version and the files the tasks wrote
+are deleted."""
 
 from __future__ import annotations
 
@@ -81,8 +79,8 @@ def delete(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Delete the rows matching a SQL predicate, on Spark: each fragment's task writes its deletion
-    file, the driver commits one Delete (also when nothing matches, as pylance's ``delete``).
+    """Delete the rows matching a SQL predicate, on Spark: each fragment's task writes its deletion file, the driver
+    commits one Delete (also when nothing matches, as pylance's ``delete``).
 
     Args:
         spark: The session whose executors do the work.
@@ -95,8 +93,8 @@ def delete(
         ``{"num_deleted_rows": n}``, as pylance.
 
     Raises:
-        OSError: An empty or malformed predicate (a ``DeleteInputError``, the class pylance raises;
-            checked on the driver, before any task).
+        OSError: An empty or malformed predicate (a ``DeleteInputError``, the class pylance raises; checked on the
+            driver, before any task).
 
     Examples:
         ```python
@@ -166,8 +164,8 @@ def update(
     *,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> dict[str, int]:
-    """Set columns to SQL expressions where a predicate holds, on Spark: each fragment's task deletes
-    its matched rows and writes their new values as new fragments; the driver commits one Update.
+    """Set columns to SQL expressions where a predicate holds, on Spark: each fragment's task deletes its matched rows
+    and writes their new values as new fragments; the driver commits one Update.
 
     Args:
         spark: The session whose executors do the work.
@@ -224,8 +222,8 @@ def _add_columns_task(
     values: Callable[[Fragment], pa.Table],
     fragment_id: int,
 ) -> tuple[bytes, list[str]]:
-    """The fragment with one more data file holding the new columns' values (its physical rows),
-    serialized, and the files written."""
+    """The fragment with one more data file holding the new columns' values (its physical rows), serialized, and the
+    files written."""
     from lancelot.dataset.manifest import ManifestFile, writable_data_version
     from lancelot.dataset.schema_evolution import _cast
     from lancelot.dataset.write import write_fragments
@@ -292,8 +290,8 @@ def _udf_values(
 
 
 def _plan_sql(cur: LanceDataset, exprs_sql: dict[str, str]) -> tuple[pa.Schema, list[str], bool]:
-    """The new columns' schema, the columns the expressions read, and whether they are constant
-    nulls (metadata only, as the library and pylance add them)."""
+    """The new columns' schema, the columns the expressions read, and whether they are constant nulls (metadata only, as
+    the library and pylance add them)."""
     from lancelot.dataset.scan import filter_columns
     from lancelot.dataset.schema_evolution import SchemaEvolutionError
 
@@ -317,8 +315,8 @@ def _plan_sql(cur: LanceDataset, exprs_sql: dict[str, str]) -> tuple[pa.Schema, 
 def _plan_udf(
     cur: LanceDataset, udf: Callable[[Any], Any], cols: list[str], pandas: bool, output_schema: pa.Schema | None
 ) -> pa.Schema:
-    """The UDF's output schema: given, the function's ``output_schema``, or (as pylance) from the
-    function run on the driver on one row."""
+    """The UDF's output schema: given, the function's ``output_schema``, or (as pylance) from the function run on the
+    driver on one row."""
     from lancelot.dataset.schema_evolution import _as_batch, _live_batches
 
     schema = output_schema or getattr(udf, "output_schema", None)
@@ -342,22 +340,21 @@ def add_columns(
     output_schema: pa.Schema | None = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
 ) -> None:
-    """Add columns computed on the executors, one new data file per fragment; the driver commits one
-    Merge, as ``LanceDataset.add_columns`` does.
+    """Add columns computed on the executors, one new data file per fragment; the driver commits one Merge, as
+    ``LanceDataset.add_columns`` does.
 
     Args:
         spark: The session whose executors do the work.
         uri: The dataset's path or URL.
-        transforms: ``{name: SQL expression over the row}``, or a function from a batch of live
-            rows (a ``pyarrow.RecordBatch``, or a pandas DataFrame with ``batch_format="pandas"``)
-            to the new columns, as many rows (a RecordBatch, Table or DataFrame). The function is
-            pickled to the executors.
+        transforms: ``{name: SQL expression over the row}``, or a function from a batch of live rows (a
+            ``pyarrow.RecordBatch``, or a pandas DataFrame with ``batch_format="pandas"``) to the new columns, as many
+            rows (a RecordBatch, Table or DataFrame). The function is pickled to the executors.
         read_columns: For a function: the columns it receives (default all).
         storage_options: Object store options for the driver and the executors.
         batch_size: For a function: at most this many rows per call.
         batch_format: ``"arrow"`` or ``"pandas"``: what the function receives.
-        output_schema: For a function: the new columns' schema (default: its ``output_schema``
-            attribute, as ``lance.batch_udf`` sets it, or found by running it on one row).
+        output_schema: For a function: the new columns' schema (default: its ``output_schema`` attribute, as
+            ``lance.batch_udf`` sets it, or found by running it on one row).
         conflict_retries: How often to re-plan on the latest version after a commit conflict.
 
     Raises:
@@ -429,8 +426,8 @@ def _compact_task(
     target_rows_per_fragment: int,
     fragment_ids: list[int],
 ) -> tuple[list[bytes], list[bytes]]:
-    """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live
-    rows in order, stable row ids carried over: (old fragments, new fragments), serialized."""
+    """A group of adjacent fragments rewritten into new ones (ids unassigned) holding their live rows in order, stable
+    row ids carried over: (old fragments, new fragments), serialized."""
     from lancelot.dataset.compact import _counted, rewrite_group
     from lancelot.dataset.manifest import writable_data_version
 
@@ -456,8 +453,8 @@ def compact(
     materialize_deletions_threshold: float = 0.1,
 ) -> CompactionMetrics:
     """Compact the dataset on Spark: planned as ``LanceDataset.compact_files`` (and pylance's
-    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own task; the
-    driver commits what the library commits (ReserveFragments, then one Rewrite).
+    ``optimize.compact_files``) plans it, each group of fragments rewritten by its own task; the driver commits what the
+    library commits (ReserveFragments, then one Rewrite).
 
     Args:
         spark: The session whose executors do the work.

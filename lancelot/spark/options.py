@@ -1,11 +1,11 @@
 """Options of the "lance" data source that concern datasets: storage settings, time travel, paths.
 
-Spark hands a data source its options as one case-insensitive string map, and pickles
-the reader and writer (options included) to every executor: storage settings given
-here therefore reach every task.  Two spellings, merged (the second wins):
+Spark hands a data source its options as one case-insensitive string map, and pickles the reader and writer (options
+included) to every executor: storage settings given here therefore reach every task.  Two spellings, merged (the second
+wins):
 
-* ``.option("storage_options", json.dumps({...}))``: any JSON object (nested values
-  such as s3fs's ``client_kwargs`` included);
+* ``.option("storage_options", json.dumps({...}))``: any JSON object (nested values such as s3fs's ``client_kwargs``
+  included);
 * ``.option("storage.<key>", value)``: one string setting per option.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from lancelot.errors import LanceError
 
@@ -37,6 +37,24 @@ def storage_options(options: Mapping[str, str]) -> dict[str, Any] | None:
         if k.lower().startswith(STORAGE_PREFIX):
             out[k[len(STORAGE_PREFIX) :]] = v
     return out or None
+
+
+@overload
+def int_option(options: Mapping[str, str], name: str, default: int) -> int: ...
+@overload
+def int_option(options: Mapping[str, str], name: str, default: None) -> int | None: ...
+def int_option(options: Mapping[str, str], name: str, default: int | None) -> int | None:
+    """A positive integer option (``default`` when absent or empty)."""
+    raw = options.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(str(raw).replace("_", ""))
+    except ValueError:
+        raise LanceError(f"option {name!r} must be an integer, not {raw!r}") from None
+    if value <= 0:
+        raise LanceError(f"option {name!r} must be positive, not {value}")
+    return value
 
 
 def is_url(path: str) -> bool:

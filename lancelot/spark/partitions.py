@@ -1,7 +1,6 @@
-"""Spark input partitions of a Lance read: row ranges ``(where, start, stop)`` a task reads, and
-``pack_slices``, which cuts row ranges into partitions of about one budget each (shared by the
-loose-file reader, lancelot/spark/reader.py, and the dataset scan, lancelot/spark/dataset_scan.py).
-"""
+"""Spark input partitions of a Lance read: row ranges ``(where, start, stop)`` a task reads, and ``pack_slices``, which
+cuts row ranges into partitions of about one budget each (shared by the loose-file reader, lancelot/spark/reader.py, and
+the dataset scan, lancelot/spark/dataset_scan.py)."""
 
 from __future__ import annotations
 
@@ -39,13 +38,12 @@ def pack_slices(
     min_partitions: int,
     min_partition_bytes: int,
 ) -> list[list[tuple[Any, int, int]]]:
-    """Cut the row ranges of ``units`` = ((where, physical rows, bytes, live rows), ...) into partitions
-    of about one budget each (``ranges[where]``, or all of a unit when ``ranges`` is None; units without
-    live rows are skipped): ``rows_per_partition`` rows if given, else bytes estimated from each unit's
-    bytes per row, ``bytes_per_partition`` lowered (not below ``min_partition_bytes``) so that all the
-    units make at least ``min_partitions`` partitions, as Spark's file sources do with the default
-    parallelism.  The budget comes from the whole units, so pruned ranges only ever drop partitions.
-    A big unit becomes several partitions; consecutive small pieces share one."""
+    """Cut the row ranges of ``units`` = ((where, physical rows, bytes, live rows), ...) into partitions of about one
+    budget each (``ranges[where]``, or all of a unit when ``ranges`` is None; units without live rows are skipped):
+    ``rows_per_partition`` rows if given, else bytes estimated from each unit's bytes per row, ``bytes_per_partition``
+    lowered (not below ``min_partition_bytes``) so that all the units make at least ``min_partitions`` partitions, as
+    Spark's file sources do with the default parallelism.  The budget comes from the whole units, so pruned ranges only
+    ever drop partitions. A big unit becomes several partitions; consecutive small pieces share one."""
     parts: list[list[tuple[Any, int, int]]] = []
     current: list[tuple[Any, int, int]] = []
     weight = 0.0

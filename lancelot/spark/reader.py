@@ -1,17 +1,13 @@
 """The read side of the "lance" data source: a dataset or loose files, partition planning, pushdown, read().
 
-A path holding a Lance dataset is read through lancelot/spark/dataset_scan.py (one
-pinned version, live-row ranges per fragment).  Otherwise the path names Lance files
-(a file, a directory of them, a glob), read as below.
+A path holding a Lance dataset is read through lancelot/spark/dataset_scan.py (one pinned version, live-row ranges per
+fragment).  Otherwise the path names Lance files (a file, a directory of them, a glob), read as below.
 
-Planning runs once on the driver (in a pyspark planner worker): every file's
-footer gives its schema and row count; each file's rows are cut into ranges of
-about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big
-file is read by many tasks and small files share one.  With filters pushed down,
-each file's zone maps (lancelot/zonemaps.py) first drop the row ranges they prove
-empty.  Tasks then apply the filters they can evaluate exactly as Spark does
-(lancelot/spark/row_filter.py); Spark applies every other filter after the scan.
-"""
+Planning runs once on the driver (in a pyspark planner worker): every file's footer gives its schema and row count; each
+file's rows are cut into ranges of about ``bytes_per_partition`` bytes (or ``rows_per_partition`` rows), so one big file
+is read by many tasks and small files share one.  With filters pushed down, each file's zone maps (lancelot/zonemaps.py)
+first drop the row ranges they prove empty.  Tasks then apply the filters they can evaluate exactly as Spark does
+(lancelot/spark/row_filter.py); Spark applies every other filter after the scan."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -42,6 +38,7 @@ from pyspark.sql.types import StructField, StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.files import GLOB_CHARS, paths_option, resolve_files
+from lancelot.spark.options import int_option
 from lancelot.spark.partitions import LancePartition, pack_slices
 from lancelot.spark.types import resolve_column, spark_arrow_schema, spark_schema, to_spark_batch
 
@@ -207,28 +204,11 @@ def plan_partitions(
     bytes_per_partition: int,
     min_partitions: int = 1,
 ) -> list[LancePartition]:
-    """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``;
-    a whole file when ``ranges`` is None)."""
+    """Cut every file's (remaining) row ranges into partitions of about one budget each (``pack_slices``; a whole file
+    when ``ranges`` is None)."""
     units = [(f.path, f.num_rows, f.size, f.num_rows) for f in files]
     packed = pack_slices(units, ranges, rows_per_partition, bytes_per_partition, min_partitions, MIN_PARTITION_BYTES)
     return [LancePartition(p) for p in packed]
-
-
-@overload
-def _int_option(options: Mapping[str, str], name: str, default: int) -> int: ...
-@overload
-def _int_option(options: Mapping[str, str], name: str, default: None) -> int | None: ...
-def _int_option(options: Mapping[str, str], name: str, default: int | None) -> int | None:
-    raw = options.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(str(raw).replace("_", ""))
-    except ValueError:
-        raise LanceError(f"option {name!r} must be an integer, not {raw!r}") from None
-    if value <= 0:
-        raise LanceError(f"option {name!r} must be positive, not {value}")
-    return value
 
 
 def dataset_path(paths: Sequence[str], storage: dict[str, Any] | None) -> str | None:
@@ -268,8 +248,8 @@ def open_source(options: Mapping[str, str]) -> Source:
 
 
 class LanceReader(DataSourceReader):
-    """Reads a pinned version of a Lance dataset, or row ranges of Lance files, as Arrow batches in the
-    schema Spark asked for."""
+    """Reads a pinned version of a Lance dataset, or row ranges of Lance files, as Arrow batches in the schema Spark
+    asked for."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         (self.dataset_uri, pinned, self.storage, self.files, arrow_schema, file_schema) = open_source(options)
@@ -296,10 +276,10 @@ class LanceReader(DataSourceReader):
         self.target = spark_arrow_schema(schema)
         if self.row_address:
             self.target = self.target.append(pa.field(ROW_ADDRESS, pa.int64(), False))
-        self.rows_per_partition = _int_option(options, "rows_per_partition", None)
-        self.bytes_per_partition = _int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
-        self.batch_size = _int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
-        self.min_partitions = _int_option(options, "min_partitions", os.cpu_count() or 2)
+        self.rows_per_partition = int_option(options, "rows_per_partition", None)
+        self.bytes_per_partition = int_option(options, "bytes_per_partition", DEFAULT_BYTES_PER_PARTITION)
+        self.batch_size = int_option(options, "batch_size", DEFAULT_BATCH_SIZE)
+        self.min_partitions = int_option(options, "min_partitions", os.cpu_count() or 2)
         self.zone_filters: list[Filter] = []
         #: the filters a task applies to the rows it reads (lancelot/spark/row_filter.py)
         self.row_filter: RowFilter | None = None
@@ -378,8 +358,8 @@ class LanceReader(DataSourceReader):
         )
 
     def read_step(self, path: str) -> int:
-        """Rows per read_range call in ``path``: about READ_BYTES of the file (at most READ_ROWS rows), in
-        whole batches of batch_size."""
+        """Rows per read_range call in ``path``: about READ_BYTES of the file (at most READ_ROWS rows), in whole batches
+        of batch_size."""
         info = next((f for f in self.files if f.path == path), None)
         if info is None or not info.num_rows:
             return self.batch_size
@@ -435,12 +415,10 @@ class LanceReader(DataSourceReader):
 class LancePushdownReader(LanceReader):
     """A LanceReader that also accepts filters (``spark.sql.python.filterPushdown.enabled``).
 
-    It keeps the filters zone maps can use to skip row ranges, and applies those it can
-    evaluate exactly as Spark does to the rows it reads (lancelot/spark/row_filter.py).
-    Those it evaluates are not handed back: Spark then plans no Filter over the scan (so a
-    lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
-    other filter is handed back, and Spark applies it after the scan.
-    """
+    It keeps the filters zone maps can use to skip row ranges, and applies those it can evaluate exactly as Spark does
+    to the rows it reads (lancelot/spark/row_filter.py). Those it evaluates are not handed back: Spark then plans no
+    Filter over the scan (so a lookup's plan does not embed its key, and Spark compiles no new code per key).  Every
+    other filter is handed back, and Spark applies it after the scan."""
 
     def pushFilters(self, filters: list[SparkFilter]) -> Iterable[SparkFilter]:
         from lancelot.spark.row_filter import RowFilter, exact_test, row_filter

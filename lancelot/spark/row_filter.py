@@ -1,23 +1,19 @@
 """Pushed filters applied to the rows a task reads, with late materialisation (docs/SPARK.md, pushdown).
 
-Zone maps only narrow a scan to 4,096-row zones.  A point lookup then still read a
-whole zone of every column and handed all of it to Spark, which filtered it down to
-one row.  A task that has received filters now reads the filters' columns first,
-keeps the rows that pass, and reads the other columns only for those (a take when few
-pass).  The reader hands these filters back to Spark as applied (Spark does not apply
-them again), so each must keep exactly the rows Spark would keep; this is therefore
-limited to tests whose Arrow semantics equal Spark's exactly, on columns Spark sees with
-their own type (not cast by a user schema), and ignores any other filter (handed back):
+Zone maps only narrow a scan to 4,096-row zones.  A point lookup then still read a whole zone of every column and handed
+all of it to Spark, which filtered it down to one row.  A task that has received filters now reads the filters' columns
+first, keeps the rows that pass, and reads the other columns only for those (a take when few pass).  The reader hands
+these filters back to Spark as applied (Spark does not apply them again), so each must keep exactly the rows Spark would
+keep; this is therefore limited to tests whose Arrow semantics equal Spark's exactly, on columns Spark sees with their
+own type (not cast by a user schema), and ignores any other filter (handed back):
 
-* integers (signed and unsigned), ``date32`` and booleans: compared in numpy
-  (a value that does not fit the column's type is not used);
+* integers (signed and unsigned), ``date32`` and booleans: compared in numpy (a value that does not fit the column's
+  type is not used);
 * strings (Spark's default binary collation is byte order, as Arrow's): pyarrow.compute;
 * ``IS [NOT] NULL`` on any of those.
 
-Floating-point columns are left out (Spark treats NaN as equal to itself and above
-every number; Arrow does not), as are decimals, timestamps and nested fields.  A null
-never passes a comparison, as in Spark's three-valued logic.
-"""
+Floating-point columns are left out (Spark treats NaN as equal to itself and above every number; Arrow does not), as are
+decimals, timestamps and nested fields.  A null never passes a comparison, as in Spark's three-valued logic."""
 
 from __future__ import annotations
 
@@ -166,9 +162,8 @@ def exact_test(
 ) -> tuple[str, str, object] | None:
     """A zone-map filter tuple as a test this module evaluates exactly as Spark does, or None.
 
-    ``spark_types``: the Spark type of each column the reader returns (a column a user schema
-    gives another type, which the reader casts to, and a string column with a non-default
-    collation are left to Spark)."""
+    ``spark_types``: the Spark type of each column the reader returns (a column a user schema gives another type, which
+    the reader casts to, and a string column with a non-default collation are left to Spark)."""
     path, op = zone_filter[0], zone_filter[1]
     name = path[0] if isinstance(path, tuple) and len(path) == 1 else path
     if not isinstance(name, str) or name not in schema.names:
@@ -218,9 +213,9 @@ def filtered_read(
     columns: list[str],
     rf: RowFilter,
 ) -> pa.Table | None:
-    """Rows ``[start, stop)`` of ``columns`` that pass ``rf``: the filter's columns first, then the others
-    only for the passing rows (``take`` when under a quarter pass).  ``read(start, stop, cols)`` and
-    ``take(positions, cols)`` read the source.  None when no row passes."""
+    """Rows ``[start, stop)`` of ``columns`` that pass ``rf``: the filter's columns first, then the others only for the
+    passing rows (``take`` when under a quarter pass).  ``read(start, stop, cols)`` and ``take(positions, cols)`` read
+    the source.  None when no row passes."""
     key = read(start, stop, rf.columns)
     idx = rf.matching(key)
     if not len(idx):

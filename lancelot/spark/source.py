@@ -1,22 +1,17 @@
 """``LanceDataSource``: the "lance" PySpark data source (reads Lance datasets and files, writes datasets).
 
-Filter pushdown is off unless asked for (docs/SPARK.md, correctness): pyspark 4.1-4.3
-keep the read that a pushed-down query planned on the DataFrame's relation and reuse it
-for a later query over that DataFrame that pushes no filter (SPARK-51575's design; fixed
-on Spark's master by keeping it per scan).  ``LanceDataSource`` therefore never accepts
-pushed filters, even when ``spark.sql.python.filterPushdown.enabled`` is on: a reused
-read is then the same read.  ``LancePushdownDataSource`` (registered by
-``lancelot.spark.register(spark, filter_pushdown=True)``) accepts them.
+Filter pushdown is off unless asked for (docs/SPARK.md, correctness): pyspark 4.1-4.3 keep the read that a pushed-down
+query planned on the DataFrame's relation and reuse it for a later query over that DataFrame that pushes no filter
+(SPARK-51575's design; fixed on Spark's master by keeping it per scan).  ``LanceDataSource`` therefore never accepts
+pushed filters, even when ``spark.sql.python.filterPushdown.enabled`` is on: a reused read is then the same read.
+``LancePushdownDataSource`` (registered by ``lancelot.spark.register(spark, filter_pushdown=True)``) accepts them.
 
-The reader Spark gets depends on who asks.  pyspark refuses a reader that
-overrides ``pushFilters`` while the setting is false, yet the data source is never
-told that setting.  Spark asks for a reader from two places: its filter-pushdown
-planner (only when the setting is true; it then calls ``pushFilters``) and its plain
-read planner (which never calls ``pushFilters``).  So ``reader()`` hands the
-pushdown-capable reader only to the filter-pushdown planner, recognized by the
-pyspark module on the call stack, and a plain reader otherwise.  The
-``filter_pushdown`` option ("auto", "true", "false") overrides that choice.
-"""
+The reader Spark gets depends on who asks.  pyspark refuses a reader that overrides ``pushFilters`` while the setting is
+false, yet the data source is never told that setting.  Spark asks for a reader from two places: its filter-pushdown
+planner (only when the setting is true; it then calls ``pushFilters``) and its plain read planner (which never calls
+``pushFilters``).  So ``reader()`` hands the pushdown-capable reader only to the filter-pushdown planner, recognized by
+the pyspark module on the call stack, and a plain reader otherwise.  The ``filter_pushdown`` option ("auto", "true",
+"false") overrides that choice."""
 
 from __future__ import annotations
 
@@ -51,15 +46,12 @@ def called_by_pushdown_planner(depth: int = 12) -> bool:
 class LanceDataSource(DataSource):
     """``spark.read.format("lance").load(path)`` and ``df.write.format("lance").mode(m).save(uri)``.
 
-    Read options: ``version`` or ``timestamp`` (time travel in a dataset), ``columns``
-    ("a,b": read only these), ``rows_per_partition`` or ``bytes_per_partition``
-    (default 64 MiB) and ``min_partitions`` (default: the CPU count), ``batch_size``
-    (rows per Arrow batch), ``filter_pushdown`` (auto/true/false).
-    Write options: ``data_storage_version`` ("2.0", "2.1", "2.2"), ``max_rows_per_file``,
-    ``save_mode`` (errorifexists / ignore, with Spark's append).
-    Both: ``storage_options`` (JSON) or ``storage.<key>`` (object-store settings, s3:// paths).
-    ``filter`` (a SQL predicate the source applies itself: lancelot/spark/filter_option.py).
-    """
+    Read options: ``version`` or ``timestamp`` (time travel in a dataset), ``columns`` ("a,b": read only these),
+    ``rows_per_partition`` or ``bytes_per_partition`` (default 64 MiB) and ``min_partitions`` (default: the CPU count),
+    ``batch_size`` (rows per Arrow batch), ``filter_pushdown`` (auto/true/false). Write options:
+    ``data_storage_version`` ("2.0", "2.1", "2.2"), ``max_rows_per_file``, ``save_mode`` (errorifexists / ignore, with
+    Spark's append). Both: ``storage_options`` (JSON) or ``storage.<key>`` (object-store settings, s3:// paths).
+    ``filter`` (a SQL predicate the source applies itself: lancelot/spark/filter_option.py)."""
 
     #: whether option filter_pushdown "auto" accepts Spark's pushed filters (see the module docstring)
     pushdown_by_default: ClassVar[bool] = False

@@ -2,26 +2,22 @@
 
 ``df.writeStream.format("lance").option("checkpointLocation", ck).start(uri)``
 
-Tasks write each micro-batch's rows as data files (``write_fragments``: invisible until a
-manifest names them) and send their fragments to the driver, where ``commit(messages,
-batch_id)`` makes one new version.  Spark records a batch in its checkpoint's commit log
-only after that returns, so a query that stops between the two (a crash, a killed
-driver) runs the batch again after its restart.  Append mode therefore records
-``lancelot.spark.query_id`` (the streaming query's id, kept in the checkpoint across
-restarts) and ``lancelot.spark.batch_id`` in the transaction's ``transaction_properties``
-(protos/transaction.proto), and before committing looks through the dataset's
-transactions, newest first, for that pair: a batch already committed is not committed
-again, and the rerun's data files are deleted.  The search stops at the first
+Tasks write each micro-batch's rows as data files (``write_fragments``: invisible until a manifest names them) and send
+their fragments to the driver, where ``commit(messages, batch_id)`` makes one new version.  Spark records a batch in its
+checkpoint's commit log only after that returns, so a query that stops between the two (a crash, a killed driver) runs
+the batch again after its restart.  Append mode therefore records ``lancelot.spark.query_id`` (the streaming query's id,
+kept in the checkpoint across restarts) and ``lancelot.spark.batch_id`` in the transaction's ``transaction_properties``
+(protos/transaction.proto), and before committing looks through the dataset's transactions, newest first, for that pair:
+a batch already committed is not committed again, and the rerun's data files are deleted.  The search stops at the first
 transaction of the same query with a smaller batch id (batches commit in order).
 
-The query id comes from the tasks (Spark's ``sql.streaming.queryId`` local property);
-the ``stream_id`` option overrides it.  A dataset that does not exist is first created
-empty (version 1), so that every micro-batch's version is an append carrying the pair.
+The query id comes from the tasks (Spark's ``sql.streaming.queryId`` local property); the ``stream_id`` option overrides
+it.  A dataset that does not exist is first created empty (version 1), so that every micro-batch's version is an append
+carrying the pair.
 
-Complete mode (Spark asks the sink to truncate) overwrites the dataset with each batch:
-a rerun writes the same result again, so no batch is duplicated either.  ``abort`` deletes
-a failed batch's data files, except those a committed version names.
-"""
+Complete mode (Spark asks the sink to truncate) overwrites the dataset with each batch: a rerun writes the same result
+again, so no batch is duplicated either.  ``abort`` deletes a failed batch's data files, except those a committed
+version names."""
 
 from __future__ import annotations
 
@@ -125,8 +121,8 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
             raise LanceError(f"test hook: failing after committing batch {batchId}", path=self.uri)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        """The micro-batch failed: its data files are removed, unless its version was made (Spark aborts
-        a batch whose commit raised after committing, as a crash there would leave it)."""
+        """The micro-batch failed: its data files are removed, unless its version was made (Spark aborts a batch whose
+        commit raised after committing, as a crash there would leave it)."""
         from lancelot.dataset import FragmentMetadata
 
         msgs = [m for m in messages if isinstance(m, StreamCommitMessage)]
@@ -205,9 +201,8 @@ def append_batch(
 ) -> int:
     """Commit ``frags`` as an Append whose transaction records (``query``, ``batch``); the new version.
 
-    ``lancelot.dataset.commit`` takes no transaction properties, so this builds the same Append
-    transaction with the library's own pieces (``build_append``, ``commit_transaction``: conflict
-    checks and retries as every commit)."""
+    ``lancelot.dataset.commit`` takes no transaction properties, so this builds the same Append transaction with the
+    library's own pieces (``build_append``, ``commit_transaction``: conflict checks and retries as every commit)."""
     from lancelot.dataset.commit import commit_transaction, list_versions, load_manifest
     from lancelot.dataset.operation import build_append
     from lancelot.dataset.store import ObjectStore

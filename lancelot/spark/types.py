@@ -1,13 +1,10 @@
 """Arrow types of Lance files <-> Spark SQL types (the table in docs/SPARK.md).
 
-Spark reads a Python data source's Arrow batches only in the exact Arrow form
-pyspark derives from the Spark schema (``to_arrow_schema``, timestamps labelled UTC),
-so every stored type is first mapped to the Arrow type Spark understands
-(``spark_arrow_type``: unsigned integers widened, dictionaries decoded, large and
-view types narrowed, fixed-size lists as lists, times in nanoseconds...) and each
-batch is cast to that form on the way out (``to_spark_batch``).  Column names resolve as Spark's
-do: exact, else ignoring case (``resolve_column``).
-"""
+Spark reads a Python data source's Arrow batches only in the exact Arrow form pyspark derives from the Spark schema
+(``to_arrow_schema``, timestamps labelled UTC), so every stored type is first mapped to the Arrow type Spark understands
+(``spark_arrow_type``: unsigned integers widened, dictionaries decoded, large and view types narrowed, fixed-size lists
+as lists, times in nanoseconds...) and each batch is cast to that form on the way out (``to_spark_batch``).  Column
+names resolve as Spark's do: exact, else ignoring case (``resolve_column``)."""
 
 from __future__ import annotations
 
@@ -28,9 +25,8 @@ ARROW_TIMEZONE = "UTC"
 def _to_arrow_schema_options() -> dict[str, Any]:
     """Keyword arguments that make pyspark's ``to_arrow_schema`` label timestamps UTC, in every pyspark.
 
-    pyspark 4.1 takes ``timestamp_utc`` (default True: UTC); 4.2 and 4.3 take
-    ``timezone`` (default None, which 4.2 refuses for a TimestampType).
-    """
+    pyspark 4.1 takes ``timestamp_utc`` (default True: UTC); 4.2 and 4.3 take ``timezone`` (default None, which 4.2
+    refuses for a TimestampType)."""
     params = inspect.signature(to_arrow_schema).parameters
     if "timezone" in params:
         return {"timezone": ARROW_TIMEZONE}
@@ -187,8 +183,8 @@ def _describe(t: pa.DataType) -> str:
 
 
 def append_mismatch(ours: pa.Schema, theirs: pa.Schema) -> str | None:
-    """Why rows of ``ours`` (already ``align_to_dataset``-ed) cannot be appended to a dataset of schema
-    ``theirs``, in one line naming the field; None when they can (column order may differ)."""
+    """Why rows of ``ours`` (already ``align_to_dataset``-ed) cannot be appended to a dataset of schema ``theirs``, in
+    one line naming the field; None when they can (column order may differ)."""
     extra = [n for n in ours.names if n not in theirs.names]
     if extra:
         folded = {n.lower(): n for n in theirs.names}
@@ -213,11 +209,9 @@ def _align_field(ours: pa.Field, theirs: pa.Field) -> pa.Field:
 def align_to_dataset(ours: pa.Schema, theirs: pa.Schema) -> pa.Schema:
     """``ours`` (Spark's Arrow schema of appended rows) with the dataset's list item names and nullability.
 
-    Spark's nullability says little about the data (``spark.range``'s id is non-null, a UDF's
-    result nullable) and it names list items ``element``: either alone would make an append's
-    schema differ from the dataset's.  Where the dataset's field is non-null and Spark's is
-    not, ``check_not_null`` refuses a batch that really holds a null.
-    """
+    Spark's nullability says little about the data (``spark.range``'s id is non-null, a UDF's result nullable) and it
+    names list items ``element``: either alone would make an append's schema differ from the dataset's.  Where the
+    dataset's field is non-null and Spark's is not, ``check_not_null`` refuses a batch that really holds a null."""
     return pa.schema(
         [_align_field(f, theirs.field(f.name)) if f.name in theirs.names else f for f in ours], metadata=ours.metadata
     )

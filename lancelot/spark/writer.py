@@ -1,30 +1,23 @@
 """The write side of the "lance" data source: Spark jobs write Lance datasets, one version per job.
 
-Each task writes its rows as data files under ``<uri>/data/``
-(``lancelot.dataset.write_fragments``; nothing becomes visible) and returns their
-fragment metadata as its commit message.  Spark hands the driver's ``commit`` the
-messages of exactly one committed attempt per partition; ``lancelot.dataset.commit``
-then makes one new version out of them (an append, an overwrite or the dataset's
-creation), so a reader sees the job's rows all at once or not at all.
+Each task writes its rows as data files under ``<uri>/data/`` (``lancelot.dataset.write_fragments``; nothing becomes
+visible) and returns their fragment metadata as its commit message.  Spark hands the driver's ``commit`` the messages of
+exactly one committed attempt per partition; ``lancelot.dataset.commit`` then makes one new version out of them (an
+append, an overwrite or the dataset's creation), so a reader sees the job's rows all at once or not at all.
 
-Task attempts whose output Spark does not commit (a retried or speculative attempt,
-a job that fails or aborts) leave data files no manifest names: invisible to every
-reader.  Each attempt also records its file names under
-``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort mark the job ended
-(``<job id>.ended``, kept a day), then delete the files of the job's attempts that
-did not make it into the version, and the records; an attempt that finishes after
-that sees the marker and deletes its own files.  Only an attempt killed in the
-middle of writing a file can leave one behind (invisible: no manifest names it).
+Task attempts whose output Spark does not commit (a retried or speculative attempt, a job that fails or aborts) leave
+data files no manifest names: invisible to every reader.  Each attempt also records its file names under
+``<uri>/_lancelot_spark/<job id>/``; the driver's commit and abort mark the job ended (``<job id>.ended``, kept a day),
+then delete the files of the job's attempts that did not make it into the version, and the records; an attempt that
+finishes after that sees the marker and deletes its own files.  Only an attempt killed in the middle of writing a file
+can leave one behind (invisible: no manifest names it).
 
-An append is checked when Spark plans the write (on the driver, before any task runs): the
-DataFrame's columns must be the dataset's, by name (order may differ), with the types Spark
-reads them as (``types.append_mismatch`` names the first column that differs in one line);
-nullable columns go into non-null ones with each batch checked for nulls.
+An append is checked when Spark plans the write (on the driver, before any task runs): the DataFrame's columns must be
+the dataset's, by name (order may differ), with the types Spark reads them as (``types.append_mismatch`` names the first
+column that differs in one line); nullable columns go into non-null ones with each batch checked for nulls.
 
-Spark passes Python data sources only the append and overwrite modes;
-``errorifexists`` and ``ignore`` are available through the ``save_mode`` option or
-``lancelot.spark.save`` (decided on whether a dataset exists at the path).
-"""
+Spark passes Python data sources only the append and overwrite modes; ``errorifexists`` and ``ignore`` are available
+through the ``save_mode`` option or ``lancelot.spark.save`` (decided on whether a dataset exists at the path)."""
 
 from __future__ import annotations
 
@@ -40,14 +33,8 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
-from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import (
-    align_to_dataset,
-    append_mismatch,
-    check_not_null,
-    spark_arrow_schema,
-    to_spark_batch,
-)
+from lancelot.spark.options import dataset_version, int_option, storage_options
+from lancelot.spark.types import align_to_dataset, append_mismatch, check_not_null, spark_arrow_schema, to_spark_batch
 
 if TYPE_CHECKING:
     from lancelot.dataset import FragmentMetadata
@@ -83,21 +70,26 @@ def _lance_messages(messages: list[WriterCommitMessage | None]) -> list[LanceCom
     return out
 
 
+def canonical_save_mode(mode: str, what: str = "save mode") -> str:
+    """A save mode in Spark's spellings ("error", "default", "error_if_exists"...) as one of ``SAVE_MODES``."""
+    m = mode.lower().replace("_", "")
+    m = {"error": "errorifexists", "default": "errorifexists"}.get(m, m)
+    if m not in SAVE_MODES:
+        raise LanceError(f"unknown {what} {mode!r} (use one of {SAVE_MODES})")
+    return m
+
+
 def save_mode(options: Mapping[str, str], overwrite: bool) -> str:
     """The effective save mode: Spark's (append/overwrite), refined by the ``save_mode`` option."""
-    mode = (options.get("save_mode") or ("overwrite" if overwrite else "append")).lower().replace("_", "")
-    aliases = {"error": "errorifexists", "default": "errorifexists"}
-    mode = aliases.get(mode, mode)
-    if mode not in SAVE_MODES:
-        raise LanceError(f"unknown save_mode {options.get('save_mode')!r} (use one of {SAVE_MODES})")
+    mode = canonical_save_mode(options.get("save_mode") or ("overwrite" if overwrite else "append"), "save_mode")
     if overwrite and mode != "overwrite":
         raise LanceError(f'save_mode {mode!r} contradicts Spark\'s mode("overwrite")')
     return mode
 
 
 def write_options(options: Mapping[str, str]) -> dict[str, Any]:
-    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1"),
-    ``max_rows_per_file`` and ``profile`` ("fast", "balanced", "compact"), checked on the driver."""
+    """``data_storage_version`` (also spelled ``file_version``, or ``version`` with a dot: "2.1"), ``max_rows_per_file``
+    and ``profile`` ("fast", "balanced", "compact"), checked on the driver."""
     from lancelot.writer import resolve_version
 
     out: dict[str, Any] = {}
@@ -112,14 +104,9 @@ def write_options(options: Mapping[str, str]) -> dict[str, Any]:
         )
     if v:
         out["data_storage_version"] = resolve_version(str(v))
-    rows = options.get("max_rows_per_file")
-    if rows:
-        try:
-            out["max_rows_per_file"] = int(rows)
-        except ValueError:
-            raise LanceError(f"option max_rows_per_file must be an integer, not {rows!r}") from None
-        if out["max_rows_per_file"] <= 0:
-            raise LanceError(f"option max_rows_per_file must be positive, not {rows!r}")
+    rows = int_option(options, "max_rows_per_file", None)
+    if rows is not None:
+        out["max_rows_per_file"] = rows
     profile = options.get("profile")
     if profile:
         from lancelot.encodings.strategy import PROFILES
@@ -145,10 +132,9 @@ def _uri(options: Mapping[str, str]) -> str:
 
 
 def end_attempts(store: ObjectStore, prefix: str, stale: Callable[[bytes], list[str]]) -> None:
-    """End the job whose attempt records are under ``prefix``: write its end marker (attempts
-    finishing later see it and delete their own files), remove other jobs' markers over
-    MARKER_SECONDS old, then delete the files ``stale`` picks from each record, the record, and the
-    (local) directory."""
+    """End the job whose attempt records are under ``prefix``: write its end marker (attempts finishing later see it and
+    delete their own files), remove other jobs' markers over MARKER_SECONDS old, then delete the files ``stale`` picks
+    from each record, the record, and the (local) directory."""
     store.put(f"{prefix}{ENDED}", str(time.time()).encode())
     for name in store.list(ATTEMPTS_DIR):
         if name.endswith(ENDED) and f"{ATTEMPTS_DIR}/{name}" != f"{prefix}{ENDED}":

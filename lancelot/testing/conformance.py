@@ -1,18 +1,13 @@
 """The 2.1/2.2 read-conformance matrix: seeded data, pylance writing, and what a file holds.
 
-The cases are tables that pylance 14.0.2 writes at 2.1 and 2.2 and that lancelot
-must read back equal to the source (tests/interop/test_conformance_read.py).  Each
-:class:`Case` makes one column ``c`` from ``(rng, n, nulls)`` and may carry the
-Arrow field metadata pylance honours (the ``lance-encoding:*`` keys of
-rust/lance-encoding/src/constants.rs, plus ``lance-encoding:blob``) and the
-encodings the file must (``expect``) or must not (``absent``) contain, as found
-by :func:`file_encodings` in the pages' ``PageLayout`` messages
-(encodings_v2_1.proto).  Tokens are the proto names: layouts
-(``mini_block_layout``...), ``CompressiveEncoding`` kinds (``rle``, ``fsst``...),
-``mini_block_dictionary`` for a mini-block page's dictionary, the general
-compression schemes ``zstd`` / ``lz4`` (``zstd@7`` when a level is stored), and
-``levels:<kind>`` for the rep/def level encodings.
-"""
+The cases are tables that pylance 14.0.2 writes at 2.1 and 2.2 and that lancelot must read back equal to the source
+(tests/interop/test_conformance_read.py).  Each :class:`Case` makes one column ``c`` from ``(rng, n, nulls)`` and may
+carry the Arrow field metadata pylance honours (the ``lance-encoding:*`` keys of rust/lance-encoding/src/constants.rs,
+plus ``lance-encoding:blob``) and the encodings the file must (``expect``) or must not (``absent``) contain, as found by
+:func:`file_encodings` in the pages' ``PageLayout`` messages (encodings_v2_1.proto).  Tokens are the proto names:
+layouts (``mini_block_layout``...), ``CompressiveEncoding`` kinds (``rle``, ``fsst``...), ``mini_block_dictionary`` for
+a mini-block page's dictionary, the general compression schemes ``zstd`` / ``lz4`` (``zstd@7`` when a level is stored),
+and ``levels:<kind>`` for the rep/def level encodings."""
 
 from __future__ import annotations
 
@@ -373,9 +368,8 @@ def write_pylance(
 ) -> str:
     """Write ``table`` with pylance's LanceFileWriter, batch by batch (fresh copies).
 
-    With a tiny ``data_cache_bytes`` pylance 14.0.2 ends a page at every batch; ``max_page_bytes`` alone
-    does not split the pages of these small batches.
-    """
+    With a tiny ``data_cache_bytes`` pylance 14.0.2 ends a page at every batch; ``max_page_bytes`` alone does not split
+    the pages of these small batches."""
     from lance.file import LanceFileWriter
 
     w = LanceFileWriter(
@@ -400,8 +394,8 @@ def page_lengths(path: str) -> list[list[int]]:
 
 
 def page_buffer_regions(columns: Sequence[Any], first: int = 1) -> list[tuple[int, int, int, int]]:
-    """(column, page, offset, size) of every non-empty page buffer of ``columns[first:]`` (a file's column
-    metadata): where the corrupt-input tests and scripts/fuzz_corrupt.py put their damage."""
+    """(column, page, offset, size) of every non-empty page buffer of ``columns[first:]`` (a file's column metadata):
+    where the corrupt-input tests and scripts/fuzz_corrupt.py put their damage."""
     return [
         (c, p, o, s)
         for c in range(first, len(columns))

@@ -1,10 +1,9 @@
 """The conformance matrix shared by the read suite (pylance writes, lancelot reads:
 tests/interop/test_conformance_read.py) and the write suite (lancelot writes, pylance reads:
-tests/interop/test_conformance_write.py): the value shapes, nestings and field-metadata
-settings, and the checks that every public read of a file equals its source.
+tests/interop/test_conformance_write.py): the value shapes, nestings and field-metadata settings, and the checks that
+every public read of a file equals its source.
 
-Testing code: it calls pylance (imported when a check runs), which the library never does.
-"""
+Testing code: it calls pylance (imported when a check runs), which the library never does."""
 
 from __future__ import annotations
 
@@ -88,8 +87,8 @@ def setting(
     nulls: tuple[str, ...] = SOME,
     **kw: Any,
 ) -> Case:
-    """A field-metadata setting: with nulls none / some (all-null pages are constant layouts whatever the
-    setting); its baseline is the same data with ``baseline``'s metadata (default: none)."""
+    """A field-metadata setting: with nulls none / some (all-null pages are constant layouts whatever the setting); its
+    baseline is the same data with ``baseline``'s metadata (default: none)."""
     return Case(name, make, metadata, expect or {}, nulls=nulls, baseline=baseline or {}, **kw)
 
 
@@ -115,12 +114,7 @@ SETTINGS = [
         baseline=LZ4,
     ),
     setting(
-        "compression=zstd/string",
-        C.strings_text,
-        ZSTD,
-        both("general", "zstd"),
-        absent=frozenset({"fsst"}),
-        rows=2400,
+        "compression=zstd/string", C.strings_text, ZSTD, both("general", "zstd"), absent=frozenset({"fsst"}), rows=2400
     ),
     setting(
         "compression=none/string",

@@ -1,10 +1,9 @@
 """Both-ways checks against pylance (the oracle): lancelot writes -> both read; pylance writes -> both read.
 
-``crosscheck`` writes one table with each writer (batch by batch) and reads each file with each reader,
-returning what differed as a ``Crosscheck`` so a test can assert all four are equal, or that exactly the
-documented pylance failures happen.  ``pylance_read_isolated`` reads in a child process, for files on
-which pylance 14.0.2 aborts the process (a Rust panic across the FFI boundary).
-"""
+``crosscheck`` writes one table with each writer (batch by batch) and reads each file with each reader, returning what
+differed as a ``Crosscheck`` so a test can assert all four are equal, or that exactly the documented pylance failures
+happen.  ``pylance_read_isolated`` reads in a child process, for files on which pylance 14.0.2 aborts the process (a
+Rust panic across the FFI boundary)."""
 
 from __future__ import annotations
 
@@ -37,8 +36,8 @@ class Crosscheck:
         return {k: v for k, v in self.problems.items() if v is not None}
 
     def assert_equal(self, pylance_own_failure: str | None = None) -> None:
-        """All four reads equal the source; with ``pylance_own_failure`` (a substring of pylance's error),
-        pylance must fail to read its own file with that error and everything else must be equal."""
+        """All four reads equal the source; with ``pylance_own_failure`` (a substring of pylance's error), pylance must
+        fail to read its own file with that error and everything else must be equal."""
         bad = self.failed()
         if pylance_own_failure is not None:
             own = bad.pop("pylance->pylance", None)
@@ -93,16 +92,16 @@ def _decoded_type(t: pa.DataType) -> pa.DataType:
 
 
 def _decoded(table: pa.Table) -> pa.Table:
-    """Dictionary columns (nested too) decoded: readers may hand back another dictionary of the same values
-    (pylance merges page dictionaries); the exact dictionaries are tests/file/test_write_dictionary.py's."""
+    """Dictionary columns (nested too) decoded: readers may hand back another dictionary of the same values (pylance
+    merges page dictionaries); the exact dictionaries are tests/file/test_write_dictionary.py's."""
     schema = pa.schema([f.with_type(_decoded_type(f.type)) for f in table.schema], metadata=table.schema.metadata)
     return table if schema.equals(table.schema) else table.cast(schema)
 
 
 def _difference(got: pa.Table, exp: pa.Table) -> str | None:
-    """``difference`` of a read and the (normalized) source, dictionaries compared by value.  A reader may
-    hand back nulls in a non-nullable child under null parents (legal Arrow, which pyarrow refuses to
-    cast): such reads are compared by type and by value."""
+    """``difference`` of a read and the (normalized) source, dictionaries compared by value.  A reader may hand back
+    nulls in a non-nullable child under null parents (legal Arrow, which pyarrow refuses to cast): such reads are
+    compared by type and by value."""
     try:
         return difference(normalize(_decoded(got)), _decoded(exp))
     except pa.ArrowInvalid:

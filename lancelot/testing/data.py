@@ -1,9 +1,7 @@
 """Seeded generators of Arrow arrays for any type, with a chosen null pattern.
 
-``gen_array(type, n, nulls, rng)`` where nulls is "none", "some" or "all";
-nested types recurse, so lists get empty and null lists, structs null children.
-Used by the conformance tests against pylance and by the benchmarks.
-"""
+``gen_array(type, n, nulls, rng)`` where nulls is "none", "some" or "all"; nested types recurse, so lists get empty and
+null lists, structs null children. Used by the conformance tests against pylance and by the benchmarks."""
 
 from __future__ import annotations
 
@@ -43,9 +41,8 @@ def gen_array(
 ) -> pa.Array:
     """A seeded array of type ``t`` and length ``n`` with the given null pattern.
 
-    ``null_structs=False`` keeps every struct valid (file version 2.0 holds no
-    null structs); their children still follow the pattern.
-    """
+    ``null_structs=False`` keeps every struct valid (file version 2.0 holds no null structs); their children still
+    follow the pattern."""
     rng = rng or np.random.default_rng(0)
     child_nulls = child_nulls or nulls
     if pa.types.is_struct(t) and not null_structs:

@@ -1,11 +1,10 @@
 """Hypothesis strategies for nested Arrow data rich in empty and null shapes (reusable by others).
 
-``nested_types(version)`` draws lists, large lists, structs and (2.2) maps nested a few levels over
-small leaves (vectors and dictionary strings among them); ``nested_values(t)`` draws Python values of
-such a type where nulls and empty lists are as likely as items at every level, so batches with no
-inner item at all (a page with nothing to infer its items from) come up often; ``nested_tables(version)`` draws a
-small table of one such column plus an id column, with the batch sizes to write it in.
-"""
+``nested_types(version)`` draws lists, large lists, structs and (2.2) maps nested a few levels over small leaves
+(vectors and dictionary strings among them); ``nested_values(t)`` draws Python values of such a type where nulls and
+empty lists are as likely as items at every level, so batches with no inner item at all (a page with nothing to infer
+its items from) come up often; ``nested_tables(version)`` draws a small table of one such column plus an id column, with
+the batch sizes to write it in."""
 
 from __future__ import annotations
 
@@ -101,8 +100,8 @@ def _plain(t: pa.DataType) -> pa.DataType:
 
 
 def _array(rows: list[Any], t: pa.DataType) -> pa.Array:
-    """The values as an array of ``t``; dictionaries are encoded from plain values (pyarrow's converter
-    leaves out-of-range indices under null structs)."""
+    """The values as an array of ``t``; dictionaries are encoded from plain values (pyarrow's converter leaves
+    out-of-range indices under null structs)."""
     plain = _plain(t)
     return pa.array(rows, t) if plain == t else pa.array(rows, plain).cast(t)
 

@@ -1,8 +1,7 @@
 """Hypothesis strategies for random Arrow schemas and tables (reusable by others).
 
-``arrow_types(version=...)`` draws types the given Lance version can hold;
-``tables(...)`` draws a table of such columns with random nulls and lengths.
-"""
+``arrow_types(version=...)`` draws types the given Lance version can hold; ``tables(...)`` draws a table of such columns
+with random nulls and lengths."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""TPC-H tables from ``tpchgen-cli`` (the ``dev``/``bench`` extras): the one helper the
-conformance tests, the benchmarks and the demo share.
+"""TPC-H tables from ``tpchgen-cli`` (the ``dev``/``bench`` extras): the one helper the conformance tests, the
+benchmarks and the demo share.
 
-``tpchgen-cli parquet`` writes one ``TABLE.parquet`` per table into a directory; its
-strings come back as ``string_view`` and its fields carry Parquet field ids, so
-``plain_schema`` gives the schema Lance files hold (plain strings, no field ids).
-"""
+``tpchgen-cli parquet`` writes one ``TABLE.parquet`` per table into a directory; its strings come back as
+``string_view`` and its fields carry Parquet field ids, so ``plain_schema`` gives the schema Lance files hold (plain
+strings, no field ids)."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ def tpchgen_cli() -> str | None:
 def generate(out_dir: str | Path, scale: float, tables: Iterable[str], *, quiet: bool = True) -> dict[str, Path]:
     """Write TPC-H ``tables`` at scale factor ``scale`` as Parquet into ``out_dir``; their paths by name.
 
-    FileNotFoundError when tpchgen-cli is not installed (``pip install tpchgen-cli``).
-    """
+    FileNotFoundError when tpchgen-cli is not installed (``pip install tpchgen-cli``)."""
     exe = tpchgen_cli()
     if exe is None:
         raise FileNotFoundError("tpchgen-cli not found (pip install tpchgen-cli)")

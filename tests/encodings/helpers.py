@@ -108,3 +108,18 @@ def variable_values(block: VariableWidthBlock) -> list[bytes]:
     data = block.data.tobytes()
     offs = block.offsets.astype(np.int64)
     return [data[offs[i] : offs[i + 1]] for i in range(block.num_values)]
+
+
+def dictionary_lookup(items, indices, valid=None):
+    """Test oracle for mini-block dictionaries: ``items`` gathered at the decoded ``indices`` (null slots,
+    where ``valid`` is False, read item 0)."""
+    bits = indices.bits_per_value if isinstance(indices, FixedWidthBlock) else len(indices.value) * 8
+    idx = fixed_values(indices, f"<u{bits // 8}").astype(np.int64)
+    if valid is not None:
+        idx = np.where(valid, idx, 0)
+    if isinstance(items, VariableWidthBlock):
+        vals = variable_values(items)
+        return var_block([vals[i] for i in idx])
+    nb = items.bits_per_value // 8
+    rows = np.asarray(items.data, np.uint8)[: items.num_values * nb].reshape(-1, nb)
+    return FixedWidthBlock(rows[idx].reshape(-1), items.bits_per_value, len(idx))

@@ -23,9 +23,8 @@ from lancelot.encodings.compression import (
     decompress_block,
     decompress_per_value,
 )
-from lancelot.encodings.compression.dictionary import take_dictionary
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-from tests.encodings.helpers import fixed_values, miniblock_chunks, read_pages, variable_values
+from tests.encodings.helpers import dictionary_lookup, fixed_values, miniblock_chunks, read_pages, variable_values
 from tests.helpers import pylance_write_column
 
 VERSIONS = ["2.1", "2.2"]
@@ -41,7 +40,7 @@ def decode_miniblock_page(layout: pb.PageLayout, bufs):
     blocks = [decompress(mb.value_compression, vbufs, n) for n, vbufs in miniblock_chunks(mb, bufs)]
     if mb.HasField("dictionary"):
         items = decompress_block(mb.dictionary, bufs[2], mb.num_dictionary_items)
-        blocks = [take_dictionary(items, b, mb.num_dictionary_items) for b in blocks]
+        blocks = [dictionary_lookup(items, b) for b in blocks]
     return blocks
 
 
@@ -312,7 +311,7 @@ def test_dictionary_with_nulls(tmp_path, version):
         got_valid, got = [], []
         for num, num_levels, _, def_buf, vbufs in miniblock_chunks(mb, bufs, with_levels=True):
             valid = decompress_block(mb.def_compression, def_buf, num_levels).as_dtype("<u2") == 0
-            block = take_dictionary(items, decompress(mb.value_compression, vbufs, num), mb.num_dictionary_items, valid)
+            block = dictionary_lookup(items, decompress(mb.value_compression, vbufs, num), valid)
             got_valid.append(valid)
             got += variable_values(block)
         valid = np.concatenate(got_valid)

@@ -24,7 +24,6 @@ from lancelot.encodings.compression.bitpacking import (
     unpack_chunks,
 )
 from lancelot.encodings.compression.byte_stream_split import compress_byte_stream_split
-from lancelot.encodings.compression.dictionary import dictionary_encode, take_dictionary
 from lancelot.encodings.compression.fsst import SymbolTable, fsst_decode, parse_symbol_table, serialize_symbol_table
 from lancelot.encodings.compression.general import (
     buffer_compression,
@@ -321,24 +320,7 @@ def test_fsst_corrupt():
         run(bytes([0]), tab=bytes(bad_len))
 
 
-# ----------------------------------------------------------------------------- dictionary and packed structs
-
-
-def test_dictionary_encode_and_take():
-    vals = np.array([5, 7, 5, 5, 9, 7], np.int64)
-    indices, items = dictionary_encode(fixed(vals))
-    np.testing.assert_array_equal(items.as_dtype(np.int64), [5, 7, 9])
-    np.testing.assert_array_equal(take_dictionary(items, indices, 3).as_dtype(np.int64), vals)
-    strings = [b"b", b"", b"a", b"b", b"a"]
-    indices, items = dictionary_encode(var_block(strings))
-    assert var_list(items) == [b"b", b"", b"a"]
-    assert var_list(take_dictionary(items, indices, 3)) == strings
-    bad = FixedWidthBlock(np.array([0, 3], "<u4").view(np.uint8), 32, 2)
-    with pytest.raises(CorruptFileError):
-        take_dictionary(items, bad, 3)
-    # null slots may hold anything
-    out = take_dictionary(items, bad, 3, valid=np.array([True, False]))
-    assert var_list(out) == [b"b", b"b"]
+# ----------------------------------------------------------------------------- packed structs
 
 
 def test_packed_struct_round_trips():

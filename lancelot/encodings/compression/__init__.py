@@ -1,34 +1,21 @@
 """The 2.1+ compression techniques (lance.encodings21.CompressiveEncoding) and their dispatcher.
 
-A CompressiveEncoding tree describes how a data block became buffers.  The same
-technique can be laid out differently depending on where the buffers live, so
-there are three entry points, one per context the structural layer meets:
+A CompressiveEncoding tree describes how a data block became buffers.  The same technique can be laid out differently
+depending on where the buffers live, so there are three entry points, one per context the structural layer meets:
 
-* ``decompress(enc, buffers, num_values)``: the buffers of ONE mini-block chunk
-  (``MiniBlockLayout.value_compression``), consumed in order;
-* ``decompress_block(enc, buffer, num_values)``: one whole buffer holding a
-  block (mini-block dictionaries, rep/def levels of mini-block chunks and of
-  constant layouts);
-* ``decompress_per_value(enc, block)``: full-zip values, after the structural
-  layer has unzipped them into a FixedWidthBlock (``bits_per_value`` layout) or
-  a VariableWidthBlock (``bits_per_offset`` layout).
+* ``decompress(enc, buffers, num_values)``: the buffers of ONE mini-block chunk (``MiniBlockLayout.value_compression``),
+  consumed in order;
+* ``decompress_block(enc, buffer, num_values)``: one whole buffer holding a block (mini-block dictionaries, rep/def
+  levels of mini-block chunks and of constant layouts);
+* ``decompress_per_value(enc, block)``: full-zip values, after the structural layer has unzipped them into a
+  FixedWidthBlock (``bits_per_value`` layout) or a VariableWidthBlock (``bits_per_offset`` layout).
 
-Which technique decodes in which context is one table, ``registry.TECHNIQUES`` (one entry per
-oneof case, checked against the proto descriptor by a test).  Every failure on bad input raises
-CorruptFileError; an encoding pylance 14
-never writes (or that we do not know) raises UnsupportedEncodingError.
+Which technique decodes in which context is one table, ``registry.TECHNIQUES``.  Bad input raises CorruptFileError; an
+encoding pylance 14 never writes raises UnsupportedEncodingError.
 
-Encoders live beside their decoders and return ``(CompressiveEncoding,
-buffers)`` for one mini-block chunk (``compress_flat``, ``compress_variable``,
-``compress_inline_bitpacking``, ``compress_rle``, ``compress_byte_stream_split``,
-``compress_fsst``, ``compress_fsl``, ``compress_packed_struct``), for one block
-(``compress_variable_block``, ``compress_out_of_line_bitpacking``,
-``compress_rle_block``), or the
-per-value form for full-zip (``compress_fsl_per_value``, ``compress_fsst_per_value``,
-``compress_variable_packed_struct``, ``general.compress_values``); General
-wrapping is ``general.compress_buffer`` + ``general.general_encoding``, and the
-mini-block dictionary split is ``dictionary.dictionary_encode``.
-"""
+Encoders live beside their decoders and return ``(CompressiveEncoding, buffers)`` for one mini-block chunk, one block,
+or the per-value form of full-zip; General wrapping is ``general.compress_buffer`` + ``general.general_encoding``; the
+mini-block dictionary split is ``write_dictionary.dictionary_encode``."""
 
 from __future__ import annotations
 
@@ -121,9 +108,9 @@ def decompress_per_value(
 def decompress_per_value_spans(
     enc: pb.CompressiveEncoding, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray
 ) -> DataBlock:
-    """``decompress_per_value`` of the variable-width values ``data[starts[i]:starts[i] + lengths[i]]``
-    (full-zip rows in their fetched buffer): FSST strings are decoded where they lie (no gathered
-    copy of the compressed bytes, whose size can approach the page's); others are gathered first."""
+    """``decompress_per_value`` of the variable-width values ``data[starts[i]:starts[i] + lengths[i]]`` (full-zip rows
+    in their fetched buffer): FSST strings are decoded where they lie (no gathered copy of the compressed bytes, whose
+    size can approach the page's); others are gathered first."""
     if technique(enc) == "fsst" and technique(enc.fsst.values) == "variable":
         return fsst_decode_spans(symbol_table(bytes(enc.fsst.symbol_table)), data, starts, lengths)
     offsets = np.zeros(len(lengths) + 1, dtype=np.uint64)

@@ -2,25 +2,19 @@
 
 (lance.encodings21.InlineBitpacking and lance.encodings21.OutOfLineBitpacking.)
 
-Values of T bits (T = 8, 16, 32 or 64) are packed 1024 at a time into W bits
-each.  The 1024 values are seen as T rows of LANES = 1024 / T lanes: lane
-``l`` of row ``r`` is the value at index ``FL_ORDER[r // 8] * 16 + (r % 8) * 128
-+ l``, with FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7).  Each lane is a little-endian
-bit stream of W words of T bits (word ``k`` of lane ``l`` is packed word
-``k * LANES + l``) holding its T rows, W bits each, LSB first.
+Values of T bits (T = 8, 16, 32 or 64) are packed 1024 at a time into W bits each.  The 1024 values are seen as T rows
+of LANES = 1024 / T lanes: lane ``l`` of row ``r`` is the value at index ``FL_ORDER[r // 8] * 16 + (r % 8) * 128 + l``,
+with FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7).  Each lane is a little-endian bit stream of W words of T bits (word ``k`` of
+lane ``l`` is packed word ``k * LANES + l``) holding its T rows, W bits each, LSB first.
 
-* Inline: each chunk of 1024 values is one T-bit word holding W, then the
-  ``1024 * W / T`` packed words; the last chunk is padded with zeros to 1024
-  values.  A mini-block chunk holds exactly one such chunk.
-* Out of line: W is ``values.flat.bits_per_value`` in the description; the
-  buffer holds ``1024 * W / T`` words per whole chunk; a partial last chunk is
-  either packed (padded) or, when that would waste space, its values stored
-  raw (T bits each): the buffer length tells which.
+* Inline: each chunk of 1024 values is one T-bit word holding W, then the ``1024 * W / T`` packed words; the last chunk
+  is padded with zeros to 1024 values.  A mini-block chunk holds exactly one such chunk.
+* Out of line: W is ``values.flat.bits_per_value`` in the description; the buffer holds ``1024 * W / T`` words per whole
+  chunk; a partial last chunk is either packed (padded) or, when that would waste space, its values stored raw (T bits
+  each): the buffer length tells which.
 
-Decoding runs one numba loop over every chunk of one width at once
-(bitpacking_kernel.py); inline encoding is one numba pass over a page, out-of-line
-encoding shifts and ors whole rows of lanes with numpy.
-"""
+Decoding runs one numba loop over every chunk of one width at once (bitpacking_kernel.py); inline encoding is one numba
+pass over a page, out-of-line encoding shifts and ors whole rows of lanes with numpy."""
 
 from __future__ import annotations
 
@@ -40,10 +34,8 @@ _GATHER: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
     """(gather, scatter) for T-bit values.
 
-    ``by_lane`` is an (n, LANES, T) array of values in lane-major order;
-    ``out = by_lane.reshape(n, 1024)[:, gather]`` gives the values in order and
-    ``by_lane = values[:, scatter]`` goes back.
-    """
+    ``by_lane`` is an (n, LANES, T) array of values in lane-major order; ``out = by_lane.reshape(n, 1024)[:, gather]``
+    gives the values in order and ``by_lane = values[:, scatter]`` goes back."""
     if t not in _GATHER:
         lanes = CHUNK // t
         row, lane = np.meshgrid(np.arange(t), np.arange(lanes), indexing="ij")
@@ -58,10 +50,8 @@ def _permutations(t: int) -> tuple[np.ndarray, np.ndarray]:
 def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
     """Unpack ``n`` chunks (uint8, n * 128 * width bytes) into an (n, 1024) array of T-bit values.
 
-    Row r of a lane starts at bit r * width of the lane's stream: its low bits
-    are in word (r * width) // t shifted right, the rest (if it spills) in the
-    next word shifted left; bits at or above ``width`` are masked away.
-    """
+    Row r of a lane starts at bit r * width of the lane's stream: its low bits are in word (r * width) // t shifted
+    right, the rest (if it spills) in the next word shifted left; bits at or above ``width`` are masked away."""
     if width == 0:
         raise ValueError("use zeros for width 0")
     dt = uint_dtype(t, "bitpacked value")
@@ -75,9 +65,8 @@ def unpack_chunks(packed: np.ndarray, width: int, t: int) -> np.ndarray:
 def pack_chunks(values: np.ndarray, width: int, t: int) -> np.ndarray:
     """Pack an (n, 1024) array of T-bit values, each below ``2**width``, into ``width`` bits each (uint8 bytes).
 
-    The mirror of ``unpack_chunks``: row r of every lane is shifted to bit ``r * width`` of the
-    lane's stream, or-ed into its word and, when it spills, into the next one.
-    """
+    The mirror of ``unpack_chunks``: row r of every lane is shifted to bit ``r * width`` of the lane's stream, or-ed
+    into its word and, when it spills, into the next one."""
     dt = uint_dtype(t, "bitpacked value")
     lanes = CHUNK // t
     n = values.shape[0]
@@ -192,9 +181,8 @@ def _chunk_headers(buf: np.ndarray, n_chunks: int, t: int) -> tuple[np.ndarray, 
 def pack_inline_chunks(block: FixedWidthBlock) -> tuple[np.ndarray, np.ndarray]:
     """Inline-pack every 1024 values of a block at once: (bytes, start of each chunk and the end).
 
-    The widths come from one reduction over the chunks; one numba pass (bitpacking_kernel.pack_inline)
-    writes every chunk's width word and packed words.
-    """
+    The widths come from one reduction over the chunks; one numba pass (bitpacking_kernel.pack_inline) writes every
+    chunk's width word and packed words."""
     t = block.bits_per_value
     raw = _as_uint(block, t)
     widths = _chunk_widths(raw, t)

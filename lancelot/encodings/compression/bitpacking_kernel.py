@@ -1,12 +1,9 @@
 """The FastLanes unpack loop in numba (bitpacking.py's layout; lance.encodings21.InlineBitpacking).
 
-Lane ``l`` of row ``r`` of a chunk is value ``FL_ORDER[r // 8] * 16 + (r % 8) * 128 + l``;
-row ``r`` starts at bit ``r * W`` of each lane's stream of T-bit words.  One pass
-per chunk writes the values straight into their places (no row gather, no
-temporary arrays), the inner loop running over the lanes of a word row.
-``inline_chunks`` decodes a whole run of inline-bitpacked mini-block chunks
-(width word + packed words each) in one call, checking every header.
-"""
+Lane ``l`` of row ``r`` of a chunk is value ``FL_ORDER[r // 8] * 16 + (r % 8) * 128 + l``; row ``r`` starts at bit ``r *
+W`` of each lane's stream of T-bit words.  One pass per chunk writes the values straight into their places (no row
+gather, no temporary arrays), the inner loop running over the lanes of a word row. ``inline_chunks`` decodes a whole run
+of inline-bitpacked mini-block chunks (width word + packed words each) in one call, checking every header."""
 
 from __future__ import annotations
 
@@ -87,8 +84,8 @@ INLINE_MESSAGES = {
 @njit(cache=True, nogil=True, inline="always")
 def _unpack_full(words: NDArray[Any], width: int, t: int, order: NDArray[np.int64], out: NDArray[Any], p: int) -> None:
     """All 1024 values of one chunk into ``out[p:p + 1024]``; ``t`` is a constant where this is inlined
-    (``_unpack_into``), so the loops over the lanes of a word row have a fixed length the compiler unrolls
-    and vectorizes (with ``t`` a variable they ran about 2.5x slower)."""
+    (``_unpack_into``), so the loops over the lanes of a word row have a fixed length the compiler unrolls and
+    vectorizes (with ``t`` a variable they ran about 2.5x slower)."""
     lanes = 1024 // t
     mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width >= 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     for r in range(t):
@@ -156,11 +153,10 @@ def _inline_chunks(
     bad: NDArray[np.int64],
     words: NDArray[Any],
 ) -> int:
-    """Every inline-bitpacked chunk ``data[starts[k]:starts[k] + sizes[k]]`` (a T-bit width word, then
-    ``128 * W`` bytes of packed words) into ``out``, ``counts[k]`` values each.  ``scratch`` is a
-    1024-word buffer (T-bit words) and ``scratch_bytes`` the same memory as bytes; ``words`` is ``data``
-    seen as T-bit words when its start is T-aligned (else empty): a chunk at an aligned start is
-    unpacked from there, without a copy into ``scratch``."""
+    """Every inline-bitpacked chunk ``data[starts[k]:starts[k] + sizes[k]]`` (a T-bit width word, then ``128 * W`` bytes
+    of packed words) into ``out``, ``counts[k]`` values each.  ``scratch`` is a 1024-word buffer (T-bit words) and
+    ``scratch_bytes`` the same memory as bytes; ``words`` is ``data`` seen as T-bit words when its start is T-aligned
+    (else empty): a chunk at an aligned start is unpacked from there, without a copy into ``scratch``."""
     t = scratch_bytes.shape[0] * 8 // 1024
     lanes = 1024 // t
     tb = t // 8
@@ -229,8 +225,8 @@ def inline_chunks_kernel(
 def inline_chunks_numpy(
     data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray, dtype: np.dtype
 ) -> tuple[int, np.ndarray, int, int]:
-    """``inline_chunks`` in numpy: headers checked all at once (the first bad chunk reported, as the kernel
-    does), then the chunks of each width unpacked together, row by row of the FastLanes layout."""
+    """``inline_chunks`` in numpy: headers checked all at once (the first bad chunk reported, as the kernel does), then
+    the chunks of each width unpacked together, row by row of the FastLanes layout."""
     dtype = np.dtype(dtype)
     t = dtype.itemsize * 8
     tb, lanes = t // 8, 1024 // t
@@ -274,9 +270,9 @@ def inline_chunks_numpy(
 
 @njit(cache=True, nogil=True, inline="always")
 def _pack_full64(vals: NDArray[Any], at: int, w: int, order: NDArray[np.int64], out: NDArray[Any], p: int) -> None:
-    """Pack the 64-bit ``vals[at:at + 1024]`` (w > 0 bits each) into ``out[p:p + w * 16]``: each word row is
-    gathered in a 16-lane accumulator and stored once it is full (the read-modify-write of every row in
-    ``out`` ran about 3x slower for 64-bit values; for narrower ones the plain loop is as fast)."""
+    """Pack the 64-bit ``vals[at:at + 1024]`` (w > 0 bits each) into ``out[p:p + w * 16]``: each word row is gathered in
+    a 16-lane accumulator and stored once it is full (the read-modify-write of every row in ``out`` ran about 3x slower
+    for 64-bit values; for narrower ones the plain loop is as fast)."""
     acc = np.zeros(16, np.uint64)
     for r in range(64):
         bit = r * w
@@ -306,8 +302,8 @@ def _pack_inline(
     order: NDArray[np.int64],
     out: NDArray[Any],
 ) -> None:
-    """Inline-pack chunk k of ``vals`` (its first ``n - 1024 * k`` values, zeros after) into ``out`` (T-bit
-    words): the width word at ``word_starts[k]``, then ``widths[k] * LANES`` packed words."""
+    """Inline-pack chunk k of ``vals`` (its first ``n - 1024 * k`` values, zeros after) into ``out`` (T-bit words): the
+    width word at ``word_starts[k]``, then ``widths[k] * LANES`` packed words."""
     t = out.itemsize * 8
     lanes = 1024 // t
     for k in range(len(widths)):
@@ -341,8 +337,8 @@ def _pack_inline(
 
 
 def pack_inline(vals: np.ndarray, widths: np.ndarray, word_starts: np.ndarray, total_words: int) -> np.ndarray:
-    """Inline-bitpacked chunks of the unsigned values ``vals`` (1024 per chunk, the last zero-padded) with the
-    given bit widths, each chunk starting at word ``word_starts[k]``; returned as bytes.
+    """Inline-bitpacked chunks of the unsigned values ``vals`` (1024 per chunk, the last zero-padded) with the given bit
+    widths, each chunk starting at word ``word_starts[k]``; returned as bytes.
 
     Until the kernel is loaded (a fresh process), the chunks of each width are packed together with numpy
     (``pack_inline_numpy``: the same words); the kernel is prepared in the background once the path is hot."""
@@ -399,8 +395,8 @@ HOT_WORDS = NumpyUntilHot(_unpack, warm_work=16 << 20)
 
 @njit(cache=True, nogil=True, inline="always")
 def unpack_one(data: np.ndarray, base: int, t: int, w: int, row: int, lane: int) -> np.uint64:
-    """Value at (row, lane) of the T-bit words packed at ``base`` with width w > 0
-    (bits ``row * w`` of the lane's stream; ``bitpacking.lane_positions`` gives (row, lane))."""
+    """Value at (row, lane) of the T-bit words packed at ``base`` with width w > 0 (bits ``row * w`` of the lane's
+    stream; ``bitpacking.lane_positions`` gives (row, lane))."""
     tb = t // 8
     lanes = CHUNK // t
     bit = row * w

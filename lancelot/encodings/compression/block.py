@@ -1,12 +1,10 @@
 """Data blocks: the input and output of 2.1+ compressive encodings.
 
-(encodings_v2_1.proto, "Compressive Encodings": "data blocks are a simplified
-version of arrays".)  A compressive encoding turns buffers back into a block;
-the structural layer (mini-block, full-zip) then adds validity and offsets from
-repetition/definition levels and builds the Arrow array.
+(encodings_v2_1.proto, "Compressive Encodings": "data blocks are a simplified version of arrays".)  A compressive
+encoding turns buffers back into a block; the structural layer (mini-block, full-zip) then adds validity and offsets
+from repetition/definition levels and builds the Arrow array.
 
-Buffers are numpy uint8 arrays (zero-copy views of fetched bytes where possible).
-"""
+Buffers are numpy uint8 arrays (zero-copy views of fetched bytes where possible)."""
 
 from __future__ import annotations
 
@@ -20,10 +18,8 @@ import numpy.typing as npt
 class FixedWidthBlock:
     """``num_values`` values of ``bits_per_value`` bits each, packed in ``data``.
 
-    For bits_per_value that are multiples of 8, ``data`` holds exactly
-    num_values * bits_per_value / 8 bytes, little endian; bits_per_value == 1 is
-    an LSB-first bitmap (booleans).
-    """
+    For bits_per_value that are multiples of 8, ``data`` holds exactly num_values * bits_per_value / 8 bytes, little
+    endian; bits_per_value == 1 is an LSB-first bitmap (booleans)."""
 
     data: np.ndarray  # uint8
     bits_per_value: int
@@ -50,9 +46,8 @@ class VariableWidthBlock:
 class FixedSizeListBlock:
     """A fixed-size-list data block: ``child`` holds num_values * dimension items.
 
-    ``validity`` (FixedSizeList.has_validity) is one bool per CHILD item
-    (num_values * dimension entries): whether each item of the lists is valid.
-    """
+    ``validity`` (FixedSizeList.has_validity) is one bool per CHILD item (num_values * dimension entries): whether each
+    item of the lists is valid."""
 
     child: DataBlock
     dimension: int

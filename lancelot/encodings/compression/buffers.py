@@ -1,9 +1,7 @@
 """Checked access to the raw buffers a compressive encoding reads.
 
-Every length, offset and width a decoder takes from a buffer or from the
-encoding message goes through these helpers, so that bad input becomes a
-``CorruptFileError`` (never an IndexError, a crash or a huge allocation).
-"""
+Every length, offset and width a decoder takes from a buffer or from the encoding message goes through these helpers, so
+that bad input becomes a ``CorruptFileError`` (never an IndexError, a crash or a huge allocation)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Byte stream split of 32/64-bit values (lance.encodings21.ByteStreamSplit).
 
-Mini-block only.  A chunk of n values of B bytes is one buffer of B streams of
-n bytes: stream j holds byte j of every value.  ``values`` is a Flat giving
-the width.  Usually wrapped in General (zstd/lz4) compression.
-"""
+Mini-block only.  A chunk of n values of B bytes is one buffer of B streams of n bytes: stream j holds byte j of every
+value.  ``values`` is a Flat giving the width.  Usually wrapped in General (zstd/lz4) compression."""
 
 from __future__ import annotations
 

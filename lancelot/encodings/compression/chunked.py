@@ -1,20 +1,17 @@
 """Many mini-block chunks decoded at once (MiniBlockLayout.value_compression, rep/def compression).
 
-``decompress`` (compression/__init__.py) decodes one chunk per call; a page scan
-meets hundreds of chunks, so these kernels decode every fetched chunk of a page
-in one vectorized pass per technique.  Buffer ``i`` of all chunks is a
-``Segments``; the result is the concatenation of the chunks' values, exactly
-what decoding each chunk and concatenating would give.
+``decompress`` (compression/__init__.py) decodes one chunk per call; a page scan meets hundreds of chunks, so these
+kernels decode every fetched chunk of a page in one vectorized pass per technique.  Buffer ``i`` of all chunks is a
+``Segments``; the result is the concatenation of the chunks' values, exactly what decoding each chunk and concatenating
+would give.
 
 * ``decompress_chunks(enc, buffers, counts)``: value buffers (chunk context);
-* ``decompress_level_chunks(enc, segments, counts)``: one level buffer per
-  chunk (block context: rep/def levels), as uint16.
+* ``decompress_level_chunks(enc, segments, counts)``: one level buffer per chunk (block context: rep/def levels), as
+  uint16.
 
-A technique (or a shape, e.g. inline bitpacking of more than 1024 values per
-chunk) without a kernel here returns None: the caller then decodes chunk by
-chunk with the per-chunk entry points.  Every length is checked as in the
-per-chunk decoders (CorruptFileError).
-"""
+A technique (or a shape, e.g. inline bitpacking of more than 1024 values per chunk) without a kernel here returns None:
+the caller then decodes chunk by chunk with the per-chunk entry points.  Every length is checked as in the per-chunk
+decoders (CorruptFileError)."""
 
 from __future__ import annotations
 
@@ -75,9 +72,8 @@ def decompress_chunks(
 ) -> DataBlock | None:
     """The values of every chunk (``counts[k]`` in chunk k), concatenated; None = no batch kernel.
 
-    The segments must lie inside their data and the counts be plausible (the
-    mini-block layer checks both against the chunk table and chunk headers).
-    """
+    The segments must lie inside their data and the counts be plausible (the mini-block layer checks both against the
+    chunk table and chunk headers)."""
     require(_depth < MAX_DEPTH, "compressive encoding nests too deeply")
     kind = enc.WhichOneof("compression")
     if kind == "flat":
@@ -268,9 +264,9 @@ def _rle(rle: pb.Rle, buffers: list[Segments], counts: np.ndarray) -> FixedWidth
 
 
 def _rle_block(rle: pb.Rle, seg: Segments, counts: np.ndarray) -> FixedWidthBlock:
-    """RLE in block context, one buffer per chunk (rle.py: u64 values size, values, run lengths): the
-    buffers are cut into their two parts, then decoded as chunk-context runs.  Chunks without values
-    are not read (as decompress_rle_block)."""
+    """RLE in block context, one buffer per chunk (rle.py: u64 values size, values, run lengths): the buffers are cut
+    into their two parts, then decoded as chunk-context runs.  Chunks without values are not read (as
+    decompress_rle_block)."""
     rle_widths(rle)
     live = counts > 0
     sizes = np.where(live, seg.sizes, RLE_HEADER)
@@ -356,8 +352,8 @@ def _out_of_line(desc: pb.OutOfLineBitpacking, seg: Segments, counts: np.ndarray
 
 
 def _general(compression: pb.BufferCompression, seg: Segments) -> Segments:
-    """Undo general compression of each chunk's buffer (LZ4: every chunk in one kernel call, else one
-    codec call per chunk)."""
+    """Undo general compression of each chunk's buffer (LZ4: every chunk in one kernel call, else one codec call per
+    chunk)."""
     if compression.scheme == LZ4 and len(seg) > 1:
         fast = _lz4_chunks(seg)
         if fast is not None:
@@ -373,9 +369,9 @@ def _general(compression: pb.BufferCompression, seg: Segments) -> Segments:
 
 
 def _lz4_chunks(seg: Segments) -> Segments | None:
-    """LZ4 chunk buffers (u32 size prefix, raw block) inflated by lz4_kernel; None when a prefix is
-    missing or implausible, a block is bad or the kernel is not loaded yet (the caller goes chunk by
-    chunk: the same bytes, or the same error, as ``decompress_buffer``)."""
+    """LZ4 chunk buffers (u32 size prefix, raw block) inflated by lz4_kernel; None when a prefix is missing or
+    implausible, a block is bad or the kernel is not loaded yet (the caller goes chunk by chunk: the same bytes, or the
+    same error, as ``decompress_buffer``)."""
     sizes = np.asarray(seg.sizes, dtype=np.int64)
     if not len(sizes) or int(sizes.min()) < 4:
         return None

@@ -1,7 +1,6 @@
 """Constant: every value equals one scalar kept in the description (lance.encodings21.Constant).
 
-There is no buffer.  An absent ``value`` means every value is null.
-"""
+There is no buffer.  An absent ``value`` means every value is null."""
 
 from __future__ import annotations
 

@@ -1,25 +1,20 @@
 """FixedSizeList: flattened fixed-size lists of fixed-width items (lance.encodings21.FixedSizeList).
 
-A chain of FixedSizeList messages (outer layer first) ends in a Flat of the
-items.  ``has_validity`` says the layer's items (the children of that list
-layer) carry a validity bitmap.  Layouts:
+A chain of FixedSizeList messages (outer layer first) ends in a Flat of the items.  ``has_validity`` says the layer's
+items (the children of that list layer) carry a validity bitmap.  Layouts:
 
-* mini-block chunk: one buffer per layer with validity (outer first; a chunk
-  of ``rows`` rows holds ``rows * cum_dim`` bits, cum_dim being the product of
-  the dimensions down to that layer), then the flat items buffer;
-* full-zip (per value): each row is zipped as its validity bitmaps
-  (``ceil(cum_dim / 8)`` bytes per layer with validity, outer first) followed by
-  its ``cum_dim * bytes_per_item`` item bytes;
-* block: the flat items buffer; with validity (2.3 page dictionaries of nullable
-  fixed-size lists) the rows as full-zip zips them: each row's validity bitmaps,
-  then its item bytes.
+* mini-block chunk: one buffer per layer with validity (outer first; a chunk of ``rows`` rows holds ``rows * cum_dim``
+  bits, cum_dim being the product of the dimensions down to that layer), then the flat items buffer;
+* full-zip (per value): each row is zipped as its validity bitmaps (``ceil(cum_dim / 8)`` bytes per layer with validity,
+  outer first) followed by its ``cum_dim * bytes_per_item`` item bytes;
+* block: the flat items buffer; with validity (2.3 page dictionaries of nullable fixed-size lists) the rows as full-zip
+  zips them: each row's validity bitmaps, then its item bytes.
 
-The chain may also end in a ``Constant`` instead of a Flat: every item is that
-value (``value`` unset: every item is null, as pylance writes a list whose items are
-all null); a constant item takes no bytes (no items buffer, nothing zipped per row).
+The chain may also end in a ``Constant`` instead of a Flat: every item is that value (``value`` unset: every item is
+null, as pylance writes a list whose items are all null); a constant item takes no bytes (no items buffer, nothing
+zipped per row).
 
-Decoded as nested FixedSizeListBlocks; ``validity`` is one bool per child item.
-"""
+Decoded as nested FixedSizeListBlocks; ``validity`` is one bool per child item."""
 
 from __future__ import annotations
 
@@ -64,10 +59,7 @@ def fsl_layers(fsl: pb.FixedSizeList) -> tuple[list[FslLayer], pb.Flat | pb.Cons
 
 
 def _build(
-    layers: list[FslLayer],
-    items: FixedWidthBlock | ConstantBlock,
-    validity: Sequence[np.ndarray | None],
-    num_rows: int,
+    layers: list[FslLayer], items: FixedWidthBlock | ConstantBlock, validity: Sequence[np.ndarray | None], num_rows: int
 ) -> FixedSizeListBlock:
     block: DataBlock = items
     cum = [1]

@@ -1,9 +1,7 @@
 """Flat: fixed-width values stored as they are (lance.encodings21.Flat).
 
-``bits_per_value`` bits per value, packed contiguously, little endian; 1-bit
-values (booleans) are an LSB-first bitmap.  The same single-buffer layout
-serves mini-block chunks, whole-page blocks and full-zip values.
-"""
+``bits_per_value`` bits per value, packed contiguously, little endian; 1-bit values (booleans) are an LSB-first bitmap.
+The same single-buffer layout serves mini-block chunks, whole-page blocks and full-zip values."""
 
 from __future__ import annotations
 

@@ -1,21 +1,17 @@
 """FSST: Fast Static Symbol Table string compression (lance.encodings21.Fsst).
 
-``Fsst.symbol_table`` is the reference's own serialization (rust/compression/
-fsst), 2312 bytes, zero padded:
+``Fsst.symbol_table`` is the reference's own serialization (rust/compression/ fsst), 2312 bytes, zero padded:
 
-* one u64 (little endian): bits 32..63 the magic ``0x46535354`` ("FSST"),
-  bit 24 ``encoder_switch`` (0: the strings were stored uncompressed, input
-  under 32 KiB), bits 16..23 suffix_lim, bits 8..15 terminator, bits 0..7
-  the number of symbols n (at most 255);
+* one u64 (little endian): bits 32..63 the magic ``0x46535354`` ("FSST"), bit 24 ``encoder_switch`` (0: the strings were
+  stored uncompressed, input under 32 KiB), bits 16..23 suffix_lim, bits 8..15 terminator, bits 0..7 the number of
+  symbols n (at most 255);
 * n u64 symbols (the symbol's bytes, first byte lowest);
 * n u8 symbol lengths (1..8).
 
-A compressed string is a sequence of codes: code c < 255 stands for symbol c;
-255 is an escape and the next byte is a literal.  ``Fsst.values`` (a Variable)
-describes how the compressed strings are stored: a mini-block chunk, or the
-full-zip values.  Decoding walks the codes of the whole data buffer once in a
-numba kernel (fsst_kernel.py), after checking the offsets.
-"""
+A compressed string is a sequence of codes: code c < 255 stands for symbol c; 255 is an escape and the next byte is a
+literal.  ``Fsst.values`` (a Variable) describes how the compressed strings are stored: a mini-block chunk, or the
+full-zip values.  Decoding walks the codes of the whole data buffer once in a numba kernel (fsst_kernel.py), after
+checking the offsets."""
 
 from __future__ import annotations
 
@@ -104,8 +100,8 @@ def fsst_decode(table: SymbolTable, block: VariableWidthBlock) -> VariableWidthB
 def fsst_decode_spans(
     table: SymbolTable, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray
 ) -> VariableWidthBlock:
-    """Decompress the strings ``data[starts[s]:starts[s] + lengths[s]]`` (codes scattered in a
-    buffer, as full-zip rows hold them) without first gathering them into one buffer."""
+    """Decompress the strings ``data[starts[s]:starts[s] + lengths[s]]`` (codes scattered in a buffer, as full-zip rows
+    hold them) without first gathering them into one buffer."""
     lengths = np.asarray(lengths, dtype=np.int64)
     require(len(starts) == len(lengths), "FSST: starts and lengths differ in count")
     starts = np.where(lengths > 0, np.asarray(starts, dtype=np.int64), 0)  # an empty string may point anywhere
@@ -125,8 +121,8 @@ def fsst_decode_spans(
 
 
 def fsst_decode_where(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> VariableWidthBlock:
-    """Decompress the strings ``data[starts[s]:ends[s]]`` (checked by the caller: inside ``data``, in
-    order, not overlapping), e.g. the strings of many mini-block chunks where they were fetched."""
+    """Decompress the strings ``data[starts[s]:ends[s]]`` (checked by the caller: inside ``data``, in order, not
+    overlapping), e.g. the strings of many mini-block chunks where they were fetched."""
     return _decode_spans(table, data, starts, ends)
 
 
@@ -153,10 +149,7 @@ def _decode_spans(table: SymbolTable, data: np.ndarray, starts: np.ndarray, ends
         _check_status(status, f"the {table.n_symbols} symbols of the table")
         if mode["decode"] == "auto":
             sym = readonly(np.ascontiguousarray(table.symbols))
-            HOT_ONE.numpy_call(
-                lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table),
-                work=len(out),
-            )
+            HOT_ONE.numpy_call(lambda: _decode_kernel(codes, starts[:1], ends[:1], sym, lengths, table), work=len(out))
         return VariableWidthBlock(out_offs, out, len(starts))
     sym = readonly(np.ascontiguousarray(table.symbols))
     out, out_offs, size = _decode_kernel(codes, starts, ends, sym, lengths, table, n_codes)
@@ -173,8 +166,8 @@ SAMPLE_BLOCKS = 16
 def _estimate(
     codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, n_symbols: int, total_codes: int
 ) -> int:
-    """The decoded size: exact for up to EXACT_STRINGS strings, else extrapolated (+2%) from SAMPLE_BLOCKS
-    runs of consecutive strings spread over the input (runs rather than a stride: cache-friendly)."""
+    """The decoded size: exact for up to EXACT_STRINGS strings, else extrapolated (+2%) from SAMPLE_BLOCKS runs of
+    consecutive strings spread over the input (runs rather than a stride: cache-friendly)."""
     n = len(starts)
     if n <= EXACT_STRINGS:
         size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
@@ -199,12 +192,11 @@ def _decode_kernel(
     table: SymbolTable,
     total_codes: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """(output, offsets, size): one pass of ``fsst_kernel.decode_from`` into an output sized from an exact
-    count over a sample of the strings (every string when there are few), grown if it fills up: the
-    full first pass over all codes that an exact size needs would cost almost as much as the decode.
-    A table that already decoded many strings sizes the output from its bytes per code instead (a
-    scan reads the same pages again and again: no sampling pass then).  ``total_codes``: the codes of
-    the strings, when the caller counted them."""
+    """(output, offsets, size): one pass of ``fsst_kernel.decode_from`` into an output sized from an exact count over a
+    sample of the strings (every string when there are few), grown if it fills up: the full first pass over all codes
+    that an exact size needs would cost almost as much as the decode. A table that already decoded many strings sizes
+    the output from its bytes per code instead (a scan reads the same pages again and again: no sampling pass then).
+    ``total_codes``: the codes of the strings, when the caller counted them."""
     n = len(starts)
     n_symbols = table.n_symbols
     if total_codes is None:
@@ -247,8 +239,8 @@ HOT_TABLES = NumpyUntilHot(fsst_kernel.decoded_size_tables, fsst_kernel.decode_t
 
 
 def _small(hot: NumpyUntilHot, n_codes: int) -> bool:
-    """Whether ``n_codes`` codes are decoded in numpy (fsst_numpy.py) rather than by the kernels
-    (while the kernels are not loaded in this process: a fresh process's first takes and scans)."""
+    """Whether ``n_codes`` codes are decoded in numpy (fsst_numpy.py) rather than by the kernels (while the kernels are
+    not loaded in this process: a fresh process's first takes and scans)."""
     m = mode["decode"]
     if m != "auto":
         return m == "numpy"
@@ -261,9 +253,8 @@ def _check_status(status: int, table: str) -> None:
 
 
 def _output(size: int) -> np.ndarray:
-    """The output buffer of ``size`` decoded bytes (computed exactly by a first pass over the
-    codes, so never more than the strings need), plus the 8 bytes the kernel may write past
-    the last symbol."""
+    """The output buffer of ``size`` decoded bytes (computed exactly by a first pass over the codes, so never more than
+    the strings need), plus the 8 bytes the kernel may write past the last symbol."""
     check_size(size, "FSST output")
     return empty(size + MAX_SYMBOL, np.uint8)
 

@@ -1,17 +1,13 @@
 """The FSST decoding loop as numba kernels (lance.encodings21.Fsst; see fsst.py for the format).
 
-Decoding is a walk over the codes: a code below 255 emits its symbol (1..8
-bytes), 255 escapes the next byte.  The output position of each code depends on
-every code before it, which numpy can only express with a dozen full-size passes
-(runs of 0xFF, cumulative lengths, eight scatters); this scalar loop touches
-each byte once (measured on 200k short texts, 1.3 MB of codes: 5 ms against
-120 ms for the former numpy formulation).
+Decoding is a walk over the codes: a code below 255 emits its symbol (1..8 bytes), 255 escapes the next byte.  The
+output position of each code depends on every code before it, which numpy can only express with a dozen full-size passes
+(runs of 0xFF, cumulative lengths, eight scatters); this scalar loop touches each byte once (measured on 200k short
+texts, 1.3 MB of codes: 5 ms against 120 ms for the former numpy formulation).
 
-The kernel returns a status instead of raising: 0 = fine, 1 = a string ends
-inside an escape, 2 = a code beyond the symbol table (3: ``decode_from``'s output is full).
-A symbol is copied as one unaligned 8-byte load and store (jit_intrinsics.py: numba's
-eight byte stores cost three times as much).
-"""
+The kernel returns a status instead of raising: 0 = fine, 1 = a string ends inside an escape, 2 = a code beyond the
+symbol table (3: ``decode_from``'s output is full). A symbol is copied as one unaligned 8-byte load and store
+(jit_intrinsics.py: numba's eight byte stores cost three times as much)."""
 
 from __future__ import annotations
 
@@ -27,8 +23,8 @@ store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
 
 @njit(cache=True, nogil=True)
 def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, n_symbols: int) -> int:
-    """The exact number of bytes ``decode`` writes, or -1 - status on bad codes (a first pass,
-    so the output is allocated at its real size rather than 8 bytes per code)."""
+    """The exact number of bytes ``decode`` writes, or -1 - status on bad codes (a first pass, so the output is
+    allocated at its real size rather than 8 bytes per code)."""
     total = 0
     for s in range(len(starts)):
         i = starts[s]
@@ -87,14 +83,12 @@ def decode_from(
     first: int,
     pos: int,
 ) -> tuple[int, int, int]:
-    """Decode strings ``first``, ``first + 1``... (``codes[starts[s]:ends[s]]``) into ``out`` from byte
-    ``pos`` on, their ends into ``out_offsets[s + 1]``, until done or ``out`` is full.
+    """Decode strings ``first``, ``first + 1``... (``codes[starts[s]:ends[s]]``) into ``out`` from byte ``pos`` on,
+    their ends into ``out_offsets[s + 1]``, until done or ``out`` is full.
 
-    Returns (status, next string, next byte): status NO_ROOM when string ``next string`` does not fit
-    (the caller grows ``out`` and calls again from there).  Every symbol is stored as 8 bytes (the
-    position advances by its length), so ``out`` holds 8 bytes more than it is filled.  ``symbols``
-    is C-contiguous uint8 (n, 8).
-    """
+    Returns (status, next string, next byte): status NO_ROOM when string ``next string`` does not fit (the caller grows
+    ``out`` and calls again from there).  Every symbol is stored as 8 bytes (the position advances by its length), so
+    ``out`` holds 8 bytes more than it is filled.  ``symbols`` is C-contiguous uint8 (n, 8)."""
     room = len(out) - MAX_SYMBOL
     p = pos
     for s in range(first, len(starts)):
@@ -144,9 +138,8 @@ def decode(
 ) -> int:
     """Decode the strings ``codes[starts[s]:ends[s]]`` into ``out``, their bounds into ``out_offsets``.
 
-    ``out`` must hold the decoded size (``decoded_size``) plus 8 (every symbol is written as
-    8 bytes and the position advances by its length).  Returns a status; stops at the first error.
-    """
+    ``out`` must hold the decoded size (``decoded_size``) plus 8 (every symbol is written as 8 bytes and the position
+    advances by its length).  Returns a status; stops at the first error."""
     out_offsets[0] = 0
     status, _, _ = decode_from(codes, starts, ends, symbols, lengths, n_symbols, out, out_offsets, 0, 0)
     return status
@@ -163,8 +156,8 @@ def decode_tables(
     out: np.ndarray,
     out_offsets: np.ndarray,
 ) -> int:
-    """``decode``, string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8, C-contiguous) and
-    ``lengths`` (t, 256)."""
+    """``decode``, string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8, C-contiguous) and ``lengths`` (t,
+    256)."""
     n_rows = symbols.shape[1]
     p = 0
     out_offsets[0] = 0

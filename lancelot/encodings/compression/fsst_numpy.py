@@ -1,12 +1,10 @@
 """FSST decoding of a few strings in numpy (fsst_kernel.py's loops without numba).
 
-For the strings of a take, or of a fresh process's first scans, a dozen numpy passes
-cost less than importing numba and loading (or compiling) the kernel.  The walk's only
-sequential rule, "255 escapes the next byte", is resolved per run of 0xFF bytes: inside
-a string, the first byte of such a run is always an escape (it follows a symbol, a literal or the string start), the
-run alternates escape / literal, and the byte after a run of odd length is a
-literal.  Same statuses as the kernels: OK, ESCAPE_AT_END, BAD_CODE.
-"""
+For the strings of a take, or of a fresh process's first scans, a dozen numpy passes cost less than importing numba and
+loading (or compiling) the kernel.  The walk's only sequential rule, "255 escapes the next byte", is resolved per run of
+0xFF bytes: inside a string, the first byte of such a run is always an escape (it follows a symbol, a literal or the
+string start), the run alternates escape / literal, and the byte after a run of odd length is a literal.  Same statuses
+as the kernels: OK, ESCAPE_AT_END, BAD_CODE."""
 
 from __future__ import annotations
 
@@ -30,8 +28,8 @@ def decode_numpy_blocks(
     n_symbols: np.ndarray,
     table_of: np.ndarray,
 ) -> tuple[int, np.ndarray, np.ndarray]:
-    """``decode_numpy`` over groups of whole strings of about ``BLOCK_CODES`` codes each (its temporaries
-    are a few int64 per code): the same bytes, offsets and first error."""
+    """``decode_numpy`` over groups of whole strings of about ``BLOCK_CODES`` codes each (its temporaries are a few
+    int64 per code): the same bytes, offsets and first error."""
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     table_of = np.asarray(table_of, dtype=np.int64)
@@ -63,12 +61,12 @@ def decode_numpy(
     table_of: np.ndarray,
     done: int = 0,
 ) -> tuple[int, np.ndarray, np.ndarray]:
-    """(status, decoded bytes, offsets) of strings ``codes[starts[s]:ends[s]]``, string ``s`` by table
-    ``table_of[s]`` of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,);
-    ``done`` bytes already decoded before these strings count towards the output size limit.
+    """(status, decoded bytes, offsets) of strings ``codes[starts[s]:ends[s]]``, string ``s`` by table ``table_of[s]``
+    of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,); ``done`` bytes already decoded
+    before these strings count towards the output size limit.
 
-    Every code becomes an entry of one flat table (each table's symbols, then the 256 literal bytes,
-    then the empty entry of an escape); the output is one gather from that table."""
+    Every code becomes an entry of one flat table (each table's symbols, then the 256 literal bytes, then the empty
+    entry of an escape); the output is one gather from that table."""
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     lens = ends - starts
@@ -133,9 +131,9 @@ def decode_numpy(
 
 
 def _byte_sources(src: np.ndarray, at: np.ndarray, length: np.ndarray, size: int) -> np.ndarray:
-    """The flat table index of every output byte: entry ``k`` copies ``length[k]`` bytes from ``src[k]`` on
-    to ``at[k]`` on.  One cumulative sum of the steps between consecutive bytes (1 within an entry, the jump
-    to the next entry's source at its first byte), not an ``np.repeat`` over the output."""
+    """The flat table index of every output byte: entry ``k`` copies ``length[k]`` bytes from ``src[k]`` on to ``at[k]``
+    on.  One cumulative sum of the steps between consecutive bytes (1 within an entry, the jump to the next entry's
+    source at its first byte), not an ``np.repeat`` over the output."""
     if not bool(length.all()):  # escapes copy nothing (and share the position of the literal after them)
         keep = length > 0
         src, at, length = src[keep], at[keep], length[keep]

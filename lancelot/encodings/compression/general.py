@@ -2,17 +2,14 @@
 
 Byte layouts of one compressed buffer, as pylance writes them:
 
-* LZ4: a u32 little-endian uncompressed size, then one raw LZ4 *block*
-  (not the LZ4 frame format) -- pyarrow's ``lz4_raw`` codec;
-* ZSTD: a u64 little-endian uncompressed size, then one zstd frame.  Older
-  files may hold a bare zstd frame (it starts with the zstd magic and its
-  header's reserved bit is clear); then its Frame_Content_Size gives the size.
+* LZ4: a u32 little-endian uncompressed size, then one raw LZ4 *block* (not the LZ4 frame format) -- pyarrow's
+  ``lz4_raw`` codec;
+* ZSTD: a u64 little-endian uncompressed size, then one zstd frame.  Older files may hold a bare zstd frame (it starts
+  with the zstd magic and its header's reserved bit is clear); then its Frame_Content_Size gives the size.
 
-Where General sits decides what it covers: in a mini-block chunk it wraps the
-chunk's FIRST buffer only (the dispatcher then decodes ``values`` from it and
-the other buffers); in a block it wraps the whole buffer; in full-zip it wraps
-each value separately (``values`` is then a Variable).
-"""
+Where General sits decides what it covers: in a mini-block chunk it wraps the chunk's FIRST buffer only (the dispatcher
+then decodes ``values`` from it and the other buffers); in a block it wraps the whole buffer; in full-zip it wraps each
+value separately (``values`` is then a Variable)."""
 
 from __future__ import annotations
 
@@ -51,8 +48,8 @@ _LOCAL = threading.local()
 
 
 def _zstd() -> zstandard.ZstdDecompressor:
-    """This thread's python-zstandard decompressor (half the per-call cost of pyarrow's codec, which
-    matters for a take inflating a 16 KiB chunk per row; one per thread: they are not thread-safe)."""
+    """This thread's python-zstandard decompressor (half the per-call cost of pyarrow's codec, which matters for a take
+    inflating a 16 KiB chunk per row; one per thread: they are not thread-safe)."""
     d = getattr(_LOCAL, "zstd", None)
     if d is None:
         d = _LOCAL.zstd = zstandard.ZstdDecompressor()
@@ -60,9 +57,9 @@ def _zstd() -> zstandard.ZstdDecompressor:
 
 
 def _zstd_frame(body: bytes | memoryview, size: int) -> None:
-    """Check that a zstd frame's header agrees with the ``size`` its prefix claims (checked already):
-    python-zstandard sizes its output by the header's content size when there is one, so a damaged
-    header would have it allocate whatever it says (fuzz: fullzip_general@2.1 seed 1108)."""
+    """Check that a zstd frame's header agrees with the ``size`` its prefix claims (checked already): python-zstandard
+    sizes its output by the header's content size when there is one, so a damaged header would have it allocate whatever
+    it says (fuzz: fullzip_general@2.1 seed 1108)."""
     declared = _zstd_frame_content_size(body)
     if declared not in (None, size):
         raise CorruptFileError(f"zstd frame declares {declared} decompressed bytes, its size prefix {size}")
@@ -140,9 +137,9 @@ def decompress_buffer(
 
 
 def inflater(compression: pb.BufferCompression) -> Callable[[bytes | memoryview], bytes]:
-    """``decompress_buffer`` as a function of bytes to bytes, with the same checks and errors and less
-    work per call (a take inflates one mini-block chunk per row asked): the codec is bound once (per
-    thread and scheme); a bare zstd frame or an empty buffer takes the careful path."""
+    """``decompress_buffer`` as a function of bytes to bytes, with the same checks and errors and less work per call (a
+    take inflates one mini-block chunk per row asked): the codec is bound once (per thread and scheme); a bare zstd
+    frame or an empty buffer takes the careful path."""
     scheme = scheme_of(compression)
     made: dict[int, Callable[[bytes | memoryview], bytes]] | None = getattr(_LOCAL, "inflaters", None)
     if made is None:
@@ -205,9 +202,9 @@ SMALL_ZSTD_BYTES = 64 * 1024
 
 
 class _SmallZstd:
-    """zstd at a level through a per-thread python-zstandard compressor for inputs under SMALL_ZSTD_BYTES:
-    pyarrow's codec sets up a compression context on every call (~40 us, more than compressing a small
-    page's chunk); larger inputs still go through pyarrow's.  Both write the same frames."""
+    """zstd at a level through a per-thread python-zstandard compressor for inputs under SMALL_ZSTD_BYTES: pyarrow's
+    codec sets up a compression context on every call (~40 us, more than compressing a small page's chunk); larger
+    inputs still go through pyarrow's.  Both write the same frames."""
 
     def __init__(self, level: int) -> None:
         self.level = level
@@ -227,8 +224,8 @@ class _SmallZstd:
 
 
 def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -> tuple[Any, int, bool]:
-    """(codec, width of the size prefix, whether an empty input compresses to nothing: lz4's raw
-    block) for a BufferCompression (``raw_literals``: zstd frames with uncompressed literals)."""
+    """(codec, width of the size prefix, whether an empty input compresses to nothing: lz4's raw block) for a
+    BufferCompression (``raw_literals``: zstd frames with uncompressed literals)."""
     if scheme_of(compression) == LZ4:
         return _codec("lz4_raw"), 4, True
     level = compression.level if compression.HasField("level") else None
@@ -240,12 +237,10 @@ def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -
 
 
 def compress_buffer(
-    compression: pb.BufferCompression,
-    data: np.ndarray | bytes | bytearray | memoryview,
-    raw_literals: bool = False,
+    compression: pb.BufferCompression, data: np.ndarray | bytes | bytearray | memoryview, raw_literals: bool = False
 ) -> np.ndarray:
-    """General-compress one buffer, with the size prefix pylance expects (``raw_literals``: a zstd
-    frame whose literals stay uncompressed, zstd_frames.py)."""
+    """General-compress one buffer, with the size prefix pylance expects (``raw_literals``: a zstd frame whose literals
+    stay uncompressed, zstd_frames.py)."""
     codec, width, empty_is_empty = _compressor(compression, raw_literals)
     raw = as_u8(data)
     body = b"" if empty_is_empty and not len(raw) else codec.compress(raw, asbytes=True)
@@ -259,8 +254,8 @@ def compress_buffers(
     compression: pb.BufferCompression, data: np.ndarray, bounds: np.ndarray, raw_literals: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """``compress_buffer`` of every ``data[bounds[k]:bounds[k + 1]]``: (the results one after another, their byte
-    bounds).  One join of the codec's outputs and their size prefixes (a page of ~1000 mini-block chunks: no
-    numpy arrays per chunk)."""
+    bounds).  One join of the codec's outputs and their size prefixes (a page of ~1000 mini-block chunks: no numpy
+    arrays per chunk)."""
     codec, width, empty_is_empty = _compressor(compression, raw_literals)
     raw = as_u8(data)
     parts: list[bytes] = []
@@ -318,10 +313,10 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
 def _decompress_zstd_values(
     compression: pb.BufferCompression, data: np.ndarray, offs: np.ndarray
 ) -> VariableWidthBlock | None:
-    """Full-zip zstd values (u64 size prefix + frame each), their headers parsed and checked with
-    numpy and the frames inflated in one zstd_kernel call (before it is prepared, and for what it
-    does not vouch for, each by python-zstandard); None when this path does not apply
-    (lz4, bare frames of older files, empty values with a body: the general path handles them)."""
+    """Full-zip zstd values (u64 size prefix + frame each), their headers parsed and checked with numpy and the frames
+    inflated in one zstd_kernel call (before it is prepared, and for what it does not vouch for, each by
+    python-zstandard); None when this path does not apply (lz4, bare frames of older files, empty values with a body:
+    the general path handles them)."""
     if compression.scheme != ZSTD or len(offs) < 2:
         return None
     dec = _zstd_decompressor()

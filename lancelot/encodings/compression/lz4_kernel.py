@@ -1,17 +1,13 @@
 """LZ4 blocks of many mini-block chunks inflated in one numba loop (General/LZ4, chunked.py).
 
-pylance's LZ4 buffer is a u32 little-endian decompressed size and one raw LZ4 block
-(general.py).  A page scan meets a thousand such chunk buffers of a few KiB: one codec
-call each costs more in Python than the inflating itself, so this kernel walks every
-block of a read in one call.  The LZ4 block format: sequences of a token (high nibble:
-literal count, low nibble: match length - 4; 15 means more length bytes follow, each
-added, until one below 255), the literals, then (except after the block's last
-literals) a u16 little-endian match offset back into the output.
+pylance's LZ4 buffer is a u32 little-endian decompressed size and one raw LZ4 block (general.py).  A page scan meets a
+thousand such chunk buffers of a few KiB: one codec call each costs more in Python than the inflating itself, so this
+kernel walks every block of a read in one call.  The LZ4 block format: sequences of a token (high nibble: literal count,
+low nibble: match length - 4; 15 means more length bytes follow, each added, until one below 255), the literals, then
+(except after the block's last literals) a u16 little-endian match offset back into the output.
 
-Any malformed block (bad length, offset before the chunk's output, output not exactly
-the announced size) makes the kernel return its index: the caller then decodes chunk
-by chunk, and pyarrow's codec reports the problem.
-"""
+Any malformed block (bad length, offset before the chunk's output, output not exactly the announced size) makes the
+kernel return its index: the caller then decodes chunk by chunk, and pyarrow's codec reports the problem."""
 
 from __future__ import annotations
 
@@ -36,8 +32,8 @@ def _inflate(
     out_starts: NDArray[np.int64],
     out: NDArray[np.uint8],
 ) -> int:
-    """Inflate block k (``data[starts[k] + 4 : starts[k] + sizes[k]]``) into
-    ``out[out_starts[k] : out_starts[k + 1]]``; -1 when all fit exactly, else the bad block's index."""
+    """Inflate block k (``data[starts[k] + 4 : starts[k] + sizes[k]]``) into ``out[out_starts[k] : out_starts[k + 1]]``;
+    -1 when all fit exactly, else the bad block's index."""
     for k in range(len(starts)):
         i = starts[k] + 4
         end = starts[k] + sizes[k]
@@ -106,10 +102,9 @@ HOT_LZ4 = NumpyUntilHot(_inflate, warm_work=16 << 20)
 
 
 def inflate_blocks(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, out_sizes: np.ndarray) -> np.ndarray | None:
-    """The LZ4 chunk buffers ``data[starts[k]:starts[k] + sizes[k]]`` (size prefix included) inflated
-    to ``out_sizes[k]`` bytes each, concatenated; None while the kernel is not loaded in this process
-    (it is then prepared in the background) or when a block is malformed (the caller decodes chunk by
-    chunk and reports it)."""
+    """The LZ4 chunk buffers ``data[starts[k]:starts[k] + sizes[k]]`` (size prefix included) inflated to
+    ``out_sizes[k]`` bytes each, concatenated; None while the kernel is not loaded in this process (it is then prepared
+    in the background) or when a block is malformed (the caller decodes chunk by chunk and reports it)."""
     data = readonly(data)
     starts, sizes = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64)
     if not HOT_LZ4.ready():

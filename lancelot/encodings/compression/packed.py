@@ -1,15 +1,11 @@
 """Packed structs: a struct's children stored row by row.
 
-* lance.encodings21.PackedStruct (mini-block): all children fixed width (whole
-  bytes).  ``bits_per_value`` lists each child's width; ``values`` is a Flat of
-  their sum: each row is the children's bytes, concatenated in field order.
-* lance.encodings21.VariablePackedStruct (2.2, full-zip): children may be
-  variable width.  The page's values are the rows (a VariableWidthBlock); in a
-  row each field in order is either ``bits_per_value / 8`` bytes (fixed) or a
-  little-endian length of ``bits_per_length`` bits followed by that many bytes
-  (variable).  Each field's bytes are then decoded with its own per-value
-  ``value`` encoding.  A zero-length row (a null item) holds no fields.
-"""
+* lance.encodings21.PackedStruct (mini-block): all children fixed width (whole bytes).  ``bits_per_value`` lists each
+  child's width; ``values`` is a Flat of their sum: each row is the children's bytes, concatenated in field order.
+* lance.encodings21.VariablePackedStruct (2.2, full-zip): children may be variable width.  The page's values are the
+  rows (a VariableWidthBlock); in a row each field in order is either ``bits_per_value / 8`` bytes (fixed) or a
+  little-endian length of ``bits_per_length`` bits followed by that many bytes (variable).  Each field's bytes are then
+  decoded with its own per-value ``value`` encoding.  A zero-length row (a null item) holds no fields."""
 
 from __future__ import annotations
 
@@ -84,11 +80,9 @@ def decompress_variable_packed_struct(
 ) -> StructBlock:
     """Split full-zip rows into the fields, then decode each with ``per_value``.
 
-    A zero-length row carries no value (pylance writes null items that way): its
-    fixed fields decode as zero bytes and its variable fields as empty values;
-    the structural layer's definition levels mark it null.  Every other row must
-    be consumed exactly by its fields.
-    """
+    A zero-length row carries no value (pylance writes null items that way): its fixed fields decode as zero bytes and
+    its variable fields as empty values; the structural layer's definition levels mark it null.  Every other row must be
+    consumed exactly by its fields."""
     require(0 < len(vps.fields) <= MAX_FIELDS, f"variable packed struct with {len(vps.fields)} fields")
     n = block.num_values
     offs = np.asarray(block.offsets, dtype=np.int64)

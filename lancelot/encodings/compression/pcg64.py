@@ -1,15 +1,14 @@
 """``numpy.random.default_rng(0).integers(0, n)``, draw by draw, without importing numpy.random.
 
-FSST training samples its strings with that generator (write_fsst.py ``_sample``); importing
-``numpy.random`` costs 30-50 ms in a fresh process, more than the draws a sample needs (about a
-thousand: ~0.5 ms here).  The same numbers as numpy's, for ``n`` up to 2**32:
+FSST training samples its strings with that generator (write_fsst.py ``_sample``); importing ``numpy.random`` costs
+30-50 ms in a fresh process, more than the draws a sample needs (about a thousand: ~0.5 ms here).  The same numbers as
+numpy's, for ``n`` up to 2**32:
 
-* the bit generator is PCG64 (a 128-bit LCG, XSL-RR output) in the state ``PCG64(0)`` seeds it
-  with (through SeedSequence(0): a constant, ``SEED0``);
+* the bit generator is PCG64 (a 128-bit LCG, XSL-RR output) in the state ``PCG64(0)`` seeds it with (through
+  SeedSequence(0): a constant, ``SEED0``);
 * 32-bit draws take the low then the high half of each 64-bit output;
-* a draw in [0, n) is Lemire's multiply-and-reject on a 32-bit draw, as numpy's
-  ``random_bounded_uint64_fill`` does for ranges below 2**32.
-"""
+* a draw in [0, n) is Lemire's multiply-and-reject on a 32-bit draw, as numpy's ``random_bounded_uint64_fill`` does for
+  ranges below 2**32."""
 
 from __future__ import annotations
 

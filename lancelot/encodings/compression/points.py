@@ -1,20 +1,18 @@
 """Point reads: one value read where a technique's byte layout puts it.
 
-A take of a few rows needs one value from each of a few chunks; decoding those chunks whole
-costs a hundred numpy calls whatever the row count.  The point kernel of
-structural/miniblock_points.py parses each fetched mini-block chunk's header and calls, per
-row, the point helpers that live with each technique (numba, inlined into the kernel):
+A take of a few rows needs one value from each of a few chunks; decoding those chunks whole costs a hundred numpy calls
+whatever the row count.  The point kernel of structural/miniblock_points.py parses each fetched mini-block chunk's
+header and calls, per row, the point helpers that live with each technique (numba, inlined into the kernel):
 
 * flat.py: ``flat_point``, ``bit_point``, ``flat_level_point`` (Flat values and levels);
-* bitpacking_kernel.py: ``inline_chunk_width``, ``inline_point`` (InlineBitpacking values),
-  ``out_of_line_fits``, ``out_of_line_point`` (OutOfLineBitpacking levels);
+* bitpacking_kernel.py: ``inline_chunk_width``, ``inline_point`` (InlineBitpacking values), ``out_of_line_fits``,
+  ``out_of_line_point`` (OutOfLineBitpacking levels);
 * variable_kernel.py: ``variable_fits``, ``variable_point`` (Variable values, FSST codes);
 * rle_kernel.py: ``rle_fits``, ``rle_block_layout``, ``rle_point`` (Rle values and levels).
 
-Each checks the sizes it relies on and returns one of the statuses below (the kernel raises
-nothing: the caller turns a status into CorruptFileError).  This module holds what they share:
-the statuses and ``le``, a little-endian unsigned integer of 1..8 bytes at a byte position.
-"""
+Each checks the sizes it relies on and returns one of the statuses below (the kernel raises nothing: the caller turns a
+status into CorruptFileError).  This module holds what they share: the statuses and ``le``, a little-endian unsigned
+integer of 1..8 bytes at a byte position."""
 
 from __future__ import annotations
 

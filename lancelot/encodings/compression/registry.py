@@ -1,17 +1,15 @@
-"""One entry per case of ``CompressiveEncoding.compression`` (encodings_v2_1.proto), with the
-contexts lancelot decodes it in.
+"""One entry per case of ``CompressiveEncoding.compression`` (encodings_v2_1.proto), with the contexts lancelot decodes
+it in.
 
-The 2.1+ structural layer meets a compression tree in three contexts (see the package
-docstring): the buffers of one mini-block chunk, one whole block (dictionaries, rep/def
-levels), and per value (full-zip).  Two faster paths serve subsets: ``chunked`` decodes all
-the chunks of a mini-block page in one pass (``chunk_batch``), and the numba point kernel
-(structural/miniblock_points.py) reads single values where a technique lays them out
-(``point``).  A context a technique does not support is ``None`` and the dispatcher raises
-UnsupportedEncodingError naming it; ``note`` says why it is missing.
+The 2.1+ structural layer meets a compression tree in three contexts (see the package docstring): the buffers of one
+mini-block chunk, one whole block (dictionaries, rep/def levels), and per value (full-zip).  Two faster paths serve
+subsets: ``chunked`` decodes all the chunks of a mini-block page in one pass (``chunk_batch``), and the numba point
+kernel (structural/miniblock_points.py) reads single values where a technique lays them out (``point``).  A context a
+technique does not support is ``None`` and the dispatcher raises UnsupportedEncodingError naming it; ``note`` says why
+it is missing.
 
-tests/encodings/test_registry.py walks the proto descriptor: a new oneof case without an
-entry here fails that test, not a user.
-"""
+tests/encodings/test_registry.py walks the proto descriptor: a new oneof case without an entry here fails that test, not
+a user."""
 
 from __future__ import annotations
 
@@ -21,10 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lancelot.encodings.compression.bitpacking import (
-    decompress_inline_bitpacking,
-    decompress_out_of_line_bitpacking,
-)
+from lancelot.encodings.compression.bitpacking import decompress_inline_bitpacking, decompress_out_of_line_bitpacking
 from lancelot.encodings.compression.block import DataBlock, FixedWidthBlock, VariableWidthBlock
 from lancelot.encodings.compression.buffers import require
 from lancelot.encodings.compression.byte_stream_split import decompress_byte_stream_split

@@ -1,17 +1,14 @@
 """Run-length encoding of fixed-width values (lance.encodings21.Rle).
 
-Two parts: the run values (``values.flat`` bits each) and the run lengths
-(``run_lengths.flat`` bits each, pylance 14 writes u8); a run longer than the
-largest length is split into several runs of the same value.  The runs may
-cover more values than asked for; the surplus is dropped.
+Two parts: the run values (``values.flat`` bits each) and the run lengths (``run_lengths.flat`` bits each, pylance 14
+writes u8); a run longer than the largest length is split into several runs of the same value.  The runs may cover more
+values than asked for; the surplus is dropped.
 
 Where the two parts live depends on the context:
 
 * mini-block chunk: two buffers, values then lengths;
-* block (one whole buffer, e.g. the rep/def levels of a mini-block chunk or of
-  a constant layout, 2.2): a little-endian u64 giving the byte size of the
-  values part, then the values, then the run lengths up to the buffer's end.
-"""
+* block (one whole buffer, e.g. the rep/def levels of a mini-block chunk or of a constant layout, 2.2): a little-endian
+  u64 giving the byte size of the values part, then the values, then the run lengths up to the buffer's end."""
 
 from __future__ import annotations
 
@@ -29,9 +26,8 @@ BLOCK_HEADER = 8
 
 
 def _part_bits(enc: pb.CompressiveEncoding, name: str) -> int:
-    """The width of one RLE part: Flat, General over Flat (2.3, a field asking for zstd: each part
-    compressed on its own) or out-of-line bitpacking (2.3: the run values, or the run lengths of flat
-    values)."""
+    """The width of one RLE part: Flat, General over Flat (2.3, a field asking for zstd: each part compressed on its
+    own) or out-of-line bitpacking (2.3: the run values, or the run lengths of flat values)."""
     kind = enc.WhichOneof("compression")
     if kind == "general" and enc.general.values.WhichOneof("compression") == "flat":
         return int(enc.general.values.flat.bits_per_value)
@@ -76,16 +72,16 @@ def _expand(values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int, n
 
 
 def flat_values(rle: pb.Rle) -> bool:
-    """Whether both parts are stored flat (the batch and point kernels read only those; 2.3 may bit-pack
-    the run values out of line or General-compress the parts, which ``decompress_rle`` reads)."""
+    """Whether both parts are stored flat (the batch and point kernels read only those; 2.3 may bit-pack the run values
+    out of line or General-compress the parts, which ``decompress_rle`` reads)."""
     return bool(rle.values.WhichOneof("compression") == "flat" and rle.run_lengths.WhichOneof("compression") == "flat")
 
 
 def _parts(
     rle: pb.Rle, values: np.ndarray, lengths: np.ndarray, bits: int, len_bits: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The (run values, run lengths) parts as flat bytes: as stored, inflated (General), or unpacked
-    from out-of-line bitpacking (the values one per run length, the lengths one per run value)."""
+    """The (run values, run lengths) parts as flat bytes: as stored, inflated (General), or unpacked from out-of-line
+    bitpacking (the values one per run length, the lengths one per run value)."""
     if rle.run_lengths.HasField("out_of_line_bitpacking"):
         from lancelot.encodings.compression.bitpacking import decompress_out_of_line_bitpacking
 
@@ -151,8 +147,8 @@ def runs(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _split_runs(block: FixedWidthBlock) -> tuple[pb.CompressiveEncoding, np.ndarray, np.ndarray]:
-    """The encoding and the (values, u8 lengths) parts, runs longer than 255 split (one numba pass once
-    write_rle's kernel is loaded)."""
+    """The encoding and the (values, u8 lengths) parts, runs longer than 255 split (one numba pass once write_rle's
+    kernel is loaded)."""
     bits = block.bits_per_value
     vals = block.as_dtype(uint_dtype(bits, "RLE value"))
     made = split_runs(vals.view(np.uint8), bits // 8, block.num_values, MAX_RUN)

@@ -1,10 +1,8 @@
 """Run-length chunks decoded in one numba loop (lance.encodings21.Rle, chunked.py's batch path).
 
-Each mini-block chunk holds its run values (buffer 0) and run lengths (buffer 1);
-a chunk of ``n`` values takes runs in order until ``n`` values are out (surplus
-runs, which pylance may leave, are ignored).  The numpy formulation needed a
-dozen passes (repeats, cumulative sums, clips); this loop reads each run once.
-"""
+Each mini-block chunk holds its run values (buffer 0) and run lengths (buffer 1); a chunk of ``n`` values takes runs in
+order until ``n`` values are out (surplus runs, which pylance may leave, are ignored).  The numpy formulation needed a
+dozen passes (repeats, cumulative sums, clips); this loop reads each run once."""
 
 from __future__ import annotations
 
@@ -83,8 +81,8 @@ def decode_runs(
     dtype: np.dtype,
     len_bytes: int,
 ) -> tuple[int, np.ndarray]:
-    """(status, values of ``dtype``) of every chunk: values at ``vdata[vstarts[k]:...]``, run lengths of
-    ``len_bytes`` bytes at ``ldata[lstarts[k]:...]``, ``counts[k]`` values each."""
+    """(status, values of ``dtype``) of every chunk: values at ``vdata[vstarts[k]:...]``, run lengths of ``len_bytes``
+    bytes at ``ldata[lstarts[k]:...]``, ``counts[k]`` values each."""
     dtype = np.dtype(dtype)
     i64 = np.int64
     vstarts, vsizes, lstarts, lsizes, counts = (
@@ -113,8 +111,8 @@ def decode_runs_numpy(
     dtype: np.dtype,
     len_bytes: int,
 ) -> tuple[int, np.ndarray]:
-    """``decode_runs`` in numpy: every chunk's checks at once (the first bad chunk decides, as in the
-    kernel), then each run's length cut to what its chunk still needs and one repeat."""
+    """``decode_runs`` in numpy: every chunk's checks at once (the first bad chunk decides, as in the kernel), then each
+    run's length cut to what its chunk still needs and one repeat."""
     from lancelot.encodings.compression.segments import gather
 
     dtype = np.dtype(dtype)
@@ -184,8 +182,8 @@ def rle_block_layout(data: np.ndarray, at: int, size: int, vb: int, lb: int) -> 
 def rle_point(
     data: np.ndarray, values_at: int, lengths_at: int, runs: int, i: int, vb: int, lb: int, run: int, covered: int
 ) -> tuple[int, int, int, np.uint64]:
-    """(status, run, covered, value) of item ``i``: rows of a chunk come in order, so the search resumes
-    from the caller's ``run`` and ``covered`` (the items runs 0..run cover; 0 = not started)."""
+    """(status, run, covered, value) of item ``i``: rows of a chunk come in order, so the search resumes from the
+    caller's ``run`` and ``covered`` (the items runs 0..run cover; 0 = not started)."""
     if run < runs and covered == 0:
         covered = np.int64(points.le(data, lengths_at, lb))
     while run < runs and covered <= i:

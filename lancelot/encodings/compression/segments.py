@@ -1,12 +1,9 @@
 """Byte segments of one fetched buffer: the same buffer of many mini-block chunks.
 
-A read of a mini-block page fetches many chunks at once; buffer ``i`` of every
-chunk (its repetition levels, its definition levels, its ``i``-th value buffer)
-is a segment ``data[starts[k]:starts[k] + sizes[k]]`` of the fetched bytes.
-``gather`` concatenates segments without a per-segment Python step: sorted,
-disjoint segments are cut out with a boolean mask built by ``np.repeat`` (one
-byte of work per byte, no int64 index per byte).
-"""
+A read of a mini-block page fetches many chunks at once; buffer ``i`` of every chunk (its repetition levels, its
+definition levels, its ``i``-th value buffer) is a segment ``data[starts[k]:starts[k] + sizes[k]]`` of the fetched
+bytes. ``gather`` concatenates segments without a per-segment Python step: sorted, disjoint segments are cut out with a
+boolean mask built by ``np.repeat`` (one byte of work per byte, no int64 index per byte)."""
 
 from __future__ import annotations
 
@@ -88,10 +85,9 @@ def gather(
 ) -> NDArray[Any]:
     """The bytes of segments ``[starts[i], starts[i] + lengths[i])`` of ``data``, concatenated.
 
-    Contiguous segments come back as a view; sorted disjoint ones through a mask;
-    anything else through an index (callers check the bounds).  ``alloc(n, dtype)``, when given,
-    allocates the output of a copy of few long segments (arrays.empty: pooled memory).
-    """
+    Contiguous segments come back as a view; sorted disjoint ones through a mask; anything else through an index
+    (callers check the bounds).  ``alloc(n, dtype)``, when given, allocates the output of a copy of few long segments
+    (arrays.empty: pooled memory)."""
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     n = len(starts)

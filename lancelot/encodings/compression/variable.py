@@ -1,14 +1,12 @@
 """Variable: variable-width values, offsets plus bytes (lance.encodings21.Variable).
 
-``Variable.offsets`` is a Flat of 32 or 64 bits (the width of the offsets);
-pylance never compresses the offsets further.  Three byte layouts:
+``Variable.offsets`` is a Flat of 32 or 64 bits (the width of the offsets); pylance never compresses the offsets
+further.  Three byte layouts:
 
-* mini-block chunk (one buffer): ``num_values + 1`` offsets, then the value
-  bytes, then padding to the offset width (pylance pads with 0x48).  Offsets
-  count from the start of the chunk buffer, so offsets[0] = (n + 1) * width.
-* block (whole buffer, e.g. a mini-block dictionary): a header of two words of
-  the offset width, ``bits_per_offset`` and ``bytes_start``, then the offsets
-  up to ``bytes_start``, then the bytes.  An older header (one byte of
+* mini-block chunk (one buffer): ``num_values + 1`` offsets, then the value bytes, then padding to the offset width
+  (pylance pads with 0x48).  Offsets count from the start of the chunk buffer, so offsets[0] = (n + 1) * width.
+* block (whole buffer, e.g. a mini-block dictionary): a header of two words of the offset width, ``bits_per_offset`` and
+  ``bytes_start``, then the offsets up to ``bytes_start``, then the bytes.  An older header (one byte of
   bits_per_offset, a word of num_values, a word of bytes_start) is read too.
 * per value (full-zip): the structural layer already split offsets and bytes.
 """
@@ -126,8 +124,8 @@ def compress_variable(block: VariableWidthBlock, bits: int = 32) -> tuple[pb.Com
 def compress_variable_chunks(
     block: VariableWidthBlock, items: np.ndarray, bits: int = 32
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every mini-block chunk of ``block`` at once, chunk k holding values ``items[k]`` to ``items[k + 1]``:
-    (their buffers one after another, the byte bounds of each), the bytes ``compress_variable`` makes per chunk."""
+    """Every mini-block chunk of ``block`` at once, chunk k holding values ``items[k]`` to ``items[k + 1]``: (their
+    buffers one after another, the byte bounds of each), the bytes ``compress_variable`` makes per chunk."""
     w = bits // 8
     offs = offsets_int64(block.offsets)
     items = np.asarray(items, np.int64)

@@ -1,11 +1,9 @@
 """Variable-width values of many mini-block chunks joined in one pass (lance.encodings21.Variable).
 
-A chunk's buffer is ``count + 1`` offsets (from the buffer start) and the value
-bytes.  Joining chunks means rebasing every offset and copying every chunk's
-bytes; numpy needs about ten passes over the offsets for that (gathers, casts,
-repeats, masks), this loop one (measured on a page of 1M one-byte strings:
-2 ms against 14 ms).  Both kernels return a status instead of raising.
-"""
+A chunk's buffer is ``count + 1`` offsets (from the buffer start) and the value bytes.  Joining chunks means rebasing
+every offset and copying every chunk's bytes; numpy needs about ten passes over the offsets for that (gathers, casts,
+repeats, masks), this loop one (measured on a page of 1M one-byte strings: 2 ms against 14 ms).  Both kernels return a
+status instead of raising."""
 
 from __future__ import annotations
 
@@ -87,9 +85,8 @@ def join(
 ) -> int:
     """Rebased offsets (``sum(counts) + 1``) and the bytes of every chunk, in order.
 
-    ``words`` is ``data`` viewed as ``ow``-byte integers when every chunk's offsets
-    are aligned to them (else an empty array: offsets are assembled from bytes).
-    """
+    ``words`` is ``data`` viewed as ``ow``-byte integers when every chunk's offsets are aligned to them (else an empty
+    array: offsets are assembled from bytes)."""
     o = 0
     p = 0
     out_offsets[0] = 0
@@ -123,9 +120,9 @@ def spans(
     out_starts: NDArray[np.int64],
     out_ends: NDArray[np.int64],
 ) -> int:
-    """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute
-    positions), without copying the bytes: ``extents``' checks of each chunk and ``join``'s of its
-    offsets, in one pass (``words`` as there).  FSST decodes the strings where they lie."""
+    """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute positions), without
+    copying the bytes: ``extents``' checks of each chunk and ``join``'s of its offsets, in one pass (``words`` as
+    there).  FSST decodes the strings where they lie."""
     o = 0
     aligned = len(words) > 0
     for k in range(len(starts)):
@@ -151,11 +148,10 @@ def gather_values(
     data: np.ndarray, starts: np.ndarray, idx: np.ndarray, out_offsets: np.ndarray, out: np.ndarray, words: int
 ) -> None:
     """Value ``idx[i]`` (``data[starts[idx[i]]:...]``, its length given by ``out_offsets``) to
-    ``out[out_offsets[i]:out_offsets[i + 1]]``, 8 bytes at a time.  ``words`` > 0: every value is copied
-    as that many 8-byte words (no value is longer; ``data`` and ``out`` hold ``8 * words`` bytes more than
-    they use), a loop of fixed length whatever the values; else ``out`` holds 8 bytes more and values are
-    copied to their length (the last bytes of ``data`` one by one).  A dictionary lookup;
-    variable_numpy.gather_values_numpy is the same in numpy."""
+    ``out[out_offsets[i]:out_offsets[i + 1]]``, 8 bytes at a time.  ``words`` > 0: every value is copied as that many
+    8-byte words (no value is longer; ``data`` and ``out`` hold ``8 * words`` bytes more than they use), a loop of fixed
+    length whatever the values; else ``out`` holds 8 bytes more and values are copied to their length (the last bytes of
+    ``data`` one by one).  A dictionary lookup; variable_numpy.gather_values_numpy is the same in numpy."""
     size = len(data)
     for i in range(len(idx)):
         s = starts[idx[i]]

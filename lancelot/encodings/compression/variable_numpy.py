@@ -1,10 +1,8 @@
 """Variable-width values of many mini-block chunks joined with numpy (variable_kernel.py without numba).
 
-A fresh process (empty numba cache) would spend seconds compiling ``extents`` and
-``join`` on its first scan; these formulations give the same offsets, bytes and
-statuses (the first bad chunk in chunk order decides) in a few numpy passes, and
-run until the kernels are loaded (chunked.py).
-"""
+A fresh process (empty numba cache) would spend seconds compiling ``extents`` and ``join`` on its first scan; these
+formulations give the same offsets, bytes and statuses (the first bad chunk in chunk order decides) in a few numpy
+passes, and run until the kernels are loaded (chunked.py)."""
 
 from __future__ import annotations
 
@@ -48,8 +46,8 @@ def extents_numpy(
 
 
 def _chunk_offsets(data: np.ndarray, starts: np.ndarray, counts: np.ndarray, ow: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every chunk's ``counts[k] + 1`` offsets of ``ow`` bytes at ``starts[k]``, all as int64, and a mask
-    of the values' end offsets (False at each chunk's first offset: ``first``)."""
+    """Every chunk's ``counts[k] + 1`` offsets of ``ow`` bytes at ``starts[k]``, all as int64, and a mask of the values'
+    end offsets (False at each chunk's first offset: ``first``)."""
     each = counts + 1
     allw = np.ascontiguousarray(gather(data, starts, each * ow)).view(f"<u{ow}").astype(np.int64)
     keep = np.ones(len(allw), dtype=bool)
@@ -82,12 +80,7 @@ def join_numpy(
 
 
 def spans_numpy(
-    data: np.ndarray,
-    starts: np.ndarray,
-    counts: np.ndarray,
-    ow: int,
-    out_starts: np.ndarray,
-    out_ends: np.ndarray,
+    data: np.ndarray, starts: np.ndarray, counts: np.ndarray, ow: int, out_starts: np.ndarray, out_ends: np.ndarray
 ) -> int:
     """``variable_kernel.spans``: every value's absolute start and end in ``data``, or DECREASING."""
     allw, keep = _chunk_offsets(data, starts, counts, ow)

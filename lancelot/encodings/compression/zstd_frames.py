@@ -1,25 +1,21 @@
 """Zstd frames for the compact writer: frames with raw literals, and what inflating a frame costs.
 
-(encoding.md, "Compression": a General/ZSTD buffer is a u64 size and one standard zstd frame, which
-any zstd decoder reads; general.py.)  The compact profile (write_profile.py) prices each choice by
-the time a take spends inflating a chunk, and libzstd's time depends less on a frame's size than
-on what is in it (RFC 8878, "Compressed Blocks"):
+(encoding.md, "Compression": a General/ZSTD buffer is a u64 size and one standard zstd frame, which any zstd decoder
+reads; general.py.)  The compact profile (write_profile.py) prices each choice by the time a take spends inflating a
+chunk, and libzstd's time depends less on a frame's size than on what is in it (RFC 8878, "Compressed Blocks"):
 
 * a block's literals, when Huffman-coded, cost a table to build (~1.1 us) and ~0.5 us per KiB;
 * each sequence (a match to copy) costs ~7 ns;
 * a frame costs ~0.4 us, and ~0.4 us more when it holds a compressed block at all.
 
-``inflate_us`` reads those counts from a frame's block and section headers (the model fitted to
-libzstd 1.5.7 inflating the chunks of TPC-H's compact columns, 2, 4, 8 and 16 KiB, levels 9 and 15,
-with and without Huffman literals: median error 4%, 90th percentile 14%; the old per-KiB model's
-median error was 66%).
+``inflate_us`` reads those counts from a frame's block and section headers (the model fitted to libzstd 1.5.7 inflating
+the chunks of TPC-H's compact columns, 2, 4, 8 and 16 KiB, levels 9 and 15, with and without Huffman literals: median
+error 4%, 90th percentile 14%; the old per-KiB model's median error was 66%).
 
-``compress(..., raw_literals=True)`` asks libzstd (``ZSTD_c_literalCompressionMode``, an
-experimental parameter of zstd >= 1.4.5) to leave the literals uncompressed: a chunk of FSST codes
-or short strings then inflates 1.5-2.5x sooner for 2-25% more bytes (TPC-H supplier), a choice the
-compact profile weighs like any other.  libzstd is the one zstd_kernel.py reads with; without it
-the option is not offered.
-"""
+``compress(..., raw_literals=True)`` asks libzstd (``ZSTD_c_literalCompressionMode``, an experimental parameter of zstd
+>= 1.4.5) to leave the literals uncompressed: a chunk of FSST codes or short strings then inflates 1.5-2.5x sooner for
+2-25% more bytes (TPC-H supplier), a choice the compact profile weighs like any other.  libzstd is the one
+zstd_kernel.py reads with; without it the option is not offered."""
 
 from __future__ import annotations
 
@@ -119,10 +115,9 @@ def compress(data: bytes, level: int, raw_literals: bool) -> bytes:
 
 
 def inflate_us(frame: bytes, size: int) -> float:
-    """The modelled microseconds libzstd takes to inflate ``frame`` (one the writer just made) to ``size`` bytes.
-    RFC 8878: frame header, then blocks (3-byte headers); a compressed block opens with its literals
-    section header, then the literals, then the sequences section header, whose first bytes count
-    the sequences."""
+    """The modelled microseconds libzstd takes to inflate ``frame`` (one the writer just made) to ``size`` bytes. RFC
+    8878: frame header, then blocks (3-byte headers); a compressed block opens with its literals section header, then
+    the literals, then the sequences section header, whose first bytes count the sequences."""
     b = frame
     if b[:4] != _MAGIC:
         raise ValueError("not a zstd frame")
@@ -149,8 +144,8 @@ def inflate_us(frame: bytes, size: int) -> float:
 
 
 def _literals(b: bytes, p: int) -> tuple[int, int, bool]:
-    """(where the sequences section starts, literal bytes regenerated, whether Huffman-coded) of the
-    literals section at ``p`` (RFC 8878, "Literals_Section_Header")."""
+    """(where the sequences section starts, literal bytes regenerated, whether Huffman-coded) of the literals section at
+    ``p`` (RFC 8878, "Literals_Section_Header")."""
     kind, form = b[p] & 3, (b[p] >> 2) & 3
     if kind < 2:  # raw or RLE
         if form in (0, 2):

@@ -1,10 +1,9 @@
 """libzstd's ``ZSTD_decompressDCtx`` as a numba intrinsic (imported only once numba is: jit.py).
 
-The kernels of zstd_kernel.py call it once per chunk, without the interpreter.  The function comes
-from the library ``zstd_kernel.zstd_library`` found (python-zstandard's own copy); its address is
-registered with LLVM under a name of our own, so that compiled kernels, also those loaded from
-numba's on-disk cache, link to that library and no other zstd a process may hold.
-"""
+The kernels of zstd_kernel.py call it once per chunk, without the interpreter.  The function comes from the library
+``zstd_kernel.zstd_library`` found (python-zstandard's own copy); its address is registered with LLVM under a name of
+our own, so that compiled kernels, also those loaded from numba's on-disk cache, link to that library and no other zstd
+a process may hold."""
 
 from __future__ import annotations
 
@@ -36,8 +35,8 @@ def _u8(arr: Any) -> None:
 def decompress_into(
     typingctx: Any, dctx: Any, out: Any, out_pos: Any, capacity: Any, src: Any, src_pos: Any, src_len: Any
 ) -> tuple[Any, Any]:
-    """``ZSTD_decompressDCtx(dctx, out + out_pos, capacity, src + src_pos, src_len)``: the bytes written,
-    or a zstd error code (a value above any capacity).  The caller checks every bound first."""
+    """``ZSTD_decompressDCtx(dctx, out + out_pos, capacity, src + src_pos, src_len)``: the bytes written, or a zstd
+    error code (a value above any capacity).  The caller checks every bound first."""
     _u8(out)
     _u8(src)
     if not out.mutable:

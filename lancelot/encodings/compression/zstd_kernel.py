@@ -1,20 +1,18 @@
 """Zstd chunk buffers of a read inflated in one numba loop that calls libzstd (General/ZSTD).
 
-(encoding.md, "Compression": pylance's zstd buffer is a u64 little-endian decompressed size and one
-zstd frame; general.py.)  A take inflates one mini-block chunk of a few KiB per row and column, a
-scan a thousand of them: a Python call per chunk costs about what zstd takes to inflate it.  Here
-one kernel call per column walks all of a read's chunks and calls ``ZSTD_decompressDCtx`` (through
-zstd_intrinsics) on each:
+(encoding.md, "Compression": pylance's zstd buffer is a u64 little-endian decompressed size and one zstd frame;
+general.py.)  A take inflates one mini-block chunk of a few KiB per row and column, a scan a thousand of them: a Python
+call per chunk costs about what zstd takes to inflate it.  Here one kernel call per column walks all of a read's chunks
+and calls ``ZSTD_decompressDCtx`` (through zstd_intrinsics) on each:
 
 * ``inflate_frames``: chunk buffers one after another (chunked.py's scans);
-* and, through ``decompress_into``, miniblock_general_kernel.py's rebuild of the mini-block chunks
-  of a take (lz4 or zstd).
+* and, through ``decompress_into``, miniblock_general_kernel.py's rebuild of the mini-block chunks of a take (lz4 or
+  zstd).
 
-libzstd is python-zstandard's own copy (its cffi module exports the zstd API), else the system's
-``libzstd``; without either, and for anything the kernels do not vouch for (a bare frame of an older
-file, an empty buffer, an implausible size, a frame that fails), the callers take their per-chunk
-Python path, which reads the same bytes or raises the same error.
-"""
+libzstd is python-zstandard's own copy (its cffi module exports the zstd API), else the system's ``libzstd``; without
+either, and for anything the kernels do not vouch for (a bare frame of an older file, an empty buffer, an implausible
+size, a frame that fails), the callers take their per-chunk Python path, which reads the same bytes or raises the same
+error."""
 
 from __future__ import annotations
 
@@ -101,8 +99,8 @@ def _frames(
     out: NDArray[np.uint8],
     ctx: int,
 ) -> int:
-    """Inflate buffer k (``data[starts[k]:starts[k] + sizes[k]]``) into ``out[out_starts[k]:out_starts[k + 1]]``;
-    -1 when every frame fills its part exactly, else the bad buffer's index."""
+    """Inflate buffer k (``data[starts[k]:starts[k] + sizes[k]]``) into ``out[out_starts[k]:out_starts[k + 1]]``; -1
+    when every frame fills its part exactly, else the bad buffer's index."""
     for k in range(len(starts)):
         want = out_starts[k + 1] - out_starts[k]
         got = decompress_into(ctx, out, out_starts[k], want, data, starts[k] + PREFIX, sizes[k] - PREFIX)
@@ -124,9 +122,9 @@ HOT_ZSTD = NumpyUntilHot(_frames, warm_work=16 << 20)
 
 
 def ready(hot: NumpyUntilHot, warm: Callable[[], object], work: int) -> int:
-    """This thread's context when ``hot``'s kernels can run now, else 0 (the call counts towards
-    preparing them with ``warm``, which prepares nothing without libzstd: looking for it costs ~2.5 ms,
-    which a fresh process's first takes do not pay)."""
+    """This thread's context when ``hot``'s kernels can run now, else 0 (the call counts towards preparing them with
+    ``warm``, which prepares nothing without libzstd: looking for it costs ~2.5 ms, which a fresh process's first takes
+    do not pay)."""
     if not hot.ready():
         hot.numpy_call(warm, work)
         return 0
@@ -136,10 +134,10 @@ def ready(hot: NumpyUntilHot, warm: Callable[[], object], work: int) -> int:
 def inflate_frames(
     data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, out_sizes: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The zstd buffers ``data[starts[k]:starts[k] + sizes[k]]`` (size prefix included) inflated and
-    concatenated, with their sizes; None when the kernels cannot vouch for them or are not ready (the
-    caller goes chunk by chunk).  ``out_sizes``: the size prefixes, when the caller has read them and
-    checked them as this does (general._decompress_zstd_values)."""
+    """The zstd buffers ``data[starts[k]:starts[k] + sizes[k]]`` (size prefix included) inflated and concatenated, with
+    their sizes; None when the kernels cannot vouch for them or are not ready (the caller goes chunk by chunk).
+    ``out_sizes``: the size prefixes, when the caller has read them and checked them as this does
+    (general._decompress_zstd_values)."""
     starts, sizes = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64)
     if not len(sizes) or int(sizes.min()) <= PREFIX or int(starts.min()) < 0:
         return None

@@ -1,5 +1,5 @@
-"""Lance 2.0 array encodings (encodings_v2_0.proto): one column per field in
-pre-order (structs and lists included), a tree of ArrayEncoding nodes per page.
+"""Lance 2.0 array encodings (encodings_v2_0.proto): one column per field in pre-order (structs and lists included), a
+tree of ArrayEncoding nodes per page.
 
 Which fields own columns is decided by ``lancelot.field_metadata`` (shared with 2.1+)."""
 
@@ -38,9 +38,9 @@ def make_field_reader(ctx: FieldContext) -> FieldReader:
 
 
 def columns_in_file(field: pa.Field, src: ByteSource, cols: Sequence[file2_pb2.ColumnMetadata], pos: int) -> int:
-    """Columns a top-level field occupies in this 2.0 file: ``column_count``, except a string or
-    binary field that an early 2.0 writer (Lance 0.13) stored as a List of UInt8, an offsets
-    column then a bytes column (its first page's encoding is ``list``)."""
+    """Columns a top-level field occupies in this 2.0 file: ``column_count``, except a string or binary field that an
+    early 2.0 writer (Lance 0.13) stored as a List of UInt8, an offsets column then a bytes column (its first page's
+    encoding is ``list``)."""
     n = 1 if not pa.types.is_nested(field.type) else column_count(field)  # (a leaf: one column)
     if n != 1 or not is_variable(field.type) or pos + 1 >= len(cols) or not cols[pos].pages:
         return n

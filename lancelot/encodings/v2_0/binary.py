@@ -1,9 +1,7 @@
 """2.0 ``Binary``: variable-width values as end offsets ("indices") plus bytes.
 
-indices[i] is the end of value i; a null value stores end + null_adjustment, so
-a value is null when its index is >= null_adjustment (seeds 001, message
-Binary / List).  The start of row 0 of a page is 0.
-"""
+indices[i] is the end of value i; a null value stores end + null_adjustment, so a value is null when its index is >=
+null_adjustment (seeds 001, message Binary / List).  The start of row 0 of a page is 0."""
 
 from __future__ import annotations
 
@@ -33,8 +31,8 @@ def extended(ranges: Spans) -> list[tuple[int, int]]:
 
 
 def value_spans(raw: np.ndarray, ranges: Spans, adjustment: int) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
-    """For each range: (first byte, last byte, lengths, validity) of its values, from the stored
-    end offsets ``raw`` of the ``extended`` ranges."""
+    """For each range: (first byte, last byte, lengths, validity) of its values, from the stored end offsets ``raw`` of
+    the ``extended`` ranges."""
     out = []
     pos = 0
     for s, e in ranges:

@@ -1,14 +1,10 @@
 """Decoding 2.0 ArrayEncoding trees for row ranges of one page (plan, fetch, decode).
 
-Each decoder gets the rows it must produce as local (start, stop) ranges and
-asks only for the bytes those rows need where the encoding allows it (flat
-values, validity bits, binary offsets and bytes); dictionaries are read whole
-and cached per page.  Decoders are ``Fetch`` steps (encodings/base.py): they
-yield the file ranges of each round (the siblings of a node side by side, via
-``gather``) and are sent the bytes, so the caller fetches every round.
-Encodings (encodings_v2_0.proto): Nullable, Flat, FixedSizeList, Binary,
-Dictionary, FixedSizeBinary, PackedStruct, Constant.
-"""
+Each decoder gets the rows it must produce as local (start, stop) ranges and asks only for the bytes those rows need
+where the encoding allows it (flat values, validity bits, binary offsets and bytes); dictionaries are read whole and
+cached per page.  Decoders are ``Fetch`` steps (encodings/base.py): they yield the file ranges of each round (the
+siblings of a node side by side, via ``gather``) and are sent the bytes, so the caller fetches every round. Encodings
+(encodings_v2_0.proto): Nullable, Flat, FixedSizeList, Binary, Dictionary, FixedSizeBinary, PackedStruct, Constant."""
 
 from __future__ import annotations
 
@@ -58,13 +54,10 @@ def read_flat(
 ) -> Fetch[list[np.ndarray]]:
     """Byte ranges of a Flat buffer, undoing its general compression (``Flat.compression``).
 
-    pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's
-    metadata sets ``lance-encoding:compression`` to zstd or lz4: the whole buffer is one
-    compressed unit (a size prefix, then the zstd frame / lz4 block, as in 2.1's
-    BufferCompression), so it is fetched and decompressed whole, then sliced.  ``cache`` keeps
-    the last decompressed buffer of each column, so reading a page batch by batch decompresses
-    it once.
-    """
+    pylance 2.0 compresses the bytes of a Binary page's ``bytes`` Flat when the field's metadata sets
+    ``lance-encoding:compression`` to zstd or lz4: the whole buffer is one compressed unit (a size prefix, then the zstd
+    frame / lz4 block, as in 2.1's BufferCompression), so it is fetched and decompressed whole, then sliced.  ``cache``
+    keeps the last decompressed buffer of each column, so reading a page batch by batch decompresses it once."""
     if not flat.HasField("compression") or flat.compression.scheme in ("", "none"):
         return (yield from pbuf.read(flat.buffer, byte_ranges))
     from lancelot.encodings.compression.general import buffer_compression, decompress_buffer
@@ -198,9 +191,9 @@ def decode(
 def decode_fsst(
     fsst: pb.Fsst, pbuf: PageBuffers, ranges: Spans, dtype: pa.DataType, cache: dict[Any, Any]
 ) -> Fetch[pa.Array]:
-    """2.0 ``Fsst`` (pylance writes it for ``lance-encoding:compression=fsst`` on string and
-    binary): the inner encoding holds each string's FSST codes; the symbol table has the same
-    serialization as 2.1's (compression/fsst.py), so the same kernel decodes them."""
+    """2.0 ``Fsst`` (pylance writes it for ``lance-encoding:compression=fsst`` on string and binary): the inner encoding
+    holds each string's FSST codes; the symbol table has the same serialization as 2.1's (compression/fsst.py), so the
+    same kernel decodes them."""
     from lancelot.encodings.compression.chunked import symbol_table
     from lancelot.encodings.compression.fsst import fsst_decode_spans
 

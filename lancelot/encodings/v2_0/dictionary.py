@@ -1,8 +1,7 @@
 """2.0 ``Dictionary``: indices into a dictionary of items stored in the page.
 
-The items are decoded once per page and cached (``page_items``, shared by the node decoder and
-the take plans); a null value is an index that points at a null item.
-"""
+The items are decoded once per page and cached (``page_items``, shared by the node decoder and the take plans); a null
+value is an index that points at a null item."""
 
 from __future__ import annotations
 
@@ -27,9 +26,8 @@ def _stored_index_type(enc: pb.ArrayEncoding) -> pa.DataType:
 
 
 def page_items(d: pb.Dictionary, pbuf: PageBuffers, value_type: pa.DataType, cache: dict[Any, Any]) -> Fetch[pa.Array]:
-    """A dictionary page's items, decoded once per page (cached): items of the Binary shape of
-    whole.py in one round of their two buffers (whole.strings), others (or bytes that do not add
-    up, which it reports) by the node decoder."""
+    """A dictionary page's items, decoded once per page (cached): items of the Binary shape of whole.py in one round of
+    their two buffers (whole.strings), others (or bytes that do not add up, which it reports) by the node decoder."""
     key = ("v2_0-dict", pbuf.column, pbuf.page_index)
     items = cache.get(key)
     if items is None:

@@ -2,17 +2,14 @@
 
 * leaf columns decode their pages' ArrayEncoding for the rows asked;
 * a struct column (``SimpleStruct`` pages, no buffers) combines its children;
-* a list column holds ``List`` offsets pages; its child column holds the items,
-  paged independently, so rows -> item ranges -> child rows.
+* a list column holds ``List`` offsets pages; its child column holds the items, paged independently, so rows -> item
+  ranges -> child rows.
 
-``plan`` picks a planner per read: a take of a leaf column with a vectorized
-plan (take_plans.py) plans its rounds of byte ranges; every other read runs the
-node decoder on (start, stop) row ranges (a take's rows as runs, so scattered
-rows read only the pages and bytes they touch).  Both are ``Fetch`` steps
-(encodings/base.py) turned into Plans: every page of a node, and the children of
-a struct, share their rounds; a list needs its offsets before its items, a
-binary page its offsets before its bytes (a follow-up Plan each).
-"""
+``plan`` picks a planner per read: a take of a leaf column with a vectorized plan (take_plans.py) plans its rounds of
+byte ranges; every other read runs the node decoder on (start, stop) row ranges (a take's rows as runs, so scattered
+rows read only the pages and bytes they touch).  Both are ``Fetch`` steps (encodings/base.py) turned into Plans: every
+page of a node, and the children of a struct, share their rounds; a list needs its offsets before its items, a binary
+page its offsets before its bytes (a follow-up Plan each)."""
 
 from __future__ import annotations
 
@@ -115,8 +112,7 @@ class Column:
         return self.bufs[page][i] if 0 <= i < len(self.bufs[page]) else None
 
     def shape(self, i: int, dtype: pa.DataType) -> whole.Shape | None:
-        """Page ``i``'s shape (whole.py) in a column of ``dtype`` (found once: a column is planned
-        as one type)."""
+        """Page ``i``'s shape (whole.py) in a column of ``dtype`` (found once: a column is planned as one type)."""
         if i not in self._shapes:
             page = self.info.meta.pages[i]
             direct = page.encoding.WhichOneof("location") == "direct"
@@ -209,9 +205,9 @@ MAX_BLOB = 1 << 40
 
 
 class BlobNode(LeafNode):
-    """A 2.0 blob column (``ColumnEncoding.blob``): the pages hold a PackedStruct description
-    per value, (u64 position, u64 size) of its bytes anywhere in the file; an empty value is
-    (0, 0) and a null (1, 0).  Reads return the values themselves, as pylance does."""
+    """A 2.0 blob column (``ColumnEncoding.blob``): the pages hold a PackedStruct description per value, (u64 position,
+    u64 size) of its bytes anywhere in the file; an empty value is (0, 0) and a null (1, 0).  Reads return the values
+    themselves, as pylance does."""
 
     def _decode(self, p: int, local: Spans) -> Fetch[pa.Array]:
         desc = yield from decode(self.col.encoding(p), self.col.buffers(p), local, BLOB_DESCRIPTION, self.ctx.cache)
@@ -343,8 +339,8 @@ class ListNode(Node):
 
 
 class ListBytesNode(Node):
-    """A string / binary field stored as List<UInt8> in two columns (Lance 0.13's 2.0 files): the
-    list's offsets and validity become the string's, its items the bytes."""
+    """A string / binary field stored as List<UInt8> in two columns (Lance 0.13's 2.0 files): the list's offsets and
+    validity become the string's, its items the bytes."""
 
     def __init__(self, ctx: FieldContext, col: Column, dtype: pa.DataType, items: Column) -> None:
         large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
@@ -401,8 +397,8 @@ class FieldReader20(FieldReader):
         return LeafNode(ctx, col, t)
 
     def plan(self, rows: Rows) -> Plan:
-        """A take (or a range of at most ``FEW_RANGE_ROWS`` rows) of a leaf column with a vectorized
-        plan (take_plans.py) runs that plan's rounds; any other read the node decoder's."""
+        """A take (or a range of at most ``FEW_RANGE_ROWS`` rows) of a leaf column with a vectorized plan
+        (take_plans.py) runs that plan's rounds; any other read the node decoder's."""
         t = self.ctx.field.type
         if isinstance(rows, range):
             start, stop = rows.start, rows.stop
@@ -436,9 +432,8 @@ class FieldReader20(FieldReader):
         return as_plan(self.root.read(runs(rows)), f"decoder/{type(self.root).__name__}")
 
     def _point(self, rows: np.ndarray) -> Plan | None:
-        """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width
-        values, dictionary indices (and on the first take the items), a few rows' binary end
-        offsets), else None."""
+        """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width values, dictionary
+        indices (and on the first take the items), a few rows' binary end offsets), else None."""
         plan = self._plan
         if plan is False:
             plan = self._take_plan()
@@ -465,8 +460,8 @@ class FieldReader20(FieldReader):
         return Plan(ranges, fetched, name)
 
     def _take(self, rows: np.ndarray) -> Plan:
-        """A take of ``rows`` (sorted, unique): the vectorized plan's one round when it knows it,
-        else its rounds, else the node decoder's."""
+        """A take of ``rows`` (sorted, unique): the vectorized plan's one round when it knows it, else its rounds, else
+        the node decoder's."""
         point = self._point(rows)
         if point is not None:
             return point
@@ -505,8 +500,8 @@ class FieldReader20(FieldReader):
         return undecodable(e, self.ctx, col)
 
     def _inside_file(self) -> bool:
-        """Every page buffer of the leaf column lies in the file (checked once): the plans keep
-        their ranges inside their buffers, so the ranges of the point planner lie in the file."""
+        """Every page buffer of the leaf column lies in the file (checked once): the plans keep their ranges inside
+        their buffers, so the ranges of the point planner lie in the file."""
         if self._inside is None:
             assert isinstance(self.root, LeafNode)  # a plan exists only for a leaf column
             size = self.ctx.src.size

@@ -1,9 +1,7 @@
 """2.0 ``PackedStruct``: a struct of fixed-width fields stored row-major.
 
-Each row is the concatenation of its fields' values; ``inner`` gives each
-field's flat bits_per_value.  Used when the struct field's metadata sets
-``packed`` to true.
-"""
+Each row is the concatenation of its fields' values; ``inner`` gives each field's flat bits_per_value.  Used when the
+struct field's metadata sets ``packed`` to true."""
 
 from __future__ import annotations
 

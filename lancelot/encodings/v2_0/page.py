@@ -1,10 +1,8 @@
 """Access to one 2.0 page's buffers, with every range checked against the page.
 
-A 2.0 ``Buffer`` names a page buffer by index (buffer_type page), or a column
-or file buffer; the byte positions come from the column metadata.  Reads are
-``Fetch`` steps (encodings/base.py): they yield the file ranges and are sent
-their bytes, so the decoders never read the file themselves.
-"""
+A 2.0 ``Buffer`` names a page buffer by index (buffer_type page), or a column or file buffer; the byte positions come
+from the column metadata.  Reads are ``Fetch`` steps (encodings/base.py): they yield the file ranges and are sent their
+bytes, so the decoders never read the file themselves."""
 
 from __future__ import annotations
 
@@ -91,16 +89,16 @@ def parse_any(raw: bytes, cls: Any) -> Message | None:
 def direct_message(
     src: ByteSource, enc: file2_pb2.Encoding, cls: type[_Msg], *, column: int, page: int | None = None
 ) -> _Msg | None:
-    """``unpack_encoding`` of a column's or page's encoding, a direct one parsed once per distinct
-    bytes in the process (files of one writer and schema repeat them; the message is shared, read
-    only).  Encodings that do not parse go to ``unpack_encoding``, which reports them."""
+    """``unpack_encoding`` of a column's or page's encoding, a direct one parsed once per distinct bytes in the process
+    (files of one writer and schema repeat them; the message is shared, read only).  Encodings that do not parse go to
+    ``unpack_encoding``, which reports them."""
     found = parsed_direct(enc, cls)
     return found if found is not None else unpack_encoding(src, enc, cls, column=column, page=page)
 
 
 def parsed_direct(enc: file2_pb2.Encoding, cls: type[_Msg]) -> _Msg | None:
-    """A direct encoding's message, parsed once per distinct bytes (shared, read only); None when
-    it is not direct or does not parse."""
+    """A direct encoding's message, parsed once per distinct bytes (shared, read only); None when it is not direct or
+    does not parse."""
     if enc.WhichOneof("location") != "direct":
         return None
     return cast("_Msg | None", parse_any(enc.direct.encoding, cast(Any, cls)))

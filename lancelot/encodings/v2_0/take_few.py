@@ -1,10 +1,9 @@
 """Takes of a few rows for the 2.0 take plans (take_plans.py), in Python ints.
 
-A take of ten rows costs ten or so numpy calls per column on the vectorized path, each dearer
-than a loop over ten ints; so up to ``FEW_ROWS`` rows the plans find each row's page, byte
-positions and values here, with the same checks (encodings_v2_0.proto: Flat, Binary, Dictionary).
-Flat pages with nulls and one-bit (boolean) pages are read here too (``FewValues``).
-"""
+A take of ten rows costs ten or so numpy calls per column on the vectorized path, each dearer than a loop over ten ints;
+so up to ``FEW_ROWS`` rows the plans find each row's page, byte positions and values here, with the same checks
+(encodings_v2_0.proto: Flat, Binary, Dictionary). Flat pages with nulls and one-bit (boolean) pages are read here too
+(``FewValues``)."""
 
 from __future__ import annotations
 
@@ -63,8 +62,8 @@ def fixed_ranges(
 
 
 class Span:
-    """A few rows' take of whole-byte Flat values with no nulls, all in one page and near each other:
-    one range holds them, each row's value at its offset in it."""
+    """A few rows' take of whole-byte Flat values with no nulls, all in one page and near each other: one range holds
+    them, each row's value at its offset in it."""
 
     __slots__ = ("pages", "offsets")
 
@@ -73,9 +72,9 @@ class Span:
 
 
 class Few:
-    """A few rows' take of Flat values with nulls or of bits: their pages and rows in them; the
-    first ``split`` fetched ranges hold the values of the rows not in all-null pages, the others
-    the validity bytes of the rows in pages with some nulls."""
+    """A few rows' take of Flat values with nulls or of bits: their pages and rows in them; the first ``split`` fetched
+    ranges hold the values of the rows not in all-null pages, the others the validity bytes of the rows in pages with
+    some nulls."""
 
     __slots__ = ("pages", "local", "split")
 
@@ -84,9 +83,9 @@ class Few:
 
 
 class FewValues:
-    """Flat values (and validity bitmaps) of a column's pages, per page in Python lists: the
-    value buffer's position and how many values it holds, the page's kind (no validity, some
-    nulls, all null), its bitmap's position and size; ``width`` bytes a value, or one bit (``bit``)."""
+    """Flat values (and validity bitmaps) of a column's pages, per page in Python lists: the value buffer's position and
+    how many values it holds, the page's kind (no validity, some nulls, all null), its bitmap's position and size;
+    ``width`` bytes a value, or one bit (``bit``)."""
 
     def __init__(
         self,
@@ -103,9 +102,9 @@ class FewValues:
         self.all_valid = not any(kinds)
 
     def plan(self, pages: list[int], local: list[int], error: Error) -> tuple[list[int] | Span | Few, Ranges]:
-        """(state, the rows' value ranges then validity ranges), checked against the buffers. Rows
-        of whole-byte values with no nulls: a ``Span`` when they lie near each other in one page
-        (one range: a clustered take), else just ``pages`` (the values are the ranges' bytes)."""
+        """(state, the rows' value ranges then validity ranges), checked against the buffers. Rows of whole-byte values
+        with no nulls: a ``Span`` when they lie near each other in one page (one range: a clustered take), else just
+        ``pages`` (the values are the ranges' bytes)."""
         if self.all_valid and not self.bit:
             w, p = self.width, pages[0]
             first = local[0]
@@ -149,8 +148,7 @@ class FewValues:
         return None if all(out) else out
 
     def values(self, few: Few, bufs: Sequence[memoryview]) -> bytes:
-        """The rows' values, ``width`` bytes each (zeros for rows of all-null pages); bits: an
-        LSB-first bitmap."""
+        """The rows' values, ``width`` bytes each (zeros for rows of all-null pages); bits: an LSB-first bitmap."""
         kinds, at = self.kinds, 0
         if self.bit:
             bits = 0
@@ -171,8 +169,7 @@ class FewValues:
 
 
 def uints(data: bytes, width: int) -> list[int]:
-    """Little-endian unsigned ints of ``width`` bytes (a memoryview cast on a little-endian host:
-    no numpy call)."""
+    """Little-endian unsigned ints of ``width`` bytes (a memoryview cast on a little-endian host: no numpy call)."""
     code = _UINT_CODES.get(width)
     if code is not None and LITTLE and len(data) % width == 0:
         ints: list[int] = memoryview(data).cast(code).tolist()  # type: ignore[call-overload]
@@ -194,16 +191,11 @@ def binary_offset_ranges(
 
 
 def binary_bounds(
-    raw: Sequence[memoryview],
-    pages: list[int],
-    widths: list[int],
-    adjust: list[int],
-    size: list[int],
-    error: Error,
+    raw: Sequence[memoryview], pages: list[int], widths: list[int], adjust: list[int], size: list[int], error: Error
 ) -> tuple[list[int], list[int], list[bool]]:
     """(start, stop, valid) of each row's bytes in its page's data buffer, from the offsets that
-    ``binary_offset_ranges`` located; an end offset of at least the page's null adjustment marks
-    a null and is that much above the real end."""
+    ``binary_offset_ranges`` located; an end offset of at least the page's null adjustment marks a null and is that much
+    above the real end."""
     starts, stops, valid = [], [], []
     w = widths[pages[0]] if pages else 0
     ints = iter(uints(b"".join(raw), w)) if all(widths[p] == w for p in pages) else None

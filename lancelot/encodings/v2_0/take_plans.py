@@ -1,28 +1,23 @@
 """Vectorized take for the common 2.0 leaf columns (encodings_v2_0.proto).
 
-Most columns of real files are pages of one of three shapes, and for each the bytes of
-row ``r`` are found by arithmetic, not by walking the encoding tree page by page:
+Most columns of real files are pages of one of three shapes, and for each the bytes of row ``r`` are found by
+arithmetic, not by walking the encoding tree page by page:
 
-* ``Nullable(no_nulls | some_nulls | all_nulls, Flat)`` of whole-byte values: the value at
-  ``buffer(p) + (r - start(p)) * width``, its validity bit at ``validity(p) + (r - start(p)) // 8``
-  (also a ``FixedSizeList`` of such no-null items, e.g. vectors: one value of ``dimension * width``;
-  and booleans, one bit a value, for takes of a few rows only);
-* ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based
-  indices, 0 = null): the index as above, the items decoded on the column's first take (in the
-  same rounds as its indices);
-* ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the
-  row, then its bytes (two fetch rounds).
+* ``Nullable(no_nulls | some_nulls | all_nulls, Flat)`` of whole-byte values: the value at ``buffer(p) + (r - start(p))
+  * width``, its validity bit at ``validity(p) + (r - start(p)) // 8`` (also a ``FixedSizeList`` of such no-null items,
+  e.g. vectors: one value of ``dimension * width``; and booleans, one bit a value, for takes of a few rows only);
+* ``Dictionary(indices = such a Flat, items)`` for a plain string/binary column (1-based indices, 0 = null): the index
+  as above, the items decoded on the column's first take (in the same rounds as its indices);
+* ``Binary(indices = no-null Flat offsets, bytes = Flat u8)``: the two end offsets around the row, then its bytes (two
+  fetch rounds).
 
-A take computes every position with numpy (a take of at most ``FEW_ROWS`` rows with Python
-ints, take_few.py).  ``take`` is a ``Fetch`` (encodings/base.py): it yields the byte ranges of
-each round and is sent their bytes, so the file reader fetches every round with the other
-fields' (one coalesced ``read_ranges``).  Pages are grouped by shape: a column whose pages
-differ (pylance writes dictionary pages next to binary ones when a batch has many distinct
-strings) gets a ``MixedPlan`` that sends each row to its page group's plan, pages of no such
-shape to the generic decoder.  ``point`` plans a take's first round without running the
-plan (Flat; Dictionary, with its items on the first take; a few rows' Binary end offsets, whose bytes
-``take_point`` then asks for).
-"""
+A take computes every position with numpy (a take of at most ``FEW_ROWS`` rows with Python ints, take_few.py).  ``take``
+is a ``Fetch`` (encodings/base.py): it yields the byte ranges of each round and is sent their bytes, so the file reader
+fetches every round with the other fields' (one coalesced ``read_ranges``).  Pages are grouped by shape: a column whose
+pages differ (pylance writes dictionary pages next to binary ones when a batch has many distinct strings) gets a
+``MixedPlan`` that sends each row to its page group's plan, pages of no such shape to the generic decoder.  ``point``
+plans a take's first round without running the plan (Flat; Dictionary, with its items on the first take; a few rows'
+Binary end offsets, whose bytes ``take_point`` then asks for)."""
 
 from __future__ import annotations
 
@@ -64,8 +59,8 @@ def _fetch(pos: np.ndarray, lengths: np.ndarray) -> Fetch[np.ndarray]:
 
 
 class FixedValues:
-    """Values and validity of Nullable/Flat pages of one width (also dictionary indices); ``bit``:
-    one-bit values (booleans), which only takes of a few rows read here (``few``)."""
+    """Values and validity of Nullable/Flat pages of one width (also dictionary indices); ``bit``: one-bit values
+    (booleans), which only takes of a few rows read here (``few``)."""
 
     def __init__(self, table: Column, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
         self.table, self.width, self.bit = table, width, bit
@@ -92,8 +87,8 @@ class FixedValues:
 
     @cached_property
     def values(self) -> np.ndarray:
-        """(position, size) of each page's values buffer (the numpy twin of ``few``, built on the
-        first take of more than a few rows)."""
+        """(position, size) of each page's values buffer (the numpy twin of ``few``, built on the first take of more
+        than a few rows)."""
         return np.array(self._values, np.int64).reshape(-1, 2)
 
     @cached_property
@@ -137,8 +132,8 @@ class FixedValues:
         return pos, lengths
 
     def decode(self, raw: np.ndarray, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """(raw values, rows x width; validity or None when every row is valid) of the rows, from
-        the bytes of the non-empty ranges of ``positions(page, local)``, concatenated."""
+        """(raw values, rows x width; validity or None when every row is valid) of the rows, from the bytes of the
+        non-empty ranges of ``positions(page, local)``, concatenated."""
         w = self.width
         if self.all_valid:
             return raw.reshape(-1, w), None
@@ -173,13 +168,13 @@ class TakePlan:
         raise NotImplementedError
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A take of ``rows`` planned from its first fetch round without a load first: (state, its
-        byte ranges) for ``take_point``, or None when this plan cannot."""
+        """A take of ``rows`` planned from its first fetch round without a load first: (state, its byte ranges) for
+        ``take_point``, or None when this plan cannot."""
         return None
 
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
-        """The take ``point(rows)`` planned, from the bytes of its ranges (and any later round it
-        asks for); None: use the generic decoder."""
+        """The take ``point(rows)`` planned, from the bytes of its ranges (and any later round it asks for); None: use
+        the generic decoder."""
         raise NotImplementedError
 
 
@@ -202,8 +197,8 @@ class _FixedPlan(TakePlan):
         return self._fixed.few.plan(pages, local, self.table.error)
 
     def _first_round(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
-        """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows'
-        pages (a list), a take_few.Span or Few on the few-row path, else (page, local row) arrays."""
+        """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows' pages (a list), a
+        take_few.Span or Few on the few-row path, else (page, local row) arrays."""
         few = self._few(rows)
         if few is not None:
             return few
@@ -257,8 +252,8 @@ class FlatPlan(_FixedPlan):
 
 
 class DictionaryPlan(_FixedPlan):
-    """Plain string/binary pages stored as 1-based dictionary indices (0 = null) into Binary items
-    (whole.py's shapes); a take is one round, the column's first also fetching every page's items."""
+    """Plain string/binary pages stored as 1-based dictionary indices (0 = null) into Binary items (whole.py's shapes);
+    a take is one round, the column's first also fetching every page's items."""
 
     def __init__(
         self,
@@ -362,12 +357,12 @@ class DictionaryPlan(_FixedPlan):
 
 
 class BinaryPlan(TakePlan):
-    """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes (two rounds: the end
-    offsets around each row, then its bytes)."""
+    """Binary pages: no-null flat end offsets (null-adjusted) and flat bytes (two rounds: the end offsets around each
+    row, then its bytes)."""
 
     def __init__(self, table: Column, pages: list[tuple[int, int, int, int, int, int]], dtype: pa.DataType) -> None:
-        """``pages``: per page (offsets position, offsets size, offset width, data position, data
-        size, null adjustment)."""
+        """``pages``: per page (offsets position, offsets size, offset width, data position, data size, null
+        adjustment)."""
         self.table, self.dtype = table, dtype
         self._large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
         self._lists: list[list[int]] = [list(c) for c in zip(*pages)]
@@ -389,8 +384,8 @@ class BinaryPlan(TakePlan):
         return np.array(self._lists[5], np.uint64)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        """A few rows: their pages, and the ranges of their end offsets (the bytes, a second
-        round, are asked for by ``take_point``); None otherwise."""
+        """A few rows: their pages, and the ranges of their end offsets (the bytes, a second round, are asked for by
+        ``take_point``); None otherwise."""
         if len(rows) > FEW_ROWS:
             return None
         pages, local = take_few.locate(self.table.starts, rows.tolist())
@@ -474,9 +469,8 @@ class GenericPlan(TakePlan):
 
 
 class MixedPlan(TakePlan):
-    """A column whose pages differ in shape (e.g. dictionary pages and a binary tail page):
-    each row goes to the plan of its page's group (their rounds side by side), the parts are put
-    back in row order."""
+    """A column whose pages differ in shape (e.g. dictionary pages and a binary tail page): each row goes to the plan of
+    its page's group (their rounds side by side), the parts are put back in row order."""
 
     def __init__(self, table: Column, group: np.ndarray, plans: list[TakePlan]) -> None:
         self.table, self.group, self.plans = table, group, plans
@@ -495,14 +489,13 @@ class MixedPlan(TakePlan):
         return pa.concat_arrays(parts).take(pa.array(where))
 
 
-#: page shapes (the kind keys of ``_page_kind``)
-#: page groups (the keys of ``_page_kind``)
+#: page shapes (the kind keys of ``_page_kind``) page groups (the keys of ``_page_kind``)
 FLAT, DICTIONARY, BINARY = "flat", "dictionary", "binary"
 
 
 def _page_kind(table: Column, i: int, dtype: pa.DataType) -> tuple[str] | tuple[str, int] | None:
-    """The plan group of page ``i`` by its shape (whole.page_shape): (FLAT,), (DICTIONARY, index
-    width) or (BINARY,); None for the generic decoder."""
+    """The plan group of page ``i`` by its shape (whole.page_shape): (FLAT,), (DICTIONARY, index width) or (BINARY,);
+    None for the generic decoder."""
     s = table.shape(i, dtype)
     if isinstance(s, whole.Flat) or (s == whole.ALL_NULLS and whole.fixed_bits(dtype) is not None):
         return (FLAT,)
@@ -549,35 +542,30 @@ def _binary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePla
     return BinaryPlan(table, rows, dtype)
 
 
-def plan_take(
-    column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], Fetch[pa.Array]] | None = None
-) -> TakePlan | None:
+def plan_take(column: Column, dtype: pa.DataType, generic: Callable[[np.ndarray], Fetch[pa.Array]]) -> TakePlan | None:
     """The vectorized plan for a leaf column (field_reader.Column), or None for the generic path.
 
-    Pages are grouped by shape; a column of one shape gets that shape's plan, a column of
-    several a MixedPlan (pages of no vectorized shape then use ``generic``, rows -> array).
-    """
+    Pages are grouped by shape; a column of one shape gets that shape's plan, a column of several a MixedPlan (pages of
+    no vectorized shape then use ``generic``, rows -> array)."""
     n = len(column.info.meta.pages)
     if n == 0:
         return None
-    table = column
-    kinds = [_page_kind(table, i, dtype) for i in range(n)]
+    kinds = [_page_kind(column, i, dtype) for i in range(n)]
     keys = list(dict.fromkeys(kinds))
-    if keys == [None] or (None in keys and generic is None):
+    if keys == [None]:
         return None
     plans: list[TakePlan] = []
     for k in keys:
         pages = [i for i in range(n) if kinds[i] == k]
         if k is None:
-            assert generic is not None  # returned None above otherwise
             plans.append(GenericPlan(generic))
         elif k[0] == FLAT:
-            plans.append(_flat_plan(table, dtype, pages))
+            plans.append(_flat_plan(column, dtype, pages))
         elif k[0] == DICTIONARY:
-            plans.append(_dictionary_plan(table, dtype, pages))
+            plans.append(_dictionary_plan(column, dtype, pages))
         else:
-            plans.append(_binary_plan(table, dtype, pages))
+            plans.append(_binary_plan(column, dtype, pages))
     if len(plans) == 1:
         return plans[0]
     group = np.array([keys.index(k) for k in kinds], np.int64)
-    return MixedPlan(table, group, plans)
+    return MixedPlan(column, group, plans)

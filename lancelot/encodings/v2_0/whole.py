@@ -1,28 +1,25 @@
 """Page shapes of simple 2.0 leaf columns, and their whole reads (a small file's first read).
 
-The shapes are the one classification of a page's encoding that every 2.0 read planner uses:
-the whole read here, the takes of take_plans.py.
+The shapes are the one classification of a page's encoding that every 2.0 read planner uses: the whole read here, the
+takes of take_plans.py.
 
-A dataset of many small 2.0 fragments is read one small file at a time, each opened once and
-read once, so the per-page cost of the node decoder (the encoding tree walked page by page,
-a read step per buffer) is paid per file.  What pylance writes at 2.0 for a plain column is
-mostly pages of four shapes (encodings_v2_0.proto), and a read of all of a column's rows reads
-them here in one round (every page's buffers) and a few numpy steps a page:
+A dataset of many small 2.0 fragments is read one small file at a time, each opened once and read once, so the per-page
+cost of the node decoder (the encoding tree walked page by page, a read step per buffer) is paid per file.  What pylance
+writes at 2.0 for a plain column is mostly pages of four shapes (encodings_v2_0.proto), and a read of all of a column's
+rows reads them here in one round (every page's buffers) and a few numpy steps a page:
 
-* ``Nullable(no_nulls | some_nulls, Flat)`` of the type's width (booleans one bit a value,
-  fixed-size lists ``dimension`` values a row): the values buffer and the validity bitmap are
-  Arrow's buffers as they are (both LSB-first);
+* ``Nullable(no_nulls | some_nulls, Flat)`` of the type's width (booleans one bit a value, fixed-size lists
+  ``dimension`` values a row): the values buffer and the validity bitmap are Arrow's buffers as they are (both
+  LSB-first);
 * ``Nullable(all_nulls)``: nulls;
-* ``Binary(indices = no-null Flat end offsets, bytes = Flat u8)``: a null value's end offset is
-  above the real end by ``null_adjustment``;
-* ``Dictionary(indices = no-null Flat, items = such a Binary)`` of a plain string/binary column:
-  1-based indices, 0 a null.
+* ``Binary(indices = no-null Flat end offsets, bytes = Flat u8)``: a null value's end offset is above the real end by
+  ``null_adjustment``;
+* ``Dictionary(indices = no-null Flat, items = such a Binary)`` of a plain string/binary column: 1-based indices, 0 a
+  null.
 
-A page's shape is found once per distinct encoding description (``page_shape`` caches it by
-the encoding's bytes: files of one writer and schema repeat them).  Anything else, or bytes that
-do not add up, makes ``decode_page`` return None and the caller takes the node decoder (which
-reports damaged files with their details).
-"""
+A page's shape is found once per distinct encoding description (``page_shape`` caches it by the encoding's bytes: files
+of one writer and schema repeat them).  Anything else, or bytes that do not add up, makes ``decode_page`` return None
+and the caller takes the node decoder (which reports damaged files with their details)."""
 
 from __future__ import annotations
 
@@ -78,8 +75,7 @@ def unwrap_no_nulls(enc: pb.ArrayEncoding) -> pb.ArrayEncoding:
 
 
 def fixed_bits(dtype: pa.DataType) -> int | None:
-    """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one
-    (None otherwise)."""
+    """Bits of one value of a plain fixed-width type or boolean, or of a fixed-size list of one (None otherwise)."""
     if pa.types.is_boolean(dtype):
         return 1
     if is_whole_bytes(dtype):
@@ -163,8 +159,8 @@ def _direct_shape(raw: bytes, t: pa.DataType) -> Shape | None:
 
 
 def page_shape(page: file2_pb2.ColumnMetadata.Page, t: pa.DataType) -> Shape | None:
-    """The shape of a page with a direct encoding in a column of type ``t`` (cached by the
-    encoding's bytes), or None (the node decoder reads it)."""
+    """The shape of a page with a direct encoding in a column of type ``t`` (cached by the encoding's bytes), or None
+    (the node decoder reads it)."""
     enc = page.encoding
     return _direct_shape(enc.direct.encoding, t) if enc.WhichOneof("location") == "direct" else None
 
@@ -202,8 +198,7 @@ def strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.Data
 
 
 def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.Array | None:
-    """The ``n`` rows of a page of shape ``s`` from the bytes of its ``buffers(s)``, or None when
-    they do not add up."""
+    """The ``n`` rows of a page of shape ``s`` from the bytes of its ``buffers(s)``, or None when they do not add up."""
     if s == ALL_NULLS:
         return pa.nulls(n, t)
     if isinstance(s, Flat):
@@ -235,10 +230,10 @@ def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.
 
 
 def field_plan(info: ColumnInfo, t: pa.DataType, size: int, rows: range, fallback: Callable[[], Plan]) -> Plan | None:
-    """The read of ``rows`` (at least half the column's, all of them read) of a leaf column of type
-    ``t`` (its column ``info``, in a file of ``size`` bytes) when every page has a simple shape:
-    one round of every page's buffers, then ``decode_page`` each; else None.  ``fallback`` plans
-    the read again when the bytes do not add up (the node decoder reports them)."""
+    """The read of ``rows`` (at least half the column's, all of them read) of a leaf column of type ``t`` (its column
+    ``info``, in a file of ``size`` bytes) when every page has a simple shape: one round of every page's buffers, then
+    ``decode_page`` each; else None.  ``fallback`` plans the read again when the bytes do not add up (the node decoder
+    reports them)."""
     meta = info.meta
     if meta.HasField("encoding") and meta.encoding.WhichOneof("location") not in (None, "none"):
         col = parsed_direct(meta.encoding, pb.ColumnEncoding)
