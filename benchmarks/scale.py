@@ -219,6 +219,7 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
         )
     if "take10" in ops:
         picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(repeats + 1)]
+        _warm_takes(lancelot.dataset(uri), picks)
         bench.run(
             "take10",
             {
@@ -286,6 +287,16 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
         _append(bench, path, work)
 
 
+def _warm_takes(ds, picks) -> None:
+    """40 untimed takes, then the kernels' background preparation awaited: it starts after 32
+    calls of a path and its CPU would land in whichever library is timed."""
+    from lancelot.util.jit import wait_for_warm_ups
+
+    for p in picks * (40 // len(picks) + 1):
+        ds.take(p)
+    wait_for_warm_ups()
+
+
 def _take10_new(bench: CpuBench, path: Path, live: int, rng: np.random.Generator, work: Path) -> None:
     """``take10_new``: open and take 10 rows of a copy never opened in this process (its files'
     first take: no open file or parsed deletion file to reuse); the take kernels made ready first
@@ -293,14 +304,10 @@ def _take10_new(bench: CpuBench, path: Path, live: int, rng: np.random.Generator
     import lance
 
     import lancelot
-    from lancelot.util.jit import wait_for_warm_ups
 
     libs = {"lancelot": lancelot, "pylance": lance}
     picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(bench.repeats + 1)]
-    warm = lancelot.dataset(str(path))
-    for p in picks * (40 // len(picks) + 1):
-        warm.take(p)
-    wait_for_warm_ups()
+    _warm_takes(lancelot.dataset(str(path)), picks)
     try:
         for n in libs:
             for r in range(-1, bench.repeats):
