@@ -352,7 +352,7 @@ def delete(
         txn.delete.deleted_fragment_ids.extend(dels.removed)
         txn.delete.predicate = text
         build = build_delete(dels.updated, dels.removed, cur.uri)
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version, known=cur.read_as_latest())
+        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
         return v, dels.count
 
     version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
@@ -410,7 +410,7 @@ def update(
 
         new_frags = rows.write(batches())
         txn, build = update_transaction(cur, dels, rows, new_frags, [top_ids[n] for n in exprs])
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version, known=cur.read_as_latest())
+        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
         return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
 
     version, count = retrying(ds, conflict_retries, attempt, retry_timeout)

@@ -123,12 +123,6 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         """This version's manifest file as read: its ``Manifest`` message and raw index section."""
         return self._mf
 
-    def read_as_latest(self) -> tuple[Versions, ManifestFile] | None:
-        """The listing and manifest this dataset read, when its version was then the latest: a
-        commit builds on them without listing ``_versions/`` again, as an append does (should
-        another writer have committed since, creating the manifest fails and the commit lists)."""
-        return (self._versions, self._mf) if self._versions.latest == self.version and not self._mf.owned else None
-
     @property
     def schema(self) -> pa.Schema:
         """The Arrow schema of this version (from the manifest's fields)."""

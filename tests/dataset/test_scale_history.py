@@ -135,29 +135,6 @@ def test_append_reads_the_hint_and_one_manifest_without_listing(many, tmp_path, 
     assert lance.dataset(uri).count_rows() == ds.count_rows() == lance.dataset(many).count_rows() + 7
 
 
-@pytest.mark.parametrize("change", ["delete", "update"])
-def test_delete_and_update_of_the_latest_version_do_not_list(many, tmp_path, monkeypatch, change):
-    """A delete or update of the version a dataset read as the latest builds on that read, as an
-    append does: no listing of ``_versions/`` for its commit; pylance reads the result the same."""
-    uri = str(tmp_path / "ds")
-    shutil.copytree(many, uri)
-    ds = lancelot.dataset(uri)
-    listed = []
-    real_list = store_mod.ObjectStore.list_names
-    monkeypatch.setattr(
-        store_mod.ObjectStore, "list_names", lambda self, prefix: listed.append(prefix) or real_list(self, prefix)
-    )
-    if change == "delete":
-        ds.delete("id % 7 = 3")
-    else:
-        ds.update({"id": "id + 1000000"}, where="id % 7 = 3")
-    monkeypatch.undo()
-    assert "_versions" not in listed
-    theirs = lance.dataset(uri)
-    assert ds.version == theirs.version == lance.dataset(many).version + 1
-    assert ds.to_table().sort_by("id").equals(theirs.to_table().sort_by("id"))
-
-
 def test_append_on_a_stale_read_commits_on_top_of_the_newer_version(many, tmp_path):
     """What write_dataset read may be stale by the time it commits: creating the manifest fails,
     and the commit lists, checks and builds on the newer version."""
