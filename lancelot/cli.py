@@ -11,7 +11,7 @@ import difflib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from lancelot import versions
 from lancelot.convert import FORMATS
@@ -221,7 +221,8 @@ def _message(e: BaseException) -> str:
     return text.splitlines()[0] if text.strip() else type(e).__name__
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    """Run ``lancelot ARGV``; ``inspect`` prints its report to ``out`` (default: standard output)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     # bench passes every argument after it to the benchmark runner's own parser
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         def work() -> int:
             from lancelot.inspect import inspect_path
 
-            print(inspect_path(args.file, verbose=args.verbose, max_pages=args.pages))
+            print(inspect_path(args.file, verbose=args.verbose, max_pages=args.pages), file=out)
             return 0
     else:
 

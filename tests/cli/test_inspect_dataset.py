@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 
 import lance
@@ -14,11 +13,11 @@ from lancelot.cli import main
 
 
 def _inspect(path: str) -> str:
-    """``lancelot inspect PATH``'s standard output, captured here rather than by ``capsys``: with the
-    whole suite in one process, ``capsys`` once read nothing while the output reached another stream."""
+    """``lancelot inspect PATH``'s report, written to a stream of the test's own: in the whole suite
+    in one process, ``sys.stdout`` (captured by ``capsys`` or ``redirect_stdout``) was twice found
+    swapped back by then, and the report reached another stream."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["inspect", path]) == 0
+    assert main(["inspect", path], out=out) == 0
     return out.getvalue()
 
 
