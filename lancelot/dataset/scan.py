@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lancelot.dataset.row_id_columns import ROW_COLUMNS
 from lancelot.sql import SqlError
 from lancelot.sql.expression_tree import Call, Field, Literal, Node, conjuncts, expression_tree, fields
 
@@ -51,6 +52,22 @@ def check_filter(filter: object, schema: pa.Schema | None = None) -> pc.Expressi
 
         return parse_filter(filter, schema)
     raise TypeError(f"filter must be a SQL string or a pyarrow.compute.Expression, not {type(filter).__name__}")
+
+
+def as_filter(filter: object, schema: pa.Schema) -> pc.Expression | None:
+    """A scan's filter as an Expression: SQL text is parsed against ``schema`` and the row-id
+    columns, which filters may name as pylance's do."""
+    if isinstance(filter, str):
+        extra = [pa.field(c, pa.uint64()) for c in ROW_COLUMNS if c not in schema.names]
+        schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
+    return check_filter(filter, schema)
+
+
+def row_columns_in(expr: pc.Expression | None, schema: pa.Schema) -> set[str]:
+    """The row-id columns an expression refers to (a superset, from its text)."""
+    if expr is None:
+        return set()
+    return {c for c in filter_columns(expr, list(ROW_COLUMNS)) if c not in schema.names}
 
 
 def _analyse(filter: pc.Expression) -> tuple[list[tuple[str, ...]], Node | None]:

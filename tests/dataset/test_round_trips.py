@@ -166,7 +166,7 @@ def test_scan_keeps_requests_in_flight_side_by_side(stats, scanned, filter, how,
     if how == "own path":
         monkeypatch.setattr(importlib.import_module("lancelot.dataset.group_files"), "MAX_FILE_BYTES", 0)
     if how == "alone":
-        monkeypatch.setattr(importlib.import_module("lancelot.dataset.scanner"), "TASK_FRAGMENTS", 1)
+        monkeypatch.setattr(importlib.import_module("lancelot.dataset.fragment_readahead"), "TASK_FRAGMENTS", 1)
     ds = lancelot.dataset(f"latencyls://{scanned}")
     want = lance.dataset(scanned).to_table(filter=filter)
     stats.reset()
@@ -198,7 +198,7 @@ def test_scan_keeps_requests_in_flight_side_by_side(stats, scanned, filter, how,
 def test_limit_reads_fragments_side_by_side(stats, scanned, scan):
     """A scan with a limit (``head`` too) reads a few fragments side by side (READ_AHEAD), and issues
     no read past the limit without a filter (the manifest's row counts plan it), a bounded few with one."""
-    from lancelot.dataset.scanner import READ_AHEAD
+    from lancelot.dataset.fragment_readahead import READ_AHEAD
 
     ds, ref = lancelot.dataset(f"latencyls://{scanned}"), lance.dataset(scanned)
     live = -(-ROWS * 6 // 7)  # rows per fragment after the delete (at most)

@@ -1,0 +1,212 @@
+"""A scan's rows fragment by fragment, in order, cut in batches as pylance 14 cuts them.
+
+The scan reads its fragments in order: the filter is applied per fragment; ``offset`` and ``limit``
+count the rows that pass, and fragments wholly before the offset or after the limit are never read
+(without a filter, the fragments' row counts plan the window; with one, the reads stop once the limit
+is reached, a few fragments read ahead over an object store: fragment_readahead.py).
+
+Batches (``to_batches``): without a filter, at most ``batch_size`` rows, never spanning two
+fragments; with one, what passed of each ``batch_size`` live rows read (deleted rows too with
+``include_deleted_rows``), empty batches dropped.  When pylance does not evaluate the filter in its
+scan and reads some projected columns after it (late materialisation: ``late``), it joins the
+filtered batches until they reach ``batch_size`` rows, across fragments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lancelot.dataset.fragment_columns import _POS
+from lancelot.dataset.fragment_readahead import READ_AHEAD, read_ahead, tasks
+from lancelot.dataset.scan import apply_filter, filter_columns, simple_filter
+from lancelot.dataset.scan_projection import with_row_columns
+
+if TYPE_CHECKING:
+    from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.fragment_groups import InOrder
+    from lancelot.dataset.scanner import LanceScanner
+
+Piece = tuple["Fragment", pa.Table]
+
+
+def batches(scan: LanceScanner) -> Iterator[pa.RecordBatch]:
+    """The scan's output batches (before blobs are read as bytes): each piece projected, the pieces
+    joined up to ``batch_size`` rows under late materialisation."""
+    size = scan.batch_size
+    bases = scan._bases(scan._proj.rows)
+    joined, held = late(scan), []
+    for frag, t in pieces(scan, size):
+        held.append(scan._finish(frag, t, bases))
+        if joined and sum(h.num_rows for h in held) < size:
+            continue
+        out = pa.concat_tables(held) if len(held) > 1 else held[0]
+        held = []
+        yield from out.combine_chunks().to_batches(max_chunksize=None if joined else size)
+    if held and held[0].num_columns:
+        yield pa.concat_tables(held).combine_chunks().to_batches()[0]
+
+
+def late(scan: LanceScanner) -> bool:
+    """Whether pylance reads some projected columns after a filter it does not evaluate in its scan
+    (late materialisation, which joins the filtered batches until they reach batch_size rows):
+    columns not in the filter whose values (structs aside) have no fixed width, or one of 10 bytes
+    or more (1000 over an object store)."""
+    ds, filt = scan._ds, scan.filter
+    if filt is None or simple_filter(filt):  # (evaluated in the scan: batches kept)
+        return False
+    used = set(filter_columns(filt, list(ds.schema.names)))
+    limit = 10 if ds.store.is_local else 1000
+    for c in scan._proj.reads:
+        t = ds.schema.field(c).type
+        if c in used or pa.types.is_struct(t):
+            continue
+        width = _byte_width(t)
+        if pa.types.is_boolean(t) or width is None or width >= limit:
+            return True
+    return False
+
+
+def _byte_width(t: pa.DataType) -> int | None:
+    """Bytes per value of a fixed-width type (None: variable width, nested)."""
+    try:
+        return int(t.byte_width)
+    except ValueError:
+        return None
+
+
+def pieces(scan: LanceScanner, chunk: int | None) -> Iterator[Piece]:
+    """Per fragment (in order), tables of the columns to read, the rows that pass the filter and fall
+    in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked (or a
+    filtered scan is cut in batches of ``chunk`` rows: ``_batches_of``)."""
+    need_pos = bool(scan._proj.rows)
+    skip, left = scan.offset, scan.limit
+    cols = scan._read_cols()
+    if scan.include_deleted_rows or scan._filter_rows:
+        yield from _pieces_with_deleted(scan, cols, chunk)
+        return
+    reads = _in_order(scan, cols, need_pos or (chunk is not None and scan.filter is not None))
+    # remote with a limit: a few fragments' reads in flight side by side, none issued past the limit
+    ahead = scan.limit is not None and not scan._ds.store.is_local
+    for frag, t in read_ahead(_reads(scan, reads, cols, chunk, need_pos), READ_AHEAD if ahead else 0):
+        if scan.filter is None:  # (offset and limit planned from the fragments' row counts)
+            yield frag, t
+            continue
+        for piece in _batches_of(frag, t, chunk, False):
+            piece, skip, left = _window(piece, skip, left)
+            if piece.num_rows:
+                yield frag, piece
+        if left is not None and left <= 0:
+            return
+
+
+def _reads(
+    scan: LanceScanner, reads: InOrder | None, cols: list[str], chunk: int | None, need_pos: bool
+) -> Iterator[Callable[[], Piece]]:
+    """The reads of ``pieces``, in order, not yet run: without a filter, the pieces in [offset,
+    offset + limit) (from the fragments' row counts); with one, each fragment's rows that pass."""
+    skip, left = scan.offset, scan.limit
+    for i, frag in enumerate(scan._frags):
+        if left is not None and left <= 0:
+            return
+        if scan.filter is not None:
+            yield partial(_whole, reads, frag, i, cols, scan.filter, need_pos or bool(chunk))
+            continue
+        n = frag.count_rows()
+        if skip >= n:
+            skip -= n
+            continue
+        lo, hi = skip, n if left is None else min(n, skip + left)
+        skip = 0
+        if left is not None:
+            left -= hi - lo
+        step = hi - lo if chunk is None else chunk
+        for a in range(lo, hi, step):
+            b = min(hi, a + step)
+            if (a, b) == (0, n) and (chunk is None or reads is not None):
+                yield partial(_whole, reads, frag, i, cols, None, need_pos)
+            else:
+                yield partial(_live_range, frag, a, b, cols, need_pos)
+
+
+def _in_order(scan: LanceScanner, cols: list[str], need_pos: bool) -> InOrder | None:
+    """Whole-fragment reads with the runs of small fragments read together (a scan without a limit:
+    a limit would read a run it may not need); remote, a run's files are fetched side by side."""
+    frags = scan._frags
+    if scan.limit is not None or not cols or len(frags) < 2:
+        return None
+    from lancelot.dataset.fragment_groups import InOrder
+
+    return InOrder(frags, cols, scan.filter, need_pos, tasks(frags))
+
+
+def _pieces_with_deleted(scan: LanceScanner, cols: list[str], chunk: int | None) -> Iterator[Piece]:
+    """Like ``pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
+    and the row-id columns a filter names computed before it is applied."""
+    filt, deleted, skip, left = scan.filter, scan.include_deleted_rows, scan.offset, scan.limit
+    fcols = [] if filt is None else filter_columns(filt, list(scan._ds.schema.names))
+    read = cols + [c for c in fcols if c not in cols]
+    bases = scan._bases(scan._filter_rows)
+    for frag in scan._frags:
+        if left is not None and left <= 0:
+            return
+        if deleted:
+            t = frag._read_physical(read, 0, frag.physical_rows)
+            t = t.append_column(_POS, pa.array(np.arange(frag.physical_rows, dtype=np.int64)))
+        else:
+            t = frag.read(read, positions=True)
+        if filt is not None:
+            if scan._filter_rows:
+                t = with_row_columns(frag, t, scan._filter_rows, bases, deleted)
+            t = apply_filter(t, filt, frag.where).select(cols + [_POS])
+        for piece in _batches_of(frag, t, chunk if filt is not None else None, deleted):
+            piece, skip, left = _window(piece, skip, left)
+            if piece.num_rows:
+                yield frag, piece
+
+
+def _window(t: pa.Table, skip: int, left: int | None) -> tuple[pa.Table, int, int | None]:
+    """The rows of ``t`` after ``skip`` rows, at most ``left`` of them; the offset and limit left."""
+    if skip:
+        cut = min(skip, t.num_rows)
+        t, skip = t.slice(cut), skip - cut
+    if left is not None:
+        t = t.slice(0, left)
+        left -= t.num_rows
+    return t, skip, left
+
+
+def _whole(
+    reads: InOrder | None, frag: Fragment, i: int, cols: list[str], filt: pc.Expression | None, pos: bool
+) -> Piece:
+    """A fragment's live rows (that pass ``filt``), from its run when read together (``reads``)."""
+    return frag, reads.read(i) if reads is not None else frag.read(cols, filt, positions=pos)
+
+
+def _live_range(frag: Fragment, a: int, b: int, cols: list[str], need_pos: bool) -> Piece:
+    """Live rows ``a`` to ``b`` of a fragment, with their physical positions when asked."""
+    t = frag.read_range(a, b - a, cols)
+    if need_pos:
+        t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
+    return frag, t
+
+
+def _batches_of(frag: Fragment, t: pa.Table, chunk: int | None, physical: bool) -> list[pa.Table]:
+    """A fragment's filtered rows cut as pylance's batches: the fragment read ``chunk`` live rows
+    (``physical``: rows, deleted too) at a time, each batch filtered, the empty ones dropped."""
+    if chunk is None or t.num_rows <= 1:
+        return [t]
+    pos = t.column(_POS).to_numpy().astype(np.int64)
+    deleted = frag.deleted_positions() if not physical else np.empty(0, np.int64)
+    live = pos - np.searchsorted(deleted, pos) if len(deleted) else pos
+    which = live // chunk
+    if which[0] == which[-1]:
+        return [t]
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    bounds = [0, *cuts.tolist(), t.num_rows]
+    return [t.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
