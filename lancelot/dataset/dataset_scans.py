@@ -295,8 +295,8 @@ class ScansMixin:
         """The scan's result in record batches: ``scanner(...).to_batches()``.
 
         A batch holds at most ``batch_size`` rows, and never rows of two fragments; with a filter, a
-        batch holds the rows that passed of ``batch_size`` rows read (empty ones are skipped), as
-        pylance cuts them.
+        batch holds the rows that passed of ``batch_size`` rows read (empty ones are skipped), joined
+        up to ``batch_size`` rows when columns are read after the filter, as pylance cuts them.
 
         Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
 

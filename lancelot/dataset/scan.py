@@ -173,21 +173,6 @@ def zone_filters(filter: pc.Expression | None, *, extended: bool = False) -> lis
     return out
 
 
-def simple_filter(filter: pc.Expression) -> bool:
-    """Whether the filter is made of conditions zone maps understand (``zone_filters(extended=True)``)
-    joined by AND and OR: the filters pylance evaluates inside its scan."""
-    _, tree = _analyse(filter)
-    return tree is not None and _simple(tree)
-
-
-def _simple(node: Node) -> bool:
-    if isinstance(node, Call) and node.function in ("and_kleene", "or_kleene", "and", "or", "invert"):
-        return all(_simple(a) for a in node.args)
-    if isinstance(node, Call) and node.function in ("match_like", "if_else"):  # LIKE: yes; IN: no
-        return node.function == "match_like" and isinstance(node.args[0], Field)
-    return _conjunct(node, True) is not None
-
-
 def apply_filter(table: pa.Table, filter: pc.Expression, where: str) -> pa.Table:
     """``table.filter(filter)``; pyarrow's complaints (unknown column, bad types, a value a cast
     cannot convert) as a SqlError, a ValueError as pylance's."""

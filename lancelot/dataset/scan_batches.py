@@ -7,9 +7,10 @@ is reached, a few fragments read ahead over an object store: fragment_readahead.
 
 Batches (``to_batches``): without a filter, at most ``batch_size`` rows, never spanning two
 fragments; with one, what passed of each ``batch_size`` live rows read (deleted rows too with
-``include_deleted_rows``), empty batches dropped.  When pylance does not evaluate the filter in its
-scan and reads some projected columns after it (late materialisation: ``late``), it joins the
-filtered batches until they reach ``batch_size`` rows, across fragments.
+``include_deleted_rows``), empty batches dropped.  When pylance reads some projected columns after
+the filter (late materialisation: ``late``), it coalesces the filtered batches before taking those
+columns: batches held until they reach ``batch_size`` rows (across fragments), a batch of
+``batch_size`` rows passed on alone after those held.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import _POS
 from lancelot.dataset.fragment_readahead import READ_AHEAD, read_ahead, tasks
-from lancelot.dataset.scan import apply_filter, filter_columns, simple_filter
+from lancelot.dataset.scan import apply_filter, filter_columns
 from lancelot.dataset.scan_projection import with_row_columns
 
 if TYPE_CHECKING:
@@ -36,29 +37,40 @@ Piece = tuple["Fragment", pa.Table]
 
 
 def batches(scan: LanceScanner) -> Iterator[pa.RecordBatch]:
-    """The scan's output batches (before blobs are read as bytes): each piece projected, the pieces
-    joined up to ``batch_size`` rows under late materialisation."""
+    """The scan's output batches (before blobs are read as bytes): each piece projected; under late
+    materialisation, the pieces coalesced as pylance coalesces them before its take: held until they
+    reach ``batch_size`` rows, a piece of ``batch_size`` rows passed on alone after those held."""
     size = scan.batch_size
     bases = scan._bases(scan._proj.rows)
-    joined, held = late(scan), []
+    joined = late(scan)
+    held: list[pa.Table] = []
     for frag, t in pieces(scan, size):
-        held.append(scan._finish(frag, t, bases))
-        if joined and sum(h.num_rows for h in held) < size:
+        out = scan._finish(frag, t, bases)
+        if not joined:
+            yield from out.combine_chunks().to_batches(max_chunksize=size)
             continue
-        out = pa.concat_tables(held) if len(held) > 1 else held[0]
-        held = []
-        yield from out.combine_chunks().to_batches(max_chunksize=None if joined else size)
+        if out.num_rows >= size:
+            yield from _joined(held)
+            held = []
+        held.append(out)
+        if sum(h.num_rows for h in held) >= size:
+            yield from _joined(held)
+            held = []
+    yield from _joined(held)
+
+
+def _joined(held: list[pa.Table]) -> Iterator[pa.RecordBatch]:
+    """The tables ``held`` as one batch (none if there are none, or no columns)."""
     if held and held[0].num_columns:
-        yield pa.concat_tables(held).combine_chunks().to_batches()[0]
+        yield (pa.concat_tables(held) if len(held) > 1 else held[0]).combine_chunks().to_batches()[0]
 
 
 def late(scan: LanceScanner) -> bool:
-    """Whether pylance reads some projected columns after a filter it does not evaluate in its scan
-    (late materialisation, which joins the filtered batches until they reach batch_size rows):
-    columns not in the filter whose values (structs aside) have no fixed width, or one of 10 bytes
-    or more (1000 over an object store)."""
+    """Whether pylance reads some projected columns after the filter, taking them by row id (late
+    materialisation): columns not in the filter whose values (structs aside) have no fixed width,
+    or one of 10 bytes or more (1000 over an object store)."""
     ds, filt = scan._ds, scan.filter
-    if filt is None or simple_filter(filt):  # (evaluated in the scan: batches kept)
+    if filt is None:
         return False
     used = set(filter_columns(filt, list(ds.schema.names)))
     limit = 10 if ds.store.is_local else 1000

@@ -210,8 +210,7 @@ class LanceScanner:
         return self._ds.schema
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """The result in record batches of at most ``batch_size`` rows; a batch never holds rows of two
-        fragments (as in pylance).
+        """The result in record batches, cut as pylance cuts them (dataset/scan_batches.py).
 
         Returns:
             An iterator of ``pyarrow.RecordBatch`` (fragments are read as the iterator advances).

@@ -35,9 +35,12 @@ SCANS = [
     {"batch_size": 8, "filter": "_rowid % 3 = 0"},
     {"batch_size": 8, "offset": 5, "limit": 50},
     {"filter": "id % 3 = 0", "limit": 25},
-    # a string column read after a filter pylance does not evaluate in its scan: batches joined
+    # a string column read after the filter (late materialisation): batches joined
     {"batch_size": 8, "filter": "id % 3 = 0", "columns": ["id", "s"]},
     {"batch_size": 8, "filter": "id % 3 = 0", "columns": ["s"], "offset": 3, "limit": 50},
+    # zone-map filters too; a batch of batch_size rows passes on alone, after those held
+    {"batch_size": 8, "filter": "id > 50", "columns": ["id", "s"]},
+    {"batch_size": 8, "filter": "x > 10", "columns": ["s"]},
 ]
 
 
