@@ -192,12 +192,7 @@ class LanceScanner:
         """The schema of the scan's result."""
         self._require_column()
         if self._schema is None:
-            empty = self._empty_input()
-            frag = self._frags[0] if self._frags else None
-            if frag is None or not self._proj.rows:
-                t = self._project(self._proj.with_empty_rows(empty))
-            else:
-                t = self._finish(frag, empty, None)
+            t = self._project(self._proj.with_empty_rows(self._empty_input()))
             if self.nearest is not None and not self.no_distance:
                 at = len(self._proj.names) - self._proj.added
                 t = t.add_column(at, pa.field("_distance", pa.float32()), pa.array([], pa.float32()))
