@@ -79,13 +79,18 @@ def is_blob_field(field: pa.Field) -> bool:
 def scan_field(field: pa.Field) -> pa.Field:
     """The field as a dataset scan returns it: blobs as their descriptions."""
     if is_blob_v2(field):
-        md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
-        return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
+        return description_v2(field)
     if field_metadata.is_blob(field):
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
     if holds_blob(field, is_blob_field):
         return map_children(field, scan_field)
     return field
+
+
+def description_v2(field: pa.Field) -> pa.Field:
+    """A blob v2 field as its column of descriptions (a packed struct)."""
+    md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+    return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
 
 
 def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
@@ -265,6 +270,22 @@ def blob_file_name(blob_id: int) -> str:
     return format(int(blob_id) & 0xFFFFFFFF, "032b")[::-1]
 
 
+def sidecar_path(data_path: str, blob_id: int) -> str:
+    """The sidecar of a packed or dedicated blob of the data file at ``data_path``."""
+    stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
+    return f"{stem}/{blob_file_name(blob_id)}.blob"
+
+
+def column_file(ds: LanceDataset, frag: Fragment, top: str) -> tuple[LanceFile, Any, Any, str, str] | None:
+    """The data file of ``frag`` holding column ``top``: its reader, its column names, its store, its path in the
+    store and in the fragment (None: the column has no file there)."""
+    for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
+        if top in names:
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+            return lf, names, store, posixpath.join(prefix, df.path), df.path
+    return None
+
+
 def resolve_blob_column(ds: LanceDataset, column: str) -> tuple[str, list[str], pa.Field]:
     """The top-level column, the path of struct fields below it and the field of a blob column named ``column``
     (``"img"``, or ``"s.img"`` for a blob field inside a struct, as pylance takes)."""
@@ -298,18 +319,16 @@ def places_in(
     """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file of column
     ``top``; None: a null)."""
     out: list[BlobPlace | None] = [None] * len(rows)
-    files: dict[int, tuple[LanceFile, Any, str, str]] = {}
+    files: dict[int, tuple[LanceFile, Any, Any, str, str] | None] = {}
     for i, (r, d) in enumerate(zip(rows, descs)):
         if d is None:
             continue
         frag = r.fragment
         if frag.fragment_id not in files:
-            for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-                if top in names:
-                    store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-                    files[frag.fragment_id] = (lf, store, posixpath.join(prefix, df.path), df.path)
-                    break
-        lf, store, data_path, rel = files[frag.fragment_id]
+            files[frag.fragment_id] = column_file(ds, frag, top)
+        hit = files[frag.fragment_id]
+        assert hit is not None
+        lf, _, store, data_path, rel = hit
         where = f"{frag.where}: data file {rel}, column {column!r}, row {r.position}"
         out[i] = place_of(ds, lf, store, data_path, d, where)
     return out
@@ -321,18 +340,15 @@ def _places(ds: LanceDataset, column: str, rows: Rows) -> list[BlobPlace | None]
     top, path, _ = resolve_blob_column(ds, column)
     flat: list[BlobPlace | None] = []
     for frag, pos in rows.groups:
-        for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-            if top not in names:
-                continue
-            desc = described(lf).take(pos, [names[top]]).column(0).combine_chunks()
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-            data_path = posixpath.join(prefix, df.path)
-            for row, d in zip(pos.tolist(), desc.to_pylist()):
-                where = f"{frag.where}: data file {df.path}, column {column!r}, row {row}"
-                flat.append(place_of(ds, lf, store, data_path, descend(d, path), where))
-            break
-        else:
+        hit = column_file(ds, frag, top)
+        if hit is None:
             flat.extend([None] * len(pos))
+            continue
+        lf, names, store, data_path, rel = hit
+        desc = described(lf).take(pos, [names[top]]).column(0).combine_chunks()
+        for row, d in zip(pos.tolist(), desc.to_pylist()):
+            where = f"{frag.where}: data file {rel}, column {column!r}, row {row}"
+            flat.append(place_of(ds, lf, store, data_path, descend(d, path), where))
     return flat if rows.back is None else [flat[i] for i in rows.back.tolist()]
 
 
@@ -355,8 +371,7 @@ def place_of(
         _check_range(position, size, file_size, where, lf.path)
         return BlobPlace(opener, position, size, where, False, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):
-        stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
-        path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
+        path = sidecar_path(data_path, d["blob_id"])
 
         def sidecar() -> ByteSource:
             try:
@@ -437,12 +452,7 @@ def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) ->
             for i in members:
                 p = places[i]
                 assert p is not None
-                if p.offset < 0 or p.size < 0 or p.offset + p.size > src.size:  # each place of a shared source
-                    raise CorruptFileError(
-                        f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside "
-                        f"{src.path} of {src.size} bytes",
-                        path=src.path,
-                    )
+                _check_range(p.offset, p.size, src.size, p.where, src.path, src.path)  # each place of a shared source
                 reqs.append((p.offset + spans[i][0], spans[i][1]))
             for i, buf in zip(members, src.read_ranges(reqs)):
                 out[i] = bytes(buf)
