@@ -228,28 +228,16 @@ def selected(ds: LanceDataset, kind: str, values: Any) -> Rows:
     if kind == "indices":
         return by_index(ds, values, "index", error=BlobColumnError)
     addr = as_integers(values, where, "row selection").astype(np.uint64, copy=False)
-    if kind == "ids" and _stable_row_ids(ds):
-        ids = addr
+    ids, by_id = addr, kind == "ids" and ds.has_stable_row_ids
+    if by_id:
         addr = addresses_of(ds, ids, error=BlobColumnError)
 
-        def deleted(a: int) -> LanceError:  # pylance: a ValueError for a row id
+    def deleted(a: int) -> LanceError:  # pylance: a ValueError for a row id, a NotImplementedError for an address
+        if by_id:
             return BlobColumnError(f"{where}: row id {int(ids[addr == a][0])} was deleted or not found")
-
-        return by_address(ds, addr, deleted, error=BlobColumnError)
-    return by_address(ds, addr, _deleted_address(where), error=BlobColumnError)
-
-
-def _deleted_address(where: str) -> Callable[[int], LanceError]:
-    def refuse(a: int) -> LanceError:
         return DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
 
-    return refuse
-
-
-def _stable_row_ids(ds: LanceDataset) -> bool:
-    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
-
-    return bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+    return by_address(ds, addr, deleted, error=BlobColumnError)
 
 
 # -- where the bytes are --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ are deleted."""
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -236,10 +237,6 @@ def _add_columns_task(
     return out, data_files([nf])[len(frag.data_fragment.files) :]
 
 
-def _second(pair: tuple[Any, list[str]]) -> list[str]:
-    return pair[1]
-
-
 def _plan_udf(
     cur: LanceDataset, udf: Callable[[Any], Any], cols: list[str], pandas: bool, output_schema: pa.Schema | None
 ) -> pa.Schema:
@@ -339,7 +336,7 @@ def add_columns(
             if null:
                 frags = list(cur.manifest.fragments)
             else:
-                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, _second)
+                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, operator.itemgetter(1))
                 frags = [table_pb2.DataFragment.FromString(b) for b, _ in results]
             txn, build = merge_transaction(cur, frags, list(cur.manifest.fields) + fields)
             return job.commit(lambda: commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version))
