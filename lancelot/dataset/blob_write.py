@@ -43,7 +43,7 @@ from lancelot.dataset.blob import (
 )
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
-from lancelot.extension_types import map_children
+from lancelot.extension_types import child_fields, map_child_arrays, map_children
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
 
@@ -241,17 +241,9 @@ class BlobV2Writer:
             return self._describe(col, *self._limits[path], ".".join(path))
         if not holds_blob(field, is_blob_field):
             return col
-        t = field.type
-        if _is_list(t):
-            item = t.value_field
-            out = _map_v2(pa.field(field.name, t), description_v2).type
-            return _map_items(col, out, lambda items: self._convert(items, item, (*path, item.name)))
-        kids = [t.field(k) for k in range(t.num_fields)]
-        arrays = [self._convert(col.field(k), kid, (*path, kid.name)) for k, kid in enumerate(kids)]
-        valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
-        mask = None if valid.all() else pa.array(~valid)
-        out_fields = [_map_v2(kid, description_v2) for kid in kids]
-        return pa.StructArray.from_arrays(arrays, fields=out_fields, mask=mask)
+        kids = child_fields(field.type)
+        out = _map_v2(field, description_v2).type
+        return map_child_arrays(col, out, lambda child, i: self._convert(child, kids[i], (*path, kids[i].name)))
 
     # -- one column -------------------------------------------------------------------------
     def _describe(self, col: pa.Array, inline_max: int, dedicated: int, pack_max: int, name: str) -> pa.StructArray:
@@ -403,17 +395,6 @@ def _leaf_paths(field: pa.Field, path: tuple[str, ...] = ()) -> Iterator[tuple[t
             yield from _leaf_paths(field.type.field(i), here)
 
 
-def _map_items(col: pa.Array, out: pa.DataType, convert: Callable[[pa.Array], pa.Array]) -> pa.Array:
-    """A list array of type ``out`` with ``convert(items)`` as its items (the span its offsets cover), its offsets
-    (rebased) and validity kept."""
-    offs = np.asarray(col.offsets.to_numpy(zero_copy_only=False), np.int64)
-    values = convert(col.values.slice(int(offs[0]), int(offs[-1] - offs[0])))
-    large = pa.types.is_large_list(out)
-    rebased = pa.array(offs - offs[0], pa.int64() if large else pa.int32())
-    cls = pa.LargeListArray if large else pa.ListArray
-    return cls.from_arrays(rebased, values, type=out, mask=col.is_null() if col.null_count else None)
-
-
 def _ramp(sizes: np.ndarray) -> np.ndarray:
     """``concatenate([arange(s) for s in sizes])``, vectorized."""
     total = int(sizes.sum())
@@ -455,15 +436,12 @@ def _rebuilt(
         return _values_of(frag, top, path, arr, field, live)
     if not holds_blob(field, is_blob_field):
         return arr
-    if _is_list(field.type):  # a list of blobs: its items
-        item = field.type.value_field
-        return _map_items(arr, field.type, lambda items: _rebuilt(frag, top, (*path, item.name), items, item, None))
-    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
-    below = valid if live is None else valid & live
-    kids = [field.type.field(k) for k in range(field.type.num_fields)]
-    children = [_rebuilt(frag, top, (*path, k.name), arr.field(j), k, below) for j, k in enumerate(kids)]
-    mask = None if valid.all() else pa.array(~valid)
-    return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+    below = None  # (the items of a list of blobs: each its own row)
+    if pa.types.is_struct(field.type):
+        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+        below = valid if live is None else valid & live
+    kids = child_fields(field.type)
+    return map_child_arrays(arr, field.type, lambda c, i: _rebuilt(frag, top, (*path, kids[i].name), c, kids[i], below))
 
 
 def _values_of(
