@@ -141,13 +141,12 @@ def _write_column_files(
         for f in frags:
             nf = table_pb2.DataFragment()
             nf.CopyFrom(f.data_fragment)
-            n = f.physical_rows
             hit = _checkpointed(checkpoint, f, fields) if checkpoint is not None else None
             if hit is not None:
                 out.append(hit)
                 continue
             t = next(computed) if computed is not None else None
-            if not n:
+            if not f.physical_rows:
                 out.append(nf)
                 continue
             t = new_values(f, t if t is not None else values(f), schema)
@@ -157,11 +156,7 @@ def _write_column_files(
             prev = pool.submit(write, nf, t)
         if prev is not None:
             prev.result()
-        if computed is not None:
-            computed.close()
     except BaseException:
-        if computed is not None:
-            computed.close()
         if prev is not None:
             wait([prev])
         for p in written:  # files no manifest will reference
@@ -170,6 +165,9 @@ def _write_column_files(
             except Exception:  # noqa: BLE001
                 pass
         raise
+    finally:
+        if computed is not None:
+            computed.close()
     return out
 
 
