@@ -403,9 +403,12 @@ def _checked_source(src: ByteSource, position: int, size: int, where: str, path:
 
 
 # -- the API (LanceDataset.take_blobs / read_blobs / read_blob_ranges) ------------------------------
-def choose(ds: LanceDataset, blob_column: str, ids: Any, addresses: Any, indices: Any) -> Rows:
-    """The rows selected by exactly one of ``ids``, ``addresses``, ``indices`` of a blob column."""
-    kind, values = _selection(ids, addresses, indices)
+def choose(
+    ds: LanceDataset, blob_column: str, ids: Any, addresses: Any, indices: Any, given: str | None = None
+) -> Rows:
+    """The rows selected by exactly one of ``ids``, ``addresses``, ``indices`` of a blob column (or by ``ids`` as the
+    ``given`` kind)."""
+    kind, values = _selection(ids, addresses, indices, given)
     resolve_blob_column(ds, blob_column)
     return selected(ds, kind, values)
 
@@ -471,9 +474,7 @@ def read_blob_ranges(
 ) -> list[tuple[int, int, bytes | None]]:
     """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
     reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
-    kind, values = _selection([r for r, _, _ in reqs], None, None, given=selector)
-    resolve_blob_column(ds, blob_column)
-    rows = selected(ds, kind, values)
+    rows = choose(ds, blob_column, [r for r, _, _ in reqs], None, None, given=selector)
     places = _places(ds, blob_column, rows)
     addresses = rows.addresses().tolist()
     for i, ((_, off, ln), p) in enumerate(zip(reqs, places)):
