@@ -88,34 +88,40 @@ def _to_stored(arr: pa.Array, stored: pa.DataType) -> pa.Array:
         arr = arr.storage
     if not _holds_json(arr.type):
         return arr if arr.type == stored else arr.cast(stored)
-    if pa.types.is_struct(arr.type):
-        kids = [stored.field(i) for i in range(stored.num_fields)]
-        children = [_to_stored(arr.field(i), k.type) for i, k in enumerate(kids)]
-        return pa.StructArray.from_arrays(children, fields=kids, mask=_mask(arr))
-    if pa.types.is_fixed_size_list(arr.type):
-        flat = arr.flatten() if not arr.offset else arr.values.slice(arr.offset * arr.type.list_size)
-        values = _to_stored(flat.slice(0, len(arr) * arr.type.list_size), stored.value_type)
-        return pa.FixedSizeListArray.from_arrays(values, type=stored, mask=_mask(arr))
-    if pa.types.is_map(arr.type):
-        offs, start, n = _offsets(arr)
-        keys = _to_stored(arr.keys.slice(start, n), stored.key_type)
-        items = _to_stored(arr.items.slice(start, n), stored.item_type)
-        return pa.MapArray.from_arrays(offs, keys, items, type=stored, mask=_mask(arr))
-    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
-        cls = pa.LargeListArray if pa.types.is_large_list(stored) else pa.ListArray
-        offs, start, n = _offsets(arr)
-        values = _to_stored(arr.values.slice(start, n), stored.value_type)
-        return cls.from_arrays(offs, values, type=stored, mask=_mask(arr))
-    raise UnsupportedTypeError(f"JSON inside {arr.type} is not writable")
+    kids = child_fields(stored)
+    return map_child_arrays(arr, stored, lambda child, i: _to_stored(child, kids[i].type))
 
 
-def _offsets(arr: pa.Array) -> tuple[pa.Array, int, int]:
-    """The offsets of a list or map array rebased to 0, and the start and length of its values (pyarrow builds no list
-    from sliced offsets with a null mask)."""
+def child_fields(t: pa.DataType) -> list[pa.Field]:
+    """The children of a nested type as ``map_child_arrays`` numbers them: a struct's fields, a list's item, a map's
+    key and item."""
+    if pa.types.is_struct(t):
+        return [t.field(i) for i in range(t.num_fields)]
+    return [t.key_field, t.item_field] if pa.types.is_map(t) else [t.value_field]
+
+
+def map_child_arrays(arr: pa.Array, out: pa.DataType, fn: Callable[[pa.Array, int], pa.Array]) -> pa.Array:
+    """``arr`` (a struct, a list of any kind or a map) as type ``out``, each child (``child_fields``' number ``i``)
+    replaced by ``fn(child, i)``; validity kept, list offsets rebased to 0 (the child passed is the span they cover:
+    pyarrow builds no list from sliced offsets with a null mask).  The one rebuild the JSON and blob rewrites share."""
+    t = arr.type
+    if pa.types.is_struct(t):
+        children = [fn(arr.field(i), i) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=child_fields(out), mask=_mask(arr))
+    if pa.types.is_fixed_size_list(t):
+        values = fn(arr.values.slice(arr.offset * t.list_size, len(arr) * t.list_size), 0)
+        return pa.FixedSizeListArray.from_arrays(values, type=out, mask=_mask(arr))
+    if not (pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_large_list(t)):
+        raise UnsupportedTypeError(f"JSON inside {t} is not writable")
     offs = arr.offsets
     start = int(offs[0].as_py()) if len(offs) else 0
-    end = int(offs[-1].as_py()) if len(offs) else 0
-    return pc.subtract(offs, pa.scalar(start, offs.type)), start, end - start
+    n = (int(offs[-1].as_py()) if len(offs) else 0) - start
+    offs = pc.subtract(offs, pa.scalar(start, offs.type))
+    if pa.types.is_map(t):
+        keys, items = fn(arr.keys.slice(start, n), 0), fn(arr.items.slice(start, n), 1)
+        return pa.MapArray.from_arrays(offs, keys, items, type=out, mask=_mask(arr))
+    cls = pa.LargeListArray if pa.types.is_large_list(out) else pa.ListArray
+    return cls.from_arrays(offs, fn(arr.values.slice(start, n), 0), type=out, mask=_mask(arr))
 
 
 def _is_jsonb(f: pa.Field) -> bool:
@@ -175,26 +181,8 @@ def _decoded(arr: pa.Array, f: pa.Field) -> pa.Array:
         return jsonb.decode_array(arr)
     if not _is_lance_json(f):
         return arr
-    t, shown = f.type, _json_field(f).type
-    if pa.types.is_struct(t):
-        children = [_decoded(arr.field(i), t.field(i)) for i in range(t.num_fields)]
-        kids = [shown.field(i) for i in range(shown.num_fields)]
-        return pa.StructArray.from_arrays(children, fields=kids, mask=_mask(arr))
-    if pa.types.is_fixed_size_list(t):
-        size = t.list_size
-        values = _decoded(arr.values.slice(arr.offset * size, len(arr) * size), t.value_field)
-        return pa.FixedSizeListArray.from_arrays(values, type=shown, mask=_mask(arr))
-    if pa.types.is_map(t):
-        offs, start, n = _offsets(arr)
-        keys = _decoded(arr.keys.slice(start, n), t.key_field)
-        items = _decoded(arr.items.slice(start, n), t.item_field)
-        return pa.MapArray.from_arrays(offs, keys, items, type=shown, mask=_mask(arr))
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
-        offs, start, n = _offsets(arr)
-        values = _decoded(arr.values.slice(start, n), t.value_field)
-        return cls.from_arrays(offs, values, type=shown, mask=_mask(arr))
-    return arr
+    kids = child_fields(f.type)
+    return map_child_arrays(arr, _json_field(f).type, lambda child, i: _decoded(child, kids[i]))
 
 
 def dataset_columns(table: pa.Table) -> list[pa.ChunkedArray | pa.Array]:

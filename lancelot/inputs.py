@@ -11,6 +11,7 @@ RecordBatches or Tables.  Anything else is a TypeError that names what was given
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterable, Iterator
 
@@ -106,9 +107,4 @@ def as_batches(
         first = next(it)
     except StopIteration:
         return None, iter(())
-    return first.schema, _chain(first, it)
-
-
-def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    yield first
-    yield from rest
+    return first.schema, itertools.chain([first], it)

@@ -79,13 +79,18 @@ def is_blob_field(field: pa.Field) -> bool:
 def scan_field(field: pa.Field) -> pa.Field:
     """The field as a dataset scan returns it: blobs as their descriptions."""
     if is_blob_v2(field):
-        md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
-        return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
+        return description_v2(field)
     if field_metadata.is_blob(field):
         return pa.field(field.name, DESCRIPTION_V1, field.nullable, field.metadata)
     if holds_blob(field, is_blob_field):
         return map_children(field, scan_field)
     return field
+
+
+def description_v2(field: pa.Field) -> pa.Field:
+    """A blob v2 field as its column of descriptions (a packed struct)."""
+    md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
+    return pa.field(field.name, DESCRIPTION_V2, field.nullable, md)
 
 
 def holds_blob(field: pa.Field, test: Callable[[pa.Field], bool]) -> bool:
@@ -223,28 +228,16 @@ def selected(ds: LanceDataset, kind: str, values: Any) -> Rows:
     if kind == "indices":
         return by_index(ds, values, "index", error=BlobColumnError)
     addr = as_integers(values, where, "row selection").astype(np.uint64, copy=False)
-    if kind == "ids" and _stable_row_ids(ds):
-        ids = addr
+    ids, by_id = addr, kind == "ids" and ds.has_stable_row_ids
+    if by_id:
         addr = addresses_of(ds, ids, error=BlobColumnError)
 
-        def deleted(a: int) -> LanceError:  # pylance: a ValueError for a row id
+    def deleted(a: int) -> LanceError:  # pylance: a ValueError for a row id, a NotImplementedError for an address
+        if by_id:
             return BlobColumnError(f"{where}: row id {int(ids[addr == a][0])} was deleted or not found")
-
-        return by_address(ds, addr, deleted, error=BlobColumnError)
-    return by_address(ds, addr, _deleted_address(where), error=BlobColumnError)
-
-
-def _deleted_address(where: str) -> Callable[[int], LanceError]:
-    def refuse(a: int) -> LanceError:
         return DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
 
-    return refuse
-
-
-def _stable_row_ids(ds: LanceDataset) -> bool:
-    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
-
-    return bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
+    return by_address(ds, addr, deleted, error=BlobColumnError)
 
 
 # -- where the bytes are --------------------------------------------------------------------------
@@ -263,6 +256,22 @@ class BlobPlace:
 def blob_file_name(blob_id: int) -> str:
     """The sidecar name of a blob id: its 32 binary digits, least significant first."""
     return format(int(blob_id) & 0xFFFFFFFF, "032b")[::-1]
+
+
+def sidecar_path(data_path: str, blob_id: int) -> str:
+    """The sidecar of a packed or dedicated blob of the data file at ``data_path``."""
+    stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
+    return f"{stem}/{blob_file_name(blob_id)}.blob"
+
+
+def column_file(ds: LanceDataset, frag: Fragment, top: str) -> tuple[LanceFile, Any, Any, str, str] | None:
+    """The data file of ``frag`` holding column ``top``: its reader, its column names, its store, its path in the
+    store and in the fragment (None: the column has no file there)."""
+    for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
+        if top in names:
+            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+            return lf, names, store, posixpath.join(prefix, df.path), df.path
+    return None
 
 
 def resolve_blob_column(ds: LanceDataset, column: str) -> tuple[str, list[str], pa.Field]:
@@ -298,18 +307,16 @@ def places_in(
     """Where the blobs of descriptions in hand lie (``descs[i]`` read from row ``rows[i]``'s data file of column
     ``top``; None: a null)."""
     out: list[BlobPlace | None] = [None] * len(rows)
-    files: dict[int, tuple[LanceFile, Any, str, str]] = {}
+    files: dict[int, tuple[LanceFile, Any, Any, str, str] | None] = {}
     for i, (r, d) in enumerate(zip(rows, descs)):
         if d is None:
             continue
         frag = r.fragment
         if frag.fragment_id not in files:
-            for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-                if top in names:
-                    store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-                    files[frag.fragment_id] = (lf, store, posixpath.join(prefix, df.path), df.path)
-                    break
-        lf, store, data_path, rel = files[frag.fragment_id]
+            files[frag.fragment_id] = column_file(ds, frag, top)
+        hit = files[frag.fragment_id]
+        assert hit is not None
+        lf, _, store, data_path, rel = hit
         where = f"{frag.where}: data file {rel}, column {column!r}, row {r.position}"
         out[i] = place_of(ds, lf, store, data_path, d, where)
     return out
@@ -321,18 +328,15 @@ def _places(ds: LanceDataset, column: str, rows: Rows) -> list[BlobPlace | None]
     top, path, _ = resolve_blob_column(ds, column)
     flat: list[BlobPlace | None] = []
     for frag, pos in rows.groups:
-        for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-            if top not in names:
-                continue
-            desc = described(lf).take(pos, [names[top]]).column(0).combine_chunks()
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-            data_path = posixpath.join(prefix, df.path)
-            for row, d in zip(pos.tolist(), desc.to_pylist()):
-                where = f"{frag.where}: data file {df.path}, column {column!r}, row {row}"
-                flat.append(place_of(ds, lf, store, data_path, descend(d, path), where))
-            break
-        else:
+        hit = column_file(ds, frag, top)
+        if hit is None:
             flat.extend([None] * len(pos))
+            continue
+        lf, names, store, data_path, rel = hit
+        desc = described(lf).take(pos, [names[top]]).column(0).combine_chunks()
+        for row, d in zip(pos.tolist(), desc.to_pylist()):
+            where = f"{frag.where}: data file {rel}, column {column!r}, row {row}"
+            flat.append(place_of(ds, lf, store, data_path, descend(d, path), where))
     return flat if rows.back is None else [flat[i] for i in rows.back.tolist()]
 
 
@@ -355,8 +359,7 @@ def place_of(
         _check_range(position, size, file_size, where, lf.path)
         return BlobPlace(opener, position, size, where, False, lf.path)
     if kind in (KIND_PACKED, KIND_DEDICATED):
-        stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
-        path = f"{stem}/{blob_file_name(d['blob_id'])}.blob"
+        path = sidecar_path(data_path, d["blob_id"])
 
         def sidecar() -> ByteSource:
             try:
@@ -400,9 +403,12 @@ def _checked_source(src: ByteSource, position: int, size: int, where: str, path:
 
 
 # -- the API (LanceDataset.take_blobs / read_blobs / read_blob_ranges) ------------------------------
-def choose(ds: LanceDataset, blob_column: str, ids: Any, addresses: Any, indices: Any) -> Rows:
-    """The rows selected by exactly one of ``ids``, ``addresses``, ``indices`` of a blob column."""
-    kind, values = _selection(ids, addresses, indices)
+def choose(
+    ds: LanceDataset, blob_column: str, ids: Any, addresses: Any, indices: Any, given: str | None = None
+) -> Rows:
+    """The rows selected by exactly one of ``ids``, ``addresses``, ``indices`` of a blob column (or by ``ids`` as the
+    ``given`` kind)."""
+    kind, values = _selection(ids, addresses, indices, given)
     resolve_blob_column(ds, blob_column)
     return selected(ds, kind, values)
 
@@ -437,12 +443,7 @@ def read_places(places: list[BlobPlace | None], spans: list[tuple[int, int]]) ->
             for i in members:
                 p = places[i]
                 assert p is not None
-                if p.offset < 0 or p.size < 0 or p.offset + p.size > src.size:  # each place of a shared source
-                    raise CorruptFileError(
-                        f"{p.where}: blob description [{p.offset}, {p.offset + p.size}) lies outside "
-                        f"{src.path} of {src.size} bytes",
-                        path=src.path,
-                    )
+                _check_range(p.offset, p.size, src.size, p.where, src.path, src.path)  # each place of a shared source
                 reqs.append((p.offset + spans[i][0], spans[i][1]))
             for i, buf in zip(members, src.read_ranges(reqs)):
                 out[i] = bytes(buf)
@@ -473,9 +474,7 @@ def read_blob_ranges(
 ) -> list[tuple[int, int, bytes | None]]:
     """``(request index, row address, bytes)`` per ``(row, offset, length)`` request."""
     reqs = [(int(r), int(o), int(n)) for r, o, n in requests]
-    kind, values = _selection([r for r, _, _ in reqs], None, None, given=selector)
-    resolve_blob_column(ds, blob_column)
-    rows = selected(ds, kind, values)
+    rows = choose(ds, blob_column, [r for r, _, _ in reqs], None, None, given=selector)
     places = _places(ds, blob_column, rows)
     addresses = rows.addresses().tolist()
     for i, ((_, off, ln), p) in enumerate(zip(reqs, places)):

@@ -18,7 +18,6 @@ into such values, for rewrites (compaction)."""
 from __future__ import annotations
 
 import os
-import posixpath
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -33,16 +32,18 @@ from lancelot.dataset.blob import (
     KIND_INLINE,
     KIND_PACKED,
     BlobPlace,
-    blob_file_name,
+    column_file,
+    description_v2,
     holds_blob,
     is_blob_field,
     is_blob_v2,
     place_of,
     read_places,
+    sidecar_path,
 )
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
-from lancelot.extension_types import map_children
+from lancelot.extension_types import child_fields, map_child_arrays, map_children
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
 
@@ -76,35 +77,18 @@ def _v2(version: str) -> bool:
         return False
 
 
-def _is_v2_leaf(field: pa.Field) -> bool:
-    """A field that is one blob v2 value per row: the ``lance.blob.v2`` extension, or a binary field with the blob key
-    (pylance 14 takes ``binary`` as well as ``large_binary`` at 2.2)."""
-    return is_blob_v2(field) or field_metadata.is_blob(field)
-
-
 def _is_list(t: pa.DataType) -> bool:
     return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
 
 
-def _holds_v2(field: pa.Field) -> bool:
-    """``field`` is a blob v2 value, or a struct or list with one below it (pylance 14 writes blob v2 items of lists at
-    2.2 and 2.3, one description per item)."""
-    if _is_v2_leaf(field):
-        return True
-    t = field.type
-    if _is_list(t):
-        return _holds_v2(t.value_field)
-    return pa.types.is_struct(t) and any(_holds_v2(t.field(i)) for i in range(t.num_fields))
-
-
 def is_v2_input(field: pa.Field, version: str) -> bool:
     """A field written with blob v2 values at ``version`` (itself, or a struct field below it)."""
-    return _v2(version) and _holds_v2(field)
+    return _v2(version) and holds_blob(field, is_blob_field)
 
 
 def _in_fixed_size_list(field: pa.Field, below: bool = False) -> pa.Field | None:
     """A blob field inside a fixed-size list at or below ``field`` (the first), else None."""
-    if below and (is_blob_v2(field) or field_metadata.is_blob(field)):
+    if below and is_blob_field(field):
         return field
     t = field.type
     if _is_list(t) or pa.types.is_fixed_size_list(t):
@@ -132,7 +116,7 @@ def check_version(schema: pa.Schema, version: str | None) -> None:
     if not version or _v2(version):
         return
     for f in schema:
-        for leaf in _v2_leaves(f):
+        for _, leaf in _leaf_paths(f):
             if is_blob_v2(leaf):
                 raise UnsupportedTypeError(
                     f"blob field {leaf.name!r} (lance.blob.v2) needs file version 2.2 or later, not {version}",
@@ -140,21 +124,11 @@ def check_version(schema: pa.Schema, version: str | None) -> None:
                 )
 
 
-def _v2_leaves(field: pa.Field) -> Iterator[pa.Field]:
-    if _is_v2_leaf(field):
-        yield field
-    elif _is_list(field.type):
-        yield from _v2_leaves(field.type.value_field)
-    elif pa.types.is_struct(field.type):
-        for i in range(field.type.num_fields):
-            yield from _v2_leaves(field.type.field(i))
-
-
 def _map_v2(field: pa.Field, leaf: Callable[[pa.Field], pa.Field]) -> pa.Field:
     """``field`` with each blob v2 value field below it (or itself) replaced by ``leaf(field)``."""
-    if _is_v2_leaf(field):
+    if is_blob_field(field):
         return leaf(field)
-    if not _holds_v2(field):
+    if not holds_blob(field, is_blob_field):
         return field
     return map_children(field, lambda f: _map_v2(f, leaf))
 
@@ -183,16 +157,11 @@ def _thresholds(f: pa.Field) -> dict[str, str]:
     return {k: md[k] for k in (INLINE_KEY, DEDICATED_KEY, PACK_FILE_KEY) if k in md}
 
 
-def _description(f: pa.Field) -> pa.Field:
-    md = {field_metadata.PACKED_KEY: "true", field_metadata.BLOB_KEY: "true"}
-    return pa.field(f.name, DESCRIPTION_V2, f.nullable, md)
-
-
 def file_schema(schema: pa.Schema, version: str) -> pa.Schema:
     """The data file's schema: blob v2 fields (at any struct depth) as their description column."""
     if not any(is_v2_input(f, version) for f in schema):
         return schema
-    fields = [_map_v2(f, _description) if is_v2_input(f, version) else f for f in schema]
+    fields = [_map_v2(f, description_v2) if is_v2_input(f, version) else f for f in schema]
     return pa.schema(fields, metadata=schema.metadata)
 
 
@@ -234,7 +203,7 @@ class BlobV2Writer:
         self.store, self.writer = store, writer
         #: external URIs are stored as references (pylance's ``allow_external_blob_outside_bases``)
         self.allow_external = allow_external
-        self.stem = data_path[: -len(".lance")] if data_path.endswith(".lance") else data_path
+        self.data_path = data_path
         self.fields = [i for i, f in enumerate(schema) if is_v2_input(f, version)]
         self.input_schema = schema
         self.schema = file_schema(schema, version)
@@ -268,27 +237,13 @@ class BlobV2Writer:
     def _convert(self, col: pa.Array, field: pa.Field, path: tuple[str, ...]) -> pa.Array:
         """One column: a blob v2 value field as descriptions, a struct holding some with them converted, column by
         column in schema order (pylance's order of inline and sidecar bytes)."""
-        if _is_v2_leaf(field):
+        if is_blob_field(field):
             return self._describe(col, *self._limits[path], ".".join(path))
-        if not _holds_v2(field):
+        if not holds_blob(field, is_blob_field):
             return col
-        t = field.type
-        if _is_list(t):  # the items (the lists' own offsets and validity kept)
-            offs = np.asarray(col.offsets.to_numpy(zero_copy_only=False), np.int64)
-            items = col.values.slice(int(offs[0]), int(offs[-1] - offs[0]))
-            item = t.value_field
-            values = self._convert(items, item, (*path, item.name))
-            large = pa.types.is_large_list(t)
-            rebased = pa.array(offs - offs[0], pa.int64() if large else pa.int32())
-            out = _map_v2(pa.field(field.name, t), _description).type
-            cls = pa.LargeListArray if large else pa.ListArray
-            return cls.from_arrays(rebased, values, type=out, mask=col.is_null() if col.null_count else None)
-        kids = [t.field(k) for k in range(t.num_fields)]
-        arrays = [self._convert(col.field(k), kid, (*path, kid.name)) for k, kid in enumerate(kids)]
-        valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
-        mask = None if valid.all() else pa.array(~valid)
-        out_fields = [_map_v2(kid, _description) for kid in kids]
-        return pa.StructArray.from_arrays(arrays, fields=out_fields, mask=mask)
+        kids = child_fields(field.type)
+        out = _map_v2(field, description_v2).type
+        return map_child_arrays(col, out, lambda child, i: self._convert(child, kids[i], (*path, kids[i].name)))
 
     # -- one column -------------------------------------------------------------------------
     def _describe(self, col: pa.Array, inline_max: int, dedicated: int, pack_max: int, name: str) -> pa.StructArray:
@@ -375,9 +330,6 @@ class BlobV2Writer:
         base = self.writer.write_buffer(buf[:last])
         return (starts + base).astype(np.uint64)
 
-    def _sidecar(self, blob_id: int) -> str:
-        return f"{self.stem}/{blob_file_name(blob_id)}.blob"
-
     def _target(self, path: str) -> FileTarget:
         full = self.store.full_path(path)
         if self.store.is_local:
@@ -389,7 +341,7 @@ class BlobV2Writer:
         if self._pack is None or self._pack_max != pack_max or self._pack_size + len(data) > pack_max:
             self._close_pack()
             self._pack_id, self.next_id = self.next_id, self.next_id + 1
-            path = self._sidecar(self._pack_id)
+            path = sidecar_path(self.data_path, self._pack_id)
             self._pack, self._pack_size, self._pack_max = self._target(path), 0, pack_max
             self.written.append(path)
         pos = self._pack_size
@@ -404,7 +356,7 @@ class BlobV2Writer:
 
     def _write_dedicated(self, data: np.ndarray) -> int:
         blob_id, self.next_id = self.next_id, self.next_id + 1
-        path = self._sidecar(blob_id)
+        path = sidecar_path(self.data_path, blob_id)
         target = self._target(path)
         self.written.append(path)
         try:
@@ -434,7 +386,7 @@ class BlobV2Writer:
 def _leaf_paths(field: pa.Field, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], pa.Field]]:
     """(name path, field) of each blob v2 value field at or below ``field``."""
     here = (*path, field.name)
-    if _is_v2_leaf(field):
+    if is_blob_field(field):
         yield here, field
     elif _is_list(field.type):
         yield from _leaf_paths(field.type.value_field, here)
@@ -484,22 +436,12 @@ def _rebuilt(
         return _values_of(frag, top, path, arr, field, live)
     if not holds_blob(field, is_blob_field):
         return arr
-    if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):  # a list of blobs: its items
-        offs = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-        items = arr.values.slice(int(offs[0]), int(offs[-1] - offs[0]))
-        item = field.type.value_field
-        values = _rebuilt(frag, top, (*path, item.name), items, item, None)
-        large = pa.types.is_large_list(field.type)
-        rebased = pa.array(offs - offs[0], pa.int64() if large else pa.int32())
-        cls = pa.LargeListArray if large else pa.ListArray
-        mask = arr.is_null() if arr.null_count else None
-        return cls.from_arrays(rebased, values, type=field.type, mask=mask)
-    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
-    below = valid if live is None else valid & live
-    kids = [field.type.field(k) for k in range(field.type.num_fields)]
-    children = [_rebuilt(frag, top, (*path, k.name), arr.field(j), k, below) for j, k in enumerate(kids)]
-    mask = None if valid.all() else pa.array(~valid)
-    return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
+    below = None  # (the items of a list of blobs: each its own row)
+    if pa.types.is_struct(field.type):
+        valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+        below = valid if live is None else valid & live
+    kids = child_fields(field.type)
+    return map_child_arrays(arr, field.type, lambda c, i: _rebuilt(frag, top, (*path, kids[i].name), c, kids[i], below))
 
 
 def _values_of(
@@ -510,14 +452,11 @@ def _values_of(
     if live is not None:
         descs = [d if ok else None for d, ok in zip(descs, live.tolist())]
     places: list[BlobPlace | None] = [None] * len(descs)
-    column = ".".join((top, *path))
-    for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
-        if top in names:
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-            data_path = posixpath.join(prefix, df.path)
-            where = f"{frag.where}: data file {df.path}, column {column!r}"
-            places = [place_of(ds, lf, store, data_path, d, where) for d in descs]
-            break
+    hit = column_file(ds, frag, top)
+    if hit is not None:
+        lf, _, store, data_path, rel = hit
+        where = f"{frag.where}: data file {rel}, column {'.'.join((top, *path))!r}"
+        places = [place_of(ds, lf, store, data_path, d, where) for d in descs]
     external = [d is not None and d.get("kind") == KIND_EXTERNAL for d in descs]
     data = read_places([None if e else p for p, e in zip(places, external)], [(0, p.size if p else 0) for p in places])
     if not is_blob_v2(field):

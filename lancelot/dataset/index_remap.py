@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 import uuid as uuidlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,20 @@ def uuid_str(idx: table_pb2.IndexMetadata) -> str:
     return str(uuidlib.UUID(bytes=bytes(idx.uuid.uuid)))
 
 
+def _addresses(frags: Iterable[tuple[int, int]]) -> np.ndarray:
+    """The row addresses of every row of fragments given as (id, physical rows), in order."""
+    parts = [(np.uint64(i) << np.uint64(32)) + np.arange(n, dtype=np.uint64) for i, n in frags]
+    return np.concatenate(parts) if parts else np.empty(0, np.uint64)
+
+
+def _find(sorted_values: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``values`` is in ``sorted_values``, and whether it is there."""
+    pos = np.searchsorted(sorted_values, values)
+    if not len(sorted_values):
+        return pos, np.zeros(len(values), bool)
+    return pos, (pos < len(sorted_values)) & (sorted_values[np.minimum(pos, len(sorted_values) - 1)] == values)
+
+
 @dataclass
 class RowAddrMap:
     """Old row address -> new row address (``DELETED`` for a deleted row) for every row of the rewritten fragments; an
@@ -77,11 +91,9 @@ class RowAddrMap:
     def apply(self, addrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(which of ``addrs`` survive, their new addresses)."""
         addrs = np.asarray(addrs, dtype=np.uint64)
-        pos = np.searchsorted(self.old, addrs)
-        pos_c = np.minimum(pos, max(len(self.old) - 1, 0))
-        hit = (pos < len(self.old)) & (self.old[pos_c] == addrs) if len(self.old) else np.zeros(len(addrs), bool)
+        pos, hit = _find(self.old, addrs)
         out = addrs.copy()
-        out[hit] = self.new[pos_c[hit]]
+        out[hit] = self.new[pos[hit]]
         keep = out != DELETED
         return keep, out[keep]
 
@@ -119,14 +131,11 @@ def reuse_maps(store: ObjectStore, section: bytes | None, where: str) -> list[Ro
         for _, groups in frag_reuse.parse_versions(frag_reuse.inline_content(store, idx, where), where):
             olds, news, phys = [], [], {}
             for changed, old, new in groups:
-                new_addrs = [(np.uint64(i) << np.uint64(32)) + np.arange(n, dtype=np.uint64) for i, n, _ in new]
-                tgt_new = np.concatenate(new_addrs) if new_addrs else np.empty(0, np.uint64)
-                every = [(np.uint64(i) << np.uint64(32)) + np.arange(n, dtype=np.uint64) for i, n, _ in old]
-                all_old = np.concatenate(every) if every else np.empty(0, np.uint64)
+                tgt_new = _addresses((i, n) for i, n, _ in new)
+                all_old = _addresses((i, n) for i, n, _ in old)
                 n = min(len(changed), len(tgt_new))
                 tgt = np.full(len(all_old), DELETED, dtype=np.uint64)
-                pos = np.searchsorted(all_old, changed[:n])
-                ok = (pos < len(all_old)) & (all_old[np.minimum(pos, max(len(all_old) - 1, 0))] == changed[:n])
+                pos, ok = _find(all_old, changed[:n])
                 tgt[pos[ok]] = tgt_new[:n][ok]
                 olds.append(all_old)
                 news.append(tgt)
@@ -154,8 +163,7 @@ def build_map(groups: Sequence[Group]) -> RowAddrMap:
         for f in g.old:
             p = f.physical_rows
             phys[f.fragment_id] = p
-            base = np.uint64(f.fragment_id) << np.uint64(32)
-            addrs = base + np.arange(p, dtype=np.uint64)
+            addrs = _addresses([(f.fragment_id, p)])
             live = f.live_positions().astype(np.int64)
             tgt = np.full(p, DELETED, dtype=np.uint64)
             tgt[live] = 0  # filled below
@@ -163,10 +171,7 @@ def build_map(groups: Sequence[Group]) -> RowAddrMap:
             news.append(tgt)
             live_all.append(addrs[live])
             n_live += len(live)
-        new_addrs = np.concatenate(
-            [(np.uint64(int(n.id)) << np.uint64(32)) + np.arange(int(n.physical_rows), dtype=np.uint64) for n in g.new]
-            or [np.empty(0, np.uint64)]
-        )
+        new_addrs = _addresses((int(n.id), int(n.physical_rows)) for n in g.new)
         if len(new_addrs) != n_live:
             raise CorruptFileError(f"compaction wrote {len(new_addrs)} rows for {n_live} live rows")
         g.live_addrs = np.concatenate(live_all) if live_all else np.empty(0, np.uint64)

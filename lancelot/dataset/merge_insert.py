@@ -344,19 +344,22 @@ class MergeInsertBuilder:
     def _condition_holds(
         self, cond: pc.Expression, f: Any, pos: np.ndarray, src: pa.Table, srow: np.ndarray
     ) -> np.ndarray:
-        old = f._take_physical(list(self._ds.schema.names), pos)
-        new = src.take(pa.array(srow))
-        t = pa.table(
-            {f"__target_{n}": old.column(n) for n in old.column_names}
-            | {f"__source_{n}": new.column(n) for n in new.column_names}
-        ).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
         try:
-            keep = t.filter(cond).column(_POS).to_numpy()
+            return condition_mask(cond, f._take_physical(list(self._ds.schema.names), pos), src.take(pa.array(srow)))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise MergeInsertError(f"cannot evaluate the update condition {self._condition!r}: {e}") from None
-        ok = np.zeros(len(pos), dtype=bool)
-        ok[keep] = True
-        return ok
+
+
+def condition_mask(cond: pc.Expression, old: pa.Table, new: pa.Table) -> np.ndarray:
+    """Which matched pairs (target row ``old[i]``, source row ``new[i]``) an update condition keeps (``cond`` reads
+    ``__target_x`` and ``__source_x``: ``_qualified_to_plain``)."""
+    t = pa.table(
+        {f"__target_{n}": old.column(n) for n in old.column_names}
+        | {f"__source_{n}": new.column(n) for n in new.column_names}
+    ).append_column(_POS, pa.array(np.arange(old.num_rows, dtype=np.int64)))
+    ok = np.zeros(old.num_rows, dtype=bool)
+    ok[t.filter(cond).column(_POS).to_numpy()] = True
+    return ok
 
 
 _QUALIFIED = re.compile(r"(?<![\w`\"'.])(source|target)\.(`[^`]+`|\"[^\"]+\"|[A-Za-z_]\w*)", re.IGNORECASE)

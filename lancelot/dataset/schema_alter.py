@@ -180,7 +180,7 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
         return pa.table({nf.name: _cast(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
 
     frags = _write_column_files(ds, schema, new_fields, values)
-    _commit_merge(ds, frags, out, None)
+    _commit_merge(ds, frags, out)
 
 
 def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:

@@ -9,6 +9,7 @@ hold nulls); all-null columns given as Arrow fields (or constant-null SQL) are m
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -72,19 +73,23 @@ def _new_fields(schema: pa.Schema, first_id: int) -> list[file_pb2.Field]:
     return out
 
 
-def _commit_merge(
-    ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field], md: dict[str, bytes] | None
-) -> None:
+def merge_transaction(
+    ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]
+) -> tuple[Any, Callable[..., Any]]:
+    """The Merge of ``frags`` and ``fields`` (the schema metadata kept) on ``ds``'s version: its transaction and the
+    manifest builder ``commit_transaction`` takes."""
     txn = new_transaction(ds.version)
     txn.merge.fragments.extend(frags)
     txn.merge.schema.extend(fields)
-    for k, v in (md if md is not None else dict(ds.manifest.schema_metadata)).items():
+    for k, v in ds.manifest.schema_metadata.items():
         txn.merge.schema_metadata[k] = v
     read_ids = {int(f.id) for f in ds.manifest.fragments}
-    v = commit_transaction(
-        ds.store, ds.uri, txn, build_merge(frags, fields, md, read_ids, ds.uri), read_version=ds.version
-    )
-    ds._move_to(v)
+    return txn, build_merge(frags, fields, None, read_ids, ds.uri)
+
+
+def _commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]) -> None:
+    txn, build = merge_transaction(ds, frags, fields)
+    ds._move_to(commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version))
 
 
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
@@ -113,31 +118,17 @@ def _write_column_files(
     from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
     from concurrent.futures import Future, wait
 
-    from lancelot.dataset.writing import write_fragments
-
-    version = writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}")
-    fake = ManifestFile(table_pb2.Manifest(fields=fields), None, None)
     written: list[str] = []
 
-    def write(nf: table_pb2.DataFragment, t: pa.Table, n: int) -> table_pb2.DataFragment:
-        metas = write_fragments(
-            t.to_batches() or [pa.record_batch([pa.nulls(0, c.type) for c in schema], schema=schema)],
-            ds.uri,
-            schema=schema,
-            data_storage_version=version,
-            max_rows_per_file=n,
-            _store=ds.store,
-            _base=fake,
-        )
-        for mt in metas:
-            d = mt.to_pb().files[0]
-            written.append(d.path)
-            nf.files.append(d)
+    def write(nf: table_pb2.DataFragment, t: pa.Table) -> table_pb2.DataFragment:
+        files = column_files(ds, t, fields)
+        written.extend(d.path for d in files)
+        nf.files.extend(files)
         if checkpoint is not None:
             from lancelot.dataset.udf import fragment_json
 
             checkpoint.insert_fragment(int(nf.id), fragment_json(nf))
-            for d in nf.files[-len(metas) :]:
+            for d in files:
                 written.remove(d.path)  # kept for the resumed run
         return nf
 
@@ -150,31 +141,22 @@ def _write_column_files(
         for f in frags:
             nf = table_pb2.DataFragment()
             nf.CopyFrom(f.data_fragment)
-            n = f.physical_rows
             hit = _checkpointed(checkpoint, f, fields) if checkpoint is not None else None
             if hit is not None:
                 out.append(hit)
                 continue
             t = next(computed) if computed is not None else None
-            if not n:
+            if not f.physical_rows:
                 out.append(nf)
                 continue
-            if t is None:
-                t = values(f)
-            if t.num_rows != n:
-                raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {n} rows")
-            t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+            t = new_values(f, t if t is not None else values(f), schema)
             if prev is not None:
                 prev.result()  # the previous file is written (or its error raised)
             out.append(nf)
-            prev = pool.submit(write, nf, t, n)
+            prev = pool.submit(write, nf, t)
         if prev is not None:
             prev.result()
-        if computed is not None:
-            computed.close()
     except BaseException:
-        if computed is not None:
-            computed.close()
         if prev is not None:
             wait([prev])
         for p in written:  # files no manifest will reference
@@ -183,7 +165,34 @@ def _write_column_files(
             except Exception:  # noqa: BLE001
                 pass
         raise
+    finally:
+        if computed is not None:
+            computed.close()
     return out
+
+
+def new_values(f: Fragment, t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t``, the new columns' values of ``f``'s physical rows, checked and cast to ``schema``."""
+    if t.num_rows != f.physical_rows:
+        raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {f.physical_rows} rows")
+    return pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
+
+
+def column_files(ds: LanceDataset, t: pa.Table, fields: list[file_pb2.Field]) -> list[table_pb2.DataFile]:
+    """The data files holding ``t`` (one fragment's new values, ``new_values``) with ``fields``' ids: a fragment's
+    files to add."""
+    from lancelot.dataset.writing import write_fragments
+
+    metas = write_fragments(
+        t.to_batches(),
+        ds.uri,
+        schema=t.schema,
+        data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
+        max_rows_per_file=t.num_rows,
+        _store=ds.store,
+        _base=ManifestFile(table_pb2.Manifest(fields=fields), None, None),
+    )
+    return [mt.to_pb().files[0] for mt in metas]
 
 
 def _checkpointed(
@@ -266,7 +275,7 @@ def add_columns(
     if isinstance(transforms, pa.Schema):
         _check_new_names(ds, transforms.names, {f.name: f.type for f in transforms})
         fields = list(ds.manifest.fields) + _new_fields(transforms, _next_field_id(ds.manifest))
-        _commit_merge(ds, list(ds.manifest.fragments), fields, None)
+        _commit_merge(ds, list(ds.manifest.fragments), fields)
         return
     if isinstance(transforms, dict):
         _add_sql(ds, transforms)
@@ -284,7 +293,11 @@ def add_columns(
         raise TypeError(f"add_columns: unsupported transforms {type(transforms).__name__}")
 
 
-def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None = None) -> _Staged | None:
+def plan_sql(ds: LanceDataset, exprs_sql: Mapping[str, Any]) -> tuple[pa.Schema, list[str], bool]:
+    """New columns from SQL expressions: their schema, the columns the expressions read, and whether they are constant
+    nulls (``CAST(NULL AS INT)``: metadata only, as pylance adds them)."""
+    from lancelot.dataset.scan import filter_columns
+
     for k, v in exprs_sql.items():
         if not isinstance(k, str) or not isinstance(v, str | pc.Expression):
             raise TypeError("add_columns: column names and expressions must be strings")
@@ -294,28 +307,31 @@ def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None 
             exprs[k] = as_expression(v, ds.schema)
         except ChangeInputError as e:
             raise SchemaEvolutionError(e.message) from None
-    from lancelot.dataset.scan import filter_columns
-
-    cols = sorted({c for e in exprs.values() for c in filter_columns(e, ds.schema.names)}, key=ds.schema.names.index)
+    names = ds.schema.names
+    cols = sorted({c for e in exprs.values() for c in filter_columns(e, names)}, key=names.index)
     empty = pa.schema([ds.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
-    sample = evaluate(empty, exprs)
-    _check_new_names(ds, exprs, {f.name: f.type for f in sample.schema})
-    schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
-    if not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]:
-        # constant nulls (``CAST(NULL AS INT)``): metadata only, as pylance does
+    schema = pa.schema([pa.field(f.name, f.type) for f in evaluate(empty, exprs).schema])
+    _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
+    null = not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]
+    return schema, cols, null
+
+
+def sql_values(exprs_sql: Mapping[str, Any], cols: list[str], f: Fragment) -> pa.Table:
+    """The values of SQL expressions (over ``cols``) on ``f``'s physical rows."""
+    exprs = {k: as_expression(v, f._ds.schema) for k, v in exprs_sql.items()}
+    src = f._read_physical(cols, 0, f.physical_rows) if cols else pa.table({"_": pa.nulls(f.physical_rows)})
+    return evaluate(src, exprs)
+
+
+def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None = None) -> _Staged | None:
+    schema, cols, null = plan_sql(ds, exprs_sql)
+    if null:
         fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
         if only is not None:
             return copy.deepcopy(only.data_fragment), fields
-        _commit_merge(ds, list(ds.manifest.fragments), fields, None)
+        _commit_merge(ds, list(ds.manifest.fragments), fields)
         return None
-
-    def values(f: Fragment) -> pa.Table:
-        src = f._read_physical(cols, 0, f.physical_rows)
-        if not cols:
-            src = pa.table({"_": pa.nulls(f.physical_rows)})
-        return evaluate(src, exprs)
-
-    return _finish_add(ds, schema, values, pure=True, only=only)
+    return _finish_add(ds, schema, functools.partial(sql_values, dict(exprs_sql), cols), pure=True, only=only)
 
 
 def _finish_add(
@@ -325,14 +341,16 @@ def _finish_add(
     pure: bool = False,
     checkpoint: BatchUDFCheckpoint | None = None,
     only: Fragment | None = None,
+    written: Callable[[], None] = lambda: None,
 ) -> _Staged | None:
     """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it with its new file and
-    the new schema's fields: ``Fragment.merge_columns``)."""
+    the new schema's fields: ``Fragment.merge_columns``); ``written`` is called once the files are."""
     fields = _new_fields(schema, _next_field_id(ds.manifest))
     frags = _write_column_files(ds, schema, fields, values, pure, checkpoint, only)
+    written()
     if only is not None:
         return frags[0], list(ds.manifest.fields) + fields
-    _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
+    _commit_merge(ds, frags, list(ds.manifest.fields) + fields)
     return None
 
 
@@ -379,7 +397,7 @@ def _add_udf(
 ) -> _Staged | None:
     """New columns from a function over batches of live rows (a ``BatchUDF``'s checkpoint: batches and fragments
     finished by an earlier, failed run are not computed again; removed once committed)."""
-    from lancelot.dataset.udf import BatchUDF, BatchUDFCheckpoint
+    from lancelot.dataset.udf import BatchUDF
 
     cache = udf.cache if isinstance(udf, BatchUDF) else None
     cols = list(ds.schema.names) if read_columns is None else list(read_columns)
@@ -401,29 +419,41 @@ def _add_udf(
     _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     out_schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
 
-    def values(f: Fragment) -> pa.Table:
-        parts = []
-        for i, b in enumerate(_live_batches([f], cols, size)):
-            info = BatchUDFCheckpoint.BatchInfo(f.fragment_id, i)
-            got = cache.get_batch(info) if cache is not None else None
-            r = got if got is not None else _as_batch(udf(b))
-            if r.schema.names != out_schema.names or r.schema.types != out_schema.types:
-                raise ChangeInputError(
-                    f"{f.where}: Output schema of function does not match the expected schema: "
-                    f"{r.schema} is not {out_schema}"
-                )
-            if r.num_rows != b.num_rows:
-                raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
-            if cache is not None and got is None:
-                cache.insert_batch(info, r)
-            parts.append(pa.Table.from_batches([r]).select(out_schema.names))
-        t = pa.concat_tables(parts) if parts else out_schema.empty_table()
-        return _scatter_live(f, t)
-
+    values = functools.partial(batch_values, udf, cols, size, out_schema, False, cache=cache)
     staged = _finish_add(ds, out_schema, values, checkpoint=cache, only=only)
     if cache is not None:
         cache.cleanup()  # committed: nothing left to resume
     return staged
+
+
+def batch_values(
+    udf: Callable[[Any], Any],
+    cols: list[str],
+    size: int,
+    out: pa.Schema,
+    pandas: bool,
+    f: Fragment,
+    cache: BatchUDFCheckpoint | None = None,
+) -> pa.Table:
+    """The values of a function over ``f``'s live rows (``cols``, batches of at most ``size`` rows, as pandas DataFrames
+    when ``pandas``), at their physical positions; batches a ``cache`` holds are taken from it, the others put in it."""
+    from lancelot.dataset.udf import BatchUDFCheckpoint
+
+    parts = []
+    for i, b in enumerate(_live_batches([f], cols, size)):
+        info = BatchUDFCheckpoint.BatchInfo(f.fragment_id, i)
+        got = cache.get_batch(info) if cache is not None else None
+        r = got if got is not None else _as_batch(udf(b.to_pandas() if pandas else b))
+        if r.schema.names != out.names or r.schema.types != out.types:
+            raise ChangeInputError(
+                f"{f.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"
+            )
+        if r.num_rows != b.num_rows:
+            raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+        if cache is not None and got is None:
+            cache.insert_batch(info, r)
+        parts.append(pa.Table.from_batches([r]).select(out.names))
+    return _scatter_live(f, pa.concat_tables(parts) if parts else out.empty_table())
 
 
 def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader, only: Fragment | None = None) -> _Staged | None:
@@ -448,14 +478,11 @@ def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader, only: Fragment |
     def values(f: Fragment) -> pa.Table:
         return _scatter_live(f, take(f.count_rows()))
 
-    fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values, only=only)
-    if any(b.num_rows for b in pending) or any(b.num_rows for b in it):
-        raise SchemaEvolutionError(f"dataset {ds.uri!r}: the stream produced more values than expected for dataset")
-    if only is not None:
-        return frags[0], list(ds.manifest.fields) + fields
-    _commit_merge(ds, frags, list(ds.manifest.fields) + fields, None)
-    return None
+    def written() -> None:
+        if any(b.num_rows for b in pending) or any(b.num_rows for b in it):
+            raise SchemaEvolutionError(f"dataset {ds.uri!r}: the stream produced more values than expected for dataset")
+
+    return _finish_add(ds, schema, values, only=only, written=written)
 
 
 def merge_columns(

@@ -32,16 +32,13 @@ def is_data_file(name: str) -> bool:
     return base.endswith(SUFFIX) and not base.startswith(("_", "."))
 
 
-def _data_file_names(directory: str) -> list[str]:
-    try:
-        return [e.name for e in os.scandir(directory) if is_data_file(e.name) and e.is_file()]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
 def list_data_files(directory: str) -> list[str]:
     """The visible ``.lance`` files directly in ``directory``, sorted by name ([] if it does not exist)."""
-    return [os.path.join(directory, n) for n in sorted(_data_file_names(directory))]
+    try:
+        names = [e.name for e in os.scandir(directory) if is_data_file(e.name) and e.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [os.path.join(directory, n) for n in sorted(names)]
 
 
 def resolve_files(paths: list[str]) -> list[str]:

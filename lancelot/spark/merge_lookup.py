@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.changes import ChangeInputError, NewRows, as_filter, cast_to, matching_positions
-from lancelot.dataset.merge_insert import _qualified_to_plain
+from lancelot.dataset.merge_insert import _qualified_to_plain, condition_mask
 from lancelot.spark.jobs import (
     FragmentChange,
     JobRef,
@@ -90,13 +90,8 @@ def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.nda
     """Which matched rows (target ``pos``, source rows ``new``) the update condition keeps."""
     assert plan.update_condition is not None
     cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
-    old = frag._take_physical(list(schema.names), pos)
-    cols = {f"__target_{n}": old.column(n) for n in schema.names}
-    cols |= {f"__source_{c}": cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns}
-    t = pa.table(cols).append_column(_POS, pa.array(np.arange(len(pos), dtype=np.int64)))
-    ok = np.zeros(len(pos), dtype=bool)
-    ok[t.filter(cond).column(_POS).to_numpy()] = True
-    return ok
+    src = pa.table({c: cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns})
+    return condition_mask(cond, frag._take_physical(list(schema.names), pos), src)
 
 
 def _payload(obj: object) -> pa.RecordBatch:

@@ -14,6 +14,7 @@ are deleted."""
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,6 @@ from lancelot.dataset.changes import (
 )
 from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.operation import build_delete
-from lancelot.dataset.operation_changes import build_merge
 from lancelot.dataset.transaction import new_transaction
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.spark.jobs import (
@@ -224,92 +224,17 @@ def _add_columns_task(
 ) -> tuple[bytes, list[str]]:
     """The fragment with one more data file holding the new columns' values (its physical rows), serialized, and the
     files written."""
-    from lancelot.dataset.manifest import ManifestFile, writable_data_version
-    from lancelot.dataset.schema_evolution import _cast
-    from lancelot.dataset.write import write_fragments
+    from lancelot.dataset.schema_evolution import column_files, new_values
 
     ds = open_dataset(uri, version, storage_options)
     frag = fragment_of(ds, fragment_id)
     nf = table_pb2.DataFragment()
     nf.CopyFrom(frag.data_fragment)
-    n = frag.physical_rows
-    if not n:
-        return _serialized(nf), []
-    t = values(frag)
-    if t.num_rows != n:
-        raise ChangeInputError(f"{frag.where}: {t.num_rows} new values for {n} rows")
-    t = pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
-    fake = ManifestFile(table_pb2.Manifest(fields=[file_pb2.Field.FromString(b) for b in fields]), None, None)
-    metas = write_fragments(
-        t.to_batches(),
-        ds.uri,
-        schema=schema,
-        data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
-        max_rows_per_file=n,
-        _store=ds.store,
-        _base=fake,
-    )
-    new = [mt.to_pb() for mt in metas]
-    for pb in new:
-        nf.files.append(pb.files[0])
-    return _serialized(nf), data_files(new)
-
-
-def _second(pair: tuple[Any, list[str]]) -> list[str]:
-    return pair[1]
-
-
-def _serialized(msg: table_pb2.DataFragment) -> bytes:
-    out: bytes = msg.SerializeToString()
-    return out
-
-
-def _sql_values(exprs_sql: dict[str, str], cols: list[str], frag: Fragment) -> pa.Table:
-    exprs = {k: as_expression(v, frag._ds.schema) for k, v in exprs_sql.items()}
-    src = frag._read_physical(cols, 0, frag.physical_rows) if cols else pa.table({"_": pa.nulls(frag.physical_rows)})
-    return evaluate(src, exprs)
-
-
-def _udf_values(
-    udf: Callable[[Any], Any], cols: list[str], size: int, out: pa.Schema, pandas: bool, frag: Fragment
-) -> pa.Table:
-    from lancelot.dataset.schema_evolution import _as_batch, _live_batches, _scatter_live
-
-    parts = []
-    for b in _live_batches([frag], cols, size):
-        r = _as_batch(udf(b.to_pandas() if pandas else b))
-        if r.schema.names != out.names or r.schema.types != out.types:
-            raise ChangeInputError(
-                f"{frag.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"
-            )
-        if r.num_rows != b.num_rows:
-            raise ChangeInputError(f"{frag.where}: the function returned {r.num_rows} rows for {b.num_rows}")
-        parts.append(pa.Table.from_batches([r]))
-    t = pa.concat_tables(parts) if parts else out.empty_table()
-    return _scatter_live(frag, t)
-
-
-def _plan_sql(cur: LanceDataset, exprs_sql: dict[str, str]) -> tuple[pa.Schema, list[str], bool]:
-    """The new columns' schema, the columns the expressions read, and whether they are constant nulls (metadata only, as
-    the library and pylance add them)."""
-    from lancelot.dataset.scan import filter_columns
-    from lancelot.dataset.schema_evolution import SchemaEvolutionError
-
-    exprs = {}
-    for k, v in exprs_sql.items():
-        if not isinstance(k, str) or not isinstance(v, str):
-            raise TypeError("add_columns: column names and SQL expressions must be strings")
-        try:
-            exprs[k] = as_expression(v, cur.schema)
-        except ChangeInputError as e:
-            raise SchemaEvolutionError(e.message) from None
-    names = cur.schema.names
-    cols = sorted({c for e in exprs.values() for c in filter_columns(e, names)}, key=names.index)
-    empty = pa.schema([cur.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
-    sample = evaluate(empty, exprs)
-    schema = pa.schema([pa.field(f.name, f.type) for f in sample.schema])
-    null = not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]
-    return schema, cols, null
+    if frag.physical_rows:
+        t = new_values(frag, values(frag), schema)
+        nf.files.extend(column_files(ds, t, [file_pb2.Field.FromString(b) for b in fields]))
+    out: bytes = nf.SerializeToString()
+    return out, data_files([nf])[len(frag.data_fragment.files) :]
 
 
 def _plan_udf(
@@ -366,27 +291,37 @@ def add_columns(
         lancelot.spark.add_columns(spark, uri, {"total": "price * quantity"})
         ```
     """
-    from lancelot.dataset.schema_evolution import _check_new_names, _new_fields, _next_field_id
+    from lancelot.dataset.schema_evolution import (
+        _check_new_names,
+        _new_fields,
+        _next_field_id,
+        batch_values,
+        merge_transaction,
+        plan_sql,
+        sql_values,
+    )
 
     if batch_format not in ("arrow", "pandas"):
         raise ChangeInputError(f"add_columns: batch_format must be 'arrow' or 'pandas', not {batch_format!r}")
+
+    pandas = batch_format == "pandas"
 
     def attempt(cur: LanceDataset) -> int:
         values: Callable[[Fragment], pa.Table]
         if isinstance(transforms, Mapping):
             exprs_sql = dict(transforms)
-            schema, cols, null = _plan_sql(cur, exprs_sql)
-            values = functools.partial(_sql_values, exprs_sql, cols)
+            schema, cols, null = plan_sql(cur, exprs_sql)
+            values = functools.partial(sql_values, exprs_sql, cols)
         elif callable(transforms):
             cols = list(cur.schema.names) if read_columns is None else list(read_columns)
             null = False
-            schema = _plan_udf(cur, transforms, cols, batch_format == "pandas", output_schema)
-            values = functools.partial(_udf_values, transforms, cols, int(batch_size), schema, batch_format == "pandas")
+            schema = _plan_udf(cur, transforms, cols, pandas, output_schema)
+            _check_new_names(cur, schema.names, {f.name: f.type for f in schema})
+            values = functools.partial(batch_values, transforms, cols, int(batch_size), schema, pandas)
         else:
             raise TypeError(
                 f"add_columns: transforms must be a dict of SQL expressions or a function, not {transforms!r}"
             )
-        _check_new_names(cur, schema.names, {f.name: f.type for f in schema})
         fields = _new_fields(schema, _next_field_id(cur.manifest))
         task = functools.partial(
             _add_columns_task,
@@ -401,16 +336,9 @@ def add_columns(
             if null:
                 frags = list(cur.manifest.fragments)
             else:
-                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, _second)
+                results = job.run(spark, [f.fragment_id for f in cur.get_fragments()], task, operator.itemgetter(1))
                 frags = [table_pb2.DataFragment.FromString(b) for b, _ in results]
-            all_fields = list(cur.manifest.fields) + fields
-            txn = new_transaction(cur.version)
-            txn.merge.fragments.extend(frags)
-            txn.merge.schema.extend(all_fields)
-            for k, v in cur.manifest.schema_metadata.items():
-                txn.merge.schema_metadata[k] = v
-            read_ids = {int(f.id) for f in cur.manifest.fragments}
-            build = build_merge(frags, all_fields, None, read_ids, cur.uri)
+            txn, build = merge_transaction(cur, frags, list(cur.manifest.fields) + fields)
             return job.commit(lambda: commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version))
 
     on_latest(uri, storage_options, conflict_retries, attempt)

@@ -17,6 +17,7 @@ from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import DataType, StructField, StructType
 
 from lancelot.errors import SchemaMismatchError, UnsupportedTypeError
+from lancelot.util.types import is_binary_like, is_string_like
 
 #: the session time zone does not matter: Spark's timestamps are instants, labelled UTC here
 ARROW_TIMEZONE = "UTC"
@@ -61,14 +62,9 @@ def spark_arrow_type(t: pa.DataType) -> pa.DataType:
         if t.precision > 38:
             raise UnsupportedTypeError(f"{t} has more than the 38 digits of Spark's DecimalType")
         return pa.decimal128(t.precision, t.scale)
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    if is_string_like(t):
         return pa.string()
-    if (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
+    if is_binary_like(t) or pa.types.is_fixed_size_binary(t):
         return pa.binary()
     if pa.types.is_date(t):
         return pa.date32()

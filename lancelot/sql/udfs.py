@@ -41,10 +41,6 @@ def register(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, impl: 
     return name
 
 
-def _map(arr: pa.Array, out: pa.DataType, fn: Callable[[Any], Any]) -> pa.Array:
-    return pa.array([None if v is None else fn(v) for v in arr.to_pylist()], out)
-
-
 # -- floats and timestamps as text ----------------------------------------------------------------
 
 
@@ -78,9 +74,7 @@ def float_text(x: float, single: bool = False) -> str:
 
 def float_to_text(t: pa.DataType) -> str:
     single = pa.types.is_float32(t) or pa.types.is_float16(t)
-    return register(
-        f"lancelot_text<{t}>", {"x": t}, pa.utf8(), lambda a: _map(a, pa.utf8(), lambda v: float_text(v, single))
-    )
+    return rowwise("text", {"x": t}, pa.utf8(), lambda v: float_text(v, single))
 
 
 def _stamp_text(t: pa.DataType) -> Callable[[pa.Array], pa.Array]:
@@ -160,8 +154,7 @@ def pad(left: bool, width: int, fill: str, t: pa.DataType) -> str:
         extra = (fill * (need // len(fill) + 1))[:need]
         return extra + s if left else s + extra
 
-    kind = "lpad" if left else "rpad"
-    return register(f"lancelot_{kind}<{t}|{width}|{fill!r}>", {"s": t}, t, lambda a: _map(a, t, one))
+    return rowwise(f"{'lpad' if left else 'rpad'}_{width}_{fill!r}", {"s": t}, t, one)
 
 
 def decimal_mod(a_type: pa.DataType, b_type: pa.DataType, out: pa.DataType) -> str:
@@ -251,6 +244,11 @@ def _decimals(unscaled: list[int | None], t: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(t, len(unscaled), [valid, pa.py_buffer(data)])
 
 
+def _round(x: float) -> int:
+    """Rust's round: half away from zero."""
+    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+
+
 def _powf_scaled(unscaled: int, scale: int, e: float) -> int:
     """The float fallback: the base as a double to the power ``e``, rounded back to the scale."""
     b = unscaled / 10.0**scale
@@ -263,7 +261,7 @@ def _powf_scaled(unscaled: int, scale: int, e: float) -> int:
     if not math.isfinite(r):
         raise pa.ArrowInvalid(f"Arithmetic overflow: Result of {b:g}^{e:g} is not finite")
     scaled = r * 10.0**scale
-    out = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)  # Rust's round: half away from zero
+    out = _round(scaled)
     if abs(out) >= 2**127:
         raise pa.ArrowInvalid(f"Arithmetic overflow: Result {scaled} is too large for the target decimal type")
     return out
@@ -308,8 +306,7 @@ def decimal_power_rows(t: pa.DataType) -> str:
             if x is None or not math.isfinite(x):
                 out.append(None)
                 continue
-            scaled = x * 10.0**t.scale
-            q = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)
+            q = _round(x * 10.0**t.scale)
             out.append(decimal.Decimal(q).scaleb(-t.scale) if abs(q) < 10**t.precision else None)
         return pa.array(out, t)
 

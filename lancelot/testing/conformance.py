@@ -476,12 +476,11 @@ def difference(got: pa.Table, exp: pa.Table) -> str | None:
 # ----------------------------------------------------------------------------- TPC-H
 
 
-def tpch_parquet(out_dir: str | Path, scale: float, tables: Iterable[str]) -> dict[str, Path]:
-    """Generate TPC-H tables as Parquet (lancelot/testing/tpch.py); their paths by name."""
-    return tpch.generate(out_dir, scale, tables)
-
-
-def read_tpch(path: Path) -> pa.Table:
-    """A generated table without Parquet's field ids, views kept (pylance writes them as plain types)."""
-    t = pq.read_table(path)
-    return t.cast(pa.schema([pa.field(f.name, f.type, f.nullable) for f in t.schema]))
+def tpch_tables(out_dir: str | Path, scale: float, tables: Iterable[str]) -> dict[str, pa.Table]:
+    """TPC-H tables by name (generated as Parquet by lancelot/testing/tpch.py), read without Parquet's field ids, views
+    kept (pylance writes them as plain types)."""
+    out = {}
+    for name, path in tpch.generate(out_dir, scale, tables).items():
+        t = pq.read_table(path)
+        out[name] = t.cast(pa.schema([pa.field(f.name, f.type, f.nullable) for f in t.schema]))
+    return out

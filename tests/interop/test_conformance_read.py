@@ -164,8 +164,7 @@ def test_pylance_refuses(tmp_path, t, version, message):
 
 @pytest.fixture(scope="module")
 def tpch(tmp_path_factory) -> dict[str, pa.Table]:
-    paths = C.tpch_parquet(tmp_path_factory.mktemp("tpch"), TPCH_SCALE, ["lineitem", "orders"])
-    return {name: C.read_tpch(p) for name, p in paths.items()}
+    return C.tpch_tables(tmp_path_factory.mktemp("tpch"), TPCH_SCALE, ["lineitem", "orders"])
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)

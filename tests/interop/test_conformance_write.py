@@ -439,8 +439,7 @@ def test_blob_in_list_refused(tmp_path, version: str):
 
 @pytest.fixture(scope="module")
 def tpch(tmp_path_factory) -> dict[str, pa.Table]:
-    paths = C.tpch_parquet(tmp_path_factory.mktemp("tpch"), M.TPCH_SCALE, ["lineitem", "orders"])
-    return {name: C.read_tpch(p) for name, p in paths.items()}
+    return C.tpch_tables(tmp_path_factory.mktemp("tpch"), M.TPCH_SCALE, ["lineitem", "orders"])
 
 
 @pytest.mark.parametrize("version", C.VERSIONS)
