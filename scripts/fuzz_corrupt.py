@@ -46,6 +46,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, when run as a script
+
 import numpy as np
 
 VERSIONS = ["2.0", "2.1", "2.2"]
@@ -60,7 +62,7 @@ FOOTER = struct.Struct("<QQQIIHH4s")
 
 def kinds() -> dict[str, tuple[Any, ...]]:
     """kind -> (maker, field metadata, rows[, nulls ("some"), pages (2)])."""
-    from lancelot.testing import conformance as C
+    from tests.support import conformance as C
 
     return {
         "bitpacking": (C.ints_small, None, 1200),
@@ -112,7 +114,7 @@ def build_files(out: Path) -> list[tuple[str, str]]:
     """Write every (kind, version) file pylance can write into ``out/files``; return those that exist."""
     import pyarrow as pa
 
-    from lancelot.testing import conformance as C
+    from tests.support import conformance as C
 
     files = out / "files"
     files.mkdir(parents=True, exist_ok=True)
@@ -292,7 +294,7 @@ def damage(data: bytes, version: str, rng: np.random.Generator) -> tuple[bytes, 
     """(damaged bytes, damage kind, description)."""
     from lancelot.format.container import read_metadata
     from lancelot.io.source import MemorySource
-    from lancelot.testing import conformance as C
+    from tests.support import conformance as C
 
     md = read_metadata(MemorySource(data, "f.lance"))
     cols = md.columns

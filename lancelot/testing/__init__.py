@@ -1,1 +1,2 @@
-"""Test helpers shipped with the package: seeded data generators and hypothesis strategies."""
+"""The TPC-H helper (tpchgen-cli) the demo, the benchmarks and the tests share; the test support itself
+(generators, strategies, conformance cases, the crosscheck against pylance) lives in tests/support/."""

@@ -37,8 +37,8 @@ from lancelot.format.container import pack_encoding, read_metadata, unpack_encod
 from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
-from lancelot.testing import conformance as C
 from lancelot.util import jit
+from tests.support import conformance as C
 
 VERSIONS = ["2.1", "2.2"]
 ROWS = 1200

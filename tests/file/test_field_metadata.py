@@ -14,8 +14,8 @@ from lancelot import field_metadata as fm
 from lancelot.encodings import strategy
 from lancelot.encodings import v2_0 as enc20
 from lancelot.encodings.structural import paths, write_repdef
-from lancelot.testing.conformance import file_encodings, page_lengths, write_pylance
-from lancelot.testing.crosscheck import pylance_read_isolated, rows_json
+from tests.support.conformance import file_encodings, page_lengths, write_pylance
+from tests.support.crosscheck import pylance_read_isolated, rows_json
 
 pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 
@@ -206,7 +206,7 @@ def test_is_fixed_width_is_one_rule(t, fixed):
 )
 def test_column_counts_agree(tmp_path, t):
     """Reader and writer allocation agree with pylance's files (2.2 for maps)."""
-    from lancelot.testing.data import gen_array
+    from tests.support.data import gen_array
 
     arr = gen_array(t, 20, "some", null_structs=False) if t.num_fields else pa.array([{}] * 20, t)
     table = pa.table({"c": arr})

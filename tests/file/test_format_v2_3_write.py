@@ -426,8 +426,8 @@ def _matrix_groups():
     groups of one row count: each group one table, a column per case (named by it, its field metadata
     kept), so that a file and its checks serve many cases.  Cases holding a fixed-size list of structs
     form groups of their own (pylance reads those columns only apart from the others)."""
-    from lancelot.testing import conformance_matrix as M
     from tests.interop.test_conformance_write import _has_fsl_struct
+    from tests.support import conformance_matrix as M
 
     groups: dict[str, list] = {}
     for case in M.SHAPES + M.NESTED + M.SETTINGS:
@@ -443,9 +443,9 @@ def _both_ways(tmp_path, table, seed, max_page_bytes):
     """lancelot writes ``table`` at 2.3 in odd batches and several pages: pylance reads it (whole, ranges,
     takes, projections), lancelot reads it (whole, ranges across pages, a take); pylance writes it:
     lancelot reads it every way check_reads knows (ranges, takes, projections, batches)."""
-    from lancelot.testing import conformance as C
-    from lancelot.testing import conformance_matrix as M
     from tests.interop.test_conformance_write import check_pylance, write_ours
+    from tests.support import conformance as C
+    from tests.support import conformance_matrix as M
 
     ours = write_ours(tmp_path / "ours.lance", table, "2.3", max_page_bytes)
     check_pylance(ours, table, seed)
@@ -470,8 +470,8 @@ def test_conformance_matrix_both_ways(tmp_path, monkeypatch, cases):
     """The matrix's cases at 2.3, a group of one row count at a time, both ways (``_both_ways``)."""
     import re
 
-    from lancelot.testing import conformance as C
     from tests.interop.test_conformance_write import page_bytes_for
+    from tests.support import conformance as C
 
     monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))  # (check_reads checks the file's version)
     fields, arrays, page_bytes = [pa.field("id", pa.int64())], [], []
@@ -488,8 +488,8 @@ def test_conformance_matrix_both_ways(tmp_path, monkeypatch, cases):
 def test_conformance_matrix_all_null_nestings_both_ways(tmp_path, monkeypatch):
     """Every nesting of the matrix all null (sparse structures of no values, one layer per level), as
     columns of one table, both ways."""
-    from lancelot.testing import conformance as C
-    from lancelot.testing import conformance_matrix as M
+    from tests.support import conformance as C
+    from tests.support import conformance_matrix as M
 
     monkeypatch.setattr(C, "VERSIONS", (*C.VERSIONS, "2.3"))
     types = {}
@@ -537,8 +537,8 @@ def test_nested_shapes_both_ways(tmp_path_factory, data):
     """Random nested tables of few rows (empty and null lists, structs, maps, dictionaries) at 2.3:
     lancelot writes -> lancelot and pylance read equal; pylance writes -> lancelot reads equal.  pylance
     codes the small pages these make with the sequences it keeps in the layout alone (ranges, constants)."""
-    from lancelot.testing.crosscheck import crosscheck
-    from lancelot.testing.nested_strategies import nested_tables
+    from tests.support.crosscheck import crosscheck
+    from tests.support.nested_strategies import nested_tables
 
     table, sizes = data.draw(nested_tables("2.2"))
     result = crosscheck(tmp_path_factory.mktemp("nested23"), table, "2.3", sizes)

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lancelot.testing.crosscheck import batch_sizes, crosscheck
-from lancelot.testing.nested_strategies import nested_tables
+from tests.support.crosscheck import batch_sizes, crosscheck
+from tests.support.nested_strategies import nested_tables
 
 pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 

@@ -16,8 +16,8 @@ import lancelot
 from lancelot.encodings.paging import DEFAULT_MAX_PAGE_BYTES, GATHER_BYTES
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
-from lancelot.testing.crosscheck import write_lancelot
 from tests.helpers import pylance_write
+from tests.support.crosscheck import write_lancelot
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.testing.conformance import write_pylance
-from lancelot.testing.crosscheck import write_lancelot
+from tests.support.conformance import write_pylance
+from tests.support.crosscheck import write_lancelot
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 

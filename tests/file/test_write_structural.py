@@ -16,9 +16,9 @@ from lancelot.errors import UnsupportedTypeError
 from lancelot.format.container import read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
-from lancelot.testing.data import gen_array, gen_table
 from lancelot.writer import LanceWriter, write_table
 from tests.helpers import column_bytes
+from tests.support.data import gen_array, gen_table
 
 lance_file = pytest.importorskip("lance.file")
 

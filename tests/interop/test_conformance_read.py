@@ -30,9 +30,9 @@ import pytest
 from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
-from lancelot.testing import conformance as C
-from lancelot.testing.conformance import Case
-from lancelot.testing.conformance_matrix import (
+from tests.support import conformance as C
+from tests.support.conformance import Case
+from tests.support.conformance_matrix import (
     NESTED,
     SETTINGS,
     SHAPES,
@@ -43,7 +43,7 @@ from lancelot.testing.conformance_matrix import (
     fail_if,
     tokens_of,
 )
-from lancelot.testing.data import gen_array
+from tests.support.data import gen_array
 
 
 def _params(cases: list[Case]):

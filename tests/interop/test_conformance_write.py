@@ -1,7 +1,7 @@
 """Conformance, write side: lancelot writes the 2.1/2.2 matrix, pylance 14.0.2 reads it equal to the source.
 
 The mirror of tests/interop/test_conformance_read.py, over the same cases (SHAPES, NESTED and
-SETTINGS of lancelot.testing.conformance_matrix; the data from lancelot.testing.conformance): each table
+SETTINGS of tests.support.conformance_matrix; the data from tests.support.conformance): each table
 ``{id: int64, c: <case>}`` is written by ``lancelot.LanceWriter`` at 2.1 and 2.2 in
 batches of odd sizes with a small ``max_page_bytes`` (every leaf column of ``c`` gets
 several pages), then
@@ -36,11 +36,11 @@ import lancelot
 from lancelot.encodings.structural.write_repdef import leaf_paths, shred
 from lancelot.encodings.structural.write_values import value_bytes
 from lancelot.errors import UnsupportedTypeError
-from lancelot.testing import conformance as C
-from lancelot.testing import conformance_matrix as M
-from lancelot.testing.conformance import Case, both
-from lancelot.testing.data import gen_array
 from tests.helpers import pylance_write_column
+from tests.support import conformance as C
+from tests.support import conformance_matrix as M
+from tests.support.conformance import Case, both
+from tests.support.data import gen_array
 
 #: where lancelot's choice differs from pylance's for a good reason: the case with lancelot's expectations
 #: (baseline None: the setting is not expected to change this data's encodings)

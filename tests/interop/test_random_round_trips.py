@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lancelot
-from lancelot.testing.data import tables_equal
-from lancelot.testing.strategies import tables
+from tests.support.data import tables_equal
+from tests.support.strategies import tables
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 

@@ -4,7 +4,7 @@ The shapes (not the code) of rust/lance-encoding's tests in lancedb/lance: encod
 struct.rs, primitive*.rs, blob.rs, testing.rs (random data of a type, several page sizes) and
 fuzz_tests.rs (every structure x width x nullability, edge cases).  Each case is written by lancelot and
 by pylance 14.0.2 at every version it applies to and read back by both, with the ranges and takes the
-Rust test asks for (lancelot/testing/crosscheck.py).  Where pylance itself fails, the case
+Rust test asks for (tests/support/crosscheck.py).  Where pylance itself fails, the case
 names the failure and the test asserts it, with lancelot's behaviour.
 """
 
@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lancelot.testing.crosscheck import DIRECTIONS, Reads, crosscheck
-from lancelot.testing.data import gen_array
+from tests.support.crosscheck import DIRECTIONS, Reads, crosscheck
+from tests.support.data import gen_array
 
 pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 

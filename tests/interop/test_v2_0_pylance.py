@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.testing.data import gen_table, tables_equal
 from tests.helpers import pylance_read, pylance_write
+from tests.support.data import gen_table, tables_equal
 
 lance_file = pytest.importorskip("lance.file", reason="pylance (the test oracle) is not installed")
 

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 import lancelot
-from lancelot.testing import conformance as C
-from lancelot.testing.conformance import Case, both
+from tests.support import conformance as C
+from tests.support.conformance import Case, both
 
 ZSTD = {"lance-encoding:compression": "zstd"}
 LZ4 = {"lance-encoding:compression": "lz4"}

@@ -27,8 +27,8 @@ from lancelot.format.container import read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import open_source
 from lancelot.testing import tpch
-from lancelot.testing.data import gen_array
 from lancelot.util.types import rebuild
+from tests.support.data import gen_array
 
 VERSIONS = ("2.1", "2.2")
 NULLS = ("none", "some", "all")
@@ -287,7 +287,7 @@ def struct_with_blob(rng: np.random.Generator, n: int, nulls: str) -> pa.Array:
     )
 
 
-#: more types, read together as the columns of one table (data from lancelot.testing.data.gen_array)
+#: more types, read together as the columns of one table (data from tests.support.data.gen_array)
 MORE_TYPES = {
     "int8": pa.int8(),
     "uint16": pa.uint16(),

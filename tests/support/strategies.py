@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import strategies as st
 
-from lancelot.testing.data import gen_array
+from tests.support.data import gen_array
 
 PRIMITIVES = [
     pa.bool_(),

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 import lancelot
-from lancelot.testing.conformance import difference, normalize, write_pylance
 from lancelot.util.types import rebuild
+from tests.support.conformance import difference, normalize, write_pylance
 
 #: the four directions, writer -> reader
 DIRECTIONS = ("lancelot->lancelot", "lancelot->pylance", "pylance->lancelot", "pylance->pylance")
