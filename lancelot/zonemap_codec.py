@@ -22,6 +22,7 @@ width per zone.  A type spec is ``pyarrow.type_for_alias``'s name (``int64``, ``
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 
@@ -99,7 +100,7 @@ def _bitmap(valid: np.ndarray) -> bytes:
 def _values(arr: pa.Array) -> bytes:
     """The bound values' bytes (nulls as zeros): fixed width, a boolean bitmap, or lengths + bytes."""
     n = len(arr)
-    if pa.types.is_binary(arr.type):
+    if arr.type.id == _BINARY:
         offsets = arrow_offsets(arr)
         data = arr.buffers()[2]
         body = b"" if data is None else data.to_pybytes()[int(offsets[0]) : int(offsets[-1])]
@@ -110,6 +111,9 @@ def _values(arr: pa.Array) -> bytes:
     width = arr.type.bit_width // 8
     raw = np.frombuffer(arr.buffers()[1], np.uint8)[arr.offset * width : (arr.offset + n) * width].reshape(n, width)
     return raw.tobytes() if not arr.null_count else np.where(_valid(arr)[:, None], raw, 0).astype(np.uint8).tobytes()
+
+
+_BINARY = pa.binary().id
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
@@ -127,18 +131,23 @@ def _compressor() -> zstandard.ZstdCompressor:
     return made
 
 
+@functools.lru_cache(maxsize=256)
+def _column_head(path: tuple[str, ...], t: pa.DataType) -> bytes:
+    """A column's path and bounds type as ``encode`` writes them (the same for every file of a schema)."""
+    parts = [_uvarint(len(path))]
+    for name in path:
+        b = name.encode("utf-8")
+        parts += [_uvarint(len(b)), b]
+    spec = _type_spec(t).encode("ascii")
+    return b"".join([*parts, _uvarint(len(spec)), spec])
+
+
 def encode(rows: np.ndarray, columns: list[ColumnZones], rows_per_zone: int) -> bytes:
     """The format-2 buffer of the given zones."""
     parts = [_uvarint(rows_per_zone), _uvarint(len(rows)), _ints(rows), _uvarint(len(columns))]
     for c in columns:
-        parts.append(_uvarint(len(c.path)))
-        for name in c.path:
-            b = name.encode("utf-8")
-            parts += [_uvarint(len(b)), b]
-        spec = _type_spec(c.min.type).encode("ascii")
-        parts += [_uvarint(len(spec)), spec]
         flags = (1 if c.min.null_count else 0) | (2 if c.max.null_count else 0)
-        parts.append(bytes([flags]))
+        parts += [_column_head(c.path, c.min.type), bytes([flags])]
         if flags & 1:
             parts.append(_bitmap(_valid(c.min)))
         if flags & 2:

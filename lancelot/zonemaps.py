@@ -104,7 +104,16 @@ def _leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
     return col
 
 
+#: the types ``_prepare`` changes: dictionaries, float16, views, durations (by Arrow type id)
+_PREPARED = frozenset(
+    t.id
+    for t in (pa.dictionary(pa.int8(), pa.null()), pa.float16(), pa.string_view(), pa.binary_view(), pa.duration("s"))
+)
+
+
 def _prepare(arr: pa.Array) -> pa.Array:
+    if arr.type.id not in _PREPARED:
+        return arr
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if pa.types.is_float16(arr.type):

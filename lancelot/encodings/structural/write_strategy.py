@@ -62,6 +62,7 @@ from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.write_profile import apply_profile, general_bulk, with_general
 from lancelot.encodings.structural.write_values import (
+    NUMBER_BITS,
     compress_miniblock_chunk,
     has_item_nulls,
     max_value_bytes,
@@ -283,11 +284,14 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     """The page's 8..128-bit values as a block, null slots filled from the value before; None for other types."""
     arr = storage(values)
     t = arr.type
-    if pa.types.is_boolean(t) or pa.types.is_fixed_size_list(t) or pa.types.is_null(t) or is_variable(t):
-        return None
-    if not is_plain_fixed(t):
-        return None
-    if t.bit_width not in (8, 16, 32, 64, 128):
+    if t.id not in NUMBER_BITS and (
+        pa.types.is_boolean(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_null(t)
+        or is_variable(t)
+        or not is_plain_fixed(t)
+        or t.bit_width not in (8, 16, 32, 64, 128)
+    ):
         return None
     block = to_block(arr)
     assert isinstance(block, FixedWidthBlock)
