@@ -68,7 +68,7 @@ def _uvarint(v: int) -> bytes:
 def _ints(values: np.ndarray) -> bytes:
     """A u8 byte width, then every value little-endian at that width (values are >= 0)."""
     v = np.asarray(values, np.int64)
-    top = int(v.max()) if len(v) else 0
+    top = int(np.maximum.reduce(v, initial=0))
     width = 1 if top < 1 << 8 else 2 if top < 1 << 16 else 4 if top < 1 << 32 else 8
     return bytes([width]) + v.astype(f"<u{width}").tobytes()
 

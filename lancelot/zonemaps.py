@@ -256,7 +256,7 @@ def _dense_zone_stats(
     n = len(vals)
     full = min(n // rows_per_zone, nzones)
     if not full:  # (a small file's one zone: its bounds alone)
-        mins, maxs = vals.min(keepdims=True), vals.max(keepdims=True)
+        mins, maxs = np.minimum.reduce(vals, keepdims=True), np.maximum.reduce(vals, keepdims=True)
     else:
         grid = vals[: full * rows_per_zone].reshape(full, rows_per_zone)
         mins, maxs = grid.min(axis=1), grid.max(axis=1)
