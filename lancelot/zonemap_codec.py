@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from lancelot.util.arrays import arrow_offsets, from_numpy
+from lancelot.util.arrays import from_numpy
 
 MAGIC_V2 = b"LANCELOT-ZONEMAPS\x02"
 RAW, ZSTD = 0, 1
@@ -100,11 +100,11 @@ def _bitmap(valid: np.ndarray) -> bytes:
 def _values(arr: pa.Array) -> bytes:
     """The bound values' bytes (nulls as zeros): fixed width, a boolean bitmap, or lengths + bytes."""
     n = len(arr)
-    if arr.type.id == _BINARY:
-        offsets = arrow_offsets(arr)
+    if arr.type.id == _BINARY:  # (int32 offsets)
+        offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + n + 1]
         data = arr.buffers()[2]
         body = b"" if data is None else data.to_pybytes()[int(offsets[0]) : int(offsets[-1])]
-        return _ints(np.diff(offsets)) + body
+        return _ints(offsets[1:] - offsets[:-1]) + body
     if pa.types.is_boolean(arr.type):
         bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")[arr.offset : arr.offset + n]
         return _bitmap(bits.astype(bool) & _valid(arr))

@@ -234,7 +234,10 @@ def _cheapest(block: FixedWidthBlock, opts: EncodingOptions) -> tuple[int, str]:
     best = (n * t // 8, "flat")
     vals = block.as_dtype(f"<u{t // 8}")
     # (a page of one bit-packed chunk: its width, then 1024 values of that many bits)
-    packed = t // 8 + int(vals.max()).bit_length() * CHUNK // 8 if 0 < n <= CHUNK else inline_bitpacking_size(block)
+    if 0 < n <= CHUNK:
+        packed = t // 8 + int(np.maximum.reduce(vals)).bit_length() * CHUNK // 8
+    else:
+        packed = inline_bitpacking_size(block)
     if packed < best[0]:
         best = (packed, "bitpacking")
     runs = 1 + int(np.count_nonzero(vals[1:] != vals[:-1])) if n else 0
