@@ -197,16 +197,12 @@ def normalize_field(f: pa.Field) -> pa.Field:
 
 
 class Normalized:
-    """A schema as a Lance file stores it (``normalize_schema``) and what is derived from it once: its
-    fields as the FileDescriptor lists them (made on first use) and, in ``derived``, what a writer derives
-    from it per version and profile (lancelot/writer.py)."""
-
-    __slots__ = ("schema", "_fields", "derived")
+    """A schema as Lance files store it (``normalize_schema``), its FileDescriptor fields (made once) and, in
+    ``derived``, what a writer derives from it per version and profile (lancelot/writer.py)."""
 
     def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
+        self.schema, self.derived = schema, dict[object, object]()
         self._fields: file_pb2.FileDescriptor | None = None
-        self.derived: dict[object, object] = {}
 
     def descriptor(self, num_rows: int) -> file_pb2.FileDescriptor:
         """The FileDescriptor of a file of this schema and ``num_rows`` rows (global buffer 0)."""

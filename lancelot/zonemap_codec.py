@@ -100,7 +100,7 @@ def _bitmap(valid: np.ndarray) -> bytes:
 def _values(arr: pa.Array) -> bytes:
     """The bound values' bytes (nulls as zeros): fixed width, a boolean bitmap, or lengths + bytes."""
     n = len(arr)
-    if arr.type.id == _BINARY:  # (int32 offsets)
+    if arr.type.id == pa.lib.Type_BINARY:  # (int32 offsets)
         offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + n + 1]
         data = arr.buffers()[2]
         body = b"" if data is None else data.to_pybytes()[int(offsets[0]) : int(offsets[-1])]
@@ -111,9 +111,6 @@ def _values(arr: pa.Array) -> bytes:
     width = arr.type.bit_width // 8
     raw = np.frombuffer(arr.buffers()[1], np.uint8)[arr.offset * width : (arr.offset + n) * width].reshape(n, width)
     return raw.tobytes() if not arr.null_count else np.where(_valid(arr)[:, None], raw, 0).astype(np.uint8).tobytes()
-
-
-_BINARY = pa.binary().id
 
 
 def _valid(arr: pa.Array) -> np.ndarray:

@@ -104,11 +104,9 @@ def _leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
     return col
 
 
-#: the types ``_prepare`` changes: dictionaries, float16, views, durations (by Arrow type id)
-_PREPARED = frozenset(
-    t.id
-    for t in (pa.dictionary(pa.int8(), pa.null()), pa.float16(), pa.string_view(), pa.binary_view(), pa.duration("s"))
-)
+#: the types ``_prepare`` changes (by Arrow type id): dictionaries, float16, durations, views
+_PREPARED = {pa.lib.Type_DICTIONARY, pa.lib.Type_HALF_FLOAT, pa.lib.Type_DURATION}
+_PREPARED |= {pa.lib.Type_STRING_VIEW, pa.lib.Type_BINARY_VIEW}
 
 
 def _prepare(arr: pa.Array) -> pa.Array:

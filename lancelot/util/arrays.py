@@ -39,7 +39,7 @@ def is_large(t: pa.DataType) -> bool:
     return t.id in _LARGE_IDS  # (pa.types' tests compare ids: one lookup, asked per page and column)
 
 
-_LARGE_IDS = frozenset(t.id for t in (pa.large_string(), pa.large_binary(), pa.large_list(pa.null())))
+_LARGE_IDS = {pa.lib.Type_LARGE_STRING, pa.lib.Type_LARGE_BINARY, pa.lib.Type_LARGE_LIST}
 
 
 def arrow_offsets(arr: pa.Array) -> np.ndarray:

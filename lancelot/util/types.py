@@ -30,7 +30,7 @@ def is_variable(t: pa.DataType) -> bool:
     return t.id in _VARIABLE_IDS  # (pa.types' tests compare ids: one lookup, asked per page and column)
 
 
-_VARIABLE_IDS = frozenset(t.id for t in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary()))
+_VARIABLE_IDS = {pa.lib.Type_STRING, pa.lib.Type_BINARY, pa.lib.Type_LARGE_STRING, pa.lib.Type_LARGE_BINARY}
 
 
 def is_string_like(t: pa.DataType) -> bool:

@@ -287,15 +287,8 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     """The page's 8..128-bit values as a block, null slots filled from the value before; None for other types."""
     arr = storage(values)
     t = arr.type
-    if t.id not in NUMBER_BITS and (
-        pa.types.is_boolean(t)
-        or pa.types.is_fixed_size_list(t)
-        or pa.types.is_null(t)
-        or is_variable(t)
-        or not is_plain_fixed(t)
-        or t.bit_width not in (8, 16, 32, 64, 128)
-    ):
-        return None
+    if t.id not in NUMBER_BITS and (not is_plain_fixed(t) or t.bit_width not in (8, 16, 32, 64, 128)):
+        return None  # (booleans, lists, nulls, strings are not plain fixed-width)
     block = to_block(arr)
     assert isinstance(block, FixedWidthBlock)
     if arr.null_count:

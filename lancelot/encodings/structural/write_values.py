@@ -46,10 +46,7 @@ def storage(arr: pa.Array) -> pa.Array:
     t = arr.type
     if isinstance(t, pa.ExtensionType):
         return arr.storage
-    return arr.dictionary_decode() if t.id == _DICTIONARY else arr
-
-
-_DICTIONARY = pa.dictionary(pa.int8(), pa.null()).id
+    return arr.dictionary_decode() if t.id == pa.lib.Type_DICTIONARY else arr
 
 
 def item_bits(t: pa.DataType) -> int:
@@ -64,14 +61,13 @@ def item_bits(t: pa.DataType) -> int:
         raise UnsupportedTypeError(f"type {t} is not fixed-width") from None
 
 
-def _fixed_bytes(arr: pa.Array, width: int = 0) -> np.ndarray:
-    """The value bytes of a fixed-width array (offset applied; booleans bit-packed, nulls as False);
-    ``width``: its bytes per value, if known (not a boolean)."""
+def _fixed_bytes(arr: pa.Array) -> np.ndarray:
+    """The value bytes of a fixed-width array (offset applied; booleans bit-packed, nulls as False)."""
     n = len(arr)
-    if not width and pa.types.is_boolean(arr.type):
+    if pa.types.is_boolean(arr.type):
         bits = to_numpy(pc.fill_null(arr, zero(pa.bool_()))) if n else np.zeros(0, bool)
         return np.packbits(bits, bitorder="little")
-    width = width or arr.type.bit_width // 8
+    width = arr.type.bit_width // 8
     buf = arr.buffers()[1]
     if buf is None:
         return np.zeros(n * width, np.uint8)
@@ -101,7 +97,7 @@ def to_block(arr: pa.Array, item_validity: bool = False) -> ValueBlock:
     n = len(arr)
     bits = NUMBER_BITS.get(t.id)
     if bits is not None:  # (the common case: no type tests)
-        return FixedWidthBlock(_fixed_bytes(arr, bits // 8), bits, n)
+        return FixedWidthBlock(_fixed_bytes(arr), bits, n)
     if is_variable(t):
         large = is_large(t)
         offs = arrow_offsets(arr)
