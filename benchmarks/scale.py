@@ -172,9 +172,8 @@ def build_config_versions(path: Path, versions: int, log=print) -> int:
 
 def _append(bench: CpuBench, path: Path, work: Path) -> None:
     """``append``: 100 rows, each library to its own hard-linked clone of ``path``, verified after;
-    the writer's kernels first made ready by 40 untimed appends to a scratch dataset (a numpy path
-    hands over to its kernel after 32 calls, prepared in the background: that would land in
-    whatever is timed), then one untimed append each."""
+    the writer's kernels first made ready by untimed appends to a scratch dataset (``_warm``), then
+    one untimed append each."""
     import lance
 
     import lancelot
@@ -184,8 +183,7 @@ def _append(bench: CpuBench, path: Path, work: Path) -> None:
         clone(path, t)
     small = _table(10**9, 100)
     try:
-        for _ in range(40):
-            lancelot.write_dataset(small, str(work / "scratch"), mode="append")
+        _warm(lambda k: lancelot.write_dataset(small, str(work / "scratch"), mode="append"))
         bench.run(
             "append",
             {
@@ -219,7 +217,8 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
         )
     if "take10" in ops:
         picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(repeats + 1)]
-        _warm_takes(lancelot.dataset(uri), picks)
+        ds = lancelot.dataset(uri)
+        _warm(lambda k: ds.take(picks[k % len(picks)]))
         bench.run(
             "take10",
             {
@@ -287,13 +286,14 @@ def run_size(bench: CpuBench, path: Path, live: int, ops: set[str], work: Path) 
         _append(bench, path, work)
 
 
-def _warm_takes(ds, picks) -> None:
-    """40 untimed takes, then the kernels' background preparation awaited: it starts after 32
-    calls of a path and its CPU would land in whichever library is timed."""
+def _warm(call) -> None:
+    """``call(k)`` for k = 0..39 untimed, then the kernels' background preparation awaited: a numpy
+    path hands over to its kernel after 32 calls, prepared in the background, whose CPU would land
+    in whichever library is timed."""
     from lancelot.util.jit import wait_for_warm_ups
 
-    for p in picks * (40 // len(picks) + 1):
-        ds.take(p)
+    for k in range(40):
+        call(k)
     wait_for_warm_ups()
 
 
@@ -307,7 +307,8 @@ def _take10_new(bench: CpuBench, path: Path, live: int, rng: np.random.Generator
 
     libs = {"lancelot": lancelot, "pylance": lance}
     picks = [np.sort(rng.choice(live, 10, replace=False)) for _ in range(bench.repeats + 1)]
-    _warm_takes(lancelot.dataset(str(path)), picks)
+    ds = lancelot.dataset(str(path))
+    _warm(lambda k: ds.take(picks[k % len(picks)]))
     try:
         for n in libs:
             for r in range(-1, bench.repeats):

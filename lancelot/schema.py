@@ -196,9 +196,26 @@ def normalize_field(f: pa.Field) -> pa.Field:
     return pa.field(f.name, normalize_type(f.type), f.nullable, md or None)
 
 
-#: normalized schemas and their descriptors (FileDescriptor of 0 rows) by ``_key``: one append after another
-#: writes the same schema (a dataset write normalizes it several times); cleared when CACHED are held
-_NORMALIZED: dict[tuple[bytes, str], tuple[pa.Schema, file_pb2.FileDescriptor | None]] = {}
+class Normalized:
+    """A schema as Lance files store it (``normalize_schema``), its FileDescriptor fields (made once) and, in
+    ``derived``, what a writer derives from it per version and profile (lancelot/writer.py)."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema, self.derived = schema, dict[object, object]()
+        self._fields: file_pb2.FileDescriptor | None = None
+
+    def descriptor(self, num_rows: int) -> file_pb2.FileDescriptor:
+        """The FileDescriptor of a file of this schema and ``num_rows`` rows (global buffer 0)."""
+        if self._fields is None:
+            self._fields = _descriptor_schema(self.schema)
+        out = file_pb2.FileDescriptor(length=num_rows)
+        out.schema.CopyFrom(self._fields.schema)
+        return out
+
+
+#: ``Normalized`` of recent schemas by ``_key``: one append after another writes the same schema (a dataset
+#: write normalizes it several times); cleared when CACHED are held
+_NORMALIZED: dict[tuple[bytes, str], Normalized] = {}
 CACHED = 64
 
 
@@ -210,22 +227,22 @@ def _key(schema: pa.Schema) -> tuple[bytes, str]:
 
 def normalize_schema(schema: pa.Schema) -> pa.Schema:
     """The schema as a Lance file stores it (see ``normalize_type``; JSON only at the top level)."""
-    return _normalized(schema)[1]
+    return normalized(schema).schema
 
 
-def _normalized(schema: pa.Schema) -> tuple[tuple[bytes, str], pa.Schema, file_pb2.FileDescriptor | None]:
-    """(``_key(schema)``, the schema normalized, its cached descriptor if made)."""
+def normalized(schema: pa.Schema) -> Normalized:
+    """``normalize_schema`` with what is derived from it (one object per schema while cached)."""
     key = _key(schema)
     hit = _NORMALIZED.get(key)
     if hit is not None:
-        return key, *hit
+        return hit
     for f in schema:
         extension_types.check_writable(f.type, f.name)
-    out = pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata)
+    out = Normalized(pa.schema([normalize_field(f) for f in schema], metadata=schema.metadata))
     if len(_NORMALIZED) >= CACHED:
         _NORMALIZED.clear()
-    _NORMALIZED[key] = (out, None)
-    return key, out, None
+    _NORMALIZED[key] = out
+    return out
 
 
 def _children(t: pa.DataType) -> list[pa.Field]:
@@ -252,11 +269,12 @@ def _nested(t: pa.DataType) -> bool:
 
 def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
     """Flatten an Arrow schema into the FileDescriptor pylance stores in global buffer 0."""
-    key, schema, cached = _normalized(schema)
-    out = file_pb2.FileDescriptor(length=num_rows)
-    if cached is not None:
-        out.schema.CopyFrom(cached.schema)
-        return out
+    return normalized(schema).descriptor(num_rows)
+
+
+def _descriptor_schema(schema: pa.Schema) -> file_pb2.FileDescriptor:
+    """A FileDescriptor without a length holding the fields of the normalized ``schema``."""
+    out = file_pb2.FileDescriptor()
     next_id = 0
 
     def add(f: pa.Field, parent: int) -> None:
@@ -296,7 +314,6 @@ def to_descriptor(schema: pa.Schema, num_rows: int) -> file_pb2.FileDescriptor:
         add(f, -1)
     for k, v in (schema.metadata or {}).items():
         out.schema.metadata[k.decode()] = v
-    _NORMALIZED[key] = (schema, file_pb2.FileDescriptor(schema=out.schema))
     return out
 
 

@@ -28,7 +28,7 @@ from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.extension_types import stored_array
 from lancelot.format.container import ContainerWriter
 from lancelot.inputs import as_batches, type_name
-from lancelot.schema import normalize_schema, to_descriptor
+from lancelot.schema import normalize_schema, normalized
 from lancelot.versions import FileVersion
 from lancelot.zonemaps import ZoneMapBuilder, leaf_columns
 
@@ -53,31 +53,14 @@ def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
 
 
 class _Setup:
-    """What a writer derives from its normalized schema, version and profile alone: each field's column
-    count, each field's leaves (write_field.plan_leaves; made by the first 2.1+ writer without a file
-    price) and the zone maps' columns."""
+    """What a writer derives from its normalized schema, version and profile alone (kept in the schema's
+    ``Normalized.derived``): each field's column count, each field's leaves (write_field.plan_leaves; made by
+    the first 2.1+ writer without a file price) and the zone maps' columns."""
 
     def __init__(self, schema: pa.Schema, version: FileVersion) -> None:
-        self.schema = schema  # (held: the cache's key is its id)
         self.counts = [field_metadata.column_count(f, version) for f in schema]
         self.leaves: list[Leaves] | None = None
         self.zone_columns = leaf_columns(schema)
-
-
-#: the setups of recent (normalized schema, version, profile): normalize_schema returns one object per schema
-_SETUPS: dict[tuple[int, FileVersion, str], _Setup] = {}
-_SETUPS_CACHED = 64
-
-
-def _setup(schema: pa.Schema, version: FileVersion, profile: str) -> _Setup:
-    key = (id(schema), version, profile)
-    hit = _SETUPS.get(key)
-    if hit is not None and hit.schema is schema:
-        return hit
-    if len(_SETUPS) >= _SETUPS_CACHED:
-        _SETUPS.clear()
-    made = _SETUPS[key] = _Setup(schema, version)
-    return made
 
 
 class LanceWriter:
@@ -129,10 +112,13 @@ class LanceWriter:
         self.path = os.fspath(path)
         self.version = resolve_version(version)
         self.schema = schema
-        self._stored = normalize_schema(schema)
+        self._normalized = normalized(schema)
+        self._stored = self._normalized.schema
         # pylance 14 compresses 2.3 chunks only as asked (no General wrapper of its own): "fast" is that profile
         profile = check_profile(profile if profile is not None or not self.version.planar else "fast")
-        setup = _setup(self._stored, self.version, profile)
+        setup = self._normalized.derived.get((self.version, profile))
+        if not isinstance(setup, _Setup):
+            setup = self._normalized.derived[(self.version, profile)] = _Setup(self._stored, self.version)
         counts = setup.counts
         self.settings = WriteSettings(
             version=self.version,
@@ -302,7 +288,7 @@ class LanceWriter:
                         f"0..{self._num_columns - 1}",
                         path=self.path,
                     )
-                gbufs = [to_descriptor(self._stored, self.num_rows).SerializeToString()]
+                gbufs = [self._normalized.descriptor(self.num_rows).SerializeToString()]
                 if zones is not None:
                     gbufs.append(zones)
                 self._out.finish([c.metadata() for c in columns], gbufs)

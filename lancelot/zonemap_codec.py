@@ -22,6 +22,7 @@ width per zone.  A type spec is ``pyarrow.type_for_alias``'s name (``int64``, ``
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from lancelot.util.arrays import arrow_offsets, from_numpy
+from lancelot.util.arrays import from_numpy
 
 MAGIC_V2 = b"LANCELOT-ZONEMAPS\x02"
 RAW, ZSTD = 0, 1
@@ -67,7 +68,7 @@ def _uvarint(v: int) -> bytes:
 def _ints(values: np.ndarray) -> bytes:
     """A u8 byte width, then every value little-endian at that width (values are >= 0)."""
     v = np.asarray(values, np.int64)
-    top = int(v.max()) if len(v) else 0
+    top = int(np.maximum.reduce(v, initial=0))
     width = 1 if top < 1 << 8 else 2 if top < 1 << 16 else 4 if top < 1 << 32 else 8
     return bytes([width]) + v.astype(f"<u{width}").tobytes()
 
@@ -99,11 +100,11 @@ def _bitmap(valid: np.ndarray) -> bytes:
 def _values(arr: pa.Array) -> bytes:
     """The bound values' bytes (nulls as zeros): fixed width, a boolean bitmap, or lengths + bytes."""
     n = len(arr)
-    if pa.types.is_binary(arr.type):
-        offsets = arrow_offsets(arr)
+    if arr.type.id == pa.lib.Type_BINARY:  # (int32 offsets)
+        offsets = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + n + 1]
         data = arr.buffers()[2]
         body = b"" if data is None else data.to_pybytes()[int(offsets[0]) : int(offsets[-1])]
-        return _ints(np.diff(offsets)) + body
+        return _ints(offsets[1:] - offsets[:-1]) + body
     if pa.types.is_boolean(arr.type):
         bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")[arr.offset : arr.offset + n]
         return _bitmap(bits.astype(bool) & _valid(arr))
@@ -127,18 +128,23 @@ def _compressor() -> zstandard.ZstdCompressor:
     return made
 
 
+@functools.lru_cache(maxsize=256)
+def _column_head(path: tuple[str, ...], t: pa.DataType) -> bytes:
+    """A column's path and bounds type as ``encode`` writes them (the same for every file of a schema)."""
+    parts = [_uvarint(len(path))]
+    for name in path:
+        b = name.encode("utf-8")
+        parts += [_uvarint(len(b)), b]
+    spec = _type_spec(t).encode("ascii")
+    return b"".join([*parts, _uvarint(len(spec)), spec])
+
+
 def encode(rows: np.ndarray, columns: list[ColumnZones], rows_per_zone: int) -> bytes:
     """The format-2 buffer of the given zones."""
     parts = [_uvarint(rows_per_zone), _uvarint(len(rows)), _ints(rows), _uvarint(len(columns))]
     for c in columns:
-        parts.append(_uvarint(len(c.path)))
-        for name in c.path:
-            b = name.encode("utf-8")
-            parts += [_uvarint(len(b)), b]
-        spec = _type_spec(c.min.type).encode("ascii")
-        parts += [_uvarint(len(spec)), spec]
         flags = (1 if c.min.null_count else 0) | (2 if c.max.null_count else 0)
-        parts.append(bytes([flags]))
+        parts += [_column_head(c.path, c.min.type), bytes([flags])]
         if flags & 1:
             parts.append(_bitmap(_valid(c.min)))
         if flags & 2:

@@ -104,7 +104,14 @@ def _leaf_array(column: pa.ChunkedArray, path: Path) -> pa.Array:
     return col
 
 
+#: the types ``_prepare`` changes (by Arrow type id): dictionaries, float16, durations, views
+_PREPARED = {pa.lib.Type_DICTIONARY, pa.lib.Type_HALF_FLOAT, pa.lib.Type_DURATION}
+_PREPARED |= {pa.lib.Type_STRING_VIEW, pa.lib.Type_BINARY_VIEW}
+
+
 def _prepare(arr: pa.Array) -> pa.Array:
+    if arr.type.id not in _PREPARED:
+        return arr
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if pa.types.is_float16(arr.type):
@@ -247,7 +254,7 @@ def _dense_zone_stats(
     n = len(vals)
     full = min(n // rows_per_zone, nzones)
     if not full:  # (a small file's one zone: its bounds alone)
-        mins, maxs = vals.min(keepdims=True), vals.max(keepdims=True)
+        mins, maxs = np.minimum.reduce(vals, keepdims=True), np.maximum.reduce(vals, keepdims=True)
     else:
         grid = vals[: full * rows_per_zone].reshape(full, rows_per_zone)
         mins, maxs = grid.min(axis=1), grid.max(axis=1)

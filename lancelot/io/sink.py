@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-import uuid
 from collections import deque
 from typing import IO, Any
 
@@ -168,13 +167,14 @@ class LocalTarget(FileTarget):
     def __init__(self, path: str, shown: str | None = None) -> None:
         self.path = shown or path
         self._dst = path
-        d = os.path.dirname(os.path.abspath(path))
         if os.path.isdir(path):
             raise LanceError("is a directory: give a file path to write", path=self.path)
-        self._tmp = os.path.join(d, f".lancelot-{uuid.uuid4().hex}.tmp")
+        # (beside the target: its directory as given, the current one for a bare name)
+        self._tmp = os.path.join(os.path.split(path)[0], f".lancelot-{os.urandom(16).hex()}.tmp")
         try:  # (mode 0666 less the umask: the usual mode of a finished file)
             fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except (FileNotFoundError, NotADirectoryError):
+            d = os.path.dirname(os.path.abspath(path))
             raise LanceFileNotFoundError(f"directory {d!r} does not exist", path=self.path) from None
         except OSError as e:
             raise self.error(e, "create the file") from None

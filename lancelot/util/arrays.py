@@ -36,7 +36,10 @@ def numpy_dtype(t: pa.DataType) -> np.dtype:
 
 def is_large(t: pa.DataType) -> bool:
     """A type with 64-bit offsets (large string/binary/list)."""
-    return bool(pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_list(t))
+    return t.id in _LARGE_IDS  # (pa.types' tests compare ids: one lookup, asked per page and column)
+
+
+_LARGE_IDS = {pa.lib.Type_LARGE_STRING, pa.lib.Type_LARGE_BINARY, pa.lib.Type_LARGE_LIST}
 
 
 def arrow_offsets(arr: pa.Array) -> np.ndarray:

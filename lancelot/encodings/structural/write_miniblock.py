@@ -123,8 +123,8 @@ def _plan_chunks(
         firsts.append(starts[:take])
         counts.append(np.full(take, size, np.int64))
         a += take * size
-    if not firsts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if len(firsts) <= 1:  # (a page of one run: no joining)
+        return (firsts[0], counts[0]) if firsts else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     return np.concatenate(firsts), np.concatenate(counts)
 
 

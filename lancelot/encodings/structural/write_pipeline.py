@@ -232,7 +232,8 @@ class PageWorker:
             jobs = list(self._jobs)
         for fut in jobs:
             fut.cancel()
-        wait(jobs)  # (the shared pool stays up for the next file)
+        if jobs:  # (a small file's pages were all encoded inline: nothing to wait for)
+            wait(jobs)  # (the shared pool stays up for the next file)
         if self._own:
             self._pool.shutdown(wait=True, cancel_futures=True)
         with self._cond:

@@ -62,6 +62,9 @@ if TYPE_CHECKING:
     from lancelot.encodings.strategy import EncodingOptions
     from lancelot.encodings.structural.write_strategy import BulkEncoder, ChunkEncoder, Compressed, MiniBlockValues
 
+    #: a chunk already made: (its item count from item 0, the inner chunk, its first buffer compressed)
+    Known = tuple[int, Compressed, np.ndarray]
+
 #: the probe: this many chunks spread over the page, each of about this many (uncompressed) bytes
 PROBE_CHUNKS = 4
 PROBE_BYTES = 16 * 1024
@@ -135,21 +138,23 @@ def with_general(
     inner: ChunkEncoder,
     compression: pb.BufferCompression,
     raw_literals: bool = False,
-    known: tuple[np.ndarray, np.ndarray] | None = None,
+    known: Known | None = None,
 ) -> ChunkEncoder:
     """General compression of the first buffer of every chunk ``inner`` makes (whose encoding is the
     same for every chunk: its General wrapper is made once; ``raw_literals``: zstd_frames.py;
-    ``known``: a buffer and its compressed form already made, as in ``general_bulk``)."""
+    ``known``: a chunk and its compressed first buffer already made, as in ``general_bulk``)."""
     made: list[pb.CompressiveEncoding] = []
 
     def chunk(a: int, count: int) -> Compressed:
-        enc, bufs = inner(a, count)
+        if known is not None and a == 0 and count == known[0]:
+            (enc, bufs), packed = known[1], known[2]
+        else:
+            (enc, bufs), packed = inner(a, count), None
         if not made:
             made.append(general_encoding(compression, enc))
-        first = bufs[0]
-        if known is not None and first.nbytes == known[0].nbytes and np.array_equal(first, known[0]):
-            return made[0], [known[1], *bufs[1:]]
-        return made[0], [compress_buffer(compression, first, raw_literals), *bufs[1:]]
+        if packed is None:
+            packed = compress_buffer(compression, bufs[0], raw_literals)
+        return made[0], [packed, *bufs[1:]]
 
     return chunk
 
@@ -158,11 +163,11 @@ def general_bulk(
     inner: BulkEncoder | None,
     compression: pb.BufferCompression,
     raw_literals: bool = False,
-    known: tuple[np.ndarray, np.ndarray] | None = None,
+    known: Known | None = None,
 ) -> BulkEncoder | None:
     """``with_general`` for a bulk encoder: each chunk's buffer compressed, the results one after another
-    (``known``: a buffer and its compressed form already made, e.g. by the profile's probe of a page of
-    one chunk: not compressed again)."""
+    (``known``: the chunk of the first ``known[0]`` items and its compressed first buffer, e.g. made by the
+    profile's probe of a page of one chunk: not made again)."""
     if inner is None:
         return None
 
@@ -171,10 +176,8 @@ def general_bulk(
         if made is None:
             return None
         enc, data, bounds = made
-        if known is not None and len(bounds) == 2:
-            raw = data[int(bounds[0]) : int(bounds[1])]
-            if raw.nbytes == known[0].nbytes and np.array_equal(raw, known[0]):
-                return general_encoding(compression, enc), known[1], np.array([0, len(known[1])], np.int64)
+        if known is not None and len(items) == 2 and int(items[0]) == 0 and int(items[1]) == known[0]:
+            return general_encoding(compression, enc), known[2], np.array([0, len(known[2])], np.int64)
         return general_encoding(compression, enc), *_compress_pieces(compression, data, bounds, raw_literals)
 
     return bulk
@@ -246,12 +249,13 @@ def apply_profile(
     probes = _probe_chunks(costs, plan.max_chunk_items)
     known = None
     for a, count in probes:
-        first = plan.chunk(a, count)[1][0]
+        probe = plan.chunk(a, count)
+        first = probe[1][0]
         raw += first.nbytes
         made = compress_buffer(compression, first)
         packed += len(made)
         if len(probes) == 1 and a == 0 and count == len(costs) - 1:  # the page's one chunk, if not cut finer
-            known = (first, made)
+            known = (count, probe, made)
     if not raw or packed > (1.0 - profile.min_saving) * raw:
         return plan.but(costs=costs)
     return _wrapped(plan, costs, compression, plan.size * packed // raw, known=known)
@@ -264,7 +268,7 @@ def _wrapped(
     size: int,
     chunk_target: int | None = None,
     raw_literals: bool = False,
-    known: tuple[np.ndarray, np.ndarray] | None = None,
+    known: Known | None = None,
 ) -> MiniBlockValues:
     return plan.but(
         costs=costs,

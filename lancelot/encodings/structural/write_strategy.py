@@ -62,6 +62,7 @@ from lancelot.encodings.strategy import EncodingOptions
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.write_profile import apply_profile, general_bulk, with_general
 from lancelot.encodings.structural.write_values import (
+    NUMBER_BITS,
     compress_miniblock_chunk,
     has_item_nulls,
     max_value_bytes,
@@ -233,7 +234,10 @@ def _cheapest(block: FixedWidthBlock, opts: EncodingOptions) -> tuple[int, str]:
     best = (n * t // 8, "flat")
     vals = block.as_dtype(f"<u{t // 8}")
     # (a page of one bit-packed chunk: its width, then 1024 values of that many bits)
-    packed = t // 8 + int(vals.max()).bit_length() * CHUNK // 8 if 0 < n <= CHUNK else inline_bitpacking_size(block)
+    if 0 < n <= CHUNK:
+        packed = t // 8 + int(np.maximum.reduce(vals)).bit_length() * CHUNK // 8
+    else:
+        packed = inline_bitpacking_size(block)
     if packed < best[0]:
         best = (packed, "bitpacking")
     runs = 1 + int(np.count_nonzero(vals[1:] != vals[:-1])) if n else 0
@@ -283,12 +287,8 @@ def _fixed_block(values: pa.Array) -> FixedWidthBlock | None:
     """The page's 8..128-bit values as a block, null slots filled from the value before; None for other types."""
     arr = storage(values)
     t = arr.type
-    if pa.types.is_boolean(t) or pa.types.is_fixed_size_list(t) or pa.types.is_null(t) or is_variable(t):
-        return None
-    if not is_plain_fixed(t):
-        return None
-    if t.bit_width not in (8, 16, 32, 64, 128):
-        return None
+    if t.id not in NUMBER_BITS and (not is_plain_fixed(t) or t.bit_width not in (8, 16, 32, 64, 128)):
+        return None  # (booleans, lists, nulls, strings are not plain fixed-width)
     block = to_block(arr)
     assert isinstance(block, FixedWidthBlock)
     if arr.null_count:
@@ -422,6 +422,16 @@ def _arrow_page_dictionary(values: pa.DictionaryArray) -> pa.DictionaryArray | N
     return pa.DictionaryArray.from_arrays(new_idx, d.filter(from_numpy(keep)))
 
 
+def _keys(arr: pa.Array, fixed: FixedWidthBlock | None) -> pa.Array:
+    """What a page dictionary of ``arr`` is keyed on: its values, or the bytes of its ``fixed`` block."""
+    if fixed is None:
+        return arr
+    nb = fixed.bits_per_value // 8
+    if nb in (1, 2, 4, 8):
+        return from_numpy(fixed.as_dtype(f"<u{nb}"))
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), len(arr), [None, pa.py_buffer(np.asarray(fixed.data))])
+
+
 def _dictionary_page(
     values: pa.Array, opts: EncodingOptions, force: bool, fixed: FixedWidthBlock | None
 ) -> MiniBlockValues | None:
@@ -433,14 +443,8 @@ def _dictionary_page(
         if not force and fixed.bits_per_value not in ((64, 128) if opts.version.dictionary_64bit else (128,)):
             return None
         nb = fixed.bits_per_value // 8
-        keys = (
-            from_numpy(fixed.as_dtype(f"<u{nb}"))
-            if nb in (1, 2, 4, 8)
-            else pa.FixedSizeBinaryArray.from_buffers(pa.binary(nb), n, [None, pa.py_buffer(np.asarray(fixed.data))])
-        )
         plain = n * nb
     elif variable:
-        keys = arr
         plain = value_bytes(arr)
     else:
         return None
@@ -448,21 +452,21 @@ def _dictionary_page(
         if n < DICT_MIN_VALUES:
             return None
         limit = n // max(opts.dict_divisor, 1)
-        ratio = _sample_unique_ratio(keys)
-        if limit == 0 or (ratio is not None and (ratio >= DICT_SAMPLE_UNIQUE or np.ceil(ratio * n) > limit)):
+        if limit == 0 or (n < DICT_SAMPLE_MIN and fixed is not None and _distinct(fixed) > limit):
+            return None  # (a small page, unsampled: counted exactly, without hashing)
+        ratio = _sample_unique_ratio(_keys(arr, fixed))
+        if ratio is not None and (ratio >= DICT_SAMPLE_UNIQUE or np.ceil(ratio * n) > limit):
             return None
     encoded = _arrow_page_dictionary(values) if pa.types.is_dictionary(values.type) else None
     if encoded is not None:
         fixed = None  # the items are the dictionary's values, not keys derived from them
     elif fixed is not None:
-        if not force and n < DICT_SAMPLE_MIN and _distinct(fixed) > limit:
-            return None  # (a small page, unsampled: counted exactly, without hashing)
         runs_dict = _sorted_runs_dictionary(fixed, None if force else limit)
         if isinstance(runs_dict, int):  # more distinct values than the limit
             return None
         encoded = runs_dict
     if encoded is None:
-        encoded = dictionary_encode(keys, n if force else limit)
+        encoded = dictionary_encode(_keys(arr, fixed), n if force else limit)
         if encoded is None:  # more distinct values than the limit
             return None
     c = len(encoded.dictionary)

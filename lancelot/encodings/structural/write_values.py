@@ -43,11 +43,10 @@ ValueBlock = FixedWidthBlock | VariableWidthBlock | FixedSizeListBlock | StructB
 
 
 def storage(arr: pa.Array) -> pa.Array:
-    if isinstance(arr.type, pa.ExtensionType):
+    t = arr.type
+    if isinstance(t, pa.ExtensionType):
         return arr.storage
-    if pa.types.is_dictionary(arr.type):
-        return arr.dictionary_decode()
-    return arr
+    return arr.dictionary_decode() if t.id == pa.lib.Type_DICTIONARY else arr
 
 
 def item_bits(t: pa.DataType) -> int:
@@ -96,6 +95,9 @@ def to_block(arr: pa.Array, item_validity: bool = False) -> ValueBlock:
     arr = storage(arr)
     t = arr.type
     n = len(arr)
+    bits = NUMBER_BITS.get(t.id)
+    if bits is not None:  # (the common case: no type tests)
+        return FixedWidthBlock(_fixed_bytes(arr), bits, n)
     if is_variable(t):
         large = is_large(t)
         offs = arrow_offsets(arr)
@@ -142,7 +144,7 @@ def compress_per_value(block: FixedWidthBlock | FixedSizeListBlock) -> tuple[pb.
 
 
 #: bits per value of the integer and floating-point types, by Arrow type id
-_NUMBER_BITS: dict[int, int] = {
+NUMBER_BITS: dict[int, int] = {
     t.id: t.bit_width
     for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64())
     + (pa.float16(), pa.float32(), pa.float64())
@@ -152,7 +154,7 @@ _NUMBER_BITS: dict[int, int] = {
 def value_costs(arr: pa.Array) -> np.ndarray:
     """Cumulative bytes of the first k values (k = 0..n), for cutting chunks and pages."""
     n = len(arr)
-    width = _NUMBER_BITS.get(arr.type.id, 0) // 8
+    width = NUMBER_BITS.get(arr.type.id, 0) // 8
     if width:  # (the common case: no type tests)
         return np.arange(0, (n + 1) * width, width, dtype=np.int64)
     arr = storage(arr)
@@ -175,7 +177,7 @@ def value_costs(arr: pa.Array) -> np.ndarray:
 def value_bytes(arr: pa.Array) -> int:
     """The bytes a page's values count for: ``value_costs(arr)[-1]`` without the array, except that
     fixed-size-list item validity counts only when the items hold nulls (``value_costs`` keeps room for it)."""
-    bits = _NUMBER_BITS.get(arr.type.id)
+    bits = NUMBER_BITS.get(arr.type.id)
     if bits is not None:  # (the common case, asked per batch and column: no type tests)
         return (len(arr) * bits + 7) // 8
     arr = storage(arr)
@@ -200,6 +202,9 @@ def value_bytes(arr: pa.Array) -> int:
 
 def max_value_bytes(arr: pa.Array) -> int:
     """The widest value of a page in bytes (decides mini-block vs full-zip)."""
+    bits = NUMBER_BITS.get(arr.type.id)
+    if bits is not None:  # (the common case, asked per page: no type tests)
+        return (bits + 7) // 8
     arr = storage(arr)
     t = arr.type
     if is_variable(t):
