@@ -12,7 +12,6 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from itertools import accumulate
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -59,6 +58,9 @@ MAX_SELECTIONS = 64
 #: files that repeat them
 MAX_SCHEMAS = 256
 _SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, list[int]]]] = {}
+#: (schema, fields, result schema) of a column selection, per schema object and selection: files that
+#: share their schema (``_SCHEMAS``) share these too
+_SHAPES: dict[tuple[int, tuple[str, ...] | None], tuple[pa.Schema, list[pa.Field], pa.Schema]] = {}
 #: files of at most this many rows read at least half their rows whole when their columns allow it
 #: (encodings/structural/simple_pages.py)
 SIMPLE_MAX_ROWS = 1 << 15
@@ -247,8 +249,15 @@ class LanceFile:
         key = None if columns is None else tuple(columns)
         sel = self._selections.get(key)
         if sel is None:
-            fields = self._fields(columns)
-            sel = (fields, [self._reader(f) for f in fields], pa.schema(fields, metadata=self.schema.metadata))
+            shape = _SHAPES.get((id(self.schema), key))  # files of one schema share their fields' shapes
+            if shape is None or shape[0] is not self.schema:
+                fields = self._fields(columns)
+                shape = (self.schema, fields, pa.schema(fields, metadata=self.schema.metadata))
+                if len(_SHAPES) >= MAX_SCHEMAS:
+                    _SHAPES.clear()
+                _SHAPES[(id(self.schema), key)] = shape
+            fields = shape[1]
+            sel = (fields, [self._reader(f) for f in fields], shape[2])
             if len(self._selections) >= MAX_SELECTIONS:
                 self._selections.clear()
             self._selections[key] = sel
@@ -425,10 +434,16 @@ class LanceFile:
                 return self._run([fields[i]], [early[i] if early else self._guard(readers[i].plan, rows)], op)[0]
 
             return self._map(one, list(range(len(readers))), True)
-        plans = self._guard(self._plans, readers, rows)
+        return self._guard(self._plan_loop, fields, readers, rows, op, spread, announce)
+
+    def _plan_loop(
+        self, fields: list[pa.Field], readers: list[FieldReader], rows: Rows, op: str, parallel: bool, announce: bool
+    ) -> list[pa.Array | pa.ChunkedArray]:
+        """Plan every field, then ``_loop`` (unguarded: ``_read_fields`` guards the whole)."""
+        plans = [r.plan(rows) for r in readers]
         if announce and len(plans) > 1:
             self._announce([r for p in plans for r in p.ranges])
-        return self._run(fields, plans, op, parallel=spread)
+        return self._loop(fields, plans, op, parallel)
 
     @staticmethod
     def _plans(readers: list[FieldReader], rows: Rows) -> list[Plan]:
@@ -448,24 +463,32 @@ class LanceFile:
         ``read_ranges``; remotely one round of requests side by side), decode (``parallel``: on
         the pool), repeat for the follow-up plans.  Each field's last planner is reported to
         encodings/served.py."""
+        return self._guard(self._loop, fields, plans, op, parallel)
+
+    def _loop(
+        self, fields: list[pa.Field], plans: list[Plan], op: str, parallel: bool
+    ) -> list[pa.Array | pa.ChunkedArray]:
+        """``_run`` unguarded."""
         out: list[pa.Array | pa.ChunkedArray] = [None] * len(plans)
         pending = list(enumerate(plans))
-        remote = self._src.round_trip_costly
+        src = self._src
         while pending:
             ranges = [r for _, p in pending for r in p.ranges]
-            if not remote and len(pending) > 1 and sum([ln for _, ln in ranges]) > ROUND_APART_BYTES:
+            if not src.round_trip_costly and len(pending) > 1 and sum([ln for _, ln in ranges]) > ROUND_APART_BYTES:
                 # a large local round: each field's bytes read right before it decodes (still in
                 # the CPU's cache)
-                results = [self._guard(self._fetch_decode, p) for _, p in pending]
-                pending = self._settle(fields, pending, results, out, op)
-                continue
-            bufs = self._guard(self._src.read_ranges, ranges) if ranges else []
-            cuts = list(accumulate([len(p.ranges) for _, p in pending], initial=0))
-            steps = [(p, bufs[a:b]) for (_, p), a, b in zip(pending, cuts, cuts[1:])]
-            if parallel and len(steps) > 1 and self.parallel:
-                results = self._map(lambda step: self._guard(step[0].decode, step[1]), steps, True)
+                results = [self._fetch_decode(p) for _, p in pending]
             else:
-                results = [self._guard(p.decode, part) for p, part in steps]
+                bufs = src.read_ranges(ranges) if ranges else []
+                steps = []
+                at = 0
+                for _, p in pending:
+                    steps.append((p, bufs[at : at + len(p.ranges)]))
+                    at += len(p.ranges)
+                if parallel and len(steps) > 1 and self.parallel:
+                    results = self._map(lambda step: step[0].decode(step[1]), steps, True)
+                else:
+                    results = [p.decode(part) for p, part in steps]
             pending = self._settle(fields, pending, results, out, op)
         return out
 

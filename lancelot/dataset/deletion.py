@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import array
 import random
+import struct
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -97,6 +98,64 @@ def _inside(pos: np.ndarray, physical_rows: int, where: str) -> np.ndarray:
 
 
 _CONTINUATION = b"\xff\xff\xff\xff"
+_EOS = _CONTINUATION + bytes(4)
+_I32, _U16, _I64 = struct.Struct("<i"), struct.Struct("<H"), struct.Struct("<q")
+#: the message metadata (its numbers masked) of deletion files pyarrow read in this process: a file of the same
+#: layout is read without pyarrow (``_layout``), its numbers checked as pyarrow checks them
+_LAYOUTS: set[bytes] = set()
+
+
+def _fb(data: bytes, table: int, i: int) -> int:
+    """The position of field ``i`` of the flatbuffer table at ``table`` (0: absent)."""
+    vt = table - _I32.unpack_from(data, table)[0]
+    if vt < 0 or 4 + 2 * i >= _U16.unpack_from(data, vt)[0]:
+        return 0
+    off: int = _U16.unpack_from(data, vt + 4 + 2 * i)[0]
+    return table + off if off else 0
+
+
+def _ref(data: bytes, at: int) -> int:
+    """Where the flatbuffer offset at ``at`` points."""
+    return at + int(_I32.unpack_from(data, at)[0])
+
+
+def _layout(data: bytes, s: int) -> tuple[bytes, np.ndarray] | None:
+    """(layout, values) of an IPC stream at ``s`` of a schema message, one batch of one column without nulls whose
+    values are stored uncompressed, and the end marker: the layout is the messages' bytes with the batch's numbers
+    (rows, buffer positions, body length) masked; None for any other stream."""
+    try:
+        b = s + 8 + _I32.unpack_from(data, s + 4)[0]  # the batch message (a schema message has no body)
+        size = _I32.unpack_from(data, b + 4)[0]
+        if b <= s + 8 or size <= 0 or data[b : b + 4] != _CONTINUATION:
+            return None
+        root = _ref(data, b + 8)
+        header, blen_at = _fb(data, root, 2), _fb(data, root, 3)
+        batch = _ref(data, header) if header else 0
+        n_at, nodes, bufs = (_fb(data, batch, k) for k in range(3)) if batch else (0, 0, 0)
+        if not (blen_at and n_at and nodes and bufs):
+            return None
+        nodes, bufs = _ref(data, nodes), _ref(data, bufs)
+        if _I32.unpack_from(data, nodes)[0] != 1 or _I32.unpack_from(data, bufs)[0] != 2:
+            return None
+        body, blen, n = b + 8 + size, _I64.unpack_from(data, blen_at)[0], _I64.unpack_from(data, n_at)[0]
+        rows, nulls = struct.unpack_from("<2q", data, nodes + 4)
+        o0, l0, o1, l1 = struct.unpack_from("<4q", data, bufs + 4)
+        if n < 0 or rows != n or nulls or min(o0, l0, o1, l1, blen) < 0 or o0 + l0 > blen or o1 + l1 > blen:
+            return None
+        if o0 % 8 or o1 % 8:  # (Arrow's buffers start 8-byte aligned)
+            return None
+        if _fb(data, batch, 3):  # compressed buffers: each prefixed by its length, -1 when stored as it is
+            if l1 < 8 or _I64.unpack_from(data, body + o1)[0] != -1:
+                return None
+            o1, l1 = o1 + 8, l1 - 8
+        if l1 < 4 * n or data[body + blen : body + blen + 8] != _EOS:
+            return None
+        masked = bytearray(data[s:body])
+        for at, width in ((blen_at, 8), (n_at, 8), (nodes + 4, 16), (bufs + 4, 32)):
+            masked[at - s : at - s + width] = bytes(width)
+        return bytes(masked), np.frombuffer(data, np.uint32, n, body + o1)
+    except (struct.error, ValueError):
+        return None
 
 
 def parse_stream(data: bytes, physical_rows: int) -> np.ndarray | None:
@@ -108,14 +167,26 @@ def parse_stream(data: bytes, physical_rows: int) -> np.ndarray | None:
         s += 8
     if data[s : s + 4] != _CONTINUATION:
         return None
+    quick = _layout(data, s)
+    if quick is not None and quick[0] in _LAYOUTS:  # a layout pyarrow read before: its values as they are
+        pos = quick[1]
+        if len(pos) > 1 and not (pos[1:] > pos[:-1]).all():
+            pos = np.unique(pos)
+        if not len(pos) or int(pos[-1]) < physical_rows:
+            copied: np.ndarray = pos.copy()
+            return copied
     try:
         t = pa.ipc.open_stream(pa.py_buffer(data).slice(s), options=_IPC_OPTIONS).read_all()
         if t.num_columns != 1 or not pa.types.is_integer(t.schema.field(0).type):
             return None
         t.validate(full=True)
-        return _inside(_positions(t.column(0), ""), physical_rows, "")
+        out = _inside(_positions(t.column(0), ""), physical_rows, "")
     except Exception:  # noqa: BLE001 - parse_deletions reports damage
         return None
+    if quick is not None and t.schema.field(0).type == pa.uint32() and len(_LAYOUTS) < 64:
+        if np.array_equal(np.unique(quick[1]), out):
+            _LAYOUTS.add(quick[0])
+    return out
 
 
 def serialize_deletions(positions: np.ndarray) -> tuple[table_pb2.DeletionFile.DeletionFileType, bytes]:

@@ -51,7 +51,7 @@ def open_data_file(store: ObjectStore, path: str, where: str, storage_options: d
     any other failure names ``where`` and the path."""
     from lancelot.reader import LanceFile
 
-    key = (store.uri, path, repr(sorted((storage_options or {}).items())))
+    key = (store.uri, path, repr(sorted(storage_options.items())) if storage_options else "[]")
     lf = kept(_FILES, key)
     if lf is not None:
         return lf

@@ -84,6 +84,17 @@ def checked(
     indices: ArrayLike | pa.Array | pa.ChunkedArray, where: str, what: str, total: int, error: type[LanceError]
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``sorted_unique`` of ``indices`` (int64), each refused unless an integer from 0 to ``total - 1``."""
+    if type(indices) is np.ndarray and indices.ndim == 1 and indices.dtype.kind in "iu" and indices.size <= FEW_INDICES:
+        listed = indices.tolist()  # a few integers: checked in Python (numpy's reductions cost more)
+        if listed and (min(listed) < 0 or max(listed) >= total):
+            lo, hi = min(listed), max(listed)
+            if lo < 0:
+                raise NegativeIndexError(f"{where}: {what} {lo} is negative (can't convert negative int to unsigned)")
+            raise error(f"{where}: {what} {hi} is out of range for {total} rows")
+        a = indices.astype(np.int64, copy=False)
+        if all(x < y for x, y in zip(listed, listed[1:])):
+            return a, None
+        return sorted_unique(a)
     a = as_integers(indices, where, what)
     if a.size and int(a.max()) >= total:
         raise error(f"{where}: {what} {int(a.max())} is out of range for {total} rows")

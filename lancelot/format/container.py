@@ -14,6 +14,7 @@ buffer unpadded (readers allow padding there, and need none: it only matters for
 
 from __future__ import annotations
 
+import operator
 import os
 import struct
 from collections.abc import Callable
@@ -96,10 +97,10 @@ def read_metadata(src: ByteSource) -> FileMetadata:
         raise NotALanceFileError(f"file of {size} bytes is too short for a Lance footer", path=path)
     tail_len = min(size, TAIL_READ)
     tail_start = size - tail_len
-    tail = bytes(src.read(tail_start, tail_len))
-    cm_start, cmo_pos, gbo_pos, n_gb, n_cols, major, minor, magic = _FOOTER.unpack(tail[-FOOTER_SIZE:])
+    tail = src.read(tail_start, tail_len)  # (a view: the tables and messages parse from it uncopied)
+    cm_start, cmo_pos, gbo_pos, n_gb, n_cols, major, minor, magic = _FOOTER.unpack_from(tail, tail_len - FOOTER_SIZE)
     if magic != MAGIC:
-        expected = _truncated_size(tail, size)
+        expected = _truncated_size(bytes(tail), size)
         if expected is not None:
             raise TruncatedFileError(
                 f"the file is truncated: its footer says {expected} bytes, found {size}",
@@ -119,43 +120,37 @@ def read_metadata(src: ByteSource) -> FileMetadata:
         raise CorruptFileError(f"column metadata start {cm_start} is past the footer", path=path)
     region_start = min(cm_start, cmo_pos, gbo_pos)
     if region_start < tail_start:
-        region = bytes(src.read(region_start, size - region_start))
+        region: bytes | memoryview = bytes(src.read(region_start, size - region_start))
         base = region_start
     else:
         region, base = tail, tail_start
 
     def table(pos: int, n: int) -> list[tuple[int, int]]:
-        raw = region[pos - base : pos - base + n * 16]
-        vals = struct.unpack(f"<{2 * n}Q", raw)
-        return [(vals[2 * i], vals[2 * i + 1]) for i in range(n)]
+        vals = struct.unpack_from(f"<{2 * n}Q", region, pos - base)
+        return list(zip(vals[::2], vals[1::2]))
 
     cmo = table(cmo_pos, n_cols)
     gbo = table(gbo_pos, n_gb)
     for i, (p, s) in enumerate(gbo):
         _check_range(path, f"global buffer {i}", p, s, meta_end)
     columns = []
+    parse = file2_pb2.ColumnMetadata.FromString
     for i, (p, s) in enumerate(cmo):
         _check_range(path, f"metadata of column {i}", p, s, meta_end)
-        if p >= base:
-            raw = region[p - base : p - base + s]
-        else:
-            raw = bytes(src.read(p, s))
-        cm = file2_pb2.ColumnMetadata()
+        raw = region[p - base : p - base + s] if p >= base else src.read(p, s)
         try:
-            cm.ParseFromString(raw)
+            cm = parse(raw)
         except Exception as e:
             raise CorruptFileError(f"column metadata does not parse: {e}", path=path, column=i) from None
         for j, page in enumerate(cm.pages):
-            if len(page.buffer_offsets) != len(page.buffer_sizes):
+            offsets, sizes = page.buffer_offsets, page.buffer_sizes
+            if len(offsets) != len(sizes):
                 raise CorruptFileError("buffer offsets/sizes differ in count", path=path, column=i, page=j)
-            for bo, bs in zip(page.buffer_offsets, page.buffer_sizes):
-                if bo + bs > meta_end:
-                    raise CorruptFileError(
-                        f"page buffer [{bo}, {bo + bs}) lies past the data region",
-                        path=path,
-                        column=i,
-                        page=j,
-                    )
+            if offsets and max(map(operator.add, offsets, sizes)) > meta_end:
+                bo, bs = next((bo, bs) for bo, bs in zip(offsets, sizes) if bo + bs > meta_end)
+                raise CorruptFileError(
+                    f"page buffer [{bo}, {bo + bs}) lies past the data region", path=path, column=i, page=j
+                )
         for bo, bs in zip(cm.buffer_offsets, cm.buffer_sizes):
             _check_range(path, "column buffer", bo, bs, meta_end)
         columns.append(cm)

@@ -8,6 +8,7 @@ coalesced into one request (``coalesce``) so that many small reads cost few I/Os
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -230,7 +231,7 @@ class LocalFileSource(ByteSource):
         except OSError as e:
             raise LanceError(f"cannot open: {e.strerror}", path=self.path) from None
         st = os.fstat(self._fd)
-        if not os.path.isfile(local):
+        if not stat.S_ISREG(st.st_mode):
             os.close(self._fd)
             self._fd = -1
             raise LanceError("is a directory, not a Lance file", path=self.path)
@@ -239,11 +240,13 @@ class LocalFileSource(ByteSource):
             whole = os.pread(self._fd, self.size, 0)
             if len(whole) == self.size:
                 self._kept = ((0, memoryview(whole)),)
-        self._hinted: set[int] = set()
-        self._nowait = bool(_NOWAIT)
-        #: what will_need read ahead, until unstage: the offset of each range it was told of ->
-        #: (offset, bytes) of the block holding it
-        self._early: dict[int, tuple[int, memoryview]] = {}
+
+    #: the offsets ``advise`` told the OS of (a set of its own once it has)
+    _hinted: set[int] | frozenset[int] = frozenset()
+    _nowait = bool(_NOWAIT)
+    #: what will_need read ahead, until unstage: the offset of each range it was told of -> (offset,
+    #: bytes) of the block holding it (replaced, never changed in place: the empty one is shared)
+    _early: dict[int, tuple[int, memoryview]] = {}  # noqa: RUF012
 
     def _read(self, offset: int, length: int) -> bytes | memoryview:
         """``pread``; a large range lands in a buffer of pyarrow's memory pool instead of a fresh
@@ -278,9 +281,12 @@ class LocalFileSource(ByteSource):
     def read_ranges(self, ranges: Sequence[Range]) -> list[memoryview]:
         if self._kept:  # a small file, held whole
             whole, size = self._kept[0][1], self.size
-            if all(off >= 0 and ln >= 0 and off + ln <= size for off, ln in ranges):
-                return [whole[off : off + ln] for off, ln in ranges]
-            return super().read_ranges(ranges)  # which reports the bad range
+            out = []
+            for off, ln in ranges:
+                if off < 0 or ln < 0 or off + ln > size:
+                    return super().read_ranges(ranges)  # which reports the bad range
+                out.append(whole[off : off + ln])
+            return out
         if self._early:  # a take's first round, read by will_need: no request, no coalescing
             out = []
             for off, ln in ranges:
@@ -357,10 +363,11 @@ class LocalFileSource(ByteSource):
     def advise(self, ranges: Sequence[Range]) -> None:
         """``posix_fadvise(WILLNEED)`` the ranges (near ones as one), so the OS reads them ahead,
         side by side; read_ranges does not hint them again."""
-        if len(self._hinted) + len(ranges) > HINTED_MAX:
-            self._hinted = set()
+        hinted = self._hinted
+        if len(hinted) + len(ranges) > HINTED_MAX or type(hinted) is not set:
+            hinted = self._hinted = set()
         if len(ranges) <= HINTED_MAX:
-            self._hinted.update(off for off, _ in ranges)
+            hinted.update(off for off, _ in ranges)
         self._fadvise([(o, n) for o, n, _ in _blocks(ranges, self.coalesce_gap)] if len(ranges) > 1 else ranges)
 
     def unstage(self, blocks: Staged | None = None) -> None:
