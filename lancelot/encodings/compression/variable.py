@@ -45,7 +45,7 @@ def check_offsets(offsets: np.ndarray, limit: int, what: str) -> None:
         return
     require(int(offsets[-1]) <= limit, f"{what}: last offset {int(offsets[-1])} is past {limit} bytes")
     if len(offsets) > 1:
-        require(bool(np.all(offsets[1:] >= offsets[:-1])), f"{what}: offsets decrease")
+        require(bool((offsets[1:] >= offsets[:-1]).all()), f"{what}: offsets decrease")
 
 
 def rebase(offsets: np.ndarray, data: np.ndarray, num_values: int) -> VariableWidthBlock:

@@ -134,6 +134,8 @@ class ColumnPoints:
         if len(tables) == 1:
             t, base = tables[0], int(page_firsts[0])
             n = len(t.items)
+            def_w = np.empty(n, dtype=np.int64)
+            def_w.fill(readers[0].def_w)
             return ColumnChunks(
                 t.row_ends + base if base else t.row_ends,
                 t.first_row + base if base else t.first_row,
@@ -141,7 +143,7 @@ class ColumnPoints:
                 t.sizes,
                 t.items,
                 np.zeros(n, dtype=np.int64),
-                np.full(n, readers[0].def_w, dtype=np.int64),
+                def_w,
             )
         first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), [len(t.items) for t in tables])
         cat = np.concatenate
@@ -207,7 +209,7 @@ class ColumnPoints:
         if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
             return None, np.zeros(0, np.int64), np.zeros(0, np.int64)
         sizes = np.array([len(d) for d in dicts], dtype=np.int64)
-        base = np.cumsum(sizes) - sizes
+        base = sizes.cumsum() - sizes
         return (dicts[0] if len(dicts) == 1 else pa.concat_arrays(dicts)), base, sizes
 
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:

@@ -64,6 +64,9 @@ POINT_ROWS = 256
 RANGE_PLANS = 4
 
 
+_NO_CHUNKS = np.zeros(0, dtype=np.int64)
+
+
 def _offsets(counts: np.ndarray) -> np.ndarray:
     out = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=out[1:])
@@ -87,8 +90,9 @@ class ChunkTable:
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
         self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
-        if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk)
-            self.trailer, self.stops = self.has_preamble, np.arange(len(self.items))
+        if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk, so
+            # ``_last_chunks`` never looks a chunk up in ``stops``)
+            self.trailer, self.stops = self.has_preamble, _NO_CHUNKS
             return
         self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
         self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
@@ -180,20 +184,26 @@ class MiniBlockPage(PageReader):
         data_pos, data_size = self.info.buffer(1)
         if n_chunks == 1 and rep_index is None and not self.meaning.max_rep:
             return self._one_chunk(int(words[0]), total_items, data_pos, data_size, dictionary)
-        sizes = ((words >> 4) + 1) * ALIGN
-        log_items = words & 0xF
-        items = np.left_shift(np.int64(1), log_items)
+        # (in place where it can be: a first take builds the table of every page it touches)
+        sizes = words >> 4
+        sizes += 1
+        sizes *= ALIGN
+        words &= 0xF
+        items = np.left_shift(1, words, out=words)
+        item_ends = items.cumsum()
         if n_chunks:
-            before = int(items[:-1].sum())
+            before = int(item_ends[-2]) if n_chunks > 1 else 0
             if before > total_items:
                 raise CorruptFileError(f"chunks hold more than the page's {total_items} items")
-            items[-1] = total_items - before
+            items[-1] = item_ends[-1] = total_items
+            items[-1] -= before
         elif total_items:
             raise CorruptFileError(f"page of {total_items} items has no chunks")
-        ends = np.cumsum(sizes)
-        if n_chunks and int(ends[-1]) > data_size:
-            raise CorruptFileError(f"chunks need {int(ends[-1])} bytes, the chunk buffer has {data_size}")
-        offsets = data_pos + ends - sizes
+        offsets = sizes.cumsum()
+        if n_chunks and int(offsets[-1]) > data_size:
+            raise CorruptFileError(f"chunks need {int(offsets[-1])} bytes, the chunk buffer has {data_size}")
+        offsets -= sizes
+        offsets += data_pos
         if rep_index is not None:
             first_row, starts, preamble = self._rep_index(rep_index, n_chunks)
         else:
@@ -202,9 +212,8 @@ class MiniBlockPage(PageReader):
             # without repetition every item is a row: the row bounds are the item counts' sums
             if n_chunks and total_items != self.info.num_rows:
                 raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
-            row_ends = np.cumsum(items)
             return ChunkTable(
-                offsets, sizes, items, row_ends - items, items, np.zeros(n_chunks, dtype=bool), dictionary, row_ends
+                offsets, sizes, items, item_ends - items, items, np.zeros(n_chunks, dtype=bool), dictionary, item_ends
             )
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
