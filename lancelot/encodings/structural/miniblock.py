@@ -110,6 +110,28 @@ class ChunkPlan:
     items: np.ndarray
 
 
+_Shape = tuple[pb.MiniBlockLayout, LevelMeaning, ChunkFormat, PointReader | None]
+#: what a layout says, by the layout (kept with it: its id stays its own): the pages of files
+#: written alike share their layout messages (planar/layout.py)
+_SHAPES: dict[int, _Shape] = {}
+
+
+def _shape(layout: pb.MiniBlockLayout) -> _Shape:
+    """A mini-block layout's level meaning, chunk format and point reader (checked)."""
+    meaning = LevelMeaning.of(layout.layers)
+    word = 4 if layout.has_large_chunk else 2
+    fmt = ChunkFormat(layout, layout.HasField("rep_compression"), layout.HasField("def_compression"), word)
+    if not layout.HasField("value_compression"):
+        raise CorruptFileError("mini-block layout without value compression")
+    if layout.num_buffers > 64:
+        raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
+    shape = (layout, meaning, fmt, PointReader.of(layout, fmt.word) if meaning.max_rep == 0 else None)
+    if len(_SHAPES) >= 1024:
+        _SHAPES.clear()
+    _SHAPES[id(layout)] = shape
+    return shape
+
+
 class MiniBlockPage(PageReader):
     """Reads rows of a mini-block page."""
 
@@ -117,31 +139,24 @@ class MiniBlockPage(PageReader):
         self, info: PageInfo, cache: dict[Any, Any], layout: pb.MiniBlockLayout, value_type: pa.DataType
     ) -> None:
         super().__init__(info, cache)
+        self._key = self.cache_key
         self.layout = layout
         self.value_type = value_type  # the leaf type (a dictionary field keeps its dictionary type)
-        self.meaning = LevelMeaning.of(layout.layers)
-        self.fmt = ChunkFormat(
-            layout,
-            layout.HasField("rep_compression"),
-            layout.HasField("def_compression"),
-            4 if layout.has_large_chunk else 2,
-        )
+        shape = _SHAPES.get(id(layout))
+        if shape is None or shape[0] is not layout:
+            shape = _shape(layout)
+        _, self.meaning, self.fmt, self.points = shape
         self.word = self.fmt.word
-        if not layout.HasField("value_compression"):
-            raise CorruptFileError("mini-block layout without value compression")
-        if layout.num_buffers > 64:
-            raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
         #: (rows, their ChunkPlan) of the last plan
         self._planned: tuple[np.ndarray, ChunkPlan] | None = None
         self._range_plans: dict[tuple[int, int], ChunkPlan] = {}  # plans of row ranges (a scan repeats them)
-        self.points = PointReader.of(layout, self.fmt.word) if self.meaning.max_rep == 0 else None
 
     # -- search cache -------------------------------------------------------------------
 
     @property
     def table(self) -> ChunkTable:
         """The search cache; ``load_search`` fills it before any plan or decode."""
-        table: ChunkTable | None = self.cache.get(self.cache_key)
+        table: ChunkTable | None = self.cache.get(self._key)
         if table is None:
             raise LanceError(
                 "mini-block search cache used before load_search", column=self.info.column, page=self.info.index
@@ -157,7 +172,7 @@ class MiniBlockPage(PageReader):
         return idx
 
     def search_ranges(self) -> list[Range]:
-        if self.cache.get(self.cache_key) is not None:
+        if self._key in self.cache:
             return []
         return [self.info.buffer(i) for i in self._search_buffers()]
 
@@ -168,7 +183,7 @@ class MiniBlockPage(PageReader):
         if self.layout.HasField("dictionary"):
             dictionary = self._decode_dictionary(as_u8(next(it)))
         rep_index = as_u8(next(it)) if self.layout.repetition_index_depth > 0 else None
-        self.cache[self.cache_key] = self._chunk_table(meta, rep_index, dictionary)
+        self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
 
     def _decode_dictionary(self, buf: np.ndarray) -> pa.Array:
         n = int(self.layout.num_dictionary_items)

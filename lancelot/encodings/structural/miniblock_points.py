@@ -289,22 +289,6 @@ class PointReader:
             general,
         )
 
-    @property
-    def codes(self) -> tuple[object, ...]:
-        """What must agree for pages to be read by one kernel call (widths of levels may differ)."""
-        general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
-        return (
-            self.has_def,
-            self.word,
-            self.nb,
-            self.def_kind,
-            self.def_t,
-            self.vkind,
-            self.vparam,
-            self.vparam2,
-            general,
-        )
-
     def inflate(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The fetched chunks as the kernel reads them: unchanged, or with General undone."""
         if self.general is None:
@@ -321,6 +305,19 @@ class PointReader:
             self.vkind, 0
         )
         self._lanes: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+        general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
+        #: what must agree for pages to be read by one kernel call (widths of levels may differ)
+        self.codes: tuple[object, ...] = (
+            self.has_def,
+            self.word,
+            self.nb,
+            self.def_kind,
+            self.def_t,
+            self.vkind,
+            self.vparam,
+            self.vparam2,
+            general,
+        )
 
     def run(
         self,
