@@ -71,6 +71,7 @@ _DictLists = tuple[list[int], memoryview, list[int], list[int]]
 _UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
+_NONE = np.zeros(0, np.int64)
 
 
 @dataclass
@@ -125,7 +126,7 @@ class ColumnPoints:
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
         self.page_fsst = [r.fsst for r in readers]
-        self.any_fsst = any(f is not None for f in self.page_fsst)
+        self.any_fsst = self.page_fsst != [None] * len(readers)
         self._fsst_tables: StackedTables | None | Literal[False] = False
 
     @staticmethod
@@ -197,9 +198,13 @@ class ColumnPoints:
         """The point reader of a column, or None when its pages do not all qualify."""
         if not pages or pa.types.is_dictionary(value_type):
             return None
-        shapes = {cls.shape(p) for p in pages}
-        if len(shapes) != 1 or None in shapes:
-            return None
+        if len(pages) == 1:  # (a first take of a few rows: the page it touched)
+            if cls.shape(pages[0]) is None:
+                return None
+        else:
+            shapes = {cls.shape(p) for p in pages}
+            if len(shapes) != 1 or None in shapes:
+                return None
         mini = [p for p in pages if isinstance(p, MiniBlockPage)]  # all of them: shape() checked
         return cls(mini, page_firsts, value_type, column, page_ids)
 
@@ -207,7 +212,7 @@ class ColumnPoints:
     def _join_dictionaries(tables: list[ChunkTable]) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
         dicts = [t.dictionary for t in tables if t.dictionary is not None]
         if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
-            return None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+            return None, _NONE, _NONE
         sizes = np.array([len(d) for d in dicts], dtype=np.int64)
         base = sizes.cumsum() - sizes
         return (dicts[0] if len(dicts) == 1 else pa.concat_arrays(dicts)), base, sizes
@@ -246,7 +251,8 @@ class ColumnPoints:
             i = listed[0]
             if self._few is None:  # (a first take: no whole-column stack for one chunk)
                 c = self.chunks
-                table = np.array([[c.offsets[i]], [c.sizes[i]], [c.items[i]], [c.def_w[i]], [c.first_row[i]]], np.int64)
+                table = np.empty((5, 1), np.int64)
+                table[:, 0] = c.offsets[i], c.sizes[i], c.items[i], c.def_w[i], c.first_row[i]
             else:
                 table = self._few[:, i : i + 1].copy()
             off, at = table[0, 0], table[1, 0]

@@ -205,6 +205,8 @@ def use_kernel(n: int) -> bool:
 
 
 HOT = NumpyUntilHot(_points)
+_NO_LEVELS = np.empty(0, np.uint16)
+_NO_SPANS = (np.empty(0, np.int64), np.empty(0, np.int64))
 
 
 @dataclass
@@ -347,10 +349,10 @@ class PointReader:
             row = np.flatnonzero(np.isin(k_of, short))
             message = f"mini-block point read: {n} values of {self.value_bytes} bytes past their chunks"
             raise PointReadError(message, int(row[0])) if len(row) else CorruptFileError(message)
-        dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)
+        # (outputs a page's techniques do not write: shared empty arrays)
+        dfn = np.empty(n, dtype=np.uint16) if self.has_def else _NO_LEVELS
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
-        var_start = np.empty(n if self.vkind == VARIABLE else 0, dtype=np.int64)
-        var_len = np.empty_like(var_start)
+        var_start, var_len = (np.empty(n, np.int64), np.empty(n, np.int64)) if self.vkind == VARIABLE else _NO_SPANS
         if self._lanes is None:
             self._lanes = (
                 lane_positions(self.vparam if self.vkind == INLINE else 8),
