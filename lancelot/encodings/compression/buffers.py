@@ -55,7 +55,8 @@ def view_uint(buf: np.ndarray, bits: int, count: int, what: str) -> np.ndarray:
     """The first ``count`` little-endian unsigned ints of ``bits`` bits in ``buf``."""
     dt = uint_dtype(bits, what)
     need = count * dt.itemsize
-    require(count >= 0 and need <= len(buf), f"{what}: need {need} bytes, buffer has {len(buf)}")
+    if count < 0 or need > len(buf):
+        raise CorruptFileError(f"{what}: need {need} bytes, buffer has {len(buf)}")
     raw = buf[:need]
     out = raw.view(dt)
     return out if out.flags.aligned else raw.copy().view(dt)
