@@ -146,7 +146,8 @@ class ColumnPoints:
                 np.zeros(n, dtype=np.int64),
                 def_w,
             )
-        first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), [len(t.items) for t in tables])
+        counts = [len(t.items) for t in tables]
+        first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), counts)
         cat = np.concatenate
         return ColumnChunks(
             cat([t.row_ends for t in tables]) + first,
@@ -154,8 +155,8 @@ class ColumnPoints:
             cat([t.offsets for t in tables]),
             cat([t.sizes for t in tables]),
             cat([t.items for t in tables]),
-            cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
-            cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
+            np.repeat(np.arange(len(tables), dtype=np.int64), counts),
+            np.repeat(np.array([r.def_w for r in readers], dtype=np.int64), counts),
         )
 
     @property

@@ -35,7 +35,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelot.encodings import compression
-from lancelot.encodings.compression.segments import ranges_index
+from lancelot.encodings.compression.segments import ranges_index, readonly
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
     block_to_arrow,
@@ -57,6 +57,7 @@ from lancelot.encodings.structural.repdef import LevelMeaning, visible_mask
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util.arrays import from_numpy, to_numpy
+from lancelot.util.jit import NumpyUntilHot, njit
 
 #: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
 POINT_ROWS = 256
@@ -109,6 +110,38 @@ class ChunkPlan:
     pos: np.ndarray  # len(chunks) + 1 offsets into the fetched bytes
     items: np.ndarray
 
+
+@njit(cache=True, nogil=True)
+def _chunk_columns(meta: np.ndarray, word: int, total_items: int, data_pos: int) -> tuple[int, np.ndarray]:
+    """The chunk table of a page without repetition from its chunk words (``word`` bytes each):
+    (the bytes the chunks span, or -1 when those before the last hold more than ``total_items``
+    items; rows: each chunk's file position, size, item count, first row and row end)."""
+    n = len(meta) // word
+    out = np.empty((5, n), dtype=np.int64)
+    pos = 0
+    rows = 0
+    for k in range(n):
+        w = np.int64(meta[k * word]) | (np.int64(meta[k * word + 1]) << 8)
+        if word == 4:
+            w |= (np.int64(meta[k * word + 2]) << 16) | (np.int64(meta[k * word + 3]) << 24)
+        size = ((w >> 4) + 1) * ALIGN
+        items = np.int64(1) << (w & 0xF)
+        if k == n - 1:
+            if rows > total_items:
+                return -1, out
+            items = total_items - rows
+        out[0, k] = data_pos + pos
+        out[1, k] = size
+        out[2, k] = items
+        out[3, k] = rows
+        pos += size
+        rows += items
+        out[4, k] = rows
+    return pos, out
+
+
+#: the chunk tables of a file's first reads run numpy until the kernel is loaded (util/jit.py)
+_TABLE_HOT = NumpyUntilHot(_chunk_columns)
 
 _Shape = tuple[pb.MiniBlockLayout, LevelMeaning, ChunkFormat, PointReader | None]
 #: what a layout says, by the layout (kept with it: its id stays its own): the pages of files
@@ -193,12 +226,17 @@ class MiniBlockPage(PageReader):
     def _chunk_table(self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: pa.Array | None) -> ChunkTable:
         if len(meta) % self.word:
             raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not a whole number of words")
-        words = np.ascontiguousarray(meta).view("<u4" if self.word == 4 else "<u2").astype(np.int64)
-        n_chunks = len(words)
+        n_chunks = len(meta) // self.word
         total_items = int(self.layout.num_items)
         data_pos, data_size = self.info.buffer(1)
-        if n_chunks == 1 and rep_index is None and not self.meaning.max_rep:
+        plain = rep_index is None and not self.meaning.max_rep  # (no repetition: every item is a row)
+        if plain and n_chunks > 1 and _TABLE_HOT.ready():
+            return self._kernel_table(meta, n_chunks, total_items, data_pos, data_size, dictionary)
+        words = np.ascontiguousarray(meta).view("<u4" if self.word == 4 else "<u2").astype(np.int64)
+        if n_chunks == 1 and plain:
             return self._one_chunk(int(words[0]), total_items, data_pos, data_size, dictionary)
+        if plain and n_chunks > 1:
+            _TABLE_HOT.numpy_call(lambda: _chunk_columns(readonly(meta.copy()), self.word, total_items, data_pos))
         # (in place where it can be: a first take builds the table of every page it touches)
         sizes = words >> 4
         sizes += 1
@@ -233,6 +271,20 @@ class MiniBlockPage(PageReader):
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
+
+    def _kernel_table(
+        self, meta: np.ndarray, n: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
+    ) -> ChunkTable:
+        """``_chunk_table`` of a page of several chunks without repetition, in one kernel call."""
+        span, table = _chunk_columns(readonly(np.ascontiguousarray(meta)), self.word, total_items, data_pos)
+        if span < 0:
+            raise CorruptFileError(f"chunks hold more than the page's {total_items} items")
+        if span > data_size:
+            raise CorruptFileError(f"chunks need {span} bytes, the chunk buffer has {data_size}")
+        if total_items != self.info.num_rows:
+            raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+        offsets, sizes, items, first_row, row_ends = table
+        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends)
 
     def _one_chunk(
         self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
