@@ -67,3 +67,22 @@ def test_first_take_loads_only_its_pages(written, monkeypatch) -> None:
     assert f.read_range(ROWS - 2, ROWS + 3).equals(_pylance_take(written, list(range(ROWS - 2, ROWS + 3))))
     assert f.read().equals(_pylance_take(written, list(range(PAGES * ROWS))))
     assert loaded == []
+
+
+@pytest.mark.parametrize("kernel", [False, True])
+def test_chunk_table_kernel_and_numpy_agree(tmp_path, monkeypatch, kernel: bool) -> None:
+    """A page of many chunks: its chunk table built by the kernel (once loaded) or by numpy, takes equal
+    to pylance's, and a page whose chunk words claim too many items is reported either way."""
+    n = 5000
+    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64) * 7919 % 100003), "s": [f"v{i}" for i in range(n)]})
+    path = pylance_write(tmp_path / "chunks.lance", [table], "2.2")
+    monkeypatch.setattr(miniblock._TABLE_HOT, "ready", lambda: kernel)
+    rows = [0, 1023, 1024, 2500, n - 1]
+    with lancelot.LanceFile(path) as f:
+        assert f.take(rows).equals(_pylance_take(path, rows))
+        page = f._reader(f.schema.field("id")).columns[0].page(0)
+        meta = np.frombuffer(f._src.read(*page.info.buffer(0)), np.uint8).copy()
+        assert len(page._chunk_table(meta, None, None).items) > 1
+        meta[0::4] |= 0x0F  # every chunk claims 2**15 items
+        with pytest.raises(lancelot.errors.CorruptFileError, match="more than the page's"):
+            page._chunk_table(meta, None, None)

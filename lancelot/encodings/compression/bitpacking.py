@@ -252,6 +252,9 @@ def decompress_out_of_line_bitpacking(
         len(buf) >= n_packed * chunk_bytes + (tail * wb if raw_tail else 0),
         f"out-of-line bitpacking: {len(buf)} bytes is short for {num_values} values of {w} bits",
     )
+    if w and n_packed and not raw_tail:  # the unpacked chunks are the values (a large dictionary: no copy)
+        out = unpack_chunks(buf[: n_packed * chunk_bytes], w, t).reshape(-1)
+        return FixedWidthBlock(out[:num_values].view(np.uint8), t, num_values)
     out = np.zeros(n_packed * CHUNK + (tail if raw_tail else 0), dtype=dt)
     if w and n_packed:
         out[: n_packed * CHUNK] = unpack_chunks(buf[: n_packed * chunk_bytes], w, t).reshape(-1)

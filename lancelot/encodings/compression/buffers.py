@@ -14,7 +14,7 @@ from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 #: The largest decoded buffer we are willing to allocate for one page or chunk.
 MAX_DECODED_BYTES = 1 << 32
 
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UINT = {n: np.dtype(f"<u{n}") for n in (1, 2, 4, 8)}
 
 
 def corrupt(message: str) -> CorruptFileError:
@@ -48,19 +48,18 @@ def uint_dtype(bits: int, what: str = "value") -> np.dtype:
     dt = _UINT.get(bits // 8) if bits % 8 == 0 else None
     if dt is None:
         raise UnsupportedEncodingError(f"{what} width of {bits} bits is not 8, 16, 32 or 64")
-    le: np.dtype[Any] = np.dtype(dt).newbyteorder("<")  # (numpy's stubs: Any for Python 3.10)
-    return le
+    return dt
 
 
 def view_uint(buf: np.ndarray, bits: int, count: int, what: str) -> np.ndarray:
     """The first ``count`` little-endian unsigned ints of ``bits`` bits in ``buf``."""
     dt = uint_dtype(bits, what)
     need = count * dt.itemsize
-    require(count >= 0 and need <= len(buf), f"{what}: need {need} bytes, buffer has {len(buf)}")
+    if count < 0 or need > len(buf):
+        raise CorruptFileError(f"{what}: need {need} bytes, buffer has {len(buf)}")
     raw = buf[:need]
-    if raw.ctypes.data % dt.itemsize:
-        raw = raw.copy()
-    return raw.view(dt)
+    out = raw.view(dt)
+    return out if out.flags.aligned else raw.copy().view(dt)
 
 
 def check_size(nbytes: int, what: str) -> None:

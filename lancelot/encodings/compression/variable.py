@@ -18,7 +18,7 @@ import numpy as np
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.compression.buffers import as_u8, check_size, offsets_int64, require, view_uint
 from lancelot.encodings.compression.scatter import copy_slices
-from lancelot.errors import UnsupportedEncodingError
+from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 PAD_BYTE = 0x48
@@ -43,9 +43,11 @@ def check_offsets(offsets: np.ndarray, limit: int, what: str) -> None:
     """Offsets must be non-decreasing and end within ``limit`` bytes."""
     if len(offsets) == 0:
         return
-    require(int(offsets[-1]) <= limit, f"{what}: last offset {int(offsets[-1])} is past {limit} bytes")
-    if len(offsets) > 1:
-        require(bool(np.all(offsets[1:] >= offsets[:-1])), f"{what}: offsets decrease")
+    last = int(offsets[-1])
+    if last > limit:
+        raise CorruptFileError(f"{what}: last offset {last} is past {limit} bytes")
+    if len(offsets) > 1 and not (offsets[1:] >= offsets[:-1]).all():
+        raise CorruptFileError(f"{what}: offsets decrease")
 
 
 def rebase(offsets: np.ndarray, data: np.ndarray, num_values: int) -> VariableWidthBlock:
@@ -72,28 +74,25 @@ def decompress_variable_block(var: pb.Variable | None, buffer: np.ndarray, num_v
     if var is not None:
         offset_bits(var)
     buf = as_u8(buffer)
-    require(len(buf) >= 8, f"variable block of {len(buf)} bytes has no header")
-    old = bool(buf[1] or buf[2] or buf[3])
-    if old:
-        bits = int(buf[0])
-        w = bits // 8
-        require(bits in (32, 64), f"variable block with {bits}-bit offsets")
-        hdr = 1 + 2 * w
-        require(len(buf) >= hdr, "variable block header is truncated")
-        start = int(view_uint(buf[1 + w :], bits, 1, "variable block header")[0])
-    else:
-        bits = int(view_uint(buf, 32, 1, "variable block header")[0])
-        require(bits in (32, 64), f"variable block with {bits}-bit offsets")
-        w = bits // 8
-        hdr = 2 * w
-        require(len(buf) >= hdr, "variable block header is truncated")
-        start = int(view_uint(buf[w:], bits, 1, "variable block header")[0])
-    require(
-        hdr <= start <= len(buf) and (start - hdr) % w == 0,
-        f"variable block: bytes start {start} is not after the offsets",
-    )
+    size = len(buf)
+    if size < 8:
+        raise CorruptFileError(f"variable block of {size} bytes has no header")
+    first, b1, b2, b3 = buf[:4].tolist()  # (the header's few words read as Python ints)
+    old = bool(b1 or b2 or b3)
+    bits = first if old else int.from_bytes(buf[:4].tobytes(), "little")
+    if bits not in (32, 64):
+        raise CorruptFileError(f"variable block with {bits}-bit offsets")
+    w = bits // 8
+    at = 1 + w if old else w  # the word of bytes_start (after an old header's num_values)
+    hdr = at + w
+    if size < hdr:
+        raise CorruptFileError("variable block header is truncated")
+    start = int.from_bytes(buf[at:hdr].tobytes(), "little")
+    if not (hdr <= start <= size and (start - hdr) % w == 0):
+        raise CorruptFileError(f"variable block: bytes start {start} is not after the offsets")
     n_offsets = (start - hdr) // w
-    require(n_offsets >= num_values + 1, f"variable block has {n_offsets} offsets for {num_values} values")
+    if n_offsets < num_values + 1:
+        raise CorruptFileError(f"variable block has {n_offsets} offsets for {num_values} values")
     offsets = view_uint(buf[hdr:start], bits, num_values + 1, "variable block offsets")
     data = buf[start:]
     check_offsets(offsets, len(data), "variable block")

@@ -16,6 +16,8 @@ compression case docs/format-2.3.md does not establish, raises UnsupportedEncodi
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from google.protobuf import any_pb2
 
 from lancelot.encodings.planar.binary import OFFSET_CASES
@@ -29,6 +31,7 @@ from lancelot.io.source import ByteSource
 from lancelot.util import wire
 
 PLANAR_TYPE_URL = "/lance.encodings23.PlanarLayout"
+_PAGE_LAYOUT = pb.PageLayout.DESCRIPTOR.full_name
 
 # PlanarLayout
 _STRUCTURE, _VALUES = 1, 2
@@ -74,14 +77,22 @@ def read_page_layout(
     try:
         if msg.type_url == PLANAR_TYPE_URL:
             return to_page_layout(msg.value)
-        layout = pb.PageLayout()
-        if not msg.Unpack(layout):
-            raise CorruptFileError(f"encoding is a {msg.type_url!r}, expected {pb.PageLayout.DESCRIPTOR.full_name}")
-        return layout
+        return _page_layout(msg.type_url, msg.value)
     except LanceError as e:
         raise e.at(path=src.path, column=column, page=page) from None
     except Exception as e:
         raise CorruptFileError(f"encoding does not parse: {e}", path=src.path, column=column, page=page) from None
+
+
+@lru_cache(maxsize=1024)
+def _page_layout(type_url: str, value: bytes) -> pb.PageLayout:
+    """A serialized PageLayout, parsed once: the pages of files written alike (a dataset's fragments)
+    share their layout messages, which readers only read."""
+    if type_url.rpartition("/")[2] != _PAGE_LAYOUT:  # (``Any.Unpack``'s test, without its calls)
+        raise CorruptFileError(f"encoding is a {type_url!r}, expected {_PAGE_LAYOUT}")
+    layout = pb.PageLayout()
+    layout.ParseFromString(value)
+    return layout
 
 
 def to_page_layout(raw: bytes) -> pb.PageLayout | SparsePlanes:

@@ -71,6 +71,7 @@ _DictLists = tuple[list[int], memoryview, list[int], list[int]]
 _UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
+_NONE = np.zeros(0, np.int64)
 
 
 @dataclass
@@ -125,7 +126,7 @@ class ColumnPoints:
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
         self.page_fsst = [r.fsst for r in readers]
-        self.any_fsst = any(f is not None for f in self.page_fsst)
+        self.any_fsst = self.page_fsst != [None] * len(readers)
         self._fsst_tables: StackedTables | None | Literal[False] = False
 
     @staticmethod
@@ -134,6 +135,8 @@ class ColumnPoints:
         if len(tables) == 1:
             t, base = tables[0], int(page_firsts[0])
             n = len(t.items)
+            def_w = np.empty(n, dtype=np.int64)
+            def_w.fill(readers[0].def_w)
             return ColumnChunks(
                 t.row_ends + base if base else t.row_ends,
                 t.first_row + base if base else t.first_row,
@@ -141,9 +144,10 @@ class ColumnPoints:
                 t.sizes,
                 t.items,
                 np.zeros(n, dtype=np.int64),
-                np.full(n, readers[0].def_w, dtype=np.int64),
+                def_w,
             )
-        first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), [len(t.items) for t in tables])
+        counts = [len(t.items) for t in tables]
+        first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), counts)
         cat = np.concatenate
         return ColumnChunks(
             cat([t.row_ends for t in tables]) + first,
@@ -151,8 +155,8 @@ class ColumnPoints:
             cat([t.offsets for t in tables]),
             cat([t.sizes for t in tables]),
             cat([t.items for t in tables]),
-            cat([np.full(len(t.items), i, dtype=np.int64) for i, t in enumerate(tables)]),
-            cat([np.full(len(t.items), r.def_w, dtype=np.int64) for r, t in zip(readers, tables)]),
+            np.repeat(np.arange(len(tables), dtype=np.int64), counts),
+            np.repeat(np.array([r.def_w for r in readers], dtype=np.int64), counts),
         )
 
     @property
@@ -195,9 +199,13 @@ class ColumnPoints:
         """The point reader of a column, or None when its pages do not all qualify."""
         if not pages or pa.types.is_dictionary(value_type):
             return None
-        shapes = {cls.shape(p) for p in pages}
-        if len(shapes) != 1 or None in shapes:
-            return None
+        if len(pages) == 1:  # (a first take of a few rows: the page it touched)
+            if cls.shape(pages[0]) is None:
+                return None
+        else:
+            shapes = {cls.shape(p) for p in pages}
+            if len(shapes) != 1 or None in shapes:
+                return None
         mini = [p for p in pages if isinstance(p, MiniBlockPage)]  # all of them: shape() checked
         return cls(mini, page_firsts, value_type, column, page_ids)
 
@@ -205,9 +213,9 @@ class ColumnPoints:
     def _join_dictionaries(tables: list[ChunkTable]) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
         dicts = [t.dictionary for t in tables if t.dictionary is not None]
         if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
-            return None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+            return None, _NONE, _NONE
         sizes = np.array([len(d) for d in dicts], dtype=np.int64)
-        base = np.cumsum(sizes) - sizes
+        base = sizes.cumsum() - sizes
         return (dicts[0] if len(dicts) == 1 else pa.concat_arrays(dicts)), base, sizes
 
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
@@ -244,7 +252,8 @@ class ColumnPoints:
             i = listed[0]
             if self._few is None:  # (a first take: no whole-column stack for one chunk)
                 c = self.chunks
-                table = np.array([[c.offsets[i]], [c.sizes[i]], [c.items[i]], [c.def_w[i]], [c.first_row[i]]], np.int64)
+                table = np.empty((5, 1), np.int64)
+                table[:, 0] = c.offsets[i], c.sizes[i], c.items[i], c.def_w[i], c.first_row[i]
             else:
                 table = self._few[:, i : i + 1].copy()
             off, at = table[0, 0], table[1, 0]

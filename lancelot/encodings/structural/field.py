@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from itertools import accumulate
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -149,14 +150,13 @@ class ColumnReader:
                 column=col.index,
                 page=big,
             )
-        lengths = np.array(listed, dtype=np.int64)
         if self.scale > 1 and sum(listed) != ctx.num_rows * self.scale:
             # pages of whole null rows count field rows, not fixed-size-list items
-            null_rows = [isinstance(self.page(i), NullRowsPage) for i in range(len(lengths))]
-            lengths = np.where(null_rows, lengths * self.scale, lengths)
-        self.page_ends = np.cumsum(lengths)
-        self.page_firsts = self.page_ends - lengths
-        total = int(self.page_ends[-1]) if len(lengths) else 0
+            listed = [n * self.scale if isinstance(self.page(i), NullRowsPage) else n for i, n in enumerate(listed)]
+        ends = list(accumulate(listed))  # (Python ints: a column has few pages)
+        self.page_ends = np.array(ends, dtype=np.int64)
+        self.page_firsts = np.array([e - n for e, n in zip(ends, listed)], dtype=np.int64)
+        total = ends[-1] if ends else 0
         if total != ctx.num_rows * self.scale:
             raise CorruptFileError(
                 f"pages hold {total} rows, the file has {ctx.num_rows}", path=ctx.path, column=col.index

@@ -35,7 +35,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from lancelot.encodings import compression
-from lancelot.encodings.compression.segments import ranges_index
+from lancelot.encodings.compression.segments import ranges_index, readonly
 from lancelot.encodings.structural.leaf import (
     apply_dictionary,
     block_to_arrow,
@@ -57,11 +57,15 @@ from lancelot.encodings.structural.repdef import LevelMeaning, visible_mask
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util.arrays import from_numpy, to_numpy
+from lancelot.util.jit import NumpyUntilHot, njit
 
 #: reads of at most this many rows (or of scattered rows) read single values, not whole chunks
 POINT_ROWS = 256
 #: plans of row ranges a page keeps (a scan, or a batch stream read again, asks for the same ranges)
 RANGE_PLANS = 4
+
+
+_NO_CHUNKS = np.zeros(0, dtype=np.int64)
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -87,8 +91,9 @@ class ChunkTable:
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
         self.row_ends: np.ndarray = self.first_row + self.row_starts if known_row_ends is None else known_row_ends
-        if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk)
-            self.trailer, self.stops = self.has_preamble, np.arange(len(self.items))
+        if known_row_ends is not None:  # (a page without repetition: no row goes on past its chunk, so
+            # ``_last_chunks`` never looks a chunk up in ``stops``)
+            self.trailer, self.stops = self.has_preamble, _NO_CHUNKS
             return
         self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
         self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
@@ -106,6 +111,60 @@ class ChunkPlan:
     items: np.ndarray
 
 
+@njit(cache=True, nogil=True)
+def _chunk_columns(meta: np.ndarray, word: int, total_items: int, data_pos: int) -> tuple[int, np.ndarray]:
+    """The chunk table of a page without repetition from its chunk words (``word`` bytes each):
+    (the bytes the chunks span, or -1 when those before the last hold more than ``total_items``
+    items; rows: each chunk's file position, size, item count, first row and row end)."""
+    n = len(meta) // word
+    out = np.empty((5, n), dtype=np.int64)
+    pos = 0
+    rows = 0
+    for k in range(n):
+        w = np.int64(meta[k * word]) | (np.int64(meta[k * word + 1]) << 8)
+        if word == 4:
+            w |= (np.int64(meta[k * word + 2]) << 16) | (np.int64(meta[k * word + 3]) << 24)
+        size = ((w >> 4) + 1) * ALIGN
+        items = np.int64(1) << (w & 0xF)
+        if k == n - 1:
+            if rows > total_items:
+                return -1, out
+            items = total_items - rows
+        out[0, k] = data_pos + pos
+        out[1, k] = size
+        out[2, k] = items
+        out[3, k] = rows
+        pos += size
+        rows += items
+        out[4, k] = rows
+    return pos, out
+
+
+#: the chunk tables of a file's first reads run numpy until the kernel is loaded (util/jit.py)
+_TABLE_HOT = NumpyUntilHot(_chunk_columns)
+
+_Shape = tuple[pb.MiniBlockLayout, LevelMeaning, ChunkFormat, PointReader | None]
+#: what a layout says, by the layout (kept with it: its id stays its own): the pages of files
+#: written alike share their layout messages (planar/layout.py)
+_SHAPES: dict[int, _Shape] = {}
+
+
+def _shape(layout: pb.MiniBlockLayout) -> _Shape:
+    """A mini-block layout's level meaning, chunk format and point reader (checked)."""
+    meaning = LevelMeaning.of(layout.layers)
+    word = 4 if layout.has_large_chunk else 2
+    fmt = ChunkFormat(layout, layout.HasField("rep_compression"), layout.HasField("def_compression"), word)
+    if not layout.HasField("value_compression"):
+        raise CorruptFileError("mini-block layout without value compression")
+    if layout.num_buffers > 64:
+        raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
+    shape = (layout, meaning, fmt, PointReader.of(layout, fmt.word) if meaning.max_rep == 0 else None)
+    if len(_SHAPES) >= 1024:
+        _SHAPES.clear()
+    _SHAPES[id(layout)] = shape
+    return shape
+
+
 class MiniBlockPage(PageReader):
     """Reads rows of a mini-block page."""
 
@@ -113,31 +172,24 @@ class MiniBlockPage(PageReader):
         self, info: PageInfo, cache: dict[Any, Any], layout: pb.MiniBlockLayout, value_type: pa.DataType
     ) -> None:
         super().__init__(info, cache)
+        self._key = self.cache_key
         self.layout = layout
         self.value_type = value_type  # the leaf type (a dictionary field keeps its dictionary type)
-        self.meaning = LevelMeaning.of(layout.layers)
-        self.fmt = ChunkFormat(
-            layout,
-            layout.HasField("rep_compression"),
-            layout.HasField("def_compression"),
-            4 if layout.has_large_chunk else 2,
-        )
+        shape = _SHAPES.get(id(layout))
+        if shape is None or shape[0] is not layout:
+            shape = _shape(layout)
+        _, self.meaning, self.fmt, self.points = shape
         self.word = self.fmt.word
-        if not layout.HasField("value_compression"):
-            raise CorruptFileError("mini-block layout without value compression")
-        if layout.num_buffers > 64:
-            raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
         #: (rows, their ChunkPlan) of the last plan
         self._planned: tuple[np.ndarray, ChunkPlan] | None = None
         self._range_plans: dict[tuple[int, int], ChunkPlan] = {}  # plans of row ranges (a scan repeats them)
-        self.points = PointReader.of(layout, self.fmt.word) if self.meaning.max_rep == 0 else None
 
     # -- search cache -------------------------------------------------------------------
 
     @property
     def table(self) -> ChunkTable:
         """The search cache; ``load_search`` fills it before any plan or decode."""
-        table: ChunkTable | None = self.cache.get(self.cache_key)
+        table: ChunkTable | None = self.cache.get(self._key)
         if table is None:
             raise LanceError(
                 "mini-block search cache used before load_search", column=self.info.column, page=self.info.index
@@ -153,7 +205,7 @@ class MiniBlockPage(PageReader):
         return idx
 
     def search_ranges(self) -> list[Range]:
-        if self.cache.get(self.cache_key) is not None:
+        if self._key in self.cache:
             return []
         return [self.info.buffer(i) for i in self._search_buffers()]
 
@@ -164,7 +216,7 @@ class MiniBlockPage(PageReader):
         if self.layout.HasField("dictionary"):
             dictionary = self._decode_dictionary(as_u8(next(it)))
         rep_index = as_u8(next(it)) if self.layout.repetition_index_depth > 0 else None
-        self.cache[self.cache_key] = self._chunk_table(meta, rep_index, dictionary)
+        self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
 
     def _decode_dictionary(self, buf: np.ndarray) -> pa.Array:
         n = int(self.layout.num_dictionary_items)
@@ -174,26 +226,37 @@ class MiniBlockPage(PageReader):
     def _chunk_table(self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: pa.Array | None) -> ChunkTable:
         if len(meta) % self.word:
             raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not a whole number of words")
-        words = np.ascontiguousarray(meta).view("<u4" if self.word == 4 else "<u2").astype(np.int64)
-        n_chunks = len(words)
+        n_chunks = len(meta) // self.word
         total_items = int(self.layout.num_items)
         data_pos, data_size = self.info.buffer(1)
-        if n_chunks == 1 and rep_index is None and not self.meaning.max_rep:
+        plain = rep_index is None and not self.meaning.max_rep  # (no repetition: every item is a row)
+        if plain and n_chunks > 1 and _TABLE_HOT.ready():
+            return self._kernel_table(meta, n_chunks, total_items, data_pos, data_size, dictionary)
+        words = np.ascontiguousarray(meta).view("<u4" if self.word == 4 else "<u2").astype(np.int64)
+        if n_chunks == 1 and plain:
             return self._one_chunk(int(words[0]), total_items, data_pos, data_size, dictionary)
-        sizes = ((words >> 4) + 1) * ALIGN
-        log_items = words & 0xF
-        items = np.left_shift(np.int64(1), log_items)
+        if plain and n_chunks > 1:
+            _TABLE_HOT.numpy_call(lambda: _chunk_columns(readonly(meta.copy()), self.word, total_items, data_pos))
+        # (in place where it can be: a first take builds the table of every page it touches)
+        sizes = words >> 4
+        sizes += 1
+        sizes *= ALIGN
+        words &= 0xF
+        items = np.left_shift(1, words, out=words)
+        item_ends = items.cumsum()
         if n_chunks:
-            before = int(items[:-1].sum())
+            before = int(item_ends[-2]) if n_chunks > 1 else 0
             if before > total_items:
                 raise CorruptFileError(f"chunks hold more than the page's {total_items} items")
-            items[-1] = total_items - before
+            items[-1] = item_ends[-1] = total_items
+            items[-1] -= before
         elif total_items:
             raise CorruptFileError(f"page of {total_items} items has no chunks")
-        ends = np.cumsum(sizes)
-        if n_chunks and int(ends[-1]) > data_size:
-            raise CorruptFileError(f"chunks need {int(ends[-1])} bytes, the chunk buffer has {data_size}")
-        offsets = data_pos + ends - sizes
+        offsets = sizes.cumsum()
+        if n_chunks and int(offsets[-1]) > data_size:
+            raise CorruptFileError(f"chunks need {int(offsets[-1])} bytes, the chunk buffer has {data_size}")
+        offsets -= sizes
+        offsets += data_pos
         if rep_index is not None:
             first_row, starts, preamble = self._rep_index(rep_index, n_chunks)
         else:
@@ -202,13 +265,26 @@ class MiniBlockPage(PageReader):
             # without repetition every item is a row: the row bounds are the item counts' sums
             if n_chunks and total_items != self.info.num_rows:
                 raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
-            row_ends = np.cumsum(items)
             return ChunkTable(
-                offsets, sizes, items, row_ends - items, items, np.zeros(n_chunks, dtype=bool), dictionary, row_ends
+                offsets, sizes, items, item_ends - items, items, np.zeros(n_chunks, dtype=bool), dictionary, item_ends
             )
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
+
+    def _kernel_table(
+        self, meta: np.ndarray, n: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
+    ) -> ChunkTable:
+        """``_chunk_table`` of a page of several chunks without repetition, in one kernel call."""
+        span, table = _chunk_columns(readonly(np.ascontiguousarray(meta)), self.word, total_items, data_pos)
+        if span < 0:
+            raise CorruptFileError(f"chunks hold more than the page's {total_items} items")
+        if span > data_size:
+            raise CorruptFileError(f"chunks need {span} bytes, the chunk buffer has {data_size}")
+        if total_items != self.info.num_rows:
+            raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+        offsets, sizes, items, first_row, row_ends = table
+        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends)
 
     def _one_chunk(
         self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None

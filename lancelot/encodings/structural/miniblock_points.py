@@ -205,6 +205,8 @@ def use_kernel(n: int) -> bool:
 
 
 HOT = NumpyUntilHot(_points)
+_NO_LEVELS = np.empty(0, np.uint16)
+_NO_SPANS = (np.empty(0, np.int64), np.empty(0, np.int64))
 
 
 @dataclass
@@ -289,22 +291,6 @@ class PointReader:
             general,
         )
 
-    @property
-    def codes(self) -> tuple[object, ...]:
-        """What must agree for pages to be read by one kernel call (widths of levels may differ)."""
-        general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
-        return (
-            self.has_def,
-            self.word,
-            self.nb,
-            self.def_kind,
-            self.def_t,
-            self.vkind,
-            self.vparam,
-            self.vparam2,
-            general,
-        )
-
     def inflate(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The fetched chunks as the kernel reads them: unchanged, or with General undone."""
         if self.general is None:
@@ -321,6 +307,19 @@ class PointReader:
             self.vkind, 0
         )
         self._lanes: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+        general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
+        #: what must agree for pages to be read by one kernel call (widths of levels may differ)
+        self.codes: tuple[object, ...] = (
+            self.has_def,
+            self.word,
+            self.nb,
+            self.def_kind,
+            self.def_t,
+            self.vkind,
+            self.vparam,
+            self.vparam2,
+            general,
+        )
 
     def run(
         self,
@@ -350,10 +349,10 @@ class PointReader:
             row = np.flatnonzero(np.isin(k_of, short))
             message = f"mini-block point read: {n} values of {self.value_bytes} bytes past their chunks"
             raise PointReadError(message, int(row[0])) if len(row) else CorruptFileError(message)
-        dfn = np.empty(n if self.has_def else 0, dtype=np.uint16)
+        # (outputs a page's techniques do not write: shared empty arrays)
+        dfn = np.empty(n, dtype=np.uint16) if self.has_def else _NO_LEVELS
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
-        var_start = np.empty(n if self.vkind == VARIABLE else 0, dtype=np.int64)
-        var_len = np.empty_like(var_start)
+        var_start, var_len = (np.empty(n, np.int64), np.empty(n, np.int64)) if self.vkind == VARIABLE else _NO_SPANS
         if self._lanes is None:
             self._lanes = (
                 lane_positions(self.vparam if self.vkind == INLINE else 8),
