@@ -85,21 +85,34 @@ _RNG = np.random.default_rng(7)
 _TAKE = 0  # rows a call takes (0: read the whole file)
 
 
+_NUM_ROWS: dict[str, int] = {}
+
+
+def _rows(path: str) -> np.ndarray:
+    """``_TAKE`` new random rows of the file, from a row count read once and never timed again: pylance's
+    ``metadata()`` alone costs about what its take does, so asking it in the timed call would flatter lancelot."""
+    n = _NUM_ROWS.get(path)
+    if n is None:
+        import lancelot
+
+        with lancelot.LanceFile(path) as f:
+            n = _NUM_ROWS[path] = f.num_rows
+    return np.sort(_RNG.choice(n, _TAKE, replace=False))
+
+
 def _open_take(impl: str, path: str) -> int:
     """Open a fresh reader, take ``_TAKE`` new random rows over all columns, close."""
+    rows = _rows(path)
     if impl == "pylance":
         import lance.file
 
-        reader = lance.file.LanceFileReader(path)
-        rows = np.sort(_RNG.choice(reader.metadata().num_rows, _TAKE, replace=False))
-        return reader.take_rows(rows.tolist()).to_table().num_rows
+        return lance.file.LanceFileReader(path).take_rows(rows.tolist()).to_table().num_rows
     import lancelot
 
     if impl == "lancelot-reread":  # through a file opened (and taken from) before
         f = _OPENED.get(path) or _OPENED.setdefault(path, lancelot.LanceFile(path))
-        return f.take(np.sort(_RNG.choice(f.num_rows, _TAKE, replace=False))).num_rows  # type: ignore[attr-defined]
+        return f.take(rows).num_rows  # type: ignore[attr-defined]
     with lancelot.LanceFile(path) as f:
-        rows = np.sort(_RNG.choice(f.num_rows, _TAKE, replace=False))
         return f.take(rows).num_rows
 
 
