@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset import blob_write  # blob columns rewritten as values (dataset/blob_write.py)
-from lancelot.dataset.commit import CommitConflictError, commit_transaction
+from lancelot.dataset.commit import CommitConflictError, commit_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
 from lancelot.dataset.operation import build_delete
@@ -35,9 +35,13 @@ from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
-    from lancelot.dataset.commit import Builder
+    from lancelot.dataset.commit import Builder, Versions
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.manifest import ManifestFile
+
+    #: a version just committed: its number, and its versions and manifest to open it by (None: read it back)
+    Committed = tuple[int, tuple[Versions, ManifestFile] | None]
 
 DEFAULT_CONFLICT_RETRIES = 10
 #: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
@@ -327,6 +331,16 @@ def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _
     raise AssertionError("unreachable")
 
 
+def commit_change(cur: LanceDataset, txn: transaction_pb2.Transaction, build: Builder) -> Committed:
+    """Commit ``txn`` on top of ``cur``'s version: built on what ``cur`` read while a fresh read of the version
+    hint says it is still the latest (no listing of ``_versions/``), else as ``commit_manifest`` lists and checks.
+    The new version, and its versions and manifest to open it by (None: read it back)."""
+    v, versions, mf = commit_manifest(
+        cur.store, cur.uri, txn, build, read_version=cur.version, known=cur.read_as_latest()
+    )
+    return v, ((versions, mf) if mf is not None else None)
+
+
 # -- delete ------------------------------------------------------------------------------------
 
 
@@ -339,7 +353,7 @@ def delete(
     text = predicate if isinstance(predicate, str) else str(predicate)
     expr = as_filter(predicate, ds.schema, DeleteInputError)
 
-    def attempt(cur: LanceDataset) -> tuple[int, int]:
+    def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
         frags = cur.get_fragments()
         try:
@@ -351,12 +365,10 @@ def delete(
         txn.delete.updated_fragments.extend(dels.updated)
         txn.delete.deleted_fragment_ids.extend(dels.removed)
         txn.delete.predicate = text
-        build = build_delete(dels.updated, dels.removed, cur.uri)
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
-        return v, dels.count
+        return commit_change(cur, txn, build_delete(dels.updated, dels.removed, cur.uri)), dels.count
 
-    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version)
+    (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
+    ds._move_to(version, committed)
     return DeleteResult(ds, count)
 
 
@@ -382,7 +394,7 @@ def update(
     cond = as_filter(where, schema) if where is not None else None
     top_ids = {f.name: int(f.id) for f in ds.manifest.fields if f.parent_id == -1}
 
-    def attempt(cur: LanceDataset) -> tuple[int, int]:
+    def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
         rows = NewRows(cur)
 
@@ -410,11 +422,10 @@ def update(
 
         new_frags = rows.write(batches())
         txn, build = update_transaction(cur, dels, rows, new_frags, [top_ids[n] for n in exprs])
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
-        return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
+        return commit_change(cur, txn, build), sum(int(nf.frag.physical_rows) for nf in new_frags)
 
-    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version)
+    (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
+    ds._move_to(version, committed)
     return {"num_rows_updated": count}
 
 

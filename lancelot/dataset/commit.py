@@ -173,18 +173,45 @@ def latest_by_hint(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile
     the hinted version's manifest read by name, and no manifest of the version after it.  None
     (then: list) whenever anything differs from that: no hint, a stale one, a manifest missing
     or damaged.  Object stores list (a LIST page is one request there)."""
+    version = _hinted(store)
+    if version is None:
+        return None
+    try:
+        found = locate_version(store, uri, version)
+    except (LanceError, OSError, ValueError, KeyError, TypeError):  # a damaged manifest: list
+        return None
+    return found if found is not None and _none_after(store, version) else None
+
+
+def still_latest(store: ObjectStore, versions: Versions, mf: ManifestFile) -> tuple[Versions, ManifestFile] | None:
+    """``versions`` (narrowed to this one) and ``mf``, a version a dataset read, when a fresh read of
+    the version hint says it is still the latest: the hint names it, its manifest is there and no
+    manifest of the version after it (as ``latest_by_hint``, without reading the manifest again).
+    None (then: list) otherwise, and on object stores.  A dataset's own listing may be old: a version
+    committed and cleaned up since would let a commit create that version number again."""
+    version = int(mf.manifest.version)
+    name = versions.name_of(version) if store.is_local else None
+    if name is None or _hinted(store) != version or not store.exists(f"{VERSIONS_DIR}/{name}"):
+        return None
+    if not _none_after(store, version):
+        return None
+    return Versions({version: name}, versions.scheme or parse_manifest_name(name)[1]), mf  # type: ignore[index]
+
+
+def _hinted(store: ObjectStore) -> int | None:
+    """The version ``latest_version_hint.json`` names (local disks), None if none can be read."""
     if not store.is_local:
         return None
     try:
         version = int(json.loads(store.read(f"{VERSIONS_DIR}/{HINT_FILE}"))["version"])
-        if version < 1:
-            return None
-        found = locate_version(store, uri, version)
-        if found is None or any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version + 1, s)}") for s in ("v2", "v1")):
-            return None
-        return found
     except (LanceError, OSError, ValueError, KeyError, TypeError):
         return None
+    return version if version >= 1 else None
+
+
+def _none_after(store: ObjectStore, version: int) -> bool:
+    """No manifest of ``version + 1`` under either naming scheme."""
+    return not any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version + 1, s)}") for s in ("v2", "v1"))
 
 
 def load_transaction(

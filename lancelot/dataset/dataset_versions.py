@@ -13,8 +13,10 @@ from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFoundError
 
 if TYPE_CHECKING:
+    from lancelot.dataset.commit import Versions
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.lance_operation import LanceOperation
+    from lancelot.dataset.manifest import ManifestFile
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.transaction_api import LanceSchema, Transaction
     from lancelot.dataset.writing import Committed
@@ -145,9 +147,16 @@ class VersionsMixin:
         )
         self._move_to(v)
 
-    def _move_to(self: LanceDataset, version: int) -> None:
-        """Show ``version`` from now on: pylance's operations move the object they are called on."""
-        self.__dict__.update(self.checkout_version(version).__dict__)
+    def _move_to(self: LanceDataset, version: int, committed: tuple[Versions, ManifestFile] | None = None) -> None:
+        """Show ``version`` from now on: pylance's operations move the object they are called on.
+        ``committed``: the versions and manifest the commit of ``version`` made (not read back)."""
+        if committed is None:
+            moved = self.checkout_version(version)
+        else:
+            moved = type(self)(
+                self.uri, version, storage_options=self.storage_options, _store=self._store, _committed=committed
+            )
+        self.__dict__.update(moved.__dict__)
 
     @classmethod
     def commit(
