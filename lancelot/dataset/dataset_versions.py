@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from lancelot.dataset.commit import commit_transaction, list_versions
+from lancelot.dataset.commit import commit_transaction, latest_hinted, list_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFoundError
 
@@ -65,8 +65,9 @@ class VersionsMixin:
 
     @property
     def latest_version(self: LanceDataset) -> int:
-        """The newest version of the dataset now (re-read from ``_versions/``, not this object's version)."""
-        latest = list_versions(self._store, self.uri).latest
+        """The newest version of the dataset now (re-read: the version hint, else a listing of ``_versions/``; not
+        this object's version)."""
+        latest = latest_hinted(self._store) or list_versions(self._store, self.uri).latest
         if latest is None:
             raise DatasetNotFoundError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
         return int(latest)

@@ -221,6 +221,9 @@ def test_commits_on_a_pylance_manifest_drop_its_unknown_fields_and_leave_opened_
 _CHANGES = {
     "delete": lambda ds: ds.delete("a % 7 = 3"),
     "update": lambda ds: ds.update({"a": "a + 1000"}, where="a % 7 = 3"),
+    "config": lambda ds: ds.update_config({"k": "v"}),
+    "metadata": lambda ds: ds.update_metadata({"m": "1"}),
+    "index": lambda ds: ds.create_scalar_index("a", "BTREE"),
 }
 
 
@@ -251,3 +254,8 @@ def test_commit_of_the_latest_version_reads_the_hint_not_a_listing(tmp_path, mon
     theirs = lance.dataset(uri)
     assert ds.version == theirs.version == 3
     assert ds.to_table().sort_by("a").equals(theirs.to_table().sort_by("a"))
+    assert (ds.config(), ds.metadata, len(ds.describe_indices())) == (
+        theirs.config(),
+        theirs.metadata,
+        len(theirs.describe_indices()),
+    )
