@@ -158,6 +158,29 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
     return pos
 
 
+def matched_positions(ds: LanceDataset, predicate: pc.Expression) -> list[tuple[Fragment, np.ndarray]]:
+    """The fragments holding live rows that match ``predicate``, in fragment order, with those rows' physical positions
+    (int64, ascending): one filtered scan of the columns the predicate reads and the row addresses, which reads small
+    fragments in groups as every scan does."""
+    from lancelot.dataset.scan import filter_columns
+
+    cols = filter_columns(predicate, ds.schema.names) or ds.schema.names[:1]
+    try:
+        addr = ds.to_table(columns=cols, filter=predicate, with_row_address=True).column("_rowaddr").to_numpy()
+    except LanceError as e:
+        raise ChangeInputError(e.message) from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
+        raise ChangeInputError(f"filter {predicate}: {e}") from None
+    if not len(addr):
+        return []
+    addr = np.sort(addr.astype(np.uint64, copy=False))
+    ids = (addr >> np.uint64(32)).astype(np.int64)
+    pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    by_id = dict(zip(ids[starts].tolist(), np.split(pos, starts[1:]), strict=True))
+    return [(f, by_id[f.fragment_id]) for f in ds.get_fragments() if f.fragment_id in by_id]
+
+
 #: fragments an operation reads side by side (its reads and Arrow's kernels release the interpreter lock)
 FRAGMENT_WORKERS = 4
 _R = TypeVar("_R")
@@ -355,9 +378,8 @@ def delete(
 
     def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
-        frags = cur.get_fragments()
         try:
-            for f, pos in zip(frags, fragment_map(lambda f: matching_positions(f, expr), frags)):
+            for f, pos in matched_positions(cur, expr):
                 dels.mark(f, pos)
         except ChangeInputError as e:
             raise DeleteInputError(e.message) from None
@@ -398,9 +420,8 @@ def update(
         dels = Deletions(cur)
         rows = NewRows(cur)
 
-        def changed(f: Fragment) -> tuple[np.ndarray, pa.Table | None]:
+        def changed(f: Fragment, pos: np.ndarray) -> tuple[np.ndarray, pa.Table | None]:
             """(positions, their new rows) of one fragment: what may run beside the other fragments."""
-            pos = matching_positions(f, cond)
             if not len(pos):
                 return pos, None
             t = f._take_physical(list(cur.schema.names), pos)
@@ -412,8 +433,12 @@ def update(
             return pos, t
 
         def batches() -> Iterator[pa.Table]:
-            frags = cur.get_fragments()
-            for f, (pos, t) in zip(frags, fragment_map(changed, frags)):
+            if cond is None:
+                matched = [(f, matching_positions(f, None)) for f in cur.get_fragments()]
+            else:
+                matched = matched_positions(cur, cond)
+            frags = [f for f, _ in matched]
+            for f, (pos, t) in zip(frags, fragment_map(lambda m: changed(*m), matched)):
                 if t is None:
                     continue
                 rows.keep_ids(f, pos)
