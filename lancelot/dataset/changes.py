@@ -437,8 +437,7 @@ def update(
                 matched = [(f, matching_positions(f, None)) for f in cur.get_fragments()]
             else:
                 matched = matched_positions(cur, cond)
-            frags = [f for f, _ in matched]
-            for f, (pos, t) in zip(frags, fragment_map(lambda m: changed(*m), matched)):
+            for (f, _), (pos, t) in zip(matched, fragment_map(lambda m: changed(*m), matched)):
                 if t is None:
                     continue
                 rows.keep_ids(f, pos)

@@ -186,15 +186,12 @@ def latest_by_hint(store: ObjectStore, uri: str, expect: int | None = None) -> t
 
 def still_latest(store: ObjectStore, versions: Versions, mf: ManifestFile) -> tuple[Versions, ManifestFile] | None:
     """``versions`` (narrowed to this one) and ``mf``, a version a dataset read, when a fresh read of
-    the version hint says it is still the latest: the hint names it, its manifest is there and no
-    manifest of the version after it (as ``latest_by_hint``, without reading the manifest again).
-    None (then: list) otherwise, and on object stores.  A dataset's own listing may be old: a version
-    committed and cleaned up since would let a commit create that version number again."""
+    the version hint says it is still the latest (``latest_hinted``); None (then: list) otherwise.  A
+    dataset's own listing may be old: a version committed and cleaned up since would let a commit
+    create that version number again."""
     version = int(mf.manifest.version)
     name = versions.name_of(version) if store.is_local else None
-    if name is None or _hinted(store) != version or not store.exists(f"{VERSIONS_DIR}/{name}"):
-        return None
-    if not _none_after(store, version):
+    if name is None or latest_hinted(store) != version:
         return None
     return Versions({version: name}, versions.scheme or parse_manifest_name(name)[1]), mf  # type: ignore[index]
 
