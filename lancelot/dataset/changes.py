@@ -168,6 +168,8 @@ def matched_positions(ds: LanceDataset, predicate: pc.Expression) -> list[tuple[
     try:
         addr = ds.to_table(columns=cols, filter=predicate, with_row_address=True).column("_rowaddr").to_numpy()
     except LanceError as e:
+        if isinstance(e, OSError):  # a missing or unreadable file (a concurrent cleanup?): not the predicate's fault
+            raise
         raise ChangeInputError(e.message) from None
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
         raise ChangeInputError(f"filter {predicate}: {e}") from None
