@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset import blob_write  # blob columns rewritten as values (dataset/blob_write.py)
-from lancelot.dataset.commit import CommitConflictError, commit_transaction
+from lancelot.dataset.commit import CommitConflictError, commit_manifest
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, serialize_deletions
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, writable_data_version
 from lancelot.dataset.operation import build_delete
@@ -35,9 +35,13 @@ from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
-    from lancelot.dataset.commit import Builder
+    from lancelot.dataset.commit import Builder, Versions
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
+    from lancelot.dataset.manifest import ManifestFile
+
+    #: a version just committed: its number, and its versions and manifest to open it by (None: read it back)
+    Committed = tuple[int, tuple[Versions, ManifestFile] | None]
 
 DEFAULT_CONFLICT_RETRIES = 10
 #: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
@@ -152,6 +156,31 @@ def matching_positions(frag: Fragment, predicate: pc.Expression | None) -> np.nd
         raise ChangeInputError(e.message) from None
     pos: np.ndarray = t.column("__lancelot_pos").to_numpy()
     return pos
+
+
+def matched_positions(ds: LanceDataset, predicate: pc.Expression) -> list[tuple[Fragment, np.ndarray]]:
+    """The fragments holding live rows that match ``predicate``, in fragment order, with those rows' physical positions
+    (int64, ascending): one filtered scan of the columns the predicate reads and the row addresses, which reads small
+    fragments in groups as every scan does."""
+    from lancelot.dataset.scan import filter_columns
+
+    cols = filter_columns(predicate, ds.schema.names) or ds.schema.names[:1]
+    try:
+        addr = ds.to_table(columns=cols, filter=predicate, with_row_address=True).column("_rowaddr").to_numpy()
+    except LanceError as e:
+        if isinstance(e, OSError):  # a missing or unreadable file (a concurrent cleanup?): not the predicate's fault
+            raise
+        raise ChangeInputError(e.message) from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
+        raise ChangeInputError(f"filter {predicate}: {e}") from None
+    if not len(addr):
+        return []
+    addr = np.sort(addr.astype(np.uint64, copy=False))
+    ids = (addr >> np.uint64(32)).astype(np.int64)
+    pos = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    by_id = dict(zip(ids[starts].tolist(), np.split(pos, starts[1:]), strict=True))
+    return [(f, by_id[f.fragment_id]) for f in ds.get_fragments() if f.fragment_id in by_id]
 
 
 #: fragments an operation reads side by side (its reads and Arrow's kernels release the interpreter lock)
@@ -327,6 +356,16 @@ def retrying(ds: LanceDataset, retries: int, attempt: Callable[[LanceDataset], _
     raise AssertionError("unreachable")
 
 
+def commit_change(cur: LanceDataset, txn: transaction_pb2.Transaction, build: Builder) -> Committed:
+    """Commit ``txn`` on top of ``cur``'s version: built on what ``cur`` read while a fresh read of the version
+    hint says it is still the latest (no listing of ``_versions/``), else as ``commit_manifest`` lists and checks.
+    The new version, and its versions and manifest to open it by (None: read it back)."""
+    v, versions, mf = commit_manifest(
+        cur.store, cur.uri, txn, build, read_version=cur.version, known=cur.read_as_latest()
+    )
+    return v, ((versions, mf) if mf is not None else None)
+
+
 # -- delete ------------------------------------------------------------------------------------
 
 
@@ -339,11 +378,10 @@ def delete(
     text = predicate if isinstance(predicate, str) else str(predicate)
     expr = as_filter(predicate, ds.schema, DeleteInputError)
 
-    def attempt(cur: LanceDataset) -> tuple[int, int]:
+    def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
-        frags = cur.get_fragments()
         try:
-            for f, pos in zip(frags, fragment_map(lambda f: matching_positions(f, expr), frags)):
+            for f, pos in matched_positions(cur, expr):
                 dels.mark(f, pos)
         except ChangeInputError as e:
             raise DeleteInputError(e.message) from None
@@ -351,12 +389,10 @@ def delete(
         txn.delete.updated_fragments.extend(dels.updated)
         txn.delete.deleted_fragment_ids.extend(dels.removed)
         txn.delete.predicate = text
-        build = build_delete(dels.updated, dels.removed, cur.uri)
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
-        return v, dels.count
+        return commit_change(cur, txn, build_delete(dels.updated, dels.removed, cur.uri)), dels.count
 
-    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version)
+    (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
+    ds._move_to(version, committed)
     return DeleteResult(ds, count)
 
 
@@ -382,13 +418,12 @@ def update(
     cond = as_filter(where, schema) if where is not None else None
     top_ids = {f.name: int(f.id) for f in ds.manifest.fields if f.parent_id == -1}
 
-    def attempt(cur: LanceDataset) -> tuple[int, int]:
+    def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
         rows = NewRows(cur)
 
-        def changed(f: Fragment) -> tuple[np.ndarray, pa.Table | None]:
+        def changed(f: Fragment, pos: np.ndarray) -> tuple[np.ndarray, pa.Table | None]:
             """(positions, their new rows) of one fragment: what may run beside the other fragments."""
-            pos = matching_positions(f, cond)
             if not len(pos):
                 return pos, None
             t = f._take_physical(list(cur.schema.names), pos)
@@ -400,8 +435,11 @@ def update(
             return pos, t
 
         def batches() -> Iterator[pa.Table]:
-            frags = cur.get_fragments()
-            for f, (pos, t) in zip(frags, fragment_map(changed, frags)):
+            if cond is None:
+                matched = [(f, matching_positions(f, None)) for f in cur.get_fragments()]
+            else:
+                matched = matched_positions(cur, cond)
+            for (f, _), (pos, t) in zip(matched, fragment_map(lambda m: changed(*m), matched)):
                 if t is None:
                     continue
                 rows.keep_ids(f, pos)
@@ -410,11 +448,10 @@ def update(
 
         new_frags = rows.write(batches())
         txn, build = update_transaction(cur, dels, rows, new_frags, [top_ids[n] for n in exprs])
-        v = commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version)
-        return v, sum(int(nf.frag.physical_rows) for nf in new_frags)
+        return commit_change(cur, txn, build), sum(int(nf.frag.physical_rows) for nf in new_frags)
 
-    version, count = retrying(ds, conflict_retries, attempt, retry_timeout)
-    ds._move_to(version)
+    (version, committed), count = retrying(ds, conflict_retries, attempt, retry_timeout)
+    ds._move_to(version, committed)
     return {"num_rows_updated": count}
 
 

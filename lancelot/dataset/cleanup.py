@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lancelot.dataset.commit import Versions, list_versions, load_manifest, manifest_from_bytes
+from lancelot.dataset.commit import Versions, _hinted, _write_hint, list_versions, load_manifest, manifest_from_bytes
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.history import read_manifests
@@ -250,6 +250,8 @@ def cleanup_old_versions(
         )
     stats = CleanupStats()
     sizes = {p: n for p, n, _ in store.list_files(VERSIONS_DIR)} if old else {}  # (one listing, not a request each)
+    if old and versions.latest is not None and (_hinted(store) or 0) < versions.latest:
+        _write_hint(store, versions.latest)  # (a hint older than a removed version would find a gap: no next manifest)
     for v in old:  # manifests first: no listed version ever loses a file
         path = f"{VERSIONS_DIR}/{versions.names[v]}"
         size = sizes.get(path)

@@ -167,24 +167,58 @@ def locate_version(store: ObjectStore, uri: str, version: int) -> tuple[Versions
     return None
 
 
-def latest_by_hint(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile] | None:
+def latest_by_hint(store: ObjectStore, uri: str, expect: int | None = None) -> tuple[Versions, ManifestFile] | None:
     """The latest version of a dataset on a local disk found through ``latest_version_hint.json``
     (pylance and lancelot write it after each commit) instead of a listing of ``_versions/``:
     the hinted version's manifest read by name, and no manifest of the version after it.  None
     (then: list) whenever anything differs from that: no hint, a stale one, a manifest missing
-    or damaged.  Object stores list (a LIST page is one request there)."""
+    or damaged, or (``expect``) a version other than that one.  Object stores list (a LIST page is
+    one request there)."""
+    version = _hinted(store)
+    if version is None or version != (expect or version):
+        return None
+    try:
+        found = locate_version(store, uri, version)
+    except (LanceError, OSError, ValueError, KeyError, TypeError):  # a damaged manifest: list
+        return None
+    return found if found is not None and _none_after(store, version) else None
+
+
+def still_latest(store: ObjectStore, versions: Versions, mf: ManifestFile) -> tuple[Versions, ManifestFile] | None:
+    """``versions`` (narrowed to this one) and ``mf``, a version a dataset read, when a fresh read of
+    the version hint says it is still the latest (``latest_hinted``); None (then: list) otherwise.  A
+    dataset's own listing may be old: a version committed and cleaned up since would let a commit
+    create that version number again."""
+    version = int(mf.manifest.version)
+    name = versions.name_of(version) if store.is_local else None
+    if name is None or latest_hinted(store) != version:
+        return None
+    return Versions({version: name}, versions.scheme or parse_manifest_name(name)[1]), mf  # type: ignore[index]
+
+
+def latest_hinted(store: ObjectStore) -> int | None:
+    """The latest version by the version hint, its manifest not read: the hinted version's manifest
+    is there (either naming scheme) and none of the version after it; None (then: list) otherwise."""
+    version = _hinted(store)
+    if version is None or not any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version, s)}") for s in ("v2", "v1")):
+        return None
+    return version if _none_after(store, version) else None
+
+
+def _hinted(store: ObjectStore) -> int | None:
+    """The version ``latest_version_hint.json`` names (local disks), None if none can be read."""
     if not store.is_local:
         return None
     try:
         version = int(json.loads(store.read(f"{VERSIONS_DIR}/{HINT_FILE}"))["version"])
-        if version < 1:
-            return None
-        found = locate_version(store, uri, version)
-        if found is None or any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version + 1, s)}") for s in ("v2", "v1")):
-            return None
-        return found
     except (LanceError, OSError, ValueError, KeyError, TypeError):
         return None
+    return version if version >= 1 else None
+
+
+def _none_after(store: ObjectStore, version: int) -> bool:
+    """No manifest of ``version + 1`` under either naming scheme."""
+    return not any(store.exists(f"{VERSIONS_DIR}/{manifest_name(version + 1, s)}") for s in ("v2", "v1"))
 
 
 def load_transaction(
@@ -290,8 +324,10 @@ def commit_manifest(
 
     ``known``: the listing and latest manifest the writer read, when it read them itself just
     before (an append): the first attempt builds on them without listing ``_versions/`` or
-    reading the manifest again, as pylance's commit does.  ``build`` may take over the message of
-    a manifest the commit reads itself, and of a known one its caller marked ``owned``.
+    reading the manifest again, as pylance's commit does.  Without it, a read version that the
+    version hint, read afresh, names as the latest is built on without a listing too.  ``build``
+    may take over the message of a manifest the commit reads itself, and of a known one its
+    caller marked ``owned``.
     Should another writer have committed since, creating the manifest fails and the next attempt
     lists and checks as usual.
 
@@ -305,6 +341,10 @@ def commit_manifest(
     Only overwrites, restores and clones, which stand against everything alike, pass over them."""
     name = transaction_name(txn)
     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+    if known is None and read_version and not create:
+        known = latest_by_hint(store, uri, read_version)  # (the read version still the latest: no listing)
+        if known is not None:
+            known[1].owned = True  # (read for this commit only: its builder may take the message over)
     checked = read_version
     attempted: set[int] = set()  # versions this commit tried to create (they may have taken effect)
     for _ in range(MAX_RETRIES):

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.dataset import blob_write, index_remap
-from lancelot.dataset.commit import RetryableCommitConflictError, commit_transaction, list_versions
+from lancelot.dataset.commit import RetryableCommitConflictError, commit_manifest, commit_transaction, list_versions
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
@@ -218,7 +218,7 @@ def build_reserve(n: int, uri: str) -> Builder:
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = _start(base, take=True)
         used = max([int(f.id) for f in m.fragments] + [int(m.max_fragment_id) if m.HasField("max_fragment_id") else -1])
         m.max_fragment_id = used + n
         _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
@@ -408,9 +408,11 @@ def _compact_once(
     if n_new:
         reserve = new_transaction(ds.version)
         reserve.reserve_fragments.num_fragments = n_new
-        v = commit_transaction(ds.store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
+        v, _, mf = commit_manifest(
+            ds.store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version, known=ds.read_as_latest()
+        )
         at_version = v
-        top = int(ds.checkout_version(v).manifest.max_fragment_id)
+        top = int((mf or ds.checkout_version(v).manifest_file).manifest.max_fragment_id)
         nid = top - n_new + 1
         for _, new_pbs in written:
             for f in new_pbs:

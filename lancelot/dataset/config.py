@@ -61,7 +61,8 @@ def commit_update_config(ds: LanceDataset, **maps: Any) -> int:
                 op.field_metadata_updates[fid].CopyFrom(m)
         else:
             getattr(op, name).CopyFrom(value)
-    return commit_transaction(ds.store, ds.uri, txn, build_update_config(op, ds.uri), read_version=ds.version)
+    build = build_update_config(op, ds.uri)
+    return commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version, known=ds.read_as_latest())
 
 
 def update_map(values: Mapping[str, str | None], replace: bool) -> transaction_pb2.Transaction.UpdateMap:
@@ -90,7 +91,7 @@ def build_update_config(op: transaction_pb2.Transaction.UpdateConfig, uri: str) 
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = _start(base, take=True)
         stable = bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         if op.HasField("config_updates"):
             apply_update(m.config, op.config_updates, raw=False)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lancelot.dataset.commit import Versions, latest_by_hint, list_versions, load_manifest, locate_version
+from lancelot.dataset.commit import Versions, latest_by_hint, list_versions, load_manifest, locate_version, still_latest
 from lancelot.dataset.dataset_changes import ChangesMixin
 from lancelot.dataset.dataset_maintenance import MaintenanceMixin
 from lancelot.dataset.dataset_metadata import MetadataMixin
@@ -122,6 +122,12 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
     def manifest_file(self) -> ManifestFile:
         """This version's manifest file as read: its ``Manifest`` message and raw index section."""
         return self._mf
+
+    def read_as_latest(self) -> tuple[Versions, ManifestFile] | None:
+        """This version and its manifest, when a fresh read of the version hint says it is still the
+        latest (``still_latest``): a commit builds on them without listing ``_versions/``.  Should
+        another writer commit meanwhile, creating the manifest fails and the commit lists."""
+        return still_latest(self._store, self._versions, self._mf)
 
     @property
     def schema(self) -> pa.Schema:

@@ -8,13 +8,15 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from lancelot.dataset.commit import commit_transaction, list_versions
+from lancelot.dataset.commit import commit_transaction, latest_hinted, list_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFoundError
 
 if TYPE_CHECKING:
+    from lancelot.dataset.commit import Versions
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.lance_operation import LanceOperation
+    from lancelot.dataset.manifest import ManifestFile
     from lancelot.dataset.refs import Tags
     from lancelot.dataset.transaction_api import LanceSchema, Transaction
     from lancelot.dataset.writing import Committed
@@ -63,8 +65,9 @@ class VersionsMixin:
 
     @property
     def latest_version(self: LanceDataset) -> int:
-        """The newest version of the dataset now (re-read from ``_versions/``, not this object's version)."""
-        latest = list_versions(self._store, self.uri).latest
+        """The newest version of the dataset now (re-read: the version hint, else a listing of ``_versions/``; not
+        this object's version)."""
+        latest = latest_hinted(self._store) or list_versions(self._store, self.uri).latest
         if latest is None:
             raise DatasetNotFoundError(f"dataset {self.uri!r} no longer exists (no manifest in _versions/)")
         return int(latest)
@@ -145,9 +148,16 @@ class VersionsMixin:
         )
         self._move_to(v)
 
-    def _move_to(self: LanceDataset, version: int) -> None:
-        """Show ``version`` from now on: pylance's operations move the object they are called on."""
-        self.__dict__.update(self.checkout_version(version).__dict__)
+    def _move_to(self: LanceDataset, version: int, committed: tuple[Versions, ManifestFile] | None = None) -> None:
+        """Show ``version`` from now on: pylance's operations move the object they are called on.
+        ``committed``: the versions and manifest the commit of ``version`` made (not read back)."""
+        if committed is None:
+            moved = self.checkout_version(version)
+        else:
+            moved = type(self)(
+                self.uri, version, storage_options=self.storage_options, _store=self._store, _committed=committed
+            )
+        self.__dict__.update(moved.__dict__)
 
     @classmethod
     def commit(

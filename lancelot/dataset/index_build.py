@@ -223,10 +223,10 @@ def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceValueError(f"dataset {ds.uri!r} does not exist")
-        m = _start(base)
+        m = _start(base, take=True)
         _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         kept = [i for i in read_indices(base.index_section) if bytes(i.uuid.uuid) not in gone]
         section = table_pb2.IndexSection(indices=[*kept, *new])
         return m, section.SerializeToString()
 
-    return commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version)
+    return commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version, known=ds.read_as_latest())

@@ -237,7 +237,7 @@ def build_create_index(new: list[table_pb2.IndexMetadata], removed: list[table_p
     def build(base: ManifestFile | None, version: int) -> tuple[table_pb2.Manifest, bytes | None]:
         if base is None:
             raise LanceError(f"dataset {uri!r} does not exist")
-        m = _start(base)
+        m = _start(base, take=True)
         section = table_pb2.IndexSection()
         if base.index_section:
             section.ParseFromString(base.index_section)

@@ -155,6 +155,24 @@ def test_commit_over_a_cleaned_up_version_in_between_is_a_retryable_conflict(tmp
     assert _a(lancelot.dataset(uri).to_table()) == _a(lance.dataset(uri).to_table()) == want
 
 
+def test_cleanup_raises_a_stale_version_hint_over_the_gap_it_makes(tmp_path):
+    """A version hint left behind (a writer that died before writing it) names a kept version whose
+    successor the cleanup removes: the hint is raised to the latest first, so no commit finds the
+    gap and creates that version number again (its rows would be lost behind the latest)."""
+    uri = str(tmp_path / "ds")
+    for i in range(4):
+        lancelot.write_dataset(_t(5, 5 * i), uri, mode="append" if i else "create")
+    lance.dataset(uri).tags.create("keep", 2)
+    (tmp_path / "ds" / "_versions" / "latest_version_hint.json").write_text('{"version":2}')
+    lancelot.dataset(uri).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
+    assert [v["version"] for v in lance.dataset(uri).versions()] == [2, 4]
+    assert lancelot.dataset(uri).latest_version == 4
+    lancelot.write_dataset(_t(5, 20), uri, mode="append")
+    theirs = lance.dataset(uri)
+    assert theirs.version == lancelot.dataset(uri).version == 5
+    assert _a(theirs.to_table()) == list(range(25))
+
+
 def test_missing_deletion_file_is_a_file_not_found_error(tmp_path):
     uri = str(tmp_path / "ds")
     lancelot.write_dataset(_t(20), uri, max_rows_per_file=10)

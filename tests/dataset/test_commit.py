@@ -216,3 +216,46 @@ def test_commits_on_a_pylance_manifest_drop_its_unknown_fields_and_leave_opened_
         assert ours.to_table() == theirs.to_table()
         assert [f.fragment_id for f in ours.get_fragments()] == [f.fragment_id for f in theirs.get_fragments()]
     assert before.version == 1 and before.count_rows() == 10 and len(before.get_fragments()) == 1
+
+
+_CHANGES = {
+    "delete": lambda ds: ds.delete("a % 7 = 3"),
+    "update": lambda ds: ds.update({"a": "a + 1000"}, where="a % 7 = 3"),
+    "config": lambda ds: ds.update_config({"k": "v"}),
+    "metadata": lambda ds: ds.update_metadata({"m": "1"}),
+    "index": lambda ds: ds.create_scalar_index("a", "BTREE"),
+}
+
+
+@pytest.mark.parametrize("stale_hint", [False, True], ids=["hint", "stale-hint"])
+@pytest.mark.parametrize("change", sorted(_CHANGES))
+def test_commit_of_the_latest_version_reads_the_hint_not_a_listing(tmp_path, monkeypatch, change, stale_hint):
+    """A commit on top of the version a dataset read builds on that read when a fresh read of the
+    version hint says it is still the latest: no listing of ``_versions/``.  A stale hint (naming an
+    older version) lists.  pylance reads the result the same."""
+    import json
+
+    import lance
+
+    from lancelot.dataset import store as store_mod
+
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(_t(20), uri, max_rows_per_file=10)
+    lance.write_dataset(_t(10, 20), uri, mode="append")
+    ds = lancelot.dataset(uri)
+    if stale_hint:
+        (tmp_path / "ds" / "_versions" / "latest_version_hint.json").write_text(json.dumps({"version": 1}))
+    listed = []
+    real = store_mod.ObjectStore.list_names
+    monkeypatch.setattr(store_mod.ObjectStore, "list_names", lambda self, p: listed.append(p) or real(self, p))
+    _CHANGES[change](ds)
+    monkeypatch.undo()
+    assert ("_versions" in listed) == stale_hint
+    theirs = lance.dataset(uri)
+    assert ds.version == theirs.version == 3
+    assert ds.to_table().sort_by("a").equals(theirs.to_table().sort_by("a"))
+    assert (ds.config(), ds.metadata, len(ds.describe_indices())) == (
+        theirs.config(),
+        theirs.metadata,
+        len(theirs.describe_indices()),
+    )
