@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
+from lancelot.dataset.dataset_scans import inherit_arguments
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, data_version
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ class MetadataMixin:
 
         Args:
             values: The keys to set; a value of None removes its key.
-            replace: Replace the whole config with ``values`` instead of merging into it.
+            replace: Replace all keys with ``values`` instead of merging into them.
 
         Returns:
             The new config.
@@ -56,8 +57,6 @@ class MetadataMixin:
         """Set or remove table metadata keys, as one new version.
 
         Args:
-            values: The keys to set; a value of None removes its key.
-            replace: Replace all table metadata with ``values`` instead of merging into it.
 
         Returns:
             The new table metadata.
@@ -81,8 +80,6 @@ class MetadataMixin:
         """Set or remove schema metadata keys, as one new version.
 
         Args:
-            values: The keys to set; a value of None removes its key.
-            replace: Replace all schema metadata with ``values`` instead of merging into it.
 
         Returns:
             The new schema metadata.
@@ -236,3 +233,7 @@ class MetadataMixin:
     def max_field_id(self: LanceDataset) -> int:
         """The largest field id of this version's schema (-1 for none)."""
         return max((int(f.id) for f in self.manifest.fields), default=-1)
+
+
+for _fn in (MetadataMixin.update_metadata, MetadataMixin.update_schema_metadata):
+    inherit_arguments(_fn, MetadataMixin.update_config)
