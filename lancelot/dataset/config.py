@@ -19,6 +19,7 @@ from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.changes import Committed
     from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
 
@@ -47,10 +48,10 @@ def field_metadata_maps(
     return maps
 
 
-def commit_update_config(ds: LanceDataset, **maps: Any) -> int:
+def commit_update_config(ds: LanceDataset, **maps: Any) -> Committed:
     """Commit one UpdateConfig of ``maps`` (its field names: ``config_updates``...) on top of ``ds``'s version; returns
-    the new version."""
-    from lancelot.dataset.commit import commit_transaction
+    the new version and the manifest it built (``commit_change``)."""
+    from lancelot.dataset.changes import commit_change
     from lancelot.dataset.transaction import new_transaction
 
     txn = new_transaction(ds.version)
@@ -62,7 +63,7 @@ def commit_update_config(ds: LanceDataset, **maps: Any) -> int:
         else:
             getattr(op, name).CopyFrom(value)
     build = build_update_config(op, ds.uri)
-    return commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version, known=ds.read_as_latest())
+    return commit_change(ds, txn, build)
 
 
 def update_map(values: Mapping[str, str | None], replace: bool) -> transaction_pb2.Transaction.UpdateMap:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
+from lancelot.dataset.dataset_scans import inherit_arguments
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, data_version
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ class MetadataMixin:
 
         Args:
             values: The keys to set; a value of None removes its key.
-            replace: Replace the whole config with ``values`` instead of merging into it.
+            replace: Replace all keys with ``values`` instead of merging into them.
 
         Returns:
             The new config.
@@ -50,14 +51,12 @@ class MetadataMixin:
         Args:
             keys: The keys to remove (absent keys are ignored).
         """
-        self._move_to(commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
+        self._move_to(*commit_update_config(self, config_updates=update_map(dict.fromkeys(keys), False)))
 
     def update_metadata(self: LanceDataset, values: dict[str, str | None], *, replace: bool = False) -> dict[str, str]:
         """Set or remove table metadata keys, as one new version.
 
         Args:
-            values: The keys to set; a value of None removes its key.
-            replace: Replace all table metadata with ``values`` instead of merging into it.
 
         Returns:
             The new table metadata.
@@ -81,8 +80,6 @@ class MetadataMixin:
         """Set or remove schema metadata keys, as one new version.
 
         Args:
-            values: The keys to set; a value of None removes its key.
-            replace: Replace all schema metadata with ``values`` instead of merging into it.
 
         Returns:
             The new schema metadata.
@@ -94,7 +91,7 @@ class MetadataMixin:
         self: LanceDataset, updates: str, what: str, values: dict[str, str | None], replace: bool
     ) -> None:
         """Commit one UpdateConfig whose string-map ``updates`` sets ``values`` (None: remove the key)."""
-        self._move_to(commit_update_config(self, **{updates: update_map(string_map(values, what), replace)}))
+        self._move_to(*commit_update_config(self, **{updates: update_map(string_map(values, what), replace)}))
 
     def update_field_metadata(
         self: LanceDataset, field_updates: dict[str | int, dict[str, str | None]], *, replace: bool = False
@@ -110,7 +107,7 @@ class MetadataMixin:
             ValueError: A path or id names no field of the schema.
         """
         maps = field_metadata_maps(self, field_updates, replace)
-        self._move_to(commit_update_config(self, field_metadata_updates=maps))
+        self._move_to(*commit_update_config(self, field_metadata_updates=maps))
 
     def replace_schema_metadata(self: LanceDataset, new_metadata: dict[str, str]) -> None:
         """Replace all schema metadata (deprecated in pylance, and here: it warns).
@@ -189,10 +186,11 @@ class MetadataMixin:
         """
         from lancelot.dataset.index_build import create_scalar_index
 
-        v = create_scalar_index(
-            self, column, index_type, name, replace=replace, fragment_ids=fragment_ids, index_uuid=index_uuid
+        self._move_to(
+            *create_scalar_index(
+                self, column, index_type, name, replace=replace, fragment_ids=fragment_ids, index_uuid=index_uuid
+            )
         )
-        self._move_to(v)
 
     def drop_index(self: LanceDataset, name: str) -> None:
         """Remove the index named ``name``, as a new version (its files stay until cleanup).
@@ -202,7 +200,7 @@ class MetadataMixin:
         """
         from lancelot.dataset.index_build import drop_index
 
-        self._move_to(drop_index(self, name))
+        self._move_to(*drop_index(self, name))
 
     def describe_indices(self: LanceDataset) -> list[IndexDescription]:
         """The indices of this version by name, with their segments (pylance's ``describe_indices``).
@@ -235,3 +233,7 @@ class MetadataMixin:
     def max_field_id(self: LanceDataset) -> int:
         """The largest field id of this version's schema (-1 for none)."""
         return max((int(f.id) for f in self.manifest.fields), default=-1)
+
+
+for _fn in (MetadataMixin.update_metadata, MetadataMixin.update_schema_metadata):
+    inherit_arguments(_fn, MetadataMixin.update_config)

@@ -316,10 +316,10 @@ class ScansMixin:
         return self.scanner(columns=columns).projected_schema.empty_table()
 
 
-def _scanner_arguments(fn: Callable[..., Any]) -> None:
-    """``fn``'s ``Args:`` with ``scanner``'s own description of each of its parameters it does not
-    describe itself: one text for each scan argument, wherever it is taken."""
-    entries = re.findall(r"^( {12}(\w+): .*(?:\n {16}.*)*)", ScansMixin.scanner.__doc__ or "", re.M)
+def inherit_arguments(fn: Callable[..., Any], source: Callable[..., Any]) -> None:
+    """``fn``'s ``Args:`` with ``source``'s description of each of its parameters it does not
+    describe itself: one text for each argument, wherever it is taken."""
+    entries = re.findall(r"^( {12}(\w+): .*(?:\n {16}.*)*)", source.__doc__ or "", re.M)
     doc = fn.__doc__ or ""
     mine = set(re.findall(r"^ {12}(\w+): ", doc, re.M))
     wanted = inspect.signature(fn).parameters
@@ -328,4 +328,4 @@ def _scanner_arguments(fn: Callable[..., Any]) -> None:
 
 
 for _fn in (ScansMixin.to_pandas, ScansMixin.to_table, ScansMixin.to_batches):
-    _scanner_arguments(_fn)
+    inherit_arguments(_fn, ScansMixin.scanner)

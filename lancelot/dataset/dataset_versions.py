@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from lancelot.dataset.commit import commit_transaction, latest_hinted, list_versions
+from lancelot.dataset.commit import commit_manifest, latest_hinted, list_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import DatasetNotFoundError, LanceValueError, VersionNotFoundError
 
@@ -143,10 +143,10 @@ class VersionsMixin:
 
         txn = new_transaction(self.latest_version)
         txn.restore.version = self.version
-        v = commit_transaction(
+        v, versions, mf = commit_manifest(
             self._store, self.uri, txn, build_restore(self._mf, self.uri), read_version=txn.read_version
         )
-        self._move_to(v)
+        self._move_to(v, (versions, mf) if mf is not None else None)
 
     def _move_to(self: LanceDataset, version: int, committed: tuple[Versions, ManifestFile] | None = None) -> None:
         """Show ``version`` from now on: pylance's operations move the object they are called on.

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
-from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.changes import commit_change
 from lancelot.dataset.index_remap import (
     BITMAP,
     BITMAP_LOOKUP,
@@ -43,6 +43,7 @@ from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.changes import Committed
     from lancelot.dataset.dataset import LanceDataset
 
 BATCH_SIZE = 4096
@@ -68,9 +69,9 @@ def create_scalar_index(
     replace: bool = True,
     fragment_ids: Iterable[int] | None = None,
     index_uuid: str | None = None,
-) -> int:
+) -> Committed:
     """Build a BTREE or BITMAP index of ``column`` over the dataset's fragments (or ``fragment_ids``) and commit it;
-    returns the new version."""
+    returns the new version and its manifest (``commit_change``)."""
     kind = str(getattr(index_type, "value", index_type)).upper()
     if kind not in _DETAILS:
         raise LanceValueError(
@@ -122,7 +123,7 @@ def create_scalar_index(
     return _commit(ds, [meta], existing)
 
 
-def drop_index(ds: LanceDataset, name: str) -> int:
+def drop_index(ds: LanceDataset, name: str) -> Committed:
     """Remove the index (every segment) named ``name`` from the dataset, as one new version."""
     existing = [i for i in read_indices(ds.manifest_file.index_section) if i.name == name]
     if not existing:
@@ -214,7 +215,7 @@ def _bitmap(ds: LanceDataset, where: str, values: pa.Array, ids: np.ndarray, ver
     return _sizes(ds, where, [BITMAP_LOOKUP])
 
 
-def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[table_pb2.IndexMetadata]) -> int:
+def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[table_pb2.IndexMetadata]) -> Committed:
     txn = new_transaction(ds.version)
     txn.create_index.new_indices.extend(new)
     txn.create_index.removed_indices.extend(removed)
@@ -229,4 +230,4 @@ def _commit(ds: LanceDataset, new: list[table_pb2.IndexMetadata], removed: list[
         section = table_pb2.IndexSection(indices=[*kept, *new])
         return m, section.SerializeToString()
 
-    return commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version, known=ds.read_as_latest())
+    return commit_change(ds, txn, build)

@@ -80,6 +80,23 @@ def _field_value(buf: np.ndarray, p: int, end: int, field: int) -> int:  # pragm
 
 
 @njit(cache=True, nogil=True)
+def _timestamp(buf: np.ndarray, s: int, stop: int, out: np.ndarray, at: int) -> int:  # pragma: no cover - numba
+    """A Timestamp message's seconds and nanos into ``out[at]``, ``out[at + 1]``; -1 if malformed."""
+    while s < stop:
+        t, s = _varint(buf, s, stop)
+        if s < 0:
+            return -1
+        if t == np.uint64(8) or t == np.uint64(16):
+            v, s = _varint(buf, s, stop)
+            out[at if t == np.uint64(8) else at + 1] = np.int64(v)
+        else:
+            s = _skip(buf, s, stop, np.int64(t & np.uint64(7)))
+        if s < 0:
+            return -1
+    return stop
+
+
+@njit(cache=True, nogil=True)
 def scan_manifest(buf: np.ndarray, p: int, end: int, deep: bool) -> np.ndarray:  # pragma: no cover - numba
     """The summary fields of the Manifest message in ``buf[p:end]`` (``deep``: the fragments' too)."""
     out = np.zeros(10, dtype=np.int64)
@@ -98,18 +115,8 @@ def scan_manifest(buf: np.ndarray, p: int, end: int, deep: bool) -> np.ndarray: 
                 return out
             stop = p + np.int64(n)
             if field == 7:
-                s = p
-                while s < stop:
-                    t, s = _varint(buf, s, stop)
-                    if s < 0:
-                        return out
-                    if (t == np.uint64(8) or t == np.uint64(16)) and s >= 0:
-                        v, s = _varint(buf, s, stop)
-                        out[SECONDS if t == np.uint64(8) else NANOS] = np.int64(v)
-                    else:
-                        s = _skip(buf, s, stop, np.int64(t & np.uint64(7)))
-                    if s < 0:
-                        return out
+                if _timestamp(buf, p, stop, out, SECONDS) < 0:
+                    return out
             else:
                 out[FRAGS] += 1
                 s = p
@@ -148,23 +155,6 @@ def scan_manifest(buf: np.ndarray, p: int, end: int, deep: bool) -> np.ndarray: 
             return out
     out[OK] = 1 if p == end else 0
     return out
-
-
-@njit(cache=True, nogil=True)
-def _timestamp(buf: np.ndarray, s: int, stop: int, out: np.ndarray, at: int) -> int:  # pragma: no cover - numba
-    """A Timestamp message's seconds and nanos into ``out[at]``, ``out[at + 1]``; -1 if malformed."""
-    while s < stop:
-        t, s = _varint(buf, s, stop)
-        if s < 0:
-            return -1
-        if t == np.uint64(8) or t == np.uint64(16):
-            v, s = _varint(buf, s, stop)
-            out[at if t == np.uint64(8) else at + 1] = np.int64(v)
-        else:
-            s = _skip(buf, s, stop, np.int64(t & np.uint64(7)))
-        if s < 0:
-            return -1
-    return stop
 
 
 #: the file scan's meta result: ok, version, seconds, nanos, transaction file name (start, length;

@@ -63,13 +63,19 @@ def parse_expression(sql: str, schema: pa.Schema) -> pc.Expression:
 
 def parse_projection(sql: str, schema: pa.Schema) -> tuple[pc.Expression, bool]:
     """``parse_expression`` and whether its value may be null (lancelot/sql/nullability.py)."""
+    name = sql.strip()
+    if name in schema.names:  # pylance: a bare column name is that column, whatever its spelling
+        return pc.field(name), schema.field(name).nullable
+    return _parse_projection(sql, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_projection(sql: str, schema: pa.Schema) -> tuple[pc.Expression, bool]:
+    """parse_projection, remembered: the same expression on the same schema is translated once (updates repeat)."""
     from lancelot.sql.nullability import nullable
     from lancelot.sql.parse import parse_sql
     from lancelot.sql.translate import Translator
 
-    name = sql.strip()
-    if name in schema.names:  # pylance: a bare column name is that column, whatever its spelling
-        return pc.field(name), schema.field(name).nullable
     tree = parse_sql(sql, "expression")
     t = Translator(sql, schema, "expression")
     t.resolve(tree)

@@ -120,7 +120,8 @@ def in_list(t: Translator, node: exp.In) -> Val:
     x = t.value(node.this)
     if x.const is None and all(is_literal(e) and not isinstance(_unparen(e), exp.Array) for e in node.expressions):
         scalars = [t.literal_scalar(e) for e in node.expressions]
-        x = _unwrapped(t, node.this, [_const(s) for s in scalars if s.is_valid], nulls=True) or x
+        if isinstance(_unparen(node.this), exp.Cast | exp.TryCast):  # (only a cast may unwrap: no constants else)
+            x = _unwrapped(t, node.this, [_const(s) for s in scalars if s.is_valid], nulls=True) or x
         return _in_set(t, node, x, scalars)
     items = [t.value(e) for e in node.expressions]
     out: Val | None = None

@@ -9,6 +9,7 @@ so that names are resolved against pylance's functions, not sqlglot's.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import sqlglot
@@ -93,14 +94,25 @@ def _syntax_error(sql: str, what: str, e: ParseError | TokenError) -> SqlError:
     return SqlError(f"cannot parse the SQL {what} {sql!r}: {e}")
 
 
+_DIALECT = LanceDialect()
+
+
+@functools.lru_cache(maxsize=512)
+def _trees(sql: str) -> tuple[exp.Expr | None, ...]:
+    """sqlglot's trees of ``sql``, remembered: the same filters and expressions come again (scans, updates).  The
+    trees are shared, so read only: translators keep what they learn by node, beside the tree."""
+    return tuple(sqlglot.parse(sql, dialect=_DIALECT, error_level=ErrorLevel.IMMEDIATE))
+
+
 def parse_sql(sql: str, what: str = "filter") -> exp.Expr:
-    """The syntax tree of one SQL expression (``what`` names it in errors: filter, expression)."""
+    """The syntax tree of one SQL expression (``what`` names it in errors: filter, expression); shared with every
+    other parse of the same text, so never to be changed."""
     if not isinstance(sql, str):
         raise TypeError(f"a SQL {what} must be a str, not {type(sql).__name__}")
     if not sql.strip():
         raise SqlError(f"the SQL {what} is empty")
     try:
-        trees = sqlglot.parse(sql, dialect=LanceDialect, error_level=ErrorLevel.IMMEDIATE)
+        trees = _trees(sql)
     except (ParseError, TokenError) as e:
         raise _syntax_error(sql, what, e) from None
     if len(trees) != 1 or trees[0] is None:

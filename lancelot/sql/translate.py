@@ -353,7 +353,7 @@ class Translator:
                 except ValueError:
                     raise self.error(f"{text!r} is not a number", n) from None
         want = self.hints.get(id(n))
-        if want is not None:
+        if want is not None and want != s.type:  # (to its own type a literal is itself)
             c = coerce_literal(s, want)
             if c is None:
                 raise self.error(f"the literal {sql_text(n)} cannot be converted to the column's type {want}", n)

@@ -8,6 +8,7 @@ test_count_fragments, test_count_deleted_rows, test_access_config) with pylance 
 the oracle: the same calls on a pylance copy give the same manifest maps and transactions."""
 
 import base64
+import os
 import pickle
 import shutil
 
@@ -58,8 +59,29 @@ CALLS = [
 ]
 
 
+class _Reads:
+    """While entered: the paths read (``ObjectStore.read``) and listed (``list_names``); on exit, asserts that a commit
+    read no manifest it wrote back (it opens the manifest it built) and listed no ``_versions/``."""
+
+    def __init__(self, uri, monkeypatch):
+        self.versions, self.monkeypatch, self.seen = os.path.join(uri, "_versions"), monkeypatch, []
+
+    def __enter__(self):
+        self.before = set(os.listdir(self.versions))
+        read, listed = ObjectStore.read, ObjectStore.list_names
+        self.monkeypatch.setattr(ObjectStore, "read", lambda st, p: self.seen.append(p) or read(st, p))
+        self.monkeypatch.setattr(
+            ObjectStore, "list_names", lambda st, p: self.seen.append(f"list {p}") or listed(st, p)
+        )
+
+    def __exit__(self, *exc):
+        self.monkeypatch.undo()
+        new = set(os.listdir(self.versions)) - self.before
+        assert new and not [p for p in self.seen if p.rsplit("/", 1)[-1] in new or p == "list _versions"], self.seen
+
+
 @pytest.mark.parametrize("writer", ["lancelot", "lance"])
-def test_updates_commit_what_pylance_commits(tmp_path, writer):
+def test_updates_commit_what_pylance_commits(tmp_path, writer, monkeypatch):
     mod = lancelot if writer == "lancelot" else lance
     table = pa.table({"a": pa.array([1, 2, 3], pa.int64()), "s": pa.array([{"x": 1}] * 3)})
     ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
@@ -67,7 +89,8 @@ def test_updates_commit_what_pylance_commits(tmp_path, writer):
     shutil.copytree(ours, theirs)
     me, pl = lancelot.dataset(ours), lance.dataset(theirs)
     for name, args, kwargs in CALLS:
-        got = getattr(me, name)(*args, **kwargs)
+        with _Reads(ours, monkeypatch):
+            got = getattr(me, name)(*args, **kwargs)
         want = getattr(pl, name)(*args, **kwargs)
         assert got == want, name  # the post-image (or None) as pylance returns it
         assert me.version == pl.version  # the object moved on to the new version
@@ -79,6 +102,25 @@ def test_updates_commit_what_pylance_commits(tmp_path, writer):
     # the other way: lancelot reads what pylance committed
     assert lancelot.dataset(theirs).schema == lance.dataset(theirs).schema
     assert lancelot.dataset(theirs).config() == lance.dataset(theirs).config()
+
+
+def test_index_and_restore_commits_read_no_manifest_back(tmp_path, monkeypatch):
+    """create_scalar_index, drop_index and restore move the dataset to the manifest they built; pylance reads each the
+    same."""
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": pa.array(range(20), pa.int64())}), uri, max_rows_per_file=10)
+    ds = lancelot.dataset(uri)
+    for change in (
+        lambda d: d.create_scalar_index("a", "BTREE"),
+        lambda d: d.drop_index("a_idx"),
+        lambda d: d.checkout_version(2).restore(),
+    ):
+        with _Reads(uri, monkeypatch):
+            change(ds)
+        ours = lancelot.dataset(uri)
+        theirs = lance.dataset(uri)
+        assert theirs.version == ours.version and len(theirs.describe_indices()) == len(ours.describe_indices())
+        assert theirs.to_table() == ours.to_table()
 
 
 def test_deprecated_replace_calls(tmp_path):

@@ -327,6 +327,23 @@ def test_expression_literals_take_the_column_type(data):
         parse_expression("i + 1.5", table.schema)
 
 
+@pytest.mark.parametrize("sql", ["i + 1", "i * 2 > 3", "i IN (1, 4)", "i + 1.5"])
+def test_one_text_on_two_schemas_types_as_pylance(tmp_path, sql):
+    """A text is parsed once and shared, but typed per schema: on int32, int64 and float64 columns as pylance types it
+    (``i + 1.5`` on an integer column is refused, then typed on the float one)."""
+    for t in (pa.int32(), pa.int64(), pa.float64()):
+        uri = str(tmp_path / str(t))
+        lance.write_dataset(pa.table({"i": pa.array([1, 2, 4], t)}), uri)
+        ours, theirs = lancelot.dataset(uri), lance.dataset(uri)
+        try:
+            want = theirs.to_table(columns={"x": sql})
+        except Exception as e:
+            with pytest.raises(type(e)):
+                ours.to_table(columns={"x": sql})
+            continue
+        assert ours.to_table(columns={"x": sql}) == want, t
+
+
 # -- zone maps: a SQL predicate prunes as the same predicate built with pyarrow.compute -----------
 
 
