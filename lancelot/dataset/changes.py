@@ -32,6 +32,7 @@ from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import LanceError
 from lancelot.format.pb import table_pb2, transaction_pb2
+from lancelot.sql.errors import SqlError
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -167,9 +168,7 @@ def matched_positions(ds: LanceDataset, predicate: pc.Expression) -> list[tuple[
     cols = filter_columns(predicate, ds.schema.names) or ds.schema.names[:1]
     try:
         addr = ds.to_table(columns=cols, filter=predicate, with_row_address=True).column("_rowaddr").to_numpy()
-    except LanceError as e:
-        if isinstance(e, OSError):  # a missing or unreadable file (a concurrent cleanup?): not the predicate's fault
-            raise
+    except SqlError as e:  # the predicate's own fault; a file's (missing, legacy, damaged) propagates as it is
         raise ChangeInputError(e.message) from None
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowKeyError) as e:
         raise ChangeInputError(f"filter {predicate}: {e}") from None
