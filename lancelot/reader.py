@@ -54,8 +54,8 @@ STAGE_WHOLE_MAX_BYTES = 4 << 20
 #: column selections whose readers and schema a file keeps for its takes
 MAX_SELECTIONS = 64
 #: parsed schemas (global buffer 0) of opened files by their bytes: (descriptor, stored schema,
-#: schema when it holds no extension type, {version: (name, first column, column count) per
-#: field}); shared read-only by the files that repeat them
+#: schema when it holds no extension type, {version: columns per field, ("spans", version): (name,
+#: first column, column count) per field}); shared read-only by the files that repeat them
 MAX_SCHEMAS = 256
 _SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, Any]]] = {}
 #: (schema, fields, result schema) of a column selection, per schema object and selection: files that
@@ -92,9 +92,9 @@ def _pool() -> ThreadPoolExecutor:
 def file_shape(
     raw: bytes,
 ) -> tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, Any]]:
-    """(descriptor, stored schema, schema when it holds no extension type, {version: (name, first
-    column, column count) per field}) of a file's schema bytes (global buffer 0), parsed once per
-    distinct bytes: files of one writer and schema repeat them (``_SCHEMAS``)."""
+    """(descriptor, stored schema, schema when it holds no extension type, per-version column counts)
+    of a file's schema bytes (global buffer 0), parsed once per distinct bytes: files of one writer
+    and schema repeat them (``_SCHEMAS``)."""
     known = _SCHEMAS.get(raw)
     if known is None:
         fd = file_pb2.FileDescriptor()
@@ -166,11 +166,11 @@ class LanceFile:
         self._selections: dict[tuple[str, ...] | None, tuple[list[pa.Field], list[FieldReader], pa.Schema]] = {}
         cols = self.metadata.columns
         in_file = getattr(self._module, "columns_in_file", None)  # 2.0: a few early layouts differ
-        spans = counts.get(self.version) if in_file is None else None
+        spans = counts.get(("spans", self.version)) if in_file is None else None
         if spans is None:
             spans = self._spans(in_file)
             if in_file is None:
-                counts[self.version] = spans
+                counts[("spans", self.version)] = spans
         if spans and spans[-1][1] + spans[-1][2] > len(cols):
             raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
         self._columns: dict[str, list[ColumnInfo]] = {
