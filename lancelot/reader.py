@@ -54,10 +54,10 @@ STAGE_WHOLE_MAX_BYTES = 4 << 20
 #: column selections whose readers and schema a file keeps for its takes
 MAX_SELECTIONS = 64
 #: parsed schemas (global buffer 0) of opened files by their bytes: (descriptor, stored schema,
-#: schema when it holds no extension type, {version: columns per field}); shared read-only by the
-#: files that repeat them
+#: schema when it holds no extension type, {version: columns per field, ("spans", version): (name,
+#: first column, column count) per field}); shared read-only by the files that repeat them
 MAX_SCHEMAS = 256
-_SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, list[int]]]] = {}
+_SCHEMAS: dict[bytes, tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, Any]]] = {}
 #: (schema, fields, result schema) of a column selection, per schema object and selection: files that
 #: share their schema (``_SCHEMAS``) share these too
 _SHAPES: dict[tuple[int, tuple[str, ...] | None], tuple[pa.Schema, list[pa.Field], pa.Schema]] = {}
@@ -91,10 +91,10 @@ def _pool() -> ThreadPoolExecutor:
 
 def file_shape(
     raw: bytes,
-) -> tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, list[int]]]:
-    """(descriptor, stored schema, schema when it holds no extension type, {version: columns per
-    field}) of a file's schema bytes (global buffer 0), parsed once per distinct bytes: files of
-    one writer and schema repeat them (``_SCHEMAS``)."""
+) -> tuple[file_pb2.FileDescriptor, pa.Schema, pa.Schema | None, dict[Any, Any]]:
+    """(descriptor, stored schema, schema when it holds no extension type, per-version column counts)
+    of a file's schema bytes (global buffer 0), parsed once per distinct bytes: files of one writer
+    and schema repeat them (``_SCHEMAS``)."""
     known = _SCHEMAS.get(raw)
     if known is None:
         fd = file_pb2.FileDescriptor()
@@ -164,25 +164,36 @@ class LanceFile:
         self._readers: dict[str, FieldReader] = {}
         #: per column selection of the takes: (fields, their readers, the result's schema)
         self._selections: dict[tuple[str, ...] | None, tuple[list[pa.Field], list[FieldReader], pa.Schema]] = {}
-        self._columns: dict[str, list[ColumnInfo]] = {}
-        pos = 0
         cols = self.metadata.columns
         in_file = getattr(self._module, "columns_in_file", None)  # 2.0: a few early layouts differ
-        per_field = counts.get(self.version) if in_file is None else None
-        if per_field is None:
-            per_field = [self._module.column_count(f) for f in self._stored] if in_file is None else None
-            if per_field is not None:
-                counts[self.version] = per_field
-        for i, f in enumerate(self._stored):
-            n = per_field[i] if per_field is not None else in_file(f, self._src, cols, pos)  # type: ignore[misc]
+        spans = counts.get(("spans", self.version)) if in_file is None else None
+        if spans is None:
+            spans = self._spans(in_file)
+            if in_file is None:
+                counts[("spans", self.version)] = spans
+        if spans and spans[-1][1] + spans[-1][2] > len(cols):
+            raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
+        self._columns: dict[str, list[ColumnInfo]] = {
+            name: [ColumnInfo(i, cols[i]) for i in range(pos, pos + n)] for name, pos, n in spans
+        }
+
+    def _spans(self, in_file: Callable[..., int] | None) -> list[tuple[str, int, int]]:
+        """(name, first column, column count) of every top-level field; ``in_file`` (2.0) counts a
+        field's columns from the file itself."""
+        spans, pos, cols = [], 0, self.metadata.columns
+        for f in self._stored:
+            n = in_file(f, self._src, cols, pos) if in_file is not None else self._module.column_count(f)
             if pos + n > len(cols):
                 raise CorruptFileError(f"schema needs more than the file's {len(cols)} columns", path=self.path)
-            self._columns[f.name] = [ColumnInfo(pos + i, cols[pos + i]) for i in range(n)]
+            spans.append((f.name, pos, n))
             pos += n
+        return spans
 
     def _read_schema_bytes(self) -> bytes:
         if not self.metadata.global_buffers:
             raise CorruptFileError("no global buffer 0 (schema)", path=self.path)
+        if self.metadata.schema_bytes is not None:  # read with the tail
+            return self.metadata.schema_bytes
         return bytes(self._src.read(*self.metadata.global_buffers[0]))
 
     # -- the read API --------------------------------------------------------------------

@@ -28,6 +28,8 @@ _POS = "__lancelot_position"
 
 def check_relative_path(p: str, where: str) -> str:
     """A data-file path must stay inside the dataset's data directory."""
+    if p and "/" not in p and "\\" not in p and ":" not in p and p != "..":
+        return p  # one plain name (what writers write): normpath would return it unchanged
     if (
         not p
         or p.startswith(("/", "\\"))
@@ -192,7 +194,19 @@ class ColumnsMixin:
         got: dict[str, pa.ChunkedArray | pa.Array] = {}
         src: dict[str, int] = {}  # column -> index of the data file it came from
         try:
-            for k, (lf, names) in enumerate(self._file_columns()):
+            files = self._file_columns()
+            lf, names = files[0] if len(files) == 1 else (None, {})
+            if lf is not None and columns and all(names.get(c) == c for c in columns) and _plain_file(lf.schema):
+                # the common case: one data file holding every column under its own name; its table is the
+                # answer when its schema is the scan's (no second table built)
+                t = read(lf, columns)
+                out = _out_schema(_scan_schema(self._ds.schema), columns)[1]
+                if t.schema.equals(out, check_metadata=True):
+                    return t
+                got.update(zip(columns, t.columns))
+                src.update(dict.fromkeys(columns, 0))
+                files = []
+            for k, (lf, names) in enumerate(files):
                 want = [c for c in columns if c in names and c not in got]
                 if not want:
                     continue

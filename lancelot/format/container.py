@@ -14,7 +14,6 @@ buffer unpadded (readers allow padding there, and need none: it only matters for
 
 from __future__ import annotations
 
-import operator
 import os
 import struct
 from collections.abc import Callable
@@ -56,6 +55,8 @@ class FileMetadata:
     minor: int
     columns: list[file2_pb2.ColumnMetadata]
     global_buffers: list[tuple[int, int]]
+    #: the bytes of global buffer 0 (the schema) when the tail read on open held them, else None
+    schema_bytes: bytes | None = field(default=None, repr=False, compare=False)
     version: FileVersion = field(init=False)
 
     def __post_init__(self) -> None:
@@ -136,25 +137,40 @@ def read_metadata(src: ByteSource) -> FileMetadata:
     columns = []
     parse = file2_pb2.ColumnMetadata.FromString
     for i, (p, s) in enumerate(cmo):
-        _check_range(path, f"metadata of column {i}", p, s, meta_end)
+        if p + s > meta_end:  # (the table's u64 values are never negative)
+            _check_range(path, f"metadata of column {i}", p, s, meta_end)
         raw = region[p - base : p - base + s] if p >= base else src.read(p, s)
         try:
             cm = parse(raw)
         except Exception as e:
             raise CorruptFileError(f"column metadata does not parse: {e}", path=path, column=i) from None
-        for j, page in enumerate(cm.pages):
+        for page in cm.pages:  # one cheap bound per page; _check_buffers names the bad one
             offsets, sizes = page.buffer_offsets, page.buffer_sizes
-            if len(offsets) != len(sizes):
-                raise CorruptFileError("buffer offsets/sizes differ in count", path=path, column=i, page=j)
-            if offsets and max(map(operator.add, offsets, sizes)) > meta_end:
-                bo, bs = next((bo, bs) for bo, bs in zip(offsets, sizes) if bo + bs > meta_end)
+            if len(offsets) != len(sizes) or (offsets and max(offsets) + max(sizes) > meta_end):
+                _check_buffers(cm, path, i, meta_end)
+        offsets = cm.buffer_offsets
+        if offsets and max(offsets) + max(cm.buffer_sizes, default=0) > meta_end:
+            _check_buffers(cm, path, i, meta_end)
+        columns.append(cm)
+    schema = None
+    if gbo and gbo[0][0] >= base:
+        schema = bytes(region[gbo[0][0] - base : gbo[0][0] - base + gbo[0][1]])
+    return FileMetadata(path, size, major, minor, columns, gbo, schema)
+
+
+def _check_buffers(cm: file2_pb2.ColumnMetadata, path: str, i: int, meta_end: int) -> None:
+    """Raise for the first page or column buffer of column ``i`` outside ``[0, meta_end)``."""
+    for j, page in enumerate(cm.pages):
+        offsets, sizes = page.buffer_offsets, page.buffer_sizes
+        if len(offsets) != len(sizes):
+            raise CorruptFileError("buffer offsets/sizes differ in count", path=path, column=i, page=j)
+        for bo, bs in zip(offsets, sizes):
+            if bo + bs > meta_end:
                 raise CorruptFileError(
                     f"page buffer [{bo}, {bo + bs}) lies past the data region", path=path, column=i, page=j
                 )
-        for bo, bs in zip(cm.buffer_offsets, cm.buffer_sizes):
-            _check_range(path, "column buffer", bo, bs, meta_end)
-        columns.append(cm)
-    return FileMetadata(path, size, major, minor, columns, gbo)
+    for bo, bs in zip(cm.buffer_offsets, cm.buffer_sizes):
+        _check_range(path, "column buffer", bo, bs, meta_end)
 
 
 def encoding_bytes(

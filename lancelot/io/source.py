@@ -296,7 +296,50 @@ class LocalFileSource(ByteSource):
                 out.append(data)
             else:
                 return out
+        elif self._nowait and not self._staged:
+            cached = self._read_all_cached(ranges)
+            if cached is not None:
+                return cached
         return super().read_ranges(ranges)
+
+    def _read_all_cached(self, ranges: Sequence[Range]) -> list[memoryview] | None:
+        """``ranges`` when the page cache holds them all (near ones merged, each block one
+        ``_read_cached``), else None: a range is bad, the blocks large or not cached (the general
+        path reports, hints and reads).  A take's few small ranges spent more in the general path's
+        layers than in their reads."""
+        n, size = len(ranges), self.size
+        for off, ln in ranges:
+            if off < 0 or ln < 0 or off + ln > size:
+                return None
+        gap, total, blocks = self.coalesce_gap, 0, []
+        start = end = 0
+        members: list[int] = []
+        for i in sorted(range(n), key=ranges.__getitem__):
+            off, ln = ranges[i]
+            if members and off <= end + gap:
+                members.append(i)
+                end = max(end, off + ln)
+                continue
+            if members:
+                blocks.append((start, end, members))
+                total += end - start
+            start, end, members = off, off + ln, [i]
+        if members:
+            blocks.append((start, end, members))
+        if total + end - start >= NOWAIT_MAX_BYTES:
+            return None
+        out: list[memoryview] = [memoryview(b"")] * n
+        for start, end, members in blocks:
+            if end == start:
+                continue
+            data = self._read_cached(start, end - start)
+            if data is None:
+                return None
+            view = memoryview(data)
+            for i in members:
+                off, ln = ranges[i]
+                out[i] = view[off - start : off - start + ln]
+        return out
 
     def _early_slice(self, off: int, ln: int) -> memoryview | None:
         """The bytes [off, off + ln) when ``will_need``, told of a range at ``off``, read a block that

@@ -95,3 +95,28 @@ def test_a_large_will_need_of_a_cached_file_is_not_hinted(tmp_path, monkeypatch)
     src.will_need(ranges)
     assert sorted(off for off, _ in hinted) == [off for off, _ in ranges]
     src.close()
+
+
+def test_cached_small_ranges_read_per_merged_block(tmp_path):
+    """Small ranges of a cached local file (a take's round) are read one block of near ranges at a time, in any
+    order, overlapping or empty, with the bytes a memory source gives; a file cut short after opening still reports
+    the truncation."""
+    from lancelot.errors import TruncatedFileError
+    from lancelot.io.source import KEEP_WHOLE_BYTES, LocalFileSource, MemorySource
+
+    data = np.random.default_rng(5).integers(0, 256, 4 * KEEP_WHOLE_BYTES, dtype=np.uint8).tobytes()
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    src = LocalFileSource(path)
+    reads = []
+    cached = src._read_cached
+    src._read_cached = lambda off, ln: reads.append((off, ln)) or cached(off, ln)
+    ranges = [(200_000, 64), (10, 5), (0, 8), (12, 0), (150_000, 0), (100, 20), (200_010, 100)]
+    got = src.read_ranges(ranges)
+    assert [bytes(g) for g in got] == [bytes(g) for g in MemorySource(data).read_ranges(ranges)]
+    assert reads in ([(0, 120), (200_000, 110)], [])  # ([]: a file system without RWF_NOWAIT reads them plainly)
+    with open(path, "r+b") as f:
+        f.truncate(100_000)
+    with pytest.raises(TruncatedFileError):
+        src.read_ranges([(10, 5), (150_000, 8)])
+    src.close()
