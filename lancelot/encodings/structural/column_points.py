@@ -72,6 +72,7 @@ _UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: n
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
 _NONE = np.zeros(0, np.int64)
+_NO_FSST: list[bytes | None] = []  # (the pages' FSST tables when none has one: never read)
 
 
 @dataclass
@@ -114,10 +115,10 @@ class ColumnPoints:
         self.value_type = value_type
         self.column = column
         self.chunks = self._join_tables(tables, readers, page_firsts)
-        c = self.chunks
         self._few: np.ndarray | None = None
-        #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
-        self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
+        #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column on the
+        #: first read of many rows (a few rows' chunks are checked by ``run`` itself)
+        self._items_checked: bool | None = None
         self.arrow_kind = self.reader.arrow_kind(value_type)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self._dict_lists: _DictLists | None | Literal[False] = False
@@ -125,8 +126,9 @@ class ColumnPoints:
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
-        self.page_fsst = [r.fsst for r in readers]
-        self.any_fsst = self.page_fsst != [None] * len(readers)
+        fssts = [r.fsst for r in readers]
+        self.any_fsst = any(f is not None for f in fssts)
+        self.page_fsst = fssts if self.any_fsst else _NO_FSST
         self._fsst_tables: StackedTables | None | Literal[False] = False
 
     @staticmethod
@@ -314,7 +316,8 @@ class ColumnPoints:
         except LanceError as e:
             raise e.at(page=self._inflate_failure(data, pos, size, chunks)) from None
         try:
-            dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
+            checked = meta is None and self._checked_items()
+            dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, checked)
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_ids[int(c.page[chunk_of[e.row]])]) from None
         if self.dictionary is None and not self.any_fsst:
@@ -335,6 +338,13 @@ class ColumnPoints:
                     page=self.page_ids[int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])]
                 ) from None
         return with_validity(values, valid)
+
+    def _checked_items(self) -> bool:
+        """Whether no chunk of the column holds more items than an inline-bitpacked chunk can."""
+        if self._items_checked is None:
+            c = self.chunks
+            self._items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
+        return self._items_checked
 
     def _dictionary_lists(self) -> _DictLists | None:
         """A string or binary dictionary without nulls (of at most ``FEW_DICTIONARY`` items) as

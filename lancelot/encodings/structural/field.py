@@ -132,6 +132,11 @@ class NullRowsPage(PageReader):
         return NullRows(self.meaning, len(rows) // self.scale)
 
 
+#: the first row of a column of one page (shared: never written)
+_FIRST_PAGE = np.zeros(1, dtype=np.int64)
+_FIRST_PAGE.flags.writeable = False
+
+
 class ColumnReader:
     """The pages of one leaf column."""
 
@@ -141,7 +146,12 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
-        listed = [int(p.length) for p in col.meta.pages]
+        meta = col.meta.pages
+        if len(meta) == 1 and int(meta[0].length) == ctx.num_rows * self.scale:  # (most columns: checked in one)
+            self.page_ends = np.array([ctx.num_rows * self.scale], dtype=np.int64)
+            self.page_firsts = _FIRST_PAGE
+            return
+        listed = [int(p.length) for p in meta]
         if listed and max(listed) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
             big = listed.index(max(listed))
             raise CorruptFileError(

@@ -182,7 +182,8 @@ class MiniBlockPage(PageReader):
         self.word = self.fmt.word
         #: (rows, their ChunkPlan) of the last plan
         self._planned: tuple[np.ndarray, ChunkPlan] | None = None
-        self._range_plans: dict[tuple[int, int], ChunkPlan] = {}  # plans of row ranges (a scan repeats them)
+        #: plans of row ranges (a scan repeats them; made on first need: a take's pages keep no dict)
+        self._range_plans: dict[tuple[int, int], ChunkPlan] | None = None
 
     # -- search cache -------------------------------------------------------------------
 
@@ -364,7 +365,8 @@ class MiniBlockPage(PageReader):
         if planned is not None and planned[0] is rows:
             return planned[1]
         key = (int(rows[0]), len(rows)) if is_contiguous(rows) else None
-        plan = self._range_plans.get(key) if key is not None else None
+        plans = self._range_plans
+        plan = plans.get(key) if key is not None and plans is not None else None
         if plan is None:
             t = self.table
             chunks = self._chunks_for(rows)
@@ -374,9 +376,9 @@ class MiniBlockPage(PageReader):
             size = t.sizes[chunks]
             plan = ChunkPlan(chunks, ranges, size, _offsets(size), t.items[chunks])
             if key is not None:
-                if len(self._range_plans) >= RANGE_PLANS:
-                    self._range_plans.clear()
-                self._range_plans[key] = plan
+                if plans is None or len(plans) >= RANGE_PLANS:
+                    plans = self._range_plans = {}
+                plans[key] = plan
         self._planned = (rows, plan)
         return plan
 
