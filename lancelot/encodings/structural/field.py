@@ -14,6 +14,7 @@ a round for their out-of-line data).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate
@@ -200,7 +201,11 @@ class ColumnReader:
         ends = self.page_ends
         if len(ends) == 1:
             return [0]
-        first, last = np.searchsorted(ends, rows[[0, -1]], side="right").tolist()
+        if len(ends) <= 64:  # (a few pages: bisected in Python ints, cheaper than numpy's calls)
+            listed = ends.tolist()
+            first, last = bisect_right(listed, int(rows[0])), bisect_right(listed, int(rows[-1]))
+        else:
+            first, last = np.searchsorted(ends, rows[[0, -1]], side="right").tolist()
         if first == last:
             return [first]
         return np.unique(np.searchsorted(ends, rows, side="right")).tolist()  # type: ignore[no-any-return]

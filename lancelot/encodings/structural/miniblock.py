@@ -87,6 +87,9 @@ class ChunkTable:
     dictionary: pa.Array | None
 
     known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts of a page without repetition
+    #: the chunk-table kernel's (5, chunks) array whose rows are offsets, sizes, items, first_row and
+    #: row_ends (None when the table was built otherwise)
+    grid: np.ndarray | None = None
 
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
@@ -285,7 +288,7 @@ class MiniBlockPage(PageReader):
         if total_items != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
         offsets, sizes, items, first_row, row_ends = table
-        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends)
+        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends, table)
 
     def _one_chunk(
         self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
