@@ -292,6 +292,7 @@ class _PointRead:
                 pos += len(rs)
         except (LanceError, *_DECODE_ERRORS):
             return self.fallback()
+        self.jobs = []  # (done with: not kept alive through the data round)
         return self.planned()
 
     def planned(self) -> Plan:
