@@ -70,18 +70,26 @@ def read_page_layout(
     if raw is None:
         return None
     try:
-        msg = any_pb2.Any()
-        msg.ParseFromString(raw)
+        type_url, value = _unpack_any(raw)
     except Exception as e:
         raise CorruptFileError(f"encoding does not parse: {e}", path=src.path, column=column, page=page) from None
     try:
-        if msg.type_url == PLANAR_TYPE_URL:
-            return to_page_layout(msg.value)
-        return _page_layout(msg.type_url, msg.value)
+        if type_url == PLANAR_TYPE_URL:
+            return to_page_layout(value)
+        return _page_layout(type_url, value)
     except LanceError as e:
         raise e.at(path=src.path, column=column, page=page) from None
     except Exception as e:
         raise CorruptFileError(f"encoding does not parse: {e}", path=src.path, column=column, page=page) from None
+
+
+@lru_cache(maxsize=1024)
+def _unpack_any(raw: bytes) -> tuple[str, bytes]:
+    """A serialized ``Any``'s type URL and value, parsed once per distinct encoding (the pages of a
+    column, and of files written alike, repeat theirs)."""
+    msg = any_pb2.Any()
+    msg.ParseFromString(raw)
+    return msg.type_url, msg.value
 
 
 @lru_cache(maxsize=1024)

@@ -62,6 +62,9 @@ class ColumnChunks:
     items: np.ndarray
     page: np.ndarray  # page index of each chunk
     def_w: np.ndarray  # definition levels' bit width of each chunk
+    #: a column of one page from the chunk-table kernel: its (5, chunks) table (offsets, sizes, items,
+    #: first rows, row ends), whose columns a few-row plan copies (else None)
+    grid: np.ndarray | None = None
 
 
 #: dictionaries of at most this many strings serve a few-row take from Python lists
@@ -72,6 +75,18 @@ _UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: n
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
 _NONE = np.zeros(0, np.int64)
+_NO_FSST: list[bytes | None] = []  # (the pages' FSST tables when none has one: never read)
+_ZEROS = np.zeros(0, np.int64)
+
+
+def _zeros(n: int) -> np.ndarray:
+    """``n`` zeros, a read-only view of one array shared by the point readers (a column of one page:
+    every chunk's page index, and definition width when it has no levels)."""
+    global _ZEROS
+    if len(_ZEROS) < n:
+        _ZEROS = np.zeros(max(n, 2 * len(_ZEROS), 1024), np.int64)
+        _ZEROS.flags.writeable = False
+    return _ZEROS[:n]
 
 
 @dataclass
@@ -80,7 +95,7 @@ class PointPlan:
 
     A few-row plan (``ColumnPoints._plan_few``) also holds what the decode needs of the fetched
     chunks, worked out while planning: ``meta`` rows are each chunk's position in the fetched
-    bytes, size, item count and definition width; ``idx`` each row's item in its chunk."""
+    bytes, size, item count, first row and definition width; ``idx`` each row's item in its chunk."""
 
     chunks: np.ndarray
     chunk_of: np.ndarray
@@ -114,10 +129,10 @@ class ColumnPoints:
         self.value_type = value_type
         self.column = column
         self.chunks = self._join_tables(tables, readers, page_firsts)
-        c = self.chunks
         self._few: np.ndarray | None = None
-        #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column
-        self.items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
+        #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column on the
+        #: first read of many rows (a few rows' chunks are checked by ``run`` itself)
+        self._items_checked: bool | None = None
         self.arrow_kind = self.reader.arrow_kind(value_type)
         self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self._dict_lists: _DictLists | None | Literal[False] = False
@@ -125,8 +140,9 @@ class ColumnPoints:
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
-        self.page_fsst = [r.fsst for r in readers]
-        self.any_fsst = self.page_fsst != [None] * len(readers)
+        fssts = [r.fsst for r in readers]
+        self.any_fsst = any(f is not None for f in fssts)
+        self.page_fsst = fssts if self.any_fsst else _NO_FSST
         self._fsst_tables: StackedTables | None | Literal[False] = False
 
     @staticmethod
@@ -134,17 +150,17 @@ class ColumnPoints:
         """The pages' chunk tables as one table of column rows (a one-page column reuses its page's arrays)."""
         if len(tables) == 1:
             t, base = tables[0], int(page_firsts[0])
-            n = len(t.items)
-            def_w = np.empty(n, dtype=np.int64)
-            def_w.fill(readers[0].def_w)
+            n, w = len(t.items), readers[0].def_w
+            def_w = _zeros(n) if w == 0 else np.full(n, w, dtype=np.int64)
             return ColumnChunks(
                 t.row_ends + base if base else t.row_ends,
                 t.first_row + base if base else t.first_row,
                 t.offsets,
                 t.sizes,
                 t.items,
-                np.zeros(n, dtype=np.int64),
+                _zeros(n),
                 def_w,
+                t.grid if not base and not w else None,
             )
         counts = [len(t.items) for t in tables]
         first = np.repeat(np.asarray(page_firsts[: len(tables)], dtype=np.int64), counts)
@@ -161,10 +177,10 @@ class ColumnPoints:
 
     @property
     def _few_table(self) -> np.ndarray:
-        """What a few-row plan gathers per chunk, in one take (rows: offset, size, items, def width, first row)."""
+        """What a few-row plan gathers per chunk, in one take (rows: offset, size, items, first row, def width)."""
         if self._few is None:
             c = self.chunks
-            self._few = np.stack([c.offsets, c.sizes, c.items, c.def_w, c.first_row])
+            self._few = np.stack([c.offsets, c.sizes, c.items, c.first_row, c.def_w])
         return self._few
 
     @property
@@ -250,16 +266,19 @@ class ColumnPoints:
         listed = chunk_of.tolist()
         if listed[0] == listed[-1]:  # one chunk (a tiny table, a clustered take)
             i = listed[0]
-            if self._few is None:  # (a first take: no whole-column stack for one chunk)
-                c = self.chunks
-                table = np.empty((5, 1), np.int64)
-                table[:, 0] = c.offsets[i], c.sizes[i], c.items[i], c.def_w[i], c.first_row[i]
-            else:
+            c = self.chunks
+            if self._few is not None:
                 table = self._few[:, i : i + 1].copy()
+            elif c.grid is not None:  # (a first take of one page without definition levels: its table's column)
+                table = c.grid[:, i : i + 1].copy()
+                table[4, 0] = 0
+            else:  # (a first take: no whole-column stack for one chunk)
+                table = np.empty((5, 1), np.int64)
+                table[:, 0] = c.offsets[i], c.sizes[i], c.items[i], c.first_row[i], c.def_w[i]
             off, at = table[0, 0], table[1, 0]
             table[0, 0] = 0
             k_of = np.zeros(len(listed), dtype=np.int64)
-            idx = rows - table[4, 0]
+            idx = rows - table[3, 0]
             return PointPlan(chunk_of[:1], chunk_of, k_of, table, idx, int(at)), [(int(off), int(at))]
         chunk_list: list[int] = []
         k_list: list[int] = []
@@ -286,7 +305,7 @@ class ColumnPoints:
             end = off + size
         table[0] = pos  # the first row now holds each chunk's position in the fetched bytes
         k_of = np.array(k_list, dtype=np.int64)
-        idx = rows - table[4].take(k_of)
+        idx = rows - table[3].take(k_of)
         return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
 
     def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list[memoryview]) -> pa.Array:
@@ -297,7 +316,7 @@ class ColumnPoints:
         data = np.frombuffer(bufs[0] if len(bufs) == 1 else b"".join(bufs), np.uint8)
         meta = plan.meta
         if meta is not None and plan.idx is not None:
-            pos, size, items, def_ws = meta[0], meta[1], meta[2], meta[3]
+            pos, size, items, def_ws = meta[0], meta[1], meta[2], meta[4]
             planned, idx = plan.total, plan.idx
         else:
             size = c.sizes[chunks]
@@ -314,7 +333,8 @@ class ColumnPoints:
         except LanceError as e:
             raise e.at(page=self._inflate_failure(data, pos, size, chunks)) from None
         try:
-            dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, self.items_checked)
+            checked = meta is None and self._checked_items()
+            dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, checked)
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_ids[int(c.page[chunk_of[e.row]])]) from None
         if self.dictionary is None and not self.any_fsst:
@@ -335,6 +355,13 @@ class ColumnPoints:
                     page=self.page_ids[int(page_of_row[np.flatnonzero(np.asarray(values.is_null()))[0]])]
                 ) from None
         return with_validity(values, valid)
+
+    def _checked_items(self) -> bool:
+        """Whether no chunk of the column holds more items than an inline-bitpacked chunk can."""
+        if self._items_checked is None:
+            c = self.chunks
+            self._items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
+        return self._items_checked
 
     def _dictionary_lists(self) -> _DictLists | None:
         """A string or binary dictionary without nulls (of at most ``FEW_DICTIONARY`` items) as

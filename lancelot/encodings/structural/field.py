@@ -14,6 +14,7 @@ a round for their out-of-line data).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate
@@ -132,6 +133,11 @@ class NullRowsPage(PageReader):
         return NullRows(self.meaning, len(rows) // self.scale)
 
 
+#: the first row of a column of one page (shared: never written)
+_FIRST_PAGE = np.zeros(1, dtype=np.int64)
+_FIRST_PAGE.flags.writeable = False
+
+
 class ColumnReader:
     """The pages of one leaf column."""
 
@@ -141,7 +147,12 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
-        listed = [int(p.length) for p in col.meta.pages]
+        meta = col.meta.pages
+        if len(meta) == 1 and int(meta[0].length) == ctx.num_rows * self.scale:  # (most columns: checked in one)
+            self.page_ends = np.array([ctx.num_rows * self.scale], dtype=np.int64)
+            self.page_firsts = _FIRST_PAGE
+            return
+        listed = [int(p.length) for p in meta]
         if listed and max(listed) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
             big = listed.index(max(listed))
             raise CorruptFileError(
@@ -190,7 +201,11 @@ class ColumnReader:
         ends = self.page_ends
         if len(ends) == 1:
             return [0]
-        first, last = np.searchsorted(ends, rows[[0, -1]], side="right").tolist()
+        if len(ends) <= 64:  # (a few pages: bisected in Python ints, cheaper than numpy's calls)
+            listed = ends.tolist()
+            first, last = bisect_right(listed, int(rows[0])), bisect_right(listed, int(rows[-1]))
+        else:
+            first, last = np.searchsorted(ends, rows[[0, -1]], side="right").tolist()
         if first == last:
             return [first]
         return np.unique(np.searchsorted(ends, rows, side="right")).tolist()  # type: ignore[no-any-return]
@@ -245,6 +260,53 @@ class ColumnReader:
 _Job = tuple[ColumnReader, int, list[Range], Callable[[list[memoryview]], None]]
 
 
+class _PointRead:
+    """One whole-column point read in flight: its rows, the pages it touches and their search
+    loads, the point plan; its bound methods are the read's decode steps (one small object per
+    read instead of a closure per step: a take of many fields keeps fewer objects alive)."""
+
+    __slots__ = ("reader", "rows", "ranged", "touched", "jobs", "points", "plan")
+
+    def __init__(
+        self, reader: StructuralFieldReader, rows: np.ndarray | None, ranged: bool, touched: list[int] | None
+    ) -> None:
+        self.reader = reader
+        self.rows = rows  # None: only load the search caches (``_column_points``)
+        self.ranged = ranged
+        self.touched = touched
+        self.jobs: list[tuple[PageReader, list[Range]]] = []
+        self.points: _Points[Any] | None = None
+        self.plan: Any = None
+
+    def fallback(self) -> Plan:
+        if self.rows is None:
+            return done(pa.nulls(0))
+        return self.reader._fallback(self.rows, self.ranged)
+
+    def loaded(self, bufs: list[memoryview]) -> Plan:
+        """The search round's bytes: load each page's cache, then plan the data."""
+        pos = 0
+        try:
+            for page, rs in self.jobs:
+                page.load_search(bufs[pos : pos + len(rs)])
+                pos += len(rs)
+        except (LanceError, *_DECODE_ERRORS):
+            return self.fallback()
+        self.jobs = []  # (done with: not kept alive through the data round)
+        return self.planned()
+
+    def planned(self) -> Plan:
+        if self.rows is None:
+            return done(pa.nulls(0))
+        reader = self.reader
+        if reader._points_over(self.touched) is None:  # type: ignore[arg-type]
+            return self.fallback()
+        return reader._points_read(self)
+
+    def decode(self, bufs: list[memoryview]) -> pa.Array:
+        return self.reader._decode_points(self.points, self.rows, self.plan, bufs)  # type: ignore[arg-type]
+
+
 class StructuralFieldReader(FieldReader):
     """Reads a top-level field of a 2.1/2.2 file: a planner chosen per read, the whole-column point
     reader (column_points.py, for takes and short ranges of a primitive field) or the page by page
@@ -279,70 +341,61 @@ class StructuralFieldReader(FieldReader):
             if stop <= start:
                 return done(pa.nulls(0, self.ctx.field.type))
             whole = start == 0 and stop == self.ctx.num_rows  # every page read whole: no point reader
-            pages = partial(self._pages_plan, stop - start, lambda col: col.split_range(start, stop), True)
             if stop - start <= POINT_SPAN_ROWS and not whole and self._pointable:
-                return self._point_plan(row_range(start, stop), pages)
-            return pages()
+                return self._point_plan(row_range(start, stop), True)
+            return self._pages_plan(stop - start, lambda col: col.split_range(start, stop), True)
         n = len(rows)
-        pages = partial(self._pages_plan, n, lambda col: col.split(rows))
         if n and self._pointable and (n <= POINT_RANGE_ROWS or not is_contiguous(rows)):
-            return self._point_plan(rows, pages)
-        return pages()
+            return self._point_plan(rows, False)
+        return self._pages_plan(n, lambda col: col.split(rows))
 
-    def _point_plan(self, rows: np.ndarray, fallback: Callable[[], Plan]) -> Plan:
+    def _fallback(self, rows: np.ndarray, ranged: bool) -> Plan:
+        """The page-by-page read of ``rows`` (``ranged``: a range read, which may come back chunked)."""
+        if not ranged:
+            return self._pages_plan(len(rows), lambda col: col.split(rows))
+        start, stop = int(rows[0]), int(rows[-1]) + 1
+        return self._pages_plan(stop - start, lambda col: col.split_range(start, stop), True)
+
+    def _point_plan(self, rows: np.ndarray, ranged: bool) -> Plan:
         """The whole-column point read of ``rows``: the search caches of the pages they fall in first
-        (one round, when not loaded yet), then one plan, one fetch, one kernel call.  ``fallback``
-        (the page-by-page read, which reports a bad page where it is) when the pages allow no point
-        reader or their metadata or search buffers are bad."""
+        (one round, when not loaded yet), then one plan, one fetch, one kernel call.  The page-by-page
+        read (which reports a bad page where it is) when the pages allow no point reader or their
+        metadata or search buffers are bad."""
         if self._every:  # the reader over every page: nothing to look up
-            return fallback() if self._points is None else self._points_read(self._points, rows)
+            if self._points is None:
+                return self._fallback(rows, ranged)
+            return self._points_read(_PointRead(self, rows, ranged, None))
         col = self.columns[0]
         try:
             touched = col.pages_of(rows)
         except (LanceError, *_DECODE_ERRORS):
-            return fallback()
+            return self._fallback(rows, ranged)
         if self._cover and not self._cover.issuperset(touched):
             # a file read again elsewhere: every page's, as the reference loads them (one rebuild more)
             touched = list(range(len(col.col.meta.pages)))
+        return self._searched(_PointRead(self, rows, ranged, touched))
 
-        def planned() -> Plan:
-            points = self._points_over(touched)
-            return fallback() if points is None else self._points_read(points, rows)
-
-        return self._searched(touched, planned, fallback)
-
-    def _searched(self, touched: list[int], then: Callable[[], Plan], fallback: Callable[[], Plan]) -> Plan:
-        """``then()`` once the search caches of the column pages ``touched`` are loaded (a round
-        first for those that are not); ``fallback()`` when one cannot be."""
+    def _searched(self, read: _PointRead) -> Plan:
+        """``read.planned()`` once the search caches of the column pages it touches are loaded (a round
+        first for those that are not); ``read.fallback()`` when one cannot be."""
         col, size = self.columns[0], self.ctx.src.size
         try:
-            jobs = [(page, rs) for page in [col.page(p) for p in touched] if (rs := page.search_ranges())]
+            jobs = [(page, rs) for page in [col.page(p) for p in read.touched or ()] if (rs := page.search_ranges())]
         except (LanceError, *_DECODE_ERRORS):
-            return fallback()
+            return read.fallback()
         if not jobs:
-            return then()
+            return read.planned()
         if not all(0 <= off and 0 <= ln and off + ln <= size for _, rs in jobs for off, ln in rs):
-            return fallback()
-
-        def loaded(bufs: list[memoryview]) -> Plan:
-            pos = 0
-            try:
-                for page, rs in jobs:
-                    page.load_search(bufs[pos : pos + len(rs)])
-                    pos += len(rs)
-            except (LanceError, *_DECODE_ERRORS):
-                return fallback()
-            return then()
-
-        return Plan([r for _, rs in jobs for r in rs], loaded, "search")
+            return read.fallback()
+        read.jobs = jobs
+        return Plan([r for _, rs in jobs for r in rs], read.loaded, "search")
 
     def _column_points(self) -> _Points[Any] | None:
         """The point reader over every page of the field (their search caches loaded first), or None."""
         if not self._pointable:
             return None
         every = list(range(len(self.columns[0].col.meta.pages)))
-        nothing = partial(done, pa.nulls(0))
-        execute(self.ctx.src, [self._searched(every, nothing, nothing)])
+        execute(self.ctx.src, [self._searched(_PointRead(self, None, False, every))])
         return self._points_over(every)
 
     def _points_over(self, touched: list[int]) -> _Points[Any] | None:
@@ -351,7 +404,7 @@ class StructuralFieldReader(FieldReader):
         if self._cover.issuperset(touched):
             return self._points
         col = self.columns[0]
-        ids = sorted(self._cover.union(touched))
+        ids = sorted(self._cover.union(touched)) if self._cover else touched
         try:
             pages = [col.page(p) for p in ids]
             run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == len(ids) else ids  # (a slice: no copy)
@@ -369,16 +422,17 @@ class StructuralFieldReader(FieldReader):
         self._points_path = f"points/{type(points).__name__}"
         return points
 
-    def _points_read(self, points: _Points[Any], rows: np.ndarray) -> Plan:
-        """The plan of ``rows`` by ``points``: one fetch, one decode."""
+    def _points_read(self, read: _PointRead) -> Plan:
+        """The plan of ``read.rows`` by ``self._points``: one fetch, one decode."""
         try:
-            plan, ranges = points.plan(rows)
+            read.plan, ranges = self._points.plan(read.rows)  # type: ignore[union-attr,arg-type]
             self._check_ranges(ranges)
         except LanceError as e:
             raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
         except _DECODE_ERRORS as e:
             raise self._undecodable(e) from None
-        return Plan(ranges, partial(self._decode_points, points, rows, plan), self._points_path)
+        read.points = self._points
+        return Plan(ranges, read.decode, self._points_path)
 
     def _check_ranges(self, ranges: list[Range]) -> None:
         size = self.ctx.src.size

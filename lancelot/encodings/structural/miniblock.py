@@ -87,6 +87,9 @@ class ChunkTable:
     dictionary: pa.Array | None
 
     known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts of a page without repetition
+    #: the chunk-table kernel's (5, chunks) array whose rows are offsets, sizes, items, first_row and
+    #: row_ends (None when the table was built otherwise)
+    grid: np.ndarray | None = None
 
     def __post_init__(self, known_row_ends: np.ndarray | None) -> None:
         #: rows that start before the next chunk
@@ -182,7 +185,8 @@ class MiniBlockPage(PageReader):
         self.word = self.fmt.word
         #: (rows, their ChunkPlan) of the last plan
         self._planned: tuple[np.ndarray, ChunkPlan] | None = None
-        self._range_plans: dict[tuple[int, int], ChunkPlan] = {}  # plans of row ranges (a scan repeats them)
+        #: plans of row ranges (a scan repeats them; made on first need: a take's pages keep no dict)
+        self._range_plans: dict[tuple[int, int], ChunkPlan] | None = None
 
     # -- search cache -------------------------------------------------------------------
 
@@ -284,7 +288,7 @@ class MiniBlockPage(PageReader):
         if total_items != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
         offsets, sizes, items, first_row, row_ends = table
-        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends)
+        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends, table)
 
     def _one_chunk(
         self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
@@ -364,7 +368,8 @@ class MiniBlockPage(PageReader):
         if planned is not None and planned[0] is rows:
             return planned[1]
         key = (int(rows[0]), len(rows)) if is_contiguous(rows) else None
-        plan = self._range_plans.get(key) if key is not None else None
+        plans = self._range_plans
+        plan = plans.get(key) if key is not None and plans is not None else None
         if plan is None:
             t = self.table
             chunks = self._chunks_for(rows)
@@ -374,9 +379,9 @@ class MiniBlockPage(PageReader):
             size = t.sizes[chunks]
             plan = ChunkPlan(chunks, ranges, size, _offsets(size), t.items[chunks])
             if key is not None:
-                if len(self._range_plans) >= RANGE_PLANS:
-                    self._range_plans.clear()
-                self._range_plans[key] = plan
+                if plans is None or len(plans) >= RANGE_PLANS:
+                    plans = self._range_plans = {}
+                plans[key] = plan
         self._planned = (rows, plan)
         return plan
 

@@ -339,7 +339,7 @@ class PointReader:
         no chunk holds more items than an inline-bitpacked chunk can.
         """
         n = len(k_of)
-        if self.vkind == INLINE and not counts_checked and len(counts) and int(counts.max()) > CHUNK:
+        if self.vkind == INLINE and not counts_checked and len(counts) and _most(counts) > CHUNK:
             bad = int(np.flatnonzero(counts > CHUNK)[0])
             row = np.flatnonzero(k_of == bad)
             message = f"mini-block point read: an inline-bitpacked chunk holds more than {CHUNK} values"
@@ -475,6 +475,11 @@ class PointReader:
             data, pos, size, counts, k_of, idx, np.full(len(pos), self.def_w, dtype=np.int64)
         )
         return (dfn if self.has_def else None), self.block(data, fixed, var_start, var_len, self.fsst)
+
+
+def _most(counts: np.ndarray) -> int:
+    """The largest of ``counts`` (a few in Python: cheaper than numpy's reduction)."""
+    return max(counts.tolist()) if len(counts) <= 64 else int(counts.max())
 
 
 def small_strings_arrow(block: VariableWidthBlock, t: pa.DataType) -> pa.Array:
