@@ -35,7 +35,6 @@ import posixpath
 import re
 import tempfile
 import threading
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +128,7 @@ class ObjectStore:
         if scheme == "file":
             self.root = os.path.abspath(os.path.expanduser(rest)).rstrip("/") or "/"
             self.uri = self.root
+            self._prefix = os.path.join(self.root, "")  # (full paths by concatenation: made per object touched)
         else:
             import fsspec
 
@@ -164,7 +164,7 @@ class ObjectStore:
     def full_path(self, path: str) -> str:
         """The store's own path of a dataset-relative path (a local path for local stores)."""
         rel = self._rel(path)
-        return os.path.join(self.root, rel) if self.fs is None else f"{self.root}/{rel}"
+        return self._prefix + rel if self.fs is None else f"{self.root}/{rel}"
 
     def url(self, path: str) -> str:
         """A full URL (local: an absolute path) naming ``path``, for messages and other libraries."""
@@ -391,7 +391,7 @@ class ObjectStore:
         """Write ``data`` to a temporary file beside ``full``, making its directory when it is not
         there yet (its name never ends in .manifest; synced with the ``fsync`` option)."""
         d = os.path.dirname(full)
-        tmp = os.path.join(d, f".tmp-{uuid.uuid4().hex}.partial")
+        tmp = os.path.join(d, f".tmp-{os.urandom(16).hex()}.partial")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
             fd = os.open(tmp, flags, 0o666)

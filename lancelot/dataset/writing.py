@@ -294,6 +294,23 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
     return versions, load_manifest(store, uri, versions, versions.latest)
 
 
+#: blob_write.manifest_schema by the stored schema's object and the version: appends of one schema pass the
+#: same object (schema.py's cache of normalized schemas)
+_LOGICAL: dict[tuple[int, str], tuple[pa.Schema, pa.Schema]] = {}
+
+
+def _logical_schema(stored: pa.Schema, version: str) -> pa.Schema:
+    key = (id(stored), version)
+    hit = _LOGICAL.get(key)
+    if hit is not None and hit[0] is stored:
+        return hit[1]
+    logical = blob_write.manifest_schema(stored, version)
+    if len(_LOGICAL) >= 64:
+        _LOGICAL.clear()
+    _LOGICAL[key] = (stored, logical)
+    return logical
+
+
 def _bytes_written(w: LanceWriter) -> int:
     return w.bytes_written
 
@@ -371,7 +388,7 @@ def write_fragments(
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
-    logical = blob_write.manifest_schema(stored, version)  # blob v2: the logical type
+    logical = _logical_schema(stored, version)  # blob v2: the logical type
     plain = logical is stored  # no blob v2 field: the file holds the data as given
     fields = dataset_fields(logical, base, subset=_append)
     ids, cols = file_field_lists(fields if plain else blob_write.collapse_fields(fields), version)  # blob v2: 1 column
