@@ -447,6 +447,6 @@ def _done(store: ObjectStore, version: int) -> int:
 def _write_hint(store: ObjectStore, version: int) -> None:
     """latest_version_hint.json, as pylance writes it (a hint only: readers list _versions/)."""
     try:
-        store.put(f"{VERSIONS_DIR}/{HINT_FILE}", json.dumps({"version": version}, separators=(",", ":")).encode())
+        store.put(f"{VERSIONS_DIR}/{HINT_FILE}", b'{"version":%d}' % version)
     except Exception:  # noqa: BLE001 - the hint is best effort
         pass

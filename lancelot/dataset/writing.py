@@ -12,7 +12,6 @@ most one batch and the open file's pending pages are in memory.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
 from typing import Any, NamedTuple, cast
@@ -128,7 +127,8 @@ def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool
             f = file_pb2.Field()
             f.CopyFrom(theirs)
             f.metadata.clear()
-            f.metadata.update(mine.metadata)
+            if mine.metadata:
+                f.metadata.update(mine.metadata)
             out.append(f)
         return out
     if subset and base is not None:  # an append leaving nullable fields out
@@ -423,7 +423,7 @@ def write_fragments(
                 raise SchemaMismatchError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
             while batch.num_rows:
                 if writer is None:
-                    name = f"{uuid.uuid4().hex}.lance"
+                    name = f"{os.urandom(16).hex()}.lance"
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
                         stored if plain else blob_write.file_schema(stored, version),  # blob v2: descriptions
