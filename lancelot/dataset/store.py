@@ -114,6 +114,16 @@ def _read_local(full: str) -> bytes:
         os.close(fd)
 
 
+def _local_root(path: str) -> tuple[str, str]:
+    """(the absolute root, the prefix of its full paths: made per object touched by concatenation)."""
+    root = os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
+    return root, os.path.join(root, "")
+
+
+#: ``_local_root`` of an absolute path (a pure function of it: each write of a dataset opens its store)
+_absolute_root = functools.lru_cache(maxsize=256)(_local_root)
+
+
 class ObjectStore:
     """The objects under one dataset root (a local path or an fsspec URL)."""
 
@@ -126,9 +136,8 @@ class ObjectStore:
         self.sync = truthy(self.storage_options.pop("fsync", False))
         self.fs: Any = None
         if scheme == "file":
-            self.root = os.path.abspath(os.path.expanduser(rest)).rstrip("/") or "/"
+            self.root, self._prefix = _absolute_root(rest) if rest[:1] == "/" else _local_root(rest)
             self.uri = self.root
-            self._prefix = os.path.join(self.root, "")  # (full paths by concatenation: made per object touched)
         else:
             import fsspec
 

@@ -170,6 +170,8 @@ def check_metadata(schema: pa.Schema) -> None:
 
 
 def _child_fields(t: pa.DataType) -> list[pa.Field]:
+    if not t.num_fields:  # (a primitive)
+        return []
     if pa.types.is_struct(t):
         return [t.field(i) for i in range(t.num_fields)]
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
