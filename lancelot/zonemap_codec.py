@@ -139,18 +139,48 @@ def _column_head(path: tuple[str, ...], t: pa.DataType) -> bytes:
     return b"".join([*parts, _uvarint(len(spec)), spec])
 
 
+def column_bytes(c: ColumnZones) -> bytes:
+    """One column's part of the body (``encode``'s)."""
+    flags = (1 if c.min.null_count else 0) | (2 if c.max.null_count else 0)
+    parts = [_column_head(c.path, c.min.type), bytes([flags])]
+    if flags & 1:
+        parts.append(_bitmap(_valid(c.min)))
+    if flags & 2:
+        parts.append(_bitmap(_valid(c.max)))
+    parts += [_values(c.min), _values(c.max), _ints(c.nulls)]
+    return b"".join(parts)
+
+
+def _int(v: int) -> bytes:
+    """``_ints`` of one value."""
+    width = 1 if v < 1 << 8 else 2 if v < 1 << 16 else 4 if v < 1 << 32 else 8
+    return bytes([width]) + v.to_bytes(width, "little")
+
+
+def one_zone_bytes(path: tuple[str, ...], t: pa.DataType, lo: bytes | None, hi: bytes | None, nulls: int) -> bytes:
+    """``column_bytes`` of a column of one zone, from its bounds' bytes (None: null): fixed-width values
+    as stored, byte strings whole, booleans ``b"\\x00"`` / ``b"\\x01"`` (a small file's zone maps without
+    an Arrow array per bound)."""
+    parts = [_column_head(path, t), bytes([(lo is None) | (hi is None) << 1])]
+    parts += [b"\x00"] * ((lo is None) + (hi is None))  # (the null bound's validity bitmap)
+    binary = t.id == pa.lib.Type_BINARY
+    for v in (lo, hi):
+        if binary:
+            parts += [_int(len(v or b"")), v or b""]
+        else:
+            parts.append(v if v is not None else bytes(max(t.bit_width // 8, 1)))
+    parts.append(_int(nulls))
+    return b"".join(parts)
+
+
 def encode(rows: np.ndarray, columns: list[ColumnZones], rows_per_zone: int) -> bytes:
     """The format-2 buffer of the given zones."""
-    parts = [_uvarint(rows_per_zone), _uvarint(len(rows)), _ints(rows), _uvarint(len(columns))]
-    for c in columns:
-        flags = (1 if c.min.null_count else 0) | (2 if c.max.null_count else 0)
-        parts += [_column_head(c.path, c.min.type), bytes([flags])]
-        if flags & 1:
-            parts.append(_bitmap(_valid(c.min)))
-        if flags & 2:
-            parts.append(_bitmap(_valid(c.max)))
-        parts += [_values(c.min), _values(c.max), _ints(c.nulls)]
-    body = b"".join(parts)
+    return encode_parts(rows, [column_bytes(c) for c in columns], rows_per_zone)
+
+
+def encode_parts(rows: np.ndarray, columns: list[bytes], rows_per_zone: int) -> bytes:
+    """The format-2 buffer of the given zones, each column's part made (``column_bytes``)."""
+    body = b"".join([_uvarint(rows_per_zone), _uvarint(len(rows)), _ints(rows), _uvarint(len(columns)), *columns])
     if len(body) > MIN_COMPRESS:
         packed = _compressor().compress(body)
         if len(packed) < len(body):

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from lancelot.errors import CorruptFileError
 from lancelot.util.arrays import arrow_offsets, from_numpy, to_numpy, zero
 from lancelot.util.types import is_binary_like, is_plain_fixed, is_string_like
-from lancelot.zonemap_codec import MAGIC_V2, ColumnZones, decode, encode
+from lancelot.zonemap_codec import MAGIC_V2, ColumnZones, column_bytes, decode, encode, encode_parts, one_zone_bytes
 
 #: format 1 (Arrow IPC), read only; every format starts with MAGIC_PREFIX and one version byte
 MAGIC = b"LANCELOT-ZONEMAPS\x01"
@@ -170,13 +170,34 @@ def _binary_array(values: list[bytes | None]) -> pa.Array:
 def _one_zone_bytes(arr: pa.Array) -> _Stats:
     """The bounds of byte strings forming one zone (a small file's), cut as ``_cut_bounds`` cuts them: one
     ``min_max`` and the two values' bytes, no per-zone arrays to cast and slice."""
+    low, high = _binary_bounds(arr)
+    return _one_binary(low), _one_binary(high), np.array([arr.null_count], np.int64)
+
+
+def _binary_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None]:
+    """(min, max) of byte strings as ``_cut_bounds`` cuts them (None: no bound)."""
     mm = pc.min_max(arr)
     lo, hi = mm["min"], mm["max"]
     low = lo.as_buffer().to_pybytes()[:MAX_BOUND_BYTES] if lo.is_valid else None
     high = hi.as_buffer().to_pybytes() if hi.is_valid else None
     if high is not None and len(high) > MAX_BOUND_BYTES:
         high = _truncate_upper(high)
-    return _one_binary(low), _one_binary(high), np.array([arr.null_count], np.int64)
+    return low, high
+
+
+def _dense_bounds(arr: pa.Array) -> tuple[bytes | None, bytes | None] | None:
+    """(min, max) bytes of a null-free integer, float or 32/64-bit temporal array (``_dense_zone_stats`` of
+    one zone: a NaN leaves no bounds); None for other arrays."""
+    t = arr.type
+    if arr.null_count or not (
+        pa.types.is_integer(t) or pa.types.is_floating(t) or (pa.types.is_temporal(t) and t.bit_width in _INT_VIEW)
+    ):
+        return None
+    vals = to_numpy(arr if not pa.types.is_temporal(t) else arr.view(_INT_VIEW[t.bit_width]))
+    lo, hi = np.minimum.reduce(vals), np.maximum.reduce(vals)
+    if vals.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)):
+        return None, None
+    return lo.tobytes(), hi.tobytes()
 
 
 def _one_binary(v: bytes | None) -> pa.Array:
@@ -409,8 +430,31 @@ class ZoneMapBuilder:
             mins, maxs = _cut_bounds(mins, maxs)
         return mins, maxs, nulls
 
+    def _one_zone(self, column: pa.ChunkedArray, path: Path, st: pa.DataType) -> bytes | None:
+        """The encoded column of a file of one zone (``column_bytes`` of its bounds, numeric and byte-string
+        bounds straight from their values); None for a type pyarrow cannot aggregate."""
+        try:
+            arr = _prepare(_leaf_array(column, path))
+            if st == pa.binary():
+                return one_zone_bytes(path, st, *_binary_bounds(arr), arr.null_count)
+            dense = _dense_bounds(arr)
+            if dense is not None:
+                return one_zone_bytes(path, st, *dense, 0)
+        except (pa.ArrowException, ValueError, TypeError):
+            return None
+        stats = self._column_stats(column, path, 1)
+        if stats is None:
+            return None
+        return column_bytes(ColumnZones(path, _joined([stats[0]], st), _joined([stats[1]], st), stats[2]))
+
     def finish(self) -> bytes:
-        """Close the last (partial) zone and serialize everything (MAGIC + Arrow IPC stream)."""
+        """Close the last (partial) zone and serialize everything (zonemap_codec.py's format 2)."""
+        if not self._rows and 0 < self._pending_rows <= self.rows_per_zone:  # a small file: one zone
+            table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._pending, self._pending_rows = [], 0
+            encoded = [self._one_zone(table.column(path[0]), path, st) for path, st in self._columns]
+            rows = np.array([table.num_rows], np.int64)
+            return encode_parts(rows, [c for c in encoded if c is not None], self.rows_per_zone)
         if self._pending_rows:
             table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
             self._add_zones(table, inline=True)  # the caller would only wait for it

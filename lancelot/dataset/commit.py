@@ -210,7 +210,9 @@ def _hinted(store: ObjectStore) -> int | None:
     if not store.is_local:
         return None
     try:
-        version = int(json.loads(store.read(f"{VERSIONS_DIR}/{HINT_FILE}"))["version"])
+        raw = store.read(f"{VERSIONS_DIR}/{HINT_FILE}")
+        plain = raw.startswith(b'{"version":') and raw.endswith(b"}")  # (as written: no JSON parser needed)
+        version = int(raw[11:-1]) if plain and raw[11:-1].isdigit() else int(json.loads(raw)["version"])
     except (LanceError, OSError, ValueError, KeyError, TypeError):
         return None
     return version if version >= 1 else None
@@ -445,6 +447,6 @@ def _done(store: ObjectStore, version: int) -> int:
 def _write_hint(store: ObjectStore, version: int) -> None:
     """latest_version_hint.json, as pylance writes it (a hint only: readers list _versions/)."""
     try:
-        store.put(f"{VERSIONS_DIR}/{HINT_FILE}", json.dumps({"version": version}, separators=(",", ":")).encode())
+        store.put(f"{VERSIONS_DIR}/{HINT_FILE}", b'{"version":%d}' % version)
     except Exception:  # noqa: BLE001 - the hint is best effort
         pass

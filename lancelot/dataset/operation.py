@@ -9,6 +9,7 @@ table metadata, schema metadata, the index section, stable row ids.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from lancelot._version import __version__
@@ -49,7 +50,8 @@ def _start(base: ManifestFile | None, *, take: bool = False) -> table_pb2.Manife
 
 def _finish(m: table_pb2.Manifest, version: int, stable: bool, *, deletions: bool | None = None) -> None:
     m.version = version
-    m.timestamp.GetCurrentTime()
+    us = time.time_ns() // 1000  # (Timestamp.GetCurrentTime's microseconds, without its datetime)
+    m.timestamp.seconds, m.timestamp.nanos = us // 1_000_000, us % 1_000_000 * 1000
     m.writer_version.library = "lancelot"
     m.writer_version.version = __version__
     apply_feature_flags(m, stable, deletions=deletions)

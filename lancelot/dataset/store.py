@@ -35,7 +35,6 @@ import posixpath
 import re
 import tempfile
 import threading
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +114,16 @@ def _read_local(full: str) -> bytes:
         os.close(fd)
 
 
+def _local_root(path: str) -> tuple[str, str]:
+    """(the absolute root, the prefix of its full paths: made per object touched by concatenation)."""
+    root = os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
+    return root, os.path.join(root, "")
+
+
+#: ``_local_root`` of an absolute path (a pure function of it: each write of a dataset opens its store)
+_absolute_root = functools.lru_cache(maxsize=256)(_local_root)
+
+
 class ObjectStore:
     """The objects under one dataset root (a local path or an fsspec URL)."""
 
@@ -127,7 +136,7 @@ class ObjectStore:
         self.sync = truthy(self.storage_options.pop("fsync", False))
         self.fs: Any = None
         if scheme == "file":
-            self.root = os.path.abspath(os.path.expanduser(rest)).rstrip("/") or "/"
+            self.root, self._prefix = _absolute_root(rest) if rest[:1] == "/" else _local_root(rest)
             self.uri = self.root
         else:
             import fsspec
@@ -164,7 +173,7 @@ class ObjectStore:
     def full_path(self, path: str) -> str:
         """The store's own path of a dataset-relative path (a local path for local stores)."""
         rel = self._rel(path)
-        return os.path.join(self.root, rel) if self.fs is None else f"{self.root}/{rel}"
+        return self._prefix + rel if self.fs is None else f"{self.root}/{rel}"
 
     def url(self, path: str) -> str:
         """A full URL (local: an absolute path) naming ``path``, for messages and other libraries."""
@@ -391,7 +400,7 @@ class ObjectStore:
         """Write ``data`` to a temporary file beside ``full``, making its directory when it is not
         there yet (its name never ends in .manifest; synced with the ``fsync`` option)."""
         d = os.path.dirname(full)
-        tmp = os.path.join(d, f".tmp-{uuid.uuid4().hex}.partial")
+        tmp = os.path.join(d, f".tmp-{os.urandom(16).hex()}.partial")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
             fd = os.open(tmp, flags, 0o666)

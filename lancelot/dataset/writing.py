@@ -12,7 +12,6 @@ most one batch and the open file's pending pages are in memory.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterable, Iterator
 from types import EllipsisType
 from typing import Any, NamedTuple, cast
@@ -128,7 +127,8 @@ def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool
             f = file_pb2.Field()
             f.CopyFrom(theirs)
             f.metadata.clear()
-            f.metadata.update(mine.metadata)
+            if mine.metadata:
+                f.metadata.update(mine.metadata)
             out.append(f)
         return out
     if subset and base is not None:  # an append leaving nullable fields out
@@ -170,6 +170,8 @@ def check_metadata(schema: pa.Schema) -> None:
 
 
 def _child_fields(t: pa.DataType) -> list[pa.Field]:
+    if not t.num_fields:  # (a primitive)
+        return []
     if pa.types.is_struct(t):
         return [t.field(i) for i in range(t.num_fields)]
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
@@ -294,6 +296,23 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
     return versions, load_manifest(store, uri, versions, versions.latest)
 
 
+#: blob_write.manifest_schema by the stored schema's object and the version: appends of one schema pass the
+#: same object (schema.py's cache of normalized schemas)
+_LOGICAL: dict[tuple[int, str], tuple[pa.Schema, pa.Schema]] = {}
+
+
+def _logical_schema(stored: pa.Schema, version: str) -> pa.Schema:
+    key = (id(stored), version)
+    hit = _LOGICAL.get(key)
+    if hit is not None and hit[0] is stored:
+        return hit[1]
+    logical = blob_write.manifest_schema(stored, version)
+    if len(_LOGICAL) >= 64:
+        _LOGICAL.clear()
+    _LOGICAL[key] = (stored, logical)
+    return logical
+
+
 def _bytes_written(w: LanceWriter) -> int:
     return w.bytes_written
 
@@ -371,7 +390,7 @@ def write_fragments(
         )
     version = resolve_version(data_storage_version)
     major, minor = versions.parse(version).key
-    logical = blob_write.manifest_schema(stored, version)  # blob v2: the logical type
+    logical = _logical_schema(stored, version)  # blob v2: the logical type
     plain = logical is stored  # no blob v2 field: the file holds the data as given
     fields = dataset_fields(logical, base, subset=_append)
     ids, cols = file_field_lists(fields if plain else blob_write.collapse_fields(fields), version)  # blob v2: 1 column
@@ -406,7 +425,7 @@ def write_fragments(
                 raise SchemaMismatchError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
             while batch.num_rows:
                 if writer is None:
-                    name = f"{uuid.uuid4().hex}.lance"
+                    name = f"{os.urandom(16).hex()}.lance"
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
                         stored if plain else blob_write.file_schema(stored, version),  # blob v2: descriptions

@@ -73,8 +73,10 @@ def _spawn(uri, lib, w, n, opts, **extra) -> subprocess.Popen:
     p = subprocess.Popen(
         [sys.executable, "-c", WORKER, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    line = p.stdout.readline()  # the worker is warmed up (or died: then its error is reported)
-    if line.strip() != "ready":
+    line = b""  # the worker is warmed up (or died: then its error is reported); read from the pipe itself,
+    while not line.endswith(b"\n") and (c := os.read(p.stdout.fileno(), 1)):  # as communicate() will: a
+        line += c  # buffered readline could swallow the line after it, printed by a fast worker meanwhile
+    if line.strip() != b"ready":
         _, err = p.communicate(timeout=60)
         raise AssertionError(f"worker failed to start: {err[-3000:]}")
     return p

@@ -223,17 +223,27 @@ class _SmallZstd:
         return c.compress(memoryview(np.ascontiguousarray(raw)))  # type: ignore[arg-type]  # (numpy stubs: Buffer only on 3.12+)
 
 
+_COMPRESSORS: dict[tuple[int, int | None, bool], tuple[Any, int, bool]] = {}
+
+
 def _compressor(compression: pb.BufferCompression, raw_literals: bool = False) -> tuple[Any, int, bool]:
     """(codec, width of the size prefix, whether an empty input compresses to nothing: lz4's raw block) for a
-    BufferCompression (``raw_literals``: zstd frames with uncompressed literals)."""
-    if scheme_of(compression) == LZ4:
-        return _codec("lz4_raw"), 4, True
+    BufferCompression (``raw_literals``: zstd frames with uncompressed literals); made once per kind."""
     level = compression.level if compression.HasField("level") else None
-    if raw_literals:
-        return _RawLiterals(3 if level is None else level), 8, False
-    if level is not None and level > 0:
-        return _SmallZstd(level), 8, False
-    return _codec("zstd", level), 8, False
+    key = (compression.scheme, level, raw_literals)
+    made = _COMPRESSORS.get(key)
+    if made is not None:
+        return made
+    if scheme_of(compression) == LZ4:
+        made = _codec("lz4_raw"), 4, True
+    elif raw_literals:
+        made = _RawLiterals(3 if level is None else level), 8, False
+    elif level is not None and level > 0:
+        made = _SmallZstd(level), 8, False
+    else:
+        made = _codec("zstd", level), 8, False
+    _COMPRESSORS[key] = made
+    return made
 
 
 def compress_buffer(
@@ -243,11 +253,10 @@ def compress_buffer(
     stay uncompressed, zstd_frames.py)."""
     codec, width, empty_is_empty = _compressor(compression, raw_literals)
     raw = as_u8(data)
-    body = b"" if empty_is_empty and not len(raw) else codec.compress(raw, asbytes=True)
-    out = np.empty(width + len(body), np.uint8)
-    out[:width] = np.frombuffer(len(raw).to_bytes(width, "little"), np.uint8)
-    out[width:] = np.frombuffer(body, np.uint8)
-    return out
+    out = bytearray(len(raw).to_bytes(width, "little"))
+    if not (empty_is_empty and not len(raw)):
+        out += codec.compress(raw, asbytes=True)
+    return np.frombuffer(out, np.uint8)
 
 
 def compress_buffers(

@@ -60,12 +60,16 @@ def shared_pool(workers: int) -> ThreadPoolExecutor:
         return pool
 
 
+#: (os.cpu_count reads /sys on every call: once per file written)
+_CPUS = os.cpu_count() or 1
+
+
 def default_workers() -> int:
     """Encode threads: one per core, at most 4 (``LANCELOT_WRITE_THREADS`` overrides)."""
     env = os.environ.get("LANCELOT_WRITE_THREADS")
     if env:
         return max(1, int(env))
-    return max(1, min(4, os.cpu_count() or 1))
+    return max(1, min(4, _CPUS))
 
 
 class PageWorker:

@@ -321,6 +321,8 @@ class PageLevels:
 
 def page_levels(path: LeafPath, rep: np.ndarray | None, defc: np.ndarray | None) -> PageLevels:
     """Map canonical codes onto the levels pylance writes for a page with these entries."""
+    if rep is None and defc is None and not path.max_rep and not path.stable_layers:  # (no lists, no nulls)
+        return PageLevels(None, None, [pb.REPDEF_ALL_VALID_ITEM] * len(path.steps), 0, 0, 0)
     present = np.zeros(path.max_code + 1, bool)
     if defc is not None:
         present[defc] = True
