@@ -13,6 +13,8 @@ from lancelot.format.container import ContainerWriter, pack_encoding
 from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import file2_pb2
 
+_VALUES = pack_encoding(pb20.ColumnEncoding(values=empty_pb2.Empty()))
+
 
 class ColumnPages:
     """A column's pages in the order written; ``rows_written`` is the rows they hold."""
@@ -25,11 +27,11 @@ class ColumnPages:
     def write_page(self, encoding: Message, buffers: list[np.ndarray], length: int) -> None:
         """Write a page's buffers and record it after the pages before it (``encoding``: a layout message,
         or a page Encoding already packed, as 2.3's PlanarLayout pages are)."""
-        locs = [self.out.write_buffer(np.ascontiguousarray(b)) for b in buffers]
+        offsets, sizes = self.out.write_buffers(buffers)
         self.pages.append(
             file2_pb2.ColumnMetadata.Page(
-                buffer_offsets=[p for p, _ in locs],
-                buffer_sizes=[n for _, n in locs],
+                buffer_offsets=offsets,
+                buffer_sizes=sizes,
                 length=length,
                 encoding=encoding if isinstance(encoding, file2_pb2.Encoding) else pack_encoding(encoding),
                 priority=self.rows_written,
@@ -39,6 +41,4 @@ class ColumnPages:
 
     def metadata(self) -> file2_pb2.ColumnMetadata:
         """The column's metadata: its pages, and the column encoding pylance writes (plain values)."""
-        return file2_pb2.ColumnMetadata(
-            encoding=pack_encoding(pb20.ColumnEncoding(values=empty_pb2.Empty())), pages=self.pages
-        )
+        return file2_pb2.ColumnMetadata(encoding=_VALUES, pages=self.pages)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 from google.protobuf import any_pb2
 from google.protobuf.message import Message
 
@@ -28,9 +29,6 @@ from lancelot.format.pb import file2_pb2
 from lancelot.io.sink import BackgroundWriter, open_target
 from lancelot.io.source import ByteSource
 from lancelot.versions import FileVersion, from_disk, parse
-
-if TYPE_CHECKING:
-    import numpy as np
 
 _M = TypeVar("_M", bound=Message)
 _R = TypeVar("_R")
@@ -41,8 +39,9 @@ ALIGNMENT = 64
 _FOOTER = struct.Struct("<QQQIIHH4s")
 #: how much of the file's tail to read on open: usually all the metadata
 TAIL_READ = 64 * 1024
-#: writes smaller than this are gathered before they reach the file's writer thread (``ContainerWriter._write``)
+#: writes smaller than this are gathered before they reach the file's writer thread (``ContainerWriter.write_buffers``)
 COALESCE_BYTES = 64 * 1024
+_ZEROS = bytes(ALIGNMENT)
 
 
 @dataclass
@@ -230,8 +229,7 @@ def unpack_encoding(
 
 def pack_encoding(msg: Message) -> file2_pb2.Encoding:
     """Wrap a message as a direct Encoding (serialized Any), as pylance does."""
-    a = any_pb2.Any()
-    a.Pack(msg, type_url_prefix="/")
+    a = any_pb2.Any(type_url="/" + msg.DESCRIPTOR.full_name, value=msg.SerializeToString())  # (Any.Pack's bytes)
     return file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=a.SerializeToString()))
 
 
@@ -255,7 +253,7 @@ class ContainerWriter:
         self._f = self._target.file
         # disk writes overlap the encoding of the next pages; a small file is written without a thread
         self._sink = BackgroundWriter(self._f, inline_bytes=COALESCE_BYTES)
-        self._small = bytearray()  # small writes not yet handed to the sink (``_write``)
+        self._small = bytearray()  # small writes not yet handed to the sink (``write_buffers``)
         self.pos = 0
 
     def _io(self, fn: Callable[..., _R], *args: Any) -> _R:
@@ -264,64 +262,80 @@ class ContainerWriter:
         except OSError as e:
             raise self._target.error(e, "write the file") from None
 
-    def _write(self, data: bytes | memoryview) -> None:
-        """Hand ``data`` to the sink; writes under COALESCE_BYTES (padding, a small file's pages, column
-        metadata, offset table entries) are gathered into one: each sink write wakes its thread, and a
-        small file's many tiny writes spent more on those wake-ups than on the writing."""
-        if len(data) < COALESCE_BYTES:
-            self._small += data
-            if len(self._small) < COALESCE_BYTES:
-                return
-            data, self._small = bytes(self._small), bytearray()
-        else:
-            self._write_small()
-        self._io(self._sink.write, data)
-
     def _write_small(self) -> None:
         if self._small:
             data, self._small = bytes(self._small), bytearray()
             self._io(self._sink.write, data)
 
-    def _pad(self) -> None:
-        rem = self.pos % ALIGNMENT
-        if rem:
-            self._write(b"\0" * (ALIGNMENT - rem))
-            self.pos += ALIGNMENT - rem
+    def write_buffers(self, buffers: Iterable[bytes | memoryview | np.ndarray]) -> tuple[list[int], list[int]]:
+        """Write buffers (bytes, memoryviews, numpy arrays), each 64-byte aligned; their positions and sizes.
+        Writes under COALESCE_BYTES (padding, a small file's pages) are gathered in ``_small``: each sink
+        write wakes its thread, and a small file's tiny writes spent more on that than on writing."""
+        offsets: list[int] = []
+        sizes: list[int] = []
+        small, pos = self._small, self.pos
+        for data in buffers:
+            if type(data) is bytes:
+                mv: bytes | memoryview = data
+                n = len(data)
+            else:
+                try:
+                    mv = memoryview(data)  # type: ignore[arg-type]
+                except TypeError:  # (anything numpy takes as an array)
+                    mv = memoryview(np.ascontiguousarray(data))  # type: ignore[arg-type]
+                if not mv.c_contiguous:
+                    mv = memoryview(np.ascontiguousarray(data))  # type: ignore[arg-type]
+                n = mv.nbytes
+            pad = -pos % ALIGNMENT
+            if pad:
+                small += _ZEROS[:pad]
+                pos += pad
+            offsets.append(pos)
+            sizes.append(n)
+            pos += n
+            if n < COALESCE_BYTES:
+                small += mv
+                if len(small) < COALESCE_BYTES:
+                    continue
+                mv, small = bytes(small), bytearray()
+            else:
+                if small:
+                    self._io(self._sink.write, bytes(small))
+                    small = bytearray()
+                if type(mv) is memoryview:
+                    mv = mv.cast("B")  # (the sink counts len() bytes)
+            self._small = small
+            self._io(self._sink.write, mv)
+        self._small, self.pos = small, pos
+        return offsets, sizes
 
     def write_buffer(self, data: bytes | memoryview | np.ndarray) -> tuple[int, int]:
-        """Write one 64-byte aligned buffer (bytes, a memoryview or a contiguous numpy array); return
-        (position, size)."""
-        self._pad()
-        pos = self.pos
-        # numpy's stubs give ndarray the buffer protocol (__buffer__) only for Python >= 3.12
-        mv = memoryview(data).cast("B") if not isinstance(data, bytes) else data  # type: ignore[arg-type]
-        self._write(mv)
-        self.pos += len(mv)
-        return pos, len(mv)
+        """Write one 64-byte aligned buffer (``write_buffers``); return (position, size)."""
+        offsets, sizes = self.write_buffers((data,))
+        return offsets[0], sizes[0]
 
     def finish(self, columns: list[file2_pb2.ColumnMetadata], global_buffers: list[bytes]) -> None:
-        gbo = [self.write_buffer(b) for b in global_buffers]
-        cm_start = self.pos
-        cmo = []
-        for cm in columns:
-            raw = cm.SerializeToString()
-            cmo.append((self.pos, len(raw)))
-            self._write(raw)
-            self.pos += len(raw)
-        cmo_pos = self.pos
-        self._write_table(cmo)
-        gbo_pos = self.pos
-        self._write_table(gbo)
-        self._write(_FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gbo), len(cmo), self.major, self.minor, MAGIC))
+        """Write the global buffers, then the column metadata, both offset tables and the footer in one
+        piece (their positions follow from the sizes), and move the file into place."""
+        gb_offsets, gb_sizes = self.write_buffers(global_buffers)
+        raws = [cm.SerializeToString() for cm in columns]
+        cm_start = pos = self.pos
+        table: list[int] = []
+        for raw in raws:
+            table += (pos, len(raw))
+            pos += len(raw)
+        cmo_pos = pos
+        gbo_pos = cmo_pos + 16 * len(raws)
+        for entry in zip(gb_offsets, gb_sizes):
+            table += entry
+        self._small += b"".join(raws)
+        self._small += struct.pack(f"<{len(table)}Q", *table)
+        self._small += _FOOTER.pack(cm_start, cmo_pos, gbo_pos, len(gb_sizes), len(raws), self.major, self.minor, MAGIC)
+        self.pos = gbo_pos + 16 * len(gb_sizes) + FOOTER_SIZE
         self._write_small()
         self._io(self._sink.flush)
         self._sink.close()
         self._target.commit()
-
-    def _write_table(self, entries: list[tuple[int, int]]) -> None:
-        for p, s in entries:
-            self._write(struct.pack("<QQ", p, s))
-            self.pos += 16
 
     def abort(self) -> None:
         self._small = bytearray()

@@ -104,6 +104,9 @@ class BackgroundWriter:
 
     def flush(self) -> None:
         """Wait until everything queued is written (and raise a write error)."""
+        if self._thread is None:  # (every write was made in the caller's thread)
+            self._f.flush()
+            return
         with self._cond:
             while self._pending and self._error is None:
                 self._cond.wait()
@@ -112,6 +115,9 @@ class BackgroundWriter:
 
     def close(self) -> None:
         """Stop the thread after the queued writes (errors are not raised: call ``flush`` first)."""
+        if self._thread is None:
+            self._closing = True
+            return
         with self._cond:
             self._closing = True
             self._cond.notify_all()

@@ -134,7 +134,7 @@ def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
 
         HOT.numpy_call(warm, n)
         return pc.dictionary_encode(keys, null_encoding="mask")
-    cap = 4096
+    cap = min(4096, 2 << limit.bit_length())  # (cap // 2 > limit: a small page's table sized to it, not 64 KiB)
     while True:  # a larger table while the values outgrow it (rare: the sample said few are distinct)
         c, indices, first = _encode(data, offsets, width, n, cap)
         if c >= 0 or cap // 2 > limit:
