@@ -267,7 +267,7 @@ class PageDictionary:
             nb = t.bit_width // 8
             if block.bits_per_value == t.bit_width and len(block.data) >= n * nb and n:
                 w = next(w for w in (8, 4, 2, 1) if nb % w == 0)
-                self._words = np.asarray(block.data[: n * nb]).view(f"<u{w}").reshape(n, nb // w)
+                self._words = np.ascontiguousarray(block.data[: n * nb]).view(f"<u{w}").reshape(n, nb // w)
                 self.kind = "words"
                 return
         elif isinstance(block, blocks.VariableWidthBlock) and (pa.types.is_string(t) or pa.types.is_binary(t)):
