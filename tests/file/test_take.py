@@ -125,6 +125,19 @@ def test_fixed_width_dictionaries(written) -> None:
         points._few_from_fixed_dictionary(too_far, np.zeros(2, np.int64), None)
 
 
+def test_first_take_looks_items_up_in_the_decoded_block(written) -> None:
+    """A fresh file's take of a few rows of one page gathers dictionary items from the page's decoded
+    block: no Arrow dictionary array is made, and the values equal pylance's."""
+    path, table = written
+    f = lancelot.LanceFile(path)
+    rows = np.array([3, 40, 41], dtype=np.int64)
+    names = ["dict", "dict_nulls", "dec_low", "dec_low_nulls"]
+    assert f.take(rows, columns=names).equals(table.select(names).take(rows))
+    for name in names:
+        points = f._reader(f.schema.field(name))._points
+        assert isinstance(points, ColumnPoints) and points.has_dictionary and points._dictionary is None, name
+
+
 def test_dictionary_index_past_the_dictionary(written) -> None:
     """An index past its page's dictionary reads as a null item, and is an error on a valid one."""
     path, _ = written

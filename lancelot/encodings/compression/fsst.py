@@ -15,7 +15,7 @@ checking the offsets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,6 +50,8 @@ class SymbolTable:
     #: decoded bytes per code of the last large decode with this table (0: none yet): sizes the next
     #: one's output without a sampling pass (a hint only: a short output is grown)
     bytes_per_code: float = 0.0
+    #: the table stacked alone (``stack_tables``), kept with it: a parsed table serves every file using it
+    stacked: StackedTables | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_symbols(self) -> int:
@@ -270,6 +272,8 @@ class StackedTables:
 
 def stack_tables(tables: list[SymbolTable]) -> StackedTables:
     """Stack tables that all compress (switch on)."""
+    if len(tables) == 1 and tables[0].stacked is not None:
+        return tables[0].stacked
     if not all(t.switch_on for t in tables):
         raise ValueError("only tables that compress can be stacked")
     symbols = np.zeros((len(tables), 256, MAX_SYMBOL), dtype=np.uint8)
@@ -278,7 +282,10 @@ def stack_tables(tables: list[SymbolTable]) -> StackedTables:
         symbols[i, : t.n_symbols] = t.symbols
         lengths[i, : t.n_symbols] = t.lengths
     n_symbols = np.array([t.n_symbols for t in tables], dtype=np.int64)
-    return StackedTables(readonly(symbols), readonly(lengths), n_symbols)
+    out = StackedTables(readonly(symbols), readonly(lengths), n_symbols)
+    if len(tables) == 1:
+        tables[0].stacked = out
+    return out
 
 
 def fsst_decode_tables(

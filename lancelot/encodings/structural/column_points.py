@@ -29,6 +29,7 @@ from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.fsst import StackedTables, fsst_decode_tables, stack_tables
 from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import (
+    PageDictionary,
     apply_dictionary,
     check_dictionary_slots,
     fixed_rows,
@@ -134,7 +135,9 @@ class ColumnPoints:
         #: first read of many rows (a few rows' chunks are checked by ``run`` itself)
         self._items_checked: bool | None = None
         self.arrow_kind = self.reader.arrow_kind(value_type)
-        self.dictionary, self.dict_base, self.dict_size = self._join_dictionaries(tables)
+        self.page_dicts, self.dict_base, self.dict_size = self._join_dictionaries(tables)
+        self.has_dictionary = self.page_dicts is not None
+        self._dictionary: pa.Array | None = None
         self._dict_lists: _DictLists | None | Literal[False] = False
         self._dict_words: np.ndarray | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
@@ -201,7 +204,7 @@ class ColumnPoints:
         layers = page.meaning.layers
         if len(layers) != 1 or layers[0] not in (pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_NULLABLE_ITEM):
             return None
-        return page.points.codes, layers, page.table.dictionary is not None
+        return page.points.codes, layers, page.table.page_dictionary is not None
 
     @classmethod
     def of(
@@ -226,13 +229,21 @@ class ColumnPoints:
         return cls(mini, page_firsts, value_type, column, page_ids)
 
     @staticmethod
-    def _join_dictionaries(tables: list[ChunkTable]) -> tuple[pa.Array | None, np.ndarray, np.ndarray]:
-        dicts = [t.dictionary for t in tables if t.dictionary is not None]
+    def _join_dictionaries(tables: list[ChunkTable]) -> tuple[list[PageDictionary] | None, np.ndarray, np.ndarray]:
+        """The pages' dictionaries (None: they have none), each one's first item in their join and size."""
+        dicts = [t.page_dictionary for t in tables if t.page_dictionary is not None]
         if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
             return None, _NONE, _NONE
-        sizes = np.array([len(d) for d in dicts], dtype=np.int64)
-        base = sizes.cumsum() - sizes
-        return (dicts[0] if len(dicts) == 1 else pa.concat_arrays(dicts)), base, sizes
+        sizes = np.array([d.size for d in dicts], dtype=np.int64)
+        return dicts, sizes.cumsum() - sizes, sizes
+
+    @property
+    def dictionary(self) -> pa.Array | None:
+        """The pages' dictionaries joined as one Arrow array (made on first need)."""
+        if self._dictionary is None and self.page_dicts is not None:
+            arrays = [d.arrow for d in self.page_dicts]
+            self._dictionary = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+        return self._dictionary
 
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """Where ``rows`` (sorted, unique) lie, and the byte ranges of their chunks (one per run of adjacent chunks)."""
@@ -337,17 +348,17 @@ class ColumnPoints:
             dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, checked)
         except PointReadError as e:
             raise CorruptFileError(e.message, page=self.page_ids[int(c.page[chunk_of[e.row]])]) from None
-        if self.dictionary is None and not self.any_fsst:
+        if not self.has_dictionary and not self.any_fsst:
             values = r.arrow(data, fixed, var_start, var_len, self.value_type, self.arrow_kind)
             return values if not self.nullable else with_validity(values, dfn == 0)
         page_of_row = c.page[chunk_of]
         valid = None if not self.nullable else dfn == 0
-        if self.dictionary is not None and not self.any_fsst and len(k_of) <= FEW_STRINGS:
+        if self.has_dictionary and not self.any_fsst and len(k_of) <= FEW_STRINGS:
             looked_up = self._few_from_dictionary(fixed, page_of_row, valid)
             if looked_up is not None:
                 return with_validity(looked_up, valid)
         values = self._values(data, fixed, var_start, var_len, page_of_row)
-        if self.dictionary is not None:
+        if self.has_dictionary:
             try:
                 check_dictionary_slots(values, valid)
             except LanceError as e:
@@ -368,6 +379,11 @@ class ColumnPoints:
         Python lists: its offsets, its bytes, and each page's first item and item count."""
         if self._dict_lists is False:
             self._dict_lists = None
+            one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
+            if one is not None and one.kind:  # (its lists from the block: no Arrow array made)
+                if one.kind == "strings" and one.size <= FEW_DICTIONARY:
+                    self._dict_lists = (*one.lists(), [0], [one.size])
+                return self._dict_lists
             d, t = self.dictionary, self.value_type
             if (
                 d is not None
@@ -417,9 +433,10 @@ class ColumnPoints:
         """``_few_from_dictionary`` for a dictionary of whole-byte fixed-width values without
         nulls (its items as rows of words, kept per column); None when it is not one."""
         if self._dict_words is False:
-            d = self.dictionary
             self._dict_words = None
-            if d is not None and len(d) and d.type == self.value_type:
+            if self.page_dicts is not None and len(self.page_dicts) == 1:
+                self._dict_words = self.page_dicts[0].words()
+            elif (d := self.dictionary) is not None and len(d) and d.type == self.value_type:
                 self._dict_words = fixed_rows(d)
         words = self._dict_words
         if words is None:
@@ -449,7 +466,7 @@ class ColumnPoints:
                 except LanceError as e:
                     raise e.at(page=self._fsst_failure(data, var_start, var_len, page_of_row)) from None
                 t = self.value_type
-                if few and self.dictionary is None and (pa.types.is_string(t) or pa.types.is_binary(t)):
+                if few and not self.has_dictionary and (pa.types.is_string(t) or pa.types.is_binary(t)):
                     if int(plain.offsets[-1]) < 1 << 31:
                         return small_strings_arrow(plain, t)
                 block: DataBlock = plain
@@ -463,7 +480,7 @@ class ColumnPoints:
                 block = _join_variable(parts) if len(parts) > 1 else parts[0]
         else:
             block = r.block(data, fixed, var_start, var_len, None)
-        if self.dictionary is None:
+        if not self.has_dictionary:
             return values_to_arrow(block, self.value_type)
         local = indices_to_numpy(block)
         local = np.where((local >= 0) & (local < self.dict_size[page_of_row]), local + self.dict_base[page_of_row], -1)

@@ -18,6 +18,7 @@ from lancelot.encodings.compression import variable_kernel as vk
 from lancelot.errors import CorruptFileError, UnsupportedEncodingError
 from lancelot.util.arrays import arrow_offsets, empty, from_numpy, numpy_dtype
 from lancelot.util.jit import NumpyUntilHot
+from lancelot.util.types import is_plain_fixed
 
 
 def _bitmap(valid: np.ndarray) -> pa.Buffer:
@@ -248,6 +249,54 @@ def fixed_rows(arr: pa.Array) -> np.ndarray | None:
     word = next(w for w in (8, 4, 2, 1) if nb % w == 0)
     raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8)[arr.offset * nb : (arr.offset + len(arr)) * nb]
     return raw.view(f"<u{word}").reshape(len(arr), nb // word)
+
+
+class PageDictionary:
+    """A mini-block page's dictionary (MiniBlockLayout buffer 2) as decoded, its Arrow array made on
+    first need: a take of a few rows gathers its items from the block itself (``words``, ``lists``).
+    A block that would not make an Arrow array of ``t`` raises here, as ``block_to_arrow`` does."""
+
+    def __init__(self, block: blocks.DataBlock, t: pa.DataType) -> None:
+        self.block, self.type, self.size = block, t, block.num_values
+        self._arrow: pa.Array | None = None
+        self._words: np.ndarray | None = None
+        #: "words" (whole-byte fixed-width items), "strings" (string or binary) or "" (the array is made now)
+        self.kind = ""
+        n = block.num_values
+        if isinstance(block, blocks.FixedWidthBlock) and is_plain_fixed(t) and t.bit_width % 8 == 0:
+            nb = t.bit_width // 8
+            if block.bits_per_value == t.bit_width and len(block.data) >= n * nb and n:
+                w = next(w for w in (8, 4, 2, 1) if nb % w == 0)
+                self._words = np.ascontiguousarray(block.data[: n * nb]).view(f"<u{w}").reshape(n, nb // w)
+                self.kind = "words"
+                return
+        elif isinstance(block, blocks.VariableWidthBlock) and (pa.types.is_string(t) or pa.types.is_binary(t)):
+            offsets = block.offsets
+            if block.ordered and len(offsets) > n and int(offsets[n]) <= len(block.data) and int(offsets[n]) < 1 << 31:
+                self.kind = "strings"
+                return
+        self._arrow = block_to_arrow(block, t)
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def arrow(self) -> pa.Array:
+        if self._arrow is None:
+            self._arrow = block_to_arrow(self.block, self.type)
+        return self._arrow
+
+    def words(self) -> np.ndarray | None:
+        """Its items as an (n, k) array of words (``fixed_rows``), or None."""
+        if self.kind:
+            return self._words
+        return fixed_rows(self.arrow) if self.size else None
+
+    def lists(self) -> tuple[list[int], memoryview]:
+        """A "strings" dictionary's offsets and bytes."""
+        b = self.block
+        assert isinstance(b, blocks.VariableWidthBlock)
+        return np.asarray(b.offsets[: self.size + 1]).tolist(), np.ascontiguousarray(b.data).data
 
 
 def check_dictionary_slots(values: pa.Array, item_valid: np.ndarray | None) -> None:

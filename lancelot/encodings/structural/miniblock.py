@@ -37,8 +37,8 @@ from numpy.typing import NDArray
 from lancelot.encodings import compression
 from lancelot.encodings.compression.segments import ranges_index, readonly
 from lancelot.encodings.structural.leaf import (
+    PageDictionary,
     apply_dictionary,
-    block_to_arrow,
     check_dictionary_slots,
     indices_to_numpy,
     leaf_value_type,
@@ -84,7 +84,7 @@ class ChunkTable:
     first_row: np.ndarray  # first row that starts in each chunk (rows before it are a preamble)
     row_starts: np.ndarray  # rows starting in each chunk (including a trailer row)
     has_preamble: np.ndarray  # bool per chunk
-    dictionary: pa.Array | None
+    page_dictionary: PageDictionary | None
 
     known_row_ends: InitVar[np.ndarray | None] = None  # first_row + row_starts of a page without repetition
     #: the chunk-table kernel's (5, chunks) array whose rows are offsets, sizes, items, first_row and
@@ -100,6 +100,11 @@ class ChunkTable:
             return
         self.trailer = np.append(self.has_preamble[1:], False)  # the chunk's last row goes on
         self.stops = np.flatnonzero(~self.trailer)  # chunks whose last row ends in them
+
+    @property
+    def dictionary(self) -> pa.Array | None:
+        """The page dictionary as an Arrow array (None: the page has none)."""
+        return None if self.page_dictionary is None else self.page_dictionary.arrow
 
 
 @dataclass(frozen=True)
@@ -222,12 +227,14 @@ class MiniBlockPage(PageReader):
         rep_index = as_u8(next(it)) if self.layout.repetition_index_depth > 0 else None
         self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
 
-    def _decode_dictionary(self, buf: np.ndarray) -> pa.Array:
+    def _decode_dictionary(self, buf: np.ndarray) -> PageDictionary:
         n = int(self.layout.num_dictionary_items)
         block = compression.decompress_block(self.layout.dictionary, buf, n)
-        return block_to_arrow(block, leaf_value_type(self.value_type))
+        return PageDictionary(block, leaf_value_type(self.value_type))
 
-    def _chunk_table(self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: pa.Array | None) -> ChunkTable:
+    def _chunk_table(
+        self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: PageDictionary | None
+    ) -> ChunkTable:
         if len(meta) % self.word:
             raise CorruptFileError(f"chunk metadata of {len(meta)} bytes is not a whole number of words")
         n_chunks = len(meta) // self.word
@@ -277,7 +284,13 @@ class MiniBlockPage(PageReader):
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
 
     def _kernel_table(
-        self, meta: np.ndarray, n: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
+        self,
+        meta: np.ndarray,
+        n: int,
+        total_items: int,
+        data_pos: int,
+        data_size: int,
+        dictionary: PageDictionary | None,
     ) -> ChunkTable:
         """``_chunk_table`` of a page of several chunks without repetition, in one kernel call."""
         span, table = _chunk_columns(readonly(np.ascontiguousarray(meta)), self.word, total_items, data_pos)
@@ -291,7 +304,7 @@ class MiniBlockPage(PageReader):
         return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends, table)
 
     def _one_chunk(
-        self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: pa.Array | None
+        self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: PageDictionary | None
     ) -> ChunkTable:
         """``_chunk_table`` of a page of one chunk without repetition (small pages: most pages of a
         dataset of many small fragments), the same checks on Python ints."""
