@@ -24,11 +24,11 @@ import pyarrow as pa
 from lancelot.encodings.base import FieldContext, FieldReader, Plan, Rows, done, execute
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.column_constant import ColumnConstant
-from lancelot.encodings.structural.column_pages import ColumnReader
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
 from lancelot.encodings.structural.field_merge import merge
 from lancelot.encodings.structural.page import PageLevels, PageReader, Range, is_contiguous
+from lancelot.encodings.structural.page_table import ColumnReader
 from lancelot.encodings.structural.paths import column_paths
 from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError
