@@ -26,16 +26,17 @@ from lancelot.dataset.changes import (
     Deletions,
     NewRows,
     as_filter,
+    commit_change,
     matching_positions,
     retrying,
     update_transaction,
 )
-from lancelot.dataset.commit import commit_transaction
 from lancelot.dataset.merge_join import POS as _POS
 from lancelot.dataset.merge_join import KeyJoin
 from lancelot.errors import LanceError
 
 if TYPE_CHECKING:
+    from lancelot.dataset.changes import Committed
     from lancelot.dataset.commit import Builder
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.transaction_api import Transaction
@@ -189,8 +190,10 @@ class MergeInsertBuilder:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:
             self._check_source(src.table)
-            version, stats = retrying(self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout)
-        self._ds._move_to(version)
+            committed, stats = retrying(
+                self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout
+            )
+        self._ds._move_to(*committed)
         return stats
 
     def execute_uncommitted(
@@ -234,9 +237,9 @@ class MergeInsertBuilder:
         if missing:
             raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
 
-    def _attempt(self, cur: LanceDataset, src: pa.Table) -> tuple[int, dict[str, int]]:
+    def _attempt(self, cur: LanceDataset, src: pa.Table) -> tuple[Committed, dict[str, int]]:
         txn, build, stats = self._stage(cur, src)
-        return commit_transaction(cur.store, cur.uri, txn, build, read_version=cur.version), stats
+        return commit_change(cur, txn, build), stats
 
     def _stage(self, cur: LanceDataset, src: pa.Table) -> tuple[transaction_pb2.Transaction, Builder, dict[str, int]]:
         """The merge on ``cur`` planned and its files written: its Update transaction and builder."""

@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, as_expression, evaluate, fragment_map
-from lancelot.dataset.commit import commit_transaction
+from lancelot.dataset.changes import ChangeInputError, as_expression, commit_change, evaluate, fragment_map
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
 from lancelot.dataset.transaction import new_transaction
@@ -77,7 +76,7 @@ def merge_transaction(
     ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]
 ) -> tuple[Any, Callable[..., Any]]:
     """The Merge of ``frags`` and ``fields`` (the schema metadata kept) on ``ds``'s version: its transaction and the
-    manifest builder ``commit_transaction`` takes."""
+    manifest builder ``commit_change`` takes."""
     txn = new_transaction(ds.version)
     txn.merge.fragments.extend(frags)
     txn.merge.schema.extend(fields)
@@ -89,14 +88,13 @@ def merge_transaction(
 
 def _commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]) -> None:
     txn, build = merge_transaction(ds, frags, fields)
-    ds._move_to(commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version))
+    ds._move_to(*commit_change(ds, txn, build))
 
 
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
     txn = new_transaction(ds.version)
     txn.project.schema.extend(fields)
-    v = commit_transaction(ds.store, ds.uri, txn, build_project(fields, None, ds.uri), read_version=ds.version)
-    ds._move_to(v)
+    ds._move_to(*commit_change(ds, txn, build_project(fields, None, ds.uri)))
 
 
 # -- new data files per fragment --------------------------------------------------------------------

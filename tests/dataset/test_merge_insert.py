@@ -523,3 +523,19 @@ def test_merge_insert_writer_killed_at_every_step(tmp_path):
         lancelot.dataset(uri).update({"v": pc.field("v") + 1}, where=pc.field("key") == 9)
         lance.dataset(uri).delete("key = 8")
         lance.dataset(uri).validate()
+
+
+def test_merge_insert_reads_no_manifest_back(tmp_path, monkeypatch):
+    """execute moves the dataset to the manifest its commit built (no read back, no ``_versions/`` listing); pylance
+    reads the result the same."""
+    from tests.dataset.test_metadata import _Reads
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"id": pa.array(range(6), pa.int64()), "v": pa.array(range(6), pa.int64())}), uri)
+    ds = lancelot.dataset(uri)
+    src = pa.table({"id": pa.array([4, 5, 6], pa.int64()), "v": pa.array([-4, -5, -6], pa.int64())})
+    with _Reads(uri, monkeypatch):
+        ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
+    theirs = lance.dataset(uri)
+    assert ds.version == theirs.version == 2
+    assert ds.to_table().sort_by("id") == theirs.to_table().sort_by("id")

@@ -344,3 +344,23 @@ def test_cast_of_an_indexed_column_is_refused(tmp_path):
     with pytest.raises(OSError, match="x_idx"):
         lance.dataset(ours).alter_columns({"path": "x", "data_type": pa.float32()})
     assert files_of(ours) == before
+
+
+def test_schema_changes_read_no_manifest_back(tmp_path, monkeypatch):
+    """add_columns (a Merge), alter_columns and drop_columns (Projects) move the dataset to the manifest their commit
+    built (no read back, no ``_versions/`` listing); pylance reads each result the same."""
+    from tests.dataset.test_metadata import _Reads
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(pa.table({"a": pa.array(range(6), pa.int64())}), uri)
+    ds = lancelot.dataset(uri)
+    for change in (
+        lambda d: d.add_columns({"b": "a * 2"}),
+        lambda d: d.alter_columns({"path": "b", "name": "c"}),
+        lambda d: d.drop_columns(["c"]),
+    ):
+        with _Reads(uri, monkeypatch):
+            change(ds)
+        theirs = lance.dataset(uri)
+        assert ds.version == theirs.version and ds.schema == theirs.schema
+        assert lancelot.dataset(uri).to_table() == theirs.to_table()
