@@ -157,6 +157,7 @@ class VersionsMixin:
             moved = type(self)(
                 self.uri, version, storage_options=self.storage_options, _store=self._store, _committed=committed
             )
+        self.__dict__.clear()  # what the old version cached lazily (file column maps by name...) must not outlive it
         self.__dict__.update(moved.__dict__)
 
     @classmethod
