@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
+from lancelot.dataset.store import ObjectStore
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 #: lancelot.sql (SQL filters and expressions) is on its way from another branch: tests that
@@ -120,3 +121,24 @@ def blob_storage(col: pa.ChunkedArray) -> pa.Array:
     """A scanned blob column as one array of its storage (descriptions, extension types unwrapped)."""
     chunks = [c.storage if isinstance(c, pa.ExtensionArray) else c for c in col.chunks]
     return pa.chunked_array(chunks, chunks[0].type).combine_chunks()
+
+
+class CommitReads:
+    """While entered: the paths read (``ObjectStore.read``) and listed (``list_names``); on exit, asserts that a commit
+    read no manifest it wrote back (it opens the manifest it built) and listed no ``_versions/``."""
+
+    def __init__(self, uri, monkeypatch):
+        self.versions, self.monkeypatch, self.seen = os.path.join(uri, "_versions"), monkeypatch, []
+
+    def __enter__(self):
+        self.before = set(os.listdir(self.versions))
+        read, listed = ObjectStore.read, ObjectStore.list_names
+        self.monkeypatch.setattr(ObjectStore, "read", lambda st, p: self.seen.append(p) or read(st, p))
+        self.monkeypatch.setattr(
+            ObjectStore, "list_names", lambda st, p: self.seen.append(f"list {p}") or listed(st, p)
+        )
+
+    def __exit__(self, *exc):
+        self.monkeypatch.undo()
+        new = set(os.listdir(self.versions)) - self.before
+        assert new and not [p for p in self.seen if p.rsplit("/", 1)[-1] in new or p == "list _versions"], self.seen

@@ -528,13 +528,13 @@ def test_merge_insert_writer_killed_at_every_step(tmp_path):
 def test_merge_insert_reads_no_manifest_back(tmp_path, monkeypatch):
     """execute moves the dataset to the manifest its commit built (no read back, no ``_versions/`` listing); pylance
     reads the result the same."""
-    from tests.dataset.test_metadata import _Reads
+    from tests.dataset.helpers import CommitReads
 
     uri = str(tmp_path / "ds")
     lancelot.write_dataset(pa.table({"id": pa.array(range(6), pa.int64()), "v": pa.array(range(6), pa.int64())}), uri)
     ds = lancelot.dataset(uri)
     src = pa.table({"id": pa.array([4, 5, 6], pa.int64()), "v": pa.array([-4, -5, -6], pa.int64())})
-    with _Reads(uri, monkeypatch):
+    with CommitReads(uri, monkeypatch):
         ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
     theirs = lance.dataset(uri)
     assert ds.version == theirs.version == 2

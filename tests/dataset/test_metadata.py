@@ -8,7 +8,6 @@ test_count_fragments, test_count_deleted_rows, test_access_config) with pylance 
 the oracle: the same calls on a pylance copy give the same manifest maps and transactions."""
 
 import base64
-import os
 import pickle
 import shutil
 
@@ -19,6 +18,7 @@ import pytest
 import lancelot
 from lancelot.dataset.commit import list_versions, load_manifest, load_transaction
 from lancelot.dataset.store import ObjectStore
+from tests.dataset.helpers import CommitReads
 
 
 def _state(uri):
@@ -59,27 +59,6 @@ CALLS = [
 ]
 
 
-class _Reads:
-    """While entered: the paths read (``ObjectStore.read``) and listed (``list_names``); on exit, asserts that a commit
-    read no manifest it wrote back (it opens the manifest it built) and listed no ``_versions/``."""
-
-    def __init__(self, uri, monkeypatch):
-        self.versions, self.monkeypatch, self.seen = os.path.join(uri, "_versions"), monkeypatch, []
-
-    def __enter__(self):
-        self.before = set(os.listdir(self.versions))
-        read, listed = ObjectStore.read, ObjectStore.list_names
-        self.monkeypatch.setattr(ObjectStore, "read", lambda st, p: self.seen.append(p) or read(st, p))
-        self.monkeypatch.setattr(
-            ObjectStore, "list_names", lambda st, p: self.seen.append(f"list {p}") or listed(st, p)
-        )
-
-    def __exit__(self, *exc):
-        self.monkeypatch.undo()
-        new = set(os.listdir(self.versions)) - self.before
-        assert new and not [p for p in self.seen if p.rsplit("/", 1)[-1] in new or p == "list _versions"], self.seen
-
-
 @pytest.mark.parametrize("writer", ["lancelot", "lance"])
 def test_updates_commit_what_pylance_commits(tmp_path, writer, monkeypatch):
     mod = lancelot if writer == "lancelot" else lance
@@ -89,7 +68,7 @@ def test_updates_commit_what_pylance_commits(tmp_path, writer, monkeypatch):
     shutil.copytree(ours, theirs)
     me, pl = lancelot.dataset(ours), lance.dataset(theirs)
     for name, args, kwargs in CALLS:
-        with _Reads(ours, monkeypatch):
+        with CommitReads(ours, monkeypatch):
             got = getattr(me, name)(*args, **kwargs)
         want = getattr(pl, name)(*args, **kwargs)
         assert got == want, name  # the post-image (or None) as pylance returns it
@@ -115,7 +94,7 @@ def test_index_and_restore_commits_read_no_manifest_back(tmp_path, monkeypatch):
         lambda d: d.drop_index("a_idx"),
         lambda d: d.checkout_version(2).restore(),
     ):
-        with _Reads(uri, monkeypatch):
+        with CommitReads(uri, monkeypatch):
             change(ds)
         ours = lancelot.dataset(uri)
         theirs = lance.dataset(uri)

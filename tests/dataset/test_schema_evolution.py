@@ -349,7 +349,7 @@ def test_cast_of_an_indexed_column_is_refused(tmp_path):
 def test_schema_changes_read_no_manifest_back(tmp_path, monkeypatch):
     """add_columns (a Merge), alter_columns and drop_columns (Projects) move the dataset to the manifest their commit
     built (no read back, no ``_versions/`` listing); pylance reads each result the same."""
-    from tests.dataset.test_metadata import _Reads
+    from tests.dataset.helpers import CommitReads
 
     uri = str(tmp_path / "ds")
     lancelot.write_dataset(pa.table({"a": pa.array(range(6), pa.int64())}), uri)
@@ -360,7 +360,7 @@ def test_schema_changes_read_no_manifest_back(tmp_path, monkeypatch):
         lambda d: d.drop_columns(["c"]),
     ):
         ds.to_table()  # what a read caches (file column maps by name) must not outlive the version it read
-        with _Reads(uri, monkeypatch):
+        with CommitReads(uri, monkeypatch):
             change(ds)
         theirs = lance.dataset(uri)
         assert ds.version == theirs.version and ds.schema == theirs.schema
