@@ -104,6 +104,23 @@ def _encode(data: np.ndarray, offsets: np.ndarray, width: int, n: int, cap: int)
 HOT = NumpyUntilHot(_encode, warm_work=1 << 20)
 
 
+#: pages of at most this many variable-width values count their distinct values in Python before pyarrow's
+#: kernel (whose call costs more than the count) while the compiled kernel is not ready
+SMALL = 512
+
+
+def _more_distinct(data: np.ndarray, offsets: np.ndarray, limit: int) -> bool:
+    """Whether the variable-width values ``data[offsets[i]:offsets[i + 1]]`` hold more than ``limit`` distinct."""
+    bounds = offsets.tolist()
+    raw, seen = data[bounds[0] : bounds[-1]].tobytes(), set()
+    bounds = [b - bounds[0] for b in bounds]
+    for a, z in zip(bounds, bounds[1:]):
+        seen.add(raw[a:z])
+        if len(seen) > limit:
+            return True
+    return False
+
+
 def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
     """``pc.dictionary_encode(keys, null_encoding="mask")`` of string / binary / fixed-size-binary values, or None
     when more than ``limit`` are distinct (the kernel stops there; pyarrow's result is returned whole).  Arrays
@@ -124,6 +141,8 @@ def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
         offsets.flags.writeable = False  # (the kernel's argument types: read-only, as Arrow's buffers)
         data = np.frombuffer(keys.buffers()[1], np.uint8)[keys.offset * width : (keys.offset + n) * width]
     if not HOT.ready():
+        if variable and n <= SMALL and _more_distinct(data, offsets, limit):
+            return None  # (a small page of many distinct values: no pyarrow kernel to learn it)
 
         def warm() -> None:  # read-only arrays, as Arrow's buffers are
             frozen: list[np.ndarray] = [np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(8, np.uint8)]
