@@ -111,14 +111,9 @@ SMALL = 512
 
 def _more_distinct(data: np.ndarray, offsets: np.ndarray, limit: int) -> bool:
     """Whether the variable-width values ``data[offsets[i]:offsets[i + 1]]`` hold more than ``limit`` distinct."""
-    bounds = offsets.tolist()
-    raw, seen = data[bounds[0] : bounds[-1]].tobytes(), set()
-    bounds = [b - bounds[0] for b in bounds]
-    for a, z in zip(bounds, bounds[1:]):
-        seen.add(raw[a:z])
-        if len(seen) > limit:
-            return True
-    return False
+    bounds = (offsets - offsets[0]).tolist()
+    raw = data[int(offsets[0]) : int(offsets[-1])].tobytes()
+    return len(set(map(raw.__getitem__, map(slice, bounds, bounds[1:])))) > limit
 
 
 def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
