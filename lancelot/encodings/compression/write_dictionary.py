@@ -104,8 +104,8 @@ def _encode(data: np.ndarray, offsets: np.ndarray, width: int, n: int, cap: int)
 HOT = NumpyUntilHot(_encode, warm_work=1 << 20)
 
 
-#: pages of at most this many variable-width values count their distinct values in Python before pyarrow's
-#: kernel (whose call costs more than the count) while the compiled kernel is not ready
+#: pages of at most this many variable-width values count their distinct values in C-level Python first: a
+#: kernel's call (pyarrow's or the compiled one) costs more than the count
 SMALL = 512
 
 
@@ -135,9 +135,9 @@ def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
         offsets = np.zeros(1, np.int64)
         offsets.flags.writeable = False  # (the kernel's argument types: read-only, as Arrow's buffers)
         data = np.frombuffer(keys.buffers()[1], np.uint8)[keys.offset * width : (keys.offset + n) * width]
+    if variable and n <= SMALL and _more_distinct(data, offsets, limit):
+        return None  # (a small page of many distinct values: no kernel call to learn it)
     if not HOT.ready():
-        if variable and n <= SMALL and _more_distinct(data, offsets, limit):
-            return None  # (a small page of many distinct values: no pyarrow kernel to learn it)
 
         def warm() -> None:  # read-only arrays, as Arrow's buffers are
             frozen: list[np.ndarray] = [np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(8, np.uint8)]
