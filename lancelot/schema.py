@@ -217,6 +217,8 @@ class Normalized:
 #: write normalizes it several times); cleared when CACHED are held
 _NORMALIZED: dict[tuple[bytes, str], Normalized] = {}
 CACHED = 64
+#: the same by the schema object (held, so its id is not reused): a schema met again is not serialized again
+_BY_ID: dict[int, tuple[pa.Schema, Normalized]] = {}
 
 
 def _key(schema: pa.Schema) -> tuple[bytes, str]:
@@ -232,9 +234,13 @@ def normalize_schema(schema: pa.Schema) -> pa.Schema:
 
 def normalized(schema: pa.Schema) -> Normalized:
     """``normalize_schema`` with what is derived from it (one object per schema while cached)."""
+    same = _BY_ID.get(id(schema))
+    if same is not None and same[0] is schema:  # (a writer given the stored schema normalize_schema returned)
+        return same[1]
     key = _key(schema)
     hit = _NORMALIZED.get(key)
     if hit is not None:
+        _remember(schema, hit)
         return hit
     for f in schema:
         extension_types.check_writable(f.type, f.name)
@@ -242,7 +248,14 @@ def normalized(schema: pa.Schema) -> Normalized:
     if len(_NORMALIZED) >= CACHED:
         _NORMALIZED.clear()
     _NORMALIZED[key] = out
+    _remember(schema, out)
     return out
+
+
+def _remember(schema: pa.Schema, out: Normalized) -> None:
+    if len(_BY_ID) >= CACHED:
+        _BY_ID.clear()
+    _BY_ID[id(schema)] = (schema, out)
 
 
 def _children(t: pa.DataType) -> list[pa.Field]:

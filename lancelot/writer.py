@@ -61,6 +61,7 @@ class _Setup:
         self.counts = [field_metadata.column_count(f, version) for f in schema]
         self.leaves: list[Leaves] | None = None
         self.zone_columns = leaf_columns(schema)
+        self.required = [i for i, f in enumerate(schema) if not f.nullable]  # (fields that may hold no nulls)
 
 
 class LanceWriter:
@@ -119,7 +120,7 @@ class LanceWriter:
         setup = self._normalized.derived.get((self.version, profile))
         if not isinstance(setup, _Setup):
             setup = self._normalized.derived[(self.version, profile)] = _Setup(self._stored, self.version)
-        counts = setup.counts
+        counts, self._required = setup.counts, setup.required
         self.settings = WriteSettings(
             version=self.version,
             max_page_bytes=int(max_page_bytes or DEFAULT_MAX_PAGE_BYTES),
@@ -164,6 +165,10 @@ class LanceWriter:
             self._worker = None
 
     def _check(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if batch.schema.equals(self._stored, check_metadata=True) and not (
+            self._required and any(batch.column(i).null_count for i in self._required)
+        ):
+            return batch  # (already the stored form: nothing to cast, no nulls where none may be)
         if batch.schema.names != self._stored.names:
             raise SchemaMismatchError(
                 f"batch columns {batch.schema.names} do not match the writer's {self._stored.names}", path=self.path

@@ -104,6 +104,18 @@ def _encode(data: np.ndarray, offsets: np.ndarray, width: int, n: int, cap: int)
 HOT = NumpyUntilHot(_encode, warm_work=1 << 20)
 
 
+#: pages of at most this many variable-width values count their distinct values in C-level Python first: a
+#: kernel's call (pyarrow's or the compiled one) costs more than the count
+SMALL = 512
+
+
+def _more_distinct(data: np.ndarray, offsets: np.ndarray, limit: int) -> bool:
+    """Whether the variable-width values ``data[offsets[i]:offsets[i + 1]]`` hold more than ``limit`` distinct."""
+    bounds = (offsets - offsets[0]).tolist()
+    raw = data[int(offsets[0]) : int(offsets[-1])].tobytes()
+    return len(set(map(raw.__getitem__, map(slice, bounds, bounds[1:])))) > limit
+
+
 def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
     """``pc.dictionary_encode(keys, null_encoding="mask")`` of string / binary / fixed-size-binary values, or None
     when more than ``limit`` are distinct (the kernel stops there; pyarrow's result is returned whole).  Arrays
@@ -123,6 +135,8 @@ def dictionary_encode(keys: pa.Array, limit: int) -> pa.DictionaryArray | None:
         offsets = np.zeros(1, np.int64)
         offsets.flags.writeable = False  # (the kernel's argument types: read-only, as Arrow's buffers)
         data = np.frombuffer(keys.buffers()[1], np.uint8)[keys.offset * width : (keys.offset + n) * width]
+    if variable and n <= SMALL and _more_distinct(data, offsets, limit):
+        return None  # (a small page of many distinct values: no kernel call to learn it)
     if not HOT.ready():
 
         def warm() -> None:  # read-only arrays, as Arrow's buffers are
