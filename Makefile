@@ -18,6 +18,8 @@ VENV_MIN_CORE := .venv-min-core
 MIN_CORE_STAMP := $(VENV_MIN_CORE)/.installed
 #: the oracle and test runner installed beside the lowest versions
 MIN_EXTRA := pytest pylance==14.0.2
+#: every install goes through it: retried downloads, then retried installs (a flaky network broke CI once)
+PIP_INSTALL := bash scripts/pip_install.sh
 
 .PHONY: demo test lint docs bench protos clean java smoke-min
 
@@ -30,17 +32,17 @@ $(STAMP): pyproject.toml
 	bash scripts/ensure_java.sh
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@echo "installing lancelot with its dev, bench and docs extras into $(VENV) ..."
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,bench,docs]'
-	$(BIN)/pip install -q --no-deps --upgrade --target $(VENV)/pandas3 'pandas>=3'
+	$(PIP_INSTALL) $(BIN)/python -q --upgrade pip
+	$(PIP_INSTALL) $(BIN)/python -q -e '.[dev,bench,docs]'
+	$(PIP_INSTALL) $(BIN)/python -q --no-deps --upgrade --target $(VENV)/pandas3 'pandas>=3'
 	touch $(STAMP)
 
 $(DEMO_STAMP): pyproject.toml
 	bash scripts/ensure_java.sh
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@echo "installing lancelot with the demo extra (pyspark, pandas, tpchgen-cli) into $(VENV) ..."
-	$(BIN)/pip install --upgrade pip
-	$(BIN)/pip install -e '.[demo]'
+	$(PIP_INSTALL) $(BIN)/python --upgrade pip
+	$(PIP_INSTALL) $(BIN)/python -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 # Rebuilt from scratch when pyproject.toml (the declared bounds) or the pin script change.
@@ -48,7 +50,8 @@ $(MIN_STAMP): pyproject.toml scripts/min_constraints.py
 	rm -rf $(VENV_MIN)
 	$(PY) -m venv $(VENV_MIN)
 	$(PY) scripts/min_constraints.py spark > $(VENV_MIN)/constraints.txt
-	$(VENV_MIN)/bin/python -m pip install -q -c $(VENV_MIN)/constraints.txt -e '.[spark]' $(MIN_EXTRA)
+	$(PIP_INSTALL) $(VENV_MIN)/bin/python -q --upgrade pip  # a pip that resumes broken downloads
+	$(PIP_INSTALL) $(VENV_MIN)/bin/python -q -c $(VENV_MIN)/constraints.txt -e '.[spark]' $(MIN_EXTRA)
 	touch $(MIN_STAMP)
 
 # The core alone, as `pip install lancelot` gives it: no pandas (removed should a test tool bring it).
@@ -56,7 +59,8 @@ $(MIN_CORE_STAMP): pyproject.toml scripts/min_constraints.py
 	rm -rf $(VENV_MIN_CORE)
 	$(PY) -m venv $(VENV_MIN_CORE)
 	$(PY) scripts/min_constraints.py > $(VENV_MIN_CORE)/constraints.txt
-	$(VENV_MIN_CORE)/bin/python -m pip install -q -c $(VENV_MIN_CORE)/constraints.txt -e . $(MIN_EXTRA)
+	$(PIP_INSTALL) $(VENV_MIN_CORE)/bin/python -q --upgrade pip  # a pip that resumes broken downloads
+	$(PIP_INSTALL) $(VENV_MIN_CORE)/bin/python -q -c $(VENV_MIN_CORE)/constraints.txt -e . $(MIN_EXTRA)
 	$(VENV_MIN_CORE)/bin/python -m pip uninstall -q -y pandas
 	touch $(MIN_CORE_STAMP)
 
