@@ -13,6 +13,7 @@ from lancelot.encodings.compression import write_fsst as fk
 from lancelot.encodings.compression import write_fsst_numpy as fn
 from lancelot.encodings.compression.bitpacking import CHUNK, _chunk_widths, pack_inline_chunks
 from lancelot.encodings.compression.block import FixedWidthBlock
+from lancelot.encodings.compression.segments import Segments
 
 
 def _strings(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -342,11 +343,12 @@ def test_fsst_decode_numpy_blocks_match_the_kernels(seed: int, monkeypatch) -> N
         return
     assert status == fnp.OK
     k_out = np.empty(size + 8, np.uint8)
-    k_offs = np.empty(len(starts) + 1, np.int64)
+    k_offs = np.zeros(len(starts) + 1, np.int64)
     if contiguous:
         assert fsst_kernel.decode_tables(codes, koffs, table_of, symbols, lengths, n_symbols, k_out, k_offs) == 0
     else:
-        assert fsst_kernel.decode(codes, starts, ends, symbols[0], lengths[0], int(n_symbols[0]), k_out, k_offs) == 0
+        one = (symbols[0], lengths[0], int(n_symbols[0]), k_out, k_offs, 0, 0)
+        assert fsst_kernel.decode_from(codes, starts, ends, *one)[0] == 0
     assert np.array_equal(out, k_out[:size]) and np.array_equal(offs, k_offs)
 
 
@@ -395,7 +397,7 @@ def test_rle_numpy_matches_the_kernel(seed: int) -> None:
     for vs, vz, ls, lz, c in cases:
         ok = np.empty(int(c.sum()), dt)
         sk = rk._runs(vdata, vs, vz, ldata, ls, lz, c, dt.itemsize, lb, ok)
-        sn, on = rk.decode_runs_numpy(vdata, vs, vz, ldata, ls, lz, c, dt, lb)
+        sn, on = rk.decode_runs_numpy(Segments(vdata, vs, vz), Segments(ldata, ls, lz), c, dt, lb)
         assert sk == sn
         if sk == rk.OK:
             assert np.array_equal(ok, on)

@@ -19,7 +19,7 @@ from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
 from lancelot.encodings.compression import fsst, fsst_kernel
-from lancelot.encodings.compression.fsst_numpy import decode_numpy
+from lancelot.encodings.compression.fsst_numpy import decode_numpy_blocks
 from lancelot.encodings.structural import miniblock_points
 from lancelot.errors import LanceError
 from lancelot.io.source import MemorySource
@@ -226,14 +226,14 @@ def test_fsst_numpy_matches_the_kernel(with_errors):
         lengths = rng.integers(1, 9, n_symbols).astype(np.uint8)
         codes, starts, ends = _random_codes(rng, int(rng.integers(0, 20)), n_symbols, with_errors)
         size = fsst_kernel.decoded_size(codes, starts, ends, lengths, n_symbols)
-        status, out, offs = decode_numpy(
+        status, out, offs = decode_numpy_blocks(
             codes, starts, ends, symbols[None], lengths[None], np.array([n_symbols]), np.zeros(len(starts), np.int64)
         )
         if size < 0:
             assert status == -1 - size, trial
             continue
         k_out = np.empty(size + 8, np.uint8)
-        k_offs = np.empty(len(starts) + 1, np.int64)
-        assert fsst_kernel.decode(codes, starts, ends, symbols, lengths, n_symbols, k_out, k_offs) == 0
+        k_offs = np.zeros(len(starts) + 1, np.int64)
+        assert fsst_kernel.decode_from(codes, starts, ends, symbols, lengths, n_symbols, k_out, k_offs, 0, 0)[0] == 0
         assert status == 0
         assert np.array_equal(out, k_out[:size]) and np.array_equal(offs, k_offs), trial

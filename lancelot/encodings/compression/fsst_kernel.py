@@ -23,7 +23,7 @@ store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
 
 @njit(cache=True, nogil=True)
 def decoded_size(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, n_symbols: int) -> int:
-    """The exact number of bytes ``decode`` writes, or -1 - status on bad codes (a first pass, so the output is
+    """The exact number of bytes ``decode_from`` writes, or -1 - status on bad codes (a first pass, so the output is
     allocated at its real size rather than 8 bytes per code)."""
     total = 0
     for s in range(len(starts)):
@@ -126,26 +126,6 @@ def decode_from(
 
 
 @njit(cache=True, nogil=True)
-def decode(
-    codes: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    symbols: np.ndarray,
-    lengths: np.ndarray,
-    n_symbols: int,
-    out: np.ndarray,
-    out_offsets: np.ndarray,
-) -> int:
-    """Decode the strings ``codes[starts[s]:ends[s]]`` into ``out``, their bounds into ``out_offsets``.
-
-    ``out`` must hold the decoded size (``decoded_size``) plus 8 (every symbol is written as 8 bytes and the position
-    advances by its length).  Returns a status; stops at the first error."""
-    out_offsets[0] = 0
-    status, _, _ = decode_from(codes, starts, ends, symbols, lengths, n_symbols, out, out_offsets, 0, 0)
-    return status
-
-
-@njit(cache=True, nogil=True)
 def decode_tables(
     codes: np.ndarray,
     offsets: np.ndarray,
@@ -156,7 +136,7 @@ def decode_tables(
     out: np.ndarray,
     out_offsets: np.ndarray,
 ) -> int:
-    """``decode``, string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8, C-contiguous) and ``lengths`` (t,
+    """``decode_from`` (from string 0, ``out`` of the decoded size + 8), string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8, C-contiguous) and ``lengths`` (t,
     256)."""
     n_rows = symbols.shape[1]
     p = 0

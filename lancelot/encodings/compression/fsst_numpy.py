@@ -17,6 +17,8 @@ OK, ESCAPE_AT_END, BAD_CODE = 0, 1, 2
 #: larger inputs (a scan while the kernel is not loaded) are decoded in groups of strings of about this many
 #: codes (temporaries of a few bytes per code and output byte stay in the caches)
 BLOCK_CODES = 1 << 16
+#: symbols (t, 256 or more, 8), their lengths (t, ...) and counts (t,) of t symbol tables
+Tables = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def decode_numpy_blocks(
@@ -28,21 +30,22 @@ def decode_numpy_blocks(
     n_symbols: np.ndarray,
     table_of: np.ndarray,
 ) -> tuple[int, np.ndarray, np.ndarray]:
-    """``decode_numpy`` over groups of whole strings of about ``BLOCK_CODES`` codes each (its temporaries are a few
+    """The strings decoded in groups of whole strings of about ``BLOCK_CODES`` codes each (its temporaries are a few
     int64 per code): the same bytes, offsets and first error."""
     starts = np.asarray(starts, dtype=np.int64)
     ends = np.asarray(ends, dtype=np.int64)
     table_of = np.asarray(table_of, dtype=np.int64)
+    tables = (symbols, lengths, n_symbols)
     cum = np.cumsum(ends - starts)
     total = int(cum[-1]) if len(cum) else 0
     if total <= BLOCK_CODES:
-        return decode_numpy(codes, starts, ends, symbols, lengths, n_symbols, table_of)
+        return _decode_group(codes, starts, ends, tables, table_of, 0)
     cuts = np.unique(np.searchsorted(cum, np.arange(BLOCK_CODES, total, BLOCK_CODES), side="right"))
     bounds = [0, *cuts[(cuts > 0) & (cuts < len(starts))].tolist(), len(starts)]
     outs, offs = [], [np.zeros(1, np.int64)]
     base = 0
     for a, b in zip(bounds[:-1], bounds[1:]):
-        status, out, o = decode_numpy(codes, starts[a:b], ends[a:b], symbols, lengths, n_symbols, table_of[a:b], base)
+        status, out, o = _decode_group(codes, starts[a:b], ends[a:b], tables, table_of[a:b], base)
         if status != OK:
             return status, np.zeros(0, np.uint8), np.zeros(0, np.int64)
         outs.append(out)
@@ -51,24 +54,16 @@ def decode_numpy_blocks(
     return OK, np.concatenate(outs), np.concatenate(offs)
 
 
-def decode_numpy(
-    codes: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    symbols: np.ndarray,
-    lengths: np.ndarray,
-    n_symbols: np.ndarray,
-    table_of: np.ndarray,
-    done: int = 0,
+def _decode_group(
+    codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, tables: Tables, table_of: np.ndarray, done: int
 ) -> tuple[int, np.ndarray, np.ndarray]:
     """(status, decoded bytes, offsets) of strings ``codes[starts[s]:ends[s]]``, string ``s`` by table ``table_of[s]``
-    of ``symbols`` (t, 256 or more, 8), ``lengths`` (t, ...) and ``n_symbols`` (t,); ``done`` bytes already decoded
+    of ``tables``: symbols (t, 256 or more, 8), lengths (t, ...) and n_symbols (t,); ``done`` bytes already decoded
     before these strings count towards the output size limit.
 
     Every code becomes an entry of one flat table (each table's symbols, then the 256 literal bytes, then the empty
     entry of an escape); the output is one gather from that table."""
-    starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
+    symbols, lengths, n_symbols = tables
     lens = ends - starts
     n_str = len(starts)
     bounds = np.zeros(n_str + 1, dtype=np.int64)
@@ -81,7 +76,6 @@ def decode_numpy(
     else:
         c = gather(codes, starts, lens)
     n_tables, width = symbols.shape[0], symbols.shape[1]
-    table_of = np.asarray(table_of, dtype=np.int64)
     one_table = n_tables == 1 or not len(table_of) or bool(np.all(table_of == table_of[0]))
     t0 = int(table_of[0]) if len(table_of) else 0
     nonempty = lens > 0

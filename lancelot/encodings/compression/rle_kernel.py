@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lancelot.encodings.compression import points
+from lancelot.encodings.compression.segments import Segments, gather
 from lancelot.util.arrays import empty
 from lancelot.util.jit import NumpyUntilHot, njit
 
@@ -94,27 +95,21 @@ def decode_runs(
             lambda: _runs(vdata, z, z, ldata, z, z, z, dtype.itemsize, int(len_bytes), np.empty(0, dtype)),
             work=len(counts),
         )
-        return decode_runs_numpy(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype, len_bytes)
+        return decode_runs_numpy(
+            Segments(vdata, vstarts, vsizes), Segments(ldata, lstarts, lsizes), counts, dtype, len_bytes
+        )
     out = empty(int(counts.sum()), dtype)
     status = _runs(vdata, vstarts, vsizes, ldata, lstarts, lsizes, counts, dtype.itemsize, int(len_bytes), out)
     return status, out
 
 
 def decode_runs_numpy(
-    vdata: np.ndarray,
-    vstarts: np.ndarray,
-    vsizes: np.ndarray,
-    ldata: np.ndarray,
-    lstarts: np.ndarray,
-    lsizes: np.ndarray,
-    counts: np.ndarray,
-    dtype: np.dtype,
-    len_bytes: int,
+    runs_values: Segments, run_lengths: Segments, counts: np.ndarray, dtype: np.dtype, len_bytes: int
 ) -> tuple[int, np.ndarray]:
     """``decode_runs`` in numpy: every chunk's checks at once (the first bad chunk decides, as in the kernel), then each
     run's length cut to what its chunk still needs and one repeat."""
-    from lancelot.encodings.compression.segments import gather
-
+    vdata, vstarts, vsizes = runs_values.data, runs_values.starts, runs_values.sizes
+    ldata, lstarts, lsizes = run_lengths.data, run_lengths.starts, run_lengths.sizes
     dtype = np.dtype(dtype)
     wb, lb = dtype.itemsize, int(len_bytes)
     live = counts > 0

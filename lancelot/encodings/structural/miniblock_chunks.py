@@ -29,6 +29,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.util.jit import NumpyUntilHot, njit
 
 ALIGN = 8
+I64 = NDArray[np.int64]
 
 #: values of one chunk (or of all chunks) as Arrow: block -> array
 ToArrow = Callable[[compression.DataBlock], pa.Array]
@@ -119,20 +120,11 @@ def _parse_headers(
 
 
 def parse_headers_numpy(
-    data: NDArray[np.uint8],
-    pos: NDArray[np.int64],
-    size: NDArray[np.int64],
-    head: int,
-    nlev: int,
-    word: int,
-    nbuf: int,
-    levels: NDArray[np.int64],
-    starts: NDArray[np.int64],
-    sizes: NDArray[np.int64],
-    bad: NDArray[np.int64],
+    data: NDArray[np.uint8], pos: I64, size: I64, head: int, nlev: int, word: int, nbuf: int, *out: I64
 ) -> int:
-    """``_parse_headers`` in numpy: one pass per buffer over all chunks; the first bad chunk (and, in it,
-    the first bad buffer) is reported, as the kernel does."""
+    """``_parse_headers`` in numpy (``out``: its levels, starts, sizes and bad): one pass per buffer over all
+    chunks; the first bad chunk (and, in it, the first bad buffer) is reported, as the kernel does."""
+    levels, starts, sizes, bad = out
     n = len(pos)
     fits = size >= head
     p = np.where(fits, pos, 0)  # a chunk shorter than its header is not read

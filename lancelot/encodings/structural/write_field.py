@@ -399,6 +399,11 @@ class StructuralFieldWriter:
         worker: PageWorker | None = None,
         leaves: Leaves | None = None,
     ) -> None:
+        """Leaf columns numbered in pre-order from ``first_column`` (``field_metadata.column_count`` of the fields
+        before it).  With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``;
+        ``leaves``: ``plan_leaves`` of the field with these settings, made before."""
+        if not settings.version.structural:
+            raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {settings.version}")
         self.field = field
         self.leaves = leaves if leaves is not None else plan_leaves(field, settings)
         self.paths = [p for p, _, _ in self.leaves]
@@ -420,21 +425,5 @@ class StructuralFieldWriter:
         return out
 
 
-def make_field_writer(
-    out: ContainerWriter,
-    field: pa.Field,
-    *,
-    first_column: int,
-    settings: WriteSettings,
-    worker: PageWorker | None = None,
-    leaves: Leaves | None = None,
-) -> StructuralFieldWriter:
-    """The writer of one top-level field of a 2.1/2.2 file; its leaf columns are numbered in pre-order from
-    ``first_column`` (``field_metadata.column_count`` of the fields before it).
-
-    With a ``worker``, pages are encoded and written on its thread: drain it before ``metadata()``;
-    ``leaves``: ``plan_leaves`` of the field with these settings, made before.
-    """
-    if not settings.version.structural:
-        raise UnsupportedTypeError(f"structural field writers write versions 2.1 and 2.2, not {settings.version}")
-    return StructuralFieldWriter(out, field, first_column=first_column, settings=settings, worker=worker, leaves=leaves)
+#: the writer of one top-level field of a 2.1/2.2 file (encodings.field_writer_factory picks it by version)
+make_field_writer = StructuralFieldWriter
