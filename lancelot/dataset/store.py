@@ -33,13 +33,12 @@ import functools
 import os
 import posixpath
 import re
-import tempfile
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lancelot.dataset.store_files import fault, fsync_dir, local_temp, local_writer, read_local, unlink, upload_writer
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
 from lancelot.io.storage_options import fsspec_options, s3_options, truthy
@@ -70,15 +69,6 @@ class ObjectAlreadyExistsError(LanceError, FileExistsError):
     __str__ = BaseException.__str__
 
 
-#: test hook: called with a point name at each step of a write (tests pause or kill the process there)
-fault_hook: Callable[[str], None] | None = None
-
-
-def _fault(point: str) -> None:
-    if fault_hook is not None:
-        fault_hook(point)
-
-
 _MEMORY_LOCK = threading.Lock()
 
 
@@ -93,25 +83,6 @@ def _split_uri(uri: str) -> tuple[str, str]:
 #: what a plain dataset-relative path never holds: empty, ``.`` or ``..`` parts, backslashes,
 #: NULs, colons (schemes, drive letters)
 _ODD = re.compile(r"//|/\.|[\\\x00:]")
-
-
-def _read_local(full: str) -> bytes:
-    """All bytes of a local file (unbuffered: a scan reads one small deletion file per fragment)."""
-    fd = os.open(full, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size) if size else b""
-        if len(data) < size or not size:  # a file still growing, or one whose size stat does not give
-            parts = [data]
-            while True:
-                more = os.read(fd, 1 << 20)
-                if not more:
-                    break
-                parts.append(more)
-            data = b"".join(parts)
-        return data
-    finally:
-        os.close(fd)
 
 
 def _local_root(path: str) -> tuple[str, str]:
@@ -189,7 +160,7 @@ class ObjectStore:
         full = self.full_path(path)
         try:
             if self.fs is None:
-                return _read_local(full)
+                return read_local(full)
             data: bytes = self.fs.cat_file(full)
             return data
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -304,19 +275,19 @@ class ObjectStore:
     def put(self, path: str, data: bytes) -> None:
         """Write (or replace) one object whole; readers never see part of it."""
         full = self.full_path(path)
-        _fault("put:before")
+        fault("put:before")
         if self.fs is None:
-            tmp = self._local_temp(full, data)
+            tmp = local_temp(full, data, self.sync)
             try:
                 os.replace(tmp, full)
             except BaseException:
-                _unlink(tmp)
+                unlink(tmp)
                 raise
             if self.sync:
-                _fsync_dir(os.path.dirname(full))
+                fsync_dir(os.path.dirname(full))
         else:
             self.fs.pipe_file(full, bytes(data))
-        _fault("put:after")
+        fault("put:after")
 
     def put_if_not_exists(self, path: str, data: bytes) -> None:
         """Create ``path`` with ``data`` only if nothing is there: the commit primitive.
@@ -332,7 +303,7 @@ class ObjectStore:
         if self.fs is None:
             self._put_if_not_exists_local(path, full, data)
         elif self.scheme == "memory":
-            _fault("create:before")
+            fault("create:before")
             with _MEMORY_LOCK:
                 if self.fs.exists(full):
                     raise self._exists(path)
@@ -344,7 +315,7 @@ class ObjectStore:
                     "install s3fs >= 2024.12 to commit to S3",
                     path=self.uri,
                 )
-            _fault("create:before")
+            fault("create:before")
             try:
                 self.fs.pipe_file(full, data, mode="create")
             except FileExistsError:
@@ -359,14 +330,14 @@ class ObjectStore:
                 "commit could overwrite a concurrent writer's; use a local path, s3:// (s3fs) or memory://",
                 path=self.uri,
             )
-        _fault("create:after")
+        fault("create:after")
 
     def _exists(self, path: str) -> ObjectAlreadyExistsError:
         return ObjectAlreadyExistsError("already exists (a concurrent writer created it)", path=self.url(path))
 
     def _put_if_not_exists_local(self, path: str, full: str, data: bytes) -> None:
-        tmp = self._local_temp(full, data)
-        _fault("create:before")
+        tmp = local_temp(full, data, self.sync)
+        fault("create:before")
         try:
             try:
                 os.link(tmp, full)
@@ -377,9 +348,9 @@ class ObjectStore:
                     raise
                 self._create_exclusive(path, full, data)  # no hard links here: O_EXCL
         finally:
-            _unlink(tmp)
+            unlink(tmp)
         if self.sync:
-            _fsync_dir(os.path.dirname(full))
+            fsync_dir(os.path.dirname(full))
 
     def _create_exclusive(self, path: str, full: str, data: bytes) -> None:
         try:
@@ -393,39 +364,14 @@ class ObjectStore:
                 if self.sync:
                     os.fsync(f.fileno())
         except BaseException:
-            _unlink(full)  # a partial manifest must not hold the version
+            unlink(full)  # a partial manifest must not hold the version
             raise
-
-    def _local_temp(self, full: str, data: bytes) -> str:
-        """Write ``data`` to a temporary file beside ``full``, making its directory when it is not
-        there yet (its name never ends in .manifest; synced with the ``fsync`` option)."""
-        d = os.path.dirname(full)
-        tmp = os.path.join(d, f".tmp-{os.urandom(16).hex()}.partial")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileNotFoundError:  # (no stat per write for the directory, which is mostly there)
-            os.makedirs(d, exist_ok=True)
-            fd = os.open(tmp, flags, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            _fault("temp:written")
-            if self.sync:
-                os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            _unlink(tmp)
-            raise
-        os.close(fd)
-        return tmp
 
     def delete(self, path: str) -> None:
         """Remove one object (nothing happens if it is not there)."""
         full = self.full_path(path)
         if self.fs is None:
-            _unlink(full)
+            unlink(full)
             return
         try:
             self.fs.rm_file(full)
@@ -449,8 +395,8 @@ class ObjectStore:
         if self.fs is None:
             if not os.path.isdir(d := os.path.dirname(full)):  # (one stat where it is there, as it mostly is)
                 os.makedirs(d, exist_ok=True)
-            return _local_writer()(full, schema, sync=self.sync, **writer_options)
-        return _upload_writer()(self, path, full, schema, **writer_options)
+            return local_writer()(full, schema, sync=self.sync, **writer_options)
+        return upload_writer()(self, path, full, schema, **writer_options)
 
 
 def _is_s3fs(fs: Any) -> bool:
@@ -462,26 +408,6 @@ def _has_exclusive_pipe(fs: Any) -> bool:
     import inspect
 
     return "mode" in inspect.signature(type(fs)._pipe_file).parameters
-
-
-def _unlink(p: str) -> None:
-    try:
-        os.unlink(p)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(d: str) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class _StoreSource(FsspecSource):
@@ -503,89 +429,3 @@ class _StoreSource(FsspecSource):
             return super()._read(offset, length)
         except FileNotFoundError:
             raise LanceFileNotFoundError("no such file in the dataset", path=self.path) from None
-
-
-@functools.cache
-def _local_writer() -> Callable[..., LanceWriter]:
-    """The LanceWriter class of local data files (defined on first use: writer.py imports late)."""
-    from lancelot.writer import LanceWriter
-
-    class _LocalWriter(LanceWriter):
-        def __init__(self, path: str, schema: pa.Schema, *, sync: bool, **kw: Any) -> None:
-            super().__init__(path, schema, **kw)
-            self._sync = sync
-            if not sync:
-                _skip_file_sync(self)
-
-        def close(self) -> None:
-            if self._closed:
-                return
-            _fault("output:before-close")
-            super().close()
-            self.file_size = os.stat(self.path).st_size
-            if self._sync:
-                _fsync_dir(os.path.dirname(self.path))
-            _fault("output:closed")
-
-    return _LocalWriter
-
-
-def _skip_file_sync(writer: Any) -> None:
-    """Let a data file be published without fsync (pylance's durability, module docstring).
-
-    A LanceWriter syncs its file while writing (io/sink.py ``BackgroundWriter``) and before
-    renaming it into place (``LocalTarget.commit``); a dataset's data file needs neither to be
-    safe against crashed processes (it is visible only once a manifest names it).  Anything
-    but the expected sink and target is left syncing (tests/dataset/test_commit.py checks)."""
-    from lancelot.io.sink import BackgroundWriter, LocalTarget
-
-    out = getattr(writer, "_out", None)
-    sink, target = getattr(out, "_sink", None), getattr(out, "_target", None)
-    if type(sink) is not BackgroundWriter or type(target) is not LocalTarget:
-        return
-    sink._sync_every = float("inf")
-    target.sync = False
-
-
-@functools.cache
-def _upload_writer() -> Callable[..., LanceWriter]:
-    """A LanceWriter that writes a local temporary file and uploads it whole on ``close()``
-    (s3fs: a multipart upload, visible only once complete)."""
-    from lancelot.writer import LanceWriter
-
-    class _UploadWriter(LanceWriter):
-        def __init__(self, store: ObjectStore, rel: str, full: str, schema: pa.Schema, **kw: Any) -> None:
-            self._store, self._full = store, full
-            self._tmpdir = tempfile.mkdtemp(prefix="lancelot-upload-")
-            try:
-                super().__init__(os.path.join(self._tmpdir, "f.lance"), schema, **kw)
-            except BaseException:
-                _rmtree(self._tmpdir)
-                raise
-            self.target = store.url(rel)
-
-        def close(self) -> None:
-            if self._closed:
-                return
-            try:
-                super().close()
-                self.file_size = os.stat(self.path).st_size
-                _fault("output:before-upload")
-                self._store.fs.put_file(self.path, self._full)
-            finally:
-                _rmtree(self._tmpdir)
-
-        def abort(self) -> None:
-            try:
-                super().abort()
-            finally:
-                _rmtree(getattr(self, "_tmpdir", ""))
-
-    return _UploadWriter
-
-
-def _rmtree(d: str) -> None:
-    if d and os.path.isdir(d):
-        import shutil
-
-        shutil.rmtree(d, ignore_errors=True)

@@ -38,7 +38,7 @@ if a["lib"] == "pylance":
     write = lambda t, uri=a["uri"], mode="append": lance.write_dataset(t, uri, mode=mode, storage_options=a["opts"])
 else:
     import lancelot
-    from lancelot.dataset import store
+    from lancelot.dataset import store_files as store
     write = lambda t, uri=a["uri"], mode="append": lancelot.write_dataset(t, uri, mode=mode,
                                                                          storage_options=a["opts"])
 # warm up (imports, compiled encoders) on a scratch dataset, so the timed part is appends only

@@ -465,7 +465,7 @@ import json, os, signal, sys
 a = json.loads(sys.argv[1])
 import pyarrow as pa
 import lancelot
-from lancelot.dataset import store
+from lancelot.dataset import store_files as store
 points = []
 def hook(point):
     points.append(point)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.dataset import store as store_mod
+from lancelot.dataset import store_files as store_mod
 from lancelot.dataset.store import (
     ObjectAlreadyExistsError,
     ObjectStore,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 import numpy as np
+from numpy.typing import NDArray
 import pyarrow as pa
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, lane_positions
@@ -327,8 +328,8 @@ class PointReader:
         pos: np.ndarray,
         size: np.ndarray,
         counts: np.ndarray,
-        k_of: np.ndarray,
-        idx: np.ndarray,
+        k_of: NDArray[np.int64],
+        idx: NDArray[np.int64],
         def_ws: np.ndarray,
         counts_checked: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
