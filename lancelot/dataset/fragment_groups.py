@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.fragment_columns import _POS, _scan_schema
-from lancelot.dataset.group_files import Files, group_files, group_table, read_deletions
+from lancelot.dataset.group_fetch import read_deletions
+from lancelot.dataset.group_files import Files, group_files, group_table
 from lancelot.dataset.row_selection import side_by_side
 from lancelot.util.pools import shared_pool
 

@@ -6,13 +6,8 @@ file is read whole in one request, its footer and offset tables unpacked in plac
 "File Layout"), its schema (global buffer 0) and each column's metadata looked up by their bytes (files of one writer
 and schema repeat them), and the simple mini-block pages of every fragment of the group
 (encodings/structural/simple_pages.py) decoded as one column: the Flat values of all their chunks joined into one
-buffer, the Variable offsets of all rebased in one numpy step.  Deletion files in Arrow form are read here too
-(dataset/deletion.py).
-
-Over an object store the group's files are fetched side by side (``REMOTE_IN_FLIGHT`` requests in flight): every data
-file whole (its size from the manifest, ``DataFile.file_size_bytes``; asked first, side by side, when the manifest does
-not give it) together with every deletion file, so a scan task of dozens of fragments costs a round trip or two, not
-three per fragment.
+buffer, the Variable offsets of all rebased in one numpy step.  The files, and deletion files in Arrow form, are
+fetched together by group_fetch.py.
 
 Anything else (several data files, base paths, a 2.0 file, extension or blob columns, a page that is not simple, zone
 maps a filter could use, a damaged file) makes ``group_files`` return None and the fragments are read by ``Fragment``'s
@@ -20,7 +15,6 @@ own path, which reports damage with its details."""
 
 from __future__ import annotations
 
-import os
 import struct
 from functools import lru_cache
 from types import SimpleNamespace
@@ -31,16 +25,15 @@ import pyarrow as pa
 from google.protobuf import any_pb2
 
 from lancelot.dataset.fragment_columns import _out_schema, _plain_file, _scan_schema
+from lancelot.dataset.group_fetch import MAX_FILE_BYTES, deletion_todo, fetch_remote, parse_deletions, read_all
 from lancelot.encodings.structural import simple_pages as sp
 from lancelot.format.container import FOOTER_SIZE, MAGIC
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-from lancelot.format.pb import file2_pb2, table_pb2
-from lancelot.util.pools import shared_pool
+from lancelot.format.pb import file2_pb2
 from lancelot.versions import ON_DISK
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
-    from lancelot.dataset.store import ObjectStore
 
 _FOOTER = struct.Struct("<QQQIIHH4s")
 #: a page: (layout, its buffers' (offset, size) in the file, rows, the encoding of its definition
@@ -51,8 +44,6 @@ Files = list[tuple[bytes, dict[str, tuple[Page, ...]]]]
 #: column metadata bytes -> the column's pages when every one is simple (None: not all)
 _COLUMNS: dict[bytes, tuple[Page, ...] | None] = {}
 MAX_COLUMNS = 4096
-#: data files larger than this are read by the general path (their pages are worth planning)
-MAX_FILE_BYTES = 1 << 20
 
 
 class _NotSimple(Exception):
@@ -206,75 +197,6 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
     return out
 
 
-def _read_all(paths: list[str]) -> list[bytes | None]:
-    """The bytes of small local files (None: missing, or too large to be read whole here).  All are opened and announced
-    to the OS first (``posix_fadvise(WILLNEED)``), so a group's reads not in the page cache are in flight together, then
-    read one by one."""
-    fds: list[tuple[int, int] | None] = []
-    try:
-        for path in paths:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError:
-                fds.append(None)
-                continue
-            fds.append((fd, -1))
-            size = os.fstat(fd).st_size
-            if size <= MAX_FILE_BYTES:
-                fds[-1] = (fd, size)
-                if _ADVISE:
-                    os.posix_fadvise(fd, 0, size, os.POSIX_FADV_WILLNEED)
-        out: list[bytes | None] = []
-        for entry in fds:
-            if entry is None or entry[1] < 0:
-                out.append(None)
-                continue
-            data = os.read(entry[0], entry[1])
-            out.append(data if len(data) == entry[1] else None)
-        return out
-    finally:
-        for entry in fds:
-            if entry is not None:
-                os.close(entry[0])
-
-
-_ADVISE = hasattr(os, "posix_fadvise")
-#: requests a group keeps in flight on a remote store (every scan task shares them)
-REMOTE_IN_FLIGHT = 32
-
-
-def _fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None]) -> list[bytes | None]:
-    """The bytes of objects of a remote store (full store paths), fetched side by side; a size of 0 is unknown and asked
-    first (side by side too), None is small enough to fetch unasked (a deletion file).  None: missing, unreadable, or
-    larger than ``MAX_FILE_BYTES`` (the general path reads those, and reports what is wrong)."""
-    fs = store.fs
-    pool = shared_pool("fetch", REMOTE_IN_FLIGHT)
-
-    def size(path: str) -> int:
-        try:
-            return int(fs.size(path))
-        except Exception:  # noqa: BLE001 - the general path reports it
-            return -1
-
-    unknown = [i for i, n in enumerate(sizes) if n is not None and n <= 0]
-    if unknown:
-        sizes = list(sizes)
-        for i, n in zip(unknown, pool.map(size, [paths[i] for i in unknown])):
-            sizes[i] = n
-
-    def whole(item: tuple[str, int | None]) -> bytes | None:
-        path, n = item
-        if n is not None and (n < 0 or n > MAX_FILE_BYTES):
-            return None
-        try:
-            data = fs.cat_file(path)
-        except Exception:  # noqa: BLE001 - the general path reports it
-            return None
-        return bytes(data) if n is None or len(data) == n else None
-
-    return list(pool.map(whole, zip(paths, sizes)))
-
-
 def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Files | None:
     """Per fragment, its data file's bytes and the pages of ``columns`` in it; None when a fragment does not fit (module
     docstring).  ``filtered``: a filter's zone maps could prune (files holding zone maps go to the general path)."""
@@ -301,12 +223,12 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
             return None
         sizes.append(n)
     if store.is_local:
-        datas = _read_all(paths)
+        datas = read_all(paths)
     else:  # the deletion files in the same requests' round
-        todo = _deletion_todo(frags)
-        got = _fetch_remote(store, paths + [p for _, _, p in todo], sizes + [None] * len(todo))
+        todo = deletion_todo(frags)
+        got = fetch_remote(store, paths + [p for _, _, p in todo], sizes + [None] * len(todo))
         datas = got[: len(paths)]
-        _parse_deletions(todo, got[len(paths) :])
+        parse_deletions(todo, got[len(paths) :])
     out = []
     try:
         for f, data in zip(frags, datas):
@@ -316,46 +238,6 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
     except _NotSimple:
         return None
     return out
-
-
-def read_deletions(frags: list[Fragment]) -> None:
-    """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own directory
-    (``Fragment.deleted_positions`` reads the others, and reports damage)."""
-    store = frags[0]._ds.store
-    todo = _deletion_todo(frags)
-    if not todo:
-        return
-    paths = [p for _, _, p in todo]
-    _parse_deletions(todo, _read_all(paths) if store.is_local else _fetch_remote(store, paths, [None] * len(paths)))
-
-
-_Todo = list[tuple["Fragment", table_pb2.DeletionFile, str]]
-
-
-def _deletion_todo(frags: list[Fragment]) -> _Todo:
-    """(fragment, deletion file, its store path) of the Arrow deletion files of ``frags`` in the dataset's own directory
-    not read yet."""
-    root = frags[0]._ds.store.full_path("_deletions") + "/"
-    arrow = table_pb2.DeletionFile.ARROW_ARRAY
-    todo: _Todo = []
-    for f in frags:
-        if f._deleted is not None or not f._pb.HasField("deletion_file"):
-            continue
-        d = f._pb.deletion_file
-        if d.file_type == arrow and not d.HasField("base_id"):
-            todo.append((f, d, f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow"))
-    return todo
-
-
-def _parse_deletions(todo: _Todo, datas: list[bytes | None]) -> None:
-    """Set the deleted positions of the fragments whose deletion file's bytes parse and agree with the manifest (the
-    others are read again, and reported, by ``Fragment.deleted_positions``)."""
-    from lancelot.dataset.deletion import parse_stream
-
-    for (f, d, _), data in zip(todo, datas):
-        pos = parse_stream(data, f.physical_rows) if data is not None else None
-        if pos is not None and (not d.num_deleted_rows or d.num_deleted_rows == len(pos)):
-            f._deleted = pos
 
 
 def _chunks_of(
