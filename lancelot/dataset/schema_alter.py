@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lancelot.dataset.changes import ChangeInputError
-from lancelot.dataset.schema_evolution import (
+from lancelot.dataset.column_files import (
     SchemaEvolutionError,
-    _cast,
-    _commit_merge,
-    _commit_project,
-    _new_fields,
-    _next_field_id,
-    _rust_name,
-    _write_column_files,
+    cast_column,
+    commit_merge,
+    commit_project,
+    next_field_id,
+    numbered_fields,
+    rust_name,
+    write_column_files,
 )
 from lancelot.format.pb import file_pb2, table_pb2
 
@@ -99,7 +99,7 @@ def drop_columns(ds: LanceDataset, columns: list[str]) -> None:
     keep = [f for f in fields if int(f.id) not in gone]
     if not any(int(f.parent_id) == -1 for f in keep):
         raise ChangeInputError("Cannot drop all columns from a dataset")
-    _commit_project(ds, keep)
+    commit_project(ds, keep)
 
 
 def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
@@ -133,7 +133,7 @@ def alter_columns(ds: LanceDataset, *alterations: dict[str, Any]) -> None:
                 raise SchemaEvolutionError(f'duplicate field name "{name}" in the schema of dataset {ds.uri!r}')
             target.name = name
     if not casts:
-        _commit_project(ds, fields)
+        commit_project(ds, fields)
         return
     _alter_with_casts(ds, fields, casts)
 
@@ -156,13 +156,13 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
     cols, new_arrow = [], []
     for fid, (p, t) in tops.items():
         old = ds.schema.field(p)
-        _check_cast(p, old.type, t)
+        _checkcast_column(p, old.type, t)
         name = next(f.name for f in fields if int(f.id) == fid)
         cols.append(p)
         new_arrow.append(pa.field(name, t, old.nullable, old.metadata))
     schema = pa.schema(new_arrow)
-    first = _next_field_id(ds.manifest)
-    new_fields = _new_fields(schema, first)
+    first = next_field_id(ds.manifest)
+    new_fields = numbered_fields(schema, first)
     new_tops = [f for f in new_fields if int(f.parent_id) == -1]
     replaced = dict(zip(tops, new_tops, strict=True))
     out: list[file_pb2.Field] = []
@@ -177,10 +177,10 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
 
     def values(frag: Fragment) -> pa.Table:
         t = frag._read_physical(cols, 0, frag.physical_rows)
-        return pa.table({nf.name: _cast(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
+        return pa.table({nf.name: cast_column(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
 
-    frags = _write_column_files(ds, schema, new_fields, values)
-    _commit_merge(ds, frags, out)
+    frags = write_column_files(ds, schema, new_fields, values)
+    commit_merge(ds, frags, out)
 
 
 def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:
@@ -191,7 +191,7 @@ def _root(fields: list[file_pb2.Field], f: file_pb2.Field) -> int:
     return fid
 
 
-def _check_cast(path: str, old: pa.DataType, new: pa.DataType) -> None:
+def _checkcast_column(path: str, old: pa.DataType, new: pa.DataType) -> None:
     """Casts pylance allows: within integers, within floats, and between size variants of
     strings, binaries and lists."""
     t = pa.types
@@ -207,4 +207,4 @@ def _check_cast(path: str, old: pa.DataType, new: pa.DataType) -> None:
         or old == new
     )
     if not ok:
-        raise SchemaEvolutionError(f'Cannot cast column "{path}" from {_rust_name(old)} to {_rust_name(new)}')
+        raise SchemaEvolutionError(f'Cannot cast column "{path}" from {rust_name(old)} to {rust_name(new)}')

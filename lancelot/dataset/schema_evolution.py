@@ -2,9 +2,8 @@
 transaction), as pylance 14 performs them; ``drop_columns`` and ``alter_columns`` are in schema_alter.py and use the
 helpers here.
 
-New columns get fresh field ids (one past the largest id the schema or any data file has used) and live in one new data
-file per fragment, beside the fragment's other files, with as many rows as the fragment has physically (deleted rows
-hold nulls); all-null columns given as Arrow fields (or constant-null SQL) are metadata only."""
+New columns are written by column_files.py; all-null columns given as Arrow fields (or constant-null SQL) are metadata
+only."""
 
 from __future__ import annotations
 
@@ -17,24 +16,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, as_expression, commit_change, evaluate, fragment_map
-from lancelot.dataset.manifest import ManifestFile, writable_data_version
-from lancelot.dataset.operation_changes import build_merge, build_project
-from lancelot.dataset.transaction import new_transaction
+from lancelot.dataset.changes import ChangeInputError, as_expression, evaluate
+from lancelot.dataset.column_files import (
+    SchemaEvolutionError,
+    check_new_names,
+    commit_merge,
+    next_field_id,
+    numbered_fields,
+    scatter_live,
+    write_column_files,
+)
 from lancelot.errors import LanceError
 from lancelot.format.pb import file_pb2, table_pb2
-from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.udf import BatchUDFCheckpoint
-
-
-class SchemaEvolutionError(LanceError, OSError):
-    """A schema change pylance refuses with an OSError (conflicting names, bad casts...)."""
-
-    __str__ = BaseException.__str__
 
 
 class UDFError(LanceError, TypeError):
@@ -45,215 +43,6 @@ class UDFError(LanceError, TypeError):
 
 #: one fragment with its new data file, and the fields of the schema with the new columns
 _Staged = tuple[table_pb2.DataFragment, list[file_pb2.Field]]
-
-
-# -- field ids -----------------------------------------------------------------------------------
-
-
-def _next_field_id(m: table_pb2.Manifest) -> int:
-    """One past every field id the schema or a data file has used (ids are never reused)."""
-    used = [int(f.id) for f in m.fields]
-    used += [int(x) for fr in m.fragments for d in fr.files for x in d.fields]
-    return max(used, default=-1) + 1
-
-
-def _new_fields(schema: pa.Schema, first_id: int) -> list[file_pb2.Field]:
-    """Manifest fields of ``schema`` with ids from ``first_id`` (pre-order, as pylance assigns)."""
-    from lancelot.dataset.writing import schema_fields
-
-    out = []
-    for f in schema_fields(schema):
-        g = file_pb2.Field()
-        g.CopyFrom(f)
-        g.id = int(f.id) + first_id
-        if int(f.parent_id) >= 0:
-            g.parent_id = int(f.parent_id) + first_id
-        out.append(g)
-    return out
-
-
-def merge_transaction(
-    ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]
-) -> tuple[Any, Callable[..., Any]]:
-    """The Merge of ``frags`` and ``fields`` (the schema metadata kept) on ``ds``'s version: its transaction and the
-    manifest builder ``commit_change`` takes."""
-    txn = new_transaction(ds.version)
-    txn.merge.fragments.extend(frags)
-    txn.merge.schema.extend(fields)
-    for k, v in ds.manifest.schema_metadata.items():
-        txn.merge.schema_metadata[k] = v
-    read_ids = {int(f.id) for f in ds.manifest.fragments}
-    return txn, build_merge(frags, fields, None, read_ids, ds.uri)
-
-
-def _commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: list[file_pb2.Field]) -> None:
-    txn, build = merge_transaction(ds, frags, fields)
-    ds._move_to(*commit_change(ds, txn, build))
-
-
-def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
-    txn = new_transaction(ds.version)
-    txn.project.schema.extend(fields)
-    ds._move_to(*commit_change(ds, txn, build_project(fields, None, ds.uri)))
-
-
-# -- new data files per fragment --------------------------------------------------------------------
-
-
-def _write_column_files(
-    ds: LanceDataset,
-    schema: pa.Schema,
-    fields: list[file_pb2.Field],
-    values: Callable[[Fragment], pa.Table],
-    pure: bool = False,
-    checkpoint: BatchUDFCheckpoint | None = None,
-    only: Fragment | None = None,
-) -> list[table_pb2.DataFragment]:
-    """Every fragment of ``ds`` with one more data file: ``values(fragment)`` (its physical rows) written with
-    ``fields``' ids.  Values are computed in order on this thread (a reader or a function sees the fragments in turn),
-    or, when ``pure`` (SQL expressions), two fragments side by side; each file is written while the next one's values
-    are computed (at most a few fragments' new columns in memory).  With a ``checkpoint``, fragments it holds are taken
-    from it, and each fragment written is recorded in it (its file then survives a failure of the rest)."""
-    from concurrent.futures import Future, wait
-
-    written: list[str] = []
-
-    def write(nf: table_pb2.DataFragment, t: pa.Table) -> table_pb2.DataFragment:
-        files = column_files(ds, t, fields)
-        written.extend(d.path for d in files)
-        nf.files.extend(files)
-        if checkpoint is not None:
-            from lancelot.dataset.udf import fragment_json
-
-            checkpoint.insert_fragment(int(nf.id), fragment_json(nf))
-            for d in files:
-                written.remove(d.path)  # kept for the resumed run
-        return nf
-
-    prev: Future[table_pb2.DataFragment] | None = None
-    out: list[table_pb2.DataFragment] = []
-    pool = shared_pool("column-files", 2)  # (one file of this call at a time: ``prev``)
-    frags = [only] if only is not None else ds.get_fragments()
-    computed = fragment_map(lambda f: values(f) if f.physical_rows else None, frags, 2) if pure else None
-    try:
-        for f in frags:
-            nf = table_pb2.DataFragment()
-            nf.CopyFrom(f.data_fragment)
-            hit = _checkpointed(checkpoint, f, fields) if checkpoint is not None else None
-            if hit is not None:
-                out.append(hit)
-                continue
-            t = next(computed) if computed is not None else None
-            if not f.physical_rows:
-                out.append(nf)
-                continue
-            t = new_values(f, t if t is not None else values(f), schema)
-            if prev is not None:
-                prev.result()  # the previous file is written (or its error raised)
-            out.append(nf)
-            prev = pool.submit(write, nf, t)
-        if prev is not None:
-            prev.result()
-    except BaseException:
-        if prev is not None:
-            wait([prev])
-        for p in written:  # files no manifest will reference
-            try:
-                ds.store.delete(f"data/{p}")
-            except Exception:  # noqa: BLE001
-                pass
-        raise
-    finally:
-        if computed is not None:
-            computed.close()
-    return out
-
-
-def new_values(f: Fragment, t: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``t``, the new columns' values of ``f``'s physical rows, checked and cast to ``schema``."""
-    if t.num_rows != f.physical_rows:
-        raise ChangeInputError(f"{f.where}: {t.num_rows} new values for {f.physical_rows} rows")
-    return pa.Table.from_arrays([_cast(t.column(c.name), c) for c in schema], schema=schema).combine_chunks()
-
-
-def column_files(ds: LanceDataset, t: pa.Table, fields: list[file_pb2.Field]) -> list[table_pb2.DataFile]:
-    """The data files holding ``t`` (one fragment's new values, ``new_values``) with ``fields``' ids: a fragment's
-    files to add."""
-    from lancelot.dataset.writing import write_fragments
-
-    metas = write_fragments(
-        t.to_batches(),
-        ds.uri,
-        schema=t.schema,
-        data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
-        max_rows_per_file=t.num_rows,
-        _store=ds.store,
-        _base=ManifestFile(table_pb2.Manifest(fields=fields), None, None),
-    )
-    return [mt.to_pb().files[0] for mt in metas]
-
-
-def _checkpointed(
-    checkpoint: BatchUDFCheckpoint, f: Fragment, fields: list[file_pb2.Field]
-) -> table_pb2.DataFragment | None:
-    """``f`` with the new data file a previous run recorded for it, if that run wrote the same fields over the same
-    files (else None: computed again)."""
-    from lancelot.dataset.udf import fragment_of_json
-
-    text = checkpoint.get_fragment(f.fragment_id)
-    if text is None:
-        return None
-    done = fragment_of_json(text)
-    old = [d.path for d in f.data_fragment.files]
-    ids = sorted(int(x.id) for x in fields)
-    if [d.path for d in done.files[: len(old)]] != old or len(done.files) != len(old) + 1:
-        return None
-    if sorted(int(x) for x in done.files[-1].fields) != ids or int(done.physical_rows) != f.physical_rows:
-        return None
-    nf = table_pb2.DataFragment()
-    nf.CopyFrom(f.data_fragment)  # the fragment as it is now (its deletions may have changed since)
-    nf.files.append(done.files[-1])
-    return nf
-
-
-def _cast(arr: pa.ChunkedArray, f: pa.Field) -> pa.ChunkedArray:
-    if arr.type == f.type:
-        return arr
-    try:
-        out: pa.ChunkedArray = pc.cast(arr, f.type)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        bad = ""
-        try:  # the first value that does not survive the cast, as pylance names it
-            back = pc.cast(pc.cast(arr, f.type, safe=False), arr.type)
-            hit = arr.filter(pc.not_equal(back, arr))
-            if len(hit):
-                bad = f"Can't cast value {hit[0].as_py()} to type {_rust_name(f.type)}: "
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-        raise SchemaEvolutionError(f"{bad}cannot cast column {f.name!r} to {f.type}: {e}") from None
-    return out
-
-
-def _scatter_live(f: Fragment, t: pa.Table) -> pa.Table:
-    """Values of the fragment's live rows placed at their physical positions (nulls elsewhere)."""
-    deleted = f.deleted_positions()
-    if not len(deleted):
-        return t
-    n = f.physical_rows
-    live = f.live_positions()
-    idx = np.full(n, -1, dtype=np.int64)
-    idx[live] = np.arange(len(live))
-    ind = pa.array(idx, mask=idx < 0)
-    return t.take(ind)
-
-
-def _check_new_names(ds: LanceDataset, names: Iterable[str], types: Mapping[str, pa.DataType]) -> None:
-    for n in names:
-        if n in ds.schema.names:
-            raise SchemaEvolutionError(
-                f"dataset {ds.uri!r}: type conflicts between {n}({ds.schema.field(n).type}) and "
-                f"{n}({types.get(n, '?')}): Column {n} already exists in the dataset"
-            )
 
 
 # -- add_columns ------------------------------------------------------------------------------------
@@ -271,9 +60,9 @@ def add_columns(
     if isinstance(transforms, list) and transforms and isinstance(transforms[0], pa.Field):
         transforms = pa.schema(transforms)
     if isinstance(transforms, pa.Schema):
-        _check_new_names(ds, transforms.names, {f.name: f.type for f in transforms})
-        fields = list(ds.manifest.fields) + _new_fields(transforms, _next_field_id(ds.manifest))
-        _commit_merge(ds, list(ds.manifest.fragments), fields)
+        check_new_names(ds, transforms.names, {f.name: f.type for f in transforms})
+        fields = list(ds.manifest.fields) + numbered_fields(transforms, next_field_id(ds.manifest))
+        commit_merge(ds, list(ds.manifest.fragments), fields)
         return
     if isinstance(transforms, dict):
         _add_sql(ds, transforms)
@@ -309,7 +98,7 @@ def plan_sql(ds: LanceDataset, exprs_sql: Mapping[str, Any]) -> tuple[pa.Schema,
     cols = sorted({c for e in exprs.values() for c in filter_columns(e, names)}, key=names.index)
     empty = pa.schema([ds.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
     schema = pa.schema([pa.field(f.name, f.type) for f in evaluate(empty, exprs).schema])
-    _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
+    check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     null = not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]
     return schema, cols, null
 
@@ -324,10 +113,10 @@ def sql_values(exprs_sql: Mapping[str, Any], cols: list[str], f: Fragment) -> pa
 def _add_sql(ds: LanceDataset, exprs_sql: dict[str, str], only: Fragment | None = None) -> _Staged | None:
     schema, cols, null = plan_sql(ds, exprs_sql)
     if null:
-        fields = list(ds.manifest.fields) + _new_fields(schema, _next_field_id(ds.manifest))
+        fields = list(ds.manifest.fields) + numbered_fields(schema, next_field_id(ds.manifest))
         if only is not None:
             return copy.deepcopy(only.data_fragment), fields
-        _commit_merge(ds, list(ds.manifest.fragments), fields)
+        commit_merge(ds, list(ds.manifest.fragments), fields)
         return None
     return _finish_add(ds, schema, functools.partial(sql_values, dict(exprs_sql), cols), pure=True, only=only)
 
@@ -343,12 +132,12 @@ def _finish_add(
 ) -> _Staged | None:
     """Write the new columns' files and commit the Merge (or, for ``only`` one fragment, return it with its new file and
     the new schema's fields: ``Fragment.merge_columns``); ``written`` is called once the files are."""
-    fields = _new_fields(schema, _next_field_id(ds.manifest))
-    frags = _write_column_files(ds, schema, fields, values, pure, checkpoint, only)
+    fields = numbered_fields(schema, next_field_id(ds.manifest))
+    frags = write_column_files(ds, schema, fields, values, pure, checkpoint, only)
     written()
     if only is not None:
         return frags[0], list(ds.manifest.fields) + fields
-    _commit_merge(ds, frags, list(ds.manifest.fields) + fields)
+    commit_merge(ds, frags, list(ds.manifest.fields) + fields)
     return None
 
 
@@ -414,7 +203,7 @@ def _add_udf(
                 f"which is callable, but gave an error when called with a batch of data: {e}"
             ) from e
     assert schema is not None
-    _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
+    check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     out_schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])
 
     values = functools.partial(batch_values, udf, cols, size, out_schema, False, cache=cache)
@@ -451,12 +240,12 @@ def batch_values(
         if cache is not None and got is None:
             cache.insert_batch(info, r)
         parts.append(pa.Table.from_batches([r]).select(out.names))
-    return _scatter_live(f, pa.concat_tables(parts) if parts else out.empty_table())
+    return scatter_live(f, pa.concat_tables(parts) if parts else out.empty_table())
 
 
 def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader, only: Fragment | None = None) -> _Staged | None:
     schema = reader.schema
-    _check_new_names(ds, schema.names, {f.name: f.type for f in schema})
+    check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     it: Iterator[pa.RecordBatch] = iter(reader)
     pending: list[pa.RecordBatch] = []
 
@@ -474,7 +263,7 @@ def _add_reader(ds: LanceDataset, reader: pa.RecordBatchReader, only: Fragment |
         return pa.Table.from_batches(got, schema=schema)
 
     def values(f: Fragment) -> pa.Table:
-        return _scatter_live(f, take(f.count_rows()))
+        return scatter_live(f, take(f.count_rows()))
 
     def written() -> None:
         if any(b.num_rows for b in pending) or any(b.num_rows for b in it):
@@ -550,18 +339,3 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
         return j.select(new_names)
 
     _finish_add(ds, out_schema, values)
-
-
-_RUST_NAMES = {
-    "string": "Utf8",
-    "large_string": "LargeUtf8",
-    "float": "Float32",
-    "double": "Float64",
-    "bool": "Boolean",
-}
-
-
-def _rust_name(t: pa.DataType) -> str:
-    """A type as pylance's messages name it (Arrow's Rust names: Int32, Utf8...)."""
-    s = str(t)
-    return _RUST_NAMES.get(s, s[:1].upper() + s[1:])

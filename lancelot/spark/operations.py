@@ -224,7 +224,7 @@ def _add_columns_task(
 ) -> tuple[bytes, list[str]]:
     """The fragment with one more data file holding the new columns' values (its physical rows), serialized, and the
     files written."""
-    from lancelot.dataset.schema_evolution import column_files, new_values
+    from lancelot.dataset.column_files import column_files, new_values
 
     ds = open_dataset(uri, version, storage_options)
     frag = fragment_of(ds, fragment_id)
@@ -291,15 +291,11 @@ def add_columns(
         lancelot.spark.add_columns(spark, uri, {"total": "price * quantity"})
         ```
     """
-    from lancelot.dataset.schema_evolution import (
-        _check_new_names,
-        _new_fields,
-        _next_field_id,
-        batch_values,
-        merge_transaction,
-        plan_sql,
-        sql_values,
-    )
+    from lancelot.dataset.column_files import check_new_names as _check_new_names
+    from lancelot.dataset.column_files import merge_transaction
+    from lancelot.dataset.column_files import next_field_id as _next_field_id
+    from lancelot.dataset.column_files import numbered_fields as _new_fields
+    from lancelot.dataset.schema_evolution import batch_values, plan_sql, sql_values
 
     if batch_format not in ("arrow", "pandas"):
         raise ChangeInputError(f"add_columns: batch_format must be 'arrow' or 'pandas', not {batch_format!r}")
