@@ -41,11 +41,11 @@ def batches(scan: LanceScanner) -> Iterator[pa.RecordBatch]:
     materialisation, the pieces coalesced as pylance coalesces them before its take: held until they
     reach ``batch_size`` rows, a piece of ``batch_size`` rows passed on alone after those held."""
     size = scan.batch_size
-    bases = scan._bases(scan._proj.rows)
+    bases = scan.state.bases(scan.state.proj.rows)
     joined = late(scan)
     held: list[pa.Table] = []
     for frag, t in pieces(scan, size):
-        out = scan._finish(frag, t, bases)
+        out = scan.state.finish(frag, t, bases)
         if not joined:
             yield from out.combine_chunks().to_batches(max_chunksize=size)
             continue
@@ -69,12 +69,12 @@ def late(scan: LanceScanner) -> bool:
     """Whether pylance reads some projected columns after the filter, taking them by row id (late
     materialisation): columns not in the filter whose values (structs aside) have no fixed width,
     or one of 10 bytes or more (1000 over an object store)."""
-    ds, filt = scan._ds, scan.filter
+    ds, filt = scan.state.ds, scan.filter
     if filt is None:
         return False
     used = set(filter_columns(filt, list(ds.schema.names)))
     limit = 10 if ds.store.is_local else 1000
-    for c in scan._proj.reads:
+    for c in scan.state.proj.reads:
         t = ds.schema.field(c).type
         if c in used or pa.types.is_struct(t):
             continue
@@ -96,15 +96,15 @@ def pieces(scan: LanceScanner, chunk: int | None) -> Iterator[Piece]:
     """Per fragment (in order), tables of the columns to read, the rows that pass the filter and fall
     in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked (or a
     filtered scan is cut in batches of ``chunk`` rows: ``_batches_of``)."""
-    need_pos = bool(scan._proj.rows)
+    need_pos = bool(scan.state.proj.rows)
     skip, left = scan.offset, scan.limit
-    cols = scan._read_cols()
-    if scan.include_deleted_rows or scan._filter_rows:
+    cols = scan.state.read_cols()
+    if scan.include_deleted_rows or scan.state.filter_rows:
         yield from _pieces_with_deleted(scan, cols, chunk)
         return
     reads = _in_order(scan, cols, need_pos or (chunk is not None and scan.filter is not None))
     # remote with a limit: a few fragments' reads in flight side by side, none issued past the limit
-    ahead = scan.limit is not None and not scan._ds.store.is_local
+    ahead = scan.limit is not None and not scan.state.ds.store.is_local
     for frag, t in read_ahead(_reads(scan, reads, cols, chunk, need_pos), READ_AHEAD if ahead else 0):
         if scan.filter is None:  # (offset and limit planned from the fragments' row counts)
             yield frag, t
@@ -123,7 +123,7 @@ def _reads(
     """The reads of ``pieces``, in order, not yet run: without a filter, the pieces in [offset,
     offset + limit) (from the fragments' row counts); with one, each fragment's rows that pass."""
     skip, left = scan.offset, scan.limit
-    for i, frag in enumerate(scan._frags):
+    for i, frag in enumerate(scan.state.frags):
         if left is not None and left <= 0:
             return
         if scan.filter is not None:
@@ -149,7 +149,7 @@ def _reads(
 def _in_order(scan: LanceScanner, cols: list[str], need_pos: bool) -> InOrder | None:
     """Whole-fragment reads with the runs of small fragments read together (a scan without a limit:
     a limit would read a run it may not need); remote, a run's files are fetched side by side."""
-    frags = scan._frags
+    frags = scan.state.frags
     if scan.limit is not None or not cols or len(frags) < 2:
         return None
     from lancelot.dataset.fragment_groups import InOrder
@@ -161,10 +161,10 @@ def _pieces_with_deleted(scan: LanceScanner, cols: list[str], chunk: int | None)
     """Like ``pieces``, with deleted rows when asked (their ``_rowid`` is null, as pylance gives it),
     and the row-id columns a filter names computed before it is applied."""
     filt, deleted, skip, left = scan.filter, scan.include_deleted_rows, scan.offset, scan.limit
-    fcols = [] if filt is None else filter_columns(filt, list(scan._ds.schema.names))
+    fcols = [] if filt is None else filter_columns(filt, list(scan.state.ds.schema.names))
     read = cols + [c for c in fcols if c not in cols]
-    bases = scan._bases(scan._filter_rows)
-    for frag in scan._frags:
+    bases = scan.state.bases(scan.state.filter_rows)
+    for frag in scan.state.frags:
         if left is not None and left <= 0:
             return
         if deleted:
@@ -173,8 +173,8 @@ def _pieces_with_deleted(scan: LanceScanner, cols: list[str], chunk: int | None)
         else:
             t = frag.read(read, positions=True)
         if filt is not None:
-            if scan._filter_rows:
-                t = with_row_columns(frag, t, scan._filter_rows, bases, deleted)
+            if scan.state.filter_rows:
+                t = with_row_columns(frag, t, scan.state.filter_rows, bases, deleted)
             t = apply_filter(t, filt, frag.where).select(cols + [_POS])
         for piece in _batches_of(frag, t, chunk if filt is not None else None, deleted):
             piece, skip, left = _window(piece, skip, left)

@@ -23,7 +23,7 @@ from lancelot.dataset import fragment_readahead, scan_batches
 from lancelot.dataset.fragment_columns import _POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, ROW_OFFSET, row_columns
 from lancelot.dataset.scan import as_filter, filter_columns, row_columns_in, zone_filters
-from lancelot.dataset.scan_projection import projection, with_row_columns
+from lancelot.dataset.scan_projection import Projection, projection, with_row_columns
 from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
@@ -60,6 +60,43 @@ class ColumnOrdering:
     nulls_first: bool = False
 
 
+@dataclass
+class ScanState:
+    """What a scan's modules (scan_batches.py, take.py, vector_search.py) read of its scanner: the dataset version,
+    the fragments in order, the projection, and the row-id columns the filter names (computed before it applies)."""
+
+    ds: LanceDataset
+    where: str
+    frags: list[Fragment]
+    proj: Projection
+    filter_rows: set[str]
+    include_deleted_rows: bool
+
+    def offset_bases(self) -> dict[int, int]:
+        """Live rows of the dataset before each fragment (for ``_rowoffset``)."""
+        out, n = {}, 0
+        for f in self.ds._fragments:
+            out[f.fragment_id] = n
+            n += f.count_rows()
+        return out
+
+    def bases(self, rows: set[str]) -> dict[int, int] | None:
+        """``offset_bases`` when the row-id columns ``rows`` hold ``_rowoffset``."""
+        return self.offset_bases() if ROW_OFFSET in rows else None
+
+    def read_cols(self) -> list[str]:
+        return list(self.proj.reads)
+
+    def finish(self, frag: Fragment, t: pa.Table, bases: dict[int, int] | None) -> pa.Table:
+        """The output columns of one piece."""
+        if self.proj.rows:
+            t = with_row_columns(frag, t, self.proj.rows, bases, self.include_deleted_rows)
+        return self.project(t)
+
+    def project(self, t: pa.Table) -> pa.Table:
+        return self.proj.project(t, self.ds.schema.metadata, self.where)
+
+
 class LanceScanner:
     """A planned scan of one dataset version (pylance's ``LanceScanner``), made by
     [`LanceDataset.scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
@@ -91,9 +128,7 @@ class LanceScanner:
         """
         o = options.get
         limit, offset, batch_size, filter = o("limit"), o("offset"), o("batch_size"), o("filter")
-        self._ds = ds
         where = f"dataset {ds.uri!r} version {ds.version}"
-        self._where = where
         if limit is not None and (not isinstance(limit, int | np.integer) or limit < 0):
             raise LanceValueError(f"{where}: limit must be a non-negative integer, not {limit!r}")
         if offset is not None and (not isinstance(offset, int | np.integer) or offset < 0):
@@ -106,7 +141,7 @@ class LanceScanner:
         self._filter_text = filter if isinstance(filter, str) else None
         self.filter = as_filter(filter, ds.schema)
         #: row-id columns the filter names: computed before it is applied
-        self._filter_rows = row_columns_in(self.filter, ds.schema)
+        filter_rows = row_columns_in(self.filter, ds.schema)
         self.nearest = None
         if o("nearest") is not None:
             from lancelot.dataset.vector_search import parse_nearest
@@ -118,61 +153,47 @@ class LanceScanner:
 
         #: blob_handling="all_binary": blob columns as bytes, found by row address (dropped after unless asked)
         self._binary = wants_binary(o("blob_handling"))
-        self._proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address") or self._binary, where)
+        proj = projection(ds.schema, columns, o("with_row_id"), o("with_row_address") or self._binary, where)
         self._drop_addr = self._binary and not o("with_row_address")
         #: only literal expressions, no column nor row id: pylance's scans refuse to run these
-        self._no_column = bool(self._proj.exprs) and not (self._proj.reads or self._proj.rows or self._proj.fields)
-        if self.include_deleted_rows and ROW_ID not in self._proj.rows:
+        self._no_column = bool(proj.exprs) and not (proj.reads or proj.rows or proj.fields)
+        if self.include_deleted_rows and ROW_ID not in proj.rows:
             raise LanceValueError(f"{where}: include_deleted_rows is set but with_row_id is false")
         #: no ``_distance`` column in a vector search's result
         self.no_distance = bool(o("disable_scoring_autoprojection"))
         self.order_by = sort_keys(o("order_by"), ds.schema, where)
         for name, _, _ in self.order_by:
-            if name not in self._proj.reads:
-                self._proj.reads.append(name)  # read for sorting, not returned unless asked
+            if name not in proj.reads:
+                proj.reads.append(name)  # read for sorting, not returned unless asked
         fragments = o("fragments")
         if fragments is None:
-            self._frags = list(ds._fragments)
+            frags = list(ds._fragments)
         else:
-            self._frags = []
+            frags = []
             for f in fragments:
                 fid = f if isinstance(f, int) else int(f.fragment_id)  # a fragment or its id
                 mine = ds.get_fragment(fid)
                 if mine is None:
                     raise LanceValueError(f"{where}: fragment {fid} is not in this version")
-                self._frags.append(mine)
+                frags.append(mine)
+        self.state = ScanState(ds, where, frags, proj, filter_rows, self.include_deleted_rows)
         self._schema: pa.Schema | None = None
 
     # -- planning ---------------------------------------------------------------------------------
-    def _offset_bases(self) -> dict[int, int]:
-        """Live rows of the dataset before each fragment (for ``_rowoffset``)."""
-        out, n = {}, 0
-        for f in self._ds._fragments:
-            out[f.fragment_id] = n
-            n += f.count_rows()
-        return out
-
-    def _bases(self, rows: set[str]) -> dict[int, int] | None:
-        """``_offset_bases`` when the row-id columns ``rows`` hold ``_rowoffset``."""
-        return self._offset_bases() if ROW_OFFSET in rows else None
-
-    def _read_cols(self) -> list[str]:
-        return list(self._proj.reads)
-
-    def _finish(self, frag: Fragment, t: pa.Table, bases: dict[int, int] | None) -> pa.Table:
-        """The output columns of one piece."""
-        if self._proj.rows:
-            t = with_row_columns(frag, t, self._proj.rows, bases, self.include_deleted_rows)
-        return self._project(t)
-
-    def _project(self, t: pa.Table) -> pa.Table:
-        return self._proj.project(t, self._ds.schema.metadata, self._where)
+    # (doors of take.py, vector_search.py and blob_scan.py, until they read ``state``)
+    _ds = property(lambda self: self.state.ds)
+    _proj = property(lambda self: self.state.proj)
+    _frags = property(lambda self: self.state.frags)
+    _filter_rows = property(lambda self: self.state.filter_rows)
+    _read_cols = property(lambda self: self.state.read_cols)
+    _offset_bases = property(lambda self: self.state.offset_bases)
+    _finish = property(lambda self: self.state.finish)
 
     def _empty_input(self) -> pa.Table:
         from lancelot.dataset.blob import scan_schema  # blob columns scan as their descriptions
 
-        cols = self._read_cols()
-        schema = scan_schema(self._ds.schema)
+        cols = self.state.read_cols()
+        schema = scan_schema(self.state.ds.schema)
         t = pa.schema([schema.field(c) for c in cols], metadata=schema.metadata).empty_table()
         return t.append_column(_POS, pa.array([], pa.int64()))
 
@@ -185,16 +206,16 @@ class LanceScanner:
     # -- results ----------------------------------------------------------------------------------
     def _require_column(self) -> None:
         if self._no_column:
-            raise LanceValueError(f"{self._where}: a scan must read at least one column, not only literals")
+            raise LanceValueError(f"{self.state.where}: a scan must read at least one column, not only literals")
 
     @property
     def projected_schema(self) -> pa.Schema:
         """The schema of the scan's result."""
         self._require_column()
         if self._schema is None:
-            t = self._project(self._proj.with_empty_rows(self._empty_input()))
+            t = self.state.project(self.state.proj.with_empty_rows(self._empty_input()))
             if self.nearest is not None and not self.no_distance:
-                at = len(self._proj.names) - self._proj.added
+                at = len(self.state.proj.names) - self.state.proj.added
                 t = t.add_column(at, pa.field("_distance", pa.float32()), pa.array([], pa.float32()))
             self._schema = self._bytes(t).schema
         return self._schema
@@ -202,7 +223,7 @@ class LanceScanner:
     @property
     def dataset_schema(self) -> pa.Schema:
         """The schema of the dataset being scanned (before projection)."""
-        return self._ds.schema
+        return self.state.ds.schema
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """The result in record batches, cut as pylance cuts them (dataset/scan_batches.py).
@@ -220,12 +241,12 @@ class LanceScanner:
         from lancelot.dataset.blob_scan import binary_schema, binary_table
 
         if not t.num_rows:
-            schema = binary_schema(self._ds, t.schema)
+            schema = binary_schema(self.state.ds, t.schema)
             if self._drop_addr and ROW_ADDR in schema.names:
                 schema = schema.remove(schema.get_field_index(ROW_ADDR))
             return schema.empty_table()
         addresses = t.column(ROW_ADDR).to_numpy(zero_copy_only=False)
-        out = binary_table(self._ds, t, addresses)
+        out = binary_table(self.state.ds, t, addresses)
         return out.drop_columns([ROW_ADDR]) if self._drop_addr else out
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
@@ -249,10 +270,10 @@ class LanceScanner:
     def _sorted(self) -> pa.Table:
         """The whole result sorted by ``order_by`` (stable), then offset and limit applied."""
         unlimited = self._copy(limit=None, offset=0, order_by=[])
-        bases = unlimited._bases(self._proj.rows)
+        bases = unlimited.state.bases(self.state.proj.rows)
         outs, keys = [], []
         for frag, t in scan_batches.pieces(unlimited, None):
-            outs.append(unlimited._finish(frag, t, bases))
+            outs.append(unlimited.state.finish(frag, t, bases))
             keys.append(t.select([k for k, _, _ in self.order_by]))
         if not outs:
             return self.projected_schema.empty_table()
@@ -286,13 +307,13 @@ class LanceScanner:
             return self._nearest_table()
         if self.order_by:
             return self._sorted()
-        bases = self._bases(self._proj.rows)
-        if self.limit is None and not self.offset and not self.include_deleted_rows and not self._filter_rows:
-            need_pos, local = bool(self._proj.rows), self._ds.store.is_local
-            finish = partial(self._finish, bases=bases)
-            parts = fragment_readahead.read_all(self._frags, self._read_cols(), self.filter, need_pos, local, finish)
+        bases = self.state.bases(self.state.proj.rows)
+        if self.limit is None and not self.offset and not self.include_deleted_rows and not self.state.filter_rows:
+            st = self.state
+            need_pos, local, finish = bool(st.proj.rows), st.ds.store.is_local, partial(st.finish, bases=bases)
+            parts = fragment_readahead.read_all(st.frags, st.read_cols(), self.filter, need_pos, local, finish)
         else:
-            parts = [self._finish(frag, t, bases) for frag, t in scan_batches.pieces(self, None)]
+            parts = [self.state.finish(frag, t, bases) for frag, t in scan_batches.pieces(self, None)]
         parts = [p for p in parts if p.num_rows]
         if not parts:
             return self.projected_schema.empty_table()
@@ -318,11 +339,12 @@ class LanceScanner:
     def _copy_with(self, *, binary: bool, with_row_address: bool = False) -> LanceScanner:
         """A copy reading blobs as bytes (``binary``) or not, returning ``_rowaddr`` too when asked
         (``blob.to_pandas``)."""
-        p = self._proj
+        p = self.state.proj
         asked = ROW_ADDR in p.names and not self._drop_addr
         if (binary or with_row_address) and ROW_ADDR not in p.names:
             p = replace(p, names=[*p.names, ROW_ADDR], rows=p.rows | {ROW_ADDR}, added=p.added + 1)
-        return self._copy(_proj=p, _binary=binary, _drop_addr=not asked and not with_row_address)
+        drop = not asked and not with_row_address
+        return self._copy(state=replace(self.state, proj=p), _binary=binary, _drop_addr=drop)
 
     def count_rows(self) -> int:
         """The number of rows the scan returns, reading only what the filter needs.
@@ -335,14 +357,15 @@ class LanceScanner:
         """
         self._require_column()
         if self.limit is not None or self.offset:
-            raise LanceValueError(f"{self._where}: count_rows cannot use a limit or offset (apply them to the result)")
+            where = self.state.where
+            raise LanceValueError(f"{where}: count_rows cannot use a limit or offset (apply them to the result)")
         if self.nearest is not None:
             return int(self._nearest_table().num_rows)
         if self.filter is None and not self.include_deleted_rows:
-            return sum(f.count_rows() for f in self._frags)
-        if self.include_deleted_rows or self._filter_rows:  # row-id columns computed before filtering
+            return sum(f.count_rows() for f in self.state.frags)
+        if self.include_deleted_rows or self.state.filter_rows:  # row-id columns computed before filtering
             return sum(t.num_rows for _, t in scan_batches.pieces(self, None))
-        return fragment_readahead.count_rows(self._frags, self.filter, self._ds.store.is_local)
+        return fragment_readahead.count_rows(self.state.frags, self.filter, self.state.ds.store.is_local)
 
     def scan_batches(self) -> list[pa.RecordBatch]:
         """The scan's batches, as a list (pylance's own raises StopIteration once they are read)."""
@@ -376,7 +399,7 @@ class LanceScanner:
             A ``pyarrow.Table`` of at most ``num_rows`` rows.
         """
         if num_rows < 0:
-            raise LanceValueError(f"{self._where}: head needs a non-negative number of rows, not {num_rows}")
+            raise LanceValueError(f"{self.state.where}: head needs a non-negative number of rows, not {num_rows}")
         limit = num_rows if self.limit is None else min(num_rows, self.limit)
         s = self._copy(limit=limit)
         return s.to_table()
@@ -399,7 +422,7 @@ class LanceScanner:
         Returns:
             The plan, one step per line.
         """
-        p = self._proj
+        p = self.state.proj
         lines = [f"Projection: {p.names}"]
         if self.nearest is not None:
             n = self.nearest
@@ -413,11 +436,11 @@ class LanceScanner:
             lines.append(f"  Sort: {keys}")
         if self.filter is not None:
             lines.append(f"  Filter: {self._filter_text or self.filter}")
-        fcols = [] if self.filter is None else filter_columns(self.filter, list(self._ds.schema.names))
+        fcols = [] if self.filter is None else filter_columns(self.filter, list(self.state.ds.schema.names))
         read = p.reads + [c for c in fcols if c not in p.reads]
         lines.append(
-            f"  LanceRead: uri={self._ds.uri}, version={self._ds.version}, projection=[{', '.join(read)}], "
-            f"num_fragments={len(self._frags)}, row_id={ROW_ID in p.rows}, row_addr={ROW_ADDR in p.rows}"
+            f"  LanceRead: uri={self.state.ds.uri}, version={self.state.ds.version}, projection=[{', '.join(read)}], "
+            f"num_fragments={len(self.state.frags)}, row_id={ROW_ID in p.rows}, row_addr={ROW_ADDR in p.rows}"
         )
         if verbose and self.filter is not None:
             lines.append(f"    zone map filters: {zone_filters(self.filter)}")
