@@ -13,6 +13,7 @@ a user."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -115,23 +116,23 @@ def _only(
     return decode
 
 
+#: a technique whose chunks compression/chunked.py decodes in one pass, and whose values the point kernel reads
+_fast = functools.partial(Technique, chunk_batch=True, point=True)
+
+
 def _entries() -> dict[str, Technique]:
     t = [
-        Technique(
+        _fast(
             "flat",
             lambda e, b, n, r: decompress_flat(e.flat, b, n),
             lambda e, b, n, r: decompress_flat(e.flat, [b], n),
             _only(FixedWidthBlock, "flat", lambda e, v, r: decompress_flat(e.flat, [v.data], v.num_values)),
-            chunk_batch=True,
-            point=True,
         ),
-        Technique(
+        _fast(
             "variable",
             lambda e, b, n, r: decompress_variable(e.variable, b, n),
             lambda e, b, n, r: decompress_variable_block(e.variable, b, n),
             _only(VariableWidthBlock, "variable", lambda e, v, r: v),
-            chunk_batch=True,
-            point=True,
         ),
         Technique(
             "constant",
@@ -147,22 +148,18 @@ def _entries() -> dict[str, Technique]:
             None,
             note="pylance writes it for whole blocks only (rep/def levels); the point kernel reads it as def levels",
         ),
-        Technique(
+        _fast(
             "inline_bitpacking",
             lambda e, b, n, r: decompress_inline_bitpacking(e.inline_bitpacking, b, n),
             lambda e, b, n, r: decompress_inline_bitpacking(e.inline_bitpacking, [b], n),
             None,
-            chunk_batch=True,
-            point=True,
             note="full-zip values are never bitpacked",
         ),
-        Technique(
+        _fast(
             "fsst",
             _fsst_chunk,
             None,
             _only(VariableWidthBlock, "fsst", _fsst_values),
-            chunk_batch=True,
-            point=True,
             note="FSST compresses values, never a block of levels or a dictionary buffer pylance writes",
         ),
         Technique(
@@ -172,13 +169,11 @@ def _entries() -> dict[str, Technique]:
             None,
             note="the reference neither writes nor reads this case; 2.1+ dictionaries are MiniBlockLayout.dictionary",
         ),
-        Technique(
+        _fast(
             "rle",
             lambda e, b, n, r: decompress_rle(e.rle, b, n),
             lambda e, b, n, r: decompress_rle_block(e.rle, b, n),
             None,
-            chunk_batch=True,
-            point=True,
             note="full-zip values are never run-length encoded",
         ),
         Technique(
@@ -189,7 +184,7 @@ def _entries() -> dict[str, Technique]:
             chunk_batch=True,
             note="pylance writes it for float mini-block chunks only; points read such pages chunk by chunk",
         ),
-        Technique(
+        _fast(
             "general",
             _general_chunk,
             lambda e, b, n, r: r(e.general.values, decompress_buffer(e.general.compression, b), n),
@@ -198,8 +193,6 @@ def _entries() -> dict[str, Technique]:
                 "general",
                 lambda e, v, r: r(e.general.values, decompress_values(e.general.compression, v)),
             ),
-            chunk_batch=True,
-            point=True,
         ),
         Technique(
             "fixed_size_list",
