@@ -46,13 +46,7 @@ from lancelot.io.storage_options import fsspec_options, s3_options, truthy
 if TYPE_CHECKING:
     from lancelot.writer import LanceWriter
 
-__all__ = [
-    "ObjectAlreadyExistsError",
-    "ObjectStore",
-    "UnsafeCommitError",
-    "UnsafePathError",
-    "s3_options",
-]
+__all__ = ["ObjectAlreadyExistsError", "ObjectStore", "UnsafeCommitError", "UnsafePathError", "s3_options"]
 
 
 class UnsafePathError(LanceError):

@@ -1,10 +1,6 @@
-"""Local files under the object store (store.py): the fault hook of tests, temporary files published by
-rename or link, and the writers of data files (``ObjectStore.open_output``).
-
-A data file is written whole before a manifest names it: locally through a ``LanceWriter`` that skips
-the syncs pylance does not make (store.py's docstring, durability), elsewhere into a local temporary
-file uploaded on ``close()``.
-"""
+"""Local files under the object store (store.py): the fault hook of tests, temporary files published by rename or
+link, and the writers of data files (``ObjectStore.open_output``: locally a ``LanceWriter`` without the syncs pylance
+does not make, store.py's "Durability"; elsewhere a local temporary file uploaded whole on ``close()``)."""
 
 from __future__ import annotations
 

@@ -136,8 +136,8 @@ def decode_tables(
     out: np.ndarray,
     out_offsets: np.ndarray,
 ) -> int:
-    """``decode_from`` (from string 0, ``out`` of the decoded size + 8), string ``s`` by table ``table_of[s]`` of ``symbols`` (t, 256, 8, C-contiguous) and ``lengths`` (t,
-    256)."""
+    """``decode_from`` from string 0 into an ``out`` of the decoded size + 8, string ``s`` by table ``table_of[s]`` of
+    ``symbols`` (t, 256, 8, C-contiguous) and ``lengths`` (t, 256)."""
     n_rows = symbols.shape[1]
     p = 0
     out_offsets[0] = 0

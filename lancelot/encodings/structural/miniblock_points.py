@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 import numpy as np
-from numpy.typing import NDArray
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lancelot.encodings.compression.bitpacking import CHUNK, _inline_bits, _out_of_line_bits, lane_positions
 from lancelot.encodings.compression.bitpacking_kernel import (
@@ -278,19 +278,8 @@ class PointReader:
             return None
         if (vkind == RLE) != (layout.num_buffers == 2):
             return None
-        return cls(
-            int(layout.HasField("def_compression")),
-            word,
-            int(layout.num_buffers),
-            def_kind,
-            def_t,
-            def_w,
-            vkind,
-            vparam,
-            vparam2,
-            fsst,
-            general,
-        )
+        has_def, nb = int(layout.HasField("def_compression")), int(layout.num_buffers)
+        return cls(has_def, word, nb, def_kind, def_t, def_w, vkind, vparam, vparam2, fsst, general)
 
     def inflate(self, data: np.ndarray, pos: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The fetched chunks as the kernel reads them: unchanged, or with General undone."""
@@ -310,17 +299,8 @@ class PointReader:
         self._lanes: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
         general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
         #: what must agree for pages to be read by one kernel call (widths of levels may differ)
-        self.codes: tuple[object, ...] = (
-            self.has_def,
-            self.word,
-            self.nb,
-            self.def_kind,
-            self.def_t,
-            self.vkind,
-            self.vparam,
-            self.vparam2,
-            general,
-        )
+        techniques = (self.def_kind, self.def_t, self.vkind, self.vparam, self.vparam2)
+        self.codes: tuple[object, ...] = (self.has_def, self.word, self.nb, *techniques, general)
 
     def run(
         self,
@@ -361,32 +341,10 @@ class PointReader:
             )
         (rows, lanes), (def_rows, def_lanes) = self._lanes
         where = np.zeros(1, dtype=np.int64)
-        args = (
-            readonly(data),
-            pos,
-            size,
-            counts,
-            k_of,
-            idx,
-            self.has_def,
-            self.word,
-            self.nb,
-            self.def_kind,
-            self.def_t,
-            def_ws,
-            def_rows,
-            def_lanes,
-            self.vkind,
-            self.vparam,
-            self.vparam2,
-            rows,
-            lanes,
-            dfn,
-            fixed,
-            var_start,
-            var_len,
-            where,
-        )
+        # (the kernel's arguments in its order: the chunks and rows, the levels' technique, the values', the outputs)
+        levels = (self.has_def, self.word, self.nb, self.def_kind, self.def_t, def_ws, def_rows, def_lanes)
+        values = (self.vkind, self.vparam, self.vparam2, rows, lanes)
+        args = (readonly(data), pos, size, counts, k_of, idx, *levels, *values, dfn, fixed, var_start, var_len, where)
         if use_kernel(n):
             status = _points(*args)
         else:
