@@ -238,10 +238,12 @@ class MiniBlockPage(PageReader):
         n, t = int(self.layout.num_dictionary_items), leaf_value_type(self.value_type)
         key = None
         if len(buf) <= SHARED_DICTIONARY_BYTES:
-            key = (self.layout.dictionary.SerializeToString(), buf.tobytes(), n, t)
+            raw = buf.tobytes()
+            key = (self.layout.dictionary.SerializeToString(), raw, n, t)
             known = _DICTIONARIES.get(key)
             if known is not None:
                 return known
+            buf = np.frombuffer(raw, np.uint8)  # (a kept dictionary's views pin these bytes, not the read's)
         found = PageDictionary(compression.decompress_block(self.layout.dictionary, buf, n), t)
         if key is not None:
             if len(_DICTIONARIES) >= MAX_DICTIONARIES:
