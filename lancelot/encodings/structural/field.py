@@ -181,23 +181,16 @@ class StructuralFieldReader(FieldReader):
         """``read.planned()`` once the search caches of the column pages it touches are loaded (a round
         first for those that are not); ``read.fallback()`` when one cannot be."""
         col, size = self.columns[0], self.ctx.src.size
-        jobs, ranges = [], []
         try:
-            for p in read.touched or ():
-                page = col.page(p)
-                rs = page.search_ranges()
-                if rs:
-                    jobs.append((page, rs))
-                    ranges += rs
+            jobs = [(page, rs) for page in [col.page(p) for p in read.touched or ()] if (rs := page.search_ranges())]
         except (LanceError, *_DECODE_ERRORS):
             return read.fallback()
         if not jobs:
             return read.planned()
-        for off, ln in ranges:
-            if off < 0 or ln < 0 or off + ln > size:
-                return read.fallback()
+        if not all(0 <= off and 0 <= ln and off + ln <= size for _, rs in jobs for off, ln in rs):
+            return read.fallback()
         read.jobs = jobs
-        return Plan(ranges, read.loaded, "search")
+        return Plan([r for _, rs in jobs for r in rs], read.loaded, "search")
 
     def _column_points(self) -> _Points[Any] | None:
         """The point reader over every page of the field (their search caches loaded first), or None."""
