@@ -138,6 +138,27 @@ def test_first_take_looks_items_up_in_the_decoded_block(written) -> None:
         assert isinstance(points, ColumnPoints) and points.has_dictionary and points._dictionary is None, name
 
 
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_files_written_alike_share_their_small_dictionaries(tmp_path, version) -> None:
+    """Pages whose small dictionaries are the same bytes share one decoded dictionary (a fresh
+    file's take does not decode it again); a dictionary of other words of the same count and
+    lengths is its own.  Every take equals pylance's."""
+    rng = np.random.default_rng(3)
+    words = {"a": ["AIR", "RAIL", "SHIP"], "b": ["AIR", "RAIL", "SHIP"], "c": ["BUS", "TAXI", "BOAT"]}
+    rows = np.array([0, 7, 999], dtype=np.int64)
+    shared = {}
+    for name, choices in words.items():
+        values = [*choices, *rng.choice(choices, 997)]  # (the same first rows: the same dictionary order)
+        table = pa.table({"c": pa.array(values), "i": pa.array(np.arange(1000))})
+        path = pylance_write(tmp_path / f"{name}.lance", table, version)
+        with lancelot.LanceFile(path) as f:
+            assert f.take(rows).equals(lance_file.LanceFileReader(path).take_rows(rows.tolist()).to_table())
+            points = f._reader(f.schema.field("c"))._points
+            assert isinstance(points, ColumnPoints) and points.page_dicts is not None
+            shared[name] = points.page_dicts[0]
+    assert shared["a"] is shared["b"] and shared["c"] is not shared["a"]
+
+
 def test_dictionary_index_past_the_dictionary(written) -> None:
     """An index past its page's dictionary reads as a null item, and is an error on a valid one."""
     path, _ = written

@@ -124,6 +124,7 @@ class StructuralFieldReader(FieldReader):
         col = self.columns[0]
         #: a top-level primitive field: takes and short ranges go to a whole-column point reader
         self._pointable = len(self.columns) == 1 and not col.path.steps and not col.path.blob
+        self._n_pages = len(col.page_ends)  # (the first column's pages: its point reader's)
         #: that point reader (None: its pages allow none) over the column pages in ``_cover``: the
         #: pages reads touched so far, built again when a read touches another one
         self._points: _Points[Any] | None = None
@@ -173,7 +174,7 @@ class StructuralFieldReader(FieldReader):
             return self._fallback(rows, ranged)
         if self._cover and not self._cover.issuperset(touched):
             # a file read again elsewhere: every page's, as the reference loads them (one rebuild more)
-            touched = list(range(len(col.col.meta.pages)))
+            touched = list(range(self._n_pages))
         return self._searched(_PointRead(self, rows, ranged, touched))
 
     def _searched(self, read: _PointRead) -> Plan:
@@ -195,7 +196,7 @@ class StructuralFieldReader(FieldReader):
         """The point reader over every page of the field (their search caches loaded first), or None."""
         if not self._pointable:
             return None
-        every = list(range(len(self.columns[0].col.meta.pages)))
+        every = list(range(self._n_pages))
         execute(self.ctx.src, [self._searched(_PointRead(self, None, False, every))])
         return self._points_over(every)
 
@@ -206,10 +207,15 @@ class StructuralFieldReader(FieldReader):
             return self._points
         col = self.columns[0]
         ids = sorted(self._cover.union(touched)) if self._cover else touched
+        every = len(ids) == self._n_pages
         try:
             pages = [col.page(p) for p in ids]
-            run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == len(ids) else ids  # (a slice: no copy)
-            firsts, ends, t, c = col.page_firsts[run], col.page_ends[run], col.path.leaf.type, col.col.index
+            if every:  # (most columns: one page)
+                firsts, ends = col.page_firsts, col.page_ends
+            else:
+                run = slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] + 1 == len(ids) else ids  # (a slice: no copy)
+                firsts, ends = col.page_firsts[run], col.page_ends[run]
+            t, c = col.path.leaf.type, col.col.index
             points: _Points[Any] | None = (
                 ColumnPoints.of(pages, firsts, t, c, ids)
                 or ColumnFullZipPoints.of(pages, ends)
@@ -219,7 +225,7 @@ class StructuralFieldReader(FieldReader):
         except (LanceError, *_DECODE_ERRORS):
             points = None  # the page-by-page path reports the problem where it is met
         self._points, self._cover = points, frozenset(ids)
-        self._every = len(ids) == len(col.col.meta.pages)
+        self._every = every
         self._points_path = f"points/{type(points).__name__}"
         return points
 

@@ -66,6 +66,12 @@ RANGE_PLANS = 4
 
 
 _NO_CHUNKS = np.zeros(0, dtype=np.int64)
+#: decoded page dictionaries of at most this many bytes are shared by content: the pages of files
+#: written alike repeat small dictionaries (codes, flags, prices) byte for byte, so a first take of
+#: each file would otherwise decode (and gather from) the same items again; read-only once made
+SHARED_DICTIONARY_BYTES = 4096
+MAX_DICTIONARIES = 256
+_DICTIONARIES: dict[tuple[bytes, bytes, int, pa.DataType], PageDictionary] = {}
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -228,9 +234,22 @@ class MiniBlockPage(PageReader):
         self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
 
     def _decode_dictionary(self, buf: np.ndarray) -> PageDictionary:
-        n = int(self.layout.num_dictionary_items)
-        block = compression.decompress_block(self.layout.dictionary, buf, n)
-        return PageDictionary(block, leaf_value_type(self.value_type))
+        """The page's dictionary; a small one decoded once per distinct content (``_DICTIONARIES``)."""
+        n, t = int(self.layout.num_dictionary_items), leaf_value_type(self.value_type)
+        key = None
+        if len(buf) <= SHARED_DICTIONARY_BYTES:
+            raw = buf.tobytes()
+            key = (self.layout.dictionary.SerializeToString(), raw, n, t)
+            known = _DICTIONARIES.get(key)
+            if known is not None:
+                return known
+            buf = np.frombuffer(raw, np.uint8)  # (a kept dictionary's views pin these bytes, not the read's)
+        found = PageDictionary(compression.decompress_block(self.layout.dictionary, buf, n), t)
+        if key is not None:
+            if len(_DICTIONARIES) >= MAX_DICTIONARIES:
+                _DICTIONARIES.clear()
+            _DICTIONARIES[key] = found
+        return found
 
     def _chunk_table(
         self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: PageDictionary | None
