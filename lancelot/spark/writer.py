@@ -151,7 +151,7 @@ def end_attempts(store: ObjectStore, prefix: str, stale: Callable[[bytes], list[
         for f in files:
             store.delete(f)
         store.delete(path)
-    _remove_empty_dir(store, prefix)
+    store.remove_empty_dir(prefix)
 
 
 def record_files(uri: str, storage: dict[str, Any] | None, prefix: str, files: list[str]) -> None:
@@ -169,7 +169,7 @@ def record_files(uri: str, storage: dict[str, Any] | None, prefix: str, files: l
         for f in files:
             store.delete(f)
         store.delete(record)
-        _remove_empty_dir(store, prefix)
+        store.remove_empty_dir(prefix)
         raise LanceError(f"job {prefix} already ended: this task attempt's output was discarded")
 
 
@@ -307,14 +307,3 @@ def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
 def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     check_not_null(batch, schema)
     return batch
-
-
-def _remove_empty_dir(store: ObjectStore, path: str) -> None:
-    """Local stores keep empty directories (object stores have none)."""
-    if store.is_local:
-        import os
-
-        try:
-            os.rmdir(store.full_path(path))
-        except OSError:
-            pass
