@@ -120,7 +120,7 @@ NOT_SUPPORTED: dict[str, str] = {
     "legacy": "'legacy' is the v1 Lance format (0.1), which lancelot does not support",
     "0.1": "the v1 Lance format (0.1) is not supported",
 }
-#: the versions lancelot writes
+#: the versions lancelot writes (all: ``resolve_writable`` refuses none)
 WRITABLE: frozenset[FileVersion] = frozenset(FileVersion)
 #: unstable versions: written only when named, with this warning (pylance 14 logs the same words)
 UNSTABLE: dict[FileVersion, str] = {
@@ -154,13 +154,9 @@ def parse(version: str | FileVersion | None) -> FileVersion:
 
 
 def resolve_writable(version: str | FileVersion | None) -> FileVersion:
-    """``parse``, refusing versions lancelot does not write and warning (``UnstableVersionWarning``)
-    that an unstable one was asked for, as pylance does."""
+    """``parse`` (lancelot writes every version it reads), warning (``UnstableVersionWarning``) that an
+    unstable one was asked for, as pylance does."""
     v = parse(version)
-    if v not in WRITABLE:
-        raise UnsupportedVersionError(
-            f"writing version {v} files is not yet supported (writable: {sorted(w.value for w in WRITABLE)})"
-        )
     if v in UNSTABLE:
         warnings.warn(UNSTABLE[v], UnstableVersionWarning, stacklevel=1)  # once per process by default, as pylance
     return v

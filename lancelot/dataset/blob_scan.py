@@ -29,6 +29,7 @@ from lancelot.dataset.blob import (
     take_blobs,
 )
 from lancelot.dataset.blob_file import DEFAULT_BLOB_BUFFER_SIZE
+from lancelot.util.types import is_offsets_list
 
 if TYPE_CHECKING:
     from lancelot.dataset.blob_file import BlobFile
@@ -75,7 +76,7 @@ def _binary_field(ds_field: pa.Field, out: pa.Field) -> pa.Field:
     if is_blob_field(ds_field):
         md = None if is_blob_v2(ds_field) else ds_field.metadata
         return pa.field(out.name, pa.large_binary(), out.nullable, md)
-    if _is_list(out.type) and _is_list(ds_field.type):
+    if is_offsets_list(out.type) and is_offsets_list(ds_field.type):
         item = _binary_field(ds_field.type.value_field, out.type.value_field)
         return pa.field(out.name, _list_of(out.type, item), out.nullable, out.metadata)
     if not pa.types.is_struct(out.type) or not pa.types.is_struct(ds_field.type):
@@ -123,7 +124,7 @@ def _bytes_of(ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, ou
         return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
     if not holds_blob(ds_field, is_blob_field):
         return arr
-    if _is_list(arr.type):
+    if is_offsets_list(arr.type):
         return _list_bytes(ds, ds_field, path, arr, out, row_list(rows))
     if not pa.types.is_struct(arr.type):
         return arr
@@ -138,10 +139,6 @@ def _bytes_of(ds: LanceDataset, ds_field: pa.Field, path: str, arr: pa.Array, ou
     kids = [out.type.field(i) for i in range(out.type.num_fields)]
     mask = arr.is_null() if arr.null_count else None
     return pa.StructArray.from_arrays(children, fields=kids, mask=mask)
-
-
-def _is_list(t: pa.DataType) -> bool:
-    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
 
 
 def _list_of(like: pa.DataType, item: pa.Field) -> pa.DataType:
@@ -170,7 +167,7 @@ def _in_hand(
         return pa.array(read_places(places, [(0, p.size if p else 0) for p in places]), pa.large_binary())
     if not holds_blob(ds_field, is_blob_field):
         return arr
-    if _is_list(arr.type):
+    if is_offsets_list(arr.type):
         return _list_bytes(ds, ds_field, path, arr, out, rows)
     valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
     live = [r if ok else None for r, ok in zip(rows, valid.tolist())]

@@ -46,6 +46,7 @@ from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
 from lancelot.extension_types import child_fields, map_child_arrays, map_children
 from lancelot.format.pb import file_pb2
 from lancelot.io.sink import FileTarget, open_target
+from lancelot.util.types import is_offsets_list
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -77,10 +78,6 @@ def _v2(version: str) -> bool:
         return False
 
 
-def _is_list(t: pa.DataType) -> bool:
-    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
-
-
 def is_v2_input(field: pa.Field, version: str) -> bool:
     """A field written with blob v2 values at ``version`` (itself, or a struct field below it)."""
     return _v2(version) and holds_blob(field, is_blob_field)
@@ -91,7 +88,7 @@ def _in_fixed_size_list(field: pa.Field, below: bool = False) -> pa.Field | None
     if below and is_blob_field(field):
         return field
     t = field.type
-    if _is_list(t) or pa.types.is_fixed_size_list(t):
+    if is_offsets_list(t) or pa.types.is_fixed_size_list(t):
         return _in_fixed_size_list(t.value_field, below or pa.types.is_fixed_size_list(t))
     if pa.types.is_struct(t):
         for i in range(t.num_fields):
@@ -388,7 +385,7 @@ def _leaf_paths(field: pa.Field, path: tuple[str, ...] = ()) -> Iterator[tuple[t
     here = (*path, field.name)
     if is_blob_field(field):
         yield here, field
-    elif _is_list(field.type):
+    elif is_offsets_list(field.type):
         yield from _leaf_paths(field.type.value_field, here)
     elif pa.types.is_struct(field.type):
         for i in range(field.type.num_fields):

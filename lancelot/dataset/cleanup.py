@@ -87,6 +87,13 @@ class CleanupStats:
     temp_files_removed: int = 0  # writers' temporary files (lancelot only; also in bytes_removed)
     removed: list[str] = field(default_factory=list, repr=False)  # dataset-relative paths
 
+    def _remove(self, store: ObjectStore, path: str, size: int, counter: str) -> None:
+        """Delete ``path`` (``size`` bytes), counted in ``counter`` (a field's name)."""
+        store.delete(path)
+        self.bytes_removed += size
+        self.removed.append(path)
+        setattr(self, counter, getattr(self, counter) + 1)
+
 
 @dataclass
 class _Files:
@@ -257,10 +264,7 @@ def cleanup_old_versions(
         size = sizes.get(path)
         if size is None:
             continue  # gone already
-        store.delete(path)
-        stats.bytes_removed += size
-        stats.removed.append(path)
-        stats.old_versions += 1
+        stats._remove(store, path, size, "old_versions")
     threshold = now - UNVERIFIED_AGE.total_seconds()
     emptied: set[str] = set()
     for top, kind in (
@@ -291,10 +295,7 @@ def cleanup_old_versions(
                     continue
                 if path in kept.paths or (in_flight and path not in verified.paths):
                     continue
-            store.delete(path)
-            stats.bytes_removed += size
-            stats.removed.append(path)
-            setattr(stats, f"{kind}_files_removed", getattr(stats, f"{kind}_files_removed") + 1)
+            stats._remove(store, path, size, f"{kind}_files_removed")
             if kind == "index" or path.endswith(".blob"):
                 emptied.add(path.rsplit("/", 1)[0])
     for d in sorted(emptied):  # an index's or sidecars' directory goes with its files, as pylance's
@@ -316,7 +317,4 @@ def _remove_temp_files(store: ObjectStore, stats: CleanupStats, before: float, c
         for path, size, mtime in store.list_files(top):
             if mtime >= limit or not is_temp_file(path):
                 continue
-            store.delete(path)
-            stats.bytes_removed += size
-            stats.removed.append(path)
-            stats.temp_files_removed += 1
+            stats._remove(store, path, size, "temp_files_removed")

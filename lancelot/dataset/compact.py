@@ -18,7 +18,7 @@ read, makes the compaction plan again on the latest version."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -385,24 +385,32 @@ def _compact_once(
     ds: LanceDataset, target_rows_per_fragment: int, materialize_deletions: bool, threshold: float, defer: bool
 ) -> CompactionMetrics:
     where = f"dataset {ds.uri!r} version {ds.version}"
-    stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
     index_fragments = _index_fragments(ds)
     groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, threshold, index_fragments)
-    metrics = CompactionMetrics()
     if not groups:
-        return metrics
+        return CompactionMetrics()
     dv = writable_data_version(ds.manifest, where)
     _check_files(ds, groups, where)
-    written: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]] = []
-    for group in groups:
-        new_pb = rewrite_group(ds, group, target_rows_per_fragment, dv, where)
-        written.append(([_counted(f) for f in group], new_pb))
-        metrics.fragments_removed += len(group)
-        metrics.files_removed += sum(
-            len(f.data_fragment.files) + f.data_fragment.HasField("deletion_file") for f in group
-        )
-        metrics.fragments_added += len(new_pb)
-        metrics.files_added += sum(len(n.files) for n in new_pb)
+    written = [([_counted(f) for f in g], rewrite_group(ds, g, target_rows_per_fragment, dv, where)) for g in groups]
+    return commit_compaction(ds, written, groups if index_fragments else None, defer)
+
+
+def commit_compaction(
+    ds: LanceDataset,
+    written: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]],
+    remap_groups: list[list[Fragment]] | None = None,
+    defer: bool = False,
+    run_commit: Callable[[Callable[[], int]], int] = lambda commit: commit(),
+) -> CompactionMetrics:
+    """Commit rewritten groups, (old fragments, new fragments with ids unassigned) each: ReserveFragments for the new
+    ids, then one Rewrite, its indices remapped when ``remap_groups`` (the groups' Fragments) is given; ``run_commit``
+    runs the Rewrite's commit (a Spark job's ``commit``)."""
+    metrics = CompactionMetrics()
+    for old_pbs, new_pbs in written:
+        metrics.fragments_removed += len(old_pbs)
+        metrics.files_removed += sum(len(f.files) + f.HasField("deletion_file") for f in old_pbs)
+        metrics.fragments_added += len(new_pbs)
+        metrics.files_added += sum(len(f.files) for f in new_pbs)
     n_new = sum(len(new) for _, new in written)
     at_version = ds.version
     if n_new:
@@ -419,12 +427,12 @@ def _compact_once(
                 f.id = nid
                 nid += 1
     remap = None
-    if index_fragments:
+    if remap_groups:
         remap = index_remap.remap_indices(
             ds.store,
             ds.manifest_file.index_section,
-            [index_remap.Group(g, new_pbs) for g, (_, new_pbs) in zip(groups, written, strict=True)],
-            stable,
+            [index_remap.Group(g, new_pbs) for g, (_, new_pbs) in zip(remap_groups, written, strict=True)],
+            bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS),
             defer,
             at_version,
         )
@@ -435,7 +443,8 @@ def _compact_once(
         g.new_fragments.extend(new_pbs)
     if remap is not None:
         txn.rewrite.rewritten_indices.extend(remap.rewritten())
-    commit_transaction(ds.store, ds.uri, txn, build_rewrite(written, ds.uri, ds.store, remap), read_version=ds.version)
+    build = build_rewrite(written, ds.uri, ds.store, remap)
+    run_commit(lambda: commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version))
     return metrics
 
 

@@ -307,32 +307,18 @@ class LocalFileSource(ByteSource):
         ``_read_cached``), else None: a range is bad, the blocks large or not cached (the general
         path reports, hints and reads).  A take's few small ranges spent more in the general path's
         layers than in their reads."""
-        n, size = len(ranges), self.size
+        size = self.size
         for off, ln in ranges:
             if off < 0 or ln < 0 or off + ln > size:
                 return None
-        gap, total, blocks = self.coalesce_gap, 0, []
-        start = end = 0
-        members: list[int] = []
-        for i in sorted(range(n), key=ranges.__getitem__):
-            off, ln = ranges[i]
-            if members and off <= end + gap:
-                members.append(i)
-                end = max(end, off + ln)
-                continue
-            if members:
-                blocks.append((start, end, members))
-                total += end - start
-            start, end, members = off, off + ln, [i]
-        if members:
-            blocks.append((start, end, members))
-        if total + end - start >= NOWAIT_MAX_BYTES:
+        blocks = coalesce(ranges, self.coalesce_gap)
+        if sum(ln for _, ln, _ in blocks) >= NOWAIT_MAX_BYTES:
             return None
-        out: list[memoryview] = [memoryview(b"")] * n
-        for start, end, members in blocks:
-            if end == start:
+        out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        for start, length, members in blocks:
+            if not length:
                 continue
-            data = self._read_cached(start, end - start)
+            data = self._read_cached(start, length)
             if data is None:
                 return None
             view = memoryview(data)

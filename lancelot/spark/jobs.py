@@ -30,7 +30,7 @@ from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids
 from lancelot.dataset.transaction import new_transaction
 from lancelot.format.pb import table_pb2
-from lancelot.spark.writer import ATTEMPTS_DIR, ENDED, end_attempts
+from lancelot.spark.writer import ATTEMPTS_DIR, end_attempts, record_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,6 +60,10 @@ class JobRef:
     prefix: str  # <dataset>/_lancelot_spark/ops-<id>: one record per task attempt that wrote files
     fault: str | None = None  # tests only: the driver's FAULT_ENV when the job was planned
 
+    def record(self, files: list[str]) -> None:
+        """In a task, after writing ``files`` (relative to the dataset): ``record_files``."""
+        record_files(self.uri, self.storage_options, self.prefix, files)
+
 
 #: tests only: set in the driver's environment while an operation is planned, it makes its tasks fail once they have
 #: written and recorded their files: ``raise`` (the first attempt of the first task raises), ``exit`` (that attempt's
@@ -84,25 +88,6 @@ def injected_fault(job: JobRef) -> None:
         raise LanceError(
             f"injected fault {FAULT_ENV}={job.fault} in task {ctx.partitionId()} attempt {ctx.attemptNumber()}"
         )
-
-
-def record_files(job: JobRef, files: list[str]) -> None:
-    """In a task, after writing ``files`` (paths relative to the dataset): record them, so the driver can delete them if
-    they are not committed.  A task attempt that ends after its job did (killed, lost, speculative) sees the job's end
-    marker and deletes its own files."""
-    from lancelot.dataset.store import ObjectStore
-    from lancelot.errors import LanceError
-
-    if not files:
-        return
-    store = ObjectStore(job.uri, job.storage_options)
-    record = f"{job.prefix}/{uuid.uuid4().hex}.json"
-    store.put(record, json.dumps(files).encode())
-    if store.exists(f"{job.prefix}{ENDED}"):
-        for f in files:
-            store.delete(f)
-        store.delete(record)
-        raise LanceError(f"operation {job.prefix} already ended: this task attempt's output was discarded")
 
 
 class Job:
@@ -171,7 +156,7 @@ def run_items(
     for b in batches:
         for i in b.column(0).to_pylist():
             result = task(items[int(i)])
-            record_files(job, files_of(result))
+            job.record(files_of(result))
             injected_fault(job)
             out = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             yield pa.record_batch([pa.array([out], pa.binary())], names=["payload"])

@@ -51,7 +51,6 @@ from lancelot.spark.jobs import (
     injected_fault,
     on_latest,
     open_dataset,
-    record_files,
 )
 from lancelot.spark.merge_lookup import (
     LOOKUP_LIMIT,
@@ -190,7 +189,7 @@ def _merge_task(plan: _MergePlan, job: JobRef, batches: Iterator[pa.RecordBatch]
         summary.removed = removed
         summary.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
         summary.files += data_files([nf.frag for nf in written])
-        record_files(job, summary.files)
+        job.record(summary.files)
     injected_fault(job)
     yield _payload((summary, counts))
 

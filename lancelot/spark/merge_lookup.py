@@ -33,7 +33,6 @@ from lancelot.spark.jobs import (
     fragment_of,
     injected_fault,
     open_dataset,
-    record_files,
 )
 
 if TYPE_CHECKING:
@@ -228,7 +227,7 @@ def lookup_task(
     written = new_rows.write(iter(new_parts))
     out.new = [(nf.frag.SerializeToString(), nf.kept_ids, nf.kept_created) for nf in written]
     out.files = data_files([nf.frag for nf in written])
-    record_files(job, out.files)
+    job.record(out.files)
     injected_fault(job)
     yield _payload(out)
 
@@ -254,7 +253,7 @@ def deletions(cur: LanceDataset, job: JobRef, results: list[LookupResult], check
     changes = []
     for fid, arrays in sorted(gone.items()):
         change = deletions_of(cur, fragment_of(cur, fid), np.unique(np.concatenate(arrays)))
-        record_files(job, change.files)
+        job.record(change.files)
         changes.append(change)
     return changes
 

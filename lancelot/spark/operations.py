@@ -402,9 +402,9 @@ def compact(
     from lancelot.dataset.commit import RetryableCommitConflictError
     from lancelot.dataset.compact import (
         COMPACTION_ATTEMPTS,
+        CompactionMetrics,
         _check_files,
-        build_reserve,
-        build_rewrite,
+        commit_compaction,
         compact_files,
         plan_compaction,
     )
@@ -413,7 +413,7 @@ def compact(
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
 
-    from lancelot.dataset.compact import CompactionMetrics as Metrics
+    pb2 = table_pb2.DataFragment
 
     def once(ds: LanceDataset) -> CompactionMetrics:
         where = f"dataset {ds.uri!r} version {ds.version}"
@@ -425,43 +425,14 @@ def compact(
                 materialize_deletions_threshold=materialize_deletions_threshold,
             )
         groups = plan_compaction(ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold)
-        metrics = Metrics()
         if not groups:
-            return metrics
+            return CompactionMetrics()
         _check_files(ds, groups, where)
         task = functools.partial(_compact_task, ds.uri, ds.version, storage_options, target_rows_per_fragment)
         with Job(ds, storage_options) as job:
             results = job.run(spark, [[f.fragment_id for f in g] for g in groups], task, _compact_files)
-            written = [
-                (
-                    [table_pb2.DataFragment.FromString(b) for b in old],
-                    [table_pb2.DataFragment.FromString(b) for b in new],
-                )
-                for old, new in results
-            ]
-            for old_pbs, new_pbs in written:
-                metrics.fragments_removed += len(old_pbs)
-                metrics.files_removed += sum(len(f.files) + f.HasField("deletion_file") for f in old_pbs)
-                metrics.fragments_added += len(new_pbs)
-                metrics.files_added += sum(len(f.files) for f in new_pbs)
-            n_new = sum(len(new) for _, new in written)
-            if n_new:
-                reserve = new_transaction(ds.version)
-                reserve.reserve_fragments.num_fragments = n_new
-                v = commit_transaction(ds.store, ds.uri, reserve, build_reserve(n_new, ds.uri), read_version=ds.version)
-                nid = int(ds.checkout_version(v).manifest.max_fragment_id) - n_new + 1
-                for _, new_pbs in written:
-                    for f in new_pbs:
-                        f.id = nid
-                        nid += 1
-            txn = new_transaction(ds.version)
-            for old_pbs, new_pbs in written:
-                g = txn.rewrite.groups.add()
-                g.old_fragments.extend(old_pbs)
-                g.new_fragments.extend(new_pbs)
-            build = build_rewrite(written, ds.uri, ds.store)
-            job.commit(lambda: commit_transaction(ds.store, ds.uri, txn, build, read_version=ds.version))
-        return metrics
+            written = [([pb2.FromString(b) for b in old], [pb2.FromString(b) for b in new]) for old, new in results]
+            return commit_compaction(ds, written, run_commit=job.commit)
 
     ds = open_dataset(uri, None, storage_options)
     for attempt in range(COMPACTION_ATTEMPTS):

@@ -317,7 +317,7 @@ class LanceReader(DataSourceReader):
         out = {}
         for info in self.files:
             with LanceFile(info.path) as f:
-                zm = f.zone_maps() if hasattr(f, "zone_maps") else None
+                zm = f.zone_maps()
             if zm is None or zm.num_rows != info.num_rows:
                 out[info.path] = [(0, info.num_rows)]
             else:

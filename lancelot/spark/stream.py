@@ -32,8 +32,8 @@ from pyspark.sql.types import StructType
 
 from lancelot.errors import LanceError, SchemaMismatchError
 from lancelot.spark.options import dataset_version, storage_options
-from lancelot.spark.types import align_to_dataset, append_mismatch, check_not_null, spark_arrow_schema, to_spark_batch
-from lancelot.spark.writer import _tightened, _uri, write_options
+from lancelot.spark.types import align_to_dataset, append_mismatch, spark_arrow_schema, to_spark_batch
+from lancelot.spark.writer import _checked, _tightened, _uri, write_options
 
 if TYPE_CHECKING:
     from lancelot.dataset import FragmentMetadata
@@ -97,11 +97,9 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 (pyspark's)
         """On the driver: the micro-batch's fragments as one new version, unless it is already committed."""
-        from lancelot.dataset import FragmentMetadata, commit
+        from lancelot.dataset import commit
 
-        msgs = [m for m in messages if isinstance(m, StreamCommitMessage)]
-        frags = [FragmentMetadata.from_json(s) for m in msgs for s in m.fragments]
-        query = self.stream_id or next((m.query_id for m in msgs if m.query_id), "")
+        frags, query = self._received(messages)
         if self.overwrite:
             exists = dataset_version(self.uri, self.storage) is not None
             op = "overwrite" if exists else "create"
@@ -123,15 +121,19 @@ class LanceStreamWriter(DataSourceStreamArrowWriter):
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """The micro-batch failed: its data files are removed, unless its version was made (Spark aborts a batch whose
         commit raised after committing, as a crash there would leave it)."""
-        from lancelot.dataset import FragmentMetadata
-
-        msgs = [m for m in messages if isinstance(m, StreamCommitMessage)]
-        frags = [FragmentMetadata.from_json(s) for m in msgs for s in m.fragments]
-        query = self.stream_id or next((m.query_id for m in msgs if m.query_id), "")
+        frags, query = self._received(messages)
         if self.overwrite:
             self._delete(frags, keep=_latest_files(self.uri, self.storage))
         elif not (query and committed_batch(self.uri, self.storage, query, batchId)):
             self._delete(frags)
+
+    def _received(self, messages: list[WriterCommitMessage | None]) -> tuple[list[FragmentMetadata], str]:
+        """The micro-batch's fragments and its streaming query's id."""
+        from lancelot.dataset import FragmentMetadata
+
+        msgs = [m for m in messages if isinstance(m, StreamCommitMessage)]
+        frags = [FragmentMetadata.from_json(s) for m in msgs for s in m.fragments]
+        return frags, self.stream_id or next((m.query_id for m in msgs if m.query_id), "")
 
     def _ensure_dataset(self) -> None:
         from lancelot.dataset import commit
@@ -161,11 +163,6 @@ def _latest_files(uri: str, storage: dict[str, object] | None) -> frozenset[str]
         return frozenset()
     ds = dataset(uri, storage_options=storage)
     return frozenset(d.path for f in ds.get_fragments() for d in f.metadata.files)
-
-
-def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    check_not_null(batch, schema)
-    return batch
 
 
 def committed_batch(uri: str, storage: dict[str, object] | None, query: str, batch: int) -> bool:

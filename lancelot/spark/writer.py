@@ -55,7 +55,6 @@ class LanceCommitMessage(WriterCommitMessage):
 
     fragments: list[str] = field(default_factory=list)
     rows: int = 0
-    attempt: str = ""
 
 
 def _lance_messages(messages: list[WriterCommitMessage | None]) -> list[LanceCommitMessage]:
@@ -152,7 +151,26 @@ def end_attempts(store: ObjectStore, prefix: str, stale: Callable[[bytes], list[
         for f in files:
             store.delete(f)
         store.delete(path)
-    _remove_empty_dir(store, prefix)
+    store.remove_empty_dir(prefix)
+
+
+def record_files(uri: str, storage: dict[str, Any] | None, prefix: str, files: list[str]) -> None:
+    """In a task, after writing ``files`` (paths relative to the dataset): record them under ``prefix``, so the driver
+    can delete them if they are not committed.  A task attempt that ends after its job did (killed, lost, speculative)
+    sees the job's end marker (the driver writes it before listing the records) and deletes its own files."""
+    from lancelot.dataset.store import ObjectStore
+
+    if not files:
+        return
+    store = ObjectStore(uri, storage)
+    record = f"{prefix}/{uuid.uuid4().hex}.json"
+    store.put(record, json.dumps(files).encode())
+    if store.exists(f"{prefix}{ENDED}"):
+        for f in files:
+            store.delete(f)
+        store.delete(record)
+        store.remove_empty_dir(prefix)
+        raise LanceError(f"job {prefix} already ended: this task attempt's output was discarded")
 
 
 class LanceDatasetWriter(DataSourceArrowWriter):
@@ -196,15 +214,6 @@ class LanceDatasetWriter(DataSourceArrowWriter):
 
         return ObjectStore(self.uri, self.storage)
 
-    def _attempt_name(self) -> str:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        tag = uuid.uuid4().hex[:8]
-        if ctx is None:  # outside a Spark task (tests, tools)
-            return f"local-{tag}"
-        return f"p{ctx.partitionId()}-s{ctx.stageId()}-a{ctx.attemptNumber()}-{tag}"
-
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         """Runs in a task: the batches become data files under ``<uri>/data/`` (invisible until commit)."""
         from lancelot.dataset import write_fragments
@@ -220,20 +229,9 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         )
         if not frags:
             return LanceCommitMessage()
-        name = self._attempt_name()
-        files = [d.path for f in frags for d in f.files]
-        store = self._store()
-        record = f"{ATTEMPTS_DIR}/{self.job_id}/{name}.json"
-        store.put(record, json.dumps({"files": files}).encode())
-        # An attempt that ends after its job (killed, lost, speculative) removes its own files: the
-        # driver writes the marker before listing the records, and this looks after writing the record.
-        if store.exists(f"{ATTEMPTS_DIR}/{self.job_id}{ENDED}"):
-            for f in files:
-                store.delete(f"data/{f}")
-            store.delete(record)
-            _remove_empty_dir(store, f"{ATTEMPTS_DIR}/{self.job_id}")
-            raise LanceError(f"job {self.job_id} already ended: this task attempt's output was discarded")
-        return LanceCommitMessage([json.dumps(f.to_json()) for f in frags], sum(f.physical_rows for f in frags), name)
+        files = [f"data/{d.path}" for f in frags for d in f.files]
+        record_files(self.uri, self.storage, f"{ATTEMPTS_DIR}/{self.job_id}", files)
+        return LanceCommitMessage([json.dumps(f.to_json()) for f in frags], sum(f.physical_rows for f in frags))
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """On the driver, after every task succeeded: one new dataset version with every task's fragments."""
@@ -288,7 +286,7 @@ class LanceDatasetWriter(DataSourceArrowWriter):
         end_attempts(
             self._store(),
             f"{ATTEMPTS_DIR}/{self.job_id}",
-            lambda raw: [f"data/{f}" for f in json.loads(raw).get("files", []) if f not in committed],
+            lambda raw: [f for f in json.loads(raw) if f.removeprefix("data/") not in committed],
         )
 
 
@@ -309,14 +307,3 @@ def _tightened(ours: pa.Schema, aligned: pa.Schema) -> bool:
 def _checked(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     check_not_null(batch, schema)
     return batch
-
-
-def _remove_empty_dir(store: ObjectStore, path: str) -> None:
-    """Local stores keep empty directories (object stores have none)."""
-    if store.is_local:
-        import os
-
-        try:
-            os.rmdir(store.full_path(path))
-        except OSError:
-            pass

@@ -43,6 +43,11 @@ def is_binary_like(t: pa.DataType) -> bool:
     return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t))
 
 
+def is_offsets_list(t: pa.DataType) -> bool:
+    """Lists with offsets, small or large (not fixed-size lists, views or maps)."""
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
+
+
 def rebuild(t: pa.DataType, leaf: Callable[[pa.DataType], pa.DataType]) -> pa.DataType:
     """``t`` with ``leaf`` applied to every type below its structs, maps and lists (lists of every
     kind become ``list`` / ``large_list`` / ``fixed_size_list`` again, keeping their item fields)."""
