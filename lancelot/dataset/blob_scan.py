@@ -238,7 +238,7 @@ def to_pandas(scanner: LanceScanner, blob_mode: str, kwargs: dict[str, Any]) -> 
     if blob_mode == "bytes":
         return scanner._copy_with(binary=True).to_table().to_pandas(**kwargs)
     t = scanner._copy_with(binary=False, with_row_address=True).to_table()
-    ds = scanner._ds
+    ds = scanner.state.ds
     addresses = t.column(ROW_ADDR).to_pylist()
     files: dict[str, list[BlobFile | None]] = {}
     for path in paths:

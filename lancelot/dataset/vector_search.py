@@ -126,11 +126,11 @@ def search(scan: LanceScanner) -> pa.Table:
 
     n = scan.nearest
     assert n is not None
-    ds = scan._ds
+    ds = scan.state.ds
     best_d = np.empty(0, n.q.dtype)
     best_id = np.empty(0, np.uint64)
     best_addr = np.empty(0, np.uint64)
-    for frag in scan._frags:
+    for frag in scan.state.frags:
         for pos, col in _chunk(frag, scan, n.column):
             if not len(pos):
                 continue
@@ -151,7 +151,7 @@ def search(scan: LanceScanner) -> pa.Table:
     if not len(best_addr):
         return scan.projected_schema.empty_table()
     rows = ds._rows_at(best_addr, None, ignore_deletions=True, scan=scan)
-    at = len(scan._proj.names) - scan._proj.added
+    at = len(scan.state.proj.names) - scan.state.proj.added
     out = rows
     if not scan.no_distance:
         out = rows.add_column(at, pa.field(DISTANCE, pa.float32()), pa.array(best_d.astype(np.float32)))
@@ -164,12 +164,12 @@ def _passes(scan: LanceScanner, addr: np.ndarray) -> np.ndarray:
     from lancelot.dataset.scan import apply_filter, filter_columns
 
     assert scan.filter is not None
-    cols: list[str] = filter_columns(scan.filter, list(scan._ds.schema.names))
-    cols += sorted(scan._filter_rows)
-    check = type(scan)(scan._ds, cols)  # (a scanner of the same dataset, for the filter's columns)
-    t = scan._ds._rows_at(addr, None, ignore_deletions=True, scan=check)
+    cols: list[str] = filter_columns(scan.filter, list(scan.state.ds.schema.names))
+    cols += sorted(scan.state.filter_rows)
+    check = type(scan)(scan.state.ds, cols)  # (a scanner of the same dataset, for the filter's columns)
+    t = scan.state.ds._rows_at(addr, None, ignore_deletions=True, scan=check)
     t = t.append_column("__lancelot_index", pa.array(np.arange(len(addr), dtype=np.int64)))
-    kept = apply_filter(t, scan.filter, f"dataset {scan._ds.uri!r}").column("__lancelot_index").to_numpy()
+    kept = apply_filter(t, scan.filter, f"dataset {scan.state.ds.uri!r}").column("__lancelot_index").to_numpy()
     mask = np.zeros(len(addr), bool)
     mask[kept] = True
     return mask
