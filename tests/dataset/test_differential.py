@@ -298,3 +298,18 @@ def test_insert_through_stale_object_conflicts(tmp_path, between):
                 else:
                     lib.write_dataset(first, ds, mode="append")
     assert lancelot.dataset(str(tmp_path / "lancelot")).version == lance.dataset(str(tmp_path / "lance")).version
+
+
+@pytest.mark.parametrize("target", [5, 8, 9])
+def test_compaction_splits_rows_evenly_as_pylance(tmp_path, target):
+    """34 live rows compacted with a target of 8 make fragments of 9, 9, 8, 8 (not 9, 9, 9, 7), as pylance's."""
+    out = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lance.write_dataset(_batch(random.Random(2), BASE, list(range(40))), p)
+        ds = lib.dataset(p)
+        ds.delete("id % 7 = 2")
+        ds.optimize.compact_files(target_rows_per_fragment=target)
+        got = lance.dataset(p)
+        out.append(([f.count_rows() for f in got.get_fragments()], got.to_table(with_row_id=True).to_pylist()))
+    assert out[1] == out[0]
