@@ -17,15 +17,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, as_expression, commit_change, evaluate, fragment_map
+from lancelot.dataset.changes import ChangeInputError, as_expression, commit_change, evaluate, fragment_map, retrying
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, RetryableCommitConflictError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
+    from lancelot.dataset.changes import Committed
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.udf import BatchUDFCheckpoint
@@ -92,9 +93,19 @@ def _commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields:
 
 
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
-    txn = new_transaction(ds.version)
-    txn.project.schema.extend(fields)
-    ds._move_to(*commit_change(ds, txn, build_project(fields, None, ds.uri)))
+    """Commit the Project of ``fields``; over a concurrent append or update (a retryable conflict) once more on the
+    latest version when its schema is still the one ``fields`` were derived from, as pylance's alter/drop_columns."""
+
+    def attempt(cur: LanceDataset) -> Committed:
+        if cur is not ds and list(cur.manifest.fields) != list(ds.manifest.fields):
+            raise RetryableCommitConflictError(
+                f"dataset {ds.uri!r}: commit conflict: the schema changed since version {ds.version}; re-read and retry"
+            )
+        txn = new_transaction(cur.version)
+        txn.project.schema.extend(fields)
+        return commit_change(cur, txn, build_project(fields, None, cur.uri))
+
+    ds._move_to(*retrying(ds, 1, attempt))
 
 
 # -- new data files per fragment --------------------------------------------------------------------
