@@ -93,14 +93,19 @@ def _commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields:
 
 
 def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
-    """Commit the Project of ``fields``; over a concurrent append or update (a retryable conflict) once more on the
-    latest version when its schema is still the one ``fields`` were derived from, as pylance's alter/drop_columns."""
+    """Commit the Project of ``fields``; over concurrent appends and updates (a retryable conflict) once more on the
+    latest version when no commit since ``ds``'s version changed the schema or replaced the data (as pylance's
+    alter/drop_columns, whose Project rebases over those but not over a Merge, Project, Overwrite or Restore)."""
 
     def attempt(cur: LanceDataset) -> Committed:
-        if cur is not ds and list(cur.manifest.fields) != list(ds.manifest.fields):
-            raise RetryableCommitConflictError(
-                f"dataset {ds.uri!r}: commit conflict: the schema changed since version {ds.version}; re-read and retry"
-            )
+        if cur is not ds:
+            since = [cur.read_transaction(v) for v in range(ds.version + 1, cur.version + 1)]
+            kinds = {type(t.operation).__name__ if t is not None else None for t in since}
+            if kinds & {None, "Merge", "Project", "Overwrite", "Restore", "UpdateMemWalState"}:
+                raise RetryableCommitConflictError(
+                    f"dataset {ds.uri!r}: commit conflict with a concurrent {sorted(map(str, kinds))} since version "
+                    f"{ds.version}; re-read the dataset and retry"
+                )
         txn = new_transaction(cur.version)
         txn.project.schema.extend(fields)
         return commit_change(cur, txn, build_project(fields, None, cur.uri))
