@@ -103,6 +103,8 @@ class Twin:
             return ds.alter_columns({"path": args[0], "name": args[1]})
         if kind == "nullable":
             return ds.alter_columns({"path": args[0], "nullable": True})
+        if kind == "cast":
+            return ds.alter_columns({"path": args[0], "data_type": args[1]})
         if kind == "drop":
             return ds.drop_columns([args[0]])
         if kind == "compact":
@@ -172,12 +174,12 @@ def _gen(rng: random.Random, lt: Any, nxt: list[int], k: int) -> Op:
     stale = ds.version != ds.latest_version
     kind = rng.choice(
         ["append", "append", "insert", "overwrite", "delete", "delete", "update", "update", "merge", "merge"]
-        + ["add_columns", "rename", "nullable", "drop", "compact", "checkout", "latest", "reopen", "restore"]
+        + ["add_columns", "rename", "nullable", "cast", "drop", "compact", "checkout", "latest", "reopen", "restore"]
         + ["tag", "cleanup"]
     )
     if kind in ("append", "overwrite"):
         return (kind, _batch(rng, schema, new), rng.choice([4, 10, 1000]), rng.random() < 0.5)
-    if stale and kind in ("insert", "compact", "update", "delete", "merge"):
+    if stale and kind in ("insert", "compact", "update", "delete", "merge", "cast"):
         # known differences on an object behind the latest version: pylance's stale insert maps its data by the
         # stale schema's names after a rename; lancelot's compaction plans again over a concurrent delete
         # where pylance raises one; an update or merge_insert whose rows share fragments with a later update:
@@ -202,6 +204,10 @@ def _gen(rng: random.Random, lt: Any, nxt: list[int], k: int) -> Op:
         return (kind, f"c{k}", rng.choice(["x * 2", "id + 1", "CAST(id AS INT)", "concat(s, 'z')"]))
     if kind == "rename" and others:
         return (kind, rng.choice(others), f"r{k}")
+    if kind == "cast":
+        num = [f.name for f in schema if f.type in (pa.float64(), pa.float32(), pa.int32())]
+        to = {pa.float64(): pa.float32(), pa.float32(): pa.float64(), pa.int32(): pa.int64()}
+        return (kind, name, to[schema.field(name).type]) if (name := rng.choice(num or ["id"])) in num else ("latest",)
     if kind == "nullable" and others:
         return (kind, rng.choice(others))
     if kind == "drop" and len(others) > 1:
