@@ -99,9 +99,11 @@ def _commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
 
     def attempt(cur: LanceDataset) -> Committed:
         if cur is not ds:
-            since = [cur.read_transaction(v) for v in range(ds.version + 1, cur.version + 1)]
+            kept = {int(v["version"]) for v in cur.versions()}  # (a cleaned-up version is not checked: pylance)
+            since = [cur.read_transaction(v) for v in range(ds.version + 1, cur.version + 1) if v in kept]
             kinds = {type(t.operation).__name__ if t is not None else None for t in since}
-            if kinds & {None, "Merge", "Project", "Overwrite", "Restore", "UpdateMemWalState"}:
+            changed = list(cur.manifest.fields) != list(ds.manifest.fields)  # (also over cleaned-up versions)
+            if changed or kinds & {None, "Merge", "Project", "Overwrite", "Restore", "UpdateMemWalState"}:
                 raise RetryableCommitConflictError(
                     f"dataset {ds.uri!r}: commit conflict with a concurrent {sorted(map(str, kinds))} since version "
                     f"{ds.version}; re-read the dataset and retry"

@@ -179,6 +179,10 @@ def _gen(rng: random.Random, lt: Any, nxt: list[int], k: int) -> Op:
     )
     if kind in ("append", "overwrite"):
         return (kind, _batch(rng, schema, new), rng.choice([4, 10, 1000]), rng.random() < 0.5)
+    if stale and kind in ("rename", "nullable", "drop") and lt.lib.dataset(lt.path).schema != schema:
+        # pylance's alter/drop_columns through an object whose schema a later commit changed commit the stale
+        # schema when the versions in between were cleaned up (a column dropped since comes back, unreadable)
+        return ("latest",)
     if stale and kind in ("insert", "compact", "update", "delete", "merge", "cast"):
         # known differences on an object behind the latest version: pylance's stale insert maps its data by the
         # stale schema's names after a rename; lancelot's compaction plans again over a concurrent delete
@@ -361,3 +365,22 @@ def test_alter_columns_through_stale_object(tmp_path, between):
                 got.append(("error", "conflict" in str(e).lower()))
         out.append(got)
     assert out[1] == out[0]
+
+
+def test_stale_drop_columns_does_not_bring_back_a_dropped_column(tmp_path):
+    """A drop_columns through an object older than a drop of another column whose version was cleaned up since:
+    lancelot raises a conflict rather than commit the old schema (pylance commits it: the column dropped comes back
+    as a non-null column no new fragment holds, and pylance cannot read the dataset)."""
+    p = str(tmp_path / "ds")
+    lancelot.write_dataset(_batch(random.Random(5), BASE, list(range(8))), p)
+    old = lancelot.dataset(p)
+    old.tags.create("keep", 1)
+    now = lancelot.dataset(p)
+    now.drop_columns(["x"])
+    now.delete("id = 3")
+    now.cleanup_old_versions(older_than=timedelta(0), error_if_tagged_old_versions=False)
+    with pytest.raises(OSError, match="conflict"):
+        old.drop_columns(["s"])
+    got = lance.dataset(p)
+    assert got.schema.names == ["id", "s", "l", "st"]
+    assert got.to_table().num_rows == 7
