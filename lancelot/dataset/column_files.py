@@ -14,15 +14,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.changes import ChangeInputError, commit_change, fragment_map
+from lancelot.dataset.changes import ChangeInputError, commit_change, fragment_map, retrying
 from lancelot.dataset.manifest import ManifestFile, writable_data_version
 from lancelot.dataset.operation_changes import build_merge, build_project
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, RetryableCommitConflictError
 from lancelot.format.pb import file_pb2, table_pb2
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
+    from lancelot.dataset.changes import Committed
     from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.udf import BatchUDFCheckpoint
@@ -79,9 +80,26 @@ def commit_merge(ds: LanceDataset, frags: list[table_pb2.DataFragment], fields: 
 
 
 def commit_project(ds: LanceDataset, fields: list[file_pb2.Field]) -> None:
-    txn = new_transaction(ds.version)
-    txn.project.schema.extend(fields)
-    ds._move_to(*commit_change(ds, txn, build_project(fields, None, ds.uri)))
+    """Commit the Project of ``fields``; over concurrent appends and updates (a retryable conflict) once more on the
+    latest version when no commit since ``ds``'s version changed the schema or replaced the data (as pylance's
+    alter/drop_columns, whose Project rebases over those but not over a Merge, Project, Overwrite or Restore)."""
+
+    def attempt(cur: LanceDataset) -> Committed:
+        if cur is not ds:
+            kept = {int(v["version"]) for v in cur.versions()}  # (a cleaned-up version is not checked: pylance)
+            since = [cur.read_transaction(v) for v in range(ds.version + 1, cur.version + 1) if v in kept]
+            kinds = {type(t.operation).__name__ if t is not None else None for t in since}
+            changed = list(cur.manifest.fields) != list(ds.manifest.fields)  # (also over cleaned-up versions)
+            if changed or kinds & {None, "Merge", "Project", "Overwrite", "Restore", "UpdateMemWalState"}:
+                raise RetryableCommitConflictError(
+                    f"dataset {ds.uri!r}: commit conflict with a concurrent {sorted(map(str, kinds))} since version "
+                    f"{ds.version}; re-read the dataset and retry"
+                )
+        txn = new_transaction(cur.version)
+        txn.project.schema.extend(fields)
+        return commit_change(cur, txn, build_project(fields, None, cur.uri))
+
+    ds._move_to(*retrying(ds, 1, attempt))
 
 
 # -- new data files per fragment --------------------------------------------------------------------

@@ -7,8 +7,8 @@ exceeds ``materialize_deletions_threshold`` ("compact itself") or when it has fe
 ``target_rows_per_fragment`` ("compact with neighbours"); adjacent candidates form a bin; a bin of one neighbour-only
 fragment is dropped; a bin is split into groups of at least ``target_rows_per_fragment`` live rows (the remainder joins
 the last group). Each group's live rows are written, in order, in the dataset's data storage version, as pylance 14
-writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments of ``ceil(rows / k)`` rows (1024 live rows with
-a target of 1500 make one fragment; 3072, two of 1536).
+writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments, their sizes differing by one at most (1024 live
+rows with a target of 1500 make one fragment; 3072, two of 1536; 34 with a target of 8, four of 9, 9, 8, 8).
 
 The commit is two versions, as pylance makes them: ReserveFragments (ids for the new fragments), then Rewrite (each
 group's old fragments replaced by its new ones, fragments kept in id order as pylance keeps them).  Both are rebuilt
@@ -362,23 +362,45 @@ def rewrite_group(
             yield from blob_write.with_bytes(f, f.to_batches())  # blobs: their values (dataset/blob_write.py)
 
     live = sum(f.count_rows() for f in group)
-    per_file = max(1, -(-live // max(1, live // target_rows_per_fragment)))
+    k = max(1, live // target_rows_per_fragment)
+    it, sizes = _pieces(rows()), [live // k + (i < live % k) for i in range(k)]  # balanced, as pylance splits
     try:
-        new = write_fragments(
-            rows(),
-            ds.uri,
-            schema=ds.schema,
-            data_storage_version=data_version,
-            max_rows_per_file=per_file,
-            _store=ds.store,
-            _base=ds.manifest_file,
-        )
+        new = [
+            n
+            for size in sizes
+            for n in write_fragments(
+                it.take(size),
+                ds.uri,
+                schema=ds.schema,
+                data_storage_version=data_version,
+                max_rows_per_file=max(1, size),
+                _store=ds.store,
+                _base=ds.manifest_file,
+            )
+        ]
     except LanceError as e:
         raise type(e)(f"compaction of {where}: {e.message}", path=e.path) from None
     new_pb = [n.to_pb() for n in new]
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
         _carry_row_ids(group, new_pb)
     return new_pb
+
+
+class _pieces:
+    """Consecutive pieces of a stream of batches, ``take(n)`` rows at a time (the last takes the rest)."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self.batches, self.held = batches, None
+
+    def take(self, n: int) -> Iterator[pa.RecordBatch]:
+        while n > 0:
+            b = self.held if self.held is not None else next(self.batches, None)
+            if b is None:
+                return
+            self.held = b.slice(n) if b.num_rows > n else None
+            b = b.slice(0, n) if b.num_rows > n else b
+            n -= b.num_rows
+            yield b
 
 
 def _compact_once(

@@ -84,6 +84,7 @@ def plan_sql(ds: LanceDataset, exprs_sql: Mapping[str, Any]) -> tuple[pa.Schema,
     """New columns from SQL expressions: their schema, the columns the expressions read, and whether they are constant
     nulls (``CAST(NULL AS INT)``: metadata only, as pylance adds them)."""
     from lancelot.dataset.scan import filter_columns
+    from lancelot.sql import parse_projection
 
     for k, v in exprs_sql.items():
         if not isinstance(k, str) or not isinstance(v, str | pc.Expression):
@@ -97,7 +98,9 @@ def plan_sql(ds: LanceDataset, exprs_sql: Mapping[str, Any]) -> tuple[pa.Schema,
     names = ds.schema.names
     cols = sorted({c for e in exprs.values() for c in filter_columns(e, names)}, key=names.index)
     empty = pa.schema([ds.schema.field(c) for c in cols]).empty_table() if cols else pa.table({"_": pa.nulls(0)})
-    schema = pa.schema([pa.field(f.name, f.type) for f in evaluate(empty, exprs).schema])
+    # nullable as pylance's schema says (``id + 1`` of a non-null ``id`` is not null: lancelot/sql/nullability.py)
+    null_ok = {k: not isinstance(v, str) or parse_projection(v, ds.schema)[1] for k, v in exprs_sql.items()}
+    schema = pa.schema([pa.field(f.name, f.type, null_ok[f.name]) for f in evaluate(empty, exprs).schema])
     check_new_names(ds, schema.names, {f.name: f.type for f in schema})
     null = not cols and evaluate(pa.table({"_": pa.nulls(1)}), exprs).to_pylist() == [dict.fromkeys(exprs)]
     return schema, cols, null

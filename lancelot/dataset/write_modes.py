@@ -87,9 +87,10 @@ def write_version(
     data_storage_version = storage_version(data_storage_version)
     commit_lock = o.commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
     storage_options = o.storage_options
+    read: int | None = None  # a LanceDataset's commit builds on the version it reads (conflicts checked since)
     if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
         storage_options = storage_options or getattr(uri, "storage_options", None)
-        uri = uri.uri
+        uri, read = uri.uri, int(getattr(uri, "version"))  # noqa: B009 - mypy narrows no hasattr
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     known = _listed(store, uri)
@@ -131,7 +132,7 @@ def write_version(
         frags,
         o.replace(data_storage_version=data_storage_version, storage_options=storage_options, commit_lock=commit_lock),
         schema=None if mode == "append" else schema,  # (an append's schema was checked above)
-        read_version=int(base.manifest.version) if base is not None else None,
+        read_version=read or (int(base.manifest.version) if base is not None else None),
         _config=auto_cleanup_config(o.auto_cleanup_options) if base is None else None,
         _store=store,
         _known=known,

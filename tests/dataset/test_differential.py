@@ -1,0 +1,386 @@
+"""A stateful differential test: one random sequence of dataset operations applied through
+lancelot on one directory and through pylance on a twin, each library keeping ONE long-lived
+dataset object across the steps (where a stale per-object cache would hide); after every step
+both objects must answer every read alike (rows, counts, takes, scans, version, schema,
+history), and each library must read the other's directory as it reads its own."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from datetime import timedelta
+from typing import Any
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lancelot
+
+Op = tuple[Any, ...]
+
+BASE = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        ("s", pa.string()),
+        pa.field("x", pa.float64(), nullable=False),
+        ("l", pa.list_(pa.int32())),
+        ("st", pa.struct([("p", pa.int32()), ("q", pa.bool_())])),
+    ]
+)
+#: SQL texts over ``x`` (a float column) and ``s`` (a string column), renamed to the schema's current names
+FILTERS = ["x > 20", "s IS NULL", "id % 3 = 1", "s = 'k2' OR x < 5"]
+DELETES = ["id % 5 = 2", "x > 40", "s IS NULL", "id < 6", "id >= 0 AND id % 7 = 0"]
+UPDATES = [({"x": "x + 1"}, "id % 3 = 0"), ({"s": "'u'"}, "x < 12"), ({"x": "x * 2"}, None), ({"s": "NULL"}, "id > 9")]
+
+
+def _named(text: str, schema: pa.Schema) -> str | None:
+    """``text`` with ``x``/``s`` replaced by the schema's first float/string column (None: it has none)."""
+    for alias, kind in (("x", pa.types.is_floating), ("s", pa.types.is_string)):
+        if re.search(rf"\b{alias}\b", text):
+            name = next((f.name for f in schema if kind(f.type)), None)
+            if name is None:
+                return None
+            text = re.sub(rf"\b{alias}\b", name, text)
+    return text
+
+
+def _value(rng: random.Random, t: pa.DataType, i: int) -> Any:
+    if pa.types.is_string(t):
+        return None if rng.random() < 0.2 else f"k{rng.randrange(5)}"
+    if pa.types.is_floating(t):
+        return round(rng.random() * 50, 2)
+    if pa.types.is_integer(t):
+        return None if rng.random() < 0.1 else rng.randrange(100)
+    if pa.types.is_boolean(t):
+        return rng.random() < 0.5
+    if pa.types.is_list(t):
+        return None if rng.random() < 0.1 else [rng.randrange(9) for _ in range(rng.randrange(3))]
+    if pa.types.is_struct(t):
+        return {f.name: _value(rng, f.type, i) for f in t}  # a null struct: 2.1+ only (pylance refuses 2.0)
+    raise AssertionError(t)
+
+
+def _batch(rng: random.Random, schema: pa.Schema, ids: list[int]) -> pa.Table:
+    """Rows of ``schema`` (the twin's current one) with the given keys."""
+    cols = {}
+    for f in schema:
+        if f.name == "id":
+            cols["id"] = ids
+        else:
+            cols[f.name] = [_value(rng, f.type, i) for i in ids]
+            if not f.nullable:
+                cols[f.name] = [0.5 if v is None else v for v in cols[f.name]]
+    return pa.table(cols, schema=schema)
+
+
+class Twin:
+    """One library, its directory and its long-lived dataset object."""
+
+    def __init__(self, lib: Any, path: str) -> None:
+        self.lib, self.path, self.ds = lib, path, lib.dataset(path)
+
+    def apply(self, op: Op) -> Any:
+        kind, *args = op
+        ds = self.ds
+        if kind in ("append", "overwrite"):
+            out = self.lib.write_dataset(args[0], self.path, mode=kind, max_rows_per_file=args[1])
+            if args[2]:  # continue with the dataset write_dataset returned (else keep the stale one)
+                self.ds = out
+            return None
+        if kind == "insert":
+            return ds.insert(args[0])
+        if kind == "delete":
+            return ds.delete(args[0])
+        if kind == "update":
+            return ds.update(args[0], where=args[1])
+        if kind == "merge":
+            return ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(args[0])
+        if kind == "add_columns":
+            return ds.add_columns({args[0]: args[1]})
+        if kind == "rename":
+            return ds.alter_columns({"path": args[0], "name": args[1]})
+        if kind == "nullable":
+            return ds.alter_columns({"path": args[0], "nullable": True})
+        if kind == "cast":
+            return ds.alter_columns({"path": args[0], "data_type": args[1]})
+        if kind == "drop":
+            return ds.drop_columns([args[0]])
+        if kind == "compact":
+            return ds.optimize.compact_files(target_rows_per_fragment=args[0])
+        if kind == "checkout":
+            self.ds = ds.checkout_version(args[0])
+            return None
+        if kind == "latest":
+            ds.checkout_latest()
+            return None
+        if kind == "reopen":
+            self.ds = self.lib.dataset(self.path)
+            return None
+        if kind == "restore":
+            return ds.restore()
+        if kind == "tag":
+            return ds.tags.create(args[0], args[1])
+        if kind == "cleanup":
+            return ds.cleanup_old_versions(older_than=timedelta(0), error_if_tagged_old_versions=False)
+        raise AssertionError(kind)
+
+
+def _reads(ds: Any) -> dict[str, Any]:
+    """Everything compared between the twins' dataset objects."""
+    t = ds.to_table()
+    n = t.num_rows
+    out: dict[str, Any] = {
+        "version": ds.version,
+        "latest": ds.latest_version,
+        "schema": ds.schema,
+        "rows": t.sort_by("id").to_pylist(),
+        "count": ds.count_rows(),
+        "versions": len(ds.versions()),
+        "tags": sorted((k, v["version"]) for k, v in ds.tags.list().items()),
+    }
+    names = ds.schema.names
+    for text in FILTERS:
+        f = _named(text, ds.schema)
+        if f is not None:
+            out[f"count {f}"] = ds.count_rows(filter=f)
+            out[f"scan {f}"] = ds.scanner(filter=f, with_row_id=True).to_table().to_pylist()
+            cols = ["id", names[-1]]
+            out[f"page {f}"] = ds.scanner(filter=f, columns=cols, limit=4, offset=1).to_table().to_pylist()
+    if n:
+        idx = sorted({0, n // 2, n - 1})
+        out["take"] = ds.take(idx).to_pylist()
+        out["take cols"] = ds.take(idx, columns=["id", names[-1]]).to_pylist()
+    out["limit"] = ds.scanner(limit=7, offset=3, columns=["id"], with_row_id=True).to_table().to_pylist()
+    out["fragments"] = [f.count_rows() for f in ds.get_fragments()]
+    return out
+
+
+def _same(ours: dict[str, Any], theirs: dict[str, Any], where: str) -> None:
+    for k in theirs:
+        assert ours.get(k) == theirs[k], f"{where}: {k}"
+    assert ours.keys() == theirs.keys(), where
+
+
+def _gen(rng: random.Random, lt: Any, nxt: list[int], k: int) -> Op:
+    """The next operation, chosen from pylance's twin state."""
+    ds = lt.ds
+    schema = ds.schema
+    ids = ds.to_table(columns=["id"])["id"].to_pylist() if "id" in schema.names else []
+    new = list(range(nxt[0], nxt[0] + rng.randrange(1, 12)))
+    nxt[0] += len(new)
+    others = [c for c in schema.names if c != "id"]
+    stale = ds.version != ds.latest_version
+    kind = rng.choice(
+        ["append", "append", "insert", "overwrite", "delete", "delete", "update", "update", "merge", "merge"]
+        + ["add_columns", "rename", "nullable", "cast", "drop", "compact", "checkout", "latest", "reopen", "restore"]
+        + ["tag", "cleanup"]
+    )
+    if kind in ("append", "overwrite"):
+        return (kind, _batch(rng, schema, new), rng.choice([4, 10, 1000]), rng.random() < 0.5)
+    if stale and kind in ("rename", "nullable", "drop") and lt.lib.dataset(lt.path).schema != schema:
+        # pylance's alter/drop_columns through an object whose schema a later commit changed commit the stale
+        # schema when the versions in between were cleaned up (a column dropped since comes back, unreadable)
+        return ("latest",)
+    if stale and kind in ("insert", "compact", "update", "delete", "merge", "cast"):
+        # known differences on an object behind the latest version: pylance's stale insert maps its data by the
+        # stale schema's names after a rename; lancelot's compaction plans again over a concurrent delete
+        # where pylance raises one; an update or merge_insert whose rows share fragments with a later update:
+        # pylance merges the deletion vectors (its predicate read at the object's version), lancelot runs it again
+        # on the latest version (its predicate may match rows the later commit wrote)
+        return ("latest",)
+    if kind == "insert":
+        return (kind, _batch(rng, schema, new))
+    if kind == "delete":
+        return (kind, _named(rng.choice(DELETES), schema) or "id % 4 = 0")
+    if kind == "update":
+        vals, where = rng.choice(UPDATES)
+        vals = {_named(k, schema): _named(v, schema) for k, v in vals.items()}
+        where = where and _named(where, schema)
+        return ("latest",) if None in vals or None in vals.values() else (kind, vals, where)
+    if kind == "merge":
+        # matched keys in the target's order: pylance writes updated rows in target order (its fast path) or in
+        # source order (a list column sends it down its other path); either way the same rows then
+        chosen = set(rng.sample(ids, min(len(ids), rng.randrange(0, 6))))
+        return (kind, _batch(rng, schema, [i for i in ids if i in chosen] + new))
+    if kind == "add_columns":
+        return (kind, f"c{k}", rng.choice(["x * 2", "id + 1", "CAST(id AS INT)", "concat(s, 'z')"]))
+    if kind == "rename" and others:
+        return (kind, rng.choice(others), f"r{k}")
+    if kind == "cast":
+        num = [f.name for f in schema if f.type in (pa.float64(), pa.float32(), pa.int32())]
+        to = {pa.float64(): pa.float32(), pa.float32(): pa.float64(), pa.int32(): pa.int64()}
+        return (kind, name, to[schema.field(name).type]) if (name := rng.choice(num or ["id"])) in num else ("latest",)
+    if kind == "nullable" and others:
+        return (kind, rng.choice(others))
+    if kind == "drop" and len(others) > 1:
+        return (kind, rng.choice(others))
+    if kind == "compact":
+        return (kind, rng.choice([8, 1000]))
+    if kind == "checkout":
+        tags = sorted(ds.tags.list())
+        return (kind, rng.choice(tags) if tags and rng.random() < 0.5 else rng.randrange(1, ds.latest_version + 1))
+    if kind == "tag":
+        return (kind, f"t{k}", rng.randrange(1, ds.latest_version + 1))
+    if kind in ("latest", "reopen", "restore", "cleanup"):
+        return (kind,)
+    return ("latest",)
+
+
+def _outcome(twin: Twin, op: Op) -> tuple[Any, Exception | None]:
+    try:
+        return twin.apply(op), None
+    except Exception as e:  # compared between the twins
+        return None, e
+
+
+def run(tmp_path: Any, ops: list[Op] | None, seed: int, steps: int = 12, done: list[Op] | None = None) -> None:
+    """Replay ``ops`` (or generate ``steps`` of them from ``seed``), each appended to ``done`` as it runs."""
+    rng = random.Random(seed)
+    version = rng.choice(["2.0", "2.1", "2.2"])
+    first = _batch(rng, BASE, list(range(20)))
+    per_file = rng.choice([5, 8, 1000])
+    lance.write_dataset(first, str(tmp_path / "theirs"), data_storage_version=version, max_rows_per_file=per_file)
+    lancelot.write_dataset(first, str(tmp_path / "ours"), data_storage_version=version, max_rows_per_file=per_file)
+    lt, lo = Twin(lance, str(tmp_path / "theirs")), Twin(lancelot, str(tmp_path / "ours"))
+    done = [] if done is None else done
+    nxt = [100]
+    for k in range(len(ops) if ops is not None else steps):
+        op = ops[k] if ops is not None else _gen(rng, lt, nxt, k)
+        done.append(op)
+        where = f"step {k} {op[0]} {op[1:] if op[0] not in ('append', 'overwrite', 'insert', 'merge') else ''}"
+        rt, et = _outcome(lt, op)
+        ro, eo = _outcome(lo, op)
+        assert (eo is None) == (et is None), f"{where}: pylance {et!r}, lancelot {eo!r}"
+        if op[0] in ("merge", "delete", "update") and rt is not None:
+            assert dict(ro) == dict(rt), where
+        _same(_reads(lo.ds), _reads(lt.ds), where)
+        if rng.random() < 0.3 or k == len(ops or range(steps)) - 1:
+            # cross-open: each library reads the other's directory at the twins' version as its own
+            v = lt.ds.version
+            _same(_reads(lance.dataset(lo.path, version=v)), _reads(lt.ds), f"{where}: pylance reads ours")
+            _same(_reads(lancelot.dataset(lt.path, version=v)), _reads(lt.ds), f"{where}: lancelot reads theirs")
+    lance.dataset(lo.path).validate()
+
+
+#: CI runs three short sequences (one per file version: seeds 1, 6, 7 start 2.0, 2.2, 2.1 datasets); a longer hunt:
+#: LANCELOT_DIFF_SEEDS=200 LANCELOT_DIFF_STEPS=30 python -m pytest tests/dataset/test_differential.py -k sequence
+SEEDS = range(int(os.environ["LANCELOT_DIFF_SEEDS"])) if "LANCELOT_DIFF_SEEDS" in os.environ else [1, 6, 7]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_sequence_twins_agree(tmp_path, seed):
+    run(tmp_path, None, seed, int(os.environ.get("LANCELOT_DIFF_STEPS", 12)))
+
+
+# -- regressions the sequences found ----------------------------------------------------------------
+
+
+def test_add_columns_sql_nullability_as_pylance(tmp_path):
+    """A new column computed from non-null columns and literals is non-null in pylance's schema."""
+    first = _batch(random.Random(0), BASE, list(range(5)))
+    new = {"a": "id + 1", "b": "x * 2", "c": "CAST(id AS INT)", "d": "concat(s, 'z')", "e": "1", "f": "abs(id)"}
+    schemas = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(first, p)
+        ds = lib.dataset(p)
+        ds.add_columns(new)
+        schemas.append((ds.schema, lance.dataset(p).schema))
+    assert schemas[1] == schemas[0]
+    assert [schemas[0][0].field(c).nullable for c in new] == [False, False, False, True, False, True]
+
+
+@pytest.mark.parametrize("between", ["restore", "overwrite"])
+def test_insert_through_stale_object_conflicts(tmp_path, between):
+    """``ds.insert`` (and ``write_dataset(data, ds)``) build on the version ``ds`` read: a concurrent restore or
+    overwrite since is a conflict, as in pylance, not an append on top of what it put back."""
+    first = _batch(random.Random(1), BASE, list(range(6)))
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(first, p)
+        lib.write_dataset(first, p, mode="append")
+        for by_object in (True, False):
+            ds = lib.dataset(p)
+            if between == "restore":
+                lib.dataset(p).checkout_version(1).restore()
+            else:
+                lib.write_dataset(first, p, mode="overwrite")
+            with pytest.raises(OSError, match="(?i)incompatible|conflict"):
+                if by_object:
+                    ds.insert(first)
+                else:
+                    lib.write_dataset(first, ds, mode="append")
+    assert lancelot.dataset(str(tmp_path / "lancelot")).version == lance.dataset(str(tmp_path / "lance")).version
+
+
+@pytest.mark.parametrize("target", [5, 8, 9])
+def test_compaction_splits_rows_evenly_as_pylance(tmp_path, target):
+    """34 live rows compacted with a target of 8 make fragments of 9, 9, 8, 8 (not 9, 9, 9, 7), as pylance's."""
+    out = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lance.write_dataset(_batch(random.Random(2), BASE, list(range(40))), p)
+        ds = lib.dataset(p)
+        ds.delete("id % 7 = 2")
+        ds.optimize.compact_files(target_rows_per_fragment=target)
+        got = lance.dataset(p)
+        out.append(([f.count_rows() for f in got.get_fragments()], got.to_table(with_row_id=True).to_pylist()))
+    assert out[1] == out[0]
+
+
+@pytest.mark.parametrize("between", ["append", "update", "rename", "same_nullable"])
+def test_alter_columns_through_stale_object(tmp_path, between):
+    """alter_columns and drop_columns of an object a concurrent append or update left behind apply on the latest
+    version, as pylance's; after a concurrent schema change they raise a retryable conflict, as pylance's."""
+    first = _batch(random.Random(3), BASE, list(range(6)))
+    out = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(first, p, max_rows_per_file=4)
+        got = []
+        for change in ("rename", "nullable", "drop"):
+            ds, other = lib.dataset(p), lib.dataset(p)
+            name = ds.schema.names[{"rename": 1, "nullable": 2, "drop": -1}[change]]
+            if between == "append":
+                lib.write_dataset(_batch(random.Random(4), ds.schema, [50 + ds.version]), p, mode="append")
+            elif between == "update":
+                other.update({"id": "id + 100"}, where="id = 2")
+            elif between == "rename":
+                other.alter_columns({"path": other.schema.names[0], "name": f"k{ds.version}"})
+            else:  # a Project that changes nothing still conflicts (pylance)
+                other.alter_columns({"path": "s", "nullable": True})
+            try:
+                if change == "drop":
+                    ds.drop_columns([name])
+                else:
+                    ds.alter_columns(
+                        {"path": name, "name": f"r{ds.version}"}
+                        if change == "rename"
+                        else {"path": name, "nullable": True}
+                    )
+                got.append((ds.version, ds.schema, ds.to_table().to_pylist()))
+            except OSError as e:
+                got.append(("error", "conflict" in str(e).lower()))
+        out.append(got)
+    assert out[1] == out[0]
+
+
+def test_stale_drop_columns_does_not_bring_back_a_dropped_column(tmp_path):
+    """A drop_columns through an object older than a drop of another column whose version was cleaned up since:
+    lancelot raises a conflict rather than commit the old schema (pylance commits it: the column dropped comes back
+    as a non-null column no new fragment holds, and pylance cannot read the dataset)."""
+    p = str(tmp_path / "ds")
+    lancelot.write_dataset(_batch(random.Random(5), BASE, list(range(8))), p)
+    old = lancelot.dataset(p)
+    old.tags.create("keep", 1)
+    now = lancelot.dataset(p)
+    now.drop_columns(["x"])
+    now.delete("id = 3")
+    now.cleanup_old_versions(older_than=timedelta(0), error_if_tagged_old_versions=False)
+    with pytest.raises(OSError, match="conflict"):
+        old.drop_columns(["s"])
+    got = lance.dataset(p)
+    assert got.schema.names == ["id", "s", "l", "st"]
+    assert got.to_table().num_rows == 7
