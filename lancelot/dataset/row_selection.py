@@ -7,10 +7,8 @@ Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/b
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
@@ -132,31 +130,18 @@ def by_index(
     error: type[LanceError] = DatasetIndexError,
 ) -> Rows:
     """``Rows`` of indices among the live rows of all fragments in order; past the end is ``error``."""
-    frags, starts = ds._fragments, live_starts(ds)
-    uniq, back = checked(indices, f"dataset {ds.uri!r} version {ds.version}", what, starts[-1], error)
-    if uniq.size <= FEW_INDICES:  # a few rows: each fragment's run found by bisection (no numpy round trips)
-        listed, spans, a = uniq.tolist(), [], 0
-        while a < len(listed):
-            k = bisect_right(starts, listed[a]) - 1
-            b = bisect_left(listed, starts[k + 1], a)
-            spans.append((k, a, b))
-            a = b
-    else:
-        which = np.searchsorted(np.asarray(starts, np.int64), uniq, side="right") - 1
-        spans = [(int(which[a]), a, b) for a, b in _runs(which)]
-    touched = [frags[k] for k, _, _ in spans]
+    frags = ds._fragments
+    counts = [f.count_rows() for f in frags]
+    uniq, back = checked(indices, f"dataset {ds.uri!r} version {ds.version}", what, sum(counts), error)
+    starts = np.cumsum([0, *counts])
+    which = np.searchsorted(starts, uniq, side="right") - 1
+    runs = _runs(which)
+    touched = [frags[int(which[a])] for a, _ in runs]
     side_by_side(ds, touched, lambda f: f.deleted_positions())  # remote: the deletion files side by side
-    # k-th live row -> physical: ascending stays ascending
-    return Rows([(f, f.physical_of_live(uniq[a:b] - starts[k])) for f, (k, a, b) in zip(touched, spans)], back)
-
-
-def live_starts(ds: LanceDataset) -> list[int]:
-    """The index of each fragment's first live row among the dataset's live rows, and the live row count last (counted
-    once per dataset object)."""
-    starts: list[int] | None = ds.__dict__.get("_live_starts")
-    if starts is None:
-        starts = ds.__dict__["_live_starts"] = list(accumulate((f.count_rows() for f in ds._fragments), initial=0))
-    return starts
+    groups = [
+        (f, f.physical_of_live(uniq[a:b] - starts[which[a]])) for f, (a, b) in zip(touched, runs)
+    ]  # k-th live row -> physical: ascending stays ascending
+    return Rows(groups, back)
 
 
 def in_fragment(frag: Fragment, indices: ArrayLike | pa.Array | pa.ChunkedArray) -> Rows:
