@@ -54,7 +54,7 @@ def test_take_with_row_ids_is_pylances(uri: str) -> None:
     ids=["fragment-edges", "any-order", "none", "many"],
 )
 def test_dataset_take_is_pylances(uri: str, indices: object) -> None:
-    """Live rows by index across fragments with deletions: a few (mapped by bisection) or many (by numpy)."""
+    """Live rows by index across fragments with deletions: at fragment edges, in any order, none, many with repeats."""
     assert lancelot.dataset(uri).take(indices).equals(lance.dataset(uri).take(indices))
 
 
