@@ -7,8 +7,10 @@ Used by ``take`` / ``_take_rows`` (dataset/take.py) and the blob APIs (dataset/b
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
@@ -131,17 +133,16 @@ def by_index(
 ) -> Rows:
     """``Rows`` of indices among the live rows of all fragments in order; past the end is ``error``."""
     frags = ds._fragments
-    counts = [f.count_rows() for f in frags]
-    uniq, back = checked(indices, f"dataset {ds.uri!r} version {ds.version}", what, sum(counts), error)
-    starts = np.cumsum([0, *counts])
-    which = np.searchsorted(starts, uniq, side="right") - 1
-    runs = _runs(which)
-    touched = [frags[int(which[a])] for a, _ in runs]
-    side_by_side(ds, touched, lambda f: f.deleted_positions())  # remote: the deletion files side by side
-    groups = [
-        (f, f.physical_of_live(uniq[a:b] - starts[which[a]])) for f, (a, b) in zip(touched, runs)
-    ]  # k-th live row -> physical: ascending stays ascending
-    return Rows(groups, back)
+    starts = list(accumulate((f.count_rows() for f in frags), initial=0))  # each fragment's first live row
+    uniq, back = checked(indices, f"dataset {ds.uri!r} version {ds.version}", what, starts[-1], error)
+    spans, a = [], 0  # (fragment, its run in uniq): one bisection each way per touched fragment, not per index
+    while a < uniq.size:
+        k = bisect_right(starts, uniq[a]) - 1
+        spans.append((k, a, bisect_left(uniq, starts[k + 1], a)))
+        a = spans[-1][2]
+    side_by_side(ds, [frags[k] for k, _, _ in spans], lambda f: f.deleted_positions())  # remote: side by side
+    # k-th live row -> physical: ascending stays ascending
+    return Rows([(frags[k], frags[k].physical_of_live(uniq[a:b] - starts[k])) for k, a, b in spans], back)
 
 
 def in_fragment(frag: Fragment, indices: ArrayLike | pa.Array | pa.ChunkedArray) -> Rows:

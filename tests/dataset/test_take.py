@@ -49,6 +49,16 @@ def test_take_with_row_ids_is_pylances(uri: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "indices",
+    [[9, 10, 19, 20, 29], [29, 0, 10, 0], [], np.random.default_rng(4).permutation(np.tile(np.arange(30), 3))],
+    ids=["fragment-edges", "any-order", "none", "many"],
+)
+def test_dataset_take_is_pylances(uri: str, indices: object) -> None:
+    """Live rows by index across fragments with deletions: at fragment edges, in any order, none, many with repeats."""
+    assert lancelot.dataset(uri).take(indices).equals(lance.dataset(uri).take(indices))
+
+
+@pytest.mark.parametrize(
     ("bad", "cls", "fragment_too"),
     [
         ([1.5], TypeError, True),
