@@ -180,15 +180,6 @@ class LanceScanner:
         self._schema: pa.Schema | None = None
 
     # -- planning ---------------------------------------------------------------------------------
-    # (doors of take.py, vector_search.py and blob_scan.py, until they read ``state``)
-    _ds = property(lambda self: self.state.ds)
-    _proj = property(lambda self: self.state.proj)
-    _frags = property(lambda self: self.state.frags)
-    _filter_rows = property(lambda self: self.state.filter_rows)
-    _read_cols = property(lambda self: self.state.read_cols)
-    _offset_bases = property(lambda self: self.state.offset_bases)
-    _finish = property(lambda self: self.state.finish)
-
     def _empty_input(self) -> pa.Table:
         from lancelot.dataset.blob import scan_schema  # blob columns scan as their descriptions
 

@@ -44,18 +44,19 @@ def read(
     from lancelot.dataset.fragment_columns import _POS
     from lancelot.dataset.scanner import LanceScanner, projection
 
-    proj = scan._proj if scan is not None else projection(ds.schema, columns, None, None, _where(ds))
+    proj = scan.state.proj if scan is not None else projection(ds.schema, columns, None, None, _where(ds))
     if proj.plain and not proj.rows:
         names = list(proj.names)
         parts = side_by_side(ds, rows.groups, lambda g: g[0]._take_physical(names, g[1]))
     else:
         scan = scan or LanceScanner(ds, columns)
-        cols = scan._read_cols()
-        bases = scan._offset_bases() if "_rowoffset" in proj.rows else None
+        state = scan.state
+        cols = state.read_cols()
+        bases = state.offset_bases() if "_rowoffset" in proj.rows else None
 
         def one(g: tuple[Fragment, np.ndarray]) -> pa.Table:
             t = g[0]._take_physical(cols, g[1]).append_column(_POS, pa.array(g[1]))
-            return scan._finish(g[0], t, bases)
+            return state.finish(g[0], t, bases)
 
         parts = side_by_side(ds, rows.groups, one)
     if not parts:
