@@ -189,49 +189,49 @@ def is_variable(t: pa.DataType) -> bool:
     return type_kind(t) == 0
 
 
-#: the value-buffer starts, value-buffer sizes and item counts of a page's chunks
-Chunks = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> Chunks | None:
-    """(value-buffer start, value-buffer size, items) of the chunks, None when they do not add up."""
-    if not len(meta) or len(meta) % lay.word:
+def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple[int, int, int]] | None:
+    """(value-buffer start, value-buffer size, items) of each chunk, None when they do not add up."""
+    if len(meta) % lay.word:
         return None
-    words = np.frombuffer(meta, "<u4" if lay.word == 4 else "<u2").astype(np.int64)
-    sizes = ((words >> 4) + 1) * ALIGN
-    ends = np.cumsum(sizes)
-    items = np.left_shift(1, words & 0xF)
-    items[-1] = lay.num_items - int(items[:-1].sum())
-    if items[-1] < 0 or int(ends[-1]) > len(data):
-        return None
-    u8, pos = np.frombuffer(data, np.uint8), ends - sizes
-    vsizes = u8[pos + 2] | u8[pos + 3].astype(np.int64) << 8
-    if lay.word == 4:
-        vsizes |= u8[pos + 4].astype(np.int64) << 16 | u8[pos + 5].astype(np.int64) << 24
-    return None if bool(np.any(vsizes + ALIGN > sizes)) else (pos + ALIGN, vsizes, items)
+    words = np.frombuffer(meta, "<u4" if lay.word == 4 else "<u2").tolist()
+    out, pos, left = [], 0, lay.num_items
+    for k, w in enumerate(words):
+        size = ((w >> 4) + 1) * ALIGN
+        items = left if k == len(words) - 1 else 1 << (w & 0xF)
+        if items > left or pos + size > len(data):
+            return None
+        vsize = int.from_bytes(data[pos + 2 : pos + 2 + lay.word], "little")
+        if ALIGN + vsize > size:
+            return None
+        out.append((pos + ALIGN, vsize, items))
+        pos += size
+        left -= items
+    return out if left == 0 else None
 
 
-def _fixed(lay: SimpleLayout, data: memoryview, chunks: Chunks | list[tuple[int, int, int]]) -> np.ndarray | None:
+def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int]]) -> np.ndarray | None:
     """The Flat values of the chunks (unpacked when inline-bitpacked: at most 1024 per chunk, as the
     writers make them) as unsigned ``lay.bits``-bit words (128-bit ones as bytes); None when they do not
-    add up.  (dataset/group_files.py passes the chunks as a list of those triples.)"""
+    add up."""
     dtype = np.dtype(f"<u{lay.bits // 8}" if lay.bits <= 64 else f"V{lay.bits // 8}")
-    as_arrays = (np.array(c, dtype=np.int64) for c in zip(*chunks)) if isinstance(chunks, list) else chunks
-    starts, sizes, counts = as_arrays
     if lay.packed:
+        starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
         if int(counts.max()) > 1024:
             return None
         status, values, _, _ = inline_chunks(np.frombuffer(data, np.uint8), starts, sizes, counts, dtype)
         return values if status == OK else None
-    if bool(np.any(counts * dtype.itemsize > sizes)):
-        return None
-    parts = [np.frombuffer(data, dtype, n, at) for at, n in zip(starts.tolist(), counts.tolist())]
+    width = dtype.itemsize
+    parts = []
+    for start, vsize, items in chunks:
+        if items * width > vsize:
+            return None
+        parts.append(np.frombuffer(data, dtype, items, start))
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _batch(enc: pb.CompressiveEncoding, data: memoryview, chunks: Chunks) -> DataBlock | None:
+def _batch(enc: pb.CompressiveEncoding, data: memoryview, chunks: list[tuple[int, int, int]]) -> DataBlock | None:
     """The values of the chunks by their batch decoder; None when there is none or they do not decode."""
-    starts, sizes, counts = chunks
+    starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
     try:
         return decompress_chunks(enc, [Segments(np.frombuffer(data, np.uint8), starts, sizes)], counts)
     except Exception:  # noqa: BLE001 - the general path reports bad values with their details
@@ -267,7 +267,7 @@ def decode_page(
     if lay.num_items != rows or meta is None or data is None:
         return None
     chunks = _chunks(lay, meta, data)
-    if chunks is None:
+    if not chunks:
         return None
     if lay.other is not None:
         block = _batch(lay.other, data, chunks)
@@ -303,7 +303,7 @@ def decode_page(
     offsets_out: list[np.ndarray] = []
     bytes_out: list[memoryview] = []
     base = 0
-    for start, vsize, items in zip(*(c.tolist() for c in chunks)):
+    for start, vsize, items in chunks:
         if (items + 1) * width > vsize:
             return None
         offs = np.frombuffer(data, dtype, items + 1, start).astype(np.int64)
