@@ -312,3 +312,26 @@ def test_full_zip_takes_equal_pylance(tmp_path, version):
         got = f.take(rows)
         assert got.equals(ref.take_rows(rows.tolist()).to_table().cast(got.schema)), rows
         assert got.equals(table.take(pa.array(rows))), rows
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_first_reads_decode_a_shared_small_dictionary_once(tmp_path, version) -> None:
+    """A 2.0 take's dictionary items and a 2.1/2.2 whole read's page dictionaries are decoded once per distinct
+    content: a file written alike adds nothing to the shared cache, other words add theirs.  Reads equal pylance's."""
+    from lancelot.encodings.structural.miniblock import _DICTIONARIES
+    from lancelot.encodings.v2_0.whole import _ITEMS
+
+    cache, rows = _ITEMS if version == "2.0" else _DICTIONARIES, np.array([0, 7, 99], dtype=np.int64)
+    cache.clear()  # (it clears itself when full)
+    sizes = []
+    for name, choices in {"a": ["AIR", "RAIL"], "b": ["AIR", "RAIL"], "c": ["BUS", "TAXI"]}.items():
+        table = pa.table({"c": pa.array([*choices, *np.random.default_rng(3).choice(choices, 98)])})
+        path = pylance_write(tmp_path / f"{name}.lance", table, version)
+        with lancelot.LanceFile(path) as f:
+            ours = f.take(rows) if version == "2.0" else f.read()
+        theirs = lance_file.LanceFileReader(path)
+        assert ours.equals(
+            theirs.take_rows(rows.tolist()).to_table() if version == "2.0" else theirs.read_all().to_table()
+        )
+        sizes.append(len(cache))
+    assert sizes[1] == sizes[0] and sizes[2] == sizes[1] + 1

@@ -74,6 +74,25 @@ MAX_DICTIONARIES = 256
 _DICTIONARIES: dict[tuple[bytes, bytes, int, pa.DataType], PageDictionary] = {}
 
 
+def page_dictionary(enc: pb.CompressiveEncoding, buf: np.ndarray, n: int, t: pa.DataType) -> PageDictionary:
+    """A page's dictionary of ``n`` items of type ``t``; a small one decoded once per distinct content
+    (``_DICTIONARIES``).  Raises as ``PageDictionary`` does for a block that is not of ``t``."""
+    key = None
+    if len(buf) <= SHARED_DICTIONARY_BYTES:
+        raw = buf.tobytes()
+        key = (enc.SerializeToString(), raw, n, t)
+        known = _DICTIONARIES.get(key)
+        if known is not None:
+            return known
+        buf = np.frombuffer(raw, np.uint8)  # (a kept dictionary's views pin these bytes, not the read's)
+    found = PageDictionary(compression.decompress_block(enc, buf, n), t)
+    if key is not None:
+        if len(_DICTIONARIES) >= MAX_DICTIONARIES:
+            _DICTIONARIES.clear()
+        _DICTIONARIES[key] = found
+    return found
+
+
 def _offsets(counts: np.ndarray) -> np.ndarray:
     out = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=out[1:])
@@ -234,22 +253,8 @@ class MiniBlockPage(PageReader):
         self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
 
     def _decode_dictionary(self, buf: np.ndarray) -> PageDictionary:
-        """The page's dictionary; a small one decoded once per distinct content (``_DICTIONARIES``)."""
         n, t = int(self.layout.num_dictionary_items), leaf_value_type(self.value_type)
-        key = None
-        if len(buf) <= SHARED_DICTIONARY_BYTES:
-            raw = buf.tobytes()
-            key = (self.layout.dictionary.SerializeToString(), raw, n, t)
-            known = _DICTIONARIES.get(key)
-            if known is not None:
-                return known
-            buf = np.frombuffer(raw, np.uint8)  # (a kept dictionary's views pin these bytes, not the read's)
-        found = PageDictionary(compression.decompress_block(self.layout.dictionary, buf, n), t)
-        if key is not None:
-            if len(_DICTIONARIES) >= MAX_DICTIONARIES:
-                _DICTIONARIES.clear()
-            _DICTIONARIES[key] = found
-        return found
+        return page_dictionary(self.layout.dictionary, buf, n, t)
 
     def _chunk_table(
         self, meta: np.ndarray, rep_index: np.ndarray | None, dictionary: PageDictionary | None

@@ -33,12 +33,12 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import any_pb2
 
-from lancelot.encodings import compression
 from lancelot.encodings.compression.bitpacking_kernel import OK, inline_chunks
 from lancelot.encodings.compression.block import DataBlock
 from lancelot.encodings.compression.chunked import decompress_chunks
 from lancelot.encodings.compression.segments import Segments
-from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, indices_to_numpy, out_of_range
+from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, indices_to_numpy
+from lancelot.encodings.structural.miniblock import page_dictionary
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -239,18 +239,16 @@ def _batch(enc: pb.CompressiveEncoding, data: memoryview, chunks: list[tuple[int
 
 
 def _looked_up(lay: SimpleLayout, t: pa.DataType, indices: np.ndarray, raw: memoryview) -> pa.Array | None:
-    """The values of a dictionary page: its dictionary decoded as a block, the indices looked up."""
+    """The values of a dictionary page: its dictionary (shared when small: ``page_dictionary``) looked up."""
     assert lay.dictionary is not None
     try:
-        block = compression.decompress_block(lay.dictionary, np.frombuffer(raw, np.uint8), lay.num_dictionary_items)
-        dictionary = block_to_arrow(block, t)
+        dictionary = page_dictionary(lay.dictionary, np.frombuffer(raw, np.uint8), lay.num_dictionary_items, t).arrow
     except Exception:  # noqa: BLE001 - the general path reports a bad dictionary with its details
         return None
     if len(dictionary) != lay.num_dictionary_items or dictionary.null_count:
         return None
-    if out_of_range(indices, len(dictionary)) is not None:  # every item is valid: every index points in
-        return None
-    return apply_dictionary(indices, dictionary, t)
+    values = apply_dictionary(indices, dictionary, t)  # every item is valid: an index beyond reads as null
+    return None if values.null_count else values
 
 
 def decode_page(

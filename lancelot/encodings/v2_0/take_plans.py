@@ -292,7 +292,7 @@ class DictionaryPlan(_FixedPlan):
         """Every page's items from the bytes of ``_item_ranges`` (None: they do not add up)."""
         parts = []
         for k, d in enumerate(self._shapes.values()):
-            part = whole.strings(d.items, d.count, bufs[2 * k], bufs[2 * k + 1], self.dtype)
+            part = whole.shared_strings(d.items, d.count, bufs[2 * k], bufs[2 * k + 1], self.dtype)
             if part is None:
                 return None  # the node decoder reports them
             parts.append(part)

@@ -197,6 +197,27 @@ def strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.Data
     return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(out), pa.py_buffer(data)])
 
 
+#: items of dictionaries of at most this many bytes are decoded once per distinct content and shared (read-only):
+#: files written alike repeat their flag and code dictionaries byte for byte
+SHARED_ITEMS_BYTES = 4096
+_ITEMS: dict[tuple[Binary, int, bytes, bytes, pa.DataType], pa.Array] = {}
+
+
+def shared_strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.DataType) -> pa.Array | None:
+    """``strings``, decoded once per distinct content when small (from copies: kept items pin no read's bytes)."""
+    if len(offsets) + len(data) > SHARED_ITEMS_BYTES:
+        return strings(s, n, offsets, data, t)
+    key = (s, n, bytes(offsets), bytes(data), t)
+    found = _ITEMS.get(key)
+    if found is None:
+        found = strings(s, n, memoryview(key[2]), memoryview(key[3]), t)
+        if found is not None:
+            if len(_ITEMS) >= 256:
+                _ITEMS.clear()
+            _ITEMS[key] = found
+    return found
+
+
 def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.Array | None:
     """The ``n`` rows of a page of shape ``s`` from the bytes of its ``buffers(s)``, or None when they do not add up."""
     if s == ALL_NULLS:
