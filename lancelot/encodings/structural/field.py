@@ -60,7 +60,8 @@ _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa
 #: format/container.py), column, leaf type, rows and version, that message, its search ranges and per
 #: their bytes the ColumnPoints built from them (read-only: its lazy parts are derived from those bytes)
 MAX_SHARED = 256
-SHARED_MAX_ROWS = 1 << 16  # (columns of at most this many rows: small chunk tables and dictionaries)
+SHARED_MAX_ROWS = 1 << 16  # (columns of at most this many rows and search bytes: small chunk tables
+SHARED_MAX_BYTES = 1 << 16  # and dictionaries)
 _SHARED: dict[tuple[Any, ...], tuple[Any, list[Range], dict[bytes, ColumnPoints]]] = {}
 
 
@@ -110,7 +111,7 @@ class _PointRead:
                 if len(_SHARED) >= MAX_SHARED:
                     _SHARED.clear()
                 known = _SHARED[key] = (reader.columns[0].col.meta, jobs[0][1], {})
-            if len(known[2]) < MAX_SHARED:
+            if len(known[2]) < MAX_SHARED and sum([len(b) for b in bufs]) <= SHARED_MAX_BYTES:
                 known[2][b"".join(bufs)] = reader._points
         return plan
 
