@@ -42,6 +42,10 @@ TAIL_READ = 64 * 1024
 #: writes smaller than this are gathered before they reach the file's writer thread (``ContainerWriter.write_buffers``)
 COALESCE_BYTES = 64 * 1024
 _ZEROS = bytes(ALIGNMENT)
+#: parsed metadata regions (column metadata, offset tables, footer) by (file size, their bytes): the
+#: files of a dataset written alike repeat theirs; their messages are shared read-only
+MAX_REGIONS = 256
+_REGIONS: dict[tuple[int, bytes], tuple[list[file2_pb2.ColumnMetadata], list[tuple[int, int]], bytes | None]] = {}
 
 
 @dataclass
@@ -133,11 +137,19 @@ def read_metadata(src: ByteSource) -> FileMetadata:
     gbo = table(gbo_pos, n_gb)
     for i, (p, s) in enumerate(gbo):
         _check_range(path, f"global buffer {i}", p, s, meta_end)
+    if gbo and gbo[0][0] >= base:  # the schema is parsed from the region too: the key holds it
+        region_start = min(region_start, gbo[0][0])
+    key = (size, bytes(region[region_start - base :]))
+    known = _REGIONS.get(key)
+    if known is not None:  # the same bytes passed every check below in another file of this size
+        return FileMetadata(path, size, major, minor, *known)
     columns = []
     parse = file2_pb2.ColumnMetadata.FromString
+    inside = True  # whether every message lies in the region (the key holds all that was parsed)
     for i, (p, s) in enumerate(cmo):
         if p + s > meta_end:  # (the table's u64 values are never negative)
             _check_range(path, f"metadata of column {i}", p, s, meta_end)
+        inside = inside and p >= region_start
         raw = region[p - base : p - base + s] if p >= base else src.read(p, s)
         try:
             cm = parse(raw)
@@ -154,6 +166,10 @@ def read_metadata(src: ByteSource) -> FileMetadata:
     schema = None
     if gbo and gbo[0][0] >= base:
         schema = bytes(region[gbo[0][0] - base : gbo[0][0] - base + gbo[0][1]])
+    if inside and len(key[1]) <= TAIL_READ:
+        if len(_REGIONS) >= MAX_REGIONS:
+            _REGIONS.clear()
+        _REGIONS[key] = (columns, gbo, schema)
     return FileMetadata(path, size, major, minor, columns, gbo, schema)
 
 

@@ -117,7 +117,6 @@ class ColumnPoints:
         column: int,
         page_ids: Sequence[int] | None = None,
     ) -> None:
-        self.pages = pages
         #: each page's index in the column (errors name the column's page); default 0, 1, ...
         self.page_ids = range(len(pages)) if page_ids is None else page_ids
         readers: list[PointReader] = []

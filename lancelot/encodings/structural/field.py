@@ -55,6 +55,14 @@ class _Points(Protocol[_Plan]):
 
 #: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
 _DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
+#: the point readers of one-page mini-block columns, shared by the files written alike (a dataset's small
+#: fragments): per column metadata message (one object for files of the same metadata bytes:
+#: format/container.py), column, leaf type, rows and version, that message, its search ranges and per
+#: their bytes the ColumnPoints built from them (read-only: its lazy parts are derived from those bytes)
+MAX_SHARED = 256
+SHARED_MAX_ROWS = 1 << 16  # (columns of at most this many rows and search bytes: small chunk tables
+SHARED_MAX_BYTES = 1 << 16  # and dictionaries)
+_SHARED: dict[tuple[Any, ...], tuple[Any, list[Range], dict[bytes, ColumnPoints]]] = {}
 
 
 #: one fetch of a read: (column, page, byte ranges, what receives their buffers)
@@ -93,7 +101,29 @@ class _PointRead:
                 pos += len(rs)
         except (LanceError, *_DECODE_ERRORS):
             return self.fallback()
-        self.jobs = []  # (done with: not kept alive through the data round)
+        jobs, self.jobs = self.jobs, []  # (done with: not kept alive through the data round)
+        plan = self.planned()
+        reader = self.reader
+        if type(reader._points) is ColumnPoints and reader._n_pages == len(jobs) == 1 and reader._shareable:
+            key = reader._shared_key()
+            known = _SHARED.get(key)
+            if known is None or known[0] is not reader.columns[0].col.meta:
+                if len(_SHARED) >= MAX_SHARED:
+                    _SHARED.clear()
+                known = _SHARED[key] = (reader.columns[0].col.meta, jobs[0][1], {})
+            if len(known[2]) < MAX_SHARED and sum([len(b) for b in bufs]) <= SHARED_MAX_BYTES:
+                known[2][b"".join(bufs)] = reader._points
+        return plan
+
+    def shared(self, known: dict[bytes, ColumnPoints], bufs: list[memoryview]) -> Plan:
+        """The search round's bytes of a one-page column whose point reader a file written alike
+        built from the same bytes: that reader; other bytes load the page's cache as usual."""
+        points = known.get(b"".join(bufs))
+        if points is None:
+            return self.reader._searched(self)
+        reader = self.reader
+        reader._points, reader._cover, reader._every = points, frozenset([0]), True
+        reader._points_path = "points/ColumnPoints"
         return self.planned()
 
     def planned(self) -> Plan:
@@ -132,6 +162,7 @@ class StructuralFieldReader(FieldReader):
         self._every = False  # whether ``_cover`` is every page of the column
         self._name: str = ctx.field.name
         self._points_path = ""  # the point planner's name (encodings/served.py)
+        self._shareable = self._n_pages == 1 and self._pointable and ctx.num_rows <= SHARED_MAX_ROWS
 
     def plan(self, rows: Rows) -> Plan:
         """The read of ``rows``.  Search caches (chunk tables, dictionaries, repetition indexes) are
@@ -168,6 +199,11 @@ class StructuralFieldReader(FieldReader):
                 return self._fallback(rows, ranged)
             return self._points_read(_PointRead(self, rows, ranged, None))
         col = self.columns[0]
+        if self._shareable and not self._cover:  # a fresh reader of a small one-page column
+            known = _SHARED.get(self._shared_key())
+            if known is not None and known[0] is col.col.meta:
+                read = _PointRead(self, rows, ranged, [0])
+                return Plan(list(known[1]), partial(read.shared, known[2]), "search")
         try:
             touched = col.pages_of(rows)
         except (LanceError, *_DECODE_ERRORS):
@@ -191,6 +227,11 @@ class StructuralFieldReader(FieldReader):
             return read.fallback()
         read.jobs = jobs
         return Plan([r for _, rs in jobs for r in rs], read.loaded, "search")
+
+    def _shared_key(self) -> tuple[Any, ...]:
+        """The key of this field's column in ``_SHARED``."""
+        ctx, col = self.ctx, self.columns[0]
+        return (id(col.col.meta), col.col.index, col.path.leaf.type, ctx.num_rows, ctx.version)
 
     def _column_points(self) -> _Points[Any] | None:
         """The point reader over every page of the field (their search caches loaded first), or None."""
