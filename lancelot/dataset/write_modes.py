@@ -18,15 +18,13 @@ from lancelot.dataset.commit_options import lock_of
 from lancelot.dataset.manifest import LEGACY_DATA_VERSION, ManifestFile, manifest_schema
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.write_options import WriteOptions, auto_cleanup_config
+from lancelot.dataset.write_schema import check_append_schema, check_metadata, fit_to_dataset
 from lancelot.dataset.writing import (
     Committed,
     DatasetExistsError,
     _listed,
     as_batches,
-    check_append_schema,
-    check_metadata,
     commit_version,
-    fit_to_dataset,
     storage_version,
     write_fragments,
 )
