@@ -1,9 +1,8 @@
 """The dataset schema of written data: field ids, file field lists, and whether appended data fits.
 
-Table format, "Schema" and "Data files": a manifest's fields carry ids (pre-order from 0 for a new
-schema); data written to a dataset keeps its ids so files and manifest agree; a data file lists the
-ids it holds (every field at 2.0, leaf fields only at 2.1+).  An append must match the dataset's
-fields by path and type (nullability aside, nulls checked as the data is written), as pylance asks.
+Table format, "Schema" and "Data files": a new schema's fields get ids pre-order from 0; data written to a
+dataset keeps its ids, so files and manifest agree; a data file lists the ids it holds (every field at 2.0,
+leaf fields at 2.1+).  An append must match the dataset's fields by path and type, nullability aside.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from lancelot import versions
-from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
+from lancelot.dataset import append_fill, blob_schema
 from lancelot.dataset.manifest import ManifestFile, field_paths
 from lancelot.dataset.write_options import DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE
 from lancelot.errors import DatasetSchemaError, LanceValueError
@@ -192,7 +191,7 @@ def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str, full: p
     """The dataset's schema, when appended data of ``schema`` fits it (nullability may differ: nulls
     are checked as the data is written); else a DatasetSchemaError naming the field that differs.
     ``full``: the dataset's schema when the caller has it already (``manifest_schema(base.manifest)``)."""
-    schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
+    schema = blob_schema.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
     if full is None:
         from lancelot.dataset.manifest import manifest_schema
 

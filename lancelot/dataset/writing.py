@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, cast
 import pyarrow as pa
 
 from lancelot import versions
-from lancelot.dataset import blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
+from lancelot.dataset import blob_schema, blob_write  # blob v2 columns at 2.2+
 from lancelot.dataset.commit import (
     Builder,
     CommitConflictError,
@@ -116,7 +116,7 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
     return versions, load_manifest(store, uri, versions, versions.latest)
 
 
-#: blob_write.manifest_schema by the stored schema's object and the version: appends of one schema pass the
+#: blob_schema.manifest_schema by the stored schema's object and the version: appends of one schema pass the
 #: same object (schema.py's cache of normalized schemas)
 _LOGICAL: dict[tuple[int, str], tuple[pa.Schema, pa.Schema]] = {}
 
@@ -126,7 +126,7 @@ def _logical_schema(stored: pa.Schema, version: str) -> pa.Schema:
     hit = _LOGICAL.get(key)
     if hit is not None and hit[0] is stored:
         return hit[1]
-    logical = blob_write.manifest_schema(stored, version)
+    logical = blob_schema.manifest_schema(stored, version)
     if len(_LOGICAL) >= 64:
         _LOGICAL.clear()
     _LOGICAL[key] = (stored, logical)
@@ -213,7 +213,7 @@ def write_fragments(
     logical = _logical_schema(stored, version)  # blob v2: the logical type
     plain = logical is stored  # no blob v2 field: the file holds the data as given
     fields = dataset_fields(logical, base, subset=_append)
-    ids, cols = file_field_lists(fields if plain else blob_write.collapse_fields(fields), version)  # blob v2: 1 column
+    ids, cols = file_field_lists(fields if plain else blob_schema.collapse_fields(fields), version)  # blob v2: 1 column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
     # the bytes in the file so far; a limit of one's own waits for the pages being encoded (the same files every run)
@@ -248,7 +248,7 @@ def write_fragments(
                     name = f"{os.urandom(16).hex()}.lance"
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
-                        stored if plain else blob_write.file_schema(stored, version),  # blob v2: descriptions
+                        stored if plain else blob_schema.file_schema(stored, version),  # blob v2: descriptions
                         version=version,
                         profile=profile,
                         max_page_bytes=max_page_bytes,
@@ -342,7 +342,7 @@ def commit_version(
             or (base.manifest.data_format.version if base is not None else None)
             or resolve_version(None)
         )
-        stored = blob_write.manifest_schema(stored, str(dv))  # blob v2: the logical type
+        stored = blob_schema.manifest_schema(stored, str(dv))  # blob v2: the logical type
         fields = dataset_fields(stored, base)
         md = schema_metadata(stored)
         txn.overwrite.fragments.extend(frags)
