@@ -1,9 +1,7 @@
-"""Pruning with zone maps: which zones (row ranges) of a file may hold rows passing simple filters.
+"""Pruning with zone maps: the zones (row ranges) of a file that may hold rows passing simple filters.
 
-``ZoneMaps`` is one file's parsed zone maps (lancelot/zonemaps.py); ``row_ranges_matching`` answers
-row ranges outside of which no row passes the AND-ed filters.  A null bound in a zone with
-non-null values means "unbounded on that side", and a filter value the bounds cannot compare
-safely (NaN, a naive datetime against a zoned column) decides nothing, so no row a filter could
+A null bound in a zone with values means "unbounded on that side", and a filter value the bounds cannot
+compare safely (NaN, a naive datetime against a zoned column) decides nothing, so no row a filter could
 select is dropped; callers still apply the filter.
 """
 

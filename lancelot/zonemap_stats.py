@@ -1,10 +1,9 @@
-"""Zone bounds: per-zone min / max / null count of one column's values (for lancelot/zonemaps.py).
+"""Zone bounds: per-zone min / max / null count of one column's values (for zonemaps.py).
 
-Which columns get statistics (primitive ones, top-level or reached through structs only), the
-type their bounds are kept in, and the bounds themselves: numpy for numbers, booleans, temporal
-values and small decimals, one ``min_max`` for the byte strings of one zone.  Bounds are
-conservative: strings longer than ``MAX_BOUND_BYTES`` are cut (the max rounded up) and a float
-zone holding a NaN has none, so pruning never drops a row a filter could select.
+Which columns get statistics (primitives, top-level or below structs only), the type their bounds are kept in,
+and the bounds: numpy for numbers, booleans, temporal values and small decimals, ``min_max`` for byte strings.
+Bounds are conservative (strings cut to ``MAX_BOUND_BYTES``, the max rounded up; no bounds for a float zone
+holding a NaN), so pruning never drops a row a filter could select.
 """
 
 from __future__ import annotations
@@ -168,7 +167,7 @@ def _one_binary(v: bytes | None) -> pa.Array:
 _INT_VIEW = {32: pa.int32(), 64: pa.int64()}
 
 
-def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats | None:
     """Zone bounds of an integer, float or temporal array with numpy (None for other types)."""
     t = arr.type
     if pa.types.is_integer(t) or pa.types.is_floating(t):
@@ -210,7 +209,7 @@ def _numeric_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple
     return lo, hi, nulls
 
 
-def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats:
     """Zone bounds of booleans with numpy (the hash group-by imports pyarrow.dataset, and with it pandas)."""
     n, size = len(arr), nzones * rows_per_zone
     vals, valid = np.zeros(size, bool), np.zeros(size, bool)
@@ -225,9 +224,7 @@ def _bool_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> tuple[pa
     return from_numpy(mins, mask=unknown), from_numpy(maxs, mask=unknown), nulls
 
 
-def _dense_zone_stats(
-    vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int, nzones: int
-) -> tuple[pa.Array, pa.Array, np.ndarray]:
+def _dense_zone_stats(vals: np.ndarray, t: pa.DataType, viewed: bool, rows_per_zone: int, nzones: int) -> _Stats:
     """Zone bounds of values without nulls: whole zones as one 2-D min/max, the partial last zone apart."""
     n = len(vals)
     full = min(n // rows_per_zone, nzones)
@@ -248,13 +245,11 @@ def _dense_zone_stats(
     return lo, hi, np.zeros(nzones, np.int64)
 
 
-def _small_decimal_zone_stats(
-    arr: pa.Array, rows_per_zone: int, nzones: int
-) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+def _small_decimal_zone_stats(arr: pa.Array, rows_per_zone: int, nzones: int) -> _Stats | None:
     """Bounds of a decimal128 of precision <= 18: every unscaled value fits the low 64-bit word."""
     words = np.frombuffer(arr.buffers()[1], np.int64)[2 * arr.offset : 2 * (arr.offset + len(arr))]
     low = np.ascontiguousarray(words[0::2])  # pyarrow converts a strided array value by value
-    stats: tuple[pa.Array, pa.Array, np.ndarray] | None
+    stats: _Stats | None
     if not arr.null_count:
         stats = _dense_zone_stats(low, pa.int64(), False, rows_per_zone, nzones)
     else:

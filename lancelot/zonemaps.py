@@ -115,9 +115,7 @@ class ZoneMapBuilder:
             else:
                 self._stats[j].append(self._run(partial(self._column_stats, column, path, nzones)))
 
-    def _column_stats(
-        self, column: pa.ChunkedArray, path: Path, nzones: int
-    ) -> tuple[pa.Array, pa.Array, np.ndarray] | None:
+    def _column_stats(self, column: pa.ChunkedArray, path: Path, nzones: int) -> _Stats | None:
         """(mins, maxs, nulls) of the zones of the leaf at ``path`` of the top-level ``column``; None for a
         type pyarrow cannot aggregate."""
         try:
@@ -133,9 +131,7 @@ class ZoneMapBuilder:
             return None  # a type pyarrow cannot aggregate: no statistics for this column
 
     @staticmethod
-    def _zone_stats(
-        arr: pa.Array, zone: pa.Array, nzones: int, rows_per_zone: int | None = None
-    ) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    def _zone_stats(arr: pa.Array, zone: pa.Array, nzones: int, rows_per_zone: int | None = None) -> _Stats:
         """Bounds per zone (``zone`` = each row's zone); byte strings with ``rows_per_zone`` given
         take one numba pass (zonemap_bounds.py; a few zones: one min_max each), cheaper than the hash group-by."""
         if rows_per_zone and _stat_type(arr.type) == pa.binary():

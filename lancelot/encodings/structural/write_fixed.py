@@ -1,11 +1,9 @@
-"""The plans of fixed-width mini-block values: the size estimates of each technique and their chunk encoders.
+"""The plans of fixed-width mini-block values: each technique's size estimate and chunk encoder.
 
-(encoding.md, "Compression"; the reference's PrimitiveStructuralEncoder.)  write_strategy.py chooses a
-page's technique; this module answers, for a page of 8..64-bit values (or dictionary indices), the
-smallest of Flat, InlineBitpacking (1024 values per chunk) and Rle (up to 4096 per chunk, cut by their RLE
-size), and its ``MiniBlockValues``: how the values go into chunks.  With ``compression`` lz4/zstd, General
-wraps Flat (or ByteStreamSplit of 32/64-bit values, per ``bss``); ``none``: Flat only.  Null slots of
-fixed-width values repeat the value before them, so runs and bit widths stay as they are.
+(encoding.md, "Compression".)  For 8..64-bit values (or dictionary indices): the smallest of Flat,
+InlineBitpacking (1024 values per chunk) and Rle (up to 4096 per chunk); with ``compression`` lz4/zstd, General
+around Flat or ByteStreamSplit (per ``bss``); ``none``: Flat only.  Null slots repeat the value before them,
+so runs and bit widths stay as they are.  write_strategy.py chooses among these and the other techniques.
 """
 
 from __future__ import annotations

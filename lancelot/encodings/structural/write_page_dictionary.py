@@ -1,11 +1,9 @@
-"""The page dictionary of a mini-block page: whether a page takes one, and its bytes.
+"""The page dictionary of a mini-block page (encoding.md, "Dictionary Encoding": page buffer 2).
 
-(encoding.md, "Dictionary Encoding": MiniBlockLayout.dictionary, page buffer 2.)  Strings and binary,
-128-bit values (decimals) and, at 2.2, 64-bit values take a dictionary when a sample says the cardinality
-is at most values / ``dict-divisor`` and the dictionary form (bit-packed or RLE indices, write_fixed.py,
-plus the dictionary, lz4-compressed at 2.2 when that is smaller) is under ``dict-size-ratio`` of the plain
-size.  Fields of an Arrow dictionary type always do (indices as wide as their keys): pylance reads their
-pages only as dictionary pages.
+Strings and binary, 128-bit values and, at 2.2, 64-bit values take one when a sample says the cardinality is at
+most values / ``dict-divisor`` and the indices (write_fixed.py) plus the dictionary (lz4 at 2.2 when smaller)
+are under ``dict-size-ratio`` of the plain size; fields of an Arrow dictionary type always do (indices as wide
+as their keys), as pylance reads their pages only as dictionary pages.
 """
 
 from __future__ import annotations

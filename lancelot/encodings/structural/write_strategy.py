@@ -1,19 +1,13 @@
 """The writer's choice of compression for the values of one mini-block page.
 
-(encoding.md, "Compression" and "Dictionary Encoding"; the reference's
-PrimitiveStructuralEncoder and CompressionStrategy.)  Per page, from cheap
-statistics and size estimates, honouring the field's EncodingOptions
-(lancelot/encodings/strategy.py):
-
-* a page dictionary (write_page_dictionary.py) when it is smaller than the
-  values' best plain compression, always for fields of an Arrow dictionary type;
-* 8..64-bit values: the smallest of Flat, InlineBitpacking and Rle, or General
-  around Flat / ByteStreamSplit (write_fixed.py);
-* strings of 32 KiB or more (longest at least 5 bytes): Fsst with one symbol
-  table per page, when it saves 10% (always with ``compression=fsst``);
-  lz4/zstd: General around Variable in every chunk; 2.3: delta-coded offsets;
-* packed structs: PackedStruct rows;
-* otherwise the plain techniques: Flat, Variable, FixedSizeList.
+(encoding.md, "Compression" and "Dictionary Encoding"; the reference's PrimitiveStructuralEncoder and
+CompressionStrategy.)  Per page, from cheap statistics and size estimates, honouring the field's
+EncodingOptions (encodings/strategy.py): a page dictionary (write_page_dictionary.py) when it is smaller
+than the values' best plain compression, always for fields of an Arrow dictionary type; 8..64-bit values:
+Flat, InlineBitpacking, Rle or General (write_fixed.py); strings of 32 KiB or more (longest at least 5
+bytes): Fsst with one symbol table per page when it saves 10% (always with ``compression=fsst``), else
+Variable (General around it for lz4/zstd; delta-coded offsets at 2.3); packed structs: PackedStruct rows;
+otherwise the plain techniques: Flat, Variable, FixedSizeList.
 """
 
 from __future__ import annotations
