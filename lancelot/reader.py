@@ -32,7 +32,7 @@ from lancelot.schema import stored_schema
 from lancelot.versions import FileVersion
 
 if TYPE_CHECKING:
-    from lancelot.zonemaps import ZoneMaps
+    from lancelot.zonemap_pruning import ZoneMaps
 
 _S = TypeVar("_S")
 _T = TypeVar("_T")

@@ -30,7 +30,8 @@ from lancelot.format.container import ContainerWriter
 from lancelot.inputs import as_batches, type_name
 from lancelot.schema import normalize_schema, normalized
 from lancelot.versions import FileVersion
-from lancelot.zonemaps import ZoneMapBuilder, leaf_columns
+from lancelot.zonemap_stats import leaf_columns
+from lancelot.zonemaps import ZoneMapBuilder
 
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
 #: re-exported for callers of the writer (spark, dataset): lancelot/versions.py owns them

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from lancelot.dataset.blob_write import DEDICATED_KEY, INLINE_KEY, PACK_FILE_KEY
+from lancelot.dataset.blob_schema import DEDICATED_KEY, INLINE_KEY, PACK_FILE_KEY
 from lancelot.errors import LanceValueError
 
 #: the largest threshold pylance takes (a 64-bit usize)

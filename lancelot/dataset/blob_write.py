@@ -1,16 +1,10 @@
 """Writing blob columns of 2.2+ datasets as pylance 14 writes them ("blob v2").
 
-A ``large_binary`` field with ``lance-encoding:blob`` (or a ``lance.blob.v2`` extension struct of ``data``, ``uri``,
-``position``, ``size``, what ``lance.blob_array`` builds) becomes:
-
-* in the manifest, the logical blob type: ``struct<data: large_binary, uri: string>`` with the extension name
-  ``lance.blob.v2`` (one column: its children own none);
-* in the data file, one packed-struct column of descriptions (``blob.DESCRIPTION_V2``) whose children the file's schema
-  lists without ids, as pylance's do;
-* the bytes by size (pylance's thresholds, overridable per field by its metadata keys below): up to 64 KiB inline in the
-  data file (each value its own 64-byte aligned buffer), up to 4 MiB appended to a shared packed sidecar ``<data file
-  stem>/<name>.blob`` (a new one past 1 GiB), larger ones each in a dedicated sidecar; external URIs are kept as
-  references.
+A blob v2 field (blob_schema.py: its manifest and file schema) is written as descriptions in the data file, its bytes
+by size (pylance's thresholds, overridable per field by the metadata keys of blob_schema.py): up to 64 KiB inline in the
+data file (each value its own 64-byte aligned buffer), up to 4 MiB appended to a shared packed sidecar ``<data file
+stem>/<name>.blob`` (a new one past 1 GiB), larger ones each in a dedicated sidecar; external URIs are kept as
+references.
 
 Blob ids count from 1 per data file, in the order sidecars are started.  ``with_bytes`` turns scanned descriptions back
 into such values, for rewrites (compaction)."""
@@ -18,13 +12,13 @@ into such values, for rewrites (compaction)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from lancelot import field_metadata, versions
+from lancelot import field_metadata
 from lancelot.dataset.blob import (
     DESCRIPTION_V2,
     KIND_DEDICATED,
@@ -41,12 +35,19 @@ from lancelot.dataset.blob import (
     read_places,
     sidecar_path,
 )
+from lancelot.dataset.blob_schema import (
+    DEDICATED_KEY,
+    INLINE_KEY,
+    PACK_FILE_KEY,
+    file_schema,
+    is_v2_input,
+    leaf_paths,
+    map_v2,
+)
 from lancelot.encodings.structural.blob import DESCRIPTION as DESCRIPTION_V1
 from lancelot.errors import LanceError, UnsupportedTypeError, _OSErrorMessage
-from lancelot.extension_types import child_fields, map_child_arrays, map_children
-from lancelot.format.pb import file_pb2
+from lancelot.extension_types import child_fields, map_child_arrays
 from lancelot.io.sink import FileTarget, open_target
-from lancelot.util.types import is_offsets_list
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -56,118 +57,12 @@ if TYPE_CHECKING:
 INLINE_MAX = 64 * 1024
 DEDICATED_THRESHOLD = 4 * 1024 * 1024
 PACK_FILE_MAX = 1024 * 1024 * 1024
-INLINE_KEY = "lance-encoding:blob-inline-size-threshold"
-DEDICATED_KEY = "lance-encoding:blob-dedicated-size-threshold"
-PACK_FILE_KEY = "lance-encoding:blob-pack-file-size-threshold"
-EXT_KEY = "ARROW:extension:name"
-EXT_META_KEY = "ARROW:extension:metadata"
-LOGICAL = pa.struct([pa.field("data", pa.large_binary()), pa.field("uri", pa.string())])
 #: inline values start on this alignment in the data file (each is a buffer of its own)
 ALIGN = 64
 
 
 class ExternalBlobError(_OSErrorMessage, LanceError, OSError):
     """An external blob URI written without ``allow_external_blob_outside_bases`` (pylance's OSError)."""
-
-
-def _v2(version: str) -> bool:
-    """2.2 and later (a legacy or unknown version string is not)."""
-    try:
-        return versions.parse(version).key >= (2, 2)
-    except LanceError:
-        return False
-
-
-def is_v2_input(field: pa.Field, version: str) -> bool:
-    """A field written with blob v2 values at ``version`` (itself, or a struct field below it)."""
-    return _v2(version) and holds_blob(field, is_blob_field)
-
-
-def _in_fixed_size_list(field: pa.Field, below: bool = False) -> pa.Field | None:
-    """A blob field inside a fixed-size list at or below ``field`` (the first), else None."""
-    if below and is_blob_field(field):
-        return field
-    t = field.type
-    if is_offsets_list(t) or pa.types.is_fixed_size_list(t):
-        return _in_fixed_size_list(t.value_field, below or pa.types.is_fixed_size_list(t))
-    if pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            hit = _in_fixed_size_list(t.field(i), below)
-            if hit is not None:
-                return hit
-    return None
-
-
-def check_version(schema: pa.Schema, version: str | None) -> None:
-    """Refuse a ``lance.blob.v2`` field below 2.2, as pylance does (the layout is 2.2's), and at 2.2+ a blob inside a
-    fixed-size list (lancelot writes blob v2 values at the top level, in structs and in lists)."""
-    if version and _v2(version):
-        for f in schema:
-            hit = _in_fixed_size_list(f)
-            if hit is not None:
-                raise UnsupportedTypeError(
-                    f"blob field {hit.name!r} inside a fixed-size list (column {f.name!r}) is not writable at "
-                    f"{version} (pylance 14's writer fails on them too)",
-                    column=f.name,
-                )
-    if not version or _v2(version):
-        return
-    for f in schema:
-        for _, leaf in _leaf_paths(f):
-            if is_blob_v2(leaf):
-                raise UnsupportedTypeError(
-                    f"blob field {leaf.name!r} (lance.blob.v2) needs file version 2.2 or later, not {version}",
-                    column=leaf.name,
-                )
-
-
-def _map_v2(field: pa.Field, leaf: Callable[[pa.Field], pa.Field]) -> pa.Field:
-    """``field`` with each blob v2 value field below it (or itself) replaced by ``leaf(field)``."""
-    if is_blob_field(field):
-        return leaf(field)
-    if not holds_blob(field, is_blob_field):
-        return field
-    return map_children(field, lambda f: _map_v2(f, leaf))
-
-
-def manifest_schema(schema: pa.Schema, version: str | None) -> pa.Schema:
-    """The dataset's (logical) schema of data of ``schema`` written at ``version``."""
-    check_version(schema, version)
-    if not version or not any(is_v2_input(f, version) for f in schema):
-        return schema
-    fields = [_map_v2(f, _logical) if is_v2_input(f, version) else f for f in schema]
-    return pa.schema(fields, metadata=schema.metadata)
-
-
-def _logical(f: pa.Field) -> pa.Field:
-    """The manifest's field: the extension's own storage struct when given as one (pylance keeps it, with its empty
-    serialized metadata), else ``struct<data, uri>``."""
-    md = {**_thresholds(f), EXT_KEY: "lance.blob.v2"}
-    if is_blob_v2(f):
-        md[EXT_META_KEY] = field_metadata.value(f, EXT_META_KEY) or ""
-        return pa.field(f.name, f.type, f.nullable, md)
-    return pa.field(f.name, LOGICAL, f.nullable, md)
-
-
-def _thresholds(f: pa.Field) -> dict[str, str]:
-    md = field_metadata.metadata_of(f)
-    return {k: md[k] for k in (INLINE_KEY, DEDICATED_KEY, PACK_FILE_KEY) if k in md}
-
-
-def file_schema(schema: pa.Schema, version: str) -> pa.Schema:
-    """The data file's schema: blob v2 fields (at any struct depth) as their description column."""
-    if not any(is_v2_input(f, version) for f in schema):
-        return schema
-    fields = [_map_v2(f, description_v2) if is_v2_input(f, version) else f for f in schema]
-    return pa.schema(fields, metadata=schema.metadata)
-
-
-def collapse_fields(fields: list[file_pb2.Field]) -> list[file_pb2.Field]:
-    """The manifest's fields without the children of blob v2 fields (the struct owns the column)."""
-    v2 = {int(f.id) for f in fields if f.extension_name == "lance.blob.v2"}
-    if not v2:
-        return fields
-    return [f for f in fields if int(f.parent_id) not in v2]
 
 
 def _threshold(field: pa.Field, key: str, default: int, allow_zero: bool) -> int:
@@ -218,7 +113,7 @@ class BlobV2Writer:
                 _threshold(f, PACK_FILE_KEY, PACK_FILE_MAX, False),
             )
             for i in self.fields
-            for path, f in _leaf_paths(schema.field(i))
+            for path, f in leaf_paths(schema.field(i))
         }
 
     def convert(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -239,7 +134,7 @@ class BlobV2Writer:
         if not holds_blob(field, is_blob_field):
             return col
         kids = child_fields(field.type)
-        out = _map_v2(field, description_v2).type
+        out = map_v2(field, description_v2).type
         return map_child_arrays(col, out, lambda child, i: self._convert(child, kids[i], (*path, kids[i].name)))
 
     # -- one column -------------------------------------------------------------------------
@@ -378,18 +273,6 @@ class BlobV2Writer:
                 self.store.delete(path)
             except Exception:  # noqa: BLE001 - cleanup of an abandoned write must not mask its error
                 pass
-
-
-def _leaf_paths(field: pa.Field, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], pa.Field]]:
-    """(name path, field) of each blob v2 value field at or below ``field``."""
-    here = (*path, field.name)
-    if is_blob_field(field):
-        yield here, field
-    elif is_offsets_list(field.type):
-        yield from _leaf_paths(field.type.value_field, here)
-    elif pa.types.is_struct(field.type):
-        for i in range(field.type.num_fields):
-            yield from _leaf_paths(field.type.field(i), here)
 
 
 def _ramp(sizes: np.ndarray) -> np.ndarray:

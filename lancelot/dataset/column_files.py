@@ -47,7 +47,7 @@ def next_field_id(m: table_pb2.Manifest) -> int:
 
 def numbered_fields(schema: pa.Schema, first_id: int) -> list[file_pb2.Field]:
     """Manifest fields of ``schema`` with ids from ``first_id`` (pre-order, as pylance assigns)."""
-    from lancelot.dataset.writing import schema_fields
+    from lancelot.dataset.write_schema import schema_fields
 
     out = []
     for f in schema_fields(schema):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
     from lancelot.dataset.scanner import LanceScanner
     from lancelot.reader import LanceFile
-    from lancelot.zonemaps import Filter, ZoneMaps
+    from lancelot.zonemap_pruning import Filter, ZoneMaps
 
 
 #: parsed zone maps of open data files (None: the file has none); a data file never changes, and an entry

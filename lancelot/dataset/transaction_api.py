@@ -92,7 +92,7 @@ class LanceSchema:
     @staticmethod
     def from_pyarrow(schema: pa.Schema) -> LanceSchema:
         """Field ids by position, pre-order (as pylance assigns them)."""
-        from lancelot.dataset.writing import schema_fields, schema_metadata
+        from lancelot.dataset.write_schema import schema_fields, schema_metadata
 
         return LanceSchema(schema_fields(schema), schema_metadata(schema))
 
@@ -138,7 +138,7 @@ class LanceSchema:
 def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
     """Manifest fields (with ids) and schema metadata of a lancelot or pylance ``LanceSchema``, or of
     a ``pyarrow.Schema`` (ids by position, as pylance assigns them)."""
-    from lancelot.dataset.writing import schema_fields, schema_metadata
+    from lancelot.dataset.write_schema import schema_fields, schema_metadata
 
     if isinstance(schema, LanceSchema):
         return [copy.deepcopy(f) for f in schema._fields], dict(schema._metadata)

@@ -16,12 +16,12 @@ from lancelot.dataset.dataset import LanceDataset
 from lancelot.dataset.fragment_metadata import FragmentMetadata
 from lancelot.dataset.write_modes import write_version
 from lancelot.dataset.write_options import DEFAULT_MAX_BYTES_PER_FILE, DEFAULT_MAX_ROWS_PER_FILE, WriteOptions
+from lancelot.dataset.write_schema import check_append_schema as check_append_schema
+from lancelot.dataset.write_schema import schema_fields as schema_fields
+from lancelot.dataset.write_schema import schema_metadata as schema_metadata
 from lancelot.dataset.writing import Committed, commit_version
 from lancelot.dataset.writing import DatasetExistsError as DatasetExistsError
 from lancelot.dataset.writing import as_batches as as_batches
-from lancelot.dataset.writing import check_append_schema as check_append_schema
-from lancelot.dataset.writing import schema_fields as schema_fields
-from lancelot.dataset.writing import schema_metadata as schema_metadata
 from lancelot.dataset.writing import write_fragments as write_fragments
 
 

@@ -13,20 +13,18 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from lancelot.dataset import append_fill, blob_write
+from lancelot.dataset import append_fill, blob_schema
 from lancelot.dataset.commit_options import lock_of
 from lancelot.dataset.manifest import LEGACY_DATA_VERSION, ManifestFile, manifest_schema
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.write_options import WriteOptions, auto_cleanup_config
+from lancelot.dataset.write_schema import check_append_schema, check_metadata, fit_to_dataset
 from lancelot.dataset.writing import (
     Committed,
     DatasetExistsError,
     _listed,
     as_batches,
-    check_append_schema,
-    check_metadata,
     commit_version,
-    fit_to_dataset,
     storage_version,
     write_fragments,
 )
@@ -57,7 +55,7 @@ def _fit_append(
     dv = base.manifest.data_format.version
     # a blob v2 field stays the data's own (its logical struct is what the blob writer makes of it)
     target = pa.schema(
-        [s if blob_write.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
+        [s if blob_schema.is_v2_input(s, dv) else t for s, t in zip(stored, target)], metadata=target.metadata
     )
     if not stored.equals(target, check_metadata=False):
         schema, stored = target, normalize_schema(target)

@@ -12,14 +12,14 @@ most one batch and the open file's pending pages are in memory.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from types import EllipsisType
 from typing import Any, NamedTuple, cast
 
 import pyarrow as pa
 
 from lancelot import versions
-from lancelot.dataset import append_fill, blob_write  # blob v2 columns at 2.2+ (dataset/blob_write.py)
+from lancelot.dataset import blob_schema, blob_write  # blob v2 columns at 2.2+
 from lancelot.dataset.commit import (
     Builder,
     CommitConflictError,
@@ -31,34 +31,22 @@ from lancelot.dataset.commit import (
 )
 from lancelot.dataset.commit_options import merged_properties, set_properties, with_commit_lock
 from lancelot.dataset.fragment_metadata import DATA_DIR, FragmentMetadata
-from lancelot.dataset.manifest import (
-    FLAG_STABLE_ROW_IDS,
-    LEGACY_DATA_VERSION,
-    ManifestFile,
-    field_paths,
-    writable_data_version,
-)
+from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, LEGACY_DATA_VERSION, ManifestFile, writable_data_version
 from lancelot.dataset.operation import build_append, build_overwrite
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction import new_transaction
-from lancelot.dataset.write_options import (
-    DEFAULT_MAX_BYTES_PER_FILE,
-    WriteOptions,
-    progress_begin,
-    progress_complete,
+from lancelot.dataset.write_options import DEFAULT_MAX_BYTES_PER_FILE, WriteOptions, progress_begin, progress_complete
+from lancelot.dataset.write_options import DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE
+from lancelot.dataset.write_schema import (
+    check_append_schema,
+    check_metadata,
+    dataset_fields,
+    file_field_lists,
+    schema_metadata,
 )
-from lancelot.dataset.write_options import (
-    DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE,
-)
-from lancelot.errors import (
-    DatasetSchemaError,
-    LanceError,
-    LanceValueError,
-    SchemaMismatchError,
-    UnsupportedVersionError,
-)
-from lancelot.format.pb import file_pb2, table_pb2
-from lancelot.schema import normalize_schema, to_descriptor
+from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionError
+from lancelot.format.pb import table_pb2
+from lancelot.schema import normalize_schema
 from lancelot.writer import LanceWriter, resolve_version
 
 _DEFAULTS = WriteOptions()
@@ -92,174 +80,6 @@ def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, I
     if got is None:
         raise LanceError("no data and no schema given")
     return got, batches
-
-
-#: schema_fields' results by the Arrow schema's IPC bytes (pa.Schema's ``==`` ignores metadata)
-_FIELDS: dict[bytes, bytes] = {}
-
-
-def schema_fields(schema: pa.Schema) -> list[file_pb2.Field]:
-    """The manifest's fields of a new schema: pre-order, ids from 0 (what pylance assigns).
-    The descriptor is a pure function of the schema, so it is built once per schema; each call
-    gets fields of its own (callers may change them)."""
-    try:
-        key = schema.serialize().to_pybytes()
-    except (pa.ArrowException, TypeError, ValueError):  # a type IPC cannot carry: not cached
-        return list(to_descriptor(schema, 0).schema.fields)
-    raw = _FIELDS.get(key)
-    if raw is None:
-        raw = to_descriptor(schema, 0).schema.SerializeToString()
-        if len(_FIELDS) >= 64:
-            _FIELDS.clear()
-        _FIELDS[key] = raw
-    return list(file_pb2.Schema.FromString(raw).fields)
-
-
-def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool = False) -> list[file_pb2.Field]:
-    """The fields (with ids) data of ``schema`` is written and committed with: the dataset's own
-    when it has the same schema (its ids may have gaps where columns were dropped), or with
-    ``subset`` (an append) holds some of the dataset's fields; else fresh.
-    write_fragments and commit both use this rule, so files and manifest always agree."""
-    fields = schema_fields(schema)
-    if base is not None and _type_key(base.manifest.fields) == _type_key(fields):
-        out = []
-        for theirs, mine in zip(base.manifest.fields, fields):  # the ids of the dataset, the metadata of the data
-            f = file_pb2.Field()
-            f.CopyFrom(theirs)
-            f.metadata.clear()
-            if mine.metadata:
-                f.metadata.update(mine.metadata)
-            out.append(f)
-        return out
-    if subset and base is not None:  # an append leaving nullable fields out
-        by_path = field_paths(base.manifest.fields)
-        given = field_paths(fields)
-        if all(p in by_path and by_path[p].logical_type == m.logical_type for p, m in given.items()):
-            out = []
-            for p, m in given.items():
-                g = file_pb2.Field()
-                g.CopyFrom(by_path[p])
-                g.metadata.clear()
-                g.metadata.update(m.metadata)
-                out.append(g)
-            return out
-    return fields
-
-
-def check_metadata(schema: pa.Schema) -> None:
-    """Refuse schema or field metadata that is not UTF-8 (pylance refuses it: a ValueError)."""
-
-    def check(md: dict[bytes, bytes] | None, where: str) -> None:
-        for k, v in (md or {}).items():
-            for what, b in (("key", k), ("value", v)):
-                try:
-                    b.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise LanceValueError(
-                        f"{where} metadata {what} {b!r} is not valid UTF-8 (encode binary metadata, e.g. as base64)"
-                    ) from None
-
-    def walk(f: pa.Field, path: str) -> None:
-        check(f.metadata, f"field {path!r}")
-        for child in _child_fields(f.type):
-            walk(child, f"{path}.{child.name}")
-
-    check(schema.metadata, "schema")
-    for f in schema:
-        walk(f, f.name)
-
-
-def _child_fields(t: pa.DataType) -> list[pa.Field]:
-    if not t.num_fields:  # (a primitive)
-        return []
-    if pa.types.is_struct(t):
-        return [t.field(i) for i in range(t.num_fields)]
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [t.value_field]
-    if pa.types.is_map(t):
-        return [t.key_field, t.item_field]
-    return []
-
-
-def _field_paths(fields: Iterable[file_pb2.Field]) -> dict[str, str]:
-    """{dotted path: logical type} of a manifest's (pre-order) fields."""
-    return {path: f.logical_type for path, f in field_paths(fields).items()}
-
-
-def schema_difference(dataset: Iterable[file_pb2.Field], data: Iterable[file_pb2.Field]) -> str | None:
-    """How the data's fields differ from the dataset's, nullability aside (None: they match)."""
-    theirs, mine = _field_paths(dataset), _field_paths(data)
-    missing = [p for p in theirs if p not in mine and "." not in p]
-    unexpected = [p for p in mine if p not in theirs and "." not in p]
-    if missing or unexpected:
-        return f"fields do not match: missing={missing}, unexpected={unexpected}"
-    for path, lt in theirs.items():
-        if path not in mine:
-            return f"field {path!r} is missing from the data"
-        if mine[path] != lt:
-            return f"field {path!r} should have type {lt} but the data's is {mine[path]}"
-    extra = [p for p in mine if p not in theirs]
-    if extra:
-        return f"field {extra[0]!r} is not in the dataset"
-    if list(theirs) != list(mine):
-        return f"the fields are in another order: {list(mine)} (the dataset's: {list(theirs)})"
-    return None
-
-
-def _null_free(col: pa.Array | pa.ChunkedArray, field: pa.Field, path: str, uri: str) -> None:
-    """Refuse nulls in a column (or a struct child) whose dataset field is not nullable."""
-    if not field.nullable and col.null_count:
-        raise DatasetSchemaError(
-            f"dataset {uri!r}: the field {path!r} contains null values, but it is marked non-null in the "
-            "dataset's schema"
-        )
-    if pa.types.is_struct(field.type):
-        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-        for i in range(field.type.num_fields):
-            child = field.type.field(i)
-            for c in chunks:
-                _null_free(c.field(i), child, f"{path}.{child.name}", uri)
-
-
-def fit_to_dataset(batch: pa.RecordBatch, target: pa.Schema, uri: str) -> pa.RecordBatch:
-    """An appended batch in the dataset's schema: data that is nullable where the dataset's field is
-    not is accepted when it holds no nulls there (as pylance accepts it)."""
-    if batch.schema.equals(target, check_metadata=False):
-        return pa.RecordBatch.from_arrays(batch.columns, schema=target)
-    cols = []
-    for col, field in zip(batch.columns, target):
-        _null_free(col, field, field.name, uri)
-        cols.append(_cast(col, field.type))
-    return pa.RecordBatch.from_arrays(cols, schema=target)
-
-
-def _cast(col: pa.Array, to: pa.DataType) -> pa.Array:
-    """``col`` as type ``to``; an extension type (arrow.json over string vs large_string...) through
-    its storage, which pyarrow will not cast between extension types itself."""
-    if col.type == to:
-        return col
-    if isinstance(to, pa.BaseExtensionType):
-        storage = col.storage if isinstance(col.type, pa.BaseExtensionType) else col
-        return pa.ExtensionArray.from_storage(to, storage.cast(to.storage_type))
-    return col.cast(to)
-
-
-def schema_metadata(schema: pa.Schema) -> dict[str, bytes]:
-    return {k.decode(): v for k, v in (schema.metadata or {}).items()}
-
-
-def _type_key(fields: Iterable[file_pb2.Field]) -> list[tuple[str, str, bool]]:
-    return [(f.name, f.logical_type, f.nullable) for f in fields]
-
-
-def file_field_lists(fields: list[file_pb2.Field], version: str) -> tuple[list[int], list[int]]:
-    """(DataFile.fields, DataFile.column_indices) of a file holding ``fields`` at ``version``."""
-    if not versions.parse(version).structural:
-        ids = [int(f.id) for f in fields]
-    else:
-        parents = {int(f.parent_id) for f in fields}
-        ids = [int(f.id) for f in fields if int(f.id) not in parents]
-    return ids, list(range(len(ids)))
 
 
 def storage_version(name: str | None) -> str | None:
@@ -296,7 +116,7 @@ def _listed(store: ObjectStore, uri: str) -> tuple[Versions, ManifestFile | None
     return versions, load_manifest(store, uri, versions, versions.latest)
 
 
-#: blob_write.manifest_schema by the stored schema's object and the version: appends of one schema pass the
+#: blob_schema.manifest_schema by the stored schema's object and the version: appends of one schema pass the
 #: same object (schema.py's cache of normalized schemas)
 _LOGICAL: dict[tuple[int, str], tuple[pa.Schema, pa.Schema]] = {}
 
@@ -306,7 +126,7 @@ def _logical_schema(stored: pa.Schema, version: str) -> pa.Schema:
     hit = _LOGICAL.get(key)
     if hit is not None and hit[0] is stored:
         return hit[1]
-    logical = blob_write.manifest_schema(stored, version)
+    logical = blob_schema.manifest_schema(stored, version)
     if len(_LOGICAL) >= 64:
         _LOGICAL.clear()
     _LOGICAL[key] = (stored, logical)
@@ -393,7 +213,7 @@ def write_fragments(
     logical = _logical_schema(stored, version)  # blob v2: the logical type
     plain = logical is stored  # no blob v2 field: the file holds the data as given
     fields = dataset_fields(logical, base, subset=_append)
-    ids, cols = file_field_lists(fields if plain else blob_write.collapse_fields(fields), version)  # blob v2: 1 column
+    ids, cols = file_field_lists(fields if plain else blob_schema.collapse_fields(fields), version)  # blob v2: 1 column
     out: list[FragmentMetadata] = []
     writer: LanceWriter | None = None
     # the bytes in the file so far; a limit of one's own waits for the pages being encoded (the same files every run)
@@ -428,7 +248,7 @@ def write_fragments(
                     name = f"{os.urandom(16).hex()}.lance"
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
-                        stored if plain else blob_write.file_schema(stored, version),  # blob v2: descriptions
+                        stored if plain else blob_schema.file_schema(stored, version),  # blob v2: descriptions
                         version=version,
                         profile=profile,
                         max_page_bytes=max_page_bytes,
@@ -522,7 +342,7 @@ def commit_version(
             or (base.manifest.data_format.version if base is not None else None)
             or resolve_version(None)
         )
-        stored = blob_write.manifest_schema(stored, str(dv))  # blob v2: the logical type
+        stored = blob_schema.manifest_schema(stored, str(dv))  # blob v2: the logical type
         fields = dataset_fields(stored, base)
         md = schema_metadata(stored)
         txn.overwrite.fragments.extend(frags)
@@ -551,23 +371,3 @@ def commit_version(
     )
     committed = (listed, mf) if mf is not None else None
     return Committed(uri, version, storage_options, store, committed)
-
-
-def check_append_schema(base: ManifestFile, schema: pa.Schema, uri: str, full: pa.Schema | None = None) -> pa.Schema:
-    """The dataset's schema, when appended data of ``schema`` fits it (nullability may differ: nulls
-    are checked as the data is written); else a DatasetSchemaError naming the field that differs.
-    ``full``: the dataset's schema when the caller has it already (``manifest_schema(base.manifest)``)."""
-    schema = blob_write.manifest_schema(schema, base.manifest.data_format.version)  # blob v2: the logical type
-    if full is None:
-        from lancelot.dataset.manifest import manifest_schema
-
-        full = manifest_schema(base.manifest)
-    if append_fill.is_subset(schema, full):  # nullable fields left out: the files hold only the others
-        append_fill.check_missing(schema, full, uri)
-        full = append_fill.restrict(full, schema)
-        why = schema_difference(schema_fields(full), schema_fields(schema))
-    else:
-        why = schema_difference(base.manifest.fields, schema_fields(schema))
-    if why is not None:
-        raise DatasetSchemaError(f"dataset {uri!r}: append with a different schema: {why}")
-    return full

@@ -21,7 +21,7 @@ import pyarrow as pa
 from lancelot.errors import LanceError
 
 if TYPE_CHECKING:
-    from lancelot.zonemaps import Filter
+    from lancelot.zonemap_pruning import Filter
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 

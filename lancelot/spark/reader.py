@@ -44,7 +44,7 @@ from lancelot.spark.types import resolve_column, spark_arrow_schema, spark_schem
 
 if TYPE_CHECKING:
     from lancelot.spark.row_filter import RowFilter
-    from lancelot.zonemaps import Filter
+    from lancelot.zonemap_pruning import Filter
 
 DEFAULT_BYTES_PER_PARTITION = 64 * 1024 * 1024
 #: the column option with_row_address adds: fragment id << 32 | physical row position

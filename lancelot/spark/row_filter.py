@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
-    from lancelot.zonemaps import Filter
+    from lancelot.zonemap_pruning import Filter
 
 #: comparisons this module evaluates, per kind of column
 _COMPARE = ("=", "!=", "<", "<=", ">", ">=")

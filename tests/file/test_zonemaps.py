@@ -12,7 +12,8 @@ import pytest
 
 from lancelot.errors import CorruptFileError
 from lancelot.zonemap_codec import MAGIC_V2
-from lancelot.zonemaps import MAGIC, MAX_BOUND_BYTES, ZoneMapBuilder, parse_zone_maps
+from lancelot.zonemap_stats import MAX_BOUND_BYTES
+from lancelot.zonemaps import MAGIC, ZoneMapBuilder, parse_zone_maps
 
 RNG_SEED = 1234
 
@@ -315,7 +316,7 @@ def test_writer_stores_zone_maps_and_pylance_still_reads_the_file(tmp_path):
 
 @pytest.mark.parametrize("kind", ["int8", "uint64", "float32", "float64", "date32", "timestamp", "duration"])
 def test_numpy_bounds_equal_the_grouped_bounds(kind):
-    from lancelot.zonemaps import _numeric_zone_stats, _prepare
+    from lancelot.zonemap_stats import _numeric_zone_stats, _prepare
 
     rng = np.random.default_rng(5)
     n, rpz = 2500, 300  # a partial last zone
@@ -371,7 +372,7 @@ def test_per_zone_string_bounds_equal_the_grouped_bounds(kernel, monkeypatch):
 
 
 def test_small_decimal_bounds():
-    from lancelot.zonemaps import _numeric_zone_stats
+    from lancelot.zonemap_stats import _numeric_zone_stats
 
     vals = [None if i % 7 == 0 else (i * 37 % 1000 - 500) for i in range(1000)]
     arr = pa.array([None if v is None else Decimal(v) / 100 for v in vals], pa.decimal128(12, 2))
@@ -386,7 +387,7 @@ def test_small_decimal_bounds():
 @pytest.mark.parametrize("kind", ["int16", "uint64", "float64", "date32", "timestamp"])
 def test_dense_bounds_equal_the_grouped_bounds(kind):
     """Columns without nulls take the 2-D numpy path; a partial last zone and NaN zones included."""
-    from lancelot.zonemaps import _numeric_zone_stats, _prepare
+    from lancelot.zonemap_stats import _numeric_zone_stats, _prepare
 
     rng = np.random.default_rng(11)
     n, rpz = 2500, 300

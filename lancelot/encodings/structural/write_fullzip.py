@@ -30,8 +30,9 @@ from lancelot.encodings.compression.general import buffer_compression, compress_
 from lancelot.encodings.compression.packed import compress_variable_packed_struct
 from lancelot.encodings.compression.variable import variable_encoding
 from lancelot.encodings.strategy import EncodingOptions
+from lancelot.encodings.structural.write_fixed import DEFAULT_OPTIONS
 from lancelot.encodings.structural.write_repdef import PageLevels
-from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, FSST_MAX_RATIO, FSST_MIN_BYTES
+from lancelot.encodings.structural.write_strategy import FSST_MAX_RATIO, FSST_MIN_BYTES
 from lancelot.encodings.structural.write_values import compress_per_value, has_item_nulls, to_block
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb

@@ -38,9 +38,10 @@ from lancelot.encodings.compression.scatter import copy_slices
 from lancelot.encodings.planar.chunk_sizes import FLAT_KINDS, flat_chunk_items
 from lancelot.encodings.planar.write_levels import rle_levels
 from lancelot.encodings.strategy import EncodingOptions
+from lancelot.encodings.structural.write_fixed import DEFAULT_OPTIONS, MiniBlockValues
 from lancelot.encodings.structural.write_profile import SMALL_PAGE_BYTES
 from lancelot.encodings.structural.write_repdef import PageLevels
-from lancelot.encodings.structural.write_strategy import DEFAULT_OPTIONS, MiniBlockValues, plan_miniblock
+from lancelot.encodings.structural.write_strategy import plan_miniblock
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 

@@ -60,7 +60,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
     from lancelot.encodings.strategy import EncodingOptions
-    from lancelot.encodings.structural.write_strategy import BulkEncoder, ChunkEncoder, Compressed, MiniBlockValues
+    from lancelot.encodings.structural.write_fixed import BulkEncoder, ChunkEncoder, Compressed, MiniBlockValues
 
     #: a chunk already made: (its item count from item 0, the inner chunk, its first buffer compressed)
     Known = tuple[int, Compressed, np.ndarray]
