@@ -123,3 +123,13 @@ def dictionary_lookup(items, indices, valid=None):
     nb = items.bits_per_value // 8
     rows = np.asarray(items.data, np.uint8)[: items.num_values * nb].reshape(-1, nb)
     return FixedWidthBlock(rows[idx].reshape(-1), items.bits_per_value, len(idx))
+
+
+def forget_shared() -> None:
+    """Drop what files written alike share (parsed metadata regions, point readers): a test that damages a file's
+    parsed metadata in memory must not hand its damage to the next file of the same bytes."""
+    from lancelot.encodings.structural import field
+    from lancelot.format import container
+
+    container._REGIONS.clear()
+    field._SHARED.clear()

@@ -38,7 +38,16 @@ from lancelot.format.pb import encodings_v2_0_pb2 as pb20
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
 from lancelot.util import jit
+from tests.encodings.helpers import forget_shared
 from tests.support import conformance as C
+
+
+@pytest.fixture(autouse=True)
+def _own_metadata():
+    """Damaged metadata stays in its test (files of the same bytes share their parsed metadata)."""
+    yield
+    forget_shared()
+
 
 VERSIONS = ["2.1", "2.2"]
 ROWS = 1200
@@ -102,6 +111,7 @@ def read_damaged(
     meta_damage: Callable | None = None,
 ):
     """Open ``data`` with lancelot, damage one page's layout / metadata, read column c (all rows or a take)."""
+    forget_shared()  # (the damage is made to the parsed metadata: this file's own)
     lf = lancelot.LanceFile(MemorySource(bytes(data), "f.lance"))
     pm = lf.metadata.columns[col].pages[page]
     if layout_damage is not None:
@@ -606,6 +616,7 @@ def test_page_length_beyond_the_file(tmp_path, version, length):
 
 def _damage_v20(data: bytes, damage: Callable, col: int = 1, page: int = 1, rows=None):
     """Read column c of a 2.0 file after ``damage(ArrayEncoding)`` of one page."""
+    forget_shared()
     lf = lancelot.LanceFile(MemorySource(bytes(data), "f.lance"))
     pm = lf.metadata.columns[col].pages[page]
     enc = unpack_encoding(MemorySource(bytes(data)), pm.encoding, pb20.ArrayEncoding)

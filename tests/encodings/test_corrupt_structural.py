@@ -22,6 +22,15 @@ from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.container import pack_encoding, read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
+from tests.encodings.helpers import forget_shared
+
+
+@pytest.fixture(autouse=True)
+def _own_metadata():
+    """Damaged metadata stays in its test (files of the same bytes share their parsed metadata)."""
+    yield
+    forget_shared()
+
 
 VERSIONS = ["2.1", "2.2"]
 
@@ -49,6 +58,7 @@ class Damaged:
 
     def __init__(self, data: bytes, field: pa.Field, num_rows: int) -> None:
         self.data = bytearray(data)
+        forget_shared()  # (the damage is made to the parsed metadata: this file's own)
         self.md = read_metadata(MemorySource(bytes(data), "f.lance"))
         self.field = field
         self.num_rows = num_rows
