@@ -334,8 +334,8 @@ def commit_manifest(
     lists and checks as usual.
 
     Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
-    deletes whose fragments another delete changed meanwhile get their deletion files merged
-    (``rebase_deletions``).  A version that is this very transaction (an earlier attempt took
+    deletes and updates whose fragments another one changed meanwhile get their deletion files
+    merged (``rebase_deletions``).  A version that is this very transaction (an earlier attempt took
     effect but its reply was lost, and the store's own retry found the manifest there) is
     returned as the commit's: one operation, one version.  A version in between that a cleanup
     removed cannot be checked: a ``RetryableCommitConflictError`` asks the caller to re-read
@@ -406,7 +406,10 @@ def commit_manifest(
                 base = base or _load_vanishing(store, uri, versions, latest)
                 base.owned = True  # (read for this commit only: its builder may take the message over)
                 if rebase_over:  # only once every version in between was checked with the transaction as it was
-                    txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
+                    if versions.name_of(int(txn.read_version)) is None:  # (the rows it read: cleaned up)
+                        raise RetryableCommitConflictError(f"dataset {uri!r}: {rebase_over[0][1]}; re-read and retry")
+                    read = _load_vanishing(store, uri, versions, int(txn.read_version))
+                    txn, build = rebase_deletions(store, uri, txn, rebase_over, read, base, build)
                     name = transaction_name(txn)
                     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
                 checked = latest
