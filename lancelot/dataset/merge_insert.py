@@ -189,7 +189,6 @@ class MergeInsertBuilder:
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:
-            self._check_source(src.table)
             committed, stats = retrying(
                 self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout
             )
@@ -215,13 +214,14 @@ class MergeInsertBuilder:
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:
-            self._check_source(src.table)
             txn, _, stats = self._stage(self._ds, src.table)
         return transaction_from_pb(txn), stats
 
     # -- the merge -----------------------------------------------------------------------------
-    def _check_source(self, src: pa.Table) -> None:
-        target = self._ds.schema
+    def _check_source(self, cur: LanceDataset, src: pa.Table) -> None:
+        """The source's columns against those of ``cur``, the version the merge runs on (a retry's schema may have
+        changed since: pylance then refuses the source too)."""
+        target = cur.schema
         unexpected = [n for n in src.schema.names if n not in target.names]
         if unexpected:
             raise MergeInsertError(
@@ -243,6 +243,7 @@ class MergeInsertBuilder:
 
     def _stage(self, cur: LanceDataset, src: pa.Table) -> tuple[transaction_pb2.Transaction, Builder, dict[str, int]]:
         """The merge on ``cur`` planned and its files written: its Update transaction and builder."""
+        self._check_source(cur, src)
         on = self._on
         cond = self._match_condition(cur, src) if self._matched == "update" and self._condition else None
         by_source = (
