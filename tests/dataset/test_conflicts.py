@@ -94,12 +94,12 @@ CASES = [
     (
         "delete other fragments",
         _txn(delete=T.Delete(updated_fragments=[_frag(1)], predicate="x > 2")),
-        [C, C, C, R, N, C, C, B, C, C, N, C, C, C, N],
+        [C, C, C, R, N, C, C, R, C, C, N, C, C, C, N],  # (the update removed fragment 1: retryable)
     ),
     (
         "delete same fragments",
         _txn(delete=T.Delete(updated_fragments=[_frag(0), _frag(2)], predicate="x > 2")),
-        [C, C, B, R, N, R, C, B, C, C, N, R, C, C, N],
+        [C, C, R, R, N, R, C, B, C, C, N, R, C, C, N],  # (the delete removed fragment 2: retryable)
     ),
     # overwrite against overwrite: retryable in pylance 14.0.2 (the reference's table: compatible)
     ("overwrite", _txn(overwrite=T.Overwrite(fragments=[_frag(0)])), [C] * 4 + [R] + [C] * 9 + [N]),
