@@ -183,6 +183,10 @@ def _gen(rng: random.Random, lt: Any, nxt: list[int], k: int) -> Op:
         # pylance's alter/drop_columns through an object whose schema a later commit changed commit the stale
         # schema when the versions in between were cleaned up (a column dropped since comes back, unreadable)
         return ("latest",)
+    if stale and kind == "update" and lt.lib.dataset(lt.path).schema != schema:
+        # pylance re-runs a stale update on the latest version with its expressions planned at the object's schema:
+        # after a cast, "x + 1" fails there (Float32 + Float64); lancelot's succeeds
+        return ("latest",)
     if stale and kind in ("insert", "compact", "cast"):
         # known differences on an object behind the latest version: pylance's stale insert maps its data by the
         # stale schema's names after a rename; lancelot's compaction plans again over a concurrent delete
