@@ -233,7 +233,8 @@ def rebase_deletions(
     (between deletes too, as pylance: the count of rows deleted is then the re-run's): the operation must find its rows
     again on the latest version.  Returns the rebased transaction (read version = ``latest``'s) and its builder.
     """
-    from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, apply_feature_flags
+    from lancelot.dataset.manifest import apply_feature_flags
+    from lancelot.dataset.operation import _replace_fragments
     from lancelot.dataset.transaction import operation
     from lancelot.errors import RetryableCommitConflictError
 
@@ -290,15 +291,9 @@ def rebase_deletions(
 
     def rebased(base: ManifestFile | None, v: int) -> tuple[table_pb2.Manifest, bytes | None]:
         m, index = build(base, v)
-        frags = m.fragments
-        for i in reversed(range(len(frags))):
-            fid = int(frags[i].id)
-            if fid in dropped:
-                del frags[i]
-            elif fid in patched:
-                frags[i].deletion_file.CopyFrom(patched[fid])
+        stable = _replace_fragments(m, [f for f in body.updated_fragments if int(f.id) in patched], sorted(dropped))
         if dropped:
-            apply_feature_flags(m, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
+            apply_feature_flags(m, stable)
         return m, index
 
     return out, rebased

@@ -331,6 +331,7 @@ STALE = [
     ("upsert 17, 18 with x < 12, insert 30", "delete x < 12", True),  # rebase
     ("upsert 17 and 40", "upsert 3, 19 and 40", True),  # rebase: 40 twice, as pylance
     ("update id >= 15", "delete x < 12", False),  # rebase (the same as a re-run)
+    ("delete id >= 12", "update x < 12", True),  # rebase: the two leave no row of the fragment, which goes
     ("update id < 3", "update x < 12", True),  # shared rows: re-run, 9 rows
     ("delete id < 3", "delete x < 12", False),  # shared rows, deletes too: re-run, 9 rows deleted
     ("delete all", "upsert 3, 19 and 40", False),  # fragment removed: re-run, all inserted
@@ -341,6 +342,7 @@ _FIRST = {
     "update id >= 15": lambda d: d.update({"x": "x + 100"}, "id >= 15"),
     "update id < 3": lambda d: d.update({"x": "x + 100"}, "id < 3"),
     "delete id < 3": lambda d: d.delete("id < 3"),
+    "delete id >= 12": lambda d: d.delete("id >= 12"),
     "delete all": lambda d: d.delete("id >= 0"),
 }
 _THEN = {
