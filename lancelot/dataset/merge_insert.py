@@ -219,15 +219,15 @@ class MergeInsertBuilder:
 
     # -- the merge -----------------------------------------------------------------------------
     def _check_source(self, cur: LanceDataset, src: pa.Table) -> None:
-        """The source's columns against those of ``cur``, the version the merge runs on (a retry's schema may have
-        changed since: pylance then refuses the source too)."""
-        target = cur.schema
-        unexpected = [n for n in src.schema.names if n not in target.names]
+        """The source's columns against those of the dataset object, and their types against ``cur``, the version the
+        merge runs on (a retry after a cast refuses the source, as pylance; a column dropped since is left out)."""
+        unexpected = [n for n in src.schema.names if n not in self._ds.schema.names]
         if unexpected:
             raise MergeInsertError(
                 f"dataset {self._ds.uri!r}: merge_insert source has columns the dataset does not: {unexpected}"
             )
-        for f in src.schema:
+        target = cur.schema
+        for f in (f for f in src.schema if f.name in target.names):
             if f.type != target.field(f.name).type and not blob_write.accepts(f, target.field(f.name)):
                 raise MergeInsertError(
                     f"dataset {self._ds.uri!r}: merge_insert source column {f.name!r} is {f.type}, "
