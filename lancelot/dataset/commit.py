@@ -319,6 +319,7 @@ def commit_manifest(
     create: bool = False,
     scheme: str = "v2",
     known: tuple[Versions, ManifestFile | None] | None = None,
+    rebase: bool = False,
 ) -> tuple[int, Versions, ManifestFile | None]:
     """Write ``txn`` and commit the manifest ``build`` makes; return the new version, the versions
     known then (the new one among them) and its manifest (None where an earlier attempt of this
@@ -334,8 +335,10 @@ def commit_manifest(
     lists and checks as usual.
 
     Every version committed since ``read_version`` is checked against ``txn`` (transaction.py);
-    deletes whose fragments another delete changed meanwhile get their deletion files merged
-    (``rebase_deletions``).  A version that is this very transaction (an earlier attempt took
+    with ``rebase`` (a delete or update run here, which knows the rows it changed: pylance's
+    affected rows), one whose fragments another changed meanwhile gets the deletion files merged
+    (``rebase_deletions``); without, that is a retryable conflict, as pylance's commit of a
+    transaction it is given.  A version that is this very transaction (an earlier attempt took
     effect but its reply was lost, and the store's own retry found the manifest there) is
     returned as the commit's: one operation, one version.  A version in between that a cleanup
     removed cannot be checked: a ``RetryableCommitConflictError`` asks the caller to re-read
@@ -392,11 +395,16 @@ def commit_manifest(
                         return _done(store, v), versions, None
                     other = load_transaction(store, mf, where=f"dataset {uri!r} version {v}")
                     c = conflict(txn, other)
-                    if c is not None and c.kind == REBASE and other is not None:
+                    if (
+                        c is not None
+                        and c.kind == REBASE
+                        and other is not None
+                        and (rebase or operation(txn) == "rewrite")
+                    ):
                         if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
                             rebase_over.append((other, c.reason))
                     elif c is not None:
-                        error = RetryableCommitConflictError if c.retryable else CommitConflictError
+                        error = RetryableCommitConflictError if c.retryable or c.kind == REBASE else CommitConflictError
                         raise error(
                             f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
                             f"{c.reason}"
@@ -406,7 +414,10 @@ def commit_manifest(
                 base = base or _load_vanishing(store, uri, versions, latest)
                 base.owned = True  # (read for this commit only: its builder may take the message over)
                 if rebase_over:  # only once every version in between was checked with the transaction as it was
-                    txn, build = rebase_deletions(store, uri, txn, rebase_over, base)
+                    if versions.name_of(int(txn.read_version)) is None:  # (the rows it read: cleaned up)
+                        raise RetryableCommitConflictError(f"dataset {uri!r}: {rebase_over[0][1]}; re-read and retry")
+                    read = _load_vanishing(store, uri, versions, int(txn.read_version))
+                    txn, build = rebase_deletions(store, uri, txn, rebase_over, read, base, build)
                     name = transaction_name(txn)
                     store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
                 checked = latest

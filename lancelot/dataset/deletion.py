@@ -218,68 +218,85 @@ def rebase_deletions(
     uri: str,
     txn: transaction_pb2.Transaction,
     others: list[tuple[transaction_pb2.Transaction, str]],
+    read: ManifestFile,
     latest: ManifestFile,
+    build: Builder,
 ) -> tuple[transaction_pb2.Transaction, Builder]:
-    """A delete rebuilt on top of ``latest`` after ``others`` (concurrent deletes, each with the reason it touches this
-    one) changed the deletion files of fragments it changes too: each such fragment's deleted rows become the union of
-    both (written as a new deletion file), a fragment left with no row is removed, and one another delete removed whole
-    needs nothing more.  Deleting a row twice means the same as once, so this is what running the delete again would do
-    (pylance merges the deletion vectors, or re-runs the delete).  Called only once every version in between was checked
-    against ``txn`` as it was: no other commit (a compaction) removed or rewrote these fragments.
+    """A delete or update (``merge_insert`` too) rebuilt on top of ``latest`` after ``others`` (concurrent deletes and
+    updates, each with the reason it touches this one) changed the deletion files of fragments it changes too, as
+    pylance rebases them: its new fragments are committed as they are (its rows were found at ``read``, its read
+    version), and each fragment both changed gets the rows the other side deleted and ours (a new deletion file; a
+    fragment left with no row is removed).  Called only once every version in between was checked against ``txn`` as
+    it was: no other commit (a compaction) rewrote these fragments.
 
-    Anything else (an update on either side: its rows moved to new fragments; data files changed) is a retryable
-    conflict.  Returns the rebased transaction (read version = ``latest``'s) and its builder."""
-    from lancelot.dataset.operation import build_delete
+    A row both deleted (or updated), a fragment the other side removed, or changed data files, is a retryable conflict
+    (between deletes too, as pylance: the count of rows deleted is then the re-run's): the operation must find its rows
+    again on the latest version.  Returns the rebased transaction (read version = ``latest``'s) and its builder.
+    """
+    from lancelot.dataset.manifest import apply_feature_flags
+    from lancelot.dataset.operation import _replace_fragments
     from lancelot.dataset.transaction import operation
     from lancelot.errors import RetryableCommitConflictError
 
-    version = int(latest.manifest.version)
-    for other, reason in others:
-        if operation(txn) != "delete" or operation(other) != "delete":
-            raise RetryableCommitConflictError(
-                f"dataset {uri!r}: {reason}; the rows it changed must be found again: re-read the dataset and retry"
-            )
-    reason = others[0][1]
-    now = {int(f.id): f for f in latest.manifest.fragments}
-    removed = [int(i) for i in txn.delete.deleted_fragment_ids]
-    updated: list[table_pb2.DataFragment] = []
-    for f in txn.delete.updated_fragments:
-        cur = now.get(int(f.id))
-        where = f"dataset {uri!r} version {version} fragment {f.id}"
-        if cur is None:
-            continue  # removed whole by the other delete: no row left to delete
-        if [d.SerializeToString() for d in cur.files] != [d.SerializeToString() for d in f.files]:
-            raise RetryableCommitConflictError(
-                f"dataset {uri!r}: {reason}, and fragment {f.id}'s data files changed; re-read the dataset and retry"
-            )
-        if not cur.HasField("deletion_file") or cur.deletion_file == f.deletion_file:
-            updated.append(f)
-            continue
-        rows = int(f.physical_rows)
-        mine = read_deletions(store, int(f.id), f.deletion_file, rows, where)
-        theirs = read_deletions(store, int(f.id), cur.deletion_file, rows, where)
-        merged = np.union1d(mine, theirs)
-        if len(merged) == len(mine):
-            updated.append(f)  # the other delete's rows are among ours (it saw the file ours started from)
-            continue
-        if len(merged) >= rows:
-            removed.append(int(f.id))
-            continue
-        ftype, data = serialize_deletions(merged)
-        d = new_deletion_file(ftype, version, len(merged))
-        store.put(deletion_path(int(f.id), d), data)
-        nf = table_pb2.DataFragment()
-        nf.CopyFrom(f)
-        nf.deletion_file.CopyFrom(d)
-        updated.append(nf)
+    version, reason = int(latest.manifest.version), others[0][1]
     out = transaction_pb2.Transaction()
     out.CopyFrom(txn)
     out.read_version = version
-    del out.delete.updated_fragments[:]
-    out.delete.updated_fragments.extend(updated)
-    del out.delete.deleted_fragment_ids[:]
-    out.delete.deleted_fragment_ids.extend(removed)
-    return out, build_delete(updated, removed, uri)
+    body = out.delete if operation(txn) == "delete" else out.update
+    removed = body.deleted_fragment_ids if operation(txn) == "delete" else body.removed_fragment_ids
+    then = {int(f.id): f for f in read.manifest.fragments}
+    now = {int(f.id): f for f in latest.manifest.fragments}
+    patched: dict[int, table_pb2.DeletionFile] = {}
+    dropped: set[int] = set()  # fragments ours updates that end with no row
+    mine_frags = [(int(f.id), f, False) for f in body.updated_fragments] + [(int(i), None, True) for i in removed]
+    for fid, f, whole in mine_frags:
+        init, cur = then.get(fid), now.get(fid)
+        if init is None or cur is None:
+            raise RetryableCommitConflictError(f"dataset {uri!r}: {reason}, which removed fragment {fid}; retry")
+        rows = int(init.physical_rows)
+        if [d.SerializeToString() for d in cur.files] != [d.SerializeToString() for d in init.files]:
+            raise RetryableCommitConflictError(f"dataset {uri!r}: {reason}, and fragment {fid}'s data files changed")
+        if cur.deletion_file.SerializeToString() == init.deletion_file.SerializeToString():
+            continue  # (another fragment of ours is what the other side changed)
+        where = f"dataset {uri!r} version {version} fragment {fid}"
+        before = (
+            read_deletions(store, fid, init.deletion_file, rows, where)
+            if init.HasField("deletion_file")
+            else np.empty(0)
+        )
+        theirs = read_deletions(store, fid, cur.deletion_file, rows, where)
+        mine = np.arange(rows) if f is None else read_deletions(store, fid, f.deletion_file, rows, where)
+        ours = np.setdiff1d(mine, before)
+        if len(np.intersect1d(ours, theirs)):
+            raise RetryableCommitConflictError(
+                f"dataset {uri!r}: {reason}, and both changed rows {np.intersect1d(ours, theirs)[:5].tolist()} of "
+                f"fragment {fid}; the rows it changed must be found again: re-read the dataset and retry"
+            )
+        merged = np.union1d(theirs, ours)
+        if whole or len(merged) == len(mine):
+            continue  # (the other side's rows are among ours)
+        if len(merged) >= rows:
+            dropped.add(fid)
+            continue
+        ftype, data = serialize_deletions(merged)
+        patched[fid] = new_deletion_file(ftype, version, len(merged))
+        store.put(deletion_path(fid, patched[fid]), data)
+    left = [f for f in body.updated_fragments if int(f.id) not in dropped]
+    del body.updated_fragments[:]
+    body.updated_fragments.extend(left)
+    for f in body.updated_fragments:
+        if int(f.id) in patched:
+            f.deletion_file.CopyFrom(patched[int(f.id)])
+    removed.extend(sorted(dropped))
+
+    def rebased(base: ManifestFile | None, v: int) -> tuple[table_pb2.Manifest, bytes | None]:
+        m, index = build(base, v)
+        stable = _replace_fragments(m, [f for f in body.updated_fragments if int(f.id) in patched], sorted(dropped))
+        if dropped:
+            apply_feature_flags(m, stable)
+        return m, index
+
+    return out, rebased
 
 
 def read_deletions(

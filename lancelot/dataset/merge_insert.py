@@ -189,7 +189,6 @@ class MergeInsertBuilder:
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:
-            self._check_source(src.table)
             committed, stats = retrying(
                 self._ds, self._retries, lambda cur: self._attempt(cur, src.table), self._timeout
             )
@@ -215,19 +214,20 @@ class MergeInsertBuilder:
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
         with _Source(data_obj, schema) as src:
-            self._check_source(src.table)
             txn, _, stats = self._stage(self._ds, src.table)
         return transaction_from_pb(txn), stats
 
     # -- the merge -----------------------------------------------------------------------------
-    def _check_source(self, src: pa.Table) -> None:
-        target = self._ds.schema
-        unexpected = [n for n in src.schema.names if n not in target.names]
+    def _check_source(self, cur: LanceDataset, src: pa.Table) -> None:
+        """The source's columns against those of the dataset object, and their types against ``cur``, the version the
+        merge runs on (a retry after a cast refuses the source, as pylance; a column dropped since is left out)."""
+        unexpected = [n for n in src.schema.names if n not in self._ds.schema.names]
         if unexpected:
             raise MergeInsertError(
                 f"dataset {self._ds.uri!r}: merge_insert source has columns the dataset does not: {unexpected}"
             )
-        for f in src.schema:
+        target = cur.schema
+        for f in (f for f in src.schema if f.name in target.names):
             if f.type != target.field(f.name).type and not blob_write.accepts(f, target.field(f.name)):
                 raise MergeInsertError(
                     f"dataset {self._ds.uri!r}: merge_insert source column {f.name!r} is {f.type}, "
@@ -243,6 +243,7 @@ class MergeInsertBuilder:
 
     def _stage(self, cur: LanceDataset, src: pa.Table) -> tuple[transaction_pb2.Transaction, Builder, dict[str, int]]:
         """The merge on ``cur`` planned and its files written: its Update transaction and builder."""
+        self._check_source(cur, src)
         on = self._on
         cond = self._match_condition(cur, src) if self._matched == "update" and self._condition else None
         by_source = (

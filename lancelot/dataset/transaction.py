@@ -7,8 +7,9 @@ reference's rules (rust/lance/src/io/commit/conflict_resolver.rs), so that lance
 writers agree on every pair of operations.  Each check has one of four outcomes:
 
 - compatible (``None``): the commit is rebuilt on top of the other one;
-- rebase: deletes and updates that changed only the deletion files of fragments this delete also
-  changes: the commit layer merges the deletion files, then commits (commit.py); a delete of
+- rebase: deletes and updates that changed only the deletion files of fragments this delete or
+  update also changes: the commit layer merges the deletion files, then commits (commit.py; rows
+  both changed: retryable); a delete of
   fragments a compaction rewrites: the rows deleted meanwhile are marked deleted in the new
   fragments (compact.py; the reference calls this one retryable);
 - retryable: the operation cannot be rebased, but running it again on the latest version
@@ -25,7 +26,7 @@ import uuid as _uuid
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
-from lancelot.format.pb import transaction_pb2
+from lancelot.format.pb import table_pb2, transaction_pb2
 
 TRANSACTIONS_DIR = "_transactions"
 #: the name of the fragment reuse index (its commits conflict with each other)
@@ -137,7 +138,7 @@ def _against_rows(mine: transaction_pb2.Transaction, other: transaction_pb2.Tran
     if theirs in ("rewrite", "data_replacement"):
         return RETRYABLE if _overlap(touched_fragments(other), touched) else None
     if theirs in ("delete", "update"):
-        return REBASE if _overlap(touched_fragments(other), touched) else None
+        return _rows_rebase(mine, other) if _overlap(touched_fragments(other), touched) else None
     if theirs == "merge":
         return RETRYABLE
     if theirs == "update_mem_wal_state" and operation(mine) == "update":
@@ -146,6 +147,27 @@ def _against_rows(mine: transaction_pb2.Transaction, other: transaction_pb2.Tran
         ids = _mem_wal_ids(list(other.update_mem_wal_state.added) + list(other.update_mem_wal_state.updated))
         return INCOMPATIBLE if _mem_wal_key(mine.update.mem_wal_to_merge) in ids else None
     return INCOMPATIBLE  # overwrite, restore (and, for a delete, update_mem_wal_state)
+
+
+def _rows_rebase(mine: transaction_pb2.Transaction, other: transaction_pb2.Transaction) -> str:
+    """A Delete / Update against another of the same fragments: REBASE (the deletion files merged once every version
+    is checked) while only deletion files changed; RETRYABLE at once (as pylance, before the versions after it) where
+    the other removed a fragment ours changes, changed its data files, or ours only removes fragments whole."""
+    body, theirs = _rows(mine), _rows(other)
+    if not body[0]:
+        return RETRYABLE
+    files = {int(f.id): [d.SerializeToString() for d in f.files] for f in body[0]}
+    if _overlap(theirs[1], files) or _overlap(theirs[1], body[1]):
+        return RETRYABLE
+    changed = (int(f.id) in files and [d.SerializeToString() for d in f.files] != files[int(f.id)] for f in theirs[0])
+    return RETRYABLE if any(changed) else REBASE
+
+
+def _rows(t: transaction_pb2.Transaction) -> tuple[list[table_pb2.DataFragment], set[int]]:
+    """(updated fragments, removed fragment ids) of a Delete or Update."""
+    if operation(t) == "delete":
+        return list(t.delete.updated_fragments), {int(i) for i in t.delete.deleted_fragment_ids}
+    return list(t.update.updated_fragments), {int(i) for i in t.update.removed_fragment_ids}
 
 
 def _index_fragments(t: transaction_pb2.Transaction) -> set[int] | None:

@@ -183,12 +183,20 @@ def _gen(rng: random.Random, lt: Any, nxt: list[int], k: int) -> Op:
         # pylance's alter/drop_columns through an object whose schema a later commit changed commit the stale
         # schema when the versions in between were cleaned up (a column dropped since comes back, unreadable)
         return ("latest",)
-    if stale and kind in ("insert", "compact", "update", "delete", "merge", "cast"):
+    if stale and kind in ("update", "merge") and lt.lib.dataset(lt.path).schema != schema:
+        # a stale update or merge_insert re-run across a schema change: pylance plans its expressions (source) at the
+        # object's schema: after a cast, "x + 1" fails there (Float32 + Float64); after an added or dropped column its
+        # merge_insert counts differ from lancelot's
+        return ("latest",)
+    kept = {v["version"] for v in ds.versions()} if stale else set()
+    if stale and kind in ("update", "delete", "merge") and not set(range(ds.version, ds.latest_version)) <= kept:
+        # versions after the object's cleaned up (lancelot: a retryable conflict, re-run): pylance's count of rows
+        # deleted differs (not investigated yet)
+        return ("latest",)
+    if stale and kind in ("insert", "compact", "cast"):
         # known differences on an object behind the latest version: pylance's stale insert maps its data by the
         # stale schema's names after a rename; lancelot's compaction plans again over a concurrent delete
-        # where pylance raises one; an update or merge_insert whose rows share fragments with a later update:
-        # pylance merges the deletion vectors (its predicate read at the object's version), lancelot runs it again
-        # on the latest version (its predicate may match rows the later commit wrote)
+        # where pylance raises one
         return ("latest",)
     if kind == "insert":
         return (kind, _batch(rng, schema, new))
