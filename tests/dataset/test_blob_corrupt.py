@@ -35,6 +35,7 @@ from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.container import read_metadata
 from lancelot.io import source as source_mod
 from lancelot.io.source import MemorySource
+from lancelot.util import jit
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 BLOB = {"lance-encoding:blob": "true"}
@@ -94,6 +95,7 @@ def guarded(monkeypatch):
     def on_alarm(signum, frame):
         raise TimeoutError(f"read still running after {WATCHDOG_SECONDS} s")
 
+    jit.wait_for_warm_ups()  # (no background compile while tracemalloc starts or stops: CPython 3.11)
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(WATCHDOG_SECONDS)
     tracemalloc.start()
@@ -101,8 +103,9 @@ def guarded(monkeypatch):
         yield reads
     finally:
         _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
         signal.alarm(0)
+        jit.wait_for_warm_ups()
+        tracemalloc.stop()
         signal.signal(signal.SIGALRM, old)
         monkeypatch.undo()
         assert peak < MAX_TRACED, f"the reads allocated {peak} bytes"

@@ -27,6 +27,7 @@ from lancelot.dataset.blob_file import BlobFile
 from lancelot.errors import LanceError
 from lancelot.io import source as source_mod
 from lancelot.io.source import LocalFileSource
+from lancelot.util import jit
 
 BLOB = {"lance-encoding:blob": "true"}
 #: one value of each 2.2 kind (inline, packed, dedicated) and a small one
@@ -203,11 +204,13 @@ def bounded(monkeypatch, limit: int):
 
     monkeypatch.setattr(source_mod.LocalFileSource, "read_ranges", counting)
     rss = _peak_rss() if _reset_peak_rss() else None
+    jit.wait_for_warm_ups()  # (no background compile while tracemalloc starts or stops: CPython 3.11)
     tracemalloc.start()
     try:
         yield requested
     finally:
         _, peak = tracemalloc.get_traced_memory()
+        jit.wait_for_warm_ups()
         tracemalloc.stop()
         monkeypatch.undo()
     assert requested[0] < limit, f"{requested[0]} bytes read from the file"
