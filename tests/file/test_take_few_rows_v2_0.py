@@ -10,7 +10,7 @@ import pytest
 from lance.file import LanceFileReader, LanceFileWriter
 
 import lancelot
-from lancelot.encodings.v2_0 import take_few, take_plans
+from lancelot.encodings.v2_0 import take_few
 from lancelot.encodings.v2_0.take_few import FEW_ROWS
 from lancelot.errors import CorruptFileError
 from lancelot.io.source import CountingSource, LocalFileSource
@@ -71,7 +71,7 @@ def test_few_rows_equal_the_vectorized_take_and_pylance(tmp_path, monkeypatch):
         assert few.equals(table.take(pa.array(rows))), rows
         assert few.equals(ref.take_rows(rows).to_table().cast(few.schema)), rows
         with monkeypatch.context() as m:
-            m.setattr(take_plans, "FEW_ROWS", 0)
+            m.setattr(take_few, "FEW_ROWS", 0)
             assert lancelot.LanceFile(path).take(rows).equals(few), rows
         for name in table.column_names:  # one field at a time: no read-ahead, plain reads
             assert f.take(rows, columns=[name]).column(0).equals(few.column(name)), (name, rows)
@@ -85,7 +85,7 @@ def test_few_rows_report_a_damaged_page_table(tmp_path, column):
     f = lancelot.LanceFile(path)
     plan = f._reader(f.schema.field(column))._take_plan()
     if column in ("k", "q", "b"):  # no nulls, nulls, bits
-        plan._fixed.few.cap[:] = [0] * len(plan._fixed.few.cap)
+        plan.values.cap[:] = [0] * len(plan.values.cap)
         msg = "flat buffer is shorter"
     elif column == "w":
         plan._count_list[:] = [0] * len(plan._count_list)

@@ -15,6 +15,32 @@ from lancelot.encodings.v2_0.decode import Spans, decode_offsets, read_flat, tot
 from lancelot.encodings.v2_0.page import PageBuffers
 from lancelot.errors import UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.util.arrays import is_large
+
+
+def bitmap(valid: np.ndarray | None) -> pa.Buffer | None:
+    """An Arrow validity bitmap of ``valid``, or None when every value is valid."""
+    return None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def variable(
+    dtype: pa.DataType,
+    lengths: np.ndarray,
+    valid: np.ndarray | None,
+    data: pa.Buffer | None,
+    children: list[pa.Array] | None = None,
+) -> pa.Array | None:
+    """A string, binary or list array of values of ``lengths`` (bytes, or items: ``children``); None when they
+    overflow 32-bit offsets."""
+    n = len(lengths)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if not is_large(dtype):
+        if offsets[-1] > np.iinfo(np.int32).max:
+            return None
+        offsets = offsets.astype(np.int32)
+    bufs = [bitmap(valid), pa.py_buffer(offsets)] + ([] if children is not None else [data])
+    return pa.Array.from_buffers(dtype, n, bufs, children=children)
 
 
 def ends_and_validity(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray]:
@@ -64,15 +90,9 @@ def decode_binary(
     data = np.concatenate(data_parts) if len(data_parts) != 1 else data_parts[0]
     lengths = np.concatenate([sp[2] for sp in spans]) if spans else np.zeros(0, np.int64)
     valid = np.concatenate([sp[3] for sp in spans]) if spans else np.zeros(0, bool)
-    n = total(ranges)
-    large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if not large:
-        if offsets[-1] > np.iinfo(np.int32).max:
-            raise pbuf.error("more than 2 GiB of values for a 32-bit offset type", UnsupportedEncodingError)
-        offsets = offsets.astype(np.int32)
-    vbuf = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
     if pa.types.is_fixed_size_binary(dtype):
-        return pa.Array.from_buffers(dtype, n, [vbuf, pa.py_buffer(data)])
-    return pa.Array.from_buffers(dtype, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return pa.Array.from_buffers(dtype, total(ranges), [bitmap(valid), pa.py_buffer(data)])
+    out = variable(dtype, lengths, valid, pa.py_buffer(data))
+    if out is None:
+        raise pbuf.error("more than 2 GiB of values for a 32-bit offset type", UnsupportedEncodingError)
+    return out

@@ -17,7 +17,7 @@ import bisect
 from collections.abc import Iterator
 from functools import cached_property
 from itertools import accumulate
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +36,7 @@ from lancelot.encodings.base import (
     resume,
 )
 from lancelot.encodings.v2_0 import whole
-from lancelot.encodings.v2_0.binary import extended, value_spans
+from lancelot.encodings.v2_0.binary import extended, value_spans, variable
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers, direct_message
 from lancelot.encodings.v2_0.take_plans import TakePlan, plan_take
@@ -44,6 +44,7 @@ from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingErr
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.versions import FileVersion
 
+_T = TypeVar("_T")
 #: half-open (start, stop) row spans (io.source.Range is an (offset, length) byte range)
 Spans = list[tuple[int, int]]
 #: what numpy / pyarrow raise on bytes that contradict their metadata (reported as CorruptFileError)
@@ -74,12 +75,10 @@ class Column:
         lengths = [p.length for p in info.meta.pages]
         if lengths and max(lengths) > (MAX_PAGE_ROWS if rows is None else rows):
             big = lengths.index(max(lengths))
-            raise CorruptFileError(f"page of {lengths[big]} rows", path=ctx.path, column=info.index, page=big)
+            raise self.error(f"page of {lengths[big]} rows", big)
         self.starts: list[int] = list(accumulate(lengths, initial=0))
         if rows is not None and self.starts[-1] != rows:
-            raise CorruptFileError(
-                f"pages hold {self.starts[-1]} rows, the file has {rows}", path=ctx.path, column=info.index
-            )
+            raise self.error(f"pages hold {self.starts[-1]} rows, the file has {rows}")
         self._enc: dict[int, pb.ArrayEncoding] = {}
         self._shapes: dict[int, whole.Shape | None] = {}
         self._bufs: list[list[tuple[int, int]]] | None = None
@@ -94,12 +93,12 @@ class Column:
             page = self.info.meta.pages[i]
             enc = direct_message(self.ctx.src, page.encoding, pb.ArrayEncoding, column=self.info.index, page=i)
             if enc is None:
-                raise CorruptFileError("page has no encoding", path=self.ctx.path, column=self.info.index, page=i)
+                raise self.error("page has no encoding", i)
             self._enc[i] = enc
         return enc
 
     def buffers(self, i: int) -> PageBuffers:
-        return PageBuffers(self.ctx.src, self.info.meta.pages[i], self.info.meta, self.info.index, i)
+        return PageBuffers(self.ctx.src, self.bufs[i], self.info.meta, self.info.index, i)
 
     @property
     def bufs(self) -> list[list[tuple[int, int]]]:
@@ -128,8 +127,22 @@ class Column:
         page = np.searchsorted(self.row_starts, rows, side="right") - 1
         return page, rows - self.row_starts[page]
 
-    def error(self, msg: str, page: int) -> CorruptFileError:
+    def error(self, msg: str, page: int | None = None) -> CorruptFileError:
         return CorruptFileError(msg, path=self.ctx.path, column=self.info.index, page=page)
+
+    def failure(self, e: Exception, page: int | None = None) -> LanceError:
+        """A failure on this column's (or ``page``'s) bytes naming them: a low-level one (bytes that contradict their
+        metadata) as a CorruptFileError."""
+        if isinstance(e, LanceError):
+            return e.at(path=self.ctx.path, column=self.info.index, page=page)
+        return self.error(f"undecodable page data ({type(e).__name__}: {e})", page)
+
+    def located(self, step: Fetch[_T], page: int | None = None) -> Fetch[_T]:
+        """``step`` with its failures named by ``failure``."""
+        try:
+            return (yield from step)
+        except (LanceError, *DECODE_ERRORS) as e:
+            raise self.failure(e, page) from None
 
     def split(self, ranges: Spans) -> list[tuple[int, Spans]]:
         """Group global row ranges by page: [(page, local ranges)] in row order."""
@@ -148,13 +161,6 @@ class Column:
                     out.append((p, [(s - self.starts[p], pe - self.starts[p])]))
                 s = pe
         return out
-
-
-def undecodable(e: Exception, ctx: FieldContext, col: Column, page: int | None = None) -> CorruptFileError:
-    """A low-level failure on a page's (or column's) bytes as a CorruptFileError naming them."""
-    return CorruptFileError(
-        f"undecodable page data ({type(e).__name__}: {e})", path=ctx.path, column=col.info.index, page=page
-    )
 
 
 class Node:
@@ -180,17 +186,8 @@ class LeafNode(Node):
 
     def read_parts(self, ranges: Spans) -> Fetch[list[pa.Array]]:
         """One array per page the ranges touch; every page's rounds side by side."""
-        parts = yield from gather([self._page(p, local) for p, local in self.col.split(ranges)])
+        parts = yield from gather([self.col.located(self._decode(p, local), p) for p, local in self.col.split(ranges)])
         return parts or [pa.array([], self.dtype)]
-
-    def _page(self, p: int, local: Spans) -> Fetch[pa.Array]:
-        try:
-            part = yield from self._decode(p, local)
-        except LanceError as e:
-            raise e.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-        except DECODE_ERRORS as e:
-            raise undecodable(e, self.ctx, self.col, p) from None
-        return part
 
     def _decode(self, p: int, local: Spans) -> Fetch[pa.Array]:
         part = yield from decode(self.col.encoding(p), self.col.buffers(p), local, self.dtype, self.ctx.cache)
@@ -223,16 +220,10 @@ class BlobNode(LeafNode):
         reqs = list(zip(pos[fetch].astype(np.int64).tolist(), size[fetch].astype(np.int64).tolist()))
         bufs = (yield reqs) if reqs else []
         data = np.concatenate([np.frombuffer(b, np.uint8) for b in bufs]) if bufs else np.zeros(0, np.uint8)
-        n = len(desc)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(size.astype(np.int64), out=offsets[1:])
-        large = pa.types.is_large_binary(self.dtype) or pa.types.is_large_string(self.dtype)
-        if not large:
-            if offsets[-1] >= 1 << 31:
-                raise UnsupportedEncodingError("blobs of more than 2 GiB in one read need large_binary")
-            offsets = offsets.astype(np.int32)
-        vbuf = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-        return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)])
+        out = variable(self.dtype, size.astype(np.int64), valid, pa.py_buffer(data))
+        if out is None:
+            raise UnsupportedEncodingError("blobs of more than 2 GiB in one read need large_binary")
+        return out
 
 
 def is_blob_column(ctx: FieldContext, info: ColumnInfo) -> bool:
@@ -274,30 +265,17 @@ class ListNode(Node):
                         page=i,
                     )
                 if enc.list.num_items > MAX_PAGE_ROWS:
-                    raise CorruptFileError(
-                        f"a list page of {enc.list.num_items} items",
-                        path=self.ctx.path,
-                        column=self.col.info.index,
-                        page=i,
-                    )
+                    raise self.col.error(f"a list page of {enc.list.num_items} items", i)
                 counts.append(enc.list.num_items)
             before = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
             if before[-1] != self.child.col.num_rows:
-                raise CorruptFileError(
-                    f"list pages hold {before[-1]} items, the item column {self.child.col.num_rows}",
-                    path=self.ctx.path,
-                    column=self.col.info.index,
-                )
+                raise self.col.error(f"list pages hold {before[-1]} items, the item column {self.child.col.num_rows}")
             self._items_before = before
         return self._items_before
 
     def _offsets(self, p: int, local: Spans) -> Fetch[np.ndarray]:
-        try:
-            return (yield from decode_offsets(self.col.encoding(p).list.offsets, self.col.buffers(p), extended(local)))
-        except LanceError as err:
-            raise err.at(path=self.ctx.path, column=self.col.info.index, page=p) from None
-        except DECODE_ERRORS as err:
-            raise undecodable(err, self.ctx, self.col, p) from None
+        offsets = self.col.encoding(p).list.offsets
+        return (yield from self.col.located(decode_offsets(offsets, self.col.buffers(p), extended(local)), p))
 
     def read(self, ranges: Spans) -> Fetch[pa.Array]:
         before = self.items_before()
@@ -310,12 +288,7 @@ class ListNode(Node):
             for start, end, ln, ok in value_spans(raw, local, lst.null_offset_adjustment):
                 # increasing, so inside [0, num_items] when its ends are (an end >= 2**63 wrapped negative)
                 if (ln < 0).any() or start < 0 or end > lst.num_items:
-                    raise CorruptFileError(
-                        "list offsets are not monotonic or exceed num_items",
-                        path=self.ctx.path,
-                        column=self.col.info.index,
-                        page=p,
-                    )
+                    raise self.col.error("list offsets are not monotonic or exceed num_items", p)
                 lengths.append(ln)
                 valid.append(ok)
                 if end > start:
@@ -327,15 +300,12 @@ class ListNode(Node):
             else:
                 merged.append((s, e))
         items = (yield from self.child.read(merged)) if merged else pa.array([], self.dtype.value_type)
-        n = sum(e - s for s, e in ranges)
         lens = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
         ok = np.concatenate(valid) if valid else np.zeros(0, bool)
-        large = pa.types.is_large_list(self.dtype)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        offsets = offsets.astype(np.int64 if large else np.int32)
-        vbuf = None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
-        return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets)], children=[items])
+        out = variable(self.dtype, lens, ok, None, [items])
+        if out is None:
+            raise self.col.error("more than 2**31 list items in one read of a 32-bit-offset list")
+        return out
 
 
 class ListBytesNode(Node):
@@ -442,7 +412,7 @@ class FieldReader20(FieldReader):
         try:
             found = plan.point(rows)
         except (LanceError, *DECODE_ERRORS) as e:
-            raise self._located(e) from None
+            raise self.root.col.failure(e) from None
         if found is None:
             return None
         state, ranges = found
@@ -454,7 +424,7 @@ class FieldReader20(FieldReader):
             try:
                 out = take_plan.finish(rows, state, bufs)
             except (LanceError, *DECODE_ERRORS) as e:
-                raise self._located(e) from None
+                raise self.root.col.failure(e) from None
             return self._decoder(rows) if out is None else out
 
         return Plan(ranges, fetched, name)
@@ -472,10 +442,7 @@ class FieldReader20(FieldReader):
 
     def _finished(self, step: Fetch[pa.Array | None], rows: np.ndarray) -> Fetch[pa.Array]:
         """A take plan's ``step``, its failures naming the column; the node decoder when it declines."""
-        try:
-            out = yield from step
-        except (LanceError, *DECODE_ERRORS) as e:
-            raise self._located(e) from None
+        out = yield from self.root.col.located(step)
         return out if out is not None else (yield from self.root.read(runs(rows)))
 
     def _take_plan(self) -> TakePlan | None:
@@ -489,15 +456,8 @@ class FieldReader20(FieldReader):
                     else None
                 )
             except (LanceError, *DECODE_ERRORS) as e:
-                raise self._located(e) from None
+                raise self.root.col.failure(e) from None
         return self._plan
-
-    def _located(self, e: Exception) -> LanceError:
-        """A failure of the leaf column's take plan, naming the column (the plans span its pages)."""
-        col = self.root.col
-        if isinstance(e, LanceError):
-            return e.at(path=self.ctx.path, column=col.info.index)
-        return undecodable(e, self.ctx, col)
 
     def _inside_file(self) -> bool:
         """Every page buffer of the leaf column lies in the file (checked once): the plans keep their ranges inside

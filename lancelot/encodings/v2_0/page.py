@@ -28,13 +28,14 @@ class PageBuffers:
     def __init__(
         self,
         src: ByteSource,
-        page: file2_pb2.ColumnMetadata.Page,
+        page: list[tuple[int, int]],
         column_meta: file2_pb2.ColumnMetadata,
         column: int,
         page_index: int,
     ) -> None:
+        """``page``: the (position, size) of each page buffer."""
         self.src = src
-        self.page = list(zip(page.buffer_offsets, page.buffer_sizes))
+        self.page = page
         self.column_buffers = list(zip(column_meta.buffer_offsets, column_meta.buffer_sizes))
         self.column = column
         self.page_index = page_index

@@ -1,9 +1,8 @@
-"""Takes of a few rows for the 2.0 take plans (take_plans.py), in Python ints.
+"""Where a 2.0 take's bytes are (encodings_v2_0.proto: Flat, Binary, Dictionary), for the take plans (take_plans.py).
 
-A take of ten rows costs ten or so numpy calls per column on the vectorized path, each dearer than a loop over ten ints;
-so up to ``FEW_ROWS`` rows the plans find each row's page, byte positions and values here, with the same checks
-(encodings_v2_0.proto: Flat, Binary, Dictionary). Flat pages with nulls and one-bit (boolean) pages are read here too
-(``FewValues``)."""
+``FlatValues`` locates the rows of Flat pages (values, validity bits; dictionary indices too): a take of at most
+``FEW_ROWS`` rows in Python ints (ten numpy calls cost more than a loop over ten ints), a larger one with numpy, with
+the same checks.  The other helpers are the few-row steps of Binary and Dictionary pages."""
 
 from __future__ import annotations
 
@@ -11,12 +10,17 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from lancelot.errors import CorruptFileError
+
+if TYPE_CHECKING:
+    from lancelot.encodings.v2_0.field_reader import Column
 
 #: takes of at most this many rows use this module
 FEW_ROWS = 32
@@ -49,18 +53,6 @@ def locate(starts: list[int], rows: list[int]) -> tuple[list[int], list[int]]:
     return pages, [r - starts[p] for r, p in zip(rows, pages)]
 
 
-def fixed_ranges(
-    base: list[int], cap: list[int], width: int, pages: list[int], local: list[int], error: Error
-) -> Ranges:
-    """The (position, width) of each row's value in a Flat buffer that holds ``cap`` values."""
-    out = []
-    for p, i in zip(pages, local):
-        if i >= cap[p]:
-            raise error("flat buffer is shorter than the page's rows", p)
-        out.append((base[p] + i * width, width))
-    return out
-
-
 class Span:
     """A few rows' take of whole-byte Flat values with no nulls, all in one page and near each other: one range holds
     them, each row's value at its offset in it."""
@@ -82,39 +74,74 @@ class Few:
         self.pages, self.local, self.split = pages, local, split
 
 
-class FewValues:
-    """Flat values (and validity bitmaps) of a column's pages, per page in Python lists: the value buffer's position and
-    how many values it holds, the page's kind (no validity, some nulls, all null), its bitmap's position and size;
-    ``width`` bytes a value, or one bit (``bit``)."""
+class FlatValues:
+    """Values and validity of a column's Flat pages of one width (also dictionary indices), per page: the value
+    buffer's position and how many values it holds, the page's kind (no validity, some nulls, all null), its bitmap's
+    position and size; ``width`` bytes a value, or one bit (``bit``: booleans, read here for a few rows only).
 
-    def __init__(
-        self,
-        base: list[int],
-        cap: list[int],
-        width: int,
-        kinds: list[int],
-        vbase: list[int],
-        vsize: list[int],
-        bit: bool = False,
-    ) -> None:
-        self.base, self.cap, self.width, self.kinds = base, cap, width, kinds
-        self.vbase, self.vsize, self.bit = vbase, vsize, bit
-        self.all_valid = not any(kinds)
+    ``plan`` locates a take's bytes (a few rows in Python ints, more with numpy), checked against the buffers; ``read``
+    gives their values and validity from the fetched bytes."""
 
-    def plan(self, pages: list[int], local: list[int], error: Error) -> tuple[list[int] | Span | Few, Ranges]:
-        """(state, the rows' value ranges then validity ranges), checked against the buffers. Rows of whole-byte values
-        with no nulls: a ``Span`` when they lie near each other in one page (one range: a clustered take), else just
-        ``pages`` (the values are the ranges' bytes)."""
+    def __init__(self, table: Column, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
+        """``plans``: per page (kind, values buffer index, validity buffer index, bits per value)."""
+        self.table, self.width, self.bit = table, width, bit
+        self.kinds = [p[0] for p in plans]
+        self.all_valid = not any(self.kinds)  # no page of the column has a validity buffer or is all null
+        values = [self._buffer(i, p[1]) if p[0] != ALL_NULLS else (0, 0) for i, p in enumerate(plans)]
+        validity = [self._buffer(i, p[2]) if p[0] == SOME_NULLS else (0, 0) for i, p in enumerate(plans)]
+        self.base, self.vbase = [v[0] for v in values], [v[0] for v in validity]
+        self.vsize = [v[1] for v in validity]
+        self.cap = [v[1] * 8 for v in values] if bit else [v[1] // width for v in values]  # values each buffer holds
+        self._values, self._validity = values, validity
+
+    def _buffer(self, page: int, i: int) -> tuple[int, int]:
+        loc = self.table.buffer(page, i)
+        if loc is None:
+            raise self.table.error(f"buffer index {i} out of {len(self.table.bufs[page])} buffers", page)
+        return loc
+
+    def plan(self, rows: np.ndarray) -> tuple[object, Ranges]:
+        """(state for ``read``, the byte ranges of the rows' values then of their validity bytes)."""
+        if len(rows) <= FEW_ROWS:
+            return self._few(*locate(self.table.starts, rows.tolist()))
+        page, local = self.table.locate(rows)
+        return (page, local), nonempty(*self._positions(page, local))
+
+    def read(
+        self, state: object, bufs: Sequence[memoryview]
+    ) -> tuple[bytes | np.ndarray, list[bool] | np.ndarray | None]:
+        """(the rows' values, ``width`` bytes each (bits: a bitmap); their validity, None when all valid) from the bytes
+        of ``plan``'s ranges."""
+        if isinstance(state, list):  # few rows, whole-byte values, no nulls
+            return b"".join(bufs), None
+        if isinstance(state, Span):
+            w, buf = self.width, bufs[0]
+            return b"".join([buf[o : o + w] for o in state.offsets]), None
+        if isinstance(state, Few):
+            return self._few_values(state, bufs), self._few_valid(state, bufs)
+        assert isinstance(state, tuple)
+        page, local = state
+        return self._decode(np.frombuffer(b"".join(bufs), np.uint8), page, local)
+
+    def _few(self, pages: list[int], local: list[int]) -> tuple[list[int] | Span | Few, Ranges]:
+        """A few rows: of whole-byte values with no nulls, a ``Span`` when they lie near each other in one page (one
+        range: a clustered take), else just ``pages`` (the values are the ranges' bytes); else a ``Few``."""
+        base, cap, error = self.base, self.cap, self.table.error
         if self.all_valid and not self.bit:
             w, p = self.width, pages[0]
             first = local[0]
             span = (local[-1] - first + 1) * w
             if span <= SPAN_MAX and p == pages[-1] and first >= 0:  # rows sorted: one page, near each other
-                if local[-1] >= self.cap[p]:
+                if local[-1] >= cap[p]:
                     raise error("flat buffer is shorter than the page's rows", p)
-                return Span(pages, [(i - first) * w for i in local]), [(self.base[p] + first * w, span)]
-            return pages, fixed_ranges(self.base, self.cap, w, pages, local, error)
-        base, cap, kinds, bit, w = self.base, self.cap, self.kinds, self.bit, self.width
+                return Span(pages, [(i - first) * w for i in local]), [(base[p] + first * w, span)]
+            out = []
+            for p, i in zip(pages, local):
+                if i >= cap[p]:
+                    raise error("flat buffer is shorter than the page's rows", p)
+                out.append((base[p] + i * w, w))
+            return pages, out
+        kinds, bit, w = self.kinds, self.bit, self.width
         ranges, bits = [], []
         for p, i in zip(pages, local):
             kind = kinds[p]
@@ -128,13 +155,7 @@ class FewValues:
                 bits.append((self.vbase[p] + (i >> 3), 1))
         return Few(pages, local, len(ranges)), ranges + bits
 
-    def span_values(self, span: Span, bufs: Sequence[memoryview]) -> bytes:
-        """The rows' values from the one range of a ``Span``."""
-        w, buf = self.width, bufs[0]
-        return b"".join([buf[o : o + w] for o in span.offsets])
-
-    def valid(self, few: Few, bufs: Sequence[memoryview]) -> list[bool] | None:
-        """Each row's validity (None: all valid)."""
+    def _few_valid(self, few: Few, bufs: Sequence[memoryview]) -> list[bool] | None:
         if self.all_valid:
             return None
         kinds, out, at = self.kinds, [], few.split
@@ -147,8 +168,8 @@ class FewValues:
                 out.append(kind == NO_VALIDITY)
         return None if all(out) else out
 
-    def values(self, few: Few, bufs: Sequence[memoryview]) -> bytes:
-        """The rows' values, ``width`` bytes each (zeros for rows of all-null pages); bits: an LSB-first bitmap."""
+    def _few_values(self, few: Few, bufs: Sequence[memoryview]) -> bytes:
+        """Zeros for rows of all-null pages; bits: an LSB-first bitmap."""
         kinds, at = self.kinds, 0
         if self.bit:
             bits = 0
@@ -166,6 +187,66 @@ class FewValues:
                 out.append(bufs[at])
                 at += 1
         return b"".join(out)
+
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The numpy twins (built on the first take of more than a few rows): kinds, (position, size) of the values and
+        of the validity, the values' ends."""
+        values = np.array(self._values, np.int64).reshape(-1, 2)
+        validity = np.array(self._validity, np.int64).reshape(-1, 2)
+        return np.array(self.kinds, np.int8), values, validity, values[:, 0] + values[:, 1]
+
+    def _positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
+        w, (kinds_of, values, validity, end) = self.width, self._arrays
+        kinds = None if self.all_valid else kinds_of[page]
+        if kinds is None or not kinds.any():  # every page asked has no validity (the common case)
+            at = values[page, 0] + local * w
+            check(self.table, at + w > end[page], page, "flat buffer is shorter than the page's rows")
+            return at, np.full(len(page), w, np.int64)
+        has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
+        check(
+            self.table, has & ((local + 1) * w > values[page, 1]), page, "flat buffer is shorter than the page's rows"
+        )
+        check(
+            self.table,
+            some & (local // 8 >= validity[page, 1]),
+            page,
+            "validity buffer is shorter than the page's rows",
+        )
+        pos = np.concatenate([values[page, 0] + local * w, validity[page, 0] + local // 8])
+        return pos, np.concatenate([np.where(has, w, 0), some.astype(np.int64)])
+
+    def _decode(self, raw: np.ndarray, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(raw values, rows x width; validity or None) from the bytes of the non-empty ``_positions`` ranges."""
+        w = self.width
+        kinds = None if self.all_valid else self._arrays[0][page]
+        if kinds is None or not kinds.any():
+            return raw.reshape(-1, w), None
+        has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
+        out = np.zeros((len(page), w), np.uint8)
+        nv = int(has.sum())
+        out[has] = raw[: nv * w].reshape(-1, w)
+        if has.all() and not some.any():
+            return out, None
+        valid = has.copy()
+        if some.any():
+            valid[some] = (raw[nv * w :] >> (local[some] % 8).astype(np.uint8)) & 1 == 1
+        return out, valid
+
+
+def check(table: Column, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
+    """Raise ``msg`` naming the first bad row's page, if any row is bad."""
+    if bad.any():
+        raise table.error(msg, int(page[bad][0]))
+
+
+def nonempty(pos: np.ndarray, lengths: np.ndarray) -> Ranges:
+    """The non-empty (pos, length) pairs, in order."""
+    sizes = lengths.tolist()
+    if all(sizes):
+        return list(zip(pos.tolist(), sizes))
+    return [(p, n) for p, n in zip(pos.tolist(), sizes) if n]
 
 
 def uints(data: bytes, width: int) -> list[int]:
@@ -221,8 +302,12 @@ def binary_bounds(
     return starts, stops, valid
 
 
-def validity(valid: list[bool]) -> pa.Buffer | None:
-    """An Arrow validity bitmap, or None when every value is valid."""
+def validity(valid: list[bool] | np.ndarray | None) -> pa.Buffer | None:
+    """An Arrow validity bitmap, or None when every value is valid (or ``valid`` is None)."""
+    if valid is None:
+        return None
+    if isinstance(valid, np.ndarray):
+        return None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
     if all(valid):
         return None
     bits = sum(1 << i for i, ok in enumerate(valid) if ok)

@@ -31,126 +31,13 @@ import pyarrow as pa
 
 from lancelot.encodings.base import Fetch, gather
 from lancelot.encodings.v2_0 import take_few, whole
-from lancelot.encodings.v2_0.take_few import FEW_ROWS
+from lancelot.encodings.v2_0.binary import variable
+from lancelot.util.arrays import is_large
 
 if TYPE_CHECKING:
     from lancelot.encodings.v2_0.field_reader import Column
 
 NO_VALIDITY, SOME_NULLS, ALL_NULLS = take_few.NO_VALIDITY, take_few.SOME_NULLS, take_few.ALL_NULLS
-
-
-def _check(table: Column, bad: np.ndarray, page: np.ndarray, msg: str) -> None:
-    if bad.any():
-        raise table.error(msg, int(page[bad][0]))
-
-
-def _ranges(pos: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
-    """The non-empty (pos, length) pairs, in order."""
-    sizes = lengths.tolist()
-    if all(sizes):
-        return list(zip(pos.tolist(), sizes))
-    return [(p, n) for p, n in zip(pos.tolist(), sizes) if n]
-
-
-def _fetch(pos: np.ndarray, lengths: np.ndarray) -> Fetch[np.ndarray]:
-    """The bytes at each (pos, length), concatenated in order (one round)."""
-    bufs = yield _ranges(pos, lengths)
-    return np.frombuffer(b"".join(bufs), np.uint8)
-
-
-class FixedValues:
-    """Values and validity of Nullable/Flat pages of one width (also dictionary indices); ``bit``: one-bit values
-    (booleans), which only takes of a few rows read here (``few``)."""
-
-    def __init__(self, table: Column, plans: list[tuple[int, int, int, int]], width: int, bit: bool = False) -> None:
-        self.table, self.width, self.bit = table, width, bit
-        kinds = [p[0] for p in plans]
-        self.all_valid = not any(kinds)  # no page of the column has a validity buffer or is all null
-        none = (0, 0)
-        values = [self._buffer(i, p[1]) if p[0] != ALL_NULLS else none for i, p in enumerate(plans)]
-        validity = [self._buffer(i, p[2]) if p[0] == SOME_NULLS else none for i, p in enumerate(plans)]
-        base, size = [v[0] for v in values], [v[1] for v in values]
-        vbase, vsize = [v[0] for v in validity], [v[1] for v in validity]
-        cap = [x * 8 for x in size] if bit else [x // width for x in size]  # values each buffer holds
-        self.few = take_few.FewValues(base, cap, width, kinds, vbase, vsize, bit)
-        self._values, self._validity = values, validity
-
-    def _buffer(self, page: int, i: int) -> tuple[int, int]:
-        loc = self.table.buffer(page, i)
-        if loc is None:
-            raise self.table.error(f"buffer index {i} out of {len(self.table.bufs[page])} buffers", page)
-        return loc
-
-    @cached_property
-    def kinds(self) -> np.ndarray:
-        return np.array(self.few.kinds, np.int8)
-
-    @cached_property
-    def values(self) -> np.ndarray:
-        """(position, size) of each page's values buffer (the numpy twin of ``few``, built on the first take of more
-        than a few rows)."""
-        return np.array(self._values, np.int64).reshape(-1, 2)
-
-    @cached_property
-    def validity(self) -> np.ndarray:
-        return np.array(self._validity, np.int64).reshape(-1, 2)
-
-    @cached_property
-    def value_pos(self) -> np.ndarray:
-        pos: np.ndarray = self.values[:, 0].copy()
-        return pos
-
-    @cached_property
-    def value_end(self) -> np.ndarray:
-        end: np.ndarray = self.value_pos + self.values[:, 1]
-        return end
-
-    def positions(self, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """File positions and lengths of the rows' values, then of their validity bytes (checked)."""
-        w = self.width
-        kinds = None if self.all_valid else self.kinds[page]
-        if kinds is None or not kinds.any():  # every page asked has no validity (the common case)
-            at = self.value_pos[page] + local * w
-            _check(self.table, at + w > self.value_end[page], page, "flat buffer is shorter than the page's rows")
-            return at, np.full(len(page), w, np.int64)
-        has = kinds != ALL_NULLS
-        _check(
-            self.table,
-            has & ((local + 1) * w > self.values[page, 1]),
-            page,
-            "flat buffer is shorter than the page's rows",
-        )
-        some = kinds == SOME_NULLS
-        _check(
-            self.table,
-            some & (local // 8 >= self.validity[page, 1]),
-            page,
-            "validity buffer is shorter than the page's rows",
-        )
-        pos = np.concatenate([self.values[page, 0] + local * w, self.validity[page, 0] + local // 8])
-        lengths = np.concatenate([np.where(has, w, 0), some.astype(np.int64)])
-        return pos, lengths
-
-    def decode(self, raw: np.ndarray, page: np.ndarray, local: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """(raw values, rows x width; validity or None when every row is valid) of the rows, from the bytes of the
-        non-empty ranges of ``positions(page, local)``, concatenated."""
-        w = self.width
-        if self.all_valid:
-            return raw.reshape(-1, w), None
-        kinds = self.kinds[page]
-        has, some = kinds != ALL_NULLS, kinds == SOME_NULLS
-        if not kinds.any():
-            return raw.reshape(-1, w), None
-        out = np.zeros((len(page), w), np.uint8)
-        nv = int(has.sum())
-        out[has] = raw[: nv * w].reshape(-1, w)
-        if has.all() and not some.any():
-            return out, None
-        valid = has.copy()
-        if some.any():
-            byte = raw[nv * w :]
-            valid[some] = (byte >> (local[some] % 8).astype(np.uint8)) & 1 == 1
-        return out, valid
 
 
 class TakePlan:
@@ -164,8 +51,13 @@ class TakePlan:
         raise NotImplementedError
 
     def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
-        """The rows (sorted, unique, in range), or None to fall back to the generic decoder."""
-        raise NotImplementedError
+        """The rows (sorted, unique, in range), or None to fall back to the generic decoder: ``point``'s round, then
+        ``take_point``'s."""
+        found = self.point(rows)
+        if found is None:
+            return None
+        state, ranges = found
+        return (yield from self.take_point(rows, state, (yield ranges)))
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         """A take of ``rows`` planned from its first fetch round without a load first: (state, its byte ranges) for
@@ -179,72 +71,30 @@ class TakePlan:
 
 
 class _FixedPlan(TakePlan):
-    """A plan whose first round is a FixedValues read, and its last (``finish``)."""
+    """A plan whose first round is a FlatValues read, and its last (``finish``)."""
 
     table: Column
-    _fixed: FixedValues
+    values: take_few.FlatValues
     one_round = True
 
     def take_point(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> Fetch[pa.Array | None]:
         return self.finish(rows, state, bufs)
         yield  # (a Fetch of no further round)
 
-    def _few(self, rows: np.ndarray) -> tuple[list[int] | take_few.Span | take_few.Few, list[tuple[int, int]]] | None:
-        """(state, byte ranges) when the take is a few rows (take_few.FewValues.plan), else None."""
-        if len(rows) > FEW_ROWS:
-            return None
-        pages, local = take_few.locate(self.table.starts, rows.tolist())
-        return self._fixed.few.plan(pages, local, self.table.error)
-
-    def _first_round(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
-        """(state, byte ranges) of the values round of a take of ``rows``: the state is the rows' pages (a list), a
-        take_few.Span or Few on the few-row path, else (page, local row) arrays."""
-        few = self._few(rows)
-        if few is not None:
-            return few
-        page, local = self.table.locate(rows)
-        return (page, local), _ranges(*self._fixed.positions(page, local))
-
-    def _values(self, state: object, bufs: list[memoryview]) -> tuple[np.ndarray, np.ndarray | None]:
-        """(raw values, rows x width; validity or None) of a non-few ``_first_round`` from its bytes."""
-        assert isinstance(state, tuple)
-        page, local = state
-        return self._fixed.decode(np.frombuffer(b"".join(bufs), np.uint8), page, local)
-
 
 class FlatPlan(_FixedPlan):
-    def __init__(self, table: Column, values: FixedValues, dtype: pa.DataType) -> None:
+    def __init__(self, table: Column, values: take_few.FlatValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
-        self._fixed = values
         self._list = pa.types.is_fixed_size_list(dtype)
 
-    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
-        if self.values.bit and len(rows) > FEW_ROWS:
-            return None  # booleans: the generic decoder
-        state, ranges = self._first_round(rows)
-        return (yield from self.take_point(rows, state, (yield ranges)))
-
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
-        if self.values.bit and len(rows) > FEW_ROWS:
-            return None
-        return self._first_round(rows)
+        if self.values.bit and len(rows) > take_few.FEW_ROWS:
+            return None  # booleans: the generic decoder
+        return self.values.plan(rows)
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
-        if isinstance(state, list):  # few rows, whole-byte values, no nulls
-            return self._array(len(rows), None, pa.py_buffer(b"".join(bufs)))
-        if isinstance(state, take_few.Span):
-            return self._array(len(rows), None, pa.py_buffer(self.values.few.span_values(state, bufs)))
-        if isinstance(state, take_few.Few):
-            few = self.values.few
-            listed = few.valid(state, bufs)
-            vbuf = None if listed is None else take_few.validity(listed)
-            return self._array(len(rows), vbuf, pa.py_buffer(few.values(state, bufs)))
-        raw, valid = self._values(state, bufs)
-        vbuf = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-        return self._array(len(rows), vbuf, pa.py_buffer(raw))
-
-    def _array(self, n: int, vbuf: pa.Buffer | None, values: pa.Buffer) -> pa.Array:
-        t = self.dtype
+        raw, valid = self.values.read(state, bufs)
+        vbuf, values, n, t = take_few.validity(valid), pa.py_buffer(raw), len(rows), self.dtype
         if self._list:
             items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
             return pa.Array.from_buffers(t, n, [vbuf], children=[items])
@@ -258,12 +108,12 @@ class DictionaryPlan(_FixedPlan):
     def __init__(
         self,
         table: Column,
-        indices: FixedValues,
+        indices: take_few.FlatValues,
         dtype: pa.DataType,
         shapes: dict[int, whole.Dictionary],
         counts: list[int],
     ) -> None:
-        self.table, self.indices, self._fixed, self.dtype, self._shapes = table, indices, indices, dtype, shapes
+        self.table, self.values, self.dtype, self._shapes = table, indices, dtype, shapes
         self._items: pa.Array | None = None
         self._item_ranges = [table.bufs[i][r] for i, d in shapes.items() for r in (d.items.offsets, d.items.data)]
         self._count_list = counts
@@ -271,20 +121,13 @@ class DictionaryPlan(_FixedPlan):
         self._items_few: take_few.Items | None = None
 
     @cached_property
-    def base(self) -> np.ndarray:
-        return np.array(self._base_list, np.int64)
-
-    @cached_property
-    def counts(self) -> np.ndarray:
-        return np.array(self._count_list, np.int64)
-
-    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
-        state, ranges = self.point(rows)
-        return self.finish(rows, state, (yield ranges))
+    def _bases(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's first item and item count, as numpy arrays."""
+        return np.array(self._base_list, np.int64), np.array(self._count_list, np.int64)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]]:
         """The indices' ranges, then (until the items are loaded) the items' buffers."""
-        state, ranges = self._first_round(rows)
+        state, ranges = self.values.plan(rows)
         extra = self._item_ranges if self._items is None else []
         return (state, len(extra)), ranges + extra
 
@@ -308,29 +151,25 @@ class DictionaryPlan(_FixedPlan):
         items = self._items
         if items is None:
             return None
+        raw, valid = self.values.read(state, bufs)
         if isinstance(state, list | take_few.Span | take_few.Few):  # few rows
-            return self._take_few(items, state, bufs)
-        assert isinstance(state, tuple)
+            assert not isinstance(raw, np.ndarray) and not isinstance(valid, np.ndarray)
+            pages = state if isinstance(state, list) else state.pages
+            return self._take_few(items, pages, take_few.uints(raw, self.values.width), valid)
+        assert isinstance(state, tuple) and isinstance(raw, np.ndarray)
         page = state[0]
-        raw, valid = self._values(state, bufs)
-        idx = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.shape[1]]).ravel().astype(np.int64)
-        _check(self.table, idx > self.counts[page], page, "dictionary index out of range of the page's items")
+        idx = raw.view(whole.UINT[raw.shape[1]]).ravel().astype(np.int64)
+        base, counts = self._bases
+        take_few.check(self.table, idx > counts[page], page, "dictionary index out of range of the page's items")
         present = idx > 0 if valid is None else valid & (idx > 0)
         if present.all():
-            return items.take(pa.array(self.base[page] + idx - 1))
-        glob = np.where(present, self.base[page] + idx - 1, 0)
+            return items.take(pa.array(base[page] + idx - 1))
+        glob = np.where(present, base[page] + idx - 1, 0)
         return items.take(pa.array(glob, mask=~present))
 
     def _take_few(
-        self, all_items: pa.Array, state: list[int] | take_few.Span | take_few.Few, bufs: list[memoryview]
+        self, all_items: pa.Array, pages: list[int], idx: list[int], valid: list[bool] | None
     ) -> pa.Array | None:
-        few = self.indices.few
-        if isinstance(state, list):  # no null indices
-            pages, idx, valid = state, take_few.uints(b"".join(bufs), few.width), None
-        elif isinstance(state, take_few.Span):
-            pages, idx, valid = state.pages, take_few.uints(few.span_values(state, bufs), few.width), None
-        else:
-            pages, idx, valid = state.pages, take_few.uints(few.values(state, bufs), few.width), few.valid(state, bufs)
         base, counts, page = self._base_list, self._count_list, pages[0]
         if valid is None and page == pages[-1]:  # one page (rows are sorted), no null index
             if max(idx) > counts[page]:
@@ -364,29 +203,17 @@ class BinaryPlan(TakePlan):
         """``pages``: per page (offsets position, offsets size, offset width, data position, data size, null
         adjustment)."""
         self.table, self.dtype = table, dtype
-        self._large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
         self._lists: list[list[int]] = [list(c) for c in zip(*pages)]
 
     @cached_property
-    def offsets(self) -> np.ndarray:
-        return np.column_stack(self._lists[:2]).astype(np.int64)
-
-    @cached_property
-    def widths(self) -> np.ndarray:
-        return np.array(self._lists[2], np.int64)
-
-    @cached_property
-    def data(self) -> np.ndarray:
-        return np.column_stack(self._lists[3:5]).astype(np.int64)
-
-    @cached_property
-    def adjust(self) -> np.ndarray:
-        return np.array(self._lists[5], np.uint64)
+    def _arrays(self) -> list[np.ndarray]:
+        """The numpy twins of ``_lists`` (built on the first take of more than a few rows)."""
+        return [np.array(c, np.uint64 if i == 5 else np.int64) for i, c in enumerate(self._lists)]
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         """A few rows: their pages, and the ranges of their end offsets (the bytes, a second round, are asked for by
         ``take_point``); None otherwise."""
-        if len(rows) > FEW_ROWS:
+        if len(rows) > take_few.FEW_ROWS:
             return None
         pages, local = take_few.locate(self.table.starts, rows.tolist())
         base, size, widths = self._lists[:3]
@@ -398,7 +225,7 @@ class BinaryPlan(TakePlan):
         pages = state
         widths, data_base, data_size, adjust = self._lists[2:]
         starts, stops, valid = take_few.binary_bounds(bufs, pages, widths, adjust, data_size, self.table.error)
-        offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], self._large)
+        offsets = take_few.offsets([b - a for a, b in zip(starts, stops)], is_large(self.dtype))
         if offsets is None:
             return None  # let the generic path raise its error
         lo, hi, page = min(starts), max(stops), pages[0]
@@ -410,52 +237,41 @@ class BinaryPlan(TakePlan):
         vbuf = take_few.validity(valid)
         return pa.Array.from_buffers(self.dtype, len(pages), [vbuf, offsets, pa.py_buffer(b"".join(data))])
 
-    def _bounds(self, rows: np.ndarray) -> Fetch[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """First round: (page, start, stop, valid) of each row's bytes in its page's data buffer."""
+    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
+        """A few rows: ``point`` then ``take_point``; more: the same two rounds with numpy."""
+        if len(rows) <= take_few.FEW_ROWS:
+            return (yield from super().take(rows))
+        base, size, widths, data_base, data_size, adjust = self._arrays
         page, local = self.table.locate(rows)
-        w = self.widths[page]
-        _check(self.table, (local + 1) * w > self.offsets[page, 1], page, "binary offsets are shorter than the rows")
+        w = widths[page]
+        take_few.check(self.table, (local + 1) * w > size[page], page, "binary offsets are shorter than the rows")
         first = local > 0
-        raw = yield from _fetch(self.offsets[page, 0] + (local - first) * w, w * (1 + first))
+        counts = 1 + first
+        raw = yield from _fetch(base[page] + (local - first) * w, w * counts)
         if (w == w[0]).all():
-            ends = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(w[0])]).astype(np.uint64)
-        else:  # pages with different offset widths: decode entry by entry width
-            counts = 1 + first
-            ends = np.concatenate(
-                [
-                    np.frombuffer(
-                        raw[int(o) : int(o) + int(c * wi)].tobytes(),
-                        {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[int(wi)],
-                    )
-                    for o, c, wi in zip(np.cumsum(np.r_[0, (counts * w)[:-1]]), counts, w)
-                ]
-            ).astype(np.uint64)
-        last = np.cumsum(1 + first) - 1
-        adj = np.repeat(self.adjust[page], 1 + first)
+            ends = raw.view(whole.UINT[int(w[0])]).astype(np.uint64)
+        else:  # pages with different offset widths: each row's entries at their width
+            at = (np.cumsum(counts * w) - counts * w).tolist()
+            parts = [
+                np.frombuffer(raw[o : o + c * k], whole.UINT[k]) for o, c, k in zip(at, counts.tolist(), w.tolist())
+            ]
+            ends = np.concatenate(parts).astype(np.uint64)
+        last = np.cumsum(counts) - 1
+        adj = np.repeat(adjust[page], counts)
         real = np.where((adj > 0) & (ends >= adj), ends - adj, ends).astype(np.int64)
-        valid = ~((self.adjust[page] > 0) & (ends[last] >= self.adjust[page]))
+        valid = ~((adjust[page] > 0) & (ends[last] >= adjust[page]))
         stop = real[last]
         start = np.where(first, real[last - 1], 0)
-        bad = (start < 0) | (stop < start) | (stop > self.data[page, 1])  # (an offset >= 2**63 wraps negative)
-        _check(self.table, bad, page, "binary offsets are not monotonic")
-        return page, start, stop, valid
+        bad = (start < 0) | (stop < start) | (stop > data_size[page])  # (an offset >= 2**63 wraps negative)
+        take_few.check(self.table, bad, page, "binary offsets are not monotonic")
+        data = yield from _fetch(data_base[page] + start, stop - start)
+        return variable(self.dtype, stop - start, valid, pa.py_buffer(data))  # (None: the generic path reports it)
 
-    def take(self, rows: np.ndarray) -> Fetch[pa.Array | None]:
-        found = self.point(rows)
-        if found is not None:
-            state, ranges = found
-            return (yield from self.take_point(rows, state, (yield ranges)))
-        page, start, stop, valid = yield from self._bounds(rows)
-        data = yield from _fetch(self.data[page, 0] + start, stop - start)
-        n = len(rows)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(stop - start, out=offsets[1:])
-        if not self._large:
-            if offsets[-1] > np.iinfo(np.int32).max:
-                return None  # let the generic path raise its error
-            offsets = offsets.astype(np.int32)
-        vbuf = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-        return pa.Array.from_buffers(self.dtype, n, [vbuf, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+def _fetch(pos: np.ndarray, lengths: np.ndarray) -> Fetch[np.ndarray]:
+    """The bytes at each (pos, length), concatenated in order (one round)."""
+    bufs = yield take_few.nonempty(pos, lengths)
+    return np.frombuffer(b"".join(bufs), np.uint8)
 
 
 class GenericPlan(TakePlan):
@@ -520,7 +336,7 @@ def _flat_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
     bits = whole.fixed_bits(dtype)
     assert bits is not None  # FLAT pages are of a fixed-width type
     plans = [_flat(table.shape(i, dtype) if i in pages else None, bits) for i in range(len(table.bufs))]
-    return FlatPlan(table, FixedValues(table, plans, max(bits // 8, 1), bits == 1), dtype)
+    return FlatPlan(table, take_few.FlatValues(table, plans, max(bits // 8, 1), bits == 1), dtype)
 
 
 def _dictionary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:
@@ -531,7 +347,7 @@ def _dictionary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> Tak
     for i, d in shapes.items():
         plans[i], counts[i] = (NO_VALIDITY, d.indices, -1, d.width * 8), d.count
     width = max(p[3] for p in plans) // 8 or 1
-    return DictionaryPlan(table, FixedValues(table, plans, width), dtype, shapes, counts)
+    return DictionaryPlan(table, take_few.FlatValues(table, plans, width), dtype, shapes, counts)
 
 
 def _binary_plan(table: Column, dtype: pa.DataType, pages: list[int]) -> TakePlan:

@@ -37,7 +37,7 @@ from lancelot.format.pb import file2_pb2
 from lancelot.util.types import is_variable, is_whole_bytes
 
 #: numpy types of unsigned integers by byte width
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def buffers(s: Shape) -> list[int]:
 def strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.DataType) -> pa.Array | None:
     if len(offsets) < n * s.width:
         return None
-    ends = np.frombuffer(offsets, _UINT[s.width], n).astype(np.int64)
+    ends = np.frombuffer(offsets, UINT[s.width], n).astype(np.int64)
     valid = None
     if s.adjust:
         null = ends >= s.adjust
@@ -241,7 +241,7 @@ def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.
     items = strings(s.items, s.count, bufs[1], bufs[2], t)
     if items is None or len(bufs[0]) < n * s.width:
         return None
-    idx = np.frombuffer(bufs[0], _UINT[s.width], n).astype(np.int64)
+    idx = np.frombuffer(bufs[0], UINT[s.width], n).astype(np.int64)
     if n and idx.max() > s.count:
         return None
     present = idx > 0
