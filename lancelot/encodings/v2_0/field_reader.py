@@ -340,7 +340,7 @@ class FieldReader20(FieldReader):
         cols = iter(ctx.columns)
         self.root = self._build(ctx.field, cols, ctx.num_rows)
         self._plan: TakePlan | None | Literal[False] = False  # built on the first take
-        self._inside: bool | None = None  # every page buffer lies in the file (the point planner)
+        self._inside = False  # every page buffer lies in the file (found with the plan)
 
     def _build(self, field: pa.Field, cols: Iterator[ColumnInfo], rows: int | None) -> Node:
         """The node of ``field`` and its descendants; ``rows``: the rows its column holds (None in a list)."""
@@ -368,34 +368,33 @@ class FieldReader20(FieldReader):
 
     def plan(self, rows: Rows) -> Plan:
         """A take (or a range of at most ``FEW_RANGE_ROWS`` rows) of a leaf column with a vectorized plan
-        (take_plans.py) runs that plan's rounds; any other read the node decoder's."""
-        t = self.ctx.field.type
-        if isinstance(rows, range):
-            start, stop = rows.start, rows.stop
-            if stop <= start:
-                return done(pa.array([], t))
-            if stop - start <= FEW_RANGE_ROWS:
-                point = self._point(np.arange(start, stop, dtype=np.int64))
-                if point is not None:
-                    return point
-            root = self.root
-            name = f"decoder/{type(root).__name__}"
-            if isinstance(root, LeafNode):
-                if start == 0 and stop == root.col.num_rows and not isinstance(root, BlobNode):
-                    found = whole.field_plan(
-                        root.col.info,
-                        root.dtype,
-                        self.ctx.src.size,
-                        rows,
-                        lambda: as_plan(root.read_chunked([(start, stop)]), name),
-                    )
-                    if found is not None:
-                        return found
-                return as_plan(root.read_chunked([(start, stop)]), name)
-            return as_plan(root.read([(start, stop)]), name)
+        (take_plans.py) runs that plan's rounds; a whole read of a leaf column of simple pages whole.py's one round; any
+        other read the node decoder's."""
         if not len(rows):
-            return done(pa.array([], t))
-        return self._take(np.asarray(rows, dtype=np.int64))
+            return done(pa.array([], self.ctx.field.type))
+        if not isinstance(rows, range):
+            rows = np.asarray(rows, dtype=np.int64)
+            point = self._point(rows)
+            plan = self._take_plan() if point is None else None
+            if plan is not None:
+                return as_plan(self._finished(plan.take(rows), rows), f"plan/{type(plan).__name__}")
+            return point or self._decoder(rows)
+        start, stop = rows.start, rows.stop
+        point = self._point(np.arange(start, stop, dtype=np.int64)) if stop - start <= FEW_RANGE_ROWS else None
+        if point is not None:
+            return point
+        root, name = self.root, f"decoder/{type(self.root).__name__}"
+        if not isinstance(root, LeafNode):
+            return as_plan(root.read([(start, stop)]), name)
+
+        def read() -> Plan:
+            return as_plan(root.read_chunked([(start, stop)]), name)
+
+        if start == 0 and stop == root.col.num_rows and not isinstance(root, BlobNode):
+            found = whole.field_plan(root.col.info, root.dtype, self.ctx.src.size, rows, read)
+            if found is not None:
+                return found
+        return read()
 
     def _decoder(self, rows: np.ndarray) -> Plan:
         """The node decoder's take of ``rows``, run by run."""
@@ -404,10 +403,8 @@ class FieldReader20(FieldReader):
     def _point(self, rows: np.ndarray) -> Plan | None:
         """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width values, dictionary
         indices (and on the first take the items), a few rows' binary end offsets), else None."""
-        plan = self._plan
-        if plan is False:
-            plan = self._take_plan()
-        if plan is None or not (self._inside or self._inside_file()):
+        plan = self._take_plan()
+        if plan is None or not self._inside:
             return None  # (a buffer outside the file: the take reports it)
         try:
             found = plan.point(rows)
@@ -416,29 +413,18 @@ class FieldReader20(FieldReader):
         if found is None:
             return None
         state, ranges = found
-        take_plan, name = plan, f"plan/{type(plan).__name__}"
+        name = f"plan/{type(plan).__name__}"
 
         def fetched(bufs: list[memoryview]) -> pa.Array | Plan:
-            if not take_plan.one_round:
-                return resume(self._finished(take_plan.take_point(rows, state, bufs), rows), name)
+            if not plan.one_round:
+                return resume(self._finished(plan.take_point(rows, state, bufs), rows), name)
             try:
-                out = take_plan.finish(rows, state, bufs)
+                out = plan.finish(rows, state, bufs)
             except (LanceError, *DECODE_ERRORS) as e:
                 raise self.root.col.failure(e) from None
             return self._decoder(rows) if out is None else out
 
         return Plan(ranges, fetched, name)
-
-    def _take(self, rows: np.ndarray) -> Plan:
-        """A take of ``rows`` (sorted, unique): the vectorized plan's one round when it knows it, else its rounds, else
-        the node decoder's."""
-        point = self._point(rows)
-        if point is not None:
-            return point
-        plan = self._plan
-        if not plan:
-            return self._decoder(rows)
-        return as_plan(self._finished(plan.take(rows), rows), f"plan/{type(plan).__name__}")
 
     def _finished(self, step: Fetch[pa.Array | None], rows: np.ndarray) -> Fetch[pa.Array]:
         """A take plan's ``step``, its failures naming the column; the node decoder when it declines."""
@@ -446,24 +432,18 @@ class FieldReader20(FieldReader):
         return out if out is not None else (yield from self.root.read(runs(rows)))
 
     def _take_plan(self) -> TakePlan | None:
-        """The leaf column's vectorized take plan (built once), or None."""
+        """The leaf column's vectorized take plan (built once), or None; and whether every page buffer of the column
+        lies in the file (``_inside``: the plans keep their ranges inside their buffers, so the ranges of the point
+        planner lie in the file)."""
         if self._plan is False:
             root = self.root
+            if not isinstance(root, LeafNode) or isinstance(root, BlobNode):
+                self._plan = None
+                return None
             try:
-                self._plan = (
-                    plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows)))
-                    if isinstance(root, LeafNode) and not isinstance(root, BlobNode)
-                    else None
-                )
+                self._plan = plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows)))
             except (LanceError, *DECODE_ERRORS) as e:
-                raise self.root.col.failure(e) from None
-        return self._plan
-
-    def _inside_file(self) -> bool:
-        """Every page buffer of the leaf column lies in the file (checked once): the plans keep their ranges inside
-        their buffers, so the ranges of the point planner lie in the file."""
-        if self._inside is None:
-            assert isinstance(self.root, LeafNode)  # a plan exists only for a leaf column
+                raise root.col.failure(e) from None
             size = self.ctx.src.size
-            self._inside = all(0 <= off and 0 <= ln and off + ln <= size for p in self.root.col.bufs for off, ln in p)
-        return self._inside
+            self._inside = all(0 <= off and 0 <= ln and off + ln <= size for p in root.col.bufs for off, ln in p)
+        return self._plan
