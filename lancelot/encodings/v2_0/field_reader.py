@@ -340,7 +340,6 @@ class FieldReader20(FieldReader):
         cols = iter(ctx.columns)
         self.root = self._build(ctx.field, cols, ctx.num_rows)
         self._plan: TakePlan | None | Literal[False] = False  # built on the first take
-        self._inside = False  # every page buffer lies in the file (found with the plan)
 
     def _build(self, field: pa.Field, cols: Iterator[ColumnInfo], rows: int | None) -> Node:
         """The node of ``field`` and its descendants; ``rows``: the rows its column holds (None in a list)."""
@@ -404,8 +403,8 @@ class FieldReader20(FieldReader):
         """The vectorized plan's first round of a take of ``rows`` when it knows it (fixed-width values, dictionary
         indices (and on the first take the items), a few rows' binary end offsets), else None."""
         plan = self._take_plan()
-        if plan is None or not self._inside:
-            return None  # (a buffer outside the file: the take reports it)
+        if plan is None:
+            return None
         try:
             found = plan.point(rows)
         except (LanceError, *DECODE_ERRORS) as e:
@@ -432,9 +431,8 @@ class FieldReader20(FieldReader):
         return out if out is not None else (yield from self.root.read(runs(rows)))
 
     def _take_plan(self) -> TakePlan | None:
-        """The leaf column's vectorized take plan (built once), or None; and whether every page buffer of the column
-        lies in the file (``_inside``: the plans keep their ranges inside their buffers, so the ranges of the point
-        planner lie in the file)."""
+        """The leaf column's vectorized take plan (built once), or None (its ranges lie in their page buffers; the
+        source checks each against the file)."""
         if self._plan is False:
             root = self.root
             if not isinstance(root, LeafNode) or isinstance(root, BlobNode):
@@ -444,6 +442,4 @@ class FieldReader20(FieldReader):
                 self._plan = plan_take(root.col, root.dtype, lambda rows: root.read(runs(rows)))
             except (LanceError, *DECODE_ERRORS) as e:
                 raise root.col.failure(e) from None
-            size = self.ctx.src.size
-            self._inside = all(0 <= off and 0 <= ln and off + ln <= size for p in root.col.bufs for off, ln in p)
         return self._plan
