@@ -16,9 +16,11 @@ import pyarrow as pa
 
 from lancelot.encodings.base import Fetch, gather
 from lancelot.encodings.v2_0.page import PageBuffers
-from lancelot.encodings.v2_0.whole import unwrap_no_nulls
+from lancelot.encodings.v2_0.whole import fixed_array, unwrap_no_nulls
 from lancelot.errors import LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
+from lancelot.util.arrays import is_large
+from lancelot.util.types import is_variable
 
 #: half-open (start, stop) spans of rows or bytes (io.source.Range is an (offset, length) byte range)
 Spans = Sequence[tuple[int, int]]
@@ -26,13 +28,6 @@ Spans = Sequence[tuple[int, int]]
 
 def total(ranges: Spans) -> int:
     return sum(e - s for s, e in ranges)
-
-
-def bool_array(bits: np.ndarray, validity: np.ndarray | None = None) -> pa.Array:
-    """A pyarrow boolean array from a numpy bool array."""
-    buf = pa.py_buffer(np.packbits(bits, bitorder="little"))
-    vbuf = None if validity is None else pa.py_buffer(np.packbits(validity, bitorder="little"))
-    return pa.Array.from_buffers(pa.bool_(), len(bits), [vbuf, buf])
 
 
 def read_bits(pbuf: PageBuffers, buf: pb.Buffer, ranges: Spans) -> Fetch[np.ndarray]:
@@ -133,15 +128,13 @@ def decode(
         if pa.types.is_null(dtype):
             return pa.nulls(n)
         if enc.flat.bits_per_value == 1:
-            return bool_array((yield from read_bits(pbuf, enc.flat.buffer, ranges)))
+            bits = yield from read_bits(pbuf, enc.flat.buffer, ranges)
+            return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(bits, bitorder="little"))])
         raw = yield from read_fixed(pbuf, enc.flat, ranges)
         width = enc.flat.bits_per_value // 8
         if len(raw) != n * width:
             raise pbuf.error("flat buffer is shorter than the page's rows")
-        if pa.types.is_fixed_size_list(dtype):  # flat-encoded vector (items stored contiguously)
-            inner = pa.Array.from_buffers(dtype.value_type, n * dtype.list_size, [None, pa.py_buffer(raw)])
-            return pa.FixedSizeListArray.from_arrays(inner, type=dtype)
-        return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
+        return fixed_array(dtype, n, None, pa.py_buffer(raw))  # (a fixed-size list: a flat-encoded vector)
     if kind == "fixed_size_list":
         fsl = enc.fixed_size_list
         d = fsl.dimension
@@ -169,13 +162,7 @@ def decode(
         raw = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
         if pa.types.is_fixed_size_binary(dtype):
             return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(raw)])
-        offsets = (
-            np.arange(
-                n + 1,
-                dtype=np.int64 if pa.types.is_large_binary(dtype) or pa.types.is_large_string(dtype) else np.int32,
-            )
-            * w
-        )
+        offsets = np.arange(n + 1, dtype=np.int64 if is_large(dtype) else np.int32) * w
         return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])
     if kind == "packed_struct":
         from lancelot.encodings.v2_0.packed_struct import decode_packed_struct
@@ -197,12 +184,7 @@ def decode_fsst(
     from lancelot.encodings.compression.chunked import symbol_table
     from lancelot.encodings.compression.fsst import fsst_decode_spans
 
-    if not (
-        pa.types.is_string(dtype)
-        or pa.types.is_binary(dtype)
-        or pa.types.is_large_string(dtype)
-        or pa.types.is_large_binary(dtype)
-    ):
+    if not is_variable(dtype):
         raise pbuf.error(f"an FSST page for a field of type {dtype}", UnsupportedEncodingError)
     codes = yield from decode(fsst.binary, pbuf, ranges, pa.large_binary(), cache)
     try:
@@ -214,8 +196,7 @@ def decode_fsst(
         raise e.at(path=pbuf.src.path, column=pbuf.column, page=pbuf.page_index) from None
     n = len(codes)
     out_offs = np.asarray(block.offsets, dtype=np.int64)
-    large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
-    if not large:
+    if not is_large(dtype):
         if n and int(out_offs[-1]) > np.iinfo(np.int32).max:
             raise pbuf.error("more than 2 GiB of values for a 32-bit offset type", UnsupportedEncodingError)
         out_offs = out_offs.astype(np.int32)

@@ -85,7 +85,6 @@ class _FixedPlan(TakePlan):
 class FlatPlan(_FixedPlan):
     def __init__(self, table: Column, values: take_few.FlatValues, dtype: pa.DataType) -> None:
         self.table, self.values, self.dtype = table, values, dtype
-        self._list = pa.types.is_fixed_size_list(dtype)
 
     def point(self, rows: np.ndarray) -> tuple[object, list[tuple[int, int]]] | None:
         if self.values.bit and len(rows) > take_few.FEW_ROWS:
@@ -94,11 +93,7 @@ class FlatPlan(_FixedPlan):
 
     def finish(self, rows: np.ndarray, state: object, bufs: list[memoryview]) -> pa.Array:
         raw, valid = self.values.read(state, bufs)
-        vbuf, values, n, t = take_few.validity(valid), pa.py_buffer(raw), len(rows), self.dtype
-        if self._list:
-            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
-            return pa.Array.from_buffers(t, n, [vbuf], children=[items])
-        return pa.Array.from_buffers(t, n, [vbuf, values])
+        return whole.fixed_array(self.dtype, len(rows), take_few.validity(valid), pa.py_buffer(raw))
 
 
 class DictionaryPlan(_FixedPlan):

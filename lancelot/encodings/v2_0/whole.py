@@ -34,6 +34,7 @@ from lancelot.encodings.base import ColumnInfo, Plan
 from lancelot.encodings.v2_0.page import parse_any, parsed_direct
 from lancelot.format.pb import encodings_v2_0_pb2 as pb
 from lancelot.format.pb import file2_pb2
+from lancelot.util.arrays import is_large
 from lancelot.util.types import is_variable, is_whole_bytes
 
 #: numpy types of unsigned integers by byte width
@@ -176,6 +177,14 @@ def buffers(s: Shape) -> list[int]:
     return []
 
 
+def fixed_array(t: pa.DataType, n: int, vbuf: pa.Buffer | None, values: pa.Buffer) -> pa.Array:
+    """``n`` values of a fixed-width type, or of a fixed-size list of one (its items contiguous), from their bytes."""
+    if pa.types.is_fixed_size_list(t):
+        items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
+        return pa.Array.from_buffers(t, n, [vbuf], children=[items])
+    return pa.Array.from_buffers(t, n, [vbuf, values])
+
+
 def strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.DataType) -> pa.Array | None:
     if len(offsets) < n * s.width:
         return None
@@ -188,7 +197,7 @@ def strings(s: Binary, n: int, offsets: memoryview, data: memoryview, t: pa.Data
             valid = ~null
     if n and (ends[-1] > len(data) or (ends < 0).any() or (np.diff(ends) < 0).any() or ends[0] < 0):
         return None
-    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    large = is_large(t)
     if not large and n and ends[-1] >= 1 << 31:
         return None
     out = np.zeros(n + 1, np.int64 if large else np.int32)
@@ -231,10 +240,7 @@ def decode_page(s: Shape, n: int, bufs: list[memoryview], t: pa.DataType) -> pa.
             if len(bufs[1]) * 8 < n:
                 return None
             vbuf = pa.py_buffer(bufs[1])
-        if pa.types.is_fixed_size_list(t):
-            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, pa.py_buffer(values)])
-            return pa.Array.from_buffers(t, n, [vbuf], children=[items])
-        return pa.Array.from_buffers(t, n, [vbuf, pa.py_buffer(values)])
+        return fixed_array(t, n, vbuf, pa.py_buffer(values))
     if isinstance(s, Binary):
         return strings(s, n, bufs[0], bufs[1], t)
     assert isinstance(s, Dictionary)
