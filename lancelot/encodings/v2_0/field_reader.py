@@ -35,7 +35,7 @@ from lancelot.encodings.base import (
     gather,
     resume,
 )
-from lancelot.encodings.v2_0 import whole
+from lancelot.encodings.v2_0 import take_few, whole
 from lancelot.encodings.v2_0.binary import extended, value_spans, variable
 from lancelot.encodings.v2_0.decode import decode, decode_offsets
 from lancelot.encodings.v2_0.page import PageBuffers, direct_message
@@ -52,8 +52,6 @@ DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.
 #: more rows than any page holds: a page length or list item count above it is corrupt (and would
 #: overflow the int64 row arithmetic)
 MAX_PAGE_ROWS = 1 << 48
-#: ranges of at most this many rows are read as a take of their rows (one round with the other fields')
-FEW_RANGE_ROWS = 64
 
 
 def runs(rows: np.ndarray) -> Spans:
@@ -366,7 +364,7 @@ class FieldReader20(FieldReader):
         return LeafNode(ctx, col, t)
 
     def plan(self, rows: Rows) -> Plan:
-        """A take (or a range of at most ``FEW_RANGE_ROWS`` rows) of a leaf column with a vectorized plan
+        """A take (or a range of at most ``take_few.FEW_ROWS`` rows) of a leaf column with a vectorized plan
         (take_plans.py) runs that plan's rounds; a whole read of a leaf column of simple pages whole.py's one round; any
         other read the node decoder's."""
         if not len(rows):
@@ -379,7 +377,8 @@ class FieldReader20(FieldReader):
                 return as_plan(self._finished(plan.take(rows), rows), f"plan/{type(plan).__name__}")
             return point or self._decoder(rows)
         start, stop = rows.start, rows.stop
-        point = self._point(np.arange(start, stop, dtype=np.int64)) if stop - start <= FEW_RANGE_ROWS else None
+        few = stop - start <= take_few.FEW_ROWS  # (more: the node decoder's few ranges cost less than the numpy take)
+        point = self._point(np.arange(start, stop, dtype=np.int64)) if few else None
         if point is not None:
             return point
         root, name = self.root, f"decoder/{type(self.root).__name__}"
