@@ -18,6 +18,8 @@ from lancelot.util.jit import lazy_intrinsic, njit
 
 load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
+U8 = NDArray[np.uint8]
+I64 = NDArray[np.int64]
 
 OK, SHORT_BUFFER, OVERLAP, PAST_END, DECREASING = 0, 1, 2, 3, 4
 
@@ -38,15 +40,7 @@ def _offset(data: np.ndarray, pos: int, ow: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def extents(
-    data: NDArray[np.uint8],
-    starts: NDArray[np.int64],
-    sizes: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    ow: int,
-    first: NDArray[np.int64],
-    last: NDArray[np.int64],
-) -> int:
+def extents(data: U8, starts: I64, sizes: I64, counts: I64, ow: int, first: I64, last: I64) -> int:
     """The first and last offset of every chunk, checked against the chunk's buffer."""
     for k in range(len(starts)):
         status, a, b = _extent(data, starts[k], sizes[k], counts[k], ow)
@@ -71,17 +65,34 @@ def _extent(data: np.ndarray, s: int, size: int, n: int, ow: int) -> tuple[int, 
     return OK, a, b
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rebase(
+    data: U8, words: NDArray[Any], s: int, n: int, ow: int, prev: int, base: int, out: NDArray[Any], o: int
+) -> bool:
+    """Offsets 1 to ``n`` of the chunk at ``s`` (``words`` as ``join``'s), plus ``base``, into ``out[o:o + n]``;
+    False where they decrease (from ``prev``, its offset 0)."""
+    w0 = s // ow
+    aligned = len(words) > 0
+    for i in range(1, n + 1):
+        v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
+        if v < prev:
+            return False
+        out[o + i - 1] = v + base
+        prev = v
+    return True
+
+
 @njit(cache=True, nogil=True)
 def join(
-    data: NDArray[np.uint8],
+    data: U8,
     words: NDArray[Any],
-    starts: NDArray[np.int64],
-    counts: NDArray[np.int64],
+    starts: I64,
+    counts: I64,
     ow: int,
-    first: NDArray[np.int64],
-    last: NDArray[np.int64],
+    first: I64,
+    last: I64,
     out_offsets: NDArray[Any],
-    out_data: NDArray[np.uint8],
+    out_data: U8,
 ) -> int:
     """Rebased offsets (``sum(counts) + 1``) and the bytes of every chunk, in order.
 
@@ -90,19 +101,11 @@ def join(
     o = 0
     p = 0
     out_offsets[0] = 0
-    aligned = len(words) > 0
     for k in range(len(starts)):
         s = starts[k]
-        base = p - first[k]
-        prev = first[k]
-        w0 = s // ow
-        for i in range(1, counts[k] + 1):
-            v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
-            if v < prev:
-                return DECREASING
-            prev = v
-            o += 1
-            out_offsets[o] = v + base
+        if not _rebase(data, words, s, counts[k], ow, first[k], p - first[k], out_offsets, o + 1):
+            return DECREASING
+        o += counts[k]
         n = last[k] - first[k]
         out_data[p : p + n] = data[s + first[k] : s + last[k]]
         p += n
@@ -111,35 +114,24 @@ def join(
 
 @njit(cache=True, nogil=True)
 def spans(
-    data: NDArray[np.uint8],
-    words: NDArray[Any],
-    starts: NDArray[np.int64],
-    sizes: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    ow: int,
-    out_starts: NDArray[np.int64],
-    out_ends: NDArray[np.int64],
+    data: U8, words: NDArray[Any], starts: I64, sizes: I64, counts: I64, ow: int, out_starts: I64, out_ends: I64
 ) -> int:
     """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute positions), without
     copying the bytes: ``extents``' checks of each chunk and ``join``'s of its offsets, in one pass (``words`` as
     there).  FSST decodes the strings where they lie."""
     o = 0
-    aligned = len(words) > 0
     for k in range(len(starts)):
         n = counts[k]
         s = starts[k]
         status, prev, _ = _extent(data, s, sizes[k], n, ow)
         if status != OK:
             return status
-        w0 = s // ow
-        for i in range(1, n + 1):
-            v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
-            if v < prev:
-                return DECREASING
+        if not _rebase(data, words, s, n, ow, prev, s, out_ends, o):
+            return DECREASING
+        if n > 0:
             out_starts[o] = s + prev
-            out_ends[o] = s + v
-            prev = v
-            o += 1
+            out_starts[o + 1 : o + n] = out_ends[o : o + n - 1]
+        o += n
     return OK
 
 
