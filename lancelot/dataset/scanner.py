@@ -75,7 +75,7 @@ class ScanState:
     def offset_bases(self) -> dict[int, int]:
         """Live rows of the dataset before each fragment (for ``_rowoffset``)."""
         out, n = {}, 0
-        for f in self.ds._fragments:
+        for f in self.ds.get_fragments():
             out[f.fragment_id] = n
             n += f.count_rows()
         return out
@@ -167,7 +167,7 @@ class LanceScanner:
                 proj.reads.append(name)  # read for sorting, not returned unless asked
         fragments = o("fragments")
         if fragments is None:
-            frags = list(ds._fragments)
+            frags = ds.get_fragments()
         else:
             frags = []
             for f in fragments:
