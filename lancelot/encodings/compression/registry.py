@@ -59,9 +59,9 @@ class Technique:
     """How lancelot decodes one CompressiveEncoding case."""
 
     name: str  # the oneof case
-    mini_block: MiniBlockDecoder | None  # one mini-block chunk's buffers
-    block: BlockDecoder | None  # one whole buffer
-    per_value: PerValueDecoder | None  # full-zip values
+    mini_block: MiniBlockDecoder | None = None  # one mini-block chunk's buffers
+    block: BlockDecoder | None = None  # one whole buffer
+    per_value: PerValueDecoder | None = None  # full-zip values
     chunk_batch: bool = False  # compression/chunked.py decodes a page's chunks in one pass
     point: bool = False  # the point kernel reads single values (as the value technique)
     note: str = ""  # why a context is missing
@@ -124,7 +124,7 @@ Kernel = Callable[[Any, Any, int], DataBlock]
 def _simple(
     case: str,
     chunk: Kernel | None,
-    block: Kernel | None,
+    block: Kernel | None = None,
     per_value: PerValueDecoder | None = None,
     *,
     fast: bool = True,
@@ -185,17 +185,12 @@ def _entries() -> dict[str, Technique]:
         ),
         Technique(
             "dictionary",
-            None,
-            None,
-            None,
             note="the reference neither writes nor reads this case; 2.1+ dictionaries are MiniBlockLayout.dictionary",
         ),
         _simple("rle", decompress_rle, decompress_rle_block, note="full-zip values are never run-length encoded"),
         Technique(
             "byte_stream_split",
             lambda e, b, n, r: decompress_byte_stream_split(e.byte_stream_split, b, n),
-            None,
-            None,
             chunk_batch=True,
             note="pylance writes it for float mini-block chunks only; points read such pages chunk by chunk",
         ),
@@ -219,15 +214,12 @@ def _entries() -> dict[str, Technique]:
         _simple(
             "packed_struct",
             decompress_packed_struct,
-            None,
             fast=False,
             note="fixed-width packed structs are mini-block values; variable ones are variable_packed_struct",
         ),
         Technique(
             "variable_packed_struct",
-            None,
-            None,
-            _only(VariableWidthBlock, "variable_packed_struct", _variable_packed_struct),
+            per_value=_only(VariableWidthBlock, "variable_packed_struct", _variable_packed_struct),
             note="pylance writes variable packed structs as full-zip only",
         ),
     ]
