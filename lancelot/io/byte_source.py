@@ -1,10 +1,8 @@
-"""Byte sources with a single range-read interface: ``ByteSource`` and the sources every platform has
-(``MemorySource``, ``CountingSource``); local files are io/local_source.py's, fsspec URLs io/fsspec_source.py's.
+"""Byte sources with a single range-read interface: ``ByteSource``, ``MemorySource`` and ``CountingSource``.
 
-Every read of the file goes through ``ByteSource.read_ranges``: the reader plans
-all the byte ranges it needs, then fetches them in one call.  Near ranges are
-coalesced into one request (``coalesce``) so that many small reads cost few I/Os.
-"""
+Every read of the file goes through ``ByteSource.read_ranges``: the reader plans all the byte ranges it needs, then
+fetches them in one call.  Near ranges are coalesced into one request (``coalesce``) so that many small reads cost few
+I/Os."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Opening a byte source: a local path, a ``file://`` URL or any fsspec URL (``open_source``).
-
-The sources themselves: io/byte_source.py (``ByteSource``, its range reads and staging, ``MemorySource``,
-``CountingSource``), io/local_source.py (``LocalFileSource``), io/fsspec_source.py (``FsspecSource``);
-their names are importable from here too.
-"""
+"""Opening a byte source (``open_source``): a local path, a ``file://`` URL or any fsspec URL.  The sources live in
+io/byte_source.py (``ByteSource``, ``MemorySource``, ``CountingSource``), io/local_source.py and io/fsspec_source.py;
+their names are importable from here too."""
 
 from __future__ import annotations
 
