@@ -33,7 +33,7 @@ def test_large_local_reads_land_in_pooled_memory(tmp_path):
     """Ranges of POOLED_READ_BYTES or more are read into pyarrow's memory pool (through RWF_NOWAIT or
     not): same bytes, and a file cut short after opening still reports the truncation."""
     from lancelot.errors import TruncatedFileError
-    from lancelot.io.local_source import POOLED_READ_BYTES, LocalFileSource
+    from lancelot.io.source import POOLED_READ_BYTES, LocalFileSource
 
     data = np.random.default_rng(3).integers(0, 256, 3 * POOLED_READ_BYTES, dtype=np.uint8).tobytes()
     path = tmp_path / "big.bin"
@@ -52,7 +52,7 @@ def test_large_local_reads_land_in_pooled_memory(tmp_path):
 def test_small_local_file_is_read_whole_when_opened(tmp_path):
     """A file of at most KEEP_WHOLE_BYTES (its metadata read would read it all) is read once when
     opened: later reads and read-ahead hints cost no syscall."""
-    from lancelot.io.local_source import KEEP_WHOLE_BYTES, LocalFileSource
+    from lancelot.io.source import KEEP_WHOLE_BYTES, LocalFileSource
 
     data = bytes(range(256)) * (KEEP_WHOLE_BYTES // 256)
     path = tmp_path / "small.bin"
@@ -74,7 +74,8 @@ def test_a_large_will_need_of_a_cached_file_is_not_hinted(tmp_path, monkeypatch)
     that misses hints them all as before."""
     import os
 
-    from lancelot.io.local_source import PROBE_MIN_BLOCKS, LocalFileSource
+    from lancelot.io import source
+    from lancelot.io.source import PROBE_MIN_BLOCKS, LocalFileSource
 
     gap = 1 << 16  # farther apart than any coalescing gap: one block per range
     n = PROBE_MIN_BLOCKS + 6
@@ -90,7 +91,7 @@ def test_a_large_will_need_of_a_cached_file_is_not_hinted(tmp_path, monkeypatch)
     src.will_need(ranges)
     assert hinted == []
     assert [bytes(b) for b in src.read_ranges(ranges[:2])] == [bytes(range(100))] * 2
-    monkeypatch.setattr(LocalFileSource, "_read_cached", lambda self, off, ln: None)
+    monkeypatch.setattr(source.LocalFileSource, "_read_cached", lambda self, off, ln: None)
     src.will_need(ranges)
     assert sorted(off for off, _ in hinted) == [off for off, _ in ranges]
     src.close()
@@ -101,8 +102,7 @@ def test_cached_small_ranges_read_per_merged_block(tmp_path):
     order, overlapping or empty, with the bytes a memory source gives; a file cut short after opening still reports
     the truncation."""
     from lancelot.errors import TruncatedFileError
-    from lancelot.io.byte_source import MemorySource
-    from lancelot.io.local_source import KEEP_WHOLE_BYTES, LocalFileSource
+    from lancelot.io.source import KEEP_WHOLE_BYTES, LocalFileSource, MemorySource
 
     data = np.random.default_rng(5).integers(0, 256, 4 * KEEP_WHOLE_BYTES, dtype=np.uint8).tobytes()
     path = tmp_path / "f.bin"
