@@ -137,17 +137,12 @@ def _simple(
     return Technique(case, mini, whole, per_value, chunk_batch=fast, point=fast, note=note)
 
 
-def _listed(kernel: Kernel) -> Kernel:
-    """A block kernel of a chunk kernel: the one buffer as a list of one."""
-    return lambda message, buffer, n: kernel(message, [buffer], n)
-
-
 def _entries() -> dict[str, Technique]:
     t = [
         _simple(
             "flat",
             decompress_flat,
-            _listed(decompress_flat),
+            lambda m, b, n: decompress_flat(m, [b], n),
             _only(FixedWidthBlock, "flat", lambda e, v, r: decompress_flat(e.flat, [v.data], v.num_values)),
         ),
         _simple(
@@ -173,7 +168,7 @@ def _entries() -> dict[str, Technique]:
         _simple(
             "inline_bitpacking",
             decompress_inline_bitpacking,
-            _listed(decompress_inline_bitpacking),
+            lambda m, b, n: decompress_inline_bitpacking(m, [b], n),
             note="full-zip values are never bitpacked",
         ),
         _fast(
