@@ -20,6 +20,7 @@ load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
 U8 = NDArray[np.uint8]
 I64 = NDArray[np.int64]
+Ints = NDArray[Any]  # integers of any width
 
 OK, SHORT_BUFFER, OVERLAP, PAST_END, DECREASING = 0, 1, 2, 3, 4
 
@@ -66,9 +67,7 @@ def _extent(data: np.ndarray, s: int, size: int, n: int, ow: int) -> tuple[int, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rebase(
-    data: U8, words: NDArray[Any], s: int, n: int, ow: int, prev: int, base: int, out: NDArray[Any], o: int
-) -> bool:
+def _rebase(data: U8, words: Ints, s: int, n: int, ow: int, prev: int, base: int, out: Ints, o: int) -> bool:
     """Offsets 1 to ``n`` of the chunk at ``s`` (``words`` as ``join``'s), plus ``base``, into ``out[o:o + n]``;
     False where they decrease (from ``prev``, its offset 0)."""
     w0 = s // ow
@@ -84,15 +83,7 @@ def _rebase(
 
 @njit(cache=True, nogil=True)
 def join(
-    data: U8,
-    words: NDArray[Any],
-    starts: I64,
-    counts: I64,
-    ow: int,
-    first: I64,
-    last: I64,
-    out_offsets: NDArray[Any],
-    out_data: U8,
+    data: U8, words: Ints, starts: I64, counts: I64, ow: int, first: I64, last: I64, out_offsets: Ints, out_data: U8
 ) -> int:
     """Rebased offsets (``sum(counts) + 1``) and the bytes of every chunk, in order.
 
@@ -113,9 +104,7 @@ def join(
 
 
 @njit(cache=True, nogil=True)
-def spans(
-    data: U8, words: NDArray[Any], starts: I64, sizes: I64, counts: I64, ow: int, out_starts: I64, out_ends: I64
-) -> int:
+def spans(data: U8, words: Ints, starts: I64, sizes: I64, counts: I64, ow: int, out_starts: I64, out_ends: I64) -> int:
     """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute positions), without
     copying the bytes: ``extents``' checks of each chunk and ``join``'s of its offsets, in one pass (``words`` as
     there).  FSST decodes the strings where they lie."""
