@@ -66,21 +66,6 @@ def _extent(data: np.ndarray, s: int, size: int, n: int, ow: int) -> tuple[int, 
     return OK, a, b
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _rebase(data: U8, words: Ints, s: int, n: int, ow: int, prev: int, base: int, out: Ints, o: int) -> bool:
-    """Offsets 1 to ``n`` of the chunk at ``s`` (``words`` as ``join``'s), plus ``base``, into ``out[o:o + n]``;
-    False where they decrease (from ``prev``, its offset 0)."""
-    w0 = s // ow
-    aligned = len(words) > 0
-    for i in range(1, n + 1):
-        v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
-        if v < prev:
-            return False
-        out[o + i - 1] = v + base
-        prev = v
-    return True
-
-
 @njit(cache=True, nogil=True)
 def join(
     data: U8, words: Ints, starts: I64, counts: I64, ow: int, first: I64, last: I64, out_offsets: Ints, out_data: U8
@@ -92,11 +77,19 @@ def join(
     o = 0
     p = 0
     out_offsets[0] = 0
+    aligned = len(words) > 0
     for k in range(len(starts)):
         s = starts[k]
-        if not _rebase(data, words, s, counts[k], ow, first[k], p - first[k], out_offsets, o + 1):
-            return DECREASING
-        o += counts[k]
+        base = p - first[k]
+        prev = first[k]
+        w0 = s // ow
+        for i in range(1, counts[k] + 1):
+            v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
+            if v < prev:
+                return DECREASING
+            prev = v
+            o += 1
+            out_offsets[o] = v + base
         n = last[k] - first[k]
         out_data[p : p + n] = data[s + first[k] : s + last[k]]
         p += n
@@ -109,18 +102,22 @@ def spans(data: U8, words: Ints, starts: I64, sizes: I64, counts: I64, ow: int, 
     copying the bytes: ``extents``' checks of each chunk and ``join``'s of its offsets, in one pass (``words`` as
     there).  FSST decodes the strings where they lie."""
     o = 0
+    aligned = len(words) > 0
     for k in range(len(starts)):
         n = counts[k]
         s = starts[k]
         status, prev, _ = _extent(data, s, sizes[k], n, ow)
         if status != OK:
             return status
-        if not _rebase(data, words, s, n, ow, prev, s, out_ends, o):
-            return DECREASING
-        if n > 0:
+        w0 = s // ow
+        for i in range(1, n + 1):
+            v = int(words[w0 + i]) if aligned else _offset(data, s + i * ow, ow)
+            if v < prev:
+                return DECREASING
             out_starts[o] = s + prev
-            out_starts[o + 1 : o + n] = out_ends[o : o + n - 1]
-        o += n
+            out_ends[o] = s + v
+            prev = v
+            o += 1
     return OK
 
 
