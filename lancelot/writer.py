@@ -36,7 +36,6 @@ from lancelot.zonemaps import ZoneMapBuilder
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024  # pylance's page limit; columns gather 8 MiB (encodings/paging.py)
 #: re-exported for callers of the writer (spark, dataset): lancelot/versions.py owns them
 DEFAULT_VERSION = versions.DEFAULT
-WRITABLE = versions.WRITABLE
 
 
 def resolve_version(version: str | FileVersion | None) -> FileVersion:

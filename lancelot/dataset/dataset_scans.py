@@ -14,9 +14,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_metadata import manifest_live_rows
 from lancelot.dataset.scan import scan_arguments
-from lancelot.errors import (
-    LanceValueError,
-)
+from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset

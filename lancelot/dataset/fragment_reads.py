@@ -7,7 +7,6 @@ import os
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from numpy.typing import ArrayLike
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.fragment_columns import _POS
 from lancelot.dataset.scan import scan_arguments
+from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
     from lancelot.dataset.fragment import Fragment
@@ -326,8 +326,6 @@ class ReadsMixin:
         scan = {k: v for k, v in locals().items() if k not in ("self", "blob_mode", "kwargs")}
         return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **kwargs)
 
-    _zone_ranges = zone_ranges  # the older private name (lancelot.spark used it)
-
 
 #: a run of at least this many rows without deletions is kept as a zero-copy slice, not filtered
 CLEAN_RUN_ROWS = 1 << 16
@@ -378,27 +376,16 @@ def _drop_deleted(t: pa.Table, deleted: np.ndarray) -> pa.Table:
 
     dirty_rows = sum(b - a for a, b, keep in segments if keep is not None)
     if len(cols) > 1 and dirty_rows * len(cols) >= PARALLEL_FILTER_CELLS:
-        list(_filter_pool().map(drop, range(len(cols))))  # pc.filter releases the GIL
+        workers = max(1, min(4, os.cpu_count() or 1))  # pc.filter releases the GIL
+        list(shared_pool("filter", workers).map(drop, range(len(cols))))
     else:
         for i in range(len(cols)):
             drop(i)
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-#: deletion filters of at least this many cells (rows x columns) run a column per thread
+#: deletion filters of at least this many cells (rows x columns) run a column per thread (one per CPU, at most 4)
 PARALLEL_FILTER_CELLS = 1 << 20
-_FILTER_POOL: ThreadPoolExecutor | None = None
-_FILTER_LOCK = threading.Lock()
-
-
-def _filter_pool() -> ThreadPoolExecutor:
-    """Threads that filter a fragment's columns side by side (one per CPU, at most 4)."""
-    global _FILTER_POOL
-    with _FILTER_LOCK:
-        if _FILTER_POOL is None:
-            workers = max(1, min(4, os.cpu_count() or 1))
-            _FILTER_POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lancelot-filter")
-        return _FILTER_POOL
 
 
 def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:

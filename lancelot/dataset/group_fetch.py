@@ -111,9 +111,9 @@ def deletion_todo(frags: list[Fragment]) -> Todo:
     arrow = table_pb2.DeletionFile.ARROW_ARRAY
     todo: Todo = []
     for f in frags:
-        if f._deleted is not None or not f._pb.HasField("deletion_file"):
+        if f._deleted is not None or not f.data_fragment.HasField("deletion_file"):
             continue
-        d = f._pb.deletion_file
+        d = f.data_fragment.deletion_file
         if d.file_type == arrow and not d.HasField("base_id"):
             todo.append((f, d, f"{root}{f.fragment_id}-{d.read_version}-{d.id}.arrow"))
     return todo

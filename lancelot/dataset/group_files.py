@@ -112,7 +112,7 @@ def _shape(
     """{dataset column: file column index} of ``columns`` for files of this schema and field ids (kept per dataset
     object), None when one of them cannot be read here."""
     ds = f._ds
-    df = f._pb.files[0]
+    df = f.data_fragment.files[0]
     shapes = ds.__dict__.setdefault("_group_shapes", {})
     key = (id(fd), version, tuple(df.fields), tuple(columns))
     hit = shapes.get(key)
@@ -208,7 +208,7 @@ def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Fi
     paths = []
     sizes: list[int | None] = []
     for f in frags:
-        files = f._pb.files
+        files = f.data_fragment.files
         if len(files) != 1 or files[0].HasField("base_id"):
             return None
         name = files[0].path

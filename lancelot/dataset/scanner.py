@@ -75,7 +75,7 @@ class ScanState:
     def offset_bases(self) -> dict[int, int]:
         """Live rows of the dataset before each fragment (for ``_rowoffset``)."""
         out, n = {}, 0
-        for f in self.ds._fragments:
+        for f in self.ds.get_fragments():
             out[f.fragment_id] = n
             n += f.count_rows()
         return out
@@ -129,10 +129,9 @@ class LanceScanner:
         o = options.get
         limit, offset, batch_size, filter = o("limit"), o("offset"), o("batch_size"), o("filter")
         where = f"dataset {ds.uri!r} version {ds.version}"
-        if limit is not None and (not isinstance(limit, int | np.integer) or limit < 0):
-            raise LanceValueError(f"{where}: limit must be a non-negative integer, not {limit!r}")
-        if offset is not None and (not isinstance(offset, int | np.integer) or offset < 0):
-            raise LanceValueError(f"{where}: offset must be a non-negative integer, not {offset!r}")
+        for name, n in (("limit", limit), ("offset", offset)):
+            if n is not None and (not isinstance(n, int | np.integer) or n < 0):
+                raise LanceValueError(f"{where}: {name} must be a non-negative integer, not {n!r}")
         if batch_size is not None and batch_size <= 0:
             raise LanceValueError(f"{where}: batch_size must be positive, not {batch_size!r}")
         self.limit = None if limit is None else int(limit)
@@ -167,7 +166,7 @@ class LanceScanner:
                 proj.reads.append(name)  # read for sorting, not returned unless asked
         fragments = o("fragments")
         if fragments is None:
-            frags = list(ds._fragments)
+            frags = ds.get_fragments()
         else:
             frags = []
             for f in fragments:

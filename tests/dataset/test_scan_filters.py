@@ -29,7 +29,7 @@ def test_zone_maps_skip_rows(tmp_path):
     (frag,) = ds.get_fragments()
     ranges = frag.zone_ranges(zone_filters(pc.field("a") >= 39000))
     assert sum(b - a for a, b in ranges) < 5000  # only the last zones are read
-    assert ranges[-1][1] == n and frag._zone_ranges(zone_filters(pc.field("a") >= 39000)) == ranges  # old name
+    assert ranges[-1][1] == n
     ds = ds.delete(pc.field("a") == 39500)
     got = ds.to_table(filter=(pc.field("a") >= 39000) & (pc.field("b") == 3))
     expect = pa.table({"a": np.arange(n, dtype=np.int64), "b": np.arange(n) % 7}).filter(

@@ -49,22 +49,18 @@ def _mixed_table(n: int, seed: int = RNG_SEED) -> pa.Table:
     )
 
 
+#: pyarrow's comparison function of each filter operator
+_COMPARE = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
+
+
 def _passes(table: pa.Table, f) -> np.ndarray:
     """The rows passing filter f, evaluated with pyarrow (Spark's semantics for these cases)."""
     name, op = f[0], f[1]
     col = table.column(name[0]).combine_chunks() if isinstance(name, tuple) else table.column(name)
     if isinstance(name, tuple):
         col = col.flatten()[col.type.get_field_index(name[1])]
-    fns = {
-        "=": pc.equal,
-        "!=": pc.not_equal,
-        "<": pc.less,
-        "<=": pc.less_equal,
-        ">": pc.greater,
-        ">=": pc.greater_equal,
-    }
-    if op in fns:
-        r = fns[op](col, pa.scalar(f[2], col.type))
+    if op in _COMPARE:
+        r = pc.call_function(_COMPARE[op], [col, pa.scalar(f[2], col.type)])
     elif op == "in":
         r = pc.is_in(col, pa.array(f[2], col.type))
     elif op == "is_null":

@@ -59,9 +59,9 @@ class Technique:
     """How lancelot decodes one CompressiveEncoding case."""
 
     name: str  # the oneof case
-    mini_block: MiniBlockDecoder | None  # one mini-block chunk's buffers
-    block: BlockDecoder | None  # one whole buffer
-    per_value: PerValueDecoder | None  # full-zip values
+    mini_block: MiniBlockDecoder | None = None  # one mini-block chunk's buffers
+    block: BlockDecoder | None = None  # one whole buffer
+    per_value: PerValueDecoder | None = None  # full-zip values
     chunk_batch: bool = False  # compression/chunked.py decodes a page's chunks in one pass
     point: bool = False  # the point kernel reads single values (as the value technique)
     note: str = ""  # why a context is missing
@@ -118,20 +118,37 @@ def _only(
 
 #: a technique whose chunks compression/chunked.py decodes in one pass, and whose values the point kernel reads
 _fast = functools.partial(Technique, chunk_batch=True, point=True)
+Kernel = Callable[[Any, Any, int], DataBlock]
+
+
+def _simple(
+    case: str,
+    chunk: Kernel | None,
+    block: Kernel | None = None,
+    per_value: PerValueDecoder | None = None,
+    *,
+    fast: bool = True,
+    note: str = "",
+) -> Technique:
+    """A technique whose kernels take the case's own message: ``chunk(message, buffers, n)`` for a mini-block
+    chunk, ``block(message, buffer, n)`` for a whole buffer (None: no such context); ``fast``: as ``_fast``."""
+    mini: MiniBlockDecoder | None = None if chunk is None else (lambda e, b, n, r: chunk(getattr(e, case), b, n))
+    whole: BlockDecoder | None = None if block is None else (lambda e, b, n, r: block(getattr(e, case), b, n))
+    return Technique(case, mini, whole, per_value, chunk_batch=fast, point=fast, note=note)
 
 
 def _entries() -> dict[str, Technique]:
     t = [
-        _fast(
+        _simple(
             "flat",
-            lambda e, b, n, r: decompress_flat(e.flat, b, n),
-            lambda e, b, n, r: decompress_flat(e.flat, [b], n),
+            decompress_flat,
+            lambda m, b, n: decompress_flat(m, [b], n),
             _only(FixedWidthBlock, "flat", lambda e, v, r: decompress_flat(e.flat, [v.data], v.num_values)),
         ),
-        _fast(
+        _simple(
             "variable",
-            lambda e, b, n, r: decompress_variable(e.variable, b, n),
-            lambda e, b, n, r: decompress_variable_block(e.variable, b, n),
+            decompress_variable,
+            decompress_variable_block,
             _only(VariableWidthBlock, "variable", lambda e, v, r: v),
         ),
         Technique(
@@ -141,18 +158,17 @@ def _entries() -> dict[str, Technique]:
             lambda e, blk, r: decompress_constant(e.constant, blk.num_values),
             note="a constant page is a layout (structural/constant.py), which takes rows without any kernel",
         ),
-        Technique(
+        _simple(
             "out_of_line_bitpacking",
             None,
-            lambda e, b, n, r: decompress_out_of_line_bitpacking(e.out_of_line_bitpacking, b, n),
-            None,
+            decompress_out_of_line_bitpacking,
+            fast=False,
             note="pylance writes it for whole blocks only (rep/def levels); the point kernel reads it as def levels",
         ),
-        _fast(
+        _simple(
             "inline_bitpacking",
-            lambda e, b, n, r: decompress_inline_bitpacking(e.inline_bitpacking, b, n),
-            lambda e, b, n, r: decompress_inline_bitpacking(e.inline_bitpacking, [b], n),
-            None,
+            decompress_inline_bitpacking,
+            lambda m, b, n: decompress_inline_bitpacking(m, [b], n),
             note="full-zip values are never bitpacked",
         ),
         _fast(
@@ -164,23 +180,12 @@ def _entries() -> dict[str, Technique]:
         ),
         Technique(
             "dictionary",
-            None,
-            None,
-            None,
             note="the reference neither writes nor reads this case; 2.1+ dictionaries are MiniBlockLayout.dictionary",
         ),
-        _fast(
-            "rle",
-            lambda e, b, n, r: decompress_rle(e.rle, b, n),
-            lambda e, b, n, r: decompress_rle_block(e.rle, b, n),
-            None,
-            note="full-zip values are never run-length encoded",
-        ),
+        _simple("rle", decompress_rle, decompress_rle_block, note="full-zip values are never run-length encoded"),
         Technique(
             "byte_stream_split",
             lambda e, b, n, r: decompress_byte_stream_split(e.byte_stream_split, b, n),
-            None,
-            None,
             chunk_batch=True,
             note="pylance writes it for float mini-block chunks only; points read such pages chunk by chunk",
         ),
@@ -194,24 +199,22 @@ def _entries() -> dict[str, Technique]:
                 lambda e, v, r: r(e.general.values, decompress_values(e.general.compression, v)),
             ),
         ),
-        Technique(
+        _simple(
             "fixed_size_list",
-            lambda e, b, n, r: decompress_fsl(e.fixed_size_list, b, n),
-            lambda e, b, n, r: decompress_fsl_block(e.fixed_size_list, b, n),
+            decompress_fsl,
+            decompress_fsl_block,
             _only(FixedWidthBlock, "fixed_size_list", lambda e, v, r: decompress_fsl_per_value(e.fixed_size_list, v)),
+            fast=False,
         ),
-        Technique(
+        _simple(
             "packed_struct",
-            lambda e, b, n, r: decompress_packed_struct(e.packed_struct, b, n),
-            None,
-            None,
+            decompress_packed_struct,
+            fast=False,
             note="fixed-width packed structs are mini-block values; variable ones are variable_packed_struct",
         ),
         Technique(
             "variable_packed_struct",
-            None,
-            None,
-            _only(VariableWidthBlock, "variable_packed_struct", _variable_packed_struct),
+            per_value=_only(VariableWidthBlock, "variable_packed_struct", _variable_packed_struct),
             note="pylance writes variable packed structs as full-zip only",
         ),
     ]

@@ -18,6 +18,9 @@ from lancelot.util.jit import lazy_intrinsic, njit
 
 load_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "load_u64")
 store_u64 = lazy_intrinsic("lancelot.util.jit_intrinsics", "store_u64")
+U8 = NDArray[np.uint8]
+I64 = NDArray[np.int64]
+Ints = NDArray[Any]  # integers of any width
 
 OK, SHORT_BUFFER, OVERLAP, PAST_END, DECREASING = 0, 1, 2, 3, 4
 
@@ -38,15 +41,7 @@ def _offset(data: np.ndarray, pos: int, ow: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def extents(
-    data: NDArray[np.uint8],
-    starts: NDArray[np.int64],
-    sizes: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    ow: int,
-    first: NDArray[np.int64],
-    last: NDArray[np.int64],
-) -> int:
+def extents(data: U8, starts: I64, sizes: I64, counts: I64, ow: int, first: I64, last: I64) -> int:
     """The first and last offset of every chunk, checked against the chunk's buffer."""
     for k in range(len(starts)):
         status, a, b = _extent(data, starts[k], sizes[k], counts[k], ow)
@@ -73,15 +68,7 @@ def _extent(data: np.ndarray, s: int, size: int, n: int, ow: int) -> tuple[int, 
 
 @njit(cache=True, nogil=True)
 def join(
-    data: NDArray[np.uint8],
-    words: NDArray[Any],
-    starts: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    ow: int,
-    first: NDArray[np.int64],
-    last: NDArray[np.int64],
-    out_offsets: NDArray[Any],
-    out_data: NDArray[np.uint8],
+    data: U8, words: Ints, starts: I64, counts: I64, ow: int, first: I64, last: I64, out_offsets: Ints, out_data: U8
 ) -> int:
     """Rebased offsets (``sum(counts) + 1``) and the bytes of every chunk, in order.
 
@@ -110,16 +97,7 @@ def join(
 
 
 @njit(cache=True, nogil=True)
-def spans(
-    data: NDArray[np.uint8],
-    words: NDArray[Any],
-    starts: NDArray[np.int64],
-    sizes: NDArray[np.int64],
-    counts: NDArray[np.int64],
-    ow: int,
-    out_starts: NDArray[np.int64],
-    out_ends: NDArray[np.int64],
-) -> int:
+def spans(data: U8, words: Ints, starts: I64, sizes: I64, counts: I64, ow: int, out_starts: I64, out_ends: I64) -> int:
     """Where every value of every chunk lies in ``data`` (``out_starts`` / ``out_ends``, absolute positions), without
     copying the bytes: ``extents``' checks of each chunk and ``join``'s of its offsets, in one pass (``words`` as
     there).  FSST decodes the strings where they lie."""
