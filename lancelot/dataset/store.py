@@ -283,6 +283,62 @@ class ObjectStore:
             self.fs.pipe_file(full, bytes(data))
         fault("put:after")
 
+    def put_new(self, path: str, data: bytes) -> None:
+        """``put`` of an object under a new, unique name that nobody reads before a manifest names
+        it (a transaction file): locally written in place, no temporary file and rename (a writer
+        killed meanwhile leaves a partial file no manifest names, as a partial temporary file)."""
+        full = self.full_path(path)
+        if self.fs is not None:
+            return self.put(path, data)
+        fault("put:before")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            try:
+                fd = os.open(full, flags, 0o666)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                fd = os.open(full, flags, 0o666)
+        except FileExistsError:  # (the same transaction committed again)
+            return self.put(path, data)
+        try:
+            _write_closing(fd, data, self.sync)
+        except BaseException:
+            unlink(full)
+            raise
+        if self.sync:
+            fsync_dir(os.path.dirname(full))
+        fault("put:after")
+
+    def put_hint(self, path: str, data: bytes) -> None:
+        """Write a hint that readers check before they trust it (``latest_version_hint.json``):
+        locally its bytes overwritten in place, then its size cut to ``data``'s (a rename over the
+        old file has ext4 write the new one out at once: the costliest step of an append).  A
+        reader may meet a mix of old and new bytes, which it finds wrong and lists instead; a file
+        linked elsewhere too (a hard-linked copy of the dataset) is replaced as by ``put``."""
+        if self.fs is not None or self.sync:
+            return self.put(path, data)
+        fault("put:before")
+        try:
+            fd = os.open(self.full_path(path), os.O_WRONLY | os.O_CREAT, 0o666)
+        except FileNotFoundError:
+            return self.put(path, data)
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            raise
+        try:
+            if linked := st.st_nlink > 1:
+                os.close(fd)
+            else:
+                _write_closing(fd, data, False, size=st.st_size)
+        except BaseException:
+            self.delete(path)  # (no hint at all rather than a damaged one)
+            raise
+        if linked:
+            return self.put(path, data)
+        fault("put:after")
+
     def put_if_not_exists(self, path: str, data: bytes) -> None:
         """Create ``path`` with ``data`` only if nothing is there: the commit primitive.
 
@@ -391,6 +447,21 @@ class ObjectStore:
                 os.makedirs(d, exist_ok=True)
             return local_writer()(full, schema, sync=self.sync, **writer_options)
         return upload_writer()(self, path, full, schema, **writer_options)
+
+
+def _write_closing(fd: int, data: bytes, sync: bool, size: int = 0) -> None:
+    """Write ``data`` at the start of the open file ``fd`` (cut to its length when it was ``size``
+    bytes long), then close it, on errors too."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if size > len(data):
+            os.ftruncate(fd, len(data))
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _is_s3fs(fs: Any) -> bool:
