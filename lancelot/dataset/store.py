@@ -437,15 +437,19 @@ class ObjectStore:
             except OSError:
                 pass
 
-    def open_output(self, path: str, schema: pa.Schema, **writer_options: Any) -> LanceWriter:
+    def open_output(
+        self, path: str, schema: pa.Schema, *, in_place: bool = False, **writer_options: Any
+    ) -> LanceWriter:
         """A ``lancelot.LanceWriter`` whose ``close()`` makes the file appear at ``path`` whole
         (``abort()`` leaves nothing); ``writer_options`` go to LanceWriter (version, max_page_bytes).
-        After ``close()``, ``.file_size`` is the file's size in bytes."""
+        After ``close()``, ``.file_size`` is the file's size in bytes.  ``in_place``: a new, unique
+        name nobody reads before a manifest names it (a data file): a local file is written there
+        from the start, without a temporary file and rename."""
         full = self.full_path(path)
         if self.fs is None:
             if not os.path.isdir(d := os.path.dirname(full)):  # (one stat where it is there, as it mostly is)
                 os.makedirs(d, exist_ok=True)
-            return local_writer()(full, schema, sync=self.sync, **writer_options)
+            return local_writer()(full, schema, sync=self.sync, in_place=in_place, **writer_options)
         return upload_writer()(self, path, full, schema, **writer_options)
 
 

@@ -98,8 +98,8 @@ def local_writer() -> Callable[..., LanceWriter]:
     from lancelot.writer import LanceWriter
 
     class _LocalWriter(LanceWriter):
-        def __init__(self, path: str, schema: pa.Schema, *, sync: bool, **kw: Any) -> None:
-            token = IN_PLACE.set(True)  # (a new data file's name is its own: no temporary file)
+        def __init__(self, path: str, schema: pa.Schema, *, sync: bool, in_place: bool, **kw: Any) -> None:
+            token = IN_PLACE.set(in_place)
             try:
                 super().__init__(path, schema, **kw)
             finally:
