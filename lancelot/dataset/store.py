@@ -313,30 +313,25 @@ class ObjectStore:
         """Write a hint that readers check before they trust it (``latest_version_hint.json``):
         locally its bytes overwritten in place, then its size cut to ``data``'s (a rename over the
         old file has ext4 write the new one out at once: the costliest step of an append).  A
-        reader may meet a mix of old and new bytes, which it finds wrong and lists instead; a file
-        linked elsewhere too (a hard-linked copy of the dataset) is replaced as by ``put``."""
+        reader may meet a mix of old and new bytes, which it finds wrong and lists instead (as an
+        error here leaves it); a file linked elsewhere too (a hard-linked copy) is replaced by ``put``."""
         if self.fs is not None or self.sync:
             return self.put(path, data)
         fault("put:before")
         try:
             fd = os.open(self.full_path(path), os.O_WRONLY | os.O_CREAT, 0o666)
-        except FileNotFoundError:
+        except OSError:  # (no directory yet, a hint not writable in place...)
             return self.put(path, data)
+        linked = True
         try:
             st = os.fstat(fd)
-        except OSError:
-            os.close(fd)
-            raise
-        try:
-            if linked := st.st_nlink > 1:
+            linked = st.st_nlink > 1
+        finally:
+            if linked:  # (errors too)
                 os.close(fd)
-            else:
-                _write_closing(fd, data, False, size=st.st_size)
-        except BaseException:
-            self.delete(path)  # (no hint at all rather than a damaged one)
-            raise
         if linked:
             return self.put(path, data)
+        _write_closing(fd, data, False, size=st.st_size)
         fault("put:after")
 
     def put_if_not_exists(self, path: str, data: bytes) -> None:
