@@ -168,6 +168,18 @@ def test_append_writes_its_files_in_place_and_the_hint_not_through_a_hard_link(t
     assert lance.dataset(uri).to_table().column("a").to_pylist() == list(range(30))
 
 
+def test_a_data_file_written_in_place_is_removed_by_abort(tmp_path):
+    """A data file written in place (write_fragments') is at its name while written; abort removes it."""
+    from lancelot.dataset.store import ObjectStore
+
+    store, t = ObjectStore(str(tmp_path)), _t(10)
+    w = store.open_output("data/x.lance", t.schema, in_place=True)
+    w.write(t)
+    assert store.list("data") == ["x.lance"]
+    w.abort()
+    assert store.list("data") == []
+
+
 def test_appends_set_the_feature_flags_pylance_sets(tmp_path):
     """An append's deletion-file flag (taken from the base's flag, not a walk of every fragment)
     is the one pylance's append sets, with and without deletion files in the dataset."""
