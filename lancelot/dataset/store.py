@@ -291,20 +291,10 @@ class ObjectStore:
         if self.fs is not None:
             return self.put(path, data)
         fault("put:before")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
-            try:
-                fd = os.open(full, flags, 0o666)
-            except FileNotFoundError:
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                fd = os.open(full, flags, 0o666)
+            _create_local(full, data, self.sync)
         except FileExistsError:  # (the same transaction committed again)
             return self.put(path, data)
-        try:
-            _write_closing(fd, data, self.sync)
-        except BaseException:
-            unlink(full)
-            raise
         if self.sync:
             fsync_dir(os.path.dirname(full))
         fault("put:after")
@@ -399,18 +389,9 @@ class ObjectStore:
 
     def _create_exclusive(self, path: str, full: str, data: bytes) -> None:
         try:
-            fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            _create_local(full, data, self.sync)  # (a partial manifest must not hold the version)
         except FileExistsError:
             raise self._exists(path) from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                if self.sync:
-                    os.fsync(f.fileno())
-        except BaseException:
-            unlink(full)  # a partial manifest must not hold the version
-            raise
 
     def delete(self, path: str) -> None:
         """Remove one object (nothing happens if it is not there)."""
@@ -446,6 +427,22 @@ class ObjectStore:
                 os.makedirs(d, exist_ok=True)
             return local_writer()(full, schema, sync=self.sync, in_place=in_place, **writer_options)
         return upload_writer()(self, path, full, schema, **writer_options)
+
+
+def _create_local(full: str, data: bytes, sync: bool) -> None:
+    """Create the local file ``full`` holding ``data`` (its directory too when missing); a FileExistsError
+    when it is there, and no partial file left on other errors."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        fd = os.open(full, flags, 0o666)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        fd = os.open(full, flags, 0o666)
+    try:
+        _write_closing(fd, data, sync)
+    except BaseException:
+        unlink(full)
+        raise
 
 
 def _write_closing(fd: int, data: bytes, sync: bool, size: int = 0) -> None:
