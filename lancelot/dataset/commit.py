@@ -345,7 +345,7 @@ def commit_manifest(
     (the read version itself may be gone: the versions after it say all that changed since).
     Only overwrites, restores and clones, which stand against everything alike, pass over them."""
     name = transaction_name(txn)
-    store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+    store.put_new(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
     if known is None and read_version and not create:
         known = latest_by_hint(store, uri, read_version)  # (the read version still the latest: no listing)
         if known is not None:
@@ -419,7 +419,7 @@ def commit_manifest(
                     read = _load_vanishing(store, uri, versions, int(txn.read_version))
                     txn, build = rebase_deletions(store, uri, txn, rebase_over, read, base, build)
                     name = transaction_name(txn)
-                    store.put(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
+                    store.put_new(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
                 checked = latest
                 check_writer_flags(base.manifest, f"dataset {uri!r} version {latest}")
         version = (latest or 0) + 1
@@ -458,6 +458,6 @@ def _done(store: ObjectStore, version: int) -> int:
 def _write_hint(store: ObjectStore, version: int) -> None:
     """latest_version_hint.json, as pylance writes it (a hint only: readers list _versions/)."""
     try:
-        store.put(f"{VERSIONS_DIR}/{HINT_FILE}", b'{"version":%d}' % version)
+        store.put_hint(f"{VERSIONS_DIR}/{HINT_FILE}", b'{"version":%d}' % version)
     except Exception:  # noqa: BLE001 - the hint is best effort
         pass

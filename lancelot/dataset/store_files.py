@@ -94,11 +94,16 @@ def local_temp(full: str, data: bytes, sync: bool) -> str:
 @functools.cache
 def local_writer() -> Callable[..., LanceWriter]:
     """The LanceWriter class of local data files (defined on first use: writer.py imports late)."""
+    from lancelot.io.sink import IN_PLACE
     from lancelot.writer import LanceWriter
 
     class _LocalWriter(LanceWriter):
-        def __init__(self, path: str, schema: pa.Schema, *, sync: bool, **kw: Any) -> None:
-            super().__init__(path, schema, **kw)
+        def __init__(self, path: str, schema: pa.Schema, *, sync: bool, in_place: bool, **kw: Any) -> None:
+            token = IN_PLACE.set(in_place)
+            try:
+                super().__init__(path, schema, **kw)
+            finally:
+                IN_PLACE.reset(token)
             self._sync = sync
             if not sync:
                 skip_file_sync(self)
@@ -108,7 +113,7 @@ def local_writer() -> Callable[..., LanceWriter]:
                 return
             fault("output:before-close")
             super().close()
-            self.file_size = os.stat(self.path).st_size
+            self.file_size = self._out.pos  # (the footer's end)
             if self._sync:
                 fsync_dir(os.path.dirname(self.path))
             fault("output:closed")

@@ -252,6 +252,7 @@ def write_fragments(
                         version=version,
                         profile=profile,
                         max_page_bytes=max_page_bytes,
+                        in_place=True,  # (a new data file's name is its own: no temporary file)
                     )
                     if not plain:  # (rewrites keep the external blobs that were written)
                         external = _allow_external_blobs is not False

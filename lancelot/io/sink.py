@@ -16,6 +16,7 @@ import os
 import tempfile
 import threading
 from collections import deque
+from contextvars import ContextVar
 from typing import IO, Any
 
 from lancelot.errors import LanceError, LanceFileNotFoundError
@@ -164,19 +165,27 @@ class FileTarget:
         return LanceError(f"cannot {doing}: {why}", path=self.path)
 
 
+#: True while a dataset opens a data file (``dataset/store_files.py``): a new, unique name that nobody
+#: reads before a manifest names it, so it is written in place, without a temporary file and rename
+IN_PLACE: ContextVar[bool] = ContextVar("IN_PLACE", default=False)
+
+
 class LocalTarget(FileTarget):
     """A local file: written under a temporary name beside the target, fsynced and renamed into
-    place by ``commit`` (atomic: readers see the old file or the whole new one)."""
+    place by ``commit`` (atomic: readers see the old file or the whole new one); under ``IN_PLACE``,
+    created at the target itself (it must not exist)."""
 
     sync = True  # False: renamed into place without fsync (a dataset's data file, dataset/store.py)
 
     def __init__(self, path: str, shown: str | None = None) -> None:
         self.path = shown or path
         self._dst = path
-        if os.path.isdir(path):
+        if IN_PLACE.get():
+            self._tmp = path
+        elif os.path.isdir(path):
             raise LanceError("is a directory: give a file path to write", path=self.path)
-        # (beside the target: its directory as given, the current one for a bare name)
-        self._tmp = os.path.join(os.path.split(path)[0], f".lancelot-{os.urandom(16).hex()}.tmp")
+        else:  # (beside the target: its directory as given, the current one for a bare name)
+            self._tmp = os.path.join(os.path.split(path)[0], f".lancelot-{os.urandom(16).hex()}.tmp")
         try:  # (mode 0666 less the umask: the usual mode of a finished file)
             fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except (FileNotFoundError, NotADirectoryError):
@@ -192,7 +201,8 @@ class LocalTarget(FileTarget):
                 self.file.flush()
                 os.fsync(self.file.fileno())
             self.file.close()
-            os.replace(self._tmp, self._dst)
+            if self._tmp != self._dst:
+                os.replace(self._tmp, self._dst)
         except OSError as e:
             self.abort()
             raise self.error(e, "finish the file") from None

@@ -136,10 +136,48 @@ def test_local_durability_is_pylances_unless_fsync_is_asked(tmp_path, monkeypatc
     where = {p.removeprefix(uri + "/").split("/")[0] for p in synced}
     assert {"data", "_versions", "_transactions", "_deletions"} <= where, synced
     assert {f"{uri}/data", f"{uri}/_versions"} <= set(synced)  # the directories, after the new names
-    assert any(p.startswith(f"{uri}/data/") and p.endswith(".tmp") for p in synced)  # the file, before its rename
+    assert any(p.startswith(f"{uri}/data/") and p.endswith(".lance") for p in synced)  # the file (written in place)
     assert sorted(lancelot.dataset(uri).to_table().column("a").to_pylist()) == [
         a for a in range(30) if a >= 3 and a != 25
     ]
+
+
+def test_append_writes_its_files_in_place_and_the_hint_not_through_a_hard_link(tmp_path, monkeypatch):
+    """An append creates its data and transaction files under their own names (no temporary file
+    left) and overwrites the version hint in place, cut to its new length; a hint hard-linked into
+    a copy of the dataset is replaced instead, the copy's left as it was."""
+    import os
+
+    import lance
+
+    uri = str(tmp_path / "ds")
+    lancelot.write_dataset(_t(10), uri)
+    hint = tmp_path / "ds" / "_versions" / "latest_version_hint.json"
+    hint.write_bytes(b'{"version":1234}')  # (longer than the next one)
+    inode = os.stat(hint).st_ino
+    renamed, replace = [], os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (renamed.append(str(b)), replace(a, b))[1])
+    lancelot.write_dataset(_t(10, 10), uri, mode="append")
+    assert hint.read_bytes() == b'{"version":2}' and os.stat(hint).st_ino == inode
+    os.link(hint, tmp_path / "copy.json")
+    lancelot.write_dataset(_t(10, 20), uri, mode="append")
+    assert (tmp_path / "copy.json").read_bytes() == b'{"version":2}' and hint.read_bytes() == b'{"version":3}'
+    assert renamed == [str(hint)]  # (only the linked hint: nothing renamed into data/ or _transactions/)
+    for d in ("data", "_transactions", "_versions"):
+        assert not [n for n in os.listdir(tmp_path / "ds" / d) if n.startswith(".")], d
+    assert lance.dataset(uri).to_table().column("a").to_pylist() == list(range(30))
+
+
+def test_a_data_file_written_in_place_is_removed_by_abort(tmp_path):
+    """A data file written in place (write_fragments') is at its name while written; abort removes it."""
+    from lancelot.dataset.store import ObjectStore
+
+    store, t = ObjectStore(str(tmp_path)), _t(10)
+    w = store.open_output("data/x.lance", t.schema, in_place=True)
+    w.write(t)
+    assert store.list("data") == ["x.lance"]
+    w.abort()
+    assert store.list("data") == []
 
 
 def test_appends_set_the_feature_flags_pylance_sets(tmp_path):
