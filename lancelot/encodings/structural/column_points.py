@@ -18,6 +18,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 import numpy as np
@@ -233,8 +234,8 @@ class ColumnPoints:
         dicts = [t.page_dictionary for t in tables if t.page_dictionary is not None]
         if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
             return None, _NONE, _NONE
-        sizes = np.array([d.size for d in dicts], dtype=np.int64)
-        return dicts, sizes.cumsum() - sizes, sizes
+        sizes = [d.size for d in dicts]
+        return dicts, np.array([0, *accumulate(sizes[:-1])], dtype=np.int64), np.array(sizes, dtype=np.int64)
 
     @property
     def dictionary(self) -> pa.Array | None:

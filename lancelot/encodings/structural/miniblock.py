@@ -66,6 +66,19 @@ RANGE_PLANS = 4
 
 
 _NO_CHUNKS = np.zeros(0, dtype=np.int64)
+_FALSES = np.zeros(0, dtype=bool)
+
+
+def _falses(n: int) -> np.ndarray:
+    """``n`` False values, a read-only view of one shared array (the preamble flags of a page without
+    repetition: no chunk has one)."""
+    global _FALSES
+    if len(_FALSES) < n:
+        _FALSES = np.zeros(max(n, 2 * len(_FALSES), 1024), dtype=bool)
+        _FALSES.flags.writeable = False
+    return _FALSES[:n]
+
+
 #: decoded page dictionaries of at most this many bytes are shared by content: the pages of files
 #: written alike repeat small dictionaries (codes, flags, prices) byte for byte, so a first take of
 #: each file would otherwise decode (and gather from) the same items again; read-only once made
@@ -176,7 +189,8 @@ def _chunk_columns(meta: np.ndarray, word: int, total_items: int, data_pos: int)
 #: the chunk tables of a file's first reads run numpy until the kernel is loaded (util/jit.py)
 _TABLE_HOT = NumpyUntilHot(_chunk_columns)
 
-_Shape = tuple[pb.MiniBlockLayout, LevelMeaning, ChunkFormat, PointReader | None]
+#: (layout, level meaning, chunk format, point reader, whether it has a dictionary, repetition index depth)
+_Shape = tuple[pb.MiniBlockLayout, LevelMeaning, ChunkFormat, PointReader | None, bool, int]
 #: what a layout says, by the layout (kept with it: its id stays its own): the pages of files
 #: written alike share their layout messages (planar/layout.py)
 _SHAPES: dict[int, _Shape] = {}
@@ -191,7 +205,8 @@ def _shape(layout: pb.MiniBlockLayout) -> _Shape:
         raise CorruptFileError("mini-block layout without value compression")
     if layout.num_buffers > 64:
         raise CorruptFileError(f"mini-block chunks of {layout.num_buffers} buffers")
-    shape = (layout, meaning, fmt, PointReader.of(layout, fmt.word) if meaning.max_rep == 0 else None)
+    points = PointReader.of(layout, fmt.word) if meaning.max_rep == 0 else None
+    shape = (layout, meaning, fmt, points, layout.HasField("dictionary"), int(layout.repetition_index_depth))
     if len(_SHAPES) >= 1024:
         _SHAPES.clear()
     _SHAPES[id(layout)] = shape
@@ -211,7 +226,7 @@ class MiniBlockPage(PageReader):
         shape = _SHAPES.get(id(layout))
         if shape is None or shape[0] is not layout:
             shape = _shape(layout)
-        _, self.meaning, self.fmt, self.points = shape
+        _, self.meaning, self.fmt, self.points, self._has_dictionary, self._rep_depth = shape
         self.word = self.fmt.word
         #: (rows, their ChunkPlan) of the last plan
         self._planned: tuple[np.ndarray, ChunkPlan] | None = None
@@ -230,26 +245,24 @@ class MiniBlockPage(PageReader):
             )
         return table
 
-    def _search_buffers(self) -> list[int]:
-        idx = [0]
-        if self.layout.HasField("dictionary"):
-            idx.append(2)
-        if self.layout.repetition_index_depth > 0:
-            idx.append(self.info.num_buffers - 1)
-        return idx
-
     def search_ranges(self) -> list[Range]:
+        """Buffers 0 (chunk metadata), 2 (dictionary, when set) and the last (repetition index, when set)."""
         if self._key in self.cache:
             return []
-        return [self.info.buffer(i) for i in self._search_buffers()]
+        info = self.info
+        ranges = [info.buffer(0)]
+        if self._has_dictionary:
+            ranges.append(info.buffer(2))
+        if self._rep_depth > 0:
+            ranges.append(info.buffer(info.num_buffers - 1))
+        return ranges
 
     def load_search(self, bufs: list[memoryview]) -> None:
-        it = iter(bufs)
-        meta = as_u8(next(it))
-        dictionary = None
-        if self.layout.HasField("dictionary"):
-            dictionary = self._decode_dictionary(as_u8(next(it)))
-        rep_index = as_u8(next(it)) if self.layout.repetition_index_depth > 0 else None
+        if len(bufs) != 1 + self._has_dictionary + (self._rep_depth > 0):
+            raise CorruptFileError(f"fetched {len(bufs)} search buffers of a mini-block page")
+        meta = as_u8(bufs[0])
+        dictionary = self._decode_dictionary(as_u8(bufs[1])) if self._has_dictionary else None
+        rep_index = as_u8(bufs[-1]) if self._rep_depth > 0 else None
         self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
 
     def _decode_dictionary(self, buf: np.ndarray) -> PageDictionary:
@@ -325,7 +338,7 @@ class MiniBlockPage(PageReader):
         if total_items != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
         offsets, sizes, items, first_row, row_ends = table
-        return ChunkTable(offsets, sizes, items, first_row, items, np.zeros(n, dtype=bool), dictionary, row_ends, table)
+        return ChunkTable(offsets, sizes, items, first_row, items, _falses(n), dictionary, row_ends, table)
 
     def _one_chunk(
         self, word: int, total_items: int, data_pos: int, data_size: int, dictionary: PageDictionary | None

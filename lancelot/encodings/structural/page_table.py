@@ -32,6 +32,23 @@ from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
+#: per PageLayout (the pages of files written alike share theirs: planar/layout.py), the layout, its
+#: variant and, for a mini-block page, whether its strings' offsets are 2.3-coded
+_KINDS: dict[int, tuple[pb.PageLayout, str | None, bool]] = {}
+MAX_KNOWN = 1024
+
+
+def _kind(layout: pb.PageLayout) -> tuple[str | None, bool]:
+    """``layout``'s variant and whether it is a mini-block page of 2.3-coded string offsets (once per layout)."""
+    known = _KINDS.get(id(layout))
+    if known is None or known[0] is not layout:
+        kind = layout.WhichOneof("layout")
+        coded = kind == "mini_block_layout" and coded_offsets(layout.mini_block_layout) is not None
+        if len(_KINDS) >= MAX_KNOWN:
+            _KINDS.clear()
+        known = _KINDS[id(layout)] = (layout, kind, coded)
+    return known[1], known[2]
+
 
 def make_page_reader(
     info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout | SparsePlanes, leaf_type: pa.DataType
@@ -39,9 +56,9 @@ def make_page_reader(
     """The reader for one page, by its PageLayout variant."""
     if isinstance(layout, SparsePlanes):  # 2.3 sparse planar pages (planar/sparse.py, sparse_lists.py)
         return sparse_reader(info, cache, layout, leaf_type)
-    kind = layout.WhichOneof("layout")
+    kind, coded = _kind(layout)
     if kind == "mini_block_layout":
-        if coded_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)
+        if coded:  # 2.3 strings (planar/binary.py)
             return CodedOffsetsPage(info, cache, layout.mini_block_layout, leaf_type)
         return MiniBlockPage(info, cache, layout.mini_block_layout, leaf_type)
     if kind == "full_zip_layout":
