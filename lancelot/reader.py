@@ -151,6 +151,8 @@ class LanceFile:
             self.metadata: FileMetadata = read_metadata(self._src)
             known = file_shape(self._read_schema_bytes())
             self._descriptor, self._stored, resolved, counts = known
+            #: the stored schema's fields by name, shared by the files of the same schema
+            self._stored_fields: dict[str, pa.Field] = counts.setdefault("fields", {})
             self.schema = resolved if resolved is not None else resolve_schema(self._stored)
         except LanceError as e:
             self._src.close()
@@ -234,8 +236,11 @@ class LanceFile:
 
     def _reader(self, field: pa.Field) -> FieldReader:
         r = self._readers.get(field.name)
-        if r is None:  # the decoders see storage types
-            r = self._readers[field.name] = self.make_field_reader(self._stored.field(field.name))
+        if r is None:  # the decoders see storage types (one field object per schema: readers may key on it)
+            stored = self._stored_fields.get(field.name)
+            if stored is None:
+                stored = self._stored_fields[field.name] = self._stored.field(field.name)
+            r = self._readers[field.name] = self.make_field_reader(stored)
         return r
 
     def make_field_reader(self, stored: pa.Field) -> FieldReader:

@@ -119,6 +119,13 @@ _FIRST_PAGE = np.zeros(1, dtype=np.int64)
 _FIRST_PAGE.flags.writeable = False
 
 
+#: the page table of a column metadata message, per message (files written alike share theirs:
+#: format/container.py): (message, file rows, row scale, page ends, page firsts), read-only; of columns of
+#: at most KEPT_MAX_PAGES pages (small messages: a file whose metadata is not shared keeps none alive long)
+KEPT_MAX_PAGES = 64
+_TABLES: dict[int, tuple[Any, int, int, np.ndarray, np.ndarray]] = {}
+
+
 class ColumnReader:
     """The pages of one leaf column."""
 
@@ -128,11 +135,25 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
+        whole = col.meta
+        known = _TABLES.get(id(whole))
+        if known is None or known[0] is not whole or known[1] != ctx.num_rows or known[2] != self.scale:
+            if not self._page_table(ctx, col) or len(self.page_ends) > KEPT_MAX_PAGES:
+                return
+            self.page_ends.flags.writeable = False
+            if len(_TABLES) >= MAX_KNOWN:
+                _TABLES.clear()
+            known = _TABLES[id(whole)] = (whole, ctx.num_rows, self.scale, self.page_ends, self.page_firsts)
+        self.page_ends, self.page_firsts = known[3], known[4]
+
+    def _page_table(self, ctx: FieldContext, col: ColumnInfo) -> bool:
+        """Set ``page_ends`` and ``page_firsts`` (checked against the file's rows); whether they follow
+        from the column metadata alone (not from the pages' layouts: they may be kept for it)."""
         meta = col.meta.pages
         if len(meta) == 1 and int(meta[0].length) == ctx.num_rows * self.scale:  # (most columns: checked in one)
             self.page_ends = np.array([ctx.num_rows * self.scale], dtype=np.int64)
             self.page_firsts = _FIRST_PAGE
-            return
+            return True
         listed = [int(p.length) for p in meta]
         if listed and max(listed) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
             big = listed.index(max(listed))
@@ -142,9 +163,11 @@ class ColumnReader:
                 column=col.index,
                 page=big,
             )
+        alone = True
         if self.scale > 1 and sum(listed) != ctx.num_rows * self.scale:
             # pages of whole null rows count field rows, not fixed-size-list items
             listed = [n * self.scale if isinstance(self.page(i), NullRowsPage) else n for i, n in enumerate(listed)]
+            alone = False
         ends = list(accumulate(listed))  # (Python ints: a column has few pages)
         self.page_ends = np.array(ends, dtype=np.int64)
         self.page_firsts = np.array([e - n for e, n in zip(ends, listed)], dtype=np.int64)
@@ -153,6 +176,8 @@ class ColumnReader:
             raise CorruptFileError(
                 f"pages hold {total} rows, the file has {ctx.num_rows}", path=ctx.path, column=col.index
             )
+        self.page_firsts.flags.writeable = False
+        return alone
 
     def page(self, i: int) -> PageReader:
         r = self._pages.get(i)
