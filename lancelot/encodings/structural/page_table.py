@@ -135,6 +135,8 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
+        self.page_ends: np.ndarray
+        self.page_firsts: np.ndarray
         whole = col.meta
         known = _TABLES.get(id(whole))
         if known is None or known[0] is not whole or known[1] != ctx.num_rows or known[2] != self.scale:
