@@ -123,6 +123,9 @@ _FIRST_PAGE.flags.writeable = False
 #: format/container.py): (message, file rows, row scale, page ends, page firsts), read-only; of columns of
 #: at most KEPT_MAX_PAGES pages (small messages: a file whose metadata is not shared keeps none alive long)
 KEPT_MAX_PAGES = 64
+#: the PageInfo and layout of the pages of a column metadata message whose encodings are direct, per
+#: message (one column path and column index: a field's): (message, path, column, {page: (info, layout)})
+_PAGES: dict[int, tuple[Any, ColumnPath, int, dict[int, tuple[PageInfo, pb.PageLayout | SparsePlanes]]]] = {}
 _TABLES: dict[int, tuple[Any, int, int, np.ndarray, np.ndarray]] = {}
 
 
@@ -184,13 +187,8 @@ class ColumnReader:
     def page(self, i: int) -> PageReader:
         r = self._pages.get(i)
         if r is None:
-            meta = self.col.meta.pages[i]
             try:
-                # (2.3 PlanarLayout pages come back as the 2.1/2.2 layout they stand for)
-                layout = read_page_layout(self.ctx.src, meta.encoding, column=self.col.index, page=i)
-                if layout is None:
-                    raise CorruptFileError("page has no encoding")
-                info = PageInfo(self.col.index, i, self.path, meta)
+                info, layout = self._page_info(i)
                 r = make_page_reader(info, self.ctx.cache, layout, self.path.leaf.type)
                 if len(r.meaning.layers) != len(self.path.steps) + 1:
                     if not NullRowsPage.stands_for(layout, self.path):
@@ -203,6 +201,28 @@ class ColumnReader:
                 raise e.at(path=self.ctx.path, column=self.col.index, page=i) from None
             self._pages[i] = r
         return r
+
+    def _page_info(self, i: int) -> tuple[PageInfo, pb.PageLayout | SparsePlanes]:
+        """Page ``i``'s PageInfo and layout (2.3 PlanarLayout pages come back as the 2.1/2.2 layout they
+        stand for); kept per column metadata message when its pages' encodings are direct (``_PAGES``)."""
+        whole, index = self.col.meta, self.col.index
+        known = _PAGES.get(id(whole))
+        if known is not None and known[0] is whole and known[1] is self.path and known[2] == index:
+            found = known[3].get(i)
+            if found is not None:
+                return found
+        meta = whole.pages[i]
+        layout = read_page_layout(self.ctx.src, meta.encoding, column=index, page=i)
+        if layout is None:
+            raise CorruptFileError("page has no encoding")
+        found = (PageInfo(index, i, self.path, meta), layout)
+        if meta.encoding.WhichOneof("location") == "direct" and len(whole.pages) <= KEPT_MAX_PAGES:
+            if known is None or known[0] is not whole or known[1] is not self.path or known[2] != index:
+                if len(_PAGES) >= MAX_KNOWN:
+                    _PAGES.clear()
+                known = _PAGES[id(whole)] = (whole, self.path, index, {})
+            known[3][i] = found
+        return found
 
     def pages_of(self, rows: np.ndarray) -> list[int]:
         """The pages holding the field rows ``rows`` (sorted, unique; a field of one row per item)."""
