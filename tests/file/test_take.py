@@ -173,6 +173,13 @@ def test_dictionary_index_past_the_dictionary(written) -> None:
         points._few_from_dictionary(fixed, page_of_row, np.array([True, True]))
     with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
         points._few_from_dictionary(fixed, page_of_row, None)
+    one = points.page_dicts[0]  # a first take's few items looked up in one page's decoded block
+    assert one.kind == "strings"
+    local = np.array([0, one.size], dtype=np.int64)
+    got = points._few_from_strings(one, local, np.array([True, False]))
+    assert got is not None and got.to_pylist() == [points.dictionary[0].as_py(), ""]
+    with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
+        points._few_from_strings(one, local, None)
 
 
 def test_short_reads_fetch_every_field_at_once(written) -> None:

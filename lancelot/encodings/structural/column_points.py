@@ -406,6 +406,10 @@ class ColumnPoints:
         width = self.reader.value_bytes
         if width not in _UINTS:
             return None
+        one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
+        if self._dict_lists is False and one is not None and one.kind == "strings" and len(page_of_row) < one.size:
+            # (a first take of fewer rows than the dictionary has items: those items, not all as lists)
+            return self._few_from_strings(one, fixed.view(_UINTS[width]), valid)
         lists = self._dictionary_lists()
         if lists is None:
             return self._few_from_fixed_dictionary(fixed.view(_UINTS[width]), page_of_row, valid)
@@ -420,12 +424,33 @@ class ColumnPoints:
             elif ok is None or ok[j]:
                 raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[p])
             ends.append(end)
-        if end >= 1 << 31:
+        return self._strings(ends, pieces)
+
+    def _strings(self, ends: list[int], pieces: Sequence[memoryview | bytes]) -> pa.Array | None:
+        """The string array of ``pieces`` ending at ``ends`` (from 0), None past 32-bit offsets."""
+        if ends[-1] >= 1 << 31:
             return None
-        arrow_offsets = np.array(ends, dtype=np.int32)
         return pa.Array.from_buffers(
-            self.value_type, len(ends) - 1, [None, pa.py_buffer(arrow_offsets), pa.py_buffer(b"".join(pieces))]
+            self.value_type,
+            len(ends) - 1,
+            [None, pa.py_buffer(np.array(ends, np.int32)), pa.py_buffer(b"".join(pieces))],
         )
+
+    def _few_from_strings(self, one: PageDictionary, local: np.ndarray, valid: np.ndarray | None) -> pa.Array | None:
+        """``_few_from_dictionary`` of one page's "strings" dictionary, its items looked up in its block."""
+        listed, n = local.tolist(), one.size
+        ok = None if valid is None else valid.tolist()
+        for j, x in enumerate(listed):
+            if x >= n and (ok is None or ok[j]):
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[0])
+        at = np.array([x if x < n else 0 for x in listed], dtype=np.int64)  # (a null item: any slot, unread)
+        block = one.block
+        assert isinstance(block, VariableWidthBlock)  # (a "strings" dictionary's)
+        offsets = np.asarray(block.offsets)
+        starts, stops = (offsets[at].tolist(), offsets[at + 1].tolist()) if n else ([0] * len(listed),) * 2
+        data = np.ascontiguousarray(block.data).data
+        pieces = [data[a:b] if x < n else b"" for a, b, x in zip(starts, stops, listed)]
+        return self._strings([0, *accumulate([len(p) for p in pieces])], pieces)
 
     def _few_from_fixed_dictionary(
         self, local: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
