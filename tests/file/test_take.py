@@ -10,9 +10,9 @@ pylance chooses FSST page by page: a page of short strings (at most 4 bytes) or 
 keeps them plain.  ``ColumnPoints`` reads all pages of such a column in one kernel call, so each
 page's strings must be decoded with its own table, or none.
 
-Fixed-width full-zip columns (``ColumnFullZipPoints``, column_fullzip_points.py) are taken a few rows at a time (planned in
-Python ints; rows that are just their values' bytes become Arrow arrays without decoding) and
-more, scattered, clustered and adjacent, across pages.
+Fixed-width full-zip columns (``ColumnFullZipPoints``, column_fullzip_points.py) are taken a few
+rows at a time (planned in Python ints; rows that are just their values' bytes become Arrow arrays
+without decoding) and more, scattered, clustered and adjacent, across pages.
 """
 
 from __future__ import annotations
