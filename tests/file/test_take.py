@@ -325,7 +325,7 @@ def test_full_zip_takes_equal_pylance(tmp_path, version):
 def test_first_reads_decode_a_shared_small_dictionary_once(tmp_path, version) -> None:
     """A 2.0 take's dictionary items and a 2.1/2.2 whole read's page dictionaries are decoded once per distinct
     content: a file written alike adds nothing to the shared cache, other words add theirs.  Reads equal pylance's."""
-    from lancelot.encodings.structural.miniblock import _DICTIONARIES
+    from lancelot.encodings.structural.miniblock_table import _DICTIONARIES
     from lancelot.encodings.v2_0.whole import _ITEMS
 
     cache, rows = _ITEMS if version == "2.0" else _DICTIONARIES, np.array([0, 7, 99], dtype=np.int64)

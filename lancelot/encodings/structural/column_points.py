@@ -36,7 +36,7 @@ from lancelot.encodings.structural.leaf import (
     values_to_arrow,
     with_validity,
 )
-from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
+from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.miniblock_points import (
     FEW_STRINGS,
     INLINE,
@@ -45,6 +45,7 @@ from lancelot.encodings.structural.miniblock_points import (
     PointReadError,
     small_strings_arrow,
 )
+from lancelot.encodings.structural.miniblock_table import ChunkTable
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb

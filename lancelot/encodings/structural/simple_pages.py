@@ -38,7 +38,7 @@ from lancelot.encodings.compression.block import DataBlock
 from lancelot.encodings.compression.chunked import decompress_chunks
 from lancelot.encodings.compression.segments import Segments
 from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, indices_to_numpy
-from lancelot.encodings.structural.miniblock import page_dictionary
+from lancelot.encodings.structural.miniblock_table import page_dictionary
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
