@@ -137,6 +137,7 @@ class ColumnPoints:
         self.has_dictionary = self.page_dicts is not None
         self._dictionary: pa.Array | None = None
         self._dict_lists: _DictLists | None | Literal[False] = False
+        self._looked_up = False  # whether a take looked items up in the dictionary's block (the next makes lists)
         self._dict_words: np.ndarray | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
@@ -404,10 +405,11 @@ class ColumnPoints:
         width = self.reader.value_bytes
         if width not in _UINTS:
             return None
-        one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
-        if self._dict_lists is False and one is not None and one.kind == "strings" and len(page_of_row) < one.size:
-            # (a first take of fewer rows than the dictionary has items: those items, not all as lists)
-            return self._few_from_strings(one, fixed.view(_UINTS[width]), valid)
+        if not self._looked_up:  # a first take: its items looked up in one page's block, not all made lists
+            self._looked_up = True  # (a file taken from again makes the lists)
+            one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
+            if one is not None and one.kind == "strings" and len(page_of_row) < one.size:
+                return self._few_from_strings(one, fixed.view(_UINTS[width]), valid)
         lists = self._dictionary_lists()
         if lists is None:
             return self._few_from_fixed_dictionary(fixed.view(_UINTS[width]), page_of_row, valid)
