@@ -598,6 +598,7 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
                 assert ln - covered <= f._src.coalesce_gap, (name, a, b, off, ln, hints)
     assert {"i", "q"} <= hinted
     import lancelot.reader as rd
+    from lancelot import read_loop
 
     advised = []
     monkeypatch.setattr(rd.os, "posix_fadvise", lambda fd, off, ln, how: advised.append((off, ln, how)))
@@ -607,7 +608,7 @@ def test_read_ahead_hints_cover_every_read(tmp_path, version, monkeypatch):
     advised.clear()
     f.read_range(100, 100 + rd.READ_AHEAD_MIN_ROWS, ["i"])  # one field: nothing to overlap
     f.read_range(100, 100 + rd.READ_AHEAD_MIN_ROWS - 1)
-    monkeypatch.setattr(rd, "READ_AHEAD_MAX_BYTES", 0)
+    monkeypatch.setattr(read_loop, "READ_AHEAD_MAX_BYTES", 0)
     f.read_range(0, n)
     assert advised == []
 

@@ -41,6 +41,7 @@ def _table(n: int, seed: int) -> pa.Table:
             "dec": pa.array(rng.integers(-(10**12), 10**12, n), pa.int64()).cast(pa.decimal128(20, 0)),
             "dec5": pa.array(rng.integers(-2, 3, n), pa.int64()).cast(pa.decimal128(20, 0)),  # dictionary
             "same": pa.array(np.full(n, -7), pa.int32()),  # constant (2.2)
+            "runs": pa.array(np.sort(rng.integers(0, 2**40, n // 4 + 1)).repeat(4)[:n]),  # RLE: 2 buffers a chunk
         }
     )
 
@@ -72,6 +73,9 @@ def test_simple_pages_read_as_pylance(tmp_path, version: str, rows: int, counted
     with lancelot.LanceFile(path) as f:
         assert f.read_range(0, rows).equals(ref)
     assert len(counted) >= 18  # (flat, variable, bitpacked, dictionary, FSST and compressed columns)
+    if rows == 100:  # (RLE values and run lengths: two value buffers per chunk)
+        meta = lancelot.LanceFile(path).columns["runs"][0].meta.pages[0]
+        assert simple_pages.simple_layout(meta.encoding).value_buffers == 2
     with lancelot.LanceFile(path) as f:  # a part of the rows, a selection, reordered
         assert f.read_range(rows // 4, rows, ["s", "i64"]).equals(ref.select(["s", "i64"]).slice(rows // 4))
 

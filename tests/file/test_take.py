@@ -10,9 +10,9 @@ pylance chooses FSST page by page: a page of short strings (at most 4 bytes) or 
 keeps them plain.  ``ColumnPoints`` reads all pages of such a column in one kernel call, so each
 page's strings must be decoded with its own table, or none.
 
-Fixed-width full-zip columns (``ColumnFullZipPoints``) are taken a few rows at a time (planned in
-Python ints; rows that are just their values' bytes become Arrow arrays without decoding) and
-more, scattered, clustered and adjacent, across pages.
+Fixed-width full-zip columns (``ColumnFullZipPoints``, column_fullzip_points.py) are taken a few
+rows at a time (planned in Python ints; rows that are just their values' bytes become Arrow arrays
+without decoding) and more, scattered, clustered and adjacent, across pages.
 """
 
 from __future__ import annotations
@@ -173,6 +173,13 @@ def test_dictionary_index_past_the_dictionary(written) -> None:
         points._few_from_dictionary(fixed, page_of_row, np.array([True, True]))
     with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
         points._few_from_dictionary(fixed, page_of_row, None)
+    one = points.page_dicts[0]  # a first take's few items looked up in one page's decoded block
+    assert one.kind == "strings"
+    local = np.array([0, one.size], dtype=np.int64)
+    got = points._few_from_strings(one, local, np.array([True, False]))
+    assert got is not None and got.to_pylist() == [points.dictionary[0].as_py(), ""]
+    with pytest.raises(CorruptFileError, match="beyond the page's dictionary"):
+        points._few_from_strings(one, local, None)
 
 
 def test_short_reads_fetch_every_field_at_once(written) -> None:
@@ -318,7 +325,7 @@ def test_full_zip_takes_equal_pylance(tmp_path, version):
 def test_first_reads_decode_a_shared_small_dictionary_once(tmp_path, version) -> None:
     """A 2.0 take's dictionary items and a 2.1/2.2 whole read's page dictionaries are decoded once per distinct
     content: a file written alike adds nothing to the shared cache, other words add theirs.  Reads equal pylance's."""
-    from lancelot.encodings.structural.miniblock import _DICTIONARIES
+    from lancelot.encodings.structural.miniblock_table import _DICTIONARIES
     from lancelot.encodings.v2_0.whole import _ITEMS
 
     cache, rows = _ITEMS if version == "2.0" else _DICTIONARIES, np.array([0, 7, 99], dtype=np.int64)

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lancelot
-from lancelot.encodings.structural import miniblock
+from lancelot.encodings.structural import miniblock, miniblock_table
 from tests.helpers import pylance_write
 
 PAGES, ROWS = 4, 10  # pylance writes one page per batch (small data cache)
@@ -76,7 +76,7 @@ def test_chunk_table_kernel_and_numpy_agree(tmp_path, monkeypatch, kernel: bool)
     n = 5000
     table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64) * 7919 % 100003), "s": [f"v{i}" for i in range(n)]})
     path = pylance_write(tmp_path / "chunks.lance", [table], "2.2")
-    monkeypatch.setattr(miniblock._TABLE_HOT, "ready", lambda: kernel)
+    monkeypatch.setattr(miniblock_table._TABLE_HOT, "ready", lambda: kernel)
     rows = [0, 1023, 1024, 2500, n - 1]
     with lancelot.LanceFile(path) as f:
         assert f.take(rows).equals(_pylance_take(path, rows))

@@ -1,6 +1,6 @@
 """Takes of a few rows from a whole leaf column, across its pages, in one pass.
 
-(``ColumnPoints`` for mini-block columns, ``ColumnFullZipPoints`` for fixed-width full-zip ones.)
+(``ColumnPoints`` for mini-block columns; fixed-width full-zip ones: column_fullzip_points.py.)
 
 A take of ten rows from a big file touches a different page of each column for
 almost every row; reading page by page costs a plan, a decode and an Arrow
@@ -15,9 +15,9 @@ dictionaries joined, FSST strings decoded per page table).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +27,6 @@ from lancelot.encodings.compression.bitpacking import CHUNK
 from lancelot.encodings.compression.block import DataBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.fsst import StackedTables, fsst_decode_tables, stack_tables
-from lancelot.encodings.structural.fullzip import FullZipPage
 from lancelot.encodings.structural.leaf import (
     PageDictionary,
     apply_dictionary,
@@ -37,7 +36,7 @@ from lancelot.encodings.structural.leaf import (
     values_to_arrow,
     with_validity,
 )
-from lancelot.encodings.structural.miniblock import ChunkTable, MiniBlockPage
+from lancelot.encodings.structural.miniblock import MiniBlockPage
 from lancelot.encodings.structural.miniblock_points import (
     FEW_STRINGS,
     INLINE,
@@ -46,10 +45,10 @@ from lancelot.encodings.structural.miniblock_points import (
     PointReadError,
     small_strings_arrow,
 )
+from lancelot.encodings.structural.miniblock_table import ChunkTable
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
-from lancelot.util.types import is_plain_fixed
 
 
 @dataclass
@@ -138,6 +137,7 @@ class ColumnPoints:
         self.has_dictionary = self.page_dicts is not None
         self._dictionary: pa.Array | None = None
         self._dict_lists: _DictLists | None | Literal[False] = False
+        self._looked_up = False  # whether a take looked items up in the dictionary's block (the next makes lists)
         self._dict_words: np.ndarray | None | Literal[False] = False
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
@@ -233,8 +233,8 @@ class ColumnPoints:
         dicts = [t.page_dictionary for t in tables if t.page_dictionary is not None]
         if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
             return None, _NONE, _NONE
-        sizes = np.array([d.size for d in dicts], dtype=np.int64)
-        return dicts, sizes.cumsum() - sizes, sizes
+        sizes = [d.size for d in dicts]
+        return dicts, np.array([0, *accumulate(sizes[:-1])], dtype=np.int64), np.array(sizes, dtype=np.int64)
 
     @property
     def dictionary(self) -> pa.Array | None:
@@ -405,6 +405,11 @@ class ColumnPoints:
         width = self.reader.value_bytes
         if width not in _UINTS:
             return None
+        if not self._looked_up:  # a first take: its items looked up in one page's block, not all made lists
+            self._looked_up = True  # (a file taken from again makes the lists)
+            one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
+            if one is not None and one.kind == "strings" and len(page_of_row) < one.size:
+                return self._few_from_strings(one, fixed.view(_UINTS[width]), valid)
         lists = self._dictionary_lists()
         if lists is None:
             return self._few_from_fixed_dictionary(fixed.view(_UINTS[width]), page_of_row, valid)
@@ -419,12 +424,33 @@ class ColumnPoints:
             elif ok is None or ok[j]:
                 raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[p])
             ends.append(end)
-        if end >= 1 << 31:
+        return self._strings(ends, pieces)
+
+    def _strings(self, ends: list[int], pieces: Sequence[memoryview | bytes]) -> pa.Array | None:
+        """The string array of ``pieces`` ending at ``ends`` (from 0), None past 32-bit offsets."""
+        if ends[-1] >= 1 << 31:
             return None
-        arrow_offsets = np.array(ends, dtype=np.int32)
         return pa.Array.from_buffers(
-            self.value_type, len(ends) - 1, [None, pa.py_buffer(arrow_offsets), pa.py_buffer(b"".join(pieces))]
+            self.value_type,
+            len(ends) - 1,
+            [None, pa.py_buffer(np.array(ends, np.int32)), pa.py_buffer(b"".join(pieces))],
         )
+
+    def _few_from_strings(self, one: PageDictionary, local: np.ndarray, valid: np.ndarray | None) -> pa.Array | None:
+        """``_few_from_dictionary`` of one page's "strings" dictionary, its items looked up in its block."""
+        listed, n = local.tolist(), one.size
+        ok = None if valid is None else valid.tolist()
+        for j, x in enumerate(listed):
+            if x >= n and (ok is None or ok[j]):
+                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[0])
+        at = np.array([x if x < n else 0 for x in listed], dtype=np.int64)  # (a null item: any slot, unread)
+        block = one.block
+        assert isinstance(block, VariableWidthBlock)  # (a "strings" dictionary's)
+        offsets = np.asarray(block.offsets)
+        starts, stops = (offsets[at].tolist(), offsets[at + 1].tolist()) if n else ([0] * len(listed),) * 2
+        data = np.ascontiguousarray(block.data).data
+        pieces = [data[a:b] if x < n else b"" for a, b, x in zip(starts, stops, listed)]
+        return self._strings([0, *accumulate([len(p) for p in pieces])], pieces)
 
     def _few_from_fixed_dictionary(
         self, local: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
@@ -524,111 +550,3 @@ def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:
         offsets.append(o[1:] - o[0] + base)
         base += int(o[-1] - o[0])
     return VariableWidthBlock(np.concatenate(offsets), data, sum(p.num_values for p in parts))
-
-
-class ColumnFullZipPoints:
-    """Point reads over all pages of a fixed-width full-zip column without lists (vectors, wide values).
-
-    Every row is ``control word + value`` at ``row * stride`` of its page's buffer 0,
-    so a take is one byte range per row (adjacent rows merged) and one decode.
-    """
-
-    def __init__(self, pages: list[FullZipPage], page_ends: np.ndarray) -> None:
-        self.pages = pages
-        self.page_ends = page_ends
-        self.page_firsts = page_ends - np.array([p.info.num_rows for p in pages], dtype=np.int64)
-        self.base = np.array([p.info.buffer(0)[0] for p in pages], dtype=np.int64)
-        self.stride = pages[0].cw + pages[0].value_bytes
-        self._lists: tuple[list[int], list[int], list[int]] = (
-            self.page_ends.tolist(),
-            self.page_firsts.tolist(),
-            self.base.tolist(),
-        )
-        self.plain = _plain_rows(pages[0])
-
-    def _plain_array(self, t: pa.DataType, n: int, bufs: list[memoryview]) -> pa.Array:
-        """Rows that are their values' bytes (``plain``) as an Arrow array, without a copy for one range."""
-        data = bufs[0] if len(bufs) == 1 else b"".join(bufs)
-        if len(data) != n * self.stride:
-            raise CorruptFileError(f"fetched {len(data)} bytes for {n} full-zip rows of {self.stride} bytes")
-        values = pa.py_buffer(data)
-        if pa.types.is_fixed_size_list(t):
-            items = pa.Array.from_buffers(t.value_type, n * t.list_size, [None, values])
-            return pa.Array.from_buffers(t, n, [None], children=[items])
-        return pa.Array.from_buffers(t, n, [None, values])
-
-    @classmethod
-    def of(cls, pages: list[PageReader], page_ends: np.ndarray) -> ColumnFullZipPoints | None:
-        """The reader, or None unless every page is fixed-width full-zip of one shape without lists."""
-        full = [p for p in pages if isinstance(p, FullZipPage)]
-        if not pages or len(full) != len(pages):
-            return None
-        if not all(not p.variable and not p.meaning.max_rep and not p.has_index for p in full):
-            return None
-        shape = {
-            (p.cw, p.value_bytes, p.bits_def, tuple(p.meaning.layers), p.layout.value_compression.SerializeToString())
-            for p in full
-        }
-        if len(shape) != 1 or len(full[0].meaning.layers) != 1:
-            return None
-        stride = full[0].cw + full[0].value_bytes
-        if any(p.info.num_rows * stride > p.info.buffer(0)[1] for p in full):
-            return None  # the page-by-page path reports it
-        return cls(full, page_ends)
-
-    def plan(self, rows: np.ndarray) -> tuple[np.ndarray | None, list[tuple[int, int]]]:
-        """(state, the byte ranges of the rows, adjacent rows merged); the state (None: a few
-        rows, planned in Python ints) is not needed to decode."""
-        if len(rows) <= FEW_ROWS:
-            ends, firsts, base = self._lists
-            stride, p, end = self.stride, 0, -1
-            ranges: list[tuple[int, int]] = []
-            for r in rows.tolist():
-                if r >= ends[p]:
-                    p = bisect_right(ends, r, p)
-                pos = base[p] + (r - firsts[p]) * stride
-                if pos == end:
-                    ranges[-1] = (ranges[-1][0], ranges[-1][1] + stride)
-                else:
-                    ranges.append((pos, stride))
-                end = pos + stride
-            return None, ranges
-        page = np.searchsorted(self.page_ends, rows, side="right")
-        starts = self.base[page] + (rows - self.page_firsts[page]) * self.stride
-        brk = np.flatnonzero(starts[1:] != starts[:-1] + self.stride) + 1
-        lo = starts[np.concatenate([[0], brk])]
-        hi = starts[np.concatenate([brk - 1, [len(rows) - 1]])] + self.stride
-        return page, list(zip(lo.tolist(), (hi - lo).tolist()))
-
-    def decode(self, rows: np.ndarray, page: np.ndarray | None, bufs: list[memoryview]) -> pa.Array:
-        if self.plain is not None:
-            return self._plain_array(self.plain, len(rows), bufs)
-        data = np.frombuffer(bufs[0] if len(bufs) == 1 else b"".join(bufs), np.uint8)
-        levels = self.pages[0].fixed_rows(data, len(rows))
-        valid = None if levels.dfn is None else levels.dfn == 0
-        return with_validity(levels.values, valid)
-
-
-def _whole_bytes(t: pa.DataType, bits: int) -> bool:
-    """Whether ``t`` is a plain fixed-width type of ``bits`` bits, whole bytes."""
-    return is_plain_fixed(t) and t.bit_width == bits and bits % 8 == 0
-
-
-def _plain_rows(page: FullZipPage) -> pa.DataType | None:
-    """The leaf type when each full-zip row of ``page`` is just its value's bytes, as Arrow lays them
-    out (no control word; a plain Flat, or a FixedSizeList of one without validity): else None."""
-    t, enc = page.leaf_type, page.layout.value_compression
-    if page.cw or page.variable:
-        return None
-    which = enc.WhichOneof("compression")
-    if which == "flat":
-        return t if _whole_bytes(t, enc.flat.bits_per_value) and page.value_bytes * 8 == t.bit_width else None
-    if which != "fixed_size_list" or not pa.types.is_fixed_size_list(t):
-        return None
-    fsl = enc.fixed_size_list
-    if fsl.has_validity or fsl.items_per_value != t.list_size or fsl.values.WhichOneof("compression") != "flat":
-        return None
-    bits = fsl.values.flat.bits_per_value
-    if not _whole_bytes(t.value_type, bits) or page.value_bytes * 8 != bits * t.list_size:
-        return None
-    return t

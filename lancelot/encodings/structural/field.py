@@ -24,8 +24,9 @@ import pyarrow as pa
 from lancelot.encodings.base import FieldContext, FieldReader, Plan, Rows, done, execute
 from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.column_constant import ColumnConstant
+from lancelot.encodings.structural.column_fullzip_points import ColumnFullZipPoints
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
-from lancelot.encodings.structural.column_points import ColumnFullZipPoints, ColumnPoints
+from lancelot.encodings.structural.column_points import ColumnPoints
 from lancelot.encodings.structural.field_merge import merge
 from lancelot.encodings.structural.page import PageLevels, PageReader, Range, is_contiguous
 from lancelot.encodings.structural.page_table import ColumnReader

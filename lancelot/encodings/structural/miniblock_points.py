@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -296,7 +297,10 @@ class PointReader:
         self.value_bytes: int = {FLAT: self.vparam, BITS: 1, INLINE: self.vparam // 8, RLE: self.vparam}.get(
             self.vkind, 0
         )
-        self._lanes: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+        #: the kernel's arguments fixed by the page's techniques (made on first need): levels' before
+        #: and after ``def_ws``, values'
+        self._fixed_args: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] | None = None
+        self._kinds: dict[pa.DataType, int] = {}  # ``arrow_kind`` per type
         general = None if self.general is None else int(self.general.scheme)  # (its level: the writer's business)
         #: what must agree for pages to be read by one kernel call (widths of levels may differ)
         techniques = (self.def_kind, self.def_t, self.vkind, self.vparam, self.vparam2)
@@ -334,17 +338,19 @@ class PointReader:
         dfn = np.empty(n, dtype=np.uint16) if self.has_def else _NO_LEVELS
         fixed = np.empty(n * self.value_bytes, dtype=np.uint8)
         var_start, var_len = (np.empty(n, np.int64), np.empty(n, np.int64)) if self.vkind == VARIABLE else _NO_SPANS
-        if self._lanes is None:
-            self._lanes = (
-                lane_positions(self.vparam if self.vkind == INLINE else 8),
-                lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8),
+        if self._fixed_args is None:
+            rows, lanes = lane_positions(self.vparam if self.vkind == INLINE else 8)
+            def_rows, def_lanes = lane_positions(self.def_t if self.def_kind == DEF_OUT_OF_LINE else 8)
+            self._fixed_args = (
+                (self.has_def, self.word, self.nb, self.def_kind, self.def_t),
+                (def_rows, def_lanes),
+                (self.vkind, self.vparam, self.vparam2, rows, lanes),
             )
-        (rows, lanes), (def_rows, def_lanes) = self._lanes
+        before, after, values = self._fixed_args
         where = np.zeros(1, dtype=np.int64)
         # (the kernel's arguments in its order: the chunks and rows, the levels' technique, the values', the outputs)
-        levels = (self.has_def, self.word, self.nb, self.def_kind, self.def_t, def_ws, def_rows, def_lanes)
-        values = (self.vkind, self.vparam, self.vparam2, rows, lanes)
-        args = (readonly(data), pos, size, counts, k_of, idx, *levels, *values, dfn, fixed, var_start, var_len, where)
+        fixed_techniques: tuple[Any, ...] = (*before, def_ws, *after, *values)
+        args = (readonly(data), pos, size, counts, k_of, idx, *fixed_techniques, dfn, fixed, var_start, var_len, where)
         if use_kernel(n):
             status = _points(*args)
         else:
@@ -369,10 +375,16 @@ class PointReader:
     def arrow_kind(self, t: pa.DataType) -> int:
         """How ``arrow`` builds values of type ``t``: ``ARROW_STRINGS`` (plain variable-width values of
         a string or binary type), ``ARROW_FIXED`` (whole-byte fixed-width values), else 0 (leaf.py)."""
-        if self.vkind == VARIABLE:
-            return ARROW_STRINGS if pa.types.is_string(t) or pa.types.is_binary(t) else 0
-        width = self.value_bytes
-        return ARROW_FIXED if self.vkind != BITS and width and _plain_width(t) == 8 * width else 0
+        kind = self._kinds.get(t)
+        if kind is None:
+            if self.vkind == VARIABLE:
+                kind = ARROW_STRINGS if pa.types.is_string(t) or pa.types.is_binary(t) else 0
+            else:
+                width = self.value_bytes
+                kind = ARROW_FIXED if self.vkind != BITS and width and _plain_width(t) == 8 * width else 0
+            if len(self._kinds) < 64:
+                self._kinds[t] = kind
+        return kind
 
     def arrow(
         self,

@@ -54,9 +54,11 @@ class PageInfo:
         return int(self.meta.length)
 
     def buffer(self, i: int) -> Range:
-        if i >= len(self.meta.buffer_offsets):
-            raise CorruptFileError(f"page has {len(self.meta.buffer_offsets)} buffers, layout needs buffer {i}")
-        return int(self.meta.buffer_offsets[i]), int(self.meta.buffer_sizes[i])
+        meta = self.meta
+        offsets = meta.buffer_offsets
+        if i >= len(offsets):
+            raise CorruptFileError(f"page has {len(offsets)} buffers, layout needs buffer {i}")
+        return offsets[i], meta.buffer_sizes[i]
 
     @property
     def num_buffers(self) -> int:

@@ -32,6 +32,23 @@ from lancelot.encodings.structural.rows import row_range
 from lancelot.errors import CorruptFileError, LanceError, UnsupportedEncodingError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
+#: per PageLayout (the pages of files written alike share theirs: planar/layout.py), the layout, its
+#: variant and, for a mini-block page, whether its strings' offsets are 2.3-coded
+_KINDS: dict[int, tuple[pb.PageLayout, str | None, bool]] = {}
+MAX_KNOWN = 1024
+
+
+def _kind(layout: pb.PageLayout) -> tuple[str | None, bool]:
+    """``layout``'s variant and whether it is a mini-block page of 2.3-coded string offsets (once per layout)."""
+    known = _KINDS.get(id(layout))
+    if known is None or known[0] is not layout:
+        kind = layout.WhichOneof("layout")
+        coded = kind == "mini_block_layout" and coded_offsets(layout.mini_block_layout) is not None
+        if len(_KINDS) >= MAX_KNOWN:
+            _KINDS.clear()
+        known = _KINDS[id(layout)] = (layout, kind, coded)
+    return known[1], known[2]
+
 
 def make_page_reader(
     info: PageInfo, cache: dict[Any, Any], layout: pb.PageLayout | SparsePlanes, leaf_type: pa.DataType
@@ -39,9 +56,9 @@ def make_page_reader(
     """The reader for one page, by its PageLayout variant."""
     if isinstance(layout, SparsePlanes):  # 2.3 sparse planar pages (planar/sparse.py, sparse_lists.py)
         return sparse_reader(info, cache, layout, leaf_type)
-    kind = layout.WhichOneof("layout")
+    kind, coded = _kind(layout)
     if kind == "mini_block_layout":
-        if coded_offsets(layout.mini_block_layout) is not None:  # 2.3 strings (planar/binary.py)
+        if coded:  # 2.3 strings (planar/binary.py)
             return CodedOffsetsPage(info, cache, layout.mini_block_layout, leaf_type)
         return MiniBlockPage(info, cache, layout.mini_block_layout, leaf_type)
     if kind == "full_zip_layout":
@@ -102,6 +119,16 @@ _FIRST_PAGE = np.zeros(1, dtype=np.int64)
 _FIRST_PAGE.flags.writeable = False
 
 
+#: the page table of a column metadata message, per message (files written alike share theirs:
+#: format/container.py): (message, file rows, row scale, page ends, page firsts), read-only; of columns of
+#: at most KEPT_MAX_PAGES pages (small messages: a file whose metadata is not shared keeps none alive long)
+KEPT_MAX_PAGES = 64
+#: the PageInfo and layout of the pages of a column metadata message whose encodings are direct, per
+#: message (one column path and column index: a field's): (message, path, column, {page: (info, layout)})
+_PAGES: dict[int, tuple[Any, ColumnPath, int, dict[int, tuple[PageInfo, pb.PageLayout | SparsePlanes]]]] = {}
+_TABLES: dict[int, tuple[Any, int, int, np.ndarray, np.ndarray]] = {}
+
+
 class ColumnReader:
     """The pages of one leaf column."""
 
@@ -111,11 +138,27 @@ class ColumnReader:
         self.path = path
         self._pages: dict[int, PageReader] = {}
         self.scale = path.row_scale
+        self.page_ends: np.ndarray
+        self.page_firsts: np.ndarray
+        whole = col.meta
+        known = _TABLES.get(id(whole))
+        if known is None or known[0] is not whole or known[1] != ctx.num_rows or known[2] != self.scale:
+            if not self._page_table(ctx, col) or len(self.page_ends) > KEPT_MAX_PAGES:
+                return
+            self.page_ends.flags.writeable = False
+            if len(_TABLES) >= MAX_KNOWN:
+                _TABLES.clear()
+            known = _TABLES[id(whole)] = (whole, ctx.num_rows, self.scale, self.page_ends, self.page_firsts)
+        self.page_ends, self.page_firsts = known[3], known[4]
+
+    def _page_table(self, ctx: FieldContext, col: ColumnInfo) -> bool:
+        """Set ``page_ends`` and ``page_firsts`` (checked against the file's rows); whether they follow
+        from the column metadata alone (not from the pages' layouts: they may be kept for it)."""
         meta = col.meta.pages
         if len(meta) == 1 and int(meta[0].length) == ctx.num_rows * self.scale:  # (most columns: checked in one)
             self.page_ends = np.array([ctx.num_rows * self.scale], dtype=np.int64)
             self.page_firsts = _FIRST_PAGE
-            return
+            return True
         listed = [int(p.length) for p in meta]
         if listed and max(listed) > ctx.num_rows * self.scale:  # (the sums below stay in int64)
             big = listed.index(max(listed))
@@ -125,9 +168,11 @@ class ColumnReader:
                 column=col.index,
                 page=big,
             )
+        alone = True
         if self.scale > 1 and sum(listed) != ctx.num_rows * self.scale:
             # pages of whole null rows count field rows, not fixed-size-list items
             listed = [n * self.scale if isinstance(self.page(i), NullRowsPage) else n for i, n in enumerate(listed)]
+            alone = False
         ends = list(accumulate(listed))  # (Python ints: a column has few pages)
         self.page_ends = np.array(ends, dtype=np.int64)
         self.page_firsts = np.array([e - n for e, n in zip(ends, listed)], dtype=np.int64)
@@ -136,17 +181,14 @@ class ColumnReader:
             raise CorruptFileError(
                 f"pages hold {total} rows, the file has {ctx.num_rows}", path=ctx.path, column=col.index
             )
+        self.page_firsts.flags.writeable = False
+        return alone
 
     def page(self, i: int) -> PageReader:
         r = self._pages.get(i)
         if r is None:
-            meta = self.col.meta.pages[i]
             try:
-                # (2.3 PlanarLayout pages come back as the 2.1/2.2 layout they stand for)
-                layout = read_page_layout(self.ctx.src, meta.encoding, column=self.col.index, page=i)
-                if layout is None:
-                    raise CorruptFileError("page has no encoding")
-                info = PageInfo(self.col.index, i, self.path, meta)
+                info, layout = self._page_info(i)
                 r = make_page_reader(info, self.ctx.cache, layout, self.path.leaf.type)
                 if len(r.meaning.layers) != len(self.path.steps) + 1:
                     if not NullRowsPage.stands_for(layout, self.path):
@@ -159,6 +201,28 @@ class ColumnReader:
                 raise e.at(path=self.ctx.path, column=self.col.index, page=i) from None
             self._pages[i] = r
         return r
+
+    def _page_info(self, i: int) -> tuple[PageInfo, pb.PageLayout | SparsePlanes]:
+        """Page ``i``'s PageInfo and layout (2.3 PlanarLayout pages come back as the 2.1/2.2 layout they
+        stand for); kept per column metadata message when its pages' encodings are direct (``_PAGES``)."""
+        whole, index = self.col.meta, self.col.index
+        known = _PAGES.get(id(whole))
+        if known is not None and known[0] is whole and known[1] is self.path and known[2] == index:
+            found = known[3].get(i)
+            if found is not None:
+                return found
+        meta = whole.pages[i]
+        layout = read_page_layout(self.ctx.src, meta.encoding, column=index, page=i)
+        if layout is None:
+            raise CorruptFileError("page has no encoding")
+        found = (PageInfo(index, i, self.path, meta), layout)
+        if meta.encoding.WhichOneof("location") == "direct" and len(whole.pages) <= KEPT_MAX_PAGES:
+            if known is None or known[0] is not whole or known[1] is not self.path or known[2] != index:
+                if len(_PAGES) >= MAX_KNOWN:
+                    _PAGES.clear()
+                known = _PAGES[id(whole)] = (whole, self.path, index, {})
+            known[3][i] = found
+        return found
 
     def pages_of(self, rows: np.ndarray) -> list[int]:
         """The pages holding the field rows ``rows`` (sorted, unique; a field of one row per item)."""

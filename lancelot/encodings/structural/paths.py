@@ -132,8 +132,24 @@ def _prune(steps: list[tuple[str, pa.DataType, int]], leaf: pa.Field) -> pa.Data
     return child.type
 
 
+#: the paths of a field object (files of one schema share their field objects: reader.py), read-only
+_PATHS: dict[int, tuple[pa.Field, list[ColumnPath]]] = {}
+
+
 def column_paths(field: pa.Field) -> list[ColumnPath]:
-    """One ColumnPath per column the field owns, in file order."""
+    """One ColumnPath per column the field owns, in file order (a list not to be changed: the same for
+    every call with the same field object)."""
+    known = _PATHS.get(id(field))
+    if known is not None and known[0] is field:
+        return known[1]
+    paths = _column_paths(field)
+    if len(_PATHS) >= 1024:
+        _PATHS.clear()
+    _PATHS[id(field)] = (field, paths)
+    return paths
+
+
+def _column_paths(field: pa.Field) -> list[ColumnPath]:
     if not pa.types.is_nested(field.type):  # (a leaf: no walk)
         return [ColumnPath((), field, is_blob(field))]
     found: list[tuple[list[tuple[str, pa.DataType, int]], pa.Field]] = []

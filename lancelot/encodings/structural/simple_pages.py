@@ -38,7 +38,7 @@ from lancelot.encodings.compression.block import DataBlock
 from lancelot.encodings.compression.chunked import decompress_chunks
 from lancelot.encodings.compression.segments import Segments
 from lancelot.encodings.structural.leaf import apply_dictionary, block_to_arrow, indices_to_numpy
-from lancelot.encodings.structural.miniblock import page_dictionary
+from lancelot.encodings.structural.miniblock_table import page_dictionary
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ class SimpleLayout:
     other: pb.CompressiveEncoding | None = None
     #: a constant page (lance.encodings21.ConstantLayout) of every item valid: the one value's bytes
     constant: bytes | None = None
+    #: value buffers per chunk (two only for ``other`` values: RLE's values and run lengths)
+    value_buffers: int = 1
 
     @property
     def buffers(self) -> int:
@@ -101,19 +103,23 @@ def _parse(raw: bytes) -> SimpleLayout | None:
         or m.HasField("rep_compression")
         or m.HasField("def_compression")
         or m.repetition_index_depth
-        or m.num_buffers != 1
+        or m.num_buffers not in (1, 2)
         or not m.HasField("value_compression")
     ):
         return None
     word = 4 if m.has_large_chunk else 2
     vc = m.value_compression
     kind = vc.WhichOneof("compression")
+    found = _parse_values(vc, kind, word, int(m.num_items))
+    if found is None or m.num_buffers != 1 and found.other is None:  # (only a batch decoder reads two)
+        return None
+    if m.num_buffers != 1:
+        found = replace(found, value_buffers=int(m.num_buffers))
     if m.HasField("dictionary"):
-        indices = _parse_values(vc, kind, word, int(m.num_items))
-        if indices is None or indices.variable or indices.bits > 64 and indices.other is None:
+        if found.variable or found.bits > 64 and found.other is None:
             return None
-        return replace(indices, dictionary=m.dictionary, num_dictionary_items=int(m.num_dictionary_items))
-    return _parse_values(vc, kind, word, int(m.num_items))
+        return replace(found, dictionary=m.dictionary, num_dictionary_items=int(m.num_dictionary_items))
+    return found
 
 
 def _parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_items: int) -> SimpleLayout | None:
@@ -229,11 +235,48 @@ def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _batch(enc: pb.CompressiveEncoding, data: memoryview, chunks: list[tuple[int, int, int]]) -> DataBlock | None:
+def _segments(lay: SimpleLayout, meta: memoryview, data: memoryview) -> tuple[list[Segments], np.ndarray] | None:
+    """Where each value buffer of every chunk lies (``lay.value_buffers`` sizes in a chunk's header, the
+    buffers after it each padded to 8 bytes) and each chunk's item count; None when they do not add up."""
+    word, nb = lay.word, lay.value_buffers
+    if len(meta) % word:
+        return None
+    words = np.frombuffer(meta, "<u4" if word == 4 else "<u2").tolist()
+    head = (2 + nb * word + ALIGN - 1) // ALIGN * ALIGN
+    starts: list[list[int]] = [[] for _ in range(nb)]
+    sizes: list[list[int]] = [[] for _ in range(nb)]
+    counts, pos, left = [], 0, lay.num_items
+    for k, w in enumerate(words):
+        size = ((w >> 4) + 1) * ALIGN
+        items = left if k == len(words) - 1 else 1 << (w & 0xF)
+        if items > left or size < head or pos + size > len(data):
+            return None
+        at = pos + head
+        for i in range(nb):
+            n = int.from_bytes(data[pos + 2 + word * i : pos + 2 + word * (i + 1)], "little")
+            if at + n > pos + size:
+                return None
+            starts[i].append(at)
+            sizes[i].append(n)
+            at = (at + n + ALIGN - 1) // ALIGN * ALIGN
+        counts.append(items)
+        pos += size
+        left -= items
+    if left or not counts:
+        return None
+    raw = np.frombuffer(data, np.uint8)
+    segments = [Segments(raw, np.array(a, np.int64), np.array(b, np.int64)) for a, b in zip(starts, sizes)]
+    return segments, np.array(counts, np.int64)
+
+
+def _batch(lay: SimpleLayout, meta: memoryview, data: memoryview) -> DataBlock | None:
     """The values of the chunks by their batch decoder; None when there is none or they do not decode."""
-    starts, sizes, counts = (np.array(c, dtype=np.int64) for c in zip(*chunks))
+    assert lay.other is not None
+    found = _segments(lay, meta, data)
+    if found is None:
+        return None
     try:
-        return decompress_chunks(enc, [Segments(np.frombuffer(data, np.uint8), starts, sizes)], counts)
+        return decompress_chunks(lay.other, *found)
     except Exception:  # noqa: BLE001 - the general path reports bad values with their details
         return None
 
@@ -266,11 +309,8 @@ def decode_page(
         return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(lay.constant * rows)])
     if lay.num_items != rows or meta is None or data is None:
         return None
-    chunks = _chunks(lay, meta, data)
-    if not chunks:
-        return None
     if lay.other is not None:
-        block = _batch(lay.other, data, chunks)
+        block = _batch(lay, meta, data)
         if block is None:
             return None
         try:
@@ -283,6 +323,9 @@ def decode_page(
         if dictionary is None or len(indices) != rows:
             return None
         return _looked_up(lay, t, indices, dictionary)
+    chunks = _chunks(lay, meta, data)
+    if not chunks:
+        return None
     if lay.dictionary is not None:
         if dictionary is None:
             return None
