@@ -45,7 +45,7 @@ from lancelot.dataset.manifest_wire import (
     scan_files,
 )
 from lancelot.dataset.transaction import TRANSACTIONS_DIR
-from lancelot.errors import LanceError
+from lancelot.errors import LanceValueError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 from lancelot.util.jit import NumpyUntilHot
 
@@ -70,8 +70,8 @@ TEMP_PATTERNS = (
 TEMP_DIRS = (DATA_DIR, VERSIONS_DIR, "_deletions", TRANSACTIONS_DIR, INDICES_DIR, "_refs")
 
 
-class CleanupError(LanceError):
-    """Cleanup refused (e.g. tagged versions older than the cutoff)."""
+class CleanupError(_OSErrorMessage, LanceValueError, OSError):
+    """Cleanup refused (tagged versions older than the cutoff, an option out of range): pylance's OSError."""
 
 
 @dataclass
@@ -86,9 +86,14 @@ class CleanupStats:
     deletion_files_removed: int = 0
     temp_files_removed: int = 0  # writers' temporary files (lancelot only; also in bytes_removed)
     removed: list[str] = field(default_factory=list, repr=False)  # dataset-relative paths
+    _pace: float = field(default=0.0, repr=False)  # seconds between deletions (1 / delete_rate_limit)
+    _last: float = field(default=0.0, repr=False)
 
     def _remove(self, store: ObjectStore, path: str, size: int, counter: str) -> None:
         """Delete ``path`` (``size`` bytes), counted in ``counter`` (a field's name)."""
+        if self._pace:
+            time.sleep(max(0.0, self._last + self._pace - time.monotonic()))
+            self._last = time.monotonic()
         store.delete(path)
         self.bytes_removed += size
         self.removed.append(path)
@@ -220,26 +225,38 @@ def cleanup_old_versions(
     *,
     delete_unverified: bool = False,
     error_if_tagged_old_versions: bool = True,
+    delete_rate_limit: int | None = None,
+    versions: list[int] | None = None,
+    delete_concurrency: int | None = None,
 ) -> CleanupStats:
-    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` (default two weeks, as pylance) or
-    beyond the last ``retain_versions``, and the files only they used."""
-    if retain_versions is not None and retain_versions <= 0:
-        raise ValueError("retain_versions must be positive")
-    if older_than is None and retain_versions is None:
+    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` and before the last
+    ``retain_versions`` and among ``versions`` (each condition given; none: older than two weeks, as pylance), and the
+    files only they used. At most ``delete_rate_limit`` deletions a second; deletions run one at a time (within any
+    ``delete_concurrency``)."""
+    for name, value in (("retain_versions", retain_versions), ("delete_rate_limit", delete_rate_limit)):
+        if value is not None and value < 0:
+            raise OverflowError(f"{name}: can't convert negative int to unsigned")  # (pylance's)
+        if value == 0:
+            raise CleanupError(f"{name} must be greater than 0, got 0")
+    if delete_concurrency is not None and not 0 < delete_concurrency < 1 << 61:
+        raise CleanupError(f"delete_concurrency must be between 1 and {(1 << 61) - 1}, got {delete_concurrency}")
+    if older_than is None and retain_versions is None and versions is None:
         older_than = DEFAULT_OLDER_THAN
     store, uri = ds.store, ds.uri
     now = time.time()
     cutoff = None if older_than is None else now - older_than.total_seconds()
-    versions = list_versions(store, uri)
+    chosen = None if versions is None else set(versions)
+    listed = list_versions(store, uri)
     current = int(ds.version)
-    before_version = None if retain_versions is None else (versions.latest or 0) - retain_versions + 1
+    before_version = None if retain_versions is None else (listed.latest or 0) - retain_versions + 1
     tags = tagged_versions(store)
     kept, verified = _Files(), _Files()
     old: list[int] = []
     tagged_old: list[int] = []
-    for v, path, data in read_manifests(store, versions):  # (a remote store's side by side)
-        ts, collect = _read_version(store, uri, versions, v, path, data)
+    for v, path, data in read_manifests(store, listed):  # (a remote store's side by side)
+        ts, collect = _read_version(store, uri, listed, v, path, data)
         should = (cutoff is None or ts < cutoff) and (before_version is None or v < before_version)
+        should = should and (chosen is None or v in chosen)
         is_latest = current <= v
         if v in tags and should and not is_latest:
             tagged_old.append(v)
@@ -255,12 +272,12 @@ def cleanup_old_versions(
             f"dataset {uri!r}: {len(tagged_old)} tagged version(s) are older than the cutoff; delete the tags "
             f"{names} or pass error_if_tagged_old_versions=False"
         )
-    stats = CleanupStats()
+    stats = CleanupStats(_pace=0.0 if delete_rate_limit is None else 1.0 / delete_rate_limit)
     sizes = {p: n for p, n, _ in store.list_files(VERSIONS_DIR)} if old else {}  # (one listing, not a request each)
-    if old and versions.latest is not None and (_hinted(store) or 0) < versions.latest:
-        _write_hint(store, versions.latest)  # (a hint older than a removed version would find a gap: no next manifest)
+    if old and listed.latest is not None and (_hinted(store) or 0) < listed.latest:
+        _write_hint(store, listed.latest)  # (a hint older than a removed version would find a gap: no next manifest)
     for v in old:  # manifests first: no listed version ever loses a file
-        path = f"{VERSIONS_DIR}/{versions.names[v]}"
+        path = f"{VERSIONS_DIR}/{listed.names[v]}"
         size = sizes.get(path)
         if size is None:
             continue  # gone already

@@ -55,21 +55,37 @@ class MaintenanceMixin:
         return Optimizer(self)
 
     def cleanup_old_versions(
-        self: LanceDataset, older_than: _dt.timedelta | None = None, *, delete_unverified: bool = False, **options: Any
+        self: LanceDataset,
+        older_than: _dt.timedelta | None = None,
+        retain_versions: int | None = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+        delete_rate_limit: int | None = None,
+        versions: list[int] | None = None,
+        delete_concurrency: int | None = None,
     ) -> CleanupStats:
         """Remove old versions' manifests and the data, deletion and index files only they use.
 
-        The latest version and tagged versions are kept.
+        The current version and tagged versions are kept. A version goes when it meets every condition given.
 
         Args:
-            older_than: Remove versions older than this (default: two weeks, as pylance).
+            older_than: Versions older than this (default: two weeks, when no condition is given, as pylance).
+            retain_versions: Keep the newest this many versions (positive).
             delete_unverified: Also remove unreferenced files younger than seven days (which may belong to a write still
                 in progress).
-            **options: pylance's other options (``retain_versions``, ``error_if_tagged_old_versions``...).
+            error_if_tagged_old_versions: Raise when a tagged version meets the conditions (else keep it quietly).
+            delete_rate_limit: At most this many deletions a second (positive).
+            versions: Only these versions (the current one is never removed).
+            delete_concurrency: At most this many deletions at once (positive); lancelot deletes one at a time.
 
         Returns:
             A ``CleanupStats`` (``bytes_removed``, ``old_versions``...), as pylance.
+
+        Raises:
+            OSError: Tagged versions meet the conditions, or an option is out of range (also a ValueError).
         """
+        args = {k: v for k, v in locals().items() if k != "self"}
         from lancelot.dataset.cleanup import cleanup_old_versions
 
-        return cleanup_old_versions(self, older_than, delete_unverified=delete_unverified, **options)
+        return cleanup_old_versions(self, **args)

@@ -58,7 +58,16 @@ class ScansMixin:
         prefilter: bool | None = None,
         with_row_id: bool | None = None,
         with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        full_text_query: Any = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
         blob_mode: str = "lazy",
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
         **kwargs: Any,
     ) -> Any:
         """The rows as a pandas DataFrame: needs pandas installed.

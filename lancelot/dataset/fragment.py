@@ -217,17 +217,21 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         Returns:
             The row count.
+
+        Raises:
+            OSError: A filter it cannot use (as pylance; also a ValueError).
         """
-        if isinstance(filter, str):
-            from lancelot.dataset.scanner import as_filter
-
-            filter = as_filter(filter, self._ds.schema)
         if filter is not None:
-            from lancelot.dataset.scanner import row_columns_in
+            from lancelot.dataset.scanner import as_filter, row_columns_in
+            from lancelot.sql.errors import CountFilterError, SqlError
 
-            if row_columns_in(filter, self._ds.schema):  # _rowid & co: computed by the scanner
-                return self._ds.scanner(columns=[], filter=filter, fragments=[self]).count_rows()
-            return int(self.read(columns=[], filter=filter).num_rows)
+            try:
+                filter = as_filter(filter, self._ds.schema) if isinstance(filter, str) else filter
+                if row_columns_in(filter, self._ds.schema):  # _rowid & co: computed by the scanner
+                    return self._ds.scanner(columns=[], filter=filter, fragments=[self]).count_rows()
+                return int(self.read(columns=[], filter=filter).num_rows)
+            except SqlError as e:
+                raise CountFilterError(str(e)) from None
         if self._live is None:
             self._live = self.physical_rows - len(self.deleted_positions())
         return self._live

@@ -236,9 +236,15 @@ class ReadsMixin:
             fragments=[self],
             with_row_id=with_row_id,
             with_row_address=with_row_address,
+            batch_readahead=batch_readahead,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
             blob_handling=blob_handling,
+            use_scalar_index=use_scalar_index,
+            io_buffer_size=io_buffer_size,
+            late_materialization=late_materialization,
+            batch_size_bytes=batch_size_bytes,
+            strict_batch_size=strict_batch_size,
         )
 
     def to_table(
@@ -249,8 +255,14 @@ class ReadsMixin:
         offset: int | None = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
+        blob_handling: str | None = None,
         order_by: list[object] | None = None,
-        **kwargs: Any,
+        use_scalar_index: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        include_deleted_rows: bool | None = None,
+        batch_size_bytes: int | None = None,
+        strict_batch_size: bool | None = None,
     ) -> pa.Table:
         """The fragment's live rows (matching ``filter``) as one table (pylance's positional order).
 
@@ -261,25 +273,48 @@ class ReadsMixin:
             offset: Skip this many of the rows first.
             with_row_id: With the ``_rowid`` column.
             with_row_address: With the ``_rowaddr`` column.
+            blob_handling: As ``scanner``'s.
             order_by: Sort keys, as ``scanner``'s.
-            **kwargs: ``scanner``'s other keyword arguments (``blob_handling``, ``include_deleted_rows``...).
+            use_scalar_index: Accepted; no effect.
+            io_buffer_size: Accepted; no effect.
+            late_materialization: Accepted; no effect.
+            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
+            batch_size_bytes: Accepted; no effect.
+            strict_batch_size: Accepted; no effect.
 
         Returns:
             A ``pyarrow.Table``.
         """
         return self.scanner(**scan_arguments(locals())).to_table()
 
-    def to_batches(self: Fragment, **options: Any) -> Iterator[pa.RecordBatch]:
-        """The fragment's live rows (matching ``filter``) in record batches.
+    def to_batches(
+        self: Fragment,
+        *,
+        columns: Sequence[str] | dict[str, str] | None = None,
+        batch_size: int | None = None,
+        filter: str | pc.Expression | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        batch_readahead: int = 16,
+        blob_handling: str | None = None,
+        order_by: list[object] | None = None,
+        use_scalar_index: bool | None = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
+        include_deleted_rows: bool | None = None,
+        batch_size_bytes: int | None = None,
+        strict_batch_size: bool | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """The fragment's live rows (matching ``filter``) in record batches of at most ``batch_size`` rows.
 
-        Args:
-            **options: ``scanner``'s keyword arguments (``columns``, ``filter``, ``limit``, ``offset``, ``with_row_id``,
-                ``batch_size``...), as pylance's ``LanceFragment.to_batches``.
+        Takes ``scanner``'s arguments, as pylance's ``LanceFragment.to_batches``.
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
         """
-        return self.scanner(**options).to_batches()
+        return self.scanner(**scan_arguments(locals())).to_batches()
 
     def head(self: Fragment, num_rows: int) -> pa.Table:
         """The fragment's first rows.
