@@ -179,7 +179,7 @@ def _scan(data: bytes, v: int) -> tuple[float, Callable[[_Files], None]] | None:
         if txn:
             into.paths.add(f"{TRANSACTIONS_DIR}/{txn}")
         if index:
-            _collect_indices(index, into)
+            collect_indices(index, into)
 
     return int(meta[F_SECONDS]) + int(meta[F_NANOS]) / 1e9, add
 
@@ -208,10 +208,10 @@ def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -
     if m.transaction_file:
         into.paths.add(f"{TRANSACTIONS_DIR}/{m.transaction_file}")
     if index_section:
-        _collect_indices(index_section, into)
+        collect_indices(index_section, into)
 
 
-def _collect_indices(index_section: bytes, into: _Files) -> None:
+def collect_indices(index_section: bytes, into: _Files) -> None:
     sec = table_pb2.IndexSection()
     sec.ParseFromString(index_section)
     for idx in sec.indices:
