@@ -6,8 +6,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, Any
 
+from lancelot.dataset.dataset_scans import inherit_arguments
+
 if TYPE_CHECKING:
-    from lancelot.dataset.cleanup import CleanupStats
+    from lancelot.dataset.cleanup import CleanupExplanation, CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
     from lancelot.dataset.dataset import LanceDataset
 
@@ -89,3 +91,33 @@ class MaintenanceMixin:
         from lancelot.dataset.cleanup import cleanup_old_versions
 
         return cleanup_old_versions(self, **args)
+
+    def explain_cleanup_old_versions(
+        self: LanceDataset,
+        older_than: _dt.timedelta | None = None,
+        retain_versions: int | None = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+        delete_rate_limit: int | None = None,
+        versions: list[int] | None = None,
+        include_files: bool = False,
+        max_files: int = 1000,
+    ) -> CleanupExplanation:
+        """What ``cleanup_old_versions`` with these arguments would remove, removing nothing.
+
+        Args:
+            include_files: List the candidate files (at most ``max_files``; the stats count them all).
+            max_files: How many candidate files to list (positive).
+
+        Returns:
+            A ``CleanupExplanation``: ``stats`` (a ``CleanupStats``), ``candidate_files`` (``path``, ``kind``,
+            ``unverified``, ``size_bytes``), ``candidate_files_truncated``, ``warnings``..., as pylance.
+        """
+        args = {k: v for k, v in locals().items() if k != "self"}
+        from lancelot.dataset.cleanup import explain_cleanup_old_versions
+
+        return explain_cleanup_old_versions(self, **args)
+
+
+inherit_arguments(MaintenanceMixin.explain_cleanup_old_versions, MaintenanceMixin.cleanup_old_versions)
