@@ -139,7 +139,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
             ValueError: A position past the fragment's physical rows.
             OverflowError: A negative position (as pylance).
         """
-        from lancelot.dataset.changes import Deletions
+        from lancelot.dataset.deletion import new_deletion_file, serialize_deletions
 
         positions = np.unique(np.array([int(o) for o in offsets], dtype=np.int64))
         if len(positions) and positions[0] < 0:
@@ -148,11 +148,16 @@ class Fragment(ColumnsMixin, ReadsMixin):
             raise LanceValueError(
                 f"{self.where}: delete_rows offset {int(positions[-1])} is out of range ({self.physical_rows} rows)"
             )
-        marks = Deletions(self._ds)
-        marks.mark(self, positions)
-        if marks.removed:
+        deleted = np.union1d(self.deleted_positions().astype(np.int64), positions)
+        if len(deleted) >= self.physical_rows:
             return None
-        return FragmentMetadata.from_pb(marks.updated[0] if marks.updated else self._pb)
+        kind, data = serialize_deletions(deleted)  # a new deletion file even when nothing changed, as pylance's
+        d = new_deletion_file(kind, self._ds.version, len(deleted))
+        self._ds.store.put(deletion_path(self.fragment_id, d), data)
+        pb = table_pb2.DataFragment()
+        pb.CopyFrom(self._pb)
+        pb.deletion_file.CopyFrom(d)
+        return FragmentMetadata.from_pb(pb)
 
     def validate(self) -> None:
         """Check this fragment's data and deletion files against its manifest entry (pylance's

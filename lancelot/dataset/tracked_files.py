@@ -3,7 +3,7 @@ present under the dataset's root, as Arrow streams (what cleanup compares: datas
 
 from __future__ import annotations
 
-import datetime as _dt
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -82,8 +82,12 @@ def tracked_files(
 def all_files(ds: LanceDataset) -> pa.RecordBatchReader:
     """Every file of the dataset's root (its own store; not other base paths): ``(base_uri, path, size_bytes,
     last_modified)``: all under the directories Lance writes (``data/``, ``_versions/``... ``cleanup.TEMP_DIRS``)."""
-    found = [f for top in TEMP_DIRS for f in ds.store.list_files(top)]
-    when = [_dt.datetime.fromtimestamp(t, _dt.timezone.utc) for _, _, t in found]
+    store = ds.store
+    found = [f for top in TEMP_DIRS for f in store.list_files(top)]
+    if store.fs is None:  # a local file's time to the microsecond, truncated as pylance's (not the float's rounding)
+        when = [os.stat(store.full_path(p)).st_mtime_ns // 1000 for p, _, _ in found]
+    else:
+        when = [int(t * 1e6) for _, _, t in found]
     batch = pa.record_batch(
         [
             _dictionary([ds.uri] * len(found)),
