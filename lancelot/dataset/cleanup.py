@@ -24,7 +24,7 @@ import uuid as _uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -373,14 +373,14 @@ def _remove_temp_files(store: ObjectStore, stats: CleanupStats, before: float, c
 
 
 def explain_cleanup_old_versions(
-    ds: LanceDataset, *args: object, include_files: bool = False, max_files: int = 1000, **options: object
+    ds: LanceDataset, *, include_files: bool = False, max_files: int = 1000, **options: Any
 ) -> CleanupExplanation:
-    """``cleanup_old_versions(ds, *args, **options)`` as a dry run: its stats, and its first ``max_files`` candidate
-    files when ``include_files``."""
+    """``cleanup_old_versions(ds, **options)`` as a dry run: its stats, and its first ``max_files`` candidate files
+    when ``include_files``."""
     if max_files <= 0:
         raise LanceValueError("max_files must be positive")
     options.pop("delete_rate_limit", None)  # (nothing is deleted)
-    stats = cleanup_old_versions(ds, *args, dry_run=True, **options)  # type: ignore[arg-type]
+    stats = cleanup_old_versions(ds, dry_run=True, **options)
     found = sorted(stats._candidates or [], key=lambda c: c.kind == "manifest")  # manifests last, as pylance's
     stats._candidates = None
     out = CleanupExplanation(int(ds.version), stats, candidate_file_limit=max_files)

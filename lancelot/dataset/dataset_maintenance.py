@@ -3,15 +3,21 @@ old versions (dataset/cleanup.py)."""
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import TYPE_CHECKING, Any
 
+from lancelot.dataset import cleanup
 from lancelot.dataset.dataset_scans import inherit_arguments
+from lancelot.dataset.signatures import arguments, takes
 
 if TYPE_CHECKING:
     from lancelot.dataset.cleanup import CleanupExplanation, CleanupStats
     from lancelot.dataset.compact import CompactionMetrics, Optimizer
     from lancelot.dataset.dataset import LanceDataset
+
+
+#: pylance's cleanup options (cleanup.py's ``cleanup_old_versions``), in its order; the dry run takes them too
+_CLEANUP = "older_than retain_versions delete_unverified error_if_tagged_old_versions delete_rate_limit versions"
+_EXPLAIN = _CLEANUP + " include_files max_files"
 
 
 class MaintenanceMixin:
@@ -56,17 +62,8 @@ class MaintenanceMixin:
 
         return Optimizer(self)
 
-    def cleanup_old_versions(
-        self: LanceDataset,
-        older_than: _dt.timedelta | None = None,
-        retain_versions: int | None = None,
-        *,
-        delete_unverified: bool = False,
-        error_if_tagged_old_versions: bool = True,
-        delete_rate_limit: int | None = None,
-        versions: list[int] | None = None,
-        delete_concurrency: int | None = None,
-    ) -> CleanupStats:
+    @takes([cleanup.cleanup_old_versions], _CLEANUP + " delete_concurrency", positional=2)
+    def cleanup_old_versions(self: LanceDataset, *args: Any, **kwargs: Any) -> CleanupStats:
         """Remove old versions' manifests and the data, deletion and index files only they use.
 
         The current version and tagged versions are kept. A version goes when it meets every condition given.
@@ -87,23 +84,12 @@ class MaintenanceMixin:
         Raises:
             OSError: Tagged versions meet the conditions, or an option is out of range (also a ValueError).
         """
-        args = {k: v for k, v in locals().items() if k != "self"}
-        from lancelot.dataset.cleanup import cleanup_old_versions
+        return cleanup.cleanup_old_versions(
+            self, **arguments(MaintenanceMixin.cleanup_old_versions, (self, *args), kwargs)
+        )
 
-        return cleanup_old_versions(self, **args)
-
-    def explain_cleanup_old_versions(
-        self: LanceDataset,
-        older_than: _dt.timedelta | None = None,
-        retain_versions: int | None = None,
-        *,
-        delete_unverified: bool = False,
-        error_if_tagged_old_versions: bool = True,
-        delete_rate_limit: int | None = None,
-        versions: list[int] | None = None,
-        include_files: bool = False,
-        max_files: int = 1000,
-    ) -> CleanupExplanation:
+    @takes([cleanup.cleanup_old_versions, cleanup.explain_cleanup_old_versions], _EXPLAIN, positional=2)
+    def explain_cleanup_old_versions(self: LanceDataset, *args: Any, **kwargs: Any) -> CleanupExplanation:
         """What ``cleanup_old_versions`` with these arguments would remove, removing nothing.
 
         Args:
@@ -114,10 +100,8 @@ class MaintenanceMixin:
             A ``CleanupExplanation``: ``stats`` (a ``CleanupStats``), ``candidate_files`` (``path``, ``kind``,
             ``unverified``, ``size_bytes``), ``candidate_files_truncated``, ``warnings``..., as pylance.
         """
-        args = {k: v for k, v in locals().items() if k != "self"}
-        from lancelot.dataset.cleanup import explain_cleanup_old_versions
-
-        return explain_cleanup_old_versions(self, **args)
+        args_ = arguments(MaintenanceMixin.explain_cleanup_old_versions, (self, *args), kwargs)
+        return cleanup.explain_cleanup_old_versions(self, **args_)
 
 
 inherit_arguments(MaintenanceMixin.explain_cleanup_old_versions, MaintenanceMixin.cleanup_old_versions)

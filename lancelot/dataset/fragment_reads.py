@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.fragment_columns import _POS
-from lancelot.dataset.scan import scan_arguments
+from lancelot.dataset.signatures import arguments, takes
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -41,6 +41,14 @@ def _zone_maps(lf: LanceFile) -> ZoneMaps | None:
     with _ZONE_MAPS_LOCK:
         _ZONE_MAPS[lf] = zm
     return zm
+
+
+#: the parameters of pylance's ``LanceFragment.to_batches`` (its ``scanner``'s) and ``to_table``, in its order
+_BATCHES = "columns batch_size filter limit offset with_row_id with_row_address batch_readahead blob_handling order_by "
+_BATCHES += (
+    "use_scalar_index io_buffer_size late_materialization include_deleted_rows batch_size_bytes strict_batch_size"
+)
+_TABLE = " ".join(n for n in _BATCHES.split() if n not in ("batch_size", "batch_readahead"))
 
 
 class ReadsMixin:
@@ -247,74 +255,30 @@ class ReadsMixin:
             strict_batch_size=strict_batch_size,
         )
 
-    def to_table(
-        self: Fragment,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        blob_handling: str | None = None,
-        order_by: list[object] | None = None,
-        use_scalar_index: bool | None = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        include_deleted_rows: bool | None = None,
-        batch_size_bytes: int | None = None,
-        strict_batch_size: bool | None = None,
-    ) -> pa.Table:
-        """The fragment's live rows (matching ``filter``) as one table (pylance's positional order).
+    @takes([scanner], _TABLE, positional=14)
+    def to_table(self: Fragment, *args: Any, **kwargs: Any) -> pa.Table:
+        """The fragment's live rows (matching ``filter``) as one table.
 
-        Args:
-            columns: The columns: names, or a dict of SQL expressions; None for all.
-            filter: Only the rows it matches: SQL text or a ``pyarrow.compute`` Expression.
-            limit: Return at most this many rows.
-            offset: Skip this many of the rows first.
-            with_row_id: With the ``_rowid`` column.
-            with_row_address: With the ``_rowaddr`` column.
-            blob_handling: As ``scanner``'s.
-            order_by: Sort keys, as ``scanner``'s.
-            use_scalar_index: Accepted; no effect.
-            io_buffer_size: Accepted; no effect.
-            late_materialization: Accepted; no effect.
-            include_deleted_rows: Also return deleted rows (needs ``with_row_id``).
-            batch_size_bytes: Accepted; no effect.
-            strict_batch_size: Accepted; no effect.
+        Takes ``scanner``'s arguments but ``batch_size`` and ``batch_readahead``, in pylance's positional order:
+        ``columns``, ``filter``, ``limit``, ``offset``, ``with_row_id``, ``with_row_address``, ``blob_handling``,
+        ``order_by``, ``use_scalar_index``, ``io_buffer_size``, ``late_materialization``, ``include_deleted_rows``,
+        ``batch_size_bytes``, ``strict_batch_size``.
 
         Returns:
             A ``pyarrow.Table``.
         """
-        return self.scanner(**scan_arguments(locals())).to_table()
+        return self.scanner(**arguments(ReadsMixin.to_table, (self, *args), kwargs)).to_table()
 
-    def to_batches(
-        self: Fragment,
-        *,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        batch_size: int | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        batch_readahead: int = 16,
-        blob_handling: str | None = None,
-        order_by: list[object] | None = None,
-        use_scalar_index: bool | None = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        include_deleted_rows: bool | None = None,
-        batch_size_bytes: int | None = None,
-        strict_batch_size: bool | None = None,
-    ) -> Iterator[pa.RecordBatch]:
+    @takes([scanner], _BATCHES)
+    def to_batches(self: Fragment, *args: Any, **kwargs: Any) -> Iterator[pa.RecordBatch]:
         """The fragment's live rows (matching ``filter``) in record batches of at most ``batch_size`` rows.
 
-        Takes ``scanner``'s arguments, as pylance's ``LanceFragment.to_batches``.
+        Takes ``scanner``'s (keyword) arguments, as pylance's ``LanceFragment.to_batches``.
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
         """
-        return self.scanner(**scan_arguments(locals())).to_batches()
+        return self.scanner(**arguments(ReadsMixin.to_batches, (self, *args), kwargs)).to_batches()
 
     def head(self: Fragment, num_rows: int) -> pa.Table:
         """The fragment's first rows.
