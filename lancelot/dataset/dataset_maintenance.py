@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset import cleanup
-from lancelot.dataset.dataset_scans import inherit_arguments
-from lancelot.dataset.signatures import arguments, takes
+from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 
 if TYPE_CHECKING:
     from lancelot.dataset.cleanup import CleanupExplanation, CleanupStats

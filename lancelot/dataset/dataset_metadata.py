@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
-from lancelot.dataset.dataset_scans import inherit_arguments
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, data_version
+from lancelot.dataset.signatures import inherit_arguments
 
 if TYPE_CHECKING:
     from pyroaring import BitMap

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.fragment_columns import _POS
-from lancelot.dataset.signatures import arguments, takes
+from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -259,10 +259,9 @@ class ReadsMixin:
     def to_table(self: Fragment, *args: Any, **kwargs: Any) -> pa.Table:
         """The fragment's live rows (matching ``filter``) as one table.
 
-        Takes ``scanner``'s arguments but ``batch_size`` and ``batch_readahead``, in pylance's positional order:
-        ``columns``, ``filter``, ``limit``, ``offset``, ``with_row_id``, ``with_row_address``, ``blob_handling``,
-        ``order_by``, ``use_scalar_index``, ``io_buffer_size``, ``late_materialization``, ``include_deleted_rows``,
-        ``batch_size_bytes``, ``strict_batch_size``.
+        Takes ``scanner``'s arguments but ``batch_size`` and ``batch_readahead``, positional too (pylance's order).
+
+        Args:
 
         Returns:
             A ``pyarrow.Table``.
@@ -274,6 +273,8 @@ class ReadsMixin:
         """The fragment's live rows (matching ``filter``) in record batches of at most ``batch_size`` rows.
 
         Takes ``scanner``'s (keyword) arguments, as pylance's ``LanceFragment.to_batches``.
+
+        Args:
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
@@ -325,6 +326,9 @@ class ReadsMixin:
         scan = {k: v for k, v in locals().items() if k not in ("self", "blob_mode", "kwargs")}
         return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **kwargs)
 
+
+for _fn in (ReadsMixin.to_table, ReadsMixin.to_batches):
+    inherit_arguments(_fn, ReadsMixin.scanner)
 
 #: a run of at least this many rows without deletions is kept as a zero-copy slice, not filtered
 CLEAN_RUN_ROWS = 1 << 16

@@ -6,6 +6,7 @@ pylance's order."""
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -36,3 +37,14 @@ def arguments(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     return {k: v for k, v in bound.arguments.items() if k != "self"}
+
+
+def inherit_arguments(fn: Callable[..., Any], source: Callable[..., Any]) -> None:
+    """``fn``'s ``Args:`` with ``source``'s description of each of its parameters it does not
+    describe itself: one text for each argument, wherever it is taken."""
+    entries = re.findall(r"^( {12}(\w+): .*(?:\n {16}.*)*)", source.__doc__ or "", re.M)
+    doc = fn.__doc__ or ""
+    mine = set(re.findall(r"^ {12}(\w+): ", doc, re.M))
+    wanted = inspect.signature(fn).parameters
+    lines = [text for text, name in entries if name in wanted and name not in mine]
+    fn.__doc__ = doc.replace("        Args:\n", "        Args:\n" + "".join(t + "\n" for t in lines), 1)
