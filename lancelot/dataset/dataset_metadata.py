@@ -109,6 +109,21 @@ class MetadataMixin:
         maps = field_metadata_maps(self, field_updates, replace)
         self._move_to(*commit_update_config(self, field_metadata_updates=maps))
 
+    def replace_schema(self: LanceDataset, schema: Any) -> None:
+        """Refused, as pylance refuses it (pyarrow's ``Dataset.replace_schema``): a Lance schema changes by
+        ``add_columns``, ``alter_columns``, ``drop_columns`` or the metadata methods.
+
+        Args:
+            schema: Not used.
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError(
+            f"dataset {self.uri!r}: cannot replace the schema of a dataset; use replace_schema_metadata or "
+            "replace_field_metadata to change its metadata"
+        )
+
     def replace_schema_metadata(self: LanceDataset, new_metadata: dict[str, str]) -> None:
         """Replace all schema metadata (deprecated in pylance, and here: it warns).
 

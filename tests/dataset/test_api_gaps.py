@@ -238,6 +238,9 @@ def test_get_version_tracked_and_all_files(two_fragments: str) -> None:
     assert rows(ours.tracked_files(), ["base_uri", "path"])[1] == rows(theirs.tracked_files(), ["base_uri", "path"])[1]
     cols = ["base_uri", "path", "size_bytes", "last_modified"]
     assert rows(ours.all_files(), cols) == rows(theirs.all_files(), cols)
+    for ds in (theirs, ours):  # pyarrow's Dataset.replace_schema, refused
+        with pytest.raises(NotImplementedError):
+            ds.replace_schema(ds.schema)
 
 
 # -- signature parity ---------------------------------------------------------------------------------------------
