@@ -342,7 +342,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         Args:
             filename: The data file's name in ``data/`` (a plain name).
-            dataset: The dataset it belongs to: its fields are the file's, by their field ids.
+            dataset: The dataset it belongs to: the file holds its fields (all, or some), in its order.
             fragment_id: The id to record.
 
         Returns:
@@ -350,8 +350,9 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         Raises:
             FileNotFoundError: No such file in ``data/`` (also an OSError, as pylance's).
+            OSError: A file whose schema does not fit the dataset's (also a ValueError).
         """
-        from lancelot.dataset.write_schema import file_field_lists
+        from lancelot.dataset.write_schema import check_append_schema, dataset_fields, file_field_lists
         from lancelot.errors import LanceFileNotFoundError
 
         where = f"dataset {dataset.uri!r}: data file {filename!r}"
@@ -359,7 +360,8 @@ class Fragment(ColumnsMixin, ReadsMixin):
         if any(c in filename for c in "/\\") or not dataset.store.exists(path):  # (pylance: one object's name)
             raise LanceFileNotFoundError(f"{where}: not found", path=dataset.store.url(path))
         lf = dataset._open_file(path, where)
-        ids, cols = file_field_lists(list(lf.descriptor.schema.fields), lf.version.value)
+        check_append_schema(dataset.manifest_file, lf.schema, dataset.uri)  # (its fields, in the dataset's order)
+        ids, cols = file_field_lists(dataset_fields(lf.schema, dataset.manifest_file, subset=True), lf.version.value)
         major, minor = lf.version.key
         df = table_pb2.DataFile(
             path=filename, fields=ids, column_indices=cols, file_major_version=major, file_minor_version=minor

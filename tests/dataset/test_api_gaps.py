@@ -220,6 +220,44 @@ def test_fragment_create_from_file_both_directions(two_fragments: str, tmp_path)
         assert lance.dataset(p).to_table()["id"].to_pylist() == [4, 5, 6, 7]
 
 
+@pytest.mark.parametrize("lib", [lance, lancelot], ids=["pylance", "lancelot"])
+def test_create_from_file_appends_and_rewrites(tmp_path, lib) -> None:
+    """The reference's flow (test_fragment.py): files written outside the dataset become fragments by Append, then
+    replace them by Rewrite; the files by the other library's writer, the fragments by ``lib``, commits by pylance."""
+    from lance.file import LanceFileWriter
+
+    data = pa.table({"a": range(50), "b": range(50)})
+    p = str(tmp_path / "d")
+    lance.write_dataset([], p, schema=data.schema, data_storage_version="2.2")
+    os.makedirs(os.path.join(p, "data"), exist_ok=True)  # (an empty dataset has no data directory yet)
+
+    def write(name: str, t: pa.Table) -> str:
+        if lib is lance:
+            with lancelot.LanceWriter(os.path.join(p, "data", name), t.schema, version="2.2") as w:
+                w.write(t)
+        else:
+            with LanceFileWriter(os.path.join(p, "data", name)) as w:
+                w.write_batch(t)
+        return name
+
+    def meta(name: str) -> lance.fragment.FragmentMetadata:
+        frag = lib.LanceFragment.create_from_file(name, lib.dataset(p), 0)
+        return lance.fragment.FragmentMetadata.from_json(json.dumps(frag.to_json()))
+
+    for i, name in enumerate(["one.lance", "two.lance"]):
+        write(name, data)
+        ds = lance.LanceDataset.commit(p, lance.LanceOperation.Append([meta(name)]), read_version=i + 1)
+        assert [f.fragment_id for f in ds.get_fragments()] == list(range(i + 1))
+    write("all.lance", lance.dataset(p).to_table())
+    group = lance.LanceOperation.RewriteGroup([f.metadata for f in ds.get_fragments()], [meta("all.lance")])
+    ds = lance.LanceDataset.commit(p, lance.LanceOperation.Rewrite([group], []), read_version=3)
+    assert [f.fragment_id for f in ds.get_fragments()] == [2]
+    assert lancelot.dataset(p).to_table() == ds.to_table() and ds.count_rows() == 100
+    write("reordered.lance", data.select(["b", "a"]))
+    with pytest.raises(OSError):  # the dataset's fields, in its order
+        lib.LanceFragment.create_from_file("reordered.lance", lib.dataset(p), 0)
+
+
 def test_get_version_tracked_and_all_files(two_fragments: str) -> None:
     theirs, ours = lance.dataset(two_fragments), lancelot.dataset(two_fragments)
     assert ours.get_version() == theirs.get_version()
