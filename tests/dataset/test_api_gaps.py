@@ -108,6 +108,17 @@ def test_cleanup_options_like_pylance(history: str, tmp_path, args: tuple, kw: d
     assert out[:3] == out[3:]
 
 
+def test_cleanup_of_a_tagged_version_is_oserror(history: str, tmp_path) -> None:
+    theirs, ours = _copies(history, tmp_path)
+    lance.dataset(theirs).tags.create("t", 2)
+    lance.dataset(ours).tags.create("t", 2)
+    for lib, p in ((lance, theirs), (lancelot, ours)):
+        with pytest.raises(OSError):
+            lib.dataset(p).cleanup_old_versions(timedelta(0))
+        lib.dataset(p).cleanup_old_versions(timedelta(0), error_if_tagged_old_versions=False)
+        assert [v["version"] for v in lance.dataset(p).versions()] == [2, 6]
+
+
 def test_explain_cleanup_like_pylance(history: str) -> None:
     theirs, ours = lance.dataset(history), lancelot.dataset(history)
     for kw in (dict(include_files=True), dict(include_files=True, max_files=2), dict(retain_versions=2)):
