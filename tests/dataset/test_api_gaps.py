@@ -163,7 +163,7 @@ def test_update_data_storage_version(tmp_path) -> None:
 def test_merge_insert_write_mode_and_storage_version(tmp_path) -> None:
     p = str(tmp_path / "m")
     lance.write_dataset(pa.table({"id": [1, 2], "v": [1, 2]}), p, data_storage_version="2.1")
-    b = lancelot.dataset(p).merge_insert("id").write_mode("rewrite_rows").data_storage_version("stable" and "2.1")
+    b = lancelot.dataset(p).merge_insert("id").write_mode("rewrite_rows").data_storage_version("2.1")
     r = b.when_matched_update_all().when_not_matched_insert_all().execute(pa.table({"id": [2, 3], "v": [20, 30]}))
     assert (r["num_updated_rows"], r["num_inserted_rows"]) == (1, 1)
     assert lance.dataset(p).to_table().sort_by("id")["v"].to_pylist() == [1, 20, 30]
