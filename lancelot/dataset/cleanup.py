@@ -24,7 +24,7 @@ import uuid as _uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from lancelot.dataset.manifest_wire import (
     scan_files,
 )
 from lancelot.dataset.transaction import TRANSACTIONS_DIR
-from lancelot.errors import LanceError
+from lancelot.errors import LanceValueError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 from lancelot.util.jit import NumpyUntilHot
 
@@ -70,8 +70,32 @@ TEMP_PATTERNS = (
 TEMP_DIRS = (DATA_DIR, VERSIONS_DIR, "_deletions", TRANSACTIONS_DIR, INDICES_DIR, "_refs")
 
 
-class CleanupError(LanceError):
-    """Cleanup refused (e.g. tagged versions older than the cutoff)."""
+class CleanupError(_OSErrorMessage, LanceValueError, OSError):
+    """Cleanup refused (tagged versions older than the cutoff, an option out of range): pylance's OSError."""
+
+
+@dataclass
+class CleanupCandidateFile:
+    """A file cleanup would remove (pylance's): its store path, ``kind`` (``"manifest"``, ``"data"``,
+    ``"deletion"``, ``"transaction"``, ``"index"``; lancelot also ``"temp"``), whether no removed version names it."""
+
+    path: str
+    kind: str
+    unverified: bool
+    size_bytes: int
+
+
+@dataclass
+class CleanupExplanation:
+    """What ``cleanup_old_versions`` would do (pylance's ``explain_cleanup_old_versions``)."""
+
+    read_version: int
+    stats: CleanupStats
+    candidate_files: list[CleanupCandidateFile] = field(default_factory=list)
+    candidate_files_truncated: bool = False
+    candidate_file_limit: int = 1000
+    referenced_branches: list[str] = field(default_factory=list)  # (lancelot has no branches)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,10 +110,21 @@ class CleanupStats:
     deletion_files_removed: int = 0
     temp_files_removed: int = 0  # writers' temporary files (lancelot only; also in bytes_removed)
     removed: list[str] = field(default_factory=list, repr=False)  # dataset-relative paths
+    _pace: float = field(default=0.0, repr=False)  # seconds between deletions (1 / delete_rate_limit)
+    _last: float = field(default=0.0, repr=False)
+    _candidates: list[CleanupCandidateFile] | None = field(default=None, repr=False)  # a dry run's: nothing deleted
 
-    def _remove(self, store: ObjectStore, path: str, size: int, counter: str) -> None:
-        """Delete ``path`` (``size`` bytes), counted in ``counter`` (a field's name)."""
-        store.delete(path)
+    def _remove(self, store: ObjectStore, path: str, size: int, counter: str, unverified: bool = False) -> None:
+        """Delete ``path`` (``size`` bytes), counted in ``counter`` (a field's name); a dry run lists it instead
+        (``unverified``: no removed version names it)."""
+        if self._candidates is not None:
+            kind = "manifest" if counter == "old_versions" else counter.split("_")[0]
+            self._candidates.append(CleanupCandidateFile(store.full_path(path).lstrip("/"), kind, unverified, size))
+        elif self._pace:
+            time.sleep(max(0.0, self._last + self._pace - time.monotonic()))
+            self._last = time.monotonic()
+        if self._candidates is None:
+            store.delete(path)
         self.bytes_removed += size
         self.removed.append(path)
         setattr(self, counter, getattr(self, counter) + 1)
@@ -174,7 +209,7 @@ def _scan(data: bytes, v: int) -> tuple[float, Callable[[_Files], None]] | None:
         if txn:
             into.paths.add(f"{TRANSACTIONS_DIR}/{txn}")
         if index:
-            _collect_indices(index, into)
+            collect_indices(index, into)
 
     return int(meta[F_SECONDS]) + int(meta[F_NANOS]) / 1e9, add
 
@@ -203,10 +238,10 @@ def _collect(m: table_pb2.Manifest, index_section: bytes | None, into: _Files) -
     if m.transaction_file:
         into.paths.add(f"{TRANSACTIONS_DIR}/{m.transaction_file}")
     if index_section:
-        _collect_indices(index_section, into)
+        collect_indices(index_section, into)
 
 
-def _collect_indices(index_section: bytes, into: _Files) -> None:
+def collect_indices(index_section: bytes, into: _Files) -> None:
     sec = table_pb2.IndexSection()
     sec.ParseFromString(index_section)
     for idx in sec.indices:
@@ -220,26 +255,39 @@ def cleanup_old_versions(
     *,
     delete_unverified: bool = False,
     error_if_tagged_old_versions: bool = True,
+    delete_rate_limit: int | None = None,
+    versions: list[int] | None = None,
+    delete_concurrency: int | None = None,
+    dry_run: bool = False,
 ) -> CleanupStats:
-    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` (default two weeks, as pylance) or
-    beyond the last ``retain_versions``, and the files only they used."""
-    if retain_versions is not None and retain_versions <= 0:
-        raise ValueError("retain_versions must be positive")
-    if older_than is None and retain_versions is None:
+    """Remove the versions of ``ds`` (a LanceDataset) older than ``older_than`` and before the last
+    ``retain_versions`` and among ``versions`` (each condition given; none: older than two weeks, as pylance), and the
+    files only they used. At most ``delete_rate_limit`` deletions a second; deletions run one at a time (within any
+    ``delete_concurrency``). ``dry_run``: nothing is removed, ``CleanupStats.candidates`` lists what would be."""
+    for name, value in (("retain_versions", retain_versions), ("delete_rate_limit", delete_rate_limit)):
+        if value is not None and value < 0:
+            raise OverflowError(f"{name}: can't convert negative int to unsigned")  # (pylance's)
+        if value == 0:
+            raise CleanupError(f"{name} must be greater than 0, got 0")
+    if delete_concurrency is not None and not 0 < delete_concurrency < 1 << 61:
+        raise CleanupError(f"delete_concurrency must be between 1 and {(1 << 61) - 1}, got {delete_concurrency}")
+    if older_than is None and retain_versions is None and versions is None:
         older_than = DEFAULT_OLDER_THAN
     store, uri = ds.store, ds.uri
     now = time.time()
     cutoff = None if older_than is None else now - older_than.total_seconds()
-    versions = list_versions(store, uri)
+    chosen = None if versions is None else set(versions)
+    listed = list_versions(store, uri)
     current = int(ds.version)
-    before_version = None if retain_versions is None else (versions.latest or 0) - retain_versions + 1
+    before_version = None if retain_versions is None else (listed.latest or 0) - retain_versions + 1
     tags = tagged_versions(store)
     kept, verified = _Files(), _Files()
     old: list[int] = []
     tagged_old: list[int] = []
-    for v, path, data in read_manifests(store, versions):  # (a remote store's side by side)
-        ts, collect = _read_version(store, uri, versions, v, path, data)
+    for v, path, data in read_manifests(store, listed):  # (a remote store's side by side)
+        ts, collect = _read_version(store, uri, listed, v, path, data)
         should = (cutoff is None or ts < cutoff) and (before_version is None or v < before_version)
+        should = should and (chosen is None or v in chosen)
         is_latest = current <= v
         if v in tags and should and not is_latest:
             tagged_old.append(v)
@@ -255,12 +303,13 @@ def cleanup_old_versions(
             f"dataset {uri!r}: {len(tagged_old)} tagged version(s) are older than the cutoff; delete the tags "
             f"{names} or pass error_if_tagged_old_versions=False"
         )
-    stats = CleanupStats()
+    stats = CleanupStats(_pace=0.0 if delete_rate_limit is None else 1.0 / delete_rate_limit)
+    stats._candidates = [] if dry_run else None
     sizes = {p: n for p, n, _ in store.list_files(VERSIONS_DIR)} if old else {}  # (one listing, not a request each)
-    if old and versions.latest is not None and (_hinted(store) or 0) < versions.latest:
-        _write_hint(store, versions.latest)  # (a hint older than a removed version would find a gap: no next manifest)
+    if old and not dry_run and listed.latest is not None and (_hinted(store) or 0) < listed.latest:
+        _write_hint(store, listed.latest)  # (a hint older than a removed version would find a gap: no next manifest)
     for v in old:  # manifests first: no listed version ever loses a file
-        path = f"{VERSIONS_DIR}/{versions.names[v]}"
+        path = f"{VERSIONS_DIR}/{listed.names[v]}"
         size = sizes.get(path)
         if size is None:
             continue  # gone already
@@ -279,12 +328,14 @@ def cleanup_old_versions(
                 parts = path.split("/")
                 if len(parts) < 3:
                     continue
-                if parts[1] in kept.index_uuids or (in_flight and parts[1] not in verified.index_uuids):
+                named = parts[1] in verified.index_uuids
+                if parts[1] in kept.index_uuids or (in_flight and not named):
                     continue
             elif kind == "data" and path.endswith(".blob"):
                 # a blob v2 sidecar (data/<file stem>/<id>.blob) goes with its data file
                 owner = path.rsplit("/", 1)[0] + ".lance"
-                if owner in kept.paths or (in_flight and owner not in verified.paths):
+                named = owner in verified.paths
+                if owner in kept.paths or (in_flight and not named):
                     continue
             else:
                 if kind == "data" and not path.endswith(".lance"):
@@ -293,12 +344,13 @@ def cleanup_old_versions(
                     continue
                 if kind == "transaction" and not path.endswith(".txn"):
                     continue
-                if path in kept.paths or (in_flight and path not in verified.paths):
+                named = path in verified.paths
+                if path in kept.paths or (in_flight and not named):
                     continue
-            stats._remove(store, path, size, f"{kind}_files_removed")
+            stats._remove(store, path, size, f"{kind}_files_removed", unverified=not named)
             if kind == "index" or path.endswith(".blob"):
                 emptied.add(path.rsplit("/", 1)[0])
-    for d in sorted(emptied):  # an index's or sidecars' directory goes with its files, as pylance's
+    for d in sorted(emptied) if not dry_run else ():  # an index's or sidecars' directory goes with its files
         store.remove_empty_dir(d)
     _remove_temp_files(store, stats, now if delete_unverified else threshold, cutoff)
     return stats
@@ -317,4 +369,24 @@ def _remove_temp_files(store: ObjectStore, stats: CleanupStats, before: float, c
         for path, size, mtime in store.list_files(top):
             if mtime >= limit or not is_temp_file(path):
                 continue
-            stats._remove(store, path, size, "temp_files_removed")
+            stats._remove(store, path, size, "temp_files_removed", unverified=True)
+
+
+def explain_cleanup_old_versions(
+    ds: LanceDataset, *, include_files: bool = False, max_files: int = 1000, **options: Any
+) -> CleanupExplanation:
+    """``cleanup_old_versions(ds, **options)`` as a dry run: its stats, and its first ``max_files`` candidate files
+    when ``include_files``."""
+    if max_files <= 0:
+        raise LanceValueError("max_files must be positive")
+    options.pop("delete_rate_limit", None)  # (nothing is deleted)
+    stats = cleanup_old_versions(ds, dry_run=True, **options)
+    found = sorted(stats._candidates or [], key=lambda c: c.kind == "manifest")  # manifests last, as pylance's
+    stats._candidates = None
+    out = CleanupExplanation(int(ds.version), stats, candidate_file_limit=max_files)
+    if include_files:
+        out.candidate_files = found[:max_files]
+        out.candidate_files_truncated = len(found) > max_files
+        if out.candidate_files_truncated:
+            out.warnings.append(f"candidate_files truncated to {max_files} entries")
+    return out

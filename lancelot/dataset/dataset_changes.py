@@ -54,6 +54,7 @@ class ChangesMixin:
         where: str | pc.Expression | None = None,
         conflict_retries: int = 10,
         retry_timeout: Any = None,
+        data_storage_version: str | None = None,
     ) -> dict[str, int]:
         """Set columns to SQL expressions on the rows where ``where`` holds, as one new version; this object then shows
         it.
@@ -65,6 +66,8 @@ class ChangesMixin:
             where: SQL text or an Expression; None updates every row.
             conflict_retries: How often to retry on a concurrent commit that conflicts.
             retry_timeout: Accepted for pylance's signature.
+            data_storage_version: The file version of the rewritten rows' data files (``"2.1"``, ``"stable"``...);
+                lancelot writes only the dataset's own version (another is refused).
 
         Returns:
             ``{"num_rows_updated": n}``, as pylance.
@@ -77,6 +80,10 @@ class ChangesMixin:
         """
         from lancelot.dataset.changes import update
 
+        if data_storage_version is not None:
+            from lancelot.dataset.dataset_metadata import check_write_version
+
+            check_write_version(self, data_storage_version)
         return update(self, updates, where, conflict_retries, retry_timeout)
 
     def merge_insert(self: LanceDataset, on: str | Sequence[str]) -> MergeInsertBuilder:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.config import commit_update_config, field_metadata_maps, string_map, update_map
-from lancelot.dataset.dataset_scans import inherit_arguments
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, data_version
+from lancelot.dataset.signatures import inherit_arguments
 
 if TYPE_CHECKING:
     from pyroaring import BitMap
@@ -108,6 +108,21 @@ class MetadataMixin:
         """
         maps = field_metadata_maps(self, field_updates, replace)
         self._move_to(*commit_update_config(self, field_metadata_updates=maps))
+
+    def replace_schema(self: LanceDataset, schema: Any) -> None:
+        """Refused, as pylance refuses it (pyarrow's ``Dataset.replace_schema``): a Lance schema changes by
+        ``add_columns``, ``alter_columns``, ``drop_columns`` or the metadata methods.
+
+        Args:
+            schema: Not used.
+
+        Raises:
+            NotImplementedError: Always.
+        """
+        raise NotImplementedError(
+            f"dataset {self.uri!r}: cannot replace the schema of a dataset; use replace_schema_metadata or "
+            "replace_field_metadata to change its metadata"
+        )
 
     def replace_schema_metadata(self: LanceDataset, new_metadata: dict[str, str]) -> None:
         """Replace all schema metadata (deprecated in pylance, and here: it warns).
@@ -237,3 +252,21 @@ class MetadataMixin:
 
 for _fn in (MetadataMixin.update_metadata, MetadataMixin.update_schema_metadata):
     inherit_arguments(_fn, MetadataMixin.update_config)
+
+
+def check_write_version(ds: LanceDataset, version: str) -> None:
+    """Refuse a data file version (pylance's ``data_storage_version`` of ``update``) other than the one ``ds``'s new
+    files get: ValueError, as pylance for unknown and v1 versions; another 2.x version, which pylance writes beside
+    the dataset's, lancelot does not write yet."""
+    from lancelot.errors import LanceValueError, UnsupportedVersionError
+    from lancelot.writer import resolve_version
+
+    try:
+        want, have = resolve_version(version), resolve_version(ds.data_storage_version)
+    except UnsupportedVersionError as e:
+        raise LanceValueError(f"dataset {ds.uri!r}: {e}") from None
+    if want != have:
+        raise LanceValueError(
+            f"dataset {ds.uri!r}: data_storage_version {version!r} ({want.value}): lancelot writes the dataset's own "
+            f"version ({have.value}) only"
+        )

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import inspect
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -14,6 +12,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_metadata import manifest_live_rows
 from lancelot.dataset.scan import scan_arguments
+from lancelot.dataset.signatures import inherit_arguments
 from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
@@ -58,7 +57,16 @@ class ScansMixin:
         prefilter: bool | None = None,
         with_row_id: bool | None = None,
         with_row_address: bool | None = None,
+        use_stats: bool | None = None,
+        fast_search: bool | None = None,
+        full_text_query: Any = None,
+        io_buffer_size: int | None = None,
+        late_materialization: bool | list[str] | None = None,
         blob_mode: str = "lazy",
+        use_scalar_index: bool | None = None,
+        include_deleted_rows: bool | None = None,
+        order_by: list[Any] | None = None,
+        disable_scoring_autoprojection: bool | None = None,
         **kwargs: Any,
     ) -> Any:
         """The rows as a pandas DataFrame: needs pandas installed.
@@ -312,17 +320,6 @@ class ScansMixin:
 
     def _empty(self: LanceDataset, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
         return self.scanner(columns=columns).projected_schema.empty_table()
-
-
-def inherit_arguments(fn: Callable[..., Any], source: Callable[..., Any]) -> None:
-    """``fn``'s ``Args:`` with ``source``'s description of each of its parameters it does not
-    describe itself: one text for each argument, wherever it is taken."""
-    entries = re.findall(r"^( {12}(\w+): .*(?:\n {16}.*)*)", source.__doc__ or "", re.M)
-    doc = fn.__doc__ or ""
-    mine = set(re.findall(r"^ {12}(\w+): ", doc, re.M))
-    wanted = inspect.signature(fn).parameters
-    lines = [text for text, name in entries if name in wanted and name not in mine]
-    fn.__doc__ = doc.replace("        Args:\n", "        Args:\n" + "".join(t + "\n" for t in lines), 1)
 
 
 for _fn in (ScansMixin.to_pandas, ScansMixin.to_table, ScansMixin.to_batches):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
+
+import pyarrow as pa
 
 from lancelot.dataset.commit import commit_manifest, latest_hinted, list_versions
 from lancelot.dataset.transaction import new_transaction
@@ -86,6 +88,50 @@ class VersionsMixin:
         from lancelot.dataset.history import versions_list
 
         return versions_list(self.store, self.uri)
+
+    def get_version(self: LanceDataset) -> dict[str, Any]:
+        """This object's version as ``versions()`` lists it (``version``, ``timestamp``, ``metadata``), from the
+        manifest already loaded.
+
+        Examples:
+            >>> ds.get_version()["metadata"]["total_rows"]
+            '10'
+        """
+        from lancelot.dataset.history import manifest_summary, version_time
+
+        ts = self.manifest.timestamp
+        ns = int(ts.seconds) * 1_000_000_000 + int(ts.nanos)
+        return {"version": self.version, "timestamp": version_time(ns), "metadata": manifest_summary(self.manifest)}
+
+    def tracked_files(
+        self: LanceDataset,
+        *,
+        min_version: int | None = None,
+        progress: Callable[[int, int | None], object] | None = None,
+    ) -> pa.RecordBatchReader:
+        """The files every version's manifest names (pylance's ``tracked_files``).
+
+        Args:
+            min_version: Only versions from this one on.
+            progress: Called as ``progress(manifests_done, manifests_total)`` after each version.
+
+        Returns:
+            A ``pyarrow.RecordBatchReader`` of ``version``, ``base_uri``, ``path`` (relative to it) and ``type``
+            (``"manifest"``, ``"transaction file"``, ``"data file"``, ``"deletion file"``, ``"index file"``).
+        """
+        from lancelot.dataset.tracked_files import tracked_files
+
+        return tracked_files(self, min_version, progress)
+
+    def all_files(self: LanceDataset) -> pa.RecordBatchReader:
+        """Every file present under the dataset's root, named by a manifest or not (pylance's ``all_files``).
+
+        Returns:
+            A ``pyarrow.RecordBatchReader`` of ``base_uri``, ``path``, ``size_bytes`` and ``last_modified`` (UTC).
+        """
+        from lancelot.dataset.tracked_files import all_files
+
+        return all_files(self)
 
     def checkout_version(self: LanceDataset, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
         """This dataset at another version, as a new object (this one does not move).

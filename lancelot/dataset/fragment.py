@@ -8,6 +8,7 @@ the field ids in the file's schema, fields in no data file read as nulls, delete
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from lancelot.dataset.fragment_metadata import FragmentMetadata as FragmentMetad
 from lancelot.dataset.fragment_metadata import manifest_live_rows as manifest_live_rows
 from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, ReadsMixin, _segments
 from lancelot.dataset.manifest import rows_trusted
-from lancelot.errors import CorruptFileError
+from lancelot.errors import CorruptFileError, LanceValueError
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -124,6 +125,51 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         return delete(self, predicate)
 
+    def delete_rows(self, offsets: Iterable[int]) -> FragmentMetadata | None:
+        """Delete rows by their physical positions in this fragment, uncommitted (pylance's
+        ``LanceFragment.delete_rows``): as ``delete``, for rows already known (rows deleted before stay deleted).
+
+        Args:
+            offsets: 0-based physical positions (deleted rows count too), in any order, repeats allowed.
+
+        Returns:
+            The fragment's new metadata, to commit with ``LanceOperation.Delete``; None when no row is left.
+
+        Raises:
+            ValueError: A position past the fragment's physical rows.
+            OverflowError: A negative position (as pylance).
+        """
+        from lancelot.dataset.deletion import new_deletion_file, serialize_deletions
+
+        positions = np.unique(np.array([int(o) for o in offsets], dtype=np.int64))
+        if len(positions) and positions[0] < 0:
+            raise OverflowError(f"{self.where}: delete_rows offset {int(positions[0])} is negative")
+        if len(positions) and positions[-1] >= self.physical_rows:
+            raise LanceValueError(
+                f"{self.where}: delete_rows offset {int(positions[-1])} is out of range ({self.physical_rows} rows)"
+            )
+        deleted = np.union1d(self.deleted_positions().astype(np.int64), positions)
+        if len(deleted) >= self.physical_rows:
+            return None
+        kind, data = serialize_deletions(deleted)  # a new deletion file even when nothing changed, as pylance's
+        d = new_deletion_file(kind, self._ds.version, len(deleted))
+        self._ds.store.put(deletion_path(self.fragment_id, d), data)
+        pb = table_pb2.DataFragment()
+        pb.CopyFrom(self._pb)
+        pb.deletion_file.CopyFrom(d)
+        return FragmentMetadata.from_pb(pb)
+
+    def validate(self) -> None:
+        """Check this fragment's data and deletion files against its manifest entry (pylance's
+        ``LanceFragment.validate``; ``LanceDataset.validate`` checks every fragment).
+
+        Raises:
+            CorruptFileError: An inconsistency (a missing file: FileNotFoundError, an OSError as pylance's).
+        """
+        from lancelot.dataset.validate import validate_fragment
+
+        validate_fragment(self._ds, self._pb)
+
     def merge_columns(
         self,
         value_func: Any,
@@ -217,17 +263,21 @@ class Fragment(ColumnsMixin, ReadsMixin):
 
         Returns:
             The row count.
+
+        Raises:
+            OSError: A filter it cannot use (as pylance; also a ValueError).
         """
-        if isinstance(filter, str):
-            from lancelot.dataset.scanner import as_filter
-
-            filter = as_filter(filter, self._ds.schema)
         if filter is not None:
-            from lancelot.dataset.scanner import row_columns_in
+            from lancelot.dataset.scanner import as_filter, row_columns_in
+            from lancelot.sql.errors import CountFilterError, SqlError
 
-            if row_columns_in(filter, self._ds.schema):  # _rowid & co: computed by the scanner
-                return self._ds.scanner(columns=[], filter=filter, fragments=[self]).count_rows()
-            return int(self.read(columns=[], filter=filter).num_rows)
+            try:
+                filter = as_filter(filter, self._ds.schema) if isinstance(filter, str) else filter
+                if row_columns_in(filter, self._ds.schema):  # _rowid & co: computed by the scanner
+                    return self._ds.scanner(columns=[], filter=filter, fragments=[self]).count_rows()
+                return int(self.read(columns=[], filter=filter).num_rows)
+            except SqlError as e:
+                raise CountFilterError(str(e)) from None
         if self._live is None:
             self._live = self.physical_rows - len(self.deleted_positions())
         return self._live
@@ -284,6 +334,39 @@ class Fragment(ColumnsMixin, ReadsMixin):
         if not self._pb.HasField("deletion_file"):
             return None
         return deletion_path(self.fragment_id, self._pb.deletion_file)
+
+    @staticmethod
+    def create_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -> FragmentMetadata:
+        """The metadata of a fragment made of one data file already in the dataset's ``data/`` directory, uncommitted
+        (pylance's ``LanceFragment.create_from_file``: e.g. to recover a file a manifest lost).
+
+        Args:
+            filename: The data file's name in ``data/`` (a plain name).
+            dataset: The dataset it belongs to: the file holds its fields (all, or some), in its order.
+            fragment_id: The id to record.
+
+        Returns:
+            The fragment's metadata (its data file's fields, version and rows), for ``LanceDataset.commit``.
+
+        Raises:
+            FileNotFoundError: No such file in ``data/`` (also an OSError, as pylance's).
+            OSError: A file whose schema does not fit the dataset's (also a ValueError).
+        """
+        from lancelot.dataset.write_schema import check_append_schema, dataset_fields, file_field_lists
+        from lancelot.errors import LanceFileNotFoundError
+
+        where = f"dataset {dataset.uri!r}: data file {filename!r}"
+        path = f"{DATA_DIR}/{filename}"
+        if any(c in filename for c in "/\\") or not dataset.store.exists(path):  # (pylance: one object's name)
+            raise LanceFileNotFoundError(f"{where}: not found", path=dataset.store.url(path))
+        lf = dataset._open_file(path, where)
+        check_append_schema(dataset.manifest_file, lf.schema, dataset.uri)  # (its fields, in the dataset's order)
+        ids, cols = file_field_lists(dataset_fields(lf.schema, dataset.manifest_file, subset=True), lf.version.value)
+        major, minor = lf.version.key
+        df = table_pb2.DataFile(
+            path=filename, fields=ids, column_indices=cols, file_major_version=major, file_minor_version=minor
+        )
+        return FragmentMetadata.from_pb(table_pb2.DataFragment(id=fragment_id, files=[df], physical_rows=lf.num_rows))
 
     @staticmethod
     def create(

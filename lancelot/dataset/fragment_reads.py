@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.fragment_columns import _POS
-from lancelot.dataset.scan import scan_arguments
+from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 from lancelot.util.pools import shared_pool
 
 if TYPE_CHECKING:
@@ -41,6 +41,14 @@ def _zone_maps(lf: LanceFile) -> ZoneMaps | None:
     with _ZONE_MAPS_LOCK:
         _ZONE_MAPS[lf] = zm
     return zm
+
+
+#: the parameters of pylance's ``LanceFragment.to_batches`` (its ``scanner``'s) and ``to_table``, in its order
+_BATCHES = "columns batch_size filter limit offset with_row_id with_row_address batch_readahead blob_handling order_by "
+_BATCHES += (
+    "use_scalar_index io_buffer_size late_materialization include_deleted_rows batch_size_bytes strict_batch_size"
+)
+_TABLE = " ".join(n for n in _BATCHES.split() if n not in ("batch_size", "batch_readahead"))
 
 
 class ReadsMixin:
@@ -236,50 +244,42 @@ class ReadsMixin:
             fragments=[self],
             with_row_id=with_row_id,
             with_row_address=with_row_address,
+            batch_readahead=batch_readahead,
             include_deleted_rows=include_deleted_rows,
             order_by=order_by,
             blob_handling=blob_handling,
+            use_scalar_index=use_scalar_index,
+            io_buffer_size=io_buffer_size,
+            late_materialization=late_materialization,
+            batch_size_bytes=batch_size_bytes,
+            strict_batch_size=strict_batch_size,
         )
 
-    def to_table(
-        self: Fragment,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        order_by: list[object] | None = None,
-        **kwargs: Any,
-    ) -> pa.Table:
-        """The fragment's live rows (matching ``filter``) as one table (pylance's positional order).
+    @takes([scanner], _TABLE, positional=14)
+    def to_table(self: Fragment, *args: Any, **kwargs: Any) -> pa.Table:
+        """The fragment's live rows (matching ``filter``) as one table.
+
+        Takes ``scanner``'s arguments but ``batch_size`` and ``batch_readahead``, positional too (pylance's order).
 
         Args:
-            columns: The columns: names, or a dict of SQL expressions; None for all.
-            filter: Only the rows it matches: SQL text or a ``pyarrow.compute`` Expression.
-            limit: Return at most this many rows.
-            offset: Skip this many of the rows first.
-            with_row_id: With the ``_rowid`` column.
-            with_row_address: With the ``_rowaddr`` column.
-            order_by: Sort keys, as ``scanner``'s.
-            **kwargs: ``scanner``'s other keyword arguments (``blob_handling``, ``include_deleted_rows``...).
 
         Returns:
             A ``pyarrow.Table``.
         """
-        return self.scanner(**scan_arguments(locals())).to_table()
+        return self.scanner(**arguments(ReadsMixin.to_table, (self, *args), kwargs)).to_table()
 
-    def to_batches(self: Fragment, **options: Any) -> Iterator[pa.RecordBatch]:
-        """The fragment's live rows (matching ``filter``) in record batches.
+    @takes([scanner], _BATCHES)
+    def to_batches(self: Fragment, *args: Any, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """The fragment's live rows (matching ``filter``) in record batches of at most ``batch_size`` rows.
+
+        Takes ``scanner``'s (keyword) arguments, as pylance's ``LanceFragment.to_batches``.
 
         Args:
-            **options: ``scanner``'s keyword arguments (``columns``, ``filter``, ``limit``, ``offset``, ``with_row_id``,
-                ``batch_size``...), as pylance's ``LanceFragment.to_batches``.
 
         Returns:
             An iterator of ``pyarrow.RecordBatch``.
         """
-        return self.scanner(**options).to_batches()
+        return self.scanner(**arguments(ReadsMixin.to_batches, (self, *args), kwargs)).to_batches()
 
     def head(self: Fragment, num_rows: int) -> pa.Table:
         """The fragment's first rows.
@@ -326,6 +326,9 @@ class ReadsMixin:
         scan = {k: v for k, v in locals().items() if k not in ("self", "blob_mode", "kwargs")}
         return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **kwargs)
 
+
+for _fn in (ReadsMixin.to_table, ReadsMixin.to_batches):
+    inherit_arguments(_fn, ReadsMixin.scanner)
 
 #: a run of at least this many rows without deletions is kept as a zero-copy slice, not filtered
 CLEAN_RUN_ROWS = 1 << 16

@@ -33,7 +33,7 @@ from lancelot.dataset.changes import (
 )
 from lancelot.dataset.merge_join import POS as _POS
 from lancelot.dataset.merge_join import KeyJoin
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.changes import Committed
@@ -169,6 +169,40 @@ class MergeInsertBuilder:
             The builder.
         """
         return self  # lancelot builds no indices: the join always scans the keys
+
+    def write_mode(self, mode: str) -> MergeInsertBuilder:
+        """How merged rows are written (pylance's ``write_mode``): ``"auto"`` or ``"rewrite_rows"`` (matched rows
+        deleted, whole rows written to new fragments: what lancelot does); ``"rewrite_columns"`` is refused.
+
+        Args:
+            mode: ``"auto"``, ``"rewrite_rows"`` or ``"rewrite_columns"``.
+
+        Returns:
+            The builder.
+        """
+        if mode not in ("auto", "rewrite_rows", "rewrite_columns"):
+            raise LanceValueError(
+                f"Invalid write_mode: {mode}. Expected one of 'auto', 'rewrite_rows', 'rewrite_columns'"
+            )
+        if mode == "rewrite_columns":
+            raise LanceValueError(
+                f"dataset {self._ds.uri!r}: lancelot writes merged rows whole (write_mode 'rewrite_rows')"
+            )
+        return self
+
+    def data_storage_version(self, version: str) -> MergeInsertBuilder:
+        """The file version of the data files this merge writes (pylance's): only the dataset's own version.
+
+        Args:
+            version: ``"2.1"``, ``"stable"``...
+
+        Returns:
+            The builder.
+        """
+        from lancelot.dataset.dataset_metadata import check_write_version
+
+        check_write_version(self._ds, version)
+        return self
 
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
         """Run the merge as one new version; the dataset object then shows it.

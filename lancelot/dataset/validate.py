@@ -18,13 +18,13 @@ from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceFileNot
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
+    from lancelot.format.pb import table_pb2
 
 
 def validate(ds: LanceDataset) -> None:
     """Raise CorruptFileError on the first inconsistency of this version's manifest and files."""
     m = ds.manifest
     where = f"dataset {ds.uri!r} version {ds.version}"
-    field_ids = {int(f.id) for f in m.fields}
     seen: set[int] = set()
     for frag in m.fragments:
         fid = int(frag.id)
@@ -34,36 +34,42 @@ def validate(ds: LanceDataset) -> None:
         seen.add(fid)
         if m.HasField("max_fragment_id") and fid > m.max_fragment_id:
             raise CorruptFileError(f"{at}: id above the manifest's max_fragment_id {m.max_fragment_id}")
-        if not frag.files:
-            raise CorruptFileError(f"{at}: no data files")
-        for df in frag.files:
-            unknown = [x for x in df.fields if x >= 0 and x not in field_ids]
-            if unknown:
-                raise CorruptFileError(f"{at}: data file {df.path!r} holds fields {unknown} not in the schema")
-            if len(df.column_indices) and len(df.column_indices) != len(df.fields):
-                raise CorruptFileError(
-                    f"{at}: data file {df.path!r} has {len(df.fields)} fields but "
-                    f"{len(df.column_indices)} column indices"
-                )
-            store, prefix = ds._base(int(df.base_id) if df.HasField("base_id") else None, at)
-            if not store.exists(prefix + df.path):
-                raise LanceFileNotFoundError(
-                    f"{at}: data file {df.path!r} is missing", path=store.url(prefix + df.path)
-                )
-        if frag.HasField("deletion_file"):
-            d = frag.deletion_file
-            if d.num_deleted_rows > frag.physical_rows:
-                raise CorruptFileError(f"{at}: deletes {d.num_deleted_rows} of {frag.physical_rows} rows")
-            deleted = read_deletions(ds.store, fid, d, int(frag.physical_rows), at)
-            if d.num_deleted_rows and len(deleted) != d.num_deleted_rows:
-                raise CorruptFileError(
-                    f"{at}: deletion file holds {len(deleted)} rows, the manifest says {d.num_deleted_rows}"
-                )
+        validate_fragment(ds, frag)
     from lancelot.dataset.indices import index_metadata
 
     for meta in index_metadata(ds):
         if int(meta.dataset_version) > ds.version:
             raise CorruptFileError(f"{where}: index {meta.name!r} was built at a later version {meta.dataset_version}")
+
+
+def validate_fragment(ds: LanceDataset, frag: table_pb2.DataFragment) -> None:
+    """One fragment's checks (pylance's ``LanceFragment.validate``): data files that exist and hold only schema
+    fields, a deletion file that exists and deletes no more rows than the fragment has."""
+    fid = int(frag.id)
+    at = f"dataset {ds.uri!r} version {ds.version}: fragment {fid}"
+    field_ids = {int(f.id) for f in ds.manifest.fields}
+    if not frag.files:
+        raise CorruptFileError(f"{at}: no data files")
+    for df in frag.files:
+        unknown = [x for x in df.fields if x >= 0 and x not in field_ids]
+        if unknown:
+            raise CorruptFileError(f"{at}: data file {df.path!r} holds fields {unknown} not in the schema")
+        if len(df.column_indices) and len(df.column_indices) != len(df.fields):
+            raise CorruptFileError(
+                f"{at}: data file {df.path!r} has {len(df.fields)} fields but {len(df.column_indices)} column indices"
+            )
+        store, prefix = ds._base(int(df.base_id) if df.HasField("base_id") else None, at)
+        if not store.exists(prefix + df.path):
+            raise LanceFileNotFoundError(f"{at}: data file {df.path!r} is missing", path=store.url(prefix + df.path))
+    if frag.HasField("deletion_file"):
+        d = frag.deletion_file
+        if d.num_deleted_rows > frag.physical_rows:
+            raise CorruptFileError(f"{at}: deletes {d.num_deleted_rows} of {frag.physical_rows} rows")
+        deleted = read_deletions(ds.store, fid, d, int(frag.physical_rows), at)
+        if d.num_deleted_rows and len(deleted) != d.num_deleted_rows:
+            raise CorruptFileError(
+                f"{at}: deletion file holds {len(deleted)} rows, the manifest says {d.num_deleted_rows}"
+            )
 
 
 def drop(
