@@ -126,10 +126,13 @@ def dictionary_lookup(items, indices, valid=None):
 
 
 def forget_shared() -> None:
-    """Drop what files written alike share (parsed metadata regions, point readers): a test that damages a file's
+    """Drop what files written alike share (parsed metadata regions, point readers, page
+    tables and layouts kept per metadata message): a test that damages a file's
     parsed metadata in memory must not hand its damage to the next file of the same bytes."""
-    from lancelot.encodings.structural import field
+    from lancelot.encodings.structural import field, page_table
     from lancelot.format import container
 
     container._REGIONS.clear()
     field._SHARED.clear()
+    for kept in (page_table._TABLES, page_table._PAGES, page_table._KINDS):
+        kept.clear()
