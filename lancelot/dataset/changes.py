@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     Committed = tuple[int, tuple[Versions, ManifestFile] | None]
 
 DEFAULT_CONFLICT_RETRIES = 10
+#: pylance's: no retry starts once this much time has passed
+DEFAULT_RETRY_TIMEOUT = timedelta(seconds=30)
 #: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
 _RETRYABLE: type[CommitConflictError] = getattr(
     importlib.import_module("lancelot.dataset.commit"), "RetryableCommitConflictError", CommitConflictError

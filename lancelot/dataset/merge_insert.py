@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from lancelot.dataset import blob_write  # blob v2 columns given as bytes (dataset/blob_write.py)
 from lancelot.dataset.changes import (
     DEFAULT_CONFLICT_RETRIES,
+    DEFAULT_RETRY_TIMEOUT,
     ChangeInputError,
     Deletions,
     NewRows,
@@ -50,6 +51,19 @@ class MergeInsertError(LanceError, OSError):
     __str__ = BaseException.__str__
 
 
+def primary_key(ds: LanceDataset) -> list[str]:
+    """The schema's unenforced primary key: the paths of the fields flagged ``unenforced_primary_key``, in schema
+    order (file.proto Field; pylance sets it from the Arrow field metadata ``lance-schema:unenforced-primary-key``)."""
+    fields = ds.manifest_file.manifest.fields
+    names = {f.id: (f.name, f.parent_id) for f in fields}
+
+    def path(fid: int) -> str:
+        name, parent = names[fid]
+        return name if parent not in names else f"{path(parent)}.{name}"
+
+    return [path(f.id) for f in fields if f.unenforced_primary_key]
+
+
 class MergeInsertBuilder:
     """A merge-insert being configured (pylance's ``MergeInsertBuilder``), from
     [`LanceDataset.merge_insert`][lancelot.dataset.dataset.LanceDataset.merge_insert].
@@ -67,20 +81,25 @@ class MergeInsertBuilder:
         (1, 0, 11)
     """
 
-    def __init__(self, ds: LanceDataset, on: str | Iterable[str]) -> None:
+    def __init__(self, ds: LanceDataset, on: str | Iterable[str] | None = None) -> None:
         """Start a merge-insert (use ``LanceDataset.merge_insert``).
 
         Args:
             ds: The dataset to change.
-            on: The key column(s).
+            on: The key column(s); None (or none) for the schema's unenforced primary key.
 
         Raises:
-            ValueError: No key, or a key that is not a column of the dataset.
+            ValueError: No key and no primary key, or a key that is not a column of the dataset.
         """
         self._ds = ds
-        self._on = [on] if isinstance(on, str) else list(on)
+        self._on = [on] if isinstance(on, str) else list(on or ())
         if not self._on:
-            raise ChangeInputError("merge_insert needs at least one key column")
+            self._on = primary_key(ds)
+        if not self._on:
+            raise ChangeInputError(
+                f"merge insert into dataset {ds.uri!r} requires join keys: specify `on` columns explicitly or "
+                "configure a primary key in the dataset schema"
+            )
         for k in self._on:
             if k not in ds.schema.names:
                 raise ChangeInputError(
@@ -93,7 +112,7 @@ class MergeInsertBuilder:
         self._by_source = False
         self._by_source_expr: str | pc.Expression | None = None
         self._retries = DEFAULT_CONFLICT_RETRIES
-        self._timeout: Any = None
+        self._timeout: Any = DEFAULT_RETRY_TIMEOUT
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
         """Matched rows take the source's values.

@@ -337,3 +337,43 @@ def test_signature_parity() -> None:
                 differ.append(f"{cls}.{name}: pylance {_parameters(a)}, lancelot {_parameters(b)}")
     assert not differ, "\n".join(differ)
     assert compared > 80  # (a renamed class would compare nothing)
+
+
+# -- defaults: retry_timeout, merge_insert's key from the schema's primary key -------------------------------------
+
+
+def test_change_defaults_like_pylance() -> None:
+    theirs, ours = sys.modules["lance.dataset"].LanceDataset, sys.modules["lancelot.dataset.dataset"].LanceDataset
+    for name, param in (("delete", "retry_timeout"), ("update", "retry_timeout"), ("merge_insert", "on")):
+        a, b = (inspect.signature(getattr(c, name)).parameters[param].default for c in (theirs, ours))
+        assert a == b, name
+    assert inspect.signature(ours.update).parameters["retry_timeout"].default == timedelta(seconds=30)
+
+
+_PK = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False, metadata={"lance-schema:unenforced-primary-key": "true"}),
+        ("v", pa.string()),
+    ]
+)
+
+
+@pytest.mark.parametrize("writer", [lance, lancelot])
+def test_merge_insert_on_primary_key(tmp_path, writer) -> None:
+    """Without ``on``, the key is the schema's unenforced primary key (the Field flag, set from the Arrow metadata),
+    whichever library wrote the dataset; without one, ValueError in both."""
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        writer.write_dataset(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=_PK), p)
+        ds = lib.dataset(p)
+        r = ds.merge_insert().when_matched_update_all().when_not_matched_insert_all()
+        got.append((r.execute(pa.table({"id": [1, 5], "v": ["x", "y"]}, schema=_PK)), ds.to_table().to_pydict()))
+        assert lance.dataset(p).schema == _PK
+        plain = lib.write_dataset(pa.table({"id": [1]}), str(tmp_path / f"plain_{lib.__name__}"))
+        with pytest.raises(ValueError, match="primary key"):
+            plain.merge_insert()
+        with pytest.raises(ValueError):
+            plain.merge_insert([])
+    assert got[0] == got[1]
+    assert got[0][1]["v"] == ["b", "c", "x", "y"]
