@@ -73,8 +73,8 @@ class ChangesMixin:
             where: SQL text or an Expression; None updates every row.
             conflict_retries: How often to retry on a concurrent commit that conflicts.
             retry_timeout: No retry starts once this much time has passed (30 s, as pylance).
-            data_storage_version: The file version of the rewritten rows' data files (``"2.1"``, ``"stable"``...);
-                lancelot writes only the dataset's own version (another is refused).
+            data_storage_version: The file version of the rewritten rows' data files (``"2.1"``, ``"stable"``...;
+                default the dataset's), written beside the dataset's other files as pylance does.
 
         Returns:
             ``{"num_rows_updated": n}``, as pylance.
@@ -87,11 +87,7 @@ class ChangesMixin:
         """
         from lancelot.dataset.changes import update
 
-        if data_storage_version is not None:
-            from lancelot.dataset.dataset_metadata import check_write_version
-
-            check_write_version(self, data_storage_version)
-        return update(self, updates, where, conflict_retries, retry_timeout)
+        return update(self, updates, where, conflict_retries, retry_timeout, data_storage_version)
 
     def merge_insert(self: LanceDataset, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
         """Start a merge-insert (an upsert, an insert-if-not-exists, a replace of a range), as pylance's.

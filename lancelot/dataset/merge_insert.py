@@ -28,6 +28,7 @@ from lancelot.dataset.changes import (
     NewRows,
     as_filter,
     commit_change,
+    file_version,
     matching_positions,
     retrying,
     update_transaction,
@@ -113,6 +114,7 @@ class MergeInsertBuilder:
         self._by_source_expr: str | pc.Expression | None = None
         self._retries = DEFAULT_CONFLICT_RETRIES
         self._timeout: Any = DEFAULT_RETRY_TIMEOUT
+        self._version: str | None = None  # the new data files' (None: the dataset's)
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
         """Matched rows take the source's values.
@@ -210,7 +212,8 @@ class MergeInsertBuilder:
         return self
 
     def data_storage_version(self, version: str) -> MergeInsertBuilder:
-        """The file version of the data files this merge writes (pylance's): only the dataset's own version.
+        """The file version of the data files this merge writes (pylance's; default the dataset's), beside the
+        dataset's other files.
 
         Args:
             version: ``"2.1"``, ``"stable"``...
@@ -218,9 +221,7 @@ class MergeInsertBuilder:
         Returns:
             The builder.
         """
-        from lancelot.dataset.dataset_metadata import check_write_version
-
-        check_write_version(self._ds, version)
+        self._version = file_version(self._ds, version)
         return self
 
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
@@ -305,7 +306,7 @@ class MergeInsertBuilder:
             else None
         )
         dels = Deletions(cur)
-        rows = NewRows(cur)
+        rows = NewRows(cur, self._version)
         matched_src: list[np.ndarray] = []
         updated_parts: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (fragment, positions, source rows)
         n_deleted_matched = n_deleted_by_source = 0

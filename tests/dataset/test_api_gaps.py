@@ -156,8 +156,28 @@ def test_update_data_storage_version(tmp_path) -> None:
                 res.append(ValueError)
         assert res[0] == res[1], tgt
     assert lance.dataset(paths["ours"]).to_table() == lance.dataset(paths["theirs"]).to_table()
-    with pytest.raises(ValueError):  # pylance writes 2.2 files beside 2.1 ones; lancelot refuses
-        lancelot.dataset(paths["ours"]).update({"id": "id"}, data_storage_version="2.2")
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_changes_write_another_file_version(tmp_path, version) -> None:
+    """update's and merge_insert's ``data_storage_version``: the new files of that version beside the 2.1 ones, the
+    manifest flagged ``mixed_file_versions`` (256) as pylance flags it; either library reads the result."""
+    from lancelot.reader import LanceFile
+
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lance.write_dataset(pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}), p, data_storage_version="2.1")
+        b = lib.dataset(p).merge_insert("id").data_storage_version(version).when_matched_update_all()
+        b.when_not_matched_insert_all().execute(pa.table({"id": [2, 4], "s": ["x", "y"]}))
+        lib.dataset(p).update({"s": "s || '!'"}, "id = 1", data_storage_version=version)
+        ds = lancelot.dataset(p)
+        files = [LanceFile(os.path.join(p, "data", f.data_files()[0].path)).version for f in ds.get_fragments()]
+        flags = (ds.manifest.reader_feature_flags, ds.manifest.writer_feature_flags)
+        got.append((files, flags, ds.data_storage_version, ds.to_table(), lance.dataset(p).to_table()))
+    assert got[0] == got[1]
+    assert got[0][:3] == (["2.1", version, version], (257, 257), "2.1")
+    assert got[0][3]["s"].to_pylist() == ["c", "x", "y", "a!"]
 
 
 def test_merge_insert_write_mode_and_storage_version(tmp_path) -> None:
