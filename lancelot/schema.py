@@ -18,6 +18,8 @@ from lancelot.format.pb import file_pb2
 from lancelot.util.types import is_binary_like, is_string_like
 
 EXT_NAME_KEY = extension_types.NAME_KEY
+#: Arrow field metadata marking a field of the unenforced primary key (file.proto Field.unenforced_primary_key)
+PRIMARY_KEY_KEY = "lance-schema:unenforced-primary-key"
 
 _SIMPLE: dict[str, pa.DataType] = {
     "null": pa.null(),
@@ -304,6 +306,7 @@ def _descriptor_schema(schema: pa.Schema) -> file_pb2.FileDescriptor:
             nullable=f.nullable,
             encoding=_encoding_tag(f.type),
             extension_name=ext,
+            unenforced_primary_key=md.get(PRIMARY_KEY_KEY, b"").decode().lower() in ("true", "1", "yes"),
         )
         for k, v in md.items():
             pf.metadata[k] = v

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     Committed = tuple[int, tuple[Versions, ManifestFile] | None]
 
 DEFAULT_CONFLICT_RETRIES = 10
+#: pylance's: no retry starts once this much time has passed
+DEFAULT_RETRY_TIMEOUT = timedelta(seconds=30)
 #: conflicts worth running the operation again for (commit.py may tell retryable ones apart)
 _RETRYABLE: type[CommitConflictError] = getattr(
     importlib.import_module("lancelot.dataset.commit"), "RetryableCommitConflictError", CommitConflictError
@@ -262,10 +265,12 @@ class Deletions:
 class NewRows:
     """Rows an operation writes into new fragments, streamed batch by batch into data files of the dataset's schema and
     version.  Rows that replace existing ones come first and bring their stable row ids and created-at versions
-    (``NewFragment.kept_*``)."""
+    (``NewFragment.kept_*``).  ``version``: the data files' version when not the dataset's (pylance writes any 2.x
+    version beside the dataset's own; see ``file_version``)."""
 
-    def __init__(self, ds: LanceDataset) -> None:
+    def __init__(self, ds: LanceDataset, version: str | None = None) -> None:
         self.ds = ds
+        self.version = version
         self.stable = bool(ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS)
         self._ids: list[np.ndarray] = []
         self._created: list[np.ndarray] = []
@@ -304,7 +309,8 @@ class NewRows:
             gen(),
             ds.uri,
             schema=schema,
-            data_storage_version=writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
+            data_storage_version=self.version
+            or writable_data_version(ds.manifest, f"dataset {ds.uri!r} version {ds.version}"),
             max_rows_per_file=DEFAULT_MAX_ROWS_PER_FILE,
             _store=ds.store,
             _base=ds.manifest_file,
@@ -319,6 +325,18 @@ class NewRows:
             out.append(NewFragment(pb, ids[at : at + k], created[at : at + k]))
             at += k
         return out
+
+
+def file_version(ds: LanceDataset, name: str | None) -> str | None:
+    """The data file version a ``data_storage_version`` of update / merge_insert names (None: the dataset's own):
+    ValueError for an unknown name or the legacy format, which a 2.x dataset may not mix in (as pylance)."""
+    from lancelot.dataset.writing import storage_version
+    from lancelot.errors import UnsupportedVersionError
+
+    try:
+        return storage_version(name)
+    except UnsupportedVersionError as e:
+        raise ChangeInputError(f"dataset {ds.uri!r}: {e}") from None
 
 
 def update_transaction(
@@ -404,9 +422,12 @@ def update(
     where: object = None,
     conflict_retries: int = DEFAULT_CONFLICT_RETRIES,
     retry_timeout: object = None,
+    data_storage_version: str | None = None,
 ) -> dict[str, int]:
     """Set ``updates`` (column -> SQL expression over the row) where ``where`` holds; the old rows are deleted and the
-    new ones written to new fragments (pylance's Update, rewrite-rows mode)."""
+    new ones written to new fragments (pylance's Update, rewrite-rows mode), of file version ``data_storage_version``
+    (None: the dataset's)."""
+    files_version = file_version(ds, data_storage_version)
     if not updates:
         raise ChangeInputError("update: no updates provided")
     schema = ds.schema
@@ -419,7 +440,7 @@ def update(
 
     def attempt(cur: LanceDataset) -> tuple[Committed, int]:
         dels = Deletions(cur)
-        rows = NewRows(cur)
+        rows = NewRows(cur, files_version)
 
         def changed(f: Fragment, pos: np.ndarray) -> tuple[np.ndarray, pa.Table | None]:
             """(positions, their new rows) of one fragment: what may run beside the other fragments."""

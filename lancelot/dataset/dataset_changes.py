@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from lancelot.dataset.changes import DEFAULT_RETRY_TIMEOUT
 
 if TYPE_CHECKING:
     from lancelot.dataset.changes import DeleteResult
@@ -23,7 +26,11 @@ class ChangesMixin:
         self.delete("true")
 
     def delete(
-        self: LanceDataset, predicate: str | pc.Expression, *, conflict_retries: int = 10, retry_timeout: Any = None
+        self: LanceDataset,
+        predicate: str | pc.Expression,
+        *,
+        conflict_retries: int = 10,
+        retry_timeout: timedelta = DEFAULT_RETRY_TIMEOUT,
     ) -> DeleteResult:
         """Delete the rows matching ``predicate``, as one new version (also when none match, as pylance); this object
         then shows the new version.
@@ -33,7 +40,7 @@ class ChangesMixin:
         Args:
             predicate: SQL text or a ``pyarrow.compute`` Expression.
             conflict_retries: How often to retry on a concurrent commit that conflicts.
-            retry_timeout: Accepted for pylance's signature; retries are bounded by ``conflict_retries``.
+            retry_timeout: No retry starts once this much time has passed (30 s, as pylance).
 
         Returns:
             ``{"num_deleted_rows": n}``, as pylance.
@@ -53,7 +60,7 @@ class ChangesMixin:
         updates: dict[str, str],
         where: str | pc.Expression | None = None,
         conflict_retries: int = 10,
-        retry_timeout: Any = None,
+        retry_timeout: timedelta = DEFAULT_RETRY_TIMEOUT,
         data_storage_version: str | None = None,
     ) -> dict[str, int]:
         """Set columns to SQL expressions on the rows where ``where`` holds, as one new version; this object then shows
@@ -65,9 +72,9 @@ class ChangesMixin:
             updates: Column name to SQL expression over the row (``{"name": "upper(name)"}``).
             where: SQL text or an Expression; None updates every row.
             conflict_retries: How often to retry on a concurrent commit that conflicts.
-            retry_timeout: Accepted for pylance's signature.
-            data_storage_version: The file version of the rewritten rows' data files (``"2.1"``, ``"stable"``...);
-                lancelot writes only the dataset's own version (another is refused).
+            retry_timeout: No retry starts once this much time has passed (30 s, as pylance).
+            data_storage_version: The file version of the rewritten rows' data files (``"2.1"``, ``"stable"``...;
+                default the dataset's), written beside the dataset's other files as pylance does.
 
         Returns:
             ``{"num_rows_updated": n}``, as pylance.
@@ -80,17 +87,14 @@ class ChangesMixin:
         """
         from lancelot.dataset.changes import update
 
-        if data_storage_version is not None:
-            from lancelot.dataset.dataset_metadata import check_write_version
+        return update(self, updates, where, conflict_retries, retry_timeout, data_storage_version)
 
-            check_write_version(self, data_storage_version)
-        return update(self, updates, where, conflict_retries, retry_timeout)
-
-    def merge_insert(self: LanceDataset, on: str | Sequence[str]) -> MergeInsertBuilder:
+    def merge_insert(self: LanceDataset, on: str | Sequence[str] | None = None) -> MergeInsertBuilder:
         """Start a merge-insert (an upsert, an insert-if-not-exists, a replace of a range), as pylance's.
 
         Args:
-            on: The key column(s) rows are matched on.
+            on: The key column(s) rows are matched on; None for the schema's unenforced primary key (fields with the
+                metadata ``lance-schema:unenforced-primary-key: true`` when written); ValueError when it has none.
 
         Returns:
             A [`MergeInsertBuilder`][lancelot.dataset.merge_insert.MergeInsertBuilder]: say what to do

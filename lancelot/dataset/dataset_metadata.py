@@ -252,21 +252,3 @@ class MetadataMixin:
 
 for _fn in (MetadataMixin.update_metadata, MetadataMixin.update_schema_metadata):
     inherit_arguments(_fn, MetadataMixin.update_config)
-
-
-def check_write_version(ds: LanceDataset, version: str) -> None:
-    """Refuse a data file version (pylance's ``data_storage_version`` of ``update``) other than the one ``ds``'s new
-    files get: ValueError, as pylance for unknown and v1 versions; another 2.x version, which pylance writes beside
-    the dataset's, lancelot does not write yet."""
-    from lancelot.errors import LanceValueError, UnsupportedVersionError
-    from lancelot.writer import resolve_version
-
-    try:
-        want, have = resolve_version(version), resolve_version(ds.data_storage_version)
-    except UnsupportedVersionError as e:
-        raise LanceValueError(f"dataset {ds.uri!r}: {e}") from None
-    if want != have:
-        raise LanceValueError(
-            f"dataset {ds.uri!r}: data_storage_version {version!r} ({want.value}): lancelot writes the dataset's own "
-            f"version ({have.value}) only"
-        )

@@ -265,3 +265,28 @@ class ColumnsMixin:
 
         t = self._assemble(cols, 0, none)
         return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
+
+    # -- joins written, not committed (dataset/fragment_join.py) --------------------------------------------------
+    def merge(
+        self: Fragment, data_obj: object, left_on: str, right_on: str | None = None, schema: object = None
+    ) -> tuple[object, object]:
+        """The data's other columns joined to this fragment on a key, as a new data file (a left join: no match gives
+        nulls), uncommitted: ``(FragmentMetadata, LanceSchema)`` for ``LanceOperation.Merge``, as pylance."""
+        from lancelot.dataset.fragment_join import merge
+
+        return merge(self, data_obj, left_on, right_on, schema)
+
+    def update_columns(
+        self: Fragment,
+        data_obj: object,
+        left_on: str = "_rowid",
+        right_on: str | None = None,
+        schema: object = None,
+        *,
+        with_offsets: bool = False,
+    ) -> tuple[object, ...]:
+        """New values of existing columns for the rows the data's key matches, as a new data file, uncommitted:
+        ``(FragmentMetadata, fields_modified[, offsets])`` for ``LanceOperation.Update``, as pylance."""
+        from lancelot.dataset.fragment_join import update_columns
+
+        return update_columns(self, data_obj, left_on, right_on, schema, with_offsets)

@@ -28,7 +28,7 @@ def to_dict(f: table_pb2.DataFragment) -> dict[str, Any]:
             "column_indices": list(d.column_indices),
             "file_major_version": d.file_major_version,
             "file_minor_version": d.file_minor_version,
-            "file_size_bytes": d.file_size_bytes,
+            "file_size_bytes": d.file_size_bytes or None,  # 0: not recorded (pylance: None)
             "base_id": _base(d),
             "path": d.path,
         }

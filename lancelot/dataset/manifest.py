@@ -36,6 +36,9 @@ FLAG_USE_V2_FORMAT_DEPRECATED = 4
 FLAG_TABLE_CONFIG = 8
 FLAG_BASE_PATHS = 16
 FLAG_DISABLE_TRANSACTION_FILE = 32
+#: pylance 14: some data file's version differs from ``data_format`` (update's ``data_storage_version``); once set,
+#: kept by later commits
+FLAG_MIXED_FILE_VERSIONS = 256
 FLAG_NAMES = {
     1: "deletion_files",
     2: "stable_row_ids",
@@ -43,10 +46,16 @@ FLAG_NAMES = {
     8: "table_config",
     16: "base_paths",
     32: "disable_transaction_file",
+    256: "mixed_file_versions",
 }
 #: reader flags lancelot honours
 READABLE_FLAGS = (
-    FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG | FLAG_BASE_PATHS
+    FLAG_DELETION_FILES
+    | FLAG_STABLE_ROW_IDS
+    | FLAG_USE_V2_FORMAT_DEPRECATED
+    | FLAG_TABLE_CONFIG
+    | FLAG_BASE_PATHS
+    | FLAG_MIXED_FILE_VERSIONS
 )
 #: writer flags lancelot maintains when it commits on top of a version
 WRITABLE_FLAGS = READABLE_FLAGS | FLAG_DISABLE_TRANSACTION_FILE
@@ -84,8 +93,9 @@ def check_writer_flags(m: table_pb2.Manifest, where: str) -> None:
 
 def apply_feature_flags(m: table_pb2.Manifest, stable_row_ids: bool, *, deletions: bool | None = None) -> None:
     """Recompute the flags from the manifest's content, as the table format defines them
-    (``deletions``: whether some fragment has a deletion file, when the caller knows it)."""
-    r = w = 0
+    (``deletions``: whether some fragment has a deletion file, when the caller knows it); ``mixed_file_versions``
+    stays as the manifest had it."""
+    r = w = m.reader_feature_flags & FLAG_MIXED_FILE_VERSIONS
     if deletions if deletions is not None else any(f.HasField("deletion_file") for f in m.fragments):
         r |= FLAG_DELETION_FILES
         w |= FLAG_DELETION_FILES

@@ -22,11 +22,13 @@ import pyarrow.compute as pc
 from lancelot.dataset import blob_write  # blob v2 columns given as bytes (dataset/blob_write.py)
 from lancelot.dataset.changes import (
     DEFAULT_CONFLICT_RETRIES,
+    DEFAULT_RETRY_TIMEOUT,
     ChangeInputError,
     Deletions,
     NewRows,
     as_filter,
     commit_change,
+    file_version,
     matching_positions,
     retrying,
     update_transaction,
@@ -50,6 +52,19 @@ class MergeInsertError(LanceError, OSError):
     __str__ = BaseException.__str__
 
 
+def primary_key(ds: LanceDataset) -> list[str]:
+    """The schema's unenforced primary key: the paths of the fields flagged ``unenforced_primary_key``, in schema
+    order (file.proto Field; pylance sets it from the Arrow field metadata ``lance-schema:unenforced-primary-key``)."""
+    fields = ds.manifest_file.manifest.fields
+    names = {f.id: (f.name, f.parent_id) for f in fields}
+
+    def path(fid: int) -> str:
+        name, parent = names[fid]
+        return name if parent not in names else f"{path(parent)}.{name}"
+
+    return [path(f.id) for f in fields if f.unenforced_primary_key]
+
+
 class MergeInsertBuilder:
     """A merge-insert being configured (pylance's ``MergeInsertBuilder``), from
     [`LanceDataset.merge_insert`][lancelot.dataset.dataset.LanceDataset.merge_insert].
@@ -67,20 +82,25 @@ class MergeInsertBuilder:
         (1, 0, 11)
     """
 
-    def __init__(self, ds: LanceDataset, on: str | Iterable[str]) -> None:
+    def __init__(self, ds: LanceDataset, on: str | Iterable[str] | None = None) -> None:
         """Start a merge-insert (use ``LanceDataset.merge_insert``).
 
         Args:
             ds: The dataset to change.
-            on: The key column(s).
+            on: The key column(s); None (or none) for the schema's unenforced primary key.
 
         Raises:
-            ValueError: No key, or a key that is not a column of the dataset.
+            ValueError: No key and no primary key, or a key that is not a column of the dataset.
         """
         self._ds = ds
-        self._on = [on] if isinstance(on, str) else list(on)
+        self._on = [on] if isinstance(on, str) else list(on or ())
         if not self._on:
-            raise ChangeInputError("merge_insert needs at least one key column")
+            self._on = primary_key(ds)
+        if not self._on:
+            raise ChangeInputError(
+                f"merge insert into dataset {ds.uri!r} requires join keys: specify `on` columns explicitly or "
+                "configure a primary key in the dataset schema"
+            )
         for k in self._on:
             if k not in ds.schema.names:
                 raise ChangeInputError(
@@ -93,7 +113,8 @@ class MergeInsertBuilder:
         self._by_source = False
         self._by_source_expr: str | pc.Expression | None = None
         self._retries = DEFAULT_CONFLICT_RETRIES
-        self._timeout: Any = None
+        self._timeout: Any = DEFAULT_RETRY_TIMEOUT
+        self._version: str | None = None  # the new data files' (None: the dataset's)
 
     def when_matched_update_all(self, condition: str | None = None) -> MergeInsertBuilder:
         """Matched rows take the source's values.
@@ -191,7 +212,8 @@ class MergeInsertBuilder:
         return self
 
     def data_storage_version(self, version: str) -> MergeInsertBuilder:
-        """The file version of the data files this merge writes (pylance's): only the dataset's own version.
+        """The file version of the data files this merge writes (pylance's; default the dataset's), beside the
+        dataset's other files.
 
         Args:
             version: ``"2.1"``, ``"stable"``...
@@ -199,9 +221,7 @@ class MergeInsertBuilder:
         Returns:
             The builder.
         """
-        from lancelot.dataset.dataset_metadata import check_write_version
-
-        check_write_version(self._ds, version)
+        self._version = file_version(self._ds, version)
         return self
 
     def execute(self, data_obj: Any, *, schema: pa.Schema | None = None) -> dict[str, int]:
@@ -286,7 +306,7 @@ class MergeInsertBuilder:
             else None
         )
         dels = Deletions(cur)
-        rows = NewRows(cur)
+        rows = NewRows(cur, self._version)
         matched_src: list[np.ndarray] = []
         updated_parts: list[tuple[Any, np.ndarray, np.ndarray]] = []  # (fragment, positions, source rows)
         n_deleted_matched = n_deleted_by_source = 0

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lancelot.dataset.commit import CommitConflictError
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format, forget_untrusted_rows
+from lancelot.dataset.manifest import (
+    FLAG_MIXED_FILE_VERSIONS,
+    FLAG_STABLE_ROW_IDS,
+    ManifestFile,
+    fix_data_format,
+    forget_untrusted_rows,
+)
 from lancelot.dataset.operation import _any_deletions, _finish, _next_fragment_id, _replace_fragments, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions
 from lancelot.errors import LanceError
@@ -72,6 +78,9 @@ def build_update(
         if new:
             m.max_fragment_id = nid - 1
         fix_data_format(m, f"dataset {uri!r} version {version}")
+        own = m.data_format.version
+        if any(f"{d.file_major_version}.{d.file_minor_version}" != own for nf in new for d in nf.frag.files):
+            m.reader_feature_flags |= FLAG_MIXED_FILE_VERSIONS  # (data_storage_version: kept by _finish)
         _finish(m, version, stable, deletions=_any_deletions(updated, removed))
         return m, base.index_section
 

@@ -17,7 +17,7 @@ from lancelot.dataset.manifest import ManifestFile, field_paths
 from lancelot.dataset.write_options import DEFAULT_MAX_ROWS_PER_FILE as DEFAULT_MAX_ROWS_PER_FILE
 from lancelot.errors import DatasetSchemaError, LanceValueError
 from lancelot.format.pb import file_pb2
-from lancelot.schema import to_descriptor
+from lancelot.schema import PRIMARY_KEY_KEY, to_descriptor
 
 #: schema_fields' results by the Arrow schema's IPC bytes (pa.Schema's ``==`` ignores metadata)
 _FIELDS: dict[bytes, bytes] = {}
@@ -72,7 +72,9 @@ def dataset_fields(schema: pa.Schema, base: ManifestFile | None, *, subset: bool
 
 
 def check_metadata(schema: pa.Schema) -> None:
-    """Refuse schema or field metadata that is not UTF-8 (pylance refuses it: a ValueError)."""
+    """Refuse schema or field metadata that is not UTF-8 (pylance refuses it: a ValueError), and an unenforced
+    primary key field (``lance-schema:unenforced-primary-key``) other than a non-nullable leaf outside lists (pylance:
+    OSError)."""
 
     def check(md: dict[bytes, bytes] | None, where: str) -> None:
         for k, v in (md or {}).items():
@@ -84,14 +86,22 @@ def check_metadata(schema: pa.Schema) -> None:
                         f"{where} metadata {what} {b!r} is not valid UTF-8 (encode binary metadata, e.g. as base64)"
                     ) from None
 
-    def walk(f: pa.Field, path: str) -> None:
+    def walk(f: pa.Field, path: str, bad: str | None) -> None:
+        """``bad``: why a primary key may not be here (an ancestor's nullability or list type), None if it may."""
         check(f.metadata, f"field {path!r}")
-        for child in _child_fields(f.type):
-            walk(child, f"{path}.{child.name}")
+        bad = bad or ("and all its ancestors must not be nullable" if f.nullable else None)
+        children = _child_fields(f.type)
+        if (f.metadata or {}).get(PRIMARY_KEY_KEY.encode(), b"").decode().lower() in ("true", "1", "yes"):
+            why = "must be a leaf" if children else bad
+            if why:
+                raise DatasetSchemaError(f"field {path!r}: a primary key column {why}")
+        inside = "must not be in a list type" if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) else None
+        for child in children:
+            walk(child, f"{path}.{child.name}", bad or inside)
 
     check(schema.metadata, "schema")
     for f in schema:
-        walk(f, f.name)
+        walk(f, f.name, None)
 
 
 def _child_fields(t: pa.DataType) -> list[pa.Field]:
