@@ -219,9 +219,10 @@ class MergeInsertBuilder:
 
     # -- the merge -----------------------------------------------------------------------------
     def _check_source(self, cur: LanceDataset, src: pa.Table) -> None:
-        """The source's columns against those of the dataset object, and their types against ``cur``, the version the
-        merge runs on (a retry after a cast refuses the source, as pylance; a column dropped since is left out)."""
-        unexpected = [n for n in src.schema.names if n not in self._ds.schema.names]
+        """The source's columns against those of the dataset object (of ``cur``, the latest version, on a retry), and
+        their types against ``cur``, the version the merge runs on: a retry after a cast or a drop refuses the source,
+        as pylance; without a retry a column dropped since is left out."""
+        unexpected = [n for n in src.schema.names if n not in (self._ds if cur is self._ds else cur).schema.names]
         if unexpected:
             raise MergeInsertError(
                 f"dataset {self._ds.uri!r}: merge_insert source has columns the dataset does not: {unexpected}"
