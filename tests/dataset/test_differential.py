@@ -537,3 +537,16 @@ def test_stale_merge_insert_retry_refuses_a_dropped_column(tmp_path):
                 _batch(random.Random(10), BASE, [3, 50])
             )
         assert lance.dataset(p).version == 3
+
+
+def test_delete_operation_over_a_concurrent_delete_conflicts(tmp_path):
+    """``LanceDataset.commit`` of a Delete operation (deletion files, not rows) read at version 1, after a delete of the
+    same fragment at version 2: a retryable conflict (OSError), as pylance's; nothing committed."""
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(pa.table({"id": list(range(12))}), p, max_rows_per_file=6)
+        frag = lib.dataset(p).get_fragment(0).delete("id = 1")
+        lib.dataset(p).delete("id = 2")
+        with pytest.raises(OSError, match="(?i)retry|conflict"):
+            lib.LanceDataset.commit(p, lib.LanceOperation.Delete([frag], [], "id = 1"), read_version=1)
+        assert lib.dataset(p).version == 2
