@@ -130,15 +130,7 @@ class Twin:
         if kind == "drop":
             return ds.drop_columns([args[0]])
         if kind == "compact":
-            try:
-                return ds.optimize.compact_files(target_rows_per_fragment=args[0])
-            except OSError as e:
-                # pylance's compaction over fragments a commit since its object's version changed fails, asking for a
-                # retry; lancelot's plans again on the latest version: compared with pylance's retry as asked
-                if self.lib is not lance or "Retryable commit conflict" not in str(e):
-                    raise
-                ds.checkout_latest()
-                return ds.optimize.compact_files(target_rows_per_fragment=args[0])
+            return ds.optimize.compact_files(target_rows_per_fragment=args[0])
         if kind == "checkout":
             self.ds = ds.checkout_version(args[0])
             return None
@@ -250,6 +242,16 @@ def _stale(lt: Any, op: Op) -> Op:
         # Either way lancelot's answer is that of the operation run on the latest version (when the names still mean
         # the same columns there)
         return ("latest",) if renamed else ("fresh", op)
+    if kind == "compact" and not gone:
+        later = {f.fragment_id: str(f.metadata.deletion_file) for f in lt.lib.dataset(lt.path).get_fragments()}
+        if any(later.get(f.fragment_id) != str(f.metadata.deletion_file) for f in ds.get_fragments()):
+            # fragments it would rewrite changed deletions since: lancelot's compaction carries the rows deleted since
+            # into the new fragments and commits, where pylance's fails asking for a retry (see
+            # test_stale_compaction_carries_deletions)
+            return ("latest",)
+    if kind == "compact" and gone:
+        # (lancelot plans again on the latest version; pylance checks only the versions left: see above)
+        return ("fresh", op)
     if kind == "insert" and (gone or cast):
         # lancelot refuses an append it cannot check against versions cleaned up since its read version (one may be an
         # overwrite or restore, which an append conflicts with), where pylance appends unchecked; and data for a
@@ -599,3 +601,22 @@ def test_delete_operation_over_a_concurrent_delete_conflicts(tmp_path):
         with pytest.raises(OSError, match="(?i)retry|conflict"):
             lib.LanceDataset.commit(p, lib.LanceOperation.Delete([frag], [], "id = 1"), read_version=1)
         assert lib.dataset(p).version == 2
+
+
+@pytest.mark.parametrize("between", ["delete", "update"])
+def test_stale_compaction_carries_deletions(tmp_path, between):
+    """``compact_files`` through an object from before a delete or update of fragments it rewrites: pylance's fails
+    with a retryable conflict ("Please retry") after committing its fragment reservation.  Lancelot's commits: the rows
+    a delete removed since are marked deleted in the new fragments (a version fewer than pylance's retry, which plans
+    again); over an update, whose rewritten rows moved to new fragments, it plans again on the latest version, as
+    pylance's retry does.  Either way the rows are those of pylance's retry."""
+    change = {"delete": lambda ds: ds.delete("id % 5 = 1"), "update": lambda ds: ds.update({"x": "x + 1"}, "id = 3")}
+    (_, pt, theirs), (_, po, ours) = _stale_twins(tmp_path, lambda lib, ds: change[between](ds), rows_per_file=5)
+    with pytest.raises(OSError, match="Retryable commit conflict"):
+        theirs.optimize.compact_files(target_rows_per_fragment=1000)
+    theirs.checkout_latest()
+    got = [ds.optimize.compact_files(target_rows_per_fragment=1000) for ds in (ours, theirs)]
+    assert [(m.fragments_removed, m.fragments_added) for m in got] == [(4 + (between == "update"), 1)] * 2
+    assert lance.dataset(po).version == lance.dataset(pt).version - (between == "delete")
+    assert [f.count_rows() for f in lance.dataset(po).get_fragments()] == [20 - 4 * (between == "delete")]
+    assert lance.dataset(po).to_table().to_pylist() == lance.dataset(pt).to_table().to_pylist()
