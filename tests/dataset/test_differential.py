@@ -620,3 +620,27 @@ def test_stale_compaction_carries_deletions(tmp_path, between):
     assert lance.dataset(po).version == lance.dataset(pt).version - (between == "delete")
     assert [f.count_rows() for f in lance.dataset(po).get_fragments()] == [20 - 4 * (between == "delete")]
     assert lance.dataset(po).to_table().to_pylist() == lance.dataset(pt).to_table().to_pylist()
+
+
+def test_stale_update_reading_a_cast_column_plans_again(tmp_path):
+    """An update whose expression reads a column cast since runs again planned at the new type (lancelot's SQL
+    kernels are typed: an expression planned for a double column does not take a float column), as pylance's."""
+    (_, pt, theirs), (_, po, ours) = _stale_twins(tmp_path, _cast)
+    got = [ds.update({"s": "concat(s, CAST(x AS STRING))"}, where="id < 3") for ds in (ours, theirs)]
+    assert got[0] == got[1]
+    assert lance.dataset(po).to_table().to_pylist() == lance.dataset(pt).to_table().to_pylist()
+
+
+def test_stale_update_of_a_column_dropped_since_refuses(tmp_path):
+    """An update of ``s`` through an object from before a drop of ``s`` and an update of the same rows (a retryable
+    conflict: the update runs again on the latest version, which has no ``s``): an OSError in both libraries, nothing
+    committed."""
+
+    def between(lib: Any, ds: Any) -> None:
+        ds.drop_columns(["s"])
+        ds.update({"x": "x + 1"})
+
+    for lib, p, old in _stale_twins(tmp_path, between):
+        with pytest.raises(OSError, match="(?i)schema"):
+            old.update({"s": "NULL"}, where="id > 9")
+        assert lib.dataset(p).version == 3
