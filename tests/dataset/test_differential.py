@@ -93,11 +93,15 @@ class Twin:
             old = self.ds
             if self.lib is lance:
                 self.ds = lance.dataset(self.path)
+            was = self.ds.version
             try:
-                return self.apply(args[0])
+                out = self.apply(args[0])
             except Exception:
                 self.ds = old
                 raise
+            if self.ds.version == was:  # (nothing committed: a compaction with nothing to do)
+                self.ds = old
+            return out
         ds = self.ds
         if kind in ("append", "overwrite"):
             out = self.lib.write_dataset(args[0], self.path, mode=kind, max_rows_per_file=args[1])
