@@ -237,6 +237,12 @@ class MergeInsertBuilder:
         missing = [k for k in self._on if k not in src.schema.names]
         if missing:
             raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
+        absent = [f.name for f in target if not f.nullable and f.name not in src.schema.names]
+        if self._insert and absent:
+            raise MergeInsertError(
+                f"dataset {self._ds.uri!r}: cannot insert rows with a partial-schema source: target column(s) {absent} "
+                "are non-nullable and not provided by the source"
+            )
 
     def _attempt(self, cur: LanceDataset, src: pa.Table) -> tuple[Committed, dict[str, int]]:
         txn, build, stats = self._stage(cur, src)
