@@ -31,7 +31,7 @@ from lancelot.dataset.operation import build_delete
 from lancelot.dataset.operation_changes import NewFragment, build_update
 from lancelot.dataset.rowids import encode_row_ids, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import LanceError
+from lancelot.errors import DatasetSchemaError, LanceError
 from lancelot.format.pb import table_pb2, transaction_pb2
 from lancelot.sql.errors import SqlError
 from lancelot.util.pools import shared_pool
@@ -439,6 +439,18 @@ def update(
     top_ids = {f.name: int(f.id) for f in ds.manifest.fields if f.parent_id == -1}
 
     def attempt(cur: LanceDataset) -> tuple[Committed, int]:
+        nonlocal exprs, cond, schema
+        if cur.schema != schema:  # a retry on a version whose schema changed since (a cast, a drop): planned there
+            schema = cur.schema
+            try:
+                if any(name not in schema.names for name in updates):
+                    raise ChangeInputError(f"columns {sorted(set(updates) - set(schema.names))} do not exist")
+                exprs = {name: as_expression(sql, schema) for name, sql in updates.items()}
+                cond = as_filter(where, schema) if where is not None else None
+            except ChangeInputError as e:  # (pylance: OSError, "Schema error")
+                raise DatasetSchemaError(
+                    f"update of dataset {cur.uri!r}: schema of version {cur.version}: {e.message}"
+                ) from None
         dels = Deletions(cur)
         rows = NewRows(cur, files_version)
 

@@ -273,9 +273,10 @@ class MergeInsertBuilder:
 
     # -- the merge -----------------------------------------------------------------------------
     def _check_source(self, cur: LanceDataset, src: pa.Table) -> None:
-        """The source's columns against those of the dataset object, and their types against ``cur``, the version the
-        merge runs on (a retry after a cast refuses the source, as pylance; a column dropped since is left out)."""
-        unexpected = [n for n in src.schema.names if n not in self._ds.schema.names]
+        """The source's columns against those of the dataset object (of ``cur``, the latest version, on a retry), and
+        their types against ``cur``, the version the merge runs on: a retry after a cast or a drop refuses the source,
+        as pylance; without a retry a column dropped since is left out."""
+        unexpected = [n for n in src.schema.names if n not in (self._ds if cur is self._ds else cur).schema.names]
         if unexpected:
             raise MergeInsertError(
                 f"dataset {self._ds.uri!r}: merge_insert source has columns the dataset does not: {unexpected}"
@@ -290,6 +291,12 @@ class MergeInsertBuilder:
         missing = [k for k in self._on if k not in src.schema.names]
         if missing:
             raise MergeInsertError(f"merge_insert source lacks the key column(s) {missing}")
+        absent = [f.name for f in target if not f.nullable and f.name not in src.schema.names]
+        if self._insert and absent:
+            raise MergeInsertError(
+                f"dataset {self._ds.uri!r}: cannot insert rows with a partial-schema source: target column(s) {absent} "
+                "are non-nullable and not provided by the source"
+            )
 
     def _attempt(self, cur: LanceDataset, src: pa.Table) -> tuple[Committed, dict[str, int]]:
         txn, build, stats = self._stage(cur, src)

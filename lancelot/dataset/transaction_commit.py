@@ -21,34 +21,12 @@ from lancelot.dataset.transaction_api import (
     TransactionError,
     UnsupportedTransactionError,
     as_pyarrow_schema,
-    operation_from_pb,
 )
 from lancelot.dataset.transaction_plan import plan_operation
 from lancelot.dataset.write_options import WriteOptions
 from lancelot.dataset.writing import Committed, commit_version
 from lancelot.errors import VersionNotFoundError
 from lancelot.format.pb import transaction_pb2
-
-
-def _refuse_rebase(store: ObjectStore, uri: str, pb: transaction_pb2.Transaction, read_version: int) -> None:
-    """A Delete given as an operation carries deletion files, not the rows it meant: where a commit
-    since its read version changed the same fragments' deletions, pylance cannot merge them and asks
-    for a retry; so does lancelot (its own ``delete`` merges them: it knows the rows)."""
-    from lancelot.dataset.commit import RetryableCommitConflictError, list_versions, load_manifest, load_transaction
-    from lancelot.dataset.transaction import REBASE, conflict
-
-    versions = list_versions(store, uri)
-    for v in range(read_version + 1, (versions.latest or 0) + 1):
-        if v not in versions.names:
-            continue
-        other = load_transaction(store, load_manifest(store, uri, versions, v), where=f"dataset {uri!r} version {v}")
-        c = conflict(pb, other)
-        if c is not None and c.kind == REBASE and other is not None:
-            raise RetryableCommitConflictError(
-                f"dataset {uri!r}: Retryable commit conflict for version {v}: this Delete transaction was "
-                f"preempted by concurrent transaction {type(operation_from_pb(other)).__name__} at version {v} "
-                f"({c.reason}). Please retry."
-            )
 
 
 def check_strict_overwrite(
@@ -99,9 +77,9 @@ def commit_any(req: CommitRequest) -> Committed:
     )
     for k, v in (req.transaction_properties or {}).items():
         pb.transaction_properties[k] = v
+    # (a Delete given as an operation carries deletion files, not its rows: a commit since that changed the same
+    # fragments' deletions is a retryable conflict, as pylance's, since ``commit_manifest`` rebases none unasked)
     build = plan_operation(operation, pb, store, uri, read)
-    if pb.WhichOneof("operation") == "delete" and read_version is not None:
-        _refuse_rebase(store, uri, pb, int(read_version))
     known = None
     if read is not None and read_version == versions.latest:  # (the commit neither lists nor reads it again)
         read.owned = True  # (planned already: the builder may take its message over)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from lancelot.dataset import append_fill, blob_schema
+from lancelot.dataset import append_fill, blob_schema, stale_append
 from lancelot.dataset.commit_options import lock_of
 from lancelot.dataset.manifest import LEGACY_DATA_VERSION, ManifestFile, manifest_schema
 from lancelot.dataset.store import ObjectStore
@@ -86,14 +86,18 @@ def write_version(
     commit_lock = o.commit_lock or lock_of(uri)  # (a dataset opened with a commit lock writes under it)
     storage_options = o.storage_options
     read: int | None = None  # a LanceDataset's commit builds on the version it reads (conflicts checked since)
+    shown = None  # (and the data means the columns it shows)
     if hasattr(uri, "uri") and hasattr(uri, "manifest"):  # a LanceDataset names its own place, as in pylance
         storage_options = storage_options or getattr(uri, "storage_options", None)
+        shown = uri.manifest
         uri, read = uri.uri, int(getattr(uri, "version"))  # noqa: B009 - mypy narrows no hasattr
     store = ObjectStore(uri, storage_options)
     uri = store.uri
     known = _listed(store, uri)
     base = known[1]
     schema, batches = as_batches(data_obj, schema)
+    if mode == "append" and shown is not None and base is not None and shown.version != base.manifest.version:
+        schema, batches = stale_append.as_latest(shown, base.manifest, schema, batches)
     check_metadata(schema)
     stored = normalize_schema(schema)
     if mode == "create" and base is not None:
