@@ -271,7 +271,18 @@ class ColumnsMixin:
         self: Fragment, data_obj: object, left_on: str, right_on: str | None = None, schema: object = None
     ) -> tuple[object, object]:
         """The data's other columns joined to this fragment on a key, as a new data file (a left join: no match gives
-        nulls), uncommitted: ``(FragmentMetadata, LanceSchema)`` for ``LanceOperation.Merge``, as pylance."""
+        nulls), uncommitted, as pylance.
+
+        Args:
+            data_obj: The new columns and the key: a pyarrow Table, RecordBatchReader or anything
+                ``write_dataset`` takes.
+            left_on: The fragment's key column.
+            right_on: The data's key column (default: ``left_on``).
+            schema: The data's schema, when ``data_obj`` is a stream that does not carry one.
+
+        Returns:
+            ``(FragmentMetadata, LanceSchema)`` for ``LanceOperation.Merge``.
+        """
         from lancelot.dataset.fragment_join import merge
 
         return merge(self, data_obj, left_on, right_on, schema)
@@ -286,7 +297,20 @@ class ColumnsMixin:
         with_offsets: bool = False,
     ) -> tuple[object, ...]:
         """New values of existing columns for the rows the data's key matches, as a new data file, uncommitted:
-        ``(FragmentMetadata, fields_modified[, offsets])`` for ``LanceOperation.Update``, as pylance."""
+        as pylance.
+
+        Args:
+            data_obj: The key and the new values of existing columns (a pyarrow Table, RecordBatchReader or
+                anything ``write_dataset`` takes).
+            left_on: The fragment's key column (``_rowid`` by default).
+            right_on: The data's key column (default: ``left_on``).
+            schema: The data's schema, when ``data_obj`` is a stream that does not carry one.
+            with_offsets: Also return the matched live rows' offsets, as a serialized roaring bitmap.
+
+        Returns:
+            ``(FragmentMetadata, fields_modified)``, or ``(FragmentMetadata, fields_modified, offsets)`` with
+            ``with_offsets``, for ``LanceOperation.Update``.
+        """
         from lancelot.dataset.fragment_join import update_columns
 
         return update_columns(self, data_obj, left_on, right_on, schema, with_offsets)
