@@ -56,7 +56,7 @@ def _pieces(
         return ranges, deleted, [f.read_physical(cols, a, b) for a, b in ranges] if whole is None else []
 
     # remote: the fragments side by side (their deletion files, footers and pages in flight together)
-    per = side_by_side(frags[0]._ds, frags, one) if whole is None else [one(f) for f in frags]
+    per = side_by_side(frags[0].dataset, frags, one) if whole is None else [one(f) for f in frags]
     for k, (f, (ranges, deleted, tabs)) in enumerate(zip(frags, per)):
         tables.extend(tabs)
         for a, b in ranges:
@@ -96,7 +96,7 @@ def _group(
     were read together, POS and _FRAG), and (columns read, columns still to read)."""
     from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
-    ds = frags[0]._ds
+    ds = frags[0].dataset
     fcols = filter_columns(filter, ds.schema.names) if filter is not None else list(columns)
     rest = [c for c in columns if c not in fcols]
     zf = zone_filters(filter) if filter is not None else []
@@ -126,7 +126,7 @@ def _rest_group(frags: list[Fragment], files: Files, t: pa.Table, rest: list[str
     base = np.zeros(len(frags), dtype=np.int64)
     base[ks] = np.cumsum(sizes) - sizes
     more = more.take(pa.array(base[which] + t.column(POS).to_numpy()))
-    schema = scan_schema(frags[0]._ds.schema)
+    schema = scan_schema(frags[0].dataset.schema)
     for c in rest:
         t = t.append_column(schema.field(c), more.column(c))
     return t
@@ -159,7 +159,7 @@ def _per_fragment(
     which = t.column(_FRAG).to_numpy() if t.num_rows else np.empty(0, np.int32)
     bounds = np.searchsorted(which, np.arange(len(frags) + 1))
     out = []
-    schema = scan_schema(frags[0]._ds.schema)  # blobs: descriptions
+    schema = scan_schema(frags[0].dataset.schema)  # blobs: descriptions
     empty: pa.Table | None = None
     pieces = {
         k: t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k]))
@@ -167,7 +167,7 @@ def _per_fragment(
         if bounds[k + 1] > bounds[k]
     }
     if rest:  # remote: the fragments' other columns side by side
-        done = side_by_side(frags[0]._ds, list(pieces.items()), lambda kp: _rest(frags[kp[0]], kp[1], rest, schema))
+        done = side_by_side(frags[0].dataset, list(pieces.items()), lambda kp: _rest(frags[kp[0]], kp[1], rest, schema))
         pieces = dict(zip(pieces, done))
     for k, f in enumerate(frags):
         piece = pieces.get(k)
@@ -240,7 +240,7 @@ class InOrder:
         self._next = {a[0]: b for a, b in zip(runs, runs[1:]) if len(b) > 1}
         self._ready: dict[int, pa.Table] = {}
         self._pending: dict[int, Future[list[pa.Table]]] = {}
-        self._remote = bool(frags) and not frags[0]._ds.store.is_local
+        self._remote = bool(frags) and not frags[0].dataset.store.is_local
 
     def _group(self, run: list[int]) -> list[pa.Table]:
         return read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)
