@@ -290,7 +290,7 @@ def with_bytes(frag: Fragment, batches: Iterator[pa.RecordBatch]) -> Iterator[pa
     """``batches`` of ``frag`` (as scans return them) with their blob descriptions (at the top level or inside structs)
     replaced by the values a writer takes: the bytes (2.0 / 2.1), the logical blob struct (2.2: bytes in ``data``,
     external references in ``uri``).  For rewrites of whole fragments (compaction)."""
-    ds = frag._ds
+    ds = frag.dataset
     blobs = {f.name: f for f in ds.schema if holds_blob(f, is_blob_field)}
     for b in batches:
         names = [n for n in b.schema.names if n in blobs]
@@ -327,7 +327,7 @@ def _rebuilt(
 def _values_of(
     frag: Fragment, top: str, path: tuple[str, ...], desc: pa.Array, field: pa.Field, live: np.ndarray | None
 ) -> pa.Array:
-    ds = frag._ds
+    ds = frag.dataset
     descs = desc.to_pylist()
     if live is not None:
         descs = [d if ok else None for d, ok in zip(descs, live.tolist())]
@@ -357,7 +357,7 @@ def _values_of(
 def with_values(frag: Fragment, t: pa.Table) -> pa.Table:
     """``t`` (rows of ``frag`` as scans return them) with its blob descriptions as values (``with_bytes``), for
     operations that rewrite rows (update)."""
-    if not t.num_rows or not any(holds_blob(f, is_blob_field) for f in frag._ds.schema if f.name in t.column_names):
+    if not t.num_rows or not any(holds_blob(f, is_blob_field) for f in frag.dataset.schema if f.name in t.column_names):
         return t
     batches = list(with_bytes(frag, iter(t.combine_chunks().to_batches())))
     return pa.Table.from_batches(batches)

@@ -81,6 +81,11 @@ class Fragment(ColumnsMixin, ReadsMixin):
         return self._pb
 
     @property
+    def dataset(self) -> LanceDataset:
+        """The dataset (version) the fragment belongs to."""
+        return self._ds
+
+    @property
     def physical_rows(self) -> int:
         """Rows in the fragment's data files, deleted ones included."""
         if self._physical is None:
@@ -222,6 +227,19 @@ class Fragment(ColumnsMixin, ReadsMixin):
                         f"the manifest says {d.num_deleted_rows}"
                     )
         return self._deleted
+
+    @property
+    def deletions_read(self) -> bool:
+        """Whether the deleted positions are known (``deleted_positions`` answers without reading a file)."""
+        return self._deleted is not None
+
+    def set_deleted_positions(self, positions: np.ndarray) -> None:
+        """Install the fragment's deleted positions, read from its deletion file by the caller (many at once).
+
+        Args:
+            positions: Their physical positions, ascending (uint32), checked against the manifest by the caller.
+        """
+        self._deleted = positions
 
     def row_ids(self) -> np.ndarray:
         """The row id of every physical row, decoded once per fragment object.

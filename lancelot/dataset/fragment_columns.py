@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 #: the column of a scan's intermediate tables holding each row's physical position
-_POS = "__lancelot_position"
+POS = "__lancelot_position"
 
 
 def check_relative_path(p: str, where: str) -> str:
@@ -48,7 +48,7 @@ _SCAN_SCHEMAS: dict[int, tuple[pa.Schema, pa.Schema]] = {}
 _SHAPES = 256
 
 
-def _plain_file(schema: pa.Schema) -> bool:
+def plain_file(schema: pa.Schema) -> bool:
     hit = _PLAIN.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
@@ -65,7 +65,7 @@ def _plain_file(schema: pa.Schema) -> bool:
 _OUT_SCHEMAS: dict[tuple[int, tuple[str, ...]], tuple[pa.Schema, list[pa.Field], pa.Schema]] = {}
 
 
-def _out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:
+def out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:
     """(fields, schema) of ``columns`` of a scan schema, built once per schema and projection: a scan of many small
     fragments assembles one table per fragment with the same ones."""
     key = (id(schema), tuple(columns))
@@ -80,7 +80,7 @@ def _out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], 
     return fields, out
 
 
-def _scan_schema(schema: pa.Schema) -> pa.Schema:
+def scan_schema(schema: pa.Schema) -> pa.Schema:
     hit = _SCAN_SCHEMAS.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
@@ -108,14 +108,22 @@ class ColumnsMixin:
                 raise CorruptFileError(
                     f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
                 )
-            names = self._mapped(lf, df)
+            names = self.file_column_names(lf, df)
             out.append((lf, names))
         self._fc = out
         return out
 
-    def _mapped(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
-        """``_map_file``, once per dataset object for the data files of one shape (2.1+: the same schema, shared by
-        reader.py, and the same field ids; their mapping is the same)."""
+    def file_column_names(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
+        """{dataset column: file column} of one data file, mapped once per dataset object for the data files of one
+        shape (2.1+: the same schema, shared by reader.py, and the same field ids; their mapping is the same).
+
+        Args:
+            lf: The data file (its ``descriptor`` and ``version`` are read).
+            df: Its ``DataFile`` message in the fragment.
+
+        Returns:
+            The file's column name of each dataset column it holds.
+        """
         if not versions.parse(lf.version).structural:
             return self._map_file(lf, df)
         maps = self._ds.__dict__.setdefault("_file_maps", {})
@@ -196,11 +204,11 @@ class ColumnsMixin:
         try:
             files = self._file_columns()
             lf, names = files[0] if len(files) == 1 else (None, {})
-            if lf is not None and columns and all(names.get(c) == c for c in columns) and _plain_file(lf.schema):
+            if lf is not None and columns and all(names.get(c) == c for c in columns) and plain_file(lf.schema):
                 # the common case: one data file holding every column under its own name; its table is the
                 # answer when its schema is the scan's (no second table built)
                 t = read(lf, columns)
-                out = _out_schema(_scan_schema(self._ds.schema), columns)[1]
+                out = out_schema(scan_schema(self._ds.schema), columns)[1]
                 if t.schema.equals(out, check_metadata=True):
                     return t
                 got.update(zip(columns, t.columns))
@@ -211,7 +219,7 @@ class ColumnsMixin:
                 if not want:
                     continue
                 src.update(dict.fromkeys(want, k))
-                if _plain_file(lf.schema):  # no blob or JSONB column: the file's columns as they are
+                if plain_file(lf.schema):  # no blob or JSONB column: the file's columns as they are
                     got.update(zip(want, read(lf, [names[c] for c in want]).columns))
                     continue
                 t = read(blob.described(lf), [names[c] for c in want])  # blobs: descriptions
@@ -221,7 +229,7 @@ class ColumnsMixin:
             if self.where in str(e):
                 raise
             raise type(e)(f"{self.where}: {e.message}", path=e.path, column=e.column, page=e.page) from None
-        fields, out_schema = _out_schema(_scan_schema(self._ds.schema), columns)  # blobs: descriptions
+        fields, schema = out_schema(scan_schema(self._ds.schema), columns)  # blobs: descriptions
         arrays = []
         for f in fields:
             a = got.get(f.name)
@@ -232,8 +240,8 @@ class ColumnsMixin:
             arrays.append(a)
         if not fields:
             # (replace_schema_metadata would drop the rows of a column-less table)
-            return pa.table({"_": pa.nulls(n)}, metadata=out_schema.metadata).drop_columns(["_"])
-        return pa.Table.from_arrays(arrays, schema=out_schema)
+            return pa.table({"_": pa.nulls(n)}, metadata=schema.metadata).drop_columns(["_"])
+        return pa.Table.from_arrays(arrays, schema=schema)
 
     def _by_field_id(self: Fragment, f: pa.Field, a: pa.Array | pa.ChunkedArray, k: int) -> pa.Array | pa.ChunkedArray:
         """Data file ``k``'s column for dataset column ``f``, its nested fields matched by id."""
@@ -249,7 +257,17 @@ class ColumnsMixin:
         dnode = field_trees(self._ds.manifest.fields)[f.name]
         return project(a, fnode, dnode, f.type, ids, self.where)
 
-    def _read_physical(self: Fragment, columns: list[str], start: int, stop: int) -> pa.Table:
+    def read_physical(self: Fragment, columns: list[str], start: int, stop: int) -> pa.Table:
+        """Physical rows ``[start, stop)`` of ``columns``, deleted ones included (blob columns as descriptions).
+
+        Args:
+            columns: Dataset column names.
+            start: First physical row.
+            stop: End (exclusive).
+
+        Returns:
+            The rows as a table of the scan schema's ``columns``.
+        """
         return self._assemble(columns, stop - start, lambda lf, names: lf.read_range(start, stop, names))
 
     def _take_physical(self: Fragment, columns: list[str], positions: np.ndarray) -> pa.Table:
@@ -264,7 +282,7 @@ class ColumnsMixin:
             return pa.schema([lf.schema.field(n) for n in names]).empty_table()  # no page touched
 
         t = self._assemble(cols, 0, none)
-        return t.append_column(_POS, pa.array([], pa.int64())) if positions else t
+        return t.append_column(POS, pa.array([], pa.int64())) if positions else t
 
     # -- joins written, not committed (dataset/fragment_join.py) --------------------------------------------------
     def merge(

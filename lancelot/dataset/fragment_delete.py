@@ -24,7 +24,7 @@ def delete(frag: Fragment, predicate: str | pc.Expression) -> FragmentMetadata |
     when nothing matches, or None when no row is left."""
     from lancelot.dataset.fragment_metadata import FragmentMetadata
 
-    ds = frag._ds
+    ds = frag.dataset
     hits = ds.scanner(columns=[], filter=predicate, fragments=[frag], with_row_address=True).to_table()
     positions = (hits.column("_rowaddr").to_numpy() & np.uint64(0xFFFFFFFF)).astype(np.int64)
     marks = Deletions(ds)

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment_columns import _POS, _scan_schema
+from lancelot.dataset.fragment_columns import POS, scan_schema
 from lancelot.dataset.group_fetch import read_deletions
 from lancelot.dataset.group_files import Files, group_files, group_table
 from lancelot.dataset.row_selection import side_by_side
@@ -38,7 +38,7 @@ def _pieces(
     frags: list[Fragment], cols: list[str], zf: list[ZoneFilter], files: Files | None
 ) -> tuple[pa.Table, list[int]]:
     """The rows each fragment may contribute (all, or the zone-map ranges a filter may match) of ``cols``, live rows
-    only, with their physical positions (``_POS``) and the group index of their fragment (``_FRAG``), and each
+    only, with their physical positions (``POS``) and the group index of their fragment (``_FRAG``), and each
     fragment's first row in that table (and the end)."""
     whole = group_table(frags, files, cols, list(range(len(frags)))) if files is not None else None
     tables: list[pa.Table] = []
@@ -53,10 +53,10 @@ def _pieces(
         prune it whole) and, unless read together, its tables."""
         ranges = [(a, b) for a, b in (f.zone_ranges(zf) if zf and whole is None else [(0, f.physical_rows)]) if b > a]
         deleted = f.deleted_positions() if ranges else None
-        return ranges, deleted, [f._read_physical(cols, a, b) for a, b in ranges] if whole is None else []
+        return ranges, deleted, [f.read_physical(cols, a, b) for a, b in ranges] if whole is None else []
 
     # remote: the fragments side by side (their deletion files, footers and pages in flight together)
-    per = side_by_side(frags[0]._ds, frags, one) if whole is None else [one(f) for f in frags]
+    per = side_by_side(frags[0].dataset, frags, one) if whole is None else [one(f) for f in frags]
     for k, (f, (ranges, deleted, tabs)) in enumerate(zip(frags, per)):
         tables.extend(tabs)
         for a, b in ranges:
@@ -73,14 +73,14 @@ def _pieces(
         tables = [whole]
     if not tables:
         t = frags[0]._empty(list(cols), False)
-        return t.append_column(_POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
+        return t.append_column(POS, pa.array([], pa.int64())).append_column(_FRAG, pa.array([], pa.int32())), []
     t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     if not cols:  # a filter of no column (``TRUE``): its rows, without columns
-        t = pa.table({_POS: pa.nulls(at)}).drop_columns([_POS])
+        t = pa.table({POS: pa.nulls(at)}).drop_columns([POS])
     # every piece's physical positions at once: the row's index, less its piece's first index, plus its start
     first = np.cumsum([0, *sizes[:-1]])
     shift = np.repeat(np.asarray(starts, dtype=np.int64) - first, sizes)
-    t = t.append_column(_POS, pa.array(np.arange(at, dtype=np.int64) + shift))
+    t = t.append_column(POS, pa.array(np.arange(at, dtype=np.int64) + shift))
     t = t.append_column(_FRAG, pa.array(np.repeat(np.array(which, dtype=np.int32), sizes)))
     if gone:
         keep = np.ones(at, dtype=bool)
@@ -93,10 +93,10 @@ def _group(
     frags: list[Fragment], columns: list[str], filter: pc.Expression | None
 ) -> tuple[pa.Table, list[str], list[str]]:
     """The live rows of the group that pass ``filter`` (the filter's columns, the other columns when the group's files
-    were read together, _POS and _FRAG), and (columns read, columns still to read)."""
+    were read together, POS and _FRAG), and (columns read, columns still to read)."""
     from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
-    ds = frags[0]._ds
+    ds = frags[0].dataset
     fcols = filter_columns(filter, ds.schema.names) if filter is not None else list(columns)
     rest = [c for c in columns if c not in fcols]
     zf = zone_filters(filter) if filter is not None else []
@@ -125,8 +125,8 @@ def _rest_group(frags: list[Fragment], files: Files, t: pa.Table, rest: list[str
     sizes = np.array([frags[k].physical_rows for k in ks.tolist()], dtype=np.int64)
     base = np.zeros(len(frags), dtype=np.int64)
     base[ks] = np.cumsum(sizes) - sizes
-    more = more.take(pa.array(base[which] + t.column(_POS).to_numpy()))
-    schema = _scan_schema(frags[0]._ds.schema)
+    more = more.take(pa.array(base[which] + t.column(POS).to_numpy()))
+    schema = scan_schema(frags[0].dataset.schema)
     for c in rest:
         t = t.append_column(schema.field(c), more.column(c))
     return t
@@ -134,11 +134,11 @@ def _rest_group(frags: list[Fragment], files: Files, t: pa.Table, rest: list[str
 
 def _rest(f: Fragment, piece: pa.Table, rest: list[str], schema: pa.Schema) -> pa.Table:
     """``piece`` (rows of ``f``) with the columns ``rest`` read for its rows."""
-    pos = piece.column(_POS).to_numpy()
+    pos = piece.column(POS).to_numpy()
     if len(pos) * 4 < f.physical_rows and f.physical_rows > WHOLE_READ_ROWS:
         more = f._take_physical(rest, pos)
     else:  # a small file: read whole (one fetch, simple pages) and pick the rows
-        more = f._read_physical(rest, 0, f.physical_rows).take(pa.array(pos))
+        more = f.read_physical(rest, 0, f.physical_rows).take(pa.array(pos))
     for c in rest:
         piece = piece.append_column(schema.field(c), more.column(c))
     return piece
@@ -155,11 +155,11 @@ def _per_fragment(
     frags: list[Fragment], t: pa.Table, _: list[str], rest: list[str], columns: list[str], positions: bool
 ) -> list[pa.Table]:
     """The rows of ``t`` (``_group``'s) per fragment, with the columns ``rest`` read for them."""
-    out_cols = list(columns) + [_POS] if positions else list(columns)
+    out_cols = list(columns) + [POS] if positions else list(columns)
     which = t.column(_FRAG).to_numpy() if t.num_rows else np.empty(0, np.int32)
     bounds = np.searchsorted(which, np.arange(len(frags) + 1))
     out = []
-    schema = _scan_schema(frags[0]._ds.schema)  # blobs: descriptions
+    schema = scan_schema(frags[0].dataset.schema)  # blobs: descriptions
     empty: pa.Table | None = None
     pieces = {
         k: t.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k]))
@@ -167,7 +167,7 @@ def _per_fragment(
         if bounds[k + 1] > bounds[k]
     }
     if rest:  # remote: the fragments' other columns side by side
-        done = side_by_side(frags[0]._ds, list(pieces.items()), lambda kp: _rest(frags[kp[0]], kp[1], rest, schema))
+        done = side_by_side(frags[0].dataset, list(pieces.items()), lambda kp: _rest(frags[kp[0]], kp[1], rest, schema))
         pieces = dict(zip(pieces, done))
     for k, f in enumerate(frags):
         piece = pieces.get(k)
@@ -240,7 +240,7 @@ class InOrder:
         self._next = {a[0]: b for a, b in zip(runs, runs[1:]) if len(b) > 1}
         self._ready: dict[int, pa.Table] = {}
         self._pending: dict[int, Future[list[pa.Table]]] = {}
-        self._remote = bool(frags) and not frags[0]._ds.store.is_local
+        self._remote = bool(frags) and not frags[0].dataset.store.is_local
 
     def _group(self, run: list[int]) -> list[pa.Table]:
         return read_group([self._frags[k] for k in run], self._columns, self._filter, self._positions)

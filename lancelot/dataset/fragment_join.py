@@ -48,7 +48,7 @@ def _keys(frag: Fragment, left_on: str) -> pa.Array:
         return row_columns(frag, np.arange(n, dtype=np.int64), {ROW_ID}, 0)[ROW_ID]
     if left_on not in frag.schema.names:
         raise ChangeInputError(f"fragment {frag.fragment_id}: column {left_on} does not exist in the left side")
-    return frag._read_physical([left_on], 0, n).column(0).combine_chunks()
+    return frag.read_physical([left_on], 0, n).column(0).combine_chunks()
 
 
 def _joined(frag: Fragment, right: pa.Table, left_on: str) -> pa.Table:
@@ -65,7 +65,7 @@ def merge(
     from lancelot.dataset.fragment_metadata import FragmentMetadata
     from lancelot.dataset.transaction_api import LanceSchema
 
-    ds = frag._ds
+    ds = frag.dataset
     right = _right(frag, data_obj, schema, right_on or left_on)
     names = [n for n in right.column_names if n not in (_KEY, _HIT)]
     for n in names:
@@ -87,7 +87,7 @@ def update_columns(
     positions of live rows as a serialized (portable) roaring bitmap."""
     from lancelot.dataset.fragment_metadata import FragmentMetadata
 
-    ds = frag._ds
+    ds = frag.dataset
     right = _right(frag, data_obj, schema, right_on or left_on)
     names = [n for n in right.column_names if n not in (_KEY, _HIT)]
     for n in names:
@@ -107,7 +107,7 @@ def update_columns(
         j = _joined(f, right, left_on)
         hit = j.column(_HIT).is_valid()
         hits.append(np.setdiff1d(np.flatnonzero(hit.to_numpy(zero_copy_only=False)), f.deleted_positions()))
-        old = f._read_physical(names, 0, f.physical_rows)
+        old = f.read_physical(names, 0, f.physical_rows)
         cols = [pc.if_else(hit, j.column(n).cast(old.schema.field(n).type), old.column(n)) for n in names]
         return pa.Table.from_arrays(cols, schema=old.schema)
 

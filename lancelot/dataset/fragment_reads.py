@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
-from lancelot.dataset.fragment_columns import _POS
+from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 from lancelot.util.pools import shared_pool
 
@@ -105,22 +105,22 @@ class ReadsMixin:
         if filter is None:
             deleted = self.deleted_positions()
             if not len(deleted):
-                t = self._read_physical(cols, 0, self.physical_rows)
+                t = self.read_physical(cols, 0, self.physical_rows)
             else:
-                t = _drop_deleted(self._read_physical(cols, 0, self.physical_rows), deleted)  # no other ref
+                t = _drop_deleted(self.read_physical(cols, 0, self.physical_rows), deleted)  # no other ref
             if positions:
-                t = t.append_column(_POS, pa.array(self.live_positions()))
+                t = t.append_column(POS, pa.array(self.live_positions()))
             return t
         from lancelot.dataset.scan import apply_filter, filter_columns, zone_filters
 
         fcols = filter_columns(filter, self._ds.schema.names)
         rest = [c for c in cols if c not in fcols]
-        out_cols = cols + [_POS] if positions else cols
+        out_cols = cols + [POS] if positions else cols
         parts = []
         deleted = self.deleted_positions()
         for a, b in self.zone_ranges(zone_filters(filter)):
             # the filter's columns first; the other columns only for the rows that pass (late materialisation)
-            t = self._read_physical(fcols, a, b).append_column(_POS, pa.array(np.arange(a, b, dtype=np.int64)))
+            t = self.read_physical(fcols, a, b).append_column(POS, pa.array(np.arange(a, b, dtype=np.int64)))
             if len(deleted):
                 d = deleted[(deleted >= a) & (deleted < b)].astype(np.int64) - a
                 if len(d):
@@ -129,11 +129,11 @@ class ReadsMixin:
                     t = t.filter(pa.array(mask))
             t = apply_filter(t, filter, self.where)
             if rest and t.num_rows:
-                pos = t.column(_POS).to_numpy()
+                pos = t.column(POS).to_numpy()
                 if t.num_rows * 4 < b - a:
                     more = self._take_physical(rest, pos)
                 else:
-                    more = self._read_physical(rest, a, b).take(pa.array(pos - a))
+                    more = self.read_physical(rest, a, b).take(pa.array(pos - a))
                 for c in rest:
                     t = t.append_column(blob.scan_schema(self._ds.schema).field(c), more.column(c))  # blobs
             elif rest:
@@ -142,7 +142,7 @@ class ReadsMixin:
         if not parts:
             return self._empty(cols, positions)
         if not out_cols:  # concat_tables drops the rows of column-less tables
-            return self._read_physical([], 0, sum(p.num_rows for p in parts))
+            return self.read_physical([], 0, sum(p.num_rows for p in parts))
         return pa.concat_tables(parts)
 
     def read_range(self: Fragment, offset: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
@@ -159,13 +159,13 @@ class ReadsMixin:
         cols = self._columns(columns)
         if not len(self.deleted_positions()):
             a = min(max(0, int(offset)), self.physical_rows)
-            return self._read_physical(cols, a, min(self.physical_rows, a + max(0, int(length))))
+            return self.read_physical(cols, a, min(self.physical_rows, a + max(0, int(length))))
         a = min(max(0, int(offset)), self.count_rows())
         live = self.physical_of_live(np.arange(a, min(self.count_rows(), a + max(0, int(length))), dtype=np.int64))
         if not len(live):
-            return self._read_physical(cols, 0, 0)
+            return self.read_physical(cols, 0, 0)
         a, b = int(live[0]), int(live[-1]) + 1
-        t = self._read_physical(cols, a, b)
+        t = self.read_physical(cols, a, b)
         if b - a == len(live):
             return t
         if not t.num_columns:  # Table.take of no columns loses the row count: slice one to length

@@ -93,7 +93,7 @@ def fetch_remote(store: ObjectStore, paths: list[str], sizes: list[int | None]) 
 def read_deletions(frags: list[Fragment]) -> None:
     """Read the deletion files of ``frags`` not read yet that are Arrow files in the dataset's own directory
     (``Fragment.deleted_positions`` reads the others, and reports damage)."""
-    store = frags[0]._ds.store
+    store = frags[0].dataset.store
     todo = deletion_todo(frags)
     if not todo:
         return
@@ -107,11 +107,11 @@ Todo = list[tuple["Fragment", table_pb2.DeletionFile, str]]
 def deletion_todo(frags: list[Fragment]) -> Todo:
     """(fragment, deletion file, its store path) of the Arrow deletion files of ``frags`` in the dataset's own directory
     not read yet."""
-    root = frags[0]._ds.store.full_path("_deletions") + "/"
+    root = frags[0].dataset.store.full_path("_deletions") + "/"
     arrow = table_pb2.DeletionFile.ARROW_ARRAY
     todo: Todo = []
     for f in frags:
-        if f._deleted is not None or not f.data_fragment.HasField("deletion_file"):
+        if f.deletions_read or not f.data_fragment.HasField("deletion_file"):
             continue
         d = f.data_fragment.deletion_file
         if d.file_type == arrow and not d.HasField("base_id"):
@@ -127,4 +127,4 @@ def parse_deletions(todo: Todo, datas: list[bytes | None]) -> None:
     for (f, d, _), data in zip(todo, datas):
         pos = parse_stream(data, f.physical_rows) if data is not None else None
         if pos is not None and (not d.num_deleted_rows or d.num_deleted_rows == len(pos)):
-            f._deleted = pos
+            f.set_deleted_positions(pos)

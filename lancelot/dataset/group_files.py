@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 from google.protobuf import any_pb2
 
-from lancelot.dataset.fragment_columns import _out_schema, _plain_file, _scan_schema
+from lancelot.dataset.fragment_columns import out_schema, plain_file, scan_schema
 from lancelot.dataset.group_fetch import MAX_FILE_BYTES, deletion_todo, fetch_remote, parse_deletions, read_all
 from lancelot.encodings.structural import simple_pages as sp
 from lancelot.format.container import FOOTER_SIZE, MAGIC
@@ -102,7 +102,7 @@ def _nullable(raw: bytes) -> tuple[sp.SimpleLayout | None, pb.CompressiveEncodin
     ):
         return None, None
     vc = m.value_compression
-    lay = sp._parse_values(vc, vc.WhichOneof("compression"), 4 if m.has_large_chunk else 2, int(m.num_items))
+    lay = sp.parse_values(vc, vc.WhichOneof("compression"), 4 if m.has_large_chunk else 2, int(m.num_items))
     return (lay, m.def_compression) if lay is not None else (None, None)
 
 
@@ -111,23 +111,23 @@ def _shape(
 ) -> dict[str, int] | None:
     """{dataset column: file column index} of ``columns`` for files of this schema and field ids (kept per dataset
     object), None when one of them cannot be read here."""
-    ds = f._ds
+    ds = f.dataset
     df = f.data_fragment.files[0]
     shapes = ds.__dict__.setdefault("_group_shapes", {})
     key = (id(fd), version, tuple(df.fields), tuple(columns))
     hit = shapes.get(key)
     if hit is not None and hit[0] is fd:
         return hit[1]  # type: ignore[no-any-return]
-    names = f._mapped(SimpleNamespace(descriptor=fd, version=version), df)  # type: ignore[arg-type]
+    names = f.file_column_names(SimpleNamespace(descriptor=fd, version=version), df)  # type: ignore[arg-type]
     per_field = counts.get(version)
     if per_field is None:
         from lancelot import encodings
 
         per_field = counts[version] = [encodings.field_package(version).column_count(x) for x in stored]
     starts = np.cumsum([0, *per_field]).tolist()
-    out_fields, _ = _out_schema(_scan_schema(ds.schema), columns)
+    out_fields, _ = out_schema(scan_schema(ds.schema), columns)
     found: dict[str, int] | None = {}
-    if not _plain_file(stored):
+    if not plain_file(stored):
         found = None
     for c, want in zip(columns, out_fields):
         if found is None:
@@ -200,7 +200,7 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
 def group_files(frags: list[Fragment], columns: list[str], filtered: bool) -> Files | None:
     """Per fragment, its data file's bytes and the pages of ``columns`` in it; None when a fragment does not fit (module
     docstring).  ``filtered``: a filter's zone maps could prune (files holding zone maps go to the general path)."""
-    ds = frags[0]._ds
+    ds = frags[0].dataset
     store = ds.store
     if not columns:
         return None
@@ -285,7 +285,7 @@ def _packed(
     chunks = valid.chunks(levels, view, ranges[0], ranges[1], n, lay.word)
     if not lay.packed or bits != lay.bits or lay.num_items != n or not chunks:
         raise _NotSimple
-    values = sp._fixed(lay, view, chunks)
+    values = sp.fixed_values(lay, view, chunks)
     if values is None or len(values) != n:
         raise _NotSimple
     return pa.Array.from_buffers(t, n, [valid.bitmap(), pa.py_buffer(values)])
@@ -456,7 +456,7 @@ def _variable(
 def group_table(frags: list[Fragment], files: Files, columns: list[str], which: list[int]) -> pa.Table | None:
     """The physical rows of the fragments ``which`` (indices into ``frags`` and ``files``), in that order, of
     ``columns`` as one table of the scan schema; None when a page does not decode here."""
-    fields, schema = _out_schema(_scan_schema(frags[0]._ds.schema), columns)
+    fields, schema = out_schema(scan_schema(frags[0].dataset.schema), columns)
     try:
         arrays = [_column(fl.type, [(files[k][0], files[k][1][c]) for k in which]) for c, fl in zip(columns, fields)]
     except _NotSimple:

@@ -47,11 +47,11 @@ class KeyJoin:
             return live, live, live
         n = f.physical_rows
         if self._table is None:
-            tk = f._read_physical(self.on, 0, n)
+            tk = f.read_physical(self.on, 0, n)
             if len(live) != n:  # deleted rows out (a read of the whole key column beats a take)
                 tk = tk.take(pa.array(live))
             return live, *self._join(tk.append_column(POS, pa.array(live)), self.keys)
-        first = f._read_physical(self.on[:1], 0, n).column(0)
+        first = f.read_physical(self.on[:1], 0, n).column(0)
         mask = self._candidates(first)
         if len(live) != n:
             mask[f.deleted_positions()] = False

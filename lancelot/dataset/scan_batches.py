@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment_columns import _POS
+from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.fragment_readahead import READ_AHEAD, read_ahead, tasks
 from lancelot.dataset.scan import apply_filter, filter_columns
 from lancelot.dataset.scan_projection import with_row_columns
@@ -94,7 +94,7 @@ def _byte_width(t: pa.DataType) -> int | None:
 
 def pieces(scan: LanceScanner, chunk: int | None) -> Iterator[Piece]:
     """Per fragment (in order), tables of the columns to read, the rows that pass the filter and fall
-    in [offset, offset + limit), and the physical positions (``_POS``) when row ids are asked (or a
+    in [offset, offset + limit), and the physical positions (``POS``) when row ids are asked (or a
     filtered scan is cut in batches of ``chunk`` rows: ``_batches_of``)."""
     need_pos = bool(scan.state.proj.rows)
     skip, left = scan.offset, scan.limit
@@ -168,14 +168,14 @@ def _pieces_with_deleted(scan: LanceScanner, cols: list[str], chunk: int | None)
         if left is not None and left <= 0:
             return
         if deleted:
-            t = frag._read_physical(read, 0, frag.physical_rows)
-            t = t.append_column(_POS, pa.array(np.arange(frag.physical_rows, dtype=np.int64)))
+            t = frag.read_physical(read, 0, frag.physical_rows)
+            t = t.append_column(POS, pa.array(np.arange(frag.physical_rows, dtype=np.int64)))
         else:
             t = frag.read(read, positions=True)
         if filt is not None:
             if scan.state.filter_rows:
                 t = with_row_columns(frag, t, scan.state.filter_rows, bases, deleted)
-            t = apply_filter(t, filt, frag.where).select(cols + [_POS])
+            t = apply_filter(t, filt, frag.where).select(cols + [POS])
         for piece in _batches_of(frag, t, chunk if filt is not None else None, deleted):
             piece, skip, left = _window(piece, skip, left)
             if piece.num_rows:
@@ -204,7 +204,7 @@ def _live_range(frag: Fragment, a: int, b: int, cols: list[str], need_pos: bool)
     """Live rows ``a`` to ``b`` of a fragment, with their physical positions when asked."""
     t = frag.read_range(a, b - a, cols)
     if need_pos:
-        t = t.append_column(_POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
+        t = t.append_column(POS, pa.array(frag.physical_of_live(np.arange(a, b, dtype=np.int64))))
     return frag, t
 
 
@@ -213,7 +213,7 @@ def _batches_of(frag: Fragment, t: pa.Table, chunk: int | None, physical: bool) 
     (``physical``: rows, deleted too) at a time, each batch filtered, the empty ones dropped."""
     if chunk is None or t.num_rows <= 1:
         return [t]
-    pos = t.column(_POS).to_numpy().astype(np.int64)
+    pos = t.column(POS).to_numpy().astype(np.int64)
     deleted = frag.deleted_positions() if not physical else np.empty(0, np.int64)
     live = pos - np.searchsorted(deleted, pos) if len(deleted) else pos
     which = live // chunk

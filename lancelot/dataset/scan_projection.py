@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lancelot.dataset.fragment_columns import _POS
+from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_COLUMNS, ROW_ID, row_columns
 from lancelot.dataset.scan import filter_columns
 from lancelot.errors import LanceValueError
@@ -104,10 +104,10 @@ class Projection:
 def with_row_columns(
     frag: Fragment, t: pa.Table, names: set[str], bases: dict[int, int] | None, deleted: bool
 ) -> pa.Table:
-    """``t`` (rows of ``frag`` with their physical positions, ``_POS``) with the row-id columns
+    """``t`` (rows of ``frag`` with their physical positions, ``POS``) with the row-id columns
     ``names`` appended; ``bases``: live rows before each fragment (``_rowoffset``); ``deleted``: the
     rows may be deleted ones (their ``_rowid`` is null, as pylance gives it)."""
-    pos = t.column(_POS).to_numpy().astype(np.int64)
+    pos = t.column(POS).to_numpy().astype(np.int64)
     base = (bases or {}).get(frag.fragment_id, 0)
     for name, arr in row_columns(frag, pos, names, base, deleted).items():
         t = t.append_column(pa.field(name, pa.uint64()), arr)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset import fragment_readahead, scan_batches
-from lancelot.dataset.fragment_columns import _POS
+from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, ROW_OFFSET, row_columns
 from lancelot.dataset.scan import as_filter, filter_columns, row_columns_in, zone_filters
 from lancelot.dataset.scan_projection import Projection, projection, with_row_columns
@@ -185,7 +185,7 @@ class LanceScanner:
         cols = self.state.read_cols()
         schema = scan_schema(self.state.ds.schema)
         t = pa.schema([schema.field(c) for c in cols], metadata=schema.metadata).empty_table()
-        return t.append_column(_POS, pa.array([], pa.int64()))
+        return t.append_column(POS, pa.array([], pa.int64()))
 
     def _nearest_table(self) -> pa.Table:
         from lancelot.dataset.vector_search import search

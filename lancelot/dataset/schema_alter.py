@@ -176,7 +176,7 @@ def _alter_with_casts(ds: LanceDataset, fields: list[file_pb2.Field], casts: dic
             out.append(f)
 
     def values(frag: Fragment) -> pa.Table:
-        t = frag._read_physical(cols, 0, frag.physical_rows)
+        t = frag.read_physical(cols, 0, frag.physical_rows)
         return pa.table({nf.name: cast_column(t.column(c), nf) for c, nf in zip(cols, new_arrow, strict=True)})
 
     frags = write_column_files(ds, schema, new_fields, values)

@@ -109,7 +109,7 @@ def plan_sql(ds: LanceDataset, exprs_sql: Mapping[str, Any]) -> tuple[pa.Schema,
 def sql_values(exprs_sql: Mapping[str, Any], cols: list[str], f: Fragment) -> pa.Table:
     """The values of SQL expressions (over ``cols``) on ``f``'s physical rows."""
     exprs = {k: as_expression(v, f._ds.schema) for k, v in exprs_sql.items()}
-    src = f._read_physical(cols, 0, f.physical_rows) if cols else pa.table({"_": pa.nulls(f.physical_rows)})
+    src = f.read_physical(cols, 0, f.physical_rows) if cols else pa.table({"_": pa.nulls(f.physical_rows)})
     return evaluate(src, exprs)
 
 
@@ -165,7 +165,7 @@ def _live_batches(frags: Iterable[Fragment], cols: list[str], size: int) -> Iter
         n = f.physical_rows
         for a in range(0, n, size):
             b = min(n, a + size)
-            t = f._read_physical(plain, a, b) if plain else pa.table({"_": pa.nulls(b - a)}).drop_columns(["_"])
+            t = f.read_physical(plain, a, b) if plain else pa.table({"_": pa.nulls(b - a)}).drop_columns(["_"])
             if special:
                 extra = row_columns(f, np.arange(a, b, dtype=np.int64), set(special), 0)
                 t = pa.table({c: t.column(c) if c in plain else extra[c] for c in cols})
@@ -336,7 +336,7 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
 
     def values(f: Fragment) -> pa.Table:
         n = f.physical_rows
-        left = f._read_physical([left_on], 0, n).rename_columns([key])
+        left = f.read_physical([left_on], 0, n).rename_columns([key])
         left = left.append_column("__pos", pa.array(np.arange(n, dtype=np.int64)))
         j = left.join(right, key, join_type="left outer", use_threads=False).sort_by("__pos")
         return j.select(new_names)

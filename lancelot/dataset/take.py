@@ -41,7 +41,7 @@ def read(
 ) -> pa.Table:
     """The rows, projected as ``columns`` (or as ``scan`` projects), in the answer's order: one read per fragment. Plain
     columns need no scanner: each fragment's table is the answer's part."""
-    from lancelot.dataset.fragment_columns import _POS
+    from lancelot.dataset.fragment_columns import POS
     from lancelot.dataset.scanner import LanceScanner, projection
 
     proj = scan.state.proj if scan is not None else projection(ds.schema, columns, None, None, _where(ds))
@@ -55,7 +55,7 @@ def read(
         bases = state.offset_bases() if "_rowoffset" in proj.rows else None
 
         def one(g: tuple[Fragment, np.ndarray]) -> pa.Table:
-            t = g[0]._take_physical(cols, g[1]).append_column(_POS, pa.array(g[1]))
+            t = g[0]._take_physical(cols, g[1]).append_column(POS, pa.array(g[1]))
             return state.finish(g[0], t, bases)
 
         parts = side_by_side(ds, rows.groups, one)

@@ -95,11 +95,11 @@ def distances(vectors: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
 
 def _chunk(frag: Fragment, scan: LanceScanner, column: str) -> Any:
     """(positions, vector FixedSizeListArray) pieces of the rows searched in one fragment."""
-    from lancelot.dataset.fragment_columns import _POS
+    from lancelot.dataset.fragment_columns import POS
 
     if scan.prefilter and scan.filter is not None:
         t = frag.read([column], scan.filter, positions=True)
-        yield t.column(_POS).to_numpy(), t.column(column)
+        yield t.column(POS).to_numpy(), t.column(column)
         return
     n = frag.count_rows()
     for a in range(0, n, CHUNK_ROWS):

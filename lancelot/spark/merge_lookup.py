@@ -143,7 +143,7 @@ def fragment_keys(frag: Any, on: list[str], only: pa.Array | None) -> pa.Table |
     live = matching_positions(frag, None)
     if not len(live):
         return None
-    t = frag._read_physical(on, 0, frag.physical_rows)
+    t = frag.read_physical(on, 0, frag.physical_rows)
     if only is not None:
         live = live[_is_in(t.column(on[0]), only)[live]]
         if not len(live):

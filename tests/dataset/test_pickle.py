@@ -38,7 +38,7 @@ def test_pickle_fragment(tmp_path):
     copy = pickle.loads(pickle.dumps(frag))
     assert copy.fragment_id == frag.fragment_id == 1
     assert copy.to_table() == frag.to_table() == lance.dataset(uri).get_fragments()[1].to_table()
-    assert copy._ds.version == frag._ds.version
+    assert copy.dataset.version == frag.dataset.version
 
 
 def test_dataset_to_a_worker_process(tmp_path):

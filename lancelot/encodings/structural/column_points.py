@@ -10,15 +10,14 @@ page without lists whose techniques the point kernel reads
 chunk tables of its pages read so far (field.py) are joined into one table, and a
 take maps rows to chunks with one ``searchsorted``, fetches the chunks in one
 call, reads every row with one kernel call, and builds one Arrow array (page
-dictionaries joined, FSST strings decoded per page table).
+dictionaries joined: column_points_dictionary.py; FSST strings decoded per page table).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -27,11 +26,10 @@ from lancelot.encodings.compression.bitpacking import CHUNK
 from lancelot.encodings.compression.block import DataBlock, VariableWidthBlock
 from lancelot.encodings.compression.chunked import symbol_table
 from lancelot.encodings.compression.fsst import StackedTables, fsst_decode_tables, stack_tables
+from lancelot.encodings.structural.column_points_dictionary import DictionaryMixin
 from lancelot.encodings.structural.leaf import (
-    PageDictionary,
     apply_dictionary,
     check_dictionary_slots,
-    fixed_rows,
     indices_to_numpy,
     values_to_arrow,
     with_validity,
@@ -67,14 +65,8 @@ class ColumnChunks:
     grid: np.ndarray | None = None
 
 
-#: dictionaries of at most this many strings serve a few-row take from Python lists
-FEW_DICTIONARY = 1 << 16
-#: a string dictionary as lists: offsets, bytes, each page's first item and item count
-_DictLists = tuple[list[int], memoryview, list[int], list[int]]
-_UINTS: dict[int, np.dtype[Any]] = {1: np.dtype("<u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 #: takes (and ranges) of at most this many rows are planned in Python lists (``ColumnPoints._plan_few``)
 FEW_ROWS = 64
-_NONE = np.zeros(0, np.int64)
 _NO_FSST: list[bytes | None] = []  # (the pages' FSST tables when none has one: never read)
 _ZEROS = np.zeros(0, np.int64)
 
@@ -105,7 +97,7 @@ class PointPlan:
     total: int = 0
 
 
-class ColumnPoints:
+class ColumnPoints(DictionaryMixin):
     """Point reads over all pages of one leaf column (see the module docstring)."""
 
     def __init__(
@@ -135,10 +127,10 @@ class ColumnPoints:
         self.arrow_kind = self.reader.arrow_kind(value_type)
         self.page_dicts, self.dict_base, self.dict_size = self._join_dictionaries(tables)
         self.has_dictionary = self.page_dicts is not None
-        self._dictionary: pa.Array | None = None
-        self._dict_lists: _DictLists | None | Literal[False] = False
+        self._dictionary = None
+        self._dict_lists = False
         self._looked_up = False  # whether a take looked items up in the dictionary's block (the next makes lists)
-        self._dict_words: np.ndarray | None | Literal[False] = False
+        self._dict_words = False
         self.nullable = bool(self.reader.has_def)
         # pylance chooses FSST page by page (not for a page of little or short strings), so a
         # column's pages may differ: each page's symbol table (None: its strings are plain)
@@ -226,23 +218,6 @@ class ColumnPoints:
                 return None
         mini = [p for p in pages if isinstance(p, MiniBlockPage)]  # all of them: shape() checked
         return cls(mini, page_firsts, value_type, column, page_ids)
-
-    @staticmethod
-    def _join_dictionaries(tables: list[ChunkTable]) -> tuple[list[PageDictionary] | None, np.ndarray, np.ndarray]:
-        """The pages' dictionaries (None: they have none), each one's first item in their join and size."""
-        dicts = [t.page_dictionary for t in tables if t.page_dictionary is not None]
-        if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
-            return None, _NONE, _NONE
-        sizes = [d.size for d in dicts]
-        return dicts, np.array([0, *accumulate(sizes[:-1])], dtype=np.int64), np.array(sizes, dtype=np.int64)
-
-    @property
-    def dictionary(self) -> pa.Array | None:
-        """The pages' dictionaries joined as one Arrow array (made on first need)."""
-        if self._dictionary is None and self.page_dicts is not None:
-            arrays = [d.arrow for d in self.page_dicts]
-            self._dictionary = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
-        return self._dictionary
 
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """Where ``rows`` (sorted, unique) lie, and the byte ranges of their chunks (one per run of adjacent chunks)."""
@@ -372,111 +347,6 @@ class ColumnPoints:
             c = self.chunks
             self._items_checked = not (self.reader.vkind == INLINE and len(c.items) and int(c.items.max()) > CHUNK)
         return self._items_checked
-
-    def _dictionary_lists(self) -> _DictLists | None:
-        """A string or binary dictionary without nulls (of at most ``FEW_DICTIONARY`` items) as
-        Python lists: its offsets, its bytes, and each page's first item and item count."""
-        if self._dict_lists is False:
-            self._dict_lists = None
-            one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
-            if one is not None and one.kind:  # (its lists from the block: no Arrow array made)
-                if one.kind == "strings" and one.size <= FEW_DICTIONARY:
-                    self._dict_lists = (*one.lists(), [0], [one.size])
-                return self._dict_lists
-            d, t = self.dictionary, self.value_type
-            if (
-                d is not None
-                and len(d) <= FEW_DICTIONARY
-                and not d.null_count
-                and d.type == t
-                and (pa.types.is_string(t) or pa.types.is_binary(t))
-            ):
-                bufs = d.buffers()
-                offsets = np.frombuffer(bufs[1], np.int32)[d.offset : d.offset + len(d) + 1].tolist()
-                data = memoryview(bufs[2]) if bufs[2] is not None else memoryview(b"")
-                self._dict_lists = (offsets, data, self.dict_base.tolist(), self.dict_size.tolist())
-        return self._dict_lists
-
-    def _few_from_dictionary(
-        self, fixed: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
-    ) -> pa.Array | None:
-        """A take's few strings looked up in the column's dictionary (no validity yet), or None
-        when the lists do not apply.  An index past its page's dictionary must be a null item."""
-        width = self.reader.value_bytes
-        if width not in _UINTS:
-            return None
-        if not self._looked_up:  # a first take: its items looked up in one page's block, not all made lists
-            self._looked_up = True  # (a file taken from again makes the lists)
-            one = self.page_dicts[0] if self.page_dicts is not None and len(self.page_dicts) == 1 else None
-            if one is not None and one.kind == "strings" and len(page_of_row) < one.size:
-                return self._few_from_strings(one, fixed.view(_UINTS[width]), valid)
-        lists = self._dictionary_lists()
-        if lists is None:
-            return self._few_from_fixed_dictionary(fixed.view(_UINTS[width]), page_of_row, valid)
-        offsets, data, base, size = lists
-        ok = None if valid is None else valid.tolist()
-        pieces, ends, end = [], [0], 0
-        for j, (x, p) in enumerate(zip(fixed.view(_UINTS[width]).tolist(), page_of_row.tolist())):
-            if x < size[p]:
-                a, b = offsets[x + base[p]], offsets[x + base[p] + 1]
-                pieces.append(data[a:b])
-                end += b - a
-            elif ok is None or ok[j]:
-                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[p])
-            ends.append(end)
-        return self._strings(ends, pieces)
-
-    def _strings(self, ends: list[int], pieces: Sequence[memoryview | bytes]) -> pa.Array | None:
-        """The string array of ``pieces`` ending at ``ends`` (from 0), None past 32-bit offsets."""
-        if ends[-1] >= 1 << 31:
-            return None
-        return pa.Array.from_buffers(
-            self.value_type,
-            len(ends) - 1,
-            [None, pa.py_buffer(np.array(ends, np.int32)), pa.py_buffer(b"".join(pieces))],
-        )
-
-    def _few_from_strings(self, one: PageDictionary, local: np.ndarray, valid: np.ndarray | None) -> pa.Array | None:
-        """``_few_from_dictionary`` of one page's "strings" dictionary, its items looked up in its block."""
-        listed, n = local.tolist(), one.size
-        ok = None if valid is None else valid.tolist()
-        for j, x in enumerate(listed):
-            if x >= n and (ok is None or ok[j]):
-                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[0])
-        at = np.array([x if x < n else 0 for x in listed], dtype=np.int64)  # (a null item: any slot, unread)
-        block = one.block
-        assert isinstance(block, VariableWidthBlock)  # (a "strings" dictionary's)
-        offsets = np.asarray(block.offsets)
-        starts, stops = (offsets[at].tolist(), offsets[at + 1].tolist()) if n else ([0] * len(listed),) * 2
-        data = np.ascontiguousarray(block.data).data
-        pieces = [data[a:b] if x < n else b"" for a, b, x in zip(starts, stops, listed)]
-        return self._strings([0, *accumulate([len(p) for p in pieces])], pieces)
-
-    def _few_from_fixed_dictionary(
-        self, local: np.ndarray, page_of_row: np.ndarray, valid: np.ndarray | None
-    ) -> pa.Array | None:
-        """``_few_from_dictionary`` for a dictionary of whole-byte fixed-width values without
-        nulls (its items as rows of words, kept per column); None when it is not one."""
-        if self._dict_words is False:
-            self._dict_words = None
-            if self.page_dicts is not None and len(self.page_dicts) == 1:
-                self._dict_words = self.page_dicts[0].words()
-            elif (d := self.dictionary) is not None and len(d) and d.type == self.value_type:
-                self._dict_words = fixed_rows(d)
-        words = self._dict_words
-        if words is None:
-            return None
-        base, size = self.dict_base[page_of_row], self.dict_size[page_of_row]
-        local = local.astype(np.int64)
-        bad = local >= size
-        if bad.any():
-            if valid is None or bool(np.any(bad & valid)):
-                p = int(page_of_row[np.flatnonzero(bad if valid is None else bad & valid)[0]])
-                raise CorruptFileError("dictionary index beyond the page's dictionary items", page=self.page_ids[p])
-            local[bad] = 0  # null items: any item does
-            base[bad] = 0
-        out = words.take(local + base, axis=0)
-        return pa.Array.from_buffers(self.value_type, len(local), [None, pa.py_buffer(out)])
 
     def _values(
         self, data: np.ndarray, fixed: np.ndarray, var_start: np.ndarray, var_len: np.ndarray, page_of_row: np.ndarray

@@ -5,16 +5,11 @@ Each column holds one leaf with the levels of the whole path above it
 in the first round of the first read that needs the page.  ``plan`` picks a
 planner per read: a take or short range of a top-level primitive field whose pages allow
 it goes to the whole-column point reader (column_points.py: one plan, one
-fetch, one kernel call); any other read goes page by page: the field rows are
-mapped to page rows of every column, the data ranges of all pages are one
-round, each page decodes into its path array (repdef.py) and, for fields of
-several columns, the path arrays merge into the field's array (field_merge.py; blob pages add
-a round for their out-of-line data).
+fetch, one kernel call); any other read goes page by page (field_pages.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
@@ -22,13 +17,12 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.encodings.base import FieldContext, FieldReader, Plan, Rows, done, execute
-from lancelot.encodings.structural import page_pool
 from lancelot.encodings.structural.column_constant import ColumnConstant
 from lancelot.encodings.structural.column_fullzip_points import ColumnFullZipPoints
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
 from lancelot.encodings.structural.column_points import ColumnPoints
-from lancelot.encodings.structural.field_merge import merge
-from lancelot.encodings.structural.page import PageLevels, PageReader, Range, is_contiguous
+from lancelot.encodings.structural.field_pages import DECODE_ERRORS, PagesMixin
+from lancelot.encodings.structural.page import PageReader, Range, is_contiguous
 from lancelot.encodings.structural.page_table import ColumnReader
 from lancelot.encodings.structural.paths import column_paths
 from lancelot.encodings.structural.rows import row_range
@@ -42,7 +36,6 @@ POINT_RANGE_ROWS = 16384
 POINT_SPAN_ROWS = 1024
 
 _Plan = TypeVar("_Plan")
-_T = TypeVar("_T")
 
 
 class _Points(Protocol[_Plan]):
@@ -54,8 +47,6 @@ class _Points(Protocol[_Plan]):
     def decode(self, rows: np.ndarray, plan: _Plan, bufs: list[memoryview]) -> pa.Array: ...
 
 
-#: Python and numpy exceptions that, raised while decoding, mean the bytes were bad
-_DECODE_ERRORS = (IndexError, ValueError, KeyError, OverflowError, TypeError, pa.ArrowInvalid)
 #: the point readers of one-page mini-block columns, shared by the files written alike (a dataset's small
 #: fragments): per column metadata message (one object for files of the same metadata bytes:
 #: format/container.py), column, leaf type, rows and version, that message, its search ranges and per
@@ -64,10 +55,6 @@ MAX_SHARED = 256
 SHARED_MAX_ROWS = 1 << 16  # (columns of at most this many rows and search bytes: small chunk tables
 SHARED_MAX_BYTES = 1 << 16  # and dictionaries)
 _SHARED: dict[tuple[Any, ...], tuple[Any, list[Range], dict[bytes, ColumnPoints]]] = {}
-
-
-#: one fetch of a read: (column, page, byte ranges, what receives their buffers)
-_Job = tuple[ColumnReader, int, list[Range], Callable[[list[memoryview]], None]]
 
 
 class _PointRead:
@@ -100,7 +87,7 @@ class _PointRead:
             for page, rs in self.jobs:
                 page.load_search(bufs[pos : pos + len(rs)])
                 pos += len(rs)
-        except (LanceError, *_DECODE_ERRORS):
+        except (LanceError, *DECODE_ERRORS):
             return self.fallback()
         jobs, self.jobs = self.jobs, []  # (done with: not kept alive through the data round)
         plan = self.planned()
@@ -139,7 +126,7 @@ class _PointRead:
         return self.reader._decode_points(self.points, self.rows, self.plan, bufs)  # type: ignore[arg-type]
 
 
-class StructuralFieldReader(FieldReader):
+class StructuralFieldReader(PagesMixin, FieldReader):
     """Reads a top-level field of a 2.1/2.2 file: a planner chosen per read, the whole-column point
     reader (column_points.py, for takes and short ranges of a primitive field) or the page by page
     one (every other read)."""
@@ -207,7 +194,7 @@ class StructuralFieldReader(FieldReader):
                 return Plan(list(known[1]), partial(read.shared, known[2]), "search")
         try:
             touched = col.pages_of(rows)
-        except (LanceError, *_DECODE_ERRORS):
+        except (LanceError, *DECODE_ERRORS):
             return self._fallback(rows, ranged)
         if self._cover and not self._cover.issuperset(touched):
             # a file read again elsewhere: every page's, as the reference loads them (one rebuild more)
@@ -220,7 +207,7 @@ class StructuralFieldReader(FieldReader):
         col, size = self.columns[0], self.ctx.src.size
         try:
             jobs = [(page, rs) for page in [col.page(p) for p in read.touched or ()] if (rs := page.search_ranges())]
-        except (LanceError, *_DECODE_ERRORS):
+        except (LanceError, *DECODE_ERRORS):
             return read.fallback()
         if not jobs:
             return read.planned()
@@ -264,7 +251,7 @@ class StructuralFieldReader(FieldReader):
                 or ColumnPointGroups.of(pages, firsts, ends, t, c, ids)
                 or ColumnConstant.of(pages, t)
             )
-        except (LanceError, *_DECODE_ERRORS):
+        except (LanceError, *DECODE_ERRORS):
             points = None  # the page-by-page path reports the problem where it is met
         self._points, self._cover = points, frozenset(ids)
         self._every = every
@@ -278,7 +265,7 @@ class StructuralFieldReader(FieldReader):
             self._check_ranges(ranges)
         except LanceError as e:
             raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None
-        except _DECODE_ERRORS as e:
+        except DECODE_ERRORS as e:
             raise self._undecodable(e) from None
         read.points = self._points
         return Plan(ranges, read.decode, self._points_path)
@@ -299,7 +286,7 @@ class StructuralFieldReader(FieldReader):
             out = points.decode(rows, plan, bufs)
         except LanceError as e:
             raise self._located(e.at(path=self.ctx.path, column=self.columns[0].col.index), rows) from None
-        except _DECODE_ERRORS as e:
+        except DECODE_ERRORS as e:
             raise self._located(self._undecodable(e), rows) from None
         if len(out) != len(rows):
             raise self._located(
@@ -326,200 +313,3 @@ class StructuralFieldReader(FieldReader):
         except Exception:  # noqa: BLE001 (best effort: the point reader's error stands)
             pass
         return e
-
-    def _guard(self, col: ColumnReader, page: int, fn: Callable[..., _T], *args: object) -> _T:
-        try:
-            return fn(*args)
-        except LanceError as e:
-            raise e.at(path=self.ctx.path, column=col.col.index, page=page) from None
-        except _DECODE_ERRORS as e:
-            raise CorruptFileError(
-                f"undecodable page data ({type(e).__name__}: {e})", path=self.ctx.path, column=col.col.index, page=page
-            ) from None
-
-    def _pages_plan(
-        self, n_rows: int, split: Callable[[ColumnReader], list[tuple[int, np.ndarray]]], chunked: bool = False
-    ) -> Plan:
-        """The page by page read of rows of the field: ``split(column)`` gives each column's (page,
-        page-local rows).  Rounds: the search caches of the pages not loaded yet (a bad one reports
-        its problem), the data of the rows, out-of-line data (blob pages).
-
-        ``chunked``: a field of one column read from several pages may come back as a
-        ChunkedArray of its pages (no concatenation copy).
-        """
-        if n_rows == 0:
-            return done(pa.nulls(0, self.ctx.field.type))
-        work = [(col, p, local) for col in self.columns for p, local in split(col)]
-        pages = [col.page(p) for col, p, _ in work]
-        planner = "pages/" + "+".join(sorted({type(page).__name__ for page in pages}))
-        searches: list[_Job] = []
-        for (col, p, _), page in zip(work, pages):
-            ranges = self._guard(col, p, page.search_ranges)
-            if ranges:
-                searches.append((col, p, ranges, page.load_search))
-
-        def data(_: object = None) -> Plan:
-            decoded: list[PageLevels | None] = [None] * len(work)
-
-            def decode(i: int, bufs: list[memoryview]) -> None:
-                col, p, local = work[i]
-                decoded[i] = col.page(p).decode(local, bufs)
-
-            jobs: list[_Job] = [
-                (col, p, self._guard(col, p, page.plan, local), partial(decode, i))
-                for i, ((col, p, local), page) in enumerate(zip(work, pages))
-            ]
-            self._check_jobs(jobs)
-
-            def decoded_pages(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray | Plan:
-                self._deliver(jobs, bufs, parallel=True)
-                return self._finish(n_rows, work, pages, decoded, chunked, planner)
-
-            return Plan([r for _, _, ranges, _ in jobs for r in ranges], decoded_pages, planner)
-
-        if not searches:
-            return data()
-        self._check_jobs(searches)
-
-        def loaded(bufs: list[memoryview]) -> Plan:
-            self._deliver(searches, bufs)
-            return data()
-
-        return Plan([r for _, _, ranges, _ in searches for r in ranges], loaded, planner)
-
-    def _finish(
-        self,
-        n_rows: int,
-        work: list[tuple[ColumnReader, int, np.ndarray]],
-        pages: list[PageReader],
-        decoded: list[PageLevels | None],
-        chunked: bool,
-        planner: str,
-    ) -> pa.Array | pa.ChunkedArray | Plan:
-        """After the data round: the round of out-of-line data (blob pages), then the field's array."""
-        extra: list[_Job] = []
-
-        def complete(i: int, bufs: list[memoryview]) -> None:
-            col, p, _ = work[i]
-            levels = decoded[i]
-            if levels is None:  # the data round decoded every page
-                raise LanceError("page completed before it was decoded", column=col.col.index, page=p)
-            decoded[i] = col.page(p).complete(levels, bufs)
-
-        for i, ((col, p, _), page) in enumerate(zip(work, pages)):
-            if type(page).finish is PageReader.finish:
-                continue
-            decoded[i], ranges = self._guard(col, p, page.finish, decoded[i])
-            if ranges is not None:
-                extra.append((col, p, ranges, partial(complete, i)))
-        if not extra:
-            return self._assemble(n_rows, work, decoded, chunked)
-        self._check_jobs(extra)
-
-        def completed(bufs: list[memoryview]) -> pa.Array | pa.ChunkedArray:
-            self._deliver(extra, bufs)
-            return self._assemble(n_rows, work, decoded, chunked)
-
-        return Plan([r for _, _, ranges, _ in extra for r in ranges], completed, planner)
-
-    def _assemble(
-        self,
-        n_rows: int,
-        work: list[tuple[ColumnReader, int, np.ndarray]],
-        decoded: list[PageLevels | None],
-        chunked: bool,
-    ) -> pa.Array | pa.ChunkedArray:
-        """The field's array from the decoded pages of its columns."""
-        t = self.ctx.field.type
-        per_column: dict[int, list[pa.Array]] = {}
-        for i, (col, p, local) in enumerate(work):
-            arr = self._guard(col, p, col.to_array, decoded[i])
-            if col.scale == 1 and len(arr) != len(local):  # (the page's levels start more rows than asked)
-                raise CorruptFileError(
-                    f"decoded {len(arr)} rows of page {p} of field {self._name!r}, expected {len(local)}",
-                    path=self.ctx.path,
-                    column=col.col.index,
-                    page=p,
-                )
-            per_column.setdefault(id(col), []).append(arr)
-        if chunked and len(self.columns) == 1:
-            arrs = per_column.get(id(self.columns[0]), [])
-            if len(arrs) > 1 and all(a.type == t for a in arrs):
-                return self._counted(pa.chunked_array(arrs, type=t), n_rows)
-        spines = []
-        for col in self.columns:
-            arrs = per_column.get(id(col), [])
-            spines.append(arrs[0] if len(arrs) == 1 else pa.concat_arrays(arrs))
-        try:
-            out = merge(t, spines)
-        except LanceError as e:
-            misfit = self._misfit_page(t, spines, work)
-            raise e.at(path=self.ctx.path, column=self.columns[0].col.index, page=misfit) from None
-        except _DECODE_ERRORS as e:  # the columns' structures disagree: which one is wrong is not known
-            misfit = self._misfit_page(t, spines, work)
-            where = "" if misfit is None else f" in the rows of page {misfit} of column {self.columns[0].col.index}"
-            raise CorruptFileError(
-                f"columns {self.columns[0].col.index}-{self.columns[-1].col.index} of field {self._name!r} "
-                f"do not fit together{where} ({type(e).__name__}: {e})",
-                path=self.ctx.path,
-                column=self.columns[0].col.index,
-                page=misfit,
-            ) from None
-        return self._counted(out, n_rows)
-
-    def _counted(self, out: pa.Array | pa.ChunkedArray, n_rows: int) -> pa.Array | pa.ChunkedArray:
-        """``out``, checked to hold the ``n_rows`` rows the read asked for."""
-        if len(out) != n_rows:
-            raise CorruptFileError(
-                f"decoded {len(out)} rows of field {self.ctx.field.name!r}, expected {n_rows}",
-                path=self.ctx.path,
-                column=self.columns[0].col.index,
-            )
-        return out
-
-    def _misfit_page(
-        self, t: pa.DataType, spines: list[pa.Array], work: list[tuple[ColumnReader, int, np.ndarray]]
-    ) -> int | None:
-        """The page of the first column in whose rows the columns' arrays do not merge (each page's
-        rows merged on their own), or None (the rows of no one page misfit; or rows scaled)."""
-        first = self.columns[0]
-        if any(col.scale != 1 for col in self.columns):
-            return None
-        at = 0
-        for col, p, local in work:
-            if col is not first:
-                continue
-            try:
-                merge(t, [s.slice(at, len(local)) for s in spines])
-            except (LanceError, *_DECODE_ERRORS):
-                return p
-            at += len(local)
-        return None
-
-    def _check_jobs(self, jobs: list[_Job]) -> None:
-        """Every job's ranges lie inside the file (else the page is named as corrupt)."""
-        size = self.ctx.src.size
-        for col, p, ranges, _ in jobs:
-            for off, ln in ranges:
-                if off < 0 or ln < 0 or off + ln > size:
-                    raise CorruptFileError(
-                        f"page data [{off}, {off + ln}) lies outside the {size}-byte file",
-                        path=self.ctx.path,
-                        column=col.col.index,
-                        page=p,
-                    )
-
-    def _deliver(self, jobs: list[_Job], bufs: list[memoryview], parallel: bool = False) -> None:
-        """Hand each job its buffers of one round (``parallel``: side by side when there are several
-        and they are large, page_pool.py)."""
-        pos = 0
-        tasks: list[Callable[[], None]] = []
-        for col, p, ranges, cb in jobs:
-            part = bufs[pos : pos + len(ranges)]
-            pos += len(ranges)
-            tasks.append(partial(self._guard, col, p, cb, part))
-        if parallel and len(tasks) > 1 and sum(len(b) for b in bufs) >= page_pool.PARALLEL_MIN_BYTES:
-            page_pool.run_all(tasks)
-        else:
-            for task in tasks:
-                task()

@@ -110,7 +110,7 @@ def _parse(raw: bytes) -> SimpleLayout | None:
     word = 4 if m.has_large_chunk else 2
     vc = m.value_compression
     kind = vc.WhichOneof("compression")
-    found = _parse_values(vc, kind, word, int(m.num_items))
+    found = parse_values(vc, kind, word, int(m.num_items))
     if found is None or m.num_buffers != 1 and found.other is None:  # (only a batch decoder reads two)
         return None
     if m.num_buffers != 1:
@@ -122,7 +122,9 @@ def _parse(raw: bytes) -> SimpleLayout | None:
     return found
 
 
-def _parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_items: int) -> SimpleLayout | None:
+def parse_values(vc: pb.CompressiveEncoding, kind: str | None, word: int, num_items: int) -> SimpleLayout | None:
+    """The layout of a mini-block page's values compressed as ``kind`` (Flat, Variable or InlineBitpacking), None when
+    this reader does not take them."""
     if kind == "flat":
         if vc.flat.HasField("data") or vc.flat.bits_per_value not in (8, 16, 32, 64, 128):
             return None
@@ -215,7 +217,7 @@ def _chunks(lay: SimpleLayout, meta: memoryview, data: memoryview) -> list[tuple
     return out if left == 0 else None
 
 
-def _fixed(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int]]) -> np.ndarray | None:
+def fixed_values(lay: SimpleLayout, data: memoryview, chunks: list[tuple[int, int, int]]) -> np.ndarray | None:
     """The Flat values of the chunks (unpacked when inline-bitpacked: at most 1024 per chunk, as the
     writers make them) as unsigned ``lay.bits``-bit words (128-bit ones as bytes); None when they do not
     add up."""
@@ -329,12 +331,12 @@ def decode_page(
     if lay.dictionary is not None:
         if dictionary is None:
             return None
-        idx = _fixed(lay, data, chunks)
+        idx = fixed_values(lay, data, chunks)
         return None if idx is None or len(idx) != rows else _looked_up(lay, t, idx, dictionary)
     if not lay.variable:
         if value_bits(t) != lay.bits:
             return None
-        flat = _fixed(lay, data, chunks)
+        flat = fixed_values(lay, data, chunks)
         if flat is None or len(flat) != rows:
             return None
         return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(flat)])
