@@ -212,7 +212,19 @@ class ObjectStore:
             entries = self.fs.ls(full, detail=True)
         except (FileNotFoundError, NotADirectoryError):
             return []
+        finally:
+            self._forget_listing(full)
         return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
+
+    def _forget_listing(self, full: str) -> None:
+        """Drop what a listing of ``full`` left in fsspec's directory cache, subdirectories too: fsspec
+        answers from a cached listing that a file written since by another process is missing."""
+        self.fs.invalidate_cache(full)
+        cache = getattr(self.fs, "dircache", None)
+        if cache is not None:
+            below = self.fs._strip_protocol(full).rstrip("/") + "/"
+            for key in [k for k in list(cache) if k.startswith(below)]:
+                cache.pop(key, None)
 
     def list_names(self, prefix: str) -> builtins.list[str]:
         """Names under the directory ``prefix`` in no particular order, subdirectories possibly
@@ -245,6 +257,8 @@ class ObjectStore:
             found = self.fs.find(full, detail=True)
         except (FileNotFoundError, NotADirectoryError):
             return []
+        finally:
+            self._forget_listing(full)
         for name, info in found.items():
             if info.get("type") == "directory":
                 continue
