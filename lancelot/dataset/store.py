@@ -207,18 +207,23 @@ class ObjectStore:
                     return sorted(e.name for e in it if not e.is_dir())
             except (FileNotFoundError, NotADirectoryError):
                 return []
-        self.fs.invalidate_cache(full)
-        try:
-            entries = self.fs.ls(full, detail=True)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        finally:
-            self._forget_listing(full)
+        entries = self._listing(self.fs.ls, full) or []
         return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
 
+    def _listing(self, call: Any, full: str) -> Any:
+        """``call(full, detail=True)`` (fsspec's ls or find) afresh, None where there is no such directory;
+        what it left in fsspec's directory cache is dropped, subdirectories too (fsspec answers from a
+        cached listing that a file written since by another process is missing)."""
+        self.fs.invalidate_cache(full)
+        try:
+            return call(full, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        finally:
+            self._forget_listing(full)
+
     def _forget_listing(self, full: str) -> None:
-        """Drop what a listing of ``full`` left in fsspec's directory cache, subdirectories too: fsspec
-        answers from a cached listing that a file written since by another process is missing."""
+        """Drop ``full``'s entries, and its subdirectories', from fsspec's directory cache."""
         self.fs.invalidate_cache(full)
         cache = getattr(self.fs, "dircache", None)
         if cache is not None:
@@ -252,13 +257,7 @@ class ObjectStore:
                         continue
                     out.append((os.path.relpath(p, self.root).replace(os.sep, "/"), st.st_size, st.st_mtime))
             return sorted(out)
-        self.fs.invalidate_cache(full)
-        try:
-            found = self.fs.find(full, detail=True)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        finally:
-            self._forget_listing(full)
+        found = self._listing(self.fs.find, full) or {}
         for name, info in found.items():
             if info.get("type") == "directory":
                 continue
