@@ -458,7 +458,7 @@ def update(
             """(positions, their new rows) of one fragment: what may run beside the other fragments."""
             if not len(pos):
                 return pos, None
-            t = f._take_physical(list(cur.schema.names), pos)
+            t = f.take_physical(list(cur.schema.names), pos)
             t = blob_write.with_values(f, t)  # blobs: their values, not their descriptions
             new = evaluate(t, exprs)
             for name in exprs:

@@ -270,7 +270,16 @@ class ColumnsMixin:
         """
         return self._assemble(columns, stop - start, lambda lf, names: lf.read_range(start, stop, names))
 
-    def _take_physical(self: Fragment, columns: list[str], positions: np.ndarray) -> pa.Table:
+    def take_physical(self: Fragment, columns: list[str], positions: np.ndarray) -> pa.Table:
+        """The physical rows at ``positions``, deleted ones included (blob columns as descriptions).
+
+        Args:
+            columns: Dataset column names.
+            positions: Physical row positions (sorted, unique, checked by the caller).
+
+        Returns:
+            The rows as a table of the scan schema's ``columns``, in ``positions``' order.
+        """
         return self._assemble(columns, len(positions), lambda lf, names: lf.take(positions, names))
 
     def _empty(self: Fragment, cols: list[str], positions: bool = False) -> pa.Table:

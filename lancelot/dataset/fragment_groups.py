@@ -136,7 +136,7 @@ def _rest(f: Fragment, piece: pa.Table, rest: list[str], schema: pa.Schema) -> p
     """``piece`` (rows of ``f``) with the columns ``rest`` read for its rows."""
     pos = piece.column(POS).to_numpy()
     if len(pos) * 4 < f.physical_rows and f.physical_rows > WHOLE_READ_ROWS:
-        more = f._take_physical(rest, pos)
+        more = f.take_physical(rest, pos)
     else:  # a small file: read whole (one fetch, simple pages) and pick the rows
         more = f.read_physical(rest, 0, f.physical_rows).take(pa.array(pos))
     for c in rest:

@@ -131,7 +131,7 @@ class ReadsMixin:
             if rest and t.num_rows:
                 pos = t.column(POS).to_numpy()
                 if t.num_rows * 4 < b - a:
-                    more = self._take_physical(rest, pos)
+                    more = self.take_physical(rest, pos)
                 else:
                     more = self.read_physical(rest, a, b).take(pa.array(pos - a))
                 for c in rest:

@@ -330,7 +330,7 @@ class MergeInsertBuilder:
             if self._matched == "fail" and len(pos):
                 raise MergeInsertError(
                     f"dataset {cur.uri!r}: merge insert failed: found a matching row with key values "
-                    f"{ {k: f._take_physical([k], joined[:1]).column(0)[0].as_py() for k in on} }"
+                    f"{ {k: f.take_physical([k], joined[:1]).column(0)[0].as_py() for k in on} }"
                 )
             matched_src.append(srow)
             gone = np.empty(0, np.int64)
@@ -366,7 +366,7 @@ class MergeInsertBuilder:
                 new = src.take(pa.array(srow))
                 rest = [c for c in cur.schema.names if c not in new.column_names]
                 if rest:
-                    old = blob_write.with_values(f, f._take_physical(rest, pos))  # blobs: values
+                    old = blob_write.with_values(f, f.take_physical(rest, pos))  # blobs: values
                     for c in rest:
                         new = new.append_column(old.schema.field(c), old.column(c))
                 rows.keep_ids(f, pos)
@@ -387,7 +387,7 @@ class MergeInsertBuilder:
     def _ambiguous(self, f: Any, pos: np.ndarray) -> None:
         vals, counts = np.unique(pos, return_counts=True)
         p = vals[counts > 1][:1]
-        key = ", ".join(f"{k} = {f._take_physical([k], p).column(0)[0].as_py()!r}" for k in self._on)
+        key = ", ".join(f"{k} = {f.take_physical([k], p).column(0)[0].as_py()!r}" for k in self._on)
         raise MergeInsertError(
             f"dataset {self._ds.uri!r}: ambiguous merge inserts are prohibited: multiple source rows match "
             f"the same target row on ({key}); each target row may be matched by at most one source row"
@@ -410,7 +410,7 @@ class MergeInsertBuilder:
         self, cond: pc.Expression, f: Any, pos: np.ndarray, src: pa.Table, srow: np.ndarray
     ) -> np.ndarray:
         try:
-            return condition_mask(cond, f._take_physical(list(self._ds.schema.names), pos), src.take(pa.array(srow)))
+            return condition_mask(cond, f.take_physical(list(self._ds.schema.names), pos), src.take(pa.array(srow)))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise MergeInsertError(f"cannot evaluate the update condition {self._condition!r}: {e}") from None
 

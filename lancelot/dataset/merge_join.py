@@ -60,7 +60,7 @@ class KeyJoin:
             return live, _EMPTY, _EMPTY
         tk = pa.table({self.on[0]: first.take(pa.array(cand))})
         if len(self.on) > 1:
-            rest = f._take_physical(self.on[1:], cand)
+            rest = f.take_physical(self.on[1:], cand)
             for name, col in zip(rest.column_names, rest.columns):
                 tk = tk.append_column(name, col)
         # the source's keys within the candidates' range of the first key (a table clustered by its

@@ -5,7 +5,7 @@ Every take walks the same three steps:
 
 1. ``by_index`` / ``by_address`` (dataset/row_selection.py): the rows checked, sorted and made unique once, mapped to
    per-fragment physical positions with the deletions applied once;
-2. ``read``: one ``Fragment._take_physical`` per touched fragment (the reader's take of those positions: already sorted
+2. ``read``: one ``Fragment.take_physical`` per touched fragment (the reader's take of those positions: already sorted
    and unique, so it neither sorts nor reorders), projected as a scan would project them (nested paths, SQL expressions,
    row-id columns);
 3. one ``Table.take`` back to the order asked, duplicates included.
@@ -47,7 +47,7 @@ def read(
     proj = scan.state.proj if scan is not None else projection(ds.schema, columns, None, None, _where(ds))
     if proj.plain and not proj.rows:
         names = list(proj.names)
-        parts = side_by_side(ds, rows.groups, lambda g: g[0]._take_physical(names, g[1]))
+        parts = side_by_side(ds, rows.groups, lambda g: g[0].take_physical(names, g[1]))
     else:
         scan = scan or LanceScanner(ds, columns)
         state = scan.state
@@ -55,7 +55,7 @@ def read(
         bases = state.offset_bases() if "_rowoffset" in proj.rows else None
 
         def one(g: tuple[Fragment, np.ndarray]) -> pa.Table:
-            t = g[0]._take_physical(cols, g[1]).append_column(POS, pa.array(g[1]))
+            t = g[0].take_physical(cols, g[1]).append_column(POS, pa.array(g[1]))
             return state.finish(g[0], t, bases)
 
         parts = side_by_side(ds, rows.groups, one)

@@ -79,7 +79,7 @@ def _updated_rows(
         pos, new = pos[ok], new.filter(pa.array(ok))
     rest = [c for c in ds.schema.names if c not in plan.source_columns]
     if rest and len(pos):
-        old = frag._take_physical(rest, pos)
+        old = frag.take_physical(rest, pos)
         for c in rest:
             new = new.append_column(old.schema.field(c), old.column(c))
     return pos, new
@@ -90,7 +90,7 @@ def _condition_holds(plan: _MergePlan, schema: pa.Schema, frag: Any, pos: np.nda
     assert plan.update_condition is not None
     cond = as_filter(_qualified_to_plain(plan.update_condition), _condition_schema(schema, plan.source_columns))
     src = pa.table({c: cast_to(new.column(c), schema.field(c), c) for c in plan.source_columns})
-    return condition_mask(cond, frag._take_physical(list(schema.names), pos), src)
+    return condition_mask(cond, frag.take_physical(list(schema.names), pos), src)
 
 
 def _payload(obj: object) -> pa.RecordBatch:

@@ -139,7 +139,7 @@ def _update_task(
     pos = matching_positions(frag, as_filter(where, schema) if where is not None else None)
     if not len(pos):
         return FragmentChange(fragment_id)
-    old = frag._take_physical(list(schema.names), pos)
+    old = frag.take_physical(list(schema.names), pos)
     values = evaluate(old, exprs)
     t = old
     for name in exprs:
