@@ -6,13 +6,17 @@ pylance is imported inside the functions, so a module that skips without it stil
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import signal
+import tracemalloc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
 
 from lancelot.format.container import read_metadata
 from lancelot.io.source import open_source
+from lancelot.util import jit
 
 
 def pylance_write(
@@ -54,3 +58,28 @@ def column_bytes(path: Any) -> list[int]:
     """Bytes of each column's page buffers, from the file's metadata."""
     md = read_metadata(open_source(str(path)))
     return [sum(sum(p.buffer_sizes) for p in c.pages) for c in md.columns]
+
+
+@contextmanager
+def bounded(max_traced: int, seconds: int = 30) -> Iterator[None]:
+    """Fail on a hang (a SIGALRM watchdog after ``seconds``) or on a huge allocation (tracemalloc's peak over
+    ``max_traced`` bytes): the guard of the damaged-input tests."""
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"read still running after {seconds} s")
+
+    # no kernel prepared on a background thread while tracemalloc starts or stops: CPython 3.11's tracemalloc
+    # crashes a thread allocating while it is stopped (a segfault in a numba compile seen in CI)
+    jit.wait_for_warm_ups()
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    tracemalloc.start()
+    try:
+        yield
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        signal.alarm(0)
+        jit.wait_for_warm_ups()
+        tracemalloc.stop()
+        signal.signal(signal.SIGALRM, old)
+        assert peak < max_traced, f"the read allocated {peak} bytes"  # (a read that raised too)

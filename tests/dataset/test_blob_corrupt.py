@@ -20,9 +20,7 @@ import glob
 import os
 import random
 import shutil
-import signal
 import struct
-import tracemalloc
 from contextlib import contextmanager
 
 import lance
@@ -35,7 +33,7 @@ from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.container import read_metadata
 from lancelot.io import source as source_mod
 from lancelot.io.source import MemorySource
-from lancelot.util import jit
+from tests.helpers import bounded
 
 VERSIONS = ["2.0", "2.1", "2.2"]
 BLOB = {"lance-encoding:blob": "true"}
@@ -92,23 +90,11 @@ def guarded(monkeypatch):
 
     monkeypatch.setattr(source_mod.LocalFileSource, "read_ranges", checked)
 
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"read still running after {WATCHDOG_SECONDS} s")
-
-    jit.wait_for_warm_ups()  # (no background compile while tracemalloc starts or stops: CPython 3.11)
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(WATCHDOG_SECONDS)
-    tracemalloc.start()
     try:
-        yield reads
+        with bounded(MAX_TRACED, WATCHDOG_SECONDS):
+            yield reads
     finally:
-        _, peak = tracemalloc.get_traced_memory()
-        signal.alarm(0)
-        jit.wait_for_warm_ups()
-        tracemalloc.stop()
-        signal.signal(signal.SIGALRM, old)
         monkeypatch.undo()
-        assert peak < MAX_TRACED, f"the reads allocated {peak} bytes"
 
 
 def _read_all(path: str) -> list[LanceError]:

@@ -9,11 +9,9 @@ metadata and before it reads.
 
 from __future__ import annotations
 
-import signal
-import tracemalloc
 import zlib
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +22,8 @@ from lancelot.errors import LanceError
 from lancelot.format.container import pack_encoding, read_metadata, unpack_encoding
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
-from lancelot.util import jit
 from tests.encodings.helpers import forget_shared
+from tests.helpers import bounded
 from tests.support import conformance as C
 
 VERSIONS = ["2.1", "2.2"]
@@ -61,28 +59,9 @@ def page_of(data: bytes, col: int = 1, page: int = 1):
     return p, unpack_encoding(src, p.encoding, pb.PageLayout)
 
 
-@contextmanager
-def guarded():
+def guarded() -> AbstractContextManager[None]:
     """Fail on a hang (watchdog) or on a huge allocation (tracemalloc peak)."""
-
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"read still running after {WATCHDOG_SECONDS} s")
-
-    # no kernel prepared on a background thread while tracemalloc starts or stops: CPython 3.11's tracemalloc
-    # crashes a thread allocating while it is stopped (a segfault in a numba compile seen in CI)
-    jit.wait_for_warm_ups()
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(WATCHDOG_SECONDS)
-    tracemalloc.start()
-    try:
-        yield
-    finally:
-        _, peak = tracemalloc.get_traced_memory()
-        signal.alarm(0)
-        jit.wait_for_warm_ups()
-        tracemalloc.stop()
-        signal.signal(signal.SIGALRM, old)
-        assert peak < MAX_TRACED, f"the read allocated {peak} bytes"
+    return bounded(MAX_TRACED, WATCHDOG_SECONDS)
 
 
 def read_damaged(

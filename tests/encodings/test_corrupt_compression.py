@@ -41,15 +41,9 @@ from tests.encodings.corrupt import (
     read_damaged,
     values_of,
 )
-from tests.encodings.helpers import forget_shared
 from tests.support import conformance as C
 
-
-@pytest.fixture(autouse=True)
-def _own_metadata():
-    """Damaged metadata stays in its test (files of the same bytes share their parsed metadata)."""
-    yield
-    forget_shared()
+pytestmark = pytest.mark.usefixtures("own_metadata")  # (tests/encodings/conftest.py)
 
 
 # ----------------------------------------------------------------------------- unknown compressions

@@ -35,12 +35,7 @@ from tests.encodings.corrupt import (
 from tests.encodings.helpers import forget_shared
 from tests.support import conformance as C
 
-
-@pytest.fixture(autouse=True)
-def _own_metadata():
-    """Damaged metadata stays in its test (files of the same bytes share their parsed metadata)."""
-    yield
-    forget_shared()
+pytestmark = pytest.mark.usefixtures("own_metadata")  # (tests/encodings/conftest.py)
 
 
 # ----------------------------------------------------------------------------- found by scripts/fuzz_corrupt.py

@@ -24,12 +24,7 @@ from lancelot.format.pb import encodings_v2_1_pb2 as pb
 from lancelot.io.source import MemorySource
 from tests.encodings.helpers import forget_shared
 
-
-@pytest.fixture(autouse=True)
-def _own_metadata():
-    """Damaged metadata stays in its test (files of the same bytes share their parsed metadata)."""
-    yield
-    forget_shared()
+pytestmark = pytest.mark.usefixtures("own_metadata")  # (tests/encodings/conftest.py)
 
 
 VERSIONS = ["2.1", "2.2"]
