@@ -65,18 +65,41 @@ def _joined(held: list[pa.Table]) -> Iterator[pa.RecordBatch]:
         yield (pa.concat_tables(held) if len(held) > 1 else held[0]).combine_chunks().to_batches()[0]
 
 
+def strict(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
+    """``strict_batch_size``: ``batches`` re-cut to exactly ``size`` rows each (across fragments),
+    the last one shorter."""
+    held: list[pa.RecordBatch] = []
+    n = 0
+    for b in batches:
+        held.append(b)
+        n += b.num_rows
+        if n < size:
+            continue
+        t = pa.Table.from_batches(held).combine_chunks()
+        full = n - n % size
+        yield from t.slice(0, full).to_batches(max_chunksize=size)
+        held, n = ([t.slice(full).to_batches()[0]], n - full) if n > full else ([], 0)
+    if n:
+        yield pa.Table.from_batches(held).combine_chunks().to_batches()[0]
+
+
 def late(scan: LanceScanner) -> bool:
     """Whether pylance reads some projected columns after the filter, taking them by row id (late
-    materialisation): columns not in the filter whose values (structs aside) have no fixed width,
-    or one of 10 bytes or more (1000 over an object store)."""
-    ds, filt = scan.state.ds, scan.filter
-    if filt is None:
+    materialisation): those named by ``late_materialization`` (True: all, False: none); by default
+    columns not in the filter whose values (structs aside) have no fixed width, or one of 10 bytes
+    or more (1000 over an object store)."""
+    ds, filt, choice = scan.state.ds, scan.filter, scan.late_materialization
+    if filt is None or choice is False:
         return False
     used = set(filter_columns(filt, list(ds.schema.names)))
     limit = 10 if ds.store.is_local else 1000
     for c in scan.state.proj.reads:
         t = ds.schema.field(c).type
-        if c in used or pa.types.is_struct(t):
+        if c in used:
+            continue
+        if choice is True or (choice is not None and c in choice):
+            return True
+        if choice is not None or pa.types.is_struct(t):
             continue
         width = _byte_width(t)
         if pa.types.is_boolean(t) or width is None or width >= limit:

@@ -129,14 +129,20 @@ class LanceScanner:
         o = options.get
         limit, offset, batch_size, filter = o("limit"), o("offset"), o("batch_size"), o("filter")
         where = f"dataset {ds.uri!r} version {ds.version}"
-        for name, n in (("limit", limit), ("offset", offset)):
-            if n is not None and (not isinstance(n, int | np.integer) or n < 0):
-                raise LanceValueError(f"{where}: {name} must be a non-negative integer, not {n!r}")
+        for name, n in (("Limit", limit), ("Offset", offset)):  # pylance's words for a negative one
+            if n is not None and not isinstance(n, int | np.integer):
+                raise LanceValueError(f"{where}: {name.lower()} must be a non-negative integer, not {n!r}")
+            if n is not None and n < 0:
+                raise LanceValueError(f"{where}: {name} must be non-negative, not {n!r}")
         if batch_size is not None and batch_size <= 0:
             raise LanceValueError(f"{where}: batch_size must be positive, not {batch_size!r}")
         self.limit = None if limit is None else int(limit)
         self.offset = int(offset or 0)
         self.batch_size = int(batch_size or os.environ.get("LANCE_DEFAULT_BATCH_SIZE") or DEFAULT_BATCH_SIZE)
+        #: every batch exactly ``batch_size`` rows but the last (batches may span fragments)
+        self.strict_batch_size = bool(o("strict_batch_size"))
+        #: which projected columns are read after the filter: None pylance's default, a bool all or none, or names
+        self.late_materialization: bool | list[str] | None = o("late_materialization")
         self._filter_text = filter if isinstance(filter, str) else None
         self.filter = as_filter(filter, ds.schema)
         #: row-id columns the filter names: computed before it is applied
@@ -243,6 +249,8 @@ class LanceScanner:
         self._require_column()
         if self.nearest is not None or self.order_by:
             yield from self._table().to_batches(max_chunksize=self.batch_size)
+        elif self.strict_batch_size:
+            yield from scan_batches.strict(scan_batches.batches(self), self.batch_size)
         else:
             yield from scan_batches.batches(self)
 

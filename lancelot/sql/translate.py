@@ -379,7 +379,10 @@ class Translator:
         if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
             from lancelot.sql.lists import element
 
-            return element(self, node, self.value(node.this), self.value(node.expressions[0]))
+            base, key = self.value(node.this), node.expressions[0]
+            if pa.types.is_struct(base.type) and isinstance(key, exp.Literal) and key.is_string:
+                return self._struct_field(base, key.name, node)  # ``list_struct[1]['x']``
+            return element(self, node, base, self.value(key))
         from lancelot.sql.operators import HANDLERS
 
         handler = HANDLERS.get(type(node))
@@ -391,6 +394,13 @@ class Translator:
             return function(self, node)
         what = type(node).__name__
         raise self.error(f"{what} ({sql_text(node)}) is not supported in lance SQL", node)
+
+    def _struct_field(self, base: Val, name: str, node: exp.Expr) -> Val:
+        """Field ``name`` of the struct value ``base`` (matched exactly, as a struct column's fields)."""
+        idx = base.type.get_field_index(name)
+        if idx < 0:
+            raise self.error(f"{base.type} has no field {name!r}", node)
+        return self.call("struct_field", [base], node, pc.StructFieldOptions([idx]))
 
     def compare(self, fn: str, a: Val, b: Val, node: exp.Expr) -> Val:
         """``a fn b`` (fn: equal, less, ...) in the operands' common type (lancelot/sql/comparison.py)."""
