@@ -82,7 +82,7 @@ class Translator:
         if name not in names:
             folded = [n for n in names if n.lower() == name.lower()] if not quoted else []
             if len(folded) != 1:
-                raise self.error(f"no column named {name!r} (columns: {', '.join(names)})", node)
+                raise self.error(f"No field named {name} (columns: {', '.join(names)})", node)
             name = folded[0]
         t = self.schema.field(name).type
         path = [name]
