@@ -6,7 +6,9 @@ follows pylance 14.0.2 and says so. docs/ported-tests.md lists every reference t
 
 from __future__ import annotations
 
+import base64
 import os
+import pickle
 import random
 import re
 import time
@@ -15,6 +17,8 @@ from pathlib import Path
 from unittest import mock
 
 import lance
+import lance.file
+import lance.fragment
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -1006,3 +1010,315 @@ def test_create_table_from_pydict(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     data = {"foo": [1, 3], "bar": ["one", "three"]}
     assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pydict(data)
+
+
+# -- the reference's tests whose facts other files already check (test_versions.py, test_tags.py,
+# -- test_pickle.py, test_metadata.py), ported here as they are, line for line ---------------------
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_take(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    table = pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}])
+    mod.write_dataset(table, tmp_path / "test")
+    got = mod.dataset(tmp_path / "test").take([0, 1])
+    assert isinstance(got, pa.Table) and got == table
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_empty_structs(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    schema = pa.schema([pa.field("id", pa.int32()), pa.field("empties", pa.struct([]))])
+    table = pa.table({"id": [0, 1, 2], "empties": [{}] * 3}, schema=schema)
+    ds = mod.write_dataset(table, tmp_path)
+    got = ds.take([2, 0, 1])
+    assert got.num_rows == 3 and got == table.take([2, 0, 1])
+    assert lance.dataset(tmp_path).take([2, 0, 1]) == got
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_pickle(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
+    ds = mod.dataset(tmp_path / "test")
+    assert pickle.loads(pickle.dumps(ds)).to_table() == ds.to_table()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_pickle_fragment(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
+    frag = mod.dataset(tmp_path / "test").get_fragments()[0]
+    assert pickle.loads(pickle.dumps(frag)).to_table() == frag.to_table()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_version_id(tmp_path, lib) -> None:
+    """(No one-second sleep between the versions, as the reference has.)"""
+    mod = LIBS[lib][0]
+    base = tmp_path / "test"
+    original = mod.write_dataset(pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}]), base)
+    assert (original.version, original.latest_version) == (1, 1)
+    updated = mod.write_dataset(pa.Table.from_pylist([{"s": "one"}, {"s": "two"}]), base, mode="overwrite")
+    assert (original.version, original.latest_version) == (1, 2)
+    assert (updated.version, updated.latest_version) == (2, 2)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_checkout(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    tab = pa.table({"a": range(3)})
+    ds1 = mod.write_dataset(tab, tmp_path)
+    ds1.delete("a = 1")
+    ds2 = ds1.checkout_version(1)
+    assert ds2.version == 1 and ds2.to_table() == tab
+    assert ds1.version == 2 and ds1.to_table() == pa.table({"a": [0, 2]})
+    ds1.delete("a = 2")
+    assert ds1.count_rows() == 1
+    assert ds2.checkout_version(ds2.latest_version).version == ds1.version
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_asof_checkout(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    table = pa.Table.from_pydict({"colA": [1, 2, 3], "colB": [4, 5, 6]})
+    base = tmp_path / "test"
+    moments = []
+    for i in range(3):
+        mod.write_dataset(table, base, mode="append" if i else "create")
+        assert len(mod.dataset(base).versions()) == i + 1
+        time.sleep(0.1)
+        moments.append(datetime.now())
+        time.sleep(0.1)
+    for i, ts in enumerate(moments):
+        ds = mod.dataset(base, asof=ts)
+        assert ds.version == i + 1 and len(ds.to_table()) == 3 * (i + 1)
+
+
+@pytest.mark.parametrize(
+    "lib",
+    _gap(
+        "tag errors lack pylance's kind prefix: lancelot says \"dataset '...': version main:3 does not exist\", "
+        "pylance \"Version not found error: version main:3 does not exist\" (and 'Ref not found error: ')"
+    ),
+)
+def test_tag(tmp_path, lib) -> None:
+    """pylance 14.0.2's tags.create and update take no branch (the reference passes None as a third
+    argument), and it names a missing version "main:3" (the reference's snapshot: "3")."""
+    mod = LIBS[lib][0]
+    table = pa.Table.from_pydict({"colA": [1, 2, 3], "colB": [4, 5, 6]})
+    base = tmp_path / "test"
+    mod.write_dataset(table, base)
+    ds = mod.write_dataset(table, base, mode="append")
+    assert len(ds.tags.list()) == 0
+    with pytest.raises(ValueError):
+        ds.tags.create("tag1", 3)
+    with pytest.raises(ValueError):
+        ds.tags.delete("tag1")
+    ds.tags.create("tag1", 1)
+    assert len(ds.tags.list()) == 1
+    with pytest.raises(ValueError):
+        ds.tags.create("tag1", 1)
+    ds.tags.delete("tag1")
+    ds.tags.create("tag1", 1)
+    ds.tags.create("tag2", 1)
+    assert len(ds.tags.list()) == 2
+    with pytest.raises(OSError):
+        ds.checkout_version("tag3")
+    assert ds.checkout_version("tag1").version == 1
+    assert mod.dataset(base, "tag1").version == 1
+    with pytest.raises(ValueError):
+        mod.dataset(base, "missing-tag")
+    with pytest.raises(ValueError, match="Version not found error: version main:3 does not exist"):
+        ds.tags.update("tag1", 3)
+    with pytest.raises(ValueError, match="Ref not found error: tag tag3 does not exist"):
+        ds.tags.update("tag3", 1)
+    ds.tags.update("tag1", 2)
+    assert mod.dataset(base, "tag1").version == 2
+    ds.tags.update("tag1", 1)
+    ds = mod.dataset(base, "tag1")
+    assert ds.version == 1 and ds.tags.get_version("tag1") == 1
+    assert lance.dataset(base).tags.list() == ds.tags.list()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_schema_metadata(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    schema = pa.schema(
+        [pa.field("a", pa.int64(), metadata={b"thisis": "a"}), pa.field("b", pa.int64(), metadata={b"thisis": "b"})],
+        metadata={b"foo": b"bar", b"baz": b"qux"},
+    )
+    table = pa.Table.from_pydict({"a": range(100), "b": range(100)}, schema=schema)
+    ds = mod.write_dataset(table, tmp_path)
+
+    def check(meta: dict, a: bytes, b: bytes = b"b") -> None:
+        for s in (ds.schema, lance.dataset(tmp_path).schema):
+            assert s.metadata == meta
+            assert s.field("a").metadata == {b"thisis": a} and s.field("b").metadata == {b"thisis": b}
+
+    check({b"foo": b"bar", b"baz": b"qux"}, b"a")
+    ds.update_schema_metadata({"foo": "baz"}, replace=True)
+    check({b"foo": b"baz"}, b"a")
+    ds.update_field_metadata({"a": {"thisis": "c"}}, replace=True)
+    check({b"foo": b"baz"}, b"c")
+    ds = mod.write_dataset(table, tmp_path, mode="overwrite")  # an overwrite's metadata is its data's
+    check({b"foo": b"bar", b"baz": b"qux"}, b"a")
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_access_config(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test", mode="create")
+    ds.update_config({"test_key": "test_value"})
+    assert ds.config()["test_key"] == "test_value" and len(ds.config()) == 1
+    ds.delete_config_keys(["test_key"])
+    assert len(ds.config()) == 0 and lance.dataset(tmp_path / "test").config() == {}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_metadata(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    data = pa.table({"a": range(100)}).replace_schema_metadata({"foo": pickle.dumps("foo")})
+    with pytest.raises(ValueError):  # not UTF-8
+        mod.write_dataset(data, tmp_path)
+    data = data.replace_schema_metadata({"foo": base64.b64encode(pickle.dumps("foo"))})
+    mod.write_dataset(data, tmp_path)
+    assert lance.dataset(tmp_path).schema.metadata == data.schema.metadata
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_dataset_restore(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"a": range(100)}), tmp_path)
+    assert (ds.version, ds.count_rows()) == (1, 100)
+    ds.delete("a >= 50")
+    assert (ds.version, ds.count_rows()) == (2, 50)
+    ds = mod.dataset(tmp_path, version=1)
+    assert ds.version == 1
+    ds.restore()
+    assert (ds.version, ds.count_rows()) == (3, 100)
+    assert lance.dataset(tmp_path).count_rows() == 100
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_stats(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"x": [1, 2, 3, 4], "y": ["foo", "bar", "baz", "qux"]}), tmp_path)
+    stats = ds.stats.dataset_stats()
+    assert (stats["num_deleted_rows"], stats["num_fragments"], stats["num_small_files"]) == (0, 1, 1)
+    fields = ds.stats.data_stats().fields
+    assert [f.id for f in fields[:2]] == [0, 1] and all(f.bytes_on_disk > 0 for f in fields[:2])
+    ds.add_columns({"z": "y"})
+    ds.insert(pa.table({"x": [5], "z": ["quux"]}))
+    fields = ds.stats.data_stats().fields
+    assert [f.id for f in fields[:3]] == [0, 1, 2] and all(f.bytes_on_disk > 0 for f in fields[:3])
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_default_storage_version(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    stable = lance.file.stable_version()
+    major, minor = (int(p) for p in stable.split("."))
+    table = pa.table({"x": [0]})
+    ds = mod.write_dataset(table, tmp_path)
+    assert ds.data_storage_version == stable
+    frag = mod.LanceFragment.create(ds.uri, table)
+    assert (frag.files[0].file_major_version, frag.files[0].file_minor_version) == (major, minor)
+    frag = (
+        mod.write_fragments(table, ds.uri)[0] if lib == "lancelot" else lance.fragment.write_fragments(table, ds.uri)[0]
+    )
+    assert (frag.files[0].file_major_version, frag.files[0].file_minor_version) == (major, minor)
+
+
+def _field_meta(ds, name: str) -> dict:
+    """The metadata of top-level field ``name`` as the reference reads it (``lance_schema.fields()``)."""
+    return next(f for f in ds.lance_schema.fields() if f.name() == name).metadata
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_table_metadata_updates(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
+    ds.update_metadata({"key1": "value1", "key2": "value2"})
+    assert ds.metadata["key1"] == "value1" and ds.metadata["key2"] == "value2"
+    ds.update_metadata({"key1": "updated_value1", "key3": "value3"})
+    assert ds.metadata == {"key1": "updated_value1", "key2": "value2", "key3": "value3"}
+    ds.update_metadata({"key2": None, "key4": "value4"})
+    assert ds.metadata == {"key1": "updated_value1", "key3": "value3", "key4": "value4"}
+    ds.update_metadata({"new_key": "new_value"}, replace=True)
+    assert ds.metadata == {"new_key": "new_value"} == lance.dataset(tmp_path).metadata
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_config_updates(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
+    original = ds.config()
+    ds.update_config({"custom_key1": "value1", "custom_key2": "value2"})
+    assert ds.config() == {**original, "custom_key1": "value1", "custom_key2": "value2"}
+    ds.update_config({"custom_key1": "updated_value1", "custom_key3": "value3"})
+    assert ds.config() == {
+        **original,
+        "custom_key1": "updated_value1",
+        "custom_key2": "value2",
+        "custom_key3": "value3",
+    }
+    ds.update_config({"custom_key2": None, "custom_key4": "value4"})
+    assert "custom_key2" not in ds.config() and ds.config()["custom_key4"] == "value4"
+    ds.update_config({"only_custom": "only_value"}, replace=True)
+    assert ds.config() == {"only_custom": "only_value"} == lance.dataset(tmp_path).config()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_schema_metadata_updates(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
+    ds.update_schema_metadata({"schema_key1": "value1", "schema_key2": "value2"})
+    assert ds.schema_metadata == {"schema_key1": "value1", "schema_key2": "value2"}
+    ds.update_schema_metadata({"schema_key1": "updated_value1", "schema_key3": "value3"})
+    assert ds.schema_metadata == {"schema_key1": "updated_value1", "schema_key2": "value2", "schema_key3": "value3"}
+    ds.update_schema_metadata({"schema_key2": None, "schema_key4": "value4"})
+    assert ds.schema_metadata == {"schema_key1": "updated_value1", "schema_key3": "value3", "schema_key4": "value4"}
+    ds.update_schema_metadata({"only_schema": "only_value"}, replace=True)
+    assert ds.schema_metadata == {"only_schema": "only_value"} == lance.dataset(tmp_path).schema_metadata
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_field_metadata_updates(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
+    ds.update_field_metadata({"a": {"field_key1": "value1", "field_key2": "value2"}})
+    assert _field_meta(ds, "a") == {"field_key1": "value1", "field_key2": "value2"}
+    ds.update_field_metadata({"a": {"field_key1": "updated_value1", "field_key3": "value3"}})
+    assert _field_meta(ds, "a") == {"field_key1": "updated_value1", "field_key2": "value2", "field_key3": "value3"}
+    ds.update_field_metadata({"a": {"field_key2": None, "field_key4": "value4"}})
+    assert _field_meta(ds, "a") == {"field_key1": "updated_value1", "field_key3": "value3", "field_key4": "value4"}
+    ds.update_field_metadata({"a": {"only_field": "only_value"}}, replace=True)
+    assert _field_meta(ds, "a") == {"only_field": "only_value"} == _field_meta(lance.dataset(tmp_path), "a")
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_field_metadata_multiple_fields(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"num": pa.array([1, 2, 3]), "str": pa.array(["a", "b", "c"])}), tmp_path)
+    ds.update_field_metadata(
+        {"num": {"type": "numeric", "unit": "count"}, "str": {"type": "string", "encoding": "utf8"}}
+    )
+    assert _field_meta(ds, "num") == {"type": "numeric", "unit": "count"}
+    assert _field_meta(ds, "str") == {"type": "string", "encoding": "utf8"}
+    ds.update_field_metadata({"num": {"unit": "items", "description": "Item count"}})
+    assert _field_meta(ds, "num") == {"type": "numeric", "unit": "items", "description": "Item count"}
+    assert _field_meta(ds, "str") == {"type": "string", "encoding": "utf8"}
+    assert _field_meta(lance.dataset(tmp_path), "num") == _field_meta(ds, "num")
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_metadata_apis_return_post_image(tmp_path, lib) -> None:
+    mod = LIBS[lib][0]
+    ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
+    assert ds.update_metadata({"key1": "value1", "key2": "value2"}) == {"key1": "value1", "key2": "value2"}
+    got = ds.update_metadata({"key1": "updated", "key3": "value3"})
+    assert got == {"key1": "updated", "key2": "value2", "key3": "value3"}
+    original = ds.config()
+    assert ds.update_config({"custom": "value"}) == {**original, "custom": "value"}
+    assert ds.update_schema_metadata({"schema_key": "schema_value"})["schema_key"] == "schema_value"
