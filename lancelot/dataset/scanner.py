@@ -248,11 +248,10 @@ class LanceScanner:
     def _batches(self) -> Iterator[pa.RecordBatch]:
         self._require_column()
         if self.nearest is not None or self.order_by:
-            yield from self._table().to_batches(max_chunksize=self.batch_size)
-        elif self.strict_batch_size:
-            yield from scan_batches.strict(scan_batches.batches(self), self.batch_size)
+            out: Iterator[pa.RecordBatch] = iter(self._table().to_batches(max_chunksize=self.batch_size))
         else:
-            yield from scan_batches.batches(self)
+            out = scan_batches.batches(self)
+        yield from scan_batches.strict(out, self.batch_size) if self.strict_batch_size else out
 
     def to_reader(self) -> pa.RecordBatchReader:
         """The result as a stream.

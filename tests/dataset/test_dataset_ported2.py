@@ -1369,3 +1369,41 @@ def test_dataset_sql(tmp_path, lib) -> None:
     assert len(batches) == 1 and batches[0].to_pydict() == {"value": ["a"]}
     query = ds.sql("SELECT id as user_id, UPPER(value) as val FROM dataset WHERE id BETWEEN 1 AND 3").build()
     assert pa.Table.from_batches(query.to_batch_records()) == pa.table({"user_id": [1, 2, 3], "val": ["A", "B", "C"]})
+
+
+# -- not the reference's: the batch shapes its tests above touch, over more cases, against pylance ----
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory):
+    """One table in four fragments, written by lancelot and by pylance (shared: the tests only read)."""
+    base = tmp_path_factory.mktemp("twins")
+    t = pa.table({"a": range(1000), "b": range(1000), "s": [str(i) for i in range(1000)]})
+    return lancelot.write_dataset(t, base / "ours", max_rows_per_file=300), lance.write_dataset(
+        t, base / "theirs", max_rows_per_file=300
+    )
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"batch_size": 64, "strict_batch_size": True, "order_by": ["a"]},
+        {"batch_size": 64, "strict_batch_size": True, "filter": "a % 3 = 0"},
+        {"batch_size": 100, "strict_batch_size": True, "offset": 5, "limit": 500, "columns": ["a"]},
+        {"batch_size": 100, "strict_batch_size": True, "with_row_id": True},
+        {"batch_size": 100, "strict_batch_size": True, "columns": []},
+        *(
+            {"batch_size": 32, "filter": "a % 2 == 0", "columns": cols, "late_materialization": late}
+            for late in (None, True, False, ["b"], ["a"], ["s"])
+            for cols in (["b"], ["b", "s"])
+        ),
+    ],
+)
+def test_batch_shapes_match_pylance(twins, kw) -> None:
+    ours, theirs = twins
+    got = list(ours.to_batches(**kw))
+    want = list(theirs.to_batches(**kw))
+    assert [b.num_rows for b in got] == [b.num_rows for b in want]
+    assert pa.Table.from_batches(got, ours.scanner(**kw).projected_schema) == pa.Table.from_batches(
+        want, theirs.scanner(**kw).projected_schema
+    )
