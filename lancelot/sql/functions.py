@@ -372,7 +372,9 @@ def function(t: Translator, node: exp.Anonymous) -> Val:
         if id(node) not in t.boolean:
             raise t.error("regexp_match returns a list of matches: use regexp_like for a condition", node)
         return _regex(t, node, args, True)
-    registries = (FUNCTIONS, LIST_FUNCTIONS, TEMPORAL_FUNCTIONS, NUMERIC_FUNCTIONS, STRING_FUNCTIONS)
+    from lancelot.sql.json_functions import JSON_FUNCTIONS
+
+    registries = (FUNCTIONS, LIST_FUNCTIONS, TEMPORAL_FUNCTIONS, NUMERIC_FUNCTIONS, STRING_FUNCTIONS, JSON_FUNCTIONS)
     fn = next((r[name] for r in registries if name in r), None)
     if fn is None:
         known = ", ".join(sorted({*(n for r in registries for n in r), "regexp_match"}))
