@@ -99,12 +99,11 @@ def test_optimize_max_bytes(tmp_path, lib) -> None:
 def test_optimize_max_bytes_plan(tmp_path, lib) -> None:
     """The reference's test_optimize_max_bytes, its Compaction.plan part."""
     mod, compaction = LIBS[lib], _compaction(lib)
+    plan_of = compaction.plan  # (before the 32 MiB are written)
     ds = mod.write_dataset(
         _fsl_table(), tmp_path / "dataset", max_rows_per_file=2 * 1024, data_storage_version="stable"
     )
-    plan = compaction.plan(
-        ds, options=dict(target_rows_per_fragment=100 * 1024, max_bytes_per_file=1000, batch_size=128)
-    )
+    plan = plan_of(ds, options=dict(target_rows_per_fragment=100 * 1024, max_bytes_per_file=1000, batch_size=128))
     m = compaction.commit(ds, [task.execute(ds) for task in plan.tasks])
     assert (m.fragments_removed, m.fragments_added, m.files_removed, m.files_added) == (2, 4, 2, 4)
 
