@@ -15,6 +15,7 @@ import decimal
 import math
 import threading
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -196,12 +197,54 @@ def rowwise(name: str, inputs: dict[str, pa.DataType], out: pa.DataType, fn: Cal
     return register(f"lancelot_{name}<{key}|{out}>", inputs, out, impl)
 
 
+def _exact_cbrt(v: float) -> float:
+    """The cube root of a positive finite double, correctly rounded (exact arithmetic on the midpoints
+    between neighbouring doubles)."""
+    target = Fraction(v)
+    y = float(np.cbrt(v))
+    while True:
+        up = math.nextafter(y, math.inf)
+        if ((Fraction(y) + Fraction(up)) / 2) ** 3 < target:
+            y = up
+            continue
+        down = math.nextafter(y, 0.0)
+        if ((Fraction(y) + Fraction(down)) / 2) ** 3 > target:
+            y = down
+            continue
+        return y
+
+
+def cbrt64(x: np.ndarray) -> np.ndarray:
+    """The cube root of doubles correctly rounded, as pylance computes it (the C library's ``cbrt``
+    and numpy's are off by one in the last bit for about half of all inputs): numpy's root refined by
+    a Newton step in extended precision, and exactly where the result lies near a rounding midpoint."""
+    x = np.asarray(x, np.float64)
+    ax = np.abs(x)
+    ok = np.isfinite(x) & (ax > 0)  # NaN, infinities and zeros are their own roots
+    out: np.ndarray = x.copy()
+    a = ax[ok]
+    y = np.cbrt(a)
+    exact = np.ones(len(a), bool)
+    if np.finfo(np.longdouble).nmant >= 63:  # an 80-bit (or wider) long double: refine, then check
+        yl, al = y.astype(np.longdouble), a.astype(np.longdouble)
+        yl = yl - (yl * yl * yl - al) / (3 * yl * yl)
+        y = yl.astype(np.float64)
+        frac = (yl - y.astype(np.longdouble)) / np.spacing(y).astype(np.longdouble)
+        mantissa = y.view(np.uint64) & np.uint64((1 << 52) - 1)
+        exact = (np.abs(np.abs(frac) - 0.5) < 2.0**-8) | (mantissa == 0)
+    for i in np.flatnonzero(exact):
+        y[i] = _exact_cbrt(float(a[i]))
+    out[ok] = np.copysign(y, x[ok])
+    return out
+
+
 def cbrt(t: pa.DataType) -> str:
-    """The real cube root (negative for a negative number), rounded to ``t`` as Rust's ``cbrt``."""
+    """The real cube root (negative for a negative number), rounded to ``t`` as pylance's ``cbrt``."""
 
     def impl(a: pa.Array) -> pa.Array:
         x = a.to_numpy(zero_copy_only=False).astype(np.float64)
-        return pa.array(np.cbrt(x).astype(t.to_pandas_dtype()), t, mask=a.is_null().to_numpy(zero_copy_only=False))
+        root = cbrt64(x) if pa.types.is_float64(t) else np.cbrt(x)
+        return pa.array(root.astype(t.to_pandas_dtype()), t, mask=a.is_null().to_numpy(zero_copy_only=False))
 
     return register(f"lancelot_cbrt<{t}>", {"x": t}, t, impl)
 
