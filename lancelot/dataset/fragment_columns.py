@@ -101,9 +101,7 @@ class ColumnsMixin:
         out = []
         ds = self._ds
         for df in self._pb.files:
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, self.where)
-            rel = check_relative_path(df.path, self.where)
-            lf = ds._open_file(f"{prefix}{rel}", self.where, store)
+            lf = ds.data_file(df, self.where)
             if lf.num_rows != self.physical_rows:
                 raise CorruptFileError(
                     f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
@@ -126,16 +124,8 @@ class ColumnsMixin:
         """
         if not versions.parse(lf.version).structural:
             return self._map_file(lf, df)
-        maps = self._ds.__dict__.setdefault("_file_maps", {})
-        key = (id(lf.descriptor), tuple(df.fields))
-        hit = maps.get(key)
-        if hit is not None and hit[0] is lf.descriptor:
-            return dict(hit[1])
-        names = self._map_file(lf, df)
-        if len(maps) >= 256:
-            maps.clear()
-        maps[key] = (lf.descriptor, dict(names))
-        return names
+        key = ("names", id(lf.descriptor), tuple(df.fields))
+        return dict(self._ds.file_shapes.recall(key, lf.descriptor, lambda: self._map_file(lf, df)))
 
     def _map_file(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
@@ -143,7 +133,7 @@ class ColumnsMixin:
         ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that own columns (at 2.0
         every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field. Files whose lists do not line up are
         matched by the field ids in their own schema."""
-        ds = self._ds
+        tops = self._ds.top_field_names
         desc = list(lf.descriptor.schema.fields)
         parents = {int(f.parent_id) for f in desc}
         owners = desc if not versions.parse(lf.version).structural else [f for f in desc if int(f.id) not in parents]
@@ -164,7 +154,7 @@ class ColumnsMixin:
             pairs = [(int(f.id), int(f.id)) for f in owners if int(f.id) in listed]
         names: dict[str, str] = {}
         for fid, did in pairs:
-            top = ds._top_of_id.get(did) if did >= 0 else None
+            top = tops.get(did) if did >= 0 else None
             if top is not None and top not in names:
                 names[top] = fname.get(file_top(fid), "")
         return {k: v for k, v in names.items() if v}

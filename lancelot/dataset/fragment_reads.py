@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 #: parsed zone maps of open data files (None: the file has none); a data file never changes, and an entry
-#: goes with its LanceFile (LanceDataset._open_file keeps the recently used ones open across datasets)
+#: goes with its LanceFile (open_files.py keeps the recently used ones open across datasets)
 _ZONE_MAPS: weakref.WeakKeyDictionary[LanceFile, ZoneMaps | None] = weakref.WeakKeyDictionary()
 _ZONE_MAPS_LOCK = threading.Lock()
 

@@ -111,13 +111,16 @@ def _shape(
 ) -> dict[str, int] | None:
     """{dataset column: file column index} of ``columns`` for files of this schema and field ids (kept per dataset
     object), None when one of them cannot be read here."""
-    ds = f.dataset
     df = f.data_fragment.files[0]
-    shapes = ds.__dict__.setdefault("_group_shapes", {})
-    key = (id(fd), version, tuple(df.fields), tuple(columns))
-    hit = shapes.get(key)
-    if hit is not None and hit[0] is fd:
-        return hit[1]  # type: ignore[no-any-return]
+    key = ("pages", id(fd), version, tuple(df.fields), tuple(columns))
+    return f.dataset.file_shapes.recall(key, fd, lambda: _find_shape(f, fd, stored, version, counts, columns))
+
+
+def _find_shape(
+    f: Fragment, fd: Any, stored: pa.Schema, version: Any, counts: dict[Any, list[int]], columns: list[str]
+) -> dict[str, int] | None:
+    """``_shape``, worked out."""
+    df = f.data_fragment.files[0]
     names = f.file_column_names(SimpleNamespace(descriptor=fd, version=version), df)  # type: ignore[arg-type]
     per_field = counts.get(version)
     if per_field is None:
@@ -125,21 +128,15 @@ def _shape(
 
         per_field = counts[version] = [encodings.field_package(version).column_count(x) for x in stored]
     starts = np.cumsum([0, *per_field]).tolist()
-    out_fields, _ = out_schema(scan_schema(ds.schema), columns)
-    found: dict[str, int] | None = {}
+    out_fields, _ = out_schema(scan_schema(f.dataset.schema), columns)
     if not plain_file(stored):
-        found = None
+        return None
+    found: dict[str, int] = {}
     for c, want in zip(columns, out_fields):
-        if found is None:
-            break
         i = stored.get_field_index(names.get(c, ""))
         if i < 0 or per_field[i] != 1 or stored.field(i).type != want.type or sp.type_kind(want.type) is None:
-            found = None
-        else:
-            found[c] = int(starts[i])
-    if len(shapes) >= 256:
-        shapes.clear()
-    shapes[key] = (fd, found)
+            return None
+        found[c] = int(starts[i])
     return found
 
 
