@@ -19,12 +19,12 @@ from lancelot.dataset.dataset_metadata import MetadataMixin
 from lancelot.dataset.dataset_rows import RowsMixin
 from lancelot.dataset.dataset_scans import ScansMixin
 from lancelot.dataset.dataset_versions import VersionsMixin
-from lancelot.dataset.file_shapes import FileShapes
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_columns import check_relative_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import ManifestFile, check_reader_flags
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, LanceValueError
@@ -99,8 +99,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         self._schema: pa.Schema | None = None  # built on first use (count_rows needs none)
         self._index_fields()
         self._bases: dict[int, ObjectStore] = {}
-        #: the mappings worked out once for all the data files of one shape
-        self.file_shapes = FileShapes()
+        #: what is worked out once for all the data files of one shape (fragment_columns.py, group_files.py)
+        self.file_shapes = IdentityMemo(512)
         self._fragment_list: list[Fragment] | None = None  # built on first use (count_rows needs none)
         #: the live row count, once ``count_rows`` asked (from the manifest when every fragment's entry gives
         #: it, else counted): a commit's returned dataset and a take never walk every fragment for it

@@ -113,7 +113,7 @@ def _shape(
     object), None when one of them cannot be read here."""
     df = f.data_fragment.files[0]
     key = ("pages", id(fd), version, tuple(df.fields), tuple(columns))
-    return f.dataset.file_shapes.recall(key, fd, lambda: _find_shape(f, fd, stored, version, counts, columns))
+    return f.dataset.file_shapes.recall(key, fd, _find_shape, f, fd, stored, version, counts, columns)
 
 
 def _find_shape(
