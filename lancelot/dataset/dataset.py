@@ -167,8 +167,9 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         """The top-level field's name of each field id of the schema (a nested field's: its top-level ancestor's)."""
         return self._top_of_id
 
-    def base_store(self, base_id: int | None, where: str) -> tuple[ObjectStore, str]:
-        """The store holding the files of a base path and their path prefix there (None: this dataset, under data/).
+    def base_store(self, file: table_pb2.DataFile | table_pb2.DeletionFile, where: str) -> tuple[ObjectStore, str]:
+        """The store holding a data or deletion file of this version, and the prefix of its path there: the dataset's
+        own (data/), or the base path its ``base_id`` names.
 
         Files may live outside the dataset's root only where the manifest declares a base path (shallow clones):
         ``base_paths[id]`` is a dataset root (files under data/) or a directory.
@@ -176,8 +177,9 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         Raises:
             CorruptFileError: The manifest declares no base path ``base_id``.
         """
-        if base_id is None:
+        if not file.HasField("base_id"):
             return self._store, f"{DATA_DIR}/"
+        base_id = int(file.base_id)
         bp = next((b for b in self.manifest.base_paths if b.id == base_id), None)
         if bp is None:
             raise CorruptFileError(f"{where}: base path id {base_id} is not declared by the manifest")
@@ -200,7 +202,7 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
             CorruptFileError: Its path leaves the data directory, or its base path is not declared.
             FileNotFoundError: The file is missing.
         """
-        store, prefix = self.base_store(df.base_id if df.HasField("base_id") else None, where)
+        store, prefix = self.base_store(df, where)
         path = f"{prefix}{check_relative_path(df.path, where)}"
         return open_data_file(store, path, where, self.storage_options)
 

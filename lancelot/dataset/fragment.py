@@ -210,7 +210,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
                 self._deleted = np.empty(0, np.uint32)
             else:
                 d = self._pb.deletion_file
-                store, prefix = self._ds.base_store(d.base_id if d.HasField("base_id") else None, self.where)
+                store, prefix = self._ds.base_store(d, self.where)
                 path = deletion_path(self.fragment_id, d)
                 if prefix == "":
                     path = path.split("/", 1)[1]  # a base that is a plain directory holds the file itself
