@@ -110,16 +110,7 @@ def _shape(
     f: Fragment, fd: Any, stored: pa.Schema, version: Any, counts: dict[Any, list[int]], columns: list[str]
 ) -> dict[str, int] | None:
     """{dataset column: file column index} of ``columns`` for files of this schema and field ids (kept per dataset
-    object), None when one of them cannot be read here."""
-    df = f.data_fragment.files[0]
-    key = ("pages", id(fd), version, tuple(df.fields), tuple(columns))
-    return f.dataset.file_shapes.recall(key, fd, _find_shape, f, fd, stored, version, counts, columns)
-
-
-def _find_shape(
-    f: Fragment, fd: Any, stored: pa.Schema, version: Any, counts: dict[Any, list[int]], columns: list[str]
-) -> dict[str, int] | None:
-    """``_shape``, worked out."""
+    object: ``LanceDataset.file_shapes``), None when one of them cannot be read here."""
     df = f.data_fragment.files[0]
     names = f.file_column_names(SimpleNamespace(descriptor=fd, version=version), df)  # type: ignore[arg-type]
     per_field = counts.get(version)
@@ -171,7 +162,8 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
         raise _NotSimple from None
     if resolved is not stored or int(fd.length) != f.physical_rows:
         raise _NotSimple
-    index = _shape(f, fd, stored, version, counts, columns)
+    key = ("pages", id(fd), version, tuple(f.data_fragment.files[0].fields), tuple(columns))
+    index = f.dataset.file_shapes.recall(key, fd, _shape, f, fd, stored, version, counts, columns)
     if index is None:
         raise _NotSimple
     cmo = struct.unpack_from(f"<{2 * n_cols}Q", data, cmo_pos)
