@@ -1,22 +1,25 @@
-"""The object store under a dataset: the objects of one root (a local path or an fsspec URL), read.
+"""The object store under a dataset: the objects of one root (a local path or an fsspec URL), read and listed.
 
 A Lance dataset is a directory of objects (table format: ``data/``, ``_versions/``, ``_transactions/``,
-``_deletions/``).  ``ObjectStore`` gathers its root and paths (store_paths.py), listings (store_listing.py), plain
-writes (store_writes.py) and the commit primitive ``put_if_not_exists`` (store_create.py) with the reads here."""
+``_deletions/``).  ``ObjectStore`` gathers its root and paths (store_paths.py), plain writes (store_writes.py) and the
+commit primitive ``put_if_not_exists`` (store_create.py) with the reads and listings here.  Listings are never served
+from a cache, since commits and cleanup depend on them (fsspec's directory cache is dropped after each)."""
 
 from __future__ import annotations
 
+import builtins
 import os
+import posixpath
+from typing import Any
 
 from lancelot.dataset.store_create import StoreCreate
 from lancelot.dataset.store_files import read_local
-from lancelot.dataset.store_listing import StoreListing
 from lancelot.dataset.store_writes import StoreWrites
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
 from lancelot.io.source import ByteSource, FsspecSource, LocalFileSource
 
 
-class ObjectStore(StoreListing, StoreWrites, StoreCreate):
+class ObjectStore(StoreWrites, StoreCreate):
     """The objects under one dataset root (a local path or an fsspec URL)."""
 
     def read(self, path: str) -> bytes:
@@ -78,6 +81,75 @@ class ObjectStore(StoreListing, StoreWrites, StoreCreate):
                     raise self._missing(path) from None
                 raise e
         return _StoreSource(self, path, full, size)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Names (not paths) of the objects directly under the directory ``prefix``, sorted;
+        ``[]`` if there is none.  Never served from a cache: commits depend on it."""
+        full = self.full_path(prefix) if prefix not in ("", ".", "/") else self.root
+        if self.fs is None:
+            try:
+                with os.scandir(full) as it:
+                    return sorted(e.name for e in it if not e.is_dir())
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        entries = self._listing(self.fs.ls, full) or []
+        return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e.get("type") != "directory")
+
+    def _listing(self, call: Any, full: str) -> Any:
+        """``call(full, detail=True)`` (fsspec's ls or find) afresh, None where there is no such directory;
+        what it left in fsspec's directory cache is dropped, subdirectories too (fsspec answers from a
+        cached listing that a file written since by another process is missing)."""
+        self.fs.invalidate_cache(full)
+        try:
+            return call(full, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        finally:
+            self._forget_listing(full)
+
+    def _forget_listing(self, full: str) -> None:
+        """Drop ``full``'s entries, and its subdirectories', from fsspec's directory cache."""
+        self.fs.invalidate_cache(full)
+        cache = getattr(self.fs, "dircache", None)
+        if cache is not None:
+            below = self.fs._strip_protocol(full).rstrip("/") + "/"
+            for key in [k for k in list(cache) if k.startswith(below)]:
+                cache.pop(key, None)
+
+    def list_names(self, prefix: str) -> builtins.list[str]:
+        """Names under the directory ``prefix`` in no particular order, subdirectories possibly
+        among them (callers filter by name): ``list`` without a stat per entry, for directories
+        of thousands of manifests.  Never served from a cache."""
+        if self.fs is None:
+            try:
+                return os.listdir(self.full_path(prefix))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        return self.list(prefix)
+
+    def list_files(self, prefix: str) -> builtins.list[tuple[str, int, float]]:  # `list` is the method above
+        """(dataset-relative path, size, modification time in epoch seconds) of every object under
+        the directory ``prefix``, recursively; ``[]`` if there is none (cleanup uses it)."""
+        full = self.full_path(prefix)
+        out: list[tuple[str, int, float]] = []
+        if self.fs is None:
+            for d, _, names in os.walk(full):
+                for n in names:
+                    p = os.path.join(d, n)
+                    try:
+                        st = os.stat(p)
+                    except FileNotFoundError:
+                        continue
+                    out.append((os.path.relpath(p, self.root).replace(os.sep, "/"), st.st_size, st.st_mtime))
+            return sorted(out)
+        found = self._listing(self.fs.find, full) or {}
+        for name, info in found.items():
+            if info.get("type") == "directory":
+                continue
+            m = info.get("LastModified") or info.get("mtime") or info.get("created") or 0
+            ts = m.timestamp() if hasattr(m, "timestamp") else float(m)
+            out.append((name[len(self.root) :].lstrip("/"), int(info.get("size") or 0), ts))
+        return sorted(out)
 
 
 class _StoreSource(FsspecSource):
