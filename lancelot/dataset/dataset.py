@@ -174,6 +174,13 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         Files may live outside the dataset's root only where the manifest declares a base path (shallow clones):
         ``base_paths[id]`` is a dataset root (files under data/) or a directory.
 
+        Args:
+            file: The file's ``DataFile`` or ``DeletionFile`` message in the manifest.
+            where: The fragment, for messages.
+
+        Returns:
+            ``(store, prefix)``: the file's path in the store is the prefix and its own path.
+
         Raises:
             CorruptFileError: The manifest declares no base path ``base_id``.
         """
@@ -197,6 +204,9 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         Args:
             df: The ``DataFile`` entry of the fragment.
             where: The fragment, for messages.
+
+        Returns:
+            The ``LanceFile``.
 
         Raises:
             CorruptFileError: Its path leaves the data directory, or its base path is not declared.
