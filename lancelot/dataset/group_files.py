@@ -26,6 +26,7 @@ from google.protobuf import any_pb2
 
 from lancelot.dataset.fragment_columns import out_schema, plain_file, scan_schema
 from lancelot.dataset.group_fetch import MAX_FILE_BYTES, deletion_todo, fetch_remote, parse_deletions, read_all
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.encodings.structural import simple_pages as sp
 from lancelot.format.container import FOOTER_SIZE, MAGIC
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -41,9 +42,9 @@ _FOOTER = struct.Struct("<QQQIIHH4s")
 Page = tuple[sp.SimpleLayout, tuple[tuple[int, int], ...], int, pb.CompressiveEncoding | None]
 #: per fragment of a group: its data file's bytes, and the pages of each column read
 Files = list[tuple[bytes, dict[str, tuple[Page, ...]]]]
-#: column metadata bytes -> the column's pages when every one is simple (None: not all)
-_COLUMNS: dict[bytes, tuple[Page, ...] | None] = {}
 MAX_COLUMNS = 4096
+#: column metadata bytes -> the column's pages when every one is simple (None: not all)
+_COLUMNS = IdentityMemo(MAX_COLUMNS)
 
 
 class _NotSimple(Exception):
@@ -51,9 +52,11 @@ class _NotSimple(Exception):
 
 
 def _pages(raw: bytes) -> tuple[Page, ...] | None:
-    hit = _COLUMNS.get(raw, False)
-    if hit is not False:
-        return hit  # type: ignore[return-value]
+    """The pages of a column whose metadata is ``raw`` (kept per metadata bytes), None when one is not simple."""
+    return _COLUMNS.recall(raw, None, _column_pages, raw)
+
+
+def _column_pages(raw: bytes) -> tuple[Page, ...] | None:
     out: tuple[Page, ...] | None = None
     try:
         meta = file2_pb2.ColumnMetadata()
@@ -71,9 +74,6 @@ def _pages(raw: bytes) -> tuple[Page, ...] | None:
             out = tuple(pages)
     except Exception:  # noqa: BLE001 - the general path reports a damaged file
         out = None
-    if len(_COLUMNS) >= MAX_COLUMNS:
-        _COLUMNS.clear()
-    _COLUMNS[raw] = out
     return out
 
 

@@ -21,7 +21,8 @@ class IdentityMemo:
         self._memo: dict[Hashable, tuple[object, Any]] = {}
 
     def recall(self, key: Hashable, owner: object, make: Callable[..., _V], *args: Any) -> _V:
-        """The value kept under ``key`` (``id(owner)`` among it) for ``owner``, else ``make(*args)``, kept."""
+        """The value kept under ``key`` (``id(owner)`` among it) for ``owner``, else ``make(*args)``, kept (an owner
+        of None: a value of ``key`` alone)."""
         hit = self._memo.get(key)
         if hit is not None and hit[0] is owner:
             return hit[1]  # type: ignore[no-any-return]
