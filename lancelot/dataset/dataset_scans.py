@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_metadata import manifest_live_rows
 from lancelot.dataset.scan import scan_arguments
-from lancelot.dataset.scanner import LanceScanner
+from lancelot.dataset.scanner import LanceScanner, unsupported
 from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 from lancelot.errors import LanceValueError
 
@@ -192,8 +192,6 @@ class ScansMixin:
             >>> s.to_table().to_pydict()
             {'id2': [0, 2, 4], '_rowid': [0, 1, 2]}
         """
-        from lancelot.dataset.scanner import unsupported
-
         args = scan_arguments(locals())
         refused = ("index_segments", "full_text_query", "row_addr_allowlist", "row_addr_blocklist")
         unsupported(f"dataset {self.uri!r}", **{k: args.pop(k) for k in refused})

@@ -1,9 +1,7 @@
 """``IdentityMemo``: values worked out once for an object (a schema, a data file's descriptor) and kept for it.
 
-Data files written alike share one schema and one descriptor object (reader.py keeps one per shape), so what is worked
-out for one file (its scan schema, its columns' dataset names, the column index of each scanned field) holds for every
-file of that shape. An entry is keyed by the object's id and what else the value depends on, and trusted only while it
-names that same object (an id is reused once its object is gone)."""
+Files written alike share one schema and descriptor object (reader.py), so what is worked out for one file holds for
+every file of that shape. An entry is trusted only while it names that same object (ids are reused once it is gone)."""
 
 from __future__ import annotations
 
