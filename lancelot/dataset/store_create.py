@@ -92,22 +92,16 @@ class StoreCreate(StorePaths):
         try:
             try:
                 os.link(tmp, full)
-            except FileExistsError:
-                raise self._exists(path) from None
-            except OSError as e:
+            except OSError as e:  # (FileExistsError: re-raised, below)
                 if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
                     raise
-                self._create_exclusive(path, full, data)  # no hard links here: O_EXCL
+                create_local(full, data, self.sync)  # no hard links here: O_EXCL (never a partial manifest)
+        except FileExistsError:
+            raise self._exists(path) from None
         finally:
             unlink(tmp)
         if self.sync:
             fsync_dir(os.path.dirname(full))
-
-    def _create_exclusive(self, path: str, full: str, data: bytes) -> None:
-        try:
-            create_local(full, data, self.sync)  # (a partial manifest must not hold the version)
-        except FileExistsError:
-            raise self._exists(path) from None
 
 
 def _is_s3fs(fs: Any) -> bool:
