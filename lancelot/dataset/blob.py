@@ -269,7 +269,7 @@ def column_file(ds: LanceDataset, frag: Fragment, top: str) -> tuple[LanceFile, 
     store and in the fragment (None: the column has no file there)."""
     for df, (lf, names) in zip(frag.data_fragment.files, frag._file_columns()):
         if top in names:
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
+            store, prefix = ds.base_store(df, frag.where)
             return lf, names, store, posixpath.join(prefix, df.path), df.path
     return None
 

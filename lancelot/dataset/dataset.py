@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -19,9 +20,11 @@ from lancelot.dataset.dataset_rows import RowsMixin
 from lancelot.dataset.dataset_scans import ScansMixin
 from lancelot.dataset.dataset_versions import VersionsMixin
 from lancelot.dataset.fragment import Fragment
+from lancelot.dataset.fragment_columns import check_relative_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.manifest import ManifestFile, check_reader_flags
 from lancelot.dataset.manifest import manifest_schema as manifest_schema  # (re-exported: its home before)
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.dataset.open_files import open_data_file
 from lancelot.dataset.store import ObjectStore
 from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, LanceValueError
@@ -96,6 +99,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         self._schema: pa.Schema | None = None  # built on first use (count_rows needs none)
         self._index_fields()
         self._bases: dict[int, ObjectStore] = {}
+        #: what is worked out once for all the data files of one shape (fragment_columns.py, group_files.py)
+        self.file_shapes = IdentityMemo(512)
         self._fragment_list: list[Fragment] | None = None  # built on first use (count_rows needs none)
         #: the live row count, once ``count_rows`` asked (from the manifest when every fragment's entry gives
         #: it, else counted): a commit's returned dataset and a take never walk every fragment for it
@@ -140,12 +145,10 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         return self._schema
 
     def _index_fields(self) -> None:
-        """Top-level field name of every field id, and the ids under each top-level field."""
+        """Check the schema's field tree and note the top-level field name of every field id."""
         parent = {int(f.id): int(f.parent_id) for f in self.manifest.fields}
         name = {int(f.id): f.name for f in self.manifest.fields}
-        self._top_by_id: dict[int, str] = {}
         self._top_of_id: dict[int, str] = {}
-        self._subtree_ids: dict[str, set[int]] = {}
         where = f"dataset {self.uri!r} version {self.version}: schema"
         if len(parent) != len(self.manifest.fields):
             raise CorruptFileError(f"{where}: field ids repeat")
@@ -157,18 +160,33 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
             while parent.get(top, -1) != -1 and hops < 256:
                 top, hops = parent[top], hops + 1
             if parent.get(top, -1) == -1:
-                self._subtree_ids.setdefault(name[top], set()).add(fid)
                 self._top_of_id[fid] = name[top]
-                if top == fid:
-                    self._top_by_id[fid] = name[fid]
 
-    def _base(self, base_id: int | None, where: str) -> tuple[ObjectStore, str]:
-        """(store, path prefix) of the files of a base path (None: this dataset, under data/).
+    @property
+    def top_field_names(self) -> Mapping[int, str]:
+        """The top-level field's name of each field id of the schema (a nested field's: its top-level ancestor's)."""
+        return self._top_of_id
+
+    def base_store(self, file: table_pb2.DataFile | table_pb2.DeletionFile, where: str) -> tuple[ObjectStore, str]:
+        """The store holding a data or deletion file of this version, and the prefix of its path there: the dataset's
+        own (data/), or the base path its ``base_id`` names.
 
         Files may live outside the dataset's root only where the manifest declares a base path (shallow clones):
-        ``base_paths[id]`` is a dataset root (files under data/) or a directory."""
-        if base_id is None:
+        ``base_paths[id]`` is a dataset root (files under data/) or a directory.
+
+        Args:
+            file: The file's ``DataFile`` or ``DeletionFile`` message in the manifest.
+            where: The fragment, for messages.
+
+        Returns:
+            ``(store, prefix)``: the file's path in the store is the prefix and its own path.
+
+        Raises:
+            CorruptFileError: The manifest declares no base path ``base_id``.
+        """
+        if not file.HasField("base_id"):
             return self._store, f"{DATA_DIR}/"
+        base_id = int(file.base_id)
         bp = next((b for b in self.manifest.base_paths if b.id == base_id), None)
         if bp is None:
             raise CorruptFileError(f"{where}: base path id {base_id} is not declared by the manifest")
@@ -180,9 +198,23 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
                 raise LanceError(f"{where}: base path {bp.path!r}: {e}") from None
         return store, f"{DATA_DIR}/" if bp.is_dataset_root else ""
 
-    def _open_file(self, path: str, where: str, store: ObjectStore | None = None) -> LanceFile:
-        """The data file at ``path`` (opened once per process: data files never change)."""
-        return open_data_file(store or self._store, path, where, self.storage_options)
+    def data_file(self, df: table_pb2.DataFile, where: str) -> LanceFile:
+        """A fragment's data file, opened (once per process: data files never change) from its base's store.
+
+        Args:
+            df: The ``DataFile`` entry of the fragment.
+            where: The fragment, for messages.
+
+        Returns:
+            The ``LanceFile``.
+
+        Raises:
+            CorruptFileError: Its path leaves the data directory, or its base path is not declared.
+            FileNotFoundError: The file is missing.
+        """
+        store, prefix = self.base_store(df, where)
+        path = f"{prefix}{check_relative_path(df.path, where)}"
+        return open_data_file(store, path, where, self.storage_options)
 
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,12 +13,26 @@ import pyarrow.compute as pc
 from lancelot.dataset.fragment import Fragment
 from lancelot.dataset.fragment_metadata import manifest_live_rows
 from lancelot.dataset.scan import scan_arguments
-from lancelot.dataset.signatures import inherit_arguments
+from lancelot.dataset.scanner import LanceScanner, unsupported
+from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
-    from lancelot.dataset.scanner import LanceScanner
+
+
+#: the parameters of ``to_table``, ``to_batches`` and ``to_pandas`` (pylance's, in its order; the first ten positional)
+_SCAN = (
+    "columns filter limit offset nearest batch_size batch_size_bytes batch_readahead fragment_readahead scan_in_order"
+)
+_TABLE = f"{_SCAN} prefilter with_row_id with_row_address use_stats fast_search full_text_query io_buffer_size \
+late_materialization blob_handling use_scalar_index include_deleted_rows order_by disable_scoring_autoprojection"
+_BATCHES = f"{_SCAN} prefilter with_row_id with_row_address use_stats full_text_query io_buffer_size \
+late_materialization blob_handling use_scalar_index strict_batch_size order_by disable_scoring_autoprojection"
+_TABLE_NAMES = frozenset(_TABLE.split())
+_PANDAS = f"{_SCAN.replace(' batch_size_bytes', '')} prefilter with_row_id with_row_address use_stats fast_search \
+full_text_query io_buffer_size late_materialization blob_mode use_scalar_index include_deleted_rows order_by \
+disable_scoring_autoprojection"
 
 
 class ScansMixin:
@@ -41,48 +56,6 @@ class ScansMixin:
 
     def __len__(self: LanceDataset) -> int:
         return self.count_rows()
-
-    def to_pandas(
-        self: LanceDataset,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        nearest: dict[str, Any] | None = None,
-        batch_size: int | None = None,
-        batch_readahead: int | None = None,
-        fragment_readahead: int | None = None,
-        scan_in_order: bool | None = None,
-        *,
-        prefilter: bool | None = None,
-        with_row_id: bool | None = None,
-        with_row_address: bool | None = None,
-        use_stats: bool | None = None,
-        fast_search: bool | None = None,
-        full_text_query: Any = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        blob_mode: str = "lazy",
-        use_scalar_index: bool | None = None,
-        include_deleted_rows: bool | None = None,
-        order_by: list[Any] | None = None,
-        disable_scoring_autoprojection: bool | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """The rows as a pandas DataFrame: needs pandas installed.
-
-        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner], and:
-
-        Args:
-            blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``, pylance's default), their bytes
-                (``"bytes"``) or their descriptions (``"descriptions"``).
-            **kwargs: Options of ``pyarrow.Table.to_pandas``.
-
-        Returns:
-            A pandas DataFrame.
-        """
-        scan = {k: v for k, v in locals().items() if k not in ("self", "blob_mode", "kwargs")}
-        return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **kwargs)
 
     def get_fragment(self: LanceDataset, fragment_id: int) -> Fragment | None:
         """One fragment of this version.
@@ -219,40 +192,13 @@ class ScansMixin:
             >>> s.to_table().to_pydict()
             {'id2': [0, 2, 4], '_rowid': [0, 1, 2]}
         """
-        from lancelot.dataset.scanner import LanceScanner, unsupported
-
         args = scan_arguments(locals())
         refused = ("index_segments", "full_text_query", "row_addr_allowlist", "row_addr_blocklist")
         unsupported(f"dataset {self.uri!r}", **{k: args.pop(k) for k in refused})
         return LanceScanner(self, **args)
 
-    def to_table(
-        self: LanceDataset,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        nearest: dict[str, Any] | None = None,
-        batch_size: int | None = None,
-        batch_size_bytes: int | None = None,
-        batch_readahead: int | None = None,
-        fragment_readahead: int | None = None,
-        scan_in_order: bool | None = None,
-        *,
-        prefilter: bool | None = None,
-        with_row_id: bool | None = None,
-        with_row_address: bool | None = None,
-        use_stats: bool | None = None,
-        fast_search: bool | None = None,
-        full_text_query: Any = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        blob_handling: str | None = None,
-        use_scalar_index: bool | None = None,
-        include_deleted_rows: bool | None = None,
-        order_by: list[Any] | None = None,
-        disable_scoring_autoprojection: bool | None = None,
-    ) -> pa.Table:
+    @takes([scanner], _TABLE, positional=10)
+    def to_table(self: LanceDataset, *args: Any, **kwargs: Any) -> pa.Table:
         """The live rows (matching ``filter``) as one table, in fragment order: ``scanner(...).to_table()``.
 
         Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner].
@@ -269,35 +215,12 @@ class ScansMixin:
             >>> ds.to_table(columns=["id"], filter="id > 6 AND name LIKE 'n%'").to_pydict()
             {'id': [7, 8, 9]}
         """
-        return self.scanner(**scan_arguments(locals())).to_table()
+        if len(args) > 10 or not _TABLE_NAMES.issuperset(kwargs):  # (else scanner's order and names: passed on)
+            arguments(ScansMixin.to_table, (self, *args), kwargs)  # the TypeError of a call outside the signature
+        return self.scanner(*args, **kwargs).to_table()
 
-    def to_batches(
-        self: LanceDataset,
-        columns: Sequence[str] | dict[str, str] | None = None,
-        filter: str | pc.Expression | None = None,
-        limit: int | None = None,
-        offset: int | None = None,
-        nearest: dict[str, Any] | None = None,
-        batch_size: int | None = None,
-        batch_size_bytes: int | None = None,
-        batch_readahead: int | None = None,
-        fragment_readahead: int | None = None,
-        scan_in_order: bool | None = None,
-        *,
-        prefilter: bool | None = None,
-        with_row_id: bool | None = None,
-        with_row_address: bool | None = None,
-        use_stats: bool | None = None,
-        full_text_query: Any = None,
-        io_buffer_size: int | None = None,
-        late_materialization: bool | list[str] | None = None,
-        blob_handling: str | None = None,
-        use_scalar_index: bool | None = None,
-        strict_batch_size: bool | None = None,
-        order_by: list[Any] | None = None,
-        disable_scoring_autoprojection: bool | None = None,
-        **kwargs: Any,
-    ) -> Iterator[pa.RecordBatch]:
+    @takes([scanner], _BATCHES, positional=10)
+    def to_batches(self: LanceDataset, *args: Any, **kwargs: Any) -> Iterator[pa.RecordBatch]:
         """The scan's result in record batches: ``scanner(...).to_batches()``.
 
         A batch holds at most ``batch_size`` rows, and never rows of two fragments; with a filter, a
@@ -316,11 +239,37 @@ class ScansMixin:
             >>> [b.num_rows for b in ds.to_batches(batch_size=4)]
             [4, 4, 2]
         """
-        return self.scanner(**scan_arguments(locals())).to_batches()
+        if len(args) > 10:  # (else scanner's order; the keywords are scanner's)
+            arguments(ScansMixin.to_batches, (self, *args), kwargs)  # the TypeError of a call outside the signature
+        return self.scanner(*args, **kwargs).to_batches()
+
+    @takes([scanner, LanceScanner.to_pandas], _PANDAS, positional=9)
+    def to_pandas(self: LanceDataset, *args: Any, **kwargs: Any) -> Any:
+        """The rows as a pandas DataFrame: needs pandas installed.
+
+        Takes the arguments of [`scanner`][lancelot.dataset.dataset.LanceDataset.scanner], and:
+
+        Args:
+            blob_mode: Blob columns as ``BlobFile`` objects (``"lazy"``, pylance's default), their bytes
+                (``"bytes"``) or their descriptions (``"descriptions"``).
+            **kwargs: Options of ``pyarrow.Table.to_pandas``.
+
+        Returns:
+            A pandas DataFrame.
+        """
+        scan = arguments(ScansMixin.to_pandas, (self, *args), kwargs)
+        blob_mode, options = scan.pop("blob_mode"), scan.pop("kwargs")
+        return self.scanner(**scan).to_pandas(blob_mode=blob_mode, **options)
 
     def _empty(self: LanceDataset, columns: Sequence[str] | dict[str, str] | None) -> pa.Table:
         return self.scanner(columns=columns).projected_schema.empty_table()
 
 
+_fn: Any
+for _fn in (ScansMixin.to_pandas, ScansMixin.to_batches):  # and pylance's **kwargs (more options)
+    _sig = inspect.signature(_fn)
+    _fn.__signature__ = _sig.replace(
+        parameters=[*_sig.parameters.values(), inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)]
+    )
 for _fn in (ScansMixin.to_pandas, ScansMixin.to_table, ScansMixin.to_batches):
     inherit_arguments(_fn, ScansMixin.scanner)

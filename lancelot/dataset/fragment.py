@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lancelot.dataset.deletion import deletion_path, read_deletions
-from lancelot.dataset.fragment_columns import ColumnsMixin, check_relative_path
+from lancelot.dataset.fragment_columns import ColumnsMixin
 from lancelot.dataset.fragment_metadata import DATA_DIR as DATA_DIR  # (re-exported: its home before)
 from lancelot.dataset.fragment_metadata import FragmentMetadata as FragmentMetadata
 from lancelot.dataset.fragment_metadata import manifest_live_rows as manifest_live_rows
@@ -96,10 +96,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
         """The row count of the fragment's first data file (manifests that lack or mistrust it)."""
         if not len(self._pb.files):
             raise CorruptFileError(f"{self.where}: the fragment has no data files and no row count")
-        df = self._pb.files[0]
-        store, prefix = self._ds._base(df.base_id if df.HasField("base_id") else None, self.where)
-        lf = self._ds._open_file(f"{prefix}{check_relative_path(df.path, self.where)}", self.where, store)
-        return int(lf.num_rows)
+        return int(self._ds.data_file(self._pb.files[0], self.where).num_rows)
 
     @property
     def metadata(self) -> FragmentMetadata:
@@ -213,7 +210,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
                 self._deleted = np.empty(0, np.uint32)
             else:
                 d = self._pb.deletion_file
-                store, prefix = self._ds._base(d.base_id if d.HasField("base_id") else None, self.where)
+                store, prefix = self._ds.base_store(d, self.where)
                 path = deletion_path(self.fragment_id, d)
                 if prefix == "":
                     path = path.split("/", 1)[1]  # a base that is a plain directory holds the file itself
@@ -370,6 +367,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
             FileNotFoundError: No such file in ``data/`` (also an OSError, as pylance's).
             OSError: A file whose schema does not fit the dataset's (also a ValueError).
         """
+        from lancelot.dataset.open_files import open_data_file
         from lancelot.dataset.write_schema import check_append_schema, dataset_fields, file_field_lists
         from lancelot.errors import LanceFileNotFoundError
 
@@ -377,7 +375,7 @@ class Fragment(ColumnsMixin, ReadsMixin):
         path = f"{DATA_DIR}/{filename}"
         if any(c in filename for c in "/\\") or not dataset.store.exists(path):  # (pylance: one object's name)
             raise LanceFileNotFoundError(f"{where}: not found", path=dataset.store.url(path))
-        lf = dataset._open_file(path, where)
+        lf = open_data_file(dataset.store, path, where, dataset.storage_options)
         check_append_schema(dataset.manifest_file, lf.schema, dataset.uri)  # (its fields, in the dataset's order)
         ids, cols = file_field_lists(dataset_fields(lf.schema, dataset.manifest_file, subset=True), lf.version.value)
         major, minor = lf.version.key

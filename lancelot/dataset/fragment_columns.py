@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.errors import CorruptFileError, LanceError, LanceValueError, UnsupportedEncodingError
 from lancelot.extension_types import dataset_columns
 from lancelot.format.pb import table_pb2
@@ -41,54 +42,37 @@ def check_relative_path(p: str, where: str) -> str:
     return posixpath.normpath(p)
 
 
-#: per schema object (files of one shape share theirs, reader.py): whether its file holds neither
-#: blob nor JSONB columns, and the scan schema of a dataset schema; kept with the schema
-_PLAIN: dict[int, tuple[pa.Schema, bool]] = {}
-_SCAN_SCHEMAS: dict[int, tuple[pa.Schema, pa.Schema]] = {}
-_SHAPES = 256
+#: per schema object (files of one shape share theirs, reader.py): whether its file holds neither blob nor JSONB
+#: columns, the (fields, schema) of a projection of a scan schema, and the scan schema of a dataset schema
+_PLAIN, _OUT_SCHEMAS, _SCAN_SCHEMAS = IdentityMemo(), IdentityMemo(), IdentityMemo()
 
 
 def plain_file(schema: pa.Schema) -> bool:
-    hit = _PLAIN.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
+    """Whether a file of this schema holds neither blob nor JSONB columns (its columns read as they are)."""
+    return _PLAIN.recall(id(schema), schema, _plain, schema)
+
+
+def _plain(schema: pa.Schema) -> bool:
     from lancelot import field_metadata
     from lancelot.extension_types import _is_lance_json
 
-    plain = not any(blob.holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
-    if len(_PLAIN) >= _SHAPES:
-        _PLAIN.clear()
-    _PLAIN[id(schema)] = (schema, plain)
-    return plain
-
-
-_OUT_SCHEMAS: dict[tuple[int, tuple[str, ...]], tuple[pa.Schema, list[pa.Field], pa.Schema]] = {}
+    return not any(blob.holds_blob(f, field_metadata.is_blob) or _is_lance_json(f) for f in schema)
 
 
 def out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:
     """(fields, schema) of ``columns`` of a scan schema, built once per schema and projection: a scan of many small
     fragments assembles one table per fragment with the same ones."""
-    key = (id(schema), tuple(columns))
-    hit = _OUT_SCHEMAS.get(key)
-    if hit is not None and hit[0] is schema:
-        return hit[1], hit[2]
+    return _OUT_SCHEMAS.recall((id(schema), tuple(columns)), schema, _out_schema, schema, columns)
+
+
+def _out_schema(schema: pa.Schema, columns: list[str]) -> tuple[list[pa.Field], pa.Schema]:
     fields = [schema.field(c) for c in columns]
-    out = pa.schema(fields, metadata=schema.metadata)
-    if len(_OUT_SCHEMAS) >= _SHAPES:
-        _OUT_SCHEMAS.clear()
-    _OUT_SCHEMAS[key] = (schema, fields, out)
-    return fields, out
+    return fields, pa.schema(fields, metadata=schema.metadata)
 
 
 def scan_schema(schema: pa.Schema) -> pa.Schema:
-    hit = _SCAN_SCHEMAS.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    out = blob.scan_schema(schema)
-    if len(_SCAN_SCHEMAS) >= _SHAPES:
-        _SCAN_SCHEMAS.clear()
-    _SCAN_SCHEMAS[id(schema)] = (schema, out)
-    return out
+    """The scan schema of a dataset schema (blob columns as their descriptions)."""
+    return _SCAN_SCHEMAS.recall(id(schema), schema, blob.scan_schema, schema)
 
 
 class ColumnsMixin:
@@ -101,9 +85,7 @@ class ColumnsMixin:
         out = []
         ds = self._ds
         for df in self._pb.files:
-            store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, self.where)
-            rel = check_relative_path(df.path, self.where)
-            lf = ds._open_file(f"{prefix}{rel}", self.where, store)
+            lf = ds.data_file(df, self.where)
             if lf.num_rows != self.physical_rows:
                 raise CorruptFileError(
                     f"{self.where}: data file {df.path} has {lf.num_rows} rows, the fragment has {self.physical_rows}"
@@ -126,16 +108,8 @@ class ColumnsMixin:
         """
         if not versions.parse(lf.version).structural:
             return self._map_file(lf, df)
-        maps = self._ds.__dict__.setdefault("_file_maps", {})
-        key = (id(lf.descriptor), tuple(df.fields))
-        hit = maps.get(key)
-        if hit is not None and hit[0] is lf.descriptor:
-            return dict(hit[1])
-        names = self._map_file(lf, df)
-        if len(maps) >= 256:
-            maps.clear()
-        maps[key] = (lf.descriptor, dict(names))
-        return names
+        key = ("names", id(lf.descriptor), tuple(df.fields))
+        return dict(self._ds.file_shapes.recall(key, lf.descriptor, self._map_file, lf, df))
 
     def _map_file(self: Fragment, lf: LanceFile, df: table_pb2.DataFile) -> dict[str, str]:
         """{dataset column: file column} of one data file.
@@ -143,7 +117,7 @@ class ColumnsMixin:
         ``DataFile.fields`` is authoritative: its ids belong, in order, to the file's fields that own columns (at 2.0
         every field, at 2.1+ the leaves), pre-order; -2 marks a dropped field. Files whose lists do not line up are
         matched by the field ids in their own schema."""
-        ds = self._ds
+        tops = self._ds.top_field_names
         desc = list(lf.descriptor.schema.fields)
         parents = {int(f.parent_id) for f in desc}
         owners = desc if not versions.parse(lf.version).structural else [f for f in desc if int(f.id) not in parents]
@@ -164,7 +138,7 @@ class ColumnsMixin:
             pairs = [(int(f.id), int(f.id)) for f in owners if int(f.id) in listed]
         names: dict[str, str] = {}
         for fid, did in pairs:
-            top = ds._top_of_id.get(did) if did >= 0 else None
+            top = tops.get(did) if did >= 0 else None
             if top is not None and top not in names:
                 names[top] = fname.get(file_top(fid), "")
         return {k: v for k, v in names.items() if v}

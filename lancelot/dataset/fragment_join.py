@@ -26,8 +26,8 @@ _KEY, _POS, _HIT = "__lancelot_key", "__lancelot_pos", "__lancelot_hit"
 _TOMBSTONE = -2  # a field id no longer read from this file
 
 
-def _right(frag: Fragment, data_obj: Any, schema: Any, right_on: str) -> pa.Table:
-    """The data as one table, its key renamed, one row per key (the last)."""
+def _right(frag: Fragment, data_obj: Any, schema: Any, right_on: str) -> tuple[pa.Table, list[str]]:
+    """The data as one table, its key renamed, one row per key (the last); and the names of its other columns."""
     from lancelot.dataset.writing import as_batches
 
     sch, batches = as_batches(data_obj, schema)
@@ -36,7 +36,8 @@ def _right(frag: Fragment, data_obj: Any, schema: Any, right_on: str) -> pa.Tabl
         raise ChangeInputError(f"fragment {frag.fragment_id}: column {right_on} does not exist in the right side data")
     right = right.rename_columns([_KEY if n == right_on else n for n in right.column_names])
     last = pa.table({_KEY: right.column(_KEY), _POS: np.arange(right.num_rows)}).group_by(_KEY)
-    return right.take(last.aggregate([(_POS, "max")]).column(f"{_POS}_max"))
+    right = right.take(last.aggregate([(_POS, "max")]).column(f"{_POS}_max"))
+    return right, [n for n in right.column_names if n not in (_KEY, _HIT)]
 
 
 def _keys(frag: Fragment, left_on: str) -> pa.Array:
@@ -66,8 +67,7 @@ def merge(
     from lancelot.dataset.transaction_api import LanceSchema
 
     ds = frag.dataset
-    right = _right(frag, data_obj, schema, right_on or left_on)
-    names = [n for n in right.column_names if n not in (_KEY, _HIT)]
+    right, names = _right(frag, data_obj, schema, right_on or left_on)
     for n in names:
         if n in ds.schema.names:
             raise ChangeInputError(f"fragment {frag.fragment_id}: column {n} exists in the fragment and the data")
@@ -88,8 +88,7 @@ def update_columns(
     from lancelot.dataset.fragment_metadata import FragmentMetadata
 
     ds = frag.dataset
-    right = _right(frag, data_obj, schema, right_on or left_on)
-    names = [n for n in right.column_names if n not in (_KEY, _HIT)]
+    right, names = _right(frag, data_obj, schema, right_on or left_on)
     for n in names:
         if n not in ds.schema.names:
             raise ChangeInputError(

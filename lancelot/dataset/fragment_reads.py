@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 
 from lancelot.dataset import blob  # blob columns read as their descriptions (dataset/blob.py)
 from lancelot.dataset.fragment_columns import POS
+from lancelot.dataset.scan import scan_arguments
 from lancelot.dataset.signatures import arguments, inherit_arguments, takes
 from lancelot.util.pools import shared_pool
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 
 #: parsed zone maps of open data files (None: the file has none); a data file never changes, and an entry
-#: goes with its LanceFile (LanceDataset._open_file keeps the recently used ones open across datasets)
+#: goes with its LanceFile (open_files.py keeps the recently used ones open across datasets)
 _ZONE_MAPS: weakref.WeakKeyDictionary[LanceFile, ZoneMaps | None] = weakref.WeakKeyDictionary()
 _ZONE_MAPS_LOCK = threading.Lock()
 
@@ -235,25 +236,7 @@ class ReadsMixin:
         Returns:
             A ``LanceScanner``.
         """
-        return self._ds.scanner(
-            columns,
-            filter,
-            limit,
-            offset,
-            batch_size=batch_size,
-            fragments=[self],
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            batch_readahead=batch_readahead,
-            include_deleted_rows=include_deleted_rows,
-            order_by=order_by,
-            blob_handling=blob_handling,
-            use_scalar_index=use_scalar_index,
-            io_buffer_size=io_buffer_size,
-            late_materialization=late_materialization,
-            batch_size_bytes=batch_size_bytes,
-            strict_batch_size=strict_batch_size,
-        )
+        return self._ds.scanner(fragments=[self], **scan_arguments(locals()))  # (each by name)
 
     @takes([scanner], _TABLE, positional=14)
     def to_table(self: Fragment, *args: Any, **kwargs: Any) -> pa.Table:

@@ -26,6 +26,7 @@ from google.protobuf import any_pb2
 
 from lancelot.dataset.fragment_columns import out_schema, plain_file, scan_schema
 from lancelot.dataset.group_fetch import MAX_FILE_BYTES, deletion_todo, fetch_remote, parse_deletions, read_all
+from lancelot.dataset.memo import IdentityMemo
 from lancelot.encodings.structural import simple_pages as sp
 from lancelot.format.container import FOOTER_SIZE, MAGIC
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -41,9 +42,9 @@ _FOOTER = struct.Struct("<QQQIIHH4s")
 Page = tuple[sp.SimpleLayout, tuple[tuple[int, int], ...], int, pb.CompressiveEncoding | None]
 #: per fragment of a group: its data file's bytes, and the pages of each column read
 Files = list[tuple[bytes, dict[str, tuple[Page, ...]]]]
-#: column metadata bytes -> the column's pages when every one is simple (None: not all)
-_COLUMNS: dict[bytes, tuple[Page, ...] | None] = {}
 MAX_COLUMNS = 4096
+#: column metadata bytes -> the column's pages when every one is simple (None: not all)
+_COLUMNS = IdentityMemo(MAX_COLUMNS)
 
 
 class _NotSimple(Exception):
@@ -51,9 +52,11 @@ class _NotSimple(Exception):
 
 
 def _pages(raw: bytes) -> tuple[Page, ...] | None:
-    hit = _COLUMNS.get(raw, False)
-    if hit is not False:
-        return hit  # type: ignore[return-value]
+    """The pages of a column whose metadata is ``raw`` (kept per metadata bytes), None when one is not simple."""
+    return _COLUMNS.recall(raw, None, _column_pages, raw)
+
+
+def _column_pages(raw: bytes) -> tuple[Page, ...] | None:
     out: tuple[Page, ...] | None = None
     try:
         meta = file2_pb2.ColumnMetadata()
@@ -71,9 +74,6 @@ def _pages(raw: bytes) -> tuple[Page, ...] | None:
             out = tuple(pages)
     except Exception:  # noqa: BLE001 - the general path reports a damaged file
         out = None
-    if len(_COLUMNS) >= MAX_COLUMNS:
-        _COLUMNS.clear()
-    _COLUMNS[raw] = out
     return out
 
 
@@ -110,14 +110,8 @@ def _shape(
     f: Fragment, fd: Any, stored: pa.Schema, version: Any, counts: dict[Any, list[int]], columns: list[str]
 ) -> dict[str, int] | None:
     """{dataset column: file column index} of ``columns`` for files of this schema and field ids (kept per dataset
-    object), None when one of them cannot be read here."""
-    ds = f.dataset
+    object: ``LanceDataset.file_shapes``), None when one of them cannot be read here."""
     df = f.data_fragment.files[0]
-    shapes = ds.__dict__.setdefault("_group_shapes", {})
-    key = (id(fd), version, tuple(df.fields), tuple(columns))
-    hit = shapes.get(key)
-    if hit is not None and hit[0] is fd:
-        return hit[1]  # type: ignore[no-any-return]
     names = f.file_column_names(SimpleNamespace(descriptor=fd, version=version), df)  # type: ignore[arg-type]
     per_field = counts.get(version)
     if per_field is None:
@@ -125,21 +119,15 @@ def _shape(
 
         per_field = counts[version] = [encodings.field_package(version).column_count(x) for x in stored]
     starts = np.cumsum([0, *per_field]).tolist()
-    out_fields, _ = out_schema(scan_schema(ds.schema), columns)
-    found: dict[str, int] | None = {}
+    out_fields, _ = out_schema(scan_schema(f.dataset.schema), columns)
     if not plain_file(stored):
-        found = None
+        return None
+    found: dict[str, int] = {}
     for c, want in zip(columns, out_fields):
-        if found is None:
-            break
         i = stored.get_field_index(names.get(c, ""))
         if i < 0 or per_field[i] != 1 or stored.field(i).type != want.type or sp.type_kind(want.type) is None:
-            found = None
-        else:
-            found[c] = int(starts[i])
-    if len(shapes) >= 256:
-        shapes.clear()
-    shapes[key] = (fd, found)
+            return None
+        found[c] = int(starts[i])
     return found
 
 
@@ -174,7 +162,8 @@ def _file(f: Fragment, data: bytes, columns: list[str], filtered: bool) -> dict[
         raise _NotSimple from None
     if resolved is not stored or int(fd.length) != f.physical_rows:
         raise _NotSimple
-    index = _shape(f, fd, stored, version, counts, columns)
+    key = ("pages", id(fd), version, tuple(f.data_fragment.files[0].fields), tuple(columns))
+    index = f.dataset.file_shapes.recall(key, fd, _shape, f, fd, stored, version, counts, columns)
     if index is None:
         raise _NotSimple
     cmo = struct.unpack_from(f"<{2 * n_cols}Q", data, cmo_pos)

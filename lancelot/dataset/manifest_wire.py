@@ -18,7 +18,8 @@ import numpy as np
 from lancelot.util.jit import njit
 
 # The kernels decode each tag and length in place, loop by loop, on purpose: shared @njit helpers
-# (inlined, returning tuples) measured slower on these hot loops.
+# returning tuples measured slower on these hot loops; ``_file_entry`` writes into an array instead,
+# inlined at numba's IR level (``inline="always"``).
 
 #: the summary kernel's result: ok, version, seconds, nanos, fragments, data files, bytes, rows,
 #: deletion files, deleted rows
@@ -96,6 +97,41 @@ def _timestamp(buf: np.ndarray, s: int, stop: int, out: np.ndarray, at: int) -> 
     return stop
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fragment_summary(buf: np.ndarray, s: int, stop: int, out: np.ndarray) -> int:  # pragma: no cover - numba
+    """The rows, data files and deletion files of the DataFragment message in ``buf[s:stop]``, added to ``out``;
+    returns -1 if malformed."""
+    while s < stop:
+        t, s = _varint(buf, s, stop)
+        if s < 0:
+            return -1
+        f = np.int64(t >> np.uint64(3))
+        w = np.int64(t & np.uint64(7))
+        if f == 4 and w == 0:
+            v, s = _varint(buf, s, stop)
+            out[ROWS] += np.int64(v)
+        elif (f == 2 or f == 3) and w == 2:
+            m, s = _varint(buf, s, stop)
+            if s < 0 or m > np.uint64(stop - s):
+                return -1
+            sub = s + np.int64(m)
+            v2 = _field_value(buf, s, sub, 6 if f == 2 else 4)
+            if v2 < 0:
+                return -1
+            if f == 2:
+                out[FILES] += 1
+                out[SIZE] += v2
+            else:
+                out[DEL_FILES] += 1
+                out[DELETED] += v2
+            s = sub
+        else:
+            s = _skip(buf, s, stop, w)
+        if s < 0:
+            return -1
+    return s
+
+
 @njit(cache=True, nogil=True)
 def scan_manifest(buf: np.ndarray, p: int, end: int, deep: bool) -> np.ndarray:  # pragma: no cover - numba
     """The summary fields of the Manifest message in ``buf[p:end]`` (``deep``: the fragments' too)."""
@@ -119,35 +155,8 @@ def scan_manifest(buf: np.ndarray, p: int, end: int, deep: bool) -> np.ndarray: 
                     return out
             else:
                 out[FRAGS] += 1
-                s = p
-                while deep and s < stop:
-                    t, s = _varint(buf, s, stop)
-                    if s < 0:
-                        return out
-                    f = np.int64(t >> np.uint64(3))
-                    w = np.int64(t & np.uint64(7))
-                    if f == 4 and w == 0:
-                        v, s = _varint(buf, s, stop)
-                        out[ROWS] += np.int64(v)
-                    elif (f == 2 or f == 3) and w == 2:
-                        m, s = _varint(buf, s, stop)
-                        if s < 0 or m > np.uint64(stop - s):
-                            return out
-                        sub = s + np.int64(m)
-                        v2 = _field_value(buf, s, sub, 6 if f == 2 else 4)
-                        if v2 < 0:
-                            return out
-                        if f == 2:
-                            out[FILES] += 1
-                            out[SIZE] += v2
-                        else:
-                            out[DEL_FILES] += 1
-                            out[DELETED] += v2
-                        s = sub
-                    else:
-                        s = _skip(buf, s, stop, w)
-                    if s < 0:
-                        return out
+                if deep and _fragment_summary(buf, p, stop, out) < 0:
+                    return out
             p = stop
         else:
             p = _skip(buf, p, end, wire)
@@ -155,6 +164,39 @@ def scan_manifest(buf: np.ndarray, p: int, end: int, deep: bool) -> np.ndarray: 
             return out
     out[OK] = 1 if p == end else 0
     return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _file_entry(buf: np.ndarray, q: int, sub: int, f: int, got: np.ndarray) -> int:  # pragma: no cover - numba
+    """Into ``got``: whether the DataFile (``f`` 2) or DeletionFile (``f`` 3) message in ``buf[q:sub]`` names a base
+    path, its path's (start, length), its first three varint fields; returns -1 if malformed."""
+    got[0] = 0
+    got[1] = -1
+    got[2] = got[3] = got[4] = got[5] = 0
+    while q < sub:
+        u, q = _varint(buf, q, sub)
+        if q < 0:
+            return -1
+        g = np.int64(u >> np.uint64(3))
+        x = np.int64(u & np.uint64(7))
+        if g == 7 and x == 0:
+            got[0] = 1
+            q = _varint(buf, q, sub)[1]
+        elif f == 2 and g == 1 and x == 2:
+            k, q = _varint(buf, q, sub)
+            if q < 0 or k > np.uint64(sub - q):
+                return -1
+            got[1] = q
+            got[2] = np.int64(k)
+            q += np.int64(k)
+        elif f == 3 and g >= 1 and g <= 3 and x == 0:
+            v, q = _varint(buf, q, sub)
+            got[2 + g] = np.int64(v)
+        else:
+            q = _skip(buf, q, sub, x)
+        if q < 0:
+            return -1
+    return q
 
 
 #: the file scan's meta result: ok, version, seconds, nanos, transaction file name (start, length;
@@ -174,6 +216,7 @@ def scan_files(buf: np.ndarray, p: int, end: int) -> tuple[np.ndarray, np.ndarra
     ndels = 0
     meta = np.zeros(8, dtype=np.int64)
     meta[F_TXN_START] = -1
+    got = np.empty(6, dtype=np.int64)
     while p < end:
         tag, p = _varint(buf, p, end)
         if p < 0:
@@ -219,41 +262,10 @@ def scan_files(buf: np.ndarray, p: int, end: int) -> tuple[np.ndarray, np.ndarra
                         if s < 0 or m > np.uint64(stop - s):
                             return meta, paths[:0], dels[:0]
                         sub = s + np.int64(m)
-                        q = s
-                        based = False
-                        path_at = np.int64(-1)
-                        path_len = np.int64(0)
-                        a = np.int64(0)
-                        b = np.int64(0)
-                        c = np.int64(0)
-                        while q < sub:
-                            u, q = _varint(buf, q, sub)
-                            if q < 0:
-                                return meta, paths[:0], dels[:0]
-                            g = np.int64(u >> np.uint64(3))
-                            x = np.int64(u & np.uint64(7))
-                            if g == 7 and x == 0:
-                                based = True
-                                q = _varint(buf, q, sub)[1]
-                            elif f == 2 and g == 1 and x == 2:
-                                k, q = _varint(buf, q, sub)
-                                if q < 0 or k > np.uint64(sub - q):
-                                    return meta, paths[:0], dels[:0]
-                                path_at = q
-                                path_len = np.int64(k)
-                                q += np.int64(k)
-                            elif f == 3 and g >= 1 and g <= 3 and x == 0:
-                                v, q = _varint(buf, q, sub)
-                                if g == 1:
-                                    a = np.int64(v)
-                                elif g == 2:
-                                    b = np.int64(v)
-                                else:
-                                    c = np.int64(v)
-                            else:
-                                q = _skip(buf, q, sub, x)
-                            if q < 0:
-                                return meta, paths[:0], dels[:0]
+                        if _file_entry(buf, s, sub, f, got) < 0:
+                            return meta, paths[:0], dels[:0]
+                        based, path_at, path_len = got[0] != 0, got[1], got[2]
+                        a, b, c = got[3], got[4], got[5]
                         if f == 2 and not based and path_at >= 0:
                             paths[npaths, 0] = path_at
                             paths[npaths, 1] = path_len

@@ -79,8 +79,7 @@ class LanceStats:
         sizes = dict.fromkeys(ids, 0)
         for frag in ds.get_fragments():
             for df in frag.data_fragment.files:
-                store, prefix = ds._base(df.base_id if df.HasField("base_id") else None, frag.where)
-                lf = ds._open_file(f"{prefix}{df.path}", frag.where, store)
+                lf = ds.data_file(df, frag.where)
                 col_to_field = {int(c): int(f) for f, c in zip(df.fields, df.column_indices) if c >= 0}
                 current = -1
                 metas = sorted(((ci.index, ci.meta) for cols in lf.columns.values() for ci in cols), key=lambda x: x[0])

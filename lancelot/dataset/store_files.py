@@ -1,6 +1,6 @@
 """Local files under the object store (store.py): the fault hook of tests, temporary files published by rename or
 link, and the writers of data files (``ObjectStore.open_output``: locally a ``LanceWriter`` without the syncs pylance
-does not make, store.py's "Durability"; elsewhere a local temporary file uploaded whole on ``close()``)."""
+does not make, store_writes.py's "Durability"; elsewhere a local temporary file uploaded whole on ``close()``)."""
 
 from __future__ import annotations
 

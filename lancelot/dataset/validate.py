@@ -58,7 +58,7 @@ def validate_fragment(ds: LanceDataset, frag: table_pb2.DataFragment) -> None:
             raise CorruptFileError(
                 f"{at}: data file {df.path!r} has {len(df.fields)} fields but {len(df.column_indices)} column indices"
             )
-        store, prefix = ds._base(int(df.base_id) if df.HasField("base_id") else None, at)
+        store, prefix = ds.base_store(df, at)
         if not store.exists(prefix + df.path):
             raise LanceFileNotFoundError(f"{at}: data file {df.path!r} is missing", path=store.url(prefix + df.path))
     if frag.HasField("deletion_file"):

@@ -20,7 +20,8 @@ import pytest
 
 import lancelot
 from lancelot.dataset import commit as lancelot_commit
-from lancelot.dataset.store import ObjectAlreadyExistsError, ObjectStore
+from lancelot.dataset.store import ObjectStore
+from lancelot.dataset.store_create import ObjectAlreadyExistsError
 from lancelot.errors import LanceError
 from tests.s3 import DropReplyProxy, S3Endpoint, lose_manifest_create
 

@@ -12,14 +12,11 @@ import pytest
 
 import lancelot
 from lancelot.dataset import store_files as store_mod
-from lancelot.dataset.store import (
-    ObjectAlreadyExistsError,
-    ObjectStore,
-    UnsafeCommitError,
-    UnsafePathError,
-    s3_options,
-)
+from lancelot.dataset.store import ObjectStore
+from lancelot.dataset.store_create import ObjectAlreadyExistsError, UnsafeCommitError
+from lancelot.dataset.store_paths import UnsafePathError
 from lancelot.errors import CorruptFileError, LanceError
+from lancelot.io.storage_options import s3_options
 
 
 @pytest.fixture(params=["local", "memory", "s3"])
