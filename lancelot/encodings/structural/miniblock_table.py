@@ -150,6 +150,7 @@ def _first_chunks(
     first = 0
     j = 0
     k = -1
+    row = rows[0]  # the next row to place
     for c in range(n):
         w = np.int64(meta[c * word]) | (np.int64(meta[c * word + 1]) << 8)
         if word == 4:
@@ -161,19 +162,20 @@ def _first_chunks(
         elif first + items > total_items:
             return -1, out
         end = first + items
-        if j < m and rows[j] < end:
+        if row < end:
             k += 1
             out[0, k] = data_pos + pos
             out[1, k] = size
             out[2, k] = items
             out[3, k] = first
             out[6, k] = c
-            while j < m and rows[j] < end:
+            while row < end:
                 out[5, j] = k
                 j += 1
+                if j == m:
+                    return pos + size, out
+                row = rows[j]
         pos += size
-        if j == m:
-            return pos, out
         first = end
     return -2, out
 
