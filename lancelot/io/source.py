@@ -10,6 +10,8 @@ import stat
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from lancelot.errors import LanceError, LanceFileNotFoundError
 from lancelot.io.byte_source import ByteSource, CountingSource, MemorySource, Range, Staged, coalesce, coalesce_offsets
 
@@ -31,6 +33,8 @@ PREFETCH_MAX_BYTES = 16 << 20
 #: allocations from 128 KiB on as fresh mmaps (until a free raises its threshold, which makes the
 #: same read 1.7x slower in one process than in the next), whose pages fault in on the copy
 POOLED_READ_BYTES = 1 << 17
+#: local reads of at least this many bytes (below ``POOLED_READ_BYTES``) go into uninitialised memory
+EMPTY_READ_BYTES = 4096
 #: ``_read_cached`` (RWF_NOWAIT) tries ranges below this many bytes; larger ones are read plainly
 NOWAIT_MAX_BYTES = 1 << 20
 #: will_need remembers the offsets of at most this many ranges (read_ranges does not hint them again;
@@ -270,9 +274,12 @@ class LocalFileSource(ByteSource):
 
 
 def _buffer(length: int) -> bytearray | memoryview:
-    """A writable buffer for a read of ``length`` bytes: ``_pooled`` from ``POOLED_READ_BYTES`` on,
-    else a bytearray."""
-    return bytearray(length) if length < POOLED_READ_BYTES else _pooled(length)
+    """A writable buffer for a read of ``length`` bytes: ``_pooled`` from ``POOLED_READ_BYTES`` on, numpy's
+    uninitialised memory from ``EMPTY_READ_BYTES`` (a bytearray is zero-filled before the read overwrites
+    it), else a bytearray."""
+    if length < EMPTY_READ_BYTES:
+        return bytearray(length)
+    return np.empty(length, np.uint8).data if length < POOLED_READ_BYTES else _pooled(length)
 
 
 def _pooled(length: int) -> memoryview:

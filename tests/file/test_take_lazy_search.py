@@ -50,6 +50,13 @@ def test_first_take_loads_only_its_pages(written, monkeypatch) -> None:
         inner(self, bufs)
 
     monkeypatch.setattr(miniblock.MiniBlockPage, "load_search", counting)
+    first = miniblock.MiniBlockPage.load_first
+
+    def counting_first(self: miniblock.MiniBlockPage, bufs: list[memoryview], rows: np.ndarray) -> object:
+        loaded.append((self.info.column, self.info.index))  # (its pages have no repetition index)
+        return first(self, bufs, rows)
+
+    monkeypatch.setattr(miniblock.MiniBlockPage, "load_first", counting_first)
     f = lancelot.LanceFile(written)
     assert [len(c[0].meta.pages) for c in f.columns.values()] == [PAGES] * 3
     got = f.take([2 * ROWS + 5])
@@ -86,3 +93,94 @@ def test_chunk_table_kernel_and_numpy_agree(tmp_path, monkeypatch, kernel: bool)
         meta[0::4] |= 0x0F  # every chunk claims 2**15 items
         with pytest.raises(lancelot.errors.CorruptFileError, match="more than the page's"):
             page._chunk_table(meta, None, None)
+
+
+BIG = 6000  # rows per page of the located-chunks files: pages of several chunks
+
+
+@pytest.fixture(scope="module", params=["2.1", "2.2"])
+def chunky(request, tmp_path_factory) -> str:
+    """Two pages per column of many chunks each: integers, nullable floats, a page dictionary of short
+    strings, FSST text, decimals and dates."""
+    from decimal import Decimal
+
+    rng = np.random.default_rng(11)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+
+    def batch(b: int) -> pa.Table:
+        i = np.arange(b * BIG, (b + 1) * BIG)
+        return pa.table(
+            {
+                "id": pa.array(i * 7919 % 1000003, pa.int64()),
+                "f": pa.array([None if k % 7 == 0 else k / 8 for k in i.tolist()], pa.float64()),
+                "flag": pa.array([words[k] for k in rng.integers(0, len(words), BIG).tolist()]),
+                "text": pa.array([f"the {words[k % 6]} of row {k} and {words[(k * 5) % 6]} again" for k in i.tolist()]),
+                "price": pa.array([Decimal(int(k) * 37 % 100000) / 100 for k in i.tolist()], pa.decimal128(15, 2)),
+                "day": pa.array((i % 3000).astype(np.int32), pa.int32()).cast(pa.date32()),
+            }
+        )
+
+    path = tmp_path_factory.mktemp("located") / f"located-{request.param}.lance"
+    return pylance_write(path, [batch(0), batch(1)], request.param, data_cache_bytes=1)
+
+
+def test_first_take_finds_its_chunks_without_tables(chunky, monkeypatch) -> None:
+    """A first take of a few rows inside one page finds their chunks from the chunk words alone (no chunk
+    table built, ``MiniBlockPage.load_first``); rows at chunk and page edges, nulls, dictionary and FSST
+    pages, and later reads of the same file (which build the tables) equal pylance's."""
+    from lancelot.encodings.structural import column_points
+
+    monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: True)
+    located = []
+    inner = column_points.ColumnPoints.plan_located
+
+    def counting(self: column_points.ColumnPoints, found: miniblock_table.Located) -> object:
+        located.append(len(found.rows))
+        return inner(self, found)
+
+    monkeypatch.setattr(column_points.ColumnPoints, "plan_located", counting)
+    with lancelot.LanceFile(chunky) as f:
+        page = f._reader(f.schema.field("id")).columns[0].page(1)
+        meta = np.frombuffer(f._src.read(*page.info.buffer(0)), np.uint8)
+        word = 4 if page.layout.has_large_chunk else 2
+        items = 1 << (meta[0::word].astype(np.int64) & 0xF)
+        edges = np.cumsum(items)[:3].tolist()  # the first chunk edges of page 1 (page-local rows)
+    n = 2 * BIG
+    cases = [
+        [0],
+        [n - 1],
+        [BIG - 1],
+        [BIG],
+        sorted([BIG + e - 1 for e in edges[:2]] + [BIG + e for e in edges[:2]]),
+        [BIG + edges[0] - 1, BIG + edges[0], BIG + edges[0] + 1],
+        sorted(np.random.default_rng(2).choice(BIG, 10, replace=False).tolist()),
+        list(range(BIG - 64, BIG)),
+        [BIG - 1, BIG],  # two pages: the tables' way
+    ]
+    for rows in cases:
+        located.clear()
+        with lancelot.LanceFile(chunky) as f:
+            assert f.take(rows).equals(_pylance_take(chunky, rows)), rows
+            if rows != [BIG - 1, BIG]:
+                assert len(located) == 6, rows  # every column
+            again = [0, 3, BIG + 5, n - 2]  # the same file again: other pages, the chunk tables built
+            assert f.take(again).equals(_pylance_take(chunky, again))
+            assert f.take(rows[::-1]).equals(_pylance_take(chunky, rows).take(list(range(len(rows)))[::-1]))
+
+
+@pytest.mark.parametrize("kernel", [False, True])
+def test_first_take_reports_bad_chunk_words(tmp_path, monkeypatch, kernel: bool) -> None:
+    """Chunk words claiming more items than the page has are reported by a first take whether or not its
+    chunks are found without a table."""
+    n = 5000
+    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64) * 7919 % 100003)})
+    path = pylance_write(tmp_path / "bad.lance", [table], "2.2")
+    with lancelot.LanceFile(path) as f:
+        off, ln = f._reader(f.schema.field("id")).columns[0].page(0).info.buffer(0)
+    raw = bytearray(open(path, "rb").read())
+    for k in range(off, off + ln, 4):
+        raw[k] |= 0x0F  # every chunk claims 2**15 items
+    open(path, "wb").write(bytes(raw))
+    monkeypatch.setattr(miniblock_table._FIRST_HOT, "ready", lambda: kernel)
+    with lancelot.LanceFile(path) as f, pytest.raises(lancelot.errors.CorruptFileError, match="more than the page's"):
+        f.take([7])

@@ -43,7 +43,7 @@ from lancelot.encodings.structural.miniblock_points import (
     PointReadError,
     small_strings_arrow,
 )
-from lancelot.encodings.structural.miniblock_table import ChunkTable
+from lancelot.encodings.structural.miniblock_table import ChunkTable, Located
 from lancelot.encodings.structural.page import PageReader
 from lancelot.errors import CorruptFileError, LanceError
 from lancelot.format.pb import encodings_v2_1_pb2 as pb
@@ -111,21 +111,23 @@ class ColumnPoints(DictionaryMixin):
         #: each page's index in the column (errors name the column's page); default 0, 1, ...
         self.page_ids = range(len(pages)) if page_ids is None else page_ids
         readers: list[PointReader] = []
-        tables: list[ChunkTable] = []
         for p in pages:
             assert p.points is not None  # ColumnPoints.of checked each page's shape
             readers.append(p.points)
-            tables.append(p.table)
         self.reader = readers[0]
         self.value_type = value_type
         self.column = column
-        self.chunks = self._join_tables(tables, readers, page_firsts)
+        #: the pages and their first rows until ``chunks`` joins their tables (a first take of a few
+        #: rows plans from its ``Located`` chunks: ``plan_located``)
+        self._pages: list[MiniBlockPage] | None = pages
+        self._page_firsts = page_firsts
+        self._chunks: ColumnChunks | None = None
         self._few: np.ndarray | None = None
         #: the inline-bitpacking chunk bound (PointReader.run), checked once for the whole column on the
         #: first read of many rows (a few rows' chunks are checked by ``run`` itself)
         self._items_checked: bool | None = None
         self.arrow_kind = self.reader.arrow_kind(value_type)
-        self.page_dicts, self.dict_base, self.dict_size = self._join_dictionaries(tables)
+        self.page_dicts, self.dict_base, self.dict_size = self._join_dictionaries([p.page_dictionary for p in pages])
         self.has_dictionary = self.page_dicts is not None
         self._dictionary = None
         self._dict_lists = False
@@ -138,6 +140,17 @@ class ColumnPoints(DictionaryMixin):
         self.any_fsst = any(f is not None for f in fssts)
         self.page_fsst = fssts if self.any_fsst else _NO_FSST
         self._fsst_tables: StackedTables | None | Literal[False] = False
+
+    @property
+    def chunks(self) -> ColumnChunks:
+        """The pages' chunk tables joined (on first need)."""
+        if self._chunks is None:
+            pages = self._pages
+            assert pages is not None
+            readers = [p.points for p in pages]
+            self._chunks = self._join_tables([p.table for p in pages], readers, self._page_firsts)  # type: ignore[arg-type]
+            self._pages = None
+        return self._chunks
 
     @staticmethod
     def _join_tables(tables: list[ChunkTable], readers: list[PointReader], page_firsts: np.ndarray) -> ColumnChunks:
@@ -195,7 +208,7 @@ class ColumnPoints(DictionaryMixin):
         layers = page.meaning.layers
         if len(layers) != 1 or layers[0] not in (pb.REPDEF_ALL_VALID_ITEM, pb.REPDEF_NULLABLE_ITEM):
             return None
-        return page.points.codes, layers, page.table.page_dictionary is not None
+        return page.points.codes, layers, page.page_dictionary is not None
 
     @classmethod
     def of(
@@ -221,9 +234,9 @@ class ColumnPoints(DictionaryMixin):
 
     def plan(self, rows: np.ndarray) -> tuple[PointPlan, list[tuple[int, int]]]:
         """Where ``rows`` (sorted, unique) lie, and the byte ranges of their chunks (one per run of adjacent chunks)."""
-        c = self.chunks
         if len(rows) <= FEW_ROWS:
             return self._plan_few(rows)
+        c = self.chunks
         if int(rows[-1]) - int(rows[0]) + 1 == len(rows):  # a range: chunk by chunk
             first, last = np.searchsorted(c.row_ends, rows[[0, -1]], side="right").tolist()
             chunks = np.arange(first, last + 1, dtype=np.int64)
@@ -293,9 +306,35 @@ class ColumnPoints(DictionaryMixin):
         idx = rows - table[3].take(k_of)
         return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
 
+    def plan_located(self, found: Located) -> tuple[PointPlan, list[tuple[int, int]]]:
+        """``plan`` of a first take of a one-page column whose chunks its search round found
+        (``MiniBlockPage.load_first``): no chunk table needed."""
+        rows, table, k_of, ids = found
+        if self.reader.def_w:
+            table[4] = self.reader.def_w
+        ranges: list[tuple[int, int]] = []
+        if table.shape[1] == 1:
+            at = int(table[1, 0])
+            ranges.append((int(table[0, 0]), at))
+            table[0, 0] = 0
+            idx = rows - table[3, 0]
+        else:
+            pos: list[int] = []
+            at = end = 0
+            for off, size in zip(table[0].tolist(), table[1].tolist()):
+                pos.append(at)
+                at += size
+                if end == off and ranges:  # adjacent chunks: one range
+                    ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
+                else:
+                    ranges.append((off, size))
+                end = off + size
+            table[0] = pos  # the first row now holds each chunk's position in the fetched bytes
+            idx = rows - table[3].take(k_of)
+        return PointPlan(ids, ids.take(k_of), k_of, table, idx, at), ranges
+
     def decode(self, rows: np.ndarray, plan: PointPlan, bufs: list[memoryview]) -> pa.Array:
         """Rows ``rows`` from the fetched chunk runs (as planned)."""
-        c = self.chunks
         chunks, chunk_of, k_of = plan.chunks, plan.chunk_of, plan.k_of
         # one bytes join: cheaper than a numpy array per buffer and their concatenation
         data = np.frombuffer(bufs[0] if len(bufs) == 1 else b"".join(bufs), np.uint8)
@@ -304,6 +343,7 @@ class ColumnPoints(DictionaryMixin):
             pos, size, items, def_ws = meta[0], meta[1], meta[2], meta[4]
             planned, idx = plan.total, plan.idx
         else:
+            c = self.chunks
             size = c.sizes[chunks]
             pos = np.zeros(len(chunks), dtype=np.int64)
             size[:-1].cumsum(out=pos[1:])
@@ -321,11 +361,11 @@ class ColumnPoints(DictionaryMixin):
             checked = meta is None and self._checked_items()
             dfn, fixed, var_start, var_len = r.run(data, pos, size, items, k_of, idx, def_ws, checked)
         except PointReadError as e:
-            raise CorruptFileError(e.message, page=self.page_ids[int(c.page[chunk_of[e.row]])]) from None
+            raise CorruptFileError(e.message, page=self.page_ids[int(self.chunks.page[chunk_of[e.row]])]) from None
         if not self.has_dictionary and not self.any_fsst:
             values = r.arrow(data, fixed, var_start, var_len, self.value_type, self.arrow_kind)
             return values if not self.nullable else with_validity(values, dfn == 0)
-        page_of_row = c.page[chunk_of]
+        page_of_row = np.zeros(len(chunk_of), np.int64) if len(self.page_ids) == 1 else self.chunks.page[chunk_of]
         valid = None if not self.nullable else dfn == 0
         if self.has_dictionary and not self.any_fsst and len(k_of) <= FEW_STRINGS:
             looked_up = self._few_from_dictionary(fixed, page_of_row, valid)

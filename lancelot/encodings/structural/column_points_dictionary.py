@@ -14,7 +14,6 @@ import pyarrow as pa
 from lancelot.encodings.compression.block import VariableWidthBlock
 from lancelot.encodings.structural.leaf import PageDictionary, fixed_rows
 from lancelot.encodings.structural.miniblock_points import PointReader
-from lancelot.encodings.structural.miniblock_table import ChunkTable
 from lancelot.errors import CorruptFileError
 
 #: dictionaries of at most this many strings serve a few-row take from Python lists
@@ -40,10 +39,12 @@ class DictionaryMixin:
     _dict_words: np.ndarray | None | Literal[False]
 
     @staticmethod
-    def _join_dictionaries(tables: list[ChunkTable]) -> tuple[list[PageDictionary] | None, np.ndarray, np.ndarray]:
+    def _join_dictionaries(
+        pages: list[PageDictionary | None],
+    ) -> tuple[list[PageDictionary] | None, np.ndarray, np.ndarray]:
         """The pages' dictionaries (None: they have none), each one's first item in their join and size."""
-        dicts = [t.page_dictionary for t in tables if t.page_dictionary is not None]
-        if len(dicts) < len(tables):  # the pages share their shape: all have a dictionary or none has
+        dicts = [d for d in pages if d is not None]
+        if len(dicts) < len(pages):  # the pages share their shape: all have a dictionary or none has
             return None, _NONE, _NONE
         sizes = [d.size for d in dicts]
         return dicts, np.array([0, *accumulate(sizes[:-1])], dtype=np.int64), np.array(sizes, dtype=np.int64)

@@ -20,8 +20,10 @@ from lancelot.encodings.base import FieldContext, FieldReader, Plan, Rows, done,
 from lancelot.encodings.structural.column_constant import ColumnConstant
 from lancelot.encodings.structural.column_fullzip_points import ColumnFullZipPoints
 from lancelot.encodings.structural.column_point_groups import ColumnPointGroups
-from lancelot.encodings.structural.column_points import ColumnPoints
+from lancelot.encodings.structural.column_points import FEW_ROWS, ColumnPoints
 from lancelot.encodings.structural.field_pages import DECODE_ERRORS, PagesMixin
+from lancelot.encodings.structural.miniblock import MiniBlockPage
+from lancelot.encodings.structural.miniblock_table import Located
 from lancelot.encodings.structural.page import PageReader, Range, is_contiguous
 from lancelot.encodings.structural.page_table import ColumnReader
 from lancelot.encodings.structural.paths import column_paths
@@ -62,7 +64,7 @@ class _PointRead:
     loads, the point plan; its bound methods are the read's decode steps (one small object per
     read instead of a closure per step: a take of many fields keeps fewer objects alive)."""
 
-    __slots__ = ("reader", "rows", "ranged", "touched", "jobs", "points", "plan")
+    __slots__ = ("reader", "rows", "ranged", "touched", "jobs", "points", "plan", "located")
 
     def __init__(
         self, reader: StructuralFieldReader, rows: np.ndarray | None, ranged: bool, touched: list[int] | None
@@ -74,6 +76,7 @@ class _PointRead:
         self.jobs: list[tuple[PageReader, list[Range]]] = []
         self.points: _Points[Any] | None = None
         self.plan: Any = None
+        self.located: Located | None = None  # a first take's chunks, found while loading (``_first``)
 
     def fallback(self) -> Plan:
         if self.rows is None:
@@ -84,8 +87,12 @@ class _PointRead:
         """The search round's bytes: load each page's cache, then plan the data."""
         pos = 0
         try:
+            first = self._first()
             for page, rs in self.jobs:
-                page.load_search(bufs[pos : pos + len(rs)])
+                if first is not None:
+                    self.located = first[0].load_first(bufs, first[1])
+                else:
+                    page.load_search(bufs[pos : pos + len(rs)])
                 pos += len(rs)
         except (LanceError, *DECODE_ERRORS):
             return self.fallback()
@@ -102,6 +109,21 @@ class _PointRead:
             if len(known[2]) < MAX_SHARED and sum([len(b) for b in bufs]) <= SHARED_MAX_BYTES:
                 known[2][b"".join(bufs)] = reader._points
         return plan
+
+    def _first(self) -> tuple[MiniBlockPage, np.ndarray] | None:
+        """The page of a first take of a few rows that fall in one mini-block page (of a column not
+        shared between files) and the rows in it: ``MiniBlockPage.load_first`` finds their chunks
+        without building the page's chunk table."""
+        reader, rows, jobs = self.reader, self.rows, self.jobs
+        if rows is None or len(jobs) != 1 or reader._shareable or reader._cover or len(rows) > FEW_ROWS:
+            return None
+        page = jobs[0][0]
+        if type(page) is not MiniBlockPage or page.points is None:
+            return None
+        if rows.dtype != np.int64 or not rows.flags.c_contiguous:
+            return None
+        base = int(reader.columns[0].page_firsts[page.info.index])
+        return page, rows - base if base else rows
 
     def shared(self, known: dict[bytes, ColumnPoints], bufs: list[memoryview]) -> Plan:
         """The search round's bytes of a one-page column whose point reader a file written alike
@@ -261,7 +283,11 @@ class StructuralFieldReader(PagesMixin, FieldReader):
     def _points_read(self, read: _PointRead) -> Plan:
         """The plan of ``read.rows`` by ``self._points``: one fetch, one decode."""
         try:
-            read.plan, ranges = self._points.plan(read.rows)  # type: ignore[union-attr,arg-type]
+            points = self._points
+            if read.located is not None and type(points) is ColumnPoints:
+                read.plan, ranges = points.plan_located(read.located)
+            else:
+                read.plan, ranges = points.plan(read.rows)  # type: ignore[union-attr,arg-type]
             self._check_ranges(ranges)
         except LanceError as e:
             raise e.at(path=self.ctx.path, column=self.columns[0].col.index) from None

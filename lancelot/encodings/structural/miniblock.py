@@ -50,7 +50,13 @@ from lancelot.encodings.structural.miniblock_chunks import (
     decode_chunks,
 )
 from lancelot.encodings.structural.miniblock_points import PointReader
-from lancelot.encodings.structural.miniblock_table import ChunkTable, ChunkTables, page_dictionary
+from lancelot.encodings.structural.miniblock_table import (
+    ChunkTable,
+    ChunkTables,
+    FirstChunks,
+    Located,
+    page_dictionary,
+)
 from lancelot.encodings.structural.page import PageInfo, PageLevels, PageReader, Range, as_u8, is_contiguous
 from lancelot.encodings.structural.repdef import LevelMeaning, visible_mask
 from lancelot.errors import CorruptFileError, LanceError
@@ -129,13 +135,15 @@ class MiniBlockPage(ChunkTables, PageReader):
 
     @property
     def table(self) -> ChunkTable:
-        """The search cache; ``load_search`` fills it before any plan or decode."""
-        table: ChunkTable | None = self.cache.get(self._key)
+        """The search cache; ``load_search`` (or ``load_first``) fills it before any plan or decode."""
+        table: ChunkTable | FirstChunks | None = self.cache.get(self._key)
+        if type(table) is FirstChunks:  # (a first take's: every chunk word checked and the table built now)
+            table = self.cache[self._key] = self._chunk_table(table.meta, None, table.page_dictionary)
         if table is None:
             raise LanceError(
                 "mini-block search cache used before load_search", column=self.info.column, page=self.info.index
             )
-        return table
+        return table  # type: ignore[return-value]
 
     def search_ranges(self) -> list[Range]:
         """Buffers 0 (chunk metadata), 2 (dictionary, when set) and the last (repetition index, when set)."""
@@ -156,6 +164,27 @@ class MiniBlockPage(ChunkTables, PageReader):
         dictionary = self._decode_dictionary(as_u8(bufs[1])) if self._has_dictionary else None
         rep_index = as_u8(bufs[-1]) if self._rep_depth > 0 else None
         self.cache[self._key] = self._chunk_table(meta, rep_index, dictionary)
+
+    @property
+    def page_dictionary(self) -> PageDictionary | None:
+        """The page dictionary (loaded with the search cache; its chunk table is not built for it)."""
+        loaded: ChunkTable | FirstChunks = self.cache[self._key]
+        return loaded.page_dictionary
+
+    def load_first(self, bufs: list[memoryview], rows: np.ndarray) -> Located | None:
+        """``load_search`` for a first take of ``rows`` (sorted, unique, few) of a page of several
+        chunks without repetition: the rows' chunks found in one pass over the chunk words up to them,
+        the chunk table built only if a later read needs it (``table``).  None: the page is not of that
+        kind (or the kernel is not loaded yet), loaded as ``load_search`` loads it."""
+        if self._rep_depth > 0 or len(bufs) != 1 + self._has_dictionary:
+            self.load_search(bufs)
+            return None
+        meta = as_u8(bufs[0])
+        dictionary = self._decode_dictionary(as_u8(bufs[1])) if self._has_dictionary else None
+        found = self._first_table(meta, rows)
+        loaded = FirstChunks(meta, dictionary) if found is not None else self._chunk_table(meta, None, dictionary)
+        self.cache[self._key] = loaded
+        return found
 
     def _decode_dictionary(self, buf: np.ndarray) -> PageDictionary:
         n, t = int(self.layout.num_dictionary_items), leaf_value_type(self.value_type)

@@ -9,6 +9,7 @@ against the page before a read uses it.
 from __future__ import annotations
 
 from dataclasses import InitVar, dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -131,6 +132,87 @@ def _chunk_columns(meta: np.ndarray, word: int, total_items: int, data_pos: int)
 _TABLE_HOT = NumpyUntilHot(_chunk_columns)
 
 
+@njit(cache=True, nogil=True)
+def _first_chunks(
+    meta: np.ndarray, word: int, total_items: int, data_pos: int, rows: np.ndarray
+) -> tuple[int, np.ndarray]:
+    """The chunks of ``rows`` (sorted, unique) of a page without repetition from its chunk words
+    (``word`` bytes each, a whole number of them), read up to the last of them, without the page's
+    table: (the bytes the chunks up to there span, -1 when those before the last chunk hold more than
+    ``total_items`` items, -2 when a row lies past the chunks; rows 0-4: per chunk of the rows its file
+    position, size, item count, first row and a zero for the definition width, row 5: each row's chunk
+    among them, row 6: those chunks' indices in the page, -1 past the last of them)."""
+    if word == 4:  # (the words as integers: a third of the loop's work is assembling them from bytes)
+        return _find_chunks(meta.view(np.uint32), total_items, data_pos, rows)
+    return _find_chunks(meta.view(np.uint16), total_items, data_pos, rows)
+
+
+@njit(cache=True, nogil=True)
+def _find_chunks(words: np.ndarray, total_items: int, data_pos: int, rows: np.ndarray) -> tuple[int, np.ndarray]:
+    """``_first_chunks`` over the chunk words as integers (little-endian, as the file's)."""
+    n = len(words)
+    m = len(rows)
+    out = np.zeros((7, m), dtype=np.int64)
+    out[6, :] = -1
+    pos = 0
+    first = 0
+    j = 0
+    k = -1
+    row = rows[0]  # the next row to place
+    for c in range(n):
+        w = np.int64(words[c])
+        size = ((w >> 4) + 1) * ALIGN
+        items = np.int64(1) << (w & 0xF)
+        if c == n - 1:
+            items = total_items - first
+        elif first + items > total_items:
+            return -1, out
+        end = first + items
+        if row < end:
+            k += 1
+            out[0, k] = data_pos + pos
+            out[1, k] = size
+            out[2, k] = items
+            out[3, k] = first
+            out[6, k] = c
+            while row < end:
+                out[5, j] = k
+                j += 1
+                if j == m:
+                    return pos + size, out
+                row = rows[j]
+        pos += size
+        first = end
+    return -2, out
+
+
+#: a first take's chunk search (``ChunkTables._first_table``) runs only once its kernel is loaded (the
+#: whole table's way until then)
+_FIRST_HOT = NumpyUntilHot(_first_chunks)
+
+
+class Located(NamedTuple):
+    """The chunks of a first take's rows in a page without repetition (``_first_chunks``): per chunk
+    its file position, size, item count, first row and a definition-width row (``few``, 5 x chunks);
+    each row's chunk among them (``k_of``) and those chunks' indices in the page (``ids``)."""
+
+    rows: np.ndarray
+    few: np.ndarray
+    k_of: np.ndarray
+    ids: np.ndarray
+
+
+class FirstChunks:
+    """A page's chunk metadata while only a first take's chunks were found in it (``Located``): its
+    chunk table is built, and every word checked, on first need (``MiniBlockPage.table``)."""
+
+    __slots__ = ("meta", "page_dictionary")
+
+    def __init__(self, meta: np.ndarray, dictionary: PageDictionary | None) -> None:
+        self.meta = meta
+        self.page_dictionary = dictionary
+
+
 class ChunkTables:
     """How a mini-block page builds its chunk table (a base of ``MiniBlockPage``: its layout, page
     info, level meaning and chunk-word width)."""
@@ -190,6 +272,29 @@ class ChunkTables:
         if n_chunks and int(starts.sum()) != self.info.num_rows:
             raise CorruptFileError(f"chunks hold {int(starts.sum())} rows, the page has {self.info.num_rows}")
         return ChunkTable(offsets, sizes, items, first_row, starts, preamble, dictionary)
+
+    def _first_table(self, meta: np.ndarray, rows: np.ndarray) -> Located | None:
+        """The chunks of ``rows`` (sorted, unique) in a page of several chunks without repetition, from
+        its chunk words up to the last of them (each checked as ``_chunk_table`` checks it), in one
+        kernel call; None when the page is not of that kind or the kernel is not loaded yet."""
+        if len(meta) % self.word or self.meaning.max_rep or len(meta) // self.word < 2 or not len(rows):
+            return None
+        total_items = int(self.layout.num_items)
+        data_pos, data_size = self.info.buffer(1)
+        if not _FIRST_HOT.ready():
+            _FIRST_HOT.numpy_call(lambda: _first_chunks(readonly(meta.copy()), self.word, total_items, data_pos, rows))
+            return None
+        span, out = _first_chunks(readonly(meta), self.word, total_items, data_pos, rows)
+        if span == -1:
+            raise CorruptFileError(f"chunks hold more than the page's {total_items} items")
+        if span > data_size:
+            raise CorruptFileError(f"chunks need {span} bytes, the chunk buffer has {data_size}")
+        if total_items != self.info.num_rows:
+            raise CorruptFileError(f"chunks hold {total_items} rows, the page has {self.info.num_rows}")
+        if span < 0:
+            return None  # (rows past the page: the general way reports them)
+        m = len(rows) if out[6, -1] >= 0 else int((out[6] >= 0).sum())
+        return Located(rows, out[:5, :m], out[5], out[6, :m])
 
     def _kernel_table(
         self,
