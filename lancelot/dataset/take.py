@@ -85,10 +85,11 @@ def take_rows(
     **kargs: Any,
 ) -> pa.Table:
     """Rows by row id (the row address, or the stable row id of datasets that have them), in the order asked; deleted
-    rows are left out unless ``ignore_deletions``."""
+    rows are left out unless ``ignore_deletions``; so is a stable row id no row holds (as pylance's), where a row
+    address past its fragment's rows is an error."""
     ids = as_integers(row_ids, _where(ds), "row id").astype(np.uint64, copy=False)
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        ids = addresses_of(ds, ids)
+        ids = addresses_of(ds, ids, error=None)
     return rows_at(ds, ids, columns, ignore_deletions=ignore_deletions)
 
 
