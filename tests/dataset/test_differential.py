@@ -6,12 +6,14 @@ history), and each library must read the other's directory as it reads its own."
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
 import warnings
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import lance
@@ -32,6 +34,33 @@ BASE = pa.schema(
         ("st", pa.struct([("p", pa.int32()), ("q", pa.bool_())])),
     ]
 )
+#: one more kind of column per seed (``Setup.column``), each with nulls at every level it has
+MORE = {
+    "vec": [pa.field("vec", pa.list_(pa.float32(), 8))],
+    "large": [("ls", pa.large_string()), ("lb", pa.large_binary())],
+    "time": [("ts", pa.timestamp("us", tz="UTC")), ("d", pa.date32()), ("dec", pa.decimal128(10, 2))],
+    "map": [("m", pa.map_(pa.string(), pa.int32()))],
+    "dict": [("dc", pa.dictionary(pa.int32(), pa.string()))],
+    "nested": [("ns", pa.list_(pa.struct([("a", pa.int32()), ("b", pa.string())])))],
+}
+MORE_VALUES = {
+    pa.large_string(): lambda rng: "é" * rng.randrange(3) + f"k{rng.randrange(4)}",
+    pa.large_binary(): lambda rng: bytes(rng.randrange(256) for _ in range(rng.randrange(5))),
+    pa.timestamp("us", tz="UTC"): lambda rng: datetime(2024, 1, 1, tzinfo=UTC) + timedelta(hours=rng.randrange(900)),
+    pa.date32(): lambda rng: date(2024, 1, 1) + timedelta(days=rng.randrange(60)),
+    pa.decimal128(10, 2): lambda rng: Decimal(rng.randrange(-5000, 5000)) / 100,
+    pa.dictionary(pa.int32(), pa.string()): lambda rng: f"k{rng.randrange(4)}",
+}
+#: reads of those columns (the filters, when the column still has its name)
+MORE_FILTERS = {
+    "vec": ["vec IS NULL"],
+    "large": ["ls = 'k1' OR lb IS NULL"],
+    "time": ["ts > TIMESTAMP '2024-01-10 00:00:00' OR d < DATE '2024-01-15'", "dec > 10"]
+    + ["dec < CAST(-10.5 AS DECIMAL(10, 2))"],
+    "map": ["m IS NULL"],
+    "dict": ["dc = 'k1'", "dc IS NULL"],
+    "nested": ["ns IS NOT NULL AND id % 2 = 0"],
+}
 #: SQL texts over ``x`` (a float column) and ``s`` (a string column), renamed to the schema's current names
 FILTERS = ["x > 20", "s IS NULL", "id % 3 = 1", "s = 'k2' OR x < 5", "s LIKE 'k1%' OR id IN (3, 103)"]
 FILTERS += ["st.p > 40 AND x BETWEEN 10 AND 30"]
@@ -59,6 +88,17 @@ def _named(text: str, schema: pa.Schema) -> str | None:
 
 
 def _value(rng: random.Random, t: pa.DataType, i: int) -> Any:
+    if t in MORE_VALUES:
+        return None if rng.random() < 0.15 else MORE_VALUES[t](rng)
+    if pa.types.is_fixed_size_list(t):  # a vector: null now and then, a null element rarely
+        return None if rng.random() < 0.1 else [round(rng.random() * 10, 2) for _ in range(t.list_size)]
+    if pa.types.is_map(t):
+        keys = rng.sample(["a", "b", "c", "d"], rng.randrange(4))
+        return None if rng.random() < 0.1 else [(k, None if rng.random() < 0.2 else rng.randrange(50)) for k in keys]
+    if pa.types.is_list(t) and pa.types.is_struct(t.value_type):
+        if rng.random() < 0.1:
+            return None
+        return [None if rng.random() < 0.1 else _value(rng, t.value_type, i) for _ in range(rng.randrange(4))]
     if pa.types.is_string(t):
         return None if rng.random() < 0.2 else f"k{rng.randrange(5)}"
     if pa.types.is_floating(t):
@@ -189,6 +229,14 @@ def _reads(ds: Any) -> dict[str, Any]:
             cols = ["id", names[-1]]
             page = ds.scanner(filter=f, columns=cols, limit=4, offset=1, with_row_address=True)
             out[f"page {f}"] = page.to_table().to_pylist()
+    for key, texts in MORE_FILTERS.items():
+        cols = [f[0] if isinstance(f, tuple) else f.name for f in MORE[key]]
+        for f in texts:
+            if all(c in names for c in cols if re.search(rf"\b{c}\b", f)) and any(c in names for c in cols):
+                out[f"count {f}"] = ds.count_rows(filter=f)
+                out[f"scan {f}"] = ds.scanner(filter=f, with_row_id=True).to_table().to_pylist()
+    if "vec" in names and pa.types.is_fixed_size_list(ds.schema.field("vec").type):
+        out.update(_nearest(ds))
     exprs = {k: _named(v, ds.schema) for k, v in EXPRESSIONS.items()}
     sql = {k: v for k, v in exprs.items() if v is not None}
     out["exprs"] = ds.to_table(columns=sql, filter="id % 2 = 0", limit=9).to_pylist()
@@ -202,6 +250,28 @@ def _reads(ds: Any) -> dict[str, Any]:
     out["limit"] = ds.scanner(limit=7, offset=3, columns=["id"], with_row_id=True).to_table().to_pylist()
     out.update(_row_reads(ds, names))
     return out
+
+
+def _nearest(ds: Any) -> dict[str, Any]:
+    """Exact nearest neighbours of two vectors (lancelot's search is brute force: pylance's without an index), as (id,
+    distance) pairs, the distances equal within float32 precision (lancelot's may differ in the last bits)."""
+    out = {}
+    for k, q in enumerate([[1.0] * 8, [float(i) for i in range(8)]]):
+        for opts in ({}, {"filter": "id % 2 = 0", "prefilter": True}, {"filter": "id % 3 = 0"}):
+            near = {"column": "vec", "q": q, "k": 5 + 20 * k, "use_index": False}
+            t = ds.to_table(nearest=near, columns=["id"], **opts)
+            got = [(i, d if d is None else Near(d)) for i, d in zip(t["id"].to_pylist(), t["_distance"].to_pylist())]
+            out[f"nearest {k} {opts}"] = (sorted(got, key=lambda r: (r[1] is None, r[1], r[0])), t.schema)
+    return out
+
+
+class Near(float):
+    """A distance, equal to another within float32 precision."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, float) and math.isclose(self, other, rel_tol=1e-5, abs_tol=1e-5)
+
+    __hash__ = float.__hash__
 
 
 def _row_reads(ds: Any, names: list[str]) -> dict[str, Any]:
@@ -250,7 +320,8 @@ def _error(read: Any) -> Any:
 
 def _same(ours: dict[str, Any], theirs: dict[str, Any], where: str) -> None:
     for k in theirs:
-        assert ours.get(k) == theirs[k], f"{where}: {k}"
+        shown = f"lancelot {str(ours.get(k))[:400]} pylance {str(theirs[k])[:400]}"
+        assert ours.get(k) == theirs[k], f"{where}: {k}: {shown}"
     assert ours.keys() == theirs.keys(), where
 
 
@@ -371,6 +442,11 @@ class Setup:
 
     version: str
     stable: bool = False
+    column: str = ""  # a key of MORE ("": none)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return pa.schema(list(BASE) + MORE.get(self.column, []))
 
     @staticmethod
     def of(seed: int) -> Setup:
@@ -378,9 +454,10 @@ class Setup:
         ``LANCELOT_DIFF_SETUP`` ("version=2.3,stable=1"), which a hunt along one axis sets."""
         rng = random.Random(f"setup {seed}")
         got: dict[str, Any] = {"version": rng.choice(["2.0", "2.1", "2.2", "2.3"]), "stable": rng.random() < 0.3}
+        got["column"] = rng.choice(["", *MORE])
         for item in filter(None, os.environ.get("LANCELOT_DIFF_SETUP", "").split(",")):
             key, value = item.split("=")
-            got[key] = value if key == "version" else bool(int(value))
+            got[key] = bool(int(value)) if key == "stable" else value
         return Setup(**got)
 
 
@@ -389,7 +466,7 @@ def run(tmp_path: Any, ops: list[Op] | None, seed: int, steps: int = 12, done: l
     rng = random.Random(seed)
     setup = Setup.of(seed)
     rng.choice(["2.0", "2.1", "2.2"])  # (was the version: the sequences of the seeds stay as they were)
-    first = _batch(rng, BASE, list(range(20)))
+    first = _batch(rng, setup.schema, list(range(20)))
     per_file = rng.choice([5, 8, 1000])
     opts = {"data_storage_version": setup.version, "max_rows_per_file": per_file}
     if setup.stable:
