@@ -228,6 +228,9 @@ def _reads(ds: Any) -> dict[str, Any]:
     """Everything compared between the twins' dataset objects."""
     t = ds.to_table()
     n = t.num_rows
+    if any(pa.types.is_dictionary(f.type) for f in t.schema):  # (pyarrow sorts no chunks of unlike dictionaries)
+        plain = [f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in t.schema]
+        t = t.cast(pa.schema(plain))
     out: dict[str, Any] = {
         "version": ds.version,
         "latest": ds.latest_version,
@@ -306,7 +309,8 @@ def _row_reads(ds: Any, names: list[str]) -> dict[str, Any]:
         out["take rows"] = ds._take_rows(pick, columns=["id", names[-1]]).to_pylist()
         out["take rows gone"] = _error(lambda: ds._take_rows([max(ids) + 1000], columns=["id"]).to_pylist())
     s = _named("s", ds.schema)
-    order = ds.scanner(columns=["id", names[-1]], order_by=[s or "id", "id"], limit=6, offset=1, with_row_id=True)
+    keys = [s, "id"] if s else ["id"]  # (a key twice: a KeyError in lancelot, another error in pylance)
+    order = ds.scanner(columns=["id", names[-1]], order_by=keys, limit=6, offset=1, with_row_id=True)
     out["order"] = order.to_table().to_pylist()
     if frags:
         some = ds.scanner(fragments=[frags[-1], frags[0]], columns=["id"], with_row_id=True, with_row_address=True)
@@ -518,6 +522,8 @@ class Setup:
             got[key] = bool(int(value)) if key in ("stable", "more") else value
         if got["column"] == "map" and got["version"] in ("2.0", "2.1"):  # (maps: 2.2 on; pylance refuses them before)
             got["version"] = "2.2"
+        if got["column"] == "nested" and got["version"] == "2.0":  # (null structs in a list: 2.1 on)
+            got["version"] = "2.1"
         return Setup(**got)
 
 
@@ -912,3 +918,35 @@ def test_data_the_file_version_cannot_hold_is_an_oserror(tmp_path, change):
                     new = data.set_column(0, "id", pa.array([11, 12]))
                     lib.dataset(p).merge_insert("id").when_not_matched_insert_all().execute(new)
             assert change == "create" or lib.dataset(p).version == 1
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"lance.compaction.materialize_deletions_threshold": "0.5"},
+        {"lance.compaction.materialize_deletions": "FALSE"},
+        {"lance.compaction.target_rows_per_fragment": "5"},
+        {"lance.compaction.target_rows_per_fragment": "10", "lance.compaction.materialize_deletions": "true"},
+        {"lance.compaction.materialize_deletions": "no"},
+        {"lance.compaction.target_rows_per_fragment": "-3"},
+        {"lance.compaction.materialize_deletions_threshold": "abc"},
+    ],
+)
+def test_compaction_options_default_to_the_table_config(tmp_path, config):
+    """``lance.compaction.<option>`` config keys are the defaults of the options not given, as pylance's (lancelot
+    ignored them: other fragments compacted); a value that does not parse is a ValueError in both."""
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(pa.table({"id": list(range(40))}), p, max_rows_per_file=10)
+        ds = lib.dataset(p)
+        ds.delete("id % 10 < 3")
+        ds.update_config(config)
+        for more in ({}, {"materialize_deletions": True}):
+            given = {"target_rows_per_fragment": 10, **more}
+            try:
+                ds.optimize.compact_files(**given)
+                got.append([f.count_rows() for f in lance.dataset(p).get_fragments()])
+            except ValueError:
+                got.append("ValueError")
+    assert got[2:] == got[:2]
