@@ -284,7 +284,9 @@ def _nearest(ds: Any) -> dict[str, Any]:
             near = {"column": "vec", "q": q, "k": 5 + 20 * k, "use_index": False}
             t = ds.to_table(nearest=near, columns=["id"], **opts)
             got = [(i, d if d is None else Near(d)) for i, d in zip(t["id"].to_pylist(), t["_distance"].to_pylist())]
-            out[f"nearest {k} {opts}"] = (sorted(got, key=lambda r: (r[1] is None, r[1], r[0])), t.schema)
+            out[f"nearest {k} {opts}"] = (sorted(got, key=lambda r: r[0]), t.schema)  # (by id: ties of near distances)
+            dist = [d for _, d in got if d is not None]
+            out[f"nearest {k} {opts} in order"] = dist == sorted(dist)
     return out
 
 
