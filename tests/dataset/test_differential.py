@@ -182,6 +182,7 @@ class Twin:
             return ds.drop_columns([args[0]])
         if kind == "compact":  # (target rows, more options)
             opts = {"target_rows_per_fragment": args[0], **(args[1] if len(args) > 1 else {})}
+            opts = {k: v for k, v in opts.items() if v is not None}  # (None: the table config's or the default)
             try:
                 return ds.optimize.compact_files(**opts)
             except OSError as e:
@@ -388,7 +389,8 @@ def _stale(lt: Any, op: Op) -> Op:
             # into the new fragments and commits, where pylance's fails asking for a retry (see
             # test_stale_compaction_carries_deletions)
             return ("latest",)
-    if kind == "compact" and gone and Compaction.plan(ds, {"target_rows_per_fragment": op[1]}).num_tasks():
+    plan = {"target_rows_per_fragment": op[1], **(op[2] if len(op) > 2 else {})} if kind == "compact" else {}
+    if kind == "compact" and gone and Compaction.plan(ds, {k: v for k, v in plan.items() if v is not None}).num_tasks():
         # (lancelot plans again on the latest version; pylance checks only the versions left: see above)
         return ("fresh", op)
     if kind == "insert" and (gone or cast):
@@ -467,6 +469,7 @@ MORE_OPS = ["join", "udf", "config", "metadata", "compact options", "insert over
 #: the operations whose answers (dicts) are compared
 ANSWERS = ("merge", "delete", "update", "config", "metadata")
 CONFIG = [{"a": "1"}, {"a": None, "b": "x"}, {"lance.compaction.materialize_deletions_threshold": "0.5"}, {"c": ""}]
+CONFIG += [{"lance.compaction.target_rows_per_fragment": "6", "lance.compaction.materialize_deletions": "false"}]
 
 
 def _pick_more(rng: random.Random, kind: str, ds: Any, ids: list[int], new: list[int], k: int) -> Op:
@@ -484,7 +487,7 @@ def _pick_more(rng: random.Random, kind: str, ds: Any, ids: list[int], new: list
     if kind == "compact options":
         opts = {"materialize_deletions": rng.random() < 0.7}
         opts["materialize_deletions_threshold"] = rng.choice([0, 0.1, 0.5])
-        return ("compact", rng.choice([8, 1000]), opts)
+        return ("compact", rng.choice([8, 1000, None]), opts)
     if kind == "insert overwrite":
         return ("insert", _batch(rng, schema, new), "overwrite")
     vals, where = rng.choice(UPDATES)
