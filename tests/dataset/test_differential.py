@@ -304,6 +304,8 @@ def _row_reads(ds: Any, names: list[str]) -> dict[str, Any]:
     """Reads by and of row ids and addresses (stable or not), fragment by fragment and in a sort order."""
     frags = ds.get_fragments()
     out: dict[str, Any] = {"fragments": [(f.fragment_id, f.count_rows()) for f in frags]}
+    # each data file's version (an update or compaction may write another than the dataset's)
+    out["file versions"] = [[(d.file_major_version, d.file_minor_version) for d in f.metadata.files] for f in frags]
     rows = ds.to_table(columns=["id"], with_row_id=True, with_row_address=True).sort_by("id")
     out["row ids"] = rows.to_pylist()
     ids = rows["_rowid"].to_pylist()
