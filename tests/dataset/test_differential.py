@@ -324,6 +324,11 @@ def _row_reads(ds: Any, names: list[str]) -> dict[str, Any]:
         some = ds.scanner(fragments=[frags[-1], frags[0]], columns=["id"], with_row_id=True, with_row_address=True)
         out["fragments scan"] = some.to_table().to_pylist()
         out["fragment tables"] = [f.to_table(columns=["id", names[-1]]).to_pylist() for f in frags]
+        for f in {frags[0].fragment_id: frags[0], frags[-1].fragment_id: frags[-1]}.values():
+            page = f.to_table(columns=["id"], filter="id % 2 = 0", limit=3, offset=1, with_row_id=True)
+            out[f"fragment {f.fragment_id} page"] = page.to_pylist()
+            at = [f.count_rows() - 1, 0, f.count_rows()]  # (the last one past the end: an error)
+            out[f"fragment {f.fragment_id} take"] = _error(lambda f=f, at=at: f.take(at, columns=["id"]).to_pylist())
     return out
 
 
