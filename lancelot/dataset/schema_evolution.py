@@ -326,6 +326,11 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     for n in new_names:
         if n in ds.schema.names:
             raise SchemaEvolutionError(f"column {n} exists in both sides of the dataset")
+    want, got = ds.schema.field(left_on).type, right.schema.field(right_on).type
+    if want != got:
+        raise SchemaEvolutionError(
+            f"dataset {ds.uri!r}: key column type mismatch: {left_on} is {want}, {right_on} {got}"
+        )
     out_schema = pa.schema([right.schema.field(n) for n in new_names])
     key = "__lancelot_key"
     right = right.rename_columns([key if n == right_on else n for n in right.column_names])
@@ -334,11 +339,15 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     last = last.group_by(key).aggregate([("__i", "max")])
     right = right.take(last.column("__i_max"))
 
+    # the join matches row numbers only: pyarrow's hash join carries no struct, list... columns
+    numbers = pa.table({key: right.column(key), "__r": pa.array(np.arange(right.num_rows, dtype=np.int64))})
+    right = right.select(new_names)
+
     def values(f: Fragment) -> pa.Table:
         n = f.physical_rows
         left = f.read_physical([left_on], 0, n).rename_columns([key])
         left = left.append_column("__pos", pa.array(np.arange(n, dtype=np.int64)))
-        j = left.join(right, key, join_type="left outer", use_threads=False).sort_by("__pos")
-        return j.select(new_names)
+        j = left.join(numbers, key, join_type="left outer", use_threads=False).sort_by("__pos")
+        return right.take(j.column("__r"))  # (no match: a null row number, a row of nulls)
 
     _finish_add(ds, out_schema, values)

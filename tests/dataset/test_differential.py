@@ -485,8 +485,9 @@ def _pick_more(rng: random.Random, kind: str, ds: Any, ids: list[int], new: list
         keys = rng.sample(ids, min(len(ids), rng.randrange(0, 12))) + new[:2]
         if keys and rng.random() < 0.1:
             keys.append(keys[0])  # (a key twice: an error, compared)
-        vals = [None if rng.random() < 0.2 else f"j{rng.randrange(5)}" for _ in keys]
-        return ("join", pa.table({"id": pa.array(keys, pa.int64()), f"j{k}": pa.array(vals, pa.string())}))
+        kind = rng.choice([pa.string(), pa.list_(pa.int32()), BASE.field("st").type, pa.large_binary()])
+        vals = [None if rng.random() < 0.2 else _value(rng, kind, 0) for _ in keys]
+        return ("join", pa.table({"id": pa.array(keys, pa.int64()), f"j{k}": pa.array(vals, kind)}))
     if kind == "udf":
         return ("udf", f"u{k}")
     if kind in ("config", "metadata"):
@@ -988,3 +989,29 @@ def test_take_of_dictionaries_holding_a_null_from_two_fragments(tmp_path):
         got.append((ds.take([5, 0, 4, 5]).to_pylist(), ds._take_rows([2**32 + 2, 0, 1]).to_pylist()))
     assert got[1] == got[0]
     assert got[0][0] == [{"id": 5, "dc": "c"}, {"id": 0, "dc": "a"}, {"id": 4, "dc": None}, {"id": 5, "dc": "c"}]
+
+
+@pytest.mark.parametrize(
+    "right",
+    [
+        pa.table({"id": [3, 1, 40], "j": pa.array([{"a": 1}, None, {"a": 2}], pa.struct([("a", pa.int32())]))}),
+        pa.table({"id": [3, 1], "j": pa.array([[1, None], None], pa.list_(pa.int32())), "v": pa.array([b"x", None])}),
+        pa.table({"id": [3], "j": pa.array([[1.0, 2.0]], pa.list_(pa.float32(), 2))}),
+        pa.table({"id": pa.array([3], pa.int32()), "j": ["x"]}),
+    ],
+)
+def test_merge_joins_columns_of_any_type(tmp_path, right):
+    """``merge`` of a table with struct, list, binary or vector columns: joined as pylance's (lancelot's pyarrow join
+    refused them: "Data type ... is not supported in join non-key field"); a key of another type than the dataset's is
+    an OSError in both."""
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(
+            pa.table({"id": list(range(6)), "s": ["a", None, "b", "c", None, "d"]}), p, max_rows_per_file=4
+        )
+        ds = lib.dataset(p)
+        ds.delete("id = 2")
+        got.append(_error(lambda d=ds: (d.merge(right, left_on="id"), d.version, d.to_table().to_pylist())))
+        got.append(_error(lambda p=p: lance.dataset(p).to_table().to_pylist()))
+    assert got[2:] == got[:2]
