@@ -26,7 +26,7 @@ from lancelot.dataset.column_files import (
     scatter_live,
     write_column_files,
 )
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, _OSErrorMessage
 from lancelot.format.pb import file_pb2, table_pb2
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ class UDFError(LanceError, TypeError):
     """A function given to ``add_columns`` that fails on the first row (pylance's TypeError)."""
 
     __str__ = BaseException.__str__
+
+
+class UDFOutputError(_OSErrorMessage, ChangeInputError, OSError):
+    """A batch UDF's answer of another schema or row count than asked: pylance's OSError ("Invalid user input")."""
 
 
 #: one fragment with its new data file, and the fields of the schema with the new columns
@@ -235,11 +239,11 @@ def batch_values(
         got = cache.get_batch(info) if cache is not None else None
         r = got if got is not None else _as_batch(udf(b.to_pandas() if pandas else b))
         if r.schema.names != out.names or r.schema.types != out.types:
-            raise ChangeInputError(
+            raise UDFOutputError(
                 f"{f.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"
             )
         if r.num_rows != b.num_rows:
-            raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+            raise UDFOutputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
         if cache is not None and got is None:
             cache.insert_batch(info, r)
         parts.append(pa.Table.from_batches([r]).select(out.names))

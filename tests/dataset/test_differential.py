@@ -1015,3 +1015,23 @@ def test_merge_joins_columns_of_any_type(tmp_path, right):
         got.append(_error(lambda d=ds: (d.merge(right, left_on="id"), d.version, d.to_table().to_pylist())))
         got.append(_error(lambda p=p: lance.dataset(p).to_table().to_pylist()))
     assert got[2:] == got[:2]
+
+
+@pytest.mark.parametrize("wrong", ["rows", "type"])
+def test_batch_udf_answer_of_another_shape_is_an_oserror(tmp_path, wrong):
+    """``add_columns`` with a batch UDF that answers a row too many, or another type than its output schema: an OSError
+    as pylance's (lancelot raised a ValueError only); nothing committed."""
+    got = []
+    for lib in (lance, lancelot):
+        p = str(tmp_path / lib.__name__)
+        lib.write_dataset(pa.table({"id": list(range(6))}), p, max_rows_per_file=4)
+
+        def f(b: pa.RecordBatch) -> pa.RecordBatch:
+            n = b.num_rows + (wrong == "rows")
+            return pa.record_batch([pa.array([1] * n, pa.float64() if wrong == "rows" else pa.int64())], names=["u"])
+
+        udf = lib.batch_udf(output_schema=pa.schema([("u", pa.float64())]))(f)
+        with pytest.raises(OSError):
+            lib.dataset(p).add_columns(udf, read_columns=["id"])
+        got.append(lance.dataset(p).version)
+    assert got == [1, 1]
