@@ -18,6 +18,7 @@ read, makes the compaction plan again on the latest version."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writabl
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
 from lancelot.dataset.transaction import new_transaction
-from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, _OSErrorMessage
+from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError, LanceValueError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -304,15 +305,40 @@ def _carry_row_ids(group: list[Fragment], new: list[table_pb2.DataFragment]) -> 
 COMPACTION_ATTEMPTS = 3
 
 
+#: the compaction options a table config key ``lance.compaction.<option>`` gives a default to: (parse, default)
+CONFIG_DEFAULTS: dict[str, tuple[Callable[[str], Any], Any]] = {
+    "target_rows_per_fragment": (lambda v: int(v) if re.fullmatch(r"\+?[0-9]+", v) else None, 1024 * 1024),
+    "materialize_deletions": (lambda v: {"true": True, "false": False}.get(v.lower()), True),
+    "materialize_deletions_threshold": (lambda v: float(v) if re.fullmatch(r"[^\s_]+", v) else None, 0.1),
+    "defer_index_remap": (lambda v: {"true": True, "false": False}.get(v.lower()), False),
+}
+
+
+def configured(ds: LanceDataset, option: str, given: Any) -> Any:
+    """``given``, or the default the table config sets for ``option`` (key ``lance.compaction.<option>``), or pylance's
+    default; a config value that does not parse is pylance's ValueError, even when ``given``."""
+    parse, default = CONFIG_DEFAULTS[option]
+    text = ds.manifest.config.get(f"lance.compaction.{option}")
+    if text is None:
+        return default if given is None else given
+    try:
+        value = parse(text)
+    except ValueError:
+        value = None
+    if value is None:
+        raise LanceValueError(f"dataset {ds.uri!r}: invalid value for lance.compaction.{option}: {text!r}")
+    return value if given is None else given
+
+
 def compact_files(
     ds: LanceDataset,
     *,
-    target_rows_per_fragment: int = 1024 * 1024,
+    target_rows_per_fragment: int | None = None,
     max_rows_per_group: int = 1024,
-    materialize_deletions: bool = True,
-    materialize_deletions_threshold: float = 0.1,
+    materialize_deletions: bool | None = None,
+    materialize_deletions_threshold: float | None = None,
     num_threads: int | None = None,
-    defer_index_remap: bool = False,
+    defer_index_remap: bool | None = None,
 ) -> CompactionMetrics:
     """Compact ``ds`` (a LanceDataset) as pylance's ``optimize.compact_files`` does; returns the metrics.
 
@@ -324,8 +350,13 @@ def compact_files(
     LABEL_LIST indices are rewritten with the new row addresses, the others are left to the fragment reuse index (all of
     them with ``defer_index_remap=True``); with stable row ids only the fragment bitmaps change.  ``max_rows_per_group``
     and ``num_threads`` are accepted for pylance's signature (2.x files have no row groups; groups are rewritten one
-    after another)."""
+    after another).  An option not given takes the default the table config sets for it (``lance.compaction.<option>``
+    keys, CONFIG_DEFAULTS), as pylance's."""
     del max_rows_per_group, num_threads
+    target_rows_per_fragment = configured(ds, "target_rows_per_fragment", target_rows_per_fragment)
+    materialize_deletions = configured(ds, "materialize_deletions", materialize_deletions)
+    threshold = configured(ds, "materialize_deletions_threshold", materialize_deletions_threshold)
+    defer_index_remap = configured(ds, "defer_index_remap", defer_index_remap)
     if target_rows_per_fragment <= 0:
         raise ValueError("target_rows_per_fragment must be positive")
     if defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
@@ -335,9 +366,7 @@ def compact_files(
         )
     for attempt in range(COMPACTION_ATTEMPTS):
         try:
-            return _compact_once(
-                ds, target_rows_per_fragment, materialize_deletions, materialize_deletions_threshold, defer_index_remap
-            )
+            return _compact_once(ds, target_rows_per_fragment, materialize_deletions, threshold, defer_index_remap)
         except RetryableCommitConflictError:
             if attempt == COMPACTION_ATTEMPTS - 1:
                 raise

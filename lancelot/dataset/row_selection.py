@@ -197,8 +197,9 @@ def by_address(
     return Rows(groups, back)
 
 
-def addresses_of(ds: LanceDataset, ids: np.ndarray, error: type[LanceError] = DatasetIndexError) -> np.ndarray:
-    """Row addresses of stable row ids (an id no fragment holds is out of range).
+def addresses_of(ds: LanceDataset, ids: np.ndarray, error: type[LanceError] | None = DatasetIndexError) -> np.ndarray:
+    """Row addresses of stable row ids: an id no fragment holds is out of range (``error``), or left out (``None``:
+    ``_take_rows``, as pylance's row id index, which answers nothing for an id it never gave out).
 
     An updated row keeps its id but moves: the old copy stays behind as a deleted row of its fragment. The live copy
     wins; a deleted one is found only when no live row holds the id."""
@@ -218,7 +219,9 @@ def addresses_of(ds: LanceDataset, ids: np.ndarray, error: type[LanceError] = Da
     at = np.searchsorted(known[order], ids)
     ok = at < len(known)
     ok[ok] = known[order][at[ok]] == ids[ok]
-    if not ok.all():
+    if not ok.all() and error is None:
+        at = at[ok]
+    elif not ok.all() and error is not None:
         raise error(f"dataset {ds.uri!r} version {ds.version}: row id {int(ids[~ok][0])} is not in the dataset")
     out: np.ndarray = addr[order][at]
     return out

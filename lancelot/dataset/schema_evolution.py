@@ -26,7 +26,7 @@ from lancelot.dataset.column_files import (
     scatter_live,
     write_column_files,
 )
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, _OSErrorMessage
 from lancelot.format.pb import file_pb2, table_pb2
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ class UDFError(LanceError, TypeError):
     """A function given to ``add_columns`` that fails on the first row (pylance's TypeError)."""
 
     __str__ = BaseException.__str__
+
+
+class UDFOutputError(_OSErrorMessage, ChangeInputError, OSError):
+    """A batch UDF's answer of another schema or row count than asked: pylance's OSError ("Invalid user input")."""
 
 
 #: one fragment with its new data file, and the fields of the schema with the new columns
@@ -235,11 +239,11 @@ def batch_values(
         got = cache.get_batch(info) if cache is not None else None
         r = got if got is not None else _as_batch(udf(b.to_pandas() if pandas else b))
         if r.schema.names != out.names or r.schema.types != out.types:
-            raise ChangeInputError(
+            raise UDFOutputError(
                 f"{f.where}: Output schema of function does not match the expected schema: {r.schema} is not {out}"
             )
         if r.num_rows != b.num_rows:
-            raise ChangeInputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
+            raise UDFOutputError(f"{f.where}: the function returned {r.num_rows} rows for {b.num_rows}")
         if cache is not None and got is None:
             cache.insert_batch(info, r)
         parts.append(pa.Table.from_batches([r]).select(out.names))
@@ -326,6 +330,11 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     for n in new_names:
         if n in ds.schema.names:
             raise SchemaEvolutionError(f"column {n} exists in both sides of the dataset")
+    want, got = ds.schema.field(left_on).type, right.schema.field(right_on).type
+    if want != got:
+        raise SchemaEvolutionError(
+            f"dataset {ds.uri!r}: key column type mismatch: {left_on} is {want}, {right_on} {got}"
+        )
     out_schema = pa.schema([right.schema.field(n) for n in new_names])
     key = "__lancelot_key"
     right = right.rename_columns([key if n == right_on else n for n in right.column_names])
@@ -334,11 +343,15 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     last = last.group_by(key).aggregate([("__i", "max")])
     right = right.take(last.column("__i_max"))
 
+    # the join matches row numbers only: pyarrow's hash join carries no struct, list... columns
+    numbers = pa.table({key: right.column(key), "__r": pa.array(np.arange(right.num_rows, dtype=np.int64))})
+    right = right.select(new_names)
+
     def values(f: Fragment) -> pa.Table:
         n = f.physical_rows
         left = f.read_physical([left_on], 0, n).rename_columns([key])
         left = left.append_column("__pos", pa.array(np.arange(n, dtype=np.int64)))
-        j = left.join(right, key, join_type="left outer", use_threads=False).sort_by("__pos")
-        return j.select(new_names)
+        j = left.join(numbers, key, join_type="left outer", use_threads=False).sort_by("__pos")
+        return right.take(j.column("__r"))  # (no match: a null row number, a row of nulls)
 
     _finish_add(ds, out_schema, values)

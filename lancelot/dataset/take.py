@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
@@ -64,7 +65,25 @@ def read(
     if not parts[0].num_columns:  # (concat_tables and take lose the row count of column-less tables)
         return pa.table({"_": pa.nulls(rows.count)}, metadata=parts[0].schema.metadata).drop_columns(["_"])
     t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-    return t.take(pa.array(rows.back)) if rows.back is not None else t
+    return take_table(t, pa.array(rows.back)) if rows.back is not None else t
+
+
+def take_table(t: pa.Table, indices: pa.Array) -> pa.Table:
+    """``t.take(indices)``, also where a dictionary column's chunks have unlike dictionaries holding a null (2.0 files'
+    dictionaries do), which pyarrow cannot unify: such a column is taken decoded and encoded again."""
+    try:
+        return t.take(indices)
+    except pa.ArrowInvalid:
+        if not any(pa.types.is_dictionary(f.type) for f in t.schema):
+            raise
+    cols = []
+    for col in t.columns:
+        if pa.types.is_dictionary(col.type):
+            taken = col.cast(col.type.value_type).take(indices)
+            cols.append(pc.dictionary_encode(taken).cast(col.type))
+        else:
+            cols.append(col.take(indices))
+    return pa.Table.from_arrays(cols, schema=t.schema)
 
 
 def take(
@@ -85,10 +104,11 @@ def take_rows(
     **kargs: Any,
 ) -> pa.Table:
     """Rows by row id (the row address, or the stable row id of datasets that have them), in the order asked; deleted
-    rows are left out unless ``ignore_deletions``."""
+    rows are left out unless ``ignore_deletions``; so is a stable row id no row holds (as pylance's), where a row
+    address past its fragment's rows is an error."""
     ids = as_integers(row_ids, _where(ds), "row id").astype(np.uint64, copy=False)
     if ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        ids = addresses_of(ds, ids)
+        ids = addresses_of(ds, ids, error=None)
     return rows_at(ds, ids, columns, ignore_deletions=ignore_deletions)
 
 

@@ -44,7 +44,13 @@ from lancelot.dataset.write_schema import (
     file_field_lists,
     schema_metadata,
 )
-from lancelot.errors import LanceError, SchemaMismatchError, UnsupportedVersionError
+from lancelot.errors import (
+    LanceError,
+    SchemaMismatchError,
+    UnsupportedTypeError,
+    UnsupportedVersionError,
+    _OSErrorMessage,
+)
 from lancelot.format.pb import table_pb2
 from lancelot.schema import normalize_schema
 from lancelot.writer import LanceWriter, resolve_version
@@ -269,13 +275,20 @@ def write_fragments(
             close(writer)
         elif writer is not None:
             writer.abort()
-    except BaseException:
+    except BaseException as e:
         if writer is not None:
             writer.abort()
             if blobs is not None:
                 blobs.abort()
+        if isinstance(e, UnsupportedTypeError) and not isinstance(e, OSError):
+            raise UnwritableTypeError(str(e)) from e
         raise
     return out
+
+
+class UnwritableTypeError(_OSErrorMessage, UnsupportedTypeError, OSError):
+    """Data the file version cannot hold (a null struct at 2.0, a map before 2.2): an OSError, as pylance's write,
+    insert, update or merge_insert raises."""
 
 
 def _with_config(build: Builder, config: dict[str, str]) -> Builder:
