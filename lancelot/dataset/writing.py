@@ -72,11 +72,11 @@ class DatasetExistsError(CommitConflictError, FileExistsError):
 
 
 def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame or iterable
-    of batches."""
+    """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame, iterable
+    of batches, dict of columns or list of row dicts."""
     from lancelot.inputs import as_batches as _as_batches
 
-    got, batches = _as_batches(data, schema, caller="write_dataset")
+    got, batches = _as_batches(data, schema, caller="write_dataset", records=True)
     if got is None:
         raise LanceError("no data and no schema given")
     return got, batches

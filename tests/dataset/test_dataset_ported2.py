@@ -79,19 +79,7 @@ _INPUTS = {
 }
 
 
-_NO_CAST = "write_dataset does not cast an iterable's batches to the schema= given (int32 into int64)"
-
-
-@pytest.mark.parametrize(
-    "kind,lib",
-    [
-        pytest.param(k, lib, marks=pytest.mark.xfail(strict=True, reason=_NO_CAST))
-        if (k, lib) == ("castable_iter", "lancelot")
-        else (k, lib)
-        for k in _INPUTS
-        for lib in LIBS
-    ],
-)
+@pytest.mark.parametrize("kind,lib", [(k, lib) for k in _INPUTS for lib in LIBS])
 def test_input_data(tmp_path, lib, kind) -> None:
     """(The reference's polars input is left out: polars is not installed here.)"""
     mod = LIBS[lib][0]
@@ -998,18 +986,18 @@ def test_dataset_schema(tmp_path, lib) -> None:
     assert ds.schema.names == ["x", "_rowid"]
 
 
-@pytest.mark.parametrize("lib", _gap("write_dataset does not take a list of dicts (pylance only, docs/pylance.md)"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_create_table_from_pylist(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     data = [{"foo": 1, "bar": "one"}, {"foo": 3, "bar": "three"}]
-    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pylist(data)
+    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pylist(data) == _both(tmp_path)
 
 
-@pytest.mark.parametrize("lib", _gap("write_dataset does not take a dict (pylance only, docs/pylance.md)"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_create_table_from_pydict(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     data = {"foo": [1, 3], "bar": ["one", "three"]}
-    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pydict(data)
+    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pydict(data) == _both(tmp_path)
 
 
 # -- the reference's tests whose facts other files already check (test_versions.py, test_tags.py,
