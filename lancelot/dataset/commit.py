@@ -404,10 +404,10 @@ def commit_manifest(
                         if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
                             rebase_over.append((other, c.reason))
                     elif c is not None:
-                        error = RetryableCommitConflictError if c.retryable or c.kind == REBASE else CommitConflictError
-                        raise error(
-                            f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
-                            f"{c.reason}"
+                        retryable = c.retryable or c.kind == REBASE  # (pylance's words lead: "... for version N")
+                        raise (RetryableCommitConflictError if retryable else CommitConflictError)(
+                            f"{'Retryable commit' if retryable else 'Commit'} conflict for version {v}: dataset "
+                            f"{uri!r}: commit on top of version {read_version} conflicts with version {v}: {c.reason}"
                         )
                     if v == latest:
                         base = mf
