@@ -435,7 +435,12 @@ def commit_manifest(
         except (FileExistsError, CommitConflictError):
             continue  # lost the race, or won it with a lost reply: the next round tells which
         now = versions.adding(version, manifest_name(version, used))
-        return _done(store, version), now, ManifestFile(m, index, None)
+        _done(store, version)
+        if "lance.auto_cleanup.interval" in m.config:
+            from lancelot.dataset.cleanup import auto_cleanup  # (cleanup reads manifests with this module)
+
+            auto_cleanup(store, uri, m.config, version)
+        return version, now, ManifestFile(m, index, None)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 
 

@@ -515,10 +515,7 @@ def test_cleanup_around_tagged_old_versions(tmp_path, lib) -> None:
     assert [v["version"] for v in lance.dataset(base).versions()] == [3]
 
 
-_NO_AUTO_CLEANUP = "lancelot's commits store the auto-cleanup config but never run the cleanup (docs/pylance.md)"
-
-
-@pytest.mark.parametrize("lib", _gap(_NO_AUTO_CLEANUP))
+@pytest.mark.parametrize("lib", LIBS)
 def test_auto_cleanup(tmp_path, lib) -> None:
     """(1.1 s of waiting, not the reference's 5: older_than is 1 s.)"""
     mod = LIBS[lib][0]
@@ -532,7 +529,7 @@ def test_auto_cleanup(tmp_path, lib) -> None:
     assert len(mod.dataset(base).versions()) == 2
 
 
-@pytest.mark.parametrize("lib", _gap(_NO_AUTO_CLEANUP))
+@pytest.mark.parametrize("lib", LIBS)
 def test_config_update_auto_cleanup(tmp_path, lib) -> None:
     """(older_than 1 ms as the reference's; 0.1 s of waiting, not 5.)"""
     mod = LIBS[lib][0]
