@@ -14,8 +14,9 @@ the schema with field ids that Merge and Project take.
 from __future__ import annotations
 
 import copy
+import json
 import uuid as _uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -132,7 +133,37 @@ class LanceSchema:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return "LanceSchema(" + ", ".join(f"{f.name}: {f.logical_type} (id {f.id})" for f in self._fields) + ")"
+        """pylance's: the Rust schema's debug text (``Schema { fields: [Field { name: "x", id: 0, ... }], ... }``)."""
+        top = ", ".join(_debug(f, self._fields) for f in self._fields if f.parent_id == -1)
+        return f"Schema {{ fields: [{top}], metadata: {_debug_map({k: bytes(v) for k, v in self._metadata.items()})} }}"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _unpickle, ([f.SerializeToString() for f in self._fields], self._metadata)
+
+
+def _unpickle(fields: list[bytes], metadata: dict[str, bytes]) -> LanceSchema:
+    return LanceSchema([file_pb2.Field.FromString(b) for b in fields], metadata)
+
+
+_ENCODINGS = {1: "Some(Plain)", 2: "Some(VarBinary)", 3: "Some(Dictionary)", 4: "Some(RLE)"}
+
+
+def _debug_map(m: Mapping[str, bytes]) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v.decode('utf-8', 'replace'))}" for k, v in m.items()) + "}"
+
+
+def _debug(f: file_pb2.Field, every: Sequence[file_pb2.Field]) -> str:
+    """A field as the Rust ``Field``'s debug text (pylance's repr), its children nested."""
+    children = ", ".join(_debug(c, every) for c in every if c.parent_id == f.id and c is not f)
+    pk = [g.id for g in every if g.unenforced_primary_key]
+    return (
+        f"Field {{ name: {json.dumps(f.name)}, id: {f.id}, parent_id: {f.parent_id}, "
+        f'logical_type: LogicalType("{f.logical_type}"), metadata: {_debug_map(dict(f.metadata))}, '
+        f"encoding: {_ENCODINGS.get(f.encoding, 'None')}, nullable: {str(f.nullable).lower()}, "
+        f"children: [{children}], dictionary: {'Some(..)' if f.HasField('dictionary') else 'None'}, "
+        f"unenforced_primary_key_position: {f'Some({pk.index(f.id)})' if f.id in pk else 'None'}, "
+        "unenforced_clustering_key_position: None }"
+    )
 
 
 def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
