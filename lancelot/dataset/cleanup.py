@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from lancelot.dataset.commit import Versions, _hinted, _write_hint, list_versions, load_manifest, manifest_from_bytes
+from lancelot.dataset.commit import (
+    AFTER_COMMIT,
+    Versions,
+    _hinted,
+    _write_hint,
+    list_versions,
+    load_manifest,
+    manifest_from_bytes,
+)
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.history import read_manifests
@@ -458,3 +466,6 @@ def auto_cleanup(store: ObjectStore, uri: str, config: Mapping[str, str], versio
     except Exception as e:  # noqa: BLE001 - pylance logs the hook's errors and keeps the commit
         logging.getLogger(__name__).warning("Auto cleanup failed after a successful commit: %s", e)
         return None
+
+
+AFTER_COMMIT.append(auto_cleanup)

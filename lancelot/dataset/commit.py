@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit_options import check_deadline
@@ -303,6 +303,12 @@ Builder = Callable[[ManifestFile | None, int], tuple[table_pb2.Manifest, bytes |
 _UNCONDITIONAL = {"overwrite", "restore", "clone"}
 
 
+#: called after each commit with (store, uri, the new manifest's config, its version): pylance's
+#: auto-cleanup hook, which cleanup.py registers (it reads manifests through this module, so this
+#: module cannot import it)
+AFTER_COMMIT: list[Callable[[ObjectStore, str, Mapping[str, str], int], object]] = []
+
+
 def commit_transaction(*args: Any, **kwargs: Any) -> int:
     """``commit_manifest`` (same arguments) returning only the new version."""
     version: int = commit_manifest(*args, **kwargs)[0]
@@ -436,10 +442,8 @@ def commit_manifest(
             continue  # lost the race, or won it with a lost reply: the next round tells which
         now = versions.adding(version, manifest_name(version, used))
         _done(store, version)
-        if "lance.auto_cleanup.interval" in m.config:
-            from lancelot.dataset.cleanup import auto_cleanup  # (cleanup reads manifests with this module)
-
-            auto_cleanup(store, uri, m.config, version)
+        for hook in AFTER_COMMIT:
+            hook(store, uri, m.config, version)
         return version, now, ManifestFile(m, index, None)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import blob_schema, blob_write  # blob v2 columns at 2.2+
+from lancelot.dataset import cleanup as _cleanup  # noqa: F401 - registers the auto-cleanup hook (commit.AFTER_COMMIT)
 from lancelot.dataset.commit import (
     Builder,
     CommitConflictError,
