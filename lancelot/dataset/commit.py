@@ -390,7 +390,7 @@ def commit_manifest(
                 rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
                 for v in range(start + 1, latest + 1):
                     if v not in versions.names:
-                        if unconditional:
+                        if unconditional or operation(txn) == "update_config":  # (pylance's: config upserts too)
                             continue
                         raise RetryableCommitConflictError(
                             f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "

@@ -559,9 +559,7 @@ def test_auto_cleanup_invalid(tmp_path, lib) -> None:
     assert len(mod.dataset(base).versions()) == 4
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("optimize.enable_auto_cleanup / disable_auto_cleanup are not there, nor does a commit clean up")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_enable_disable_auto_cleanup(tmp_path, lib) -> None:
     """(1.1 s of waiting each time, not the reference's 5.)"""
     mod = LIBS[lib][0]
