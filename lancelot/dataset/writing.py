@@ -145,6 +145,7 @@ def write_fragments(
     schema: pa.Schema | None = None,
     data_storage_version: str | None = None,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_group: int | None = 1024,
     storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
     max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
@@ -169,6 +170,7 @@ def write_fragments(
         schema: The schema of ``data`` (required for an empty iterable).
         data_storage_version: The file version (default: the dataset's, 2.2 for a new one).
         max_rows_per_file: The most rows a data file holds.
+        max_rows_per_group: Accepted for pylance's signature (legacy files only: 2.x files have no row groups).
         storage_options: Object store options.
         profile: ``"fast"``, ``"balanced"`` (default) or ``"compact"``.
         max_page_bytes: The largest page per column, in bytes.
