@@ -52,18 +52,15 @@ def _is_lance_dataset(data: object) -> bool:
 
 
 def _cast(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """``batch`` cast to ``schema`` when its schema differs (pylance casts an iterable's batches so)."""
+    """``batch`` cast to ``schema`` when its schema differs, as pylance casts an iterable's batches
+    (int32 into int64...); one that does not cast is left for the writer to accept or refuse (blob
+    columns, which the writer converts itself; else its SchemaMismatchError)."""
     if batch.schema == schema:
         return batch
-    from lancelot.errors import SchemaMismatchError
-
     try:
         return pa.Table.from_batches([batch]).cast(schema).combine_chunks().to_batches()[0]
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
-        raise SchemaMismatchError(
-            "Input RecordBatch iterator yielded a batch with schema that does not match the expected "
-            f"schema.\nExpected:\n{schema}\nGot:\n{batch.schema}"
-        ) from e
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError):
+        return batch
 
 
 def as_batches(
