@@ -19,6 +19,7 @@ from lancelot.dataset import (
 )
 from lancelot.dataset.blob_file import BlobFile
 from lancelot.dataset.blob_types import Blob, BlobColumn, blob_array, blob_field
+from lancelot.dataset.transaction_api import json_to_schema, schema_to_json
 from lancelot.dataset.udf import BatchUDF, batch_udf
 from lancelot.errors import (
     CorruptFileError,
@@ -66,4 +67,6 @@ __all__ = [
     "write_dataset",
     "write_fragments",
     "write_table",
+    "json_to_schema",
+    "schema_to_json",
 ]

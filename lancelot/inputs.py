@@ -6,7 +6,9 @@ with pandas' own class, whatever its module is called, and only if pandas is alr
 lancelot never imports pandas itself); a lancelot ``LanceDataset`` (its batches); any object
 exporting the Arrow PyCapsule stream protocol (``__arrow_c_stream__``: polars, DuckDB, nanoarrow,
 pandas >= 2.2...) or the dataframe interchange protocol (``__dataframe__``); an iterable of
-RecordBatches or Tables.  Anything else is a TypeError that names what was given.
+RecordBatches or Tables (cast to ``schema=`` when given, as pylance does); for the dataset writers
+(``records=True``) also a dict of columns or a list of row dicts, as pylance's ``write_dataset``
+takes them.  Anything else is a TypeError that names what was given.
 """
 
 from __future__ import annotations
@@ -49,15 +51,28 @@ def _is_lance_dataset(data: object) -> bool:
     return isinstance(cls, type) and isinstance(data, cls)
 
 
+def _cast(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` cast to ``schema`` when its schema differs, as pylance casts an iterable's batches
+    (int32 into int64...); one that does not cast is left for the writer to accept or refuse (blob
+    columns, which the writer converts itself; else its SchemaMismatchError)."""
+    if batch.schema == schema:
+        return batch
+    try:
+        return pa.Table.from_batches([batch]).cast(schema).combine_chunks().to_batches()[0]
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError):
+        return batch
+
+
 def as_batches(
-    data: object, schema: pa.Schema | None = None, *, caller: str = "write_table"
+    data: object, schema: pa.Schema | None = None, *, caller: str = "write_table", records: bool = False
 ) -> tuple[pa.Schema | None, Iterator[pa.RecordBatch]]:
     """``data`` as ``(schema, batches)``: streamed, so at most one batch of an iterable is held.
 
     ``schema``, when given, is the schema returned (a pandas DataFrame is converted with it, as
     ``pyarrow.Table.from_pandas(df, schema=schema)`` does: pylance's conversion); else the data's.
     The schema is None only for an empty iterable given no ``schema``.  ``caller`` names the
-    function in error messages.
+    function in error messages.  ``records`` also takes a dict of columns or a non-empty list of row
+    dicts (pyarrow's ``from_pydict`` / ``from_pylist`` with ``schema``, as pylance's writers do).
 
     Raises:
         TypeError: ``data`` is none of the accepted inputs (a str, bytes, dict, number...), or an
@@ -86,6 +101,12 @@ def as_batches(
 
         t = from_dataframe(data)
         return schema or t.schema, iter(t.to_batches())
+    if records and isinstance(data, dict):
+        b = pa.RecordBatch.from_pydict(data, schema=schema)
+        return b.schema, iter([b])
+    if records and isinstance(data, list) and data and isinstance(data[0], dict):
+        b = pa.RecordBatch.from_pylist(data, schema=schema)
+        return b.schema, iter([b])
     if isinstance(data, str | bytes | bytearray | dict) or not isinstance(data, Iterable):
         raise TypeError(f"{caller} expects {EXPECTED}; got {type_name(data)}")
 
@@ -102,7 +123,7 @@ def as_batches(
 
     it = parts(iter(data))
     if schema is not None:
-        return schema, it
+        return schema, (_cast(b, schema) for b in it)
     try:
         first = next(it)
     except StopIteration:

@@ -235,7 +235,9 @@ def selected(ds: LanceDataset, kind: str, values: Any) -> Rows:
     def deleted(a: int) -> LanceError:  # pylance: a ValueError for a row id, a NotImplementedError for an address
         if by_id:
             return BlobColumnError(f"{where}: row id {int(ids[addr == a][0])} was deleted or not found")
-        return DeletedRowError(f"{where}: row {a} is deleted: a take by row address must not target deleted rows")
+        return DeletedRowError(
+            f"{where}: row {a} is deleted. A take operation that includes row addresses must not target deleted rows"
+        )
 
     return by_address(ds, addr, deleted, error=BlobColumnError)
 

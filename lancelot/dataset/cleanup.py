@@ -17,18 +17,27 @@ rule, when also older than the cutoff (pylance 14.0.2 leaves them)."""
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 import re
 import time
 import uuid as _uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from lancelot.dataset.commit import Versions, _hinted, _write_hint, list_versions, load_manifest, manifest_from_bytes
+from lancelot.dataset.commit import (
+    AFTER_COMMIT,
+    Versions,
+    _hinted,
+    _write_hint,
+    list_versions,
+    load_manifest,
+    manifest_from_bytes,
+)
 from lancelot.dataset.deletion import deletion_path
 from lancelot.dataset.fragment_metadata import DATA_DIR
 from lancelot.dataset.history import read_manifests
@@ -50,7 +59,6 @@ from lancelot.format.pb import table_pb2
 from lancelot.util.jit import NumpyUntilHot
 
 if TYPE_CHECKING:
-    from lancelot.dataset.dataset import LanceDataset
     from lancelot.dataset.store import ObjectStore
 
 #: unreferenced files younger than this may belong to a commit in flight
@@ -248,8 +256,19 @@ def collect_indices(index_section: bytes, into: _Files) -> None:
         into.index_uuids.add(str(_uuid.UUID(bytes=bytes(idx.uuid.uuid))))
 
 
+class _Versioned(Protocol):
+    """What a cleanup needs of a dataset: its store, URI and the version it keeps as the latest."""
+
+    @property
+    def store(self) -> ObjectStore: ...
+    @property
+    def uri(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+
+
 def cleanup_old_versions(
-    ds: LanceDataset,
+    ds: _Versioned,
     older_than: timedelta | None = None,
     retain_versions: int | None = None,
     *,
@@ -373,7 +392,7 @@ def _remove_temp_files(store: ObjectStore, stats: CleanupStats, before: float, c
 
 
 def explain_cleanup_old_versions(
-    ds: LanceDataset, *, include_files: bool = False, max_files: int = 1000, **options: Any
+    ds: _Versioned, *, include_files: bool = False, max_files: int = 1000, **options: Any
 ) -> CleanupExplanation:
     """``cleanup_old_versions(ds, **options)`` as a dry run: its stats, and its first ``max_files`` candidate files
     when ``include_files``."""
@@ -390,3 +409,63 @@ def explain_cleanup_old_versions(
         if out.candidate_files_truncated:
             out.warnings.append(f"candidate_files truncated to {max_files} entries")
     return out
+
+
+#: humantime's units (what ``lance.auto_cleanup.older_than`` holds), in seconds
+_UNITS = {
+    **dict.fromkeys(("nanos", "nsec", "ns"), 1e-9),
+    **dict.fromkeys(("usec", "us", "µs"), 1e-6),
+    **dict.fromkeys(("millis", "msec", "ms"), 1e-3),
+    **dict.fromkeys(("seconds", "second", "secs", "sec", "s"), 1.0),
+    **dict.fromkeys(("minutes", "minute", "mins", "min", "m"), 60.0),
+    **dict.fromkeys(("hours", "hour", "hrs", "hr", "h"), 3600.0),
+    **dict.fromkeys(("days", "day", "d"), 86_400.0),
+    **dict.fromkeys(("weeks", "week", "w"), 604_800.0),
+    **dict.fromkeys(("months", "month", "M"), 2_630_016.0),
+    **dict.fromkeys(("years", "year", "y"), 31_557_600.0),
+}
+
+
+def parse_duration(text: str) -> timedelta:
+    """A humantime duration (``"1day 1h"``, ``"1ms"``, ``"3600s"``): pylance's config text."""
+    parts = re.findall(r"\s*(\d+)\s*([A-Za-zµ]+)", text)
+    if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s+", "", text):
+        raise ValueError(f"not a duration: {text!r}")
+    bad = [u for _, u in parts if u not in _UNITS]
+    if bad:
+        raise ValueError(f"unknown time unit {bad[0]!r} in {text!r}")
+    return timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in parts))
+
+
+class _At(NamedTuple):
+    store: ObjectStore
+    uri: str
+    version: int
+
+
+def auto_cleanup(store: ObjectStore, uri: str, config: Mapping[str, str], version: int) -> CleanupStats | None:
+    """pylance's auto-cleanup hook, run after each commit of ``version``: when the new manifest's config
+    has ``lance.auto_cleanup.interval`` and ``version`` is a multiple of it, the versions older than
+    ``lance.auto_cleanup.older_than`` (``.retain_versions`` too, when set; neither: every one) are
+    cleaned up, the version the commit built on and newer ones kept.  As pylance 14's, a failure (a
+    tagged version among the old ones is one) is logged as a warning, never raised: the commit stands."""
+    interval = config.get("lance.auto_cleanup.interval")
+    if interval is None:
+        return None
+    try:
+        every = int(interval)
+        if every <= 0 or version % every:
+            return None
+        older = config.get("lance.auto_cleanup.older_than")
+        retain = config.get("lance.auto_cleanup.retain_versions")
+        return cleanup_old_versions(
+            _At(store, uri, version - 1),
+            older_than=parse_duration(older) if older is not None else timedelta(0) if retain is None else None,
+            retain_versions=int(retain) if retain is not None else None,
+        )
+    except Exception as e:  # noqa: BLE001 - pylance logs the hook's errors and keeps the commit
+        logging.getLogger(__name__).warning("Auto cleanup failed after a successful commit: %s", e)
+        return None
+
+
+AFTER_COMMIT.append(auto_cleanup)

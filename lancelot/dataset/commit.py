@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lancelot.dataset.commit_options import check_deadline
@@ -303,6 +303,12 @@ Builder = Callable[[ManifestFile | None, int], tuple[table_pb2.Manifest, bytes |
 _UNCONDITIONAL = {"overwrite", "restore", "clone"}
 
 
+#: called after each commit with (store, uri, the new manifest's config, its version): pylance's
+#: auto-cleanup hook, which cleanup.py registers (it reads manifests through this module, so this
+#: module cannot import it)
+AFTER_COMMIT: list[Callable[[ObjectStore, str, Mapping[str, str], int], object]] = []
+
+
 def commit_transaction(*args: Any, **kwargs: Any) -> int:
     """``commit_manifest`` (same arguments) returning only the new version."""
     version: int = commit_manifest(*args, **kwargs)[0]
@@ -384,7 +390,7 @@ def commit_manifest(
                 rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
                 for v in range(start + 1, latest + 1):
                     if v not in versions.names:
-                        if unconditional:
+                        if unconditional or operation(txn) == "update_config":  # (pylance's: config upserts too)
                             continue
                         raise RetryableCommitConflictError(
                             f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
@@ -404,10 +410,10 @@ def commit_manifest(
                         if operation(txn) != "rewrite":  # a rewrite's builder carries the deletions itself
                             rebase_over.append((other, c.reason))
                     elif c is not None:
-                        error = RetryableCommitConflictError if c.retryable or c.kind == REBASE else CommitConflictError
-                        raise error(
-                            f"dataset {uri!r}: commit on top of version {read_version} conflicts with version {v}: "
-                            f"{c.reason}"
+                        retryable = c.retryable or c.kind == REBASE  # (pylance's words lead: "... for version N")
+                        raise (RetryableCommitConflictError if retryable else CommitConflictError)(
+                            f"{'Retryable commit' if retryable else 'Commit'} conflict for version {v}: dataset "
+                            f"{uri!r}: commit on top of version {read_version} conflicts with version {v}: {c.reason}"
                         )
                     if v == latest:
                         base = mf
@@ -435,7 +441,10 @@ def commit_manifest(
         except (FileExistsError, CommitConflictError):
             continue  # lost the race, or won it with a lost reply: the next round tells which
         now = versions.adding(version, manifest_name(version, used))
-        return _done(store, version), now, ManifestFile(m, index, None)
+        _done(store, version)
+        for hook in AFTER_COMMIT:
+            hook(store, uri, m.config, version)
+        return version, now, ManifestFile(m, index, None)
     raise CommitConflictError(f"dataset {uri!r}: gave up after {MAX_RETRIES} concurrent commits won the race")
 
 

@@ -19,7 +19,7 @@ read, makes the compaction plan again on the latest version."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -521,3 +521,21 @@ class Optimizer:
             A ``CompactionMetrics``.
         """
         return self._ds.compact_files(**kwargs)
+
+    def enable_auto_cleanup(self, auto_cleanup_config: Mapping[str, int], **kwargs: Any) -> None:
+        """Turn on pylance's auto-cleanup (a new version): ``{"interval": n, "older_than_seconds": s}`` as
+        the table config ``lance.auto_cleanup.interval`` / ``older_than`` (``"<s>s"``), as pylance writes it."""
+        from lancelot.dataset.write_options import AUTO_CLEANUP_INTERVAL, AUTO_CLEANUP_OLDER_THAN
+
+        self._ds.update_config(
+            {
+                AUTO_CLEANUP_INTERVAL: str(auto_cleanup_config["interval"]),
+                AUTO_CLEANUP_OLDER_THAN: f"{auto_cleanup_config['older_than_seconds']}s",
+            }
+        )
+
+    def disable_auto_cleanup(self, **kwargs: Any) -> None:
+        """Turn pylance's auto-cleanup off: its two config keys removed (a new version)."""
+        from lancelot.dataset.write_options import AUTO_CLEANUP_INTERVAL, AUTO_CLEANUP_OLDER_THAN
+
+        self._ds.delete_config_keys([AUTO_CLEANUP_INTERVAL, AUTO_CLEANUP_OLDER_THAN])

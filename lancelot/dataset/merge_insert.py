@@ -271,6 +271,73 @@ class MergeInsertBuilder:
             txn, _, stats = self._stage(self._ds, src.table)
         return transaction_from_pb(txn), stats
 
+    def explain_plan(self, schema: pa.Schema | None = None, verbose: bool = False) -> str:
+        """The merge's plan for a source of ``schema`` (None: the dataset's), as text; nothing is written.
+
+        The first line is pylance's (``MergeInsert: on=[...], when_matched=..., ...``); the lines under
+        it describe lancelot's own steps (pylance prints a DataFusion plan there).
+
+        Args:
+            schema: The source's schema.
+            verbose: Also list the source's columns and the dataset's version and fragments.
+
+        Raises:
+            ValueError: No ``when_*`` was called.
+            OSError: The source's schema cannot be merged (a ``MergeInsertError``).
+        """
+        if self._matched is None and not self._insert and not self._by_source:
+            raise ChangeInputError("the merge insert job is not configured to change the data in any way")
+        src = (schema or self._ds.schema).empty_table()
+        self._check_source(self._ds, src)
+        return "\n".join(self._plan_lines(src.schema, verbose)) + "\n"
+
+    def analyze_plan(self, data_obj: Any, *, schema: pa.Schema | None = None) -> str:
+        """Run the merge on ``data_obj`` without committing it (as pylance: its files are written, no
+        version is made) and return the plan with its metrics (``bytes_written``, ``num_files_written``
+        and the row counts).
+
+        Args:
+            data_obj: The source rows, as for ``execute``.
+            schema: The source's schema, when ``data_obj`` is an iterable of batches.
+        """
+        if self._matched is None and not self._insert and not self._by_source:
+            raise ChangeInputError("the merge insert job is not configured to change the data in any way")
+        with _Source(data_obj, schema) as src:
+            txn, _, stats = self._stage(self._ds, src.table)
+            lines = self._plan_lines(src.table.schema, False)
+        old = {d.path for f in self._ds.manifest.fragments for d in f.files}
+        written = [
+            d for f in (*txn.update.new_fragments, *txn.update.updated_fragments) for d in f.files if d.path not in old
+        ]
+        metrics = {
+            "bytes_written": sum(d.file_size_bytes for d in written),
+            "num_deleted_rows": stats.get("num_deleted_rows", 0),
+            "num_files_written": len(written),
+            "num_inserted_rows": stats.get("num_inserted_rows", 0),
+            "num_updated_rows": stats.get("num_updated_rows", 0),
+        }
+        lines[0] += ", metrics=[" + ", ".join(f"{k}={v}" for k, v in metrics.items()) + "]"
+        return "\n".join(lines) + "\n"
+
+    def _plan_lines(self, source: pa.Schema, verbose: bool) -> list[str]:
+        """pylance's MergeInsert line, then lancelot's steps in its own words."""
+        matched = {None: "DoNothing", "delete": "Delete", "fail": "Fail"}.get(
+            self._matched, "UpdateIf(MergeCondition)" if self._condition else "UpdateAll"
+        )
+        by_source = "Keep" if not self._by_source else "DeleteIf" if self._by_source_expr is not None else "Delete"
+        on = ", ".join(self._on)
+        lines = [
+            f"MergeInsert: on=[{on}], when_matched={matched}, "
+            f"when_not_matched={'InsertAll' if self._insert else 'DoNothing'}, when_not_matched_by_source={by_source}",
+            f"  KeyJoin: source rows matched to the dataset's on [{on}] (lancelot's own steps, no DataFusion plan)",
+            f"    DatasetKeys: uri={self._ds.uri}, columns=[{on}], version={self._ds.version}, "
+            f"num_fragments={len(self._ds.manifest.fragments)}",
+            f"    Source: columns=[{', '.join(source.names)}]",
+        ]
+        if verbose:
+            lines += [f"      {f.name}: {f.type}{'' if f.nullable else ' not null'}" for f in source]
+        return lines
+
     # -- the merge -----------------------------------------------------------------------------
     def _check_source(self, cur: LanceDataset, src: pa.Table) -> None:
         """The source's columns against those of the dataset object (of ``cur``, the latest version, on a retry), and

@@ -92,7 +92,7 @@ class Tags:
         try:
             raw = self._ds.store.read(self._path(tag))
         except FileNotFoundError:
-            raise RefNotFoundError(f"{self._where}: tag {tag} does not exist") from None
+            raise RefNotFoundError(f"Ref not found error: tag {tag} does not exist ({self._where})") from None
         try:
             doc = json.loads(raw)
             int(doc["version"])
@@ -116,7 +116,7 @@ class Tags:
         if v not in self._ds._version_names():
             from lancelot.errors import VersionNotFoundError
 
-            raise VersionNotFoundError(f"{self._where}: version main:{v} does not exist")
+            raise VersionNotFoundError(f"Version not found error: version main:{v} does not exist ({self._where})")
         return v
 
     def _write(self, tag: str, version: int, created: str | None, metadata: dict[str, str]) -> None:
@@ -146,7 +146,7 @@ class Tags:
         path = self._path(tag)
         version = self._resolve(reference)
         if self._ds.store.exists(path):
-            raise RefConflictError(f"{self._where}: tag {tag} already exists")
+            raise RefConflictError(f"Ref conflict error: tag {tag} already exists ({self._where})")
         now = _now()
         doc: dict[str, Any] = {
             "branch": None,
@@ -159,7 +159,7 @@ class Tags:
         try:
             self._ds.store.put_if_not_exists(path, json.dumps(doc, indent=2).encode())
         except FileExistsError:
-            raise RefConflictError(f"{self._where}: tag {tag} already exists") from None
+            raise RefConflictError(f"Ref conflict error: tag {tag} already exists ({self._where})") from None
 
     def update(self, tag: str, reference: int | str | tuple[str | None, int | None] | None = None) -> None:
         """Point an existing tag at another version.
@@ -195,7 +195,7 @@ class Tags:
         """
         path = self._path(tag)
         if not self._ds.store.exists(path):
-            raise RefNotFoundError(f"{self._where}: tag {tag} does not exist")
+            raise RefNotFoundError(f"Ref not found error: tag {tag} does not exist ({self._where})")
         self._ds.store.delete(path)
 
     def get_version(self, tag: str) -> int:

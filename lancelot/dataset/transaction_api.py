@@ -14,15 +14,16 @@ the schema with field ids that Merge and Project take.
 from __future__ import annotations
 
 import copy
+import json
 import uuid as _uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lancelot.dataset.lance_operation import LanceOperation, as_fragment_metadata
-from lancelot.errors import LanceError
+from lancelot.errors import LanceError, LanceValueError
 from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
 
 if TYPE_CHECKING:
@@ -132,7 +133,37 @@ class LanceSchema:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return "LanceSchema(" + ", ".join(f"{f.name}: {f.logical_type} (id {f.id})" for f in self._fields) + ")"
+        """pylance's: the Rust schema's debug text (``Schema { fields: [Field { name: "x", id: 0, ... }], ... }``)."""
+        top = ", ".join(_debug(f, self._fields) for f in self._fields if f.parent_id == -1)
+        return f"Schema {{ fields: [{top}], metadata: {_debug_map({k: bytes(v) for k, v in self._metadata.items()})} }}"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _unpickle, ([f.SerializeToString() for f in self._fields], self._metadata)
+
+
+def _unpickle(fields: list[bytes], metadata: dict[str, bytes]) -> LanceSchema:
+    return LanceSchema([file_pb2.Field.FromString(b) for b in fields], metadata)
+
+
+_ENCODINGS = {1: "Some(Plain)", 2: "Some(VarBinary)", 3: "Some(Dictionary)", 4: "Some(RLE)"}
+
+
+def _debug_map(m: Mapping[str, bytes]) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v.decode('utf-8', 'replace'))}" for k, v in m.items()) + "}"
+
+
+def _debug(f: file_pb2.Field, every: Sequence[file_pb2.Field]) -> str:
+    """A field as the Rust ``Field``'s debug text (pylance's repr), its children nested."""
+    children = ", ".join(_debug(c, every) for c in every if c.parent_id == f.id and c is not f)
+    pk = [g.id for g in every if g.unenforced_primary_key]
+    return (
+        f"Field {{ name: {json.dumps(f.name)}, id: {f.id}, parent_id: {f.parent_id}, "
+        f'logical_type: LogicalType("{f.logical_type}"), metadata: {_debug_map(dict(f.metadata))}, '
+        f"encoding: {_ENCODINGS.get(f.encoding, 'None')}, nullable: {str(f.nullable).lower()}, "
+        f"children: [{children}], dictionary: {'Some(..)' if f.HasField('dictionary') else 'None'}, "
+        f"unenforced_primary_key_position: {f'Some({pk.index(f.id)})' if f.id in pk else 'None'}, "
+        "unenforced_clustering_key_position: None }"
+    )
 
 
 def schema_fields_of(schema: Any) -> tuple[list[file_pb2.Field], dict[str, bytes]]:
@@ -303,3 +334,75 @@ def get_transactions(ds: LanceDataset, recent_transactions: int = 10) -> list[Tr
             break
         out.append(read_transaction(ds, v))
     return out
+
+
+def schema_to_json(schema: pa.Schema) -> dict[str, Any]:
+    """``schema`` as pylance's JSON dict (``lance.schema.schema_to_json``): fields with name, type (Lance's
+    logical type name; children under ``fields``, sizes under ``length``), nullable, and metadata when set."""
+    from lancelot.schema import logical_type
+
+    def of_type(t: pa.DataType) -> dict[str, Any]:
+        if pa.types.is_struct(t):
+            return {"type": "struct", "fields": [of_field(t.field(i)) for i in range(t.num_fields)]}
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return {"type": "large_list" if pa.types.is_large_list(t) else "list", "fields": [of_field(t.value_field)]}
+        if pa.types.is_fixed_size_list(t):
+            return {"type": "fixed_size_list", "fields": [of_field(t.value_field)], "length": t.list_size}
+        if pa.types.is_fixed_size_binary(t):
+            return {"type": "fixed_size_binary", "length": t.byte_width}
+        if pa.types.is_map(t):
+            raise LanceValueError(f"Failed to convert schema to json: Json conversion: Unsupported type: {t}")
+        return {"type": logical_type(t)}
+
+    def of_field(f: pa.Field) -> dict[str, Any]:
+        out = {"name": f.name, "type": of_type(f.type), "nullable": f.nullable}
+        if f.metadata:
+            out["metadata"] = {k.decode(): v.decode() for k, v in f.metadata.items()}
+        return out
+
+    out: dict[str, Any] = {"fields": [of_field(f) for f in schema]}
+    if schema.metadata:
+        out["metadata"] = {k.decode(): v.decode() for k, v in schema.metadata.items()}
+    return out
+
+
+def json_to_schema(schema_json: dict[str, Any]) -> pa.Schema:
+    """The pyarrow schema of pylance's JSON dict (``lance.schema.json_to_schema``; ``schema_to_json``'s inverse).
+
+    Raises:
+        ValueError: A required key (``fields``, ``name``, ``type``, ``nullable``) is missing or malformed.
+    """
+    from lancelot.schema import parse_logical_type
+
+    def need(d: Any, key: str) -> Any:
+        if not isinstance(d, dict) or key not in d:
+            raise LanceValueError(f"Failed to convert json to schema: missing field `{key}`, json={schema_json}")
+        return d[key]
+
+    def of_field(d: Any) -> pa.Field:
+        t, nullable = need(d, "type"), need(d, "nullable")
+        name, kind = need(d, "name"), need(t, "type")
+        kids = [of_field(c) for c in t.get("fields", ())]
+        if kind == "struct":
+            typ: pa.DataType = pa.struct(kids)
+        elif kind in ("list", "large_list", "fixed_size_list"):
+            if len(kids) != 1:
+                raise LanceValueError(f"Failed to convert json to schema: {kind} needs one child field")
+            typ = (
+                pa.list_(kids[0], int(need(t, "length")))
+                if kind == "fixed_size_list"
+                else (pa.large_list if kind == "large_list" else pa.list_)(kids[0])
+            )
+        elif kind == "fixed_size_binary":
+            typ = pa.binary(int(need(t, "length")))
+        else:
+            try:
+                typ = parse_logical_type(kind)
+            except LanceError as e:
+                raise LanceValueError(f"Failed to convert json to schema: {e}") from None
+        return pa.field(name, typ, bool(nullable), d.get("metadata") or None)
+
+    fields = need(schema_json, "fields")
+    if not isinstance(fields, list):
+        raise LanceValueError("Failed to convert json to schema: invalid type for `fields`, expected a sequence")
+    return pa.schema([of_field(f) for f in fields], schema_json.get("metadata") or None)

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from lancelot import versions
 from lancelot.dataset import blob_schema, blob_write  # blob v2 columns at 2.2+
+from lancelot.dataset import cleanup as _cleanup  # noqa: F401 - registers the auto-cleanup hook (commit.AFTER_COMMIT)
 from lancelot.dataset.commit import (
     Builder,
     CommitConflictError,
@@ -78,11 +79,11 @@ class DatasetExistsError(CommitConflictError, FileExistsError):
 
 
 def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame or iterable
-    of batches."""
+    """(schema, batches) of a Table, RecordBatch, RecordBatchReader, pandas DataFrame, iterable
+    of batches, dict of columns or list of row dicts."""
     from lancelot.inputs import as_batches as _as_batches
 
-    got, batches = _as_batches(data, schema, caller="write_dataset")
+    got, batches = _as_batches(data, schema, caller="write_dataset", records=True)
     if got is None:
         raise LanceError("no data and no schema given")
     return got, batches
@@ -150,6 +151,7 @@ def write_fragments(
     schema: pa.Schema | None = None,
     data_storage_version: str | None = None,
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_group: int | None = 1024,
     storage_options: dict[str, Any] | None = None,
     profile: str | None = None,
     max_bytes_per_file: int = DEFAULT_MAX_BYTES_PER_FILE,
@@ -174,6 +176,7 @@ def write_fragments(
         schema: The schema of ``data`` (required for an empty iterable).
         data_storage_version: The file version (default: the dataset's, 2.2 for a new one).
         max_rows_per_file: The most rows a data file holds.
+        max_rows_per_group: Accepted for pylance's signature (legacy files only: 2.x files have no row groups).
         storage_options: Object store options.
         profile: ``"fast"``, ``"balanced"`` (default) or ``"compact"``.
         max_page_bytes: The largest page per column, in bytes.

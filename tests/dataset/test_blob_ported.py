@@ -128,15 +128,7 @@ def test_blob_file_read_middle(dataset_with_blobs) -> None:
         assert (f.read(1), f.read(1), f.read(1)) == (b"b", b"a", b"r")
 
 
-def test_take_deleted_blob(dataset_with_blobs, request) -> None:
-    if isinstance(dataset_with_blobs, lancelot.LanceDataset):
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="a take of a deleted row's blob is a NotImplementedError in other words ('row 1 is deleted: "
-                "a take by row address must not target deleted rows')",
-            )
-        )
+def test_take_deleted_blob(dataset_with_blobs) -> None:
     row_ids = _row_ids(dataset_with_blobs)
     dataset_with_blobs.delete("idx = 1")
     with pytest.raises(

@@ -113,7 +113,7 @@ def test_fragment_session(tmp_path, lib) -> None:
     assert session.take(range(1, 5)).schema.names == ["a", "b", "_rowaddr"]
 
 
-@pytest.mark.parametrize("lib", _gap("write_fragments has no max_rows_per_group keyword"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_write_fragments(tmp_path, lib) -> None:
     L = LIBS[lib]
     progress = _Progress()

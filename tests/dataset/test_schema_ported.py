@@ -17,20 +17,7 @@ from lancelot.dataset.transaction_api import LanceSchema as OurSchema
 LIBS = {"pylance": (lance, TheirSchema), "lancelot": (lancelot, OurSchema)}
 
 
-@pytest.mark.parametrize(
-    "lib",
-    [
-        "pylance",
-        pytest.param(
-            "lancelot",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="LanceSchema's repr is 'LanceSchema(x: int64 (id 0), ...)', not pylance's 'Schema {...', and it "
-                "does not pickle (\"Can't pickle <class 'file_pb2.Field'>\"); its ids, names and conversions match",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_lance_schema(tmp_path, lib) -> None:
     mod, LanceSchema = LIBS[lib]
     data = pa.table(

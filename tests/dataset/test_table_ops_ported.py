@@ -38,23 +38,12 @@ def make_data_file(lib: str, ds, fields: list[int], data: pa.Table) -> DataFile:
     )
 
 
-_MESSAGE = (
-    "the conflict is raised (retryable) but worded 'commit on top of version 2 conflicts with version 3: ...; retry on "
-    "the latest version', not pylance's 'Retryable commit conflict for version 3'"
-)
-
-
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
-
-
 def _replace(mod, ds, data_file: DataFile, read_version: int):
     op = mod.LanceOperation.DataReplacement([mod.LanceOperation.DataReplacementGroup(0, data_file)])
     return ds.commit(ds.uri, op, read_version=read_version)
 
 
-@pytest.mark.parametrize("lib", _gap(_MESSAGE))
+@pytest.mark.parametrize("lib", LIBS)
 def test_index_after_replacement(tmp_path, lib) -> None:
     """An index on a column a replacement did not touch commits over it; one on the replaced column is
     a retryable conflict; from a later read version it commits."""
@@ -73,7 +62,7 @@ def test_index_after_replacement(tmp_path, lib) -> None:
     theirs.validate()
 
 
-@pytest.mark.parametrize("lib", _gap(_MESSAGE))
+@pytest.mark.parametrize("lib", LIBS)
 def test_replacement_after_index(tmp_path, lib) -> None:
     """A replacement of a column no index covers commits over the index; of an indexed one, a
     retryable conflict."""
