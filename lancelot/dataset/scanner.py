@@ -24,6 +24,7 @@ from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, ROW_OFFSET, row_columns
 from lancelot.dataset.scan import as_filter, filter_columns, row_columns_in, zone_filters
 from lancelot.dataset.scan_projection import Projection, projection, with_row_columns
+from lancelot.dataset.take import take_table
 from lancelot.errors import LanceValueError
 
 if TYPE_CHECKING:
@@ -276,6 +277,9 @@ class LanceScanner:
             return self.projected_schema.empty_table()
         out = pa.concat_tables(outs) if outs[0].num_columns else _rows_only(outs)
         key = pa.concat_tables(keys)
+        for i, f in enumerate(key.schema):  # unlike dictionaries (2.0 files, one per fragment): sort by the values
+            if pa.types.is_dictionary(f.type):
+                key = key.set_column(i, f.name, key.column(i).cast(f.type.value_type))
         idx = pa.array(np.arange(key.num_rows, dtype=np.int64))
         for name, ascending, nulls_first in reversed(self.order_by):  # stable passes, last key first
             col = key.column(name).take(idx)
@@ -285,7 +289,7 @@ class LanceScanner:
                 null_placement="at_start" if nulls_first else "at_end",
             )
             idx = idx.take(order)
-        out = out.take(idx) if out.num_columns else out
+        out = take_table(out, idx) if out.num_columns else out
         out = out.slice(self.offset)
         return out if self.limit is None else out.slice(0, self.limit)
 
