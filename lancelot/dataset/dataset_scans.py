@@ -168,13 +168,14 @@ class ScansMixin:
             use_stats: Accepted; no effect.
             fast_search: Accepted; no effect.
             io_buffer_size: Accepted; no effect.
-            late_materialization: Accepted; no effect.
+            late_materialization: Which columns are read after the filter (True, False or a list); the
+                batches have pylance's shapes.
             blob_handling: ``"all_binary"``: blob columns as their bytes; ``"blobs_descriptions"`` (the
                 default) or ``"all_descriptions"``: as their descriptions.
             use_scalar_index: Accepted; no effect (lancelot uses no index).
             include_deleted_rows: Also return deleted rows (needs ``with_row_id``), as pylance.
             scan_stats_callback: Accepted; never called.
-            strict_batch_size: Accepted; no effect.
+            strict_batch_size: Every batch but the last holds exactly ``batch_size`` rows, across fragments.
             order_by: Sort keys: column names or ``ColumnOrdering(name, ascending, nulls_first)``.
             disable_scoring_autoprojection: With ``nearest``: leave out the ``_distance`` column.
             row_addr_allowlist: Not supported (refused when given).
