@@ -94,7 +94,7 @@ def storage_version(name: str | None) -> str | None:
 
     pylance resolves its aliases ("stable", "next", any case) before it records the version in the
     manifest; a manifest holding the alias itself cannot be opened by pylance.  "legacy" names the
-    pre-2.0 format and "next" pylance's unstable 2.3, neither of which lancelot writes."""
+    pre-2.0 format, which lancelot does not write; "next" is pylance's unstable 2.3, which it does."""
     if name is None:
         return None
     text = str(getattr(name, "value", name)).strip().lower()
