@@ -13,6 +13,13 @@ reads through ``spark.read.format("lance")`` (filters: comparisons, IN, IS NULL,
 AND/OR, nested struct fields; projections), with and without pushdown and with the ``filter``
 option, equal pylance's ``to_table(filter=..., columns=...)``.
 
+Where the two dialects could differ, they were checked to agree, so pylance's answer is the one Spark
+users expect from the DataFrame API: a predicate that is NULL drops the row (three-valued logic, in
+``NOT (a = 1)`` and ``a IN (1, NULL)`` too) in Spark and in pylance; both order NaN above every number
+and equal to itself (``x > 0`` and ``x = x`` keep NaN rows).  Spelling differs in two places, which
+the generator avoids: a NaN literal, and ``a IS NOT DISTINCT FROM 1 AND b``, which pylance's parser
+reads as ``a IS NOT DISTINCT FROM (1 AND b)`` (so it is parenthesized).
+
 CI runs a few seeds of ~8 steps.  A longer hunt (run outside CI):
 ``LANCELOT_SPARK_DIFF_SEEDS=0:200 LANCELOT_SPARK_DIFF_STEPS=20 pytest tests/spark/test_differential.py``.
 """
@@ -338,9 +345,21 @@ class Twins:
                 [pa.array([None if i is None or i % 3 == 0 else i * 10 for i in ids], pa.int64())], schema=out
             )
 
-        ops.add_columns(self.spark, self.a, udf, read_columns=["id"], output_schema=out)
+        def pandas_udf(df: Any) -> Any:  # the same values from a pandas DataFrame (batch_format="pandas")
+            import pandas as pd
+
+            ids = [None if pd.isna(v) else int(v) for v in df["id"]]
+            vals = [None if i is None or i % 3 == 0 else i * 10 for i in ids]
+            return pd.DataFrame({name: pd.array(vals, dtype="Int64")})
+
+        if self.rng.random() < 0.5:
+            ops.add_columns(self.spark, self.a, udf, read_columns=["id"], output_schema=out)
+            how = "arrow"
+        else:
+            ops.add_columns(self.spark, self.a, pandas_udf, read_columns=["id"], batch_format="pandas")
+            how = "pandas, schema found on the driver"
         lance.dataset(self.b).add_columns(lance.batch_udf(output_schema=out)(udf), read_columns=["id"])
-        return f"add_columns {name} = udf(id)"
+        return f"add_columns {name} = udf(id) ({how})"
 
     def merge_insert(self) -> str:
         rng = self.rng
