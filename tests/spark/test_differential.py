@@ -416,7 +416,7 @@ class Twins:
         want = builder.execute(t)
         for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows"):
             assert got[k] == want[k], (path, kw, k, got, want)
-        return f"merge_insert {path} {kw} ({len(old)} old, {len(new)} new, {len(null)} null keys)"
+        return f"merge_insert {path} {kw} ({len(old)} old, {len(new)} new, {len(null)} null keys; {t.column_names})"
 
     def compact(self) -> str:
         """Spark's fragments differ from pylance's (one per task, per updated fragment), so Spark's compaction is
