@@ -6,6 +6,12 @@ Spark's side: ``df.write.format("lance").mode("append" | "overwrite")``, ``lance
 Spark API offers) and ``compact``.  The twin gets pylance's ``write_dataset``, ``delete``, ``update``,
 ``add_columns`` (SQL; the UDF wrapped by ``lance.batch_udf``), ``merge_insert`` builder and
 ``optimize.compact_files``: pylance has each, so the lancelot library is not needed as a stand-in.
+Spark's tasks lay fragments out differently (one per task, per updated fragment), so ``compact`` is
+also checked against pylance's ``compact_files`` on a copy of Spark's own directory (same metrics,
+versions and rows); version counts of the twins are compared up to what compactions of different
+layouts made.  ``merge_insert`` runs each of its three paths (every task scans the target's keys;
+the pruned key scan's matches sent with the tasks; Spark's join), with null keys and sources of some
+columns.
 
 After every step: rows sorted by key, row counts, version counts and schemas equal; each library reads
 the other's directory (pylance reads Spark's, Spark and lancelot read pylance's); and a few random
