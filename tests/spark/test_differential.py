@@ -308,7 +308,9 @@ class Twins:
             .mode(mode)
             .option("data_storage_version", self.version)
         )
-        writer = writer.option("max_rows_per_file", str(self.rng.choice([7, 25, 1000, 100_000])))
+        # one Spark task per fragment in every later operation: a bulk write makes few fragments
+        rows = 100_000 if n > 1000 else self.rng.choice([7, 25, 1000, 100_000])
+        writer = writer.option("max_rows_per_file", str(rows))
         writer.save(self.a)
         lance.write_dataset(t, self.b, mode=mode, data_storage_version=self.version, max_rows_per_file=25)
         return f"{mode} {t.num_rows} rows"
