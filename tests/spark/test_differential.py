@@ -381,32 +381,32 @@ class Twins:
             others = [c for c in t.column_names if c != "id"]
             t = t.drop_columns(rng.sample(others, rng.randint(1, len(others))))
         kw: dict[str, Any] = {}
-        builder = lance.dataset(self.b).merge_insert("id")
+        chain: list[tuple[str, tuple]] = []  # the builder's calls, for pylance (or the library, below)
         matched = rng.choice(["update", "cond", "delete", "none"])
         if matched == "update":
-            builder = builder.when_matched_update_all()
+            chain.append(("when_matched_update_all", ()))
         elif matched == "cond":
             conds = ["source.x > target.x", "target.s IS NULL", "source.id % 2 = 0", "target.st.a > 0"]
             cond = rng.choice([c for c in conds if "source.x" not in c or "x" in t.column_names])
             kw["when_matched_update_all"] = cond
-            builder = builder.when_matched_update_all(cond)
+            chain.append(("when_matched_update_all", (cond,)))
         elif matched == "delete":
             kw["when_matched_delete"] = True
-            builder = builder.when_matched_delete()
+            chain.append(("when_matched_delete", ()))
         else:
             kw["when_matched_update_all"] = False
         if rng.random() < 0.75:
-            builder = builder.when_not_matched_insert_all()
+            chain.append(("when_not_matched_insert_all", ()))
         else:
             kw["when_not_matched_insert_all"] = False
         by_source = rng.random()
         if by_source < 0.15 or (matched == "none" and "when_not_matched_insert_all" in kw):
             kw["when_not_matched_by_source_delete"] = True
-            builder = builder.when_not_matched_by_source_delete()
+            chain.append(("when_not_matched_by_source_delete", ()))
         elif by_source < 0.4:
             cond = _predicate(rng, schema)
             kw["when_not_matched_by_source_delete"] = cond
-            builder = builder.when_not_matched_by_source_delete(cond)
+            chain.append(("when_not_matched_by_source_delete", (cond,)))
         # the three ways Spark's merge_insert runs (merge_insert.py): every task scans the target's keys, the pruned
         # key scan's matches sent with the tasks, or Spark's join
         path = rng.choice(["task-scan", "arrow-lookup", "spark-join"])
@@ -421,7 +421,21 @@ class Twins:
         finally:
             for k, v in saved.items():
                 setattr(merge_module, k, v)
-        want = builder.execute(t)
+
+        def run(ds: Any) -> dict:
+            builder = ds.merge_insert("id")
+            for method, args in chain:
+                builder = getattr(builder, method)(*args)
+            return builder.execute(t)
+
+        try:
+            want = run(lance.dataset(self.b))
+        except OSError as e:
+            # pylance 14.0.2 fails some merges of a source of some columns with an internal DataFusion error
+            # ('Dataset field "s" missing from merge insert input schema'): the library stands in
+            if "missing from merge insert input schema" not in str(e):
+                raise
+            want = run(lancelot.dataset(self.b))
         for k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows"):
             assert got[k] == want[k], (path, kw, k, got, want)
         return f"merge_insert {path} {kw} ({len(old)} old, {len(new)} new, {len(null)} null keys; {t.column_names})"
