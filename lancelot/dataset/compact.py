@@ -523,8 +523,14 @@ class Optimizer:
         return self._ds.compact_files(**kwargs)
 
     def enable_auto_cleanup(self, auto_cleanup_config: Mapping[str, int], **kwargs: Any) -> None:
-        """Turn on pylance's auto-cleanup (a new version): ``{"interval": n, "older_than_seconds": s}`` as
-        the table config ``lance.auto_cleanup.interval`` / ``older_than`` (``"<s>s"``), as pylance writes it."""
+        """Turn on pylance's auto-cleanup (a new version), stored as the table config
+        ``lance.auto_cleanup.interval`` / ``older_than`` (``"<s>s"``), as pylance writes it.
+
+        Args:
+            auto_cleanup_config: ``{"interval": n, "older_than_seconds": s}``: every ``n`` versions, a
+                commit removes the versions older than ``s`` seconds.
+            **kwargs: pylance's commit options; accepted.
+        """
         from lancelot.dataset.write_options import AUTO_CLEANUP_INTERVAL, AUTO_CLEANUP_OLDER_THAN
 
         self._ds.update_config(

@@ -281,6 +281,9 @@ class MergeInsertBuilder:
             schema: The source's schema.
             verbose: Also list the source's columns and the dataset's version and fragments.
 
+        Returns:
+            The plan, one step a line.
+
         Raises:
             ValueError: No ``when_*`` was called.
             OSError: The source's schema cannot be merged (a ``MergeInsertError``).
@@ -299,6 +302,9 @@ class MergeInsertBuilder:
         Args:
             data_obj: The source rows, as for ``execute``.
             schema: The source's schema, when ``data_obj`` is an iterable of batches.
+
+        Returns:
+            The plan, then a ``metrics=[...]`` line of what the run wrote and changed.
         """
         if self._matched is None and not self._insert and not self._by_source:
             raise ChangeInputError("the merge insert job is not configured to change the data in any way")
