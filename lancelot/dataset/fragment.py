@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from lancelot.dataset.deletion import deletion_path, read_deletions
 from lancelot.dataset.fragment_columns import ColumnsMixin
 from lancelot.dataset.fragment_metadata import DATA_DIR as DATA_DIR  # (re-exported: its home before)
+from lancelot.dataset.fragment_metadata import DataFile
 from lancelot.dataset.fragment_metadata import FragmentMetadata as FragmentMetadata
 from lancelot.dataset.fragment_metadata import manifest_live_rows as manifest_live_rows
 from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, ReadsMixin, _segments
@@ -332,13 +333,13 @@ class Fragment(ColumnsMixin, ReadsMixin):
         """Deleted rows of the fragment."""
         return self.physical_rows - self.count_rows()
 
-    def data_files(self) -> list[table_pb2.DataFile]:
+    def data_files(self) -> list[DataFile]:
         """The fragment's data files.
 
         Returns:
-            Their ``DataFile`` messages (``path``, ``fields``, ``column_indices``, file version, size).
+            Their ``DataFile``s (``path``, ``fields``, ``column_indices``, file version, size), as pylance's.
         """
-        return list(self._pb.files)
+        return [DataFile.from_pb(d) for d in self._pb.files]
 
     def deletion_file(self) -> str | None:
         """The fragment's deletion file.
