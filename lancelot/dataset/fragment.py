@@ -24,7 +24,7 @@ from lancelot.dataset.fragment_metadata import FragmentMetadata as FragmentMetad
 from lancelot.dataset.fragment_metadata import manifest_live_rows as manifest_live_rows
 from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, ReadsMixin, _segments
 from lancelot.dataset.manifest import rows_trusted
-from lancelot.errors import CorruptFileError, LanceValueError
+from lancelot.errors import CorruptFileError, LanceError, LanceValueError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -406,36 +406,54 @@ class Fragment(ColumnsMixin, ReadsMixin):
             fragment_id: the id to record (``LanceDataset.commit`` of an Append assigns fresh ids).
             schema: the data's schema, when ``data`` is an iterable of batches.
             max_rows_per_group: accepted for pylance's signature (pages are sized by bytes).
-            progress: accepted for pylance's signature (no progress is reported).
+            progress: pylance's ``FragmentWriteProgress``: ``begin`` before the data file is written (the fragment
+                with its id and the file's name, no fields yet), ``complete`` once it is.
             mode: "append" (the dataset's field ids) or "overwrite" / "create" (fresh ones).
             data_storage_version: the file version (default: the dataset's, 2.2 for a new one).
             storage_options: object-store options.
 
         Returns:
             The fragment's metadata, for ``LanceDataset.commit(uri, LanceOperation...)``.
+
+        Raises:
+            EmptySchemaError: Data of no columns.
         """
-        from lancelot.dataset.writing import write_fragments
+        from lancelot.dataset.writing import as_batches, data_file_name, write_fragments
 
         if mode not in ("append", "overwrite", "create"):
             raise ValueError(f"mode must be 'append', 'overwrite' or 'create', not {mode!r}")
+        schema, batches = as_batches(data, schema)
+        if not len(schema):
+            raise EmptySchemaError("Invalid user input: Cannot write with an empty schema.")
+        name, fid = data_file_name(), fragment_id or 0
+        if progress is not None:
+            progress.begin(FragmentMetadata(id=fid, files=[DataFile(name, [])], physical_rows=0))
         frags = write_fragments(
-            data,
+            batches,
             dataset_uri,
             schema=schema,
             data_storage_version=data_storage_version,
             max_rows_per_file=2**62,
             storage_options=storage_options,
             _base=... if mode == "append" else None,
+            _name=name,
         )
         if len(frags) != 1:
             raise ValueError(f"LanceFragment.create wrote {len(frags)} fragments: give it at least one row")
         pb = frags[0].to_pb()
-        pb.id = fragment_id or 0
-        return FragmentMetadata.from_pb(pb)
+        pb.id = fid
+        out = FragmentMetadata.from_pb(pb)
+        if progress is not None:
+            progress.complete(out)
+        return out
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickles as (dataset, fragment id): the dataset reopens at the same version."""
         return _fragment_of, (self._ds, self.fragment_id)
+
+
+class EmptySchemaError(_OSErrorMessage, LanceError, OSError):
+    """Data of no columns given to ``LanceFragment.create``: pylance's OSError."""
 
 
 def _fragment_of(ds: LanceDataset, fragment_id: int) -> Fragment:

@@ -593,9 +593,7 @@ def test_merge_search(tmp_path, lib) -> None:
     assert _both(tmp_path / "left") == full
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("data file names are 32 hex digits, not pylance's 24 binary ones and 26 hex (writing.py: not g2's)")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_data_files(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     frag = mod.LanceFragment.create(tmp_path / "test", pa.Table.from_pydict({"a": range(100), "b": range(100)}))
