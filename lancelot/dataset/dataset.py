@@ -237,8 +237,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickles as (uri, version, storage options): the copy reopens this same version."""
-        return _reopen, (self.uri, self.version, self.storage_options)
+        """Pickles as (uri, version, storage options, default scan options): the copy reopens this same version."""
+        return _reopen, (self.uri, self.version, self.storage_options, self._default_scan_options)
 
 
 def dataset(
@@ -305,5 +305,9 @@ def dataset(
     return ds
 
 
-def _reopen(uri: str, version: int, storage_options: dict[str, Any] | None) -> LanceDataset:
-    return LanceDataset(uri, version, storage_options=storage_options)
+def _reopen(
+    uri: str, version: int, storage_options: dict[str, Any] | None, scan_options: dict[str, Any] | None = None
+) -> LanceDataset:
+    ds = LanceDataset(uri, version, storage_options=storage_options)
+    ds._default_scan_options = scan_options
+    return ds
