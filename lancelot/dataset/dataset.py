@@ -228,6 +228,15 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         path = f"{prefix}{check_relative_path(df.path, where)}"
         return open_data_file(store, path, where, self.storage_options)
 
+    def migrate_manifest_paths_v2(self) -> None:
+        """Rename the dataset's manifests to the V2 naming scheme (``{u64::MAX - version:020}.manifest``, which lists
+        the latest first), as pylance's; idempotent. Not to be run while others write to the dataset, and to be run to
+        its end before they do (as pylance's)."""
+        from lancelot.dataset.manifest import migrate_names_v2
+
+        migrate_names_v2(self._store)
+        self._versions = list_versions(self._store, self.uri)
+
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
 

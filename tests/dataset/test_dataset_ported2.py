@@ -194,9 +194,7 @@ def test_v2_manifest_paths(tmp_path, lib) -> None:
     _both(tmp_path / "ds")
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("LanceDataset.migrate_manifest_paths_v2 is not there (lancelot/dataset/dataset.py: hs)")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_v2_manifest_paths_migration(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     mod.write_dataset(pa.table({"a": range(100)}), tmp_path, enable_v2_manifest_paths=False)
