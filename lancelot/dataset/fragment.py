@@ -351,6 +351,26 @@ class Fragment(ColumnsMixin, ReadsMixin):
             return None
         return deletion_path(self.fragment_id, self._pb.deletion_file)
 
+    def open_session(
+        self, columns: list[str] | dict[str, str] | None = None, with_row_address: bool | None = None
+    ) -> FragmentSession:
+        """A session of repeated ``take``s of the same columns from this fragment (pylance's ``FragmentSession``).
+
+        Args:
+            columns: The column names (None: all); a dict is refused, as pylance's.
+            with_row_address: Also return each row's ``_rowaddr``.
+
+        Returns:
+            The ``FragmentSession``.
+
+        Raises:
+            TypeError: ``columns`` a dict.
+        """
+        if isinstance(columns, dict):
+            raise TypeError("argument 'columns': 'dict' object is not an instance of 'Sequence'")
+        names = list(self.schema.names if columns is None else columns)
+        return FragmentSession(self, names + ["_rowaddr"] * bool(with_row_address))
+
     @staticmethod
     def create_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -> FragmentMetadata:
         """The metadata of a fragment made of one data file already in the dataset's ``data/`` directory, uncommitted
@@ -450,6 +470,29 @@ class Fragment(ColumnsMixin, ReadsMixin):
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickles as (dataset, fragment id): the dataset reopens at the same version."""
         return _fragment_of, (self._ds, self.fragment_id)
+
+
+class FragmentSession:
+    """Repeated ``take``s of the same columns from one fragment (pylance's ``FragmentSession``).
+
+    Args:
+        fragment: The fragment.
+        columns: The columns each ``take`` returns (``_rowaddr`` among them for row addresses).
+    """
+
+    def __init__(self, fragment: Fragment, columns: list[str]) -> None:
+        self._fragment, self._columns = fragment, columns
+
+    def take(self, indices: Any) -> pa.Table:
+        """Rows by their index among the fragment's live rows.
+
+        Args:
+            indices: Indices among the live rows (array-like).
+
+        Returns:
+            A ``pyarrow.Table`` of the session's columns, one row per index.
+        """
+        return self._fragment.take(indices, columns=self._columns)
 
 
 class EmptySchemaError(_OSErrorMessage, LanceError, OSError):

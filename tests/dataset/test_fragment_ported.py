@@ -100,7 +100,7 @@ def test_scan_fragment_with_dynamic_projection(tmp_path, lib) -> None:
     assert got == pa.table({"b_proj": range(122, 200)})
 
 
-@pytest.mark.parametrize("lib", _gap("LanceFragment.open_session is not there"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_fragment_session(tmp_path, lib) -> None:
     L = LIBS[lib]
     ds = L.mod.write_dataset(pa.table({"a": range(100), "b": range(100, 200)}), tmp_path)
