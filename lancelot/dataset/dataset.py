@@ -105,6 +105,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         #: the live row count, once ``count_rows`` asked (from the manifest when every fragment's entry gives
         #: it, else counted): a commit's returned dataset and a take never walk every fragment for it
         self._live_rows: int | None = None
+        #: ``scanner`` options every scan of this object starts from, as pylance's (``dataset(default_scan_options=)``)
+        self._default_scan_options: dict[str, Any] | None = None
 
     @property
     def _fragments(self) -> list[Fragment]:
@@ -136,13 +138,23 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
 
     @property
     def schema(self) -> pa.Schema:
-        """The Arrow schema of this version (from the manifest's fields)."""
+        """The Arrow schema of this version (from the manifest's fields); with default scan options, the schema of
+        their scan (``_rowid`` added by ``with_row_id``...), as pylance's."""
+        if self._default_scan_options is not None:
+            return self.scanner().projected_schema
         if self._schema is None:
             try:
                 self._schema = manifest_schema(self.manifest)
             except LanceError as e:
                 raise type(e)(f"dataset {self.uri!r} version {self.version}: schema: {e.message}") from None
         return self._schema
+
+    def _without_scan_defaults(self) -> LanceDataset:
+        """This version without default scan options, what their scans read: its schema is the stored one (a view
+        sharing the opened manifest and files; its fragments are its own)."""
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__, _default_scan_options=None, _fragment_list=None)
+        return view
 
     def _index_fields(self) -> None:
         """Check the schema's field tree and note the top-level field name of every field id."""
@@ -216,6 +228,15 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         path = f"{prefix}{check_relative_path(df.path, where)}"
         return open_data_file(store, path, where, self.storage_options)
 
+    def migrate_manifest_paths_v2(self) -> None:
+        """Rename the dataset's manifests to the V2 naming scheme (``{u64::MAX - version:020}.manifest``, which lists
+        the latest first), as pylance's; idempotent. Not to be run while others write to the dataset, and to be run to
+        its end before they do (as pylance's)."""
+        from lancelot.dataset.manifest import migrate_names_v2
+
+        migrate_names_v2(self._store)
+        self._versions = list_versions(self._store, self.uri)
+
     def __repr__(self) -> str:
         return f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)})"
 
@@ -225,8 +246,8 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickles as (uri, version, storage options): the copy reopens this same version."""
-        return _reopen, (self.uri, self.version, self.storage_options)
+        """Pickles as (uri, version, storage options, default scan options): the copy reopens this same version."""
+        return _reopen, (self.uri, self.version, self.storage_options, self._default_scan_options)
 
 
 def dataset(
@@ -248,8 +269,8 @@ def dataset(
 ) -> LanceDataset:
     """Open a Lance dataset at its latest version, at a given version, or as of a time.
 
-    pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour (a namespace,
-    default scan options) are refused.
+    pylance's cache and session arguments are accepted and ignored; the ones lancelot cannot honour (a namespace)
+    are refused.
 
     Args:
         uri: A local path or an fsspec URL (``s3://``, ``gs://``, ``az://``, ``memory://``...).
@@ -259,7 +280,8 @@ def dataset(
         commit_lock: pylance's ``CommitLock``, taken by every commit made through this object.
         index_cache_size: Accepted; no effect.
         storage_options: Object store options (credentials, ``endpoint``, ``region``...).
-        default_scan_options: Not supported (refused when given): pass options to each scan.
+        default_scan_options: ``scanner`` options every scan of the dataset object starts from (a scan's own
+            options override them), e.g. ``{"with_row_id": True}``; its ``schema`` is their scan's, as pylance's.
         metadata_cache_size_bytes: Accepted; no effect.
         index_cache_size_bytes: Accepted; no effect.
         read_params: Accepted; no effect.
@@ -282,15 +304,19 @@ def dataset(
     """
     if namespace_client is not None or table_id is not None:
         raise LanceValueError("lancelot.dataset: namespaces are not supported")
-    if default_scan_options:
-        raise LanceValueError("lancelot.dataset: default_scan_options is not supported (pass the options to each scan)")
+    store = None
     if commit_lock:  # every commit through this object (and its checkouts) takes the lock
         from lancelot.dataset.commit_options import with_commit_lock
 
         store = with_commit_lock(ObjectStore(uri, storage_options), commit_lock)
-        return LanceDataset(uri, version, asof=asof, storage_options=storage_options, _store=store)
-    return LanceDataset(uri, version, asof=asof, storage_options=storage_options)
+    ds = LanceDataset(uri, version, asof=asof, storage_options=storage_options, _store=store)
+    ds._default_scan_options = default_scan_options
+    return ds
 
 
-def _reopen(uri: str, version: int, storage_options: dict[str, Any] | None) -> LanceDataset:
-    return LanceDataset(uri, version, storage_options=storage_options)
+def _reopen(
+    uri: str, version: int, storage_options: dict[str, Any] | None, scan_options: dict[str, Any] | None = None
+) -> LanceDataset:
+    ds = LanceDataset(uri, version, storage_options=storage_options)
+    ds._default_scan_options = scan_options
+    return ds

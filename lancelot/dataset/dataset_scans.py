@@ -194,9 +194,12 @@ class ScansMixin:
             {'id2': [0, 2, 4], '_rowid': [0, 1, 2]}
         """
         args = scan_arguments(locals())
+        ds = self
+        if self._default_scan_options is not None:  # (the options' scan reads the stored schema)
+            args, ds = with_defaults(args, self._default_scan_options), self._without_scan_defaults()
         refused = ("index_segments", "full_text_query", "row_addr_allowlist", "row_addr_blocklist")
         unsupported(f"dataset {self.uri!r}", **{k: args.pop(k) for k in refused})
-        return LanceScanner(self, **args)
+        return LanceScanner(ds, **args)
 
     @takes([scanner], _TABLE, positional=10)
     def to_table(self: LanceDataset, *args: Any, **kwargs: Any) -> pa.Table:
@@ -274,3 +277,20 @@ for _fn in (ScansMixin.to_pandas, ScansMixin.to_batches):  # and pylance's **kwa
     )
 for _fn in (ScansMixin.to_pandas, ScansMixin.to_table, ScansMixin.to_batches):
     inherit_arguments(_fn, ScansMixin.scanner)
+
+
+def with_defaults(args: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """A scan's options with the dataset's default scan options where the scan gives none, as pylance applies them
+    (its scanner builder's names: ``with_fragments`` for ``fragments``).
+
+    Raises:
+        LanceValueError: An option ``scanner`` has not.
+    """
+    out = dict(args)
+    for key, value in defaults.items():
+        name = {"with_fragments": "fragments", "with_index_segments": "index_segments"}.get(key, key)
+        if name not in out:
+            raise LanceValueError(f"Unknown option {key}")
+        if out[name] is None:
+            out[name] = value
+    return out

@@ -19,11 +19,12 @@ import pyarrow.compute as pc
 from lancelot.dataset.deletion import deletion_path, read_deletions
 from lancelot.dataset.fragment_columns import ColumnsMixin
 from lancelot.dataset.fragment_metadata import DATA_DIR as DATA_DIR  # (re-exported: its home before)
+from lancelot.dataset.fragment_metadata import DataFile
 from lancelot.dataset.fragment_metadata import FragmentMetadata as FragmentMetadata
 from lancelot.dataset.fragment_metadata import manifest_live_rows as manifest_live_rows
 from lancelot.dataset.fragment_reads import CLEAN_RUN_ROWS, ReadsMixin, _segments
 from lancelot.dataset.manifest import rows_trusted
-from lancelot.errors import CorruptFileError, LanceValueError
+from lancelot.errors import CorruptFileError, LanceError, LanceValueError, _OSErrorMessage
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -332,13 +333,13 @@ class Fragment(ColumnsMixin, ReadsMixin):
         """Deleted rows of the fragment."""
         return self.physical_rows - self.count_rows()
 
-    def data_files(self) -> list[table_pb2.DataFile]:
+    def data_files(self) -> list[DataFile]:
         """The fragment's data files.
 
         Returns:
-            Their ``DataFile`` messages (``path``, ``fields``, ``column_indices``, file version, size).
+            Their ``DataFile``s (``path``, ``fields``, ``column_indices``, file version, size), as pylance's.
         """
-        return list(self._pb.files)
+        return [DataFile.from_pb(d) for d in self._pb.files]
 
     def deletion_file(self) -> str | None:
         """The fragment's deletion file.
@@ -349,6 +350,26 @@ class Fragment(ColumnsMixin, ReadsMixin):
         if not self._pb.HasField("deletion_file"):
             return None
         return deletion_path(self.fragment_id, self._pb.deletion_file)
+
+    def open_session(
+        self, columns: list[str] | dict[str, str] | None = None, with_row_address: bool | None = None
+    ) -> FragmentSession:
+        """A session of repeated ``take``s of the same columns from this fragment (pylance's ``FragmentSession``).
+
+        Args:
+            columns: The column names (None: all); a dict is refused, as pylance's.
+            with_row_address: Also return each row's ``_rowaddr``.
+
+        Returns:
+            The ``FragmentSession``.
+
+        Raises:
+            TypeError: ``columns`` a dict.
+        """
+        if isinstance(columns, dict):
+            raise TypeError("argument 'columns': 'dict' object is not an instance of 'Sequence'")
+        names = list(self.schema.names if columns is None else columns)
+        return FragmentSession(self, names + ["_rowaddr"] * bool(with_row_address))
 
     @staticmethod
     def create_from_file(filename: str, dataset: LanceDataset, fragment_id: int) -> FragmentMetadata:
@@ -405,36 +426,77 @@ class Fragment(ColumnsMixin, ReadsMixin):
             fragment_id: the id to record (``LanceDataset.commit`` of an Append assigns fresh ids).
             schema: the data's schema, when ``data`` is an iterable of batches.
             max_rows_per_group: accepted for pylance's signature (pages are sized by bytes).
-            progress: accepted for pylance's signature (no progress is reported).
+            progress: pylance's ``FragmentWriteProgress``: ``begin`` before the data file is written (the fragment
+                with its id and the file's name, no fields yet), ``complete`` once it is.
             mode: "append" (the dataset's field ids) or "overwrite" / "create" (fresh ones).
             data_storage_version: the file version (default: the dataset's, 2.2 for a new one).
             storage_options: object-store options.
 
         Returns:
             The fragment's metadata, for ``LanceDataset.commit(uri, LanceOperation...)``.
+
+        Raises:
+            EmptySchemaError: Data of no columns.
         """
-        from lancelot.dataset.writing import write_fragments
+        from lancelot.dataset.writing import as_batches, data_file_name, write_fragments
 
         if mode not in ("append", "overwrite", "create"):
             raise ValueError(f"mode must be 'append', 'overwrite' or 'create', not {mode!r}")
+        schema, batches = as_batches(data, schema)
+        if not len(schema):
+            raise EmptySchemaError("Invalid user input: Cannot write with an empty schema.")
+        name, fid = data_file_name(), fragment_id or 0
+        if progress is not None:
+            progress.begin(FragmentMetadata(id=fid, files=[DataFile(name, [])], physical_rows=0))
         frags = write_fragments(
-            data,
+            batches,
             dataset_uri,
             schema=schema,
             data_storage_version=data_storage_version,
             max_rows_per_file=2**62,
             storage_options=storage_options,
             _base=... if mode == "append" else None,
+            _name=name,
         )
         if len(frags) != 1:
             raise ValueError(f"LanceFragment.create wrote {len(frags)} fragments: give it at least one row")
         pb = frags[0].to_pb()
-        pb.id = fragment_id or 0
-        return FragmentMetadata.from_pb(pb)
+        pb.id = fid
+        out = FragmentMetadata.from_pb(pb)
+        if progress is not None:
+            progress.complete(out)
+        return out
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickles as (dataset, fragment id): the dataset reopens at the same version."""
         return _fragment_of, (self._ds, self.fragment_id)
+
+
+class FragmentSession:
+    """Repeated ``take``s of the same columns from one fragment (pylance's ``FragmentSession``).
+
+    Args:
+        fragment: The fragment.
+        columns: The columns each ``take`` returns (``_rowaddr`` among them for row addresses).
+    """
+
+    def __init__(self, fragment: Fragment, columns: list[str]) -> None:
+        self._fragment, self._columns = fragment, columns
+
+    def take(self, indices: Any) -> pa.Table:
+        """Rows by their index among the fragment's live rows.
+
+        Args:
+            indices: Indices among the live rows (array-like).
+
+        Returns:
+            A ``pyarrow.Table`` of the session's columns, one row per index.
+        """
+        return self._fragment.take(indices, columns=self._columns)
+
+
+class EmptySchemaError(_OSErrorMessage, LanceError, OSError):
+    """Data of no columns given to ``LanceFragment.create``: pylance's OSError."""
 
 
 def _fragment_of(ds: LanceDataset, fragment_id: int) -> Fragment:

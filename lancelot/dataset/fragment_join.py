@@ -41,12 +41,13 @@ def _right(frag: Fragment, data_obj: Any, schema: Any, right_on: str) -> tuple[p
 
 
 def _keys(frag: Fragment, left_on: str) -> pa.Array:
-    """The join key of every physical row (``_rowid``: the row ids, as pylance's default key)."""
-    from lancelot.dataset.row_id_columns import ROW_ID, row_columns
+    """The join key of every physical row (``_rowid``: the row ids, as pylance's default key; ``_rowaddr``: the row
+    addresses)."""
+    from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, row_columns
 
     n = frag.physical_rows
-    if left_on == ROW_ID:
-        return row_columns(frag, np.arange(n, dtype=np.int64), {ROW_ID}, 0)[ROW_ID]
+    if left_on in (ROW_ID, ROW_ADDR):
+        return row_columns(frag, np.arange(n, dtype=np.int64), {left_on}, 0)[left_on]
     if left_on not in frag.schema.names:
         raise ChangeInputError(f"fragment {frag.fragment_id}: column {left_on} does not exist in the left side")
     return frag.read_physical([left_on], 0, n).column(0).combine_chunks()
@@ -90,6 +91,10 @@ def update_columns(
     ds = frag.dataset
     right, names = _right(frag, data_obj, schema, right_on or left_on)
     for n in names:
+        if n in ("_rowid", "_rowaddr"):
+            raise ChangeInputError(
+                f"fragment {frag.fragment_id}: column {n} is a reserved metadata column and cannot be updated"
+            )
         if n not in ds.schema.names:
             raise ChangeInputError(
                 f"fragment {frag.fragment_id}: column {n} in the data does not exist in the fragment"

@@ -7,27 +7,242 @@ return these.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import warnings
 from typing import Any
 
 from google.protobuf import json_format
 
+from lancelot.errors import LanceValueError
 from lancelot.format.pb import table_pb2
 
 DATA_DIR = "data"
 
 
-@dataclass(frozen=True)
+class DataFile:
+    """One data file of a fragment, as pylance's ``lance.fragment.DataFile``: ``path`` is the file's name in
+    ``data/`` (a str that may still be called, as pylance's deprecated ``path()``), ``fields`` the field ids it holds,
+    ``column_indices`` their columns in the file, the file's format version and size."""
+
+    def __init__(
+        self,
+        path: str,
+        fields: list[int],
+        column_indices: list[int] | None = None,
+        file_major_version: int = 0,
+        file_minor_version: int = 0,
+        file_size_bytes: int | None = None,
+        base_id: int | None = None,
+    ) -> None:
+        self._path = path
+        self.fields = fields
+        self.column_indices = column_indices or []
+        self.file_major_version = file_major_version
+        self.file_minor_version = file_minor_version
+        self.file_size_bytes = file_size_bytes
+        self.base_id = base_id
+
+    @classmethod
+    def from_pb(cls, d: table_pb2.DataFile) -> DataFile:
+        """The ``DataFile`` message's value (size 0: not recorded, None)."""
+        base = int(d.base_id) if d.HasField("base_id") else None
+        return cls(
+            d.path,
+            list(d.fields),
+            list(d.column_indices),
+            d.file_major_version,
+            d.file_minor_version,
+            int(d.file_size_bytes) or None,
+            base,
+        )
+
+    @property
+    def path(self) -> str:
+        """The file's name in ``data/`` (calling it, as pylance's deprecated ``path()``, warns)."""
+        return _CallableStr(self._path)
+
+    def field_ids(self) -> list[int]:
+        """Deprecated (as pylance's): ``fields``."""
+        warnings.warn("DataFile.field_ids is deprecated, use DataFile.fields instead", DeprecationWarning, stacklevel=2)
+        return self.fields
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self._path,
+            self.fields,
+            self.column_indices,
+            self.file_major_version,
+            self.file_minor_version,
+            self.file_size_bytes,
+            self.base_id,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DataFile) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable, as pylance's dataclass)
+
+    def __repr__(self) -> str:
+        return (
+            f"DataFile(path='{self._path}', fields={self.fields}, column_indices={self.column_indices}, "
+            f"file_major_version={self.file_major_version}, file_minor_version={self.file_minor_version}, "
+            f"file_size_bytes={self.file_size_bytes})"
+        )
+
+
+class _CallableStr(str):
+    """A data file's path that pylance's older callers may still call."""
+
+    def __call__(self) -> str:
+        warnings.warn("DataFile.path() is deprecated, use DataFile.path instead", DeprecationWarning, stacklevel=2)
+        return str(self)
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        return (str, (str(self),))
+
+
+_DELETION_TYPES = {"array": table_pb2.DeletionFile.ARROW_ARRAY, "bitmap": table_pb2.DeletionFile.BITMAP}
+
+
+class DeletionFile:
+    """A fragment's deletion file, as pylance's ``lance.fragment.DeletionFile``: the version it was written at
+    (``read_version``), its random ``id``, its form (``file_type`` 'array' or 'bitmap') and how many rows it deletes.
+
+    Args:
+        read_version: The dataset version the deletion was made against.
+        id: The file's id (its name's last part).
+        file_type: 'array' (an Arrow file of positions) or 'bitmap' (a roaring bitmap).
+        num_deleted_rows: The rows it deletes.
+        base_id: The base path it lives under (shallow clones), None for the dataset's own.
+
+    Raises:
+        LanceValueError: An unknown ``file_type``.
+    """
+
+    __slots__ = ("_pb",)
+
+    def __init__(self, read_version: int, id: int, file_type: str, num_deleted_rows: int, base_id: int | None) -> None:
+        if file_type not in _DELETION_TYPES:
+            raise LanceValueError(f"file_type must be either 'array' or 'bitmap', got '{file_type}'")
+        self._pb = table_pb2.DeletionFile(
+            file_type=_DELETION_TYPES[file_type], read_version=read_version, id=id, num_deleted_rows=num_deleted_rows
+        )
+        if base_id is not None:
+            self._pb.base_id = base_id
+
+    @classmethod
+    def from_pb(cls, d: table_pb2.DeletionFile) -> DeletionFile:
+        """The ``DeletionFile`` message's value."""
+        out = cls.__new__(cls)
+        out._pb = table_pb2.DeletionFile()
+        out._pb.CopyFrom(d)
+        return out
+
+    def to_pb(self) -> table_pb2.DeletionFile:
+        """A new ``DeletionFile`` message of it."""
+        out = table_pb2.DeletionFile()
+        out.CopyFrom(self._pb)
+        return out
+
+    @property
+    def read_version(self) -> int:
+        return int(self._pb.read_version)
+
+    @property
+    def id(self) -> int:
+        return int(self._pb.id)
+
+    @property
+    def file_type(self) -> str:
+        return "bitmap" if self._pb.file_type == table_pb2.DeletionFile.BITMAP else "array"
+
+    @property
+    def num_deleted_rows(self) -> int:
+        return int(self._pb.num_deleted_rows)
+
+    @property
+    def base_id(self) -> int | None:
+        return int(self._pb.base_id) if self._pb.HasField("base_id") else None
+
+    def asdict(self) -> dict[str, Any]:
+        """Its fields as a dict (``DeletionFile(**d)`` makes it again)."""
+        keys = ("read_version", "id", "file_type", "num_deleted_rows", "base_id")
+        return {k: getattr(self, k) for k in keys}
+
+    def json(self) -> str:
+        """``asdict()`` as JSON text."""
+        return json.dumps(self.asdict(), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(json: str) -> DeletionFile:
+        """What ``json()`` gives, read back."""
+        import json as _json
+
+        return DeletionFile(**_json.loads(json))
+
+    def path(self, fragment_id: int, base_uri: str | None = None) -> str:
+        """The file's path relative to the dataset root (under ``base_uri`` when given)."""
+        from lancelot.dataset.deletion import deletion_path
+
+        rel = deletion_path(fragment_id, self._pb)
+        return f"{base_uri.rstrip('/')}/{rel}" if base_uri else rel
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DeletionFile) and self._pb.SerializeToString() == other._pb.SerializeToString()
+
+    def __hash__(self) -> int:
+        return hash(self._pb.SerializeToString())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DeletionFile, (self.read_version, self.id, self.file_type, self.num_deleted_rows, self.base_id))
+
+    def __repr__(self) -> str:
+        return f"DeletionFile(type='{self.file_type}', num_deleted_rows={self.num_deleted_rows})"
+
+
 class FragmentMetadata:
     """One fragment's manifest entry (a serialized ``DataFragment`` message): what
     ``write_fragments`` returns and ``commit`` takes. Picklable and JSON-able, so Spark tasks
-    or other processes can hand fragments to the one that commits (pylance's ``FragmentMetadata``).
+    or other processes can hand fragments to the one that commits (pylance's ``FragmentMetadata``,
+    built from the same fields; a value: its fields are read-only here).
 
     Args:
-        message: The serialized ``DataFragment`` (``from_pb`` and ``from_json`` make one).
+        id: The fragment id (0 until ``commit`` assigns one to a new fragment).
+        files: Its data files (``DataFile``, pylance's, or their dicts).
+        physical_rows: Rows in the data files, deleted ones included.
+        deletion_file: Its ``DeletionFile``, if any.
+        row_id_meta: Its stable row ids (a serialized inline RowIdSequence), if any.
+        created_at_version_meta: Not taken (derived by the commit, as pylance does).
+        last_updated_at_version_meta: Not taken (derived by the commit).
+        overlays: Not taken (lancelot has no data overlays).
+
+    Raises:
+        LanceValueError: Row versions or overlays given.
     """
 
-    message: bytes
+    __slots__ = ("message",)
+
+    def __init__(
+        self,
+        id: int,
+        files: list[Any],
+        physical_rows: int,
+        deletion_file: DeletionFile | None = None,
+        row_id_meta: bytes | None = None,
+        created_at_version_meta: Any = None,
+        last_updated_at_version_meta: Any = None,
+        overlays: list[Any] | None = None,
+    ) -> None:
+        from lancelot.dataset.lance_operation import as_data_file
+
+        if created_at_version_meta is not None or last_updated_at_version_meta is not None or overlays:
+            raise LanceValueError("FragmentMetadata: row versions and overlays are not taken by lancelot")
+        f = table_pb2.DataFragment(id=id, physical_rows=physical_rows)
+        f.files.extend(as_data_file(d) for d in files)
+        if deletion_file is not None:
+            f.deletion_file.CopyFrom(deletion_file.to_pb())
+        if row_id_meta is not None:
+            f.inline_row_ids = bytes(row_id_meta)
+        self.message = f.SerializeToString()
 
     @classmethod
     def from_pb(cls, frag: table_pb2.DataFragment) -> FragmentMetadata:
@@ -39,7 +254,18 @@ class FragmentMetadata:
         Returns:
             Its ``FragmentMetadata``.
         """
-        return cls(frag.SerializeToString())
+        out = cls.__new__(cls)
+        out.message = frag.SerializeToString()
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FragmentMetadata) and self.message == other.message
+
+    def __hash__(self) -> int:
+        return hash(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_from_message, (self.message,))
 
     def to_pb(self) -> table_pb2.DataFragment:
         """The ``DataFragment`` message.
@@ -90,15 +316,22 @@ class FragmentMetadata:
         return int(self.to_pb().physical_rows)
 
     @property
-    def files(self) -> list[table_pb2.DataFile]:
-        """The data files: ``DataFile`` messages (path, field ids, column indices, file version)."""
-        return list(self.to_pb().files)
+    def files(self) -> list[DataFile]:
+        """The data files (path, field ids, column indices, file version, size)."""
+        return [DataFile.from_pb(d) for d in self.to_pb().files]
+
+    def data_files(self) -> list[DataFile]:
+        """Deprecated (as pylance's): ``files``."""
+        warnings.warn(
+            "FragmentMetadata.data_files is deprecated. Use .files instead.", DeprecationWarning, stacklevel=2
+        )
+        return self.files
 
     @property
-    def deletion_file(self) -> table_pb2.DeletionFile | None:
-        """The ``DeletionFile`` message, or None without deletions."""
+    def deletion_file(self) -> DeletionFile | None:
+        """The deletion file, or None without deletions."""
         f = self.to_pb()
-        return f.deletion_file if f.HasField("deletion_file") else None
+        return DeletionFile.from_pb(f.deletion_file) if f.HasField("deletion_file") else None
 
     @property
     def row_id_meta(self) -> bytes | None:
@@ -112,12 +345,26 @@ class FragmentMetadata:
         f = self.to_pb()
         return int(f.deletion_file.num_deleted_rows) if f.HasField("deletion_file") else 0
 
+    num_deletions = num_deleted_rows
+
+    @property
+    def num_rows(self) -> int:
+        """Rows after deletions."""
+        return self.physical_rows - self.num_deleted_rows
+
     def __repr__(self) -> str:
-        f = self.to_pb()
         return (
-            f"FragmentMetadata(id={f.id}, physical_rows={f.physical_rows}, files={[d.path for d in f.files]}, "
-            f"deleted={self.num_deleted_rows})"
+            f"FragmentMetadata(id={self.id}, files={self.files}, physical_rows={self.physical_rows}, "
+            f"deletion_file={self.deletion_file}, row_id_meta={self.row_id_meta!r}, created_at_version_meta=None, "
+            "last_updated_at_version_meta=None, overlays=[])"
         )
+
+
+def _from_message(message: bytes) -> FragmentMetadata:
+    """Unpickle a ``FragmentMetadata``."""
+    out = FragmentMetadata.__new__(FragmentMetadata)
+    out.message = message
+    return out
 
 
 def manifest_live_rows(m: table_pb2.Manifest) -> int | None:

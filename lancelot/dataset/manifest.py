@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -21,6 +22,9 @@ from lancelot.errors import CorruptFileError, LanceError, UnsupportedVersionErro
 from lancelot.extension_types import dataset_schema
 from lancelot.format.pb import file_pb2, table_pb2, transaction_pb2
 from lancelot.schema import from_descriptor
+
+if TYPE_CHECKING:
+    from lancelot.dataset.store import ObjectStore
 
 MAGIC = b"LANC"
 FOOTER = 16
@@ -229,6 +233,17 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
     if len(stem) == 20:
         return U64_MAX - int(stem), "v2"
     return int(stem), "v1"
+
+
+def migrate_names_v2(store: ObjectStore) -> None:
+    """Rename every V1-named manifest of ``_versions/`` to its V2 name (pylance's ``migrate_manifest_paths_v2``): each
+    written under the new name before the old one is removed, so no version is ever without a manifest.  Idempotent;
+    not to be run while others write (as pylance's)."""
+    for name in store.list_names(VERSIONS_DIR):
+        parsed = parse_manifest_name(name)
+        if parsed is not None and parsed[1] == "v1":
+            store.put(f"{VERSIONS_DIR}/{manifest_name(parsed[0], 'v2')}", store.read(f"{VERSIONS_DIR}/{name}"))
+            store.delete(f"{VERSIONS_DIR}/{name}")
 
 
 # -- the container ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from lancelot.dataset.commit_options import CommitRequest, check_commit_lock, me
 from lancelot.dataset.lance_operation import LanceOperation, as_fragment_metadata
 from lancelot.dataset.store import ObjectStore
 from lancelot.dataset.transaction_api import (
+    InvalidOperationError,
     Transaction,
     TransactionError,
     UnsupportedTransactionError,
@@ -179,7 +180,11 @@ def commit_operation(req: CommitRequest) -> Committed:
             check_strict_overwrite(req.uri, read_version, req.storage_options)
         for f in frags:
             if f.deletion_file is not None:
-                raise ValueError("Overwrite: a fragment with a deletion file cannot be committed (use Delete)")
+                raise InvalidOperationError(
+                    f"Invalid user input: Overwrite fragments must be newly written, but fragment {f.id} carries "
+                    f"deletion file {f.deletion_file.path(f.id)}. Use Delete to commit deletions against existing "
+                    "fragments, or Merge to change their schema."
+                )
     options = WriteOptions(
         storage_options=req.storage_options,
         enable_stable_row_ids=bool(req.enable_stable_row_ids),

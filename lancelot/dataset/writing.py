@@ -12,6 +12,7 @@ most one batch and the open file's pending pages are in memory.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from types import EllipsisType
 from typing import Any, NamedTuple, cast
@@ -162,6 +163,7 @@ def write_fragments(
     _append: bool = False,
     _allow_external_blobs: bool | None = None,
     _checked: bool = False,
+    _name: str | None = None,
 ) -> list[FragmentMetadata]:
     """Write data files under ``uri/data/`` without committing them: the first half of a two-step
     write (what each Spark task does); ``commit`` makes them one version.
@@ -254,7 +256,7 @@ def write_fragments(
                 raise SchemaMismatchError(f"batch columns {batch.schema.names} differ from the schema's {stored.names}")
             while batch.num_rows:
                 if writer is None:
-                    name = f"{os.urandom(16).hex()}.lance"
+                    name, _name = _name or data_file_name(), None  # (_name: the first file's, chosen by the caller)
                     writer = store.open_output(
                         f"{DATA_DIR}/{name}",
                         stored if plain else blob_schema.file_schema(stored, version),  # blob v2: descriptions
@@ -287,6 +289,13 @@ def write_fragments(
             raise UnwritableTypeError(str(e)) from e
         raise
     return out
+
+
+def data_file_name() -> str:
+    """A new data file's name, as pylance names them: a random UUID's first 3 bytes as 24 binary digits (object
+    stores partition on name prefixes), its other 13 as hex, then ``.lance``."""
+    b = uuid.uuid4().bytes
+    return f"{int.from_bytes(b[:3], 'big'):024b}{b[3:].hex()}.lance"
 
 
 class UnwritableTypeError(_OSErrorMessage, UnsupportedTypeError, OSError):

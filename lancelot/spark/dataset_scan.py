@@ -150,7 +150,7 @@ def fragment_infos(ds: LanceDataset) -> list[FragmentInfo]:
     out = []
     for f in ds.get_fragments():
         files = f.metadata.files
-        size = sum(int(d.file_size_bytes) for d in files)
+        size = sum(int(d.file_size_bytes or 0) for d in files)
         if not size:
             size = sum(ds.store.size(f"data/{d.path}") for d in files)
         out.append(FragmentInfo(f.fragment_id, f.count_rows(), f.physical_rows, size))
