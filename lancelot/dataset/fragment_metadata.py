@@ -232,8 +232,6 @@ class FragmentMetadata:
         last_updated_at_version_meta: Any = None,
         overlays: list[Any] | None = None,
     ) -> None:
-        from lancelot.dataset.lance_operation import as_data_file
-
         if created_at_version_meta is not None or last_updated_at_version_meta is not None or overlays:
             raise LanceValueError("FragmentMetadata: row versions and overlays are not taken by lancelot")
         f = table_pb2.DataFragment(id=id, physical_rows=physical_rows)
@@ -384,3 +382,36 @@ def manifest_live_rows(m: table_pb2.Manifest) -> int | None:
             n -= gone
         total += n
     return total
+
+
+def as_data_file(f: Any) -> table_pb2.DataFile:
+    """A ``DataFile`` message of a lancelot message, a pylance ``DataFile`` or its dict."""
+    if isinstance(f, table_pb2.DataFile):
+        out = table_pb2.DataFile()
+        out.CopyFrom(f)
+        return out
+    if not isinstance(f, dict):
+        f = {
+            k: getattr(f, k)
+            for k in (
+                "path",
+                "fields",
+                "column_indices",
+                "file_major_version",
+                "file_minor_version",
+                "file_size_bytes",
+                "base_id",
+            )
+            if hasattr(f, k)
+        }
+    df = table_pb2.DataFile(
+        path=str(f["path"]),  # (pylance's is a callable str)
+        fields=[int(x) for x in f["fields"]],
+        column_indices=[int(x) for x in f.get("column_indices") or []],
+        file_major_version=int(f.get("file_major_version") or 0),
+        file_minor_version=int(f.get("file_minor_version") or 0),
+        file_size_bytes=int(f.get("file_size_bytes") or 0),
+    )
+    if f.get("base_id") is not None:
+        df.base_id = int(f["base_id"])
+    return df

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lancelot.dataset.fragment_metadata import FragmentMetadata
+from lancelot.dataset.fragment_metadata import FragmentMetadata, as_data_file
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
@@ -61,39 +61,6 @@ def as_fragment_metadata(frag: Any) -> FragmentMetadata:
             raise ValueError(f"fragment {d.get('id')}: committing a fragment with an external {key} is not supported")
         setattr(pb, target, bytes(inline))
     return FragmentMetadata.from_pb(pb)
-
-
-def as_data_file(f: Any) -> table_pb2.DataFile:
-    """A ``DataFile`` message of a lancelot message, a pylance ``DataFile`` or its dict."""
-    if isinstance(f, table_pb2.DataFile):
-        out = table_pb2.DataFile()
-        out.CopyFrom(f)
-        return out
-    if not isinstance(f, dict):
-        f = {
-            k: getattr(f, k)
-            for k in (
-                "path",
-                "fields",
-                "column_indices",
-                "file_major_version",
-                "file_minor_version",
-                "file_size_bytes",
-                "base_id",
-            )
-            if hasattr(f, k)
-        }
-    df = table_pb2.DataFile(
-        path=str(f["path"]),  # (pylance's is a callable str)
-        fields=[int(x) for x in f["fields"]],
-        column_indices=[int(x) for x in f.get("column_indices") or []],
-        file_major_version=int(f.get("file_major_version") or 0),
-        file_minor_version=int(f.get("file_minor_version") or 0),
-        file_size_bytes=int(f.get("file_size_bytes") or 0),
-    )
-    if f.get("base_id") is not None:
-        df.base_id = int(f["base_id"])
-    return df
 
 
 class LanceOperation:

@@ -24,8 +24,8 @@ from lancelot.dataset.fragment_columns import POS
 from lancelot.dataset.row_id_columns import ROW_ADDR, ROW_ID, ROW_OFFSET, row_columns
 from lancelot.dataset.scan import as_filter, filter_columns, row_columns_in, zone_filters
 from lancelot.dataset.scan_projection import Projection, projection, with_row_columns
-from lancelot.dataset.take import take_table
 from lancelot.errors import LanceValueError
+from lancelot.util.arrays import take_table
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from numpy.typing import ArrayLike
 
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 from lancelot.dataset.row_selection import Rows, addresses_of, as_integers, by_address, by_index, side_by_side
 from lancelot.errors import LanceValueError
+from lancelot.util.arrays import take_table
 
 if TYPE_CHECKING:
     from lancelot.dataset.dataset import LanceDataset
@@ -66,24 +66,6 @@ def read(
         return pa.table({"_": pa.nulls(rows.count)}, metadata=parts[0].schema.metadata).drop_columns(["_"])
     t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
     return take_table(t, pa.array(rows.back)) if rows.back is not None else t
-
-
-def take_table(t: pa.Table, indices: pa.Array) -> pa.Table:
-    """``t.take(indices)``, also where a dictionary column's chunks have unlike dictionaries holding a null (2.0 files'
-    dictionaries do), which pyarrow cannot unify: such a column is taken decoded and encoded again."""
-    try:
-        return t.take(indices)
-    except pa.ArrowInvalid:
-        if not any(pa.types.is_dictionary(f.type) for f in t.schema):
-            raise
-    cols = []
-    for col in t.columns:
-        if pa.types.is_dictionary(col.type):
-            taken = col.cast(col.type.value_type).take(indices)
-            cols.append(pc.dictionary_encode(taken).cast(col.type))
-        else:
-            cols.append(col.take(indices))
-    return pa.Table.from_arrays(cols, schema=t.schema)
 
 
 def take(

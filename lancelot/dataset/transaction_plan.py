@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.dataset.config import build_restore, build_update_config
-from lancelot.dataset.lance_operation import as_data_file
+from lancelot.dataset.fragment_metadata import as_data_file
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, fix_data_format
 from lancelot.dataset.operation import _finish, _start, build_delete
 from lancelot.dataset.operation_changes import NewFragment, build_merge, build_project, build_update

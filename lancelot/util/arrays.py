@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 #: numpy arrays of at least this many bytes are allocated from pyarrow's memory pool (``empty``)
 POOL_MIN_BYTES = 1 << 17
@@ -110,3 +111,21 @@ def _fits(values: np.ndarray, type: pa.DataType) -> bool:
         return False
     info = np.iinfo(numpy_dtype(type))
     return not len(values) or (int(values.min()) >= info.min and int(values.max()) <= info.max)
+
+
+def take_table(t: pa.Table, indices: pa.Array) -> pa.Table:
+    """``t.take(indices)``, also where a dictionary column's chunks have unlike dictionaries holding a null (2.0 files'
+    dictionaries do), which pyarrow cannot unify: such a column is taken decoded and encoded again."""
+    try:
+        return t.take(indices)
+    except pa.ArrowInvalid:
+        if not any(pa.types.is_dictionary(f.type) for f in t.schema):
+            raise
+    cols = []
+    for col in t.columns:
+        if pa.types.is_dictionary(col.type):
+            taken = col.cast(col.type.value_type).take(indices)
+            cols.append(pc.dictionary_encode(taken).cast(col.type))
+        else:
+            cols.append(col.take(indices))
+    return pa.Table.from_arrays(cols, schema=t.schema)
