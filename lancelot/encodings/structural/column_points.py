@@ -290,18 +290,7 @@ class ColumnPoints(DictionaryMixin):
             k_list.append(k)
         chunks = np.array(chunk_list, dtype=np.int64)
         table = self._few_table.take(chunks, axis=1)
-        ranges: list[tuple[int, int]] = []
-        pos: list[int] = []
-        at = end = 0
-        for off, size in zip(table[0].tolist(), table[1].tolist()):
-            pos.append(at)
-            at += size
-            if end == off and ranges:  # adjacent chunks: one range
-                ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
-            else:
-                ranges.append((off, size))
-            end = off + size
-        table[0] = pos  # the first row now holds each chunk's position in the fetched bytes
+        ranges, at = _fetched_ranges(table)
         k_of = np.array(k_list, dtype=np.int64)
         idx = rows - table[3].take(k_of)
         return PointPlan(chunks, chunk_of, k_of, table, idx, at), ranges
@@ -319,17 +308,7 @@ class ColumnPoints(DictionaryMixin):
             table[0, 0] = 0
             idx = rows - table[3, 0]
         else:
-            pos: list[int] = []
-            at = end = 0
-            for off, size in zip(table[0].tolist(), table[1].tolist()):
-                pos.append(at)
-                at += size
-                if end == off and ranges:  # adjacent chunks: one range
-                    ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
-                else:
-                    ranges.append((off, size))
-                end = off + size
-            table[0] = pos  # the first row now holds each chunk's position in the fetched bytes
+            ranges, at = _fetched_ranges(table)
             idx = rows - table[3].take(k_of)
         return PointPlan(ids, ids.take(k_of), k_of, table, idx, at), ranges
 
@@ -460,3 +439,22 @@ def _join_variable(parts: list[VariableWidthBlock]) -> VariableWidthBlock:
         offsets.append(o[1:] - o[0] + base)
         base += int(o[-1] - o[0])
     return VariableWidthBlock(np.concatenate(offsets), data, sum(p.num_values for p in parts))
+
+
+def _fetched_ranges(table: np.ndarray) -> tuple[list[tuple[int, int]], int]:
+    """The byte ranges of the chunks in ``table`` (row 0 offsets, row 1 sizes), adjacent chunks
+    joined into one range, and their total size; row 0 then holds each chunk's position in the
+    fetched bytes."""
+    ranges: list[tuple[int, int]] = []
+    pos: list[int] = []
+    at = end = 0
+    for off, size in zip(table[0].tolist(), table[1].tolist()):
+        pos.append(at)
+        at += size
+        if end == off and ranges:  # adjacent chunks: one range
+            ranges[-1] = (ranges[-1][0], ranges[-1][1] + size)
+        else:
+            ranges.append((off, size))
+        end = off + size
+    table[0] = pos
+    return ranges, at
