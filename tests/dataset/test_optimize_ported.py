@@ -67,7 +67,7 @@ def _fsl_table() -> pa.Table:
     return pa.table({"a": pa.FixedSizeListArray.from_arrays(pa.array(range(4 * 1024 * 1024)), 1024)})
 
 
-@pytest.mark.parametrize("lib", _gap("compact_files has no max_bytes_per_file option"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_optimize_max_bytes(tmp_path, lib) -> None:
     """The reference's compact_files parts (its Compaction.plan part: test_optimize_max_bytes_plan)."""
     mod = LIBS[lib]
