@@ -53,7 +53,7 @@ def _options_json(o: Options) -> dict[str, Any]:
     """The options as pylance serializes its ``CompactionOptions`` (its keys, its defaults for the ones lancelot has
     no use for)."""
     out = o.given()
-    out["compaction_mode"] = _MODE_JSON[o.compaction_mode]
+    out["compaction_mode"] = None if o.compaction_mode == "reencode" else _MODE_JSON[o.compaction_mode]  # (as pylance)
     out.update(
         index_remap_mode="Direct",
         enable_binary_copy=False,

@@ -30,7 +30,7 @@ from lancelot.dataset.compact_options import CompactionNotSupportedError, Option
 from lancelot.dataset.compact_rewrite import rewrite_group
 from lancelot.dataset.deletion import deletion_path, new_deletion_file, read_deletions, serialize_deletions
 from lancelot.dataset.fragment_metadata import DATA_DIR
-from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
+from lancelot.dataset.manifest import FLAG_MIXED_FILE_VERSIONS, FLAG_STABLE_ROW_IDS, ManifestFile, writable_data_version
 from lancelot.dataset.operation import _finish, _start
 from lancelot.dataset.transaction import new_transaction
 from lancelot.errors import CorruptFileError, LanceError, LanceFileNotFoundError
@@ -270,12 +270,23 @@ def build_rewrite(
         top = max(int(f.id) for g in groups for f in g[1]) if any(g[1] for g in groups) else -1
         if top > int(m.max_fragment_id):
             m.max_fragment_id = top
+        if _other_version(m, [f for _, new in groups for f in new]):
+            m.reader_feature_flags |= FLAG_MIXED_FILE_VERSIONS  # (kept from then on, as pylance keeps it)
         _finish(m, version, bool(m.reader_feature_flags & FLAG_STABLE_ROW_IDS))
         if remap is None:
             return m, base.index_section
         return m, remap.section(store, base.index_section, where)
 
     return build
+
+
+def _other_version(m: table_pb2.Manifest, new: list[table_pb2.DataFragment]) -> bool:
+    """Whether a new fragment's data files are not in the dataset's data storage version (a compaction's
+    ``data_storage_version``): pylance then sets the mixed-file-versions flag, without which it refuses the dataset."""
+    default = m.data_format.version if m.HasField("data_format") else ""
+    return bool(default) and any(
+        f"{d.file_major_version}.{d.file_minor_version}" != default for f in new for d in f.files
+    )
 
 
 #: times a compaction is planned and written again when a concurrent commit changed fragments it rewrites
