@@ -438,17 +438,51 @@ class Optimizer:
         """
         self._ds = ds
 
-    def compact_files(self, **kwargs: Any) -> CompactionMetrics:
-        """Compact the dataset: ``LanceDataset.compact_files`` (pylance's spelling).
+    def compact_files(
+        self,
+        *,
+        target_rows_per_fragment: int | None = None,
+        max_rows_per_group: int | None = None,
+        max_bytes_per_file: int | None = None,
+        materialize_deletions: bool | None = None,
+        materialize_deletions_threshold: float | None = None,
+        defer_index_remap: bool | None = None,
+        num_threads: int | None = None,
+        batch_size: int | None = None,
+        compaction_mode: str | None = None,
+        binary_copy_read_batch_bytes: int | None = None,
+        max_source_fragments: int | None = None,
+        max_source_rows: int | None = None,
+        max_source_bytes: int | None = None,
+        excluded_fragment_ids: list[int] | None = None,
+        data_storage_version: str | None = None,
+    ) -> CompactionMetrics:
+        """Compact the dataset: ``LanceDataset.compact_files`` with pylance's signature (compact_options.py says
+        which options change the result and which are performance-only).
 
         Args:
-            **kwargs: pylance's ``CompactionOptions`` (``target_rows_per_fragment``, ``materialize_deletions``,
-                ``materialize_deletions_threshold``...).
+            target_rows_per_fragment: Rows per new fragment; smaller fragments are merged (default 1Mi).
+            max_rows_per_group: Accepted (2.x files have no row groups).
+            max_bytes_per_file: A new data file is started once this many bytes are written.
+            materialize_deletions: Also rewrite fragments with many deleted rows (default True).
+            materialize_deletions_threshold: The share of deleted rows that does (default 0.1).
+            defer_index_remap: Leave every index to the fragment reuse index (default False).
+            num_threads: Accepted (groups are rewritten one after another).
+            batch_size: Rows per batch read from the old fragments.
+            compaction_mode: ``"reencode"`` (default), ``"try_binary_copy"`` or ``"force_binary_copy"``.
+            binary_copy_read_batch_bytes: Accepted (performance only).
+            max_source_fragments: The most fragments one compaction rewrites (whole groups, in order).
+            max_source_rows: The most live rows one compaction rewrites.
+            max_source_bytes: The most data-file bytes one compaction rewrites.
+            excluded_fragment_ids: Fragments left alone (and not merged across).
+            data_storage_version: The new data files' version (default: the dataset's).
 
         Returns:
             A ``CompactionMetrics``.
         """
-        return self._ds.compact_files(**kwargs)
+        given = dict(locals())
+        del given["self"]
+        return self._ds.compact_files(**{k: v for k, v in given.items() if v is not None})
 
     def enable_auto_cleanup(self, auto_cleanup_config: Mapping[str, int], **kwargs: Any) -> None:
         """Turn on pylance's auto-cleanup (a new version), stored as the table config
