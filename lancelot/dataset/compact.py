@@ -5,10 +5,10 @@ one Rewrite transaction (table format, "Transaction types": Rewrite, ReserveFrag
 Planning follows pylance: walking the fragments in order, a fragment is a candidate when its share of deleted rows
 exceeds ``materialize_deletions_threshold`` ("compact itself") or when it has fewer physical rows than
 ``target_rows_per_fragment`` ("compact with neighbours"); adjacent candidates form a bin; a bin of one neighbour-only
-fragment is dropped; a bin is split into groups of at least ``target_rows_per_fragment`` live rows (the remainder joins
-the last group). Each group's live rows are written, in order, in the dataset's data storage version, as pylance 14
-writes them: ``k = max(1, rows // target_rows_per_fragment)`` fragments, their sizes differing by one at most (1024 live
-rows with a target of 1500 make one fragment; 3072, two of 1536; 34 with a target of 8, four of 9, 9, 8, 8).
+fragment is dropped; an excluded fragment (``excluded_fragment_ids``) bounds the bins; a bin is split into groups of at
+least ``target_rows_per_fragment`` live rows (the remainder joins the last group); the ``max_source_*`` limits keep the
+leading groups within them.  Each group is rewritten as pylance 14 cuts it (compact_rewrite.py); the options and their
+defaults are compact_options.py's; ``lancelot.optimize`` runs the same steps one at a time (distributed compaction).
 
 The commit is two versions, as pylance makes them: ReserveFragments (ids for the new fragments), then Rewrite (each
 group's old fragments replaced by its new ones, fragments kept in id order as pylance keeps them).  Both are rebuilt
