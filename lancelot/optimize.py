@@ -13,7 +13,14 @@ import dataclasses
 import json as _json
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from lancelot.dataset.compact import CompactionMetrics, _index_fragments, commit_compaction, plan_groups, rewrite
+from lancelot.dataset.compact import (
+    CompactionMetrics,
+    _index_fragments,
+    check_defer,
+    commit_compaction,
+    plan_groups,
+    rewrite,
+)
 from lancelot.dataset.compact_options import Options, resolve
 from lancelot.dataset.fragment_metadata import FragmentMetadata
 from lancelot.errors import LanceValueError
@@ -339,6 +346,7 @@ class Compaction:
             return CompactionMetrics()
         opts = resolve(dataset, dict(options)) if options is not None else Options()
         read = dataset.checkout_version(min(r.read_version for r in rewrites))
+        check_defer(read, opts)
         written: list[tuple[list[table_pb2.DataFragment], list[table_pb2.DataFragment]]] = [
             ([f.to_pb() for f in r.original_fragments], [f.to_pb() for f in r.new_fragments]) for r in rewrites
         ]

@@ -330,11 +330,7 @@ def plan_groups(ds: LanceDataset, opts: Options, index_fragments: list[set[int]]
     """The groups a compaction of ``ds`` with ``opts`` rewrites: ``plan_compaction``'s, the leading ones within
     the ``max_source_*`` limits (pylance stops at the first group that would exceed one); ``index_fragments`` as
     ``_index_fragments`` gives them (read when None)."""
-    if opts.defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
-        raise CompactionNotSupportedError(
-            f"dataset {ds.uri!r}: cannot compact with defer_index_remap: the dataset uses stable row ids "
-            "(pylance does not record their moves in a fragment reuse index either)"
-        )
+    check_defer(ds, opts)
     groups = plan_compaction(
         ds,
         opts.target_rows_per_fragment,
@@ -353,6 +349,16 @@ def plan_groups(ds: LanceDataset, opts: Options, index_fragments: list[set[int]]
         if any(lim is not None and u > lim for u, lim in zip(used, limits, strict=True)):
             return groups[:i]
     return groups
+
+
+def check_defer(ds: LanceDataset, opts: Options) -> None:
+    """``defer_index_remap`` is refused on a dataset with stable row ids (pylance records no fragment reuse index for
+    their moves either)."""
+    if opts.defer_index_remap and ds.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS:
+        raise CompactionNotSupportedError(
+            f"dataset {ds.uri!r}: cannot compact with defer_index_remap: the dataset uses stable row ids "
+            "(pylance does not record their moves in a fragment reuse index either)"
+        )
 
 
 def _source_bytes(ds: LanceDataset, f: Fragment) -> int:
