@@ -5,9 +5,9 @@ How the rows are cut into fragments follows pylance 14.  Re-encoding makes ``k =
 their sizes differing by one at most (1024 live rows with a target of 1500 make one fragment; 3072, two of 1536; 34
 with a target of 8, four of 9, 9, 8, 8); each is written from the fragments' batches of ``batch_size`` rows (batches
 never span two fragments) and closes early once its bytes written reach ``max_bytes_per_file``.  Binary copy (the
-``try_binary_copy`` / ``force_binary_copy`` modes) takes whole fragments into a new one until it holds
-``target_rows_per_fragment`` rows or more, ``max_bytes_per_file`` ignored; it is for fragments without deletions whose
-data files are all in the output version (else ``try`` re-encodes and ``force`` is pylance's "Not supported"
+``try_binary_copy`` / ``force_binary_copy`` modes) takes whole fragments into a new one until it holds the largest of
+those sizes, ``max_bytes_per_file`` ignored; it is for fragments of one data file holding the schema's fields in the
+output version, without deletions or blob columns (else ``try`` re-encodes and ``force`` is pylance's "Not supported"
 OSError).  lancelot writes the rows of either mode through its writer: the fragments and rows are pylance's, the pages
 within the files are lancelot's."""
 
@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from lancelot.dataset import blob_write
+from lancelot.dataset.blob import holds_blob, is_blob_field
 from lancelot.dataset.compact_options import CompactionNotSupportedError, Options
 from lancelot.dataset.manifest import FLAG_STABLE_ROW_IDS
 from lancelot.dataset.rowids import encode_row_ids, encode_versions, row_ids, row_versions
@@ -88,31 +89,49 @@ def rewrite_group(
 def _binary_copy_sizes(
     group: list[Fragment], target: int, data_version: str | None, opts: Options, where: str
 ) -> list[int] | None:
-    """The new fragments' row counts a binary copy makes (whole fragments until ``target`` rows), or None: re-encode."""
+    """The new fragments' row counts a binary copy makes, or None: re-encode.  pylance copies whole data files into a
+    new one until it holds the largest of the re-encoding's balanced sizes, then starts the next."""
     if opts.compaction_mode == "reencode":
         return None
-    why = None
-    for f in group:
-        pb = f.data_fragment
-        if pb.HasField("deletion_file"):
-            why = f"fragment {f.fragment_id} has deleted rows"
-        for d in pb.files:
-            if data_version is not None and f"{d.file_major_version}.{d.file_minor_version}" != data_version:
-                why = (
-                    f"binary copy target is {data_version}, but data file {d.path!r} uses "
-                    f"{d.file_major_version}.{d.file_minor_version}"
-                )
+    why = _binary_copy_refusal(group, data_version)
     if why is not None:
         if opts.compaction_mode == "force_binary_copy":
             raise CompactionNotSupportedError(f"compaction of {where}: binary copy is not supported: {why}")
         return None
+    live = sum(f.physical_rows for f in group)
+    k = max(1, live // target) if target else 1
+    most = live // k + (live % k > 0)
     sizes, acc = [], 0
     for f in group:
         acc += f.physical_rows
-        if acc >= target:
+        if acc >= most:
             sizes.append(acc)
             acc = 0
     return sizes + [acc] if acc else sizes
+
+
+def _binary_copy_refusal(group: list[Fragment], data_version: str | None) -> str | None:
+    """Why pylance would not binary-copy ``group`` (None: it would): deleted rows, a fragment of several data files or
+    holding a dropped column's data, blob columns, or a data file in another version than the output's."""
+    ds = group[0].dataset
+    if any(holds_blob(f, is_blob_field) for f in ds.schema):
+        return "the dataset has blob columns"
+    ids = {int(f.id) for f in ds.manifest.fields}
+    for f in group:
+        pb = f.data_fragment
+        if pb.HasField("deletion_file"):
+            return f"fragment {f.fragment_id} has deleted rows"
+        if len(pb.files) != 1:
+            return f"fragment {f.fragment_id} has {len(pb.files)} data files"
+        d = pb.files[0]
+        if not {int(i) for i in d.fields} <= ids:
+            return f"fragment {f.fragment_id}'s data file holds a dropped column's data"
+        if data_version is not None and f"{d.file_major_version}.{d.file_minor_version}" != data_version:
+            return (
+                f"binary copy target is {data_version}, but data file {d.path!r} uses "
+                f"{d.file_major_version}.{d.file_minor_version}"
+            )
+    return None
 
 
 class _pieces:

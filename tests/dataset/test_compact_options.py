@@ -157,3 +157,52 @@ def test_compact_files_signature_is_pylances(tmp_path):
     )
     with pytest.raises(TypeError):
         lancelot.dataset(str(tmp_path / "ours")).optimize.compact_files(io_buffer_size=1)
+
+
+def _plain(uri: str) -> None:
+    lance.write_dataset(pa.table({"a": range(1000)}), uri, max_rows_per_file=100, enable_stable_row_ids=True)
+
+
+def _added_column(uri: str) -> None:
+    lance.write_dataset(pa.table({"a": range(1000)}), uri, max_rows_per_file=100)
+    lance.dataset(uri).add_columns({"b": "a * 2"})  # two data files a fragment
+
+
+def _dropped_column(uri: str) -> None:
+    lance.write_dataset(pa.table({"a": range(1000), "b": range(1000)}), uri, max_rows_per_file=100)
+    lance.dataset(uri).drop_columns(["b"])  # the files still hold b
+
+
+def _structs(uri: str) -> None:
+    t = pa.table({"s": pa.array([{"x": i, "y": str(i)} for i in range(1000)]), "l": [[i, i] for i in range(1000)]})
+    lance.write_dataset(t, uri, max_rows_per_file=100)
+
+
+def _blobs(uri: str) -> None:
+    blob = pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    schema = pa.schema([pa.field("id", pa.int64()), blob])
+    table = pa.table({"id": range(100), "blob": pa.array([b"x" * 10] * 100, pa.large_binary())}, schema=schema)
+    lance.write_dataset(table, uri, schema=schema, max_rows_per_file=10)
+
+
+@pytest.mark.parametrize("setup", [_plain, _added_column, _dropped_column, _structs, _blobs])
+@pytest.mark.parametrize("mode", ["try_binary_copy", "force_binary_copy"])
+def test_binary_copy_as_pylance(tmp_path, setup, mode):
+    """Binary copy takes whole fragments (4 of 100 rows, target 250: one of 400, where re-encoding writes 300 + 100);
+    fragments it cannot copy are re-encoded (try) or refused (force), as pylance decides."""
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    setup(ours)
+    setup(theirs)
+    options = {"target_rows_per_fragment": 250, "compaction_mode": mode}
+    try:
+        lance.dataset(theirs).optimize.compact_files(**options)
+    except OSError:
+        with pytest.raises(OSError, match="binary copy is not supported"):
+            lancelot.dataset(ours).optimize.compact_files(**options)
+        assert lance.dataset(ours).version == lance.dataset(theirs).version
+        return
+    lancelot.dataset(ours).optimize.compact_files(**options)
+    got = [lance.dataset(u) for u in (ours, theirs)]
+    counts = [[f.count_rows() for f in d.get_fragments()] for d in got]
+    assert counts[0] == counts[1]
+    assert got[0].to_table() == got[1].to_table() and got[0].version == got[1].version
