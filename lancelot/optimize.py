@@ -72,9 +72,17 @@ def _options_json(o: Options) -> dict[str, Any]:
 
 
 def _options_of(d: dict[str, Any]) -> Options:
+    """Options from their JSON (lancelot's or pylance's: its older binary-copy flags too)."""
     modes = {v: k for k, v in _MODE_JSON.items()}
     known = {k: v for k, v in d.items() if k in Options.__dataclass_fields__ and v is not None}
-    known["compaction_mode"] = modes.get(d.get("compaction_mode") or "Reencode", "reencode")
+    legacy = (
+        "ForceBinaryCopy"
+        if d.get("enable_binary_copy_force")
+        else "TryBinaryCopy"
+        if d.get("enable_binary_copy")
+        else None
+    )
+    known["compaction_mode"] = modes.get(d.get("compaction_mode") or legacy or "Reencode", "reencode")
     if "excluded_fragment_ids" in known:
         known["excluded_fragment_ids"] = tuple(known["excluded_fragment_ids"])
     return Options(**known)
