@@ -115,3 +115,22 @@ def test_dataset_scan_counts_its_data_files(tmp_path):
     theirs = lance.iops_counter(), lance.bytes_read_counter()
     lance.dataset(uri).to_table()
     assert lance.iops_counter() > theirs[0] and lance.bytes_read_counter() > theirs[1]
+
+
+def test_s3_dataset_reads(s3_dataset):
+    """On S3 (moto on localhost) both ways of reading a data file are counted: a scan of small fragments fetches each
+    whole (one GET each, its size from the manifest), a take of a large file reads ranges (``CountingSource`` sees
+    the same requests)."""
+    opts = s3_dataset.lancelot_options()
+    lancelot.write_dataset(pa.table({"a": range(30)}), s3_dataset.uri, max_rows_per_file=10, storage_options=opts)
+    ds = lancelot.dataset(s3_dataset.uri, storage_options=opts)
+    sizes = [f.data_files()[0].file_size_bytes for f in ds.get_fragments()]
+    before = _counters()
+    assert ds.to_table().num_rows == 30
+    assert _delta(before) == (3, sum(sizes))
+    url = f"s3://{s3_dataset.bucket}/big.lance"
+    lancelot.write_table(pa.table({"a": np.arange(300_000)}), url, storage_options=opts)
+    counting = CountingSource(open_source(url, opts))
+    before = _counters()
+    assert lancelot.LanceFile(counting).take([3, 250_000]).column("a").to_pylist() == [3, 250_000]
+    assert _delta(before) == (counting.requests, counting.bytes_read) and counting.requests > 0
