@@ -34,6 +34,7 @@ from lancelot.errors import (
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
+from lancelot.io.counters import bytes_read_counter, iops_counter
 from lancelot.reader import LanceFile, read_table
 from lancelot.writer import LanceWriter, write_table
 
@@ -72,4 +73,6 @@ __all__ = [
     "write_table",
     "json_to_schema",
     "schema_to_json",
+    "iops_counter",
+    "bytes_read_counter",
 ]

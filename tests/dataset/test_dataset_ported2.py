@@ -907,9 +907,7 @@ def test_dataset_progress(tmp_path, lib) -> None:
     assert (progress.begin_called, progress.complete_called) == (2, 2)
 
 
-@pytest.mark.parametrize(
-    "lib", _gap("nearest's q as a FixedShapeTensorScalar is refused (vector_search.parse_nearest: float())")
-)
+@pytest.mark.parametrize("lib", LIBS)
 def test_tensor_type(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     tensor_type = pa.fixed_shape_tensor(pa.float32(), [4])
