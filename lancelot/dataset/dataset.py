@@ -31,6 +31,7 @@ from lancelot.errors import CorruptFileError, DatasetNotFoundError, LanceError, 
 from lancelot.format.pb import table_pb2
 
 if TYPE_CHECKING:
+    from lancelot.dataset.sql_query import SqlQueryBuilder
     from lancelot.reader import LanceFile
 
 
@@ -227,6 +228,19 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         store, prefix = self.base_store(df, where)
         path = f"{prefix}{check_relative_path(df.path, where)}"
         return open_data_file(store, path, where, self.storage_options)
+
+    def sql(self, sql: str) -> SqlQueryBuilder:
+        """A SQL query over this version (pylance's ``sql``): ``ds.sql("SELECT id FROM dataset WHERE x > 1").build()``.
+
+        Args:
+            sql: One SELECT; its FROM names the dataset by the builder's ``table_name`` (default ``dataset``).
+
+        Returns:
+            A ``SqlQueryBuilder``; lancelot runs a subset of SQL (lancelot/dataset/sql_plan.py) and refuses the rest.
+        """
+        from lancelot.dataset.sql_query import SqlQueryBuilder
+
+        return SqlQueryBuilder(self, sql)
 
     def migrate_manifest_paths_v2(self) -> None:
         """Rename the dataset's manifests to the V2 naming scheme (``{u64::MAX - version:020}.manifest``, which lists

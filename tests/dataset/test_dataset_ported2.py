@@ -1339,7 +1339,7 @@ def test_metadata_cache_size(tmp_path, lib) -> None:
     assert ds.session().size_bytes() < default_size
 
 
-@pytest.mark.parametrize("lib", _gap("LanceDataset.sql (a SQL query builder over the dataset) is not there"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_dataset_sql(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     ds = mod.write_dataset(pa.table({"id": [1, 2, 3], "value": ["a", "b", "c"]}), tmp_path / "test")
