@@ -1326,7 +1326,7 @@ def test_merge_insert_explain_analyze_plan(tmp_path, lib) -> None:
         builder.explain_plan(pa.schema([pa.field("zz", pa.int64())]))
 
 
-@pytest.mark.parametrize("lib", _gap("LanceDataset.session() is not there (lancelot keeps no metadata cache)"))
+@pytest.mark.parametrize("lib", LIBS)
 def test_metadata_cache_size(tmp_path, lib) -> None:
     mod = LIBS[lib][0]
     mod.write_dataset(pa.table({"id": [1, 2, 3]}), tmp_path / "test")
