@@ -242,6 +242,15 @@ class LanceDataset(ScansMixin, RowsMixin, ChangesMixin, VersionsMixin, MetadataM
         super()._move_to(version, committed)
         reattach(self)
 
+    def checkout_version(self, version: int | str | tuple[str | None, int | None]) -> LanceDataset:
+        from lancelot.dataset.session import session_of
+
+        out = super().checkout_version(version)
+        session_of(self).attach(out)  # a checkout shares the session, as pylance's
+        return out
+
+    checkout_version.__doc__ = VersionsMixin.checkout_version.__doc__
+
     def sql(self, sql: str) -> SqlQueryBuilder:
         """A SQL query over this version (pylance's ``sql``): ``ds.sql("SELECT id FROM dataset WHERE x > 1").build()``.
 

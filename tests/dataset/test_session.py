@@ -91,6 +91,20 @@ def test_no_metadata_cache_survives_a_commit(tmp_path, lib) -> None:
         assert _metadata(ds.session()) == 0
 
 
+@pytest.mark.parametrize("lib", LIBS)
+def test_a_checkout_shares_the_session(tmp_path, lib) -> None:
+    mod, _ = LIBS[lib]
+    lance.write_dataset(pa.table({"id": range(10)}), tmp_path / "ds")
+    lance.write_dataset(pa.table({"id": range(10, 15)}), tmp_path / "ds", mode="append")
+    for capacity in (None, 0):
+        ds = mod.dataset(tmp_path / "ds", metadata_cache_size_bytes=capacity)
+        old = ds.checkout_version(1)
+        assert old.session().is_same_as(ds.session())
+        assert old.to_table() == lance.dataset(tmp_path / "ds", version=1).to_table()
+        if capacity == 0:
+            assert _metadata(ds.session()) == 0
+
+
 def test_lancelot_default_session_counts_its_open_files(uri) -> None:
     """The default session reports the process-wide cache's entries of the dataset's own files: their metadata."""
     from lancelot.dataset import open_files
