@@ -71,6 +71,34 @@ def touched_fragments(t: transaction_pb2.Transaction) -> set[int]:
     return set()
 
 
+def gap_conflict(
+    t: transaction_pb2.Transaction, read: table_pb2.Manifest, after: table_pb2.Manifest
+) -> Conflict | None:
+    """How ``t`` stands against versions a cleanup removed, between its read version (``read``) and the version
+    ``after`` them (None: compatible).  Their transactions are gone, so the two manifests tell: an append, which
+    touches no existing fragment, passes (as pylance's, which checks only the transactions still there); so does a
+    delete or update whose fragments are in ``after`` as they were read.  Where only their deletions changed, it is
+    rebased as over a concurrent delete (``rebase_deletions`` merges the rows, or finds the same ones: retryable);
+    anything else is retryable: a delete or update then runs again on the latest version."""
+    op = operation(t)
+    if op == "append":
+        return None
+    if op not in ("delete", "update"):
+        return Conflict(RETRYABLE, f"a {op} cannot be checked against them")
+    if op == "update" and list(read.fields) != list(after.fields):
+        return Conflict(RETRYABLE, "the schema changed")
+    now, touched = {int(f.id): f for f in after.fragments}, touched_fragments(t)
+    out = None
+    for f in read.fragments:
+        if int(f.id) in touched:
+            g = now.get(int(f.id))
+            if g is None or list(g.files) != list(f.files):
+                return Conflict(RETRYABLE, f"fragment {f.id}, which this {op} changes, was removed or rewritten")
+            if g.deletion_file != f.deletion_file:
+                out = Conflict(REBASE, f"rows of fragment {f.id}, which this {op} changes, were deleted")
+    return out
+
+
 def _rewritten(t: transaction_pb2.Transaction) -> set[int]:
     olds = list(t.rewrite.old_fragments) + [f for g in t.rewrite.groups for f in g.old_fragments]
     return {int(f.id) for f in olds}
