@@ -108,7 +108,10 @@ class Versions:
 
 def list_versions(store: ObjectStore, uri: str) -> Versions:
     """The manifests under ``_versions/``, from one listing (other files, such as temporary files and
-    the version hint, are skipped); a directory mixing both naming schemes is refused.
+    the version hint, are skipped).  A directory mixing both naming schemes (a migration to V2 names
+    interrupted) lists every version under either name, its V2 name first, and new versions take V2
+    names: it opens at its latest version (pylance 14 refuses to, an internal error, but opens a
+    version given by number), and ``migrate_manifest_paths_v2`` run again finishes the migration.
 
     The common case, every name of the V2 scheme, costs one comprehension (no call per name):
     appends and ``versions()`` list directories of thousands of manifests."""
@@ -122,11 +125,9 @@ def list_versions(store: ObjectStore, uri: str) -> Versions:
         parsed = parse_manifest_name(name)
         if parsed is None or parsed[1] == "v2":
             continue
-        names[parsed[0]] = name
+        names.setdefault(parsed[0], name)
         schemes.add(parsed[1])
-    if len(schemes) > 1:
-        raise CorruptFileError(f"dataset {uri!r}: _versions/ mixes both manifest naming schemes")
-    return Versions(names, schemes.pop() if schemes else None)
+    return Versions(names, "v2" if "v2" in schemes else schemes.pop() if schemes else None)
 
 
 def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
