@@ -1,6 +1,7 @@
 """``merge`` (dataset and fragment) given right-side data of no record batch at all, as pylance 14: refused
 (``LanceDataset.merge`` an OSError, ``LanceFragment.merge`` a ValueError), nothing written; one empty batch instead
-is data whose keys match no row (a column of nulls)."""
+is data whose keys match no row (a column of nulls).  And ``write_dataset`` of an empty iterable of batches without a
+schema: pylance's ValueError."""
 
 from __future__ import annotations
 
@@ -57,3 +58,13 @@ def test_merge_of_one_empty_batch_adds_nulls_as_pylance(tmp_path: Path) -> None:
     lancelot.dataset(ours).merge(pa.RecordBatchReader.from_batches(SCHEMA, [EMPTY]), left_on="id")
     assert lance.dataset(theirs).to_table().column("b").null_count == 30
     assert_twins(theirs, ours)
+
+
+@pytest.mark.parametrize("make", [list, lambda: iter([])], ids=["list", "generator"])
+def test_write_of_an_empty_iterable_without_schema_refused_as_pylance(tmp_path: Path, make: Callable[[], Any]) -> None:
+    with pytest.raises(ValueError, match="schema"):
+        lance.write_dataset(make(), str(tmp_path / "theirs"))
+    with pytest.raises(ValueError, match="schema") as got:
+        lancelot.write_dataset(make(), str(tmp_path / "ours"))
+    assert isinstance(got.value, lancelot.LanceError)
+    assert not (tmp_path / "ours").exists() or not any((tmp_path / "ours").rglob("*.manifest"))
