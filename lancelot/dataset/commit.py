@@ -400,13 +400,13 @@ def commit_manifest(
                         if unconditional or operation(txn) == "update_config" or v < gap_end:  # (pylance's: config
                             continue  # upserts too)
                         gap_end = min(n for n in versions.names if n > v)
-                        gap = gap_conflict(
-                            txn,
-                            read_manifest.manifest if read_manifest else table_pb2.Manifest(),  # (unknown: no fragment)
-                            _load_vanishing(store, uri, versions, gap_end).manifest,
-                        )
-                        if read_manifest is None and operation(txn) != "append":
+                        after = _load_vanishing(store, uri, versions, gap_end)
+                        if read_manifest is not None:
+                            gap = gap_conflict(txn, read_manifest, after)
+                        elif operation(txn) != "append":
                             gap = Conflict(RETRYABLE, "the read version is unknown")
+                        else:
+                            gap = None
                         if gap is not None and gap.kind == REBASE and rebase:
                             rebase_over.append((txn, f"versions up to {gap_end - 1} were cleaned up: {gap.reason}"))
                         elif gap is not None:
