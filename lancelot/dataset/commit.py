@@ -354,8 +354,9 @@ def commit_manifest(
     returned as the commit's: one operation, one version.  The transactions of versions in between
     that a cleanup removed cannot be checked: overwrites, restores and clones, which stand against
     everything alike, pass over them, and so do an append and, given the manifest of its read version
-    (``read_manifest``), a delete or update whose fragments the next version still has as they were
-    read (``gap_conflict``); else a ``RetryableCommitConflictError`` asks the caller to re-read."""
+    (``read_manifest``), a delete, update or index build whose fragments the next version still has
+    as they were read (``gap_conflict``; a delete's or update's with other deletions: rebased); else a
+    ``RetryableCommitConflictError`` asks the caller to re-read."""
     name = transaction_name(txn)
     store.put_new(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
     if known is None and read_version and not create:
