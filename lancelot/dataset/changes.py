@@ -379,7 +379,14 @@ def commit_change(cur: LanceDataset, txn: transaction_pb2.Transaction, build: Bu
     hint says it is still the latest (no listing of ``_versions/``), else as ``commit_manifest`` lists and checks.
     The new version, and its versions and manifest to open it by (None: read it back)."""
     v, versions, mf = commit_manifest(
-        cur.store, cur.uri, txn, build, read_version=cur.version, known=cur.read_as_latest(), rebase=True
+        cur.store,
+        cur.uri,
+        txn,
+        build,
+        read_version=cur.version,
+        known=cur.read_as_latest(),
+        rebase=True,
+        read_manifest=cur.manifest_file,
     )
     return v, ((versions, mf) if mf is not None else None)
 

@@ -30,8 +30,11 @@ from lancelot.dataset.manifest import (
 )
 from lancelot.dataset.transaction import (
     REBASE,
+    RETRYABLE,
     TRANSACTIONS_DIR,
+    Conflict,
     conflict,
+    gap_conflict,
     operation,
     transaction_name,
     transaction_uuid,
@@ -105,7 +108,10 @@ class Versions:
 
 def list_versions(store: ObjectStore, uri: str) -> Versions:
     """The manifests under ``_versions/``, from one listing (other files, such as temporary files and
-    the version hint, are skipped); a directory mixing both naming schemes is refused.
+    the version hint, are skipped).  A directory mixing both naming schemes (a migration to V2 names
+    interrupted) lists every version under either name, its V2 name first, and new versions take V2
+    names: it opens at its latest version (pylance 14 refuses to, an internal error, but opens a
+    version given by number), and ``migrate_manifest_paths_v2`` run again finishes the migration.
 
     The common case, every name of the V2 scheme, costs one comprehension (no call per name):
     appends and ``versions()`` list directories of thousands of manifests."""
@@ -119,11 +125,9 @@ def list_versions(store: ObjectStore, uri: str) -> Versions:
         parsed = parse_manifest_name(name)
         if parsed is None or parsed[1] == "v2":
             continue
-        names[parsed[0]] = name
+        names.setdefault(parsed[0], name)
         schemes.add(parsed[1])
-    if len(schemes) > 1:
-        raise CorruptFileError(f"dataset {uri!r}: _versions/ mixes both manifest naming schemes")
-    return Versions(names, schemes.pop() if schemes else None)
+    return Versions(names, "v2" if "v2" in schemes else schemes.pop() if schemes else None)
 
 
 def load_manifest(store: ObjectStore, uri: str, versions: Versions, version: int) -> ManifestFile:
@@ -326,6 +330,7 @@ def commit_manifest(
     scheme: str = "v2",
     known: tuple[Versions, ManifestFile | None] | None = None,
     rebase: bool = False,
+    read_manifest: ManifestFile | None = None,
 ) -> tuple[int, Versions, ManifestFile | None]:
     """Write ``txn`` and commit the manifest ``build`` makes; return the new version, the versions
     known then (the new one among them) and its manifest (None where an earlier attempt of this
@@ -346,10 +351,12 @@ def commit_manifest(
     (``rebase_deletions``); without, that is a retryable conflict, as pylance's commit of a
     transaction it is given.  A version that is this very transaction (an earlier attempt took
     effect but its reply was lost, and the store's own retry found the manifest there) is
-    returned as the commit's: one operation, one version.  A version in between that a cleanup
-    removed cannot be checked: a ``RetryableCommitConflictError`` asks the caller to re-read
-    (the read version itself may be gone: the versions after it say all that changed since).
-    Only overwrites, restores and clones, which stand against everything alike, pass over them."""
+    returned as the commit's: one operation, one version.  The transactions of versions in between
+    that a cleanup removed cannot be checked: overwrites, restores and clones, which stand against
+    everything alike, pass over them, and so do an append and, given the manifest of its read version
+    (``read_manifest``), a delete, update or index build whose fragments the next version still has
+    as they were read (``gap_conflict``; a delete's or update's with other deletions: rebased); else a
+    ``RetryableCommitConflictError`` asks the caller to re-read."""
     name = transaction_name(txn)
     store.put_new(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())
     if known is None and read_version and not create:
@@ -388,14 +395,28 @@ def commit_manifest(
                 start = checked if checked is not None else latest
                 base = None
                 rebase_over: list[tuple[transaction_pb2.Transaction, str]] = []  # deletes to merge with
+                gap_end = 0  # versions cleaned up before it were found no conflict
                 for v in range(start + 1, latest + 1):
                     if v not in versions.names:
-                        if unconditional or operation(txn) == "update_config":  # (pylance's: config upserts too)
-                            continue
-                        raise RetryableCommitConflictError(
-                            f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has been "
-                            f"cleaned up and cannot be checked for conflicts; re-read the dataset and retry"
-                        )
+                        if unconditional or operation(txn) == "update_config" or v < gap_end:  # (pylance's: config
+                            continue  # upserts too)
+                        gap_end = min(n for n in versions.names if n > v)
+                        after = _load_vanishing(store, uri, versions, gap_end)
+                        if read_manifest is not None:
+                            gap = gap_conflict(txn, read_manifest, after)
+                        elif operation(txn) != "append":
+                            gap = Conflict(RETRYABLE, "the read version is unknown")
+                        else:
+                            gap = None
+                        if gap is not None and gap.kind == REBASE and rebase:
+                            rebase_over.append((txn, f"versions up to {gap_end - 1} were cleaned up: {gap.reason}"))
+                        elif gap is not None:
+                            raise RetryableCommitConflictError(
+                                f"dataset {uri!r}: version {v}, committed after the read version {read_version}, has "
+                                f"been cleaned up and cannot be checked for conflicts ({gap.reason}); re-read the "
+                                "dataset and retry"
+                            )
+                        continue
                     mf = _load_vanishing(store, uri, versions, v)
                     if is_ours(mf, txn):
                         return _done(store, v), versions, None
@@ -421,8 +442,11 @@ def commit_manifest(
                 base.owned = True  # (read for this commit only: its builder may take the message over)
                 if rebase_over:  # only once every version in between was checked with the transaction as it was
                     if versions.name_of(int(txn.read_version)) is None:  # (the rows it read: cleaned up)
-                        raise RetryableCommitConflictError(f"dataset {uri!r}: {rebase_over[0][1]}; re-read and retry")
-                    read = _load_vanishing(store, uri, versions, int(txn.read_version))
+                        if read_manifest is None:
+                            raise RetryableCommitConflictError(f"dataset {uri!r}: {rebase_over[0][1]}; re-read, retry")
+                        read = read_manifest
+                    else:
+                        read = _load_vanishing(store, uri, versions, int(txn.read_version))
                     txn, build = rebase_deletions(store, uri, txn, rebase_over, read, base, build)
                     name = transaction_name(txn)
                     store.put_new(f"{TRANSACTIONS_DIR}/{name}", txn.SerializeToString())

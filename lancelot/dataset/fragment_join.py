@@ -30,10 +30,14 @@ def _right(frag: Fragment, data_obj: Any, schema: Any, right_on: str) -> tuple[p
     """The data as one table, its key renamed, one row per key (the last); and the names of its other columns."""
     from lancelot.dataset.writing import as_batches
 
+    if isinstance(data_obj, pa.RecordBatch):  # as pylance, through a Table: an empty batch is no batch
+        data_obj = pa.Table.from_batches([data_obj])
     sch, batches = as_batches(data_obj, schema)
     right = pa.Table.from_batches(list(batches), schema=sch)
     if right_on not in right.column_names:
         raise ChangeInputError(f"fragment {frag.fragment_id}: column {right_on} does not exist in the right side data")
+    if right.column(0).num_chunks == 0:  # no batch at all: pylance's join refuses it (one empty batch: no row matches)
+        raise ChangeInputError(f"fragment {frag.fragment_id}: no data on the right side (no record batch)")
     right = right.rename_columns([_KEY if n == right_on else n for n in right.column_names])
     last = pa.table({_KEY: right.column(_KEY), _POS: np.arange(right.num_rows)}).group_by(_KEY)
     right = right.take(last.aggregate([(_POS, "max")]).column(f"{_POS}_max"))

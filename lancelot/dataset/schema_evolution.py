@@ -322,7 +322,7 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     right_on = right_on or left_on
     if left_on not in ds.schema.names:
         raise SchemaEvolutionError(f"dataset {ds.uri!r}: column {left_on} does not exist in the left side dataset")
-    sch, batches = as_batches(data, schema)
+    sch, batches = as_batches(pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data, schema)
     right = pa.Table.from_batches(list(batches), schema=sch)
     if right_on not in right.column_names:
         raise SchemaEvolutionError(f"column {right_on} does not exist in the right side dataset")
@@ -330,6 +330,8 @@ def merge(ds: LanceDataset, data: Any, left_on: str, right_on: str | None = None
     for n in new_names:
         if n in ds.schema.names:
             raise SchemaEvolutionError(f"column {n} exists in both sides of the dataset")
+    if right.column(0).num_chunks == 0:  # no batch at all: pylance's join refuses it
+        raise SchemaEvolutionError(f"dataset {ds.uri!r}: merge: no data on the right side (no record batch)")
     want, got = ds.schema.field(left_on).type, right.schema.field(right_on).type
     if want != got:
         raise SchemaEvolutionError(

@@ -25,8 +25,12 @@ from __future__ import annotations
 import uuid as _uuid
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lancelot.format.pb import table_pb2, transaction_pb2
+
+if TYPE_CHECKING:
+    from lancelot.dataset.manifest import ManifestFile
 
 TRANSACTIONS_DIR = "_transactions"
 #: the name of the fragment reuse index (its commits conflict with each other)
@@ -69,6 +73,39 @@ def touched_fragments(t: transaction_pb2.Transaction) -> set[int]:
     if op == "merge":
         return {int(f.id) for f in t.merge.fragments}
     return set()
+
+
+def gap_conflict(t: transaction_pb2.Transaction, read: ManifestFile, after: ManifestFile) -> Conflict | None:
+    """How ``t`` stands against versions a cleanup removed, between its read version (``read``) and the version
+    ``after`` them (None: compatible).  Their transactions are gone, so the two manifests tell: an append, which
+    touches no existing fragment, passes (as pylance's, which checks only the transactions still there); so does a
+    delete or update whose fragments are in ``after`` as they were read, and an index built while every fragment it
+    read and every index are as they were.  Where only a delete's or update's fragments' deletions changed, it is
+    rebased as over a concurrent delete (``rebase_deletions`` merges the rows, or finds the same ones: retryable);
+    anything else is retryable: a delete or update then runs again on the latest version."""
+    op, was, now = operation(t), read.manifest, after.manifest
+    if op == "append":
+        return None
+    if op == "create_index":
+        touched = {int(f.id) for f in was.fragments}
+        if read.index_section != after.index_section:
+            return Conflict(RETRYABLE, "the indices changed")
+    elif op in ("delete", "update"):
+        touched = touched_fragments(t)
+    else:
+        return Conflict(RETRYABLE, f"a {op} cannot be checked against them")
+    if op == "update" and list(was.fields) != list(now.fields):
+        return Conflict(RETRYABLE, "the schema changed")
+    frags = {int(f.id): f for f in now.fragments}
+    out = None
+    for f in was.fragments:
+        if int(f.id) in touched:
+            g = frags.get(int(f.id))
+            if g is None or list(g.files) != list(f.files):
+                return Conflict(RETRYABLE, f"fragment {f.id}, which this {op} reads, was removed or rewritten")
+            if g.deletion_file != f.deletion_file and op != "create_index":
+                out = Conflict(REBASE, f"rows of fragment {f.id}, which this {op} changes, were deleted")
+    return out
 
 
 def _rewritten(t: transaction_pb2.Transaction) -> set[int]:

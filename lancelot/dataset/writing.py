@@ -48,6 +48,7 @@ from lancelot.dataset.write_schema import (
 )
 from lancelot.errors import (
     LanceError,
+    LanceValueError,
     SchemaMismatchError,
     UnsupportedTypeError,
     UnsupportedVersionError,
@@ -86,7 +87,7 @@ def as_batches(data: Any, schema: pa.Schema | None = None) -> tuple[pa.Schema, I
 
     got, batches = _as_batches(data, schema, caller="write_dataset", records=True)
     if got is None:
-        raise LanceError("no data and no schema given")
+        raise LanceValueError("no data and no schema given: an empty iterable of batches needs schema=")
     return got, batches
 
 
