@@ -28,24 +28,7 @@ import pytest
 from lance.progress import FragmentWriteProgress
 
 import lancelot
-from lancelot.dataset import LanceDataset, LanceOperation
-
-LIBS = {
-    "pylance": (lance, lance.LanceDataset, lance.LanceOperation),
-    "lancelot": (lancelot, LanceDataset, LanceOperation),
-}
-
-
-def _gap(reason: str):
-    """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
-    return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
-
-
-def _both(path) -> pa.Table:
-    """The latest version as pylance reads it, asserted equal to lancelot's reading."""
-    theirs = lance.dataset(str(path)).to_table()
-    assert lancelot.dataset(str(path)).to_table() == theirs
-    return theirs
+from tests.dataset.helpers import API, LIBS, both
 
 
 class _Progress(FragmentWriteProgress):
@@ -82,11 +65,11 @@ _INPUTS = {
 @pytest.mark.parametrize("kind,lib", [(k, lib) for k in _INPUTS for lib in LIBS])
 def test_input_data(tmp_path, lib, kind) -> None:
     """(The reference's polars input is left out: polars is not installed here.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema, data = _INPUTS[kind]()
     ds = mod.write_dataset(data, tmp_path / "test", schema=schema)
     want = pa.table({"a": [1.0, 2.0], "b": [20, 30]})
-    assert ds.to_table() == want and _both(tmp_path / "test") == want
+    assert ds.to_table() == want and both(tmp_path / "test") == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
@@ -94,7 +77,7 @@ def test_roundtrip_types(tmp_path, lib) -> None:
     """The reference writes "legacy" (0.1) files, which lancelot does not write; here the default
     version, whose schema pylance 14.0.2 keeps for every column but the large_string dictionary
     (read back as a string dictionary, as in pylance)."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.table(
         {
             "dict": pa.array(["a", "b", "a"], pa.dictionary(pa.int8(), pa.string())),
@@ -108,13 +91,13 @@ def test_roundtrip_types(tmp_path, lib) -> None:
     ours = mod.write_dataset(table, tmp_path / "ours")
     theirs = lance.write_dataset(table, tmp_path / "theirs")
     assert ours.schema == theirs.schema
-    assert ours.to_table() == theirs.to_table() == _both(tmp_path / "ours")
+    assert ours.to_table() == theirs.to_table() == both(tmp_path / "ours")
     assert ours.to_table().cast(table.schema) == table
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_from_record_batch_iterable(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     base = tmp_path / "test"
     rows = [{"colA": "Alice", "colB": 20}, {"colA": "Blob", "colB": 30}]
     batches = [pa.RecordBatch.from_pylist([rows[0]]), pa.RecordBatch.from_pylist([rows[1]])]
@@ -124,12 +107,12 @@ def test_dataset_from_record_batch_iterable(tmp_path, lib) -> None:
     assert list(ds.to_batches())[0].to_pylist() == rows
     mod.write_dataset(batches, base, schema, mode="overwrite")
     assert list(mod.dataset(base).to_batches())[0].to_pylist() == rows
-    assert _both(base).to_pylist() == rows
+    assert both(base).to_pylist() == rows
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_to_batches_with_partial_last_batch(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     base = tmp_path / "test_batches"
     per_file, bs = 32, 5
     rows = [{"colA": f"Row{i}", "colB": i} for i in range(per_file * 3)]
@@ -162,7 +145,7 @@ def test_to_batches_with_partial_last_batch(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_enable_stable_row_ids(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pylist([{"name": "Alice", "age": 20}, {"name": "Bob", "age": 30}])
     mod.write_dataset(table, tmp_path, enable_stable_row_ids=True)
     ds = mod.write_dataset(table, tmp_path, enable_stable_row_ids=True, mode="append")
@@ -185,29 +168,29 @@ def _manifests(path) -> list[str]:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_v2_manifest_paths(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.table({"a": range(100)}), tmp_path / "ds", enable_v2_manifest_paths=True)
     names = _manifests(tmp_path / "ds")
     assert len(names) == 1 and re.match(r"\d{20}\.manifest", names[0])
     lance.write_dataset(pa.table({"a": range(100)}), tmp_path / "twin", enable_v2_manifest_paths=True)
     assert sorted(os.listdir(tmp_path / "ds" / "_versions")) == sorted(os.listdir(tmp_path / "twin" / "_versions"))
-    _both(tmp_path / "ds")
+    both(tmp_path / "ds")
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_v2_manifest_paths_migration(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.table({"a": range(100)}), tmp_path, enable_v2_manifest_paths=False)
     assert _manifests(tmp_path) == ["1.manifest"]
     mod.dataset(tmp_path).migrate_manifest_paths_v2()
     names = _manifests(tmp_path)
     assert len(names) == 1 and re.match(r"\d{20}\.manifest", names[0])
-    _both(tmp_path)
+    both(tmp_path)
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_sample(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pydict({"x": [0, 10, 20, 30, 40, 50], "y": range(6)}), tmp_path / "test")
     ds = mod.dataset(tmp_path / "test")
     sampled = ds.sample(3)
@@ -220,7 +203,7 @@ def test_sample(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_take_rowid_rowaddr(tmp_path, lib) -> None:
     """(As the reference: counts of rows and columns; and here also equal to pylance's take.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     base = tmp_path / "test"
     mod.write_dataset(
         pa.table({"a": range(1000), "b": range(1000)}), base, enable_stable_row_ids=False, max_rows_per_file=50
@@ -248,7 +231,7 @@ def test_take_rowid_rowaddr(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("indices", [[], [1, 1], [1, 1, 20, 20, 21], [21, 0, 21, 1, 0]])
 def test_take_duplicate_index(tmp_path, lib, indices) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.table({"x": range(24)})
     ds = mod.write_dataset(table, tmp_path, max_rows_per_group=3, max_rows_per_file=9)
     assert ds.take(indices) == table.take(pa.array(indices, pa.int64()))
@@ -256,14 +239,14 @@ def test_take_duplicate_index(tmp_path, lib, indices) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_take_with_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}]), tmp_path / "test")
     assert mod.dataset(tmp_path / "test").take([0], columns=["b"]) == pa.Table.from_pylist([{"b": 2}])
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_take_with_projection(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pylist([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]), tmp_path / "test")
     ds = mod.dataset(tmp_path / "test")
     got = ds.take([0], columns={"a2": "a*2", "bup": "UPPER(b)"})
@@ -273,7 +256,7 @@ def test_take_with_projection(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_filter(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     got = mod.dataset(tmp_path / "test").to_table(columns=["a"], filter=(pc.field("b") > 50))
     assert got == pa.Table.from_pydict({"a": range(51, 100)})
@@ -281,7 +264,7 @@ def test_filter(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_filter_meta_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     rng = random.Random(3)
     rowid = rng.choice(ds.to_table(with_row_id=True, columns=[]).column(0).to_pylist())
@@ -293,7 +276,7 @@ def test_filter_meta_columns(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_limit_offset(tmp_path, lib) -> None:
     """The reference's "stable" case; its "legacy" one writes 0.1 files, which lancelot does not write."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     mod.write_dataset(table, tmp_path / "test", max_rows_per_file=10)
     ds = mod.dataset(tmp_path / "test")
@@ -332,7 +315,7 @@ def test_limit_offset(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_relative_paths(tmp_path, lib, monkeypatch) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     with monkeypatch.context() as m:
         m.chdir(tmp_path)
@@ -341,12 +324,12 @@ def test_relative_paths(tmp_path, lib, monkeypatch) -> None:
     with pytest.raises(ValueError):  # not from another directory
         mod.dataset("test.lance")
     assert mod.dataset(tmp_path / "test.lance").to_table() == table
-    assert _both(tmp_path / "test.lance") == table
+    assert both(tmp_path / "test.lance") == table
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_tilde_paths(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     with mock.patch.dict(os.environ, {"HOME": str(tmp_path), "USERPROFILE": str(tmp_path)}):
         expected = os.path.expanduser("~/test.lance")
@@ -354,12 +337,12 @@ def test_tilde_paths(tmp_path, lib) -> None:
         mod.write_dataset(table, "~/test.lance")
         assert mod.dataset("~/test.lance").to_table() == table
     assert mod.dataset(expected).to_table() == table
-    assert _both(expected) == table
+    assert both(expected) == table
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_to_batches(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     mod.write_dataset(table, tmp_path / "test")
     ds = mod.dataset(tmp_path / "test")
@@ -371,18 +354,18 @@ def test_to_batches(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_list_from_parquet(tmp_path, lib) -> None:
     """(A list field named 'element', as parquet names it; the reference only writes: here read back too.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tab = pa.Table.from_pydict({"x": pa.array([[1, 2], [3, 4]], pa.list_(pa.float32(), 2))})
     pq.write_table(tab, tmp_path / "foo.parquet")
     tab = pq.read_table(tmp_path / "foo.parquet")
     mod.write_dataset(tab, tmp_path / "foo.lance")
     theirs = lance.write_dataset(tab, tmp_path / "theirs.lance")
-    assert _both(tmp_path / "foo.lance") == theirs.to_table()
+    assert both(tmp_path / "foo.lance") == theirs.to_table()
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_nested_projection(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict(
         {"a": range(100), "b": range(100), "struct": [{"x": i, "y": i % 2 == 0} for i in range(100)]}
     )
@@ -394,7 +377,7 @@ def test_nested_projection(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_nested_projection_list(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict(
         {"a": range(100), "b": range(100), "list_struct": [[{"x": i, "y": i % 2 == 0}] for i in range(100)]}
     )
@@ -405,14 +388,14 @@ def test_nested_projection_list(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_count_fragments(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     assert mod.dataset(tmp_path / "test").stats.dataset_stats()["num_fragments"] == 1
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_count_rows(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     ds = mod.dataset(tmp_path / "test")
     assert ds.count_rows() == 100 and ds.count_rows(filter="a < 50") == 50
@@ -422,7 +405,7 @@ def test_count_rows(tmp_path, lib) -> None:
 def test_count_rows_via_scanner(tmp_path, lib) -> None:
     """pylance 14.0.2 counts a scan that selects columns, and one with no row id (the reference's
     snapshot raises "should not be called on a plan selecting columns" / "with_row_id is false")."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": range(100), "b": range(100)}), tmp_path)
     assert ds.scanner(filter="a < 50", columns=[], with_row_id=True).count_rows() == 50
     assert ds.scanner(filter="a < 50", columns=["a"], with_row_id=True).count_rows() == 50
@@ -432,7 +415,7 @@ def test_count_rows_via_scanner(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_get_fragments(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     mod.write_dataset(table, tmp_path / "test")
     frag = mod.dataset(tmp_path / "test").get_fragments()[0]
@@ -454,7 +437,7 @@ def _three_versions(mod, base, table):
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_cleanup_old_versions(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     base = tmp_path / "test"
     mod.write_dataset(table, base)
@@ -467,12 +450,12 @@ def test_cleanup_old_versions(tmp_path, lib) -> None:
     ds.cleanup_old_versions(older_than=timedelta(days=14))
     stats = ds.cleanup_old_versions(older_than=(datetime.now() - moment))
     assert stats.bytes_removed > 0 and stats.old_versions == 1
-    assert len(lance.dataset(base).versions()) == 1 and _both(base) == table
+    assert len(lance.dataset(base).versions()) == 1 and both(base) == table
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_cleanup_error_when_tagged_old_versions(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     base = tmp_path / "test"
     moment = _three_versions(mod, base, table)
@@ -494,7 +477,7 @@ def test_cleanup_error_when_tagged_old_versions(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_cleanup_around_tagged_old_versions(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     base = tmp_path / "test"
     moment = _three_versions(mod, base, table)
@@ -516,7 +499,7 @@ def test_cleanup_around_tagged_old_versions(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_auto_cleanup(tmp_path, lib) -> None:
     """(1.1 s of waiting, not the reference's 5: older_than is 1 s.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
     mod.write_dataset(table, base, auto_cleanup_options={"interval": 1, "older_than_seconds": 1}, mode="create")
@@ -530,7 +513,7 @@ def test_auto_cleanup(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_config_update_auto_cleanup(tmp_path, lib) -> None:
     """(older_than 1 ms as the reference's; 0.1 s of waiting, not 5.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
     ds = mod.write_dataset(table, base, mode="create")
@@ -545,7 +528,7 @@ def test_config_update_auto_cleanup(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_auto_cleanup_invalid(tmp_path, lib) -> None:
     """auto_cleanup_options given to appends are ignored (only the write that creates stores them)."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
     opts = {"interval": 1, "older_than_seconds": 1}
@@ -560,7 +543,7 @@ def test_auto_cleanup_invalid(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_enable_disable_auto_cleanup(tmp_path, lib) -> None:
     """(1.1 s of waiting each time, not the reference's 5.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"a": range(10), "b": range(10)})
     base = tmp_path / "test"
     ds = mod.write_dataset(table, base, mode="create")
@@ -580,7 +563,7 @@ def test_enable_disable_auto_cleanup(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_search(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     left = mod.write_dataset(pa.Table.from_pydict({"id": [1, 2, 3], "left": ["a", "b", "c"]}), tmp_path / "left")
     right = mod.write_dataset(pa.Table.from_pydict({"id": [1, 2, 3], "right": ["A", "B", "C"]}), tmp_path / "right")
     left.merge(right, "id")
@@ -588,12 +571,12 @@ def test_merge_search(tmp_path, lib) -> None:
     full_filtered = left.to_table(filter="id < 3")
     assert full.column("left") == left.to_table(columns=["left"]).column("left")
     assert full_filtered.column("left") == left.to_table(columns=["left"], filter="id < 3").column("left")
-    assert _both(tmp_path / "left") == full
+    assert both(tmp_path / "left") == full
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_data_files(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     frag = mod.LanceFragment.create(tmp_path / "test", pa.Table.from_pydict({"a": range(100), "b": range(100)}))
     assert len(frag.files) == 1
     with pytest.warns(DeprecationWarning):
@@ -606,7 +589,7 @@ def test_data_files(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_deletion_file(tmp_path, lib) -> None:
-    mod, dataset_cls, op_cls = LIBS[lib]
+    mod, dataset_cls, op_cls = API[lib][:3]
     table = pa.Table.from_pydict({"a": range(100), "b": range(100)})
     base = tmp_path / "test"
     ds = mod.write_dataset(table, base)
@@ -622,12 +605,12 @@ def test_deletion_file(tmp_path, lib) -> None:
         dataset_cls.commit(base, op_cls.Overwrite(table.schema, [new]))
     op = op_cls.Delete(updated_fragments=[new], deleted_fragment_ids=[], predicate="a < 10")
     ds = dataset_cls.commit(base, op, read_version=1)
-    assert ds.count_rows() == 90 and _both(base) == table.slice(10)
+    assert ds.count_rows() == 90 and both(base) == table.slice(10)
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_load_scanner_from_fragments(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tab = pa.table({"a": range(100), "b": range(100)})
     for _ in range(3):
         mod.write_dataset(tab, tmp_path / "dataset", mode="append")
@@ -640,7 +623,7 @@ def test_load_scanner_from_fragments(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_flat_vector_search_with_delete(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict(
         {"id": list(range(10)), "vector": pa.array([[1.0, 1.0] for _ in range(10)], pa.list_(pa.float32(), 2))}
     )
@@ -651,18 +634,18 @@ def test_flat_vector_search_with_delete(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_null_reader_with_deletes(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("other", pa.int64())])
     ds = mod.write_dataset([], tmp_path, schema=schema, mode="create")
     ds.insert(pa.table({"id": [1, 2, 3, 4, 5]}))
     ds.delete("id in (1, 2)")
     want = pa.table({"id": [3, 4, 5], "other": pa.array([None] * 3, pa.int64())})
-    assert ds.to_table() == want and _both(tmp_path) == want
+    assert ds.to_table() == want and both(tmp_path) == want
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_empty_index(lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"id": pa.array([], type=pa.float64())}), "memory://test-merge-empty-index")
     ds.create_scalar_index("id", "BTREE")
     ds.merge_insert("id").when_not_matched_insert_all().execute(pa.table({"id": [1.0, 2.0, 3.0]}))
@@ -672,7 +655,7 @@ def test_merge_insert_empty_index(lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_merge_insert_use_index(lib) -> None:
     """The execution part of the reference's test (its plan text is pylance's DataFusion plan)."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(
         pa.table({"id": range(100), "value": [i * 10 for i in range(100)]}), "memory://test-merge-use-index"
     )
@@ -685,7 +668,7 @@ def test_merge_insert_use_index(lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_add_null_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"id": [1, 2, 4]}), tmp_path)
 
     def one_file() -> None:
@@ -706,13 +689,13 @@ def test_add_null_columns(tmp_path, lib) -> None:
     one_file()
     assert ds.schema == pa.schema([*fields, s6])
     assert lance.dataset(tmp_path).schema == ds.schema
-    assert _both(tmp_path).num_rows == 3
+    assert both(tmp_path).num_rows == 3
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_with_batch_size(tmp_path, lib, monkeypatch) -> None:
     """(1,000 rows, not 10,000: 16-row batches and a 12-row default still end each file short.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(1000), "b": range(1000)}), tmp_path / "dataset")
     batches = list(ds.scanner(batch_size=16, scan_in_order=True).to_batches())
     for idx, batch in enumerate(batches[:-1]):
@@ -726,7 +709,7 @@ def test_scan_with_batch_size(tmp_path, lib, monkeypatch) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dictionaries(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     dict_type = pa.dictionary(pa.int32(), pa.string())
     data = pa.table({"id": pa.array([1, 2, 3]), "dict": pa.array(["foo", "bar", "baz"], dict_type)})
     ds = mod.write_dataset(data, tmp_path)
@@ -753,7 +736,7 @@ def test_io_buffer_size(tmp_path, lib) -> None:
     """The reference's slow regression (batches bigger than the I/O buffer), scaled to 20,000 rows of
     two int64 columns: a 2M-row batch over pages bigger than the 5,000-byte buffer, then batch size 1
     after an added column. lancelot accepts io_buffer_size and ignores it."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     n = 20_000
     ds = mod.write_dataset(pa.table({"a": range(n), "b": range(n)}), tmp_path)
     got = ds.scanner(batch_size=2 * 1024 * 1024, io_buffer_size=5000).to_table()
@@ -765,7 +748,7 @@ def test_io_buffer_size(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_no_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(100)}), tmp_path / "dataset")
     for batch in ds.scanner(columns=[], with_row_id=True).to_batches():
         assert batch.schema == pa.schema([pa.field("_rowid", pa.uint64())])
@@ -777,7 +760,7 @@ def test_scan_no_columns(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_prefilter(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     vecs = pa.array([[i, i] for i in range(1, 7)], type=pa.list_(pa.float32(), 2))
     df = pa.Table.from_pydict({"index": [1, 2, 3, 4, 5, 6], "type": ["a", "a", "a", "b", "b", "b"], "vecs": vecs})
     ds = mod.write_dataset(df, tmp_path / "dataset")
@@ -796,7 +779,7 @@ def test_scan_prefilter(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_count_rows(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(42), "b": range(42)}), tmp_path / "dataset")
     assert ds.scanner(columns=[], with_row_id=True).count_rows() == 42
     assert ds.count_rows(filter="a < 10") == 10
@@ -805,7 +788,7 @@ def test_scan_count_rows(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_with_row_offset(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(100)}), tmp_path / "dataset", max_rows_per_file=25)
     got = ds.scanner(columns=["_rowoffset"]).to_table().combine_chunks()
     assert got == pa.table({"_rowoffset": pa.array(range(100), pa.uint64())})
@@ -813,7 +796,7 @@ def test_with_row_offset(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_system_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(100)}), tmp_path / "dataset", max_rows_per_file=25)
     for cols in (["_rowid", "_rowaddr", "_rowoffset"], ["_rowoffset", "_rowid", "_rowaddr"]):
         assert ds.scanner(columns=cols).to_table().schema.names == cols
@@ -824,7 +807,7 @@ def test_system_columns(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scoring_columns(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     df = pa.table({"vec": pa.array([[i, i] for i in range(100)], pa.list_(pa.float32(), 2))})
     ds = mod.write_dataset(df, tmp_path / "dataset")
     nearest = {"column": "vec", "q": pa.array([1, 1], pa.float32()), "k": 10, "use_index": False}
@@ -844,7 +827,7 @@ def test_scoring_columns(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scanner_schemas(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(50), "s": [f"s-{i}" for i in range(50)]}), tmp_path / "dataset")
     scanner = ds.scanner(columns=["a"])
     assert scanner.dataset_schema == ds.schema
@@ -853,7 +836,7 @@ def test_scanner_schemas(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_deleted_rows(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pd.DataFrame({"a": range(100), "b": range(100)}), tmp_path / "dataset", max_rows_per_file=25)
     ds.create_scalar_index("b", "BTREE")
     ds.delete("a < 30")
@@ -871,17 +854,17 @@ def test_scan_deleted_rows(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_roundtrip_reader(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     data = pa.table({"a": range(100)})
     ds = mod.write_dataset(data, tmp_path / "test1")
     mod.write_dataset(ds.to_batches(), tmp_path / "test2", schema=ds.schema)
     mod.write_dataset(ds, tmp_path / "test3")
-    assert _both(tmp_path / "test2") == data and _both(tmp_path / "test3") == data
+    assert both(tmp_path / "test2") == data and both(tmp_path / "test3") == data
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_default_scan_options(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.table({"a": range(100), "b": range(100)}), tmp_path)
     assert mod.dataset(tmp_path).schema.names == ["a", "b"]
     assert mod.dataset(tmp_path, default_scan_options={"with_row_id": True}).schema.names == ["a", "b", "_rowid"]
@@ -890,7 +873,7 @@ def test_default_scan_options(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_scan_with_row_ids(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": range(1000)}), tmp_path, max_rows_per_file=250)
     tbl = ds.scanner(filter="a % 10 == 0 AND a < 500", with_row_id=True).to_table()
     row_ids = tbl["_rowid"].to_pylist()
@@ -900,7 +883,7 @@ def test_scan_with_row_ids(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_progress(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     progress = _Progress()
     ds = mod.write_dataset(pa.table({"a": range(10)}), tmp_path, max_rows_per_file=5, progress=progress)
     assert len(ds.get_fragments()) == 2
@@ -909,7 +892,7 @@ def test_dataset_progress(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_tensor_type(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tensor_type = pa.fixed_shape_tensor(pa.float32(), [4])
     storage = pa.array([[1, 2, 3, 4], [10, 20, 30, 40], [100, 200, 300, 400]], pa.list_(pa.float32(), 4))
     ds = mod.write_dataset(pa.table({"tensor": pa.ExtensionArray.from_storage(tensor_type, storage)}), tmp_path)
@@ -919,7 +902,7 @@ def test_tensor_type(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dynamic_projection(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}]), tmp_path / "test")
     got = mod.dataset(tmp_path / "test").to_table(columns={"bool": "a > 5"})
     assert got == pa.Table.from_pylist([{"bool": False}, {"bool": True}])
@@ -928,7 +911,7 @@ def test_dynamic_projection(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_late_materialization_param(tmp_path, lib) -> None:
     """The results part: the reference's plan-text assertions are pylance's DataFusion plan."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.table({"filter": range(4), "values": pa.array([b"abcd", b"efgh", b"ijkl", b"mnop"])})
     ds = mod.write_dataset(table, tmp_path, data_storage_version="stable", max_rows_per_file=10000)
     filt = "filter % 2 == 0"
@@ -942,7 +925,7 @@ def test_late_materialization_param(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_late_materialization_batch_size(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.table({"filter": range(32 * 32), "values": range(32 * 32)})
     ds = mod.write_dataset(table, tmp_path, data_storage_version="stable", max_rows_per_file=10000)
     batches = list(
@@ -953,7 +936,7 @@ def test_late_materialization_batch_size(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_drop(tmp_path, lib) -> None:
-    mod, dataset_cls, _ = LIBS[lib]
+    mod, dataset_cls, _ = API[lib][:3]
     mod.write_dataset(pa.table({"x": [0]}), tmp_path)
     assert Path(tmp_path).exists()
     dataset_cls.drop(tmp_path)
@@ -967,7 +950,7 @@ def test_dataset_drop(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_schema(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"x": [0]}), str(tmp_path))
     ds._default_scan_options = {"with_row_id": True}
     assert ds.schema == ds.to_table().schema
@@ -976,16 +959,16 @@ def test_dataset_schema(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_create_table_from_pylist(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     data = [{"foo": 1, "bar": "one"}, {"foo": 3, "bar": "three"}]
-    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pylist(data) == _both(tmp_path)
+    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pylist(data) == both(tmp_path)
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_create_table_from_pydict(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     data = {"foo": [1, 3], "bar": ["one", "three"]}
-    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pydict(data) == _both(tmp_path)
+    assert mod.write_dataset(data, tmp_path).to_table() == pa.Table.from_pydict(data) == both(tmp_path)
 
 
 # -- the reference's tests whose facts other files already check (test_versions.py, test_tags.py,
@@ -994,7 +977,7 @@ def test_create_table_from_pydict(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_take(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}])
     mod.write_dataset(table, tmp_path / "test")
     got = mod.dataset(tmp_path / "test").take([0, 1])
@@ -1003,7 +986,7 @@ def test_take(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_empty_structs(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema = pa.schema([pa.field("id", pa.int32()), pa.field("empties", pa.struct([]))])
     table = pa.table({"id": [0, 1, 2], "empties": [{}] * 3}, schema=schema)
     ds = mod.write_dataset(table, tmp_path)
@@ -1014,7 +997,7 @@ def test_empty_structs(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_pickle(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     ds = mod.dataset(tmp_path / "test")
     assert pickle.loads(pickle.dumps(ds)).to_table() == ds.to_table()
@@ -1022,7 +1005,7 @@ def test_pickle(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_pickle_fragment(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test")
     frag = mod.dataset(tmp_path / "test").get_fragments()[0]
     assert pickle.loads(pickle.dumps(frag)).to_table() == frag.to_table()
@@ -1031,7 +1014,7 @@ def test_pickle_fragment(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_version_id(tmp_path, lib) -> None:
     """(No one-second sleep between the versions, as the reference has.)"""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     base = tmp_path / "test"
     original = mod.write_dataset(pa.Table.from_pylist([{"a": 1, "b": 2}, {"a": 10, "b": 20}]), base)
     assert (original.version, original.latest_version) == (1, 1)
@@ -1042,7 +1025,7 @@ def test_version_id(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_checkout(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     tab = pa.table({"a": range(3)})
     ds1 = mod.write_dataset(tab, tmp_path)
     ds1.delete("a = 1")
@@ -1056,7 +1039,7 @@ def test_checkout(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_asof_checkout(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"colA": [1, 2, 3], "colB": [4, 5, 6]})
     base = tmp_path / "test"
     moments = []
@@ -1075,7 +1058,7 @@ def test_asof_checkout(tmp_path, lib) -> None:
 def test_tag(tmp_path, lib) -> None:
     """pylance 14.0.2's tags.create and update take no branch (the reference passes None as a third
     argument), and it names a missing version "main:3" (the reference's snapshot: "3")."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     table = pa.Table.from_pydict({"colA": [1, 2, 3], "colB": [4, 5, 6]})
     base = tmp_path / "test"
     mod.write_dataset(table, base)
@@ -1113,7 +1096,7 @@ def test_tag(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_schema_metadata(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     schema = pa.schema(
         [pa.field("a", pa.int64(), metadata={b"thisis": "a"}), pa.field("b", pa.int64(), metadata={b"thisis": "b"})],
         metadata={b"foo": b"bar", b"baz": b"qux"},
@@ -1137,7 +1120,7 @@ def test_schema_metadata(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_access_config(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.Table.from_pydict({"a": range(100), "b": range(100)}), tmp_path / "test", mode="create")
     ds.update_config({"test_key": "test_value"})
     assert ds.config()["test_key"] == "test_value" and len(ds.config()) == 1
@@ -1147,7 +1130,7 @@ def test_access_config(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_metadata(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     data = pa.table({"a": range(100)}).replace_schema_metadata({"foo": pickle.dumps("foo")})
     with pytest.raises(ValueError):  # not UTF-8
         mod.write_dataset(data, tmp_path)
@@ -1158,7 +1141,7 @@ def test_metadata(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_restore(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": range(100)}), tmp_path)
     assert (ds.version, ds.count_rows()) == (1, 100)
     ds.delete("a >= 50")
@@ -1172,7 +1155,7 @@ def test_dataset_restore(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_stats(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"x": [1, 2, 3, 4], "y": ["foo", "bar", "baz", "qux"]}), tmp_path)
     stats = ds.stats.dataset_stats()
     assert (stats["num_deleted_rows"], stats["num_fragments"], stats["num_small_files"]) == (0, 1, 1)
@@ -1186,7 +1169,7 @@ def test_stats(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_default_storage_version(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     stable = lance.file.stable_version()
     major, minor = (int(p) for p in stable.split("."))
     table = pa.table({"x": [0]})
@@ -1207,7 +1190,7 @@ def _field_meta(ds, name: str) -> dict:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_table_metadata_updates(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
     ds.update_metadata({"key1": "value1", "key2": "value2"})
     assert ds.metadata["key1"] == "value1" and ds.metadata["key2"] == "value2"
@@ -1221,7 +1204,7 @@ def test_table_metadata_updates(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_config_updates(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
     original = ds.config()
     ds.update_config({"custom_key1": "value1", "custom_key2": "value2"})
@@ -1241,7 +1224,7 @@ def test_config_updates(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_schema_metadata_updates(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
     ds.update_schema_metadata({"schema_key1": "value1", "schema_key2": "value2"})
     assert ds.schema_metadata == {"schema_key1": "value1", "schema_key2": "value2"}
@@ -1255,7 +1238,7 @@ def test_schema_metadata_updates(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_field_metadata_updates(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
     ds.update_field_metadata({"a": {"field_key1": "value1", "field_key2": "value2"}})
     assert _field_meta(ds, "a") == {"field_key1": "value1", "field_key2": "value2"}
@@ -1269,7 +1252,7 @@ def test_field_metadata_updates(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_field_metadata_multiple_fields(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"num": pa.array([1, 2, 3]), "str": pa.array(["a", "b", "c"])}), tmp_path)
     ds.update_field_metadata(
         {"num": {"type": "numeric", "unit": "count"}, "str": {"type": "string", "encoding": "utf8"}}
@@ -1284,7 +1267,7 @@ def test_field_metadata_multiple_fields(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_metadata_apis_return_post_image(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"a": pa.array([1, 2, 3])}), tmp_path)
     assert ds.update_metadata({"key1": "value1", "key2": "value2"}) == {"key1": "value1", "key2": "value2"}
     got = ds.update_metadata({"key1": "updated", "key3": "value3"})
@@ -1302,7 +1285,7 @@ def test_merge_insert_explain_analyze_plan(tmp_path, lib) -> None:
     """The plans' first line (the MergeInsert node) is pylance's in both libraries; the lines under it
     differ by design (pylance: a DataFusion plan; lancelot: its own steps, in its own words).  analyze_plan
     runs the merge without committing it and reports the same counts in both."""
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     data = pa.table([pa.array([1, 2, 3, 4]), pa.array(["a", "b", "c", "d"])], names=["id", "value"])
     ds = mod.write_dataset(data, tmp_path / "ds")
     builder = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
@@ -1319,14 +1302,14 @@ def test_merge_insert_explain_analyze_plan(tmp_path, lib) -> None:
     assert isinstance(analysis, str) and "MergeInsert" in analysis and "metrics" in analysis
     assert "bytes_written" in analysis and "num_files_written=1" in analysis
     assert "num_inserted_rows=1" in analysis and "num_updated_rows=1" in analysis
-    assert mod.dataset(tmp_path / "ds").version == 1 and _both(tmp_path / "ds") == data
+    assert mod.dataset(tmp_path / "ds").version == 1 and both(tmp_path / "ds") == data
     with pytest.raises(OSError):
         builder.explain_plan(pa.schema([pa.field("zz", pa.int64())]))
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_metadata_cache_size(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     mod.write_dataset(pa.table({"id": [1, 2, 3]}), tmp_path / "test")
     ds = mod.dataset(tmp_path / "test")
     ds.to_table()
@@ -1339,7 +1322,7 @@ def test_metadata_cache_size(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_sql(tmp_path, lib) -> None:
-    mod = LIBS[lib][0]
+    mod = LIBS[lib]
     ds = mod.write_dataset(pa.table({"id": [1, 2, 3], "value": ["a", "b", "c"]}), tmp_path / "test")
     got = ds.sql("SELECT * FROM test WHERE id > 1").table_name("test").build().to_batch_records()
     assert pa.Table.from_batches(got) == pa.table({"id": [2, 3], "value": ["b", "c"]})
