@@ -13,6 +13,7 @@ import lance
 import numpy as np
 import pyarrow as pa
 import pytest
+from lance.progress import FragmentWriteProgress
 
 import lancelot
 from lancelot.dataset.store import ObjectStore
@@ -41,6 +42,21 @@ API = {name: Api(m, m.LanceDataset, m.LanceOperation, m.Transaction, m.LanceFrag
 def gap(reason: str) -> list[Any]:
     """``lib`` values with the lancelot variant an expected (strict) failure: a gap, not a pass."""
     return ["pylance", pytest.param("lancelot", marks=pytest.mark.xfail(strict=True, reason=reason))]
+
+
+class Progress(FragmentWriteProgress):
+    """The reference's helper.ProgressForTest: counts the hooks' calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.begin_called = 0
+        self.complete_called = 0
+
+    def begin(self, fragment: Any, **kwargs: Any) -> None:
+        self.begin_called += 1
+
+    def complete(self, fragment: Any, **kwargs: Any) -> None:
+        self.complete_called += 1
 
 
 def both(path: str | Path) -> pa.Table:

@@ -14,10 +14,10 @@ import lance.fragment
 import pandas as pd
 import pyarrow as pa
 import pytest
-from lance.progress import FileSystemFragmentWriteProgress, FragmentWriteProgress
+from lance.progress import FileSystemFragmentWriteProgress
 
 import lancelot
-from tests.dataset.helpers import LIBS
+from tests.dataset.helpers import LIBS, Progress
 
 #: each library's fragment API by pylance's names, keyed as ``LIBS``
 FRAGMENT_API = {
@@ -40,21 +40,6 @@ FRAGMENT_API = {
         DeletionFile=lancelot.DeletionFile,
     ),
 }
-
-
-class _Progress(FragmentWriteProgress):
-    """The reference's helper.ProgressForTest: counts the hooks' calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.begin_called = 0
-        self.complete_called = 0
-
-    def begin(self, fragment, **kwargs) -> None:
-        self.begin_called += 1
-
-    def complete(self, fragment, **kwargs) -> None:
-        self.complete_called += 1
 
 
 def _big_strings() -> pa.RecordBatchReader:
@@ -111,7 +96,7 @@ def test_fragment_session(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragments(tmp_path, lib) -> None:
     L = FRAGMENT_API[lib]
-    progress = _Progress()
+    progress = Progress()
     fragments = L.write_fragments(
         _big_strings(), tmp_path, max_rows_per_group=512, max_bytes_per_file=1024, progress=progress
     )
@@ -142,7 +127,7 @@ def test_write_fragments_schema_holes(tmp_path, lib) -> None:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_write_fragment_with_progress(tmp_path, lib) -> None:
-    progress = _Progress()
+    progress = Progress()
     FRAGMENT_API[lib].Fragment.create(tmp_path, pd.DataFrame({"a": [10 * 10]}), progress=progress)
     assert (progress.begin_called, progress.complete_called) == (1, 1)
 

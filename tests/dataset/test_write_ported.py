@@ -17,25 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from lance.progress import FragmentWriteProgress
 
-from tests.dataset.helpers import API, LIBS, both
-
-
-class _Progress(FragmentWriteProgress):
-    """The reference's helper.ProgressForTest: counts the hooks' calls."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.begin_called = 0
-        self.complete_called = 0
-
-    def begin(self, fragment, **kwargs) -> None:
-        self.begin_called += 1
-
-    def complete(self, fragment, **kwargs) -> None:
-        self.complete_called += 1
-
+from tests.dataset.helpers import API, LIBS, Progress, both
 
 _INPUT_SCHEMA = pa.schema([pa.field("a", pa.float64()), pa.field("b", pa.int64())])
 
@@ -196,7 +179,7 @@ def test_roundtrip_reader(tmp_path, lib) -> None:
 @pytest.mark.parametrize("lib", LIBS)
 def test_dataset_progress(tmp_path, lib) -> None:
     mod = LIBS[lib]
-    progress = _Progress()
+    progress = Progress()
     ds = mod.write_dataset(pa.table({"a": range(10)}), tmp_path, max_rows_per_file=5, progress=progress)
     assert len(ds.get_fragments()) == 2
     assert (progress.begin_called, progress.complete_called) == (2, 2)
